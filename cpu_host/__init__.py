@@ -1,0 +1,1 @@
+"""cpu_host package."""

@@ -1,0 +1,1 @@
+"""gpu_host package."""

@@ -1,0 +1,5 @@
+import sys
+
+from nxrecomp.cli import main
+
+sys.exit(main())

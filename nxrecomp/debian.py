@@ -1,0 +1,71 @@
+"""Fetch Debian packages (any architecture) into the cache without touching the system's apt
+state, and unpack them.  Used by tests, benchmarks and the main job to get programs nobody here
+wrote (e.g. ``busybox-static:arm64``) at run time; nothing fetched is ever committed."""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from nxrecomp import settings
+from nxrecomp.errors import NxError
+
+
+class RegistryUnreachable(NxError):
+    """The Debian mirror could not be reached (tests skip loudly on this)."""
+
+
+def _cache() -> Path:
+    p = Path(settings.get("nxrecomp", "cache_dir")) / "debian"
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _apt_opts(arch: str, base: Path) -> list[str]:
+    return [f"-oAPT::Architecture={arch}", f"-oAPT::Architectures={arch}",
+            f"-oDir::State::Lists={base}/lists", f"-oDir::Cache={base}/cache",
+            "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root"]
+
+
+def fetch(package: str, arch: str) -> Path:
+    """Download ``package`` for ``arch`` and unpack it; return the root folder it was unpacked in.
+    Cached: a second call costs nothing."""
+    base = _cache() / arch
+    root = base / "root" / package
+    if (root / ".unpacked").exists():
+        return root
+    for d in ("lists/partial", "cache/archives/partial", "debs"):
+        (base / d).mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (root / ".unpacked").exists():
+            return root
+        opts = _apt_opts(arch, base)
+        if not any((base / "lists").glob("*Packages*")):
+            r = subprocess.run(["apt-get", *opts, "update"], capture_output=True, text=True)
+            if r.returncode != 0 or not any((base / "lists").glob("*Packages*")):
+                raise RegistryUnreachable(f"apt-get update for {arch} failed: {r.stderr.strip()[-300:]}")
+        debs = base / "debs"
+        before = set(debs.glob(f"{package}_*.deb"))
+        if not before:
+            r = subprocess.run(["apt-get", *opts, "download", package], cwd=debs, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RegistryUnreachable(f"apt-get download {package}:{arch} failed: {r.stderr.strip()[-300:]}")
+        found = sorted(debs.glob(f"{package}_*.deb"))
+        if not found:
+            raise NxError(f"apt-get download {package}:{arch} produced no .deb")
+        tmp = root.with_name(root.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        subprocess.run(["dpkg-deb", "-x", str(found[-1]), str(tmp)], check=True)
+        shutil.rmtree(root, ignore_errors=True)
+        os.replace(tmp, root)
+        (root / ".unpacked").write_text(found[-1].name)
+    return root
+
+
+def busybox(arch: str = "arm64") -> Path:
+    """Path of Debian 12's static busybox for ``arch``."""
+    return fetch("busybox-static", arch) / "bin" / "busybox"

@@ -1,0 +1,1 @@
+"""recompiler package."""
