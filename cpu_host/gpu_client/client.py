@@ -1,0 +1,248 @@
+"""The CPU host's handle on the GPU process.
+
+``GpuClient`` owns the memfds (pools, ring, doorbell), registers objects over gRPC and writes
+submissions into the ring.  It keeps every registered object and every submission the GPU has
+not finished, so when the GPU process dies (noticed by the fd socket hanging up) it waits for
+the supervisor's restart, re-attaches, re-registers everything and resubmits; the caller only
+sees a delay.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import select
+import socket
+import time
+import uuid
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from cpu_host.gpu_client.memory import Pool
+from cpu_host.gpu_client.registry import ProgramDesc, Registry, SamplerDesc, TextureDesc
+from cpu_host.gpu_client.ring_writer import RingWriter
+from cpu_host.gpu_client.shaders import ShaderSource
+from gpu_host import fdpass
+from gpu_host import packets as P
+from gpu_host.ring_layout import init_ring
+from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
+from nxrecomp.errors import NxError
+from proto import gpu_pb2, gpu_pb2_grpc
+
+log = logging.getLogger("cpu_host.gpu_client")
+
+
+class GpuLost(ConnectionError):
+    """The GPU process went away (the client recovers from this internally)."""
+
+
+class GpuUnavailable(NxError):
+    """No GPU process came back within the reconnect timeout."""
+
+
+class GpuClient:
+    def __init__(self, socket_dir: str | Path, ring_capacity: int | None = None, name: str = "cpu_host",
+                 reconnect_timeout: float = 15.0) -> None:
+        from nxrecomp import settings
+
+        self.dir = Path(socket_dir)
+        self.name = name
+        self.reconnect_timeout = reconnect_timeout
+        cap = ring_capacity or settings.get("gpu_host", "ring_size")
+        self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
+        self.view = init_ring(self.ring_fd, cap)
+        self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        self.writer = RingWriter(self.view, self.bell)
+        self.registry = Registry()
+        self.pending: collections.OrderedDict[int, list[bytes]] = collections.OrderedDict()
+        self.seq = 0
+        self.session = 0
+        self.token = ""
+        self.sock: socket.socket | None = None
+        self.channel: grpc.Channel | None = None
+        self.stub: gpu_pb2_grpc.GpuControlStub | None = None
+        self.reconnects = 0
+        self.device = ""
+
+    # -- connection ---------------------------------------------------------------------
+    def connect(self, timeout: float | None = None) -> None:
+        """Attach to the GPU process (waiting for it to be healthy) and re-send everything."""
+        deadline = time.monotonic() + (self.reconnect_timeout if timeout is None else timeout)
+        last = "not started"
+        while time.monotonic() < deadline:
+            try:
+                self._attach()
+                self._replay_state()
+                return
+            except (grpc.RpcError, OSError, GpuLost) as e:
+                last = e.details() if isinstance(e, grpc.RpcError) else str(e)
+                self._drop_connection()
+                time.sleep(0.02)
+        raise GpuUnavailable(f"GPU process at {self.dir} not reachable: {last}")
+
+    def _attach(self) -> None:
+        self._drop_connection()
+        self.channel = grpc.insecure_channel(grpc_address(self.dir))
+        hs = health_pb2_grpc.HealthStub(self.channel)
+        r = hs.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=1.0, wait_for_ready=False)
+        if r.status != health_pb2.HealthCheckResponse.SERVING:
+            raise GpuLost("GPU process not serving yet")
+        self.stub = gpu_pb2_grpc.GpuControlStub(self.channel)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.connect(fd_socket_path(self.dir))
+        self.token = uuid.uuid4().hex
+        self.writer.reset()      # a fresh consumer starts at position 0
+        fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, [self.ring_fd, self.bell])
+        rep = self.stub.Attach(gpu_pb2.AttachRequest(token=self.token, client=self.name), timeout=5.0)
+        self.session, self.device = rep.session, rep.device
+        log.info("attached session=%d device=%s", self.session, self.device)
+
+    def _replay_state(self) -> None:
+        for pool in self.registry.pools.values():
+            self._send_pool(pool)
+        for obj in self.registry.objects.values():
+            self._send_object(obj)
+        for payloads in self.pending.values():
+            self._write(payloads)
+        if self.pending:
+            self.writer.publish()
+
+    def _drop_connection(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        self.stub = None
+
+    def alive(self) -> bool:
+        """False once the GPU process has gone (its end of the fd socket hung up)."""
+        if self.sock is None:
+            return False
+        p = select.poll()
+        p.register(self.sock, select.POLLIN | select.POLLHUP | select.POLLERR)
+        return not p.poll(0)
+
+    def _check(self) -> None:
+        if not self.alive():
+            raise GpuLost("GPU process hung up")
+
+    def _recover(self) -> None:
+        self.reconnects += 1
+        log.warning("GPU process lost; reconnecting (pending submissions: %d)", len(self.pending))
+        self._drop_connection()
+        self.connect()
+
+    def _retrying(self, fn):
+        while True:
+            try:
+                self._check()
+                return fn()
+            except (GpuLost, grpc.RpcError) as e:
+                if isinstance(e, grpc.RpcError) and e.code() not in (
+                        grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.CANCELLED):
+                    raise
+                self._recover()
+
+    # -- objects ------------------------------------------------------------------------
+    def create_pool(self, id: int, size: int) -> Pool:
+        pool = Pool(id, size)
+        self.registry.pools[id] = pool
+        self._retrying(lambda: self._send_pool(pool))
+        return pool
+
+    def _send_pool(self, pool: Pool) -> None:
+        fdpass.send(self.sock, {"token": self.token, "kind": "pool", "id": pool.id}, [pool.fd])
+        self.stub.RegisterPool(gpu_pb2.PoolDesc(session=self.session, id=pool.id, size=pool.size), timeout=5.0)
+
+    def register(self, obj: TextureDesc | SamplerDesc | ProgramDesc) -> None:
+        """Register (or replace) an object; a bad descriptor raises NxError with the GPU's reason."""
+        try:
+            self._retrying(lambda: self._send_object(obj))
+        except grpc.RpcError as e:
+            raise NxError(f"GPU process rejected {type(obj).__name__} {obj.id}: {e.details()}") from None
+        self.registry.add(obj)
+
+    def register_program(self, id: int, source: ShaderSource) -> None:
+        v, f = source.spirv()
+        self.register(ProgramDesc(id, v, f))
+
+    def _send_object(self, obj) -> None:
+        s = self.session
+        if isinstance(obj, TextureDesc):
+            self.stub.RegisterTexture(gpu_pb2.TextureDesc(session=s, **obj.__dict__), timeout=5.0)
+        elif isinstance(obj, SamplerDesc):
+            self.stub.RegisterSampler(gpu_pb2.SamplerDesc(session=s, **obj.__dict__), timeout=5.0)
+        else:
+            self.stub.RegisterProgram(gpu_pb2.ProgramDesc(session=s, id=obj.id, vertex_spirv=obj.vertex_spirv,
+                                                          fragment_spirv=obj.fragment_spirv), timeout=30.0)
+
+    # -- submissions --------------------------------------------------------------------
+    def submit(self, commands: list[tuple]) -> int:
+        """Queue one submission (commands are ``(op, field, ...)`` tuples); returns its seq."""
+        self.seq += 1
+        payloads = [P.encode(P.OP_BEGIN, self.seq)] + [P.encode(*c) for c in commands] + [P.encode(P.OP_END, self.seq)]
+        self.pending[self.seq] = payloads
+
+        def go() -> None:
+            self._write(payloads)
+            self.writer.publish()
+        self._retrying(go)
+        return self.seq
+
+    def _write(self, payloads: list[bytes]) -> None:
+        for p in payloads:
+            self.writer.write(p, wait=self._check)
+
+    def completed(self) -> int:
+        done = self.view.completed.value
+        while self.pending and next(iter(self.pending)) <= done:
+            self.pending.popitem(last=False)
+        return done
+
+    def dropped(self) -> int:
+        return self.view.dropped.value
+
+    def wait(self, seq: int, timeout: float = 30.0) -> None:
+        """Block until submission ``seq`` was replayed (or dropped), riding out GPU restarts."""
+        deadline = time.monotonic() + timeout
+        delay = 2e-5
+        probe = time.monotonic() + 0.5
+        while self.completed() < seq:
+            now = time.monotonic()
+            if now > deadline:
+                raise TimeoutError(f"submission {seq} not completed after {timeout}s")
+            if not self.alive():
+                self._recover()
+                continue
+            if now > probe:
+                # A process that is alive but dropped our session (it found the ring corrupt).
+                probe = now + 0.5
+                try:
+                    if self.stub.GetStatus(gpu_pb2.StatusRequest(), timeout=2.0).session != self.session:
+                        self._recover()
+                        continue
+                except grpc.RpcError:
+                    pass
+            time.sleep(delay)
+            delay = min(delay * 2, 1e-3)
+
+    def fence(self, fence: int) -> int:
+        return self.view.fences[fence]
+
+    def frame(self, n: int) -> gpu_pb2.Frame:
+        return self._retrying(lambda: self.stub.GetFrame(gpu_pb2.FrameRequest(frame=n), timeout=5.0))
+
+    def status(self) -> gpu_pb2.Status:
+        return self._retrying(lambda: self.stub.GetStatus(gpu_pb2.StatusRequest(), timeout=5.0))
+
+    def close(self) -> None:
+        self._drop_connection()
+        for p in self.registry.pools.values():
+            p.close()
+        self.view.release()
+        os.close(self.ring_fd)
+        os.close(self.bell)

@@ -1,0 +1,46 @@
+"""Everything the CPU host has told the GPU process, kept so it can all be told again to a
+restarted GPU process: pools, textures, samplers, programs, in registration order."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cpu_host.gpu_client.memory import Pool
+
+
+@dataclass(frozen=True)
+class TextureDesc:
+    id: int
+    pool: int
+    offset: int
+    width: int
+    height: int
+    format: str
+    block_linear: bool = True
+    block_height_log2: int = 0
+    pitch: int = 0
+    render_target: bool = False
+
+
+@dataclass(frozen=True)
+class SamplerDesc:
+    id: int
+    linear: bool = False
+    repeat: bool = False
+
+
+@dataclass(frozen=True)
+class ProgramDesc:
+    id: int
+    vertex_spirv: bytes
+    fragment_spirv: bytes
+
+
+@dataclass
+class Registry:
+    pools: dict[int, Pool] = field(default_factory=dict)
+    objects: dict[tuple[str, int], TextureDesc | SamplerDesc | ProgramDesc] = field(default_factory=dict)
+
+    def add(self, obj: TextureDesc | SamplerDesc | ProgramDesc) -> None:
+        key = (type(obj).__name__, obj.id)
+        self.objects.pop(key, None)   # re-registration moves it last: later objects may depend on it
+        self.objects[key] = obj

@@ -1,0 +1,131 @@
+/* dispatch.c — the address-keyed function table, the run loop, indirect calls and jumps,
+ * fatal reports, system registers.  Linked into every game.so. */
+#include "lifted.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t nx_counter_freq = 19200000ull;  /* overwritten by the personality (Linux: 1 GHz-free) */
+static NxSvcHandler svc_handler = nx_linux_syscall;
+
+void nx_set_svc_handler(NxSvcHandler h) { svc_handler = h; }
+void nx_svc(NxCpu *s, uint32_t imm) { svc_handler(s, imm); }
+
+static void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) __attribute__((noreturn));
+static void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) {
+    fprintf(stderr, "nxrecomp: fatal: %s at guest pc %#llx (%#llx)\n", what,
+            (unsigned long long)pc, (unsigned long long)extra);
+    for (int i = 0; i < 31; i += 2)
+        fprintf(stderr, "  x%-2d %016llx  x%-2d %016llx\n", i, (unsigned long long)s->x[i], i + 1,
+                i + 1 < 31 ? (unsigned long long)s->x[i + 1] : (unsigned long long)s->sp);
+    fprintf(stderr, "  sp  %016llx  nzcv %08llx\n", (unsigned long long)s->sp, (unsigned long long)s->nzcv);
+    fflush(stderr);
+    _exit(134);
+}
+
+NxFn nx_lookup(uint64_t addr, uint32_t *kind) {
+    uint64_t lo = 0, hi = nx_entry_count;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) >> 1;
+        if (nx_entries[mid].addr < addr) lo = mid + 1; else hi = mid;
+    }
+    if (lo < nx_entry_count && nx_entries[lo].addr == addr) {
+        if (kind) *kind = nx_entries[lo].kind;
+        return nx_entries[lo].fn;
+    }
+    return NULL;
+}
+
+void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target) {
+    nx_die(s, "branch to an address with no lifted code", target, pc);
+}
+
+void nx_run(NxCpu *s) {
+    for (;;) {
+        uint32_t kind = 0;
+        NxFn f = nx_lookup(s->pc, &kind);
+        if (!f) nx_fatal_unmapped(s, s->x[30], s->pc);
+        s->resume = kind == NX_ENTRY_RESUME;
+        f(s);
+    }
+}
+
+void nx_call_indirect(NxCpu *s) {
+    uint32_t kind = 0;
+    NxFn f = nx_lookup(s->pc, &kind);
+    if (!f) nx_fatal_unmapped(s, s->x[30] - 4, s->pc);
+    s->resume = kind == NX_ENTRY_RESUME;
+    f(s);
+}
+
+void nx_jump(NxCpu *s) {
+    uint32_t kind = 0;
+    NxFn f = nx_lookup(s->pc, &kind);
+    if (f && kind == NX_ENTRY_FUNC) {
+        s->resume = 0;
+        MUSTTAIL return f(s);
+    }
+    /* a resume point or unknown address: return to the caller, whose return-address check
+     * sends control up to nx_run (which reports unknown addresses) */
+    if (!f) nx_fatal_unmapped(s, 0, s->pc);
+}
+
+void nx_bad_resume(NxCpu *s) { nx_die(s, "resume at an address the function does not hold", s->pc, 0); }
+
+void nx_unimplemented(NxCpu *s, uint64_t pc, uint32_t word) {
+    nx_die(s, "instruction the lifter does not implement", pc, word);
+}
+
+void nx_brk(NxCpu *s, uint64_t pc, uint32_t imm) { nx_die(s, "BRK/UDF (guest trap)", pc, imm); }
+
+uint64_t nx_counter(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)((unsigned __int128)((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) *
+                      nx_counter_freq / 1000000000ull);
+}
+
+/* ID registers: what we report decides which variants glibc's IFUNC resolvers pick.  MIDR
+ * says "generic Arm implementer, no known core" so no core-specific routines are chosen. */
+uint64_t nx_sysreg_read(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2) {
+    (void)s;
+    uint32_t key = op0 << 16 | op1 << 12 | crn << 8 | crm << 4 | op2;
+    switch (key) {
+    case 3 << 16 | 3 << 12 | 14 << 8 | 0 << 4 | 2: /* CNTVCT_EL0 */
+    case 3 << 16 | 3 << 12 | 14 << 8 | 0 << 4 | 6: /* CNTVCTSS_EL0 */
+        return nx_counter();
+    case 3 << 16 | 3 << 12 | 14 << 8 | 0 << 4 | 0: return nx_counter_freq; /* CNTFRQ_EL0 */
+    case 3 << 16 | 3 << 12 | 0 << 8 | 0 << 4 | 7: return 4;  /* DCZID_EL0: 64-byte DC ZVA */
+    case 3 << 16 | 3 << 12 | 0 << 8 | 0 << 4 | 1: return 0x8444c004ull; /* CTR_EL0 */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 0: return 0x410f0000ull; /* MIDR_EL1 */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 5: return 0x80000000ull; /* MPIDR_EL1 */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 6: return 0; /* REVIDR_EL1 */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 4 << 4 | 0: return 0x11; /* ID_AA64PFR0_EL1: EL0/EL1 AArch64, FP+AdvSIMD present */
+    default: return 0; /* other ID registers: feature absent */
+    }
+}
+
+void nx_sysreg_write(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t v) {
+    (void)s; (void)op0; (void)op1; (void)crn; (void)crm; (void)op2; (void)v;
+}
+
+/* Run a guest thread on a host thread with a large stack: deep guest recursion runs on it. */
+struct nx_start { NxCpu *s; };
+static void *nx_thread_main(void *p) {
+    NxCpu *s = ((struct nx_start *)p)->s;
+    nx_run(s);
+    return NULL;
+}
+
+int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes) {
+    pthread_attr_t a;
+    pthread_t t;
+    struct nx_start st = {s};
+    pthread_attr_init(&a);
+    pthread_attr_setstacksize(&a, host_stack_bytes);
+    if (pthread_create(&t, &a, nx_thread_main, &st) != 0) return -1;
+    pthread_join(t, NULL);
+    return 0;
+}

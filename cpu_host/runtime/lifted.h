@@ -1,0 +1,109 @@
+/* lifted.h — helpers included by every generated shard.  Short names keep the generated C
+ * small (compile time is the recompiler's main cost); each helper has exact A64 semantics. */
+#ifndef NX_LIFTED_H
+#define NX_LIFTED_H
+#include "nxrt.h"
+#include <string.h>
+
+typedef uint8_t u8; typedef uint16_t u16; typedef uint32_t u32; typedef uint64_t u64;
+typedef int8_t i8; typedef int16_t i16; typedef int32_t i32; typedef int64_t i64;
+typedef unsigned __int128 u128; typedef __int128 i128;
+#define NXI static inline __attribute__((always_inline))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define MUSTTAIL __attribute__((musttail))
+
+/* guest memory: guest address == host address; memcpy keeps unaligned access defined */
+NXI u8  L8(u64 a)  { u8 v;  memcpy(&v, (void *)a, 1); return v; }
+NXI u16 L16(u64 a) { u16 v; memcpy(&v, (void *)a, 2); return v; }
+NXI u32 L32(u64 a) { u32 v; memcpy(&v, (void *)a, 4); return v; }
+NXI u64 L64(u64 a) { u64 v; memcpy(&v, (void *)a, 8); return v; }
+NXI u128 L128(u64 a) { u128 v; memcpy(&v, (void *)a, 16); return v; }
+NXI void S8(u64 a, u8 v)   { memcpy((void *)a, &v, 1); }
+NXI void S16(u64 a, u16 v) { memcpy((void *)a, &v, 2); }
+NXI void S32(u64 a, u32 v) { memcpy((void *)a, &v, 4); }
+NXI void S64(u64 a, u64 v) { memcpy((void *)a, &v, 8); }
+NXI void S128(u64 a, u128 v) { memcpy((void *)a, &v, 16); }
+
+/* flags: N Z C V live in four C locals of each function */
+#define FLAGS_DECL u8 N = 0, Z = 0, C = 0, V = 0
+#define FLAGS_LOAD do { u64 _f = s->nzcv; N = _f >> 31 & 1; Z = _f >> 30 & 1; C = _f >> 29 & 1; V = _f >> 28 & 1; } while (0)
+#define FLAGS_STORE (s->nzcv = ((u64)N << 31) | ((u64)Z << 30) | ((u64)C << 29) | ((u64)V << 28))
+#define FLAGS_SET(nzcv4) do { u32 _n = (nzcv4); N = _n >> 3 & 1; Z = _n >> 2 & 1; C = _n >> 1 & 1; V = _n & 1; } while (0)
+
+/* ADDS/SUBS/ADCS/SBCS (SUB = ADD of ~b with carry 1, as the architecture defines it) */
+#define ADDC64(r, a, b, cin) do { u64 _a = (a), _b = (b); u128 _u = (u128)_a + _b + (cin); \
+    r = (u64)_u; N = (i64)r < 0; Z = r == 0; C = (u8)(_u >> 64); \
+    V = (i64)((_a ^ r) & (_b ^ r)) < 0; } while (0)
+#define ADDC32(r, a, b, cin) do { u32 _a = (u32)(a), _b = (u32)(b); u64 _u = (u64)_a + _b + (cin); \
+    u32 _r = (u32)_u; r = _r; N = (i32)_r < 0; Z = _r == 0; C = (u8)(_u >> 32); \
+    V = (i32)((_a ^ _r) & (_b ^ _r)) < 0; } while (0)
+#define LOGICF64(r) do { N = (i64)(r) < 0; Z = (r) == 0; C = 0; V = 0; } while (0)
+#define LOGICF32(r) do { N = (i32)(u32)(r) < 0; Z = (u32)(r) == 0; C = 0; V = 0; } while (0)
+
+NXI u64 ROR64(u64 v, unsigned r) { r &= 63; return r ? (v >> r) | (v << (64 - r)) : v; }
+NXI u32 ROR32(u32 v, unsigned r) { r &= 31; return r ? (v >> r) | (v << (32 - r)) : v; }
+NXI u64 ASR64(u64 v, unsigned r) { return (u64)((i64)v >> (r & 63)); }
+NXI u32 ASR32(u32 v, unsigned r) { return (u32)((i32)v >> (r & 31)); }
+NXI u64 CLZ64(u64 v) { return v ? (u64)__builtin_clzll(v) : 64; }
+NXI u64 CLZ32(u32 v) { return v ? (u64)__builtin_clz(v) : 32; }
+NXI u64 CLS64x(u64 v) { u64 t = v ^ (u64)((i64)v >> 63); return (t ? (u64)__builtin_clzll(t) : 64) - 1; }
+NXI u64 CLS32x(u32 v) { u32 t = v ^ (u32)((i32)v >> 31); return (t ? (u64)__builtin_clz(t) : 32) - 1; }
+NXI u64 RBIT64(u64 v) { return __builtin_bitreverse64(v); }
+NXI u32 RBIT32(u32 v) { return __builtin_bitreverse32(v); }
+NXI u64 REV16_64(u64 v) { return ((v & 0x00ff00ff00ff00ffull) << 8) | ((v >> 8) & 0x00ff00ff00ff00ffull); }
+NXI u64 REV32_64(u64 v) { u64 t = __builtin_bswap64(v); return (t >> 32) | (t << 32); }
+NXI u64 UDIV64(u64 a, u64 b) { return b ? a / b : 0; }
+NXI u32 UDIV32(u32 a, u32 b) { return b ? a / b : 0; }
+NXI u64 SDIV64(u64 a, u64 b) { if (!b) return 0; if ((i64)a == INT64_MIN && (i64)b == -1) return a; return (u64)((i64)a / (i64)b); }
+NXI u32 SDIV32(u32 a, u32 b) { if (!b) return 0; if ((i32)a == INT32_MIN && (i32)b == -1) return a; return (u32)((i32)a / (i32)b); }
+NXI u64 UMULH(u64 a, u64 b) { return (u64)(((u128)a * b) >> 64); }
+NXI u64 SMULH(u64 a, u64 b) { return (u64)(((i128)(i64)a * (i64)b) >> 64); }
+
+/* shifts by register: amount taken modulo the data size (LSLV etc.) */
+NXI u64 LSLV64(u64 a, u64 b) { return a << (b & 63); }
+NXI u64 LSRV64(u64 a, u64 b) { return a >> (b & 63); }
+NXI u32 LSLV32(u32 a, u64 b) { return a << (b & 31); }
+NXI u32 LSRV32(u32 a, u64 b) { return a >> (b & 31); }
+
+/* CRC32 / CRC32C, bitwise (reflected polynomials) */
+NXI u32 CRC32X(u32 acc, u64 val, int bytes, u32 poly) {
+    for (int i = 0; i < bytes * 8; i++) { u32 bit = (acc ^ (u32)(val >> i)) & 1; acc = (acc >> 1) ^ (bit ? poly : 0); }
+    return acc;
+}
+
+/* vector registers: live in s->v */
+#define VB(n) (s->v[n])
+NXI u64 FPBITS64(double d) { u64 v; memcpy(&v, &d, 8); return v; }
+NXI u32 FPBITS32(float f) { u32 v; memcpy(&v, &f, 4); return v; }
+NXI double F64OF(u64 v) { double d; memcpy(&d, &v, 8); return d; }
+NXI float F32OF(u32 v) { float f; memcpy(&f, &v, 4); return f; }
+
+void nx_unimplemented(NxCpu *s, u64 pc, u32 word);
+void nx_call_indirect(NxCpu *s);   /* call s->pc as a function (BLR) */
+void nx_jump(NxCpu *s);            /* jump to s->pc (BR to outside the function) */
+void nx_bad_resume(NxCpu *s);
+
+/* exclusive monitor: LDXR records address and value; STXR is a CAS against that value */
+NXI void EXCL_MARK(NxCpu *s, u64 a, u64 lo, u64 hi, int size) { s->excl_addr = a; s->excl_lo = lo; s->excl_hi = hi; s->excl_size = size; }
+NXI u32 EXCL_STORE(NxCpu *s, u64 a, u64 lo, u64 hi, int size) {
+    if (s->excl_size != (u64)size || s->excl_addr != a) { s->excl_size = 0; return 1; }
+    s->excl_size = 0;
+    int ok;
+    switch (size) {
+    case 1: { u8 e = (u8)s->excl_lo; ok = __atomic_compare_exchange_n((u8 *)a, &e, (u8)lo, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); break; }
+    case 2: { u16 e = (u16)s->excl_lo; ok = __atomic_compare_exchange_n((u16 *)a, &e, (u16)lo, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); break; }
+    case 4: { u32 e = (u32)s->excl_lo; ok = __atomic_compare_exchange_n((u32 *)a, &e, (u32)lo, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); break; }
+    case 8: { u64 e = s->excl_lo; ok = __atomic_compare_exchange_n((u64 *)a, &e, lo, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); break; }
+    default: { u128 e = (u128)s->excl_lo | ((u128)s->excl_hi << 64); u128 nv = (u128)lo | ((u128)hi << 64);
+               ok = __atomic_compare_exchange_n((u128 *)a, &e, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); break; }
+    }
+    return ok ? 0 : 1;
+}
+
+/* FP -> integer conversions saturate; NaN gives 0 (A64 FPToFixed) */
+NXI u64 FCVT_S64(double d) { if (d != d) return 0; if (d >= 9223372036854775808.0) return (u64)INT64_MAX; if (d < -9223372036854775808.0) return (u64)INT64_MIN; return (u64)(i64)d; }
+NXI u64 FCVT_U64(double d) { if (d != d || d <= 0) return 0; if (d >= 18446744073709551616.0) return UINT64_MAX; return (u64)d; }
+NXI u64 FCVT_S32(double d) { if (d != d) return 0; if (d >= 2147483648.0) return (u32)INT32_MAX; if (d < -2147483648.0) return (u32)INT32_MIN; return (u32)(i32)d; }
+NXI u64 FCVT_U32(double d) { if (d != d || d <= 0) return 0; if (d >= 4294967296.0) return UINT32_MAX; return (u32)d; }
+#endif

@@ -1,0 +1,695 @@
+/* linux_syscalls.c — the Linux AArch64 user-mode personality: SVC #0 with the number in x8,
+ * arguments in x0..x5, the result (or -errno) in x0.
+ *
+ * Guest address == host address, so pointers pass straight through; only structures whose
+ * layout differs between aarch64 and x86-64 are translated (struct stat, open flags).  Most
+ * calls are forwarded with a raw `syscall` instruction (no libc errno round trip: the kernel's
+ * -errno is exactly what the guest expects).
+ *
+ * Deliberate differences from a kernel (see docs/ARCHITECTURE.md, "Linux personality"):
+ *  - every tty ioctl answers -ENOTTY: the program always sees a non-terminal, so its output
+ *    matches qemu-aarch64's in pipes whatever the terminal;
+ *  - signal handlers are recorded, never installed on the host (SIG_IGN/SIG_DFL are applied
+ *    for signals the runtime does not own); a fatal signal sent to ourselves kills the
+ *    process with that signal;
+ *  - clone: fork-like only (vfork too is a fork); threads (CLONE_THREAD) and clone3 -> -ENOSYS;
+ *  - execve -> -ENOENT (logged);
+ *  - exit (of the only guest thread) ends the process like exit_group;
+ *  - set_tid_address/set_robust_list are recorded, not passed on: the host thread's own
+ *    values belong to the host's libc; rseq -> -ENOSYS for the same reason.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1   /* MREMAP_FIXED, MAP_FIXED_NOREPLACE */
+#endif
+#include "nxrt.h"
+#include "linux_syscalls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* ---- AArch64 (asm-generic) system call numbers and names: one table, X(number, name) --- */
+#define NX_A64_SYSCALLS(X) \
+    X(0, io_setup) X(1, io_destroy) X(2, io_submit) X(3, io_cancel) X(4, io_getevents) \
+    X(5, setxattr) X(6, lsetxattr) X(7, fsetxattr) X(8, getxattr) X(9, lgetxattr) X(10, fgetxattr) \
+    X(11, listxattr) X(12, llistxattr) X(13, flistxattr) X(14, removexattr) X(15, lremovexattr) \
+    X(16, fremovexattr) X(17, getcwd) X(18, lookup_dcookie) X(19, eventfd2) X(20, epoll_create1) \
+    X(21, epoll_ctl) X(22, epoll_pwait) X(23, dup) X(24, dup3) X(25, fcntl) X(26, inotify_init1) \
+    X(27, inotify_add_watch) X(28, inotify_rm_watch) X(29, ioctl) X(30, ioprio_set) X(31, ioprio_get) \
+    X(32, flock) X(33, mknodat) X(34, mkdirat) X(35, unlinkat) X(36, symlinkat) X(37, linkat) \
+    X(38, renameat) X(39, umount2) X(40, mount) X(41, pivot_root) X(42, nfsservctl) X(43, statfs) \
+    X(44, fstatfs) X(45, truncate) X(46, ftruncate) X(47, fallocate) X(48, faccessat) X(49, chdir) \
+    X(50, fchdir) X(51, chroot) X(52, fchmod) X(53, fchmodat) X(54, fchownat) X(55, fchown) \
+    X(56, openat) X(57, close) X(58, vhangup) X(59, pipe2) X(60, quotactl) X(61, getdents64) \
+    X(62, lseek) X(63, read) X(64, write) X(65, readv) X(66, writev) X(67, pread64) X(68, pwrite64) \
+    X(69, preadv) X(70, pwritev) X(71, sendfile) X(72, pselect6) X(73, ppoll) X(74, signalfd4) \
+    X(75, vmsplice) X(76, splice) X(77, tee) X(78, readlinkat) X(79, newfstatat) X(80, fstat) \
+    X(81, sync) X(82, fsync) X(83, fdatasync) X(84, sync_file_range) X(85, timerfd_create) \
+    X(86, timerfd_settime) X(87, timerfd_gettime) X(88, utimensat) X(89, acct) X(90, capget) \
+    X(91, capset) X(92, personality) X(93, exit) X(94, exit_group) X(95, waitid) \
+    X(96, set_tid_address) X(97, unshare) X(98, futex) X(99, set_robust_list) \
+    X(100, get_robust_list) X(101, nanosleep) X(102, getitimer) X(103, setitimer) \
+    X(104, kexec_load) X(105, init_module) X(106, delete_module) X(107, timer_create) \
+    X(108, timer_gettime) X(109, timer_getoverrun) X(110, timer_settime) X(111, timer_delete) \
+    X(112, clock_settime) X(113, clock_gettime) X(114, clock_getres) X(115, clock_nanosleep) \
+    X(116, syslog) X(117, ptrace) X(118, sched_setparam) X(119, sched_setscheduler) \
+    X(120, sched_getscheduler) X(121, sched_getparam) X(122, sched_setaffinity) \
+    X(123, sched_getaffinity) X(124, sched_yield) X(125, sched_get_priority_max) \
+    X(126, sched_get_priority_min) X(127, sched_rr_get_interval) X(128, restart_syscall) \
+    X(129, kill) X(130, tkill) X(131, tgkill) X(132, sigaltstack) X(133, rt_sigsuspend) \
+    X(134, rt_sigaction) X(135, rt_sigprocmask) X(136, rt_sigpending) X(137, rt_sigtimedwait) \
+    X(138, rt_sigqueueinfo) X(139, rt_sigreturn) X(140, setpriority) X(141, getpriority) \
+    X(142, reboot) X(143, setregid) X(144, setgid) X(145, setreuid) X(146, setuid) \
+    X(147, setresuid) X(148, getresuid) X(149, setresgid) X(150, getresgid) X(151, setfsuid) \
+    X(152, setfsgid) X(153, times) X(154, setpgid) X(155, getpgid) X(156, getsid) X(157, setsid) \
+    X(158, getgroups) X(159, setgroups) X(160, uname) X(161, sethostname) X(162, setdomainname) \
+    X(163, getrlimit) X(164, setrlimit) X(165, getrusage) X(166, umask) X(167, prctl) \
+    X(168, getcpu) X(169, gettimeofday) X(170, settimeofday) X(171, adjtimex) X(172, getpid) \
+    X(173, getppid) X(174, getuid) X(175, geteuid) X(176, getgid) X(177, getegid) X(178, gettid) \
+    X(179, sysinfo) X(180, mq_open) X(181, mq_unlink) X(182, mq_timedsend) X(183, mq_timedreceive) \
+    X(184, mq_notify) X(185, mq_getsetattr) X(186, msgget) X(187, msgctl) X(188, msgrcv) \
+    X(189, msgsnd) X(190, semget) X(191, semctl) X(192, semtimedop) X(193, semop) X(194, shmget) \
+    X(195, shmctl) X(196, shmat) X(197, shmdt) X(198, socket) X(199, socketpair) X(200, bind) \
+    X(201, listen) X(202, accept) X(203, connect) X(204, getsockname) X(205, getpeername) \
+    X(206, sendto) X(207, recvfrom) X(208, setsockopt) X(209, getsockopt) X(210, shutdown) \
+    X(211, sendmsg) X(212, recvmsg) X(213, readahead) X(214, brk) X(215, munmap) X(216, mremap) \
+    X(217, add_key) X(218, request_key) X(219, keyctl) X(220, clone) X(221, execve) X(222, mmap) \
+    X(223, fadvise64) X(224, swapon) X(225, swapoff) X(226, mprotect) X(227, msync) X(228, mlock) \
+    X(229, munlock) X(230, mlockall) X(231, munlockall) X(232, mincore) X(233, madvise) \
+    X(234, remap_file_pages) X(235, mbind) X(236, get_mempolicy) X(237, set_mempolicy) \
+    X(238, migrate_pages) X(239, move_pages) X(240, rt_tgsigqueueinfo) X(241, perf_event_open) \
+    X(242, accept4) X(243, recvmmsg) X(260, wait4) X(261, prlimit64) X(262, fanotify_init) \
+    X(263, fanotify_mark) X(264, name_to_handle_at) X(265, open_by_handle_at) X(266, clock_adjtime) \
+    X(267, syncfs) X(268, setns) X(269, sendmmsg) X(270, process_vm_readv) \
+    X(271, process_vm_writev) X(272, kcmp) X(273, finit_module) X(274, sched_setattr) \
+    X(275, sched_getattr) X(276, renameat2) X(277, seccomp) X(278, getrandom) X(279, memfd_create) \
+    X(280, bpf) X(281, execveat) X(282, userfaultfd) X(283, membarrier) X(284, mlock2) \
+    X(285, copy_file_range) X(286, preadv2) X(287, pwritev2) X(288, pkey_mprotect) \
+    X(289, pkey_alloc) X(290, pkey_free) X(291, statx) X(292, io_pgetevents) X(293, rseq) \
+    X(294, kexec_file_load) X(424, pidfd_send_signal) X(425, io_uring_setup) \
+    X(426, io_uring_enter) X(427, io_uring_register) X(428, open_tree) X(429, move_mount) \
+    X(430, fsopen) X(431, fsconfig) X(432, fsmount) X(433, fspick) X(434, pidfd_open) \
+    X(435, clone3) X(436, close_range) X(437, openat2) X(438, pidfd_getfd) X(439, faccessat2) \
+    X(440, process_madvise) X(441, epoll_pwait2) X(442, mount_setattr) X(443, quotactl_fd) \
+    X(444, landlock_create_ruleset) X(445, landlock_add_rule) X(446, landlock_restrict_self) \
+    X(447, memfd_secret) X(448, process_mrelease) X(449, futex_waitv) X(450, set_mempolicy_home_node) \
+    X(451, cachestat) X(452, fchmodat2) X(453, map_shadow_stack) X(454, futex_wake) \
+    X(455, futex_wait) X(456, futex_requeue) X(457, statmount) X(458, listmount) \
+    X(459, lsm_get_self_attr) X(460, lsm_set_self_attr) X(461, lsm_list_modules) X(462, mseal) \
+    X(463, setxattrat) X(464, getxattrat) X(465, listxattrat) X(466, removexattrat) \
+    X(467, open_tree_attr) X(468, file_getattr) X(469, file_setattr) X(470, listns) \
+    X(471, rseq_slice_yield)
+
+enum {
+#define X(n, name) A64_##name = n,
+    NX_A64_SYSCALLS(X)
+#undef X
+    A64_MAX_NR = 472
+};
+
+static const char *const a64_names[A64_MAX_NR] = {
+#define X(n, name) [n] = #name,
+    NX_A64_SYSCALLS(X)
+#undef X
+};
+
+const char *nx_linux_syscall_name(uint32_t n) { return n < A64_MAX_NR ? a64_names[n] : NULL; }
+
+/* ---- raw host system calls (x86-64): return the kernel's value, -errno on failure ------- */
+static inline long hsys6(long n, long a, long b, long c, long d, long e, long f) {
+    long r;
+    register long r10 __asm__("r10") = d, r8 __asm__("r8") = e, r9 __asm__("r9") = f;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+                     : "rcx", "r11", "memory");
+    return r;
+}
+#define HSYS(n, s) hsys6(n, (long)(s)->x[0], (long)(s)->x[1], (long)(s)->x[2], (long)(s)->x[3], \
+                         (long)(s)->x[4], (long)(s)->x[5])
+
+/* ---- personality state (one per process; guarded where threads could race) ------------- */
+#define MAX_RANGES 4096
+typedef struct { uint64_t lo, hi; } Range;
+static struct {
+    pthread_mutex_t lock;
+    Range ranges[MAX_RANGES];     /* guest memory, sorted, disjoint, merged */
+    int nranges;
+    uint64_t brk_start, brk_cur, brk_mapped, brk_end;  /* brk_mapped: page end opened so far */
+    int brk_premapped;
+    char exe[4096];
+    void (*exit_hook)(int);
+    void (*log_hook)(int, const char *);
+    uint64_t handlers[65][4];     /* recorded rt_sigaction structs (aarch64 layout, 32 bytes) */
+    int inited;
+    uint64_t clear_child_tid, robust_list, robust_len;
+    uint64_t altstack[3];         /* recorded sigaltstack: sp, flags, size */
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .altstack = {0, 2 /* SS_DISABLE */, 0} };
+
+#define PAGE 4096ull
+static uint64_t page_up(uint64_t v) { return (v + PAGE - 1) & ~(PAGE - 1); }
+
+static void lg(int level, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (P.log_hook) P.log_hook(level, buf);
+    else if (level >= 30) { fprintf(stderr, "nxrecomp: %s\n", buf); fflush(stderr); }
+}
+
+void nx_linux_set_exit_hook(void (*hook)(int)) { P.exit_hook = hook; }
+void nx_linux_set_log_hook(void (*hook)(int, const char *)) { P.log_hook = hook; }
+void nx_linux_set_exe(const char *path) {
+    strncpy(P.exe, path, sizeof P.exe - 1);
+    P.exe[sizeof P.exe - 1] = 0;
+}
+
+/* -- guest memory ranges -- */
+static void ranges_add_locked(uint64_t lo, uint64_t hi) {
+    if (lo >= hi) return;
+    Range out[MAX_RANGES];
+    int n = 0, placed = 0;
+    for (int i = 0; i < P.nranges; i++) {
+        Range r = P.ranges[i];
+        if (r.hi < lo || r.lo > hi) {          /* disjoint and not touching */
+            if (!placed && r.lo > hi) { out[n++] = (Range){lo, hi}; placed = 1; }
+            out[n++] = r;
+        } else {                                /* overlap or adjacent: merge into [lo,hi) */
+            if (r.lo < lo) lo = r.lo;
+            if (r.hi > hi) hi = r.hi;
+        }
+        if (n >= MAX_RANGES - 1) break;
+    }
+    if (!placed) out[n++] = (Range){lo, hi};
+    memcpy(P.ranges, out, n * sizeof(Range));
+    P.nranges = n;
+}
+
+static void ranges_remove_locked(uint64_t lo, uint64_t hi) {
+    Range out[MAX_RANGES];
+    int n = 0;
+    for (int i = 0; i < P.nranges && n < MAX_RANGES - 1; i++) {
+        Range r = P.ranges[i];
+        if (r.hi <= lo || r.lo >= hi) { out[n++] = r; continue; }
+        if (r.lo < lo) out[n++] = (Range){r.lo, lo};
+        if (r.hi > hi) out[n++] = (Range){hi, r.hi};
+    }
+    memcpy(P.ranges, out, n * sizeof(Range));
+    P.nranges = n;
+}
+
+static int ranges_cover_locked(uint64_t lo, uint64_t hi) {
+    for (int i = 0; i < P.nranges; i++)
+        if (P.ranges[i].lo <= lo && P.ranges[i].hi > lo)
+            return P.ranges[i].hi >= hi;   /* ranges are merged: a gap follows each one */
+    return 0;
+}
+
+void nx_linux_add_mapping(uint64_t addr, uint64_t len) {
+    pthread_mutex_lock(&P.lock);
+    ranges_add_locked(addr & ~(PAGE - 1), page_up(addr + len));
+    pthread_mutex_unlock(&P.lock);
+}
+
+int nx_linux_set_brk(uint64_t start, uint64_t reserve) {
+    start = page_up(start);
+    reserve = page_up(reserve);
+    long r = hsys6(SYS_mmap, (long)start, (long)reserve, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (r == -EEXIST) {
+        P.brk_premapped = 1;      /* the runner mapped the area: use it as it is */
+    } else if (r < 0) {
+        return (int)r;
+    } else if ((uint64_t)r != start) {  /* old kernels ignore NOREPLACE: a hint, not a place */
+        hsys6(SYS_munmap, r, (long)reserve, 0, 0, 0, 0);
+        return -EEXIST;
+    }
+    P.brk_start = P.brk_cur = P.brk_mapped = start;
+    P.brk_end = start + reserve;
+    nx_linux_add_mapping(start, reserve);
+    return 0;
+}
+
+static uint64_t sys_brk(uint64_t want) {
+    if (want < P.brk_start || want > P.brk_end || !P.brk_end) return P.brk_cur;
+    uint64_t need = page_up(want);
+    if (!P.brk_premapped) {
+        if (need > P.brk_mapped) {
+            if (hsys6(SYS_mprotect, (long)P.brk_mapped, (long)(need - P.brk_mapped), PROT_READ | PROT_WRITE,
+                      0, 0, 0) < 0)
+                return P.brk_cur;
+        } else if (need < P.brk_mapped) {
+            /* give the pages back: a later grow must see zeros, as on Linux */
+            hsys6(SYS_mmap, (long)need, (long)(P.brk_mapped - need), PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        }
+        P.brk_mapped = need;
+    } else if (want < P.brk_cur) {
+        memset((void *)want, 0, P.brk_cur - want);
+    }
+    P.brk_cur = want;
+    return want;
+}
+
+/* -- open flags: O_DIRECTORY/O_NOFOLLOW/O_DIRECT/O_LARGEFILE sit at other bits on aarch64 -- */
+#define A64_O_DIRECTORY 040000
+#define A64_O_NOFOLLOW  0100000
+#define A64_O_DIRECT    0200000
+#define A64_O_LARGEFILE 0400000
+#define X86_O_DIRECT    040000
+#define X86_O_LARGEFILE 0100000
+#define X86_O_DIRECTORY 0200000
+#define X86_O_NOFOLLOW  0400000
+#define MOVED (040000 | 0100000 | 0200000 | 0400000)
+
+static long flags_to_host(uint64_t f) {
+    long h = (long)(f & ~(uint64_t)MOVED);
+    if (f & A64_O_DIRECTORY) h |= X86_O_DIRECTORY;
+    if (f & A64_O_NOFOLLOW) h |= X86_O_NOFOLLOW;
+    if (f & A64_O_DIRECT) h |= X86_O_DIRECT;
+    if (f & A64_O_LARGEFILE) h |= X86_O_LARGEFILE;
+    return h;
+}
+
+static long flags_to_guest(long h) {
+    long f = h & ~(long)MOVED;
+    if (h & X86_O_DIRECTORY) f |= A64_O_DIRECTORY;
+    if (h & X86_O_NOFOLLOW) f |= A64_O_NOFOLLOW;
+    if (h & X86_O_DIRECT) f |= A64_O_DIRECT;
+    f |= A64_O_LARGEFILE;     /* an aarch64 kernel reports every fd as large-file */
+    return f;
+}
+
+/* -- struct stat: x86-64 layout in, asm-generic (aarch64) layout out -- */
+typedef struct {
+    uint64_t st_dev, st_ino;
+    uint32_t st_mode, st_nlink, st_uid, st_gid;
+    uint64_t st_rdev, __pad1;
+    int64_t st_size;
+    int32_t st_blksize, __pad2;
+    int64_t st_blocks;
+    int64_t st_atime_, st_atime_nsec, st_mtime_, st_mtime_nsec, st_ctime_, st_ctime_nsec;
+    uint32_t __unused4, __unused5;
+} A64Stat;
+_Static_assert(sizeof(A64Stat) == 128, "aarch64 struct stat is 128 bytes");
+
+static void stat_to_guest(const struct stat *h, uint64_t gaddr) {
+    A64Stat g;
+    memset(&g, 0, sizeof g);
+    g.st_dev = h->st_dev; g.st_ino = h->st_ino; g.st_mode = h->st_mode; g.st_nlink = (uint32_t)h->st_nlink;
+    g.st_uid = h->st_uid; g.st_gid = h->st_gid; g.st_rdev = h->st_rdev; g.st_size = h->st_size;
+    g.st_blksize = (int32_t)h->st_blksize; g.st_blocks = h->st_blocks;
+    g.st_atime_ = h->st_atim.tv_sec; g.st_atime_nsec = h->st_atim.tv_nsec;
+    g.st_mtime_ = h->st_mtim.tv_sec; g.st_mtime_nsec = h->st_mtim.tv_nsec;
+    g.st_ctime_ = h->st_ctim.tv_sec; g.st_ctime_nsec = h->st_ctim.tv_nsec;
+    memcpy((void *)gaddr, &g, sizeof g);
+}
+
+/* "/proc/self/exe" (and /proc/<our pid>/exe) name the guest program, not the host python */
+static int is_self_exe(const char *p) {
+    if (!p || !P.exe[0]) return 0;
+    if (strcmp(p, "/proc/self/exe") == 0 || strcmp(p, "/proc/thread-self/exe") == 0) return 1;
+    char mine[64];
+    snprintf(mine, sizeof mine, "/proc/%ld/exe", (long)getpid());
+    return strcmp(p, mine) == 0;
+}
+
+/* -- signals -- */
+static int runtime_owned(int sig) {
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
+}
+
+static void init_once(void) {
+    if (P.inited) return;
+    P.inited = 1;
+    /* Python ignores SIGPIPE and SIGXFSZ and catches SIGINT; a Linux program starts with the
+     * default actions (so `yes | head` ends by SIGPIPE, as under qemu). */
+    signal(SIGPIPE, SIG_DFL);
+    signal(SIGXFSZ, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    for (int sig = 1; sig < 65; sig++) {
+        struct sigaction old;
+        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO))
+            P.handlers[sig][0] = 1;   /* SIG_IGN inherited from the parent stays visible */
+    }
+}
+
+static int default_ignored(int sig) {
+    return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
+}
+
+static void do_exit(int status) __attribute__((noreturn));
+static void do_exit(int status) {
+    if (P.exit_hook) P.exit_hook(status);
+    fflush(NULL);
+    for (;;) hsys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
+}
+
+/* A signal sent to ourselves: act as the kernel would on its recorded disposition. */
+static long signal_self(int sig) {
+    if (sig == 0) return 0;
+    if (sig < 1 || sig > 64) return -EINVAL;
+    uint64_t h = P.handlers[sig][0];
+    if (h == 1 /* SIG_IGN */) return 0;
+    if (h == 0 /* SIG_DFL */) {
+        if (default_ignored(sig)) return 0;
+        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+            return hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
+        if (P.exit_hook) P.exit_hook(128 + sig);
+        fflush(NULL);
+        signal(sig, SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+        hsys6(SYS_tgkill, getpid(), hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+        hsys6(SYS_exit_group, 128 + sig, 0, 0, 0, 0, 0);   /* not reached */
+    }
+    lg(30, "signal %d has a guest handler at %#llx; guest handlers are not run yet: ignored",
+       sig, (unsigned long long)h);
+    return 0;
+}
+
+static long sys_rt_sigaction(NxCpu *s) {
+    int sig = (int)s->x[0];
+    uint64_t act = s->x[1], old = s->x[2];
+    if (sig < 1 || sig > 64 || ((sig == SIGKILL || sig == SIGSTOP) && act)) return -EINVAL;
+    if (s->x[3] != 8) return -EINVAL;
+    if (old) memcpy((void *)old, P.handlers[sig], 32);
+    if (act) {
+        memcpy(P.handlers[sig], (void *)act, 32);
+        uint64_t h = P.handlers[sig][0];
+        if ((h == 0 || h == 1) && !runtime_owned(sig))
+            signal(sig, h ? SIG_IGN : SIG_DFL);   /* ignore/default: the host does the same */
+    }
+    return 0;
+}
+
+/* -- clone: fork-like only -- */
+#define A64_CLONE_VM 0x100
+#define A64_CLONE_VFORK 0x4000
+#define A64_CLONE_THREAD 0x10000
+#define A64_CLONE_SETTLS 0x80000
+#define A64_CLONE_PARENT_SETTID 0x100000
+#define A64_CLONE_CHILD_CLEARTID 0x200000
+#define A64_CLONE_CHILD_SETTID 0x1000000
+
+static long sys_clone(NxCpu *s) {
+    uint64_t flags = s->x[0], stack = s->x[1], ptid = s->x[2], tls = s->x[3], ctid = s->x[4];
+    if (flags & A64_CLONE_THREAD) {
+        lg(30, "clone with CLONE_THREAD (flags %#llx): guest threads are not supported yet", (unsigned long long)flags);
+        return -ENOSYS;
+    }
+    if ((flags & 0xff) != SIGCHLD && (flags & 0xff) != 0)
+        lg(20, "clone exit signal %d treated as SIGCHLD", (int)(flags & 0xff));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return -errno;
+    if (pid == 0) {   /* child: continues in lifted code after the SVC */
+        if (stack) s->sp = stack;
+        if (flags & A64_CLONE_SETTLS) s->tpidr_el0 = tls;
+        if ((flags & A64_CLONE_CHILD_SETTID) && ctid) *(int32_t *)ctid = (int32_t)getpid();
+        if (flags & A64_CLONE_CHILD_CLEARTID) P.clear_child_tid = ctid;
+        return 0;
+    }
+    if ((flags & A64_CLONE_PARENT_SETTID) && ptid) *(int32_t *)ptid = pid;
+    return pid;
+}
+
+/* -- mmap family: never touch host memory -- */
+static long sys_mmap(NxCpu *s) {
+    uint64_t addr = s->x[0], len = s->x[1];
+    long prot = (long)s->x[2], flags = (long)s->x[3];
+    if (len == 0) return -EINVAL;
+    pthread_mutex_lock(&P.lock);
+    if (flags & MAP_FIXED) {
+        uint64_t lo = addr & ~(PAGE - 1), hi = page_up(addr + len);
+        if (!ranges_cover_locked(lo, hi)) {   /* over unknown memory only if nothing is there */
+            flags = (flags & ~MAP_FIXED) | MAP_FIXED_NOREPLACE;
+        }
+    }
+    long r = hsys6(SYS_mmap, (long)addr, (long)len, prot, flags, (long)s->x[4], (long)s->x[5]);
+    if (r == -EEXIST) r = -ENOMEM;
+    if (r >= 0 && (flags & MAP_FIXED_NOREPLACE) && (uint64_t)r != addr && (s->x[3] & MAP_FIXED)) {
+        hsys6(SYS_munmap, r, (long)len, 0, 0, 0, 0);
+        r = -ENOMEM;
+    }
+    if (r >= 0) ranges_add_locked((uint64_t)r, page_up((uint64_t)r + len));
+    pthread_mutex_unlock(&P.lock);
+    return r;
+}
+
+static long sys_munmap(NxCpu *s) {
+    uint64_t addr = s->x[0], len = s->x[1];
+    if (addr & (PAGE - 1) || len == 0) return -EINVAL;
+    pthread_mutex_lock(&P.lock);
+    long r;
+    if (!ranges_cover_locked(addr, page_up(addr + len))) {
+        lg(30, "munmap(%#llx, %#llx) of memory the guest does not own: refused",
+           (unsigned long long)addr, (unsigned long long)len);
+        r = -EINVAL;
+    } else if ((r = hsys6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0)) == 0) {
+        ranges_remove_locked(addr, page_up(addr + len));
+    }
+    pthread_mutex_unlock(&P.lock);
+    return r;
+}
+
+static long guarded(NxCpu *s, long nr) {   /* mprotect/madvise/msync/mlock...: guest memory only */
+    uint64_t addr = s->x[0], len = s->x[1];
+    pthread_mutex_lock(&P.lock);
+    int ok = len == 0 || ranges_cover_locked(addr & ~(PAGE - 1), page_up(addr + len));
+    pthread_mutex_unlock(&P.lock);
+    if (!ok) return -ENOMEM;
+    return HSYS(nr, s);
+}
+
+static long sys_mremap(NxCpu *s) {
+    uint64_t old = s->x[0], oldlen = s->x[1], newlen = s->x[2], flags = s->x[3], naddr = s->x[4];
+    pthread_mutex_lock(&P.lock);
+    long r;
+    if (!ranges_cover_locked(old, page_up(old + oldlen)) ||
+        ((flags & MREMAP_FIXED) && !ranges_cover_locked(naddr, page_up(naddr + newlen)))) {
+        r = -EFAULT;
+    } else {
+        r = hsys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, (long)flags, (long)naddr, 0);
+        if (r >= 0) {
+            if (!(flags & 4 /* MREMAP_DONTUNMAP */)) ranges_remove_locked(old, page_up(old + oldlen));
+            ranges_add_locked((uint64_t)r, page_up((uint64_t)r + newlen));
+        }
+    }
+    pthread_mutex_unlock(&P.lock);
+    return r;
+}
+
+/* -- ioctl: always a non-terminal -- */
+static long sys_ioctl(NxCpu *s) {
+    uint64_t req = s->x[1] & 0xffffffffu;
+    switch (req) {
+    case 0x541B: /* FIONREAD */ case 0x5421: /* FIONBIO */ case 0x5452: /* FIOASYNC */
+    case 0x5450: /* FIONCLEX */ case 0x5451: /* FIOCLEX */
+        return HSYS(SYS_ioctl, s);
+    }
+    if ((req & 0xff00) == 0x5400) {    /* terminal requests (TCGETS, TIOCGWINSZ, ...) */
+        long r = hsys6(SYS_fcntl, (long)s->x[0], F_GETFD, 0, 0, 0, 0);
+        return r < 0 ? r : -ENOTTY;
+    }
+    return HSYS(SYS_ioctl, s);
+}
+
+static long sys_readlinkat(NxCpu *s) {
+    const char *p = (const char *)s->x[1];
+    if (is_self_exe(p)) {
+        size_t n = strlen(P.exe), cap = (size_t)s->x[3];
+        if ((long)cap <= 0) return -EINVAL;
+        if (n > cap) n = cap;
+        memcpy((void *)s->x[2], P.exe, n);
+        return (long)n;
+    }
+    return HSYS(SYS_readlinkat, s);
+}
+
+static long sys_openat(NxCpu *s) {
+    const char *p = (const char *)s->x[1];
+    if (is_self_exe(p)) p = P.exe;
+    return hsys6(SYS_openat, (long)s->x[0], (long)p, flags_to_host(s->x[2]), (long)s->x[3], 0, 0);
+}
+
+static long sys_fcntl(NxCpu *s) {
+    long fd = (long)s->x[0], cmd = (long)s->x[1];
+    if (cmd == F_GETFL) {
+        long r = hsys6(SYS_fcntl, fd, cmd, 0, 0, 0, 0);
+        return r < 0 ? r : flags_to_guest(r);
+    }
+    if (cmd == F_SETFL) return hsys6(SYS_fcntl, fd, cmd, flags_to_host(s->x[2]), 0, 0, 0);
+    return HSYS(SYS_fcntl, s);
+}
+
+static long sys_uname(NxCpu *s) {
+    struct utsname u;
+    long r = hsys6(SYS_uname, (long)&u, 0, 0, 0, 0, 0);
+    if (r < 0) return r;
+    memset(u.machine, 0, sizeof u.machine);
+    strcpy(u.machine, "aarch64");
+    memcpy((void *)s->x[0], &u, sizeof u);
+    return 0;
+}
+
+static long sys_prctl(NxCpu *s) {
+    switch (s->x[0]) {
+    case 15: /* PR_SET_NAME */ case 16: /* PR_GET_NAME */ case 1: /* PR_SET_PDEATHSIG */
+    case 2: /* PR_GET_PDEATHSIG */ case 3: /* PR_GET_DUMPABLE */ case 4: /* PR_SET_DUMPABLE */
+    case 36: /* PR_SET_CHILD_SUBREAPER */ case 37: /* PR_GET_CHILD_SUBREAPER */
+    case 38: /* PR_SET_NO_NEW_PRIVS */ case 39: /* PR_GET_NO_NEW_PRIVS */
+        return HSYS(SYS_prctl, s);
+    default:
+        return -EINVAL;
+    }
+}
+
+static void unhandled(NxCpu *s, uint64_t nr) __attribute__((noreturn));
+static void unhandled(NxCpu *s, uint64_t nr) {
+    const char *name = nr < A64_MAX_NR && a64_names[nr] ? a64_names[nr] : "unknown";
+    fprintf(stderr, "nxrecomp: unhandled system call %llu (%s) at pc %#llx\n", (unsigned long long)nr, name,
+            (unsigned long long)(s->pc - 4));
+    fflush(stderr);
+    if (P.exit_hook) P.exit_hook(125);
+    hsys6(SYS_exit_group, 125, 0, 0, 0, 0, 0);
+    for (;;) {}
+}
+
+void nx_linux_syscall(NxCpu *s, uint32_t imm) {
+    (void)imm;
+    uint64_t nr = s->x[8];
+    long r;
+    if (__builtin_expect(!P.inited, 0)) init_once();
+    /* the hot paths first, straight to the host */
+    if (nr == A64_write) { s->x[0] = (uint64_t)HSYS(SYS_write, s); return; }
+    if (nr == A64_read) { s->x[0] = (uint64_t)HSYS(SYS_read, s); return; }
+    switch (nr) {
+    /* same arguments and layouts on both: forwarded as they are */
+#define FWD(a64, host) case A64_##a64: r = HSYS(SYS_##host, s); break;
+    FWD(readv, readv) FWD(writev, writev) FWD(pread64, pread64) FWD(pwrite64, pwrite64)
+    FWD(preadv, preadv) FWD(pwritev, pwritev) FWD(lseek, lseek) FWD(close, close) FWD(dup, dup)
+    FWD(dup3, dup3) FWD(getcwd, getcwd) FWD(chdir, chdir) FWD(fchdir, fchdir) FWD(mkdirat, mkdirat)
+    FWD(unlinkat, unlinkat) FWD(renameat, renameat) FWD(renameat2, renameat2) FWD(fchmodat, fchmodat)
+    FWD(fchmod, fchmod) FWD(fchownat, fchownat) FWD(fchown, fchown) FWD(utimensat, utimensat)
+    FWD(ftruncate, ftruncate) FWD(truncate, truncate) FWD(fsync, fsync) FWD(fdatasync, fdatasync)
+    FWD(sync, sync) FWD(syncfs, syncfs) FWD(faccessat, faccessat) FWD(faccessat2, faccessat2)
+    FWD(symlinkat, symlinkat) FWD(linkat, linkat) FWD(mknodat, mknodat) FWD(getdents64, getdents64)
+    FWD(statx, statx) FWD(statfs, statfs) FWD(fstatfs, fstatfs) FWD(flock, flock)
+    FWD(fallocate, fallocate) FWD(fadvise64, fadvise64) FWD(sendfile, sendfile) FWD(splice, splice)
+    FWD(tee, tee) FWD(copy_file_range, copy_file_range) FWD(close_range, close_range)
+    FWD(memfd_create, memfd_create) FWD(pselect6, pselect6) FWD(ppoll, ppoll)
+    FWD(getpid, getpid) FWD(getppid, getppid) FWD(gettid, gettid) FWD(getuid, getuid)
+    FWD(geteuid, geteuid) FWD(getgid, getgid) FWD(getegid, getegid) FWD(setuid, setuid)
+    FWD(setgid, setgid) FWD(setreuid, setreuid) FWD(setregid, setregid) FWD(setresuid, setresuid)
+    FWD(setresgid, setresgid) FWD(getresuid, getresuid) FWD(getresgid, getresgid)
+    FWD(setfsuid, setfsuid) FWD(setfsgid, setfsgid) FWD(getgroups, getgroups) FWD(setgroups, setgroups)
+    FWD(getpgid, getpgid) FWD(setpgid, setpgid) FWD(getsid, getsid) FWD(setsid, setsid)
+    FWD(getpriority, getpriority) FWD(setpriority, setpriority)
+    FWD(prlimit64, prlimit64) FWD(getrlimit, getrlimit) FWD(setrlimit, setrlimit) FWD(getrusage, getrusage)
+    FWD(sched_getaffinity, sched_getaffinity) FWD(sched_setaffinity, sched_setaffinity)
+    FWD(sched_yield, sched_yield) FWD(sched_getparam, sched_getparam)
+    FWD(sched_getscheduler, sched_getscheduler) FWD(sched_get_priority_max, sched_get_priority_max)
+    FWD(sched_get_priority_min, sched_get_priority_min) FWD(getcpu, getcpu)
+    FWD(rt_sigprocmask, rt_sigprocmask) FWD(rt_sigpending, rt_sigpending)
+    FWD(rt_sigtimedwait, rt_sigtimedwait) FWD(rt_sigsuspend, rt_sigsuspend)
+    FWD(wait4, wait4) FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
+    FWD(clock_nanosleep, clock_nanosleep) FWD(clock_gettime, clock_gettime)
+    FWD(clock_getres, clock_getres) FWD(gettimeofday, gettimeofday) FWD(times, times)
+    FWD(sysinfo, sysinfo) FWD(umask, umask) FWD(getrandom, getrandom)
+    FWD(getitimer, getitimer) FWD(setitimer, setitimer)
+    FWD(socket, socket) FWD(socketpair, socketpair) FWD(bind, bind) FWD(listen, listen)
+    FWD(accept, accept) FWD(accept4, accept4) FWD(connect, connect) FWD(getsockname, getsockname)
+    FWD(getpeername, getpeername) FWD(sendto, sendto) FWD(recvfrom, recvfrom)
+    FWD(setsockopt, setsockopt) FWD(getsockopt, getsockopt) FWD(shutdown, shutdown)
+    FWD(sendmsg, sendmsg) FWD(recvmsg, recvmsg) FWD(eventfd2, eventfd2)
+    FWD(timerfd_create, timerfd_create) FWD(timerfd_settime, timerfd_settime)
+    FWD(timerfd_gettime, timerfd_gettime) FWD(membarrier, membarrier)
+#undef FWD
+    case A64_openat: r = sys_openat(s); break;
+    case A64_pipe2: r = hsys6(SYS_pipe2, (long)s->x[0], flags_to_host(s->x[1]), 0, 0, 0, 0); break;
+    case A64_fcntl: r = sys_fcntl(s); break;
+    case A64_ioctl: r = sys_ioctl(s); break;
+    case A64_readlinkat: r = sys_readlinkat(s); break;
+    case A64_fstat: {
+        struct stat st;
+        r = hsys6(SYS_fstat, (long)s->x[0], (long)&st, 0, 0, 0, 0);
+        if (r == 0) stat_to_guest(&st, s->x[1]);
+        break;
+    }
+    case A64_newfstatat: {
+        struct stat st;
+        const char *p = (const char *)s->x[1];
+        if (is_self_exe(p)) p = P.exe;
+        r = hsys6(SYS_newfstatat, (long)s->x[0], (long)p, (long)&st, (long)s->x[3], 0, 0);
+        if (r == 0) stat_to_guest(&st, s->x[2]);
+        break;
+    }
+    case A64_uname: r = sys_uname(s); break;
+    case A64_brk: r = (long)sys_brk(s->x[0]); break;
+    case A64_mmap: r = sys_mmap(s); break;
+    case A64_munmap: r = sys_munmap(s); break;
+    case A64_mremap: r = sys_mremap(s); break;
+    case A64_mprotect: r = guarded(s, SYS_mprotect); break;
+    case A64_madvise: r = guarded(s, SYS_madvise); break;
+    case A64_msync: r = guarded(s, SYS_msync); break;
+    case A64_mincore: r = guarded(s, SYS_mincore); break;
+    case A64_mlock: r = guarded(s, SYS_mlock); break;
+    case A64_munlock: r = guarded(s, SYS_munlock); break;
+    case A64_set_tid_address:
+        P.clear_child_tid = s->x[0];
+        r = hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+        break;
+    case A64_set_robust_list:
+        if (s->x[1] != 24) { r = -EINVAL; break; }
+        P.robust_list = s->x[0]; P.robust_len = s->x[1];
+        r = 0;
+        break;
+    case A64_get_robust_list: r = -ENOSYS; break;
+    case A64_rseq: r = -ENOSYS; break;
+    case A64_rt_sigaction: r = sys_rt_sigaction(s); break;
+    case A64_sigaltstack: {
+        uint64_t ss = s->x[0], old = s->x[1];
+        if (old) memcpy((void *)old, P.altstack, 24);
+        if (ss) memcpy(P.altstack, (void *)ss, 24);
+        r = 0;
+        break;
+    }
+    case A64_kill: {
+        long pid = (long)(int32_t)s->x[0];
+        r = pid == getpid() ? signal_self((int)s->x[1]) : HSYS(SYS_kill, s);
+        break;
+    }
+    case A64_tkill: case A64_tgkill: {
+        long tid = (long)(int32_t)(nr == A64_tgkill ? s->x[1] : s->x[0]);
+        int sig = (int)(nr == A64_tgkill ? s->x[2] : s->x[1]);
+        if (tid == hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0)) r = signal_self(sig);
+        else r = nr == A64_tgkill ? HSYS(SYS_tgkill, s) : HSYS(SYS_tkill, s);
+        break;
+    }
+    case A64_clone: r = sys_clone(s); break;
+    case A64_clone3: r = -ENOSYS; break;   /* glibc falls back to clone */
+    case A64_execve: case A64_execveat:
+        lg(20, "execve(\"%s\") is not supported yet: -ENOENT",
+           nr == A64_execve ? (const char *)s->x[0] : (const char *)s->x[1]);
+        r = -ENOENT;
+        break;
+    case A64_exit: case A64_exit_group: do_exit((int)(s->x[0] & 0xff));
+    case A64_prctl: r = sys_prctl(s); break;
+    case A64_personality: r = s->x[0] == 0xffffffffull ? 0 : -EINVAL; break;
+    default: unhandled(s, nr);
+    }
+    s->x[0] = (uint64_t)r;
+}

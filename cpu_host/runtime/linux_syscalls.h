@@ -1,0 +1,30 @@
+/* linux_syscalls.h — the Linux AArch64 user-mode personality (test programs: Debian's arm64
+ * busybox-static, lua5.4).  nx_linux_syscall() itself is declared in nxrt.h; these are the
+ * setters the runner (cpu_host/runner.py) calls before the guest starts. */
+#ifndef NX_LINUX_SYSCALLS_H
+#define NX_LINUX_SYSCALLS_H
+#include <stdint.h>
+
+/* The program break: [start, start + reserve).  The personality reserves the range itself
+ * (PROT_NONE, no swap) and opens pages as brk grows; if the range is already mapped by the
+ * runner, it is used as it is. Returns 0, or -errno when the range cannot be reserved. */
+int nx_linux_set_brk(uint64_t start, uint64_t reserve);
+
+/* The guest program's path: readlinkat("/proc/self/exe") answers it, openat of it opens it. */
+void nx_linux_set_exe(const char *path);
+
+/* Guest memory the runner mapped (segments, stack): munmap/mprotect/MAP_FIXED are allowed
+ * only inside guest memory (this, brk and what the guest mmapped), never over host memory. */
+void nx_linux_add_mapping(uint64_t addr, uint64_t len);
+
+/* Called with the exit status just before the process exits (flush logs there). */
+void nx_linux_set_exit_hook(void (*hook)(int status));
+
+/* Where log lines go (level: 10 debug, 20 info, 30 warning).  Unset: warnings to stderr,
+ * the rest dropped (quiet by default, so guest output stays byte-identical to qemu). */
+void nx_linux_set_log_hook(void (*hook)(int level, const char *msg));
+
+/* Name of AArch64 system call n ("read"), or NULL. */
+const char *nx_linux_syscall_name(uint32_t n);
+
+#endif

@@ -1,0 +1,115 @@
+"""The GPU process's work, independent of transport: object registration and the replay of whole
+submissions (decode -> validate -> snapshot -> Vulkan -> frames), with recording and headless
+frame output.  Used by the server (ring + gRPC), by ``nxrecomp replay`` and by the benches."""
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from pathlib import Path
+from typing import Callable
+
+from gpu_host import packets as P
+from gpu_host import png
+from gpu_host.objects import Memory, ObjectError, Objects
+from gpu_host.record import Recorder
+from gpu_host.replay import FrameOut, Replayer, Result
+from gpu_host.snapshot import Snapshot
+from gpu_host.validate import SubmissionError, plan
+from gpu_host.vkdevice import Device
+
+log = logging.getLogger("gpu_host.engine")
+
+
+class Engine:
+    def __init__(self, dev: Device, memory: Memory, frames_dir: str | Path | None = None,
+                 keep_frames: int = 32, recorder: Recorder | None = None) -> None:
+        self.dev = dev
+        self.objects = Objects(memory)
+        self.replayer = Replayer(dev, self.objects)
+        self.frames_dir = Path(frames_dir) if frames_dir else None
+        if self.frames_dir:
+            self.frames_dir.mkdir(parents=True, exist_ok=True)
+        self.frames: collections.deque[FrameOut] = collections.deque(maxlen=max(1, keep_frames))
+        self.recorder = recorder
+        self.lock = threading.Lock()   # registrations vs. a running submission
+        self.submissions = self.dropped = 0
+        self.on_frame: Callable[[FrameOut], None] | None = None
+
+    def reset(self, memory: Memory) -> None:
+        """Forget every object of the previous session (the client re-registers them)."""
+        with self.lock:
+            old = self.objects.memory
+            self.objects = Objects(memory)
+            self.replayer.reset(self.objects)
+            if old is not memory and hasattr(old, "close"):
+                old.close()
+
+    # -- registration (raises ObjectError) ----------------------------------------------
+    def register_texture(self, **desc) -> None:
+        with self.lock:
+            self.objects.add_texture(**desc)
+            if self.recorder:
+                self.recorder.texture(desc)
+
+    def register_sampler(self, id: int, linear: bool, repeat: bool) -> None:
+        with self.lock:
+            self.objects.add_sampler(id, linear, repeat)
+            if self.recorder:
+                self.recorder.sampler(id, linear, repeat)
+
+    def register_program(self, id: int, vertex: bytes, fragment: bytes) -> None:
+        with self.lock:
+            self.objects.add_program(id, vertex, fragment)
+            if self.recorder:
+                self.recorder.program(id, vertex, fragment)
+
+    def note_pool(self, id: int, size: int) -> None:
+        if self.recorder:
+            with self.lock:
+                self.recorder.pool(id, size)
+
+    # -- submissions --------------------------------------------------------------------
+    def submit(self, seq: int, raw: list[bytes], snapshot: Snapshot | None = None) -> Result | None:
+        """Replay one submission; a bad one is dropped with one warning naming what is wrong."""
+        with self.lock:
+            try:
+                cmds = []
+                for i, p in enumerate(raw):
+                    try:
+                        cmds.append(P.decode(p))
+                    except P.PacketError as e:
+                        raise SubmissionError(f"submission {seq}: packet {i}: {e}") from None
+                pl = plan(seq, cmds, self.objects)
+                snap = snapshot or Snapshot.take(pl, self.objects.memory)
+                res = self.replayer.run(pl, snap)
+            except SubmissionError as e:
+                self.dropped += 1
+                log.warning("dropped %s", e)
+                return None
+            except Exception:   # our bug or a driver error: drop this one, keep serving
+                self.dropped += 1
+                log.exception("dropped submission %d: replay failed", seq)
+                return None
+            self.submissions += 1
+            if self.recorder and snapshot is None:
+                self.recorder.submit(seq, raw, snap.data)
+        for fr in res.frames:
+            self.frames.append(fr)
+            if self.frames_dir:
+                png.write(self.frames_dir / f"frame_{fr.frame:06d}.png", fr.rgba, fr.width, fr.height)
+            if self.on_frame:
+                self.on_frame(fr)
+        return res
+
+    def frame(self, n: int) -> FrameOut | None:
+        for f in reversed(self.frames):
+            if f.frame == n:
+                return f
+        return None
+
+    def close(self) -> None:
+        self.replayer.close()
+        if self.recorder:
+            self.recorder.close()
+

@@ -1,0 +1,174 @@
+"""What the GPU process knows about the client's objects: pools (mapped memfds), textures,
+samplers, programs.  Everything here is rebuilt from the client's registry after a restart.
+Registration checks every field; a bad descriptor raises ObjectError naming it."""
+from __future__ import annotations
+
+import fcntl
+import mmap
+import os
+from dataclasses import dataclass
+from typing import Protocol
+
+from gpu_host import blocklinear
+from gpu_host.formats import FORMATS, TexFormat
+from gpu_host.spirv_reflect import Reflection, SpirvError, reflect
+
+MAX_TEX_DIM = 8192
+MAX_POOL = 1 << 34
+
+
+class ObjectError(ValueError):
+    pass
+
+
+class Memory(Protocol):
+    """Where pool bytes come from: live mapped memfds, or a recording."""
+
+    def pool_size(self, pool: int) -> int | None: ...
+    def read(self, pool: int, offset: int, size: int) -> memoryview: ...
+
+
+@dataclass(frozen=True)
+class Texture:
+    id: int
+    pool: int
+    offset: int
+    width: int
+    height: int
+    fmt: TexFormat
+    block_linear: bool
+    block_height_log2: int
+    pitch: int
+    render_target: bool
+
+    @property
+    def byte_size(self) -> int:
+        wb = self.width * self.fmt.bpp
+        if self.block_linear:
+            return blocklinear.size_bytes(wb, self.height, self.block_height_log2)
+        return self.pitch * (self.height - 1) + wb
+
+
+@dataclass(frozen=True)
+class Sampler:
+    id: int
+    linear: bool
+    repeat: bool
+
+
+@dataclass(frozen=True)
+class Program:
+    id: int
+    vertex_spirv: bytes
+    fragment_spirv: bytes
+    vertex: Reflection
+    fragment: Reflection
+
+    @property
+    def digest(self) -> bytes:
+        import hashlib
+
+        return hashlib.sha256(self.vertex_spirv + b"\0" + self.fragment_spirv).digest()
+
+
+class MappedPools:
+    """Pools mapped from memfds sent by the client (read-only: the GPU never writes them)."""
+
+    def __init__(self) -> None:
+        self.maps: dict[int, mmap.mmap] = {}
+
+    def add(self, pool: int, fd: int, size: int) -> None:
+        try:
+            st_size = os.fstat(fd).st_size
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError as e:
+            raise ObjectError(f"pool {pool}: fd is not a sealable memfd ({e.strerror})") from None
+        if not seals & fcntl.F_SEAL_SHRINK:
+            # Without the seal the client could shrink the file under our mapping (SIGBUS).
+            raise ObjectError(f"pool {pool}: memfd lacks F_SEAL_SHRINK")
+        if not 0 < size <= st_size or size > MAX_POOL:
+            raise ObjectError(f"pool {pool}: field size {size} does not fit its memfd of {st_size} bytes")
+        old = self.maps.pop(pool, None)
+        if old is not None:
+            old.close()
+        self.maps[pool] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
+
+    def pool_size(self, pool: int) -> int | None:
+        m = self.maps.get(pool)
+        return None if m is None else len(m)
+
+    def read(self, pool: int, offset: int, size: int) -> memoryview:
+        return memoryview(self.maps[pool])[offset:offset + size]
+
+    def close(self) -> None:
+        for m in self.maps.values():
+            try:
+                m.close()
+            except BufferError:
+                pass
+        self.maps.clear()
+
+
+class Objects:
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.textures: dict[int, Texture] = {}
+        self.samplers: dict[int, Sampler] = {}
+        self.programs: dict[int, Program] = {}
+
+    def add_texture(self, id: int, pool: int, offset: int, width: int, height: int, format: str,
+                    block_linear: bool, block_height_log2: int, pitch: int, render_target: bool) -> Texture:
+        fmt = FORMATS.get(format)
+        if fmt is None:
+            raise ObjectError(f"texture {id}: field format {format!r} is not one of {sorted(FORMATS)}")
+        if not (0 < width <= MAX_TEX_DIM and 0 < height <= MAX_TEX_DIM):
+            raise ObjectError(f"texture {id}: size {width}x{height} is not in 1..{MAX_TEX_DIM}")
+        if render_target and not fmt.renderable:
+            raise ObjectError(f"texture {id}: format {format} cannot be a render target")
+        if block_linear and block_height_log2 > 5:
+            raise ObjectError(f"texture {id}: field block_height_log2 {block_height_log2} is above 5")
+        if not block_linear and pitch < width * fmt.bpp:
+            raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {width * fmt.bpp} bytes")
+        t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target)
+        if not render_target:
+            psize = self.memory.pool_size(pool)
+            if psize is None:
+                raise ObjectError(f"texture {id}: field pool {pool} is not a registered pool")
+            if offset + t.byte_size > psize:
+                raise ObjectError(f"texture {id}: bytes {offset:#x}+{t.byte_size:#x} run past pool {pool}'s end {psize:#x}")
+        self.textures[id] = t
+        return t
+
+    def add_sampler(self, id: int, linear: bool, repeat: bool) -> Sampler:
+        s = Sampler(id, linear, repeat)
+        self.samplers[id] = s
+        return s
+
+    def add_program(self, id: int, vertex_spirv: bytes, fragment_spirv: bytes) -> Program:
+        try:
+            v = reflect(vertex_spirv, f"program {id} vertex")
+            f = reflect(fragment_spirv, f"program {id} fragment")
+        except SpirvError as e:
+            raise ObjectError(str(e)) from None
+        if v.execution_model != 0 or f.execution_model != 4:
+            raise ObjectError(f"program {id}: stages are models {v.execution_model}/{f.execution_model}, "
+                              "expected vertex (0) and fragment (4)")
+        _spirv_val(vertex_spirv, f"program {id} vertex")
+        _spirv_val(fragment_spirv, f"program {id} fragment")
+        p = Program(id, vertex_spirv, fragment_spirv, v, f)
+        self.programs[id] = p
+        return p
+
+
+def _spirv_val(code: bytes, what: str) -> None:
+    """Refuse modules spirv-val rejects: invalid SPIR-V can crash a driver."""
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(code)
+        f.flush()
+        r = subprocess.run(["spirv-val", "--target-env", "vulkan1.3", f.name], capture_output=True,
+                           text=True, errors="replace")
+    if r.returncode != 0:
+        raise ObjectError(f"{what}: spirv-val rejects it: {(r.stderr or r.stdout).strip().splitlines()[0][:200]}")

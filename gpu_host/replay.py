@@ -1,0 +1,358 @@
+"""Replay one validated submission into Vulkan and run it to completion.
+
+Order of work: (1) snapshot every memory range the submission binds (vertex, index, uniform:
+the "uniform snapshot" — the guest may rewrite them as soon as it has submitted) and every
+texture it samples from pool memory (deswizzled) into one host-visible arena; (2) record the
+commands; (3) submit and wait; (4) read back presented frames and report signalled fences.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import vulkan as vk
+
+from gpu_host import blocklinear
+from gpu_host import packets as P
+from gpu_host.objects import Memory, Objects, Texture
+from gpu_host.pipelines import Pipelines
+from gpu_host.validate import Plan, SubmissionError
+from gpu_host.vkdevice import COLOR_LAYERS, Buffer, Device, Image
+
+log = logging.getLogger("gpu_host.replay")
+ALIGN = 256
+ARENA_USAGE = (vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | vk.VK_BUFFER_USAGE_INDEX_BUFFER_BIT
+               | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT)
+RT_USAGE = (vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_SAMPLED_BIT
+            | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
+TEX_USAGE = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+
+
+@dataclass
+class FrameOut:
+    frame: int
+    width: int
+    height: int
+    rgba: bytes
+    sha256: str
+
+
+@dataclass
+class Result:
+    seq: int
+    fences: list[tuple[int, int]] = field(default_factory=list)
+    frames: list[FrameOut] = field(default_factory=list)
+    draws: int = 0
+
+
+def _up(n: int) -> int:
+    return (n + ALIGN - 1) & ~(ALIGN - 1)
+
+
+class Replayer:
+    def __init__(self, dev: Device, objects: Objects) -> None:
+        self.dev = dev
+        self.objects = objects
+        self.pipes = Pipelines(dev)
+        self.arena: Buffer | None = None
+        self.readback: Buffer | None = None
+        self.images: dict[int, tuple[Texture, Image]] = {}
+        self.uploaded: dict[int, int] = {}      # texture id -> crc of the bytes last uploaded
+        self.samplers: dict[tuple[bool, bool], Any] = {}
+        self.cb = dev.command_buffer()
+        self.dummy_ubo = dev.buffer(ALIGN, vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT)
+        self.dummy_ubo.mapped[0:ALIGN] = bytes(ALIGN)
+        self.dummy_img = dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE)
+
+    def reset(self, objects: Objects) -> None:
+        """A new client session: drop its predecessor's images (pipelines stay cached)."""
+        vk.vkDeviceWaitIdle(self.dev.device)
+        for _, img in self.images.values():
+            self.dev.free_image(img)
+        self.images.clear()
+        self.uploaded.clear()
+        self.objects = objects
+
+    # -- resources -------------------------------------------------------------
+    def _buffer(self, which: str, size: int, usage: int) -> Buffer:
+        cur = getattr(self, which)
+        if cur is None or cur.size < size:
+            if cur is not None:
+                self.dev.free_buffer(cur)
+            n = 1 << max(16, (size - 1).bit_length())
+            cur = self.dev.buffer(n, usage)
+            setattr(self, which, cur)
+        return cur
+
+    def image_for(self, t: Texture) -> Image:
+        cur = self.images.get(t.id)
+        if cur is not None and cur[0] == t:
+            return cur[1]
+        if cur is not None:
+            self.dev.free_image(cur[1])
+            self.uploaded.pop(t.id, None)
+        img = self.dev.image(t.width, t.height, getattr(vk, t.fmt.vk_name), RT_USAGE if t.render_target else TEX_USAGE)
+        self.images[t.id] = (t, img)
+        return img
+
+    def sampler(self, linear: bool, repeat: bool) -> Any:
+        key = (linear, repeat)
+        s = self.samplers.get(key)
+        if s is None:
+            f = vk.VK_FILTER_LINEAR if linear else vk.VK_FILTER_NEAREST
+            a = vk.VK_SAMPLER_ADDRESS_MODE_REPEAT if repeat else vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
+            s = vk.vkCreateSampler(self.dev.device, vk.VkSamplerCreateInfo(
+                magFilter=f, minFilter=f, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
+                addressModeU=a, addressModeV=a, addressModeW=a, maxLod=0.0), None)
+            self.samplers[key] = s
+        return s
+
+    # -- the submission --------------------------------------------------------
+    def run(self, plan: Plan, mem: Memory) -> Result:
+        """Replay ``plan`` reading pool bytes from ``mem`` (a ``Snapshot`` of the plan's ranges)."""
+        # 1. snapshot
+        texels: list[tuple[Texture, np.ndarray | None]] = []
+        size = sum(_up(r[2]) for r in plan.ranges)
+        for t in plan.uploads:
+            src = mem.read(t.pool, t.offset, t.byte_size)
+            crc = zlib.crc32(src)
+            cur = self.images.get(t.id)
+            if cur is not None and cur[0] == t and self.uploaded.get(t.id) == crc:
+                texels.append((t, None))
+                continue
+            wb = t.width * t.fmt.bpp
+            if t.block_linear:
+                lin = blocklinear.deswizzle(src, wb, t.height, t.block_height_log2)
+            else:
+                rows = np.frombuffer(src, np.uint8, count=t.byte_size)
+                lin = np.lib.stride_tricks.as_strided(rows, (t.height, wb), (t.pitch, 1))
+            texels.append((t, np.ascontiguousarray(lin)))
+            self.uploaded[t.id] = crc
+            size += _up(lin.size)
+        arena = self._buffer("arena", max(size, ALIGN), ARENA_USAGE)
+        where: dict[tuple[int, int, int], int] = {}
+        off = 0
+        amap = arena.mapped
+        for r in plan.ranges:
+            amap[off:off + r[2]] = mem.read(*r)
+            where[r] = off
+            off += _up(r[2])
+        tex_off: list[tuple[Texture, int, Image]] = []
+        for t, lin in texels:
+            img = self.image_for(t)
+            if lin is not None:
+                amap[off:off + lin.size] = lin.tobytes()
+                tex_off.append((t, off, img))
+                off += _up(lin.size)
+        # 2. record
+        frames = [c for c in plan.commands if c[0] == P.OP_PRESENT]
+        rb_size = sum(self.objects.textures[c[2]].width * self.objects.textures[c[2]].height * 4 for c in frames)
+        rb = self._buffer("readback", max(rb_size, ALIGN), vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT) if frames else None
+        cb = self.cb
+        vk.vkResetCommandBuffer(cb, 0)
+        vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+        for t, o, img in tex_off:
+            vk.vkCmdCopyBufferToImage(cb, arena.handle, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, 1, [vk.VkBufferImageCopy(
+                bufferOffset=o, bufferRowLength=0, bufferImageHeight=0, imageSubresource=COLOR_LAYERS,
+                imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
+        _barrier(cb)
+        try:
+            result, reads = self._record(plan, cb, arena, where, rb)
+        except SubmissionError:
+            vk.vkEndCommandBuffer(cb)
+            raise
+        vk.vkEndCommandBuffer(cb)
+        # 3. run
+        self.dev.submit_wait(cb)
+        # 4. frames
+        for frame, t, o in reads:
+            raw = bytes(rb.mapped[o:o + t.width * t.height * 4])
+            if t.fmt.name == "BGRA8":
+                a = np.frombuffer(raw, np.uint8).reshape(-1, 4)[:, [2, 1, 0, 3]]
+                raw = a.tobytes()
+            result.frames.append(FrameOut(frame, t.width, t.height, raw, hashlib.sha256(raw).hexdigest()))
+        return result
+
+    def _record(self, plan: Plan, cb: Any, arena: Buffer, where: dict, rb: Buffer | None):
+        objs = self.objects
+        res = Result(plan.seq)
+        reads: list[tuple[int, Texture, int]] = []
+        rb_off = 0
+        target: tuple[Texture, Image] | None = None
+        rendering = False
+        program = layout = None
+        blend = False
+        pipe_dirty = True
+        vertex = index = None
+        ubos: dict[int, tuple] = {}
+        texs: dict[int, tuple[Texture, int]] = {}
+        desc_dirty = True
+        viewport = None
+        bound_pipe = None
+        amap = arena.mapped
+
+        def begin() -> None:
+            nonlocal rendering
+            if rendering:
+                return
+            t, img = target
+            att = vk.VkRenderingAttachmentInfo(
+                imageView=img.view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
+                storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE)
+            area = vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(t.width, t.height))
+            vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(renderArea=area, layerCount=1,
+                                                          colorAttachmentCount=1, pColorAttachments=[att]))
+            vp = viewport or (0.0, 0.0, float(t.width), float(t.height))
+            vk.vkCmdSetViewport(cb, 0, 1, [vk.VkViewport(x=vp[0], y=vp[1], width=vp[2], height=vp[3],
+                                                         minDepth=0.0, maxDepth=1.0)])
+            vk.vkCmdSetScissor(cb, 0, 1, [area])
+            rendering = True
+
+        def end() -> None:
+            nonlocal rendering
+            if rendering:
+                vk.vkCmdEndRendering(cb)
+                _barrier(cb)
+                rendering = False
+
+        for i, cmd in enumerate(plan.commands):
+            op = cmd[0]
+            if op == P.OP_TARGET:
+                end()
+                t = objs.textures[cmd[1]]
+                target = (t, self.image_for(t))
+                pipe_dirty = True
+                viewport = None
+            elif op == P.OP_CLEAR:
+                begin()
+                t = target[0]
+                vk.vkCmdClearAttachments(cb, 1, [vk.VkClearAttachment(
+                    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, colorAttachment=0,
+                    clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(cmd[1:5]))))],
+                    1, [vk.VkClearRect(rect=vk.VkRect2D(offset=vk.VkOffset2D(0, 0),
+                                                       extent=vk.VkExtent2D(t.width, t.height)),
+                                       baseArrayLayer=0, layerCount=1)])
+            elif op == P.OP_PROGRAM:
+                program = objs.programs[cmd[1]]
+                pipe_dirty = True
+            elif op == P.OP_VERTEX_LAYOUT:
+                layout = cmd
+                pipe_dirty = True
+            elif op == P.OP_BLEND:
+                blend = cmd[1]
+                pipe_dirty = True
+            elif op == P.OP_VERTEX:
+                vertex = cmd
+                vk.vkCmdBindVertexBuffers(cb, 0, 1, [arena.handle], [where[(cmd[1], cmd[2], cmd[3])]])
+            elif op == P.OP_INDEX:
+                index = cmd
+                vk.vkCmdBindIndexBuffer(cb, arena.handle, where[(cmd[1], cmd[2], cmd[3])],
+                                        vk.VK_INDEX_TYPE_UINT16 if cmd[4] == 2 else vk.VK_INDEX_TYPE_UINT32)
+            elif op == P.OP_UNIFORM:
+                ubos[cmd[1]] = cmd
+                desc_dirty = True
+            elif op == P.OP_TEXTURE:
+                texs[cmd[1]] = (objs.textures[cmd[2]], cmd[3])
+                desc_dirty = True
+            elif op == P.OP_VIEWPORT:
+                viewport = cmd[1:5]
+                if rendering:
+                    vk.vkCmdSetViewport(cb, 0, 1, [vk.VkViewport(x=cmd[1], y=cmd[2], width=cmd[3], height=cmd[4],
+                                                                 minDepth=0.0, maxDepth=1.0)])
+            elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
+                begin()
+                if pipe_dirty:
+                    p = self.pipes.get(program, layout, target[1].vk_format, blend)
+                    if p is not bound_pipe:
+                        vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, p)
+                        bound_pipe = p
+                    pipe_dirty = False
+                if desc_dirty:
+                    self._push(cb, arena, where, ubos, texs)
+                    desc_dirty = False
+                if op == P.OP_DRAW:
+                    vk.vkCmdDraw(cb, cmd[1], cmd[2], cmd[3], cmd[4])
+                else:
+                    self._check_indices(plan.seq, i, cmd, index, vertex, layout, amap, where)
+                    vk.vkCmdDrawIndexed(cb, cmd[1], cmd[2], cmd[3], cmd[4], cmd[5])
+                res.draws += 1
+            elif op == P.OP_SIGNAL:
+                res.fences.append((cmd[1], cmd[2]))
+            elif op == P.OP_PRESENT:
+                end()
+                t = objs.textures[cmd[2]]
+                img = self.image_for(t)
+                _barrier(cb)
+                vk.vkCmdCopyImageToBuffer(cb, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, rb.handle, 1, [vk.VkBufferImageCopy(
+                    bufferOffset=rb_off, bufferRowLength=0, bufferImageHeight=0, imageSubresource=COLOR_LAYERS,
+                    imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
+                reads.append((cmd[1], t, rb_off))
+                rb_off += t.width * t.height * 4
+                _barrier(cb)
+        end()
+        return res, reads
+
+    def _check_indices(self, seq: int, i: int, cmd: tuple, index: tuple, vertex: tuple, layout: tuple,
+                       amap: Any, where: dict) -> None:
+        """Indices are checked on the snapshot (the bytes the GPU will read), not on live memory."""
+        if cmd[1] == 0:
+            return
+        isz = index[4]
+        base = where[(index[1], index[2], index[3])] + cmd[3] * isz
+        idx = np.frombuffer(amap, dtype=np.uint16 if isz == 2 else np.uint32, count=cmd[1], offset=base)
+        lo, hi = int(idx.min()) + cmd[4], int(idx.max()) + cmd[4]
+        stride, attrs = layout[1], layout[3]
+        attr_end = max(a[2] + P.VERTEX_FORMATS[a[1]][1] for a in attrs)
+        if lo < 0 or hi * stride + attr_end > vertex[3]:
+            raise SubmissionError(f"submission {seq}: packet {i} DRAW_INDEXED: vertex indices {lo}..{hi} run "
+                                  f"outside the {vertex[3]}-byte vertex buffer")
+
+    def _push(self, cb: Any, arena: Buffer, where: dict, ubos: dict, texs: dict) -> None:
+        # All eight bindings every time: an unbound slot a shader reads gets a harmless dummy.
+        writes = []
+        for b in range(4):
+            u = ubos.get(b)
+            if u is None:
+                info = vk.VkDescriptorBufferInfo(buffer=self.dummy_ubo.handle, offset=0, range=ALIGN)
+            else:
+                info = vk.VkDescriptorBufferInfo(buffer=arena.handle, offset=where[(u[2], u[3], u[4])], range=u[4])
+            writes.append(vk.VkWriteDescriptorSet(dstBinding=b, descriptorCount=1,
+                                                  descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+                                                  pBufferInfo=[info]))
+        for s in range(4):
+            t = texs.get(s)
+            if t is None:
+                view, smp = self.dummy_img.view, self.sampler(False, False)
+            else:
+                sm = self.objects.samplers[t[1]]
+                view, smp = self.image_for(t[0]).view, self.sampler(sm.linear, sm.repeat)
+            writes.append(vk.VkWriteDescriptorSet(
+                dstBinding=4 + s, descriptorCount=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                pImageInfo=[vk.VkDescriptorImageInfo(sampler=smp, imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL)]))
+        self.dev.push_descriptor(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 0, len(writes), writes)
+
+    def close(self) -> None:
+        vk.vkDeviceWaitIdle(self.dev.device)
+        for _, img in self.images.values():
+            self.dev.free_image(img)
+        self.images.clear()
+        for b in (self.arena, self.readback, self.dummy_ubo):
+            if b is not None:
+                self.dev.free_buffer(b)
+        self.dev.free_image(self.dummy_img)
+        for s in self.samplers.values():
+            vk.vkDestroySampler(self.dev.device, s, None)
+        self.pipes.close()
+
+
+def _barrier(cb: Any) -> None:
+    """Full memory barrier: simple, and correct for render-to-texture, uploads and readback."""
+    vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
+                            1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                                                   dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT)],
+                            0, None, 0, None)

@@ -1,0 +1,56 @@
+"""Consumer side of the command ring: yields raw packet payloads, trusting nothing the producer
+wrote (positions and record lengths are checked before any byte is read)."""
+from __future__ import annotations
+
+import os
+import select
+
+from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_PACKET, TAG_PAD,
+                                  RingFormatError, RingView, align8)
+
+
+class RingReader:
+    def __init__(self, view: RingView, doorbell_fd: int) -> None:
+        self.view = view
+        self.doorbell = doorbell_fd
+        self.cap = view.capacity
+
+    def wait(self, timeout: float) -> None:
+        """Sleep until the producer rings the doorbell (or ``timeout`` seconds pass)."""
+        if self.view.write.value != self.view.read.value:
+            return
+        r, _, _ = select.select([self.doorbell], [], [], timeout)
+        if r:
+            try:
+                os.eventfd_read(self.doorbell)
+            except BlockingIOError:
+                pass
+
+    def drain(self, limit: int = 4096) -> list[bytes]:
+        """Up to ``limit`` packets published so far, consumed (the read position moves on)."""
+        v, cap, mm = self.view, self.cap, self.view.mm
+        out: list[bytes] = []
+        rpos = v.read.value
+        wpos = v.write.value
+        if wpos < rpos or wpos - rpos > cap:
+            raise RingFormatError(f"ring positions: write {wpos} read {rpos} capacity {cap} are inconsistent")
+        while rpos < wpos and len(out) < limit:
+            off = rpos % cap
+            if cap - off < REC_HDR.size:
+                raise RingFormatError(f"ring record at position {rpos}: header crosses the end of the ring")
+            length, tag = REC_HDR.unpack_from(mm, HEADER_SIZE + off)
+            if tag == TAG_PAD:
+                nxt = rpos + (cap - off)
+            elif tag == TAG_PACKET:
+                if length > MAX_PACKET or off + REC_HDR.size + length > cap:
+                    raise RingFormatError(f"ring record at position {rpos}: length {length} runs past the ring")
+                start = HEADER_SIZE + off + REC_HDR.size
+                out.append(mm[start:start + length])
+                nxt = rpos + REC_HDR.size + align8(length)
+            else:
+                raise RingFormatError(f"ring record at position {rpos}: unknown tag {tag}")
+            if nxt > wpos:
+                raise RingFormatError(f"ring record at position {rpos}: extends past the write position {wpos}")
+            rpos = nxt
+        v.read.value = rpos
+        return out

@@ -1,0 +1,343 @@
+"""The GPU process: gRPC control (``nxgpu.GpuControl`` + standard gRPC health) on a UNIX socket,
+an fd socket (SCM_RIGHTS) for the client's memfds/eventfds, and one consumer thread that drains
+the command ring and replays submissions.  Run: ``python -m gpu_host.server --socket-dir DIR``.
+
+One client session at a time; a new Attach replaces the old session and all its objects (the
+process holds nothing that the client cannot re-send).
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from gpu_host import fdpass
+from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
+from gpu_host import packets as P
+from gpu_host.engine import Engine
+from gpu_host.objects import MappedPools, ObjectError
+from gpu_host.record import Recorder
+from gpu_host.ring_layout import RingFormatError, RingView, open_ring
+from gpu_host.ring_reader import RingReader
+from gpu_host.vkdevice import Device
+from proto import gpu_pb2, gpu_pb2_grpc
+
+log = logging.getLogger("gpu_host.server")
+
+
+@dataclass
+class Session:
+    id: int
+    token: str
+    view: RingView
+    reader: RingReader
+    pools: MappedPools
+    packets: int = 0
+    closed: bool = False
+    pending: list = field(default_factory=list)
+
+
+class FdInbox:
+    """fds that arrived on the fd socket, keyed by (token, kind, id), until an RPC claims them."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.items: dict[tuple, list[int]] = {}
+
+    def put(self, key: tuple, fds: list[int]) -> None:
+        with self.cond:
+            for fd in self.items.pop(key, []):
+                os.close(fd)
+            self.items[key] = fds
+            self.cond.notify_all()
+
+    def take(self, key: tuple, timeout: float) -> list[int] | None:
+        with self.cond:
+            self.cond.wait_for(lambda: key in self.items, timeout)
+            return self.items.pop(key, None)
+
+
+class GpuServer(gpu_pb2_grpc.GpuControlServicer):
+    def __init__(self, socket_dir: str | Path, frames_dir: str = "", keep_frames: int = 32,
+                 record: str = "", device: str = "", attach_timeout: float = 2.0) -> None:
+        self.dir = Path(socket_dir)
+        self.frames_dir, self.keep_frames = frames_dir, keep_frames
+        self.record_path = record
+        self.attach_timeout = attach_timeout
+        self.dev = Device(device)
+        self.inbox = FdInbox()
+        self.session: Session | None = None
+        self.lock = threading.Lock()
+        self.fence_cond = threading.Condition()
+        self.ids = itertools.count(int(time.time() * 1000) & 0xFFFFFFFF)
+        self.stop = threading.Event()
+        self.recorder: Recorder | None = Recorder(Path(record)) if record else None
+        self.engine = Engine(self.dev, MappedPools(), frames_dir, keep_frames, self.recorder)
+
+    # -- fd socket ----------------------------------------------------------------------
+    def _fd_listener(self, lsock: socket.socket) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = lsock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._fd_conn, args=(conn,), daemon=True, name="gpu-fds").start()
+
+    def _fd_conn(self, conn: socket.socket) -> None:
+        with conn:
+            while not self.stop.is_set():
+                try:
+                    label, fds = fdpass.recv(conn)
+                except ValueError as e:
+                    log.warning("fd socket: %s", e)
+                    continue
+                except OSError:
+                    return
+                if label is None:
+                    return
+                key = (label.get("token"), label.get("kind"), label.get("id"))
+                if not isinstance(key[0], str) or key[1] not in ("ring", "pool") or not isinstance(key[2], int):
+                    log.warning("fd socket: label %r is not {token, kind: ring|pool, id}", label)
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                self.inbox.put(key, fds)
+
+    # -- gRPC ---------------------------------------------------------------------------
+    def _session(self, sid: int, context) -> Session:
+        s = self.session
+        if s is None or s.id != sid:
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"session {sid} is not attached (re-attach)")
+        return s
+
+    def Attach(self, request, context):
+        fds = self.inbox.take((request.token, "ring", 0), self.attach_timeout)
+        if fds is None or len(fds) != 2:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          f"attach: no ring + doorbell fds arrived with token {request.token!r}")
+        ring_fd, bell_fd = fds
+        try:
+            view = open_ring(ring_fd)
+        except (RingFormatError, OSError) as e:
+            os.close(bell_fd)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"attach: {e}")
+        finally:
+            os.close(ring_fd)
+        os.set_blocking(bell_fd, False)
+        with self.lock:
+            old = self.session
+            pools = MappedPools()
+            self.engine.reset(pools)
+            sid = next(self.ids)
+            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools)
+            if old is not None:
+                old.closed = True
+        log.info("attached client=%s session=%d ring=%d", request.client, sid, view.capacity)
+        return gpu_pb2.AttachReply(session=sid, ring_capacity=view.capacity, device=self.dev.name)
+
+    def RegisterPool(self, request, context):
+        s = self._session(request.session, context)
+        fds = self.inbox.take((s.token, "pool", request.id), self.attach_timeout)
+        if not fds:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"pool {request.id}: no memfd arrived on the fd socket")
+        try:
+            with self.engine.lock:
+                if s.closed:
+                    context.abort(grpc.StatusCode.FAILED_PRECONDITION, "session replaced during RegisterPool")
+                s.pools.add(request.id, fds[0], request.size)
+            self.engine.note_pool(request.id, request.size)
+        except ObjectError as e:
+            log.warning("rejected %s", e)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return gpu_pb2.Ack()
+
+    def _register(self, context, fn, **kw):
+        try:
+            fn(**kw)
+        except ObjectError as e:
+            log.warning("rejected %s", e)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except Exception as e:   # a bug of ours must not take the process down either
+            log.exception("registration failed")
+            context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+        return gpu_pb2.Ack()
+
+    def RegisterTexture(self, r, context):
+        s = self._session(r.session, context)
+        return self._register(context, self.engine.register_texture, id=r.id, pool=r.pool, offset=r.offset,
+                              width=r.width, height=r.height, format=r.format, block_linear=r.block_linear,
+                              block_height_log2=r.block_height_log2, pitch=r.pitch, render_target=r.render_target)
+
+    def RegisterSampler(self, r, context):
+        s = self._session(r.session, context)
+        return self._register(context, self.engine.register_sampler, id=r.id, linear=r.linear, repeat=r.repeat)
+
+    def RegisterProgram(self, r, context):
+        s = self._session(r.session, context)
+        return self._register(context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv,
+                              fragment=r.fragment_spirv)
+
+    def WaitFence(self, r, context):
+        s = self._session(r.session, context)
+        if r.fence >= len(s.view.fences):
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"fence {r.fence} is out of range")
+        with self.fence_cond:
+            self.fence_cond.wait_for(lambda: s.closed or s.view.fences[r.fence] >= r.value, max(0.0, min(r.timeout_s, 60)))
+            v = s.view.fences[r.fence]
+        return gpu_pb2.FenceState(value=v, reached=v >= r.value)
+
+    def GetFrame(self, r, context):
+        s = self.session
+        f = self.engine.frame(r.frame)
+        if f is None:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"frame {r.frame} is not held")
+        return gpu_pb2.Frame(frame=f.frame, width=f.width, height=f.height, rgba=f.rgba, sha256=f.sha256)
+
+    def GetStatus(self, r, context):
+        s = self.session
+        if s is None:
+            return gpu_pb2.Status()
+        last = self.engine.frames[-1] if self.engine.frames else None
+        return gpu_pb2.Status(session=s.id, submissions=self.engine.submissions, dropped=self.engine.dropped,
+                              last_frame=last.frame if last else 0, last_sha256=last.sha256 if last else "",
+                              packets=s.packets)
+
+    # -- the ring consumer --------------------------------------------------------------
+    def consume(self) -> None:
+        cur: tuple[int, list[bytes]] | None = None
+        s: Session | None = None
+        while not self.stop.is_set():
+            if self.session is not s:
+                s, cur = self.session, None
+            if s is None:
+                time.sleep(0.01)
+                continue
+            s.reader.wait(0.05)
+            try:
+                batch = s.reader.drain()
+            except RingFormatError as e:
+                log.error("session %d: %s; session detached (client must re-attach)", s.id, e)
+                with self.lock:
+                    if self.session is s:
+                        self.session = None
+                    s.closed = True
+                continue
+            s.packets += len(batch)
+            for raw in batch:
+                cur = self._packet(s, raw, cur)
+
+    def _packet(self, s: Session, raw: bytes, cur):
+        # BEGIN/END are peeked here so a bad packet drops its submission, not the stream.
+        head = raw[:1]
+        if head == b"\x92":   # fixarray of 2: maybe BEGIN/END
+            try:
+                op = P.decode(raw)
+            except P.PacketError:
+                op = None
+            if op and op[0] == P.OP_BEGIN:
+                if cur is not None:
+                    log.warning("submission %d: no END before BEGIN %d; dropped", cur[0], op[1])
+                    self._done(s, cur[0], None)
+                return (op[1], [])
+            if op and op[0] == P.OP_END:
+                if cur is None or cur[0] != op[1]:
+                    log.warning("END %d without its BEGIN; ignored", op[1])
+                    return None
+                res = self.engine.submit(cur[0], cur[1])
+                self._done(s, cur[0], res)
+                return None
+        if cur is None:
+            log.warning("packet outside a submission (%d bytes); ignored", len(raw))
+            return None
+        cur[1].append(raw)
+        return cur
+
+    def _done(self, s: Session, seq: int, res) -> None:
+        v = s.view
+        if res is None:
+            v.dropped.value += 1
+        else:
+            for fence, value in res.fences:
+                v.fences[fence] = value
+            if res.frames:
+                v.presented.value = res.frames[-1].frame
+        v.completed.value = seq
+        with self.fence_cond:
+            self.fence_cond.notify_all()
+
+    # -- lifetime -----------------------------------------------------------------------
+    def serve(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fpath = fd_socket_path(self.dir)
+        gpath = fpath.replace("gpu.fds", "gpu.grpc")
+        for p in (fpath, gpath):
+            if os.path.exists(p):
+                os.unlink(p)
+        lsock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        lsock.bind(fpath)
+        lsock.listen(8)
+        threading.Thread(target=self._fd_listener, args=(lsock,), daemon=True, name="gpu-fd-listen").start()
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        gpu_pb2_grpc.add_GpuControlServicer_to_server(self, server)
+        hs = health.HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(hs, server)
+        server.add_insecure_port(grpc_address(self.dir))
+        server.start()
+        for name in ("", SERVICE):
+            hs.set(name, health_pb2.HealthCheckResponse.SERVING)
+        log.info("serving on %s device=%s", self.dir, self.dev.name)
+        consumer = threading.Thread(target=self.consume, name="gpu-ring", daemon=True)
+        consumer.start()
+        try:
+            while not self.stop.wait(0.2):
+                pass
+        finally:
+            for name in ("", SERVICE):
+                hs.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+            server.stop(0.5).wait()
+            lsock.close()
+            consumer.join(5)
+            self.engine.close()
+            log.info("stopped")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from nxrecomp import log as nxlog
+    from nxrecomp import settings
+
+    ap = argparse.ArgumentParser(prog="gpu_host.server")
+    ap.add_argument("--socket-dir", required=True)
+    ap.add_argument("--frames-dir", default=None)
+    ap.add_argument("--record", default=None)
+    a = ap.parse_args(argv)
+    nxlog.setup("gpu")
+    srv = GpuServer(a.socket_dir,
+                    frames_dir=a.frames_dir if a.frames_dir is not None else settings.get("gpu_host", "frames_dir"),
+                    keep_frames=settings.get("gpu_host", "keep_frames"),
+                    record=a.record if a.record is not None else settings.get("gpu_host", "record"),
+                    device=settings.get("gpu_host", "device"),
+                    attach_timeout=settings.get("gpu_host", "attach_timeout"))
+    signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
+    signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
+    srv.serve()
+    nxlog.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

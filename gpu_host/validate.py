@@ -1,0 +1,120 @@
+"""First pass over a submission: check every handle, pool range and piece of state a command
+needs, and list the memory the replay must snapshot.  Nothing reaches Vulkan before this passes,
+so a hostile submission is dropped whole with one clear message."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpu_host import packets as P
+from gpu_host.objects import Objects, Texture
+from gpu_host.ring_layout import NUM_FENCES
+
+MAX_UNIFORM = 65536
+
+
+class SubmissionError(ValueError):
+    pass
+
+
+@dataclass
+class Plan:
+    seq: int
+    commands: list[tuple]
+    ranges: list[tuple[int, int, int]] = field(default_factory=list)   # (pool, offset, size) to snapshot
+    uploads: list[Texture] = field(default_factory=list)                # textures read from pool memory
+
+
+def _range(objects: Objects, where: str, pool: int, offset: int, size: int) -> None:
+    psize = objects.memory.pool_size(pool)
+    if psize is None:
+        raise SubmissionError(f"{where}: field pool {pool} is not a registered pool")
+    if size == 0 or offset + size > psize:
+        raise SubmissionError(f"{where}: range {offset:#x}+{size:#x} is empty or runs past pool {pool}'s end {psize:#x}")
+
+
+def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
+    pl = Plan(seq, commands)
+    seen: set[tuple[int, int, int]] = set()
+    uploads: dict[int, Texture] = {}
+    target = program = layout = vertex = index = None
+    tex_slots: dict[int, Texture] = {}
+    for i, cmd in enumerate(commands):
+        op = cmd[0]
+        where = f"submission {seq}: packet {i} {P.OPS[op].name}"
+
+        def need_texture(tid: int) -> Texture:
+            t = objects.textures.get(tid)
+            if t is None:
+                raise SubmissionError(f"{where}: field texture {tid} is not a registered texture")
+            return t
+
+        if op == P.OP_TARGET:
+            target = need_texture(cmd[1])
+            if not target.render_target:
+                raise SubmissionError(f"{where}: texture {cmd[1]} was not registered as a render target")
+        elif op == P.OP_CLEAR:
+            if target is None:
+                raise SubmissionError(f"{where}: no render target set")
+        elif op == P.OP_PROGRAM:
+            program = objects.programs.get(cmd[1])
+            if program is None:
+                raise SubmissionError(f"{where}: field program {cmd[1]} is not a registered program")
+        elif op == P.OP_VERTEX_LAYOUT:
+            layout = cmd
+        elif op in (P.OP_VERTEX, P.OP_INDEX, P.OP_UNIFORM):
+            pool, off, size = cmd[1:4] if op != P.OP_UNIFORM else cmd[2:5]
+            _range(objects, where, pool, off, size)
+            if op == P.OP_UNIFORM and size > MAX_UNIFORM:
+                raise SubmissionError(f"{where}: uniform range of {size} bytes exceeds {MAX_UNIFORM}")
+            if op == P.OP_VERTEX:
+                vertex = cmd
+            elif op == P.OP_INDEX:
+                index = cmd
+            key = (pool, off, size)
+            if key not in seen:
+                seen.add(key)
+                pl.ranges.append(key)
+        elif op == P.OP_TEXTURE:
+            t = need_texture(cmd[2])
+            if cmd[3] not in objects.samplers:
+                raise SubmissionError(f"{where}: field sampler {cmd[3]} is not a registered sampler")
+            tex_slots[cmd[1]] = t
+            if not t.render_target:
+                uploads[t.id] = t
+        elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
+            for what, v in (("render target", target), ("program", program), ("vertex layout", layout),
+                            ("vertex buffer", vertex)):
+                if v is None:
+                    raise SubmissionError(f"{where}: no {what} set")
+            locs = {a[0] for a in layout[3]}
+            missing = program.vertex.input_locations - locs
+            if missing:
+                raise SubmissionError(f"{where}: program {program.id} reads vertex locations {sorted(missing)} the layout lacks")
+            for slot, t in tex_slots.items():
+                if t is target:
+                    raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is the current render target")
+            stride, attrs = layout[1], layout[3]
+            attr_end = max(a[2] + P.VERTEX_FORMATS[a[1]][1] for a in attrs)
+            if op == P.OP_DRAW:
+                count, first = cmd[1], cmd[3]
+                if count and (first + count - 1) * stride + attr_end > vertex[3]:
+                    raise SubmissionError(f"{where}: vertices {first}..{first + count - 1} run past the "
+                                          f"{vertex[3]}-byte vertex buffer (stride {stride})")
+            else:
+                if index is None:
+                    raise SubmissionError(f"{where}: no index buffer set")
+                count, first = cmd[1], cmd[3]
+                if (first + count) * index[4] > index[3]:
+                    raise SubmissionError(f"{where}: indices {first}..{first + count - 1} run past the "
+                                          f"{index[3]}-byte index buffer")
+        elif op == P.OP_SIGNAL:
+            if cmd[1] >= NUM_FENCES:
+                raise SubmissionError(f"{where}: field fence {cmd[1]} is not below {NUM_FENCES}")
+        elif op == P.OP_PRESENT:
+            t = need_texture(cmd[2])
+            if not t.render_target:
+                raise SubmissionError(f"{where}: texture {cmd[2]} is not a render target")
+        elif op in (P.OP_BEGIN, P.OP_END):
+            raise SubmissionError(f"{where}: nested submission marker")
+    pl.uploads = list(uploads.values())
+    return pl

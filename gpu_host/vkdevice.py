@@ -1,0 +1,169 @@
+"""A headless Vulkan 1.3 device through the ``vulkan`` binding, plus the few helpers the
+replayer needs (buffers, images, shader modules, one-shot command buffers)."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import vulkan as vk
+
+log = logging.getLogger("gpu_host.vk")
+
+
+class VulkanUnavailable(RuntimeError):
+    pass
+
+
+@dataclass
+class Buffer:
+    handle: Any
+    memory: Any
+    size: int
+    mapped: Any = None   # cffi buffer when host visible
+
+
+@dataclass
+class Image:
+    handle: Any
+    memory: Any
+    view: Any
+    width: int
+    height: int
+    vk_format: int
+
+
+class Device:
+    def __init__(self, prefer: str = "") -> None:
+        app = vk.VkApplicationInfo(pApplicationName="nxrecomp-gpu", applicationVersion=1,
+                                   pEngineName="nxrecomp", engineVersion=1,
+                                   apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
+        try:
+            self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+            pds = vk.vkEnumeratePhysicalDevices(self.instance)
+        except vk.VkError as e:
+            raise VulkanUnavailable(f"no Vulkan instance: {type(e).__name__}") from None
+        cands = []
+        for pd in pds:
+            props = vk.vkGetPhysicalDeviceProperties(pd)
+            if props.apiVersion >= vk.VK_MAKE_VERSION(1, 3, 0):
+                cands.append((prefer and prefer.lower() in props.deviceName.lower(), pd, props))
+        if not cands:
+            raise VulkanUnavailable("no Vulkan 1.3 device")
+        cands.sort(key=lambda c: not c[0])
+        _, self.pd, props = cands[0]
+        self.name = props.deviceName
+        self.limits = props.limits
+        fams = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.pd)
+        self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_GRAPHICS_BIT)
+        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
+        f13 = vk.VkPhysicalDeviceVulkan13Features(dynamicRendering=vk.VK_TRUE)
+        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE)
+        exts = ["VK_KHR_push_descriptor"]
+        self.device = vk.vkCreateDevice(self.pd, vk.VkDeviceCreateInfo(
+            pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=feats,
+            enabledExtensionCount=len(exts), ppEnabledExtensionNames=exts), None)
+        self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)
+        self.cmd_pool = vk.vkCreateCommandPool(self.device, vk.VkCommandPoolCreateInfo(
+            flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.qfam), None)
+        self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.pd)
+        self.push_descriptor = vk.vkGetDeviceProcAddr(self.device, "vkCmdPushDescriptorSetKHR")
+        self.fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
+        log.info("vulkan device %s", self.name)
+
+    # -- memory ----------------------------------------------------------------
+    def _mem_type(self, bits: int, want: int) -> int:
+        for i in range(self.mem_props.memoryTypeCount):
+            if bits & (1 << i) and (self.mem_props.memoryTypes[i].propertyFlags & want) == want:
+                return i
+        raise VulkanUnavailable(f"no memory type with flags {want:#x}")
+
+    def buffer(self, size: int, usage: int, host: bool = True) -> Buffer:
+        h = vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(
+            size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
+        req = vk.vkGetBufferMemoryRequirements(self.device, h)
+        flags = (vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) if host \
+            else vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(
+            allocationSize=req.size, memoryTypeIndex=self._mem_type(req.memoryTypeBits, flags)), None)
+        vk.vkBindBufferMemory(self.device, h, mem, 0)
+        mapped = vk.vkMapMemory(self.device, mem, 0, size, 0) if host else None
+        return Buffer(h, mem, size, mapped)
+
+    def free_buffer(self, b: Buffer) -> None:
+        if b.mapped is not None:
+            vk.vkUnmapMemory(self.device, b.memory)
+        vk.vkDestroyBuffer(self.device, b.handle, None)
+        vk.vkFreeMemory(self.device, b.memory, None)
+
+    def image(self, width: int, height: int, vk_format: int, usage: int) -> Image:
+        h = vk.vkCreateImage(self.device, vk.VkImageCreateInfo(
+            imageType=vk.VK_IMAGE_TYPE_2D, format=vk_format,
+            extent=vk.VkExtent3D(width=width, height=height, depth=1), mipLevels=1, arrayLayers=1,
+            samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL, usage=usage,
+            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None)
+        req = vk.vkGetImageMemoryRequirements(self.device, h)
+        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(
+            allocationSize=req.size,
+            memoryTypeIndex=self._mem_type(req.memoryTypeBits, vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)), None)
+        vk.vkBindImageMemory(self.device, h, mem, 0)
+        view = vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
+            image=h, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk_format,
+            subresourceRange=COLOR_RANGE), None)
+        img = Image(h, mem, view, width, height, vk_format)
+        # Every image lives in GENERAL layout: valid for attachment, sampling and copies alike.
+        cb = self.begin_once()
+        vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                0, 0, None, 0, None, 1, [vk.VkImageMemoryBarrier(
+                                    srcAccessMask=0, dstAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                                    oldLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED, newLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                    image=h, subresourceRange=COLOR_RANGE)])
+        self.end_once(cb)
+        return img
+
+    def free_image(self, img: Image) -> None:
+        vk.vkDestroyImageView(self.device, img.view, None)
+        vk.vkDestroyImage(self.device, img.handle, None)
+        vk.vkFreeMemory(self.device, img.memory, None)
+
+    def format_supported(self, vk_format: int, features: int) -> bool:
+        p = vk.vkGetPhysicalDeviceFormatProperties(self.pd, vk_format)
+        return (p.optimalTilingFeatures & features) == features
+
+    # -- commands --------------------------------------------------------------
+    def command_buffer(self) -> Any:
+        return vk.vkAllocateCommandBuffers(self.device, vk.VkCommandBufferAllocateInfo(
+            commandPool=self.cmd_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+
+    def begin_once(self) -> Any:
+        cb = self.command_buffer()
+        vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+        return cb
+
+    def end_once(self, cb: Any) -> None:
+        vk.vkEndCommandBuffer(cb)
+        self.submit_wait(cb)
+        vk.vkFreeCommandBuffers(self.device, self.cmd_pool, 1, [cb])
+
+    def submit_wait(self, cb: Any) -> None:
+        vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], self.fence)
+        vk.vkWaitForFences(self.device, 1, [self.fence], vk.VK_TRUE, 10**10)
+        vk.vkResetFences(self.device, 1, [self.fence])
+
+    def shader_module(self, code: bytes) -> Any:
+        return vk.vkCreateShaderModule(self.device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None)
+
+    def close(self) -> None:
+        vk.vkDeviceWaitIdle(self.device)
+        vk.vkDestroyFence(self.device, self.fence, None)
+        vk.vkDestroyCommandPool(self.device, self.cmd_pool, None)
+        vk.vkDestroyDevice(self.device, None)
+        vk.vkDestroyInstance(self.instance, None)
+
+
+COLOR_RANGE = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=0,
+                                         levelCount=1, baseArrayLayer=0, layerCount=1)
+COLOR_LAYERS = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0,
+                                           baseArrayLayer=0, layerCount=1)

@@ -1,0 +1,233 @@
+"""Process supervisor: starts the bundle's processes in order, health-checks them, restarts the
+ones allowed to crash (GPU process, shader service) with backoff, ends a crash loop with a clear
+message, stops everything on Ctrl-C or when the main process (the game) exits, and gathers every
+process's output in one log with the process named on each line.
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, TextIO
+
+from nxrecomp.errors import NxError
+
+log = logging.getLogger("supervisor")
+
+
+class CrashLoop(NxError):
+    pass
+
+
+@dataclass
+class ProcessSpec:
+    name: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    restart: bool = True            # False: this is the main process; its exit ends the run
+    health: Callable[[], bool] | None = None   # True when the process serves
+    ready_timeout: float = 30.0
+
+
+@dataclass
+class Policy:
+    backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)   # delay before the n-th quick restart
+    stable_s: float = 5.0            # up this long: the next crash counts as the first again
+    max_crashes: int = 5             # crashes within window_s that end the run
+    window_s: float = 10.0
+    health_every_s: float = 1.0
+    health_failures: int = 3         # consecutive failed checks before a hung process is killed
+    stop_grace_s: float = 3.0
+
+
+def _exit_text(rc: int) -> str:
+    if rc < 0:
+        try:
+            return f"killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"killed by signal {-rc}"
+    return f"exit status {rc}"
+
+
+def _pdeathsig() -> None:
+    # A child must not outlive a supervisor that was itself killed.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+
+
+@dataclass
+class _Child:
+    spec: ProcessSpec
+    proc: subprocess.Popen | None = None
+    started: float = 0.0
+    crashes: deque = field(default_factory=deque)
+    quick: int = 0                   # restarts since the last stable period
+    restart_at: float | None = None
+    restarts: int = 0
+    bad_health: int = 0
+    next_health: float = 0.0
+
+
+class Supervisor:
+    def __init__(self, specs: list[ProcessSpec], log_path: str | Path, policy: Policy | None = None,
+                 echo: TextIO | None = None) -> None:
+        self.children = {s.name: _Child(s) for s in specs}
+        self.order = [s.name for s in specs]
+        self.policy = policy or Policy()
+        self.log_path = Path(log_path)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.logf = open(self.log_path, "a", buffering=1)
+        self.log_lock = threading.Lock()
+        self.echo = echo
+        self._stop = threading.Event()
+        self.events: list[tuple[float, str, str]] = []   # (time, process, what) — restarts etc.
+
+    # -- logs ---------------------------------------------------------------------------
+    def _line(self, name: str, text: str) -> None:
+        line = f"{name:8} | {text.rstrip()}\n"
+        with self.log_lock:
+            self.logf.write(line)
+            if self.echo:
+                self.echo.write(line)
+
+    def _pump(self, name: str, stream) -> None:
+        for raw in iter(stream.readline, b""):
+            self._line(name, raw.decode("utf-8", "replace"))
+        stream.close()
+
+    def _note(self, name: str, what: str) -> None:
+        self.events.append((time.monotonic(), name, what))
+        self._line("supervisor", f"{name}: {what}")
+        log.info("%s: %s", name, what)
+
+    # -- processes ----------------------------------------------------------------------
+    def _spawn(self, c: _Child) -> None:
+        env = {**os.environ, "NXRECOMP_PROCESS": c.spec.name, **c.spec.env}
+        c.proc = subprocess.Popen(c.spec.argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_pdeathsig)
+        c.started = time.monotonic()
+        c.bad_health = 0
+        c.next_health = c.started + self.policy.health_every_s
+        threading.Thread(target=self._pump, args=(c.spec.name, c.proc.stdout), daemon=True,
+                         name=f"log-{c.spec.name}").start()
+        self._note(c.spec.name, f"started pid {c.proc.pid}: {' '.join(c.spec.argv)}")
+
+    def _wait_healthy(self, c: _Child) -> None:
+        if c.spec.health is None:
+            return
+        deadline = time.monotonic() + c.spec.ready_timeout
+        while time.monotonic() < deadline and not self._stop.is_set():
+            if c.proc.poll() is not None:
+                return   # the run loop handles the exit
+            try:
+                if c.spec.health():
+                    self._note(c.spec.name, "healthy")
+                    return
+            except Exception:
+                pass
+            time.sleep(0.02)
+        if not self._stop.is_set():
+            raise NxError(f"{c.spec.name} did not become healthy within {c.spec.ready_timeout}s; see {self.log_path}")
+
+    def pid(self, name: str) -> int | None:
+        c = self.children[name]
+        return c.proc.pid if c.proc and c.proc.poll() is None else None
+
+    def restarts(self, name: str) -> int:
+        return self.children[name].restarts
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _stop_all(self) -> None:
+        for name in reversed(self.order):
+            c = self.children[name]
+            if c.proc and c.proc.poll() is None:
+                c.proc.terminate()
+        deadline = time.monotonic() + self.policy.stop_grace_s
+        for name in reversed(self.order):
+            c = self.children[name]
+            if c.proc is None:
+                continue
+            try:
+                c.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self._note(name, "did not stop; killing")
+                c.proc.kill()
+                c.proc.wait()
+            self._note(name, f"stopped ({_exit_text(c.proc.returncode)})")
+
+    # -- the loop -----------------------------------------------------------------------
+    def run(self, install_signals: bool = False) -> int:
+        """Start everything and supervise until the main process exits (its status is returned),
+        ``stop()`` or SIGINT/SIGTERM (130), or a crash loop (raises CrashLoop)."""
+        if install_signals:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, lambda *_: self._stop.set())
+        try:
+            for name in self.order:
+                c = self.children[name]
+                self._spawn(c)
+                self._wait_healthy(c)
+            return self._loop()
+        finally:
+            self._stop_all()
+            self._line("supervisor", "all processes stopped")
+            self.logf.close()
+
+    def _loop(self) -> int:
+        pol = self.policy
+        while not self._stop.wait(0.01):
+            now = time.monotonic()
+            for name in self.order:
+                c = self.children[name]
+                if c.restart_at is not None:
+                    if now >= c.restart_at:
+                        c.restart_at = None
+                        c.restarts += 1
+                        self._spawn(c)
+                    continue
+                rc = c.proc.poll()
+                if rc is None:
+                    if c.spec.health and now >= c.next_health:
+                        c.next_health = now + pol.health_every_s
+                        self._check_health(c)
+                    continue
+                if not c.spec.restart:
+                    self._note(name, f"exited ({_exit_text(rc)}); stopping the rest")
+                    return rc
+                self._crashed(c, rc, now)
+        return 130
+
+    def _check_health(self, c: _Child) -> None:
+        try:
+            ok = c.spec.health()
+        except Exception:
+            ok = False
+        c.bad_health = 0 if ok else c.bad_health + 1
+        if c.bad_health >= self.policy.health_failures:
+            self._note(c.spec.name, f"failed {c.bad_health} health checks; killing it")
+            c.proc.kill()
+
+    def _crashed(self, c: _Child, rc: int, now: float) -> None:
+        pol = self.policy
+        if now - c.started >= pol.stable_s:
+            c.quick = 0
+        c.crashes.append(now)
+        while c.crashes and now - c.crashes[0] > pol.window_s:
+            c.crashes.popleft()
+        if len(c.crashes) >= pol.max_crashes:
+            self._note(c.spec.name, f"crash loop ({_exit_text(rc)})")
+            raise CrashLoop(f"{c.spec.name} crashed {len(c.crashes)} times within {pol.window_s:g}s "
+                            f"(last: {_exit_text(rc)}); giving up. Logs: {self.log_path}")
+        delay = pol.backoff[min(c.quick, len(pol.backoff) - 1)]
+        c.quick += 1
+        c.restart_at = now + delay
+        self._note(c.spec.name, f"{_exit_text(rc)}; restarting in {delay:g}s")

@@ -1,0 +1,335 @@
+"""Find the functions of a linked image and the body and jump tables of each.
+
+Entries come from the program entry, the linker's hints (symbols, relocation targets, init
+arrays), `.eh_frame` FDEs (static glibc has one for nearly every function) and every `BL`
+target of a linear sweep over the executable segments.  A false entry is harmless: a branch
+into it becomes a tail call.  A body is what its entry reaches by fall-through and direct
+branches, stopping at other entries.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from recompiler.decode import Insn, decode
+from recompiler.lift.control import branch_target
+from recompiler.lift.emitter import FunctionPlan
+from recompiler.lift.integer import sext
+
+M64 = (1 << 64) - 1
+_ENDS = {"B", "BR", "RET", "BRK", "UDF"}
+
+
+@dataclass
+class Memory:
+    """Read-only view of the image's initialised bytes, by guest address."""
+    segments: list[tuple[int, int, bytes, bool]]  # (vaddr, memsz, data, executable)
+
+    def read(self, addr: int, n: int) -> bytes | None:
+        for va, memsz, data, _x in self.segments:
+            if va <= addr and addr + n <= va + memsz:
+                off = addr - va
+                chunk = data[off:off + n]
+                return chunk + b"\0" * (n - len(chunk))
+        return None
+
+    def is_code(self, addr: int) -> bool:
+        return any(x and va <= addr < va + len(data) for va, _m, data, x in self.segments)
+
+
+@dataclass
+class Program:
+    functions: dict[int, FunctionPlan]
+    entry: int
+    unresolved_br: list[int] = field(default_factory=list)
+
+
+def eh_frame_starts(addr: int, data: bytes) -> list[int]:
+    """pc_begin of every FDE in an .eh_frame section (pointer encoding from each CIE)."""
+    out: list[int] = []
+    cie_enc: dict[int, int] = {}
+    off = 0
+    while off + 8 <= len(data):
+        (length,) = struct.unpack_from("<I", data, off)
+        if length == 0:
+            break
+        hdr = 4
+        if length == 0xFFFFFFFF:
+            (length,) = struct.unpack_from("<Q", data, off + 4)
+            hdr = 12
+        body = off + hdr
+        end = body + length
+        if end > len(data):
+            break
+        (cie_id,) = struct.unpack_from("<I", data, body)
+        if cie_id == 0:
+            cie_enc[off] = _cie_fde_encoding(data, body + 4, end)
+        else:
+            cie_off = body - cie_id
+            enc = cie_enc.get(cie_off, 0x1B)
+            p = body + 4
+            v = _read_enc(data, p, enc, addr + p)
+            if v is not None and v:
+                out.append(v)
+        off = end
+    return out
+
+
+def _uleb(data: bytes, p: int) -> tuple[int, int]:
+    v = shift = 0
+    while p < len(data):
+        b = data[p]
+        p += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+    return v, p
+
+
+def _cie_fde_encoding(data: bytes, p: int, end: int) -> int:
+    p += 1  # version
+    z = data.index(b"\0", p, end)
+    aug = data[p:z].decode("ascii", "replace")
+    p = z + 1
+    _, p = _uleb(data, p)   # code alignment
+    _, p = _uleb(data, p)   # data alignment (sleb, same length)
+    p += 1                  # return register (version 1: one byte)
+    enc = 0
+    if aug.startswith("z"):
+        _, p = _uleb(data, p)
+        for ch in aug[1:]:
+            if ch == "R":
+                enc = data[p]
+                p += 1
+            elif ch == "P":
+                penc = data[p]
+                p += 1
+                p += {0x00: 8, 0x03: 4, 0x0B: 4, 0x04: 8, 0x0C: 8}.get(penc & 0x0F, 4)
+            elif ch == "L":
+                p += 1
+    return enc
+
+
+def _read_enc(data: bytes, p: int, enc: int, field_addr: int) -> int | None:
+    fmt = enc & 0x0F
+    if fmt == 0x0B:
+        (v,) = struct.unpack_from("<i", data, p)
+    elif fmt == 0x03:
+        (v,) = struct.unpack_from("<I", data, p)
+    elif fmt in (0x00, 0x04, 0x0C):
+        (v,) = struct.unpack_from("<Q" if fmt != 0x0C else "<q", data, p)
+    else:
+        return None
+    if enc & 0x70 == 0x10:
+        v += field_addr
+    return v & M64
+
+
+class Analyser:
+    def __init__(self, mem: Memory, entries: set[int]) -> None:
+        self.mem = mem
+        self.entries = {e for e in entries if e % 4 == 0 and mem.is_code(e)}
+        self._cache: dict[int, Insn] = {}
+
+    def insn(self, addr: int) -> Insn | None:
+        i = self._cache.get(addr)
+        if i is None:
+            b = self.mem.read(addr, 4)
+            if b is None or not self.mem.is_code(addr):
+                return None
+            i = decode(int.from_bytes(b, "little"), addr)
+            self._cache[addr] = i
+        return i
+
+    def sweep_calls(self) -> None:
+        for va, _memsz, data, x in self.mem.segments:
+            if not x:
+                continue
+            words = struct.unpack_from(f"<{len(data) // 4}I", data, 0)
+            for k, w in enumerate(words):
+                if w >> 26 == 0x25:  # BL
+                    a = va + 4 * k
+                    t = (a + sext(w & 0x3FFFFFF, 26) * 4) & M64
+                    if self.mem.is_code(t):
+                        self.entries.add(t)
+
+    def function(self, entry: int) -> FunctionPlan:
+        seen: dict[int, Insn] = {}
+        work = [entry]
+        tables: dict[int, list[int]] = {}
+        while work:
+            a = work.pop()
+            while a not in seen:
+                if a != entry and a in self.entries:
+                    break  # falls into another function: a tail call
+                i = self.insn(a)
+                if i is None:
+                    break
+                seen[a] = i
+                n = i.name
+                t = branch_target(i)
+                if n != "BL" and t is not None and t not in seen and t not in self.entries and self.mem.is_code(t):
+                    work.append(t)
+                if n == "BR":
+                    tbl = self.jump_table(a)
+                    if tbl:
+                        tables[a] = tbl
+                        work.extend(x for x in tbl if x not in seen and x not in self.entries)
+                if n in _ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
+                    break
+                a += 4
+        body = [seen[k] for k in sorted(seen)]
+        return FunctionPlan(entry, body, jump_tables=tables)
+
+    # ---- jump tables: evaluate the BR register symbolically with one unknown index ------
+    def jump_table(self, br_addr: int) -> list[int] | None:
+        window = []
+        a = br_addr - 4
+        for _ in range(12):
+            i = self.insn(a)
+            if i is None or i.name in _ENDS or i.name in ("BL", "BLR", "BCOND", "CBZ", "TBZ"):
+                break  # the index register is defined at the start of the block
+            window.append(i)
+            a -= 4
+        window.reverse()
+        regs: dict[int, tuple] = {}
+
+        def get(n: int) -> tuple:
+            return regs.get(n, ("reg", n))
+
+        for i in window:
+            f = i.f
+            n = i.name
+            rd = f.get("Rd", f.get("Rt"))
+            val: tuple | None = None
+            if n == "ADRP":
+                val = ("const", ((i.addr & ~0xFFF) + (sext((f["immhi"] << 2) | f["immlo"], 21) << 12)) & M64)
+            elif n == "ADR":
+                val = ("const", (i.addr + sext((f["immhi"] << 2) | f["immlo"], 21)) & M64)
+            elif n == "ADDSUB_imm" and not f["S"] and not f["op"]:
+                val = ("add", get(f["Rn"]), ("const", f["imm12"] << (12 if f["sh"] else 0)))
+            elif n == "ADDSUB_ereg" and not f["S"] and not f["op"]:
+                val = ("add", get(f["Rn"]), ("shl", ("ext", f["option"], get(f["Rm"])), f["imm3"]))
+            elif n == "ADDSUB_sreg" and not f["S"] and not f["op"] and f["shift"] == 0:
+                val = ("add", get(f["Rn"]), ("shl", get(f["Rm"]), f["imm6"]))
+            elif n == "LDST_regoff" and not f["V"] and f["opc"] in (1, 2, 3):
+                sh = f["size"] if f["S"] else 0
+                addr = ("add", get(f["Rn"]), ("shl", ("ext", f["option"], get(f["Rm"])), sh))
+                val = ("load", 1 << f["size"], f["opc"] != 1, addr)
+            elif n == "MOVW" and f["opc"] == 2:
+                val = ("const", f["imm16"] << (16 * f["hw"]))
+            elif rd is not None:
+                val = ("unknown",)
+            if rd is not None and rd != 31:
+                regs[rd] = val if val is not None else ("unknown",)
+        target = get(self.insn(br_addr).f["Rn"])
+        unknowns = set()
+        self._unknowns(target, unknowns)
+        if len(unknowns) != 1 or ("unknown",) in unknowns:
+            return None
+        idx_reg = next(iter(unknowns))[1]
+        bound = self._bound(br_addr, idx_reg, len(window))
+        if bound is None:
+            return self._open_table(target, idx_reg, br_addr)
+        out = []
+        for k in range(bound):
+            v = self._eval(target, idx_reg, k)
+            if v is None or not self.mem.is_code(v):
+                return None
+            out.append(v)
+        return out
+
+    def _open_table(self, target: tuple, idx_reg: int, br_addr: int) -> list[int] | None:
+        """A table whose bound was not found (computed index, as in glibc's memcpy): take
+        entries while they land on code near the branch.  An extra entry only adds a label."""
+        out = []
+        for k in range(64):
+            v = self._eval(target, idx_reg, k)
+            if v is None or not self.mem.is_code(v) or abs(v - br_addr) > 0x4000 or v % 4:
+                break
+            out.append(v)
+        return out or None
+
+    def _unknowns(self, e: tuple, acc: set) -> None:
+        if e[0] in ("reg", "unknown"):
+            acc.add(e if e[0] == "reg" else ("unknown",))
+        elif e[0] == "add":
+            self._unknowns(e[1], acc)
+            self._unknowns(e[2], acc)
+        elif e[0] in ("shl",):
+            self._unknowns(e[1], acc)
+        elif e[0] == "ext":
+            self._unknowns(e[2], acc)
+        elif e[0] == "load":
+            self._unknowns(e[3], acc)
+
+    def _eval(self, e: tuple, idx_reg: int, k: int) -> int | None:
+        kind = e[0]
+        if kind == "const":
+            return e[1]
+        if kind == "reg":
+            return k if e[1] == idx_reg else None
+        if kind == "add":
+            a, b = self._eval(e[1], idx_reg, k), self._eval(e[2], idx_reg, k)
+            return None if a is None or b is None else (a + b) & M64
+        if kind == "shl":
+            a = self._eval(e[1], idx_reg, k)
+            return None if a is None else (a << e[2]) & M64
+        if kind == "ext":
+            a = self._eval(e[2], idx_reg, k)
+            if a is None:
+                return None
+            bits = [8, 16, 32, 64][e[1] & 3]
+            a &= (1 << bits) - 1
+            if e[1] & 4 and bits < 64:
+                a = sext(a, bits) & M64
+            return a
+        if kind == "load":
+            addr = self._eval(e[3], idx_reg, k)
+            if addr is None:
+                return None
+            b = self.mem.read(addr, e[1])
+            if b is None:
+                return None
+            v = int.from_bytes(b, "little", signed=e[2])
+            return v & M64
+        return None
+
+    def _bound(self, br_addr: int, reg: int, window: int) -> int | None:
+        """Number of table entries, from the `cmp reg, #imm` + `b.hi`/`b.hs` guarding it."""
+        a = br_addr - 4
+        for _ in range(window + 24):
+            i = self.insn(a)
+            if i is None:
+                return None
+            f = i.f
+            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 and f["Rn"] == reg:
+                imm = f["imm12"] << (12 if f["sh"] else 0)
+                nxt = self.insn(a + 4)
+                if nxt is not None and nxt.name == "BCOND":
+                    c = nxt.f["cond"]
+                    n = imm + 1 if c == 8 else imm if c == 2 else None
+                    return n if n is not None and 0 < n <= 4096 else None
+                return None
+            a -= 4
+        return None
+
+
+def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int, bytes]]) -> Program:
+    seeds = {entry} | set(hints)
+    for addr, data in eh_frames:
+        seeds.update(eh_frame_starts(addr, data))
+    an = Analyser(mem, seeds)
+    an.sweep_calls()
+    funcs: dict[int, FunctionPlan] = {}
+    unresolved: list[int] = []
+    for e in sorted(an.entries):
+        plan = an.function(e)
+        if not plan.insns:
+            continue
+        funcs[e] = plan
+        for i in plan.insns:
+            if i.name == "BR" and i.addr not in plan.jump_tables:
+                unresolved.append(i.addr)
+    return Program(funcs, entry, sorted(set(unresolved)))

@@ -1,0 +1,53 @@
+"""Pick a loader from a file's magic and load it."""
+from __future__ import annotations
+
+import os
+from typing import Union
+
+from nxrecomp.errors import NxError
+from recompiler.formats.npdm import Npdm, parse_npdm
+from recompiler.formats.nro import NroModule, parse_nro
+from recompiler.formats.nso import NsoModule, parse_nso
+from recompiler.formats.pfs0 import Pfs0, parse_pfs0
+from recompiler.formats.romfs import HEADER_SIZE as ROMFS_HEADER_SIZE
+from recompiler.formats.romfs import Romfs, parse_romfs
+
+Loaded = Union[NsoModule, NroModule, Npdm, Pfs0, Romfs]
+
+LOADERS = {"nso": parse_nso, "nro": parse_nro, "npdm": parse_npdm, "pfs0": parse_pfs0, "romfs": parse_romfs}
+
+
+def detect_format(data: bytes | bytearray | memoryview) -> str | None:
+    head = bytes(data[:0x14])
+    if head[:4] == b"NSO0":
+        return "nso"
+    if head[0x10:0x14] == b"NRO0":
+        return "nro"
+    if head[:4] == b"META":
+        return "npdm"
+    if head[:4] == b"PFS0":
+        return "pfs0"
+    if len(head) >= 8 and int.from_bytes(head[:8], "little") == ROMFS_HEADER_SIZE:
+        return "romfs"
+    return None
+
+
+def load_bytes(data: bytes | bytearray | memoryview, path: str = "<data>", fmt: str | None = None) -> Loaded:
+    fmt = fmt or detect_format(data)
+    if fmt is None:
+        raise NxError("not a Switch file this tool knows (NSO0, NRO0, NPDM, PFS0, RomFS)", path=path, offset=0)
+    if fmt not in LOADERS:
+        raise NxError(f"unknown format {fmt!r}; known: {', '.join(LOADERS)}", path=path)
+    return LOADERS[fmt](data, path)
+
+
+def read_file(path: str | os.PathLike) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise NxError(f"cannot read: {e.strerror}", path=str(path)) from None
+
+
+def load(path: str | os.PathLike, fmt: str | None = None) -> Loaded:
+    return load_bytes(read_file(path), str(path), fmt)

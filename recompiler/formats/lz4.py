@@ -1,0 +1,141 @@
+"""LZ4 *block* format (no frame header), as NSO0 segments store it.
+
+A block is a list of sequences: a token byte (high nibble: literal count, low nibble: match
+length - 4; 15 means "more length bytes follow", each 255 adding and continuing), the
+literals, then a 2-byte little-endian back-reference offset and the match.  The last
+sequence has literals only.  Written from the public format description."""
+from __future__ import annotations
+
+from nxrecomp.errors import NxError
+
+# Format rules for the end of a block: the last 5 bytes are literals and the last match
+# starts at least 12 bytes before the end (decoders rely on it for fast copies).
+_LAST_LITERALS = 5
+_MF_LIMIT = 12
+_MAX_OFFSET = 0xFFFF
+
+
+def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: str = "<lz4>",
+                     field: str = "lz4 block", base: int = 0) -> bytes:
+    """Decode an LZ4 block that must expand to exactly ``size`` bytes.
+
+    Any malformed stream (truncated, offset 0 or before the start, output longer or shorter
+    than ``size``) raises ``NxError`` naming ``path``/``field`` and the file offset
+    (``base`` + position in ``src``) where decoding stopped."""
+    src = bytes(src)
+    n = len(src)
+    out = bytearray()
+    i = 0
+
+    def bad(msg: str, at: int) -> NxError:
+        return NxError(msg, path=path, field=field, offset=base + at)
+
+    while True:
+        if i >= n:
+            raise bad("LZ4 stream ends before its last sequence", i)
+        token = src[i]
+        i += 1
+        lit = token >> 4
+        if lit == 15:
+            while True:
+                if i >= n:
+                    raise bad("LZ4 literal length runs past the end of the stream", i)
+                b = src[i]
+                i += 1
+                lit += b
+                if b != 255:
+                    break
+        if i + lit > n:
+            raise bad(f"LZ4 literal run of {lit:#x} bytes runs past the end of the stream", i)
+        if len(out) + lit > size:
+            raise bad(f"LZ4 data expands past the declared size {size:#x}", i)
+        out += src[i:i + lit]
+        i += lit
+        if i == n:
+            break  # the last sequence carries literals only
+        if i + 2 > n:
+            raise bad("LZ4 match offset runs past the end of the stream", i)
+        off = src[i] | (src[i + 1] << 8)
+        if off == 0 or off > len(out):
+            raise bad(f"LZ4 match offset {off:#x} points before the start of the output "
+                      f"(output so far {len(out):#x})", i)
+        i += 2
+        ml = token & 15
+        if ml == 15:
+            while True:
+                if i >= n:
+                    raise bad("LZ4 match length runs past the end of the stream", i)
+                b = src[i]
+                i += 1
+                ml += b
+                if b != 255:
+                    break
+        ml += 4
+        if len(out) + ml > size:
+            raise bad(f"LZ4 data expands past the declared size {size:#x}", i)
+        start = len(out) - off
+        if ml <= off:
+            out += out[start:start + ml]
+        else:
+            # Overlapping copy: the match repeats the last ``off`` bytes.
+            pat = bytes(out[start:])
+            reps, rem = divmod(ml, off)
+            out += pat * reps + pat[:rem]
+    if len(out) != size:
+        raise bad(f"LZ4 data expands to {len(out):#x} bytes, expected {size:#x}", i)
+    return bytes(out)
+
+
+def _put_length(out: bytearray, value: int) -> None:
+    while value >= 255:
+        out.append(255)
+        value -= 255
+    out.append(value)
+
+
+def _emit(out: bytearray, literals: bytes, offset: int = 0, match_len: int = 0) -> None:
+    nlit = len(literals)
+    mcode = match_len - 4 if offset else 0
+    out.append((min(nlit, 15) << 4) | min(mcode, 15))
+    if nlit >= 15:
+        _put_length(out, nlit - 15)
+    out += literals
+    if offset:
+        out += offset.to_bytes(2, "little")
+        if mcode >= 15:
+            _put_length(out, mcode - 15)
+
+
+def compress_block(data: bytes | bytearray | memoryview) -> bytes:
+    """Encode ``data`` as one LZ4 block (greedy matching through a 4-byte hash table).
+
+    Small and simple rather than tight: used by tests and by packaging the demo game."""
+    data = bytes(data)
+    n = len(data)
+    out = bytearray()
+    table: dict[bytes, int] = {}
+    anchor = 0
+    i = 0
+    last_match_start = n - _MF_LIMIT
+    match_end_limit = n - _LAST_LITERALS
+    while i <= last_match_start:
+        key = data[i:i + 4]
+        cand = table.get(key)
+        table[key] = i
+        if cand is None or i - cand > _MAX_OFFSET:
+            i += 1
+            continue
+        ml = 4
+        # Extend 8 bytes at a time, then byte by byte.
+        while i + ml + 8 <= match_end_limit and data[cand + ml:cand + ml + 8] == data[i + ml:i + ml + 8]:
+            ml += 8
+        while i + ml < match_end_limit and data[cand + ml] == data[i + ml]:
+            ml += 1
+        _emit(out, data[anchor:i], i - cand, ml)
+        # Index a couple of positions inside the match so later repeats are found.
+        if ml > 2:
+            table[data[i + ml - 2:i + ml + 2]] = i + ml - 2
+        i += ml
+        anchor = i
+    _emit(out, data[anchor:])
+    return bytes(out)

@@ -1,0 +1,140 @@
+"""The one declarative table of the A64 encodings the lifter implements.
+
+Each row names an instruction form, the class it belongs to (the unit the Unicorn differential
+test counts), and its bit pattern, most significant bit first: ``0``/``1`` are fixed bits,
+``x`` a don't-care bit, ``name:width`` a field.  The decoder (``recompiler/decode.py``), the
+lifter (``recompiler/lift/``) and the differential fuzzer (``tests/recompiler/test_unicorn.py``)
+all read this table, so a form is added in one place.  Rows are matched in order: put a
+specific form before a general one that overlaps it.
+
+Facts come from the Arm Architecture Reference Manual's A64 encoding index.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str          # e.g. "ADD_imm"
+    cls: str           # differential-test class, e.g. "addsub_imm"
+    pattern: str
+    mask: int = 0
+    value: int = 0
+    fields: tuple[tuple[str, int, int], ...] = ()   # (name, lsb, width)
+
+    def extract(self, word: int) -> dict[str, int]:
+        return {n: (word >> lsb) & ((1 << w) - 1) for n, lsb, w in self.fields}
+
+    def encode(self, **vals: int) -> int:
+        """Word with this form's fixed bits and the given field values (tests, fuzzer)."""
+        w = self.value
+        for n, lsb, wid in self.fields:
+            w |= (vals.get(n, 0) & ((1 << wid) - 1)) << lsb
+        return w
+
+
+def _compile(name: str, cls: str, pattern: str) -> Form:
+    bits = 32
+    mask = value = 0
+    fields = []
+    for tok in pattern.split():
+        if ":" in tok:
+            fname, w = tok.split(":")
+            width = int(w)
+            bits -= width
+            fields.append((fname, bits, width))
+        else:
+            for ch in tok:
+                bits -= 1
+                if ch in "01":
+                    mask |= 1 << bits
+                    value |= int(ch) << bits
+                elif ch != "x":
+                    raise ValueError(f"bad pattern char {ch!r} in {name}")
+    if bits != 0:
+        raise ValueError(f"pattern of {name} has {32 - bits} bits, not 32")
+    return Form(name, cls, pattern, mask, value, tuple(fields))
+
+
+_ROWS: list[tuple[str, str, str]] = [
+    # ---- data processing, immediate ----
+    ("ADR", "pcrel", "0 immlo:2 10000 immhi:19 Rd:5"),
+    ("ADRP", "pcrel", "1 immlo:2 10000 immhi:19 Rd:5"),
+    ("ADDSUB_imm", "addsub_imm", "sf:1 op:1 S:1 100010 sh:1 imm12:12 Rn:5 Rd:5"),
+    ("LOGIC_imm", "logic_imm", "sf:1 opc:2 100100 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+    ("MOVW", "movewide", "sf:1 opc:2 100101 hw:2 imm16:16 Rd:5"),
+    ("BITFIELD", "bitfield", "sf:1 opc:2 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+    ("EXTR", "extr", "sf:1 00 100111 N:1 0 Rm:5 imms:6 Rn:5 Rd:5"),
+    # ---- branches, exceptions, system ----
+    ("B", "branch", "0 00101 imm26:26"),
+    ("BL", "branch", "1 00101 imm26:26"),
+    ("CBZ", "branch", "sf:1 011010 op:1 imm19:19 Rt:5"),
+    ("TBZ", "branch", "b5:1 011011 op:1 b40:5 imm14:14 Rt:5"),
+    ("BCOND", "branch", "0101010 0 imm19:19 0 cond:4"),
+    ("SVC", "exception", "11010100 000 imm16:16 00001"),
+    ("BRK", "exception", "11010100 001 imm16:16 00000"),
+    ("UDF", "exception", "0000000000000000 imm16:16"),
+    ("HINT", "system", "11010101000000110010 CRm:4 op2:3 11111"),
+    ("CLREX", "system", "11010101000000110011 CRm:4 010 11111"),
+    ("BARRIER", "system", "11010101000000110011 CRm:4 1 op2:2 11111"),
+    ("MSR_imm", "system", "1101010100000 op1:3 0100 CRm:4 op2:3 11111"),
+    ("SYS", "system", "1101010100 L:1 01 op1:3 CRn:4 CRm:4 op2:3 Rt:5"),
+    ("MRS", "sysreg", "1101010100 1 1 o0:1 op1:3 CRn:4 CRm:4 op2:3 Rt:5"),
+    ("MSR_reg", "sysreg", "1101010100 0 1 o0:1 op1:3 CRn:4 CRm:4 op2:3 Rt:5"),
+    ("BR", "branch_reg", "1101011 0000 11111 000000 Rn:5 00000"),
+    ("BLR", "branch_reg", "1101011 0001 11111 000000 Rn:5 00000"),
+    ("RET", "branch_reg", "1101011 0010 11111 000000 Rn:5 00000"),
+    # ---- loads and stores ----
+    ("LDR_lit", "ldst_lit", "opc:2 011 V:1 00 imm19:19 Rt:5"),
+    ("LDSTX", "ldst_excl", "size:2 001000 o2:1 L:1 o1:1 Rs:5 o0:1 Rt2:5 Rn:5 Rt:5"),
+    ("LDST_pair", "ldst_pair", "opc:2 101 V:1 0 idx:2 L:1 imm7:7 Rt2:5 Rn:5 Rt:5"),
+    ("LDST_atomic", "ldst_atomic", "size:2 111 V:1 00 A:1 R:1 1 Rs:5 o3:1 opc:3 00 Rn:5 Rt:5"),
+    ("LDST_regoff", "ldst_reg", "size:2 111 V:1 00 opc:2 1 Rm:5 option:3 S:1 10 Rn:5 Rt:5"),
+    ("LDST_imm9", "ldst_imm", "size:2 111 V:1 00 opc:2 0 imm9:9 idx:2 Rn:5 Rt:5"),
+    ("LDST_uimm", "ldst_imm", "size:2 111 V:1 01 opc:2 imm12:12 Rn:5 Rt:5"),
+    ("LDST_multi", "simd_ldst", "0 Q:1 0011000 L:1 000000 opcode:4 size:2 Rn:5 Rt:5"),
+    ("LDST_multi_post", "simd_ldst", "0 Q:1 0011001 L:1 0 Rm:5 opcode:4 size:2 Rn:5 Rt:5"),
+    ("LDST_single", "simd_ldst", "0 Q:1 0011010 L:1 R:1 00000 opcode:3 S:1 size:2 Rn:5 Rt:5"),
+    ("LDST_single_post", "simd_ldst", "0 Q:1 0011011 L:1 R:1 Rm:5 opcode:3 S:1 size:2 Rn:5 Rt:5"),
+    # ---- data processing, register ----
+    ("LOGIC_sreg", "logic_reg", "sf:1 opc:2 01010 shift:2 N:1 Rm:5 imm6:6 Rn:5 Rd:5"),
+    ("ADDSUB_sreg", "addsub_reg", "sf:1 op:1 S:1 01011 shift:2 0 Rm:5 imm6:6 Rn:5 Rd:5"),
+    ("ADDSUB_ereg", "addsub_ext", "sf:1 op:1 S:1 01011 00 1 Rm:5 option:3 imm3:3 Rn:5 Rd:5"),
+    ("ADC", "addsub_carry", "sf:1 op:1 S:1 11010000 Rm:5 000000 Rn:5 Rd:5"),
+    ("CCMP_reg", "condcmp", "sf:1 op:1 1 11010010 Rm:5 cond:4 0 0 Rn:5 0 nzcv:4"),
+    ("CCMP_imm", "condcmp", "sf:1 op:1 1 11010010 imm5:5 cond:4 1 0 Rn:5 0 nzcv:4"),
+    ("CSEL", "condsel", "sf:1 op:1 0 11010100 Rm:5 cond:4 0 o2:1 Rn:5 Rd:5"),
+    ("DP3", "mul", "sf:1 00 11011 op31:3 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
+    ("DP2", "dp2", "sf:1 0 0 11010110 Rm:5 opcode:6 Rn:5 Rd:5"),
+    ("DP1", "dp1", "sf:1 1 0 11010110 00000 opcode:6 Rn:5 Rd:5"),
+    # ---- scalar floating point ----
+    ("FP_INT", "fp_cvt", "sf:1 0 0 11110 ftype:2 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
+    ("FP_DP1", "fp_arith", "0 0 0 11110 ftype:2 1 opcode:6 10000 Rn:5 Rd:5"),
+    ("FP_CMP", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc:5"),
+    ("FMOV_imm", "fp_mov", "0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5"),
+    ("FP_CCMP", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
+    ("FP_DP2", "fp_arith", "0 0 0 11110 ftype:2 1 Rm:5 opcode:4 10 Rn:5 Rd:5"),
+    ("FCSEL", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
+    ("FP_DP3", "fp_arith", "0 0 0 11111 ftype:2 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
+    # ---- advanced SIMD (the subset compiled C and glibc use) ----
+    ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
+    ("SIMD_shift_imm", "simd_shift", "0 Q:1 U:1 011110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
+    ("SIMD_copy", "simd_copy", "0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
+    ("SIMD_three_same", "simd_3same", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
+    ("SIMD_three_diff", "simd_3diff", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),
+    ("SIMD_two_reg", "simd_2reg", "0 Q:1 U:1 01110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
+    ("SIMD_across", "simd_across", "0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
+    ("SIMD_ext", "simd_perm", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5"),
+    ("SIMD_tbl", "simd_perm", "0 Q:1 001110 00 0 Rm:5 0 len:2 op:1 00 Rn:5 Rd:5"),
+    ("SIMD_perm", "simd_perm", "0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5"),
+    ("SIMD_scalar_copy", "simd_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5"),
+    ("SIMD_scalar_pair", "simd_across", "01 U:1 11110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
+    ("SIMD_scalar_three_same", "simd_3same", "01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
+    ("SIMD_scalar_two_reg", "simd_2reg", "01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
+    ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
+    ("FP_FIX_CONV", "fp_cvt", "sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5"),
+]
+
+FORMS: list[Form] = [_compile(*r) for r in _ROWS]
+BY_NAME: dict[str, Form] = {f.name: f for f in FORMS}

@@ -1,0 +1,15 @@
+"""Lift one guest function to C: the emitter plus the handler table of every instruction form."""
+from __future__ import annotations
+
+from recompiler.lift import control, fp_simd, integer, memory
+from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
+
+HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS}
+
+
+def lift_function(plan: FunctionPlan, functions: set[int], *, trust_abi: bool = True,
+                  comments: bool = False) -> tuple[str, set[int]]:
+    """C source of ``plan``'s function and the set of functions it calls directly."""
+    em = FunctionEmitter(plan, functions, trust_abi=trust_abi, comments=comments)
+    code = em.emit(HANDLERS)
+    return code, em.callees

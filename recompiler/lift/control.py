@@ -1,0 +1,168 @@
+"""Branches, calls, returns, exceptions and system instructions."""
+from __future__ import annotations
+
+from recompiler.decode import Insn
+from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.integer import sext
+
+M64 = (1 << 64) - 1
+
+
+def branch_target(i: Insn) -> int | None:
+    """Direct branch target of ``i`` (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ), else None."""
+    f = i.f
+    n = i.name
+    if n in ("B", "BL"):
+        return (i.addr + sext(f["imm26"], 26) * 4) & M64
+    if n in ("CBZ", "BCOND"):
+        return (i.addr + sext(f["imm19"], 19) * 4) & M64
+    if n == "TBZ":
+        return (i.addr + sext(f["imm14"], 14) * 4) & M64
+    return None
+
+
+def h_b(em: FunctionEmitter, i: Insn) -> bool:
+    em.out(em.goto(branch_target(i)))
+    return False
+
+
+def h_bl(em: FunctionEmitter, i: Insn) -> None:
+    em.call(branch_target(i))
+
+
+def h_bcond(em: FunctionEmitter, i: Insn) -> None:
+    c = i.f["cond"]
+    if c >> 1 == 7:
+        em.out(em.goto(branch_target(i)))
+        return False
+    em.out(f"if ({em.cond(c)}) {em.goto(branch_target(i))}")
+
+
+def h_cbz(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    op = "!=" if f["op"] else "=="
+    em.out(f"if ({em.x(f['Rt'], f['sf'])} {op} 0) {em.goto(branch_target(i))}")
+
+
+def h_tbz(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    bit = (f["b5"] << 5) | f["b40"]
+    op = "!=" if f["op"] else "=="
+    em.out(f"if ((({em.x(f['Rt'])} >> {bit}) & 1) {op} 0) {em.goto(branch_target(i))}")
+
+
+def h_br(em: FunctionEmitter, i: Insn) -> bool:
+    n = i.f["Rn"]
+    table = em.plan.jump_tables.get(i.addr)
+    t = em.x(n)
+    if table:
+        cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
+        em.out(f"switch ({t}) {{ {cases} default: break; }}")
+    em.out(f"{{ u64 _t = {t}; STORE_ALL; s->pc = _t; MUSTTAIL return nx_jump(s); }}")
+    return False
+
+
+def h_blr(em: FunctionEmitter, i: Insn) -> None:
+    n = i.f["Rn"]
+    # X30 is written by BLR after the target is read (BLR X30 is allowed)
+    em.out(f"{{ u64 _t = {em.x(n)};")
+    em.call(None, "_t")
+    em.out("}")
+
+
+def h_ret(em: FunctionEmitter, i: Insn) -> bool:
+    em.leave(em.x(i.f["Rn"]))
+    return False
+
+
+def h_svc(em: FunctionEmitter, i: Insn) -> None:
+    em.out(f"s->pc = {i.addr + 4:#x}ull; STORE_ALL; nx_svc(s, {i.f['imm16']}); RELOAD_ALL;")
+
+
+def h_brk(em: FunctionEmitter, i: Insn) -> bool:
+    em.out(f"STORE_ALL; nx_brk(s, {i.addr:#x}ull, {i.f['imm16']}); return;")
+    return False
+
+
+def h_hint(em: FunctionEmitter, i: Insn) -> None:
+    # NOP, YIELD, WFE/WFI/SEV, PAC and BTI hints: pointer authentication is not reported in
+    # HWCAP, so programs only meet its NOP-space forms, which do nothing here.
+    em.out(";")
+
+
+def h_clrex(em: FunctionEmitter, i: Insn) -> None:
+    em.out("s->excl_size = 0;")
+
+
+def h_barrier(em: FunctionEmitter, i: Insn) -> None:
+    em.out("__atomic_thread_fence(__ATOMIC_SEQ_CST);")
+
+
+def h_msr_imm(em: FunctionEmitter, i: Insn) -> None:
+    em.out(";")  # PSTATE fields (DAIF, SPSel, ...) have no effect in user mode here
+
+
+def h_sys(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    if f["L"]:
+        raise LiftError("SYSL")
+    key = (f["op1"], f["CRn"], f["CRm"], f["op2"])
+    if key == (3, 7, 4, 1):  # DC ZVA: zero the 64-byte block (DCZID_EL0 reports 64)
+        em.out(f"memset((void *)({em.x(f['Rt'])} & ~63ull), 0, 64);")
+    else:
+        em.out(";")  # cache maintenance: coherent on the host
+
+
+# system registers read/written inline; others go to the runtime
+_TPIDR = (3, 3, 13, 0, 2)
+_TPIDRRO = (3, 3, 13, 0, 3)
+_NZCV = (3, 3, 4, 2, 0)
+_FPCR = (3, 3, 4, 4, 0)
+_FPSR = (3, 3, 4, 4, 1)
+
+
+def _sysreg(f: dict) -> tuple[int, int, int, int, int]:
+    return (2 + f["o0"], f["op1"], f["CRn"], f["CRm"], f["op2"])
+
+
+def h_mrs(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    r = _sysreg(f)
+    if r == _TPIDR:
+        e = "s->tpidr_el0"
+    elif r == _TPIDRRO:
+        e = "s->tpidrro_el0"
+    elif r == _NZCV:
+        e = "(((u64)N << 31) | ((u64)Z << 30) | ((u64)C << 29) | ((u64)V << 28))"
+    elif r == _FPCR:
+        e = "s->fpcr"
+    elif r == _FPSR:
+        e = "s->fpsr"
+    else:
+        e = f"nx_sysreg_read(s, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {r[4]})"
+    em.setx(f["Rt"], e)
+
+
+def h_msr(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    r = _sysreg(f)
+    v = em.x(f["Rt"])
+    if r == _TPIDR:
+        em.out(f"s->tpidr_el0 = {v};")
+    elif r == _NZCV:
+        em.flags_touched()
+        em.out(f"FLAGS_SET((u32)({v} >> 28));")
+    elif r == _FPCR:
+        em.out(f"s->fpcr = {v};")
+    elif r == _FPSR:
+        em.out(f"s->fpsr = {v};")
+    else:
+        em.out(f"nx_sysreg_write(s, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {r[4]}, {v});")
+
+
+HANDLERS = {
+    "B": h_b, "BL": h_bl, "BCOND": h_bcond, "CBZ": h_cbz, "TBZ": h_tbz, "BR": h_br,
+    "BLR": h_blr, "RET": h_ret, "SVC": h_svc, "BRK": h_brk, "UDF": h_brk, "HINT": h_hint,
+    "CLREX": h_clrex, "BARRIER": h_barrier, "MSR_imm": h_msr_imm, "SYS": h_sys,
+    "MRS": h_mrs, "MSR_reg": h_msr,
+}

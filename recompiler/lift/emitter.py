@@ -1,0 +1,198 @@
+"""Emit one C function for one guest function.
+
+Registers the function uses live in C locals (``x0``..``x30``, ``sp``, flags ``N Z C V``);
+they are loaded from ``NxCpu`` at entry and written back before calls, SVCs and exits.  After
+a call, AAPCS64 lets the callee change only X0-X18, X30 and the flags, so only those are
+reloaded (``trust_abi=False`` reloads all).  See docs/ARCHITECTURE.md, "Returns to somewhere
+else", for how a call site handles a return to an unexpected address.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from recompiler.decode import Insn, disasm
+
+CALLER_SAVED = set(range(19)) | {30}
+_REG_RE = re.compile(r"\bx([0-9]|[12][0-9]|30)\b")
+_SP_RE = re.compile(r"\bsp\b")
+_ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)(?!=)")
+
+
+def fname(addr: int) -> str:
+    return f"F_{addr:x}"
+
+
+class LiftError(Exception):
+    pass
+
+
+@dataclass
+class FunctionPlan:
+    """What analysis knows of one function: its body and the addresses it needs."""
+    entry: int
+    insns: list[Insn]                          # body in address order
+    tail_targets: set[int] = field(default_factory=set)
+    jump_tables: dict[int, list[int]] = field(default_factory=dict)  # BR address -> targets
+    resume_points: list[int] = field(default_factory=list)           # filled by the emitter
+
+
+class FunctionEmitter:
+    def __init__(self, plan: FunctionPlan, functions: set[int], trust_abi: bool = True,
+                 comments: bool = False) -> None:
+        self.plan = plan
+        self.functions = functions          # every function entry of the program
+        self.trust_abi = trust_abi
+        self.comments = comments
+        self.body: list[str] = []
+        self.addrs = {i.addr for i in plan.insns}
+        self.labels: set[int] = set()
+        self.resume: list[int] = []
+        self.flags_written = False
+        self.insn: Insn | None = None
+        self.callees: set[int] = set()
+
+    # ---- registers ------------------------------------------------------------------
+    def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
+        if n == 31:
+            if sp:
+                return "sp" if sf else "(u32)sp"
+            return "0"
+        return f"x{n}" if sf else f"(u32)x{n}"
+
+    def setx(self, n: int, expr: str, sf: int = 1, sp: bool = False) -> None:
+        if n == 31 and not sp:
+            self.out(f"(void)({expr});")
+            return
+        name = "sp" if n == 31 else f"x{n}"
+        self.out(f"{name} = {expr};" if sf else f"{name} = (u32)({expr});")
+
+    def out(self, line: str) -> None:
+        self.body.append("  " + line)
+
+    @property
+    def pc(self) -> int:
+        assert self.insn is not None
+        return self.insn.addr
+
+    def cond(self, c: int) -> str:
+        base = ["Z", "C", "N", "V", "(C && !Z)", "(N == V)", "(!Z && N == V)", "1"][c >> 1]
+        if c >> 1 == 7:
+            return "1"
+        return f"!{base}" if c & 1 else base
+
+    # ---- control flow ---------------------------------------------------------------
+    def flags_touched(self) -> None:
+        self.flags_written = True
+
+    def goto(self, target: int) -> str:
+        """C statement that transfers control to ``target`` (jump, tail call, or exit)."""
+        if target in self.addrs:
+            self.labels.add(target)
+            return f"goto L_{target:x};"
+        if target in self.functions:
+            self.callees.add(target)
+            return f"{{ STORE_ALL; MUSTTAIL return {fname(target)}(s); }}"
+        return f"{{ STORE_ALL; s->pc = {target:#x}ull; MUSTTAIL return nx_jump(s); }}"
+
+    def call(self, target: int | None, target_expr: str | None = None) -> None:
+        ret = self.pc + 4
+        self.resume.append(ret)
+        self.labels.add(ret)
+        self.out(f"x30 = {ret:#x}ull; STORE_ALL;")
+        if target is not None and target in self.functions:
+            self.callees.add(target)
+            self.out(f"{fname(target)}(s);")
+        else:
+            self.out(f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; nx_call_indirect(s);")
+        self.out(f"if (UNLIKELY(s->pc != {ret:#x}ull)) return;")
+        self.out("RELOAD_CALL;")
+
+    def leave(self, target_expr: str) -> None:
+        """RET, or an indirect branch out of the function."""
+        self.out(f"s->pc = {target_expr}; STORE_ALL; return;")
+
+    # ---- emission -------------------------------------------------------------------
+    def emit(self, handlers: dict) -> str:
+        body_start = len(self.body)
+        prev_falls = False
+        prev_addr = None
+        chunks: list[tuple[int, int]] = []
+        for insn in self.plan.insns:
+            if prev_falls and prev_addr is not None and insn.addr != prev_addr + 4:
+                self.out(self.goto(prev_addr + 4))
+            self.insn = insn
+            chunks.append((insn.addr, len(self.body)))
+            if self.comments:
+                self.out(f"/* {insn.addr:x}: {disasm(insn.word, insn.addr)} */")
+            h = handlers.get(insn.name)
+            falls = True
+            try:
+                if h is None:
+                    raise LiftError("no handler")
+                r = h(self, insn)
+                falls = r is not False
+            except LiftError:
+                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); return;")
+                falls = False
+            prev_falls, prev_addr = falls, insn.addr
+        if prev_falls and prev_addr is not None:
+            self.out(self.goto(prev_addr + 4))
+        # labels go before the instruction lines that start at their address
+        lines = self.body[body_start:]
+        starts = dict(chunks)
+        out_lines: list[str] = []
+        idx_to_label = {v: k for k, v in starts.items() if k in self.labels and k != self.plan.entry}
+        for i, line in enumerate(lines):
+            if i + body_start in idx_to_label:
+                out_lines.append(f" L_{idx_to_label[i + body_start]:x}:;")
+            out_lines.append(line)
+        body = "\n".join(out_lines)
+        return self._wrap(body)
+
+    def _wrap(self, body: str) -> str:
+        used = {int(m) for m in _REG_RE.findall(body)}
+        uses_sp = bool(_SP_RE.search(body))
+        written = {m for m in _ASSIGN_RE.findall(body)}
+        w_regs = sorted(int(r[1:]) for r in written if r != "sp")
+        w_sp = "sp" in written
+        uses_flags = bool(re.search(r"\b[NZCV]\b", body))
+        regs = sorted(used)
+        decl = []
+        if regs:
+            decl.append("u64 " + ", ".join(f"x{r} = s->x[{r}]" for r in regs) + ";")
+        if uses_sp:
+            decl.append("u64 sp = s->sp;")
+        decl.append("FLAGS_DECL;" if uses_flags else "")
+        if uses_flags:
+            decl.append("FLAGS_LOAD;")
+        store = [f"s->x[{r}] = x{r};" for r in w_regs]
+        if w_sp:
+            store.append("s->sp = sp;")
+        if uses_flags and self.flags_written:
+            store.append("FLAGS_STORE;")
+        reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi)]
+        reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
+        reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else [])
+        if uses_flags:
+            reload_all.append("FLAGS_LOAD;")
+        if uses_sp and not self.trust_abi:
+            reload.append("sp = s->sp;")
+        if uses_flags:
+            reload.append("FLAGS_LOAD;")
+        resume = ""
+        if self.resume:
+            self.resume = [a for a in self.resume if a in self.addrs]
+        if self.resume:
+            cases = " ".join(f"case {a:#x}ull: goto L_{a:x};" for a in sorted(set(self.resume)))
+            resume = (f"  if (UNLIKELY(s->resume)) {{ s->resume = 0; switch (s->pc) {{ {cases} "
+                      f"default: nx_bad_resume(s); return; }} }}\n")
+        name = fname(self.plan.entry)
+        self.plan.resume_points = sorted(set(self.resume))
+        return (f"void {name}(NxCpu *s) {{\n"
+                f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
+                f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
+                f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
+                f"  {' '.join(d for d in decl if d)}\n{resume}"
+                f" L_{self.plan.entry:x}:;\n{body}\n"
+                f"#undef STORE_ALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n}}\n")

@@ -1,0 +1,539 @@
+"""Scalar floating point and the Advanced SIMD subset that compiled C and glibc's string
+routines use.  Vector operations are lane loops over ``NxVec`` that clang vectorises; the
+complete, bit-exact FP/NEON coverage (FPCR modes, NaN rules) is the FP/NEON issue's work."""
+from __future__ import annotations
+
+from recompiler.decode import Insn
+from recompiler.lift.emitter import FunctionEmitter, LiftError
+
+_LANE = {0: ("b", "u8", "i8", 8), 1: ("h", "u16", "i16", 16), 2: ("s", "u32", "i32", 32), 3: ("d", "u64", "i64", 64)}
+_FT = {0: ("f", "float", "s", 4), 1: ("fd", "double", "d", 8)}
+
+
+def _ftype(f: dict) -> tuple[str, str, str, int]:
+    t = f["ftype"]
+    if t not in _FT:
+        raise LiftError("half-precision or reserved FP type")
+    return _FT[t]
+
+
+def _fget(n: int, ft: tuple) -> str:
+    return f"s->v[{n}].{ft[0]}[0]"
+
+
+def _fset(em: FunctionEmitter, d: int, ft: tuple, expr: str) -> None:
+    # scalar FP writes clear the rest of the vector register
+    em.out(f"{{ {ft[1]} _r = {expr}; s->v[{d}].q = 0; s->v[{d}].{ft[0]}[0] = _r; }}")
+
+
+def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, ftype, rmode, op = f["sf"], f["ftype"], f["rmode"], f["opcode"]
+    n, d = f["Rn"], f["Rd"]
+    if op in (6, 7):  # FMOV between general and FP registers
+        if ftype == 2 and rmode == 1:  # FMOV Xd, Vn.D[1] / Vd.D[1], Xn
+            if op == 6:
+                em.setx(d, f"s->v[{n}].d[1]")
+            else:
+                em.out(f"s->v[{d}].d[1] = {em.x(n)};")
+            return
+        if rmode != 0 or ftype not in (0, 1) or (sf != ftype):
+            raise LiftError("FMOV form")
+        if op == 6:
+            em.setx(d, f"s->v[{n}].{'d' if sf else 's'}[0]", sf)
+        else:
+            em.out(f"s->v[{d}].q = (u128)({em.x(n, sf)});")
+        return
+    ft = _ftype(f)
+    if op in (2, 3) and rmode == 0:  # SCVTF / UCVTF
+        src = (f"(i64){em.x(n)}" if sf else f"(i32){em.x(n, 0)}") if op == 2 else (em.x(n) if sf else f"(u32){em.x(n, 0)}")
+        _fset(em, d, ft, f"({ft[1]}){src}")
+        return
+    if op in (0, 1):  # FCVT[NPMZ][SU]: rounding by rmode (N=0 ties-even, P=1, M=2, Z=3)
+        rnd = ["__builtin_rint", "__builtin_ceil", "__builtin_floor", "__builtin_trunc"][rmode]
+        if ft[0] == "f":
+            rnd += "f"
+        signed = op == 0
+        bits = 64 if sf else 32
+        fn = f"FCVT_{'S' if signed else 'U'}{bits}"
+        em.setx(d, f"{fn}((double){rnd}({_fget(n, ft)}))", sf)
+        return
+    if op in (4, 5) and rmode == 0:  # FCVTA[SU]: ties away
+        signed = op == 4
+        bits = 64 if sf else 32
+        em.setx(d, f"FCVT_{'S' if signed else 'U'}{bits}((double)__builtin_round({_fget(n, ft)}))", sf)
+        return
+    raise LiftError("FP/integer conversion form")
+
+
+def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    ft = _ftype(f)
+    op, n, d = f["opcode"], f["Rn"], f["Rd"]
+    a = _fget(n, ft)
+    suffix = "f" if ft[0] == "f" else ""
+    if op == 0:
+        em.out(f"{{ u64 _b = s->v[{n}].d[0]; s->v[{d}].q = (u128)(_b & {'0xffffffffull' if ft[0] == 'f' else '~0ull'}); }}")
+        return
+    if op in (1, 2):  # FABS / FNEG act on the sign bit (NaNs keep their payload)
+        bit = "0x80000000u" if ft[0] == "f" else "0x8000000000000000ull"
+        w = "s" if ft[0] == "f" else "d"
+        expr = f"s->v[{n}].{w}[0] & ~{bit}" if op == 1 else f"s->v[{n}].{w}[0] ^ {bit}"
+        em.out(f"{{ u64 _b = {expr}; s->v[{d}].q = (u128)_b; }}")
+        return
+    if op == 3:
+        _fset(em, d, ft, f"__builtin_sqrt{suffix}({a})")
+        return
+    if op in (4, 5):  # FCVT between single and double
+        dst = _FT[0] if op == 4 else _FT[1]
+        if dst == ft:
+            raise LiftError("FCVT to same type")
+        _fset(em, d, dst, f"({dst[1]}){a}")
+        return
+    rnd = {8: "__builtin_rint", 9: "__builtin_ceil", 10: "__builtin_floor", 11: "__builtin_trunc",
+           12: "__builtin_round", 14: "__builtin_rint", 15: "__builtin_nearbyint"}.get(op)
+    if rnd:
+        if op == 8:
+            rnd = "__builtin_roundeven"
+        _fset(em, d, ft, f"{rnd}{suffix}({a})")
+        return
+    raise LiftError("FP 1-source form")
+
+
+def h_fp_dp2(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    ft = _ftype(f)
+    a, b = _fget(f["Rn"], ft), _fget(f["Rm"], ft)
+    op = f["opcode"]
+    suffix = "f" if ft[0] == "f" else ""
+    exprs = {0: f"{a} * {b}", 1: f"{a} / {b}", 2: f"{a} + {b}", 3: f"{a} - {b}",
+             6: f"__builtin_fmax{suffix}({a}, {b})", 7: f"__builtin_fmin{suffix}({a}, {b})",
+             8: f"-({a} * {b})"}
+    if op in (4, 5):  # FMAX/FMIN: NaN in -> NaN out
+        cmp = ">" if op == 4 else "<"
+        e = f"({a} != {a} || {b} != {b}) ? ({a} + {b}) : (({a} == 0 && {b} == 0) ? " \
+            f"({'(' + a + ' == 0 && __builtin_signbit(' + a + ')) ? ' + b + ' : ' + a if op == 4 else '__builtin_signbit(' + a + ') ? ' + a + ' : ' + b}) : ({a} {cmp} {b} ? {a} : {b}))"
+        _fset(em, f["Rd"], ft, e)
+        return
+    if op not in exprs:
+        raise LiftError("FP 2-source form")
+    _fset(em, f["Rd"], ft, exprs[op])
+
+
+def h_fp_dp3(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    ft = _ftype(f)
+    a, b, c = _fget(f["Rn"], ft), _fget(f["Rm"], ft), _fget(f["Ra"], ft)
+    suffix = "f" if ft[0] == "f" else ""
+    o1, o0 = f["o1"], f["o0"]
+    e = {(0, 0): f"__builtin_fma{suffix}({a}, {b}, {c})", (0, 1): f"__builtin_fma{suffix}(-{a}, {b}, {c})",
+         (1, 0): f"__builtin_fma{suffix}(-{a}, {b}, -{c})", (1, 1): f"__builtin_fma{suffix}({a}, {b}, -{c})"}[(o1, o0)]
+    _fset(em, f["Rd"], ft, e)
+
+
+def h_fp_cmp(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    ft = _ftype(f)
+    a = _fget(f["Rn"], ft)
+    b = "0" if f["opc"] & 8 else _fget(f["Rm"], ft)
+    em.flags_touched()
+    em.out(f"{{ {ft[1]} _a = {a}, _b = {b}; if (_a != _a || _b != _b) FLAGS_SET(3); "
+           f"else if (_a == _b) FLAGS_SET(6); else if (_a < _b) FLAGS_SET(8); else FLAGS_SET(2); }}")
+
+
+def h_fp_ccmp(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    ft = _ftype(f)
+    a, b = _fget(f["Rn"], ft), _fget(f["Rm"], ft)
+    em.flags_touched()
+    em.out(f"if ({em.cond(f['cond'])}) {{ {ft[1]} _a = {a}, _b = {b}; if (_a != _a || _b != _b) FLAGS_SET(3); "
+           f"else if (_a == _b) FLAGS_SET(6); else if (_a < _b) FLAGS_SET(8); else FLAGS_SET(2); }} "
+           f"else FLAGS_SET({f['nzcv']});")
+
+
+def h_fcsel(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    ft = _ftype(f)
+    w = "s" if ft[0] == "f" else "d"
+    em.out(f"{{ u64 _b = {em.cond(f['cond'])} ? s->v[{f['Rn']}].{w}[0] : s->v[{f['Rm']}].{w}[0]; s->v[{f['Rd']}].q = (u128)_b; }}")
+
+
+def vfp_expand_imm(imm8: int, bits: int) -> int:
+    e = 8 if bits == 32 else 11
+    fbits = 23 if bits == 32 else 52
+    sign = imm8 >> 7
+    b6 = (imm8 >> 6) & 1
+    exp = ((b6 ^ 1) << (e - 1)) | ((((1 << (e - 3)) - 1) if b6 else 0) << 2) | ((imm8 >> 4) & 3)
+    frac = (imm8 & 0xF) << (fbits - 4)
+    return (sign << (bits - 1)) | (exp << fbits) | frac
+
+
+def h_fmov_imm(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    ft = _ftype(f)
+    bits = 32 if ft[0] == "f" else 64
+    em.out(f"s->v[{f['Rd']}].q = (u128){vfp_expand_imm(f['imm8'], bits):#x}ull;")
+
+
+# ---- Advanced SIMD ---------------------------------------------------------------------
+def _lanes(Q: int, size: int) -> int:
+    return (16 if Q else 8) >> size
+
+
+def _vop(em: FunctionEmitter, d: int, Q: int, size: int, expr: str, srcs: dict[str, int]) -> None:
+    """r.lane[i] = expr for each lane; expr uses a/b/c (NxVec copies) and the lane index i."""
+    w = _LANE[size][0]
+    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {_lanes(Q, size)}; i++) _r.{w}[i] = {expr}; s->v[{d}] = _r; }}")
+
+
+def h_movi(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, op, cmode = f["Q"], f["op"], f["cmode"]
+    imm8 = (f["a"] << 7) | (f["b"] << 6) | (f["c"] << 5) | (f["d"] << 4) | (f["e"] << 3) | (f["f"] << 2) | (f["g"] << 1) | f["h"]
+    d = f["Rd"]
+    c3 = cmode >> 1
+    if cmode == 0b1111:
+        if op == 0:
+            bits = vfp_expand_imm(imm8, 32)
+            imm64 = bits | (bits << 32)
+        elif Q:
+            imm64 = vfp_expand_imm(imm8, 64)
+        else:
+            raise LiftError("FMOV vector immediate reserved")
+        kind = "mov"
+    elif cmode == 0b1110:
+        if op == 0:
+            imm64 = int.from_bytes(bytes([imm8]) * 8, "little")
+        else:
+            imm64 = 0
+            for k in range(8):
+                if imm8 >> k & 1:
+                    imm64 |= 0xFF << (8 * k)
+        kind = "mov"
+    else:
+        if c3 < 4:  # 32-bit shifted
+            v = imm8 << (8 * c3)
+            imm64 = v | (v << 32)
+            kind = ("orr" if cmode & 1 else "mov") if op == 0 else ("bic" if cmode & 1 else "mvn")
+        elif c3 < 6:  # 16-bit shifted
+            v = imm8 << (8 * (c3 & 1))
+            imm64 = int.from_bytes(v.to_bytes(2, "little") * 4, "little")
+            kind = ("orr" if cmode & 1 else "mov") if op == 0 else ("bic" if cmode & 1 else "mvn")
+        else:  # 32-bit shifting ones
+            v = (imm8 << 8 | 0xFF) if cmode & 1 == 0 else (imm8 << 16 | 0xFFFF)
+            imm64 = v | (v << 32)
+            kind = "mov" if op == 0 else "mvn"
+    if kind == "mvn":
+        imm64 ^= (1 << 64) - 1
+    hi = imm64 if Q else 0
+    if kind == "mov" or kind == "mvn":
+        em.out(f"s->v[{d}].d[0] = {imm64:#x}ull; s->v[{d}].d[1] = {hi:#x}ull;")
+    elif kind == "orr":
+        em.out(f"s->v[{d}].d[0] |= {imm64:#x}ull; s->v[{d}].d[1] = {'s->v[%d].d[1] | %#xull' % (d, imm64) if Q else '0'};")
+    else:
+        em.out(f"s->v[{d}].d[0] &= ~{imm64:#x}ull; s->v[{d}].d[1] = {'s->v[%d].d[1] & ~%#xull' % (d, imm64) if Q else '0'};")
+
+
+def h_copy(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, op, imm5, imm4 = f["Q"], f["op"], f["imm5"], f["imm4"]
+    n, d = f["Rn"], f["Rd"]
+    size = (imm5 & -imm5).bit_length() - 1
+    if size > 3:
+        raise LiftError("reserved copy")
+    w, ut, st, bits = _LANE[size]
+    idx = imm5 >> (size + 1)
+    if op == 1:  # INS (element)
+        if Q != 1:
+            raise LiftError("reserved INS")
+        src = imm4 >> size
+        em.out(f"{{ {ut} _e = s->v[{n}].{w}[{src}]; s->v[{d}].{w}[{idx}] = _e; }}")
+        return
+    if imm4 == 0:  # DUP (element)
+        _vop(em, d, Q, size, f"a.{w}[{idx}]", {"a": n})
+    elif imm4 == 1:  # DUP (general)
+        _vop(em, d, Q, size, f"({ut}){em.x(n)}", {})
+    elif imm4 == 3:  # INS (general)
+        em.out(f"s->v[{d}].{w}[{idx}] = ({ut}){em.x(n)};")
+    elif imm4 == 7:  # UMOV
+        em.setx(d, f"(u64)s->v[{n}].{w}[{idx}]", 1 if size == 3 else 0)
+    elif imm4 == 5:  # SMOV
+        em.setx(d, f"(u64)(i64)({st})s->v[{n}].{w}[{idx}]", Q)
+    else:
+        raise LiftError("copy form")
+
+
+def h_scalar_copy(em: FunctionEmitter, i: Insn) -> None:  # DUP (element, scalar) = MOV Bd/Hd/Sd/Dd
+    f = i.f
+    imm5 = f["imm5"]
+    size = (imm5 & -imm5).bit_length() - 1
+    if size > 3:
+        raise LiftError("reserved")
+    w = _LANE[size][0]
+    em.out(f"{{ u64 _e = s->v[{f['Rn']}].{w}[{imm5 >> (size + 1)}]; s->v[{f['Rd']}].q = (u128)_e; }}")
+
+
+def h_three_same(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
+    n, m, d = f["Rn"], f["Rm"], f["Rd"]
+    if op == 3:  # logical, size selects the operation
+        ops = {(0, 0): "a.d[i] & b.d[i]", (0, 1): "a.d[i] & ~b.d[i]", (0, 2): "a.d[i] | b.d[i]",
+               (0, 3): "a.d[i] | ~b.d[i]", (1, 0): "a.d[i] ^ b.d[i]",
+               (1, 1): "(c.d[i] & a.d[i]) | (~c.d[i] & b.d[i])",       # BSL (c = Vd)
+               (1, 2): "(c.d[i] & ~b.d[i]) | (a.d[i] & b.d[i])",       # BIT
+               (1, 3): "(c.d[i] & b.d[i]) | (a.d[i] & ~b.d[i])"}       # BIF
+        _vop(em, d, Q, 3, ops[(U, size)], {"a": n, "b": m, "c": d})
+        return
+    w, ut, st, bits = _LANE[size]
+    if size == 3 and not Q and op not in ():
+        raise LiftError("reserved 1D three-same")
+    A, B = f"a.{w}[i]", f"b.{w}[i]"
+    sA, sB = f"({st}){A}", f"({st}){B}"
+    table = {
+        (0, 16): f"({ut})({A} + {B})", (1, 16): f"({ut})({A} - {B})",
+        (1, 17): f"({A} == {B}) ? ({ut})-1 : 0", (0, 17): f"({A} & {B}) ? ({ut})-1 : 0",
+        (0, 6): f"({sA} > {sB}) ? ({ut})-1 : 0", (1, 6): f"({A} > {B}) ? ({ut})-1 : 0",
+        (0, 7): f"({sA} >= {sB}) ? ({ut})-1 : 0", (1, 7): f"({A} >= {B}) ? ({ut})-1 : 0",
+        (0, 12): f"{sA} > {sB} ? {A} : {B}", (1, 12): f"{A} > {B} ? {A} : {B}",
+        (0, 13): f"{sA} < {sB} ? {A} : {B}", (1, 13): f"{A} < {B} ? {A} : {B}",
+        (0, 19): f"({ut})({A} * {B})",
+    }
+    if (U, op) in table:
+        _vop(em, d, Q, size, table[(U, op)], {"a": n, "b": m})
+        return
+    if op in (20, 21, 23):  # pairwise max/min, ADDP
+        half = _lanes(Q, size) // 2
+        pa = f"(i < {half} ? a.{w}[2*i] : b.{w}[2*(i-{half})])"
+        pb = f"(i < {half} ? a.{w}[2*i+1] : b.{w}[2*(i-{half})+1])"
+        if op == 23 and U == 0:
+            e = f"({ut})({pa} + {pb})"
+        elif op == 20:
+            e = f"({(st if not U else ut)}){pa} > ({(st if not U else ut)}){pb} ? {pa} : {pb}"
+        elif op == 21:
+            e = f"({(st if not U else ut)}){pa} < ({(st if not U else ut)}){pb} ? {pa} : {pb}"
+        else:
+            raise LiftError("three-same form")
+        _vop(em, d, Q, size, e, {"a": n, "b": m})
+        return
+    if op == 8:  # SSHL/USHL (register shifts, non-saturating, non-rounding)
+        sh = f"(i8)b.{w}[i]"
+        if U:
+            e = f"({sh} >= 0) ? ({sh} >= {bits} ? 0 : ({ut})({A} << {sh})) : (-{sh} >= {bits} ? 0 : ({ut})({A} >> -{sh}))"
+        else:
+            e = f"({sh} >= 0) ? ({sh} >= {bits} ? 0 : ({ut})({A} << {sh})) : ({ut})({sA} >> (-{sh} >= {bits} ? {bits - 1} : -{sh}))"
+        _vop(em, d, Q, size, e, {"a": n, "b": m})
+        return
+    raise LiftError("three-same form")
+
+
+def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
+    n, d = f["Rn"], f["Rd"]
+    w, ut, st, bits = _LANE[size]
+    A, sA = f"a.{w}[i]", f"({st})a.{w}[i]"
+    if op == 5 and size == 0:
+        if U == 0:
+            _vop(em, d, Q, 0, "(u8)__builtin_popcount(a.b[i])", {"a": n})
+        elif U == 1 and size == 0:
+            _vop(em, d, Q, 0, "(u8)~a.b[i]", {"a": n})
+        return
+    if op == 5 and U == 1 and size == 1:  # RBIT (vector)
+        _vop(em, d, Q, 0, "(u8)(__builtin_bitreverse32(a.b[i]) >> 24)", {"a": n})
+        return
+    table = {
+        (0, 9): f"{A} == 0 ? ({ut})-1 : 0", (1, 9): f"{sA} <= 0 ? ({ut})-1 : 0",
+        (0, 8): f"{sA} > 0 ? ({ut})-1 : 0", (1, 8): f"{sA} >= 0 ? ({ut})-1 : 0",
+        (0, 10): f"{sA} < 0 ? ({ut})-1 : 0", (1, 11): f"({ut})-{A}",
+        (0, 11): f"{sA} < 0 ? ({ut})-{A} : {A}",
+    }
+    if (U, op) in table:
+        _vop(em, d, Q, size, table[(U, op)], {"a": n})
+        return
+    if op in (0, 1) and U == 0 or (op == 0 and U == 1):  # REV64 / REV16 / REV32
+        container = {(0, 0): 64, (0, 1): 16, (1, 0): 32}[(U, op)]
+        per = container // bits
+        if per <= 1:
+            raise LiftError("reserved REV")
+        _vop(em, d, Q, size, f"a.{w}[(i / {per}) * {per} + ({per} - 1 - i % {per})]", {"a": n})
+        return
+    if op == 18 and U == 0:  # XTN/XTN2
+        nw = _LANE[size + 1][0] if size < 3 else None
+        if nw is None:
+            raise LiftError("reserved XTN")
+        half = 8 // (1 << size)
+        lo = "(Q ? b.%s[i] : 0)" % w
+        if Q:
+            em.out(f"{{ NxVec a = s->v[{n}]; for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = ({ut})a.{nw}[i]; }}")
+        else:
+            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = ({ut})a.{nw}[i]; s->v[{d}] = _r; }}")
+        return
+    raise LiftError("two-register form")
+
+
+def h_across(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
+    n, d = f["Rn"], f["Rd"]
+    if i.name == "SIMD_scalar_pair":  # ADDP (scalar): Dd = Vn.D[0] + Vn.D[1]
+        if U == 0 and op == 27 and size == 3:
+            em.out(f"{{ u64 _s = s->v[{n}].d[0] + s->v[{n}].d[1]; s->v[{d}].q = (u128)_s; }}")
+            return
+        raise LiftError("scalar pairwise form")
+    w, ut, st, bits = _LANE[size]
+    L = _lanes(Q, size)
+    if op == 27 and U == 0:  # ADDV
+        em.out(f"{{ {ut} _s = 0; for (int i = 0; i < {L}; i++) _s += s->v[{n}].{w}[i]; s->v[{d}].q = (u128)_s; }}")
+    elif op in (10, 26):  # [SU]MAXV / [SU]MINV
+        t = ut if U else st
+        cmp = ">" if op == 10 else "<"
+        em.out(f"{{ {t} _s = ({t})s->v[{n}].{w}[0]; for (int i = 1; i < {L}; i++) {{ {t} _e = ({t})s->v[{n}].{w}[i]; if (_e {cmp} _s) _s = _e; }} "
+               f"s->v[{d}].q = (u128)({ut})_s; }}")
+    elif op == 3:  # [SU]ADDLV
+        wide = _LANE[size + 1][1]
+        em.out(f"{{ {wide} _s = 0; for (int i = 0; i < {L}; i++) _s += ({wide})({ut if U else st})s->v[{n}].{w}[i]; s->v[{d}].q = (u128)_s; }}")
+    else:
+        raise LiftError("across-lanes form")
+
+
+def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    immh, immb, op = f["immh"], f["immb"], f["opcode"]
+    scalar = i.name == "SIMD_scalar_shift_imm"
+    Q = 1 if scalar else f["Q"]
+    U = f["U"]
+    n, d = f["Rn"], f["Rd"]
+    if immh == 0:
+        raise LiftError("modified immediate in shift space")
+    size = immh.bit_length() - 1
+    w, ut, st, bits = _LANE[size]
+    imm = (immh << 3) | immb
+    rshift = 2 * bits - imm
+    lshift = imm - bits
+    if scalar and size != 3:
+        raise LiftError("scalar shift of non-64-bit")
+    lanes = 1 if scalar else _lanes(Q, size)
+    srcs = {"a": n}
+    if op == 0:  # SSHR / USHR
+        e = f"({ut})(a.{w}[i] >> {rshift})" if U else f"({ut})(({st})a.{w}[i] >> {min(rshift, bits - 1)})"
+        if U and rshift == bits:
+            e = "0"
+    elif op == 2:  # SSRA / USRA
+        srcs["c"] = d
+        sh = f"({ut})(a.{w}[i] >> {rshift})" if U else f"({ut})(({st})a.{w}[i] >> {min(rshift, bits - 1)})"
+        if U and rshift == bits:
+            sh = "0"
+        e = f"({ut})(c.{w}[i] + {sh})"
+    elif op == 10 and U == 0:  # SHL
+        e = f"({ut})(a.{w}[i] << {lshift})"
+    elif op == 16 and U == 0 and not scalar:  # SHRN/SHRN2: narrow from size+1
+        nbits = bits // 2
+        if size == 0:
+            raise LiftError("reserved SHRN")
+        nw, nut = _LANE[size - 1][0], _LANE[size - 1][1]
+        rs = bits - (imm - bits // 2 * 1) if False else (2 * nbits - (imm - nbits))  # shift = 2*esize - imm (esize = narrow)
+        half = 8 // (nbits // 8)
+        if Q:
+            em.out(f"{{ NxVec a = s->v[{n}]; for (int i = 0; i < {half}; i++) s->v[{d}].{nw}[{half} + i] = ({nut})(a.{w}[i] >> {rs}); }}")
+        else:
+            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{nw}[i] = ({nut})(a.{w}[i] >> {rs}); s->v[{d}] = _r; }}")
+        return
+    elif op == 20 and not scalar:  # SSHLL/USHLL (and SXTL/UXTL): widen from immh's size
+        if size == 3:
+            raise LiftError("reserved SSHLL")
+        ww, wut = _LANE[size + 1][0], _LANE[size + 1][1]
+        half = 8 // (bits // 8)
+        start = half if Q else 0
+        src_t = ut if U else st
+        em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = ({wut})(({wut})({src_t})a.{w}[{start} + i] << {lshift}); s->v[{d}] = _r; }}")
+        return
+    else:
+        raise LiftError("shift-immediate form")
+    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; s->v[{d}] = _r; }}")
+
+
+def h_ext(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, imm4 = f["Q"], f["imm4"]
+    if not Q and imm4 > 7:
+        raise LiftError("reserved EXT")
+    nb = 16 if Q else 8
+    em.out(f"{{ u8 _t[32]; memcpy(_t, &s->v[{f['Rn']}], {nb}); memcpy(_t + {nb}, &s->v[{f['Rm']}], {nb}); "
+           f"NxVec _r; _r.q = 0; memcpy(&_r, _t + {imm4}, {nb}); s->v[{f['Rd']}] = _r; }}")
+
+
+def h_tbl(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, ln, op = f["Q"], f["len"] + 1, f["op"]
+    n, m, d = f["Rn"], f["Rm"], f["Rd"]
+    nb = 16 if Q else 8
+    regs = [(n + k) % 32 for k in range(ln)]
+    copy = " ".join(f"memcpy(_t + {16 * k}, &s->v[{r}], 16);" for k, r in enumerate(regs))
+    default = "o.b[i]" if op else "0"
+    em.out(f"{{ u8 _t[64]; {copy} NxVec ix = s->v[{m}], o = s->v[{d}], _r; _r.q = 0; "
+           f"for (int i = 0; i < {nb}; i++) _r.b[i] = ix.b[i] < {16 * ln} ? _t[ix.b[i]] : {default}; s->v[{d}] = _r; }}")
+
+
+def h_perm(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, size, op = f["Q"], f["size"], f["opcode"]
+    n, m, d = f["Rn"], f["Rm"], f["Rd"]
+    if size == 3 and not Q:
+        raise LiftError("reserved permute")
+    w = _LANE[size][0]
+    L = _lanes(Q, size)
+    half = L // 2
+    if op in (1, 5):  # UZP1/UZP2
+        part = 0 if op == 1 else 1
+        e = f"(i < {half} ? a.{w}[2*i+{part}] : b.{w}[2*(i-{half})+{part}])"
+    elif op in (3, 7):  # ZIP1/ZIP2
+        base = 0 if op == 3 else half
+        e = f"((i & 1) ? b.{w}[{base} + i/2] : a.{w}[{base} + i/2])"
+    elif op in (2, 6):  # TRN1/TRN2
+        part = 0 if op == 2 else 1
+        e = f"((i & 1) ? b.{w}[(i & ~1) + {part}] : a.{w}[(i & ~1) + {part}])"
+    else:
+        raise LiftError("permute form")
+    _vop(em, d, Q, size, e, {"a": n, "b": m})
+
+
+def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    U, size, op = f["U"], f["size"], f["opcode"]
+    if size != 3:
+        raise LiftError("scalar three-same non-64-bit")
+    a, b = f"s->v[{f['Rn']}].d[0]", f"s->v[{f['Rm']}].d[0]"
+    e = {(0, 16): f"{a} + {b}", (1, 16): f"{a} - {b}", (1, 17): f"{a} == {b} ? ~0ull : 0",
+         (0, 17): f"({a} & {b}) ? ~0ull : 0", (1, 6): f"{a} > {b} ? ~0ull : 0",
+         (1, 7): f"{a} >= {b} ? ~0ull : 0", (0, 6): f"(i64){a} > (i64){b} ? ~0ull : 0",
+         (0, 7): f"(i64){a} >= (i64){b} ? ~0ull : 0"}.get((U, op))
+    if e is None:
+        raise LiftError("scalar three-same form")
+    em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
+
+
+def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    U, size, op = f["U"], f["size"], f["opcode"]
+    if size != 3:
+        raise LiftError("scalar two-reg non-64-bit")
+    a = f"s->v[{f['Rn']}].d[0]"
+    e = {(0, 9): f"{a} == 0 ? ~0ull : 0", (0, 8): f"(i64){a} > 0 ? ~0ull : 0", (1, 11): f"-{a}",
+         (1, 8): f"(i64){a} >= 0 ? ~0ull : 0", (0, 10): f"(i64){a} < 0 ? ~0ull : 0"}.get((U, op))
+    if e is None:
+        raise LiftError("scalar two-reg form")
+    em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
+
+
+HANDLERS = {
+    "FP_INT": h_fp_int, "FP_DP1": h_fp_dp1, "FP_DP2": h_fp_dp2, "FP_DP3": h_fp_dp3,
+    "FP_CMP": h_fp_cmp, "FP_CCMP": h_fp_ccmp, "FCSEL": h_fcsel, "FMOV_imm": h_fmov_imm,
+    "SIMD_movi": h_movi, "SIMD_copy": h_copy, "SIMD_scalar_copy": h_scalar_copy,
+    "SIMD_three_same": h_three_same, "SIMD_two_reg": h_two_reg, "SIMD_across": h_across,
+    "SIMD_scalar_pair": h_across, "SIMD_shift_imm": h_shift_imm, "SIMD_scalar_shift_imm": h_shift_imm,
+    "SIMD_ext": h_ext, "SIMD_tbl": h_tbl, "SIMD_perm": h_perm,
+    "SIMD_scalar_three_same": h_scalar_three_same, "SIMD_scalar_two_reg": h_scalar_two_reg,
+}

@@ -1,0 +1,331 @@
+"""Integer data processing: add/sub, logical, moves, bitfields, shifts, multiply/divide,
+conditional select/compare, bit manipulation, CRC32."""
+from __future__ import annotations
+
+from recompiler.decode import Insn
+from recompiler.lift.emitter import FunctionEmitter, LiftError
+
+
+def sext(v: int, bits: int) -> int:
+    return v - (1 << bits) if v & (1 << (bits - 1)) else v
+
+
+def ones(n: int) -> int:
+    return (1 << n) - 1
+
+
+def decode_bit_masks(n: int, imms: int, immr: int, datasize: int) -> int:
+    """The A64 logical-immediate decoding (DecodeBitMasks, immediate form)."""
+    combined = (n << 6) | (~imms & 0x3F)
+    if combined == 0:
+        raise LiftError("reserved logical immediate")
+    length = combined.bit_length() - 1
+    if length < 1:
+        raise LiftError("reserved logical immediate")
+    levels = ones(length)
+    s, r = imms & levels, immr & levels
+    if s == levels:
+        raise LiftError("reserved logical immediate")
+    esize = 1 << length
+    welem = ones(s + 1)
+    rot = ((welem >> r) | (welem << (esize - r))) & ones(esize) if r else welem
+    out = 0
+    for i in range(0, datasize, esize):
+        out |= rot << i
+    return out & ones(datasize)
+
+
+def _u(sf: int) -> str:
+    return "u64" if sf else "u32"
+
+
+def _shifted(em: FunctionEmitter, rm: int, sf: int, shift: int, amt: int) -> str:
+    v = em.x(rm, sf)
+    if amt == 0:
+        return v
+    size = 64 if sf else 32
+    if amt >= size:
+        raise LiftError("shift amount out of range")
+    t = _u(sf)
+    if shift == 0:
+        return f"(({t}){v} << {amt})"
+    if shift == 1:
+        return f"(({t}){v} >> {amt})"
+    if shift == 2:
+        return f"ASR{size}({v}, {amt})"
+    return f"ROR{size}({v}, {amt})"
+
+
+def _extended(em: FunctionEmitter, rm: int, sf: int, option: int, amt: int) -> str:
+    v = em.x(rm, 1)
+    ext = ["(u64)(u8)", "(u64)(u16)", "(u64)(u32)", "(u64)", "(u64)(i64)(i8)", "(u64)(i64)(i16)",
+           "(u64)(i64)(i32)", "(u64)"][option]
+    e = f"({ext}{v})"
+    if amt > 4:
+        raise LiftError("extend shift > 4")
+    if amt:
+        e = f"({e} << {amt})"
+    return e if sf else f"(u32){e}"
+
+
+def _addsub(em: FunctionEmitter, sf: int, op: int, S: int, rd: int, a: str, b: str, rd_sp: bool) -> None:
+    size = 64 if sf else 32
+    if S:
+        em.flags_touched()
+        tmp = "_r"
+        if op:
+            em.out(f"{{ u64 {tmp}; ADDC{size}({tmp}, {a}, ~({_u(sf)})({b}), 1); {_set(em, rd, sf, tmp, False)} }}")
+        else:
+            em.out(f"{{ u64 {tmp}; ADDC{size}({tmp}, {a}, {b}, 0); {_set(em, rd, sf, tmp, False)} }}")
+        return
+    expr = f"({_u(sf)})({a}) {'-' if op else '+'} ({_u(sf)})({b})"
+    em.setx(rd, expr, sf, sp=rd_sp)
+
+
+def _set(em: FunctionEmitter, rd: int, sf: int, expr: str, sp: bool) -> str:
+    if rd == 31 and not sp:
+        return ""
+    name = "sp" if rd == 31 else f"x{rd}"
+    return f"{name} = {expr};" if sf else f"{name} = (u32)({expr});"
+
+
+def h_addsub_imm(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    imm = f["imm12"] << (12 if f["sh"] else 0)
+    a = em.x(f["Rn"], f["sf"], sp=True)
+    _addsub(em, f["sf"], f["op"], f["S"], f["Rd"], a, f"{imm:#x}", rd_sp=not f["S"])
+
+
+def h_addsub_sreg(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    if f["shift"] == 3:
+        raise LiftError("reserved shift")
+    b = _shifted(em, f["Rm"], f["sf"], f["shift"], f["imm6"])
+    _addsub(em, f["sf"], f["op"], f["S"], f["Rd"], em.x(f["Rn"], f["sf"]), b, rd_sp=False)
+
+
+def h_addsub_ereg(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    b = _extended(em, f["Rm"], f["sf"], f["option"], f["imm3"])
+    a = em.x(f["Rn"], f["sf"], sp=True)
+    _addsub(em, f["sf"], f["op"], f["S"], f["Rd"], a, b, rd_sp=not f["S"])
+
+
+def h_adc(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, size = f["sf"], 64 if f["sf"] else 32
+    a, b = em.x(f["Rn"], sf), em.x(f["Rm"], sf)
+    if f["op"]:
+        b = f"~({_u(sf)})({b})"
+    if f["S"]:
+        em.flags_touched()
+        em.out(f"{{ u64 _r; ADDC{size}(_r, {a}, {b}, C); {_set(em, f['Rd'], sf, '_r', False)} }}")
+    else:
+        em.setx(f["Rd"], f"({_u(sf)})({a}) + ({_u(sf)})({b}) + C", sf)
+
+
+def h_logic_imm(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf = f["sf"]
+    if not sf and f["N"]:
+        raise LiftError("N=1 in 32-bit logical immediate")
+    imm = decode_bit_masks(f["N"], f["imms"], f["immr"], 64 if sf else 32)
+    a = em.x(f["Rn"], sf)
+    opc = f["opc"]
+    op = ["&", "|", "^", "&"][opc]
+    expr = f"({_u(sf)})({a} {op} {imm:#x}ull)"
+    if opc == 3:
+        em.flags_touched()
+        em.out(f"{{ {_u(sf)} _r = {expr}; LOGICF{64 if sf else 32}(_r); {_set(em, f['Rd'], sf, '_r', False)} }}")
+    else:
+        em.setx(f["Rd"], expr, sf, sp=True)
+
+
+def h_logic_sreg(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf = f["sf"]
+    b = _shifted(em, f["Rm"], sf, f["shift"], f["imm6"])
+    if f["N"]:
+        b = f"~({_u(sf)}){b}"
+    a = em.x(f["Rn"], sf)
+    opc = f["opc"]
+    op = ["&", "|", "^", "&"][opc]
+    expr = f"({_u(sf)})({a} {op} {b})"
+    if opc == 3:
+        em.flags_touched()
+        em.out(f"{{ {_u(sf)} _r = {expr}; LOGICF{64 if sf else 32}(_r); {_set(em, f['Rd'], sf, '_r', False)} }}")
+    else:
+        em.setx(f["Rd"], expr, sf)
+
+
+def h_movw(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, hw, opc = f["sf"], f["hw"], f["opc"]
+    if opc == 1 or (not sf and hw > 1):
+        raise LiftError("unallocated move wide")
+    sh = hw * 16
+    imm = f["imm16"] << sh
+    if opc == 0:
+        em.setx(f["Rd"], f"{(~imm) & ones(64 if sf else 32):#x}ull", sf)
+    elif opc == 2:
+        em.setx(f["Rd"], f"{imm:#x}ull", sf)
+    else:
+        keep = ones(64 if sf else 32) & ~(0xFFFF << sh)
+        em.setx(f["Rd"], f"({em.x(f['Rd'], 1)} & {keep:#x}ull) | {imm:#x}ull", sf)
+
+
+def h_bitfield(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, opc, r, s = f["sf"], f["opc"], f["immr"], f["imms"]
+    size = 64 if sf else 32
+    if f["N"] != sf or opc == 3 or (not sf and (r > 31 or s > 31)):
+        raise LiftError("unallocated bitfield")
+    src = em.x(f["Rn"], sf)
+    t, it = ("u64", "i64") if sf else ("u32", "i32")
+    top = size - 1
+    if opc == 2:  # UBFM
+        if s >= r:
+            expr = f"((({t}){src} >> {r}) & {ones(s - r + 1):#x}ull)"
+        else:
+            expr = f"((({t}){src} & {ones(s + 1):#x}ull) << {size - r})"
+    elif opc == 0:  # SBFM
+        if s >= r:
+            expr = f"({t})(({it})(({t}){src} << {top - s}) >> {top - s + r})"
+        else:
+            expr = f"({t})((({t})(({it})(({t}){src} << {top - s}) >> {top - s})) << {size - r})"
+    else:  # BFM
+        if s >= r:
+            width, lsb = s - r + 1, 0
+            field = f"((({t}){src} >> {r}) & {ones(width):#x}ull)"
+        else:
+            width, lsb = s + 1, size - r
+            field = f"((({t}){src} & {ones(width):#x}ull) << {lsb})"
+        mask = (ones(width) << lsb) & ones(size)
+        expr = f"(({t}){em.x(f['Rd'], sf)} & {(~mask) & ones(size):#x}ull) | {field}"
+    em.setx(f["Rd"], expr, sf)
+
+
+def h_extr(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, lsb = f["sf"], f["imms"]
+    if f["N"] != sf or (not sf and lsb > 31):
+        raise LiftError("unallocated EXTR")
+    size = 64 if sf else 32
+    t = _u(sf)
+    hi, lo = em.x(f["Rn"], sf), em.x(f["Rm"], sf)
+    if lsb == 0:
+        em.setx(f["Rd"], lo, sf)
+    else:
+        em.setx(f["Rd"], f"((({t}){lo} >> {lsb}) | (({t}){hi} << {size - lsb}))", sf)
+
+
+def h_pcrel(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    imm = sext((f["immhi"] << 2) | f["immlo"], 21)
+    if i.name == "ADRP":
+        v = ((i.addr & ~0xFFF) + (imm << 12)) & ones(64)
+    else:
+        v = (i.addr + imm) & ones(64)
+    em.setx(f["Rd"], f"{v:#x}ull")
+
+
+def h_csel(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf = f["sf"]
+    t = _u(sf)
+    a, b = em.x(f["Rn"], sf), em.x(f["Rm"], sf)
+    alt = [f"({t}){b}", f"({t})({b} + 1)", f"({t})~({t}){b}", f"({t})-({t}){b}"][f["op"] * 2 + f["o2"]]
+    em.setx(f["Rd"], f"{em.cond(f['cond'])} ? ({t}){a} : {alt}", sf)
+
+
+def h_ccmp(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf = f["sf"]
+    size = 64 if sf else 32
+    a = em.x(f["Rn"], sf)
+    b = f"{f['imm5']}" if i.name == "CCMP_imm" else em.x(f["Rm"], sf)
+    em.flags_touched()
+    if f["op"]:
+        cmp = f"ADDC{size}(_r, {a}, ~({_u(sf)})({b}), 1)"
+    else:
+        cmp = f"ADDC{size}(_r, {a}, {b}, 0)"
+    em.out(f"if ({em.cond(f['cond'])}) {{ u64 _r; {cmp}; (void)_r; }} else FLAGS_SET({f['nzcv']});")
+
+
+def h_dp3(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, op31, o0 = f["sf"], f["op31"], f["o0"]
+    t = _u(sf)
+    n, m, a = f["Rn"], f["Rm"], f["Ra"]
+    if op31 == 0:
+        prod = f"({t}){em.x(n, sf)} * ({t}){em.x(m, sf)}"
+        em.setx(f["Rd"], f"({t}){em.x(a, sf)} {'-' if o0 else '+'} {prod}", sf)
+        return
+    if not sf:
+        raise LiftError("unallocated DP3")
+    if op31 in (1, 5):
+        cast = "(u64)(i64)(i32)" if op31 == 1 else "(u64)(u32)"
+        prod = f"({cast}{em.x(n, 1)} * {cast}{em.x(m, 1)})"
+        em.setx(f["Rd"], f"{em.x(a, 1)} {'-' if o0 else '+'} {prod}")
+    elif op31 == 2 and not o0:
+        em.setx(f["Rd"], f"SMULH({em.x(n)}, {em.x(m)})")
+    elif op31 == 6 and not o0:
+        em.setx(f["Rd"], f"UMULH({em.x(n)}, {em.x(m)})")
+    else:
+        raise LiftError("unallocated DP3")
+
+
+def h_dp2(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, op = f["sf"], f["opcode"]
+    size = 64 if sf else 32
+    a, b = em.x(f["Rn"], sf), em.x(f["Rm"], sf)
+    if op == 2:
+        em.setx(f["Rd"], f"UDIV{size}({a}, {b})", sf)
+    elif op == 3:
+        em.setx(f["Rd"], f"SDIV{size}({a}, {b})", sf)
+    elif op == 8:
+        em.setx(f["Rd"], f"LSLV{size}({a}, {em.x(f['Rm'])})", sf)
+    elif op == 9:
+        em.setx(f["Rd"], f"LSRV{size}({a}, {em.x(f['Rm'])})", sf)
+    elif op == 10:
+        em.setx(f["Rd"], f"ASR{size}({a}, {em.x(f['Rm'])})", sf)
+    elif op == 11:
+        em.setx(f["Rd"], f"ROR{size}({a}, {em.x(f['Rm'])})", sf)
+    elif 16 <= op <= 23:
+        sz = op & 3
+        if (sz == 3) != bool(sf):
+            raise LiftError("unallocated CRC32")
+        poly = "0x82F63B78u" if op & 4 else "0xEDB88320u"
+        em.setx(f["Rd"], f"CRC32X((u32){em.x(f['Rn'])}, {em.x(f['Rm'])}, {1 << sz}, {poly})", 0)
+    else:
+        raise LiftError("unallocated DP2")
+
+
+def h_dp1(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    sf, op = f["sf"], f["opcode"]
+    a = em.x(f["Rn"], sf)
+    if op == 0:
+        e = f"RBIT64({a})" if sf else f"RBIT32({a})"
+    elif op == 1:
+        e = f"REV16_64({a})"
+    elif op == 2:
+        e = f"REV32_64({a})" if sf else f"__builtin_bswap32({a})"
+    elif op == 3 and sf:
+        e = f"__builtin_bswap64({a})"
+    elif op == 4:
+        e = f"CLZ64({a})" if sf else f"CLZ32({a})"
+    elif op == 5:
+        e = f"CLS64x({a})" if sf else f"CLS32x({a})"
+    else:
+        raise LiftError("unallocated DP1")
+    em.setx(f["Rd"], e, sf)
+
+
+HANDLERS = {
+    "ADDSUB_imm": h_addsub_imm, "ADDSUB_sreg": h_addsub_sreg, "ADDSUB_ereg": h_addsub_ereg,
+    "ADC": h_adc, "LOGIC_imm": h_logic_imm, "LOGIC_sreg": h_logic_sreg, "MOVW": h_movw,
+    "BITFIELD": h_bitfield, "EXTR": h_extr, "ADR": h_pcrel, "ADRP": h_pcrel, "CSEL": h_csel,
+    "CCMP_reg": h_ccmp, "CCMP_imm": h_ccmp, "DP3": h_dp3, "DP2": h_dp2, "DP1": h_dp1,
+}

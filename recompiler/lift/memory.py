@@ -1,0 +1,361 @@
+"""Loads and stores: every addressing mode of LDR/STR, pairs, literals, exclusives,
+acquire/release, LSE atomics, and the SIMD LD1/ST1 forms compiled C uses."""
+from __future__ import annotations
+
+from recompiler.decode import Insn
+from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.integer import sext
+
+_LD = {1: "L8", 2: "L16", 4: "L32", 8: "L64", 16: "L128"}
+_ST = {1: "S8", 2: "S16", 4: "S32", 8: "S64", 16: "S128"}
+_UT = {1: "u8", 2: "u16", 4: "u32", 8: "u64"}
+_ST_T = {1: "i8", 2: "i16", 4: "i32", 8: "i64"}
+
+
+def _gp_load(em: FunctionEmitter, rt: int, size: int, signed: bool, to64: bool, addr: str) -> str:
+    v = f"{_LD[size]}({addr})"
+    if signed:
+        v = f"(u64)(i64)({_ST_T[size]}){v}" if to64 else f"(u32)(i32)({_ST_T[size]}){v}"
+    else:
+        v = f"(u64){v}"
+    if rt == 31:
+        return f"(void){v};"
+    return f"x{rt} = {v};"
+
+
+def _gp_store(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
+    return f"{_ST[size]}({addr}, ({_UT[size]}){em.x(rt)});"
+
+
+def _v_load(rt: int, size: int, addr: str) -> str:
+    if size == 16:
+        return f"s->v[{rt}].q = L128({addr});"
+    return f"s->v[{rt}].q = (u128){_LD[size]}({addr});"
+
+
+def _v_store(rt: int, size: int, addr: str) -> str:
+    if size == 16:
+        return f"S128({addr}, s->v[{rt}].q);"
+    return f"{_ST[size]}({addr}, ({_UT[size]})s->v[{rt}].q);"
+
+
+def _single(em: FunctionEmitter, f: dict, addr: str) -> str:
+    """One LDR/STR of the load/store-register group at ``addr`` (a C expression)."""
+    size_f, opc, V = f["size"], f["opc"], f["V"]
+    rt = f["Rt"]
+    if V:
+        size = 16 if (size_f == 0 and opc & 2) else 1 << size_f
+        if opc & 2 and size_f != 0:
+            raise LiftError("unallocated SIMD load/store")
+        return _v_load(rt, size, addr) if opc & 1 else _v_store(rt, size, addr)
+    size = 1 << size_f
+    if opc == 0:
+        return _gp_store(em, rt, size, addr)
+    if opc == 1:
+        return _gp_load(em, rt, size, False, True, addr)
+    if size == 8:
+        if opc == 2:
+            return ";"  # PRFM
+        raise LiftError("unallocated load")
+    if size == 4 and opc == 3:
+        raise LiftError("unallocated load")
+    return _gp_load(em, rt, size, True, opc == 2, addr)
+
+
+def _scale(f: dict) -> int:
+    if f["V"] and f["size"] == 0 and f["opc"] & 2:
+        return 4
+    return f["size"]
+
+
+def h_uimm(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    off = f["imm12"] << _scale(f)
+    base = em.x(f["Rn"], 1, sp=True)
+    em.out(_single(em, f, f"{base} + {off:#x}ull" if off else base))
+
+
+def h_imm9(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    imm = sext(f["imm9"], 9)
+    n = f["Rn"]
+    base = em.x(n, 1, sp=True)
+    idx = f["idx"]
+    if idx in (0, 2):  # unscaled / unprivileged
+        em.out(_single(em, f, f"{base} + {imm & (2**64 - 1):#x}ull"))
+        return
+    # post (1) / pre (3) index: address computed before the access, base written back
+    wb = f"{base} = {base} + {imm & (2**64 - 1):#x}ull;"
+    if not f["V"] and f["Rt"] == n and n != 31 and f["opc"] != 0:
+        raise LiftError("writeback with Rt == Rn (unpredictable)")
+    if idx == 1:
+        em.out(f"{{ u64 _a = {base}; {_single(em, f, '_a')} {wb} }}")
+    else:
+        em.out(f"{{ u64 _a = {base} + {imm & (2**64 - 1):#x}ull; {_single(em, f, '_a')} {base} = _a; }}")
+
+
+def h_regoff(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    opt = f["option"]
+    if not opt & 2:
+        raise LiftError("unallocated register offset")
+    m = em.x(f["Rm"], 1)
+    ext = {2: f"(u64)(u32){m}", 3: m, 6: f"(u64)(i64)(i32){m}", 7: m}[opt]
+    sh = _scale(f) if f["S"] else 0
+    off = f"({ext} << {sh})" if sh else ext
+    em.out(_single(em, f, f"{em.x(f['Rn'], 1, sp=True)} + {off}"))
+
+
+def h_lit(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    addr = (i.addr + sext(f["imm19"], 19) * 4) & (2**64 - 1)
+    a = f"{addr:#x}ull"
+    opc, rt = f["opc"], f["Rt"]
+    if f["V"]:
+        if opc == 3:
+            raise LiftError("unallocated literal load")
+        em.out(_v_load(rt, [4, 8, 16][opc], a))
+    elif opc == 3:
+        em.out(";")  # PRFM literal
+    else:
+        em.out(_gp_load(em, rt, [4, 8, 4][opc], opc == 2, True, a))
+
+
+def h_pair(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    opc, V, L, idx = f["opc"], f["V"], f["L"], f["idx"]
+    t, t2, n = f["Rt"], f["Rt2"], f["Rn"]
+    if V:
+        if opc == 3:
+            raise LiftError("unallocated SIMD pair")
+        size = 4 << opc
+    else:
+        if opc == 3 or (opc == 1 and not L):
+            raise LiftError("unallocated pair (STGP/reserved)")
+        size = 8 if opc == 2 else 4
+    signed = (not V) and opc == 1
+    off = sext(f["imm7"], 7) * size
+    base = em.x(n, 1, sp=True)
+    if not V and L and t == t2:
+        raise LiftError("LDP with Rt == Rt2 (unpredictable)")
+    addr0 = "_a" if idx in (1, 3) else f"{base} + {off & (2**64 - 1):#x}ull"
+    parts = []
+    if idx == 1:
+        parts.append(f"u64 _a = {base};")
+    elif idx == 3:
+        parts.append(f"u64 _a = {base} + {off & (2**64 - 1):#x}ull;")
+    else:
+        parts.append(f"u64 _a = {addr0};")
+    if V:
+        if L:
+            # load both before writing, as with the general registers
+            parts.append(f"{_v_load(t, size, '_a')} {_v_load(t2, size, f'_a + {size}')}")
+        else:
+            parts.append(f"{_v_store(t, size, '_a')} {_v_store(t2, size, f'_a + {size}')}")
+    elif L:
+        ld = (lambda a: f"(u64)(i64)(i32)L32({a})") if signed else (lambda a: f"(u64){_LD[size]}({a})")
+        parts.append(f"u64 _v1 = {ld('_a')}, _v2 = {ld(f'_a + {size}')};")
+        if t != 31:
+            parts.append(f"x{t} = _v1;")
+        if t2 != 31:
+            parts.append(f"x{t2} = _v2;")
+    else:
+        parts.append(_gp_store(em, t, size, "_a") + " " + _gp_store(em, t2, size, f"_a + {size}"))
+    if idx == 1:
+        parts.append(f"{base} = _a + {off & (2**64 - 1):#x}ull;")
+    elif idx == 3:
+        parts.append(f"{base} = _a;")
+    em.out("{ " + " ".join(parts) + " }")
+
+
+def h_excl(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    size_f, o2, L, o1, o0 = f["size"], f["o2"], f["L"], f["o1"], f["o0"]
+    t, t2, n, rs = f["Rt"], f["Rt2"], f["Rn"], f["Rs"]
+    base = em.x(n, 1, sp=True)
+    size = 1 << size_f
+    fence = "__atomic_thread_fence(__ATOMIC_SEQ_CST); "
+    if o2 == 0 and o1 == 0:  # LDXR/LDAXR / STXR/STLXR
+        if L:
+            tgt = f"x{t} = _v;" if t != 31 else ""
+            em.out(f"{{ u64 _a = {base}; u64 _v = (u64){_LD[size]}(_a); EXCL_MARK(s, _a, _v, 0, {size}); {tgt} "
+                   f"{fence if o0 else ''}}}")
+        else:
+            em.out(f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, ({_UT[size]}){em.x(t)}, 0, {size}); "
+                   f"{'' if rs == 31 else f'x{rs} = _st;'} }}")
+        return
+    if o2 == 0 and o1 == 1 and size_f >= 2:  # LDXP/STXP
+        half = 4 if size_f == 2 else 8
+        if L:
+            if half == 8:
+                em.out(f"{{ u64 _a = {base}; u128 _q = L128(_a); EXCL_MARK(s, _a, (u64)_q, (u64)(_q >> 64), 16); "
+                       f"{'' if t == 31 else f'x{t} = (u64)_q;'} {'' if t2 == 31 else f'x{t2} = (u64)(_q >> 64);'} "
+                       f"{fence if o0 else ''}}}")
+            else:
+                em.out(f"{{ u64 _a = {base}; u64 _q = L64(_a); EXCL_MARK(s, _a, _q, 0, 8); "
+                       f"{'' if t == 31 else f'x{t} = (u32)_q;'} {'' if t2 == 31 else f'x{t2} = _q >> 32;'} "
+                       f"{fence if o0 else ''}}}")
+        else:
+            if half == 8:
+                em.out(f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, {em.x(t)}, {em.x(t2)}, 16); "
+                       f"{'' if rs == 31 else f'x{rs} = _st;'} }}")
+            else:
+                em.out(f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, ((u64)(u32){em.x(t)}) | ((u64){em.x(t2)} << 32), 0, 8); "
+                       f"{'' if rs == 31 else f'x{rs} = _st;'} }}")
+        return
+    if o2 == 1 and o1 == 0:  # LDAR/LDLAR, STLR/STLLR
+        if L:
+            em.out(f"{{ u64 _v = (u64)__atomic_load_n(({_UT[size]} *){base}, __ATOMIC_ACQUIRE); "
+                   f"{'' if t == 31 else f'x{t} = _v;'} }}")
+        else:
+            em.out(f"__atomic_store_n(({_UT[size]} *){base}, ({_UT[size]}){em.x(t)}, __ATOMIC_RELEASE);")
+        return
+    if o1 == 1 and o2 == 1:  # CAS / CASA / CASL / CASAL
+        ut = _UT[size]
+        em.out(f"{{ {ut} _e = ({ut}){em.x(rs)}; __atomic_compare_exchange_n(({ut} *){base}, &_e, ({ut}){em.x(t)}, 0, "
+               f"__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); {'' if rs == 31 else f'x{rs} = (u64)_e;'} }}")
+        return
+    if o1 == 1 and o2 == 0 and size_f < 2:  # CASP
+        if rs & 1 or t & 1:
+            raise LiftError("CASP with odd register")
+        if size_f == 1:
+            em.out(f"{{ u128 _e = (u128){em.x(rs)} | ((u128){em.x(rs + 1)} << 64); "
+                   f"u128 _n = (u128){em.x(t)} | ((u128){em.x(t + 1)} << 64); "
+                   f"__atomic_compare_exchange_n((u128 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
+                   f"{'' if rs == 31 else f'x{rs} = (u64)_e; x{rs + 1} = (u64)(_e >> 64);'} }}")
+        else:
+            em.out(f"{{ u64 _e = (u64)(u32){em.x(rs)} | ((u64){em.x(rs + 1)} << 32); "
+                   f"u64 _n = (u64)(u32){em.x(t)} | ((u64){em.x(t + 1)} << 32); "
+                   f"__atomic_compare_exchange_n((u64 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
+                   f"{'' if rs == 31 else f'x{rs} = (u32)_e; x{rs + 1} = _e >> 32;'} }}")
+        return
+    raise LiftError("unallocated exclusive")
+
+
+def h_atomic(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    if f["V"]:
+        raise LiftError("SIMD atomic")
+    size = 1 << f["size"]
+    ut = _UT[size]
+    st = _ST_T[size]
+    o3, opc, rs, t = f["o3"], f["opc"], f["Rs"], f["Rt"]
+    base = em.x(f["Rn"], 1, sp=True)
+    if o3 == 1 and opc == 4 and f["A"] and not f["R"] and rs == 31:  # LDAPR
+        em.out(f"{{ u64 _v = (u64)__atomic_load_n(({ut} *){base}, __ATOMIC_ACQUIRE); {'' if t == 31 else f'x{t} = _v;'} }}")
+        return
+    v = f"({ut}){em.x(rs)}"
+    p = f"({ut} *){base}"
+    if o3 == 1:
+        if opc != 0:
+            raise LiftError("unallocated atomic")
+        e = f"__atomic_exchange_n({p}, {v}, __ATOMIC_SEQ_CST)"
+    elif opc <= 3:
+        fn = ["__atomic_fetch_add", "__atomic_fetch_and", "__atomic_fetch_xor", "__atomic_fetch_or"][opc]
+        arg = f"({ut})~{v}" if opc == 1 else v
+        e = f"{fn}({p}, {arg}, __ATOMIC_SEQ_CST)"
+    else:
+        cmp_t = st if opc in (4, 5) else ut
+        better = ">" if opc in (4, 6) else "<"
+        em.out(f"{{ {ut} _o = __atomic_load_n({p}, __ATOMIC_RELAXED), _m = {v}; "
+               f"while (!__atomic_compare_exchange_n({p}, &_o, (({cmp_t})_m {better} ({cmp_t})_o) ? _m : _o, 1, "
+               f"__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {{}} {'' if t == 31 else f'x{t} = (u64)_o;'} }}")
+        return
+    em.out(f"{{ u64 _o = (u64){e}; {'' if t == 31 else f'x{t} = _o;'} }}")
+
+
+def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
+    """LD1/ST1 (multiple structures, 1-4 registers) and LD2-4/ST2-4 with post-index."""
+    f = i.f
+    op, Q, L, size = f["opcode"], f["Q"], f["L"], f["size"]
+    nregs = {7: 1, 10: 2, 6: 3, 2: 4}.get(op)
+    inter = {0: 4, 4: 3, 8: 2}.get(op)
+    nbytes = 16 if Q else 8
+    t, n = f["Rt"], f["Rn"]
+    base = em.x(n, 1, sp=True)
+    parts = [f"u64 _a = {base};"]
+    if nregs:
+        total = nregs * nbytes
+        for k in range(nregs):
+            r = (t + k) % 32
+            if L:
+                parts.append(_v_load(r, nbytes, f"_a + {k * nbytes}"))
+            else:
+                parts.append(_v_store(r, nbytes, f"_a + {k * nbytes}"))
+    elif inter:
+        esize = 1 << size
+        if size == 3 and not Q:
+            raise LiftError("reserved LDn")
+        lanes = nbytes // esize
+        total = inter * nbytes
+        regs = [(t + k) % 32 for k in range(inter)]
+        if L:
+            parts.append("NxVec _t[4]; memset(_t, 0, sizeof _t);")
+            for e in range(lanes):
+                for k in range(inter):
+                    parts.append(f"memcpy(&_t[{k}].b[{e * esize}], (void *)(_a + {(e * inter + k) * esize}), {esize});")
+            for k, r in enumerate(regs):
+                parts.append(f"s->v[{r}] = _t[{k}];")
+        else:
+            for e in range(lanes):
+                for k, r in enumerate(regs):
+                    parts.append(f"memcpy((void *)(_a + {(e * inter + k) * esize}), &s->v[{r}].b[{e * esize}], {esize});")
+    else:
+        raise LiftError("unallocated SIMD load/store multiple")
+    if i.name == "LDST_multi_post":
+        m = f["Rm"]
+        inc = f"{total}" if m == 31 else em.x(m)
+        parts.append(f"{base} = _a + {inc};")
+    em.out("{ " + " ".join(parts) + " }")
+
+
+def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
+    """LD1/ST1 single lane and LD1R (replicate), with optional post-index."""
+    f = i.f
+    op, Q, L, R, S, size = f["opcode"], f["Q"], f["L"], f["R"], f["S"], f["size"]
+    t, n = f["Rt"], f["Rn"]
+    if R:
+        raise LiftError("LD2-4 single structure not implemented")
+    base = em.x(n, 1, sp=True)
+    parts = [f"u64 _a = {base};"]
+    if op in (6,) and L:  # LD1R
+        esize = 1 << size
+        lanes = (16 if Q else 8) // esize
+        parts.append(f"u64 _e = (u64){_LD[esize]}(_a); NxVec _r; _r.q = 0;")
+        parts.append(f"for (int _i = 0; _i < {lanes}; _i++) memcpy(&_r.b[_i * {esize}], &_e, {esize});")
+        parts.append(f"s->v[{t}] = _r;")
+        total = esize
+    else:
+        sc = op >> 1
+        if sc == 0:
+            esize, idx = 1, (Q << 3) | (S << 2) | size
+        elif sc == 1:
+            if size & 1:
+                raise LiftError("reserved")
+            esize, idx = 2, (Q << 2) | (S << 1) | (size >> 1)
+        elif sc == 2:
+            if size == 0:
+                esize, idx = 4, (Q << 1) | S
+            elif size == 1 and S == 0:
+                esize, idx = 8, Q
+            else:
+                raise LiftError("reserved")
+        else:
+            raise LiftError("reserved")
+        if L:
+            parts.append(f"memcpy(&s->v[{t}].b[{idx * esize}], (void *)_a, {esize});")
+        else:
+            parts.append(f"memcpy((void *)_a, &s->v[{t}].b[{idx * esize}], {esize});")
+        total = esize
+    if i.name == "LDST_single_post":
+        m = f["Rm"]
+        parts.append(f"{base} = _a + {total if m == 31 else em.x(m)};")
+    em.out("{ " + " ".join(parts) + " }")
+
+
+HANDLERS = {
+    "LDST_uimm": h_uimm, "LDST_imm9": h_imm9, "LDST_regoff": h_regoff, "LDR_lit": h_lit,
+    "LDST_pair": h_pair, "LDSTX": h_excl, "LDST_atomic": h_atomic,
+    "LDST_multi": h_simd_multi, "LDST_multi_post": h_simd_multi,
+    "LDST_single": h_simd_single, "LDST_single_post": h_simd_single,
+}

@@ -1,0 +1,564 @@
+"""The host linker: lay out a program and its DT_NEEDED shared objects at fixed guest addresses,
+resolve symbols across them and apply their relocations, as the program's dynamic loader would
+have (that loader never runs: the lifted code starts with everything already bound).
+
+Layout (all below 2^39, so every guest code address is a small host address):
+- a non-PIE executable stays where it was linked (Debian's busybox-static: 0x400000);
+- a PIE main program goes at ``base_for_pie`` (default 0x5500000000, the first address
+  qemu-aarch64 itself uses for PIEs, which keeps addresses in logs comparable);
+- shared objects follow from ``dso_base`` (default 0x7000000000) upwards, each at its own
+  base aligned to its largest p_align, a 64 KiB guard gap between them.  The gap between the
+  main program and ``dso_base`` is where ``brk`` grows.
+
+Symbol lookup follows the ELF rules: the global scope is the main program, then its needed
+objects in breadth-first order; the first module that defines a name wins (glibc does not
+prefer a strong definition over an earlier weak one); an undefined weak reference is 0.
+Symbol versioning is approximated by name: a reference that names a version binds to the
+definition with that version in the first defining module, else to its default (``@@``)
+definition; non-default (``@``) definitions are never chosen otherwise.
+
+TLS: the static layout of AArch64 (variant 1): TP points to a 16-byte TCB, followed by the
+TLS block of each module that has PT_TLS, in load order, each aligned to its p_align.
+glibc keeps its ``struct pthread`` just *below* TP; the runtime must leave room there.
+TLS descriptors (R_AARCH64_TLSDESC) are not supported (none of the Debian test programs use
+them): they are reported like any unknown relocation.
+
+IRELATIVE / IFUNC: for a dynamically linked program, every IRELATIVE relocation and every
+GLOB_DAT/JUMP_SLOT/ABS64 bound to an STT_GNU_IFUNC symbol is *recorded* in
+``LinkedImage.irelative`` as (slot, resolver): the runtime calls resolver(hwcap, &arg) before the
+program starts and stores the result in the slot.  A static executable (no PT_INTERP) applies
+its own IRELATIVE relocations at startup, so they are left to it.
+"""
+from __future__ import annotations
+
+import base64
+import bisect
+import hashlib
+import os
+import struct
+import zlib
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nxrecomp.errors import NxError
+from recompiler.elf import PF_W, PF_X, ElfModule, Symbol, load_elf
+
+R_AARCH64_NONE = 0
+R_AARCH64_ABS64 = 257
+R_AARCH64_COPY = 1024
+R_AARCH64_GLOB_DAT = 1025
+R_AARCH64_JUMP_SLOT = 1026
+R_AARCH64_RELATIVE = 1027
+R_AARCH64_TLS_DTPMOD64 = 1028
+R_AARCH64_TLS_DTPREL64 = 1029
+R_AARCH64_TLS_TPREL64 = 1030
+R_AARCH64_TLSDESC = 1031
+R_AARCH64_IRELATIVE = 1032
+RELOC_NAMES = {R_AARCH64_NONE: "NONE", R_AARCH64_ABS64: "ABS64", R_AARCH64_COPY: "COPY",
+               R_AARCH64_GLOB_DAT: "GLOB_DAT", R_AARCH64_JUMP_SLOT: "JUMP_SLOT",
+               R_AARCH64_RELATIVE: "RELATIVE", R_AARCH64_TLS_DTPMOD64: "TLS_DTPMOD64",
+               R_AARCH64_TLS_DTPREL64: "TLS_DTPREL64", R_AARCH64_TLS_TPREL64: "TLS_TPREL64",
+               R_AARCH64_TLSDESC: "TLSDESC", R_AARCH64_IRELATIVE: "IRELATIVE"}
+
+PAGE = 0x1000
+GUARD = 0x10000
+TCB_SIZE = 16
+ADDRESS_LIMIT = 1 << 39
+DEFAULT_PIE_BASE = 0x55_0000_0000
+DEFAULT_DSO_BASE = 0x70_0000_0000
+_LIBDIRS = ("lib/aarch64-linux-gnu", "usr/lib/aarch64-linux-gnu", "lib", "usr/lib", "lib64", "usr/lib64", ".")
+_U64 = struct.Struct("<Q")
+
+
+def _align(v: int, a: int) -> int:
+    return (v + a - 1) // a * a if a > 1 else v
+
+
+@dataclass
+class Segment:
+    vaddr: int
+    memsz: int
+    data: bytes        # relocated bytes from vaddr (the file part; longer if a relocation wrote into .bss)
+    prot: str          # "r-x", "rw-", ...
+    module: str
+
+
+@dataclass
+class ModuleInfo:
+    name: str
+    base: int
+    path: str
+    init_array: list[int] = field(default_factory=list)
+    fini_array: list[int] = field(default_factory=list)
+    preinit_array: list[int] = field(default_factory=list)
+    init: int = 0
+    fini: int = 0
+    eh_frame: tuple[int, bytes] | None = None
+    eh_frame_hdr: tuple[int, bytes] | None = None
+    gcc_except_table: tuple[int, bytes] | None = None
+    text_ranges: list[tuple[int, int]] = field(default_factory=list)
+    tls_modid: int = 0          # 1-based DTV index, 0 = no TLS
+    tls_offset: int = 0         # offset of its TLS block from TP
+
+
+@dataclass
+class TlsBlock:
+    module: str
+    template: int               # absolute address of the initialisation image
+    filesz: int
+    memsz: int
+    align: int
+    tp_offset: int              # block start = TP + tp_offset
+
+
+@dataclass
+class TlsLayout:
+    template: int               # the first block's (the main program's when it has TLS)
+    filesz: int
+    memsz: int
+    align: int
+    tp_offset: int
+    blocks: list[TlsBlock] = field(default_factory=list)
+    static_size: int = 0        # bytes from TP to the end of the last block (TCB included)
+
+
+@dataclass
+class LinkedImage:
+    segments: list[Segment]
+    entry: int
+    modules: list[ModuleInfo]
+    symbols: dict[int, str]
+    func_hints: set[int]
+    irelative: list[tuple[int, int]]
+    tls: TlsLayout | None
+    phdr: int
+    phent: int
+    phnum: int
+    brk_start: int
+    static: bool                # True: a static executable (applies its own IRELATIVE relocs)
+    unresolved: list[str] = field(default_factory=list)  # "module:symbol" of unbound JUMP_SLOTs (left 0)
+
+    # ---- manifest form ------------------------------------------------------------------
+    def to_json(self, blob_path: str | Path | None = None) -> dict:
+        """A JSON-able dict.  Byte strings go into one binary file ``blob_path`` (written
+        atomically; the dict names it relative to its folder) or, without it, inline as
+        base64 of zlib (busybox: ~1 MB of text)."""
+        blob = bytearray()
+
+        def put(b: bytes) -> list[int]:
+            off = len(blob)
+            blob.extend(b)
+            return [off, len(b)]
+
+        def range_(t: tuple[int, bytes] | None):
+            return None if t is None else [t[0], put(t[1])]
+
+        d = {
+            "format": 1, "entry": self.entry, "phdr": self.phdr, "phent": self.phent, "phnum": self.phnum,
+            "brk_start": self.brk_start, "static": self.static, "unresolved": self.unresolved,
+            "segments": [{"vaddr": s.vaddr, "memsz": s.memsz, "prot": s.prot, "module": s.module,
+                          "data": put(s.data)} for s in self.segments],
+            "modules": [{"name": m.name, "base": m.base, "path": m.path, "init_array": m.init_array,
+                         "fini_array": m.fini_array, "preinit_array": m.preinit_array, "init": m.init,
+                         "fini": m.fini, "eh_frame": range_(m.eh_frame), "eh_frame_hdr": range_(m.eh_frame_hdr),
+                         "gcc_except_table": range_(m.gcc_except_table),
+                         "text_ranges": [list(r) for r in m.text_ranges], "tls_modid": m.tls_modid,
+                         "tls_offset": m.tls_offset} for m in self.modules],
+            "symbols": [[a, n] for a, n in sorted(self.symbols.items())],
+            "func_hints": sorted(self.func_hints),
+            "irelative": [list(x) for x in self.irelative],
+            "tls": None if self.tls is None else {
+                "template": self.tls.template, "filesz": self.tls.filesz, "memsz": self.tls.memsz,
+                "align": self.tls.align, "tp_offset": self.tls.tp_offset, "static_size": self.tls.static_size,
+                "blocks": [vars(b) for b in self.tls.blocks]},
+        }
+        if blob_path is None:
+            d["blob_inline"] = base64.b64encode(zlib.compress(bytes(blob), 6)).decode()
+        else:
+            blob_path = Path(blob_path)
+            tmp = blob_path.with_name(blob_path.name + f".tmp{os.getpid()}")
+            tmp.write_bytes(blob)
+            os.replace(tmp, blob_path)
+            d["blob_file"] = blob_path.name
+            d["blob_sha256"] = hashlib.sha256(blob).hexdigest()
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict, base_dir: str | Path = ".") -> "LinkedImage":
+        if d.get("format") != 1:
+            raise NxError(f"unknown linked-image format {d.get('format')!r}", field="format")
+        if "blob_file" in d:
+            p = Path(base_dir) / d["blob_file"]
+            try:
+                blob = p.read_bytes()
+            except OSError as e:
+                raise NxError(f"cannot read: {e.strerror}", path=str(p)) from None
+            if hashlib.sha256(blob).hexdigest() != d.get("blob_sha256"):
+                raise NxError("contents do not match blob_sha256 of the manifest", path=str(p), field="blob_sha256")
+        else:
+            try:
+                blob = zlib.decompress(base64.b64decode(d["blob_inline"]))
+            except (KeyError, ValueError, zlib.error) as e:
+                raise NxError(f"bad inline data: {e}", field="blob_inline") from None
+
+        def get(r: list[int]) -> bytes:
+            if r[0] < 0 or r[0] + r[1] > len(blob):
+                raise NxError(f"range {r} is past the end of the data ({len(blob)} bytes)", field="blob")
+            return bytes(blob[r[0]:r[0] + r[1]])
+
+        def range_(v):
+            return None if v is None else (v[0], get(v[1]))
+
+        tls = None
+        if d["tls"] is not None:
+            t = d["tls"]
+            tls = TlsLayout(t["template"], t["filesz"], t["memsz"], t["align"], t["tp_offset"],
+                            [TlsBlock(**b) for b in t["blocks"]], t["static_size"])
+        return cls(
+            segments=[Segment(s["vaddr"], s["memsz"], get(s["data"]), s["prot"], s["module"]) for s in d["segments"]],
+            entry=d["entry"],
+            modules=[ModuleInfo(m["name"], m["base"], m["path"], m["init_array"], m["fini_array"],
+                                m["preinit_array"], m["init"], m["fini"], range_(m["eh_frame"]),
+                                range_(m["eh_frame_hdr"]), range_(m["gcc_except_table"]),
+                                [tuple(r) for r in m["text_ranges"]], m["tls_modid"], m["tls_offset"])
+                     for m in d["modules"]],
+            symbols={a: n for a, n in d["symbols"]}, func_hints=set(d["func_hints"]),
+            irelative=[tuple(x) for x in d["irelative"]], tls=tls, phdr=d["phdr"], phent=d["phent"],
+            phnum=d["phnum"], brk_start=d["brk_start"], static=d["static"], unresolved=d["unresolved"])
+
+
+# ---- loading the needed objects -------------------------------------------------------------
+
+def find_library(name: str, search_paths: list[str | Path]) -> Path | None:
+    """``name`` (a DT_NEEDED soname) in the library folders of each unpacked root."""
+    for root in search_paths:
+        for sub in _LIBDIRS:
+            p = Path(root) / sub / name
+            if p.is_file():
+                return p
+    return None
+
+
+def load_closure(modules: list[ElfModule], search_paths: list[str | Path]) -> list[ElfModule]:
+    """The main program (modules[0]) and every object it needs, breadth-first (the ELF global
+    lookup order).  Modules already in ``modules`` are used as given."""
+    by_name = {m.name: m for m in modules}
+    for m in modules:
+        by_name.setdefault(Path(m.path).name, m)
+    order: list[ElfModule] = []
+    seen: set[int] = set()
+    queue = deque([modules[0]])
+    while queue:
+        m = queue.popleft()
+        if id(m) in seen:
+            continue
+        seen.add(id(m))
+        order.append(m)
+        for need in (m.dynamic.needed if m.dynamic else []):
+            dep = by_name.get(need)
+            if dep is None:
+                p = find_library(need, search_paths)
+                if p is None:
+                    raise NxError(f"needed library {need} not found in {[str(s) for s in search_paths]}",
+                                  path=m.path, field="DT_NEEDED")
+                dep = load_elf(p)
+                by_name[need] = by_name.setdefault(dep.name, dep)
+            queue.append(dep)
+    return order
+
+
+# ---- the link -------------------------------------------------------------------------------
+
+class _Placed:
+    """One module at its base: relocatable copies of its segments and its export table."""
+
+    def __init__(self, mod: ElfModule, base: int) -> None:
+        self.mod, self.base = mod, base
+        self.segs = [(base + s.vaddr, base + s.vaddr + s.memsz, bytearray(s.data), s) for s in mod.segments]
+        self.exports: dict[str, list[Symbol]] = {}
+        for s in mod.dynsyms:
+            if s.defined and s.bind in ("GLOBAL", "WEAK", "GNU_UNIQUE") and s.visibility in (0, 3) \
+                    and s.type not in ("SECTION", "FILE"):
+                self.exports.setdefault(s.name, []).append(s)
+        self.tls_modid = 0
+        self.tls_offset = 0
+
+    def sym_addr(self, s: Symbol) -> int:
+        return s.value if s.shndx == 0xFFF1 or s.type == "TLS" else self.base + s.value
+
+    def write64(self, addr: int, value: int, what: str) -> None:
+        for lo, hi, buf, _s in self.segs:
+            if lo <= addr and addr + 8 <= hi:
+                off = addr - lo
+                if off + 8 > len(buf):
+                    buf.extend(bytes(off + 8 - len(buf)))
+                _U64.pack_into(buf, off, value & 0xFFFFFFFFFFFFFFFF)
+                return
+        raise NxError(f"{what}: place {addr - self.base:#x} is outside every PT_LOAD segment",
+                      path=self.mod.path, field="r_offset", offset=addr - self.base)
+
+    def read64(self, addr: int) -> int:
+        for lo, hi, buf, _s in self.segs:
+            if lo <= addr and addr + 8 <= hi:
+                off = addr - lo
+                chunk = bytes(buf[off:off + 8])
+                return _U64.unpack(chunk + bytes(8 - len(chunk)))[0]
+        raise NxError(f"address {addr - self.base:#x} is outside every PT_LOAD segment", path=self.mod.path)
+
+    def read(self, addr: int, size: int) -> bytes:
+        for lo, hi, buf, _s in self.segs:
+            if lo <= addr and addr + size <= hi:
+                chunk = bytes(buf[addr - lo:addr - lo + size])
+                return chunk + bytes(size - len(chunk))
+        raise NxError(f"range {addr - self.base:#x}+{size:#x} is outside every PT_LOAD segment", path=self.mod.path)
+
+
+def _layout(mods: list[ElfModule], base_for_pie: int, dso_base: int) -> list[int]:
+    bases = []
+    taken: list[tuple[int, int, str]] = []
+    nxt = dso_base
+    for i, m in enumerate(mods):
+        lo = min(s.vaddr for s in m.segments) // PAGE * PAGE
+        hi = max(s.vaddr + s.memsz for s in m.segments)
+        align = max([PAGE] + [s.align for s in m.segments])
+        if not m.is_pic:
+            base = 0
+        elif i == 0:
+            base = _align(base_for_pie, align)
+        else:
+            base = _align(nxt, align)
+        nxt = max(nxt, _align(base + hi, PAGE) + GUARD) if i else nxt
+        if base + hi > ADDRESS_LIMIT:
+            raise NxError(f"module would end at {base + hi:#x}, above the 2^39 guest limit", path=m.path)
+        for a, b, other in taken:
+            if base + lo < b and a < base + hi:
+                raise NxError(f"module [{base + lo:#x}, {base + hi:#x}) overlaps {other} [{a:#x}, {b:#x})",
+                              path=m.path)
+        taken.append((base + lo, base + hi, m.name))
+        bases.append(base)
+    return bases
+
+
+def _tls_layout(placed: list[_Placed]) -> TlsLayout | None:
+    blocks = []
+    offset = TCB_SIZE
+    modid = 0
+    for p in placed:
+        t = p.mod.tls
+        if t is None or t.memsz == 0:
+            continue
+        modid += 1
+        # an image whose address is not aligned keeps its misalignment inside the block
+        first = (-t.vaddr) & (t.align - 1)
+        off = _align(offset, t.align)
+        if off - offset < first:
+            off += t.align
+        p.tls_modid, p.tls_offset = modid, off - first
+        offset = off + t.memsz - first
+        blocks.append(TlsBlock(p.mod.name, p.base + t.vaddr, t.filesz, t.memsz, t.align, p.tls_offset))
+    if not blocks:
+        return None
+    b = blocks[0]
+    return TlsLayout(b.template, b.filesz, b.memsz, max(x.align for x in blocks), b.tp_offset, blocks, offset)
+
+
+def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_base: int = DEFAULT_DSO_BASE,
+         search_paths: list[str | Path] = ()) -> LinkedImage:
+    """Link ``modules[0]`` (the program) with every object it needs (taken from ``modules`` or
+    found by soname under ``search_paths``); see the module docstring for the rules."""
+    if not modules:
+        raise NxError("nothing to link")
+    mods = load_closure(modules, list(search_paths))
+    main = mods[0]
+    if main.type == "DYN" and main.dynamic and main.dynamic.soname and main.entry == 0:
+        raise NxError("the first module is a shared library, not a program", path=main.path)
+    bases = _layout(mods, base_for_pie, dso_base)
+    placed = [_Placed(m, b) for m, b in zip(mods, bases)]
+    tls = _tls_layout(placed)
+    static = main.interp is None and not (main.dynamic and main.dynamic.needed)
+    exec_ranges = sorted((p.base + a, p.base + b) for p in placed for a, b in p.mod.text_ranges)
+    starts = [a for a, _ in exec_ranges]
+
+    def in_text(v: int) -> bool:
+        i = bisect.bisect_right(starts, v) - 1
+        return i >= 0 and v < exec_ranges[i][1]
+
+    func_hints: set[int] = set()
+    symbols: dict[int, str] = {}
+    irelative: list[tuple[int, int]] = []
+    unresolved: list[str] = []
+    copies: list[tuple[_Placed, int, _Placed, Symbol]] = []
+
+    def lookup(name: str, version: str) -> tuple[_Placed, Symbol] | None:
+        for p in placed:
+            defs = p.exports.get(name)
+            if not defs:
+                continue
+            if version:
+                for s in defs:
+                    if s.version == version:
+                        return p, s
+            for s in defs:
+                if not s.hidden_version:
+                    return p, s
+        return None
+
+    for p in placed:
+        m = p.mod
+        for r in m.relocs:
+            t = r.type
+            place = p.base + r.offset
+            what = f"{m.name} {RELOC_NAMES.get(t, t)} at {r.offset:#x}"
+            if t == R_AARCH64_NONE:
+                continue
+            if t == R_AARCH64_RELATIVE:
+                v = p.base + r.addend
+                p.write64(place, v, what)
+                if in_text(v):
+                    func_hints.add(v)
+                continue
+            if t == R_AARCH64_IRELATIVE:
+                if static:
+                    func_hints.add(p.base + r.addend)
+                    continue  # glibc's startup applies these itself
+                irelative.append((place, p.base + r.addend))
+                func_hints.add(p.base + r.addend)
+                continue
+            if t not in RELOC_NAMES or t == R_AARCH64_TLSDESC:
+                raise NxError(f"unsupported relocation type {t} ({RELOC_NAMES.get(t, 'unknown')})",
+                              path=m.path, field="r_info", offset=r.offset)
+            # symbol-based relocations
+            if r.sym:
+                sym = m.dynsyms[r.sym] if r.sym < len(m.dynsyms) else None
+                if sym is None:
+                    raise NxError(f"{what}: symbol index {r.sym} out of range", path=m.path, field="r_info")
+                if sym.bind == "LOCAL" and sym.defined:
+                    hit = (p, sym)
+                else:
+                    hit = lookup(sym.name, sym.version)
+                    if t == R_AARCH64_COPY:
+                        hit = next(((q, s) for q, s in _all_defs(placed, sym) if q is not p), None)
+                if hit is None:
+                    if sym.bind == "WEAK":
+                        dp, dsym = None, None
+                    elif t == R_AARCH64_JUMP_SLOT:
+                        unresolved.append(f"{m.name}:{sym.name}")
+                        p.write64(place, 0, what)
+                        continue
+                    else:
+                        raise NxError(f"{what}: undefined symbol {sym.name}", path=m.path, field="r_info",
+                                      offset=r.offset)
+                else:
+                    dp, dsym = hit
+            else:
+                dp, dsym = p, None
+            if t == R_AARCH64_COPY:
+                copies.append((p, place, dp, dsym))
+                continue
+            if t in (R_AARCH64_ABS64, R_AARCH64_GLOB_DAT, R_AARCH64_JUMP_SLOT):
+                if dsym is None:
+                    v = r.addend if r.sym else p.base + r.addend
+                else:
+                    v = dp.sym_addr(dsym) + r.addend
+                    if dsym.type == "GNU_IFUNC":
+                        irelative.append((place, v))
+                        func_hints.add(v)
+                        p.write64(place, 0, what)  # the runtime stores the resolver's answer
+                        continue
+                p.write64(place, v, what)
+                if in_text(v):
+                    func_hints.add(v)
+            elif t == R_AARCH64_TLS_TPREL64:
+                owner = dp if dsym is not None else p
+                if owner.tls_modid == 0:
+                    raise NxError(f"{what}: TLS relocation against {owner.mod.name}, which has no PT_TLS",
+                                  path=m.path, field="r_info", offset=r.offset)
+                p.write64(place, owner.tls_offset + (dsym.value if dsym else 0) + r.addend, what)
+            elif t == R_AARCH64_TLS_DTPMOD64:
+                p.write64(place, (dp if dsym is not None else p).tls_modid, what)
+            elif t == R_AARCH64_TLS_DTPREL64:
+                p.write64(place, (dsym.value if dsym else 0) + r.addend, what)
+    for p, place, dp, dsym in copies:  # after every other relocation: copy relocated data
+        if dsym is None:
+            continue
+        data = dp.read(dp.sym_addr(dsym), dsym.size)
+        for i in range(0, len(data), 8):
+            chunk = data[i:i + 8]
+            p.write64(place + i, _U64.unpack(chunk + bytes(8 - len(chunk)))[0], "COPY") if len(chunk) == 8 \
+                else _write_tail(p, place + i, chunk)
+
+    infos = []
+    segments = []
+    for p in placed:
+        m = p.mod
+        info = ModuleInfo(m.name, p.base, m.path, tls_modid=p.tls_modid, tls_offset=p.tls_offset)
+        info.init_array, info.fini_array, info.preinit_array, info.init, info.fini = _init_fini(p)
+        for attr in ("eh_frame", "eh_frame_hdr", "gcc_except_table"):
+            v = getattr(m, attr)
+            if v is not None:
+                setattr(info, attr, (p.base + v[0], v[1]))
+        info.text_ranges = [(p.base + a, p.base + b) for a, b in m.text_ranges]
+        for f in info.init_array + info.fini_array + info.preinit_array + [info.init, info.fini]:
+            if f and f != 0xFFFFFFFFFFFFFFFF:
+                func_hints.add(f)
+        for s in m.symbols + m.dynsyms:
+            if s.defined and s.type in ("FUNC", "GNU_IFUNC") and s.value:
+                a = p.sym_addr(s)
+                func_hints.add(a)
+                if a not in symbols or (s.bind != "LOCAL" and symbols[a].startswith("_")):
+                    symbols[a] = s.name
+        infos.append(info)
+        for lo, hi, buf, s in p.segs:
+            segments.append(Segment(lo, s.memsz, bytes(buf), s.prot, m.name))
+    entry = placed[0].base + main.entry
+    func_hints.add(entry)
+    if main.phdr_vaddr is None:
+        raise NxError("program headers are not inside a loaded segment (no AT_PHDR)", path=main.path, field="e_phoff")
+    end = max(s.vaddr + s.memsz for s in main.segments) + placed[0].base
+    return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=infos,
+                       symbols=symbols, func_hints=func_hints, irelative=irelative, tls=tls,
+                       phdr=placed[0].base + main.phdr_vaddr, phent=main.phent, phnum=main.phnum,
+                       brk_start=_align(end, PAGE), static=static, unresolved=unresolved)
+
+
+def _write_tail(p: _Placed, addr: int, chunk: bytes) -> None:
+    """Copy the last <8 bytes of a COPY relocation without touching the bytes after it."""
+    old = bytearray(_U64.pack(p.read64(addr)))
+    old[:len(chunk)] = chunk
+    p.write64(addr, _U64.unpack(bytes(old))[0], "COPY")
+
+
+def _all_defs(placed: list[_Placed], sym: Symbol):
+    for q in placed:
+        for s in q.exports.get(sym.name, []):
+            if not s.hidden_version or s.version == sym.version:
+                yield q, s
+                break
+
+
+def _init_fini(p: _Placed) -> tuple[list[int], list[int], list[int], int, int]:
+    """Constructor/destructor addresses (relocated): from DT_* tags, or for a static program
+    from its .init_array/.fini_array/.preinit_array/.init/.fini sections."""
+    m = p.mod
+    d = m.dynamic
+    arrays = {}
+    if d is not None:
+        spec = {"init": (d.init_array, d.init_arraysz), "fini": (d.fini_array, d.fini_arraysz),
+                "preinit": (d.preinit_array, d.preinit_arraysz)}
+        init, fini = (p.base + d.init if d.init else 0), (p.base + d.fini if d.fini else 0)
+    else:
+        secs = {s.name: s for s in m.sections}
+        spec = {k: ((secs[n].addr, secs[n].size) if n in secs else (0, 0))
+                for k, n in (("init", ".init_array"), ("fini", ".fini_array"), ("preinit", ".preinit_array"))}
+        init = secs[".init"].addr if ".init" in secs else 0
+        fini = secs[".fini"].addr if ".fini" in secs else 0
+        init, fini = (p.base + init if init else 0), (p.base + fini if fini else 0)
+    for k, (addr, size) in spec.items():
+        arrays[k] = [p.read64(p.base + addr + 8 * i) for i in range(size // 8)] if addr else []
+    return arrays["init"], arrays["fini"], arrays["preinit"], init, fini
+
+
+def link_program(path: str | Path, search_paths: list[str | Path] = (), **kw) -> LinkedImage:
+    """Load ``path`` and link it with the libraries it needs from ``search_paths``."""
+    return link([load_elf(path)], search_paths=list(search_paths), **kw)

@@ -1,0 +1,48 @@
+"""load → link → analyse → lift → build, for a Linux AArch64 ELF program: the bundle is
+``game.so`` + ``manifest.json`` (+ the image blob) in one folder."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+from recompiler.analyse import Memory, analyse
+from recompiler.build import build
+from recompiler.link import LinkedImage, link_program
+
+log = logging.getLogger("recompiler")
+
+
+def image_memory(image: LinkedImage) -> Memory:
+    return Memory([(s.vaddr, s.memsz, bytes(s.data), "x" in s.prot) for s in image.segments])
+
+
+def eh_frames(image: LinkedImage) -> list[tuple[int, bytes]]:
+    return [m.eh_frame for m in image.modules if m.eh_frame]
+
+
+def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str | Path] = ()) -> dict:
+    t0 = time.monotonic()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    image = link_program(path, search_paths)
+    t_link = time.monotonic()
+    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image))
+    t_an = time.monotonic()
+    stats = build(program, out)
+    t_build = time.monotonic()
+    manifest = {
+        "format": 1,
+        "kind": "linux-aarch64",
+        "program": str(Path(path).resolve()),
+        "image": image.to_json(out / "image.bin"),
+        "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
+                                       "build": round(t_build - t_an, 2)}},
+    }
+    tmp = out / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, out / "manifest.json")
+    log.info("recompiled %s: %s", path, manifest["stats"])
+    return manifest

@@ -1,0 +1,13 @@
+"""Settings of the recompiler (rows of the one settings table)."""
+import os
+
+from nxrecomp.settings import Setting, parse_bool
+
+SETTINGS = [
+    Setting("recompiler", "cc", "auto", "C compiler command ('auto': system clang, else clang from the ziglang wheel)"),
+    Setting("recompiler", "opt", "-O2", "optimisation flag for lifted code"),
+    Setting("recompiler", "jobs", os.cpu_count() or 2, "parallel generator and compiler processes", int),
+    Setting("recompiler", "shard_bytes", 32768, "guest code bytes per C shard (stable address buckets)", int),
+    Setting("recompiler", "trust_abi", True, "calls keep X19-X29 and SP as AAPCS64 says (off: reload all after calls)", parse_bool),
+    Setting("recompiler", "comments", False, "put each instruction's disassembly in the generated C", parse_bool),
+]

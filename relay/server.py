@@ -1,0 +1,352 @@
+"""The relay's control plane: rooms, seats, handshakes, timeouts, shutdown.
+
+One thread runs ``serve()``: the C fast path (``relay.core``) forwards DATA and answers PING
+between polls; what it hands up (JOIN, RESUME, LEAVE, a known session from a new address) is
+handled here, and the forwarding table is updated here only.  Nothing else touches the
+socket or the tables, so there are no locks; the metrics thread reads only ``snapshot``,
+an immutable object replaced a few times a second.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import hmac
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from nxrecomp import settings
+from nxrecomp.errors import NxError
+from nxrecomp.log import kv
+from relay import protocol as P
+from relay import tokens
+from relay.core import FastPath, SlowPacket
+from relay.netaddr import parse_hostport, sockaddr_text
+
+log = logging.getLogger("relay")
+
+COOKIE_PERIOD_S = 20          # a cookie is good for this period and the next one
+TICK_S = 0.1                  # timers (timeouts, snapshot) run at least this often
+SNAPSHOT_S = 0.25
+
+_REFUSE_CODE = {"bad_token": P.R_BAD_TOKEN, "expired_token": P.R_EXPIRED}
+
+
+@dataclass(frozen=True)
+class RelayConfig:
+    listen: str = "127.0.0.1:0"
+    max_rooms: int = 4096
+    max_players: int = 8
+    max_sessions: int = 32768
+    max_packet: int = 1200
+    heartbeat_ms: int = 1000
+    timeout_ms: int = 10000
+    player_rate: float = 2000.0
+    player_burst: float = 4000.0
+    addr_rate: float = 20.0
+    addr_burst: float = 40.0
+    rcvbuf: int = 4 << 20
+
+    @classmethod
+    def from_settings(cls, **override: object) -> "RelayConfig":
+        vals = {f: settings.get("relay", f) for f in cls.__dataclass_fields__}
+        vals.update({k: v for k, v in override.items() if v is not None})
+        return cls(**vals)  # type: ignore[arg-type]
+
+    def check(self) -> None:
+        if not 1 <= self.max_players <= P.MAX_SLOTS:
+            raise NxError(f"relay.max_players {self.max_players} must be 1..{P.MAX_SLOTS}")
+        if not P.MIN_HANDSHAKE <= self.max_packet <= 2048:
+            raise NxError(f"relay.max_packet {self.max_packet} must be {P.MIN_HANDSHAKE}..2048")
+        for k in ("max_rooms", "max_sessions", "heartbeat_ms", "timeout_ms"):
+            if getattr(self, k) <= 0:
+                raise NxError(f"relay.{k} must be positive")
+
+
+def load_secret() -> bytes:
+    """The token-signing key from ``relay.secret_file`` or ``relay.secret``."""
+    path = settings.get("relay", "secret_file")
+    if path:
+        try:
+            text = open(path, encoding="utf-8").readline().strip()
+        except OSError as e:
+            raise NxError(f"relay.secret_file {path}: {e.strerror}") from None
+        origin = f"relay.secret_file {path}"
+    else:
+        text, origin = settings.get("relay", "secret"), "relay.secret"
+    if not text:
+        raise NxError("no token secret: set relay.secret_file (see `nxrecomp relay keygen`) or NXRECOMP_RELAY_SECRET")
+    if len(text) < 16:
+        raise NxError(f"{origin} is {len(text)} characters: use at least 16 (32 random hex bytes from `nxrecomp relay keygen`)")
+    return text.encode()
+
+
+class Cookies:
+    """Stateless proof that a client receives at the address it claims (like DTLS's
+    HelloVerifyRequest): HMAC of the source address and a coarse clock."""
+
+    def __init__(self) -> None:
+        self._key = os.urandom(32)
+
+    def make(self, addr: bytes, now: float, back: int = 0) -> bytes:
+        epoch = int(now // COOKIE_PERIOD_S) - back
+        return hmac.new(self._key, addr + epoch.to_bytes(8, "little"), hashlib.sha256).digest()[:P.COOKIE_LEN]
+
+    def check(self, cookie: bytes, addr: bytes, now: float) -> bool:
+        return any(hmac.compare_digest(cookie, self.make(addr, now, b)) for b in (0, 1))
+
+
+@dataclass
+class Room:
+    idx: int
+    name: str
+    password_mac: bytes
+    epoch: int = 0                   # roster version: +1 on every join and leave (wraps at 16 bits)
+    incs: int = 0                    # seatings so far: the next incarnation number
+    seats: dict[int, "Session"] = field(default_factory=dict)
+    by_player: dict[str, "Session"] = field(default_factory=dict)
+
+
+@dataclass
+class Session:
+    idx: int
+    sid: int
+    room: Room
+    slot: int
+    inc: int
+    player: str
+    resume_key: bytes
+    addr: bytes
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the metrics endpoint shows: copied from the loop, never shared with it."""
+    time: float
+    rooms: int
+    players: int
+    counters: Mapping[str, int]
+    events: Mapping[str, int]          # control-plane counts: joins, challenges, refused_<reason>, ...
+    latency_hist: tuple[int, ...]
+    draining: bool
+
+
+class RelayServer:
+    def __init__(self, config: RelayConfig, secret: bytes) -> None:
+        config.check()
+        self.config, self.secret = config, secret
+        family, host, port = parse_hostport(config.listen, "relay.listen")
+        self.sock = socket.socket(family, socket.SOCK_DGRAM)
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.rcvbuf)
+            self.sock.bind((host, port))
+        except OSError as e:
+            self.sock.close()
+            raise NxError(f"relay.listen {config.listen}: {e.strerror}") from None
+        self.sock.setblocking(False)
+        self.fast = FastPath(self.sock.fileno(), max_sessions=config.max_sessions, max_rooms=config.max_rooms,
+                             max_packet=config.max_packet, player_rate=config.player_rate,
+                             player_burst=config.player_burst, addr_rate=config.addr_rate,
+                             addr_burst=config.addr_burst)
+        self.cookies = Cookies()
+        self.rooms: dict[str, Room] = {}
+        self.sessions: dict[int, Session] = {}
+        self._free_rooms = list(range(config.max_rooms - 1, -1, -1))
+        self._free_sessions = list(range(config.max_sessions - 1, -1, -1))
+        self.events: collections.Counter[str] = collections.Counter()
+        self._stop = threading.Event()
+        self.stopped = threading.Event()
+        self.draining = False
+        self.snapshot = self._make_snapshot()
+        self._next_tick = 0.0
+        self._next_snapshot = 0.0
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.sock.getsockname()[:2]
+
+    # ---- loop ---------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """Run until ``stop()``; then tell every player and close the socket."""
+        kv(log, logging.INFO, "listening", address=self.config.listen, bound=f"{self.address[0]}:{self.address[1]}")
+        try:
+            while not self._stop.is_set():
+                self.step(int(TICK_S * 1000))
+        finally:
+            self._shutdown()
+
+    def stop(self) -> None:
+        """Ask ``serve()`` to finish (thread- and signal-safe)."""
+        self._stop.set()
+
+    def step(self, timeout_ms: int) -> None:
+        for pkt in self.fast.poll(timeout_ms):
+            try:
+                self._handle(pkt)
+            except P.ProtocolError as e:
+                self.events["malformed"] += 1
+                kv(log, logging.DEBUG, "malformed packet dropped", source=sockaddr_text(pkt.addr), error=str(e))
+        now = time.monotonic()
+        if now >= self._next_tick:
+            self._next_tick = now + TICK_S
+            self._expire()
+        if now >= self._next_snapshot:
+            self._next_snapshot = now + SNAPSHOT_S
+            self.snapshot = self._make_snapshot()
+
+    def _make_snapshot(self) -> Snapshot:
+        return Snapshot(time.time(), len(self.rooms), len(self.sessions),
+                        MappingProxyType(self.fast.counters()), MappingProxyType(dict(self.events)),
+                        tuple(self.fast.latency_hist()), self.draining)
+
+    # ---- packets handed up by the fast path ---------------------------------------------
+
+    def _handle(self, pkt: SlowPacket) -> None:
+        t = P.packet_type(pkt.data)
+        if t == P.JOIN:
+            self._join(P.decode_join(pkt.data), pkt)
+        elif t == P.RESUME:
+            self._resume(P.decode_resume(pkt.data), pkt)
+        elif t == P.LEAVE:
+            self._leave(P.session_of(pkt.data), pkt.addr)
+        elif t in (P.DATA, P.PING):
+            # A live session from another address: prove the new address before moving the seat.
+            self.events["rebind_challenges"] += 1
+            self._challenge(pkt.addr)
+        else:
+            raise P.ProtocolError(f"packet type {t:#x} at offset 3 is not one a client sends")
+
+    def _challenge(self, addr: bytes) -> None:
+        # 20 bytes: smaller than anything that can provoke it (JOIN/RESUME >= 64, DATA/PING >= 20)
+        self.fast.send(addr, P.encode_challenge(self.cookies.make(addr, time.time())))
+
+    def _refuse(self, addr: bytes, code: int) -> None:
+        self.events[f"refused_{P.REFUSED_NAMES[code]}"] += 1
+        self.fast.send(addr, P.encode_refused(code))
+
+    def _password_mac(self, room: str, password: bytes) -> bytes:
+        return hmac.new(self.secret, b"room-password\0" + room.encode() + b"\0" + password, hashlib.sha256).digest()
+
+    def _join(self, j: P.Join, pkt: SlowPacket) -> None:
+        addr = pkt.addr
+        if not self.cookies.check(j.cookie, addr, time.time()):
+            self.events["challenges"] += 1
+            return self._challenge(addr)
+        if self.draining:
+            return self._refuse(addr, P.R_SHUTTING_DOWN)
+        try:
+            tok = tokens.verify(self.secret, j.token)
+        except tokens.TokenError as e:
+            kv(log, logging.INFO, "join refused", source=sockaddr_text(addr), reason=e.reason, error=str(e))
+            return self._refuse(addr, _REFUSE_CODE[e.reason])
+        room = self.rooms.get(tok.room)
+        pw = self._password_mac(tok.room, j.password)
+        if room is not None and not hmac.compare_digest(room.password_mac, pw):
+            return self._refuse(addr, P.R_WRONG_PASSWORD)
+        if room is not None and tok.player in room.by_player:
+            # The same player again (new device address, lost WELCOME): same seat, new address.
+            s = room.by_player[tok.player]
+            if s.addr != addr:
+                self.fast.send(s.addr, P.encode_bye(P.B_REPLACED))
+            return self._bind(s, addr, "rejoined")
+        if j.flags & P.J_OPEN:
+            if not tok.host:
+                return self._refuse(addr, P.R_NOT_HOST)
+            if room is not None:
+                return self._refuse(addr, P.R_ROOM_EXISTS)
+            if not self._free_rooms or not self._free_sessions:
+                return self._refuse(addr, P.R_SERVER_FULL)
+            room = Room(self._free_rooms.pop(), tok.room, pw)
+            self.rooms[tok.room] = room
+            kv(log, logging.INFO, "room opened", room=tok.room, by=tok.player)
+        elif room is None:
+            return self._refuse(addr, P.R_NO_ROOM)
+        if len(room.seats) >= self.config.max_players:
+            return self._refuse(addr, P.R_ROOM_FULL)
+        if not self._free_sessions:
+            return self._refuse(addr, P.R_SERVER_FULL)
+        slot = min(set(range(self.config.max_players)) - room.seats.keys())
+        idx = self._free_sessions.pop()
+        room.incs = room.incs % 0xFFFF + 1
+        s = Session(idx, (secrets.randbits(39) + 1) << 24 | idx, room, slot, room.incs, tok.player,
+                    secrets.token_bytes(P.RESUME_KEY_LEN), addr)
+        room.seats[slot], room.by_player[tok.player] = s, s
+        self.sessions[idx] = s
+        self._roster_changed(room, P.P_JOINED, s)
+        self._bind(s, addr, "joined")
+
+    def _roster_changed(self, room: Room, event: int, s: Session) -> None:
+        room.epoch = (room.epoch + 1) & 0xFFFF
+        self.fast.set_room_epoch(room.idx, room.epoch)
+        pkt = P.encode_peer(event, s.slot, s.inc, room.epoch, s.player)
+        for other in room.seats.values():
+            if other is not s:
+                self.fast.send(other.addr, pkt)
+
+    def _bind(self, s: Session, addr: bytes, what: str) -> None:
+        moved = s.addr != addr
+        s.addr = addr
+        self.fast.set_session(s.idx, s.sid, addr, s.room.idx, s.slot, s.inc)
+        self.events[what] += 1
+        kv(log, logging.INFO, f"player {what}", room=s.room.name, player=s.player, slot=s.slot,
+           source=sockaddr_text(addr), moved=moved)
+        roster = {o.slot: P.Seat(o.inc, o.player) for o in s.room.seats.values()}
+        self.fast.send(addr, P.encode_welcome(P.Welcome(s.sid, s.resume_key, s.slot, self.config.max_players,
+                                                        min(self.config.heartbeat_ms, 65535),
+                                                        self.config.timeout_ms, s.room.epoch, roster)))
+
+    def _resume(self, r: P.Resume, pkt: SlowPacket) -> None:
+        if not self.cookies.check(r.cookie, pkt.addr, time.time()):
+            self.events["challenges"] += 1
+            return self._challenge(pkt.addr)
+        s = self.sessions.get(r.session & 0xFFFFFF)
+        if s is None or s.sid != r.session or not hmac.compare_digest(s.resume_key, r.resume_key):
+            return self._refuse(pkt.addr, P.R_NO_SESSION)
+        self._bind(s, pkt.addr, "resumed")
+
+    def _leave(self, sid: int, addr: bytes) -> None:
+        s = self.sessions.get(sid & 0xFFFFFF)
+        if s is None or not self.fast.addr_is(s.idx, sid, addr):
+            # Only the seat's own address may end it; anything else could be spoofed.
+            self.events["leave_ignored"] += 1
+            return
+        self._remove(s, P.B_LEFT)
+
+    def _remove(self, s: Session, reason: int) -> None:
+        self.fast.send(s.addr, P.encode_bye(reason))
+        self.fast.clear_session(s.idx)
+        del self.sessions[s.idx]
+        self._free_sessions.append(s.idx)
+        room = s.room
+        del room.seats[s.slot], room.by_player[s.player]
+        self.events[f"removed_{P.BYE_NAMES[reason]}"] += 1
+        kv(log, logging.INFO, "player removed", room=room.name, player=s.player, slot=s.slot, reason=P.BYE_NAMES[reason])
+        self._roster_changed(room, P.P_LEFT, s)
+        if not room.seats:
+            del self.rooms[room.name]
+            self._free_rooms.append(room.idx)
+            kv(log, logging.INFO, "room closed", room=room.name)
+
+    def _expire(self) -> None:
+        limit = self.config.timeout_ms / 1000
+        for s in [s for s in self.sessions.values() if self.fast.idle_s(s.idx) > limit]:
+            self._remove(s, P.B_TIMEOUT)
+
+    def _shutdown(self) -> None:
+        self.draining = True
+        kv(log, logging.INFO, "shutting down", players=len(self.sessions), rooms=len(self.rooms))
+        bye = P.encode_bye(P.B_SHUTDOWN)
+        for _ in range(2):        # twice: one lost datagram should not leave a client waiting for its timeout
+            for s in self.sessions.values():
+                self.fast.send(s.addr, bye)
+        self.snapshot = self._make_snapshot()
+        self.sock.close()
+        self.stopped.set()

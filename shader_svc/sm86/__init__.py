@@ -1,0 +1,1 @@
+"""SM86 (Ampere) encoding: table, decoder, text."""

@@ -1,0 +1,249 @@
+"""Decode SM86 instruction words with the table, and print them as nvdisasm does.
+
+``decode(lo, hi, addr)`` gives an ``Inst`` (row, modifier values, operand values, control
+bits) or raises ``DecodeError`` naming the word and what is wrong with it.  Decoding is strict:
+a bit the table does not explain must hold the reference value, so a word we cannot print
+exactly is refused instead of being printed wrong.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+
+from nxrecomp.errors import NxError
+from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Target, get,
+                                    sext)
+from shader_svc.sm86.table import ROWS, SREGS
+
+MASK105 = (1 << CONTROL_LO) - 1
+SWZ = {0: "", 1: ".F32", 2: ".H0_H0", 3: ".H1_H1"}
+
+
+class DecodeError(NxError):
+    pass
+
+
+def _known_mask(row: Row) -> int:
+    m = 0
+    for lo, w in row.field_bits():
+        m |= ((1 << w) - 1) << lo
+    return m
+
+
+_BY_OPCODE: dict[int, list[tuple[Row, int]]] = {}
+for _r in ROWS:
+    _BY_OPCODE.setdefault(_r.opcode, []).append((_r, _known_mask(_r)))
+
+
+@dataclass(frozen=True)
+class Control:
+    stall: int
+    yield_: int
+    wbar: int
+    rbar: int
+    wait: int
+    reuse: int
+
+
+@dataclass
+class Inst:
+    addr: int
+    row: Row
+    word: int
+    pred: int                 # guard predicate 0..7 (7 = PT)
+    pred_not: bool
+    mods: dict[str, int]
+    ops: dict[str, object]    # operand name -> decoded value (see _operand)
+    control: Control
+    alias: str = ""
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def mnemonic(self) -> str:
+        return self.row.mnemonic
+
+    def text(self) -> str:
+        return render(self)
+
+
+def _control(word: int) -> Control:
+    return Control(get(word, 105, 4), get(word, 109, 1), get(word, 110, 3), get(word, 113, 3),
+                   get(word, 116, 6), get(word, 122, 4))
+
+
+def _operand(o, w: int, addr: int):
+    if isinstance(o, Reg):
+        return {"reg": get(w, o.lo, o.width), "neg": bool(o.neg is not None and get(w, o.neg, 1)),
+                "abs": bool(o.abs is not None and get(w, o.abs, 1)), "file": o.file}
+    if isinstance(o, Pred):
+        return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
+    if isinstance(o, Imm):
+        v = get(w, o.lo, o.width)
+        if o.hi_lo is not None:
+            v |= get(w, o.hi_lo, o.hi_width) << o.width
+        return {"imm": sext(v, o.width) if o.kind == "s" else v}
+    if isinstance(o, CBuf):
+        return {"bank": get(w, 54, 5), "off": sext(get(w, 40, 14), 14) * 4,
+                "neg": bool(o.neg is not None and get(w, o.neg, 1)), "abs": bool(o.abs is not None and get(w, o.abs, 1))}
+    if isinstance(o, Mem):
+        scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
+        wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
+        return {"reg": get(w, o.reg_lo, 8), "off": sext(get(w, *o.off), o.off[1]), "wide": wide, "scale": scale}
+    if isinstance(o, SReg):
+        return {"sr": get(w, o.lo, 8)}
+    if isinstance(o, Target):
+        return {"target": addr + 16 + 4 * sext(get(w, o.lo, o.width), o.width)}
+    raise TypeError(o)
+
+
+def _alias(row: Row, ops: dict, mods: dict) -> str:
+    for al in row.aliases:
+        ok = True
+        for name, kind, val in al.when:
+            v = ops.get(name)
+            if kind == "mod":
+                ok = ok and mods.get(name) == val
+            elif v is None:
+                ok = False
+            elif kind == "reg":
+                ok = ok and "reg" in v and v.get("file") == "R" and v["reg"] == val
+            elif kind == "imm":
+                ok = ok and "imm" in v and v["imm"] == val
+        if ok:
+            return al.insert
+    return ""
+
+
+def decode(lo: int, hi: int, addr: int = 0) -> Inst:
+    word = lo | (hi << 64)
+    cands = _BY_OPCODE.get(lo & 0xFFF)
+    if not cands:
+        raise DecodeError(f"unknown opcode {lo & 0xfff:#05x}", offset=addr)
+    why = ""
+    for row, known in cands:
+        diff = (word ^ row.base) & MASK105 & ~known
+        if diff:
+            why = f"{row.mnemonic}: unexpected bits {diff:#x}"
+            continue
+        mods = {}
+        bad = None
+        for m in row.mods_before + row.mods:
+            v = get(word, m.lo, m.width)
+            if m.lookup(v) is None:
+                bad = f"{row.mnemonic}: modifier {m.name}={v} not supported"
+                break
+            mods[m.name] = v
+        if bad:
+            why = bad
+            continue
+        ops = {o.name: _operand(o, word, addr) for o in row.operands}
+        if any(isinstance(o, SReg) for o in row.operands) and ops["sr"]["sr"] not in SREGS:
+            why = f"special register {ops['sr']['sr']:#x} not supported"
+            continue
+        return Inst(addr, row, word, get(word, 12, 3), bool(get(word, 15, 1)), mods, ops, _control(word),
+                    _alias(row, ops, mods))
+    raise DecodeError(f"word {hi:016x}{lo:016x} refused ({why})", offset=addr)
+
+
+def decode_stream(code: bytes, base: int = 0) -> list[Inst]:
+    if len(code) % 16:
+        raise DecodeError(f"code size {len(code)} is not a multiple of 16")
+    return [decode(*struct.unpack_from("<QQ", code, i), addr=base + i) for i in range(0, len(code), 16)]
+
+
+# ------------------------------------------------------------------------------------------
+# text in nvdisasm's syntax
+
+def fmt_f32(bits: int) -> str:
+    if bits == 0x80000000:
+        return "-0.0"
+    exp, frac, sign = (bits >> 23) & 0xFF, bits & 0x7FFFFF, "-" if bits >> 31 else "+"
+    if exp == 0xFF:
+        if frac == 0:
+            return f"{sign}INF "
+        return f"{sign}{'Q' if frac >> 22 else 'S'}NAN "
+    v = struct.unpack("<f", struct.pack("<I", bits))[0]
+    if v != 0 and abs(v) >= 1e9:
+        return f"{v:.20e}"
+    return f"{v:.20g}"
+
+
+def _hex(v: int) -> str:
+    return f"-{-v:#x}" if v < 0 else f"{v:#x}"
+
+
+def _reg_name(n: int, file: str) -> str:
+    if file == "R":
+        return "RZ" if n == 255 else f"R{n}"
+    return "URZ" if n == 63 else f"UR{n}"
+
+
+def _pred_name(p: int, neg: bool, file: str = "P") -> str:
+    return ("!" if neg else "") + (f"{file}T" if p == 7 else f"{file}{p}")
+
+
+def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
+    w = inst.word
+    if isinstance(o, Reg):
+        if o.suffix == "@hiderz" and v["reg"] == 255:
+            return None
+        s = _reg_name(v["reg"], o.file)
+        if o.suffix and not o.suffix.startswith("@"):
+            s += o.suffix
+        if v["abs"]:
+            s = f"|{s}|"
+        if o.suffix.startswith("@swz:"):
+            s += SWZ[get(w, int(o.suffix[5:]), 2)]
+        if v["neg"]:
+            s = (neg_sym if o.neg_sym == "-" else o.neg_sym) + s
+        if o.reuse and get(w, REUSE_BIT[o.reuse], 1):
+            s += ".reuse"
+        return s
+    if isinstance(o, Pred):
+        if o.hide_pt and v["pred"] == 7 and not v["not"]:
+            return None
+        return _pred_name(v["pred"], v["not"], o.file)
+    if isinstance(o, Imm):
+        if o.kind == "f32":
+            return fmt_f32(v["imm"])
+        return _hex(v["imm"])
+    if isinstance(o, CBuf):
+        s = f"c[{v['bank']:#x}][{_hex(v['off'])}]"
+        if v["abs"]:
+            s = f"|{s}|"
+        if v["neg"]:
+            s = "-" + s
+        return s
+    if isinstance(o, Mem):
+        s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else "")
+        if o.scale:
+            s += dict(o.scale[2])[v["scale"]]
+        if v["off"]:
+            s += "+" + _hex(v["off"])
+        return f"[{s}]"
+    if isinstance(o, SReg):
+        return SREGS[v["sr"]]
+    if isinstance(o, Target):
+        return _hex(v["target"])
+    raise TypeError(o)
+
+
+def render(inst: Inst) -> str:
+    row = inst.row
+    guard = "" if inst.pred == 7 and not inst.pred_not else \
+        "@" + _pred_name(inst.pred, inst.pred_not, "UP" if row.uniform else "P") + " "
+    name = row.mnemonic + inst.alias
+    for m in row.mods_before + row.mods:
+        name += m.lookup(inst.mods[m.name]) or ""
+    neg_sym = "~" if inst.mods.get("X") == 1 else "-"
+    hidden = {op for op, mod, val in row.show_if if inst.mods.get(mod) != val}
+    parts = []
+    for o in row.operands:
+        if o.name in hidden:
+            continue
+        s = _render_operand(o, inst.ops[o.name], inst, neg_sym)
+        if s is not None:
+            parts.append(s)
+    text = guard + name
+    return f"{text} {', '.join(parts)}" if parts else text

@@ -1,0 +1,200 @@
+"""Building blocks of the SM86 (Ampere) instruction table: bit fields, operand kinds and
+modifiers.  The table (``table.py``) is made of these records only; the decoder, the text
+disassembler and the assembler all read the same records, so a fact about the encoding is
+written once.
+
+Bit numbers count from bit 0 of the 128-bit instruction (low 64-bit word first).  Layout facts
+come from public sources (Mesa NAK's SM70+ encoder, CuAssembler) and from nvdisasm experiments
+(flip one bit, see what the disassembler prints).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Control bits (scheduling): present on every instruction, never part of an opcode.
+CONTROL_LO = 105
+REUSE_BIT = {"a": 122, "b": 123, "c": 124}
+
+
+def get(word: int, lo: int, width: int) -> int:
+    return (word >> lo) & ((1 << width) - 1)
+
+
+def put(word: int, lo: int, width: int, value: int) -> int:
+    mask = ((1 << width) - 1) << lo
+    return (word & ~mask) | ((value << lo) & mask)
+
+
+def sext(v: int, width: int) -> int:
+    return v - (1 << width) if v >> (width - 1) & 1 else v
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register operand.  ``file`` 'R' (8 bits, 255 = RZ) or 'UR' (6 bits, 63 = URZ).
+    ``neg``/``abs``: bit numbers of its modifiers (None: not available); ``neg_sym`` '-' for
+    arithmetic negation, '~' for bitwise not; ``reuse``: logical slot whose reuse flag it shows;
+    ``suffix``: printed after the register (e.g. '.64')."""
+    name: str
+    lo: int
+    file: str = "R"
+    neg: int | None = None
+    abs: int | None = None
+    neg_sym: str = "-"
+    reuse: str | None = None
+    suffix: str = ""
+
+    @property
+    def width(self) -> int:
+        return 8 if self.file == "R" else 6
+
+    def bits(self) -> list[tuple[int, int]]:
+        out = [(self.lo, self.width)]
+        out += [(b, 1) for b in (self.neg, self.abs) if b is not None]
+        return out
+
+
+@dataclass(frozen=True)
+class Pred:
+    """A predicate operand (3 bits, 7 = PT/UPT) with an optional 'not' bit.  ``hide_pt``: the
+    operand is left out of the text while it is PT (optional carry-outs)."""
+    name: str
+    lo: int
+    not_bit: int | None = None
+    file: str = "P"
+    hide_pt: bool = False
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, 3)] + ([(self.not_bit, 1)] if self.not_bit is not None else [])
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float.  A value split
+    in two places has its upper part at ``hi_lo`` (``hi_width`` bits)."""
+    name: str
+    lo: int
+    width: int
+    kind: str = "s"
+    hi_lo: int | None = None
+    hi_width: int = 0
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)] + ([(self.hi_lo, self.hi_width)] if self.hi_lo is not None else [])
+
+
+@dataclass(frozen=True)
+class CBuf:
+    """Constant bank operand c[bank][offset]: bank bits 54..58, word offset bits 40..53
+    (printed as a signed byte offset).  ``neg``/``abs`` as for Reg."""
+    name: str
+    neg: int | None = None
+    abs: int | None = None
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(54, 5), (40, 14)] + [(b, 1) for b in (self.neg, self.abs) if b is not None]
+
+
+@dataclass(frozen=True)
+class Mem:
+    """Memory address [Rn(.64)(.X4)+imm].  ``wide_bit``: bit that makes the address register a
+    64-bit pair (None: never, -1: always); ``off``: (lo, width) of the signed byte offset; ``scale``:
+    (lo, width, {value: suffix}) for shared-memory index scaling; ``ureg``: bit that adds a
+    uniform register (not supported: must be clear)."""
+    name: str
+    reg_lo: int = 24
+    wide_bit: int | None = None
+    off: tuple[int, int] = (40, 24)
+    scale: tuple[int, int, tuple[tuple[int, str], ...]] | None = None
+
+    def bits(self) -> list[tuple[int, int]]:
+        out = [(self.reg_lo, 8), self.off]
+        if self.wide_bit is not None and self.wide_bit >= 0:
+            out.append((self.wide_bit, 1))
+        if self.scale:
+            out.append(self.scale[:2])
+        return out
+
+
+@dataclass(frozen=True)
+class SReg:
+    """Special register of S2R (bits 72..79)."""
+    name: str
+    lo: int = 72
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, 8)]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Branch target: signed offset in 4-byte units relative to the next instruction."""
+    name: str
+    lo: int = 34
+    width: int = 48
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)]
+
+
+@dataclass(frozen=True)
+class Mod:
+    """A modifier field printed as '.NAME' after the mnemonic ('' prints nothing).  A value
+    missing from ``names`` is not decoded (the decoder refuses the instruction)."""
+    name: str
+    lo: int
+    width: int
+    names: tuple[tuple[int, str], ...]
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)]
+
+    def lookup(self, v: int) -> str | None:
+        for k, s in self.names:
+            if k == v:
+                return s
+        return None
+
+
+@dataclass(frozen=True)
+class Alias:
+    """nvdisasm prints some encodings under another name (IMAD with a zero product is
+    IMAD.MOV).  ``when``: conditions, all must hold: (operand, kind, value) with kind 'reg'
+    (register number), 'imm' (immediate value) or 'mod' (a modifier's value, by its name);
+    ``insert``: text put after the mnemonic, before the modifiers."""
+    insert: str
+    when: tuple[tuple[str, str, int], ...]
+
+
+Operand = Reg | Pred | Imm | CBuf | Mem | SReg | Target
+
+
+@dataclass(frozen=True)
+class Row:
+    """One encoding of one instruction: the 12-bit opcode (bits 0..11, incl. the operand-form
+    bits 9..11), operands in print order, modifiers in print order, and ``base``: the 105
+    non-control bits of a reference encoding.  Bits not covered by the opcode, operands,
+    modifiers, the guard predicate or ``free`` must equal ``base`` or the word is refused."""
+    mnemonic: str
+    opcode: int
+    operands: tuple[Operand, ...]
+    mods_before: tuple[Mod, ...] = ()
+    mods: tuple[Mod, ...] = ()
+    base: int = 0
+    free: tuple[tuple[int, int], ...] = ()
+    aliases: tuple[Alias, ...] = ()
+    # Operands printed only when a modifier has a value: {operand name: (mod name, value)}.
+    show_if: tuple[tuple[str, str, int], ...] = ()
+    ir: str = ""                       # IR lowering key ('' = mnemonic)
+    uniform: bool = False              # guard predicate is a uniform predicate (UP)
+    cls: str = "alu"                   # alu, mem, branch, ctrl, warp, conv, sfu
+    known_mask: int = field(default=0, compare=False)
+
+    def field_bits(self) -> list[tuple[int, int]]:
+        out = [(0, 12), (12, 4)]
+        for o in self.operands:
+            out += o.bits()
+        for m in self.mods_before + self.mods:
+            out += m.bits()
+        out += list(self.free)
+        return out

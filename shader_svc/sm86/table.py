@@ -1,0 +1,267 @@
+"""The SM86 (Ampere, Switch 2) instruction table: one declarative row per (instruction, operand
+form).  Decoder, disassembler, assembler, IR lowering and tests all read ``ROWS``.
+
+ALU operand forms (bits 9..11 of the opcode), from NAK's SM70 encoder and nvdisasm
+experiments.  Three physical source slots: A = R@24, B = bits 32..63, C = R@64:
+
+  form  B            C        logical (b, c)
+  1     R@32         R@64     (B, C)
+  2     imm32        R@64     (C, B)
+  3     c[][]        R@64     (C, B)
+  4     imm32        R@64     (B, C)
+  5     c[][]        R@64     (B, C)
+  6     UR@32        R@64     (B, C)
+  7     UR@32        R@64     (C, B)
+
+Negate/abs bits belong to the physical slot (A: 72/73, B: 63/62, C: 75/74); reuse flags to the
+logical operand (a/b/c: 122/123/124).
+"""
+from __future__ import annotations
+
+from shader_svc.sm86.fields import Alias, CBuf, Imm, Mem, Mod, Pred, Reg, Row, SReg, Target
+
+RZ, URZ, PT = 255, 63, 7
+
+# ---------------------------------------------------------------------------------------------
+# modifier vocabularies
+FCMP = ((0, ".F"), (1, ".LT"), (2, ".EQ"), (3, ".LE"), (4, ".GT"), (5, ".NE"), (6, ".GE"), (7, ".NUM"),
+        (8, ".NAN"), (9, ".LTU"), (10, ".EQU"), (11, ".LEU"), (12, ".GTU"), (13, ".NEU"), (14, ".GEU"), (15, ".T"))
+ICMP = ((0, ".F"), (1, ".LT"), (2, ".EQ"), (3, ".LE"), (4, ".GT"), (5, ".NE"), (6, ".GE"), (7, ".T"))
+BOP = ((0, ".AND"), (1, ".OR"), (2, ".XOR"))
+FRND = ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"))
+ONOFF = lambda s: ((0, ""), (1, s))  # noqa: E731
+MEMSZ = ((0, ".U8"), (1, ".S8"), (2, ".U16"), (3, ".S16"), (4, ""), (5, ".64"), (6, ".128"))
+MUFU_OPS = ((0, ".COS"), (1, ".SIN"), (2, ".EX2"), (3, ".LG2"), (4, ".RCP"), (5, ".RSQ"), (8, ".SQRT"),
+            (9, ".TANH"))
+ATOM_OPS = ((0, ".ADD"), (1, ".MIN"), (2, ".MAX"), (3, ".INC"), (4, ".DEC"), (5, ".AND"), (6, ".OR"),
+            (7, ".XOR"), (8, ".EXCH"))
+RED_OPS = ATOM_OPS[:8]
+SHFL_MODES = ((0, ".IDX"), (1, ".UP"), (2, ".DOWN"), (3, ".BFLY"))
+SREGS = {0x00: "SR_LANEID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
+         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z"}
+
+# ---------------------------------------------------------------------------------------------
+# operand slots
+D = Reg("d", 16)
+UD = Reg("d", 16, file="UR")
+
+
+def A(neg=False, abs_=False, sym="-"):
+    return Reg("a", 24, neg=72 if neg else None, abs=73 if abs_ else None, neg_sym=sym, reuse="a")
+
+
+def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-", fimm=False, uimm=False):
+    """Operands of slots b (and c) for each form code.  ``forms`` maps form -> layout name
+    ('rr', 'ri', 'rc', 'ir', 'cr', 'ur', 'ru' for 3 sources; 'r', 'i', 'c', 'u' for one)."""
+    kind = "f32" if fimm else ("u" if uimm else "s")
+    out = {}
+    for form, lay in forms.items():
+        def regB(name):
+            return Reg(name, 32, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None,
+                       neg_sym=sym, reuse=name)
+
+        def regC(name):
+            return Reg(name, 64, neg=75 if neg.get(name) else None, abs=74 if abs_.get(name) else None,
+                       neg_sym=sym, reuse=name)
+
+        def cbB(name):
+            return CBuf(name, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None)
+
+        if n_src == 1:
+            ops = {"r": (regB("b"),), "i": (Imm("b", 32, 32, kind),), "c": (cbB("b"),),
+                   "u": (Reg("b", 32, file="UR", neg=63 if neg.get("b") else None, neg_sym=sym),)}[lay]
+        else:
+            ops = {"rr": (regB("b"), regC("c")), "ri": (regC("b"), Imm("c", 32, 32, kind)),
+                   "rc": (regC("b"), cbB("c")), "ir": (Imm("b", 32, 32, kind), regC("c")),
+                   "cr": (cbB("b"), regC("c")), "ur": (Reg("b", 32, file="UR"), regC("c")),
+                   "ru": (regC("b"), Reg("c", 32, file="UR"))}[lay]
+        out[form] = ops
+    return out
+
+
+FORMS3 = {1: "rr", 2: "ri", 3: "rc", 4: "ir", 5: "cr"}
+FORMS1 = {1: "r", 4: "i", 5: "c"}
+
+
+def hi(v: int) -> int:
+    """Reference bits 64..104 given as the high 64-bit word printed by nvdisasm."""
+    return (v & ((1 << 41) - 1)) << 64
+
+
+def rows_for(mnemonic, op9, forms_ops, pre=(), post=(), mods=(), mods_before=(), base=0, **kw):
+    # Uniform-register forms (6, 7) carry bit 91 set.
+    return [Row(mnemonic, (form << 9) | op9, tuple(pre) + ops + tuple(post), tuple(mods_before), tuple(mods),
+                base | ((1 << 91) if form in (6, 7) else 0), **kw) for form, ops in forms_ops.items()]
+
+
+P87 = Pred("pp", 87, not_bit=90)
+X_ON = (("X", 1),)
+
+ROWS: list[Row] = []
+R = ROWS.extend
+
+# --- moves and selects ---------------------------------------------------------------------
+R(rows_for("MOV", 0x002, src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}, uimm=True), pre=(D,),
+           mods=(Mod("mask", 72, 4, ((15, ""),)),), base=hi(0xF00), ir="MOV"))
+R(rows_for("SEL", 0x007, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D, A()), post=(P87,), ir="SEL"))
+R(rows_for("FSEL", 0x008, src_forms(1, {"b": 1}, {"b": 1}, FORMS1, fimm=True), pre=(D, A(1, 1)), post=(P87,),
+           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")),), ir="SEL"))
+R([Row("S2R", 0x919, (D, SReg("sr")), ir="S2R", cls="ctrl")])
+R([Row("NOP", 0x918, (), ir="NOP", cls="ctrl")])
+
+# --- FP32 ----------------------------------------------------------------------------------
+FNA = {"b": 1, "c": 1}
+R(rows_for("FADD", 0x021, src_forms(1, FNA, FNA, {1: "r", 2: "i", 3: "c"}, fimm=True), pre=(D, A(1, 1)),
+           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND), Mod("SAT", 77, 1, ONOFF(".SAT"))),
+           ir="FADD"))
+R(rows_for("FMUL", 0x020, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D, A(1, 1)),
+           mods=(Mod("scale", 84, 3, ((4, ""), (5, ".M2"), (6, ".M4"))), Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                 Mod("FMZ", 76, 1, ONOFF(".FMZ")), Mod("rnd", 78, 2, FRND), Mod("SAT", 77, 1, ONOFF(".SAT"))),
+           ir="FMUL"))
+R(rows_for("FFMA", 0x023, src_forms(2, FNA, FNA, FORMS3, fimm=True), pre=(D, A(1, 1)),
+           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("FMZ", 76, 1, ONOFF(".FMZ")), Mod("rnd", 78, 2, FRND),
+                 Mod("SAT", 77, 1, ONOFF(".SAT"))), ir="FFMA"))
+R(rows_for("FMNMX", 0x009, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D, A(1, 1)), post=(P87,),
+           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("NAN", 81, 1, ONOFF(".NAN")),
+                 Mod("XORSIGN", 82, 1, ONOFF(".XORSIGN"))), ir="FMNMX"))
+R(rows_for("FSETP", 0x00B, src_forms(1, FNA, FNA, FORMS1, fimm=True),
+           pre=(Pred("p", 81), Pred("q", 84), A(1, 1)), post=(P87,),
+           mods=(Mod("cmp", 76, 4, FCMP), Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("bop", 74, 2, BOP)),
+           ir="FSETP"))
+R(rows_for("MUFU", 0x108, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D,),
+           mods=(Mod("op", 74, 4, MUFU_OPS), Mod("F16", 73, 1, ((0, ""),))), ir="MUFU", cls="sfu"))
+
+# --- integer -------------------------------------------------------------------------------
+INEG3 = {"b": 1, "c": 1}
+R(rows_for("IADD3", 0x010, src_forms(2, INEG3, {}, {1: "rr", 4: "ir", 5: "cr"}),
+           pre=(D, Pred("co0", 81, hide_pt=True), Pred("co1", 84, hide_pt=True), A(neg=True)),
+           post=(Pred("ci0", 87, not_bit=90), Pred("ci1", 77, not_bit=80)),
+           mods=(Mod("X", 74, 1, ONOFF(".X")),), show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3"))
+UIADD3_OPS = (UD, Pred("co0", 81, file="UP", hide_pt=True), Pred("co1", 84, file="UP", hide_pt=True),
+              Reg("a", 24, file="UR", neg=72))
+UCI = (Pred("ci0", 87, not_bit=90, file="UP"), Pred("ci1", 77, not_bit=80, file="UP"))
+R([Row("UIADD3", 0x890, UIADD3_OPS + (Imm("b", 32, 32), Reg("c", 64, file="UR", neg=75)) + UCI,
+       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000), show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
+       uniform=True),
+   Row("UIADD3", 0x290, UIADD3_OPS + (Reg("b", 32, file="UR", neg=63), Reg("c", 64, file="UR", neg=75)) + UCI,
+       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000), show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
+       uniform=True)])
+NOX = ("X", "mod", 0)
+IMAD_ALIASES = (Alias(".MOV", (("a", "reg", RZ), NOX)), Alias(".MOV", (("b", "reg", RZ), NOX)),
+                Alias(".MOV", (("b", "imm", 0), NOX)), Alias(".IADD", (("b", "imm", 1), NOX)))
+R(rows_for("IMAD", 0x024, src_forms(2, {"c": 1}, {}, FORMS3), pre=(D, A()),
+           post=(Pred("ci", 87, not_bit=90),), mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
+                                                      Mod("X", 74, 1, ONOFF(".X"))),
+           show_if=(("ci", "X", 1),), aliases=IMAD_ALIASES, base=hi(0xE0000), ir="IMAD"))
+R(rows_for("IMAD", 0x024, src_forms(2, {"c": 1}, {}, {6: "ur", 7: "ru"}), pre=(D, A()),
+           post=(Pred("ci", 87, not_bit=90),), mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
+                                                      Mod("X", 74, 1, ONOFF(".X"))),
+           show_if=(("ci", "X", 1),), base=hi(0xE0000), ir="IMAD"))
+R(rows_for("IMAD.WIDE", 0x025, src_forms(2, {"c": 1}, {}, {1: "rr", 3: "rc", 4: "ir", 5: "cr"}),
+           pre=(D, Pred("co", 81, hide_pt=True), A()), post=(Pred("ci", 87, not_bit=90),),
+           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
+           show_if=(("ci", "X", 1),), ir="IMAD.WIDE"))
+R(rows_for("LOP3.LUT", 0x012, src_forms(2, {}, {}, {1: "rr", 4: "ir", 5: "cr"}, uimm=True),
+           pre=(Pred("pd", 81, hide_pt=True), D, A()), post=(Imm("lut", 72, 8, "u"), P87),
+           mods=(Mod("PAND", 80, 1, ONOFF(".PAND")),), ir="LOP3"))
+R(rows_for("IMNMX", 0x017, src_forms(1, {}, {}, FORMS1), pre=(D, A()), post=(P87,),
+           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),), ir="IMNMX"))
+R(rows_for("ISETP", 0x00C, src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}),
+           pre=(Pred("p", 81), Pred("q", 84), A()), post=(P87, Pred("ex", 68, not_bit=71)),
+           mods=(Mod("cmp", 76, 3, ICMP), Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("bop", 74, 2, BOP),
+                 Mod("EX", 72, 1, ONOFF(".EX"))), show_if=(("ex", "EX", 1),), ir="ISETP"))
+SHF_MODS = (Mod("dir", 76, 1, ((0, ".L"), (1, ".R"))), Mod("W", 75, 1, ONOFF(".W")),
+            Mod("type", 73, 2, ((1, ".U64"), (2, ".S32"), (3, ".U32"))), Mod("HI", 80, 1, ONOFF(".HI")))
+R(rows_for("SHF", 0x019, src_forms(2, {}, {}, {1: "rr", 2: "ri", 3: "rc", 4: "ir"}, uimm=True), pre=(D, A()), mods=SHF_MODS, ir="SHF"))
+R(rows_for("PRMT", 0x016, src_forms(2, {}, {}, FORMS3, uimm=True), pre=(D, A()),
+           mods=(Mod("mode", 72, 3, ((0, ""),)),), ir="PRMT"))
+R(rows_for("SGXT", 0x01A, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D, A()),
+           mods=(Mod("W", 75, 1, ONOFF(".W")), Mod("U32", 73, 1, ((0, ".U32"), (1, "")))), ir="SGXT"))
+R(rows_for("POPC", 0x109, src_forms(1, {"b": 1}, {}, FORMS1, sym="~", uimm=True), pre=(D,), ir="POPC"))
+R(rows_for("BREV", 0x101, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D,), ir="BREV"))
+R(rows_for("FLO", 0x100, src_forms(1, {"b": 1}, {}, FORMS1, sym="~", uimm=True),
+           pre=(D, Pred("pd", 81, hide_pt=True)),
+           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))), base=hi(0xE0000),
+           ir="FLO"))
+R([Row("UFLO", 0x2BD, (UD, Pred("pd", 81, file="UP", hide_pt=True), Reg("b", 32, file="UR", neg=63, neg_sym="~")),
+       (), (Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))), hi(0x080E0000),
+       ir="FLO", uniform=True)])
+R([Row("PLOP3.LUT", 0x81C, (Pred("p", 81), Pred("q", 84), Pred("a", 87, not_bit=90), Pred("b", 77, not_bit=80),
+                            Pred("c", 68, not_bit=71), Imm("lut", 64, 3, "u", hi_lo=72, hi_width=5),
+                            Imm("lut2", 16, 8, "u")),
+       base=hi(0), ir="PLOP3")])
+
+# --- conversions ---------------------------------------------------------------------------
+R(rows_for("I2FP", 0x045, src_forms(1, {}, {}, FORMS1), pre=(D,),
+           mods=(Mod("dst", 75, 3, ((2, ".F32"),)), Mod("sign", 74, 1, ((0, ".U32"), (1, ".S32"))),
+                 Mod("rnd", 78, 2, ((0, ""),))), base=hi(0x0000200000), ir="I2F", cls="conv"))
+R(rows_for("F2I", 0x105, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D,),
+           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("sign", 72, 1, ((0, ".U32"), (1, ""))),
+                 Mod("size", 75, 2, ((2, ""),)), Mod("rnd", 78, 2, ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))),
+                 Mod("NTZ", 77, 1, ONOFF(".NTZ"))), base=hi(0x0000200000), ir="F2I", cls="conv"))
+R([Row("F2FP.PACK_AB", 0x23E, (D, A(), Reg("b", 32, reuse="b")), base=hi(0xFF), ir="F2FP", cls="conv")])
+R([Row("HADD2", 0x230, (D, Reg("a", 24, neg=72, reuse="a", suffix="@swz:74"),
+                        Reg("b", 32, neg=63, abs=62, reuse="b", suffix="@swz:60")),
+       (Mod("F32", 78, 1, ((0, ""), (1, ".F32"))),), (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("SAT", 77, 1, ONOFF(".SAT"))),
+       free=((60, 2), (74, 2)), ir="HADD2", cls="conv")])
+
+# --- memory --------------------------------------------------------------------------------
+GMEM = Mem("addr", wide_bit=-1)
+CACHE = Mod("cache", 84, 3, ((1, ""), (0, ".EF"), (3, ".LU"), (5, ".NA")))
+R([Row("LDG", 0x981, (D, GMEM), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
+                                     Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
+       hi(0x0C0E1900), free=((32, 6),), ir="LDG", cls="mem"),
+   Row("STG", 0x986, (GMEM, Reg("b", 32)), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
+                                                Mod("order", 77, 4, ((0, ""),))),
+       hi(0x0C001900), free=((64, 6),), ir="STG", cls="mem")])
+SMEM = Mem("addr", scale=(78, 2, ((0, ""), (1, ".X4"), (2, ".X8"), (3, ".X16"))))
+R([Row("LDS", 0x984, (D, SMEM), (), (Mod("size", 73, 3, MEMSZ),), ir="LDS", cls="mem"),
+   Row("STS", 0x388, (SMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ),), ir="STS", cls="mem")])
+R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".64"))),), ir="ULDC",
+       uniform=True)])
+AMEM = Mem("addr", wide_bit=91)
+ATOM_MODS = (CACHE, Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"))),
+             Mod("sem", 77, 4, ((7, ".STRONG.GPU"),)))
+R([Row("ATOMG", 0x9A8, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
+       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
+       base=hi(0x080000C6), ir="ATOMG", cls="mem"),
+   Row("ATOMG", 0x3A9, (Pred("p", 81), D, AMEM, Reg("b", 32), Reg("c", 64)),
+       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ((0, ".CAS"),))) + ATOM_MODS,
+       ir="ATOMG.CAS", cls="mem"),
+   Row("RED", 0x98E, (AMEM, Reg("b", 32)),
+       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 3, RED_OPS)) + ATOM_MODS,
+       base=hi(0x4000086), ir="RED", cls="mem")])
+
+# --- warp ------------------------------------------------------------------------------------
+SHFL_FORMS = {0x389: (Reg("b", 32), Reg("c", 64)), 0x589: (Reg("b", 32), Imm("c", 40, 13, "u")),
+              0x989: (Imm("b", 53, 5, "u"), Reg("c", 64)), 0xF89: (Imm("b", 53, 5, "u"), Imm("c", 40, 13, "u"))}
+R([Row("SHFL", op, (Pred("p", 81), D, A()) + bc, (), (Mod("mode", 58, 2, SHFL_MODES),), ir="SHFL", cls="warp")
+   for op, bc in SHFL_FORMS.items()])
+VOTE_MODES = ((0, ".ALL"), (1, ".ANY"), (2, ".EQ"))
+R([Row("VOTE", 0x806, (Reg("d", 16, suffix="@hiderz"), Pred("p", 81), P87), (), (Mod("mode", 72, 2, VOTE_MODES),),
+       ir="VOTE", cls="warp"),
+   Row("VOTEU", 0x886, (UD, Pred("p", 81, file="UP"), P87), (), (Mod("mode", 72, 2, VOTE_MODES),),
+       ir="VOTE", cls="warp"),
+   Row("REDUX", 0x3C4, (UD, A()), (), (Mod("op", 78, 3, ((0, ".AND"), (1, ".OR"), (2, ".XOR"), (3, ".SUM"),
+                                                          (4, ".MIN"), (5, ".MAX"))),
+                                       Mod("S32", 73, 1, ONOFF(".S32"))), ir="REDUX", cls="warp")])
+
+# --- control -------------------------------------------------------------------------------
+PHIDE = Pred("pp", 87, not_bit=90, hide_pt=True)
+R([Row("EXIT", 0x94D, (PHIDE,), (), (Mod("kind", 84, 3, ((0, ""),)),), hi(0x0000000000), ir="EXIT", cls="branch"),
+   Row("BRA", 0x947, (PHIDE, Target("target")), (), (Mod("bmode", 32, 2, ((0, ""), (1, ".U"), (2, ".DIV"))),
+                                                   Mod("dir", 85, 2, ((0, ""),))),
+       free=((16, 16), (82, 3), (92, 13)), ir="BRA", cls="branch"),
+   Row("BAR", 0xB1D, (Imm("id", 54, 4, "u"),), (), (Mod("mode", 77, 3, ((0, ".SYNC"),)),
+                                                   Mod("defer", 80, 1, ((0, ""), (1, ".DEFER_BLOCKING")))),
+       ir="BAR", cls="ctrl")])
+
+
+def _check() -> None:
+    seen = {}
+    for r in ROWS:
+        key = (r.opcode, r.aliases == ())
+        seen.setdefault(r.opcode, []).append(r)
+
+
+_check()

@@ -1,0 +1,437 @@
+"""Translate a decoded SM86 compute kernel into a SPIR-V compute shader.
+
+Machine registers become function-local variables and the control-flow graph becomes a
+dispatcher loop (``loop { switch (block) { case N: ... } }``): structured for any CFG the
+machine code has, which spirv-val and Vulkan require.  Constant bank 0 is a read-only storage
+buffer (set 0, binding 0) laid out as the NVIDIA driver lays it out (block size at 0x0, kernel
+parameters at 0x160); global memory is reached through 64-bit physical storage buffer pointers
+built from the register pairs, exactly as the machine code computes its addresses.
+
+Covered: the integer/FP ALU subset listed in ``LOWERED`` with predication, BRA/EXIT, LDG/STG.
+Anything else raises ``TranslateError`` naming the instruction and its address.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nxrecomp.errors import NxError
+from shader_svc.sm86.decode import Inst
+from shader_svc.spirv.builder import Module
+
+DONE = 0xFFFFFFFF
+LOWERED = {"MOV", "S2R", "NOP", "IMAD", "IMAD.WIDE", "IADD3", "ISETP", "LOP3", "PLOP3", "SHF", "FFMA", "FMUL",
+           "FADD", "IMNMX", "SEL", "ULDC", "LDG", "STG", "BRA", "EXIT"}
+GLSL = {"FAbs": 4, "UMin": 38, "SMin": 39, "UMax": 41, "SMax": 42}
+
+
+class TranslateError(NxError):
+    pass
+
+
+@dataclass(frozen=True)
+class ComputeSpec:
+    local_size: tuple[int, int, int] = (64, 1, 1)
+
+
+def _blocks(insts: list[Inst]) -> list[list[Inst]]:
+    leaders = {insts[0].addr} if insts else set()
+    for i, ins in enumerate(insts):
+        if ins.row.ir in ("BRA", "EXIT"):
+            if i + 1 < len(insts):
+                leaders.add(insts[i + 1].addr)
+            if ins.row.ir == "BRA":
+                leaders.add(ins.ops["target"]["target"])
+    blocks, cur = [], []
+    for ins in insts:
+        if ins.addr in leaders and cur:
+            blocks.append(cur)
+            cur = []
+        cur.append(ins)
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+class _Lower:
+    def __init__(self, insts: list[Inst], spec: ComputeSpec) -> None:
+        self.insts, self.spec = insts, spec
+        m = self.m = Module((1, 5))
+        E = m.E
+        self.u32 = m.type("OpTypeInt", 32, 0)
+        self.u64 = m.type("OpTypeInt", 64, 0)
+        self.f32 = m.type("OpTypeFloat", 32)
+        self.bool = m.type("OpTypeBool")
+        self.v3 = m.type("OpTypeVector", self.u32, 3)
+        for cap in ("Shader", "Int64", "PhysicalStorageBufferAddresses"):
+            m.emit("cap", "OpCapability", E("Capability", cap))
+        self.glsl = m.id()
+        m.emit("import", "OpExtInstImport", self.glsl, "GLSL.std.450")
+        m.emit("memmodel", "OpMemoryModel", E("AddressingModel", "PhysicalStorageBuffer64"),
+               E("MemoryModel", "GLSL450"))
+        # constant bank 0: struct { uint data[]; } as a read-only storage buffer
+        rt = m.id()
+        m.emit("types", "OpTypeRuntimeArray", rt, self.u32)
+        m.emit("annot", "OpDecorate", rt, E("Decoration", "ArrayStride"), 4)
+        st = m.id()
+        m.emit("types", "OpTypeStruct", st, rt)
+        m.emit("annot", "OpDecorate", st, E("Decoration", "Block"))
+        m.emit("annot", "OpMemberDecorate", st, 0, E("Decoration", "Offset"), 0)
+        m.emit("annot", "OpMemberDecorate", st, 0, E("Decoration", "NonWritable"))
+        sb = E("StorageClass", "StorageBuffer")
+        self.cb_ptr = m.type("OpTypePointer", sb, self.u32)
+        self.cbank = m.id()
+        m.emit("types", "OpVariable", m.type("OpTypePointer", sb, st), self.cbank, sb)
+        m.emit("annot", "OpDecorate", self.cbank, E("Decoration", "DescriptorSet"), 0)
+        m.emit("annot", "OpDecorate", self.cbank, E("Decoration", "Binding"), 0)
+        inp = E("StorageClass", "Input")
+        self.builtins = {}
+        for name in ("LocalInvocationId", "WorkgroupId"):
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", inp, self.v3), v, inp)
+            m.emit("annot", "OpDecorate", v, E("Decoration", "BuiltIn"), E("BuiltIn", name))
+            self.builtins[name] = v
+        self.psb_ptr = m.type("OpTypePointer", E("StorageClass", "PhysicalStorageBuffer"), self.u32)
+        fn = E("StorageClass", "Function")
+        self.fn_u32, self.fn_bool = m.type("OpTypePointer", fn, self.u32), m.type("OpTypePointer", fn, self.bool)
+        self.vars: dict[str, int] = {}
+        self.body: list[tuple] = []   # function body instructions, emitted after the variables
+
+    # --- helpers ---------------------------------------------------------------------------
+    def c(self, v: int) -> int:
+        return self.m.const(self.u32, v & 0xFFFFFFFF)
+
+    def c64(self, v: int) -> int:
+        v &= 2**64 - 1
+        return self.m.const(self.u64, v & 0xFFFFFFFF, v >> 32)
+
+    def op(self, name: str, ty: int, *args) -> int:
+        r = self.m.id()
+        self.body.append((name, ty, r) + args)
+        return r
+
+    def do(self, name: str, *args) -> None:
+        self.body.append((name,) + args)
+
+    def label(self) -> int:
+        return self.m.id()
+
+    def put_label(self, lab: int) -> None:
+        self.body.append(("OpLabel", lab))
+
+    def var(self, key: str, ty_ptr: int) -> int:
+        if key not in self.vars:
+            self.vars[key] = (self.m.id(), ty_ptr)
+        return self.vars[key][0]
+
+    def reg(self, n: int, file: str = "R") -> int:
+        if (file == "R" and n == 255) or (file == "UR" and n == 63):
+            return self.c(0)
+        return self.op("OpLoad", self.u32, self.var(f"{file}{n}", self.fn_u32))
+
+    def set_reg(self, n: int, val: int, file: str = "R") -> None:
+        if (file == "R" and n == 255) or (file == "UR" and n == 63):
+            return
+        self.do("OpStore", self.var(f"{file}{n}", self.fn_u32), val)
+
+    def pred(self, p: int, neg: bool = False) -> int:
+        v = self.m.const_bool(True) if p == 7 else self.op("OpLoad", self.bool, self.var(f"P{p}", self.fn_bool))
+        return self.op("OpLogicalNot", self.bool, v) if neg else v
+
+    def set_pred(self, p: int, val: int) -> None:
+        if p != 7:
+            self.do("OpStore", self.var(f"P{p}", self.fn_bool), val)
+
+    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+        if bank != 0 or off % 4 or off < 0:
+            raise TranslateError(f"constant bank c[{bank:#x}][{off:#x}] not supported", offset=inst.addr)
+        p = self.op("OpAccessChain", self.cb_ptr, self.cbank, self.c(0), self.c(off // 4))
+        return self.op("OpLoad", self.u32, p)
+
+    def src(self, inst: Inst, name: str, fp: bool = False) -> int:
+        """Value of a source operand as u32 (neg/abs applied, as integer or float)."""
+        o = next(x for x in inst.row.operands if x.name == name)
+        v = inst.ops[name]
+        if "imm" in v:
+            return self.c(v["imm"])
+        if "bank" in v:
+            val = self.cbank_word(v["off"], v["bank"], inst)
+        else:
+            val = self.reg(v["reg"], v.get("file", "R"))
+        if v.get("abs") or v.get("neg"):
+            if fp:
+                f = self.op("OpBitcast", self.f32, val)
+                if v.get("abs"):
+                    f = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], f)
+                if v.get("neg"):
+                    f = self.op("OpFNegate", self.f32, f)
+                val = self.op("OpBitcast", self.u32, f)
+            else:
+                if v.get("abs"):
+                    raise TranslateError("integer |x| not supported", offset=inst.addr)
+                if inst.mods.get("X") == 1 or o.neg_sym == "~":
+                    val = self.op("OpNot", self.u32, val)
+                else:
+                    val = self.op("OpSNegate", self.u32, val)
+        return val
+
+    def src64(self, inst: Inst, name: str) -> int:
+        v = inst.ops[name]
+        if "bank" in v:
+            lo, hi = self.cbank_word(v["off"], v["bank"], inst), self.cbank_word(v["off"] + 4, v["bank"], inst)
+        elif "imm" in v:
+            return self.c64(v["imm"])
+        elif v["reg"] == 255:
+            return self.c64(0)
+        else:
+            lo, hi = self.reg(v["reg"]), self.reg(v["reg"] + 1)
+        if v.get("neg"):
+            raise TranslateError("negated 64-bit operand not supported", offset=inst.addr)
+        return self.join64(lo, hi)
+
+    def join64(self, lo: int, hi: int) -> int:
+        lo64, hi64 = self.op("OpUConvert", self.u64, lo), self.op("OpUConvert", self.u64, hi)
+        return self.op("OpBitwiseOr", self.u64, lo64, self.op("OpShiftLeftLogical", self.u64, hi64, self.c64(32)))
+
+    def set64(self, d: int, v64: int) -> None:
+        self.set_reg(d, self.op("OpUConvert", self.u32, v64))
+        if d != 255:
+            self.set_reg(d + 1, self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v64, self.c64(32))))
+
+    def addr(self, inst: Inst) -> int:
+        a = inst.ops["addr"]
+        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
+        a64 = self.op("OpIAdd", self.u64, base, self.c64(a["off"]))
+        return self.op("OpConvertUToPtr", self.psb_ptr, a64)
+
+    def require(self, inst: Inst, **mods: int) -> None:
+        for k, want in mods.items():
+            if inst.mods.get(k, want) != want:
+                raise TranslateError(f"{inst.text()}: modifier {k} not supported", offset=inst.addr)
+
+    # --- instructions ----------------------------------------------------------------------
+    def lower(self, inst: Inst) -> None:
+        ir, ops = inst.row.ir, inst.ops
+        d = ops.get("d", {}).get("reg", 255)
+        if ir == "NOP":
+            return
+        if ir == "MOV":
+            self.set_reg(d, self.src(inst, "b"))
+        elif ir == "S2R":
+            sr = ops["sr"]["sr"]
+            names = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
+                     0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
+            if sr not in names:
+                raise TranslateError(f"{inst.text()}: special register not supported", offset=inst.addr)
+            bi, comp = names[sr]
+            vec = self.op("OpLoad", self.v3, self.builtins[bi])
+            self.set_reg(d, self.op("OpCompositeExtract", self.u32, vec, comp))
+        elif ir == "IMAD":
+            self.require(inst, X=0)
+            a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
+            self.set_reg(d, self.op("OpIAdd", self.u32, self.op("OpIMul", self.u32, a, b), c))
+        elif ir == "IMAD.WIDE":
+            self.require(inst, X=0)
+            if ops["co"]["pred"] != 7:
+                raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
+            conv = "OpUConvert" if inst.mods["U32"] == 0 else "OpSConvert"
+            a = self.op(conv, self.u64, self.src(inst, "a"))
+            b = self.op(conv, self.u64, self.src(inst, "b"))
+            self.set64(d, self.op("OpIAdd", self.u64, self.op("OpIMul", self.u64, a, b), self.src64(inst, "c")))
+        elif ir == "IADD3":
+            self.require(inst, X=0)
+            if ops["co0"]["pred"] != 7 or ops["co1"]["pred"] != 7:
+                raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
+            s = self.op("OpIAdd", self.u32, self.src(inst, "a"), self.src(inst, "b"))
+            self.set_reg(d, self.op("OpIAdd", self.u32, s, self.src(inst, "c")))
+        elif ir == "ISETP":
+            self.require(inst, EX=0)
+            a, b = self.src(inst, "a"), self.src(inst, "b")
+            u = inst.mods["U32"] == 0
+            cmp = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual",
+                   6: "GreaterThanEqual"}.get(inst.mods["cmp"])
+            if cmp is None:
+                raise TranslateError(f"{inst.text()}: comparison not supported", offset=inst.addr)
+            name = {"Equal": "OpIEqual", "NotEqual": "OpINotEqual"}.get(cmp) or ("OpU" if u else "OpS") + cmp
+            r = self.op(name, self.bool, a, b)
+            self._set_bop(inst, r)
+        elif ir == "LOP3":
+            self.require(inst, PAND=0)
+            a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
+            r = self._lut(ops["lut"]["imm"], a, b, c, self.u32, "OpBitwiseAnd", "OpBitwiseOr", "OpNot", self.c(0))
+            self.set_reg(d, r)
+            if ops["pd"]["pred"] != 7:
+                pp = ops["pp"]
+                if not (pp["pred"] == 7 and pp["not"]):
+                    raise TranslateError(f"{inst.text()}: predicate combine not supported", offset=inst.addr)
+                self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, r, self.c(0)))
+        elif ir == "PLOP3":
+            a = self.pred(ops["a"]["pred"], ops["a"]["not"])
+            b = self.pred(ops["b"]["pred"], ops["b"]["not"])
+            c = self.pred(ops["c"]["pred"], ops["c"]["not"])
+            f = self.m.const_bool(False)
+            self.set_pred(ops["p"]["pred"], self._lut(ops["lut"]["imm"], a, b, c, self.bool, "OpLogicalAnd",
+                                                      "OpLogicalOr", "OpLogicalNot", f))
+            self.set_pred(ops["q"]["pred"], self._lut(ops["lut2"]["imm"], a, b, c, self.bool, "OpLogicalAnd",
+                                                      "OpLogicalOr", "OpLogicalNot", f))
+        elif ir == "SHF":
+            self._shf(inst, d)
+        elif ir in ("FFMA", "FMUL", "FADD"):
+            self.require(inst, FTZ=0, FMZ=0, rnd=0, SAT=0, scale=4)
+            a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
+            b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            if ir == "FFMA":
+                c = self.op("OpBitcast", self.f32, self.src(inst, "c", True))
+                r = self.op("OpExtInst", self.f32, self.glsl, 50, a, b, c)  # Fma
+            elif ir == "FMUL":
+                r = self.op("OpFMul", self.f32, a, b)
+            else:
+                r = self.op("OpFAdd", self.f32, a, b)
+            self.set_reg(d, self.op("OpBitcast", self.u32, r))
+        elif ir == "IMNMX":
+            pp = ops["pp"]
+            if pp["pred"] != 7:
+                raise TranslateError(f"{inst.text()}: predicate-selected min/max not supported", offset=inst.addr)
+            u = inst.mods["U32"] == 0
+            fn = ("UMax" if u else "SMax") if pp["not"] else ("UMin" if u else "SMin")
+            self.set_reg(d, self.op("OpExtInst", self.u32, self.glsl, GLSL[fn], self.src(inst, "a"),
+                                    self.src(inst, "b")))
+        elif ir == "SEL":
+            p = self.pred(ops["pp"]["pred"], ops["pp"]["not"])
+            self.set_reg(d, self.op("OpSelect", self.u32, p, self.src(inst, "a"), self.src(inst, "b")))
+        elif ir == "ULDC":
+            cb = ops["cb"]
+            n = 2 if inst.mods["size"] == 5 else 1
+            for i in range(n):
+                self.set_reg(d + i if d != 63 else 63, self.cbank_word(cb["off"] + 4 * i, cb["bank"], inst), "UR")
+        elif ir == "LDG":
+            self.require(inst, size=4, order=0, cache=1)
+            if ops["d"]["reg"] != 255:
+                ptr = self.addr(inst)
+                self.set_reg(d, self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
+        elif ir == "STG":
+            self.require(inst, size=4, order=0, cache=1)
+            ptr = self.addr(inst)
+            self.do("OpStore", ptr, self.src(inst, "b"), self.m.E("MemoryAccess", "Aligned"), 4)
+        else:
+            raise TranslateError(f"{inst.text()}: not translated yet", offset=inst.addr)
+
+    def _set_bop(self, inst: Inst, r: int) -> None:
+        pp = inst.ops["pp"]
+        c = self.pred(pp["pred"], pp["not"])
+        bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}[inst.mods["bop"]]
+        self.set_pred(inst.ops["p"]["pred"], self.op(bop, self.bool, r, c))
+        if inst.ops["q"]["pred"] != 7:
+            self.set_pred(inst.ops["q"]["pred"], self.op(bop, self.bool, self.op("OpLogicalNot", self.bool, r), c))
+
+    def _lut(self, lut: int, a: int, b: int, c: int, ty: int, AND: str, OR: str, NOT: str, zero: int) -> int:
+        nots = {}
+
+        def lit(x, pos):
+            if pos:
+                return x
+            if x not in nots:
+                nots[x] = self.op(NOT, ty, x)
+            return nots[x]
+
+        r = None
+        for i in range(8):
+            if lut >> i & 1:
+                t = self.op(AND, ty, self.op(AND, ty, lit(a, i & 4), lit(b, i & 2)), lit(c, i & 1))
+                r = t if r is None else self.op(OR, ty, r, t)
+        return zero if r is None else r
+
+    def _shf(self, inst: Inst, d: int) -> None:
+        mods = inst.mods
+        wide = {1: False, 2: True, 3: True}[mods["type"]]  # .U64 uses 64-bit shifts; S32/U32 32-bit ones
+        if not wide:
+            raise TranslateError(f"{inst.text()}: 64-bit funnel shift not supported", offset=inst.addr)
+        v = self.join64(self.src(inst, "a"), self.src(inst, "c"))
+        s = self.src(inst, "b")
+        s = self.op("OpBitwiseAnd", self.u32, s, self.c(31)) if mods["W"] else \
+            self.op("OpExtInst", self.u32, self.glsl, GLSL["UMin"], s, self.c(32))
+        s64 = self.op("OpUConvert", self.u64, s)
+        if mods["dir"] == 0:
+            r = self.op("OpShiftLeftLogical", self.u64, v, s64)
+        else:
+            r = self.op("OpShiftRightArithmetic" if mods["type"] == 2 else "OpShiftRightLogical", self.u64, v, s64)
+        if mods["HI"]:
+            r = self.op("OpShiftRightLogical", self.u64, r, self.c64(32))
+        self.set_reg(d, self.op("OpUConvert", self.u32, r))
+
+    # --- whole function ----------------------------------------------------------------------
+    def build(self) -> bytes:
+        m, E = self.m, self.m.E
+        for ins in self.insts:
+            if ins.row.ir not in LOWERED:
+                raise TranslateError(f"{ins.text()}: not translated yet", offset=ins.addr)
+        blocks = _blocks(self.insts)
+        index = {b[0].addr: i for i, b in enumerate(blocks)}
+        blk = self.var("block", self.fn_u32)
+        header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
+        entry = self.label()
+        self.do("OpStore", blk, self.c(0))
+        self.do("OpBranch", header)
+        self.put_label(header)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", sw)
+        self.put_label(sw)
+        cur = self.op("OpLoad", self.u32, blk)
+        case_labels = [self.label() for _ in blocks]
+        self.do("OpSelectionMerge", swmerge, 0)
+        self.do("OpSwitch", cur, swmerge, *[x for i, lab in enumerate(case_labels) for x in (i, lab)])
+        for i, (b, lab) in enumerate(zip(blocks, case_labels)):
+            self.put_label(lab)
+            fall = i + 1 if i + 1 < len(blocks) else DONE
+            nxt = self.c(fall)
+            for ins in b:
+                ir = ins.row.ir
+                guarded = not (ins.pred == 7 and not ins.pred_not)
+                if ir in ("BRA", "EXIT"):
+                    tgt = DONE if ir == "EXIT" else index.get(ins.ops["target"]["target"])
+                    if tgt is None:
+                        raise TranslateError(f"{ins.text()}: branch target outside the kernel", offset=ins.addr)
+                    if guarded:
+                        nxt = self.op("OpSelect", self.u32, self.pred(ins.pred, ins.pred_not), self.c(tgt), nxt)
+                    else:
+                        nxt = self.c(tgt)
+                    continue
+                if guarded:
+                    then, after = self.label(), self.label()
+                    p = self.pred(ins.pred, ins.pred_not)
+                    self.do("OpSelectionMerge", after, 0)
+                    self.do("OpBranchConditional", p, then, after)
+                    self.put_label(then)
+                    self.lower(ins)
+                    self.do("OpBranch", after)
+                    self.put_label(after)
+                else:
+                    self.lower(ins)
+            self.do("OpStore", blk, nxt)
+            self.do("OpBranch", swmerge)
+        self.put_label(swmerge)
+        self.do("OpBranch", cont)
+        self.put_label(cont)
+        again = self.op("OpINotEqual", self.bool, self.op("OpLoad", self.u32, blk), self.c(DONE))
+        self.do("OpBranchConditional", again, header, merge)
+        self.put_label(merge)
+        self.do("OpReturn")
+        # function: header, variables in the first block, then the body
+        void = m.type("OpTypeVoid")
+        fnty = m.type("OpTypeFunction", void)
+        main = m.id()
+        m.emit("funcs", "OpFunction", void, main, 0, fnty)
+        m.emit("funcs", "OpLabel", entry)
+        for key, (vid, ptr) in self.vars.items():
+            m.emit("funcs", "OpVariable", ptr, vid, E("StorageClass", "Function"))
+        for ins in self.body:
+            m.emit("funcs", ins[0], *ins[1:])
+        m.emit("funcs", "OpFunctionEnd")
+        iface = [self.cbank] + list(self.builtins.values())
+        m.emit("entry", "OpEntryPoint", E("ExecutionModel", "GLCompute"), main, "main", *iface)
+        m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "LocalSize"), *self.spec.local_size)
+        return m.binary()
+
+
+def translate_compute(insts: list[Inst], spec: ComputeSpec = ComputeSpec()) -> bytes:
+    """SPIR-V binary of a compute kernel."""
+    return _Lower(insts, spec).build()

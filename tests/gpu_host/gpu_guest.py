@@ -1,0 +1,155 @@
+"""A fake guest for the GPU tests: draws through the real CPU-host client (real ring, real
+memfds, real gRPC) and computes the pixels it expects independently with numpy.
+
+Geometry is axis-aligned rectangles whose edges fall on pixel boundaries, so which pixel
+centres are covered is unambiguous and the expected image is plain array slicing.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gpu_host import packets as P
+
+COLOR_VS = """#version 450
+layout(location=0) in vec2 pos;
+layout(set=0, binding=0) uniform U { vec4 color; vec4 offset; vec4 step; } u;
+layout(location=0) out vec4 c;
+void main() {
+    gl_Position = vec4(pos + u.offset.xy + u.step.xy * float(gl_InstanceIndex), 0.0, 1.0);
+    c = u.color;
+}"""
+COLOR_FS = """#version 450
+layout(location=0) in vec4 c;
+layout(location=0) out vec4 o;
+void main() { o = c; }"""
+TEX_VS = """#version 450
+layout(location=0) in vec2 pos;
+layout(location=1) in vec2 uv;
+layout(location=0) out vec2 t;
+void main() { gl_Position = vec4(pos, 0.0, 1.0); t = uv; }"""
+TEX_FS = """#version 450
+layout(location=0) in vec2 t;
+layout(set=0, binding=4) uniform sampler2D tex;
+layout(location=0) out vec4 o;
+void main() { o = texture(tex, t); }"""
+
+
+def rect_px(x0: int, y0: int, x1: int, y1: int, w: int, h: int) -> np.ndarray:
+    """Two triangles (6 vertices, vec2) covering pixels [x0,x1) x [y0,y1) of a w x h target."""
+    a, b = 2 * x0 / w - 1, 2 * x1 / w - 1
+    c, d = 2 * y0 / h - 1, 2 * y1 / h - 1
+    return np.array([[a, c], [b, c], [b, d], [a, c], [b, d], [a, d]], np.float32)
+
+
+def rect_uv_px(x0: int, y0: int, x1: int, y1: int, w: int, h: int) -> np.ndarray:
+    """Like rect_px with uv 0..1 across the rectangle (vec2 pos, vec2 uv)."""
+    p = rect_px(x0, y0, x1, y1, w, h)
+    uv = np.array([[0, 0], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]], np.float32)
+    return np.hstack([p, uv]).astype(np.float32)
+
+
+def ubo(color, offset=(0.0, 0.0), step=(0.0, 0.0)) -> bytes:
+    return np.array([*color, *offset, 0, 0, *step, 0, 0], np.float32).tobytes()
+
+
+def to8(c) -> np.ndarray:
+    return np.round(np.clip(np.asarray(c, np.float64), 0, 1) * 255).astype(np.uint8)
+
+
+def start_gpu(extra_env: dict | None = None, args: list[str] = ()) -> tuple[subprocess.Popen, str]:
+    """A real GPU process on a fresh socket folder (short path: UNIX socket names are limited)."""
+    d = tempfile.mkdtemp(prefix="nxg")
+    env = {**os.environ, **(extra_env or {})}
+    # stderr to a file, not a pipe: a pipe nobody drains would block the process once full.
+    with open(Path(d) / "gpu.log", "w") as logf:
+        proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", d, *args], env=env,
+                                stderr=logf)
+    return proc, d
+
+
+def gpu_log(d: str) -> str:
+    return (Path(d) / "gpu.log").read_text()
+
+
+def stop_gpu(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def frame_image(client, n: int) -> np.ndarray:
+    f = client.frame(n)
+    return np.frombuffer(f.rgba, np.uint8).reshape(f.height, f.width, 4)
+
+
+class Scene:
+    """Uploads vertex data and uniform blocks into one pool and hands out ranges."""
+
+    def __init__(self, pool, base: int = 0) -> None:
+        self.pool, self.off = pool, base
+
+    def put(self, data: bytes, align: int = 256) -> tuple[int, int, int]:
+        off = self.off
+        self.pool.write(off, data)
+        self.off = (off + len(data) + align - 1) & ~(align - 1)
+        return (self.pool.id, off, len(data))
+
+    def reset(self, base: int = 0) -> None:
+        self.off = base
+
+
+def wait_file(path: Path, timeout: float = 10.0) -> bool:
+    t = time.monotonic() + timeout
+    while time.monotonic() < t:
+        if path.exists():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+__all__ = ["P"]
+
+
+class BoxGame:
+    """A deterministic little game: boxes bouncing in integer pixel space.  Its state checksum
+    depends only on the frame number, whatever the GPU process does."""
+
+    W, H, N = 64, 64, 6
+
+    def __init__(self, seed: int = 5) -> None:
+        rng = np.random.default_rng(seed)
+        self.pos = rng.integers(0, 48, (self.N, 2))
+        self.vel = rng.integers(-3, 4, (self.N, 2))
+        self.vel[self.vel == 0] = 1
+        self.col = rng.integers(40, 256, (self.N, 4))
+        self.col[:, 3] = 255
+
+    def step(self) -> str:
+        import hashlib
+        self.pos += self.vel
+        for axis in (0, 1):
+            out = (self.pos[:, axis] < 0) | (self.pos[:, axis] > 48)
+            self.vel[out, axis] *= -1
+            self.pos[:, axis] = np.clip(self.pos[:, axis], 0, 48)
+        return hashlib.sha256(self.pos.tobytes() + self.vel.tobytes()).hexdigest()
+
+    def commands(self, pool, frame: int, target: int) -> list[tuple]:
+        """This frame's draws; its data lives in slot frame % 4 of the pool (at most 2 frames are
+        in flight, so a resubmitted frame still finds its bytes)."""
+        sc = Scene(pool, (frame % 4) * 65536)
+        cmds = [(P.OP_TARGET, target), (P.OP_CLEAR, 0.1, 0.1, 0.1, 1.0), (P.OP_PROGRAM, 1),
+                (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]])]
+        for (x, y), c in zip(self.pos, self.col):
+            cmds += [(P.OP_VERTEX, *sc.put(rect_px(int(x), int(y), int(x) + 16, int(y) + 16, self.W, self.H).tobytes())),
+                     (P.OP_UNIFORM, 0, *sc.put(ubo(c / 255.0))), (P.OP_DRAW, 6, 1, 0, 0)]
+        return cmds + [(P.OP_SIGNAL, 0, frame), (P.OP_PRESENT, frame, target)]

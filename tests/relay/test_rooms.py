@@ -1,0 +1,185 @@
+"""Rooms with real clients on loopback: 8 players, a refused 9th, seats kept across address
+changes, leave/timeout/empty-room removal, passwords and host tokens."""
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from conftest import wait_for
+from cpu_host.coop import ALL, CoopClient, CoopError
+from cpu_host.coop.client import E_REFUSED_BASE
+from relay import protocol as P
+
+
+def full_room(relay, n: int = 8, room: str = "room") -> list[CoopClient]:
+    clients = [CoopClient(relay.address) for _ in range(n)]
+    assert clients[0].open(relay.token(room, "p0", host=True)) == 0
+    for i, c in enumerate(clients[1:], 1):
+        assert c.join(relay.token(room, f"p{i}")) == i
+    # a reliable message to ALL goes to the peers a client knows of: wait until all know all
+    wait_for(lambda: all(len(c.roster) == n for c in clients), what="rosters complete")
+    return clients
+
+
+def drain(c: CoopClient, n: int, timeout: float = 10.0) -> list:
+    out, deadline = [], time.monotonic() + timeout
+    while len(out) < n and time.monotonic() < deadline:
+        m = c.recv(timeout=0.1)
+        if m:
+            out.append(m)
+    return out
+
+
+def next_event(c: CoopClient, kind: str, timeout: float = 3.0):
+    """The next event of ``kind`` (earlier events of other kinds are skipped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ev = c.poll_event(timeout=0.1)
+        if ev and ev.kind == kind:
+            return ev
+    raise AssertionError(f"no {kind!r} event in {timeout}s")
+
+
+def test_eight_players_exchange_in_order(relay):
+    clients = full_room(relay)
+    try:
+        per = 40
+        for k in range(per):
+            for i, c in enumerate(clients):
+                c.send(ALL, 3, f"{i}:{k}".encode(), reliable=True)
+        for i, c in enumerate(clients):
+            got = drain(c, 7 * per)
+            assert len(got) == 7 * per, f"player {i} got {len(got)} of {7 * per}"
+            by_src: dict[int, list[int]] = {}
+            for m in got:
+                src, k = m.payload.decode().split(":")
+                assert int(src) == m.src != i and m.channel == 3 and m.reliable
+                by_src.setdefault(m.src, []).append(int(k))
+            assert by_src == {j: list(range(per)) for j in range(8) if j != i}
+        # unicast reaches only its target
+        clients[2].send(5, 9, b"only-five")
+        assert clients[5].recv(timeout=2).payload == b"only-five"
+        time.sleep(0.2)
+        assert all(c.recv(timeout=0) is None for j, c in enumerate(clients) if j != 5)
+        assert relay.scrape()[("relay_players", ())] == 8
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_ninth_player_refused(relay):
+    clients = full_room(relay)
+    ninth = CoopClient(relay.address)
+    try:
+        with pytest.raises(CoopError) as e:
+            ninth.join(relay.token("room", "p8"))
+        assert e.value.code == E_REFUSED_BASE + P.R_ROOM_FULL
+        assert relay.scrape()[("relay_refused_total", (("reason", "room_full"),))] == 1
+        clients[3].close()                        # a seat frees up: the 9th now gets slot 3
+        wait_for(lambda: len(relay.server.rooms["room"].seats) == 7, what="seat 3 freed")
+        assert ninth.join(relay.token("room", "p8")) == 3
+    finally:
+        for c in clients + [ninth]:
+            c.close()
+
+
+def test_address_change_keeps_seat(relay):
+    a, b = full_room(relay, 2)
+    try:
+        old = a._sock.getsockname()
+        a.rebind()
+        wait_for(lambda: a._sock.getsockname() != old, what="rebind")
+        for k in range(20):
+            a.send(1, 0, b"%d" % k, reliable=True)
+        got = drain(b, 20)
+        assert [m.payload for m in got] == [b"%d" % k for k in range(20)] and {m.src for m in got} == {0}
+        b.send(0, 0, b"back", reliable=True)           # and the relay sends to the new address
+        m = a.recv(timeout=3)
+        assert m and m.payload == b"back" and a.slot == 0
+        snap = relay.scrape()
+        assert snap[("relay_handshakes_total", (("result", "resumed"),))] >= 1
+        assert snap[("relay_players", ())] == 2
+    finally:
+        a.close(), b.close()
+
+
+def test_rejoin_with_token_from_new_client(relay):
+    a, b = full_room(relay, 2)
+    a2 = CoopClient(relay.address)
+    try:
+        assert a2.join(relay.token("room", "p0")) == 0        # same player, new address: same seat
+        assert next_event(a, "closed").name == "replaced"
+        b.send(0, 1, b"to-new-address", reliable=True)
+        m = a2.recv(timeout=3)
+        assert m and m.payload == b"to-new-address"
+    finally:
+        for c in (a, b, a2):
+            c.close()
+
+
+def test_leave_notifies_and_empty_room_removed(relay):
+    a, b, c = full_room(relay, 3)
+    try:
+        b.close()
+        for x in (a, c):
+            ev = next_event(x, "left")
+            assert (ev.slot, ev.name) == (1, "p1")
+        a.close(), c.close()
+        wait_for(lambda: not relay.server.rooms, what="room removed")
+        snap = relay.scrape()
+        assert snap[("relay_rooms", ())] == 0 and snap[("relay_players", ())] == 0
+    finally:
+        for x in (a, b, c):
+            x.close()
+
+
+def test_silent_player_times_out(make_relay):
+    relay = make_relay(timeout_ms=400, heartbeat_ms=100)
+    a = CoopClient(relay.address)
+    try:
+        a.open(relay.token("r", "alive", host=True))
+        # a raw player that joins and then never sends again
+        raw = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        raw.settimeout(2)
+        tok = relay.token("r", "silent")
+        raw.sendto(P.encode_join(tok), relay.address)
+        cookie = P.decode_challenge(raw.recv(2048))
+        raw.sendto(P.encode_join(tok, cookie=cookie), relay.address)
+        assert P.packet_type(raw.recv(2048)) == P.WELCOME
+        assert next_event(a, "joined").name == "silent"
+        ev = next_event(a, "left")
+        assert (ev.slot, ev.name) == (1, "silent")
+        bye = raw.recv(2048)
+        assert P.packet_type(bye) == P.BYE and bye[4] == P.B_TIMEOUT
+        time.sleep(0.6)                     # the heartbeating client is still seated
+        assert 0 in relay.server.rooms["r"].seats
+        raw.close()
+    finally:
+        a.close()
+
+
+def test_password_and_host_rules(relay):
+    host, guest, stranger = CoopClient(relay.address), CoopClient(relay.address), CoopClient(relay.address)
+    try:
+        with pytest.raises(CoopError) as e:
+            stranger.open(relay.token("locked", "x"))               # not a host token
+        assert e.value.code == E_REFUSED_BASE + P.R_NOT_HOST
+        with pytest.raises(CoopError) as e:
+            stranger.join(relay.token("nowhere", "x"))
+        assert e.value.code == E_REFUSED_BASE + P.R_NO_ROOM
+        host.open(relay.token("locked", "h", host=True), password="s3cret")
+        with pytest.raises(CoopError) as e:
+            guest.join(relay.token("locked", "g"), password="guess")
+        assert e.value.code == E_REFUSED_BASE + P.R_WRONG_PASSWORD
+        with pytest.raises(CoopError) as e:
+            stranger.open(relay.token("locked", "h2", host=True), password="s3cret")
+        assert e.value.code == E_REFUSED_BASE + P.R_ROOM_EXISTS
+        assert guest.join(relay.token("locked", "g"), password="s3cret") == 1
+        snap = relay.scrape()
+        for reason in ("not_host", "no_room", "wrong_password", "room_exists"):
+            assert snap[("relay_refused_total", (("reason", reason),))] == 1, reason
+    finally:
+        for c in (host, guest, stranger):
+            c.close()
