@@ -127,7 +127,7 @@ class Objects:
             raise ObjectError(f"texture {id}: format {format} cannot be a render target")
         if block_linear and block_height_log2 > 5:
             raise ObjectError(f"texture {id}: field block_height_log2 {block_height_log2} is above 5")
-        if not block_linear and pitch < width * fmt.bpp:
+        if not block_linear and not render_target and pitch < width * fmt.bpp:
             raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {width * fmt.bpp} bytes")
         t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target)
         if not render_target:

@@ -108,13 +108,56 @@ def _check(op: Op, fname: str, kind: str, v: Any) -> Any:
     raise AssertionError(kind)
 
 
+_LIMITS = dict(raw=False, strict_map_key=True, max_bin_len=0, max_str_len=0, max_ext_len=0,
+               max_array_len=MAX_ATTRS + 8, max_map_len=0)
+
+
 def decode(payload: bytes) -> tuple:
     """Parse one packet into ``(op, field, ...)`` with every field checked; raise PacketError."""
     try:
-        obj = msgpack.unpackb(payload, raw=False, strict_map_key=True, max_bin_len=0,
-                              max_str_len=0, max_array_len=MAX_ATTRS + 8, max_map_len=0)
+        obj = msgpack.unpackb(payload, **_LIMITS)
     except Exception as e:
         raise PacketError(f"not a msgpack packet ({type(e).__name__}: {e})") from None
+    return check(obj)
+
+
+def pack_batch(packets: list[bytes], limit: int) -> list[bytes]:
+    """Join encoded packets into ring records of at most ``limit`` bytes (a record holds whole
+    packets back to back; one ring write per record instead of one per packet)."""
+    out: list[bytes] = []
+    cur: list[bytes] = []
+    size = 0
+    for p in packets:
+        if cur and size + len(p) > limit:
+            out.append(b"".join(cur))
+            cur, size = [], 0
+        cur.append(p)
+        size += len(p)
+    if cur:
+        out.append(b"".join(cur))
+    return out
+
+
+def unpack_record(record: bytes) -> tuple[list, PacketError | None]:
+    """The packets (plain msgpack objects, unchecked) of one ring record, and the error that cut
+    the record short, if any (the objects before it are still returned)."""
+    up = msgpack.Unpacker(max_buffer_size=max(len(record), 1), **_LIMITS)
+    up.feed(record)
+    objs: list = []
+    end = 0
+    try:
+        for obj in up:
+            objs.append(obj)
+            end = up.tell()
+    except Exception as e:
+        return objs, PacketError(f"not a msgpack packet ({type(e).__name__}: {e})")
+    if end != len(record):
+        return objs, PacketError(f"not a msgpack packet (the record ends inside a packet at byte {end})")
+    return objs, None
+
+
+def check(obj: Any) -> tuple:
+    """Check one unpacked packet: ``(op, field, ...)`` with every field's type and range checked."""
     if not isinstance(obj, list) or not obj:
         raise PacketError(f"packet is {type(obj).__name__}, not a non-empty array")
     code = obj[0]

@@ -4,7 +4,8 @@ submission's packets and the memory it read.  ``replay_file`` renders a recordin
 File: msgpack objects back to back.  First ``{"nxgpu_recording": 1}``, then events:
 ``["pool", id, size]``, ``["texture", {TextureDesc fields}]``, ``["sampler", id, linear, repeat]``,
 ``["program", id, vertex_spirv, fragment_spirv]``,
-``["submit", seq, [packet bytes...], [[pool, offset, size, bytes], ...]]``.
+``["submit", seq, [packet, ...], [[pool, offset, size, bytes], ...]]`` (packets as unpacked
+msgpack arrays).
 Written to a temporary file and renamed into place when the recording is closed.
 """
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Recorder:
     def program(self, id: int, vertex: bytes, fragment: bytes) -> None:
         self._w(["program", id, vertex, fragment])
 
-    def submit(self, seq: int, packets: list[bytes], data: dict[tuple[int, int, int], bytes]) -> None:
+    def submit(self, seq: int, packets: list, data: dict[tuple[int, int, int], bytes]) -> None:
         self._w(["submit", seq, packets, [[p, o, s, b] for (p, o, s), b in data.items()]])
         self.f.flush()
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import vulkan as vk
+from vulkan._vulkan import lib as _vklib   # direct entry points for the per-draw calls
 
 from gpu_host import blocklinear
 from gpu_host import packets as P
@@ -194,6 +195,7 @@ class Replayer:
         viewport = None
         bound_pipe = None
         amap = arena.mapped
+        push_cache: dict[tuple, list] = {}   # descriptor writes by binding state, this submission
 
         def begin() -> None:
             nonlocal rendering
@@ -273,13 +275,19 @@ class Replayer:
                         bound_pipe = p
                     pipe_dirty = False
                 if desc_dirty:
-                    self._push(cb, arena, where, ubos, texs)
+                    key = (tuple((b, where[u[2:5]], u[4]) for b, u in sorted(ubos.items())),
+                           tuple((b, t[0].id, t[1]) for b, t in sorted(texs.items())))
+                    writes = push_cache.get(key)
+                    if writes is None:
+                        writes = push_cache[key] = self._writes(arena, where, ubos, texs)
+                    self.dev.push_descriptor(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 0,
+                                             len(writes), writes)
                     desc_dirty = False
                 if op == P.OP_DRAW:
-                    vk.vkCmdDraw(cb, cmd[1], cmd[2], cmd[3], cmd[4])
+                    _vklib.vkCmdDraw(cb, cmd[1], cmd[2], cmd[3], cmd[4])
                 else:
                     self._check_indices(plan.seq, i, cmd, index, vertex, layout, amap, where)
-                    vk.vkCmdDrawIndexed(cb, cmd[1], cmd[2], cmd[3], cmd[4], cmd[5])
+                    _vklib.vkCmdDrawIndexed(cb, cmd[1], cmd[2], cmd[3], cmd[4], cmd[5])
                 res.draws += 1
             elif op == P.OP_SIGNAL:
                 res.fences.append((cmd[1], cmd[2]))
@@ -312,7 +320,7 @@ class Replayer:
             raise SubmissionError(f"submission {seq}: packet {i} DRAW_INDEXED: vertex indices {lo}..{hi} run "
                                   f"outside the {vertex[3]}-byte vertex buffer")
 
-    def _push(self, cb: Any, arena: Buffer, where: dict, ubos: dict, texs: dict) -> None:
+    def _writes(self, arena: Buffer, where: dict, ubos: dict, texs: dict) -> list:
         # All eight bindings every time: an unbound slot a shader reads gets a harmless dummy.
         writes = []
         for b in range(4):
@@ -334,7 +342,7 @@ class Replayer:
             writes.append(vk.VkWriteDescriptorSet(
                 dstBinding=4 + s, descriptorCount=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
                 pImageInfo=[vk.VkDescriptorImageInfo(sampler=smp, imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL)]))
-        self.dev.push_descriptor(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 0, len(writes), writes)
+        return writes
 
     def close(self) -> None:
         vk.vkDeviceWaitIdle(self.dev.device)

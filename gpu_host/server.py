@@ -31,7 +31,7 @@ from gpu_host.objects import MappedPools, ObjectError
 from gpu_host.record import Recorder
 from gpu_host.ring_layout import RingFormatError, RingView, open_ring
 from gpu_host.ring_reader import RingReader
-from gpu_host.vkdevice import Device
+from gpu_host.vkdevice import Device, VulkanUnavailable
 from proto import gpu_pb2, gpu_pb2_grpc
 
 log = logging.getLogger("gpu_host.server")
@@ -215,7 +215,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         last = self.engine.frames[-1] if self.engine.frames else None
         return gpu_pb2.Status(session=s.id, submissions=self.engine.submissions, dropped=self.engine.dropped,
                               last_frame=last.frame if last else 0, last_sha256=last.sha256 if last else "",
-                              packets=s.packets)
+                              packets=s.packets, last_replay_ms=self.engine.last_replay_ms)
 
     # -- the ring consumer --------------------------------------------------------------
     def consume(self) -> None:
@@ -237,34 +237,47 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                         self.session = None
                     s.closed = True
                 continue
-            s.packets += len(batch)
-            for raw in batch:
-                cur = self._packet(s, raw, cur)
+            for record in batch:
+                cur = self._record(s, record, cur)
 
-    def _packet(self, s: Session, raw: bytes, cur):
-        # BEGIN/END are peeked here so a bad packet drops its submission, not the stream.
-        head = raw[:1]
-        if head == b"\x92":   # fixarray of 2: maybe BEGIN/END
-            try:
-                op = P.decode(raw)
-            except P.PacketError:
-                op = None
-            if op and op[0] == P.OP_BEGIN:
-                if cur is not None:
-                    log.warning("submission %d: no END before BEGIN %d; dropped", cur[0], op[1])
-                    self._done(s, cur[0], None)
-                return (op[1], [])
-            if op and op[0] == P.OP_END:
-                if cur is None or cur[0] != op[1]:
-                    log.warning("END %d without its BEGIN; ignored", op[1])
-                    return None
-                res = self.engine.submit(cur[0], cur[1])
-                self._done(s, cur[0], res)
+    def _record(self, s: Session, record: bytes, cur):
+        """One ring record: whole packets back to back.  A record that does not parse drops the
+        submission it belongs to at once (its END may be in the unreadable part)."""
+        objs, err = P.unpack_record(record)
+        s.packets += len(objs)
+        for obj in objs:
+            cur = self._packet(s, obj, cur)
+        if err is not None:
+            if cur is None or cur[0] is None:
+                log.warning("packet outside a submission: %s; ignored", err)
+            else:
+                self.engine.reject(cur[0], f"packet {len(cur[1])}: {err}")
+                self._done(s, cur[0], None)
+            cur = (None, [])        # skip the rest of this submission, up to the next BEGIN
+        return cur
+
+    def _packet(self, s: Session, obj, cur):
+        marker = (isinstance(obj, list) and len(obj) == 2 and type(obj[0]) is int
+                  and obj[0] in (P.OP_BEGIN, P.OP_END) and type(obj[1]) is int and 0 <= obj[1] < 1 << 64)
+        if marker and obj[0] == P.OP_BEGIN:
+            if cur is not None and cur[0] is not None:
+                self.engine.reject(cur[0], f"no END before BEGIN {obj[1]}")
+                self._done(s, cur[0], None)
+            return (obj[1], [])
+        if marker:
+            if cur is not None and cur[0] is None:
+                return None         # the END of a submission already dropped
+            if cur is None or cur[0] != obj[1]:
+                log.warning("END %d without its BEGIN; ignored", obj[1])
                 return None
-        if cur is None:
-            log.warning("packet outside a submission (%d bytes); ignored", len(raw))
+            res = self.engine.submit(cur[0], cur[1])
+            self._done(s, cur[0], res)
             return None
-        cur[1].append(raw)
+        if cur is None:
+            log.warning("packet outside a submission; ignored")
+            return None
+        if cur[0] is not None:
+            cur[1].append(obj)
         return cur
 
     def _done(self, s: Session, seq: int, res) -> None:
@@ -316,22 +329,43 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             log.info("stopped")
 
 
+def _make_server(a: argparse.Namespace) -> GpuServer:
+    from nxrecomp import settings
+
+    return GpuServer(a.socket_dir,
+                     frames_dir=a.frames_dir if a.frames_dir is not None else settings.get("gpu_host", "frames_dir"),
+                     keep_frames=settings.get("gpu_host", "keep_frames"),
+                     record=a.record if a.record is not None else settings.get("gpu_host", "record"),
+                     device=settings.get("gpu_host", "device"),
+                     attach_timeout=settings.get("gpu_host", "attach_timeout"))
+
+
 def main(argv: list[str] | None = None) -> int:
     from nxrecomp import log as nxlog
-    from nxrecomp import settings
 
     ap = argparse.ArgumentParser(prog="gpu_host.server")
     ap.add_argument("--socket-dir", required=True)
     ap.add_argument("--frames-dir", default=None)
     ap.add_argument("--record", default=None)
+    ap.add_argument("--standby", action="store_true",
+                    help="initialise, then wait for SIGUSR1 before serving (a supervisor's warm spare)")
     a = ap.parse_args(argv)
+    stops = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT}
+    if a.standby:
+        signal.pthread_sigmask(signal.SIG_BLOCK, stops)
     nxlog.setup("gpu")
-    srv = GpuServer(a.socket_dir,
-                    frames_dir=a.frames_dir if a.frames_dir is not None else settings.get("gpu_host", "frames_dir"),
-                    keep_frames=settings.get("gpu_host", "keep_frames"),
-                    record=a.record if a.record is not None else settings.get("gpu_host", "record"),
-                    device=settings.get("gpu_host", "device"),
-                    attach_timeout=settings.get("gpu_host", "attach_timeout"))
+    try:
+        srv = _make_server(a)
+    except VulkanUnavailable as e:
+        log.error("cannot start: %s", e)
+        nxlog.flush()
+        return 1
+    if a.standby:
+        log.info("standby: ready, waiting for SIGUSR1")
+        if signal.sigwait(stops) != signal.SIGUSR1:
+            nxlog.flush()
+            return 0
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
     signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
     srv.serve()

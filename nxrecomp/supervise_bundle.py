@@ -32,7 +32,7 @@ def gpu_spec(run_dir: Path, frames_dir: str | None = None, record: str | None = 
     if record:
         argv += ["--record", record]
     addr = grpc_address(run_dir)
-    return ProcessSpec("gpu", argv, health=lambda: grpc_healthy(addr, SERVICE))
+    return ProcessSpec("gpu", argv, health=lambda: grpc_healthy(addr, SERVICE), standby_argv=argv + ["--standby"])
 
 
 def bundle_specs(bundle: Path, run_dir: Path, cpu_cmd: str | None = None, frames_dir: str | None = None,

@@ -34,12 +34,19 @@ class ProcessSpec:
     restart: bool = True            # False: this is the main process; its exit ends the run
     health: Callable[[], bool] | None = None   # True when the process serves
     ready_timeout: float = 30.0
+    # A warm spare: started with these arguments it initialises (imports, device) and waits for
+    # SIGUSR1 before it takes the sockets.  A crashed process is replaced by promoting the spare,
+    # which skips the start-up cost (a restart then takes milliseconds, not a second).
+    standby_argv: list[str] | None = None
 
 
 @dataclass
 class Policy:
-    backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)   # delay before the n-th quick restart
-    stable_s: float = 5.0            # up this long: the next crash counts as the first again
+    # Delay before restarting a process that crashed before it ever became healthy, by how many
+    # times in a row that happened; a process that had become healthy restarts at once.
+    backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
+    spare_delay_s: float = 1.0       # after promoting a spare, wait this long before starting the next
+    min_uptime_s: float = 1.0        # a process without a health check is "healthy" once up this long
     max_crashes: int = 5             # crashes within window_s that end the run
     window_s: float = 10.0
     health_every_s: float = 1.0
@@ -62,14 +69,24 @@ def _pdeathsig() -> None:
     libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
 
 
+def _standby_child() -> None:
+    _pdeathsig()
+    # Blocked from exec on: a promotion that comes while the spare is still starting waits for it
+    # instead of killing it (SIGUSR1's default action).
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+
+
 @dataclass
 class _Child:
     spec: ProcessSpec
     proc: subprocess.Popen | None = None
     started: float = 0.0
     crashes: deque = field(default_factory=deque)
-    quick: int = 0                   # restarts since the last stable period
+    quick: int = 0                   # crashes in a row before becoming healthy
+    healthy: bool = False
     restart_at: float | None = None
+    spare: subprocess.Popen | None = None
+    spare_at: float | None = None
     restarts: int = 0
     bad_health: int = 0
     next_health: float = 0.0
@@ -108,16 +125,44 @@ class Supervisor:
         log.info("%s: %s", name, what)
 
     # -- processes ----------------------------------------------------------------------
-    def _spawn(self, c: _Child) -> None:
+    def _popen(self, c: _Child, argv: list[str], standby: bool = False) -> subprocess.Popen:
         env = {**os.environ, "NXRECOMP_PROCESS": c.spec.name, **c.spec.env}
-        c.proc = subprocess.Popen(c.spec.argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_pdeathsig)
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_standby_child if standby else _pdeathsig)
+        threading.Thread(target=self._pump, args=(c.spec.name, proc.stdout), daemon=True,
+                         name=f"log-{c.spec.name}").start()
+        return proc
+
+    def _running(self, c: _Child, proc: subprocess.Popen) -> None:
+        c.proc = proc
         c.started = time.monotonic()
         c.bad_health = 0
-        c.next_health = c.started + self.policy.health_every_s
-        threading.Thread(target=self._pump, args=(c.spec.name, c.proc.stdout), daemon=True,
-                         name=f"log-{c.spec.name}").start()
+        c.healthy = False
+        c.next_health = c.started
+
+    def _spawn(self, c: _Child) -> None:
+        self._running(c, self._popen(c, c.spec.argv))
         self._note(c.spec.name, f"started pid {c.proc.pid}: {' '.join(c.spec.argv)}")
+
+    def _spawn_spare(self, c: _Child) -> None:
+        c.spare_at = None
+        if c.spec.standby_argv and (c.spare is None or c.spare.poll() is not None):
+            c.spare = self._popen(c, c.spec.standby_argv, standby=True)
+            self._note(c.spec.name, f"standby started pid {c.spare.pid}")
+
+    def _promote(self, c: _Child) -> bool:
+        sp, c.spare = c.spare, None
+        if sp is None or sp.poll() is not None:
+            return False
+        try:
+            os.kill(sp.pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            return False
+        self._running(c, sp)
+        self._note(c.spec.name, f"standby pid {sp.pid} promoted")
+        c.spare_at = time.monotonic() + self.policy.spare_delay_s
+        return True
 
     def _wait_healthy(self, c: _Child) -> None:
         if c.spec.health is None:
@@ -128,6 +173,7 @@ class Supervisor:
                 return   # the run loop handles the exit
             try:
                 if c.spec.health():
+                    c.healthy = True
                     self._note(c.spec.name, "healthy")
                     return
             except Exception:
@@ -149,6 +195,9 @@ class Supervisor:
     def _stop_all(self) -> None:
         for name in reversed(self.order):
             c = self.children[name]
+            if c.spare and c.spare.poll() is None:
+                c.spare.kill()
+                c.spare.wait()
             if c.proc and c.proc.poll() is None:
                 c.proc.terminate()
         deadline = time.monotonic() + self.policy.stop_grace_s
@@ -176,6 +225,7 @@ class Supervisor:
                 c = self.children[name]
                 self._spawn(c)
                 self._wait_healthy(c)
+                self._spawn_spare(c)
             return self._loop()
         finally:
             self._stop_all()
@@ -188,15 +238,20 @@ class Supervisor:
             now = time.monotonic()
             for name in self.order:
                 c = self.children[name]
+                if c.spare_at is not None and now >= c.spare_at:
+                    self._spawn_spare(c)
                 if c.restart_at is not None:
                     if now >= c.restart_at:
                         c.restart_at = None
                         c.restarts += 1
-                        self._spawn(c)
+                        if not self._promote(c):
+                            self._spawn(c)
                     continue
                 rc = c.proc.poll()
                 if rc is None:
-                    if c.spec.health and now >= c.next_health:
+                    if not c.healthy:
+                        self._first_health(c, now)
+                    elif c.spec.health and now >= c.next_health:
                         c.next_health = now + pol.health_every_s
                         self._check_health(c)
                     continue
@@ -205,6 +260,26 @@ class Supervisor:
                     return rc
                 self._crashed(c, rc, now)
         return 130
+
+    def _first_health(self, c: _Child, now: float) -> None:
+        if c.spec.health is None:
+            if now - c.started >= self.policy.min_uptime_s:
+                c.healthy, c.quick = True, 0
+            return
+        if now < c.next_health:
+            return
+        c.next_health = now + 0.02
+        try:
+            ok = c.spec.health()
+        except Exception:
+            ok = False
+        if ok:
+            c.healthy, c.quick = True, 0
+            c.next_health = now + self.policy.health_every_s
+            self._note(c.spec.name, f"healthy after {now - c.started:.3f}s")
+        elif now - c.started > c.spec.ready_timeout:
+            self._note(c.spec.name, f"not healthy after {c.spec.ready_timeout:g}s; killing it")
+            c.proc.kill()
 
     def _check_health(self, c: _Child) -> None:
         try:
@@ -218,7 +293,7 @@ class Supervisor:
 
     def _crashed(self, c: _Child, rc: int, now: float) -> None:
         pol = self.policy
-        if now - c.started >= pol.stable_s:
+        if c.healthy:
             c.quick = 0
         c.crashes.append(now)
         while c.crashes and now - c.crashes[0] > pol.window_s:
@@ -228,6 +303,7 @@ class Supervisor:
             raise CrashLoop(f"{c.spec.name} crashed {len(c.crashes)} times within {pol.window_s:g}s "
                             f"(last: {_exit_text(rc)}); giving up. Logs: {self.log_path}")
         delay = pol.backoff[min(c.quick, len(pol.backoff) - 1)]
-        c.quick += 1
+        if not c.healthy:
+            c.quick += 1
         c.restart_at = now + delay
         self._note(c.spec.name, f"{_exit_text(rc)}; restarting in {delay:g}s")

@@ -143,16 +143,34 @@ class Analyser:
         return i
 
     def sweep_calls(self) -> None:
+        """Seed entries from every BL target, every `adrp`+`add` pair that computes a code
+        address (function pointers passed in registers), and every aligned 64-bit word of
+        the image that points at code (function pointers in data and rodata)."""
         for va, _memsz, data, x in self.mem.segments:
+            if len(data) >= 8:
+                for k, v in enumerate(struct.unpack_from(f"<{len(data) // 8}Q", data, -va % 8 if va % 8 else 0)):
+                    if v % 4 == 0 and self.mem.is_code(v):
+                        self.entries.add(v)
             if not x:
                 continue
             words = struct.unpack_from(f"<{len(data) // 4}I", data, 0)
             for k, w in enumerate(words):
+                a = va + 4 * k
                 if w >> 26 == 0x25:  # BL
-                    a = va + 4 * k
                     t = (a + sext(w & 0x3FFFFFF, 26) * 4) & M64
                     if self.mem.is_code(t):
                         self.entries.add(t)
+                elif w & 0x9F000000 == 0x90000000:  # ADRP
+                    rd = w & 31
+                    page = ((a & ~0xFFF) + (sext(((w >> 5) & 0x7FFFF) << 2 | ((w >> 29) & 3), 21) << 12)) & M64
+                    for j in range(k + 1, min(k + 4, len(words))):
+                        w2 = words[j]
+                        # ADD Xd, Xn, #imm12 (no shift) with Xn == the ADRP's register
+                        if w2 & 0xFFC00000 == 0x91000000 and (w2 >> 5) & 31 == rd:
+                            t = page + ((w2 >> 10) & 0xFFF)
+                            if t % 4 == 0 and self.mem.is_code(t):
+                                self.entries.add(t)
+                            break
 
     def function(self, entry: int) -> FunctionPlan:
         seen: dict[int, Insn] = {}

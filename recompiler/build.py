@@ -39,12 +39,12 @@ def _shard_of(addr: int, shard_bytes: int) -> int:
 
 
 def _lift_shard(args: tuple) -> ShardResult:
-    index, plans, functions, out_dir, trust_abi, comments = args
+    index, plans, functions, out_dir, trust_abi, comments, trace = args
     from recompiler.lift.emitter import fname
 
     bodies, entries, defined, callees = [], [], [], set()
     for plan in plans:
-        code, called = lift_function(plan, functions, trust_abi=trust_abi, comments=comments)
+        code, called = lift_function(plan, functions, trust_abi=trust_abi, comments=comments, trace=trace)
         bodies.append(code)
         name = fname(plan.entry)
         defined.append(name)
@@ -106,11 +106,12 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     shard_bytes = int(settings.get("recompiler", "shard_bytes"))
     trust = bool(settings.get("recompiler", "trust_abi"))
     comments = bool(settings.get("recompiler", "comments"))
+    trace = bool(settings.get("recompiler", "trace"))
     functions = set(program.functions)
     buckets: dict[int, list] = {}
     for addr in sorted(program.functions):
         buckets.setdefault(_shard_of(addr, shard_bytes), []).append(program.functions[addr])
-    work = [(k, plans, functions, str(src_dir), trust, comments) for k, plans in sorted(buckets.items())]
+    work = [(k, plans, functions, str(src_dir), trust, comments, trace) for k, plans in sorted(buckets.items())]
     results: list[ShardResult] = []
     with Progress("lifting functions into C shards", len(work)) as prog, \
             ProcessPoolExecutor(max_workers=jobs) as ex:

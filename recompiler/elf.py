@@ -30,6 +30,8 @@ DT_RELA, DT_RELASZ, DT_RELAENT, DT_STRSZ, DT_SYMENT, DT_INIT, DT_FINI, DT_SONAME
 DT_RPATH, DT_SYMBOLIC, DT_REL, DT_PLTREL, DT_TEXTREL, DT_JMPREL = 15, 16, 17, 20, 22, 23
 DT_INIT_ARRAY, DT_FINI_ARRAY, DT_INIT_ARRAYSZ, DT_FINI_ARRAYSZ, DT_RUNPATH, DT_FLAGS = 25, 26, 27, 28, 29, 30
 DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ = 32, 33
+DT_RELRSZ, DT_RELR, DT_RELRENT = 35, 36, 37
+R_AARCH64_RELATIVE = 1027
 DT_GNU_HASH, DT_VERSYM, DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM = (
     0x6FFFFEF5, 0x6FFFFFF0, 0x6FFFFFFC, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF)
 DT_FLAGS_1 = 0x6FFFFFFB
@@ -410,6 +412,34 @@ def _read_dynamic(r: _Reader, mod: ElfModule, dyn_v: tuple[int, int, int]) -> No
                          f"size {sz:#x} is not a multiple of {_RELA.size}")
         off = _vaddr_to_off(r, mod, tag_addr, sz, "DT_RELA" if name == "rela" else "DT_JMPREL")
         mod.relocs.extend(_parse_relocs(r, r.data[off:off + sz], mod.dynsyms, name))
+    relr, relrsz = d.get(DT_RELR), d.get(DT_RELRSZ) or 0
+    if relr and relrsz:
+        if relrsz % 8:
+            raise r.fail("DT_RELRSZ", f"size {relrsz:#x} is not a multiple of 8")
+        off = _vaddr_to_off(r, mod, relr, relrsz, "DT_RELR")
+        words = struct.unpack_from(f"<{relrsz // 8}Q", r.data, off)
+        for place in decode_relr(words):
+            # RELR addends are implicit: the word already at the place
+            addend = struct.unpack("<q", mod.read(place, 8))[0]
+            mod.relocs.append(Reloc(place, R_AARCH64_RELATIVE, 0, "", addend, "relr"))
+
+
+def decode_relr(words: tuple[int, ...] | list[int]) -> list[int]:
+    """Places of a DT_RELR table: an even word is an address (relocated, and the start of the
+    next run); an odd word is a bitmap of the 63 words after the current run start."""
+    places: list[int] = []
+    where = 0
+    for w in words:
+        if w & 1 == 0:
+            places.append(w)
+            where = w + 8
+        else:
+            bits = w >> 1
+            for i in range(63):
+                if bits >> i & 1:
+                    places.append(where + 8 * i)
+            where += 63 * 8
+    return places
 
 
 def _dynsym_count(r: _Reader, mod: ElfModule, d: DynamicInfo) -> int:

@@ -288,12 +288,15 @@ class _Placed:
         return s.value if s.shndx == 0xFFF1 or s.type == "TLS" else self.base + s.value
 
     def write64(self, addr: int, value: int, what: str) -> None:
+        self.write_bytes(addr, _U64.pack(value & 0xFFFFFFFFFFFFFFFF), what)
+
+    def write_bytes(self, addr: int, data: bytes, what: str) -> None:
         for lo, hi, buf, _s in self.segs:
-            if lo <= addr and addr + 8 <= hi:
+            if lo <= addr and addr + len(data) <= hi:
                 off = addr - lo
-                if off + 8 > len(buf):
-                    buf.extend(bytes(off + 8 - len(buf)))
-                _U64.pack_into(buf, off, value & 0xFFFFFFFFFFFFFFFF)
+                if off + len(data) > len(buf):  # a place in .bss: the data grows past filesz
+                    buf.extend(bytes(off + len(data) - len(buf)))
+                buf[off:off + len(data)] = data
                 return
         raise NxError(f"{what}: place {addr - self.base:#x} is outside every PT_LOAD segment",
                       path=self.mod.path, field="r_offset", offset=addr - self.base)
@@ -480,13 +483,8 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
             elif t == R_AARCH64_TLS_DTPREL64:
                 p.write64(place, (dsym.value if dsym else 0) + r.addend, what)
     for p, place, dp, dsym in copies:  # after every other relocation: copy relocated data
-        if dsym is None:
-            continue
-        data = dp.read(dp.sym_addr(dsym), dsym.size)
-        for i in range(0, len(data), 8):
-            chunk = data[i:i + 8]
-            p.write64(place + i, _U64.unpack(chunk + bytes(8 - len(chunk)))[0], "COPY") if len(chunk) == 8 \
-                else _write_tail(p, place + i, chunk)
+        if dsym is not None and dsym.size:
+            p.write_bytes(place, dp.read(dp.sym_addr(dsym), dsym.size), f"{p.mod.name} COPY of {dsym.name}")
 
     infos = []
     segments = []
@@ -520,13 +518,6 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
                        symbols=symbols, func_hints=func_hints, irelative=irelative, tls=tls,
                        phdr=placed[0].base + main.phdr_vaddr, phent=main.phent, phnum=main.phnum,
                        brk_start=_align(end, PAGE), static=static, unresolved=unresolved)
-
-
-def _write_tail(p: _Placed, addr: int, chunk: bytes) -> None:
-    """Copy the last <8 bytes of a COPY relocation without touching the bytes after it."""
-    old = bytearray(_U64.pack(p.read64(addr)))
-    old[:len(chunk)] = chunk
-    p.write64(addr, _U64.unpack(bytes(old))[0], "COPY")
 
 
 def _all_defs(placed: list[_Placed], sym: Symbol):

@@ -38,6 +38,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
         "kind": "linux-aarch64",
         "program": str(Path(path).resolve()),
         "image": image.to_json(out / "image.bin"),
+        "functions": sorted(program.functions),
         "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
                                        "build": round(t_build - t_an, 2)}},
     }

@@ -45,6 +45,7 @@
 #define FANOUT (BATCH * RL_MAX_SLOTS)
 #define ADDR_BUCKETS 4096
 #define CTL_LEN 64
+#define CHALLENGE_GAP_NS 200000000LL   /* one CHALLENGE per seat per 200 ms while its address moves */
 
 typedef struct {
     uint64_t id;
@@ -54,7 +55,7 @@ typedef struct {
     uint16_t inc;                   /* incarnation of the seat: tells successive occupants apart */
     uint8_t slot, active;
     double tokens;
-    int64_t refill_ns, seen_ns;
+    int64_t refill_ns, seen_ns, challenged_ns;
 } sess_t;
 
 typedef struct { int32_t slot[RL_MAX_SLOTS]; uint16_t epoch; } room_t;
@@ -170,9 +171,12 @@ void rl_session_clear(rl_core *c, uint32_t idx) {
     memset(s, 0, sizeof *s);
 }
 
-int64_t rl_idle_ns(rl_core *c, uint32_t idx) {
-    if (idx >= c->max_sessions || !c->sess[idx].active) return -1;
-    return now_ns(CLOCK_MONOTONIC) - c->sess[idx].seen_ns;
+int rl_expired(rl_core *c, int64_t timeout_ns, uint32_t *out, int max_out) {
+    int64_t now = now_ns(CLOCK_MONOTONIC);
+    int n = 0;
+    for (uint32_t i = 0; i < c->max_sessions && n < max_out; i++)
+        if (c->sess[i].active && now - c->sess[i].seen_ns > timeout_ns) out[n++] = i;
+    return n;
 }
 
 int rl_session_addr_is(rl_core *c, uint32_t idx, uint64_t id, const uint8_t *addr, uint32_t addrlen) {
@@ -207,8 +211,8 @@ static int hist_bucket(int64_t ns) {
 }
 
 static void to_slow(rl_core *c, rl_slow *out, int max_out, int *nslow, uint8_t *pkt, uint32_t len,
-                    const struct sockaddr_in6 *a, uint32_t alen, int64_t mono) {
-    if (!addr_allowed(c, a, mono)) { c->counters[RL_C_DROP_RATE_ADDR]++; return; }
+                    const struct sockaddr_in6 *a, uint32_t alen, int64_t mono, int limit_addr) {
+    if (limit_addr && !addr_allowed(c, a, mono)) { c->counters[RL_C_DROP_RATE_ADDR]++; return; }
     if (*nslow >= max_out) { c->counters[RL_C_DROP_SLOW_FULL]++; return; }
     rl_slow *o = &out[(*nslow)++];
     o->len = len; o->addrlen = alen;
@@ -287,7 +291,7 @@ int rl_poll(rl_core *c, int timeout_ms, rl_slow *out, int max_out, int max_batch
                 }
             uint8_t type = pkt[3];
             if (type == T_JOIN || type == T_RESUME || type == T_LEAVE) {
-                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen, mono);
+                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen, mono, 1);
                 continue;
             }
             if ((type != T_DATA || len < DATA_HDR) && (type != T_PING || len < PING_LEN)) {
@@ -301,7 +305,12 @@ int rl_poll(rl_core *c, int timeout_ms, rl_slow *out, int max_out, int max_batch
                 /* same player, new address (NAT rebinding, Wi-Fi -> mobile): the control plane
                    answers with a CHALLENGE no larger than this packet, never with data */
                 c->counters[RL_C_ADDR_CHANGED]++;
-                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen, mono);
+                /* Limited per seat, not per IP: a moving player sends its whole backlog from the
+                   new address, and that must not starve the RESUME it needs (nor the handshakes
+                   of other players behind the same NAT). */
+                if (mono - s->challenged_ns < CHALLENGE_GAP_NS) { c->counters[RL_C_DROP_RATE_PLAYER]++; continue; }
+                s->challenged_ns = mono;
+                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen, mono, 0);
                 continue;
             }
             if (!take(&s->tokens, &s->refill_ns, c->prate, c->pburst, mono)) { c->counters[RL_C_DROP_RATE_PLAYER]++; continue; }

@@ -33,7 +33,7 @@ int rl_session_set(rl_core *c, uint32_t idx, uint64_t id, const uint8_t *addr, u
                    uint32_t room, uint32_t slot, uint16_t inc);
 void rl_room_epoch(rl_core *c, uint32_t room, uint16_t epoch);
 void rl_session_clear(rl_core *c, uint32_t idx);
-int64_t rl_idle_ns(rl_core *c, uint32_t idx);
+int rl_expired(rl_core *c, int64_t timeout_ns, uint32_t *out, int max_out);
 int rl_session_addr_is(rl_core *c, uint32_t idx, uint64_t id, const uint8_t *addr, uint32_t addrlen);
 int rl_send(rl_core *c, const uint8_t *addr, uint32_t addrlen, const uint8_t *data, uint32_t len);
 void rl_read_counters(rl_core *c, uint64_t *out);

@@ -62,6 +62,7 @@ class FastPath:
         self.slow = self.ffi.new("rl_slow[]", SLOW_BUFFER)
         self._counters = self.ffi.new("uint64_t[]", self.lib.RL_NCOUNTERS)
         self._hist = self.ffi.new("uint64_t[]", self.lib.RL_NHIST)
+        self._expired = self.ffi.new("uint32_t[]", 1024)
 
     def poll(self, timeout_ms: int, max_batches: int = 32) -> list[SlowPacket]:
         n = self.lib.rl_poll(self.core, timeout_ms, self.slow, SLOW_BUFFER, max_batches)
@@ -81,8 +82,10 @@ class FastPath:
     def clear_session(self, idx: int) -> None:
         self.lib.rl_session_clear(self.core, idx)
 
-    def idle_s(self, idx: int) -> float:
-        return self.lib.rl_idle_ns(self.core, idx) / 1e9
+    def expired(self, timeout_s: float) -> list[int]:
+        """Indexes of sessions silent for more than ``timeout_s`` (at most 1024 per call)."""
+        n = self.lib.rl_expired(self.core, int(timeout_s * 1e9), self._expired, len(self._expired))
+        return list(self._expired[0:n])
 
     def addr_is(self, idx: int, sid: int, addr: bytes) -> bool:
         return bool(self.lib.rl_session_addr_is(self.core, idx, sid, addr, len(addr)))

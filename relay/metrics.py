@@ -14,7 +14,7 @@ from relay.server import Snapshot
 STALE_S = 3.0          # /healthz fails when the loop has not published for this long
 
 # control-plane events that are drops (packets thrown away), with the reason label they get
-PY_DROPS = {"malformed": "malformed", "leave_ignored": "leave_ignored"}
+PY_DROPS = {"malformed": "malformed", "leave_ignored": "leave_ignored", "internal_error": "internal_error"}
 
 
 def render(s: Snapshot) -> str:

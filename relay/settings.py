@@ -11,7 +11,7 @@ SETTINGS = [
     Setting("relay", "max_rooms", 4096, "rooms open at once", int),
     Setting("relay", "max_players", 8, "seats per room (1..8)", int),
     Setting("relay", "max_sessions", 32768, "players connected at once, over all rooms", int),
-    Setting("relay", "max_packet", 1200, "largest datagram accepted, bytes (20..2048); larger ones are dropped", int),
+    Setting("relay", "max_packet", 1200, "largest datagram accepted, bytes (64..2048); larger ones are dropped", int),
     Setting("relay", "heartbeat_ms", 1000, "how often clients are told to PING", int),
     Setting("relay", "timeout_ms", 10000, "a player silent this long is removed from its room", int),
     Setting("relay", "player_rate", 2000.0, "packets per second one player may send (token bucket rate)", float),

@@ -16,6 +16,7 @@ APT_PACKAGES=(
   spirv-tools glslang-tools # spirv-val / spirv-dis
   xvfb xauth                # a virtual display for window tests
   python3-venv python3-dev build-essential
+  liblz4-1                  # reference LZ4 (NSO segments fast path; oracle of our codec)
 )
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }

@@ -79,10 +79,15 @@ def _seq_after(a: int, b: int) -> int:
 
 class CoopClient:
     def __init__(self, server: tuple[str, int], *, rto_s: float = 0.05, max_rto_s: float = 0.5,
-                 handshake_timeout_s: float = 5.0) -> None:
-        self.server = (socket.gethostbyname(server[0]), int(server[1]))
+                 handshake_timeout_s: float = 5.0, bind_host: str = "") -> None:
+        try:
+            info = socket.getaddrinfo(server[0], int(server[1]), type=socket.SOCK_DGRAM)[0]
+        except socket.gaierror as e:
+            raise CoopError(E_TIMEOUT, f"relay address {server[0]!r}: {e}") from None
+        self._family, self.server = info[0], info[4][:2]      # IPv4 or IPv6, as the name resolves
+        self.bind_host = bind_host           # local address to send from ("": any)
         self.rto_s, self.max_rto_s, self.handshake_timeout_s = rto_s, max_rto_s, handshake_timeout_s
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock = self._new_socket()
         self._lock = threading.Lock()
         self._messages: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._events: queue.SimpleQueue[PeerEvent] = queue.SimpleQueue()
@@ -208,6 +213,11 @@ class CoopClient:
 
     # ---- internals --------------------------------------------------------------------
 
+    def _new_socket(self) -> socket.socket:
+        s = socket.socket(self._family, socket.SOCK_DGRAM)
+        s.bind((self.bind_host, 0))
+        return s
+
     def _data(self, dst: int, channel: int, flags: int, payload: bytes) -> bytes:
         inc = self._seats[dst].inc if dst != ALL else 0
         key = (dst, inc, channel, bool(flags & P.F_RELIABLE))
@@ -230,6 +240,9 @@ class CoopClient:
             if self._state in ("handshake", "joined"):
                 raise CoopError(E_BAD_DESTINATION, f"already {self._state}")
             self._state = "handshake"
+            # a new seat: nothing from an earlier one carries over
+            self._seats, self._epoch = {}, -1
+            self._tx_seq.clear(), self._pending.clear(), self._rx.clear()
             self._join_packet = (tok, password.encode(), flags)
             self._handshake_done.clear()
             self._handshake_error = None
@@ -249,12 +262,13 @@ class CoopClient:
         while not self._closing.is_set():
             with self._lock:
                 if self._rebind_wanted:
-                    old, self._sock = self._sock, socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                    old, self._sock = self._sock, self._new_socket()
                     self._rebind_wanted = False
                     old.close()
                 sock = self._sock
+                wait = self._until_next_timer()
             try:
-                ready, _, _ = select.select([sock], [], [], 0.01)
+                ready, _, _ = select.select([sock], [], [], wait)
                 while ready:
                     try:
                         data, addr = sock.recvfrom(4096)
@@ -266,6 +280,16 @@ class CoopClient:
             except (OSError, ValueError):
                 continue
             self._timers(sock)
+
+    def _until_next_timer(self) -> float:
+        """Seconds the thread may sleep (capped so rebind() and close() act within 50 ms)."""
+        now = time.monotonic()
+        due = now + 0.05
+        if self._state == "handshake":
+            due = min(due, self._next_handshake_s)
+        elif self._state == "joined":
+            due = min(due, self._next_ping_s, *(p.next_s for p in self._pending.values()))
+        return max(0.0, due - now)
 
     def _timers(self, sock: socket.socket) -> None:
         now = time.monotonic()

@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 
 import grpc
+import msgpack
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cpu_host.gpu_client.memory import Pool
@@ -26,7 +27,7 @@ from cpu_host.gpu_client.ring_writer import RingWriter
 from cpu_host.gpu_client.shaders import ShaderSource
 from gpu_host import fdpass
 from gpu_host import packets as P
-from gpu_host.ring_layout import init_ring
+from gpu_host.ring_layout import MAX_PACKET, init_ring
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
 from nxrecomp.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
@@ -65,6 +66,7 @@ class GpuClient:
         self.stub: gpu_pb2_grpc.GpuControlStub | None = None
         self.reconnects = 0
         self.device = ""
+        self._packer = msgpack.Packer(use_bin_type=True)
 
     # -- connection ---------------------------------------------------------------------
     def connect(self, timeout: float | None = None) -> None:
@@ -184,7 +186,10 @@ class GpuClient:
     def submit(self, commands: list[tuple]) -> int:
         """Queue one submission (commands are ``(op, field, ...)`` tuples); returns its seq."""
         self.seq += 1
-        payloads = [P.encode(P.OP_BEGIN, self.seq)] + [P.encode(*c) for c in commands] + [P.encode(P.OP_END, self.seq)]
+        pack = self._packer.pack
+        packets = [pack((P.OP_BEGIN, self.seq))] + [pack(c) for c in commands] + [pack((P.OP_END, self.seq))]
+        # Whole packets joined into few ring records: one ring write per record, not per packet.
+        payloads = P.pack_batch(packets, MAX_PACKET)
         self.pending[self.seq] = payloads
 
         def go() -> None:

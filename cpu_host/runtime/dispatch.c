@@ -129,3 +129,25 @@ int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes) {
     pthread_join(t, NULL);
     return 0;
 }
+
+/* Lockstep debugging (recompiler.trace): each lifted function's entry appends a record
+ * (entry, X0-X30, SP, NZCV) to $NXRECOMP_TRACE_FILE, to compare with Unicorn running the
+ * same program (tests/recompiler/lockstep.py).  At a function's entry every register is in
+ * NxCpu, so the records are the architectural state. */
+#include <fcntl.h>
+static int trace_fd = -2;
+static uint64_t trace_left = 2000000;
+void nx_trace_entry(NxCpu *s, uint64_t entry) {
+    if (trace_fd == -2) {
+        const char *p = getenv("NXRECOMP_TRACE_FILE");
+        trace_fd = p ? open(p, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644) : -1;
+    }
+    if (trace_fd < 0 || !trace_left) return;
+    trace_left--;
+    uint64_t rec[34];
+    rec[0] = entry;
+    memcpy(&rec[1], s->x, 31 * 8);
+    rec[32] = s->sp;
+    rec[33] = s->nzcv;
+    if (write(trace_fd, rec, sizeof rec) < 0) trace_fd = -1;
+}

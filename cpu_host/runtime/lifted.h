@@ -36,8 +36,8 @@ NXI void S128(u64 a, u128 v) { memcpy((void *)a, &v, 16); }
     r = (u64)_u; N = (i64)r < 0; Z = r == 0; C = (u8)(_u >> 64); \
     V = (i64)((_a ^ r) & (_b ^ r)) < 0; } while (0)
 #define ADDC32(r, a, b, cin) do { u32 _a = (u32)(a), _b = (u32)(b); u64 _u = (u64)_a + _b + (cin); \
-    u32 _r = (u32)_u; r = _r; N = (i32)_r < 0; Z = _r == 0; C = (u8)(_u >> 32); \
-    V = (i32)((_a ^ _r) & (_b ^ _r)) < 0; } while (0)
+    u32 _rr = (u32)_u; r = _rr; N = (i32)_rr < 0; Z = _rr == 0; C = (u8)(_u >> 32); \
+    V = (i32)((_a ^ _rr) & (_b ^ _rr)) < 0; } while (0)
 #define LOGICF64(r) do { N = (i64)(r) < 0; Z = (r) == 0; C = 0; V = 0; } while (0)
 #define LOGICF32(r) do { N = (i32)(u32)(r) < 0; Z = (u32)(r) == 0; C = 0; V = 0; } while (0)
 
@@ -83,6 +83,7 @@ void nx_unimplemented(NxCpu *s, u64 pc, u32 word);
 void nx_call_indirect(NxCpu *s);   /* call s->pc as a function (BLR) */
 void nx_jump(NxCpu *s);            /* jump to s->pc (BR to outside the function) */
 void nx_bad_resume(NxCpu *s);
+void nx_trace_entry(NxCpu *s, u64 entry);  /* trace builds only (recompiler.trace) */
 
 /* exclusive monitor: LDXR records address and value; STXR is a CAS against that value */
 NXI void EXCL_MARK(NxCpu *s, u64 a, u64 lo, u64 hi, int size) { s->excl_addr = a; s->excl_lo = lo; s->excl_hi = hi; s->excl_size = size; }

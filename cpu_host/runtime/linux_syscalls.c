@@ -6,14 +6,15 @@
  * calls are forwarded with a raw `syscall` instruction (no libc errno round trip: the kernel's
  * -errno is exactly what the guest expects).
  *
- * Deliberate differences from a kernel (see docs/ARCHITECTURE.md, "Linux personality"):
+ * Deliberate differences from a kernel:
  *  - every tty ioctl answers -ENOTTY: the program always sees a non-terminal, so its output
  *    matches qemu-aarch64's in pipes whatever the terminal;
  *  - signal handlers are recorded, never installed on the host (SIG_IGN/SIG_DFL are applied
  *    for signals the runtime does not own); a fatal signal sent to ourselves kills the
  *    process with that signal;
  *  - clone: fork-like only (vfork too is a fork); threads (CLONE_THREAD) and clone3 -> -ENOSYS;
- *  - execve -> -ENOENT (logged);
+ *  - execve only of the guest program itself (/proc/self/exe, as busybox runs applets): the
+ *    host execs the runner again (nx_linux_set_self_exec); any other path -> -ENOENT;
  *  - exit (of the only guest thread) ends the process like exit_group;
  *  - set_tid_address/set_robust_list are recorded, not passed on: the host thread's own
  *    values belong to the host's libc; rseq -> -ENOSYS for the same reason.
@@ -557,6 +558,43 @@ static long sys_prctl(NxCpu *s) {
     }
 }
 
+/* -- execve: only of the guest program itself (busybox runs its applets as
+ * execve("/proc/self/exe", ["cat", ...])): the host re-runs its runner with the new guest
+ * argv after the prefix the runner gave.  Anything else: -ENOENT. -- */
+#define MAX_PREFIX 16
+static char *self_exec[MAX_PREFIX + 1];
+
+void nx_linux_set_self_exec(const char *const *prefix, int n) {
+    if (n > MAX_PREFIX) n = MAX_PREFIX;
+    for (int i = 0; i < MAX_PREFIX + 1; i++) {
+        free(self_exec[i]);
+        self_exec[i] = i < n ? strdup(prefix[i]) : NULL;
+    }
+}
+
+static long sys_execve(NxCpu *s) {
+    const char *path = (const char *)s->x[0];
+    char *const *gargv = (char *const *)s->x[1];
+    char *const *genv = (char *const *)s->x[2];
+    int self = is_self_exe(path) || (P.exe[0] && path && strcmp(path, P.exe) == 0);
+    if (!self || !self_exec[0]) {
+        lg(20, "execve(\"%s\"): only the guest program itself can be executed: -ENOENT", path ? path : "");
+        return -ENOENT;
+    }
+    int np = 0, na = 0;
+    while (self_exec[np]) np++;
+    while (gargv && gargv[na]) na++;
+    char **argv = calloc((size_t)(np + na + 1), sizeof(char *));
+    if (!argv) return -ENOMEM;
+    for (int i = 0; i < np; i++) argv[i] = self_exec[i];
+    for (int i = 0; i < na; i++) argv[np + i] = gargv[i];
+    fflush(NULL);
+    if (P.exit_hook) P.exit_hook(-1);   /* -1: not an exit, but logs must be flushed */
+    long r = hsys6(SYS_execve, (long)argv[0], (long)argv, (long)genv, 0, 0, 0);
+    free(argv);
+    return r;
+}
+
 static void unhandled(NxCpu *s, uint64_t nr) __attribute__((noreturn));
 static void unhandled(NxCpu *s, uint64_t nr) {
     const char *name = nr < A64_MAX_NR && a64_names[nr] ? a64_names[nr] : "unknown";
@@ -603,7 +641,7 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     FWD(sched_yield, sched_yield) FWD(sched_getparam, sched_getparam)
     FWD(sched_getscheduler, sched_getscheduler) FWD(sched_get_priority_max, sched_get_priority_max)
     FWD(sched_get_priority_min, sched_get_priority_min) FWD(getcpu, getcpu)
-    FWD(rt_sigprocmask, rt_sigprocmask) FWD(rt_sigpending, rt_sigpending)
+    FWD(rt_sigpending, rt_sigpending)
     FWD(rt_sigtimedwait, rt_sigtimedwait) FWD(rt_sigsuspend, rt_sigsuspend)
     FWD(wait4, wait4) FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
     FWD(clock_nanosleep, clock_nanosleep) FWD(clock_gettime, clock_gettime)
@@ -660,6 +698,19 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     case A64_get_robust_list: r = -ENOSYS; break;
     case A64_rseq: r = -ENOSYS; break;
     case A64_rt_sigaction: r = sys_rt_sigaction(s); break;
+    case A64_rt_sigprocmask: {
+        /* the guest may block what it likes, except the signals the runtime's crash report
+         * needs (a blocked SIGSEGV would kill the process without a report) */
+        uint64_t set = 0, *setp = NULL;
+        if (s->x[1]) {
+            memcpy(&set, (void *)s->x[1], 8);
+            set &= ~((1ull << (SIGSEGV - 1)) | (1ull << (SIGBUS - 1)) | (1ull << (SIGILL - 1)) |
+                     (1ull << (SIGFPE - 1)) | (1ull << (SIGTRAP - 1)) | (1ull << (SIGSYS - 1)));
+            setp = &set;
+        }
+        r = hsys6(SYS_rt_sigprocmask, (long)s->x[0], (long)setp, (long)s->x[2], (long)s->x[3], 0, 0);
+        break;
+    }
     case A64_sigaltstack: {
         uint64_t ss = s->x[0], old = s->x[1];
         if (old) memcpy((void *)old, P.altstack, 24);
@@ -681,9 +732,9 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     }
     case A64_clone: r = sys_clone(s); break;
     case A64_clone3: r = -ENOSYS; break;   /* glibc falls back to clone */
-    case A64_execve: case A64_execveat:
-        lg(20, "execve(\"%s\") is not supported yet: -ENOENT",
-           nr == A64_execve ? (const char *)s->x[0] : (const char *)s->x[1]);
+    case A64_execve: r = sys_execve(s); break;
+    case A64_execveat:
+        lg(20, "execveat is not supported: -ENOENT");
         r = -ENOENT;
         break;
     case A64_exit: case A64_exit_group: do_exit((int)(s->x[0] & 0xff));

@@ -17,7 +17,14 @@ void nx_linux_set_exe(const char *path);
  * only inside guest memory (this, brk and what the guest mmapped), never over host memory. */
 void nx_linux_add_mapping(uint64_t addr, uint64_t len);
 
-/* Called with the exit status just before the process exits (flush logs there). */
+/* execve of the guest program itself (/proc/self/exe or the path given above) runs the host
+ * program prefix[0] with argv = prefix + the guest's argv (argv[0] included) and the guest's
+ * environment: the runner passes the command line that starts it again on the same program.
+ * Without it (or for any other path) execve answers -ENOENT. */
+void nx_linux_set_self_exec(const char *const *prefix, int n);
+
+/* Called with the exit status just before the process exits, and with -1 just before a
+ * successful execve replaces it (flush logs there). */
 void nx_linux_set_exit_hook(void (*hook)(int status));
 
 /* Where log lines go (level: 10 debug, 20 info, 30 warning).  Unset: warnings to stderr,

@@ -72,6 +72,27 @@ class BinReader:
         raw = self.bytes(field, offset, size)
         return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
+    def strz(self, field: str, offset: int, limit: int) -> str:
+        """The NUL-terminated string at ``offset``; its NUL must come before ``limit``."""
+        self.check(field, offset, max(0, limit - offset))
+        d = self.data
+        if isinstance(d, memoryview):
+            # memoryview has no find(): search in growing chunks so a long table is not copied whole.
+            pos, step = offset, 64
+            while pos < limit:
+                chunk = bytes(d[pos:min(limit, pos + step)])
+                k = chunk.find(b"\0")
+                if k >= 0:
+                    return bytes(d[offset:pos + k]).decode("utf-8", "replace")
+                pos += len(chunk)
+                step *= 2
+            nul = -1
+        else:
+            nul = d.find(b"\0", offset, limit)
+        if nul < 0:
+            raise self.error(field, offset, f"string is not NUL-terminated before {self.base + limit:#x}")
+        return bytes(d[offset:nul]).decode("utf-8", "replace")
+
     def sub(self, field: str, offset: int, size: int) -> "BinReader":
         """A reader over ``[offset, offset+size)`` whose errors still name whole-file offsets."""
         self.check(field, offset, size)

@@ -1,6 +1,8 @@
 """Pick a loader from a file's magic and load it."""
 from __future__ import annotations
 
+import logging
+import mmap
 import os
 from typing import Union
 
@@ -12,12 +14,14 @@ from recompiler.formats.pfs0 import Pfs0, parse_pfs0
 from recompiler.formats.romfs import HEADER_SIZE as ROMFS_HEADER_SIZE
 from recompiler.formats.romfs import Romfs, parse_romfs
 
+log = logging.getLogger("formats")
+
 Loaded = Union[NsoModule, NroModule, Npdm, Pfs0, Romfs]
 
 LOADERS = {"nso": parse_nso, "nro": parse_nro, "npdm": parse_npdm, "pfs0": parse_pfs0, "romfs": parse_romfs}
 
 
-def detect_format(data: bytes | bytearray | memoryview) -> str | None:
+def detect_format(data: bytes | bytearray | memoryview | mmap.mmap) -> str | None:
     head = bytes(data[:0x14])
     if head[:4] == b"NSO0":
         return "nso"
@@ -32,21 +36,32 @@ def detect_format(data: bytes | bytearray | memoryview) -> str | None:
     return None
 
 
-def load_bytes(data: bytes | bytearray | memoryview, path: str = "<data>", fmt: str | None = None) -> Loaded:
+def load_bytes(data: bytes | bytearray | memoryview | mmap.mmap, path: str = "<data>",
+               fmt: str | None = None) -> Loaded:
     fmt = fmt or detect_format(data)
     if fmt is None:
         raise NxError("not a Switch file this tool knows (NSO0, NRO0, NPDM, PFS0, RomFS)", path=path, offset=0)
     if fmt not in LOADERS:
         raise NxError(f"unknown format {fmt!r}; known: {', '.join(LOADERS)}", path=path)
-    return LOADERS[fmt](data, path)
+    obj = LOADERS[fmt](data, path)
+    log.debug("loaded %s as %s (%d bytes)", path, fmt, len(data))
+    return obj
 
 
-def read_file(path: str | os.PathLike) -> bytes:
+MAP_THRESHOLD = 64 << 20
+
+
+def read_file(path: str | os.PathLike) -> bytes | mmap.mmap:
+    """The file's bytes; large files (a game's RomFS runs to gigabytes) are mapped read-only
+    instead of read, so only the pages a loader touches are paged in."""
     try:
         with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size >= MAP_THRESHOLD:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             return f.read()
     except OSError as e:
-        raise NxError(f"cannot read: {e.strerror}", path=str(path)) from None
+        raise NxError(f"cannot read: {e.strerror or e}", path=str(path)) from None
 
 
 def load(path: str | os.PathLike, fmt: str | None = None) -> Loaded:

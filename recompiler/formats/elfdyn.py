@@ -7,7 +7,10 @@ Addresses in a Switch module's ``.dynamic`` are offsets from the module's base, 
 are the ELF64 / AArch64 ELF ABI values."""
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from recompiler.formats.binreader import BinReader
 
@@ -37,6 +40,8 @@ STT_NAMES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE", 5: "C
 STB_NAMES = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
 SHN_UNDEF = 0
 
+# Real modules have a few dozen entries; a damaged one must not be read to the end of a large image.
+MAX_DYNAMIC_ENTRIES = 4096
 SYM_SIZE = 24
 RELA_SIZE = 24
 REL_SIZE = 16
@@ -113,13 +118,7 @@ class DynamicInfo:
 def _strz(r: BinReader, field_name: str, strtab: int, strsz: int, index: int) -> str:
     if index >= strsz:
         raise r.error(field_name, strtab, f"string index {index:#x} is past the string table (size {strsz:#x})")
-    end = strtab + strsz
-    start = strtab + index
-    raw = bytes(r.data[start:end])
-    nul = raw.find(b"\0")
-    if nul < 0:
-        raise r.error(field_name, start, "string is not NUL-terminated inside the string table")
-    return raw[:nul].decode("utf-8", "replace")
+    return r.strz(field_name, strtab + index, strtab + strsz)
 
 
 def read_dynamic_entries(r: BinReader, offset: int) -> list[tuple[int, int]]:
@@ -129,6 +128,8 @@ def read_dynamic_entries(r: BinReader, offset: int) -> list[tuple[int, int]]:
     while True:
         if pos + 16 > len(r):
             raise r.error(".dynamic", pos, "no DT_NULL before the end of the image")
+        if len(entries) >= MAX_DYNAMIC_ENTRIES:
+            raise r.error(".dynamic", offset, f"more than {MAX_DYNAMIC_ENTRIES} entries without DT_NULL")
         tag = r.s64(".dynamic.d_tag", pos)
         val = r.u64(".dynamic.d_val", pos + 8)
         if tag == 0:
@@ -159,26 +160,47 @@ def _symbol_count(r: BinReader, tags: dict[int, int]) -> int | None:
         if top < symoffset:
             raise r.error("DT_GNU_HASH.buckets", buckets, f"bucket symbol {top} is below symoffset {symoffset}")
         chains = buckets + 4 * nbuckets
-        # Each chain ends at an entry with bit 0 set; the image bounds the walk.
-        while not (r.u32("DT_GNU_HASH.chains", chains + 4 * (top - symoffset)) & 1):
-            top += 1
-        return top + 1
+        # The last chain ends at the first entry with bit 0 set at or after the top bucket's
+        # symbol; search the rest of the image at once (a loop of reads would crawl on a
+        # damaged table of zeroes).
+        start = chains + 4 * (top - symoffset)
+        r.check("DT_GNU_HASH.chains", start, 4)
+        words = np.frombuffer(r.data, dtype="<u4", count=(len(r) - start) // 4, offset=start)
+        ends = np.flatnonzero(words & 1)
+        if not len(ends):
+            raise r.error("DT_GNU_HASH.chains", start, "the last hash chain never ends")
+        return top + int(ends[0]) + 1
     symtab, strtab = tags.get(DT["SYMTAB"]), tags.get(DT["STRTAB"])
     if symtab is not None and strtab is not None and strtab > symtab:
         return (strtab - symtab) // tags.get(DT["SYMENT"], SYM_SIZE)
     return None
 
 
+_SYM = struct.Struct("<IBBHQQ")
+_RELA = struct.Struct("<QQq")
+_REL = struct.Struct("<QQ")
+
+
 def read_symbols(r: BinReader, symtab: int, count: int, strtab: int, strsz: int) -> list[Symbol]:
     r.check("DT_SYMTAB", symtab, count * SYM_SIZE)
     r.check("DT_STRTAB", strtab, strsz)
     out = []
-    for i in range(count):
-        p = symtab + i * SYM_SIZE
-        name = _strz(r, f"dynsym[{i}].st_name", strtab, strsz, r.u32("st_name", p))
-        info = r.u8("st_info", p + 4)
-        out.append(Symbol(i, name, r.u64("st_value", p + 8), r.u64("st_size", p + 16),
-                          info & 0xF, info >> 4, r.u8("st_other", p + 5), r.u16("st_shndx", p + 6)))
+    # Names repeat across modules' tables rarely, but often within one (weak aliases): cache them.
+    names: dict[int, str] = {}
+    d = r.data
+    searchable = not isinstance(d, memoryview)    # bytes/mmap have find(); the slow path checks itself
+    end = strtab + strsz
+    for i, (st_name, info, other, shndx, value, size) in enumerate(
+            _SYM.iter_unpack(d[symtab:symtab + count * SYM_SIZE])):
+        name = names.get(st_name)
+        if name is None:
+            nul = d.find(b"\0", strtab + st_name, end) if searchable and st_name < strsz else -1
+            if nul >= 0:
+                name = bytes(d[strtab + st_name:nul]).decode("utf-8", "replace")
+            else:
+                name = _strz(r, f"dynsym[{i}].st_name", strtab, strsz, st_name)   # names the problem
+            names[st_name] = name
+        out.append(Symbol(i, name, value, size, info & 0xF, info >> 4, other, shndx))
     return out
 
 
@@ -187,16 +209,19 @@ def _read_relocs(r: BinReader, table: str, start: int, size: int, entsize: int, 
         raise r.error(f"{table} size", start, f"size {size:#x} is not a multiple of the entry size {entsize}")
     r.check(table, start, size)
     out = []
-    for p in range(start, start + size, entsize):
-        off = r.u64(f"{table}.r_offset", p)
-        info = r.u64(f"{table}.r_info", p + 8)
-        addend = r.s64(f"{table}.r_addend", p + 16) if entsize == RELA_SIZE else None
+    limit = len(r) - 8
+    top = max(nsyms, 1)
+    rela = entsize == RELA_SIZE
+    for k, ent in enumerate((_RELA if rela else _REL).iter_unpack(r.data[start:start + size])):
+        off, info = ent[0], ent[1]
         sym = info >> 32
-        if sym >= max(nsyms, 1):
-            raise r.error(f"{table}.r_info", p + 8, f"symbol index {sym} is past the symbol table ({nsyms} entries)")
-        if off + 8 > len(r):
-            raise r.error(f"{table}.r_offset", p, f"relocation target {off:#x} is outside the image (size {len(r):#x})")
-        out.append(Relocation(off, info & 0xFFFFFFFF, sym, addend, table))
+        if sym >= top:
+            raise r.error(f"{table}.r_info", start + k * entsize + 8,
+                          f"symbol index {sym} is past the symbol table ({nsyms} entries)")
+        if off > limit:
+            raise r.error(f"{table}.r_offset", start + k * entsize,
+                          f"relocation target {off:#x} is outside the image (size {len(r):#x})")
+        out.append(Relocation(off, info & 0xFFFFFFFF, sym, ent[2] if rela else None, table))
     return out
 
 

@@ -3,10 +3,23 @@
 A block is a list of sequences: a token byte (high nibble: literal count, low nibble: match
 length - 4; 15 means "more length bytes follow", each 255 adding and continuing), the
 literals, then a 2-byte little-endian back-reference offset and the match.  The last
-sequence has literals only.  Written from the public format description."""
+sequence has literals only.  Written from the public format description.
+
+``engine="auto"`` uses the system's liblz4 when it is there (hundreds of times faster: a
+game's ``main`` is tens of MB) and this Python codec otherwise; a block liblz4 refuses is
+decoded again here so the error names where the stream goes wrong.  Tests hold the two to
+the same results, with one known difference: a match offset of 0 is corrupt by the format
+and refused by the Python engine, while liblz4 1.9.4's safe decoder accepts it (it copies
+from the output position itself, never outside the buffer); the NSO loader's SHA-256 check
+catches such a segment either way."""
 from __future__ import annotations
 
+from typing import Literal
+
 from nxrecomp.errors import NxError
+from recompiler.formats import lz4_native
+
+Engine = Literal["auto", "python", "liblz4"]
 
 # Format rules for the end of a block: the last 5 bytes are literals and the last match
 # starts at least 12 bytes before the end (decoders rely on it for fast copies).
@@ -16,15 +29,26 @@ _MAX_OFFSET = 0xFFFF
 
 
 def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: str = "<lz4>",
-                     field: str = "lz4 block", base: int = 0) -> bytes:
+                     field: str = "lz4 block", base: int = 0, engine: Engine = "auto") -> bytes:
     """Decode an LZ4 block that must expand to exactly ``size`` bytes.
 
     Any malformed stream (truncated, offset 0 or before the start, output longer or shorter
     than ``size``) raises ``NxError`` naming ``path``/``field`` and the file offset
     (``base`` + position in ``src``) where decoding stopped."""
     src = bytes(src)
+    if engine != "python":
+        fast = lz4_native.decompress(src, size)
+        if fast is not None:
+            return fast
+        if engine == "liblz4" and lz4_native.library() is None:
+            raise NxError("liblz4.so.1 is not installed", path=path, field=field)
+    return _decompress_py(src, size, path, field, base)
+
+
+def _decompress_py(src: bytes, size: int, path: str, field: str, base: int) -> bytes:
     n = len(src)
     out = bytearray()
+    olen = 0
     i = 0
 
     def bad(msg: str, at: int) -> NxError:
@@ -36,29 +60,32 @@ def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: st
         token = src[i]
         i += 1
         lit = token >> 4
-        if lit == 15:
-            while True:
-                if i >= n:
-                    raise bad("LZ4 literal length runs past the end of the stream", i)
-                b = src[i]
-                i += 1
-                lit += b
-                if b != 255:
-                    break
-        if i + lit > n:
-            raise bad(f"LZ4 literal run of {lit:#x} bytes runs past the end of the stream", i)
-        if len(out) + lit > size:
-            raise bad(f"LZ4 data expands past the declared size {size:#x}", i)
-        out += src[i:i + lit]
-        i += lit
-        if i == n:
-            break  # the last sequence carries literals only
-        if i + 2 > n:
+        if lit:
+            if lit == 15:
+                while True:
+                    if i >= n:
+                        raise bad("LZ4 literal length runs past the end of the stream", i)
+                    b = src[i]
+                    i += 1
+                    lit += b
+                    if b != 255:
+                        break
+            j = i + lit
+            if j > n:
+                raise bad(f"LZ4 literal run of {lit:#x} bytes runs past the end of the stream", i)
+            olen += lit
+            if olen > size:
+                raise bad(f"LZ4 data expands past the declared size {size:#x}", i)
+            out += src[i:j]
+            i = j
+        if i >= n - 1:
+            if i == n:
+                break  # the last sequence carries literals only
             raise bad("LZ4 match offset runs past the end of the stream", i)
         off = src[i] | (src[i + 1] << 8)
-        if off == 0 or off > len(out):
+        if not 0 < off <= olen:
             raise bad(f"LZ4 match offset {off:#x} points before the start of the output "
-                      f"(output so far {len(out):#x})", i)
+                      f"(output so far {olen:#x})", i)
         i += 2
         ml = token & 15
         if ml == 15:
@@ -71,18 +98,19 @@ def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: st
                 if b != 255:
                     break
         ml += 4
-        if len(out) + ml > size:
+        if olen + ml > size:
             raise bad(f"LZ4 data expands past the declared size {size:#x}", i)
-        start = len(out) - off
+        start = olen - off
         if ml <= off:
             out += out[start:start + ml]
         else:
             # Overlapping copy: the match repeats the last ``off`` bytes.
-            pat = bytes(out[start:])
+            pat = out[start:]
             reps, rem = divmod(ml, off)
             out += pat * reps + pat[:rem]
-    if len(out) != size:
-        raise bad(f"LZ4 data expands to {len(out):#x} bytes, expected {size:#x}", i)
+        olen += ml
+    if olen != size:
+        raise bad(f"LZ4 data expands to {olen:#x} bytes, expected {size:#x}", i)
     return bytes(out)
 
 
@@ -106,11 +134,16 @@ def _emit(out: bytearray, literals: bytes, offset: int = 0, match_len: int = 0) 
             _put_length(out, mcode - 15)
 
 
-def compress_block(data: bytes | bytearray | memoryview) -> bytes:
-    """Encode ``data`` as one LZ4 block (greedy matching through a 4-byte hash table).
-
-    Small and simple rather than tight: used by tests and by packaging the demo game."""
+def compress_block(data: bytes | bytearray | memoryview, *, engine: Engine = "auto") -> bytes:
+    """Encode ``data`` as one LZ4 block.  The Python encoder (greedy matching through a 4-byte
+    hash table) is small and simple rather than fast; ``auto`` prefers liblz4."""
     data = bytes(data)
+    if engine != "python":
+        fast = lz4_native.compress(data)
+        if fast is not None:
+            return fast
+        if engine == "liblz4":
+            raise NxError("liblz4.so.1 is not installed or refused the data")
     n = len(data)
     out = bytearray()
     table: dict[bytes, int] = {}

@@ -1,6 +1,6 @@
 """What NSO0 and NRO0 have in common once their segments are in memory: the module image
-(.text, .rodata, .data at their memory offsets, then zeroed .bss), the MOD0 header that
-image+4 points at, and the ``.dynamic`` that MOD0 points at."""
+(.text, .rodata, .data at their memory offsets; .bss follows, zeroed, and is not stored), the
+MOD0 header that image+4 points at, and the ``.dynamic`` that MOD0 points at."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -59,15 +59,19 @@ class ModuleImage:
         raise KeyError(name)
 
 
-def check_layout(r: BinReader, segs: list[tuple[str, int, int]], header_field: str) -> None:
+# (segment name, memory offset, size, file offset of its MemoryOffset field)
+SegLayout = list[tuple[str, int, int, int]]
+
+
+def check_layout(r: BinReader, segs: SegLayout, header_field: str) -> None:
     """Segments must start at 0 and follow each other without overlapping (a loader that
     accepted overlap would let .data silently overwrite code)."""
-    name0, mem0, _ = segs[0]
+    name0, mem0, _, at0 = segs[0]
     if mem0 != 0:
-        raise r.error(f"{header_field}.{name0}.MemoryOffset", 0, f".text must be at offset 0, not {mem0:#x}")
-    for (na, ma, sa), (nb, mb, _) in zip(segs, segs[1:]):
+        raise r.error(f"{header_field}.{name0}.MemoryOffset", at0, f".text must be at offset 0, not {mem0:#x}")
+    for (na, ma, sa, _), (nb, mb, _, atb) in zip(segs, segs[1:]):
         if ma + sa > mb:
-            raise r.error(f"{header_field}.{nb}.MemoryOffset", 0,
+            raise r.error(f"{header_field}.{nb}.MemoryOffset", atb,
                           f".{nb} at {mb:#x} overlaps .{na} ({ma:#x}..{ma + sa:#x})")
 
 
@@ -97,13 +101,13 @@ def read_mod0(image: bytes, memory_size: int, path: str) -> Mod0 | None:
     return m
 
 
-def check_span(r: BinReader, segs: list[tuple[str, int, int]], header_field: str) -> None:
+def check_span(r: BinReader, segs: SegLayout, header_field: str) -> None:
     """Refuse images far larger than the file could describe, before allocating them: a
     damaged offset must give an error, not a multi-gigabyte allocation."""
-    name, mem, size = segs[-1]
+    name, mem, size, at = segs[-1]
     limit = max(MIN_SPAN_LIMIT, SPAN_PER_FILE_BYTE * len(r))
     if mem + size > limit:
-        raise r.error(f"{header_field}.{name}", 0, f"module would span {mem + size:#x} bytes, more than "
+        raise r.error(f"{header_field}.{name}", at, f"module would span {mem + size:#x} bytes, more than "
                                                    f"{limit:#x} for a file of {len(r):#x} bytes")
 
 

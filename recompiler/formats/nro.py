@@ -108,12 +108,15 @@ def parse_nro(data: bytes | bytearray | memoryview, path: str = "<nro>") -> NroM
     size = r.u32("Size", SIZE)
     if size < HEADER_END or size > len(r):
         raise r.error("Size", SIZE, f"NRO size {size:#x} is outside {HEADER_END:#x}..{len(r):#x} (file size)")
-    lay = [(SEGMENT_NAMES[i], r.u32(f"{n}.MemoryOffset", at), r.u32(f"{n}.Size", at + 4))
-           for i, (n, at) in enumerate(zip(SEGMENT_NAMES, SEG_HEADER))]
+    lay = [(n, r.u32(f"{n}.MemoryOffset", at), r.u32(f"{n}.Size", at + 4), at)
+           for n, at in zip(SEGMENT_NAMES, SEG_HEADER)]
     check_layout(r, lay, "header")
     check_span(r, lay, "header")
+    if lay[0][2] < HEADER_END:
+        raise r.error("text.Size", SEG_HEADER[0] + 4, f".text is {lay[0][2]:#x} bytes; it must hold the "
+                                                      f"{HEADER_END:#x}-byte header it starts with")
     segments, datas = [], []
-    for i, (name, off, sz) in enumerate(lay):
+    for i, (name, off, sz, _) in enumerate(lay):
         if off + sz > size:
             raise r.error(f"{name}.Size", SEG_HEADER[i] + 4, f".{name} {off:#x}+{sz:#x} runs past the NRO size {size:#x}")
         datas.append(r.bytes(name, off, sz))
@@ -122,7 +125,10 @@ def parse_nro(data: bytes | bytearray | memoryview, path: str = "<nro>") -> NroM
     ro_size = lay[1][2]
     module = finish_module(segments, datas, bss, path)
     assets = _assets(r, size) if len(r) >= size + 4 and bytes(r.data[size:size + 4]) == ASET_MAGIC else None
+    dso = r.u32("DsoHandleOffset", DSO_HANDLE)
+    if dso > module.memory_size:
+        raise r.error("DsoHandleOffset", DSO_HANDLE, f"{dso:#x} is outside the module (size {module.memory_size:#x})")
     return NroModule(path, r.u32("Version", 0x14), size, r.u32("Flags", FLAGS), r.bytes("ModuleId", MODULE_ID, 0x20),
-                     r.u32("DsoHandleOffset", DSO_HANDLE), _range(r, "EmbeddedOffset", EMBEDDED, ro_size),
+                     dso, _range(r, "EmbeddedOffset", EMBEDDED, ro_size),
                      _range(r, "DynStrOffset", DYNSTR, ro_size), _range(r, "DynSymOffset", DYNSYM, ro_size),
                      module, assets)

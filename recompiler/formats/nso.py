@@ -105,10 +105,10 @@ def parse_nso(data: bytes | bytearray | memoryview, path: str = "<nso>") -> NsoM
     if flags & ~0x3F:
         raise r.error("Flags", 0xC, f"unknown flag bits {flags & ~0x3F:#x}")
     heads = []
-    for i, name in enumerate(SEG_HEADER):
-        heads.append((r.u32(f"{SEGMENT_NAMES[i]}.FileOffset", name), r.u32(f"{SEGMENT_NAMES[i]}.MemoryOffset", name + 4),
-                      r.u32(f"{SEGMENT_NAMES[i]}.Size", name + 8), r.u32(f"{SEGMENT_NAMES[i]}.FileSize", FILE_SIZE[i])))
-    lay = [(SEGMENT_NAMES[i], h[1], h[2]) for i, h in enumerate(heads)]
+    for i, (nm, at) in enumerate(zip(SEGMENT_NAMES, SEG_HEADER)):
+        heads.append((r.u32(f"{nm}.FileOffset", at), r.u32(f"{nm}.MemoryOffset", at + 4),
+                      r.u32(f"{nm}.Size", at + 8), r.u32(f"{nm}.FileSize", FILE_SIZE[i])))
+    lay = [(SEGMENT_NAMES[i], h[1], h[2], SEG_HEADER[i] + 4) for i, h in enumerate(heads)]
     check_layout(r, lay, "header")
     check_span(r, lay, "header")
     for i, (foff, _, size, fsize) in enumerate(heads):

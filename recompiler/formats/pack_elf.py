@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from nxrecomp.errors import NxError
 from recompiler.formats.binreader import BinReader
 from recompiler.formats.elfdyn import parse_dynamic
+from recompiler.formats.module import MIN_SPAN_LIMIT, SPAN_PER_FILE_BYTE
 from recompiler.formats.pack_nro import NroAssets, pack_nro
 from recompiler.formats.pack_nso import pack_nso
 
@@ -78,6 +79,18 @@ def split_elf(data: bytes | bytearray | memoryview, path: str = "<elf>") -> ElfS
             raise r.error(f"phdr[{i}].p_memsz", phoff + 56 * i + 40, "only the RW segment may have memsz > filesz")
         if vaddr + memsz > nvaddr:
             raise r.error(f"phdr[{j}].p_vaddr", phoff + 56 * j + 16, "PT_LOAD segments overlap or are out of order")
+    # Switch headers hold 32-bit offsets and sizes; and the image built below must stay a size
+    # the file could describe (a damaged p_vaddr must not become a giant allocation).
+    limit = max(MIN_SPAN_LIMIT, SPAN_PER_FILE_BYTE * len(r))
+    i, _, _, vaddr, filesz, memsz = loads[2]
+    if vaddr + filesz > limit:
+        raise r.error(f"phdr[{i}].p_vaddr", phoff + 56 * i + 16, f"module would span {vaddr + filesz:#x} bytes, "
+                                                                f"more than {limit:#x} for a file of {len(r):#x} bytes")
+    if memsz < filesz:
+        raise r.error(f"phdr[{i}].p_memsz", phoff + 56 * i + 40, f"memsz {memsz:#x} is smaller than filesz {filesz:#x}")
+    if memsz - filesz > 0xFFFFFFFF:
+        raise r.error(f"phdr[{i}].p_memsz", phoff + 56 * i + 40, f".bss of {memsz - filesz:#x} bytes does not fit "
+                                                                 "the 32-bit BssSize field")
     segs = [r.bytes(f"phdr[{i}] contents", off, filesz) for i, _, off, _, filesz, _ in loads]
     mem = tuple(vaddr for _, _, _, vaddr, _, _ in loads)
     bss = loads[2][5] - loads[2][4]
@@ -90,7 +103,7 @@ def split_elf(data: bytes | bytearray | memoryview, path: str = "<elf>") -> ElfS
     for i in range(phnum):
         at = phoff + 56 * i
         if r.u32(f"phdr[{i}].p_type", at) == PT_DYNAMIC:
-            dyn = parse_dynamic(bytes(image), r.u64(f"phdr[{i}].p_vaddr", at + 16), path)
+            dyn = parse_dynamic(image, r.u64(f"phdr[{i}].p_vaddr", at + 16), path)
             symtab, strtab = dyn.get("SYMTAB"), dyn.get("STRTAB")
             ro_lo, ro_hi = mem[1], mem[1] + len(segs[1])
             if symtab is not None and ro_lo <= symtab < ro_hi and strtab is not None and ro_lo <= strtab < ro_hi:

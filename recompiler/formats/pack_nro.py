@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from nxrecomp.errors import NxError
 from recompiler.formats import nro
-from recompiler.formats.pack_nso import default_layout
+from recompiler.formats.pack_nso import check_u32, default_layout
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,10 @@ def pack_nro(text: bytes, rodata: bytes, data: bytes, *, bss_size: int = 0, buil
     if len(build_id) > 0x20:
         raise NxError(f"pack_nro: build id is {len(build_id)} bytes, at most 32")
     mem = mem_offsets or default_layout((len(text), len(rodata), len(data)))
+    for what, vals in (("memory offset", mem), ("bss size", (bss_size,)), ("embedded", embedded),
+                       ("dynstr", dynstr), ("dynsym", dynsym)):
+        for v in vals:
+            check_u32(what, v)
     size = mem[2] + len(data)
     out = bytearray(size)
     for off, seg in zip(mem, (text, rodata, data)):

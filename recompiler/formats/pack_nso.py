@@ -18,6 +18,11 @@ def _triple(v: bool | Triple) -> Triple:
     return (v, v, v) if isinstance(v, bool) else tuple(v)  # type: ignore[return-value]
 
 
+def check_u32(what: str, value: int) -> None:
+    if not 0 <= value <= 0xFFFFFFFF:
+        raise NxError(f"pack: {what} {value:#x} does not fit a 32-bit header field")
+
+
 def default_layout(sizes: tuple[int, int, int]) -> tuple[int, int, int]:
     """Memory offsets as Switch tools lay them out: each segment on the next page."""
     ro = align_up(sizes[0], PAGE)
@@ -34,6 +39,11 @@ def pack_nso(text: bytes, rodata: bytes, data: bytes, *, bss_size: int = 0, buil
     if len(build_id) > 0x20:
         raise NxError(f"pack_nso: build id is {len(build_id)} bytes, at most 32")
     segs = (bytes(text), bytes(rodata), bytes(data))
+    check_u32("bss size", bss_size)
+    for what, v in (("memory offset", mem_offsets or (0,)), ("embedded", embedded), ("dynstr", dynstr),
+                    ("dynsym", dynsym)):
+        for x in v:
+            check_u32(what, x)
     comp, hashed = _triple(compress), _triple(hash_check)
     mem = mem_offsets or default_layout(tuple(len(s) for s in segs))  # type: ignore[arg-type]
     stored = [compress_block(s) if c else s for s, c in zip(segs, comp)]

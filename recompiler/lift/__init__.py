@@ -1,6 +1,8 @@
 """Lift one guest function to C: the emitter plus the handler table of every instruction form."""
 from __future__ import annotations
 
+import logging
+
 from recompiler.lift import control, fp_simd, integer, memory
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 
@@ -8,8 +10,10 @@ HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **f
 
 
 def lift_function(plan: FunctionPlan, functions: set[int], *, trust_abi: bool = True,
-                  comments: bool = False) -> tuple[str, set[int]]:
+                  comments: bool = False, trace: bool = False) -> tuple[str, set[int]]:
     """C source of ``plan``'s function and the set of functions it calls directly."""
-    em = FunctionEmitter(plan, functions, trust_abi=trust_abi, comments=comments)
+    em = FunctionEmitter(plan, functions, trust_abi=trust_abi, comments=comments, trace=trace)
     code = em.emit(HANDLERS)
+    for err in em.internal_errors:
+        logging.getLogger("recompiler.lift").warning("lifter error (lifted as a fatal trap): %s", err)
     return code, em.callees

@@ -39,7 +39,8 @@ class FunctionPlan:
 
 class FunctionEmitter:
     def __init__(self, plan: FunctionPlan, functions: set[int], trust_abi: bool = True,
-                 comments: bool = False) -> None:
+                 comments: bool = False, trace: bool = False) -> None:
+        self.trace = trace
         self.plan = plan
         self.functions = functions          # every function entry of the program
         self.trust_abi = trust_abi
@@ -51,6 +52,7 @@ class FunctionEmitter:
         self.flags_written = False
         self.insn: Insn | None = None
         self.callees: set[int] = set()
+        self.internal_errors: list[str] = []
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -135,6 +137,10 @@ class FunctionEmitter:
             except LiftError:
                 self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); return;")
                 falls = False
+            except Exception as e:  # a lifter bug: keep building, report it in the stats
+                self.internal_errors.append(f"{insn.addr:#x} {insn.word:#010x} {insn.name}: {e!r}")
+                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); return;")
+                falls = False
             prev_falls, prev_addr = falls, insn.addr
         if prev_falls and prev_addr is not None:
             self.out(self.goto(prev_addr + 4))
@@ -156,7 +162,7 @@ class FunctionEmitter:
         written = {m for m in _ASSIGN_RE.findall(body)}
         w_regs = sorted(int(r[1:]) for r in written if r != "sp")
         w_sp = "sp" in written
-        uses_flags = bool(re.search(r"\b[NZCV]\b", body))
+        uses_flags = self.flags_written or bool(re.search(r"\b[NZCV]\b", body))
         regs = sorted(used)
         decl = []
         if regs:
@@ -193,6 +199,7 @@ class FunctionEmitter:
                 f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
                 f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
                 f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
-                f"  {' '.join(d for d in decl if d)}\n{resume}"
+                f"  {' '.join(d for d in decl if d)}\n"
+                f"{'  nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{resume}"
                 f" L_{self.plan.entry:x}:;\n{body}\n"
                 f"#undef STORE_ALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n}}\n")

@@ -240,7 +240,7 @@ def h_copy(em: FunctionEmitter, i: Insn) -> None:
     Q, op, imm5, imm4 = f["Q"], f["op"], f["imm5"], f["imm4"]
     n, d = f["Rn"], f["Rd"]
     size = (imm5 & -imm5).bit_length() - 1
-    if size > 3:
+    if not 0 <= size <= 3:
         raise LiftError("reserved copy")
     w, ut, st, bits = _LANE[size]
     idx = imm5 >> (size + 1)
@@ -268,7 +268,7 @@ def h_scalar_copy(em: FunctionEmitter, i: Insn) -> None:  # DUP (element, scalar
     f = i.f
     imm5 = f["imm5"]
     size = (imm5 & -imm5).bit_length() - 1
-    if size > 3:
+    if not 0 <= size <= 3:
         raise LiftError("reserved")
     w = _LANE[size][0]
     em.out(f"{{ u64 _e = s->v[{f['Rn']}].{w}[{imm5 >> (size + 1)}]; s->v[{f['Rd']}].q = (u128)_e; }}")
@@ -428,17 +428,16 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
         e = f"({ut})(c.{w}[i] + {sh})"
     elif op == 10 and U == 0:  # SHL
         e = f"({ut})(a.{w}[i] << {lshift})"
-    elif op == 16 and U == 0 and not scalar:  # SHRN/SHRN2: narrow from size+1
-        nbits = bits // 2
-        if size == 0:
+    elif op == 16 and U == 0 and not scalar:  # SHRN/SHRN2: immh gives the narrow lane size
+        if size == 3:
             raise LiftError("reserved SHRN")
-        nw, nut = _LANE[size - 1][0], _LANE[size - 1][1]
-        rs = bits - (imm - bits // 2 * 1) if False else (2 * nbits - (imm - nbits))  # shift = 2*esize - imm (esize = narrow)
-        half = 8 // (nbits // 8)
+        ww = _LANE[size + 1][0]
+        rs = 2 * bits - imm
+        half = 8 // (bits // 8)
         if Q:
-            em.out(f"{{ NxVec a = s->v[{n}]; for (int i = 0; i < {half}; i++) s->v[{d}].{nw}[{half} + i] = ({nut})(a.{w}[i] >> {rs}); }}")
+            em.out(f"{{ NxVec a = s->v[{n}]; for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = ({ut})(a.{ww}[i] >> {rs}); }}")
         else:
-            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{nw}[i] = ({nut})(a.{w}[i] >> {rs}); s->v[{d}] = _r; }}")
+            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = ({ut})(a.{ww}[i] >> {rs}); s->v[{d}] = _r; }}")
         return
     elif op == 20 and not scalar:  # SSHLL/USHLL (and SXTL/UXTL): widen from immh's size
         if size == 3:

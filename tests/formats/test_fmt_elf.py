@@ -219,3 +219,53 @@ def test_elf_layout_errors(built, tmp_path) -> None:
         split_elf(host, "python")
     with pytest.raises(NxError, match="run past the end"):
         split_elf(blob[:0x200], "x.so")
+    # Code where the NRO header goes: converting to NRO would overwrite it.
+    text_off = next(off for i, flags, off, vaddr, *_ in _loads(blob) if flags & 1)
+    clobber = bytearray(blob)
+    clobber[text_off + 0x20] = 0xAA
+    assert elf_to_nso(bytes(clobber), "x.so")
+    with pytest.raises(NxError, match="0x10..0x80 zeroed"):
+        elf_to_nro(bytes(clobber), "x.so")
+
+
+def _loads(blob: bytes):
+    import struct
+    phoff, = struct.unpack_from("<Q", blob, 32)
+    phnum, = struct.unpack_from("<H", blob, 56)
+    for i in range(phnum):
+        ptype, flags, off, vaddr = struct.unpack_from("<IIQQ", blob, phoff + 56 * i)
+        if ptype == 1:
+            yield i, flags, off, vaddr
+
+
+def _fuzz_elf(so_bytes: bytes, examples: int) -> None:
+    import time
+
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    from test_fmt_fuzz import mutate, mutation
+
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.function_scoped_fixture])
+    @given(st.lists(mutation, min_size=1, max_size=6))
+    def case(muts) -> None:
+        blob = mutate(so_bytes, muts)
+        t0 = time.monotonic()
+        try:
+            parse_nso(elf_to_nso(blob, "fuzz.so", compress=False), "fuzz.nso")
+        except NxError as e:
+            assert "fuzz" in str(e)
+        assert time.monotonic() - t0 < 5.0
+
+    case()
+
+
+def test_fuzz_elf_conversion(built) -> None:
+    _fuzz_elf(built["sysv+gnu-hash"].read_bytes(), 80)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_fuzz_elf_conversion_heavy(built, variant) -> None:
+    _fuzz_elf(built[variant].read_bytes(), 2000)

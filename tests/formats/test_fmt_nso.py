@@ -111,9 +111,9 @@ def _patch(blob: bytes, at: int, fmt: str, *vals) -> bytes:
     (0x0, "<4s", b"NSO1", "field Magic, offset 0x0: bad magic"),
     (0xC, "<I", 0x40, "field Flags"),
     (0x10, "<I", 0x7FFFFFF0, "field text.FileOffset/FileSize"),
-    (0x14, "<I", 0x10, "field header.text.MemoryOffset"),
-    (0x24, "<I", 0x800, "field header.rodata.MemoryOffset.*overlaps .text"),
-    (0x34, "<I", 0x7000000, "field header.data.*module would span"),
+    (0x14, "<I", 0x10, "field header.text.MemoryOffset, offset 0x14"),
+    (0x24, "<I", 0x800, "field header.rodata.MemoryOffset, offset 0x24.*overlaps .text"),
+    (0x34, "<I", 0x7000000, "field header.data, offset 0x34.*module would span"),
     (0x60, "<I", 0x100000, "field text.FileOffset/FileSize"),
     (0x1C, "<I", 0x10000, "field ModuleName"),
     (0x98, "<II", (0x800, 0x1000), "field DynSymOffset.*runs past .rodata"),
@@ -153,3 +153,38 @@ def test_bad_dynamic_is_named() -> None:
         struct.pack_into("<qQ", data2, 16 * i, 21, 0)
     with pytest.raises(NxError, match="no DT_NULL"):
         parse_nso(F.nso_file(text, ro, bytes(data2), bss, flags=0, compress=(True, True, True)), "main")
+
+
+def test_damaged_tables_in_a_large_image_fail_fast() -> None:
+    """16 MiB of compressible damage: a .dynamic with no DT_NULL, and a GNU hash table whose
+    chains never end, must be refused at once (not read entry by entry to the image end)."""
+    import time
+
+    text, ro, _, _ = F.module_image()
+    big = 16 << 20
+    no_null = bytearray(struct.pack("<qQ", 21, 0) * (big // 16))            # DT_DEBUG forever
+    gnu = bytearray(big)                                                      # zeroes: chains never end
+    dyn_at = big - 0x100
+    struct.pack_into("<qQqQqQqQqQ", gnu, dyn_at, 0x6FFFFEF5, 0x2000, 6, 0x1000, 5, 0x1100, 10, 1, 0, 0)
+    struct.pack_into("<IIII", gnu, 0, 1, 1, 1, 0)                             # nbuckets 1, symoffset 1, bloom 1
+    struct.pack_into("<I", gnu, 0x18, 1)                                      # bucket[0] -> symbol 1
+    for data, msg in ((no_null, "more than 4096 entries"), (gnu, "DT_GNU_HASH|DT_SYMTAB.*run past the end")):
+        mod0_text = bytearray(text)
+        struct.pack_into("<i", mod0_text, F.MOD0_AT + 4, 0x2000 + (dyn_at if data is gnu else 0) - F.MOD0_AT)
+        blob = pack_nso(bytes(mod0_text), ro, bytes(data), hash_check=False)
+        assert len(blob) < big // 100
+        t0 = time.monotonic()
+        with pytest.raises(NxError, match=msg):
+            parse_nso(blob, "big")
+        assert time.monotonic() - t0 < 3.0
+
+
+def test_gnu_hash_chain_without_end() -> None:
+    from recompiler.formats.elfdyn import parse_dynamic
+
+    img = bytearray(1 << 20)
+    struct.pack_into("<IIII", img, 0x2000, 1, 1, 1, 0)      # nbuckets 1, symoffset 1, bloom size 1
+    struct.pack_into("<I", img, 0x2018, 1)                  # bucket 0 -> symbol 1; chains all zero
+    struct.pack_into("<qQqQqQqQqQ", img, 0x100, 0x6FFFFEF5, 0x2000, 6, 0x1000, 5, 0x1100, 10, 2, 0, 0)
+    with pytest.raises(NxError, match="DT_GNU_HASH.chains, offset 0x201c: the last hash chain never ends"):
+        parse_dynamic(bytes(img), 0x100, "x")

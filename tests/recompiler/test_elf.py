@@ -252,3 +252,46 @@ def test_dynamic_table_pointing_outside_file(tmp_path, binaries):
 def test_unreadable_path(tmp_path):
     with pytest.raises(NxError, match="cannot read"):
         load_elf(tmp_path / "missing")
+
+
+def test_mutated_files_give_only_nxerror(binaries):
+    """Random corruption of the headers and dynamic tables, and random truncation: the loader
+    (and the linker, for the static program) either succeeds or raises a one-line NxError."""
+    import random
+
+    from recompiler.link import link
+
+    rng = random.Random(20261129)
+    for name in ("lua5.4", "busybox"):
+        data = binaries[name].read_bytes()
+        m0 = parse_elf(data, name)
+        hot = [(0, 0x300)] + [(s.offset, min(s.size, 0x400)) for s in m0.sections if s.name in (
+            ".dynamic", ".dynsym", ".gnu.version", ".gnu.version_d", ".gnu.version_r", ".gnu.hash", ".rela.dyn",
+            ".rela.plt") and s.size]
+        shoff = struct.unpack_from("<Q", data, 0x28)[0]
+        hot.append((shoff, 64 * len(m0.sections)))
+        for it in range(300):
+            d = bytearray(data)
+            if it % 10 == 0:
+                d = d[:rng.randrange(len(d))]
+            else:
+                for _ in range(rng.randint(1, 4)):
+                    a, n = rng.choice(hot)
+                    i = a + rng.randrange(n)
+                    d[i] = rng.choice([0, 0xFF, rng.randrange(256), d[i] ^ (1 << rng.randrange(8))])
+            try:
+                m = parse_elf(bytes(d), "mutant")
+                if m.dynamic is None:
+                    link([m])
+            except NxError as e:
+                assert "\n" not in str(e) and "mutant" in str(e) or "nothing" in str(e), str(e)
+
+
+def test_relr_decoding():
+    """DT_RELR (gABI): an address word, then bitmaps each covering the next 63 words."""
+    from recompiler.elf import decode_relr
+    assert decode_relr([0x1000]) == [0x1000]
+    # address 0x1000, then bitmap with bits for words 0 and 2 after 0x1008, then for word 62
+    # of the following run (which starts 63 words later)
+    words = [0x1000, (0b101 << 1) | 1, (1 << 63) | 1]
+    assert decode_relr(words) == [0x1000, 0x1008, 0x1018, 0x1008 + 63 * 8 + 62 * 8]

@@ -254,3 +254,23 @@ def test_unresolved_strong_symbol_is_an_error(roots, tmp_path):
     data[i] = ord("Q")
     with pytest.raises(NxError, match="undefined symbol Q"):
         link([parse_elf(bytes(data), "lua-renamed")], search_paths=roots[1:])
+
+
+def test_copy_relocation_copies_relocated_data_and_weak_undefined_is_zero(roots, lua_image):
+    """Turn lua5.4's GLOB_DAT of `stdout` into a COPY: the 8 bytes copied must be libc's
+    `stdout` after libc's own relocations, i.e. the address of _IO_2_1_stdout_."""
+    prog = roots[0] / "usr/bin/lua5.4"
+    m = load_elf(prog)
+    r = next(r for r in m.relocs if r.type == 1025 and r.sym_name == "stdout")
+    data = bytearray(prog.read_bytes())
+    rela = next(s for s in m.sections if s.name == ".rela.dyn")
+    for i in range(rela.size // 24):
+        off, info = struct.unpack_from("<QQ", data, rela.offset + 24 * i)
+        if off == r.offset:
+            struct.pack_into("<Q", data, rela.offset + 24 * i + 8, (info >> 32) << 32 | 1024)
+    im = link([parse_elf(bytes(data), "lua-copy")], search_paths=roots[1:])
+    libc = next(x for x in im.modules if x.name == "libc.so.6")
+    io_stdout = _Ref(Path(libc.path)).definition("_IO_2_1_stdout_", "GLIBC_2.17")[1]
+    assert _u64(im, im.modules[0].base + r.offset) == libc.base + io_stdout
+    gmon = next(r for r in m.relocs if r.sym_name == "__gmon_start__")
+    assert m.dynsyms[gmon.sym].bind == "WEAK" and _u64(lua_image, lua_image.modules[0].base + gmon.offset) == 0

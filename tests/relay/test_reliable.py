@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import wait_for
+from relaytest import wait_for
 from cpu_host.coop import ALL, CoopClient
 from netem import LossyPath
 

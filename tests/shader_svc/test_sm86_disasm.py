@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import struct
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,9 @@ from shader_svc import nvtools
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.table import ROWS
 
-from .conftest import PTX_FILES
+# the same corpus the conftest builds (tests/shader_svc is not a package: a package of that
+# name would shadow the real shader_svc)
+PTX_FILES = sorted((Path(__file__).parent / "ptx").glob("*.ptx"))
 
 
 def _words(code: bytes) -> list[tuple[int, int]]:

@@ -8,7 +8,7 @@ import pytest
 from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
 from gpu_guest import P, Scene, frame_image, rect_px, rect_uv_px, to8, ubo
 from gpu_host import png
-from test_blocklinear import ref_address
+from test_gpu_blocklinear import ref_address
 
 W, H = 64, 48
 

@@ -1,0 +1,153 @@
+"""Frame time with 1,000 and 10,000 draws per frame: split (CPU-host client -> shared-memory
+ring -> GPU process) against the same replay in one process (Engine.submit on the same packets).
+Prints medians and the ratio split / in-process.  Target: split costs < 5 %.
+
+    .venv/bin/python bench/gpu_split.py [--frames 9]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gpu_host"))
+
+from cpu_host.gpu_client.client import GpuClient  # noqa: E402
+from cpu_host.gpu_client.memory import Pool  # noqa: E402
+from cpu_host.gpu_client.registry import TextureDesc  # noqa: E402
+from cpu_host.gpu_client.shaders import GlslSource  # noqa: E402
+from gpu_guest import COLOR_FS, COLOR_VS, P, rect_px, start_gpu, stop_gpu, ubo  # noqa: E402
+from gpu_host.engine import Engine  # noqa: E402
+from gpu_host.objects import MappedPools  # noqa: E402
+from gpu_host.vkdevice import Device  # noqa: E402
+
+W = H = 128
+
+
+def frame_commands(draws: int, frame: int) -> list[tuple]:
+    # Many small draws with a uniform range change every 10 draws, as a game's sprite batch would.
+    cmds = [(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+            (P.OP_VERTEX, 1, 0, 48)]
+    for i in range(draws):
+        if i % 10 == 0:
+            cmds.append((P.OP_UNIFORM, 0, 1, 4096 + 256 * ((i // 10) % 64), 48))
+        cmds.append((P.OP_DRAW, 6, 1, 0, 0))
+    return cmds + [(P.OP_PRESENT, frame, 7)]
+
+
+def fill(pool) -> None:
+    pool.write(0, rect_px(0, 0, 4, 4, W, H).tobytes())
+    for k in range(64):
+        pool.write(4096 + 256 * k, ubo((k / 64, 0.5, 0.2, 1), (2 * (k % 8) * 8 / W, 2 * (k // 8) * 8 / H)))
+
+
+class Split:
+    """Client -> ring -> GPU process."""
+
+    def __init__(self) -> None:
+        self.proc, d = start_gpu()
+        self.c = GpuClient(d, ring_capacity=32 << 20)
+        self.c.connect(timeout=30)
+        pool = self.c.create_pool(1, 1 << 20)
+        fill(pool)
+        self.c.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
+        self.c.register(TextureDesc(7, 0, 0, W, H, "RGBA8", render_target=True))
+        self.replay_ms: list[float] = []
+
+    def frame(self, cmds: list[tuple], n: int) -> tuple[float, str]:
+        t = time.perf_counter()
+        self.c.wait(self.c.submit(cmds), timeout=300)
+        dt = time.perf_counter() - t
+        self.replay_ms.append(self.c.status().last_replay_ms)
+        return dt, self.c.frame(n).sha256
+
+    def close(self) -> None:
+        self.c.close()
+        stop_gpu(self.proc)
+
+
+class Local:
+    """The same commands replayed by an Engine in this process: checks, validation, snapshot,
+    Vulkan — everything but the transport (no encoding, ring or second process)."""
+
+    def __init__(self) -> None:
+        self.pool = Pool(1, 1 << 20)
+        fill(self.pool)
+        mp = MappedPools()
+        mp.add(1, self.pool.fd, self.pool.size)
+        self.dev = Device()
+        self.eng = Engine(self.dev, mp, keep_frames=2)
+        v, f = GlslSource(COLOR_VS, COLOR_FS).spirv()
+        self.eng.register_program(id=1, vertex=v, fragment=f)
+        self.eng.register_texture(id=7, pool=0, offset=0, width=W, height=H, format="RGBA8", block_linear=False,
+                                  block_height_log2=0, pitch=0, render_target=True)
+
+    def frame(self, cmds: list[tuple], n: int) -> tuple[float, str]:
+        t = time.perf_counter()
+        self.eng.submit(n, [list(c) for c in cmds])   # no serialisation: one process needs none
+        dt = time.perf_counter() - t
+        return dt, self.eng.frames[-1].sha256
+
+    def close(self) -> None:
+        self.eng.close()
+        self.dev.close()
+
+
+def run_side(side, draws: int, frames: int, first: int) -> tuple[list[float], str]:
+    times, sha = [], ""
+    for i in range(frames + 1):
+        dt, sha = side.frame(frame_commands(draws, first + i), first + i)
+        if i:                                  # the first frame compiles pipelines
+            times.append(dt)
+    return times, sha
+
+
+def local_worker(draws: int, frames: int) -> None:
+    """In-process replay in a clean process of its own (no gRPC threads, no client)."""
+    import json
+    side = Local()
+    try:
+        print(json.dumps(run_side(side, draws, frames, 1)))
+    finally:
+        side.close()
+
+
+def local_in_subprocess(draws: int, frames: int) -> tuple[list[float], str]:
+    import json
+    import subprocess
+    out = subprocess.run([sys.executable, __file__, "--local-worker", str(draws), "--frames", str(frames)],
+                         capture_output=True, text=True, check=True).stdout
+    return tuple(json.loads(out.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--frames", type=int, default=9)
+    ap.add_argument("--local-worker", type=int, default=0)
+    a = ap.parse_args()
+    if a.local_worker:
+        return local_worker(a.local_worker, a.frames)
+    for draws in (1000, 10000):
+        # in-process before and after the split run, so drift in the machine's load hits both.
+        l1, lsha = local_in_subprocess(draws, a.frames)
+        split = Split()
+        try:
+            st, ssha = run_side(split, draws, a.frames, 1)
+            rep = statistics.median(split.replay_ms[1:]) / 1000
+        finally:
+            split.close()
+        l2, _ = local_in_subprocess(draws, a.frames)
+        assert ssha == lsha, "split and in-process frames differ"
+        lm, sm = statistics.median(l1 + l2), statistics.median(st)
+        print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
+              f"split/in-process {sm / lm:.3f}  (medians of {len(l1 + l2)} / {len(st)} frames; frames identical)")
+        print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (encode, ring, doorbell, "
+              f"wake-up) {(sm - rep) * 1000:6.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""The gRPC shader service (``nxshader.ShaderTranslator`` + standard gRPC health).
+
+Every request is answered: a bad program becomes INVALID_ARGUMENT with the decoder's message
+(field, offset, word), an unexpected failure INTERNAL; neither stops the server.  Translations
+go through the disk cache (``disk_cache.DiskCache``) keyed by the translator identity."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import signal
+import sys
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from nxrecomp.errors import NxError
+from nxrecomp.progress import Progress
+from proto import shader_pb2, shader_pb2_grpc
+from shader_svc import identity, translate as tr
+from shader_svc.disk_cache import DiskCache
+
+log = logging.getLogger("shader_svc.service")
+SERVICE = "nxshader.ShaderTranslator"
+
+
+@dataclass
+class Counters:
+    translations: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    errors: int = 0
+    translate_seconds: float = 0.0
+    carried: int = 0          # served from an older translator while re-translating
+
+
+class Failure(Exception):
+    """A request that cannot be served: its gRPC status and message."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+class Translator:
+    """Cache-aware translation; thread-safe (counters under a lock, files written atomically)."""
+
+    def __init__(self, cache_root: Path, translator: str | None = None) -> None:
+        self.id = translator or identity.translator_id()
+        self.cache = DiskCache(cache_root, self.id)
+        self.lock = threading.Lock()
+        self.n = Counters()
+        # One background worker re-translates programs served from an older translator's
+        # files; `pending` keeps a program from being queued twice.
+        self.background = futures.ThreadPoolExecutor(1, thread_name_prefix="retranslate")
+        self.pending: set[str] = set()
+
+    def _count(self, **inc: float) -> None:
+        with self.lock:
+            for k, v in inc.items():
+                setattr(self.n, k, getattr(self.n, k) + v)
+
+    def run(self, p: tr.Program, carry: bool = True) -> shader_pb2.Translation:
+        """Translation of ``p`` by this translator, from the cache when there.  With ``carry``
+        an older translator's file is served at once and this one re-translates in the background."""
+        key = p.key()
+        spv = self.cache.get(key)
+        if spv is not None:
+            self._count(cache_hits=1)
+            return shader_pb2.Translation(key=key, spirv=spv, cached=True, translator=self.id)
+        prev = self.cache.previous(key) if carry else None
+        if prev is not None:
+            self._count(carried=1)
+            with self.lock:
+                queue = key not in self.pending
+                self.pending.add(key)
+            if queue:
+                self.background.submit(self._retranslate, p, key)
+            return shader_pb2.Translation(key=key, spirv=prev[1], cached=True, translator=prev[0])
+        self._count(cache_misses=1)
+        t0 = time.perf_counter()
+        try:
+            spv = tr.translate(p)
+        except NxError as e:
+            self._count(errors=1)
+            raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
+        except Exception as e:  # a translator bug must not take the service down
+            self._count(errors=1)
+            log.exception("translating %s failed", key)
+            raise Failure(grpc.StatusCode.INTERNAL, f"translator failure on program {key}: {e!r}") from None
+        self._count(translations=1, translate_seconds=time.perf_counter() - t0)
+        self.cache.put_program(key, p.serialize())
+        self.cache.put(key, spv)
+        return shader_pb2.Translation(key=key, spirv=spv, cached=False, translator=self.id)
+
+    def _retranslate(self, p: tr.Program, key: str) -> None:
+        try:
+            self.run(p, carry=False)
+        except Failure as f:   # the older translation stays in use
+            log.warning("re-translating %s with translator %s failed: %s", key, self.id, f.message)
+        finally:
+            with self.lock:
+                self.pending.discard(key)
+
+    def drain(self) -> None:
+        """Wait for queued background re-translations (tests, shutdown)."""
+        self.background.submit(lambda: None).result()
+
+    def close(self) -> None:
+        self.background.shutdown(wait=True, cancel_futures=True)
+
+    def run_request(self, req: shader_pb2.Program) -> shader_pb2.Translation:
+        try:
+            p = tr.make_program(req.arch, req.stage, req.code, tuple(req.local_size))
+        except NxError as e:
+            self._count(errors=1)
+            raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
+        return self.run(p)
+
+    def run_key(self, key: str) -> shader_pb2.Translation:
+        data = self.cache.get_program(key)
+        if data is None:
+            self._count(errors=1)
+            raise Failure(grpc.StatusCode.NOT_FOUND, f"program {key!r} was never seen (not in the program store)")
+        if hashlib.sha256(data).hexdigest() != key:
+            self._count(errors=1)
+            raise Failure(grpc.StatusCode.DATA_LOSS, f"stored program {key} is damaged (hash differs)")
+        # preparing means: this translator's own translation, now
+        return self.run(tr.Program.deserialize(data, key), carry=False)
+
+
+class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):
+    def __init__(self, translator: Translator) -> None:
+        self.t = translator
+
+    def Translate(self, request, context):
+        try:
+            return self.t.run_request(request)
+        except Failure as f:
+            context.abort(f.code, f.message)
+
+    def _stream(self, items: list, fn, what: str) -> Iterator[shader_pb2.BatchEvent]:
+        total = len(items)
+        with Progress(what, total) as prog:
+            for i, item in enumerate(items):
+                ev = shader_pb2.BatchEvent(index=i, done=i + 1, total=total)
+                try:
+                    ev.translation.CopyFrom(fn(item))
+                except Failure as f:
+                    ev.error_code, ev.error = f.code.value[0], f.message
+                except Exception as e:   # e.g. the cache folder became unwritable: report, go on
+                    log.exception("%s: item %d failed", what, i)
+                    ev.error_code, ev.error = grpc.StatusCode.INTERNAL.value[0], f"{what}: item {i}: {e!r}"
+                prog.advance()
+                yield ev
+
+    def TranslateBatch(self, request, context):
+        yield from self._stream(list(request.programs), self.t.run_request, "translating shaders")
+
+    def Prepare(self, request, context):
+        keys = list(request.keys) or self.t.cache.program_keys()   # empty list: every program seen
+        yield from self._stream(keys, self.t.run_key, "preparing shaders")
+
+    def GetStats(self, request, context):
+        with self.t.lock:
+            n = Counters(**vars(self.t.n))
+        return shader_pb2.Stats(translator=self.t.id, translations=n.translations, cache_hits=n.cache_hits,
+                                cache_misses=n.cache_misses, errors=n.errors,
+                                cache_entries=self.t.cache.entries(), translate_seconds=n.translate_seconds,
+                                carried=n.carried, retranslating=len(self.t.pending))
+
+
+def default_cache_root() -> Path:
+    from nxrecomp import settings
+
+    d = settings.get("shader_svc", "cache_dir")
+    return Path(d) if d else Path(settings.get("nxrecomp", "cache_dir")) / "shaders"
+
+
+def start(listen: str, cache_root: Path, workers: int = 4,
+          translator: str | None = None) -> tuple[grpc.Server, int, Translator]:
+    """Start a server; returns it, the bound port and its translator (call its ``close()``
+    after stopping the server)."""
+    t = Translator(cache_root, translator)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers))
+    shader_pb2_grpc.add_ShaderTranslatorServicer_to_server(ShaderServicer(t), server)
+    hs = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(hs, server)
+    port = server.add_insecure_port(listen)
+    if not port:
+        raise NxError(f"cannot listen on {listen!r}", field="--listen")
+    server.start()
+    for name in ("", SERVICE):
+        hs.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return server, port, t
+
+
+def serve(listen: str, cache_root: Path | None = None) -> int:
+    """Run until SIGTERM/SIGINT.  Prints one line with the bound address (port 0 picks one)."""
+    root = cache_root or default_cache_root()
+    server, port, t = start(listen, root)
+    host = listen.rsplit(":", 1)[0]
+    print(f"shader-svc listening on {host}:{port} translator {t.id} cache {root}", flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+    server.stop(grace=1).wait()
+    t.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from nxrecomp import log as nxlog
+
+    ap = argparse.ArgumentParser(prog="python -m shader_svc.service")
+    ap.add_argument("--listen", default=None)
+    ap.add_argument("--cache-dir", default=None)
+    a = ap.parse_args(argv)
+    nxlog.setup("shader-svc")
+    from nxrecomp import settings
+
+    return serve(a.listen or settings.get("shader_svc", "listen"), Path(a.cache_dir) if a.cache_dir else None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The supervisor on real processes and signals: game exit, Ctrl-C, crash loops, gathered logs."""
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from nxrecomp.supervisor import CrashLoop, Policy, ProcessSpec, Supervisor
+
+HERE = Path(__file__).resolve().parent
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for our purpose.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def pids_in(log: str) -> list[int]:
+    return [int(p) for p in re.findall(r"started pid (\d+)", log)]
+
+
+def run_cli(run_dir: Path, cpu_cmd: str, env: dict | None = None) -> subprocess.Popen:
+    bundle = run_dir / "bundle"
+    bundle.mkdir(exist_ok=True)
+    return subprocess.Popen([sys.executable, "-m", "nxrecomp", "run", str(bundle), "--run-dir", str(run_dir),
+                             "--cpu-cmd", cpu_cmd], env={**os.environ, **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_game_exit_stops_everything_and_logs_are_gathered():
+    run_dir = Path(tempfile.mkdtemp(prefix="nxr"))
+    p = run_cli(run_dir, f"{sys.executable} {HERE / 'fake_cpu_host.py'} 4",
+                {"FAKE_EXIT": "7", "NXRECOMP_NXRECOMP_LOG_LEVEL": "info"})
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 7, err                     # the game's exit status is the run's
+    log = (run_dir / "run.log").read_text()
+    assert re.search(r"^cpu      \| frame 4 [0-9a-f]{64}$", log, re.M)
+    assert "gpu      | " in log and "gpu gpu_host.server: attached" in log
+    assert "supervisor | cpu: exited (exit status 7); stopping the rest" in log
+    assert "supervisor | gpu: stopped" in log
+    for pid in pids_in(log):
+        assert not alive(pid), f"pid {pid} outlived the run"
+
+
+def test_ctrl_c_stops_every_process():
+    run_dir = Path(tempfile.mkdtemp(prefix="nxr"))
+    p = run_cli(run_dir, f"{sys.executable} -c 'import time; print(\"cpu up\", flush=True); time.sleep(120)'")
+    log = run_dir / "run.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (log.exists() and "cpu up" in log.read_text()):
+        time.sleep(0.05)
+    assert "cpu up" in log.read_text()
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=30)
+    assert p.returncode == 130
+    text = log.read_text()
+    assert len(pids_in(text)) >= 2
+    for pid in pids_in(text):
+        assert not alive(pid), f"pid {pid} outlived Ctrl-C"
+    assert "all processes stopped" in text
+
+
+def test_crash_loop_ends_with_a_clear_message(tmp_path):
+    spec = ProcessSpec("flaky", [sys.executable, "-c", "import sys; print('boom', flush=True); sys.exit(3)"])
+    sup = Supervisor([spec], tmp_path / "run.log", Policy(backoff=(0.0, 0.01, 0.02), max_crashes=4, window_s=30))
+    t0 = time.monotonic()
+    with pytest.raises(CrashLoop, match=r"flaky crashed 4 times within 30s \(last: exit status 3\); giving up\. "
+                                        r"Logs: .*run.log"):
+        sup.run()
+    assert time.monotonic() - t0 < 20
+    text = (tmp_path / "run.log").read_text()
+    assert text.count("flaky    | boom") == 4
+    assert "restarting in 0.01s" in text and "restarting in 0.02s" in text   # backoff grows
+
+
+def test_crash_loop_message_from_the_cli(tmp_path):
+    run_dir = Path(tempfile.mkdtemp(prefix="nxr"))
+    # A GPU process that cannot start: no Vulkan driver (the loader finds no ICD).
+    p = run_cli(run_dir, f"{sys.executable} -c 'import time; time.sleep(60)'",
+                {"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json"})
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 2
+    last = err.strip().splitlines()[-1]
+    assert re.match(r"nxrecomp run: error: gpu crashed 5 times within 10s \(last: exit status 1\); giving up", last), err
+
+
+def test_hung_process_is_killed_and_restarted(tmp_path):
+    flag = tmp_path / "healthy"
+    flag.touch()
+    spec = ProcessSpec("hangs", [sys.executable, "-c", "import time; time.sleep(60)"], health=flag.exists)
+    sup = Supervisor([spec], tmp_path / "run.log", Policy(health_every_s=0.05, health_failures=3))
+    import threading
+    th = threading.Thread(target=sup.run, daemon=True)
+    th.start()
+    deadline = time.monotonic() + 20
+    while sup.pid("hangs") is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    first = sup.pid("hangs")
+    flag.unlink()                                  # stops answering health checks
+    time.sleep(0.5)
+    flag.touch()
+    while (sup.pid("hangs") in (None, first)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sup.stop()
+    th.join(20)
+    assert sup.restarts("hangs") >= 1 and not alive(first)
+    assert "failed 3 health checks; killing it" in (tmp_path / "run.log").read_text()
