@@ -87,8 +87,9 @@ class Local:
                                   block_height_log2=0, pitch=0, render_target=True)
 
     def frame(self, cmds: list[tuple], n: int) -> tuple[float, str]:
+        packets = [list(c) for c in cmds]
         t = time.perf_counter()
-        self.eng.submit(n, [list(c) for c in cmds])   # no serialisation: one process needs none
+        self.eng.submit(n, packets)                # no serialisation: one process needs none
         dt = time.perf_counter() - t
         return dt, self.eng.frames[-1].sha256
 
@@ -97,56 +98,70 @@ class Local:
         self.dev.close()
 
 
-def run_side(side, draws: int, frames: int, first: int) -> tuple[list[float], str]:
-    times, sha = [], ""
-    for i in range(frames + 1):
-        dt, sha = side.frame(frame_commands(draws, first + i), first + i)
-        if i:                                  # the first frame compiles pipelines
-            times.append(dt)
-    return times, sha
-
-
-def local_worker(draws: int, frames: int) -> None:
-    """In-process replay in a clean process of its own (no gRPC threads, no client)."""
-    import json
+def local_worker() -> None:
+    """The in-process side, in a clean process of its own (no client, no gRPC threads): reads
+    ``DRAWS FRAME`` lines, answers ``seconds sha256`` lines."""
     side = Local()
     try:
-        print(json.dumps(run_side(side, draws, frames, 1)))
+        for line in sys.stdin:
+            draws, n = map(int, line.split())
+            dt, sha = side.frame(frame_commands(draws, n), n)
+            print(dt, sha, flush=True)
     finally:
         side.close()
 
 
-def local_in_subprocess(draws: int, frames: int) -> tuple[list[float], str]:
-    import json
-    import subprocess
-    out = subprocess.run([sys.executable, __file__, "--local-worker", str(draws), "--frames", str(frames)],
-                         capture_output=True, text=True, check=True).stdout
-    return tuple(json.loads(out.strip().splitlines()[-1]))
+class LocalProc:
+    def __init__(self) -> None:
+        import subprocess
+        self.p = subprocess.Popen([sys.executable, __file__, "--local-worker"], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+
+    def frame(self, draws: int, n: int) -> tuple[float, str]:
+        self.p.stdin.write(f"{draws} {n}\n")
+        self.p.stdin.flush()
+        dt, sha = self.p.stdout.readline().split()
+        return float(dt), sha
+
+    def close(self) -> None:
+        self.p.stdin.close()
+        self.p.wait()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=9)
-    ap.add_argument("--local-worker", type=int, default=0)
+    ap.add_argument("--local-worker", action="store_true")
     a = ap.parse_args()
     if a.local_worker:
-        return local_worker(a.local_worker, a.frames)
-    for draws in (1000, 10000):
-        # in-process before and after the split run, so drift in the machine's load hits both.
-        l1, lsha = local_in_subprocess(draws, a.frames)
-        split = Split()
-        try:
-            st, ssha = run_side(split, draws, a.frames, 1)
-            rep = statistics.median(split.replay_ms[1:]) / 1000
-        finally:
-            split.close()
-        l2, _ = local_in_subprocess(draws, a.frames)
-        assert ssha == lsha, "split and in-process frames differ"
-        lm, sm = statistics.median(l1 + l2), statistics.median(st)
-        print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
-              f"split/in-process {sm / lm:.3f}  (medians of {len(l1 + l2)} / {len(st)} frames; frames identical)")
-        print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (encode, ring, doorbell, "
-              f"wake-up) {(sm - rep) * 1000:6.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
+        return local_worker()
+    split, local = Split(), LocalProc()
+    n = 0
+    try:
+        for draws in (1000, 10000):
+            st, lt, reps = [], [], []
+            for rep in range(a.frames + 1):
+                n += 1
+                # Interleaved, alternating who goes first: the machine's background load hits both.
+                if rep % 2:
+                    ldt, lsha = local.frame(draws, n)
+                    sdt, ssha = split.frame(frame_commands(draws, n), n)
+                else:
+                    sdt, ssha = split.frame(frame_commands(draws, n), n)
+                    ldt, lsha = local.frame(draws, n)
+                assert ssha == lsha, "split and in-process frames differ"
+                if rep:                              # the first frame compiles pipelines
+                    st.append(sdt)
+                    lt.append(ldt)
+                    reps.append(split.replay_ms[-1] / 1000)
+            lm, sm, rep = statistics.median(lt), statistics.median(st), statistics.median(reps)
+            print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
+                  f"split/in-process {sm / lm:.3f}  (medians of {len(st)} interleaved frames; frames identical)")
+            print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (encode, ring, doorbell, "
+                  f"wake-up, unpack) {(sm - rep) * 1000:5.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
+    finally:
+        split.close()
+        local.close()
 
 
 if __name__ == "__main__":

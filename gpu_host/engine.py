@@ -84,7 +84,9 @@ class Engine:
                         cmds.append(P.check(p))
                     except P.PacketError as e:
                         raise SubmissionError(f"submission {seq}: packet {i}: {e}") from None
+                t1 = time.perf_counter()
                 pl = plan(seq, cmds, self.objects)
+                t2 = time.perf_counter()
                 snap = snapshot or Snapshot.take(pl, self.objects.memory)
                 res = self.replayer.run(pl, snap)
             except SubmissionError as e:
@@ -97,7 +99,9 @@ class Engine:
                 return None
             self.submissions += 1
             self.last_replay_ms = (time.perf_counter() - t0) * 1000
-            log.debug("submission %d: %d packets %d draws in %.1f ms", seq, len(raw), res.draws, self.last_replay_ms)
+            log.debug("submission %d: %d packets %d draws in %.1f ms (check %.1f, plan %.1f, replay %.1f)", seq,
+                      len(packets), res.draws, self.last_replay_ms, (t1 - t0) * 1000, (t2 - t1) * 1000,
+                      (time.perf_counter() - t2) * 1000)
             if self.recorder and snapshot is None:
                 self.recorder.submit(seq, packets, snap.data)
         for fr in res.frames:

@@ -121,20 +121,19 @@ def decode(payload: bytes) -> tuple:
     return check(obj)
 
 
-def pack_batch(packets: list[bytes], limit: int) -> list[bytes]:
-    """Join encoded packets into ring records of at most ``limit`` bytes (a record holds whole
-    packets back to back; one ring write per record instead of one per packet)."""
-    out: list[bytes] = []
-    cur: list[bytes] = []
-    size = 0
-    for p in packets:
-        if cur and size + len(p) > limit:
-            out.append(b"".join(cur))
-            cur, size = [], 0
-        cur.append(p)
-        size += len(p)
-    if cur:
-        out.append(b"".join(cur))
+GROUP = 4096   # packets per record from encode_records; a packet is < 256 bytes, so < 1 MiB
+
+
+def encode_records(commands: list) -> list[bytes]:
+    """Ring records holding ``commands`` (sequences ``(op, field, ...)``) as whole packets back to
+    back.  msgpack encodes a group as one array in C; the array's header is then cut off, which
+    leaves exactly the concatenated packets."""
+    out = []
+    for i in range(0, len(commands), GROUP):
+        group = commands[i:i + GROUP]
+        blob = msgpack.packb(group, use_bin_type=True)
+        n = len(group)
+        out.append(blob[1 if n < 16 else 3 if n < 65536 else 5:])
     return out
 
 

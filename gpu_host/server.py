@@ -19,12 +19,13 @@ import time
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from gpu_host import fdpass
-from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
+from gpu_host.addresses import SERVICE, fd_socket_path, grpc_socket_path
 from gpu_host import packets as P
 from gpu_host.engine import Engine
 from gpu_host.objects import MappedPools, ObjectError
@@ -44,6 +45,7 @@ class Session:
     view: RingView
     reader: RingReader
     pools: MappedPools
+    reply: int                    # eventfd the client sleeps on while it waits for completions
     packets: int = 0
     closed: bool = False
     pending: list = field(default_factory=list)
@@ -124,24 +126,28 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
 
     def Attach(self, request, context):
         fds = self.inbox.take((request.token, "ring", 0), self.attach_timeout)
-        if fds is None or len(fds) != 2:
+        if fds is None or len(fds) != 3:
+            for fd in fds or []:
+                os.close(fd)
             context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"attach: no ring + doorbell fds arrived with token {request.token!r}")
-        ring_fd, bell_fd = fds
+                          f"attach: no ring + doorbell + reply fds arrived with token {request.token!r}")
+        ring_fd, bell_fd, reply_fd = fds
         try:
             view = open_ring(ring_fd)
         except (RingFormatError, OSError) as e:
             os.close(bell_fd)
+            os.close(reply_fd)
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"attach: {e}")
         finally:
             os.close(ring_fd)
         os.set_blocking(bell_fd, False)
+        os.set_blocking(reply_fd, False)
         with self.lock:
             old = self.session
             pools = MappedPools()
             self.engine.reset(pools)
             sid = next(self.ids)
-            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools)
+            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools, reply_fd)
             if old is not None:
                 old.closed = True
         log.info("attached client=%s session=%d ring=%d", request.client, sid, view.capacity)
@@ -219,7 +225,18 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
 
     # -- the ring consumer --------------------------------------------------------------
     def consume(self) -> None:
-        cur: tuple[int, list[bytes]] | None = None
+        try:
+            self._consume()
+        except BaseException:
+            # Never linger as a process that answers health checks but replays nothing:
+            # exit, and let the supervisor restart us.
+            log.exception("ring consumer died; exiting")
+            from nxrecomp import log as nxlog
+            nxlog.flush()
+            os._exit(70)
+
+    def _consume(self) -> None:
+        cur: tuple[int, list] | None = None
         s: Session | None = None
         while not self.stop.is_set():
             if self.session is not s:
@@ -238,7 +255,13 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                     s.closed = True
                 continue
             for record in batch:
-                cur = self._record(s, record, cur)
+                try:
+                    cur = self._record(s, record, cur)
+                except Exception:
+                    log.exception("session %d: record failed; its submission is dropped", s.id)
+                    if cur is not None and cur[0] is not None:
+                        self._done(s, cur[0], None)
+                    cur = (None, [])
 
     def _record(self, s: Session, record: bytes, cur):
         """One ring record: whole packets back to back.  A record that does not parse drops the
@@ -290,33 +313,47 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             if res.frames:
                 v.presented.value = res.frames[-1].frame
         v.completed.value = seq
+        try:
+            os.eventfd_write(s.reply, 1)
+        except OSError:
+            pass
         with self.fence_cond:
             self.fence_cond.notify_all()
 
     # -- lifetime -----------------------------------------------------------------------
-    def serve(self) -> None:
+    def serve(self, promotion: Callable[[], bool] | None = None) -> None:
+        """Listen and serve until stopped.  Both sockets are bound under names of this process
+        first and renamed into place only when it is ready to serve (atomic hand-over: a client
+        never reaches a half-started process).  A standby passes ``promotion``, which blocks
+        until it should take over (True) or quit (False); everything slow happens before."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        fpath = fd_socket_path(self.dir)
-        gpath = fpath.replace("gpu.fds", "gpu.grpc")
-        for p in (fpath, gpath):
+        fpath, gpath = fd_socket_path(self.dir), grpc_socket_path(self.dir)
+        tag = f".{os.getpid()}"
+        for p in (fpath + tag, gpath + tag):
             if os.path.exists(p):
                 os.unlink(p)
         lsock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        lsock.bind(fpath)
+        lsock.bind(fpath + tag)
         lsock.listen(8)
         threading.Thread(target=self._fd_listener, args=(lsock,), daemon=True, name="gpu-fd-listen").start()
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         gpu_pb2_grpc.add_GpuControlServicer_to_server(self, server)
         hs = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(hs, server)
-        server.add_insecure_port(grpc_address(self.dir))
+        server.add_insecure_port(f"unix://{gpath}{tag}")
         server.start()
-        for name in ("", SERVICE):
-            hs.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("serving on %s device=%s", self.dir, self.dev.name)
         consumer = threading.Thread(target=self.consume, name="gpu-ring", daemon=True)
-        consumer.start()
         try:
+            if promotion is not None:
+                log.info("standby: ready, waiting for SIGUSR1")
+                if not promotion():
+                    return
+            for name in ("", SERVICE):
+                hs.set(name, health_pb2.HealthCheckResponse.SERVING)
+            os.replace(gpath + tag, gpath)
+            os.replace(fpath + tag, fpath)
+            log.info("serving on %s device=%s", self.dir, self.dev.name)
+            consumer.start()
             while not self.stop.wait(0.2):
                 pass
         finally:
@@ -324,7 +361,11 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 hs.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
             server.stop(0.5).wait()
             lsock.close()
-            consumer.join(5)
+            for p in (fpath + tag, gpath + tag):
+                if os.path.exists(p):
+                    os.unlink(p)
+            if consumer.is_alive():
+                consumer.join(5)
             self.engine.close()
             log.info("stopped")
 
@@ -360,15 +401,17 @@ def main(argv: list[str] | None = None) -> int:
         log.error("cannot start: %s", e)
         nxlog.flush()
         return 1
-    if a.standby:
-        log.info("standby: ready, waiting for SIGUSR1")
-        if signal.sigwait(stops) != signal.SIGUSR1:
-            nxlog.flush()
-            return 0
+    def promoted() -> bool:
+        got = signal.sigwait(stops)
+        signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
+        signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
-    signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
-    signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
-    srv.serve()
+        return got == signal.SIGUSR1
+
+    if not a.standby:
+        signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())
+        signal.signal(signal.SIGINT, lambda *_: srv.stop.set())
+    srv.serve(promoted if a.standby else None)
     nxlog.flush()
     return 0
 

@@ -32,7 +32,7 @@ MAX_PAYLOAD = 1200 - P.DATA_HEADER       # the relay's default relay.max_packet 
 RX_WINDOW = 4096                          # reliable messages buffered ahead of a gap, per stream
 
 # CoopError codes (stable: the guest shim turns them into result codes)
-E_TIMEOUT, E_NOT_JOINED, E_TOO_LARGE, E_BAD_DESTINATION, E_CLOSED, E_BAD_TOKEN = 1, 2, 3, 4, 5, 6
+E_TIMEOUT, E_NOT_JOINED, E_TOO_LARGE, E_BAD_DESTINATION, E_CLOSED, E_BAD_TOKEN, E_BUSY = 1, 2, 3, 4, 5, 6, 7
 E_REFUSED_BASE = 100                      # + REFUSED reason (protocol.R_*)
 
 
@@ -114,7 +114,7 @@ class CoopClient:
         # Streams are keyed by the peer's (slot, incarnation) so a seat that changes hands starts afresh.
         self._tx_seq: dict[tuple[int, int, int, bool], int] = {}       # (dst, inc, channel, reliable)
         self._pending: dict[tuple[int, int, int, int], _Pending] = {}  # (dst, inc, channel, seq)
-        self._rx: dict[tuple[int, int, int, bool], _RxStream] = {}     # (src, inc, channel, reliable)
+        self._rx: dict[tuple[int, int, int, bool, bool], _RxStream] = {}  # (src, inc, channel, reliable, to ALL)
 
     # ---- guest-facing API -------------------------------------------------------------
 
@@ -238,7 +238,7 @@ class CoopClient:
             raise CoopError(E_BAD_TOKEN, str(e)) from None
         with self._lock:
             if self._state in ("handshake", "joined"):
-                raise CoopError(E_BAD_DESTINATION, f"already {self._state}")
+                raise CoopError(E_BUSY, f"already {self._state}: leave first")
             self._state = "handshake"
             # a new seat: nothing from an earlier one carries over
             self._seats, self._epoch = {}, -1
@@ -398,7 +398,8 @@ class CoopClient:
             self._pending.pop((d.src, d.src_inc, d.channel, d.seq), None)
             return []
         reliable = bool(d.flags & P.F_RELIABLE)
-        st = self._rx.setdefault((d.src, d.src_inc, d.channel, reliable), _RxStream())
+        # the sender numbers its ALL stream and its stream to us separately: keep them apart
+        st = self._rx.setdefault((d.src, d.src_inc, d.channel, reliable, d.dst == ALL), _RxStream())
         if not reliable:
             if st.newest < 0 or _seq_after(d.seq, st.newest) > 0:
                 st.newest = d.seq

@@ -18,7 +18,6 @@ import uuid
 from pathlib import Path
 
 import grpc
-import msgpack
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cpu_host.gpu_client.memory import Pool
@@ -27,7 +26,7 @@ from cpu_host.gpu_client.ring_writer import RingWriter
 from cpu_host.gpu_client.shaders import ShaderSource
 from gpu_host import fdpass
 from gpu_host import packets as P
-from gpu_host.ring_layout import MAX_PACKET, init_ring
+from gpu_host.ring_layout import init_ring
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
 from nxrecomp.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
@@ -55,6 +54,7 @@ class GpuClient:
         self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
         self.view = init_ring(self.ring_fd, cap)
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
+        self.reply = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)   # rung by the GPU per completion
         self.writer = RingWriter(self.view, self.bell)
         self.registry = Registry()
         self.pending: collections.OrderedDict[int, list[bytes]] = collections.OrderedDict()
@@ -66,7 +66,6 @@ class GpuClient:
         self.stub: gpu_pb2_grpc.GpuControlStub | None = None
         self.reconnects = 0
         self.device = ""
-        self._packer = msgpack.Packer(use_bin_type=True)
 
     # -- connection ---------------------------------------------------------------------
     def connect(self, timeout: float | None = None) -> None:
@@ -96,7 +95,7 @@ class GpuClient:
         self.sock.connect(fd_socket_path(self.dir))
         self.token = uuid.uuid4().hex
         self.writer.reset()      # a fresh consumer starts at position 0
-        fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, [self.ring_fd, self.bell])
+        fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, [self.ring_fd, self.bell, self.reply])
         rep = self.stub.Attach(gpu_pb2.AttachRequest(token=self.token, client=self.name), timeout=5.0)
         self.session, self.device = rep.session, rep.device
         log.info("attached session=%d device=%s", self.session, self.device)
@@ -186,10 +185,8 @@ class GpuClient:
     def submit(self, commands: list[tuple]) -> int:
         """Queue one submission (commands are ``(op, field, ...)`` tuples); returns its seq."""
         self.seq += 1
-        pack = self._packer.pack
-        packets = [pack((P.OP_BEGIN, self.seq))] + [pack(c) for c in commands] + [pack((P.OP_END, self.seq))]
         # Whole packets joined into few ring records: one ring write per record, not per packet.
-        payloads = P.pack_batch(packets, MAX_PACKET)
+        payloads = P.encode_records([(P.OP_BEGIN, self.seq), *commands, (P.OP_END, self.seq)])
         self.pending[self.seq] = payloads
 
         def go() -> None:
@@ -214,7 +211,6 @@ class GpuClient:
     def wait(self, seq: int, timeout: float = 30.0) -> None:
         """Block until submission ``seq`` was replayed (or dropped), riding out GPU restarts."""
         deadline = time.monotonic() + timeout
-        delay = 2e-5
         probe = time.monotonic() + 0.5
         while self.completed() < seq:
             now = time.monotonic()
@@ -232,8 +228,13 @@ class GpuClient:
                         continue
                 except grpc.RpcError:
                     pass
-            time.sleep(delay)
-            delay = min(delay * 2, 1e-3)
+            # Sleep until a completion, or the fd socket hanging up (the GPU process died).
+            ready = select.select([self.reply, self.sock], [], [], min(0.05, max(0.0, deadline - now)))[0]
+            if self.reply in ready:
+                try:
+                    os.eventfd_read(self.reply)
+                except BlockingIOError:
+                    pass
 
     def fence(self, fence: int) -> int:
         return self.view.fences[fence]
@@ -251,3 +252,4 @@ class GpuClient:
         self.view.release()
         os.close(self.ring_fd)
         os.close(self.bell)
+        os.close(self.reply)

@@ -111,10 +111,38 @@ void nx_sysreg_write(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_
     (void)s; (void)op0; (void)op1; (void)crn; (void)crm; (void)op2; (void)v;
 }
 
+/* Crash report: a fault in lifted code (a bad guest pointer, or a lifter bug) prints the
+ * faulting address and the guest state last written back to NxCpu, then dies by the signal. */
+#include <signal.h>
+#include <string.h>
+static __thread NxCpu *nx_current;
+static void nx_fault(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    char buf[160];
+    int n = snprintf(buf, sizeof buf, "nxrecomp: fatal: signal %d (%s) at address %p in lifted code\n", sig,
+                     sig == SIGSEGV ? "segmentation fault" : sig == SIGBUS ? "bus error" : "fault", si->si_addr);
+    if (write(2, buf, (size_t)n) < 0) {}
+    if (nx_current) {
+        NxCpu *s = nx_current;
+        n = snprintf(buf, sizeof buf, "  last guest state written back: pc %#llx sp %#llx x30 %#llx\n",
+                     (unsigned long long)s->pc, (unsigned long long)s->sp, (unsigned long long)s->x[30]);
+        if (write(2, buf, (size_t)n) < 0) {}
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 /* Run a guest thread on a host thread with a large stack: deep guest recursion runs on it. */
 struct nx_start { NxCpu *s; };
 static void *nx_thread_main(void *p) {
     NxCpu *s = ((struct nx_start *)p)->s;
+    nx_current = s;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = nx_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
     nx_run(s);
     return NULL;
 }

@@ -107,4 +107,52 @@ NXI u64 FCVT_S64(double d) { if (d != d) return 0; if (d >= 9223372036854775808.
 NXI u64 FCVT_U64(double d) { if (d != d || d <= 0) return 0; if (d >= 18446744073709551616.0) return UINT64_MAX; return (u64)d; }
 NXI u64 FCVT_S32(double d) { if (d != d) return 0; if (d >= 2147483648.0) return (u32)INT32_MAX; if (d < -2147483648.0) return (u32)INT32_MIN; return (u32)(i32)d; }
 NXI u64 FCVT_U32(double d) { if (d != d || d <= 0) return 0; if (d >= 4294967296.0) return UINT32_MAX; return (u32)d; }
+
+/* AArch64 NaN rules for scalar FP (x86 picks other NaNs): a NaN result takes the first
+ * signalling NaN operand (quietened), else the first quiet NaN operand, else the default NaN
+ * (positive, quiet).  Only evaluated when the result is a NaN. */
+#define NX_FPNAN(T, B, EXP, MANT, QBIT, DEF) \
+NXI int ISSNAN_##T(B v) { return ((v >> MANT) & EXP) == EXP && (v & ((1ull << MANT) - 1)) && !(v >> QBIT & 1); } \
+NXI int ISNAN_##T(B v) { return ((v >> MANT) & EXP) == EXP && (v & ((1ull << MANT) - 1)); } \
+NXI B NAN3_##T(B a, B b, B c, int n) { \
+    B o[3] = {a, b, c}; \
+    for (int i = 0; i < n; i++) if (ISSNAN_##T(o[i])) return o[i] | ((B)1 << QBIT); \
+    for (int i = 0; i < n; i++) if (ISNAN_##T(o[i])) return o[i]; \
+    return DEF; }
+NX_FPNAN(S, u32, 0xffu, 23, 22, 0x7fc00000u)
+NX_FPNAN(D, u64, 0x7ffull, 52, 51, 0x7ff8000000000000ull)
+NXI float FPR_S(float r, float a, float b, float c, int n) {
+    if (LIKELY(r == r)) return r;
+    return F32OF(NAN3_S(FPBITS32(a), FPBITS32(b), FPBITS32(c), n)); }
+NXI double FPR_D(double r, double a, double b, double c, int n) {
+    if (LIKELY(r == r)) return r;
+    return F64OF(NAN3_D(FPBITS64(a), FPBITS64(b), FPBITS64(c), n)); }
+/* FMADD family: FPMulAdd(addend, op1, op2); a quiet NaN addend with inf*0 gives the default NaN */
+NXI float FMA_S(float add, float x, float y) {
+    float r = __builtin_fmaf(x, y, add);
+    if (LIKELY(r == r)) return r;
+    if (!ISSNAN_S(FPBITS32(add)) && !ISSNAN_S(FPBITS32(x)) && !ISSNAN_S(FPBITS32(y)) && ISNAN_S(FPBITS32(add)) &&
+        ((__builtin_isinf(x) && y == 0) || (__builtin_isinf(y) && x == 0))) return F32OF(0x7fc00000u);
+    return F32OF(NAN3_S(FPBITS32(add), FPBITS32(x), FPBITS32(y), 3)); }
+NXI double FMA_D(double add, double x, double y) {
+    double r = __builtin_fma(x, y, add);
+    if (LIKELY(r == r)) return r;
+    if (!ISSNAN_D(FPBITS64(add)) && !ISSNAN_D(FPBITS64(x)) && !ISSNAN_D(FPBITS64(y)) && ISNAN_D(FPBITS64(add)) &&
+        ((__builtin_isinf(x) && y == 0) || (__builtin_isinf(y) && x == 0))) return F64OF(0x7ff8000000000000ull);
+    return F64OF(NAN3_D(FPBITS64(add), FPBITS64(x), FPBITS64(y), 3)); }
+/* FMAX/FMIN (NaN in, NaN out; +0 > -0) and FMAXNM/FMINNM (a quiet NaN loses to a number) */
+#define NX_FMINMAX(T, F) \
+NXI F FMAX_##T(F a, F b) { if (a != a || b != b) return FPR_##T(a + b, a, b, 0, 2); \
+    if (a == 0 && b == 0) return __builtin_signbit(a) ? b : a; return a > b ? a : b; } \
+NXI F FMIN_##T(F a, F b) { if (a != a || b != b) return FPR_##T(a + b, a, b, 0, 2); \
+    if (a == 0 && b == 0) return __builtin_signbit(a) ? a : b; return a < b ? a : b; }
+NX_FMINMAX(S, float)
+NX_FMINMAX(D, double)
+#define NX_FMINMAXNM(T, F, BITS) \
+NXI F FMAXNM_##T(F a, F b) { if (a != a && !ISSNAN_##T(BITS(a)) && b == b) return b; \
+    if (b != b && !ISSNAN_##T(BITS(b)) && a == a) return a; return FMAX_##T(a, b); } \
+NXI F FMINNM_##T(F a, F b) { if (a != a && !ISSNAN_##T(BITS(a)) && b == b) return b; \
+    if (b != b && !ISSNAN_##T(BITS(b)) && a == a) return a; return FMIN_##T(a, b); }
+NX_FMINMAXNM(S, float, FPBITS32)
+NX_FMINMAXNM(D, double, FPBITS64)
 #endif

@@ -152,10 +152,10 @@ def h_msr(em: FunctionEmitter, i: Insn) -> None:
     elif r == _NZCV:
         em.flags_touched()
         em.out(f"FLAGS_SET((u32)({v} >> 28));")
-    elif r == _FPCR:
-        em.out(f"s->fpcr = {v};")
-    elif r == _FPSR:
-        em.out(f"s->fpsr = {v};")
+    elif r == _FPCR:  # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
+        em.out(f"s->fpcr = {v} & 0x07ff0000ull;")
+    elif r == _FPSR:  # N Z C V QC and the cumulative exception flags
+        em.out(f"s->fpsr = {v} & 0xf800009full;")
     else:
         em.out(f"nx_sysreg_write(s, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {r[4]}, {v});")
 

@@ -59,7 +59,7 @@ class FunctionEmitter:
         if n == 31:
             if sp:
                 return "sp" if sf else "(u32)sp"
-            return "0"
+            return "0ull" if sf else "0u"  # typed: shifts of the zero register stay defined
         return f"x{n}" if sf else f"(u32)x{n}"
 
     def setx(self, n: int, expr: str, sf: int = 1, sp: bool = False) -> None:
@@ -148,7 +148,7 @@ class FunctionEmitter:
         lines = self.body[body_start:]
         starts = dict(chunks)
         out_lines: list[str] = []
-        idx_to_label = {v: k for k, v in starts.items() if k in self.labels and k != self.plan.entry}
+        idx_to_label = {v: k for k, v in starts.items() if k in self.labels or k == self.plan.entry}
         for i, line in enumerate(lines):
             if i + body_start in idx_to_label:
                 out_lines.append(f" L_{idx_to_label[i + body_start]:x}:;")
@@ -193,6 +193,9 @@ class FunctionEmitter:
             cases = " ".join(f"case {a:#x}ull: goto L_{a:x};" for a in sorted(set(self.resume)))
             resume = (f"  if (UNLIKELY(s->resume)) {{ s->resume = 0; switch (s->pc) {{ {cases} "
                       f"default: nx_bad_resume(s); return; }} }}\n")
+        # the body is in address order; the entry may lie above code it branches back to
+        first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry \
+            else f"  goto L_{self.plan.entry:x};\n"
         name = fname(self.plan.entry)
         self.plan.resume_points = sorted(set(self.resume))
         return (f"void {name}(NxCpu *s) {{\n"
@@ -201,5 +204,5 @@ class FunctionEmitter:
                 f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
                 f"  {' '.join(d for d in decl if d)}\n"
                 f"{'  nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{resume}"
-                f" L_{self.plan.entry:x}:;\n{body}\n"
+                f"{first_jump}{body}\n"
                 f"#undef STORE_ALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n}}\n")

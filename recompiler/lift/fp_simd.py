@@ -82,7 +82,8 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         em.out(f"{{ u64 _b = {expr}; s->v[{d}].q = (u128)_b; }}")
         return
     if op == 3:
-        _fset(em, d, ft, f"__builtin_sqrt{suffix}({a})")
+        T = "S" if ft[0] == "f" else "D"
+        _fset(em, d, ft, f"FPR_{T}(__builtin_sqrt{suffix}({a}), {a}, 0, 0, 1)")
         return
     if op in (4, 5):  # FCVT between single and double
         dst = _FT[0] if op == 4 else _FT[1]
@@ -105,30 +106,29 @@ def h_fp_dp2(em: FunctionEmitter, i: Insn) -> None:
     ft = _ftype(f)
     a, b = _fget(f["Rn"], ft), _fget(f["Rm"], ft)
     op = f["opcode"]
-    suffix = "f" if ft[0] == "f" else ""
-    exprs = {0: f"{a} * {b}", 1: f"{a} / {b}", 2: f"{a} + {b}", 3: f"{a} - {b}",
-             6: f"__builtin_fmax{suffix}({a}, {b})", 7: f"__builtin_fmin{suffix}({a}, {b})",
-             8: f"-({a} * {b})"}
-    if op in (4, 5):  # FMAX/FMIN: NaN in -> NaN out
-        cmp = ">" if op == 4 else "<"
-        e = f"({a} != {a} || {b} != {b}) ? ({a} + {b}) : (({a} == 0 && {b} == 0) ? " \
-            f"({'(' + a + ' == 0 && __builtin_signbit(' + a + ')) ? ' + b + ' : ' + a if op == 4 else '__builtin_signbit(' + a + ') ? ' + a + ' : ' + b}) : ({a} {cmp} {b} ? {a} : {b}))"
-        _fset(em, f["Rd"], ft, e)
-        return
-    if op not in exprs:
+    T = "S" if ft[0] == "f" else "D"
+    arith = {0: "*", 1: "/", 2: "+", 3: "-"}
+    if op in arith:
+        e = f"FPR_{T}({a} {arith[op]} {b}, {a}, {b}, 0, 2)"
+    elif op == 8:  # FNMUL = FPNeg(FPMul): a NaN result is negated too
+        e = f"-FPR_{T}({a} * {b}, {a}, {b}, 0, 2)"
+    elif op in (4, 5, 6, 7):
+        e = f"{['FMAX', 'FMIN', 'FMAXNM', 'FMINNM'][op - 4]}_{T}({a}, {b})"
+    else:
         raise LiftError("FP 2-source form")
-    _fset(em, f["Rd"], ft, exprs[op])
+    _fset(em, f["Rd"], ft, e)
 
 
 def h_fp_dp3(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     ft = _ftype(f)
     a, b, c = _fget(f["Rn"], ft), _fget(f["Rm"], ft), _fget(f["Ra"], ft)
-    suffix = "f" if ft[0] == "f" else ""
+    T = "S" if ft[0] == "f" else "D"
     o1, o0 = f["o1"], f["o0"]
-    e = {(0, 0): f"__builtin_fma{suffix}({a}, {b}, {c})", (0, 1): f"__builtin_fma{suffix}(-{a}, {b}, {c})",
-         (1, 0): f"__builtin_fma{suffix}(-{a}, {b}, -{c})", (1, 1): f"__builtin_fma{suffix}({a}, {b}, -{c})"}[(o1, o0)]
-    _fset(em, f["Rd"], ft, e)
+    # FMADD c+a*b, FMSUB c-a*b, FNMADD -c-a*b, FNMSUB -c+a*b, as FPMulAdd(addend, op1, op2)
+    na = f"-{a}" if o0 != o1 else a
+    nc = f"-{c}" if o1 else c
+    _fset(em, f["Rd"], ft, f"FMA_{T}({nc}, {na}, {b})")
 
 
 def h_fp_cmp(em: FunctionEmitter, i: Insn) -> None:
@@ -193,6 +193,8 @@ def h_movi(em: FunctionEmitter, i: Insn) -> None:
     imm8 = (f["a"] << 7) | (f["b"] << 6) | (f["c"] << 5) | (f["d"] << 4) | (f["e"] << 3) | (f["f"] << 2) | (f["g"] << 1) | f["h"]
     d = f["Rd"]
     c3 = cmode >> 1
+    if f["o2"]:
+        raise LiftError("FMOV vector half-precision immediate")
     if cmode == 0b1111:
         if op == 0:
             bits = vfp_expand_imm(imm8, 32)
@@ -375,13 +377,15 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
 
 def h_across(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
     n, d = f["Rn"], f["Rd"]
     if i.name == "SIMD_scalar_pair":  # ADDP (scalar): Dd = Vn.D[0] + Vn.D[1]
-        if U == 0 and op == 27 and size == 3:
+        if f["U"] == 0 and f["opcode"] == 27 and f["size"] == 3:
             em.out(f"{{ u64 _s = s->v[{n}].d[0] + s->v[{n}].d[1]; s->v[{d}].q = (u128)_s; }}")
             return
         raise LiftError("scalar pairwise form")
+    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
+    if size == 3:
+        raise LiftError("reserved across-lanes size")
     w, ut, st, bits = _LANE[size]
     L = _lanes(Q, size)
     if op == 27 and U == 0:  # ADDV

@@ -314,7 +314,7 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     op, Q, L, R, S, size = f["opcode"], f["Q"], f["L"], f["R"], f["S"], f["size"]
     t, n = f["Rt"], f["Rn"]
-    if R:
+    if R or op & 1:
         raise LiftError("LD2-4 single structure not implemented")
     base = em.x(n, 1, sp=True)
     parts = [f"u64 _a = {base};"]

@@ -97,3 +97,16 @@ def test_through_the_nxrecomp_command(files) -> None:
     r = subprocess.run([sys.executable, "-m", "nxrecomp", "inspect", str(files["exefs.nsp"])],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "PFS0 with 2 files" in r.stdout
+
+
+def test_inspect_into_a_closed_pipe(tmp_path) -> None:
+    """``nxrecomp inspect BIG | head -1`` stops quietly (no BrokenPipe traceback): a listing
+    far larger than a pipe's buffer, read one line."""
+    big = tmp_path / "big.romfs"
+    big.write_bytes(pack_romfs({f"/dir{i % 50}/a_rather_long_file_name_{i}.bin": b"" for i in range(6000)}))
+    code = ("import argparse, sys; from recompiler.formats.cli import register; p = argparse.ArgumentParser(); "
+            "register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")
+    r = subprocess.run(f"'{sys.executable}' -c \"{code}\" inspect '{big}' | head -1",
+                       shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.stdout.startswith(str(big)) and len(r.stdout.splitlines()) == 1
+    assert "Traceback" not in r.stderr

@@ -2,10 +2,14 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+# Test helpers (gpu_guest) live beside this file; importlib import mode adds no test folder to sys.path.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu_host.gpu_client.client import GpuClient
 from cpu_host.gpu_client.registry import ProgramDesc

@@ -38,9 +38,16 @@ def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[i
     left = [limit]
     xregs = [UC_ARM64_REG_X0 + i for i in range(29)] + [UC_ARM64_REG_X29, UC_ARM64_REG_X30]
 
+    # NXRECOMP_LOCKSTEP_BLOCKS=N: after N records, also list every block Unicorn runs
+    blocks_after = int(os.environ.get("NXRECOMP_LOCKSTEP_BLOCKS", "-1"))
+    blocks = open(out + ".blocks", "w") if blocks_after >= 0 else None
+
     def block(uc, addr, _size, _data):
         if left[0] == limit:  # the lifted run starts with NZCV = 0
             uc.reg_write(UC_ARM64_REG_NZCV, 0)
+        if blocks and limit - left[0] >= blocks_after and limit - left[0] < blocks_after + 20:
+            blocks.write(f"{addr:#x}\n")
+            blocks.flush()
         if addr in entries and left[0] > 0:
             left[0] -= 1
             vals = [addr] + [uc.reg_read(r) for r in xregs] + [uc.reg_read(UC_ARM64_REG_SP),
@@ -93,7 +100,7 @@ def main(argv: list[str]) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lockstep-"))
     lifted, uni = tmp / "a.trace", tmp / "b.trace"
     # both runs get the very same environment (it is on the guest's stack)
-    env = {**os.environ, "NXRECOMP_TRACE_FILE": str(lifted)}
+    env = {**os.environ, "NXRECOMP_TRACE_FILE": str(lifted), "NXRECOMP_DETERMINISTIC": "1"}
     subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv], env=env,
                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     import tests.cpu_host.test_linux_busybox as drv
@@ -104,6 +111,8 @@ def main(argv: list[str]) -> int:
     subprocess.run([sys.executable, __file__, "--unicorn", str(so), manifest["program"], str(entries_file), str(uni),
                     *prog_argv], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env_b)
     print(compare(str(lifted), str(uni)))
+    if os.path.exists(str(uni) + ".blocks"):
+        print("unicorn blocks:", " ".join(Path(str(uni) + ".blocks").read_text().split()[:200]))
     return 0
 
 

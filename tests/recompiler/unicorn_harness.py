@@ -539,7 +539,7 @@ class KnownBug:
     checked by an xfail(strict=True) test, so a fix shows up as XPASS."""
     forms: tuple[str, ...]
     reason: str
-    match: Callable[[Insn, State], bool]
+    match: Callable[[Insn, State, State], bool]     # (instruction, input, Unicorn's result)
     example_word: int
 
 
@@ -605,7 +605,7 @@ def generate(cls: str, n: int, seed: int, base: int, bg: bytes,
         res = cpu.run([i.word for i in (*prefix, insn)], inp)
         if res is None or oracle_unreliable(insn, inp, bg, base):
             continue
-        if any(form.name in k.forms and k.match(insn, inp) for k in known):
+        if any(form.name in k.forms and k.match(insn, inp, res[0]) for k in known):
             known_n += 1
             continue
         c = Case(len(cases), form, insn, inp, code, prefix=prefix)
@@ -657,9 +657,9 @@ def run_class(cls: str, n: int, seed: int, work: Path, known: list[KnownBug] = (
 
 
 def run_words(words: list[int], seed: int, work: Path,
-              regs: dict[int, int] | None = None) -> list[tuple[Case, list[str]]]:
+              regs: dict[str, int] | None = None) -> list[tuple[Case, list[str]]]:
     """Run each given instruction word once (known-bug examples), with random operands but the
-    X registers in ``regs`` fixed."""
+    registers in ``regs`` ("x0", "v17", ...) fixed."""
     base = pick_base()
     bg = background(seed)
     rng = random.Random(seed)
@@ -671,7 +671,7 @@ def run_words(words: list[int], seed: int, work: Path,
         for _ in range(50):
             inp = make_input(insn.form, insn, rng, base)
             for r, val in (regs or {}).items():
-                inp.x[r] = val
+                getattr(inp, r[0])[int(r[1:])] = val
             res = cpu.run(word, inp)
             if res is not None:
                 break

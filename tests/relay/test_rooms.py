@@ -69,6 +69,50 @@ def test_eight_players_exchange_in_order(relay):
             c.close()
 
 
+def test_unreliable_is_sequenced_per_stream(relay):
+    a, b, c = full_room(relay, 3)
+    try:
+        for k in range(5):
+            a.send(ALL, 1, b"all%d" % k)
+        a.send(1, 1, b"just-b")                 # its own stream: not "older" than all4
+        got = drain(b, 6, timeout=3)
+        assert [m.payload for m in got] == [b"all0", b"all1", b"all2", b"all3", b"all4", b"just-b"]
+        # a stale datagram (seq behind the newest delivered) is dropped, a newer one delivered
+        stale = P.encode_data(a._session, ALL, 1, 0, 2, b"stale")
+        fresh = P.encode_data(a._session, ALL, 1, 0, 9, b"fresh")
+        a._sock.sendto(stale, relay.address)
+        a._sock.sendto(fresh, relay.address)
+        assert [m.payload for m in drain(c, 6, timeout=3)] == [b"all%d" % k for k in range(5)] + [b"fresh"]
+        assert c.recv(timeout=0.3) is None
+        assert b.recv(timeout=1).payload == b"fresh" and b.recv(timeout=0.3) is None
+    finally:
+        for x in (a, b, c):
+            x.close()
+
+
+def test_seat_changing_hands_starts_fresh(relay):
+    a, b = full_room(relay, 2)
+    c = CoopClient(relay.address)
+    try:
+        for k in range(5):
+            a.send(1, 2, b"to-b-%d" % k, reliable=True)
+        assert [m.payload for m in drain(b, 5)] == [b"to-b-%d" % k for k in range(5)]
+        old_inc = a._seats[1].inc
+        b.close()
+        assert c.join(relay.token("room", "c")) == 1                 # same slot, another player
+        wait_for(lambda: a.roster.get(1) == "c", what="a sees c in slot 1")
+        assert a._seats[1].inc != old_inc
+        a.send(1, 2, b"to-c", reliable=True)                          # c's stream starts at 0
+        assert c.recv(timeout=3).payload == b"to-c"
+        # a datagram still addressed to b's incarnation never reaches c
+        a._sock.sendto(P.encode_data(a._session, 1, 2, 0, 99, b"for-b", old_inc), relay.address)
+        wait_for(lambda: relay.drops("stale_peer") == 1, what="stale_peer drop")
+        assert c.recv(timeout=0.3) is None
+    finally:
+        for x in (a, b, c):
+            x.close()
+
+
 def test_ninth_player_refused(relay):
     clients = full_room(relay)
     ninth = CoopClient(relay.address)
