@@ -12,8 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gpu_host"))
 
 from cpu_host.gpu_client.client import GpuClient  # noqa: E402

@@ -3,7 +3,6 @@ recorded command stream alone), ``run`` (supervise a bundle's processes)."""
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 

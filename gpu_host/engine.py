@@ -12,7 +12,7 @@ from typing import Callable
 
 from gpu_host import packets as P
 from gpu_host import png
-from gpu_host.objects import Memory, ObjectError, Objects
+from gpu_host.objects import Memory, Objects
 from gpu_host.record import Recorder
 from gpu_host.replay import FrameOut, Replayer, Result
 from gpu_host.snapshot import Snapshot

@@ -117,6 +117,7 @@ class Replayer:
         """Replay ``plan`` reading pool bytes from ``mem`` (a ``Snapshot`` of the plan's ranges)."""
         # 1. snapshot
         texels: list[tuple[Texture, np.ndarray | None]] = []
+        crcs: dict[int, int] = {}     # recorded as uploaded only once the submission ran
         size = sum(_up(r[2]) for r in plan.ranges)
         for t in plan.uploads:
             src = mem.read(t.pool, t.offset, t.byte_size)
@@ -132,7 +133,7 @@ class Replayer:
                 rows = np.frombuffer(src, np.uint8, count=t.byte_size)
                 lin = np.lib.stride_tricks.as_strided(rows, (t.height, wb), (t.pitch, 1))
             texels.append((t, np.ascontiguousarray(lin)))
-            self.uploaded[t.id] = crc
+            crcs[t.id] = crc
             size += _up(lin.size)
         arena = self._buffer("arena", max(size, ALIGN), ARENA_USAGE)
         where: dict[tuple[int, int, int], int] = {}
@@ -169,6 +170,7 @@ class Replayer:
         vk.vkEndCommandBuffer(cb)
         # 3. run
         self.dev.submit_wait(cb)
+        self.uploaded.update(crcs)
         # 4. frames
         for frame, t, o in reads:
             raw = bytes(rb.mapped[o:o + t.width * t.height * 4])

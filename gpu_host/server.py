@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -48,7 +48,6 @@ class Session:
     reply: int                    # eventfd the client sleeps on while it waits for completions
     packets: int = 0
     closed: bool = False
-    pending: list = field(default_factory=list)
 
 
 class FdInbox:

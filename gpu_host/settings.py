@@ -1,5 +1,5 @@
 """Settings of the GPU process (see nxrecomp/settings.py)."""
-from nxrecomp.settings import Setting, parse_bool
+from nxrecomp.settings import Setting
 
 SETTINGS = [
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
@@ -8,5 +8,4 @@ SETTINGS = [
     Setting("gpu_host", "device", "", "prefer the Vulkan device whose name contains this (empty: first 1.3 device)"),
     Setting("gpu_host", "record", "", "record the command stream and referenced memory to this file"),
     Setting("gpu_host", "attach_timeout", 2.0, "seconds Attach/RegisterPool wait for fds sent on the fd socket", float),
-    Setting("gpu_host", "window", False, "present into an SDL3 window instead of headless (not yet implemented)", parse_bool),
 ]

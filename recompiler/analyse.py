@@ -244,8 +244,15 @@ class Analyser:
         target = get(self.insn(br_addr).f["Rn"])
         unknowns = set()
         self._unknowns(target, unknowns)
-        if len(unknowns) != 1 or ("unknown",) in unknowns:
+        if ("unknown",) in unknowns:
             return None
+        if len(unknowns) > 1:  # a loop-invariant table base set up before the block
+            consts = {u: self._const_before(u[1], window[0].addr if window else br_addr) for u in unknowns}
+            target = self._subst(target, {u[1]: c for u, c in consts.items() if c is not None})
+            unknowns = set()
+            self._unknowns(target, unknowns)
+            if len(unknowns) != 1:
+                return None
         idx_reg = next(iter(unknowns))[1]
         bound = self._bound(br_addr, idx_reg, len(window))
         if bound is None:
@@ -257,6 +264,46 @@ class Analyser:
                 return None
             out.append(v)
         return out
+
+    def _const_before(self, reg: int, addr: int, limit: int = 256) -> int | None:
+        """Value of ``reg`` if its last write before ``addr`` (walking back in address order)
+        is an `adrp`(+`add`) pair: how compilers hoist a jump table's base out of a loop."""
+        a = addr - 4
+        for _ in range(limit):
+            i = self.insn(a)
+            if i is None:
+                return None
+            f = i.f
+            if f.get("Rd") == reg and i.name in ("ADRP", "ADR", "ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg",
+                                                  "LOGIC_imm", "LOGIC_sreg", "MOVW", "BITFIELD", "CSEL",
+                                                  "DP1", "DP2", "DP3", "EXTR", "ADC"):
+                if i.name == "ADRP":
+                    return ((i.addr & ~0xFFF) + (sext((f["immhi"] << 2) | f["immlo"], 21) << 12)) & M64
+                if i.name == "ADR":
+                    return (i.addr + sext((f["immhi"] << 2) | f["immlo"], 21)) & M64
+                if i.name == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rn"] == reg:
+                    base = self._const_before(reg, i.addr, 16)
+                    return None if base is None else (base + (f["imm12"] << (12 if f["sh"] else 0))) & M64
+                return None
+            if f.get("Rt") == reg and i.form is not None and i.form.cls.startswith("ldst") and not f.get("V"):
+                return None
+            if i.name in ("BL", "BLR") and (reg < 19 or reg == 30):
+                return None  # x0-x18 and x30 do not survive a call; x19-x28 do
+            a -= 4
+        return None
+
+    def _subst(self, e: tuple, consts: dict[int, int]) -> tuple:
+        if e[0] == "reg":
+            return ("const", consts[e[1]]) if e[1] in consts else e
+        if e[0] == "add":
+            return ("add", self._subst(e[1], consts), self._subst(e[2], consts))
+        if e[0] == "shl":
+            return ("shl", self._subst(e[1], consts), e[2])
+        if e[0] == "ext":
+            return ("ext", e[1], self._subst(e[2], consts))
+        if e[0] == "load":
+            return ("load", e[1], e[2], self._subst(e[3], consts))
+        return e
 
     def _open_table(self, target: tuple, idx_reg: int, br_addr: int) -> list[int] | None:
         """A table whose bound was not found (computed index, as in glibc's memcpy): take

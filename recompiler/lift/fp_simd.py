@@ -330,6 +330,44 @@ def h_three_same(em: FunctionEmitter, i: Insn) -> None:
     raise LiftError("three-same form")
 
 
+def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
+    """Long, wide and narrow forms: [SU]ADDL/W, [SU]SUBL/W, ADDHN/SUBHN, [SU]MULL, [SU]MLAL/MLSL."""
+    f = i.f
+    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
+    n, m, d = f["Rn"], f["Rm"], f["Rd"]
+    if size == 3:
+        raise LiftError("reserved three-different size")
+    w, ut, st, bits = _LANE[size]
+    ww, wut, wst, _ = _LANE[size + 1]
+    half = 8 // (bits // 8)             # lanes in one 64-bit half
+    part = half if Q else 0             # the "2" forms read the upper halves
+    nt = ut if U else st
+
+    def narrow_in(v: str) -> str:
+        return f"({wut})({wst})({nt}){v}.{w}[{part} + i]" if not U else f"({wut}){v}.{w}[{part} + i]"
+
+    if op in (0, 2, 12, 8, 10):  # long: both sources narrow
+        a, b = narrow_in("a"), narrow_in("b")
+        expr = {0: f"({wut})({a} + {b})", 2: f"({wut})({a} - {b})", 12: f"({wut})({a} * {b})",
+                8: f"({wut})(c.{ww}[i] + {a} * {b})", 10: f"({wut})(c.{ww}[i] - {a} * {b})"}[op]
+        srcs = {"a": n, "b": m, "c": d}
+    elif op in (1, 3):  # wide: first source already wide
+        b = narrow_in("b")
+        expr = f"({wut})(a.{ww}[i] {'+' if op == 1 else '-'} {b})"
+        srcs = {"a": n, "b": m}
+    elif op in (4, 6) and U == 0:  # ADDHN/SUBHN (+2): high halves of wide sums, narrowed
+        hi = f"({ut})((u64)(a.{ww}[i] {'+' if op == 4 else '-'} b.{ww}[i]) >> {bits})"
+        if Q:
+            em.out(f"{{ NxVec a = s->v[{n}], b = s->v[{m}]; for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = {hi}; }}")
+        else:
+            em.out(f"{{ NxVec a = s->v[{n}], b = s->v[{m}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = {hi}; s->v[{d}] = _r; }}")
+        return
+    else:
+        raise LiftError("three-different form")
+    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = {expr}; s->v[{d}] = _r; }}")
+
+
 def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
@@ -535,7 +573,7 @@ HANDLERS = {
     "FP_INT": h_fp_int, "FP_DP1": h_fp_dp1, "FP_DP2": h_fp_dp2, "FP_DP3": h_fp_dp3,
     "FP_CMP": h_fp_cmp, "FP_CCMP": h_fp_ccmp, "FCSEL": h_fcsel, "FMOV_imm": h_fmov_imm,
     "SIMD_movi": h_movi, "SIMD_copy": h_copy, "SIMD_scalar_copy": h_scalar_copy,
-    "SIMD_three_same": h_three_same, "SIMD_two_reg": h_two_reg, "SIMD_across": h_across,
+    "SIMD_three_same": h_three_same, "SIMD_three_diff": h_three_diff, "SIMD_two_reg": h_two_reg, "SIMD_across": h_across,
     "SIMD_scalar_pair": h_across, "SIMD_shift_imm": h_shift_imm, "SIMD_scalar_shift_imm": h_shift_imm,
     "SIMD_ext": h_ext, "SIMD_tbl": h_tbl, "SIMD_perm": h_perm,
     "SIMD_scalar_three_same": h_scalar_three_same, "SIMD_scalar_two_reg": h_scalar_two_reg,

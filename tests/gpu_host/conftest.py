@@ -12,7 +12,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cpu_host.gpu_client.client import GpuClient
-from cpu_host.gpu_client.registry import ProgramDesc
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS, gpu_log, start_gpu, stop_gpu
 

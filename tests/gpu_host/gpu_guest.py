@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -108,16 +107,7 @@ class Scene:
         self.off = base
 
 
-def wait_file(path: Path, timeout: float = 10.0) -> bool:
-    t = time.monotonic() + timeout
-    while time.monotonic() < t:
-        if path.exists():
-            return True
-        time.sleep(0.02)
-    return False
-
-
-__all__ = ["P"]
+__all__ = ["P"]   # tests take the packet table from here
 
 
 class BoxGame:

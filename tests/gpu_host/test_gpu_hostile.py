@@ -203,3 +203,28 @@ def test_corrupt_ring_detaches_and_client_recovers(env):
     c.pending.clear()
     check_still_serving(gpu, t, vb, ub)      # the client noticed, re-attached and re-registered
     assert c.session != sid
+
+
+def test_dropped_submission_does_not_poison_the_texture_cache(env):
+    """A submission dropped at replay time (bad index values found on the snapshot) after it
+    staged a texture upload must not leave that texture marked as uploaded."""
+    gpu, t, vb, ub = env
+    from gpu_guest import rect_uv_px
+    rng = np.random.default_rng(9)
+    texels = rng.integers(0, 256, (4, 4, 4), dtype=np.uint8)
+    sc = Scene(gpu.pool, 6 << 20)
+    tr = sc.put(texels.tobytes())
+    tex, smp = gpu.id(), gpu.id()
+    gpu.client.register(TextureDesc(tex, 1, tr[1], 4, 4, "RGBA8", block_linear=False, pitch=16))
+    gpu.client.register(SamplerDesc(smp))
+    quad = sc.put(rect_uv_px(0, 0, 4, 4, W, H).tobytes())
+    draw = [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 2),
+            (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]), (P.OP_VERTEX, *quad),
+            (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0)]
+    bad_idx = sc.put(np.array([0, 1, 500], np.uint16).tobytes())
+    before = gpu.client.dropped()
+    seq = gpu.client.submit(draw + [(P.OP_INDEX, *bad_idx, 2), (P.OP_DRAW_INDEXED, 3, 1, 0, 0, 0)])
+    expect_dropped(gpu, seq, "vertex indices 0..500 run outside", before)
+    n = 800000 + gpu.id()
+    gpu.client.wait(gpu.client.submit(draw + [(P.OP_PRESENT, n, t)]))
+    assert np.array_equal(frame_image(gpu.client, n)[:4, :4], texels)

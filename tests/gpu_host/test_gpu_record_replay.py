@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
