@@ -35,15 +35,26 @@ def gpu_spec(run_dir: Path, frames_dir: str | None = None, record: str | None = 
     return ProcessSpec("gpu", argv, health=lambda: grpc_healthy(addr, SERVICE), standby_argv=argv + ["--standby"])
 
 
+def shader_spec(run_dir: Path) -> ProcessSpec | None:
+    """The shader service on a UNIX socket in the run folder (None if the package lacks it)."""
+    if importlib.util.find_spec("shader_svc.service") is None:
+        return None
+    listen = f"unix:{run_dir.resolve()}/shader.grpc"
+    return ProcessSpec("shader", [sys.executable, "-m", "shader_svc.service", "--listen", listen],
+                       health=lambda: grpc_healthy(listen))
+
+
 def bundle_specs(bundle: Path, run_dir: Path, cpu_cmd: str | None = None, frames_dir: str | None = None,
                  record: str | None = None) -> list[ProcessSpec]:
+    """Start order: shader service, GPU process, CPU host (which finds the other two through
+    NXRECOMP_SHADER_SVC_LISTEN and NXRECOMP_GPU_SOCKET_DIR)."""
     specs = []
-    if importlib.util.find_spec("shader_svc.server") is not None:
-        # The shader service joins once it has a server module taking --socket-dir.
-        addr = f"unix://{run_dir.resolve()}/shader.grpc"
-        specs.append(ProcessSpec("shader", [sys.executable, "-m", "shader_svc.server", "--socket-dir", str(run_dir)],
-                                 health=lambda: grpc_healthy(addr)))
+    env = {"NXRECOMP_GPU_SOCKET_DIR": str(run_dir.resolve())}
+    sh = shader_spec(run_dir)
+    if sh is not None:
+        specs.append(sh)
+        env["NXRECOMP_SHADER_SVC_LISTEN"] = sh.argv[-1]
     specs.append(gpu_spec(run_dir, frames_dir, record))
     argv = shlex.split(cpu_cmd) if cpu_cmd else [sys.executable, "-m", "nxrecomp", "exec", str(bundle)]
-    specs.append(ProcessSpec("cpu", argv, env={"NXRECOMP_GPU_SOCKET_DIR": str(run_dir.resolve())}, restart=False))
+    specs.append(ProcessSpec("cpu", argv, env=env, restart=False))
     return specs

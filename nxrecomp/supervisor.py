@@ -45,7 +45,7 @@ class Policy:
     # Delay before restarting a process that crashed before it ever became healthy, by how many
     # times in a row that happened; a process that had become healthy restarts at once.
     backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
-    spare_delay_s: float = 1.0       # after promoting a spare, wait this long before starting the next
+    spare_delay_s: float = 0.2       # after promoting a spare, wait this long before starting the next
     min_uptime_s: float = 1.0        # a process without a health check is "healthy" once up this long
     max_crashes: int = 5             # crashes within window_s that end the run
     window_s: float = 10.0

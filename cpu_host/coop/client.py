@@ -81,10 +81,12 @@ class CoopClient:
     def __init__(self, server: tuple[str, int], *, rto_s: float = 0.05, max_rto_s: float = 0.5,
                  handshake_timeout_s: float = 5.0, bind_host: str = "") -> None:
         try:
-            info = socket.getaddrinfo(server[0], int(server[1]), type=socket.SOCK_DGRAM)[0]
+            infos = socket.getaddrinfo(server[0], int(server[1]), type=socket.SOCK_DGRAM)
         except socket.gaierror as e:
             raise CoopError(E_TIMEOUT, f"relay address {server[0]!r}: {e}") from None
-        self._family, self.server = info[0], info[4][:2]      # IPv4 or IPv6, as the name resolves
+        # IPv4 first when a name has both: the relay listens on 0.0.0.0 unless told otherwise
+        info = min(infos, key=lambda i: i[0] != socket.AF_INET)
+        self._family, self.server = info[0], info[4][:2]
         self.bind_host = bind_host           # local address to send from ("": any)
         self.rto_s, self.max_rto_s, self.handshake_timeout_s = rto_s, max_rto_s, handshake_timeout_s
         self._sock = self._new_socket()

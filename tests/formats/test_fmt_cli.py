@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import fmt_fieldwise as F
+from tests.formats import fmt_fieldwise as F
 from nxrecomp.errors import NxError
 from recompiler.formats.cli import register
 from recompiler.formats.pack_nro import NroAssets, pack_nro

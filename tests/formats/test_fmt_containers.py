@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-import fmt_fieldwise as F
+from tests.formats import fmt_fieldwise as F
 from nxrecomp.errors import NxError
 from recompiler.formats.pack_pfs0 import pack_pfs0
 from recompiler.formats.pack_romfs import hash_table_count, pack_romfs

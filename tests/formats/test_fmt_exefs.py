@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import fmt_fieldwise as F
+from tests.formats import fmt_fieldwise as F
 from nxrecomp.errors import NxError
 from recompiler.formats import detect
 from recompiler.formats.cli import register

@@ -10,7 +10,7 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import fmt_fieldwise as F
+from tests.formats import fmt_fieldwise as F
 from nxrecomp.errors import NxError
 from recompiler.formats.describe import describe
 from recompiler.formats.detect import load_bytes

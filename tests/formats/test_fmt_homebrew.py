@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fmt_fieldwise import ref_lz4_decompress
+from tests.formats.fmt_fieldwise import ref_lz4_decompress
 from nxrecomp import settings
 from recompiler.formats.describe import describe
 from recompiler.formats.npdm import parse_npdm

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-import fmt_fieldwise as F
+from tests.formats import fmt_fieldwise as F
 from nxrecomp.errors import NxError
 from recompiler.formats.kcaps import MemoryMap
 from recompiler.formats.npdm import parse_npdm

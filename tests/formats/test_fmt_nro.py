@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-import fmt_fieldwise as F
+from tests.formats import fmt_fieldwise as F
 from nxrecomp.errors import NxError
 from recompiler.formats.nro import parse_nro
 from recompiler.formats.pack_nacp import pack_nacp

@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-import fmt_fieldwise as F
+from tests.formats import fmt_fieldwise as F
 from nxrecomp.errors import NxError
 from recompiler.formats.nso import parse_nso
 from recompiler.formats.pack_nso import pack_nso

@@ -52,6 +52,8 @@ def test_game_exit_stops_everything_and_logs_are_gathered():
     assert "gpu      | " in log and "gpu gpu_host.server: attached" in log
     assert "supervisor | cpu: exited (exit status 7); stopping the rest" in log
     assert "supervisor | gpu: stopped" in log
+    if "supervisor | shader: started" in log:          # the shader service joins when its package has one
+        assert "supervisor | shader: healthy" in log and "supervisor | shader: stopped" in log
     for pid in pids_in(log):
         assert not alive(pid), f"pid {pid} outlived the run"
 
