@@ -26,8 +26,8 @@ def eh_frames(image: LinkedImage) -> list[tuple[int, bytes]]:
 def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str | Path] = ()) -> dict:
     t0 = time.monotonic()
     out = Path(out_dir)
+    image = link_program(path, search_paths)   # bad input fails here, before anything is written
     out.mkdir(parents=True, exist_ok=True)
-    image = link_program(path, search_paths)
     t_link = time.monotonic()
     program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image))
     t_an = time.monotonic()

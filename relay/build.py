@@ -31,7 +31,8 @@ def _compiler() -> list[str]:
 def build(name: str, sources: list[str]) -> Path:
     """Shared library built from ``relay/<sources>``; rebuilt only when a source or flag changes."""
     cc = _compiler()
-    h = hashlib.sha256(" ".join(cc[2:] + FLAGS).encode())
+    # the interpreter's path is not part of the compiler's identity (a venv elsewhere, same zig)
+    h = hashlib.sha256(" ".join(["python" if a == sys.executable else a for a in cc] + FLAGS).encode())
     for s in sources + ["core.h"]:
         h.update((HERE / s).read_bytes())
     out_dir = Path(settings.get("nxrecomp", "cache_dir")) / "relay"
@@ -41,7 +42,10 @@ def build(name: str, sources: list[str]) -> Path:
         return out
     tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
     cmd = [*cc, *FLAGS, "-I", str(HERE), "-o", str(tmp), *(str(HERE / s) for s in sources)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise NxError(f"relay.cc {cc[0]!r}: {e.strerror}") from None
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise NxError(f"compiling {', '.join(sources)} failed ({shlex.join(cmd[:5])} ...): {r.stderr.strip()[-600:]}")

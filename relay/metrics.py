@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Callable
 
+from nxrecomp.errors import NxError
 from relay.core import DROP_REASONS
 from relay.netaddr import parse_hostport
 from relay.server import Snapshot
@@ -93,7 +94,10 @@ class MetricsServer:
             def log_message(self, *args: object) -> None:
                 pass                     # quiet: scrapes are not news
 
-        self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+        try:
+            self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+        except OSError as e:
+            raise NxError(f"relay.metrics_listen {listen}: {e.strerror}") from None
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="relay-metrics", daemon=True)
 

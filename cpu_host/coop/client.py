@@ -218,6 +218,7 @@ class CoopClient:
     def _new_socket(self) -> socket.socket:
         s = socket.socket(self._family, socket.SOCK_DGRAM)
         s.bind((self.bind_host, 0))
+        s.setblocking(False)          # the thread waits in select; a guest's send never blocks
         return s
 
     def _data(self, dst: int, channel: int, flags: int, payload: bytes) -> bytes:

@@ -5,6 +5,7 @@ The bundle is built once per run; compiled shards come from the object cache (ca
 only the first run on a machine pays the full compile."""
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -28,10 +29,15 @@ def busybox() -> Path:
 
 @pytest.fixture(scope="module")
 def bundle(busybox, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("bb-bundle")
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
-                       capture_output=True, text=True, timeout=3600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    # one build per test run, shared by the xdist workers (the first builds, the others wait)
+    root = tmp_path_factory.getbasetemp().parent
+    out = root / "bb-bundle"
+    with open(root / "bb-bundle.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "manifest.json").exists():
+            r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
+                               capture_output=True, text=True, timeout=3600)
+            assert r.returncode == 0, r.stderr[-3000:]
     return out
 
 
