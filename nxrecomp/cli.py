@@ -9,7 +9,7 @@ import sys
 from nxrecomp.errors import NxError
 
 # Packages that contribute subcommands, in help order.
-CLI_MODULES = ("recompiler", "cpu_host", "gpu_host", "shader_svc", "relay", "nxrecomp.main_job")
+CLI_MODULES = ("recompiler", "cpu_host", "cpu_host.horizon.cli", "gpu_host", "shader_svc", "relay", "nxrecomp.main_job")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,8 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as e:
-            if e.name != modname:
-                raise
+            if not (e.name and (modname == e.name or modname.startswith(e.name + "."))):
+                raise  # a missing dependency inside the module is a real error
             continue
         mod.register(sub)
     return p

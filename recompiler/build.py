@@ -7,9 +7,7 @@ to one function rebuilds one shard; every other object comes from the cache.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import shutil
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass

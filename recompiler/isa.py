@@ -11,7 +11,7 @@ Facts come from the Arm Architecture Reference Manual's A64 encoding index.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nxrecomp.errors import NxError
-from recompiler.elf import PF_W, PF_X, ElfModule, Symbol, load_elf
+from recompiler.elf import ElfModule, Symbol, load_elf
 
 R_AARCH64_NONE = 0
 R_AARCH64_ABS64 = 257

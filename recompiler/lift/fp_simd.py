@@ -187,6 +187,16 @@ def _vop(em: FunctionEmitter, d: int, Q: int, size: int, expr: str, srcs: dict[s
     em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {_lanes(Q, size)}; i++) _r.{w}[i] = {expr}; s->v[{d}] = _r; }}")
 
 
+def _narrow(em: FunctionEmitter, d: int, Q: int, w: str, half: int, expr: str, srcs: dict[str, int]) -> None:
+    """Write ``half`` narrow lanes: into the low half of a cleared Vd, or (the "2" forms,
+    Q = 1) into the upper half of Vd, keeping its lower half."""
+    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
+    if Q:
+        em.out(f"{{ {loads} for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = {expr}; }}")
+    else:
+        em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = {expr}; s->v[{d}] = _r; }}")
+
+
 def h_movi(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, op, cmode = f["Q"], f["op"], f["cmode"]
@@ -357,10 +367,7 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
         srcs = {"a": n, "b": m}
     elif op in (4, 6) and U == 0:  # ADDHN/SUBHN (+2): high halves of wide sums, narrowed
         hi = f"({ut})((u64)(a.{ww}[i] {'+' if op == 4 else '-'} b.{ww}[i]) >> {bits})"
-        if Q:
-            em.out(f"{{ NxVec a = s->v[{n}], b = s->v[{m}]; for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = {hi}; }}")
-        else:
-            em.out(f"{{ NxVec a = s->v[{n}], b = s->v[{m}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = {hi}; s->v[{d}] = _r; }}")
+        _narrow(em, d, Q, w, half, hi, {"a": n, "b": m})
         return
     else:
         raise LiftError("three-different form")
@@ -404,11 +411,7 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
         if nw is None:
             raise LiftError("reserved XTN")
         half = 8 // (1 << size)
-        lo = "(Q ? b.%s[i] : 0)" % w
-        if Q:
-            em.out(f"{{ NxVec a = s->v[{n}]; for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = ({ut})a.{nw}[i]; }}")
-        else:
-            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = ({ut})a.{nw}[i]; s->v[{d}] = _r; }}")
+        _narrow(em, d, Q, w, half, f"({ut})a.{nw}[i]", {"a": n})
         return
     raise LiftError("two-register form")
 
@@ -476,10 +479,7 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
         ww = _LANE[size + 1][0]
         rs = 2 * bits - imm
         half = 8 // (bits // 8)
-        if Q:
-            em.out(f"{{ NxVec a = s->v[{n}]; for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = ({ut})(a.{ww}[i] >> {rs}); }}")
-        else:
-            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = ({ut})(a.{ww}[i] >> {rs}); s->v[{d}] = _r; }}")
+        _narrow(em, d, Q, w, half, f"({ut})(a.{ww}[i] >> {rs})", {"a": n})
         return
     elif op == 20 and not scalar:  # SSHLL/USHLL (and SXTL/UXTL): widen from immh's size
         if size == 3:

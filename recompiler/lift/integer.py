@@ -124,21 +124,23 @@ def h_adc(em: FunctionEmitter, i: Insn) -> None:
         em.setx(f["Rd"], f"({_u(sf)})({a}) + ({_u(sf)})({b}) + C", sf)
 
 
+def _logic(em: FunctionEmitter, sf: int, opc: int, rd: int, a: str, b: str, rd_sp: bool) -> None:
+    """AND/ORR/EOR/ANDS of ``a`` and ``b``; ANDS sets N and Z and clears C and V."""
+    expr = f"({_u(sf)})({a} {['&', '|', '^', '&'][opc]} {b})"
+    if opc == 3:
+        em.flags_touched()
+        em.out(f"{{ {_u(sf)} _r = {expr}; LOGICF{64 if sf else 32}(_r); {_set(em, rd, sf, '_r', False)} }}")
+    else:
+        em.setx(rd, expr, sf, sp=rd_sp)
+
+
 def h_logic_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     sf = f["sf"]
     if not sf and f["N"]:
         raise LiftError("N=1 in 32-bit logical immediate")
     imm = decode_bit_masks(f["N"], f["imms"], f["immr"], 64 if sf else 32)
-    a = em.x(f["Rn"], sf)
-    opc = f["opc"]
-    op = ["&", "|", "^", "&"][opc]
-    expr = f"({_u(sf)})({a} {op} {imm:#x}ull)"
-    if opc == 3:
-        em.flags_touched()
-        em.out(f"{{ {_u(sf)} _r = {expr}; LOGICF{64 if sf else 32}(_r); {_set(em, f['Rd'], sf, '_r', False)} }}")
-    else:
-        em.setx(f["Rd"], expr, sf, sp=True)
+    _logic(em, sf, f["opc"], f["Rd"], em.x(f["Rn"], sf), f"{imm:#x}ull", rd_sp=True)
 
 
 def h_logic_sreg(em: FunctionEmitter, i: Insn) -> None:
@@ -147,15 +149,7 @@ def h_logic_sreg(em: FunctionEmitter, i: Insn) -> None:
     b = _shifted(em, f["Rm"], sf, f["shift"], f["imm6"])
     if f["N"]:
         b = f"~({_u(sf)}){b}"
-    a = em.x(f["Rn"], sf)
-    opc = f["opc"]
-    op = ["&", "|", "^", "&"][opc]
-    expr = f"({_u(sf)})({a} {op} {b})"
-    if opc == 3:
-        em.flags_touched()
-        em.out(f"{{ {_u(sf)} _r = {expr}; LOGICF{64 if sf else 32}(_r); {_set(em, f['Rd'], sf, '_r', False)} }}")
-    else:
-        em.setx(f["Rd"], expr, sf)
+    _logic(em, sf, f["opc"], f["Rd"], em.x(f["Rn"], sf), b, rd_sp=False)
 
 
 def h_movw(em: FunctionEmitter, i: Insn) -> None:

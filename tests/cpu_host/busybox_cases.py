@@ -3,7 +3,11 @@ tests/cpu_host/test_linux_busybox.py; recompiled code in tests/recompiler/test_b
 each compared with qemu-aarch64 running the same binary on the same inputs."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
 
@@ -56,3 +60,17 @@ def make_inputs(d: Path) -> Path:
     (d / "lines.txt").write_text("".join(f"{(i * 7919) % 1000} line {i % 13}\n" for i in range(3000)))
     (d / "words.txt").write_text("the quick brown fox\njumps over\nthe lazy dog\n\nthe end\n")
     return d
+
+
+def compare_with_qemu(ours: list[str], busybox: Path, work: Path, argv: list[str], stdin: bytes = b"") -> int:
+    """Run ``ours + argv`` and qemu-aarch64 on ``busybox`` with ``argv`` in ``work``; assert
+    equal stdout, stderr and exit status; return the status."""
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
+    got = subprocess.run([*ours, *argv], input=stdin, capture_output=True, cwd=work, env=ENV, timeout=600)
+    ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], input=stdin,
+                         capture_output=True, cwd=work, env=ENV, timeout=600)
+    assert (got.returncode, got.stderr.decode(errors="replace")) == \
+        (ref.returncode, ref.stderr.decode(errors="replace")), argv
+    assert got.stdout == ref.stdout, argv
+    return ref.returncode

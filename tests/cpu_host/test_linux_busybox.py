@@ -9,7 +9,6 @@ driver through nx_linux_set_self_exec)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,7 +142,7 @@ import pytest  # noqa: E402
 
 from nxrecomp import debian  # noqa: E402
 
-from tests.cpu_host.busybox_cases import CASES, ENV, HEAVY_CASES, expected_status, make_inputs  # noqa: E402
+from tests.cpu_host.busybox_cases import CASES, HEAVY_CASES, compare_with_qemu, expected_status, make_inputs  # noqa: E402
 
 pytestmark = pytest.mark.network
 
@@ -168,17 +167,8 @@ def work(tmp_path_factory) -> Path:
 
 def compare(busybox: Path, harness: Path, work: Path, argv: list[str], stdin: str | None = None) -> int:
     """Run argv both ways, assert equal stdout/stderr/status; return the status."""
-    if not shutil.which("qemu-aarch64"):
-        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
     inp = (work / stdin).read_bytes() if stdin else b""
-    ours = subprocess.run([sys.executable, __file__, str(harness), str(busybox), *argv], input=inp,
-                          capture_output=True, cwd=work, env=ENV, timeout=300)
-    ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], input=inp, capture_output=True,
-                         cwd=work, env=ENV, timeout=300)
-    assert (ours.returncode, ours.stderr.decode(errors="replace")) == \
-        (ref.returncode, ref.stderr.decode(errors="replace")), argv
-    assert ours.stdout == ref.stdout, argv
-    return ref.returncode
+    return compare_with_qemu([sys.executable, __file__, str(harness), str(busybox)], busybox, work, argv, inp)
 
 
 @pytest.mark.parametrize("argv", CASES, ids=lambda a: " ".join(a)[:40])

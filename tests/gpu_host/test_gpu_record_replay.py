@@ -2,6 +2,7 @@
 same frames, run after run."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -47,6 +48,7 @@ def test_record_then_replay_identical_frames(tmp_path):
         c.close()
     finally:
         stop_gpu(proc)
+        shutil.rmtree(d, ignore_errors=True)
     assert rec.exists(), "recording not closed into place"
     outs = []
     for i in range(2):

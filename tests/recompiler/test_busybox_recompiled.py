@@ -6,7 +6,6 @@ only the first run on a machine pays the full compile."""
 from __future__ import annotations
 
 import fcntl
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nxrecomp import debian
-from tests.cpu_host.busybox_cases import CASES, ENV, HEAVY_CASES, expected_status, make_inputs
+from tests.cpu_host.busybox_cases import CASES, HEAVY_CASES, compare_with_qemu, expected_status, make_inputs
 
 pytestmark = pytest.mark.network
 
@@ -47,16 +46,7 @@ def work(tmp_path_factory) -> Path:
 
 
 def compare(busybox: Path, bundle: Path, work: Path, argv: list[str], stdin: bytes = b"") -> int:
-    if not shutil.which("qemu-aarch64"):
-        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
-    ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *argv], input=stdin,
-                          capture_output=True, cwd=work, env=ENV, timeout=600)
-    ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], input=stdin,
-                         capture_output=True, cwd=work, env=ENV, timeout=600)
-    assert (ours.returncode, ours.stderr.decode(errors="replace")) == \
-        (ref.returncode, ref.stderr.decode(errors="replace")), argv
-    assert ours.stdout == ref.stdout, argv
-    return ref.returncode
+    return compare_with_qemu([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--"], busybox, work, argv, stdin)
 
 
 @pytest.mark.parametrize("argv", CASES, ids=lambda a: " ".join(a)[:40])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import statistics
 import sys
@@ -62,8 +63,10 @@ def play(frames: int, kills: int, seed: int) -> dict:
         client.close()
         sup.stop()
         th.join(30)
+    log = (run_dir / "run.log").read_text()
+    shutil.rmtree(run_dir, ignore_errors=True)
     return {"checksums": checksums, "pngs": pngs, "resume": resume, "restarts": restarts,
-            "reconnects": client.reconnects, "log": (run_dir / "run.log").read_text()}
+            "reconnects": client.reconnects, "log": log}
 
 
 def test_kill_gpu_process_many_times():
