@@ -72,15 +72,14 @@ def _obj_cache() -> Path:
 
 def _compile_cached(args: tuple) -> tuple[str, bool]:
     """Compile one C file to an object in the cache; returns (object path, was cached)."""
-    c_path, flags, cc_id, include_dirs = args
+    c_path, flags, cc_id, include_dirs, headers = args
     src = Path(c_path).read_bytes()
     h = hashlib.sha256()
     h.update(src)
     h.update("\0".join(flags).encode())
     h.update(cc_id.encode())
-    for d in include_dirs:   # headers are part of the key
-        for hdr in sorted(Path(d).glob("*.h")):
-            h.update(hdr.read_bytes())
+    for hdr in headers:   # the headers it includes are part of the key
+        h.update(Path(hdr).read_bytes())
     obj = _obj_cache() / f"{h.hexdigest()}.o"
     if obj.exists():
         return str(obj), True
@@ -132,7 +131,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     objs: list[str] = []
     cached = 0
     with Progress("compiling shards", len(units)) as prog, ProcessPoolExecutor(max_workers=jobs) as ex:
-        for obj, was in ex.map(_compile_cached, [(u, f, cc_id, [str(RUNTIME_DIR)]) for u, f in units]):
+        for obj, was in ex.map(_compile_cached, [(u, f, cc_id, [str(RUNTIME_DIR)], _headers_of(u)) for u, f in units]):
             objs.append(obj)
             cached += was
             prog.advance()
@@ -141,6 +140,14 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     os.replace(so_tmp, out_dir / "game.so")
     return {"functions": len(program.functions), "shards": len(results), "objects": len(objs),
             "objects_cached": cached, "unresolved_br": len(program.unresolved_br)}
+
+
+def _headers_of(c_path: str) -> list[str]:
+    """Headers whose bytes go into an object's cache key: generated shards include only the
+    lifted-code headers; runtime sources may include any runtime header."""
+    if Path(c_path).parent == RUNTIME_DIR:
+        return [str(p) for p in sorted(RUNTIME_DIR.glob("*.h"))]
+    return [str(RUNTIME_DIR / "lifted.h"), str(RUNTIME_DIR / "nxrt.h")]
 
 
 def _table_source(results: list[ShardResult], entry: int) -> str:

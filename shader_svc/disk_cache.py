@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 log = logging.getLogger("shader_svc.cache")
-MAGIC = b"NXSPV1\0\0"
+MAGIC_V1 = b"NXSPV1\0\0"   # payload = SPIR-V
+MAGIC = b"NXSPV2\0\0"      # payload = u32 SPIR-V size, SPIR-V, metadata (reflection JSON)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -52,6 +53,11 @@ class DiskCache:
         return self.dir / f"{key}.spv"
 
     def get(self, key: str) -> bytes | None:
+        e = self.get_entry(key)
+        return None if e is None else e[0]
+
+    def get_entry(self, key: str) -> tuple[bytes, bytes] | None:
+        """(SPIR-V, metadata) of a stored translation; metadata is b"" in version-1 files."""
         if not _valid_key(key):
             return None
         p = self.spv_path(key)
@@ -60,14 +66,22 @@ class DiskCache:
         except FileNotFoundError:
             return None
         body = data[len(MAGIC) + 32:]
-        if data[:len(MAGIC)] != MAGIC or hashlib.sha256(body).digest() != data[len(MAGIC):len(MAGIC) + 32]:
+        magic = data[:len(MAGIC)]
+        ok = magic in (MAGIC, MAGIC_V1) and hashlib.sha256(body).digest() == data[len(MAGIC):len(MAGIC) + 32]
+        if ok and magic == MAGIC:
+            n = int.from_bytes(body[:4], "little") if len(body) >= 4 else -1
+            ok = 0 <= n <= len(body) - 4
+        if not ok:
             log.warning("%s: damaged cache entry dropped", p)
             p.unlink(missing_ok=True)
             return None
-        return body
+        if magic == MAGIC_V1:
+            return body, b""
+        return body[4:4 + n], body[4 + n:]
 
-    def put(self, key: str, spirv: bytes) -> None:
-        write_atomic(self.spv_path(key), MAGIC + hashlib.sha256(spirv).digest() + spirv)
+    def put(self, key: str, spirv: bytes, meta: bytes = b"") -> None:
+        body = len(spirv).to_bytes(4, "little") + spirv + meta
+        write_atomic(self.spv_path(key), MAGIC + hashlib.sha256(body).digest() + body)
 
     def put_program(self, key: str, program: bytes) -> None:
         p = self.programs / f"{key}.prog"
@@ -82,16 +96,17 @@ class DiskCache:
         except FileNotFoundError:
             return None
 
-    def previous(self, key: str) -> tuple[str, bytes] | None:
-        """The newest valid translation of ``key`` by another (older) translator, if any."""
+    def previous(self, key: str) -> tuple[str, bytes, bytes] | None:
+        """(translator, SPIR-V, metadata): the newest valid translation of ``key`` by another
+        (older) translator, if any."""
         if not self.root.is_dir():
             return None
         others = [d for d in self.root.iterdir() if d.is_dir() and d != self.dir and _is_id(d.name)]
         for d in sorted(others, key=lambda d: d.stat().st_mtime, reverse=True):
             if (d / f"{key}.spv").exists():
-                spv = DiskCache(self.root, d.name).get(key)
-                if spv is not None:
-                    return d.name, spv
+                e = DiskCache(self.root, d.name).get_entry(key)
+                if e is not None:
+                    return d.name, e[0], e[1]
         return None
 
     def program_keys(self) -> list[str]:

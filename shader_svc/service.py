@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import logging
+import multiprocessing
 import signal
 import sys
 import threading
@@ -25,6 +27,7 @@ from nxrecomp.progress import Progress
 from proto import shader_pb2, shader_pb2_grpc
 from shader_svc import identity, translate as tr
 from shader_svc.disk_cache import DiskCache
+from shader_svc.sm86.reflect import Reflection
 
 log = logging.getLogger("shader_svc.service")
 SERVICE = "nxshader.ShaderTranslator"
@@ -56,9 +59,12 @@ class Translator:
         self.cache = DiskCache(cache_root, self.id)
         self.lock = threading.Lock()
         self.n = Counters()
-        # One background worker re-translates programs served from an older translator's
-        # files; `pending` keeps a program from being queued twice.
+        # Programs served from an older translator's files are re-translated in the
+        # background: one thread queues them to one worker *process* (started on first need),
+        # so the re-translation does not hold this process's GIL while a boot's Prepare
+        # streams; `pending` keeps a program from being queued twice.
         self.background = futures.ThreadPoolExecutor(1, thread_name_prefix="retranslate")
+        self._procs: futures.ProcessPoolExecutor | None = None
         self.pending: set[str] = set()
 
     def _count(self, **inc: float) -> None:
@@ -70,10 +76,11 @@ class Translator:
         """Translation of ``p`` by this translator, from the cache when there.  With ``carry``
         an older translator's file is served at once and this one re-translates in the background."""
         key = p.key()
-        spv = self.cache.get(key)
-        if spv is not None:
+        hit = self.cache.get_entry(key)
+        if hit is not None:
             self._count(cache_hits=1)
-            return shader_pb2.Translation(key=key, spirv=spv, cached=True, translator=self.id)
+            return shader_pb2.Translation(key=key, spirv=hit[0], cached=True, translator=self.id,
+                                          reflection=self._reflection(p, hit[1]))
         prev = self.cache.previous(key) if carry else None
         if prev is not None:
             self._count(carried=1)
@@ -82,11 +89,12 @@ class Translator:
                 self.pending.add(key)
             if queue:
                 self.background.submit(self._retranslate, p, key)
-            return shader_pb2.Translation(key=key, spirv=prev[1], cached=True, translator=prev[0])
+            return shader_pb2.Translation(key=key, spirv=prev[1], cached=True, translator=prev[0],
+                                          reflection=self._reflection(p, prev[2]))
         self._count(cache_misses=1)
         t0 = time.perf_counter()
         try:
-            spv = tr.translate(p)
+            spv, refl = tr.translate_full(p)
         except NxError as e:
             self._count(errors=1)
             raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
@@ -96,14 +104,45 @@ class Translator:
             raise Failure(grpc.StatusCode.INTERNAL, f"translator failure on program {key}: {e!r}") from None
         self._count(translations=1, translate_seconds=time.perf_counter() - t0)
         self.cache.put_program(key, p.serialize())
-        self.cache.put(key, spv)
-        return shader_pb2.Translation(key=key, spirv=spv, cached=False, translator=self.id)
+        self.cache.put(key, spv, json.dumps(refl.to_dict()).encode())
+        return shader_pb2.Translation(key=key, spirv=spv, cached=False, translator=self.id,
+                                      reflection=reflection_message(refl))
+
+    @staticmethod
+    def _reflection(p: tr.Program, meta: bytes) -> shader_pb2.Reflection:
+        """Reflection stored with a cached translation; files of older formats have none, so
+        it is computed again (decoding only)."""
+        try:
+            return reflection_message(Reflection.from_dict(json.loads(meta)))
+        except (ValueError, KeyError, TypeError):
+            pass
+        try:
+            return reflection_message(tr.reflect(p))
+        except Exception:   # an older translator's file for code this one cannot read: serve it bare
+            log.warning("no reflection for program %s", p.key(), exc_info=True)
+            return shader_pb2.Reflection()
+
+    def _worker(self) -> futures.ProcessPoolExecutor:
+        with self.lock:
+            if self._procs is None:
+                # spawn, not fork: this process runs gRPC threads
+                self._procs = futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            return self._procs
 
     def _retranslate(self, p: tr.Program, key: str) -> None:
         try:
-            self.run(p, carry=False)
-        except Failure as f:   # the older translation stays in use
-            log.warning("re-translating %s with translator %s failed: %s", key, self.id, f.message)
+            if self.cache.get_entry(key) is not None:    # translated meanwhile (a Prepare)
+                return
+            status, spv, meta, secs = self._worker().submit(tr.translate_worker, p.serialize()).result()
+            if status != "ok":   # the older translation stays in use
+                self._count(errors=1)
+                log.warning("re-translating %s with translator %s failed: %s", key, self.id, meta.decode())
+                return
+            self._count(translations=1, translate_seconds=secs)
+            self.cache.put_program(key, p.serialize())
+            self.cache.put(key, spv, meta)
+        except Exception:   # e.g. the worker process died: the older translation stays in use
+            log.exception("re-translating %s in the background failed", key)
         finally:
             with self.lock:
                 self.pending.discard(key)
@@ -114,6 +153,8 @@ class Translator:
 
     def close(self) -> None:
         self.background.shutdown(wait=True, cancel_futures=True)
+        if self._procs is not None:
+            self._procs.shutdown(wait=True, cancel_futures=True)
 
     def run_request(self, req: shader_pb2.Program) -> shader_pb2.Translation:
         try:
@@ -123,7 +164,7 @@ class Translator:
             raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
         return self.run(p)
 
-    def run_key(self, key: str) -> shader_pb2.Translation:
+    def run_key(self, key: str, carry: bool = False) -> shader_pb2.Translation:
         data = self.cache.get_program(key)
         if data is None:
             self._count(errors=1)
@@ -131,8 +172,17 @@ class Translator:
         if hashlib.sha256(data).hexdigest() != key:
             self._count(errors=1)
             raise Failure(grpc.StatusCode.DATA_LOSS, f"stored program {key} is damaged (hash differs)")
-        # preparing means: this translator's own translation, now
-        return self.run(tr.Program.deserialize(data, key), carry=False)
+        # preparing means: this translator's own translation, now, unless the caller accepts an
+        # older translator's while this one re-translates in the background
+        return self.run(tr.Program.deserialize(data, key), carry=carry)
+
+
+def reflection_message(r: Reflection) -> shader_pb2.Reflection:
+    return shader_pb2.Reflection(
+        const_ranges=[shader_pb2.ConstRange(bank=c.bank, offset=c.offset, size=c.size) for c in r.const_ranges],
+        global_pointers=[shader_pb2.GlobalPointer(bank=g.bank, offset=g.offset, read=g.read, written=g.written,
+                                                  atomic=g.atomic) for g in r.global_pointers],
+        shared_memory=r.shared_memory, barriers=r.barriers)
 
 
 class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):
@@ -165,7 +215,7 @@ class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):
 
     def Prepare(self, request, context):
         keys = list(request.keys) or self.t.cache.program_keys()   # empty list: every program seen
-        yield from self._stream(keys, self.t.run_key, "preparing shaders")
+        yield from self._stream(keys, lambda k: self.t.run_key(k, request.carry), "preparing shaders")
 
     def GetStats(self, request, context):
         with self.t.lock:

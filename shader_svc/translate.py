@@ -60,14 +60,49 @@ def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tup
 
 def translate(p: Program) -> bytes:
     """SPIR-V binary of a program; raises NxError (DecodeError, TranslateError, ProgramError)."""
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    return translate_compute(_decode(p), ComputeSpec(p.local_size))
+
+
+def reflect(p: Program):
+    """What a program uses (``sm86.reflect.Reflection``); decoding errors as for ``translate``."""
+    from shader_svc.sm86 import reflect as rf
+
+    return rf.reflect(_decode(p))
+
+
+def translate_full(p: Program):
+    """(SPIR-V, Reflection) of a program."""
+    from shader_svc.sm86 import reflect as rf
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    insts = _decode(p)
+    return translate_compute(insts, ComputeSpec(p.local_size)), rf.reflect(insts)
+
+
+def translate_worker(serialized: bytes) -> tuple[str, bytes, bytes, float]:
+    """Entry of a worker process: ("ok", SPIR-V, reflection JSON, seconds) or ("error",
+    b"", message, seconds).  Plain values only, so nothing but bytes crosses the process pipe."""
+    import json
+    import time
+
+    t0 = time.perf_counter()
+    try:
+        spv, refl = translate_full(Program.deserialize(serialized))
+    except Exception as e:  # reported by the caller; the worker stays alive
+        return "error", b"", f"{type(e).__name__}: {e}".encode(), time.perf_counter() - t0
+    return "ok", spv, json.dumps(refl.to_dict()).encode(), time.perf_counter() - t0
+
+
+def _decode(p: Program) -> list:
     if p.arch != 86:
         raise ProgramError(f"architecture {ARCHS.get(p.arch, p.arch)} is not translated yet", field="arch")
     if p.stage != 1:
         raise ProgramError(f"stage {STAGES.get(p.stage, p.stage)} is not translated yet", field="stage")
     from shader_svc.sm86 import decode as dec
-    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
 
     if len(p.code) % 16:
         raise dec.DecodeError(f"program truncated: {len(p.code)} bytes is not a multiple of 16 "
                               f"(SM86 instructions are 16 bytes)", field="code", offset=len(p.code) & ~15)
-    return translate_compute(dec.decode_stream(p.code), ComputeSpec(p.local_size))
+    return dec.decode_stream(p.code)

@@ -38,7 +38,8 @@ class ComputeDevice:
         self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT)
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
         f12 = vk.VkPhysicalDeviceVulkan12Features(bufferDeviceAddress=vk.VK_TRUE)
-        feats = vk.VkPhysicalDeviceFeatures2(pNext=f12, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE))
+        feats = vk.VkPhysicalDeviceFeatures2(pNext=f12, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE,
+                                                                                  shaderFloat64=vk.VK_TRUE))
         self.device = vk.vkCreateDevice(self.phys, vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1,
                                                                           pQueueCreateInfos=[qinfo]), None)
         self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)

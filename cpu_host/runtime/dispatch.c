@@ -25,7 +25,38 @@ static void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) {
     _exit(134);
 }
 
-NxFn nx_lookup(uint64_t addr, uint32_t *kind) {
+/* A direct-mapped cache per guest thread (hung on s->thread) in front of the sorted table:
+ * indirect calls (qsort's comparator, virtual calls, PLT stubs) hit the same few targets
+ * again and again, and a binary search over ~20k entries costs ~15 dependent loads. */
+#define NX_LOOKUP_CACHE 4096
+typedef struct NxThread { struct { uint64_t addr; NxFn fn; uint64_t kind; } cache[NX_LOOKUP_CACHE]; } NxThread;
+
+static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind);
+
+NxFn nx_lookup(uint64_t addr, uint32_t *kind) { return nx_lookup_table(addr, kind); }
+
+static inline NxFn nx_lookup_cached(NxCpu *s, uint64_t addr, uint32_t *kind) {
+    NxThread *t = (NxThread *)s->thread;
+    if (UNLIKELY(!t)) {
+        t = calloc(1, sizeof *t);
+        if (!t) return nx_lookup_table(addr, kind);
+        s->thread = t;
+    }
+    unsigned slot = (unsigned)(addr >> 2) & (NX_LOOKUP_CACHE - 1);
+    if (LIKELY(t->cache[slot].addr == addr && t->cache[slot].fn)) {
+        *kind = (uint32_t)t->cache[slot].kind;
+        return t->cache[slot].fn;
+    }
+    NxFn f = nx_lookup_table(addr, kind);
+    if (f) {
+        t->cache[slot].addr = addr;
+        t->cache[slot].fn = f;
+        t->cache[slot].kind = *kind;
+    }
+    return f;
+}
+
+static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
     uint64_t lo = 0, hi = nx_entry_count;
     while (lo < hi) {
         uint64_t mid = (lo + hi) >> 1;
@@ -45,7 +76,7 @@ void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target) {
 void nx_run(NxCpu *s) {
     for (;;) {
         uint32_t kind = 0;
-        NxFn f = nx_lookup(s->pc, &kind);
+        NxFn f = nx_lookup_cached(s, s->pc, &kind);
         if (!f) nx_fatal_unmapped(s, s->x[30], s->pc);
         s->resume = kind == NX_ENTRY_RESUME;
         f(s);
@@ -54,7 +85,7 @@ void nx_run(NxCpu *s) {
 
 void nx_call_indirect(NxCpu *s) {
     uint32_t kind = 0;
-    NxFn f = nx_lookup(s->pc, &kind);
+    NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (!f) nx_fatal_unmapped(s, s->x[30] - 4, s->pc);
     s->resume = kind == NX_ENTRY_RESUME;
     f(s);
@@ -62,7 +93,7 @@ void nx_call_indirect(NxCpu *s) {
 
 void nx_jump(NxCpu *s) {
     uint32_t kind = 0;
-    NxFn f = nx_lookup(s->pc, &kind);
+    NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (f && kind == NX_ENTRY_FUNC) {
         s->resume = 0;
         MUSTTAIL return f(s);

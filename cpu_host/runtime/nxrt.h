@@ -36,7 +36,8 @@ typedef struct NxCpu {
     uint64_t excl_addr, excl_lo, excl_hi;
     uint64_t excl_size;    /* 0: no reservation */
     NxVec v[32];
-    void *thread;          /* the runtime's per-thread record (NxThread *) */
+    void *thread;          /* dispatch.c's per-thread record (its lookup cache); a personality
+                            * keeps its own per-thread data elsewhere */
     uint64_t host_sp_limit;/* deepest host stack address this thread may use */
 } NxCpu;
 

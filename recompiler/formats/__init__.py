@@ -10,6 +10,13 @@ field, for tests and for packaging the demo game.
 """
 from __future__ import annotations
 
-from recompiler.formats.detect import detect_format, load, load_bytes
-
 __all__ = ["detect_format", "load", "load_bytes"]
+
+
+def __getattr__(name: str):
+    # imported on first use: the loaders pull in numpy, which commands like `nxrecomp exec`
+    # (whose start-up time counts) never need
+    if name in __all__:
+        from recompiler.formats import detect
+        return getattr(detect, name)
+    raise AttributeError(name)

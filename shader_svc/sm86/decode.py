@@ -7,7 +7,6 @@ exactly is refused instead of being printed wrong.
 """
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass, field
 

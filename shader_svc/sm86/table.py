@@ -95,6 +95,11 @@ def rows_for(mnemonic, op9, forms_ops, pre=(), post=(), mods=(), mods_before=(),
 
 
 P87 = Pred("pp", 87, not_bit=90)
+# Reference values of operands a modifier hides (the assembler writes these; ptxas does too):
+# the carry-ins of IADD3/IMAD without .X are !PT, ISETP's ex predicate without .EX is PT.
+CI87 = 0xF << 87
+CI77 = 0xF << 77
+EX68 = 0x7 << 68
 X_ON = (("X", 1),)
 
 ROWS: list[Row] = []
@@ -136,15 +141,16 @@ INEG3 = {"b": 1, "c": 1}
 R(rows_for("IADD3", 0x010, src_forms(2, INEG3, {}, {1: "rr", 4: "ir", 5: "cr"}),
            pre=(D, Pred("co0", 81, hide_pt=True), Pred("co1", 84, hide_pt=True), A(neg=True)),
            post=(Pred("ci0", 87, not_bit=90), Pred("ci1", 77, not_bit=80)),
-           mods=(Mod("X", 74, 1, ONOFF(".X")),), show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3"))
+           mods=(Mod("X", 74, 1, ONOFF(".X")),), base=CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
+           ir="IADD3"))
 UIADD3_OPS = (UD, Pred("co0", 81, file="UP", hide_pt=True), Pred("co1", 84, file="UP", hide_pt=True),
               Reg("a", 24, file="UR", neg=72))
 UCI = (Pred("ci0", 87, not_bit=90, file="UP"), Pred("ci1", 77, not_bit=80, file="UP"))
 R([Row("UIADD3", 0x890, UIADD3_OPS + (Imm("b", 32, 32), Reg("c", 64, file="UR", neg=75)) + UCI,
-       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000), show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
+       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000) | CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
        uniform=True),
    Row("UIADD3", 0x290, UIADD3_OPS + (Reg("b", 32, file="UR", neg=63), Reg("c", 64, file="UR", neg=75)) + UCI,
-       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000), show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
+       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000) | CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
        uniform=True)])
 NOX = ("X", "mod", 0)
 IMAD_ALIASES = (Alias(".MOV", (("a", "reg", RZ), NOX)), Alias(".MOV", (("b", "reg", RZ), NOX)),
@@ -152,15 +158,15 @@ IMAD_ALIASES = (Alias(".MOV", (("a", "reg", RZ), NOX)), Alias(".MOV", (("b", "re
 R(rows_for("IMAD", 0x024, src_forms(2, {"c": 1}, {}, FORMS3), pre=(D, A()),
            post=(Pred("ci", 87, not_bit=90),), mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
                                                       Mod("X", 74, 1, ONOFF(".X"))),
-           show_if=(("ci", "X", 1),), aliases=IMAD_ALIASES, base=hi(0xE0000), ir="IMAD"))
+           show_if=(("ci", "X", 1),), aliases=IMAD_ALIASES, base=hi(0xE0000) | CI87, ir="IMAD"))
 R(rows_for("IMAD", 0x024, src_forms(2, {"c": 1}, {}, {6: "ur", 7: "ru"}), pre=(D, A()),
            post=(Pred("ci", 87, not_bit=90),), mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
                                                       Mod("X", 74, 1, ONOFF(".X"))),
-           show_if=(("ci", "X", 1),), base=hi(0xE0000), ir="IMAD"))
+           show_if=(("ci", "X", 1),), base=hi(0xE0000) | CI87, ir="IMAD"))
 R(rows_for("IMAD.WIDE", 0x025, src_forms(2, {"c": 1}, {}, {1: "rr", 3: "rc", 4: "ir", 5: "cr"}),
            pre=(D, Pred("co", 81, hide_pt=True), A()), post=(Pred("ci", 87, not_bit=90),),
            mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
-           show_if=(("ci", "X", 1),), ir="IMAD.WIDE"))
+           show_if=(("ci", "X", 1),), base=CI87, ir="IMAD.WIDE"))
 R(rows_for("LOP3.LUT", 0x012, src_forms(2, {}, {}, {1: "rr", 4: "ir", 5: "cr"}, uimm=True),
            pre=(Pred("pd", 81, hide_pt=True), D, A()), post=(Imm("lut", 72, 8, "u"), P87),
            mods=(Mod("PAND", 80, 1, ONOFF(".PAND")),), ir="LOP3"))
@@ -169,7 +175,8 @@ R(rows_for("IMNMX", 0x017, src_forms(1, {}, {}, FORMS1), pre=(D, A()), post=(P87
 R(rows_for("ISETP", 0x00C, src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}),
            pre=(Pred("p", 81), Pred("q", 84), A()), post=(P87, Pred("ex", 68, not_bit=71)),
            mods=(Mod("cmp", 76, 3, ICMP), Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("bop", 74, 2, BOP),
-                 Mod("EX", 72, 1, ONOFF(".EX"))), show_if=(("ex", "EX", 1),), ir="ISETP"))
+                 Mod("EX", 72, 1, ONOFF(".EX"))), show_if=(("ex", "EX", 1),), base=EX68,
+           ir="ISETP"))
 SHF_MODS = (Mod("dir", 76, 1, ((0, ".L"), (1, ".R"))), Mod("W", 75, 1, ONOFF(".W")),
             Mod("type", 73, 2, ((1, ".U64"), (2, ".S32"), (3, ".U32"))), Mod("HI", 80, 1, ONOFF(".HI")))
 R(rows_for("SHF", 0x019, src_forms(2, {}, {}, {1: "rr", 2: "ri", 3: "rc", 4: "ir"}, uimm=True), pre=(D, A()), mods=SHF_MODS, ir="SHF"))
@@ -206,14 +213,17 @@ R([Row("HADD2", 0x230, (D, Reg("a", 24, neg=72, reuse="a", suffix="@swz:74"),
        free=((60, 2), (74, 2)), ir="HADD2", cls="conv")])
 
 # --- memory --------------------------------------------------------------------------------
+# LDG/STG: the free 6 bits name the uniform register pair holding the memory descriptor
+# (ptxas loads it with ULDC.64 URn, c[0x0][0x118]); nvdisasm does not print it, UR4 is the
+# assembler's default (base).
 GMEM = Mem("addr", wide_bit=-1)
 CACHE = Mod("cache", 84, 3, ((1, ""), (0, ".EF"), (3, ".LU"), (5, ".NA")))
 R([Row("LDG", 0x981, (D, GMEM), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
                                      Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
-       hi(0x0C0E1900), free=((32, 6),), ir="LDG", cls="mem"),
+       hi(0x0C0E1900) | 4 << 32, free=((32, 6),), ir="LDG", cls="mem"),
    Row("STG", 0x986, (GMEM, Reg("b", 32)), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
                                                 Mod("order", 77, 4, ((0, ""),))),
-       hi(0x0C001900), free=((64, 6),), ir="STG", cls="mem")])
+       hi(0x0C001900) | 4 << 64, free=((64, 6),), ir="STG", cls="mem")])
 SMEM = Mem("addr", scale=(78, 2, ((0, ""), (1, ".X4"), (2, ".X8"), (3, ".X16"))))
 R([Row("LDS", 0x984, (D, SMEM), (), (Mod("size", 73, 3, MEMSZ),), ir="LDS", cls="mem"),
    Row("STS", 0x388, (SMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ),), ir="STS", cls="mem")])

@@ -94,6 +94,7 @@ class _Lower:
         fn = E("StorageClass", "Function")
         self.fn_u32, self.fn_bool = m.type("OpTypePointer", fn, self.u32), m.type("OpTypePointer", fn, self.bool)
         self.vars: dict[str, int] = {}
+        self.f64: int | None = None
         self.body: list[tuple] = []   # function body instructions, emitted after the variables
 
     # --- helpers ---------------------------------------------------------------------------
@@ -133,8 +134,8 @@ class _Lower:
             return
         self.do("OpStore", self.var(f"{file}{n}", self.fn_u32), val)
 
-    def pred(self, p: int, neg: bool = False) -> int:
-        v = self.m.const_bool(True) if p == 7 else self.op("OpLoad", self.bool, self.var(f"P{p}", self.fn_bool))
+    def pred(self, p: int, neg: bool = False, file: str = "P") -> int:
+        v = self.m.const_bool(True) if p == 7 else self.op("OpLoad", self.bool, self.var(f"{file}{p}", self.fn_bool))
         return self.op("OpLogicalNot", self.bool, v) if neg else v
 
     def set_pred(self, p: int, val: int) -> None:
@@ -212,10 +213,15 @@ class _Lower:
     def lower(self, inst: Inst) -> None:
         ir, ops = inst.row.ir, inst.ops
         d = ops.get("d", {}).get("reg", 255)
+        dfile = ops.get("d", {}).get("file", "R")   # uniform instructions (UIADD3...) write UR registers
+
+        def put(val: int) -> None:
+            self.set_reg(d, val, dfile)
+
         if ir == "NOP":
             return
         if ir == "MOV":
-            self.set_reg(d, self.src(inst, "b"))
+            put(self.src(inst, "b"))
         elif ir == "S2R":
             sr = ops["sr"]["sr"]
             names = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
@@ -224,11 +230,11 @@ class _Lower:
                 raise TranslateError(f"{inst.text()}: special register not supported", offset=inst.addr)
             bi, comp = names[sr]
             vec = self.op("OpLoad", self.v3, self.builtins[bi])
-            self.set_reg(d, self.op("OpCompositeExtract", self.u32, vec, comp))
+            put(self.op("OpCompositeExtract", self.u32, vec, comp))
         elif ir == "IMAD":
             self.require(inst, X=0)
             a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
-            self.set_reg(d, self.op("OpIAdd", self.u32, self.op("OpIMul", self.u32, a, b), c))
+            put(self.op("OpIAdd", self.u32, self.op("OpIMul", self.u32, a, b), c))
         elif ir == "IMAD.WIDE":
             self.require(inst, X=0)
             if ops["co"]["pred"] != 7:
@@ -242,7 +248,7 @@ class _Lower:
             if ops["co0"]["pred"] != 7 or ops["co1"]["pred"] != 7:
                 raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
             s = self.op("OpIAdd", self.u32, self.src(inst, "a"), self.src(inst, "b"))
-            self.set_reg(d, self.op("OpIAdd", self.u32, s, self.src(inst, "c")))
+            put(self.op("OpIAdd", self.u32, s, self.src(inst, "c")))
         elif ir == "ISETP":
             self.require(inst, EX=0)
             a, b = self.src(inst, "a"), self.src(inst, "b")
@@ -258,7 +264,7 @@ class _Lower:
             self.require(inst, PAND=0)
             a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
             r = self._lut(ops["lut"]["imm"], a, b, c, self.u32, "OpBitwiseAnd", "OpBitwiseOr", "OpNot", self.c(0))
-            self.set_reg(d, r)
+            put(r)
             if ops["pd"]["pred"] != 7:
                 pp = ops["pp"]
                 if not (pp["pred"] == 7 and pp["not"]):
@@ -281,23 +287,23 @@ class _Lower:
             b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
             if ir == "FFMA":
                 c = self.op("OpBitcast", self.f32, self.src(inst, "c", True))
-                r = self.op("OpExtInst", self.f32, self.glsl, 50, a, b, c)  # Fma
+                r = self._fma(a, b, c)
             elif ir == "FMUL":
-                r = self.op("OpFMul", self.f32, a, b)
+                r = self.fop("OpFMul", self.f32, a, b)
             else:
-                r = self.op("OpFAdd", self.f32, a, b)
-            self.set_reg(d, self.op("OpBitcast", self.u32, r))
+                r = self.fop("OpFAdd", self.f32, a, b)
+            put(self.op("OpBitcast", self.u32, r))
         elif ir == "IMNMX":
             pp = ops["pp"]
             if pp["pred"] != 7:
                 raise TranslateError(f"{inst.text()}: predicate-selected min/max not supported", offset=inst.addr)
             u = inst.mods["U32"] == 0
             fn = ("UMax" if u else "SMax") if pp["not"] else ("UMin" if u else "SMin")
-            self.set_reg(d, self.op("OpExtInst", self.u32, self.glsl, GLSL[fn], self.src(inst, "a"),
+            put(self.op("OpExtInst", self.u32, self.glsl, GLSL[fn], self.src(inst, "a"),
                                     self.src(inst, "b")))
         elif ir == "SEL":
             p = self.pred(ops["pp"]["pred"], ops["pp"]["not"])
-            self.set_reg(d, self.op("OpSelect", self.u32, p, self.src(inst, "a"), self.src(inst, "b")))
+            put(self.op("OpSelect", self.u32, p, self.src(inst, "a"), self.src(inst, "b")))
         elif ir == "ULDC":
             cb = ops["cb"]
             n = 2 if inst.mods["size"] == 5 else 1
@@ -307,13 +313,50 @@ class _Lower:
             self.require(inst, size=4, order=0, cache=1)
             if ops["d"]["reg"] != 255:
                 ptr = self.addr(inst)
-                self.set_reg(d, self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
+                put(self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
         elif ir == "STG":
             self.require(inst, size=4, order=0, cache=1)
             ptr = self.addr(inst)
             self.do("OpStore", ptr, self.src(inst, "b"), self.m.E("MemoryAccess", "Aligned"), 4)
         else:
             raise TranslateError(f"{inst.text()}: not translated yet", offset=inst.addr)
+
+    def fop(self, name: str, ty: int, *args: int) -> int:
+        """A floating-point operation the driver must do exactly as written: NoContraction keeps
+        it from being fused with its neighbours (FMUL then FADD are two roundings on NVIDIA)
+        or re-associated (the error terms of ``_fma`` would vanish)."""
+        r = self.op(name, ty, *args)
+        self.m.emit("annot", "OpDecorate", r, self.m.E("Decoration", "NoContraction"))
+        return r
+
+    def _fma(self, a: int, b: int, c: int) -> int:
+        """FFMA.RN: a*b+c with one rounding to f32.  GLSL's Fma may be unfused (lavapipe), so:
+        the f64 product of two f32 is exact (48 significant bits); the f64 sum is rounded, its
+        exact error comes from TwoSum; turning that sum into round-to-odd (an inexact sum with
+        an even last bit moves one ulp toward the error) makes the final f64 -> f32 rounding
+        exact, since 53 >= 2*24 + 2 (Boldo & Melquiond, "Emulation of FMA and correctly
+        rounded sums: proved algorithms using rounding to odd")."""
+        m = self.m
+        if self.f64 is None:   # only modules with an FFMA need the Float64 feature
+            m.emit("cap", "OpCapability", m.E("Capability", "Float64"))
+            self.f64 = m.type("OpTypeFloat", 64)
+        f64 = self.f64
+        a, b, c = (self.op("OpFConvert", f64, x) for x in (a, b, c))
+        p = self.fop("OpFMul", f64, a, b)
+        s = self.fop("OpFAdd", f64, p, c)
+        bb = self.fop("OpFSub", f64, s, p)
+        e = self.fop("OpFAdd", f64, self.fop("OpFSub", f64, p, self.fop("OpFSub", f64, s, bb)),
+                     self.fop("OpFSub", f64, c, bb))
+        zero = m.const(f64, 0, 0)
+        inexact = self.op("OpFOrdNotEqual", self.bool, e, zero)    # false for NaN/inf sums too
+        bits = self.op("OpBitcast", self.u64, s)
+        even = self.op("OpIEqual", self.bool, self.op("OpBitwiseAnd", self.u64, bits, self.c64(1)), self.c64(0))
+        toward_up = self.op("OpLogicalEqual", self.bool, self.op("OpFOrdLessThan", self.bool, e, zero),
+                            self.op("OpFOrdLessThan", self.bool, s, zero))   # |s| grows when e has s's sign
+        step = self.op("OpSelect", self.u64, toward_up, self.c64(1), self.c64(-1))
+        fix = self.op("OpLogicalAnd", self.bool, inexact, even)
+        odd = self.op("OpSelect", self.u64, fix, self.op("OpIAdd", self.u64, bits, step), bits)
+        return self.op("OpFConvert", self.f32, self.op("OpBitcast", f64, odd))
 
     def _set_bop(self, inst: Inst, r: int) -> None:
         pp = inst.ops["pp"]
@@ -391,13 +434,13 @@ class _Lower:
                     if tgt is None:
                         raise TranslateError(f"{ins.text()}: branch target outside the kernel", offset=ins.addr)
                     if guarded:
-                        nxt = self.op("OpSelect", self.u32, self.pred(ins.pred, ins.pred_not), self.c(tgt), nxt)
+                        nxt = self.op("OpSelect", self.u32, self.pred(ins.pred, ins.pred_not, "UP" if ins.row.uniform else "P"), self.c(tgt), nxt)
                     else:
                         nxt = self.c(tgt)
                     continue
                 if guarded:
                     then, after = self.label(), self.label()
-                    p = self.pred(ins.pred, ins.pred_not)
+                    p = self.pred(ins.pred, ins.pred_not, "UP" if ins.row.uniform else "P")
                     self.do("OpSelectionMerge", after, 0)
                     self.do("OpBranchConditional", p, then, after)
                     self.put_label(then)

@@ -3,6 +3,7 @@ wheel): opcode numbers and enumerant values by name, so no number is typed by ha
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,7 +15,9 @@ def _grammar_path() -> Path:
     import cmeel  # noqa: F401  (the wheel's prefix lives beside it)
     import site
 
-    for base in [Path(p) for p in site.getsitepackages()] + [Path(__file__).resolve().parents[3]]:
+    # site-packages of a venv, or any sys.path entry (a `pip install --target` folder)
+    bases = [Path(p) for p in site.getsitepackages()] + [Path(p) for p in sys.path if p]
+    for base in bases + [Path(__file__).resolve().parents[3]]:
         p = base / "cmeel.prefix" / "include" / "spirv" / "unified1" / "spirv.core.grammar.json"
         if p.is_file():
             return p

@@ -197,3 +197,39 @@ def test_translator_identity_follows_its_sources(tmp_path):
     old, new = DiskCache(tmp_path / "c", a), DiskCache(tmp_path / "c", b)
     old.put("ab" * 32, b"spirv")
     assert old.get("ab" * 32) == b"spirv" and new.get("ab" * 32) is None
+
+
+def test_prepare_with_carry_serves_older_files_at_once(server, corpus_sm86):
+    """A boot after a translator change: Prepare(carry) answers from the older translator's
+    (version-1 format) files without translating, the reflection computed from the program;
+    the background re-translation then files this translator's own; Prepare without carry
+    translates at once."""
+    import hashlib
+
+    from shader_svc import disk_cache
+
+    stub, ch, t, cache = server
+    from shader_svc.translate import make_program
+
+    progs = [make_program(P.SM86, P.COMPUTE, corpus_sm86[n].code, (BS, 1, 1)) for n in ("branch", "saxpy")]
+    old = DiskCache(cache, "b" * 32)
+    for p in progs:
+        old.put_program(p.key(), p.serialize())
+        body = b"old spirv " + p.key().encode()
+        disk_cache.write_atomic(old.spv_path(p.key()), disk_cache.MAGIC_V1 + hashlib.sha256(body).digest() + body)
+    evs = list(stub.Prepare(P.KeyList(carry=True), timeout=60))
+    assert [e.translation.translator for e in evs] == ["b" * 32] * 2
+    assert all(e.translation.spirv == b"old spirv " + e.translation.key.encode() for e in evs)
+    assert sorted(e.translation.key for e in evs) == sorted(p.key() for p in progs)
+    assert {len(e.translation.reflection.global_pointers) for e in evs} == {2}
+    t.drain()
+    s = stub.GetStats(P.StatsRequest())
+    assert (s.carried, s.translations) == (2, 2)
+    evs = list(stub.Prepare(P.KeyList(carry=True), timeout=60))
+    assert [e.translation.translator for e in evs] == [t.id] * 2
+    # without carry, a program only the old translator has is translated before the answer
+    p3 = make_program(P.SM86, P.COMPUTE, corpus_sm86["add_i32"].code, (BS, 1, 1))
+    old.put_program(p3.key(), p3.serialize())
+    old.put(p3.key(), b"old")
+    (ev,) = list(stub.Prepare(P.KeyList(keys=[p3.key()]), timeout=60))
+    assert ev.translation.translator == t.id and ev.translation.spirv[:4] == struct.pack("<I", 0x07230203)

@@ -1,0 +1,40 @@
+"""``nxrecomp build EXEFS_DIR -o BUNDLE [--romfs PATH]`` (recompile a Switch ExeFS) and
+``nxrecomp hz-run BUNDLE`` (run it on the Horizon personality, until the supervisor's
+``nxrecomp run`` starts it)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="recompile a Switch ExeFS (folder or PFS0) into a bundle")
+    p.add_argument("exefs", help="ExeFS folder (main, sdk, subsdk*, main.npdm) or PFS0 file")
+    p.add_argument("-o", "--out", required=True, help="bundle folder to write")
+    p.add_argument("--romfs", help="the user's RomFS file (referenced by the bundle, not copied)")
+    p.set_defaults(func=_build)
+    r = sub.add_parser("hz-run", help="run a Horizon bundle made by 'nxrecomp build' (CPU host only)")
+    r.add_argument("bundle")
+    r.set_defaults(func=_run)
+
+
+def _build(a: argparse.Namespace) -> int:
+    from recompiler.horizon import recompile_exefs
+
+    m = recompile_exefs(a.exefs, a.out, a.romfs)
+    print(f"{a.out}: {m['stats']['functions']} functions, modules "
+          + ", ".join(f"{x['name']}@{x['base']:#x}" for x in m["modules"]))
+    return 0
+
+
+def _run(a: argparse.Namespace) -> int:
+    from cpu_host.horizon.runner import run
+    from nxrecomp import log
+
+    rc = run(a.bundle)
+    # guest threads may still be running on host threads: leave without tearing them down
+    log.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(rc)

@@ -1,0 +1,143 @@
+"""Run a recompiled ExeFS bundle on the Horizon personality: map the modules at their
+addresses and the main thread's stack, load ``game.so`` with cffi, configure the kernel
+(``cpu_host/runtime/horizon_kernel.c``) from the NPDM facts in the manifest, start the main
+thread at the entry with Horizon's arguments (X0 = 0, X1 = its handle; TLS at TPIDRRO_EL0)
+and wait until the process exits or crashes."""
+from __future__ import annotations
+
+import ctypes
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+import cffi
+
+from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
+from cpu_host.horizon.crash import Symbolizer, report
+from cpu_host.linux.memory import Region, check_disjoint, segment_regions
+from cpu_host.linux.process import map_fixed, _libc
+from nxrecomp.errors import NxError
+from recompiler.link import LinkedImage
+
+log = logging.getLogger("cpu_host.horizon")
+
+HOST_STACK = 256 << 20      # host stack of each guest thread: deep guest recursion runs on it
+EXIT_PROCESS, EXIT_CRASH = 1, 2
+CRASH_STATUS = 134          # as a process killed by SIGABRT
+TOTAL_MEMORY = 0xCD500000   # what GetInfo reports as the application's memory
+MEM_CODE_STATIC, MEM_CODE_MUTABLE, MEM_STACK = 0x03, 0x04, 0x0B
+PERM = {"r": 1, "w": 2, "x": 4}
+
+CDEF = """
+typedef struct HzConfig {
+    uint64_t program_id; uint64_t address_space_end; uint64_t code_base, code_size;
+    uint64_t heap_base, heap_size; uint64_t alias_base, alias_size; uint64_t stack_base, stack_size;
+    uint64_t tls_base, tls_size; uint64_t total_memory;
+    int32_t highest_priority, lowest_priority; int32_t min_core, max_core; int32_t default_core;
+    int32_t debug_fd;
+} HzConfig;
+typedef struct HzCrash {
+    uint64_t x[31]; uint64_t sp, pc, tpidrro; uint64_t reason, info_addr, info_size;
+    uint32_t svc; uint32_t thread_handle;
+} HzCrash;
+int nx_hz_init(const HzConfig *c);
+int nx_hz_add_region(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm);
+uint32_t nx_hz_start_main(uint64_t entry, uint64_t stack_top, int32_t priority, int32_t core,
+                          uint64_t host_stack_bytes);
+int nx_hz_wait_exit(void);
+void nx_hz_crash(HzCrash *out);
+"""
+
+
+def load_manifest(bundle: Path) -> dict:
+    try:
+        m = json.loads((bundle / "manifest.json").read_text())
+    except (OSError, ValueError) as e:
+        raise NxError(f"not a bundle: {e}", path=str(bundle / "manifest.json")) from None
+    if m.get("kind") != "horizon":
+        raise NxError(f"bundle kind {m.get('kind')!r} is not a Horizon program", path=str(bundle / "manifest.json"),
+                      field="kind")
+    for key in ("process", "image", "modules"):
+        if key not in m:
+            raise NxError("manifest lacks this field", path=str(bundle / "manifest.json"), field=key)
+    return m
+
+
+def _perm(prot: str) -> int:
+    return sum(v for k, v in PERM.items() if k in prot)
+
+
+def map_image(image: LinkedImage, space: AddressSpace, stack_size: int) -> list[tuple[Region, int]]:
+    """Map the segments and the main stack; returns (region, memory type) for QueryMemory."""
+    libc = _libc()
+    segs = segment_regions(image.segments)
+    stack = Region(space.stack_base, space.stack_base + stack_size, "rw-")
+    check_disjoint(segs + [stack])
+    for r in segs + [stack]:
+        map_fixed(libc, r)
+    for s in image.segments:
+        ctypes.memmove(s.vaddr, s.data, len(s.data))
+    for r in segs:   # guest code is never executed natively: no page needs PROT_EXEC
+        prot = (1 if "r" in r.prot or "x" in r.prot else 0) | (2 if "w" in r.prot else 0)
+        if prot != 3:
+            libc.mprotect(r.start, r.size, prot)
+    return [(r, MEM_CODE_MUTABLE if "w" in r.prot else MEM_CODE_STATIC) for r in segs] + [(stack, MEM_STACK)]
+
+
+def run(bundle: str | Path, debug_fd: int = 1) -> int:
+    """Run the bundle until the guest exits; returns the exit status (0, or 134 after a crash
+    report on stderr)."""
+    bundle = Path(bundle).resolve()
+    manifest = load_manifest(bundle)
+    proc = manifest["process"]
+    image = LinkedImage.from_json(manifest["image"], bundle)
+    space = address_space(int(proc["address_space_bits"]))
+    check_modules_fit(space, manifest["modules"])
+    ffi = cffi.FFI()
+    ffi.cdef(CDEF)
+    try:
+        lib = ffi.dlopen(str(bundle / "game.so"))
+    except OSError as e:
+        raise NxError(f"cannot load: {e}", path=str(bundle / "game.so")) from None
+    mapped = map_image(image, space, int(proc["main_thread_stack_size"]))
+    cfg = ffi.new("HzConfig *", {
+        "program_id": proc["program_id"], "address_space_end": space.end,
+        "code_base": space.code_base, "code_size": space.code_size,
+        "heap_base": space.heap_base, "heap_size": space.heap_size,
+        "alias_base": space.alias_base, "alias_size": space.alias_size,
+        "stack_base": space.stack_base, "stack_size": space.stack_size,
+        "tls_base": space.tls_base, "tls_size": space.tls_size, "total_memory": TOTAL_MEMORY,
+        "highest_priority": proc["highest_priority"], "lowest_priority": proc["lowest_priority"],
+        "min_core": proc["min_core"], "max_core": proc["max_core"], "default_core": proc["main_thread_core"],
+        "debug_fd": debug_fd})
+    rc = lib.nx_hz_init(cfg)
+    if rc != 0:
+        raise NxError(f"cannot reserve the heap or TLS region: {os.strerror(-rc)}", field="address space")
+    for region, mtype in mapped:
+        lib.nx_hz_add_region(region.start, region.size, mtype, _perm(region.prot))
+    sys.stdout.flush()
+    log.info("starting %s: entry %#x, main thread priority %d on core %d", proc["name"], image.entry,
+             proc["main_thread_priority"], proc["main_thread_core"])
+    handle = lib.nx_hz_start_main(image.entry, space.stack_base + int(proc["main_thread_stack_size"]),
+                                  proc["main_thread_priority"], proc["main_thread_core"], HOST_STACK)
+    if handle == 0:
+        raise NxError("cannot start the main thread")
+    how = lib.nx_hz_wait_exit()
+    if how != EXIT_CRASH:
+        return 0
+    crash = ffi.new("HzCrash *")
+    lib.nx_hz_crash(crash)
+    regions = [r for r, _t in mapped]
+
+    def readable(addr: int, n: int) -> bool:
+        return any(r.start <= addr and addr + n <= r.end and "r" in r.prot for r in regions)
+
+    sym = Symbolizer([(m["base"], m["base"] + m["size"], m["name"]) for m in manifest["modules"]],
+                     sorted(image.symbols.items()))
+    from nxrecomp import log as nxlog
+
+    nxlog.flush()     # the log first, then the report
+    print(report(crash, sym, readable), file=sys.stderr, flush=True)
+    return CRASH_STATUS

@@ -1,0 +1,889 @@
+/* horizon_kernel.c — the Horizon SVC personality (kernel HLE in C), compiled into every
+ * game.so and selected with nx_set_svc_handler() by nx_hz_init().
+ *
+ * Facts it follows (public: switchbrew's SVC table and kernel notes):
+ *  - SVC inputs in X0..X7, result code in W0 (0 = success; kernel results are module 1 with
+ *    the description shifted left by 9), outputs from X1 on; GetSystemTick returns its value
+ *    in X0 and counts at 19.2 MHz.
+ *  - Priorities 0..63, a lower number is better; a thread may run only on a core of its
+ *    affinity mask; among threads that want the same core the best priority wins, FIFO
+ *    among equals; SleepThread(0) yields to ready threads of the same priority.
+ *  - A guest mutex is a 32-bit word holding the owner's handle, bit 30 set when threads wait
+ *    in the kernel (ArbitrateLock); ArbitrateUnlock hands the word to the best waiter.  A
+ *    condition variable is a word the kernel sets to 1 while threads wait on it
+ *    (WaitProcessWideKeyAtomic releases the mutex and waits; SignalProcessWideKey wakes the
+ *    best waiters, each of which then takes the mutex or queues on its owner).
+ *  - The owner of a mutex runs at the best priority of the threads waiting for it.
+ *
+ * Model: every guest thread is a host thread; there are three virtual cores.  A thread runs
+ * guest code only while it holds a core; a thread that blocks gives its core back, and one
+ * that becomes ready waits for a core.  A better-priority thread that wants a held core
+ * preempts its holder at the holder's next SVC (the only point where lifted code enters the
+ * kernel; an indirect-call hook would add more).  All kernel state is guarded by one lock.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include "nxrt.h"
+#include "horizon_kernel.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);   /* dispatch.c */
+
+#define HZ_CORES 3
+#define HZ_MAX_THREADS 1024
+#define HZ_MAX_HANDLES 1024
+#define HZ_MAX_REGIONS 512
+#define HZ_TLS_SLOT 0x200
+#define HZ_WAITERS 0x40000000u
+#define HZ_PSEUDO_PROCESS 0xFFFF8000u
+#define HZ_PSEUDO_THREAD  0xFFFF8001u
+#define HZ_HEAP_ALIGN 0x200000ull
+
+#define R(desc) (1u | ((uint32_t)(desc) << 9))
+#define R_NOT_IMPLEMENTED   R(33)
+#define R_INVALID_SIZE      R(101)
+#define R_INVALID_ADDRESS   R(102)
+#define R_OUT_OF_RESOURCE   R(103)
+#define R_OUT_OF_MEMORY     R(104)
+#define R_OUT_OF_HANDLES    R(105)
+#define R_INVALID_CUR_MEM   R(106)
+#define R_INVALID_PRIORITY  R(112)
+#define R_INVALID_CORE      R(113)
+#define R_INVALID_HANDLE    R(114)
+#define R_INVALID_COMBO     R(116)
+#define R_TIMED_OUT         R(117)
+#define R_OUT_OF_RANGE      R(119)
+#define R_INVALID_ENUM      R(120)
+#define R_INVALID_STATE     R(125)
+
+enum { T_CREATED = 1, T_READY, T_RUNNING, T_BLOCKED, T_EXITED };
+
+typedef struct HzThread {
+    NxCpu cpu;                   /* first: the kernel finds its thread from the NxCpu * of an SVC */
+    int state;
+    int base_prio;
+    int core;                    /* held core, -1 when none */
+    int ideal_core;
+    uint64_t affinity;
+    uint64_t seq;                /* order of becoming ready (FIFO among equal priorities) */
+    uint64_t wait_seq;           /* order of starting a wait */
+    uint32_t handle;             /* the handle CreateThread returned (mutex tags use it) */
+    uint64_t tls;
+    uint64_t host_stack;
+    pthread_cond_t cv;           /* signalled when the thread is given a core */
+    /* what it waits for (state T_BLOCKED) */
+    struct HzThread *wait_owner; /* a mutex held by this thread ... */
+    uint64_t wait_mutex;         /* ... at this address */
+    uint32_t wait_tag;           /* the tag it asked to be written into the mutex word */
+    uint64_t wait_key;           /* a condition variable */
+    uint64_t cv_mutex;           /* the mutex to take again when signalled */
+    uint64_t wait_addr;          /* WaitForAddress */
+    struct HzThread *sync[64];   /* WaitSynchronization objects */
+    int nsync, sync_index;
+    int sleeping;
+    int timeout_applies;         /* a timeout ends the wait only while this is set */
+    uint32_t wait_result;
+} HzThread;
+
+typedef struct { uint64_t addr, size; uint32_t type, perm; } HzRegion;
+
+static pthread_mutex_t K = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
+static HzConfig cfg;
+static HzThread *cores[HZ_CORES];
+static HzThread *threads[HZ_MAX_THREADS];
+static int nthreads, alive;
+static struct { uint32_t gen; HzThread *obj; } handles[HZ_MAX_HANDLES];
+static uint32_t handle_gen = 1;
+static uint64_t seq_counter;
+static HzRegion regions[HZ_MAX_REGIONS];
+static int nregions;
+static uint64_t heap_size_now;
+static int exit_state;
+static HzCrash crash;
+static uint64_t tls_used;
+static pthread_condattr_t cv_attr;
+
+/* ---- memory regions (QueryMemory) ---------------------------------------------------- */
+static void region_set(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm) {
+    /* replace any region starting at addr (the heap changes size), keep the list sorted */
+    int i;
+    for (i = 0; i < nregions; i++)
+        if (regions[i].addr == addr) break;
+    if (i == nregions) {
+        if (nregions == HZ_MAX_REGIONS || !size) return;
+        nregions++;
+    }
+    if (!size) {
+        memmove(&regions[i], &regions[i + 1], (size_t)(nregions - i - 1) * sizeof regions[0]);
+        nregions--;
+        return;
+    }
+    regions[i] = (HzRegion){addr, size, type, perm};
+    for (int a = 0; a < nregions; a++)
+        for (int b = a + 1; b < nregions; b++)
+            if (regions[b].addr < regions[a].addr) { HzRegion t = regions[a]; regions[a] = regions[b]; regions[b] = t; }
+}
+
+/* [addr, addr+len) lies inside regions that all have permission `perm` */
+static int guest_range_ok(uint64_t addr, uint64_t len, uint32_t perm) {
+    if (addr + len < addr) return 0;
+    uint64_t at = addr, end = addr + len;
+    while (at < end) {
+        int found = 0;
+        for (int i = 0; i < nregions; i++) {
+            HzRegion *r = &regions[i];
+            if (r->addr <= at && at < r->addr + r->size) {
+                if ((r->perm & perm) != perm) return 0;
+                at = r->addr + r->size;
+                found = 1;
+                break;
+            }
+        }
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+int nx_hz_add_region(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm) {
+    pthread_mutex_lock(&K);
+    region_set(addr, size, type, perm);
+    pthread_mutex_unlock(&K);
+    return 0;
+}
+
+/* ---- handles ----------------------------------------------------------------------------- */
+static uint32_t handle_new(HzThread *t) {
+    for (uint32_t i = 1; i < HZ_MAX_HANDLES; i++) {
+        if (!handles[i].obj) {
+            handles[i].obj = t;
+            handles[i].gen = handle_gen++ & 0x7FFF;
+            if (!handles[i].gen) handles[i].gen = handle_gen++ & 0x7FFF;
+            return handles[i].gen << 15 | i;
+        }
+    }
+    return 0;
+}
+
+static HzThread *handle_thread(HzThread *self, uint32_t h) {
+    if (h == HZ_PSEUDO_THREAD) return self;
+    uint32_t i = h & 0x7FFF, gen = h >> 15;
+    if (i == 0 || i >= HZ_MAX_HANDLES || !handles[i].obj || handles[i].gen != gen) return NULL;
+    return handles[i].obj;
+}
+
+/* ---- priorities and the scheduler ---------------------------------------------------- */
+/* A mutex holder runs at its best waiter's priority (waiters may themselves hold mutexes). */
+static int eff_prio_depth(HzThread *t, int depth) {
+    int p = t->base_prio;
+    if (depth > 16) return p;
+    for (int i = 0; i < nthreads; i++) {
+        HzThread *w = threads[i];
+        if (w->state == T_BLOCKED && w->wait_owner == t) {
+            int q = eff_prio_depth(w, depth + 1);
+            if (q < p) p = q;
+        }
+    }
+    return p;
+}
+static int eff_prio(HzThread *t) { return eff_prio_depth(t, 0); }
+
+static int better(HzThread *a, int pa, uint64_t sa, HzThread *b, int pb, uint64_t sb) {
+    (void)a; (void)b;
+    return pa < pb || (pa == pb && sa < sb);
+}
+
+/* Give free cores to ready threads: best priority first, each on a free core of its mask
+ * (its ideal core when that one is free). */
+static void schedule(void) {
+    for (;;) {
+        HzThread *best = NULL;
+        int bp = 0, bc = -1;
+        for (int i = 0; i < nthreads; i++) {
+            HzThread *t = threads[i];
+            if (t->state != T_READY) continue;
+            int c = -1;
+            if (t->ideal_core >= 0 && t->ideal_core < HZ_CORES && (t->affinity >> t->ideal_core & 1) && !cores[t->ideal_core])
+                c = t->ideal_core;
+            for (int k = 0; c < 0 && k < HZ_CORES; k++)
+                if ((t->affinity >> k & 1) && !cores[k]) c = k;
+            if (c < 0) continue;
+            int p = eff_prio(t);
+            if (!best || better(t, p, t->seq, best, bp, best->seq)) { best = t; bp = p; bc = c; }
+        }
+        if (!best) return;
+        best->state = T_RUNNING;
+        best->core = bc;
+        cores[bc] = best;
+        pthread_cond_signal(&best->cv);
+    }
+}
+
+static void make_ready(HzThread *t) {
+    t->state = T_READY;
+    t->seq = ++seq_counter;
+    t->wait_owner = NULL;
+    t->wait_key = 0;
+    t->wait_addr = 0;
+    t->nsync = 0;
+    t->sleeping = 0;
+    t->timeout_applies = 0;
+    schedule();
+}
+
+static void release_core(HzThread *t) {
+    if (t->core >= 0) {
+        cores[t->core] = NULL;
+        t->core = -1;
+    }
+    schedule();
+}
+
+/* K held.  Wait until the scheduler gives `t` a core.  With a deadline, a wait that is still
+ * cancellable when it passes ends with TimedOut and the thread queues for a core. */
+static void wait_for_core(HzThread *t, const struct timespec *deadline) {
+    while (t->core < 0) {
+        if (deadline && t->state == T_BLOCKED && t->timeout_applies) {
+            int rc = pthread_cond_timedwait(&t->cv, &K, deadline);
+            if (rc == ETIMEDOUT && t->state == T_BLOCKED && t->timeout_applies) {
+                t->wait_result = t->sleeping ? 0 : R_TIMED_OUT;
+                make_ready(t);
+            }
+        } else {
+            pthread_cond_wait(&t->cv, &K);
+        }
+    }
+}
+
+static void deadline_in(struct timespec *ts, int64_t ns) {
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    int64_t sec = ns / 1000000000ll, rem = ns % 1000000000ll;
+    ts->tv_sec += sec;
+    ts->tv_nsec += rem;
+    if (ts->tv_nsec >= 1000000000l) { ts->tv_sec++; ts->tv_nsec -= 1000000000l; }
+}
+
+/* K held, t running: block (give the core back) until woken; timeout_ns < 0 = forever. */
+static uint32_t block(HzThread *t, int64_t timeout_ns) {
+    t->state = T_BLOCKED;
+    t->wait_seq = ++seq_counter;
+    t->wait_result = 0;
+    t->timeout_applies = timeout_ns >= 0;
+    release_core(t);
+    struct timespec dl;
+    if (timeout_ns >= 0) deadline_in(&dl, timeout_ns);
+    wait_for_core(t, timeout_ns >= 0 ? &dl : NULL);
+    return t->wait_result;
+}
+
+/* K held: hand the core over when a ready thread that may use it should run instead:
+ * strictly better priority (preemption), or equal priority when yielding; or when the core
+ * left the thread's affinity mask. */
+static void maybe_yield(HzThread *t, int yielding) {
+    if (t->state != T_RUNNING || t->core < 0) return;
+    int c = t->core, mine = eff_prio(t), go = !(t->affinity >> c & 1);
+    for (int i = 0; !go && i < nthreads; i++) {
+        HzThread *r = threads[i];
+        if (r->state != T_READY || !(r->affinity >> c & 1)) continue;
+        int p = eff_prio(r);
+        if (p < mine || (yielding && p == mine)) go = 1;
+    }
+    if (!go) return;
+    t->state = T_READY;
+    t->seq = ++seq_counter;
+    release_core(t);
+    wait_for_core(t, NULL);
+}
+
+/* ---- threads ----------------------------------------------------------------------------- */
+static HzThread *thread_new(uint64_t entry, uint64_t arg, uint64_t stack_top, int prio, int core) {
+    if (nthreads == HZ_MAX_THREADS || tls_used + HZ_TLS_SLOT > cfg.tls_size) return NULL;
+    HzThread *t = aligned_alloc(64, (sizeof(HzThread) + 63) / 64 * 64);
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->handle = handle_new(t);
+    if (!t->handle) { free(t); return NULL; }
+    t->state = T_CREATED;
+    t->base_prio = prio;
+    t->core = -1;
+    t->ideal_core = core;
+    t->affinity = 1ull << core;
+    t->tls = cfg.tls_base + tls_used;
+    tls_used += HZ_TLS_SLOT;
+    memset((void *)t->tls, 0, HZ_TLS_SLOT);
+    pthread_cond_init(&t->cv, &cv_attr);
+    t->cpu.pc = entry;
+    t->cpu.x[0] = arg;
+    t->cpu.sp = stack_top;
+    t->cpu.tpidrro_el0 = t->tls;
+    threads[nthreads++] = t;
+    return t;
+}
+
+/* Host side of a guest thread: a small helper thread that runs the guest on a host thread
+ * with a large stack (dispatch.c's nx_run_on_thread also installs the fault report). */
+static void *host_thread(void *p) {
+    HzThread *t = p;
+    pthread_mutex_lock(&K);
+    wait_for_core(t, NULL);          /* no guest code before the thread holds a core */
+    pthread_mutex_unlock(&K);
+    nx_run_on_thread(&t->cpu, t->host_stack);
+    return NULL;
+}
+
+static int thread_start(HzThread *t) {
+    t->host_stack = t->host_stack ? t->host_stack : (256ull << 20);
+    make_ready(t);
+    alive++;
+    pthread_attr_t a;
+    pthread_t pt;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 1 << 16);
+    int rc = pthread_create(&pt, &a, host_thread, t);
+    pthread_attr_destroy(&a);
+    if (rc) {
+        alive--;
+        t->state = T_EXITED;
+        release_core(t);
+        return -1;
+    }
+    return 0;
+}
+
+/* NxCpu is the first member of HzThread (s->thread belongs to dispatch.c's lookup cache) */
+static HzThread *current(NxCpu *s) { return (HzThread *)(void *)s; }
+
+static void process_end(int how) {
+    if (!exit_state) {
+        exit_state = how;
+        pthread_cond_broadcast(&exit_cv);
+    }
+}
+
+static void park_forever(void) {
+    /* the process is ending: the runner's main thread exits it */
+    for (;;) pthread_cond_wait(&exit_cv, &K);
+}
+
+static void crash_report(HzThread *t, uint32_t svc, uint64_t reason, uint64_t info, uint64_t size) {
+    if (exit_state) return;
+    memcpy(crash.x, t->cpu.x, sizeof crash.x);
+    crash.sp = t->cpu.sp;
+    crash.pc = t->cpu.pc - 4;     /* the lifter stores the address after the SVC */
+    crash.tpidrro = t->tls;
+    crash.reason = reason;
+    crash.info_addr = info;
+    crash.info_size = size;
+    crash.svc = svc;
+    crash.thread_handle = t->handle;
+    process_end(HZ_EXIT_CRASH);
+}
+
+/* ---- mutexes and condition variables ----------------------------------------------------- */
+static uint32_t *word(uint64_t addr) { return (uint32_t *)(uintptr_t)addr; }
+
+static HzThread *best_waiter(HzThread *owner, uint64_t addr) {
+    HzThread *best = NULL;
+    int bp = 0;
+    for (int i = 0; i < nthreads; i++) {
+        HzThread *w = threads[i];
+        if (w->state != T_BLOCKED || w->wait_owner != owner || w->wait_mutex != addr) continue;
+        int p = eff_prio(w);
+        if (!best || better(w, p, w->wait_seq, best, bp, best->wait_seq)) { best = w; bp = p; }
+    }
+    return best;
+}
+
+/* Release the mutex at addr held by t: the word goes to the best waiter (the others now wait
+ * on that one), or to 0 when nobody waits. */
+static void mutex_release(HzThread *t, uint64_t addr) {
+    HzThread *next = best_waiter(t, addr);
+    if (!next) {
+        __atomic_store_n(word(addr), 0, __ATOMIC_RELEASE);
+        return;
+    }
+    int others = 0;
+    for (int i = 0; i < nthreads; i++) {
+        HzThread *w = threads[i];
+        if (w != next && w->state == T_BLOCKED && w->wait_owner == t && w->wait_mutex == addr) {
+            w->wait_owner = next;
+            others = 1;
+        }
+    }
+    __atomic_store_n(word(addr), next->wait_tag | (others ? HZ_WAITERS : 0), __ATOMIC_RELEASE);
+    next->wait_result = 0;
+    make_ready(next);
+}
+
+/* A signalled condition-variable waiter takes its mutex, or queues on the mutex's owner. */
+static void mutex_acquire_for(HzThread *w) {
+    uint64_t addr = w->cv_mutex;
+    w->wait_key = 0;
+    for (;;) {
+        uint32_t v = __atomic_load_n(word(addr), __ATOMIC_ACQUIRE);
+        if (v == 0) {
+            if (__atomic_compare_exchange_n(word(addr), &v, w->wait_tag, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                w->wait_result = 0;
+                make_ready(w);
+                return;
+            }
+            continue;
+        }
+        if (!(v & HZ_WAITERS) &&
+            !__atomic_compare_exchange_n(word(addr), &v, v | HZ_WAITERS, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue;
+        HzThread *owner = handle_thread(NULL, v & ~HZ_WAITERS);
+        if (!owner) {
+            w->wait_result = R_INVALID_STATE;
+            make_ready(w);
+            return;
+        }
+        w->wait_owner = owner;      /* stays blocked, now on the mutex, without a timeout */
+        w->wait_mutex = addr;
+        w->timeout_applies = 0;
+        return;
+    }
+}
+
+/* ---- the SVCs ------------------------------------------------------------------------- */
+static void svc_set_heap_size(NxCpu *s) {
+    uint64_t size = s->x[1];
+    if (size % HZ_HEAP_ALIGN) { s->x[0] = R_INVALID_SIZE; return; }
+    if (size > cfg.heap_size) { s->x[0] = R_OUT_OF_MEMORY; return; }
+    if (size > heap_size_now) {
+        if (mprotect((void *)(uintptr_t)cfg.heap_base, size, PROT_READ | PROT_WRITE)) { s->x[0] = R_OUT_OF_MEMORY; return; }
+    } else if (size < heap_size_now) {
+        void *p = (void *)(uintptr_t)(cfg.heap_base + size);
+        madvise(p, heap_size_now - size, MADV_DONTNEED);
+        mprotect(p, heap_size_now - size, PROT_NONE);
+    }
+    heap_size_now = size;
+    region_set(cfg.heap_base, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W);
+    s->x[0] = 0;
+    s->x[1] = cfg.heap_base;
+}
+
+static void svc_query_memory(NxCpu *s) {
+    uint64_t out = s->x[0], addr = s->x[2];
+    if (!guest_range_ok(out, 0x28, HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    uint64_t base = 0, size = 0;
+    uint32_t type = HZ_MEM_UNMAPPED, perm = 0;
+    if (addr >= cfg.address_space_end) {
+        base = cfg.address_space_end;
+        size = 0 - cfg.address_space_end;
+        type = HZ_MEM_INACCESSIBLE;
+    } else {
+        uint64_t lo = 0, hi = cfg.address_space_end;
+        int hit = 0;
+        for (int i = 0; i < nregions; i++) {
+            HzRegion *r = &regions[i];
+            if (r->addr <= addr && addr < r->addr + r->size) {
+                base = r->addr; size = r->size; type = r->type; perm = r->perm; hit = 1;
+                break;
+            }
+            if (r->addr + r->size <= addr && r->addr + r->size > lo) lo = r->addr + r->size;
+            if (r->addr > addr && r->addr < hi) hi = r->addr;
+        }
+        if (!hit) { base = lo; size = hi - lo; }
+    }
+    uint64_t *o = (uint64_t *)(uintptr_t)out;
+    uint32_t *w = (uint32_t *)(uintptr_t)(out + 16);
+    o[0] = base; o[1] = size;
+    w[0] = type; w[1] = 0; w[2] = perm; w[3] = 0; w[4] = 0; w[5] = 0;
+    s->x[0] = 0;
+    s->x[1] = 0;   /* page info */
+}
+
+static uint64_t used_memory(void) {
+    uint64_t n = heap_size_now + tls_used;
+    for (int i = 0; i < nregions; i++)
+        if (regions[i].type != HZ_MEM_HEAP && regions[i].type != HZ_MEM_THREAD_LOCAL) n += regions[i].size;
+    return n;
+}
+
+static void svc_get_info(HzThread *t, NxCpu *s) {
+    uint32_t id0 = (uint32_t)s->x[1], h = (uint32_t)s->x[2];
+    uint64_t id1 = s->x[3], v = 0;
+    (void)t;
+    switch (id0) {
+    case 8: case 11:    /* DebuggerAttached, RandomEntropy: no handle */
+        if (h != 0) { s->x[0] = R_INVALID_HANDLE; return; }
+        if (id0 == 11) {
+            if (id1 > 3) { s->x[0] = R_INVALID_COMBO; return; }
+            if (getrandom(&v, sizeof v, 0) != sizeof v) v = nx_counter();
+        }
+        s->x[0] = 0; s->x[1] = v;
+        return;
+    case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 12: case 13: case 14: case 15:
+    case 16: case 17: case 18: case 20: case 21: case 22: case 23:
+        break;
+    default:
+        s->x[0] = R_INVALID_ENUM;
+        return;
+    }
+    if (h != HZ_PSEUDO_PROCESS) { s->x[0] = R_INVALID_HANDLE; return; }
+    if (id1 != 0) { s->x[0] = R_INVALID_COMBO; return; }
+    switch (id0) {
+    case 0: for (int c = cfg.min_core; c <= cfg.max_core; c++) v |= 1ull << c; break;
+    case 1: for (int p = cfg.highest_priority; p <= cfg.lowest_priority; p++) v |= 1ull << p; break;
+    case 2: v = cfg.alias_base; break;
+    case 3: v = cfg.alias_size; break;
+    case 4: v = cfg.heap_base; break;
+    case 5: v = cfg.heap_size; break;
+    case 6: case 21: v = cfg.total_memory; break;
+    case 7: case 22: v = used_memory(); break;
+    case 12: v = cfg.code_base; break;
+    case 13: v = cfg.code_size; break;
+    case 14: v = cfg.stack_base; break;
+    case 15: v = cfg.stack_size; break;
+    case 18: v = cfg.program_id; break;
+    case 23: v = 1; break;    /* IsApplication */
+    default: v = 0; break;    /* system resource sizes, user exception context: none */
+    }
+    s->x[0] = 0;
+    s->x[1] = v;
+}
+
+static void svc_create_thread(HzThread *t, NxCpu *s) {
+    uint64_t entry = s->x[1], arg = s->x[2], stack_top = s->x[3];
+    int prio = (int32_t)s->x[4], core = (int32_t)s->x[5];
+    if (core == -2) core = cfg.default_core;
+    if (core < cfg.min_core || core > cfg.max_core || core < 0 || core >= HZ_CORES) { s->x[0] = R_INVALID_CORE; return; }
+    if (prio < cfg.highest_priority || prio > cfg.lowest_priority || prio > 63) { s->x[0] = R_INVALID_PRIORITY; return; }
+    HzThread *n = thread_new(entry, arg, stack_top, prio, core);
+    if (!n) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+    n->host_stack = t->host_stack;
+    s->x[0] = 0;
+    s->x[1] = n->handle;
+}
+
+static void svc_wait_sync(HzThread *t, NxCpu *s) {
+    uint64_t hp = s->x[1];
+    int32_t n = (int32_t)s->x[2];
+    int64_t timeout = (int64_t)s->x[3];
+    if (n < 0 || n > 64) { s->x[0] = R_OUT_OF_RANGE; return; }
+    if (n && !guest_range_ok(hp, 4ull * n, HZ_PERM_R)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    HzThread *objs[64];
+    for (int i = 0; i < n; i++) {
+        objs[i] = handle_thread(t, ((uint32_t *)(uintptr_t)hp)[i]);
+        if (!objs[i]) { s->x[0] = R_INVALID_HANDLE; return; }
+    }
+    for (int i = 0; i < n; i++)
+        if (objs[i]->state == T_EXITED) { s->x[0] = 0; s->x[1] = (uint64_t)i; return; }
+    if (timeout == 0) { s->x[0] = R_TIMED_OUT; return; }
+    memcpy(t->sync, objs, sizeof objs[0] * (size_t)n);
+    t->nsync = n;
+    t->sync_index = -1;
+    uint32_t r = block(t, timeout < 0 ? -1 : timeout);
+    s->x[0] = r;
+    s->x[1] = r == 0 ? (uint64_t)(int64_t)t->sync_index : (uint64_t)-1;
+}
+
+static void thread_exit(HzThread *t) {
+    t->state = T_EXITED;
+    release_core(t);
+    for (int i = 0; i < nthreads; i++) {
+        HzThread *w = threads[i];
+        if (w->state != T_BLOCKED) continue;
+        for (int k = 0; k < w->nsync; k++) {
+            if (w->sync[k] == t) {
+                w->sync_index = k;
+                w->wait_result = 0;
+                make_ready(w);
+                break;
+            }
+        }
+    }
+    if (--alive == 0) process_end(HZ_EXIT_PROCESS);
+}
+
+static void svc_set_core_mask(HzThread *t, NxCpu *s) {
+    HzThread *o = handle_thread(t, (uint32_t)s->x[0]);
+    int32_t ideal = (int32_t)s->x[1];
+    uint64_t mask = s->x[2];
+    if (!o) { s->x[0] = R_INVALID_HANDLE; return; }
+    if (ideal == -3) ideal = o->ideal_core;          /* keep the ideal core */
+    else if (ideal == -2) ideal = cfg.default_core;  /* the process's default */
+    if (ideal == -1 || ideal == -3) ideal = o->ideal_core;
+    if (mask == 0) { s->x[0] = R_INVALID_COMBO; return; }
+    for (int c = 0; c < 64; c++)
+        if ((mask >> c & 1) && (c < cfg.min_core || c > cfg.max_core || c >= HZ_CORES)) { s->x[0] = R_INVALID_CORE; return; }
+    if (ideal < 0 || ideal >= HZ_CORES) { s->x[0] = R_INVALID_CORE; return; }
+    if (!(mask >> ideal & 1)) { s->x[0] = R_INVALID_COMBO; return; }
+    o->ideal_core = ideal;
+    o->affinity = mask;
+    if (o->state == T_READY) schedule();
+    s->x[0] = 0;
+}
+
+/* WaitForAddress(addr, type, value, timeout): 0 WaitIfLessThan, 1 DecrementAndWaitIfLessThan,
+ * 2 WaitIfEqual; a value that does not meet the condition is InvalidState. */
+static void svc_wait_for_address(HzThread *t, NxCpu *s) {
+    uint64_t addr = s->x[0];
+    uint32_t type = (uint32_t)s->x[1];
+    int32_t value = (int32_t)s->x[2];
+    int64_t timeout = (int64_t)s->x[3];
+    if (addr & 3) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (type > 2) { s->x[0] = R_INVALID_ENUM; return; }
+    if (!guest_range_ok(addr, 4, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    int32_t *w = (int32_t *)(uintptr_t)addr;
+    int32_t cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+    if (type == 2) {
+        if (cur != value) { s->x[0] = R_INVALID_STATE; return; }
+    } else {
+        for (;;) {
+            if (cur >= value) { s->x[0] = R_INVALID_STATE; return; }
+            if (type == 0 || __atomic_compare_exchange_n(w, &cur, cur - 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) break;
+        }
+    }
+    if (timeout == 0) { s->x[0] = R_TIMED_OUT; return; }
+    t->wait_addr = addr;
+    s->x[0] = block(t, timeout < 0 ? -1 : timeout);
+}
+
+/* SignalToAddress(addr, type, value, count): 0 Signal, 1 SignalAndIncrementIfEqual; wakes up to
+ * `count` waiters (all when count <= 0), best priority first.  Type 2 (modify by the number of
+ * waiters) is not served yet: InvalidEnumValue. */
+static void svc_signal_to_address(NxCpu *s) {
+    uint64_t addr = s->x[0];
+    uint32_t type = (uint32_t)s->x[1];
+    int32_t value = (int32_t)s->x[2], count = (int32_t)s->x[3];
+    if (addr & 3) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (type > 1) { s->x[0] = R_INVALID_ENUM; return; }
+    if (!guest_range_ok(addr, 4, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    if (type == 1) {
+        int32_t cur = value;
+        if (!__atomic_compare_exchange_n((int32_t *)(uintptr_t)addr, &cur, value + 1, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE)) {
+            s->x[0] = R_INVALID_STATE;
+            return;
+        }
+    }
+    for (int n = 0; count <= 0 || n < count; n++) {
+        HzThread *best = NULL;
+        int bp = 0;
+        for (int i = 0; i < nthreads; i++) {
+            HzThread *w = threads[i];
+            if (w->state != T_BLOCKED || w->wait_addr != addr) continue;
+            int p = eff_prio(w);
+            if (!best || better(w, p, w->wait_seq, best, bp, best->wait_seq)) { best = w; bp = p; }
+        }
+        if (!best) break;
+        best->wait_result = 0;
+        make_ready(best);
+    }
+    s->x[0] = 0;
+}
+
+void nx_hz_svc(NxCpu *s, uint32_t imm) {
+    HzThread *t = current(s);
+    int yielding = 0;
+    pthread_mutex_lock(&K);
+    switch (imm) {
+    case 0x01: svc_set_heap_size(s); break;
+    case 0x06: svc_query_memory(s); break;
+    case 0x07:  /* ExitProcess */
+        process_end(HZ_EXIT_PROCESS);
+        park_forever();
+        break;
+    case 0x08: svc_create_thread(t, s); break;
+    case 0x09: {  /* StartThread */
+        HzThread *o = handle_thread(t, (uint32_t)s->x[0]);
+        if (!o) s->x[0] = R_INVALID_HANDLE;
+        else if (o->state != T_CREATED) s->x[0] = R_INVALID_STATE;
+        else s->x[0] = thread_start(o) ? R_OUT_OF_RESOURCE : 0;
+        break;
+    }
+    case 0x0A:  /* ExitThread */
+        thread_exit(t);
+        pthread_mutex_unlock(&K);
+        pthread_exit(NULL);
+    case 0x0B: {  /* SleepThread */
+        int64_t ns = (int64_t)s->x[0];
+        if (ns <= 0) {
+            yielding = 1;
+        } else {
+            t->sleeping = 1;
+            block(t, ns);
+        }
+        break;
+    }
+    case 0x0C: {  /* GetThreadPriority */
+        HzThread *o = handle_thread(t, (uint32_t)s->x[1]);
+        if (!o) { s->x[0] = R_INVALID_HANDLE; break; }
+        s->x[0] = 0;
+        s->x[1] = (uint64_t)eff_prio(o);
+        break;
+    }
+    case 0x0D: {  /* SetThreadPriority */
+        HzThread *o = handle_thread(t, (uint32_t)s->x[0]);
+        int prio = (int32_t)s->x[1];
+        if (!o) { s->x[0] = R_INVALID_HANDLE; break; }
+        if (prio < cfg.highest_priority || prio > cfg.lowest_priority || prio > 63) { s->x[0] = R_INVALID_PRIORITY; break; }
+        o->base_prio = prio;
+        s->x[0] = 0;
+        break;
+    }
+    case 0x0E: {  /* GetThreadCoreMask */
+        HzThread *o = handle_thread(t, (uint32_t)s->x[2]);
+        if (!o) { s->x[0] = R_INVALID_HANDLE; break; }
+        s->x[0] = 0;
+        s->x[1] = (uint64_t)(int64_t)o->ideal_core;
+        s->x[2] = o->affinity;
+        break;
+    }
+    case 0x0F: svc_set_core_mask(t, s); break;
+    case 0x10: s->x[0] = (uint64_t)t->core; break;   /* GetCurrentProcessorNumber */
+    case 0x16: {  /* CloseHandle */
+        uint32_t h = (uint32_t)s->x[0], i = h & 0x7FFF;
+        if (h == HZ_PSEUDO_THREAD || h == HZ_PSEUDO_PROCESS) { s->x[0] = 0; break; }
+        if (!handle_thread(t, h)) { s->x[0] = R_INVALID_HANDLE; break; }
+        handles[i].obj = NULL;   /* the thread record stays: mutex words may still name it */
+        s->x[0] = 0;
+        break;
+    }
+    case 0x18: svc_wait_sync(t, s); break;
+    case 0x1A: {  /* ArbitrateLock(owner, addr, tag) */
+        uint64_t addr = s->x[1];
+        uint32_t owner_h = (uint32_t)s->x[0], tag = (uint32_t)s->x[2];
+        if (addr & 3) { s->x[0] = R_INVALID_ADDRESS; break; }
+        if (!guest_range_ok(addr, 4, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; break; }
+        if (__atomic_load_n(word(addr), __ATOMIC_ACQUIRE) != (owner_h | HZ_WAITERS)) { s->x[0] = 0; break; }
+        HzThread *owner = handle_thread(t, owner_h);
+        if (!owner || owner == t) { s->x[0] = R_INVALID_HANDLE; break; }
+        t->wait_owner = owner;
+        t->wait_mutex = addr;
+        t->wait_tag = tag;
+        s->x[0] = block(t, -1);
+        break;
+    }
+    case 0x1B: {  /* ArbitrateUnlock(addr) */
+        uint64_t addr = s->x[0];
+        if (addr & 3) { s->x[0] = R_INVALID_ADDRESS; break; }
+        if (!guest_range_ok(addr, 4, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; break; }
+        mutex_release(t, addr);
+        s->x[0] = 0;
+        break;
+    }
+    case 0x1C: {  /* WaitProcessWideKeyAtomic(mutex, key, tag, timeout) */
+        uint64_t maddr = s->x[0], key = s->x[1];
+        int64_t timeout = (int64_t)s->x[3];
+        if ((maddr & 3) || (key & 3)) { s->x[0] = R_INVALID_ADDRESS; break; }
+        if (!guest_range_ok(maddr, 4, HZ_PERM_R | HZ_PERM_W) || !guest_range_ok(key, 4, HZ_PERM_R | HZ_PERM_W)) {
+            s->x[0] = R_INVALID_CUR_MEM;
+            break;
+        }
+        mutex_release(t, maddr);
+        t->wait_key = key;
+        t->cv_mutex = maddr;
+        t->wait_tag = (uint32_t)s->x[2];
+        __atomic_store_n(word(key), 1, __ATOMIC_RELEASE);
+        s->x[0] = block(t, timeout < 0 ? -1 : timeout);
+        break;
+    }
+    case 0x1D: {  /* SignalProcessWideKey(key, count) */
+        uint64_t key = s->x[0];
+        int32_t count = (int32_t)s->x[1];
+        for (int n = 0; count <= 0 || n < count; n++) {
+            HzThread *best = NULL;
+            int bp = 0;
+            for (int i = 0; i < nthreads; i++) {
+                HzThread *w = threads[i];
+                if (w->state != T_BLOCKED || w->wait_key != key || !key) continue;
+                int p = eff_prio(w);
+                if (!best || better(w, p, w->wait_seq, best, bp, best->wait_seq)) { best = w; bp = p; }
+            }
+            if (!best) break;
+            mutex_acquire_for(best);
+        }
+        int left = 0;
+        for (int i = 0; i < nthreads; i++)
+            if (threads[i]->state == T_BLOCKED && threads[i]->wait_key == key) left = 1;
+        if (!left && guest_range_ok(key, 4, HZ_PERM_W)) __atomic_store_n(word(key), 0, __ATOMIC_RELEASE);
+        s->x[0] = 0;
+        break;
+    }
+    case 0x1E: s->x[0] = nx_counter(); break;   /* GetSystemTick */
+    case 0x26:  /* Break(reason, info, size) */
+        if (s->x[0] & 0x80000000u) { s->x[0] = 0; break; }   /* a notification only */
+        crash_report(t, 0x26, s->x[0], s->x[1], s->x[2]);
+        park_forever();
+        break;
+    case 0x27: {  /* OutputDebugString(text, size) */
+        uint64_t p = s->x[0], n = s->x[1];
+        if (n && !guest_range_ok(p, n, HZ_PERM_R)) { s->x[0] = R_INVALID_CUR_MEM; break; }
+        while (n) {
+            ssize_t w = write(cfg.debug_fd, (const void *)(uintptr_t)p, n);
+            if (w <= 0) break;
+            p += (uint64_t)w;
+            n -= (uint64_t)w;
+        }
+        s->x[0] = 0;
+        break;
+    }
+    case 0x29: svc_get_info(t, s); break;
+    case 0x34: svc_wait_for_address(t, s); break;
+    case 0x35: svc_signal_to_address(s); break;
+    default:
+        crash_report(t, imm, 0, 0, 0);
+        park_forever();
+    }
+    maybe_yield(t, yielding);
+    pthread_mutex_unlock(&K);
+}
+
+/* ---- the runner's side --------------------------------------------------------------- */
+int nx_hz_init(const HzConfig *c) {
+    cfg = *c;
+    nx_counter_freq = 19200000ull;
+    pthread_condattr_init(&cv_attr);
+    pthread_condattr_setclock(&cv_attr, CLOCK_MONOTONIC);
+    void *h = mmap((void *)(uintptr_t)cfg.heap_base, cfg.heap_size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (h == MAP_FAILED || h != (void *)(uintptr_t)cfg.heap_base) return -(h == MAP_FAILED ? errno : EEXIST);
+    void *tl = mmap((void *)(uintptr_t)cfg.tls_base, cfg.tls_size, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (tl == MAP_FAILED || tl != (void *)(uintptr_t)cfg.tls_base) return -(tl == MAP_FAILED ? errno : EEXIST);
+    region_set(cfg.tls_base, cfg.tls_size, HZ_MEM_THREAD_LOCAL, HZ_PERM_R | HZ_PERM_W);
+    nx_set_svc_handler(nx_hz_svc);
+    return 0;
+}
+
+uint32_t nx_hz_start_main(uint64_t entry, uint64_t stack_top, int32_t priority, int32_t core,
+                          uint64_t host_stack_bytes) {
+    pthread_mutex_lock(&K);
+    HzThread *t = thread_new(entry, 0, stack_top, priority, core);
+    uint32_t h = 0;
+    if (t) {
+        t->cpu.x[1] = t->handle;
+        t->host_stack = host_stack_bytes;
+        if (thread_start(t) == 0) h = t->handle;
+    }
+    pthread_mutex_unlock(&K);
+    return h;
+}
+
+int nx_hz_wait_exit(void) {
+    pthread_mutex_lock(&K);
+    while (!exit_state) pthread_cond_wait(&exit_cv, &K);
+    int r = exit_state;
+    pthread_mutex_unlock(&K);
+    return r;
+}
+
+void nx_hz_crash(HzCrash *out) {
+    pthread_mutex_lock(&K);
+    *out = crash;
+    pthread_mutex_unlock(&K);
+}

@@ -1,0 +1,59 @@
+/* horizon_kernel.h — the Horizon personality: SVCs with Horizon's register conventions
+ * (inputs X0..X7, result in W0, outputs from X1), guest threads as host threads, and three
+ * virtual cores (a thread runs guest code only while it holds a core in its affinity mask).
+ * The runner (cpu_host/horizon/runner.py) maps the modules and the main stack, then calls
+ * these in order: nx_hz_init, nx_hz_add_region (for each mapped region), nx_hz_start_main,
+ * nx_hz_wait_exit. */
+#ifndef NX_HORIZON_KERNEL_H
+#define NX_HORIZON_KERNEL_H
+#include <stdint.h>
+
+typedef struct HzConfig {
+    uint64_t program_id;
+    uint64_t address_space_end;            /* 1 << address-space bits */
+    uint64_t code_base, code_size;         /* the ASLR/code region (modules) */
+    uint64_t heap_base, heap_size;         /* heap region: reserved here, opened by SetHeapSize */
+    uint64_t alias_base, alias_size;
+    uint64_t stack_base, stack_size;       /* stack region */
+    uint64_t tls_base, tls_size;           /* thread-local pages: mapped here, 0x200 bytes per thread */
+    uint64_t total_memory;                 /* GetInfo TotalMemorySize */
+    int32_t highest_priority, lowest_priority;   /* ThreadInfo capability (numbers: 0 is best) */
+    int32_t min_core, max_core;
+    int32_t default_core;                  /* the main thread's core: CreateThread's core -2 */
+    int32_t debug_fd;                      /* OutputDebugString writes here */
+} HzConfig;
+
+/* Why the process ended (nx_hz_wait_exit's answer) */
+#define HZ_EXIT_PROCESS  1   /* svcExitProcess, or the last thread exited */
+#define HZ_EXIT_CRASH    2   /* svcBreak or an SVC the kernel does not serve: see nx_hz_crash */
+
+typedef struct HzCrash {
+    uint64_t x[31];
+    uint64_t sp, pc, tpidrro;
+    uint64_t reason, info_addr, info_size;
+    uint32_t svc;                          /* 0x26 for Break, else the unserved SVC's number */
+    uint32_t thread_handle;
+} HzCrash;
+
+/* QueryMemory's memory types and permissions */
+#define HZ_MEM_UNMAPPED     0x00
+#define HZ_MEM_CODE_STATIC  0x03
+#define HZ_MEM_CODE_MUTABLE 0x04
+#define HZ_MEM_HEAP         0x05
+#define HZ_MEM_STACK        0x0B
+#define HZ_MEM_THREAD_LOCAL 0x0C
+#define HZ_MEM_INACCESSIBLE 0x10
+#define HZ_PERM_R 1
+#define HZ_PERM_W 2
+#define HZ_PERM_X 4
+
+int nx_hz_init(const HzConfig *c);     /* 0, or -errno when a region cannot be reserved */
+int nx_hz_add_region(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm);
+/* Create and start the main thread (X0 = 0, X1 = its handle); returns the handle or 0. */
+uint32_t nx_hz_start_main(uint64_t entry, uint64_t stack_top, int32_t priority, int32_t core,
+                          uint64_t host_stack_bytes);
+int nx_hz_wait_exit(void);             /* blocks until the process ends: HZ_EXIT_* */
+void nx_hz_crash(HzCrash *out);
+void nx_hz_svc(NxCpu *s, uint32_t imm);   /* the SVC handler nx_hz_init installs */
+
+#endif

@@ -1,0 +1,154 @@
+// Horizon SVC wrappers of our own SDK.  Register conventions (public facts, switchbrew's SVC
+// table): inputs in X0..X7 as the kernel names them, result code in W0, outputs from X1 on.
+// Each wrapper takes its C arguments in the order that puts inputs where the kernel wants
+// them; an output pointer is passed first (in X0, which the kernel overwrites with the
+// result) and saved on the stack around the SVC.
+.macro FUNC name
+    .section .text.\name, "ax", %progbits
+    .global \name
+    .type \name, %function
+    .align 2
+\name:
+.endm
+
+// Result svcSetHeapSize(void **out_addr, u64 size)           in: X1 size; out: X1 address
+FUNC svcSetHeapSize
+    str x0, [sp, #-16]!
+    svc 0x01
+    ldr x2, [sp], #16
+    str x1, [x2]
+    ret
+
+// Result svcQueryMemory(MemoryInfo *info, u32 *page_info, u64 addr)   in: X0 info, X2 addr; out: W1
+FUNC svcQueryMemory
+    str x1, [sp, #-16]!
+    svc 0x06
+    ldr x2, [sp], #16
+    str w1, [x2]
+    ret
+
+// void svcExitProcess(void)
+FUNC svcExitProcess
+    svc 0x07
+    ret
+
+// Result svcCreateThread(Handle *out, void *entry, void *arg, void *stack_top, int prio, int core)
+FUNC svcCreateThread
+    str x0, [sp, #-16]!
+    svc 0x08
+    ldr x2, [sp], #16
+    str w1, [x2]
+    ret
+
+// Result svcStartThread(Handle thread)
+FUNC svcStartThread
+    svc 0x09
+    ret
+
+// void svcExitThread(void)
+FUNC svcExitThread
+    svc 0x0A
+    ret
+
+// void svcSleepThread(s64 ns)
+FUNC svcSleepThread
+    svc 0x0B
+    ret
+
+// Result svcGetThreadPriority(s32 *out, Handle thread)       in: W1 handle; out: W1
+FUNC svcGetThreadPriority
+    str x0, [sp, #-16]!
+    svc 0x0C
+    ldr x2, [sp], #16
+    str w1, [x2]
+    ret
+
+// Result svcSetThreadPriority(Handle thread, u32 prio)
+FUNC svcSetThreadPriority
+    svc 0x0D
+    ret
+
+// Result svcGetThreadCoreMask(s32 *core, u64 *mask, Handle thread)   in: W2; out: W1 core, X2 mask
+FUNC svcGetThreadCoreMask
+    stp x0, x1, [sp, #-16]!
+    svc 0x0E
+    ldp x3, x4, [sp], #16
+    str w1, [x3]
+    str x2, [x4]
+    ret
+
+// Result svcSetThreadCoreMask(Handle thread, s32 ideal_core, u64 mask)
+FUNC svcSetThreadCoreMask
+    svc 0x0F
+    ret
+
+// u32 svcGetCurrentProcessorNumber(void)
+FUNC svcGetCurrentProcessorNumber
+    svc 0x10
+    ret
+
+// Result svcCloseHandle(Handle h)
+FUNC svcCloseHandle
+    svc 0x16
+    ret
+
+// Result svcWaitSynchronization(s32 *index, const Handle *handles, s32 count, s64 timeout_ns)
+FUNC svcWaitSynchronization
+    str x0, [sp, #-16]!
+    svc 0x18
+    ldr x2, [sp], #16
+    str w1, [x2]
+    ret
+
+// Result svcArbitrateLock(Handle owner, u32 *mutex, Handle requester)
+FUNC svcArbitrateLock
+    svc 0x1A
+    ret
+
+// Result svcArbitrateUnlock(u32 *mutex)
+FUNC svcArbitrateUnlock
+    svc 0x1B
+    ret
+
+// Result svcWaitProcessWideKeyAtomic(u32 *mutex, u32 *key, Handle tag, s64 timeout_ns)
+FUNC svcWaitProcessWideKeyAtomic
+    svc 0x1C
+    ret
+
+// void svcSignalProcessWideKey(u32 *key, s32 count)
+FUNC svcSignalProcessWideKey
+    svc 0x1D
+    ret
+
+// u64 svcGetSystemTick(void)
+FUNC svcGetSystemTick
+    svc 0x1E
+    ret
+
+// void svcBreak(u32 reason, u64 address, u64 size)
+FUNC svcBreak
+    svc 0x26
+    ret
+
+// Result svcOutputDebugString(const char *text, u64 size)
+FUNC svcOutputDebugString
+    svc 0x27
+    ret
+
+// Result svcGetInfo(u64 *out, u32 id0, Handle handle, u64 id1)   in: W1, W2, X3; out: X1
+FUNC svcGetInfo
+    str x0, [sp, #-16]!
+    svc 0x29
+    ldr x2, [sp], #16
+    str x1, [x2]
+    ret
+
+// Result svcWaitForAddress(void *addr, u32 type, s32 value, s64 timeout_ns)
+FUNC svcWaitForAddress
+    svc 0x34
+    ret
+
+// Result svcSignalToAddress(void *addr, u32 type, s32 value, s32 count)
+FUNC svcSignalToAddress
+    svc 0x35
+    ret

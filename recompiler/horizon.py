@@ -1,0 +1,313 @@
+"""Horizon's loader and dynamic linker, done by the host: turn an ExeFS (``main``, ``sdk``,
+``subsdk*`` NSO modules and ``main.npdm``) into a ``LinkedImage`` that
+``recompiler.analyse.analyse`` and ``recompiler.build.build`` take as they take a Linux
+program's, and write the bundle (``game.so``, ``manifest.json``, ``image.bin``).
+
+Layout follows Horizon's loader (public facts: switchbrew "NSO", Atmosphère's loader): the
+modules are placed one after the other in load order (rtld, main, subsdk0..9, sdk) from the
+start of the code region of the address space the NPDM names (0x8000000 for the 36- and 39-bit
+spaces, 0x200000 for the 32-bit ones), each taking its memory size rounded up to a page; no
+ASLR.  rtld keeps its slot, so every other module sits where the console would put it, but it
+is dropped: the host applies every module's relocations and binds imports across modules, as
+rtld would have.
+
+Symbol binding follows rtld's rule: one global scope, the modules in load order, the first
+module that defines a name wins; an undefined weak reference is 0.  An unbound JUMP_SLOT is left
+0 and listed in ``unresolved`` (calling it is a fatal report naming the address), any other
+unbound reference is an error naming the module, field and offset.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import struct
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nxrecomp.errors import NxError
+from recompiler.formats.elfdyn import Symbol
+from recompiler.formats.exefs import ExeFs, load_exefs
+from recompiler.formats.npdm import ADDRESS_SPACE_BITS, Npdm
+from recompiler.formats.nso import NsoModule
+from recompiler.link import LinkedImage, ModuleInfo, Segment
+
+log = logging.getLogger("recompiler.horizon")
+
+PAGE = 0x1000
+# Start of the code region per NPDM address-space type (no ASLR).
+CODE_REGION_START = {0: 0x200000, 1: 0x8000000, 2: 0x200000, 3: 0x8000000}
+R_NONE, R_ABS64, R_GLOB_DAT, R_JUMP_SLOT, R_RELATIVE = 0, 257, 1025, 1026, 1027
+STT_FUNC, STT_TLS, STT_GNU_IFUNC = 2, 6, 10
+STB_LOCAL, STB_WEAK = 0, 2
+SHN_ABS = 0xFFF1
+_U64 = struct.Struct("<Q")
+
+
+@dataclass
+class PlacedModule:
+    """One NSO at its base address, with a writable copy of its memory (image + .bss)."""
+    name: str
+    nso: NsoModule
+    base: int
+    size: int            # page-rounded memory size
+    mem: bytearray
+
+    @property
+    def path(self) -> str:
+        return self.nso.path
+
+    def sym_addr(self, s: Symbol) -> int:
+        return s.value if s.section == SHN_ABS else self.base + s.value
+
+
+def _align(v: int, a: int) -> int:
+    return (v + a - 1) // a * a
+
+
+def layout(exefs: ExeFs) -> list[PlacedModule]:
+    """Place every module of ``exefs`` (rtld included: it keeps its slot) at its base."""
+    npdm = exefs.npdm
+    if npdm is None:
+        raise NxError("an ExeFS needs main.npdm (it names the address space and the main thread)",
+                      path=f"{exefs.path}/main.npdm")
+    if not npdm.is_64bit:
+        raise NxError("32-bit programs are not supported (the recompiler lifts AArch64 only)",
+                      path=npdm.path, field="META.Flags.Is64BitInstruction", offset=0xC)
+    limit = 1 << ADDRESS_SPACE_BITS[npdm.address_space]
+    addr = CODE_REGION_START[npdm.address_space]
+    placed = []
+    for name, nso in exefs.modules:
+        size = _align(nso.module.memory_size, PAGE)
+        if addr + size > limit:
+            raise NxError(f"module {name} would end at {addr + size:#x}, past the {npdm.address_space_name} "
+                          f"address space ({limit:#x})", path=nso.path, field="Size")
+        mem = bytearray(nso.module.memory_size)
+        mem[:len(nso.image)] = nso.image
+        placed.append(PlacedModule(name, nso, addr, size, mem))
+        addr += size
+    return placed
+
+
+def _exports(placed: list[PlacedModule]) -> dict[str, tuple[PlacedModule, Symbol]]:
+    """The global scope: first definition of each name in load order."""
+    scope: dict[str, tuple[PlacedModule, Symbol]] = {}
+    for p in placed:
+        for s in p.nso.symbols:
+            if s.defined and s.binding != STB_LOCAL and s.name and s.type not in (3, 4):
+                scope.setdefault(s.name, (p, s))
+    return scope
+
+
+def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], unresolved: list[str]) -> None:
+    dyn = p.nso.dynamic
+    if dyn is None:
+        return
+    syms = dyn.symbols
+    for r in dyn.relocations:
+        where = f"{r.table} relocation {r.type_name}"
+        if r.type == R_NONE:
+            continue
+        if not 0 <= r.offset <= len(p.mem) - 8:
+            raise NxError(f"{where}: place {r.offset:#x} is outside the module (size {len(p.mem):#x})",
+                          path=p.path, field="r_offset", offset=r.offset)
+        implicit = _U64.unpack_from(p.mem, r.offset)[0]
+        addend = r.addend if r.addend is not None else implicit
+        if r.type == R_RELATIVE:
+            value = p.base + addend
+        elif r.type in (R_ABS64, R_GLOB_DAT, R_JUMP_SLOT):
+            if r.type != R_ABS64 and r.addend is None:
+                addend = 0   # REL GLOB_DAT/JUMP_SLOT: the word is the lazy-binding stub, not an addend
+            if not 0 < r.symbol < len(syms):
+                raise NxError(f"{where}: symbol index {r.symbol} is out of range ({len(syms)} symbols)",
+                              path=p.path, field="r_info", offset=r.offset)
+            sym = syms[r.symbol]
+            if sym.type in (STT_TLS, STT_GNU_IFUNC):
+                raise NxError(f"{where}: symbol {sym.name} of type {sym.type_name} is not supported",
+                              path=p.path, field="r_info", offset=r.offset)
+            if sym.defined and sym.binding == STB_LOCAL:
+                hit: tuple[PlacedModule, Symbol] | None = (p, sym)
+            else:
+                hit = scope.get(sym.name)
+            if hit is None:
+                if sym.binding == STB_WEAK:
+                    value = 0
+                elif r.type == R_JUMP_SLOT:
+                    unresolved.append(f"{p.name}:{sym.name}")
+                    value = 0
+                else:
+                    raise NxError(f"{where}: undefined symbol {sym.name!r} (no module exports it)",
+                                  path=p.path, field="r_info", offset=r.offset)
+            else:
+                value = hit[0].sym_addr(hit[1]) + addend
+        else:
+            raise NxError(f"{where}: unsupported relocation type {r.type}", path=p.path, field="r_info",
+                          offset=r.offset)
+        _U64.pack_into(p.mem, r.offset, value & 0xFFFFFFFFFFFFFFFF)
+
+
+def _eh_frame(p: PlacedModule) -> tuple[int, bytes] | None:
+    """.eh_frame found through MOD0's .eh_frame_hdr (its eh_frame_ptr, pc-relative sdata4 or
+    absolute udata8); the bytes run to the end of the segment holding it."""
+    m = p.nso.mod0
+    if m is None or m.eh_frame_hdr_end - m.eh_frame_hdr_start < 8:
+        return None
+    h = m.eh_frame_hdr_start
+    version, enc = p.mem[h], p.mem[h + 1]
+    if version != 1:
+        return None
+    if enc == 0x1B:
+        off = h + 4 + struct.unpack_from("<i", p.mem, h + 4)[0]
+    elif enc == 0x03 or enc == 0x04:
+        off = _U64.unpack_from(p.mem, h + 4)[0] - p.base if enc == 0x04 else struct.unpack_from("<I", p.mem, h + 4)[0]
+    else:
+        return None
+    for s in p.nso.segments:
+        if s.mem_offset <= off < s.mem_offset + s.size:
+            return p.base + off, bytes(p.mem[off:s.mem_offset + s.size])
+    return None
+
+
+def link_exefs(exefs: ExeFs) -> LinkedImage:
+    """Lay out, relocate and bind the modules of ``exefs``; rtld is dropped."""
+    placed = layout(exefs)
+    live = [p for p in placed if p.name != "rtld"]
+    if any(p.name == "rtld" for p in placed):
+        log.info("rtld dropped: the host links the modules")
+    scope = _exports(live)
+    unresolved: list[str] = []
+    for p in live:
+        _relocate(p, scope, unresolved)
+    segments: list[Segment] = []
+    modules: list[ModuleInfo] = []
+    symbols: dict[int, str] = {}
+    hints: set[int] = set()
+    for p in live:
+        text, ro, data = p.nso.segments
+        text_range = (p.base + text.mem_offset, p.base + text.mem_offset + text.size)
+        bss_tail = bytes(p.mem[data.mem_offset + data.size:]).rstrip(b"\0")
+        for seg, prot, extra, blob in ((text, "r-x", 0, None), (ro, "r--", 0, None),
+                                       (data, "rw-", p.nso.bss_size, bss_tail)):
+            body = bytes(p.mem[seg.mem_offset:seg.mem_offset + seg.size]) + (blob or b"")
+            if seg.size + extra:
+                segments.append(Segment(p.base + seg.mem_offset, seg.size + extra, body, prot, p.name))
+        info = ModuleInfo(p.name, p.base, p.path, text_ranges=[text_range])
+        dyn = p.nso.dynamic
+        if dyn is not None:
+            for kind in ("INIT_ARRAY", "FINI_ARRAY"):
+                arr = dyn.array(kind)
+                if arr and arr[1]:
+                    off, size = arr
+                    if not 0 <= off <= off + size <= len(p.mem):
+                        raise NxError(f"DT_{kind} [{off:#x}, {off + size:#x}) is outside the module",
+                                      path=p.path, field=f"DT_{kind}", offset=off)
+                    vals = [_U64.unpack_from(p.mem, off + 8 * i)[0] for i in range(size // 8)]
+                    setattr(info, kind.lower(), [v for v in vals if v not in (0, 0xFFFFFFFFFFFFFFFF)])
+            for kind in ("INIT", "FINI"):
+                v = dyn.get(kind)
+                if v:
+                    setattr(info, kind.lower(), p.base + v)
+            # pointers into code written by relocations: function pointers, vtables, jump tables
+            for r in dyn.relocations:
+                if 0 <= r.offset <= len(p.mem) - 8:
+                    v = _U64.unpack_from(p.mem, r.offset)[0]
+                    if any(q.base <= v < q.base + q.nso.segments[0].size for q in live):
+                        hints.add(v)
+        info.eh_frame = _eh_frame(p)
+        hints.update(info.init_array + info.fini_array + [x for x in (info.init, info.fini) if x])
+        for s in p.nso.symbols:
+            if s.defined and s.value and s.type in (0, STT_FUNC):
+                a = p.sym_addr(s)
+                if text_range[0] <= a < text_range[1]:
+                    hints.add(a)
+                    if a not in symbols or symbols[a].startswith("_"):
+                        symbols[a] = s.name
+        modules.append(info)
+    main = next(p for p in live if p.name == "main")
+    entry = main.base
+    hints.add(entry)
+    symbols.setdefault(entry, "main:_start")
+    return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=modules,
+                       symbols=symbols, func_hints=hints, irelative=[], tls=None, phdr=0, phent=0, phnum=0,
+                       brk_start=0, static=False, unresolved=unresolved)
+
+
+def process_info(npdm: Npdm) -> dict:
+    """What the kernel needs from main.npdm, in manifest form."""
+    caps = npdm.aci0.access.kernel
+    return {
+        "name": npdm.name, "program_id": npdm.aci0.program_id, "address_space": npdm.address_space,
+        "address_space_bits": ADDRESS_SPACE_BITS[npdm.address_space],
+        "main_thread_priority": npdm.main_thread_priority, "main_thread_core": npdm.main_thread_core,
+        "main_thread_stack_size": npdm.main_thread_stack_size,
+        "system_resource_size": npdm.system_resource_size,
+        # ThreadInfo capability; a program without one may use only what its main thread uses
+        "highest_priority": caps.highest_priority if caps.highest_priority is not None else npdm.main_thread_priority,
+        "lowest_priority": caps.lowest_priority if caps.lowest_priority is not None else npdm.main_thread_priority,
+        "min_core": caps.min_core if caps.min_core is not None else npdm.main_thread_core,
+        "max_core": caps.max_core if caps.max_core is not None else npdm.main_thread_core,
+    }
+
+
+def _check_npdm(npdm: Npdm) -> None:
+    info = process_info(npdm)
+    if not info["highest_priority"] <= npdm.main_thread_priority <= info["lowest_priority"]:
+        raise NxError(f"main thread priority {npdm.main_thread_priority} is outside the ThreadInfo capability "
+                      f"({info['highest_priority']}..{info['lowest_priority']})", path=npdm.path,
+                      field="META.MainThreadPriority", offset=0xE)
+    if not info["min_core"] <= npdm.main_thread_core <= info["max_core"]:
+        raise NxError(f"main thread core {npdm.main_thread_core} is outside the ThreadInfo capability "
+                      f"({info['min_core']}..{info['max_core']})", path=npdm.path,
+                      field="META.MainThreadCoreNumber", offset=0xF)
+    if npdm.main_thread_stack_size == 0 or npdm.main_thread_stack_size % PAGE:
+        raise NxError(f"main thread stack size {npdm.main_thread_stack_size:#x} is not a non-zero multiple "
+                      "of the page size", path=npdm.path, field="META.MainThreadStackSize", offset=0x1C)
+
+
+def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Path | None = None) -> dict:
+    """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest."""
+    from recompiler.analyse import analyse
+    from recompiler.build import build
+    from recompiler.pipeline import eh_frames, image_memory
+
+    t0 = time.monotonic()
+    src = Path(exefs_path)
+    if not src.exists():
+        raise NxError("no such file or folder", path=str(src))
+    exefs = load_exefs(src)     # bad input fails here or in the link, before anything is written
+    image = link_exefs(exefs)
+    assert exefs.npdm is not None   # link_exefs checked it
+    _check_npdm(exefs.npdm)
+    romfs_ref = None
+    if romfs is not None:
+        rp = Path(romfs)
+        if not rp.is_file():
+            raise NxError("RomFS is not a readable file", path=str(rp))
+        romfs_ref = str(rp.resolve())
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    t_link = time.monotonic()
+    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image))
+    t_an = time.monotonic()
+    stats = build(program, out)
+    t_build = time.monotonic()
+    manifest = {
+        "format": 1,
+        "kind": "horizon",
+        "exefs": str(src.resolve()),
+        "romfs": romfs_ref,
+        "process": process_info(exefs.npdm),
+        "modules": [{"name": m.name, "base": m.base,
+                     "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
+                     "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules],
+        "image": image.to_json(out / "image.bin"),
+        "functions": sorted(program.functions),
+        "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
+                                       "build": round(t_build - t_an, 2)}},
+    }
+    tmp = out / "manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, out / "manifest.json")
+    log.info("recompiled %s: %s", src, manifest["stats"])
+    return manifest

@@ -1,0 +1,420 @@
+"""Assemble SM86 text (nvdisasm's syntax) into 128-bit instruction words, from the same table
+the decoder reads (``table.py``).
+
+``assemble_line`` tries every row whose mnemonic starts the text, parses the modifiers and
+operands by the row's field records and packs them; the candidate is accepted only if the
+decoder prints it back as exactly the input text, so the assembler can never produce a word
+that means something else than what was written.  Bits the text does not show (the row's
+``free`` bits, reserved bits) take the row's reference values.
+
+``assemble_program`` takes a listing: one instruction a line, ``LABEL:`` lines, ``//``
+comments, branch targets given as labels or absolute addresses, and an optional control
+prefix ``{S4 Y W0 R1 B01}`` (stall cycles, yield, write/read barrier set, barriers waited
+on).  Without a prefix an instruction gets a conservative schedule: variable-latency
+instructions (memory, S2R, MUFU, warp ops) set barrier 0 (1 for the sources of stores), every
+instruction waits on both and stalls 4 cycles.  Meant to be safe rather than fast; it has not
+been run on an Ampere GPU (only our translator and nvdisasm have read it).
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from nxrecomp.errors import NxError
+from shader_svc.sm86.decode import MASK105, SWZ, Control, DecodeError, Inst, decode
+from shader_svc.sm86.fields import REUSE_BIT, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Target, get, put
+from shader_svc.sm86.table import ROWS, SREGS
+
+SREG_NUM = {v: k for k, v in SREGS.items()}
+SWZ_NUM = {v: k for k, v in SWZ.items() if v}
+DEFAULT_CONTROL = Control(stall=1, yield_=1, wbar=7, rbar=7, wait=0, reuse=0)
+VARIABLE_LATENCY = {"mem", "sfu", "warp"}
+
+
+class _Hidden:
+    """Marker of an operand a modifier hides (IMAD's carry-in without .X)."""
+
+
+HIDDEN = _Hidden()
+
+
+class AsmError(NxError):
+    pass
+
+
+class _NoMatch(Exception):
+    pass
+
+
+def _rows_by_prefix() -> list[Row]:
+    # longest mnemonic first: 'IMAD.WIDE' before 'IMAD'
+    return sorted(ROWS, key=lambda r: -len(r.mnemonic))
+
+
+_ROWS = _rows_by_prefix()
+
+
+def _control_bits(c: Control) -> int:
+    w = 0
+    for lo, width, v in ((105, 4, c.stall), (109, 1, c.yield_), (110, 3, c.wbar), (113, 3, c.rbar),
+                         (116, 6, c.wait), (122, 4, c.reuse)):
+        w = put(w, lo, width, v)
+    return w
+
+
+# --- operand parsers: text -> list of (lo, width, value) -----------------------------------
+
+def _int(s: str) -> int:
+    try:
+        return int(s, 0)
+    except ValueError:
+        raise _NoMatch(s) from None
+
+
+def _regnum(s: str, file: str) -> int:
+    if file == "R":
+        if s == "RZ":
+            return 255
+        m = re.fullmatch(r"R(\d+)", s)
+        if m and int(m.group(1)) < 255:
+            return int(m.group(1))
+    else:
+        if s == "URZ":
+            return 63
+        m = re.fullmatch(r"UR(\d+)", s)
+        if m and int(m.group(1)) < 63:
+            return int(m.group(1))
+    raise _NoMatch(s)
+
+
+def _pred(s: str, file: str) -> tuple[int, int]:
+    neg = s.startswith("!")
+    s = s[1:] if neg else s
+    if s == f"{file}T":
+        return 7, neg
+    m = re.fullmatch(rf"{file}([0-6])", s)
+    if not m:
+        raise _NoMatch(s)
+    return int(m.group(1)), neg
+
+
+def _f32(s: str) -> int:
+    s = s.strip()
+    special = {"+INF": 0x7F800000, "-INF": 0xFF800000, "+QNAN": 0x7FC00000, "-QNAN": 0xFFC00000}
+    if s in special:
+        return special[s]
+    try:
+        return struct.unpack("<I", struct.pack("<f", float(s)))[0]
+    except (ValueError, OverflowError):
+        raise _NoMatch(s) from None
+
+
+def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]], int]:
+    """Bit fields of one operand, and reuse bits; ``text`` None = the operand is not shown."""
+    f: list[tuple[int, int, int]] = []
+    reuse = 0
+    if isinstance(o, Reg):
+        if text is None:
+            return [(o.lo, o.width, 255 if o.file == "R" else 63)], 0
+        s = text
+        if s.endswith(".reuse"):
+            if not o.reuse:
+                raise _NoMatch(s)
+            reuse = 1 << (REUSE_BIT[o.reuse] - 122)
+            s = s[:-6]
+        # every modifier bit the operand has is written, set or clear: the reference encoding
+        # may hold either (IMAD's hidden carry-in is !PT)
+        neg = s[:1] in ("-", "~")
+        if neg and o.neg is None:
+            raise _NoMatch(text)
+        if o.neg is not None:
+            f.append((o.neg, 1, int(neg)))
+        s = s[1:] if neg else s
+        if o.suffix.startswith("@swz:"):
+            lo = int(o.suffix[5:])
+            f.append((lo, 2, 0))
+            for name, v in SWZ_NUM.items():
+                if s.endswith(name):
+                    f.append((lo, 2, v))
+                    s = s[:-len(name)]
+                    break
+        absv = s.startswith("|") and s.endswith("|")
+        if absv and o.abs is None:
+            raise _NoMatch(text)
+        if o.abs is not None:
+            f.append((o.abs, 1, int(absv)))
+        s = s[1:-1] if absv else s
+        if o.suffix and not o.suffix.startswith("@"):
+            if not s.endswith(o.suffix):
+                raise _NoMatch(text)
+            s = s[:-len(o.suffix)]
+        f.append((o.lo, o.width, _regnum(s, o.file)))
+        return f, reuse
+    if isinstance(o, Pred):
+        p, neg = (7, False) if text is None else _pred(text, o.file)   # a left-out carry-out is PT
+        f.append((o.lo, 3, p))
+        if neg and o.not_bit is None:
+            raise _NoMatch(text)
+        if o.not_bit is not None:
+            f.append((o.not_bit, 1, int(neg)))
+        return f, 0
+    if text is None:
+        raise _NoMatch(o.name)
+    if isinstance(o, Imm):
+        v = _f32(text) if o.kind == "f32" else _int(text)
+        f.append((o.lo, o.width, v))
+        if o.hi_lo is not None:
+            f.append((o.hi_lo, o.hi_width, v >> o.width))
+        elif not -(1 << o.width) <= v < (1 << o.width):
+            raise _NoMatch(text)
+        return f, 0
+    if isinstance(o, CBuf):
+        s = text
+        neg = s.startswith("-")
+        s = s[1:] if neg else s
+        absv = s.startswith("|") and s.endswith("|")
+        s = s[1:-1] if absv else s
+        for bit, on in ((o.neg, neg), (o.abs, absv)):
+            if on and bit is None:
+                raise _NoMatch(text)
+            if bit is not None:
+                f.append((bit, 1, int(on)))
+        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]\[(-?0x[0-9a-f]+)\]", s)
+        if not m or _int(m.group(2)) % 4:
+            raise _NoMatch(text)
+        f += [(54, 5, _int(m.group(1))), (40, 14, _int(m.group(2)) // 4)]
+        return f, 0
+    if isinstance(o, Mem):
+        m = re.fullmatch(r"\[(U?RZ|R\d+)(\.64)?(\.X4|\.X8|\.X16)?(?:\+(-?0x[0-9a-f]+))?\]", text)
+        if not m:
+            raise _NoMatch(text)
+        f.append((o.reg_lo, 8, _regnum(m.group(1), "R")))
+        if o.wide_bit is not None and o.wide_bit >= 0:
+            f.append((o.wide_bit, 1, 1 if m.group(2) else 0))
+        if o.scale:
+            f.append((o.scale[0], o.scale[1], {s: v for v, s in o.scale[2]}[m.group(3) or ""]))
+        f.append((o.off[0], o.off[1], _int(m.group(4)) if m.group(4) else 0))
+        return f, 0
+    if isinstance(o, SReg):
+        if text not in SREG_NUM:
+            raise _NoMatch(text)
+        return [(o.lo, 8, SREG_NUM[text])], 0
+    if isinstance(o, Target):
+        delta = _int(text) - addr - 16
+        if delta % 4:
+            raise _NoMatch(text)
+        return [(o.lo, o.width, delta // 4)], 0
+    raise TypeError(o)
+
+
+def _mods(row: Row, rest: str) -> list[dict[str, int]]:
+    """Every way the suffix text after the mnemonic (alias included) splits into the row's
+    modifiers, in print order."""
+    mods = row.mods_before + row.mods
+    out: list[dict[str, int]] = []
+
+    def walk(i: int, s: str, acc: dict[str, int]) -> None:
+        if i == len(mods):
+            if not s:
+                out.append(dict(acc))
+            return
+        m = mods[i]
+        for v, name in m.names:
+            if s.startswith(name):
+                acc[m.name] = v
+                walk(i + 1, s[len(name):], acc)
+                del acc[m.name]
+
+    starts = [rest] + [rest[len(a.insert):] for a in row.aliases if rest.startswith(a.insert)]
+    for s in dict.fromkeys(starts):
+        walk(0, s, {})
+    return out
+
+
+def _operand_splits(row: Row, mods: dict[str, int], texts: list[str]):
+    """Assign the operand texts to the row's operands; operands the text may leave out
+    (PT carry-outs, RZ shown as nothing, operands hidden by a modifier) are tried both ways."""
+    hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
+    ops = row.operands
+
+    def walk(i: int, j: int, acc: list):
+        if i == len(ops):
+            if j == len(texts):
+                yield list(acc)
+            return
+        o = ops[i]
+        if o.name in hidden:
+            yield from walk(i + 1, j, acc + [(o, HIDDEN)])
+            return
+        if j < len(texts):
+            yield from walk(i + 1, j + 1, acc + [(o, texts[j])])
+        optional = (isinstance(o, Pred) and o.hide_pt) or (isinstance(o, Reg) and o.suffix == "@hiderz")
+        if optional:
+            yield from walk(i + 1, j, acc + [(o, None)])
+
+    yield from walk(0, 0, [])
+
+
+def _split_operands(s: str) -> list[str]:
+    return [t.strip() for t in s.split(",")] if s.strip() else []
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    guard: str
+    name: str
+    operands: list[str]
+
+
+def _parse(text: str) -> _Parsed:
+    s = " ".join(text.strip().rstrip(";").split())
+    guard = ""
+    if s.startswith("@"):
+        guard, _, s = s.partition(" ")
+    name, _, rest = s.partition(" ")
+    return _Parsed(guard, name, _split_operands(rest))
+
+
+def _canonical(p: _Parsed) -> str:
+    s = f"{p.guard} {p.name}".strip()
+    return f"{s} {', '.join(p.operands)}" if p.operands else s
+
+
+def unshown(inst: Inst) -> dict[tuple[int, int], int]:
+    """The bits of a decoded word its text does not show: the row's ``free`` fields (LDG/STG's
+    memory-descriptor uniform register, BRA's unused bits, HADD2's swizzles...)."""
+    row = inst.row
+    fields = list(row.free)
+    hidden = {op for op, mod, val in row.show_if if inst.mods.get(mod) != val}
+    for o in row.operands:           # operands a modifier hides (IMAD's carry-in without .X)
+        if o.name in hidden:
+            fields += o.bits()
+    return {(lo, w): get(inst.word, lo, w) for lo, w in fields}
+
+
+def assemble_line(text: str, addr: int = 0, control: Control | None = None,
+                  free: dict[tuple[int, int], int] | None = None) -> int:
+    """One instruction (nvdisasm syntax) -> its 128-bit word.  ``control`` gives the scheduling
+    bits (reuse flags come from the text's ``.reuse``); ``free`` the values of bits the text
+    cannot show (see ``unshown``; default: the row's reference values)."""
+    p = _parse(text)
+    want = _canonical(p)
+    control = control or DEFAULT_CONTROL
+    tried = False
+    for row in _ROWS:
+        if not p.name.startswith(row.mnemonic):
+            continue
+        tried = True
+        gfile = "UP" if row.uniform else "P"
+        try:
+            g, gneg = _pred(p.guard[1:], gfile) if p.guard else (7, False)
+        except _NoMatch:
+            continue
+        for mods in _mods(row, p.name[len(row.mnemonic):]):
+            hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
+            free_ok = set(row.free) | {b for o in row.operands if o.name in hidden for b in o.bits()}
+            for split in _operand_splits(row, mods, p.operands):
+                word = (row.base & MASK105) | row.opcode | g << 12 | int(gneg) << 15
+                reuse = 0
+                try:
+                    for o, t in split:
+                        if t is HIDDEN:   # value of the reference encoding (IMAD's ci is !PT)
+                            fs, r = [(lo, w, get(row.base, lo, w)) for lo, w in o.bits()], 0
+                        else:
+                            fs, r = _fields(o, t, addr)
+                        reuse |= r
+                        for lo, w, v in fs:
+                            word = put(word, lo, w, v)
+                except _NoMatch:
+                    continue
+                for m in row.mods_before + row.mods:
+                    word = put(word, m.lo, m.width, mods[m.name])
+                for (lo, w), v in (free or {}).items():
+                    if (lo, w) in free_ok:
+                        word = put(word, lo, w, v)
+                word |= _control_bits(Control(control.stall, control.yield_, control.wbar, control.rbar,
+                                              control.wait, reuse))
+                try:
+                    back = decode(word & (2**64 - 1), word >> 64, addr)
+                except DecodeError:
+                    continue
+                if back.text() == want:
+                    return word
+    if not tried:
+        raise AsmError(f"unknown instruction {p.name!r}", offset=addr)
+    raise AsmError(f"cannot encode {want!r}: no form of {p.name.split('.')[0]} matches these operands/modifiers",
+                   offset=addr)
+
+
+# --- programs ------------------------------------------------------------------------------
+
+_CTRL = re.compile(r"^\{([^}]*)\}\s*")
+
+
+def _parse_control(s: str, addr: int) -> Control:
+    stall, yld, wbar, rbar, wait = 1, 0, 7, 7, 0
+    for tok in s.split():
+        m = re.fullmatch(r"([SWRB])([0-9]+)|Y", tok)
+        if not m:
+            raise AsmError(f"bad control field {tok!r} (want S<n> Y W<n> R<n> B<digits>)", offset=addr)
+        if tok == "Y":
+            yld = 1
+            continue
+        k, v = m.group(1), m.group(2)
+        if k == "S":
+            stall = int(v)
+        elif k == "W":
+            wbar = int(v)
+        elif k == "R":
+            rbar = int(v)
+        else:
+            wait = sum(1 << int(d) for d in v)
+        if (k == "S" and stall > 15) or (k in "WR" and int(v) > 5) or (k == "B" and any(d > "5" for d in v)):
+            raise AsmError(f"control field {tok!r} out of range", offset=addr)
+    return Control(stall, yld, wbar, rbar, wait, 0)
+
+
+def _default_control(text: str) -> Control:
+    name = _parse(text).name
+    row = next((r for r in _ROWS if name.startswith(r.mnemonic)), None)
+    variable = row is not None and (row.cls in VARIABLE_LATENCY or row.mnemonic == "S2R")
+    stores = row is not None and row.mnemonic in ("STG", "STS", "RED")
+    return Control(stall=4, yield_=1, wbar=0 if variable and not stores else 7, rbar=1 if stores else 7,
+                   wait=0b11, reuse=0)
+
+
+def assemble_program(source: str, base: int = 0) -> bytes:
+    """A listing (see the module text) -> code bytes; errors name the line."""
+    lines: list[tuple[int, str, Control | None]] = []
+    labels: dict[str, int] = {}
+    for n, raw in enumerate(source.splitlines(), 1):
+        s = raw.split("//", 1)[0].strip()
+        if not s:
+            continue
+        while (m := re.match(r"^([A-Za-z_][A-Za-z0-9_]*):\s*", s)):
+            if m.group(1) in labels:
+                raise AsmError(f"line {n}: label {m.group(1)} defined twice")
+            labels[m.group(1)] = base + 16 * len(lines)
+            s = s[m.end():]
+        if not s:
+            continue
+        ctrl = None
+        if (m := _CTRL.match(s)):
+            ctrl = _parse_control(m.group(1), base + 16 * len(lines))
+            s = s[m.end():]
+        lines.append((n, s, ctrl))
+    out = bytearray()
+    for i, (n, s, ctrl) in enumerate(lines):
+        addr = base + 16 * i
+        p = _parse(s)
+        ops = [f"{labels[t]:#x}" if t in labels else t for t in p.operands]
+        if p.name.startswith("BRA") and ops and not re.fullmatch(r"0x[0-9a-f]+", ops[-1]):
+            raise AsmError(f"line {n}: undefined label {ops[-1]}")
+        text = _canonical(_Parsed(p.guard, p.name, ops))
+        try:
+            w = assemble_line(text, addr, ctrl or _default_control(text))
+        except AsmError as e:
+            raise AsmError(f"line {n}: {e}") from None
+        out += struct.pack("<QQ", w & (2**64 - 1), w >> 64)
+    return bytes(out)

@@ -1,0 +1,192 @@
+"""Reflection of what a decoded SM86 program uses, for the GPU process to bind: the byte ranges
+of each constant bank it reads, and the 64-bit global-memory pointers it loads from constant
+banks (kernel parameters) and dereferences, with how (read, written, atomic).
+
+Pointers are found by a flow-insensitive pass over the registers: a register pair holds "the
+pointer at c[b][o]" when it is loaded from there (MOV, IMAD.MOV, ULDC.64) or is such a pointer
+plus an offset (the 64-bit addend of IMAD.WIDE, a carry chain IADD3 / IADD3.X, IADD3/LOP3/SEL
+of pointer registers).  Index operands (IMAD's factors, IMAD.WIDE's a*b) never carry pointer-
+ness, so a block size read from c[0][0] never looks like a pointer.  Flow-insensitive means
+"may use": a register reused for two pointers reports both, which is what binding needs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shader_svc.sm86.decode import Inst
+
+
+@dataclass(frozen=True)
+class ConstRange:
+    bank: int
+    offset: int      # bytes
+    size: int
+
+
+@dataclass(frozen=True)
+class GlobalPointer:
+    bank: int
+    offset: int      # byte offset of the 64-bit pointer in the bank
+    read: bool
+    written: bool
+    atomic: bool
+
+
+@dataclass(frozen=True)
+class Reflection:
+    const_ranges: tuple[ConstRange, ...]
+    global_pointers: tuple[GlobalPointer, ...]
+    shared_memory: bool       # LDS/STS/ATOMS present
+    barriers: bool            # BAR present
+
+    def to_dict(self) -> dict:
+        return {"const_ranges": [vars(c) for c in self.const_ranges],
+                "global_pointers": [vars(g) for g in self.global_pointers],
+                "shared_memory": self.shared_memory, "barriers": self.barriers}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Reflection":
+        return cls(tuple(ConstRange(**c) for c in d["const_ranges"]),
+                   tuple(GlobalPointer(**g) for g in d["global_pointers"]), d["shared_memory"], d["barriers"])
+
+
+Source = tuple[int, int]       # (bank, 8-aligned byte offset) of a pointer
+
+
+def _cb(v: dict) -> Source | None:
+    return (v["bank"], v["off"] & ~7) if "bank" in v else None
+
+
+Taint = dict[tuple[str, int], set]
+
+
+def _regs(v: dict) -> list[tuple[str, int]]:
+    file = v.get("file", "R")
+    if "reg" not in v or v["reg"] == (255 if file == "R" else 63):
+        return []
+    return [(file, v["reg"])]
+
+
+def _of(st: Taint, v: dict, pair: bool = False, const: bool = True) -> set:
+    s: set = set()
+    if const and (c := _cb(v)) is not None:
+        s.add(c)
+    for f, r in _regs(v):
+        s |= st.get((f, r), set())
+        if pair:
+            s |= st.get((f, r + 1), set())
+    return s
+
+
+def _step(ins: Inst, st: Taint, use: dict) -> None:
+    """Apply one instruction to the pointer state; note the pointers its address may hold."""
+    ir, ops = ins.row.ir, ins.ops
+    if ir in ("LDG", "STG", "ATOMG", "ATOMG.CAS", "RED"):
+        for src in _of(st, ops["addr"], pair=True):
+            u = use.setdefault(src, [False, False, False])
+            if ir == "LDG":
+                u[0] = True
+            elif ir == "STG":
+                u[1] = True
+            else:
+                u[0] = u[1] = u[2] = True
+    d = ops.get("d")
+    if d is None or not _regs(d):
+        return
+    dst = _regs(d)[0]
+    width = 1
+    srcs: set = set()
+    if ir == "MOV":
+        srcs = _of(st, ops["b"])
+    elif ir == "ULDC":
+        srcs = _of(st, ops["cb"])
+        width = 2 if ins.mods.get("size") == 5 else 1
+    elif ir == "IMAD":                  # only the addend: IMAD.MOV and pointer + a*b
+        srcs = _of(st, ops["c"])
+    elif ir == "IMAD.WIDE":             # the 64-bit addend; a*b is the index
+        srcs = _of(st, ops["c"], pair=True)
+        width = 2
+    elif ir in ("IADD3", "LOP3", "SEL"):
+        # a constant operand is half of a pointer only in a 64-bit carry chain
+        carry = ir == "IADD3" and (ins.mods.get("X") == 1 or ops["co0"]["pred"] != 7)
+        srcs = set().union(*(_of(st, ops[n], const=carry) for n in ("a", "b", "c") if n in ops))
+    guarded = not (ins.pred == 7 and not ins.pred_not)
+    for i in range(width):
+        key = (dst[0], dst[1] + i)
+        st[key] = (st.get(key, set()) | srcs) if guarded else set(srcs)
+
+
+def _cfg(insts: list[Inst]) -> tuple[list[list[Inst]], list[list[int]]]:
+    leaders = {insts[0].addr} if insts else set()
+    for i, ins in enumerate(insts):
+        if ins.row.ir in ("BRA", "EXIT") and i + 1 < len(insts):
+            leaders.add(insts[i + 1].addr)
+            if ins.row.ir == "BRA":
+                leaders.add(ins.ops["target"]["target"])
+    blocks: list[list[Inst]] = []
+    for ins in insts:
+        if ins.addr in leaders or not blocks:
+            blocks.append([])
+        blocks[-1].append(ins)
+    index = {b[0].addr: i for i, b in enumerate(blocks)}
+    succ: list[list[int]] = []
+    for i, b in enumerate(blocks):
+        last = b[-1]
+        always = last.pred == 7 and not last.pred_not
+        out = []
+        if last.row.ir == "BRA" and last.ops["target"]["target"] in index:
+            out.append(index[last.ops["target"]["target"]])
+        if not (always and last.row.ir in ("BRA", "EXIT")) and i + 1 < len(blocks):
+            out.append(i + 1)
+        succ.append(out)
+    return blocks, succ
+
+
+def _merge(reads: set[tuple[int, int, int]]) -> tuple[ConstRange, ...]:
+    out: list[ConstRange] = []
+    for bank, off, size in sorted(reads):
+        if out and out[-1].bank == bank and off <= out[-1].offset + out[-1].size:
+            last = out[-1]
+            out[-1] = ConstRange(bank, last.offset, max(last.offset + last.size, off + size) - last.offset)
+        else:
+            out.append(ConstRange(bank, off, size))
+    return tuple(out)
+
+
+def reflect(insts: list[Inst]) -> Reflection:
+    reads: set[tuple[int, int, int]] = set()
+    for ins in insts:
+        wide = ins.row.ir in ("IMAD.WIDE",) or (ins.row.ir == "ULDC" and ins.mods.get("size") == 5)
+        for name, v in ins.ops.items():
+            if "bank" in v:
+                big = wide and (ins.row.ir == "ULDC" or name == "c")
+                reads.add((v["bank"], v["off"], 8 if big else 4))
+
+    use: dict[Source, list[bool]] = {}
+    blocks, succ = _cfg(insts)
+    state_in: list[dict | None] = [None] * len(blocks)
+    if blocks:
+        state_in[0] = {}
+    work = [0] if blocks else []
+    while work:
+        bi = work.pop()
+        st = {k: set(v) for k, v in state_in[bi].items()}
+        for ins in blocks[bi]:
+            _step(ins, st, use)
+        for nb in succ[bi]:
+            old = state_in[nb]
+            if old is None:
+                state_in[nb] = {k: set(v) for k, v in st.items()}
+                work.append(nb)
+                continue
+            grew = False
+            for k, v in st.items():
+                cur = old.setdefault(k, set())
+                if not v <= cur:
+                    cur |= v
+                    grew = True
+            if grew:
+                work.append(nb)
+    ptrs = tuple(GlobalPointer(b, o, *u) for (b, o), u in sorted(use.items()))
+    irs = {i.row.ir for i in insts}
+    return Reflection(_merge(reads), ptrs, bool(irs & {"LDS", "STS"}), "BAR" in irs)
