@@ -56,6 +56,12 @@ static inline NxFn nx_lookup_cached(NxCpu *s, uint64_t addr, uint32_t *kind) {
     return f;
 }
 
+/* Free what dispatch.c hung on a guest thread's NxCpu (call when the thread exits). */
+void nx_thread_release(NxCpu *s) {
+    free(s->thread);
+    s->thread = NULL;
+}
+
 static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
     uint64_t lo = 0, hi = nx_entry_count;
     while (lo < hi) {

@@ -88,7 +88,7 @@ typedef struct HzThread {
     uint64_t wait_key;           /* a condition variable */
     uint64_t cv_mutex;           /* the mutex to take again when signalled */
     uint64_t wait_addr;          /* WaitForAddress */
-    struct HzThread *sync[64];   /* WaitSynchronization objects */
+    void *sync[64];              /* WaitSynchronization objects (HzThread or HzEvent) */
     int nsync, sync_index;
     int sleeping;
     int timeout_applies;         /* a timeout ends the wait only while this is set */
@@ -97,13 +97,19 @@ typedef struct HzThread {
 
 typedef struct { uint64_t addr, size; uint32_t type, perm; } HzRegion;
 
+/* An event: one object behind two handles, the writable one (SignalEvent) and the readable
+ * one (WaitSynchronization, ResetSignal).  Signalled until cleared, as Horizon's are. */
+typedef struct HzEvent { int signaled; } HzEvent;
+
+enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R };
+
 static pthread_mutex_t K = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
 static HzConfig cfg;
 static HzThread *cores[HZ_CORES];
 static HzThread *threads[HZ_MAX_THREADS];
 static int nthreads, alive;
-static struct { uint32_t gen; HzThread *obj; } handles[HZ_MAX_HANDLES];
+static struct { uint32_t gen; int kind; void *obj; } handles[HZ_MAX_HANDLES];
 static uint32_t handle_gen = 1;
 static uint64_t seq_counter;
 static HzRegion regions[HZ_MAX_REGIONS];
@@ -163,10 +169,11 @@ int nx_hz_add_region(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm)
 }
 
 /* ---- handles ----------------------------------------------------------------------------- */
-static uint32_t handle_new(HzThread *t) {
+static uint32_t handle_new_of(int kind, void *obj) {
     for (uint32_t i = 1; i < HZ_MAX_HANDLES; i++) {
         if (!handles[i].obj) {
-            handles[i].obj = t;
+            handles[i].obj = obj;
+            handles[i].kind = kind;
             handles[i].gen = handle_gen++ & 0x7FFF;
             if (!handles[i].gen) handles[i].gen = handle_gen++ & 0x7FFF;
             return handles[i].gen << 15 | i;
@@ -175,11 +182,28 @@ static uint32_t handle_new(HzThread *t) {
     return 0;
 }
 
-static HzThread *handle_thread(HzThread *self, uint32_t h) {
-    if (h == HZ_PSEUDO_THREAD) return self;
+static uint32_t handle_new(HzThread *t) { return handle_new_of(H_THREAD, t); }
+
+/* the object behind handle h and its kind (0 when h is not a live handle) */
+static void *handle_obj(HzThread *self, uint32_t h, int *kind) {
+    *kind = 0;
+    if (h == HZ_PSEUDO_THREAD) { *kind = self ? H_THREAD : 0; return self; }
     uint32_t i = h & 0x7FFF, gen = h >> 15;
     if (i == 0 || i >= HZ_MAX_HANDLES || !handles[i].obj || handles[i].gen != gen) return NULL;
+    *kind = handles[i].kind;
     return handles[i].obj;
+}
+
+static HzThread *handle_thread(HzThread *self, uint32_t h) {
+    int kind;
+    void *o = handle_obj(self, h, &kind);
+    return kind == H_THREAD ? o : NULL;
+}
+
+static HzEvent *handle_event(uint32_t h, int want) {
+    int kind;
+    void *o = handle_obj(NULL, h, &kind);
+    return kind == want ? o : NULL;
 }
 
 /* ---- priorities and the scheduler ---------------------------------------------------- */
@@ -574,13 +598,14 @@ static void svc_wait_sync(HzThread *t, NxCpu *s) {
     int64_t timeout = (int64_t)s->x[3];
     if (n < 0 || n > 64) { s->x[0] = R_OUT_OF_RANGE; return; }
     if (n && !guest_range_ok(hp, 4ull * n, HZ_PERM_R)) { s->x[0] = R_INVALID_CUR_MEM; return; }
-    HzThread *objs[64];
+    void *objs[64];
     for (int i = 0; i < n; i++) {
-        objs[i] = handle_thread(t, ((uint32_t *)(uintptr_t)hp)[i]);
-        if (!objs[i]) { s->x[0] = R_INVALID_HANDLE; return; }
+        int kind;
+        objs[i] = handle_obj(t, ((uint32_t *)(uintptr_t)hp)[i], &kind);
+        if (kind != H_THREAD && kind != H_EVENT_R) { s->x[0] = R_INVALID_HANDLE; return; }
+        int signaled = kind == H_THREAD ? ((HzThread *)objs[i])->state == T_EXITED : ((HzEvent *)objs[i])->signaled;
+        if (signaled) { s->x[0] = 0; s->x[1] = (uint64_t)i; return; }
     }
-    for (int i = 0; i < n; i++)
-        if (objs[i]->state == T_EXITED) { s->x[0] = 0; s->x[1] = (uint64_t)i; return; }
     if (timeout == 0) { s->x[0] = R_TIMED_OUT; return; }
     memcpy(t->sync, objs, sizeof objs[0] * (size_t)n);
     t->nsync = n;
@@ -590,14 +615,13 @@ static void svc_wait_sync(HzThread *t, NxCpu *s) {
     s->x[1] = r == 0 ? (uint64_t)(int64_t)t->sync_index : (uint64_t)-1;
 }
 
-static void thread_exit(HzThread *t) {
-    t->state = T_EXITED;
-    release_core(t);
+/* `obj` became signalled: every thread waiting for it wakes with its index */
+static void wake_sync_waiters(void *obj) {
     for (int i = 0; i < nthreads; i++) {
         HzThread *w = threads[i];
         if (w->state != T_BLOCKED) continue;
         for (int k = 0; k < w->nsync; k++) {
-            if (w->sync[k] == t) {
+            if (w->sync[k] == obj) {
                 w->sync_index = k;
                 w->wait_result = 0;
                 make_ready(w);
@@ -605,6 +629,12 @@ static void thread_exit(HzThread *t) {
             }
         }
     }
+}
+
+static void thread_exit(HzThread *t) {
+    t->state = T_EXITED;
+    release_core(t);
+    wake_sync_waiters(t);
     if (--alive == 0) process_end(HZ_EXIT_PROCESS);
 }
 
@@ -747,10 +777,48 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     case 0x10: s->x[0] = (uint64_t)t->core; break;   /* GetCurrentProcessorNumber */
     case 0x16: {  /* CloseHandle */
         uint32_t h = (uint32_t)s->x[0], i = h & 0x7FFF;
+        int kind;
         if (h == HZ_PSEUDO_THREAD || h == HZ_PSEUDO_PROCESS) { s->x[0] = 0; break; }
-        if (!handle_thread(t, h)) { s->x[0] = R_INVALID_HANDLE; break; }
-        handles[i].obj = NULL;   /* the thread record stays: mutex words may still name it */
+        if (!handle_obj(t, h, &kind)) { s->x[0] = R_INVALID_HANDLE; break; }
+        /* objects stay: mutex words may still name a thread, the other end may hold an event */
+        handles[i].obj = NULL;
         s->x[0] = 0;
+        break;
+    }
+    case 0x11: {  /* SignalEvent(writable handle) */
+        HzEvent *e = handle_event((uint32_t)s->x[0], H_EVENT_W);
+        if (!e) { s->x[0] = R_INVALID_HANDLE; break; }
+        if (!e->signaled) { e->signaled = 1; wake_sync_waiters(e); }
+        s->x[0] = 0;
+        break;
+    }
+    case 0x12: {  /* ClearEvent(either handle) */
+        HzEvent *e = handle_event((uint32_t)s->x[0], H_EVENT_W);
+        if (!e) e = handle_event((uint32_t)s->x[0], H_EVENT_R);
+        if (!e) { s->x[0] = R_INVALID_HANDLE; break; }
+        e->signaled = 0;
+        s->x[0] = 0;
+        break;
+    }
+    case 0x17: {  /* ResetSignal(readable handle): clears, InvalidState when not signalled */
+        HzEvent *e = handle_event((uint32_t)s->x[0], H_EVENT_R);
+        if (!e) { s->x[0] = R_INVALID_HANDLE; break; }
+        s->x[0] = e->signaled ? 0 : R_INVALID_STATE;
+        e->signaled = 0;
+        break;
+    }
+    case 0x45: {  /* CreateEvent -> W1 writable, W2 readable */
+        HzEvent *e = calloc(1, sizeof *e);
+        uint32_t w = e ? handle_new_of(H_EVENT_W, e) : 0, r = w ? handle_new_of(H_EVENT_R, e) : 0;
+        if (!r) {
+            if (w) handles[w & 0x7FFF].obj = NULL;
+            free(e);
+            s->x[0] = R_OUT_OF_HANDLES;
+            break;
+        }
+        s->x[0] = 0;
+        s->x[1] = w;
+        s->x[2] = r;
         break;
     }
     case 0x18: svc_wait_sync(t, s); break;

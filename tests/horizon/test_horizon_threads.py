@@ -59,6 +59,17 @@ EXPECTED = """\
 [7] Z (prio 42) woke: 0
 [7] main after SignalAndIncrementIfEqual(0): 0, word 1
 [7] DecrementAndWaitIfLessThan(5), timeout 0: ea01, word 0
+[8] rule: an event stays signalled until cleared; SignalEvent wakes its waiters, which preempt a worse signaller; only the writable handle signals; ResetSignal of an unsignalled event is InvalidState
+[8] CreateEvent: 0
+[8] ResetSignal(unsignalled): fa01
+[8] SignalEvent(readable handle): e401
+[8] main signals
+[8] E (prio 40) woke: 0 index 0
+[8] SignalEvent: 0
+[8] still signalled: 0 index 0
+[8] ResetSignal: 0, again: fa01
+[8] WaitSynchronization(cleared event, timeout 0): ea01
+[8] ClearEvent: 0, CloseHandle: 0 0
 done
 """
 

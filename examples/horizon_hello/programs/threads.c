@@ -198,6 +198,37 @@ static void scenario_address(void) {
     join(0); join(1); join(2);
 }
 
+/* ---- 8: events ------------------------------------------------------------------------------ */
+static Handle ev_w, ev_r;
+static void event_waiter(void *arg) {
+    (void)arg;
+    int32_t idx = -1;
+    Result r = svcWaitSynchronization(&idx, &ev_r, 1, -1);
+    hz_printf("[8] E (prio 40) woke: %x index %d\n", r, idx);
+}
+
+static void scenario_events(void) {
+    hz_printf("[8] rule: an event stays signalled until cleared; SignalEvent wakes its waiters, which "
+              "preempt a worse signaller; only the writable handle signals; ResetSignal of an "
+              "unsignalled event is InvalidState\n");
+    hz_printf("[8] CreateEvent: %x\n", svcCreateEvent(&ev_w, &ev_r));
+    start(0, event_waiter, 0, 40, 0);
+    hz_printf("[8] ResetSignal(unsignalled): %x\n", svcResetSignal(ev_r));
+    hz_printf("[8] SignalEvent(readable handle): %x\n", svcSignalEvent(ev_r));
+    hz_printf("[8] main signals\n");
+    Result r = svcSignalEvent(ev_w);
+    hz_printf("[8] SignalEvent: %x\n", r);
+    int32_t idx = -1;
+    Handle hs[2] = {ev_r, th[0].handle};
+    r = svcWaitSynchronization(&idx, hs, 2, -1);
+    hz_printf("[8] still signalled: %x index %d\n", r, idx);
+    r = svcResetSignal(ev_r);
+    hz_printf("[8] ResetSignal: %x, again: %x\n", r, svcResetSignal(ev_r));
+    hz_printf("[8] WaitSynchronization(cleared event, timeout 0): %x\n", svcWaitSynchronization(&idx, &ev_r, 1, 0));
+    join(0);
+    hz_printf("[8] ClearEvent: %x, CloseHandle: %x %x\n", svcClearEvent(ev_w), svcCloseHandle(ev_w), svcCloseHandle(ev_r));
+}
+
 int hz_main(void) {
     scenario_priority();
     scenario_affinity();
@@ -206,6 +237,7 @@ int hz_main(void) {
     scenario_condvar();
     scenario_handles();
     scenario_address();
+    scenario_events();
     hz_printf("done\n");
     return 0;
 }

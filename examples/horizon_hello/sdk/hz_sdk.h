@@ -57,6 +57,10 @@ Result svcOutputDebugString(const char *text, uint64_t size);
 Result svcGetInfo(uint64_t *out, uint32_t id0, Handle handle, uint64_t id1);
 Result svcWaitForAddress(void *addr, uint32_t type, int32_t value, int64_t timeout_ns);
 Result svcSignalToAddress(void *addr, uint32_t type, int32_t value, int32_t count);
+Result svcCreateEvent(Handle *writable, Handle *readable);
+Result svcSignalEvent(Handle writable);
+Result svcClearEvent(Handle either);
+Result svcResetSignal(Handle readable);
 
 /* libc basics */
 void *memset(void *d, int c, size_t n);

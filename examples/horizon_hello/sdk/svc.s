@@ -152,3 +152,27 @@ FUNC svcWaitForAddress
 FUNC svcSignalToAddress
     svc 0x35
     ret
+
+// Result svcCreateEvent(Handle *writable, Handle *readable)      out: W1 writable, W2 readable
+FUNC svcCreateEvent
+    stp x0, x1, [sp, #-16]!
+    svc 0x45
+    ldp x3, x4, [sp], #16
+    str w1, [x3]
+    str w2, [x4]
+    ret
+
+// Result svcSignalEvent(Handle writable)
+FUNC svcSignalEvent
+    svc 0x11
+    ret
+
+// Result svcClearEvent(Handle either)
+FUNC svcClearEvent
+    svc 0x12
+    ret
+
+// Result svcResetSignal(Handle readable)
+FUNC svcResetSignal
+    svc 0x17
+    ret
