@@ -237,6 +237,8 @@ class Analyser:
                 val = ("load", 1 << f["size"], f["opc"] != 1, addr)
             elif n == "MOVW" and f["opc"] == 2:
                 val = ("const", f["imm16"] << (16 * f["hw"]))
+            elif n == "LDST_uimm" and not f["V"] and f["opc"] == 1 and f["size"] == 3 and f["Rn"] == 31:
+                val = ("spill", f["imm12"] * 8)   # a table base spilled to the stack frame
             elif rd is not None:
                 val = ("unknown",)
             if rd is not None and rd != 31:
@@ -247,8 +249,10 @@ class Analyser:
         if ("unknown",) in unknowns:
             return None
         if len(unknowns) > 1:  # a loop-invariant table base set up before the block
-            consts = {u: self._const_before(u[1], window[0].addr if window else br_addr) for u in unknowns}
-            target = self._subst(target, {u[1]: c for u, c in consts.items() if c is not None})
+            start = window[0].addr if window else br_addr
+            consts = {u: (self._spilled_const(u[1], start) if u[0] == "spill" else self._const_before(u[1], start))
+                      for u in unknowns}
+            target = self._subst(target, {u: c for u, c in consts.items() if c is not None})
             unknowns = set()
             self._unknowns(target, unknowns)
             if len(unknowns) != 1:
@@ -292,9 +296,28 @@ class Analyser:
             a -= 4
         return None
 
-    def _subst(self, e: tuple, consts: dict[int, int]) -> tuple:
+    def _spilled_const(self, off: int, addr: int, limit: int = 1024) -> int | None:
+        """Value stored at [sp, #off] if the last `str xN, [sp, #off]` before ``addr`` stored
+        an `adrp`(+`add`) constant; stops where the frame is set up (SP written)."""
+        a = addr - 4
+        for _ in range(limit):
+            i = self.insn(a)
+            if i is None:
+                return None
+            f = i.f
+            if i.name in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg") and f["Rd"] == 31 and not f["S"]:
+                return None
+            if i.name == "LDST_uimm" and not f["V"] and f["opc"] == 0 and f["size"] == 3 and f["Rn"] == 31 \
+                    and f["imm12"] * 8 == off:
+                return self._const_before(f["Rt"], i.addr)
+            a -= 4
+        return None
+
+    def _subst(self, e: tuple, consts: dict) -> tuple:
+        if e in consts:
+            return ("const", consts[e])
         if e[0] == "reg":
-            return ("const", consts[e[1]]) if e[1] in consts else e
+            return e
         if e[0] == "add":
             return ("add", self._subst(e[1], consts), self._subst(e[2], consts))
         if e[0] == "shl":
@@ -317,7 +340,9 @@ class Analyser:
         return out or None
 
     def _unknowns(self, e: tuple, acc: set) -> None:
-        if e[0] in ("reg", "unknown"):
+        if e[0] == "spill":
+            acc.add(e)
+        elif e[0] in ("reg", "unknown"):
             acc.add(e if e[0] == "reg" else ("unknown",))
         elif e[0] == "add":
             self._unknowns(e[1], acc)

@@ -556,9 +556,28 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
     em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
 
 
+_SCALAR_FCVT = {(26, 0): "__builtin_rint", (26, 1): "__builtin_ceil", (27, 0): "__builtin_floor",
+                (27, 1): "__builtin_trunc", (28, 0): "__builtin_round"}
+
+
 def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
+    o2, sz = size >> 1, size & 1
+    n, d = f["Rn"], f["Rd"]
+    if (op, o2) in _SCALAR_FCVT:  # FCVT[NPMZA][SU] (scalar, to an integer in a SIMD register)
+        src = f"s->v[{n}].fd[0]" if sz else f"(double)s->v[{n}].f[0]"
+        cvt = f"FCVT_{'U' if U else 'S'}{64 if sz else 32}({_SCALAR_FCVT[(op, o2)]}({src}))"
+        em.out(f"{{ u64 _r = {cvt}; s->v[{d}].q = (u128)_r; }}")
+        return
+    if op == 29 and o2 == 0:  # SCVTF / UCVTF (scalar, integer in a SIMD register)
+        if sz:
+            src = f"(double)s->v[{n}].d[0]" if U else f"(double)(i64)s->v[{n}].d[0]"
+            em.out(f"{{ double _r = {src}; s->v[{d}].q = 0; s->v[{d}].fd[0] = _r; }}")
+        else:
+            src = f"(float)s->v[{n}].s[0]" if U else f"(float)(i32)s->v[{n}].s[0]"
+            em.out(f"{{ float _r = {src}; s->v[{d}].q = 0; s->v[{d}].f[0] = _r; }}")
+        return
     if size != 3:
         raise LiftError("scalar two-reg non-64-bit")
     a = f"s->v[{f['Rn']}].d[0]"

@@ -70,7 +70,9 @@ def compare_with_qemu(ours: list[str], busybox: Path, work: Path, argv: list[str
     got = subprocess.run([*ours, *argv], input=stdin, capture_output=True, cwd=work, env=ENV, timeout=600)
     ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], input=stdin,
                          capture_output=True, cwd=work, env=ENV, timeout=600)
+    why = f"{argv}: ours exit {got.returncode} stderr {got.stderr[-600:]!r}; qemu exit {ref.returncode} " \
+          f"stderr {ref.stderr[-300:]!r}"
     assert (got.returncode, got.stderr.decode(errors="replace")) == \
-        (ref.returncode, ref.stderr.decode(errors="replace")), argv
-    assert got.stdout == ref.stdout, argv
+        (ref.returncode, ref.stderr.decode(errors="replace")), why
+    assert got.stdout == ref.stdout, f"{argv}: stdout differs: ours {got.stdout[:300]!r} qemu {ref.stdout[:300]!r}"
     return ref.returncode

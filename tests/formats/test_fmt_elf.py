@@ -243,7 +243,7 @@ def _fuzz_elf(so_bytes: bytes, examples: int) -> None:
 
     from hypothesis import HealthCheck, given, settings, strategies as st
 
-    from test_fmt_fuzz import mutate, mutation
+    from tests.formats.test_fmt_fuzz import mutate, mutation
 
     @settings(max_examples=examples, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
