@@ -155,4 +155,28 @@ NXI F FMINNM_##T(F a, F b) { if (a != a && !ISSNAN_##T(BITS(a)) && b == b) retur
     if (b != b && !ISSNAN_##T(BITS(b)) && a == a) return a; return FMIN_##T(a, b); }
 NX_FMINMAXNM(S, float, FPBITS32)
 NX_FMINMAXNM(D, double, FPBITS64)
+/* FPCR lives in s->fpcr; its RMode and FZ are mirrored into the host's MXCSR when the guest
+ * writes FPCR (MSR), so FP arithmetic stays one host instruction in every mode.
+ * RMode RN/RP/RM/RZ -> MXCSR RC nearest/up/down/zero; FZ -> FTZ + DAZ; exceptions stay masked. */
+NXI u32 NX_MXCSR_OF(u64 fpcr) {
+    u32 m = 0x1f80u | (((0x6240u >> (4 * ((fpcr >> 22) & 3))) & 0xfu) << 12);
+    if (fpcr >> 24 & 1) m |= 0x8040u;
+    return m;
+}
+NXI void NX_FPCR_APPLY(u64 fpcr) {
+#if defined(__x86_64__)
+    u32 m = NX_MXCSR_OF(fpcr);
+    __asm__ volatile("ldmxcsr %0" : : "m"(m) : "memory");
+#else
+    (void)fpcr;
+#endif
+}
+/* FPCR.DN: every NaN result of an arithmetic operation is the default NaN.  The test sits
+ * behind the (already taken) NaN branch, so the FPCR = 0 path only pays one compare. */
+NXI float FDN_S(float r, u64 fpcr) { if (LIKELY(r == r) || !(fpcr >> 25 & 1)) return r; return F32OF(0x7fc00000u); }
+NXI double FDN_D(double r, u64 fpcr) { if (LIKELY(r == r) || !(fpcr >> 25 & 1)) return r; return F64OF(0x7ff8000000000000ull); }
+/* FPCR.FZ for the operations that pick an operand (FMAX/FMIN...): a denormal input counts as
+ * a zero of its sign; arithmetic gets this from MXCSR.DAZ. */
+NXI float FZIN_S(float a, u64 fpcr) { if (UNLIKELY(fpcr >> 24 & 1)) { u32 b = FPBITS32(a); if (!(b & 0x7f800000u)) return F32OF(b & 0x80000000u); } return a; }
+NXI double FZIN_D(double a, u64 fpcr) { if (UNLIKELY(fpcr >> 24 & 1)) { u64 b = FPBITS64(a); if (!(b & 0x7ff0000000000000ull)) return F64OF(b & 0x8000000000000000ull); } return a; }
 #endif

@@ -153,7 +153,8 @@ def h_msr(em: FunctionEmitter, i: Insn) -> None:
         em.flags_touched()
         em.out(f"FLAGS_SET((u32)({v} >> 28));")
     elif r == _FPCR:  # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
-        em.out(f"s->fpcr = {v} & 0x07ff0000ull;")
+        # RMode and FZ go to the host's MXCSR, so FP arithmetic rounds/flushes as the guest asks
+        em.out(f"s->fpcr = {v} & 0x07ff0000ull; NX_FPCR_APPLY(s->fpcr);")
     elif r == _FPSR:  # N Z C V QC and the cumulative exception flags
         em.out(f"s->fpsr = {v} & 0xf800009full;")
     else:

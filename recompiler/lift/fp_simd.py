@@ -26,6 +26,12 @@ def _fset(em: FunctionEmitter, d: int, ft: tuple, expr: str) -> None:
     em.out(f"{{ {ft[1]} _r = {expr}; s->v[{d}].q = 0; s->v[{d}].{ft[0]}[0] = _r; }}")
 
 
+def _fset_dn(em: FunctionEmitter, d: int, ft: tuple, expr: str) -> None:
+    """An arithmetic result: FPCR.DN turns a NaN into the default NaN."""
+    T = "S" if ft[0] == "f" else "D"
+    _fset(em, d, ft, f"FDN_{T}({expr}, s->fpcr)")
+
+
 def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     sf, ftype, rmode, op = f["sf"], f["ftype"], f["rmode"], f["opcode"]
@@ -50,7 +56,8 @@ def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
         _fset(em, d, ft, f"({ft[1]}){src}")
         return
     if op in (0, 1):  # FCVT[NPMZ][SU]: rounding by rmode (N=0 ties-even, P=1, M=2, Z=3)
-        rnd = ["__builtin_rint", "__builtin_ceil", "__builtin_floor", "__builtin_trunc"][rmode]
+        # N is ties-to-even whatever FPCR.RMode says (rint would follow the host's MXCSR)
+        rnd = ["__builtin_roundeven", "__builtin_ceil", "__builtin_floor", "__builtin_trunc"][rmode]
         if ft[0] == "f":
             rnd += "f"
         signed = op == 0
@@ -83,20 +90,20 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         return
     if op == 3:
         T = "S" if ft[0] == "f" else "D"
-        _fset(em, d, ft, f"FPR_{T}(__builtin_sqrt{suffix}({a}), {a}, 0, 0, 1)")
+        _fset_dn(em, d, ft, f"FPR_{T}(__builtin_sqrt{suffix}({a}), {a}, 0, 0, 1)")
         return
     if op in (4, 5):  # FCVT between single and double
         dst = _FT[0] if op == 4 else _FT[1]
         if dst == ft:
             raise LiftError("FCVT to same type")
-        _fset(em, d, dst, f"({dst[1]}){a}")
+        _fset_dn(em, d, dst, f"({dst[1]}){a}")
         return
     rnd = {8: "__builtin_rint", 9: "__builtin_ceil", 10: "__builtin_floor", 11: "__builtin_trunc",
            12: "__builtin_round", 14: "__builtin_rint", 15: "__builtin_nearbyint"}.get(op)
     if rnd:
         if op == 8:
             rnd = "__builtin_roundeven"
-        _fset(em, d, ft, f"{rnd}{suffix}({a})")
+        _fset_dn(em, d, ft, f"{rnd}{suffix}({a})")
         return
     raise LiftError("FP 1-source form")
 
@@ -110,13 +117,14 @@ def h_fp_dp2(em: FunctionEmitter, i: Insn) -> None:
     arith = {0: "*", 1: "/", 2: "+", 3: "-"}
     if op in arith:
         e = f"FPR_{T}({a} {arith[op]} {b}, {a}, {b}, 0, 2)"
-    elif op == 8:  # FNMUL = FPNeg(FPMul): a NaN result is negated too
-        e = f"-FPR_{T}({a} * {b}, {a}, {b}, 0, 2)"
+    elif op == 8:  # FNMUL = FPNeg(FPMul): a NaN result (the default NaN with DN too) is negated
+        _fset(em, f["Rd"], ft, f"-FDN_{T}(FPR_{T}({a} * {b}, {a}, {b}, 0, 2), s->fpcr)")
+        return
     elif op in (4, 5, 6, 7):
-        e = f"{['FMAX', 'FMIN', 'FMAXNM', 'FMINNM'][op - 4]}_{T}({a}, {b})"
+        e = f"{['FMAX', 'FMIN', 'FMAXNM', 'FMINNM'][op - 4]}_{T}(FZIN_{T}({a}, s->fpcr), FZIN_{T}({b}, s->fpcr))"
     else:
         raise LiftError("FP 2-source form")
-    _fset(em, f["Rd"], ft, e)
+    _fset_dn(em, f["Rd"], ft, e)
 
 
 def h_fp_dp3(em: FunctionEmitter, i: Insn) -> None:
@@ -128,7 +136,7 @@ def h_fp_dp3(em: FunctionEmitter, i: Insn) -> None:
     # FMADD c+a*b, FMSUB c-a*b, FNMADD -c-a*b, FNMSUB -c+a*b, as FPMulAdd(addend, op1, op2)
     na = f"-{a}" if o0 != o1 else a
     nc = f"-{c}" if o1 else c
-    _fset(em, f["Rd"], ft, f"FMA_{T}({nc}, {na}, {b})")
+    _fset_dn(em, f["Rd"], ft, f"FMA_{T}({nc}, {na}, {b})")
 
 
 def h_fp_cmp(em: FunctionEmitter, i: Insn) -> None:
@@ -556,7 +564,7 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
     em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
 
 
-_SCALAR_FCVT = {(26, 0): "__builtin_rint", (26, 1): "__builtin_ceil", (27, 0): "__builtin_floor",
+_SCALAR_FCVT = {(26, 0): "__builtin_roundeven", (26, 1): "__builtin_ceil", (27, 0): "__builtin_floor",
                 (27, 1): "__builtin_trunc", (28, 0): "__builtin_round"}
 
 

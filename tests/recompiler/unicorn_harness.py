@@ -155,6 +155,15 @@ _F64 = [0x0000000000000000, 0x8000000000000000, 0x3FF0000000000000, 0xBFF0000000
         0x0000000000000001, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF, 0x41E0000000000000,
         0xC1E0000000000000, 0x43E0000000000000, 0xC3E0000000000000, 0x41F0000000000000, 0x43F0000000000000,
         0x3FD5555555555555, 0x4338000000000000, 0x36A0000000000000]
+# more special operands: signalling NaNs with payloads (both signs), the largest denormals,
+# values next to the integer conversion limits and to the float range/rounding edges
+_F32 += [0xFF812345, 0x7F8000FF, 0x007FFFFF, 0x80000001, 0x4EFFFFFF, 0x4F7FFFFF, 0x5EFFFFFF, 0x5F7FFFFF,
+         0xCF000001, 0xDF000001, 0x3F7FFFFF, 0x3FC00001, 0x00C00000, 0x01000000]
+_F64 += [0xFFF0000000012345, 0x7FF00000000000FF, 0x000FFFFFFFFFFFFF, 0x8000000000000001, 0x41DFFFFFFFC00000,
+         0x41EFFFFFFFE00000, 0x43DFFFFFFFFFFFFF, 0x43EFFFFFFFFFFFFF, 0xC3E0000000000001, 0xC1E0000000200000,
+         0x47EFFFFFE0000000, 0x47EFFFFFF0000000, 0x380FFFFFF0000000, 0x3690000000000000, 0x36A8000000000000,
+         0x3FF0000010000000, 0x3FF0000030000000, 0x3FEFFFFFFFFFFFFF]
+FP_CLASSES = ("fp_arith", "fp_cvt", "fp_cmp")   # drawn with random FPCR rounding mode, FZ and DN
 FPCR_BITS = 0x07FF0000     # AHP DN FZ RMode Stride FZ16 Len, as Unicorn keeps them
 FPSR_BITS = 0xF800009F     # N Z C V QC IDC IXC UFC OFC DZC IOC
 
@@ -237,6 +246,8 @@ def make_input(form: Form, insn: Insn, rng: random.Random, base: int) -> State:
                tpidr=rng.getrandbits(64), tpidrro=rng.getrandbits(64))
     f = insn.f
     cls = form.cls
+    if cls in FP_CLASSES and rng.random() < 0.6:   # RMode (RN/RP/RM/RZ), FZ, DN
+        st.fpcr = rng.getrandbits(4) << 22
     if cls == "sysreg":
         st.fpcr = rng.getrandbits(32) & FPCR_BITS & ~(1 << 26 | 0x37 << 16)   # rounding/FZ/DN only
         st.fpsr = rng.getrandbits(32) & FPSR_BITS
@@ -350,7 +361,8 @@ def build_library(cases: list[Case], work: Path, bad: dict[int, str],
             owner.extend([c.index] * len(body))
         table = ", ".join(f"[{c.index}] = {fname(c.addr)}" for c in keep)
         lines.append(f"static void (*const nxh_cases[{len(cases)}])(NxCpu *) = {{ {table} }};")
-        lines.append("void nxh_run(unsigned i, NxCpu *s) { nxh_cases[i](s); }")
+        # the case's FPCR reaches the host's MXCSR as a guest MSR FPCR would have put it there
+        lines.append("void nxh_run(unsigned i, NxCpu *s) { NX_FPCR_APPLY(s->fpcr); nxh_cases[i](s); NX_FPCR_APPLY(0); }")
         src.write_text("\n".join(lines) + "\n")
         so = work / "cases.so"
         r = subprocess.run([*cc.compiler(), "-shared", "-o", str(so), str(src), str(STUBS_C), opt, *FLAGS,
@@ -504,6 +516,8 @@ def operands_text(case: Case) -> str:
             if not vector or case.form.cls == "fp_cvt":
                 parts.append(f"{n}=x{r}:{st.x[r]:#x}" if r != 31 else f"{n}=31 (sp {st.sp:#x})")
     parts.append(f"nzcv={st.nzcv >> 28:04b}")
+    if st.fpcr:
+        parts.append(f"fpcr={st.fpcr:#x} (RMode {'NPMZ'[st.fpcr >> 22 & 3]} FZ {st.fpcr >> 24 & 1} DN {st.fpcr >> 25 & 1})")
     return " ".join(parts)
 
 
