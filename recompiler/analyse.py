@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import FunctionPlan
-from recompiler.lift.integer import sext
+from recompiler.lift.integer import pcrel_value, sext
 
 M64 = (1 << 64) - 1
 _ENDS = {"B", "BR", "RET", "BRK", "UDF"}
@@ -221,10 +221,8 @@ class Analyser:
             n = i.name
             rd = f.get("Rd", f.get("Rt"))
             val: tuple | None = None
-            if n == "ADRP":
-                val = ("const", ((i.addr & ~0xFFF) + (sext((f["immhi"] << 2) | f["immlo"], 21) << 12)) & M64)
-            elif n == "ADR":
-                val = ("const", (i.addr + sext((f["immhi"] << 2) | f["immlo"], 21)) & M64)
+            if n in ("ADRP", "ADR"):
+                val = ("const", pcrel_value(i))
             elif n == "ADDSUB_imm" and not f["S"] and not f["op"]:
                 val = ("add", get(f["Rn"]), ("const", f["imm12"] << (12 if f["sh"] else 0)))
             elif n == "ADDSUB_ereg" and not f["S"] and not f["op"]:
@@ -281,10 +279,8 @@ class Analyser:
             if f.get("Rd") == reg and i.name in ("ADRP", "ADR", "ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg",
                                                   "LOGIC_imm", "LOGIC_sreg", "MOVW", "BITFIELD", "CSEL",
                                                   "DP1", "DP2", "DP3", "EXTR", "ADC"):
-                if i.name == "ADRP":
-                    return ((i.addr & ~0xFFF) + (sext((f["immhi"] << 2) | f["immlo"], 21) << 12)) & M64
-                if i.name == "ADR":
-                    return (i.addr + sext((f["immhi"] << 2) | f["immlo"], 21)) & M64
+                if i.name in ("ADRP", "ADR"):
+                    return pcrel_value(i)
                 if i.name == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rn"] == reg:
                     base = self._const_before(reg, i.addr, 16)
                     return None if base is None else (base + (f["imm12"] << (12 if f["sh"] else 0))) & M64

@@ -18,9 +18,7 @@ unbound reference is an error naming the module, field and offset.
 """
 from __future__ import annotations
 
-import json
 import logging
-import os
 import struct
 import time
 from dataclasses import dataclass
@@ -269,7 +267,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest."""
     from recompiler.analyse import analyse
     from recompiler.build import build
-    from recompiler.pipeline import eh_frames, image_memory
+    from recompiler.pipeline import eh_frames, image_memory, write_manifest
 
     t0 = time.monotonic()
     src = Path(exefs_path)
@@ -292,22 +290,8 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()
-    manifest = {
-        "format": 1,
-        "kind": "horizon",
-        "exefs": str(src.resolve()),
-        "romfs": romfs_ref,
-        "process": process_info(exefs.npdm),
-        "modules": [{"name": m.name, "base": m.base,
-                     "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
-                     "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules],
-        "image": image.to_json(out / "image.bin"),
-        "functions": sorted(program.functions),
-        "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
-                                       "build": round(t_build - t_an, 2)}},
-    }
-    tmp = out / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, out / "manifest.json")
-    log.info("recompiled %s: %s", src, manifest["stats"])
-    return manifest
+    return write_manifest(out, "horizon", image, program, stats, (t0, t_link, t_an, t_build), src,
+                          exefs=str(src.resolve()), romfs=romfs_ref, process=process_info(exefs.npdm),
+                          modules=[{"name": m.name, "base": m.base,
+                                    "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
+                                    "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules])

@@ -133,6 +133,8 @@ _ROWS: list[tuple[str, str, str]] = [
     ("SIMD_scalar_three_same", "simd_3same", "01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_scalar_two_reg", "simd_2reg", "01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
+    ("SIMD_elem", "simd_elem", "0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
+    ("SIMD_scalar_elem", "simd_elem", "01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
     ("FP_FIX_CONV", "fp_cvt", "sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5"),
 ]
 

@@ -33,10 +33,19 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()
+    return write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
+                          program_path=path, program=str(Path(path).resolve()))
+
+
+def write_manifest(out: Path, kind: str, image: LinkedImage, program, stats: dict,
+                   times: tuple[float, float, float, float], program_path: str | Path, **fields) -> dict:
+    """Write ``out/manifest.json`` (atomically) for a built bundle; ``times`` are the monotonic
+    clock at start, after link, after analyse, after build."""
+    t0, t_link, t_an, t_build = times
     manifest = {
         "format": 1,
-        "kind": "linux-aarch64",
-        "program": str(Path(path).resolve()),
+        "kind": kind,
+        **fields,
         "image": image.to_json(out / "image.bin"),
         "functions": sorted(program.functions),
         "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
@@ -45,5 +54,5 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     tmp = out / "manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=1))
     os.replace(tmp, out / "manifest.json")
-    log.info("recompiled %s: %s", path, manifest["stats"])
+    log.info("recompiled %s: %s", program_path, manifest["stats"])
     return manifest

@@ -179,4 +179,13 @@ NXI double FDN_D(double r, u64 fpcr) { if (LIKELY(r == r) || !(fpcr >> 25 & 1)) 
  * a zero of its sign; arithmetic gets this from MXCSR.DAZ. */
 NXI float FZIN_S(float a, u64 fpcr) { if (UNLIKELY(fpcr >> 24 & 1)) { u32 b = FPBITS32(a); if (!(b & 0x7f800000u)) return F32OF(b & 0x80000000u); } return a; }
 NXI double FZIN_D(double a, u64 fpcr) { if (UNLIKELY(fpcr >> 24 & 1)) { u64 b = FPBITS64(a); if (!(b & 0x7ff0000000000000ull)) return F64OF(b & 0x8000000000000000ull); } return a; }
+/* An integer register that an FP conversion rounds (SCVTF/UCVTF): the empty volatile asm
+ * keeps the conversion after an earlier MSR FPCR's ldmxcsr.  Without it the compiler may
+ * hoist the conversion of a register local above the asm (values read from s->v are already
+ * ordered by the asm's memory clobber). */
+NXI u64 NX_AFTER_FPCR(u64 v) { __asm__ volatile("" : "+r"(v)); return v; }
+/* UCVTF to double: a signed conversion with a sticky bit for the top half (one rounding in
+ * every mode; the compiler's magic-number sequence gives -0 for 0 when rounding down). */
+NXI double NX_U64TOD(u64 v) { if ((i64)v >= 0) return (double)(i64)v; return (double)(i64)((v >> 1) | (v & 1)) * 2.0; }
+NXI float NX_U64TOF(u64 v) { if ((i64)v >= 0) return (float)(i64)v; return (float)(i64)((v >> 1) | (v & 1)) * 2.0f; }
 #endif

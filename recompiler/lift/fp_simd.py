@@ -52,7 +52,11 @@ def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
         return
     ft = _ftype(f)
     if op in (2, 3) and rmode == 0:  # SCVTF / UCVTF
-        src = (f"(i64){em.x(n)}" if sf else f"(i32){em.x(n, 0)}") if op == 2 else (em.x(n) if sf else f"(u32){em.x(n, 0)}")
+        x = f"NX_AFTER_FPCR({em.x(n)})"
+        if op == 3 and sf:
+            _fset(em, d, ft, f"NX_U64TO{'D' if ft[0] == 'fd' else 'F'}({x})")
+            return
+        src = f"(i64){x}" if sf else (f"(i32){x}" if op == 2 else f"(u32){x}")
         _fset(em, d, ft, f"({ft[1]}){src}")
         return
     if op in (0, 1):  # FCVT[NPMZ][SU]: rounding by rmode (N=0 ties-even, P=1, M=2, Z=3)
@@ -306,6 +310,11 @@ def h_three_same(em: FunctionEmitter, i: Insn) -> None:
                (1, 3): "(c.d[i] & b.d[i]) | (a.d[i] & ~b.d[i])"}       # BIF
         _vop(em, d, Q, 3, ops[(U, size)], {"a": n, "b": m, "c": d})
         return
+    if op >= 24:
+        h_fp_three_same(em, f)
+        return
+    if _int_three_same_extra(em, f):
+        return
     w, ut, st, bits = _LANE[size]
     if size == 3 and not Q and op not in ():
         raise LiftError("reserved 1D three-same")
@@ -387,9 +396,27 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
     n, d = f["Rn"], f["Rd"]
+    if op >= 24 or (12 <= op <= 15 and size >= 2):
+        h_fp_two_reg(em, f)
+        return
     w, ut, st, bits = _LANE[size]
     A, sA = f"a.{w}[i]", f"({st})a.{w}[i]"
-    if op == 5 and size == 0:
+    if op == 4 and size < 3:  # CLS / CLZ (vector)
+        if U:
+            e = f"({ut})({A} ? __builtin_clz((u32){A}) - {32 - bits} : {bits})"
+        else:
+            t = f"({ut})({A} ^ ({ut})({sA} >> {bits - 1}))"
+            e = f"({ut})(({t} ? __builtin_clz((u32){t}) - {32 - bits} : {bits}) - 1)" if bits < 64 else "0"
+        _vop(em, d, Q, size, e, {"a": n})
+        return
+    if op == 20 and size < 3 or (op == 18 and U == 1 and size < 3):  # SQXTN/UQXTN/SQXTUN (+2)
+        nw = _LANE[size + 1][0]
+        wst = _LANE[size + 1][2]
+        src = f"a.{nw}[i]" if (U and op == 20) else f"({wst})a.{nw}[i]"
+        lo = 0 if U else -(1 << (bits - 1))
+        hi = (1 << bits) - 1 if U else (1 << (bits - 1)) - 1
+        _narrow(em, d, Q, w, 8 // (1 << size), _sat(f"(i128){src}", lo, hi, ut), {"a": n})
+        return
         if U == 0:
             _vop(em, d, Q, 0, "(u8)__builtin_popcount(a.b[i])", {"a": n})
         elif U == 1 and size == 0:
@@ -430,6 +457,9 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
     if i.name == "SIMD_scalar_pair":  # ADDP (scalar): Dd = Vn.D[0] + Vn.D[1]
         if f["U"] == 0 and f["opcode"] == 27 and f["size"] == 3:
             em.out(f"{{ u64 _s = s->v[{n}].d[0] + s->v[{n}].d[1]; s->v[{d}].q = (u128)_s; }}")
+            return
+        if f["U"] == 1:
+            h_fp_scalar_pair(em, f)
             return
         raise LiftError("scalar pairwise form")
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
@@ -479,6 +509,12 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
         if U and rshift == bits:
             sh = "0"
         e = f"({ut})(c.{w}[i] + {sh})"
+    elif op in (4, 6):  # SRSHR/URSHR, SRSRA/URSRA: add the rounding bit first (in 128 bits)
+        src = f"(i128)a.{w}[i]" if U else f"(i128)({st})a.{w}[i]"
+        e = f"({ut})(({src} + ((i128)1 << {rshift - 1})) >> {rshift})"
+        if op == 6:
+            srcs["c"] = d
+            e = f"({ut})(c.{w}[i] + {e})"
     elif op == 10 and U == 0:  # SHL
         e = f"({ut})(a.{w}[i] << {lshift})"
     elif op == 16 and U == 0 and not scalar:  # SHRN/SHRN2: immh gives the narrow lane size
@@ -580,7 +616,7 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
         return
     if op == 29 and o2 == 0:  # SCVTF / UCVTF (scalar, integer in a SIMD register)
         if sz:
-            src = f"(double)s->v[{n}].d[0]" if U else f"(double)(i64)s->v[{n}].d[0]"
+            src = f"NX_U64TOD(s->v[{n}].d[0])" if U else f"(double)(i64)s->v[{n}].d[0]"
             em.out(f"{{ double _r = {src}; s->v[{d}].q = 0; s->v[{d}].fd[0] = _r; }}")
         else:
             src = f"(float)s->v[{n}].s[0]" if U else f"(float)(i32)s->v[{n}].s[0]"
@@ -596,6 +632,188 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
     em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
 
 
+# ---- Advanced SIMD floating point (lanes of 32 or 64 bits) ------------------------------------
+def _fp_lanes(em: FunctionEmitter, f: dict) -> tuple[str, str, str, str, int]:
+    """(C helper suffix, float view, bits view, unsigned type, lane count) of an FP vector form."""
+    Q, sz = f["Q"], f["size"] & 1
+    if sz and not Q:
+        raise LiftError("reserved 1D FP vector form")
+    return ("D", "fd", "d", "u64", 2) if sz else ("S", "f", "s", "u32", 4 if Q else 2)
+
+
+def _fp_loop(em: FunctionEmitter, d: int, lanes: int, view: str, expr: str, srcs: dict[str, int]) -> None:
+    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {expr}; s->v[{d}] = _r; }}")
+
+
+def h_fp_three_same(em: FunctionEmitter, f: dict) -> None:
+    """FADD/FSUB/FMUL/FDIV/FABD, FMLA/FMLS, FMAX/FMIN(NM), the FP compares and the pairwise
+    FADDP/FMAXP/FMINP(NM)P: the scalar helpers per lane, so NaN/DN/FZ rules are the same."""
+    T, w, iw, ut, L = _fp_lanes(em, f)
+    key = (f["U"], f["size"] >> 1, f["opcode"])
+    n, m, d = f["Rn"], f["Rm"], f["Rd"]
+    A, B, C = f"a.{w}[i]", f"b.{w}[i]", f"c.{w}[i]"
+    half = L // 2
+    pa = f"(i < {half} ? a.{w}[2*i] : b.{w}[2*(i-{half})])"
+    pb = f"(i < {half} ? a.{w}[2*i+1] : b.{w}[2*(i-{half})+1])"
+
+    def dn(e: str) -> str:
+        return f"FDN_{T}({e}, s->fpcr)"
+
+    def fz(e: str) -> str:
+        return f"FZIN_{T}({e}, s->fpcr)"
+
+    arith = {(0, 0, 26): "+", (0, 1, 26): "-", (1, 0, 27): "*", (1, 0, 31): "/"}
+    minmax = {(0, 0, 30): "FMAX", (0, 1, 30): "FMIN", (0, 0, 24): "FMAXNM", (0, 1, 24): "FMINNM"}
+    pminmax = {(1, 0, 30): "FMAX", (1, 1, 30): "FMIN", (1, 0, 24): "FMAXNM", (1, 1, 24): "FMINNM"}
+    cmp = {(0, 0, 28): f"{A} == {B}", (1, 0, 28): f"{A} >= {B}", (1, 1, 28): f"{A} > {B}",
+           (1, 0, 29): f"__builtin_fabs({A}) >= __builtin_fabs({B})",
+           (1, 1, 29): f"__builtin_fabs({A}) > __builtin_fabs({B})"}
+    srcs = {"a": n, "b": m}
+    if key in arith:
+        e, view = dn(f"FPR_{T}({A} {arith[key]} {B}, {A}, {B}, 0, 2)"), w
+    elif key == (1, 1, 26):  # FABD = FPAbs(FPSub): the sign of a NaN result is cleared too
+        e, view = f"__builtin_fabs({dn(f'FPR_{T}({A} - {B}, {A}, {B}, 0, 2)')})", w
+    elif key in ((0, 0, 25), (0, 1, 25)):  # FMLA / FMLS = FPMulAdd(d, [-]n, m)
+        neg = "-" if key[1] else ""
+        e, view = dn(f"FMA_{T}({C}, {neg}{A}, {B})"), w
+        srcs["c"] = d
+    elif key in minmax:
+        e, view = dn(f"{minmax[key]}_{T}({fz(A)}, {fz(B)})"), w
+    elif key in pminmax:
+        e, view = dn(f"{pminmax[key]}_{T}({fz(pa)}, {fz(pb)})"), w
+    elif key == (1, 0, 26):  # FADDP
+        e, view = dn(f"FPR_{T}({pa} + {pb}, {pa}, {pb}, 0, 2)"), w
+    elif key in cmp:
+        e, view = f"({cmp[key]}) ? ({ut})-1 : 0", iw
+    else:
+        raise LiftError("FP three-same form")
+    _fp_loop(em, d, L, view, e, srcs)
+
+
+_FRINT = {(0, 0, 24): "__builtin_roundeven", (0, 0, 25): "__builtin_floor", (0, 1, 24): "__builtin_ceil",
+          (0, 1, 25): "__builtin_trunc", (1, 0, 24): "__builtin_round", (1, 0, 25): "__builtin_rint",
+          (1, 1, 25): "__builtin_nearbyint"}
+_FCVTI = {26: ("__builtin_roundeven", "__builtin_ceil"), 27: ("__builtin_floor", "__builtin_trunc"),
+          28: ("__builtin_round", None)}
+
+
+def h_fp_two_reg(em: FunctionEmitter, f: dict) -> None:
+    """FABS/FNEG/FSQRT, compares against zero, FRINT*, FCVT[NMAPZ][SU] and [SU]CVTF (vector)."""
+    T, w, iw, ut, L = _fp_lanes(em, f)
+    U, a_bit, op = f["U"], f["size"] >> 1, f["opcode"]
+    key = (U, a_bit, op)
+    n, d = f["Rn"], f["Rd"]
+    A = f"a.{w}[i]"
+    suf = "" if T == "D" else "f"
+    sign = "0x8000000000000000ull" if T == "D" else "0x80000000u"
+    bits = 64 if T == "D" else 32
+    zcmp = {(0, 1, 12): ">", (0, 1, 13): "==", (0, 1, 14): "<", (1, 1, 12): ">=", (1, 1, 13): "<="}
+    if key == (0, 1, 15):
+        e, view = f"a.{iw}[i] & ~{sign}", iw
+    elif key == (1, 1, 15):
+        e, view = f"a.{iw}[i] ^ {sign}", iw
+    elif key == (1, 1, 31):
+        e, view = f"FDN_{T}(FPR_{T}(__builtin_sqrt{suf}({A}), {A}, 0, 0, 1), s->fpcr)", w
+    elif key in zcmp:
+        e, view = f"({A} {zcmp[key]} 0) ? ({ut})-1 : 0", iw
+    elif key in _FRINT:
+        e, view = f"FDN_{T}(FPR_{T}({_FRINT[key]}{suf}({A}), {A}, 0, 0, 1), s->fpcr)", w
+    elif a_bit == 0 and op == 29:  # SCVTF / UCVTF
+        if U and T == "D":
+            e = f"NX_U64TOD(a.d[i])"
+        else:
+            e = f"({'double' if T == 'D' else 'float'})" + (f"a.{iw}[i]" if U else f"(i{bits})a.{iw}[i]")
+        view = w
+    elif op in _FCVTI and (a_bit == 0 or _FCVTI[op][1]):
+        rnd = _FCVTI[op][a_bit]
+        e, view = f"FCVT_{'U' if U else 'S'}{bits}((double){rnd}{suf}({A}))", iw
+    else:
+        raise LiftError("FP two-register form")
+    _fp_loop(em, d, L, view, e, {"a": n})
+
+
+def _sat(expr: str, lo: int, hi: int, t: str) -> str:
+    """Clamp an i128 expression to [lo, hi] (saturating forms; FPSR.QC is not tracked)."""
+    return f"({t})({{ i128 _t = {expr}; _t > (i128){hi}ull ? (i128){hi}ull : _t < -(i128){-lo}ull ? -(i128){-lo}ull : _t; }})" \
+        if lo < 0 else f"({t})({{ i128 _t = {expr}; _t > (i128){hi}ull ? (i128){hi}ull : _t < 0 ? 0 : _t; }})"
+
+
+def _int_three_same_extra(em: FunctionEmitter, f: dict) -> bool:
+    """SQADD/UQADD/SQSUB/UQSUB, MLA/MLS (vector); False when the form is not one of them."""
+    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
+    w, ut, st, bits = _LANE[size]
+    A, B = f"a.{w}[i]", f"b.{w}[i]"
+    if op in (1, 5):
+        if size == 3 and not Q:
+            raise LiftError("reserved 1D saturating form")
+        o = "+" if op == 1 else "-"
+        if U:
+            e = _sat(f"(i128){A} {o} (i128){B}", 0, (1 << bits) - 1, ut)
+        else:
+            e = _sat(f"(i128)({st}){A} {o} (i128)({st}){B}", -(1 << (bits - 1)), (1 << (bits - 1)) - 1, ut)
+        _vop(em, f["Rd"], Q, size, e, {"a": f["Rn"], "b": f["Rm"]})
+        return True
+    if op == 18 and size < 3:  # MLA / MLS
+        _vop(em, f["Rd"], Q, size, f"({ut})(c.{w}[i] {'-' if U else '+'} {A} * {B})",
+             {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
+        return True
+    return False
+
+
+def h_elem(em: FunctionEmitter, i: Insn) -> None:
+    """By element: MUL/MLA/MLS (vector) and FMUL/FMLA/FMLS (vector and scalar); the element is
+    Vm[index] with index = H:L:M (16-bit lanes, Vm in V0-V15), H:L (32-bit) or H (64-bit)."""
+    f = i.f
+    scalar = i.name == "SIMD_scalar_elem"
+    U, size, op = f["U"], f["size"], f["opcode"]
+    n, d = f["Rn"], f["Rd"]
+    if size == 1:
+        idx, m = (f["H"] << 2) | (f["L"] << 1) | f["M"], f["Rm"]
+    else:
+        idx, m = (f["H"] << 1) | f["L"], (f["M"] << 4) | f["Rm"]
+    if (U, op) in ((0, 1), (0, 5), (0, 9)) and size >= 2:   # FMLA / FMLS / FMUL
+        if size == 3:
+            if f["L"]:
+                raise LiftError("reserved FP by-element index")
+            idx = f["H"]
+        fq = dict(f, Q=1 if scalar else f["Q"])
+        T, w, iw, ut, L = _fp_lanes(em, fq)
+        A, B, C = f"a.{w}[i]", f"b.{w}[{idx}]", f"c.{w}[i]"
+        if op == 9:
+            e = f"FDN_{T}(FPR_{T}({A} * {B}, {A}, {B}, 0, 2), s->fpcr)"
+        else:
+            e = f"FDN_{T}(FMA_{T}({C}, {'-' if op == 5 else ''}{A}, {B}), s->fpcr)"
+        _fp_loop(em, d, 1 if scalar else L, w, e, {"a": n, "b": m, "c": d})
+        return
+    if scalar or size not in (1, 2):
+        raise LiftError("by-element form")
+    w, ut, st, bits = _LANE[size]
+    A, B, C = f"a.{w}[i]", f"b.{w}[{idx}]", f"c.{w}[i]"
+    e = {(0, 8): f"({ut})({A} * {B})", (1, 0): f"({ut})({C} + {A} * {B})", (1, 4): f"({ut})({C} - {A} * {B})"}.get((U, op))
+    if e is None:
+        raise LiftError("by-element form")
+    _vop(em, d, f["Q"], size, e, {"a": n, "b": m, "c": d})
+
+
+_FP_PAIR = {(0, 13): "FADDP", (0, 15): "FMAX", (1, 15): "FMIN", (0, 12): "FMAXNM", (1, 12): "FMINNM"}
+
+
+def h_fp_scalar_pair(em: FunctionEmitter, f: dict) -> None:
+    """FADDP/FMAXP/FMINP/FMAXNMP/FMINNMP (scalar): lanes 0 and 1 of Vn."""
+    kind = _FP_PAIR.get((f["size"] >> 1, f["opcode"]))
+    if kind is None:
+        raise LiftError("FP scalar pairwise form")
+    T, w = ("D", "fd") if f["size"] & 1 else ("S", "f")
+    n = f["Rn"]
+    a, b = f"s->v[{n}].{w}[0]", f"s->v[{n}].{w}[1]"
+    if kind == "FADDP":
+        e = f"FPR_{T}({a} + {b}, {a}, {b}, 0, 2)"
+    else:
+        e = f"{kind}_{T}(FZIN_{T}({a}, s->fpcr), FZIN_{T}({b}, s->fpcr))"
+    _fset_dn(em, f["Rd"], (_FT[1] if T == "D" else _FT[0]), e)
+
+
 HANDLERS = {
     "FP_INT": h_fp_int, "FP_DP1": h_fp_dp1, "FP_DP2": h_fp_dp2, "FP_DP3": h_fp_dp3,
     "FP_CMP": h_fp_cmp, "FP_CCMP": h_fp_ccmp, "FCSEL": h_fcsel, "FMOV_imm": h_fmov_imm,
@@ -604,4 +822,5 @@ HANDLERS = {
     "SIMD_scalar_pair": h_across, "SIMD_shift_imm": h_shift_imm, "SIMD_scalar_shift_imm": h_shift_imm,
     "SIMD_ext": h_ext, "SIMD_tbl": h_tbl, "SIMD_perm": h_perm,
     "SIMD_scalar_three_same": h_scalar_three_same, "SIMD_scalar_two_reg": h_scalar_two_reg,
+    "SIMD_elem": h_elem, "SIMD_scalar_elem": h_elem,
 }

@@ -213,14 +213,16 @@ def h_extr(em: FunctionEmitter, i: Insn) -> None:
         em.setx(f["Rd"], f"((({t}){lo} >> {lsb}) | (({t}){hi} << {size - lsb}))", sf)
 
 
-def h_pcrel(em: FunctionEmitter, i: Insn) -> None:
-    f = i.f
-    imm = sext((f["immhi"] << 2) | f["immlo"], 21)
+def pcrel_value(i: Insn) -> int:
+    """The address ADR or ADRP ``i`` computes."""
+    imm = sext((i.f["immhi"] << 2) | i.f["immlo"], 21)
     if i.name == "ADRP":
-        v = ((i.addr & ~0xFFF) + (imm << 12)) & ones(64)
-    else:
-        v = (i.addr + imm) & ones(64)
-    em.setx(f["Rd"], f"{v:#x}ull")
+        return ((i.addr & ~0xFFF) + (imm << 12)) & ones(64)
+    return (i.addr + imm) & ones(64)
+
+
+def h_pcrel(em: FunctionEmitter, i: Insn) -> None:
+    em.setx(i.f["Rd"], f"{pcrel_value(i):#x}ull")
 
 
 def h_csel(em: FunctionEmitter, i: Insn) -> None:
