@@ -37,7 +37,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
                           program_path=path, program=str(Path(path).resolve()))
 
 
-def write_manifest(out: Path, kind: str, image: LinkedImage, program, stats: dict,
+def write_manifest(out: Path, kind: str, image: LinkedImage, analysed, stats: dict,
                    times: tuple[float, float, float, float], program_path: str | Path, **fields) -> dict:
     """Write ``out/manifest.json`` (atomically) for a built bundle; ``times`` are the monotonic
     clock at start, after link, after analyse, after build."""
@@ -47,7 +47,7 @@ def write_manifest(out: Path, kind: str, image: LinkedImage, program, stats: dic
         "kind": kind,
         **fields,
         "image": image.to_json(out / "image.bin"),
-        "functions": sorted(program.functions),
+        "functions": sorted(analysed.functions),
         "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
                                        "build": round(t_build - t_an, 2)}},
     }

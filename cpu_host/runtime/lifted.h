@@ -188,4 +188,13 @@ NXI u64 NX_AFTER_FPCR(u64 v) { __asm__ volatile("" : "+r"(v)); return v; }
  * every mode; the compiler's magic-number sequence gives -0 for 0 when rounding down). */
 NXI double NX_U64TOD(u64 v) { if ((i64)v >= 0) return (double)(i64)v; return (double)(i64)((v >> 1) | (v & 1)) * 2.0; }
 NXI float NX_U64TOF(u64 v) { if ((i64)v >= 0) return (float)(i64)v; return (float)(i64)((v >> 1) | (v & 1)) * 2.0f; }
+/* FPR_S/FPR_D with FPCR.DN: the DN test only runs once the result is known to be a NaN. */
+NXI float FPRD_S(float r, float a, float b, float c, int n, u64 fpcr) {
+    if (LIKELY(r == r)) return r;
+    if (fpcr >> 25 & 1) return F32OF(0x7fc00000u);
+    return F32OF(NAN3_S(FPBITS32(a), FPBITS32(b), FPBITS32(c), n)); }
+NXI double FPRD_D(double r, double a, double b, double c, int n, u64 fpcr) {
+    if (LIKELY(r == r)) return r;
+    if (fpcr >> 25 & 1) return F64OF(0x7ff8000000000000ull);
+    return F64OF(NAN3_D(FPBITS64(a), FPBITS64(b), FPBITS64(c), n)); }
 #endif

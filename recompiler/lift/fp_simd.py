@@ -1,6 +1,13 @@
 """Scalar floating point and the Advanced SIMD subset that compiled C and glibc's string
-routines use.  Vector operations are lane loops over ``NxVec`` that clang vectorises; the
-complete, bit-exact FP/NEON coverage (FPCR modes, NaN rules) is the FP/NEON issue's work."""
+routines use.  Vector operations are lane loops over ``NxVec`` that clang vectorises.
+
+FPCR: a guest ``MSR FPCR`` (control.py) copies RMode and FZ into the host's MXCSR
+(``NX_FPCR_APPLY``), so each FP operation stays one host instruction in every rounding mode;
+what MXCSR cannot say is done here: FPCR.DN on the NaN path (``FPRD_x``/``FDN_x``), FZ for the
+operations that pick an operand (``FZIN_x``: FMAX/FMIN...), and conversions whose rounding is
+fixed by the instruction use explicit rounding (roundeven, not rint).  Integer->FP conversions of
+a register local go through ``NX_AFTER_FPCR`` so the compiler cannot hoist them above the MSR.
+FPSR's cumulative flags are not tracked (MRS FPSR reads what was written)."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -26,10 +33,24 @@ def _fset(em: FunctionEmitter, d: int, ft: tuple, expr: str) -> None:
     em.out(f"{{ {ft[1]} _r = {expr}; s->v[{d}].q = 0; s->v[{d}].{ft[0]}[0] = _r; }}")
 
 
+def _dn(T: str, expr: str) -> str:
+    """``expr`` with FPCR.DN applied (a NaN result becomes the default NaN).  FPR_x(...) becomes
+    FPRD_x(..., fpcr), whose DN test sits on the NaN path, so FPCR = 0 code is unchanged."""
+    head = f"FPR_{T}("
+    if expr.startswith(head) and expr.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(expr[len(head) - 1:], len(head) - 1):
+            depth += (ch == "(") - (ch == ")")
+            if depth == 0:
+                if k == len(expr) - 1:
+                    return f"FPRD_{T}({expr[len(head):-1]}, s->fpcr)"
+                break
+    return f"FDN_{T}({expr}, s->fpcr)"
+
+
 def _fset_dn(em: FunctionEmitter, d: int, ft: tuple, expr: str) -> None:
     """An arithmetic result: FPCR.DN turns a NaN into the default NaN."""
-    T = "S" if ft[0] == "f" else "D"
-    _fset(em, d, ft, f"FDN_{T}({expr}, s->fpcr)")
+    _fset(em, d, ft, _dn("S" if ft[0] == "f" else "D", expr))
 
 
 def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
@@ -122,7 +143,7 @@ def h_fp_dp2(em: FunctionEmitter, i: Insn) -> None:
     if op in arith:
         e = f"FPR_{T}({a} {arith[op]} {b}, {a}, {b}, 0, 2)"
     elif op == 8:  # FNMUL = FPNeg(FPMul): a NaN result (the default NaN with DN too) is negated
-        _fset(em, f["Rd"], ft, f"-FDN_{T}(FPR_{T}({a} * {b}, {a}, {b}, 0, 2), s->fpcr)")
+        _fset(em, f["Rd"], ft, f"-FPRD_{T}({a} * {b}, {a}, {b}, 0, 2, s->fpcr)")
         return
     elif op in (4, 5, 6, 7):
         e = f"{['FMAX', 'FMIN', 'FMAXNM', 'FMINNM'][op - 4]}_{T}(FZIN_{T}({a}, s->fpcr), FZIN_{T}({b}, s->fpcr))"
@@ -671,9 +692,9 @@ def h_fp_three_same(em: FunctionEmitter, f: dict) -> None:
            (1, 1, 29): f"__builtin_fabs({A}) > __builtin_fabs({B})"}
     srcs = {"a": n, "b": m}
     if key in arith:
-        e, view = dn(f"FPR_{T}({A} {arith[key]} {B}, {A}, {B}, 0, 2)"), w
+        e, view = _dn(T, f"FPR_{T}({A} {arith[key]} {B}, {A}, {B}, 0, 2)"), w
     elif key == (1, 1, 26):  # FABD = FPAbs(FPSub): the sign of a NaN result is cleared too
-        e, view = f"__builtin_fabs({dn(f'FPR_{T}({A} - {B}, {A}, {B}, 0, 2)')})", w
+        e, view = f"__builtin_fabs({_dn(T, f'FPR_{T}({A} - {B}, {A}, {B}, 0, 2)')})", w
     elif key in ((0, 0, 25), (0, 1, 25)):  # FMLA / FMLS = FPMulAdd(d, [-]n, m)
         neg = "-" if key[1] else ""
         e, view = dn(f"FMA_{T}({C}, {neg}{A}, {B})"), w
@@ -683,7 +704,7 @@ def h_fp_three_same(em: FunctionEmitter, f: dict) -> None:
     elif key in pminmax:
         e, view = dn(f"{pminmax[key]}_{T}({fz(pa)}, {fz(pb)})"), w
     elif key == (1, 0, 26):  # FADDP
-        e, view = dn(f"FPR_{T}({pa} + {pb}, {pa}, {pb}, 0, 2)"), w
+        e, view = _dn(T, f"FPR_{T}({pa} + {pb}, {pa}, {pb}, 0, 2)"), w
     elif key in cmp:
         e, view = f"({cmp[key]}) ? ({ut})-1 : 0", iw
     else:
@@ -714,14 +735,14 @@ def h_fp_two_reg(em: FunctionEmitter, f: dict) -> None:
     elif key == (1, 1, 15):
         e, view = f"a.{iw}[i] ^ {sign}", iw
     elif key == (1, 1, 31):
-        e, view = f"FDN_{T}(FPR_{T}(__builtin_sqrt{suf}({A}), {A}, 0, 0, 1), s->fpcr)", w
+        e, view = f"FPRD_{T}(__builtin_sqrt{suf}({A}), {A}, 0, 0, 1, s->fpcr)", w
     elif key in zcmp:
         e, view = f"({A} {zcmp[key]} 0) ? ({ut})-1 : 0", iw
     elif key in _FRINT:
-        e, view = f"FDN_{T}(FPR_{T}({_FRINT[key]}{suf}({A}), {A}, 0, 0, 1), s->fpcr)", w
+        e, view = f"FPRD_{T}({_FRINT[key]}{suf}({A}), {A}, 0, 0, 1, s->fpcr)", w
     elif a_bit == 0 and op == 29:  # SCVTF / UCVTF
         if U and T == "D":
-            e = f"NX_U64TOD(a.d[i])"
+            e = "NX_U64TOD(a.d[i])"
         else:
             e = f"({'double' if T == 'D' else 'float'})" + (f"a.{iw}[i]" if U else f"(i{bits})a.{iw}[i]")
         view = w
@@ -781,7 +802,7 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
         T, w, iw, ut, L = _fp_lanes(em, fq)
         A, B, C = f"a.{w}[i]", f"b.{w}[{idx}]", f"c.{w}[i]"
         if op == 9:
-            e = f"FDN_{T}(FPR_{T}({A} * {B}, {A}, {B}, 0, 2), s->fpcr)"
+            e = f"FPRD_{T}({A} * {B}, {A}, {B}, 0, 2, s->fpcr)"
         else:
             e = f"FDN_{T}(FMA_{T}({C}, {'-' if op == 5 else ''}{A}, {B}), s->fpcr)"
         _fp_loop(em, d, 1 if scalar else L, w, e, {"a": n, "b": m, "c": d})

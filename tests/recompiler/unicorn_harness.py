@@ -15,6 +15,10 @@ store-exclusive of the same size and base (a two-instruction function), so that 
 succeeds and its memory write and status are compared too.  MRS/MSR are drawn only for NZCV,
 FPCR, FPSR, TPIDR_EL0 (and MRS TPIDRRO_EL0); SYS only for DC/IC cache operations.
 
+FP and SIMD classes (``FP_CLASSES``) are drawn with a random FPCR (rounding mode, FZ, DN) in
+60% of cases; the lifted side gets it in s->fpcr and in the host's MXCSR (``NX_FPCR_APPLY``,
+what a guest MSR FPCR does) for the call.  Special FP operands (``_F32``/``_F64``) are mixed in.
+
 The lifted code runs in a forked child, so a crash of one case (a bad address, a trap) is
 reported as that case's failure instead of killing the test process.
 """
