@@ -180,6 +180,7 @@ static void *nx_thread_main(void *p) {
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigaction(SIGSEGV, &sa, NULL);
     sigaction(SIGBUS, &sa, NULL);
+    NX_FPCR_APPLY(s->fpcr);   /* the guest's rounding mode and FZ live in this thread's MXCSR */
     nx_run(s);
     return NULL;
 }

@@ -197,4 +197,11 @@ NXI double FPRD_D(double r, double a, double b, double c, int n, u64 fpcr) {
     if (LIKELY(r == r)) return r;
     if (fpcr >> 25 & 1) return F64OF(0x7ff8000000000000ull);
     return F64OF(NAN3_D(FPBITS64(a), FPBITS64(b), FPBITS64(c), n)); }
+/* FCVT double->single with FPCR.FZ: Arm flushes a result that is tiny before rounding, x86's
+ * FTZ only one tiny after rounding, so a value just below FLT_MIN that rounds up to it is
+ * flushed here by hand. */
+NXI float NX_FCVT_DS(double a, u64 fpcr) {
+    float r = (float)a;
+    if (UNLIKELY(fpcr >> 24 & 1) && __builtin_fabsf(r) == 0x1p-126f && __builtin_fabs(a) < 0x1p-126) r = __builtin_copysignf(0.0f, r);
+    return r; }
 #endif

@@ -121,7 +121,7 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         dst = _FT[0] if op == 4 else _FT[1]
         if dst == ft:
             raise LiftError("FCVT to same type")
-        _fset_dn(em, d, dst, f"({dst[1]}){a}")
+        _fset_dn(em, d, dst, f"NX_FCVT_DS({a}, s->fpcr)" if op == 4 else f"({dst[1]}){a}")
         return
     rnd = {8: "__builtin_rint", 9: "__builtin_ceil", 10: "__builtin_floor", 11: "__builtin_trunc",
            12: "__builtin_round", 14: "__builtin_rint", 15: "__builtin_nearbyint"}.get(op)
