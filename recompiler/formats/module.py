@@ -127,3 +127,28 @@ def finish_module(segments: list[Segment], datas: list[bytes], bss_size: int, pa
     if mod0 is not None and mod0.dynamic != mod0.offset:
         dyn = parse_dynamic(image, mod0.dynamic, path)
     return ModuleImage(tuple(segments), bss_size, image, mod0, dyn)  # type: ignore[arg-type]
+
+
+class ModuleView:
+    """What NSO and NRO records both expose of their loaded ``module`` (a ModuleImage)."""
+    module: ModuleImage
+
+    @property
+    def segments(self):
+        return self.module.segments
+
+    @property
+    def image(self) -> bytes:
+        return self.module.image
+
+    @property
+    def bss_size(self) -> int:
+        return self.module.bss_size
+
+    @property
+    def mod0(self):
+        return self.module.mod0
+
+    @property
+    def dynamic(self):
+        return self.module.dynamic

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recompiler.formats.binreader import BinReader
-from recompiler.formats.elfdyn import DynamicInfo, Symbol
-from recompiler.formats.module import SEGMENT_NAMES, Mod0, ModuleImage, Segment, check_layout, check_span, finish_module
+from recompiler.formats.elfdyn import Symbol
+from recompiler.formats.module import (SEGMENT_NAMES, ModuleImage, ModuleView, Segment, check_layout,
+                                      check_span, finish_module)
 from recompiler.formats.nacp import Nacp, parse_nacp
 
 MAGIC = b"NRO0"
@@ -40,7 +41,7 @@ class Assets:
 
 
 @dataclass(frozen=True)
-class NroModule:
+class NroModule(ModuleView):
     path: str
     version: int
     size: int
@@ -52,26 +53,6 @@ class NroModule:
     dynsym: tuple[int, int]
     module: ModuleImage
     assets: Assets | None
-
-    @property
-    def segments(self) -> tuple[Segment, Segment, Segment]:
-        return self.module.segments
-
-    @property
-    def image(self) -> bytes:
-        return self.module.image
-
-    @property
-    def bss_size(self) -> int:
-        return self.module.bss_size
-
-    @property
-    def mod0(self) -> Mod0 | None:
-        return self.module.mod0
-
-    @property
-    def dynamic(self) -> DynamicInfo | None:
-        return self.module.dynamic
 
     @property
     def symbols(self) -> list[Symbol]:

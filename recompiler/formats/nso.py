@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from nxrecomp.errors import NxError
 from recompiler.formats.binreader import BinReader
-from recompiler.formats.elfdyn import DynamicInfo, Symbol, read_symbols
+from recompiler.formats.elfdyn import Symbol, read_symbols
 from recompiler.formats.lz4 import decompress_block
-from recompiler.formats.module import (SEGMENT_NAMES, Mod0, ModuleImage, Segment, check_layout, check_span,
+from recompiler.formats.module import (SEGMENT_NAMES, ModuleImage, ModuleView, Segment, check_layout, check_span,
                                        finish_module)
 
 MAGIC = b"NSO0"
@@ -30,7 +30,7 @@ EMBEDDED, DYNSTR, DYNSYM = 0x88, 0x90, 0x98
 
 
 @dataclass(frozen=True)
-class NsoModule:
+class NsoModule(ModuleView):
     path: str
     version: int
     flags: int
@@ -41,26 +41,6 @@ class NsoModule:
     dynsym: tuple[int, int]          # (offset, size) from .rodata
     module: ModuleImage
     header_symbols: list[Symbol]     # from the header's .dynsym/.dynstr (used when there is no MOD0)
-
-    @property
-    def segments(self) -> tuple[Segment, Segment, Segment]:
-        return self.module.segments
-
-    @property
-    def image(self) -> bytes:
-        return self.module.image
-
-    @property
-    def bss_size(self) -> int:
-        return self.module.bss_size
-
-    @property
-    def mod0(self) -> Mod0 | None:
-        return self.module.mod0
-
-    @property
-    def dynamic(self) -> DynamicInfo | None:
-        return self.module.dynamic
 
     @property
     def symbols(self) -> list[Symbol]:
