@@ -9,7 +9,6 @@ from __future__ import annotations
 import atexit
 import logging
 import logging.handlers
-import os
 import queue
 import sys
 from typing import Any
@@ -64,7 +63,3 @@ def flush() -> None:
 def kv(logger: logging.Logger, level: int, msg: str, **fields: Any) -> None:
     """Log ``msg`` with structured ``key=value`` fields."""
     logger.log(level, msg, extra={"kv": fields})
-
-
-def process_name() -> str:
-    return os.environ.get("NXRECOMP_PROCESS", os.path.basename(sys.argv[0]) or "nxrecomp")

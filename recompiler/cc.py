@@ -22,7 +22,7 @@ def compiler() -> tuple[str, ...]:
         if p:
             return (p,)
     try:
-        import ziglang  # noqa: F401
+        import ziglang  # noqa: F401  (only whether the wheel is installed)
     except ImportError:
         raise NxError("no C compiler: install clang or the ziglang wheel (pip install ziglang)") from None
     return (sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu")
