@@ -12,9 +12,13 @@ is dropped: the host applies every module's relocations and binds imports across
 rtld would have.
 
 Symbol binding follows rtld's rule: one global scope, the modules in load order, the first
-module that defines a name wins; an undefined weak reference is 0.  An unbound JUMP_SLOT is left
-0 and listed in ``unresolved`` (calling it is a fatal report naming the address), any other
-unbound reference is an error naming the module, field and offset.
+module that defines a name wins; an undefined weak reference is 0.  A function that no module
+defines (a JUMP_SLOT; a GLOB_DAT/ABS64 of a symbol typed FUNC or called through a JUMP_SLOT
+somewhere; an untyped one is taken for data) is bound to a slot of
+the **host-import region**, 16 bytes per name right after the last module: the CPU host serves
+the SDK there (``cpu_host/horizon/hle``) by binding host functions at those addresses, and the
+manifest's ``host_imports`` maps each name to its slot.  An unbound data reference is an error
+naming the module, field and offset.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ PAGE = 0x1000
 CODE_REGION_START = {0: 0x200000, 1: 0x8000000, 2: 0x200000, 3: 0x8000000}
 R_NONE, R_ABS64, R_GLOB_DAT, R_JUMP_SLOT, R_RELATIVE = 0, 257, 1025, 1026, 1027
 STT_FUNC, STT_TLS, STT_GNU_IFUNC = 2, 6, 10
+HOST_SLOT = 16              # bytes per host-import slot (the address is what matters)
 STB_LOCAL, STB_WEAK = 0, 2
 SHN_ABS = 0xFFF1
 _U64 = struct.Struct("<Q")
@@ -98,7 +103,29 @@ def _exports(placed: list[PlacedModule]) -> dict[str, tuple[PlacedModule, Symbol
     return scope
 
 
-def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], unresolved: list[str]) -> None:
+@dataclass
+class HostImports:
+    """The host-import region: one slot per function name no module defines."""
+    base: int
+    limit: int
+    slots: dict[str, int]
+    called: set[str]        # names some module calls through a JUMP_SLOT: surely functions
+
+    def slot(self, name: str) -> int | None:
+        a = self.slots.get(name)
+        if a is None:
+            a = self.base + HOST_SLOT * len(self.slots)
+            if a + HOST_SLOT > self.limit:
+                return None
+            self.slots[name] = a
+        return a
+
+    @property
+    def size(self) -> int:
+        return _align(max(HOST_SLOT * len(self.slots), 1), PAGE)
+
+
+def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], host: HostImports) -> None:
     dyn = p.nso.dynamic
     if dyn is None:
         return
@@ -131,12 +158,17 @@ def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], un
             if hit is None:
                 if sym.binding == STB_WEAK:
                     value = 0
-                elif r.type == R_JUMP_SLOT:
-                    unresolved.append(f"{p.name}:{sym.name}")
-                    value = 0
+                elif r.type == R_JUMP_SLOT or sym.type == STT_FUNC or sym.name in host.called:
+                    slot = host.slot(sym.name)
+                    if slot is None:
+                        raise NxError(f"{where}: no room for host import {sym.name!r} past the last module "
+                                      f"(address space ends at {host.limit:#x})", path=p.path, field="r_info",
+                                      offset=r.offset)
+                    value = slot + addend
                 else:
-                    raise NxError(f"{where}: undefined symbol {sym.name!r} (no module exports it)",
-                                  path=p.path, field="r_info", offset=r.offset)
+                    raise NxError(f"{where}: undefined data symbol {sym.name!r} (no module exports it, "
+                                  "and the host serves only functions)", path=p.path, field="r_info",
+                                  offset=r.offset)
             else:
                 value = hit[0].sym_addr(hit[1]) + addend
         else:
@@ -167,16 +199,21 @@ def _eh_frame(p: PlacedModule) -> tuple[int, bytes] | None:
     return None
 
 
-def link_exefs(exefs: ExeFs) -> LinkedImage:
+def link_exefs(exefs: ExeFs) -> tuple[LinkedImage, HostImports]:
     """Lay out, relocate and bind the modules of ``exefs``; rtld is dropped."""
     placed = layout(exefs)
     live = [p for p in placed if p.name != "rtld"]
     if any(p.name == "rtld" for p in placed):
         log.info("rtld dropped: the host links the modules")
     scope = _exports(live)
-    unresolved: list[str] = []
+    assert exefs.npdm is not None     # layout() checked it
+    called = {p.nso.dynamic.symbols[r.symbol].name for p in live if p.nso.dynamic is not None
+              for r in p.nso.dynamic.relocations
+              if r.type == R_JUMP_SLOT and 0 < r.symbol < len(p.nso.dynamic.symbols)}
+    host = HostImports(base=placed[-1].base + placed[-1].size,
+                       limit=1 << ADDRESS_SPACE_BITS[exefs.npdm.address_space], slots={}, called=called)
     for p in live:
-        _relocate(p, scope, unresolved)
+        _relocate(p, scope, host)
     segments: list[Segment] = []
     modules: list[ModuleInfo] = []
     symbols: dict[int, str] = {}
@@ -226,9 +263,11 @@ def link_exefs(exefs: ExeFs) -> LinkedImage:
     entry = main.base
     hints.add(entry)
     symbols.setdefault(entry, "main:_start")
+    for name, addr in host.slots.items():
+        symbols[addr] = name
     return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=modules,
                        symbols=symbols, func_hints=hints, irelative=[], tls=None, phdr=0, phent=0, phnum=0,
-                       brk_start=0, static=False, unresolved=unresolved)
+                       brk_start=0, static=False, unresolved=sorted(host.slots)), host
 
 
 def process_info(npdm: Npdm) -> dict:
@@ -274,7 +313,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     if not src.exists():
         raise NxError("no such file or folder", path=str(src))
     exefs = load_exefs(src)     # bad input fails here or in the link, before anything is written
-    image = link_exefs(exefs)
+    image, host = link_exefs(exefs)
     assert exefs.npdm is not None   # link_exefs checked it
     _check_npdm(exefs.npdm)
     romfs_ref = None
@@ -294,4 +333,5 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
                           exefs=str(src.resolve()), romfs=romfs_ref, process=process_info(exefs.npdm),
                           modules=[{"name": m.name, "base": m.base,
                                     "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
-                                    "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules])
+                                    "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules],
+                          host_imports={"base": host.base, "size": host.size, "slots": host.slots})

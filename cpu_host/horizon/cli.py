@@ -16,6 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_build)
     r = sub.add_parser("hz-run", help="run a Horizon bundle made by 'nxrecomp build' (CPU host only)")
     r.add_argument("bundle")
+    r.add_argument("--input", help="scripted gamepad input (settings cpu_host.input_script)")
     r.set_defaults(func=_run)
 
 
@@ -32,7 +33,7 @@ def _run(a: argparse.Namespace) -> int:
     from cpu_host.horizon.runner import run
     from nxrecomp import log
 
-    rc = run(a.bundle)
+    rc = run(a.bundle, input_script=a.input)
     # guest threads may still be running on host threads: leave without tearing them down
     log.flush()
     sys.stdout.flush()

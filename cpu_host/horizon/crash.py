@@ -43,9 +43,12 @@ def backtrace(pc: int, lr: int, fp: int, readable) -> list[int]:
     return [a for i, a in enumerate(out) if i == 0 or a != out[i - 1]]
 
 
-def report(crash, sym: Symbolizer, readable) -> str:
-    """Text of the report for an ``HzCrash`` record."""
-    if crash.svc == 0x26:
+def report(crash, sym: Symbolizer, readable, host_fault: str | None = None) -> str:
+    """Text of the report for an ``HzCrash`` record (``host_fault``: what the failed host
+    function said, when a host function ended the process)."""
+    if host_fault is not None:
+        what = host_fault
+    elif crash.svc == 0x26:
         what = (f"svcBreak(reason={crash.reason:#x}, info={crash.info_addr:#x}, size={crash.info_size:#x})")
     else:
         what = f"SVC {crash.svc:#x}, which the kernel does not serve"

@@ -16,6 +16,8 @@ import cffi
 
 from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
 from cpu_host.horizon.crash import Symbolizer, report
+from cpu_host.horizon.hle.abi import NXCPU_CDEF
+from cpu_host.horizon.hle.services import Services, make_services
 from cpu_host.linux.memory import Region, check_disjoint, segment_regions
 from cpu_host.linux.process import map_fixed, _libc
 from nxrecomp.errors import NxError
@@ -26,6 +28,7 @@ log = logging.getLogger("cpu_host.horizon")
 HOST_STACK = 256 << 20      # host stack of each guest thread: deep guest recursion runs on it
 EXIT_PROCESS, EXIT_CRASH = 1, 2
 CRASH_STATUS = 134          # as a process killed by SIGABRT
+HZ_CRASH_HOST = 0x10000     # HzCrash.svc when a host function failed (horizon_kernel.h)
 TOTAL_MEMORY = 0xCD500000   # what GetInfo reports as the application's memory
 MEM_CODE_STATIC, MEM_CODE_MUTABLE, MEM_STACK = 0x03, 0x04, 0x0B
 PERM = {"r": 1, "w": 2, "x": 4}
@@ -48,7 +51,8 @@ uint32_t nx_hz_start_main(uint64_t entry, uint64_t stack_top, int32_t priority, 
                           uint64_t host_stack_bytes);
 int nx_hz_wait_exit(void);
 void nx_hz_crash(HzCrash *out);
-"""
+uint64_t nx_counter(void);
+""" + NXCPU_CDEF
 
 
 def load_manifest(bundle: Path) -> dict:
@@ -86,7 +90,18 @@ def map_image(image: LinkedImage, space: AddressSpace, stack_size: int) -> list[
     return [(r, MEM_CODE_MUTABLE if "w" in r.prot else MEM_CODE_STATIC) for r in segs] + [(stack, MEM_STACK)]
 
 
-def run(bundle: str | Path, debug_fd: int = 1) -> int:
+def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
+                        input_script: str | None = None) -> Services:
+    """Serve the SDK: bind every host import slot, and each served name a module defines."""
+    host = manifest.get("host_imports") or {"slots": {}}
+    slots = {str(k): int(v) for k, v in host["slots"].items()}
+    defined = {name: addr for addr, name in image.symbols.items() if name not in slots}
+    services = make_services(manifest, lib.nx_counter, input_script)
+    services.registry.bind(ffi, lib, slots, defined)
+    return services
+
+
+def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) -> int:
     """Run the bundle until the guest exits; returns the exit status (0, or 134 after a crash
     report on stderr)."""
     bundle = Path(bundle).resolve()
@@ -117,6 +132,7 @@ def run(bundle: str | Path, debug_fd: int = 1) -> int:
         raise NxError(f"cannot reserve the heap or TLS region: {os.strerror(-rc)}", field="address space")
     for region, mtype in mapped:
         lib.nx_hz_add_region(region.start, region.size, mtype, _perm(region.prot))
+    services = bind_host_functions(ffi, lib, manifest, image, input_script)
     sys.stdout.flush()
     log.info("starting %s: entry %#x, main thread priority %d on core %d", proc["name"], image.entry,
              proc["main_thread_priority"], proc["main_thread_core"])
@@ -134,10 +150,14 @@ def run(bundle: str | Path, debug_fd: int = 1) -> int:
     def readable(addr: int, n: int) -> bool:
         return any(r.start <= addr and addr + n <= r.end and "r" in r.prot for r in regions)
 
-    sym = Symbolizer([(m["base"], m["base"] + m["size"], m["name"]) for m in manifest["modules"]],
-                     sorted(image.symbols.items()))
+    mods = [(m["base"], m["base"] + m["size"], m["name"]) for m in manifest["modules"]]
+    host = manifest.get("host_imports")
+    if host:
+        mods.append((host["base"], host["base"] + host["size"], "host"))
+    sym = Symbolizer(mods, sorted(image.symbols.items()))
     from nxrecomp import log as nxlog
 
     nxlog.flush()     # the log first, then the report
-    print(report(crash, sym, readable), file=sys.stderr, flush=True)
+    host_fault = services.registry.describe_fault(int(crash.reason)) if crash.svc == HZ_CRASH_HOST else None
+    print(report(crash, sym, readable, host_fault), file=sys.stderr, flush=True)
     return CRASH_STATUS

@@ -1,6 +1,7 @@
 /* dispatch.c — the address-keyed function table, the run loop, indirect calls and jumps,
  * fatal reports, system registers.  Linked into every game.so. */
 #include "lifted.h"
+#include "host_calls.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,55 @@ void nx_thread_release(NxCpu *s) {
     s->thread = NULL;
 }
 
+/* Host functions bound at guest addresses (the personality's SDK served by host code): an
+ * open-addressing table consulted before the lifted functions, so a host binding at the
+ * address of a lifted export overrides it for every indirect call (PLT calls included).
+ * Filled before guest threads start; read-only afterwards. */
+#define NX_HOST_SLOTS 8192
+static struct { uint64_t addr; NxFn fn; } host_fns[NX_HOST_SLOTS];
+static unsigned host_count;
+
+int nx_host_bind(uint64_t addr, NxFn fn) {
+    if (!addr || !fn) return -1;
+    unsigned i = (unsigned)(addr >> 2) * 2654435761u & (NX_HOST_SLOTS - 1);
+    for (unsigned n = 0; n < NX_HOST_SLOTS; n++, i = (i + 1) & (NX_HOST_SLOTS - 1)) {
+        if (host_fns[i].addr == addr) { host_fns[i].fn = fn; return 0; }
+        if (!host_fns[i].addr) {
+            if (host_count + 1 >= NX_HOST_SLOTS / 2) return -1;   /* keep probes short */
+            host_fns[i].addr = addr;
+            host_fns[i].fn = fn;
+            host_count++;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static NxFn host_lookup(uint64_t addr) {
+    unsigned i = (unsigned)(addr >> 2) * 2654435761u & (NX_HOST_SLOTS - 1);
+    while (host_fns[i].addr) {
+        if (host_fns[i].addr == addr) return host_fns[i].fn;
+        i = (i + 1) & (NX_HOST_SLOTS - 1);
+    }
+    return NULL;
+}
+
+/* Preemption at indirect calls: a personality that wants a running thread to reach a
+ * scheduling point raises nx_preempt_pending; the next indirect call or jump of any thread
+ * calls the hook, which decides whether that thread hands its core over. */
+volatile int nx_preempt_pending;
+static NxPreemptHook preempt_hook;
+void nx_set_preempt_hook(NxPreemptHook h) { preempt_hook = h; }
+#define NX_PREEMPT_POINT(s) do { if (UNLIKELY(nx_preempt_pending) && preempt_hook) preempt_hook(s); } while (0)
+
 static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
+    if (host_count) {
+        NxFn h = host_lookup(addr);
+        if (h) {
+            if (kind) *kind = NX_ENTRY_FUNC;
+            return h;
+        }
+    }
     uint64_t lo = 0, hi = nx_entry_count;
     while (lo < hi) {
         uint64_t mid = (lo + hi) >> 1;
@@ -90,6 +139,7 @@ void nx_run(NxCpu *s) {
 }
 
 void nx_call_indirect(NxCpu *s) {
+    NX_PREEMPT_POINT(s);
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (!f) nx_fatal_unmapped(s, s->x[30] - 4, s->pc);
@@ -98,6 +148,7 @@ void nx_call_indirect(NxCpu *s) {
 }
 
 void nx_jump(NxCpu *s) {
+    NX_PREEMPT_POINT(s);
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (f && kind == NX_ENTRY_FUNC) {

@@ -37,7 +37,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 
-int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);   /* dispatch.c */
+#include "host_calls.h"
 
 #define HZ_CORES 3
 #define HZ_MAX_THREADS 1024
@@ -66,7 +66,8 @@ int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);   /* dispatch.c */
 #define R_INVALID_ENUM      R(120)
 #define R_INVALID_STATE     R(125)
 
-enum { T_CREATED = 1, T_READY, T_RUNNING, T_BLOCKED, T_EXITED };
+/* T_HOST: running host code (an SDK function served by the host) without a core */
+enum { T_CREATED = 1, T_READY, T_RUNNING, T_BLOCKED, T_EXITED, T_HOST };
 
 typedef struct HzThread {
     NxCpu cpu;                   /* first: the kernel finds its thread from the NxCpu * of an SVC */
@@ -227,6 +228,22 @@ static int better(HzThread *a, int pa, uint64_t sa, HzThread *b, int pb, uint64_
     return pa < pb || (pa == pb && sa < sb);
 }
 
+/* K held.  Raise dispatch.c's preemption flag while a ready thread could take a core held
+ * by a running thread of strictly worse priority: that holder hands the core over at its
+ * next SVC, host call, or indirect call/jump (the hook below), as Horizon's would at its
+ * next interrupt. */
+static void preempt_update(void) {
+    int want = 0;
+    for (int i = 0; !want && i < nthreads; i++) {
+        HzThread *r = threads[i];
+        if (r->state != T_READY) continue;
+        int p = eff_prio(r);
+        for (int c = 0; c < HZ_CORES; c++)
+            if ((r->affinity >> c & 1) && cores[c] && eff_prio(cores[c]) > p) { want = 1; break; }
+    }
+    nx_preempt_pending = want;
+}
+
 /* Give free cores to ready threads: best priority first, each on a free core of its mask
  * (its ideal core when that one is free). */
 static void schedule(void) {
@@ -245,7 +262,7 @@ static void schedule(void) {
             int p = eff_prio(t);
             if (!best || better(t, p, t->seq, best, bp, best->seq)) { best = t; bp = p; bc = c; }
         }
-        if (!best) return;
+        if (!best) { preempt_update(); return; }
         best->state = T_RUNNING;
         best->core = bc;
         cores[bc] = best;
@@ -911,6 +928,55 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     pthread_mutex_unlock(&K);
 }
 
+/* ---- preemption at indirect calls, host calls ---------------------------------------------- */
+static void preempt_hook(NxCpu *s) {
+    HzThread *t = current(s);
+    pthread_mutex_lock(&K);
+    maybe_yield(t, 0);
+    pthread_mutex_unlock(&K);
+}
+
+/* Whether [addr, addr + len) is mapped with perm (host functions check guest pointers). */
+int nx_hz_range_ok(uint64_t addr, uint64_t len, uint32_t perm) {
+    pthread_mutex_lock(&K);
+    int ok = guest_range_ok(addr, len, perm);
+    pthread_mutex_unlock(&K);
+    return ok;
+}
+
+/* A host function about to do host work (file I/O, waiting on the host, long copies) gives
+ * its core back, so guest threads keep running meanwhile; nx_hz_host_end queues it for a core
+ * again (priority order, like any wake-up). */
+void nx_hz_host_begin(NxCpu *s) {
+    HzThread *t = current(s);
+    pthread_mutex_lock(&K);
+    t->state = T_HOST;
+    release_core(t);
+    pthread_mutex_unlock(&K);
+}
+
+void nx_hz_host_end(NxCpu *s) {
+    HzThread *t = current(s);
+    pthread_mutex_lock(&K);
+    make_ready(t);
+    wait_for_core(t, NULL);
+    pthread_mutex_unlock(&K);
+}
+
+/* The end of every host call: the same scheduling point as the end of an SVC. */
+void nx_hz_host_yield(NxCpu *s) { preempt_hook(s); }
+
+/* A host function failed (a guest error it cannot answer with a result code, or a bug): the
+ * process ends with a crash report at the call site; `index` names the function for the runner. */
+void nx_hz_host_fault(NxCpu *s, uint32_t index) {
+    HzThread *t = current(s);
+    pthread_mutex_lock(&K);
+    if (t->state == T_HOST) { make_ready(t); }
+    t->cpu.pc = t->cpu.x[30];          /* crash.pc = the call instruction */
+    crash_report(t, HZ_CRASH_HOST, index, 0, 0);
+    park_forever();
+}
+
 /* ---- the runner's side --------------------------------------------------------------- */
 int nx_hz_init(const HzConfig *c) {
     cfg = *c;
@@ -925,6 +991,7 @@ int nx_hz_init(const HzConfig *c) {
     if (tl == MAP_FAILED || tl != (void *)(uintptr_t)cfg.tls_base) return -(tl == MAP_FAILED ? errno : EEXIST);
     region_set(cfg.tls_base, cfg.tls_size, HZ_MEM_THREAD_LOCAL, HZ_PERM_R | HZ_PERM_W);
     nx_set_svc_handler(nx_hz_svc);
+    nx_set_preempt_hook(preempt_hook);
     return 0;
 }
 

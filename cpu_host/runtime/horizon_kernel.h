@@ -47,6 +47,17 @@ typedef struct HzCrash {
 #define HZ_PERM_W 2
 #define HZ_PERM_X 4
 
+#define HZ_CRASH_HOST 0x10000   /* HzCrash.svc: a host function failed; reason = its index */
+
+/* Host functions (the nn:: SDK served by the host, cpu_host/horizon/hle/) call these around
+ * host work: begin gives the thread's core back, end queues for one again; yield is the
+ * scheduling point at the end of a call; fault ends the process with a crash report. */
+int nx_hz_range_ok(uint64_t addr, uint64_t len, uint32_t perm);
+void nx_hz_host_begin(NxCpu *s);
+void nx_hz_host_end(NxCpu *s);
+void nx_hz_host_yield(NxCpu *s);
+void nx_hz_host_fault(NxCpu *s, uint32_t index) __attribute__((noreturn));
+
 int nx_hz_init(const HzConfig *c);     /* 0, or -errno when a region cannot be reserved */
 int nx_hz_add_region(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm);
 /* Create and start the main thread (X0 = 0, X1 = its handle); returns the handle or 0. */

@@ -113,7 +113,7 @@ def test_address_space_types_place_main(hello, tmp_path, space, base) -> None:
     from recompiler.formats.exefs import load_exefs
     from recompiler.horizon import link_exefs
 
-    image = link_exefs(load_exefs(folder))
+    image, _host = link_exefs(load_exefs(folder))
     assert image.entry == base
 
 
@@ -161,15 +161,32 @@ def test_priority_outside_capability(hello, tmp_path) -> None:
     assert "META.MainThreadPriority" in line and "offset 0xe" in line
 
 
-def test_unbound_calls_are_listed(hello, tmp_path) -> None:
-    """Without sdk, main's calls into it stay unbound: listed, not fatal at build time."""
+def test_unbound_calls_become_host_imports(hello, tmp_path) -> None:
+    """Without sdk, main's calls into it bind to host-import slots past the last module: one
+    slot per name, listed in the manifest with its address, and every PLT slot of main that
+    names it holds that address."""
     folder = tmp_path / "exefs"
     shutil.copytree(hello[0], folder)
     (folder / "sdk").unlink()
     r = nxrecomp("build", str(folder), "-o", str(tmp_path / "b"))
     assert r.returncode == 0, r.stderr
-    unresolved = json.loads((tmp_path / "b" / "manifest.json").read_text())["image"]["unresolved"]
-    assert "main:hz_printf" in unresolved and "main:svcGetSystemTick" in unresolved
+    m = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    host = m["host_imports"]
+    main = m["modules"][-1]
+    assert host["base"] == main["base"] + main["size"] and host["size"] % 0x1000 == 0
+    slots = host["slots"]
+    assert {"hz_printf", "svcGetSystemTick"} <= set(slots)
+    assert sorted(slots.values()) == [host["base"] + 16 * i for i in range(len(slots))]
+    assert m["image"]["unresolved"] == sorted(slots)
+    # the relocated GOT/PLT words of main hold the slots (read back from the bundle's image)
+    from recompiler.link import LinkedImage
+
+    image = LinkedImage.from_json(m["image"], tmp_path / "b")
+    words = set()
+    for seg in image.segments:
+        if seg.module == "main" and "w" in seg.prot:
+            words |= {int.from_bytes(seg.data[i:i + 8], "little") for i in range(0, len(seg.data) - 7, 8)}
+    assert set(slots.values()) <= words
 
 
 def test_undefined_data_symbol(tmp_path) -> None:
@@ -177,7 +194,7 @@ def test_undefined_data_symbol(tmp_path) -> None:
     src.write_text("extern int defined_nowhere;\nint hz_main(void) { return defined_nowhere; }\n")
     exefs = build_exefs(src, tmp_path / "exefs")
     line = _one_line_error(nxrecomp("build", str(exefs), "-o", str(tmp_path / "b")))
-    assert "exefs/main" in line and "undefined symbol 'defined_nowhere'" in line and "field r_info" in line
+    assert "exefs/main" in line and "undefined data symbol 'defined_nowhere'" in line and "field r_info" in line
 
 
 def test_romfs_is_referenced(hello, tmp_path) -> None:

@@ -1,0 +1,20 @@
+"""Settings of the CPU host (section ``cpu_host``)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from nxrecomp.settings import Setting, parse_bool
+
+
+def _data_default() -> str:
+    return str(Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "nxrecomp" / "saves")
+
+
+SETTINGS = [
+    Setting("cpu_host", "save_dir", _data_default(), "where Horizon programs' save data lives (one folder per program id)"),
+    Setting("cpu_host", "deterministic", False, "fixed wall clock and random values, for reproducible runs", parse_bool),
+    Setting("cpu_host", "input_script", "", "scripted gamepad input for headless runs (see cpu_host/horizon/hle/hid.py)"),
+    Setting("cpu_host", "language", "en-US", "the system language nn::settings and nn::oe report"),
+    Setting("cpu_host", "docked", True, "operation mode: docked (console) or handheld", parse_bool),
+]

@@ -1,0 +1,80 @@
+/* nn.h — the nn:: SDK functions the CPU host serves (cpu_host/horizon/hle/), declared for C
+ * guest programs under their public mangled names (the names a game's dynamic symbol table
+ * shows).  The calls go through the PLT to the host-import region; the host binds them.
+ * Signatures follow the public API documentation of homebrew projects; no Nintendo header. */
+#ifndef NN_H
+#define NN_H
+#include <stdint.h>
+#include <stddef.h>
+
+typedef uint32_t NnResult;
+#define NN_FS_RESULT(desc) (2u | (uint32_t)(desc) << 9)
+#define NN_FS_PATH_NOT_FOUND        NN_FS_RESULT(1)
+#define NN_FS_PATH_ALREADY_EXISTS   NN_FS_RESULT(2)
+#define NN_FS_TARGET_LOCKED         NN_FS_RESULT(7)
+#define NN_FS_MOUNT_NAME_EXISTS     NN_FS_RESULT(60)
+#define NN_FS_TARGET_NOT_FOUND      NN_FS_RESULT(1002)
+#define NN_FS_OUT_OF_RANGE          NN_FS_RESULT(3005)
+#define NN_FS_INVALID_OPEN_MODE     NN_FS_RESULT(6072)
+#define NN_FS_EXTENSION_WITHOUT_APPEND NN_FS_RESULT(6201)
+#define NN_FS_UNSUPPORTED           NN_FS_RESULT(6300)
+
+/* nn::fs */
+typedef struct { void *handle; } NnFileHandle;
+typedef struct { int flags; } NnWriteOption;          /* 1: flush */
+typedef struct { uint64_t hi, lo; } NnUid;
+enum { NN_FS_READ = 1, NN_FS_WRITE = 2, NN_FS_APPEND = 4 };
+enum { NN_FS_ENTRY_DIRECTORY = 0, NN_FS_ENTRY_FILE = 1 };
+
+NnResult nnfsQueryMountRomCacheSize(size_t *out) __asm__("_ZN2nn2fs22QueryMountRomCacheSizeEPm");
+NnResult nnfsMountRom(const char *name, void *cache, size_t cache_size) __asm__("_ZN2nn2fs8MountRomEPKcPvm");
+NnResult nnfsMountSaveDataForDebug(const char *name) __asm__("_ZN2nn2fs21MountSaveDataForDebugEPKc");
+NnResult nnfsMountSaveData(const char *name, const NnUid *uid) __asm__("_ZN2nn2fs13MountSaveDataEPKcRKNS_7account3UidE");
+NnResult nnfsEnsureSaveData(const NnUid *uid) __asm__("_ZN2nn2fs14EnsureSaveDataERKNS_7account3UidE");
+void nnfsUnmount(const char *name) __asm__("_ZN2nn2fs7UnmountEPKc");
+NnResult nnfsCommitSaveData(const char *name) __asm__("_ZN2nn2fs14CommitSaveDataEPKc");
+NnResult nnfsGetEntryType(int *out, const char *path) __asm__("_ZN2nn2fs12GetEntryTypeEPNS0_18DirectoryEntryTypeEPKc");
+NnResult nnfsCreateFile(const char *path, int64_t size) __asm__("_ZN2nn2fs10CreateFileEPKcl");
+NnResult nnfsDeleteFile(const char *path) __asm__("_ZN2nn2fs10DeleteFileEPKc");
+NnResult nnfsCreateDirectory(const char *path) __asm__("_ZN2nn2fs15CreateDirectoryEPKc");
+NnResult nnfsOpenFile(NnFileHandle *out, const char *path, int mode) __asm__("_ZN2nn2fs8OpenFileEPNS0_10FileHandleEPKci");
+void nnfsCloseFile(NnFileHandle h) __asm__("_ZN2nn2fs9CloseFileENS0_10FileHandleE");
+NnResult nnfsReadFile(NnFileHandle h, int64_t offset, void *buf, size_t size) __asm__("_ZN2nn2fs8ReadFileENS0_10FileHandleElPvm");
+NnResult nnfsReadFileSized(size_t *out, NnFileHandle h, int64_t offset, void *buf, size_t size)
+    __asm__("_ZN2nn2fs8ReadFileEPmNS0_10FileHandleElPvm");
+NnResult nnfsWriteFile(NnFileHandle h, int64_t offset, const void *buf, size_t size, const NnWriteOption *opt)
+    __asm__("_ZN2nn2fs9WriteFileENS0_10FileHandleElPKvmRKNS0_11WriteOptionE");
+NnResult nnfsFlushFile(NnFileHandle h) __asm__("_ZN2nn2fs9FlushFileENS0_10FileHandleE");
+NnResult nnfsGetFileSize(int64_t *out, NnFileHandle h) __asm__("_ZN2nn2fs11GetFileSizeEPlNS0_10FileHandleE");
+NnResult nnfsSetFileSize(NnFileHandle h, int64_t size) __asm__("_ZN2nn2fs11SetFileSizeENS0_10FileHandleEl");
+
+/* nn::os, nn::time */
+int64_t nnosGetSystemTick(void) __asm__("_ZN2nn2os13GetSystemTickEv");
+int64_t nnosGetSystemTickFrequency(void) __asm__("_ZN2nn2os22GetSystemTickFrequencyEv");
+int64_t nnosConvertToTimeSpan(int64_t tick) __asm__("_ZN2nn2os17ConvertToTimeSpanENS0_4TickE");
+void nnosSleepThread(int64_t ns) __asm__("_ZN2nn2os11SleepThreadENS_8TimeSpanE");
+NnResult nntimeInitialize(void) __asm__("_ZN2nn4time10InitializeEv");
+NnResult nntimeGetCurrentTime(int64_t *posix) __asm__("_ZN2nn4time23StandardUserSystemClock14GetCurrentTimeEPNS0_9PosixTimeE");
+
+/* nn::settings, nn::oe, nn::err */
+NnResult nnsettingsGetLanguageCode(uint64_t *out) __asm__("_ZN2nn8settings15GetLanguageCodeEPNS0_12LanguageCodeE");
+uint64_t nnoeGetDesiredLanguage(void) __asm__("_ZN2nn2oe18GetDesiredLanguageEv");
+void nnoeInitialize(void) __asm__("_ZN2nn2oe10InitializeEv");
+int nnoeGetOperationMode(void) __asm__("_ZN2nn2oe16GetOperationModeEv");
+int nnoeGetPerformanceMode(void) __asm__("_ZN2nn2oe18GetPerformanceModeEv");
+void nnerrShowError(NnResult r) __asm__("_ZN2nn3err9ShowErrorENS_6ResultE");
+
+/* nn::hid */
+typedef struct {
+    int64_t sampling_number;
+    uint64_t buttons;                 /* bit 0 A, 1 B, 2 X, 3 Y, ... 12 Left, 13 Up, 14 Right, 15 Down */
+    int32_t lx, ly, rx, ry;
+    uint32_t attributes;              /* bit 0: connected */
+} NnNpadState;
+void nnhidInitializeNpad(void) __asm__("_ZN2nn3hid14InitializeNpadEv");
+void nnhidSetSupportedNpadStyleSet(uint32_t styles)
+    __asm__("_ZN2nn3hid25SetSupportedNpadStyleSetENS_4util10BitFlagSetILi32ENS0_12NpadStyleTagEEE");
+void nnhidSetSupportedNpadIdType(const uint32_t *ids, size_t count) __asm__("_ZN2nn3hid22SetSupportedNpadIdTypeEPKjm");
+void nnhidGetNpadFullKeyState(NnNpadState *out, const uint32_t *id) __asm__("_ZN2nn3hid12GetNpadStateEPNS0_16NpadFullKeyStateERKj");
+
+#endif
