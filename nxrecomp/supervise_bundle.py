@@ -3,6 +3,7 @@ GPU process and CPU host, sharing one run folder for sockets and the combined lo
 from __future__ import annotations
 
 import importlib.util
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -44,17 +45,26 @@ def shader_spec(run_dir: Path) -> ProcessSpec | None:
                        health=lambda: grpc_healthy(listen))
 
 
+def _cpu_command(bundle: Path) -> str:
+    """``hz-run`` for a Horizon bundle (``nxrecomp build``), ``exec`` for a Linux one."""
+    try:
+        kind = json.loads((bundle / "manifest.json").read_text()).get("kind")
+    except (OSError, ValueError):
+        kind = None
+    return "hz-run" if kind == "horizon" else "exec"
+
+
 def bundle_specs(bundle: Path, run_dir: Path, cpu_cmd: str | None = None, frames_dir: str | None = None,
                  record: str | None = None) -> list[ProcessSpec]:
     """Start order: shader service, GPU process, CPU host (which finds the other two through
     NXRECOMP_SHADER_SVC_LISTEN and NXRECOMP_GPU_SOCKET_DIR)."""
     specs = []
-    env = {"NXRECOMP_GPU_SOCKET_DIR": str(run_dir.resolve())}
+    env = {"NXRECOMP_GPU_SOCKET_DIR": str(run_dir.resolve()), "NXRECOMP_CPU_HOST_GPU_SOCKET_DIR": str(run_dir.resolve())}
     sh = shader_spec(run_dir)
     if sh is not None:
         specs.append(sh)
         env["NXRECOMP_SHADER_SVC_LISTEN"] = sh.argv[-1]
     specs.append(gpu_spec(run_dir, frames_dir, record))
-    argv = shlex.split(cpu_cmd) if cpu_cmd else [sys.executable, "-m", "nxrecomp", "exec", str(bundle)]
+    argv = shlex.split(cpu_cmd) if cpu_cmd else [sys.executable, "-m", "nxrecomp", _cpu_command(bundle), str(bundle)]
     specs.append(ProcessSpec("cpu", argv, env=env, restart=False))
     return specs

@@ -149,8 +149,9 @@ class GpuClient:
                 self._recover()
 
     # -- objects ------------------------------------------------------------------------
-    def create_pool(self, id: int, size: int) -> Pool:
-        pool = Pool(id, size)
+    def create_pool(self, id: int, size: int, fd: int = -1) -> Pool:
+        """A pool of ``size`` bytes: a fresh memfd, or ``fd`` (sealed against shrinking)."""
+        pool = Pool(id, size, fd)
         self.registry.pools[id] = pool
         self._retrying(lambda: self._send_pool(pool))
         return pool

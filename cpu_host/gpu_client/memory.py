@@ -18,9 +18,11 @@ class Pool:
     def __post_init__(self) -> None:
         if self.size <= 0:
             raise ValueError(f"pool {self.id}: size {self.size} must be positive")
-        self.fd = os.memfd_create(f"nx-pool-{self.id}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-        os.ftruncate(self.fd, self.size)
-        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+        if self.fd < 0:
+            self.fd = os.memfd_create(f"nx-pool-{self.id}", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            os.ftruncate(self.fd, self.size)
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+        # else: a memfd made elsewhere (guest pages, cpu_host/horizon/hle/nvn), already sealed
         self.mm = mmap.mmap(self.fd, self.size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
 
     def write(self, offset: int, data: bytes | memoryview) -> None:

@@ -17,7 +17,7 @@ import cffi
 from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
 from cpu_host.horizon.crash import Symbolizer, report
 from cpu_host.horizon.hle.abi import NXCPU_CDEF
-from cpu_host.horizon.hle.services import Services, make_services
+from cpu_host.horizon.hle.services import Services, make_services, proc_slots
 from cpu_host.linux.memory import Region, check_disjoint, segment_regions
 from cpu_host.linux.process import map_fixed, _libc
 from nxrecomp.errors import NxError
@@ -93,10 +93,17 @@ def map_image(image: LinkedImage, space: AddressSpace, stack_size: int) -> list[
 def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
                         input_script: str | None = None) -> Services:
     """Serve the SDK: bind every host import slot, and each served name a module defines."""
-    host = manifest.get("host_imports") or {"slots": {}}
+    host = manifest.get("host_imports") or {"slots": {}, "base": 0, "size": 0}
     slots = {str(k): int(v) for k, v in host["slots"].items()}
     defined = {name: addr for addr, name in image.symbols.items() if name not in slots}
     services = make_services(manifest, lib.nx_counter, input_script)
+    if host["base"]:
+        # entry points looked up by name at run time get slots after the link-time ones
+        procs = proc_slots(host["base"] + host["size"], [n for n in services.nvn.proc_names() if n not in slots])
+        services.nvn.proc_addresses = {**{n: a for n, a in slots.items() if n.startswith("nvn")}, **procs}
+        for n, a in procs.items():
+            image.symbols[a] = n
+        slots = {**slots, **procs}
     services.registry.bind(ffi, lib, slots, defined)
     return services
 
@@ -153,7 +160,7 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     mods = [(m["base"], m["base"] + m["size"], m["name"]) for m in manifest["modules"]]
     host = manifest.get("host_imports")
     if host:
-        mods.append((host["base"], host["base"] + host["size"], "host"))
+        mods.append((host["base"], host["base"] + host["size"] + 0x10000, "host"))
     sym = Symbolizer(mods, sorted(image.symbols.items()))
     from nxrecomp import log as nxlog
 

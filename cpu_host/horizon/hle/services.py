@@ -1,13 +1,16 @@
 """Assemble the host services of one process from its manifest and the settings table."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cpu_host.horizon.hle.abi import GuestError
 from cpu_host.horizon.hle.clock import ClockService
 from cpu_host.horizon.hle.fs import FsService
 from cpu_host.horizon.hle.hid import HidService
+from cpu_host.horizon.hle.nvn.frontend import NvnService
 from cpu_host.horizon.hle.registry import Registry
 from cpu_host.horizon.hle.savedata import SaveStore
 from cpu_host.horizon.hle.system import SystemService
@@ -21,6 +24,41 @@ class Services:
     clock: ClockService
     hid: HidService
     system: SystemService
+    nvn: NvnService
+
+
+def gpu_socket_dir() -> str:
+    return settings.get("cpu_host", "gpu_socket_dir") or os.environ.get("NXRECOMP_GPU_SOCKET_DIR", "")
+
+
+def connect_gpu():
+    """The GPU client, attached to the GPU process the supervisor started."""
+    from cpu_host.gpu_client.client import GpuClient
+
+    d = gpu_socket_dir()
+    if not d:
+        raise GuestError("no GPU process to draw with: run the bundle with 'nxrecomp run' (or set "
+                         "cpu_host.gpu_socket_dir to a GPU process's socket folder)")
+    client = GpuClient(d)
+    client.connect(timeout=30)
+    return client
+
+
+def translate_shader(arch: int, stage: int, code: bytes) -> bytes:
+    """Guest machine code -> SPIR-V through the shader service (settings shader_svc.listen)."""
+    import grpc
+
+    from proto import shader_pb2, shader_pb2_grpc
+
+    addr = settings.get("shader_svc", "listen")
+    with grpc.insecure_channel(addr) as ch:
+        try:
+            r = shader_pb2_grpc.ShaderTranslatorStub(ch).Translate(
+                shader_pb2.Program(arch=arch, stage=stage, code=code), timeout=60)
+        except grpc.RpcError as e:
+            raise GuestError(f"shader service at {addr} refused the SM{arch} stage-{stage} program: "
+                             f"{e.code().name}: {e.details()}") from None
+    return r.spirv
 
 
 def make_services(manifest: dict, counter: Any, input_script: str | None = None) -> Services:
@@ -30,7 +68,14 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     clock = ClockService(bool(settings.get("cpu_host", "deterministic")), counter)
     hid = HidService.from_file(input_script if input_script is not None else settings.get("cpu_host", "input_script"))
     system = SystemService(settings.get("cpu_host", "language"), bool(settings.get("cpu_host", "docked")))
+    nvn = NvnService(connect=connect_gpu, translate=translate_shader, on_present=hid.advance_frame)
     reg = Registry()
-    for s in (fs, clock, hid, system):
+    for s in (fs, clock, hid, system, nvn):
         reg.add(s.functions())
-    return Services(reg, fs, clock, hid, system)
+    return Services(reg, fs, clock, hid, system, nvn)
+
+
+def proc_slots(base: int, names: list[str]) -> dict[str, int]:
+    """Addresses for entry points a game looks up by name at run time (nvnBootstrapLoader,
+    nvnDeviceGetProcAddress): 16 bytes each from ``base``, right after the host-import slots."""
+    return {n: base + 16 * i for i, n in enumerate(names)}

@@ -1,0 +1,80 @@
+"""Host-side records of the NVN objects a guest created.  The guest's object struct holds the
+record's id in its first word; builders are plain settings kept by the builder's address."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class MemoryPool:
+    id: int
+    addr: int               # guest address of the storage = its GPU address
+    size: int
+
+
+@dataclass
+class Buffer:
+    id: int
+    pool: MemoryPool
+    offset: int
+    size: int
+
+
+@dataclass
+class Texture:
+    id: int
+    width: int
+    height: int
+    format: str
+    flags: int
+    pool: MemoryPool | None
+    offset: int
+    block_height_log2: int
+
+
+@dataclass
+class Sampler:
+    id: int
+    linear: bool
+    repeat: bool
+
+
+@dataclass
+class Program:
+    id: int
+    registered: bool = False
+
+
+@dataclass
+class Sync:
+    id: int
+    seq: int = 0            # submission whose completion signals it; 0 = not fenced yet
+
+
+@dataclass
+class Window:
+    id: int
+    textures: list[Texture]
+    next: int = 0
+
+
+@dataclass
+class Recording:
+    """One command buffer's recording: GPU packets plus the state a draw needs."""
+    commands: list[tuple] = field(default_factory=list)
+    attribs: list[list[int]] = field(default_factory=list)    # [location, format, offset]
+    stride: int = 0
+    layout: tuple | None = None                              # last VERTEX_LAYOUT emitted
+
+
+@dataclass
+class CommandBuffer:
+    id: int
+    recording: Recording | None = None
+
+
+@dataclass
+class Queue:
+    id: int
+    pending: list[tuple] = field(default_factory=list)       # submitted commands not flushed yet
+    syncs: list[Sync] = field(default_factory=list)          # fenced in `pending`

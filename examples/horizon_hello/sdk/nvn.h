@@ -1,0 +1,149 @@
+/* nvn.h — the GPU API our guest programs use, served by the CPU host's NVN front end
+ * (cpu_host/horizon/hle/nvn/).  The entry points carry the public names of NVN's functions
+ * (the names games look up through nvnBootstrapLoader / nvnDeviceGetProcAddress); the
+ * structures, enumerations and signatures are our own, written from the public description of
+ * NVN's object model (devices, memory pools, builders, command buffers with command and
+ * control memory, queues, syncs, windows, texture and sampler pools with bindless handles).
+ * No Nintendo header was read or used; this is not binary-compatible with Nintendo's NVN.
+ *
+ * As with NVN, a program first gets the entry points: nvnBootstrapLoader("nvnDeviceGetProcAddress")
+ * returns the loader, and nvn_load_procs() (below) fills the table by name. */
+#ifndef NVN_H
+#define NVN_H
+#include <stdint.h>
+#include <stddef.h>
+
+/* Objects: guest memory the host keeps its handle in (word 0).  Sizes leave room to grow. */
+#define NVN_OBJ(name) typedef struct name { uint64_t host; uint64_t reserved[7]; } name
+NVN_OBJ(NVNdevice); NVN_OBJ(NVNdeviceBuilder); NVN_OBJ(NVNmemoryPool); NVN_OBJ(NVNmemoryPoolBuilder);
+NVN_OBJ(NVNbuffer); NVN_OBJ(NVNbufferBuilder); NVN_OBJ(NVNtexture); NVN_OBJ(NVNtextureBuilder);
+NVN_OBJ(NVNsampler); NVN_OBJ(NVNsamplerBuilder); NVN_OBJ(NVNtexturePool); NVN_OBJ(NVNsamplerPool);
+NVN_OBJ(NVNprogram); NVN_OBJ(NVNqueue); NVN_OBJ(NVNqueueBuilder); NVN_OBJ(NVNcommandBuffer);
+NVN_OBJ(NVNsync); NVN_OBJ(NVNwindow); NVN_OBJ(NVNwindowBuilder);
+typedef uint64_t NVNcommandHandle;
+typedef uint64_t NVNbufferAddress;
+typedef uint64_t NVNtextureHandle;
+
+/* Plain-data states (ours) */
+typedef struct { uint32_t format; uint32_t offset; uint32_t stream; uint32_t location; } NVNvertexAttribState;
+typedef struct { uint32_t stride; uint32_t divisor; } NVNvertexStreamState;
+typedef struct { uint32_t blend_enable; } NVNcolorState;
+/* A shader: code lives in a memory pool (data = its GPU address); control describes it. */
+typedef struct { uint32_t magic; uint32_t stage; uint32_t arch; uint32_t size; } NVNshaderControl;
+typedef struct { NVNbufferAddress data; const NVNshaderControl *control; } NVNshaderData;
+#define NVN_SHADER_MAGIC 0x4853584eu           /* "NXSH" */
+
+enum { NVN_STAGE_VERTEX = 2, NVN_STAGE_FRAGMENT = 3 };          /* as the shader service numbers them */
+enum { NVN_SHADER_ARCH_SPIRV = 0, NVN_SHADER_ARCH_SM53 = 53, NVN_SHADER_ARCH_SM86 = 86 };
+enum { NVN_FORMAT_RGBA8 = 1, NVN_FORMAT_BGRA8 = 2, NVN_FORMAT_R8 = 3, NVN_FORMAT_RG8 = 4, NVN_FORMAT_RGB565 = 5,
+       NVN_FORMAT_RGBA16F = 6, NVN_FORMAT_RGBA32F = 7, NVN_FORMAT_BC1 = 8, NVN_FORMAT_BC3 = 9, NVN_FORMAT_BC7 = 10,
+       NVN_FORMAT_ASTC_4x4 = 11, NVN_FORMAT_ASTC_8x8 = 12 };
+enum { NVN_ATTR_FLOAT1 = 1, NVN_ATTR_FLOAT2 = 2, NVN_ATTR_FLOAT3 = 3, NVN_ATTR_FLOAT4 = 4, NVN_ATTR_RGBA8_UNORM = 5 };
+enum { NVN_TEXTURE_FLAGS_DISPLAY = 1, NVN_TEXTURE_FLAGS_RENDER_TARGET = 2, NVN_TEXTURE_FLAGS_LINEAR = 4 };
+enum { NVN_DRAW_TRIANGLES = 0, NVN_DRAW_TRIANGLE_STRIP = 1, NVN_DRAW_LINES = 2, NVN_DRAW_POINTS = 3 };
+enum { NVN_INDEX_U16 = 2, NVN_INDEX_U32 = 4 };
+enum { NVN_FILTER_NEAREST = 0, NVN_FILTER_LINEAR = 1 };
+enum { NVN_WRAP_CLAMP = 0, NVN_WRAP_REPEAT = 1 };
+enum { NVN_SYNC_ALREADY_SIGNALED = 0, NVN_SYNC_CONDITION_SATISFIED = 1, NVN_SYNC_TIMEOUT_EXPIRED = 2 };
+#define NVN_MEMORY_POOL_STORAGE_ALIGNMENT 4096
+#define NVN_MAX_TEXTURE_BINDINGS 4
+#define NVN_MAX_UNIFORM_BINDINGS 4
+
+typedef void (*NVNgenericFuncPtr)(void);
+NVNgenericFuncPtr nvnBootstrapLoader(const char *name);
+
+/* Every entry point: X(return type, name, parameters) */
+#define NVN_PROCS(X) \
+    X(NVNgenericFuncPtr, nvnDeviceGetProcAddress, (const NVNdevice *device, const char *name)) \
+    X(void, nvnDeviceBuilderSetDefaults, (NVNdeviceBuilder *b)) \
+    X(int, nvnDeviceInitialize, (NVNdevice *device, const NVNdeviceBuilder *b)) \
+    X(void, nvnDeviceFinalize, (NVNdevice *device)) \
+    X(NVNtextureHandle, nvnDeviceGetTextureHandle, (const NVNdevice *device, int texture_id, int sampler_id)) \
+    X(void, nvnMemoryPoolBuilderSetDefaults, (NVNmemoryPoolBuilder *b)) \
+    X(void, nvnMemoryPoolBuilderSetDevice, (NVNmemoryPoolBuilder *b, NVNdevice *device)) \
+    X(void, nvnMemoryPoolBuilderSetStorage, (NVNmemoryPoolBuilder *b, void *memory, size_t size)) \
+    X(void, nvnMemoryPoolBuilderSetFlags, (NVNmemoryPoolBuilder *b, int flags)) \
+    X(int, nvnMemoryPoolInitialize, (NVNmemoryPool *pool, const NVNmemoryPoolBuilder *b)) \
+    X(void, nvnMemoryPoolFinalize, (NVNmemoryPool *pool)) \
+    X(NVNbufferAddress, nvnMemoryPoolGetBufferAddress, (const NVNmemoryPool *pool)) \
+    X(void *, nvnMemoryPoolMap, (const NVNmemoryPool *pool)) \
+    X(void, nvnMemoryPoolFlushMappedRange, (const NVNmemoryPool *pool, ptrdiff_t offset, size_t size)) \
+    X(void, nvnBufferBuilderSetDefaults, (NVNbufferBuilder *b)) \
+    X(void, nvnBufferBuilderSetDevice, (NVNbufferBuilder *b, NVNdevice *device)) \
+    X(void, nvnBufferBuilderSetStorage, (NVNbufferBuilder *b, NVNmemoryPool *pool, ptrdiff_t offset, size_t size)) \
+    X(int, nvnBufferInitialize, (NVNbuffer *buffer, const NVNbufferBuilder *b)) \
+    X(void, nvnBufferFinalize, (NVNbuffer *buffer)) \
+    X(NVNbufferAddress, nvnBufferGetAddress, (const NVNbuffer *buffer)) \
+    X(void *, nvnBufferMap, (const NVNbuffer *buffer)) \
+    X(void, nvnTextureBuilderSetDefaults, (NVNtextureBuilder *b)) \
+    X(void, nvnTextureBuilderSetDevice, (NVNtextureBuilder *b, NVNdevice *device)) \
+    X(void, nvnTextureBuilderSetFlags, (NVNtextureBuilder *b, int flags)) \
+    X(void, nvnTextureBuilderSetFormat, (NVNtextureBuilder *b, int format)) \
+    X(void, nvnTextureBuilderSetSize2D, (NVNtextureBuilder *b, int width, int height)) \
+    X(void, nvnTextureBuilderSetStorage, (NVNtextureBuilder *b, NVNmemoryPool *pool, ptrdiff_t offset)) \
+    X(size_t, nvnTextureBuilderGetStorageSize, (const NVNtextureBuilder *b)) \
+    X(int, nvnTextureBuilderGetBlockHeightLog2, (const NVNtextureBuilder *b)) \
+    X(int, nvnTextureInitialize, (NVNtexture *texture, const NVNtextureBuilder *b)) \
+    X(void, nvnTextureFinalize, (NVNtexture *texture)) \
+    X(void, nvnSamplerBuilderSetDefaults, (NVNsamplerBuilder *b)) \
+    X(void, nvnSamplerBuilderSetDevice, (NVNsamplerBuilder *b, NVNdevice *device)) \
+    X(void, nvnSamplerBuilderSetMinMagFilter, (NVNsamplerBuilder *b, int min, int mag)) \
+    X(void, nvnSamplerBuilderSetWrapMode, (NVNsamplerBuilder *b, int s, int t, int r)) \
+    X(int, nvnSamplerInitialize, (NVNsampler *sampler, const NVNsamplerBuilder *b)) \
+    X(int, nvnTexturePoolInitialize, (NVNtexturePool *tp, NVNmemoryPool *pool, ptrdiff_t offset, int count)) \
+    X(void, nvnTexturePoolRegisterTexture, (NVNtexturePool *tp, int id, const NVNtexture *texture, const void *view)) \
+    X(int, nvnSamplerPoolInitialize, (NVNsamplerPool *sp, NVNmemoryPool *pool, ptrdiff_t offset, int count)) \
+    X(void, nvnSamplerPoolRegisterSampler, (NVNsamplerPool *sp, int id, const NVNsampler *sampler)) \
+    X(int, nvnProgramInitialize, (NVNprogram *program, NVNdevice *device)) \
+    X(int, nvnProgramSetShaders, (NVNprogram *program, int count, const NVNshaderData *stages)) \
+    X(void, nvnQueueBuilderSetDefaults, (NVNqueueBuilder *b)) \
+    X(void, nvnQueueBuilderSetDevice, (NVNqueueBuilder *b, NVNdevice *device)) \
+    X(int, nvnQueueInitialize, (NVNqueue *queue, const NVNqueueBuilder *b)) \
+    X(void, nvnQueueSubmitCommands, (NVNqueue *queue, int count, const NVNcommandHandle *handles)) \
+    X(void, nvnQueueFlush, (NVNqueue *queue)) \
+    X(void, nvnQueueFinish, (NVNqueue *queue)) \
+    X(void, nvnQueueFenceSync, (NVNqueue *queue, NVNsync *sync, int condition, int flags)) \
+    X(void, nvnQueuePresentTexture, (NVNqueue *queue, NVNwindow *window, int index)) \
+    X(int, nvnSyncInitialize, (NVNsync *sync, NVNdevice *device)) \
+    X(int, nvnSyncWait, (const NVNsync *sync, uint64_t timeout_ns)) \
+    X(void, nvnWindowBuilderSetDefaults, (NVNwindowBuilder *b)) \
+    X(void, nvnWindowBuilderSetDevice, (NVNwindowBuilder *b, NVNdevice *device)) \
+    X(void, nvnWindowBuilderSetTextures, (NVNwindowBuilder *b, int count, NVNtexture *const *textures)) \
+    X(int, nvnWindowInitialize, (NVNwindow *window, const NVNwindowBuilder *b)) \
+    X(int, nvnWindowAcquireTexture, (NVNwindow *window, NVNsync *sync, int *index)) \
+    X(int, nvnCommandBufferInitialize, (NVNcommandBuffer *cb, NVNdevice *device)) \
+    X(void, nvnCommandBufferAddCommandMemory, (NVNcommandBuffer *cb, const NVNmemoryPool *pool, ptrdiff_t offset, size_t size)) \
+    X(void, nvnCommandBufferAddControlMemory, (NVNcommandBuffer *cb, void *memory, size_t size)) \
+    X(void, nvnCommandBufferBeginRecording, (NVNcommandBuffer *cb)) \
+    X(NVNcommandHandle, nvnCommandBufferEndRecording, (NVNcommandBuffer *cb)) \
+    X(void, nvnCommandBufferSetRenderTargets, (NVNcommandBuffer *cb, int count, NVNtexture *const *colors, const void *views, NVNtexture *depth, const void *depth_view)) \
+    X(void, nvnCommandBufferClearColor, (NVNcommandBuffer *cb, int index, const float *color, int mask)) \
+    X(void, nvnCommandBufferBindProgram, (NVNcommandBuffer *cb, const NVNprogram *program, int stages)) \
+    X(void, nvnCommandBufferBindVertexAttribState, (NVNcommandBuffer *cb, int count, const NVNvertexAttribState *attribs)) \
+    X(void, nvnCommandBufferBindVertexStreamState, (NVNcommandBuffer *cb, int count, const NVNvertexStreamState *streams)) \
+    X(void, nvnCommandBufferBindVertexBuffer, (NVNcommandBuffer *cb, int index, NVNbufferAddress address, size_t size)) \
+    X(void, nvnCommandBufferBindUniformBuffer, (NVNcommandBuffer *cb, int stage, int index, NVNbufferAddress address, size_t size)) \
+    X(void, nvnCommandBufferBindTexture, (NVNcommandBuffer *cb, int stage, int index, NVNtextureHandle handle)) \
+    X(void, nvnCommandBufferBindColorState, (NVNcommandBuffer *cb, const NVNcolorState *state)) \
+    X(void, nvnCommandBufferSetViewport, (NVNcommandBuffer *cb, int x, int y, int w, int h)) \
+    X(void, nvnCommandBufferDrawArrays, (NVNcommandBuffer *cb, int mode, int first, int count)) \
+    X(void, nvnCommandBufferDrawArraysInstanced, (NVNcommandBuffer *cb, int mode, int first, int count, int base_instance, int instances)) \
+    X(void, nvnCommandBufferDrawElements, (NVNcommandBuffer *cb, int mode, int type, int count, NVNbufferAddress indices)) \
+    X(void, nvnCommandBufferDrawElementsInstanced, (NVNcommandBuffer *cb, int mode, int type, int count, NVNbufferAddress indices, int base_vertex, int base_instance, int instances))
+
+#define NVN_PTR_FIELD(ret, name, params) ret (*name) params;
+typedef struct NvnProcs { NVN_PROCS(NVN_PTR_FIELD) } NvnProcs;
+
+/* Fill `p` through the loader, by name, as a game does; returns how many entry points are missing. */
+static inline int nvn_load_procs(NvnProcs *p) {
+    NVNgenericFuncPtr (*get)(const NVNdevice *, const char *) =
+        (NVNgenericFuncPtr (*)(const NVNdevice *, const char *))nvnBootstrapLoader("nvnDeviceGetProcAddress");
+    int missing = 0;
+    if (!get) return -1;
+#define NVN_LOAD(ret, name, params) p->name = (ret (*) params)get(0, #name); missing += !p->name;
+    NVN_PROCS(NVN_LOAD)
+#undef NVN_LOAD
+    return missing;
+}
+
+#endif
