@@ -83,6 +83,34 @@ def make_programs(count: int) -> list[tr.Program]:
             for _ in range(count)]
 
 
+GFX_OPS = ["FFMA R{d}, R{a}, R{b}, R{c}", "FMUL R{d}, R{a}, c[0x1][0x{o:x}]", "FADD R{d}, R{a}, -R{b}",
+           "IMAD R{d}, R{a}, R{b}, R{c}", "LOP3.LUT R{d}, R{a}, R{b}, R{c}, 0x{lut:x}, !PT"]
+
+
+def graphics_programs(count: int) -> list[tr.Program]:
+    """Vertex/fragment pairs: attribute loads (or interpolation and a texture sample), 10-60
+    random ALU instructions, the outputs."""
+    from shader_svc import sph
+
+    rng = random.Random(86)
+    vh = sph.build("vertex", inputs={0x80 + 4 * i for i in range(8)}, outputs={0x70, 0x74, 0x78, 0x7c, 0x80, 0x84})
+    fh = sph.build("fragment", inputs={0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
+    out = []
+    for i in range(count):
+        vert = i % 2 == 0
+        body = ["ALD.128 R0, a[0x80]", "ALD.128 R4, a[0x90]"] if vert else \
+            ["IPA.PASS R0, a[0x80]", "IPA.PASS R1, a[0x84]", "TEX.LZ R6, R4, R0, 0x0, 0x1, 2D"]
+        for _ in range(rng.randrange(10, 60)):
+            body.append(rng.choice(GFX_OPS).format(d=rng.randrange(8, 16), a=rng.randrange(0, 16),
+                                                   b=rng.randrange(0, 16), c=rng.randrange(0, 16),
+                                                   o=4 * rng.randrange(64), lut=rng.randrange(256)))
+        body += ["AST.128 a[0x70], R0", "AST.64 a[0x80], R8", "EXIT"] if vert else \
+            ["MOV R0, R8", "MOV R1, R9", "MOV R2, R10", "MOV R3, R11", "EXIT"]
+        h = vh if vert else fh
+        out.append(tr.Program(86, 2 if vert else 3, h + assemble_program("\n".join(body), base=len(h)), (64, 1, 1)))
+    return out
+
+
 def start_service(cache: Path) -> tuple[subprocess.Popen, str, float]:
     """A real service process; returns it, its address and the seconds until it listened."""
     t0 = time.perf_counter()
@@ -120,6 +148,17 @@ def main() -> None:
     print(f"cold, in process: {n_cold / dt:.1f} programs/s ("
           f"{sum(len(p.code) // 16 for p in progs[:n_cold]) / dt:.0f} instructions/s, "
           f"{spv_bytes / n_cold / 1024:.1f} KiB SPIR-V each)")
+
+    # cold, in process: vertex/fragment programs (header parse, attributes, texture)
+    gfx = graphics_programs(200)
+    t0 = time.perf_counter()
+    spv_bytes = sum(len(tr.translate(p)) for p in gfx)
+    dt_g = time.perf_counter() - t0
+    n_g = sum((len(p.code) - 0x80) // 16 for p in gfx)
+    print(f"graphics cold, in process: {len(gfx) / dt_g:.1f} programs/s ({n_g / dt_g:.0f} instructions/s, "
+          f"{n_g / len(gfx):.0f} per program, {spv_bytes / len(gfx) / 1024:.1f} KiB SPIR-V each); "
+          f"instructions/s ratio graphics/compute: "
+          f"{(n_g / dt_g) / (sum(len(p.code) // 16 for p in progs[:n_cold]) / dt):.2f}")
 
     with tempfile.TemporaryDirectory(prefix="nxshader-bench") as tmp:
         cache = Path(tmp) / "cache"

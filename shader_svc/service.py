@@ -182,7 +182,9 @@ def reflection_message(r: Reflection) -> shader_pb2.Reflection:
         const_ranges=[shader_pb2.ConstRange(bank=c.bank, offset=c.offset, size=c.size) for c in r.const_ranges],
         global_pointers=[shader_pb2.GlobalPointer(bank=g.bank, offset=g.offset, read=g.read, written=g.written,
                                                   atomic=g.atomic) for g in r.global_pointers],
-        shared_memory=r.shared_memory, barriers=r.barriers)
+        shared_memory=r.shared_memory, barriers=r.barriers, stage=r.stage,
+        uniform_bindings=list(r.uniform_bindings), textures=list(r.textures), inputs=list(r.inputs),
+        outputs=list(r.outputs), writes_position=r.writes_position)
 
 
 class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):

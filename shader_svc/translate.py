@@ -59,7 +59,12 @@ def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tup
 
 
 def translate(p: Program) -> bytes:
-    """SPIR-V binary of a program; raises NxError (DecodeError, TranslateError, ProgramError)."""
+    """SPIR-V binary of a program; raises NxError (DecodeError, TranslateError, ProgramError,
+    HeaderError)."""
+    if p.stage != 1 and p.arch == 86:
+        from shader_svc.sm86.to_spirv_gfx import translate_graphics
+
+        return translate_graphics(*_decode_graphics(p))
     from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
 
     return translate_compute(_decode(p), ComputeSpec(p.local_size))
@@ -69,12 +74,20 @@ def reflect(p: Program):
     """What a program uses (``sm86.reflect.Reflection``); decoding errors as for ``translate``."""
     from shader_svc.sm86 import reflect as rf
 
+    if p.stage != 1 and p.arch == 86:
+        return rf.reflect(*_decode_graphics(p))
     return rf.reflect(_decode(p))
 
 
 def translate_full(p: Program):
     """(SPIR-V, Reflection) of a program."""
     from shader_svc.sm86 import reflect as rf
+
+    if p.stage != 1 and p.arch == 86:
+        from shader_svc.sm86.to_spirv_gfx import translate_graphics
+
+        insts, header = _decode_graphics(p)
+        return translate_graphics(insts, header), rf.reflect(insts, header)
     from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
 
     insts = _decode(p)
@@ -93,6 +106,23 @@ def translate_worker(serialized: bytes) -> tuple[str, bytes, bytes, float]:
     except Exception as e:  # reported by the caller; the worker stays alive
         return "error", b"", f"{type(e).__name__}: {e}".encode(), time.perf_counter() - t0
     return "ok", spv, json.dumps(refl.to_dict()).encode(), time.perf_counter() - t0
+
+
+def _decode_graphics(p: Program):
+    """(instructions, header) of a vertex/fragment program: the shader program header, then
+    the code (instruction offsets count from the start of the header)."""
+    from shader_svc import sph
+    from shader_svc.sm86 import decode as dec
+
+    header = sph.parse(p.code, STAGES[p.stage])
+    body = p.code[header.size:]
+    if not body:
+        raise ProgramError(f"no instructions after the {header.size}-byte header", field="code", offset=header.size)
+    if len(body) % 16:
+        raise dec.DecodeError(f"program truncated: {len(body)} bytes after the header is not a multiple of 16 "
+                              f"(SM86 instructions are 16 bytes)", field="code",
+                              offset=header.size + (len(body) & ~15))
+    return dec.decode_stream(body, base=header.size), header
 
 
 def _decode(p: Program) -> list:

@@ -23,13 +23,13 @@ from dataclasses import dataclass
 
 from nxrecomp.errors import NxError
 from shader_svc.sm86.decode import MASK105, SWZ, Control, DecodeError, Inst, decode
-from shader_svc.sm86.fields import REUSE_BIT, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Target, get, put
+from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
 from shader_svc.sm86.table import ROWS, SREGS
 
 SREG_NUM = {v: k for k, v in SREGS.items()}
 SWZ_NUM = {v: k for k, v in SWZ.items() if v}
 DEFAULT_CONTROL = Control(stall=1, yield_=1, wbar=7, rbar=7, wait=0, reuse=0)
-VARIABLE_LATENCY = {"mem", "sfu", "warp"}
+VARIABLE_LATENCY = {"mem", "sfu", "warp", "attr", "tex"}
 
 
 class _Hidden:
@@ -159,8 +159,22 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if o.not_bit is not None:
             f.append((o.not_bit, 1, int(neg)))
         return f, 0
+    if isinstance(o, Sym) and text is None:
+        if o.hide is None:
+            raise _NoMatch(o.name)
+        return [(o.lo, o.width, o.hide)], 0
     if text is None:
         raise _NoMatch(o.name)
+    if isinstance(o, Sym):
+        v = next((k for k, s in o.names if s == text), None)
+        if v is None:
+            raise _NoMatch(text)
+        return [(o.lo, o.width, v)], 0
+    if isinstance(o, Attr):
+        m = re.fullmatch(r"a\[(0x[0-9a-f]+)\]", text)
+        if not m or _int(m.group(1)) % o.scale or _int(m.group(1)) // o.scale >= 1 << o.width:
+            raise _NoMatch(text)
+        return [(o.lo, o.width, _int(m.group(1)) // o.scale)], 0
     if isinstance(o, Imm):
         v = _f32(text) if o.kind == "f32" else _int(text)
         f.append((o.lo, o.width, v))
@@ -249,7 +263,8 @@ def _operand_splits(row: Row, mods: dict[str, int], texts: list[str]):
             return
         if j < len(texts):
             yield from walk(i + 1, j + 1, acc + [(o, texts[j])])
-        optional = (isinstance(o, Pred) and o.hide_pt) or (isinstance(o, Reg) and o.suffix == "@hiderz")
+        optional = ((isinstance(o, Pred) and o.hide_pt) or (isinstance(o, Reg) and o.suffix == "@hiderz")
+                    or (isinstance(o, Sym) and o.hide is not None))
         if optional:
             yield from walk(i + 1, j, acc + [(o, None)])
 
@@ -379,7 +394,7 @@ def _default_control(text: str) -> Control:
     name = _parse(text).name
     row = next((r for r in _ROWS if name.startswith(r.mnemonic)), None)
     variable = row is not None and (row.cls in VARIABLE_LATENCY or row.mnemonic == "S2R")
-    stores = row is not None and row.mnemonic in ("STG", "STS", "RED")
+    stores = row is not None and row.mnemonic in ("STG", "STS", "RED", "AST")
     return Control(stall=4, yield_=1, wbar=0 if variable and not stores else 7, rbar=1 if stores else 7,
                    wait=0b11, reuse=0)
 

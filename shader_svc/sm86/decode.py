@@ -11,8 +11,8 @@ import struct
 from dataclasses import dataclass, field
 
 from nxrecomp.errors import NxError
-from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Target, get,
-                                    sext)
+from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
+                                    get, sext)
 from shader_svc.sm86.table import ROWS, SREGS
 
 MASK105 = (1 << CONTROL_LO) - 1
@@ -93,6 +93,10 @@ def _operand(o, w: int, addr: int):
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):
         return {"target": addr + 16 + 4 * sext(get(w, o.lo, o.width), o.width)}
+    if isinstance(o, Attr):
+        return {"attr": get(w, o.lo, o.width) * o.scale}
+    if isinstance(o, Sym):
+        return {"sym": get(w, o.lo, o.width)}
     raise TypeError(o)
 
 
@@ -139,6 +143,13 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
         ops = {o.name: _operand(o, word, addr) for o in row.operands}
         if any(isinstance(o, SReg) for o in row.operands) and ops["sr"]["sr"] not in SREGS:
             why = f"special register {ops['sr']['sr']:#x} not supported"
+            continue
+        bad_sym = next((o for o in row.operands if isinstance(o, Sym) and o.lookup(ops[o.name]["sym"]) is None), None)
+        if bad_sym is not None:
+            why = f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported"
+            continue
+        if any(ops[n].get("reg") == v for n, v in row.refuse):
+            why = f"{row.mnemonic}: operand value nvdisasm cannot print"
             continue
         return Inst(addr, row, word, get(word, 12, 3), bool(get(word, 15, 1)), mods, ops, _control(word),
                     _alias(row, ops, mods))
@@ -225,6 +236,10 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         return SREGS[v["sr"]]
     if isinstance(o, Target):
         return _hex(v["target"])
+    if isinstance(o, Attr):
+        return f"a[{v['attr']:#x}]"
+    if isinstance(o, Sym):
+        return None if v["sym"] == o.hide else o.lookup(v["sym"])
     raise TypeError(o)
 
 

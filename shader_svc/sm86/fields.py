@@ -138,6 +138,40 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Attr:
+    """Attribute address a[0x80] (ALD/AST/IPA): ``width`` bits at ``lo``, in units of ``scale``
+    bytes."""
+    name: str
+    lo: int
+    width: int
+    scale: int = 1
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)]
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A field nvdisasm prints as an operand word rather than a '.MOD' (TEX's dimension '2D',
+    TXQ's query, TEX's component mask '0x3').  ``names``: value -> text; a value missing is
+    refused.  ``hide``: value printed as nothing (TEX's full mask 0xf)."""
+    name: str
+    lo: int
+    width: int
+    names: tuple[tuple[int, str], ...]
+    hide: int | None = None
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)]
+
+    def lookup(self, v: int) -> str | None:
+        for k, s in self.names:
+            if k == v:
+                return s
+        return None
+
+
+@dataclass(frozen=True)
 class Mod:
     """A modifier field printed as '.NAME' after the mnemonic ('' prints nothing).  A value
     missing from ``names`` is not decoded (the decoder refuses the instruction)."""
@@ -166,7 +200,7 @@ class Alias:
     when: tuple[tuple[str, str, int], ...]
 
 
-Operand = Reg | Pred | Imm | CBuf | Mem | SReg | Target
+Operand = Reg | Pred | Imm | CBuf | Mem | SReg | Target | Attr | Sym
 
 
 @dataclass(frozen=True)
@@ -187,7 +221,11 @@ class Row:
     show_if: tuple[tuple[str, str, int], ...] = ()
     ir: str = ""                       # IR lowering key ('' = mnemonic)
     uniform: bool = False              # guard predicate is a uniform predicate (UP)
-    cls: str = "alu"                   # alu, mem, branch, ctrl, warp, conv, sfu
+    cls: str = "alu"                   # alu, mem, branch, ctrl, warp, conv, sfu, attr, tex
+    # Operand values refused although the field could hold them: (operand, register number);
+    # nvdisasm prints them as garbage ('???255'), so no text of ours could match.
+    refuse: tuple[tuple[str, int], ...] = ()
+    stages: tuple[str, ...] = ()       # graphics stages the instruction exists in ('' = any)
     known_mask: int = field(default=0, compare=False)
 
     def field_bits(self) -> list[tuple[int, int]]:

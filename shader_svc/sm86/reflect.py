@@ -38,16 +38,27 @@ class Reflection:
     global_pointers: tuple[GlobalPointer, ...]
     shared_memory: bool       # LDS/STS/ATOMS present
     barriers: bool            # BAR present
+    # graphics stages (empty for compute): see shader_svc/README.md "Graphics-stage interface"
+    stage: str = "compute"
+    uniform_bindings: tuple[int, ...] = ()     # constant banks read = uniform block bindings
+    textures: tuple[int, ...] = ()             # bound texture slots s (binding 4 + s)
+    inputs: tuple[int, ...] = ()               # vertex attribute / varying locations read
+    outputs: tuple[int, ...] = ()              # varying locations written (vertex), colour targets (fragment)
+    writes_position: bool = False
 
     def to_dict(self) -> dict:
         return {"const_ranges": [vars(c) for c in self.const_ranges],
                 "global_pointers": [vars(g) for g in self.global_pointers],
-                "shared_memory": self.shared_memory, "barriers": self.barriers}
+                "shared_memory": self.shared_memory, "barriers": self.barriers, "stage": self.stage,
+                "uniform_bindings": list(self.uniform_bindings), "textures": list(self.textures),
+                "inputs": list(self.inputs), "outputs": list(self.outputs), "writes_position": self.writes_position}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Reflection":
         return cls(tuple(ConstRange(**c) for c in d["const_ranges"]),
-                   tuple(GlobalPointer(**g) for g in d["global_pointers"]), d["shared_memory"], d["barriers"])
+                   tuple(GlobalPointer(**g) for g in d["global_pointers"]), d["shared_memory"], d["barriers"],
+                   d.get("stage", "compute"), tuple(d.get("uniform_bindings", ())), tuple(d.get("textures", ())),
+                   tuple(d.get("inputs", ())), tuple(d.get("outputs", ())), d.get("writes_position", False))
 
 
 Source = tuple[int, int]       # (bank, 8-aligned byte offset) of a pointer
@@ -153,7 +164,31 @@ def _merge(reads: set[tuple[int, int, int]]) -> tuple[ConstRange, ...]:
     return tuple(out)
 
 
-def reflect(insts: list[Inst]) -> Reflection:
+def _graphics(insts: list[Inst], header) -> dict:
+    """Locations, textures and banks of a vertex/fragment program (the lowering's conventions)."""
+    from shader_svc.sph import GENERIC, POSITION
+
+    inputs, outputs, textures = set(), set(), set()
+    position = False
+    for ins in insts:
+        ir, ops = ins.row.ir, ins.ops
+        if ir in ("ALD", "AST", "IPA"):
+            n = ins.mods.get("comps", 0) + 1
+            for a in range(ops["attr"]["attr"], ops["attr"]["attr"] + 4 * n, 4):
+                if a >= GENERIC and a < GENERIC + 0x200:
+                    (outputs if ir == "AST" else inputs).add((a - GENERIC) // 16)
+                elif ir == "AST" and POSITION <= a < POSITION + 16:
+                    position = True
+        elif ir in ("TEX", "TLD", "TLD4", "TXQ"):
+            textures.add(ops["slot"]["imm"])
+    if header.stage == "fragment":
+        outputs = {t for t, m in enumerate(header.targets) if m}
+    return {"stage": header.stage, "textures": tuple(sorted(textures)), "inputs": tuple(sorted(inputs)),
+            "outputs": tuple(sorted(outputs)), "writes_position": position}
+
+
+def reflect(insts: list[Inst], header=None) -> Reflection:
+    """What ``insts`` use; ``header`` (``sph.Header``) for vertex/fragment programs."""
     reads: set[tuple[int, int, int]] = set()
     for ins in insts:
         wide = ins.row.ir in ("IMAD.WIDE",) or (ins.row.ir == "ULDC" and ins.mods.get("size") == 5)
@@ -189,4 +224,8 @@ def reflect(insts: list[Inst]) -> Reflection:
                 work.append(nb)
     ptrs = tuple(GlobalPointer(b, o, *u) for (b, o), u in sorted(use.items()))
     irs = {i.row.ir for i in insts}
-    return Reflection(_merge(reads), ptrs, bool(irs & {"LDS", "STS"}), "BAR" in irs)
+    ranges = _merge(reads)
+    gfx = _graphics(insts, header) if header is not None else {}
+    if gfx:
+        gfx["uniform_bindings"] = tuple(sorted({r.bank for r in ranges}))
+    return Reflection(ranges, ptrs, bool(irs & {"LDS", "STS"}), "BAR" in irs, **gfx)

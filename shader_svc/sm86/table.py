@@ -18,7 +18,7 @@ logical operand (a/b/c: 122/123/124).
 """
 from __future__ import annotations
 
-from shader_svc.sm86.fields import Alias, CBuf, Imm, Mem, Mod, Pred, Reg, Row, SReg, Target
+from shader_svc.sm86.fields import Alias, Attr, CBuf, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target
 
 RZ, URZ, PT = 255, 63, 7
 
@@ -38,7 +38,9 @@ ATOM_OPS = ((0, ".ADD"), (1, ".MIN"), (2, ".MAX"), (3, ".INC"), (4, ".DEC"), (5,
 RED_OPS = ATOM_OPS[:8]
 SHFL_MODES = ((0, ".IDX"), (1, ".UP"), (2, ".DOWN"), (3, ".BFLY"))
 SREGS = {0x00: "SR_LANEID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
-         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z"}
+         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z",
+         # graphics system values
+         0x11: "SR_INVOCATION_ID", 0x12: "SR_Y_DIRECTION", 0x13: "SR_THREAD_KILL"}
 
 # ---------------------------------------------------------------------------------------------
 # operand slots
@@ -265,6 +267,69 @@ R([Row("EXIT", 0x94D, (PHIDE,), (), (Mod("kind", 84, 3, ((0, ""),)),), hi(0x0000
    Row("BAR", 0xB1D, (Imm("id", 54, 4, "u"),), (), (Mod("mode", 77, 3, ((0, ".SYNC"),)),
                                                    Mod("defer", 80, 1, ((0, ""), (1, ".DEFER_BLOCKING")))),
        ir="BAR", cls="ctrl")])
+
+
+# --- graphics: attributes --------------------------------------------------------------------
+# ALD/AST: attribute byte address 10 bits at 40, components-1 at 74; the index register (24) and
+# AST's vertex register (64) only in their RZ forms, ALD's vertex register (32) is printed unless
+# RZ.  IPA: address in words at 64; interpolation 78..79, sample location 76..77; the offset
+# register (32) only shows with .OFFSET (ALD.P, patch attributes, is left out: nvdisasm prints
+# its vertex register as garbage); bits 24..31 are ignored by nvdisasm (free).
+COMPS = ((0, ""), (1, ".64"), (2, ".96"), (3, ".128"))
+R([Row("ALD", 0x321, (D, Attr("attr", 40, 10), Reg("vtx", 32, suffix="@hiderz")), (),
+       (Mod("O", 79, 1, ONOFF(".O")), Mod("comps", 74, 2, COMPS)),
+       base=0xFF << 24, ir="ALD", cls="attr", stages=("vertex",)),
+   Row("AST", 0x322, (Attr("attr", 40, 10), Reg("b", 32), Reg("vtx", 64, suffix="@hiderz")), (),
+       (Mod("P", 76, 1, ONOFF(".P")), Mod("comps", 74, 2, COMPS)),
+       base=0xFF << 24, ir="AST", cls="attr", stages=("vertex",)),
+   Row("IPA", 0x326, (D, Pred("pd", 81, hide_pt=True), Attr("attr", 64, 8, 4), Reg("off", 32)), (),
+       (Mod("mode", 78, 2, ((0, ".PASS"), (1, ".CONSTANT"), (2, ".STATE"))),
+        Mod("loc", 76, 2, ((0, ""), (1, ".CENTROID"), (2, ".OFFSET")))),
+       base=0xFF << 32, free=((24, 8),), show_if=(("off", "loc", 2),), ir="IPA", cls="attr", stages=("fragment",)),
+   Row("KILL", 0x95B, (PHIDE,), ir="KILL", cls="ctrl", stages=("fragment",))])
+
+# --- graphics: textures ----------------------------------------------------------------------
+# Bound forms (opcode bit 11): nvdisasm prints the second destination pair (64) first, then the
+# first (16), the sources (24; 32 unless RZ), two indices (54..58, 40..53: we read the second as
+# the texture slot), the dimension and the component mask (left out when 0xf).  Bindless forms
+# (.B, bit 59): the handle register at 32 takes the place of the indices.
+TEX_DIM = Sym("dim", 61, 3, ((0, "1D"), (1, "2D"), (2, "3D"), (3, "CUBE"), (4, "ARRAY_1D"), (5, "ARRAY_2D"),
+                             (7, "ARRAY_CUBE")))
+TEX_MASK = Sym("mask", 72, 4, tuple((v, f"{v:#x}") for v in range(1, 16)), hide=15)
+TEX_LOD = Mod("lod", 87, 3, ((0, ""), (1, ".LZ"), (2, ".LB"), (3, ".LL")))
+TLD_LOD = Mod("lod", 87, 3, ((1, ".LZ"), (3, ".LL")))
+NODEP = Mod("NODEP", 90, 1, ONOFF(".NODEP"))
+TEXCACHE = Mod("cache", 84, 3, ((1, ""),))
+TEX_DSTS = (Pred("fault", 81, hide_pt=True), Reg("d2", 64), D, Reg("a", 24))
+TEX_IDX = (Imm("bank", 54, 5, "u"), Imm("slot", 40, 14, "u"))
+TEX_B = Mod("B", 59, 1, ((1, ".B"),))
+
+
+def tex_rows(mn: str, op: int, lod: Mod, pre: tuple = (), post: tuple = (), ir: str = "", dim: Sym = TEX_DIM):
+    ir = ir or mn
+    return [Row(mn, 0x800 | op, TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (dim, TEX_MASK),
+                pre, (TEXCACHE, lod, NODEP) if mn != "TLD4" else (TEXCACHE, NODEP) + post, ir=ir, cls="tex"),
+            Row(mn, op + 1, TEX_DSTS + (Reg("b", 32), dim, TEX_MASK),
+                pre + ((TEX_B,) if mn != "TLD4" else ()),
+                ((TEXCACHE, lod, NODEP) if mn != "TLD4" else (TEX_B, TEXCACHE, NODEP)) + post,
+                refuse=(("b", 255),), ir=ir + ".B", cls="tex")]
+
+
+TLD_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] not in (3, 7)))
+TLD4_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] in (1, 3, 5, 7)))
+TLD4_COMP = Mod("comp", 87, 2, ((0, ".R"), (1, ".G"), (2, ".B"), (3, ".A")))
+R(tex_rows("TEX", 0x360, TEX_LOD))
+R(tex_rows("TLD", 0x366, TLD_LOD, dim=TLD_DIM))
+R([Row("TLD4", 0xB63, TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TLD4_DIM, TEX_MASK),
+       (TLD4_COMP,), (TEXCACHE, NODEP), ir="TLD4", cls="tex"),
+   Row("TLD4", 0x364, TEX_DSTS + (Reg("b", 32), TLD4_DIM, TEX_MASK), (TLD4_COMP,), (TEX_B, TEXCACHE, NODEP),
+       refuse=(("b", 255),), ir="TLD4.B", cls="tex")])
+TXQ_Q = Sym("query", 62, 2, ((0, "TEX_HEADER_DIMENSION"), (1, "TEX_HEADER_TEXTURE_TYPE"),
+                             (2, "TEX_HEADER_SAMPLER_POS")))
+TXQ_MASK = Sym("mask", 72, 4, tuple((v, f"{v:#x}") for v in range(1, 16)))
+R([Row("TXQ", 0xB6F, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q) + TEX_IDX + (TXQ_MASK,), (), (NODEP,),
+       ir="TXQ", cls="tex"),
+   Row("TXQ", 0x370, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q, TXQ_MASK), (TEX_B,), (NODEP,), ir="TXQ.B", cls="tex")])
 
 
 def _check() -> None:

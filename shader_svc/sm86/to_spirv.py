@@ -12,6 +12,7 @@ Anything else raises ``TranslateError`` naming the instruction and its address.
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from nxrecomp.errors import NxError
@@ -20,8 +21,14 @@ from shader_svc.spirv.builder import Module
 
 DONE = 0xFFFFFFFF
 LOWERED = {"MOV", "S2R", "NOP", "IMAD", "IMAD.WIDE", "IADD3", "ISETP", "LOP3", "PLOP3", "SHF", "FFMA", "FMUL",
-           "FADD", "IMNMX", "SEL", "ULDC", "LDG", "STG", "BRA", "EXIT"}
-GLSL = {"FAbs": 4, "UMin": 38, "SMin": 39, "UMax": 41, "SMax": 42}
+           "FADD", "IMNMX", "SEL", "ULDC", "LDG", "STG", "BRA", "EXIT", "F2I", "I2F", "FSETP", "FMNMX"}
+GLSL = {"RoundEven": 2, "Trunc": 3, "FAbs": 4, "Floor": 8, "Ceil": 9, "UMin": 38, "SMin": 39, "UMax": 41,
+        "SMax": 42, "NMin": 79, "NMax": 80}
+# FSETP comparisons: ordered ones are false when an operand is NaN, the U forms true
+FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: "OpFOrdGreaterThan",
+            5: "OpFOrdNotEqual", 6: "OpFOrdGreaterThanEqual", 9: "OpFUnordLessThan", 10: "OpFUnordEqual",
+            11: "OpFUnordLessThanEqual", 12: "OpFUnordGreaterThan", 13: "OpFUnordNotEqual",
+            14: "OpFUnordGreaterThanEqual"}
 
 
 class TranslateError(NxError):
@@ -53,19 +60,33 @@ def _blocks(insts: list[Inst]) -> list[list[Inst]]:
 
 
 class _Lower:
-    def __init__(self, insts: list[Inst], spec: ComputeSpec) -> None:
+    def __init__(self, insts: list[Inst], spec) -> None:
         self.insts, self.spec = insts, spec
         m = self.m = Module((1, 5))
-        E = m.E
         self.u32 = m.type("OpTypeInt", 32, 0)
-        self.u64 = m.type("OpTypeInt", 64, 0)
         self.f32 = m.type("OpTypeFloat", 32)
         self.bool = m.type("OpTypeBool")
+        self.glsl = m.id()
+        fn = m.E("StorageClass", "Function")
+        self.fn_u32, self.fn_bool = m.type("OpTypePointer", fn, self.u32), m.type("OpTypePointer", fn, self.bool)
+        self.vars: dict[str, int] = {}
+        self.f64: int | None = None
+        self.body: list[tuple] = []   # function body instructions, emitted after the variables
+        self.interface: list[int] = []  # global variables the entry point lists
+        self._setup()
+        m.emit("import", "OpExtInstImport", self.glsl, "GLSL.std.450")
+
+    @property
+    def u64(self) -> int:
+        # declared on first use: a 64-bit type needs the Int64 capability (graphics stages avoid it)
+        return self.m.type("OpTypeInt", 64, 0)
+
+    def _setup(self) -> None:
+        """Compute: capabilities, memory model, constant bank 0 and the builtins."""
+        m, E = self.m, self.m.E
         self.v3 = m.type("OpTypeVector", self.u32, 3)
         for cap in ("Shader", "Int64", "PhysicalStorageBufferAddresses"):
             m.emit("cap", "OpCapability", E("Capability", cap))
-        self.glsl = m.id()
-        m.emit("import", "OpExtInstImport", self.glsl, "GLSL.std.450")
         m.emit("memmodel", "OpMemoryModel", E("AddressingModel", "PhysicalStorageBuffer64"),
                E("MemoryModel", "GLSL450"))
         # constant bank 0: struct { uint data[]; } as a read-only storage buffer
@@ -91,11 +112,18 @@ class _Lower:
             m.emit("annot", "OpDecorate", v, E("Decoration", "BuiltIn"), E("BuiltIn", name))
             self.builtins[name] = v
         self.psb_ptr = m.type("OpTypePointer", E("StorageClass", "PhysicalStorageBuffer"), self.u32)
-        fn = E("StorageClass", "Function")
-        self.fn_u32, self.fn_bool = m.type("OpTypePointer", fn, self.u32), m.type("OpTypePointer", fn, self.bool)
-        self.vars: dict[str, int] = {}
-        self.f64: int | None = None
-        self.body: list[tuple] = []   # function body instructions, emitted after the variables
+        self.interface = [self.cbank] + list(self.builtins.values())
+
+    def _entry(self, main: int) -> None:
+        E = self.m.E
+        self.m.emit("entry", "OpEntryPoint", E("ExecutionModel", "GLCompute"), main, "main", *self.interface)
+        self.m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "LocalSize"), *self.spec.local_size)
+
+    def _epilogue(self) -> None:
+        """Code after the program's last EXIT (fragment outputs are read from registers here)."""
+
+    def lowered(self, ir: str) -> bool:
+        return ir in LOWERED
 
     # --- helpers ---------------------------------------------------------------------------
     def c(self, v: int) -> int:
@@ -293,6 +321,36 @@ class _Lower:
             else:
                 r = self.fop("OpFAdd", self.f32, a, b)
             put(self.op("OpBitcast", self.u32, r))
+        elif ir == "F2I":
+            put(self._f2i(inst))
+        elif ir == "I2F":
+            self.require(inst, rnd=0, dst=2)
+            conv = "OpConvertSToF" if inst.mods["sign"] == 1 else "OpConvertUToF"
+            put(self.op("OpBitcast", self.u32, self.op(conv, self.f32, self.src(inst, "b"))))
+        elif ir == "FSETP":
+            self.require(inst, FTZ=0)
+            a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
+            b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            cmp = inst.mods["cmp"]
+            if cmp in FCMP_OPS:
+                r = self.op(FCMP_OPS[cmp], self.bool, a, b)
+            elif cmp in (0, 15):
+                r = self.m.const_bool(cmp == 15)
+            else:                                   # NUM / NAN
+                nan = self.op("OpLogicalOr", self.bool, self.op("OpIsNan", self.bool, a),
+                              self.op("OpIsNan", self.bool, b))
+                r = nan if cmp == 8 else self.op("OpLogicalNot", self.bool, nan)
+            self._set_bop(inst, r)
+        elif ir == "FMNMX":
+            self.require(inst, FTZ=0, NAN=0, XORSIGN=0)
+            a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
+            b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            # NaN-suppressing like NVIDIA's (NMin/NMax return the other operand)
+            lo = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], a, b)
+            hi = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"], a, b)
+            pp = ops["pp"]
+            r = self.op("OpSelect", self.f32, self.pred(pp["pred"], pp["not"]), lo, hi)
+            put(self.op("OpBitcast", self.u32, r))
         elif ir == "IMNMX":
             pp = ops["pp"]
             if pp["pred"] != 7:
@@ -320,6 +378,9 @@ class _Lower:
             self.do("OpStore", ptr, self.src(inst, "b"), self.m.E("MemoryAccess", "Aligned"), 4)
         else:
             raise TranslateError(f"{inst.text()}: not translated yet", offset=inst.addr)
+
+    def kill(self, ins: Inst) -> None:
+        raise TranslateError(f"{ins.text()}: KILL outside a fragment program", offset=ins.addr)
 
     def fop(self, name: str, ty: int, *args: int) -> int:
         """A floating-point operation the driver must do exactly as written: NoContraction keeps
@@ -357,6 +418,25 @@ class _Lower:
         fix = self.op("OpLogicalAnd", self.bool, inexact, even)
         odd = self.op("OpSelect", self.u64, fix, self.op("OpIAdd", self.u64, bits, step), bits)
         return self.op("OpFConvert", self.f32, self.op("OpBitcast", f64, odd))
+
+    def _f2i(self, inst: Inst) -> int:
+        """F2I: round as the modifier says, then saturate to the integer range; NaN gives 0
+        (SPIR-V leaves out-of-range conversions undefined, NVIDIA saturates)."""
+        self.require(inst, size=2)
+        x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+        rnd = ("RoundEven", "Floor", "Ceil", "Trunc")[inst.mods["rnd"]]
+        r = self.op("OpExtInst", self.f32, self.glsl, GLSL[rnd], x)
+        signed = inst.mods["sign"] == 1
+        f = lambda v: self.m.const(self.f32, struct.unpack("<I", struct.pack("<f", v))[0])  # noqa: E731
+        if signed:
+            lo, hi, top, conv, sat = -2147483648.0, 2147483520.0, 2147483648.0, "OpConvertFToS", 0x7FFFFFFF
+        else:
+            lo, hi, top, conv, sat = 0.0, 4294967040.0, 4294967296.0, "OpConvertFToU", 0xFFFFFFFF
+        c = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"], self.op("OpExtInst", self.f32, self.glsl,
+                                                                            GLSL["NMin"], r, f(hi)), f(lo))
+        v = self.op(conv, self.u32, c)
+        v = self.op("OpSelect", self.u32, self.op("OpFOrdGreaterThanEqual", self.bool, r, f(top)), self.c(sat), v)
+        return self.op("OpSelect", self.u32, self.op("OpIsNan", self.bool, r), self.c(0), v)
 
     def _set_bop(self, inst: Inst, r: int) -> None:
         pp = inst.ops["pp"]
@@ -405,7 +485,7 @@ class _Lower:
     def build(self) -> bytes:
         m, E = self.m, self.m.E
         for ins in self.insts:
-            if ins.row.ir not in LOWERED:
+            if not self.lowered(ins.row.ir):
                 raise TranslateError(f"{ins.text()}: not translated yet", offset=ins.addr)
         blocks = _blocks(self.insts)
         index = {b[0].addr: i for i, b in enumerate(blocks)}
@@ -438,6 +518,9 @@ class _Lower:
                     else:
                         nxt = self.c(tgt)
                     continue
+                if ir == "KILL":     # a terminator: always in its own conditional block
+                    self.kill(ins)
+                    continue
                 if guarded:
                     then, after = self.label(), self.label()
                     p = self.pred(ins.pred, ins.pred_not, "UP" if ins.row.uniform else "P")
@@ -457,6 +540,7 @@ class _Lower:
         again = self.op("OpINotEqual", self.bool, self.op("OpLoad", self.u32, blk), self.c(DONE))
         self.do("OpBranchConditional", again, header, merge)
         self.put_label(merge)
+        self._epilogue()
         self.do("OpReturn")
         # function: header, variables in the first block, then the body
         void = m.type("OpTypeVoid")
@@ -469,9 +553,7 @@ class _Lower:
         for ins in self.body:
             m.emit("funcs", ins[0], *ins[1:])
         m.emit("funcs", "OpFunctionEnd")
-        iface = [self.cbank] + list(self.builtins.values())
-        m.emit("entry", "OpEntryPoint", E("ExecutionModel", "GLCompute"), main, "main", *iface)
-        m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "LocalSize"), *self.spec.local_size)
+        self._entry(main)
         return m.binary()
 
 

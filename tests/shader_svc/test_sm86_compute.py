@@ -14,7 +14,7 @@ from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
 
 BS = 64
-RUN = ["add_i32", "saxpy", "loop_sum", "branch", "int_ops"]
+RUN = ["add_i32", "saxpy", "loop_sum", "branch", "int_ops", "fp_ops"]
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +151,45 @@ def test_int_ops(device, corpus_sm86, groups):
                     np.minimum(a, b) + np.maximum(sa, b.view(np.int32)).view(np.uint32),
                     ~((a & b) | (a ^ b)) + ((a.astype(np.uint64) * b) >> 32).astype(np.uint32)], axis=1)
     assert np.array_equal(out[:8 * n].reshape(n, 8), ref)
+
+
+def _f2i_s32(x: np.ndarray) -> np.ndarray:
+    """cvt.rzi.s32.f32 as PTX defines it: truncate, saturate, NaN -> 0."""
+    t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=2.0**31, neginf=-2.0**31))
+    return np.clip(t, -2.0**31, 2.0**31 - 1).astype(np.int64).astype(np.int32)
+
+
+@pytest.mark.parametrize("groups", [1, 3])
+def test_fp_ops(device, corpus_sm86, groups):
+    """FADD/FMUL/FFMA with |x| and -x, FMNMX (NaN-suppressing min/max), FSETP.GEU + SEL,
+    F2I.TRUNC.NTZ (saturating, NaN -> 0), I2FP.F32.S32: equal to numpy bit for bit (NaN as NaN)."""
+    n = groups * BS
+    rng = np.random.default_rng(40 + groups)
+    x = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 40, n)).astype(np.float32)
+    y = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 40, n)).astype(np.float32)
+    special = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 1e-40, 2147483520.0, -2147483648.0],
+                       np.float32)
+    x[:len(special)] = special
+    y[len(special):2 * len(special)] = special
+    y[2 * len(special)] = np.nan
+    x[2 * len(special) + 1] = np.nan
+    bx, by, bo = _buf(device, x), _buf(device, y), _buf(device, np.zeros(6 * n, np.uint32))
+    (out,) = _run(device, corpus_sm86["fp_ops"], n, struct.pack("<QQQ", bx.address, by.address, bo.address), [bo])
+    got = out[:6 * n].reshape(n, 6)
+    with np.errstate(all="ignore"):
+        s = x + y
+        i = _f2i_s32(x)
+        ref = [s, None, np.fmin(x, y), np.where(x < y, x * y, x - y), i.astype(np.float32) + np.fmax(x, y),
+               i.view(np.float32)]
+    finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(s)
+    ref[1] = np.full(n, np.nan, np.float32)
+    ref[1][finite] = _fma_f32_exact(np.abs(y[finite]), -x[finite], s[finite])
+    for k, r in enumerate(ref):
+        g = got[:, k].view(np.float32)
+        check = finite if k == 1 else np.ones(n, bool)
+        both_nan = np.isnan(g) & np.isnan(r)
+        bad = check & ~both_nan & (g.view(np.uint32) != r.astype(np.float32).view(np.uint32))
+        assert not bad.any(), (k, x[bad][:4], y[bad][:4], g[bad][:4], r[bad][:4])
 
 
 def test_untranslated_instruction_is_a_clear_error(corpus_sm86):

@@ -1,0 +1,371 @@
+"""Vertex and fragment programs (SM86) to SPIR-V, on the compute lowering's register model and
+dispatcher loop (``to_spirv._Lower``), with the graphics stages' inputs, outputs and resources.
+
+Interface (the GPU process's fixed layout: set 0, bindings 0-3 uniform blocks, 4-7 combined
+image samplers; see shader_svc/README.md "Graphics-stage interface"):
+
+- constant bank c[b] (b = 0..3) -> uniform block at binding b: ``struct { uvec4 d[4096]; }``
+  (64 KiB, std140-compatible, the bank's bytes as they are);
+- bound texture slot s (the second index of TEX/TLD/TLD4/TXQ, first index 0, s = 0..3) -> combined
+  image sampler at binding 4 + s (2D float images);
+- vertex attribute N (ALD a[0x80 + 16N + 4c]) -> ``Location N`` vec4 float input;
+  varying N (AST in the vertex program, IPA in the fragment program, same addresses) ->
+  ``Location N`` vec4 float output/input; the fragment input's interpolation comes from IPA's
+  mode (.CONSTANT = Flat) and the header's input map (perspective = default, screen linear =
+  NoPerspective), .CENTROID = Centroid;
+- a[0x70..0x7c]: Position (vertex output), FragCoord (fragment input); a[0x2f8]/a[0x2fc]:
+  InstanceIndex/VertexIndex;
+- colour target t -> ``Location t`` vec4 output, its components taken from registers at EXIT in
+  the order the header's output map lists them (R0 upwards, enabled components only).
+
+Float math in these stages is what the driver does (FFMA is GLSL's Fma): the GPU process's
+device enables neither Float64 nor Int64, which compute's exact FFMA needs.
+"""
+from __future__ import annotations
+
+from shader_svc.sm86.decode import Inst
+from shader_svc.sm86.to_spirv import GLSL, LOWERED, TranslateError, _Lower
+from shader_svc.sph import GENERIC, POSITION, Header
+
+UBO_WORDS = 4096                       # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range
+BANKS = range(0, 4)
+TEX_SLOTS = range(0, 4)
+TEX_BINDING0 = 4
+VERTEX_ID, INSTANCE_ID = 0x2FC, 0x2F8
+GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {"ALD", "AST", "IPA", "KILL", "TEX", "TLD", "TLD4", "TXQ"}
+
+
+class _GfxLower(_Lower):
+    def __init__(self, insts: list[Inst], header: Header) -> None:
+        self.header = header
+        super().__init__(insts, None)
+
+    # --- module setup ------------------------------------------------------------------------
+    def _setup(self) -> None:
+        m, E = self.m, self.m.E
+        m.emit("cap", "OpCapability", E("Capability", "Shader"))
+        m.emit("cap", "OpCapability", E("Capability", "ImageQuery"))
+        m.emit("memmodel", "OpMemoryModel", E("AddressingModel", "Logical"), E("MemoryModel", "GLSL450"))
+        self.v4f = m.type("OpTypeVector", self.f32, 4)
+        self.v2f = m.type("OpTypeVector", self.f32, 2)
+        self.i32 = m.type("OpTypeInt", 32, 1)
+        self.v2i = m.type("OpTypeVector", self.i32, 2)
+        self.ubos: dict[int, int] = {}
+        self.images: dict[int, int] = {}
+        self.inputs: dict[int, int] = {}        # location -> variable
+        self.outputs: dict[int, int] = {}
+        self.interp: dict[int, set[str]] = {}    # fragment input location -> decorations wanted
+        self.builtin_vars: dict[str, int] = {}
+        self.uses_position_out = False
+
+    def lowered(self, ir: str) -> bool:
+        return ir in GFX_LOWERED
+
+    def _var(self, sc: str, ty: int, deco: list[tuple]) -> int:
+        m, E = self.m, self.m.E
+        v = m.id()
+        scv = E("StorageClass", sc)
+        m.emit("types", "OpVariable", m.type("OpTypePointer", scv, ty), v, scv)
+        for d in deco:
+            m.emit("annot", "OpDecorate", v, *d)
+        self.interface.append(v)
+        return v
+
+    def builtin(self, name: str, sc: str, ty: int) -> int:
+        if name not in self.builtin_vars:
+            E = self.m.E
+            deco = [(E("Decoration", "BuiltIn"), E("BuiltIn", name))]
+            if sc == "Input" and self.header.stage == "fragment" and ty != self.v4f:
+                deco.append((E("Decoration", "Flat"),))
+            self.builtin_vars[name] = self._var(sc, ty, deco)
+        return self.builtin_vars[name]
+
+    def location(self, table: dict[int, int], sc: str, loc: int) -> int:
+        if loc not in table:
+            E = self.m.E
+            table[loc] = self._var(sc, self.v4f, [(E("Decoration", "Location"), loc)])
+        return table[loc]
+
+    def ubo(self, bank: int, inst: Inst) -> int:
+        if bank not in BANKS:
+            raise TranslateError(f"{inst.text()}: constant bank c[{bank:#x}] has no binding (banks 0..3 are "
+                                 f"uniform blocks at bindings 0..3)", offset=inst.addr)
+        if bank not in self.ubos:
+            m, E = self.m, self.m.E
+            v4u = m.type("OpTypeVector", self.u32, 4)
+            arr = m.id()
+            m.emit("types", "OpTypeArray", arr, v4u, self.c(UBO_WORDS))
+            m.emit("annot", "OpDecorate", arr, E("Decoration", "ArrayStride"), 16)
+            st = m.id()
+            m.emit("types", "OpTypeStruct", st, arr)
+            m.emit("annot", "OpDecorate", st, E("Decoration", "Block"))
+            m.emit("annot", "OpMemberDecorate", st, 0, E("Decoration", "Offset"), 0)
+            self.ubos[bank] = self._var("Uniform", st, [(E("Decoration", "DescriptorSet"), 0),
+                                                         (E("Decoration", "Binding"), bank)])
+        return self.ubos[bank]
+
+    def image(self, inst: Inst) -> int:
+        ops = inst.ops
+        if ops["bank"]["imm"] != 0 or ops["slot"]["imm"] not in TEX_SLOTS:
+            raise TranslateError(f"{inst.text()}: texture {ops['bank']['imm']:#x}, {ops['slot']['imm']:#x} has no "
+                                 f"binding (slots 0..3 of index 0 are bindings 4..7)", offset=inst.addr)
+        if "dim" in ops and ops["dim"]["sym"] != 1:     # TXQ has no dimension: the binding is 2D
+            raise TranslateError(f"{inst.text()}: only 2D textures are translated yet", offset=inst.addr)
+        slot = ops["slot"]["imm"]
+        if slot not in self.images:
+            m, E = self.m, self.m.E
+            img = m.type("OpTypeImage", self.f32, E("Dim", "2D"), 0, 0, 0, 1, E("ImageFormat", "Unknown"))
+            self.img_t = img
+            self.sampled_t = m.type("OpTypeSampledImage", img)
+            self.images[slot] = self._var("UniformConstant", self.sampled_t,
+                                          [(E("Decoration", "DescriptorSet"), 0),
+                                           (E("Decoration", "Binding"), TEX_BINDING0 + slot)])
+        return self.images[slot]
+
+    def sampled(self, inst: Inst) -> int:
+        var = self.image(inst)
+        return self.op("OpLoad", self.sampled_t, var)
+
+    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+        if off % 4 or not 0 <= off < 16 * UBO_WORDS:
+            raise TranslateError(f"{inst.text()}: constant offset {off:#x} outside a 64 KiB bank", offset=inst.addr)
+        E = self.m.E
+        ptr = self.m.type("OpTypePointer", E("StorageClass", "Uniform"), self.u32)
+        p = self.op("OpAccessChain", ptr, self.ubo(bank, inst), self.c(0), self.c(off // 16), self.c(off // 4 % 4))
+        return self.op("OpLoad", self.u32, p)
+
+    # --- attributes ----------------------------------------------------------------------------
+    def _attr_ptr(self, var: int, comp: int, sc: str) -> int:
+        ptr = self.m.type("OpTypePointer", self.m.E("StorageClass", sc), self.f32)
+        return self.op("OpAccessChain", ptr, var, self.c(comp))
+
+    def _need(self, addrs: frozenset[int], a: int, what: str, inst: Inst) -> None:
+        if a not in addrs:
+            raise TranslateError(f"{inst.text()}: {what} a[{a:#x}], which the shader program header does not "
+                                 f"declare", offset=inst.addr)
+
+    def ald(self, inst: Inst) -> None:
+        ops = inst.ops
+        if ops["vtx"]["reg"] != 255 or inst.mods["O"]:
+            raise TranslateError(f"{inst.text()}: only vertex inputs of the current vertex are translated",
+                                 offset=inst.addr)
+        d = ops["d"]["reg"]
+        for i in range(inst.mods["comps"] + 1):
+            a = ops["attr"]["attr"] + 4 * i
+            if a in (VERTEX_ID, INSTANCE_ID):
+                var = self.builtin("VertexIndex" if a == VERTEX_ID else "InstanceIndex", "Input", self.i32)
+                val = self.op("OpBitcast", self.u32, self.op("OpLoad", self.i32, var))
+            elif GENERIC <= a < GENERIC + 0x200:
+                self._need(self.header.inputs, a, "reads", inst)
+                var = self.location(self.inputs, "Input", (a - GENERIC) // 16)
+                f = self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input"))
+                val = self.op("OpBitcast", self.u32, f)
+            else:
+                raise TranslateError(f"{inst.text()}: vertex input a[{a:#x}] not translated yet", offset=inst.addr)
+            if d != 255:
+                self.set_reg(d + i, val)
+
+    def ast(self, inst: Inst) -> None:
+        ops = inst.ops
+        if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
+            raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated",
+                                 offset=inst.addr)
+        b = ops["b"]["reg"]
+        for i in range(inst.mods["comps"] + 1):
+            a = ops["attr"]["attr"] + 4 * i
+            if POSITION <= a < POSITION + 16:
+                var = self.builtin("Position", "Output", self.v4f)
+            elif GENERIC <= a < GENERIC + 0x200:
+                var = self.location(self.outputs, "Output", (a - GENERIC) // 16)
+            else:
+                raise TranslateError(f"{inst.text()}: vertex output a[{a:#x}] not translated yet", offset=inst.addr)
+            self._need(self.header.outputs, a, "writes", inst)
+            val = self.op("OpBitcast", self.f32, self.reg(b + i) if b != 255 else self.c(0))
+            self.do("OpStore", self._attr_ptr(var, a % 16 // 4, "Output"), val)
+
+    def ipa(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        if ops["pd"]["pred"] != 7 or mods["loc"] == 2 or mods["mode"] == 2:
+            raise TranslateError(f"{inst.text()}: only IPA.PASS/.CONSTANT (optionally .CENTROID) are translated",
+                                 offset=inst.addr)
+        a = ops["attr"]["attr"]
+        if POSITION <= a < POSITION + 16:
+            var = self.builtin("FragCoord", "Input", self.v4f)
+        elif GENERIC <= a < GENERIC + 0x200:
+            mode = self.header.interpolation(a)
+            if mode == "unused":
+                self._need(frozenset(), a, "interpolates", inst)
+            loc = (a - GENERIC) // 16
+            want = self.interp.setdefault(loc, set())
+            flat = mods["mode"] == 1 or mode == "constant"
+            want.add("Flat" if flat else ("NoPerspective" if mode == "linear" else "Smooth"))
+            if mods["loc"] == 1:
+                want.add("Centroid")
+            if len(want - {"Centroid"}) > 1:
+                raise TranslateError(f"{inst.text()}: input {loc} is read with two interpolations "
+                                     f"({', '.join(sorted(want))})", offset=inst.addr)
+            var = self.location(self.inputs, "Input", loc)
+        else:
+            raise TranslateError(f"{inst.text()}: fragment input a[{a:#x}] not translated yet", offset=inst.addr)
+        f = self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input"))
+        self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, f))
+
+    def kill(self, ins: Inst) -> None:
+        if self.header.stage != "fragment":
+            super().kill(ins)
+        dead, after = self.label(), self.label()
+        # killed when both the guard and the operand predicate hold
+        pp = ins.ops["pp"]
+        p = self.op("OpLogicalAnd", self.bool, self.pred(ins.pred, ins.pred_not), self.pred(pp["pred"], pp["not"]))
+        self.do("OpSelectionMerge", after, 0)
+        self.do("OpBranchConditional", p, dead, after)
+        self.put_label(dead)
+        self.do("OpKill")
+        self.put_label(after)
+
+    # --- textures --------------------------------------------------------------------------------
+    def _fregs(self, r: int, n: int) -> list[int]:
+        return [self.op("OpBitcast", self.f32, self.reg(r + i) if r != 255 else self.c(0)) for i in range(n)]
+
+    def _write_texel(self, inst: Inst, vec: int, comp_ty: int) -> None:
+        """Enabled components of the mask, in order: two into the first pair, two into the second."""
+        ops = inst.ops
+        mask = ops["mask"]["sym"]
+        dst = [(ops["d"]["reg"], 0), (ops["d"]["reg"], 1), (ops["d2"]["reg"], 0), (ops["d2"]["reg"], 1)]
+        k = 0
+        for c in range(4):
+            if not mask >> c & 1:
+                continue
+            r, i = dst[k]
+            k += 1
+            v = self.op("OpCompositeExtract", comp_ty, vec, c)
+            if r != 255:
+                self.set_reg(r + i, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
+
+    def tex(self, inst: Inst) -> None:
+        E = self.m.E
+        si = self.sampled(inst)
+        a = inst.ops["a"]["reg"]
+        coord = self.op("OpCompositeConstruct", self.v2f, *self._fregs(a, 2))
+        lod = inst.mods["lod"]
+        b = inst.ops["b"]["reg"]
+        if lod in (0, 1) and b != 255:
+            raise TranslateError(f"{inst.text()}: a second source register without .LL/.LB is not translated yet",
+                                 offset=inst.addr)
+        if lod == 0 and self.header.stage == "fragment":
+            vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
+        elif lod == 2 and self.header.stage == "fragment":
+            vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"),
+                          self._fregs(b, 1)[0])
+        elif lod in (0, 1, 3):
+            lv = self._fregs(b, 1)[0] if lod == 3 else self.m.const(self.f32, 0)
+            vec = self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv)
+        else:
+            raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
+        self._write_texel(inst, vec, self.f32)
+
+    def tld(self, inst: Inst) -> None:
+        E = self.m.E
+        si = self.sampled(inst)          # declares the image type on first use
+        img = self.op("OpImage", self.img_t, si)
+        a = inst.ops["a"]["reg"]
+        coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", self.m.type(
+            "OpTypeVector", self.u32, 2), self.reg(a), self.reg(a + 1) if a != 255 else self.c(0)))
+        b = inst.ops["b"]["reg"]
+        if inst.mods["lod"] == 1 and b != 255:
+            raise TranslateError(f"{inst.text()}: a second source register with .LZ is not translated yet",
+                                 offset=inst.addr)
+        lv = self.reg(b) if inst.mods["lod"] == 3 and b != 255 else self.c(0)
+        vec = self.op("OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv)
+        self._write_texel(inst, vec, self.f32)
+
+    def tld4(self, inst: Inst) -> None:
+        """TLD4.R/G/B/A: one component of the four texels around the point, in the order
+        Vulkan's OpImageGather gives them (the same as NVIDIA's)."""
+        if inst.ops["b"]["reg"] != 255:
+            raise TranslateError(f"{inst.text()}: a second source register is not translated yet", offset=inst.addr)
+        si = self.sampled(inst)
+        coord = self.op("OpCompositeConstruct", self.v2f, *self._fregs(inst.ops["a"]["reg"], 2))
+        vec = self.op("OpImageGather", self.v4f, si, coord, self.c(inst.mods["comp"]))
+        self._write_texel(inst, vec, self.f32)
+
+    def txq(self, inst: Inst) -> None:
+        if inst.ops["query"]["sym"] != 0:
+            raise TranslateError(f"{inst.text()}: only TEX_HEADER_DIMENSION is translated", offset=inst.addr)
+        si = self.sampled(inst)          # declares the image type on first use
+        img = self.op("OpImage", self.img_t, si)
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        size = self.op("OpImageQuerySizeLod", v2u, img, self.reg(inst.ops["a"]["reg"]))
+        levels = self.op("OpImageQueryLevels", self.u32, img)
+        w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
+        v4u = self.m.type("OpTypeVector", self.u32, 4)
+        vec = self.op("OpCompositeConstruct", v4u, w, h, self.c(1), levels)
+        self._write_texel(inst, vec, self.u32)
+
+    # --- instructions ----------------------------------------------------------------------------
+    def lower(self, inst: Inst) -> None:
+        ir = inst.row.ir
+        stages = inst.row.stages
+        if stages and self.header.stage not in stages:
+            raise TranslateError(f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program",
+                                 offset=inst.addr)
+        if ir == "ALD":
+            self.ald(inst)
+        elif ir == "AST":
+            self.ast(inst)
+        elif ir == "IPA":
+            self.ipa(inst)
+        elif ir == "TEX":
+            self.tex(inst)
+        elif ir == "TLD":
+            self.tld(inst)
+        elif ir == "TLD4":
+            self.tld4(inst)
+        elif ir == "TXQ":
+            self.txq(inst)
+        elif ir == "FFMA":
+            self.require(inst, FTZ=0, FMZ=0, rnd=0, SAT=0)
+            a, b, c = (self.op("OpBitcast", self.f32, self.src(inst, n, True)) for n in ("a", "b", "c"))
+            r = self.op("OpExtInst", self.f32, self.glsl, GLSL_FMA, a, b, c)
+            self.set_reg(inst.ops["d"]["reg"], self.op("OpBitcast", self.u32, r))
+        else:
+            super().lower(inst)
+
+    # --- entry point and outputs -------------------------------------------------------------------
+    def _epilogue(self) -> None:
+        if self.header.stage != "fragment":
+            return
+        E = self.m.E
+        if self.header.writes_depth or self.header.writes_sample_mask:
+            raise TranslateError("depth / sample mask outputs are not translated yet", field="code")
+        reg = 0
+        for t, mask in enumerate(self.header.targets):
+            if not mask:
+                continue
+            comps = []
+            for c in range(4):
+                if mask >> c & 1:
+                    comps.append(self.op("OpBitcast", self.f32, self.reg(reg)))
+                    reg += 1
+                else:
+                    comps.append(self.m.const(self.f32, 0 if c < 3 else 0x3F800000))
+            var = self._var("Output", self.v4f, [(E("Decoration", "Location"), t)])
+            self.do("OpStore", var, self.op("OpCompositeConstruct", self.v4f, *comps))
+
+    def _entry(self, main: int) -> None:
+        m, E = self.m, self.m.E
+        for loc, want in self.interp.items():
+            for d in sorted(want - {"Smooth"}):
+                m.emit("annot", "OpDecorate", self.inputs[loc], E("Decoration", d))
+        model = "Vertex" if self.header.stage == "vertex" else "Fragment"
+        m.emit("entry", "OpEntryPoint", E("ExecutionModel", model), main, "main", *self.interface)
+        if model == "Fragment":
+            m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "OriginUpperLeft"))
+
+
+GLSL_FMA = 50
+
+
+def translate_graphics(insts: list[Inst], header: Header) -> bytes:
+    """SPIR-V binary of a vertex or fragment program (instructions after its header)."""
+    return _GfxLower(insts, header).build()

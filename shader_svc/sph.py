@@ -1,0 +1,152 @@
+"""The shader program header (SPH) that starts every graphics program of Maxwell and later
+GPUs: what stage it is, which attributes it reads and writes, where a fragment program's colour
+outputs are.  Parsed into a ``Header`` record; anything that is not a header of the requested
+stage is refused with a ``HeaderError`` naming the field.
+
+Layout facts (public: envytools' and Mesa NAK's descriptions of the class 0xA097 SPH; nothing
+copied): 20 words in version 3, 32 in version 4 (Turing and later).  Word 0: SPH type in bits
+0..4 (1 = vertex/tessellation/geometry, 2 = pixel), version 5..9, shader type 10..13 (1 vertex,
+2 tessellation init, 3 tessellation, 4 geometry, 5 pixel), MRT enable 14, kills pixels 15.
+Bit ranges over the whole header: input system values 160..191 (bit i: attribute address 4*i),
+generic inputs 192..319 for vertex stages (bit i: address 0x80 + 4*i) or 192..447 for pixel
+programs (2 bits per component: 0 unused, 1 constant, 2 perspective, 3 screen linear), output
+system values 400..431 and generic outputs 432..559 (vertex stages), colour targets 576..607
+(4 bits per target, one per component), sample mask 608, depth 609 (pixel programs).
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from nxrecomp.errors import NxError
+
+SIZES = {3: 0x50, 4: 0x80}
+SPH_TYPES = {1: "vtg", 2: "ps"}
+SHADER_TYPES = {1: "vertex", 2: "tessellation_init", 3: "tessellation", 4: "geometry", 5: "fragment"}
+INTERP = {0: "unused", 1: "constant", 2: "perspective", 3: "linear"}
+POSITION = 0x70          # attribute addresses of the position (x, y, z, w)
+GENERIC = 0x80           # generic attribute N component c at 0x80 + 16*N + 4*c
+
+
+class HeaderError(NxError):
+    pass
+
+
+@dataclass(frozen=True)
+class Header:
+    stage: str                              # 'vertex' or 'fragment' (others refused)
+    version: int
+    size: int                               # bytes before the first instruction
+    kills_pixels: bool
+    inputs: frozenset[int]                  # attribute addresses read (generic + system values)
+    outputs: frozenset[int]                 # vertex: attribute addresses written
+    interp: tuple[tuple[int, str], ...]     # fragment: (address, 'constant'|'perspective'|'linear')
+    targets: tuple[int, ...]                # fragment: component mask of colour targets 0..7
+    writes_depth: bool
+    writes_sample_mask: bool
+
+    def interpolation(self, addr: int) -> str:
+        return dict(self.interp).get(addr, "unused")
+
+    def to_dict(self) -> dict:
+        return {"stage": self.stage, "version": self.version, "size": self.size,
+                "kills_pixels": self.kills_pixels, "inputs": sorted(self.inputs), "outputs": sorted(self.outputs),
+                "interp": [list(x) for x in self.interp], "targets": list(self.targets),
+                "writes_depth": self.writes_depth, "writes_sample_mask": self.writes_sample_mask}
+
+
+def _bits(words: tuple[int, ...], lo: int, n: int) -> int:
+    v = 0
+    for i in range(n):
+        b = lo + i
+        v |= ((words[b // 32] >> (b % 32)) & 1) << i
+    return v
+
+
+def parse(code: bytes, stage: str) -> Header:
+    """The header at the start of ``code`` for a program of ``stage`` ('vertex'/'fragment')."""
+    if len(code) < 4:
+        raise HeaderError(f"program of {len(code)} bytes is shorter than a shader program header", field="code")
+    w0 = struct.unpack_from("<I", code)[0]
+    sph_type, version, shader_type = w0 & 0x1F, (w0 >> 5) & 0x1F, (w0 >> 10) & 0xF
+    if sph_type not in SPH_TYPES:
+        raise HeaderError(f"header word 0 = {w0:#010x}: SPH type {sph_type} is neither 1 (vertex/geometry) "
+                          f"nor 2 (pixel)", field="code", offset=0)
+    if version not in SIZES:
+        raise HeaderError(f"header word 0 = {w0:#010x}: SPH version {version} unknown (known: 3, 4)",
+                          field="code", offset=0)
+    size = SIZES[version]
+    if len(code) < size:
+        raise HeaderError(f"header truncated: version {version} needs {size} bytes, program has {len(code)}",
+                          field="code", offset=len(code))
+    kind = SHADER_TYPES.get(shader_type)
+    if kind is None:
+        raise HeaderError(f"header word 0 = {w0:#010x}: shader type {shader_type} unknown", field="code", offset=0)
+    if (kind == "fragment") != (sph_type == 2):
+        raise HeaderError(f"header word 0 = {w0:#010x}: SPH type {SPH_TYPES[sph_type]} does not go with shader "
+                          f"type {kind}", field="code", offset=0)
+    if kind not in ("vertex", "fragment"):
+        raise HeaderError(f"{kind} programs are not translated yet", field="stage")
+    if kind != stage:
+        raise HeaderError(f"header is for a {kind} program, the request says {stage}", field="stage")
+    words = struct.unpack_from(f"<{size // 4}I", code)
+    sys_in = _bits(words, 160, 32)
+    inputs = {4 * i for i in range(32) if sys_in >> i & 1}
+    interp: list[tuple[int, str]] = []
+    outputs: set[int] = set()
+    targets: tuple[int, ...] = ()
+    depth = sample_mask = False
+    if kind == "vertex":
+        gen = _bits(words, 192, 128)
+        inputs |= {GENERIC + 4 * i for i in range(128) if gen >> i & 1}
+        sys_out = _bits(words, 400, 32)
+        outputs = {4 * i for i in range(32) if sys_out >> i & 1}
+        gout = _bits(words, 432, 128)
+        outputs |= {GENERIC + 4 * i for i in range(128) if gout >> i & 1}
+    else:
+        gen = _bits(words, 192, 256)
+        for i in range(128):
+            m = gen >> (2 * i) & 3
+            if m:
+                inputs.add(GENERIC + 4 * i)
+                interp.append((GENERIC + 4 * i, INTERP[m]))
+        t = _bits(words, 576, 32)
+        targets = tuple(t >> (4 * k) & 0xF for k in range(8))
+        sample_mask, depth = bool(_bits(words, 608, 1)), bool(_bits(words, 609, 1))
+    return Header(kind, version, size, bool(w0 >> 15 & 1), frozenset(inputs), frozenset(outputs), tuple(interp),
+                  targets, depth, sample_mask)
+
+
+def build(stage: str, inputs: dict[int, str] | set[int] = frozenset(), outputs: set[int] = frozenset(),
+          targets: tuple[int, ...] = (), version: int = 4, kills_pixels: bool = False) -> bytes:
+    """A header for test programs and the demo's shaders (the inverse of ``parse``).  Vertex:
+    ``inputs``/``outputs`` are attribute addresses.  Fragment: ``inputs`` maps generic input
+    addresses to 'constant'/'perspective'/'linear' (position 0x70..0x7c as a system value),
+    ``targets`` the component masks of colour targets 0..7."""
+    nbits = SIZES[version] * 8
+    bits = [0] * nbits
+
+    def setf(lo: int, n: int, v: int) -> None:
+        for i in range(n):
+            bits[lo + i] = v >> i & 1
+
+    frag = stage == "fragment"
+    setf(0, 5, 2 if frag else 1)
+    setf(5, 5, version)
+    setf(10, 4, 5 if frag else 1)
+    setf(14, 1, 1 if frag else 0)
+    setf(15, 1, int(kills_pixels))
+    code = {v: k for k, v in INTERP.items()}
+    for a in inputs:
+        if a < GENERIC:
+            setf(160 + a // 4, 1, 1)
+        elif frag:
+            setf(192 + 2 * ((a - GENERIC) // 4), 2, code[inputs[a]])     # type: ignore[index]
+        else:
+            setf(192 + (a - GENERIC) // 4, 1, 1)
+    for a in outputs:
+        setf(400 + a // 4 if a < GENERIC else 432 + (a - GENERIC) // 4, 1, 1)
+    for k, m in enumerate(targets):
+        setf(576 + 4 * k, 4, m)
+    words = [sum(bits[32 * i + j] << j for j in range(32)) for i in range(nbits // 32)]
+    return struct.pack(f"<{len(words)}I", *words)

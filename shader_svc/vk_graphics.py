@@ -1,0 +1,266 @@
+"""Draw with a translated vertex + fragment program on a real Vulkan device (lavapipe on CI)
+through the ``vulkan`` binding: used to check graphics translations against a numpy reference.
+
+The descriptor layout is the GPU process's (set 0, bindings 0-3 uniform blocks, 4-7 combined
+image samplers; an ordinary descriptor set here instead of push descriptors), so a program that
+draws here binds the same way there.  One colour target, RGBA8 unorm; vertex attributes are
+vec4 float (R32G32B32A32_SFLOAT) at location N, offset 16*N in one interleaved buffer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import vulkan as vk
+
+from nxrecomp.errors import NxError
+
+COLOR_FORMAT = vk.VK_FORMAT_R8G8B8A8_UNORM
+STAGES = vk.VK_SHADER_STAGE_VERTEX_BIT | vk.VK_SHADER_STAGE_FRAGMENT_BIT
+
+
+@dataclass
+class _Buf:
+    handle: object
+    memory: object
+    size: int
+
+
+@dataclass
+class Texture:
+    """An RGBA8 2D texture: ``texels`` uint8 (h, w, 4); nearest or linear filtering, clamped."""
+    texels: np.ndarray
+    linear: bool = False
+
+
+class GraphicsDevice:
+    def __init__(self) -> None:
+        app = vk.VkApplicationInfo(pApplicationName="nxrecomp-shader-gfx", apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
+        self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+        phys = vk.vkEnumeratePhysicalDevices(self.instance)
+        if not phys:
+            raise NxError("no Vulkan device")
+        self.phys = phys[0]
+        fams = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.phys)
+        self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_GRAPHICS_BIT)
+        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
+        f13 = vk.VkPhysicalDeviceVulkan13Features(dynamicRendering=vk.VK_TRUE)
+        self.device = vk.vkCreateDevice(self.phys, vk.VkDeviceCreateInfo(
+            pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo]), None)
+        self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)
+        self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.phys)
+        self._owned: list[tuple] = []       # (destroy function, handle), destroyed in reverse
+        bindings = [vk.VkDescriptorSetLayoutBinding(
+            binding=b, descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4
+            else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=1, stageFlags=STAGES)
+            for b in range(8)]
+        self.set_layout = self._own(vk.vkDestroyDescriptorSetLayout, vk.vkCreateDescriptorSetLayout(
+            self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=8, pBindings=bindings), None))
+        self.layout = self._own(vk.vkDestroyPipelineLayout, vk.vkCreatePipelineLayout(
+            self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[self.set_layout]), None))
+
+    def _own(self, destroy, handle):
+        self._owned.append((destroy, handle))
+        return handle
+
+    def name(self) -> str:
+        return vk.vkGetPhysicalDeviceProperties(self.phys).deviceName
+
+    # --- memory ----------------------------------------------------------------------------------
+    def _memory(self, req, host: bool):
+        want = (vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) if host else 0
+        idx = next(i for i in range(self.mem_props.memoryTypeCount)
+                   if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want)
+        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(allocationSize=req.size,
+                                                                       memoryTypeIndex=idx), None)
+        return self._own(vk.vkFreeMemory, mem)
+
+    def _buffer(self, size: int, usage: int, data: bytes | None = None) -> _Buf:
+        size = max(size, 16)
+        h = self._own(vk.vkDestroyBuffer, vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(
+            size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None))
+        mem = self._memory(vk.vkGetBufferMemoryRequirements(self.device, h), host=True)
+        vk.vkBindBufferMemory(self.device, h, mem, 0)
+        b = _Buf(h, mem, size)
+        if data:
+            p = vk.vkMapMemory(self.device, mem, 0, size, 0)
+            p[:len(data)] = data
+            vk.vkUnmapMemory(self.device, mem)
+        return b
+
+    def _read(self, b: _Buf) -> bytes:
+        p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
+        out = bytes(p[:b.size])
+        vk.vkUnmapMemory(self.device, b.memory)
+        return out
+
+    def _image(self, w: int, h: int, usage: int):
+        img = self._own(vk.vkDestroyImage, vk.vkCreateImage(self.device, vk.VkImageCreateInfo(
+            imageType=vk.VK_IMAGE_TYPE_2D, format=COLOR_FORMAT, extent=vk.VkExtent3D(w, h, 1), mipLevels=1,
+            arrayLayers=1, samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL, usage=usage,
+            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None))
+        mem = self._memory(vk.vkGetImageMemoryRequirements(self.device, img), host=False)
+        vk.vkBindImageMemory(self.device, img, mem, 0)
+        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=1)
+        view = self._own(vk.vkDestroyImageView, vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
+            image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=COLOR_FORMAT, subresourceRange=rng), None))
+        return img, view
+
+    @staticmethod
+    def _barrier(cb, img, old: int, new: int, src_stage: int, dst_stage: int, src_access: int, dst_access: int):
+        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=1)
+        b = vk.VkImageMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access, oldLayout=old, newLayout=new,
+                                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img, subresourceRange=rng)
+        vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, None, 0, None, 1, [b])
+
+    # --- drawing -----------------------------------------------------------------------------------
+    def draw(self, vertex_spirv: bytes, fragment_spirv: bytes, vertices: np.ndarray, size: tuple[int, int],
+             uniforms: dict[int, bytes] | None = None, textures: dict[int, Texture] | None = None,
+             clear: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0),
+             topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST) -> np.ndarray:
+        """Draw ``vertices`` (float32, (n, attributes, 4)) into a ``size`` = (w, h) target
+        cleared to ``clear``; ``uniforms``: binding (0..3) -> bytes; ``textures``: slot (0..3) ->
+        Texture at binding 4 + slot.  Returns the target as uint8 (h, w, 4)."""
+        d = self.device
+        w, h = size
+        verts = np.ascontiguousarray(vertices, dtype=np.float32)
+        n, nattr = verts.shape[0], verts.shape[1]
+        vbuf = self._buffer(verts.nbytes, vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, verts.tobytes())
+        target, tview = self._image(w, h, vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT)
+        readback = self._buffer(w * h * 4, vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+        vmod = self._own(vk.vkDestroyShaderModule, vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(
+            codeSize=len(vertex_spirv), pCode=vertex_spirv), None))
+        fmod = self._own(vk.vkDestroyShaderModule, vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(
+            codeSize=len(fragment_spirv), pCode=fragment_spirv), None))
+        pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h))
+
+        pool = self._own(vk.vkDestroyDescriptorPool, vk.vkCreateDescriptorPool(d, vk.VkDescriptorPoolCreateInfo(
+            maxSets=1, poolSizeCount=2, pPoolSizes=[
+                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptorCount=4),
+                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=4)]), None))
+        ds = vk.vkAllocateDescriptorSets(d, vk.VkDescriptorSetAllocateInfo(
+            descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[self.set_layout]))[0]
+        writes = []
+        # every binding gets a descriptor (lavapipe crashes on a bound set with unwritten ones):
+        # what the caller gave, otherwise a small zero block / a 1x1 black texture
+        uniforms = {b: (uniforms or {}).get(b, bytes(16)) for b in range(4)} | (uniforms or {})
+        textures = {s: (textures or {}).get(s, Texture(np.zeros((1, 1, 4), np.uint8))) for s in range(4)} \
+            | (textures or {})
+        for b, data in uniforms.items():
+            if b not in range(4):
+                raise NxError(f"uniform binding {b} is not 0..3")
+            ub = self._buffer(len(data), vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, data)
+            writes.append(vk.VkWriteDescriptorSet(dstSet=ds, dstBinding=b, descriptorCount=1,
+                                                  descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+                                                  pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=ub.handle, offset=0,
+                                                                                         range=ub.size)]))
+        cpool = self._own(vk.vkDestroyCommandPool, vk.vkCreateCommandPool(
+            d, vk.VkCommandPoolCreateInfo(queueFamilyIndex=self.qfam), None))
+        cb = vk.vkAllocateCommandBuffers(d, vk.VkCommandBufferAllocateInfo(
+            commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+        vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
+        for slot, tex in textures.items():
+            if slot not in range(4):
+                raise NxError(f"texture slot {slot} is not 0..3")
+            view, sampler = self._texture(cb, tex)
+            writes.append(vk.VkWriteDescriptorSet(
+                dstSet=ds, dstBinding=4 + slot, descriptorCount=1,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                pImageInfo=[vk.VkDescriptorImageInfo(sampler=sampler, imageView=view,
+                                                     imageLayout=vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)]))
+        if writes:
+            vk.vkUpdateDescriptorSets(d, len(writes), writes, 0, None)
+        self._barrier(cb, target, vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                      vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+                      0, vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT)
+        att = vk.VkRenderingAttachmentInfo(imageView=tview, imageLayout=vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                                           loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
+                                           storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
+                                           clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))))
+        vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(renderArea=vk.VkRect2D(vk.VkOffset2D(0, 0), vk.VkExtent2D(w, h)),
+                                                      layerCount=1, colorAttachmentCount=1, pColorAttachments=[att]))
+        vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, pipe)
+        vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.layout, 0, 1, [ds], 0, None)
+        vk.vkCmdBindVertexBuffers(cb, 0, 1, [vbuf.handle], [0])
+        vk.vkCmdDraw(cb, n, 1, 0, 0)
+        vk.vkCmdEndRendering(cb)
+        self._barrier(cb, target, vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                      vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+                      vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, vk.VK_ACCESS_TRANSFER_READ_BIT)
+        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
+                                      imageSubresource=vk.VkImageSubresourceLayers(
+                                          aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0,
+                                          layerCount=1),
+                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(w, h, 1))
+        vk.vkCmdCopyImageToBuffer(cb, target, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.handle, 1, [region])
+        vk.vkEndCommandBuffer(cb)
+        fence = vk.vkCreateFence(d, vk.VkFenceCreateInfo(), None)
+        vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], fence)
+        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 10**10)
+        vk.vkDestroyFence(d, fence, None)
+        return np.frombuffer(self._read(readback)[:w * h * 4], dtype=np.uint8).reshape(h, w, 4).copy()
+
+    def _texture(self, cb, tex: Texture):
+        t = np.ascontiguousarray(tex.texels, dtype=np.uint8)
+        th, tw = t.shape[:2]
+        staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
+        img, view = self._image(tw, th, vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
+        self._barrier(cb, img, vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                      vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                      vk.VK_ACCESS_TRANSFER_WRITE_BIT)
+        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
+                                      imageSubresource=vk.VkImageSubresourceLayers(
+                                          aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0,
+                                          layerCount=1),
+                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(tw, th, 1))
+        vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
+        self._barrier(cb, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                      vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
+                      vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_ACCESS_SHADER_READ_BIT)
+        filt = vk.VK_FILTER_LINEAR if tex.linear else vk.VK_FILTER_NEAREST
+        clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
+        sampler = self._own(vk.vkDestroySampler, vk.vkCreateSampler(self.device, vk.VkSamplerCreateInfo(
+            magFilter=filt, minFilter=filt, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, addressModeU=clamp,
+            addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
+        return view, sampler
+
+    def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int):
+        # named variables: the binding loses pName when these are built inline (TOOLCHAIN.md)
+        vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
+        fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
+        # every nested record named too: cffi frees an inline one before the call reads it
+        vbind = [vk.VkVertexInputBindingDescription(binding=0, stride=16 * nattr,
+                                                    inputRate=vk.VK_VERTEX_INPUT_RATE_VERTEX)]
+        vattr = [vk.VkVertexInputAttributeDescription(location=i, binding=0, format=vk.VK_FORMAT_R32G32B32A32_SFLOAT,
+                                                      offset=16 * i) for i in range(nattr)]
+        vin = vk.VkPipelineVertexInputStateCreateInfo(
+            vertexBindingDescriptionCount=1, pVertexBindingDescriptions=vbind,
+            vertexAttributeDescriptionCount=nattr, pVertexAttributeDescriptions=vattr)
+        ia = vk.VkPipelineInputAssemblyStateCreateInfo(topology=topology)
+        viewports = [vk.VkViewport(x=0.0, y=0.0, width=float(w), height=float(h), minDepth=0.0, maxDepth=1.0)]
+        scissors = [vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h))]
+        vp = vk.VkPipelineViewportStateCreateInfo(viewportCount=1, pViewports=viewports, scissorCount=1,
+                                                  pScissors=scissors)
+        rs = vk.VkPipelineRasterizationStateCreateInfo(polygonMode=vk.VK_POLYGON_MODE_FILL,
+                                                       cullMode=vk.VK_CULL_MODE_NONE,
+                                                       frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE, lineWidth=1.0)
+        ms = vk.VkPipelineMultisampleStateCreateInfo(rasterizationSamples=vk.VK_SAMPLE_COUNT_1_BIT)
+        att = [vk.VkPipelineColorBlendAttachmentState(blendEnable=vk.VK_FALSE, colorWriteMask=0xF)]
+        cbs = vk.VkPipelineColorBlendStateCreateInfo(attachmentCount=1, pAttachments=att)
+        formats = [COLOR_FORMAT]
+        rendering = vk.VkPipelineRenderingCreateInfo(colorAttachmentCount=1, pColorAttachmentFormats=formats)
+        stages = [vstage, fstage]
+        info = vk.VkGraphicsPipelineCreateInfo(
+            pNext=rendering, stageCount=2, pStages=stages, pVertexInputState=vin, pInputAssemblyState=ia,
+            pViewportState=vp, pRasterizationState=rs, pMultisampleState=ms, pColorBlendState=cbs,
+            layout=self.layout)
+        return vk.vkCreateGraphicsPipelines(self.device, None, 1, [info], None)[0]
+
+    def close(self) -> None:
+        vk.vkDeviceWaitIdle(self.device)
+        for destroy, h in reversed(self._owned):
+            destroy(self.device, h, None)
+        self._owned.clear()
+        vk.vkDestroyDevice(self.device, None)
+        vk.vkDestroyInstance(self.instance, None)
