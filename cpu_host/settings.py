@@ -17,6 +17,9 @@ SETTINGS = [
     Setting("cpu_host", "input_script", "", "scripted gamepad input for headless runs (see cpu_host/horizon/hle/hid.py)"),
     Setting("cpu_host", "language", "en-US", "the system language nn::settings and nn::oe report"),
     Setting("cpu_host", "docked", True, "operation mode: docked (console) or handheld", parse_bool),
+    Setting("cpu_host", "max_frames", 0, "ask the game to exit (nn::oe exit request) after this many presented "
+            "frames; 0: never", int),
+    Setting("cpu_host", "frame_times_file", "", "write the time between presents (ms, one per line) here at exit"),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

@@ -1,8 +1,7 @@
-"""``nxrecomp demo``: the README's main job.
-
-Until the demo game lands (examples/demo), the main job recompiles a real program nobody here
-wrote — Debian 12's arm64 ``busybox-static`` — to x86-64, runs a few of its applets natively
-through the CPU host, and, where ``qemu-aarch64`` is installed, checks each output against it.
+"""``nxrecomp busybox-demo``: recompile a real program nobody here wrote — Debian 12's arm64
+``busybox-static`` — to x86-64, run a few of its applets natively through the CPU host, and,
+where ``qemu-aarch64`` is installed, check each output against it.  (The README's main job,
+``nxrecomp demo``, plays the demo game: nxrecomp/demo_job.py.)
 """
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ SCRIPT = [
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="the main job: recompile Debian's arm64 busybox and run it (until the demo game lands)")
+    p = sub.add_parser("busybox-demo", help="recompile Debian's arm64 busybox and run a few applets, checked against qemu")
     p.add_argument("--out", help="bundle folder (default: <cache_dir>/bundles/busybox-arm64)")
     p.set_defaults(func=_demo)
 

@@ -108,6 +108,19 @@ def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
     return services
 
 
+def write_frame_times(services: Services) -> None:
+    """Milliseconds between presents, one per line, where cpu_host.frame_times_file says."""
+    from nxrecomp import settings
+
+    path = settings.get("cpu_host", "frame_times_file")
+    if not path:
+        return
+    t = services.nvn.present_times
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text("".join(f"{(b - a) * 1000:.3f}\n" for a, b in zip(t, t[1:])))
+    os.replace(tmp, path)
+
+
 def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) -> int:
     """Run the bundle until the guest exits; returns the exit status (0, or 134 after a crash
     report on stderr)."""
@@ -148,6 +161,7 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     if handle == 0:
         raise NxError("cannot start the main thread")
     how = lib.nx_hz_wait_exit()
+    write_frame_times(services)
     if how != EXIT_CRASH:
         return 0
     crash = ffi.new("HzCrash *")

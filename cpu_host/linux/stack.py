@@ -17,11 +17,13 @@ AT_SECURE, AT_RANDOM, AT_HWCAP2, AT_EXECFN = 23, 25, 26, 31
 
 HWCAP_FP = 1 << 0
 HWCAP_ASIMD = 1 << 1
+HWCAP_AES, HWCAP_PMULL, HWCAP_SHA1, HWCAP_SHA2, HWCAP_CRC32 = 1 << 3, 1 << 4, 1 << 5, 1 << 6, 1 << 7
 HWCAP_CPUID = 1 << 11
-# Only what every AArch64 core has: glibc's IFUNC resolvers then pick the plain variants, and
-# the lifter needs no optional extension (LSE atomics, SVE, ...).  The lead widens this as the
-# lifter implements more (a bit claimed here must be lifted exactly).
-HWCAP_DEFAULT = HWCAP_FP | HWCAP_ASIMD
+# What the lifter implements exactly (each checked against Unicorn in tests/recompiler/
+# test_unicorn.py: classes crypto_aes, crypto_pmull, crypto_sha, dp2 for CRC32): FP, ASIMD and
+# the Armv8.0 cryptography and CRC32 extensions (Switch 1's Cortex-A57 has them too).  Nothing
+# optional beyond that (LSE atomics, SVE, SHA512/SHA3, ...): a bit claimed here must be lifted.
+HWCAP_DEFAULT = HWCAP_FP | HWCAP_ASIMD | HWCAP_AES | HWCAP_PMULL | HWCAP_SHA1 | HWCAP_SHA2 | HWCAP_CRC32
 PAGE_SIZE = 4096
 
 

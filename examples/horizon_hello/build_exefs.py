@@ -33,22 +33,31 @@ def _zig(*args: str, cwd: Path) -> None:
         raise NxError(f"zig {args[0]} failed: {r.stderr.strip()[-2000:]}")
 
 
-def link_module(sources: list[Path], out: Path) -> Path:
-    """Compile ``sources`` and link them into a Switch-style shared module at ``out``."""
+# A program that computes in floating point (the demo game) is built with FP/SIMD registers, and
+# without fused multiply-adds, so a native build of the same C computes the same floats.
+FP_CFLAGS = [f for f in CFLAGS if f != "-mgeneral-regs-only"] + ["-ffp-contract=off"]
+
+
+def link_module(sources: list[Path], out: Path, fp_sources: tuple[Path, ...] = ()) -> Path:
+    """Compile ``sources`` and link them into a Switch-style shared module at ``out``; the ones
+    in ``fp_sources`` may use floating point."""
     work = out.parent
     objs = []
     for src in sources:
         obj = work / f"{out.stem}.{src.stem}.o"
-        _zig("cc", *CFLAGS, "-c", str(src), "-o", str(obj), cwd=SDK)
+        flags = FP_CFLAGS if src in fp_sources else CFLAGS
+        _zig("cc", *flags, "-c", str(src), "-o", str(obj), cwd=SDK)
         objs.append(str(obj))
     _zig("ld.lld", "-shared", "-T", str(SDK / "module.ld"), "--build-id=sha1", "--hash-style=both",
          "-z", "notext", *objs, "-o", str(out), cwd=work)
     return out
 
 
-def build_exefs(program: str | os.PathLike, out_dir: str | os.PathLike, npdm: NpdmSpec | None = None) -> Path:
+def build_exefs(program: str | os.PathLike, out_dir: str | os.PathLike, npdm: NpdmSpec | None = None,
+                fp: bool = False) -> Path:
     """Write ``main``, ``sdk`` and ``main.npdm`` for ``program`` (a C file, or the name of one
-    in ``programs/``) into ``out_dir``; the ELF files go to ``out_dir/../<name>.elf``."""
+    in ``programs/``) into ``out_dir``; the ELF files go to ``out_dir/../<name>.elf``.  With
+    ``fp`` the program may use floating point and SIMD registers."""
     src = Path(program)
     if not src.suffix:
         src = PROGRAMS / f"{src}.c"
@@ -56,7 +65,7 @@ def build_exefs(program: str | os.PathLike, out_dir: str | os.PathLike, npdm: Np
     out.mkdir(parents=True, exist_ok=True)
     work = out.parent / f"{out.name}.build"
     work.mkdir(exist_ok=True)
-    main_elf = link_module([SDK / "crt0_main.s", src], work / "main.elf")
+    main_elf = link_module([SDK / "crt0_main.s", src], work / "main.elf", (src,) if fp else ())
     sdk_elf = link_module([SDK / "crt0_module.s", SDK / "svc.s", SDK / "sdk.c"], work / "sdk.elf")
     for name, elf in (("main", main_elf), ("sdk", sdk_elf)):
         data = elf_to_nso(elf.read_bytes(), str(elf), name=name)

@@ -67,7 +67,8 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
                    SaveStore(Path(settings.get("cpu_host", "save_dir")).expanduser()))
     clock = ClockService(bool(settings.get("cpu_host", "deterministic")), counter)
     hid = HidService.from_file(input_script if input_script is not None else settings.get("cpu_host", "input_script"))
-    system = SystemService(settings.get("cpu_host", "language"), bool(settings.get("cpu_host", "docked")))
+    system = SystemService(settings.get("cpu_host", "language"), bool(settings.get("cpu_host", "docked")),
+                           frames=lambda: hid.frame, max_frames=int(settings.get("cpu_host", "max_frames")))
     nvn = NvnService(connect=connect_gpu, translate=translate_shader, on_present=hid.advance_frame)
     reg = Registry()
     for s in (fs, clock, hid, system, nvn):

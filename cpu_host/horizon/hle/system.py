@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Callable
 
 from cpu_host.horizon.hle.abi import Call
 from cpu_host.horizon.hle.registry import HostFunction
@@ -20,10 +21,26 @@ def language_code(tag: str) -> int:
     return int.from_bytes(b.ljust(8, b"\0"), "little")
 
 
+MESSAGE_EXIT_REQUEST = 4      # the applet message asking the application to exit
+
+
 @dataclass
 class SystemService:
     language: str
     docked: bool
+    frames: Callable[[], int] = lambda: 0     # frames presented so far
+    max_frames: int = 0                        # >0: ask the game to exit once this many were presented
+    exit_sent: bool = False
+
+    def pop_message(self, c: Call) -> int:
+        """nn::oe::TryPopNotificationMessage: an exit request once the run's frame budget is spent
+        (settings cpu_host.max_frames, or the demo's --frames), as the system sends one when
+        the player closes the game."""
+        if self.max_frames and not self.exit_sent and self.frames() >= self.max_frames:
+            self.exit_sent = True
+            c.u32(c.arg(0), MESSAGE_EXIT_REQUEST, "message out")
+            return 1
+        return 0
 
     def get_language_code(self, c: Call) -> int:
         c.u64(c.arg(0), language_code(self.language), "GetLanguageCode out")
@@ -55,4 +72,6 @@ class SystemService:
             F("_ZN2nn2oe16GetOperationModeEv", "nn::oe::GetOperationMode()", self.operation_mode),
             F("_ZN2nn2oe18GetPerformanceModeEv", "nn::oe::GetPerformanceMode()", self.performance_mode),
             F("_ZN2nn3err9ShowErrorENS_6ResultE", "nn::err::ShowError(nn::Result)", self.show_error),
+            F("_ZN2nn2oe26TryPopNotificationMessageEPj", "nn::oe::TryPopNotificationMessage(uint32_t*)",
+              self.pop_message),
         ]

@@ -63,6 +63,8 @@ void nnoeInitialize(void) __asm__("_ZN2nn2oe10InitializeEv");
 int nnoeGetOperationMode(void) __asm__("_ZN2nn2oe16GetOperationModeEv");
 int nnoeGetPerformanceMode(void) __asm__("_ZN2nn2oe18GetPerformanceModeEv");
 void nnerrShowError(NnResult r) __asm__("_ZN2nn3err9ShowErrorENS_6ResultE");
+#define NN_OE_MESSAGE_EXIT_REQUEST 4
+int nnoeTryPopNotificationMessage(uint32_t *message) __asm__("_ZN2nn2oe26TryPopNotificationMessageEPj");
 
 /* nn::hid */
 typedef struct {

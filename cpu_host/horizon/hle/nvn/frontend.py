@@ -17,6 +17,7 @@ import logging
 import os
 import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -68,6 +69,7 @@ class NvnService:
     commands: dict[int, list[tuple]] = field(default_factory=dict)   # command handle -> packets
     frame: int = 0
     proc_addresses: dict[str, int] = field(default_factory=dict)
+    present_times: list[float] = field(default_factory=list)   # time.monotonic() of each present
 
     # -- helpers --------------------------------------------------------------------------
     def _new(self, c: Call, arg: int, obj_factory: Callable[[int], Any]) -> Any:
@@ -535,6 +537,7 @@ class NvnService:
             if not 0 <= i < len(w.textures):
                 raise GuestError(f"nvnQueuePresentTexture: index {i} of {len(w.textures)} textures")
             self.frame += 1
+            self.present_times.append(time.monotonic())
             q.pending.append((P.OP_PRESENT, self.frame, w.textures[i].id))
             self._flush(q)
         self.on_present()

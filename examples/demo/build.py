@@ -1,0 +1,64 @@
+"""Build the demo game: ``main`` (game/demo.c) and ``sdk`` NSOs + ``main.npdm`` (an ExeFS, as a
+user would dump one) and its RomFS (textures and shaders made by ``assets`` and ``shaders``).
+
+``python -m examples.demo.build OUT_DIR [--shaders spirv|sm86]`` writes ``OUT_DIR/exefs/`` and
+``OUT_DIR/romfs.bin``."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from examples.demo import assets
+from examples.horizon_hello.build_exefs import build_exefs
+from recompiler.formats.pack_npdm import NpdmSpec
+from recompiler.formats.pack_romfs import pack_romfs
+
+HERE = Path(__file__).resolve().parent
+PROGRAM_ID = 0x0100DE0000000000
+SHADER_KINDS = ("spirv", "sm86")
+
+
+def shader_files(kind: str) -> dict[str, bytes]:
+    if kind not in SHADER_KINDS:
+        raise ValueError(f"shader kind {kind!r} (known: {', '.join(SHADER_KINDS)})")
+    try:
+        from examples.demo.shaders.build import romfs_shaders
+    except ImportError:        # the SM86 sources are not there: SPIR-V from the GLSL
+        romfs_shaders = None
+    if romfs_shaders is not None:
+        return {k: v for k, v in romfs_shaders(kind).items() if "scene" in k or k.endswith("/arch")}
+    if kind != "spirv":
+        raise ValueError("SM86 shader sources are not available in this checkout")
+    from cpu_host.gpu_client.shaders import compile_glsl
+
+    return {"/shaders/arch": b"spirv",
+            "/shaders/scene.vs": compile_glsl((HERE / "shaders" / "scene.vert").read_text(), "vert"),
+            "/shaders/scene.fs": compile_glsl((HERE / "shaders" / "scene.frag").read_text(), "frag")}
+
+
+def build(out_dir: str | os.PathLike, shaders: str = "spirv") -> tuple[Path, Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    exefs = build_exefs(HERE / "game" / "demo.c", out / "exefs",
+                        NpdmSpec(name="demo", program_id=PROGRAM_ID, main_thread_priority=44, main_thread_core=0),
+                        fp=True)
+    romfs = out / "romfs.bin"
+    tmp = out / "romfs.bin.tmp"
+    tmp.write_bytes(pack_romfs(assets.romfs_files(shader_files(shaders))))
+    os.replace(tmp, romfs)
+    return exefs, romfs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out_dir")
+    ap.add_argument("--shaders", default="spirv", choices=SHADER_KINDS)
+    a = ap.parse_args()
+    print(*build(a.out_dir, a.shaders))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""``nxrecomp demo``: the README's main job.  Builds the demo game (examples/demo: a C program
+for AArch64 with our guest SDK, packaged as an ExeFS and a RomFS), recompiles it, and plays it
+through every process under the supervisor: shader service, GPU process, CPU host.  Headless
+(no display) it writes frames, and at the end a short report: frames, frame times, the state
+checksum, and a frame-time chart."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from nxrecomp.errors import NxError
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_INPUT = ROOT / "examples" / "demo" / "input" / "default.txt"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="the main job: build, recompile and play the demo game through every process")
+    p.add_argument("--frames", type=int, default=600, help="frames to play before the game is asked to exit (600)")
+    p.add_argument("--input", default=str(DEFAULT_INPUT), help="scripted gamepad input (default: the demo's tour)")
+    p.add_argument("--record", help="record the GPU command stream to this file (nxrecomp replay plays it)")
+    p.add_argument("--screenshot-every", type=int, default=100, metavar="N",
+                   help="keep every Nth frame as a PNG in OUT/screenshots (0: none)")
+    p.add_argument("--shaders", default="spirv", choices=("spirv", "sm86"),
+                   help="the shader code the game carries (sm86: Ampere machine code for the shader service)")
+    p.add_argument("--out", default="demo-out", help="folder for the build, bundle, frames and report (demo-out)")
+    p.set_defaults(func=_demo)
+
+
+def _lines(log: str) -> tuple[list[tuple[int, str, int]], list[str]]:
+    frames, other = [], []
+    for line in log.splitlines():
+        if not line.startswith("cpu "):
+            continue
+        text = line.split("| ", 1)[1]
+        parts = text.split()
+        if len(parts) == 6 and parts[0] == "frame" and parts[2] == "state":
+            frames.append((int(parts[1]), parts[3], int(parts[5])))
+        else:
+            other.append(text)
+    return frames, other
+
+
+def _demo(a: argparse.Namespace) -> int:
+    from examples.demo.build import build
+    from nxrecomp.plot import frame_time_chart
+    from nxrecomp.supervise_bundle import bundle_specs
+    from nxrecomp.supervisor import Supervisor
+    from recompiler.horizon import recompile_exefs
+
+    if a.frames < 1:
+        raise NxError("--frames must be at least 1")
+    script = Path(a.input)
+    if not script.is_file():
+        raise NxError("no such input script", path=str(script))
+    out = Path(a.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    print(f"building the demo game (ExeFS + RomFS, shaders: {a.shaders}) in {out / 'build'}", flush=True)
+    exefs, romfs = build(out / "build", a.shaders)
+    print("recompiling it (AArch64 -> C -> x86-64)", flush=True)
+    m = recompile_exefs(exefs, out / "bundle", romfs=romfs)
+    print(f"  {m['stats']['functions']} functions in {time.monotonic() - t0:.1f}s", flush=True)
+
+    run_dir = out / "run"
+    shutil.rmtree(run_dir, ignore_errors=True)
+    run_dir.mkdir()
+    if len(str(run_dir)) > 90:
+        raise NxError("output path too long for UNIX socket names (keep it under 80 characters)", path=str(out))
+    frames_dir = out / "frames"
+    shutil.rmtree(frames_dir, ignore_errors=True)
+    specs = bundle_specs(out / "bundle", run_dir, frames_dir=str(frames_dir), record=a.record)
+    times_file = run_dir / "frame_times.txt"
+    specs[-1].env.update({"NXRECOMP_CPU_HOST_MAX_FRAMES": str(a.frames), "NXRECOMP_CPU_HOST_INPUT_SCRIPT": str(script),
+                          "NXRECOMP_CPU_HOST_FRAME_TIMES_FILE": str(times_file),
+                          "NXRECOMP_CPU_HOST_DETERMINISTIC": "1"})
+    print(f"playing {a.frames} frames headless (shader service, GPU process, CPU host); logs: {run_dir / 'run.log'}",
+          flush=True)
+    rc = Supervisor(specs, run_dir / "run.log").run(install_signals=True)
+    frames, other = _lines((run_dir / "run.log").read_text())
+    ms = [float(x) for x in times_file.read_text().split()] if times_file.exists() else []
+    shots = out / "screenshots"
+    shutil.rmtree(shots, ignore_errors=True)
+    shots.mkdir()
+    if a.screenshot_every > 0:
+        for f in range(a.screenshot_every, len(frames) + 1, a.screenshot_every):
+            src = frames_dir / f"frame_{f:06d}.png"
+            if src.exists():
+                shutil.copy(src, shots / src.name)
+    chart = out / "frame_times.png"
+    frame_time_chart(ms, chart)
+    report = {
+        "exit_status": rc, "frames": len(frames), "final_state": frames[-1][1] if frames else None,
+        "score": frames[-1][2] if frames else None,
+        "states": [s for _, s, _ in frames],
+        "frame_ms": {"mean": round(statistics.fmean(ms), 2) if ms else None,
+                     "p50": round(statistics.median(ms), 2) if ms else None,
+                     "p99": round(sorted(ms)[int(0.99 * (len(ms) - 1))], 2) if ms else None},
+        "game_said": other, "frames_dir": str(frames_dir), "screenshots": str(shots), "chart": str(chart),
+        "log": str(run_dir / "run.log"), "record": a.record,
+    }
+    tmp = out / "report.json.tmp"
+    tmp.write_text(json.dumps(report, indent=1))
+    os.replace(tmp, out / "report.json")
+    print(f"\n{len(frames)} frames played (exit status {rc}); final state {report['final_state']}, "
+          f"score {report['score']}")
+    if ms:
+        print(f"frame time: mean {report['frame_ms']['mean']} ms, p50 {report['frame_ms']['p50']} ms, "
+              f"p99 {report['frame_ms']['p99']} ms")
+    for line in other:
+        print(f"  game: {line}")
+    print(f"frames: {frames_dir}\nscreenshots: {shots}\nframe-time chart: {chart}\nreport: {out / 'report.json'}")
+    return 0 if rc == 0 and len(frames) == a.frames else 1
