@@ -20,6 +20,9 @@ SETTINGS = [
     Setting("cpu_host", "max_frames", 0, "ask the game to exit (nn::oe exit request) after this many presented "
             "frames; 0: never", int),
     Setting("cpu_host", "frame_times_file", "", "write the time between presents (ms, one per line) here at exit"),
+    Setting("cpu_host", "relay", "", "co-op relay HOST:PORT (empty: play alone)"),
+    Setting("cpu_host", "relay_token", "", "this player's join token (nxrecomp relay token ...; --host opens the room)"),
+    Setting("cpu_host", "relay_password", "", "the room's password, if it has one"),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="keep every Nth frame as a PNG in OUT/screenshots (0: none)")
     p.add_argument("--shaders", default="spirv", choices=("spirv", "sm86"),
                    help="the shader code the game carries (sm86: Ampere machine code for the shader service)")
+    p.add_argument("--relay", metavar="HOST:PORT", help="play co-op through this relay (the other players appear)")
+    p.add_argument("--coop-token", help="this player's join token (nxrecomp relay token --room R --player P [--host])")
+    p.add_argument("--coop-password", default="", help="the room's password, if it has one")
     p.add_argument("--out", default="demo-out", help="folder for the build, bundle, frames and report (demo-out)")
     p.set_defaults(func=_demo)
 
@@ -56,6 +59,8 @@ def _demo(a: argparse.Namespace) -> int:
 
     if a.frames < 1:
         raise NxError("--frames must be at least 1")
+    if a.relay and not a.coop_token:
+        raise NxError("--relay needs --coop-token (nxrecomp relay token --room R --player P [--host])")
     script = Path(a.input)
     if not script.is_file():
         raise NxError("no such input script", path=str(script))
@@ -80,6 +85,9 @@ def _demo(a: argparse.Namespace) -> int:
     specs[-1].env.update({"NXRECOMP_CPU_HOST_MAX_FRAMES": str(a.frames), "NXRECOMP_CPU_HOST_INPUT_SCRIPT": str(script),
                           "NXRECOMP_CPU_HOST_FRAME_TIMES_FILE": str(times_file),
                           "NXRECOMP_CPU_HOST_DETERMINISTIC": "1"})
+    if a.relay:
+        specs[-1].env.update({"NXRECOMP_CPU_HOST_RELAY": a.relay, "NXRECOMP_CPU_HOST_RELAY_TOKEN": a.coop_token,
+                              "NXRECOMP_CPU_HOST_RELAY_PASSWORD": a.coop_password})
     print(f"playing {a.frames} frames headless (shader service, GPU process, CPU host); logs: {run_dir / 'run.log'}",
           flush=True)
     rc = Supervisor(specs, run_dir / "run.log").run(install_signals=True)

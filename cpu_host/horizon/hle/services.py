@@ -8,6 +8,7 @@ from typing import Any
 
 from cpu_host.horizon.hle.abi import GuestError
 from cpu_host.horizon.hle.clock import ClockService
+from cpu_host.horizon.hle.coop import CoopService
 from cpu_host.horizon.hle.fs import FsService
 from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.nvn.frontend import NvnService
@@ -25,6 +26,7 @@ class Services:
     hid: HidService
     system: SystemService
     nvn: NvnService
+    coop: CoopService
 
 
 def gpu_socket_dir() -> str:
@@ -70,10 +72,12 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     system = SystemService(settings.get("cpu_host", "language"), bool(settings.get("cpu_host", "docked")),
                            frames=lambda: hid.frame, max_frames=int(settings.get("cpu_host", "max_frames")))
     nvn = NvnService(connect=connect_gpu, translate=translate_shader, on_present=hid.advance_frame)
+    coop = CoopService(settings.get("cpu_host", "relay"), settings.get("cpu_host", "relay_token"),
+                       settings.get("cpu_host", "relay_password"))
     reg = Registry()
-    for s in (fs, clock, hid, system, nvn):
+    for s in (fs, clock, hid, system, nvn, coop):
         reg.add(s.functions())
-    return Services(reg, fs, clock, hid, system, nvn)
+    return Services(reg, fs, clock, hid, system, nvn, coop)
 
 
 def proc_slots(base: int, names: list[str]) -> dict[str, int]:

@@ -18,7 +18,7 @@
 #define WIN_H 180
 #define MAP 64
 #define SLOT 256                                  /* bytes per draw's uniform block */
-#define SLOTS 96
+#define SLOTS 256                                 /* two sets of 128 draws */
 
 typedef struct { float m[16]; } Mat;             /* column-major, as GLSL's mat4 */
 
@@ -36,6 +36,31 @@ static NVNwindow window;
 static NVNsync done[2];
 static NVNbufferAddress base;
 static uint32_t best;                            /* best score: from the save, not part of the state */
+/* co-op: the other players of the room (their cubes are drawn; not part of the state) */
+#define MAX_PLAYERS 8
+static struct { int active; float x, z; } peers[MAX_PLAYERS];
+static int coop_slot = -1;
+static uint32_t coop_received;
+
+static void coop_frame(void) {
+    float pos[2] = {g.px, g.pz};
+    nxcoopSend(NXCOOP_ALL, 1, pos, sizeof pos, 0);
+    for (;;) {
+        int32_t src = -1;
+        uint32_t ch = 0;
+        float buf[2];
+        int64_t n = nxcoopReceive(&src, &ch, buf, sizeof buf);
+        if (n < 0) break;
+        if (n != (int64_t)sizeof buf || ch != 1 || src < 0 || src >= MAX_PLAYERS || src == coop_slot) continue;
+        if (!peers[src].active) hz_printf("coop: player %d appears\n", src);
+        peers[src].active = 1; peers[src].x = buf[0]; peers[src].z = buf[1];
+        coop_received++;
+    }
+    uint32_t mask = 0;
+    if (nxcoopRoster(&mask) == 0)
+        for (int i = 0; i < MAX_PLAYERS; i++)
+            if (peers[i].active && !(mask >> i & 1)) { peers[i].active = 0; hz_printf("coop: player %d left\n", i); }
+}
 
 #define POOL_SIZE (1024 * 1024)
 static uint8_t pool_mem[POOL_SIZE] __attribute__((aligned(4096)));
@@ -301,13 +326,19 @@ int hz_main(void) {
     NVNtexture *map_target[1] = {&minimap};
     static const float sky[4] = {0.35f, 0.55f, 0.85f, 1}, dark[4] = {0.1f, 0.1f, 0.15f, 1};
     static const float white[4] = {1, 1, 1, 1}, player_c[4] = {0.2f, 0.9f, 1, 1}, orb_c[4] = {1, 0.85f, 0.2f, 1};
-    static const float hud_c[4] = {1, 1, 1, 1}, map_floor[4] = {0.3f, 0.3f, 0.35f, 1};
+    static const float hud_c[4] = {1, 1, 1, 1}, map_floor[4] = {0.3f, 0.3f, 0.35f, 1}, peer_c[4] = {1, 0.3f, 0.8f, 1};
     Mat vp = camera();
     Mat ortho = translate_scale(0, 0, 0.5f, 1 / 8.0f, 0, 0);        /* minimap: world x, z -> clip x, y */
     ortho.m[9] = 1 / 8.0f;                                            /* clip y from world z; depth 0.5 */
     int64_t last_tick = nnosGetSystemTick();
     uint32_t frame_ms = 0;
     hz_printf("demo: best score so far %u\n", best);
+    if (nxcoopStatus() == 1) {
+        int32_t slot = -1;
+        uint32_t r = nxcoopConnect(&slot);
+        if (r == 0) { coop_slot = slot; hz_printf("coop: in the room as player %d\n", slot); }
+        else hz_printf("coop: cannot reach the room (error %u); playing alone\n", r);
+    }
     for (;;) {
         uint32_t msg = 0;
         if (nnoeTryPopNotificationMessage(&msg) && msg == NN_OE_MESSAGE_EXIT_REQUEST) break;
@@ -315,6 +346,7 @@ int hz_main(void) {
         nnhidGetNpadFullKeyState(&in, &npad);
         step((const SimInput *)&in);
         if (g.score > best) best = g.score;
+        if (coop_slot >= 0) coop_frame();
         int set = (int)(g.frame & 1);
         if (g.frame > 2) nvn.nvnSyncWait(&done[set], 10000000000ull);   /* this slot set's last use is done */
         slot_base = set * (SLOTS / 2);
@@ -337,27 +369,36 @@ int hz_main(void) {
         for (int i = 0; i < ORBS; i++)
             draw(mul(ortho, translate_scale(g.orb[i].x, 0, g.orb[i].z, 0.05f, 1, 0.05f)), orb_c, UV1, h_white, V_FLOOR, 6);
         draw(mul(ortho, translate_scale(g.px, 0, g.pz, 0.07f, 1, 0.07f)), player_c, UV1, h_white, V_FLOOR, 6);
+        for (int i = 0; i < MAX_PLAYERS; i++)
+            if (peers[i].active)
+                draw(mul(ortho, translate_scale(peers[i].x, 0, peers[i].z, 0.07f, 1, 0.07f)), peer_c, UV1, h_white, V_FLOOR, 6);
         /* the scene */
         nvn.nvnCommandBufferSetRenderTargets(&cmd, 1, target, 0, 0, 0);
         nvn.nvnCommandBufferSetViewport(&cmd, 0, 0, WIN_W, WIN_H);
         nvn.nvnCommandBufferClearColor(&cmd, 0, sky, 0xF);
         draw(vp, white, UV1, h_floor, V_FLOOR, 6);
         /* objects back to front (farther from the eye first) */
-        int order[ORBS + 1];
-        float dist[ORBS + 1];
-        for (int i = 0; i <= ORBS; i++) {
-            float x = i < ORBS ? g.orb[i].x : g.px, z = i < ORBS ? g.orb[i].z : g.pz;
+        /* objects: orbs 0..ORBS-1, the player ORBS, other players ORBS+1+slot */
+        int order[ORBS + 1 + MAX_PLAYERS], count = 0;
+        float dist[ORBS + 1 + MAX_PLAYERS];
+        for (int i = 0; i < ORBS + 1 + MAX_PLAYERS; i++) {
+            float x, z;
+            if (i < ORBS) { x = g.orb[i].x; z = g.orb[i].z; }
+            else if (i == ORBS) { x = g.px; z = g.pz; }
+            else if (peers[i - ORBS - 1].active) { x = peers[i - ORBS - 1].x; z = peers[i - ORBS - 1].z; }
+            else continue;
             dist[i] = x * x + (13 - 0.5f) * (13 - 0.5f) + (11 - z) * (11 - z);
-            order[i] = i;
+            order[count++] = i;
         }
-        for (int i = 1; i <= ORBS; i++)
+        for (int i = 1; i < count; i++)
             for (int j = i; j > 0 && dist[order[j]] > dist[order[j - 1]]; j--) {
                 int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
             }
-        for (int k = 0; k <= ORBS; k++) {
+        for (int k = 0; k < count; k++) {
             int i = order[k];
             if (i < ORBS) cube(vp, g.orb[i].x, 0.4f, g.orb[i].z, 0.8f, orb_c, h_orb);
-            else cube(vp, g.px, 0.5f, g.pz, 1.0f, player_c, h_white);
+            else if (i == ORBS) cube(vp, g.px, 0.5f, g.pz, 1.0f, player_c, h_white);
+            else cube(vp, peers[i - ORBS - 1].x, 0.5f, peers[i - ORBS - 1].z, 1.0f, peer_c, h_white);
         }
         /* HUD: score (left), frame time in ms (right), the minimap (bottom right) */
         nvn.nvnCommandBufferBindColorState(&cmd, &blend);
@@ -385,6 +426,10 @@ int hz_main(void) {
         nnfsCommitSaveData("save");
     }
     nnfsUnmount("save");
+    if (coop_slot >= 0) {
+        hz_printf("coop: received %u positions from other players\n", coop_received);
+        nxcoopLeave();
+    }
     hz_printf("demo: %u frames, score %u, best %u\n", g.frame, g.score, best);
     return 0;
 }

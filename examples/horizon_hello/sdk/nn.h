@@ -79,4 +79,14 @@ void nnhidSetSupportedNpadStyleSet(uint32_t styles)
 void nnhidSetSupportedNpadIdType(const uint32_t *ids, size_t count) __asm__("_ZN2nn3hid22SetSupportedNpadIdTypeEPKjm");
 void nnhidGetNpadFullKeyState(NnNpadState *out, const uint32_t *id) __asm__("_ZN2nn3hid12GetNpadStateEPNS0_16NpadFullKeyStateERKj");
 
+/* co-op through the relay (our own API, served by cpu_host/horizon/hle/coop.py; the relay,
+ * token and password are the player's settings).  Results: 0, or the client's error code. */
+#define NXCOOP_ALL (-1)
+int nxcoopStatus(void);                          /* 0 offline, 1 a relay is set, 2 connected */
+uint32_t nxcoopConnect(int32_t *slot);           /* open (host token) or join the room */
+uint32_t nxcoopSend(int dst, unsigned channel, const void *data, size_t size, int reliable);
+int64_t nxcoopReceive(int32_t *src, uint32_t *channel, void *buf, size_t cap);   /* size, or -1: none */
+uint32_t nxcoopRoster(uint32_t *mask);           /* bit s: a player sits in slot s */
+void nxcoopLeave(void);
+
 #endif
