@@ -105,3 +105,67 @@ def test_best_score_saved(run120) -> None:
 def test_600_frames(tmp_path) -> None:
     report = play(tmp_path / "out", 600, tmp_path / "saves")
     assert report["frames"] == 600 and report["states"] == native_states(600, tmp_path)
+
+
+def _gpu_pid(log: str) -> int | None:
+    pid = None
+    for line in log.splitlines():
+        if line.startswith("supervisor | gpu: started pid "):
+            pid = int(line.split()[5].rstrip(":"))
+        elif line.startswith("supervisor | gpu: standby pid ") and line.endswith("promoted"):
+            pid = int(line.split()[5])
+    return pid
+
+
+def test_survives_gpu_process_kills(tmp_path) -> None:
+    """SIGKILL the GPU process several times while the demo plays: every frame is still
+    presented and the state checksums are the uninterrupted (native) ones."""
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
+    p = subprocess.Popen([sys.executable, "-m", "nxrecomp", "demo", "--frames", "240", "--out", str(out),
+                          "--screenshot-every", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, env=env)
+    frames_dir, log = out / "frames", out / "run" / "run.log"
+    kills, deadline = 0, time.monotonic() + 600
+    try:
+        while kills < 4 and p.poll() is None and time.monotonic() < deadline:
+            shown = len(list(frames_dir.glob("frame_*.png"))) if frames_dir.exists() else 0
+            if shown < 20 + 40 * kills:
+                time.sleep(0.05)
+                continue
+            if shown > 200:
+                break
+            pid = _gpu_pid(log.read_text())
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+                kills += 1
+            while len(list(frames_dir.glob("frame_*.png"))) <= shown and p.poll() is None \
+                    and time.monotonic() < deadline:
+                time.sleep(0.02)
+        text = p.communicate(timeout=600)[0]
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, text[-3000:]
+    assert kills >= 2, kills
+    report = json.loads((out / "report.json").read_text())
+    assert report["frames"] == 240 and report["states"] == native_states(240, tmp_path)
+    assert len(list(frames_dir.glob("frame_*.png"))) == 240
+    assert log.read_text().count("gpu: killed by SIGKILL; restarting") == kills
+
+
+def test_recording_replays_to_the_same_frames(tmp_path) -> None:
+    """--record writes the command stream with the memory it used; nxrecomp replay renders it
+    with no CPU host, frame for frame equal to what the run presented."""
+    rec = tmp_path / "demo.nxrec"
+    report = play(tmp_path / "out", 30, tmp_path / "saves", "--record", str(rec))
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(tmp_path / "replay")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for f in (1, 15, 30):
+        ran = read(Path(report["frames_dir"]) / f"frame_{f:06d}.png")
+        again = read(tmp_path / "replay" / f"frame_{f:06d}.png")
+        assert (ran == again).all(), f"frame {f} differs in the replay"
