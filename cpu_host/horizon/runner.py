@@ -29,6 +29,7 @@ HOST_STACK = 256 << 20      # host stack of each guest thread: deep guest recurs
 EXIT_PROCESS, EXIT_CRASH = 1, 2
 CRASH_STATUS = 134          # as a process killed by SIGABRT
 HZ_CRASH_HOST = 0x10000     # HzCrash.svc when a host function failed (horizon_kernel.h)
+HZ_CRASH_BOOT = 0x10001     # ... when a start-up call (an initialiser, the SDK's start) went elsewhere
 TOTAL_MEMORY = 0xCD500000   # what GetInfo reports as the application's memory
 MEM_CODE_STATIC, MEM_CODE_MUTABLE, MEM_STACK = 0x03, 0x04, 0x0B
 PERM = {"r": 1, "w": 2, "x": 4}
@@ -52,6 +53,14 @@ uint32_t nx_hz_start_main(uint64_t entry, uint64_t stack_top, int32_t priority, 
 int nx_hz_wait_exit(void);
 void nx_hz_crash(HzCrash *out);
 uint64_t nx_counter(void);
+typedef struct HzBoot {
+    uint64_t entry; uint64_t inits[256]; uint32_t ninits; uint32_t _pad;
+    uint64_t sdk_start; uint64_t nn_main;
+    uint64_t init_libc0, os_initialize, init_libc1, diag_startup, init_sdk_module, init_abort_observer,
+             init_startup, init_libc2, finalize_sdk_module, os_quick_exit;
+    uint64_t boot_slot, notify_slot, initializator_slot;
+} HzBoot;
+int nx_hz_set_boot(const HzBoot *b);
 """ + NXCPU_CDEF
 
 
@@ -93,19 +102,61 @@ def map_image(image: LinkedImage, space: AddressSpace, stack_size: int) -> list[
 def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
                         input_script: str | None = None) -> Services:
     """Serve the SDK: bind every host import slot, and each served name a module defines."""
-    host = manifest.get("host_imports") or {"slots": {}, "base": 0, "size": 0}
+    host = manifest.get("host_imports")
+    if not host:
+        raise NxError("bundle has no host-import region (made by an older nxrecomp): rebuild it with nxrecomp build",
+                      field="host_imports")
     slots = {str(k): int(v) for k, v in host["slots"].items()}
     defined = {name: addr for addr, name in image.symbols.items() if name not in slots}
     services = make_services(manifest, lib.nx_counter, input_script)
-    if host["base"]:
-        # entry points looked up by name at run time get slots after the link-time ones
-        procs = proc_slots(host["base"] + host["size"], [n for n in services.nvn.proc_names() if n not in slots])
-        services.nvn.proc_addresses = {**{n: a for n, a in slots.items() if n.startswith("nvn")}, **procs}
-        for n, a in procs.items():
-            image.symbols[a] = n
-        slots = {**slots, **procs}
-    services.registry.bind(ffi, lib, slots, defined)
+    # entry points looked up by name at run time, then the start-up's own, get slots after the
+    # link-time ones
+    names = [n for n in services.nvn.proc_names() if n not in slots]
+    procs = proc_slots(host["base"] + host["size"], names + list(BOOT_SLOTS))
+    services.nvn.proc_addresses = {**{n: a for n, a in slots.items() if n.startswith("nvn")},
+                                   **{n: procs[n] for n in names}}
+    for n, a in procs.items():
+        image.symbols[a] = n
+    services.registry.bind(ffi, lib, {**slots, **{n: procs[n] for n in names}}, defined)
+    services.boot_slots = {n: procs[n] for n in BOOT_SLOTS}
     return services
+
+
+BOOT_SLOTS = ("__nx_boot", "__nx_notify_exception_handler_ready", "__nx_call_initializator")
+# the older SDKs' start-up sequence rtld runs (C names exported by the sdk module)
+OLD_SDK_START = {"init_libc0": "__nnDetailInitLibc0", "os_initialize": "nnosInitialize",
+                 "init_libc1": "__nnDetailInitLibc1", "diag_startup": "nndiagStartup",
+                 "init_sdk_module": "nninitInitializeSdkModule", "init_abort_observer": "nninitInitializeAbortObserver",
+                 "init_startup": "nninitStartup", "init_libc2": "__nnDetailInitLibc2",
+                 "finalize_sdk_module": "nninitFinalizeSdkModule", "os_quick_exit": "nnosQuickExit"}
+
+
+def boot_record(ffi: cffi.FFI, image: LinkedImage, slots: dict[str, int]):
+    """What rtld would do after relocating: the modules' initialisers in its order (reverse
+    load order; DT_INIT, or DT_INIT_ARRAY for a module without one), and the SDK's start-up
+    (nn::init::Start, or the older __nnDetailInitLibc0 .. nnMain sequence) when the modules
+    export it; otherwise the program's own entry."""
+    inits: list[int] = []
+    for m in reversed(image.modules):
+        inits += [m.init] if m.init else list(m.init_array)
+    if len(inits) > 256:
+        raise NxError(f"{len(inits)} module initialisers (at most 256 are supported)")
+    by_name: dict[str, int] = {}
+    for addr, name in sorted(image.symbols.items()):
+        by_name.setdefault(name, addr)
+    b = ffi.new("HzBoot *")
+    b.entry = image.entry
+    b.ninits = len(inits)
+    for i, a in enumerate(inits):
+        b.inits[i] = a
+    b.sdk_start = next((a for n, a in by_name.items() if n.startswith("_ZN2nn4init5StartE")), 0)
+    b.nn_main = by_name.get("nnMain", 0)
+    for field, name in OLD_SDK_START.items():
+        setattr(b, field, by_name.get(name, 0))
+    b.boot_slot, b.notify_slot, b.initializator_slot = (slots[n] for n in BOOT_SLOTS)
+    how = "nn::init::Start" if b.sdk_start else "nnMain" if b.nn_main else f"entry {image.entry:#x}"
+    log.info("start-up: %d module initialisers, then %s", len(inits), how)
+    return b
 
 
 def write_frame_times(services: Services) -> None:
@@ -156,7 +207,9 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     sys.stdout.flush()
     log.info("starting %s: entry %#x, main thread priority %d on core %d", proc["name"], image.entry,
              proc["main_thread_priority"], proc["main_thread_core"])
-    handle = lib.nx_hz_start_main(image.entry, space.stack_base + int(proc["main_thread_stack_size"]),
+    if lib.nx_hz_set_boot(boot_record(ffi, image, services.boot_slots)) != 0:
+        raise NxError("cannot bind the start-up slots")
+    handle = lib.nx_hz_start_main(services.boot_slots["__nx_boot"], space.stack_base + int(proc["main_thread_stack_size"]),
                                   proc["main_thread_priority"], proc["main_thread_core"], HOST_STACK)
     if handle == 0:
         raise NxError("cannot start the main thread")
@@ -180,5 +233,8 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
 
     nxlog.flush()     # the log first, then the report
     host_fault = services.registry.describe_fault(int(crash.reason)) if crash.svc == HZ_CRASH_HOST else None
+    if crash.svc == HZ_CRASH_BOOT:
+        host_fault = (f"start-up call of {sym.name(int(crash.reason))} did not return to the host "
+                      f"(it went to {int(crash.info_addr):#x})")
     print(report(crash, sym, readable, host_fault), file=sys.stderr, flush=True)
     return CRASH_STATUS

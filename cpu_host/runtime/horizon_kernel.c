@@ -977,6 +977,83 @@ void nx_hz_host_fault(NxCpu *s, uint32_t index) {
     park_forever();
 }
 
+/* ---- start-up: what rtld does after relocating --------------------------------------------- */
+static HzBoot boot;
+static int inits_done;
+
+/* Call guest function `fn` from host code on the calling guest thread and return its X0.  The
+ * return address is a sentinel no code lives at: a guest that leaves some other way (a
+ * longjmp out of an initialiser) is a crash report. */
+static uint64_t call_guest(NxCpu *s, uint64_t fn, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3) {
+    uint64_t sentinel = boot.boot_slot + 8;
+    s->x[0] = a0; s->x[1] = a1; s->x[2] = a2; s->x[3] = a3;
+    s->x[30] = sentinel;
+    s->pc = fn;
+    nx_call_indirect(s);
+    if (s->pc != sentinel) {
+        HzThread *t = current(s);
+        pthread_mutex_lock(&K);
+        crash_report(t, HZ_CRASH_BOOT, fn, s->pc, 0);
+        park_forever();
+    }
+    return s->x[0];
+}
+
+static void run_inits(NxCpu *s) {
+    if (inits_done) return;
+    inits_done = 1;
+    for (uint32_t i = 0; i < boot.ninits; i++) call_guest(s, boot.inits[i], 0, 0, 0, 0);
+}
+
+static void host_return(NxCpu *s) { s->pc = s->x[30]; }
+
+static void call_initializator(NxCpu *s) {
+    uint64_t lr = s->x[30], sp = s->sp;
+    run_inits(s);
+    s->sp = sp;
+    s->x[30] = lr;
+    host_return(s);
+}
+
+static void notify_exception_handler_ready(NxCpu *s) { host_return(s); }
+
+static void boot_main(NxCpu *s) {
+    uint64_t handle = s->x[1], arg = s->x[0];
+    if (boot.sdk_start) {
+        call_guest(s, boot.sdk_start, handle, arg, boot.notify_slot, boot.initializator_slot);
+    } else if (boot.nn_main) {
+        const uint64_t before[] = {boot.init_libc0, 0, boot.init_libc1, boot.diag_startup, boot.init_sdk_module,
+                                   boot.init_abort_observer, boot.init_startup, boot.init_libc2};
+        for (unsigned i = 0; i < sizeof before / sizeof before[0]; i++) {
+            if (i == 1) {
+                if (boot.os_initialize) call_guest(s, boot.os_initialize, handle, arg, 0, 0);
+                continue;       /* then rtld's notify_exception_handler_ready: nothing to do here */
+            }
+            if (before[i]) call_guest(s, before[i], 0, 0, 0, 0);
+        }
+        run_inits(s);
+        call_guest(s, boot.nn_main, 0, 0, 0, 0);
+        if (boot.finalize_sdk_module) call_guest(s, boot.finalize_sdk_module, 0, 0, 0, 0);
+        if (boot.os_quick_exit) call_guest(s, boot.os_quick_exit, 0, 0, 0, 0);
+    } else {
+        run_inits(s);
+        s->x[0] = arg;
+        s->x[1] = handle;
+        s->pc = boot.entry;         /* nx_run goes on at the program's own entry */
+        return;
+    }
+    nx_svc(s, 0x07);                /* the SDK returned: ExitProcess, as rtld does */
+}
+
+int nx_hz_set_boot(const HzBoot *b) {
+    boot = *b;
+    if (boot.ninits > HZ_BOOT_MAX_INITS) return -1;
+    if (nx_host_bind(boot.boot_slot, boot_main) || nx_host_bind(boot.notify_slot, notify_exception_handler_ready) ||
+        nx_host_bind(boot.initializator_slot, call_initializator))
+        return -1;
+    return 0;
+}
+
 /* ---- the runner's side --------------------------------------------------------------- */
 int nx_hz_init(const HzConfig *c) {
     cfg = *c;

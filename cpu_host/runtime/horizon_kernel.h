@@ -48,6 +48,7 @@ typedef struct HzCrash {
 #define HZ_PERM_X 4
 
 #define HZ_CRASH_HOST 0x10000   /* HzCrash.svc: a host function failed; reason = its index */
+#define HZ_CRASH_BOOT 0x10001   /* a start-up call did not return: reason = the function, info = where it went */
 
 /* Host functions (the nn:: SDK served by the host, cpu_host/horizon/hle/) call these around
  * host work: begin gives the thread's core back, end queues for one again; yield is the
@@ -57,6 +58,26 @@ void nx_hz_host_begin(NxCpu *s);
 void nx_hz_host_end(NxCpu *s);
 void nx_hz_host_yield(NxCpu *s);
 void nx_hz_host_fault(NxCpu *s, uint32_t index) __attribute__((noreturn));
+
+/* How the main thread starts, doing what rtld does once it has relocated the modules (rtld is
+ * dropped: the host links).  `inits` are the modules' initialisers in rtld's order (modules in
+ * reverse load order; DT_INIT, or DT_INIT_ARRAY for a module without one), run once by the
+ * initializer callback.  With `sdk_start` (an SDK exporting nn::init::Start) or `nn_main`
+ * (older SDKs: the __nnDetailInitLibc0.. sequence then nnMain), the main thread runs the
+ * SDK's start-up as rtld would; otherwise it runs the initialisers and jumps to `entry`. */
+#define HZ_BOOT_MAX_INITS 256
+typedef struct HzBoot {
+    uint64_t entry;
+    uint64_t inits[HZ_BOOT_MAX_INITS];
+    uint32_t ninits;
+    uint32_t _pad;
+    uint64_t sdk_start;                    /* nn::init::Start(handle, arg, notify, call_initializator) */
+    uint64_t nn_main;                      /* nnMain, for the older sequence below */
+    uint64_t init_libc0, os_initialize, init_libc1, diag_startup, init_sdk_module, init_abort_observer,
+             init_startup, init_libc2, finalize_sdk_module, os_quick_exit;
+    uint64_t boot_slot, notify_slot, initializator_slot;   /* host slots the runner reserved */
+} HzBoot;
+int nx_hz_set_boot(const HzBoot *b);   /* binds the three slots; 0 or -1 */
 
 int nx_hz_init(const HzConfig *c);     /* 0, or -errno when a region cannot be reserved */
 int nx_hz_add_region(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm);

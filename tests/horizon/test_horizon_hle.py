@@ -191,3 +191,39 @@ def test_save_survives_sigkill(work) -> None:
         last_seen = r
     assert kills == 12 and last_seen > 0
     print(f"{kills} kills, {mid_commit} of them between a commit's write and its rename; last round {last_seen}")
+
+
+def test_module_initialisers_in_rtld_order(work) -> None:
+    """rtld runs the modules' initialisers in reverse load order (sdk before main), before the
+    program starts (public fact: open-source rtld reimplementations' module-init loop)."""
+    r = nxrecomp("hz-run", str(build("startup", work)), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "rule: initialisers run before the entry, modules in reverse load order (sdk, then main)",
+        "sdk init 1, main init 2, sdk ready at main's init 1",
+    ]
+
+
+def test_older_sdk_start_sequence(work) -> None:
+    """A program exporting nnMain starts as rtld starts an older-SDK program: the libc/os/diag/
+    init functions in rtld's order, the initialisers, nnMain, the finalisers, ExitProcess —
+    not at the module's own entry."""
+    r = nxrecomp("hz-run", str(build("sdkstart", work)), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "__nnDetailInitLibc0", "nnosInitialize handle_ok=1 arg=0", "__nnDetailInitLibc1", "nndiagStartup",
+        "nninitInitializeSdkModule", "nninitInitializeAbortObserver", "nninitStartup", "__nnDetailInitLibc2",
+        "main initialiser (sdk's ran: 1)", "nnMain on the main thread: 1", "nninitFinalizeSdkModule",
+        "nnosQuickExit",
+    ]
+
+
+def test_newer_sdk_start_with_callbacks(work) -> None:
+    """A program exporting nn::init::Start gets the main thread's handle, the argument address
+    and rtld's two callbacks; the initialisers run when it calls the second one, once."""
+    r = nxrecomp("hz-run", str(build("initstart", work)), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "nn::init::Start handle_ok=1 arg=0", "initialisers before the callback: 0", "main initialiser",
+        "after the callback: sdk init 1", "main returns",
+    ]

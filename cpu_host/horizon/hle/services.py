@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ class Services:
     system: SystemService
     nvn: NvnService
     coop: CoopService
+    boot_slots: dict[str, int] = field(default_factory=dict)
 
 
 def gpu_socket_dir() -> str:

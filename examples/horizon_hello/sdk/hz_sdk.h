@@ -95,6 +95,10 @@ Result hz_cond_wait(HzCond *c, HzMutex *m, int64_t timeout_ns);   /* -1: no time
 void hz_cond_signal(HzCond *c);
 void hz_cond_broadcast(HzCond *c);
 
+/* module initialisers: each takes the next number of hz_init_sequence (sdk's: hz_sdk_init_order) */
+extern volatile int hz_init_sequence;
+extern volatile int hz_sdk_init_order;
+
 /* what the program provides */
 int hz_main(void);
 

@@ -29,6 +29,12 @@ static inline uintptr_t tls_base(void) {
 
 Handle hz_self(void) { return *(volatile Handle *)(tls_base() + HZ_TLS_HANDLE_OFFSET); }
 
+/* Module initialisers: the host runs them as rtld does, before the program starts; each
+ * module's constructor takes the next number, so a program can see the order. */
+volatile int hz_init_sequence;   /* volatile: else the compiler evaluates the constructor at build time */
+volatile int hz_sdk_init_order;
+__attribute__((constructor)) static void hz_sdk_constructor(void) { hz_sdk_init_order = ++hz_init_sequence; }
+
 /* Entered from main's start code with the main thread's handle (Horizon passes it in X1). */
 void hz_sdk_start(Handle main_thread) __attribute__((noreturn));
 void hz_sdk_start(Handle main_thread) {
