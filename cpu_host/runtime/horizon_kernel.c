@@ -96,7 +96,7 @@ typedef struct HzThread {
     uint32_t wait_result;
 } HzThread;
 
-typedef struct { uint64_t addr, size; uint32_t type, perm; } HzRegion;
+typedef struct { uint64_t addr, size; uint32_t type, perm, attr; } HzRegion;
 
 /* An event: one object behind two handles, the writable one (SignalEvent) and the readable
  * one (WaitSynchronization, ResetSignal).  Signalled until cleared, as Horizon's are. */
@@ -136,10 +136,84 @@ static void region_set(uint64_t addr, uint64_t size, uint32_t type, uint32_t per
         nregions--;
         return;
     }
-    regions[i] = (HzRegion){addr, size, type, perm};
+    regions[i] = (HzRegion){addr, size, type, perm, 0};
     for (int a = 0; a < nregions; a++)
         for (int b = a + 1; b < nregions; b++)
             if (regions[b].addr < regions[a].addr) { HzRegion t = regions[a]; regions[a] = regions[b]; regions[b] = t; }
+}
+
+static void regions_sort(void) {
+    for (int a = 0; a < nregions; a++)
+        for (int b = a + 1; b < nregions; b++)
+            if (regions[b].addr < regions[a].addr) { HzRegion t = regions[a]; regions[a] = regions[b]; regions[b] = t; }
+}
+
+/* Cut [addr, addr+size) out of every region (splitting the ones that straddle its ends).
+ * -1 when the table would overflow. */
+static int region_carve(uint64_t addr, uint64_t size) {
+    uint64_t end = addr + size;
+    for (int i = 0; i < nregions; i++) {
+        HzRegion r = regions[i];
+        uint64_t rend = r.addr + r.size;
+        if (rend <= addr || r.addr >= end) continue;
+        if (r.addr < addr && rend > end) {           /* a hole in the middle: two pieces */
+            if (nregions == HZ_MAX_REGIONS) return -1;
+            regions[i].size = addr - r.addr;
+            regions[nregions++] = (HzRegion){end, rend - end, r.type, r.perm, r.attr};
+        } else if (r.addr < addr) {
+            regions[i].size = addr - r.addr;
+        } else if (rend > end) {
+            regions[i].addr = end;
+            regions[i].size = rend - end;
+        } else {
+            memmove(&regions[i], &regions[i + 1], (size_t)(nregions - i - 1) * sizeof regions[0]);
+            nregions--;
+            i--;
+        }
+    }
+    regions_sort();
+    return 0;
+}
+
+static int region_put(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm, uint32_t attr) {
+    if (region_carve(addr, size) || nregions == HZ_MAX_REGIONS) return -1;
+    regions[nregions++] = (HzRegion){addr, size, type, perm, attr};
+    regions_sort();
+    /* adjacent blocks in the same state are one block, as QueryMemory reports them */
+    for (int i = 0; i + 1 < nregions; i++) {
+        HzRegion *a = &regions[i], *b = &regions[i + 1];
+        if (a->addr + a->size == b->addr && a->type == b->type && a->perm == b->perm && a->attr == b->attr) {
+            a->size += b->size;
+            memmove(b, b + 1, (size_t)(nregions - i - 2) * sizeof regions[0]);
+            nregions--;
+            i--;
+        }
+    }
+    return 0;
+}
+
+/* The one region holding all of [addr, addr+size), or NULL */
+static HzRegion *region_holding(uint64_t addr, uint64_t size) {
+    for (int i = 0; i < nregions; i++)
+        if (regions[i].addr <= addr && addr + size <= regions[i].addr + regions[i].size) return &regions[i];
+    return NULL;
+}
+
+/* Whether every page of [addr, addr+size) is a heap page with this perm and attribute */
+static int all_heap(uint64_t addr, uint64_t size, uint32_t perm, uint32_t attr) {
+    uint64_t at = addr;
+    while (at < addr + size) {
+        HzRegion *r = region_holding(at, 1);
+        if (!r || r->type != HZ_MEM_HEAP || r->perm != perm || r->attr != attr) return 0;
+        at = r->addr + r->size;
+    }
+    return 1;
+}
+
+static int nothing_mapped(uint64_t addr, uint64_t size) {
+    for (int i = 0; i < nregions; i++)
+        if (regions[i].addr < addr + size && addr < regions[i].addr + regions[i].size) return 0;
+    return 1;
 }
 
 /* [addr, addr+len) lies inside regions that all have permission `perm` */
@@ -498,9 +572,19 @@ static void mutex_acquire_for(HzThread *w) {
 }
 
 /* ---- the SVCs ------------------------------------------------------------------------- */
+/* MapMemory's live mappings: (dst, src, size) */
+#define HZ_MAX_MAPPINGS 256
+static struct { uint64_t dst, src, size; } mappings[HZ_MAX_MAPPINGS];
+static int nmappings;
+
 static void svc_set_heap_size(NxCpu *s) {
     uint64_t size = s->x[1];
     if (size % HZ_HEAP_ALIGN) { s->x[0] = R_INVALID_SIZE; return; }
+    /* the heap's size stays put while pages of it are lent out (MapMemory) or re-protected */
+    if (nmappings || !all_heap(cfg.heap_base, heap_size_now, HZ_PERM_R | HZ_PERM_W, 0)) {
+        s->x[0] = R_INVALID_STATE;
+        return;
+    }
     if (size > cfg.heap_size) { s->x[0] = R_OUT_OF_MEMORY; return; }
     if (size > heap_size_now) {
         if (mprotect((void *)(uintptr_t)cfg.heap_base, size, PROT_READ | PROT_WRITE)) { s->x[0] = R_OUT_OF_MEMORY; return; }
@@ -519,7 +603,7 @@ static void svc_query_memory(NxCpu *s) {
     uint64_t out = s->x[0], addr = s->x[2];
     if (!guest_range_ok(out, 0x28, HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
     uint64_t base = 0, size = 0;
-    uint32_t type = HZ_MEM_UNMAPPED, perm = 0;
+    uint32_t type = HZ_MEM_UNMAPPED, perm = 0, attr = 0;
     if (addr >= cfg.address_space_end) {
         base = cfg.address_space_end;
         size = 0 - cfg.address_space_end;
@@ -530,7 +614,7 @@ static void svc_query_memory(NxCpu *s) {
         for (int i = 0; i < nregions; i++) {
             HzRegion *r = &regions[i];
             if (r->addr <= addr && addr < r->addr + r->size) {
-                base = r->addr; size = r->size; type = r->type; perm = r->perm; hit = 1;
+                base = r->addr; size = r->size; type = r->type; perm = r->perm; attr = r->attr; hit = 1;
                 break;
             }
             if (r->addr + r->size <= addr && r->addr + r->size > lo) lo = r->addr + r->size;
@@ -541,9 +625,121 @@ static void svc_query_memory(NxCpu *s) {
     uint64_t *o = (uint64_t *)(uintptr_t)out;
     uint32_t *w = (uint32_t *)(uintptr_t)(out + 16);
     o[0] = base; o[1] = size;
-    w[0] = type; w[1] = 0; w[2] = perm; w[3] = 0; w[4] = 0; w[5] = 0;
+    w[0] = type; w[1] = attr; w[2] = perm; w[3] = 0; w[4] = 0; w[5] = 0;
     s->x[0] = 0;
     s->x[1] = 0;   /* page info */
+}
+
+/* ---- MapMemory and friends ------------------------------------------------------------------ */
+#define R_INVALID_NEW_PERM   R(108)
+#define R_INVALID_MEM_REGION R(110)
+#define HZ_ATTR_LOCKED   1u
+#define HZ_ATTR_UNCACHED 8u
+#define HZ_MEM_NORMAL 0x02
+
+static uint32_t check_range(uint64_t addr, uint64_t size) {
+    if (addr & 0xFFF) return R_INVALID_ADDRESS;
+    if (!size || size & 0xFFF) return R_INVALID_SIZE;
+    if (addr + size <= addr) return R_INVALID_MEM_REGION;
+    return 0;
+}
+
+static int in_range(uint64_t addr, uint64_t size, uint64_t base, uint64_t len) {
+    return addr >= base && addr + size <= base + len;
+}
+
+/* MapMemory(dst, src, size): heap pages appear at dst in the stack region (the SDK's thread
+ * stacks); src is locked and inaccessible until UnmapMemory.  The pages move (mremap), so
+ * writes through dst are what src holds again afterwards; a PROT_NONE placeholder keeps src. */
+static void svc_map_memory(NxCpu *s, int unmap) {
+    uint64_t dst = s->x[0], src = s->x[1], size = s->x[2];
+    uint32_t r = check_range(dst, size);
+    if (!r && src & 0xFFF) r = R_INVALID_ADDRESS;
+    if (!r && src + size <= src) r = R_INVALID_MEM_REGION;
+    if (!r && !in_range(dst, size, cfg.stack_base, cfg.stack_size)) r = R_INVALID_MEM_REGION;
+    if (r) { s->x[0] = r; return; }
+    if (!unmap) {
+        if (!all_heap(src, size, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size) || nmappings == HZ_MAX_MAPPINGS) {
+            s->x[0] = R_INVALID_CUR_MEM;
+            return;
+        }
+        void *m = mremap((void *)(uintptr_t)src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)dst);
+        if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+        mmap((void *)(uintptr_t)src, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        region_put(src, size, HZ_MEM_HEAP, 0, HZ_ATTR_LOCKED);
+        region_put(dst, size, HZ_MEM_STACK, HZ_PERM_R | HZ_PERM_W, 0);
+        mappings[nmappings].dst = dst; mappings[nmappings].src = src; mappings[nmappings].size = size;
+        nmappings++;
+    } else {
+        int k;
+        for (k = 0; k < nmappings; k++)
+            if (mappings[k].dst == dst && mappings[k].src == src && mappings[k].size == size) break;
+        if (k == nmappings) { s->x[0] = R_INVALID_CUR_MEM; return; }   /* not what MapMemory mapped */
+        void *m = mremap((void *)(uintptr_t)dst, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)src);
+        if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+        region_carve(dst, size);
+        region_put(src, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W, 0);
+        mappings[k] = mappings[--nmappings];
+    }
+    s->x[0] = 0;
+}
+
+/* SetMemoryPermission(addr, size, perm): heap pages to none, R or RW */
+static void svc_set_memory_permission(NxCpu *s) {
+    uint64_t addr = s->x[0], size = s->x[1];
+    uint32_t perm = (uint32_t)s->x[2], r = check_range(addr, size);
+    if (r) { s->x[0] = r; return; }
+    if (perm != 0 && perm != HZ_PERM_R && perm != (HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_NEW_PERM; return; }
+    for (uint64_t at = addr; at < addr + size;) {
+        HzRegion *g = region_holding(at, 1);
+        if (!g || g->type != HZ_MEM_HEAP || g->attr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        at = g->addr + g->size;
+    }
+    mprotect((void *)(uintptr_t)addr, size, (perm & HZ_PERM_R ? PROT_READ : 0) | (perm & HZ_PERM_W ? PROT_WRITE : 0));
+    region_put(addr, size, HZ_MEM_HEAP, perm, 0);
+    s->x[0] = 0;
+}
+
+/* SetMemoryAttribute(addr, size, mask, attr): only the uncached bit may change; kept for
+ * QueryMemory (the host's caches are coherent, nothing else to do) */
+static void svc_set_memory_attribute(NxCpu *s) {
+    uint64_t addr = s->x[0], size = s->x[1];
+    uint32_t mask = (uint32_t)s->x[2], attr = (uint32_t)s->x[3], r = check_range(addr, size);
+    if (r) { s->x[0] = r; return; }
+    if ((mask | attr) & ~HZ_ATTR_UNCACHED || (attr & ~mask)) { s->x[0] = R_INVALID_COMBO; return; }
+    for (uint64_t at = addr; at < addr + size;) {
+        HzRegion *g = region_holding(at, 1);
+        if (!g || g->type != HZ_MEM_HEAP || g->attr & ~HZ_ATTR_UNCACHED) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        uint64_t end = g->addr + g->size < addr + size ? g->addr + g->size : addr + size;
+        uint32_t type = g->type, perm = g->perm, a = (g->attr & ~mask) | attr;
+        region_put(at, end - at, type, perm, a);
+        at = end;
+    }
+    s->x[0] = 0;
+}
+
+/* MapPhysicalMemory(addr, size) / UnmapPhysicalMemory: fresh zeroed pages in the alias region */
+static void svc_map_physical(NxCpu *s, int unmap) {
+    uint64_t addr = s->x[0], size = s->x[1];
+    uint32_t r = check_range(addr, size);
+    if (!r && !in_range(addr, size, cfg.alias_base, cfg.alias_size)) r = R_INVALID_MEM_REGION;
+    if (r) { s->x[0] = r; return; }
+    if (!unmap) {
+        if (!nothing_mapped(addr, size)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        void *m = mmap((void *)(uintptr_t)addr, size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m == MAP_FAILED || m != (void *)(uintptr_t)addr) { s->x[0] = R_OUT_OF_MEMORY; return; }
+        region_put(addr, size, HZ_MEM_NORMAL, HZ_PERM_R | HZ_PERM_W, 0);
+    } else {
+        for (uint64_t at = addr; at < addr + size;) {
+            HzRegion *g = region_holding(at, 1);
+            if (!g || g->type != HZ_MEM_NORMAL) { s->x[0] = R_INVALID_CUR_MEM; return; }
+            at = g->addr + g->size;
+        }
+        munmap((void *)(uintptr_t)addr, size);
+        region_carve(addr, size);
+    }
+    s->x[0] = 0;
 }
 
 static uint64_t used_memory(void) {
@@ -739,7 +935,13 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     pthread_mutex_lock(&K);
     switch (imm) {
     case 0x01: svc_set_heap_size(s); break;
+    case 0x02: svc_set_memory_permission(s); break;
+    case 0x03: svc_set_memory_attribute(s); break;
+    case 0x04: svc_map_memory(s, 0); break;
+    case 0x05: svc_map_memory(s, 1); break;
     case 0x06: svc_query_memory(s); break;
+    case 0x2C: svc_map_physical(s, 0); break;
+    case 0x2D: svc_map_physical(s, 1); break;
     case 0x07:  /* ExitProcess */
         process_end(HZ_EXIT_PROCESS);
         park_forever();

@@ -227,3 +227,41 @@ def test_newer_sdk_start_with_callbacks(work) -> None:
         "nn::init::Start handle_ok=1 arg=0", "initialisers before the callback: 0", "main initialiser",
         "after the callback: sdk init 1", "main returns",
     ]
+
+
+def test_memory_svcs(work) -> None:
+    """MapMemory/UnmapMemory (heap pages lent to the stack region, the source locked),
+    SetMemoryPermission, SetMemoryAttribute, Map/UnmapPhysicalMemory; each line states its
+    rule (results: InvalidAddress cc01, InvalidSize ca01, InvalidCurrentMemory d401,
+    InvalidNewMemoryPermission d801, InvalidMemoryRegion dc01, InvalidCombination e801,
+    InvalidState fa01; memory types: Normal 2, Heap 5, Stack b; attribute 1 locked, 8 uncached)."""
+    r = nxrecomp("hz-run", str(build("memory", work)), timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "rule: MapMemory's destination must lie in the stack region: dc01",
+        'rule: addresses are page-aligned, sizes whole pages: cc01 ca01',
+        'MapMemory: 0',
+        "rule: the destination shows the source's bytes: 1",
+        'rule: the destination is Stack memory, RW: type b perm 3 attr 0 size 10000',
+        'rule: the source is locked, inaccessible: type 5 perm 0 attr 1 size 10000',
+        'rule: the heap keeps its size while lent out: fa01',
+        'rule: a mapped source cannot be mapped again: d401',
+        'rule: UnmapMemory needs the same triple: d401',
+        'UnmapMemory: 0',
+        'rule: writes through the destination are in the source: 1',
+        'rule: the source is heap RW again: type 5 perm 3 attr 0 size 400000',
+        'rule: the destination is unmapped again: type 0 perm 0 attr 0',
+        'SetMemoryPermission(R): 0',
+        'rule: the pages are read-only heap: type 5 perm 1 attr 0 size 1000',
+        'rule: execute is not a heap permission: d801',
+        'SetMemoryPermission(RW): 0 (byte d)',
+        'SetMemoryAttribute(uncached): 0',
+        'rule: the attribute shows in QueryMemory: type 5 perm 3 attr 8 size 2000',
+        'rule: only the uncached bit may change: e801',
+        'MapPhysicalMemory: 0',
+        'rule: fresh pages read zero and take writes: 1 5',
+        'rule: physical memory mapped in the alias region is Normal RW: type 2 perm 3 attr 0 size 200000',
+        'rule: outside the alias region: dc01',
+        'UnmapPhysicalMemory: 0',
+        'rule: unmapped again: type 0 perm 0 attr 0',
+    ]

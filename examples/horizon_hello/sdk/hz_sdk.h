@@ -27,6 +27,9 @@ typedef uint32_t Result;
 #define HZ_R_OUT_OF_RANGE      0xEE01u
 #define HZ_R_INVALID_ENUM      0xF001u
 #define HZ_R_INVALID_STATE     0xFA01u
+#define HZ_R_INVALID_CUR_MEM   0xD401u
+#define HZ_R_INVALID_NEW_PERM  0xD801u
+#define HZ_R_INVALID_REGION    0xDC01u
 
 typedef struct MemoryInfo {
     uint64_t addr, size;
@@ -61,6 +64,12 @@ Result svcCreateEvent(Handle *writable, Handle *readable);
 Result svcSignalEvent(Handle writable);
 Result svcClearEvent(Handle either);
 Result svcResetSignal(Handle readable);
+Result svcSetMemoryPermission(void *addr, uint64_t size, uint32_t perm);
+Result svcSetMemoryAttribute(void *addr, uint64_t size, uint32_t mask, uint32_t attr);
+Result svcMapMemory(void *dst, void *src, uint64_t size);
+Result svcUnmapMemory(void *dst, void *src, uint64_t size);
+Result svcMapPhysicalMemory(void *addr, uint64_t size);
+Result svcUnmapPhysicalMemory(void *addr, uint64_t size);
 
 /* libc basics */
 void *memset(void *d, int c, size_t n);

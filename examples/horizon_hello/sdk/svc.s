@@ -176,3 +176,33 @@ FUNC svcClearEvent
 FUNC svcResetSignal
     svc 0x17
     ret
+
+// Result svcSetMemoryPermission(void *addr, u64 size, u32 perm)
+FUNC svcSetMemoryPermission
+    svc 0x02
+    ret
+
+// Result svcSetMemoryAttribute(void *addr, u64 size, u32 mask, u32 attr)
+FUNC svcSetMemoryAttribute
+    svc 0x03
+    ret
+
+// Result svcMapMemory(void *dst, void *src, u64 size)
+FUNC svcMapMemory
+    svc 0x04
+    ret
+
+// Result svcUnmapMemory(void *dst, void *src, u64 size)
+FUNC svcUnmapMemory
+    svc 0x05
+    ret
+
+// Result svcMapPhysicalMemory(void *addr, u64 size)
+FUNC svcMapPhysicalMemory
+    svc 0x2C
+    ret
+
+// Result svcUnmapPhysicalMemory(void *addr, u64 size)
+FUNC svcUnmapPhysicalMemory
+    svc 0x2D
+    ret
