@@ -27,8 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", help="record the GPU command stream to this file (nxrecomp replay plays it)")
     p.add_argument("--screenshot-every", type=int, default=100, metavar="N",
                    help="keep every Nth frame as a PNG in OUT/screenshots (0: none)")
-    p.add_argument("--shaders", default="spirv", choices=("spirv", "sm86"),
-                   help="the shader code the game carries (sm86: Ampere machine code for the shader service)")
+    p.add_argument("--shaders", default="sm86", choices=("spirv", "sm86"),
+                   help="the shader code the game carries: sm86 (default: Ampere machine code the shader service translates) or spirv")
     p.add_argument("--relay", metavar="HOST:PORT", help="play co-op through this relay (the other players appear)")
     p.add_argument("--coop-token", help="this player's join token (nxrecomp relay token --room R --player P [--host])")
     p.add_argument("--coop-password", default="", help="the room's password, if it has one")

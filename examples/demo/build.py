@@ -38,7 +38,7 @@ def shader_files(kind: str) -> dict[str, bytes]:
             "/shaders/scene.fs": compile_glsl((HERE / "shaders" / "scene.frag").read_text(), "frag")}
 
 
-def build(out_dir: str | os.PathLike, shaders: str = "spirv") -> tuple[Path, Path]:
+def build(out_dir: str | os.PathLike, shaders: str = "sm86") -> tuple[Path, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     exefs = build_exefs(HERE / "game" / "demo.c", out / "exefs",
@@ -54,7 +54,7 @@ def build(out_dir: str | os.PathLike, shaders: str = "spirv") -> tuple[Path, Pat
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
-    ap.add_argument("--shaders", default="spirv", choices=SHADER_KINDS)
+    ap.add_argument("--shaders", default="sm86", choices=SHADER_KINDS)
     a = ap.parse_args()
     print(*build(a.out_dir, a.shaders))
     return 0

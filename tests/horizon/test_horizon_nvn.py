@@ -22,8 +22,6 @@ from recompiler.formats.pack_npdm import NpdmSpec
 from recompiler.formats.pack_romfs import pack_romfs
 from tests.horizon.hz_build import ROOT, nxrecomp
 
-sys.path.insert(0, str(ROOT / "tests" / "gpu_host"))
-from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS  # noqa: E402
 
 W = 64
 FRAME_COLORS = [(1, 1, 0, 1), (0, 1, 1, 1), (1, 0, 1, 1), (1, 1, 1, 1)]
@@ -74,12 +72,12 @@ def expected_state(f: int) -> int:
     return fnv1a(np.array([*FRAME_COLORS[f % 4], *[0.0] * 8], np.float32).tobytes())
 
 
-def shader_files() -> dict[str, bytes]:
-    from cpu_host.gpu_client.shaders import compile_glsl
+def shader_files(arch: str = "spirv") -> dict[str, bytes]:
+    """spirv: SPIR-V from the GLSL; sm86: Ampere machine code assembled from our listings
+    (examples/demo/shaders), which the CPU host sends to the shader service to translate."""
+    from examples.demo.shaders.build import romfs_shaders
 
-    return {"/shaders/arch": b"spirv", "/shaders/color.vs": compile_glsl(COLOR_VS, "vert"),
-            "/shaders/color.fs": compile_glsl(COLOR_FS, "frag"), "/shaders/tex.vs": compile_glsl(TEX_VS, "vert"),
-            "/shaders/tex.fs": compile_glsl(TEX_FS, "frag")}
+    return {k: v for k, v in romfs_shaders(arch).items() if "scene" not in k}
 
 
 @pytest.fixture(scope="module")
@@ -90,11 +88,11 @@ def gfx(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hznvn")
     exefs = build_exefs("gfx", tmp / "gfx_exefs", NpdmSpec(name="gfx"))
     bundles = {}
-    for frames in (6, 120):
-        rom = tmp / f"rom{frames}.bin"
-        rom.write_bytes(pack_romfs({**shader_files(), "/config/frames": str(frames).encode()}))
-        recompile_exefs(exefs, tmp / f"gfx{frames}", romfs=rom)
-        bundles[frames] = tmp / f"gfx{frames}"
+    for key, frames, arch in ((6, 6, "spirv"), (120, 120, "spirv"), ("sm86", 6, "sm86")):
+        rom = tmp / f"rom{key}.bin"
+        rom.write_bytes(pack_romfs({**shader_files(arch), "/config/frames": str(frames).encode()}))
+        recompile_exefs(exefs, tmp / f"gfx{key}", romfs=rom)
+        bundles[key] = tmp / f"gfx{key}"
     return tmp, bundles
 
 
@@ -111,10 +109,13 @@ def read_frame(path: Path) -> np.ndarray:
     return np.asarray(rgba).reshape(h, w, 4)
 
 
-def test_guest_draws_expected_frames(gfx) -> None:
+@pytest.mark.parametrize("shaders", [6, "sm86"], ids=["spirv", "sm86"])
+def test_guest_draws_expected_frames(gfx, shaders) -> None:
+    """The same frames whether the guest carries SPIR-V or SM86 machine code (translated by the
+    shader service the supervisor started)."""
     tmp, bundles = gfx
-    run, frames_dir = tmp / "run6", tmp / "frames6"
-    r = nxrecomp("run", str(bundles[6]), "--run-dir", str(run), "--frames-dir", str(frames_dir), timeout=240)
+    run, frames_dir = tmp / f"run{shaders}", tmp / f"frames{shaders}"
+    r = nxrecomp("run", str(bundles[shaders]), "--run-dir", str(run), "--frames-dir", str(frames_dir), timeout=240)
     log = (run / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "device: 1", "pool: 1", "window: 1",

@@ -463,6 +463,7 @@ class NvnService:
         for s in q.syncs:
             s.seq = seq
         q.pending, q.syncs = [], []
+        q.last_seq = seq
         return seq
 
     def queue_flush(self, c: Call) -> None:
@@ -470,8 +471,12 @@ class NvnService:
             self._flush(self._obj(c, 0, Queue, "nvnQueueFlush"))
 
     def queue_finish(self, c: Call) -> None:
+        """Flush, then wait until everything the queue ever sent has been done (not only what
+        this call flushed: a present sent earlier must be on screen before Finish returns)."""
         with self.lock:
-            seq = self._flush(self._obj(c, 0, Queue, "nvnQueueFinish"))
+            q = self._obj(c, 0, Queue, "nvnQueueFinish")
+            self._flush(q)
+            seq = q.last_seq
         if seq:
             self._gpu().wait(seq)
 

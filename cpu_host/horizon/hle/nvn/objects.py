@@ -78,3 +78,4 @@ class Queue:
     id: int
     pending: list[tuple] = field(default_factory=list)       # submitted commands not flushed yet
     syncs: list[Sync] = field(default_factory=list)          # fenced in `pending`
+    last_seq: int = 0                                        # the last submission sent
