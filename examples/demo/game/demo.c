@@ -12,6 +12,7 @@
 #include "hz_sdk.h"
 #include "nn.h"
 #include "nvn.h"
+#include "nvn_util.h"
 #include "sim.h"
 
 #define WIN_W 320
@@ -135,17 +136,6 @@ static void loader(void *arg) {
 typedef struct { Mat mvp; float color[4]; float uvx[4]; } Uniform;
 static int slot_base, slot_next;
 
-static void texture(NVNtexture *t, int format, int w, int h, int flags, int off) {
-    NVNtextureBuilder b;
-    nvn.nvnTextureBuilderSetDefaults(&b);
-    nvn.nvnTextureBuilderSetDevice(&b, &dev);
-    nvn.nvnTextureBuilderSetFlags(&b, flags);
-    nvn.nvnTextureBuilderSetFormat(&b, format);
-    nvn.nvnTextureBuilderSetSize2D(&b, w, h);
-    if (off >= 0) nvn.nvnTextureBuilderSetStorage(&b, &pool, off);
-    if (!nvn.nvnTextureInitialize(t, &b)) hz_printf("texture init failed\n");
-}
-
 static void draw(Mat mvp, const float *color, const float *uvx, NVNtextureHandle tex, int first, int count) {
     int slot = slot_base + slot_next++;
     Uniform *u = (Uniform *)(pool_mem + OFF_UBO + slot * SLOT);
@@ -186,26 +176,6 @@ static void cube(Mat vp, float x, float y, float z, float s, const float *color,
         float lit[4] = {color[0] * shade[face], color[1] * shade[face], color[2] * shade[face], color[3]};
         draw(m, lit, UV1, tex, V_CUBE + face * 6, 6);
     }
-}
-
-static uint32_t load_shader(const char *path, uint32_t off, NVNshaderControl *ctl, int stage, int arch) {
-    NnFileHandle f;
-    int64_t size = 0;
-    if (nnfsOpenFile(&f, path, NN_FS_READ)) { hz_printf("missing %s\n", path); return 0; }
-    nnfsGetFileSize(&size, f);
-    nnfsReadFile(f, 0, pool_mem + off, (size_t)size);
-    nnfsCloseFile(f);
-    ctl->magic = NVN_SHADER_MAGIC; ctl->stage = (uint32_t)stage; ctl->arch = (uint32_t)arch; ctl->size = (uint32_t)size;
-    return (uint32_t)((size + 255) & ~255);
-}
-
-static int read_arch(void) {
-    NnFileHandle f;
-    char kind[8] = {0};
-    if (nnfsOpenFile(&f, "rom:/shaders/arch", NN_FS_READ)) return 0;
-    nnfsReadFile(f, 0, kind, 4);
-    nnfsCloseFile(f);
-    return kind[2] == '8' ? 86 : kind[2] == '5' ? 53 : 0;
 }
 
 /* ---- main ---------------------------------------------------------------------------------------- */
@@ -261,14 +231,14 @@ int hz_main(void) {
     }
 
     /* shaders */
-    int arch = read_arch();
+    int arch = nvnu_shader_arch();
     static NVNshaderControl ctl[2];
     uint32_t soff = OFF_SHADERS;
     NVNshaderData sd[2];
     sd[0].data = base + soff; sd[0].control = &ctl[0];
-    soff += load_shader("rom:/shaders/scene.vs", soff, &ctl[0], NVN_STAGE_VERTEX, arch);
+    soff += nvnu_load_shader("rom:/shaders/scene.vs", pool_mem + soff, &ctl[0], NVN_STAGE_VERTEX, arch);
     sd[1].data = base + soff; sd[1].control = &ctl[1];
-    soff += load_shader("rom:/shaders/scene.fs", soff, &ctl[1], NVN_STAGE_FRAGMENT, arch);
+    soff += nvnu_load_shader("rom:/shaders/scene.fs", pool_mem + soff, &ctl[1], NVN_STAGE_FRAGMENT, arch);
     nvn.nvnProgramInitialize(&prog, &dev);
     if (!nvn.nvnProgramSetShaders(&prog, 2, sd)) { hz_printf("shaders failed\n"); return 1; }
 
@@ -277,13 +247,13 @@ int hz_main(void) {
     while (!loaded) hz_cond_wait(&load_cond, &load_lock, -1);
     hz_mutex_unlock(&load_lock);
     hz_thread_join(&th);
-    texture(&tex_floor, (int)tex_hdr[0].format, (int)tex_hdr[0].width, (int)tex_hdr[0].height, 0, (int)tex_off[0]);
-    texture(&tex_font, (int)tex_hdr[1].format, (int)tex_hdr[1].width, (int)tex_hdr[1].height, 0, (int)tex_off[1]);
-    texture(&tex_white, (int)tex_hdr[2].format, (int)tex_hdr[2].width, (int)tex_hdr[2].height, 0, (int)tex_off[2]);
-    texture(&tex_orb, (int)tex_hdr[3].format, (int)tex_hdr[3].width, (int)tex_hdr[3].height, 0, (int)tex_off[3]);
-    texture(&win_tex[0], NVN_FORMAT_RGBA8, WIN_W, WIN_H, NVN_TEXTURE_FLAGS_DISPLAY, -1);
-    texture(&win_tex[1], NVN_FORMAT_RGBA8, WIN_W, WIN_H, NVN_TEXTURE_FLAGS_DISPLAY, -1);
-    texture(&minimap, NVN_FORMAT_RGBA8, MAP, MAP, NVN_TEXTURE_FLAGS_RENDER_TARGET, -1);
+    nvnu_texture(&nvn, &dev, &pool, &tex_floor, (int)tex_hdr[0].format, (int)tex_hdr[0].width, (int)tex_hdr[0].height, 0, (int)tex_off[0]);
+    nvnu_texture(&nvn, &dev, &pool, &tex_font, (int)tex_hdr[1].format, (int)tex_hdr[1].width, (int)tex_hdr[1].height, 0, (int)tex_off[1]);
+    nvnu_texture(&nvn, &dev, &pool, &tex_white, (int)tex_hdr[2].format, (int)tex_hdr[2].width, (int)tex_hdr[2].height, 0, (int)tex_off[2]);
+    nvnu_texture(&nvn, &dev, &pool, &tex_orb, (int)tex_hdr[3].format, (int)tex_hdr[3].width, (int)tex_hdr[3].height, 0, (int)tex_off[3]);
+    nvnu_texture(&nvn, &dev, &pool, &win_tex[0], NVN_FORMAT_RGBA8, WIN_W, WIN_H, NVN_TEXTURE_FLAGS_DISPLAY, -1);
+    nvnu_texture(&nvn, &dev, &pool, &win_tex[1], NVN_FORMAT_RGBA8, WIN_W, WIN_H, NVN_TEXTURE_FLAGS_DISPLAY, -1);
+    nvnu_texture(&nvn, &dev, &pool, &minimap, NVN_FORMAT_RGBA8, MAP, MAP, NVN_TEXTURE_FLAGS_RENDER_TARGET, -1);
     NVNsamplerBuilder sb;
     nvn.nvnSamplerBuilderSetDefaults(&sb);
     nvn.nvnSamplerBuilderSetDevice(&sb, &dev);

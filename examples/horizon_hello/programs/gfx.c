@@ -10,6 +10,7 @@
 #include "hz_sdk.h"
 #include "nn.h"
 #include "nvn.h"
+#include "nvn_util.h"
 
 #define W 64
 #define DEFAULT_FRAMES 6
@@ -59,34 +60,12 @@ static size_t bl_offset(uint32_t x, uint32_t y, uint32_t width_bytes, int bh) {
     return (size_t)(y / (8 * gpb)) * gobs_x * block + (y / 8) % gpb * 512 + (size_t)(x / 64) * block + in_gob;
 }
 
-static void make_texture(NVNtexture *t, int format, int w, int h, int flags, int use_pool, int offset) {
-    NVNtextureBuilder b;
-    nvn.nvnTextureBuilderSetDefaults(&b);
-    nvn.nvnTextureBuilderSetDevice(&b, &dev);
-    nvn.nvnTextureBuilderSetFlags(&b, flags);
-    nvn.nvnTextureBuilderSetFormat(&b, format);
-    nvn.nvnTextureBuilderSetSize2D(&b, w, h);
-    if (use_pool) nvn.nvnTextureBuilderSetStorage(&b, &pool, offset);
-    if (!nvn.nvnTextureInitialize(t, &b)) hz_printf("texture init failed\n");
-}
-
 static int texture_block_height(int format, int w, int h) {
     NVNtextureBuilder b;
     nvn.nvnTextureBuilderSetDefaults(&b);
     nvn.nvnTextureBuilderSetFormat(&b, format);
     nvn.nvnTextureBuilderSetSize2D(&b, w, h);
     return nvn.nvnTextureBuilderGetBlockHeightLog2(&b);
-}
-
-static uint32_t load_shader(const char *path, uint32_t offset, NVNshaderControl *ctl, int stage, int arch) {
-    NnFileHandle f;
-    int64_t size = 0;
-    if (nnfsOpenFile(&f, path, NN_FS_READ)) { hz_printf("missing %s\n", path); return 0; }
-    nnfsGetFileSize(&size, f);
-    nnfsReadFile(f, 0, pool_mem + offset, (size_t)size);
-    nnfsCloseFile(f);
-    ctl->magic = NVN_SHADER_MAGIC; ctl->stage = (uint32_t)stage; ctl->arch = (uint32_t)arch; ctl->size = (uint32_t)size;
-    return (uint32_t)((size + 255) & ~255);
 }
 
 static uint32_t shader_arch;
@@ -98,10 +77,10 @@ static void make_program(NVNprogram *p, const char *vs, const char *fs, uint32_t
     nvn.nvnProgramInitialize(p, &dev);
     d[0].data = nvn.nvnMemoryPoolGetBufferAddress(&pool) + *off;
     d[0].control = &ctl[n];
-    *off += load_shader(vs, *off, &ctl[n++], NVN_STAGE_VERTEX, (int)shader_arch);
+    *off += nvnu_load_shader(vs, pool_mem + *off, &ctl[n++], NVN_STAGE_VERTEX, (int)shader_arch);
     d[1].data = nvn.nvnMemoryPoolGetBufferAddress(&pool) + *off;
     d[1].control = &ctl[n];
-    *off += load_shader(fs, *off, &ctl[n++], NVN_STAGE_FRAGMENT, (int)shader_arch);
+    *off += nvnu_load_shader(fs, pool_mem + *off, &ctl[n++], NVN_STAGE_FRAGMENT, (int)shader_arch);
     if (!nvn.nvnProgramSetShaders(p, 2, d)) hz_printf("program failed\n");
 }
 
@@ -114,14 +93,7 @@ static uint32_t fnv(uint32_t h, const void *p, size_t n) {
 int hz_main(void) {
     static uint8_t rom_cache[0x4000];
     nnfsMountRom("rom", rom_cache, sizeof rom_cache);
-    {   /* which shader code the RomFS carries: "spirv", "sm86" or "sm53" */
-        NnFileHandle f;
-        char kind[8] = {0};
-        nnfsOpenFile(&f, "rom:/shaders/arch", NN_FS_READ);
-        nnfsReadFile(f, 0, kind, 4);
-        nnfsCloseFile(f);
-        shader_arch = kind[2] == '8' ? 86 : kind[2] == '5' ? 53 : 0;
-    }
+    shader_arch = (uint32_t)nvnu_shader_arch();
     int frames = DEFAULT_FRAMES;
     {
         NnFileHandle f;
@@ -174,11 +146,11 @@ int hz_main(void) {
             uint8_t *p = pool_mem + OFF_RAMP + bl_offset(x * 2, y, 32, bh);
             p[0] = (uint8_t)c; p[1] = (uint8_t)(c >> 8);
         }
-    make_texture(&win_tex[0], NVN_FORMAT_RGBA8, W, W, NVN_TEXTURE_FLAGS_DISPLAY, 0, 0);
-    make_texture(&win_tex[1], NVN_FORMAT_RGBA8, W, W, NVN_TEXTURE_FLAGS_DISPLAY, 0, 0);
-    make_texture(&rt, NVN_FORMAT_RGBA8, 32, 32, NVN_TEXTURE_FLAGS_RENDER_TARGET, 0, 0);
-    make_texture(&checker, NVN_FORMAT_RGBA8, 16, 16, 0, 1, OFF_CHECKER);
-    make_texture(&ramp, NVN_FORMAT_RGB565, 16, 16, 0, 1, OFF_RAMP);
+    nvnu_texture(&nvn, &dev, &pool, &win_tex[0], NVN_FORMAT_RGBA8, W, W, NVN_TEXTURE_FLAGS_DISPLAY, -1);
+    nvnu_texture(&nvn, &dev, &pool, &win_tex[1], NVN_FORMAT_RGBA8, W, W, NVN_TEXTURE_FLAGS_DISPLAY, -1);
+    nvnu_texture(&nvn, &dev, &pool, &rt, NVN_FORMAT_RGBA8, 32, 32, NVN_TEXTURE_FLAGS_RENDER_TARGET, -1);
+    nvnu_texture(&nvn, &dev, &pool, &checker, NVN_FORMAT_RGBA8, 16, 16, 0, OFF_CHECKER);
+    nvnu_texture(&nvn, &dev, &pool, &ramp, NVN_FORMAT_RGB565, 16, 16, 0, OFF_RAMP);
     NVNsamplerBuilder sb;
     nvn.nvnSamplerBuilderSetDefaults(&sb);
     nvn.nvnSamplerBuilderSetDevice(&sb, &dev);

@@ -1,0 +1,45 @@
+/* nvn_util.h — small helpers our guest programs share on top of nvn.h: textures from a builder
+ * in one call, the shader code kind the RomFS carries, a shader read from the RomFS into pool
+ * memory with its control record. */
+#ifndef NVN_UTIL_H
+#define NVN_UTIL_H
+#include "nn.h"
+#include "nvn.h"
+
+/* A 2D texture; `offset` < 0: no storage (render targets and window textures are GPU-owned). */
+static inline int nvnu_texture(const NvnProcs *nvn, NVNdevice *dev, NVNmemoryPool *pool, NVNtexture *t,
+                               int format, int w, int h, int flags, int offset) {
+    NVNtextureBuilder b;
+    nvn->nvnTextureBuilderSetDefaults(&b);
+    nvn->nvnTextureBuilderSetDevice(&b, dev);
+    nvn->nvnTextureBuilderSetFlags(&b, flags);
+    nvn->nvnTextureBuilderSetFormat(&b, format);
+    nvn->nvnTextureBuilderSetSize2D(&b, w, h);
+    if (offset >= 0) nvn->nvnTextureBuilderSetStorage(&b, pool, offset);
+    return nvn->nvnTextureInitialize(t, &b);
+}
+
+/* rom:/shaders/arch says which code the shaders are: "sm86", "sm53" or "spirv" */
+static inline int nvnu_shader_arch(void) {
+    NnFileHandle f;
+    char kind[8] = {0};
+    if (nnfsOpenFile(&f, "rom:/shaders/arch", NN_FS_READ)) return NVN_SHADER_ARCH_SPIRV;
+    nnfsReadFile(f, 0, kind, 4);
+    nnfsCloseFile(f);
+    return kind[2] == '8' ? NVN_SHADER_ARCH_SM86 : kind[2] == '5' ? NVN_SHADER_ARCH_SM53 : NVN_SHADER_ARCH_SPIRV;
+}
+
+/* Read a shader file into pool memory at `mem` and fill its control record; returns the bytes
+ * it takes, rounded up to 256 (0 when the file is missing). */
+static inline uint32_t nvnu_load_shader(const char *path, uint8_t *mem, NVNshaderControl *ctl, int stage, int arch) {
+    NnFileHandle f;
+    int64_t size = 0;
+    if (nnfsOpenFile(&f, path, NN_FS_READ)) { hz_printf("missing %s\n", path); return 0; }
+    nnfsGetFileSize(&size, f);
+    nnfsReadFile(f, 0, mem, (size_t)size);
+    nnfsCloseFile(f);
+    ctl->magic = NVN_SHADER_MAGIC; ctl->stage = (uint32_t)stage; ctl->arch = (uint32_t)arch; ctl->size = (uint32_t)size;
+    return (uint32_t)((size + 255) & ~255);
+}
+
+#endif
