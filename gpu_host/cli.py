@@ -1,5 +1,6 @@
 """Subcommands of the GPU side: ``gpu-host`` (run the GPU process), ``replay`` (render a
-recorded command stream alone), ``run`` (supervise a bundle's processes)."""
+recorded command stream alone), ``run`` (supervise a bundle's processes), ``build-sdl3`` (the
+window's SDL3, from Debian's source package)."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="folder for frame_NNNNNN.png and frames.txt (sha256 per frame)")
     p.set_defaults(func=_replay)
 
+    p = sub.add_parser("build-sdl3", help="build SDL3 for the GPU process's window (from Debian trixie's source)")
+    p.set_defaults(func=_build_sdl3)
+
     if "run" not in sub.choices:
         p = sub.add_parser("run", help="run a bundle: shader service, GPU process, CPU host, supervised")
         p.add_argument("bundle", help="bundle folder made by nxrecomp recompile")
@@ -41,6 +45,13 @@ def _gpu_host(a: argparse.Namespace) -> int:
     if a.record:
         argv += ["--record", a.record]
     return server.main(argv)
+
+
+def _build_sdl3(a: argparse.Namespace) -> int:
+    from gpu_host import sdl3_build
+
+    print(sdl3_build.lib_dir())
+    return 0
 
 
 def _replay(a: argparse.Namespace) -> int:

@@ -12,7 +12,8 @@ from typing import Callable
 
 from gpu_host import packets as P
 from gpu_host import png
-from gpu_host.objects import Memory, Objects
+from gpu_host.formats import FORMATS
+from gpu_host.objects import Memory, ObjectError, Objects
 from gpu_host.record import Recorder
 from gpu_host.replay import FrameOut, Replayer, Result
 from gpu_host.snapshot import Snapshot
@@ -27,7 +28,10 @@ class Engine:
                  keep_frames: int = 32, recorder: Recorder | None = None) -> None:
         self.dev = dev
         self.objects = Objects(memory)
-        self.replayer = Replayer(dev, self.objects)
+        from nxrecomp import settings
+        from gpu_host import texdecode
+        self.replayer = Replayer(dev, self.objects, settings.get("gpu_host", "decode_compressed"))
+        texdecode.prepare()
         self.frames_dir = Path(frames_dir) if frames_dir else None
         if self.frames_dir:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
@@ -50,6 +54,12 @@ class Engine:
     # -- registration (raises ObjectError) ----------------------------------------------
     def register_texture(self, **desc) -> None:
         with self.lock:
+            fmt = FORMATS.get(desc.get("format"))
+            if fmt is not None and not desc.get("render_target"):
+                try:
+                    self.replayer.upload_format(fmt)
+                except ObjectError as e:
+                    raise ObjectError(f"texture {desc.get('id')}: {e}") from None
             self.objects.add_texture(**desc)
             if self.recorder:
                 self.recorder.texture(desc)

@@ -42,11 +42,21 @@ class Texture:
     render_target: bool
 
     @property
+    def row_bytes(self) -> int:
+        """Bytes of one row of elements (texels, or blocks of a compressed format)."""
+        return self.fmt.blocks(self.width, self.height)[0] * self.fmt.bpp
+
+    @property
+    def rows(self) -> int:
+        """Rows of elements."""
+        return self.fmt.blocks(self.width, self.height)[1]
+
+    @property
     def byte_size(self) -> int:
-        wb = self.width * self.fmt.bpp
+        wb = self.row_bytes
         if self.block_linear:
-            return blocklinear.size_bytes(wb, self.height, self.block_height_log2)
-        return self.pitch * (self.height - 1) + wb
+            return blocklinear.size_bytes(wb, self.rows, self.block_height_log2)
+        return self.pitch * (self.rows - 1) + wb
 
 
 @dataclass(frozen=True)
@@ -72,10 +82,12 @@ class Program:
 
 
 class MappedPools:
-    """Pools mapped from memfds sent by the client (read-only: the GPU never writes them)."""
+    """Pools mapped from memfds sent by the client.  Mapped read-write where the memfd allows
+    it, for WRITEBACK (render targets copied into guest memory); everything else only reads."""
 
     def __init__(self) -> None:
         self.maps: dict[int, mmap.mmap] = {}
+        self.writable: set[int] = set()
 
     def add(self, pool: int, fd: int, size: int) -> None:
         try:
@@ -91,7 +103,12 @@ class MappedPools:
         old = self.maps.pop(pool, None)
         if old is not None:
             old.close()
-        self.maps[pool] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
+        self.writable.discard(pool)
+        try:
+            self.maps[pool] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            self.writable.add(pool)
+        except PermissionError:      # a read-only fd or F_SEAL_WRITE: no WRITEBACK into this pool
+            self.maps[pool] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
 
     def pool_size(self, pool: int) -> int | None:
         m = self.maps.get(pool)
@@ -99,6 +116,12 @@ class MappedPools:
 
     def read(self, pool: int, offset: int, size: int) -> memoryview:
         return memoryview(self.maps[pool])[offset:offset + size]
+
+    def can_write(self, pool: int) -> bool:
+        return pool in self.writable
+
+    def write(self, pool: int, offset: int, data: bytes | memoryview) -> None:
+        self.maps[pool][offset:offset + len(data)] = data
 
     def close(self) -> None:
         for m in self.maps.values():
@@ -127,8 +150,9 @@ class Objects:
             raise ObjectError(f"texture {id}: format {format} cannot be a render target")
         if block_linear and block_height_log2 > 5:
             raise ObjectError(f"texture {id}: field block_height_log2 {block_height_log2} is above 5")
-        if not block_linear and not render_target and pitch < width * fmt.bpp:
-            raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {width * fmt.bpp} bytes")
+        row = fmt.blocks(width, height)[0] * fmt.bpp
+        if not block_linear and not render_target and pitch < row:
+            raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {row} bytes")
         t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target)
         if not render_target:
             psize = self.memory.pool_size(pool)

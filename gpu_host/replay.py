@@ -17,9 +17,10 @@ import numpy as np
 import vulkan as vk
 from vulkan._vulkan import lib as _vklib   # direct entry points for the per-draw calls
 
-from gpu_host import blocklinear
+from gpu_host import blocklinear, texdecode
 from gpu_host import packets as P
-from gpu_host.objects import Memory, Objects, Texture
+from gpu_host.formats import TexFormat
+from gpu_host.objects import Memory, ObjectError, Objects, Texture
 from gpu_host.pipelines import Pipelines
 from gpu_host.validate import Plan, SubmissionError
 from gpu_host.vkdevice import COLOR_LAYERS, Buffer, Device, Image
@@ -54,10 +55,18 @@ def _up(n: int) -> int:
     return (n + ALIGN - 1) & ~(ALIGN - 1)
 
 
+FORMAT_FEATURE_TRANSFER_DST = 0x4000   # VK_FORMAT_FEATURE_TRANSFER_DST_BIT (1.1 core); the binding lacks the name
+SAMPLE_FEATURES = vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | FORMAT_FEATURE_TRANSFER_DST
+
+
 class Replayer:
-    def __init__(self, dev: Device, objects: Objects) -> None:
+    def __init__(self, dev: Device, objects: Objects, decode_compressed: str = "auto") -> None:
         self.dev = dev
         self.objects = objects
+        if decode_compressed not in ("auto", "always"):
+            raise ValueError(f"gpu_host.decode_compressed = {decode_compressed!r} is not auto or always")
+        self.decode_always = decode_compressed == "always"
+        self.formats: dict[str, tuple[int, str]] = {}   # format name -> (Vulkan format, CPU decoder or "")
         self.pipes = Pipelines(dev)
         self.arena: Buffer | None = None
         self.readback: Buffer | None = None
@@ -89,6 +98,28 @@ class Replayer:
             setattr(self, which, cur)
         return cur
 
+    def upload_format(self, fmt: TexFormat) -> tuple[int, str]:
+        """(Vulkan format of the image, CPU decoder to run on upload or "") for ``fmt`` on this
+        device: native where the device samples it, else decoded to RGBA8; a format with neither
+        raises ObjectError."""
+        got = self.formats.get(fmt.name)
+        if got is None:
+            native = getattr(vk, fmt.vk_name)
+            feature = ("textureCompressionBC" if fmt.name.startswith("BC")
+                       else "textureCompressionASTC_LDR" if fmt.name.startswith("ASTC") else None)
+            ok = ((feature is None or feature in self.dev.compression)
+                  and self.dev.format_supported(native, SAMPLE_FEATURES))
+            if fmt.decoder and (self.decode_always or not ok):
+                got = (vk.VK_FORMAT_R8G8B8A8_UNORM, fmt.decoder)
+            elif ok:
+                got = (native, "")
+            else:
+                raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot sample {fmt.vk_name} "
+                                  "and there is no CPU decoder for it")
+            log.info("format %s: %s", fmt.name, f"decoded on upload ({got[1]})" if got[1] else "native")
+            self.formats[fmt.name] = got
+        return got
+
     def image_for(self, t: Texture) -> Image:
         cur = self.images.get(t.id)
         if cur is not None and cur[0] == t:
@@ -96,7 +127,7 @@ class Replayer:
         if cur is not None:
             self.dev.free_image(cur[1])
             self.uploaded.pop(t.id, None)
-        img = self.dev.image(t.width, t.height, getattr(vk, t.fmt.vk_name), RT_USAGE if t.render_target else TEX_USAGE)
+        img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], RT_USAGE if t.render_target else TEX_USAGE)
         self.images[t.id] = (t, img)
         return img
 
@@ -126,12 +157,16 @@ class Replayer:
             if cur is not None and cur[0] == t and self.uploaded.get(t.id) == crc:
                 texels.append((t, None))
                 continue
-            wb = t.width * t.fmt.bpp
+            wb = t.row_bytes
             if t.block_linear:
-                lin = blocklinear.deswizzle(src, wb, t.height, t.block_height_log2)
+                lin = blocklinear.deswizzle(src, wb, t.rows, t.block_height_log2)
             else:
                 rows = np.frombuffer(src, np.uint8, count=t.byte_size)
-                lin = np.lib.stride_tricks.as_strided(rows, (t.height, wb), (t.pitch, 1))
+                lin = np.lib.stride_tricks.as_strided(rows, (t.rows, wb), (t.pitch, 1))
+            decoder = self.upload_format(t.fmt)[1]
+            if decoder:     # the device lacks the format: RGBA8 decoded here
+                lin, _ = texdecode.decode(decoder, np.ascontiguousarray(lin), t.width, t.height,
+                                          t.fmt.block_w, t.fmt.block_h)
             texels.append((t, np.ascontiguousarray(lin)))
             crcs[t.id] = crc
             size += _up(lin.size)
@@ -151,8 +186,9 @@ class Replayer:
                 tex_off.append((t, off, img))
                 off += _up(lin.size)
         # 2. record
-        frames = [c for c in plan.commands if c[0] == P.OP_PRESENT]
-        rb_size = sum(self.objects.textures[c[2]].width * self.objects.textures[c[2]].height * 4 for c in frames)
+        frames = [c[2] if c[0] == P.OP_PRESENT else c[1] for c in plan.commands
+                  if c[0] in (P.OP_PRESENT, P.OP_WRITEBACK)]
+        rb_size = sum(self.objects.textures[t].width * self.objects.textures[t].height * 4 for t in frames)
         rb = self._buffer("readback", max(rb_size, ALIGN), vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT) if frames else None
         cb = self.cb
         vk.vkResetCommandBuffer(cb, 0)
@@ -171,8 +207,14 @@ class Replayer:
         # 3. run
         self.dev.submit_wait(cb)
         self.uploaded.update(crcs)
-        # 4. frames
+        # 4. write-backs (before the caller publishes fences: a guest waiting on one sees the
+        #    bytes), then frames
         for frame, t, o in reads:
+            if frame is None:
+                self._write_back(t, rb.mapped[o:o + t.width * t.height * 4])
+        for frame, t, o in reads:
+            if frame is None:
+                continue
             raw = bytes(rb.mapped[o:o + t.width * t.height * 4])
             if t.fmt.name == "BGRA8":
                 a = np.frombuffer(raw, np.uint8).reshape(-1, 4)[:, [2, 1, 0, 3]]
@@ -288,24 +330,41 @@ class Replayer:
                 if op == P.OP_DRAW:
                     _vklib.vkCmdDraw(cb, cmd[1], cmd[2], cmd[3], cmd[4])
                 else:
-                    self._check_indices(plan.seq, i, cmd, index, vertex, layout, amap, where)
+                    try:
+                        self._check_indices(plan.seq, i, cmd, index, vertex, layout, amap, where)
+                    except SubmissionError:
+                        end()       # the command buffer must not end inside rendering
+                        raise
                     _vklib.vkCmdDrawIndexed(cb, cmd[1], cmd[2], cmd[3], cmd[4], cmd[5])
                 res.draws += 1
             elif op == P.OP_SIGNAL:
                 res.fences.append((cmd[1], cmd[2]))
-            elif op == P.OP_PRESENT:
+            elif op in (P.OP_PRESENT, P.OP_WRITEBACK):
                 end()
-                t = objs.textures[cmd[2]]
+                t = objs.textures[cmd[2] if op == P.OP_PRESENT else cmd[1]]
                 img = self.image_for(t)
                 _barrier(cb)
                 vk.vkCmdCopyImageToBuffer(cb, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, rb.handle, 1, [vk.VkBufferImageCopy(
                     bufferOffset=rb_off, bufferRowLength=0, bufferImageHeight=0, imageSubresource=COLOR_LAYERS,
                     imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
-                reads.append((cmd[1], t, rb_off))
+                reads.append((cmd[1] if op == P.OP_PRESENT else None, t, rb_off))
                 rb_off += t.width * t.height * 4
                 _barrier(cb)
         end()
         return res, reads
+
+    def _write_back(self, t: Texture, texels: Any) -> None:
+        """A render target's texels (bytes in its own format) into its pool range, in its
+        layout: block-linear (swizzled, padding included) or pitch-linear rows."""
+        mem = self.objects.memory
+        if not hasattr(mem, "write"):     # a recording being replayed: nothing to write to
+            return
+        lin = np.frombuffer(texels, np.uint8).reshape(t.height, t.width * 4)
+        if t.block_linear:
+            mem.write(t.pool, t.offset, blocklinear.swizzle(lin, t.block_height_log2))
+        else:
+            for y in range(t.height):      # rows only: the bytes between rows are the guest's
+                mem.write(t.pool, t.offset + y * t.pitch, lin[y].tobytes())
 
     def _check_indices(self, seq: int, i: int, cmd: tuple, index: tuple, vertex: tuple, layout: tuple,
                        amap: Any, where: dict) -> None:

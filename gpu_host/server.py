@@ -32,8 +32,10 @@ from gpu_host.objects import MappedPools, ObjectError
 from gpu_host.record import Recorder
 from gpu_host.ring_layout import RingFormatError, RingView, open_ring
 from gpu_host.ring_reader import RingReader
+from gpu_host.swapchain import Presenter
 from gpu_host.vkdevice import Device, VulkanUnavailable
-from proto import gpu_pb2, gpu_pb2_grpc
+from gpu_host.window import InputHub, WindowSystem, WindowUnavailable
+from proto import gpu_input_pb2_grpc, gpu_pb2, gpu_pb2_grpc
 
 log = logging.getLogger("gpu_host.server")
 
@@ -72,12 +74,29 @@ class FdInbox:
 
 class GpuServer(gpu_pb2_grpc.GpuControlServicer):
     def __init__(self, socket_dir: str | Path, frames_dir: str = "", keep_frames: int = 32,
-                 record: str = "", device: str = "", attach_timeout: float = 2.0) -> None:
+                 record: str = "", device: str = "", attach_timeout: float = 2.0, window: str = "off",
+                 window_size: tuple[int, int] = (1280, 720), window_title: str = "nxrecomp") -> None:
         self.dir = Path(socket_dir)
         self.frames_dir, self.keep_frames = frames_dir, keep_frames
         self.record_path = record
         self.attach_timeout = attach_timeout
-        self.dev = Device(device)
+        self.hub = InputHub()
+        self.window_mode = window
+        self.winsys: WindowSystem | None = None
+        self.presenter: Presenter | None = None
+        if window not in ("off", "auto", "on"):
+            raise VulkanUnavailable(f"gpu_host.window = {window!r} is not off, auto or on")
+        if window != "off":
+            ws = WindowSystem(window_title, *window_size)
+            try:
+                ws.start(build=window == "on")
+                self.winsys = ws
+            except WindowUnavailable as e:
+                if window == "on":
+                    raise VulkanUnavailable(f"gpu_host.window = on, but no window: {e}") from None
+                log.info("headless (no window: %s)", e)
+        self.dev = Device(device, self.winsys.instance_extensions if self.winsys else [],
+                          ["VK_KHR_swapchain"] if self.winsys else [])
         self.inbox = FdInbox()
         self.session: Session | None = None
         self.lock = threading.Lock()
@@ -319,6 +338,36 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         with self.fence_cond:
             self.fence_cond.notify_all()
 
+    # -- window ---------------------------------------------------------------------------
+    def _open_window(self) -> None:
+        """Open the window and its swapchain (main thread, once serving is certain: a standby
+        opens it only when promoted)."""
+        if self.winsys is None:
+            return
+        import vulkan as vk
+        try:
+            surface = self.winsys.open(self.dev.instance)
+            self.presenter = Presenter(self.dev, vk.ffi.cast("VkSurfaceKHR", surface),
+                                       self.winsys.width, self.winsys.height)
+        except Exception as e:
+            if self.window_mode == "on":
+                raise
+            log.warning("headless (window failed: %s)", e)
+            self.winsys.close()
+            self.winsys = None
+            return
+        self.engine.on_frame = self._present
+
+    def _present(self, fr) -> None:
+        p = self.presenter
+        if p is None:
+            return
+        try:
+            p.present(fr.rgba, fr.width, fr.height)
+        except Exception:
+            log.exception("present into the window failed; headless from now on")
+            self.presenter = None
+
     # -- lifetime -----------------------------------------------------------------------
     def serve(self, promotion: Callable[[], bool] | None = None) -> None:
         """Listen and serve until stopped.  Both sockets are bound under names of this process
@@ -337,6 +386,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         threading.Thread(target=self._fd_listener, args=(lsock,), daemon=True, name="gpu-fd-listen").start()
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         gpu_pb2_grpc.add_GpuControlServicer_to_server(self, server)
+        gpu_input_pb2_grpc.add_GpuInputServicer_to_server(self.hub, server)
         hs = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(hs, server)
         server.add_insecure_port(f"unix://{gpath}{tag}")
@@ -347,15 +397,23 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 log.info("standby: ready, waiting for SIGUSR1")
                 if not promotion():
                     return
+            self._open_window()
             for name in ("", SERVICE):
                 hs.set(name, health_pb2.HealthCheckResponse.SERVING)
             os.replace(gpath + tag, gpath)
             os.replace(fpath + tag, fpath)
             log.info("serving on %s device=%s", self.dir, self.dev.name)
             consumer.start()
-            while not self.stop.wait(0.2):
-                pass
+            while not self.stop.is_set():
+                if self.presenter is not None:
+                    # SDL wants its events read on the thread that made the window: this one.
+                    if not self.winsys.pump(self.hub):
+                        log.info("window closed (QUIT sent to input streams)")
+                    self.stop.wait(0.005)
+                else:
+                    self.stop.wait(0.2)
         finally:
+            self.hub.close()
             for name in ("", SERVICE):
                 hs.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
             server.stop(0.5).wait()
@@ -366,6 +424,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             if consumer.is_alive():
                 consumer.join(5)
             self.engine.close()
+            if self.presenter is not None:
+                self.presenter.close()
+            if self.winsys is not None:
+                self.winsys.close()
             log.info("stopped")
 
 
@@ -377,7 +439,10 @@ def _make_server(a: argparse.Namespace) -> GpuServer:
                      keep_frames=settings.get("gpu_host", "keep_frames"),
                      record=a.record if a.record is not None else settings.get("gpu_host", "record"),
                      device=settings.get("gpu_host", "device"),
-                     attach_timeout=settings.get("gpu_host", "attach_timeout"))
+                     attach_timeout=settings.get("gpu_host", "attach_timeout"),
+                     window=settings.get("gpu_host", "window"),
+                     window_size=settings.get("gpu_host", "window_size"),
+                     window_title=settings.get("gpu_host", "window_title"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,14 @@
 """Settings of the GPU process (see nxrecomp/settings.py)."""
 from nxrecomp.settings import Setting
 
+
+def _size(text: str) -> tuple[int, int]:
+    w, _, h = text.lower().partition("x")
+    if not (w.isdigit() and h.isdigit() and 0 < int(w) <= 16384 and 0 < int(h) <= 16384):
+        raise ValueError(f"not a size WxH: {text!r}")
+    return int(w), int(h)
+
+
 SETTINGS = [
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
     Setting("gpu_host", "keep_frames", 32, "presented frames kept in memory for GetFrame", int),
@@ -8,4 +16,11 @@ SETTINGS = [
     Setting("gpu_host", "device", "", "prefer the Vulkan device whose name contains this (empty: first 1.3 device)"),
     Setting("gpu_host", "record", "", "record the command stream and referenced memory to this file"),
     Setting("gpu_host", "attach_timeout", 2.0, "seconds Attach/RegisterPool wait for fds sent on the fd socket", float),
+    Setting("gpu_host", "decode_compressed", "auto",
+            "compressed textures: auto (native where the device samples the format, else decoded "
+            "to RGBA8 on upload) or always (decode on upload everywhere)"),
+    Setting("gpu_host", "window", "auto",
+            "present into an SDL3 window: auto (when DISPLAY is set and SDL3 builds), on (fail without one), off"),
+    Setting("gpu_host", "window_size", (1280, 720), "window size WxH; frames are scaled to it", _size),
+    Setting("gpu_host", "window_title", "nxrecomp", "window title"),
 ]

@@ -110,6 +110,22 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
         elif op == P.OP_SIGNAL:
             if cmd[1] >= NUM_FENCES:
                 raise SubmissionError(f"{where}: field fence {cmd[1]} is not below {NUM_FENCES}")
+        elif op == P.OP_WRITEBACK:
+            t = need_texture(cmd[1])
+            if not t.render_target:
+                raise SubmissionError(f"{where}: texture {cmd[1]} is not a render target")
+            if not t.block_linear and t.pitch < t.row_bytes:
+                raise SubmissionError(f"{where}: texture {t.id}'s field pitch {t.pitch} is below a row of "
+                                      f"{t.row_bytes} bytes")
+            can_write = getattr(objects.memory, "can_write", None)
+            psize = objects.memory.pool_size(t.pool)
+            if psize is None:
+                raise SubmissionError(f"{where}: texture {t.id}'s field pool {t.pool} is not a registered pool")
+            if t.offset + t.byte_size > psize:
+                raise SubmissionError(f"{where}: texture {t.id}'s bytes {t.offset:#x}+{t.byte_size:#x} run past "
+                                      f"pool {t.pool}'s end {psize:#x}")
+            if can_write is not None and not can_write(t.pool):
+                raise SubmissionError(f"{where}: pool {t.pool} was mapped read-only (its memfd refuses writes)")
         elif op == P.OP_PRESENT:
             t = need_texture(cmd[2])
             if not t.render_target:

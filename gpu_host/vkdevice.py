@@ -34,12 +34,18 @@ class Image:
 
 
 class Device:
-    def __init__(self, prefer: str = "") -> None:
+    def __init__(self, prefer: str = "", instance_extensions: list[str] = (),
+                 device_extensions: list[str] = ()) -> None:
+        """``instance_extensions``/``device_extensions``: extra ones a window needs (surface,
+        swapchain); without them the device is headless."""
         app = vk.VkApplicationInfo(pApplicationName="nxrecomp-gpu", applicationVersion=1,
                                    pEngineName="nxrecomp", engineVersion=1,
                                    apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
         try:
-            self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+            iexts = list(instance_extensions)
+            self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(
+                pApplicationInfo=app, enabledExtensionCount=len(iexts),
+                ppEnabledExtensionNames=iexts or None), None)
             pds = vk.vkEnumeratePhysicalDevices(self.instance)
         except vk.VkError as e:
             raise VulkanUnavailable(f"no Vulkan instance: {type(e).__name__}") from None
@@ -58,8 +64,13 @@ class Device:
         self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_GRAPHICS_BIT)
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
         f13 = vk.VkPhysicalDeviceVulkan13Features(dynamicRendering=vk.VK_TRUE)
-        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE)
-        exts = ["VK_KHR_push_descriptor"]
+        have = vk.vkGetPhysicalDeviceFeatures(self.pd)
+        # Compressed formats may only be used with their feature enabled; enable what exists.
+        self.compression = {name for name in ("textureCompressionBC", "textureCompressionASTC_LDR")
+                            if getattr(have, name)}
+        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE,
+                                            **{name: vk.VK_TRUE for name in self.compression})
+        exts = ["VK_KHR_push_descriptor", *device_extensions]
         self.device = vk.vkCreateDevice(self.pd, vk.VkDeviceCreateInfo(
             pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=feats,
             enabledExtensionCount=len(exts), ppEnabledExtensionNames=exts), None)

@@ -15,6 +15,8 @@ APT_PACKAGES=(
   mesa-vulkan-drivers libvulkan1 vulkan-tools   # lavapipe: Vulkan on the CPU
   spirv-tools glslang-tools # spirv-val / spirv-dis
   xvfb xauth                # a virtual display for window tests
+  x11-apps x11-utils xdotool # window tests: xwd captures, xwininfo finds, xdotool types (XTEST)
+  cmake ninja-build dpkg-dev libx11-dev libxext-dev   # SDL3 built from Debian's source (gpu_host/sdl3_build.py)
   python3-venv python3-dev build-essential
   liblz4-1                  # reference LZ4 (NSO segments fast path; oracle of our codec)
 )

@@ -6,7 +6,9 @@ centres are covered is unambiguous and the expected image is plain array slicing
 """
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from cpu_host.gpu_client.client import GpuClient
+from cpu_host.gpu_client.shaders import GlslSource
 from gpu_host import packets as P
 
 COLOR_VS = """#version 450
@@ -65,7 +69,8 @@ def to8(c) -> np.ndarray:
 def start_gpu(extra_env: dict | None = None, args: list[str] = ()) -> tuple[subprocess.Popen, str]:
     """A real GPU process on a fresh socket folder (short path: UNIX socket names are limited)."""
     d = tempfile.mkdtemp(prefix="nxg")
-    env = {**os.environ, **(extra_env or {})}
+    # No window unless a test asks for one (a developer's DISPLAY must not pop windows up).
+    env = {**os.environ, "NXRECOMP_GPU_HOST_WINDOW": "off", **(extra_env or {})}
     # stderr to a file, not a pipe: a pipe nobody drains would block the process once full.
     with open(Path(d) / "gpu.log", "w") as logf:
         proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", d, *args], env=env,
@@ -143,3 +148,30 @@ class BoxGame:
             cmds += [(P.OP_VERTEX, *sc.put(rect_px(int(x), int(y), int(x) + 16, int(y) + 16, self.W, self.H).tobytes())),
                      (P.OP_UNIFORM, 0, *sc.put(ubo(c / 255.0))), (P.OP_DRAW, 6, 1, 0, 0)]
         return cmds + [(P.OP_SIGNAL, 0, frame), (P.OP_PRESENT, frame, target)]
+
+
+class Gpu:
+    """A real GPU process plus a connected client; ids are handed out so tests don't collide."""
+
+    def __init__(self, env: dict | None = None) -> None:
+        self.frames_dir = Path(tempfile.mkdtemp(prefix="nxgf"))
+        self.proc, self.dir = start_gpu({"NXRECOMP_GPU_HOST_FRAMES_DIR": str(self.frames_dir), **(env or {})})
+        self.client = GpuClient(self.dir, ring_capacity=1 << 22)
+        self.client.connect()
+        self.ids = itertools.count(100)
+        self.frames = itertools.count(1)
+        self.pool = self.client.create_pool(1, 8 << 20)
+        self.client.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
+        self.client.register_program(2, GlslSource(TEX_VS, TEX_FS))
+
+    def id(self) -> int:
+        return next(self.ids)
+
+    def log(self) -> str:
+        return gpu_log(self.dir)
+
+    def close(self) -> None:
+        self.client.close()
+        stop_gpu(self.proc)
+        shutil.rmtree(self.frames_dir, ignore_errors=True)
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -2,6 +2,8 @@
 frame is compared with pixels computed here with numpy."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -213,3 +215,57 @@ def test_fences_signal_in_order(gpu):
     from proto import gpu_pb2
     st = gpu.client.stub.WaitFence(gpu_pb2.FenceWait(session=gpu.client.session, fence=3, value=29, timeout_s=1))
     assert st.reached and st.value == 29
+
+
+_fence_values = iter(range(1, 1 << 30))
+
+
+@pytest.mark.parametrize("layout", ["block_linear", "pitch"])
+def test_writeback_render_target_into_pool(gpu, layout):
+    """Render to a texture, WRITEBACK it into its pool range, SIGNAL a fence: once the fence
+    is reached, the guest's memory holds the pixels in the Switch layout (deswizzled here with
+    the reference address function written from the GOB description)."""
+    w, h, bh, pitch = 40, 24, 1, 192
+    base = 5 << 20
+    gpu.pool.write(base, bytes([0xAB]) * 65536)                # stale bytes the write-back must replace
+    rt = gpu.id()
+    gpu.client.register(TextureDesc(rt, 1, base, w, h, "RGBA8", block_linear=layout == "block_linear",
+                                    block_height_log2=bh, pitch=pitch, render_target=True))
+    sc = Scene(gpu.pool, 5 << 20 | 1 << 19)
+    rects = [(0, 0, 20, 10, (1, 0, 0, 1)), (15, 5, 40, 24, (0, 0.5, 1, 0.25))]
+    fence = next(_fence_values)                                 # grows within this GPU process
+    seq = gpu.client.submit([(P.OP_TARGET, rt), (P.OP_CLEAR, 0, 0, 0, 1)] + color_draws(sc, rects, w, h)
+                            + [(P.OP_WRITEBACK, rt), (P.OP_SIGNAL, 7, fence)])
+    from proto import gpu_pb2
+    st = gpu.client.stub.WaitFence(gpu_pb2.FenceWait(session=gpu.client.session, fence=7, value=fence,
+                                                     timeout_s=10))
+    assert st.reached, gpu.log()[-1500:]
+    gpu.client.wait(seq)
+    assert gpu.client.dropped() == 0
+    mem = bytes(gpu.pool.mm[base:base + 65536])
+    if layout == "block_linear":
+        img = np.array([[mem[ref_address(x, y, w * 4, bh)] for x in range(w * 4)] for y in range(h)], np.uint8)
+    else:
+        img = np.frombuffer(mem, np.uint8)[:pitch * h].reshape(h, pitch)[:, :w * 4]
+        assert mem[w * 4:pitch] == bytes([0xAB]) * (pitch - w * 4)   # bytes between rows are left alone
+    assert np.array_equal(img.reshape(h, w, 4), expect((0, 0, 0, 1), rects, w, h))
+
+
+def test_writeback_hostile(gpu):
+    """WRITEBACK of a texture that is not a render target, or whose range runs past its pool:
+    the submission is dropped with a line naming it, and the pool is not touched."""
+    before = gpu.client.dropped()
+    tex, rt = gpu.id(), gpu.id()
+    gpu.client.register(TextureDesc(tex, 1, 0, 8, 8, "RGBA8", block_linear=True))
+    gpu.client.register(TextureDesc(rt, 1, (8 << 20) - 1024, 64, 64, "RGBA8", block_linear=True, render_target=True))
+    for cmds, msg in [([(P.OP_WRITEBACK, tex)], f"texture {tex} is not a render target"),
+                      ([(P.OP_TARGET, rt), (P.OP_CLEAR, 1, 1, 1, 1), (P.OP_WRITEBACK, rt)], "run past pool 1's end"),
+                      ([(P.OP_WRITEBACK, 999999)], "texture 999999 is not a registered texture")]:
+        seq = gpu.client.submit(cmds)
+        gpu.client.wait(seq)
+        deadline = time.monotonic() + 5          # the log file is written a moment after completion
+        while msg not in gpu.log() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert msg in gpu.log(), gpu.log()[-1500:]
+    assert gpu.client.dropped() == before + 3
+    assert bytes(gpu.pool.mm[(8 << 20) - 1024:]) != bytes([255]) * 1024

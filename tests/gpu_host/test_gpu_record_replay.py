@@ -35,6 +35,12 @@ def test_record_then_replay_identical_frames(tmp_path):
         pool.write(300000, blocklinear.swizzle(tex, 1))
         c.register(TextureDesc(8, 1, 300000, 16, 16, "RGBA8", block_linear=True, block_height_log2=1))
         c.register(SamplerDesc(9))
+        astc = rng.integers(0, 256, (4, 4 * 16), dtype=np.uint8)          # 16x16 ASTC 4x4: random blocks
+        pool.write(310000, blocklinear.swizzle(astc, 0))
+        c.register(TextureDesc(10, 1, 310000, 16, 16, "ASTC_4x4", block_linear=True, block_height_log2=0))
+        bc1 = rng.integers(0, 256, (4, 4 * 8), dtype=np.uint8)             # 16x16 BC1: 4x4 blocks of 8 bytes
+        pool.write(320000, blocklinear.swizzle(bc1, 0))
+        c.register(TextureDesc(11, 1, 320000, 16, 16, "BC1", block_linear=True, block_height_log2=0))
         game = BoxGame(seed=11)
         for frame in range(1, 13):
             game.step()
@@ -42,7 +48,11 @@ def test_record_then_replay_identical_frames(tmp_path):
             sc = Scene(pool, 400000 + (frame % 4) * 4096)
             cmds += [(P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
                      (P.OP_VERTEX, *sc.put(rect_uv_px(frame, 40, frame + 16, 56, 64, 64).tobytes())),
-                     (P.OP_TEXTURE, 0, 8, 9), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, frame, 7)]
+                     (P.OP_TEXTURE, 0, 8, 9), (P.OP_DRAW, 6, 1, 0, 0)]
+            for tid, x in ((10, 0), (11, 20)):                             # compressed textures, recorded too
+                cmds += [(P.OP_VERTEX, *sc.put(rect_uv_px(x, frame, x + 16, frame + 16, 64, 64).tobytes())),
+                         (P.OP_TEXTURE, 0, tid, 9), (P.OP_DRAW, 6, 1, 0, 0)]
+            cmds += [(P.OP_PRESENT, frame, 7)]
             c.wait(c.submit(cmds))
             live[frame] = c.frame(frame).sha256
         c.close()
