@@ -76,6 +76,8 @@ def _run(a: argparse.Namespace) -> int:
     if len(str(run_dir.resolve())) > 90:
         raise NxError("run folder path too long for UNIX socket names (keep it under 90 characters)",
                       path=str(run_dir))
+    if a.record:       # the GPU processes of this run append to it (a restart goes on recording)
+        Path(a.record).unlink(missing_ok=True)
     specs = bundle_specs(bundle, run_dir, a.cpu_cmd, a.frames_dir, a.record)
     sup = Supervisor(specs, run_dir / "run.log", echo=sys.stderr if a.echo else None)
     print(f"nxrecomp run: logs in {run_dir / 'run.log'}", file=sys.stderr)

@@ -6,11 +6,14 @@ File: msgpack objects back to back.  First ``{"nxgpu_recording": 1}``, then even
 ``["program", id, vertex_spirv, fragment_spirv]``,
 ``["submit", seq, [packet, ...], [[pool, offset, size, bytes], ...]]`` (packets as unpacked
 msgpack arrays).
-Written to a temporary file and renamed into place when the recording is closed.
+The file is appended to as submissions complete (flushed after each), so a recording survives
+the GPU process being killed: the reader stops at a torn last event, and the GPU process the
+supervisor starts next appends to the same file (its re-registrations and resubmissions come
+again; replaying them draws the same frames again).  Nothing is created until the first
+event, so a warm standby that never takes over leaves no file behind.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -25,12 +28,14 @@ VERSION = 1
 class Recorder:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.tmp = self.path.with_name(f".{self.path.name}.tmp{os.getpid()}")
-        self.f = open(self.tmp, "wb")
+        self.f: Any = None
         self.packer = msgpack.Packer(use_bin_type=True)
-        self._w({"nxgpu_recording": VERSION})
 
     def _w(self, obj: Any) -> None:
+        if self.f is None:
+            self.f = open(self.path, "ab")
+            if self.f.tell() == 0:
+                self.f.write(self.packer.pack({"nxgpu_recording": VERSION}))
         self.f.write(self.packer.pack(obj))
 
     def pool(self, id: int, size: int) -> None:
@@ -50,8 +55,9 @@ class Recorder:
         self.f.flush()
 
     def close(self) -> None:
-        self.f.close()
-        os.replace(self.tmp, self.path)
+        if self.f is not None:
+            self.f.close()
+            self.f = None
 
 
 @dataclass

@@ -80,6 +80,8 @@ def _demo(a: argparse.Namespace) -> int:
         raise NxError("output path too long for UNIX socket names (keep it under 80 characters)", path=str(out))
     frames_dir = out / "frames"
     shutil.rmtree(frames_dir, ignore_errors=True)
+    if a.record:       # the GPU processes of this run append to it (a restart goes on recording)
+        Path(a.record).unlink(missing_ok=True)
     specs = bundle_specs(out / "bundle", run_dir, frames_dir=str(frames_dir), record=a.record)
     times_file = run_dir / "frame_times.txt"
     specs[-1].env.update({"NXRECOMP_CPU_HOST_MAX_FRAMES": str(a.frames), "NXRECOMP_CPU_HOST_INPUT_SCRIPT": str(script),

@@ -125,9 +125,10 @@ def test_survives_gpu_process_kills(tmp_path) -> None:
 
     out = tmp_path / "out"
     env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
+    rec = tmp_path / "demo.nxrec"
     p = subprocess.Popen([sys.executable, "-m", "nxrecomp", "demo", "--frames", "240", "--out", str(out),
-                          "--screenshot-every", "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, env=env)
+                          "--screenshot-every", "0", "--record", str(rec)], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, env=env)
     frames_dir, log = out / "frames", out / "run" / "run.log"
     kills, deadline = 0, time.monotonic() + 600
     try:
@@ -157,6 +158,12 @@ def test_survives_gpu_process_kills(tmp_path) -> None:
     assert not missing, f"frames never presented: {missing}\n" + "\n".join(
         line for line in log.read_text().splitlines() if not line.startswith("cpu      | frame"))
     assert log.read_text().count("gpu: killed by SIGKILL; restarting") == kills
+    # the recording went on through the restarts: it replays to the frames the run presented
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(tmp_path / "replay")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for f in (1, 100, 240):
+        assert (read(frames_dir / f"frame_{f:06d}.png") == read(tmp_path / "replay" / f"frame_{f:06d}.png")).all(), f
 
 
 def test_recording_replays_to_the_same_frames(tmp_path) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import struct
 import subprocess
 import threading
 import time
@@ -19,6 +18,7 @@ import pytest
 
 from cpu_host.gpu_client.registry import TextureDesc
 from gpu_guest import Gpu, P, Scene, rect_px, to8, ubo
+from tests.xdisplay import parse_xwd
 
 W, H = 64, 48
 
@@ -69,22 +69,6 @@ def window_id(g) -> str:
     m = re.search(r"Window id: (0x[0-9a-f]+)", out.stdout)
     assert m, f"no window named {g.title}: {out.stderr}"
     return m.group(1)
-
-
-def parse_xwd(b: bytes) -> np.ndarray:
-    """RGB pixels of an XWD dump (X11's XWDFileHeader: 25 big-endian CARD32, the window name,
-    ncolors XColor records of 12 bytes, then the ZPixmap rows)."""
-    f = struct.unpack(">25I", b[:100])
-    header_size, w, h, byte_order, bpp, bpl = f[0], f[4], f[5], f[7], f[11], f[12]
-    rmask, gmask, bmask, ncolors = f[14], f[15], f[16], f[19]
-    assert bpp == 32, f"xwd: {bpp} bits per pixel"
-    raw = np.frombuffer(b, np.uint8, count=h * bpl, offset=header_size + ncolors * 12).reshape(h, bpl)
-    v = raw[:, :w * 4].copy().view("<u4" if byte_order == 0 else ">u4")
-    chans = []
-    for m in (rmask, gmask, bmask):
-        sh = (m & -m).bit_length() - 1
-        chans.append(((v & m) >> sh).astype(np.uint8))
-    return np.stack(chans, -1)
 
 
 def capture(g) -> np.ndarray:

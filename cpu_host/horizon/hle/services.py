@@ -78,6 +78,10 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     reg = Registry()
     for s in (fs, clock, hid, system, nvn, coop):
         reg.add(s.functions())
+    if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one
+        from cpu_host.horizon.hle.live_input import LiveInput
+
+        LiveInput(gpu_socket_dir(), hid, system.request_exit).start()
     return Services(reg, fs, clock, hid, system, nvn, coop)
 
 

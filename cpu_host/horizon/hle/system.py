@@ -31,12 +31,16 @@ class SystemService:
     frames: Callable[[], int] = lambda: 0     # frames presented so far
     max_frames: int = 0                        # >0: ask the game to exit once this many were presented
     exit_sent: bool = False
+    exit_requested: bool = False               # the player closed the window
+
+    def request_exit(self) -> None:
+        self.exit_requested = True
 
     def pop_message(self, c: Call) -> int:
         """nn::oe::TryPopNotificationMessage: an exit request once the run's frame budget is spent
-        (settings cpu_host.max_frames, or the demo's --frames), as the system sends one when
-        the player closes the game."""
-        if self.max_frames and not self.exit_sent and self.frames() >= self.max_frames:
+        (settings cpu_host.max_frames, or the demo's --frames) or once the player closed the
+        window, as the system sends one when the player closes the game."""
+        if (self.exit_requested or (self.max_frames and self.frames() >= self.max_frames)) and not self.exit_sent:
             self.exit_sent = True
             c.u32(c.arg(0), MESSAGE_EXIT_REQUEST, "message out")
             return 1

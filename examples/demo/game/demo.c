@@ -400,6 +400,7 @@ int hz_main(void) {
         hz_printf("coop: received %u positions from other players\n", coop_received);
         nxcoopLeave();
     }
-    hz_printf("demo: %u frames, score %u, best %u\n", g.frame, g.score, best);
+    hz_printf("demo: %u frames, score %u, best %u, player at x %d z %d (hundredths)\n", g.frame, g.score, best,
+              (int)(g.px * 100), (int)(g.pz * 100));
     return 0;
 }

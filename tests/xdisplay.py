@@ -1,0 +1,78 @@
+"""A private X server for window tests (Xvfb) and what the X server's own tools see: window
+ids (xwininfo) and window pixels (xwd), parsed here from X11's XWD format."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+TOOLS = ("Xvfb", "xwd", "xwininfo", "xdotool")
+
+
+def missing_tools() -> list[str]:
+    return [t for t in TOOLS if shutil.which(t) is None]
+
+
+@contextmanager
+def xvfb(screen: str = "640x480x24") -> Iterator[str]:
+    """A private Xvfb on the first free display number; yields ":N"."""
+    n = 90 + os.getpid() % 50
+    while Path(f"/tmp/.X{n}-lock").exists() or Path(f"/tmp/.X11-unix/X{n}").exists():
+        n += 1
+    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", screen, "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not Path(f"/tmp/.X11-unix/X{n}").exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"Xvfb :{n} did not start")
+        time.sleep(0.05)
+    try:
+        yield f":{n}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def window_id(display: str, title: str) -> str | None:
+    out = subprocess.run(["xwininfo", "-display", display, "-name", title], capture_output=True, text=True)
+    m = re.search(r"Window id: (0x[0-9a-f]+)", out.stdout)
+    return m.group(1) if m else None
+
+
+def parse_xwd(b: bytes) -> np.ndarray:
+    """RGB pixels of an XWD dump (X11's XWDFileHeader: 25 big-endian CARD32, the window name,
+    ncolors XColor records of 12 bytes, then the ZPixmap rows)."""
+    f = struct.unpack(">25I", b[:100])
+    header_size, w, h, byte_order, bpp, bpl = f[0], f[4], f[5], f[7], f[11], f[12]
+    rmask, gmask, bmask, ncolors = f[14], f[15], f[16], f[19]
+    assert bpp == 32, f"xwd: {bpp} bits per pixel"
+    raw = np.frombuffer(b, np.uint8, count=h * bpl, offset=header_size + ncolors * 12).reshape(h, bpl)
+    v = raw[:, :w * 4].copy().view("<u4" if byte_order == 0 else ">u4")
+    chans = []
+    for m in (rmask, gmask, bmask):
+        sh = (m & -m).bit_length() - 1
+        chans.append(((v & m) >> sh).astype(np.uint8))
+    return np.stack(chans, -1)
+
+
+def capture(display: str, wid: str) -> np.ndarray:
+    r = subprocess.run(["xwd", "-display", display, "-id", wid, "-silent"], capture_output=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"xwd failed: {r.stderr.decode(errors='replace')}")
+    return parse_xwd(r.stdout)
+
+
+def xdotool(display: str, *args: str) -> None:
+    r = subprocess.run(["xdotool", *args], env={**os.environ, "DISPLAY": display}, capture_output=True, text=True,
+                       timeout=20)
+    if r.returncode != 0:
+        raise RuntimeError(f"xdotool {' '.join(args)}: {r.stderr}")
