@@ -52,7 +52,10 @@ setup() { setup_apt; setup_venv; }
 
 case "$cmd" in
   setup) setup ;;
-  run)   setup; exec .venv/bin/nxrecomp demo "$@" ;;
+  run)   setup
+         # with a display the demo plays in a window: SDL3 (built once from Debian's source, cached)
+         if [ -n "${DISPLAY:-}" ]; then .venv/bin/nxrecomp build-sdl3 || echo "nx: no SDL3: playing headless" >&2; fi
+         exec .venv/bin/nxrecomp demo "$@" ;;
   test)  setup; exec .venv/bin/python -m pytest -n 2 "$@" ;;
   *) echo "usage: $0 run|test|setup [ARGS...]" >&2; exit 2 ;;
 esac
