@@ -61,6 +61,8 @@ def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tup
 def translate(p: Program) -> bytes:
     """SPIR-V binary of a program; raises NxError (DecodeError, TranslateError, ProgramError,
     HeaderError)."""
+    if p.arch == 53:
+        return translate_full(p)[0]
     if p.stage != 1 and p.arch == 86:
         from shader_svc.sm86.to_spirv_gfx import translate_graphics
 
@@ -72,6 +74,8 @@ def translate(p: Program) -> bytes:
 
 def reflect(p: Program):
     """What a program uses (``sm86.reflect.Reflection``); decoding errors as for ``translate``."""
+    if p.arch == 53:
+        return translate_full(p)[1]
     from shader_svc.sm86 import reflect as rf
 
     if p.stage != 1 and p.arch == 86:
@@ -81,6 +85,10 @@ def reflect(p: Program):
 
 def translate_full(p: Program):
     """(SPIR-V, Reflection) of a program."""
+    if p.arch == 53:        # Maxwell (Switch 1): shader_svc/sm53
+        from shader_svc.sm53.program import translate_full as translate_full53
+
+        return translate_full53(p)
     from shader_svc.sm86 import reflect as rf
 
     if p.stage != 1 and p.arch == 86:

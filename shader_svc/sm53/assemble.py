@@ -1,0 +1,335 @@
+"""SM53 assembler: nvdisasm's text -> 64-bit instruction words, from the same table.
+
+Every row whose mnemonic starts the text is tried: the modifier text is split over the row's
+modifier fields, the operands are parsed by their records, and the candidate word is accepted
+only if the decoder prints it back as exactly the input text, so the assembler never writes a
+word that means something else.  Bits the text does not show come from the row's reference
+encoding.  ``assemble_program`` takes a listing (labels 'NAME:', '//' comments, labels as branch
+targets) and writes the control word before each group of three: reuse flags from '.reuse',
+and a conservative schedule (variable-latency instructions set barrier 0 for their result and
+barrier 1 for their sources, every instruction waits on both).
+"""
+from __future__ import annotations
+
+import re
+import struct
+
+from nxrecomp.errors import NxError
+from shader_svc.sm53 import decode as dec
+from shader_svc.sm53.fields import CTRL_BITS, PT, RZ, CBuf, CIdx, Imm, Mem, Mod, Pred, Reg, Row, SReg, Target, put
+from shader_svc.sm53.table import ROWS, SREGS
+
+NOP_WORD = 0x50B0000000070F00
+
+
+class AsmError(NxError):
+    pass
+
+
+_REG = re.compile(r"^(~)?(-)?(\|)?(RZ|R\d+)(\|)?(\.H1)?(\.B[123])?(\.CC)?(\.reuse)?$")
+_CB = re.compile(r"^(~)?(-)?(\|)?c\[(0x[0-9a-f]+)\] ?\[(-?0x[0-9a-f]+)\](\.H1)?(\|)?$")
+_CIDX = re.compile(r"^c\[(0x[0-9a-f]+)\]\[(R\d+)(?:\+(-?0x[0-9a-f]+))?\]$")
+_MEM = re.compile(r"^\[(RZ|R\d+)?(?:\+?(-?0x[0-9a-f]+))?\]$")
+_PRED = re.compile(r"^(!)?(PT|P[0-6])$")
+_SREG = {v: k for k, v in SREGS.items()}
+
+
+class _Miss(Exception):
+    """This candidate row does not fit the text."""
+
+
+def _regnum(s: str) -> int:
+    n = RZ if s == "RZ" else int(s[1:])
+    if not 0 <= n <= RZ:
+        raise _Miss(s)
+    return n
+
+
+def _int(s: str) -> int:
+    try:
+        return int(s, 16) if s.lstrip("-").startswith("0x") else int(s)
+    except ValueError:
+        raise _Miss(s) from None
+
+
+def _f32_bits(s: str) -> int:
+    t = s.strip()
+    specials = {"+INF": 0x7F800000, "-INF": 0xFF800000, "+QNAN": 0x7FC00000, "-QNAN": 0xFFC00000, "-0.0": 0x80000000}
+    if t in specials:
+        return specials[t]
+    try:
+        return struct.unpack("<I", struct.pack("<f", float(t)))[0]
+    except (ValueError, OverflowError):
+        raise _Miss(s) from None
+
+
+def _reuse(inst_reuse: list[int], o, flag: bool) -> None:
+    if flag:
+        if o.reuse is None:
+            raise _Miss(".reuse")
+        inst_reuse[0] |= 1 << o.reuse
+
+
+def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
+    if isinstance(o, Reg):
+        if o.pair:
+            parts = [p.strip() for p in tok.split(",")]
+            m = _REG.match(parts[0]) if len(parts) == 2 else None
+            if not m or any(m.group(i) for i in (1, 2, 3, 5, 6, 7, 8)) or parts[1] != dec._reg(_regnum(m.group(4)) + 1):
+                raise _Miss(tok)
+            _reuse(reuse, o, bool(m.group(9)))
+            return put(w, o.lo, 8, _regnum(m.group(4)))
+        m = _REG.match(tok)
+        if not m or bool(m.group(3)) != bool(m.group(5)):
+            raise _Miss(tok)
+        inv, neg, ab, name, _, h1, bsel, cc, ru = m.groups()
+        w = put(w, o.lo, 8, _regnum(name))
+        for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, h1), (o.cc, cc)):
+            if on and bit is None:
+                raise _Miss(tok)
+            if bit is not None:
+                w = put(w, bit, 1, 1 if on else 0)
+        if bsel:
+            if o.bsel is None:
+                raise _Miss(tok)
+            w = put(w, o.bsel, 2, int(bsel[2]))
+        elif o.bsel is not None:
+            w = put(w, o.bsel, 2, 0)
+        _reuse(reuse, o, bool(ru))
+        return w
+    if isinstance(o, Pred):
+        m = _PRED.match(tok)
+        if not m:
+            raise _Miss(tok)
+        w = put(w, o.lo, 3, PT if m.group(2) == "PT" else int(m.group(2)[1]))
+        if o.not_bit is not None:
+            w = put(w, o.not_bit, 1, 1 if m.group(1) else 0)
+        elif m.group(1):
+            raise _Miss(tok)
+        return w
+    if isinstance(o, Imm):
+        t = tok
+        flags = {}
+        for suf in (".INV", ".ABS", ".NEG"):
+            flags[suf] = t.endswith(suf)
+            if flags[suf]:
+                t = t[: -len(suf)]
+        for bit, suf in ((o.neg, ".NEG"), (o.abs, ".ABS"), (o.inv, ".INV")):
+            if flags[suf] and bit is None:
+                raise _Miss(tok)
+            if bit is not None:
+                w = put(w, bit, 1, 1 if flags[suf] else 0)
+        if o.kind in ("f20", "f32"):
+            bits = _f32_bits(t)
+            if o.kind == "f20":
+                if bits & 0xFFF:
+                    raise _Miss(tok)
+                w = put(w, o.lo, o.width, (bits >> 12) & 0x7FFFF)
+                return put(w, o.sign, 1, bits >> 31)
+            return put(w, o.lo, o.width, bits)
+        if o.kind == "sb":
+            if not re.fullmatch(r"SB[0-5]", t):
+                raise _Miss(tok)
+            return put(w, o.lo, o.width, int(t[2]))
+        if o.kind == "set":
+            m = re.fullmatch(r"\{([0-5](?:,[0-5])*)\}", t)
+            if not m:
+                raise _Miss(tok)
+            return put(w, o.lo, o.width, sum(1 << int(x) for x in m.group(1).split(",")))
+        v = _int(t)
+        if o.kind == "s":
+            lim = o.width + (1 if o.sign is not None else 0)
+            if not -(1 << (lim - 1)) <= v < (1 << (lim - 1)):
+                raise _Miss(tok)
+            w = put(w, o.lo, o.width, v & ((1 << o.width) - 1))
+            return put(w, o.sign, 1, 1 if v < 0 else 0) if o.sign is not None else w
+        if not 0 <= v < (1 << o.width):
+            raise _Miss(tok)
+        return put(w, o.lo, o.width, v)
+    if isinstance(o, CBuf):
+        m = _CB.match(tok)
+        if not m or bool(m.group(3)) != bool(m.group(7)):
+            raise _Miss(tok)
+        inv, neg, ab, bank, off, h1, _ = m.groups()
+        off_v = _int(off)
+        if off_v % 4:
+            raise _Miss(tok)
+        w = put(put(w, 34, 5, _int(bank)), 20, 14, (off_v // 4) & 0x3FFF)
+        for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, h1)):
+            if on and bit is None:
+                raise _Miss(tok)
+            if bit is not None:
+                w = put(w, bit, 1, 1 if on else 0)
+        return w
+    if isinstance(o, CIdx):
+        m = _CIDX.match(tok)
+        if not m:
+            raise _Miss(tok)
+        off = _int(m.group(3)) if m.group(3) else 0
+        if not -0x8000 <= off < 0x8000:
+            raise _Miss(tok)
+        return put(put(put(w, 36, 5, _int(m.group(1))), 8, 8, _regnum(m.group(2))), 20, 16, off & 0xFFFF)
+    if isinstance(o, Mem):
+        m = _MEM.match(tok)
+        if not m:
+            raise _Miss(tok)
+        reg = _regnum(m.group(1)) if m.group(1) else RZ
+        off = _int(m.group(2)) if m.group(2) else 0
+        if off % o.scale:
+            raise _Miss(tok)
+        return put(put(w, o.reg_lo, 8, reg), o.off_lo, o.off_w, (off // o.scale) & ((1 << o.off_w) - 1))
+    if isinstance(o, SReg):
+        if tok not in _SREG:
+            raise _Miss(tok)
+        return put(w, o.lo, 8, _SREG[tok])
+    if isinstance(o, Target):
+        rel = _int(tok) - (addr + 8)
+        if not -(1 << (o.width - 1)) <= rel < (1 << (o.width - 1)):
+            raise _Miss(tok)
+        return put(w, o.lo, o.width, rel & ((1 << o.width) - 1))
+    raise TypeError(o)
+
+
+def _split_mods(mods: tuple[Mod, ...], rest: str, w: int):
+    """Words with the modifier fields set so that their texts concatenate to ``rest``."""
+    if not mods:
+        if not rest:
+            yield w
+        return
+    m = mods[0]
+    for v, s in sorted(m.names, key=lambda kv: -len(kv[1])):
+        if rest.startswith(s):
+            yield from _split_mods(mods[1:], rest[len(s):], m.encode(w, v))
+
+
+def _split_operands(text: str) -> list[str]:
+    """Operands at the commas outside braces ('DEPBAR {5,2}' has one)."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur.strip()] if text.strip() else []
+
+
+def _same(ours: str, src: str) -> bool:
+    """Texts equal up to the space nvdisasm leaves after special floats ('+INF ,')."""
+    return ours.replace(" ,", ",") == src.replace(" ,", ",")
+
+
+def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
+    """Ways to give each operand its token(s): CAS pairs take two, hidden-PT predicates none."""
+    def go(i: int, j: int):
+        if i == len(row.operands):
+            if j == len(toks):
+                yield []
+            return
+        o = row.operands[i]
+        if isinstance(o, Pred) and o.hide_pt:
+            for rest in go(i + 1, j):
+                yield ["PT"] + rest
+        if isinstance(o, Imm) and o.hide_zero:
+            for rest in go(i + 1, j):
+                yield ["0x0"] + rest
+        n = 2 if isinstance(o, Reg) and o.pair else 1
+        if j + n <= len(toks):
+            for rest in go(i + 1, j + n):
+                yield [", ".join(toks[j:j + n])] + rest
+    return list(go(0, 0))
+
+
+def assemble(text: str, addr: int = 0) -> tuple[int, int]:
+    """One instruction's text (as nvdisasm prints it) -> (word, reuse flags)."""
+    src = " ".join(text.replace(";", " ").split())
+    body, guard, gnot = src, PT, 0
+    if body.startswith("@"):
+        g, _, body = body.partition(" ")
+        m = _PRED.match(g[1:])
+        if not m:
+            raise AsmError(f"bad guard predicate {g!r}")
+        guard, gnot = (PT if m.group(2) == "PT" else int(m.group(2)[1])), 1 if m.group(1) else 0
+    mnem, _, ops_text = body.partition(" ")
+    toks = _split_operands(ops_text)
+    tried = False
+    for row in ROWS:
+        if not (mnem == row.mnemonic or mnem.startswith(row.mnemonic + ".")):
+            continue
+        tried = True
+        w0 = (row.base & ~row.mask) | row.value
+        if row.guard:
+            w0 = put(put(w0, 16, 3, guard), 19, 1, gnot)
+        elif guard != PT or gnot:
+            continue
+        for wm in _split_mods(row.mods, mnem[len(row.mnemonic):], w0):
+            for fit in _fit_operands(row, toks):
+                reuse = [0]
+                try:
+                    w = wm
+                    for o, tok in zip(row.operands, fit):
+                        w = _enc_operand(o, tok, w, addr, reuse)
+                except _Miss:
+                    continue
+                try:
+                    back = dec.decode(w, dec.Control(0, 0, 7, 7, 0, reuse[0]), addr).text()
+                except dec.DecodeError:
+                    continue
+                if _same(back, src):
+                    return w, reuse[0]
+    if not tried:
+        raise AsmError(f"unknown mnemonic {mnem.split('.')[0]!r} in {text!r}")
+    raise AsmError(f"no encoding of {text!r} (operands or modifiers do not match any form)")
+
+
+def control_for(row: Row, reuse: int) -> int:
+    """Conservative schedule bits for one instruction."""
+    var = row.cls in ("mem", "sfu", "conv", "warp") or row.mnemonic == "S2R"
+    c = dec.Control(stall=6, yield_=0, wbar=0 if var else 7, rbar=1 if var else 7, wait=0b11, reuse=reuse)
+    return c.bits()
+
+
+def assemble_program(source: str, base_addr: int = 0) -> bytes:
+    """A listing -> the code stream (control word before each group of three).  Errors name the
+    line and what did not match."""
+    lines: list[tuple[int, str]] = []
+    labels: dict[str, int] = {}
+    for n, raw in enumerate(source.splitlines(), 1):
+        t = raw.split("//", 1)[0].strip()
+        if not t:
+            continue
+        while re.match(r"^[A-Za-z_.$][\w.$]*:", t):
+            name, _, t = t.partition(":")
+            if name in labels:
+                raise AsmError(f"line {n}: label {name!r} defined twice")
+            labels[name] = base_addr + _addr_of(len(lines))
+            t = t.strip()
+        if t:
+            lines.append((n, t))
+    words: list[int] = []
+    ctrls: list[int] = []
+    for i, (n, t) in enumerate(lines):
+        addr = base_addr + _addr_of(i)
+        t = re.sub(r"(?<![\w.$])([A-Za-z_][\w$]*)(?=\s*$)", lambda m: hex(labels[m.group(1)]) if m.group(1) in labels
+                   else m.group(1), t)
+        try:
+            w, reuse = assemble(t, addr)
+        except AsmError as e:
+            raise AsmError(f"line {n} (offset {addr:#x}): {e}") from None
+        if re.search(r"(BRA|SSY|PBK|CAL)\s+[A-Za-z_]", t):
+            raise AsmError(f"line {n}: undefined label in {t!r}")
+        words.append(w)
+        ctrls.append(control_for(dec.decode(w).row, reuse))
+    while len(words) % 3:
+        words.append(NOP_WORD)
+        ctrls.append(control_for(dec.decode(NOP_WORD).row, 0))
+    out = []
+    for g in range(0, len(words), 3):
+        out.append(ctrls[g] | ctrls[g + 1] << CTRL_BITS | ctrls[g + 2] << (2 * CTRL_BITS))
+        out += words[g:g + 3]
+    return struct.pack(f"<{len(out)}Q", *out)
+
+
+def _addr_of(i: int) -> int:
+    return (i // 3 * 4 + i % 3 + 1) * 8

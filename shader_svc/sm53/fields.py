@@ -1,0 +1,234 @@
+"""Building blocks of the SM53 (Maxwell) instruction table: operand kinds, modifiers and the
+row record.  The table (``table.py``) is made of these records only; the decoder, the printer
+and the assembler read the same records, so a fact about the encoding is written once.
+
+Maxwell instructions are 64-bit words; every fourth word of the stream (byte offset % 32 == 0)
+is a control word holding the scheduling of the next three: per instruction 21 bits = stall
+(4), yield (1), write barrier (3), read barrier (3), wait mask (6), operand reuse (4).
+Common slots (Ryujinx InstTable / Mesa NAK sm50 / envytools, confirmed by flipping bits under
+nvdisasm 11.8): Rd 0..7, Ra 8..15, guard predicate 16..18 (+ not 19), Rb 20..27,
+c[bank 34..38][word offset 20..33], 19-bit immediate 20..38 with its sign (or the float's
+sign) at 56, Rc 39..46, set-condition-code 47.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CTRL_BITS = 21
+RZ, PT = 255, 7
+
+
+def get(word: int, lo: int, width: int) -> int:
+    return (word >> lo) & ((1 << width) - 1)
+
+
+def put(word: int, lo: int, width: int, value: int) -> int:
+    mask = ((1 << width) - 1) << lo
+    return (word & ~mask) | ((value << lo) & mask)
+
+
+def sext(v: int, width: int) -> int:
+    return v - (1 << width) if v >> (width - 1) & 1 else v
+
+
+def _flag(bit: int | None) -> list[tuple[int, int]]:
+    return [] if bit is None else [(bit, 1)]
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A general register (8 bits, 255 = RZ).  Optional bits: ``neg`` ('-'), ``abs`` ('|R|'),
+    ``inv`` ('~'), ``cc`` ('.CC' after a destination), ``h1`` ('.H1' half select),
+    ``hsel`` (2-bit .H0/.H1 field), ``bsel`` (2-bit byte select .B1-.B3).  ``reuse``: which
+    of the control word's reuse flags (0 = A, 1 = B, 2 = C) it prints as '.reuse'.  ``pair``:
+    printed as 'Rn, Rn+1' (CAS operands)."""
+    name: str
+    lo: int
+    neg: int | None = None
+    abs: int | None = None
+    inv: int | None = None
+    cc: int | None = None
+    h1: int | None = None
+    hsel: int | None = None
+    bsel: int | None = None
+    reuse: int | None = None
+    pair: bool = False
+
+    def bits(self) -> list[tuple[int, int]]:
+        out = [(self.lo, 8)]
+        for b in (self.neg, self.abs, self.inv, self.cc, self.h1):
+            out += _flag(b)
+        for b in (self.hsel, self.bsel):
+            if b is not None:
+                out.append((b, 2))
+        return out
+
+
+@dataclass(frozen=True)
+class Pred:
+    """A predicate (3 bits, 7 = PT) with an optional 'not' bit.  ``hide_pt``: left out of the
+    text while it is PT (LOP's optional predicate result)."""
+    name: str
+    lo: int
+    not_bit: int | None = None
+    hide_pt: bool = False
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, 3)] + _flag(self.not_bit)
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An immediate at ``lo`` (``width`` bits).  ``kind``: 's' signed hex (``sign``: a separate
+    sign bit extends it, as the 19-bit ALU immediates at 56), 'u' unsigned hex, 'f20' (the top
+    19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal).  Flags:
+    ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
+    name: str
+    lo: int
+    width: int
+    kind: str = "s"
+    sign: int | None = None
+    neg: int | None = None
+    abs: int | None = None
+    inv: int | None = None
+    hide_zero: bool = False            # left out of the text while 0 (LEA's shift)
+
+    def bits(self) -> list[tuple[int, int]]:
+        out = [(self.lo, self.width)]
+        for b in (self.sign, self.neg, self.abs, self.inv):
+            out += _flag(b)
+        return out
+
+
+@dataclass(frozen=True)
+class CBuf:
+    """c[bank][byte offset]: bank 34..38, word offset 20..33 (printed as a signed byte
+    offset).  ``space``: XMAD prints 'c[0x0] [0x8]'; ``h1``: '.H1' half select."""
+    name: str
+    neg: int | None = None
+    abs: int | None = None
+    inv: int | None = None
+    h1: int | None = None
+    space: bool = False
+
+    def bits(self) -> list[tuple[int, int]]:
+        out = [(34, 5), (20, 14)]
+        for b in (self.neg, self.abs, self.inv, self.h1):
+            out += _flag(b)
+        return out
+
+
+@dataclass(frozen=True)
+class CIdx:
+    """Indexed constant c[bank][Ra+offset] of LDC: bank 36..40, Ra 8..15, signed 16-bit byte
+    offset 20..35."""
+    name: str
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(36, 5), (8, 8), (20, 16)]
+
+
+@dataclass(frozen=True)
+class Mem:
+    """[Ra+offset]: address register at ``reg_lo`` (RZ is left out unless the offset is 0),
+    byte offset = field (``off_lo``, ``off_w``, ``signed``) * ``scale``, printed '+0x10' / '+-0x10'."""
+    name: str
+    reg_lo: int = 8
+    off_lo: int = 20
+    off_w: int = 24
+    scale: int = 1
+    signed: bool = True
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.reg_lo, 8), (self.off_lo, self.off_w)]
+
+
+@dataclass(frozen=True)
+class SReg:
+    """Special register of S2R (bits 20..27)."""
+    name: str
+    lo: int = 20
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, 8)]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Branch target: signed byte offset (bits 20..43) from the next instruction, printed as
+    the absolute address."""
+    name: str
+    lo: int = 20
+    width: int = 24
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)]
+
+
+@dataclass(frozen=True)
+class Mod:
+    """A modifier printed after the mnemonic.  ``pieces``: (lo, width) bit ranges, the first
+    holding the low bits of the value; ``names``: value -> printed text ('' = nothing).  A
+    value not listed is refused by the decoder, never guessed."""
+    name: str
+    pieces: tuple[tuple[int, int], ...]
+    names: tuple[tuple[int, str], ...]
+
+    def bits(self) -> list[tuple[int, int]]:
+        return list(self.pieces)
+
+    def value(self, word: int) -> int:
+        v, shift = 0, 0
+        for lo, w in self.pieces:
+            v |= get(word, lo, w) << shift
+            shift += w
+        return v
+
+    def encode(self, word: int, v: int) -> int:
+        for lo, w in self.pieces:
+            word = put(word, lo, w, v)
+            v >>= w
+        return word
+
+    def lookup(self, v: int) -> str | None:
+        for k, s in self.names:
+            if k == v:
+                return s
+        return None
+
+
+Operand = Reg | Pred | Imm | CBuf | CIdx | Mem | SReg | Target
+
+
+@dataclass(frozen=True)
+class Row:
+    """One encoding of one instruction.  ``mask``/``value``: the opcode bits (may include fixed
+    form bits anywhere in the word).  ``operands`` and ``mods`` in print order.  ``base``: a
+    reference word; every bit not covered by the opcode, an operand, a modifier or the guard
+    predicate must equal it, or the word is refused.  ``ir``: lowering key, ``cls``: class."""
+    mnemonic: str
+    mask: int
+    value: int
+    operands: tuple[Operand, ...] = ()
+    mods: tuple[Mod, ...] = ()
+    base: int = 0
+    ir: str = ""
+    cls: str = "alu"
+    guard: bool = True                 # bits 16..19 are a guard predicate (not for SSY/CAL/PBK)
+    # bit masks whose bits may not all be set (IADD with both negations is IADD.PO, another
+    # instruction as far as the text goes): such words are refused
+    exclusive: tuple[int, ...] = ()
+
+    def field_bits(self) -> list[tuple[int, int]]:
+        out = [(16, 4)] if self.guard else []
+        for o in self.operands:
+            out += o.bits()
+        for m in self.mods:
+            out += m.bits()
+        return out
+
+    def known_mask(self) -> int:
+        m = self.mask
+        for lo, w in self.field_bits():
+            m |= ((1 << w) - 1) << lo
+        return m

@@ -1,0 +1,304 @@
+"""The SM53 (Maxwell, Switch 1) instruction table: one declarative row per (instruction,
+operand form).  Decoder, printer, assembler, lowering and tests all read ``ROWS``.
+
+ALU instructions come in up to four forms, told apart by the opcode's top bits:
+  R  (0x5...): B = Rb@20          C = Rc@39
+  C  (0x4...): B = c[34..38][20..33]
+  I  (0x3...): B = 19-bit immediate @20 with its sign at 56 (float forms: the f32's top bits)
+  RC (0x5[13]..): B = Rc@39, C = c[][]  (FFMA and the three-source integer ops)
+and 32I forms (0x0.../0x1...) with a 32-bit immediate at 20..51.
+Facts: Ryujinx InstTable.cs (MIT), Mesa NAK sm50.rs (MIT), envytools; every row's bits and
+printed names were checked by flipping bits under nvdisasm 11.8 (tests/shader_svc/test_sm53_*).
+"""
+from __future__ import annotations
+
+from shader_svc.sm53.fields import CBuf, CIdx, Imm, Mem, Mod, Pred, Reg, Row, SReg, Target
+
+ROWS: list[Row] = []
+GUARD_PT = 7 << 16
+
+
+def op(top16: int, n: int, holes: tuple[int, ...] = (), fixed: tuple[tuple[int, int], ...] = ()) -> tuple[int, int]:
+    """(mask, value) of an opcode given as the word's top 16 bits of which the top ``n``
+    count, minus ``holes`` (operand bits inside that range), plus ``fixed`` (bit, value)."""
+    mask = ((1 << n) - 1) << (64 - n)
+    for h in holes:
+        mask &= ~(1 << h)
+    value = (top16 << 48) & mask
+    for b, v in fixed:
+        mask |= 1 << b
+        value |= v << b
+    return mask, value
+
+
+def row(mnemonic: str, opc: tuple[int, int], operands=(), mods=(), base: int = 0, ir: str = "", cls: str = "alu",
+        guard: bool = True, exclusive: tuple[int, ...] = ()):
+    mask, value = opc
+    ROWS.append(Row(mnemonic, mask, value, tuple(operands), tuple(mods), base | value | (GUARD_PT if guard else 0),
+                    ir or mnemonic, cls, guard, exclusive))
+
+
+def flag(name: str, bit: int, text: str | None = None) -> Mod:
+    return Mod(name, ((bit, 1),), ((0, ""), (1, text if text is not None else "." + name)))
+
+
+def text(name: str, s: str) -> Mod:
+    """Fixed text among the modifiers (no bits: the opcode already says it)."""
+    return Mod(name, (), ((0, s),))
+
+
+def field(name: str, lo: int, width: int, names: dict[int, str]) -> Mod:
+    return Mod(name, ((lo, width),), tuple(sorted(names.items())))
+
+
+# --- vocabularies ---------------------------------------------------------------------------
+FCMP = {0: ".F", 1: ".LT", 2: ".EQ", 3: ".LE", 4: ".GT", 5: ".NE", 6: ".GE", 7: ".NUM", 8: ".NAN", 9: ".LTU",
+        10: ".EQU", 11: ".LEU", 12: ".GTU", 13: ".NEU", 14: ".GEU", 15: ".T"}
+ICMP = {0: ".F", 1: ".LT", 2: ".EQ", 3: ".LE", 4: ".GT", 5: ".NE", 6: ".GE", 7: ".T"}
+BOP = {0: ".AND", 1: ".OR", 2: ".XOR"}
+RND = {0: "", 1: ".RM", 2: ".RP", 3: ".RZ"}
+U32_WHEN_CLEAR = {0: ".U32", 1: ""}      # bit 48 of many integer ops: 1 = signed (printed as nothing)
+FTZ_FMZ = {0: "", 1: ".FTZ", 2: ".FMZ"}
+FMT = {1: ".F16", 2: ".F32", 3: ".F64"}
+INT_T = {0: ".U8", 1: ".U16", 2: ".U32", 3: ".U64", 4: ".S8", 5: ".S16", 6: ".S32", 7: ".S64"}
+SREGS = {0x00: "SR_LANEID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
+         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z", 0x39: "SR_LTMASK"}
+ATOM_OPS = {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR", 8: ".EXCH"}
+ATOM_T = {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN"}
+MEM_SZ = {0: ".U8", 1: ".S8", 2: ".U16", 3: ".S16", 4: "", 5: ".64", 6: ".128"}
+
+# --- operand slots --------------------------------------------------------------------------
+D = Reg("d", 0)
+DCC = Reg("d", 0, cc=47)
+
+
+def A(**kw) -> Reg:
+    return Reg("a", 8, reuse=0, **kw)
+
+
+def B(**kw) -> Reg:
+    return Reg("b", 20, reuse=1, **kw)
+
+
+def C(**kw) -> Reg:
+    return Reg("c", 39, reuse=2, **kw)
+
+
+def I19(name="b", **kw) -> Imm:
+    return Imm(name, 20, 19, "s", sign=56, **kw)
+
+
+def F20(name="b", **kw) -> Imm:
+    return Imm(name, 20, 19, "f20", sign=56, **kw)
+
+
+P39 = Pred("pc", 39, not_bit=42)
+RFORM, CFORM, IFORM = "R", "C", "I"
+
+
+def forms(mnemonic, tops: dict[str, int], n: int, pre, b_ops: dict[str, object], post=(), mods=(), base=0, ir="",
+          cls="alu", exclusive=()):
+    """One row per form: ``tops`` form -> top-16 opcode; I forms leave bit 56 (the sign) out."""
+    for f, top in tops.items():
+        row(mnemonic, op(top, n, holes=(56,) if f == IFORM else ()), (*pre, b_ops[f], *post), mods, base, ir, cls,
+            exclusive=exclusive)
+
+
+ALU3 = {RFORM: 0x5C00, CFORM: 0x4C00, IFORM: 0x3800}
+
+
+def alu(top_lo: int) -> dict[str, int]:
+    return {f: t | top_lo for f, t in ALU3.items()}
+
+
+# --- integer ALU ----------------------------------------------------------------------------
+forms("IADD", alu(0x10), 13, (DCC, A(neg=49)),
+      {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: I19()},
+      mods=(flag("SAT", 50), flag("X", 43)), ir="IADD", exclusive=(3 << 48,))
+row("IADD32I", op(0x1C00, 7), (Reg("d", 0, cc=52), A(neg=56), Imm("b", 20, 32, "s")),
+    (flag("SAT", 54), flag("X", 53)), ir="IADD")
+# IADD3: the R form has a shift mode at 37..38 (bits the C form uses for its bank)
+row("IADD3", op(0x5CC0, 12), (DCC, A(neg=51), B(neg=50), C(neg=49)),
+    (field("mode", 37, 2, {0: "", 1: ".RS", 2: ".LS"}), flag("X", 48)), ir="IADD3")
+forms("IADD3", {CFORM: 0x4CC0, IFORM: 0x38C0}, 12, (DCC, A(neg=51)), {CFORM: CBuf("b", neg=50), IFORM: I19()},
+      (C(neg=49),), mods=(flag("X", 48),), ir="IADD3")
+forms("ISCADD", alu(0x18), 13, (DCC, A(neg=49)),
+      {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: I19()}, (Imm("s", 39, 5, "u"),), ir="ISCADD",
+      exclusive=(3 << 48,))
+forms("IMNMX", alu(0x20), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (P39,),
+      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), field("xm", 43, 2, {0: ""})), ir="IMNMX")
+forms("SHL", alu(0x48), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+      mods=(flag("W", 39), flag("X", 43)), ir="SHL")
+forms("SHR", alu(0x28), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("W", 39), flag("BREV", 40), field("x", 43, 2, {0: "", 2: ".X"})),
+      ir="SHR")
+forms("BFE", alu(0x00), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("BREV", 40)), ir="BFE")
+forms("BFI", {RFORM: 0x5BF0, CFORM: 0x4BF0, IFORM: 0x36F0}, 13, (DCC, A()),
+      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (C(),), ir="BFI")
+forms("POPC", alu(0x08), 13, (D,), {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)}, ir="POPC")
+forms("FLO", alu(0x30), 13, (DCC,), {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
+      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("SH", 41)), ir="FLO")
+SHF_MODS = (flag("W", 50), field("maxshift", 37, 2, {0: "", 2: ".U64"}),
+            field("xhi", 48, 2, {0: "", 1: ".HI", 2: ".X", 3: ".XHI"}))
+row("SHF.L", op(0x5BF8, 13), (DCC, A(), B(), C()), SHF_MODS, ir="SHF")
+row("SHF.L", op(0x36F8, 13), (DCC, A(), Imm("b", 20, 6, "u"), C()), SHF_MODS, ir="SHF")
+row("SHF.R", op(0x5CF8, 13), (DCC, A(), B(), C()), SHF_MODS, ir="SHF")
+row("SHF.R", op(0x38F8, 13), (DCC, A(), Imm("b", 20, 6, "u"), C()), SHF_MODS, ir="SHF")
+forms("PRMT", {RFORM: 0x5BC0, CFORM: 0x4BC0, IFORM: 0x36C0}, 13, (D, A()),
+      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (C(),),
+      mods=(field("mode", 48, 3, {0: "", 1: ".F4E", 2: ".B4E", 4: ".ECL"}),), ir="PRMT")
+forms("SEL", alu(0xA0), 13, (D, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (P39,), ir="SEL")
+forms("MOV", alu(0x98), 13, (D,), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, base=0xF << 39, ir="MOV")
+row("MOV32I", op(0x0100, 12), (D, Imm("b", 20, 32, "u")), base=0xF << 12, ir="MOV")
+
+LOP_OPS = {0: ".AND", 1: ".OR", 2: ".XOR", 3: ".PASS_B"}
+POP = {0: "", 1: ".T", 2: ".Z", 3: ".NZ"}
+forms("LOP", alu(0x40), 13, (Pred("pr", 48, hide_pt=True), DCC, A(inv=39)),
+      {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
+      mods=(field("op", 41, 2, LOP_OPS), flag("X", 43), field("pop", 44, 2, POP)), ir="LOP")
+row("LOP32I", op(0x0400, 6), (Reg("d", 0, cc=52), A(inv=55), Imm("b", 20, 32, "u", inv=56)),
+    (field("op", 53, 2, LOP_OPS), flag("X", 57)), ir="LOP")
+row("LOP3.LUT", op(0x5BE0, 13),
+    (Pred("pr", 48, hide_pt=True), DCC, A(), B(), C(), Imm("lut", 28, 8, "u")),
+    (flag("X", 38), field("pop", 36, 2, POP)), base=0, ir="LOP3")
+
+# ISETP / ICMP
+SETP_PRE = (Pred("pd", 3), Pred("qd", 0), A())
+forms("ISETP", {RFORM: 0x5B60, CFORM: 0x4B60, IFORM: 0x3660}, 12, SETP_PRE,
+      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (P39,),
+      mods=(field("cmp", 49, 3, ICMP), field("u32", 48, 1, U32_WHEN_CLEAR), flag("X", 43), field("bop", 45, 2, BOP)),
+      ir="ISETP")
+forms("ICMP", {RFORM: 0x5B40, CFORM: 0x4B40, IFORM: 0x3640}, 12, (D, A()),
+      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (C(),),
+      mods=(field("cmp", 49, 3, ICMP), field("u32", 48, 1, U32_WHEN_CLEAR)), ir="ICMP")
+row("PSETP", op(0x5090, 13),
+    (Pred("pd", 3), Pred("qd", 0), Pred("pa", 12, 15), Pred("pb", 29, 32), Pred("pc", 39, 42)),
+    (field("bop1", 24, 2, BOP), field("bop2", 45, 2, BOP)), ir="PSETP")
+
+# XMAD: 16x16-bit multiply-add.  Sign of A/B (48/49), mode, product shift (PSL), merge (MRG),
+# carry (X), half selects.  The R and I forms keep PSL/MRG/X at 36..38, the C form at 55/56/54.
+XSIGN = field("sign", 48, 2, {0: "", 1: ".S16.U16", 2: ".U16.S16"})
+XMODE3 = field("mode", 50, 3, {0: "", 1: ".CLO", 2: ".CHI", 3: ".CSFU", 4: ".CBCC"})
+XMODE2 = field("mode", 50, 2, {0: "", 1: ".CLO", 2: ".CHI", 3: ".CSFU"})
+row("XMAD", op(0x5B00, 10), (DCC, A(h1=53), B(h1=35), C()),
+    (XSIGN, flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)), ir="XMAD")
+row("XMAD", op(0x3600, 10),
+    (DCC, A(h1=53), Imm("b", 20, 16, "u"), C()),
+    (XSIGN, flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)), ir="XMAD")
+row("XMAD", op(0x4E00, 7), (DCC, A(h1=53), CBuf("b", h1=52, space=True), C()),
+    (XSIGN, flag("PSL", 55), XMODE2, flag("MRG", 56), flag("X", 54)), ir="XMAD")
+
+# --- floating point -------------------------------------------------------------------------
+FPB = {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: F20()}
+# FADD's register B answers to reuse flag 2 (nvdisasm 11.8: flag 1 is accepted, not printed)
+FADD_B = {**FPB, RFORM: Reg("b", 20, neg=45, abs=49, reuse=2)}
+forms("FADD", alu(0x58), 13, (DCC, A(neg=48, abs=46)), FADD_B,
+      mods=(flag("FTZ", 44), field("rnd", 39, 2, RND), flag("SAT", 50)), ir="FADD")
+forms("FMUL", alu(0x68), 13, (DCC, A()), {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: F20()},
+      mods=(field("ftz", 44, 2, FTZ_FMZ), field("scale", 41, 3, {0: "", 1: ".D2", 2: ".D4", 3: ".D8", 4: ".M8"}),
+            field("rnd", 39, 2, RND), flag("SAT", 50)), ir="FMUL")
+FFMA_MODS = (field("ftz", 53, 2, FTZ_FMZ), field("rnd", 51, 2, RND), flag("SAT", 50))
+row("FFMA", op(0x5980, 9), (DCC, A(), B(neg=48), C(neg=49)), FFMA_MODS, ir="FFMA")
+row("FFMA", op(0x4980, 9), (DCC, A(), CBuf("b", neg=48), C(neg=49)), FFMA_MODS, ir="FFMA")
+row("FFMA", op(0x5180, 9), (DCC, A(), Reg("b", 39, neg=48), CBuf("c", neg=49)), FFMA_MODS, ir="FFMA")
+row("FFMA", op(0x3280, 9, holes=(56,)), (DCC, A(), F20(), C(neg=49)), FFMA_MODS, ir="FFMA")
+forms("FMNMX", alu(0x60), 13, (DCC, A(neg=48, abs=46)), FPB, (P39,), mods=(flag("FTZ", 44),), ir="FMNMX")
+forms("FSETP", {RFORM: 0x5BB0, CFORM: 0x4BB0, IFORM: 0x36B0}, 12, (Pred("pd", 3), Pred("qd", 0), A(neg=43, abs=7)),
+      {RFORM: B(neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: F20(neg=6, abs=44)}, (P39,),
+      mods=(field("cmp", 48, 4, FCMP), flag("FTZ", 47), field("bop", 45, 2, BOP)), ir="FSETP")
+row("MUFU", op(0x5080, 13), (D, A(neg=48, abs=46)),
+    (field("op", 20, 4, {0: ".COS", 1: ".SIN", 2: ".EX2", 3: ".LG2", 4: ".RCP", 5: ".RSQ", 6: ".RCP64H",
+                         7: ".RSQ64H"}), flag("SAT", 50)), ir="MUFU", cls="sfu")
+forms("RRO", alu(0x90), 13, (D,), {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: F20()},
+      mods=(field("mode", 39, 1, {0: ".SINCOS", 1: ".EX2"}),), ir="RRO")
+
+# conversions: types are split fields (size 8..9 or 10..11, signedness 12/13)
+# nvdisasm writes the constant operand of I2F/F2I (and of F2F from F16) as 'c[0x0] [0x28]'
+CVT_B = {RFORM: B(neg=45, abs=49, h1=41), CFORM: CBuf("b", neg=45, abs=49, h1=41, space=True)}
+I2F_B = {RFORM: B(neg=45, abs=49, bsel=41), CFORM: CBuf("b", neg=45, abs=49, space=True)}
+forms("I2F", {RFORM: 0x5CB8, CFORM: 0x4CB8}, 13, (DCC,), I2F_B,
+      mods=(field("dst", 8, 2, FMT), Mod("src", ((10, 2), (13, 1)), tuple(sorted(INT_T.items()))),
+            field("rnd", 39, 2, RND)), ir="I2F", cls="conv")
+forms("F2I", {RFORM: 0x5CB0, CFORM: 0x4CB0}, 13, (DCC,), CVT_B,
+      mods=(flag("FTZ", 44), Mod("dst", ((8, 2), (12, 1)), tuple(sorted((k, v) for k, v in INT_T.items()
+                                                                            if k in (2, 3, 6, 7)))),
+            field("src", 10, 2, FMT),
+            field("rnd", 39, 2, {1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"})), ir="F2I", cls="conv")
+# F2F: the half select (and the spaced constant) only exist for an F16 source
+for src, rb, cb in (({1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+                    ({2: ".F32", 3: ".F64"}, B(neg=45, abs=49), CBuf("b", neg=45, abs=49))):
+    forms("F2F", {RFORM: 0x5CA8, CFORM: 0x4CA8}, 13, (DCC,), {RFORM: rb, CFORM: cb},
+          mods=(flag("FTZ", 44), field("dst", 8, 2, FMT), field("src", 10, 2, src), field("rnd", 39, 2, RND),
+                flag("SAT", 50)), ir="F2F", cls="conv")
+
+# --- special registers, control -------------------------------------------------------------
+row("S2R", op(0xF0C8, 16), (D, SReg("sr")), ir="S2R", cls="ctrl")
+row("NOP", op(0x50B0, 16), (), base=0xF << 8, ir="NOP", cls="ctrl")
+CC_T = 0xF                                 # condition-code test 'always' (bits 0..4)
+row("BRA", op(0xE240, 16), (Target("t"),), base=CC_T, ir="BRA", cls="branch")
+# SSY/PBK/CAL have no guard predicate; CAL's bit 6 clear would print .NOINC
+row("SSY", op(0xE290, 16), (Target("t"),), ir="SSY", cls="branch", guard=False)
+row("PBK", op(0xE2A0, 16), (Target("t"),), ir="PBK", cls="branch", guard=False)
+row("CAL", op(0xE260, 16), (Target("t"),), base=0x40, ir="CAL", cls="branch", guard=False)
+row("SYNC", op(0xF0F8, 16), (), base=CC_T, ir="SYNC", cls="branch")
+row("BRK", op(0xE340, 16), (), base=CC_T, ir="BRK", cls="branch")
+row("RET", op(0xE320, 16), (), base=CC_T, ir="RET", cls="branch")
+row("EXIT", op(0xE300, 16), (), base=CC_T, ir="EXIT", cls="branch")
+row("BAR.SYNC", op(0xF0A8, 16, fixed=((32, 0), (33, 0), (34, 0))), (Imm("id", 8, 8, "u"),), base=0x1B8000000000,
+    ir="BAR", cls="ctrl")
+row("MEMBAR", op(0xEF98, 16), (), (field("lvl", 8, 2, {0: ".CTA", 1: ".GL", 2: ".SYS"}),), ir="NOP", cls="ctrl")
+row("DEPBAR.LE", op(0xF0F0, 16, fixed=((29, 1),)),
+    (Imm("sb", 26, 3, "sb"), Imm("n", 20, 6, "u")), ir="NOP", cls="ctrl")
+row("DEPBAR", op(0xF0F0, 16, fixed=((29, 0),)), (Imm("sbs", 0, 6, "set"),), ir="NOP", cls="ctrl")
+
+# --- memory ---------------------------------------------------------------------------------
+SZ = field("size", 48, 3, MEM_SZ)
+row("LDG", op(0xEED0, 13), (D, Mem("addr")),
+    (flag("E", 45), field("cache", 46, 2, {0: "", 1: ".CG", 2: ".CI"}), SZ), ir="LDG", cls="mem")
+row("STG", op(0xEED8, 13), (Mem("addr"), D),
+    (flag("E", 45), field("cache", 46, 2, {0: "", 1: ".CG", 2: ".CS"}), SZ), ir="STG", cls="mem")
+row("LDS.U", op(0xEF48, 13, fixed=((44, 1),)), (D, Mem("addr")),
+    (field("size", 48, 3, {**MEM_SZ, 4: ".32"}),), ir="LDS", cls="mem")
+row("LDS", op(0xEF48, 13, fixed=((44, 0),)), (D, Mem("addr")), (SZ,), ir="LDS", cls="mem")
+row("STS", op(0xEF58, 13), (Mem("addr"), D), (SZ,), ir="STS", cls="mem")
+row("ATOM", op(0xED00, 8), (D, Mem("addr", off_lo=28, off_w=20), B()),
+    (flag("E", 48), field("op", 52, 4, ATOM_OPS), field("type", 49, 3, ATOM_T)), ir="ATOM", cls="mem")
+row("ATOM", op(0xEEF0, 14, fixed=((49, 0), (50, 0), (51, 0))), (D, Mem("addr", off_lo=28, off_w=20), B(pair=True)),
+    (flag("E", 48), text("cas", ".CAS")), ir="ATOM_CAS", cls="mem")
+row("ATOMS", op(0xEC00, 8), (D, Mem("addr", off_lo=30, off_w=22, scale=4), B()),
+    (field("op", 52, 4, ATOM_OPS), field("type", 28, 2, {0: "", 1: ".S32", 2: ".U64"})), ir="ATOMS", cls="mem")
+row("RED", op(0xEBF8, 13), (Mem("addr", off_lo=28, off_w=20), D),
+    (flag("E", 48), field("op", 23, 3, {k: v for k, v in ATOM_OPS.items() if k < 8}), field("type", 20, 3, ATOM_T)),
+    ir="RED", cls="mem")
+
+row("LDL", op(0xEF40, 13), (D, Mem("addr")), (field("cache", 44, 2, {0: "", 1: ".LU", 2: ".CI"}), SZ), ir="LDL",
+    cls="mem")
+row("STL", op(0xEF50, 13), (Mem("addr"), D), (field("cache", 44, 2, {0: "", 1: ".CG", 2: ".CS"}), SZ), ir="STL",
+    cls="mem")
+row("LDC", op(0xEF90, 13), (D, CIdx("c")), (SZ, field("mode", 44, 2, {0: "", 1: ".IL", 2: ".IS"})), ir="LDC",
+    cls="mem")
+# generic LD/ST: 3-bit opcodes, 32-bit offset, a predicate operand printed last
+GSZ = field("size", 53, 3, MEM_SZ)
+row("LD", op(0x8000, 3), (D, Mem("addr", off_w=32), Pred("p", 58, hide_pt=True)),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CI"}), GSZ), ir="LD", cls="mem")
+row("ST", op(0xA000, 3), (Mem("addr", off_w=32), D, Pred("p", 58, hide_pt=True)),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CS"}), GSZ), ir="ST", cls="mem")
+
+# LEA (address arithmetic): A << shift + B; LEA.HI.X takes the high part of the shifted pair C:A
+LEA_SH = Imm("s", 39, 5, "u", hide_zero=True)
+row("LEA", op(0x5BD0, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), B(), LEA_SH), (flag("X", 46),),
+    ir="LEA")
+row("LEA.HI", op(0x5BD8, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=37), B(), C(), Imm("s", 28, 5, "u", hide_zero=True)),
+    (flag("X", 38),), ir="LEA_HI")
+
+# --- warp -----------------------------------------------------------------------------------
+row("VOTE", op(0x50D8, 13), (D, Pred("pd", 45), Pred("pa", 39, 42)),
+    (field("mode", 48, 2, {0: ".ALL", 1: ".ANY", 2: ".EQ"}),), ir="VOTE", cls="warp")
+SHFL_MODE = field("mode", 30, 2, {0: ".IDX", 1: ".UP", 2: ".DOWN", 3: ".BFLY"})
+for bimm in (0, 1):
+    for cimm in (0, 1):
+        bop = Imm("b", 20, 5, "u") if bimm else B()
+        cop = Imm("c", 34, 13, "u") if cimm else C()
+        row("SHFL", op(0xEF10, 13, fixed=((28, bimm), (29, cimm))), (Pred("pd", 48), D, A(), bop, cop),
+            (SHFL_MODE,), ir="SHFL", cls="warp")

@@ -1,0 +1,879 @@
+"""Translate a decoded SM53 (Maxwell) compute kernel into a SPIR-V compute shader.
+
+The structure is the SM86 lowering's (``sm86.to_spirv``, whose register/predicate/constant-bank
+helpers and exactly rounded FFMA this reuses): registers are function variables, the CFG a
+dispatcher loop.  Maxwell adds:
+- the condition-code carry (``.CC`` writes it, ``.X`` reads it: IADD, IADD3, XMAD, SHL/SHR.X
+  are 64-bit arithmetic split in two), kept in a boolean variable;
+- XMAD, the 16x16-bit multiply-add ptxas builds 32-bit multiplies from;
+- the reconvergence stack: SSY/PBK push a target, SYNC/BRK pop and jump there, CAL pushes its
+  return point and RET pops it.  Each invocation runs alone in SPIR-V, so a per-invocation
+  stack (16 entries) gives exactly the single-thread semantics;
+- constant bank 0 as the driver fills it for SM5x: block size at 0x8, grid size at 0x14, kernel
+  parameters at 0x140.
+Warp-wide operations (VOTE, SHFL) assume 32 lanes while lavapipe's subgroups have 8: they run
+on an emulated 32-lane warp (see ``_shfl``), without subgroup operations.  Shared memory is a workgroup
+array of 32 KiB (lavapipe's limit); BAR.SYNC is a workgroup control barrier, which needs the
+barrier to be reached by every invocation on the same path, as on the hardware.
+"""
+from __future__ import annotations
+
+import struct
+
+from shader_svc.sm53.decode import Inst
+from shader_svc.sm86.to_spirv import DONE, GLSL, ComputeSpec, TranslateError, _Lower
+
+__all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS"]
+
+PARAMS = 0x140
+STACK = 16
+BRANCHES = {"BRA", "SSY", "PBK", "CAL", "SYNC", "BRK", "RET", "EXIT"}
+LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR", "SHF", "LOP", "LOP3", "ISETP",
+           "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
+           "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
+           "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC"} | BRANCHES
+LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
+SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
+ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
+              5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
+WARP = {"VOTE", "SHFL"}
+ICMP_NAMES = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual", 6: "GreaterThanEqual"}
+FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: "OpFOrdGreaterThan",
+            5: "OpFOrdNotEqual", 6: "OpFOrdGreaterThanEqual", 9: "OpFUnordLessThan", 10: "OpFUnordEqual",
+            11: "OpFUnordLessThanEqual", 12: "OpFUnordGreaterThan", 13: "OpFUnordNotEqual",
+            14: "OpFUnordGreaterThanEqual"}
+
+
+def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
+    """Constant bank 0 as the CUDA driver fills it for SM5x: block dims at 0x8, grid dims at
+    0x14, kernel parameters at 0x140."""
+    img = bytearray(max(size, PARAMS + len(params)))
+    struct.pack_into("<3I", img, 0x8, *block)
+    struct.pack_into("<3I", img, 0x14, *grid)
+    img[PARAMS:PARAMS + len(params)] = params
+    return bytes(img)
+
+
+def _entry_addr(t: int) -> int:
+    """A branch to a group's control word resumes at the group's first instruction."""
+    return t + 8 if t % 32 == 0 else t
+
+
+def _blocks(insts: list[Inst]) -> list[list[Inst]]:
+    leaders = {insts[0].addr} if insts else set()
+    for i, ins in enumerate(insts):
+        ir = ins.row.ir
+        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL") and i + 1 < len(insts):
+            leaders.add(insts[i + 1].addr)
+        if ir in ("BRA", "SSY", "PBK", "CAL"):
+            leaders.add(_entry_addr(ins.ops["t"]["target"]))
+    blocks, cur = [], []
+    for ins in insts:
+        if ins.addr in leaders and cur:
+            blocks.append(cur)
+            cur = []
+        cur.append(ins)
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+class _Lower53(_Lower):
+    def __init__(self, insts, spec) -> None:
+        super().__init__(insts, spec)
+        self.vars_global: dict[str, tuple[int, int]] = {}
+
+    def lowered(self, ir: str) -> bool:
+        return ir in LOWERED
+
+    # --- operands ---------------------------------------------------------------------------
+    def val(self, inst: Inst, name: str, fp: bool = False) -> int:
+        """A source operand as u32 with its neg/abs/inv applied."""
+        v = inst.ops[name]
+        if "imm" in v:
+            x = v["imm"]
+            if fp and (v.get("neg") or v.get("abs")):
+                x = (x & 0x7FFFFFFF if v.get("abs") else x) ^ (0x80000000 if v.get("neg") else 0)
+            elif v.get("inv"):
+                x = ~x
+            return self.c(x)
+        if "bank" in v:
+            r = self.cbank_word(v["off"], v["bank"], inst)
+        else:
+            r = self.reg(v["reg"])
+        if v.get("h1") and not fp:
+            r = self.op("OpShiftRightLogical", self.u32, r, self.c(16))
+        if v.get("inv"):
+            r = self.op("OpNot", self.u32, r)
+        if fp and (v.get("abs") or v.get("neg")):
+            f = self.op("OpBitcast", self.f32, r)
+            if v.get("abs"):
+                f = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], f)
+            if v.get("neg"):
+                f = self.op("OpFNegate", self.f32, f)
+            r = self.op("OpBitcast", self.u32, f)
+        elif v.get("neg"):
+            r = self.op("OpSNegate", self.u32, r)
+        elif v.get("abs"):
+            raise TranslateError(f"{inst.text()}: integer |x| not supported", offset=inst.addr)
+        return r
+
+    def fval(self, inst: Inst, name: str) -> int:
+        return self.op("OpBitcast", self.f32, self.val(inst, name, True))
+
+    def pv(self, v: dict) -> int:
+        return self.pred(v["pred"], v["not"])
+
+    def carry(self) -> int:
+        return self.op("OpLoad", self.bool, self.var("CC", self.fn_bool))
+
+    def set_carry(self, v: int) -> None:
+        self.do("OpStore", self.var("CC", self.fn_bool), v)
+
+    def add_cc(self, inst: Inst, terms: list[int], x: bool, cc: bool) -> int:
+        """Sum of 32-bit terms (+ carry-in with .X) with the carry-out written when .CC."""
+        if not cc:
+            s = terms[0]
+            for t in terms[1:] + ([self.op("OpSelect", self.u32, self.carry(), self.c(1), self.c(0))] if x else []):
+                s = self.op("OpIAdd", self.u32, s, t)
+            return s
+        s = self.op("OpUConvert", self.u64, terms[0])
+        for t in terms[1:] + ([self.op("OpSelect", self.u32, self.carry(), self.c(1), self.c(0))] if x else []):
+            s = self.op("OpIAdd", self.u64, s, self.op("OpUConvert", self.u64, t))
+        self.set_carry(self.op("OpINotEqual", self.bool, self.op("OpShiftRightLogical", self.u64, s, self.c64(32)),
+                               self.c64(0)))
+        return self.op("OpUConvert", self.u32, s)
+
+    def need(self, inst: Inst, **mods: int) -> None:
+        for k, want in mods.items():
+            if inst.mods.get(k, want) != want:
+                raise TranslateError(f"{inst.text()}: modifier {k} not translated yet", offset=inst.addr)
+
+    def bad(self, inst: Inst, why: str = "not translated yet"):
+        raise TranslateError(f"{inst.text()}: {why}", offset=inst.addr)
+
+    # --- instructions -----------------------------------------------------------------------
+    def lower(self, inst: Inst) -> None:  # noqa: C901  (one switch over the IR keys, as in sm86)
+        ir, ops, mods = inst.row.ir, inst.ops, inst.mods
+        dv = ops.get("d", {})
+        d = dv.get("reg", 255)
+        cc = bool(dv.get("cc"))
+
+        def put(val: int) -> None:
+            self.set_reg(d, val)
+
+        u32, c = self.u32, self.c
+        if ir == "NOP":
+            return
+        if ir == "SHFL":
+            self._shfl(inst)
+            return
+        if ir == "VOTE":
+            self._vote(inst)
+            return
+        if ir == "MOV":
+            put(self.val(inst, "b"))
+        elif ir == "S2R":
+            names = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
+                     0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
+            sr = ops["sr"]["sr"]
+            if sr in (0x00, 0x39):          # lane id / lanes below this one, in the emulated warp
+                lane = self.op("OpBitwiseAnd", u32, self._lid(), c(31))
+                put(lane if sr == 0 else self.op("OpISub", u32, self.op("OpShiftLeftLogical", u32, c(1), lane), c(1)))
+                return
+            if sr not in names:
+                self.bad(inst, "special register not translated yet")
+            bi, comp = names[sr]
+            put(self.op("OpCompositeExtract", u32, self.op("OpLoad", self.v3, self.builtins[bi]), comp))
+        elif ir == "IADD":
+            self.need(inst, SAT=0)
+            a, b = self.val(inst, "a"), self.val(inst, "b")
+            if (ops["a"].get("neg") or ops["b"].get("neg")) and (cc or mods.get("X")):
+                self.bad(inst, "negated operand with carry not translated yet")
+            put(self.add_cc(inst, [a, b], bool(mods.get("X")), cc))
+        elif ir == "IADD3":
+            t = [self.val(inst, n) for n in ("a", "b", "c")]
+            if any(ops[n].get("neg") for n in ("a", "b", "c")) and (cc or mods.get("X")):
+                self.bad(inst, "negated operand with carry not translated yet")
+            if mods.get("mode", 0):     # .RS / .LS: the 33-bit a + b shifted by 16, then + c
+                if cc or mods.get("X"):
+                    self.bad(inst, "IADD3 shift mode with carry not translated yet")
+                u64 = self.u64
+                ab = self.op("OpIAdd", u64, self.op("OpUConvert", u64, t[0]), self.op("OpUConvert", u64, t[1]))
+                sh = "OpShiftRightLogical" if mods["mode"] == 1 else "OpShiftLeftLogical"
+                put(self.op("OpIAdd", u32, self.op("OpUConvert", u32, self.op(sh, u64, ab, self.c64(16))), t[2]))
+            else:
+                put(self.add_cc(inst, t, bool(mods.get("X")), cc))
+        elif ir == "ISCADD":
+            a = self.op("OpShiftLeftLogical", u32, self.val(inst, "a"), c(ops["s"]["imm"]))
+            if ops["a"].get("neg") and cc:
+                self.bad(inst, "negated operand with carry not translated yet")
+            put(self.add_cc(inst, [a, self.val(inst, "b")], False, cc))
+        elif ir == "XMAD":
+            put(self._xmad(inst, cc))
+        elif ir in ("SHL", "SHR"):
+            self._shift(inst, put)
+        elif ir == "SHF":
+            put(self._shf53(inst))
+        elif ir == "LOP":
+            self.need(inst, X=0)
+            a, b = self.val(inst, "a"), self.val(inst, "b")
+            r = {0: lambda: self.op("OpBitwiseAnd", u32, a, b), 1: lambda: self.op("OpBitwiseOr", u32, a, b),
+                 2: lambda: self.op("OpBitwiseXor", u32, a, b), 3: lambda: b}[mods["op"]]()
+            put(r)
+            self._pop_pred(inst, r)
+        elif ir == "LOP3":
+            self.need(inst, X=0)
+            r = self._lut(ops["lut"]["imm"], self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c"), u32,
+                          "OpBitwiseAnd", "OpBitwiseOr", "OpNot", c(0))
+            put(r)
+            self._pop_pred(inst, r)
+        elif ir == "ISETP":
+            self.need(inst, X=0)
+            self._setp(inst, self._icmp(inst, self.val(inst, "a"), self.val(inst, "b")))
+        elif ir == "ICMP":
+            z = self._icmp(inst, self.val(inst, "c"), c(0))
+            put(self.op("OpSelect", u32, z, self.val(inst, "a"), self.val(inst, "b")))
+        elif ir == "PSETP":
+            bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}
+            ab = self.op(bop[mods["bop1"]], self.bool, self.pv(ops["pa"]), self.pv(ops["pb"]))
+            pc = self.pv(ops["pc"])
+            self.set_pred(ops["pd"]["pred"], self.op(bop[mods["bop2"]], self.bool, ab, pc))
+            if ops["qd"]["pred"] != 7:
+                nab = self.op("OpLogicalNot", self.bool, ab)
+                self.set_pred(ops["qd"]["pred"], self.op(bop[mods["bop2"]], self.bool, nab, pc))
+        elif ir == "IMNMX":
+            self.need(inst, xm=0)
+            u = mods["u32"] == 0
+            lo = self.op("OpExtInst", u32, self.glsl, GLSL["UMin" if u else "SMin"], self.val(inst, "a"),
+                         self.val(inst, "b"))
+            hi = self.op("OpExtInst", u32, self.glsl, GLSL["UMax" if u else "SMax"], self.val(inst, "a"),
+                         self.val(inst, "b"))
+            put(self.op("OpSelect", u32, self.pv(ops["pc"]), lo, hi))
+        elif ir == "SEL":
+            put(self.op("OpSelect", u32, self.pv(ops["pc"]), self.val(inst, "a"), self.val(inst, "b")))
+        elif ir == "BFE":
+            self.need(inst, BREV=0)
+            put(self._bfe(self.val(inst, "a"), self.val(inst, "b"), mods["u32"] == 1))
+        elif ir == "BFI":
+            put(self._bfi(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
+        elif ir == "PRMT":
+            self.need(inst, mode=0)
+            put(self._prmt(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
+        elif ir == "POPC":
+            put(self.op("OpBitCount", u32, self.val(inst, "b")))
+        elif ir == "FLO":
+            self.need(inst, SH=0)
+            put(self.op("OpExtInst", u32, self.glsl, 75 if mods["u32"] == 0 else 74, self.val(inst, "b")))
+        elif ir in ("FFMA", "FMUL", "FADD"):
+            self.need(inst, ftz=0, FTZ=0, rnd=0, SAT=0, scale=0)
+            if cc:
+                self.bad(inst, "condition code from FP not translated yet")
+            a, b = self.fval(inst, "a"), self.fval(inst, "b")
+            if ir == "FFMA":
+                r = self._fma(a, b, self.fval(inst, "c"))
+            else:
+                r = self.fop("OpFMul" if ir == "FMUL" else "OpFAdd", self.f32, a, b)
+            put(self.op("OpBitcast", u32, r))
+        elif ir == "FMNMX":
+            self.need(inst, FTZ=0)
+            a, b = self.fval(inst, "a"), self.fval(inst, "b")
+            lo = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], a, b)
+            hi = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"], a, b)
+            put(self.op("OpBitcast", u32, self.op("OpSelect", self.f32, self.pv(ops["pc"]), lo, hi)))
+        elif ir == "FSETP":
+            self.need(inst, FTZ=0)
+            a, b = self.fval(inst, "a"), self.fval(inst, "b")
+            cmp = mods["cmp"]
+            if cmp in FCMP_OPS:
+                r = self.op(FCMP_OPS[cmp], self.bool, a, b)
+            elif cmp in (0, 15):
+                r = self.m.const_bool(cmp == 15)
+            else:
+                nan = self.op("OpLogicalOr", self.bool, self.op("OpIsNan", self.bool, a), self.op("OpIsNan", self.bool, b))
+                r = nan if cmp == 8 else self.op("OpLogicalNot", self.bool, nan)
+            self._setp(inst, r)
+        elif ir == "I2F":
+            self.need(inst, rnd=0, dst=2)
+            if mods["src"] not in (2, 6) or ops["b"].get("bsel"):
+                self.bad(inst, "integer source type not translated yet")
+            conv = "OpConvertSToF" if mods["src"] == 6 else "OpConvertUToF"
+            put(self.op("OpBitcast", u32, self.op(conv, self.f32, self.val(inst, "b"))))
+        elif ir == "F2I":
+            self.need(inst, FTZ=0, src=2)
+            if mods["dst"] not in (2, 6):
+                self.bad(inst, "integer result type not translated yet")
+            put(self._f2i53(inst))
+        elif ir == "F2F":
+            self._f2f(inst, put)
+        elif ir == "RRO":
+            # range reduction is folded into MUFU: RRO.SINCOS scales by 1/(2 pi), MUFU.SIN/COS undo it
+            x = self.fval(inst, "b")
+            if mods["mode"] == 0:
+                x = self.fop("OpFMul", self.f32, x, self.m.const(self.f32, _f32(0.15915494309189535)))
+            put(self.op("OpBitcast", u32, x))
+        elif ir == "MUFU":
+            self.need(inst, SAT=0)
+            put(self.op("OpBitcast", u32, self._mufu(inst, self.fval(inst, "a"))))
+        elif ir in ("LDG", "STG"):
+            self._global(inst, put)
+        elif ir in ("LDS", "STS"):
+            self._shared(inst)
+        elif ir in ("LDL", "STL"):
+            self._local(inst)
+        elif ir == "LDC":
+            cv = ops["c"]
+            if cv["bank"] != 0 or mods["mode"] or mods["size"] != 4:
+                self.bad(inst, "indexed constant load other than 32-bit from bank 0 not translated yet")
+            idx = self.op("OpShiftRightLogical", u32, self.op("OpIAdd", u32, self.reg(cv["reg"]), c(cv["off"])), c(2))
+            put(self.op("OpLoad", u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, c(0), idx)))
+        elif ir in ("ATOMS", "ATOM", "ATOM_CAS", "RED"):
+            self._atomic(inst, put)
+        elif ir == "BAR":
+            if ops["id"]["imm"] != 0:
+                self.bad(inst, "barriers other than 0 not translated yet")
+            E = self.m.E
+            sem = E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")
+            wg = self.c(E("Scope", "Workgroup"))
+            self.do("OpControlBarrier", wg, wg, self.c(sem))
+        else:
+            self.bad(inst)
+
+    def _pop_pred(self, inst: Inst, r: int) -> None:
+        pr = inst.ops.get("pr", {}).get("pred", 7)
+        pop = inst.mods.get("pop", 0)
+        if pr == 7:
+            return
+        z = self.op("OpIEqual", self.bool, r, self.c(0))
+        v = {1: self.m.const_bool(True), 2: z, 3: self.op("OpLogicalNot", self.bool, z)}.get(pop)
+        if v is None:
+            raise TranslateError(f"{inst.text()}: predicate result .F not translated", offset=inst.addr)
+        self.set_pred(pr, v)
+
+    def _icmp(self, inst: Inst, a: int, b: int) -> int:
+        cmp = ICMP_NAMES.get(inst.mods["cmp"])
+        if cmp is None:
+            return self.m.const_bool(inst.mods["cmp"] == 7)
+        u = inst.mods["u32"] == 0
+        name = {"Equal": "OpIEqual", "NotEqual": "OpINotEqual"}.get(cmp) or ("OpU" if u else "OpS") + cmp
+        return self.op(name, self.bool, a, b)
+
+    def _setp(self, inst: Inst, r: int) -> None:
+        ops = inst.ops
+        pc = self.pv(ops["pc"])
+        bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}[inst.mods["bop"]]
+        self.set_pred(ops["pd"]["pred"], self.op(bop, self.bool, r, pc))
+        if ops["qd"]["pred"] != 7:
+            self.set_pred(ops["qd"]["pred"], self.op(bop, self.bool, self.op("OpLogicalNot", self.bool, r), pc))
+
+    def _half(self, full: int, h1: bool, signed: bool) -> int:
+        sh = self.op("OpShiftRightLogical", self.u32, full, self.c(16)) if h1 else full
+        if signed:
+            return self.op("OpBitFieldSExtract", self.u32, sh, self.c(0), self.c(16))
+        return self.op("OpBitwiseAnd", self.u32, sh, self.c(0xFFFF))
+
+    def _xmad(self, inst: Inst, cc: bool) -> int:
+        """XMAD: 16x16-bit product (+ shift by 16 with PSL) + C adjusted by the mode, then MRG
+        puts B's low half on top (public descriptions: Ryujinx InstEmitIntegerArithmetic, NAK)."""
+        ops, mods = inst.ops, inst.mods
+        if mods["mode"] == 3:
+            raise TranslateError(f"{inst.text()}: XMAD.CSFU not translated", offset=inst.addr)
+        a_raw = self.reg(ops["a"]["reg"])
+        bv = ops["b"]
+        if "imm" in bv:
+            b_raw = self.c(bv["imm"])
+        elif "bank" in bv:
+            b_raw = self.cbank_word(bv["off"], bv["bank"], inst)
+        else:
+            b_raw = self.reg(bv["reg"])
+        a16 = self._half(a_raw, ops["a"]["h1"], mods["sign"] in (1, 3))
+        b16 = self._half(b_raw, bv.get("h1", False), mods["sign"] in (2, 3))
+        p = self.op("OpIMul", self.u32, a16, b16)
+        if mods["PSL"]:
+            p = self.op("OpShiftLeftLogical", self.u32, p, self.c(16))
+        cval = self.val(inst, "c")
+        mode = mods["mode"]
+        if mode == 1:
+            cval = self.op("OpBitwiseAnd", self.u32, cval, self.c(0xFFFF))
+        elif mode == 2:
+            cval = self.op("OpShiftRightLogical", self.u32, cval, self.c(16))
+        elif mode == 4:
+            cval = self.op("OpIAdd", self.u32, cval, self.op("OpShiftLeftLogical", self.u32, b_raw, self.c(16)))
+        r = self.add_cc(inst, [p, cval], bool(mods["X"]), cc)
+        if mods["MRG"]:
+            r = self.op("OpBitwiseOr", self.u32, self.op("OpBitwiseAnd", self.u32, r, self.c(0xFFFF)),
+                        self.op("OpShiftLeftLogical", self.u32, b_raw, self.c(16)))
+        return r
+
+    def _shift(self, inst: Inst, put) -> None:
+        mods = inst.mods
+        if mods.get("BREV"):
+            raise TranslateError(f"{inst.text()}: SHR.BREV not translated", offset=inst.addr)
+        if mods.get("X") or mods.get("x"):
+            raise TranslateError(f"{inst.text()}: shift with carry not translated", offset=inst.addr)
+        a, s = self.val(inst, "a"), self.val(inst, "b")
+        big = self.op("OpUGreaterThanEqual", self.bool, s, self.c(32))
+        if mods["W"]:
+            s = self.op("OpBitwiseAnd", self.u32, s, self.c(31))
+            big = self.m.const_bool(False)
+        else:
+            s = self.op("OpExtInst", self.u32, self.glsl, GLSL["UMin"], s, self.c(31))
+        if inst.row.ir == "SHL":
+            r = self.op("OpSelect", self.u32, big, self.c(0), self.op("OpShiftLeftLogical", self.u32, a, s))
+        elif mods["u32"] == 0:
+            r = self.op("OpSelect", self.u32, big, self.c(0), self.op("OpShiftRightLogical", self.u32, a, s))
+        else:   # arithmetic: shifting by >= 32 leaves the sign everywhere, which a shift by 31 gives
+            r = self.op("OpShiftRightArithmetic", self.u32, a, s)
+        put(r)
+
+    def _shf53(self, inst: Inst) -> int:
+        """Funnel shift of the pair C:A (C high): SHF.L gives the high word of (C:A) << s,
+        SHF.R the low word of (C:A) >> s; .W wraps s to 0..31, otherwise s is clamped to 32
+        (to 64 with .U64), as PTX's shf.wrap / shf.clamp and 64-bit shifts need."""
+        mods = inst.mods
+        if mods["xhi"] or mods["maxshift"] not in (0, 2) or inst.ops["d"].get("cc"):
+            raise TranslateError(f"{inst.text()}: SHF form not translated yet", offset=inst.addr)
+        u32, u64, c = self.u32, self.u64, self.c
+        v = self.join64(self.val(inst, "a"), self.val(inst, "c"))
+        sh = self.val(inst, "b")
+        limit = 64 if mods["maxshift"] == 2 else 32
+        sh = self.op("OpBitwiseAnd", u32, sh, c(31)) if mods["W"] else \
+            self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], sh, c(limit))
+        big = self.op("OpUGreaterThanEqual", self.bool, sh, c(64))
+        s64 = self.op("OpUConvert", u64, self.op("OpBitwiseAnd", u32, sh, c(63)))
+        if inst.row.mnemonic == "SHF.L":
+            r = self.op("OpShiftRightLogical", u64, self.op("OpShiftLeftLogical", u64, v, s64), self.c64(32))
+        else:
+            r = self.op("OpShiftRightLogical", u64, v, s64)
+        return self.op("OpSelect", u32, big, c(0), self.op("OpUConvert", u32, r))
+
+    def _bfe(self, a: int, b: int, signed: bool) -> int:
+        """BFE: position = b[7:0], length = b[15:8]; PTX bfe semantics (length 0 -> 0, the sign
+        bit is the last one taken, or bit 31)."""
+        u32, c, op = self.u32, self.c, self.op
+        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
+        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
+        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(31))
+        shifted = op("OpShiftRightLogical", u32, a, posc)
+        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, c(32))
+        mask = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, lnc, c(32)), c(0xFFFFFFFF),
+                  op("OpISub", u32, op("OpShiftLeftLogical", u32, c(1), op("OpExtInst", u32, self.glsl, GLSL["UMin"],
+                                                                           lnc, c(31))), c(1)))
+        val = op("OpBitwiseAnd", u32, shifted, mask)
+        val = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), c(0), val)
+        if signed:
+            last = op("OpExtInst", u32, self.glsl, GLSL["UMin"], op("OpISub", u32, op("OpIAdd", u32, pos, ln), c(1)),
+                      c(31))
+            sign = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, a, last), c(1)),
+                      c(0))
+            val = op("OpSelect", u32, sign, op("OpBitwiseOr", u32, val, op("OpNot", u32, mask)), val)
+        return op("OpSelect", u32, op("OpIEqual", self.bool, ln, c(0)), c(0), val)
+
+    def _bfi(self, a: int, b: int, base: int) -> int:
+        """BFI: insert a's low bits into ``base`` at b[7:0], length b[15:8] (clamped to the word)."""
+        u32, c, op = self.u32, self.c, self.op
+        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
+        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
+        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(32))
+        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, op("OpISub", u32, c(32), posc))
+        r = op("OpBitFieldInsert", u32, base, a, op("OpExtInst", u32, self.glsl, GLSL["UMin"], posc, c(31)), lnc)
+        return op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), base, r)
+
+    def _prmt(self, a: int, sel: int, cv: int) -> int:
+        """PRMT default mode: byte i of the result is byte sel[4i+2:4i] of {c, a}, replaced by its
+        sign when sel bit 4i+3 is set."""
+        u32, u64, c, op = self.u32, self.u64, self.c, self.op
+        both = op("OpBitwiseOr", u64, op("OpUConvert", u64, a),
+                  op("OpShiftLeftLogical", u64, op("OpUConvert", u64, cv), self.c64(32)))
+        r = c(0)
+        for i in range(4):
+            nib = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, sel, c(4 * i)), c(0xF))
+            idx = op("OpBitwiseAnd", u32, nib, c(7))
+            byte = op("OpUConvert", u32, op("OpBitwiseAnd", u64, op("OpShiftRightLogical", u64, both,
+                                                                    op("OpUConvert", u64, op("OpIMul", u32, idx, c(8)))),
+                                           self.c64(0xFF)))
+            neg = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, byte, c(0x80)), c(0))
+            rep = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, nib, c(8)), c(0))
+            byte = op("OpSelect", u32, rep, op("OpSelect", u32, neg, c(0xFF), c(0)), byte)
+            r = op("OpBitwiseOr", u32, r, op("OpShiftLeftLogical", u32, byte, c(8 * i)))
+        return r
+
+    def _f2i53(self, inst: Inst) -> int:
+        """F2I with FLOOR/CEIL/TRUNC: round, saturate to the range, NaN -> 0 (as NVIDIA)."""
+        x = self.fval(inst, "b")
+        rnd = {1: "Floor", 2: "Ceil", 3: "Trunc"}[inst.mods["rnd"]]
+        r = self.op("OpExtInst", self.f32, self.glsl, GLSL[rnd], x)
+        signed = inst.mods["dst"] == 6
+        f = lambda v: self.m.const(self.f32, _f32(v))  # noqa: E731
+        if signed:
+            lo, hi, top, conv, sat = -2147483648.0, 2147483520.0, 2147483648.0, "OpConvertFToS", 0x7FFFFFFF
+        else:
+            lo, hi, top, conv, sat = 0.0, 4294967040.0, 4294967296.0, "OpConvertFToU", 0xFFFFFFFF
+        cl = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"],
+                     self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], r, f(hi)), f(lo))
+        v = self.op(conv, self.u32, cl)
+        v = self.op("OpSelect", self.u32, self.op("OpFOrdGreaterThanEqual", self.bool, r, f(top)), self.c(sat), v)
+        return self.op("OpSelect", self.u32, self.op("OpIsNan", self.bool, r), self.c(0), v)
+
+    def _f2f(self, inst: Inst, put) -> None:
+        """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
+        mods = inst.mods
+        self.need(inst, FTZ=0, rnd=0, SAT=0)
+        v2 = self.m.type("OpTypeVector", self.f32, 2)
+        if (mods["dst"], mods["src"]) == (1, 2):
+            x = self.fval(inst, "b")
+            vec = self.op("OpCompositeConstruct", v2, x, self.m.const(self.f32, 0))
+            put(self.op("OpExtInst", self.u32, self.glsl, 58, vec))
+        elif (mods["dst"], mods["src"]) == (2, 1):
+            b = inst.ops["b"]
+            raw = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+            vec = self.op("OpExtInst", v2, self.glsl, 62, raw)
+            r = self.op("OpCompositeExtract", self.f32, vec, 1 if b.get("h1") else 0)
+            if b.get("abs"):
+                r = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], r)
+            if b.get("neg"):
+                r = self.op("OpFNegate", self.f32, r)
+            put(self.op("OpBitcast", self.u32, r))
+        else:
+            raise TranslateError(f"{inst.text()}: conversion not translated yet", offset=inst.addr)
+
+    def _mufu(self, inst: Inst, x: int) -> int:
+        g = {2: 29, 3: 30}           # Exp2, Log2
+        o = inst.mods["op"]
+        two_pi = self.m.const(self.f32, _f32(6.283185307179586))
+        if o in (0, 1):              # the operand was scaled by 1/(2 pi) by RRO
+            t = self.fop("OpFMul", self.f32, x, two_pi)
+            return self.op("OpExtInst", self.f32, self.glsl, 14 if o == 0 else 13, t)
+        if o in g:
+            return self.op("OpExtInst", self.f32, self.glsl, g[o], x)
+        if o == 4:
+            return self.fop("OpFDiv", self.f32, self.m.const(self.f32, _f32(1.0)), x)
+        if o == 5:
+            return self.op("OpExtInst", self.f32, self.glsl, 32, x)   # InverseSqrt
+        raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
+
+    def _global(self, inst: Inst, put) -> None:
+        mods = inst.mods
+        if not mods["E"]:
+            raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
+        n = {4: 1, 5: 2, 6: 4}.get(mods["size"])
+        if n is None:
+            raise TranslateError(f"{inst.text()}: sub-word access not translated yet", offset=inst.addr)
+        a = inst.ops["addr"]
+        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
+        d = inst.ops["d"]["reg"]
+        for i in range(n):
+            ptr = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", self.u64, base, self.c64(a["off"] + 4 * i)))
+            if inst.row.ir == "LDG":
+                if d != 255:
+                    self.set_reg(d + i, self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
+            else:
+                self.do("OpStore", ptr, self.reg(d + i) if d != 255 else self.c(0), self.m.E("MemoryAccess", "Aligned"), 4)
+
+    # --- shared memory and atomics -----------------------------------------------------------
+    def shared_word(self, byte_addr: int) -> int:
+        if "shared" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            arr = m.type("OpTypeArray", self.u32, self.c(SHARED_WORDS))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["shared"] = (v, m.type("OpTypePointer", wg, self.u32))
+            self.interface.append(v)
+        v, ptr = self.vars_global["shared"]
+        idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2)),
+                      self.c(SHARED_WORDS - 1))
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    def _mem_addr(self, inst: Inst) -> int:
+        a = inst.ops["addr"]
+        base = self.reg(a["reg"]) if a["reg"] != 255 else self.c(0)
+        return self.op("OpIAdd", self.u32, base, self.c(a["off"]))
+
+    def _shared(self, inst: Inst) -> None:
+        n = {4: 1, 5: 2, 6: 4}.get(inst.mods["size"])
+        if n is None:
+            raise TranslateError(f"{inst.text()}: sub-word shared access not translated yet", offset=inst.addr)
+        addr = self._mem_addr(inst)
+        d = inst.ops["d"]["reg"]
+        for i in range(n):
+            p = self.shared_word(self.op("OpIAdd", self.u32, addr, self.c(4 * i)))
+            if inst.row.ir == "LDS":
+                if d != 255:
+                    self.set_reg(d + i, self.op("OpLoad", self.u32, p))
+            else:
+                self.do("OpStore", p, self.reg(d + i) if d != 255 else self.c(0))
+
+    def _local(self, inst: Inst) -> None:
+        """LDL/STL: a per-invocation array; the stack pointer comes from c[0x0][0x20] as the
+        driver's local window top, and addresses are taken modulo the array's 4 KiB."""
+        n = {4: 1, 5: 2, 6: 4}.get(inst.mods["size"])
+        if n is None:
+            raise TranslateError(f"{inst.text()}: sub-word local access not translated yet", offset=inst.addr)
+        if "local" not in self.vars:
+            arr = self.m.type("OpTypeArray", self.u32, self.c(LOCAL_WORDS))
+            self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
+        addr = self._mem_addr(inst)
+        d = inst.ops["d"]["reg"]
+        for i in range(n):
+            a = self.op("OpIAdd", self.u32, addr, self.c(4 * i))
+            idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, a, self.c(2)),
+                          self.c(LOCAL_WORDS - 1))
+            p = self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
+            if inst.row.ir == "LDL":
+                if d != 255:
+                    self.set_reg(d + i, self.op("OpLoad", self.u32, p))
+            else:
+                self.do("OpStore", p, self.reg(d + i) if d != 255 else self.c(0))
+
+    def _atomic(self, inst: Inst, put) -> None:
+        """ATOMS (shared), ATOM/RED (global, 64-bit addresses): 32-bit integer operations."""
+        ir, mods, ops = inst.row.ir, inst.mods, inst.ops
+        E = self.m.E
+        if mods.get("type", 0) not in (0, 1):
+            raise TranslateError(f"{inst.text()}: atomic type not translated yet", offset=inst.addr)
+        if ir != "ATOMS" and not mods.get("E"):
+            raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
+        if ir == "ATOMS":
+            ptr, scope = self.shared_word(self._mem_addr(inst)), E("Scope", "Workgroup")
+            sem = E("MemorySemantics", "WorkgroupMemory")
+        else:
+            a = ops["addr"]
+            base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
+            ptr = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", self.u64, base, self.c64(a["off"])))
+            scope, sem = E("Scope", "Device"), E("MemorySemantics", "UniformMemory")
+        sc, sm = self.c(scope), self.c(sem)
+        if ir == "ATOM_CAS":
+            b = ops["b"]["reg"]
+            cmp, new = self.reg(b), self.reg(b + 1) if b != 255 else self.c(0)
+            put(self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, new, cmp))
+            return
+        name = ATOMIC_OPS.get(mods["op"])
+        if name is None:
+            raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+        if isinstance(name, tuple):
+            name = name[1 if mods.get("type") == 1 else 0]
+        src = self.reg(ops["d"]["reg"]) if ir == "RED" else self.reg(ops["b"]["reg"])
+        old = self.op(name, self.u32, ptr, sc, sm, src)
+        if ir != "RED":
+            put(old)
+
+    # --- 32-lane warps -----------------------------------------------------------------------
+    # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp
+    # is emulated: invocation i of the workgroup is lane i % 32 of warp i / 32, and a warp-wide
+    # operation exchanges values through a workgroup array between two workgroup barriers.  No
+    # subgroup operation is used, so the result does not depend on the device's subgroup size;
+    # the barriers need every invocation to reach the operation (as ptxas code does outside
+    # divergent regions; predicated warp operations are refused).
+    def _lid(self) -> int:
+        x, y, _ = self.spec.local_size
+        v = self.op("OpLoad", self.v3, self.builtins["LocalInvocationId"])
+        ids = [self.op("OpCompositeExtract", self.u32, v, i) for i in range(3)]
+        r = self.op("OpIAdd", self.u32, ids[0], self.op("OpIMul", self.u32, ids[1], self.c(x)))
+        return self.op("OpIAdd", self.u32, r, self.op("OpIMul", self.u32, ids[2], self.c(x * y)))
+
+    def _xchg_ptr(self, idx: int) -> int:
+        if "xchg" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+            arr = m.type("OpTypeArray", self.u32, self.c(n))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["xchg"] = (v, m.type("OpTypePointer", wg, self.u32))
+            self.interface.append(v)
+        v, ptr = self.vars_global["xchg"]
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    def _barrier(self) -> None:
+        E = self.m.E
+        wg = self.c(E("Scope", "Workgroup"))
+        self.do("OpControlBarrier", wg, wg,
+                self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
+
+    def _publish(self, value: int) -> tuple[int, int, int]:
+        """Write this invocation's value for its warp: (linear id, lane, warp base)."""
+        lid = self._lid()
+        self._barrier()                    # earlier readers of the array are done
+        self.do("OpStore", self._xchg_ptr(lid), value)
+        self._barrier()
+        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
+        return lid, lane, self.op("OpISub", self.u32, lid, lane)
+
+    def _shfl(self, inst: Inst) -> None:
+        ops, mode = inst.ops, inst.mods["mode"]
+        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+        cv = ops["c"]["imm"] if "imm" in ops["c"] else (0 if ops["c"]["reg"] == 255 else None)
+        if cv != (0 if mode == 1 else 0x1F):
+            raise TranslateError(f"{inst.text()}: SHFL segment/clamp other than a whole warp not translated",
+                                 offset=inst.addr)
+        b = self.c(ops["b"]["imm"]) if "imm" in ops["b"] else self.reg(ops["b"]["reg"])
+        b = self.op("OpBitwiseAnd", self.u32, b, self.c(31))
+        lid, lane, base = self._publish(self.reg(ops["a"]["reg"]))
+        if mode == 0:
+            src, ok = b, self.m.const_bool(True)
+        elif mode == 1:
+            src = self.op("OpISub", self.u32, lane, b)
+            ok = self.op("OpUGreaterThanEqual", self.bool, lane, b)
+        elif mode == 2:
+            src = self.op("OpIAdd", self.u32, lane, b)
+            ok = self.op("OpULessThanEqual", self.bool, src, self.c(31))
+        else:
+            src, ok = self.op("OpBitwiseXor", self.u32, lane, b), self.m.const_bool(True)
+        at = self.op("OpIAdd", self.u32, base, src)
+        ok = self.op("OpLogicalAnd", self.bool, ok, self.op("OpULessThan", self.bool, at, self.c(n)))
+        at = self.op("OpSelect", self.u32, ok, at, lid)          # out of range: the lane's own value
+        val = self.op("OpLoad", self.u32, self._xchg_ptr(at))
+        self.set_reg(ops["d"]["reg"], val)
+        self.set_pred(ops["pd"]["pred"], ok)
+
+    def _vote(self, inst: Inst) -> None:
+        ops, mode = inst.ops, inst.mods["mode"]
+        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+        p = self.pv(ops["pa"])
+        lid, lane, base = self._publish(self.op("OpSelect", self.u32, p, self.c(1), self.c(0)))
+        ballot, members = self.c(0), self.c(0)
+        for j in range(32):
+            at = self.op("OpIAdd", self.u32, base, self.c(j))
+            inside = self.op("OpULessThan", self.bool, at, self.c(n))
+            v = self.op("OpLoad", self.u32, self._xchg_ptr(self.op("OpSelect", self.u32, inside, at, lid)))
+            v = self.op("OpSelect", self.u32, inside, v, self.c(0))
+            ballot = self.op("OpBitwiseOr", self.u32, ballot, self.op("OpShiftLeftLogical", self.u32, v, self.c(j)))
+            members = self.op("OpBitwiseOr", self.u32, members,
+                              self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
+        anyv = self.op("OpINotEqual", self.bool, ballot, self.c(0))
+        allv = self.op("OpIEqual", self.bool, ballot, members)
+        r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
+        self.set_reg(ops["d"]["reg"], ballot)
+        self.set_pred(ops["pd"]["pred"], r)
+
+    # --- control flow -----------------------------------------------------------------------
+    def _push(self, value: int) -> None:
+        sp_var = self.var("sp", self.fn_u32)
+        sp = self.op("OpLoad", self.u32, sp_var)
+        slot = self.var_array()
+        p = self.op("OpAccessChain", self.fn_u32, slot, self.op("OpBitwiseAnd", self.u32, sp, self.c(STACK - 1)))
+        self.do("OpStore", p, value)
+        self.do("OpStore", sp_var, self.op("OpIAdd", self.u32, sp, self.c(1)))
+
+    def var_array(self) -> int:
+        if "stack" not in self.vars:
+            arr = self.m.type("OpTypeArray", self.u32, self.c(STACK))
+            self.vars["stack"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
+        return self.vars["stack"][0]
+
+    def _stack_pop(self) -> int:
+        sp_var = self.var("sp", self.fn_u32)
+        sp = self.op("OpISub", self.u32, self.op("OpLoad", self.u32, sp_var), self.c(1))
+        self.do("OpStore", sp_var, sp)
+        p = self.op("OpAccessChain", self.fn_u32, self.var_array(), self.op("OpBitwiseAnd", self.u32, sp, self.c(STACK - 1)))
+        return self.op("OpLoad", self.u32, p)
+
+    def build(self) -> bytes:
+        m, E = self.m, self.m.E
+        for ins in self.insts:
+            if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
+                raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
+                                     f"warp is emulated with workgroup barriers, which every invocation must "
+                                     f"reach)", offset=ins.addr)
+            if not self.lowered(ins.row.ir):
+                raise TranslateError(f"{ins.text()}: not translated yet", offset=ins.addr)
+        blocks = _blocks(self.insts)
+        index = {b[0].addr: i for i, b in enumerate(blocks)}
+        blk = self.var("block", self.fn_u32)
+        self.do("OpStore", self.var("sp", self.fn_u32), self.c(0))
+        self.do("OpStore", self.var("CC", self.fn_bool), self.m.const_bool(False))
+        header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
+        entry = self.label()
+        self.do("OpStore", blk, self.c(0))
+        self.do("OpBranch", header)
+        self.put_label(header)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", sw)
+        self.put_label(sw)
+        cur = self.op("OpLoad", self.u32, blk)
+        case_labels = [self.label() for _ in blocks]
+        self.do("OpSelectionMerge", swmerge, 0)
+        self.do("OpSwitch", cur, swmerge, *[x for i, lab in enumerate(case_labels) for x in (i, lab)])
+
+        def target(ins: Inst) -> int:
+            t = index.get(_entry_addr(ins.ops["t"]["target"]))
+            if t is None:
+                raise TranslateError(f"{ins.text()}: branch target outside the kernel", offset=ins.addr)
+            return t
+
+        for i, (b, lab) in enumerate(zip(blocks, case_labels)):
+            self.put_label(lab)
+            nxt = self.c(i + 1 if i + 1 < len(blocks) else DONE)
+            for ins in b:
+                ir = ins.row.ir
+                guarded = not (ins.pred == 7 and not ins.pred_not)
+                if ir in ("SSY", "PBK"):
+                    self._push(self.c(target(ins)))
+                    continue
+                if ir in BRANCHES:
+                    if ir == "CAL":
+                        self._push(self.c(i + 1))
+                    if guarded:
+                        p = self.pred(ins.pred, ins.pred_not)
+                        then, after = self.label(), self.label()
+                        res = self.var(f"t{ins.addr}", self.fn_u32)
+                        self.do("OpStore", res, nxt)
+                        self.do("OpSelectionMerge", after, 0)
+                        self.do("OpBranchConditional", p, then, after)
+                        self.put_label(then)
+                        self.do("OpStore", res, self._branch_value(ins, target))
+                        self.do("OpBranch", after)
+                        self.put_label(after)
+                        nxt = self.op("OpLoad", self.u32, res)
+                    else:
+                        nxt = self._branch_value(ins, target)
+                    continue
+                if guarded:
+                    then, after = self.label(), self.label()
+                    p = self.pred(ins.pred, ins.pred_not)
+                    self.do("OpSelectionMerge", after, 0)
+                    self.do("OpBranchConditional", p, then, after)
+                    self.put_label(then)
+                    self.lower(ins)
+                    self.do("OpBranch", after)
+                    self.put_label(after)
+                else:
+                    self.lower(ins)
+            self.do("OpStore", blk, nxt)
+            self.do("OpBranch", swmerge)
+        self.put_label(swmerge)
+        self.do("OpBranch", cont)
+        self.put_label(cont)
+        again = self.op("OpINotEqual", self.bool, self.op("OpLoad", self.u32, blk), self.c(DONE))
+        self.do("OpBranchConditional", again, header, merge)
+        self.put_label(merge)
+        self.do("OpReturn")
+        void = m.type("OpTypeVoid")
+        main = m.id()
+        m.emit("funcs", "OpFunction", void, main, 0, m.type("OpTypeFunction", void))
+        m.emit("funcs", "OpLabel", entry)
+        for key, (vid, ptr) in self.vars.items():
+            m.emit("funcs", "OpVariable", ptr, vid, E("StorageClass", "Function"))
+        for ins in self.body:
+            m.emit("funcs", ins[0], *ins[1:])
+        m.emit("funcs", "OpFunctionEnd")
+        self._entry(main)
+        return m.binary()
+
+    def _branch_value(self, ins: Inst, target) -> int:
+        ir = ins.row.ir
+        if ir == "EXIT":
+            return self.c(DONE)
+        if ir in ("BRA", "CAL"):
+            return self.c(target(ins))
+        return self._stack_pop()      # SYNC, BRK, RET
+
+
+def _f32(v: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+def translate_compute(insts: list[Inst], spec: ComputeSpec = ComputeSpec()) -> bytes:
+    """SPIR-V binary of an SM53 compute kernel."""
+    return _Lower53(insts, spec).build()

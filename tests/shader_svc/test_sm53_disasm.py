@@ -1,0 +1,83 @@
+"""SM53 (Maxwell) decoding against NVIDIA's own disassembler (nvdisasm 11.8 from Debian
+non-free, fetched at test time): every instruction ptxas makes from our PTX corpus for sm_53
+prints exactly as nvdisasm prints it, field by field; randomly mutated words either print as
+nvdisasm prints them or are refused with a clear error."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shader_svc.sm53 import corpus, tools
+from shader_svc.sm53 import decode as dec
+from shader_svc.sm53.table import ROWS
+
+PTX53 = Path(__file__).parent / "ptx" / "sm53"
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    try:
+        tools.nvdisasm53_path()
+        return corpus.build(PTX53)
+    except tools.ToolUnavailable as e:
+        pytest.skip(f"LOUD SKIP: NVIDIA tools unavailable (Debian / PyPI unreachable): {e}")
+
+
+def _fields(text: str) -> list[str]:
+    """Guard, mnemonic with modifiers, then each operand: the units compared."""
+    pred = [text.split(" ", 1)[0]] if text.startswith("@") else []
+    body = text.split(" ", 1)[1] if pred else text
+    op, _, rest = body.partition(" ")
+    return pred + [op] + ([s.strip() for s in rest.split(",")] if rest else [])
+
+
+def test_corpus_matches_nvdisasm(kernels):
+    n = 0
+    seen = set()
+    for name, k in kernels.items():
+        ref = tools.nvdisasm53_code(k.code)
+        for addr, word, ctrl in k.slots():
+            ours = dec.decode(word, ctrl, addr)
+            assert _fields(ours.text()) == _fields(ref[addr].text), f"{name}@{addr:#x} {word:#018x}"
+            seen.add(ours.row.ir)
+            n += 1
+    assert n > 700
+    # the corpus reaches every class the issue lists
+    wanted = {"XMAD", "IADD", "ISCADD", "LOP", "LOP3", "SHF", "SHL", "SHR", "BFE", "BFI", "PRMT", "I2F", "F2I",
+              "F2F", "MUFU", "FSETP", "ISETP", "PSETP", "SEL", "FMNMX", "IMNMX", "FFMA", "FMUL", "FADD", "BRA",
+              "SSY", "SYNC", "EXIT", "CAL", "RET", "S2R", "MOV", "LDG", "STG", "LDS", "STS", "ATOM", "ATOM_CAS",
+              "RED", "ATOMS", "BAR", "VOTE", "SHFL"}
+    assert wanted <= seen, sorted(wanted - seen)
+
+
+def test_mutated_words_agree_or_refuse(kernels):
+    seeds = sorted({w for k in kernels.values() for _, w, _ in k.slots()} | {r.base for r in ROWS})
+    words, ctl = corpus.mutations(seeds, 1800)
+    ref = tools.nvdisasm53_raw(words, ctl)
+    agree = refused = 0
+    for i, (w, r) in enumerate(zip(words, ref)):
+        c = dec.Control.from_bits((ctl[i // 3] >> (i % 3 * 21)) & ((1 << 21) - 1))
+        try:
+            text = dec.decode(w, c, tools.raw_addr(i)).text()
+        except dec.DecodeError as e:
+            assert f"{w:#018x}" in str(e) or "reuse" in str(e) or "immediate" in str(e) or "register" in str(e)
+            refused += 1
+            continue
+        assert r is not None, f"{w:#018x}: we print {text!r}, nvdisasm refuses it"
+        assert _fields(text) == _fields(r.text), f"{w:#018x}"
+        agree += 1
+    assert agree > 500, (agree, refused)     # refusing everything is not passing
+
+
+def test_stream_errors_are_clear():
+    with pytest.raises(dec.DecodeError, match="truncated"):
+        dec.decode_stream(b"\0" * 12)
+    with pytest.raises(dec.DecodeError, match=r"offset 0x8: unknown opcode in word 0xffffffffffffffff"):
+        dec.decode_stream((0x001FC400FE2007F6).to_bytes(8, "little") + b"\xff" * 8)
+    # MOV with a reserved bit set (bit 44 is no field of MOV)
+    with pytest.raises(dec.DecodeError, match=r"refused \(MOV: bits 0x100000000000 differ"):
+        dec.decode(0x4C98078000870001 | 1 << 44)
+    # a modifier value nvdisasm names but we do not print is refused, not guessed
+    with pytest.raises(dec.DecodeError, match="unsupported modifier value"):
+        dec.decode(0x5080000000870614)          # MUFU op 8
