@@ -8,6 +8,7 @@ branches, stopping at other entries.
 """
 from __future__ import annotations
 
+import bisect
 import struct
 from dataclasses import dataclass, field
 
@@ -130,6 +131,10 @@ class Analyser:
     def __init__(self, mem: Memory, entries: set[int]) -> None:
         self.mem = mem
         self.entries = {e for e in entries if e % 4 == 0 and mem.is_code(e)}
+        # entries seen only as code pointers in data (or adrp+add): possibly labels of a
+        # computed goto rather than functions; a jump table of a function may take them in
+        self.weak: set[int] = set()
+        self._strong: list[int] | None = None
         self._cache: dict[int, Insn] = {}
 
     def insn(self, addr: int) -> Insn | None:
@@ -147,10 +152,12 @@ class Analyser:
         address (function pointers passed in registers), and every aligned 64-bit word of
         the image that points at code (function pointers in data and rodata)."""
         for va, _memsz, data, x in self.mem.segments:
-            if len(data) >= 8:
-                for k, v in enumerate(struct.unpack_from(f"<{len(data) // 8}Q", data, -va % 8 if va % 8 else 0)):
-                    if v % 4 == 0 and self.mem.is_code(v):
+            off = -va % 8   # the first 8-aligned guest address in the segment
+            if len(data) >= off + 8:
+                for k, v in enumerate(struct.unpack_from(f"<{(len(data) - off) // 8}Q", data, off)):
+                    if v % 4 == 0 and self.mem.is_code(v) and v not in self.entries:
                         self.entries.add(v)
+                        self.weak.add(v)
             if not x:
                 continue
             words = struct.unpack_from(f"<{len(data) // 4}I", data, 0)
@@ -160,6 +167,7 @@ class Analyser:
                     t = (a + sext(w & 0x3FFFFFF, 26) * 4) & M64
                     if self.mem.is_code(t):
                         self.entries.add(t)
+                        self.weak.discard(t)
                 elif w & 0x9F000000 == 0x90000000:  # ADRP
                     rd = w & 31
                     page = ((a & ~0xFFF) + (sext(((w >> 5) & 0x7FFFF) << 2 | ((w >> 29) & 3), 21) << 12)) & M64
@@ -168,18 +176,20 @@ class Analyser:
                         # ADD Xd, Xn, #imm12 (no shift) with Xn == the ADRP's register
                         if w2 & 0xFFC00000 == 0x91000000 and (w2 >> 5) & 31 == rd:
                             t = page + ((w2 >> 10) & 0xFFF)
-                            if t % 4 == 0 and self.mem.is_code(t):
+                            if t % 4 == 0 and self.mem.is_code(t) and t not in self.entries:
                                 self.entries.add(t)
+                                self.weak.add(t)
                             break
 
     def function(self, entry: int) -> FunctionPlan:
         seen: dict[int, Insn] = {}
         work = [entry]
         tables: dict[int, list[int]] = {}
+        inner: set[int] = set()   # weak entries this function's own jump tables reach: its labels
         while work:
             a = work.pop()
             while a not in seen:
-                if a != entry and a in self.entries:
+                if a != entry and a in self.entries and a not in inner:
                     break  # falls into another function: a tail call
                 i = self.insn(a)
                 if i is None:
@@ -187,16 +197,29 @@ class Analyser:
                 seen[a] = i
                 n = i.name
                 t = branch_target(i)
-                if n != "BL" and t is not None and t not in seen and t not in self.entries and self.mem.is_code(t):
+                if n != "BL" and t is not None and t not in seen and (t not in self.entries or t in inner) \
+                        and self.mem.is_code(t):
                     work.append(t)
                 if n == "BR":
                     tbl = self.jump_table(a)
                     if tbl:
                         tables[a] = tbl
-                        work.extend(x for x in tbl if x not in seen and x not in self.entries)
+                        # a label function (itself weak) keeps them as tail calls: else each
+                        # of a computed goto's labels would copy the rest of the interpreter
+                        own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
+                        inner |= own
+                        work.extend(x for x in tbl if x not in seen and (x not in self.entries or x in own))
                 if n in _ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
                 a += 4
+        if inner:
+            # an interpreter's computed goto: a dispatch whose table base was not found is
+            # most likely the same table, so it gets the same label switch; the lifted BR
+            # switches on the real target, so a wrong guess only costs the nx_jump it had
+            main = max((t for t in tables.values() if set(t) & inner), key=len)
+            for a, i in seen.items():
+                if i.name == "BR" and a not in tables:
+                    tables[a] = main
         body = [seen[k] for k in sorted(seen)]
         return FunctionPlan(entry, body, jump_tables=tables)
 
@@ -212,6 +235,7 @@ class Analyser:
             a -= 4
         window.reverse()
         regs: dict[int, tuple] = {}
+        loaded: set[int] = set()
 
         def get(n: int) -> tuple:
             return regs.get(n, ("reg", n))
@@ -233,14 +257,24 @@ class Analyser:
                 sh = f["size"] if f["S"] else 0
                 addr = ("add", get(f["Rn"]), ("shl", ("ext", f["option"], get(f["Rm"])), sh))
                 val = ("load", 1 << f["size"], f["opc"] != 1, addr)
+            elif n == "LOGIC_imm" and f["opc"] == 0 and f["immr"] == 0 and \
+                    ((f["sf"] and f["N"] and f["imms"] < 63) or (not f["sf"] and not f["N"] and f["imms"] < 31)):
+                val = ("mask", get(f["Rn"]), (1 << (f["imms"] + 1)) - 1)   # and xD, xN, #(2^k - 1)
+            elif n == "LOGIC_sreg" and f["opc"] == 1 and not f["N"] and f["Rn"] == 31 and f["imm6"] == 0:
+                val = get(f["Rm"]) if f["sf"] else ("ext", 2, get(f["Rm"]))   # mov xD, xM / mov wD, wM
             elif n == "MOVW" and f["opc"] == 2:
                 val = ("const", f["imm16"] << (16 * f["hw"]))
             elif n == "LDST_uimm" and not f["V"] and f["opc"] == 1 and f["size"] == 3 and f["Rn"] == 31:
                 val = ("spill", f["imm12"] * 8)   # a table base spilled to the stack frame
+            elif rd is not None and n in ("LDST_uimm", "LDST_imm9", "LDST_regoff") and not f["V"] and f["opc"]:
+                val = ("reg", rd)     # a value loaded here (a bytecode word): a candidate index
+                loaded.add(rd)
             elif rd is not None:
                 val = ("unknown",)
             if rd is not None and rd != 31:
                 regs[rd] = val if val is not None else ("unknown",)
+            if n == "LDST_pair" and f["L"] and f["Rt2"] != 31:
+                regs[f["Rt2"]] = ("unknown",)
         target = get(self.insn(br_addr).f["Rn"])
         unknowns = set()
         self._unknowns(target, unknowns)
@@ -249,14 +283,28 @@ class Analyser:
         if len(unknowns) > 1:  # a loop-invariant table base set up before the block
             start = window[0].addr if window else br_addr
             consts = {u: (self._spilled_const(u[1], start) if u[0] == "spill" else self._const_before(u[1], start))
-                      for u in unknowns}
+                      for u in unknowns if not (u[0] == "reg" and u[1] in loaded)}
             target = self._subst(target, {u: c for u, c in consts.items() if c is not None})
             unknowns = set()
             self._unknowns(target, unknowns)
             if len(unknowns) != 1:
                 return None
+        if not unknowns:  # a constant target (e.g. adr + br to a fixed label): one entry
+            v = self._eval(target, -1, 0)
+            return [v] if v is not None and self.mem.is_code(v) else None
         idx_reg = next(iter(unknowns))[1]
         bound = self._bound(br_addr, idx_reg, len(window))
+        if bound is None and self._mask_of(target, idx_reg):
+            # an index masked to k bits (a computed goto's `op & mask`): up to 2^k entries, the
+            # table being the ones that land on code (fewer opcodes than the mask allows; a
+            # value past them goes through nx_jump like any unknown target)
+            out = []
+            for k in range(self._mask_of(target, idx_reg) + 1):
+                v = self._eval(target, idx_reg, k)
+                if v is None or not self.mem.is_code(v) or v % 4:
+                    break
+                out.append(v)
+            return out or None
         if bound is None:
             return self._open_table(target, idx_reg, br_addr)
         out = []
@@ -316,8 +364,8 @@ class Analyser:
             return e
         if e[0] == "add":
             return ("add", self._subst(e[1], consts), self._subst(e[2], consts))
-        if e[0] == "shl":
-            return ("shl", self._subst(e[1], consts), e[2])
+        if e[0] in ("shl", "mask"):
+            return (e[0], self._subst(e[1], consts), e[2])
         if e[0] == "ext":
             return ("ext", e[1], self._subst(e[2], consts))
         if e[0] == "load":
@@ -343,7 +391,7 @@ class Analyser:
         elif e[0] == "add":
             self._unknowns(e[1], acc)
             self._unknowns(e[2], acc)
-        elif e[0] in ("shl",):
+        elif e[0] in ("shl", "mask"):
             self._unknowns(e[1], acc)
         elif e[0] == "ext":
             self._unknowns(e[2], acc)
@@ -362,6 +410,9 @@ class Analyser:
         if kind == "shl":
             a = self._eval(e[1], idx_reg, k)
             return None if a is None else (a << e[2]) & M64
+        if kind == "mask":
+            a = self._eval(e[1], idx_reg, k)
+            return None if a is None else a & e[2]
         if kind == "ext":
             a = self._eval(e[2], idx_reg, k)
             if a is None:
@@ -392,13 +443,48 @@ class Analyser:
             f = i.f
             if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 and f["Rn"] == reg:
                 imm = f["imm12"] << (12 if f["sh"] else 0)
-                nxt = self.insn(a + 4)
-                if nxt is not None and nxt.name == "BCOND":
+                nxt = self._next_bcond(a + 4, br_addr)
+                if nxt is not None:
                     c = nxt.f["cond"]
                     n = imm + 1 if c == 8 else imm if c == 2 else None
                     return n if n is not None and 0 < n <= 4096 else None
                 return None
             a -= 4
+        return None
+
+    def _mask_of(self, e: tuple, idx_reg: int) -> int | None:
+        """The mask of a ``("mask", reg idx_reg, m)`` node inside ``e`` (bound of a masked index)."""
+        if e[0] == "mask" and e[1] == ("reg", idx_reg) and e[2] < 4096:
+            return e[2]
+        for sub in e[1:]:
+            if isinstance(sub, tuple):
+                m = self._mask_of(sub, idx_reg)
+                if m is not None:
+                    return m
+        return None
+
+    def _near(self, entry: int, x: int) -> bool:
+        """``x`` lies after ``entry`` and before the next entry that is not weak: inside the
+        same function's code, as the labels of its computed gotos are."""
+        if self._strong is None:   # entries are final once the analysis lifts functions
+            self._strong = sorted(self.entries - self.weak)
+        k = bisect.bisect_right(self._strong, entry)
+        return entry <= x and (k == len(self._strong) or self._strong[k] > x)
+
+    def _next_bcond(self, a: int, end: int) -> Insn | None:
+        """The first `b.cond` from ``a`` up to ``end`` if no instruction before it sets the
+        flags or branches (compilers schedule other work between the `cmp` and its `b.hi`)."""
+        while a < end:
+            i = self.insn(a)
+            if i is None or i.form is None:
+                return None
+            if i.name == "BCOND":
+                return i
+            sets = (i.name in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg", "ADC") and i.f["S"]) or \
+                (i.name in ("LOGIC_imm", "LOGIC_sreg") and i.f["opc"] == 3)
+            if sets or i.form.cls in ("condcmp", "fp_cmp", "branch", "branch_reg", "sysreg"):
+                return None
+            a += 4
         return None
 
 

@@ -119,10 +119,15 @@ _ROWS: list[tuple[str, str, str]] = [
     ("FP_DP3", "fp_arith", "0 0 0 11111 ftype:2 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
     # ---- advanced SIMD (the subset compiled C and glibc use) ----
     ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
+    ("SIMD_shift_ins", "simd_shift_ins", "0 Q:1 1 011110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
+    ("SIMD_scalar_shift_ins", "simd_shift_ins", "01 1 111110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
     ("SIMD_shift_imm", "simd_shift", "0 Q:1 U:1 011110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_copy", "simd_copy", "0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
     ("SIMD_three_same", "simd_3same", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
+    ("PMULL", "crypto_pmull", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5"),
     ("SIMD_three_diff", "simd_3diff", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),
+    ("SIMD_bitcount", "simd_bitcount", "0 Q:1 U:1 01110 size:2 10000 00101 10 Rn:5 Rd:5"),
+    ("SIMD_addlp", "simd_pairlong", "0 Q:1 U:1 01110 size:2 10000 00 op:1 10 10 Rn:5 Rd:5"),
     ("SIMD_two_reg", "simd_2reg", "0 Q:1 U:1 01110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_across", "simd_across", "0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_ext", "simd_perm", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5"),
@@ -135,7 +140,15 @@ _ROWS: list[tuple[str, str, str]] = [
     ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_elem", "simd_elem", "0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
     ("SIMD_scalar_elem", "simd_elem", "01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
-    ("FP_FIX_CONV", "fp_cvt", "sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5"),
+    # ---- cryptography extension ----
+    ("AES", "crypto_aes", "01001110 00 10100 001 op:2 10 Rn:5 Rd:5"),
+    ("SHA_3reg", "crypto_sha", "01011110 00 0 Rm:5 0 opcode:3 00 Rn:5 Rd:5"),
+    ("SHA_2reg", "crypto_sha", "01011110 00 10100 opcode:5 10 Rn:5 Rd:5"),
+    ("SHA512_3reg", "crypto_sha512", "11001110011 Rm:5 1000 opcode:2 Rn:5 Rd:5"),
+    ("SHA512SU0", "crypto_sha512", "11001110110000001000 00 Rn:5 Rd:5"),
+    ("SHA3_4reg", "crypto_sha3", "110011100 op:2 Rm:5 0 Ra:5 Rn:5 Rd:5"),
+    ("XAR", "crypto_sha3", "11001110100 Rm:5 imm6:6 Rn:5 Rd:5"),
+    ("FP_FIX_CONV", "fp_fixcvt", "sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5"),
 ]
 
 FORMS: list[Form] = [_compile(*r) for r in _ROWS]

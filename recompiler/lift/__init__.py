@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import logging
 
-from recompiler.lift import control, fp_simd, integer, memory
+from recompiler.lift import control, crypto, fp_fixed, fp_simd, integer, memory, simd_bits
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 
-HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS}
+HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS,
+                  **simd_bits.HANDLERS, **fp_fixed.HANDLERS, **crypto.HANDLERS}
 
 
 def lift_function(plan: FunctionPlan, functions: set[int], *, trust_abi: bool = True,

@@ -55,11 +55,20 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
     n = i.f["Rn"]
     table = em.plan.jump_tables.get(i.addr)
     t = em.x(n)
+    if table and len(set(table)) >= _SHARED_TABLE:
+        # a computed goto's dispatch is repeated at the end of every handler: all of them jump
+        # to one switch per distinct table (one CFG node instead of one per BR, as clang does
+        # for indirectbr; 25 copies of an 83-way switch made one function take minutes to compile)
+        em.out(f"{{ _jt = {t}; goto {em.shared_table(sorted(set(table)))}; }}")
+        return False
     if table:
         cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
         em.out(f"switch ({t}) {{ {cases} default: break; }}")
     em.out(f"{{ u64 _t = {t}; STORE_ALL; s->pc = _t; MUSTTAIL return nx_jump(s); }}")
     return False
+
+
+_SHARED_TABLE = 16
 
 
 def h_blr(em: FunctionEmitter, i: Insn) -> None:

@@ -53,6 +53,8 @@ class FunctionEmitter:
         self.insn: Insn | None = None
         self.callees: set[int] = set()
         self.internal_errors: list[str] = []
+        self.shared: dict[tuple[int, ...], str] = {}   # jump table -> label of its shared dispatch
+        self.shared_blocks: list[str] = []
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -114,6 +116,17 @@ class FunctionEmitter:
         """RET, or an indirect branch out of the function."""
         self.out(f"s->pc = {target_expr}; STORE_ALL; return;")
 
+    def shared_table(self, targets: list[int]) -> str:
+        """Label of the one dispatch block of this table (switch on ``_jt``, else nx_jump)."""
+        key = tuple(targets)
+        if key not in self.shared:
+            label = f"JT_{len(self.shared)}"
+            self.shared[key] = label
+            cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in targets)
+            self.shared_blocks.append(f" {label}: switch (_jt) {{ {cases} default: break; }}\n"
+                                      f"  {{ STORE_ALL; s->pc = _jt; MUSTTAIL return nx_jump(s); }}")
+        return self.shared[key]
+
     # ---- emission -------------------------------------------------------------------
     def emit(self, handlers: dict) -> str:
         body_start = len(self.body)
@@ -153,6 +166,8 @@ class FunctionEmitter:
             if i + body_start in idx_to_label:
                 out_lines.append(f" L_{idx_to_label[i + body_start]:x}:;")
             out_lines.append(line)
+        if self.shared_blocks:   # C allows a goto past this declaration (no initialiser runs)
+            out_lines = ["  u64 _jt;", *out_lines, *self.shared_blocks]
         body = "\n".join(out_lines)
         return self._wrap(body)
 

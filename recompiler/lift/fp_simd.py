@@ -438,14 +438,6 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
         hi = (1 << bits) - 1 if U else (1 << (bits - 1)) - 1
         _narrow(em, d, Q, w, 8 // (1 << size), _sat(f"(i128){src}", lo, hi, ut), {"a": n})
         return
-        if U == 0:
-            _vop(em, d, Q, 0, "(u8)__builtin_popcount(a.b[i])", {"a": n})
-        elif U == 1 and size == 0:
-            _vop(em, d, Q, 0, "(u8)~a.b[i]", {"a": n})
-        return
-    if op == 5 and U == 1 and size == 1:  # RBIT (vector)
-        _vop(em, d, Q, 0, "(u8)(__builtin_bitreverse32(a.b[i]) >> 24)", {"a": n})
-        return
     table = {
         (0, 9): f"{A} == 0 ? ({ut})-1 : 0", (1, 9): f"{sA} <= 0 ? ({ut})-1 : 0",
         (0, 8): f"{sA} > 0 ? ({ut})-1 : 0", (1, 8): f"{sA} >= 0 ? ({ut})-1 : 0",

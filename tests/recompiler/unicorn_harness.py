@@ -167,7 +167,7 @@ _F64 += [0xFFF0000000012345, 0x7FF00000000000FF, 0x000FFFFFFFFFFFFF, 0x800000000
          0x41EFFFFFFFE00000, 0x43DFFFFFFFFFFFFF, 0x43EFFFFFFFFFFFFF, 0xC3E0000000000001, 0xC1E0000000200000,
          0x47EFFFFFE0000000, 0x47EFFFFFF0000000, 0x380FFFFFF0000000, 0x3690000000000000, 0x36A8000000000000,
          0x3FF0000010000000, 0x3FF0000030000000, 0x3FEFFFFFFFFFFFFF]
-FP_CLASSES = ("fp_arith", "fp_cvt", "fp_cmp", "simd_3same", "simd_2reg", "simd_elem", "simd_across")   # drawn with random FPCR rounding mode, FZ and DN
+FP_CLASSES = ("fp_arith", "fp_cvt", "fp_fixcvt", "fp_cmp", "simd_3same", "simd_2reg", "simd_elem", "simd_across")   # drawn with random FPCR rounding mode, FZ and DN
 FPCR_BITS = 0x07FF0000     # AHP DN FZ RMode Stride FZ16 Len, as Unicorn keeps them
 FPSR_BITS = 0xF800009F     # N Z C V QC IDC IXC UFC OFC DZC IOC
 
