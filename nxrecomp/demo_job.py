@@ -51,6 +51,8 @@ def _lines(log: str) -> tuple[list[tuple[int, str, int]], list[str]]:
 
 
 def _demo(a: argparse.Namespace) -> int:
+    if str(ROOT) not in sys.path:     # the demo's sources live in the checkout's examples/ (not installed)
+        sys.path.insert(0, str(ROOT))
     from examples.demo.build import build
     from nxrecomp.plot import frame_time_chart
     from nxrecomp.supervise_bundle import bundle_specs

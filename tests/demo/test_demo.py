@@ -188,3 +188,15 @@ def test_spirv_build_draws_the_same(tmp_path) -> None:
         ok, why = close_to_reference(read(Path(report["frames_dir"]) / f"frame_{f:06d}.png"),
                                      read(REFERENCE / f"frame_{f:06d}.png"))
         assert ok, f"frame {f}: {why}"
+
+
+def test_console_script_from_anywhere(tmp_path) -> None:
+    """The README's main command runs the installed ``nxrecomp`` script, from any folder."""
+    exe = Path(sys.executable).parent / "nxrecomp"
+    if not exe.exists():
+        pytest.skip(f"no console script next to {sys.executable} (not a pip install -e checkout)")
+    env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
+    r = subprocess.run([str(exe), "demo", "--frames", "5", "--out", str(tmp_path / "out"), "--screenshot-every", "0"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["frames"] == 5
