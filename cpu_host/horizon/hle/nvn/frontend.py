@@ -459,6 +459,13 @@ class NvnService:
     def _flush(self, q: Queue) -> int:
         if not q.pending and not q.syncs:
             return 0
+        # Render targets with storage in a memory pool are the game's to read: their pixels are
+        # written back into the pool before this submission's fences signal.
+        targets = {c[1] for c in q.pending if c[0] == P.OP_TARGET}
+        for tid in sorted(targets):
+            tex = self.objects.get(tid)
+            if isinstance(tex, Texture) and tex.pool is not None:
+                q.pending.append((P.OP_WRITEBACK, tid))
         seq = self._gpu().submit(q.pending)
         for s in q.syncs:
             s.seq = seq
