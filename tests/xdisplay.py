@@ -76,3 +76,15 @@ def xdotool(display: str, *args: str) -> None:
                        timeout=20)
     if r.returncode != 0:
         raise RuntimeError(f"xdotool {' '.join(args)}: {r.stderr}")
+
+
+def sdl3_or_skip():
+    """SDL3's library folder (built once from Debian's source, gpu_host/sdl3_build.py), or skip
+    the test loudly when Debian's source package cannot be reached."""
+    import pytest
+
+    from gpu_host import sdl3_build
+    try:
+        return sdl3_build.lib_dir()
+    except sdl3_build.SdlUnavailable as e:
+        pytest.skip(f"SDL3 could not be built (Debian's source package unreachable?): {e}")

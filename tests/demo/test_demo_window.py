@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from tests.demo.test_demo import ROOT, read
-from tests.xdisplay import capture, missing_tools, window_id, xdotool, xvfb
+from tests.xdisplay import capture, missing_tools, sdl3_or_skip, window_id, xdotool, xvfb
 
 if missing_tools():
     pytest.skip(f"{', '.join(missing_tools())} not installed (scripts/nx.sh installs them)", allow_module_level=True)
@@ -24,11 +24,7 @@ if missing_tools():
 
 @pytest.fixture(scope="module")
 def sdl_lib():
-    from gpu_host import sdl3_build
-    try:
-        return sdl3_build.lib_dir()
-    except sdl3_build.SdlUnavailable as e:
-        pytest.skip(f"SDL3 could not be built (Debian's source package unreachable?): {e}")
+    return sdl3_or_skip()
 
 
 def test_window_shows_the_game_and_takes_keys(tmp_path, sdl_lib) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from cpu_host.gpu_client.registry import TextureDesc
 from gpu_guest import Gpu, P, Scene, rect_px, to8, ubo
-from tests.xdisplay import parse_xwd
+from tests.xdisplay import parse_xwd, sdl3_or_skip
 
 W, H = 64, 48
 
@@ -47,11 +47,7 @@ def display():
 
 @pytest.fixture(scope="module")
 def sdl_lib():
-    from gpu_host import sdl3_build
-    try:
-        return sdl3_build.lib_dir()
-    except sdl3_build.SdlUnavailable as e:
-        pytest.skip(f"SDL3 could not be built (Debian's source package unreachable?): {e}")
+    return sdl3_or_skip()
 
 
 @pytest.fixture(scope="module")

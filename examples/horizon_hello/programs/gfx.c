@@ -53,12 +53,6 @@ static const float frame_colors[4][4] = {{1, 1, 0, 1}, {0, 1, 1, 1}, {1, 0, 1, 1
 static const float clear_colors[4][4] = {{0, 0, 0, 1}, {0.5f, 0, 0, 1}, {0, 0.5f, 0, 1}, {0, 0, 0.5f, 1}};
 static const float clear_blue[4] = {0, 0, 1, 1};
 
-/* byte (x, y) of a block-linear surface `width_bytes` wide with 2^bh GOBs per block */
-static size_t bl_offset(uint32_t x, uint32_t y, uint32_t width_bytes, int bh) {
-    uint32_t gobs_x = (width_bytes + 63) / 64, gpb = 1u << bh, block = 512u * gpb;
-    size_t in_gob = (x % 64) / 32 * 256 + (y % 8) / 2 * 64 + (x % 32) / 16 * 32 + (y % 2) * 16 + x % 16;
-    return (size_t)(y / (8 * gpb)) * gobs_x * block + (y / 8) % gpb * 512 + (size_t)(x / 64) * block + in_gob;
-}
 
 static int texture_block_height(int format, int w, int h) {
     NVNtextureBuilder b;
@@ -135,7 +129,7 @@ int hz_main(void) {
     int bh = texture_block_height(NVN_FORMAT_RGBA8, 16, 16);
     for (uint32_t y = 0; y < 16; y++)
         for (uint32_t x = 0; x < 16; x++) {
-            uint8_t *p = pool_mem + OFF_CHECKER + bl_offset(x * 4, y, 64, bh);
+            uint8_t *p = pool_mem + OFF_CHECKER + nvnu_block_linear_offset(x * 4, y, 64, bh);
             int on = ((x / 4) + (y / 4)) & 1;
             p[0] = on ? 255 : 20; p[1] = on ? 255 : 40; p[2] = on ? 0 : 200; p[3] = 255;
         }
@@ -143,7 +137,7 @@ int hz_main(void) {
     for (uint32_t y = 0; y < 16; y++)
         for (uint32_t x = 0; x < 16; x++) {
             uint16_t c = (uint16_t)((x * 2) << 11 | (y * 4) << 5 | (31 - x * 2));
-            uint8_t *p = pool_mem + OFF_RAMP + bl_offset(x * 2, y, 32, bh);
+            uint8_t *p = pool_mem + OFF_RAMP + nvnu_block_linear_offset(x * 2, y, 32, bh);
             p[0] = (uint8_t)c; p[1] = (uint8_t)(c >> 8);
         }
     nvnu_texture(&nvn, &dev, &pool, &win_tex[0], NVN_FORMAT_RGBA8, W, W, NVN_TEXTURE_FLAGS_DISPLAY, -1);

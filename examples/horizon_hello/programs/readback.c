@@ -23,14 +23,9 @@ static const float rect[12] = {PX(16), PX(8), PX(48), PX(8), PX(48), PX(40), PX(
 static const float ubo[12] = {0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
 static const float clear[4] = {1, 0, 0, 1};
 
-static size_t bl_offset(uint32_t x, uint32_t y, uint32_t width_bytes, int bh) {
-    uint32_t gobs_x = (width_bytes + 63) / 64, gpb = 1u << bh, block = 512u * gpb;
-    size_t in_gob = (x % 64) / 32 * 256 + (y % 8) / 2 * 64 + (x % 32) / 16 * 32 + (y % 2) * 16 + x % 16;
-    return (size_t)(y / (8 * gpb)) * gobs_x * block + (y / 8) % gpb * 512 + (size_t)(x / 64) * block + in_gob;
-}
 
 static void pixel(int x, int y, int bh) {
-    const uint8_t *p = pool_mem + OFF_TARGET + bl_offset((uint32_t)x * 4, (uint32_t)y, W * 4, bh);
+    const uint8_t *p = pool_mem + OFF_TARGET + nvnu_block_linear_offset((uint32_t)x * 4, (uint32_t)y, W * 4, bh);
     hz_printf("pixel (%d, %d): %d %d %d %d\n", x, y, p[0], p[1], p[2], p[3]);
 }
 

@@ -42,4 +42,12 @@ static inline uint32_t nvnu_load_shader(const char *path, uint8_t *mem, NVNshade
     return (uint32_t)((size + 255) & ~255);
 }
 
+/* Byte (x, y) of a block-linear surface `width_bytes` wide whose blocks are 2^bh GOBs tall (a
+ * GOB: 64 bytes x 8 rows; the Switch's layout as public documentation describes it). */
+static inline size_t nvnu_block_linear_offset(uint32_t x, uint32_t y, uint32_t width_bytes, int bh) {
+    uint32_t gobs_x = (width_bytes + 63) / 64, gpb = 1u << bh, block = 512u * gpb;
+    size_t in_gob = (x % 64) / 32 * 256 + (y % 8) / 2 * 64 + (x % 32) / 16 * 32 + (y % 2) * 16 + x % 16;
+    return (size_t)(y / (8 * gpb)) * gobs_x * block + (y / 8) % gpb * 512 + (size_t)(x / 64) * block + in_gob;
+}
+
 #endif
