@@ -122,26 +122,6 @@ static uint64_t tls_used;
 static pthread_condattr_t cv_attr;
 
 /* ---- memory regions (QueryMemory) ---------------------------------------------------- */
-static void region_set(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm) {
-    /* replace any region starting at addr (the heap changes size), keep the list sorted */
-    int i;
-    for (i = 0; i < nregions; i++)
-        if (regions[i].addr == addr) break;
-    if (i == nregions) {
-        if (nregions == HZ_MAX_REGIONS || !size) return;
-        nregions++;
-    }
-    if (!size) {
-        memmove(&regions[i], &regions[i + 1], (size_t)(nregions - i - 1) * sizeof regions[0]);
-        nregions--;
-        return;
-    }
-    regions[i] = (HzRegion){addr, size, type, perm, 0};
-    for (int a = 0; a < nregions; a++)
-        for (int b = a + 1; b < nregions; b++)
-            if (regions[b].addr < regions[a].addr) { HzRegion t = regions[a]; regions[a] = regions[b]; regions[b] = t; }
-}
-
 static void regions_sort(void) {
     for (int a = 0; a < nregions; a++)
         for (int b = a + 1; b < nregions; b++)
@@ -238,7 +218,7 @@ static int guest_range_ok(uint64_t addr, uint64_t len, uint32_t perm) {
 
 int nx_hz_add_region(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm) {
     pthread_mutex_lock(&K);
-    region_set(addr, size, type, perm);
+    region_put(addr, size, type, perm, 0);
     pthread_mutex_unlock(&K);
     return 0;
 }
@@ -306,16 +286,18 @@ static int better(HzThread *a, int pa, uint64_t sa, HzThread *b, int pb, uint64_
  * by a running thread of strictly worse priority: that holder hands the core over at its
  * next SVC, host call, or indirect call/jump (the hook below), as Horizon's would at its
  * next interrupt. */
+static volatile uint32_t preempt_cores;   /* bit c: core c's holder should hand it over */
 static void preempt_update(void) {
-    int want = 0;
-    for (int i = 0; !want && i < nthreads; i++) {
+    uint32_t want = 0;
+    for (int i = 0; i < nthreads; i++) {
         HzThread *r = threads[i];
         if (r->state != T_READY) continue;
         int p = eff_prio(r);
         for (int c = 0; c < HZ_CORES; c++)
-            if ((r->affinity >> c & 1) && cores[c] && eff_prio(cores[c]) > p) { want = 1; break; }
+            if ((r->affinity >> c & 1) && cores[c] && eff_prio(cores[c]) > p) want |= 1u << c;
     }
-    nx_preempt_pending = want;
+    preempt_cores = want;
+    nx_preempt_pending = want != 0;
 }
 
 /* Give free cores to ready threads: best priority first, each on a free core of its mask
@@ -594,7 +576,8 @@ static void svc_set_heap_size(NxCpu *s) {
         mprotect(p, heap_size_now - size, PROT_NONE);
     }
     heap_size_now = size;
-    region_set(cfg.heap_base, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W);
+    region_carve(cfg.heap_base, cfg.heap_size);
+    if (size) region_put(cfg.heap_base, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W, 0);
     s->x[0] = 0;
     s->x[1] = cfg.heap_base;
 }
@@ -1133,6 +1116,8 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
 /* ---- preemption at indirect calls, host calls ---------------------------------------------- */
 static void preempt_hook(NxCpu *s) {
     HzThread *t = current(s);
+    int c = t->core;               /* read without the lock: a hint, checked again under it */
+    if (c < 0 || !(preempt_cores >> c & 1)) return;
     pthread_mutex_lock(&K);
     maybe_yield(t, 0);
     pthread_mutex_unlock(&K);
@@ -1166,7 +1151,12 @@ void nx_hz_host_end(NxCpu *s) {
 }
 
 /* The end of every host call: the same scheduling point as the end of an SVC. */
-void nx_hz_host_yield(NxCpu *s) { preempt_hook(s); }
+void nx_hz_host_yield(NxCpu *s) {
+    HzThread *t = current(s);
+    pthread_mutex_lock(&K);
+    maybe_yield(t, 0);
+    pthread_mutex_unlock(&K);
+}
 
 /* A host function failed (a guest error it cannot answer with a result code, or a bug): the
  * process ends with a crash report at the call site; `index` names the function for the runner. */
@@ -1268,7 +1258,7 @@ int nx_hz_init(const HzConfig *c) {
     void *tl = mmap((void *)(uintptr_t)cfg.tls_base, cfg.tls_size, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (tl == MAP_FAILED || tl != (void *)(uintptr_t)cfg.tls_base) return -(tl == MAP_FAILED ? errno : EEXIST);
-    region_set(cfg.tls_base, cfg.tls_size, HZ_MEM_THREAD_LOCAL, HZ_PERM_R | HZ_PERM_W);
+    region_put(cfg.tls_base, cfg.tls_size, HZ_MEM_THREAD_LOCAL, HZ_PERM_R | HZ_PERM_W, 0);
     nx_set_svc_handler(nx_hz_svc);
     nx_set_preempt_hook(preempt_hook);
     return 0;

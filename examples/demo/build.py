@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from examples.demo import assets
+from examples.demo.shaders.build import romfs_shaders
 from examples.horizon_hello.build_exefs import build_exefs
 from recompiler.formats.pack_npdm import NpdmSpec
 from recompiler.formats.pack_romfs import pack_romfs
@@ -21,21 +22,10 @@ SHADER_KINDS = ("spirv", "sm86")
 
 
 def shader_files(kind: str) -> dict[str, bytes]:
+    """The demo's shader files (``/shaders/arch``, ``/shaders/scene.vs``/``.fs``) of one kind."""
     if kind not in SHADER_KINDS:
         raise ValueError(f"shader kind {kind!r} (known: {', '.join(SHADER_KINDS)})")
-    try:
-        from examples.demo.shaders.build import romfs_shaders
-    except ImportError:        # the SM86 sources are not there: SPIR-V from the GLSL
-        romfs_shaders = None
-    if romfs_shaders is not None:
-        return {k: v for k, v in romfs_shaders(kind).items() if "scene" in k or k.endswith("/arch")}
-    if kind != "spirv":
-        raise ValueError("SM86 shader sources are not available in this checkout")
-    from cpu_host.gpu_client.shaders import compile_glsl
-
-    return {"/shaders/arch": b"spirv",
-            "/shaders/scene.vs": compile_glsl((HERE / "shaders" / "scene.vert").read_text(), "vert"),
-            "/shaders/scene.fs": compile_glsl((HERE / "shaders" / "scene.frag").read_text(), "frag")}
+    return {k: v for k, v in romfs_shaders(kind).items() if "scene" in k or k.endswith("/arch")}
 
 
 def build(out_dir: str | os.PathLike, shaders: str = "sm86") -> tuple[Path, Path]:

@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from relay import tokens
 from relay.server import RelayConfig

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import os
 import random
-import re
-import struct
-import sys
+import signal
 import threading
 import time
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 from gpu_host import png
 from recompiler.formats.pack_npdm import NpdmSpec
 from recompiler.formats.pack_romfs import pack_romfs
-from tests.horizon.hz_build import ROOT, nxrecomp
+from tests.horizon.hz_build import nxrecomp
 
 
 W = 64
@@ -160,7 +158,7 @@ def test_gpu_process_killed_during_play(gfx) -> None:
                 break
             pid = sup.pid("gpu")
             if pid:
-                os.kill(pid, signal_kill())
+                os.kill(pid, signal.SIGKILL)
                 kills += 1
             # the next kill only once frames flow again (the CPU host has re-attached)
             while len(list(frames_dir.glob("frame_*.png"))) <= shown and th.is_alive() \
@@ -185,11 +183,6 @@ def test_gpu_process_killed_during_play(gfx) -> None:
     print(f"{kills} SIGKILLs sent, {died} GPU process deaths, {sup.restarts('gpu')} restarts, "
           "all 120 frames as expected")
 
-
-def signal_kill() -> int:
-    import signal
-
-    return signal.SIGKILL
 
 
 def test_render_target_read_back_by_the_guest(tmp_path) -> None:

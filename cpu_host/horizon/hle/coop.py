@@ -68,11 +68,8 @@ class CoopService:
         c.u32(c.arg(0), slot, "slot out")
         return 0
 
-    def _client(self) -> CoopClient | None:
-        return self.client
-
     def send(self, c: Call) -> int:
-        cl = self._client()
+        cl = self.client
         if cl is None:
             return E_NOT_CONNECTED
         dst, channel, data, size, reliable = c.sarg32(0), c.arg32(1), c.arg(2), c.arg(3), c.arg32(4)
@@ -87,7 +84,7 @@ class CoopService:
 
     def receive(self, c: Call) -> int:
         """-> payload size (copied into the buffer, cut to its capacity), or -1 when nothing waits."""
-        cl = self._client()
+        cl = self.client
         if cl is None:
             return -1 & 0xFFFFFFFFFFFFFFFF
         m = cl.recv(timeout=0)
@@ -100,7 +97,7 @@ class CoopService:
         return len(m.payload)
 
     def roster(self, c: Call) -> int:
-        cl = self._client()
+        cl = self.client
         mask = 0
         if cl is not None:
             for slot in cl.roster:

@@ -101,7 +101,7 @@ class HidService:
     def state_now(self) -> PadState:
         if self.live is not None:
             return self.live
-        i = bisect.bisect_right([f for f, _ in self.script], self.frame) - 1
+        i = bisect.bisect_right(self.script, self.frame, key=lambda row: row[0]) - 1
         return self.script[i][1] if i >= 0 else PadState()
 
     def noop(self, c: Call) -> None:

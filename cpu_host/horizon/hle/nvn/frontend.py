@@ -14,7 +14,6 @@ process would reject the submission anyway, and a game that does this is broken.
 from __future__ import annotations
 
 import logging
-import os
 import struct
 import threading
 import time
@@ -23,8 +22,8 @@ from typing import Any, Callable
 
 from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.nvn.guest_memory import back_with_memfd
-from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, MemoryPool, Program, Queue, Recording,
-                                              Sampler, Sync, Texture, Window)
+from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, DescriptorPool, Device, MemoryPool, Program,
+                                              Queue, Recording, Sampler, Sync, Texture, Window)
 from cpu_host.horizon.hle.registry import HostFunction
 from gpu_host import blocklinear
 from gpu_host import packets as P
@@ -107,22 +106,23 @@ class NvnService:
     def set_defaults(self, c: Call) -> None:
         self.builders[c.arg(0)] = {}
 
-    def builder_set(self, key: str, *args: str) -> Callable[[Call], None]:
+    def builder_set(self, *args: str) -> Callable[[Call], None]:
+        """A builder setter: its arguments after the builder, stored under these names."""
         def setter(c: Call) -> None:
             with self.lock:
                 b = self._builder(c)
                 for i, name in enumerate(args, 1):
                     b[name] = c.arg(i)
-                b[key] = True
         return setter
 
     def device_initialize(self, c: Call) -> int:
         with self.lock:
             self._gpu()
-            self._new(c, 0, lambda i: _Device(i))
+            self._new(c, 0, lambda i: Device(i))
         return 1
 
-    def device_finalize(self, c: Call) -> None:
+    def no_op(self, c: Call) -> None:
+        """Finalize calls: the host keeps nothing a finalize would free that matters."""
         return None
 
     def get_proc_address(self, c: Call) -> int:
@@ -155,10 +155,6 @@ class NvnService:
     def pool_address(self, c: Call) -> int:
         with self.lock:
             return self._obj(c, 0, MemoryPool, "nvnMemoryPoolGetBufferAddress").addr
-
-    def pool_map(self, c: Call) -> int:
-        with self.lock:
-            return self._obj(c, 0, MemoryPool, "nvnMemoryPoolMap").addr
 
     def pool_flush(self, c: Call) -> None:
         return None     # coherent: the GPU process reads the same pages at each submission
@@ -242,7 +238,7 @@ class NvnService:
 
     def descriptor_pool_initialize(self, c: Call) -> int:
         with self.lock:
-            self._new(c, 0, lambda i: _DescriptorPool(i))
+            self._new(c, 0, lambda i: DescriptorPool(i))
         return 1
 
     def register_texture(self, c: Call) -> None:
@@ -562,38 +558,38 @@ class NvnService:
             ("nvnDeviceGetProcAddress", self.get_proc_address, False),
             ("nvnDeviceBuilderSetDefaults", self.set_defaults, False),
             ("nvnDeviceInitialize", self.device_initialize, True),
-            ("nvnDeviceFinalize", self.device_finalize, False),
+            ("nvnDeviceFinalize", self.no_op, False),
             ("nvnDeviceGetTextureHandle", self.texture_handle, False),
             ("nvnMemoryPoolBuilderSetDefaults", self.set_defaults, False),
-            ("nvnMemoryPoolBuilderSetDevice", S("device", "device"), False),
-            ("nvnMemoryPoolBuilderSetStorage", S("storage", "memory", "size"), False),
-            ("nvnMemoryPoolBuilderSetFlags", S("has_flags", "flags"), False),
+            ("nvnMemoryPoolBuilderSetDevice", S("device"), False),
+            ("nvnMemoryPoolBuilderSetStorage", S("memory", "size"), False),
+            ("nvnMemoryPoolBuilderSetFlags", S("flags"), False),
             ("nvnMemoryPoolInitialize", self.pool_initialize, True),
-            ("nvnMemoryPoolFinalize", self.device_finalize, False),
+            ("nvnMemoryPoolFinalize", self.no_op, False),
             ("nvnMemoryPoolGetBufferAddress", self.pool_address, False),
-            ("nvnMemoryPoolMap", self.pool_map, False),
+            ("nvnMemoryPoolMap", self.pool_address, False),   # CPU address = GPU address
             ("nvnMemoryPoolFlushMappedRange", self.pool_flush, False),
             ("nvnBufferBuilderSetDefaults", self.set_defaults, False),
-            ("nvnBufferBuilderSetDevice", S("has_device", "device"), False),
-            ("nvnBufferBuilderSetStorage", S("storage", "pool", "offset", "size"), False),
+            ("nvnBufferBuilderSetDevice", S("device"), False),
+            ("nvnBufferBuilderSetStorage", S("pool", "offset", "size"), False),
             ("nvnBufferInitialize", self.buffer_initialize, False),
-            ("nvnBufferFinalize", self.device_finalize, False),
+            ("nvnBufferFinalize", self.no_op, False),
             ("nvnBufferGetAddress", self.buffer_address, False),
             ("nvnBufferMap", self.buffer_address, False),
             ("nvnTextureBuilderSetDefaults", self.set_defaults, False),
-            ("nvnTextureBuilderSetDevice", S("has_device", "device"), False),
-            ("nvnTextureBuilderSetFlags", S("has_flags", "flags"), False),
-            ("nvnTextureBuilderSetFormat", S("has_format", "format"), False),
-            ("nvnTextureBuilderSetSize2D", S("has_size", "width", "height"), False),
-            ("nvnTextureBuilderSetStorage", S("storage", "pool", "offset"), False),
+            ("nvnTextureBuilderSetDevice", S("device"), False),
+            ("nvnTextureBuilderSetFlags", S("flags"), False),
+            ("nvnTextureBuilderSetFormat", S("format"), False),
+            ("nvnTextureBuilderSetSize2D", S("width", "height"), False),
+            ("nvnTextureBuilderSetStorage", S("pool", "offset"), False),
             ("nvnTextureBuilderGetStorageSize", self.texture_storage_size, False),
             ("nvnTextureBuilderGetBlockHeightLog2", self.texture_block_height, False),
             ("nvnTextureInitialize", self.texture_initialize, True),
-            ("nvnTextureFinalize", self.device_finalize, False),
+            ("nvnTextureFinalize", self.no_op, False),
             ("nvnSamplerBuilderSetDefaults", self.set_defaults, False),
-            ("nvnSamplerBuilderSetDevice", S("has_device", "device"), False),
-            ("nvnSamplerBuilderSetMinMagFilter", S("has_filter", "min", "mag"), False),
-            ("nvnSamplerBuilderSetWrapMode", S("has_wrap", "wrap_s", "wrap_t", "wrap_r"), False),
+            ("nvnSamplerBuilderSetDevice", S("device"), False),
+            ("nvnSamplerBuilderSetMinMagFilter", S("min", "mag"), False),
+            ("nvnSamplerBuilderSetWrapMode", S("wrap_s", "wrap_t", "wrap_r"), False),
             ("nvnSamplerInitialize", self.sampler_initialize, True),
             ("nvnTexturePoolInitialize", self.descriptor_pool_initialize, False),
             ("nvnTexturePoolRegisterTexture", self.register_texture, False),
@@ -602,7 +598,7 @@ class NvnService:
             ("nvnProgramInitialize", self.program_initialize, False),
             ("nvnProgramSetShaders", self.program_set_shaders, True),
             ("nvnQueueBuilderSetDefaults", self.set_defaults, False),
-            ("nvnQueueBuilderSetDevice", S("has_device", "device"), False),
+            ("nvnQueueBuilderSetDevice", S("device"), False),
             ("nvnQueueInitialize", self.queue_initialize, False),
             ("nvnQueueSubmitCommands", self.queue_submit, False),
             ("nvnQueueFlush", self.queue_flush, True),
@@ -612,8 +608,8 @@ class NvnService:
             ("nvnSyncInitialize", self.sync_initialize, False),
             ("nvnSyncWait", self.sync_wait, True),
             ("nvnWindowBuilderSetDefaults", self.set_defaults, False),
-            ("nvnWindowBuilderSetDevice", S("has_device", "device"), False),
-            ("nvnWindowBuilderSetTextures", S("has_textures", "count", "textures"), False),
+            ("nvnWindowBuilderSetDevice", S("device"), False),
+            ("nvnWindowBuilderSetTextures", S("count", "textures"), False),
             ("nvnWindowInitialize", self.window_initialize, False),
             ("nvnWindowAcquireTexture", self.window_acquire, False),
             ("nvnCommandBufferInitialize", self.cb_initialize, False),
@@ -640,13 +636,3 @@ class NvnService:
 
     def proc_names(self) -> list[str]:
         return [f.name for f in self.functions() if f.name != "nvnBootstrapLoader"]
-
-
-@dataclass
-class _Device:
-    id: int
-
-
-@dataclass
-class _DescriptorPool:
-    id: int

@@ -6,6 +6,17 @@ from dataclasses import dataclass, field
 
 
 @dataclass
+class Device:
+    id: int
+
+
+@dataclass
+class DescriptorPool:
+    """A texture or sampler pool: registrations go to the device-wide slot tables."""
+    id: int
+
+
+@dataclass
 class MemoryPool:
     id: int
     addr: int               # guest address of the storage = its GPU address
