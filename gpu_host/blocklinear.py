@@ -1,10 +1,18 @@
-"""Switch (Tegra X1 / Maxwell) block-linear texture layout, 2D, block depth 1.
+"""Block-linear texture layouts of the two Switch generations, 2D, block depth 1.
 
-A GOB is 64 bytes x 8 rows (512 bytes).  Inside a GOB, byte (x, y) lives at
-``(x/32)*256 + (y/2)*64 + ((x%32)/16)*32 + (y%2)*16 + x%16`` (x in bytes, divisions floor).
+A GOB is 64 bytes x 8 rows (512 bytes) made of 32-byte sectors (16 bytes x 2 rows); the GOB
+kinds differ only in where a byte sits inside its GOB (x in bytes, divisions floor):
+
+- ``fermi`` (Switch 1, Tegra X1 / Maxwell; every colour format of Fermi..Pascal):
+  ``(x/32)*256 + (y%8/2)*64 + (x%32/16)*32 + (y%2)*16 + x%16``;
+- ``turing`` (Switch 2's Ampere colour surfaces; Turing and later): the two 16-byte columns of
+  a 32-byte half each hold four rows in a row, ``(x/32)*256 + (y%8/4)*128 + (x%32/16)*64 +
+  (y%4)*16 + x%16``.
+
 A block is ``2**block_height_log2`` GOBs stacked vertically; blocks are laid out row-major,
-``ceil(width_bytes / 64)`` blocks per row.  Facts from the public Tegra X1 TRM description
-(and switchbrew); this is our own vectorised formulation.
+``ceil(width_bytes / 64)`` blocks per row, the same for both kinds.  Facts from the public
+Tegra X1 TRM description, switchbrew, and Mesa's NIL (nouveau) tiling notes; this is our own
+vectorised formulation.
 """
 from __future__ import annotations
 
@@ -13,6 +21,8 @@ from functools import lru_cache
 import numpy as np
 
 GOB_W, GOB_H, GOB_SIZE = 64, 8, 512
+GOB_KINDS = ("fermi", "turing")
+GENERATION_GOB = {"switch1": "fermi", "switch2": "turing"}   # a console's colour surfaces
 
 
 def size_bytes(width_bytes: int, height: int, block_height_log2: int) -> int:
@@ -23,13 +33,28 @@ def size_bytes(width_bytes: int, height: int, block_height_log2: int) -> int:
     return blocks_y * gobs_x * (GOB_SIZE << block_height_log2)
 
 
+def gob_offset(x: int, y: int, gob: str = "fermi") -> int:
+    """Offset of byte ``x`` (0..63) of row ``y`` (0..7) inside one GOB of kind ``gob``."""
+    if gob == "turing":
+        return (x // 32) * 256 + (y // 4) * 128 + ((x % 32) // 16) * 64 + (y % 4) * 16 + x % 16
+    if gob == "fermi":
+        return (x // 32) * 256 + (y // 2) * 64 + ((x % 32) // 16) * 32 + (y % 2) * 16 + x % 16
+    raise ValueError(f"GOB kind {gob!r} (known: {', '.join(GOB_KINDS)})")
+
+
 @lru_cache(maxsize=64)
-def _offsets(width_bytes: int, height: int, block_height_log2: int) -> np.ndarray:
+def _offsets(width_bytes: int, height: int, block_height_log2: int, gob: str = "fermi") -> np.ndarray:
     """Offset of every linear byte (row-major, ``height x width_bytes``) in the swizzled surface."""
     x = np.arange(width_bytes, dtype=np.int64)
     y = np.arange(height, dtype=np.int64)
-    gob_x = ((x % 64) // 32) * 256 + ((x % 32) // 16) * 32 + (x % 16)
-    gob_y = ((y % 8) // 2) * 64 + (y % 2) * 16
+    if gob == "turing":
+        gob_x = ((x % 64) // 32) * 256 + ((x % 32) // 16) * 64 + (x % 16)
+        gob_y = ((y % 8) // 4) * 128 + (y % 4) * 16
+    elif gob == "fermi":
+        gob_x = ((x % 64) // 32) * 256 + ((x % 32) // 16) * 32 + (x % 16)
+        gob_y = ((y % 8) // 2) * 64 + (y % 2) * 16
+    else:
+        raise ValueError(f"GOB kind {gob!r} (known: {', '.join(GOB_KINDS)})")
     gobs_per_block = 1 << block_height_log2
     block_bytes = GOB_SIZE * gobs_per_block
     gobs_x = -(-width_bytes // GOB_W)
@@ -41,18 +66,18 @@ def _offsets(width_bytes: int, height: int, block_height_log2: int) -> np.ndarra
 
 
 def deswizzle(src: bytes | memoryview | np.ndarray, width_bytes: int, height: int,
-              block_height_log2: int) -> np.ndarray:
+              block_height_log2: int, gob: str = "fermi") -> np.ndarray:
     """Linear ``height x width_bytes`` uint8 image from block-linear bytes ``src``."""
     need = size_bytes(width_bytes, height, block_height_log2)
     buf = np.frombuffer(src, dtype=np.uint8) if not isinstance(src, np.ndarray) else src.reshape(-1)
     if buf.size < need:
         raise ValueError(f"block-linear surface needs {need} bytes, got {buf.size}")
-    return buf[_offsets(width_bytes, height, block_height_log2)]
+    return buf[_offsets(width_bytes, height, block_height_log2, gob)]
 
 
-def swizzle(linear: np.ndarray, block_height_log2: int) -> bytes:
+def swizzle(linear: np.ndarray, block_height_log2: int, gob: str = "fermi") -> bytes:
     """Block-linear bytes of a linear ``height x width_bytes`` uint8 image (padding zero)."""
     h, wb = linear.shape
     out = np.zeros(size_bytes(wb, h, block_height_log2), dtype=np.uint8)
-    out[_offsets(wb, h, block_height_log2)] = linear
+    out[_offsets(wb, h, block_height_log2, gob)] = linear
     return out.tobytes()

@@ -40,6 +40,7 @@ class Texture:
     block_height_log2: int
     pitch: int
     render_target: bool
+    gob: str = "fermi"        # GOB kind (gpu_host/blocklinear.py): Switch 1 "fermi", Switch 2 "turing"
 
     @property
     def row_bytes(self) -> int:
@@ -140,7 +141,8 @@ class Objects:
         self.programs: dict[int, Program] = {}
 
     def add_texture(self, id: int, pool: int, offset: int, width: int, height: int, format: str,
-                    block_linear: bool, block_height_log2: int, pitch: int, render_target: bool) -> Texture:
+                    block_linear: bool, block_height_log2: int, pitch: int, render_target: bool,
+                    gob: str = "fermi") -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
             raise ObjectError(f"texture {id}: field format {format!r} is not one of {sorted(FORMATS)}")
@@ -150,10 +152,13 @@ class Objects:
             raise ObjectError(f"texture {id}: format {format} cannot be a render target")
         if block_linear and block_height_log2 > 5:
             raise ObjectError(f"texture {id}: field block_height_log2 {block_height_log2} is above 5")
+        gob = gob or "fermi"      # recordings and clients from before GOB kinds: Switch 1's
+        if gob not in blocklinear.GOB_KINDS:
+            raise ObjectError(f"texture {id}: field gob {gob!r} is not one of {', '.join(blocklinear.GOB_KINDS)}")
         row = fmt.blocks(width, height)[0] * fmt.bpp
         if not block_linear and not render_target and pitch < row:
             raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {row} bytes")
-        t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target)
+        t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target, gob)
         if not render_target:
             psize = self.memory.pool_size(pool)
             if psize is None:

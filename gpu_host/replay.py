@@ -159,7 +159,7 @@ class Replayer:
                 continue
             wb = t.row_bytes
             if t.block_linear:
-                lin = blocklinear.deswizzle(src, wb, t.rows, t.block_height_log2)
+                lin = blocklinear.deswizzle(src, wb, t.rows, t.block_height_log2, t.gob)
             else:
                 rows = np.frombuffer(src, np.uint8, count=t.byte_size)
                 lin = np.lib.stride_tricks.as_strided(rows, (t.rows, wb), (t.pitch, 1))
@@ -361,7 +361,7 @@ class Replayer:
             return
         lin = np.frombuffer(texels, np.uint8).reshape(t.height, t.width * 4)
         if t.block_linear:
-            mem.write(t.pool, t.offset, blocklinear.swizzle(lin, t.block_height_log2))
+            mem.write(t.pool, t.offset, blocklinear.swizzle(lin, t.block_height_log2, t.gob))
         else:
             for y in range(t.height):      # rows only: the bytes between rows are the guest's
                 mem.write(t.pool, t.offset + y * t.pitch, lin[y].tobytes())

@@ -53,7 +53,7 @@ def _lines(log: str) -> tuple[list[tuple[int, str, int]], list[str]]:
 def _demo(a: argparse.Namespace) -> int:
     if str(ROOT) not in sys.path:     # the demo's sources live in the checkout's examples/ (not installed)
         sys.path.insert(0, str(ROOT))
-    from examples.demo.build import build
+    from examples.demo.build import build, gpu_for
     from nxrecomp.plot import frame_time_chart
     from nxrecomp.supervise_bundle import bundle_specs
     from nxrecomp.supervisor import Supervisor
@@ -72,7 +72,7 @@ def _demo(a: argparse.Namespace) -> int:
     print(f"building the demo game (ExeFS + RomFS, shaders: {a.shaders}) in {out / 'build'}", flush=True)
     exefs, romfs = build(out / "build", a.shaders)
     print("recompiling it (AArch64 -> C -> x86-64)", flush=True)
-    m = recompile_exefs(exefs, out / "bundle", romfs=romfs)
+    m = recompile_exefs(exefs, out / "bundle", romfs=romfs, gpu=gpu_for(a.shaders))
     print(f"  {m['stats']['functions']} functions in {time.monotonic() - t0:.1f}s", flush=True)
 
     run_dir = out / "run"

@@ -302,14 +302,21 @@ def _check_npdm(npdm: Npdm) -> None:
                       "of the page size", path=npdm.path, field="META.MainThreadStackSize", offset=0x1C)
 
 
-def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Path | None = None) -> dict:
-    """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest."""
+GPU_GENERATIONS = ("switch1", "switch2")
+
+
+def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Path | None = None,
+                    gpu: str = "switch1") -> dict:
+    """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest.
+    ``gpu`` names the console the game was built for (its texture layout; manifest ``gpu``)."""
     from recompiler.analyse import analyse
     from recompiler.build import build
     from recompiler.pipeline import eh_frames, image_memory, write_manifest
 
     t0 = time.monotonic()
     src = Path(exefs_path)
+    if gpu not in GPU_GENERATIONS:
+        raise NxError(f"gpu {gpu!r} is not one of {', '.join(GPU_GENERATIONS)}")
     if not src.exists():
         raise NxError("no such file or folder", path=str(src))
     exefs = load_exefs(src)     # bad input fails here or in the link, before anything is written
@@ -330,7 +337,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     stats = build(program, out)
     t_build = time.monotonic()
     return write_manifest(out, "horizon", image, program, stats, (t0, t_link, t_an, t_build), src,
-                          exefs=str(src.resolve()), romfs=romfs_ref, process=process_info(exefs.npdm),
+                          exefs=str(src.resolve()), romfs=romfs_ref, gpu=gpu, process=process_info(exefs.npdm),
                           modules=[{"name": m.name, "base": m.base,
                                     "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
                                     "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules],

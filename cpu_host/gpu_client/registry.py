@@ -19,6 +19,7 @@ class TextureDesc:
     block_height_log2: int = 0
     pitch: int = 0
     render_target: bool = False
+    gob: str = "fermi"          # GOB kind: "fermi" (Switch 1) or "turing" (Switch 2)
 
 
 @dataclass(frozen=True)

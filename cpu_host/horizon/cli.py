@@ -13,6 +13,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("exefs", help="ExeFS folder (main, sdk, subsdk*, main.npdm) or PFS0 file")
     p.add_argument("-o", "--out", required=True, help="bundle folder to write")
     p.add_argument("--romfs", help="the user's RomFS file (referenced by the bundle, not copied)")
+    p.add_argument("--gpu", choices=("switch1", "switch2"), default="switch1",
+                   help="the console the game was built for: its GPU's texture layout (switch1: Maxwell "
+                        "GOBs, switch2: Ampere/Turing GOBs); default switch1")
     p.set_defaults(func=_build)
     r = sub.add_parser("hz-run", help="run a Horizon bundle made by 'nxrecomp build' (CPU host only)")
     r.add_argument("bundle")
@@ -23,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _build(a: argparse.Namespace) -> int:
     from recompiler.horizon import recompile_exefs
 
-    m = recompile_exefs(a.exefs, a.out, a.romfs)
+    m = recompile_exefs(a.exefs, a.out, a.romfs, gpu=a.gpu)
     print(f"{a.out}: {m['stats']['functions']} functions, modules "
           + ", ".join(f"{x['name']}@{x['base']:#x}" for x in m["modules"]))
     return 0

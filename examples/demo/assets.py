@@ -25,8 +25,9 @@ DIGITS = ["111101101101111", "010110010010111", "111001111100111", "111001111001
           "111100111001111", "111100111101111", "111001001001001", "111101111101111", "111101111001111"]
 
 
-def texture_file(rgba: np.ndarray, fmt: int = FORMAT_RGBA8) -> bytes:
-    """Header + block-linear texels (RGBA8) or blocks (BC1, ASTC 4x4) of an h x w x 4 image."""
+def texture_file(rgba: np.ndarray, fmt: int = FORMAT_RGBA8, gob: str = "fermi") -> bytes:
+    """Header + block-linear texels (RGBA8) or blocks (BC1, ASTC 4x4) of an h x w x 4 image, in
+    the GOBs of the console the build is for (``gob``: Switch 1 "fermi", Switch 2 "turing")."""
     h, w, _ = rgba.shape
     if fmt == FORMAT_RGBA8:
         rows = rgba.reshape(h, w * 4).astype(np.uint8)
@@ -35,7 +36,7 @@ def texture_file(rgba: np.ndarray, fmt: int = FORMAT_RGBA8) -> bytes:
         enc = bc1_block if fmt == FORMAT_BC1 else astc_void_block
         rows = np.array([[np.frombuffer(enc(b), np.uint8) for b in row] for row in blocks],
                         np.uint8).reshape(h // 4, -1)
-    data = blocklinear.swizzle(rows, block_height_log2(rows.shape[0]))
+    data = blocklinear.swizzle(rows, block_height_log2(rows.shape[0]), gob)
     return struct.pack("<5I", TEX_MAGIC, w, h, fmt, len(data)) + data
 
 
@@ -96,9 +97,11 @@ def orb_texture() -> np.ndarray:
     return np.stack([v, v, v, np.full_like(v, 255)], -1)
 
 
-def romfs_files(shader_files: dict[str, bytes]) -> dict[str, bytes]:
+def romfs_files(shader_files: dict[str, bytes], gob: str = "fermi") -> dict[str, bytes]:
+    """The RomFS of one build: its textures in the GOBs of its console, its shaders."""
     white = np.full((8, 8, 4), 255, np.int32)
-    return {"/textures/floor.tex": texture_file(floor_texture(), FORMAT_BC1),
-            "/textures/font.tex": texture_file(font_texture()),
-            "/textures/white.tex": texture_file(white), "/textures/orb.tex": texture_file(orb_texture(), FORMAT_ASTC_4x4),
+    return {"/textures/floor.tex": texture_file(floor_texture(), FORMAT_BC1, gob),
+            "/textures/font.tex": texture_file(font_texture(), gob=gob),
+            "/textures/white.tex": texture_file(white, gob=gob),
+            "/textures/orb.tex": texture_file(orb_texture(), FORMAT_ASTC_4x4, gob),
             **shader_files}

@@ -13,6 +13,7 @@ from pathlib import Path
 from examples.demo import assets
 from examples.demo.shaders.build import romfs_shaders
 from examples.horizon_hello.build_exefs import build_exefs
+from gpu_host import blocklinear
 from recompiler.formats.pack_npdm import NpdmSpec
 from recompiler.formats.pack_romfs import pack_romfs
 
@@ -28,7 +29,17 @@ def shader_files(kind: str) -> dict[str, bytes]:
     return {k: v for k, v in romfs_shaders(kind).items() if "scene" in k or k.endswith("/arch")}
 
 
-def build(out_dir: str | os.PathLike, shaders: str = "sm86") -> tuple[Path, Path]:
+def gpu_for(shaders: str) -> str:
+    """The console a build with these shaders is for: SM53 machine code runs on the Switch 1's
+    Maxwell, everything else is built for the Switch 2 (its textures in Turing-style GOBs)."""
+    return "switch1" if shaders == "sm53" else "switch2"
+
+
+def build(out_dir: str | os.PathLike, shaders: str = "sm86", gpu: str | None = None) -> tuple[Path, Path]:
+    """ExeFS + RomFS of the demo for one console (``gpu``: switch1|switch2, default from the
+    shaders); recompile it with ``recompile_exefs(..., gpu=gpu)`` so the GPU process reads the
+    textures in the same layout."""
+    gob = blocklinear.GENERATION_GOB[gpu or gpu_for(shaders)]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     exefs = build_exefs(HERE / "game" / "demo.c", out / "exefs",
@@ -36,7 +47,7 @@ def build(out_dir: str | os.PathLike, shaders: str = "sm86") -> tuple[Path, Path
                         fp=True)
     romfs = out / "romfs.bin"
     tmp = out / "romfs.bin.tmp"
-    tmp.write_bytes(pack_romfs(assets.romfs_files(shader_files(shaders))))
+    tmp.write_bytes(pack_romfs(assets.romfs_files(shader_files(shaders), gob)))
     os.replace(tmp, romfs)
     return exefs, romfs
 

@@ -38,15 +38,17 @@ def _zig(*args: str, cwd: Path) -> None:
 FP_CFLAGS = [f for f in CFLAGS if f != "-mgeneral-regs-only"] + ["-ffp-contract=off"]
 
 
-def link_module(sources: list[Path], out: Path, fp_sources: tuple[Path, ...] = ()) -> Path:
+def link_module(sources: list[Path], out: Path, fp_sources: tuple[Path, ...] = (),
+                defines: tuple[str, ...] = ()) -> Path:
     """Compile ``sources`` and link them into a Switch-style shared module at ``out``; the ones
-    in ``fp_sources`` may use floating point."""
+    in ``fp_sources`` may use floating point; ``defines`` (``NAME`` or ``NAME=VALUE``) go to
+    every compile."""
     work = out.parent
     objs = []
     for src in sources:
         obj = work / f"{out.stem}.{src.stem}.o"
         flags = FP_CFLAGS if src in fp_sources else CFLAGS
-        _zig("cc", *flags, "-c", str(src), "-o", str(obj), cwd=SDK)
+        _zig("cc", *flags, *(f"-D{d}" for d in defines), "-c", str(src), "-o", str(obj), cwd=SDK)
         objs.append(str(obj))
     _zig("ld.lld", "-shared", "-T", str(SDK / "module.ld"), "--build-id=sha1", "--hash-style=both",
          "-z", "notext", *objs, "-o", str(out), cwd=work)
@@ -54,10 +56,11 @@ def link_module(sources: list[Path], out: Path, fp_sources: tuple[Path, ...] = (
 
 
 def build_exefs(program: str | os.PathLike, out_dir: str | os.PathLike, npdm: NpdmSpec | None = None,
-                fp: bool = False) -> Path:
+                fp: bool = False, defines: tuple[str, ...] = ()) -> Path:
     """Write ``main``, ``sdk`` and ``main.npdm`` for ``program`` (a C file, or the name of one
     in ``programs/``) into ``out_dir``; the ELF files go to ``out_dir/../<name>.elf``.  With
-    ``fp`` the program may use floating point and SIMD registers."""
+    ``fp`` the program may use floating point and SIMD registers; ``defines`` go to the
+    program's compile (e.g. ``NVNU_SWITCH2`` for a Switch 2 build)."""
     src = Path(program)
     if not src.suffix:
         src = PROGRAMS / f"{src}.c"
@@ -65,7 +68,7 @@ def build_exefs(program: str | os.PathLike, out_dir: str | os.PathLike, npdm: Np
     out.mkdir(parents=True, exist_ok=True)
     work = out.parent / f"{out.name}.build"
     work.mkdir(exist_ok=True)
-    main_elf = link_module([SDK / "crt0_main.s", src], work / "main.elf", (src,) if fp else ())
+    main_elf = link_module([SDK / "crt0_main.s", src], work / "main.elf", (src,) if fp else (), defines)
     sdk_elf = link_module([SDK / "crt0_module.s", SDK / "svc.s", SDK / "sdk.c"], work / "sdk.elf")
     for name, elf in (("main", main_elf), ("sdk", sdk_elf)):
         data = elf_to_nso(elf.read_bytes(), str(elf), name=name)

@@ -151,6 +151,8 @@ def test_bad_descriptors_rejected_by_name(env):
         c.register(TextureDesc(gpu.id(), 5, 0, 4, 4, "RGBA8"))
     with pytest.raises(NxError, match="size 0x4 is not in"):
         c.register(TextureDesc(gpu.id(), 1, 0, 0, 4, "RGBA8"))
+    with pytest.raises(NxError, match="field gob 'kepler' is not one of fermi, turing"):
+        c.register(TextureDesc(gpu.id(), 1, 0, 4, 4, "RGBA8", gob="kepler"))
     with pytest.raises(NxError, match="not a SPIR-V module|bad SPIR-V magic"):
         c.register(ProgramDesc(gpu.id(), b"\x01\x02\x03\x04" * 8, b"junk"))
     v, f = c.registry.objects[("ProgramDesc", 1)].vertex_spirv, c.registry.objects[("ProgramDesc", 1)].fragment_spirv

@@ -185,15 +185,20 @@ def test_gpu_process_killed_during_play(gfx) -> None:
 
 
 
-def test_render_target_read_back_by_the_guest(tmp_path) -> None:
+@pytest.mark.parametrize("gpu", ["switch1", "switch2"])
+def test_render_target_read_back_by_the_guest(tmp_path, gpu) -> None:
     """A render target with storage in a memory pool: once its fence signalled, the guest reads
-    the rendered pixels from the pool (block-linear), where it had put 0x55 bytes before."""
+    the rendered pixels from the pool (block-linear, in the GOBs of the console it was built
+    for: the Switch 1's Maxwell layout, or the Switch 2's Turing-style one), where it had put
+    0x55 bytes before."""
     from examples.horizon_hello.build_exefs import build_exefs
     from recompiler.horizon import recompile_exefs
 
     rom = tmp_path / "rom.bin"
     rom.write_bytes(pack_romfs(shader_files("sm86")))
-    recompile_exefs(build_exefs("readback", tmp_path / "exefs"), tmp_path / "bundle", romfs=rom)
+    defines = ("NVNU_SWITCH2",) if gpu == "switch2" else ()
+    recompile_exefs(build_exefs("readback", tmp_path / "exefs", defines=defines), tmp_path / "bundle",
+                    romfs=rom, gpu=gpu)
     r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), timeout=240)
     log = (tmp_path / "run" / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]
@@ -201,8 +206,9 @@ def test_render_target_read_back_by_the_guest(tmp_path) -> None:
         "rule: a render target's storage holds what was rendered once its fence signalled",
         "sync: 1",
         "pixel (0, 0): 255 0 0 255",        # the clear colour
-        "pixel (20, 10): 0 255 0 255",      # the rectangle covers x 16..47, y 8..39
+        "pixel (20, 10): 0 255 0 255",      # the rectangle covers x 13..47, y 5..39
         "pixel (47, 39): 0 255 0 255",
         "pixel (48, 39): 255 0 0 255",
         "pixel (63, 63): 255 0 0 255",
+        "green pixels: 1225, inside the rectangle: 1225",
     ], log[-3000:]

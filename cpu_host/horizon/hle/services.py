@@ -15,7 +15,9 @@ from cpu_host.horizon.hle.nvn.frontend import NvnService
 from cpu_host.horizon.hle.registry import Registry
 from cpu_host.horizon.hle.savedata import SaveStore
 from cpu_host.horizon.hle.system import SystemService
+from gpu_host import blocklinear
 from nxrecomp import settings
+from nxrecomp.errors import NxError
 
 
 @dataclass
@@ -72,7 +74,11 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     hid = HidService.from_file(input_script if input_script is not None else settings.get("cpu_host", "input_script"))
     system = SystemService(settings.get("cpu_host", "language"), bool(settings.get("cpu_host", "docked")),
                            frames=lambda: hid.frame, max_frames=int(settings.get("cpu_host", "max_frames")))
-    nvn = NvnService(connect=connect_gpu, translate=translate_shader, on_present=hid.advance_frame)
+    gpu = manifest.get("gpu", "switch1")
+    if gpu not in blocklinear.GENERATION_GOB:
+        raise NxError(f"manifest field gpu {gpu!r} is not one of {', '.join(blocklinear.GENERATION_GOB)}")
+    nvn = NvnService(connect=connect_gpu, translate=translate_shader, on_present=hid.advance_frame,
+                     gob=blocklinear.GENERATION_GOB[gpu])
     coop = CoopService(settings.get("cpu_host", "relay"), settings.get("cpu_host", "relay_token"),
                        settings.get("cpu_host", "relay_password"))
     reg = Registry()

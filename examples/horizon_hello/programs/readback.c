@@ -19,7 +19,9 @@ static NVNprogram prog;
 static NVNsync done;
 static uint8_t pool_mem[256 * 1024] __attribute__((aligned(4096)));
 enum { OFF_VERTS = 0, OFF_UBO = 0x1000, OFF_TARGET = 0x4000, OFF_SHADERS = 0x20000 };
-static const float rect[12] = {PX(16), PX(8), PX(48), PX(8), PX(48), PX(40), PX(16), PX(8), PX(48), PX(40), PX(16), PX(40)};
+/* x 13..47, y 5..39: edges inside GOBs and inside their 16-byte lines, so a reader whose GOB
+ * layout differs from the writer's finds green outside the rectangle */
+static const float rect[12] = {PX(13), PX(5), PX(48), PX(5), PX(48), PX(40), PX(13), PX(5), PX(48), PX(40), PX(13), PX(40)};
 static const float ubo[12] = {0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
 static const float clear[4] = {1, 0, 0, 1};
 
@@ -92,5 +94,17 @@ int hz_main(void) {
     pixel(47, 39, bh);
     pixel(48, 39, bh);    /* just outside */
     pixel(63, 63, bh);
+    /* every pixel, read at the address this build's GOB layout gives it: a layout that differs
+     * from the GPU's in any byte puts green pixels outside the rectangle */
+    int green = 0, inside = 0;
+    for (int y = 0; y < W; y++)
+        for (int x = 0; x < W; x++) {
+            const uint8_t *p = pool_mem + OFF_TARGET + nvnu_block_linear_offset((uint32_t)x * 4, (uint32_t)y, W * 4, bh);
+            if (p[0] == 0 && p[1] == 255 && p[2] == 0 && p[3] == 255) {
+                green++;
+                inside += x >= 13 && x < 48 && y >= 5 && y < 40;
+            }
+        }
+    hz_printf("green pixels: %d, inside the rectangle: %d\n", green, inside);
     return 0;
 }

@@ -43,10 +43,16 @@ static inline uint32_t nvnu_load_shader(const char *path, uint8_t *mem, NVNshade
 }
 
 /* Byte (x, y) of a block-linear surface `width_bytes` wide whose blocks are 2^bh GOBs tall (a
- * GOB: 64 bytes x 8 rows; the Switch's layout as public documentation describes it). */
+ * GOB: 64 bytes x 8 rows of 32-byte sectors; the layout as public documentation describes it).
+ * A game is built for one console: Switch 1 (Maxwell GOBs) by default, Switch 2 (the GOBs of
+ * Turing and later GPUs, Ampere's colour surfaces) when built with -DNVNU_SWITCH2. */
 static inline size_t nvnu_block_linear_offset(uint32_t x, uint32_t y, uint32_t width_bytes, int bh) {
     uint32_t gobs_x = (width_bytes + 63) / 64, gpb = 1u << bh, block = 512u * gpb;
+#ifdef NVNU_SWITCH2
+    size_t in_gob = (x % 64) / 32 * 256 + (y % 8) / 4 * 128 + (x % 32) / 16 * 64 + (y % 4) * 16 + x % 16;
+#else
     size_t in_gob = (x % 64) / 32 * 256 + (y % 8) / 2 * 64 + (x % 32) / 16 * 32 + (y % 2) * 16 + x % 16;
+#endif
     return (size_t)(y / (8 * gpb)) * gobs_x * block + (y / 8) % gpb * 512 + (size_t)(x / 64) * block + in_gob;
 }
 

@@ -58,6 +58,7 @@ class NvnService:
     connect: Callable[[], Any]                 # -> GpuClient (connected)
     translate: Callable[[int, int, bytes], bytes]   # (arch, stage, code) -> SPIR-V
     on_present: Callable[[], None] = lambda: None
+    gob: str = "fermi"        # the console's GOB kind for block-linear surfaces (manifest "gpu")
     gpu: Any = None
     lock: threading.RLock = field(default_factory=threading.RLock)
     objects: dict[int, Any] = field(default_factory=dict)
@@ -222,7 +223,8 @@ class NvnService:
             bpe = FORMATS[b["format"]][1]
             self._gpu().register(TextureDesc(tex.id, pool.id if pool else 0, off, w, h, name,
                                              block_linear=not linear, block_height_log2=bhl,
-                                             pitch=w * bpe if linear else 0, render_target=target))
+                                             pitch=w * bpe if linear else 0, render_target=target,
+                                             gob=self.gob))
         return 1
 
     def sampler_initialize(self, c: Call) -> int:
