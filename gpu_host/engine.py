@@ -76,10 +76,14 @@ class Engine:
             if self.recorder:
                 self.recorder.program(id, vertex, fragment)
 
-    def note_pool(self, id: int, size: int) -> None:
-        if self.recorder:
-            with self.lock:
-                self.recorder.pool(id, size)
+    def note_pool(self, id: int, size: int, flushed_writes: bool = False) -> None:
+        with self.lock:
+            if flushed_writes:
+                self.objects.flushed_pools.add(id)
+            else:
+                self.objects.flushed_pools.discard(id)
+            if self.recorder:
+                self.recorder.pool(id, size, flushed_writes)
 
     # -- submissions --------------------------------------------------------------------
     def submit(self, seq: int, packets: list, snapshot: Snapshot | None = None) -> Result | None:
@@ -97,14 +101,17 @@ class Engine:
                 t1 = time.perf_counter()
                 pl = plan(seq, cmds, self.objects)
                 t2 = time.perf_counter()
-                snap = snapshot or Snapshot.take(pl, self.objects.memory)
-                res = self.replayer.run(pl, snap)
+                reads = self.replayer.texture_reads(pl)
+                snap = snapshot or Snapshot.take(pl, self.objects.memory, reads)
+                res = self.replayer.run(pl, snap, reads)
             except SubmissionError as e:
                 self.dropped += 1
+                self.replayer.forget_uploads()     # its DIRTY ranges are lost with it
                 log.warning("dropped %s", e)
                 return None
             except Exception:   # our bug or a driver error: drop this one, keep serving
                 self.dropped += 1
+                self.replayer.forget_uploads()
                 log.exception("dropped submission %d: replay failed", seq)
                 return None
             self.submissions += 1

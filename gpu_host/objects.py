@@ -139,6 +139,7 @@ class Objects:
         self.textures: dict[int, Texture] = {}
         self.samplers: dict[int, Sampler] = {}
         self.programs: dict[int, Program] = {}
+        self.flushed_pools: set[int] = set()   # pools whose CPU writes arrive as DIRTY packets
 
     def add_texture(self, id: int, pool: int, offset: int, width: int, height: int, format: str,
                     block_linear: bool, block_height_log2: int, pitch: int, render_target: bool,

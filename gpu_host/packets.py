@@ -46,13 +46,14 @@ _OPS = [
     Op(15, "PRESENT", (("frame", U64), ("texture", U32))),
     Op(16, "BLEND", (("enable", BOOL),)),
     Op(17, "WRITEBACK", (("texture", U32),)),
+    Op(18, "DIRTY", (("pool", U32), ("offset", U64), ("size", U64))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
 OP_BEGIN, OP_END, OP_TARGET, OP_CLEAR = 1, 2, 3, 4
 OP_PROGRAM, OP_VERTEX_LAYOUT, OP_VERTEX, OP_INDEX, OP_UNIFORM, OP_TEXTURE = 5, 6, 7, 8, 9, 10
 OP_VIEWPORT, OP_DRAW, OP_DRAW_INDEXED, OP_SIGNAL, OP_PRESENT, OP_BLEND = 11, 12, 13, 14, 15, 16
-OP_WRITEBACK = 17
+OP_WRITEBACK, OP_DIRTY = 17, 18
 
 # Vertex attribute formats: code -> (Vulkan format name, bytes)
 VERTEX_FORMATS = {1: ("VK_FORMAT_R32_SFLOAT", 4), 2: ("VK_FORMAT_R32G32_SFLOAT", 8),

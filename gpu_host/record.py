@@ -38,8 +38,8 @@ class Recorder:
                 self.f.write(self.packer.pack({"nxgpu_recording": VERSION}))
         self.f.write(self.packer.pack(obj))
 
-    def pool(self, id: int, size: int) -> None:
-        self._w(["pool", id, size])
+    def pool(self, id: int, size: int, flushed_writes: bool = False) -> None:
+        self._w(["pool", id, size, flushed_writes])
 
     def texture(self, desc: dict) -> None:
         self._w(["texture", desc])

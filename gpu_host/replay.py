@@ -72,6 +72,8 @@ class Replayer:
         self.readback: Buffer | None = None
         self.images: dict[int, tuple[Texture, Image]] = {}
         self.uploaded: dict[int, int] = {}      # texture id -> crc of the bytes last uploaded
+        self.stale: set[int] = set()            # textures of flushed-write pools a DIRTY range touched
+        self.texture_bytes_read = 0             # pool bytes read for textures (what DIRTY tracking saves)
         self.samplers: dict[tuple[bool, bool], Any] = {}
         self.cb = dev.command_buffer()
         self.dummy_ubo = dev.buffer(ALIGN, vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT)
@@ -85,6 +87,7 @@ class Replayer:
             self.dev.free_image(img)
         self.images.clear()
         self.uploaded.clear()
+        self.stale.clear()
         self.objects = objects
 
     # -- resources -------------------------------------------------------------
@@ -144,14 +147,46 @@ class Replayer:
         return s
 
     # -- the submission --------------------------------------------------------
-    def run(self, plan: Plan, mem: Memory) -> Result:
-        """Replay ``plan`` reading pool bytes from ``mem`` (a ``Snapshot`` of the plan's ranges)."""
+    def forget_uploads(self) -> None:
+        """Re-read every texture at its next use (compared by CRC, re-uploaded if it changed):
+        after a dropped submission, whose DIRTY ranges nobody applied."""
+        self.stale.update(self.images)
+
+    def texture_reads(self, plan: Plan) -> list[Texture]:
+        """The sampled textures whose pool bytes this submission must read: all of them in
+        pools the GPU process scans (compared with what was uploaded, by CRC), and in pools
+        whose writes the client reports (DIRTY) only the ones not uploaded yet or written
+        since.  Applies the plan's DIRTY ranges first."""
+        for pool, off, size in plan.dirty:
+            for tid, (t, _) in self.images.items():
+                if t.pool == pool and t.offset < off + size and off < t.offset + t.byte_size:
+                    self.stale.add(tid)
+        flushed = self.objects.flushed_pools
+        out = []
+        for t in plan.uploads:
+            cur = self.images.get(t.id)
+            if (t.pool in flushed and t.id not in self.stale and t.id in self.uploaded
+                    and cur is not None and cur[0] == t):
+                continue
+            out.append(t)
+        return out
+
+    def run(self, plan: Plan, mem: Memory, to_read: list[Texture] | None = None) -> Result:
+        """Replay ``plan`` reading pool bytes from ``mem`` (a ``Snapshot`` of the plan's ranges
+        and of the textures in ``to_read``, default ``texture_reads(plan)``)."""
         # 1. snapshot
+        if to_read is None:
+            to_read = self.texture_reads(plan)
+        must_read = {t.id for t in to_read}
         texels: list[tuple[Texture, np.ndarray | None]] = []
         crcs: dict[int, int] = {}     # recorded as uploaded only once the submission ran
         size = sum(_up(r[2]) for r in plan.ranges)
         for t in plan.uploads:
+            if t.id not in must_read:         # unchanged since its upload, as the client said
+                texels.append((t, None))
+                continue
             src = mem.read(t.pool, t.offset, t.byte_size)
+            self.texture_bytes_read += len(src)
             crc = zlib.crc32(src)
             cur = self.images.get(t.id)
             if cur is not None and cur[0] == t and self.uploaded.get(t.id) == crc:
@@ -207,6 +242,7 @@ class Replayer:
         # 3. run
         self.dev.submit_wait(cb)
         self.uploaded.update(crcs)
+        self.stale -= must_read
         # 4. write-backs (before the caller publishes fences: a guest waiting on one sees the
         #    bytes), then frames
         for frame, t, o in reads:

@@ -58,6 +58,7 @@ def _apply(eng: Engine, pools: RecordedPools, ev: record.Event, frames: list, pa
     a = ev.args
     if ev.kind == "pool":
         pools.sizes[int(a[0])] = int(a[1])
+        eng.note_pool(int(a[0]), int(a[1]), bool(a[2]) if len(a) > 2 else False)
     elif ev.kind == "texture":
         eng.register_texture(**a[0])
     elif ev.kind == "sampler":

@@ -181,7 +181,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 if s.closed:
                     context.abort(grpc.StatusCode.FAILED_PRECONDITION, "session replaced during RegisterPool")
                 s.pools.add(request.id, fds[0], request.size)
-            self.engine.note_pool(request.id, request.size)
+            self.engine.note_pool(request.id, request.size, request.flushed_writes)
         except ObjectError as e:
             log.warning("rejected %s", e)
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))

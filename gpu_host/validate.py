@@ -22,6 +22,7 @@ class Plan:
     commands: list[tuple]
     ranges: list[tuple[int, int, int]] = field(default_factory=list)   # (pool, offset, size) to snapshot
     uploads: list[Texture] = field(default_factory=list)                # textures read from pool memory
+    dirty: list[tuple[int, int, int]] = field(default_factory=list)    # (pool, offset, size) the CPU wrote
 
 
 def _range(objects: Objects, where: str, pool: int, offset: int, size: int) -> None:
@@ -107,6 +108,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 if (first + count) * index[4] > index[3]:
                     raise SubmissionError(f"{where}: indices {first}..{first + count - 1} run past the "
                                           f"{index[3]}-byte index buffer")
+        elif op == P.OP_DIRTY:
+            _range(objects, where, cmd[1], cmd[2], cmd[3])
+            pl.dirty.append((cmd[1], cmd[2], cmd[3]))
         elif op == P.OP_SIGNAL:
             if cmd[1] >= NUM_FENCES:
                 raise SubmissionError(f"{where}: field fence {cmd[1]} is not below {NUM_FENCES}")

@@ -149,16 +149,19 @@ class GpuClient:
                 self._recover()
 
     # -- objects ------------------------------------------------------------------------
-    def create_pool(self, id: int, size: int, fd: int = -1) -> Pool:
-        """A pool of ``size`` bytes: a fresh memfd, or ``fd`` (sealed against shrinking)."""
-        pool = Pool(id, size, fd)
+    def create_pool(self, id: int, size: int, fd: int = -1, flushed_writes: bool = False) -> Pool:
+        """A pool of ``size`` bytes: a fresh memfd, or ``fd`` (sealed against shrinking).  With
+        ``flushed_writes`` the caller reports its CPU writes as DIRTY packets in its submissions
+        (the GPU process then re-reads textures of the pool only there)."""
+        pool = Pool(id, size, fd, flushed_writes)
         self.registry.pools[id] = pool
         self._retrying(lambda: self._send_pool(pool))
         return pool
 
     def _send_pool(self, pool: Pool) -> None:
         fdpass.send(self.sock, {"token": self.token, "kind": "pool", "id": pool.id}, [pool.fd])
-        self.stub.RegisterPool(gpu_pb2.PoolDesc(session=self.session, id=pool.id, size=pool.size), timeout=5.0)
+        self.stub.RegisterPool(gpu_pb2.PoolDesc(session=self.session, id=pool.id, size=pool.size,
+                                                flushed_writes=pool.flushed_writes), timeout=5.0)
 
     def register(self, obj: TextureDesc | SamplerDesc | ProgramDesc) -> None:
         """Register (or replace) an object; a bad descriptor raises NxError with the GPU's reason."""

@@ -13,6 +13,7 @@ class Pool:
     id: int
     size: int
     fd: int = -1
+    flushed_writes: bool = False    # CPU writes reach the GPU process only as DIRTY ranges
     mm: mmap.mmap = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

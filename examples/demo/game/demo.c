@@ -204,6 +204,8 @@ int hz_main(void) {
     nvn.nvnMemoryPoolBuilderSetDefaults(&pb);
     nvn.nvnMemoryPoolBuilderSetDevice(&pb, &dev);
     nvn.nvnMemoryPoolBuilderSetStorage(&pb, pool_mem, POOL_SIZE);
+    /* CPU-cached, as games make their pools: what the CPU writes reaches the GPU when flushed */
+    nvn.nvnMemoryPoolBuilderSetFlags(&pb, NVN_MEMORY_POOL_FLAGS_CPU_CACHED);
     nvn.nvnMemoryPoolInitialize(&pool, &pb);
     base = nvn.nvnMemoryPoolGetBufferAddress(&pool);
 
@@ -247,6 +249,7 @@ int hz_main(void) {
     while (!loaded) hz_cond_wait(&load_cond, &load_lock, -1);
     hz_mutex_unlock(&load_lock);
     hz_thread_join(&th);
+    nvn.nvnMemoryPoolFlushMappedRange(&pool, 0, POOL_SIZE);   /* meshes, shaders, the loader's textures */
     nvnu_texture(&nvn, &dev, &pool, &tex_floor, (int)tex_hdr[0].format, (int)tex_hdr[0].width, (int)tex_hdr[0].height, 0, (int)tex_off[0]);
     nvnu_texture(&nvn, &dev, &pool, &tex_font, (int)tex_hdr[1].format, (int)tex_hdr[1].width, (int)tex_hdr[1].height, 0, (int)tex_off[1]);
     nvnu_texture(&nvn, &dev, &pool, &tex_white, (int)tex_hdr[2].format, (int)tex_hdr[2].width, (int)tex_hdr[2].height, 0, (int)tex_off[2]);
@@ -377,6 +380,7 @@ int hz_main(void) {
         nvn.nvnCommandBufferBindColorState(&cmd, &opaque);
         draw(screen_rect(WIN_W - MAP - 8, WIN_H - MAP - 8, MAP, MAP), white, UV1, h_map, V_QUAD, 6);
         NVNcommandHandle h = nvn.nvnCommandBufferEndRecording(&cmd);
+        nvn.nvnMemoryPoolFlushMappedRange(&pool, OFF_UBO + slot_base * SLOT, (size_t)slot_next * SLOT);
         nvn.nvnQueueSubmitCommands(&queue, 1, &h);
         nvn.nvnQueuePresentTexture(&queue, &window, index);
         nvn.nvnQueueFenceSync(&queue, &done[set], 0, 0);

@@ -45,6 +45,10 @@ enum { NVN_INDEX_U16 = 2, NVN_INDEX_U32 = 4 };
 enum { NVN_FILTER_NEAREST = 0, NVN_FILTER_LINEAR = 1 };
 enum { NVN_WRAP_CLAMP = 0, NVN_WRAP_REPEAT = 1 };
 enum { NVN_SYNC_ALREADY_SIGNALED = 0, NVN_SYNC_CONDITION_SATISFIED = 1, NVN_SYNC_TIMEOUT_EXPIRED = 2 };
+/* Memory pool flags.  CPU_CACHED: the CPU's writes reach the GPU only through
+ * nvnMemoryPoolFlushMappedRange (the host then re-reads only what was flushed); CPU_UNCACHED
+ * (or no flag): writes need no flush, the host compares what the GPU samples at each submit. */
+enum { NVN_MEMORY_POOL_FLAGS_CPU_UNCACHED = 2, NVN_MEMORY_POOL_FLAGS_CPU_CACHED = 4 };
 #define NVN_MEMORY_POOL_STORAGE_ALIGNMENT 4096
 #define NVN_MAX_TEXTURE_BINDINGS 4
 #define NVN_MAX_UNIFORM_BINDINGS 4

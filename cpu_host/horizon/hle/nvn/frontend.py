@@ -34,6 +34,7 @@ FORMATS = {1: ("RGBA8", 4, 1), 2: ("BGRA8", 4, 1), 3: ("R8", 1, 1), 4: ("RG8", 2
            6: ("RGBA16F", 8, 1), 7: ("RGBA32F", 16, 1), 8: ("BC1", 8, 4), 9: ("BC3", 16, 4), 10: ("BC7", 16, 4),
            11: ("ASTC_4x4", 16, 4), 12: ("ASTC_8x8", 16, 8)}     # code -> (name, bytes per element, block size)
 FLAG_DISPLAY, FLAG_RENDER_TARGET, FLAG_LINEAR = 1, 2, 4
+POOL_CPU_CACHED = 4       # nvn.h NVN_MEMORY_POOL_FLAGS_CPU_CACHED: writes reach the GPU by flushes
 SHADER_MAGIC = 0x4853584E
 STAGE_VERTEX, STAGE_FRAGMENT = 2, 3
 ARCH_SPIRV = 0
@@ -70,6 +71,7 @@ class NvnService:
     frame: int = 0
     proc_addresses: dict[str, int] = field(default_factory=dict)
     present_times: list[float] = field(default_factory=list)   # time.monotonic() of each present
+    flushed: list[tuple[int, int, int]] = field(default_factory=list)   # (pool, offset, size) since the last submit
 
     # -- helpers --------------------------------------------------------------------------
     def _new(self, c: Call, arg: int, obj_factory: Callable[[int], Any]) -> Any:
@@ -148,9 +150,9 @@ class NvnService:
             if not addr or not size or addr % 4096 or size % 4096:
                 raise GuestError(f"memory pool storage {addr:#x}+{size:#x} must be non-empty and 4096-aligned")
             c.check(addr, size, 3, "memory pool storage")
-            pool = self._new(c, 0, lambda i: MemoryPool(i, addr, size))
+            pool = self._new(c, 0, lambda i: MemoryPool(i, addr, size, bool(b.get("flags", 0) & POOL_CPU_CACHED)))
             fd = back_with_memfd(addr, size, f"nx-nvn-pool-{pool.id}")
-            self._gpu().create_pool(pool.id, size, fd)
+            self._gpu().create_pool(pool.id, size, fd, flushed_writes=pool.cpu_cached)
         return 1
 
     def pool_address(self, c: Call) -> int:
@@ -158,7 +160,16 @@ class NvnService:
             return self._obj(c, 0, MemoryPool, "nvnMemoryPoolGetBufferAddress").addr
 
     def pool_flush(self, c: Call) -> None:
-        return None     # coherent: the GPU process reads the same pages at each submission
+        """The game's flush of CPU writes: for a CPU-cached pool, the range goes to the GPU
+        process as a DIRTY packet at the next submission (it re-reads only textures there);
+        other pools share their pages coherently and need nothing."""
+        with self.lock:
+            pool = self._obj(c, 0, MemoryPool, "nvnMemoryPoolFlushMappedRange")
+            off, size = c.arg(1), c.arg(2)
+            if off > pool.size or size > pool.size - off:
+                raise GuestError(f"nvnMemoryPoolFlushMappedRange: {off:#x}+{size:#x} past the pool's end {pool.size:#x}")
+            if pool.cpu_cached and size:
+                self.flushed.append((pool.id, off, size))
 
     def buffer_initialize(self, c: Call) -> int:
         with self.lock:
@@ -457,6 +468,9 @@ class NvnService:
     def _flush(self, q: Queue) -> int:
         if not q.pending and not q.syncs:
             return 0
+        if self.flushed:      # what the CPU wrote before these commands, ahead of them
+            q.pending[:0] = [(P.OP_DIRTY, *r) for r in self.flushed]
+            self.flushed = []
         # Render targets with storage in a memory pool are the game's to read: their pixels are
         # written back into the pool before this submission's fences signal.
         targets = {c[1] for c in q.pending if c[0] == P.OP_TARGET}

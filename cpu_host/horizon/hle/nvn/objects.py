@@ -21,6 +21,7 @@ class MemoryPool:
     id: int
     addr: int               # guest address of the storage = its GPU address
     size: int
+    cpu_cached: bool = False   # NVN_MEMORY_POOL_FLAGS_CPU_CACHED: writes reach the GPU by flushes
 
 
 @dataclass
