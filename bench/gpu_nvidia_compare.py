@@ -196,7 +196,7 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x
              "manylinux2014_x86_64", "manylinux1_x86_64"]
 
 DEVICE_SH = r"""# Written by bench/gpu_nvidia_compare.py stage; runs on the device machine from the repo root.
-# Env: SKIP_REPLAY=1, SKIP_SPLIT=1, SPLIT_RUNS (1), SPLIT_FRAMES (11).
+# Env: SKIP_GOB=1, SKIP_REPLAY=1, SKIP_SPLIT=1, SPLIT_RUNS (1), SPLIT_FRAMES (11).
 C=$(cd "$(dirname "$0")" && pwd); R=$PWD
 for f in $C/deb/root/*.deb; do dpkg -x $f /; done; ldconfig
 mkdir -p /tmp/side; for f in $C/deb/*.deb; do dpkg -x $f /tmp/side; done
@@ -211,6 +211,7 @@ d = Device(); l = vk.vkGetPhysicalDeviceProperties(d.pd).limits
 print("vulkan device:", d.name, "subPixelPrecisionBits", l.subPixelPrecisionBits, "subTexelPrecisionBits",
       l.subTexelPrecisionBits, "mipmapPrecisionBits", l.mipmapPrecisionBits); d.close()'
 python3 -c "$probe" || { export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; python3 -c "$probe" || exit 1; }
+[ "${SKIP_GOB:-}" ] || timeout 120 python3 bench/gpu_gob_nvidia.py --out $OUT/gob.json || echo "GOB CHECK FAILED"
 mkdir -p /tmp/fr
 for r in $C/rec/*.rec; do
   [ "${SKIP_REPLAY:-}" ] && break
@@ -283,6 +284,8 @@ def cmd_record(a: argparse.Namespace) -> None:
     recs = [record_demo(out, a.frames, "spirv")]
     if a.sm86:
         recs.append(record_demo(out, a.frames, "sm86"))
+    if a.sm53:
+        recs.append(record_demo(out, a.frames, "sm53"))
     if a.gfx:
         recs.append(record_gfx(out, a.gfx_frames))
     for rec in recs:
@@ -341,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--dir", required=True, help="folder for NAME.rec and NAME.lavapipe/")
     r.add_argument("--frames", type=int, default=600, help="demo frames (600: the whole scripted tour)")
     r.add_argument("--sm86", action="store_true", help="also record the demo with SM86 shaders (translated)")
+    r.add_argument("--sm53", action="store_true", help="also record the Switch 1 build of the demo (SM53 shaders, Maxwell GOBs)")
     r.add_argument("--gfx", action="store_true", help="also record tests/horizon's gfx program")
     r.add_argument("--gfx-frames", type=int, default=120)
     r.set_defaults(func=cmd_record)
