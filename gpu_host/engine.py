@@ -30,7 +30,12 @@ class Engine:
         self.objects = Objects(memory)
         from nxrecomp import settings
         from gpu_host import texdecode
-        self.replayer = Replayer(dev, self.objects, settings.get("gpu_host", "decode_compressed"))
+        lib = settings.get("gpu_host", "pipeline_library")
+        if lib not in ("auto", "off"):
+            raise ValueError(f"gpu_host.pipeline_library = {lib!r} is not auto or off")
+        self.replayer = Replayer(dev, self.objects, settings.get("gpu_host", "decode_compressed"),
+                                 settings.get("nxrecomp", "cache_dir") if settings.get("gpu_host", "pipeline_cache")
+                                 else None, lib == "auto")
         texdecode.prepare()
         self.frames_dir = Path(frames_dir) if frames_dir else None
         if self.frames_dir:

@@ -1,23 +1,97 @@
 """Graphics pipelines for dynamic rendering, one fixed descriptor layout (push descriptors:
 set 0, bindings 0-3 uniform blocks, 4-7 combined image samplers), cached by the state that
-shapes them.  Shader code comes from ``objects.Program`` whatever produced it (GLSL today, the
-shader service's SPIR-V later)."""
+shapes them.  Shader code comes from ``objects.Program`` whatever produced it (GLSL, or the
+shader service's translation of guest machine code).
+
+Where the driver has VK_EXT_graphics_pipeline_library (lavapipe, NVIDIA), a pipeline is linked
+from four parts each cached on its own: vertex input (layout, topology), pre-rasterisation (the
+vertex program), fragment shader (the fragment program), fragment output (target format, blend):
+a new combination of known parts is a link, not a compile.  The driver's compiled code is kept
+on disk in a VkPipelineCache per device (``<cache_dir>/gpu_host/pipelines-<device>.bin``, written
+whole to a temporary file and renamed in, so a killed process never leaves a broken one; a file
+that fails its checksum is ignored with a warning), so a restarted GPU process finds its
+pipelines compiled.
+"""
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
+import time
+from pathlib import Path
 from typing import Any
 
 import vulkan as vk
+from vulkan._vulkan import ffi, lib
 
 from gpu_host import packets as P
 from gpu_host.objects import Program
 from gpu_host.vkdevice import Device
 
+log = logging.getLogger("gpu_host.pipelines")
 STAGES = vk.VK_SHADER_STAGE_VERTEX_BIT | vk.VK_SHADER_STAGE_FRAGMENT_BIT
+CACHE_MAGIC = b"NXPC0001"
+SAVE_EVERY = 2.0      # seconds between saves of a grown pipeline cache (and at close)
+VI = vk.VK_GRAPHICS_PIPELINE_LIBRARY_VERTEX_INPUT_INTERFACE_BIT_EXT
+PRE = vk.VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT
+FS = vk.VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_SHADER_BIT_EXT
+OUT = vk.VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_OUTPUT_INTERFACE_BIT_EXT
+
+
+def cache_file(dev: Device, cache_dir: str | os.PathLike) -> Path:
+    """Where this device's pipeline cache lives: one file per driver build (its cache UUID)."""
+    uuid = bytes(dev.props.pipelineCacheUUID).hex()
+    return Path(cache_dir) / "gpu_host" / f"pipelines-{dev.props.vendorID:04x}-{dev.props.deviceID:04x}-{uuid}.bin"
+
+
+def read_cache(path: Path) -> bytes:
+    """The driver's cache bytes from ``path``, or b"" (absent, or not what we wrote: said)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return b""
+    except OSError as e:
+        log.warning("pipeline cache %s unreadable (%s); starting empty", path, e)
+        return b""
+    head, digest, data = raw[:8], raw[8:40], raw[40:]
+    if head != CACHE_MAGIC or hashlib.sha256(data).digest() != digest:
+        log.warning("pipeline cache %s: field header/sha256 does not match its %d bytes; ignored", path, len(raw))
+        return b""
+    return data
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(CACHE_MAGIC + hashlib.sha256(data).digest() + data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 class Pipelines:
-    def __init__(self, dev: Device) -> None:
+    def __init__(self, dev: Device, cache_path: Path | None = None, library: bool = True) -> None:
         self.dev = dev
+        self.library = library and dev.pipeline_library
+        self.cache_path = cache_path
+        initial = read_cache(cache_path) if cache_path else b""
+        buf = ffi.new("char[]", initial) if initial else ffi.NULL
+        info = ffi.new("VkPipelineCacheCreateInfo*")
+        info.sType = vk.VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO
+        info.initialDataSize = len(initial)
+        info.pInitialData = buf
+        handle = ffi.new("VkPipelineCache*")
+        if lib.vkCreatePipelineCache(dev.device, info, ffi.NULL, handle) != vk.VK_SUCCESS:
+            raise RuntimeError("vkCreatePipelineCache failed")
+        self.vk_cache = handle[0]
+        self.saved_size = len(initial)
+        self.last_save = time.monotonic()
+        self.created = 0           # pipelines made (linked or compiled) by this process
+        if cache_path:
+            log.info("pipeline cache %s: %d bytes loaded", cache_path, len(initial))
+        log.info("pipeline library: %s", "on" if self.library else "off")
+        self.parts: dict[tuple, Any] = {}      # library parts by what shapes them
         bindings = [vk.VkDescriptorSetLayoutBinding(
             binding=b, descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4
             else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=1, stageFlags=STAGES)
@@ -42,11 +116,62 @@ class Pipelines:
         key = (prog.digest, layout[1:], vk_format, blend)
         p = self.cache.get(key)
         if p is None:
-            p = self._create(prog, layout, vk_format, blend)
+            p = self._link(prog, layout, vk_format, blend) if self.library else \
+                self._create(prog, layout, vk_format, blend)
             self.cache[key] = p
+            self.created += 1
+            if time.monotonic() - self.last_save > SAVE_EVERY:
+                self.save()
         return p
 
-    def _create(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> Any:
+    def save(self) -> None:
+        """Write the driver's cache to disk if it grew since the last write."""
+        self.last_save = time.monotonic()
+        if not self.cache_path:
+            return
+        size = ffi.new("size_t*")
+        lib.vkGetPipelineCacheData(self.dev.device, self.vk_cache, size, ffi.NULL)
+        if size[0] == self.saved_size:
+            return
+        data = ffi.new("char[]", size[0])
+        if lib.vkGetPipelineCacheData(self.dev.device, self.vk_cache, size, data) not in (vk.VK_SUCCESS, vk.VK_INCOMPLETE):
+            return
+        try:
+            write_cache(self.cache_path, bytes(ffi.buffer(data, size[0])))
+            self.saved_size = size[0]
+        except OSError as e:     # a full disk costs the next start some compiling, nothing else
+            log.warning("pipeline cache %s not written: %s", self.cache_path, e)
+
+    # -- the four parts and their link (VK_EXT_graphics_pipeline_library) ------------------
+    def _part(self, key: tuple, flags: int, **state) -> Any:
+        p = self.parts.get(key)
+        if p is None:
+            rendering = state.pop("rendering", None)
+            info = vk.VkGraphicsPipelineCreateInfo(
+                pNext=vk.VkGraphicsPipelineLibraryCreateInfoEXT(pNext=rendering, flags=flags),
+                flags=vk.VK_PIPELINE_CREATE_LIBRARY_BIT_KHR, layout=self.layout, **state)
+            p = vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
+            self.parts[key] = p
+        return p
+
+    def _link(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> Any:
+        s = self._state(prog, layout, vk_format, blend)
+        vi = self._part(("vi", layout[1:]), VI, pVertexInputState=s["vin"], pInputAssemblyState=s["ia"])
+        vstages = [s["vstage"]]
+        pre = self._part(("pre", prog.digest), PRE, stageCount=1, pStages=vstages, pViewportState=s["vp"],
+                         pRasterizationState=s["rs"], pDynamicState=s["dyn"])
+        fstages = [s["fstage"]]
+        fs = self._part(("fs", prog.digest), FS, stageCount=1, pStages=fstages, pMultisampleState=s["ms"],
+                        pDepthStencilState=s["ds"])
+        out = self._part(("out", vk_format, blend), OUT, pColorBlendState=s["cb"], pMultisampleState=s["ms"],
+                         rendering=s["rendering"])
+        libs = [vi, pre, fs, out]
+        info = vk.VkGraphicsPipelineCreateInfo(
+            pNext=vk.VkPipelineLibraryCreateInfoKHR(libraryCount=4, pLibraries=libs), layout=self.layout)
+        return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
+
+    # -- one whole pipeline ------------------------------------------------------------------
+    def _state(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> dict:
         vmod, fmod = self._modules(prog)
         _, stride, topology, attrs = layout
         # Named variables: the binding loses pName when these are built inline (TOOLCHAIN.md).
@@ -76,16 +201,25 @@ class Pipelines:
         dyn = vk.VkPipelineDynamicStateCreateInfo(
             dynamicStateCount=2, pDynamicStates=[vk.VK_DYNAMIC_STATE_VIEWPORT, vk.VK_DYNAMIC_STATE_SCISSOR])
         rendering = vk.VkPipelineRenderingCreateInfo(colorAttachmentCount=1, pColorAttachmentFormats=[vk_format])
+        ds = vk.VkPipelineDepthStencilStateCreateInfo()
+        return dict(vstage=vstage, fstage=fstage, vin=vin, ia=ia, vp=vp, rs=rs, ms=ms, cb=cb, dyn=dyn,
+                    rendering=rendering, ds=ds)
+
+    def _create(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> Any:
+        s = self._state(prog, layout, vk_format, blend)
+        stages = [s["vstage"], s["fstage"]]
         info = vk.VkGraphicsPipelineCreateInfo(
-            pNext=rendering, stageCount=2, pStages=[vstage, fstage], pVertexInputState=vin,
-            pInputAssemblyState=ia, pViewportState=vp, pRasterizationState=rs, pMultisampleState=ms,
-            pColorBlendState=cb, pDynamicState=dyn, layout=self.layout)
-        return vk.vkCreateGraphicsPipelines(self.dev.device, None, 1, [info], None)[0]
+            pNext=s["rendering"], stageCount=2, pStages=stages, pVertexInputState=s["vin"],
+            pInputAssemblyState=s["ia"], pViewportState=s["vp"], pRasterizationState=s["rs"],
+            pMultisampleState=s["ms"], pColorBlendState=s["cb"], pDynamicState=s["dyn"], layout=self.layout)
+        return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
 
     def close(self) -> None:
         d = self.dev.device
-        for p in self.cache.values():
+        self.save()
+        for p in [*self.cache.values(), *self.parts.values()]:
             vk.vkDestroyPipeline(d, p, None)
+        lib.vkDestroyPipelineCache(d, self.vk_cache, ffi.NULL)
         for vm, fm in self.modules.values():
             vk.vkDestroyShaderModule(d, vm, None)
             vk.vkDestroyShaderModule(d, fm, None)

@@ -21,7 +21,7 @@ from gpu_host import blocklinear, texdecode
 from gpu_host import packets as P
 from gpu_host.formats import TexFormat
 from gpu_host.objects import Memory, ObjectError, Objects, Texture
-from gpu_host.pipelines import Pipelines
+from gpu_host.pipelines import Pipelines, cache_file
 from gpu_host.validate import Plan, SubmissionError
 from gpu_host.vkdevice import COLOR_LAYERS, Buffer, Device, Image
 
@@ -60,14 +60,17 @@ SAMPLE_FEATURES = vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | FORMAT_FEATURE_TRANSF
 
 
 class Replayer:
-    def __init__(self, dev: Device, objects: Objects, decode_compressed: str = "auto") -> None:
+    def __init__(self, dev: Device, objects: Objects, decode_compressed: str = "auto",
+                 pipeline_cache: str | None = None, pipeline_library: bool = True) -> None:
+        """``pipeline_cache``: the cache_dir under which the driver's compiled pipelines are kept
+        (None: not kept); ``pipeline_library``: link pipelines from parts where the driver can."""
         self.dev = dev
         self.objects = objects
         if decode_compressed not in ("auto", "always"):
             raise ValueError(f"gpu_host.decode_compressed = {decode_compressed!r} is not auto or always")
         self.decode_always = decode_compressed == "always"
         self.formats: dict[str, tuple[int, str]] = {}   # format name -> (Vulkan format, CPU decoder or "")
-        self.pipes = Pipelines(dev)
+        self.pipes = Pipelines(dev, cache_file(dev, pipeline_cache) if pipeline_cache else None, pipeline_library)
         self.arena: Buffer | None = None
         self.readback: Buffer | None = None
         self.images: dict[int, tuple[Texture, Image]] = {}

@@ -10,6 +10,11 @@ def _size(text: str) -> tuple[int, int]:
 
 
 SETTINGS = [
+    Setting("gpu_host", "pipeline_library", "auto",
+            "build pipelines from graphics pipeline library parts where the driver has them (auto|off)"),
+    Setting("gpu_host", "pipeline_cache", True,
+            "keep the driver's compiled pipelines on disk (cache_dir/gpu_host) across GPU-process starts",
+            lambda t: str(t).lower() in ("1", "true", "yes", "on")),
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
     Setting("gpu_host", "keep_frames", 32, "presented frames kept in memory for GetFrame", int),
     Setting("gpu_host", "ring_size", 8 << 20, "bytes of the shared-memory command ring (client side)", int),

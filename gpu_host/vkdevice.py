@@ -35,9 +35,10 @@ class Image:
 
 class Device:
     def __init__(self, prefer: str = "", instance_extensions: list[str] = (),
-                 device_extensions: list[str] = ()) -> None:
+                 device_extensions: list[str] = (), pipeline_library: bool = True) -> None:
         """``instance_extensions``/``device_extensions``: extra ones a window needs (surface,
-        swapchain); without them the device is headless."""
+        swapchain); without them the device is headless.  ``pipeline_library``: enable
+        VK_EXT_graphics_pipeline_library where the driver has it (``self.pipeline_library``)."""
         app = vk.VkApplicationInfo(pApplicationName="nxrecomp-gpu", applicationVersion=1,
                                    pEngineName="nxrecomp", engineVersion=1,
                                    apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
@@ -63,14 +64,24 @@ class Device:
         fams = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.pd)
         self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_GRAPHICS_BIT)
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
-        f13 = vk.VkPhysicalDeviceVulkan13Features(dynamicRendering=vk.VK_TRUE)
+        self.props = props
+        have_exts = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(self.pd, None)}
+        gpl_exts = ["VK_KHR_pipeline_library", "VK_EXT_graphics_pipeline_library"]
+        self.pipeline_library = False
+        if pipeline_library and all(e in have_exts for e in gpl_exts):
+            q = vk.VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT()
+            vk.vkGetPhysicalDeviceFeatures2(self.pd, vk.VkPhysicalDeviceFeatures2(pNext=q))
+            self.pipeline_library = bool(q.graphicsPipelineLibrary)
+        gpl = vk.VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT(graphicsPipelineLibrary=vk.VK_TRUE) \
+            if self.pipeline_library else None
+        f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=gpl, dynamicRendering=vk.VK_TRUE)
         have = vk.vkGetPhysicalDeviceFeatures(self.pd)
         # Compressed formats may only be used with their feature enabled; enable what exists.
         self.compression = {name for name in ("textureCompressionBC", "textureCompressionASTC_LDR")
                             if getattr(have, name)}
         feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE,
                                             **{name: vk.VK_TRUE for name in self.compression})
-        exts = ["VK_KHR_push_descriptor", *device_extensions]
+        exts = ["VK_KHR_push_descriptor", *device_extensions, *(gpl_exts if self.pipeline_library else [])]
         self.device = vk.vkCreateDevice(self.pd, vk.VkDeviceCreateInfo(
             pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=feats,
             enabledExtensionCount=len(exts), ppEnabledExtensionNames=exts), None)
