@@ -196,7 +196,7 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x
              "manylinux2014_x86_64", "manylinux1_x86_64"]
 
 DEVICE_SH = r"""# Written by bench/gpu_nvidia_compare.py stage; runs on the device machine from the repo root.
-# Env: SKIP_GOB=1, SKIP_REPLAY=1, SKIP_SPLIT=1, SPLIT_RUNS (1), SPLIT_FRAMES (11).
+# Env: SKIP_GOB=1, SKIP_PIPELINES=1, SKIP_REPLAY=1, SKIP_SPLIT=1, SPLIT_RUNS (1), SPLIT_FRAMES (11).
 C=$(cd "$(dirname "$0")" && pwd); R=$PWD
 for f in $C/deb/root/*.deb; do dpkg -x $f /; done; ldconfig
 mkdir -p /tmp/side; for f in $C/deb/*.deb; do dpkg -x $f /tmp/side; done
@@ -212,6 +212,7 @@ print("vulkan device:", d.name, "subPixelPrecisionBits", l.subPixelPrecisionBits
       l.subTexelPrecisionBits, "mipmapPrecisionBits", l.mipmapPrecisionBits); d.close()'
 python3 -c "$probe" || { export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; python3 -c "$probe" || exit 1; }
 [ "${SKIP_GOB:-}" ] || timeout 120 python3 bench/gpu_gob_nvidia.py --out $OUT/gob.json || echo "GOB CHECK FAILED"
+[ "${SKIP_PIPELINES:-}" ] || timeout 300 python3 bench/gpu_pipelines.py --programs 12 2>&1 | tee $OUT/gpu_pipelines.txt
 mkdir -p /tmp/fr
 for r in $C/rec/*.rec; do
   [ "${SKIP_REPLAY:-}" ] && break
