@@ -330,6 +330,15 @@ def cmd_compare(a: argparse.Namespace) -> None:
               f"{sum(d.over for d in diffs)} in all (on edges {sum(d.over_on_edges for d in diffs)}; showing a colour "
               f"the reference has within 3x3 {sum(d.over_neighbour for d in diffs)}), "
               f"most in one frame {max(d.over for d in diffs)}")
+        if a.reference:     # the demo test's own rule (tests/demo/test_demo.py close_to_reference)
+            sys.path.insert(0, str(ROOT / "tests" / "demo"))
+            from test_demo import close_to_reference
+            for ref_png in sorted(Path(a.reference).glob("frame_*.png")):
+                f = int(ref_png.stem.split("_")[1])
+                if f in other:
+                    ok, why = close_to_reference(read_rgba(other[f]), read_rgba(ref_png))
+                    print(f"reference picture {ref_png.name}: {'within' if ok else 'OUTSIDE'} the demo test's "
+                          f"tolerance ({why})")
         if a.diff_png and worst is not None:
             img = diff_image(worst[1], worst[2])
             tmp = Path(a.diff_png).with_suffix(".tmp")
@@ -358,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("other", help="the other device's frames")
     c.add_argument("--tol", type=int, default=2, help="a pixel differs when a channel differs by more (2)")
     c.add_argument("--all", action="store_true", help="print identical frames too")
+    c.add_argument("--reference", help="also check the other frames against the demo's reference pictures "
+                                       "(tests/demo/reference) with the demo test's tolerance")
     c.add_argument("--oracle", help="also compare both with an independent expectation (gfx)")
     c.add_argument("--diff-png", help="write the worst frame as reference | other | difference x16")
     c.set_defaults(func=cmd_compare)
