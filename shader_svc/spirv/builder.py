@@ -34,6 +34,8 @@ class Module:
         self.sec: dict[str, list[list[int]]] = {s: [] for s in self.SECTIONS}
         self._types: dict[tuple, int] = {}
         self._consts: dict[tuple, int] = {}
+        self.optimize = True          # run shader_svc/spirv/optimize.py over the function at binary()
+        self.opt_stats = None         # what it did (optimize.Stats), once binary() ran
 
     def id(self) -> int:
         i = self.next_id
@@ -72,7 +74,36 @@ class Module:
             self.emit("types", "OpConstantTrue" if value else "OpConstantFalse", self.type("OpTypeBool"), cid)
         return self._consts[key]
 
+    def _optimize_funcs(self) -> None:
+        """SSA clean-up of the module's one function (see optimize.py); a module of another
+        shape is left as it is."""
+        from shader_svc.spirv.optimize import optimize
+
+        names = {v: k for k, v in self.g.opcodes.items()}
+        ins = [(names.get(w[0] & 0xFFFF, "?"), *w[1:]) for w in self.sec["funcs"]]
+        if len(ins) < 3 or ins[0][0] != "OpFunction" or ins[1][0] != "OpLabel" or ins[-1][0] != "OpFunctionEnd" \
+                or sum(i[0] == "OpFunction" for i in ins) != 1:
+            return
+        k = 2
+        function_class = self.E("StorageClass", "Function")
+        while k < len(ins) and ins[k][0] == "OpVariable":
+            k += 1
+        variables = [i for i in ins[2:k]]
+        promotable = {v[2] for v in variables if v[3] == function_class and len(v) == 4}
+        body, self.opt_stats = optimize(ins[k:-1], self, promotable)
+        used = {a for t in body for a in t[1:]}          # a variable nobody names any more goes
+        variables = [v for v in variables if v[2] in used]
+        # decorations and names of results that are gone go with them (their first operand)
+        gone = self.opt_stats.removed_ids | ({v[2] for v in ins[2:k]} - {v[2] for v in variables})
+        for sec in ("annot", "debug"):
+            self.sec[sec] = [w for w in self.sec[sec] if len(w) < 2 or w[1] not in gone]
+        ops = self.g.opcodes
+        self.sec["funcs"] = [[((len(t)) << 16) | ops[t[0]], *t[1:]] for t in [*ins[:2], *variables, *body, ins[-1]]]
+
     def binary(self) -> bytes:
+        if self.optimize:
+            self._optimize_funcs()
+            self.optimize = False       # once: binary() may be called again
         words = [self.g.magic, (self.version[0] << 16) | (self.version[1] << 8), GENERATOR, self.next_id, 0]
         for s in self.SECTIONS:
             for ins in self.sec[s]:
