@@ -89,6 +89,11 @@ typedef struct HzThread {
     uint64_t wait_key;           /* a condition variable */
     uint64_t cv_mutex;           /* the mutex to take again when signalled */
     uint64_t wait_addr;          /* WaitForAddress */
+    uint64_t wait_obj;           /* an nn::os object's wait key (horizon_os.c) ... */
+    uint64_t wait_value;         /* ... and what it hands over (a message) or is handed */
+    uint64_t os_thread;          /* its nn::os ThreadType (guest address or a host record), 0 if none */
+    int os_host;                 /* os_thread is a host record (not guest memory) */
+    uint64_t os_entry, os_arg;   /* an nn::os thread runs os_entry(os_arg), then exits */
     void *sync[64];              /* WaitSynchronization objects (HzThread or HzEvent) */
     int nsync, sync_index;
     int sleeping;
@@ -332,6 +337,7 @@ static void make_ready(HzThread *t) {
     t->wait_owner = NULL;
     t->wait_key = 0;
     t->wait_addr = 0;
+    t->wait_obj = 0;
     t->nsync = 0;
     t->sleeping = 0;
     t->timeout_applies = 0;
@@ -527,6 +533,11 @@ static void mutex_release(HzThread *t, uint64_t addr) {
 static void mutex_acquire_for(HzThread *w) {
     uint64_t addr = w->cv_mutex;
     w->wait_key = 0;
+    if (!guest_range_ok(addr, 4, HZ_PERM_R | HZ_PERM_W)) {   /* unmapped while it waited */
+        w->wait_result = R_INVALID_CUR_MEM;
+        make_ready(w);
+        return;
+    }
     for (;;) {
         uint32_t v = __atomic_load_n(word(addr), __ATOMIC_ACQUIRE);
         if (v == 0) {
@@ -551,6 +562,39 @@ static void mutex_acquire_for(HzThread *w) {
         w->timeout_applies = 0;
         return;
     }
+}
+
+/* t (running, holding the mutex word at maddr) releases it and waits on the condition key;
+ * signalled, it takes the mutex again or queues on its owner (mutex_acquire_for).  A timeout
+ * leaves it without the mutex (the caller takes it back). */
+static uint32_t cv_wait(HzThread *t, uint64_t maddr, uint64_t key, uint32_t tag, int64_t timeout) {
+    mutex_release(t, maddr);
+    t->wait_key = key;
+    t->cv_mutex = maddr;
+    t->wait_tag = tag;
+    __atomic_store_n(word(key), 1, __ATOMIC_RELEASE);
+    return block(t, timeout < 0 ? -1 : timeout);
+}
+
+/* Wake `count` waiters of the key (all when count <= 0), best priority first (FIFO among
+ * equals); the key word goes back to 0 when nobody waits any more. */
+static void cv_signal(uint64_t key, int32_t count) {
+    for (int n = 0; count <= 0 || n < count; n++) {
+        HzThread *best = NULL;
+        int bp = 0;
+        for (int i = 0; i < nthreads; i++) {
+            HzThread *w = threads[i];
+            if (w->state != T_BLOCKED || w->wait_key != key || !key) continue;
+            int p = eff_prio(w);
+            if (!best || better(w, p, w->wait_seq, best, bp, best->wait_seq)) { best = w; bp = p; }
+        }
+        if (!best) break;
+        mutex_acquire_for(best);
+    }
+    int left = 0;
+    for (int i = 0; i < nthreads; i++)
+        if (threads[i]->state == T_BLOCKED && threads[i]->wait_key == key) left = 1;
+    if (!left && guest_range_ok(key, 4, HZ_PERM_W)) __atomic_store_n(word(key), 0, __ATOMIC_RELEASE);
 }
 
 /* ---- the SVCs ------------------------------------------------------------------------- */
@@ -834,23 +878,25 @@ static void thread_exit(HzThread *t) {
     if (--alive == 0) process_end(HZ_EXIT_PROCESS);
 }
 
-static void svc_set_core_mask(HzThread *t, NxCpu *s) {
-    HzThread *o = handle_thread(t, (uint32_t)s->x[0]);
-    int32_t ideal = (int32_t)s->x[1];
-    uint64_t mask = s->x[2];
-    if (!o) { s->x[0] = R_INVALID_HANDLE; return; }
+static uint32_t set_core_mask(HzThread *o, int32_t ideal, uint64_t mask) {
     if (ideal == -3) ideal = o->ideal_core;          /* keep the ideal core */
     else if (ideal == -2) ideal = cfg.default_core;  /* the process's default */
     if (ideal == -1 || ideal == -3) ideal = o->ideal_core;
-    if (mask == 0) { s->x[0] = R_INVALID_COMBO; return; }
+    if (mask == 0) return R_INVALID_COMBO;
     for (int c = 0; c < 64; c++)
-        if ((mask >> c & 1) && (c < cfg.min_core || c > cfg.max_core || c >= HZ_CORES)) { s->x[0] = R_INVALID_CORE; return; }
-    if (ideal < 0 || ideal >= HZ_CORES) { s->x[0] = R_INVALID_CORE; return; }
-    if (!(mask >> ideal & 1)) { s->x[0] = R_INVALID_COMBO; return; }
+        if ((mask >> c & 1) && (c < cfg.min_core || c > cfg.max_core || c >= HZ_CORES)) return R_INVALID_CORE;
+    if (ideal < 0 || ideal >= HZ_CORES) return R_INVALID_CORE;
+    if (!(mask >> ideal & 1)) return R_INVALID_COMBO;
     o->ideal_core = ideal;
     o->affinity = mask;
     if (o->state == T_READY) schedule();
-    s->x[0] = 0;
+    return 0;
+}
+
+static void svc_set_core_mask(HzThread *t, NxCpu *s) {
+    HzThread *o = handle_thread(t, (uint32_t)s->x[0]);
+    if (!o) { s->x[0] = R_INVALID_HANDLE; return; }
+    s->x[0] = set_core_mask(o, (int32_t)s->x[1], s->x[2]);
 }
 
 /* WaitForAddress(addr, type, value, timeout): 0 WaitIfLessThan, 1 DecrementAndWaitIfLessThan,
@@ -1054,33 +1100,11 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
             s->x[0] = R_INVALID_CUR_MEM;
             break;
         }
-        mutex_release(t, maddr);
-        t->wait_key = key;
-        t->cv_mutex = maddr;
-        t->wait_tag = (uint32_t)s->x[2];
-        __atomic_store_n(word(key), 1, __ATOMIC_RELEASE);
-        s->x[0] = block(t, timeout < 0 ? -1 : timeout);
+        s->x[0] = cv_wait(t, maddr, key, (uint32_t)s->x[2], timeout);
         break;
     }
     case 0x1D: {  /* SignalProcessWideKey(key, count) */
-        uint64_t key = s->x[0];
-        int32_t count = (int32_t)s->x[1];
-        for (int n = 0; count <= 0 || n < count; n++) {
-            HzThread *best = NULL;
-            int bp = 0;
-            for (int i = 0; i < nthreads; i++) {
-                HzThread *w = threads[i];
-                if (w->state != T_BLOCKED || w->wait_key != key || !key) continue;
-                int p = eff_prio(w);
-                if (!best || better(w, p, w->wait_seq, best, bp, best->wait_seq)) { best = w; bp = p; }
-            }
-            if (!best) break;
-            mutex_acquire_for(best);
-        }
-        int left = 0;
-        for (int i = 0; i < nthreads; i++)
-            if (threads[i]->state == T_BLOCKED && threads[i]->wait_key == key) left = 1;
-        if (!left && guest_range_ok(key, 4, HZ_PERM_W)) __atomic_store_n(word(key), 0, __ATOMIC_RELEASE);
+        cv_signal(s->x[0], (int32_t)s->x[1]);
         s->x[0] = 0;
         break;
     }
@@ -1237,14 +1261,158 @@ static void boot_main(NxCpu *s) {
     nx_svc(s, 0x07);                /* the SDK returned: ExitProcess, as rtld does */
 }
 
+static void os_thread_main(NxCpu *s);
+
+/* The start-up slots are 16 bytes each and hold code at their first byte only: boot_slot + 8
+ * is call_guest's return sentinel, notify_slot + 8 where every nn::os thread starts. */
+static uint64_t os_thread_entry(void) { return boot.notify_slot ? boot.notify_slot + 8 : 0; }
+
 int nx_hz_set_boot(const HzBoot *b) {
     boot = *b;
     if (boot.ninits > HZ_BOOT_MAX_INITS) return -1;
     if (nx_host_bind(boot.boot_slot, boot_main) || nx_host_bind(boot.notify_slot, notify_exception_handler_ready) ||
-        nx_host_bind(boot.initializator_slot, call_initializator))
+        nx_host_bind(boot.initializator_slot, call_initializator) || nx_host_bind(os_thread_entry(), os_thread_main))
         return -1;
     return 0;
 }
+
+/* ---- for horizon_os.c: the nn::os objects served by the host -------------------------------
+ * The same threads, priorities, inheritance and wake order as the SVCs: nn::os mutexes are
+ * guest words taken and handed over exactly as ArbitrateLock/Unlock do, condition variables
+ * are the process-wide keys, and the other objects (events, semaphores, message queues) wait on
+ * a key with wait_obj.  Every function here expects K held (nx_hzk_lock). */
+void nx_hzk_lock(void) { pthread_mutex_lock(&K); }
+void nx_hzk_unlock(void) { pthread_mutex_unlock(&K); }
+HzThread *nx_hzk_self(NxCpu *s) { return current(s); }
+uint32_t nx_hzk_handle(HzThread *t) { return t->handle; }
+int nx_hzk_range_ok(uint64_t addr, uint64_t len, uint32_t perm) { return guest_range_ok(addr, len, perm); }
+
+uint32_t nx_hzk_wait(HzThread *t, uint64_t key, uint64_t value, int64_t timeout_ns) {
+    t->wait_obj = key;
+    t->wait_value = value;
+    return block(t, timeout_ns < 0 ? -1 : timeout_ns);
+}
+
+/* The waiter to wake first among those whose key lies in [lo, hi]: best effective priority,
+ * then the earliest to start waiting. */
+HzThread *nx_hzk_best_waiter(uint64_t lo, uint64_t hi) {
+    HzThread *best = NULL;
+    int bp = 0;
+    for (int i = 0; i < nthreads; i++) {
+        HzThread *w = threads[i];
+        if (w->state != T_BLOCKED || !w->wait_obj || w->wait_obj < lo || w->wait_obj > hi) continue;
+        int p = eff_prio(w);
+        if (!best || better(w, p, w->wait_seq, best, bp, best->wait_seq)) { best = w; bp = p; }
+    }
+    return best;
+}
+uint64_t nx_hzk_waiter_key(HzThread *w) { return w->wait_obj; }
+uint64_t nx_hzk_waiter_value(HzThread *w) { return w->wait_value; }
+void nx_hzk_set_waiter_value(HzThread *w, uint64_t value) { w->wait_value = value; }
+void nx_hzk_wake(HzThread *w) { w->wait_result = 0; make_ready(w); }
+
+/* Take the mutex word at addr for t (ArbitrateLock's protocol, blocking while another holds
+ * it, the holder inheriting t's priority); 0, InvalidHandle for a word naming no thread, or
+ * InvalidCurrentMemory when the word is (no longer) writable guest memory. */
+uint32_t nx_hzk_mutex_lock(HzThread *t, uint64_t addr) {
+    for (;;) {
+        if ((addr & 3) || !guest_range_ok(addr, 4, HZ_PERM_R | HZ_PERM_W)) return R_INVALID_CUR_MEM;
+        uint32_t v = 0;
+        if (__atomic_compare_exchange_n(word(addr), &v, t->handle, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
+        if ((v & ~HZ_WAITERS) == t->handle) return 0;       /* handed over to t */
+        if (!(v & HZ_WAITERS) &&
+            !__atomic_compare_exchange_n(word(addr), &v, v | HZ_WAITERS, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue;
+        HzThread *owner = handle_thread(NULL, v & ~HZ_WAITERS);
+        if (!owner || owner == t) return R_INVALID_HANDLE;
+        t->wait_owner = owner;
+        t->wait_mutex = addr;
+        t->wait_tag = t->handle;
+        uint32_t r = block(t, -1);
+        if (r) return r;
+    }
+}
+
+void nx_hzk_mutex_unlock(HzThread *t, uint64_t addr) {
+    uint32_t v = t->handle;
+    if (!__atomic_compare_exchange_n(word(addr), &v, 0, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        mutex_release(t, addr);     /* waiters: the best one gets the word */
+}
+
+uint32_t nx_hzk_cv_wait(HzThread *t, uint64_t mutex, uint64_t key, int64_t timeout_ns) {
+    return cv_wait(t, mutex, key, t->handle, timeout_ns);
+}
+void nx_hzk_cv_signal(uint64_t key, int32_t count) { cv_signal(key, count); }
+int nx_hzk_cv_waiting(uint64_t key) {
+    for (int i = 0; i < nthreads; i++)
+        if (threads[i]->state == T_BLOCKED && threads[i]->wait_key == key) return 1;
+    return 0;
+}
+
+/* An nn::os thread: a kernel thread that starts at os_thread_main, which calls entry(arg) and
+ * exits the thread when it returns.  *result: 0, or the kernel result CreateThread would give. */
+HzThread *nx_hzk_os_thread_create(HzThread *creator, uint64_t entry, uint64_t arg, uint64_t stack_top, int prio,
+                                  int core, uint64_t os_thread, uint32_t *result) {
+    if (core == -2) core = cfg.default_core;
+    if (core < cfg.min_core || core > cfg.max_core || core < 0 || core >= HZ_CORES) { *result = R_INVALID_CORE; return NULL; }
+    if (prio < cfg.highest_priority || prio > cfg.lowest_priority || prio > 63) { *result = R_INVALID_PRIORITY; return NULL; }
+    HzThread *n = os_thread_entry() ? thread_new(os_thread_entry(), 0, stack_top, prio, core) : NULL;
+    if (!n) { *result = R_OUT_OF_RESOURCE; return NULL; }
+    n->host_stack = creator->host_stack;
+    n->os_entry = entry;
+    n->os_arg = arg;
+    n->os_thread = os_thread;
+    *result = 0;
+    return n;
+}
+
+static void os_thread_main(NxCpu *s) {
+    HzThread *t = current(s);
+    call_guest(s, t->os_entry, t->os_arg, 0, 0, 0);
+    pthread_mutex_lock(&K);
+    thread_exit(t);
+    pthread_mutex_unlock(&K);
+    pthread_exit(NULL);
+}
+
+int nx_hzk_thread_start(HzThread *t) { return t->state == T_CREATED ? thread_start(t) : -1; }
+int nx_hzk_thread_started(HzThread *t) { return t->state != T_CREATED; }
+
+/* t waits until o has exited (as WaitSynchronization on o's handle) */
+uint32_t nx_hzk_thread_join(HzThread *t, HzThread *o) {
+    if (o->state == T_EXITED) return 0;
+    t->sync[0] = o;
+    t->nsync = 1;
+    t->sync_index = -1;
+    return block(t, -1);
+}
+
+HzThread *nx_hzk_thread_by_os(uint64_t os_thread) {
+    for (int i = 0; os_thread && i < nthreads; i++)
+        if (threads[i]->os_thread == os_thread) return threads[i];
+    return NULL;
+}
+uint64_t nx_hzk_os(HzThread *t) { return t->os_thread; }
+int nx_hzk_os_host(HzThread *t) { return t->os_host; }
+void nx_hzk_set_os(HzThread *t, uint64_t os_thread, int host_record) {
+    t->os_thread = os_thread;
+    t->os_host = host_record;
+}
+
+int nx_hzk_priority(HzThread *t, int effective) { return effective ? eff_prio(t) : t->base_prio; }
+int nx_hzk_priority_ok(int prio) { return prio >= cfg.highest_priority && prio <= cfg.lowest_priority && prio <= 63; }
+
+/* A new base priority: a ready thread may now take a core (or preempt its holder at the
+ * holder's next scheduling point); the caller's own hand-over is the end of its host call. */
+void nx_hzk_set_priority(HzThread *t, int prio) {
+    t->base_prio = prio;
+    schedule();
+}
+
+uint32_t nx_hzk_set_core_mask(HzThread *t, int32_t ideal, uint64_t mask) { return set_core_mask(t, ideal, mask); }
+void nx_hzk_core_mask(HzThread *t, int32_t *ideal, uint64_t *mask) { *ideal = t->ideal_core; *mask = t->affinity; }
+int nx_hzk_core(HzThread *t) { return t->core; }
+void nx_hzk_yield(HzThread *t) { maybe_yield(t, 1); }
 
 /* ---- the runner's side --------------------------------------------------------------- */
 int nx_hz_init(const HzConfig *c) {

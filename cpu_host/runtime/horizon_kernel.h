@@ -88,4 +88,44 @@ int nx_hz_wait_exit(void);             /* blocks until the process ends: HZ_EXIT
 void nx_hz_crash(HzCrash *out);
 void nx_hz_svc(NxCpu *s, uint32_t imm);   /* the SVC handler nx_hz_init installs */
 
+/* ---- the kernel's side of the nn::os objects (horizon_os.c; not for the runner) ------------
+ * Call with the kernel lock held (nx_hzk_lock).  Threads are the kernel's own records; a
+ * "key" is a nonzero guest address an object's waiters wait on (nx_hzk_wait), woken best
+ * effective priority first, FIFO among equals.  Blocking calls give the core back meanwhile
+ * and return 0, or TimedOut (0xEA01) when timeout_ns >= 0 passed first. */
+typedef struct HzThread HzThread;
+#define HZ_R_TIMED_OUT (1u | 117u << 9)
+void nx_hzk_lock(void);
+void nx_hzk_unlock(void);
+HzThread *nx_hzk_self(NxCpu *s);
+uint32_t nx_hzk_handle(HzThread *t);
+int nx_hzk_range_ok(uint64_t addr, uint64_t len, uint32_t perm);
+uint32_t nx_hzk_wait(HzThread *t, uint64_t key, uint64_t value, int64_t timeout_ns);
+HzThread *nx_hzk_best_waiter(uint64_t lo, uint64_t hi);        /* key in [lo, hi], or NULL */
+uint64_t nx_hzk_waiter_key(HzThread *w);
+uint64_t nx_hzk_waiter_value(HzThread *w);                     /* the value it waited with ... */
+void nx_hzk_set_waiter_value(HzThread *w, uint64_t value);     /* ... or the one handed to it */
+void nx_hzk_wake(HzThread *w);
+uint32_t nx_hzk_mutex_lock(HzThread *t, uint64_t word_addr);    /* ArbitrateLock's word protocol */
+void nx_hzk_mutex_unlock(HzThread *t, uint64_t word_addr);
+uint32_t nx_hzk_cv_wait(HzThread *t, uint64_t mutex_word, uint64_t key, int64_t timeout_ns);
+void nx_hzk_cv_signal(uint64_t key, int32_t count);             /* count <= 0: all */
+int nx_hzk_cv_waiting(uint64_t key);                           /* a thread waits on the key */
+HzThread *nx_hzk_os_thread_create(HzThread *creator, uint64_t entry, uint64_t arg, uint64_t stack_top, int prio,
+                                  int core, uint64_t os_thread, uint32_t *result);
+int nx_hzk_thread_start(HzThread *t);
+int nx_hzk_thread_started(HzThread *t);
+uint32_t nx_hzk_thread_join(HzThread *t, HzThread *other);
+HzThread *nx_hzk_thread_by_os(uint64_t os_thread);
+uint64_t nx_hzk_os(HzThread *t);                                /* its ThreadType, 0 if none */
+int nx_hzk_os_host(HzThread *t);                                /* ... a host record, not guest memory */
+void nx_hzk_set_os(HzThread *t, uint64_t os_thread, int host_record);
+int nx_hzk_priority(HzThread *t, int effective);
+int nx_hzk_priority_ok(int kernel_priority);
+void nx_hzk_set_priority(HzThread *t, int kernel_priority);
+uint32_t nx_hzk_set_core_mask(HzThread *t, int32_t ideal, uint64_t mask);
+void nx_hzk_core_mask(HzThread *t, int32_t *ideal, uint64_t *mask);
+int nx_hzk_core(HzThread *t);
+void nx_hzk_yield(HzThread *t);
+
 #endif

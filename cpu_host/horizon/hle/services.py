@@ -12,6 +12,7 @@ from cpu_host.horizon.hle.coop import CoopService
 from cpu_host.horizon.hle.fs import FsService
 from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.nvn.frontend import NvnService
+from cpu_host.horizon.hle.os import OsService
 from cpu_host.horizon.hle.registry import Registry
 from cpu_host.horizon.hle.savedata import SaveStore
 from cpu_host.horizon.hle.system import SystemService
@@ -82,7 +83,7 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     coop = CoopService(settings.get("cpu_host", "relay"), settings.get("cpu_host", "relay_token"),
                        settings.get("cpu_host", "relay_password"))
     reg = Registry()
-    for s in (fs, clock, hid, system, nvn, coop):
+    for s in (fs, clock, hid, system, nvn, coop, OsService()):
         reg.add(s.functions())
     if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one
         from cpu_host.horizon.hle.live_input import LiveInput

@@ -56,6 +56,102 @@ void nnosSleepThread(int64_t ns) __asm__("_ZN2nn2os11SleepThreadENS_8TimeSpanE")
 NnResult nntimeInitialize(void) __asm__("_ZN2nn4time10InitializeEv");
 NnResult nntimeGetCurrentTime(int64_t *posix) __asm__("_ZN2nn4time23StandardUserSystemClock14GetCurrentTimeEPNS0_9PosixTimeE");
 
+/* nn::os threads and synchronisation objects (served by cpu_host/horizon/hle/os.py and
+ * cpu_host/runtime/horizon_os.c).  The types are opaque storage of the SDK's public sizes; the
+ * host keeps its own layout inside.  Priorities are nn::os numbers: 0 (highest) .. 31, the
+ * default 16 (kernel priority 44).  Timeouts are nanoseconds (nn::TimeSpan). */
+typedef struct { uint64_t storage[0x1C0 / 8]; } NnThreadType;
+typedef struct { uint64_t storage[0x20 / 8]; } NnMutexType;
+typedef struct { uint64_t storage[0x8 / 8]; } NnConditionVariableType;
+typedef struct { uint64_t storage[0x28 / 8]; } NnEventType;
+typedef struct { uint64_t storage[0x28 / 8]; } NnSemaphoreType;
+typedef struct { uint64_t storage[0x50 / 8]; } NnMessageQueueType;
+enum { NN_OS_EVENT_MANUAL_CLEAR = 0, NN_OS_EVENT_AUTO_CLEAR = 1 };
+enum { NN_OS_CV_TIMEOUT = 0, NN_OS_CV_NO_TIMEOUT = 1 };
+#define NN_OS_DEFAULT_PRIORITY 16
+#define NN_OS_STACK_ALIGN 0x1000
+
+NnResult nnosCreateThread(NnThreadType *t, void (*fn)(void *), void *arg, void *stack, size_t size, int prio)
+    __asm__("_ZN2nn2os12CreateThreadEPNS0_10ThreadTypeEPFvPvES3_S3_mi");
+NnResult nnosCreateThreadOnCore(NnThreadType *t, void (*fn)(void *), void *arg, void *stack, size_t size, int prio,
+                                int ideal_core) __asm__("_ZN2nn2os12CreateThreadEPNS0_10ThreadTypeEPFvPvES3_S3_mii");
+void nnosStartThread(NnThreadType *t) __asm__("_ZN2nn2os11StartThreadEPNS0_10ThreadTypeE");
+void nnosWaitThread(NnThreadType *t) __asm__("_ZN2nn2os10WaitThreadEPNS0_10ThreadTypeE");
+void nnosDestroyThread(NnThreadType *t) __asm__("_ZN2nn2os13DestroyThreadEPNS0_10ThreadTypeE");
+NnThreadType *nnosGetCurrentThread(void) __asm__("_ZN2nn2os16GetCurrentThreadEv");
+int nnosChangeThreadPriority(NnThreadType *t, int prio) __asm__("_ZN2nn2os20ChangeThreadPriorityEPNS0_10ThreadTypeEi");
+int nnosGetThreadPriority(const NnThreadType *t) __asm__("_ZN2nn2os17GetThreadPriorityEPKNS0_10ThreadTypeE");
+int nnosGetThreadCurrentPriority(const NnThreadType *t) __asm__("_ZN2nn2os24GetThreadCurrentPriorityEPKNS0_10ThreadTypeE");
+void nnosYieldThread(void) __asm__("_ZN2nn2os11YieldThreadEv");
+void nnosSetThreadName(NnThreadType *t, const char *name) __asm__("_ZN2nn2os13SetThreadNameEPNS0_10ThreadTypeEPKc");
+const char *nnosGetThreadNamePointer(const NnThreadType *t) __asm__("_ZN2nn2os20GetThreadNamePointerEPKNS0_10ThreadTypeE");
+int nnosGetCurrentCoreNumber(void) __asm__("_ZN2nn2os20GetCurrentCoreNumberEv");
+void nnosSetThreadCoreMask(NnThreadType *t, int ideal_core, uint64_t mask)
+    __asm__("_ZN2nn2os17SetThreadCoreMaskEPNS0_10ThreadTypeEim");
+void nnosGetThreadCoreMask(int *ideal_core, uint64_t *mask, const NnThreadType *t)
+    __asm__("_ZN2nn2os17GetThreadCoreMaskEPiPmPKNS0_10ThreadTypeE");
+
+void nnosInitializeMutex(NnMutexType *m, int recursive, int lock_level) __asm__("_ZN2nn2os15InitializeMutexEPNS0_9MutexTypeEbi");
+void nnosFinalizeMutex(NnMutexType *m) __asm__("_ZN2nn2os13FinalizeMutexEPNS0_9MutexTypeE");
+void nnosLockMutex(NnMutexType *m) __asm__("_ZN2nn2os9LockMutexEPNS0_9MutexTypeE");
+int nnosTryLockMutex(NnMutexType *m) __asm__("_ZN2nn2os12TryLockMutexEPNS0_9MutexTypeE");
+void nnosUnlockMutex(NnMutexType *m) __asm__("_ZN2nn2os11UnlockMutexEPNS0_9MutexTypeE");
+int nnosIsMutexLockedByCurrentThread(const NnMutexType *m) __asm__("_ZN2nn2os28IsMutexLockedByCurrentThreadEPKNS0_9MutexTypeE");
+
+void nnosInitializeConditionVariable(NnConditionVariableType *c)
+    __asm__("_ZN2nn2os27InitializeConditionVariableEPNS0_21ConditionVariableTypeE");
+void nnosFinalizeConditionVariable(NnConditionVariableType *c)
+    __asm__("_ZN2nn2os25FinalizeConditionVariableEPNS0_21ConditionVariableTypeE");
+void nnosSignalConditionVariable(NnConditionVariableType *c)
+    __asm__("_ZN2nn2os23SignalConditionVariableEPNS0_21ConditionVariableTypeE");
+void nnosBroadcastConditionVariable(NnConditionVariableType *c)
+    __asm__("_ZN2nn2os26BroadcastConditionVariableEPNS0_21ConditionVariableTypeE");
+void nnosWaitConditionVariable(NnConditionVariableType *c, NnMutexType *m)
+    __asm__("_ZN2nn2os21WaitConditionVariableEPNS0_21ConditionVariableTypeEPNS0_9MutexTypeE");
+int nnosTimedWaitConditionVariable(NnConditionVariableType *c, NnMutexType *m, int64_t ns)
+    __asm__("_ZN2nn2os26TimedWaitConditionVariableEPNS0_21ConditionVariableTypeEPNS0_9MutexTypeENS_8TimeSpanE");
+
+void nnosInitializeEvent(NnEventType *e, int signaled, int clear_mode)
+    __asm__("_ZN2nn2os15InitializeEventEPNS0_9EventTypeEbNS0_14EventClearModeE");
+void nnosFinalizeEvent(NnEventType *e) __asm__("_ZN2nn2os13FinalizeEventEPNS0_9EventTypeE");
+void nnosSignalEvent(NnEventType *e) __asm__("_ZN2nn2os11SignalEventEPNS0_9EventTypeE");
+void nnosWaitEvent(NnEventType *e) __asm__("_ZN2nn2os9WaitEventEPNS0_9EventTypeE");
+int nnosTryWaitEvent(NnEventType *e) __asm__("_ZN2nn2os12TryWaitEventEPNS0_9EventTypeE");
+int nnosTimedWaitEvent(NnEventType *e, int64_t ns) __asm__("_ZN2nn2os14TimedWaitEventEPNS0_9EventTypeENS_8TimeSpanE");
+void nnosClearEvent(NnEventType *e) __asm__("_ZN2nn2os10ClearEventEPNS0_9EventTypeE");
+
+void nnosInitializeSemaphore(NnSemaphoreType *s, int count, int max) __asm__("_ZN2nn2os19InitializeSemaphoreEPNS0_13SemaphoreTypeEii");
+void nnosFinalizeSemaphore(NnSemaphoreType *s) __asm__("_ZN2nn2os17FinalizeSemaphoreEPNS0_13SemaphoreTypeE");
+void nnosAcquireSemaphore(NnSemaphoreType *s) __asm__("_ZN2nn2os16AcquireSemaphoreEPNS0_13SemaphoreTypeE");
+int nnosTryAcquireSemaphore(NnSemaphoreType *s) __asm__("_ZN2nn2os19TryAcquireSemaphoreEPNS0_13SemaphoreTypeE");
+int nnosTimedAcquireSemaphore(NnSemaphoreType *s, int64_t ns)
+    __asm__("_ZN2nn2os21TimedAcquireSemaphoreEPNS0_13SemaphoreTypeENS_8TimeSpanE");
+void nnosReleaseSemaphore(NnSemaphoreType *s) __asm__("_ZN2nn2os16ReleaseSemaphoreEPNS0_13SemaphoreTypeE");
+void nnosReleaseSemaphoreCount(NnSemaphoreType *s, int n) __asm__("_ZN2nn2os16ReleaseSemaphoreEPNS0_13SemaphoreTypeEi");
+int nnosGetCurrentSemaphoreCount(const NnSemaphoreType *s) __asm__("_ZN2nn2os24GetCurrentSemaphoreCountEPKNS0_13SemaphoreTypeE");
+
+void nnosInitializeMessageQueue(NnMessageQueueType *q, uintptr_t *buffer, size_t count)
+    __asm__("_ZN2nn2os22InitializeMessageQueueEPNS0_16MessageQueueTypeEPmm");
+void nnosFinalizeMessageQueue(NnMessageQueueType *q) __asm__("_ZN2nn2os20FinalizeMessageQueueEPNS0_16MessageQueueTypeE");
+void nnosSendMessageQueue(NnMessageQueueType *q, uintptr_t v) __asm__("_ZN2nn2os16SendMessageQueueEPNS0_16MessageQueueTypeEm");
+int nnosTrySendMessageQueue(NnMessageQueueType *q, uintptr_t v) __asm__("_ZN2nn2os19TrySendMessageQueueEPNS0_16MessageQueueTypeEm");
+int nnosTimedSendMessageQueue(NnMessageQueueType *q, uintptr_t v, int64_t ns)
+    __asm__("_ZN2nn2os21TimedSendMessageQueueEPNS0_16MessageQueueTypeEmNS_8TimeSpanE");
+void nnosJamMessageQueue(NnMessageQueueType *q, uintptr_t v) __asm__("_ZN2nn2os15JamMessageQueueEPNS0_16MessageQueueTypeEm");
+int nnosTryJamMessageQueue(NnMessageQueueType *q, uintptr_t v) __asm__("_ZN2nn2os18TryJamMessageQueueEPNS0_16MessageQueueTypeEm");
+int nnosTimedJamMessageQueue(NnMessageQueueType *q, uintptr_t v, int64_t ns)
+    __asm__("_ZN2nn2os20TimedJamMessageQueueEPNS0_16MessageQueueTypeEmNS_8TimeSpanE");
+void nnosReceiveMessageQueue(uintptr_t *out, NnMessageQueueType *q) __asm__("_ZN2nn2os19ReceiveMessageQueueEPmPNS0_16MessageQueueTypeE");
+int nnosTryReceiveMessageQueue(uintptr_t *out, NnMessageQueueType *q)
+    __asm__("_ZN2nn2os22TryReceiveMessageQueueEPmPNS0_16MessageQueueTypeE");
+int nnosTimedReceiveMessageQueue(uintptr_t *out, NnMessageQueueType *q, int64_t ns)
+    __asm__("_ZN2nn2os24TimedReceiveMessageQueueEPmPNS0_16MessageQueueTypeENS_8TimeSpanE");
+void nnosPeekMessageQueue(uintptr_t *out, const NnMessageQueueType *q) __asm__("_ZN2nn2os16PeekMessageQueueEPmPKNS0_16MessageQueueTypeE");
+int nnosTryPeekMessageQueue(uintptr_t *out, const NnMessageQueueType *q)
+    __asm__("_ZN2nn2os19TryPeekMessageQueueEPmPKNS0_16MessageQueueTypeE");
+int nnosTimedPeekMessageQueue(uintptr_t *out, const NnMessageQueueType *q, int64_t ns)
+    __asm__("_ZN2nn2os21TimedPeekMessageQueueEPmPKNS0_16MessageQueueTypeENS_8TimeSpanE");
+
 /* nn::settings, nn::oe, nn::err */
 NnResult nnsettingsGetLanguageCode(uint64_t *out) __asm__("_ZN2nn8settings15GetLanguageCodeEPNS0_12LanguageCodeE");
 uint64_t nnoeGetDesiredLanguage(void) __asm__("_ZN2nn2oe18GetDesiredLanguageEv");
