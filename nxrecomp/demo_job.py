@@ -27,8 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--record", help="record the GPU command stream to this file (nxrecomp replay plays it)")
     p.add_argument("--screenshot-every", type=int, default=100, metavar="N",
                    help="keep every Nth frame as a PNG in OUT/screenshots (0: none)")
-    p.add_argument("--shaders", default="sm86", choices=("spirv", "sm86"),
-                   help="the shader code the game carries: sm86 (default: Ampere machine code the shader service translates) or spirv")
+    p.add_argument("--shaders", choices=("spirv", "sm86", "sm53"),
+                   help="the shader code the game carries: sm86 (default: Ampere machine code the shader service translates), sm53 (Maxwell) or spirv")
+    p.add_argument("--target", choices=("switch1", "switch2"),
+                   help="the console to build for: switch1 = --shaders sm53, switch2 = --shaders sm86")
     p.add_argument("--relay", metavar="HOST:PORT", help="play co-op through this relay (the other players appear)")
     p.add_argument("--coop-token", help="this player's join token (nxrecomp relay token --room R --player P [--host])")
     p.add_argument("--coop-password", default="", help="the room's password, if it has one")
@@ -53,7 +55,7 @@ def _lines(log: str) -> tuple[list[tuple[int, str, int]], list[str]]:
 def _demo(a: argparse.Namespace) -> int:
     if str(ROOT) not in sys.path:     # the demo's sources live in the checkout's examples/ (not installed)
         sys.path.insert(0, str(ROOT))
-    from examples.demo.build import build, gpu_for
+    from examples.demo.build import build, gpu_for, shaders_for
     from nxrecomp.plot import frame_time_chart
     from nxrecomp.supervise_bundle import bundle_specs
     from nxrecomp.supervisor import Supervisor
@@ -61,6 +63,10 @@ def _demo(a: argparse.Namespace) -> int:
 
     if a.frames < 1:
         raise NxError("--frames must be at least 1")
+    try:
+        a.shaders = shaders_for(a.shaders, a.target)
+    except ValueError as e:
+        raise NxError(str(e)) from None
     if a.relay and not a.coop_token:
         raise NxError("--relay needs --coop-token (nxrecomp relay token --room R --player P [--host])")
     script = Path(a.input)

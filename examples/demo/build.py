@@ -1,8 +1,9 @@
 """Build the demo game: ``main`` (game/demo.c) and ``sdk`` NSOs + ``main.npdm`` (an ExeFS, as a
 user would dump one) and its RomFS (textures and shaders made by ``assets`` and ``shaders``).
 
-``python -m examples.demo.build OUT_DIR [--shaders spirv|sm86]`` writes ``OUT_DIR/exefs/`` and
-``OUT_DIR/romfs.bin``."""
+``python -m examples.demo.build OUT_DIR [--shaders spirv|sm86|sm53] [--target switch1|switch2]``
+writes ``OUT_DIR/exefs/`` and ``OUT_DIR/romfs.bin``.  ``--target`` names the console instead of the
+shader code: switch1 = sm53 (Maxwell), switch2 = sm86 (Ampere)."""
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,18 @@ from recompiler.formats.pack_romfs import pack_romfs
 
 HERE = Path(__file__).resolve().parent
 PROGRAM_ID = 0x0100DE0000000000
-SHADER_KINDS = ("spirv", "sm86")
+SHADER_KINDS = ("spirv", "sm86", "sm53")
+TARGETS = {"switch1": "sm53", "switch2": "sm86"}      # --target: the console's GPU generation
+
+
+def shaders_for(shaders: str | None, target: str | None) -> str:
+    """The shader kind from ``--shaders`` or its friendlier alias ``--target`` (not both
+    disagreeing)."""
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"target {target!r} (known: {', '.join(TARGETS)})")
+    if target is not None and shaders is not None and TARGETS[target] != shaders:
+        raise ValueError(f"--target {target} means --shaders {TARGETS[target]}, not {shaders}")
+    return TARGETS[target] if target is not None else (shaders or "sm86")
 
 
 def shader_files(kind: str) -> dict[str, bytes]:
@@ -55,9 +67,14 @@ def build(out_dir: str | os.PathLike, shaders: str = "sm86", gpu: str | None = N
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out_dir")
-    ap.add_argument("--shaders", default="sm86", choices=SHADER_KINDS)
+    ap.add_argument("--shaders", choices=SHADER_KINDS, help="shader code the game carries (default sm86)")
+    ap.add_argument("--target", choices=tuple(TARGETS), help="switch1 = --shaders sm53, switch2 = --shaders sm86")
     a = ap.parse_args()
-    print(*build(a.out_dir, a.shaders))
+    try:
+        kind = shaders_for(a.shaders, a.target)
+    except ValueError as e:
+        ap.error(str(e))
+    print(*build(a.out_dir, kind))
     return 0
 
 

@@ -16,7 +16,8 @@ import struct
 
 from nxrecomp.errors import NxError
 from shader_svc.sm53 import decode as dec
-from shader_svc.sm53.fields import CTRL_BITS, PT, RZ, CBuf, CIdx, Imm, Mem, Mod, Pred, Reg, Row, SReg, Target, put
+from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, TEXS_MASKS_ONE, TEXS_MASKS_TWO, Attr, CBuf, CIdx, Imm, Mem, Mod,
+                                    Pred, Reg, Row, SReg, Sym, Target, TexsMask, channels, get, put)
 from shader_svc.sm53.table import ROWS, SREGS
 
 NOP_WORD = 0x50B0000000070F00
@@ -187,6 +188,27 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
         if not -(1 << (o.width - 1)) <= rel < (1 << (o.width - 1)):
             raise _Miss(tok)
         return put(w, o.lo, o.width, rel & ((1 << o.width) - 1))
+    if isinstance(o, Attr):
+        m = re.fullmatch(r"a\[(0x[0-9a-f]+|RZ)\]", tok)
+        if not m:
+            raise _Miss(tok)
+        v = 0 if m.group(1) == "RZ" else _int(m.group(1))
+        if not 0 <= v < (1 << o.width):
+            raise _Miss(tok)
+        return put(w, o.lo, o.width, v)
+    if isinstance(o, Sym):
+        if o.lookup(get(w, o.lo, o.width)) == tok:      # a modifier sharing the bits chose already
+            return w
+        for v, s in o.names:
+            if s == tok:
+                return put(w, o.lo, o.width, v)
+        raise _Miss(tok)
+    if isinstance(o, TexsMask):
+        table = TEXS_MASKS_ONE if get(w, o.d2_lo, 8) == RZ else TEXS_MASKS_TWO
+        for v, mask in table.items():
+            if channels(mask) == tok:
+                return put(w, o.lo, 3, v)
+        raise _Miss(tok)
     raise TypeError(o)
 
 
@@ -234,6 +256,9 @@ def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
         if isinstance(o, Imm) and o.hide_zero:
             for rest in go(i + 1, j):
                 yield ["0x0"] + rest
+        if isinstance(o, Reg) and o.hide_rz:
+            for rest in go(i + 1, j):
+                yield ["RZ"] + rest
         n = 2 if isinstance(o, Reg) and o.pair else 1
         if j + n <= len(toks):
             for rest in go(i + 1, j + n):
@@ -285,7 +310,7 @@ def assemble(text: str, addr: int = 0) -> tuple[int, int]:
 
 def control_for(row: Row, reuse: int) -> int:
     """Conservative schedule bits for one instruction."""
-    var = row.cls in ("mem", "sfu", "conv", "warp") or row.mnemonic == "S2R"
+    var = row.cls in ("mem", "sfu", "conv", "warp", "tex", "attr") or row.mnemonic == "S2R"
     c = dec.Control(stall=6, yield_=0, wbar=0 if var else 7, rbar=1 if var else 7, wait=0b11, reuse=reuse)
     return c.bits()
 

@@ -13,7 +13,8 @@ import struct
 from dataclasses import dataclass, field
 
 from nxrecomp.errors import NxError
-from shader_svc.sm53.fields import CTRL_BITS, PT, RZ, CBuf, CIdx, Imm, Mem, Pred, Reg, Row, SReg, Target, get, sext
+from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, Attr, CBuf, CIdx, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
+                                    TexsMask, channels, get, sext)
 from shader_svc.sm53.table import ROWS, SREGS
 
 
@@ -126,6 +127,12 @@ def _operand(o, w: int, addr: int) -> dict:
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):
         return {"target": addr + 8 + sext(get(w, o.lo, o.width), o.width)}
+    if isinstance(o, Attr):
+        return {"attr": get(w, o.lo, o.width)}
+    if isinstance(o, Sym):
+        return {"sym": get(w, o.lo, o.width)}
+    if isinstance(o, TexsMask):
+        return {"sym": get(w, o.lo, 3), "mask": o.mask(w)}
     raise TypeError(o)
 
 
@@ -213,6 +220,8 @@ def _pred(n: int, neg: bool) -> str:
 def _op_text(o, v: dict, inst: Inst) -> str | None:
     if isinstance(o, Reg):
         reuse = o.reuse is not None and (inst.control.reuse >> o.reuse) & 1
+        if o.hide_rz and v["reg"] == RZ:
+            return None
         if o.pair:
             if v["reg"] >= RZ - 1:
                 raise DecodeError("register pair at RZ")
@@ -286,6 +295,13 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         return name if name else _bad(f"special register {v['sr']:#x}")
     if isinstance(o, Target):
         return _hex(v["target"])
+    if isinstance(o, Attr):
+        return f"a[{_hex(v['attr']) if v['attr'] else o.zero}]"
+    if isinstance(o, Sym):
+        name = o.lookup(v["sym"])
+        return name if name is not None else _bad(f"{o.name} value {v['sym']}")
+    if isinstance(o, TexsMask):
+        return channels(v["mask"]) if v["mask"] else _bad(f"component mask value {v['sym']}")
     raise TypeError(o)
 
 

@@ -53,6 +53,7 @@ class Reg:
     bsel: int | None = None
     reuse: int | None = None
     pair: bool = False
+    hide_rz: bool = False              # left out of the text while RZ (ALD's vertex, TEX's second source)
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, 8)]
@@ -197,7 +198,64 @@ class Mod:
         return None
 
 
-Operand = Reg | Pred | Imm | CBuf | CIdx | Mem | SReg | Target
+@dataclass(frozen=True)
+class Attr:
+    """Attribute byte address a[0x80] of ALD/AST/IPA: ``width`` bits at ``lo``.  ``zero``: the
+    text of address 0 (ALD/AST print 'a[RZ]', IPA 'a[0x0]')."""
+    name: str
+    lo: int
+    width: int
+    zero: str = "0x0"
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)]
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A field nvdisasm prints as an operand word (texture dimension '2D', TXQ's query).
+    ``names``: value -> text; a value not listed is refused.  Several values may share a text
+    (TEXS's target field gives both the LOD modifiers and the dimension): the assembler keeps
+    the value a modifier already put there when its text matches."""
+    name: str
+    lo: int
+    width: int
+    names: tuple[tuple[int, str], ...]
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)]
+
+    def lookup(self, v: int) -> str | None:
+        return dict(self.names).get(v)
+
+
+# TEXS/TLDS component masks: the 3-bit field's meaning depends on whether the second
+# destination pair is RZ (one pair: up to two components) or not (three or four components)
+TEXS_MASKS_ONE = {0: 0x1, 1: 0x2, 2: 0x4, 3: 0x8, 4: 0x3, 5: 0x9, 6: 0xA, 7: 0xC}
+TEXS_MASKS_TWO = {0: 0x7, 1: 0xB, 2: 0xD, 3: 0xE, 4: 0xF}
+
+
+def channels(mask: int) -> str:
+    return "".join(c for i, c in enumerate("RGBA") if mask >> i & 1)
+
+
+@dataclass(frozen=True)
+class TexsMask:
+    """The component mask of TEXS/TLDS (bits ``lo``..+2), printed as channels ('RGBA'); its
+    meaning depends on the second destination register at ``d2_lo`` (see TEXS_MASKS_*)."""
+    name: str
+    lo: int = 50
+    d2_lo: int = 28
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, 3)]
+
+    def mask(self, word: int) -> int | None:
+        table = TEXS_MASKS_ONE if get(word, self.d2_lo, 8) == RZ else TEXS_MASKS_TWO
+        return table.get(get(word, self.lo, 3))
+
+
+Operand = Reg | Pred | Imm | CBuf | CIdx | Mem | SReg | Target | Attr | Sym | TexsMask
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 """An SM53 program as the shader service sees it: decode (with the request's checks), translate
-(compute only), and reflect what it uses, in the service's ``Reflection`` record.
+(compute kernels, and vertex/fragment programs: shader program header + code), and reflect what
+it uses, in the service's ``Reflection`` record.
 
 Reflection: the constant-bank byte ranges read (merged), 64-bit global pointers loaded from a
 constant bank and dereferenced (read / written / atomic), shared memory, barriers.  Maxwell
@@ -9,15 +10,37 @@ builds a pointer as a carry chain: ``IADD Rlo.CC, x, c[b][o]`` + ``IADD.X Rhi, y
 """
 from __future__ import annotations
 
+import dataclasses
+
+from shader_svc import sph
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
 from shader_svc.sm86.reflect import ConstRange, GlobalPointer, Reflection
 from shader_svc.translate import STAGES, Program, ProgramError
 
 
+def decode_graphics(p: Program) -> tuple[list[dec.Inst], sph.Header]:
+    """(instructions, header) of a vertex/fragment program: the shader program header, then the
+    code, whose groups of four (control word + three) count from the code's start; offsets in
+    errors count from the header's start, as the program sits in guest memory."""
+    try:
+        header = sph.parse(p.code, STAGES[p.stage])
+    except sph.HeaderError as e:       # say which translator judged it: SM53 programs carry a v3/v4 header
+        msg = str(e.args[0]).split(": ", 1)[-1] if (e.field or e.offset is not None) else str(e)
+        raise sph.HeaderError(f"SM53 {STAGES[p.stage]} program: {msg}", field=e.field, offset=e.offset) from None
+    body = p.code[header.size:]
+    if not body:
+        raise ProgramError(f"no instructions after the {header.size}-byte header", field="code", offset=header.size)
+    if len(body) % 8:
+        raise dec.DecodeError(f"program truncated: {len(body)} bytes after the header is not a multiple of 8 "
+                              f"(SM53 instructions are 8 bytes)", field="code", offset=header.size + (len(body) & ~7))
+    return dec.decode_stream(body, base_addr=header.size), header
+
+
 def decode_program(p: Program) -> list[dec.Inst]:
     if p.stage != 1:
-        raise ProgramError(f"stage {STAGES.get(p.stage, p.stage)} is not translated yet for SM53", field="stage")
+        raise ProgramError(f"stage {STAGES.get(p.stage, p.stage)} is a graphics stage: use decode_graphics",
+                           field="stage")
     if len(p.code) % 8:
         raise dec.DecodeError(f"program truncated: {len(p.code)} bytes is not a multiple of 8 "
                               f"(SM53 instructions are 8 bytes)", field="code", offset=len(p.code) & ~7)
@@ -67,7 +90,37 @@ def reflect(insts: list[dec.Inst]) -> Reflection:
     return Reflection(tuple(ranges), ptrs, bool(irs & {"LDS", "STS", "ATOMS"}), "BAR" in irs)
 
 
+def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
+    """Banks, texture slots, attribute locations of a vertex/fragment program (the lowering's
+    conventions: shader_svc/README.md "Graphics-stage interface")."""
+    base = reflect(insts)
+    inputs, outputs, textures = set(), set(), set()
+    position = False
+    for ins in insts:
+        ir, ops = ins.row.ir, ins.ops
+        if ir in ("ALD", "AST", "IPA"):
+            a0 = ops["attr"]["attr"]
+            for a in range(a0, a0 + 4 * (ins.mods.get("size", 0) + 1), 4):
+                if sph.GENERIC <= a < sph.GENERIC + 0x200:
+                    (outputs if ir == "AST" else inputs).add((a - sph.GENERIC) // 16)
+                elif ir == "AST" and sph.POSITION <= a < sph.POSITION + 16:
+                    position = True
+        elif ir in ("TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ"):
+            textures.add(ops["tid"]["imm"])
+    if header.stage == "fragment":
+        outputs = {t for t, m in enumerate(header.targets) if m}
+    return dataclasses.replace(base, global_pointers=(), stage=header.stage,
+                               uniform_bindings=tuple(sorted({r.bank for r in base.const_ranges})),
+                               textures=tuple(sorted(textures)), inputs=tuple(sorted(inputs)),
+                               outputs=tuple(sorted(outputs)), writes_position=position)
+
+
 def translate_full(p: Program):
     """(SPIR-V, Reflection) of an SM53 program."""
+    if p.stage != 1:
+        from shader_svc.sm53.to_spirv_gfx import translate_graphics
+
+        insts, header = decode_graphics(p)
+        return translate_graphics(insts, header), reflect_graphics(insts, header)
     insts = decode_program(p)
     return translate_compute(insts, ComputeSpec(p.local_size)), reflect(insts)

@@ -12,7 +12,7 @@ printed names were checked by flipping bits under nvdisasm 11.8 (tests/shader_sv
 """
 from __future__ import annotations
 
-from shader_svc.sm53.fields import CBuf, CIdx, Imm, Mem, Mod, Pred, Reg, Row, SReg, Target
+from shader_svc.sm53.fields import Attr, CBuf, CIdx, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target, TexsMask
 
 ROWS: list[Row] = []
 GUARD_PT = 7 << 16
@@ -302,3 +302,57 @@ for bimm in (0, 1):
         cop = Imm("c", 34, 13, "u") if cimm else C()
         row("SHFL", op(0xEF10, 13, fixed=((28, bimm), (29, cimm))), (Pred("pd", 48), D, A(), bop, cop),
             (SHFL_MODE,), ir="SHFL", cls="warp")
+
+# --- graphics: attributes, interpolation, kill, textures, geometry output ------------------
+# Layouts from Ryujinx InstDecoders (InstAld/InstAst/InstIpa/InstKil/InstTex*/InstTxq/InstOutR,
+# MIT) and envytools, each bit checked by flipping it under nvdisasm 11.8 (tests in
+# tests/shader_svc/test_sm53_gfx*.py).  Indexed forms (ALD/AST/IPA with an index register in
+# 8..15, IPA.IDX) and the rarely printed texture options (TEX .AOFFI/.DC/.LC, TLD .AOFFI/.MS/.CL)
+# are held at their reference values, so such words are refused, not guessed.  nvdisasm ignores
+# bit 30 of ALD/AST's address; it must be 0 here.
+AL_SIZE = field("size", 47, 2, {0: "", 1: ".64", 2: ".96", 3: ".128"})
+VTX = Reg("vtx", 39, hide_rz=True)
+row("ALD", op(0xEFD8, 13), (D, Attr("attr", 20, 10, zero="RZ"), VTX), (flag("P", 31), flag("O", 32), AL_SIZE),
+    base=0xFF << 8, ir="ALD", cls="attr", exclusive=(3 << 31,))
+row("AST", op(0xEFF0, 13), (Attr("attr", 20, 10, zero="RZ"), Reg("b", 0), VTX), (flag("P", 31), AL_SIZE),
+    base=0xFF << 8, ir="AST", cls="attr")
+row("IPA", op(0xE000, 8), (D, Attr("attr", 28, 10), Reg("b", 20), Reg("c", 39, hide_rz=True),
+                           Pred("p", 47, not_bit=50, hide_pt=True)),
+    (field("mode", 54, 2, {0: ".PASS", 1: "", 2: ".CONSTANT", 3: ".SC"}),
+     field("loc", 52, 2, {0: "", 1: ".CENTROID", 2: ".OFFSET"}), flag("SAT", 51)),
+    base=0xFF << 8, ir="IPA", cls="attr")
+row("KIL", op(0xE330, 12), (), base=0xF, ir="KIL", cls="branch")
+row("OUT", op(0xFBE0, 13), (D, A(), B()), (field("type", 39, 2, {1: ".EMIT", 2: ".CUT", 3: ".EMIT_THEN_CUT"}),),
+    ir="OUT", cls="attr")
+
+TID = Imm("tid", 36, 13, "u")
+NODEP = flag("NODEP", 49)
+# TEXS/TLDS: one 4-bit target field gives both the LOD modifiers and the dimension
+TEXS_LOD = {0: ".LZ", 1: "", 2: ".LZ", 3: ".LL", 4: ".DC", 5: ".LL.DC", 6: ".LZ.DC", 7: "", 8: ".LZ", 9: ".LZ.DC",
+            10: "", 11: ".LZ", 12: "", 13: ".LL"}
+TEXS_DIM = {0: "1D", 1: "2D", 2: "2D", 3: "2D", 4: "2D", 5: "2D", 6: "2D", 7: "ARRAY_2D", 8: "ARRAY_2D",
+            9: "ARRAY_2D", 10: "3D", 11: "3D", 12: "CUBE", 13: "CUBE"}
+TLDS_LOD = {0: ".LZ", 1: ".LL", 2: ".LZ", 4: ".LZ.AOFFI", 5: ".LL", 6: ".LZ.MS", 7: ".LZ", 8: ".LZ", 12: ".LL.AOFFI"}
+TLDS_DIM = {0: "1D", 1: "1D", 2: "2D", 4: "2D", 5: "2D", 6: "2D", 7: "3D", 8: "ARRAY_2D", 12: "2D"}
+SHORT_DSTS = (Reg("d2", 28), D, A(), B())
+# the .F16 forms (results packed as half pairs) are their own opcodes: bit 59 clear
+for mn, top, lods, dims in (("TEXS", 0xD800, TEXS_LOD, TEXS_DIM), ("TLDS", 0xDA00, TLDS_LOD, TLDS_DIM)):
+    for f16 in ("", ".F16"):
+        row(mn, op(top & ~(0x0800 if f16 else 0), 7),
+            SHORT_DSTS + (TID, Sym("dim", 53, 4, tuple(sorted(dims.items()))), TexsMask("mask")),
+            (text("f16", f16), field("target", 53, 4, lods), NODEP), ir=mn, cls="tex")
+row("TLD4S", op(0xDF00, 10, holes=(55,)), SHORT_DSTS + (TID,),
+    (flag("F16", 55), field("comp", 52, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), flag("AOFFI", 51), flag("DC", 50),
+     NODEP), ir="TLD4S", cls="tex")
+TEX_DIM = ((0, "1D"), (1, "ARRAY_1D"), (2, "2D"), (3, "ARRAY_2D"), (4, "3D"), (6, "CUBE"), (7, "ARRAY_CUBE"))
+TEX_OPS = (Pred("pd", 51, hide_pt=True), D, A(), Reg("b", 20, hide_rz=True), TID, Sym("dim", 28, 3, TEX_DIM),
+           Imm("mask", 31, 4, "u"))
+row("TEX", op(0xC000, 6), TEX_OPS,
+    (field("lod", 55, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}), flag("NDV", 35), NODEP),
+    base=7 << 51, ir="TEX", cls="tex")
+row("TLD", op(0xDC00, 8), TEX_OPS, (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), NODEP),
+    base=7 << 51, ir="TLD", cls="tex")
+row("TXQ", op(0xDF48, 13),
+    (D, A(), Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"),
+                                  (5, "TEX_HEADER_SAMPLER_POS"))), TID, Imm("mask", 31, 4, "u")),
+    (NODEP,), base=1 << 22, ir="TXQ", cls="tex")

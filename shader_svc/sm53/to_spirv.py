@@ -37,11 +37,6 @@ SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwel
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
-ICMP_NAMES = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual", 6: "GreaterThanEqual"}
-FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: "OpFOrdGreaterThan",
-            5: "OpFOrdNotEqual", 6: "OpFOrdGreaterThanEqual", 9: "OpFUnordLessThan", 10: "OpFUnordEqual",
-            11: "OpFUnordLessThanEqual", 12: "OpFUnordGreaterThan", 13: "OpFUnordNotEqual",
-            14: "OpFUnordGreaterThanEqual"}
 
 
 def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
@@ -54,19 +49,25 @@ def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], p
     return bytes(img)
 
 
-def _entry_addr(t: int) -> int:
-    """A branch to a group's control word resumes at the group's first instruction."""
-    return t + 8 if t % 32 == 0 else t
+def _entry_addr(t: int, base: int = 0) -> int:
+    """A branch to a group's control word resumes at the group's first instruction (groups
+    count from the code's start ``base``: graphics code starts after its header)."""
+    return t + 8 if (t - base) % 32 == 0 else t
+
+
+def _code_base(insts: list[Inst]) -> int:
+    return insts[0].addr - 8 if insts else 0
 
 
 def _blocks(insts: list[Inst]) -> list[list[Inst]]:
     leaders = {insts[0].addr} if insts else set()
+    base = _code_base(insts)
     for i, ins in enumerate(insts):
         ir = ins.row.ir
-        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL") and i + 1 < len(insts):
+        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "KIL") and i + 1 < len(insts):
             leaders.add(insts[i + 1].addr)
         if ir in ("BRA", "SSY", "PBK", "CAL"):
-            leaders.add(_entry_addr(ins.ops["t"]["target"]))
+            leaders.add(_entry_addr(ins.ops["t"]["target"], base))
     blocks, cur = [], []
     for ins in insts:
         if ins.addr in leaders and cur:
@@ -278,21 +279,10 @@ class _Lower53(_Lower):
         elif ir == "FMNMX":
             self.need(inst, FTZ=0)
             a, b = self.fval(inst, "a"), self.fval(inst, "b")
-            lo = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], a, b)
-            hi = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"], a, b)
-            put(self.op("OpBitcast", u32, self.op("OpSelect", self.f32, self.pv(ops["pc"]), lo, hi)))
+            put(self.op("OpBitcast", u32, self._fminmax(a, b, self.pv(ops["pc"]))))
         elif ir == "FSETP":
             self.need(inst, FTZ=0)
-            a, b = self.fval(inst, "a"), self.fval(inst, "b")
-            cmp = mods["cmp"]
-            if cmp in FCMP_OPS:
-                r = self.op(FCMP_OPS[cmp], self.bool, a, b)
-            elif cmp in (0, 15):
-                r = self.m.const_bool(cmp == 15)
-            else:
-                nan = self.op("OpLogicalOr", self.bool, self.op("OpIsNan", self.bool, a), self.op("OpIsNan", self.bool, b))
-                r = nan if cmp == 8 else self.op("OpLogicalNot", self.bool, nan)
-            self._setp(inst, r)
+            self._setp(inst, self._fcmp(mods["cmp"], self.fval(inst, "a"), self.fval(inst, "b")))
         elif ir == "I2F":
             self.need(inst, rnd=0, dst=2)
             if mods["src"] not in (2, 6) or ops["b"].get("bsel"):
@@ -351,12 +341,7 @@ class _Lower53(_Lower):
         self.set_pred(pr, v)
 
     def _icmp(self, inst: Inst, a: int, b: int) -> int:
-        cmp = ICMP_NAMES.get(inst.mods["cmp"])
-        if cmp is None:
-            return self.m.const_bool(inst.mods["cmp"] == 7)
-        u = inst.mods["u32"] == 0
-        name = {"Equal": "OpIEqual", "NotEqual": "OpINotEqual"}.get(cmp) or ("OpU" if u else "OpS") + cmp
-        return self.op(name, self.bool, a, b)
+        return self._icmp_op(inst.mods["cmp"], inst.mods["u32"] == 0, a, b)
 
     def _setp(self, inst: Inst, r: int) -> None:
         ops = inst.ops
@@ -500,20 +485,8 @@ class _Lower53(_Lower):
 
     def _f2i53(self, inst: Inst) -> int:
         """F2I with FLOOR/CEIL/TRUNC: round, saturate to the range, NaN -> 0 (as NVIDIA)."""
-        x = self.fval(inst, "b")
-        rnd = {1: "Floor", 2: "Ceil", 3: "Trunc"}[inst.mods["rnd"]]
-        r = self.op("OpExtInst", self.f32, self.glsl, GLSL[rnd], x)
-        signed = inst.mods["dst"] == 6
-        f = lambda v: self.m.const(self.f32, _f32(v))  # noqa: E731
-        if signed:
-            lo, hi, top, conv, sat = -2147483648.0, 2147483520.0, 2147483648.0, "OpConvertFToS", 0x7FFFFFFF
-        else:
-            lo, hi, top, conv, sat = 0.0, 4294967040.0, 4294967296.0, "OpConvertFToU", 0xFFFFFFFF
-        cl = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"],
-                     self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], r, f(hi)), f(lo))
-        v = self.op(conv, self.u32, cl)
-        v = self.op("OpSelect", self.u32, self.op("OpFOrdGreaterThanEqual", self.bool, r, f(top)), self.c(sat), v)
-        return self.op("OpSelect", self.u32, self.op("OpIsNan", self.bool, r), self.c(0), v)
+        return self._f2i_sat(self.fval(inst, "b"), {1: "Floor", 2: "Ceil", 3: "Trunc"}[inst.mods["rnd"]],
+                             inst.mods["dst"] == 6)
 
     def _f2f(self, inst: Inst, put) -> None:
         """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
@@ -769,97 +742,49 @@ class _Lower53(_Lower):
         p = self.op("OpAccessChain", self.fn_u32, self.var_array(), self.op("OpBitwiseAnd", self.u32, sp, self.c(STACK - 1)))
         return self.op("OpLoad", self.u32, p)
 
+    # --- control flow through the shared dispatcher loop (sm86.to_spirv._Lower.build) ---------
     def build(self) -> bytes:
-        m, E = self.m, self.m.E
         for ins in self.insts:
             if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
                 raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
                                      f"warp is emulated with workgroup barriers, which every invocation must "
                                      f"reach)", offset=ins.addr)
-            if not self.lowered(ins.row.ir):
-                raise TranslateError(f"{ins.text()}: not translated yet", offset=ins.addr)
-        blocks = _blocks(self.insts)
-        index = {b[0].addr: i for i, b in enumerate(blocks)}
-        blk = self.var("block", self.fn_u32)
+        return super().build()
+
+    def block_list(self) -> list[list[Inst]]:
+        return _blocks(self.insts)
+
+    def branch_target(self, ins: Inst) -> int:
+        return _entry_addr(ins.ops["t"]["target"], _code_base(self.insts))
+
+    def _prologue(self) -> None:
         self.do("OpStore", self.var("sp", self.fn_u32), self.c(0))
         self.do("OpStore", self.var("CC", self.fn_bool), self.m.const_bool(False))
-        header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
-        entry = self.label()
-        self.do("OpStore", blk, self.c(0))
-        self.do("OpBranch", header)
-        self.put_label(header)
-        self.do("OpLoopMerge", merge, cont, 0)
-        self.do("OpBranch", sw)
-        self.put_label(sw)
-        cur = self.op("OpLoad", self.u32, blk)
-        case_labels = [self.label() for _ in blocks]
-        self.do("OpSelectionMerge", swmerge, 0)
-        self.do("OpSwitch", cur, swmerge, *[x for i, lab in enumerate(case_labels) for x in (i, lab)])
 
-        def target(ins: Inst) -> int:
-            t = index.get(_entry_addr(ins.ops["t"]["target"]))
-            if t is None:
-                raise TranslateError(f"{ins.text()}: branch target outside the kernel", offset=ins.addr)
-            return t
-
-        for i, (b, lab) in enumerate(zip(blocks, case_labels)):
-            self.put_label(lab)
-            nxt = self.c(i + 1 if i + 1 < len(blocks) else DONE)
-            for ins in b:
-                ir = ins.row.ir
-                guarded = not (ins.pred == 7 and not ins.pred_not)
-                if ir in ("SSY", "PBK"):
-                    self._push(self.c(target(ins)))
-                    continue
-                if ir in BRANCHES:
-                    if ir == "CAL":
-                        self._push(self.c(i + 1))
-                    if guarded:
-                        p = self.pred(ins.pred, ins.pred_not)
-                        then, after = self.label(), self.label()
-                        res = self.var(f"t{ins.addr}", self.fn_u32)
-                        self.do("OpStore", res, nxt)
-                        self.do("OpSelectionMerge", after, 0)
-                        self.do("OpBranchConditional", p, then, after)
-                        self.put_label(then)
-                        self.do("OpStore", res, self._branch_value(ins, target))
-                        self.do("OpBranch", after)
-                        self.put_label(after)
-                        nxt = self.op("OpLoad", self.u32, res)
-                    else:
-                        nxt = self._branch_value(ins, target)
-                    continue
-                if guarded:
-                    then, after = self.label(), self.label()
-                    p = self.pred(ins.pred, ins.pred_not)
-                    self.do("OpSelectionMerge", after, 0)
-                    self.do("OpBranchConditional", p, then, after)
-                    self.put_label(then)
-                    self.lower(ins)
-                    self.do("OpBranch", after)
-                    self.put_label(after)
-                else:
-                    self.lower(ins)
-            self.do("OpStore", blk, nxt)
-            self.do("OpBranch", swmerge)
-        self.put_label(swmerge)
-        self.do("OpBranch", cont)
-        self.put_label(cont)
-        again = self.op("OpINotEqual", self.bool, self.op("OpLoad", self.u32, blk), self.c(DONE))
-        self.do("OpBranchConditional", again, header, merge)
-        self.put_label(merge)
-        self.do("OpReturn")
-        void = m.type("OpTypeVoid")
-        main = m.id()
-        m.emit("funcs", "OpFunction", void, main, 0, m.type("OpTypeFunction", void))
-        m.emit("funcs", "OpLabel", entry)
-        for key, (vid, ptr) in self.vars.items():
-            m.emit("funcs", "OpVariable", ptr, vid, E("StorageClass", "Function"))
-        for ins in self.body:
-            m.emit("funcs", ins[0], *ins[1:])
-        m.emit("funcs", "OpFunctionEnd")
-        self._entry(main)
-        return m.binary()
+    def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
+        """SSY/PBK push their target; BRA/CAL/EXIT/SYNC/BRK/RET pick the next block (CAL pushes
+        its return block; SYNC/BRK/RET pop, only when taken, hence a selection, not OpSelect)."""
+        ir = ins.row.ir
+        if ir in ("SSY", "PBK"):
+            self._push(self.c(target(ins)))
+            return nxt
+        if ir not in BRANCHES:
+            return None
+        if ir == "CAL":
+            self._push(self.c(i + 1))
+        if ins.pred == 7 and not ins.pred_not:
+            return self._branch_value(ins, target)
+        p = self.pred(ins.pred, ins.pred_not)
+        then, after = self.label(), self.label()
+        res = self.var(f"t{ins.addr}", self.fn_u32)
+        self.do("OpStore", res, nxt)
+        self.do("OpSelectionMerge", after, 0)
+        self.do("OpBranchConditional", p, then, after)
+        self.put_label(then)
+        self.do("OpStore", res, self._branch_value(ins, target))
+        self.do("OpBranch", after)
+        self.put_label(after)
+        return self.op("OpLoad", self.u32, res)
 
     def _branch_value(self, ins: Inst, target) -> int:
         ir = ins.row.ir

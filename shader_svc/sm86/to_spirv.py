@@ -9,6 +9,12 @@ built from the register pairs, exactly as the machine code computes its addresse
 
 Covered: the integer/FP ALU subset listed in ``LOWERED`` with predication, BRA/EXIT, LDG/STG.
 Anything else raises ``TranslateError`` naming the instruction and its address.
+
+``_Lower`` is also the shared base of the SM53 (Maxwell) lowerings and of both graphics
+lowerings: register/predicate variables, the dispatcher loop (``build``, with hooks for an
+architecture's blocks, branch targets and control-flow instructions), the function emission,
+and the semantics both encodings share (FP comparisons, NaN-suppressing min/max, saturating
+F2I, integer comparisons, LOP3-style truth tables, exactly rounded FFMA).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ LOWERED = {"MOV", "S2R", "NOP", "IMAD", "IMAD.WIDE", "IADD3", "ISETP", "LOP3", "
 GLSL = {"RoundEven": 2, "Trunc": 3, "FAbs": 4, "Floor": 8, "Ceil": 9, "UMin": 38, "SMin": 39, "UMax": 41,
         "SMax": 42, "NMin": 79, "NMax": 80}
 # FSETP comparisons: ordered ones are false when an operand is NaN, the U forms true
+ICMP_NAMES = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual", 6: "GreaterThanEqual"}
 FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: "OpFOrdGreaterThan",
             5: "OpFOrdNotEqual", 6: "OpFOrdGreaterThanEqual", 9: "OpFUnordLessThan", 10: "OpFUnordEqual",
             11: "OpFUnordLessThanEqual", 12: "OpFUnordGreaterThan", 13: "OpFUnordNotEqual",
@@ -280,14 +287,9 @@ class _Lower:
         elif ir == "ISETP":
             self.require(inst, EX=0)
             a, b = self.src(inst, "a"), self.src(inst, "b")
-            u = inst.mods["U32"] == 0
-            cmp = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual",
-                   6: "GreaterThanEqual"}.get(inst.mods["cmp"])
-            if cmp is None:
+            if inst.mods["cmp"] not in ICMP_NAMES:
                 raise TranslateError(f"{inst.text()}: comparison not supported", offset=inst.addr)
-            name = {"Equal": "OpIEqual", "NotEqual": "OpINotEqual"}.get(cmp) or ("OpU" if u else "OpS") + cmp
-            r = self.op(name, self.bool, a, b)
-            self._set_bop(inst, r)
+            self._set_bop(inst, self._icmp_op(inst.mods["cmp"], inst.mods["U32"] == 0, a, b))
         elif ir == "LOP3":
             self.require(inst, PAND=0)
             a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
@@ -331,26 +333,13 @@ class _Lower:
             self.require(inst, FTZ=0)
             a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
             b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
-            cmp = inst.mods["cmp"]
-            if cmp in FCMP_OPS:
-                r = self.op(FCMP_OPS[cmp], self.bool, a, b)
-            elif cmp in (0, 15):
-                r = self.m.const_bool(cmp == 15)
-            else:                                   # NUM / NAN
-                nan = self.op("OpLogicalOr", self.bool, self.op("OpIsNan", self.bool, a),
-                              self.op("OpIsNan", self.bool, b))
-                r = nan if cmp == 8 else self.op("OpLogicalNot", self.bool, nan)
-            self._set_bop(inst, r)
+            self._set_bop(inst, self._fcmp(inst.mods["cmp"], a, b))
         elif ir == "FMNMX":
             self.require(inst, FTZ=0, NAN=0, XORSIGN=0)
             a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
             b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
-            # NaN-suppressing like NVIDIA's (NMin/NMax return the other operand)
-            lo = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], a, b)
-            hi = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"], a, b)
             pp = ops["pp"]
-            r = self.op("OpSelect", self.f32, self.pred(pp["pred"], pp["not"]), lo, hi)
-            put(self.op("OpBitcast", self.u32, r))
+            put(self.op("OpBitcast", self.u32, self._fminmax(a, b, self.pred(pp["pred"], pp["not"]))))
         elif ir == "IMNMX":
             pp = ops["pp"]
             if pp["pred"] != 7:
@@ -424,9 +413,13 @@ class _Lower:
         (SPIR-V leaves out-of-range conversions undefined, NVIDIA saturates)."""
         self.require(inst, size=2)
         x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
-        rnd = ("RoundEven", "Floor", "Ceil", "Trunc")[inst.mods["rnd"]]
+        return self._f2i_sat(x, ("RoundEven", "Floor", "Ceil", "Trunc")[inst.mods["rnd"]], inst.mods["sign"] == 1)
+
+    # --- semantics both encodings share ------------------------------------------------------
+    def _f2i_sat(self, x: int, rnd: str, signed: bool) -> int:
+        """Round ``x`` (GLSL.std.450 ``rnd``), then convert saturating to the 32-bit range; NaN
+        gives 0 (SPIR-V leaves out-of-range conversions undefined, NVIDIA saturates)."""
         r = self.op("OpExtInst", self.f32, self.glsl, GLSL[rnd], x)
-        signed = inst.mods["sign"] == 1
         f = lambda v: self.m.const(self.f32, struct.unpack("<I", struct.pack("<f", v))[0])  # noqa: E731
         if signed:
             lo, hi, top, conv, sat = -2147483648.0, 2147483520.0, 2147483648.0, "OpConvertFToS", 0x7FFFFFFF
@@ -437,6 +430,30 @@ class _Lower:
         v = self.op(conv, self.u32, c)
         v = self.op("OpSelect", self.u32, self.op("OpFOrdGreaterThanEqual", self.bool, r, f(top)), self.c(sat), v)
         return self.op("OpSelect", self.u32, self.op("OpIsNan", self.bool, r), self.c(0), v)
+
+    def _fcmp(self, cmp: int, a: int, b: int) -> int:
+        """FSETP's 16 comparisons: ordered ones false on NaN, the U forms true, NUM/NAN, F/T."""
+        if cmp in FCMP_OPS:
+            return self.op(FCMP_OPS[cmp], self.bool, a, b)
+        if cmp in (0, 15):
+            return self.m.const_bool(cmp == 15)
+        nan = self.op("OpLogicalOr", self.bool, self.op("OpIsNan", self.bool, a), self.op("OpIsNan", self.bool, b))
+        return nan if cmp == 8 else self.op("OpLogicalNot", self.bool, nan)
+
+    def _fminmax(self, a: int, b: int, p: int) -> int:
+        """FMNMX: min when ``p`` holds, else max; NaN-suppressing like NVIDIA's (NMin/NMax
+        return the other operand)."""
+        lo = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], a, b)
+        hi = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"], a, b)
+        return self.op("OpSelect", self.f32, p, lo, hi)
+
+    def _icmp_op(self, cmp: int, unsigned: bool, a: int, b: int) -> int:
+        """Integer comparison 0..7 (F, LT, EQ, LE, GT, NE, GE, T) as a bool."""
+        name = ICMP_NAMES.get(cmp)
+        if name is None:
+            return self.m.const_bool(cmp == 7)
+        op = {"Equal": "OpIEqual", "NotEqual": "OpINotEqual"}.get(name) or ("OpU" if unsigned else "OpS") + name
+        return self.op(op, self.bool, a, b)
 
     def _set_bop(self, inst: Inst, r: int) -> None:
         pp = inst.ops["pp"]
@@ -482,16 +499,53 @@ class _Lower:
         self.set_reg(d, self.op("OpUConvert", self.u32, r))
 
     # --- whole function ----------------------------------------------------------------------
+    # The dispatcher loop is shared with the SM53 lowering; an architecture supplies its basic
+    # blocks, where a branch goes, and how its control-flow instructions pick the next block.
+    def block_list(self) -> list[list[Inst]]:
+        return _blocks(self.insts)
+
+    def branch_target(self, ins: Inst) -> int:
+        """Address a branch instruction goes to."""
+        return ins.ops["target"]["target"]
+
+    def _prologue(self) -> None:
+        """Stores at the function's start (SM53: its reconvergence stack pointer, carry flag)."""
+
+    def _block_start(self, block: list[Inst]) -> None:
+        """Called at the start of every basic block (its instructions), in block order."""
+
+    def _guard(self, ins: Inst) -> int:
+        return self.pred(ins.pred, ins.pred_not, "UP" if getattr(ins.row, "uniform", False) else "P")
+
+    def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
+        """A control-flow instruction of block ``i``: the next block's number (an id) after it,
+        given the one so far (``nxt``); None when ``ins`` is not control flow.  ``target(ins)``
+        is the block number its branch target starts."""
+        ir = ins.row.ir
+        if ir not in ("BRA", "EXIT"):
+            return None
+        tgt = self.c(DONE if ir == "EXIT" else target(ins))
+        if ins.pred == 7 and not ins.pred_not:
+            return tgt
+        return self.op("OpSelect", self.u32, self._guard(ins), tgt, nxt)
+
     def build(self) -> bytes:
-        m, E = self.m, self.m.E
         for ins in self.insts:
             if not self.lowered(ins.row.ir):
                 raise TranslateError(f"{ins.text()}: not translated yet", offset=ins.addr)
-        blocks = _blocks(self.insts)
+        blocks = self.block_list()
         index = {b[0].addr: i for i, b in enumerate(blocks)}
+
+        def target(ins: Inst) -> int:
+            t = index.get(self.branch_target(ins))
+            if t is None:
+                raise TranslateError(f"{ins.text()}: branch target outside the kernel", offset=ins.addr)
+            return t
+
         blk = self.var("block", self.fn_u32)
         header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
         entry = self.label()
+        self._prologue()
         self.do("OpStore", blk, self.c(0))
         self.do("OpBranch", header)
         self.put_label(header)
@@ -504,26 +558,19 @@ class _Lower:
         self.do("OpSwitch", cur, swmerge, *[x for i, lab in enumerate(case_labels) for x in (i, lab)])
         for i, (b, lab) in enumerate(zip(blocks, case_labels)):
             self.put_label(lab)
-            fall = i + 1 if i + 1 < len(blocks) else DONE
-            nxt = self.c(fall)
+            self._block_start(b)
+            nxt = self.c(i + 1 if i + 1 < len(blocks) else DONE)
             for ins in b:
-                ir = ins.row.ir
-                guarded = not (ins.pred == 7 and not ins.pred_not)
-                if ir in ("BRA", "EXIT"):
-                    tgt = DONE if ir == "EXIT" else index.get(ins.ops["target"]["target"])
-                    if tgt is None:
-                        raise TranslateError(f"{ins.text()}: branch target outside the kernel", offset=ins.addr)
-                    if guarded:
-                        nxt = self.op("OpSelect", self.u32, self.pred(ins.pred, ins.pred_not, "UP" if ins.row.uniform else "P"), self.c(tgt), nxt)
-                    else:
-                        nxt = self.c(tgt)
-                    continue
-                if ir == "KILL":     # a terminator: always in its own conditional block
+                if ins.row.ir in ("KILL", "KIL"):     # a terminator: always in its own conditional block
                     self.kill(ins)
                     continue
-                if guarded:
+                after_ctl = self._control(ins, i, nxt, target)
+                if after_ctl is not None:
+                    nxt = after_ctl
+                    continue
+                if not (ins.pred == 7 and not ins.pred_not):
                     then, after = self.label(), self.label()
-                    p = self.pred(ins.pred, ins.pred_not, "UP" if ins.row.uniform else "P")
+                    p = self._guard(ins)
                     self.do("OpSelectionMerge", after, 0)
                     self.do("OpBranchConditional", p, then, after)
                     self.put_label(then)
@@ -542,7 +589,12 @@ class _Lower:
         self.put_label(merge)
         self._epilogue()
         self.do("OpReturn")
-        # function: header, variables in the first block, then the body
+        return self._emit_function(entry)
+
+    def _emit_function(self, entry: int) -> bytes:
+        """The function: header, the variables in the first block, then the body; the entry
+        point; the module's binary."""
+        m, E = self.m, self.m.E
         void = m.type("OpTypeVoid")
         fnty = m.type("OpTypeFunction", void)
         main = m.id()

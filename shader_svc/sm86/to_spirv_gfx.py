@@ -111,7 +111,11 @@ class _GfxLower(_Lower):
                                  f"binding (slots 0..3 of index 0 are bindings 4..7)", offset=inst.addr)
         if "dim" in ops and ops["dim"]["sym"] != 1:     # TXQ has no dimension: the binding is 2D
             raise TranslateError(f"{inst.text()}: only 2D textures are translated yet", offset=inst.addr)
-        slot = ops["slot"]["imm"]
+        return self.slot_var(ops["slot"]["imm"])
+
+    def slot_var(self, slot: int) -> int:
+        """The combined image sampler of texture slot ``slot`` (binding 4 + slot, 2D float),
+        declared on first use (shared with the SM53 lowering)."""
         if slot not in self.images:
             m, E = self.m, self.m.E
             img = m.type("OpTypeImage", self.f32, E("Dim", "2D"), 0, 0, 0, 1, E("ImageFormat", "Unknown"))
@@ -144,6 +148,54 @@ class _GfxLower(_Lower):
             raise TranslateError(f"{inst.text()}: {what} a[{a:#x}], which the shader program header does not "
                                  f"declare", offset=inst.addr)
 
+    # attribute words, shared with the SM53 lowering (whose ALD/AST/IPA encode them otherwise)
+    def vertex_input(self, a: int, inst: Inst) -> int:
+        """The u32 value of vertex input word a[a]: a generic attribute component (declared in
+        the header) or the vertex / instance index."""
+        if a in (VERTEX_ID, INSTANCE_ID):
+            var = self.builtin("VertexIndex" if a == VERTEX_ID else "InstanceIndex", "Input", self.i32)
+            return self.op("OpBitcast", self.u32, self.op("OpLoad", self.i32, var))
+        if GENERIC <= a < GENERIC + 0x200:
+            self._need(self.header.inputs, a, "reads", inst)
+            var = self.location(self.inputs, "Input", (a - GENERIC) // 16)
+            return self.op("OpBitcast", self.u32, self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input")))
+        raise TranslateError(f"{inst.text()}: vertex input a[{a:#x}] not translated yet", offset=inst.addr)
+
+    def vertex_output(self, a: int, val: int, inst: Inst) -> None:
+        """Store the u32 ``val`` to vertex output word a[a] (position or a declared varying)."""
+        if POSITION <= a < POSITION + 16:
+            var = self.builtin("Position", "Output", self.v4f)
+        elif GENERIC <= a < GENERIC + 0x200:
+            var = self.location(self.outputs, "Output", (a - GENERIC) // 16)
+        else:
+            raise TranslateError(f"{inst.text()}: vertex output a[{a:#x}] not translated yet", offset=inst.addr)
+        self._need(self.header.outputs, a, "writes", inst)
+        self.do("OpStore", self._attr_ptr(var, a % 16 // 4, "Output"), self.op("OpBitcast", self.f32, val))
+
+    def fragment_input(self, a: int, constant: bool, centroid: bool, inst: Inst) -> tuple[int, str]:
+        """The f32 of fragment input word a[a] as the driver interpolates it, and how:
+        'position' (FragCoord), 'flat' (the instruction's constant mode or the header's),
+        'linear' (header screen linear: NoPerspective), 'perspective' (Smooth)."""
+        if POSITION <= a < POSITION + 16:
+            var, how = self.builtin("FragCoord", "Input", self.v4f), "position"
+        elif GENERIC <= a < GENERIC + 0x200:
+            mode = self.header.interpolation(a)
+            if mode == "unused":
+                self._need(frozenset(), a, "interpolates", inst)
+            loc = (a - GENERIC) // 16
+            want = self.interp.setdefault(loc, set())
+            how = "flat" if constant or mode == "constant" else mode
+            want.add({"flat": "Flat", "linear": "NoPerspective"}.get(how, "Smooth"))
+            if centroid:
+                want.add("Centroid")
+            if len(want - {"Centroid"}) > 1:
+                raise TranslateError(f"{inst.text()}: input {loc} is read with two interpolations "
+                                     f"({', '.join(sorted(want))})", offset=inst.addr)
+            var = self.location(self.inputs, "Input", loc)
+        else:
+            raise TranslateError(f"{inst.text()}: fragment input a[{a:#x}] not translated yet", offset=inst.addr)
+        return self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input")), how
+
     def ald(self, inst: Inst) -> None:
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["O"]:
@@ -151,17 +203,7 @@ class _GfxLower(_Lower):
                                  offset=inst.addr)
         d = ops["d"]["reg"]
         for i in range(inst.mods["comps"] + 1):
-            a = ops["attr"]["attr"] + 4 * i
-            if a in (VERTEX_ID, INSTANCE_ID):
-                var = self.builtin("VertexIndex" if a == VERTEX_ID else "InstanceIndex", "Input", self.i32)
-                val = self.op("OpBitcast", self.u32, self.op("OpLoad", self.i32, var))
-            elif GENERIC <= a < GENERIC + 0x200:
-                self._need(self.header.inputs, a, "reads", inst)
-                var = self.location(self.inputs, "Input", (a - GENERIC) // 16)
-                f = self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input"))
-                val = self.op("OpBitcast", self.u32, f)
-            else:
-                raise TranslateError(f"{inst.text()}: vertex input a[{a:#x}] not translated yet", offset=inst.addr)
+            val = self.vertex_input(ops["attr"]["attr"] + 4 * i, inst)
             if d != 255:
                 self.set_reg(d + i, val)
 
@@ -172,42 +214,14 @@ class _GfxLower(_Lower):
                                  offset=inst.addr)
         b = ops["b"]["reg"]
         for i in range(inst.mods["comps"] + 1):
-            a = ops["attr"]["attr"] + 4 * i
-            if POSITION <= a < POSITION + 16:
-                var = self.builtin("Position", "Output", self.v4f)
-            elif GENERIC <= a < GENERIC + 0x200:
-                var = self.location(self.outputs, "Output", (a - GENERIC) // 16)
-            else:
-                raise TranslateError(f"{inst.text()}: vertex output a[{a:#x}] not translated yet", offset=inst.addr)
-            self._need(self.header.outputs, a, "writes", inst)
-            val = self.op("OpBitcast", self.f32, self.reg(b + i) if b != 255 else self.c(0))
-            self.do("OpStore", self._attr_ptr(var, a % 16 // 4, "Output"), val)
+            self.vertex_output(ops["attr"]["attr"] + 4 * i, self.reg(b + i) if b != 255 else self.c(0), inst)
 
     def ipa(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
         if ops["pd"]["pred"] != 7 or mods["loc"] == 2 or mods["mode"] == 2:
             raise TranslateError(f"{inst.text()}: only IPA.PASS/.CONSTANT (optionally .CENTROID) are translated",
                                  offset=inst.addr)
-        a = ops["attr"]["attr"]
-        if POSITION <= a < POSITION + 16:
-            var = self.builtin("FragCoord", "Input", self.v4f)
-        elif GENERIC <= a < GENERIC + 0x200:
-            mode = self.header.interpolation(a)
-            if mode == "unused":
-                self._need(frozenset(), a, "interpolates", inst)
-            loc = (a - GENERIC) // 16
-            want = self.interp.setdefault(loc, set())
-            flat = mods["mode"] == 1 or mode == "constant"
-            want.add("Flat" if flat else ("NoPerspective" if mode == "linear" else "Smooth"))
-            if mods["loc"] == 1:
-                want.add("Centroid")
-            if len(want - {"Centroid"}) > 1:
-                raise TranslateError(f"{inst.text()}: input {loc} is read with two interpolations "
-                                     f"({', '.join(sorted(want))})", offset=inst.addr)
-            var = self.location(self.inputs, "Input", loc)
-        else:
-            raise TranslateError(f"{inst.text()}: fragment input a[{a:#x}] not translated yet", offset=inst.addr)
-        f = self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input"))
+        f, _ = self.fragment_input(ops["attr"]["attr"], mods["mode"] == 1, mods["loc"] == 1, inst)
         self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, f))
 
     def kill(self, ins: Inst) -> None:

@@ -343,8 +343,8 @@ def test_bad_names_and_listings_are_clear_errors(tmp_path):
         shaders.sm86_program("sky", "vertex")
     with pytest.raises(NxError, match="unknown shader stage 'geometry'"):
         shaders.sm86_program("scene", "geometry")
-    with pytest.raises(NxError, match="unknown shader arch 'sm53'"):
-        shaders.romfs_shaders("sm53")
+    with pytest.raises(NxError, match="unknown shader arch 'sm70'"):
+        shaders.romfs_shaders("sm70")
     cases = {
         "no header line": ("EXIT\n", "exactly one //@sph header line, has 0"),
         "two header lines": ("//@sph vertex\n//@sph vertex\nEXIT\n", "has 2"),

@@ -1,8 +1,10 @@
-"""The guest programs' shaders as the GPU API receives them: SM86 (Ampere) machine code made at
-build time from the assembly listings here (``<name>.<vs|fs>.sm86``), or SPIR-V from the GLSL
-versions (``<name>.vert``/``.frag``), as RomFS files.
+"""The guest programs' shaders as the GPU API receives them: SM86 (Ampere, Switch 2) or SM53
+(Maxwell, Switch 1) machine code made at build time from the assembly listings here
+(``<name>.<vs|fs>.sm86`` / ``.sm53``), or SPIR-V from the GLSL versions (``<name>.vert``/``.frag``),
+as RomFS files.
 
-A listing is nvdisasm-syntax text for ``shader_svc.sm86.assemble.assemble_program`` plus one
+A listing is nvdisasm-syntax text for the arch's assembler (``shader_svc.sm86.assemble`` /
+``shader_svc.sm53.assemble``: 16-byte Ampere words / Maxwell words with a control word per three) plus one
 ``//@sph`` line with its shader program header settings (``shader_svc.sph.build``)::
 
     //@sph vertex inputs=0x80-0x88,0x90-0x94 outputs=0x70-0x7c,0x80-0x84
@@ -10,9 +12,10 @@ A listing is nvdisasm-syntax text for ``shader_svc.sm86.assemble.assemble_progra
 
 Addresses are attribute byte addresses (``a-b`` = every word from a to b); a fragment input
 names its interpolation (constant, perspective, linear); ``targets`` lists the component masks of
-colour targets 0, 1, ...  ``sm86_program`` returns header + instructions, exactly what a guest
-puts in memory for ``nvnProgramSetShaders`` with arch 86 (and what the shader service's
-Translate takes).  Nothing binary is committed: the words come from the assembler each build.
+colour targets 0, 1, ...  ``sm86_program`` / ``sm53_program`` return header + instructions,
+exactly what a guest puts in memory for ``nvnProgramSetShaders`` with arch 86 / 53 (and what the
+shader service's Translate takes); Maxwell programs carry a version-3 header (0x50 bytes), Ampere
+ones version 4 (0x80).  Nothing binary is committed: the words come from the assembler each build.
 
 Programs: ``scene`` (the demo game), ``color`` and ``tex`` (examples/horizon_hello's gfx
 program; the GLSL is the text of tests/gpu_host/gpu_guest.py's COLOR_*/TEX_*).
@@ -28,7 +31,9 @@ from nxrecomp.errors import NxError
 HERE = Path(__file__).resolve().parent
 PROGRAMS = ("scene", "color", "tex")
 STAGES = {"vertex": ("vs", "vert"), "fragment": ("fs", "frag")}
-ARCHS = ("sm86", "spirv")
+ARCHS = ("sm86", "sm53", "spirv")
+MACHINE_ARCHS = ("sm86", "sm53")
+SPH_VERSION = {"sm86": 4, "sm53": 3}          # Maxwell's header is 0x50 bytes, Turing and later 0x80
 INTERPOLATIONS = ("constant", "perspective", "linear")
 
 
@@ -111,23 +116,37 @@ def read_listing(path: Path) -> Listing:
     return Listing(path, stage, text, header)
 
 
-def listing(name: str, stage: str) -> Listing:
+def _check_arch(arch: str) -> None:
+    if arch not in MACHINE_ARCHS:
+        raise NxError(f"unknown machine-code arch {arch!r} (known: {', '.join(MACHINE_ARCHS)})", field="arch")
+
+
+def listing(name: str, stage: str, arch: str = "sm86") -> Listing:
     _check(name, stage)
-    lst = read_listing(HERE / f"{name}.{STAGES[stage][0]}.sm86")
+    _check_arch(arch)
+    lst = read_listing(HERE / f"{name}.{STAGES[stage][0]}.{arch}")
     if lst.stage != stage:
         raise NxError(f"//@sph says {lst.stage}, the file name says {stage}", path=str(lst.path))
     return lst
 
 
-def assemble_listing(lst: Listing) -> bytes:
+def assemble_listing(lst: Listing, arch: str | None = None) -> bytes:
     """Header + instructions; instruction offsets (branch targets) count from the header's start,
-    as the guest's program does."""
+    as the guest's program does.  ``arch``: 'sm86'/'sm53', by default the listing's suffix."""
     from shader_svc import sph
-    from shader_svc.sm86.assemble import assemble_program
 
-    header = sph.build(lst.stage, **lst.header)
+    arch = arch or (lst.path.suffix[1:] if lst.path.suffix[1:] in MACHINE_ARCHS else "sm86")
+    _check_arch(arch)
+    header = sph.build(lst.stage, **lst.header, version=SPH_VERSION[arch])
     try:
-        code = assemble_program(lst.text, base=len(header))
+        if arch == "sm86":
+            from shader_svc.sm86.assemble import assemble_program
+
+            code = assemble_program(lst.text, base=len(header))
+        else:
+            from shader_svc.sm53.assemble import assemble_program as assemble53
+
+            code = assemble53(lst.text, base_addr=len(header))
     except NxError as e:
         raise NxError(str(e), path=str(lst.path)) from None
     return header + code
@@ -136,7 +155,12 @@ def assemble_listing(lst: Listing) -> bytes:
 def sm86_program(name: str, stage: str) -> bytes:
     """Program ``name`` ('scene', 'color', 'tex') for ``stage`` ('vertex'/'fragment') as SM86:
     the shader program header then the instruction words."""
-    return assemble_listing(listing(name, stage))
+    return assemble_listing(listing(name, stage, "sm86"), "sm86")
+
+
+def sm53_program(name: str, stage: str) -> bytes:
+    """The same program as SM53 (Maxwell, Switch 1): version-3 header then the code stream."""
+    return assemble_listing(listing(name, stage, "sm53"), "sm53")
 
 
 def glsl_source(name: str, stage: str) -> str:
@@ -155,11 +179,11 @@ def spirv_program(name: str, stage: str) -> bytes:
 
 
 def romfs_shaders(arch: str) -> dict[str, bytes]:
-    """The RomFS files the guests read: ``/shaders/arch`` (b"sm86" or b"spirv") and
+    """The RomFS files the guests read: ``/shaders/arch`` (b"sm86", b"sm53" or b"spirv") and
     ``/shaders/<name>.vs``/``.fs`` for every program."""
     if arch not in ARCHS:
         raise NxError(f"unknown shader arch {arch!r} (known: {', '.join(ARCHS)})", field="arch")
-    make = sm86_program if arch == "sm86" else spirv_program
+    make = {"sm86": sm86_program, "sm53": sm53_program}.get(arch, spirv_program)
     files = {"/shaders/arch": arch.encode()}
     for name in PROGRAMS:
         for stage, (ext, _) in STAGES.items():

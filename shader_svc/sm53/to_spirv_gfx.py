@@ -1,0 +1,326 @@
+"""Vertex and fragment programs (SM53, Maxwell) to SPIR-V.
+
+Built from the two lowerings that exist: Maxwell's ALU, carry, reconvergence stack and
+dispatcher loop (``to_spirv._Lower53``) and the graphics stages' interface of the SM86 lowering
+(``sm86.to_spirv_gfx._GfxLower``: uniform blocks at bindings 0-3, combined image samplers at
+4-7, attribute locations, FragCoord/Position/VertexIndex/InstanceIndex, colour outputs from R0..
+at EXIT per the shader program header).  The interface is the one written down in
+shader_svc/README.md "Graphics-stage interface"; what differs on Maxwell is the instructions:
+
+- ALD/AST with a vector size (.64/.96/.128), IPA in its four modes, KIL, the full texture forms
+  TEX/TLD/TXQ (consecutive destination registers for the enabled components) and the short
+  forms TEXS/TLDS/TLD4S (two destination pairs; the component mask depends on whether the
+  second pair is RZ; 2D coordinates in Ra and Rb, the LOD of the .LL targets in Rb);
+- IPA follows the hardware: a perspective-interpolated attribute read with IPA.PASS is
+  ``value / w`` (the plane equation interpolates attr/w), position w (a[0x7c]) is the
+  interpolated 1/w (Vulkan's FragCoord.w), and the multiply mode (``IPA R1, a[0x80], R0``)
+  multiplies by its register.  Compilers recover the value with ``IPA.PASS Rw, a[0x7c];
+  MUFU.RCP Rw, Rw; IPA Rd, a[...], Rw``; that idiom is recognised along straight-line code
+  (through blocks entered only by falling through, as after a KIL) and lowered to the perspective-correct input itself, so the result is exactly the driver's
+  interpolated value (multiplying by w then 1/w would differ by an ulp).  Any other multiplier
+  is honoured as written: value * FragCoord.w * R.
+
+Float math is the driver's (FFMA = GLSL Fma), as in the SM86 graphics lowering: the GPU
+process's device enables neither Float64 nor Int64, so Maxwell's 64-bit helpers (carries with
+.CC, PRMT, SHF, IADD3.RS) are refused in these stages with a clear error.
+"""
+from __future__ import annotations
+
+from shader_svc.sm53.decode import Inst
+from shader_svc.sm53.to_spirv import LOWERED, _code_base, _entry_addr, _Lower53
+from shader_svc.sm86.to_spirv import TranslateError
+from shader_svc.sm86.to_spirv_gfx import GLSL_FMA, TEX_SLOTS, _GfxLower
+from shader_svc.sph import POSITION, Header
+
+NOT_IN_GRAPHICS = {"S2R", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS", "RED", "BAR", "VOTE", "SHFL",
+                   "LDL", "STL", "LDC"}
+GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {"ALD", "AST", "IPA", "KIL", "TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ"}
+STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
+POS_W = POSITION + 12
+
+
+def _dst_regs(inst: Inst) -> set[int]:
+    """Registers an instruction writes (for the block-local idiom tracking): ALD its vector,
+    the full texture forms one per enabled component, the short forms a pair per destination,
+    everything else lowered in these stages one register."""
+    ir, ops = inst.row.ir, inst.ops
+    widths = {"d": 1}
+    if ir == "ALD":
+        widths = {"d": inst.mods["size"] + 1}
+    elif ir in ("TEX", "TLD", "TXQ"):
+        widths = {"d": bin(ops["mask"]["imm"]).count("1")}
+    elif ir in ("TEXS", "TLDS", "TLD4S"):
+        widths = {"d": 2, "d2": 2}
+    elif ir == "AST":
+        widths = {}
+    out: set[int] = set()
+    for name, n in widths.items():
+        r = ops.get(name, {}).get("reg", 255)
+        if r != 255:
+            out |= set(range(r, min(r + n, 255)))
+    return out
+
+
+class _Gfx53(_GfxLower, _Lower53):
+    def __init__(self, insts: list[Inst], header: Header) -> None:
+        self.w_regs: set[int] = set()        # registers holding FragCoord.w (IPA.PASS a[0x7c])
+        self.rcpw_regs: set[int] = set()     # registers holding MUFU.RCP of such a register
+        super().__init__(insts, header)
+
+    def lowered(self, ir: str) -> bool:
+        # compute-only and geometry instructions pass here so that lower() names the stage
+        return ir in GFX_LOWERED or ir in NOT_IN_GRAPHICS or ir == "OUT"
+
+    @property
+    def u64(self) -> int:
+        raise TranslateError("64-bit integer arithmetic (carry chains, PRMT, SHF, IADD3.RS) is not translated in "
+                             "graphics stages (the GPU process's device has no Int64)", field="code")
+
+    def block_list(self) -> list[list[Inst]]:
+        """The blocks, and which of them other blocks may enter (branch, SSY/PBK/CAL targets,
+        CAL return points): only those lose what the IPA idiom tracks.  A block reached by
+        falling through alone (after a KIL, or a guarded branch) keeps its predecessor's."""
+        blocks = super().block_list()
+        base = _code_base(self.insts)
+        self.joins = {_entry_addr(i.ops["t"]["target"], base) for i in self.insts
+                      if i.row.ir in ("BRA", "SSY", "PBK", "CAL")}
+        self.joins |= {blocks[k + 1][0].addr for k in range(len(blocks) - 1) if blocks[k][-1].row.ir == "CAL"}
+        return blocks
+
+    def _block_start(self, block: list[Inst]) -> None:
+        if block[0].addr in self.joins:
+            self.w_regs, self.rcpw_regs = set(), set()
+
+    def kill(self, ins: Inst) -> None:
+        if self.header.stage != "fragment":
+            raise TranslateError(f"{ins.text()}: KIL does not exist in a {self.header.stage} program",
+                                 offset=ins.addr)
+        dead, after = self.label(), self.label()
+        p = self.pred(ins.pred, ins.pred_not)      # loaded before the merge instruction
+        self.do("OpSelectionMerge", after, 0)
+        self.do("OpBranchConditional", p, dead, after)
+        self.put_label(dead)
+        self.do("OpKill")
+        self.put_label(after)
+
+    # --- instructions ----------------------------------------------------------------------------
+    def lower(self, inst: Inst) -> None:
+        ir = inst.row.ir
+        stage = STAGE_OF.get(ir)
+        if stage and stage != self.header.stage:
+            raise TranslateError(f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program",
+                                 offset=inst.addr)
+        if ir in NOT_IN_GRAPHICS or ir == "OUT":
+            raise TranslateError(f"{inst.text()}: not translated in a {self.header.stage} program", offset=inst.addr)
+        guarded = not (inst.pred == 7 and not inst.pred_not)
+        written = _dst_regs(inst)
+        w_src = inst.ops.get("a", {}).get("reg", 255) if ir == "MUFU" else 255
+        rcp_of_w = ir == "MUFU" and inst.mods["op"] == 4 and w_src in self.w_regs and not any(
+            inst.ops["a"].get(k) for k in ("neg", "abs")) and not inst.mods.get("SAT")
+        if ir == "ALD":
+            self.ald53(inst)
+        elif ir == "AST":
+            self.ast53(inst)
+        elif ir == "IPA":
+            self.ipa53(inst)
+        elif ir in ("TEXS", "TLDS", "TLD4S"):
+            self.tex_short(inst)
+        elif ir in ("TEX", "TLD"):
+            self.tex_full(inst)
+        elif ir == "TXQ":
+            self.txq53(inst)
+        elif ir == "FFMA":
+            self.need(inst, ftz=0, rnd=0, SAT=0)
+            if inst.ops["d"].get("cc"):
+                self.bad(inst, "condition code from FP not translated yet")
+            a, b, c = (self.fval(inst, n) for n in ("a", "b", "c"))
+            r = self.op("OpExtInst", self.f32, self.glsl, GLSL_FMA, a, b, c)
+            self.set_reg(inst.ops["d"]["reg"], self.op("OpBitcast", self.u32, r))
+        else:
+            _Lower53.lower(self, inst)
+        # what the IPA idiom needs to know, updated after the instruction (a guarded one may not
+        # have written: its destinations are forgotten, never added)
+        self.w_regs -= written
+        self.rcpw_regs -= written
+        if not guarded:
+            if ir == "IPA" and inst.ops["attr"]["attr"] == POS_W and inst.mods["mode"] == 0 and not inst.mods["SAT"]:
+                self.w_regs.add(inst.ops["d"]["reg"])
+            if rcp_of_w:
+                self.rcpw_regs.add(inst.ops["d"]["reg"])
+
+    # --- attributes ----------------------------------------------------------------------------
+    def _word(self, a: int, inst: Inst) -> int:
+        if a % 4:
+            self.bad(inst, f"attribute address a[{a:#x}] is not word-aligned")
+        return a
+
+    def ald53(self, inst: Inst) -> None:
+        ops = inst.ops
+        if ops["vtx"]["reg"] != 255 or inst.mods["P"] or inst.mods["O"]:
+            self.bad(inst, "only vertex inputs of the current vertex are translated")
+        d = ops["d"]["reg"]
+        for i in range(inst.mods["size"] + 1):
+            val = self.vertex_input(self._word(ops["attr"]["attr"] + 4 * i, inst), inst)
+            if d != 255:
+                self.set_reg(d + i, val)
+
+    def ast53(self, inst: Inst) -> None:
+        ops = inst.ops
+        if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
+            self.bad(inst, "only outputs of the current vertex are translated")
+        b = ops["b"]["reg"]
+        for i in range(inst.mods["size"] + 1):
+            a = self._word(ops["attr"]["attr"] + 4 * i, inst)
+            self.vertex_output(a, self.reg(b + i) if b != 255 else self.c(0), inst)
+
+    def _frag_w(self) -> int:
+        var = self.builtin("FragCoord", "Input", self.v4f)
+        return self.op("OpLoad", self.f32, self._attr_ptr(var, 3, "Input"))
+
+    def ipa53(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        if mods["mode"] == 3 or mods["loc"] == 2 or mods["SAT"] or ops["p"]["pred"] != 7 or ops["p"]["not"]:
+            self.bad(inst, "only IPA.PASS, IPA (multiply) and IPA.CONSTANT, optionally .CENTROID, are translated")
+        a = self._word(ops["attr"]["attr"], inst)
+        if POSITION <= a < POSITION + 16:
+            self._need(self.header.inputs, a, "interpolates", inst)
+        val, how = self.fragment_input(a, mods["mode"] == 2, mods["loc"] == 1, inst)
+        multiply, rb = mods["mode"] == 1, ops["b"]["reg"]
+        if how == "perspective":                 # the hardware interpolates value/w
+            if multiply and rb in self.rcpw_regs:
+                multiply = False                 # value/w * w: the perspective-correct input itself
+            else:
+                val = self.fop("OpFMul", self.f32, val, self._frag_w())
+        if multiply:
+            val = self.fop("OpFMul", self.f32, val, self.op("OpBitcast", self.f32, self.reg(rb)))
+        self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, val))
+
+    # --- textures --------------------------------------------------------------------------------
+    def _sampled(self, inst: Inst) -> int:
+        """The loaded combined image sampler of the instruction's texture index."""
+        slot = inst.ops["tid"]["imm"]
+        if slot not in TEX_SLOTS:
+            self.bad(inst, f"texture {slot:#x} has no binding (indices 0..3 are bindings 4..7)")
+        var = self.slot_var(slot)          # declares the image types on first use
+        return self.op("OpLoad", self.sampled_t, var)
+
+    def _f(self, r: int) -> int:
+        return self.op("OpBitcast", self.f32, self.reg(r) if r != 255 else self.c(0))
+
+    def _r(self, r: int) -> int:
+        return self.reg(r) if r != 255 else self.c(0)
+
+    def _write(self, vec: int, mask: int, dests: list[int], comp_ty: int) -> None:
+        """Enabled components of ``vec`` in order into ``dests`` (255 = dropped)."""
+        k = 0
+        for c in range(4):
+            if mask >> c & 1:
+                r = dests[k]
+                k += 1
+                if r != 255:
+                    v = self.op("OpCompositeExtract", comp_ty, vec, c)
+                    self.set_reg(r, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
+
+    def _sample(self, inst: Inst, si: int, coord: int, lod: str, lv: int | None) -> int:
+        """lod: 'implicit' (fragment) / 'zero' / 'level' (lv) / 'bias' (lv)."""
+        E = self.m.E
+        if lod == "implicit" and self.header.stage != "fragment":
+            lod, lv = "zero", None
+        if lod == "implicit":
+            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
+        if lod == "bias":
+            if self.header.stage != "fragment":
+                self.bad(inst, "LOD bias outside a fragment program")
+            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"), lv)
+        if lv is None:
+            lv = self.m.const(self.f32, 0)
+        return self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv)
+
+    def _fetch(self, si: int, x: int, y: int, lv: int) -> int:
+        E = self.m.E
+        img = self.op("OpImage", self.img_t, si)
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, x, y))
+        return self.op("OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv)
+
+    def tex_short(self, inst: Inst) -> None:
+        """TEXS/TLDS/TLD4S: components 0, 1 to the pair d, 2, 3 to the pair d2."""
+        ops, mods, ir = inst.ops, inst.mods, inst.row.ir
+        if mods.get("f16"):
+            self.bad(inst, ".F16 results not translated yet")
+        si = self._sampled(inst)
+        ra, rb = ops["a"]["reg"], ops["b"]["reg"]
+        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
+        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
+        if ir == "TEXS":
+            t = mods["target"]
+            if t not in (1, 2, 3):
+                self.bad(inst, "only 2D TEXS targets (2D, .LZ 2D, .LL 2D) are translated yet")
+            if t == 3:       # .LL: coordinates in Ra, Ra+1, the level in Rb
+                coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra + 1 if ra != 255 else 255))
+                vec = self._sample(inst, si, coord, "level", self._f(rb))
+            else:
+                coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(rb))
+                vec = self._sample(inst, si, coord, "implicit" if t == 1 else "zero", None)
+            self._write(vec, ops["mask"]["mask"], dests, self.f32)
+        elif ir == "TLDS":
+            t = mods["target"]
+            if t == 2:
+                vec = self._fetch(si, self._r(ra), self._r(rb), self.c(0))
+            elif t == 5:
+                vec = self._fetch(si, self._r(ra), self._r(ra + 1 if ra != 255 else 255), self._r(rb))
+            else:
+                self.bad(inst, "only 2D TLDS targets (.LZ 2D, .LL 2D) are translated yet")
+            self._write(vec, ops["mask"]["mask"], dests, self.f32)
+        else:
+            if mods["AOFFI"] or mods["DC"]:
+                self.bad(inst, "TLD4S with offsets or depth compare not translated yet")
+            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(rb))
+            vec = self.op("OpImageGather", self.v4f, si, coord, self.c(mods["comp"]))
+            self._write(vec, 0x3 if d2 == 255 else 0xF, dests, self.f32)
+
+    def tex_full(self, inst: Inst) -> None:
+        """TEX/TLD: coordinates in Ra, Ra+1; LOD or bias in Rb; results in d, d+1, ... for the
+        enabled components."""
+        ops, mods, ir = inst.ops, inst.mods, inst.row.ir
+        if ops["pd"]["pred"] != 7:
+            self.bad(inst, "a texture predicate result is not translated yet")
+        if ops["dim"]["sym"] != 2:
+            self.bad(inst, "only 2D textures are translated yet")
+        si = self._sampled(inst)
+        ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
+        ra1 = ra + 1 if ra != 255 else 255
+        mask = ops["mask"]["imm"]
+        dests = [d + i if d != 255 else 255 for i in range(4)]
+        if ir == "TEX":
+            lod = {0: "implicit", 1: "zero", 2: "bias", 3: "level"}.get(mods["lod"])
+            if lod is None:
+                self.bad(inst, "level-of-detail mode not translated yet")
+            if lod in ("implicit", "zero") and rb != 255:
+                self.bad(inst, "a second source register without .LL/.LB is not translated yet")
+            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
+            vec = self._sample(inst, si, coord, lod, self._f(rb) if lod in ("bias", "level") else None)
+        else:
+            if mods["lod"] == 0 and rb != 255:
+                self.bad(inst, "a second source register with .LZ is not translated yet")
+            vec = self._fetch(si, self._r(ra), self._r(ra1), self._r(rb) if mods["lod"] == 1 else self.c(0))
+        self._write(vec, mask, dests, self.f32)
+
+    def txq53(self, inst: Inst) -> None:
+        ops = inst.ops
+        if ops["query"]["sym"] != 1:
+            self.bad(inst, "only TEX_HEADER_DIMENSION is translated")
+        si = self._sampled(inst)
+        img = self.op("OpImage", self.img_t, si)
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        size = self.op("OpImageQuerySizeLod", v2u, img, self._r(ops["a"]["reg"]))
+        levels = self.op("OpImageQueryLevels", self.u32, img)
+        w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
+        vec = self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, 4), w, h, self.c(1), levels)
+        d = ops["d"]["reg"]
+        self._write(vec, ops["mask"]["imm"], [d + i if d != 255 else 255 for i in range(4)], self.u32)
+
+
+def translate_graphics(insts: list[Inst], header: Header) -> bytes:
+    """SPIR-V binary of an SM53 vertex or fragment program (instructions after its header)."""
+    return _Gfx53(insts, header).build()
