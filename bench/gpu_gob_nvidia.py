@@ -30,7 +30,7 @@ from gpu_host import blocklinear  # noqa: E402
 from gpu_host.vkdevice import COLOR_LAYERS, COLOR_RANGE, Device  # noqa: E402
 
 FMT = vk.VK_FORMAT_R8G8B8A8_UNORM
-W, H = 64, 64          # 256 bytes a row: 4 GOBs wide; 64 rows: 8 GOBs tall
+W, H = 64, 256         # 256 bytes a row: 4 GOBs wide; 256 rows: 32 GOBs, the tallest block (2^5 GOBs)
 
 
 def modifiers(d: Device) -> list[int]:
@@ -132,7 +132,11 @@ def raw_bytes(d: Device, mod: int | None, lin: np.ndarray) -> bytes:
 
 
 def check(raw: bytes, lin: np.ndarray, bhl: int) -> dict[str, float]:
-    """Fraction of the pattern's bytes found where each GOB kind puts them."""
+    """Fraction of the pattern's bytes found where each GOB kind puts them.  A block is never
+    taller than the image needs (the hardware clamps it: seen here with a 64-row image, whose
+    2^4/2^5-GOB modifiers were laid out with 2^3-GOB blocks)."""
+    gobs_tall = -(-H // 8)
+    bhl = min(bhl, max(0, (gobs_tall - 1).bit_length()))
     buf = np.frombuffer(raw, np.uint8)
     out = {}
     for gob in blocklinear.GOB_KINDS:
