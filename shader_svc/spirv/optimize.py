@@ -53,6 +53,14 @@ PURE = {"OpLoad", "OpAccessChain", "OpInBoundsAccessChain", "OpIAdd", "OpISub", 
         "OpVectorInsertDynamic", "OpAny", "OpAll", "OpImageQuerySizeLod", "OpImageQuerySize", "OpImageQueryLevels"}
 
 
+FOLDABLE = {"OpSelect", "OpIAdd", "OpISub", "OpIMul", "OpUDiv", "OpUMod", "OpBitwiseAnd", "OpBitwiseOr",
+            "OpBitwiseXor", "OpNot", "OpSNegate", "OpShiftLeftLogical", "OpShiftRightLogical",
+            "OpShiftRightArithmetic", "OpIEqual", "OpINotEqual", "OpULessThan", "OpULessThanEqual", "OpUGreaterThan",
+            "OpUGreaterThanEqual", "OpSLessThan", "OpSLessThanEqual", "OpSGreaterThan", "OpSGreaterThanEqual",
+            "OpLogicalNot", "OpLogicalAnd", "OpLogicalOr", "OpLogicalEqual", "OpLogicalNotEqual", "OpBitcast",
+            "OpUConvert", "OpSConvert"}
+
+
 @dataclass(frozen=True)
 class _Shape:
     has_type: bool
@@ -217,7 +225,7 @@ def _enum_value(e: dict) -> int:
     return int(v, 16) if isinstance(v, str) else v
 
 
-@dataclass
+@dataclass(slots=True)
 class _Ins:
     op: str
     ty: int | None
@@ -275,22 +283,24 @@ def optimize(body: list[tuple], m: Module, variables: set[int]) -> tuple[list[tu
 def _parse(body: list[tuple]) -> list[_Ins] | None:
     shapes, _ = _grammar()
     out = []
+    append = out.append
     for t in body:
-        op, rest = t[0], list(t[1:])
+        op = t[0]
         if op in ("OpPhi", "OpFunctionCall"):
             return None
         shape = shapes.get(op)
         if shape is None:
             return None
-        ty = rest.pop(0) if shape.has_type else None
-        res = rest.pop(0) if shape.has_result else None
         if op == "OpLabel":
-            out.append(_Ins(op, None, res, [], []))
+            append(_Ins(op, None, t[1], [], []))
             continue
+        k = 1 + shape.has_type + shape.has_result
+        rest = list(t[k:])
         ids = _id_positions(op, rest)
         if ids is None:
             return None
-        out.append(_Ins(op, ty, res, rest, ids))
+        append(_Ins(op, t[1] if shape.has_type else None,
+                    t[k - 1] if shape.has_result else None, rest, ids))
     return out
 
 
@@ -494,6 +504,8 @@ class _Folder:
         return cid
 
     def fold(self, i: _Ins) -> int | None:
+        if i.op not in FOLDABLE:
+            return None
         ops = [i.args[p] for p in i.ids]
         if i.op == "OpSelect" and len(ops) == 3:
             c = self.values.get(ops[0])
