@@ -737,59 +737,105 @@ static uint32_t op_timed_peek_message_queue(OsCall *c) {
         return r;                                                       \
     }
 
-OS_ENTRY(create_thread)
-OS_ENTRY(create_thread_core)
-OS_ENTRY(start_thread)
-OS_ENTRY(wait_thread)
-OS_ENTRY(destroy_thread)
-OS_ENTRY(get_current_thread)
-OS_ENTRY(change_thread_priority)
-OS_ENTRY(get_thread_priority)
-OS_ENTRY(get_thread_current_priority)
-OS_ENTRY(yield_thread)
-OS_ENTRY(set_thread_name)
-OS_ENTRY(get_thread_name_pointer)
-OS_ENTRY(get_current_core_number)
-OS_ENTRY(set_thread_core_mask)
-OS_ENTRY(get_thread_core_mask)
-OS_ENTRY(initialize_mutex)
-OS_ENTRY(finalize_mutex)
-OS_ENTRY(lock_mutex)
-OS_ENTRY(try_lock_mutex)
-OS_ENTRY(unlock_mutex)
-OS_ENTRY(is_mutex_locked_by_current_thread)
-OS_ENTRY(initialize_condition_variable)
-OS_ENTRY(finalize_condition_variable)
-OS_ENTRY(signal_condition_variable)
-OS_ENTRY(broadcast_condition_variable)
-OS_ENTRY(wait_condition_variable)
-OS_ENTRY(timed_wait_condition_variable)
-OS_ENTRY(initialize_event)
-OS_ENTRY(finalize_event)
-OS_ENTRY(signal_event)
-OS_ENTRY(wait_event)
-OS_ENTRY(try_wait_event)
-OS_ENTRY(timed_wait_event)
-OS_ENTRY(clear_event)
-OS_ENTRY(initialize_semaphore)
-OS_ENTRY(finalize_semaphore)
-OS_ENTRY(acquire_semaphore)
-OS_ENTRY(try_acquire_semaphore)
-OS_ENTRY(timed_acquire_semaphore)
-OS_ENTRY(release_semaphore)
-OS_ENTRY(release_semaphore_n)
-OS_ENTRY(get_current_semaphore_count)
-OS_ENTRY(initialize_message_queue)
-OS_ENTRY(finalize_message_queue)
-OS_ENTRY(send_message_queue)
-OS_ENTRY(try_send_message_queue)
-OS_ENTRY(timed_send_message_queue)
-OS_ENTRY(jam_message_queue)
-OS_ENTRY(try_jam_message_queue)
-OS_ENTRY(timed_jam_message_queue)
-OS_ENTRY(receive_message_queue)
-OS_ENTRY(try_receive_message_queue)
-OS_ENTRY(timed_receive_message_queue)
-OS_ENTRY(peek_message_queue)
-OS_ENTRY(try_peek_message_queue)
-OS_ENTRY(timed_peek_message_queue)
+#define OS_FUNCTIONS(X) \
+    X(create_thread) \
+    X(create_thread_core) \
+    X(start_thread) \
+    X(wait_thread) \
+    X(destroy_thread) \
+    X(get_current_thread) \
+    X(change_thread_priority) \
+    X(get_thread_priority) \
+    X(get_thread_current_priority) \
+    X(yield_thread) \
+    X(set_thread_name) \
+    X(get_thread_name_pointer) \
+    X(get_current_core_number) \
+    X(set_thread_core_mask) \
+    X(get_thread_core_mask) \
+    X(initialize_mutex) \
+    X(finalize_mutex) \
+    X(lock_mutex) \
+    X(try_lock_mutex) \
+    X(unlock_mutex) \
+    X(is_mutex_locked_by_current_thread) \
+    X(initialize_condition_variable) \
+    X(finalize_condition_variable) \
+    X(signal_condition_variable) \
+    X(broadcast_condition_variable) \
+    X(wait_condition_variable) \
+    X(timed_wait_condition_variable) \
+    X(initialize_event) \
+    X(finalize_event) \
+    X(signal_event) \
+    X(wait_event) \
+    X(try_wait_event) \
+    X(timed_wait_event) \
+    X(clear_event) \
+    X(initialize_semaphore) \
+    X(finalize_semaphore) \
+    X(acquire_semaphore) \
+    X(try_acquire_semaphore) \
+    X(timed_acquire_semaphore) \
+    X(release_semaphore) \
+    X(release_semaphore_n) \
+    X(get_current_semaphore_count) \
+    X(initialize_message_queue) \
+    X(finalize_message_queue) \
+    X(send_message_queue) \
+    X(try_send_message_queue) \
+    X(timed_send_message_queue) \
+    X(jam_message_queue) \
+    X(try_jam_message_queue) \
+    X(timed_jam_message_queue) \
+    X(receive_message_queue) \
+    X(try_receive_message_queue) \
+    X(timed_receive_message_queue) \
+    X(peek_message_queue) \
+    X(try_peek_message_queue) \
+    X(timed_peek_message_queue)
+
+OS_FUNCTIONS(OS_ENTRY)
+
+/* ---- native bindings: the guest's call lands here without Python --------------------------- */
+/* Each entry point as a host function of its own (what nx_host_bind takes): the operation, then
+ * the return to the caller as the Python wrapper would do it; a broken precondition becomes the
+ * crash report of host function NX_OS_NATIVE_FAULT | index, its sentence kept for the report
+ * (the crashing thread's own `why` is thread-local). */
+#define NX_OS_NATIVE_FAULT 0x80000000u
+enum {
+#define OS_INDEX(name) OS_INDEX_##name,
+    OS_FUNCTIONS(OS_INDEX)
+    OS_COUNT
+};
+static char fault_why[256];
+const char *nx_os_fault_why(void);
+const char *nx_os_fault_why(void) { return fault_why; }
+
+#define OS_NATIVE(name)                                                 \
+    static void native_##name(NxCpu *s) {                               \
+        if (nx_os_##name(s)) {                                          \
+            memcpy(fault_why, why, sizeof fault_why);                   \
+            nx_hz_host_fault(s, NX_OS_NATIVE_FAULT | OS_INDEX_##name);   \
+        }                                                               \
+        s->pc = s->x[30];                                               \
+        nx_hz_host_yield(s);                                            \
+    }
+OS_FUNCTIONS(OS_NATIVE)
+
+static const struct { const char *name; NxFn fn; } natives[OS_COUNT] = {
+#define OS_TABLE(name) {#name, native_##name},
+    OS_FUNCTIONS(OS_TABLE)
+};
+
+/* The native host function of entry point `name` (e.g. "lock_mutex") and its index, or NULL. */
+NxFn nx_os_native(const char *name, uint32_t *index);
+NxFn nx_os_native(const char *name, uint32_t *index) {
+    for (uint32_t i = 0; i < OS_COUNT; i++)
+        if (!strcmp(natives[i].name, name)) {
+            if (index) *index = NX_OS_NATIVE_FAULT | i;
+            return natives[i].fn;
+        }
+    return NULL;
+}
+

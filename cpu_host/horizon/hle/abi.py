@@ -23,6 +23,8 @@ void nx_hz_host_begin(NxCpu *s);
 void nx_hz_host_end(NxCpu *s);
 void nx_hz_host_yield(NxCpu *s);
 void nx_hz_host_fault(NxCpu *s, uint32_t index);
+void (*nx_os_native(const char *name, uint32_t *index))(NxCpu *);
+const char *nx_os_fault_why(void);
 """
 PERM_R, PERM_W = 1, 2
 MAX_PATH = 0x301          # nn::fs paths: at most 0x300 characters and the NUL

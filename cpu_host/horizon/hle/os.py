@@ -154,4 +154,6 @@ class OsService:
         return impl
 
     def functions(self) -> list[HostFunction]:
-        return [HostFunction(m, sig, self._impl(n)) for m, sig, n in FUNCTIONS]
+        # bound natively (horizon_os.c's nx_os_native); the Python path stays for a game.so
+        # built before it had them and as the reference the bench compares with
+        return [HostFunction(m, sig, self._impl(n), native=n) for m, sig, n in FUNCTIONS]

@@ -22,6 +22,8 @@ class HostFunction:
     signature: str                              # readable C++ signature, for reports and docs
     impl: Callable[[Call], int | None]          # returns X0 (None: leave X0 as is)
     blocking: bool = False                      # host work: give the core back meanwhile
+    native: str | None = None                   # the same function in C (game.so's nx_os_native
+                                                # name): bound directly, no Python on the call path
 
 
 @dataclass
@@ -36,7 +38,9 @@ class Registry:
     functions: dict[str, HostFunction] = field(default_factory=dict)
     bindings: list[Binding] = field(default_factory=list)
     faults: dict[int, str] = field(default_factory=dict)     # binding index -> what went wrong
+    natives: dict[int, HostFunction] = field(default_factory=dict)   # native fault index -> function
     _callbacks: list[Any] = field(default_factory=list)      # keep cffi callbacks alive
+    _lib: Any = None
 
     def add(self, fns: Iterable[HostFunction]) -> None:
         for f in fns:
@@ -54,16 +58,31 @@ class Registry:
 
     def bind(self, ffi: Any, lib: Any, host_slots: dict[str, int], defined: dict[str, int]) -> None:
         self.bindings = self.plan(host_slots, defined)
+        self._ffi, self._lib = ffi, lib
+        native = 0
         for index, b in enumerate(self.bindings):
-            cb = ffi.callback("void(NxCpu *)", self._wrap(ffi, lib, index, b))
-            self._callbacks.append(cb)
-            if lib.nx_host_bind(b.address, cb) != 0:
+            fn = None
+            if b.function is not None and b.function.native:
+                got = ffi.new("uint32_t *")
+                fn = lib.nx_os_native(b.function.native.encode(), got)
+                if fn != ffi.NULL:
+                    self.natives[got[0]] = b.function
+                    native += 1
+                else:
+                    fn = None
+            if fn is None:
+                fn = ffi.callback("void(NxCpu *)", self._wrap(ffi, lib, index, b))
+                self._callbacks.append(fn)
+            if lib.nx_host_bind(b.address, fn) != 0:
                 raise RuntimeError(f"host function table full at {b.name}")
         served = sum(1 for b in self.bindings if b.function)
-        log.info("host functions: %d bound (%d served, %d not served)", len(self.bindings), served,
-                 len(self.bindings) - served)
+        log.info("host functions: %d bound (%d served, %d of them native; %d not served)", len(self.bindings),
+                 served, native, len(self.bindings) - served)
 
     def describe_fault(self, index: int) -> str:
+        if index in self.natives:       # a native entry: its sentence is in game.so
+            why = self._ffi.string(self._lib.nx_os_fault_why()).decode("utf-8", "replace")
+            return f"host function {self.natives[index].signature}: {why}"
         b = self.bindings[index] if 0 <= index < len(self.bindings) else None
         what = self.faults.get(index, "failed")
         if b is None:
