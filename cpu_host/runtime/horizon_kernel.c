@@ -924,19 +924,29 @@ static void svc_wait_for_address(HzThread *t, NxCpu *s) {
     s->x[0] = block(t, timeout < 0 ? -1 : timeout);
 }
 
-/* SignalToAddress(addr, type, value, count): 0 Signal, 1 SignalAndIncrementIfEqual; wakes up to
- * `count` waiters (all when count <= 0), best priority first.  Type 2 (modify by the number of
- * waiters) is not served yet: InvalidEnumValue. */
+/* SignalToAddress(addr, type, value, count): 0 Signal, 1 SignalAndIncrementIfEqual, 2
+ * SignalAndModifyByWaitingCountIfEqual; wakes up to `count` waiters (all when count <= 0), best
+ * priority first.  Type 2's new value follows the waiters there are W: count <= 0: value - 2
+ * with waiters, value + 1 without; count > 0: value + 1 without waiters, value - 1 when all W
+ * are woken (W <= count), value when some stay; the word must hold `value` (InvalidState). */
 static void svc_signal_to_address(NxCpu *s) {
     uint64_t addr = s->x[0];
     uint32_t type = (uint32_t)s->x[1];
     int32_t value = (int32_t)s->x[2], count = (int32_t)s->x[3];
     if (addr & 3) { s->x[0] = R_INVALID_ADDRESS; return; }
-    if (type > 1) { s->x[0] = R_INVALID_ENUM; return; }
+    if (type > 2) { s->x[0] = R_INVALID_ENUM; return; }
     if (!guest_range_ok(addr, 4, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
-    if (type == 1) {
+    if (type >= 1) {
+        int32_t next = value + 1;
+        if (type == 2) {
+            int waiters = 0;
+            for (int i = 0; i < nthreads; i++)
+                waiters += threads[i]->state == T_BLOCKED && threads[i]->wait_addr == addr;
+            if (count <= 0) next = waiters ? value - 2 : value + 1;
+            else next = !waiters ? value + 1 : waiters <= count ? value - 1 : value;
+        }
         int32_t cur = value;
-        if (!__atomic_compare_exchange_n((int32_t *)(uintptr_t)addr, &cur, value + 1, 0, __ATOMIC_ACQ_REL,
+        if (!__atomic_compare_exchange_n((int32_t *)(uintptr_t)addr, &cur, next, 0, __ATOMIC_ACQ_REL,
                                          __ATOMIC_ACQUIRE)) {
             s->x[0] = R_INVALID_STATE;
             return;

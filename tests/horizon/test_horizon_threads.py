@@ -48,7 +48,7 @@ EXPECTED = """\
 [6] after raising T to 30: 0 t_ran=1
 [6] WaitSynchronization(exited thread): 0 index 0
 [6] CloseHandle: 0, again: e401
-[7] rule: WaitForAddress waits only while its condition holds (else InvalidState); SignalToAddress wakes the best-priority waiters first
+[7] rule: WaitForAddress waits only while its condition holds (else InvalidState); SignalToAddress wakes the best-priority waiters first; ModifyByWaitingCount sets the word by how many waiters there are and how many it wakes
 [7] WaitIfEqual(5) on 0: fa01
 [7] WaitIfLessThan(-1) on 0: fa01
 [7] WaitIfEqual(0) for 10 ms: ea01
@@ -59,6 +59,12 @@ EXPECTED = """\
 [7] Z (prio 42) woke: 0
 [7] main after SignalAndIncrementIfEqual(0): 0, word 1
 [7] DecrementAndWaitIfLessThan(5), timeout 0: ea01, word 0
+[7] ModifyByWaitingCount(0, count 1), no waiters: 0, word 1
+[7] ModifyByWaitingCount(5) on 1: fa01, word 1
+[7] P (prio 40) woke: 0
+[7] main after ModifyByWaitingCount(1, count 1), 2 waiters: 0, word 1
+[7] Q (prio 41) woke: 0
+[7] main after ModifyByWaitingCount(1, all), 1 waiter: 0, word -1
 [8] rule: an event stays signalled until cleared; SignalEvent wakes its waiters, which preempt a worse signaller; only the writable handle signals; ResetSignal of an unsignalled event is InvalidState
 [8] CreateEvent: 0
 [8] ResetSignal(unsignalled): fa01

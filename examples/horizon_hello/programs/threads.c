@@ -178,10 +178,15 @@ static void addr_waiter(void *arg) {
     Result r = svcWaitForAddress(&word7, 2, 0, -1);
     hz_printf("[7] %s woke: %x\n", (const char *)arg, r);
 }
+static void addr_waiter1(void *arg) {
+    Result r = svcWaitForAddress(&word7, 2, 1, -1);
+    hz_printf("[7] %s woke: %x\n", (const char *)arg, r);
+}
 
 static void scenario_address(void) {
     hz_printf("[7] rule: WaitForAddress waits only while its condition holds (else InvalidState); "
-              "SignalToAddress wakes the best-priority waiters first\n");
+              "SignalToAddress wakes the best-priority waiters first; ModifyByWaitingCount sets the word "
+              "by how many waiters there are and how many it wakes\n");
     start(0, addr_waiter, "X (prio 41)", 41, 0);
     start(1, addr_waiter, "Y (prio 40)", 40, 0);
     start(2, addr_waiter, "Z (prio 42)", 42, 0);
@@ -196,6 +201,17 @@ static void scenario_address(void) {
     r = svcWaitForAddress(&word7, 1, 5, 0);
     hz_printf("[7] DecrementAndWaitIfLessThan(5), timeout 0: %x, word %d\n", r, word7);
     join(0); join(1); join(2);
+    r = svcSignalToAddress(&word7, 2, 0, 1);             /* no waiters: value + 1 */
+    hz_printf("[7] ModifyByWaitingCount(0, count 1), no waiters: %x, word %d\n", r, word7);
+    r = svcSignalToAddress(&word7, 2, 5, 1);             /* the word is not 5 */
+    hz_printf("[7] ModifyByWaitingCount(5) on 1: %x, word %d\n", r, word7);
+    start(0, addr_waiter1, "P (prio 40)", 40, 0);
+    start(1, addr_waiter1, "Q (prio 41)", 41, 0);
+    r = svcSignalToAddress(&word7, 2, 1, 1);             /* 2 waiters, wakes 1: the word stays */
+    hz_printf("[7] main after ModifyByWaitingCount(1, count 1), 2 waiters: %x, word %d\n", r, word7);
+    r = svcSignalToAddress(&word7, 2, 1, -1);            /* waiters, all woken: value - 2 */
+    hz_printf("[7] main after ModifyByWaitingCount(1, all), 1 waiter: %x, word %d\n", r, word7);
+    join(0); join(1);
 }
 
 /* ---- 8: events ------------------------------------------------------------------------------ */
