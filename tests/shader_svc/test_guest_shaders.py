@@ -51,6 +51,21 @@ def sm86_spirv(name: str, stage: str) -> bytes:
     return tr.translate(tr.make_program(86, 2 if stage == "vertex" else 3, code))
 
 
+def sm53_spirv(name: str, stage: str) -> bytes:
+    code = shaders.sm53_program(name, stage)
+    return tr.translate(tr.make_program(53, 2 if stage == "vertex" else 3, code))
+
+
+MACHINE = {"sm86": sm86_spirv, "sm53": sm53_spirv}
+
+
+@pytest.fixture(params=sorted(MACHINE))
+def arch(request) -> str:
+    """The guest's machine code: each drawing test runs for the Switch 2's SM86 listings and the
+    Switch 1's SM53 ones, against the same GLSL."""
+    return request.param
+
+
 def glsl_spirv(name: str, stage: str) -> bytes:
     from cpu_host.gpu_client.shaders import compile_glsl
 
@@ -69,7 +84,7 @@ def tolerance(gpu) -> int:
 
 
 def assert_same(gpu, got: np.ndarray, want: np.ndarray, min_covered: int, min_colours: int, clear=(0, 0, 0, 0)):
-    """``got`` (SM86) equals ``want`` (GLSL); both really drew something varied."""
+    """``got`` (the machine code's) equals ``want`` (GLSL); both really drew something varied."""
     covered = (want != np.array(clear, np.uint8)).any(axis=2)
     assert covered.sum() >= min_covered, f"only {covered.sum()} pixels drawn: the case tests nothing"
     assert len(np.unique(want.reshape(-1, 4), axis=0)) >= min_colours
@@ -77,11 +92,11 @@ def assert_same(gpu, got: np.ndarray, want: np.ndarray, min_covered: int, min_co
     bad = np.argwhere(diff.max(axis=2) > tolerance(gpu))
     assert len(bad) == 0, (f"{len(bad)} pixels differ by more than {tolerance(gpu)}/255 "
                            f"(exact on lavapipe); first (y, x): {bad[:5].tolist()}, "
-                           f"SM86 {got[tuple(bad[0])].tolist()} vs GLSL {want[tuple(bad[0])].tolist()}")
+                           f"machine code {got[tuple(bad[0])].tolist()} vs GLSL {want[tuple(bad[0])].tolist()}")
 
 
-def draw_both(gpu, name: str, verts: np.ndarray, size, **kw) -> tuple[np.ndarray, np.ndarray]:
-    a = gpu.draw(*pair(name, sm86_spirv), verts, size, **kw)
+def draw_both(gpu, arch: str, name: str, verts: np.ndarray, size, **kw) -> tuple[np.ndarray, np.ndarray]:
+    a = gpu.draw(*pair(name, MACHINE[arch]), verts, size, **kw)
     b = gpu.draw(*pair(name, glsl_spirv), verts, size, **kw)
     return a, b
 
@@ -113,7 +128,7 @@ def scene_vertices(rng, n_tri: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("linear", [False, True], ids=["nearest", "linear"])
-def test_scene_under_perspective_matches_glsl(gpu, linear):
+def test_scene_under_perspective_matches_glsl(gpu, arch, linear):
     from shader_svc.vk_graphics import Texture
 
     rng = np.random.default_rng(21)
@@ -122,11 +137,11 @@ def test_scene_under_perspective_matches_glsl(gpu, linear):
         verts = scene_vertices(rng, 10)
         mvp = perspective_mvp(0.3 + 0.7 * k, 3.0) + rng.normal(0, 0.05, (4, 4)) * (k > 0)
         ubo = scene_ubo(mvp, (0.83, 0.61, 0.47, 0.93), (2.0 - k * 0.5, 1.5, 0.25, -0.1))
-        a, b = draw_both(gpu, "scene", verts, (64, 48), uniforms={0: ubo}, textures={0: tex})
+        a, b = draw_both(gpu, arch, "scene", verts, (64, 48), uniforms={0: ubo}, textures={0: tex})
         assert_same(gpu, a, b, min_covered=100, min_colours=20)
 
 
-def test_scene_rounding_ties_match_glsl(gpu):
+def test_scene_rounding_ties_match_glsl(gpu, arch):
     """Colour 0.5 times odd texels: every pixel is a tie in the 8-bit conversion, so the
     interpolated colour must equal the GLSL's to the last bit (which needs w alike, which needs
     the position computed in the same order)."""
@@ -138,11 +153,11 @@ def test_scene_rounding_ties_match_glsl(gpu):
         verts = scene_vertices(rng, 20)
         mvp = perspective_mvp(0.5 * k, 3.0) + rng.normal(0, 0.2, (4, 4))
         ubo = scene_ubo(mvp, (0.5, 0.5, 0.5, 0.5), (1.0, 1.0, 0.0, 0.0))
-        a, b = draw_both(gpu, "scene", verts, (64, 48), uniforms={0: ubo}, textures={0: tex})
+        a, b = draw_both(gpu, arch, "scene", verts, (64, 48), uniforms={0: ubo}, textures={0: tex})
         assert_same(gpu, a, b, min_covered=100, min_colours=8)
 
 
-def test_scene_screen_quad_equals_the_texture(gpu):
+def test_scene_screen_quad_equals_the_texture(gpu, arch):
     """Identity mvp, uv scaled by uvx onto the texture's texels, colour 1: the image is the
     texture (numpy slicing), and the GLSL draws the same."""
     from shader_svc.vk_graphics import Texture
@@ -152,7 +167,7 @@ def test_scene_screen_quad_equals_the_texture(gpu):
     verts[:, 0, :2], verts[:, 0, 2] = QUAD, 0.5
     verts[:, 1, :2] = QUAD_UV * 2 - 1            # uv -1..1, brought to 0..1 by uvx = (0.5, 0.5, 0.5, 0.5)
     ubo = scene_ubo(np.eye(4), (1, 1, 1, 1), (0.5, 0.5, 0.5, 0.5))
-    a, b = draw_both(gpu, "scene", verts, (16, 12), uniforms={0: ubo}, textures={0: Texture(texels)})
+    a, b = draw_both(gpu, arch, "scene", verts, (16, 12), uniforms={0: ubo}, textures={0: Texture(texels)})
     assert_same(gpu, a, b, min_covered=16 * 12, min_colours=100)
     assert np.array_equal(a, texels)
 
@@ -163,7 +178,7 @@ def color_ubo(color, offset, step) -> bytes:
     return gpu_guest.ubo(color, offset, step)
 
 
-def test_color_program_with_instances_matches_glsl(gpu, monkeypatch):
+def test_color_program_with_instances_matches_glsl(gpu, arch, monkeypatch):
     """COLOR_VS places instance i at offset + i * step (gl_InstanceIndex = ALD a[0x2f8]).
     vk_graphics draws one instance; here its vkCmdDraw draws 4 (the later ones on top)."""
     import shader_svc.vk_graphics as vkg
@@ -177,7 +192,7 @@ def test_color_program_with_instances_matches_glsl(gpu, monkeypatch):
         verts[:, 0, :2], verts[:, 0, 2:] = tri, (9.0, -9.0)        # zw: garbage the program ignores
         col = (0.5, 0.25 + 0.2 * k, 0.8, 0.5)
         ubo = color_ubo(col, (0.1 * k, -0.05), (0.2, 0.13 - 0.1 * k))
-        a, b = draw_both(gpu, "color", verts, (48, 40), uniforms={0: ubo})
+        a, b = draw_both(gpu, arch, "color", verts, (48, 40), uniforms={0: ubo})
         assert_same(gpu, a, b, min_covered=200, min_colours=2)
         # four instances really drawn: the shape's pixels moved by step
         single = gpu.draw(*pair("color", glsl_spirv), verts, (48, 40), uniforms={0: color_ubo(col, (0.1 * k, -0.05),
@@ -185,7 +200,7 @@ def test_color_program_with_instances_matches_glsl(gpu, monkeypatch):
         assert (a.any(axis=2)).sum() > (single.any(axis=2)).sum()
 
 
-def test_texture_program_matches_glsl(gpu):
+def test_texture_program_matches_glsl(gpu, arch):
     from shader_svc.vk_graphics import Texture
 
     rng = np.random.default_rng(30)
@@ -196,11 +211,11 @@ def test_texture_program_matches_glsl(gpu):
         verts[:, 0, 2:] = (4.0, 0.25)
         verts[:, 1, :2] = rng.uniform(-0.1, 1.1, (24, 2))
         verts[:, 1, 2:] = (6.0, -1.0)
-        a, b = draw_both(gpu, "tex", verts, (40, 32), textures={0: tex})
+        a, b = draw_both(gpu, arch, "tex", verts, (40, 32), textures={0: tex})
         assert_same(gpu, a, b, min_covered=300, min_colours=40)
 
 
-def test_rect_program_as_the_gfx_test_uses_it(gpu):
+def test_rect_program_as_the_gfx_test_uses_it(gpu, arch):
     """gpu_guest's pixel-aligned rectangle with uv 0..1 over a texture of the same size: the
     texture itself, from both programs."""
     from shader_svc.vk_graphics import Texture
@@ -209,7 +224,7 @@ def test_rect_program_as_the_gfx_test_uses_it(gpu):
     v = gpu_guest.rect_uv_px(0, 0, 12, 8, 12, 8)
     verts = np.zeros((6, 2, 4), np.float32)
     verts[:, 0, :2], verts[:, 1, :2] = v[:, :2], v[:, 2:]
-    a, b = draw_both(gpu, "tex", verts, (12, 8), textures={0: Texture(texels)})
+    a, b = draw_both(gpu, arch, "tex", verts, (12, 8), textures={0: Texture(texels)})
     assert_same(gpu, a, b, min_covered=96, min_colours=50)
     assert np.array_equal(a, texels)
 

@@ -31,8 +31,7 @@ from shader_svc.sm53.assemble import assemble_program
 from shader_svc.sm53.table import ROWS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_guest_shaders import (QUAD, QUAD_UV, assert_same, color_ubo, glsl_spirv, gpu_guest,  # noqa: E402
-                                pair, perspective_mvp, scene_ubo, scene_vertices)
+from test_guest_shaders import QUAD, QUAD_UV, assert_same  # noqa: E402
 
 GFX_IRS = {"ALD", "AST", "IPA", "KIL", "OUT", "TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ"}
 STAGE = {"vertex": 2, "fragment": 3}
@@ -53,14 +52,6 @@ def gpu():
     dev = GraphicsDevice()
     yield dev
     dev.close()
-
-
-def sm53_spirv(name: str, stage: str) -> bytes:
-    return tr.translate(tr.make_program(53, STAGE[stage], shaders.sm53_program(name, stage)))
-
-
-def draw_both(gpu, name: str, verts, size, **kw):
-    return gpu.draw(*pair(name, sm53_spirv), verts, size, **kw), gpu.draw(*pair(name, glsl_spirv), verts, size, **kw)
 
 
 def program(stage: str, text: str, **header) -> bytes:
@@ -166,96 +157,9 @@ def test_bad_graphics_words_are_refused():
 
 # --- the guest programs: SM53 draws what the GLSL draws -------------------------------------------
 
-@pytest.mark.parametrize("linear", [False, True], ids=["nearest", "linear"])
-def test_scene_under_perspective_matches_glsl(gpu, linear):
-    """Perspective-correct varyings through Maxwell's IPA idiom (1/w, MUFU.RCP, IPA multiply),
-    a texture through TEXS: equal to the GLSL.  (Seen to fail with the multiply register
-    changed, and with IPA.PASS of a varying instead of the idiom.)"""
-    from shader_svc.vk_graphics import Texture
+# The guest programs drawn against their GLSL: tests/shader_svc/test_guest_shaders.py, for SM53 and
+# SM86 alike (its `arch` fixture).
 
-    rng = np.random.default_rng(21)
-    tex = Texture(rng.integers(0, 256, (16, 16, 4), dtype=np.uint8), linear=linear)
-    for k in range(3):
-        verts = scene_vertices(rng, 10)
-        mvp = perspective_mvp(0.3 + 0.7 * k, 3.0) + rng.normal(0, 0.05, (4, 4)) * (k > 0)
-        ubo = scene_ubo(mvp, (0.83, 0.61, 0.47, 0.93), (2.0 - k * 0.5, 1.5, 0.25, -0.1))
-        a, b = draw_both(gpu, "scene", verts, (64, 48), uniforms={0: ubo}, textures={0: tex})
-        assert_same(gpu, a, b, min_covered=100, min_colours=20)
-
-
-def test_scene_rounding_ties_match_glsl(gpu):
-    from shader_svc.vk_graphics import Texture
-
-    rng = np.random.default_rng(8)
-    tex = Texture((rng.integers(0, 128, (8, 8, 4)) * 2 + 1).astype(np.uint8))
-    for k in range(4):
-        verts = scene_vertices(rng, 20)
-        mvp = perspective_mvp(0.5 * k, 3.0) + rng.normal(0, 0.2, (4, 4))
-        ubo = scene_ubo(mvp, (0.5, 0.5, 0.5, 0.5), (1.0, 1.0, 0.0, 0.0))
-        a, b = draw_both(gpu, "scene", verts, (64, 48), uniforms={0: ubo}, textures={0: tex})
-        assert_same(gpu, a, b, min_covered=100, min_colours=8)
-
-
-def test_scene_screen_quad_equals_the_texture(gpu):
-    from shader_svc.vk_graphics import Texture
-
-    texels = np.random.default_rng(3).integers(0, 256, (12, 16, 4), dtype=np.uint8)
-    verts = np.zeros((6, 2, 4), np.float32)
-    verts[:, 0, :2], verts[:, 0, 2] = QUAD, 0.5
-    verts[:, 1, :2] = QUAD_UV * 2 - 1
-    ubo = scene_ubo(np.eye(4), (1, 1, 1, 1), (0.5, 0.5, 0.5, 0.5))
-    a, b = draw_both(gpu, "scene", verts, (16, 12), uniforms={0: ubo}, textures={0: Texture(texels)})
-    assert_same(gpu, a, b, min_covered=16 * 12, min_colours=100)
-    assert np.array_equal(a, texels)
-
-
-def test_color_program_with_instances_matches_glsl(gpu, monkeypatch):
-    import shader_svc.vk_graphics as vkg
-
-    real = vkg.vk.vkCmdDraw
-    monkeypatch.setattr(vkg.vk, "vkCmdDraw", lambda cb, n, inst, fv, fi: real(cb, n, 4, fv, fi))
-    rng = np.random.default_rng(12)
-    for k in range(3):
-        tri = rng.uniform(-1, 0.3, (6, 2)).astype(np.float32)
-        verts = np.zeros((6, 1, 4), np.float32)
-        verts[:, 0, :2], verts[:, 0, 2:] = tri, (9.0, -9.0)
-        col = (0.5, 0.25 + 0.2 * k, 0.8, 0.5)
-        ubo = color_ubo(col, (0.1 * k, -0.05), (0.2, 0.13 - 0.1 * k))
-        a, b = draw_both(gpu, "color", verts, (48, 40), uniforms={0: ubo})
-        assert_same(gpu, a, b, min_covered=200, min_colours=2)
-        single = gpu.draw(*pair("color", glsl_spirv), verts, (48, 40),
-                          uniforms={0: color_ubo(col, (0.1 * k, -0.05), (0, 0))})
-        assert (a.any(axis=2)).sum() > (single.any(axis=2)).sum()
-
-
-def test_texture_program_matches_glsl(gpu):
-    from shader_svc.vk_graphics import Texture
-
-    rng = np.random.default_rng(30)
-    for linear in (False, True):
-        tex = Texture(rng.integers(0, 256, (10, 14, 4), dtype=np.uint8), linear=linear)
-        verts = np.zeros((24, 2, 4), np.float32)
-        verts[:, 0, :2] = rng.uniform(-1.2, 1.2, (24, 2))
-        verts[:, 0, 2:] = (4.0, 0.25)
-        verts[:, 1, :2] = rng.uniform(-0.1, 1.1, (24, 2))
-        verts[:, 1, 2:] = (6.0, -1.0)
-        a, b = draw_both(gpu, "tex", verts, (40, 32), textures={0: tex})
-        assert_same(gpu, a, b, min_covered=300, min_colours=40)
-
-
-def test_rect_program_as_the_gfx_test_uses_it(gpu):
-    from shader_svc.vk_graphics import Texture
-
-    texels = np.random.default_rng(1).integers(0, 256, (8, 12, 4), dtype=np.uint8)
-    v = gpu_guest.rect_uv_px(0, 0, 12, 8, 12, 8)
-    verts = np.zeros((6, 2, 4), np.float32)
-    verts[:, 0, :2], verts[:, 1, :2] = v[:, :2], v[:, 2:]
-    a, b = draw_both(gpu, "tex", verts, (12, 8), textures={0: Texture(texels)})
-    assert_same(gpu, a, b, min_covered=96, min_colours=50)
-    assert np.array_equal(a, texels)
-
-
-# --- the other texture forms and IPA modes, against GLSL written from the specification ----------
 
 VS_PASS = """#version 450
 layout(location=0) in vec4 pos;
