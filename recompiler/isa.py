@@ -108,6 +108,21 @@ _ROWS: list[tuple[str, str, str]] = [
     ("DP3", "mul", "sf:1 00 11011 op31:3 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
     ("DP2", "dp2", "sf:1 0 0 11010110 Rm:5 opcode:6 Rn:5 Rd:5"),
     ("DP1", "dp1", "sf:1 1 0 11010110 00000 opcode:6 Rn:5 Rd:5"),
+    # ---- FP gaps (lift/fp_round.py, fp_half.py): before the general FP rows they overlap ----
+    ("FP_RINT_N", "fp_round", "0 0 0 11110 0 sz:1 1 0100 op:2 10000 Rn:5 Rd:5"),       # FRINT32Z/32X/64Z/64X
+    ("FJCVTZS", "fp_round", "0 0 0 11110 01 1 11 110 000000 Rn:5 Rd:5"),
+    ("FCVT_from_half", "fp_narrow", "0 0 0 11110 11 1 00010 o:1 10000 Rn:5 Rd:5"),     # FCVT Sd/Dd, Hn
+    ("FCVT_to_half", "fp_narrow", "0 0 0 11110 0 sz:1 1 000111 10000 Rn:5 Rd:5"),      # FCVT Hd, Sn/Dn
+    # half precision (lift/fp_f16.py): the general FP rows with ftype = 11; arithmetic in fp_half,
+    # compares, selects, moves and integer conversions in fp_half_misc
+    ("FP_INT_H", "fp_half_misc", "sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
+    ("FP_DP1_H", "fp_half", "0 0 0 11110 11 1 opcode:6 10000 Rn:5 Rd:5"),
+    ("FP_CMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5"),
+    ("FMOV_imm_H", "fp_half_misc", "0 0 0 11110 11 1 imm8:8 100 00000 Rd:5"),
+    ("FP_CCMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
+    ("FP_DP2_H", "fp_half", "0 0 0 11110 11 1 Rm:5 opcode:4 10 Rn:5 Rd:5"),
+    ("FCSEL_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
+    ("FP_DP3_H", "fp_half", "0 0 0 11111 11 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
     # ---- scalar floating point ----
     ("FP_INT", "fp_cvt", "sf:1 0 0 11110 ftype:2 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
     ("FP_DP1", "fp_arith", "0 0 0 11110 ftype:2 1 opcode:6 10000 Rn:5 Rd:5"),
@@ -118,6 +133,20 @@ _ROWS: list[tuple[str, str, str]] = [
     ("FCSEL", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
     ("FP_DP3", "fp_arith", "0 0 0 11111 ftype:2 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
     # ---- advanced SIMD (the subset compiled C and glibc use) ----
+    # ---- FP gaps (lift/fp_recip.py, fp_half.py, fp_round.py, fp_across.py, fp_f16.py): before the
+    # rows they overlap ----
+    ("SIMD_frint_n", "fp_round", "0 Q:1 U:1 01110 0 sz:1 10000 1111 op:1 10 Rn:5 Rd:5"),     # FRINT32/64 (vector)
+    ("SIMD_fcvt_nl", "fp_narrow", "0 Q:1 U:1 01110 0 sz:1 10000 1011 o:1 10 Rn:5 Rd:5"),     # FCVTN/FCVTL/FCVTXN(2)
+    ("SIMD_scalar_fcvtxn", "fp_narrow", "01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5"),
+    ("SIMD_recip_est", "fp_recip", "0 Q:1 U:1 01110 1 sz:1 10000 1110 o:1 10 Rn:5 Rd:5"),    # FRECPE/FRSQRTE/URECPE/URSQRTE
+    ("SIMD_scalar_recip_est", "fp_recip", "01 U:1 11110 1 sz:1 10000 111 o:2 10 Rn:5 Rd:5"),  # FRECPE/FRSQRTE/FRECPX
+    ("SIMD_recip_step", "fp_recip", "0 Q:1 0 01110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),      # FRECPS/FRSQRTS
+    ("SIMD_scalar_recip_step", "fp_recip", "01 0 11110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),
+    ("SIMD_fp_across", "fp_across", "0 Q:1 U:1 01110 a:1 sz:1 11000 011 o:2 10 Rn:5 Rd:5"),        # FMAXV/FMINV(NM)V
+    ("SIMD_three_same_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
+    ("SIMD_two_reg_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),
+    ("SIMD_scalar_three_same_fp16", "fp_half_vec", "01 U:1 11110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
+    ("SIMD_scalar_two_reg_fp16", "fp_half_vec", "01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
     ("SIMD_shift_ins", "simd_shift_ins", "0 Q:1 1 011110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
     ("SIMD_scalar_shift_ins", "simd_shift_ins", "01 1 111110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),

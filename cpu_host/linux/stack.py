@@ -23,7 +23,7 @@ HWCAP_CPUID = 1 << 11
 # test_unicorn.py: classes crypto_aes, crypto_pmull, crypto_sha, dp2 for CRC32): FP, ASIMD and
 # the Armv8.0 cryptography and CRC32 extensions (Switch 1's Cortex-A57 has them too).  Nothing
 # optional beyond that (LSE atomics, SVE, SHA512/SHA3, ...): a bit claimed here must be lifted.
-HWCAP_DEFAULT = HWCAP_FP | HWCAP_ASIMD | HWCAP_AES | HWCAP_PMULL | HWCAP_SHA1 | HWCAP_SHA2 | HWCAP_CRC32
+HWCAP_DEFAULT = HWCAP_FP | HWCAP_ASIMD | HWCAP_AES | HWCAP_PMULL | HWCAP_SHA1 | HWCAP_SHA2 | HWCAP_CRC32 | 1 << 9 | 1 << 10 | 1 << 13  # FPHP ASIMDHP JSCVT (fp_half*, fp_round)
 PAGE_SIZE = 4096
 
 

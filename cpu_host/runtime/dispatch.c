@@ -190,10 +190,11 @@ uint64_t nx_sysreg_read(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint
     case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 0: return 0x410f0000ull; /* MIDR_EL1 */
     case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 5: return 0x80000000ull; /* MPIDR_EL1 */
     case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 6: return 0; /* REVIDR_EL1 */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 4 << 4 | 0: return 0x11; /* ID_AA64PFR0_EL1: EL0/EL1 AArch64, FP+AdvSIMD present */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 4 << 4 | 0: return 0x110011; /* ID_AA64PFR0_EL1: EL0/EL1 AArch64, FP+AdvSIMD with FP16 (1) */
     /* ID_AA64ISAR0_EL1: AES+PMULL (2), SHA1 (1), SHA256 (1), CRC32 (1) — what the lifter
      * implements and the Linux personality's HWCAP claims; no SHA512/SHA3/atomics/RDM fields */
     case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 0: return 0x11120;
+    case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 1: return 0x100001000ull; /* ID_AA64ISAR1_EL1: JSCVT (1), FRINTTS (1) */
     default: return 0; /* other ID registers: feature absent */
     }
 }

@@ -7,7 +7,9 @@ what MXCSR cannot say is done here: FPCR.DN on the NaN path (``FPRD_x``/``FDN_x`
 operations that pick an operand (``FZIN_x``: FMAX/FMIN...), and conversions whose rounding is
 fixed by the instruction use explicit rounding (roundeven, not rint).  Integer->FP conversions of
 a register local go through ``NX_AFTER_FPCR`` so the compiler cannot hoist them above the MSR.
-FPSR's cumulative flags are not tracked (MRS FPSR reads what was written)."""
+FPSR's cumulative flags come from the host's MXCSR at MRS FPSR (fp_fpsr.py).  The estimates,
+half precision, FCVTXN, FRINT32/64 and FJCVTZS are in fp_recip.py, fp_half.py, fp_f16.py and
+fp_round.py."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -236,8 +238,14 @@ def h_movi(em: FunctionEmitter, i: Insn) -> None:
     imm8 = (f["a"] << 7) | (f["b"] << 6) | (f["c"] << 5) | (f["d"] << 4) | (f["e"] << 3) | (f["f"] << 2) | (f["g"] << 1) | f["h"]
     d = f["Rd"]
     c3 = cmode >> 1
-    if f["o2"]:
-        raise LiftError("FMOV vector half-precision immediate")
+    if f["o2"]:   # FMOV Vd.4H/8H, #imm (FP16)
+        if op or cmode != 0b1111:
+            raise LiftError("reserved half-precision immediate")
+        from recompiler.lift.fp_f16 import expand_imm16
+        h = expand_imm16(imm8)
+        imm64 = h * 0x0001000100010001
+        em.out(f"s->v[{d}].d[0] = {imm64:#x}ull; s->v[{d}].d[1] = {imm64 if Q else 0:#x}ull;")
+        return
     if cmode == 0b1111:
         if op == 0:
             bits = vfp_expand_imm(imm8, 32)
@@ -471,7 +479,7 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
         if f["U"] == 0 and f["opcode"] == 27 and f["size"] == 3:
             em.out(f"{{ u64 _s = s->v[{n}].d[0] + s->v[{n}].d[1]; s->v[{d}].q = (u128)_s; }}")
             return
-        if f["U"] == 1:
+        if f["U"] == 1 or (f["size"] in (0, 2) and f["opcode"] in (12, 13, 15)):   # U=0: halves (FP16)
             h_fp_scalar_pair(em, f)
             return
         raise LiftError("scalar pairwise form")
@@ -508,6 +516,9 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     imm = (immh << 3) | immb
     rshift = 2 * bits - imm
     lshift = imm - bits
+    if op in (28, 31):   # [SU]CVTF / FCVTZ[SU] (vector and scalar, fixed point: fbits = rshift)
+        _fixed_cvt(em, f, scalar, size, rshift)
+        return
     if scalar and size != 3:
         raise LiftError("scalar shift of non-64-bit")
     lanes = 1 if scalar else _lanes(Q, size)
@@ -551,6 +562,37 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
         raise LiftError("shift-immediate form")
     loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
     em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; s->v[{d}] = _r; }}")
+
+
+def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int) -> None:
+    """SCVTF/UCVTF (opcode 28) and FCVTZS/FCVTZU (31) with ``fbits`` fraction bits, on lanes of
+    16 (FP16), 32 or 64 bits.  Integer -> FP is one host conversion then an exact scaling by
+    2^-fbits (as fp_fixed.py argues), or one software rounding for halves; FP -> integer scales
+    the exact value (a single in double) by 2^fbits and truncates, saturating."""
+    U, op, n, d = f["U"], f["opcode"], f["Rn"], f["Rd"]
+    if size == 0 or (size == 3 and not scalar and not f["Q"]):
+        raise LiftError("reserved fixed-point conversion size")
+    w, ut, st, bits = _LANE[size]
+    lanes = 1 if scalar else _lanes(f["Q"], size)
+    A = f"a.{w}[i]"
+    if size == 1:
+        if op == 28:
+            e = f"NX_I2H_FIX({A}, 0, {fbits}, s->fpcr)" if U else \
+                f"NX_I2H_FIX((i16){A} < 0 ? (u64)-(i64)(i16){A} : {A}, (i16){A} < 0, {fbits}, s->fpcr)"
+        else:
+            e = f"FCVT_{'U' if U else 'S'}16(__builtin_trunc(NX_HVAL({A}, s->fpcr) * 0x1p{fbits}))"
+        view = "h"
+    elif op == 28:
+        ft, fv = ("double", "fd") if size == 3 else ("float", "f")
+        if U and size == 3:
+            conv = f"NX_U64TOD({A})"
+        else:
+            conv = f"({ft})" + (A if U else f"({st}){A}")
+        e, view = f"{conv} * ({ft})0x1p-{fbits}", fv
+    else:
+        src = "a.fd[i]" if size == 3 else "(double)a.f[i]"
+        e, view = f"({ut})FCVT_{'U' if U else 'S'}{bits}(__builtin_trunc({src} * 0x1p{fbits}))", w
+    em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {e}; s->v[{d}] = _r; }}")
 
 
 def h_ext(em: FunctionEmitter, i: Insn) -> None:
@@ -598,9 +640,16 @@ def h_perm(em: FunctionEmitter, i: Insn) -> None:
     _vop(em, d, Q, size, e, {"a": n, "b": m})
 
 
+# scalar FP three-same forms (U, a, opcode): FMULX, FCMEQ, FCMGE, FCMGT, FACGE, FACGT, FABD
+_SCALAR_FP3 = {(0, 0, 27), (0, 0, 28), (1, 0, 28), (1, 1, 28), (1, 0, 29), (1, 1, 29), (1, 1, 26)}
+
+
 def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
+    if (U, size >> 1, op) in _SCALAR_FP3:
+        h_fp_three_same(em, dict(f, Q=1), lanes=1)
+        return
     if size != 3:
         raise LiftError("scalar three-same non-64-bit")
     a, b = f"s->v[{f['Rn']}].d[0]", f"s->v[{f['Rm']}].d[0]"
@@ -635,6 +684,9 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
             src = f"(float)s->v[{n}].s[0]" if U else f"(float)(i32)s->v[{n}].s[0]"
             em.out(f"{{ float _r = {src}; s->v[{d}].q = 0; s->v[{d}].f[0] = _r; }}")
         return
+    if o2 and 12 <= op <= 14 and not (U and op == 14):   # FCMGT/FCMEQ/FCMLT/FCMGE/FCMLE #0 (scalar)
+        h_fp_two_reg(em, dict(f, Q=1), lanes=1)
+        return
     if size != 3:
         raise LiftError("scalar two-reg non-64-bit")
     a = f"s->v[{f['Rn']}].d[0]"
@@ -659,10 +711,12 @@ def _fp_loop(em: FunctionEmitter, d: int, lanes: int, view: str, expr: str, srcs
     em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {expr}; s->v[{d}] = _r; }}")
 
 
-def h_fp_three_same(em: FunctionEmitter, f: dict) -> None:
-    """FADD/FSUB/FMUL/FDIV/FABD, FMLA/FMLS, FMAX/FMIN(NM), the FP compares and the pairwise
-    FADDP/FMAXP/FMINP(NM)P: the scalar helpers per lane, so NaN/DN/FZ rules are the same."""
+def h_fp_three_same(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None:
+    """FADD/FSUB/FMUL/FDIV/FABD/FMULX, FMLA/FMLS, FMAX/FMIN(NM), the FP compares and the pairwise
+    FADDP/FMAXP/FMINP(NM)P: the scalar helpers per lane, so NaN/DN/FZ rules are the same.
+    ``lanes=1``: the scalar forms (lane 0, the rest of Vd cleared)."""
     T, w, iw, ut, L = _fp_lanes(em, f)
+    L = lanes or L
     key = (f["U"], f["size"] >> 1, f["opcode"])
     n, m, d = f["Rn"], f["Rm"], f["Rd"]
     A, B, C = f"a.{w}[i]", f"b.{w}[i]", f"c.{w}[i]"
@@ -685,6 +739,8 @@ def h_fp_three_same(em: FunctionEmitter, f: dict) -> None:
     srcs = {"a": n, "b": m}
     if key in arith:
         e, view = _dn(T, f"FPR_{T}({A} {arith[key]} {B}, {A}, {B}, 0, 2)"), w
+    elif key == (0, 0, 27):  # FMULX: inf * 0 = +-2
+        e, view = f"FMULX_{T}({A}, {B}, s->fpcr)", w
     elif key == (1, 1, 26):  # FABD = FPAbs(FPSub): the sign of a NaN result is cleared too
         e, view = f"__builtin_fabs({_dn(T, f'FPR_{T}({A} - {B}, {A}, {B}, 0, 2)')})", w
     elif key in ((0, 0, 25), (0, 1, 25)):  # FMLA / FMLS = FPMulAdd(d, [-]n, m)
@@ -711,9 +767,11 @@ _FCVTI = {26: ("__builtin_roundeven", "__builtin_ceil"), 27: ("__builtin_floor",
           28: ("__builtin_round", None)}
 
 
-def h_fp_two_reg(em: FunctionEmitter, f: dict) -> None:
-    """FABS/FNEG/FSQRT, compares against zero, FRINT*, FCVT[NMAPZ][SU] and [SU]CVTF (vector)."""
+def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None:
+    """FABS/FNEG/FSQRT, compares against zero, FRINT*, FCVT[NMAPZ][SU] and [SU]CVTF (vector;
+    ``lanes=1``: the scalar compares against zero)."""
     T, w, iw, ut, L = _fp_lanes(em, f)
+    L = lanes or L
     U, a_bit, op = f["U"], f["size"] >> 1, f["opcode"]
     key = (U, a_bit, op)
     n, d = f["Rn"], f["Rd"]
@@ -775,17 +833,24 @@ def _int_three_same_extra(em: FunctionEmitter, f: dict) -> bool:
 
 
 def h_elem(em: FunctionEmitter, i: Insn) -> None:
-    """By element: MUL/MLA/MLS (vector) and FMUL/FMLA/FMLS (vector and scalar); the element is
+    """By element: MUL/MLA/MLS (vector) and FMUL/FMLA/FMLS/FMULX (vector and scalar; halves too,
+    through fp_f16's helpers in lifted_fp.h); the element is
     Vm[index] with index = H:L:M (16-bit lanes, Vm in V0-V15), H:L (32-bit) or H (64-bit)."""
     f = i.f
     scalar = i.name == "SIMD_scalar_elem"
     U, size, op = f["U"], f["size"], f["opcode"]
     n, d = f["Rn"], f["Rd"]
-    if size == 1:
+    if size <= 1:
         idx, m = (f["H"] << 2) | (f["L"] << 1) | f["M"], f["Rm"]
     else:
         idx, m = (f["H"] << 1) | f["L"], (f["M"] << 4) | f["Rm"]
-    if (U, op) in ((0, 1), (0, 5), (0, 9)) and size >= 2:   # FMLA / FMLS / FMUL
+    if size == 0 and (U, op) in ((0, 1), (0, 5), (0, 9), (1, 9)):   # FP16: FMLA / FMLS / FMUL / FMULX
+        A, B, C = "a.h[i]", f"b.h[{idx}]", "c.h[i]"
+        e = {(0, 1): f"FMA_H({C}, {A}, {B}, s->fpcr)", (0, 5): f"FMA_H({C}, (u16)({A} ^ 0x8000u), {B}, s->fpcr)",
+             (0, 9): f"FMUL_H({A}, {B}, s->fpcr)", (1, 9): f"FMULX_H({A}, {B}, s->fpcr)"}[(U, op)]
+        _fp_loop(em, d, 1 if scalar else (8 if f["Q"] else 4), "h", e, {"a": n, "b": m, "c": d})
+        return
+    if (U, op) in ((0, 1), (0, 5), (0, 9), (1, 9)) and size >= 2:   # FMLA / FMLS / FMUL / FMULX
         if size == 3:
             if f["L"]:
                 raise LiftError("reserved FP by-element index")
@@ -793,7 +858,9 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
         fq = dict(f, Q=1 if scalar else f["Q"])
         T, w, iw, ut, L = _fp_lanes(em, fq)
         A, B, C = f"a.{w}[i]", f"b.{w}[{idx}]", f"c.{w}[i]"
-        if op == 9:
+        if op == 9 and U:
+            e = f"FMULX_{T}({A}, {B}, s->fpcr)"
+        elif op == 9:
             e = f"FPRD_{T}({A} * {B}, {A}, {B}, 0, 2, s->fpcr)"
         else:
             e = f"FDN_{T}(FMA_{T}({C}, {'-' if op == 5 else ''}{A}, {B}), s->fpcr)"
@@ -813,10 +880,16 @@ _FP_PAIR = {(0, 13): "FADDP", (0, 15): "FMAX", (1, 15): "FMIN", (0, 12): "FMAXNM
 
 
 def h_fp_scalar_pair(em: FunctionEmitter, f: dict) -> None:
-    """FADDP/FMAXP/FMINP/FMAXNMP/FMINNMP (scalar): lanes 0 and 1 of Vn."""
+    """FADDP/FMAXP/FMINP/FMAXNMP/FMINNMP (scalar): lanes 0 and 1 of Vn (U=0: halves)."""
     kind = _FP_PAIR.get((f["size"] >> 1, f["opcode"]))
     if kind is None:
         raise LiftError("FP scalar pairwise form")
+    if f["U"] == 0:       # FP16: FADDP/FMAXP/... Hd, Vn.2H through lifted_fp.h's half helpers
+        a, b = f"s->v[{f['Rn']}].h[0]", f"s->v[{f['Rn']}].h[1]"
+        e = f"FADD_H({a}, {b}, s->fpcr)" if kind == "FADDP" else \
+            f"NX_HMINMAX({a}, {b}, s->fpcr, {int(kind.startswith('FMAX'))}, {int(kind.endswith('NM'))})"
+        em.out(f"{{ u16 _h = {e}; s->v[{f['Rd']}].q = (u128)_h; }}")
+        return
     T, w = ("D", "fd") if f["size"] & 1 else ("S", "f")
     n = f["Rn"]
     a, b = f"s->v[{n}].{w}[0]", f"s->v[{n}].{w}[1]"

@@ -6,12 +6,16 @@ the host before the call; here the function starts with FPCR = 0 and only the li
 ``MSR FPCR`` can change how the following instruction rounds, flushes and makes NaNs.  The
 grid: every rounding mode (RN/RP/RM/RZ) with FZ and DN off and on, times operands that hit
 the rules (±0, ±inf, quiet and signalling NaNs with payloads, denormals, halfway cases,
-values at the edges of float/double and integer conversions).
+values at the edges of float/double and integer conversions).  A second grid runs the forms of
+issue #7's FP gaps (estimates and steps, half precision conversions and arithmetic, FCVTXN,
+FJCVTZS, FRINT32/64) under RMode x FZ x DN x (FZ16 and AHP), with half-precision special
+operands for the forms that read halves.
 """
 from __future__ import annotations
 
 import itertools
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -41,6 +45,19 @@ OPS = {
     "fadd v0.4s, v1.4s, v2.4s": 0x4E22D420, "fmul v0.2d, v1.2d, v2.2d": 0x6E62DC20,
 }
 FPCRS = [(rmode << 22) | (fz << 24) | (dn << 25) for dn, fz, rmode in itertools.product((0, 1), (0, 1), range(4))]
+# The FP gaps of issue #7 (lift/fp_recip.py, fp_half.py, fp_round.py, fp_f16.py), on a grid that
+# adds FZ16 and AHP (which only half precision reads) to RMode x FZ x DN.
+GAP_OPS = {
+    "frecpe s0, s1": 0x5EA1D820, "frsqrte d0, d1": 0x7EE1D820, "frecpe v0.2d, v1.2d": 0x4EE1D820,
+    "ursqrte v0.4s, v1.4s": 0x6EA1C820, "frecps v0.4s, v1.4s, v2.4s": 0x4E22FC20, "frsqrts d0, d1, d2": 0x5EE2FC20,
+    "frecpx d0, d1": 0x5EE1F820, "fcvtn v0.4h, v1.4s": 0x0E216820, "fcvtl v0.4s, v1.4h": 0x0E217820,
+    "fcvtxn s0, d1": 0x7E616820, "fcvtxn v0.2s, v1.2d": 0x2E616820, "fcvt h0, d1": 0x1E63C020,
+    "fcvt s0, h1": 0x1EE24020, "fjcvtzs w0, d1": 0x1E7E0020, "frint32x s0, s1": 0x1E28C020,
+    "frint64z d0, d1": 0x1E694020, "fadd h0, h1, h2": 0x1EE22820, "fmadd h0, h1, h2, h3": 0x1FC20C20,
+    "fdiv h0, h1, h2": 0x1EE21820, "fsqrt h0, h1": 0x1EE1C020, "fmaxnm h0, h1, h2": 0x1EE26820,
+    "scvtf h0, w1": 0x1EE20020,
+}
+GAP_FPCRS = [f | (x << 19) | (x << 26) for f in FPCRS for x in (0, 1)]
 
 F32 = [0x00000000, 0x80000000, 0x3F800000, 0x3FC00000, 0xC0200000, 0x7F800000, 0xFF800000, 0x7FC00000,
        0xFFC12345, 0x7F800001, 0xFFA00F00, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0x3EAAAAAB,
@@ -50,27 +67,34 @@ F64 = [0x0000000000000000, 0x8000000000000000, 0x3FF0000000000000, 0x3FF80000000
        0xFFF4000000000F00, 0x0000000000000001, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF,
        0x3FD5555555555555, 0x43E0000000000000, 0xC3E0000000000001, 0x4330000000000001, 0x47EFFFFFF0000000,
        0x380FFFFFF0000000, 0x36A8000000000000, 0x3FF0000030000000]
+F16 = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE55, 0x7D01, 0xFC01, 0x0001,
+       0x83FF, 0x0400, 0x3555, 0x7FFF, 0x3801, 0x1400, 0x5BFF]
 INTS = [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1, (1 << 53) + 1, (1 << 24) + 1, 0xFFFFFFFF00000001,
         0x8000000000000401, 0x7FFFFFFFFFFFFDFF]
 
 
-def _operands(rng: random.Random) -> tuple[int, int, int, int]:
-    """(v1, v2, v3, x1): every lane a special value (both widths mixed in one register)."""
+def _operands(rng: random.Random, half: float = 0.0) -> tuple[int, int, int, int]:
+    """(v1, v2, v3, x1): every lane a special value (the widths mixed in one register; half
+    precision lanes in a ``half`` share of the registers)."""
     def vec() -> int:
-        if rng.random() < 0.5:
+        r = rng.random()
+        if r < half:
+            return sum(rng.choice(F16) << (16 * k) for k in range(8))
+        if r < half + (1 - half) / 2:
             return sum(rng.choice(F32) << (32 * k) for k in range(4))
         return rng.choice(F64) | (rng.choice(F64) << 64)
     return vec(), vec(), vec(), rng.choice(INTS)
 
 
-def _cases(per_pair: int, seed: int) -> list[H.Case]:
+def _cases(per_pair: int, seed: int, ops: dict[str, int] = OPS, fpcrs: list[int] = FPCRS) -> list[H.Case]:
     base = H.pick_base()
     bg = H.background(seed)
     cpu = H.UnicornCpu(base, bg, H.A.UC_CPU_ARM64_MAX)
     rng = random.Random(seed)
     cases = []
-    for text, word in OPS.items():
-        for fpcr in FPCRS:
+    for text, word in ops.items():
+        half = 0.8 if re.search(r"\bh\d|\.4h", text) else 0.0
+        for fpcr in fpcrs:
             for _ in range(per_pair):
                 addr = base + H.CODE_OFF + 16 * len(cases)
                 msr, op, mrs = decode(MSR_FPCR_X0, addr), decode(word, addr + 4), decode(MRS_X1_FPCR, addr + 8)
@@ -81,7 +105,7 @@ def _cases(per_pair: int, seed: int) -> list[H.Case]:
                 inp = H.make_input(op.form, op, rng, base)
                 inp.fpcr = 0
                 inp.pc = addr
-                inp.v[1], inp.v[2], inp.v[3], x1 = _operands(rng)
+                inp.v[1], inp.v[2], inp.v[3], x1 = _operands(rng, half)
                 inp.x[0] = fpcr
                 inp.x[1] = x1
                 inp.x[30] = base + H.SCRATCH_SIZE + 0x1000    # RET leaves the scratch area
@@ -94,9 +118,9 @@ def _cases(per_pair: int, seed: int) -> list[H.Case]:
     return cases
 
 
-def _check(per_pair: int, tmp_path) -> None:
-    cases = _cases(per_pair, 7)
-    assert len(cases) == len(OPS) * len(FPCRS) * per_pair
+def _check(per_pair: int, tmp_path, ops: dict[str, int] = OPS, fpcrs: list[int] = FPCRS) -> None:
+    cases = _cases(per_pair, 7, ops, fpcrs)
+    assert len(cases) == len(ops) * len(fpcrs) * per_pair
     base = H.pick_base()
     bad = []
     for c, diffs in H.run_cases(cases, base, H.background(7), tmp_path):
@@ -105,7 +129,7 @@ def _check(per_pair: int, tmp_path) -> None:
             bad.append(f"{c.describe()} with fpcr={c.inp.x[0]:#x}: {'; '.join(diffs)}\n"
                        f"      inputs: v1={c.inp.v[1]:#034x} v2={c.inp.v[2]:#034x} v3={c.inp.v[3]:#034x} "
                        f"x1={c.inp.x[1]:#x} ({op.word:#010x})")
-    print(f"\nFPCR special values: {len(cases)} cases ({len(OPS)} instructions x {len(FPCRS)} FPCR values "
+    print(f"\nFPCR special values: {len(cases)} cases ({len(ops)} instructions x {len(fpcrs)} FPCR values "
           f"x {per_pair}), {len(cases) - len(bad)} equal to Unicorn")
     assert not bad, f"{len(bad)} of {len(cases)} differ:\n" + "\n".join(bad[:20])
 
@@ -117,6 +141,16 @@ def test_msr_fpcr_then_fp_instruction(tmp_path):
 @pytest.mark.heavy
 def test_msr_fpcr_then_fp_instruction_heavy(tmp_path):
     _check(60, tmp_path)
+
+
+def test_msr_fpcr_then_fp_gap_instruction(tmp_path):
+    """Estimates, steps, half precision, FCVTXN, FJCVTZS, FRINT32/64 under every FPCR."""
+    _check(1, tmp_path, GAP_OPS, GAP_FPCRS)
+
+
+@pytest.mark.heavy
+def test_msr_fpcr_then_fp_gap_instruction_heavy(tmp_path):
+    _check(10, tmp_path, GAP_OPS, GAP_FPCRS)
 
 
 def test_fpcr_reaches_the_result(tmp_path):

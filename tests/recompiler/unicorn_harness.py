@@ -167,7 +167,28 @@ _F64 += [0xFFF0000000012345, 0x7FF00000000000FF, 0x000FFFFFFFFFFFFF, 0x800000000
          0x41EFFFFFFFE00000, 0x43DFFFFFFFFFFFFF, 0x43EFFFFFFFFFFFFF, 0xC3E0000000000001, 0xC1E0000000200000,
          0x47EFFFFFE0000000, 0x47EFFFFFF0000000, 0x380FFFFFF0000000, 0x3690000000000000, 0x36A8000000000000,
          0x3FF0000010000000, 0x3FF0000030000000, 0x3FEFFFFFFFFFFFFF]
-FP_CLASSES = ("fp_arith", "fp_cvt", "fp_fixcvt", "fp_cmp", "simd_3same", "simd_2reg", "simd_elem", "simd_across")   # drawn with random FPCR rounding mode, FZ and DN
+FP_CLASSES = ("fp_arith", "fp_cvt", "fp_fixcvt", "fp_cmp", "simd_3same", "simd_2reg", "simd_elem", "simd_across",
+              "fp_recip", "fp_narrow", "fp_round", "fp_half", "fp_half_misc", "fp_half_vec", "fp_across")   # drawn with random FPCR rounding mode, FZ and DN
+# The classes of the FP gaps (lift/fp_recip.py, fp_half.py, fp_round.py) also get operands at
+# their own edges in half of their vector registers: estimate overflow (|x| < 2^-128, 2^-1024) and
+# flush (|x| >= 2^126, 2^1022) limits, the half-precision range (65504, 65520, 2^-24, 2^-25, AHP's
+# 131008), FJCVTZS's int32 range and large values (mod 2^32), FRINT32/64 limits; lanes of half
+# precision specials; and fp_narrow draws FPCR.AHP and FZ16 too.  The FP16 classes (fp_half*)
+# get half-precision lanes in most vector registers and FPCR.FZ16.
+EDGE_CLASSES = ("fp_recip", "fp_narrow", "fp_round")
+HALF_CLASSES = ("fp_half", "fp_half_misc", "fp_half_vec", "fp_across")
+_F16 = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7D01, 0xFC01,
+        0x7E55, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3555, 0x7FFF, 0x3800, 0x4000]
+_F32_EDGE = [0x477FE000, 0x477FF000, 0x477FEFFF, 0x477FF001, 0x33800000, 0x33000000, 0x33000001, 0x38800000,
+             0x387FC000, 0x387FE000, 0x47FFE000, 0x47FFF000, 0x00200000, 0x001FFFFF, 0x80100000, 0x7E800000,
+             0x7E7FFFFF, 0xFE800000, 0x3F000001, 0x3E800000, 0x3EFFFFFF, 0x4EFFFFFE, 0xCF000000, 0x5EFFFFFF,
+             0xDF000000, 0x3FC00000, 0xBFC00000, 0x40200000]
+_F64_EDGE = [0x41DFFFFFFFC00000, 0xC1E0000000000000, 0xC1E0000000100000, 0x41E0000000000000, 0x41EFFFFFFFE00000,
+             0x41F0000000000000, 0x41F0000000100000, 0x4530000000000001, 0x4540000000000003, 0xC540000000000003,
+             0x7FE0000000000000, 0x7FD0000000000000, 0x7FCFFFFFFFFFFFFF, 0x0004000000000000, 0x0003FFFFFFFFFFFF,
+             0x0008000000000000, 0x40EFFFC000000000, 0x40EFFE0000000000, 0x40EFFE0000000001, 0x3E70000000000000,
+             0x3E60000000000000, 0x3E60000000000001, 0x3FE0000000000001, 0xBFF8000000000000, 0x43DFFFFFFFFFFFFF,
+             0xC3E0000000000000, 0x3810000000000000, 0x380FFFFFE0000000, 0x36A0000000000001]
 FPCR_BITS = 0x07FF0000     # AHP DN FZ RMode Stride FZ16 Len, as Unicorn keeps them
 FPSR_BITS = 0xF800009F     # N Z C V QC IDC IXC UFC OFC DZC IOC
 
@@ -193,6 +214,18 @@ def _f64(rng: random.Random) -> int:
     if rng.random() < 0.45:
         return rng.choice(_F64)
     return struct.unpack("<Q", struct.pack("<d", rng.uniform(-1, 1) * 2.0 ** rng.randint(-80, 80)))[0]
+
+
+def edge_v(rng: random.Random) -> int:
+    """A vector of the FP gaps' edge operands: eight halves, four singles or two doubles."""
+    r = rng.random()
+    if r < 0.3:
+        lanes, bits = [rng.choice(_F16) if rng.random() < 0.7 else rng.getrandbits(16) for _ in range(8)], 16
+    elif r < 0.65:
+        lanes, bits = [rng.choice(_F32_EDGE + _F32) if rng.random() < 0.8 else _f32(rng) for _ in range(4)], 32
+    else:
+        lanes, bits = [rng.choice(_F64_EDGE + _F64) if rng.random() < 0.8 else _f64(rng) for _ in range(2)], 64
+    return sum(v << (bits * k) for k, v in enumerate(lanes))
 
 
 def rand_v(rng: random.Random) -> int:
@@ -252,6 +285,17 @@ def make_input(form: Form, insn: Insn, rng: random.Random, base: int) -> State:
     cls = form.cls
     if cls in FP_CLASSES and rng.random() < 0.6:   # RMode (RN/RP/RM/RZ), FZ, DN
         st.fpcr = rng.getrandbits(4) << 22
+    if cls in EDGE_CLASSES:
+        for k in range(32):
+            if rng.random() < 0.5:
+                v[k] = edge_v(rng)
+        if cls == "fp_narrow":                     # AHP, FZ16 (conversions must ignore FZ16)
+            st.fpcr |= (rng.random() < 0.3) << 26 | (rng.random() < 0.2) << 19
+    if cls in HALF_CLASSES:
+        for k in range(32):
+            if rng.random() < 0.8:
+                v[k] = sum((rng.choice(_F16) if rng.random() < 0.5 else rng.getrandbits(16)) << (16 * j) for j in range(8))
+        st.fpcr |= (rng.random() < 0.3) << 19      # FZ16
     if cls == "sysreg":
         st.fpcr = rng.getrandbits(32) & FPCR_BITS & ~(1 << 26 | 0x37 << 16)   # rounding/FZ/DN only
         st.fpsr = rng.getrandbits(32) & FPSR_BITS
@@ -534,6 +578,15 @@ def oracle_unreliable(insn: Insn, st: State, bg: bytes, base: int) -> str:
     ``ldsmaxah w12, w30, [x25]`` with memory 0x48da and w12 = 0xcb92 stores 0xcb92).  Where the
     two operands have the same sign, signed and unsigned order agree, so those cases stay."""
     f = insn.f
+    if insn.name == "SIMD_scalar_shift_imm" and f["opcode"] == 31 and f["immh"] >> 1 == 1:
+        # FCVTZS/FCVTZU Hd, Hn, #fbits: Unicorn 2.1.4 writes the 32-bit conversion (seen here:
+        # fcvtzs h15, h31, #11 of -3.656 gives 0xffffe2c0; the architecture's result is 16 bits,
+        # 0xe2c0, saturated to 16 bits); only results that fit 16 bits unsigned are comparable.
+        h = st.v[f["Rn"]] & 0xFFFF
+        val = struct.unpack("<e", h.to_bytes(2, "little"))[0]
+        fbits = 32 - ((f["immh"] << 3) | f["immb"])
+        if val == val and (h >> 15 or val * 2.0 ** fbits >= 65535):
+            return "Unicorn 2.1.4 writes scalar FP16 FCVTZ[SU] (fixed point) as 32 bits"
     if insn.name == "LDST_atomic" and not f["V"] and not f["o3"] and f["opc"] in (4, 5) and f["size"] < 3:
         size = 1 << f["size"]
         addr = st.sp if f["Rn"] == 31 else st.x[f["Rn"]]

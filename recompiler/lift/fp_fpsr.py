@@ -1,0 +1,36 @@
+"""FPSR's cumulative exception flags (IOC DZC OFC UFC IXC), for programs that read them.
+
+Nothing is tracked per FP instruction: the host's MXCSR collects its own status flags while the
+lifted code runs, in the thread the guest thread runs on.  So a guest ``MRS Xt, FPSR`` reads
+``s->fpsr`` ORed with those flags (``NX_FPSR_HOST``), ``MSR FPSR, Xt`` stores ``s->fpsr`` and
+clears them, and ``MSR FPCR`` keeps them while it changes the rounding mode and FZ.  Code that
+never reads FPSR pays nothing.  Before either access every register local is stored, so an FP
+result held in a local (FCVTZS into X0...) is computed first.  Limits: docs/ARCHITECTURE.md,
+"FPSR".  Every other system register goes to control.py's handlers."""
+from __future__ import annotations
+
+from recompiler.decode import Insn
+from recompiler.lift import control
+from recompiler.lift.emitter import FunctionEmitter
+
+
+def h_mrs(em: FunctionEmitter, i: Insn) -> None:
+    if control._sysreg(i.f) != control._FPSR:
+        control.h_mrs(em, i)
+        return
+    em.out("STORE_ALL;")
+    em.setx(i.f["Rt"], "(s->fpsr | NX_FPSR_HOST())")
+
+
+def h_msr(em: FunctionEmitter, i: Insn) -> None:
+    r = control._sysreg(i.f)
+    v = em.x(i.f["Rt"])
+    if r == control._FPSR:     # N Z C V QC and the cumulative exception flags
+        em.out(f"STORE_ALL; s->fpsr = {v} & 0xf800009full; NX_FPSR_CLEAR_HOST();")
+    elif r == control._FPCR:   # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
+        em.out(f"s->fpcr = {v} & 0x07ff0000ull; NX_FPCR_APPLY_KEEP(s->fpcr);")
+    else:
+        control.h_msr(em, i)
+
+
+HANDLERS = {"MRS": h_mrs, "MSR_reg": h_msr}
