@@ -1,5 +1,6 @@
 """Shared fixtures of the shader service tests: NVIDIA's ptxas/nvdisasm fetched from PyPI into
-the cache (skipped loudly when the registry cannot be reached), and the PTX corpus."""
+the cache (skipped loudly when the registry cannot be reached), the PTX corpus, and a running
+service."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +11,22 @@ from shader_svc import nvtools
 
 PTX_DIR = Path(__file__).parent / "ptx"
 PTX_FILES = sorted(PTX_DIR.glob("*.ptx"))
+
+
+@pytest.fixture()
+def server(tmp_path):
+    """A real shader service on a loopback port with its own disk cache: (stub, channel)."""
+    import grpc
+
+    from proto import shader_pb2_grpc as G
+    from shader_svc import service
+
+    srv, port, t = service.start("127.0.0.1:0", tmp_path / "cache", workers=2)
+    ch = grpc.insecure_channel(f"127.0.0.1:{port}")
+    yield G.ShaderTranslatorStub(ch), ch
+    ch.close()
+    srv.stop(grace=None)
+    t.close()
 
 
 @pytest.fixture(scope="session")

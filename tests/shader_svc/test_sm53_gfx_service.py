@@ -13,7 +13,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from proto import shader_pb2 as P, shader_pb2_grpc as G
+from proto import shader_pb2 as P
 from shader_svc import service, sph
 from shader_svc.sm53.assemble import assemble_program
 
@@ -33,16 +33,6 @@ EXIT
 def prog(stage: str, text: str, hdr: dict) -> bytes:
     h = sph.build(stage, **hdr)
     return h + assemble_program(text, base_addr=len(h))
-
-
-@pytest.fixture()
-def server(tmp_path):
-    srv, port, t = service.start("127.0.0.1:0", tmp_path / "cache", workers=2)
-    ch = grpc.insecure_channel(f"127.0.0.1:{port}")
-    yield G.ShaderTranslatorStub(ch), ch
-    ch.close()
-    srv.stop(grace=None)
-    t.close()
 
 
 def _req(code: bytes, stage: int) -> P.Program:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from proto import shader_pb2 as P, shader_pb2_grpc as G
+from proto import shader_pb2 as P
 from shader_svc import service
 from shader_svc.sm53 import corpus, tools
 from shader_svc.sm53.to_spirv import cbank0
@@ -29,16 +29,6 @@ def kernels():
         return corpus.build(PTX53)
     except tools.ToolUnavailable as e:
         pytest.skip(f"LOUD SKIP: ptxas unavailable from PyPI: {e}")
-
-
-@pytest.fixture()
-def server(tmp_path):
-    srv, port, t = service.start("127.0.0.1:0", tmp_path / "cache", workers=2)
-    ch = grpc.insecure_channel(f"127.0.0.1:{port}")
-    yield G.ShaderTranslatorStub(ch), ch
-    ch.close()
-    srv.stop(grace=None)
-    t.close()
 
 
 def _prog(code: bytes) -> P.Program:

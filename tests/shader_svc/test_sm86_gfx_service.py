@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from proto import shader_pb2 as P, shader_pb2_grpc as G
+from proto import shader_pb2 as P
 from shader_svc import service, sph
 from shader_svc.sm86.assemble import assemble_program
 
@@ -24,16 +24,6 @@ FS = "IPA.PASS R0, a[0x80]\nFMUL R0, R0, c[0x2][0x10]\nEXIT\n"
 def prog(stage: str, text: str, hdr: dict) -> bytes:
     h = sph.build(stage, **hdr)
     return h + assemble_program(text, base=len(h))
-
-
-@pytest.fixture()
-def server(tmp_path):
-    srv, port, t = service.start("127.0.0.1:0", tmp_path / "cache", workers=2)
-    ch = grpc.insecure_channel(f"127.0.0.1:{port}")
-    yield G.ShaderTranslatorStub(ch), ch
-    ch.close()
-    srv.stop(grace=None)
-    t.close()
 
 
 def _req(code: bytes, stage: int) -> P.Program:
