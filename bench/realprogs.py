@@ -79,7 +79,7 @@ def main() -> None:
 
     def ways(prog: str) -> dict[str, list[str]]:
         w = {"native": [str(nat[prog])],
-             "ours": [sys.executable, "-m", "nxrecomp", "exec", str(bundles[prog]), "--", prog]}
+             "ours": [str(bundles[prog] / "nxrun"), prog]}   # native launcher (what `nxrecomp exec` execs)
         if qemu:
             w["qemu"] = [qemu, "-0", prog, str(arm[prog])]
         return w

@@ -1,7 +1,8 @@
 """Run a recompiled Linux AArch64 program: map the image at its own addresses and build the
 initial stack (``cpu_host.linux.process``), load ``game.so`` with cffi and run the guest on a
 host thread with a deep stack.  The process exits with the guest's exit status (exit_group
-ends it from C)."""
+ends it from C).  By default (``cpu_host.native_launcher``) all of that is done by the
+bundle's native launcher (``cpu_host/launcher``), which this process execs into."""
 from __future__ import annotations
 
 import json
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import cffi
 
+from cpu_host import launcher
 from cpu_host.linux.process import setup_process
 from cpu_host.linux.stack import HWCAP_ASIMD, HWCAP_FP
+from nxrecomp import settings
 from nxrecomp.errors import NxError
 from recompiler.link import LinkedImage
 
@@ -49,7 +52,13 @@ def load_manifest(bundle: Path) -> dict:
 def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) -> int:
     bundle = Path(bundle).resolve()
     manifest = load_manifest(bundle)
-    image = LinkedImage.from_json(manifest["image"], bundle)
+    image = LinkedImage.from_json(manifest["image"], bundle)   # checks image.bin against the manifest
+    if settings.get("cpu_host", "native_launcher"):
+        # the rest of the start-up (mapping, stack, dlopen) in C; this process becomes the guest
+        exe = launcher.install(bundle, manifest, HWCAP)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(exe, [str(exe), *argv], dict(env) if env is not None else os.environ)
     ffi = cffi.FFI()
     ffi.cdef(CDEF)
     lib = ffi.dlopen(str(bundle / "game.so"))

@@ -23,6 +23,8 @@ SETTINGS = [
     Setting("cpu_host", "relay", "", "co-op relay HOST:PORT (empty: play alone)"),
     Setting("cpu_host", "relay_token", "", "this player's join token (nxrecomp relay token ...; --host opens the room)"),
     Setting("cpu_host", "relay_password", "", "the room's password, if it has one"),
+    Setting("cpu_host", "native_launcher", True, "'nxrecomp exec' starts Linux programs through the bundle's "
+            "native launcher (C, ~3 ms) instead of Python + cffi (~130 ms)", parse_bool),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

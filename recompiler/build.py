@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ from recompiler.lift import lift_function
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
 FLAGS = ["-fPIC", "-fno-strict-aliasing", "-fwrapv", "-mcx16", "-fno-sanitize=all", "-w",
          "-fno-stack-protector", "-fomit-frame-pointer"]
+# Generated code (shards, the table) is hidden: calls between lifted functions are direct
+# calls, not PLT jumps, and clang may inline within a shard.  The runtime keeps default
+# visibility (the runners dlsym it); -Bsymbolic binds the shards' calls into it directly too.
+SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden"]
+LINK_FLAGS = ["-Wl,-Bsymbolic"]
 
 
 @dataclass
@@ -123,7 +129,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     table_path = src_dir / "table.c"
     _write_if_changed(table_path, table)
     opt = settings.get("recompiler", "opt")
-    flags = [opt, *FLAGS]
+    flags = [opt, *SHARD_FLAGS]
     cc_id = cc.identity()
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
     units = [(str(table_path), flags), *[(str(p), ["-O2", *FLAGS]) for p in runtime_c],
@@ -136,7 +142,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
             cached += was
             prog.advance()
     so_tmp = out_dir / "game.so.tmp"
-    cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-fno-sanitize=all"], "game.so (link)")
+    cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-fno-sanitize=all", *LINK_FLAGS], "game.so (link)")
     os.replace(so_tmp, out_dir / "game.so")
     return {"functions": len(program.functions), "shards": len(results), "objects": len(objs),
             "objects_cached": cached, "unresolved_br": len(program.unresolved_br)}
@@ -147,7 +153,19 @@ def _headers_of(c_path: str) -> list[str]:
     lifted-code headers; runtime sources may include any runtime header."""
     if Path(c_path).parent == RUNTIME_DIR:
         return [str(p) for p in sorted(RUNTIME_DIR.glob("*.h"))]
-    return [str(RUNTIME_DIR / "lifted.h"), str(RUNTIME_DIR / "nxrt.h")]
+    return [str(p) for p in _included(RUNTIME_DIR / "lifted.h")]
+
+
+def _included(header: Path, seen: set[Path] | None = None) -> list[Path]:
+    """``header`` and the runtime headers it includes (``#include "x.h"``), recursively."""
+    seen = set() if seen is None else seen
+    if header in seen or not header.exists():
+        return []
+    seen.add(header)
+    out = [header]
+    for m in re.finditer(r'^\s*#\s*include\s+"([^"]+)"', header.read_text(), re.M):
+        out += _included(RUNTIME_DIR / m.group(1), seen)
+    return out
 
 
 def _table_source(results: list[ShardResult], entry: int) -> str:

@@ -1,5 +1,6 @@
 """load → link → analyse → lift → build, for a Linux AArch64 ELF program: the bundle is
-``game.so`` + ``manifest.json`` (+ the image blob) in one folder."""
+``game.so`` + ``manifest.json`` (+ the image blob) + the native launcher ``nxrun`` and its
+``launch.txt`` in one folder."""
 from __future__ import annotations
 
 import json
@@ -33,8 +34,13 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()
-    return write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
-                          program_path=path, program=str(Path(path).resolve()))
+    manifest = write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
+                              program_path=path, program=str(Path(path).resolve()))
+    # the bundle's native launcher (BUNDLE/nxrun ARGV...): starts the program without Python
+    from cpu_host import launcher
+    from cpu_host.runner import HWCAP
+    launcher.install(out, manifest, HWCAP)
+    return manifest
 
 
 def write_manifest(out: Path, kind: str, image: LinkedImage, analysed, stats: dict,

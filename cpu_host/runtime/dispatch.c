@@ -160,6 +160,23 @@ void nx_jump(NxCpu *s) {
     if (!f) nx_fatal_unmapped(s, 0, s->pc);
 }
 
+/* Misses of lifted code's inline caches (lifted.h NX_IC): an empty cache takes the target
+ * s->pc when it is a lifted function's own entry with no host binding over it (bindings are
+ * made before threads start); a cache holding another target keeps it (first wins, by CAS). */
+NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
+    uint64_t addr = s->pc;
+    if (__atomic_load_n(ic, __ATOMIC_RELAXED) || (host_count && host_lookup(addr))) return s;
+    uint64_t lo = 0, hi = nx_entry_count;
+    while (lo < hi) {
+        uint64_t mid = (lo + hi) >> 1;
+        if (nx_entries[mid].addr < addr) lo = mid + 1; else hi = mid;
+    }
+    if (lo >= nx_entry_count || nx_entries[lo].addr != addr || nx_entries[lo].kind != NX_ENTRY_FUNC) return s;
+    const NxEntry *empty = NULL;
+    __atomic_compare_exchange_n(ic, &empty, &nx_entries[lo], 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    return s;
+}
+
 void nx_bad_resume(NxCpu *s) { nx_die(s, "resume at an address the function does not hold", s->pc, 0); }
 
 void nx_unimplemented(NxCpu *s, uint64_t pc, uint32_t word) {

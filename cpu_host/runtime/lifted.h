@@ -85,6 +85,20 @@ void nx_jump(NxCpu *s);            /* jump to s->pc (BR to outside the function)
 void nx_bad_resume(NxCpu *s);
 void nx_trace_entry(NxCpu *s, u64 entry);  /* trace builds only (recompiler.trace) */
 
+/* Inline cache of one indirect branch or call site (BR/BLR to a register): the first lifted
+ * function the site reaches is remembered as a pointer to its row of nx_entries, one word, so
+ * a racing thread never pairs one target's address with another's function.  A hit skips the
+ * runtime's lookup; a miss calls nx_ic_fill (which fills an empty cache; it returns s, so no
+ * register is kept across it) and goes on to nx_jump / nx_call_indirect as before.  A
+ * preemption request takes the runtime path.  Weak: a harness without the runtime
+ * (tests/recompiler's Unicorn cases) leaves them unresolved; its sites always miss. */
+NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) __attribute__((weak));
+extern volatile int nx_preempt_pending __attribute__((weak));
+NXI const NxEntry *NX_IC(const NxEntry **ic, u64 t) {
+    const NxEntry *e = __atomic_load_n(ic, __ATOMIC_ACQUIRE);
+    return LIKELY(e && e->addr == t) && LIKELY(!nx_preempt_pending) ? e : 0;
+}
+
 /* exclusive monitor: LDXR records address and value; STXR is a CAS against that value */
 NXI void EXCL_MARK(NxCpu *s, u64 a, u64 lo, u64 hi, int size) { s->excl_addr = a; s->excl_lo = lo; s->excl_hi = hi; s->excl_size = size; }
 NXI u32 EXCL_STORE(NxCpu *s, u64 a, u64 lo, u64 hi, int size) {

@@ -3,7 +3,11 @@
 Registers the function uses live in C locals (``x0``..``x30``, ``sp``, flags ``N Z C V``);
 they are loaded from ``NxCpu`` at entry and written back before calls, SVCs and exits.  After
 a call, AAPCS64 lets the callee change only X0-X18, X30 and the flags, so only those are
-reloaded (``trust_abi=False`` reloads all).  See docs/ARCHITECTURE.md, "Returns to somewhere
+reloaded (``trust_abi=False`` reloads all); the flags are neither written back before a call
+nor reloaded after it (AAPCS64: they are no argument and not preserved), except in trace
+builds, whose lockstep records hold NZCV.  A computed goto's table becomes a dense array of
+host label addresses (``shared_table``); every other indirect branch or call keeps an inline
+cache of its first target (lifted.h ``NX_IC``).  See docs/ARCHITECTURE.md, "Returns to somewhere
 else", for how a call site handles a return to an unexpected address.
 """
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 from recompiler.decode import Insn, disasm
 
 CALLER_SAVED = set(range(19)) | {30}
+_DENSE_SLOTS = 1 << 14   # most slots (guest words) of a computed goto's label array (128 KiB)
 _REG_RE = re.compile(r"\bx([0-9]|[12][0-9]|30)\b")
 _SP_RE = re.compile(r"\bsp\b")
 _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)(?!=)")
@@ -103,12 +108,15 @@ class FunctionEmitter:
         ret = self.pc + 4
         self.resume.append(ret)
         self.labels.add(ret)
-        self.out(f"x30 = {ret:#x}ull; STORE_ALL;")
+        self.out(f"x30 = {ret:#x}ull; STORE_CALL;")
         if target is not None and target in self.functions:
             self.callees.add(target)
             self.out(f"{fname(target)}(s);")
         else:
-            self.out(f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; nx_call_indirect(s);")
+            # the site's inline cache (lifted.h NX_IC), else the runtime's lookup
+            self.out(f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; "
+                     "{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, s->pc); "
+                     "if (_e) _e->fn(s); else { if (nx_ic_fill) s = nx_ic_fill(s, &_ic); nx_call_indirect(s); } }")
         self.out(f"if (UNLIKELY(s->pc != {ret:#x}ull)) return;")
         self.out("RELOAD_CALL;")
 
@@ -117,14 +125,39 @@ class FunctionEmitter:
         self.out(f"s->pc = {target_expr}; STORE_ALL; return;")
 
     def shared_table(self, targets: list[int]) -> str:
-        """Label of the one dispatch block of this table (switch on ``_jt``, else nx_jump)."""
+        """Label of the one dispatch block of this table: a host label per guest address in a
+        dense array indexed by (target - lowest) / 4, so a computed goto is one bounds check and
+        one indirect jump as in native code (a switch over sparse guest addresses becomes a
+        tree of compares, ~7 mispredictable branches per dispatch of Lua's interpreter).
+        Targets outside this function, or tables spread too thin, use a switch; anything else
+        goes to nx_jump."""
         key = tuple(targets)
         if key not in self.shared:
-            label = f"JT_{len(self.shared)}"
+            n = len(self.shared)
+            label = f"JT_{n}"
             self.shared[key] = label
-            cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in targets)
-            self.shared_blocks.append(f" {label}: switch (_jt) {{ {cases} default: break; }}\n"
-                                      f"  {{ STORE_ALL; s->pc = _jt; MUSTTAIL return nx_jump(s); }}")
+            local = [a for a in targets if a in self.addrs and a % 4 == 0]
+            other = [a for a in targets if a not in local]
+            lines = []
+            if local and (max(local) - min(local)) // 4 < _DENSE_SLOTS:
+                lo = min(local)
+                slots = (max(local) - lo) // 4 + 1
+                for a in local:
+                    self.labels.add(a)
+                inits = ", ".join(f"[{(a - lo) // 4}] = &&L_{a:x}" for a in local)
+                lines.append(f" {label}: {{ static void *const _tab[{slots}] = {{ [0 ... {slots - 1}] = &&{label}_miss, "
+                             f"{inits} }};\n"
+                             f"    u64 _d = _jt - {lo:#x}ull; if (LIKELY(!(_d & 3) && _d >> 2 < {slots}u)) goto *_tab[_d >> 2]; }}")
+                lines.append(f" {label}_miss:;")
+            else:
+                other = targets
+            if other:
+                cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in other)
+                lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
+            lines.append("  { STORE_ALL; s->pc = _jt; MUSTTAIL return nx_jump(s); }")
+            if not lines[0].startswith(f" {label}:"):
+                lines[0] = f" {label}:" + lines[0][1:]
+            self.shared_blocks.append("\n".join(lines))
         return self.shared[key]
 
     # ---- emission -------------------------------------------------------------------
@@ -199,8 +232,13 @@ class FunctionEmitter:
             reload_all.append("FLAGS_LOAD;")
         if uses_sp and not self.trust_abi:
             reload.append("sp = s->sp;")
-        if uses_flags:
+        # AAPCS64: NZCV are neither arguments nor preserved by a call, so with trust_abi a call
+        # neither writes the flags back nor reloads them (~12 instructions a call).  Trace
+        # builds keep them: lockstep compares NZCV at every function entry.
+        flags_at_calls = uses_flags and (not self.trust_abi or self.trace)
+        if flags_at_calls:
             reload.append("FLAGS_LOAD;")
+        store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
         resume = ""
         if self.resume:
             self.resume = [a for a in self.resume if a in self.addrs]
@@ -215,9 +253,10 @@ class FunctionEmitter:
         self.plan.resume_points = sorted(set(self.resume))
         return (f"void {name}(NxCpu *s) {{\n"
                 f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
+                f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
                 f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
                 f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
                 f"  {' '.join(d for d in decl if d)}\n"
                 f"{'  nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{resume}"
                 f"{first_jump}{body}\n"
-                f"#undef STORE_ALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n}}\n")
+                f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n}}\n")

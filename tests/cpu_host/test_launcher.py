@@ -1,0 +1,111 @@
+"""The native launcher (cpu_host/launcher): Debian's arm64 busybox-static, recompiled, started
+by ``BUNDLE/nxrun`` and by the Python runner gives qemu-aarch64's stdout, stderr and exit
+status (the shell's applets come back through execve of /proc/self/exe); a broken launch file
+or image is a one-line error naming the file and what is wrong."""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nxrecomp import debian
+from tests.cpu_host.busybox_cases import compare_with_qemu, make_inputs
+
+pytestmark = pytest.mark.network
+
+ARGVS = [
+    ["md5sum", "lines.txt", "words.txt"],
+    ["sh", "-c", "echo $((6 * 7)); cat words.txt | sort | head -3; exit 3"],
+    ["ls", "-l", "/nonexistent"],
+]
+
+
+@pytest.fixture(scope="module")
+def busybox() -> Path:
+    try:
+        return debian.busybox("arm64")
+    except debian.RegistryUnreachable as e:
+        pytest.skip(f"LOUD SKIP: Debian mirror unreachable, cannot fetch busybox-static:arm64: {e}")
+
+
+@pytest.fixture(scope="module")
+def bundle(busybox, tmp_path_factory) -> Path:
+    # the same bundle (and lock) as tests/recompiler/test_busybox_recompiled.py: built once per run
+    root = tmp_path_factory.getbasetemp().parent
+    out = root / "bb-bundle"
+    with open(root / "bb-bundle.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "manifest.json").exists():
+            r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
+                               capture_output=True, text=True, timeout=3600)
+            assert r.returncode == 0, r.stderr[-3000:]
+            assert (out / "nxrun").exists() and (out / "launch.txt").exists(), "recompile installs the launcher"
+    if not (out / "nxrun").exists():       # a bundle left by an older checkout: exec installs it
+        subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(out), "--", "true"], check=True, timeout=600)
+    return out
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    return make_inputs(tmp_path_factory.mktemp("launchwork"))
+
+
+@pytest.mark.parametrize("argv", ARGVS, ids=lambda a: " ".join(a)[:30])
+def test_launcher_matches_qemu(busybox, bundle, work, argv):
+    compare_with_qemu([str(bundle / "nxrun")], busybox, work, argv)
+
+
+@pytest.mark.parametrize("argv", ARGVS[1:2], ids=["sh"])
+def test_python_runner_still_matches_qemu(busybox, bundle, work, argv, monkeypatch):
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_NATIVE_LAUNCHER", "0")
+    compare_with_qemu([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--"], busybox, work, argv)
+
+
+def _copy(bundle: Path, dst: Path) -> Path:
+    """A bundle copy whose small files can be broken (game.so is linked, not copied)."""
+    dst.mkdir()
+    for name in ("nxrun", "launch.txt", "image.bin", "manifest.json"):
+        shutil.copy2(bundle / name, dst / name)
+    os.symlink(bundle / "game.so", dst / "game.so")
+    return dst
+
+
+def _run(b: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(b / "nxrun"), "true"], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("edit,needle", [
+    (lambda t: t.replace("nxlaunch 1", "nxlaunch 9"), "line 1: unknown format"),
+    (lambda t: t.replace("\nregion 0x", "\nregion 0x1"), "bad region"),
+    (lambda t: t + "colour 0x5\n", "unknown key colour"),
+    (lambda t: t.replace("\nentry ", "\nentry zz"), "bad value for entry"),
+], ids=["magic", "region", "key", "value"])
+def test_broken_launch_file_is_named(bundle, tmp_path, edit, needle):
+    b = _copy(bundle, tmp_path / "b")
+    lf = b / "launch.txt"
+    lf.write_text(edit(lf.read_text()))
+    r = _run(b)
+    assert r.returncode == 2
+    assert "launch.txt" in r.stderr and needle in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_short_image_is_named(bundle, tmp_path):
+    b = _copy(bundle, tmp_path / "b")
+    data = (b / "image.bin").read_bytes()
+    (b / "image.bin").write_bytes(data[: len(data) // 2])
+    r = _run(b)
+    assert r.returncode == 2 and "image.bin" in r.stderr and "past its end" in r.stderr, r.stderr
+
+
+def test_exec_refreshes_a_stale_launch_file(busybox, bundle, tmp_path, work):
+    b = _copy(bundle, tmp_path / "b")
+    (b / "launch.txt").write_text("nxlaunch 1\n")           # stale: `nxrecomp exec` rewrites it
+    (b / "src").mkdir()
+    compare_with_qemu([sys.executable, "-m", "nxrecomp", "exec", str(b), "--"], busybox, work, ARGVS[0])
+    assert (b / "launch.txt").read_text() == (bundle / "launch.txt").read_text()
