@@ -63,10 +63,17 @@ def _exit_text(rc: int) -> str:
     return f"exit status {rc}"
 
 
+# Resolved here, in the parent: the code between fork and exec (preexec_fn) must not dlopen or
+# import anything — another thread of the supervisor (a log pump) may hold the loader's or the
+# import lock at the fork, and the child would wait for it forever (seen: a demo run whose
+# standby GPU process never reached exec).
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+_PR_SET_PDEATHSIG = 1
+
+
 def _pdeathsig() -> None:
     # A child must not outlive a supervisor that was itself killed.
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _standby_child() -> None:
