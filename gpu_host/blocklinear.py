@@ -42,25 +42,24 @@ def gob_offset(x: int, y: int, gob: str = "fermi") -> int:
     raise ValueError(f"GOB kind {gob!r} (known: {', '.join(GOB_KINDS)})")
 
 
+@lru_cache(maxsize=len(GOB_KINDS))
+def _gob_table(gob: str) -> np.ndarray:
+    """``gob_offset`` of every byte of one GOB, 8 rows x 64 bytes."""
+    return np.array([[gob_offset(x, y, gob) for x in range(GOB_W)] for y in range(GOB_H)], np.int64)
+
+
 @lru_cache(maxsize=64)
 def _offsets(width_bytes: int, height: int, block_height_log2: int, gob: str = "fermi") -> np.ndarray:
     """Offset of every linear byte (row-major, ``height x width_bytes``) in the swizzled surface."""
     x = np.arange(width_bytes, dtype=np.int64)
     y = np.arange(height, dtype=np.int64)
-    if gob == "turing":
-        gob_x = ((x % 64) // 32) * 256 + ((x % 32) // 16) * 64 + (x % 16)
-        gob_y = ((y % 8) // 4) * 128 + (y % 4) * 16
-    elif gob == "fermi":
-        gob_x = ((x % 64) // 32) * 256 + ((x % 32) // 16) * 32 + (x % 16)
-        gob_y = ((y % 8) // 2) * 64 + (y % 2) * 16
-    else:
-        raise ValueError(f"GOB kind {gob!r} (known: {', '.join(GOB_KINDS)})")
+    in_gob = _gob_table(gob)
     gobs_per_block = 1 << block_height_log2
     block_bytes = GOB_SIZE * gobs_per_block
     gobs_x = -(-width_bytes // GOB_W)
     col = (x // 64) * block_bytes
     row = (y // (8 * gobs_per_block)) * (gobs_x * block_bytes) + ((y // 8) % gobs_per_block) * GOB_SIZE
-    offs = row[:, None] + gob_y[:, None] + col[None, :] + gob_x[None, :]
+    offs = row[:, None] + col[None, :] + in_gob[(y % 8)[:, None], (x % 64)[None, :]]
     offs.setflags(write=False)
     return offs
 

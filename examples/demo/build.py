@@ -44,7 +44,7 @@ def shader_files(kind: str) -> dict[str, bytes]:
 def gpu_for(shaders: str) -> str:
     """The console a build with these shaders is for: SM53 machine code runs on the Switch 1's
     Maxwell, everything else is built for the Switch 2 (its textures in Turing-style GOBs)."""
-    return "switch1" if shaders == "sm53" else "switch2"
+    return next((t for t, kind in TARGETS.items() if kind == shaders), "switch2")
 
 
 def build(out_dir: str | os.PathLike, shaders: str = "sm86", gpu: str | None = None) -> tuple[Path, Path]:
