@@ -14,14 +14,15 @@ import cffi
 
 from cpu_host import launcher
 from cpu_host.linux.process import setup_process
-from cpu_host.linux.stack import HWCAP_ASIMD, HWCAP_FP
+from cpu_host.linux.stack import HWCAP_DEFAULT
 from nxrecomp import settings
 from nxrecomp.errors import NxError
 from recompiler.link import LinkedImage
 
 HOST_STACK = 1 << 30   # host stack of the guest thread: deep guest recursion runs on it
-# What the lifter implements decides what we report: FP and ASIMD, no SVE/MTE/LSE2/PAC.
-HWCAP = HWCAP_FP | HWCAP_ASIMD
+# What the lifter implements decides what we report (cpu_host/runtime/cpu_features.h): no
+# SVE/MTE/LSE2/PAC; AT_HWCAP2 likewise (the launcher and setup_process take it from the table).
+HWCAP = HWCAP_DEFAULT
 
 CDEF = """
 typedef union { uint8_t b[16]; uint64_t d[2]; } NxVec;

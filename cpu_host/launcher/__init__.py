@@ -29,7 +29,7 @@ NAME = "nxrun"
 LAUNCH_FILE = "launch.txt"
 
 
-def launch_file(image_json: dict, program: str | None, hwcap: int) -> str:
+def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0) -> str:
     """``launch.txt`` from the manifest's ``image`` entry (segment bytes are ranges of image.bin)."""
     if "blob_file" not in image_json:
         raise NxError("the image's bytes are inline, not in image.bin", field="image.blob_file")
@@ -38,7 +38,7 @@ def launch_file(image_json: dict, program: str | None, hwcap: int) -> str:
              f"phent {image_json['phent']:#x}", f"phnum {image_json['phnum']:#x}"]
     brk = brk_region(image_json["brk_start"], BRK_RESERVE)
     lines += [f"brk {brk.start:#x}", f"brk_reserve {brk.size:#x}", f"stack_top {STACK_TOP:#x}",
-              f"stack_size {STACK_SIZE:#x}", f"hwcap {hwcap:#x}", "hwcap2 0"]
+              f"stack_size {STACK_SIZE:#x}", f"hwcap {hwcap:#x}", f"hwcap2 {hwcap2:#x}"]
     if program:
         if "\n" in program:
             raise NxError("the program's path holds a newline", field="program")
@@ -103,10 +103,13 @@ def _write_if_changed(path: Path, data: bytes, mode: int = 0o644) -> None:
     os.replace(tmp, path)
 
 
-def install(bundle: str | Path, manifest: dict, hwcap: int) -> Path:
+def install(bundle: str | Path, manifest: dict, hwcap: int, hwcap2: int | None = None) -> Path:
     """Make ``bundle/nxrun`` and ``bundle/launch.txt`` current; returns the launcher's path."""
     bundle = Path(bundle)
-    text = launch_file(manifest["image"], manifest.get("program"), hwcap)
+    if hwcap2 is None:   # AT_HWCAP2 from the lifter's feature table, like the Python runner's
+        from cpu_host.linux.stack import HWCAP2_DEFAULT
+        hwcap2 = HWCAP2_DEFAULT
+    text = launch_file(manifest["image"], manifest.get("program"), hwcap, hwcap2)
     _write_if_changed(bundle / LAUNCH_FILE, text.encode())
     exe = bundle / NAME
     _write_if_changed(exe, compiled().read_bytes(), 0o755)

@@ -11,7 +11,7 @@ from typing import Any
 
 from cpu_host.linux.memory import (BRK_RESERVE, PAGE, STACK_SIZE, STACK_TOP, Region, brk_region, check_disjoint,
                                    segment_regions, stack_region)
-from cpu_host.linux.stack import HWCAP_DEFAULT, ProgramInfo, initial_stack
+from cpu_host.linux.stack import HWCAP2_DEFAULT, HWCAP_DEFAULT, ProgramInfo, initial_stack
 from nxrecomp.errors import NxError
 
 PROT_READ, PROT_WRITE = 1, 2
@@ -45,7 +45,7 @@ def map_fixed(libc: ctypes.CDLL, region: Region) -> None:
 
 
 def setup_process(image: Any, argv: list[bytes], envp: list[bytes], *, personality: Any = None,
-                  exe_path: str | None = None, hwcap: int = HWCAP_DEFAULT, hwcap2: int = 0,
+                  exe_path: str | None = None, hwcap: int = HWCAP_DEFAULT, hwcap2: int = HWCAP2_DEFAULT,
                   stack_top: int = STACK_TOP, stack_size: int = STACK_SIZE, brk_reserve: int = BRK_RESERVE,
                   random: bytes | None = None) -> GuestProcess:
     """Map ``image`` (a recompiler.link.LinkedImage) and its stack here.  ``personality`` is the

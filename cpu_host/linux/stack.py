@@ -11,6 +11,8 @@ import os
 import struct
 from dataclasses import dataclass
 
+from recompiler import features
+
 AT_NULL, AT_PHDR, AT_PHENT, AT_PHNUM, AT_PAGESZ, AT_BASE, AT_FLAGS, AT_ENTRY = 0, 3, 4, 5, 6, 7, 8, 9
 AT_UID, AT_EUID, AT_GID, AT_EGID, AT_PLATFORM, AT_HWCAP, AT_CLKTCK = 11, 12, 13, 14, 15, 16, 17
 AT_SECURE, AT_RANDOM, AT_HWCAP2, AT_EXECFN = 23, 25, 26, 31
@@ -19,11 +21,10 @@ HWCAP_FP = 1 << 0
 HWCAP_ASIMD = 1 << 1
 HWCAP_AES, HWCAP_PMULL, HWCAP_SHA1, HWCAP_SHA2, HWCAP_CRC32 = 1 << 3, 1 << 4, 1 << 5, 1 << 6, 1 << 7
 HWCAP_CPUID = 1 << 11
-# What the lifter implements exactly (each checked against Unicorn in tests/recompiler/
-# test_unicorn.py: classes crypto_aes, crypto_pmull, crypto_sha, dp2 for CRC32): FP, ASIMD and
-# the Armv8.0 cryptography and CRC32 extensions (Switch 1's Cortex-A57 has them too).  Nothing
-# optional beyond that (LSE atomics, SVE, SHA512/SHA3, ...): a bit claimed here must be lifted.
-HWCAP_DEFAULT = HWCAP_FP | HWCAP_ASIMD | HWCAP_AES | HWCAP_PMULL | HWCAP_SHA1 | HWCAP_SHA2 | HWCAP_CRC32 | 1 << 9 | 1 << 10 | 1 << 13  # FPHP ASIMDHP JSCVT (fp_half*, fp_round)
+# What the lifter implements exactly, from the one feature table (cpu_host/runtime/
+# cpu_features.h, each row proven by Unicorn classes): a bit claimed here must be lifted.
+HWCAP_DEFAULT = features.hwcap(1)
+HWCAP2_DEFAULT = features.hwcap(2)
 PAGE_SIZE = 4096
 
 
@@ -38,7 +39,7 @@ class ProgramInfo:
 
 
 def initial_stack(stack_top: int, argv: list[bytes], envp: list[bytes], program: ProgramInfo, *,
-                  hwcap: int = HWCAP_DEFAULT, hwcap2: int = 0, execfn: bytes | None = None,
+                  hwcap: int = HWCAP_DEFAULT, hwcap2: int = HWCAP2_DEFAULT, execfn: bytes | None = None,
                   random: bytes | None = None, platform: bytes = b"aarch64",
                   ids: tuple[int, int, int, int] | None = None) -> tuple[int, bytes]:
     """Return ``(sp, data)``: ``data`` is to be written at ``sp`` and ends at ``stack_top``.

@@ -2,6 +2,7 @@
  * fatal reports, system registers.  Linked into every game.so. */
 #include "lifted.h"
 #include "host_calls.h"
+#include "cpu_features.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,6 +193,16 @@ uint64_t nx_counter(void) {
                       nx_counter_freq / 1000000000ull);
 }
 
+enum { NX_REG_NONE, NX_REG_ISAR0, NX_REG_ISAR1, NX_REG_PFR0 };
+static inline uint64_t nx_id_value(int reg) {   /* folded to a constant per register */
+    uint64_t v = 0;
+#define NX_ID_FIELD(name, word, bit, r, shift, value, classes) \
+    if (NX_REG_##r == reg) v |= (uint64_t)(value) << (shift);
+    NX_CPU_FEATURES(NX_ID_FIELD)
+#undef NX_ID_FIELD
+    return v;
+}
+
 /* ID registers: what we report decides which variants glibc's IFUNC resolvers pick.  MIDR
  * says "generic Arm implementer, no known core" so no core-specific routines are chosen. */
 uint64_t nx_sysreg_read(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2) {
@@ -207,11 +218,11 @@ uint64_t nx_sysreg_read(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint
     case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 0: return 0x410f0000ull; /* MIDR_EL1 */
     case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 5: return 0x80000000ull; /* MPIDR_EL1 */
     case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 6: return 0; /* REVIDR_EL1 */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 4 << 4 | 0: return 0x110011; /* ID_AA64PFR0_EL1: EL0/EL1 AArch64, FP+AdvSIMD with FP16 (1) */
-    /* ID_AA64ISAR0_EL1: AES+PMULL (2), SHA1 (1), SHA256 (1), CRC32 (1) — what the lifter
-     * implements and the Linux personality's HWCAP claims; no SHA512/SHA3/atomics/RDM fields */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 0: return 0x11120;
-    case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 1: return 0x100001000ull; /* ID_AA64ISAR1_EL1: JSCVT (1), FRINTTS (1) */
+    /* the ID registers a program picks its code paths by: built from cpu_features.h, the one
+     * table of what the lifter implements (and what the Linux personality's HWCAP claims) */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 4 << 4 | 0: return nx_id_value(NX_REG_PFR0);  /* ID_AA64PFR0_EL1 */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 0: return nx_id_value(NX_REG_ISAR0); /* ID_AA64ISAR0_EL1 */
+    case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 1: return nx_id_value(NX_REG_ISAR1); /* ID_AA64ISAR1_EL1 */
     default: return 0; /* other ID registers: feature absent */
     }
 }

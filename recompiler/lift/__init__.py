@@ -4,13 +4,13 @@ from __future__ import annotations
 import logging
 
 from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
-                             fp_simd, integer, memory, simd_bits)
+                             fp_simd, integer, memory, simd_bits, simd_dot)
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 
 HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS,
                   **simd_bits.HANDLERS, **fp_fixed.HANDLERS, **crypto.HANDLERS,
                   **fp_recip.HANDLERS, **fp_half.HANDLERS, **fp_round.HANDLERS, **fp_f16.HANDLERS,
-                  **fp_across.HANDLERS,
+                  **fp_across.HANDLERS, **simd_dot.HANDLERS,
                   **fp_fpsr.HANDLERS}   # after control's: takes FPSR/FPCR accesses, hands the rest back
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cpu_host.linux.memory import Region, brk_region, check_disjoint, segment_regions, stack_region
-from cpu_host.linux.stack import (AT_EXECFN, AT_HWCAP, AT_PHDR, AT_PLATFORM, AT_RANDOM, HWCAP_DEFAULT,
+from cpu_host.linux.stack import (AT_EXECFN, AT_HWCAP, AT_PHDR, AT_PLATFORM, AT_RANDOM, HWCAP2_DEFAULT, HWCAP_DEFAULT,
                                   ProgramInfo, initial_stack, parse_stack)
 from recompiler.elf import load_elf
 from recompiler.link import link
@@ -123,7 +123,7 @@ def test_stack_read_by_musl_matches_qemu(program):
               "env=HOME=/home/guest", "env=X=1", "env=EMPTY=", "HOME=/home/guest",
               "pagesz=4096 clktck=100 secure=0", "platform=aarch64 execfn=/opt/prog", "tls=42"]
     assert out.decode().splitlines() == expect
-    assert err.decode().splitlines() == [f"hwcap={HWCAP_DEFAULT:x} hwcap2=0 uid=1000 euid=1000 gid=1002 egid=1002",
+    assert err.decode().splitlines() == [f"hwcap={HWCAP_DEFAULT:x} hwcap2={HWCAP2_DEFAULT:x} uid=1000 euid=1000 gid=1002 egid=1002",
                                          rnd.hex()]
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) not installed; Unicorn part passed")
