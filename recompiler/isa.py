@@ -153,6 +153,8 @@ _ROWS: list[tuple[str, str, str]] = [
     ("SIMD_shift_imm", "simd_shift", "0 Q:1 U:1 011110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_copy", "simd_copy", "0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
     ("SIMD_dot", "simd_dot", "0 Q:1 U:1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),          # SDOT/UDOT (vector)
+    ("SIMD_rdm", "simd_rdm", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),      # SQRDMLAH/SQRDMLSH
+    ("SIMD_scalar_rdm", "simd_rdm", "01 1 11110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),
     ("SIMD_three_same", "simd_3same", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
     ("PMULL", "crypto_pmull", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5"),
     ("SIMD_three_diff", "simd_3diff", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),
@@ -166,6 +168,7 @@ _ROWS: list[tuple[str, str, str]] = [
     ("SIMD_scalar_copy", "simd_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5"),
     ("SIMD_scalar_pair", "simd_across", "01 U:1 11110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_three_same", "simd_3same", "01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
+    ("SIMD_scalar_three_diff", "simd_3diff", "01 U:1 11110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),  # SQDMLAL/SQDMLSL/SQDMULL
     ("SIMD_scalar_two_reg", "simd_2reg", "01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_dot_elem", "simd_dot", "0 Q:1 U:1 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),  # SDOT/UDOT (by element)

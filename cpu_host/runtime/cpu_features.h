@@ -26,6 +26,7 @@
     F(FPHP, 1, 9, NONE, 0, 0, "fp_half fp_half_misc")                                          \
     F(ASIMDHP, 1, 10, NONE, 0, 0, "fp_half_vec")                                               \
     F(CPUID, 1, 11, NONE, 0, 0, "sysreg")                  /* ID registers readable at EL0 */  \
+    F(ASIMDRDM, 1, 12, ISAR0, 28, 1, "simd_rdm simd_elem")             /* SQRDMLAH/SQRDMLSH */ \
     F(JSCVT, 1, 13, ISAR1, 12, 1, "fp_round")                                                  \
     F(SHA3, 1, 17, ISAR0, 32, 1, "crypto_sha3")                                                \
     F(ASIMDDP, 1, 20, ISAR0, 44, 1, "simd_dot")                        /* SDOT / UDOT */       \

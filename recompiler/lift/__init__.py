@@ -4,13 +4,14 @@ from __future__ import annotations
 import logging
 
 from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
-                             fp_simd, integer, memory, simd_bits, simd_dot)
+                             fp_simd, integer, memory, simd_bits, simd_dot, simd_int)
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 
 HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS,
                   **simd_bits.HANDLERS, **fp_fixed.HANDLERS, **crypto.HANDLERS,
                   **fp_recip.HANDLERS, **fp_half.HANDLERS, **fp_round.HANDLERS, **fp_f16.HANDLERS,
                   **fp_across.HANDLERS, **simd_dot.HANDLERS,
+                  **simd_int.HANDLERS,   # after fp_simd's: takes its forms first, hands the rest back
                   **fp_fpsr.HANDLERS}   # after control's: takes FPSR/FPCR accesses, hands the rest back
 
 

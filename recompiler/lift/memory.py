@@ -310,43 +310,44 @@ def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
 
 
 def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
-    """LD1/ST1 single lane and LD1R (replicate), with optional post-index."""
+    """LD1-LD4/ST1-ST4 single structure (one lane of 1-4 consecutive registers, modulo 32) and
+    LD1R-LD4R (replicate to every lane), with optional post-index (immediate: the bytes moved)."""
     f = i.f
     op, Q, L, R, S, size = f["opcode"], f["Q"], f["L"], f["R"], f["S"], f["size"]
     t, n = f["Rt"], f["Rn"]
-    if R or op & 1:
-        raise LiftError("LD2-4 single structure not implemented")
+    selem = ((op & 1) << 1 | R) + 1        # structure elements: registers Rt .. Rt+selem-1
+    regs = [(t + k) % 32 for k in range(selem)]
     base = em.x(n, 1, sp=True)
     parts = [f"u64 _a = {base};"]
-    if op in (6,) and L:  # LD1R
+    sc = op >> 1
+    if sc == 3:  # LDnR
+        if not L or S:
+            raise LiftError("unallocated replicate form")
         esize = 1 << size
         lanes = (16 if Q else 8) // esize
-        parts.append(f"u64 _e = (u64){_LD[esize]}(_a); NxVec _r; _r.q = 0;")
-        parts.append(f"for (int _i = 0; _i < {lanes}; _i++) memcpy(&_r.b[_i * {esize}], &_e, {esize});")
-        parts.append(f"s->v[{t}] = _r;")
-        total = esize
+        for k, r in enumerate(regs):
+            parts.append(f"{{ u64 _e = (u64){_LD[esize]}(_a + {k * esize}); NxVec _r; _r.q = 0; "
+                         f"for (int _i = 0; _i < {lanes}; _i++) memcpy(&_r.b[_i * {esize}], &_e, {esize}); "
+                         f"s->v[{r}] = _r; }}")
     else:
-        sc = op >> 1
         if sc == 0:
             esize, idx = 1, (Q << 3) | (S << 2) | size
         elif sc == 1:
             if size & 1:
                 raise LiftError("reserved")
             esize, idx = 2, (Q << 2) | (S << 1) | (size >> 1)
-        elif sc == 2:
-            if size == 0:
-                esize, idx = 4, (Q << 1) | S
-            elif size == 1 and S == 0:
-                esize, idx = 8, Q
-            else:
-                raise LiftError("reserved")
+        elif size == 0:
+            esize, idx = 4, (Q << 1) | S
+        elif size == 1 and S == 0:
+            esize, idx = 8, Q
         else:
             raise LiftError("reserved")
-        if L:
-            parts.append(f"memcpy(&s->v[{t}].b[{idx * esize}], (void *)_a, {esize});")
-        else:
-            parts.append(f"memcpy((void *)_a, &s->v[{t}].b[{idx * esize}], {esize});")
-        total = esize
+        for k, r in enumerate(regs):
+            if L:
+                parts.append(f"memcpy(&s->v[{r}].b[{idx * esize}], (void *)(_a + {k * esize}), {esize});")
+            else:
+                parts.append(f"memcpy((void *)(_a + {k * esize}), &s->v[{r}].b[{idx * esize}], {esize});")
+    total = selem * esize
     if i.name == "LDST_single_post":
         m = f["Rm"]
         parts.append(f"{base} = _a + {total if m == 31 else em.x(m)};")
