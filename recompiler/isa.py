@@ -71,7 +71,7 @@ _ROWS: list[tuple[str, str, str]] = [
     ("BL", "branch", "1 00101 imm26:26"),
     ("CBZ", "branch", "sf:1 011010 op:1 imm19:19 Rt:5"),
     ("TBZ", "branch", "b5:1 011011 op:1 b40:5 imm14:14 Rt:5"),
-    ("BCOND", "branch", "0101010 0 imm19:19 0 cond:4"),
+    ("BCOND", "branch", "0101010 0 imm19:19 x cond:4"),   # bit 4: BC.cond (a hint only)
     ("SVC", "exception", "11010100 000 imm16:16 00001"),
     ("BRK", "exception", "11010100 001 imm16:16 00000"),
     ("UDF", "exception", "0000000000000000 imm16:16"),
@@ -91,6 +91,7 @@ _ROWS: list[tuple[str, str, str]] = [
     ("LDST_pair", "ldst_pair", "opc:2 101 V:1 0 idx:2 L:1 imm7:7 Rt2:5 Rn:5 Rt:5"),
     ("LDST_atomic", "ldst_atomic", "size:2 111 V:1 00 A:1 R:1 1 Rs:5 o3:1 opc:3 00 Rn:5 Rt:5"),
     ("LDST_regoff", "ldst_reg", "size:2 111 V:1 00 opc:2 1 Rm:5 option:3 S:1 10 Rn:5 Rt:5"),
+    ("LDST_rcpc2", "ldst_imm", "size:2 011001 opc:2 0 imm9:9 00 Rn:5 Rt:5"),   # LDAPUR*/STLUR*
     ("LDST_imm9", "ldst_imm", "size:2 111 V:1 00 opc:2 0 imm9:9 idx:2 Rn:5 Rt:5"),
     ("LDST_uimm", "ldst_imm", "size:2 111 V:1 01 opc:2 imm12:12 Rn:5 Rt:5"),
     ("LDST_multi", "simd_ldst", "0 Q:1 0011000 L:1 000000 opcode:4 size:2 Rn:5 Rt:5"),

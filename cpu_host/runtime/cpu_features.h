@@ -28,9 +28,11 @@
     F(CPUID, 1, 11, NONE, 0, 0, "sysreg")                  /* ID registers readable at EL0 */  \
     F(ASIMDRDM, 1, 12, ISAR0, 28, 1, "simd_rdm simd_elem")             /* SQRDMLAH/SQRDMLSH */ \
     F(JSCVT, 1, 13, ISAR1, 12, 1, "fp_round")                                                  \
+    F(LRCPC, 1, 15, ISAR1, 20, 2, "ldst_atomic")                      /* LDAPR (+ RCPC2) */   \
     F(SHA3, 1, 17, ISAR0, 32, 1, "crypto_sha3")                                                \
     F(ASIMDDP, 1, 20, ISAR0, 44, 1, "simd_dot")                        /* SDOT / UDOT */       \
     F(SHA512, 1, 21, NONE, 0, 0, "crypto_sha512")                                              \
+    F(ILRCPC, 1, 26, ISAR1, 20, 2, "ldst_imm")                        /* LDAPUR / STLUR */    \
     F(FRINT, 2, 8, ISAR1, 32, 1, "fp_round")                           /* FRINT32/64 */
 
 #endif

@@ -94,6 +94,18 @@ def h_imm9(em: FunctionEmitter, i: Insn) -> None:
         em.out(f"{{ u64 _a = {base} + {imm & (2**64 - 1):#x}ull; {_single(em, f, '_a')} {base} = _a; }}")
 
 
+def h_rcpc2(em: FunctionEmitter, i: Insn) -> None:
+    """LDAPUR*/STLUR* (Armv8.4 RCPC2): LDUR/STUR with acquire/release order.  x86-64 keeps
+    loads acquire and stores release by itself (TSO); only the compiler must not move other
+    accesses across them, hence the signal fences."""
+    f = dict(i.f, V=0)
+    if f["size"] == 3 and f["opc"] >= 2 or f["size"] == 2 and f["opc"] == 3:
+        raise LiftError("unallocated LDAPUR/STLUR")
+    addr = f"{em.x(f['Rn'], 1, sp=True)} + {sext(f['imm9'], 9) & (2**64 - 1):#x}ull"
+    fence = "__atomic_signal_fence(__ATOMIC_SEQ_CST);"
+    em.out(f"{{ {fence} {_single(em, f, addr)} }}" if f["opc"] == 0 else f"{{ {_single(em, f, addr)} {fence} }}")
+
+
 def h_regoff(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     opt = f["option"]
@@ -355,7 +367,7 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
 
 
 HANDLERS = {
-    "LDST_uimm": h_uimm, "LDST_imm9": h_imm9, "LDST_regoff": h_regoff, "LDR_lit": h_lit,
+    "LDST_uimm": h_uimm, "LDST_imm9": h_imm9, "LDST_rcpc2": h_rcpc2, "LDST_regoff": h_regoff, "LDR_lit": h_lit,
     "LDST_pair": h_pair, "LDSTX": h_excl, "LDST_atomic": h_atomic,
     "LDST_multi": h_simd_multi, "LDST_multi_post": h_simd_multi,
     "LDST_single": h_simd_single, "LDST_single_post": h_simd_single,
