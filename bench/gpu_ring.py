@@ -21,7 +21,7 @@ import grpc
 from cpu_host.gpu_client.ring_writer import RingWriter
 from gpu_host import fdpass
 from gpu_host import packets as P
-from gpu_host.ring_layout import init_ring
+from gpu_host.ring_layout import TAG_ARRAY, init_ring
 
 READER = textwrap.dedent("""
     import socket, sys, time
@@ -32,22 +32,30 @@ READER = textwrap.dedent("""
     label, (ring_fd, bell) = fdpass.recv(s)
     r = RingReader(open_ring(ring_fd), bell)
     n = 0; nbytes = 0
-    from gpu_host.packets import unpack_record
+    from gpu_host.packets import unpack_array_record, unpack_record
+    from gpu_host.server import gc_paused
     while n < label["count"]:
         r.wait(1.0)
-        for rec in r.drain(1 << 16):
-            if label["batched"]:
-                objs, err = unpack_record(rec)
-                n += len(objs); nbytes += len(rec)
-            else:
-                n += 1; nbytes += len(rec)
+        with gc_paused():
+            for tag, rec in r.records(1 << 16):
+                if tag == 3:
+                    objs, err = unpack_array_record(rec)
+                    n += len(objs) - 2; nbytes += len(rec)      # less BEGIN and END
+                elif label["batched"]:
+                    objs, err = unpack_record(rec)
+                    n += len(objs); nbytes += len(rec)
+                else:
+                    n += 1; nbytes += len(rec)
     s.send(str(nbytes).encode())
 """)
 
 
-def ring_rate(packets: list[bytes], batch: int, commands: list | None = None) -> float:
-    """Packets/s from the writer's first byte to the reader's last packet.  With ``commands``,
-    the client's real path: encode_records (4096 packets per record), reader unpacks them."""
+def ring_rate(packets: list[bytes], batch: int, commands: list | None = None, path: str = "") -> float:
+    """Packets/s from the writer's first byte to the reader's last packet.  With ``commands``:
+    ``path="records"``, packets back to back (encode_records, 4096 per record) unpacked one by
+    one; ``"submit"``, the client's path: submissions of ``batch`` commands as array records
+    (encoded at the submit), ``"encoded"`` the same encoded beforehand (at record time, not
+    timed), the reader unpacking each record in one call."""
     d = tempfile.mkdtemp(prefix="nxb")
     path = os.path.join(d, "s")
     ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -59,8 +67,16 @@ def ring_rate(packets: list[bytes], batch: int, commands: list | None = None) ->
     bell = os.eventfd(0, os.EFD_NONBLOCK)
     w = RingWriter(init_ring(fd, 8 << 20), bell)
     fdpass.send(conn, {"count": len(packets), "batched": commands is not None}, [fd, bell])
+    groups = [commands[i:i + batch] for i in range(0, len(commands), batch)] if commands else []
+    if path == "encoded":
+        groups = [P.encode_commands(g) for g in groups]
     t = time.perf_counter()
-    if commands is None:
+    if path in ("submit", "encoded"):
+        for seq, g in enumerate(groups, 1):
+            for rec in P.submission_records(seq, g if path == "submit" else [g]):
+                w.write(rec, timeout=30, tag=TAG_ARRAY)
+            w.publish()
+    elif commands is None:
         for i, p in enumerate(packets):
             w.write(p, timeout=30)
             if i % batch == batch - 1:
@@ -74,7 +90,7 @@ def ring_rate(packets: list[bytes], batch: int, commands: list | None = None) ->
     got = int(conn.recv(64))                    # the reader has consumed every packet
     dt = time.perf_counter() - t
     child.wait()
-    assert got == sum(map(len, packets))
+    assert path or got == sum(map(len, packets))
     return len(packets) / dt
 
 
@@ -107,12 +123,16 @@ def main() -> None:
             for i in range(a.packets)]
     pk = [P.encode(*c) for c in cmds]
     r1 = ring_rate(pk, 1000)
-    rb = ring_rate(pk, 10000, cmds)
+    rb = ring_rate(pk, 10000, cmds, "records")
+    rs = ring_rate(pk, 10000, cmds, "submit")
+    re = ring_rate(pk, 10000, cmds, "encoded")
     g = grpc_rate(pk[:min(len(pk), 20000)])
     print(f"ring, one record per packet (pre-encoded), doorbell every 1000: {r1:12,.0f} packets/s")
-    print(f"ring, client path (encode_records + unpack), 10000 per publish: {rb:12,.0f} packets/s")
+    print(f"ring, packets back to back (encode_records + unpack one by one): {rb:12,.0f} packets/s")
+    print(f"ring, client submit: array records encoded at submit, 10000/sub: {rs:12,.0f} packets/s")
+    print(f"ring, client submit of blocks encoded at record time:            {re:12,.0f} packets/s")
     print(f"gRPC unary on a UNIX socket, one call per packet:                {g:12,.0f} calls/s")
-    print(f"ring (client path) / gRPC: {rb / g:.0f}x")
+    print(f"ring (client path, encoded at record time) / gRPC: {re / g:.0f}x")
 
 
 if __name__ == "__main__":

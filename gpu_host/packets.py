@@ -1,8 +1,11 @@
 """Packet format of the command ring: each packet is one msgpack array ``[op, field, ...]``.
 
-``decode`` checks the shape and the type/range of every field (it knows nothing of which
-objects exist: ``replay.validate`` checks handles and pool ranges).  ``encode`` is used by the
-CPU-host client; both sides share the one ``OPS`` table so the format is written down once.
+``check``/``decode`` check the shape and the type/range of every field (they know nothing of
+which objects exist: ``replay.validate`` checks handles and pool ranges).  The CPU-host client
+encodes commands once (``encode_commands``, at the end of a recording) and writes submissions as
+array records (``submission_records``); the GPU process unpacks each record in one call
+(``unpack_array_record``).  Both sides share the one ``OPS`` table so the format is written down
+once.
 """
 from __future__ import annotations
 
@@ -95,11 +98,11 @@ def _check(op: Op, fname: str, kind: str, v: Any) -> Any:
             raise bad("is not a boolean")
         return v
     if kind == ATTRS:
-        if not isinstance(v, list) or not 1 <= len(v) <= MAX_ATTRS:
+        if type(v) is not list and type(v) is not tuple or not 1 <= len(v) <= MAX_ATTRS:
             raise bad(f"is not a list of 1..{MAX_ATTRS} attributes")
         out = []
         for i, a in enumerate(v):
-            if (not isinstance(a, list) or len(a) != 3
+            if (type(a) is not list and type(a) is not tuple or len(a) != 3
                     or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 16 for x in a)):
                 raise PacketError(f"{op.name}: field attrs[{i}] = {a!r:.60} is not [location, format, offset]")
             if a[1] not in VERTEX_FORMATS:
@@ -125,6 +128,8 @@ def decode(payload: bytes) -> tuple:
 
 
 GROUP = 4096   # packets per record from encode_records; a packet is < 256 bytes, so < 1 MiB
+RECORD_PACKETS = 1 << 16   # most packets one array record may hold (the reader's array limit)
+RECORD_BYTES = (1 << 20) - 8   # an array record's payload, header included, stays under MAX_PACKET
 
 
 def encode_records(commands: list) -> list[bytes]:
@@ -138,6 +143,111 @@ def encode_records(commands: list) -> list[bytes]:
         n = len(group)
         out.append(blob[1 if n < 16 else 3 if n < 65536 else 5:])
     return out
+
+
+def array_header(n: int) -> bytes:
+    """The msgpack header of an array of ``n`` items (what ``encode_records`` cuts off)."""
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 65536:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """Commands encoded once, when their recording ended: ``chunks`` of whole msgpack packets back
+    to back with their packet counts, each small enough for one ring record.  A submit then only
+    copies these bytes into the ring (behind an array header), however often it is submitted."""
+    chunks: tuple[tuple[bytes, int], ...]
+    count: int
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(b) for b, _ in self.chunks)
+
+
+def encode_commands(commands: list) -> Encoded:
+    """Encode ``commands`` (sequences ``(op, field, ...)``) for ``Encoded`` (no checks: the GPU
+    process checks every field).  One C-level msgpack call per ``GROUP`` commands."""
+    chunks: list[tuple[bytes, int]] = []
+    todo = [(i, min(i + GROUP, len(commands))) for i in range(0, len(commands), GROUP)]
+    while todo:
+        a, b = todo.pop(0)
+        blob = msgpack.packb(commands[a:b], use_bin_type=True)
+        body = blob[len(array_header(b - a)):]
+        if len(body) + 5 > RECORD_BYTES:       # huge packets: split the group until it fits
+            if b - a == 1:
+                raise ValueError(f"command {commands[a][0]!r} encodes to {len(body)} bytes, over a ring record")
+            m = (a + b) // 2
+            todo[:0] = [(a, m), (m, b)]
+            continue
+        chunks.append((body, b - a))
+    return Encoded(tuple(chunks), len(commands))
+
+
+def submission_records(seq: int, items: list) -> list[tuple[bytes, ...]]:
+    """The ring records (array records, as parts to write back to back) of submission ``seq``:
+    BEGIN, ``items`` (commands ``(op, ...)`` and ``Encoded`` blocks, in order), END.  Runs of
+    plain commands are encoded here; ``Encoded`` blocks are only referenced (no copy, no
+    re-encoding)."""
+    parts: list[tuple[bytes, int]] = [(encode(OP_BEGIN, seq), 1)]
+    run: list = []
+    for it in items:
+        if isinstance(it, Encoded):
+            if run:
+                parts.extend(encode_commands(run).chunks)
+                run = []
+            parts.extend(it.chunks)
+        else:
+            run.append(it)
+    if run:
+        parts.extend(encode_commands(run).chunks)
+    parts.append((encode(OP_END, seq), 1))
+    records: list[tuple[bytes, ...]] = []
+    cur: list[bytes] = []
+    n = size = 0
+    for body, k in parts:
+        if cur and (size + len(body) + 5 > RECORD_BYTES or n + k > RECORD_PACKETS):
+            records.append((array_header(n), *cur))
+            cur, n, size = [], 0, 0
+        cur.append(body)
+        n += k
+        size += len(body)
+    records.append((array_header(n), *cur))
+    return records
+
+
+# Tuples, not lists: a tuple of numbers is untracked by the garbage collector at its first pass,
+# so 10,000 unpacked draws per frame stop costing collections for the rest of their life.
+_ARRAY_LIMITS = {**_LIMITS, "max_array_len": RECORD_PACKETS, "use_list": False}
+
+
+def unpack_array_record(record: bytes) -> tuple[tuple | list, PacketError | None]:
+    """The packets (plain msgpack objects with arrays as tuples, unchecked) of one array record (ring tag 3: one msgpack
+    array of packets), and the error that cut it short, if any (the objects before it are still
+    returned).  The whole array is built by msgpack in C; only a bad record takes the slow path
+    that finds where it breaks."""
+    try:
+        objs = msgpack.unpackb(record, **_ARRAY_LIMITS)
+    except Exception:
+        objs = None
+    if type(objs) is tuple:
+        return objs, None
+    up = msgpack.Unpacker(max_buffer_size=max(len(record), 1), **_ARRAY_LIMITS)
+    up.feed(record)
+    try:
+        n = up.read_array_header()
+    except Exception as e:
+        return [], PacketError(f"not a packet array record ({type(e).__name__}: {e})")
+    objs = []
+    try:
+        for _ in range(n):
+            objs.append(up.unpack())
+    except Exception as e:
+        return objs, PacketError(f"not a msgpack packet ({type(e).__name__}: {e})")
+    return objs, PacketError(f"not a msgpack packet (the record has {len(record) - up.tell()} bytes after "
+                             f"its {n} packets)")
 
 
 def unpack_record(record: bytes) -> tuple[list, PacketError | None]:
@@ -158,9 +268,73 @@ def unpack_record(record: bytes) -> tuple[list, PacketError | None]:
     return objs, None
 
 
+_INT_RANGES = {U32: (0, 1 << 32), U64: (0, 1 << 64), I32: (-(1 << 31), 1 << 31)}
+# Rules beyond each field's own type and range, on the packet tuple (op at index 0); the full
+# check below applies the same rules and names the field that breaks one.
+_RULES = {
+    OP_INDEX: lambda t: t[4] == 2 or t[4] == 4,
+    OP_UNIFORM: lambda t: t[1] < UNIFORM_SLOTS,
+    OP_TEXTURE: lambda t: t[1] < TEXTURE_SLOTS,
+    OP_DRAW: lambda t: t[1] <= MAX_DRAW_COUNT and t[2] <= MAX_DRAW_COUNT,
+    OP_DRAW_INDEXED: lambda t: t[1] <= MAX_DRAW_COUNT and t[2] <= MAX_DRAW_COUNT,
+    OP_VIEWPORT: lambda t: 0 < t[3] <= 16384 and 0 < t[4] <= 16384,
+}
+
+
+def _fast_check(op: Op):
+    """The common case of ``check`` for one op, without a function call per field: a packet whose
+    fields already have their exact types (ints in range, finite floats, bools) and that keeps the
+    op's rules is returned as a tuple as it is; anything else (``None``) goes to the full check,
+    which converts (an int where a float goes) or names what is wrong.  Ops with nested fields
+    (VERTEX_LAYOUT's attributes: rare) always take the full check."""
+    kinds = [k for _, k in op.fields]
+    if ATTRS in kinds:
+        return None
+    spec = tuple((0, *_INT_RANGES[k]) if k in _INT_RANGES else (1 if k == F32 else 2, 0, 0) for k in kinds)
+    n = len(spec) + 1
+    rule = _RULES.get(op.code)
+    isfinite = math.isfinite
+
+    def fast(obj):
+        if len(obj) != n:
+            return None
+        i = 1
+        for kind, lo, hi in spec:
+            v = obj[i]
+            if kind == 0:
+                if type(v) is not int or v < lo or v >= hi:
+                    return None
+            elif kind == 1:
+                if type(v) is not float or not isfinite(v):
+                    return None
+            elif type(v) is not bool:
+                return None
+            i += 1
+        t = obj if type(obj) is tuple else tuple(obj)
+        return t if rule is None or rule(t) else None
+    return fast
+
+
+_FAST = {code: f for code, f in ((o.code, _fast_check(o)) for o in _OPS) if f is not None}
+
+
 def check(obj: Any) -> tuple:
-    """Check one unpacked packet: ``(op, field, ...)`` with every field's type and range checked."""
-    if not isinstance(obj, list) or not obj:
+    """Check one unpacked packet (an array: list or tuple): ``(op, field, ...)`` with every field's
+    type and range checked."""
+    # Per draw this runs once per packet: the fast path first, the full check for the rest.
+    if (type(obj) is tuple or type(obj) is list) and obj and type(obj[0]) is int:
+        fast = _FAST.get(obj[0])
+        if fast is not None:
+            t = fast(obj)
+            if t is not None:
+                return t
+    return check_full(obj)
+
+
+def check_full(obj: Any) -> tuple:
+    """``check`` field by field: converts ints where floats go, and raises PacketError naming the
+    op and the field that is wrong."""
+    if type(obj) is not list and type(obj) is not tuple or not obj:
         raise PacketError(f"packet is {type(obj).__name__}, not a non-empty array")
     code = obj[0]
     op = OPS.get(code) if isinstance(code, int) and not isinstance(code, bool) else None

@@ -5,6 +5,7 @@ PROTOCOL.md describes the same layout in words.
 The ring is one memfd: a 4 KiB header page, then ``capacity`` data bytes.  Positions are
 monotonic 64-bit byte counters (offset = pos % capacity), so full/empty never get confused.
 Every record is ``u32 length | u32 tag`` followed by ``length`` payload bytes, padded to 8.
+Tag 1 payloads are packets back to back, tag 3 payloads one msgpack array of packets.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ HEADER_SIZE = 4096
 REC_HDR = struct.Struct("<II")
 TAG_PACKET = 1
 TAG_PAD = 2          # filler up to the end of the data area; the reader skips to offset 0
+TAG_ARRAY = 3        # one msgpack array of packets (the client's records: one C-level unpack each)
 MAX_PACKET = 1 << 20  # a larger record is corruption, never a packet
 
 # Header fields (byte offsets).  Producer- and consumer-written words sit on separate cache lines.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import select
 
-from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_PACKET, TAG_PAD,
+from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_ARRAY, TAG_PACKET, TAG_PAD,
                                   RingFormatError, RingView, align8)
 
 
@@ -27,9 +27,13 @@ class RingReader:
                 pass
 
     def drain(self, limit: int = 4096) -> list[bytes]:
-        """Up to ``limit`` packets published so far, consumed (the read position moves on)."""
+        """Up to ``limit`` record payloads published so far, consumed (the read position moves on)."""
+        return [p for _, p in self.records(limit)]
+
+    def records(self, limit: int = 4096) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` records ``(tag, payload)`` published so far, consumed."""
         v, cap, mm = self.view, self.cap, self.view.mm
-        out: list[bytes] = []
+        out: list[tuple[int, bytes]] = []
         rpos = v.read.value
         wpos = v.write.value
         if wpos < rpos or wpos - rpos > cap:
@@ -41,11 +45,11 @@ class RingReader:
             length, tag = REC_HDR.unpack_from(mm, HEADER_SIZE + off)
             if tag == TAG_PAD:
                 nxt = rpos + (cap - off)
-            elif tag == TAG_PACKET:
+            elif tag == TAG_PACKET or tag == TAG_ARRAY:
                 if length > MAX_PACKET or off + REC_HDR.size + length > cap:
                     raise RingFormatError(f"ring record at position {rpos}: length {length} runs past the ring")
                 start = HEADER_SIZE + off + REC_HDR.size
-                out.append(mm[start:start + length])
+                out.append((tag, mm[start:start + length]))
                 nxt = rpos + REC_HDR.size + align8(length)
             else:
                 raise RingFormatError(f"ring record at position {rpos}: unknown tag {tag}")

@@ -8,8 +8,11 @@ process holds nothing that the client cannot re-send).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import itertools
 import logging
+import operator
 import os
 import signal
 import socket
@@ -30,7 +33,7 @@ from gpu_host import packets as P
 from gpu_host.engine import Engine
 from gpu_host.objects import MappedPools, ObjectError
 from gpu_host.record import Recorder
-from gpu_host.ring_layout import RingFormatError, RingView, open_ring
+from gpu_host.ring_layout import TAG_ARRAY, RingFormatError, RingView, open_ring
 from gpu_host.ring_reader import RingReader
 from gpu_host.swapchain import Presenter
 from gpu_host.vkdevice import Device, VulkanUnavailable
@@ -50,6 +53,53 @@ class Session:
     reply: int                    # eventfd the client sleeps on while it waits for completions
     packets: int = 0
     closed: bool = False
+
+
+_first = operator.itemgetter(0)
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """No cyclic garbage collection while submissions are unpacked and replayed.  A frame unpacks
+    one tuple per packet (10,000 draws: ~11,000), and each collection that finds them alive
+    traverses them; they hold no cycles and are freed by their reference counts as soon as their
+    submission is replayed, so the collection that runs after this block no longer sees them."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _is_marker(o) -> bool:
+    return (type(o) is tuple or type(o) is list) and len(o) > 0 and type(o[0]) is int \
+        and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)
+
+
+def _markers(objs: list) -> list[int]:
+    """Indices of the BEGIN/END packets among unpacked packets.  The ops are gathered and searched
+    in C (list.index); a packet that is not a non-empty array makes it fall back to a loop.  Only
+    an int op counts (1.0 and True compare equal to 1)."""
+    try:
+        ops = list(map(_first, objs))
+    except Exception:
+        return [i for i, o in enumerate(objs) if type(o) in (list, tuple) and o and type(o[0]) is int
+                and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)]
+    marks = []
+    for op in (P.OP_BEGIN, P.OP_END):
+        i = -1
+        while True:
+            try:
+                i = ops.index(op, i + 1)
+            except ValueError:
+                break
+            if type(ops[i]) is int:
+                marks.append(i)
+    marks.sort()
+    return marks
 
 
 class FdInbox:
@@ -265,7 +315,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 continue
             s.reader.wait(0.05)
             try:
-                batch = s.reader.drain()
+                batch = s.reader.records()
             except RingFormatError as e:
                 log.error("session %d: %s; session detached (client must re-attach)", s.id, e)
                 with self.lock:
@@ -273,24 +323,34 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                         self.session = None
                     s.closed = True
                 continue
-            for record in batch:
-                try:
-                    cur = self._record(s, record, cur)
-                except Exception:
-                    log.exception("session %d: record failed; its submission is dropped", s.id)
-                    if cur is not None and cur[0] is not None:
-                        self._done(s, cur[0], None)
-                    cur = (None, [])
+            with gc_paused():
+                for tag, record in batch:
+                    try:
+                        cur = self._record(s, tag, record, cur)
+                    except Exception:
+                        log.exception("session %d: record failed; its submission is dropped", s.id)
+                        if cur is not None and cur[0] is not None:
+                            self._done(s, cur[0], None)
+                        cur = (None, [])
 
-    def _record(self, s: Session, record: bytes, cur):
-        """One ring record: whole packets back to back.  A record that does not parse drops the
-        submission it belongs to at once (its END may be in the unreadable part)."""
-        objs, err = P.unpack_record(record)
+    def _record(self, s: Session, tag: int, record: bytes, cur):
+        """One ring record: whole packets (one msgpack array, or back to back).  A record that does
+        not parse drops the submission it belongs to at once (its END may be in the unreadable
+        part)."""
+        if tag == TAG_ARRAY:
+            # A BEGIN only opens an array record and an END only closes one (PROTOCOL.md): a
+            # marker anywhere else stays among the packets, where validation drops its
+            # submission ("nested submission marker").  So no packet but the ends is looked at.
+            objs, err = P.unpack_array_record(record)
+            marks = [i for i in {0, len(objs) - 1} if i >= 0 and _is_marker(objs[i])]
+            marks.sort()
+        else:
+            objs, err = P.unpack_record(record)
+            # Markers (BEGIN/END) anywhere, found by C-level searches.
+            marks = _markers(objs)
         s.packets += len(objs)
-        # Markers (BEGIN/END) are found in one pass; the packets between them move to their
-        # submission as slices: one Python call per marker, not per packet (10,000 draws).
-        marks = [i for i, o in enumerate(objs) if type(o) is list and o and type(o[0]) is int
-                 and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)]
+        # The packets between markers move to their submission as slices: one Python call per
+        # marker, not per packet (10,000 draws).
         start = 0
         for i in marks + [len(objs)]:
             if i > start:
@@ -311,7 +371,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         return cur
 
     def _packet(self, s: Session, obj, cur):
-        marker = (isinstance(obj, list) and len(obj) == 2 and type(obj[0]) is int
+        marker = (type(obj) in (list, tuple) and len(obj) == 2 and type(obj[0]) is int
                   and obj[0] in (P.OP_BEGIN, P.OP_END) and type(obj[1]) is int and 0 <= obj[1] < 1 << 64)
         if marker and obj[0] == P.OP_BEGIN:
             if cur is not None and cur[0] is not None:
@@ -321,8 +381,12 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         if marker:
             if cur is not None and cur[0] is None:
                 return None         # the END of a submission already dropped
-            if cur is None or cur[0] != obj[1]:
+            if cur is None:
                 log.warning("END %d without its BEGIN; ignored", obj[1])
+                return None
+            if cur[0] != obj[1]:       # the open submission never gets its own END: drop it
+                self.engine.reject(cur[0], f"END {obj[1]} ends submission {cur[0]}")
+                self._done(s, cur[0], None)
                 return None
             res = self.engine.submit(cur[0], cur[1])
             self._done(s, cur[0], res)
@@ -478,6 +542,9 @@ def main(argv: list[str] | None = None) -> int:
         log.error("cannot start: %s", e)
         nxlog.flush()
         return 1
+    # Everything made so far (imports: the vulkan/cffi modules, the device) lives as long as the
+    # process: keep it out of the collector's full passes, which the packets of every frame trigger.
+    gc.freeze()
     def promoted() -> bool:
         got = signal.sigwait(stops)
         signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())

@@ -26,7 +26,7 @@ from cpu_host.gpu_client.ring_writer import RingWriter
 from cpu_host.gpu_client.shaders import ShaderSource
 from gpu_host import fdpass
 from gpu_host import packets as P
-from gpu_host.ring_layout import init_ring
+from gpu_host.ring_layout import TAG_ARRAY, init_ring
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
 from nxrecomp.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
@@ -57,7 +57,7 @@ class GpuClient:
         self.reply = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)   # rung by the GPU per completion
         self.writer = RingWriter(self.view, self.bell)
         self.registry = Registry()
-        self.pending: collections.OrderedDict[int, list[bytes]] = collections.OrderedDict()
+        self.pending: collections.OrderedDict[int, list[bytes | tuple[bytes, ...]]] = collections.OrderedDict()
         self.seq = 0
         self.session = 0
         self.token = ""
@@ -186,22 +186,36 @@ class GpuClient:
                                                           fragment_spirv=obj.fragment_spirv), timeout=30.0)
 
     # -- submissions --------------------------------------------------------------------
-    def submit(self, commands: list[tuple]) -> int:
-        """Queue one submission (commands are ``(op, field, ...)`` tuples); returns its seq."""
+    @staticmethod
+    def encode(commands: list[tuple]) -> P.Encoded:
+        """Encode commands once (when a command buffer's recording ends: the game's own CPU time,
+        overlapping the previous frame's replay); submitting the result only copies bytes."""
+        return P.encode_commands(commands)
+
+    def submit(self, commands: list[tuple | P.Encoded] | P.Encoded) -> int:
+        """Queue one submission; returns its seq.  ``commands`` are ``(op, field, ...)`` tuples and
+        ``Encoded`` blocks (from ``encode``) in order, or one ``Encoded`` block."""
         self.seq += 1
-        # Whole packets joined into few ring records: one ring write per record, not per packet.
-        payloads = P.encode_records([(P.OP_BEGIN, self.seq), *commands, (P.OP_END, self.seq)])
-        self.pending[self.seq] = payloads
+        items = [commands] if isinstance(commands, P.Encoded) else commands
+        # Array records of whole packets: one ring write per record (not per packet), already
+        # encoded blocks copied as they are.
+        records = P.submission_records(self.seq, items)
+        self.pending[self.seq] = records
 
         def go() -> None:
-            self._write(payloads)
+            self._write(records)
             self.writer.publish()
         self._retrying(go)
         return self.seq
 
-    def _write(self, payloads: list[bytes]) -> None:
-        for p in payloads:
-            self.writer.write(p, wait=self._check)
+    def _write(self, records: list[bytes | tuple[bytes, ...]]) -> None:
+        """Write a submission's records: parts of array records, or (a raw writer's) single
+        packet records as bytes."""
+        for r in records:
+            if isinstance(r, tuple):
+                self.writer.write(r, wait=self._check, tag=TAG_ARRAY)
+            else:
+                self.writer.write(r, wait=self._check)
 
     def completed(self) -> int:
         done = self.view.completed.value

@@ -26,10 +26,13 @@ class RingWriter:
         self.view.completed.value = 0
         self.wpos = 0
 
-    def write(self, payload: bytes, wait: Callable[[], None] | None = None, timeout: float = 5.0) -> None:
-        """Append one packet.  When the ring is full, waits for the consumer (calling ``wait``
-        between polls so the caller can notice a dead consumer) up to ``timeout`` seconds."""
-        n = len(payload)
+    def write(self, payload: bytes | tuple[bytes, ...], wait: Callable[[], None] | None = None,
+              timeout: float = 5.0, tag: int = TAG_PACKET) -> None:
+        """Append one record: ``payload`` is its bytes, or parts written back to back (no joined
+        copy).  When the ring is full, waits for the consumer (calling ``wait`` between polls so
+        the caller can notice a dead consumer) up to ``timeout`` seconds."""
+        parts = (payload,) if isinstance(payload, (bytes, bytearray, memoryview)) else payload
+        n = sum(map(len, parts))
         if n > MAX_PACKET:
             raise ValueError(f"packet of {n} bytes exceeds the ring's {MAX_PACKET}-byte limit")
         need = REC_HDR.size + align8(n)
@@ -42,8 +45,11 @@ class RingWriter:
             self.wpos += pad
             off = 0
         base = HEADER_SIZE + off
-        mm[base + REC_HDR.size:base + REC_HDR.size + n] = payload
-        REC_HDR.pack_into(mm, base, n, TAG_PACKET)
+        at = base + REC_HDR.size
+        for p in parts:
+            mm[at:at + len(p)] = p
+            at += len(p)
+        REC_HDR.pack_into(mm, base, n, tag)
         self.wpos += need
 
     def publish(self) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.nvn.guest_memory import back_with_memfd
 from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, DescriptorPool, Device, MemoryPool, Program,
-                                              Queue, Recording, Sampler, Sync, Texture, Window)
+                                              Queue, RecordedCommands, Recording, Sampler, Sync, Texture, Window)
 from cpu_host.horizon.hle.registry import HostFunction
 from gpu_host import blocklinear
 from gpu_host import packets as P
@@ -67,7 +67,7 @@ class NvnService:
     next_id: int = 1
     texture_slots: dict[int, Texture] = field(default_factory=dict)
     sampler_slots: dict[int, Sampler] = field(default_factory=dict)
-    commands: dict[int, list[tuple]] = field(default_factory=dict)   # command handle -> packets
+    commands: dict[int, RecordedCommands] = field(default_factory=dict)   # command handle -> recording
     frame: int = 0
     proc_addresses: dict[str, int] = field(default_factory=dict)
     present_times: list[float] = field(default_factory=list)   # time.monotonic() of each present
@@ -320,7 +320,11 @@ class NvnService:
                 raise GuestError("nvnCommandBufferEndRecording without BeginRecording")
             handle = self.next_id
             self.next_id += 1
-            self.commands[handle] = cb.recording.commands
+            # Encoded now, once: the game's own CPU time, while the GPU replays the previous frame;
+            # a submit then only copies bytes into the ring.
+            cmds = cb.recording.commands
+            self.commands[handle] = RecordedCommands(P.encode_commands(cmds),
+                                                     frozenset(c[1] for c in cmds if c[0] == P.OP_TARGET))
             cb.recording = None
             return handle
 
@@ -460,10 +464,11 @@ class NvnService:
             if not 0 <= n <= 4096:
                 raise GuestError(f"nvnQueueSubmitCommands: count {n}")
             for h in struct.unpack(f"<{n}Q", c.read(c.arg(2), 8 * n, "command handles")):
-                cmds = self.commands.get(h)
-                if cmds is None:
+                rec = self.commands.get(h)
+                if rec is None:
                     raise GuestError(f"nvnQueueSubmitCommands: {h:#x} is not a command handle")
-                q.pending.extend(cmds)
+                q.pending.append(rec.encoded)
+                q.targets |= rec.targets
 
     def _flush(self, q: Queue) -> int:
         if not q.pending and not q.syncs:
@@ -473,7 +478,7 @@ class NvnService:
             self.flushed = []
         # Render targets with storage in a memory pool are the game's to read: their pixels are
         # written back into the pool before this submission's fences signal.
-        targets = {c[1] for c in q.pending if c[0] == P.OP_TARGET}
+        targets = q.targets | {c[1] for c in q.pending if type(c) is tuple and c[0] == P.OP_TARGET}
         for tid in sorted(targets):
             tex = self.objects.get(tid)
             if isinstance(tex, Texture) and tex.pool is not None:
@@ -481,7 +486,7 @@ class NvnService:
         seq = self._gpu().submit(q.pending)
         for s in q.syncs:
             s.seq = seq
-        q.pending, q.syncs = [], []
+        q.pending, q.syncs, q.targets = [], [], set()
         q.last_seq = seq
         return seq
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpu_host.packets import Encoded
+
 
 @dataclass
 class Device:
@@ -79,6 +81,14 @@ class Recording:
     layout: tuple | None = None                              # last VERTEX_LAYOUT emitted
 
 
+@dataclass(frozen=True)
+class RecordedCommands:
+    """A finished recording, as a command handle refers to it: its packets encoded once when the
+    recording ended (a submit copies the bytes), and the render targets it draws into."""
+    encoded: Encoded
+    targets: frozenset[int]
+
+
 @dataclass
 class CommandBuffer:
     id: int
@@ -88,6 +98,7 @@ class CommandBuffer:
 @dataclass
 class Queue:
     id: int
-    pending: list[tuple] = field(default_factory=list)       # submitted commands not flushed yet
+    pending: list = field(default_factory=list)              # submitted, not flushed: packets, Encoded blocks
+    targets: set[int] = field(default_factory=set)           # render targets of the Encoded blocks in `pending`
     syncs: list[Sync] = field(default_factory=list)          # fenced in `pending`
     last_seq: int = 0                                        # the last submission sent
