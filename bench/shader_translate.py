@@ -111,6 +111,12 @@ def graphics_programs(count: int) -> list[tr.Program]:
     return out
 
 
+def tr_spec(p: tr.Program):
+    from shader_svc.sm86.to_spirv import ComputeSpec
+
+    return ComputeSpec(p.local_size)
+
+
 def start_service(cache: Path) -> tuple[subprocess.Popen, str, float]:
     """A real service process; returns it, its address and the seconds until it listened."""
     t0 = time.perf_counter()
@@ -140,8 +146,11 @@ def main() -> None:
     print(f"{len(progs)} programs, {insts} instructions ({insts / len(progs):.0f} per program); "
           f"assembled in {t_asm:.2f} s ({insts / t_asm:.0f} instructions/s)")
 
-    # cold, in process: decode + lower + SPIR-V, one core
+    # cold, in process: decode + lower + SPIR-V, one core (after 5 programs that load the
+    # grammar and fill the per-opcode caches, so the comparisons below start equal)
     n_cold = min(len(progs), 200)
+    for p in progs[-5:]:
+        tr.translate(p)
     t0 = time.perf_counter()
     spv_bytes = sum(len(tr.translate(p)) for p in progs[:n_cold])
     dt = time.perf_counter() - t0
@@ -164,6 +173,44 @@ def main() -> None:
         builder.Module.binary = orig
     print(f"  without the SSA clean-up: {n_cold / dt_raw:.1f} programs/s, {raw_bytes / n_cold / 1024:.1f} KiB each; "
           f"clean-up: time x{dt / dt_raw:.2f}, SPIR-V x{spv_bytes / raw_bytes:.2f}")
+
+    # the same through the dispatcher loop (the structuriser of shader_svc/spirv/structure.py off)
+    from shader_svc.sm86.to_spirv import _Lower
+    structure_ok = _Lower.structure_ok
+    _Lower.structure_ok = lambda self: False
+    try:
+        t0 = time.perf_counter()
+        disp_bytes = sum(len(tr.translate(p)) for p in progs[:n_cold])
+        dt_disp = time.perf_counter() - t0
+    finally:
+        _Lower.structure_ok = structure_ok
+    print(f"  dispatcher loop instead of structured control flow: {n_cold / dt_disp:.1f} programs/s, "
+          f"{disp_bytes / n_cold / 1024:.1f} KiB each; structured: time x{dt / dt_disp:.2f}, "
+          f"SPIR-V x{spv_bytes / disp_bytes:.2f}")
+    # where the cold time goes: decode, lowering (module built), SSA clean-up + encoding
+    from shader_svc.sm86 import decode as dec
+    t_dec = t_low = t_opt = 0.0
+    for p in progs[:n_cold]:
+        t0 = time.perf_counter()
+        insts = dec.decode_stream(p.code)
+        t1 = time.perf_counter()
+        lo = _Lower(insts, tr_spec(p))
+        orig_emit = lo._emit_function
+        marks = {}
+
+        def emit(entry, lo=lo, orig_emit=orig_emit, marks=marks):
+            marks["lowered"] = time.perf_counter()
+            return orig_emit(entry)
+        lo._emit_function = emit
+        lo.build()
+        t2 = time.perf_counter()
+        t_dec += t1 - t0
+        t_low += marks["lowered"] - t1
+        t_opt += t2 - marks["lowered"]
+    tot = t_dec + t_low + t_opt
+    print(f"  cold time per program: decode {1e3 * t_dec / n_cold:.2f} ms ({t_dec / tot:.0%}), lowering "
+          f"{1e3 * t_low / n_cold:.2f} ms ({t_low / tot:.0%}), SSA clean-up + encoding {1e3 * t_opt / n_cold:.2f} ms "
+          f"({t_opt / tot:.0%})")
 
     # cold, in process: vertex/fragment programs (header parse, attributes, texture)
     gfx = graphics_programs(200)

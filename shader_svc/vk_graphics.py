@@ -5,6 +5,10 @@ The descriptor layout is the GPU process's (set 0, bindings 0-3 uniform blocks, 
 image samplers; an ordinary descriptor set here instead of push descriptors), so a program that
 draws here binds the same way there.  One colour target, RGBA8 unorm; vertex attributes are
 vec4 float (R32G32B32A32_SFLOAT) at location N, offset 16*N in one interleaved buffer.
+
+Bindless textures: with ``pools`` a second descriptor set (set 1) holds the texture pool (binding
+0, ``TEXTURE_POOL`` sampled images) and the sampler pool (binding 1, ``SAMPLER_POOL`` samplers),
+as a program whose reflection says ``texture_pools`` expects them.
 """
 from __future__ import annotations
 
@@ -24,6 +28,15 @@ class _Buf:
     handle: object
     memory: object
     size: int
+
+
+@dataclass
+class Pools:
+    """Bindless pools: ``textures`` (pool entry i = list item i, RGBA8 texels (h, w, 4)) and
+    ``samplers`` (entry j: True = linear filtering, False = nearest; clamped); entries not given
+    are a 1x1 black texture / a nearest sampler (every descriptor must be written)."""
+    textures: list
+    samplers: list
 
 
 @dataclass
@@ -58,6 +71,18 @@ class GraphicsDevice:
             self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=8, pBindings=bindings), None))
         self.layout = self._own(vk.vkDestroyPipelineLayout, vk.vkCreatePipelineLayout(
             self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[self.set_layout]), None))
+        from shader_svc.sm86.to_spirv_gfx import SAMPLER_POOL, TEXTURE_POOL
+
+        self.pool_sizes = (TEXTURE_POOL, SAMPLER_POOL)
+        pool_bindings = [vk.VkDescriptorSetLayoutBinding(binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                                                         descriptorCount=TEXTURE_POOL, stageFlags=STAGES),
+                         vk.VkDescriptorSetLayoutBinding(binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+                                                         descriptorCount=SAMPLER_POOL, stageFlags=STAGES)]
+        self.pool_layout = self._own(vk.vkDestroyDescriptorSetLayout, vk.vkCreateDescriptorSetLayout(
+            self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=2, pBindings=pool_bindings), None))
+        self.layout_pools = self._own(vk.vkDestroyPipelineLayout, vk.vkCreatePipelineLayout(
+            self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.set_layout,
+                                                                                     self.pool_layout]), None))
 
     def _own(self, destroy, handle):
         self._owned.append((destroy, handle))
@@ -118,10 +143,11 @@ class GraphicsDevice:
     def draw(self, vertex_spirv: bytes, fragment_spirv: bytes, vertices: np.ndarray, size: tuple[int, int],
              uniforms: dict[int, bytes] | None = None, textures: dict[int, Texture] | None = None,
              clear: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0),
-             topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST) -> np.ndarray:
+             topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST, pools: Pools | None = None) -> np.ndarray:
         """Draw ``vertices`` (float32, (n, attributes, 4)) into a ``size`` = (w, h) target
         cleared to ``clear``; ``uniforms``: binding (0..3) -> bytes; ``textures``: slot (0..3) ->
-        Texture at binding 4 + slot.  Returns the target as uint8 (h, w, 4)."""
+        Texture at binding 4 + slot; ``pools``: the bindless pools in set 1.  Returns the target
+        as uint8 (h, w, 4)."""
         d = self.device
         w, h = size
         verts = np.ascontiguousarray(vertices, dtype=np.float32)
@@ -133,12 +159,16 @@ class GraphicsDevice:
             codeSize=len(vertex_spirv), pCode=vertex_spirv), None))
         fmod = self._own(vk.vkDestroyShaderModule, vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(
             codeSize=len(fragment_spirv), pCode=fragment_spirv), None))
-        pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h))
+        layout = self.layout_pools if pools is not None else self.layout
+        pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h, layout))
 
         pool = self._own(vk.vkDestroyDescriptorPool, vk.vkCreateDescriptorPool(d, vk.VkDescriptorPoolCreateInfo(
-            maxSets=1, poolSizeCount=2, pPoolSizes=[
+            maxSets=2, poolSizeCount=4, pPoolSizes=[
                 vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptorCount=4),
-                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=4)]), None))
+                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=4),
+                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=self.pool_sizes[0]),
+                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=self.pool_sizes[1])]),
+            None))
         ds = vk.vkAllocateDescriptorSets(d, vk.VkDescriptorSetAllocateInfo(
             descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[self.set_layout]))[0]
         writes = []
@@ -169,6 +199,9 @@ class GraphicsDevice:
                 descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
                 pImageInfo=[vk.VkDescriptorImageInfo(sampler=sampler, imageView=view,
                                                      imageLayout=vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)]))
+        sets = [ds]
+        if pools is not None:
+            sets.append(self._pool_set(cb, pool, pools, writes))
         if writes:
             vk.vkUpdateDescriptorSets(d, len(writes), writes, 0, None)
         self._barrier(cb, target, vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
@@ -181,7 +214,7 @@ class GraphicsDevice:
         vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(renderArea=vk.VkRect2D(vk.VkOffset2D(0, 0), vk.VkExtent2D(w, h)),
                                                       layerCount=1, colorAttachmentCount=1, pColorAttachments=[att]))
         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, pipe)
-        vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.layout, 0, 1, [ds], 0, None)
+        vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, len(sets), sets, 0, None)
         vk.vkCmdBindVertexBuffers(cb, 0, 1, [vbuf.handle], [0])
         vk.vkCmdDraw(cb, n, 1, 0, 0)
         vk.vkCmdEndRendering(cb)
@@ -197,9 +230,38 @@ class GraphicsDevice:
         vk.vkEndCommandBuffer(cb)
         fence = vk.vkCreateFence(d, vk.VkFenceCreateInfo(), None)
         vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], fence)
-        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 10**10)
+        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 120 * 10**9)   # lavapipe on a loaded CI machine
         vk.vkDestroyFence(d, fence, None)
         return np.frombuffer(self._read(readback)[:w * h * 4], dtype=np.uint8).reshape(h, w, 4).copy()
+
+    def _pool_set(self, cb, pool, pools: Pools, writes: list):
+        """Set 1: every texture pool entry (given or a 1x1 black one) and sampler pool entry."""
+        nt, ns = self.pool_sizes
+        if len(pools.textures) > nt or len(pools.samplers) > ns:
+            raise NxError(f"pools of {len(pools.textures)} textures / {len(pools.samplers)} samplers are larger "
+                          f"than {nt} / {ns}")
+        ps = vk.vkAllocateDescriptorSets(self.device, vk.VkDescriptorSetAllocateInfo(
+            descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[self.pool_layout]))[0]
+        views = []
+        for i in range(nt):
+            texels = pools.textures[i] if i < len(pools.textures) else np.zeros((1, 1, 4), np.uint8)
+            views.append(self._texture(cb, Texture(texels))[0])
+        samplers = [self._sampler(bool(pools.samplers[j]) if j < len(pools.samplers) else False) for j in range(ns)]
+        writes.append(vk.VkWriteDescriptorSet(
+            dstSet=ps, dstBinding=0, descriptorCount=nt, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+            pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
+                        for v in views]))
+        writes.append(vk.VkWriteDescriptorSet(
+            dstSet=ps, dstBinding=1, descriptorCount=ns, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+            pImageInfo=[vk.VkDescriptorImageInfo(sampler=s) for s in samplers]))
+        return ps
+
+    def _sampler(self, linear: bool):
+        filt = vk.VK_FILTER_LINEAR if linear else vk.VK_FILTER_NEAREST
+        clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
+        return self._own(vk.vkDestroySampler, vk.vkCreateSampler(self.device, vk.VkSamplerCreateInfo(
+            magFilter=filt, minFilter=filt, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, addressModeU=clamp,
+            addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
 
     def _texture(self, cb, tex: Texture):
         t = np.ascontiguousarray(tex.texels, dtype=np.uint8)
@@ -225,7 +287,7 @@ class GraphicsDevice:
             addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
         return view, sampler
 
-    def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int):
+    def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int, layout=None):
         # named variables: the binding loses pName when these are built inline (TOOLCHAIN.md)
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
@@ -254,7 +316,7 @@ class GraphicsDevice:
         info = vk.VkGraphicsPipelineCreateInfo(
             pNext=rendering, stageCount=2, pStages=stages, pVertexInputState=vin, pInputAssemblyState=ia,
             pViewportState=vp, pRasterizationState=rs, pMultisampleState=ms, pColorBlendState=cbs,
-            layout=self.layout)
+            layout=layout or self.layout)
         return vk.vkCreateGraphicsPipelines(self.device, None, 1, [info], None)[0]
 
     def close(self) -> None:

@@ -95,7 +95,7 @@ def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
     conventions: shader_svc/README.md "Graphics-stage interface")."""
     base = reflect(insts)
     inputs, outputs, textures = set(), set(), set()
-    position = False
+    position = pools = False
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
@@ -107,12 +107,14 @@ def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
                     position = True
         elif ir in ("TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ"):
             textures.add(ops["tid"]["imm"])
+        elif ir in ("TEX.B", "TLD.B"):
+            pools = True
     if header.stage == "fragment":
         outputs = {t for t, m in enumerate(header.targets) if m}
     return dataclasses.replace(base, global_pointers=(), stage=header.stage,
                                uniform_bindings=tuple(sorted({r.bank for r in base.const_ranges})),
                                textures=tuple(sorted(textures)), inputs=tuple(sorted(inputs)),
-                               outputs=tuple(sorted(outputs)), writes_position=position)
+                               outputs=tuple(sorted(outputs)), writes_position=position, texture_pools=pools)
 
 
 def translate_full(p: Program):

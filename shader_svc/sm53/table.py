@@ -352,6 +352,18 @@ row("TEX", op(0xC000, 6), TEX_OPS,
     base=7 << 51, ir="TEX", cls="tex")
 row("TLD", op(0xDC00, 8), TEX_OPS, (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), NODEP),
     base=7 << 51, ir="TLD", cls="tex")
+# Bindless forms (13-bit opcodes; checked by flipping each bit under nvdisasm 11.8): no texture
+# index (nvdisasm prints a fixed 0x0 in its place), TEX.B's LOD moves to 37..39 (.AOFFI 36, .LC
+# 40, .DC 50 and bits 41..48, which do not change the text, held 0), TLD.B's .LZ/.LL is bit 55
+# inside the opcode (.AOFFI 35, .MS 50 held 0).  The handle register is Rb (the lowering's
+# convention, shader_svc/README.md "Bindless textures").
+TEXB_OPS = (D, A(), Reg("b", 20, hide_rz=True), Sym("idx", 36, 0, ((0, "0x0"),)), Sym("dim", 28, 3, TEX_DIM),
+            Imm("mask", 31, 4, "u"))
+row("TEX", op(0xDEB8, 13), TEXB_OPS,
+    (text("B", ".B"), field("lod", 37, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}),
+     flag("NDV", 35), NODEP), ir="TEX.B", cls="tex")
+row("TLD", op(0xDD38, 13, holes=(55,)), TEXB_OPS, (text("B", ".B"), field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), NODEP),
+    ir="TLD.B", cls="tex")
 row("TXQ", op(0xDF48, 13),
     (D, A(), Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"),
                                   (5, "TEX_HEADER_SAMPLER_POS"))), TID, Imm("mask", 31, 4, "u")),

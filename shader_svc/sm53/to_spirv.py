@@ -22,6 +22,7 @@ import struct
 
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm86.to_spirv import DONE, GLSL, ComputeSpec, TranslateError, _Lower
+from shader_svc.spirv.structure import RET, Unstructured
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS"]
 
@@ -37,6 +38,7 @@ SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwel
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
+STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK")
 
 
 def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
@@ -753,6 +755,56 @@ class _Lower53(_Lower):
 
     def block_list(self) -> list[list[Inst]]:
         return _blocks(self.insts)
+
+    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK")
+    STRUCT_SKIP = ("SSY", "PBK")
+
+    def structure_ok(self) -> bool:
+        # CAL/RET return to where they were called from: the dispatcher loop's run-time stack
+        return not any(i.row.ir in ("CAL", "RET") for i in self.insts)
+
+    def _successors(self, blocks: list[list[Inst]], target) -> list[list[int]]:
+        """As the base class, with SYNC/BRK resolved statically: the reconvergence stack's
+        contents at each block (SSY/PBK push their target's block) are followed along the CFG;
+        where a block is entered with two different stacks, or a pop finds none, the targets
+        are run-time values and the structuriser is refused (the dispatcher loop runs them)."""
+        n = len(blocks)
+        succ: list[list[int] | None] = [None] * n
+        entry: list[tuple | None] = [None] * n
+        entry[0] = ()
+        work = [0]
+        while work:
+            i = work.pop()
+            stack = list(entry[i])
+            nxt = i + 1 if i + 1 < n else RET
+            out: list[tuple[int, tuple]] = []
+            last = blocks[i][-1]
+            for ins in blocks[i]:
+                if ins.row.ir in ("SSY", "PBK"):
+                    if len(stack) >= STACK:
+                        raise Unstructured("reconvergence stack deeper than its 16 entries")
+                    stack.append(target(ins))
+            ir = last.row.ir
+            guarded = not (last.pred == 7 and not last.pred_not)
+            if ir in ("BRA", "EXIT"):
+                taken = [(RET if ir == "EXIT" else target(last), tuple(stack))]
+            elif ir in ("SYNC", "BRK"):
+                if not stack:
+                    raise Unstructured(f"offset {last.addr:#x}: {ir} with nothing pushed on this path")
+                taken = [(stack[-1], tuple(stack[:-1]))]
+            else:
+                taken, guarded = [(nxt, tuple(stack))], False
+            out = taken + ([(nxt, tuple(stack))] if guarded and ir in STRUCT_ENDS else [])
+            succ[i] = [t for t, _ in out]
+            for t, st in out:
+                if t == RET:
+                    continue
+                if entry[t] is None:
+                    entry[t] = st
+                    work.append(t)
+                elif entry[t] != st:
+                    raise Unstructured(f"block {t} is entered with two different reconvergence stacks")
+        return [s if s is not None else [] for s in succ]
 
     def branch_target(self, ins: Inst) -> int:
         return _entry_addr(ins.ops["t"]["target"], _code_base(self.insts))

@@ -29,12 +29,13 @@ from __future__ import annotations
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.to_spirv import LOWERED, _code_base, _entry_addr, _Lower53
 from shader_svc.sm86.to_spirv import TranslateError
-from shader_svc.sm86.to_spirv_gfx import GLSL_FMA, TEX_SLOTS, _GfxLower
+from shader_svc.sm86.to_spirv_gfx import GLSL_EXP2, GLSL_FMA, TEX_SLOTS, _GfxLower
 from shader_svc.sph import POSITION, Header
 
 NOT_IN_GRAPHICS = {"S2R", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS", "RED", "BAR", "VOTE", "SHFL",
                    "LDL", "STL", "LDC"}
-GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {"ALD", "AST", "IPA", "KIL", "TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ"}
+GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {"ALD", "AST", "IPA", "KIL", "TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ",
+                                            "TEX.B", "TLD.B"}
 STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
 POS_W = POSITION + 12
 
@@ -47,7 +48,7 @@ def _dst_regs(inst: Inst) -> set[int]:
     widths = {"d": 1}
     if ir == "ALD":
         widths = {"d": inst.mods["size"] + 1}
-    elif ir in ("TEX", "TLD", "TXQ"):
+    elif ir in ("TEX", "TLD", "TXQ", "TEX.B", "TLD.B"):
         widths = {"d": bin(ops["mask"]["imm"]).count("1")}
     elif ir in ("TEXS", "TLDS", "TLD4S"):
         widths = {"d": 2, "d2": 2}
@@ -85,11 +86,22 @@ class _Gfx53(_GfxLower, _Lower53):
         self.joins = {_entry_addr(i.ops["t"]["target"], base) for i in self.insts
                       if i.row.ir in ("BRA", "SSY", "PBK", "CAL")}
         self.joins |= {blocks[k + 1][0].addr for k in range(len(blocks) - 1) if blocks[k][-1].row.ir == "CAL"}
+        self._prev = {blocks[k + 1][0].addr: blocks[k][0].addr for k in range(len(blocks) - 1)}
+        self._after: dict[int, tuple[set[int], set[int]]] = {}
         return blocks
 
     def _block_start(self, block: list[Inst]) -> None:
+        """A join forgets what the idiom tracks; a block entered only by falling through starts
+        from its predecessor's state (saved by ``_block_end``: the structured lowering does not
+        emit blocks in address order)."""
         if block[0].addr in self.joins:
             self.w_regs, self.rcpw_regs = set(), set()
+        else:
+            w, r = self._after.get(self._prev.get(block[0].addr), (set(), set()))
+            self.w_regs, self.rcpw_regs = set(w), set(r)
+
+    def _block_end(self, block: list[Inst]) -> None:
+        self._after[block[0].addr] = (set(self.w_regs), set(self.rcpw_regs))
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":
@@ -127,6 +139,8 @@ class _Gfx53(_GfxLower, _Lower53):
             self.tex_short(inst)
         elif ir in ("TEX", "TLD"):
             self.tex_full(inst)
+        elif ir in ("TEX.B", "TLD.B"):
+            self.tex_bindless53(inst)
         elif ir == "TXQ":
             self.txq53(inst)
         elif ir == "FFMA":
@@ -305,6 +319,48 @@ class _Gfx53(_GfxLower, _Lower53):
                 self.bad(inst, "a second source register with .LZ is not translated yet")
             vec = self._fetch(si, self._r(ra), self._r(ra1), self._r(rb) if mods["lod"] == 1 else self.c(0))
         self._write(vec, mask, dests, self.f32)
+
+    def tex_bindless53(self, inst: Inst) -> None:
+        """TEX.B / TLD.B: the handle in Rb (the first register of the second source tuple, as
+        Ryujinx reads Maxwell's bindless forms), the level (.LL) or bias (.LB) in Rb+1,
+        coordinates in Ra, Ra+1; the pools and the switch are the SM86 lowering's (set 1)."""
+        ops, mods, ir = inst.ops, inst.mods, inst.row.ir
+        if ops["dim"]["sym"] != 2:
+            self.bad(inst, "only 2D textures are translated yet")
+        ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
+        if rb == 255:
+            self.bad(inst, "a bindless handle of RZ")
+        handle = self.reg(rb)
+        ra1 = ra + 1 if ra != 255 else 255
+        dests = [d + i if d != 255 else 255 for i in range(4)]
+        E = self.m.E
+        if ir == "TLD.B":
+            v2u = self.m.type("OpTypeVector", self.u32, 2)
+            coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, self._r(ra), self._r(ra1)))
+            lv = self._r(rb + 1) if mods["lod"] == 1 else self.c(0)
+            vec = self.bindless(handle, False, self.v4f, lambda img, si: self.op(
+                "OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv))
+        else:
+            lod = {0: "implicit", 1: "zero", 2: "bias", 3: "level"}.get(mods["lod"])
+            if lod is None or mods["NDV"]:
+                self.bad(inst, "level-of-detail mode not translated yet")
+            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
+            if lod in ("implicit", "bias") and self.header.stage == "fragment":
+                dx = self.op("OpDPdx", self.v2f, coord)
+                dy = self.op("OpDPdy", self.v2f, coord)
+                if lod == "bias":
+                    scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self._f(rb + 1))
+                    dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
+                    dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
+                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
+                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy))
+            elif lod == "bias":
+                self.bad(inst, "LOD bias outside a fragment program")
+            else:
+                lv = self._f(rb + 1) if lod == "level" else self.m.const(self.f32, 0)
+                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
+                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv))
+        self._write(vec, ops["mask"]["imm"], dests, self.f32)
 
     def txq53(self, inst: Inst) -> None:
         ops = inst.ops

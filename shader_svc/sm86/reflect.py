@@ -45,20 +45,25 @@ class Reflection:
     inputs: tuple[int, ...] = ()               # vertex attribute / varying locations read
     outputs: tuple[int, ...] = ()              # varying locations written (vertex), colour targets (fragment)
     writes_position: bool = False
+    # bindless textures: the texture pool (set 1 binding 0, sampled images) and the sampler pool
+    # (set 1 binding 1, samplers) are read; sizes in shader_svc/README.md "Bindless textures"
+    texture_pools: bool = False
 
     def to_dict(self) -> dict:
         return {"const_ranges": [vars(c) for c in self.const_ranges],
                 "global_pointers": [vars(g) for g in self.global_pointers],
                 "shared_memory": self.shared_memory, "barriers": self.barriers, "stage": self.stage,
                 "uniform_bindings": list(self.uniform_bindings), "textures": list(self.textures),
-                "inputs": list(self.inputs), "outputs": list(self.outputs), "writes_position": self.writes_position}
+                "inputs": list(self.inputs), "outputs": list(self.outputs), "writes_position": self.writes_position,
+                "texture_pools": self.texture_pools}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Reflection":
         return cls(tuple(ConstRange(**c) for c in d["const_ranges"]),
                    tuple(GlobalPointer(**g) for g in d["global_pointers"]), d["shared_memory"], d["barriers"],
                    d.get("stage", "compute"), tuple(d.get("uniform_bindings", ())), tuple(d.get("textures", ())),
-                   tuple(d.get("inputs", ())), tuple(d.get("outputs", ())), d.get("writes_position", False))
+                   tuple(d.get("inputs", ())), tuple(d.get("outputs", ())), d.get("writes_position", False),
+                   d.get("texture_pools", False))
 
 
 Source = tuple[int, int]       # (bank, 8-aligned byte offset) of a pointer
@@ -169,7 +174,7 @@ def _graphics(insts: list[Inst], header) -> dict:
     from shader_svc.sph import GENERIC, POSITION
 
     inputs, outputs, textures = set(), set(), set()
-    position = False
+    position = pools = False
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
@@ -181,10 +186,12 @@ def _graphics(insts: list[Inst], header) -> dict:
                     position = True
         elif ir in ("TEX", "TLD", "TLD4", "TXQ"):
             textures.add(ops["slot"]["imm"])
+        elif ir in ("TEX.B", "TLD.B", "TLD4.B", "TXQ.B"):
+            pools = True
     if header.stage == "fragment":
         outputs = {t for t, m in enumerate(header.targets) if m}
     return {"stage": header.stage, "textures": tuple(sorted(textures)), "inputs": tuple(sorted(inputs)),
-            "outputs": tuple(sorted(outputs)), "writes_position": position}
+            "outputs": tuple(sorted(outputs)), "writes_position": position, "texture_pools": pools}
 
 
 def reflect(insts: list[Inst], header=None) -> Reflection:

@@ -1,29 +1,35 @@
 """Translate a decoded SM86 compute kernel into a SPIR-V compute shader.
 
-Machine registers become function-local variables and the control-flow graph becomes a
-dispatcher loop (``loop { switch (block) { case N: ... } }``): structured for any CFG the
-machine code has, which spirv-val and Vulkan require.  Constant bank 0 is a read-only storage
-buffer (set 0, binding 0) laid out as the NVIDIA driver lays it out (block size at 0x0, kernel
-parameters at 0x160); global memory is reached through 64-bit physical storage buffer pointers
+Machine registers become function-local variables.  The control-flow graph becomes SPIR-V's
+structured selections and loops where ``spirv/structure.py`` can recover them (reducible graphs
+of the shapes it knows), otherwise a dispatcher loop (``loop { switch (block) { case N: ... }
+}``): structured for any CFG the machine code has, which spirv-val and Vulkan require.
+Constant bank 0 is a read-only storage buffer (set 0, binding 0) laid out as the NVIDIA driver
+lays it out (block size at 0x0, kernel parameters at 0x160); global memory is reached through 64-bit physical storage buffer pointers
 built from the register pairs, exactly as the machine code computes its addresses.
 
 Covered: the integer/FP ALU subset listed in ``LOWERED`` with predication, BRA/EXIT, LDG/STG.
 Anything else raises ``TranslateError`` naming the instruction and its address.
 
 ``_Lower`` is also the shared base of the SM53 (Maxwell) lowerings and of both graphics
-lowerings: register/predicate variables, the dispatcher loop (``build``, with hooks for an
-architecture's blocks, branch targets and control-flow instructions), the function emission,
+lowerings: register/predicate variables, the control flow (``build``: structured from the
+plan, or the dispatcher loop; hooks for an architecture's blocks, branch targets and
+control-flow instructions), the function emission,
 and the semantics both encodings share (FP comparisons, NaN-suppressing min/max, saturating
 F2I, integer comparisons, LOP3-style truth tables, exactly rounded FFMA).
 """
 from __future__ import annotations
 
+import logging
 import struct
 from dataclasses import dataclass
 
 from nxrecomp.errors import NxError
 from shader_svc.sm86.decode import Inst
+from shader_svc.spirv import structure
 from shader_svc.spirv.builder import Module
+
+log = logging.getLogger(__name__)
 
 DONE = 0xFFFFFFFF
 LOWERED = {"MOV", "S2R", "NOP", "IMAD", "IMAD.WIDE", "IADD3", "ISETP", "LOP3", "PLOP3", "SHF", "FFMA", "FMUL",
@@ -529,6 +535,19 @@ class _Lower:
             return tgt
         return self.op("OpSelect", self.u32, self._guard(ins), tgt, nxt)
 
+    # structured lowering: instructions that end a block with its (guarded) branch, and those
+    # that only feed the static successors (SM53's SSY/PBK) and emit nothing
+    STRUCT_BRANCH = ("BRA", "EXIT")
+    STRUCT_SKIP: tuple[str, ...] = ()
+
+    def structure_ok(self) -> bool:
+        """Whether the structuriser may try this program (SM53: not with CAL/RET, whose return
+        targets are run-time values)."""
+        return True
+
+    def _block_end(self, block: list[Inst]) -> None:
+        """Called after the instructions of every basic block."""
+
     def build(self) -> bytes:
         for ins in self.insts:
             if not self.lowered(ins.row.ir):
@@ -542,10 +561,105 @@ class _Lower:
                 raise TranslateError(f"{ins.text()}: branch target outside the kernel", offset=ins.addr)
             return t
 
-        blk = self.var("block", self.fn_u32)
-        header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
+        self.structured = False
+        steps = None
+        if self.structure_ok():
+            try:
+                steps = structure.plan(self._successors(blocks, target))
+            except structure.Unstructured as e:
+                log.debug("dispatcher loop: %s", e)
         entry = self.label()
         self._prologue()
+        if steps is not None:
+            self.structured = True
+            self._cond: dict[int, int | None] = {}
+            self._emit_plan(steps, blocks, {})
+            return self._emit_function(entry)
+        return self._build_dispatcher(blocks, target, entry)
+
+    # --- structured control flow (spirv/structure.py's plan) -------------------------------------
+    def _successors(self, blocks: list[list[Inst]], target) -> list[list[int]]:
+        """Per block: [next] or [taken, fallthrough] for its guarded branch; structure.RET = leaves
+        the program (EXIT, or the end of the code)."""
+        out = []
+        for i, b in enumerate(blocks):
+            nxt = i + 1 if i + 1 < len(blocks) else structure.RET
+            last = b[-1]
+            ir = last.row.ir
+            if ir in ("BRA", "EXIT"):
+                t = structure.RET if ir == "EXIT" else target(last)
+                out.append([t] if last.pred == 7 and not last.pred_not else [t, nxt])
+            else:
+                out.append([nxt])
+        return out
+
+    def _lower_guarded(self, ins: Inst) -> None:
+        if not (ins.pred == 7 and not ins.pred_not):
+            then, after = self.label(), self.label()
+            p = self._guard(ins)
+            self.do("OpSelectionMerge", after, 0)
+            self.do("OpBranchConditional", p, then, after)
+            self.put_label(then)
+            self.lower(ins)
+            self.do("OpBranch", after)
+            self.put_label(after)
+        else:
+            self.lower(ins)
+
+    def _emit_block(self, i: int, b: list[Inst]) -> None:
+        self._block_start(b)
+        cond = None
+        for ins in b:
+            if ins.row.ir in ("KILL", "KIL"):
+                self.kill(ins)
+            elif ins.row.ir in self.STRUCT_BRANCH:
+                if not (ins.pred == 7 and not ins.pred_not):
+                    cond = self._guard(ins)
+            elif ins.row.ir in self.STRUCT_SKIP:
+                continue
+            else:
+                self._lower_guarded(ins)
+        self._block_end(b)
+        self._cond[i] = cond
+
+    def _emit_plan(self, steps: list, blocks: list[list[Inst]], ctx: dict) -> None:
+        """Emit a plan (see spirv/structure.py) into the open block; ``ctx``: the labels of the
+        innermost selection merge ('stop'), loop continue ('cont') and loop merge ('break')."""
+        for st in steps:
+            kind = st[0]
+            if kind == "block":
+                self._emit_block(st[1], blocks[st[1]])
+            elif kind == "if":
+                merge, then, other = self.label(), self.label(), self.label()
+                self.do("OpSelectionMerge", merge, 0)
+                self.do("OpBranchConditional", self._cond[st[1]], then, other)
+                for lab, arm in ((then, st[2]), (other, st[3])):
+                    self.put_label(lab)
+                    self._emit_plan(arm, blocks, {**ctx, "stop": merge})
+                self.put_label(merge)
+            elif kind == "loop":
+                head, body, cont, merge = (self.label() for _ in range(4))
+                self.do("OpBranch", head)
+                self.put_label(head)
+                self.do("OpLoopMerge", merge, cont, 0)
+                self.do("OpBranch", body)
+                self.put_label(body)
+                self._emit_plan(st[2], blocks, {"cont": cont, "break": merge})
+                self.put_label(cont)
+                self.do("OpBranch", head)
+                self.put_label(merge)
+            elif kind in ("stop", "cont", "break"):
+                self.do("OpBranch", ctx[kind])
+            elif kind == "ret":
+                self._epilogue()
+                self.do("OpReturn")
+            else:
+                self.do("OpUnreachable")
+
+    # --- the dispatcher loop: any CFG ------------------------------------------------------------
+    def _build_dispatcher(self, blocks: list[list[Inst]], target, entry: int) -> bytes:
+        blk = self.var("block", self.fn_u32)
+        header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
         self.do("OpStore", blk, self.c(0))
         self.do("OpBranch", header)
         self.put_label(header)
@@ -568,17 +682,8 @@ class _Lower:
                 if after_ctl is not None:
                     nxt = after_ctl
                     continue
-                if not (ins.pred == 7 and not ins.pred_not):
-                    then, after = self.label(), self.label()
-                    p = self._guard(ins)
-                    self.do("OpSelectionMerge", after, 0)
-                    self.do("OpBranchConditional", p, then, after)
-                    self.put_label(then)
-                    self.lower(ins)
-                    self.do("OpBranch", after)
-                    self.put_label(after)
-                else:
-                    self.lower(ins)
+                self._lower_guarded(ins)
+            self._block_end(b)
             self.do("OpStore", blk, nxt)
             self.do("OpBranch", swmerge)
         self.put_label(swmerge)
@@ -598,13 +703,10 @@ class _Lower:
         void = m.type("OpTypeVoid")
         fnty = m.type("OpTypeFunction", void)
         main = m.id()
-        m.emit("funcs", "OpFunction", void, main, 0, fnty)
-        m.emit("funcs", "OpLabel", entry)
-        for key, (vid, ptr) in self.vars.items():
-            m.emit("funcs", "OpVariable", ptr, vid, E("StorageClass", "Function"))
-        for ins in self.body:
-            m.emit("funcs", ins[0], *ins[1:])
-        m.emit("funcs", "OpFunctionEnd")
+        fn = E("StorageClass", "Function")
+        m.function = [("OpFunction", void, main, 0, fnty), ("OpLabel", entry),
+                      *[("OpVariable", ptr, vid, fn) for vid, ptr in self.vars.values()], *self.body,
+                      ("OpFunctionEnd",)]
         self._entry(main)
         return m.binary()
 

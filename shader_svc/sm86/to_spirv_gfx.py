@@ -32,7 +32,16 @@ BANKS = range(0, 4)
 TEX_SLOTS = range(0, 4)
 TEX_BINDING0 = 4
 VERTEX_ID, INSTANCE_ID = 0x2FC, 0x2F8
-GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {"ALD", "AST", "IPA", "KILL", "TEX", "TLD", "TLD4", "TXQ"}
+GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {"ALD", "AST", "IPA", "KILL", "TEX", "TLD", "TLD4", "TXQ",
+                                                 "TEX.B", "TLD.B", "TLD4.B", "TXQ.B"}
+# Bindless textures: a handle register packs the texture (TIC) index in bits 0..19 and the sampler
+# (TSC) index in bits 20..31 (public facts: Maxwell/NVN handles as nouveau and Ryujinx read them).
+# The guest's pools become two descriptor arrays in a set of their own, which the GPU process
+# fills from the guest's texture and sampler pools (index i of the array = pool entry i).
+POOL_SET = 1
+TEXTURE_POOL = 16          # set 1, binding 0: sampled images (2D float), pool entries 0..15
+SAMPLER_POOL = 4           # set 1, binding 1: samplers, pool entries 0..3
+HANDLE_TEXTURE_BITS = 20
 
 
 class _GfxLower(_Lower):
@@ -56,6 +65,7 @@ class _GfxLower(_Lower):
         self.outputs: dict[int, int] = {}
         self.interp: dict[int, set[str]] = {}    # fragment input location -> decorations wanted
         self.builtin_vars: dict[str, int] = {}
+        self.colour_vars: dict[int, int] = {}
         self.uses_position_out = False
 
     def lowered(self, ir: str) -> bool:
@@ -237,6 +247,146 @@ class _GfxLower(_Lower):
         self.do("OpKill")
         self.put_label(after)
 
+    # --- bindless textures: the pools ---------------------------------------------------------------
+    def pool_vars(self) -> tuple[int, int]:
+        """The texture pool (array of sampled images) and the sampler pool (array of samplers),
+        set 1 bindings 0 and 1, declared on first use."""
+        if getattr(self, "_pools", None) is None:
+            m, E = self.m, self.m.E
+            img = m.type("OpTypeImage", self.f32, E("Dim", "2D"), 0, 0, 0, 1, E("ImageFormat", "Unknown"))
+            self.img_t = img
+            self.sampled_t = m.type("OpTypeSampledImage", img)
+            self.sampler_t = m.type("OpTypeSampler")
+            vars_ = []
+            for binding, (ty, n) in enumerate(((img, TEXTURE_POOL), (self.sampler_t, SAMPLER_POOL))):
+                arr = m.type("OpTypeArray", ty, self.c(n))
+                vars_.append(self._var("UniformConstant", arr, [(E("Decoration", "DescriptorSet"), POOL_SET),
+                                                                (E("Decoration", "Binding"), binding)]))
+            self._pools = tuple(vars_)
+        return self._pools
+
+    def bindless(self, handle: int, with_sampler: bool, result_ty: int, leaf) -> int:
+        """``leaf(image, sampled_image)`` for the pool entries the handle names, as a value of
+        ``result_ty``.  The device has no dynamic indexing of image arrays (lavapipe:
+        shaderSampledImageArrayDynamicIndexing = false, no descriptor indexing), so the entry is
+        picked by a switch whose cases index the arrays with constants: valid whether or not the
+        handle is the same in every invocation (no waterfall loop or subgroup operation needed,
+        so vertex programs work too).  A handle outside the pools reads zero."""
+        m = self.m
+        tex_pool, smp_pool = self.pool_vars()
+        tid = self.op("OpBitwiseAnd", self.u32, handle, self.c((1 << HANDLE_TEXTURE_BITS) - 1))
+        if with_sampler:
+            sid = self.op("OpShiftRightLogical", self.u32, handle, self.c(HANDLE_TEXTURE_BITS))
+            ok = self.op("OpLogicalAnd", self.bool, self.op("OpULessThan", self.bool, tid, self.c(TEXTURE_POOL)),
+                         self.op("OpULessThan", self.bool, sid, self.c(SAMPLER_POOL)))
+            sel = self.op("OpSelect", self.u32, ok, self.op("OpIAdd", self.u32, self.op(
+                "OpIMul", self.u32, tid, self.c(SAMPLER_POOL)), sid), self.c(0xFFFFFFFF))
+            cases = [(t, s) for t in range(TEXTURE_POOL) for s in range(SAMPLER_POOL)]
+        else:
+            sel = tid
+            cases = [(t, None) for t in range(TEXTURE_POOL)]
+        fn = m.E("StorageClass", "Function")
+        res = self.var(f"tex{len(self.vars)}", m.type("OpTypePointer", fn, result_ty))
+        zero = self.c(0) if result_ty in (self.u32,) else None
+        if zero is None:
+            comp = self.f32 if result_ty == self.v4f else self.u32
+            z = m.const(comp, 0)
+            zero = self._zero_vec(result_ty, z)
+        self.do("OpStore", res, zero)
+        merge = self.label()
+        labels = [self.label() for _ in cases]
+        self.do("OpSelectionMerge", merge, 0)
+        self.do("OpSwitch", sel, merge, *[x for k, lab in enumerate(labels) for x in (k, lab)])
+        uc = m.E("StorageClass", "UniformConstant")
+        for (t, s), lab in zip(cases, labels):
+            self.put_label(lab)
+            img = self.op("OpLoad", self.img_t, self.op("OpAccessChain", m.type("OpTypePointer", uc, self.img_t),
+                                                        tex_pool, self.c(t)))
+            si = None
+            if s is not None:
+                smp = self.op("OpLoad", self.sampler_t, self.op(
+                    "OpAccessChain", m.type("OpTypePointer", uc, self.sampler_t), smp_pool, self.c(s)))
+                si = self.op("OpSampledImage", self.sampled_t, img, smp)
+            self.do("OpStore", res, leaf(img, si))
+            self.do("OpBranch", merge)
+        self.put_label(merge)
+        return self.op("OpLoad", result_ty, res)
+
+    def _zero_vec(self, ty: int, z: int) -> int:
+        key = ("z", ty)
+        if key not in self.m._consts:
+            cid = self.m.id()
+            self.m._consts[key] = cid
+            self.m.emit("types", "OpConstantComposite", ty, cid, z, z, z, z)
+        return self.m._consts[key]
+
+    def _bindless_check(self, inst: Inst) -> int:
+        """The handle register's value (2D only).  Source packing as Ryujinx documents it for
+        Maxwell's bindless forms, assumed for Ampere's: the handle is the first register of the
+        second source tuple (Rb), an LOD or bias follows it (Rb+1)."""
+        ops = inst.ops
+        if ops["dim"]["sym"] != 1:
+            raise TranslateError(f"{inst.text()}: only 2D textures are translated yet", offset=inst.addr)
+        return self.reg(ops["b"]["reg"])
+
+    def tex_bindless(self, inst: Inst) -> None:
+        """TEX.B / TLD.B / TLD4.B: the handle in Rb picks the pool entries; coordinates in Ra, Ra+1,
+        the LOD (.LL) or bias (.LB) in Rb+1.  Implicit-LOD sampling (fragment programs) uses the
+        coordinates' derivatives taken before the switch (scaled by 2^bias for .LB), so
+        invocations of a quad with different handles still get the LOD of the whole quad."""
+        E = self.m.E
+        ir = inst.row.ir
+        handle = self._bindless_check(inst)
+        b = inst.ops["b"]["reg"]
+        lod = inst.mods.get("lod")
+        a = inst.ops["a"]["reg"]
+        if ir == "TLD.B":
+            v2u = self.m.type("OpTypeVector", self.u32, 2)
+            coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, self.reg(a),
+                                                           self.reg(a + 1) if a != 255 else self.c(0)))
+            lv = self.reg(b + 1) if lod == 3 else self.c(0)
+            vec = self.bindless(handle, False, self.v4f, lambda img, si: self.op(
+                "OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv))
+        else:
+            coord = self.op("OpCompositeConstruct", self.v2f, *self._fregs(a, 2))
+            if ir == "TLD4.B":
+                comp = self.c(inst.mods["comp"])
+                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
+                    "OpImageGather", self.v4f, si, coord, comp))
+            elif lod in (0, 2) and self.header.stage == "fragment":
+                dx = self.op("OpDPdx", self.v2f, coord)
+                dy = self.op("OpDPdy", self.v2f, coord)
+                if lod == 2:       # bias: the LOD of gradients scaled by 2^bias is LOD + bias
+                    scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self._fregs(b + 1, 1)[0])
+                    dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
+                    dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
+                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
+                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy))
+            elif lod in (0, 1, 3):
+                lv = self._fregs(b + 1, 1)[0] if lod == 3 else self.m.const(self.f32, 0)
+                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
+                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv))
+            else:
+                raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
+        self._write_texel(inst, vec, self.f32)
+
+    def txq_bindless(self, inst: Inst) -> None:
+        """TXQ.B TEX_HEADER_DIMENSION: the handle in Ra, the level in Ra+1 (Ryujinx's Maxwell
+        packing); width, height, depth 1 and the level count of the pool entry."""
+        if inst.ops["query"]["sym"] != 0:
+            raise TranslateError(f"{inst.text()}: only TEX_HEADER_DIMENSION is translated", offset=inst.addr)
+        a = inst.ops["a"]["reg"]
+        handle = self.reg(a)
+        level = self.reg(a + 1) if a != 255 else self.c(0)
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        v4u = self.m.type("OpTypeVector", self.u32, 4)
+
+        def query(img: int, si) -> int:
+            size = self.op("OpImageQuerySizeLod", v2u, img, level)
+            w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
+            return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
+        self._write_texel(inst, self.bindless(handle, False, v4u, query), self.u32)
+
     # --- textures --------------------------------------------------------------------------------
     def _fregs(self, r: int, n: int) -> list[int]:
         return [self.op("OpBitcast", self.f32, self.reg(r + i) if r != 255 else self.c(0)) for i in range(n)]
@@ -337,6 +487,10 @@ class _GfxLower(_Lower):
             self.tld4(inst)
         elif ir == "TXQ":
             self.txq(inst)
+        elif ir in ("TEX.B", "TLD.B", "TLD4.B"):
+            self.tex_bindless(inst)
+        elif ir == "TXQ.B":
+            self.txq_bindless(inst)
         elif ir == "FFMA":
             self.require(inst, FTZ=0, FMZ=0, rnd=0, SAT=0)
             a, b, c = (self.op("OpBitcast", self.f32, self.src(inst, n, True)) for n in ("a", "b", "c"))
@@ -363,8 +517,9 @@ class _GfxLower(_Lower):
                     reg += 1
                 else:
                     comps.append(self.m.const(self.f32, 0 if c < 3 else 0x3F800000))
-            var = self._var("Output", self.v4f, [(E("Decoration", "Location"), t)])
-            self.do("OpStore", var, self.op("OpCompositeConstruct", self.v4f, *comps))
+            if t not in self.colour_vars:    # one variable per target: the epilogue runs at every EXIT
+                self.colour_vars[t] = self._var("Output", self.v4f, [(E("Decoration", "Location"), t)])
+            self.do("OpStore", self.colour_vars[t], self.op("OpCompositeConstruct", self.v4f, *comps))
 
     def _entry(self, main: int) -> None:
         m, E = self.m, self.m.E
@@ -378,6 +533,7 @@ class _GfxLower(_Lower):
 
 
 GLSL_FMA = 50
+GLSL_EXP2 = 29
 
 
 def translate_graphics(insts: list[Inst], header: Header) -> bytes:

@@ -36,6 +36,9 @@ class Module:
         self._consts: dict[tuple, int] = {}
         self.optimize = True          # run shader_svc/spirv/optimize.py over the function at binary()
         self.opt_stats = None         # what it did (optimize.Stats), once binary() ran
+        # the one function as instruction tuples (name, *int operands), kept out of the "funcs"
+        # section until binary(): the clean-up reads tuples, so they are encoded once, after it
+        self.function: list[tuple] | None = None
 
     def id(self) -> int:
         i = self.next_id
@@ -75,12 +78,11 @@ class Module:
         return self._consts[key]
 
     def _optimize_funcs(self) -> None:
-        """SSA clean-up of the module's one function (see optimize.py); a module of another
+        """SSA clean-up of the module's one function (see optimize.py); a function of another
         shape is left as it is."""
         from shader_svc.spirv.optimize import optimize
 
-        names = {v: k for k, v in self.g.opcodes.items()}
-        ins = [(names.get(w[0] & 0xFFFF, "?"), *w[1:]) for w in self.sec["funcs"]]
+        ins = self.function
         if len(ins) < 3 or ins[0][0] != "OpFunction" or ins[1][0] != "OpLabel" or ins[-1][0] != "OpFunctionEnd" \
                 or sum(i[0] == "OpFunction" for i in ins) != 1:
             return
@@ -97,13 +99,34 @@ class Module:
         gone = self.opt_stats.removed_ids | ({v[2] for v in ins[2:k]} - {v[2] for v in variables})
         for sec in ("annot", "debug"):
             self.sec[sec] = [w for w in self.sec[sec] if len(w) < 2 or w[1] not in gone]
+        self.function = [*ins[:2], *variables, *body, ins[-1]]
+
+    def _encode_function(self, general: bool = False) -> None:
+        """The function's tuples into the "funcs" section: each operand one word as it is
+        (what the lowerings write); ``general``: through ``emit`` (strings, lists, negative
+        literals), used when the plain words did not pack."""
         ops = self.g.opcodes
-        self.sec["funcs"] = [[((len(t)) << 16) | ops[t[0]], *t[1:]] for t in [*ins[:2], *variables, *body, ins[-1]]]
+        if general:
+            self.sec["funcs"] = []
+            for t in self.function:
+                self.emit("funcs", t[0], *t[1:])
+        else:
+            self.sec["funcs"] = [[(len(t) << 16) | ops[t[0]], *t[1:]] for t in self.function]
 
     def binary(self) -> bytes:
-        if self.optimize:
-            self._optimize_funcs()
-            self.optimize = False       # once: binary() may be called again
+        if self.function is not None and not self.sec["funcs"]:
+            if self.optimize:
+                self._optimize_funcs()
+            self._encode_function()     # once: binary() may be called again
+        try:
+            return self._pack()
+        except struct.error:
+            if self.function is None:
+                raise
+            self._encode_function(general=True)
+            return self._pack()
+
+    def _pack(self) -> bytes:
         words = [self.g.magic, (self.version[0] << 16) | (self.version[1] << 8), GENERATOR, self.next_id, 0]
         for s in self.SECTIONS:
             for ins in self.sec[s]:

@@ -280,27 +280,57 @@ def optimize(body: list[tuple], m: Module, variables: set[int]) -> tuple[list[tu
     return out, st
 
 
+_LAYOUT: dict[tuple[str, int], tuple | None] = {}
+
+
+def _layout(op: str, n: int) -> tuple | None:
+    """(operand start, has type, has result, tail-enum position or None, id positions) of an
+    instruction ``op`` of ``n`` words after its name, cached; None where the body is left alone."""
+    key = (op, n)
+    if key not in _LAYOUT:
+        shapes, _ = _grammar()
+        shape = shapes.get(op)
+        if shape is None or op in ("OpPhi", "OpFunctionCall"):
+            _LAYOUT[key] = None
+        else:
+            k = 1 + shape.has_type + shape.has_result
+            tail = _tail_enum(op)
+            # value-independent positions only for the simple shapes; the others (image operand
+            # masks, tail enums) are worked out per instruction
+            ids = _id_positions(op, [0] * (n + 1 - k)) if tail is None and _simple(op) is not None else None
+            if ids is None and tail is None and _simple(op) is not None:
+                _LAYOUT[key] = None               # does not parse: the body is left alone
+                return None
+            _LAYOUT[key] = (k, shape.has_type, shape.has_result, tail, ids)
+    return _LAYOUT[key]
+
+
 def _parse(body: list[tuple]) -> list[_Ins] | None:
-    shapes, _ = _grammar()
     out = []
     append = out.append
     for t in body:
         op = t[0]
-        if op in ("OpPhi", "OpFunctionCall"):
-            return None
-        shape = shapes.get(op)
-        if shape is None:
-            return None
         if op == "OpLabel":
             append(_Ins(op, None, t[1], [], []))
             continue
-        k = 1 + shape.has_type + shape.has_result
-        rest = list(t[k:])
-        ids = _id_positions(op, rest)
-        if ids is None:
+        lay = _LAYOUT.get((op, len(t) - 1), False)
+        if lay is False:
+            lay = _layout(op, len(t) - 1)
+        if lay is None:
             return None
-        append(_Ins(op, t[1] if shape.has_type else None,
-                    t[k - 1] if shape.has_result else None, rest, ids))
+        k, has_type, has_result, tail, ids = lay
+        rest = list(t[k:])
+        if tail is not None:                      # OpLoad/OpStore...: cached by the mask's value
+            ids = _POSITIONS3.get((op, len(rest), rest[tail] if len(rest) > tail else None), 0)
+            if ids == 0:
+                ids = _id_positions(op, rest)
+            if ids is None:
+                return None
+        elif ids is None:                         # the positions depend on an operand's value
+            ids = _id_positions(op, rest)
+            if ids is None:
+                return None
+        append(_Ins(op, t[1] if has_type else None, t[k - 1] if has_result else None, rest, ids))
     return out
 
 
@@ -471,6 +501,7 @@ class _Folder:
         self.types = {tid: key for key, tid in m._types.items()}
         self.values: dict[int, tuple[int, int]] = {}     # constant id -> (type id, value)
         self.type_of: dict[int, int] = {}                 # id -> its type (results seen, constants)
+        self._widths: dict[int, tuple[str, int] | None] = {}
         for key, cid in m._consts.items():
             if key[0] == "c":
                 _, ty, words = key
@@ -481,6 +512,12 @@ class _Folder:
             self.type_of[cid] = ty
 
     def _width(self, ty: int) -> tuple[str, int] | None:
+        w = self._widths.get(ty, False)
+        if w is False:
+            w = self._widths[ty] = self._width_of(ty)
+        return w
+
+    def _width_of(self, ty: int) -> tuple[str, int] | None:
         k = self.types.get(ty)
         if k is None:
             return None

@@ -1,0 +1,293 @@
+"""Structured control flow from a machine-code CFG: if/else and loop nesting recovered from the
+graph, as SPIR-V's structured constructs need it, or a refusal (``Unstructured``) the caller
+answers with its dispatcher loop.
+
+Input: the basic blocks' successors, as the lowering knows them: ``succ[i]`` is ``[t]`` (one
+way), ``[taken, fallthrough]`` (a two-way branch on the block's guard) with ``RET`` for "leaves
+the program" (EXIT, or falling off the end).  Output: a plan, a nested list of items the lowering
+emits in order:
+
+- ``("block", i)``: the instructions of block i (the current SPIR-V block stays open);
+- ``("if", i, then, else)``: a selection on block i's branch condition; both arms are plans that
+  end in a jump; a fresh merge block follows;
+- ``("loop", h, body)``: a loop construct whose body plan starts with header block h; a fresh
+  continue block branches back to the header, a fresh merge block follows;
+- jumps, which end a plan: ``("stop",)`` to the innermost selection's merge, ``("cont",)`` to
+  the innermost loop's continue block, ``("break",)`` to its merge, ``("ret",)`` (leave the
+  program), ``("unreachable",)``.
+
+Method: dominators and natural loops (a retreating edge whose target does not dominate its
+source means an irreducible graph: refused); each loop needs one exit target (its merge; a
+second one is refused); within a loop (and at the top) inner loops are collapsed to one node
+leading to their merge, edges to the loop's header become ``cont``, to its merge ``break``;
+a two-way block's merge is its immediate post-dominator in that acyclic region with the jumps
+taken out (where the paths that do not break, continue or leave meet again), or the enclosing
+selection's merge when no such block exists.  Every block is placed once: a block two arms would both need (a crossing that
+only duplication or flags could express) is refused.  Facts used: the SPIR-V specification's
+"Structured Control Flow" rules (headers, merge and continue blocks, breaks and continues).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RET = -1
+_NOSTOP = -2
+_VEXIT = -3
+JUMPS = {"cont", "break", "ret"}
+
+
+class Unstructured(Exception):
+    """The graph is irreducible or has a shape this structuriser does not express."""
+
+
+@dataclass
+class _Loop:
+    header: int
+    body: set[int]
+    merge: int | None          # the one block its exits go to (None: it only leaves the program)
+    parent: int | None = None  # header of the enclosing loop
+
+
+def _rpo(succ: list[list[int]]) -> list[int]:
+    seen, order = set(), []
+    stack = [(0, iter(succ[0]))] if succ else []
+    seen.add(0)
+    while stack:
+        n, it = stack[-1]
+        for s in it:
+            if s >= 0 and s not in seen:
+                seen.add(s)
+                stack.append((s, iter(succ[s])))
+                break
+        else:
+            order.append(n)
+            stack.pop()
+    return order[::-1]
+
+
+def _dominators(succ: list[list[int]], rpo: list[int]) -> dict[int, int]:
+    """Immediate dominators (Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm")."""
+    index = {n: k for k, n in enumerate(rpo)}
+    preds: dict[int, list[int]] = {n: [] for n in rpo}
+    for n in rpo:
+        for s in succ[n]:
+            if s >= 0:
+                preds[s].append(n)
+    idom = {rpo[0]: rpo[0]}
+    changed = True
+    while changed:
+        changed = False
+        for n in rpo[1:]:
+            new = None
+            for p in preds[n]:
+                if p not in idom:
+                    continue
+                if new is None:
+                    new = p
+                    continue
+                a, b = p, new
+                while a != b:
+                    while index[a] > index[b]:
+                        a = idom[a]
+                    while index[b] > index[a]:
+                        b = idom[b]
+                new = a
+            if idom.get(n) != new:
+                idom[n] = new
+                changed = True
+    return idom
+
+
+def _dominates(idom: dict[int, int], a: int, b: int) -> bool:
+    while True:
+        if a == b:
+            return True
+        if idom[b] == b:
+            return False
+        b = idom[b]
+
+
+def plan(succ: list[list[int]]) -> list:
+    """The structured plan of the graph whose entry is block 0 (see the module text)."""
+    if not succ:
+        return [("ret",)]
+    rpo = _rpo(succ)
+    reach = set(rpo)
+    idom = _dominators(succ, rpo)
+    index = {n: k for k, n in enumerate(rpo)}
+    preds: dict[int, list[int]] = {n: [] for n in rpo}
+    for n in rpo:
+        for s in succ[n]:
+            if s >= 0:
+                preds[s].append(n)
+    loops: dict[int, _Loop] = {}
+    for n in rpo:
+        for s in succ[n]:
+            if s >= 0 and index[s] <= index[n]:          # retreating edge
+                if not _dominates(idom, s, n):
+                    raise Unstructured("irreducible control flow (a loop entered other than at its header)")
+                body = loops.setdefault(s, _Loop(s, {s}, None)).body
+                work = [n]
+                while work:
+                    x = work.pop()
+                    if x not in body:
+                        body.add(x)
+                        work.extend(preds[x])
+    # a loop leaving to several blocks takes in those only it can reach (every predecessor in
+    # the loop): they run at the end of the loop, before its one break.  Blocks that only lead
+    # on to another exit go first (SM53's "SYNC" block after a loop, which pops to where an
+    # early exit already goes; code after an early "goto out" of a loop)
+    for h in sorted(loops, key=lambda h: len(loops[h].body)):
+        body = loops[h].body
+        while True:
+            exits = {t for n in body for t in succ[n] if t >= 0 and t not in body}
+            if len(exits) <= 1:
+                break
+            own = [e for e in exits if e not in loops and all(p in body for p in preds[e])]
+            if not own:
+                break
+            fwd = [e for e in own if all(t == RET or (t in exits and t != e) for t in succ[e])]
+            body.add(min(fwd or own, key=lambda e: index[e]))
+    # nesting: the innermost loop of each block; parents of loops
+    innermost: dict[int, int | None] = {n: None for n in rpo}
+    for h in sorted(loops, key=lambda h: len(loops[h].body), reverse=True):
+        for n in loops[h].body:
+            innermost[n] = h
+    for h, lp in loops.items():
+        outer = [g for g, o in loops.items() if g != h and h in o.body]
+        lp.parent = min(outer, key=lambda g: len(loops[g].body)) if outer else None
+        exits = {t for n in lp.body for t in succ[n] if t >= 0 and t not in lp.body}
+        if len(exits) > 1:
+            raise Unstructured(f"loop at block {h} leaves to {len(exits)} places")
+        lp.merge = exits.pop() if exits else None
+    return _Planner(succ, loops, innermost, reach).region(None)
+
+
+class _Planner:
+    def __init__(self, succ, loops, innermost, reach) -> None:
+        self.succ, self.loops, self.innermost, self.reach = succ, loops, innermost, reach
+        self.placed: set[int] = set()
+        self.header: int | None = None
+        self.nodes: set[int] = set()
+        self.ipdom: dict = {}
+
+    # --- one region: the top level (None) or the body of one loop -------------------------------
+    def region(self, header: int | None) -> list:
+        saved = (self.header, self.nodes, self.ipdom)
+        self.header = header
+        self.nodes = {n for n in self.reach if self._in_region(n, header)}
+        self.ipdom = self._post_dominators(self.nodes, header)
+        try:
+            return self._seq(0 if header is None else header, _NOSTOP, first=header)
+        finally:
+            self.header, self.nodes, self.ipdom = saved
+
+    def _in_region(self, n: int, header: int | None) -> bool:
+        """n belongs to the region directly, or is the header of a loop directly inside it."""
+        own = self.innermost[n]
+        if own == header:
+            return True
+        return n in self.loops and n != header and self.loops[n].parent == header
+
+    def _map(self, t: int | None, header: int | None):
+        """A successor as the region sees it: a node, or a jump kind."""
+        if t is None:
+            return "unreachable"
+        if t == RET:
+            return "ret"
+        if header is not None:
+            if t == header:
+                return "cont"
+            if t == self.loops[header].merge:
+                return "break"
+        if t in self.nodes:
+            return t
+        raise Unstructured(f"a branch to block {t} leaves more than the innermost loop")
+
+    def _rsucc(self, n: int, header: int | None) -> list:
+        if n in self.loops and n != header:
+            return [self._map(self.loops[n].merge, header)]
+        out = [self._map(t, header) for t in self.succ[n]]
+        return out[:1] if len(out) == 2 and out[0] == out[1] else out
+
+    def _post_dominators(self, nodes: set[int], header: int | None) -> dict:
+        """Immediate post-dominators in the region's acyclic graph without its jumps (a block
+        that only jumps leads to a virtual exit): the merge of a selection is where the paths
+        that do not jump away meet again."""
+        order: list[int] = []
+        seen: set[int] = set()
+
+        def visit(n: int) -> None:     # post-order along region edges (iterative)
+            stack = [(n, iter(self._rsucc(n, header)))]
+            seen.add(n)
+            while stack:
+                x, it = stack[-1]
+                for s in it:
+                    if isinstance(s, int) and s not in seen:
+                        seen.add(s)
+                        stack.append((s, iter(self._rsucc(s, header))))
+                        break
+                else:
+                    order.append(x)
+                    stack.pop()
+
+        start = 0 if header is None else header
+        visit(start)
+        topo = {n: k for k, n in enumerate(reversed(order))}
+        topo[_VEXIT] = len(topo) + 1
+        ipdom: dict = {}
+        for n in order:                 # successors first
+            cur = None
+            for s in self._rsucc(n, header):
+                if not isinstance(s, int):
+                    continue            # a jump leaves the construct: not a path to its merge
+                if cur is None:
+                    cur = s
+                    continue
+                a, b = cur, s
+                while a != b:
+                    if topo[a] < topo[b]:
+                        a = ipdom[a]
+                    else:
+                        b = ipdom[b]
+                cur = a
+            ipdom[n] = _VEXIT if cur is None else cur
+        ipdom[_VEXIT] = _VEXIT
+        return ipdom
+
+    def _seq(self, n, stop, first=None) -> list:
+        out: list = []
+        header = self.header
+        while True:
+            if n == stop:
+                out.append(("stop",))
+                return out
+            if not isinstance(n, int):
+                out.append((n,))
+                return out
+            if n in self.placed and n != first:
+                raise Unstructured(f"block {n} is reached from two constructs")
+            first = None
+            self.placed.add(n)
+            if n in self.loops and n != header:
+                body = self.region(n)
+                out.append(("loop", n, body))
+                n = self._map(self.loops[n].merge, header)
+                continue
+            out.append(("block", n))
+            ss = self._rsucc(n, header)
+            if len(ss) == 1:
+                n = ss[0]
+                continue
+            if not ss:
+                out.append(("unreachable",))
+                return out
+            if n not in self.ipdom:
+                raise Unstructured(f"block {n} is outside its region's graph")
+            p = self.ipdom[n]
+            merge = p if p != _VEXIT else stop
+            out.append(("if", n, self._seq(ss[0], merge), self._seq(ss[1], merge)))
+            if merge == _NOSTOP:
+                out.append(("unreachable",))
+                return out
+            n = merge
