@@ -1,13 +1,40 @@
 """The busybox applet cases both busybox suites run (Unicorn as the CPU in
 tests/cpu_host/test_linux_busybox.py; recompiled code in tests/recompiler/test_busybox_recompiled.py),
-each compared with qemu-aarch64 running the same binary on the same inputs."""
+each compared with qemu-aarch64 running the same binary on the same inputs; and the fetch of
+the Debian binary and the one recompiled bundle a test run shares."""
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+def fetch_busybox() -> Path:
+    """Debian's arm64 busybox-static (downloaded once into the cache), or a loud skip."""
+    from nxrecomp import debian
+    try:
+        return debian.busybox("arm64")
+    except debian.RegistryUnreachable as e:
+        pytest.skip(f"LOUD SKIP: Debian mirror unreachable, cannot fetch busybox-static:arm64: {e}")
+
+
+def shared_bundle(busybox: Path, tmp_path_factory) -> Path:
+    """The recompiled bundle of one test run, shared by the xdist workers and the suites (the
+    first to get the lock builds it, the others wait; shards come from the object cache)."""
+    root = tmp_path_factory.getbasetemp().parent
+    out = root / "bb-bundle"
+    with open(root / "bb-bundle.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "manifest.json").exists():
+            r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
+                               capture_output=True, text=True, timeout=3600)
+            assert r.returncode == 0, r.stderr[-3000:]
+            assert (out / "nxrun").exists() and (out / "launch.txt").exists(), "recompile installs the launcher"
+    return out
+
 
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
 

@@ -4,7 +4,6 @@ status (the shell's applets come back through execve of /proc/self/exe); a broke
 or image is a one-line error naming the file and what is wrong."""
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -13,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nxrecomp import debian
-from tests.cpu_host.busybox_cases import compare_with_qemu, make_inputs
+from tests.cpu_host.busybox_cases import compare_with_qemu, fetch_busybox, make_inputs, shared_bundle
 
 pytestmark = pytest.mark.network
 
@@ -27,27 +25,12 @@ ARGVS = [
 
 @pytest.fixture(scope="module")
 def busybox() -> Path:
-    try:
-        return debian.busybox("arm64")
-    except debian.RegistryUnreachable as e:
-        pytest.skip(f"LOUD SKIP: Debian mirror unreachable, cannot fetch busybox-static:arm64: {e}")
+    return fetch_busybox()
 
 
 @pytest.fixture(scope="module")
 def bundle(busybox, tmp_path_factory) -> Path:
-    # the same bundle (and lock) as tests/recompiler/test_busybox_recompiled.py: built once per run
-    root = tmp_path_factory.getbasetemp().parent
-    out = root / "bb-bundle"
-    with open(root / "bb-bundle.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (out / "manifest.json").exists():
-            r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
-                               capture_output=True, text=True, timeout=3600)
-            assert r.returncode == 0, r.stderr[-3000:]
-            assert (out / "nxrun").exists() and (out / "launch.txt").exists(), "recompile installs the launcher"
-    if not (out / "nxrun").exists():       # a bundle left by an older checkout: exec installs it
-        subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(out), "--", "true"], check=True, timeout=600)
-    return out
+    return shared_bundle(busybox, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

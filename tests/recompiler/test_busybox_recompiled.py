@@ -5,39 +5,25 @@ The bundle is built once per run; compiled shards come from the object cache (ca
 only the first run on a machine pays the full compile."""
 from __future__ import annotations
 
-import fcntl
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from nxrecomp import debian
-from tests.cpu_host.busybox_cases import CASES, HEAVY_CASES, compare_with_qemu, expected_status, make_inputs
+from tests.cpu_host.busybox_cases import (CASES, HEAVY_CASES, compare_with_qemu, expected_status, fetch_busybox,
+                                          make_inputs, shared_bundle)
 
 pytestmark = pytest.mark.network
 
 
 @pytest.fixture(scope="module")
 def busybox() -> Path:
-    try:
-        return debian.busybox("arm64")
-    except debian.RegistryUnreachable as e:
-        pytest.skip(f"LOUD SKIP: Debian mirror unreachable, cannot fetch busybox-static:arm64: {e}")
+    return fetch_busybox()
 
 
 @pytest.fixture(scope="module")
 def bundle(busybox, tmp_path_factory) -> Path:
-    # one build per test run, shared by the xdist workers (the first builds, the others wait)
-    root = tmp_path_factory.getbasetemp().parent
-    out = root / "bb-bundle"
-    with open(root / "bb-bundle.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (out / "manifest.json").exists():
-            r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
-                               capture_output=True, text=True, timeout=3600)
-            assert r.returncode == 0, r.stderr[-3000:]
-    return out
+    return shared_bundle(busybox, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
