@@ -81,6 +81,11 @@ class Program:
 
         return hashlib.sha256(self.vertex_spirv + b"\0" + self.fragment_spirv).digest()
 
+    @property
+    def pools(self) -> bool:
+        """Whether a stage reads the bindless texture/sampler pools (descriptor set 1)."""
+        return self.vertex.pools or self.fragment.pools
+
 
 class MappedPools:
     """Pools mapped from memfds sent by the client.  Mapped read-write where the memfd allows

@@ -15,11 +15,16 @@ from typing import Any
 
 import msgpack
 
+# The bindless pools a program reads through set 1 (spirv_reflect's layout, shader_svc's sizes).
+from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
+
 U32 = "u32"
 U64 = "u64"
 I32 = "i32"
 F32 = "f32"
 ATTRS = "attrs"    # list of [location u32, vertex format u32, offset u32]
+TEX_IDS = "tex_ids"    # list of exactly POOL_TEXTURES u32 texture ids (EMPTY: no texture)
+SMP_IDS = "smp_ids"    # list of exactly POOL_SAMPLERS u32 sampler ids (EMPTY: no sampler)
 BOOL = "bool"
 
 
@@ -50,13 +55,14 @@ _OPS = [
     Op(16, "BLEND", (("enable", BOOL),)),
     Op(17, "WRITEBACK", (("texture", U32),)),
     Op(18, "DIRTY", (("pool", U32), ("offset", U64), ("size", U64))),
+    Op(19, "POOLS", (("textures", TEX_IDS), ("samplers", SMP_IDS))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
 OP_BEGIN, OP_END, OP_TARGET, OP_CLEAR = 1, 2, 3, 4
 OP_PROGRAM, OP_VERTEX_LAYOUT, OP_VERTEX, OP_INDEX, OP_UNIFORM, OP_TEXTURE = 5, 6, 7, 8, 9, 10
 OP_VIEWPORT, OP_DRAW, OP_DRAW_INDEXED, OP_SIGNAL, OP_PRESENT, OP_BLEND = 11, 12, 13, 14, 15, 16
-OP_WRITEBACK, OP_DIRTY = 17, 18
+OP_WRITEBACK, OP_DIRTY, OP_POOLS = 17, 18, 19
 
 # Vertex attribute formats: code -> (Vulkan format name, bytes)
 VERTEX_FORMATS = {1: ("VK_FORMAT_R32_SFLOAT", 4), 2: ("VK_FORMAT_R32G32_SFLOAT", 8),
@@ -67,6 +73,7 @@ TOPOLOGIES = {0: "VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST", 1: "VK_PRIMITIVE_TOPOLOG
 UNIFORM_SLOTS = 4
 TEXTURE_SLOTS = 4
 MAX_ATTRS = 8
+EMPTY = 0xFFFFFFFF     # a pool entry with nothing registered in it
 MAX_DRAW_COUNT = 1 << 24
 
 
@@ -111,11 +118,19 @@ def _check(op: Op, fname: str, kind: str, v: Any) -> Any:
                 raise PacketError(f"{op.name}: field attrs[{i}] location {a[0]} is not below 16")
             out.append(tuple(a))
         return tuple(out)
+    if kind in (TEX_IDS, SMP_IDS):
+        n = POOL_TEXTURES if kind == TEX_IDS else POOL_SAMPLERS
+        if type(v) is not list and type(v) is not tuple or len(v) != n:
+            raise bad(f"is not a list of {n} ids")
+        for i, x in enumerate(v):
+            if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < 1 << 32:
+                raise PacketError(f"{op.name}: field {fname}[{i}] = {x!r:.40} is not a u32 id")
+        return tuple(v)
     raise AssertionError(kind)
 
 
 _LIMITS = dict(raw=False, strict_map_key=True, max_bin_len=0, max_str_len=0, max_ext_len=0,
-               max_array_len=MAX_ATTRS + 8, max_map_len=0)
+               max_array_len=max(MAX_ATTRS + 8, POOL_TEXTURES), max_map_len=0)
 
 
 def decode(payload: bytes) -> tuple:
@@ -288,7 +303,7 @@ def _fast_check(op: Op):
     which converts (an int where a float goes) or names what is wrong.  Ops with nested fields
     (VERTEX_LAYOUT's attributes: rare) always take the full check."""
     kinds = [k for _, k in op.fields]
-    if ATTRS in kinds:
+    if ATTRS in kinds or TEX_IDS in kinds:
         return None
     spec = tuple((0, *_INT_RANGES[k]) if k in _INT_RANGES else (1 if k == F32 else 2, 0, 0) for k in kinds)
     n = len(spec) + 1

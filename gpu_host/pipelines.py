@@ -1,5 +1,6 @@
 """Graphics pipelines for dynamic rendering, one fixed descriptor layout (push descriptors:
-set 0, bindings 0-3 uniform blocks, 4-7 combined image samplers), cached by the state that
+set 0, bindings 0-3 uniform blocks, 4-7 combined image samplers; set 1 the bindless texture and
+sampler pools), cached by the state that
 shapes them.  Shader code comes from ``objects.Program`` whatever produced it (GLSL, or the
 shader service's translation of guest machine code).
 
@@ -26,6 +27,7 @@ from vulkan._vulkan import ffi, lib
 
 from gpu_host import packets as P
 from gpu_host.objects import Program
+from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.vkdevice import Device
 
 log = logging.getLogger("gpu_host.pipelines")
@@ -99,8 +101,17 @@ class Pipelines:
         self.set_layout = vk.vkCreateDescriptorSetLayout(dev.device, vk.VkDescriptorSetLayoutCreateInfo(
             flags=vk.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
             bindingCount=8, pBindings=bindings), None)
+        # Set 1: the guest's bindless pools (spirv_reflect's layout), written per draw from the
+        # submission's POOLS packet.  One layout for every program: a set a program does not
+        # read needs no binding, and set 0's pushes are compatible across all pipelines.
+        self.pool_layout = vk.vkCreateDescriptorSetLayout(dev.device, vk.VkDescriptorSetLayoutCreateInfo(
+            bindingCount=2, pBindings=[
+                vk.VkDescriptorSetLayoutBinding(binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                                                descriptorCount=POOL_TEXTURES, stageFlags=STAGES),
+                vk.VkDescriptorSetLayoutBinding(binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+                                                descriptorCount=POOL_SAMPLERS, stageFlags=STAGES)]), None)
         self.layout = vk.vkCreatePipelineLayout(dev.device, vk.VkPipelineLayoutCreateInfo(
-            setLayoutCount=1, pSetLayouts=[self.set_layout]), None)
+            setLayoutCount=2, pSetLayouts=[self.set_layout, self.pool_layout]), None)
         self.cache: dict[tuple, Any] = {}
         # Keyed by shader content, not by handle: the cache survives client sessions (restarts).
         self.modules: dict[bytes, tuple[Any, Any]] = {}
@@ -225,3 +236,4 @@ class Pipelines:
             vk.vkDestroyShaderModule(d, fm, None)
         vk.vkDestroyPipelineLayout(d, self.layout, None)
         vk.vkDestroyDescriptorSetLayout(d, self.set_layout, None)
+        vk.vkDestroyDescriptorSetLayout(d, self.pool_layout, None)

@@ -22,6 +22,7 @@ from gpu_host import packets as P
 from gpu_host.formats import TexFormat
 from gpu_host.objects import Memory, ObjectError, Objects, Texture
 from gpu_host.pipelines import Pipelines, cache_file
+from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
 from gpu_host.vkdevice import COLOR_LAYERS, Buffer, Device, Image
 
@@ -57,6 +58,43 @@ def _up(n: int) -> int:
 
 FORMAT_FEATURE_TRANSFER_DST = 0x4000   # VK_FORMAT_FEATURE_TRANSFER_DST_BIT (1.1 core); the binding lacks the name
 SAMPLE_FEATURES = vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | FORMAT_FEATURE_TRANSFER_DST
+EMPTY_POOLS = ((P.EMPTY,) * POOL_TEXTURES, (P.EMPTY,) * POOL_SAMPLERS)
+SETS_PER_POOL = 64
+
+
+class PoolSets:
+    """Descriptor sets for set 1 (the bindless pools), allocated afresh for each submission:
+    every submission runs to completion before the next one is recorded, so resetting the
+    descriptor pools at its start never frees a set the GPU still reads."""
+
+    def __init__(self, dev: Device, layout: Any) -> None:
+        self.dev, self.layout = dev, layout
+        self.pools: list[Any] = []
+        self.used = 0          # sets handed out this submission
+
+    def reset(self) -> None:
+        if self.used:
+            for p in self.pools:
+                vk.vkResetDescriptorPool(self.dev.device, p, 0)
+        self.used = 0
+
+    def allocate(self) -> Any:
+        k, n = divmod(self.used, SETS_PER_POOL)
+        if k == len(self.pools):
+            self.pools.append(vk.vkCreateDescriptorPool(self.dev.device, vk.VkDescriptorPoolCreateInfo(
+                maxSets=SETS_PER_POOL, poolSizeCount=2, pPoolSizes=[
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                                            descriptorCount=POOL_TEXTURES * SETS_PER_POOL),
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+                                            descriptorCount=POOL_SAMPLERS * SETS_PER_POOL)]), None))
+        self.used += 1
+        return vk.vkAllocateDescriptorSets(self.dev.device, vk.VkDescriptorSetAllocateInfo(
+            descriptorPool=self.pools[k], descriptorSetCount=1, pSetLayouts=[self.layout]))[0]
+
+    def close(self) -> None:
+        for p in self.pools:
+            vk.vkDestroyDescriptorPool(self.dev.device, p, None)
+        self.pools.clear()
 
 
 class Replayer:
@@ -82,6 +120,7 @@ class Replayer:
         self.dummy_ubo = dev.buffer(ALIGN, vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT)
         self.dummy_ubo.mapped[0:ALIGN] = bytes(ALIGN)
         self.dummy_img = dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE)
+        self.pool_sets = PoolSets(dev, self.pipes.pool_layout)
 
     def reset(self, objects: Objects) -> None:
         """A new client session: drop its predecessor's images (pipelines stay cached)."""
@@ -279,6 +318,10 @@ class Replayer:
         bound_pipe = None
         amap = arena.mapped
         push_cache: dict[tuple, list] = {}   # descriptor writes by binding state, this submission
+        pools = EMPTY_POOLS                  # the last POOLS packet's (texture ids, sampler ids)
+        pools_dirty = True
+        pool_sets: dict[tuple, Any] = {}     # set 1 by pool contents, this submission
+        self.pool_sets.reset()               # the previous submission has finished (submit_wait)
 
         def begin() -> None:
             nonlocal rendering
@@ -344,6 +387,10 @@ class Replayer:
             elif op == P.OP_TEXTURE:
                 texs[cmd[1]] = (objs.textures[cmd[2]], cmd[3])
                 desc_dirty = True
+            elif op == P.OP_POOLS:
+                if cmd[1:] != pools:
+                    pools = cmd[1:]
+                    pools_dirty = True
             elif op == P.OP_VIEWPORT:
                 viewport = cmd[1:5]
                 if rendering:
@@ -366,6 +413,13 @@ class Replayer:
                     self.dev.push_descriptor(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 0,
                                              len(writes), writes)
                     desc_dirty = False
+                if program.pools and pools_dirty:
+                    ds = pool_sets.get(pools)
+                    if ds is None:
+                        ds = pool_sets[pools] = self._pool_set(pools)
+                    vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 1, 1,
+                                               [ds], 0, None)
+                    pools_dirty = False
                 if op == P.OP_DRAW:
                     _vklib.vkCmdDraw(cb, cmd[1], cmd[2], cmd[3], cmd[4])
                 else:
@@ -444,6 +498,26 @@ class Replayer:
                 pImageInfo=[vk.VkDescriptorImageInfo(sampler=smp, imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL)]))
         return writes
 
+    def _pool_set(self, pools: tuple) -> Any:
+        """Set 1 written from a POOLS packet's ids: every entry written (the shader's switch may
+        name any of them); an empty one gets the 1x1 dummy image / a nearest clamped sampler."""
+        ds = self.pool_sets.allocate()
+        infos = []
+        for tid in pools[0]:
+            view = self.dummy_img.view if tid == P.EMPTY else self.image_for(self.objects.textures[tid]).view
+            infos.append(vk.VkDescriptorImageInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL))
+        smps = []
+        for sid in pools[1]:
+            sm = None if sid == P.EMPTY else self.objects.samplers[sid]
+            smps.append(vk.VkDescriptorImageInfo(
+                sampler=self.sampler(False, False) if sm is None else self.sampler(sm.linear, sm.repeat)))
+        vk.vkUpdateDescriptorSets(self.dev.device, 2, [
+            vk.VkWriteDescriptorSet(dstSet=ds, dstBinding=0, descriptorCount=POOL_TEXTURES,
+                                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, pImageInfo=infos),
+            vk.VkWriteDescriptorSet(dstSet=ds, dstBinding=1, descriptorCount=POOL_SAMPLERS,
+                                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, pImageInfo=smps)], 0, None)
+        return ds
+
     def close(self) -> None:
         vk.vkDeviceWaitIdle(self.dev.device)
         for _, img in self.images.values():
@@ -453,6 +527,7 @@ class Replayer:
             if b is not None:
                 self.dev.free_buffer(b)
         self.dev.free_image(self.dummy_img)
+        self.pool_sets.close()
         for s in self.samplers.values():
             vk.vkDestroySampler(self.dev.device, s, None)
         self.pipes.close()

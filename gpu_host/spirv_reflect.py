@@ -2,7 +2,10 @@
 process's fixed descriptor layout (a mismatch is undefined behaviour that can crash a driver).
 
 Layout: set 0, bindings 0-3 uniform blocks, bindings 4-7 combined image samplers; no push
-constants or storage buffers.  Also reports the vertex stage's input locations.
+constants or storage buffers.  Set 1 holds the guest's bindless pools (the shader service's
+lowering of TEX.B and kin): binding 0 an array of ``POOL_TEXTURES`` 2D sampled images, binding 1
+an array of ``POOL_SAMPLERS`` samplers; a program using them reports ``pools``.  Also reports the
+vertex stage's input locations.
 """
 from __future__ import annotations
 
@@ -11,6 +14,10 @@ from dataclasses import dataclass
 
 SPIRV_MAGIC = 0x07230203
 OP_DECORATE, OP_VARIABLE, OP_TYPE_POINTER, OP_ENTRY_POINT = 71, 59, 32, 15
+OP_TYPE_IMAGE, OP_TYPE_SAMPLER, OP_TYPE_ARRAY, OP_CONSTANT = 25, 26, 28, 43
+DIM_2D = 1
+POOL_TEXTURES = 16     # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
+POOL_SAMPLERS = 4      # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
 DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 11, 30, 33, 34
 SC_UNIFORM_CONSTANT, SC_INPUT, SC_UNIFORM, SC_PUSH_CONSTANT, SC_STORAGE_BUFFER = 0, 1, 2, 9, 12
 UBO_BINDINGS = range(0, 4)
@@ -26,6 +33,7 @@ class Reflection:
     execution_model: int
     input_locations: frozenset[int]
     bindings: frozenset[int]
+    pools: bool = False        # reads the bindless pools of descriptor set 1
 
 
 def reflect(code: bytes, what: str) -> Reflection:
@@ -36,7 +44,13 @@ def reflect(code: bytes, what: str) -> Reflection:
         raise SpirvError(f"{what}: bad SPIR-V magic {words[0]:#x}")
     deco: dict[int, dict[int, int]] = {}
     ptr_sc: dict[int, int] = {}
+    ptr_to: dict[int, int] = {}
+    arrays: dict[int, tuple[int, int]] = {}      # array type -> (element type, length constant)
+    consts: dict[int, int] = {}
+    images: dict[int, tuple[int, int]] = {}      # image type -> (dim, sampled)
+    sampler_types: set[int] = set()
     variables: list[tuple[int, int]] = []
+    ptr_of: dict[int, int] = {}                  # variable -> its pointer type
     models = []
     i = 5
     while i < len(words):
@@ -48,21 +62,55 @@ def reflect(code: bytes, what: str) -> Reflection:
             deco.setdefault(ins[1], {})[ins[2]] = ins[3] if wc >= 4 else 1
         elif op == OP_TYPE_POINTER and wc == 4:
             ptr_sc[ins[1]] = ins[2]
+            ptr_to[ins[1]] = ins[3]
+        elif op == OP_TYPE_ARRAY and wc == 4:
+            arrays[ins[1]] = (ins[2], ins[3])
+        elif op == OP_CONSTANT and wc == 4:
+            consts[ins[2]] = ins[3]
+        elif op == OP_TYPE_IMAGE and wc >= 9:
+            images[ins[1]] = (ins[3], ins[7])
+        elif op == OP_TYPE_SAMPLER and wc == 2:
+            sampler_types.add(ins[1])
         elif op == OP_VARIABLE and wc >= 4:
             variables.append((ins[2], ins[3]))
+            ptr_of[ins[2]] = ins[1]
         elif op == OP_ENTRY_POINT and wc >= 3:
             models.append(ins[1])
         i += wc
     if len(models) != 1:
         raise SpirvError(f"{what}: expected one entry point, found {len(models)}")
     inputs, bindings = set(), set()
+    pools = False
+
+    def pool_array(vid: int, b: int) -> None:
+        """Set 1's bindings must be exactly the layout's arrays (a count or type that differs
+        from the descriptor set layout is undefined behaviour in the driver)."""
+        elem, length = arrays.get(ptr_to.get(ptr_of.get(vid, -1), -1), (-1, -1))
+        n = consts.get(length)
+        if b == 0:
+            ok = n == POOL_TEXTURES and images.get(elem, (None, None)) in ((DIM_2D, 1),)
+            want = f"an array of {POOL_TEXTURES} sampled 2D images"
+        else:
+            ok = n == POOL_SAMPLERS and elem in sampler_types
+            want = f"an array of {POOL_SAMPLERS} samplers"
+        if not ok:
+            raise SpirvError(f"{what}: set 1 binding {b} (%{vid}) is not {want}")
+
     for vid, sc in variables:
         d = deco.get(vid, {})
         if sc in (SC_PUSH_CONSTANT, SC_STORAGE_BUFFER):
             raise SpirvError(f"{what}: variable %{vid} uses storage class {sc} (push constants / storage buffers are not supported)")
+        if sc == SC_UNIFORM_CONSTANT and d.get(DEC_SET, 0) == 1:
+            if d.get(DEC_BINDING) not in (0, 1):
+                raise SpirvError(f"{what}: resource %{vid} in set 1 at binding {d.get(DEC_BINDING)}, "
+                                 "must be 0 (texture pool) or 1 (sampler pool)")
+            pool_array(vid, d[DEC_BINDING])
+            pools = True
+            continue
         if sc in (SC_UNIFORM, SC_UNIFORM_CONSTANT):
             if d.get(DEC_SET, 0) != 0 or DEC_BINDING not in d:
-                raise SpirvError(f"{what}: resource %{vid} is not in descriptor set 0 with a binding")
+                raise SpirvError(f"{what}: resource %{vid} is not in descriptor set 0 with a binding "
+                                 "(or set 1's pools)")
             b = d[DEC_BINDING]
             want = UBO_BINDINGS if sc == SC_UNIFORM else SAMPLER_BINDINGS
             if b not in want:
@@ -71,4 +119,4 @@ def reflect(code: bytes, what: str) -> Reflection:
             bindings.add(b)
         elif sc == SC_INPUT and DEC_LOCATION in d and DEC_BUILTIN not in d:
             inputs.add(d[DEC_LOCATION])
-    return Reflection(models[0], frozenset(inputs), frozenset(bindings))
+    return Reflection(models[0], frozenset(inputs), frozenset(bindings), pools)

@@ -39,6 +39,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     uploads: dict[int, Texture] = {}
     target = program = layout = vertex = index = None
     tex_slots: dict[int, Texture] = {}
+    pool_textures: list[Texture] = []      # the last POOLS packet's registered entries
     for i, cmd in enumerate(commands):
         op = cmd[0]
         where = f"submission {seq}: packet {i} {P.OPS[op].name}"
@@ -82,6 +83,20 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             tex_slots[cmd[1]] = t
             if not t.render_target:
                 uploads[t.id] = t
+        elif op == P.OP_POOLS:
+            pool_textures = []
+            for j, tid in enumerate(cmd[1]):
+                if tid == P.EMPTY:
+                    continue
+                t = objects.textures.get(tid)
+                if t is None:
+                    raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
+                pool_textures.append(t)
+                if not t.render_target:
+                    uploads[t.id] = t
+            for j, sid in enumerate(cmd[2]):
+                if sid != P.EMPTY and sid not in objects.samplers:
+                    raise SubmissionError(f"{where}: field samplers[{j}] = {sid} is not a registered sampler")
         elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
             for what, v in (("render target", target), ("program", program), ("vertex layout", layout),
                             ("vertex buffer", vertex)):
@@ -94,6 +109,11 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             for slot, t in tex_slots.items():
                 if t is target:
                     raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is the current render target")
+            if program.pools:
+                for t in pool_textures:
+                    if t is target:
+                        raise SubmissionError(f"{where}: texture {t.id} in the texture pool is the current "
+                                              "render target")
             stride, attrs = layout[1], layout[3]
             attr_end = max(a[2] + P.VERTEX_FORMATS[a[1]][1] for a in attrs)
             if op == P.OP_DRAW:

@@ -8,6 +8,8 @@ from typing import Any
 
 import vulkan as vk
 
+FENCE_TIMEOUT_NS = 120 * 10**9   # one submission's replay, first-draw shader compiles included
+
 log = logging.getLogger("gpu_host.vk")
 
 
@@ -171,7 +173,9 @@ class Device:
 
     def submit_wait(self, cb: Any) -> None:
         vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], self.fence)
-        vk.vkWaitForFences(self.device, 1, [self.fence], vk.VK_TRUE, 10**10)
+        # lavapipe compiles a pipeline's shaders at its first draw: a bindless program's switch
+        # (64 sample instructions per TEX.B) took over 10 s on a loaded 2-core machine
+        vk.vkWaitForFences(self.device, 1, [self.fence], vk.VK_TRUE, FENCE_TIMEOUT_NS)
         vk.vkResetFences(self.device, 1, [self.fence])
 
     def shader_module(self, code: bytes) -> Any:

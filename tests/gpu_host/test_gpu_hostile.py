@@ -79,6 +79,10 @@ BAD_PACKETS = [
     (P.encode(P.OP_VERTEX_LAYOUT, 8, 9, [[0, 2, 0]]), "VERTEX_LAYOUT: field topology = 9"),
     (P.encode(P.OP_VERTEX_LAYOUT, 8, 0, [[0, 99, 0]]), "VERTEX_LAYOUT: field attrs[0] has unknown vertex format 99"),
     (P.encode(P.OP_CLEAR, 0, None, 0, 1), "CLEAR: field g = None is not a finite number"),
+    (P.encode(P.OP_POOLS, [0] * 15, [0] * 4), "POOLS: field textures = [0, 0"),
+    (P.encode(P.OP_POOLS, [0] * 16, [0] * 5), "POOLS: field samplers = [0, 0, 0, 0, 0] is not a list of 4 ids"),
+    (P.encode(P.OP_POOLS, [0] * 16, [0, 0, 1.5, 0]), "POOLS: field samplers[2] = 1.5 is not a u32 id"),
+    (P.encode(P.OP_POOLS, [0] * 16), "POOLS: has 1 fields, expected 2"),
 ]
 
 
@@ -107,6 +111,10 @@ def semantic_cases(t, vb, ub, pool_size):
         (g[:6] + [(P.OP_TEXTURE, 0, t, 12345)] + g[6:],
          "packet 6 TEXTURE: field sampler 12345 is not a registered sampler"),
         (g[:1] + [(P.OP_SIGNAL, 64, 1)], "packet 1 SIGNAL: field fence 64 is not below 64"),
+        (g[:6] + [(P.OP_POOLS, [P.EMPTY] * 3 + [4243] + [P.EMPTY] * 12, [P.EMPTY] * 4)] + g[6:],
+         "packet 6 POOLS: field textures[3] = 4243 is not a registered texture"),
+        (g[:6] + [(P.OP_POOLS, [P.EMPTY] * 16, [P.EMPTY, 12346, P.EMPTY, P.EMPTY])] + g[6:],
+         "packet 6 POOLS: field samplers[1] = 12346 is not a registered sampler"),
         ([(P.OP_CLEAR, 1, 1, 1, 1)], "packet 0 CLEAR: no render target set"),
         (g[:2] + [(P.OP_DRAW, 3, 1, 0, 0)], "packet 2 DRAW: no program set"),
     ]

@@ -235,7 +235,8 @@ VALID = {P.OP_BEGIN: (5,), P.OP_END: (5,), P.OP_TARGET: (7,), P.OP_CLEAR: (0.0, 
          P.OP_VERTEX_LAYOUT: (8, 0, [[0, 2, 0]]), P.OP_VERTEX: (1, 0, 48), P.OP_INDEX: (1, 0, 64, 2),
          P.OP_UNIFORM: (3, 1, 256, 64), P.OP_TEXTURE: (3, 9, 10), P.OP_VIEWPORT: (0.0, 0.0, 64.0, 32.0),
          P.OP_DRAW: (6, 1, 0, 0), P.OP_DRAW_INDEXED: (3, 1, 0, -5, 0), P.OP_SIGNAL: (63, 9), P.OP_PRESENT: (4, 7),
-         P.OP_BLEND: (True,), P.OP_WRITEBACK: (7,), P.OP_DIRTY: (1, 8, 16)}
+         P.OP_BLEND: (True,), P.OP_WRITEBACK: (7,), P.OP_DIRTY: (1, 8, 16),
+         P.OP_POOLS: ((5,) * P.POOL_TEXTURES, (P.EMPTY,) * P.POOL_SAMPLERS)}
 
 
 def agree(pkt) -> None:

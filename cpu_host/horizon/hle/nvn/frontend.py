@@ -27,6 +27,7 @@ from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, DescriptorP
 from cpu_host.horizon.hle.registry import HostFunction
 from gpu_host import blocklinear
 from gpu_host import packets as P
+from gpu_host.spirv_reflect import SpirvError, reflect
 
 log = logging.getLogger("cpu_host.nvn")
 
@@ -295,6 +296,10 @@ class NvnService:
                 spirv[stage] = code if arch == ARCH_SPIRV else self.translate(arch, stage, code)
             if set(spirv) != {STAGE_VERTEX, STAGE_FRAGMENT}:
                 return 0
+            try:
+                prog.pools = any(reflect(code, f"stage {st}").pools for st, code in spirv.items())
+            except SpirvError as e:
+                raise GuestError(f"nvnProgramSetShaders: {e}") from None
             self._gpu().register(ProgramDesc(prog.id, spirv[STAGE_VERTEX], spirv[STAGE_FRAGMENT]))
             prog.registered = True
         return 1
@@ -360,6 +365,7 @@ class NvnService:
             if not prog.registered:
                 raise GuestError("nvnCommandBufferBindProgram: the program has no vertex and fragment shaders")
             rec.commands.append((P.OP_PROGRAM, prog.id))
+            rec.program = prog
 
     def cb_attribs(self, c: Call) -> None:
         with self.lock:
@@ -431,12 +437,26 @@ class NvnService:
             rec.commands.append(layout)
             rec.layout = layout
 
+    def _pools(self, rec: Recording) -> None:
+        """Before a draw whose program reads the bindless pools: a POOLS packet with the pools'
+        entries as registered now (record time), when they differ from the last one recorded, so
+        a recording replays the same and the GPU process keeps no pool state of its own."""
+        if rec.program is None or not rec.program.pools:
+            return
+        ts, ss = self.texture_slots, self.sampler_slots
+        pools = (P.OP_POOLS, [ts[i].id if i in ts else P.EMPTY for i in range(P.POOL_TEXTURES)],
+                 [ss[i].id if i in ss else P.EMPTY for i in range(P.POOL_SAMPLERS)])
+        if pools != rec.pools:
+            rec.commands.append(pools)
+            rec.pools = pools
+
     def cb_draw(self, c: Call, instanced: bool = False) -> None:
         with self.lock:
             rec = self._rec(c, "nvnCommandBufferDrawArrays")
             mode, first, count = c.sarg32(1), c.sarg32(2), c.sarg32(3)
             base, inst = (c.sarg32(4), c.sarg32(5)) if instanced else (0, 1)
             self._layout(rec, mode)
+            self._pools(rec)
             rec.commands.append((P.OP_DRAW, count, inst, first, base))
 
     def cb_draw_elements(self, c: Call, instanced: bool = False) -> None:
@@ -448,6 +468,7 @@ class NvnService:
             base_vertex, base, inst = (c.sarg32(5), c.sarg32(6), c.sarg32(7)) if instanced else (0, 0, 1)
             pool, off = self._pool_at(addr, count * itype, "index buffer")
             self._layout(rec, mode)
+            self._pools(rec)
             rec.commands.append((P.OP_INDEX, pool.id, off, count * itype, itype))
             rec.commands.append((P.OP_DRAW_INDEXED, count, inst, 0, base_vertex, base))
 

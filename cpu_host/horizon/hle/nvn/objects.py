@@ -57,6 +57,7 @@ class Sampler:
 class Program:
     id: int
     registered: bool = False
+    pools: bool = False        # a stage reads the bindless texture/sampler pools (TEX.B and kin)
 
 
 @dataclass
@@ -79,6 +80,8 @@ class Recording:
     attribs: list[list[int]] = field(default_factory=list)    # [location, format, offset]
     stride: int = 0
     layout: tuple | None = None                              # last VERTEX_LAYOUT emitted
+    program: Program | None = None                           # last program bound
+    pools: tuple | None = None                               # last POOLS emitted
 
 
 @dataclass(frozen=True)

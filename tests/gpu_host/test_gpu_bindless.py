@@ -1,0 +1,303 @@
+"""Bindless textures through the GPU process: SM86 programs assembled here (TEX.B with per-pixel
+handles, TEX.B.LZ with a handle from constant bank 0), translated by the shader service, registered
+with a real GPU process and drawn through the real client and ring; the pools they read come from
+POOLS packets.  Frame pixels equal numpy's samples of the pool entries the handles name."""
+from __future__ import annotations
+
+import struct
+import sys
+
+import numpy as np
+import pytest
+
+from cpu_host.gpu_client.registry import ProgramDesc, SamplerDesc, TextureDesc
+from gpu_guest import P, Scene, frame_image
+
+from shader_svc import sph
+from shader_svc import translate as tr
+from shader_svc.sm86.assemble import assemble_program
+
+# Programs in our SM86 assembly (the shader service's bindless forms: the handle register packs
+# the texture pool index in bits 0..19 and the sampler pool index above).
+VS_PASS = """
+ALD.128 R0, a[0x80]
+ALD.128 R4, a[0x90]
+ALD.128 R8, a[0xa0]
+ALD.128 R12, a[0xb0]
+AST.128 a[0x70], R0
+AST.128 a[0x80], R4
+AST.128 a[0x90], R8
+AST.128 a[0xa0], R12
+EXIT
+"""
+VS_PASS_HDR = dict(inputs={0x80 + 4 * i for i in range(16)},
+                   outputs={0x70, 0x74, 0x78, 0x7c} | {0x80 + 4 * i for i in range(12)})
+FS_HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective", 0x74: "perspective"},
+              targets=(0xF,))
+# per pixel: texture x & 7, sampler y & 3 (handle = sampler << 20 | texture), uv from varying 0
+FS_PER_PIXEL = """
+IPA.PASS R0, a[0x80]
+IPA.PASS R1, a[0x84]
+IPA.PASS R8, a[0x70]
+IPA.PASS R9, a[0x74]
+F2I.TRUNC.NTZ R8, R8
+F2I.TRUNC.NTZ R9, R9
+LOP3.LUT R10, R8, 0x7, RZ, 0xc0, !PT
+LOP3.LUT R11, R9, 0x3, RZ, 0xc0, !PT
+IMAD R12, R11, 0x100000, R10
+TEX.B R6, R4, R0, R12, 2D
+MOV R0, R4
+MOV R1, R5
+MOV R2, R6
+MOV R3, R7
+EXIT
+"""
+# the handle is the word at c[0x0][0x0]: the same for the whole draw
+FS_UNIFORM = """
+IPA.PASS R0, a[0x80]
+IPA.PASS R1, a[0x84]
+MOV R12, c[0x0][0x0]
+TEX.B.LZ R6, R4, R0, R12, 2D
+MOV R0, R4
+MOV R1, R5
+MOV R2, R6
+MOV R3, R7
+EXIT
+"""
+TS = 4          # pool textures are 4x4: a pixel centre never falls on a texel edge
+
+
+def spirv(stage: str, text: str, hdr: dict) -> bytes:
+    header = sph.build(stage, **hdr)
+    code = header + assemble_program(text, base=len(header))
+    return tr.translate(tr.make_program(86, 2 if stage == "vertex" else 3, code))
+
+
+def handle(texture: int, sampler: int) -> int:
+    return sampler << 20 | texture
+
+
+def quad() -> np.ndarray:
+    """Two triangles over the whole target: per vertex 4 x vec4 (clip position, uv, 0, 0)."""
+    v = np.zeros((6, 4, 4), np.float32)
+    v[:, 0] = [[-1, -1, 0, 1], [1, -1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
+    v[:, 1, :2] = [[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]]
+    return v
+
+
+def texel(tex: np.ndarray, j: int, i: int) -> np.ndarray:
+    return tex[min(max(j, 0), TS - 1), min(max(i, 0), TS - 1)].astype(float)
+
+
+def sample(tex: np.ndarray, u: float, v: float, linear: bool) -> np.ndarray:
+    """Vulkan's nearest / bilinear sample of a TSxTS texture at normalised (u, v), clamped."""
+    x, y = u * TS, v * TS
+    if not linear:
+        return texel(tex, int(np.floor(y)), int(np.floor(x)))
+    x, y = x - 0.5, y - 0.5
+    i, j = int(np.floor(x)), int(np.floor(y))
+    fx, fy = x - i, y - j
+    return (1 - fy) * ((1 - fx) * texel(tex, j, i) + fx * texel(tex, j, i + 1)) + \
+        fy * ((1 - fx) * texel(tex, j + 1, i) + fx * texel(tex, j + 1, i + 1))
+
+
+W, H = 32, 16             # test_bindless's sample()/uv() geometry
+LAYOUT = (P.OP_VERTEX_LAYOUT, 64, 0, [[loc, 4, 16 * loc] for loc in range(4)])   # quad(): 4 x vec4
+
+
+def uv(x: int, y: int) -> tuple[float, float]:
+    return (x + 0.5) / W, (y + 0.5) / H
+
+
+@pytest.fixture(scope="module")
+def env(gpu):
+    """16 pitch-linear 4x4 RGBA8 textures and 4 samplers (nearest, linear, nearest, linear),
+    registered under ids that are not their pool positions; two bindless programs."""
+    rng = np.random.default_rng(77)
+    texels = [rng.integers(0, 256, (TS, TS, 4), dtype=np.uint8) for _ in range(20)]
+    sc = Scene(gpu.pool, 6 << 20)
+    tex_ids = []
+    for k, t in enumerate(texels):
+        r = sc.put(t.tobytes())
+        tid = gpu.id()
+        gpu.client.register(TextureDesc(tid, 1, r[1], TS, TS, "RGBA8", block_linear=False, pitch=TS * 4))
+        tex_ids.append(tid)
+    smp_ids = []
+    for linear in (False, True, False, True):
+        sid = gpu.id()
+        gpu.client.register(SamplerDesc(sid, linear=linear))
+        smp_ids.append(sid)
+    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
+    progs = {}
+    for name, fs in (("per_pixel", FS_PER_PIXEL), ("uniform", FS_UNIFORM)):
+        progs[name] = gpu.id()
+        gpu.client.register(ProgramDesc(progs[name], vs, spirv("fragment", fs, FS_HDR)))
+    target = gpu.id()
+    gpu.client.register(TextureDesc(target, 0, 0, W, H, "RGBA8", render_target=True))
+    return dict(gpu=gpu, texels=texels, tex=tex_ids, smp=smp_ids, prog=progs, target=target, scene=sc)
+
+
+def run(env, cmds: list) -> np.ndarray:
+    gpu = env["gpu"]
+    n = next(gpu.frames)
+    before = gpu.client.dropped()
+    seq = gpu.client.submit([(P.OP_TARGET, env["target"]), (P.OP_CLEAR, 0, 0, 0, 0), *cmds,
+                             (P.OP_PRESENT, n, env["target"])])
+    gpu.client.wait(seq)
+    assert gpu.client.dropped() == before, gpu.log()[-2000:]
+    return frame_image(gpu.client, n).astype(int)
+
+
+def pools_packet(tex_ids: list[int], smp_ids: list[int]) -> tuple:
+    return (P.OP_POOLS, list(tex_ids) + [P.EMPTY] * (16 - len(tex_ids)), list(smp_ids) + [P.EMPTY] * (4 - len(smp_ids)))
+
+
+def vertices(env, verts: np.ndarray) -> tuple:
+    return (P.OP_VERTEX, *env["scene"].put(verts.tobytes()))
+
+
+def test_pool_sizes_match_the_shader_service():
+    from shader_svc.sm86.to_spirv_gfx import SAMPLER_POOL, TEXTURE_POOL
+    assert (P.POOL_TEXTURES, P.POOL_SAMPLERS) == (TEXTURE_POOL, SAMPLER_POOL)
+
+
+def test_reflection_reports_pools_and_refuses_other_set1_bindings():
+    from gpu_host.spirv_reflect import SpirvError, reflect
+    fs = spirv("fragment", FS_PER_PIXEL, FS_HDR)
+    assert reflect(fs, "fs").pools and not reflect(spirv("vertex", VS_PASS, VS_PASS_HDR), "vs").pools
+    # move the sampler pool to binding 5 of set 1: refused, by name
+    words = list(struct.unpack(f"<{len(fs) // 4}I", fs))
+    i = 5
+    while i < len(words):
+        wc, op = words[i] >> 16, words[i] & 0xFFFF
+        if op == 71 and words[i + 2] == 33 and words[i + 3] == 1:     # OpDecorate Binding 1
+            words[i + 3] = 5
+        i += wc
+    with pytest.raises(SpirvError, match="set 1 at binding 5"):
+        reflect(struct.pack(f"<{len(words)}I", *words), "fs")
+
+
+def test_per_pixel_handles_through_the_gpu_process(env):
+    """Each pixel's handle (texture x & 7, sampler y & 3) picks from the pools the POOLS packet
+    filled, in pool order (pool entry t holds registered texture tex[19 - t])."""
+    order = [19 - t for t in range(16)]
+    img = run(env, [(P.OP_PROGRAM, env["prog"]["per_pixel"]), LAYOUT, vertices(env, quad()),
+                    pools_packet([env["tex"][k] for k in order], env["smp"]), (P.OP_DRAW, 6, 1, 0, 0)])
+    linear = [False, True, False, True]
+    want = np.array([[sample(env["texels"][order[x & 7]], *uv(x, y), linear[y & 3]) for x in range(W)]
+                     for y in range(H)])
+    diff = np.abs(img - np.round(want))
+    assert diff.max() <= 1, np.argwhere(diff > 1)[:5]
+    # the pools' order matters: the textures by registration order would not match
+    wrong = np.array([[sample(env["texels"][x & 7], *uv(x, y), linear[y & 3]) for x in range(W)]
+                      for y in range(H)])
+    assert np.abs(img - wrong).max() > 32
+
+
+def test_uniform_handle_and_pools_changing_between_draws(env):
+    """The handle from c[0x0][0x0] names pool entry 5 / sampler 2 (nearest); the left half is
+    drawn with one POOLS packet, the right half after a second one put another texture at entry 5
+    and a linear sampler at entry 2: each half equals numpy's sample of its own pool's entry."""
+    ub = env["scene"].put(struct.pack("<I", handle(5, 2)) + bytes(252))
+    left, right = quad(), quad()
+    left[:, 0, 0] = np.where(left[:, 0, 0] > 0, 0.0, -1.0)
+    left[:, 1, 0] = np.where(left[:, 1, 0] > 0, 0.5, 0.0)
+    right[:, 0, 0] = np.where(right[:, 0, 0] > 0, 1.0, 0.0)
+    right[:, 1, 0] = np.where(right[:, 1, 0] > 0, 1.0, 0.5)
+    tex, smp = env["tex"], env["smp"]
+    first = pools_packet(tex[:16], smp)                       # entry 5: tex[5]; sampler 2: nearest
+    second = pools_packet(tex[:5] + [tex[17]] + tex[6:16], smp[:2] + [smp[1], smp[3]])   # 5: tex[17]; 2: linear
+    img = run(env, [(P.OP_PROGRAM, env["prog"]["uniform"]), LAYOUT, (P.OP_UNIFORM, 0, *ub),
+                    first, vertices(env, left), (P.OP_DRAW, 6, 1, 0, 0),
+                    second, vertices(env, right), (P.OP_DRAW, 6, 1, 0, 0)])
+    want = np.array([[sample(env["texels"][5], *uv(x, y), False) if x < W // 2
+                      else sample(env["texels"][17], *uv(x, y), True) for x in range(W)] for y in range(H)])
+    diff = np.abs(img - np.round(want))
+    assert diff.max() <= 1, np.argwhere(diff > 1)[:5]
+
+
+def test_pool_texture_as_current_target_is_dropped(env):
+    gpu = env["gpu"]
+    before = gpu.client.dropped()
+    seq = gpu.client.submit([(P.OP_TARGET, env["target"]), (P.OP_PROGRAM, env["prog"]["per_pixel"]), LAYOUT,
+                             vertices(env, quad()), pools_packet([env["target"]], env["smp"]),
+                             (P.OP_DRAW, 6, 1, 0, 0)])
+    gpu.client.wait(seq)
+    assert gpu.client.dropped() == before + 1
+    import time
+    deadline = time.monotonic() + 5
+    msg = f"dropped submission {seq}: packet 5 DRAW: texture {env['target']} in the texture pool is the current render target"
+    while msg not in gpu.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert msg in gpu.log(), gpu.log()[-2000:]
+
+
+def test_front_end_records_the_pools_at_record_time():
+    """The NVN front end's POOLS packets: only before draws of a program that reads the pools,
+    with the entries registered when the draw was recorded, again only when they changed; each
+    one passes the GPU process's packet check."""
+    from cpu_host.horizon.hle.nvn.frontend import NvnService
+    from cpu_host.horizon.hle.nvn.objects import Program, Recording, Sampler, Texture
+
+    svc = NvnService(connect=lambda: None, translate=lambda a, s, c: b"")
+    tex = [Texture(10 + i, 4, 4, "RGBA8", 0, None, 0, 0) for i in range(3)]
+    svc.texture_slots.update({0: tex[0], 7: tex[1], 200: tex[2]})        # 200: outside the pool
+    svc.sampler_slots.update({1: Sampler(30, True, False)})
+    rec = Recording()
+    rec.program = Program(1, registered=True, pools=False)
+    svc._pools(rec)
+    assert rec.commands == []                                           # no pools read, none sent
+    rec.program = Program(2, registered=True, pools=True)
+    svc._pools(rec)
+    svc._pools(rec)                                                     # unchanged: not repeated
+    want_t = [10] + [P.EMPTY] * 6 + [11] + [P.EMPTY] * 8
+    assert rec.commands == [(P.OP_POOLS, want_t, [P.EMPTY, 30, P.EMPTY, P.EMPTY])]
+    assert P.check(rec.commands[0]) == (P.OP_POOLS, tuple(want_t), (P.EMPTY, 30, P.EMPTY, P.EMPTY))
+    svc.texture_slots[7] = tex[2]                                       # re-registered entry 7
+    svc._pools(rec)
+    assert len(rec.commands) == 2 and rec.commands[1][1][7] == 12
+
+
+def test_recorded_pools_replay_to_the_same_frames(tmp_path):
+    """The pools travel in the stream: a recording of pool draws (the pools changed between two
+    frames) renders alone under ``nxrecomp replay`` to the live frames."""
+    import shutil
+    import subprocess
+
+    from cpu_host.gpu_client.client import GpuClient
+    from gpu_guest import start_gpu, stop_gpu
+
+    rec = tmp_path / "pools.nxgpu"
+    proc, d = start_gpu(args=["--record", str(rec)])
+    live: dict[int, str] = {}
+    try:
+        c = GpuClient(d, ring_capacity=1 << 20)
+        c.connect(timeout=30)
+        pool = c.create_pool(1, 1 << 20)
+        rng = np.random.default_rng(5)
+        for k in range(17):
+            pool.write(4096 + 64 * k, rng.integers(0, 256, (TS, TS, 4), dtype=np.uint8).tobytes())
+            c.register(TextureDesc(20 + k, 1, 4096 + 64 * k, TS, TS, "RGBA8", block_linear=False, pitch=TS * 4))
+        for k, linear in enumerate((False, True, False, True)):
+            c.register(SamplerDesc(40 + k, linear=linear))
+        c.register(ProgramDesc(1, spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_PER_PIXEL, FS_HDR)))
+        c.register(TextureDesc(7, 0, 0, W, H, "RGBA8", render_target=True))
+        pool.write(0, quad().tobytes())
+        for frame, first in ((1, 20), (2, 21)):
+            c.wait(c.submit([(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 1), LAYOUT,
+                             (P.OP_VERTEX, 1, 0, quad().nbytes), pools_packet(list(range(first, first + 16)),
+                                                                              [40, 41, 42, 43]),
+                             (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, frame, 7)]))
+            live[frame] = c.frame(frame).sha256
+        assert c.dropped() == 0
+        c.close()
+    finally:
+        stop_gpu(proc)
+        shutil.rmtree(d, ignore_errors=True)
+    assert live[1] != live[2]
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = dict(line.split()[::-1] for line in (out / "frames.txt").read_text().splitlines())
+    assert {int(v): k for k, v in got.items()} == live
