@@ -185,7 +185,7 @@ def reflection_message(r: Reflection) -> shader_pb2.Reflection:
         shared_memory=r.shared_memory, barriers=r.barriers, stage=r.stage,
         uniform_bindings=list(r.uniform_bindings), textures=list(r.textures), inputs=list(r.inputs),
         outputs=list(r.outputs), writes_position=r.writes_position,
-        texture_pools=r.texture_pools)
+        texture_pools=r.texture_pools, texture_dims=list(r.texture_dims))
 
 
 class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):

@@ -41,9 +41,13 @@ class Pools:
 
 @dataclass
 class Texture:
-    """An RGBA8 2D texture: ``texels`` uint8 (h, w, 4); nearest or linear filtering, clamped."""
+    """An RGBA8 2D texture: ``texels`` uint8 (h, w, 4); nearest or linear filtering, clamped.
+    ``kind`` "ARRAY_2D" / "3D" / "CUBE": texels (layers | depth | 6 faces, h, w, 4), bound as a
+    2D array / 3D / cube view (cube faces in Vulkan's order +X -X +Y -Y +Z -Z); "1D" / "ARRAY_1D":
+    texels (1 | layers, 1, w, 4)."""
     texels: np.ndarray
     linear: bool = False
+    kind: str = "2D"
 
 
 class GraphicsDevice:
@@ -143,11 +147,13 @@ class GraphicsDevice:
     def draw(self, vertex_spirv: bytes, fragment_spirv: bytes, vertices: np.ndarray, size: tuple[int, int],
              uniforms: dict[int, bytes] | None = None, textures: dict[int, Texture] | None = None,
              clear: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0),
-             topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST, pools: Pools | None = None) -> np.ndarray:
+             topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST, pools: Pools | None = None,
+             depth: bool = False):
         """Draw ``vertices`` (float32, (n, attributes, 4)) into a ``size`` = (w, h) target
         cleared to ``clear``; ``uniforms``: binding (0..3) -> bytes; ``textures``: slot (0..3) ->
         Texture at binding 4 + slot; ``pools``: the bindless pools in set 1.  Returns the target
-        as uint8 (h, w, 4)."""
+        as uint8 (h, w, 4); with ``depth`` also a D32 depth buffer (cleared to 1.0, test ALWAYS,
+        written) as float32 (h, w): (colour, depth)."""
         d = self.device
         w, h = size
         verts = np.ascontiguousarray(vertices, dtype=np.float32)
@@ -160,7 +166,8 @@ class GraphicsDevice:
         fmod = self._own(vk.vkDestroyShaderModule, vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(
             codeSize=len(fragment_spirv), pCode=fragment_spirv), None))
         layout = self.layout_pools if pools is not None else self.layout
-        pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h, layout))
+        pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h, layout, depth))
+        zimg = self._depth_image(w, h) if depth else None
 
         pool = self._own(vk.vkDestroyDescriptorPool, vk.vkCreateDescriptorPool(d, vk.VkDescriptorPoolCreateInfo(
             maxSets=2, poolSizeCount=4, pPoolSizes=[
@@ -211,8 +218,18 @@ class GraphicsDevice:
                                            loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
                                            storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
                                            clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))))
+        zatt = None
+        if zimg is not None:
+            self._depth_barrier(cb, zimg[0], vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+                                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT, 0,
+                                vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT)
+            zatt = vk.VkRenderingAttachmentInfo(
+                imageView=zimg[1], imageLayout=vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+                loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR, storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
+                clearValue=vk.VkClearValue(depthStencil=vk.VkClearDepthStencilValue(depth=1.0, stencil=0)))
         vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(renderArea=vk.VkRect2D(vk.VkOffset2D(0, 0), vk.VkExtent2D(w, h)),
-                                                      layerCount=1, colorAttachmentCount=1, pColorAttachments=[att]))
+                                                      layerCount=1, colorAttachmentCount=1, pColorAttachments=[att],
+                                                      pDepthAttachment=zatt))
         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, pipe)
         vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, len(sets), sets, 0, None)
         vk.vkCmdBindVertexBuffers(cb, 0, 1, [vbuf.handle], [0])
@@ -227,12 +244,53 @@ class GraphicsDevice:
                                           layerCount=1),
                                       imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(w, h, 1))
         vk.vkCmdCopyImageToBuffer(cb, target, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.handle, 1, [region])
+        if zimg is not None:
+            zback = self._depth_readback(cb, zimg[0], w, h)
         vk.vkEndCommandBuffer(cb)
         fence = vk.vkCreateFence(d, vk.VkFenceCreateInfo(), None)
         vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], fence)
         vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 120 * 10**9)   # lavapipe on a loaded CI machine
         vk.vkDestroyFence(d, fence, None)
-        return np.frombuffer(self._read(readback)[:w * h * 4], dtype=np.uint8).reshape(h, w, 4).copy()
+        colour = np.frombuffer(self._read(readback)[:w * h * 4], dtype=np.uint8).reshape(h, w, 4).copy()
+        if zimg is not None:
+            return colour, np.frombuffer(self._read(zback)[:w * h * 4], dtype=np.float32).reshape(h, w).copy()
+        return colour
+
+    # --- the depth buffer (draw(..., depth=True)) ------------------------------------------------
+    def _depth_image(self, w: int, h: int):
+        img = self._own(vk.vkDestroyImage, vk.vkCreateImage(self.device, vk.VkImageCreateInfo(
+            imageType=vk.VK_IMAGE_TYPE_2D, format=vk.VK_FORMAT_D32_SFLOAT, extent=vk.VkExtent3D(w, h, 1), mipLevels=1,
+            arrayLayers=1, samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+            usage=vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None))
+        mem = self._memory(vk.vkGetImageMemoryRequirements(self.device, img), host=False)
+        vk.vkBindImageMemory(self.device, img, mem, 0)
+        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, levelCount=1, layerCount=1)
+        view = self._own(vk.vkDestroyImageView, vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
+            image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk.VK_FORMAT_D32_SFLOAT, subresourceRange=rng), None))
+        return img, view
+
+    @staticmethod
+    def _depth_barrier(cb, img, old: int, new: int, src_stage: int, dst_stage: int, src_access: int, dst_access: int):
+        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, levelCount=1, layerCount=1)
+        b = vk.VkImageMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access, oldLayout=old, newLayout=new,
+                                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img, subresourceRange=rng)
+        vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, None, 0, None, 1, [b])
+
+    def _depth_readback(self, cb, img, w: int, h: int):
+        buf = self._buffer(w * h * 4, vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+        self._depth_barrier(cb, img, vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+                            vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                            vk.VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT, vk.VK_ACCESS_TRANSFER_READ_BIT)
+        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
+                                      imageSubresource=vk.VkImageSubresourceLayers(
+                                          aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, mipLevel=0, baseArrayLayer=0,
+                                          layerCount=1),
+                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(w, h, 1))
+        vk.vkCmdCopyImageToBuffer(cb, img, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buf.handle, 1, [region])
+        return buf
 
     def _pool_set(self, cb, pool, pools: Pools, writes: list):
         """Set 1: every texture pool entry (given or a 1x1 black one) and sampler pool entry."""
@@ -264,6 +322,8 @@ class GraphicsDevice:
             addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
 
     def _texture(self, cb, tex: Texture):
+        if tex.kind != "2D":
+            return self._texture_nd(cb, tex)
         t = np.ascontiguousarray(tex.texels, dtype=np.uint8)
         th, tw = t.shape[:2]
         staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
@@ -287,7 +347,62 @@ class GraphicsDevice:
             addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
         return view, sampler
 
-    def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int, layout=None):
+    def _texture_nd(self, cb, tex: Texture):
+        """A 2D array, 3D or cube texture (see Texture) and its sampler."""
+        kinds = {"1D": (vk.VK_IMAGE_TYPE_1D, vk.VK_IMAGE_VIEW_TYPE_1D, 0),
+                 "ARRAY_1D": (vk.VK_IMAGE_TYPE_1D, vk.VK_IMAGE_VIEW_TYPE_1D_ARRAY, 0),
+                 "ARRAY_2D": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY, 0),
+                 "3D": (vk.VK_IMAGE_TYPE_3D, vk.VK_IMAGE_VIEW_TYPE_3D, 0),
+                 "CUBE": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_CUBE, vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT)}
+        if tex.kind not in kinds:
+            raise NxError(f"texture kind {tex.kind!r} is not 2D, 1D, ARRAY_1D, ARRAY_2D, 3D or CUBE")
+        t = np.ascontiguousarray(tex.texels, dtype=np.uint8)
+        if t.ndim != 4 or t.shape[3] != 4 or (tex.kind == "CUBE" and (t.shape[0] != 6 or t.shape[1] != t.shape[2])) \
+                or (tex.kind.endswith("1D") and t.shape[1] != 1) or (tex.kind == "1D" and t.shape[0] != 1):
+            raise NxError(f"{tex.kind} texels of shape {t.shape} (want (n, h, w, 4); a cube 6 square faces; "
+                          f"1D (1, 1, w, 4), a 1D array (n, 1, w, 4))")
+        n, th, tw = t.shape[:3]
+        itype, vtype, flags = kinds[tex.kind]
+        depth, layers = (n, 1) if tex.kind == "3D" else (1, n)
+        d = self.device
+        img = self._own(vk.vkDestroyImage, vk.vkCreateImage(d, vk.VkImageCreateInfo(
+            flags=flags, imageType=itype, format=COLOR_FORMAT, extent=vk.VkExtent3D(tw, th, depth), mipLevels=1,
+            arrayLayers=layers, samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+            usage=vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None))
+        mem = self._memory(vk.vkGetImageMemoryRequirements(d, img), host=False)
+        vk.vkBindImageMemory(d, img, mem, 0)
+        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=layers)
+        view = self._own(vk.vkDestroyImageView, vk.vkCreateImageView(d, vk.VkImageViewCreateInfo(
+            image=img, viewType=vtype, format=COLOR_FORMAT, subresourceRange=rng), None))
+        staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
+
+        def barrier(old, new, ss, ds, sa, da):
+            b = vk.VkImageMemoryBarrier(srcAccessMask=sa, dstAccessMask=da, oldLayout=old, newLayout=new,
+                                        srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                                        dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img,
+                                        subresourceRange=rng)
+            vk.vkCmdPipelineBarrier(cb, ss, ds, 0, 0, None, 0, None, 1, [b])
+        barrier(vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                vk.VK_ACCESS_TRANSFER_WRITE_BIT)
+        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
+                                      imageSubresource=vk.VkImageSubresourceLayers(
+                                          aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0,
+                                          layerCount=layers),
+                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(tw, th, depth))
+        vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
+        barrier(vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
+                vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_ACCESS_SHADER_READ_BIT)
+        filt = vk.VK_FILTER_LINEAR if tex.linear else vk.VK_FILTER_NEAREST
+        clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
+        sampler = self._own(vk.vkDestroySampler, vk.vkCreateSampler(d, vk.VkSamplerCreateInfo(
+            magFilter=filt, minFilter=filt, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, addressModeU=clamp,
+            addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
+        return view, sampler
+
+    def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int, layout=None, depth: bool = False):
         # named variables: the binding loses pName when these are built inline (TOOLCHAIN.md)
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
@@ -311,12 +426,16 @@ class GraphicsDevice:
         att = [vk.VkPipelineColorBlendAttachmentState(blendEnable=vk.VK_FALSE, colorWriteMask=0xF)]
         cbs = vk.VkPipelineColorBlendStateCreateInfo(attachmentCount=1, pAttachments=att)
         formats = [COLOR_FORMAT]
-        rendering = vk.VkPipelineRenderingCreateInfo(colorAttachmentCount=1, pColorAttachmentFormats=formats)
+        rendering = vk.VkPipelineRenderingCreateInfo(
+            colorAttachmentCount=1, pColorAttachmentFormats=formats,
+            depthAttachmentFormat=vk.VK_FORMAT_D32_SFLOAT if depth else vk.VK_FORMAT_UNDEFINED)
         stages = [vstage, fstage]
+        zs = vk.VkPipelineDepthStencilStateCreateInfo(depthTestEnable=vk.VK_TRUE, depthWriteEnable=vk.VK_TRUE,
+                                                      depthCompareOp=vk.VK_COMPARE_OP_ALWAYS) if depth else None
         info = vk.VkGraphicsPipelineCreateInfo(
             pNext=rendering, stageCount=2, pStages=stages, pVertexInputState=vin, pInputAssemblyState=ia,
             pViewportState=vp, pRasterizationState=rs, pMultisampleState=ms, pColorBlendState=cbs,
-            layout=layout or self.layout)
+            pDepthStencilState=zs, layout=layout or self.layout)
         return vk.vkCreateGraphicsPipelines(self.device, None, 1, [info], None)[0]
 
     def close(self) -> None:

@@ -14,6 +14,8 @@ import dataclasses
 
 from shader_svc import sph
 from shader_svc.sm53 import decode as dec
+from shader_svc.sm53.table import TEX_DIM as TEX_DIM_PAIRS
+from shader_svc.sm53.table import TEXS_DIM, TLDS_DIM
 from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
 from shader_svc.sm86.reflect import ConstRange, GlobalPointer, Reflection
 from shader_svc.translate import STAGES, Program, ProgramError
@@ -96,6 +98,7 @@ def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
     base = reflect(insts)
     inputs, outputs, textures = set(), set(), set()
     position = pools = False
+    dims: dict[int, str] = {}      # slot -> dimension (TXQ and TLD4S alone: 2D)
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
@@ -105,16 +108,20 @@ def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
                     (outputs if ir == "AST" else inputs).add((a - sph.GENERIC) // 16)
                 elif ir == "AST" and sph.POSITION <= a < sph.POSITION + 16:
                     position = True
-        elif ir in ("TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ"):
+        elif ir in ("TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ", "TLD4"):
             textures.add(ops["tid"]["imm"])
-        elif ir in ("TEX.B", "TLD.B"):
+            if ir in ("TEXS", "TLDS", "TEX", "TLD", "TLD4"):
+                names = dict(TEX_DIM_PAIRS) if ir in ("TEX", "TLD", "TLD4") else TEXS_DIM if ir == "TEXS" else TLDS_DIM
+                dims.setdefault(ops["tid"]["imm"], names.get(ops["dim"]["sym"], "2D"))
+        elif ir in ("TEX.B", "TLD.B", "TLD4.B", "TXQ.B"):
             pools = True
     if header.stage == "fragment":
         outputs = {t for t, m in enumerate(header.targets) if m}
     return dataclasses.replace(base, global_pointers=(), stage=header.stage,
                                uniform_bindings=tuple(sorted({r.bank for r in base.const_ranges})),
                                textures=tuple(sorted(textures)), inputs=tuple(sorted(inputs)),
-                               outputs=tuple(sorted(outputs)), writes_position=position, texture_pools=pools)
+                               outputs=tuple(sorted(outputs)), writes_position=position, texture_pools=pools,
+                               texture_dims=tuple(dims.get(t, "2D") for t in sorted(textures)))
 
 
 def translate_full(p: Program):

@@ -368,3 +368,22 @@ row("TXQ", op(0xDF48, 13),
     (D, A(), Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"),
                                   (5, "TEX_HEADER_SAMPLER_POS"))), TID, Imm("mask", 31, 4, "u")),
     (NODEP,), base=1 << 22, ir="TXQ", cls="tex")
+# TLD4.B / TXQ.B (each bit flipped under nvdisasm 11.8): TLD4.B is laid out as TEX.B with the
+# gathered component at 38..39 (printed before .B), .NDV 35, .NODEP 49; .AOFFI 36, .PTP 37, .DC 50
+# and bit 40 (refused by nvdisasm) held 0, bits 41..48 (not printed) held 0.  TXQ.B is TXQ without
+# an index (the fixed 0x0); Ra holds the handle, the level follows in Ra+1 (the lowering's
+# convention, shader_svc/README.md "Bindless textures"); bits 20..21 (not printed) held 0.
+row("TLD4", op(0xDEF8, 13), TEXB_OPS,
+    (field("comp", 38, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), text("B", ".B"), flag("NDV", 35), NODEP),
+    ir="TLD4.B", cls="tex")
+row("TXQ", op(0xDF50, 13),
+    (D, A(), Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"),
+                                  (5, "TEX_HEADER_SAMPLER_POS"))), Sym("idx", 36, 0, ((0, "0x0"),)),
+     Imm("mask", 31, 4, "u")),
+    (text("B", ".B"), NODEP), base=1 << 22, ir="TXQ.B", cls="tex")
+# TLD4 (bound texture; each bit flipped under nvdisasm 11.8): TEX's operands (predicate result
+# 51..53, Rd, Ra, Rb, index 36..48, dimension 28..30, mask 31..34), component 56..57, .NDV 35,
+# .NODEP 49; .DC 50, .AOFFI 54 and .PTP 55 held 0.
+row("TLD4", op(0xC800, 6), TEX_OPS,
+    (field("comp", 56, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), flag("NDV", 35), NODEP),
+    base=7 << 51, ir="TLD4", cls="tex")

@@ -35,9 +35,13 @@ from shader_svc.sph import POSITION, Header
 NOT_IN_GRAPHICS = {"S2R", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS", "RED", "BAR", "VOTE", "SHFL",
                    "LDL", "STL", "LDC"}
 GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {"ALD", "AST", "IPA", "KIL", "TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ",
-                                            "TEX.B", "TLD.B"}
+                                            "TEX.B", "TLD.B", "TLD4.B", "TXQ.B", "TLD4"}
 STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
 POS_W = POSITION + 12
+GLSL_NCLAMP = 43             # GLSL.std.450 NClamp
+# TEX/TLD dimension field -> (SPIR-V Dim, arrayed, coordinate count); cube arrays are left out
+# (the ImageCubeArray feature); 1D declares the Sampled1D capability
+TEX_DIMS = {0: ("1D", 0, 1), 1: ("1D", 1, 1), 2: ("2D", 0, 2), 3: ("2D", 1, 2), 4: ("3D", 0, 3), 6: ("Cube", 0, 3)}
 
 
 def _dst_regs(inst: Inst) -> set[int]:
@@ -48,7 +52,7 @@ def _dst_regs(inst: Inst) -> set[int]:
     widths = {"d": 1}
     if ir == "ALD":
         widths = {"d": inst.mods["size"] + 1}
-    elif ir in ("TEX", "TLD", "TXQ", "TEX.B", "TLD.B"):
+    elif ir in ("TEX", "TLD", "TXQ", "TEX.B", "TLD.B", "TLD4.B", "TXQ.B", "TLD4"):
         widths = {"d": bin(ops["mask"]["imm"]).count("1")}
     elif ir in ("TEXS", "TLDS", "TLD4S"):
         widths = {"d": 2, "d2": 2}
@@ -139,8 +143,12 @@ class _Gfx53(_GfxLower, _Lower53):
             self.tex_short(inst)
         elif ir in ("TEX", "TLD"):
             self.tex_full(inst)
-        elif ir in ("TEX.B", "TLD.B"):
+        elif ir == "TLD4":
+            self.tld4_53(inst)
+        elif ir in ("TEX.B", "TLD.B", "TLD4.B"):
             self.tex_bindless53(inst)
+        elif ir == "TXQ.B":
+            self.txq_bindless53(inst)
         elif ir == "TXQ":
             self.txq53(inst)
         elif ir == "FFMA":
@@ -193,8 +201,9 @@ class _Gfx53(_GfxLower, _Lower53):
 
     def ipa53(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        if mods["mode"] == 3 or mods["loc"] == 2 or mods["SAT"] or ops["p"]["pred"] != 7 or ops["p"]["not"]:
-            self.bad(inst, "only IPA.PASS, IPA (multiply) and IPA.CONSTANT, optionally .CENTROID, are translated")
+        if mods["mode"] == 3 or mods["loc"] == 2 or ops["p"]["pred"] != 7 or ops["p"]["not"]:
+            self.bad(inst, "only IPA.PASS, IPA (multiply) and IPA.CONSTANT, optionally .CENTROID / .SAT, "
+                           "are translated")
         a = self._word(ops["attr"]["attr"], inst)
         if POSITION <= a < POSITION + 16:
             self._need(self.header.inputs, a, "interpolates", inst)
@@ -207,15 +216,25 @@ class _Gfx53(_GfxLower, _Lower53):
                 val = self.fop("OpFMul", self.f32, val, self._frag_w())
         if multiply:
             val = self.fop("OpFMul", self.f32, val, self.op("OpBitcast", self.f32, self.reg(rb)))
+        if mods["SAT"]:          # the final value clamped to [0, 1], NaN to 0 (NClamp's NaN rule)
+            zero, one = self.m.const(self.f32, 0), self.m.const(self.f32, 0x3F800000)
+            val = self.op("OpExtInst", self.f32, self.glsl, GLSL_NCLAMP, val, zero, one)
         self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, val))
 
     # --- textures --------------------------------------------------------------------------------
-    def _sampled(self, inst: Inst) -> int:
-        """The loaded combined image sampler of the instruction's texture index."""
+    def _sampled(self, inst: Inst, dim: str = "2D", arrayed: int = 0) -> int:
+        """The loaded combined image sampler of the instruction's texture index (its binding's
+        SPIR-V dimension ``dim`` / ``arrayed``)."""
         slot = inst.ops["tid"]["imm"]
         if slot not in TEX_SLOTS:
             self.bad(inst, f"texture {slot:#x} has no binding (indices 0..3 are bindings 4..7)")
-        var = self.slot_var(slot)          # declares the image types on first use
+        if dim == "1D" and not getattr(self, "_sampled1d", False):
+            self._sampled1d = True
+            self.m.emit("cap", "OpCapability", self.m.E("Capability", "Sampled1D"))
+        try:
+            var = self.slot_var(slot, dim, arrayed)      # declares the image types on first use
+        except TranslateError as e:
+            self.bad(inst, str(e))
         return self.op("OpLoad", self.sampled_t, var)
 
     def _f(self, r: int) -> int:
@@ -299,11 +318,16 @@ class _Gfx53(_GfxLower, _Lower53):
         ops, mods, ir = inst.ops, inst.mods, inst.row.ir
         if ops["pd"]["pred"] != 7:
             self.bad(inst, "a texture predicate result is not translated yet")
-        if ops["dim"]["sym"] != 2:
-            self.bad(inst, "only 2D textures are translated yet")
-        si = self._sampled(inst)
+        dim = TEX_DIMS.get(ops["dim"]["sym"])
+        if dim is None or (ir == "TLD" and dim[0] == "Cube"):
+            self.bad(inst, "cube array textures (and fetches from cubes) are not translated yet")
+        spv_dim, arrayed, n = dim
+        si = self._sampled(inst, spv_dim, arrayed)
         ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
-        ra1 = ra + 1 if ra != 255 else 255
+        # Ra's tuple: the array layer (an integer) first, then the coordinates (Ryujinx's reading
+        # of Maxwell's TEX/TLD sources); Vulkan wants the layer last
+        regs = [ra + i if ra != 255 else 255 for i in range(arrayed + n)]
+        layer, coords = regs[:arrayed], regs[arrayed:]
         mask = ops["mask"]["imm"]
         dests = [d + i if d != 255 else 255 for i in range(4)]
         if ir == "TEX":
@@ -312,16 +336,48 @@ class _Gfx53(_GfxLower, _Lower53):
                 self.bad(inst, "level-of-detail mode not translated yet")
             if lod in ("implicit", "zero") and rb != 255:
                 self.bad(inst, "a second source register without .LL/.LB is not translated yet")
-            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
+            parts = [self._f(r) for r in coords] + [self.op("OpConvertUToF", self.f32, self._r(r)) for r in layer]
+            coord = parts[0] if len(parts) == 1 else self.op(
+                "OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
             vec = self._sample(inst, si, coord, lod, self._f(rb) if lod in ("bias", "level") else None)
         else:
             if mods["lod"] == 0 and rb != 255:
                 self.bad(inst, "a second source register with .LZ is not translated yet")
-            vec = self._fetch(si, self._r(ra), self._r(ra1), self._r(rb) if mods["lod"] == 1 else self.c(0))
+            lv = self._r(rb) if mods["lod"] == 1 else self.c(0)
+            if spv_dim == "2D" and not arrayed:
+                vec = self._fetch(si, self._r(coords[0]), self._r(coords[1]), lv)
+            else:
+                ints = [self._r(r) for r in coords + layer]
+                i32 = self.m.type("OpTypeInt", 32, 1)
+                if len(ints) == 1:
+                    c = self.op("OpBitcast", i32, ints[0])
+                else:
+                    vu = self.m.type("OpTypeVector", self.u32, len(ints))
+                    c = self.op("OpBitcast", self.m.type("OpTypeVector", i32, len(ints)),
+                                self.op("OpCompositeConstruct", vu, *ints))
+                img = self.op("OpImage", self.img_t, si)
+                vec = self.op("OpImageFetch", self.v4f, img, c, self.m.E("ImageOperands", "Lod"), lv)
         self._write(vec, mask, dests, self.f32)
 
+    def tld4_53(self, inst: Inst) -> None:
+        """TLD4 on a bound 2D texture: coordinates in Ra, Ra+1 (Rb, which carries offsets and
+        the depth reference, must be RZ); the gathered component's four texels in d.. per the
+        mask (Vulkan's and NVIDIA's gather order)."""
+        ops, mods = inst.ops, inst.mods
+        if ops["pd"]["pred"] != 7:
+            self.bad(inst, "a texture predicate result is not translated yet")
+        if ops["dim"]["sym"] != 2:
+            self.bad(inst, "only 2D TLD4 is translated yet")
+        if ops["b"]["reg"] != 255:
+            self.bad(inst, "a second source register in TLD4 is not translated yet")
+        si = self._sampled(inst)
+        ra, d = ops["a"]["reg"], ops["d"]["reg"]
+        coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra + 1 if ra != 255 else 255))
+        vec = self.op("OpImageGather", self.v4f, si, coord, self.c(mods["comp"]))
+        self._write(vec, ops["mask"]["imm"], [d + i if d != 255 else 255 for i in range(4)], self.f32)
+
     def tex_bindless53(self, inst: Inst) -> None:
-        """TEX.B / TLD.B: the handle in Rb (the first register of the second source tuple, as
+        """TEX.B / TLD.B / TLD4.B: the handle in Rb (the first register of the second source tuple, as
         Ryujinx reads Maxwell's bindless forms), the level (.LL) or bias (.LB) in Rb+1,
         coordinates in Ra, Ra+1; the pools and the switch are the SM86 lowering's (set 1)."""
         ops, mods, ir = inst.ops, inst.mods, inst.row.ir
@@ -340,6 +396,12 @@ class _Gfx53(_GfxLower, _Lower53):
             lv = self._r(rb + 1) if mods["lod"] == 1 else self.c(0)
             vec = self.bindless(handle, False, self.v4f, lambda img, si: self.op(
                 "OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv))
+        elif ir == "TLD4.B":
+            # a gather reads level 0 whatever the derivatives, so .NDV changes nothing
+            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
+            comp = self.c(mods["comp"])
+            vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
+                "OpImageGather", self.v4f, si, coord, comp))
         else:
             lod = {0: "implicit", 1: "zero", 2: "bias", 3: "level"}.get(mods["lod"])
             if lod is None or mods["NDV"]:
@@ -361,6 +423,44 @@ class _Gfx53(_GfxLower, _Lower53):
                 vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
                     "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv))
         self._write(vec, ops["mask"]["imm"], dests, self.f32)
+
+    # --- depth output (fragment header bit 609) ---------------------------------------------------
+    def _check_depth_outputs(self) -> None:
+        if self.header.writes_sample_mask:
+            raise TranslateError("sample mask outputs are not translated yet", field="code")
+
+    def _depth_outputs(self, reg: int) -> None:
+        """FragDepth from the register after the sample mask's, which follows the colours'
+        (Ryujinx's reading of Maxwell's pixel outputs: mask at the first register after the
+        colours, depth at the next)."""
+        var = self.builtin("FragDepth", "Output", self.f32)
+        self.do("OpStore", var, self.op("OpBitcast", self.f32, self.reg(reg + 1)))
+
+    def _entry(self, main: int) -> None:
+        super()._entry(main)
+        if self.header.stage == "fragment" and self.header.writes_depth:
+            self.m.emit("execmode", "OpExecutionMode", main, self.m.E("ExecutionMode", "DepthReplacing"))
+
+    def txq_bindless53(self, inst: Inst) -> None:
+        """TXQ.B TEX_HEADER_DIMENSION: the handle in Ra, the level in Ra+1 (Ryujinx's reading of
+        Maxwell's bindless TXQ); width, height, depth 1 and the level count of the pool entry."""
+        ops = inst.ops
+        if ops["query"]["sym"] != 1:
+            self.bad(inst, "only TEX_HEADER_DIMENSION is translated")
+        ra = ops["a"]["reg"]
+        if ra == 255:
+            self.bad(inst, "a bindless handle of RZ")
+        level = self._r(ra + 1)
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        v4u = self.m.type("OpTypeVector", self.u32, 4)
+
+        def query(img: int, si) -> int:
+            size = self.op("OpImageQuerySizeLod", v2u, img, level)
+            w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
+            return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
+        d = ops["d"]["reg"]
+        self._write(self.bindless(self.reg(ra), False, v4u, query), ops["mask"]["imm"],
+                    [d + i if d != 255 else 255 for i in range(4)], self.u32)
 
     def txq53(self, inst: Inst) -> None:
         ops = inst.ops

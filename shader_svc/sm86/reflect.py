@@ -48,6 +48,9 @@ class Reflection:
     # bindless textures: the texture pool (set 1 binding 0, sampled images) and the sampler pool
     # (set 1 binding 1, samplers) are read; sizes in shader_svc/README.md "Bindless textures"
     texture_pools: bool = False
+    # the dimension of each bound slot, in the order of ``textures`` ("2D", "1D", "ARRAY_1D",
+    # "ARRAY_2D", "3D", "CUBE"); empty = every slot 2D (SM86 and older cached reflections)
+    texture_dims: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"const_ranges": [vars(c) for c in self.const_ranges],
@@ -55,7 +58,7 @@ class Reflection:
                 "shared_memory": self.shared_memory, "barriers": self.barriers, "stage": self.stage,
                 "uniform_bindings": list(self.uniform_bindings), "textures": list(self.textures),
                 "inputs": list(self.inputs), "outputs": list(self.outputs), "writes_position": self.writes_position,
-                "texture_pools": self.texture_pools}
+                "texture_pools": self.texture_pools, "texture_dims": list(self.texture_dims)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Reflection":
@@ -63,7 +66,7 @@ class Reflection:
                    tuple(GlobalPointer(**g) for g in d["global_pointers"]), d["shared_memory"], d["barriers"],
                    d.get("stage", "compute"), tuple(d.get("uniform_bindings", ())), tuple(d.get("textures", ())),
                    tuple(d.get("inputs", ())), tuple(d.get("outputs", ())), d.get("writes_position", False),
-                   d.get("texture_pools", False))
+                   d.get("texture_pools", False), tuple(d.get("texture_dims", ())))
 
 
 Source = tuple[int, int]       # (bank, 8-aligned byte offset) of a pointer

@@ -61,6 +61,7 @@ class _GfxLower(_Lower):
         self.v2i = m.type("OpTypeVector", self.i32, 2)
         self.ubos: dict[int, int] = {}
         self.images: dict[int, int] = {}
+        self.slot_dims: dict[int, tuple[str, int]] = {}     # slot -> (SPIR-V Dim, arrayed)
         self.inputs: dict[int, int] = {}        # location -> variable
         self.outputs: dict[int, int] = {}
         self.interp: dict[int, set[str]] = {}    # fragment input location -> decorations wanted
@@ -123,17 +124,23 @@ class _GfxLower(_Lower):
             raise TranslateError(f"{inst.text()}: only 2D textures are translated yet", offset=inst.addr)
         return self.slot_var(ops["slot"]["imm"])
 
-    def slot_var(self, slot: int) -> int:
-        """The combined image sampler of texture slot ``slot`` (binding 4 + slot, 2D float),
-        declared on first use (shared with the SM53 lowering)."""
+    def slot_var(self, slot: int, dim: str = "2D", arrayed: int = 0) -> int:
+        """The combined image sampler of texture slot ``slot`` (binding 4 + slot, float; 2D unless
+        the SM53 lowering names another SPIR-V ``dim`` / ``arrayed``), declared on first use;
+        ``img_t`` / ``sampled_t`` are left naming this slot's types.  One slot read as two
+        dimensions is refused (the binding has one image view)."""
+        m, E = self.m, self.m.E
+        self.img_t = m.type("OpTypeImage", self.f32, E("Dim", dim), 0, arrayed, 0, 1, E("ImageFormat", "Unknown"))
+        self.sampled_t = m.type("OpTypeSampledImage", self.img_t)
+        dims = self.slot_dims
         if slot not in self.images:
-            m, E = self.m, self.m.E
-            img = m.type("OpTypeImage", self.f32, E("Dim", "2D"), 0, 0, 0, 1, E("ImageFormat", "Unknown"))
-            self.img_t = img
-            self.sampled_t = m.type("OpTypeSampledImage", img)
+            dims[slot] = (dim, arrayed)
             self.images[slot] = self._var("UniformConstant", self.sampled_t,
                                           [(E("Decoration", "DescriptorSet"), 0),
                                            (E("Decoration", "Binding"), TEX_BINDING0 + slot)])
+        elif dims.get(slot, ("2D", 0)) != (dim, arrayed):
+            raise TranslateError(f"texture slot {slot} is read as {dims.get(slot, ('2D', 0))} and as "
+                                 f"{(dim, arrayed)} (one binding has one dimension)")
         return self.images[slot]
 
     def sampled(self, inst: Inst) -> int:
@@ -254,8 +261,8 @@ class _GfxLower(_Lower):
         if getattr(self, "_pools", None) is None:
             m, E = self.m, self.m.E
             img = m.type("OpTypeImage", self.f32, E("Dim", "2D"), 0, 0, 0, 1, E("ImageFormat", "Unknown"))
-            self.img_t = img
-            self.sampled_t = m.type("OpTypeSampledImage", img)
+            self.pool_img_t = img          # slot_var may retarget img_t to another dimension
+            self.pool_sampled_t = m.type("OpTypeSampledImage", img)
             self.sampler_t = m.type("OpTypeSampler")
             vars_ = []
             for binding, (ty, n) in enumerate(((img, TEXTURE_POOL), (self.sampler_t, SAMPLER_POOL))):
@@ -300,13 +307,13 @@ class _GfxLower(_Lower):
         uc = m.E("StorageClass", "UniformConstant")
         for (t, s), lab in zip(cases, labels):
             self.put_label(lab)
-            img = self.op("OpLoad", self.img_t, self.op("OpAccessChain", m.type("OpTypePointer", uc, self.img_t),
-                                                        tex_pool, self.c(t)))
+            img = self.op("OpLoad", self.pool_img_t, self.op(
+                "OpAccessChain", m.type("OpTypePointer", uc, self.pool_img_t), tex_pool, self.c(t)))
             si = None
             if s is not None:
                 smp = self.op("OpLoad", self.sampler_t, self.op(
                     "OpAccessChain", m.type("OpTypePointer", uc, self.sampler_t), smp_pool, self.c(s)))
-                si = self.op("OpSampledImage", self.sampled_t, img, smp)
+                si = self.op("OpSampledImage", self.pool_sampled_t, img, smp)
             self.do("OpStore", res, leaf(img, si))
             self.do("OpBranch", merge)
         self.put_label(merge)
@@ -505,7 +512,7 @@ class _GfxLower(_Lower):
             return
         E = self.m.E
         if self.header.writes_depth or self.header.writes_sample_mask:
-            raise TranslateError("depth / sample mask outputs are not translated yet", field="code")
+            self._check_depth_outputs()
         reg = 0
         for t, mask in enumerate(self.header.targets):
             if not mask:
@@ -520,6 +527,16 @@ class _GfxLower(_Lower):
             if t not in self.colour_vars:    # one variable per target: the epilogue runs at every EXIT
                 self.colour_vars[t] = self._var("Output", self.v4f, [(E("Decoration", "Location"), t)])
             self.do("OpStore", self.colour_vars[t], self.op("OpCompositeConstruct", self.v4f, *comps))
+        if self.header.writes_depth or self.header.writes_sample_mask:
+            self._depth_outputs(reg)
+
+    # hooks: an architecture that translates the header's depth / sample-mask outputs overrides both
+    def _check_depth_outputs(self) -> None:
+        raise TranslateError("depth / sample mask outputs are not translated yet", field="code")
+
+    def _depth_outputs(self, reg: int) -> None:
+        """Store the depth / sample mask from the registers after the colours' (``reg`` = the
+        first register after them)."""
 
     def _entry(self, main: int) -> None:
         m, E = self.m, self.m.E

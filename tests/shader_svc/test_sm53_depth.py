@@ -1,0 +1,80 @@
+"""SM53 fragment programs that write depth (header bit 609): the register after the sample
+mask's, which follows the colours' (R4 after one RGBA target: mask R4, depth R5), becomes
+FragDepth (DepthReplacing), drawn on lavapipe with a D32 depth buffer and compared with numpy;
+a sample-mask output is refused clearly.  The program is what nvdisasm 11.8 reads."""
+from __future__ import annotations
+
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shader_svc import sph
+from shader_svc import translate as tr
+from shader_svc.sm86.to_spirv import TranslateError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_bindless import H, W, gpu, quad, uv  # noqa: E402,F401
+from test_sm53_gfx import nvdisasm53  # noqa: E402,F401
+from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val  # noqa: E402
+
+# colour = (u, v, 0, 1); depth = u * v * 0.5 + 0.125 (R5; R4 is the unwritten sample mask's register)
+FS_DEPTH = """
+IPA.PASS R6, a[0x7c], RZ
+MUFU.RCP R6, R6
+IPA R0, a[0x80], R6
+IPA R1, a[0x84], R6
+MOV R2, RZ
+MOV32I R3, 0x3f800000
+FMUL R5, R0, R1
+FMUL R5, R5, 0.5
+FADD R5, R5, 0.125
+EXIT
+"""
+HDR = dict(inputs={0x7c: "perspective", 0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
+
+
+def program(text: str, depth: bool = True, sample_mask: bool = False) -> bytes:
+    from shader_svc.sm53.assemble import assemble_program
+
+    h = bytearray(sph.build("fragment", version=3, **HDR))
+    word = struct.unpack_from("<I", h, 4 * 19)[0] | depth << 1 | sample_mask     # bits 608, 609
+    struct.pack_into("<I", h, 4 * 19, word)
+    return bytes(h) + assemble_program(text, base_addr=len(h))
+
+
+def test_depth_output_reaches_the_depth_buffer(gpu, tmp_path):
+    code = program(FS_DEPTH)
+    assert sph.parse(code, "fragment").writes_depth
+    fs = tr.translate(tr.make_program(53, 3, code))
+    spirv_val(fs, tmp_path, "depth")
+    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
+    colour, depth = gpu.draw(vs, fs, quad(), (W, H), depth=True)
+    for y in range(H):
+        for x in range(W):
+            u, v = uv(x, y)
+            want = np.float32(u) * np.float32(v) * np.float32(0.5) + np.float32(0.125)
+            assert abs(depth[y, x] - want) < 1e-5, (x, y, depth[y, x], want)
+            assert abs(colour[y, x, 0] - u * 255) <= 1 and colour[y, x, 3] == 255, (x, y)
+    # without the header bit the depth buffer holds the rasterised z (0 here), not R5
+    _, flat = gpu.draw(vs, tr.translate(tr.make_program(53, 3, program(FS_DEPTH, depth=False))), quad(), (W, H),
+                       depth=True)
+    assert np.abs(flat).max() < 1e-6
+
+
+def test_sample_mask_output_is_refused_clearly():
+    with pytest.raises(TranslateError, match="sample mask outputs are not translated yet"):
+        tr.translate(tr.make_program(53, 3, program(FS_DEPTH, sample_mask=True)))
+
+
+def test_depth_program_is_what_nvdisasm_reads(nvdisasm53):
+    from shader_svc.sm53 import tools
+    from shader_svc.sm53.assemble import assemble_program
+
+    code = assemble_program(FS_DEPTH)
+    q = struct.unpack(f"<{len(code) // 8}Q", code)
+    words = [w for i, w in enumerate(q) if i % 4]
+    lines = [ln.strip() for ln in FS_DEPTH.strip().splitlines()]
+    assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
