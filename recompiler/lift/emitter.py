@@ -1,20 +1,29 @@
 """Emit one C function for one guest function.
 
-Registers the function uses live in C locals (``x0``..``x30``, ``sp``, flags ``N Z C V``);
-they are loaded from ``NxCpu`` at entry and written back before calls, SVCs and exits.  After
-a call, AAPCS64 lets the callee change only X0-X18, X30 and the flags, so only those are
-reloaded (``trust_abi=False`` reloads all); the flags are neither written back before a call
-nor reloaded after it (AAPCS64: they are no argument and not preserved), except in trace
-builds, whose lockstep records hold NZCV.  A computed goto's table becomes a dense array of
-host label addresses (``shared_table``); every other indirect branch or call keeps an inline
-cache of its first target (lifted.h ``NX_IC``).  See docs/ARCHITECTURE.md, "Returns to somewhere
-else", for how a call site handles a return to an unexpected address.
+Registers the function uses live in C locals (``x0``..``x30``, ``sp``, ``v0``..``v31`` as
+``NxVec``, flags ``N Z C V``); they are loaded from ``NxCpu`` at entry and written back before
+calls, SVCs and exits.  Handlers name a vector register ``s->v[N]``; the emitter renames it to
+its local, so scalar FP stays in host registers instead of going through memory that every
+guest store may alias.  With ``trust_abi`` (AAPCS64) each call site gets its own lists from a
+liveness pass over the function's C (``recompiler/liveness.py``): it stores what the callee may
+read (arguments, X16-X18, callee-saved registers, SP, X30, V0-V15) and the caller-saved
+registers live after it, and reloads only the registers a callee may change (X0-X18, X30,
+V0-V7, V16-V31, the upper halves of V8-V15) that are live after it; a return stores what its
+caller may read.  ``trust_abi=False`` stores every written register and reloads every one it
+uses; trace builds store and reload as without liveness (lockstep compares every register at
+every function entry) and keep the flags.  Otherwise the flags are neither written back before
+a call nor reloaded after it (AAPCS64: they are no argument and not preserved).  A computed
+goto's table becomes a dense array of host label addresses (``shared_table``); every other
+indirect branch or call keeps an inline cache of its first target (lifted.h ``NX_IC``).  See
+docs/ARCHITECTURE.md, "Returns to somewhere else", for how a call site handles a return to an
+unexpected address.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
+from recompiler import liveness
 from recompiler.decode import Insn, disasm
 
 CALLER_SAVED = set(range(19)) | {30}
@@ -22,6 +31,13 @@ _DENSE_SLOTS = 1 << 14   # most slots (guest words) of a computed goto's label a
 _REG_RE = re.compile(r"\bx([0-9]|[12][0-9]|30)\b")
 _SP_RE = re.compile(r"\bsp\b")
 _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)(?!=)")
+# vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
+_SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
+_V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
+# a write to a vector local: an assignment to it or to one of its lanes, or its address taken
+_V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
+                          r"|&v([0-9]|[12][0-9]|3[01])\b")
+V_PRESERVED_LOW = set(range(8, 16))   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
 
 
 def fname(addr: int) -> str:
@@ -60,6 +76,16 @@ class FunctionEmitter:
         self.internal_errors: list[str] = []
         self.shared: dict[tuple[int, ...], str] = {}   # jump table -> label of its shared dispatch
         self.shared_blocks: list[str] = []
+        # liveness at call sites and returns (AAPCS64 trust; trace builds store and reload all,
+        # lockstep compares every register at every function entry)
+        self.live = trust_abi and not trace
+        self.call_rets: list[int] = []               # call site k's return address
+        self.falls: dict[int, int] = {}              # address -> the address it falls through to
+        self.call_live: dict[int, int] = {}          # call site k -> registers live after it
+        self.call_dirty: dict[int, int] = {}         # call site k -> locals that may differ from s
+        self.ret_dirty: dict[int, int] = {}          # return k -> the same
+        self.n_rets = 0
+        self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -108,7 +134,9 @@ class FunctionEmitter:
         ret = self.pc + 4
         self.resume.append(ret)
         self.labels.add(ret)
-        self.out(f"x30 = {ret:#x}ull; STORE_CALL;")
+        k = len(self.call_rets)
+        self.call_rets.append(ret)
+        self.out(f"x30 = {ret:#x}ull; {f'@@SC{k}@@' if self.live else 'STORE_CALL'};")
         if target is not None and target in self.functions:
             self.callees.add(target)
             self.out(f"{fname(target)}(s);")
@@ -118,11 +146,12 @@ class FunctionEmitter:
                      "{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, s->pc); "
                      "if (_e) _e->fn(s); else { if (nx_ic_fill) s = nx_ic_fill(s, &_ic); nx_call_indirect(s); } }")
         self.out(f"if (UNLIKELY(s->pc != {ret:#x}ull)) return;")
-        self.out("RELOAD_CALL;")
+        self.out(f"{f'@@RC{k}@@' if self.live else 'RELOAD_CALL'};")
 
     def leave(self, target_expr: str) -> None:
-        """RET, or an indirect branch out of the function."""
-        self.out(f"s->pc = {target_expr}; STORE_ALL; return;")
+        """RET: stores what a caller may read after it (``@@SR@@``, see _wrap)."""
+        self.out(f"s->pc = {target_expr}; {f'@@SR{self.n_rets}@@' if self.live else 'STORE_ALL'}; return;")
+        self.n_rets += 1
 
     def shared_table(self, targets: list[int]) -> str:
         """Label of the one dispatch block of this table: a host label per guest address in a
@@ -136,6 +165,9 @@ class FunctionEmitter:
             n = len(self.shared)
             label = f"JT_{n}"
             self.shared[key] = label
+            # None: a target in another function (a tail call, which may read anything)
+            self.shared_targets[label] = [a for a in targets if a in self.addrs] \
+                if all(a in self.addrs for a in targets) else None
             local = [a for a in targets if a in self.addrs and a % 4 == 0]
             other = [a for a in targets if a not in local]
             lines = []
@@ -188,8 +220,12 @@ class FunctionEmitter:
                 self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); return;")
                 falls = False
             prev_falls, prev_addr = falls, insn.addr
+            if falls:
+                self.falls[insn.addr] = insn.addr + 4
         if prev_falls and prev_addr is not None:
             self.out(self.goto(prev_addr + 4))
+        if self.live:
+            self._liveness(chunks, len(self.body))
         # labels go before the instruction lines that start at their address
         lines = self.body[body_start:]
         starts = dict(chunks)
@@ -204,7 +240,84 @@ class FunctionEmitter:
         body = "\n".join(out_lines)
         return self._wrap(body)
 
+    def _liveness(self, chunks: list[tuple[int, int]], end: int) -> None:
+        """Live registers after each call site (``self.call_live[k]``), from each instruction's C."""
+        cs: list[liveness.Chunk] = []
+        site_of: dict[int, int] = {}
+        ret_of: dict[int, int] = {}
+        # where an indirect jump may land inside this function besides its tables: a false
+        # entry (a label that analysis also took for a function).  A resume point reached so
+        # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
+        # every indirect jump's ``leaves``).
+        inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
+        for j, (addr, start) in enumerate(chunks):
+            stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
+            text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
+            call = re.search(r"@@SC(\d+)@@", text)
+            ret = re.search(r"@@SR(\d+)@@", text)
+            if call:
+                site_of[addr] = int(call.group(1))
+                text = text[:call.start()]      # the callee's reads are liveness.CALL_USES
+            if ret:
+                ret_of[addr] = int(ret.group(1))
+                text = text.replace(ret.group(0), "")
+            text, indirect = liveness.indirect_jump(text)
+            leaves = (liveness.EXIT_USES if ret else 0) | (liveness.INDIRECT_USES if indirect else 0)
+            succs = liveness.successors(text)
+            for label in re.findall(r"\bgoto (JT_\d+);", text):
+                text = text.replace(f"goto {label};", "")
+                targets = self.shared_targets[label]
+                succs += targets or []
+                leaves |= liveness.EXIT_USES if targets is not None else liveness.ALL
+                indirect = True
+            if indirect:
+                succs += inner
+            gen, kill = liveness.effects(text)
+            cs.append(liveness.Chunk(addr, gen, kill, succs, call=site_of.get(addr), leaves=leaves,
+                                     writes=liveness.writes(text)))
+        live_out = liveness.solve(cs, self.falls)
+        self.call_live = {k: live_out[a] for a, k in site_of.items()}
+        dirty = liveness.dirty(cs, self.falls)
+        self.call_dirty = {k: dirty[a] for a, k in site_of.items()}
+        self.ret_dirty = {k: dirty[a] for a, k in ret_of.items()}
+
+    def _place_liveness(self, body: str, regs: list[int], uses_sp: bool, v_used: list[int],
+                        w_regs: list[int], w_sp: bool, v_written: list[int], flags_store: str) -> str:
+        """Each call site's own store and reload lists, and each return's store list: a call
+        stores what the callee may read (liveness.CALL_USES) and what is live after it, and
+        reloads only what the callee may change that is live after it (the flags are neither,
+        AAPCS64); a return stores every register and the flags as before.  Both store only
+        registers written since the entry or the last call (``liveness.dirty``)."""
+        L = liveness
+
+        def stores(mask: int, extra: str = "") -> str:
+            out = [f"s->x[{r}] = x{r};" for r in w_regs if mask & L.xbit(r)]
+            if w_sp and mask & L.xbit(L.SP_BIT):
+                out.append("s->sp = sp;")
+            out += [f"s->v[{r}] = v{r};" for r in v_written if mask & L.vbit(r)]
+            return f"do {{ {' '.join(out)} {extra} }} while (0)"
+
+        def reloads(mask: int) -> str:
+            out = [f"x{r} = s->x[{r}];" for r in regs if mask & L.CALL_CLOBBERS & L.xbit(r)]
+            out += [(f"v{r}.d[1] = s->v[{r}].d[1];" if r in V_PRESERVED_LOW else f"v{r} = s->v[{r}];")
+                    for r in v_used if mask & L.vbit(r)]
+            return f"do {{ {' '.join(out)} }} while (0)"
+
+        def site(m: re.Match) -> str:
+            k = int(m.group(2))
+            if m.group(1) == "SR":
+                return stores(self.ret_dirty.get(k, L.ALL), flags_store)
+            live = self.call_live.get(k, L.ALL)
+            if m.group(1) == "SC":
+                return stores((L.CALL_USES | live | L.xbit(30)) & self.call_dirty.get(k, L.ALL))
+            return reloads(live)
+
+        return re.sub(r"@@(SC|RC|SR)(\d+)@@", site, body)
+
     def _wrap(self, body: str) -> str:
+        body = _SV_RE.sub(r"v\1", body)
+        v_used = sorted({int(m) for m in _V_RE.findall(body)})
+        v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
         used = {int(m) for m in _REG_RE.findall(body)}
         uses_sp = bool(_SP_RE.search(body))
         written = {m for m in _ASSIGN_RE.findall(body)}
@@ -217,17 +330,24 @@ class FunctionEmitter:
             decl.append("u64 " + ", ".join(f"x{r} = s->x[{r}]" for r in regs) + ";")
         if uses_sp:
             decl.append("u64 sp = s->sp;")
+        if v_used:
+            decl.append("NxVec " + ", ".join(f"v{r} = s->v[{r}]" for r in v_used) + ";")
         decl.append("FLAGS_DECL;" if uses_flags else "")
         if uses_flags:
             decl.append("FLAGS_LOAD;")
         store = [f"s->x[{r}] = x{r};" for r in w_regs]
         if w_sp:
             store.append("s->sp = sp;")
+        store += [f"s->v[{r}] = v{r};" for r in v_written]
         if uses_flags and self.flags_written:
             store.append("FLAGS_STORE;")
         reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi)]
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
-        reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else [])
+        # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
+        reload_v_all = [f"v{r} = s->v[{r}];" for r in v_used]
+        reload += reload_v_all if not self.trust_abi else \
+            [f"v{r}.d[1] = s->v[{r}].d[1];" if r in V_PRESERVED_LOW else f"v{r} = s->v[{r}];" for r in v_used]
+        reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else []) + reload_v_all
         if uses_flags:
             reload_all.append("FLAGS_LOAD;")
         if uses_sp and not self.trust_abi:
@@ -239,6 +359,9 @@ class FunctionEmitter:
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
+        if self.live:
+            body = self._place_liveness(body, regs, uses_sp, v_used, w_regs, w_sp, v_written,
+                                        "FLAGS_STORE;" if uses_flags and self.flags_written else "")
         resume = ""
         if self.resume:
             self.resume = [a for a in self.resume if a in self.addrs]
@@ -256,7 +379,8 @@ class FunctionEmitter:
                 f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
                 f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
                 f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
+                f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
                 f"  {' '.join(d for d in decl if d)}\n"
                 f"{'  nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{resume}"
                 f"{first_jump}{body}\n"
-                f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n}}\n")
+                f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n}}\n")

@@ -1,0 +1,210 @@
+"""Register liveness over one lifted function, read from the C each instruction became.
+
+The emitter (``recompiler/lift/emitter.py``) asks which guest registers are live after each
+call site and at each return, so that a call stores and reloads only what can still matter
+(AAPCS64, with ``recompiler.trust_abi``).  The analysis reads the C text of each instruction
+(its *chunk*) rather than a second table of what each instruction reads and writes: the text
+is what actually runs, so the two cannot disagree.  Every approximation is on the safe side:
+a register named anywhere in a chunk counts as read, except where the chunk plainly
+overwrites it first (an unconditional ``xN = expr;`` whose ``expr`` does not name it), and a
+chunk that writes every register back (``STORE_ALL``: an exit, an SVC, a trap, an indirect
+branch, a tail call) reads them all.
+
+Registers are bits of an int: X0-X30 are bits 0-30, SP bit 31, V0-V31 bits 32-63.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SP_BIT = 31
+ALL = (1 << 64) - 1
+
+
+def xbit(n: int) -> int:
+    return 1 << n
+
+
+def vbit(n: int) -> int:
+    return 1 << (32 + n)
+
+
+def _mask(xs=(), vs=(), sp: bool = False) -> int:
+    m = 0
+    for n in xs:
+        m |= xbit(n)
+    for n in vs:
+        m |= vbit(n)
+    return m | (xbit(SP_BIT) if sp else 0)
+
+
+# What a lifted call hands its callee (AAPCS64): arguments X0-X7, the indirect result X8, the
+# veneer/PLT scratch X16-X17, the platform register X18, the callee-saved X19-X29 and SP (a
+# callee that saves them, or setjmp, reads them), FP/SIMD arguments V0-V7 and the callee-saved
+# V8-V15 (setjmp saves D8-D15).  X9-X15 and V16-V31 matter to a call only when they are live
+# after it (a callee the guest compiler knew not to clobber them, -fipa-ra: stored before and
+# reloaded after, the callee leaves them as they were).
+CALL_USES = _mask(xs=[*range(9), 16, 17, 18, *range(19, 30)], vs=range(16), sp=True)
+# What a return hands its caller: the results X0-X1 and V0-V7 (HFA/HVA in V0-V3), what the
+# callee must preserve (X19-X29, SP, the low halves of V8-V15), the link register and the
+# platform register X18.  X2-X17 and V16-V31 are not preserved, so a caller relies on them after
+# a call only for a callee that never writes them (-fipa-ra), which then stores nothing there.
+EXIT_USES = _mask(xs=[0, 1, *range(18, 31)], vs=range(16), sp=True)
+# What an indirect jump out of a function may hand on (BR to a register): through nx_jump it
+# reaches a function entry (a tail call: CALL_USES) or a resume point (a return to somewhere
+# else: EXIT_USES).  Entries and resume points inside the function itself are added as
+# successors by the emitter (a false entry reads whatever that label reads).  A jump table's
+# miss (an address the table does not list) can only be such a label of the function itself
+# (C's computed gotos and switches stay inside their function), so it reads EXIT_USES.
+INDIRECT_USES = CALL_USES | EXIT_USES
+# What a callee may change: the emitter reloads only these after a call (V8-V15: upper halves).
+CALL_CLOBBERS = _mask(xs=[*range(19), 30], vs=range(32))
+
+_TOKEN = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))\b")
+_CONTROL = re.compile(r"\b(?:if|else|for|while|switch|case|goto|return|do)\b|\?")
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_GOTO = re.compile(r"\bgoto L_([0-9a-f]+);")
+
+
+def token_bit(tok: str) -> int:
+    if tok == "sp":
+        return xbit(SP_BIT)
+    return xbit(int(tok[1:])) if tok[0] == "x" else vbit(int(tok[1:]))
+
+
+@dataclass
+class Chunk:
+    """One instruction's C: what it reads before writing (gen), what it surely overwrites
+    (kill), the labels it may branch to and whether it falls through to the next address."""
+    addr: int
+    gen: int
+    kill: int
+    succs: list[int]
+    call: int | None = None    # the call site's number (a STORE_CALL placeholder) if any
+    leaves: int = 0            # what leaving the function here reads (EXIT_USES for a return...)
+    writes: int = 0            # every register it may write (before its call, for a call)
+
+
+def _kills(text: str, m: re.Match) -> bool:
+    """Whether the token at ``m`` is the target of an unconditional full assignment that does
+    not read it: ``xN = expr;`` (``vN = ...;`` or ``vN.q = ...;`` for a vector register)."""
+    tok = m.group(1)
+    after = text[m.end():]
+    if tok[0] == "v" and after.startswith(".q"):
+        after = after[2:]
+    a = re.match(r"\s*=(?!=)", after)
+    if not a:
+        return False
+    if _CONTROL.search(text, 0, m.start()) or "({" in text[:m.start()]:
+        return False
+    rhs = after[a.end():].split(";", 1)[0]
+    return "({" not in rhs and not re.search(rf"(?<![\w>.]){tok}\b", rhs)
+
+
+# control.py's BR to a register outside any table: inline cache, else nx_jump
+_INDIRECT = re.compile(r"STORE_ALL; s->pc = _t; \{ static const NxEntry \*_ic; const NxEntry \*_e = NX_IC\(&_ic, _t\); "
+                       r"if \(_e\) MUSTTAIL return _e->fn\(s\); if \(nx_ic_fill\) s = nx_ic_fill\(s, &_ic\); \} "
+                       r"MUSTTAIL return nx_jump\(s\);")
+
+
+def indirect_jump(text: str) -> tuple[str, bool]:
+    """``text`` without its indirect jump out (if it has one), and whether it had one."""
+    t, n = _INDIRECT.subn("", text)
+    return t, n > 0
+
+
+def effects(text: str) -> tuple[int, int]:
+    """(gen, kill) of one chunk's C text (comments, placeholders and the indirect jump out
+    already taken off)."""
+    text = _COMMENT.sub("", text)
+    if "STORE_ALL" in text or "RELOAD_ALL" in text:
+        return ALL, 0
+    gen = kill = 0
+    for m in _TOKEN.finditer(text):
+        b = token_bit(m.group(1))
+        if (gen | kill) & b:
+            continue
+        if _kills(text, m):
+            kill |= b
+        else:
+            gen |= b
+    return gen, kill
+
+
+_WRITE = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))"
+                    r"(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)|&(v(?:[12][0-9]|3[01]|[0-9]))\b")
+
+
+def writes(text: str) -> int:
+    """Every register ``text`` may write: an assignment to it or to a lane of it, or a vector
+    register's address taken."""
+    m = 0
+    for a, b in _WRITE.findall(_COMMENT.sub("", text)):
+        m |= token_bit(a or b)
+    return m
+
+
+def successors(text: str) -> list[int]:
+    return [int(a, 16) for a in _GOTO.findall(_COMMENT.sub("", text))]
+
+
+def solve(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:
+    """Live-out of every chunk (by address), iterated to a fixed point.  ``falls`` maps a
+    chunk's address to the address it falls through to."""
+    by_addr = {c.addr: c for c in chunks}
+    live_in = {c.addr: 0 for c in chunks}
+    live_out = {c.addr: 0 for c in chunks}
+    changed = True
+    while changed:
+        changed = False
+        for c in reversed(chunks):
+            out = 0
+            for s in c.succs:
+                out |= live_in.get(s, ALL) if s in by_addr else ALL
+            f = falls.get(c.addr)
+            if f is not None:
+                if f in by_addr:
+                    out |= live_in[f]
+                else:   # past the function's end: after a call only a noreturn callee's
+                    # (the compiler ends a function with a call only then); else anything
+                    out |= INDIRECT_USES if c.call is not None else ALL
+            out |= c.leaves
+            if c.call is not None:
+                out_through = out | CALL_USES
+            else:
+                out_through = out
+            new_in = c.gen | (out_through & ~c.kill)
+            if out != live_out[c.addr] or new_in != live_in[c.addr]:
+                live_out[c.addr], live_in[c.addr] = out, new_in
+                changed = True
+    return live_out
+
+
+def dirty(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:
+    """Registers whose C local may hold a value ``NxCpu`` lacks, at each chunk (by address,
+    after what it writes before its call): written since the function's entry loaded them or
+    since the last call.  Entry and resume points start clean (every local read from
+    ``NxCpu``), and so does the code after a call: the call stored every dirty register the
+    callee may read or that is live after it, reloaded those a callee may change that are
+    live, a preserving callee keeps the callee-saved ones (AAPCS64), and for a dead register
+    the callee left in ``NxCpu`` is newer than the local.  Only a dirty register needs
+    storing at a call or a return."""
+    preds: dict[int, list[int]] = {c.addr: [] for c in chunks}
+    for c in chunks:
+        for t in [*c.succs, *([falls[c.addr]] if c.addr in falls else [])]:
+            if t in preds:
+                preds[t].append(c.addr)
+    d_in = {c.addr: 0 for c in chunks}
+    d_out = {c.addr: 0 for c in chunks}
+    changed = True
+    while changed:
+        changed = False
+        for c in chunks:
+            i = 0
+            for p in preds[c.addr]:
+                i |= d_out[p]
+            d = 0 if c.call is not None else i | c.writes
+            if i != d_in[c.addr] or d != d_out[c.addr]:
+                d_in[c.addr], d_out[c.addr] = i, d
+                changed = True
+    return {c.addr: d_in[c.addr] | c.writes for c in chunks}
