@@ -1,17 +1,34 @@
 """Build: lift functions into C shards in worker processes, compile the shards in parallel
 with an object cache keyed by content hash, and link them with the runtime into ``game.so``.
 
-Shards are stable address buckets (``recompiler.shard_bytes`` of guest code each), so a change
-to one function rebuilds one shard; every other object comes from the cache.
+Shards are stable address buckets (``recompiler.shard_bytes`` of guest code each), split
+further so that no shard holds more than ``recompiler.shard_insns`` instructions and every big
+function (over a quarter of that) is a shard of its own: a change to one function rebuilds one
+shard, and a small function never shares a shard, and its compile time, with a huge one (clang
+is superlinear in a function's size).  Every other object comes from the cache, and every
+other shard's C from the lift cache (``cache_dir/lifted``, keyed by the shard's functions and
+the recompiler's own code).
+
+Lifting and compiling share one pool of ``recompiler.jobs`` workers with no barrier between
+them, and the compile estimated longest goes first, so no core waits on one long shard at
+the end.  Each unit's compiler CPU time goes to the log and the manifest's stats
+(``cpu_seconds``, ``slowest``).
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import heapq
+import json
+import logging
 import os
 import re
+import resource
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+import time
+import zlib
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nxrecomp import settings
@@ -20,30 +37,156 @@ from recompiler import cc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
 
+log = logging.getLogger("recompiler.build")
+
 RUNTIME_DIR = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
+# -g0: zig's clang emits DWARF unless told not to; nothing reads it (crash reports name guest
+# addresses by the guest's own symbols), and it is ~20 % of a shard's compile time and ~80 %
+# of its object's bytes.
 FLAGS = ["-fPIC", "-fno-strict-aliasing", "-fwrapv", "-mcx16", "-fno-sanitize=all", "-w",
-         "-fno-stack-protector", "-fomit-frame-pointer"]
+         "-fno-stack-protector", "-fomit-frame-pointer", "-g0"]
 # Generated code (shards, the table) is hidden: calls between lifted functions are direct
 # calls, not PLT jumps, and clang may inline within a shard.  The runtime keeps default
 # visibility (the runners dlsym it); -Bsymbolic binds the shards' calls into it directly too.
-SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden"]
+# -fno-slp-vectorize: in lifted code the SLP vectorizer was half of all compile time (59 % of
+# the biggest busybox shard: it searches the long runs of stores of registers back to NxCpu
+# before every call and exit) to pair ~35 stores a shard; NEON is already vector C.
+SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden", "-fno-slp-vectorize"]
 LINK_FLAGS = ["-Wl,-Bsymbolic"]
 
 
 @dataclass
 class ShardResult:
-    index: int
+    index: tuple[int, int]                # (address bucket, part)
     c_path: str
     entries: list[tuple[int, str, int]]   # (addr, C name, kind)
     defined: list[str]
+    cpu_s: float = 0.0                    # Python CPU time spent lifting it
+    cost: float = 0.0                     # estimated compile time (compile_cost)
+    cached: bool = False                  # its C came from the lift cache
+
+
+@dataclass
+class Compiled:
+    """One compile unit's object: from the cache, or built now in ``cpu_s`` compiler CPU time."""
+    c_path: str
+    obj: str
+    cached: bool
+    cpu_s: float
 
 
 def _shard_of(addr: int, shard_bytes: int) -> int:
     return addr // shard_bytes
 
 
+def split_bucket(plans: list, max_insns: int) -> list[list]:
+    """``plans`` (one address bucket, in address order) in consecutive parts of at most
+    ``max_insns`` instructions (a longer function alone), every function over a quarter of
+    ``max_insns`` in a part of its own.  Parts depend only on this bucket's functions."""
+    parts: list[list] = []
+    cur: list = []
+    n, cur_big = 0, False
+    big = max(1, max_insns // 4)
+    for p in plans:
+        k = len(p.insns)
+        if cur and (k > big or cur_big or n + k > max_insns):
+            parts.append(cur)
+            cur, n = [], 0
+        cur.append(p)
+        n, cur_big = n + k, k > big
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def compile_cost(function_sizes: list[int]) -> float:
+    """Estimated compile time of a shard (in units of one byte of plain C) from the sizes of
+    its functions' C: clang's optimiser is superlinear in a function's size, so one 400 KB
+    function costs more than a whole shard of small ones.  Fitted to busybox's 52 shards
+    (bytes + sum of squares / 30000: correlation 0.99 with the measured CPU time; bytes
+    alone: 0.50)."""
+    return float(sum(n + n * n / 30000 for n in function_sizes))
+
+
+def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: set[int]) -> str:
+    """What a shard's C depends on besides its own functions: the recompiler's code (every
+    module of the package, so no dependency of the lifter is missed), the lifting settings and
+    the set of function entries (a call to an entry is a direct call)."""
+    h = hashlib.sha256(repr((trust_abi, comments, trace)).encode())
+    pkg = Path(__file__).resolve().parent
+    for p in sorted(pkg.rglob("*.py")):
+        h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes())
+    h.update(b"".join(a.to_bytes(8, "little") for a in sorted(functions)))
+    return h.hexdigest()
+
+
+def _canon(v):
+    """A value with a stable repr (sets and dicts sorted)."""
+    if isinstance(v, dict):
+        return sorted((k, _canon(x)) for k, x in v.items())
+    if isinstance(v, (set, frozenset)):
+        return sorted(v)
+    if isinstance(v, (list, tuple)):
+        return [_canon(x) for x in v]
+    return v
+
+
+def _lift_key(fingerprint: str, plans: list) -> str:
+    """Key of a shard's lifted C in the lift cache: the fingerprint and every field of its
+    plans (instructions as address and word; not ``resume_points``, which lifting fills)."""
+    h = hashlib.sha256(fingerprint.encode())
+    for p in plans:
+        for f in dataclasses.fields(p):
+            v = getattr(p, f.name)
+            if f.name == "insns":
+                h.update(b"".join(i.addr.to_bytes(8, "little") + i.word.to_bytes(4, "little") for i in v))
+            elif f.name != "resume_points":
+                h.update(f"{f.name}={_canon(v)!r};".encode())
+    return h.hexdigest()
+
+
+def _lift_cache() -> Path:
+    p = Path(settings.get("nxrecomp", "cache_dir")) / "lifted"
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _lift_paths(args: tuple) -> tuple[Path, Path]:
+    """A lift job's C file (``out_dir/shard_B_P.c``) and its entry in the lift cache."""
+    index, plans, _functions, out_dir, _trust, _comments, _trace, fingerprint = args
+    return (Path(out_dir) / f"shard_{index[0]:05d}_{index[1]}.c",
+            _lift_cache() / f"{_lift_key(fingerprint, plans)}.json.z")
+
+
+def _from_lift_cache(args: tuple) -> ShardResult | None:
+    """A shard's C from the lift cache (written to its C file), or None.  Called in the main
+    process: a hit needs no worker, and its plans are never pickled."""
+    path, cached = _lift_paths(args)
+    if not cached.exists():
+        return None
+    d = json.loads(zlib.decompress(cached.read_bytes()))
+    _write_if_changed(path, d["c"])
+    return ShardResult(args[0], str(path), [tuple(e) for e in d["entries"]], d["defined"], 0.0, d["cost"], True)
+
+
 def _lift_shard(args: tuple) -> ShardResult:
-    index, plans, functions, out_dir, trust_abi, comments, trace = args
+    """Lift one shard to its C file and store that in the lift cache (a rebuild after one
+    function changed then lifts one shard, not all)."""
+    index, plans, functions, out_dir, trust_abi, comments, trace, fingerprint = args
+    t0 = time.process_time()
+    path, cached = _lift_paths(args)
+    r = _lift_fresh(index, path, plans, functions, trust_abi, comments, trace)
+    tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp")
+    # zlib: lifted C compresses ~8x (a busybox build is 35 MB of it)
+    data = json.dumps({"c": path.read_text(), "entries": r.entries, "defined": r.defined, "cost": r.cost})
+    tmp.write_bytes(zlib.compress(data.encode(), 1))
+    os.replace(tmp, cached)    # atomic: a killed build never leaves a broken entry
+    r.cpu_s = time.process_time() - t0
+    return r
+
+
+def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[int], trust_abi: bool,
+                comments: bool, trace: bool) -> ShardResult:
     from recompiler.lift.emitter import fname
 
     bodies, entries, defined, callees = [], [], [], set()
@@ -57,9 +200,8 @@ def _lift_shard(args: tuple) -> ShardResult:
         callees |= called
     protos = "".join(f"void {fname(a)}(NxCpu *s);\n" for a in sorted(callees | {p.entry for p in plans}))
     text = '#include "lifted.h"\n' + protos + "\n".join(bodies)
-    path = Path(out_dir) / f"shard_{index:05d}.c"
     _write_if_changed(path, text)
-    return ShardResult(index, str(path), entries, defined)
+    return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]))
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -76,8 +218,8 @@ def _obj_cache() -> Path:
     return p
 
 
-def _compile_cached(args: tuple) -> tuple[str, bool]:
-    """Compile one C file to an object in the cache; returns (object path, was cached)."""
+def _compile_cached(args: tuple) -> Compiled:
+    """Compile one C file to an object in the cache (or take it from there)."""
     c_path, flags, cc_id, include_dirs, headers = args
     src = Path(c_path).read_bytes()
     h = hashlib.sha256()
@@ -88,16 +230,79 @@ def _compile_cached(args: tuple) -> tuple[str, bool]:
         h.update(Path(hdr).read_bytes())
     obj = _obj_cache() / f"{h.hexdigest()}.o"
     if obj.exists():
-        return str(obj), True
+        return Compiled(c_path, str(obj), True, 0.0)
     fd, tmp = tempfile.mkstemp(suffix=".o", dir=obj.parent)
     os.close(fd)
+    # this worker runs one compiler at a time, so its children's CPU time is this unit's
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         cc.run(["-c", c_path, "-o", tmp, *flags, *[f"-I{d}" for d in include_dirs]], c_path)
         os.replace(tmp, obj)    # atomic: a killed build never leaves a broken cache entry
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return str(obj), False
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Compiled(c_path, str(obj), False, cpu)
+
+
+@dataclass(order=True)
+class _Unit:
+    """A compile unit waiting for a worker; the costliest goes first."""
+    neg_cost: float
+    c_path: str = field(compare=True)
+    flags: list[str] = field(compare=False, default_factory=list)
+
+
+def _schedule(ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: list[_Unit], cc_id: str,
+              finish_lift, prog: Progress) -> list[Compiled]:
+    """Run ``lifts`` (in order) and compile ``units`` plus every unit ``finish_lift`` returns
+    for a finished lift (a list of units; called once more with None after the last lift),
+    keeping at most ``jobs`` tasks in flight.  Lifts go first (a lift is short, and once all
+    are done every compile's cost is known), then the costliest ready compile: longest first is
+    what keeps the last minutes from running one compile on one core (``compile_cost``)."""
+    ready = list(units) + ([] if lifts else finish_lift(None))
+    heapq.heapify(ready)
+    lifts = list(reversed(lifts))      # pop() takes the next in order
+    running: dict[Future, str] = {}
+    done: list[Compiled] = []
+    lifting = 0
+
+    def lifted(r: ShardResult) -> None:
+        prog.advance()
+        new = finish_lift(r)
+        if not lifts and not lifting:
+            new += finish_lift(None)
+        for u in new:
+            heapq.heappush(ready, u)
+
+    while lifts or ready or running:
+        while len(running) < jobs and (ready or lifts):
+            if lifts:
+                args = lifts.pop()
+                hit = _from_lift_cache(args)
+                if hit is not None:
+                    lifted(hit)
+                    continue
+                running[ex.submit(_lift_shard, args)] = "lift"
+                lifting += 1
+            else:
+                u = heapq.heappop(ready)
+                args = (u.c_path, u.flags, cc_id, [str(RUNTIME_DIR)], _headers_of(u.c_path))
+                running[ex.submit(_compile_cached, args)] = "compile"
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for f in finished:
+            kind = running.pop(f)
+            r = f.result()        # a worker's NxError (compiler failure) ends the build here
+            if kind == "lift":
+                lifting -= 1
+                lifted(r)
+            else:
+                prog.advance()
+                done.append(r)
+                if not r.cached:
+                    log.debug("compiled %s in %.1f s CPU", Path(r.c_path).name, r.cpu_s)
+    return done
 
 
 def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) -> dict:
@@ -114,38 +319,54 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     buckets: dict[int, list] = {}
     for addr in sorted(program.functions):
         buckets.setdefault(_shard_of(addr, shard_bytes), []).append(program.functions[addr])
-    work = [(k, plans, functions, str(src_dir), trust, comments, trace) for k, plans in sorted(buckets.items())]
-    results: list[ShardResult] = []
-    with Progress("lifting functions into C shards", len(work)) as prog, \
-            ProcessPoolExecutor(max_workers=jobs) as ex:
-        for r in ex.map(_lift_shard, work, chunksize=1):
-            results.append(r)
-            prog.advance()
-    keep = {Path(r.c_path).name for r in results}
-    for stale in src_dir.glob("shard_*.c"):
-        if stale.name not in keep:
-            stale.unlink()
-    table = _table_source(results, program.entry)
-    table_path = src_dir / "table.c"
-    _write_if_changed(table_path, table)
-    opt = settings.get("recompiler", "opt")
-    flags = [opt, *SHARD_FLAGS]
-    cc_id = cc.identity()
+    max_insns = int(settings.get("recompiler", "shard_insns"))
+    fingerprint = lifter_fingerprint(trust, comments, trace, functions)
+    lifts = [((k, i), part, functions, str(src_dir), trust, comments, trace, fingerprint)
+             for k, plans in sorted(buckets.items()) for i, part in enumerate(split_bucket(plans, max_insns))]
+    flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS]
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
-    units = [(str(table_path), flags), *[(str(p), ["-O2", *FLAGS]) for p in runtime_c],
-             *[(r.c_path, flags) for r in results]]
-    objs: list[str] = []
-    cached = 0
-    with Progress("compiling shards", len(units)) as prog, ProcessPoolExecutor(max_workers=jobs) as ex:
-        for obj, was in ex.map(_compile_cached, [(u, f, cc_id, [str(RUNTIME_DIR)], _headers_of(u)) for u, f in units]):
-            objs.append(obj)
-            cached += was
-            prog.advance()
+    units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS]) for p in runtime_c]
+    results: list[ShardResult] = []
+
+    def finish_lift(r: ShardResult | None) -> list[_Unit]:
+        if r is not None:
+            results.append(r)
+            return [_Unit(-r.cost, r.c_path, flags)]
+        # every shard is lifted: the entry table, and no stale shard left in src/
+        results.sort(key=lambda x: x.index)
+        keep = {Path(x.c_path).name for x in results}
+        for stale in src_dir.glob("shard_*.c"):
+            if stale.name not in keep:
+                stale.unlink()
+        table_path = src_dir / "table.c"
+        _write_if_changed(table_path, _table_source(results, program.entry))
+        # the table is data: ~0.6 s of CPU per MB, a fifth of a shard's rate
+        return [_Unit(-table_path.stat().st_size / 5, str(table_path), flags)]
+
+    t0 = time.monotonic()
+    with Progress("lifting and compiling shards", 2 * len(lifts) + len(units) + 1) as prog, \
+            ProcessPoolExecutor(max_workers=jobs) as ex:
+        compiled = _schedule(ex, jobs, lifts, units, cc.identity(), finish_lift, prog)
+    t_compile = time.monotonic()
+    # link order: table, runtime, shards (as before), whatever order the compiles finished in
+    rank = {str(src_dir / "table.c"): (0, ""), **{str(p): (1, str(p)) for p in runtime_c}}
+    compiled.sort(key=lambda c: rank.get(c.c_path, (2, c.c_path)))
+    objs = [c.obj for c in compiled]
     so_tmp = out_dir / "game.so.tmp"
     cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-fno-sanitize=all", *LINK_FLAGS], "game.so (link)")
     os.replace(so_tmp, out_dir / "game.so")
-    return {"functions": len(program.functions), "shards": len(results), "objects": len(objs),
-            "objects_cached": cached, "unresolved_br": len(program.unresolved_br)}
+    built = [c for c in compiled if not c.cached]
+    slowest = sorted(built, key=lambda c: -c.cpu_s)[:5]
+    stats = {"functions": len(program.functions), "shards": len(results), "objects": len(objs),
+             "objects_cached": len(compiled) - len(built), "unresolved_br": len(program.unresolved_br),
+             "shards_lift_cached": sum(r.cached for r in results),
+             "cpu_seconds": {"lift": round(sum(r.cpu_s for r in results), 1),
+                             "compile": round(sum(c.cpu_s for c in built), 1)},
+             "wall_seconds": {"lift_and_compile": round(t_compile - t0, 1),
+                              "link": round(time.monotonic() - t_compile, 1)},
+             "slowest": [[Path(c.c_path).name, round(c.cpu_s, 1)] for c in slowest]}
+    log.info("build: %s", stats)
+    return stats
 
 
 def _headers_of(c_path: str) -> list[str]:

@@ -8,6 +8,7 @@ SETTINGS = [
     Setting("recompiler", "opt", "-O2", "optimisation flag for lifted code"),
     Setting("recompiler", "jobs", os.cpu_count() or 2, "parallel generator and compiler processes", int),
     Setting("recompiler", "shard_bytes", 32768, "guest code bytes per C shard (stable address buckets)", int),
+    Setting("recompiler", "shard_insns", 4096, "most guest instructions per C shard (a bucket is split; a function over a quarter of it is a shard alone)", int),
     Setting("recompiler", "trust_abi", True, "calls keep X19-X29 and SP as AAPCS64 says (off: reload all after calls)", parse_bool),
     Setting("recompiler", "comments", False, "put each instruction's disassembly in the generated C", parse_bool),
     Setting("recompiler", "trace", False, "lifted functions log the registers at entry (NXRECOMP_TRACE_FILE) for lockstep debugging against Unicorn", parse_bool),

@@ -1,0 +1,119 @@
+"""recompiler.build on a small program of hand-encoded A64: lifting and compiling share one
+worker pool (no barrier between them), each unit's compiler CPU time reaches the stats, an
+unchanged rebuild takes every shard's C and object from the caches, a one-function change
+lifts and recompiles exactly its shard, and a compiler failure is one NxError naming the
+file.  The linked ``game.so`` is read back with pyelftools: each lifted function is a defined
+symbol in it.  Buckets split into parts by instruction count (``split_bucket``)."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from nxrecomp.errors import NxError
+from recompiler.analyse import Memory, analyse
+from recompiler.build import build, split_bucket
+
+BASE = 0x400000
+SHARD = 4096
+
+
+def _bl(at: int, to: int) -> int:
+    return 0x94000000 | (((to - at) >> 2) & 0x3FFFFFF)
+
+
+def _movz(rd: int, imm: int) -> int:
+    return 0xD2800000 | (imm << 5) | rd
+
+
+RET = 0xD65F03C0
+
+
+def _program(imms: list[int]):
+    """An entry at BASE calling one leaf per following page (each page its own shard); the
+    leaves return their immediates."""
+    words = {BASE + 4 * i: _bl(BASE + 4 * i, BASE + SHARD * (i + 1)) for i in range(len(imms))}
+    words[BASE + 4 * len(imms)] = RET
+    for i, imm in enumerate(imms):
+        leaf = BASE + SHARD * (i + 1)
+        words[leaf], words[leaf + 4] = _movz(0, imm), RET
+    size = SHARD * (len(imms) + 1)
+    data = bytearray(size)
+    for a, w in words.items():
+        data[a - BASE:a - BASE + 4] = w.to_bytes(4, "little")
+    return analyse(Memory([(BASE, size, bytes(data), True)]), BASE, set(), [])
+
+
+def _symbols(so: Path) -> set[str]:
+    with open(so, "rb") as f:
+        elf = ELFFile(f)
+        return {s.name for s in elf.get_section_by_name(".symtab").iter_symbols() if s["st_shndx"] != "SHN_UNDEF"}
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    monkeypatch.setenv("NXRECOMP_NXRECOMP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("NXRECOMP_RECOMPILER_SHARD_BYTES", str(SHARD))
+    monkeypatch.setenv("NXRECOMP_RECOMPILER_JOBS", "2")
+    return tmp_path
+
+
+def test_build_caches_and_rebuilds_one_shard(env):
+    imms = [random.randrange(1 << 16) for _ in range(3)]
+    out = env / "bundle"
+    first = build(_program(imms), out)
+    src_first = {p.name: p.read_text() for p in (out / "src").glob("*.c")}
+    assert first["shards"] == 4 and first["functions"] == 4
+    assert first["objects_cached"] == 0
+    # every unit was compiled here (zig's own cache may make some of them quick)
+    assert first["cpu_seconds"]["compile"] > 0 and first["cpu_seconds"]["lift"] >= 0
+    assert len(first["slowest"]) == 5
+    syms = _symbols(out / "game.so")
+    for addr in [BASE] + [BASE + SHARD * (i + 1) for i in range(3)]:
+        assert f"F_{addr:x}" in syms
+    assert {"nx_entries", "nx_entry_count", "nx_program_entry"} <= syms
+
+    again = build(_program(imms), out)
+    assert again["objects_cached"] == again["objects"] == first["objects"]
+    assert again["cpu_seconds"]["compile"] == 0 and again["slowest"] == []
+    assert again["shards_lift_cached"] == again["shards"] and first["shards_lift_cached"] == 0
+    # C from the lift cache is the C lifting made
+    assert {p.name: p.read_text() for p in (out / "src").glob("*.c")} == src_first
+
+    imms[1] ^= 1          # one leaf changes: its shard alone is compiled
+    third = build(_program(imms), env / "bundle2")
+    assert third["objects_cached"] == third["objects"] - 1
+    assert third["shards_lift_cached"] == third["shards"] - 1
+    assert [name for name, _s in third["slowest"]] == [f"shard_{(BASE + 2 * SHARD) // SHARD:05d}_0.c"]
+
+
+class _Plan:
+    def __init__(self, n: int) -> None:
+        self.insns = [None] * n
+
+
+@pytest.mark.parametrize("sizes", [[100, 200, 3000, 50, 60, 1100, 10, 4000, 5000, 1, 1], [900] * 10, [5000], []])
+def test_split_bucket_keeps_order_bounds_parts_and_isolates_big_functions(sizes):
+    plans = [_Plan(n) for n in sizes]
+    parts = split_bucket(plans, 4096)
+    assert [p for part in parts for p in part] == plans          # every function once, in order
+    for part in parts:
+        total = sum(len(p.insns) for p in part)
+        assert total <= 4096 or len(part) == 1
+        if any(len(p.insns) > 1024 for p in part):
+            assert len(part) == 1
+    # consecutive small parts are only split when the next would overflow
+    for a, b in zip(parts, parts[1:]):
+        if all(len(p.insns) <= 1024 for p in a + b):
+            assert sum(len(p.insns) for p in a + b) > 4096
+
+
+def test_compiler_failure_names_the_file(env):
+    bad = env / "broken_runtime_part.c"
+    bad.write_text("int f(void) { return syntax error here; }\n")
+    with pytest.raises(NxError) as e:
+        build(_program([7]), env / "bundle", extra_c=[bad])
+    assert str(bad) in str(e.value) and "error" in str(e.value)
+    assert not (env / "bundle" / "game.so").exists()
