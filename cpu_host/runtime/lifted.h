@@ -72,8 +72,7 @@ NXI u32 CRC32X(u32 acc, u64 val, int bytes, u32 poly) {
     return acc;
 }
 
-/* vector registers: live in s->v */
-#define VB(n) (s->v[n])
+/* vector registers: handlers write s->v[N]; the emitter renames it to the function's NxVec local vN */
 NXI u64 FPBITS64(double d) { u64 v; memcpy(&v, &d, 8); return v; }
 NXI u32 FPBITS32(float f) { u32 v; memcpy(&v, &f, 4); return v; }
 NXI double F64OF(u64 v) { double d; memcpy(&d, &v, 8); return d; }
