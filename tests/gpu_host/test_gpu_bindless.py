@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,53 +18,12 @@ from shader_svc import sph
 from shader_svc import translate as tr
 from shader_svc.sm86.assemble import assemble_program
 
-# Programs in our SM86 assembly (the shader service's bindless forms: the handle register packs
-# the texture pool index in bits 0..19 and the sampler pool index above).
-VS_PASS = """
-ALD.128 R0, a[0x80]
-ALD.128 R4, a[0x90]
-ALD.128 R8, a[0xa0]
-ALD.128 R12, a[0xb0]
-AST.128 a[0x70], R0
-AST.128 a[0x80], R4
-AST.128 a[0x90], R8
-AST.128 a[0xa0], R12
-EXIT
-"""
-VS_PASS_HDR = dict(inputs={0x80 + 4 * i for i in range(16)},
-                   outputs={0x70, 0x74, 0x78, 0x7c} | {0x80 + 4 * i for i in range(12)})
-FS_HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective", 0x74: "perspective"},
-              targets=(0xF,))
-# per pixel: texture x & 7, sampler y & 3 (handle = sampler << 20 | texture), uv from varying 0
-FS_PER_PIXEL = """
-IPA.PASS R0, a[0x80]
-IPA.PASS R1, a[0x84]
-IPA.PASS R8, a[0x70]
-IPA.PASS R9, a[0x74]
-F2I.TRUNC.NTZ R8, R8
-F2I.TRUNC.NTZ R9, R9
-LOP3.LUT R10, R8, 0x7, RZ, 0xc0, !PT
-LOP3.LUT R11, R9, 0x3, RZ, 0xc0, !PT
-IMAD R12, R11, 0x100000, R10
-TEX.B R6, R4, R0, R12, 2D
-MOV R0, R4
-MOV R1, R5
-MOV R2, R6
-MOV R3, R7
-EXIT
-"""
-# the handle is the word at c[0x0][0x0]: the same for the whole draw
-FS_UNIFORM = """
-IPA.PASS R0, a[0x80]
-IPA.PASS R1, a[0x84]
-MOV R12, c[0x0][0x0]
-TEX.B.LZ R6, R4, R0, R12, 2D
-MOV R0, R4
-MOV R1, R5
-MOV R2, R6
-MOV R3, R7
-EXIT
-"""
+# The programs the shader service's own bindless tests draw (tests/shader_svc/test_bindless.py):
+# per-pixel handles (texture x & 7, sampler y & 3) and a handle from c[0x0][0x0]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))
+from test_bindless import FS_HDR, FS_PER_PIXEL, FS_UNIFORM  # noqa: E402
+from test_sm86_draw import VS_PASS, VS_PASS_HDR  # noqa: E402
+
 TS = 4          # pool textures are 4x4: a pixel centre never falls on a texel edge
 
 
