@@ -21,44 +21,14 @@ from shader_svc.sm86.assemble import assemble_program
 # The programs the shader service's own bindless tests draw (tests/shader_svc/test_bindless.py):
 # per-pixel handles (texture x & 7, sampler y & 3) and a handle from c[0x0][0x0]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))
-from test_bindless import FS_HDR, FS_PER_PIXEL, FS_UNIFORM  # noqa: E402
+from test_bindless import FS_HDR, FS_PER_PIXEL, FS_UNIFORM, TS, handle, quad, sample  # noqa: E402
 from test_sm86_draw import VS_PASS, VS_PASS_HDR  # noqa: E402
-
-TS = 4          # pool textures are 4x4: a pixel centre never falls on a texel edge
 
 
 def spirv(stage: str, text: str, hdr: dict) -> bytes:
     header = sph.build(stage, **hdr)
     code = header + assemble_program(text, base=len(header))
     return tr.translate(tr.make_program(86, 2 if stage == "vertex" else 3, code))
-
-
-def handle(texture: int, sampler: int) -> int:
-    return sampler << 20 | texture
-
-
-def quad() -> np.ndarray:
-    """Two triangles over the whole target: per vertex 4 x vec4 (clip position, uv, 0, 0)."""
-    v = np.zeros((6, 4, 4), np.float32)
-    v[:, 0] = [[-1, -1, 0, 1], [1, -1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
-    v[:, 1, :2] = [[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]]
-    return v
-
-
-def texel(tex: np.ndarray, j: int, i: int) -> np.ndarray:
-    return tex[min(max(j, 0), TS - 1), min(max(i, 0), TS - 1)].astype(float)
-
-
-def sample(tex: np.ndarray, u: float, v: float, linear: bool) -> np.ndarray:
-    """Vulkan's nearest / bilinear sample of a TSxTS texture at normalised (u, v), clamped."""
-    x, y = u * TS, v * TS
-    if not linear:
-        return texel(tex, int(np.floor(y)), int(np.floor(x)))
-    x, y = x - 0.5, y - 0.5
-    i, j = int(np.floor(x)), int(np.floor(y))
-    fx, fy = x - i, y - j
-    return (1 - fy) * ((1 - fx) * texel(tex, j, i) + fx * texel(tex, j, i + 1)) + \
-        fy * ((1 - fx) * texel(tex, j + 1, i) + fx * texel(tex, j + 1, i + 1))
 
 
 W, H = 32, 16             # test_bindless's sample()/uv() geometry
