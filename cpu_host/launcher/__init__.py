@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cpu_host.linux.memory import BRK_RESERVE, STACK_SIZE, STACK_TOP, brk_region, segment_regions
+from cpu_host.linux.stack import HWCAP2_DEFAULT  # AT_HWCAP2 from the lifter's feature table
 from nxrecomp import settings
 from nxrecomp.errors import NxError
 
@@ -103,12 +104,9 @@ def _write_if_changed(path: Path, data: bytes, mode: int = 0o644) -> None:
     os.replace(tmp, path)
 
 
-def install(bundle: str | Path, manifest: dict, hwcap: int, hwcap2: int | None = None) -> Path:
+def install(bundle: str | Path, manifest: dict, hwcap: int, hwcap2: int = HWCAP2_DEFAULT) -> Path:
     """Make ``bundle/nxrun`` and ``bundle/launch.txt`` current; returns the launcher's path."""
     bundle = Path(bundle)
-    if hwcap2 is None:   # AT_HWCAP2 from the lifter's feature table, like the Python runner's
-        from cpu_host.linux.stack import HWCAP2_DEFAULT
-        hwcap2 = HWCAP2_DEFAULT
     text = launch_file(manifest["image"], manifest.get("program"), hwcap, hwcap2)
     _write_if_changed(bundle / LAUNCH_FILE, text.encode())
     exe = bundle / NAME

@@ -63,8 +63,7 @@ def _dmulh(x: str, y: str, bits: int, rnd: bool, ut: str) -> str:
 def _dmull(x: str, y: str, wbits: int) -> str:
     """SQDMULL's saturated doubled product (as an i128 in the wide lane's range)."""
     lo, hi = _rng(wbits, True)
-    return (f"({{ i128 _p = (i128)2 * {x} * {y}; _p > (i128){hi}ll ? (i128){hi}ll : "
-            f"_p < -(i128){-lo}ull ? -(i128){-lo}ull : _p; }})")
+    return _sat(f"(i128)2 * {x} * {y}", lo, hi, "i128")
 
 
 # ---- three registers, same type -------------------------------------------------------------
@@ -126,8 +125,6 @@ def h_rdm(em: FunctionEmitter, i: Insn) -> None:
     size, scalar = f["size"], i.name == "SIMD_scalar_rdm"
     if size not in (1, 2):
         raise LiftError("reserved SQRDMLAH size")
-    if not scalar and size == 3 and not f["Q"]:
-        raise LiftError("reserved")
     _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), _LANE[size][0], _rdm(size, bool(f["S"])),
           {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
 
