@@ -19,9 +19,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import heapq
-import json
 import logging
 import os
+import pickle
 import re
 import resource
 import tempfile
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from nxrecomp import settings
 from nxrecomp.progress import Progress
-from recompiler import cc
+from recompiler import cc, interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
 
@@ -67,6 +67,8 @@ class ShardResult:
     cpu_s: float = 0.0                    # Python CPU time spent lifting it
     cost: float = 0.0                     # estimated compile time (compile_cost)
     cached: bool = False                  # its C came from the lift cache
+    text: str = ""                        # its C, call sites' lists still placeholders
+    facts: list = field(default_factory=list)   # interproc.FnLive of each function (deferred lists)
 
 
 @dataclass
@@ -158,7 +160,7 @@ def _lift_paths(args: tuple) -> tuple[Path, Path]:
     """A lift job's C file (``out_dir/shard_B_P.c``) and its entry in the lift cache."""
     index, plans, _functions, out_dir, _trust, _comments, _trace, fingerprint = args
     return (Path(out_dir) / f"shard_{index[0]:05d}_{index[1]}.c",
-            _lift_cache() / f"{_lift_key(fingerprint, plans)}.json.z")
+            _lift_cache() / f"{_lift_key(fingerprint, plans)}.pickle.z")
 
 
 def _from_lift_cache(args: tuple) -> ShardResult | None:
@@ -167,9 +169,8 @@ def _from_lift_cache(args: tuple) -> ShardResult | None:
     path, cached = _lift_paths(args)
     if not cached.exists():
         return None
-    d = json.loads(zlib.decompress(cached.read_bytes()))
-    _write_if_changed(path, d["c"])
-    return ShardResult(args[0], str(path), [tuple(e) for e in d["entries"]], d["defined"], 0.0, d["cost"], True)
+    d = pickle.loads(zlib.decompress(cached.read_bytes()))
+    return ShardResult(args[0], str(path), d["entries"], d["defined"], 0.0, d["cost"], True, d["c"], d["facts"])
 
 
 def _lift_shard(args: tuple) -> ShardResult:
@@ -180,9 +181,11 @@ def _lift_shard(args: tuple) -> ShardResult:
     path, cached = _lift_paths(args)
     r = _lift_fresh(index, path, plans, functions, trust_abi, comments, trace)
     tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp")
-    # zlib: lifted C compresses ~8x (a busybox build is 35 MB of it)
-    data = json.dumps({"c": path.read_text(), "entries": r.entries, "defined": r.defined, "cost": r.cost})
-    tmp.write_bytes(zlib.compress(data.encode(), 1))
+    # zlib: lifted C compresses ~8x (a busybox build is 35 MB of it).  pickle: the entry is
+    # this machine's own cache, written only by this code
+    data = pickle.dumps({"c": r.text, "facts": r.facts, "entries": r.entries, "defined": r.defined,
+                         "cost": r.cost}, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.write_bytes(zlib.compress(data, 1))
     os.replace(tmp, cached)    # atomic: a killed build never leaves a broken entry
     r.cpu_s = time.process_time() - t0
     return r
@@ -192,10 +195,13 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
                 comments: bool, trace: bool) -> ShardResult:
     from recompiler.lift.emitter import fname
 
-    bodies, entries, defined, callees = [], [], [], set()
+    bodies, entries, defined, callees, facts = [], [], [], set(), []
     for plan in plans:
-        code, called = lift_function(plan, functions, trust_abi=trust_abi, comments=comments, trace=trace)
+        code, called, live = lift_function(plan, functions, trust_abi=trust_abi, comments=comments,
+                                           trace=trace, defer=True)
         bodies.append(code)
+        if live is not None:
+            facts.append(live)
         name = fname(plan.entry)
         defined.append(name)
         entries.append((plan.entry, name, 1))
@@ -203,8 +209,8 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
         callees |= called
     protos = "".join(f"void {fname(a)}(NxCpu *s);\n" for a in sorted(callees | {p.entry for p in plans}))
     text = '#include "lifted.h"\n' + protos + "\n".join(bodies)
-    _write_if_changed(path, text)
-    return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]))
+    return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]),
+                       text=text, facts=facts)
 
 
 def _write_if_changed(path: Path, text: str) -> None:
@@ -331,13 +337,23 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS]) for p in runtime_c]
     results: list[ShardResult] = []
+    place_s = [0.0]
 
     def finish_lift(r: ShardResult | None) -> list[_Unit]:
         if r is not None:
             results.append(r)
-            return [_Unit(-r.cost, r.c_path, [*flags, "-fno-slp-vectorize"] if r.index in giants else flags)]
-        # every shard is lifted: the entry table, and no stale shard left in src/
+            return []
+        # every shard is lifted: each function's register summary from the whole program's
+        # (interproc), then each shard's call sites' lists, the entry table, and no stale shard
+        # left in src/
         results.sort(key=lambda x: x.index)
+        t = time.process_time()
+        summ = interproc.summarize([f for x in results for f in x.facts])
+        for x in results:
+            _write_if_changed(Path(x.c_path), interproc.place(x.text, x.facts, summ))
+        place_s[0] = time.process_time() - t
+        units = [_Unit(-x.cost, x.c_path, [*flags, "-fno-slp-vectorize"] if x.index in giants else flags)
+                 for x in results]
         keep = {Path(x.c_path).name for x in results}
         for stale in src_dir.glob("shard_*.c"):
             if stale.name not in keep:
@@ -345,7 +361,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         table_path = src_dir / "table.c"
         _write_if_changed(table_path, _table_source(results, program.entry))
         # the table is data: ~0.6 s of CPU per MB, a fifth of a shard's rate
-        return [_Unit(-table_path.stat().st_size / 5, str(table_path), flags)]
+        return [*units, _Unit(-table_path.stat().st_size / 5, str(table_path), flags)]
 
     t0 = time.monotonic()
     with Progress("lifting and compiling shards", 2 * len(lifts) + len(units) + 1) as prog, \
@@ -364,7 +380,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     stats = {"functions": len(program.functions), "shards": len(results), "objects": len(objs),
              "objects_cached": len(compiled) - len(built), "unresolved_br": len(program.unresolved_br),
              "shards_lift_cached": sum(r.cached for r in results),
-             "cpu_seconds": {"lift": round(sum(r.cpu_s for r in results), 1),
+             "cpu_seconds": {"lift": round(sum(r.cpu_s for r in results), 1), "place": round(place_s[0], 1),
                              "compile": round(sum(c.cpu_s for c in built), 1)},
              "wall_seconds": {"lift_and_compile": round(t_compile - t0, 1),
                               "link": round(time.monotonic() - t_compile, 1)},

@@ -59,6 +59,13 @@ EXIT_USES = _mask(xs=[0, 1, *range(18, 31)], vs=range(16), sp=True)
 INDIRECT_USES = CALL_USES | EXIT_USES
 # What a callee may change: the emitter reloads only these after a call (V8-V15: upper halves).
 CALL_CLOBBERS = _mask(xs=[*range(19), 30], vs=range(32))
+# What a return hands a caller that trusts AAPCS64 (the normal case): the results X0-X1 and
+# V0-V7 (HFA/HVA in V0-V3) and the platform register X18.  Such a caller keeps X19-X29, SP and
+# the low halves of V8-V15 in its own locals across the call, so a return need not store them
+# and their epilogue reloads become dead code.  (A return still stores every other caller-saved
+# register it changed: a helper with its own convention, like a TLS descriptor resolver that
+# restores X1-X18 before returning, keeps working.)
+RET_LIVE = _mask(xs=[0, 1, 18], vs=range(8))
 
 _TOKEN = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))\b")
 _CONTROL = re.compile(r"\b(?:if|else|for|while|switch|case|goto|return|do)\b|\?")
@@ -83,6 +90,7 @@ class Chunk:
     call: int | None = None    # the call site's number (a STORE_CALL placeholder) if any
     leaves: int = 0            # what leaving the function here reads (EXIT_USES for a return...)
     writes: int = 0            # every register it may write (before its call, for a call)
+    call_gen: int = CALL_USES  # what the callee of its call may read
 
 
 def _kills(text: str, m: re.Match) -> bool:
@@ -151,6 +159,11 @@ def successors(text: str) -> list[int]:
 def solve(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:
     """Live-out of every chunk (by address), iterated to a fixed point.  ``falls`` maps a
     chunk's address to the address it falls through to."""
+    return solve_both(chunks, falls)[1]
+
+
+def solve_both(chunks: list[Chunk], falls: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
+    """(live-in, live-out) of every chunk (by address)."""
     by_addr = {c.addr: c for c in chunks}
     live_in = {c.addr: 0 for c in chunks}
     live_out = {c.addr: 0 for c in chunks}
@@ -170,14 +183,45 @@ def solve(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:
                     out |= INDIRECT_USES if c.call is not None else ALL
             out |= c.leaves
             if c.call is not None:
-                out_through = out | CALL_USES
+                out_through = out | c.call_gen
             else:
                 out_through = out
             new_in = c.gen | (out_through & ~c.kill)
             if out != live_out[c.addr] or new_in != live_in[c.addr]:
                 live_out[c.addr], live_in[c.addr] = out, new_in
                 changed = True
-    return live_out
+    return live_in, live_out
+
+
+def must_written(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:
+    """Registers surely written on every path from the function's entry to the end of each
+    chunk (by address; for a call, up to the call): a callee's reads at a call site reach the
+    function's own entry only through the registers outside this set."""
+    preds = _preds(chunks, falls)
+    m_out = {c.addr: ALL for c in chunks}
+    changed = True
+    while changed:
+        changed = False
+        for c in chunks:
+            i = ALL
+            for p in preds[c.addr]:
+                i &= m_out[p]
+            if c.addr == entry:
+                i = 0
+            o = i | c.kill
+            if o != m_out[c.addr]:
+                m_out[c.addr] = o
+                changed = True
+    return m_out
+
+
+def _preds(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, list[int]]:
+    preds: dict[int, list[int]] = {c.addr: [] for c in chunks}
+    for c in chunks:
+        for t in [*c.succs, *([falls[c.addr]] if c.addr in falls else [])]:
+            if t in preds:
+                preds[t].append(c.addr)
+    return preds
 
 
 def dirty(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:

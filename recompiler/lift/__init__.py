@@ -5,6 +5,7 @@ import logging
 
 from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
                              fp_simd, integer, memory, simd_bits, simd_dot, simd_int)
+from recompiler.interproc import FnLive
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 
 HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS,
@@ -16,10 +17,13 @@ HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **f
 
 
 def lift_function(plan: FunctionPlan, functions: set[int], *, trust_abi: bool = True,
-                  comments: bool = False, trace: bool = False) -> tuple[str, set[int]]:
-    """C source of ``plan``'s function and the set of functions it calls directly."""
+                  comments: bool = False, trace: bool = False,
+                  defer: bool = False) -> tuple[str, set[int], FnLive | None]:
+    """C source of ``plan``'s function, the set of functions it calls directly, and, with
+    ``defer``, what ``interproc.place`` needs to fill its call sites' placeholders (None when
+    the lists are written at once: ``trust_abi`` off, trace builds)."""
     em = FunctionEmitter(plan, functions, trust_abi=trust_abi, comments=comments, trace=trace)
-    code = em.emit(HANDLERS)
+    code = em.emit(HANDLERS, defer=defer)
     for err in em.internal_errors:
         logging.getLogger("recompiler.lift").warning("lifter error (lifted as a fatal trap): %s", err)
-    return code, em.callees
+    return code, em.callees, em.facts if defer else None

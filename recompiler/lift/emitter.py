@@ -5,11 +5,12 @@ Registers the function uses live in C locals (``x0``..``x30``, ``sp``, ``v0``..`
 calls, SVCs and exits.  Handlers name a vector register ``s->v[N]``; the emitter renames it to
 its local, so scalar FP stays in host registers instead of going through memory that every
 guest store may alias.  With ``trust_abi`` (AAPCS64) each call site gets its own lists from a
-liveness pass over the function's C (``recompiler/liveness.py``): it stores what the callee may
-read (arguments, X16-X18, callee-saved registers, SP, X30, V0-V15) and the caller-saved
-registers live after it, and reloads only the registers a callee may change (X0-X18, X30,
-V0-V7, V16-V31, the upper halves of V8-V15) that are live after it; a return stores what its
-caller may read.  ``trust_abi=False`` stores every written register and reloads every one it
+liveness pass over the function's C (``recompiler/liveness.py``) and the callee's register
+summary (``recompiler/interproc.py``, which also writes the lists: the emitter leaves
+``@@SC/RC/SR:<entry>:<k>@@`` placeholders and the facts in ``self.facts``): it stores what the
+callee may read and what is live after it that the callee may change, and reloads the latter;
+a return stores the caller-saved registers it changed (X19-X29 and SP only where its own call
+sites overwrote their ``NxCpu`` slots).  ``trust_abi=False`` stores every written register and reloads every one it
 uses; trace builds store and reload as without liveness (lockstep compares every register at
 every function entry) and keep the flags.  Otherwise the flags are neither written back before
 a call nor reloaded after it (AAPCS64: they are no argument and not preserved).  A computed
@@ -23,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from recompiler import liveness
+from recompiler import interproc, liveness
 from recompiler.decode import Insn, disasm
 
 CALLER_SAVED = set(range(19)) | {30}
@@ -80,6 +81,8 @@ class FunctionEmitter:
         # lockstep compares every register at every function entry)
         self.live = trust_abi and not trace
         self.call_rets: list[int] = []               # call site k's return address
+        self.call_targets: list[int | None] = []     # call site k's lifted callee, else None
+        self.facts: interproc.FnLive | None = None   # what placing the call sites' lists needs
         self.falls: dict[int, int] = {}              # address -> the address it falls through to
         self.call_live: dict[int, int] = {}          # call site k -> registers live after it
         self.call_dirty: dict[int, int] = {}         # call site k -> locals that may differ from s
@@ -136,6 +139,7 @@ class FunctionEmitter:
         self.labels.add(ret)
         k = len(self.call_rets)
         self.call_rets.append(ret)
+        self.call_targets.append(target if target is not None and target in self.functions else None)
         self.out(f"x30 = {ret:#x}ull; {f'@@SC{k}@@' if self.live else 'STORE_CALL'};")
         if target is not None and target in self.functions:
             self.callees.add(target)
@@ -193,7 +197,10 @@ class FunctionEmitter:
         return self.shared[key]
 
     # ---- emission -------------------------------------------------------------------
-    def emit(self, handlers: dict) -> str:
+    def emit(self, handlers: dict, defer: bool = False) -> str:
+        """The function's C.  With ``defer`` (whole-program builds) the call sites' and returns'
+        store and reload lists stay placeholders for ``interproc.place`` to fill once every
+        function's summary is known (``self.facts``); otherwise they assume unknown callees."""
         body_start = len(self.body)
         prev_falls = False
         prev_addr = None
@@ -238,13 +245,19 @@ class FunctionEmitter:
         if self.shared_blocks:   # C allows a goto past this declaration (no initialiser runs)
             out_lines = ["  u64 _jt;", *out_lines, *self.shared_blocks]
         body = "\n".join(out_lines)
-        return self._wrap(body)
+        text = self._wrap(body)
+        if self.facts is not None and not defer:
+            text = interproc.place(text, [self.facts], {})
+        return text
 
     def _liveness(self, chunks: list[tuple[int, int]], end: int) -> None:
-        """Live registers after each call site (``self.call_live[k]``), from each instruction's C."""
+        """What placing the call sites' and returns' lists needs (``self.facts``), from each
+        instruction's C: live registers after each call site, the registers live at the entry
+        if direct callees read nothing, and those not surely written before each call."""
+        L = liveness
         cs: list[liveness.Chunk] = []
-        site_of: dict[int, int] = {}
         ret_of: dict[int, int] = {}
+        opaque = any(t is None for t in self.call_targets)
         # where an indirect jump may land inside this function besides its tables: a false
         # entry (a label that analysis also took for a function).  A resume point reached so
         # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
@@ -255,64 +268,65 @@ class FunctionEmitter:
             text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
             call = re.search(r"@@SC(\d+)@@", text)
             ret = re.search(r"@@SR(\d+)@@", text)
+            k = None
             if call:
-                site_of[addr] = int(call.group(1))
-                text = text[:call.start()]      # the callee's reads are liveness.CALL_USES
+                k = int(call.group(1))
+                text = text[:call.start()]      # the callee's reads: Chunk.call_gen
             if ret:
                 ret_of[addr] = int(ret.group(1))
                 text = text.replace(ret.group(0), "")
-            text, indirect = liveness.indirect_jump(text)
-            leaves = (liveness.EXIT_USES if ret else 0) | (liveness.INDIRECT_USES if indirect else 0)
-            succs = liveness.successors(text)
+            text, indirect = L.indirect_jump(text)
+            leaves = (L.RET_LIVE if ret else 0) | (L.INDIRECT_USES if indirect else 0)
+            succs = L.successors(text)
             for label in re.findall(r"\bgoto (JT_\d+);", text):
                 text = text.replace(f"goto {label};", "")
                 targets = self.shared_targets[label]
                 succs += targets or []
-                leaves |= liveness.EXIT_USES if targets is not None else liveness.ALL
+                leaves |= L.EXIT_USES if targets is not None else L.ALL
                 indirect = True
             if indirect:
                 succs += inner
-            gen, kill = liveness.effects(text)
-            cs.append(liveness.Chunk(addr, gen, kill, succs, call=site_of.get(addr), leaves=leaves,
-                                     writes=liveness.writes(text)))
-        live_out = liveness.solve(cs, self.falls)
-        self.call_live = {k: live_out[a] for a, k in site_of.items()}
-        dirty = liveness.dirty(cs, self.falls)
-        self.call_dirty = {k: dirty[a] for a, k in site_of.items()}
-        self.ret_dirty = {k: dirty[a] for a, k in ret_of.items()}
+                opaque = True
+            gen, kill = L.effects(text)
+            if gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
+                opaque = True
+            cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text)))
+        _live_in, live_out = L.solve_both(cs, self.falls)
+        for c in cs:   # a direct callee's reads come from its summary, not from here
+            if c.call is not None and self.call_targets[c.call] is not None:
+                c.call_gen = 0
+            # what a return hands back is no read of the caller's registers: a caller reloads
+            # only what this function may write, and a return stores only what it wrote
+            if c.addr in ret_of:
+                c.leaves = 0
+        base_in, _ = L.solve_both(cs, self.falls)
+        must = L.must_written(cs, self.falls, self.plan.entry)
+        index = {c.addr: i for i, c in enumerate(cs)}
+        n_sites = len(self.call_rets)
+        f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL),
+                             0, opaque, sorted(self.callees))
+        f.site_target = list(self.call_targets)
+        f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
+        for c in cs:
+            f.writes.append(c.writes)
+            f.writes_all |= c.writes
+            nxt = [*c.succs, *([self.falls[c.addr]] if c.addr in self.falls else [])]
+            f.succs.append(sorted({index[t] for t in nxt if t in index}))
+            f.site.append(-1 if c.call is None else c.call)
+            f.ret.append(ret_of.get(c.addr, -1))
+            if c.call is not None:
+                f.site_live[c.call] = live_out[c.addr]
+                f.site_open[c.call] = L.ALL & ~must[c.addr]
+        self.facts = f
 
-    def _place_liveness(self, body: str, regs: list[int], uses_sp: bool, v_used: list[int],
-                        w_regs: list[int], w_sp: bool, v_written: list[int], flags_store: str) -> str:
-        """Each call site's own store and reload lists, and each return's store list: a call
-        stores what the callee may read (liveness.CALL_USES) and what is live after it, and
-        reloads only what the callee may change that is live after it (the flags are neither,
-        AAPCS64); a return stores every register and the flags as before.  Both store only
-        registers written since the entry or the last call (``liveness.dirty``)."""
-        L = liveness
-
-        def stores(mask: int, extra: str = "") -> str:
-            out = [f"s->x[{r}] = x{r};" for r in w_regs if mask & L.xbit(r)]
-            if w_sp and mask & L.xbit(L.SP_BIT):
-                out.append("s->sp = sp;")
-            out += [f"s->v[{r}] = v{r};" for r in v_written if mask & L.vbit(r)]
-            return f"do {{ {' '.join(out)} {extra} }} while (0)"
-
-        def reloads(mask: int) -> str:
-            out = [f"x{r} = s->x[{r}];" for r in regs if mask & L.CALL_CLOBBERS & L.xbit(r)]
-            out += [(f"v{r}.d[1] = s->v[{r}].d[1];" if r in V_PRESERVED_LOW else f"v{r} = s->v[{r}];")
-                    for r in v_used if mask & L.vbit(r)]
-            return f"do {{ {' '.join(out)} }} while (0)"
-
-        def site(m: re.Match) -> str:
-            k = int(m.group(2))
-            if m.group(1) == "SR":
-                return stores(self.ret_dirty.get(k, L.ALL), flags_store)
-            live = self.call_live.get(k, L.ALL)
-            if m.group(1) == "SC":
-                return stores((L.CALL_USES | live | L.xbit(30)) & self.call_dirty.get(k, L.ALL))
-            return reloads(live)
-
-        return re.sub(r"@@(SC|RC|SR)(\d+)@@", site, body)
+    def _tag_sites(self, body: str, regs: list[int], uses_sp: bool, v_used: list[int],
+                   w_regs: list[int], w_sp: bool, v_written: list[int]) -> str:
+        """The call sites' and returns' placeholders, named by this function for
+        ``interproc.place``; what writing their lists needs goes in ``self.facts``."""
+        f = self.facts
+        f.regs = [r for r in regs if r in CALLER_SAVED]
+        f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
+        return re.sub(r"@@(SC|RC|SR)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
 
     def _wrap(self, body: str) -> str:
         body = _SV_RE.sub(r"v\1", body)
@@ -359,9 +373,8 @@ class FunctionEmitter:
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
-        if self.live:
-            body = self._place_liveness(body, regs, uses_sp, v_used, w_regs, w_sp, v_written,
-                                        "FLAGS_STORE;" if uses_flags and self.flags_written else "")
+        if self.live:   # AAPCS64: a return hands no flags back
+            body = self._tag_sites(body, regs, uses_sp, v_used, w_regs, w_sp, v_written)
         resume = ""
         if self.resume:
             self.resume = [a for a in self.resume if a in self.addrs]

@@ -61,3 +61,37 @@ def test_call_site_reloads_only_what_is_read_after():
     assert "x0 = s->x[0];" in reload and "x9" not in reload
     store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
     assert "s->x[9]" not in store and "s->x[30] = x30;" in store
+
+
+def _lift_program(funcs: dict[int, list[int]]) -> dict[int, str]:
+    """Each function's C with its call sites' lists written from whole-program summaries."""
+    from recompiler import interproc
+    from recompiler.lift import lift_function
+    plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in funcs.items()}
+    lifted = {a: lift_function(p, set(funcs), defer=True) for a, p in plans.items()}
+    summ = interproc.summarize([facts for _c, _called, facts in lifted.values()])
+    return {a: interproc.place(c, [facts], summ) for a, (c, _called, facts) in lifted.items()}
+
+
+def test_call_to_a_leaf_stores_only_what_it_reads():
+    # caller: mov x19, #1 ; mov x9, #2 ; mov x0, #3 ; mov x1, #4 ; bl leaf ; add x0, x0, x19 ; ret
+    # leaf:   add x0, x0, x1 ; ret     (reads X0-X1, writes X0)
+    caller, leaf = 0x400000, 0x400100
+    code = _lift_program({caller: [0xD2800033, 0xD2800049, 0xD2800060, 0xD2800081, 0x9400003C, 0x8B130000,
+                                    0xD65F03C0],
+                          leaf: [0x8B010000, 0xD65F03C0]})[caller]
+    store = code.split("x30 = 0x400014ull;", 1)[1].split("\n")[0]
+    assert "s->x[0] = x0;" in store and "s->x[1] = x1;" in store and "s->x[30] = x30;" in store
+    assert "s->x[19]" not in store and "s->x[9]" not in store and "s->sp" not in store
+    reload = code.split("F_400100(s);", 1)[1].split("\n")[2]
+    assert "x0 = s->x[0];" in reload and "x19" not in reload
+
+
+def test_unknown_callee_keeps_the_abi_worst_case():
+    # the same caller calling an address that is no lifted function: X19 is stored (a callee may
+    # save it), nothing callee-saved is reloaded
+    caller = 0x400000
+    code = _lift_program({caller: [0xD2800033, 0xD2800049, 0xD2800060, 0xD2800081, 0x9400003C, 0x8B130000,
+                                    0xD65F03C0]})[caller]
+    store = code.split("x30 = 0x400014ull;", 1)[1].split("\n")[0]
+    assert "s->x[19] = x19;" in store and "s->x[0] = x0;" in store

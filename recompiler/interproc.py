@@ -1,0 +1,192 @@
+"""Whole-program register summaries: what each lifted function may read from and write to
+``NxCpu``, so that a call site stores and reloads only that.
+
+Native code passes arguments in registers; lifted code passes them through ``NxCpu``, so every
+value a call site stores or reloads is a memory access native code does not make.  Without
+knowing the callee a call site must assume AAPCS64's worst case: it may read X0-X8, X16-X29,
+SP and V0-V15 (``liveness.CALL_USES``) and change every caller-saved register.  A leaf like
+Lua's ``luaH_getshortstr`` reads X0-X1 and writes four registers; the interpreter loop that
+calls it stored 25 registers and reloaded 11 around each call.
+
+Each function's lifter output (``FnLive``) holds what does not depend on other functions: the
+registers live at its entry when its direct callees read nothing (``base_uses``), for each
+direct call site the registers not surely written between the entry and the call
+(``site_open``), and every register it writes.  ``summarize`` iterates the call graph to a
+fixed point: USES(f) = base_uses | OR over sites (USES(callee) & site_open); MODS(f) = its
+writes | OR MODS(callee), or every caller-saved register when it also jumps or calls through a
+register, traps or makes a system call (``opaque``).  ``place`` then fills each call site's
+store and reload lists and each return's store list (see ``FunctionEmitter``), with a forward
+pass over the function for what its locals hold that ``NxCpu`` lacks (``dirty``).
+
+Sound under the assumptions ``recompiler.trust_abi`` already makes: a callee keeps X19-X29 and
+SP, so a caller never reloads them; everything else is what the lifted C itself says.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from recompiler import liveness as L
+
+X30 = L.xbit(30)
+
+
+@dataclass
+class Summary:
+    uses: int    # registers the function may read before writing them (through its callees too)
+    mods: int    # registers whose NxCpu slot a call of it may change
+
+
+UNKNOWN = Summary(L.CALL_USES, L.CALL_CLOBBERS)
+
+
+@dataclass
+class FnLive:
+    """One lifted function's call sites and returns, before the whole program is known."""
+    entry: int
+    base_uses: int                    # live at the entry if direct callees read nothing
+    writes_all: int                   # every register its own C may write
+    opaque: bool                      # an indirect call or jump out, a trap, an SVC
+    callees: list[int]                # direct call and tail-call targets
+    # per chunk (the function's instructions in address order)
+    writes: list[int] = field(default_factory=list)
+    succs: list[list[int]] = field(default_factory=list)     # chunk indices
+    site: list[int] = field(default_factory=list)            # call site number or -1
+    ret: list[int] = field(default_factory=list)             # return number or -1
+    # per call site k
+    site_target: list[int | None] = field(default_factory=list)   # a lifted callee, else None
+    site_live: list[int] = field(default_factory=list)            # live after the call
+    site_open: list[int] = field(default_factory=list)            # not surely written before it
+    # for writing the lists: the registers the function's C has as locals / writes
+    regs: list[int] = field(default_factory=list)
+    v_used: list[int] = field(default_factory=list)
+    w_regs: list[int] = field(default_factory=list)
+    w_sp: bool = False
+    v_written: list[int] = field(default_factory=list)
+
+
+def summarize(fns: list[FnLive]) -> dict[int, Summary]:
+    """USES and MODS of every function, iterated to the least fixed point over the call graph
+    (recursion included: each function is revisited until its callees' summaries settle)."""
+    by_entry = {f.entry: f for f in fns}
+    summ = {f.entry: Summary(f.base_uses, L.CALL_CLOBBERS if f.opaque else f.writes_all) for f in fns}
+    callers: dict[int, list[int]] = {}
+    for f in fns:
+        for g in f.callees:
+            callers.setdefault(g, []).append(f.entry)
+    work = [f.entry for f in fns]
+    queued = set(work)
+    while work:
+        e = work.pop()
+        queued.discard(e)
+        f = by_entry[e]
+        uses = f.base_uses
+        for g, opened in zip(f.site_target, f.site_open):
+            if g is not None:
+                uses |= summ[g].uses & opened if g in summ else L.CALL_USES & opened
+        mods = L.CALL_CLOBBERS if f.opaque else f.writes_all
+        for g in f.callees:
+            mods |= summ[g].mods if g in summ else L.CALL_CLOBBERS
+        s = summ[e]
+        if uses != s.uses or mods != s.mods:
+            s.uses, s.mods = uses, mods
+            for c in callers.get(e, ()):
+                if c not in queued and c in by_entry:
+                    queued.add(c)
+                    work.append(c)
+    return summ
+
+
+def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], list[int]]:
+    """(stores, reloads) of each call site and the stores of each return: a call stores what
+    its callee may read and what is live after it that the callee may change, a return what a
+    caller may read (every caller-saved register), each only where the local may differ from
+    ``NxCpu`` (``dirty``)."""
+    n = len(f.writes)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for i, ss in enumerate(f.succs):
+        for t in ss:
+            preds[t].append(i)
+    callee = [summ.get(g, UNKNOWN) if g is not None else UNKNOWN for g in f.site_target]
+    n_sites, n_rets = len(f.site_target), max(f.ret, default=-1) + 1
+    stores = [0] * n_sites
+    reloads = [f.site_live[k] & callee[k].mods & L.CALL_CLOBBERS for k in range(n_sites)]
+    ret_stores = [0] * n_rets
+    d_out = [0] * n
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n):
+            d = 0
+            for p in preds[i]:
+                d |= d_out[p]
+            d |= f.writes[i]
+            k = f.site[i]
+            if k >= 0:
+                c = callee[k]
+                st = (c.uses | (f.site_live[k] & c.mods) | X30) & d
+                stores[k] = st
+                # after the call: what was stored is in NxCpu; what the callee may change is
+                # either reloaded or dead (its NxCpu value is then as good as the local's)
+                d &= ~st & ~c.mods
+            r = f.ret[i]
+            if r >= 0:
+                ret_stores[r] = d
+            if d != d_out[i]:
+                d_out[i] = d
+                changed = True
+    # A return stores the caller-saved registers it changed.  X19-X29 and SP its C caller keeps
+    # in its locals (AAPCS64), so it stores them back only where it overwrote their NxCpu
+    # slots itself: at a call site that stored its own values (a callee read them), or at a
+    # write-back of everything (an SVC, an FPCR write).  Each function so leaves NxCpu's
+    # callee-saved slots as it found them, which is what lets a caller keep a stored one
+    # clean across the call; and where no callee reads them, their epilogue reloads are dead
+    # code.  Frames re-entered from NxCpu after a return to somewhere else (docs/ARCHITECTURE.md)
+    # still find their own values there: whatever captured the state that is being returned to
+    # (setjmp, an unwinder's context, a context switch's SVC) read every callee-saved register,
+    # so every caller on the way stored its dirty ones before calling down.
+    kept = L.ALL & ~L.CALL_CLOBBERS
+    if not f.opaque:
+        kept = 0
+        for st in stores:
+            kept |= st & ~L.CALL_CLOBBERS
+    ret_stores = [m & (L.CALL_CLOBBERS | kept) for m in ret_stores]
+    return stores, reloads, ret_stores
+
+
+_SITE = re.compile(r"@@(SC|RC|SR):([0-9a-f]+):(\d+)@@")
+
+
+def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
+    """``text`` (one or more lifted functions) with every call site's and return's
+    placeholder replaced by its store or reload list."""
+    lists = {}
+    for f in fns:
+        st, rl, rs = site_lists(f, summ)
+        lists[f.entry] = (f, st, rl, rs)
+
+    def one(m: re.Match) -> str:
+        f, st, rl, rs = lists[int(m.group(2), 16)]
+        k = int(m.group(3))
+        if m.group(1) == "SC":
+            return _stores(f, st[k])
+        if m.group(1) == "SR":
+            return _stores(f, rs[k])
+        return _reloads(f, rl[k])
+
+    return _SITE.sub(one, text)
+
+
+def _stores(f: FnLive, mask: int, extra: str = "") -> str:
+    out = [f"s->x[{r}] = x{r};" for r in f.w_regs if mask & L.xbit(r)]
+    if f.w_sp and mask & L.xbit(L.SP_BIT):
+        out.append("s->sp = sp;")
+    out += [f"s->v[{r}] = v{r};" for r in f.v_written if mask & L.vbit(r)]
+    return f"do {{ {' '.join(out)} {extra} }} while (0)"
+
+
+def _reloads(f: FnLive, mask: int) -> str:
+    out = [f"x{r} = s->x[{r}];" for r in f.regs if mask & L.xbit(r)]
+    out += [(f"v{r}.d[1] = s->v[{r}].d[1];" if 8 <= r < 16 else f"v{r} = s->v[{r}];")
+            for r in f.v_used if mask & L.vbit(r)]
+    return f"do {{ {' '.join(out)} }} while (0)"
