@@ -57,6 +57,9 @@ class FnLive:
     site_target: list[int | None] = field(default_factory=list)   # a lifted callee, else None
     site_live: list[int] = field(default_factory=list)            # live after the call
     site_open: list[int] = field(default_factory=list)            # not surely written before it
+    # per direct tail call: its callee and what is not surely written before it
+    tail_target: list[int] = field(default_factory=list)
+    tail_open: list[int] = field(default_factory=list)
     # for writing the lists: the registers the function's C has as locals / writes
     regs: list[int] = field(default_factory=list)
     v_used: list[int] = field(default_factory=list)
@@ -81,7 +84,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         queued.discard(e)
         f = by_entry[e]
         uses = f.base_uses
-        for g, opened in zip(f.site_target, f.site_open):
+        for g, opened in [*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]:
             if g is not None:
                 uses |= summ[g].uses & opened if g in summ else L.CALL_USES & opened
         mods = L.CALL_CLOBBERS if f.opaque else f.writes_all

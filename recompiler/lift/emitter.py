@@ -34,6 +34,8 @@ _SP_RE = re.compile(r"\bsp\b")
 _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)(?!=)")
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
+# emitter.goto's tail call to a lifted function
+_TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)\(s\); \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
@@ -257,6 +259,7 @@ class FunctionEmitter:
         L = liveness
         cs: list[liveness.Chunk] = []
         ret_of: dict[int, int] = {}
+        tails: list[tuple[int, int]] = []     # (chunk address, lifted callee) of direct tail calls
         opaque = any(t is None for t in self.call_targets)
         # where an indirect jump may land inside this function besides its tables: a false
         # entry (a label that analysis also took for a function).  A resume point reached so
@@ -277,6 +280,12 @@ class FunctionEmitter:
                 text = text.replace(ret.group(0), "")
             text, indirect = L.indirect_jump(text)
             leaves = (L.RET_LIVE if ret else 0) | (L.INDIRECT_USES if indirect else 0)
+            # a direct tail call (B to another function): the callee reads what its summary says
+            # (a site of its own, ``tails``) and returns to our caller (RET_LIVE)
+            for m in list(_TAIL_RE.finditer(text)):
+                tails.append((addr, int(m.group(1), 16)))
+                leaves |= L.CALL_USES | L.RET_LIVE
+            text = _TAIL_RE.sub("", text)
             succs = L.successors(text)
             for label in re.findall(r"\bgoto (JT_\d+);", text):
                 text = text.replace(f"goto {label};", "")
@@ -292,12 +301,14 @@ class FunctionEmitter:
                 opaque = True
             cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text)))
         _live_in, live_out = L.solve_both(cs, self.falls)
+        tail_at = {a for a, _t in tails}
         for c in cs:   # a direct callee's reads come from its summary, not from here
             if c.call is not None and self.call_targets[c.call] is not None:
                 c.call_gen = 0
             # what a return hands back is no read of the caller's registers: a caller reloads
-            # only what this function may write, and a return stores only what it wrote
-            if c.addr in ret_of:
+            # only what this function may write, and a return stores only what it wrote (a
+            # tail call's callee's reads: its summary, through ``tail_open``)
+            if c.addr in ret_of or c.addr in tail_at:
                 c.leaves = 0
         base_in, _ = L.solve_both(cs, self.falls)
         must = L.must_written(cs, self.falls, self.plan.entry)
@@ -317,6 +328,9 @@ class FunctionEmitter:
             if c.call is not None:
                 f.site_live[c.call] = live_out[c.addr]
                 f.site_open[c.call] = L.ALL & ~must[c.addr]
+        for a, t in tails:
+            f.tail_target.append(t)
+            f.tail_open.append(L.ALL & ~must[a])
         self.facts = f
 
     def _tag_sites(self, body: str, regs: list[int], uses_sp: bool, v_used: list[int],
