@@ -334,7 +334,7 @@ TEXS_DIM = {0: "1D", 1: "2D", 2: "2D", 3: "2D", 4: "2D", 5: "2D", 6: "2D", 7: "A
             9: "ARRAY_2D", 10: "3D", 11: "3D", 12: "CUBE", 13: "CUBE"}
 TLDS_LOD = {0: ".LZ", 1: ".LL", 2: ".LZ", 4: ".LZ.AOFFI", 5: ".LL", 6: ".LZ.MS", 7: ".LZ", 8: ".LZ", 12: ".LL.AOFFI"}
 TLDS_DIM = {0: "1D", 1: "1D", 2: "2D", 4: "2D", 5: "2D", 6: "2D", 7: "3D", 8: "ARRAY_2D", 12: "2D"}
-SHORT_DSTS = (Reg("d2", 28), D, A(), B())
+SHORT_DSTS = (Reg("d2", 28), D, A(), B(hide_rz=True))     # nvdisasm leaves out an Rb of RZ
 # the .F16 forms (results packed as half pairs) are their own opcodes: bit 59 clear
 for mn, top, lods, dims in (("TEXS", 0xD800, TEXS_LOD, TEXS_DIM), ("TLDS", 0xDA00, TLDS_LOD, TLDS_DIM)):
     for f16 in ("", ".F16"):
@@ -347,10 +347,13 @@ row("TLD4S", op(0xDF00, 10, holes=(55,)), SHORT_DSTS + (TID,),
 TEX_DIM = ((0, "1D"), (1, "ARRAY_1D"), (2, "2D"), (3, "ARRAY_2D"), (4, "3D"), (6, "CUBE"), (7, "ARRAY_CUBE"))
 TEX_OPS = (Pred("pd", 51, hide_pt=True), D, A(), Reg("b", 20, hide_rz=True), TID, Sym("dim", 28, 3, TEX_DIM),
            Imm("mask", 31, 4, "u"))
+# TEX's .DC (50) is decoded; .AOFFI (54) and .LC (58) stay held 0
 row("TEX", op(0xC000, 6), TEX_OPS,
-    (field("lod", 55, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}), flag("NDV", 35), NODEP),
+    (field("lod", 55, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}), flag("DC", 50), flag("NDV", 35),
+     NODEP),
     base=7 << 51, ir="TEX", cls="tex")
-row("TLD", op(0xDC00, 8), TEX_OPS, (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), NODEP),
+# TLD's .AOFFI (35) is decoded; .MS (50) and .CL (54) stay held 0
+row("TLD", op(0xDC00, 8), TEX_OPS, (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), flag("AOFFI", 35), NODEP),
     base=7 << 51, ir="TLD", cls="tex")
 # Bindless forms (13-bit opcodes; checked by flipping each bit under nvdisasm 11.8): no texture
 # index (nvdisasm prints a fixed 0x0 in its place), TEX.B's LOD moves to 37..39 (.AOFFI 36, .LC
@@ -382,8 +385,10 @@ row("TXQ", op(0xDF50, 13),
      Imm("mask", 31, 4, "u")),
     (text("B", ".B"), NODEP), base=1 << 22, ir="TXQ.B", cls="tex")
 # TLD4 (bound texture; each bit flipped under nvdisasm 11.8): TEX's operands (predicate result
-# 51..53, Rd, Ra, Rb, index 36..48, dimension 28..30, mask 31..34), component 56..57, .NDV 35,
-# .NODEP 49; .DC 50, .AOFFI 54 and .PTP 55 held 0.
+# 51..53, Rd, Ra, Rb, index 36..48, dimension 28..30, mask 31..34), component 56..57, the offset
+# mode 54..55 (.AOFFI, .PTP; both bits set prints INVALIDBTOFF03, refused), .DC 50, .NDV 35,
+# .NODEP 49, printed in that order.
 row("TLD4", op(0xC800, 6), TEX_OPS,
-    (field("comp", 56, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), flag("NDV", 35), NODEP),
+    (field("comp", 56, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), field("off", 54, 2, {0: "", 1: ".AOFFI", 2: ".PTP"}),
+     flag("DC", 50), flag("NDV", 35), NODEP),
     base=7 << 51, ir="TLD4", cls="tex")

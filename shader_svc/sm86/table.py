@@ -305,10 +305,12 @@ TEX_IDX = (Imm("bank", 54, 5, "u"), Imm("slot", 40, 14, "u"))
 TEX_B = Mod("B", 59, 1, ((1, ".B"),))
 
 
-def tex_rows(mn: str, op: int, lod: Mod, pre: tuple = (), post: tuple = (), ir: str = "", dim: Sym = TEX_DIM):
+def tex_rows(mn: str, op: int, lod: Mod, pre: tuple = (), post: tuple = (), ir: str = "", dim: Sym = TEX_DIM,
+             bound_extra: tuple = ()):
     ir = ir or mn
     return [Row(mn, 0x800 | op, TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (dim, TEX_MASK),
-                pre, (TEXCACHE, lod, NODEP) if mn != "TLD4" else (TEXCACHE, NODEP) + post, ir=ir, cls="tex"),
+                pre, (TEXCACHE, lod) + bound_extra + (NODEP,) if mn != "TLD4" else (TEXCACHE, NODEP) + post, ir=ir,
+                cls="tex"),
             Row(mn, op + 1, TEX_DSTS + (Reg("b", 32), dim, TEX_MASK),
                 pre + ((TEX_B,) if mn != "TLD4" else ()),
                 ((TEXCACHE, lod, NODEP) if mn != "TLD4" else (TEX_B, TEXCACHE, NODEP)) + post,
@@ -318,10 +320,17 @@ def tex_rows(mn: str, op: int, lod: Mod, pre: tuple = (), post: tuple = (), ir: 
 TLD_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] not in (3, 7)))
 TLD4_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] in (1, 3, 5, 7)))
 TLD4_COMP = Mod("comp", 87, 2, ((0, ".R"), (1, ".G"), (2, ".B"), (3, ".A")))
-R(tex_rows("TEX", 0x360, TEX_LOD))
-R(tex_rows("TLD", 0x366, TLD_LOD, dim=TLD_DIM))
+# bound TEX's .DC (78; .AOFFI 76 and .NDV 77 held 0), printed after the LOD (nvdisasm 13.5)
+R(tex_rows("TEX", 0x360, TEX_LOD, bound_extra=(Mod("DC", 78, 1, ONOFF(".DC")),)))
+# bound TLD's .AOFFI (76; .CL 77 and .MS 78 held 0), printed after the LOD (nvdisasm 13.5)
+R(tex_rows("TLD", 0x366, TLD_LOD, dim=TLD_DIM, bound_extra=(Mod("AOFFI", 76, 1, ONOFF(".AOFFI")),)))
+# bound TLD4's offset mode (76..77: .AOFFI, .PTP; both bits print INVALID3, refused) and depth
+# compare (78), printed after the component (bits found by flipping them under nvdisasm 13.5; ptxas
+# sets them for PTX tld4 with offsets / a depth reference)
+TLD4_OFF = Mod("off", 76, 2, ((0, ""), (1, ".AOFFI"), (2, ".PTP")))
+TLD4_DC = Mod("DC", 78, 1, ONOFF(".DC"))
 R([Row("TLD4", 0xB63, TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TLD4_DIM, TEX_MASK),
-       (TLD4_COMP,), (TEXCACHE, NODEP), ir="TLD4", cls="tex"),
+       (TLD4_COMP,), (TLD4_OFF, TLD4_DC, TEXCACHE, NODEP), ir="TLD4", cls="tex"),
    Row("TLD4", 0x364, TEX_DSTS + (Reg("b", 32), TLD4_DIM, TEX_MASK), (TLD4_COMP,), (TEX_B, TEXCACHE, NODEP),
        refuse=(("b", 255),), ir="TLD4.B", cls="tex")])
 TXQ_Q = Sym("query", 62, 2, ((0, "TEX_HEADER_DIMENSION"), (1, "TEX_HEADER_TEXTURE_TYPE"),
