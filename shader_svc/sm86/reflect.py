@@ -176,8 +176,11 @@ def _graphics(insts: list[Inst], header) -> dict:
     """Locations, textures and banks of a vertex/fragment program (the lowering's conventions)."""
     from shader_svc.sph import GENERIC, POSITION
 
+    from shader_svc.sm86.table import TEX_DIM
+
     inputs, outputs, textures = set(), set(), set()
     position = pools = False
+    dims: dict[int, str] = {}      # slot -> dimension (TXQ alone: 2D)
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
@@ -189,12 +192,15 @@ def _graphics(insts: list[Inst], header) -> dict:
                     position = True
         elif ir in ("TEX", "TLD", "TLD4", "TXQ"):
             textures.add(ops["slot"]["imm"])
+            if ir != "TXQ":
+                dims.setdefault(ops["slot"]["imm"], dict(TEX_DIM.names).get(ops["dim"]["sym"], "2D"))
         elif ir in ("TEX.B", "TLD.B", "TLD4.B", "TXQ.B"):
             pools = True
     if header.stage == "fragment":
         outputs = {t for t, m in enumerate(header.targets) if m}
     return {"stage": header.stage, "textures": tuple(sorted(textures)), "inputs": tuple(sorted(inputs)),
-            "outputs": tuple(sorted(outputs)), "writes_position": position, "texture_pools": pools}
+            "outputs": tuple(sorted(outputs)), "writes_position": position, "texture_pools": pools,
+            "texture_dims": tuple(dims.get(t, "2D") for t in sorted(textures))}
 
 
 def reflect(insts: list[Inst], header=None) -> Reflection:

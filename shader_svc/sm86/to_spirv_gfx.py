@@ -42,6 +42,17 @@ POOL_SET = 1
 TEXTURE_POOL = 16          # set 1, binding 0: sampled images (2D float), pool entries 0..15
 SAMPLER_POOL = 4           # set 1, binding 1: samplers, pool entries 0..3
 HANDLE_TEXTURE_BITS = 20
+# TXQ TEX_HEADER_DIMENSION, both architectures: the components (mask bits x, y, z, w) translated per
+# (SPIR-V Dim, arrayed).  Known: width x, height y, a 3D depth z (ptxas compiles PTX txq.width /
+# .height / .depth to components 0x1 / 0x2 / 0x4), levels w and a 2D view's depth 1 as the 2D
+# lowering had them; a 1D view's height, a cube's or an array's z (the layer count: ptxas reads it
+# from a descriptor in memory, not TXQ) are not established here.
+TXQ_KNOWN = {("1D", 0): 0b1001, ("1D", 1): 0b1001, ("2D", 0): 0b1111, ("2D", 1): 0b1011, ("3D", 0): 0b1111,
+             ("Cube", 0): 0b1011, ("Cube", 1): 0b1011}
+# TEX/TLD/TLD4 dimension field -> (SPIR-V Dim, arrayed, coordinate count)
+# (1D declares the Sampled1D capability, cube arrays SampledCubeArray: Vulkan's imageCubeArray feature)
+DIMS86 = {0: ("1D", 0, 1), 1: ("2D", 0, 2), 2: ("3D", 0, 3), 3: ("Cube", 0, 3), 4: ("1D", 1, 1), 5: ("2D", 1, 2),
+          7: ("Cube", 1, 3)}
 
 
 class _GfxLower(_Lower):
@@ -116,32 +127,130 @@ class _GfxLower(_Lower):
         return self.ubos[bank]
 
     def image(self, inst: Inst) -> int:
+        """The combined image sampler of a bound instruction's slot, declared with the dimension
+        the instruction names (TXQ, which names none, the one the program samples the slot as)."""
         ops = inst.ops
         if ops["bank"]["imm"] != 0 or ops["slot"]["imm"] not in TEX_SLOTS:
             raise TranslateError(f"{inst.text()}: texture {ops['bank']['imm']:#x}, {ops['slot']['imm']:#x} has no "
                                  f"binding (slots 0..3 of index 0 are bindings 4..7)", offset=inst.addr)
-        if "dim" in ops and ops["dim"]["sym"] != 1:     # TXQ has no dimension: the binding is 2D
-            raise TranslateError(f"{inst.text()}: only 2D textures are translated yet", offset=inst.addr)
-        return self.slot_var(ops["slot"]["imm"])
+        dim, arrayed, _ = self.target(inst)
+        if dim == "1D" and not getattr(self, "_sampled1d", False):
+            self._sampled1d = True
+            self.m.emit("cap", "OpCapability", self.m.E("Capability", "Sampled1D"))
+        if dim == "Cube" and arrayed and not getattr(self, "_cube_array", False):
+            self._cube_array = True
+            self.m.emit("cap", "OpCapability", self.m.E("Capability", "SampledCubeArray"))
+        depth = inst.mods.get("DC", 0) if "dim" in ops else self._slot_depth86.get(ops["slot"]["imm"], 0)
+        try:
+            return self.slot_var(ops["slot"]["imm"], dim, arrayed, depth)
+        except TranslateError as e:
+            raise TranslateError(f"{inst.text()}: {e}", offset=inst.addr) from None
 
-    def slot_var(self, slot: int, dim: str = "2D", arrayed: int = 0) -> int:
+    def target(self, inst: Inst) -> tuple[str, int, int]:
+        """(SPIR-V Dim, arrayed, coordinate count) of a bound texture instruction; TXQ's is the
+        slot's as the program's other texture instructions read it (2D when none does)."""
+        if "dim" in inst.ops:
+            if inst.ops["dim"]["sym"] not in DIMS86:
+                raise TranslateError(f"{inst.text()}: this texture dimension is not translated", offset=inst.addr)
+            return DIMS86[inst.ops["dim"]["sym"]]
+        return self._slot_dims86.get(inst.ops["slot"]["imm"], ("2D", 0, 2))
+
+    @property
+    def _slot_dims86(self) -> dict[int, tuple[str, int, int]]:
+        """Slot -> target as the program's TEX/TLD/TLD4 read it (for TXQ)."""
+        if getattr(self, "_dims86", None) is None:
+            self._dims86, self._depth86 = {}, {}
+            for ins in self.insts:
+                if ins.row.ir in ("TEX", "TLD", "TLD4") and ins.ops["dim"]["sym"] in DIMS86:
+                    self._dims86.setdefault(ins.ops["slot"]["imm"], DIMS86[ins.ops["dim"]["sym"]])
+                    self._depth86.setdefault(ins.ops["slot"]["imm"], ins.mods.get("DC", 0))
+        return self._dims86
+
+    @property
+    def _slot_depth86(self) -> dict[int, int]:
+        """Slot -> 1 where the program's TLD4 compares depths (a TXQ declares the same view)."""
+        self._slot_dims86
+        return self._depth86
+
+    def sources(self, inst: Inst, roles: list[str]) -> dict[str, int]:
+        """Register of each source value (``roles`` in order: the layer, the coordinates, the
+        level or bias, offsets, reference).  Ampere splits them over Ra's and Rb's tuples as
+        ptxas (12.9, sm_86) packs them (``source_split``).  Two values
+        are ambiguous in ptxas's code (it always puts Rb at Ra+1, which reads the same as one
+        pair in Ra), so only those two readings' common case is translated: Rb = RZ or Ra+1.
+        A register of RZ reads 0."""
+        a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
+        n = len(roles)
+        split = source_split(n, sum(r in ("layer", "x", "y", "z") for r in roles))
+        if n == 2:
+            if b not in (255, a + 1 if a != 255 else 255):
+                raise TranslateError(f"{inst.text()}: two source values with Rb other than RZ or Ra+1 are not "
+                                     f"translated (which tuple holds the second is not established)", offset=inst.addr)
+        regs = [a + i if a != 255 else 255 for i in range(split)] + \
+               [b + i if b != 255 else 255 for i in range(n - split)]
+        return dict(zip(roles, regs))
+
+    def slot_var(self, slot: int, dim: str = "2D", arrayed: int = 0, depth: int = 0) -> int:
         """The combined image sampler of texture slot ``slot`` (binding 4 + slot, float; 2D unless
-        the SM53 lowering names another SPIR-V ``dim`` / ``arrayed``), declared on first use;
-        ``img_t`` / ``sampled_t`` are left naming this slot's types.  One slot read as two
-        dimensions is refused (the binding has one image view)."""
+        the lowering names another SPIR-V ``dim`` / ``arrayed``; ``depth`` 1 for a slot read with a
+        depth comparison), declared on first use; ``img_t`` / ``sampled_t`` are left naming this
+        slot's types.  One slot read as two dimensions (or with and without a comparison) is
+        refused (the binding has one image view)."""
         m, E = self.m, self.m.E
-        self.img_t = m.type("OpTypeImage", self.f32, E("Dim", dim), 0, arrayed, 0, 1, E("ImageFormat", "Unknown"))
+        self.img_t = m.type("OpTypeImage", self.f32, E("Dim", dim), depth, arrayed, 0, 1, E("ImageFormat", "Unknown"))
         self.sampled_t = m.type("OpTypeSampledImage", self.img_t)
         dims = self.slot_dims
+        want = (dim, arrayed) if not depth else (dim, arrayed, "depth")
         if slot not in self.images:
-            dims[slot] = (dim, arrayed)
+            dims[slot] = want
             self.images[slot] = self._var("UniformConstant", self.sampled_t,
                                           [(E("Decoration", "DescriptorSet"), 0),
                                            (E("Decoration", "Binding"), TEX_BINDING0 + slot)])
-        elif dims.get(slot, ("2D", 0)) != (dim, arrayed):
+        elif dims.get(slot, ("2D", 0)) != want:
             raise TranslateError(f"texture slot {slot} is read as {dims.get(slot, ('2D', 0))} and as "
-                                 f"{(dim, arrayed)} (one binding has one dimension)")
+                                 f"{want} (one binding has one dimension)")
         return self.images[slot]
+
+    def offsets(self, word: int, width: int, step: int, n: int) -> list[int]:
+        """``n`` signed ``width``-bit texel offsets packed ``step`` bits apart from bit 0 of the
+        u32 ``word`` (x first), each sign-extended."""
+        out = []
+        for k in range(n):
+            top = self.op("OpShiftLeftLogical", self.u32, word, self.c(32 - width - step * k))
+            out.append(self.op("OpShiftRightArithmetic", self.u32, top, self.c(32 - width)))
+        return out
+
+    def gather(self, si: int, coord: int, comp: int, offset_word: int | None = None,
+               dref: int | None = None, ptp: tuple[int, int] | None = None) -> int:
+        """OpImageGather (or OpImageDrefGather against ``dref``, a f32) of component ``comp``,
+        with the per-instruction texel offsets of a TLD4 .AOFFI word (signed 6-bit x at bits
+        0..5, y at 8..13, as ptxas packs them) when given: a run-time offset, which needs the
+        ImageGatherExtended capability (Vulkan's shaderImageGatherExtended feature).  ``ptp``:
+        .PTP's two words of per-texel offsets (texel k's x and y in bytes 2k, 2k + 1, signed, k
+        in the gather's result order: Mesa NAK's packing of textureGatherOffsets), done as four
+        gathers, each moved by its texel's offsets, of which component k is kept."""
+        E = self.m.E
+
+        def one(off) -> int:
+            extra = [E("ImageOperands", "Offset"), off] if off is not None else []
+            if dref is not None:
+                return self.op("OpImageDrefGather", self.v4f, si, coord, dref, *extra)
+            return self.op("OpImageGather", self.v4f, si, coord, self.c(comp), *extra)
+
+        def ivec2(x: int, y: int) -> int:
+            if not getattr(self, "_gather_ext", False):
+                self._gather_ext = True
+                self.m.emit("cap", "OpCapability", E("Capability", "ImageGatherExtended"))
+            v2u = self.m.type("OpTypeVector", self.u32, 2)
+            return self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, x, y))
+        if ptp is not None:
+            bytes_ = self.offsets(ptp[0], 8, 8, 4) + self.offsets(ptp[1], 8, 8, 4)
+            parts = [self.op("OpCompositeExtract", self.f32, one(ivec2(bytes_[2 * k], bytes_[2 * k + 1])), k)
+                     for k in range(4)]
+            return self.op("OpCompositeConstruct", self.v4f, *parts)
+        if offset_word is not None:
+            return one(ivec2(*self.offsets(offset_word, 6, 8, 2)))
+        return one(None)
 
     def sampled(self, inst: Inst) -> int:
         var = self.image(inst)
@@ -413,64 +522,126 @@ class _GfxLower(_Lower):
             if r != 255:
                 self.set_reg(r + i, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
 
+    def _coord(self, regs: dict[str, int], n: int, arrayed: int, fetch: bool) -> int:
+        """The coordinate vector from the source registers: float coordinates and the layer
+        converted to float last (sampling), or integer texels (plus a TLD .AOFFI word's signed
+        4-bit x, y, z at bits 0, 4, 8: ptxas's packing) and the layer (fetching)."""
+        axes = ("x", "y", "z")[:n]
+        if fetch:
+            parts = [self.reg(regs[k]) if regs[k] != 255 else self.c(0) for k in axes]
+            if "off" in regs:
+                word = self.reg(regs["off"]) if regs["off"] != 255 else self.c(0)
+                parts = [self.op("OpIAdd", self.u32, v, o) for v, o in zip(parts, self.offsets(word, 4, 4, n))]
+            if arrayed:
+                parts.append(self.reg(regs["layer"]) if regs["layer"] != 255 else self.c(0))
+            if len(parts) == 1:
+                return self.op("OpBitcast", self.i32, parts[0])
+            vu = self.m.type("OpTypeVector", self.u32, len(parts))
+            return self.op("OpBitcast", self.m.type("OpTypeVector", self.i32, len(parts)),
+                           self.op("OpCompositeConstruct", vu, *parts))
+        parts = [self._fregs(regs[k], 1)[0] for k in axes]
+        if arrayed:
+            layer = self.reg(regs["layer"]) if regs["layer"] != 255 else self.c(0)
+            parts.append(self.op("OpConvertUToF", self.f32, layer))
+        if len(parts) == 1:
+            return parts[0]
+        return self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
+
+    @staticmethod
+    def _roles(arrayed: int, n: int, lod: bool) -> list[str]:
+        return (["layer"] if arrayed else []) + ["x", "y", "z"][:n] + (["lod"] if lod else [])
+
+    def _sample_dref(self, inst: Inst, si: int, coord: int, lod: str, dref: int, lv: int | None) -> int:
+        """A depth comparison against ``dref`` (the sampler's compare function), its result in
+        R of the vec4 (G, B, A zero: never written, the caller allows only R)."""
+        E = self.m.E
+        if lod == "implicit" and self.header.stage == "fragment":
+            r = self.op("OpImageSampleDrefImplicitLod", self.f32, si, coord, dref)
+        else:
+            r = self.op("OpImageSampleDrefExplicitLod", self.f32, si, coord, dref, E("ImageOperands", "Lod"),
+                        lv if lv is not None else self.m.const(self.f32, 0))
+        z = self.m.const(self.f32, 0)
+        return self.op("OpCompositeConstruct", self.v4f, r, z, z, z)
+
     def tex(self, inst: Inst) -> None:
         E = self.m.E
+        dim, arrayed, n = self.target(inst)
+        lod, dc = inst.mods["lod"], inst.mods.get("DC", 0)
+        if lod not in (0, 1, 2, 3):
+            raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
+        if dc and (dim in ("1D", "3D") or inst.ops["mask"]["sym"] != 0x1 or lod == 2):
+            raise TranslateError(f"{inst.text()}: a depth comparison is translated on 2D (array) and cube (array) "
+                                 f"textures, without .LB, with the mask 0x1 (its other components depend on the "
+                                 f"texture header's swizzle)", offset=inst.addr)
         si = self.sampled(inst)
-        a = inst.ops["a"]["reg"]
-        coord = self.op("OpCompositeConstruct", self.v2f, *self._fregs(a, 2))
-        lod = inst.mods["lod"]
-        b = inst.ops["b"]["reg"]
-        if lod in (0, 1) and b != 255:
-            raise TranslateError(f"{inst.text()}: a second source register without .LL/.LB is not translated yet",
-                                 offset=inst.addr)
-        if lod == 0 and self.header.stage == "fragment":
+        regs = self.sources(inst, self._roles(arrayed, n, lod in (2, 3)) + ["dref"] * dc)
+        coord = self._coord(regs, n, arrayed, False)
+        level = self._fregs(regs["lod"], 1)[0] if lod in (2, 3) else None
+        if dc:           # the reference after the level (ptxas's packing)
+            vec = self._sample_dref(inst, si, coord, {0: "implicit", 1: "zero", 3: "level"}[lod],
+                                    self._fregs(regs["dref"], 1)[0], level)
+        elif lod == 0 and self.header.stage == "fragment":
             vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
         elif lod == 2 and self.header.stage == "fragment":
-            vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"),
-                          self._fregs(b, 1)[0])
+            vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"), level)
         elif lod in (0, 1, 3):
-            lv = self._fregs(b, 1)[0] if lod == 3 else self.m.const(self.f32, 0)
+            lv = level if lod == 3 else self.m.const(self.f32, 0)
             vec = self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv)
         else:
-            raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
+            raise TranslateError(f"{inst.text()}: LOD bias outside a fragment program", offset=inst.addr)
         self._write_texel(inst, vec, self.f32)
 
     def tld(self, inst: Inst) -> None:
         E = self.m.E
+        dim, arrayed, n = self.target(inst)
         si = self.sampled(inst)          # declares the image type on first use
         img = self.op("OpImage", self.img_t, si)
-        a = inst.ops["a"]["reg"]
-        coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", self.m.type(
-            "OpTypeVector", self.u32, 2), self.reg(a), self.reg(a + 1) if a != 255 else self.c(0)))
-        b = inst.ops["b"]["reg"]
-        if inst.mods["lod"] == 1 and b != 255:
-            raise TranslateError(f"{inst.text()}: a second source register with .LZ is not translated yet",
-                                 offset=inst.addr)
-        lv = self.reg(b) if inst.mods["lod"] == 3 and b != 255 else self.c(0)
-        vec = self.op("OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv)
+        ll = inst.mods["lod"] == 3
+        regs = self.sources(inst, self._roles(arrayed, n, ll) + ["off"] * inst.mods.get("AOFFI", 0))
+        lv = self.reg(regs["lod"]) if ll and regs["lod"] != 255 else self.c(0)
+        vec = self.op("OpImageFetch", self.v4f, img, self._coord(regs, n, arrayed, True), E("ImageOperands", "Lod"), lv)
         self._write_texel(inst, vec, self.f32)
 
     def tld4(self, inst: Inst) -> None:
         """TLD4.R/G/B/A: one component of the four texels around the point, in the order
-        Vulkan's OpImageGather gives them (the same as NVIDIA's)."""
-        if inst.ops["b"]["reg"] != 255:
-            raise TranslateError(f"{inst.text()}: a second source register is not translated yet", offset=inst.addr)
+        Vulkan's OpImageGather gives them (the same as NVIDIA's); .AOFFI's offsets word (or
+        .PTP's two words) and .DC's reference follow the coordinates in the source list
+        (ptxas's packing; .PTP's two words where Mesa NAK puts them)."""
+        dim, arrayed, n = self.target(inst)
+        off, dc = inst.mods.get("off", 0), inst.mods.get("DC", 0)
+        if off and dim == "Cube":
+            raise TranslateError(f"{inst.text()}: offsets on a cube texture (Vulkan has no gather offsets for cubes)",
+                                 offset=inst.addr)
         si = self.sampled(inst)
-        coord = self.op("OpCompositeConstruct", self.v2f, *self._fregs(inst.ops["a"]["reg"], 2))
-        vec = self.op("OpImageGather", self.v4f, si, coord, self.c(inst.mods["comp"]))
+        offs = {1: ["off"], 2: ["ptp0", "ptp1"]}.get(off, [])
+        regs = self.sources(inst, self._roles(arrayed, n, False) + offs + ["dref"] * dc)
+        val = {k: (self.reg(regs[k]) if regs[k] != 255 else self.c(0)) for k in offs}
+        dref = self._fregs(regs["dref"], 1)[0] if dc else None
+        vec = self.gather(si, self._coord(regs, n, arrayed, False), inst.mods["comp"], val.get("off"), dref,
+                          (val["ptp0"], val["ptp1"]) if off == 2 else None)
         self._write_texel(inst, vec, self.f32)
 
     def txq(self, inst: Inst) -> None:
+        """TXQ TEX_HEADER_DIMENSION of the slot's view: width, height, depth and the level count
+        in x, y, z, w (the components in TXQ_KNOWN; others refused)."""
         if inst.ops["query"]["sym"] != 0:
             raise TranslateError(f"{inst.text()}: only TEX_HEADER_DIMENSION is translated", offset=inst.addr)
+        dim, arrayed, n = self.target(inst)
+        mask = inst.ops["mask"]["sym"]
+        if mask & ~TXQ_KNOWN[dim, arrayed]:
+            raise TranslateError(f"{inst.text()}: TXQ components {mask & ~TXQ_KNOWN[dim, arrayed]:#x} of a "
+                                 f"{'array ' if arrayed else ''}{dim} texture are not translated (their meaning on "
+                                 f"NVIDIA is not established here)", offset=inst.addr)
         si = self.sampled(inst)          # declares the image type on first use
         img = self.op("OpImage", self.img_t, si)
-        v2u = self.m.type("OpTypeVector", self.u32, 2)
-        size = self.op("OpImageQuerySizeLod", v2u, img, self.reg(inst.ops["a"]["reg"]))
+        k = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim]
+        size_t = self.u32 if k + arrayed == 1 else self.m.type("OpTypeVector", self.u32, k + arrayed)
+        size = self.op("OpImageQuerySizeLod", size_t, img, self.reg(inst.ops["a"]["reg"]))
+        comps = [size] if k + arrayed == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(k)]
+        xyz = (comps + [self.c(1)] * 3)[:3]
         levels = self.op("OpImageQueryLevels", self.u32, img)
-        w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
         v4u = self.m.type("OpTypeVector", self.u32, 4)
-        vec = self.op("OpCompositeConstruct", v4u, w, h, self.c(1), levels)
+        vec = self.op("OpCompositeConstruct", v4u, *xyz, levels)
         self._write_texel(inst, vec, self.u32)
 
     # --- instructions ----------------------------------------------------------------------------
@@ -511,8 +682,6 @@ class _GfxLower(_Lower):
         if self.header.stage != "fragment":
             return
         E = self.m.E
-        if self.header.writes_depth or self.header.writes_sample_mask:
-            self._check_depth_outputs()
         reg = 0
         for t, mask in enumerate(self.header.targets):
             if not mask:
@@ -530,13 +699,22 @@ class _GfxLower(_Lower):
         if self.header.writes_depth or self.header.writes_sample_mask:
             self._depth_outputs(reg)
 
-    # hooks: an architecture that translates the header's depth / sample-mask outputs overrides both
-    def _check_depth_outputs(self) -> None:
-        raise TranslateError("depth / sample mask outputs are not translated yet", field="code")
-
+    # the header's depth / sample-mask outputs (fragment header bits 609, 608), both architectures
     def _depth_outputs(self, reg: int) -> None:
-        """Store the depth / sample mask from the registers after the colours' (``reg`` = the
-        first register after them)."""
+        """The sample mask from ``reg``, the first register after the colours', FragDepth from the
+        next; the mask's register is kept whether or not the header declares the mask (Ryujinx's
+        reading of Maxwell's pixel outputs; Mesa NAK's fragment outputs, SM50 up: colours, then
+        the mask or 0, then depth, "these always come together").  The mask becomes
+        SampleMask[0]: bit n keeps the fragment's sample n (one sample per pixel: bit 0 keeps or
+        drops the pixel)."""
+        if self.header.writes_sample_mask:
+            arr = self.m.type("OpTypeArray", self.i32, self.c(1))
+            var = self.builtin("SampleMask", "Output", arr)
+            ptr = self.m.type("OpTypePointer", self.m.E("StorageClass", "Output"), self.i32)
+            self.do("OpStore", self.op("OpAccessChain", ptr, var, self.c(0)), self.op("OpBitcast", self.i32, self.reg(reg)))
+        if self.header.writes_depth:
+            var = self.builtin("FragDepth", "Output", self.f32)
+            self.do("OpStore", var, self.op("OpBitcast", self.f32, self.reg(reg + 1)))
 
     def _entry(self, main: int) -> None:
         m, E = self.m, self.m.E
@@ -547,10 +725,23 @@ class _GfxLower(_Lower):
         m.emit("entry", "OpEntryPoint", E("ExecutionModel", model), main, "main", *self.interface)
         if model == "Fragment":
             m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "OriginUpperLeft"))
+            if self.header.writes_depth:
+                m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "DepthReplacing"))
 
 
 GLSL_FMA = 50
 GLSL_EXP2 = 29
+
+
+def source_split(n: int, ncoord: int) -> int:
+    """How many of a bound texture instruction's ``n`` source values Ra's tuple holds (Rb's
+    holds the rest), as ptxas packs them for sm_86 (tests/shader_svc/test_tex_short_dims.py and
+    test_tld4_offsets.py read it back): up to four values by count — one in Ra, three or four
+    2 + the rest —; more than four: the ``ncoord`` layer and coordinate values in Ra, the level,
+    offsets and reference in Rb (a cube array's layer, x, y, z + level is 4 + 1, a 3D fetch's
+    x, y, z + level, offsets 3 + 2: Mesa NAK's two source vectors).  Two values: read as Ra's
+    pair (``sources`` admits only Rb = RZ or Ra+1, where that and 1 + 1 agree)."""
+    return {1: 1, 2: 2, 3: 2, 4: 2}[n] if n <= 4 else ncoord
 
 
 def translate_graphics(insts: list[Inst], header: Header) -> bytes:
