@@ -1,7 +1,8 @@
 """SM53 fragment programs that write depth (header bit 609): the register after the sample
 mask's, which follows the colours' (R4 after one RGBA target: mask R4, depth R5), becomes
 FragDepth (DepthReplacing), drawn on lavapipe with a D32 depth buffer and compared with numpy;
-a sample-mask output is refused clearly.  The program is what nvdisasm 11.8 reads."""
+a sample-mask output (header bit 608, the register after the colours') keeps exactly the pixels
+whose mask has bit 0.  The programs are what nvdisasm 11.8 reads."""
 from __future__ import annotations
 
 import struct
@@ -13,7 +14,6 @@ import pytest
 
 from shader_svc import sph
 from shader_svc import translate as tr
-from shader_svc.sm86.to_spirv import TranslateError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_bindless import H, W, gpu, quad, uv  # noqa: E402,F401
@@ -64,17 +64,41 @@ def test_depth_output_reaches_the_depth_buffer(gpu, tmp_path):
     assert np.abs(flat).max() < 1e-6
 
 
-def test_sample_mask_output_is_refused_clearly():
-    with pytest.raises(TranslateError, match="sample mask outputs are not translated yet"):
-        tr.translate(tr.make_program(53, 3, program(FS_DEPTH, sample_mask=True)))
+# FS_DEPTH with the sample mask (R4) = x & 1: even pixels dropped (one sample per pixel)
+FS_MASK = FS_DEPTH.replace("EXIT", """FMUL R7, R0, 32
+F2I.S32.F32.FLOOR R7, R7
+LOP32I.AND R4, R7, 0x1
+EXIT""")
+
+
+@pytest.mark.parametrize("depth", [False, True])
+def test_sample_mask_output_keeps_the_samples_it_names(gpu, tmp_path, depth):
+    """Header bit 608: R4 (the first register after the colours) is SampleMask[0]; with the depth
+    bit too, depth still comes from R5."""
+    code = program(FS_MASK, depth=depth, sample_mask=True)
+    fs = tr.translate(tr.make_program(53, 3, code))
+    spirv_val(fs, tmp_path, "mask")
+    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
+    colour, zbuf = gpu.draw(vs, fs, quad(), (W, H), depth=True)
+    for y in range(H):
+        for x in range(W):
+            u, v = uv(x, y)
+            if x & 1:
+                assert abs(colour[y, x, 0] - u * 255) <= 1 and colour[y, x, 3] == 255, (x, y)
+                want = np.float32(u) * np.float32(v) * np.float32(0.5) + np.float32(0.125) if depth else 0.0
+                assert abs(zbuf[y, x] - want) < 1e-5, (x, y)
+            else:
+                assert (colour[y, x] == 0).all() and zbuf[y, x] == 1.0, (x, y)
+    assert W == 32       # the program's FMUL by 32 turns u back into x
 
 
 def test_depth_program_is_what_nvdisasm_reads(nvdisasm53):
     from shader_svc.sm53 import tools
     from shader_svc.sm53.assemble import assemble_program
 
-    code = assemble_program(FS_DEPTH)
-    q = struct.unpack(f"<{len(code) // 8}Q", code)
-    words = [w for i, w in enumerate(q) if i % 4]
-    lines = [ln.strip() for ln in FS_DEPTH.strip().splitlines()]
-    assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
+    for text in (FS_DEPTH, FS_MASK):
+        code = assemble_program(text)
+        q = struct.unpack(f"<{len(code) // 8}Q", code)
+        words = [w for i, w in enumerate(q) if i % 4]
+        lines = [ln.strip() for ln in text.strip().splitlines()]
+        assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines

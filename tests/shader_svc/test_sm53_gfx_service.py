@@ -87,8 +87,8 @@ def test_bad_sm53_graphics_programs_are_invalid_argument_and_service_keeps_servi
          r"offset 0x58: .*constant bank c\[0x5\] has no binding"),
         (_req(prog("fragment", "TEXS R2, R0, R0, R1, 0x9, 2D, RGBA\nEXIT", FS_HDR), P.FRAGMENT),
          r"offset 0x58: .*texture 0x9 has no binding"),
-        (_req(prog("fragment", "TEX R0, R0, 0x0, ARRAY_CUBE, 0xf\nEXIT", FS_HDR), P.FRAGMENT),
-         r"cube array textures .*not translated yet"),
+        (_req(prog("fragment", "TLD.LZ R0, R0, 0x0, CUBE, 0xf\nEXIT", FS_HDR), P.FRAGMENT),
+         r"fetches from cubes \(TLD\) are not translated"),
         (_req(prog("fragment", "S2R R0, SR_TID.X\nEXIT", FS_HDR), P.FRAGMENT), r"offset 0x58: S2R R0, SR_TID.X: not "
                                                                             r"translated in a fragment program"),
         (_req(prog("fragment", "IPA.SC R0, a[0x80], RZ\nEXIT", FS_HDR), P.FRAGMENT), r"only IPA.PASS, IPA"),

@@ -309,3 +309,49 @@ def test_the_test_programs_are_what_nvdisasm_reads(nv_tools):
         words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
         got = [r.text if r else None for r in nvtools.nvdisasm_raw(words, "SM86")]
         assert got == [ln.strip() for ln in text.strip().splitlines()]
+
+
+# colour (u, v, 0, 1); sample mask R4 = x & 1 (the first register after the colours), depth R5
+FS_MASK_DEPTH = """
+IPA.PASS R0, a[0x80]
+IPA.PASS R1, a[0x84]
+MOV R2, RZ
+MOV R3, 0x3f800000
+IPA.PASS R8, a[0x70]
+F2I.TRUNC.NTZ R8, R8
+LOP3.LUT R4, R8, 0x1, RZ, 0xc0, !PT
+FMUL R5, R0, R1
+FMUL R5, R5, 0.5
+FADD R5, R5, 0.125
+EXIT
+"""
+
+
+@pytest.mark.parametrize("mask,depth", [(True, True), (True, False), (False, True)])
+def test_sample_mask_and_depth_outputs(gpu, tmp_path, mask, depth):
+    """Header bits 608 / 609: R4 = SampleMask[0] (one sample per pixel: odd pixels kept), R5 =
+    FragDepth, whether or not the other is declared (Mesa NAK's fragment outputs: colours, the
+    mask or 0, depth)."""
+    hdr = bytearray(sph.build("fragment", inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective"},
+                              targets=(0xF,)))
+    struct.pack_into("<I", hdr, 4 * 19, struct.unpack_from("<I", hdr, 4 * 19)[0] | depth << 1 | mask)
+    code = bytes(hdr) + assemble_program(FS_MASK_DEPTH, base=len(hdr))
+    h = sph.parse(code, "fragment")
+    assert (h.writes_sample_mask, h.writes_depth) == (mask, depth)
+    fs = tr.translate(tr.make_program(86, 3, code))
+    spirv_val(fs, tmp_path, "mask_depth")
+    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
+    quad = np.zeros((6, 4, 4), np.float32)
+    quad[:, 0] = [[-1, -1, 0, 1], [1, -1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
+    quad[:, 1, :2] = [[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]]
+    w, h_ = 16, 8
+    colour, zbuf = gpu.draw(vs, fs, quad, (w, h_), depth=True)
+    for y in range(h_):
+        for x in range(w):
+            u, v = (x + 0.5) / w, (y + 0.5) / h_
+            if x & 1 or not mask:
+                assert abs(int(colour[y, x, 0]) - u * 255) <= 1 and colour[y, x, 3] == 255, (x, y)
+                want = np.float32(u) * np.float32(v) * np.float32(0.5) + np.float32(0.125) if depth else 0.0
+                assert abs(zbuf[y, x] - want) < 1e-5, (x, y, zbuf[y, x])
+            else:
+                assert (colour[y, x] == 0).all() and zbuf[y, x] == 1.0, (x, y)
