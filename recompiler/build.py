@@ -118,11 +118,23 @@ def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: 
     module of the package, so no dependency of the lifter is missed), the lifting settings and
     the set of function entries (a call to an entry is a direct call)."""
     h = hashlib.sha256(repr((trust_abi, comments, trace)).encode())
-    pkg = Path(__file__).resolve().parent
-    for p in sorted(pkg.rglob("*.py")):
-        h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes())
+    h.update(_PACKAGE_SOURCE)
     h.update(b"".join(a.to_bytes(8, "little") for a in sorted(functions)))
     return h.hexdigest()
+
+
+def _package_source() -> bytes:
+    pkg = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(pkg.rglob("*.py")):
+        h.update(str(p.relative_to(pkg)).encode() + b"\0" + p.read_bytes())
+    return h.digest()
+
+
+# Read when this module is imported, with the lifter it imports (the workers fork from this
+# process and run that code): a source edited while a build runs then cannot put the old
+# lifter's output under the new source's key.
+_PACKAGE_SOURCE = _package_source()
 
 
 def _canon(v):
@@ -169,8 +181,22 @@ def _from_lift_cache(args: tuple) -> ShardResult | None:
     path, cached = _lift_paths(args)
     if not cached.exists():
         return None
-    d = pickle.loads(zlib.decompress(cached.read_bytes()))
-    return ShardResult(args[0], str(path), d["entries"], d["defined"], 0.0, d["cost"], True, d["c"], d["facts"])
+    try:
+        d = pickle.loads(zlib.decompress(cached.read_bytes()))
+        facts = d["facts"]
+        result = ShardResult(args[0], str(path), d["entries"], d["defined"], 0.0, d["cost"], True, d["c"], facts)
+    except Exception as e:   # unreadable: lift it again (and overwrite the entry)
+        log.warning("lift cache entry %s unreadable (%s); lifting the shard again", cached.name, e)
+        return None
+    # An entry written by a build whose workers ran other code than its key says (the
+    # recompiler's source edited while that build ran) holds records of another shape.
+    if any(not isinstance(f, interproc.FnLive) or set(vars(f)) != _FNLIVE_FIELDS for f in facts):
+        log.warning("lift cache entry %s is of another lifter; lifting the shard again", cached.name)
+        return None
+    return result
+
+
+_FNLIVE_FIELDS = {f.name for f in dataclasses.fields(interproc.FnLive)}
 
 
 def _lift_shard(args: tuple) -> ShardResult:

@@ -66,6 +66,7 @@ class FnLive:
     w_regs: list[int] = field(default_factory=list)
     w_sp: bool = False
     v_written: list[int] = field(default_factory=list)
+    ret_extra: str = ""               # what a return also writes back (the flags, for a test)
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -174,7 +175,7 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
         if m.group(1) == "SC":
             return _stores(f, st[k])
         if m.group(1) == "SR":
-            return _stores(f, rs[k])
+            return _stores(f, rs[k], f.ret_extra)
         return _reloads(f, rl[k])
 
     return _SITE.sub(one, text)

@@ -110,7 +110,7 @@ def _kills(text: str, m: re.Match) -> bool:
 
 
 # control.py's BR to a register outside any table: inline cache, else nx_jump
-_INDIRECT = re.compile(r"STORE_ALL; s->pc = _t; \{ static const NxEntry \*_ic; const NxEntry \*_e = NX_IC\(&_ic, _t\); "
+_INDIRECT = re.compile(r"STORE_INDIRECT; s->pc = _t; \{ static const NxEntry \*_ic; const NxEntry \*_e = NX_IC\(&_ic, _t\); "
                        r"if \(_e\) MUSTTAIL return _e->fn\(s\); if \(nx_ic_fill\) s = nx_ic_fill\(s, &_ic\); \} "
                        r"MUSTTAIL return nx_jump\(s\);")
 
@@ -125,7 +125,7 @@ def effects(text: str) -> tuple[int, int]:
     """(gen, kill) of one chunk's C text (comments, placeholders and the indirect jump out
     already taken off)."""
     text = _COMMENT.sub("", text)
-    if "STORE_ALL" in text or "RELOAD_ALL" in text:
+    if "STORE_ALL" in text or "RELOAD_ALL" in text or "STORE_INDIRECT" in text:
         return ALL, 0
     gen = kill = 0
     for m in _TOKEN.finditer(text):

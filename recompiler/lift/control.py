@@ -65,7 +65,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
         em.out(f"switch ({t}) {{ {cases} default: break; }}")
     # an unknown target: the site's inline cache (lifted.h NX_IC), else the runtime's lookup
-    em.out(f"{{ u64 _t = {t}; STORE_ALL; s->pc = _t; {{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, _t); "
+    em.out(f"{{ u64 _t = {t}; STORE_INDIRECT; s->pc = _t; {{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, _t); "
            f"if (_e) MUSTTAIL return _e->fn(s); if (nx_ic_fill) s = nx_ic_fill(s, &_ic); }} "
            f"MUSTTAIL return nx_jump(s); }}")
     return False

@@ -387,7 +387,7 @@ def lift_one(insn: Insn) -> tuple[str, list[str]]:
 
 def lift_seq(insns: list[Insn]) -> tuple[str, list[str]]:
     """The same for a function of consecutive instructions (the LDXR + STXR pairs)."""
-    em = FunctionEmitter(FunctionPlan(insns[0].addr, insns), set(), trust_abi=True, comments=False)
+    em = FunctionEmitter(FunctionPlan(insns[0].addr, insns), set(), trust_abi=True, comments=False, ret_flags=True)
     code = em.emit(HANDLERS)
     return code, list(getattr(em, "internal_errors", []))
 
