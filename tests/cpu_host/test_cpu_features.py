@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from recompiler import features
+from tests.cpu_host import aarch64_programs
 from recompiler.isa import FORMS
 from recompiler.lift import HANDLERS
 
-SOURCE = Path(__file__).resolve().parent / "programs" / "cpu_features.c"
 
 
 def test_every_claimed_feature_names_lifted_classes():
@@ -36,11 +36,7 @@ def test_every_claimed_feature_names_lifted_classes():
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("cpufeat")
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-musl", "-static", "-O2",
-                        str(SOURCE), "-o", str(d / "cpu_features")], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return d / "cpu_features"
+    return aarch64_programs.build("cpu_features", tmp_path_factory.mktemp("cpufeat"))
 
 
 def test_program_reads_the_table_and_computes_like_qemu(program, tmp_path):

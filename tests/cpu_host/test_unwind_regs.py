@@ -13,16 +13,12 @@ from pathlib import Path
 
 import pytest
 
-SOURCE = Path(__file__).resolve().parent / "programs" / "unwind_regs.c"
+from tests.cpu_host import aarch64_programs
 
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("unwind")
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-musl", "-static", "-O2",
-                        str(SOURCE), "-o", str(d / "unwind_regs")], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return d / "unwind_regs"
+    return aarch64_programs.build("unwind_regs", tmp_path_factory.mktemp("unwind"))
 
 
 def test_callee_saved_registers_survive_calls_and_longjmps_like_qemu(program, tmp_path):
