@@ -26,6 +26,7 @@ from shader_svc.sm53.to_spirv_gfx import TEXS_FORMS, TLDS_FORMS
 from shader_svc.sm86.to_spirv import TranslateError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import listings  # noqa: E402
 from test_bindless import FS53_HDR, H, TS, W, gpu, program53, uv  # noqa: E402,F401
 from test_sm53_tex_dims import cube_texel, draw  # noqa: E402
 from test_sm86_draw import spirv_val  # noqa: E402
@@ -716,21 +717,8 @@ def test_cube_array_reflection_and_listings(nv_tools):
                       ).texture_dims == ("ARRAY_CUBE",)
     assert tr.reflect(tr.make_program(86, 3, program("fragment", FS86_CUBE_ARRAY_LL, FS_HDR))
                       ).texture_dims == ("ARRAY_CUBE",)
-    for text in (FS86_CUBE_ARRAY_LL, FS86_CUBE_ARRAY_LZ, FS86_CUBE_ARRAY_GATHER):
-        code = assemble_program(text)
-        words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in nvtools.nvdisasm_raw(words)] == lines
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in (FS53_CUBE_ARRAY.format(lod=".LL", rb="R8, "), FS53_CUBE_ARRAY_GATHER):
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw([w for i, w in enumerate(q) if i % 4])
-                ][:len(lines)] == lines
+    listings.check_sm86((FS86_CUBE_ARRAY_LL, FS86_CUBE_ARRAY_LZ, FS86_CUBE_ARRAY_GATHER))
+    listings.check_sm53((FS53_CUBE_ARRAY.format(lod=".LL", rb="R8, "), FS53_CUBE_ARRAY_GATHER))
 
 
 # === TEXS depth compare (SM53) ==================================================================

@@ -20,6 +20,7 @@ import pytest
 from shader_svc import translate as tr
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import listings  # noqa: E402
 from test_bindless import FS53_HDR, H, W, gpu, program53, quad  # noqa: E402,F401
 from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val  # noqa: E402
 from test_tex_short_dims import _ptx, _sources  # noqa: E402
@@ -387,11 +388,7 @@ def test_sm86_listings_are_what_nvdisasm_reads(nv_tools):
     from shader_svc import nvtools
     from shader_svc.sm86.assemble import assemble_program
 
-    for text in LISTINGS86:
-        code = assemble_program(text)
-        words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in nvtools.nvdisasm_raw(words)] == lines
+    listings.check_sm86(LISTINGS86)
 
 
 @pytest.mark.parametrize("line,why", [("TLD4.R.AOFFI R6, R4, R0, R2, 0x0, 0x0, CUBE", "offsets on a cube")])
@@ -463,16 +460,7 @@ def test_ptp_listings_are_what_nvdisasm_reads(nv_tools):
     words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
     lines = [ln.strip() for ln in FS86_PTP.strip().splitlines() if ln.strip()]
     assert [r.text if r else None for r in nvtools.nvdisasm_raw(words)] == lines
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in (FS53_PTP, FS53_PTP_DC):
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw([w for i, w in enumerate(q) if i % 4])
-                ][:len(lines)] == lines
+    listings.check_sm53((FS53_PTP, FS53_PTP_DC))
 
 
 # === TLD (texel fetch) .AOFFI, both architectures =================================================
@@ -540,21 +528,8 @@ def test_tld_offset_listings_are_what_nvdisasm_reads(nv_tools):
     from shader_svc.sm53.assemble import assemble_program as asm53
     from shader_svc.sm86.assemble import assemble_program
 
-    for text in (FS86_TLD_OFF_3D, FS86_TLD_OFF_LL):
-        code = assemble_program(text)
-        words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in nvtools.nvdisasm_raw(words)] == lines
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in (FS53_TLD_OFF_3D, FS53_TLD_OFF_LL):
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw([w for i, w in enumerate(q) if i % 4])
-                ][:len(lines)] == lines
+    listings.check_sm86((FS86_TLD_OFF_3D, FS86_TLD_OFF_LL))
+    listings.check_sm53((FS53_TLD_OFF_3D, FS53_TLD_OFF_LL))
 
 
 # SM86 .PTP with .DC: five values, (u, v) in Ra, (ptp0, ptp1, reference) in Rb
