@@ -263,6 +263,7 @@ class FunctionEmitter:
         cs: list[liveness.Chunk] = []
         ret_of: dict[int, int] = {}
         tails: list[tuple[int, int]] = []     # (chunk address, lifted callee) of direct tail calls
+        base_leaves: list[int] = []
         opaque = any(t is None for t in self.call_targets)
         # where an indirect jump may land inside this function besides its tables: a false
         # entry (a label that analysis also took for a function).  A resume point reached so
@@ -282,9 +283,12 @@ class FunctionEmitter:
                 ret_of[addr] = int(ret.group(1))
                 text = text.replace(ret.group(0), "")
             text, indirect = L.indirect_jump(text)
-            leaves = (L.RET_LIVE if ret else 0) | (L.INDIRECT_USES if indirect else 0)
-            # a direct tail call (B to another function): the callee reads what its summary says
-            # (a site of its own, ``tails``) and returns to our caller (RET_LIVE)
+            # ``leaves``: what leaving here reads, for the liveness of this function's own call
+            # sites; ``summary_leaves``: the same without what a return or a direct tail call
+            # hands on (their callers reload only what we may write; a tail callee's reads come
+            # from its summary, ``tails``), for the registers live at the entry
+            summary_leaves = L.INDIRECT_USES if indirect else 0
+            leaves = (L.RET_LIVE if ret else 0) | summary_leaves
             for m in list(_TAIL_RE.finditer(text)):
                 tails.append((addr, int(m.group(1), 16)))
                 leaves |= L.CALL_USES | L.RET_LIVE
@@ -294,7 +298,9 @@ class FunctionEmitter:
                 text = text.replace(f"goto {label};", "")
                 targets = self.shared_targets[label]
                 succs += targets or []
-                leaves |= L.EXIT_USES if targets is not None else L.ALL
+                miss = L.EXIT_USES if targets is not None else L.ALL
+                leaves |= miss
+                summary_leaves |= miss
                 indirect = True
             if indirect:
                 succs += inner
@@ -303,16 +309,12 @@ class FunctionEmitter:
             if gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
                 opaque = True
             cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text)))
+            base_leaves.append(summary_leaves)
         _live_in, live_out = L.solve_both(cs, self.falls)
-        tail_at = {a for a, _t in tails}
-        for c in cs:   # a direct callee's reads come from its summary, not from here
+        for c, b in zip(cs, base_leaves):   # a direct callee's reads come from its summary
             if c.call is not None and self.call_targets[c.call] is not None:
                 c.call_gen = 0
-            # what a return hands back is no read of the caller's registers: a caller reloads
-            # only what this function may write, and a return stores only what it wrote (a
-            # tail call's callee's reads: its summary, through ``tail_open``)
-            if c.addr in ret_of or c.addr in tail_at:
-                c.leaves = 0
+            c.leaves = b
         base_in, _ = L.solve_both(cs, self.falls)
         must = L.must_written(cs, self.falls, self.plan.entry)
         index = {c.addr: i for i, c in enumerate(cs)}
