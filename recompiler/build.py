@@ -181,6 +181,7 @@ def _from_lift_cache(args: tuple) -> ShardResult | None:
     path, cached = _lift_paths(args)
     if not cached.exists():
         return None
+    _touch(cached)
     try:
         d = pickle.loads(zlib.decompress(cached.read_bytes()))
         facts = d["facts"]
@@ -239,6 +240,42 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
                        text=text, facts=facts)
 
 
+def _touch(path: Path) -> None:
+    """Mark a cache entry as used now (``prune`` keeps the most recently used)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass   # removed meanwhile by another build's prune: this build has already read it
+
+
+def prune(cache: Path, max_bytes: int) -> int:
+    """Remove the least recently used entries of ``cache`` (by modification time, which a hit
+    refreshes) until it holds at most ``max_bytes``; returns how many were removed.  Each entry
+    was written whole (temp file + rename), so removing one never leaves a half entry; a
+    temp file of a build still running is not an entry and is left alone."""
+    entries = []
+    for p in cache.iterdir():
+        if ".tmp" in p.name or not p.is_file():
+            continue
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, p))
+    total = sum(e[1] for e in entries)
+    removed = 0
+    for _mtime, size, p in sorted(entries, key=lambda e: e[0]):
+        if total <= max_bytes:
+            break
+        try:
+            p.unlink()
+        except OSError:
+            continue
+        total -= size
+        removed += 1
+    return removed
+
+
 def _write_if_changed(path: Path, text: str) -> None:
     if path.exists() and path.read_text() == text:
         return
@@ -265,8 +302,9 @@ def _compile_cached(args: tuple) -> Compiled:
         h.update(Path(hdr).read_bytes())
     obj = _obj_cache() / f"{h.hexdigest()}.o"
     if obj.exists():
+        _touch(obj)
         return Compiled(c_path, str(obj), True, 0.0)
-    fd, tmp = tempfile.mkstemp(suffix=".o", dir=obj.parent)
+    fd, tmp = tempfile.mkstemp(suffix=".o.tmp", dir=obj.parent)   # ".tmp": prune passes it by
     os.close(fd)
     # this worker runs one compiler at a time, so its children's CPU time is this unit's
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -401,6 +439,10 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     so_tmp = out_dir / "game.so.tmp"
     cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-fno-sanitize=all", *LINK_FLAGS], "game.so (link)")
     os.replace(so_tmp, out_dir / "game.so")
+    cap = int(settings.get("recompiler", "cache_mb")) << 20
+    pruned = prune(_lift_cache(), cap) + prune(_obj_cache(), cap)
+    if pruned:
+        log.info("caches pruned to %d MB each: %d least recently used entries removed", cap >> 20, pruned)
     built = [c for c in compiled if not c.cached]
     slowest = sorted(built, key=lambda c: -c.cpu_s)[:5]
     stats = {"functions": len(program.functions), "shards": len(results), "objects": len(objs),

@@ -117,3 +117,18 @@ def test_compiler_failure_names_the_file(env):
         build(_program([7]), env / "bundle", extra_c=[bad])
     assert str(bad) in str(e.value) and "error" in str(e.value)
     assert not (env / "bundle" / "game.so").exists()
+
+
+def test_prune_removes_least_recently_used_entries_first(tmp_path):
+    import os
+    from recompiler.build import prune
+    for i in range(6):
+        p = tmp_path / f"e{i}.o"
+        p.write_bytes(b"x" * 100)
+        os.utime(p, (1000 + i, 1000 + i))      # e0 the least recently used
+    (tmp_path / "tmpabc.o.tmp").write_bytes(b"y" * 500)   # a running build's object: not an entry
+    os.utime(tmp_path / "e1.o", (2000, 2000))               # a cache hit made e1 recent
+    assert prune(tmp_path, 350) == 3
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["e1.o", "e4.o", "e5.o", "tmpabc.o.tmp"]
+    assert prune(tmp_path, 10_000) == 0
