@@ -9,9 +9,11 @@ is superlinear in a function's size).  Every other object comes from the cache, 
 other shard's C from the lift cache (``cache_dir/lifted``, keyed by the shard's functions and
 the recompiler's own code).
 
-Lifting and compiling share one pool of ``recompiler.jobs`` workers with no barrier between
-them, and the compile estimated longest goes first, so no core waits on one long shard at
-the end.  Each unit's compiler CPU time goes to the log and the manifest's stats
+Lifting and compiling share one pool of ``recompiler.jobs`` workers.  Compiling starts once
+every shard is lifted: the call sites' store and reload lists come from whole-program register
+summaries (``recompiler/interproc.py``, ~2 s for busybox in this process), so each shard's C is
+written only then.  The compile estimated longest goes first, so no core waits on one long
+shard at the end.  Each unit's compiler CPU time goes to the log and the manifest's stats
 (``cpu_seconds``, ``slowest``).
 """
 from __future__ import annotations
@@ -176,8 +178,9 @@ def _lift_paths(args: tuple) -> tuple[Path, Path]:
 
 
 def _from_lift_cache(args: tuple) -> ShardResult | None:
-    """A shard's C from the lift cache (written to its C file), or None.  Called in the main
-    process: a hit needs no worker, and its plans are never pickled."""
+    """A shard's lifted C (call sites' lists still placeholders) and facts from the lift cache,
+    or None.  Called in the main process: a hit needs no worker, and its plans are never
+    pickled."""
     path, cached = _lift_paths(args)
     if not cached.exists():
         return None
@@ -201,8 +204,8 @@ _FNLIVE_FIELDS = {f.name for f in dataclasses.fields(interproc.FnLive)}
 
 
 def _lift_shard(args: tuple) -> ShardResult:
-    """Lift one shard to its C file and store that in the lift cache (a rebuild after one
-    function changed then lifts one shard, not all)."""
+    """Lift one shard (its C with placeholders, its functions' facts) and store that in the
+    lift cache (a rebuild after one function changed then lifts one shard, not all)."""
     index, plans, functions, out_dir, trust_abi, comments, trace, fingerprint = args
     t0 = time.process_time()
     path, cached = _lift_paths(args)
@@ -401,9 +404,10 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS]) for p in runtime_c]
     results: list[ShardResult] = []
-    place_s = [0.0]
+    place_s = 0.0
 
     def finish_lift(r: ShardResult | None) -> list[_Unit]:
+        nonlocal place_s
         if r is not None:
             results.append(r)
             return []
@@ -415,7 +419,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         summ = interproc.summarize([f for x in results for f in x.facts])
         for x in results:
             _write_if_changed(Path(x.c_path), interproc.place(x.text, x.facts, summ))
-        place_s[0] = time.process_time() - t
+        place_s = time.process_time() - t
         units = [_Unit(-x.cost, x.c_path, [*flags, "-fno-slp-vectorize"] if x.index in giants else flags)
                  for x in results]
         keep = {Path(x.c_path).name for x in results}
@@ -448,7 +452,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     stats = {"functions": len(program.functions), "shards": len(results), "objects": len(objs),
              "objects_cached": len(compiled) - len(built), "unresolved_br": len(program.unresolved_br),
              "shards_lift_cached": sum(r.cached for r in results),
-             "cpu_seconds": {"lift": round(sum(r.cpu_s for r in results), 1), "place": round(place_s[0], 1),
+             "cpu_seconds": {"lift": round(sum(r.cpu_s for r in results), 1), "place": round(place_s, 1),
                              "compile": round(sum(c.cpu_s for c in built), 1)},
              "wall_seconds": {"lift_and_compile": round(t_compile - t0, 1),
                               "link": round(time.monotonic() - t_compile, 1)},

@@ -12,9 +12,9 @@ Each function's lifter output (``FnLive``) holds what does not depend on other f
 registers live at its entry when its direct callees read nothing (``base_uses``), for each
 direct call site the registers not surely written between the entry and the call
 (``site_open``), and every register it writes.  ``summarize`` iterates the call graph to a
-fixed point: USES(f) = base_uses | OR over sites (USES(callee) & site_open); MODS(f) = its
-writes | OR MODS(callee), or every caller-saved register when it also jumps or calls through a
-register, traps or makes a system call (``opaque``).  ``place`` then fills each call site's
+fixed point: USES(f) = base_uses | OR over call sites and direct tail calls (USES(callee) &
+site_open); MODS(f) = its writes | OR MODS(callee), or every caller-saved register when it
+also jumps or calls through a register, traps or makes a system call (``opaque``).  ``place`` then fills each call site's
 store and reload lists and each return's store list (see ``FunctionEmitter``), with a forward
 pass over the function for what its locals hold that ``NxCpu`` lacks (``dirty``).
 
@@ -103,9 +103,9 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
 
 def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], list[int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
-    its callee may read and what is live after it that the callee may change, a return what a
-    caller may read (every caller-saved register), each only where the local may differ from
-    ``NxCpu`` (``dirty``)."""
+    its callee may read and what is live after it that the callee may change, a return the
+    caller-saved registers (and the callee-saved ones its own calls overwrote), each only where
+    the local may differ from ``NxCpu`` (forward "dirty" pass)."""
     n = len(f.writes)
     preds: list[list[int]] = [[] for _ in range(n)]
     for i, ss in enumerate(f.succs):
@@ -191,6 +191,6 @@ def _stores(f: FnLive, mask: int, extra: str = "") -> str:
 
 def _reloads(f: FnLive, mask: int) -> str:
     out = [f"x{r} = s->x[{r}];" for r in f.regs if mask & L.xbit(r)]
-    out += [(f"v{r}.d[1] = s->v[{r}].d[1];" if 8 <= r < 16 else f"v{r} = s->v[{r}];")
+    out += [(f"v{r}.d[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else f"v{r} = s->v[{r}];")
             for r in f.v_used if mask & L.vbit(r)]
     return f"do {{ {' '.join(out)} }} while (0)"

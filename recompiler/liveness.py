@@ -1,7 +1,8 @@
 """Register liveness over one lifted function, read from the C each instruction became.
 
 The emitter (``recompiler/lift/emitter.py``) asks which guest registers are live after each
-call site and at each return, so that a call stores and reloads only what can still matter
+call site, which are live at the function's entry and which are surely written before each
+call, for the call sites' store and reload lists that ``recompiler/interproc.py`` writes
 (AAPCS64, with ``recompiler.trust_abi``).  The analysis reads the C text of each instruction
 (its *chunk*) rather than a second table of what each instruction reads and writes: the text
 is what actually runs, so the two cannot disagree.  Every approximation is on the safe side:
@@ -45,10 +46,10 @@ def _mask(xs=(), vs=(), sp: bool = False) -> int:
 # after it (a callee the guest compiler knew not to clobber them, -fipa-ra: stored before and
 # reloaded after, the callee leaves them as they were).
 CALL_USES = _mask(xs=[*range(9), 16, 17, 18, *range(19, 30)], vs=range(16), sp=True)
-# What a return hands its caller: the results X0-X1 and V0-V7 (HFA/HVA in V0-V3), what the
-# callee must preserve (X19-X29, SP, the low halves of V8-V15), the link register and the
-# platform register X18.  X2-X17 and V16-V31 are not preserved, so a caller relies on them after
-# a call only for a callee that never writes them (-fipa-ra), which then stores nothing there.
+# What a return to somewhere else (reached through nx_jump, the frame re-entered from NxCpu)
+# may read: the results X0-X1 and V0-V7, what a callee preserves (X19-X29, SP, the low halves
+# of V8-V15), the link register and the platform register X18.  (A return to its own C caller
+# hands on less: RET_LIVE.)
 EXIT_USES = _mask(xs=[0, 1, *range(18, 31)], vs=range(16), sp=True)
 # What an indirect jump out of a function may hand on (BR to a register): through nx_jump it
 # reaches a function entry (a tail call: CALL_USES) or a resume point (a return to somewhere
@@ -66,6 +67,7 @@ CALL_CLOBBERS = _mask(xs=[*range(19), 30], vs=range(32))
 # register it changed: a helper with its own convention, like a TLS descriptor resolver that
 # restores X1-X18 before returning, keeps working.)
 RET_LIVE = _mask(xs=[0, 1, 18], vs=range(8))
+V_PRESERVED_LOW = range(8, 16)   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
 
 _TOKEN = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))\b")
 _CONTROL = re.compile(r"\b(?:if|else|for|while|switch|case|goto|return|do)\b|\?")
@@ -156,14 +158,9 @@ def successors(text: str) -> list[int]:
     return [int(a, 16) for a in _GOTO.findall(_COMMENT.sub("", text))]
 
 
-def solve(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:
-    """Live-out of every chunk (by address), iterated to a fixed point.  ``falls`` maps a
-    chunk's address to the address it falls through to."""
-    return solve_both(chunks, falls)[1]
-
-
-def solve_both(chunks: list[Chunk], falls: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
-    """(live-in, live-out) of every chunk (by address)."""
+def solve(chunks: list[Chunk], falls: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
+    """(live-in, live-out) of every chunk (by address), iterated to a fixed point.  ``falls``
+    maps a chunk's address to the address it falls through to."""
     by_addr = {c.addr: c for c in chunks}
     live_in = {c.addr: 0 for c in chunks}
     live_out = {c.addr: 0 for c in chunks}
@@ -222,33 +219,3 @@ def _preds(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, list[int]]:
             if t in preds:
                 preds[t].append(c.addr)
     return preds
-
-
-def dirty(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:
-    """Registers whose C local may hold a value ``NxCpu`` lacks, at each chunk (by address,
-    after what it writes before its call): written since the function's entry loaded them or
-    since the last call.  Entry and resume points start clean (every local read from
-    ``NxCpu``), and so does the code after a call: the call stored every dirty register the
-    callee may read or that is live after it, reloaded those a callee may change that are
-    live, a preserving callee keeps the callee-saved ones (AAPCS64), and for a dead register
-    the callee left in ``NxCpu`` is newer than the local.  Only a dirty register needs
-    storing at a call or a return."""
-    preds: dict[int, list[int]] = {c.addr: [] for c in chunks}
-    for c in chunks:
-        for t in [*c.succs, *([falls[c.addr]] if c.addr in falls else [])]:
-            if t in preds:
-                preds[t].append(c.addr)
-    d_in = {c.addr: 0 for c in chunks}
-    d_out = {c.addr: 0 for c in chunks}
-    changed = True
-    while changed:
-        changed = False
-        for c in chunks:
-            i = 0
-            for p in preds[c.addr]:
-                i |= d_out[p]
-            d = 0 if c.call is not None else i | c.writes
-            if i != d_in[c.addr] or d != d_out[c.addr]:
-                d_in[c.addr], d_out[c.addr] = i, d
-                changed = True
-    return {c.addr: d_in[c.addr] | c.writes for c in chunks}

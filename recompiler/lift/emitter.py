@@ -40,7 +40,6 @@ _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
                           r"|&v([0-9]|[12][0-9]|3[01])\b")
-V_PRESERVED_LOW = set(range(8, 16))   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
 
 
 def fname(addr: int) -> str:
@@ -89,9 +88,6 @@ class FunctionEmitter:
         self.call_targets: list[int | None] = []     # call site k's lifted callee, else None
         self.facts: interproc.FnLive | None = None   # what placing the call sites' lists needs
         self.falls: dict[int, int] = {}              # address -> the address it falls through to
-        self.call_live: dict[int, int] = {}          # call site k -> registers live after it
-        self.call_dirty: dict[int, int] = {}         # call site k -> locals that may differ from s
-        self.ret_dirty: dict[int, int] = {}          # return k -> the same
         self.n_rets = 0
         self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
 
@@ -310,12 +306,12 @@ class FunctionEmitter:
                 opaque = True
             cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text)))
             base_leaves.append(summary_leaves)
-        _live_in, live_out = L.solve_both(cs, self.falls)
+        _live_in, live_out = L.solve(cs, self.falls)
         for c, b in zip(cs, base_leaves):   # a direct callee's reads come from its summary
             if c.call is not None and self.call_targets[c.call] is not None:
                 c.call_gen = 0
             c.leaves = b
-        base_in, _ = L.solve_both(cs, self.falls)
+        base_in, _ = L.solve(cs, self.falls)
         must = L.must_written(cs, self.falls, self.plan.entry)
         index = {c.addr: i for i, c in enumerate(cs)}
         n_sites = len(self.call_rets)
@@ -338,7 +334,7 @@ class FunctionEmitter:
             f.tail_open.append(L.ALL & ~must[a])
         self.facts = f
 
-    def _tag_sites(self, body: str, regs: list[int], uses_sp: bool, v_used: list[int],
+    def _tag_sites(self, body: str, regs: list[int], v_used: list[int],
                    w_regs: list[int], w_sp: bool, v_written: list[int]) -> str:
         """The call sites' and returns' placeholders, named by this function for
         ``interproc.place``; what writing their lists needs goes in ``self.facts``."""
@@ -385,7 +381,7 @@ class FunctionEmitter:
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
         reload_v_all = [f"v{r} = s->v[{r}];" for r in v_used]
         reload += reload_v_all if not self.trust_abi else \
-            [f"v{r}.d[1] = s->v[{r}].d[1];" if r in V_PRESERVED_LOW else f"v{r} = s->v[{r}];" for r in v_used]
+            [f"v{r}.d[1] = s->v[{r}].d[1];" if r in liveness.V_PRESERVED_LOW else f"v{r} = s->v[{r}];" for r in v_used]
         reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else []) + reload_v_all
         if uses_flags:
             reload_all.append("FLAGS_LOAD;")
@@ -399,7 +395,7 @@ class FunctionEmitter:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
         if self.live:   # AAPCS64: a return hands no flags back
-            body = self._tag_sites(body, regs, uses_sp, v_used, w_regs, w_sp, v_written)
+            body = self._tag_sites(body, regs, v_used, w_regs, w_sp, v_written)
         resume = ""
         if self.resume:
             self.resume = [a for a in self.resume if a in self.addrs]
