@@ -197,6 +197,13 @@ NXI double FZIN_D(double a, u64 fpcr) { if (UNLIKELY(fpcr >> 24 & 1)) { u64 b = 
  * hoist the conversion of a register local above the asm (values read from s->v are already
  * ordered by the asm's memory clobber). */
 NXI u64 NX_AFTER_FPCR(u64 v) { __asm__ volatile("" : "+r"(v)); return v; }
+/* The second half of a 64-bit LDP/STP: the empty asm hides where the value came from, so the
+ * compiler cannot fuse the pair with a neighbouring pair into one 16-byte load and store (a
+ * callee-saved pair restored from the stack into s->x[19..20], the prologue's copy of them).
+ * A 16-byte load of bytes that two 8-byte stores wrote just before cannot take them from the
+ * store buffer: x86 waits for both stores to retire (measured: busybox sort's key function
+ * spent half its time on that one load). */
+NXI u64 NX_SPLIT(u64 v) { __asm__("" : "+r"(v)); return v; }
 /* UCVTF to double: a signed conversion with a sticky bit for the top half (one rounding in
  * every mode; the compiler's magic-number sequence gives -0 for 0 when rounding down). */
 NXI double NX_U64TOD(u64 v) { if ((i64)v >= 0) return (double)(i64)v; return (double)(i64)((v >> 1) | (v & 1)) * 2.0; }

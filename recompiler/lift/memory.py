@@ -166,13 +166,17 @@ def h_pair(em: FunctionEmitter, i: Insn) -> None:
             parts.append(f"{_v_store(t, size, '_a')} {_v_store(t2, size, f'_a + {size}')}")
     elif L:
         ld = (lambda a: f"(u64)(i64)(i32)L32({a})") if signed else (lambda a: f"(u64){_LD[size]}({a})")
-        parts.append(f"u64 _v1 = {ld('_a')}, _v2 = {ld(f'_a + {size}')};")
+        v2 = ld(f'_a + {size}')
+        parts.append(f"u64 _v1 = {ld('_a')}, _v2 = {f'NX_SPLIT({v2})' if size == 8 else v2};")
         if t != 31:
             parts.append(f"x{t} = _v1;")
         if t2 != 31:
             parts.append(f"x{t2} = _v2;")
     else:
-        parts.append(_gp_store(em, t, size, "_a") + " " + _gp_store(em, t2, size, f"_a + {size}"))
+        second = _gp_store(em, t2, size, f"_a + {size}")
+        if size == 8 and t2 != 31:   # see NX_SPLIT (lifted.h)
+            second = f"S64(_a + 8, NX_SPLIT({em.x(t2)}));"
+        parts.append(_gp_store(em, t, size, "_a") + " " + second)
     if idx == 1:
         parts.append(f"{base} = _a + {off & (2**64 - 1):#x}ull;")
     elif idx == 3:
