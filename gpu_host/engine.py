@@ -35,7 +35,7 @@ class Engine:
             raise ValueError(f"gpu_host.pipeline_library = {lib!r} is not auto or off")
         self.replayer = Replayer(dev, self.objects, settings.get("gpu_host", "decode_compressed"),
                                  settings.get("nxrecomp", "cache_dir") if settings.get("gpu_host", "pipeline_cache")
-                                 else None, lib == "auto")
+                                 else None, lib == "auto", settings.get("gpu_host", "avoid_formats"))
         texdecode.prepare()
         self.frames_dir = Path(frames_dir) if frames_dir else None
         if self.frames_dir:
@@ -60,20 +60,26 @@ class Engine:
     def register_texture(self, **desc) -> None:
         with self.lock:
             fmt = FORMATS.get(desc.get("format"))
-            if fmt is not None and not desc.get("render_target"):
+            if fmt is not None and (fmt.depth or not desc.get("render_target")):
                 try:
-                    self.replayer.upload_format(fmt)
+                    if fmt.depth:
+                        self.replayer.depth_format(fmt)
+                    else:
+                        self.replayer.upload_format(fmt)
                 except ObjectError as e:
                     raise ObjectError(f"texture {desc.get('id')}: {e}") from None
+            if desc.get("cube") and (desc.get("layers") or 1) > 6 and "imageCubeArray" not in self.dev.image_features:
+                raise ObjectError(f"texture {desc.get('id')}: a cube array needs imageCubeArray, which "
+                                  f"{self.dev.name} lacks")
             self.objects.add_texture(**desc)
             if self.recorder:
                 self.recorder.texture(desc)
 
-    def register_sampler(self, id: int, linear: bool, repeat: bool) -> None:
+    def register_sampler(self, id: int, linear: bool, repeat: bool, compare: int = 0) -> None:
         with self.lock:
-            self.objects.add_sampler(id, linear, repeat)
+            self.objects.add_sampler(id, linear, repeat, compare)
             if self.recorder:
-                self.recorder.sampler(id, linear, repeat)
+                self.recorder.sampler(id, linear, repeat, compare)
 
     def register_program(self, id: int, vertex: bytes, fragment: bytes) -> None:
         with self.lock:

@@ -20,6 +20,9 @@ class TexFormat:
     block_w: int = 1       # texels per element, across
     block_h: int = 1       # texels per element, down
     decoder: str = ""      # texdecode family used when the device lacks the format
+    depth: bool = False    # a depth (or depth/stencil) format: only a render target, bound by DEPTH_TARGET
+    stencil: bool = False  # has a stencil aspect
+    fallback: str = ""     # the format used where the device lacks this one (at least its precision)
 
     @property
     def compressed(self) -> bool:
@@ -50,6 +53,13 @@ FORMATS: dict[str, TexFormat] = {f.name: f for f in [
     TexFormat("BC5", "VK_FORMAT_BC5_UNORM_BLOCK", 16, False, 4, 4, "BC5"),
     TexFormat("BC6H", "VK_FORMAT_BC6H_UFLOAT_BLOCK", 16, False, 4, 4),
     TexFormat("BC7", "VK_FORMAT_BC7_UNORM_BLOCK", 16, False, 4, 4, "BC7"),
+    # Depth/stencil render targets.  Bytes per texel as the guest's pool holds them (WRITEBACK):
+    # D16 u16 unorm; D24S8 u32 = depth24 | stencil << 24; D32F f32; D32F_S8 f32 depth then a u32
+    # whose low byte is the stencil (8 bytes a texel).
+    TexFormat("D16", "VK_FORMAT_D16_UNORM", 2, True, depth=True),
+    TexFormat("D24S8", "VK_FORMAT_D24_UNORM_S8_UINT", 4, True, depth=True, stencil=True, fallback="D32F_S8"),
+    TexFormat("D32F", "VK_FORMAT_D32_SFLOAT", 4, True, depth=True),
+    TexFormat("D32F_S8", "VK_FORMAT_D32_SFLOAT_S8_UINT", 8, True, depth=True, stencil=True),
     *(TexFormat(f"ASTC_{w}x{h}", f"VK_FORMAT_ASTC_{w}x{h}_UNORM_BLOCK", 16, False, w, h, "ASTC")
       for w, h in ASTC_SIZES),
 ]}

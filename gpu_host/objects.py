@@ -4,6 +4,7 @@ Registration checks every field; a bad descriptor raises ObjectError naming it."
 from __future__ import annotations
 
 import fcntl
+import functools
 import mmap
 import os
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from gpu_host.formats import FORMATS, TexFormat
 from gpu_host.spirv_reflect import Reflection, SpirvError, reflect
 
 MAX_TEX_DIM = 8192
+MAX_LAYERS = 2048
 MAX_POOL = 1 << 34
 
 
@@ -41,6 +43,8 @@ class Texture:
     pitch: int
     render_target: bool
     gob: str = "fermi"        # GOB kind (gpu_host/blocklinear.py): Switch 1 "fermi", Switch 2 "turing"
+    layers: int = 1           # array layers (a cube: 6 faces per cube, +X -X +Y -Y +Z -Z)
+    cube: bool = False        # sampled as a cube (layers 6) or cube array (layers 6n)
 
     @property
     def row_bytes(self) -> int:
@@ -53,11 +57,28 @@ class Texture:
         return self.fmt.blocks(self.width, self.height)[1]
 
     @property
-    def byte_size(self) -> int:
+    def layer_size(self) -> int:
+        """Bytes of one layer."""
         wb = self.row_bytes
         if self.block_linear:
             return blocklinear.size_bytes(wb, self.rows, self.block_height_log2)
         return self.pitch * (self.rows - 1) + wb
+
+    @property
+    def layer_stride(self) -> int:
+        """Bytes from one layer to the next: whole blocks (block-linear) or whole rows (pitch)."""
+        return self.layer_size if self.block_linear else self.pitch * self.rows
+
+    @property
+    def byte_size(self) -> int:
+        return self.layer_stride * (self.layers - 1) + self.layer_size
+
+    @property
+    def view_kind(self) -> str:
+        """How shaders see it: "2d", "2d_array", "cube" or "cube_array"."""
+        if self.cube:
+            return "cube" if self.layers == 6 else "cube_array"
+        return "2d" if self.layers == 1 else "2d_array"
 
 
 @dataclass(frozen=True)
@@ -65,6 +86,7 @@ class Sampler:
     id: int
     linear: bool
     repeat: bool
+    compare: int = 0        # depth compare: 0 none, else 1 + compare op (packets.COMPARE_OPS)
 
 
 @dataclass(frozen=True)
@@ -75,11 +97,17 @@ class Program:
     vertex: Reflection
     fragment: Reflection
 
-    @property
+    @functools.cached_property
     def digest(self) -> bytes:
+        """Computed once: pipelines are looked up by it at every pipeline change of a replay."""
         import hashlib
 
         return hashlib.sha256(self.vertex_spirv + b"\0" + self.fragment_spirv).digest()
+
+    @functools.cached_property
+    def sampler_kinds(self) -> dict[int, str]:
+        """Binding -> the view kind a stage samples it as (spirv_reflect's kinds)."""
+        return {**dict(self.vertex.sampler_kinds), **dict(self.fragment.sampler_kinds)}
 
     @property
     def pools(self) -> bool:
@@ -148,7 +176,7 @@ class Objects:
 
     def add_texture(self, id: int, pool: int, offset: int, width: int, height: int, format: str,
                     block_linear: bool, block_height_log2: int, pitch: int, render_target: bool,
-                    gob: str = "fermi") -> Texture:
+                    gob: str = "fermi", layers: int = 1, cube: bool = False) -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
             raise ObjectError(f"texture {id}: field format {format!r} is not one of {sorted(FORMATS)}")
@@ -156,15 +184,27 @@ class Objects:
             raise ObjectError(f"texture {id}: size {width}x{height} is not in 1..{MAX_TEX_DIM}")
         if render_target and not fmt.renderable:
             raise ObjectError(f"texture {id}: format {format} cannot be a render target")
+        if fmt.depth and not render_target:
+            # Depth surfaces are GPU-owned here: nothing uploads depth texels from a pool.
+            raise ObjectError(f"texture {id}: field format {format} is a depth format; it must be a render target")
         if block_linear and block_height_log2 > 5:
             raise ObjectError(f"texture {id}: field block_height_log2 {block_height_log2} is above 5")
         gob = gob or "fermi"      # recordings and clients from before GOB kinds: Switch 1's
         if gob not in blocklinear.GOB_KINDS:
             raise ObjectError(f"texture {id}: field gob {gob!r} is not one of {', '.join(blocklinear.GOB_KINDS)}")
+        layers = layers or 1      # clients from before layers send 0
+        if not 1 <= layers <= MAX_LAYERS:
+            raise ObjectError(f"texture {id}: field layers {layers} is not in 1..{MAX_LAYERS}")
+        if cube and (layers % 6 or width != height):
+            raise ObjectError(f"texture {id}: a cube needs square faces and layers a multiple of 6 "
+                              f"(got {width}x{height}, field layers {layers})")
+        if render_target and (layers > 1 or cube):
+            raise ObjectError(f"texture {id}: a render target has one layer (field layers {layers}, cube {cube})")
         row = fmt.blocks(width, height)[0] * fmt.bpp
         if not block_linear and not render_target and pitch < row:
             raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {row} bytes")
-        t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target, gob)
+        t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target, gob,
+                    layers, cube)
         if not render_target:
             psize = self.memory.pool_size(pool)
             if psize is None:
@@ -174,8 +214,10 @@ class Objects:
         self.textures[id] = t
         return t
 
-    def add_sampler(self, id: int, linear: bool, repeat: bool) -> Sampler:
-        s = Sampler(id, linear, repeat)
+    def add_sampler(self, id: int, linear: bool, repeat: bool, compare: int = 0) -> Sampler:
+        if not 0 <= compare <= 8:
+            raise ObjectError(f"sampler {id}: field compare {compare} is not 0 (no compare) or 1..8 (1 + compare op)")
+        s = Sampler(id, linear, repeat, compare)
         self.samplers[id] = s
         return s
 

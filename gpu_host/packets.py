@@ -56,6 +56,21 @@ _OPS = [
     Op(17, "WRITEBACK", (("texture", U32),)),
     Op(18, "DIRTY", (("pool", U32), ("offset", U64), ("size", U64))),
     Op(19, "POOLS", (("textures", TEX_IDS), ("samplers", SMP_IDS))),
+    # Depth/stencil, raster and full blend state (gpu_host/PROTOCOL.md).  Each state packet sets
+    # its state for the draws after it in the submission; a submission starts from the defaults.
+    Op(20, "DEPTH_TARGET", (("color", U32), ("depth", U32))),
+    Op(21, "CLEAR_DEPTH_STENCIL", (("depth", F32), ("stencil", U32), ("aspects", U32))),
+    Op(22, "DEPTH_STENCIL", (("depth_test", BOOL), ("depth_write", BOOL), ("depth_func", U32), ("stencil_test", BOOL),
+                             *((f"{face}_{f}", U32) for face in ("front", "back")
+                               for f in ("fail", "depth_fail", "pass", "func", "ref", "read_mask", "write_mask")))),
+    Op(23, "RASTER", (("cull", U32), ("front_face", U32), ("polygon_mode", U32), ("depth_bias", BOOL))),
+    Op(24, "DEPTH_BIAS", (("constant", F32), ("slope", F32), ("clamp", F32))),
+    Op(25, "SCISSOR", (("x", U32), ("y", U32), ("width", U32), ("height", U32))),
+    Op(26, "BLEND_STATE", (("target", U32), ("enable", BOOL), ("src_color", U32), ("dst_color", U32),
+                           ("color_op", U32), ("src_alpha", U32), ("dst_alpha", U32), ("alpha_op", U32),
+                           ("write_mask", U32))),
+    Op(27, "BLEND_CONSTANT", (("r", F32), ("g", F32), ("b", F32), ("a", F32))),
+    Op(28, "MULTISAMPLE", (("samples", U32), ("alpha_to_coverage", BOOL))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -63,6 +78,53 @@ OP_BEGIN, OP_END, OP_TARGET, OP_CLEAR = 1, 2, 3, 4
 OP_PROGRAM, OP_VERTEX_LAYOUT, OP_VERTEX, OP_INDEX, OP_UNIFORM, OP_TEXTURE = 5, 6, 7, 8, 9, 10
 OP_VIEWPORT, OP_DRAW, OP_DRAW_INDEXED, OP_SIGNAL, OP_PRESENT, OP_BLEND = 11, 12, 13, 14, 15, 16
 OP_WRITEBACK, OP_DIRTY, OP_POOLS = 17, 18, 19
+OP_DEPTH_TARGET, OP_CLEAR_DEPTH_STENCIL, OP_DEPTH_STENCIL, OP_RASTER, OP_DEPTH_BIAS = 20, 21, 22, 23, 24
+OP_SCISSOR, OP_BLEND_STATE, OP_BLEND_CONSTANT, OP_MULTISAMPLE = 25, 26, 27, 28
+
+# Enumerations of the state packets: Vulkan's own numbering, so replay passes them straight on.
+COMPARE_OPS = ("never", "less", "equal", "less_or_equal", "greater", "not_equal", "greater_or_equal", "always")
+STENCIL_OPS = ("keep", "zero", "replace", "increment_and_clamp", "decrement_and_clamp", "invert",
+               "increment_and_wrap", "decrement_and_wrap")
+CULL_MODES = ("none", "front", "back", "front_and_back")
+FRONT_FACES = ("counter_clockwise", "clockwise")
+POLYGON_MODES = ("fill", "line")
+BLEND_FACTORS = ("zero", "one", "src_color", "one_minus_src_color", "dst_color", "one_minus_dst_color",
+                 "src_alpha", "one_minus_src_alpha", "dst_alpha", "one_minus_dst_alpha", "constant_color",
+                 "one_minus_constant_color", "constant_alpha", "one_minus_constant_alpha", "src_alpha_saturate")
+BLEND_OPS = ("add", "subtract", "reverse_subtract", "min", "max")
+MAX_COLOR_TARGETS = 1          # colour attachments served (BLEND_STATE's target below this)
+SAMPLE_COUNTS = (1, 2, 4, 8, 16)
+DS_DEFAULT = (OP_DEPTH_STENCIL, False, False, 1, False, *(0, 0, 0, 7, 0, 255, 255) * 2)
+RASTER_DEFAULT = (OP_RASTER, 0, 0, 0, False)
+BLEND_OFF = (OP_BLEND_STATE, 0, False, 1, 0, 0, 1, 0, 0, 15)
+# The old BLEND packet's "on": source-alpha over (alpha: one, one minus source alpha).
+BLEND_OVER = (OP_BLEND_STATE, 0, True, 6, 7, 0, 1, 7, 0, 15)
+
+
+def _enum_limits() -> dict[tuple[int, str], int]:
+    """Largest value of each enumerated or bounded u32 field, by (op, field name)."""
+    lim: dict[tuple[int, str], int] = {
+        (OP_CLEAR_DEPTH_STENCIL, "stencil"): 255, (OP_CLEAR_DEPTH_STENCIL, "aspects"): 3,
+        (OP_DEPTH_STENCIL, "depth_func"): len(COMPARE_OPS) - 1,
+        (OP_RASTER, "cull"): len(CULL_MODES) - 1, (OP_RASTER, "front_face"): len(FRONT_FACES) - 1,
+        (OP_RASTER, "polygon_mode"): len(POLYGON_MODES) - 1,
+        (OP_BLEND_STATE, "target"): MAX_COLOR_TARGETS - 1, (OP_BLEND_STATE, "write_mask"): 15,
+        (OP_BLEND_STATE, "color_op"): len(BLEND_OPS) - 1, (OP_BLEND_STATE, "alpha_op"): len(BLEND_OPS) - 1,
+        (OP_SCISSOR, "x"): 16384, (OP_SCISSOR, "y"): 16384, (OP_SCISSOR, "width"): 16384,
+        (OP_SCISSOR, "height"): 16384, (OP_MULTISAMPLE, "samples"): 16,
+    }
+    for face in ("front", "back"):
+        for f in ("fail", "depth_fail", "pass"):
+            lim[(OP_DEPTH_STENCIL, f"{face}_{f}")] = len(STENCIL_OPS) - 1
+        lim[(OP_DEPTH_STENCIL, f"{face}_func")] = len(COMPARE_OPS) - 1
+        for f in ("ref", "read_mask", "write_mask"):
+            lim[(OP_DEPTH_STENCIL, f"{face}_{f}")] = 255
+    for f in ("src_color", "dst_color", "src_alpha", "dst_alpha"):
+        lim[(OP_BLEND_STATE, f)] = len(BLEND_FACTORS) - 1
+    return lim
+
+
+FIELD_MAX = _enum_limits()
 
 # Vertex attribute formats: code -> (Vulkan format name, bytes)
 VERTEX_FORMATS = {1: ("VK_FORMAT_R32_SFLOAT", 4), 2: ("VK_FORMAT_R32G32_SFLOAT", 8),
@@ -130,7 +192,8 @@ def _check(op: Op, fname: str, kind: str, v: Any) -> Any:
 
 
 _LIMITS = dict(raw=False, strict_map_key=True, max_bin_len=0, max_str_len=0, max_ext_len=0,
-               max_array_len=max(MAX_ATTRS + 8, POOL_TEXTURES), max_map_len=0)
+               max_array_len=max(MAX_ATTRS + 8, POOL_TEXTURES, 1 + max(len(o.fields) for o in _OPS)),
+               max_map_len=0)
 
 
 def decode(payload: bytes) -> tuple:
@@ -293,7 +356,28 @@ _RULES = {
     OP_DRAW: lambda t: t[1] <= MAX_DRAW_COUNT and t[2] <= MAX_DRAW_COUNT,
     OP_DRAW_INDEXED: lambda t: t[1] <= MAX_DRAW_COUNT and t[2] <= MAX_DRAW_COUNT,
     OP_VIEWPORT: lambda t: 0 < t[3] <= 16384 and 0 < t[4] <= 16384,
+    OP_CLEAR_DEPTH_STENCIL: lambda t: 0.0 <= t[1] <= 1.0 and 0 < t[3],
+    OP_MULTISAMPLE: lambda t: t[1] in SAMPLE_COUNTS,
 }
+
+
+def _bounded(code: int, rule):
+    """``rule`` plus every FIELD_MAX bound of op ``code`` (fields at their packet positions)."""
+    op = OPS[code]
+    bounds = tuple((1 + i, FIELD_MAX[(code, name)]) for i, (name, _) in enumerate(op.fields)
+                   if (code, name) in FIELD_MAX)
+    if not bounds:
+        return rule
+
+    def check_bounds(t) -> bool:
+        for i, hi in bounds:
+            if t[i] > hi:
+                return False
+        return rule is None or rule(t)
+    return check_bounds
+
+
+_RULES = {code: r for code, r in ((code, _bounded(code, _RULES.get(code))) for code in OPS) if r is not None}
 
 
 def _fast_check(op: Op):
@@ -376,4 +460,15 @@ def check_full(obj: Any) -> tuple:
         raise PacketError(f"{op.name}: counts {vals[0]}x{vals[1]} exceed {MAX_DRAW_COUNT}")
     elif op.code == OP_VIEWPORT and not (0 < vals[2] <= 16384 and 0 < vals[3] <= 16384):
         raise PacketError(f"VIEWPORT: size {vals[2]}x{vals[3]} is not in 1..16384")
+    for (fname, _), v in zip(op.fields, vals):
+        hi = FIELD_MAX.get((op.code, fname))
+        if hi is not None and v > hi:
+            raise PacketError(f"{op.name}: field {fname} = {v} is not in 0..{hi}")
+    if op.code == OP_CLEAR_DEPTH_STENCIL:
+        if not 0.0 <= vals[0] <= 1.0:
+            raise PacketError(f"CLEAR_DEPTH_STENCIL: field depth = {vals[0]} is not in 0..1")
+        if vals[2] == 0:
+            raise PacketError("CLEAR_DEPTH_STENCIL: field aspects = 0 clears nothing (1 depth, 2 stencil, 3 both)")
+    elif op.code == OP_MULTISAMPLE and vals[0] not in SAMPLE_COUNTS:
+        raise PacketError(f"MULTISAMPLE: field samples = {vals[0]} is not one of {SAMPLE_COUNTS}")
     return (op.code, *vals)

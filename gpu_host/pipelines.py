@@ -19,6 +19,7 @@ import hashlib
 import logging
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,29 @@ VI = vk.VK_GRAPHICS_PIPELINE_LIBRARY_VERTEX_INPUT_INTERFACE_BIT_EXT
 PRE = vk.VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT
 FS = vk.VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_SHADER_BIT_EXT
 OUT = vk.VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_OUTPUT_INTERFACE_BIT_EXT
+
+
+# State set per draw by the replay (Vulkan 1.3 core: the extended dynamic states were promoted), so a
+# pipeline is not multiplied by depth/stencil, cull, front face, bias or blend-constant states.
+DYNAMIC = [vk.VK_DYNAMIC_STATE_VIEWPORT, vk.VK_DYNAMIC_STATE_SCISSOR, vk.VK_DYNAMIC_STATE_CULL_MODE,
+           vk.VK_DYNAMIC_STATE_FRONT_FACE, vk.VK_DYNAMIC_STATE_DEPTH_TEST_ENABLE,
+           vk.VK_DYNAMIC_STATE_DEPTH_WRITE_ENABLE, vk.VK_DYNAMIC_STATE_DEPTH_COMPARE_OP,
+           vk.VK_DYNAMIC_STATE_DEPTH_BOUNDS_TEST_ENABLE, vk.VK_DYNAMIC_STATE_STENCIL_TEST_ENABLE,
+           vk.VK_DYNAMIC_STATE_STENCIL_OP, vk.VK_DYNAMIC_STATE_STENCIL_COMPARE_MASK,
+           vk.VK_DYNAMIC_STATE_STENCIL_WRITE_MASK, vk.VK_DYNAMIC_STATE_STENCIL_REFERENCE,
+           vk.VK_DYNAMIC_STATE_DEPTH_BIAS, vk.VK_DYNAMIC_STATE_DEPTH_BIAS_ENABLE,
+           vk.VK_DYNAMIC_STATE_BLEND_CONSTANTS]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The state that shapes a pipeline beyond its program (the rest is dynamic)."""
+    layout: tuple
+    vk_format: int           # colour attachment, 0: none
+    blend: tuple             # a BLEND_STATE packet
+    depth_format: int = 0
+    stencil_format: int = 0
+    polygon_mode: int = 0
 
 
 def cache_file(dev: Device, cache_dir: str | os.PathLike) -> Path:
@@ -123,12 +147,19 @@ class Pipelines:
             self.modules[prog.digest] = m
         return m
 
-    def get(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> Any:
-        key = (prog.digest, layout[1:], vk_format, blend)
+    def get(self, prog: Program, layout: tuple, vk_format: int, blend: bool | tuple,
+            depth_format: int = 0, stencil_format: int = 0, polygon_mode: int = 0) -> Any:
+        """The pipeline for this program, vertex layout, attachment formats (``vk_format`` 0: no
+        colour attachment; ``depth_format``/``stencil_format`` 0: none), blend (the old BLEND
+        bool, or a BLEND_STATE packet) and polygon mode.  Depth/stencil tests, cull mode, front
+        face, depth bias and blend constants are dynamic state: one pipeline serves them all."""
+        if not isinstance(blend, tuple):
+            blend = P.BLEND_OVER if blend else P.BLEND_OFF
+        key = (prog.digest, layout[1:], vk_format, blend, depth_format, stencil_format, polygon_mode)
         p = self.cache.get(key)
         if p is None:
-            p = self._link(prog, layout, vk_format, blend) if self.library else \
-                self._create(prog, layout, vk_format, blend)
+            shape = Shape(layout, vk_format, blend, depth_format, stencil_format, polygon_mode)
+            p = self._link(prog, shape) if self.library else self._create(prog, shape)
             self.cache[key] = p
             self.created += 1
             if time.monotonic() - self.last_save > SAVE_EVERY:
@@ -165,26 +196,28 @@ class Pipelines:
             self.parts[key] = p
         return p
 
-    def _link(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> Any:
-        s = self._state(prog, layout, vk_format, blend)
-        vi = self._part(("vi", layout[1:]), VI, pVertexInputState=s["vin"], pInputAssemblyState=s["ia"])
+    def _link(self, prog: Program, sh: "Shape") -> Any:
+        s = self._state(prog, sh)
+        fmts = (sh.vk_format, sh.depth_format, sh.stencil_format)
+        vi = self._part(("vi", sh.layout[1:]), VI, pVertexInputState=s["vin"], pInputAssemblyState=s["ia"],
+                        pDynamicState=s["dyn"])
         vstages = [s["vstage"]]
-        pre = self._part(("pre", prog.digest), PRE, stageCount=1, pStages=vstages, pViewportState=s["vp"],
-                         pRasterizationState=s["rs"], pDynamicState=s["dyn"])
+        pre = self._part(("pre", prog.digest, sh.polygon_mode), PRE, stageCount=1, pStages=vstages,
+                         pViewportState=s["vp"], pRasterizationState=s["rs"], pDynamicState=s["dyn"])
         fstages = [s["fstage"]]
-        fs = self._part(("fs", prog.digest), FS, stageCount=1, pStages=fstages, pMultisampleState=s["ms"],
-                        pDepthStencilState=s["ds"])
-        out = self._part(("out", vk_format, blend), OUT, pColorBlendState=s["cb"], pMultisampleState=s["ms"],
-                         rendering=s["rendering"])
+        fs = self._part(("fs", prog.digest, fmts), FS, stageCount=1, pStages=fstages, pMultisampleState=s["ms"],
+                        pDepthStencilState=s["ds"], pDynamicState=s["dyn"], rendering=s["rendering"])
+        out = self._part(("out", fmts, sh.blend), OUT, pColorBlendState=s["cb"], pMultisampleState=s["ms"],
+                         pDynamicState=s["dyn"], rendering=s["rendering"])
         libs = [vi, pre, fs, out]
         info = vk.VkGraphicsPipelineCreateInfo(
             pNext=vk.VkPipelineLibraryCreateInfoKHR(libraryCount=4, pLibraries=libs), layout=self.layout)
         return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
 
     # -- one whole pipeline ------------------------------------------------------------------
-    def _state(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> dict:
+    def _state(self, prog: Program, sh: "Shape") -> dict:
         vmod, fmod = self._modules(prog)
-        _, stride, topology, attrs = layout
+        _, stride, topology, attrs = sh.layout
         # Named variables: the binding loses pName when these are built inline (TOOLCHAIN.md).
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
@@ -199,30 +232,32 @@ class Pipelines:
         ia = vk.VkPipelineInputAssemblyStateCreateInfo(topology=getattr(vk, P.TOPOLOGIES[topology]))
         vp = vk.VkPipelineViewportStateCreateInfo(viewportCount=1, scissorCount=1)
         rs = vk.VkPipelineRasterizationStateCreateInfo(
-            polygonMode=vk.VK_POLYGON_MODE_FILL, cullMode=vk.VK_CULL_MODE_NONE,
-            frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE, lineWidth=1.0)
+            polygonMode=vk.VK_POLYGON_MODE_LINE if sh.polygon_mode == 1 else vk.VK_POLYGON_MODE_FILL,
+            cullMode=vk.VK_CULL_MODE_NONE, frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE, lineWidth=1.0)
         ms = vk.VkPipelineMultisampleStateCreateInfo(rasterizationSamples=vk.VK_SAMPLE_COUNT_1_BIT)
+        _, _, enable, sc, dc, cop, sa, da, aop, mask = sh.blend
         att = vk.VkPipelineColorBlendAttachmentState(
-            blendEnable=vk.VK_TRUE if blend else vk.VK_FALSE,
-            srcColorBlendFactor=vk.VK_BLEND_FACTOR_SRC_ALPHA, dstColorBlendFactor=vk.VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA,
-            colorBlendOp=vk.VK_BLEND_OP_ADD, srcAlphaBlendFactor=vk.VK_BLEND_FACTOR_ONE,
-            dstAlphaBlendFactor=vk.VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA, alphaBlendOp=vk.VK_BLEND_OP_ADD,
-            colorWriteMask=0xF)
-        cb = vk.VkPipelineColorBlendStateCreateInfo(attachmentCount=1, pAttachments=[att])
-        dyn = vk.VkPipelineDynamicStateCreateInfo(
-            dynamicStateCount=2, pDynamicStates=[vk.VK_DYNAMIC_STATE_VIEWPORT, vk.VK_DYNAMIC_STATE_SCISSOR])
-        rendering = vk.VkPipelineRenderingCreateInfo(colorAttachmentCount=1, pColorAttachmentFormats=[vk_format])
-        ds = vk.VkPipelineDepthStencilStateCreateInfo()
+            blendEnable=vk.VK_TRUE if enable else vk.VK_FALSE,
+            srcColorBlendFactor=sc, dstColorBlendFactor=dc, colorBlendOp=cop,
+            srcAlphaBlendFactor=sa, dstAlphaBlendFactor=da, alphaBlendOp=aop, colorWriteMask=mask)
+        ncol = 1 if sh.vk_format else 0
+        cb = vk.VkPipelineColorBlendStateCreateInfo(attachmentCount=ncol, pAttachments=[att] if ncol else None)
+        dyn = vk.VkPipelineDynamicStateCreateInfo(dynamicStateCount=len(DYNAMIC), pDynamicStates=DYNAMIC)
+        rendering = vk.VkPipelineRenderingCreateInfo(
+            colorAttachmentCount=ncol, pColorAttachmentFormats=[sh.vk_format] if ncol else None,
+            depthAttachmentFormat=sh.depth_format, stencilAttachmentFormat=sh.stencil_format)
+        ds = vk.VkPipelineDepthStencilStateCreateInfo(minDepthBounds=0.0, maxDepthBounds=1.0)
         return dict(vstage=vstage, fstage=fstage, vin=vin, ia=ia, vp=vp, rs=rs, ms=ms, cb=cb, dyn=dyn,
                     rendering=rendering, ds=ds)
 
-    def _create(self, prog: Program, layout: tuple, vk_format: int, blend: bool) -> Any:
-        s = self._state(prog, layout, vk_format, blend)
+    def _create(self, prog: Program, sh: "Shape") -> Any:
+        s = self._state(prog, sh)
         stages = [s["vstage"], s["fstage"]]
         info = vk.VkGraphicsPipelineCreateInfo(
             pNext=s["rendering"], stageCount=2, pStages=stages, pVertexInputState=s["vin"],
             pInputAssemblyState=s["ia"], pViewportState=s["vp"], pRasterizationState=s["rs"],
-            pMultisampleState=s["ms"], pColorBlendState=s["cb"], pDynamicState=s["dyn"], layout=self.layout)
+            pMultisampleState=s["ms"], pDepthStencilState=s["ds"], pColorBlendState=s["cb"],
+            pDynamicState=s["dyn"], layout=self.layout)
         return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
 
     def close(self) -> None:

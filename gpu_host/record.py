@@ -44,8 +44,9 @@ class Recorder:
     def texture(self, desc: dict) -> None:
         self._w(["texture", desc])
 
-    def sampler(self, id: int, linear: bool, repeat: bool) -> None:
-        self._w(["sampler", id, linear, repeat])
+    def sampler(self, id: int, linear: bool, repeat: bool, compare: int = 0) -> None:
+        # a compare field only when there is one: recordings without it read as before
+        self._w(["sampler", id, linear, repeat, *([compare] if compare else [])])
 
     def program(self, id: int, vertex: bytes, fragment: bytes) -> None:
         self._w(["program", id, vertex, fragment])

@@ -19,7 +19,7 @@ from vulkan._vulkan import lib as _vklib   # direct entry points for the per-dra
 
 from gpu_host import blocklinear, texdecode
 from gpu_host import packets as P
-from gpu_host.formats import TexFormat
+from gpu_host.formats import FORMATS, TexFormat
 from gpu_host.objects import Memory, ObjectError, Objects, Texture
 from gpu_host.pipelines import Pipelines, cache_file
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
@@ -33,6 +33,13 @@ ARENA_USAGE = (vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | vk.VK_BUFFER_USAGE_INDEX_B
 RT_USAGE = (vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_SAMPLED_BIT
             | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
 TEX_USAGE = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+DEPTH_USAGE = (vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_SAMPLED_BIT
+               | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
+# VK_FORMAT_FEATURE_TRANSFER_SRC_BIT 0x4000 | _DST_BIT 0x8000 (1.1 core; the binding lacks the names)
+DEPTH_FEATURES = (vk.VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT
+                  | 0x4000 | 0x8000)
+DEPTH_BYTES = {"VK_FORMAT_D16_UNORM": 2, "VK_FORMAT_D24_UNORM_S8_UINT": 4, "VK_FORMAT_D32_SFLOAT": 4,
+               "VK_FORMAT_D32_SFLOAT_S8_UINT": 4}   # bytes a texel of the depth aspect copies to a buffer
 
 
 @dataclass
@@ -99,10 +106,14 @@ class PoolSets:
 
 class Replayer:
     def __init__(self, dev: Device, objects: Objects, decode_compressed: str = "auto",
-                 pipeline_cache: str | None = None, pipeline_library: bool = True) -> None:
+                 pipeline_cache: str | None = None, pipeline_library: bool = True,
+                 avoid_formats: frozenset[str] = frozenset()) -> None:
         """``pipeline_cache``: the cache_dir under which the driver's compiled pipelines are kept
-        (None: not kept); ``pipeline_library``: link pipelines from parts where the driver can."""
+        (None: not kept); ``pipeline_library``: link pipelines from parts where the driver can;
+        ``avoid_formats``: Vulkan format names treated as unsupported (gpu_host.avoid_formats)."""
         self.dev = dev
+        self.avoid_formats = avoid_formats
+        self.depth_formats: dict[str, TexFormat] = {}   # depth format name -> the format its images use
         self.objects = objects
         if decode_compressed not in ("auto", "always"):
             raise ValueError(f"gpu_host.decode_compressed = {decode_compressed!r} is not auto or always")
@@ -115,11 +126,12 @@ class Replayer:
         self.uploaded: dict[int, int] = {}      # texture id -> crc of the bytes last uploaded
         self.stale: set[int] = set()            # textures of flushed-write pools a DIRTY range touched
         self.texture_bytes_read = 0             # pool bytes read for textures (what DIRTY tracking saves)
-        self.samplers: dict[tuple[bool, bool], Any] = {}
+        self.samplers: dict[tuple[bool, bool, int], Any] = {}
         self.cb = dev.command_buffer()
         self.dummy_ubo = dev.buffer(ALIGN, vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT)
         self.dummy_ubo.mapped[0:ALIGN] = bytes(ALIGN)
         self.dummy_img = dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE)
+        self.dummies: dict[str, Image] = {"2d": self.dummy_img, "other": self.dummy_img}
         self.pool_sets = PoolSets(dev, self.pipes.pool_layout)
 
     def reset(self, objects: Objects) -> None:
@@ -165,6 +177,26 @@ class Replayer:
             self.formats[fmt.name] = got
         return got
 
+    def _has(self, vk_name: str, features: int) -> bool:
+        return vk_name not in self.avoid_formats and self.dev.format_supported(getattr(vk, vk_name), features)
+
+    def depth_format(self, fmt: TexFormat) -> TexFormat:
+        """The format a depth target of ``fmt`` is made in on this device: ``fmt`` where the device
+        renders, samples and copies it, else its fallback (at least the same precision: D24S8 ->
+        D32F_S8); neither raises ObjectError."""
+        got = self.depth_formats.get(fmt.name)
+        if got is None:
+            got = fmt
+            if not self._has(fmt.vk_name, DEPTH_FEATURES):
+                got = FORMATS.get(fmt.fallback) if fmt.fallback else None
+                if got is None or not self._has(got.vk_name, DEPTH_FEATURES):
+                    raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot render, sample and copy "
+                                      f"{fmt.vk_name}" + (f" nor its fallback {fmt.fallback}" if fmt.fallback else ""))
+                log.warning("format %s: device %s lacks %s; depth targets use %s", fmt.name, self.dev.name,
+                            fmt.vk_name, got.vk_name)
+            self.depth_formats[fmt.name] = got
+        return got
+
     def image_for(self, t: Texture) -> Image:
         cur = self.images.get(t.id)
         if cur is not None and cur[0] == t:
@@ -172,19 +204,28 @@ class Replayer:
         if cur is not None:
             self.dev.free_image(cur[1])
             self.uploaded.pop(t.id, None)
-        img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], RT_USAGE if t.render_target else TEX_USAGE)
+        if t.fmt.depth:
+            made = self.depth_format(t.fmt)
+            aspect = vk.VK_IMAGE_ASPECT_DEPTH_BIT | (vk.VK_IMAGE_ASPECT_STENCIL_BIT if made.stencil else 0)
+            img = self.dev.image(t.width, t.height, getattr(vk, made.vk_name), DEPTH_USAGE, aspect)
+            self.images[t.id] = (t, img)
+            return img
+        img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], RT_USAGE if t.render_target else TEX_USAGE,
+                             layers=t.layers, cube=t.cube)
         self.images[t.id] = (t, img)
         return img
 
-    def sampler(self, linear: bool, repeat: bool) -> Any:
-        key = (linear, repeat)
+    def sampler(self, linear: bool, repeat: bool, compare: int = 0) -> Any:
+        """``compare``: 0, or 1 + the compare op of a depth-compare sampler."""
+        key = (linear, repeat, compare)
         s = self.samplers.get(key)
         if s is None:
             f = vk.VK_FILTER_LINEAR if linear else vk.VK_FILTER_NEAREST
             a = vk.VK_SAMPLER_ADDRESS_MODE_REPEAT if repeat else vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
             s = vk.vkCreateSampler(self.dev.device, vk.VkSamplerCreateInfo(
                 magFilter=f, minFilter=f, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-                addressModeU=a, addressModeV=a, addressModeW=a, maxLod=0.0), None)
+                addressModeU=a, addressModeV=a, addressModeW=a, maxLod=0.0,
+                compareEnable=vk.VK_TRUE if compare else vk.VK_FALSE, compareOp=max(compare - 1, 0)), None)
             self.samplers[key] = s
         return s
 
@@ -234,16 +275,8 @@ class Replayer:
             if cur is not None and cur[0] == t and self.uploaded.get(t.id) == crc:
                 texels.append((t, None))
                 continue
-            wb = t.row_bytes
-            if t.block_linear:
-                lin = blocklinear.deswizzle(src, wb, t.rows, t.block_height_log2, t.gob)
-            else:
-                rows = np.frombuffer(src, np.uint8, count=t.byte_size)
-                lin = np.lib.stride_tricks.as_strided(rows, (t.rows, wb), (t.pitch, 1))
-            decoder = self.upload_format(t.fmt)[1]
-            if decoder:     # the device lacks the format: RGBA8 decoded here
-                lin, _ = texdecode.decode(decoder, np.ascontiguousarray(lin), t.width, t.height,
-                                          t.fmt.block_w, t.fmt.block_h)
+            lin = np.concatenate([self._layer_texels(t, src, k) for k in range(t.layers)]) if t.layers > 1 \
+                else self._layer_texels(t, src, 0)
             texels.append((t, np.ascontiguousarray(lin)))
             crcs[t.id] = crc
             size += _up(lin.size)
@@ -265,14 +298,16 @@ class Replayer:
         # 2. record
         frames = [c[2] if c[0] == P.OP_PRESENT else c[1] for c in plan.commands
                   if c[0] in (P.OP_PRESENT, P.OP_WRITEBACK)]
-        rb_size = sum(self.objects.textures[t].width * self.objects.textures[t].height * 4 for t in frames)
+        rb_size = sum(self._readback_size(self.objects.textures[t]) for t in frames)
         rb = self._buffer("readback", max(rb_size, ALIGN), vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT) if frames else None
         cb = self.cb
         vk.vkResetCommandBuffer(cb, 0)
         vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
         for t, o, img in tex_off:
             vk.vkCmdCopyBufferToImage(cb, arena.handle, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, 1, [vk.VkBufferImageCopy(
-                bufferOffset=o, bufferRowLength=0, bufferImageHeight=0, imageSubresource=COLOR_LAYERS,
+                bufferOffset=o, bufferRowLength=0, bufferImageHeight=0,
+                imageSubresource=COLOR_LAYERS if t.layers == 1 else vk.VkImageSubresourceLayers(
+                    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=t.layers),
                 imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
         _barrier(cb)
         try:
@@ -289,7 +324,7 @@ class Replayer:
         #    bytes), then frames
         for frame, t, o in reads:
             if frame is None:
-                self._write_back(t, rb.mapped[o:o + t.width * t.height * 4])
+                self._write_back(t, self._guest_texels(t, rb.mapped, o))
         for frame, t, o in reads:
             if frame is None:
                 continue
@@ -300,21 +335,50 @@ class Replayer:
             result.frames.append(FrameOut(frame, t.width, t.height, raw, hashlib.sha256(raw).hexdigest()))
         return result
 
+    def _layer_texels(self, t: Texture, src: Any, k: int) -> np.ndarray:
+        """Layer ``k`` of ``t`` from its pool bytes, linear (rows of elements), decoded to RGBA8
+        where the device lacks the format."""
+        wb, base = t.row_bytes, k * t.layer_stride
+        if t.block_linear:
+            lin = blocklinear.deswizzle(src[base:base + t.layer_size], wb, t.rows, t.block_height_log2, t.gob)
+        else:
+            rows = np.frombuffer(src, np.uint8, count=t.layer_size, offset=base)
+            lin = np.lib.stride_tricks.as_strided(rows, (t.rows, wb), (t.pitch, 1))
+        decoder = self.upload_format(t.fmt)[1]
+        if decoder:     # the device lacks the format: RGBA8 decoded here
+            lin, _ = texdecode.decode(decoder, np.ascontiguousarray(lin), t.width, t.height,
+                                      t.fmt.block_w, t.fmt.block_h)
+        return np.ascontiguousarray(lin)
+
+    def dummy(self, kind: str) -> Image:
+        """A 1x1 image of view ``kind`` for a slot a shader reads that nothing is bound to."""
+        img = self.dummies.get(kind)
+        if img is None:
+            layers, cube = {"cube": (6, True), "cube_array": (12, True), "2d_array": (2, False)}.get(kind, (1, False))
+            img = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, layers=layers, cube=cube)
+            self.dummies[kind] = img
+        return img
+
     def _record(self, plan: Plan, cb: Any, arena: Buffer, where: dict, rb: Buffer | None):
         objs = self.objects
         res = Result(plan.seq)
         reads: list[tuple[int, Texture, int]] = []
         rb_off = 0
-        target: tuple[Texture, Image] | None = None
+        target: tuple[Texture, Image] | None = None     # colour target
+        depth: tuple[Texture, Image] | None = None      # depth (and stencil) target
         rendering = False
         program = layout = None
-        blend = False
+        blend = P.BLEND_OFF                  # the BLEND_STATE of colour target 0
         pipe_dirty = True
         vertex = index = None
         ubos: dict[int, tuple] = {}
         texs: dict[int, tuple[Texture, int]] = {}
         desc_dirty = True
         viewport = None
+        scissor: tuple | None = None         # SCISSOR's x, y, w, h; None: the whole target
+        ds, raster, bias, constants = P.DS_DEFAULT, P.RASTER_DEFAULT, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)
+        dyn = _Dynamic()                     # dynamic state as last set in this command buffer
+        dyn_dirty = True                     # a state packet changed something since the last draw
         bound_pipe = None
         amap = arena.mapped
         push_cache: dict[tuple, list] = {}   # descriptor writes by binding state, this submission
@@ -323,22 +387,47 @@ class Replayer:
         pool_sets: dict[tuple, Any] = {}     # set 1 by pool contents, this submission
         self.pool_sets.reset()               # the previous submission has finished (submit_wait)
 
+        def size() -> tuple[int, int]:
+            t = (target or depth)[0]
+            return t.width, t.height
+
+        def set_scissor() -> None:
+            w, h = size()
+            if scissor is None:
+                x0, y0, x1, y1 = 0, 0, w, h
+            else:   # clamped to the target: the render area bounds what may be drawn
+                x0, y0 = min(scissor[0], w), min(scissor[1], h)
+                x1, y1 = min(scissor[0] + scissor[2], w), min(scissor[1] + scissor[3], h)
+            vk.vkCmdSetScissor(cb, 0, 1, [vk.VkRect2D(offset=vk.VkOffset2D(x0, y0),
+                                                      extent=vk.VkExtent2D(x1 - x0, y1 - y0))])
+
         def begin() -> None:
             nonlocal rendering
             if rendering:
                 return
-            t, img = target
-            att = vk.VkRenderingAttachmentInfo(
-                imageView=img.view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
-                resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
-                storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE)
-            area = vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(t.width, t.height))
-            vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(renderArea=area, layerCount=1,
-                                                          colorAttachmentCount=1, pColorAttachments=[att]))
-            vp = viewport or (0.0, 0.0, float(t.width), float(t.height))
+            w, h = size()
+            colors = []
+            if target is not None:
+                colors.append(vk.VkRenderingAttachmentInfo(
+                    imageView=target[1].view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                    resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
+                    storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE))
+            datt = satt = None
+            if depth is not None:
+                datt = vk.VkRenderingAttachmentInfo(
+                    imageView=depth[1].view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                    resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
+                    storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE)
+                if depth[1].aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT:
+                    satt = datt
+            area = vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h))
+            vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(
+                renderArea=area, layerCount=1, colorAttachmentCount=len(colors),
+                pColorAttachments=colors or None, pDepthAttachment=datt, pStencilAttachment=satt))
+            vp = viewport or (0.0, 0.0, float(w), float(h))
             vk.vkCmdSetViewport(cb, 0, 1, [vk.VkViewport(x=vp[0], y=vp[1], width=vp[2], height=vp[3],
                                                          minDepth=0.0, maxDepth=1.0)])
-            vk.vkCmdSetScissor(cb, 0, 1, [area])
+            set_scissor()
             rendering = True
 
         def end() -> None:
@@ -350,30 +439,77 @@ class Replayer:
 
         for i, cmd in enumerate(plan.commands):
             op = cmd[0]
-            if op == P.OP_TARGET:
+            if op == P.OP_TARGET or op == P.OP_DEPTH_TARGET:
                 end()
-                t = objs.textures[cmd[1]]
-                target = (t, self.image_for(t))
+                if op == P.OP_TARGET:
+                    t, d = objs.textures[cmd[1]], None
+                else:
+                    t = None if cmd[1] == P.EMPTY else objs.textures[cmd[1]]
+                    d = None if cmd[2] == P.EMPTY else objs.textures[cmd[2]]
+                target = None if t is None else (t, self.image_for(t))
+                depth = None if d is None else (d, self.image_for(d))
                 pipe_dirty = True
                 viewport = None
             elif op == P.OP_CLEAR:
                 begin()
-                t = target[0]
+                w, h = size()
                 vk.vkCmdClearAttachments(cb, 1, [vk.VkClearAttachment(
                     aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, colorAttachment=0,
                     clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(cmd[1:5]))))],
-                    1, [vk.VkClearRect(rect=vk.VkRect2D(offset=vk.VkOffset2D(0, 0),
-                                                       extent=vk.VkExtent2D(t.width, t.height)),
-                                       baseArrayLayer=0, layerCount=1)])
+                    1, [_whole(w, h)])
+            elif op == P.OP_CLEAR_DEPTH_STENCIL:
+                begin()
+                w, h = size()
+                aspects = ((vk.VK_IMAGE_ASPECT_DEPTH_BIT if cmd[3] & 1 else 0)
+                           | (vk.VK_IMAGE_ASPECT_STENCIL_BIT if cmd[3] & 2 else 0)) & depth[1].aspect
+                if aspects:     # the stencil of a format without one: nothing to clear
+                    vk.vkCmdClearAttachments(cb, 1, [vk.VkClearAttachment(
+                        aspectMask=aspects, colorAttachment=0, clearValue=vk.VkClearValue(
+                            depthStencil=vk.VkClearDepthStencilValue(depth=cmd[1], stencil=cmd[2])))],
+                        1, [_whole(w, h)])
             elif op == P.OP_PROGRAM:
-                program = objs.programs[cmd[1]]
+                prev, program = program, objs.programs[cmd[1]]
                 pipe_dirty = True
+                if prev is None or prev.sampler_kinds != program.sampler_kinds:
+                    desc_dirty = True     # unbound slots get a dummy of the kind the program samples
             elif op == P.OP_VERTEX_LAYOUT:
                 layout = cmd
                 pipe_dirty = True
             elif op == P.OP_BLEND:
-                blend = cmd[1]
+                blend = P.BLEND_OVER if cmd[1] else P.BLEND_OFF
                 pipe_dirty = True
+            elif op == P.OP_BLEND_STATE:
+                if cmd != blend:
+                    blend = cmd
+                    pipe_dirty = True
+            elif op == P.OP_DEPTH_STENCIL:
+                if cmd != ds:
+                    ds = cmd
+                    dyn_dirty = True
+            elif op == P.OP_RASTER:
+                if cmd[3] == 1 and "fillModeNonSolid" not in self.dev.raster_features:
+                    raise SubmissionError(f"submission {plan.seq}: packet {i} RASTER: field polygon_mode = 1 "
+                                          f"(line) needs fillModeNonSolid, which {self.dev.name} lacks")
+                if cmd[3] != raster[3]:
+                    pipe_dirty = True
+                if cmd != raster:
+                    raster = cmd
+                    dyn_dirty = True
+            elif op == P.OP_DEPTH_BIAS:
+                if cmd[3] != 0.0 and "depthBiasClamp" not in self.dev.raster_features:
+                    raise SubmissionError(f"submission {plan.seq}: packet {i} DEPTH_BIAS: field clamp = {cmd[3]} "
+                                          f"needs depthBiasClamp, which {self.dev.name} lacks")
+                bias = cmd[1:4]
+                dyn_dirty = True
+            elif op == P.OP_BLEND_CONSTANT:
+                constants = cmd[1:5]
+                dyn_dirty = True
+            elif op == P.OP_SCISSOR:
+                scissor = cmd[1:5]
+                if rendering:
+                    set_scissor()
+            elif op == P.OP_MULTISAMPLE:
+                pass            # validated; rendering stays one sample (PROTOCOL.md)
             elif op == P.OP_VERTEX:
                 vertex = cmd
                 vk.vkCmdBindVertexBuffers(cb, 0, 1, [arena.handle], [where[(cmd[1], cmd[2], cmd[3])]])
@@ -399,26 +535,33 @@ class Replayer:
             elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
                 begin()
                 if pipe_dirty:
-                    p = self.pipes.get(program, layout, target[1].vk_format, blend)
+                    dimg = depth[1] if depth else None
+                    p = self.pipes.get(program, layout, target[1].vk_format if target else 0, blend,
+                                       dimg.vk_format if dimg else 0,
+                                       dimg.vk_format if dimg and dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0,
+                                       raster[3])
                     if p is not bound_pipe:
                         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, p)
                         bound_pipe = p
                     pipe_dirty = False
+                if dyn_dirty:
+                    dyn.set(cb, ds, raster, bias, constants)
+                    dyn_dirty = False
                 if desc_dirty:
                     key = (tuple((b, where[u[2:5]], u[4]) for b, u in sorted(ubos.items())),
-                           tuple((b, t[0].id, t[1]) for b, t in sorted(texs.items())))
+                           tuple((b, t[0].id, t[1]) for b, t in sorted(texs.items())), program.id)
                     writes = push_cache.get(key)
                     if writes is None:
-                        writes = push_cache[key] = self._writes(arena, where, ubos, texs)
+                        writes = push_cache[key] = self._writes(arena, where, ubos, texs, program)
                     self.dev.push_descriptor(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 0,
                                              len(writes), writes)
                     desc_dirty = False
                 if program.pools and pools_dirty:
-                    ds = pool_sets.get(pools)
-                    if ds is None:
-                        ds = pool_sets[pools] = self._pool_set(pools)
+                    dset = pool_sets.get(pools)
+                    if dset is None:
+                        dset = pool_sets[pools] = self._pool_set(pools)
                     vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 1, 1,
-                                               [ds], 0, None)
+                                               [dset], 0, None)
                     pools_dirty = False
                 if op == P.OP_DRAW:
                     _vklib.vkCmdDraw(cb, cmd[1], cmd[2], cmd[3], cmd[4])
@@ -437,22 +580,68 @@ class Replayer:
                 t = objs.textures[cmd[2] if op == P.OP_PRESENT else cmd[1]]
                 img = self.image_for(t)
                 _barrier(cb)
-                vk.vkCmdCopyImageToBuffer(cb, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, rb.handle, 1, [vk.VkBufferImageCopy(
-                    bufferOffset=rb_off, bufferRowLength=0, bufferImageHeight=0, imageSubresource=COLOR_LAYERS,
-                    imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
+                self._copy_out(cb, t, img, rb, rb_off)
                 reads.append((cmd[1] if op == P.OP_PRESENT else None, t, rb_off))
-                rb_off += t.width * t.height * 4
+                rb_off += self._readback_size(t)
                 _barrier(cb)
         end()
         return res, reads
 
-    def _write_back(self, t: Texture, texels: Any) -> None:
-        """A render target's texels (bytes in its own format) into its pool range, in its
-        layout: block-linear (swizzled, padding included) or pitch-linear rows."""
+    # -- read-back: colour texels, or a depth target's depth and stencil aspects ---------------
+    def _aspect_copies(self, t: Texture) -> list[tuple[int, int, int]]:
+        """(aspect, offset, bytes) of each aspect of ``t``'s image in its read-back region."""
+        if not t.fmt.depth:
+            return [(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, t.width * t.height * 4)]
+        made = self.depth_format(t.fmt)
+        n = t.width * t.height
+        out = [(vk.VK_IMAGE_ASPECT_DEPTH_BIT, 0, n * DEPTH_BYTES[made.vk_name])]
+        if made.stencil:     # buffer offsets of depth/stencil copies are multiples of 4
+            out.append((vk.VK_IMAGE_ASPECT_STENCIL_BIT, (out[0][2] + 15) & ~15, n))
+        return out
+
+    def _readback_size(self, t: Texture) -> int:
+        a, o, n = self._aspect_copies(t)[-1]
+        return (o + n + 15) & ~15
+
+    def _copy_out(self, cb: Any, t: Texture, img: Image, rb: Buffer, at: int) -> None:
+        for aspect, o, _ in self._aspect_copies(t):
+            vk.vkCmdCopyImageToBuffer(cb, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, rb.handle, 1, [vk.VkBufferImageCopy(
+                bufferOffset=at + o, bufferRowLength=0, bufferImageHeight=0,
+                imageSubresource=vk.VkImageSubresourceLayers(aspectMask=aspect, mipLevel=0, baseArrayLayer=0,
+                                                             layerCount=1),
+                imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
+
+    def _guest_texels(self, t: Texture, mapped: Any, at: int) -> np.ndarray:
+        """``t``'s read-back as the guest's pool holds it (formats.py): height rows of width *
+        bpp bytes.  Depth made in a fallback format is converted to the guest's format."""
+        n = t.width * t.height
+        if not t.fmt.depth:
+            return np.frombuffer(mapped, np.uint8, count=n * 4, offset=at).reshape(t.height, t.width * 4).copy()
+        copies = self._aspect_copies(t)
+        made = self.depth_format(t.fmt)
+        raw = np.frombuffer(mapped, np.uint8, count=copies[0][2], offset=at + copies[0][1])
+        stencil = (np.frombuffer(mapped, np.uint8, count=n, offset=at + copies[1][1]).astype(np.uint32)
+                   if len(copies) > 1 else None)
+        if made.vk_name == "VK_FORMAT_D16_UNORM":
+            out = raw.view("<u2")
+        elif made.vk_name == "VK_FORMAT_D24_UNORM_S8_UINT":
+            out = (raw.view("<u4") & 0xFFFFFF) | stencil << 24
+        else:   # float depth: D32F, D32F_S8, or the fallback of D24S8
+            d = raw.view("<f4")
+            if t.fmt.name == "D24S8":
+                out = np.round(np.clip(d.astype(np.float64), 0, 1) * 0xFFFFFF).astype("<u4") | stencil << 24
+            elif t.fmt.name == "D32F_S8":
+                out = np.stack([d.view("<u4"), stencil.astype("<u4")], -1)
+            else:
+                out = d
+        return np.ascontiguousarray(out).view(np.uint8).reshape(t.height, t.width * t.fmt.bpp)
+
+    def _write_back(self, t: Texture, lin: np.ndarray) -> None:
+        """A render target's texels (rows of bytes in the guest's format) into its pool range, in
+        its layout: block-linear (swizzled, padding included) or pitch-linear rows."""
         mem = self.objects.memory
         if not hasattr(mem, "write"):     # a recording being replayed: nothing to write to
             return
-        lin = np.frombuffer(texels, np.uint8).reshape(t.height, t.width * 4)
         if t.block_linear:
             mem.write(t.pool, t.offset, blocklinear.swizzle(lin, t.block_height_log2, t.gob))
         else:
@@ -474,7 +663,7 @@ class Replayer:
             raise SubmissionError(f"submission {seq}: packet {i} DRAW_INDEXED: vertex indices {lo}..{hi} run "
                                   f"outside the {vertex[3]}-byte vertex buffer")
 
-    def _writes(self, arena: Buffer, where: dict, ubos: dict, texs: dict) -> list:
+    def _writes(self, arena: Buffer, where: dict, ubos: dict, texs: dict, program: Any) -> list:
         # All eight bindings every time: an unbound slot a shader reads gets a harmless dummy.
         writes = []
         for b in range(4):
@@ -489,10 +678,11 @@ class Replayer:
         for s in range(4):
             t = texs.get(s)
             if t is None:
-                view, smp = self.dummy_img.view, self.sampler(False, False)
+                view = self.dummy(program.sampler_kinds.get(4 + s, "2d")).view
+                smp = self.sampler(False, False)
             else:
                 sm = self.objects.samplers[t[1]]
-                view, smp = self.image_for(t[0]).view, self.sampler(sm.linear, sm.repeat)
+                view, smp = self.image_for(t[0]).sample_view, self.sampler(sm.linear, sm.repeat, sm.compare)
             writes.append(vk.VkWriteDescriptorSet(
                 dstBinding=4 + s, descriptorCount=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
                 pImageInfo=[vk.VkDescriptorImageInfo(sampler=smp, imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL)]))
@@ -504,13 +694,13 @@ class Replayer:
         ds = self.pool_sets.allocate()
         infos = []
         for tid in pools[0]:
-            view = self.dummy_img.view if tid == P.EMPTY else self.image_for(self.objects.textures[tid]).view
+            view = self.dummy_img.view if tid == P.EMPTY else self.image_for(self.objects.textures[tid]).sample_view
             infos.append(vk.VkDescriptorImageInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL))
         smps = []
         for sid in pools[1]:
             sm = None if sid == P.EMPTY else self.objects.samplers[sid]
             smps.append(vk.VkDescriptorImageInfo(
-                sampler=self.sampler(False, False) if sm is None else self.sampler(sm.linear, sm.repeat)))
+                sampler=self.sampler(False, False) if sm is None else self.sampler(sm.linear, sm.repeat, sm.compare)))
         vk.vkUpdateDescriptorSets(self.dev.device, 2, [
             vk.VkWriteDescriptorSet(dstSet=ds, dstBinding=0, descriptorCount=POOL_TEXTURES,
                                     descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, pImageInfo=infos),
@@ -526,11 +716,71 @@ class Replayer:
         for b in (self.arena, self.readback, self.dummy_ubo):
             if b is not None:
                 self.dev.free_buffer(b)
-        self.dev.free_image(self.dummy_img)
+        for img in {id(i): i for i in self.dummies.values()}.values():
+            self.dev.free_image(img)
         self.pool_sets.close()
         for s in self.samplers.values():
             vk.vkDestroySampler(self.dev.device, s, None)
         self.pipes.close()
+
+
+def _whole(w: int, h: int) -> Any:
+    return vk.VkClearRect(rect=vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h)),
+                          baseArrayLayer=0, layerCount=1)
+
+
+FACE_FRONT, FACE_BACK = vk.VK_STENCIL_FACE_FRONT_BIT, vk.VK_STENCIL_FACE_BACK_BIT
+
+
+class _Dynamic:
+    """The pipelines' dynamic state (pipelines.DYNAMIC, less viewport and scissor) as set in one
+    command buffer; ``set`` issues only the calls whose values changed (per draw, a game may
+    re-send the same DEPTH_STENCIL or change only the cull mode)."""
+
+    def __init__(self) -> None:
+        self.depth: tuple | None = None
+        self.faces: tuple | None = None
+        self.raster: tuple | None = None
+        self.bias: tuple | None = None
+        self.constants: tuple | None = None
+
+    def set(self, cb: Any, ds: tuple, raster: tuple, bias: tuple, constants: tuple) -> None:
+        L = _vklib
+        depth = ds[1:5]
+        if depth != self.depth:
+            if self.depth is None:
+                L.vkCmdSetDepthBoundsTestEnable(cb, 0)
+            L.vkCmdSetDepthTestEnable(cb, ds[1])
+            L.vkCmdSetDepthWriteEnable(cb, ds[2])
+            L.vkCmdSetDepthCompareOp(cb, ds[3])
+            L.vkCmdSetStencilTestEnable(cb, ds[4])
+            self.depth = depth
+        faces = ds[5:19]
+        if faces != self.faces:
+            front, back = faces[:7], faces[7:]
+            for mask, f in ((FACE_FRONT | FACE_BACK, front),) if front == back else ((FACE_FRONT, front),
+                                                                                    (FACE_BACK, back)):
+                fail, depth_fail, pass_, func, ref, read_mask, write_mask = f
+                L.vkCmdSetStencilOp(cb, mask, fail, pass_, depth_fail, func)   # Vulkan's order: fail, pass, depth-fail
+                L.vkCmdSetStencilReference(cb, mask, ref)
+                L.vkCmdSetStencilCompareMask(cb, mask, read_mask)
+                L.vkCmdSetStencilWriteMask(cb, mask, write_mask)
+            self.faces = faces
+        if raster != self.raster:
+            old = self.raster or (None,) * 5
+            if raster[1] != old[1]:
+                L.vkCmdSetCullMode(cb, raster[1])          # none/front/back/both = Vulkan's bits 0..3
+            if raster[2] != old[2]:
+                L.vkCmdSetFrontFace(cb, raster[2])
+            if raster[4] != old[4]:
+                L.vkCmdSetDepthBiasEnable(cb, raster[4])
+            self.raster = raster
+        if bias != self.bias:
+            L.vkCmdSetDepthBias(cb, bias[0], bias[2], bias[1])   # Vulkan's order: constant, clamp, slope
+            self.bias = bias
+        if constants != self.constants:
+            vk.vkCmdSetBlendConstants(cb, list(constants))
+            self.constants = constants
 
 
 def _barrier(cb: Any) -> None:

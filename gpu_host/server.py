@@ -256,11 +256,12 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         return self._register(context, self.engine.register_texture, id=r.id, pool=r.pool, offset=r.offset,
                               width=r.width, height=r.height, format=r.format, block_linear=r.block_linear,
                               block_height_log2=r.block_height_log2, pitch=r.pitch, render_target=r.render_target,
-                              gob=r.gob or "fermi")
+                              gob=r.gob or "fermi", layers=r.layers or 1, cube=r.cube)
 
     def RegisterSampler(self, r, context):
         s = self._session(r.session, context)
-        return self._register(context, self.engine.register_sampler, id=r.id, linear=r.linear, repeat=r.repeat)
+        return self._register(context, self.engine.register_sampler, id=r.id, linear=r.linear, repeat=r.repeat,
+                              compare=r.compare)
 
     def RegisterProgram(self, r, context):
         s = self._session(r.session, context)

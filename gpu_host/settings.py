@@ -24,6 +24,10 @@ SETTINGS = [
     Setting("gpu_host", "decode_compressed", "auto",
             "compressed textures: auto (native where the device samples the format, else decoded "
             "to RGBA8 on upload) or always (decode on upload everywhere)"),
+    Setting("gpu_host", "avoid_formats", frozenset(),
+            "Vulkan format names (comma-separated, e.g. VK_FORMAT_D24_UNORM_S8_UINT) treated as unsupported: "
+            "their fallbacks are used, as on a device without them",
+            lambda t: frozenset(x.strip() for x in str(t).split(",") if x.strip())),
     Setting("gpu_host", "window", "auto",
             "present into an SDL3 window: auto (when DISPLAY is set and SDL3 builds), on (fail without one), off"),
     Setting("gpu_host", "window_size", (1280, 720), "window size WxH; frames are scaled to it", _size),

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 SPIRV_MAGIC = 0x07230203
 OP_DECORATE, OP_VARIABLE, OP_TYPE_POINTER, OP_ENTRY_POINT = 71, 59, 32, 15
 OP_TYPE_IMAGE, OP_TYPE_SAMPLER, OP_TYPE_ARRAY, OP_CONSTANT = 25, 26, 28, 43
-DIM_2D = 1
+OP_TYPE_SAMPLED_IMAGE = 27
+DIM_2D, DIM_CUBE = 1, 3
 POOL_TEXTURES = 16     # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
 POOL_SAMPLERS = 4      # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
 DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 11, 30, 33, 34
@@ -34,6 +35,9 @@ class Reflection:
     input_locations: frozenset[int]
     bindings: frozenset[int]
     pools: bool = False        # reads the bindless pools of descriptor set 1
+    # (binding, kind) of each set-0 sampler: "2d", "2d_array", "cube", "cube_array" or "other"
+    # (what image view it must be given: a view of another type is undefined behaviour)
+    sampler_kinds: tuple[tuple[int, str], ...] = ()
 
 
 def reflect(code: bytes, what: str) -> Reflection:
@@ -48,6 +52,8 @@ def reflect(code: bytes, what: str) -> Reflection:
     arrays: dict[int, tuple[int, int]] = {}      # array type -> (element type, length constant)
     consts: dict[int, int] = {}
     images: dict[int, tuple[int, int]] = {}      # image type -> (dim, sampled)
+    arrayed: dict[int, int] = {}                 # image type -> Arrayed
+    sampled_images: dict[int, int] = {}          # sampled image type -> its image type
     sampler_types: set[int] = set()
     variables: list[tuple[int, int]] = []
     ptr_of: dict[int, int] = {}                  # variable -> its pointer type
@@ -69,6 +75,9 @@ def reflect(code: bytes, what: str) -> Reflection:
             consts[ins[2]] = ins[3]
         elif op == OP_TYPE_IMAGE and wc >= 9:
             images[ins[1]] = (ins[3], ins[7])
+            arrayed[ins[1]] = ins[5]
+        elif op == OP_TYPE_SAMPLED_IMAGE and wc == 3:
+            sampled_images[ins[1]] = ins[2]
         elif op == OP_TYPE_SAMPLER and wc == 2:
             sampler_types.add(ins[1])
         elif op == OP_VARIABLE and wc >= 4:
@@ -80,7 +89,14 @@ def reflect(code: bytes, what: str) -> Reflection:
     if len(models) != 1:
         raise SpirvError(f"{what}: expected one entry point, found {len(models)}")
     inputs, bindings = set(), set()
+    kinds: dict[int, str] = {}
     pools = False
+
+    def kind_of(vid: int) -> str:
+        img = sampled_images.get(ptr_to.get(ptr_of.get(vid, -1), -1), -1)
+        dim = images.get(img, (None, None))[0]
+        base = {DIM_2D: "2d", DIM_CUBE: "cube"}.get(dim)
+        return "other" if base is None else base + ("_array" if arrayed.get(img) else "")
 
     def pool_array(vid: int, b: int) -> None:
         """Set 1's bindings must be exactly the layout's arrays (a count or type that differs
@@ -117,6 +133,8 @@ def reflect(code: bytes, what: str) -> Reflection:
                 kind = "uniform block" if sc == SC_UNIFORM else "sampler"
                 raise SpirvError(f"{what}: {kind} %{vid} at binding {b}, must be in {want.start}..{want.stop - 1}")
             bindings.add(b)
+            if sc == SC_UNIFORM_CONSTANT:
+                kinds[b] = kind_of(vid)
         elif sc == SC_INPUT and DEC_LOCATION in d and DEC_BUILTIN not in d:
             inputs.add(d[DEC_LOCATION])
-    return Reflection(models[0], frozenset(inputs), frozenset(bindings), pools)
+    return Reflection(models[0], frozenset(inputs), frozenset(bindings), pools, tuple(sorted(kinds.items())))

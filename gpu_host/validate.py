@@ -33,11 +33,35 @@ def _range(objects: Objects, where: str, pool: int, offset: int, size: int) -> N
         raise SubmissionError(f"{where}: range {offset:#x}+{size:#x} is empty or runs past pool {pool}'s end {psize:#x}")
 
 
+def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None, Texture]:
+    """DEPTH_TARGET's (colour, depth) pair, checked: a colour render target or none, a render target
+    of a depth format (or none, not both), of one size."""
+    color = None if cmd[1] == P.EMPTY else need_texture(cmd[1])
+    depth = None if cmd[2] == P.EMPTY else need_texture(cmd[2])
+    if color is None and depth is None:
+        raise SubmissionError(f"{where}: fields color and depth are both empty")
+    if color is not None:
+        if not color.render_target:
+            raise SubmissionError(f"{where}: field color = {color.id} was not registered as a render target")
+        if color.fmt.depth:
+            raise SubmissionError(f"{where}: field color = {color.id} has depth format {color.fmt.name}")
+    if depth is not None:
+        if not depth.render_target:
+            raise SubmissionError(f"{where}: field depth = {depth.id} was not registered as a render target")
+        if not depth.fmt.depth:
+            raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, "
+                                  "not a depth format")
+    if color is not None and depth is not None and (color.width, color.height) != (depth.width, depth.height):
+        raise SubmissionError(f"{where}: field depth = {depth.id} is {depth.width}x{depth.height}, the colour "
+                              f"target {color.id} {color.width}x{color.height}")
+    return color, depth
+
+
 def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     pl = Plan(seq, commands)
     seen: set[tuple[int, int, int]] = set()
     uploads: dict[int, Texture] = {}
-    target = program = layout = vertex = index = None
+    target = depth = program = layout = vertex = index = None
     tex_slots: dict[int, Texture] = {}
     pool_textures: list[Texture] = []      # the last POOLS packet's registered entries
     for i, cmd in enumerate(commands):
@@ -52,11 +76,21 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
 
         if op == P.OP_TARGET:
             target = need_texture(cmd[1])
+            depth = None
             if not target.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[1]} was not registered as a render target")
+            if target.fmt.depth:
+                raise SubmissionError(f"{where}: field texture {cmd[1]} has depth format {target.fmt.name}; "
+                                      "bind it with DEPTH_TARGET")
+        elif op == P.OP_DEPTH_TARGET:
+            target, depth = _depth_target(where, cmd, need_texture)
         elif op == P.OP_CLEAR:
             if target is None:
-                raise SubmissionError(f"{where}: no render target set")
+                raise SubmissionError(f"{where}: no render target set" if depth is None else
+                                      f"{where}: no colour target set (the depth target {depth.id} is bound alone)")
+        elif op == P.OP_CLEAR_DEPTH_STENCIL:
+            if depth is None:
+                raise SubmissionError(f"{where}: no depth target set")
         elif op == P.OP_PROGRAM:
             program = objects.programs.get(cmd[1])
             if program is None:
@@ -91,6 +125,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 t = objects.textures.get(tid)
                 if t is None:
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
+                if t.view_kind != "2d":
+                    raise SubmissionError(f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; "
+                                          "the texture pool holds 2D textures")
                 pool_textures.append(t)
                 if not t.render_target:
                     uploads[t.id] = t
@@ -98,7 +135,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 if sid != P.EMPTY and sid not in objects.samplers:
                     raise SubmissionError(f"{where}: field samplers[{j}] = {sid} is not a registered sampler")
         elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
-            for what, v in (("render target", target), ("program", program), ("vertex layout", layout),
+            for what, v in (("render target", target or depth), ("program", program), ("vertex layout", layout),
                             ("vertex buffer", vertex)):
                 if v is None:
                     raise SubmissionError(f"{where}: no {what} set")
@@ -106,12 +143,18 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             missing = program.vertex.input_locations - locs
             if missing:
                 raise SubmissionError(f"{where}: program {program.id} reads vertex locations {sorted(missing)} the layout lacks")
+            kinds = program.sampler_kinds
             for slot, t in tex_slots.items():
-                if t is target:
+                if t is target or t is depth:
                     raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is the current render target")
+                want = kinds.get(4 + slot)
+                # a plain 2D texture where a shader's kind is not one we model stays as it was
+                if want is not None and t.view_kind != want and (t.view_kind != "2d" or want != "other"):
+                    raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is a {t.view_kind} texture; "
+                                          f"program {program.id} samples binding {4 + slot} as {want}")
             if program.pools:
                 for t in pool_textures:
-                    if t is target:
+                    if t is target or t is depth:
                         raise SubmissionError(f"{where}: texture {t.id} in the texture pool is the current "
                                               "render target")
             stride, attrs = layout[1], layout[3]
@@ -154,6 +197,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             t = need_texture(cmd[2])
             if not t.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[2]} is not a render target")
+            if t.fmt.depth:
+                raise SubmissionError(f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; "
+                                      "only colour targets are presented")
         elif op in (P.OP_BEGIN, P.OP_END):
             raise SubmissionError(f"{where}: nested submission marker")
     pl.uploads = list(uploads.values())

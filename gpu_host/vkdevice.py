@@ -33,6 +33,12 @@ class Image:
     width: int
     height: int
     vk_format: int
+    aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT   # every aspect of the format (depth | stencil for D24S8)
+    sample_view: Any = None    # the view shaders sample: ``view``, or the depth aspect alone of a depth format
+
+    def __post_init__(self) -> None:
+        if self.sample_view is None:
+            self.sample_view = self.view
 
 
 class Device:
@@ -81,8 +87,12 @@ class Device:
         # Compressed formats may only be used with their feature enabled; enable what exists.
         self.compression = {name for name in ("textureCompressionBC", "textureCompressionASTC_LDR")
                             if getattr(have, name)}
-        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE,
-                                            **{name: vk.VK_TRUE for name in self.compression})
+        # Raster state: line polygon mode and a clamped depth bias where the device has them.
+        self.raster_features = {name for name in ("fillModeNonSolid", "depthBiasClamp") if getattr(have, name)}
+        # Cube-array views and textureGatherOffset with non-constant offsets, where present.
+        self.image_features = {name for name in ("imageCubeArray", "shaderImageGatherExtended") if getattr(have, name)}
+        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE, **{
+            name: vk.VK_TRUE for name in self.compression | self.raster_features | self.image_features})
         exts = ["VK_KHR_push_descriptor", *device_extensions, *(gpl_exts if self.pipeline_library else [])]
         self.device = vk.vkCreateDevice(self.pd, vk.VkDeviceCreateInfo(
             pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=feats,
@@ -120,10 +130,16 @@ class Device:
         vk.vkDestroyBuffer(self.device, b.handle, None)
         vk.vkFreeMemory(self.device, b.memory, None)
 
-    def image(self, width: int, height: int, vk_format: int, usage: int) -> Image:
+    def image(self, width: int, height: int, vk_format: int, usage: int,
+              aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT, layers: int = 1, cube: bool = False) -> Image:
+        """A 2D image in GENERAL layout.  ``aspect``: its format's aspects (depth, depth | stencil);
+        a depth image also gets a view of its depth aspect alone, which is what shaders sample.
+        ``layers``/``cube``: an array (view 2D_ARRAY) or cubes (view CUBE for 6 layers, else
+        CUBE_ARRAY)."""
         h = vk.vkCreateImage(self.device, vk.VkImageCreateInfo(
+            flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if cube else 0,
             imageType=vk.VK_IMAGE_TYPE_2D, format=vk_format,
-            extent=vk.VkExtent3D(width=width, height=height, depth=1), mipLevels=1, arrayLayers=1,
+            extent=vk.VkExtent3D(width=width, height=height, depth=1), mipLevels=1, arrayLayers=layers,
             samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL, usage=usage,
             sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None)
         req = vk.vkGetImageMemoryRequirements(self.device, h)
@@ -131,10 +147,17 @@ class Device:
             allocationSize=req.size,
             memoryTypeIndex=self._mem_type(req.memoryTypeBits, vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)), None)
         vk.vkBindImageMemory(self.device, h, mem, 0)
+        full = _range(aspect, layers)
+        view_type = ((vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY) if cube
+                     else vk.VK_IMAGE_VIEW_TYPE_2D if layers == 1 else vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY)
         view = vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
-            image=h, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk_format,
-            subresourceRange=COLOR_RANGE), None)
-        img = Image(h, mem, view, width, height, vk_format)
+            image=h, viewType=view_type, format=vk_format, subresourceRange=full), None)
+        sample_view = view
+        if aspect & vk.VK_IMAGE_ASPECT_DEPTH_BIT and aspect != vk.VK_IMAGE_ASPECT_DEPTH_BIT:
+            sample_view = vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
+                image=h, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk_format,
+                subresourceRange=_range(vk.VK_IMAGE_ASPECT_DEPTH_BIT)), None)
+        img = Image(h, mem, view, width, height, vk_format, aspect, sample_view)
         # Every image lives in GENERAL layout: valid for attachment, sampling and copies alike.
         cb = self.begin_once()
         vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
@@ -143,11 +166,13 @@ class Device:
                                     oldLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED, newLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
                                     srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                     dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                    image=h, subresourceRange=COLOR_RANGE)])
+                                    image=h, subresourceRange=full)])
         self.end_once(cb)
         return img
 
     def free_image(self, img: Image) -> None:
+        if img.sample_view is not img.view:
+            vk.vkDestroyImageView(self.device, img.sample_view, None)
         vk.vkDestroyImageView(self.device, img.view, None)
         vk.vkDestroyImage(self.device, img.handle, None)
         vk.vkFreeMemory(self.device, img.memory, None)
@@ -187,6 +212,11 @@ class Device:
         vk.vkDestroyCommandPool(self.device, self.cmd_pool, None)
         vk.vkDestroyDevice(self.device, None)
         vk.vkDestroyInstance(self.instance, None)
+
+
+def _range(aspect: int, layers: int = 1) -> Any:
+    return vk.VkImageSubresourceRange(aspectMask=aspect, baseMipLevel=0, levelCount=1, baseArrayLayer=0,
+                                      layerCount=layers)
 
 
 COLOR_RANGE = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=0,

@@ -20,6 +20,8 @@ class TextureDesc:
     pitch: int = 0
     render_target: bool = False
     gob: str = "fermi"          # GOB kind: "fermi" (Switch 1) or "turing" (Switch 2)
+    layers: int = 1             # array layers (6 per cube)
+    cube: bool = False
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class SamplerDesc:
     id: int
     linear: bool = False
     repeat: bool = False
+    compare: int = 0            # depth compare: 0 none, else 1 + compare op (gpu_host/PROTOCOL.md)
 
 
 @dataclass(frozen=True)

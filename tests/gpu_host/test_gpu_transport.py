@@ -236,7 +236,10 @@ VALID = {P.OP_BEGIN: (5,), P.OP_END: (5,), P.OP_TARGET: (7,), P.OP_CLEAR: (0.0, 
          P.OP_UNIFORM: (3, 1, 256, 64), P.OP_TEXTURE: (3, 9, 10), P.OP_VIEWPORT: (0.0, 0.0, 64.0, 32.0),
          P.OP_DRAW: (6, 1, 0, 0), P.OP_DRAW_INDEXED: (3, 1, 0, -5, 0), P.OP_SIGNAL: (63, 9), P.OP_PRESENT: (4, 7),
          P.OP_BLEND: (True,), P.OP_WRITEBACK: (7,), P.OP_DIRTY: (1, 8, 16),
-         P.OP_POOLS: ((5,) * P.POOL_TEXTURES, (P.EMPTY,) * P.POOL_SAMPLERS)}
+         P.OP_POOLS: ((5,) * P.POOL_TEXTURES, (P.EMPTY,) * P.POOL_SAMPLERS),
+         P.OP_DEPTH_TARGET: (7, P.EMPTY), P.OP_CLEAR_DEPTH_STENCIL: (1.0, 3, 3), P.OP_DEPTH_STENCIL: P.DS_DEFAULT[1:],
+         P.OP_RASTER: (2, 1, 1, True), P.OP_DEPTH_BIAS: (1.0, -2.0, 0.0), P.OP_SCISSOR: (0, 5, 64, 16384),
+         P.OP_BLEND_STATE: P.BLEND_OVER[1:], P.OP_BLEND_CONSTANT: (0.0, 0.5, 1.0, 1.0), P.OP_MULTISAMPLE: (4, False)}
 
 
 def agree(pkt) -> None:

@@ -49,6 +49,51 @@ enum { NVN_SYNC_ALREADY_SIGNALED = 0, NVN_SYNC_CONDITION_SATISFIED = 1, NVN_SYNC
  * nvnMemoryPoolFlushMappedRange (the host then re-reads only what was flushed); CPU_UNCACHED
  * (or no flag): writes need no flush, the host compares what the GPU samples at each submit. */
 enum { NVN_MEMORY_POOL_FLAGS_CPU_UNCACHED = 2, NVN_MEMORY_POOL_FLAGS_CPU_CACHED = 4 };
+/* Depth/stencil render-target formats (bytes a texel in pool storage: 2, 4 (depth24 | stencil << 24),
+ * 4 (float), 8 (float, then a word whose low byte is the stencil)). */
+enum { NVN_FORMAT_DEPTH16 = 13, NVN_FORMAT_DEPTH24_STENCIL8 = 14, NVN_FORMAT_DEPTH32F = 15,
+       NVN_FORMAT_DEPTH32F_STENCIL8 = 16 };
+/* Fixed-function state: plain structures of ours that the state functions below fill (their
+ * layouts are this header's own).  Enumerations number things in the order the GPU process's
+ * protocol does (gpu_host/PROTOCOL.md). */
+enum { NVN_COMPARE_NEVER = 0, NVN_COMPARE_LESS = 1, NVN_COMPARE_EQUAL = 2, NVN_COMPARE_LEQUAL = 3,
+       NVN_COMPARE_GREATER = 4, NVN_COMPARE_NOTEQUAL = 5, NVN_COMPARE_GEQUAL = 6, NVN_COMPARE_ALWAYS = 7 };
+enum { NVN_STENCIL_OP_KEEP = 0, NVN_STENCIL_OP_ZERO = 1, NVN_STENCIL_OP_REPLACE = 2, NVN_STENCIL_OP_INCR = 3,
+       NVN_STENCIL_OP_DECR = 4, NVN_STENCIL_OP_INVERT = 5, NVN_STENCIL_OP_INCR_WRAP = 6, NVN_STENCIL_OP_DECR_WRAP = 7 };
+enum { NVN_FACE_NONE = 0, NVN_FACE_FRONT = 1, NVN_FACE_BACK = 2, NVN_FACE_FRONT_AND_BACK = 3 };
+/* Winding as seen in the render target, y pointing down (the protocol's coordinates). */
+enum { NVN_FRONT_FACE_CCW = 0, NVN_FRONT_FACE_CW = 1 };
+enum { NVN_POLYGON_MODE_FILL = 0, NVN_POLYGON_MODE_LINE = 1 };
+enum { NVN_POLYGON_OFFSET_ENABLE_LINE = 2, NVN_POLYGON_OFFSET_ENABLE_FILL = 4 };
+enum { NVN_BLEND_FUNC_ZERO = 0, NVN_BLEND_FUNC_ONE = 1, NVN_BLEND_FUNC_SRC_COLOR = 2,
+       NVN_BLEND_FUNC_ONE_MINUS_SRC_COLOR = 3, NVN_BLEND_FUNC_DST_COLOR = 4, NVN_BLEND_FUNC_ONE_MINUS_DST_COLOR = 5,
+       NVN_BLEND_FUNC_SRC_ALPHA = 6, NVN_BLEND_FUNC_ONE_MINUS_SRC_ALPHA = 7, NVN_BLEND_FUNC_DST_ALPHA = 8,
+       NVN_BLEND_FUNC_ONE_MINUS_DST_ALPHA = 9, NVN_BLEND_FUNC_CONSTANT_COLOR = 10,
+       NVN_BLEND_FUNC_ONE_MINUS_CONSTANT_COLOR = 11, NVN_BLEND_FUNC_CONSTANT_ALPHA = 12,
+       NVN_BLEND_FUNC_ONE_MINUS_CONSTANT_ALPHA = 13, NVN_BLEND_FUNC_SRC_ALPHA_SATURATE = 14 };
+/* A depth-compare sampler (nvnSamplerBuilderSetCompare): sampling a depth texture gives 1 where
+ * "reference FUNC depth" holds, else 0 (the shader's shadow lookups). */
+enum { NVN_COMPARE_MODE_NONE = 0, NVN_COMPARE_MODE_COMPARE_R_TO_TEXTURE = 1 };
+/* Layered textures (nvnTextureBuilderSetTarget, layers by nvnTextureBuilderSetDepth; a cube has 6
+ * faces +X -X +Y -Y +Z -Z, a cube array 6 per cube): layers one after another in the storage, each
+ * nvnTextureBuilderGetStorageSize / layers bytes (whole blocks of the block-linear layout). */
+enum { NVN_TEXTURE_TARGET_2D = 0, NVN_TEXTURE_TARGET_2D_ARRAY = 1, NVN_TEXTURE_TARGET_CUBEMAP = 2,
+       NVN_TEXTURE_TARGET_CUBEMAP_ARRAY = 3 };
+enum { NVN_BLEND_EQUATION_ADD = 0, NVN_BLEND_EQUATION_SUB = 1, NVN_BLEND_EQUATION_REVERSE_SUB = 2,
+       NVN_BLEND_EQUATION_MIN = 3, NVN_BLEND_EQUATION_MAX = 4 };
+/* front/back: a face's stencil-fail, depth-fail and depth-pass ops, then its stencil func; the stencil
+ * reference and masks are command-buffer state (nvnCommandBufferSetStencilRef/ValueMask/Mask). */
+typedef struct { uint32_t depth_test, depth_write, depth_func, stencil_test; uint32_t front[4], back[4];
+                 uint32_t reserved[4]; } NVNdepthStencilState;
+typedef struct { uint32_t cull_face, front_face, polygon_mode, offset_enables; } NVNpolygonState;
+typedef struct { uint32_t target, src_color, dst_color, src_alpha, dst_alpha, color_equation, alpha_equation,
+                 reserved; } NVNblendState;
+/* r g b a write bits (1 2 4 8) of colour target i in bits 4i..4i+3 */
+typedef struct { uint32_t masks; } NVNchannelMaskState;
+typedef struct { uint32_t samples, alpha_to_coverage; } NVNmultisampleState;
+/* NVNcolorState.blend_enable (above) is a mask: bit i enables blending on colour target i.  A
+ * recording that binds a colour state before any blend or channel-mask state gets the older
+ * meaning of an enabled blend: source-alpha over. */
 #define NVN_MEMORY_POOL_STORAGE_ALIGNMENT 4096
 #define NVN_MAX_TEXTURE_BINDINGS 4
 #define NVN_MAX_UNIFORM_BINDINGS 4
@@ -133,7 +178,45 @@ NVNgenericFuncPtr nvnBootstrapLoader(const char *name);
     X(void, nvnCommandBufferDrawArrays, (NVNcommandBuffer *cb, int mode, int first, int count)) \
     X(void, nvnCommandBufferDrawArraysInstanced, (NVNcommandBuffer *cb, int mode, int first, int count, int base_instance, int instances)) \
     X(void, nvnCommandBufferDrawElements, (NVNcommandBuffer *cb, int mode, int type, int count, NVNbufferAddress indices)) \
-    X(void, nvnCommandBufferDrawElementsInstanced, (NVNcommandBuffer *cb, int mode, int type, int count, NVNbufferAddress indices, int base_vertex, int base_instance, int instances))
+    X(void, nvnCommandBufferDrawElementsInstanced, (NVNcommandBuffer *cb, int mode, int type, int count, NVNbufferAddress indices, int base_vertex, int base_instance, int instances)) \
+    X(void, nvnDepthStencilStateSetDefaults, (NVNdepthStencilState *s)) \
+    X(void, nvnDepthStencilStateSetDepthTestEnable, (NVNdepthStencilState *s, int enable)) \
+    X(void, nvnDepthStencilStateSetDepthWriteEnable, (NVNdepthStencilState *s, int enable)) \
+    X(void, nvnDepthStencilStateSetDepthFunc, (NVNdepthStencilState *s, int func)) \
+    X(void, nvnDepthStencilStateSetStencilTestEnable, (NVNdepthStencilState *s, int enable)) \
+    X(void, nvnDepthStencilStateSetStencilFunc, (NVNdepthStencilState *s, int faces, int func)) \
+    X(void, nvnDepthStencilStateSetStencilOp, (NVNdepthStencilState *s, int faces, int fail, int depth_fail, int depth_pass)) \
+    X(void, nvnPolygonStateSetDefaults, (NVNpolygonState *s)) \
+    X(void, nvnPolygonStateSetCullFace, (NVNpolygonState *s, int face)) \
+    X(void, nvnPolygonStateSetFrontFace, (NVNpolygonState *s, int face)) \
+    X(void, nvnPolygonStateSetPolygonMode, (NVNpolygonState *s, int mode)) \
+    X(void, nvnPolygonStateSetPolygonOffsetEnables, (NVNpolygonState *s, int enables)) \
+    X(void, nvnBlendStateSetDefaults, (NVNblendState *s)) \
+    X(void, nvnBlendStateSetBlendTarget, (NVNblendState *s, int target)) \
+    X(void, nvnBlendStateSetBlendFunc, (NVNblendState *s, int src_color, int dst_color, int src_alpha, int dst_alpha)) \
+    X(void, nvnBlendStateSetBlendEquation, (NVNblendState *s, int color, int alpha)) \
+    X(void, nvnColorStateSetDefaults, (NVNcolorState *s)) \
+    X(void, nvnColorStateSetBlendEnable, (NVNcolorState *s, int target, int enable)) \
+    X(void, nvnChannelMaskStateSetDefaults, (NVNchannelMaskState *s)) \
+    X(void, nvnChannelMaskStateSetChannelMask, (NVNchannelMaskState *s, int target, int r, int g, int b, int a)) \
+    X(void, nvnMultisampleStateSetDefaults, (NVNmultisampleState *s)) \
+    X(void, nvnMultisampleStateSetSamples, (NVNmultisampleState *s, int samples)) \
+    X(void, nvnMultisampleStateSetAlphaToCoverageEnable, (NVNmultisampleState *s, int enable)) \
+    X(void, nvnCommandBufferBindDepthStencilState, (NVNcommandBuffer *cb, const NVNdepthStencilState *s)) \
+    X(void, nvnCommandBufferBindPolygonState, (NVNcommandBuffer *cb, const NVNpolygonState *s)) \
+    X(void, nvnCommandBufferBindBlendState, (NVNcommandBuffer *cb, const NVNblendState *s)) \
+    X(void, nvnCommandBufferBindChannelMaskState, (NVNcommandBuffer *cb, const NVNchannelMaskState *s)) \
+    X(void, nvnCommandBufferBindMultisampleState, (NVNcommandBuffer *cb, const NVNmultisampleState *s)) \
+    X(void, nvnCommandBufferSetStencilRef, (NVNcommandBuffer *cb, int faces, int ref)) \
+    X(void, nvnCommandBufferSetStencilValueMask, (NVNcommandBuffer *cb, int faces, int mask)) \
+    X(void, nvnCommandBufferSetStencilMask, (NVNcommandBuffer *cb, int faces, int mask)) \
+    X(void, nvnCommandBufferSetScissor, (NVNcommandBuffer *cb, int x, int y, int w, int h)) \
+    X(void, nvnCommandBufferSetDepthBias, (NVNcommandBuffer *cb, const float *constant_slope_clamp)) \
+    X(void, nvnCommandBufferSetBlendColor, (NVNcommandBuffer *cb, const float *rgba)) \
+    X(void, nvnCommandBufferClearDepthStencil, (NVNcommandBuffer *cb, const float *depth, int depth_mask, int stencil, int stencil_mask)) \
+    X(void, nvnSamplerBuilderSetCompare, (NVNsamplerBuilder *b, int mode, int func)) \
+    X(void, nvnTextureBuilderSetTarget, (NVNtextureBuilder *b, int target)) \
+    X(void, nvnTextureBuilderSetDepth, (NVNtextureBuilder *b, int layers))
 
 #define NVN_PTR_FIELD(ret, name, params) ret (*name) params;
 typedef struct NvnProcs { NVN_PROCS(NVN_PTR_FIELD) } NvnProcs;

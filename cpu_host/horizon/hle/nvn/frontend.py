@@ -8,12 +8,18 @@ API level, into the ring's packets; a queue sends what was submitted at Flush, F
 present, or a sync wait, as one ring submission.  GPU addresses are guest addresses: a buffer
 at pool storage + offset has that address, so an address maps back to (pool, offset).
 
+Fixed-function state (depth/stencil, polygon, blend, colour, channel-mask, multisample) lives in
+plain structures of the guest's (nvn.h's layouts, ours) that the state functions fill; a bind
+reads the structure and records the protocol's state packet (DEPTH_STENCIL, RASTER, BLEND_STATE,
+MULTISAMPLE); stencil reference and masks are command-buffer state folded into DEPTH_STENCIL.
+
 Guest mistakes (a bad handle, an address outside every pool, a texture used as a target that
 was not made one) end the process with a report naming the function and the value: the GPU
 process would reject the submission anyway, and a game that does this is broken."""
 from __future__ import annotations
 
 import logging
+import math
 import struct
 import threading
 import time
@@ -33,7 +39,17 @@ log = logging.getLogger("cpu_host.nvn")
 
 FORMATS = {1: ("RGBA8", 4, 1), 2: ("BGRA8", 4, 1), 3: ("R8", 1, 1), 4: ("RG8", 2, 1), 5: ("RGB565", 2, 1),
            6: ("RGBA16F", 8, 1), 7: ("RGBA32F", 16, 1), 8: ("BC1", 8, 4), 9: ("BC3", 16, 4), 10: ("BC7", 16, 4),
-           11: ("ASTC_4x4", 16, 4), 12: ("ASTC_8x8", 16, 8)}     # code -> (name, bytes per element, block size)
+           11: ("ASTC_4x4", 16, 4), 12: ("ASTC_8x8", 16, 8),     # code -> (name, bytes per element, block size)
+           13: ("D16", 2, 1), 14: ("D24S8", 4, 1), 15: ("D32F", 4, 1), 16: ("D32F_S8", 8, 1)}
+DEPTH_FORMATS = {"D16", "D24S8", "D32F", "D32F_S8"}
+FACE_FRONT, FACE_BACK = 1, 2
+POLYGON_OFFSET_LINE, POLYGON_OFFSET_FILL = 2, 4
+MAX_TARGETS = 8           # colour targets a colour/blend/channel-mask state may name (one is drawn)
+# Defaults of our state structures (nvn.h), as words: depth test off, depth writes on, LESS,
+# stencil off, KEEP ops and ALWAYS on both faces; no culling, CCW front, fill; blending ONE/ZERO/ADD.
+DS_DEFAULTS = (0, 1, 1, 0, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 0)
+POLYGON_DEFAULTS = (0, 0, 0, 0)
+BLEND_DEFAULTS = (0, 1, 0, 1, 0, 0, 0, 0)
 FLAG_DISPLAY, FLAG_RENDER_TARGET, FLAG_LINEAR = 1, 2, 4
 POOL_CPU_CACHED = 4       # nvn.h NVN_MEMORY_POOL_FLAGS_CPU_CACHED: writes reach the GPU by flushes
 SHADER_MAGIC = 0x4853584E
@@ -52,6 +68,37 @@ def block_height_log2(height_elements: int) -> int:
     while (1 << log2) < gobs and log2 < 4:
         log2 += 1
     return log2
+
+
+def _enum(what: str, name: str, v: int, limit: int) -> None:
+    if not 0 <= v <= limit:
+        raise GuestError(f"{what}: {name} {v} is not in 0..{limit}")
+
+
+def _faces(what: str, faces: int) -> tuple[int, ...]:
+    """NVN_FACE_FRONT (1), NVN_FACE_BACK (2) or both (3) as the faces 1 and 2 it names."""
+    if faces not in (1, 2, 3):
+        raise GuestError(f"{what}: faces {faces} is not front (1), back (2) or both (3)")
+    return tuple(f for f in (FACE_FRONT, FACE_BACK) if faces & f)
+
+
+def _blend_packet(rec: Recording) -> tuple:
+    """BLEND_STATE of colour target 0 from what the recording bound: the colour state's enable
+    bit, the blend state's factors (ONE/ZERO/ADD without one), the channel mask (all without one)."""
+    sc, dc, sa, da, ce, ae = rec.blend or (1, 0, 1, 0, 0, 0)
+    mask = 0xF if rec.channel_mask is None else rec.channel_mask & 0xF
+    return (P.OP_BLEND_STATE, 0, bool(rec.color_blend & 1), sc, dc, ce, sa, da, ae, mask)
+
+
+def _targets(cmds: list) -> list[int]:
+    """Texture ids the commands render into (TARGET, both of DEPTH_TARGET's)."""
+    out = []
+    for c in cmds:
+        if c[0] == P.OP_TARGET:
+            out.append(c[1])
+        elif c[0] == P.OP_DEPTH_TARGET:
+            out += [t for t in c[1:3] if t != P.EMPTY]
+    return out
 
 
 @dataclass
@@ -191,6 +238,7 @@ class NvnService:
 
     # -- textures, samplers, pools of descriptors -------------------------------------------
     def _texture_layout(self, b: dict) -> tuple[str, int, int, int, int]:
+        """(format name, width, height, block height log2, storage bytes: every layer)."""
         code = b.get("format", 0)
         if code not in FORMATS:
             raise GuestError(f"texture format {code} is not one nvn.h defines")
@@ -201,7 +249,21 @@ class NvnService:
         ew, eh = -(-w // blk), -(-h // blk)
         bhl = block_height_log2(eh)
         size = ew * bpe * eh if b.get("flags", 0) & FLAG_LINEAR else blocklinear.size_bytes(ew * bpe, eh, bhl)
-        return name, w, h, bhl, size
+        return name, w, h, bhl, size * self._layers(b)[0]
+
+    @staticmethod
+    def _layers(b: dict) -> tuple[int, bool]:
+        """(layers, cube) of a builder: SetTarget's kind, SetDepth's layer count (a cube: 6)."""
+        target = b.get("target", 0) & 0xFFFFFFFF
+        if target > 3:
+            raise GuestError(f"nvnTextureBuilderSetTarget: target {target} is not one nvn.h defines (0..3)")
+        cube = target in (2, 3)
+        layers = b.get("layers", 0) & 0xFFFFFFFF or (6 if cube else 1)
+        if target == 0:
+            layers = 1
+        if not 1 <= layers <= 2048 or (cube and layers % 6):
+            raise GuestError(f"texture layers {layers} (1..2048; a multiple of 6 for cubes)")
+        return layers, cube
 
     def texture_storage_size(self, c: Call) -> int:
         with self.lock:
@@ -219,6 +281,9 @@ class NvnService:
             name, w, h, bhl, size = self._texture_layout(b)
             flags = b.get("flags", 0)
             target = bool(flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET))
+            if name in DEPTH_FORMATS and not (flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY):
+                raise GuestError(f"nvnTextureInitialize: a {name} texture must be made with the render-target "
+                                 f"flag (and not the display flag); flags are {flags:#x}")
             pool, off = None, 0
             if b.get("pool"):
                 pool = self.objects.get(c.read_u64(b["pool"], "texture pool"))
@@ -230,13 +295,18 @@ class NvnService:
                                      f"past the pool's end {pool.size:#x}")
             elif not target:
                 raise GuestError("nvnTextureInitialize: a sampled texture needs storage in a memory pool")
+            layers, cube = self._layers(b)
+            if target and (layers > 1 or cube):
+                raise GuestError(f"nvnTextureInitialize: a render target has one 2D layer ({layers} layers asked)")
+            if cube and w != h:
+                raise GuestError(f"nvnTextureInitialize: cube faces must be square, not {w}x{h}")
             tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl))
             linear = bool(flags & FLAG_LINEAR)
             bpe = FORMATS[b["format"]][1]
             self._gpu().register(TextureDesc(tex.id, pool.id if pool else 0, off, w, h, name,
                                              block_linear=not linear, block_height_log2=bhl,
                                              pitch=w * bpe if linear else 0, render_target=target,
-                                             gob=self.gob))
+                                             gob=self.gob, layers=layers, cube=cube))
         return 1
 
     def sampler_initialize(self, c: Call) -> int:
@@ -246,8 +316,13 @@ class NvnService:
             b = self.builders.get(c.arg(1), {})
             linear = b.get("mag", 0) == 1 or b.get("min", 0) == 1
             repeat = b.get("wrap_s", 0) == 1
+            compare = 0
+            if b.get("compare_mode", 0) & 0xFFFFFFFF:
+                func = b.get("compare_func", 0) & 0xFFFFFFFF
+                _enum("nvnSamplerInitialize", "compare func", func, len(P.COMPARE_OPS) - 1)
+                compare = 1 + func
             s = self._new(c, 0, lambda i: Sampler(i, linear, repeat))
-            self._gpu().register(SamplerDesc(s.id, linear, repeat))
+            self._gpu().register(SamplerDesc(s.id, linear, repeat, compare))
         return 1
 
     def descriptor_pool_initialize(self, c: Call) -> int:
@@ -328,8 +403,7 @@ class NvnService:
             # Encoded now, once: the game's own CPU time, while the GPU replays the previous frame;
             # a submit then only copies bytes into the ring.
             cmds = cb.recording.commands
-            self.commands[handle] = RecordedCommands(P.encode_commands(cmds),
-                                                     frozenset(c[1] for c in cmds if c[0] == P.OP_TARGET))
+            self.commands[handle] = RecordedCommands(P.encode_commands(cmds), frozenset(_targets(cmds)))
             cb.recording = None
             return handle
 
@@ -340,17 +414,33 @@ class NvnService:
         return cb.recording
 
     def cb_targets(self, c: Call) -> None:
+        """One colour target (or none) and an optional depth target: TARGET, or DEPTH_TARGET
+        when a depth texture is given."""
         with self.lock:
-            rec = self._rec(c, "nvnCommandBufferSetRenderTargets")
+            what = "nvnCommandBufferSetRenderTargets"
+            rec = self._rec(c, what)
             n = c.sarg32(1)
-            if n != 1:
-                raise GuestError(f"nvnCommandBufferSetRenderTargets: {n} colour targets (one is served)")
-            ptr = c.read_u64(c.arg(2), "colour target array")
-            oid = c.read_u64(ptr, "colour target")
-            tex = self.objects.get(oid)
-            if not isinstance(tex, Texture) or not tex.flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET):
-                raise GuestError(f"nvnCommandBufferSetRenderTargets: {ptr:#x} is not a render-target texture")
-            rec.commands.append((P.OP_TARGET, tex.id))
+            depth = None
+            if c.arg(4):
+                depth = self.objects.get(c.read_u64(c.arg(4), "depth target"))
+                if not isinstance(depth, Texture) or depth.format not in DEPTH_FORMATS:
+                    raise GuestError(f"{what}: {c.arg(4):#x} is not a texture of a depth format")
+            if n not in (0, 1) or (n == 0 and depth is None):
+                raise GuestError(f"{what}: {n} colour targets (one is served, or none beside a depth target)")
+            tex = None
+            if n == 1:
+                ptr = c.read_u64(c.arg(2), "colour target array")
+                tex = self.objects.get(c.read_u64(ptr, "colour target"))
+                if (not isinstance(tex, Texture) or not tex.flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET)
+                        or tex.format in DEPTH_FORMATS):
+                    raise GuestError(f"{what}: {ptr:#x} is not a colour render-target texture")
+                if depth is not None and (tex.width, tex.height) != (depth.width, depth.height):
+                    raise GuestError(f"{what}: the depth target is {depth.width}x{depth.height}, the colour "
+                                     f"target {tex.width}x{tex.height}")
+            if depth is None:
+                rec.commands.append((P.OP_TARGET, tex.id))
+            else:
+                rec.commands.append((P.OP_DEPTH_TARGET, tex.id if tex else P.EMPTY, depth.id))
 
     def cb_clear(self, c: Call) -> None:
         with self.lock:
@@ -421,7 +511,11 @@ class NvnService:
     def cb_color_state(self, c: Call) -> None:
         with self.lock:
             rec = self._rec(c, "nvnCommandBufferBindColorState")
-            rec.commands.append((P.OP_BLEND, bool(c.read_u32(c.arg(1), "colour state") & 1)))
+            rec.color_blend = c.read_u32(c.arg(1), "colour state")
+            if rec.blend is None and rec.channel_mask is None:     # the older meaning: source-alpha over
+                rec.commands.append((P.OP_BLEND, bool(rec.color_blend & 1)))
+            else:
+                rec.commands.append(_blend_packet(rec))
 
     def cb_viewport(self, c: Call) -> None:
         with self.lock:
@@ -472,6 +566,191 @@ class NvnService:
             rec.commands.append((P.OP_INDEX, pool.id, off, count * itype, itype))
             rec.commands.append((P.OP_DRAW_INDEXED, count, inst, 0, base_vertex, base))
 
+    # -- fixed-function state: our structures (nvn.h), filled here, read at bind -----------------
+    @staticmethod
+    def _state_at(c: Call, what: str, arg: int = 0) -> int:
+        addr = c.arg(arg)
+        if addr == 0:
+            raise GuestError(f"{what}: null state pointer")
+        return addr
+
+    def _words(self, c: Call, what: str, n: int, arg: int = 0) -> list[int]:
+        return list(struct.unpack(f"<{n}I", c.read(self._state_at(c, what, arg), 4 * n, what)))
+
+    def _put(self, c: Call, what: str, offset: int, *values: int) -> None:
+        c.write(self._state_at(c, what) + offset, struct.pack(f"<{len(values)}I", *values), what)
+
+    def state_defaults(self, what: str, words: tuple) -> Callable[[Call], None]:
+        return lambda c: self._put(c, what, 0, *words)
+
+    def state_field(self, what: str, offset: int, limit: int | None = None) -> Callable[[Call], None]:
+        """A setter of one u32 field (argument 1); ``limit``: the largest value allowed (None:
+        a boolean, stored as 0/1)."""
+        def setter(c: Call) -> None:
+            v = c.sarg32(1)
+            if limit is None:
+                v = int(v != 0)
+            else:
+                _enum(what, "value", v, limit)
+            self._put(c, what, offset, v)
+        return setter
+
+    def ds_stencil_func(self, c: Call) -> None:
+        what = "nvnDepthStencilStateSetStencilFunc"
+        faces, func = _faces(what, c.sarg32(1)), c.sarg32(2)
+        _enum(what, "func", func, len(P.COMPARE_OPS) - 1)
+        for face in faces:
+            self._put(c, what, 16 * face + 12, func)     # front at 16, back at 32: words 0..2 ops, 3 func
+
+    def ds_stencil_op(self, c: Call) -> None:
+        what = "nvnDepthStencilStateSetStencilOp"
+        faces = _faces(what, c.sarg32(1))
+        ops = [c.sarg32(i) for i in (2, 3, 4)]
+        for name, v in zip(("fail", "depth_fail", "depth_pass"), ops):
+            _enum(what, name, v, len(P.STENCIL_OPS) - 1)
+        for face in faces:
+            self._put(c, what, 16 * face, *ops)
+
+    def blend_func(self, c: Call) -> None:
+        what = "nvnBlendStateSetBlendFunc"
+        vals = [c.sarg32(i) for i in (1, 2, 3, 4)]
+        for name, v in zip(("src_color", "dst_color", "src_alpha", "dst_alpha"), vals):
+            _enum(what, name, v, len(P.BLEND_FACTORS) - 1)
+        self._put(c, what, 4, *vals)
+
+    def blend_equation(self, c: Call) -> None:
+        what = "nvnBlendStateSetBlendEquation"
+        vals = [c.sarg32(1), c.sarg32(2)]
+        for name, v in zip(("color", "alpha"), vals):
+            _enum(what, name, v, len(P.BLEND_OPS) - 1)
+        self._put(c, what, 20, *vals)
+
+    def color_blend_enable(self, c: Call) -> None:
+        what = "nvnColorStateSetBlendEnable"
+        target = c.sarg32(1)
+        _enum(what, "target", target, MAX_TARGETS - 1)
+        mask = self._words(c, what, 1)[0] & ~(1 << target) | (c.arg32(2) != 0) << target
+        self._put(c, what, 0, mask)
+
+    def channel_mask(self, c: Call) -> None:
+        what = "nvnChannelMaskStateSetChannelMask"
+        target = c.sarg32(1)
+        _enum(what, "target", target, MAX_TARGETS - 1)
+        bits = sum((c.arg32(2 + i) != 0) << i for i in range(4))
+        mask = self._words(c, what, 1)[0] & ~(0xF << 4 * target) | bits << 4 * target
+        self._put(c, what, 0, mask)
+
+    def ms_samples(self, c: Call) -> None:
+        what = "nvnMultisampleStateSetSamples"
+        n = c.sarg32(1)
+        if n not in (0, *P.SAMPLE_COUNTS):
+            raise GuestError(f"{what}: samples {n} is not 0 or one of {P.SAMPLE_COUNTS}")
+        self._put(c, what, 0, n)
+
+    def cb_depth_stencil_state(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferBindDepthStencilState"
+            rec = self._rec(c, what)
+            w = self._words(c, what, 16, 1)
+            _enum(what, "depth_func", w[2], len(P.COMPARE_OPS) - 1)
+            for i, face in ((4, "front"), (8, "back")):
+                for j, name in enumerate(("fail", "depth_fail", "depth_pass")):
+                    _enum(what, f"{face} {name}", w[i + j], len(P.STENCIL_OPS) - 1)
+                _enum(what, f"{face} func", w[i + 3], len(P.COMPARE_OPS) - 1)
+            rec.ds[0:4] = [w[0] != 0, w[1] != 0, w[2], w[3] != 0]
+            rec.ds[4:8] = w[4:8]           # front fail, depth fail, pass, func (ref and masks stay)
+            rec.ds[11:15] = w[8:12]
+            rec.commands.append((P.OP_DEPTH_STENCIL, *rec.ds))
+
+    def cb_stencil_value(self, index: int, what: str) -> Callable[[Call], None]:
+        """SetStencilRef / ValueMask / Mask: field ``index`` of each face (ref, read mask, write
+        mask), 8 bits."""
+        def setter(c: Call) -> None:
+            with self.lock:
+                rec = self._rec(c, what)
+                for face in _faces(what, c.sarg32(1)):
+                    rec.ds[8 + 7 * (face - 1) + index] = c.arg32(2) & 0xFF
+                rec.commands.append((P.OP_DEPTH_STENCIL, *rec.ds))
+        return setter
+
+    def cb_polygon_state(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferBindPolygonState"
+            rec = self._rec(c, what)
+            cull, front, mode, offsets = self._words(c, what, 4, 1)
+            _enum(what, "cull_face", cull, len(P.CULL_MODES) - 1)
+            _enum(what, "front_face", front, len(P.FRONT_FACES) - 1)
+            _enum(what, "polygon_mode", mode, len(P.POLYGON_MODES) - 1)
+            bias = bool(offsets & (POLYGON_OFFSET_FILL if mode == 0 else POLYGON_OFFSET_LINE))
+            rec.commands.append((P.OP_RASTER, cull, front, mode, bias))
+
+    def cb_blend_state(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferBindBlendState"
+            rec = self._rec(c, what)
+            target, sc, dc, sa, da, ce, ae, _ = self._words(c, what, 8, 1)
+            _enum(what, "target", target, MAX_TARGETS - 1)
+            for name, v in (("src_color", sc), ("dst_color", dc), ("src_alpha", sa), ("dst_alpha", da)):
+                _enum(what, name, v, len(P.BLEND_FACTORS) - 1)
+            for name, v in (("color_equation", ce), ("alpha_equation", ae)):
+                _enum(what, name, v, len(P.BLEND_OPS) - 1)
+            if target == 0:        # one colour target is drawn: the others' states change nothing
+                rec.blend = (sc, dc, sa, da, ce, ae)
+                rec.commands.append(_blend_packet(rec))
+
+    def cb_channel_mask_state(self, c: Call) -> None:
+        with self.lock:
+            rec = self._rec(c, "nvnCommandBufferBindChannelMaskState")
+            rec.channel_mask = self._words(c, "nvnCommandBufferBindChannelMaskState", 1, 1)[0]
+            rec.commands.append(_blend_packet(rec))
+
+    def cb_multisample_state(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferBindMultisampleState"
+            rec = self._rec(c, what)
+            samples, a2c = self._words(c, what, 2, 1)
+            if samples not in (0, *P.SAMPLE_COUNTS):
+                raise GuestError(f"{what}: samples {samples} is not 0 or one of {P.SAMPLE_COUNTS}")
+            rec.commands.append((P.OP_MULTISAMPLE, max(samples, 1), a2c != 0))
+
+    def cb_scissor(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferSetScissor"
+            rec = self._rec(c, what)
+            x, y, w, h = (c.sarg32(i) for i in (1, 2, 3, 4))
+            if min(x, y, w, h) < 0:
+                raise GuestError(f"{what}: rectangle {x}, {y}, {w}x{h} has a negative field")
+            rec.commands.append((P.OP_SCISSOR, *(min(v, 16384) for v in (x, y, w, h))))
+
+    def _floats(self, c: Call, arg: int, n: int, what: str) -> tuple[float, ...]:
+        vals = struct.unpack(f"<{n}f", c.read(c.arg(arg), 4 * n, what))
+        if not all(math.isfinite(v) for v in vals):
+            raise GuestError(f"{what}: {vals} are not all finite")
+        return vals
+
+    def cb_depth_bias(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferSetDepthBias"
+            rec = self._rec(c, what)
+            rec.commands.append((P.OP_DEPTH_BIAS, *self._floats(c, 1, 3, what)))
+
+    def cb_blend_color(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferSetBlendColor"
+            rec = self._rec(c, what)
+            rec.commands.append((P.OP_BLEND_CONSTANT, *self._floats(c, 1, 4, what)))
+
+    def cb_clear_depth_stencil(self, c: Call) -> None:
+        with self.lock:
+            what = "nvnCommandBufferClearDepthStencil"
+            rec = self._rec(c, what)
+            depth, = self._floats(c, 1, 1, what)
+            if not 0.0 <= depth <= 1.0:
+                raise GuestError(f"{what}: depth {depth} is not in 0..1")
+            aspects = (1 if c.arg32(2) else 0) | (2 if c.arg32(4) & 0xFF else 0)
+            if aspects:
+                rec.commands.append((P.OP_CLEAR_DEPTH_STENCIL, depth, c.arg32(3) & 0xFF, aspects))
+
     # -- queues, syncs, windows ---------------------------------------------------------------
     def queue_initialize(self, c: Call) -> int:
         with self.lock:
@@ -499,7 +778,7 @@ class NvnService:
             self.flushed = []
         # Render targets with storage in a memory pool are the game's to read: their pixels are
         # written back into the pool before this submission's fences signal.
-        targets = q.targets | {c[1] for c in q.pending if type(c) is tuple and c[0] == P.OP_TARGET}
+        targets = q.targets | set(_targets([c for c in q.pending if type(c) is tuple]))
         for tid in sorted(targets):
             tex = self.objects.get(tid)
             if isinstance(tex, Texture) and tex.pool is not None:
@@ -673,6 +952,57 @@ class NvnService:
             ("nvnCommandBufferDrawArraysInstanced", lambda c: self.cb_draw(c, True), False),
             ("nvnCommandBufferDrawElements", self.cb_draw_elements, False),
             ("nvnCommandBufferDrawElementsInstanced", lambda c: self.cb_draw_elements(c, True), False),
+            ("nvnDepthStencilStateSetDefaults", self.state_defaults("nvnDepthStencilStateSetDefaults", DS_DEFAULTS),
+             False),
+            ("nvnDepthStencilStateSetDepthTestEnable", self.state_field("nvnDepthStencilStateSetDepthTestEnable", 0),
+             False),
+            ("nvnDepthStencilStateSetDepthWriteEnable",
+             self.state_field("nvnDepthStencilStateSetDepthWriteEnable", 4), False),
+            ("nvnDepthStencilStateSetDepthFunc",
+             self.state_field("nvnDepthStencilStateSetDepthFunc", 8, len(P.COMPARE_OPS) - 1), False),
+            ("nvnDepthStencilStateSetStencilTestEnable",
+             self.state_field("nvnDepthStencilStateSetStencilTestEnable", 12), False),
+            ("nvnDepthStencilStateSetStencilFunc", self.ds_stencil_func, False),
+            ("nvnDepthStencilStateSetStencilOp", self.ds_stencil_op, False),
+            ("nvnPolygonStateSetDefaults", self.state_defaults("nvnPolygonStateSetDefaults", POLYGON_DEFAULTS), False),
+            ("nvnPolygonStateSetCullFace",
+             self.state_field("nvnPolygonStateSetCullFace", 0, len(P.CULL_MODES) - 1), False),
+            ("nvnPolygonStateSetFrontFace",
+             self.state_field("nvnPolygonStateSetFrontFace", 4, len(P.FRONT_FACES) - 1), False),
+            ("nvnPolygonStateSetPolygonMode",
+             self.state_field("nvnPolygonStateSetPolygonMode", 8, len(P.POLYGON_MODES) - 1), False),
+            ("nvnPolygonStateSetPolygonOffsetEnables",
+             self.state_field("nvnPolygonStateSetPolygonOffsetEnables", 12, 7), False),
+            ("nvnBlendStateSetDefaults", self.state_defaults("nvnBlendStateSetDefaults", BLEND_DEFAULTS), False),
+            ("nvnBlendStateSetBlendTarget",
+             self.state_field("nvnBlendStateSetBlendTarget", 0, MAX_TARGETS - 1), False),
+            ("nvnBlendStateSetBlendFunc", self.blend_func, False),
+            ("nvnBlendStateSetBlendEquation", self.blend_equation, False),
+            ("nvnColorStateSetDefaults", self.state_defaults("nvnColorStateSetDefaults", (0,)), False),
+            ("nvnColorStateSetBlendEnable", self.color_blend_enable, False),
+            ("nvnChannelMaskStateSetDefaults",
+             self.state_defaults("nvnChannelMaskStateSetDefaults", (0xFFFFFFFF,)), False),
+            ("nvnChannelMaskStateSetChannelMask", self.channel_mask, False),
+            ("nvnMultisampleStateSetDefaults", self.state_defaults("nvnMultisampleStateSetDefaults", (1, 0)), False),
+            ("nvnMultisampleStateSetSamples", self.ms_samples, False),
+            ("nvnMultisampleStateSetAlphaToCoverageEnable",
+             self.state_field("nvnMultisampleStateSetAlphaToCoverageEnable", 4), False),
+            ("nvnCommandBufferBindDepthStencilState", self.cb_depth_stencil_state, False),
+            ("nvnCommandBufferBindPolygonState", self.cb_polygon_state, False),
+            ("nvnCommandBufferBindBlendState", self.cb_blend_state, False),
+            ("nvnCommandBufferBindChannelMaskState", self.cb_channel_mask_state, False),
+            ("nvnCommandBufferBindMultisampleState", self.cb_multisample_state, False),
+            ("nvnCommandBufferSetStencilRef", self.cb_stencil_value(0, "nvnCommandBufferSetStencilRef"), False),
+            ("nvnCommandBufferSetStencilValueMask",
+             self.cb_stencil_value(1, "nvnCommandBufferSetStencilValueMask"), False),
+            ("nvnCommandBufferSetStencilMask", self.cb_stencil_value(2, "nvnCommandBufferSetStencilMask"), False),
+            ("nvnCommandBufferSetScissor", self.cb_scissor, False),
+            ("nvnCommandBufferSetDepthBias", self.cb_depth_bias, False),
+            ("nvnCommandBufferSetBlendColor", self.cb_blend_color, False),
+            ("nvnCommandBufferClearDepthStencil", self.cb_clear_depth_stencil, False),
+            ("nvnSamplerBuilderSetCompare", S("compare_mode", "compare_func"), False),
+            ("nvnTextureBuilderSetTarget", S("target"), False),
+            ("nvnTextureBuilderSetDepth", S("layers"), False),
         ]
         return [HostFunction(n, n, fn, blocking) for n, fn, blocking in rows]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpu_host import packets as P
 from gpu_host.packets import Encoded
 
 
@@ -82,6 +83,11 @@ class Recording:
     layout: tuple | None = None                              # last VERTEX_LAYOUT emitted
     program: Program | None = None                           # last program bound
     pools: tuple | None = None                               # last POOLS emitted
+    # Fixed-function state as bound so far; a bind or a stencil setter re-sends the whole packet.
+    ds: list = field(default_factory=lambda: list(P.DS_DEFAULT[1:]))   # DEPTH_STENCIL's fields
+    color_blend: int = 0                                     # NVNcolorState.blend_enable mask
+    blend: tuple | None = None      # target 0's (src_c, dst_c, src_a, dst_a, eq_c, eq_a); None: no blend state bound
+    channel_mask: int | None = None                          # NVNchannelMaskState.masks; None: none bound
 
 
 @dataclass(frozen=True)
