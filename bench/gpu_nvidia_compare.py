@@ -4,7 +4,7 @@ other device's frames (``nxrecomp replay FILE --out DIR`` run there) come back a
 tar file and are compared frame by frame.
 
     # here: record the demo (and the horizon gfx test program), replay each on lavapipe
-    .venv/bin/python bench/gpu_nvidia_compare.py record --dir D --frames 600 --sm86 --gfx
+    .venv/bin/python bench/gpu_nvidia_compare.py record --dir D --frames 600 --sm86 --gfx [--depth] [--no-demo]
     # here: stage what the device machine lacks (debs, cp312 wheels, proto stubs, caches,
     # the recordings, device.sh) in a git-ignored folder
     .venv/bin/python bench/gpu_nvidia_compare.py stage --dir D --carry .nvcarry
@@ -84,6 +84,30 @@ def record_gfx(out: Path, frames: int) -> Path:
     rom.write_bytes(pack_romfs({**shader_files(), "/config/frames": str(frames).encode()}))
     recompile_exefs(exefs, work / "bundle", romfs=rom)
     rec = out / "gfx.rec"
+    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
+        nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
+    return rec
+
+
+def record_depth(out: Path) -> Path:
+    """The program of tests/horizon/test_horizon_nvn_depth.py: depth/stencil targets and tests,
+    cull, scissor, blend and channel-mask state, then the depth target through a compare sampler."""
+    from cpu_host.gpu_client.shaders import compile_glsl
+    from examples.horizon_hello.build_exefs import build_exefs
+    from recompiler.formats.pack_romfs import pack_romfs
+    from recompiler.horizon import recompile_exefs
+    from tests.horizon import test_horizon_nvn_depth as t
+
+    work = out / "depth.build"
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / "depth.c"
+    src.write_text(t.c_program())
+    rom = work / "rom.bin"
+    rom.write_bytes(pack_romfs({"/shaders/z.vs": compile_glsl(t.VS, "vert"), "/shaders/z.fs": compile_glsl(t.FS, "frag"),
+                                "/shaders/shadow.vs": compile_glsl(t.SHADOW_VS, "vert"),
+                                "/shaders/shadow.fs": compile_glsl(t.SHADOW_FS, "frag")}))
+    recompile_exefs(build_exefs(src, work / "exefs"), work / "bundle", romfs=rom)
+    rec = out / "depth.rec"
     with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
         nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
     return rec
@@ -282,13 +306,15 @@ def cmd_stage(a: argparse.Namespace) -> None:
 def cmd_record(a: argparse.Namespace) -> None:
     out = Path(a.dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    recs = [record_demo(out, a.frames, "spirv")]
+    recs = [] if a.no_demo else [record_demo(out, a.frames, "spirv")]
     if a.sm86:
         recs.append(record_demo(out, a.frames, "sm86"))
     if a.sm53:
         recs.append(record_demo(out, a.frames, "sm53"))
     if a.gfx:
         recs.append(record_gfx(out, a.gfx_frames))
+    if a.depth:
+        recs.append(record_depth(out))
     for rec in recs:
         replay(rec, out / rec.name.replace(".rec", ".lavapipe"))
         print(f"{rec}  ({rec.stat().st_size / 2**20:.1f} MiB) -> lavapipe frames in "
@@ -357,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--sm53", action="store_true", help="also record the Switch 1 build of the demo (SM53 shaders, Maxwell GOBs)")
     r.add_argument("--gfx", action="store_true", help="also record tests/horizon's gfx program")
     r.add_argument("--gfx-frames", type=int, default=120)
+    r.add_argument("--depth", action="store_true", help="also record tests/horizon's depth/stencil/blend program")
+    r.add_argument("--no-demo", action="store_true", help="leave out the demo (its SPIR-V build is recorded by default)")
     r.set_defaults(func=cmd_record)
     st = sub.add_parser("stage", help="fill a git-ignored carry folder for the device machine")
     st.add_argument("--dir", required=True, help="the record step's folder (its NAME.rec files are carried)")
