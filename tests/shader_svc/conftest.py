@@ -1,13 +1,18 @@
 """Shared fixtures of the shader service tests: NVIDIA's ptxas/nvdisasm fetched from PyPI into
-the cache (skipped loudly when the registry cannot be reached), the PTX corpus, and a running
-service."""
+the cache (skipped loudly when the registry cannot be reached), the PTX corpus, a running
+service, and lavapipe compute and graphics devices."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from shader_svc import nvtools
+
+# the helper modules beside this file (compute_dispatch, spirv_checks, listings...) import by
+# their own names: --import-mode=importlib puts no test folder on sys.path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 PTX_DIR = Path(__file__).parent / "ptx"
 PTX_FILES = sorted(PTX_DIR.glob("*.ptx"))
@@ -29,6 +34,25 @@ def server(tmp_path):
     t.close()
 
 
+@pytest.fixture(scope="module")
+def compute_device():
+    """A Vulkan compute device (lavapipe) for a module's kernels; a loud skip without Vulkan."""
+    from compute_dispatch import open_device
+
+    with open_device() as dev:
+        yield dev
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    """A Vulkan graphics device (lavapipe) for a module's draws."""
+    from shader_svc.vk_graphics import GraphicsDevice
+
+    dev = GraphicsDevice()
+    yield dev
+    dev.close()
+
+
 @pytest.fixture(scope="session")
 def nv_tools():
     try:
@@ -46,3 +70,37 @@ def corpus_sm86(nv_tools):
     for f in PTX_FILES:
         out.update(cubin.kernels(nvtools.ptxas(f.read_text(), "sm_86"), str(f)))
     return out
+
+
+@pytest.fixture(scope="session")
+def corpus_sm53():
+    """{kernel name: Kernel} for every PTX file of ptx/sm53, built by ptxas for sm_53."""
+    from shader_svc.sm53 import corpus, tools
+
+    try:
+        return corpus.build(PTX_DIR / "sm53")
+    except tools.ToolUnavailable as e:
+        pytest.skip(f"LOUD SKIP: ptxas unavailable from PyPI: {e}")
+
+
+@pytest.fixture(scope="module")
+def pool_textures():
+    """A random TS x TS RGBA8 texture for every entry of the bindless texture pool."""
+    import numpy as np
+
+    from quad_draw import TS
+    from shader_svc.sm86.to_spirv_gfx import TEXTURE_POOL
+
+    rng = np.random.default_rng(31)
+    return [rng.integers(0, 256, (TS, TS, 4), dtype=np.uint8) for _ in range(TEXTURE_POOL)]
+
+
+@pytest.fixture(scope="session")
+def nvdisasm53():
+    """Debian's nvdisasm 11.8 (it reads SM53); a loud skip where Debian is unreachable."""
+    from shader_svc.sm53 import tools
+
+    try:
+        return tools.nvdisasm53_path()
+    except tools.ToolUnavailable as e:
+        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")

@@ -6,25 +6,19 @@ set 1, and compared with numpy's texels of the pool entries the handles name."""
 from __future__ import annotations
 
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from shader_svc import nvtools
+import listings
+from quad_draw import (FS53_HDR, FS_HDR, H, VS_PASS, VS_PASS_HDR, W, draw_quad, fragment53, program, program53, quad,
+                       spirv, uv)
 from shader_svc import translate as tr
-from shader_svc.sm86.assemble import assemble_program
 from shader_svc.sm86.to_spirv import TranslateError
 from shader_svc.sm86.to_spirv_gfx import SAMPLER_POOL, TEXTURE_POOL
+from spirv_checks import spirv_val
+from texel_refs import gather, sample
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_sm86_draw import VS_PASS, VS_PASS_HDR, program, spirv, spirv_val  # noqa: E402
-
-W, H = 32, 16
-TS = 4                      # pool textures are 4x4: a pixel centre never falls on a texel edge
-FS_HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective", 0x74: "perspective"},
-              targets=(0xF,))
 # per pixel: texture x & 7, sampler y & 3 (handle = sampler << 20 | texture), uv from varying 0
 FS_PER_PIXEL = """
 IPA.PASS R0, a[0x80]
@@ -102,48 +96,6 @@ def handle(texture: int, sampler: int) -> int:
     return sampler << 20 | texture
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    from shader_svc.vk_graphics import GraphicsDevice
-
-    dev = GraphicsDevice()
-    yield dev
-    dev.close()
-
-
-@pytest.fixture(scope="module")
-def pool_textures():
-    rng = np.random.default_rng(31)
-    return [rng.integers(0, 256, (TS, TS, 4), dtype=np.uint8) for _ in range(TEXTURE_POOL)]
-
-
-def quad() -> np.ndarray:
-    v = np.zeros((6, 4, 4), np.float32)
-    v[:, 0] = [[-1, -1, 0, 1], [1, -1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
-    v[:, 1, :2] = [[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]]
-    return v
-
-
-def texel(tex: np.ndarray, j: int, i: int) -> np.ndarray:
-    return tex[min(max(j, 0), TS - 1), min(max(i, 0), TS - 1)].astype(float)
-
-
-def sample(tex: np.ndarray, u: float, v: float, linear: bool) -> np.ndarray:
-    """Vulkan's nearest / bilinear sample of a TSxTS texture at normalised (u, v), clamped."""
-    x, y = u * TS, v * TS
-    if not linear:
-        return texel(tex, int(np.floor(y)), int(np.floor(x)))
-    x, y = x - 0.5, y - 0.5
-    i, j = int(np.floor(x)), int(np.floor(y))
-    fx, fy = x - i, y - j
-    return (1 - fy) * ((1 - fx) * texel(tex, j, i) + fx * texel(tex, j, i + 1)) + \
-        fy * ((1 - fx) * texel(tex, j + 1, i) + fx * texel(tex, j + 1, i + 1))
-
-
-def uv(x: int, y: int) -> tuple[float, float]:
-    return (x + 0.5) / W, (y + 0.5) / H
-
-
 def draw(gpu, fs_text, pools, uniforms=None, vs=None, fs_hdr=FS_HDR, verts=None):
     from shader_svc.vk_graphics import Pools
 
@@ -190,14 +142,10 @@ def test_fetch_and_gather_through_handles(gpu, pool_textures):
     (the texel below-left of the sample point, Vulkan's / NVIDIA's gather order)."""
     img = draw(gpu, FS_FETCH_GATHER, (pool_textures, [True]),
                uniforms={0: struct.pack("<2I", 0, handle(9, 0)) + bytes(56)})
-    g = pool_textures[9][..., 1].astype(int)
     for y in range(H):
         for x in range(W):
             assert (img[y, x, :3] == pool_textures[y & 15][y & 3, x & 3, :3]).all(), (x, y)
-            u, v = uv(x, y)
-            i0, j0 = int(np.floor(u * TS - 0.5)), int(np.floor(v * TS - 0.5))
-            want = g[min(max(j0 + 1, 0), TS - 1), min(max(i0, 0), TS - 1)]
-            assert abs(img[y, x, 3] - want) <= 1, (x, y)
+            assert abs(img[y, x, 3] - gather(pool_textures[9], *uv(x, y), 1)[0]) <= 1, (x, y)
 
 
 def test_vertex_program_samples_through_a_handle(gpu, pool_textures, tmp_path):
@@ -298,11 +246,7 @@ def test_size_query_through_per_pixel_handles(gpu):
 def test_the_bindless_programs_are_what_nvdisasm_reads(nv_tools):
     """Every listing here (TEX.B, TEX.B.LZ, TLD.B.LZ, TLD4.G.B included) is real SM86: nvdisasm
     prints exactly the source lines."""
-    for text in (FS_PER_PIXEL, FS_UNIFORM, FS_FETCH_GATHER, VS_SAMPLE, FS_COLOUR, FS_LEVEL, FS_SIZE):
-        code = assemble_program(text)
-        words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-        got = [r.text if r else None for r in nvtools.nvdisasm_raw(words, "SM86")]
-        assert got == [ln.strip() for ln in text.strip().splitlines()]
+    listings.check_sm86([FS_PER_PIXEL, FS_UNIFORM, FS_FETCH_GATHER, VS_SAMPLE, FS_COLOUR, FS_LEVEL, FS_SIZE])
 
 
 # --- SM53 (Maxwell): TEX.B / TLD.B ------------------------------------------------------------------
@@ -336,32 +280,18 @@ MOV R13, RZ
 TLD.B.LL R0, R4, R12, 0x0, 2D, 0xf
 EXIT
 """
-FS53_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective", 0x7c: "perspective", 0x80: "perspective",
-                        0x84: "perspective"}, targets=(0xF,))
-
-
-def program53(text: str, hdr: dict) -> bytes:
-    from shader_svc import sph
-    from shader_svc.sm53.assemble import assemble_program as asm53
-
-    h = sph.build("fragment", version=3, **hdr)
-    return h + asm53(text, base_addr=len(h))
-
-
 def test_sm53_bindless_draws_equal_numpy(gpu, pool_textures, tmp_path):
     from shader_svc.vk_graphics import Pools
 
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    fs = tr.translate(tr.make_program(53, 3, program53(FS53_PER_PIXEL, FS53_HDR)))
+    fs = fragment53(FS53_PER_PIXEL)
     spirv_val(fs, tmp_path, "fs53")
     samplers = [False, True, False, True]
-    img = gpu.draw(vs, fs, quad(), (W, H), pools=Pools(pool_textures, samplers)).astype(int)
+    img = draw_quad(gpu, fs, pools=Pools(pool_textures, samplers))
     want = np.array([[sample(pool_textures[x & 7], *uv(x, y), samplers[y & 3]) for x in range(W)]
                      for y in range(H)])
     assert np.abs(img - np.round(want)).max() <= 1
-    fs = tr.translate(tr.make_program(53, 3, program53(FS53_FETCH, FS53_HDR)))
-    img = gpu.draw(vs, fs, quad(), (W, H), uniforms={0: struct.pack("<I", handle(6, 0)) + bytes(60)},
-                   pools=Pools(pool_textures, [False])).astype(int)
+    img = draw_quad(gpu, fragment53(FS53_FETCH), uniforms={0: struct.pack("<I", handle(6, 0)) + bytes(60)},
+                    pools=Pools(pool_textures, [False]))
     for y in range(H):
         for x in range(W):
             assert (img[y, x] == pool_textures[6][y & 3, x & 3]).all(), (x, y)
@@ -372,33 +302,6 @@ def test_sm53_bindless_draws_equal_numpy(gpu, pool_textures, tmp_path):
 def test_sm53_bindless_forms_agree_with_nvdisasm(nv_tools):
     """The SM53 listings print back as their lines under nvdisasm 11.8; 400 mutated TEX.B/TLD.B
     words decode to nvdisasm's text or are refused (and many agree)."""
-    from shader_svc.sm53 import corpus, tools
-    from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53.assemble import assemble_program as asm53
-    from shader_svc.sm53.table import ROWS
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in (FS53_PER_PIXEL, FS53_FETCH):
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        words = [w for i, w in enumerate(q) if i % 4]
-        lines = [ln.strip() for ln in text.strip().splitlines()]
-        got = [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)]
-        assert got == lines
-    seeds = sorted(r.base for r in ROWS if r.ir in ("TEX.B", "TLD.B"))
-    words, ctl = corpus.mutations(seeds, 400, seed=5386)
-    ref = tools.nvdisasm53_raw(words, ctl)
-    agree = 0
-    for i, (w, r) in enumerate(zip(words, ref)):
-        c = dec53.Control.from_bits((ctl[i // 3] >> (i % 3 * 21)) & ((1 << 21) - 1))
-        try:
-            inst = dec53.decode(w, c, tools.raw_addr(i))
-        except dec53.DecodeError:
-            continue
-        assert r is not None, f"{w:#018x}: we print {inst.text()!r}, nvdisasm refuses it"
-        assert " ".join(inst.text().split()) == " ".join(r.text.split()), f"{w:#018x}"
-        agree += inst.row.ir in ("TEX.B", "TLD.B")
+    listings.check_sm53([FS53_PER_PIXEL, FS53_FETCH])
+    agree = sum(listings.sm53_mutations_agree({"TEX.B", "TLD.B"}, 400, seed=5386).values())
     assert agree > 60, agree

@@ -32,19 +32,8 @@ from shader_svc import translate as tr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu_host"))
 import gpu_guest  # noqa: E402  (the GLSL the gfx test program used so far)
-
-QUAD = np.array([[-1, -1], [1, -1], [-1, 1], [1, -1], [1, 1], [-1, 1]], np.float32)
-QUAD_UV = np.array([[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]], np.float32)
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from shader_svc.vk_graphics import GraphicsDevice
-
-    dev = GraphicsDevice()
-    yield dev
-    dev.close()
-
+from glsl_compare import QUAD, QUAD_UV, assert_same  # noqa: E402
+from guest_frames import check_demo_matches_reference, check_gfx_guest_frames  # noqa: E402
 
 def sm86_spirv(name: str, stage: str) -> bytes:
     code = shaders.sm86_program(name, stage)
@@ -77,22 +66,6 @@ def glsl_spirv(name: str, stage: str) -> bytes:
 
 def pair(name: str, make) -> tuple[bytes, bytes]:
     return make(name, "vertex"), make(name, "fragment")
-
-
-def tolerance(gpu) -> int:
-    return 0 if "llvmpipe" in gpu.name() else 1
-
-
-def assert_same(gpu, got: np.ndarray, want: np.ndarray, min_covered: int, min_colours: int, clear=(0, 0, 0, 0)):
-    """``got`` (the machine code's) equals ``want`` (GLSL); both really drew something varied."""
-    covered = (want != np.array(clear, np.uint8)).any(axis=2)
-    assert covered.sum() >= min_covered, f"only {covered.sum()} pixels drawn: the case tests nothing"
-    assert len(np.unique(want.reshape(-1, 4), axis=0)) >= min_colours
-    diff = np.abs(got.astype(int) - want.astype(int))
-    bad = np.argwhere(diff.max(axis=2) > tolerance(gpu))
-    assert len(bad) == 0, (f"{len(bad)} pixels differ by more than {tolerance(gpu)}/255 "
-                           f"(exact on lavapipe); first (y, x): {bad[:5].tolist()}, "
-                           f"machine code {got[tuple(bad[0])].tolist()} vs GLSL {want[tuple(bad[0])].tolist()}")
 
 
 def draw_both(gpu, arch: str, name: str, verts: np.ndarray, size, **kw) -> tuple[np.ndarray, np.ndarray]:
@@ -237,29 +210,7 @@ def test_gfx_guest_program_draws_its_frames_from_sm86(tmp_path):
     the GPU process draws with the translations, and every frame equals the numpy picture
     tests/horizon/test_horizon_nvn.py computes for the GLSL build (checker, RGB565 ramp,
     instances, render target, per-frame uniforms)."""
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.formats.pack_npdm import NpdmSpec
-    from recompiler.formats.pack_romfs import pack_romfs
-    from recompiler.horizon import recompile_exefs
-    from tests.horizon.hz_build import nxrecomp
-    from tests.horizon.test_horizon_nvn import cpu_lines, differs, expected_frame, frame_lines, read_frame
-
-    exefs = build_exefs("gfx", tmp_path / "exefs", NpdmSpec(name="gfx"))
-    files = {k: v for k, v in shaders.romfs_shaders("sm86").items() if "/scene." not in k}
-    rom = tmp_path / "rom.bin"
-    rom.write_bytes(pack_romfs({**files, "/config/frames": b"4"}))
-    recompile_exefs(exefs, tmp_path / "bundle", romfs=rom)
-    run, frames = tmp_path / "run", tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(run), "--frames-dir", str(frames), timeout=240)
-    log = (run / "run.log").read_text()
-    assert r.returncode == 0, log[-3000:]
-    assert cpu_lines(log) == ["nvn entry points missing: 0", "device: 1", "pool: 1", "window: 1",
-                              *frame_lines(4), "done"], log[-3000:]
-    assert "shader: healthy" in log
-    for f in range(1, 5):
-        got, want = read_frame(frames / f"frame_{f:06d}.png"), expected_frame(f)
-        bad = np.argwhere(differs(got, want))
-        assert not len(bad), f"frame {f}: {len(bad)} pixels differ, first at {tuple(bad[0])}"
+    check_gfx_guest_frames(tmp_path, "sm86")
 
 
 def test_demo_game_with_sm86_shaders_matches_its_reference_pictures(tmp_path):
@@ -267,14 +218,7 @@ def test_demo_game_with_sm86_shaders_matches_its_reference_pictures(tmp_path):
     shader service; frames 1 and 60 equal tests/demo's reference pictures (made with the GLSL
     build on lavapipe), compared as tests/demo compares them (on lavapipe they are equal to
     the bit outside the frame-time digits)."""
-    from tests.demo.test_demo import REFERENCE, close_to_reference, play, read
-
-    report = play(tmp_path / "out", 60, tmp_path / "saves", "--shaders", "sm86")
-    assert report["exit_status"] == 0 and report["frames"] == 60
-    frames = Path(report["frames_dir"])
-    for f in (1, 60):
-        ok, why = close_to_reference(read(frames / f"frame_{f:06d}.png"), read(REFERENCE / f"frame_{f:06d}.png"))
-        assert ok, f"frame {f}: {why}"
+    check_demo_matches_reference(tmp_path, "--shaders", "sm86")
 
 
 # --- what the programs are ------------------------------------------------------------------------------

@@ -15,11 +15,13 @@ from pathlib import Path
 import grpc
 import numpy as np
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from compute_dispatch import open_device, run_spirv, upload
 from proto import shader_pb2 as P, shader_pb2_grpc as G
+from service_checks import assert_invalid_and_serving, healthy
 from shader_svc import identity, service
 from shader_svc.disk_cache import DiskCache
+from spirv_checks import spirv_val
 
 ROOT = Path(__file__).resolve().parents[2]
 BS = 64
@@ -40,11 +42,6 @@ def _prog(code: bytes, **kw) -> P.Program:
                      local_size=kw.get("local_size", [BS, 1, 1]))
 
 
-def _healthy(ch) -> bool:
-    r = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(service=service.SERVICE), timeout=5)
-    return r.status == health_pb2.HealthCheckResponse.SERVING
-
-
 def test_translate_runs_on_lavapipe_and_second_call_hits_cache(server, corpus_sm86):
     stub, ch, t, cache = server
     k = corpus_sm86["add_i32"]
@@ -57,34 +54,18 @@ def test_translate_runs_on_lavapipe_and_second_call_hits_cache(server, corpus_sm
     s = stub.GetStats(P.StatsRequest())
     assert (s.translations, s.cache_hits, s.cache_misses, s.cache_entries) == (1, 1, 1, 1)
     assert not list(cache.rglob("*.tmp"))          # atomic writes leave no temp files
-    if shutil.which("spirv-val"):
-        spv = cache / "check.spv"
-        spv.write_bytes(b.spirv)
-        r = subprocess.run(["spirv-val", "--target-env", "vulkan1.2", str(spv)], capture_output=True, text=True)
-        assert r.returncode == 0, r.stdout + r.stderr
+    spirv_val(b.spirv, cache, "check", required=False)
     # the cached SPIR-V computes what numpy computes
     from shader_svc import vk_compute
 
-    try:
-        dev = vk_compute.ComputeDevice()
-    except Exception as e:
-        pytest.skip(f"LOUD SKIP: no Vulkan device: {e}")
-    try:
+    with open_device() as dev:
         n = 200
         rng = np.random.default_rng(3)
         x, y = rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)
-        bufs = []
-        for arr in (x, y, np.zeros(n, np.uint32)):
-            bufs.append(dev.buffer(arr.nbytes))
-            dev.write(bufs[-1], arr.tobytes())
-        grid = (n + BS - 1) // BS
+        bufs = [upload(dev, arr) for arr in (x, y, np.zeros(n, np.uint32))]
         params = struct.pack("<QQQI", bufs[0].address, bufs[1].address, bufs[2].address, n)
-        cb = dev.buffer(max(k.cbank0_size, 0x160 + len(params)))
-        dev.write(cb, vk_compute.cbank0(k.cbank0_size, (BS, 1, 1), (grid, 1, 1), params))
-        dev.dispatch(b.spirv, cb, (grid, 1, 1))
-        assert np.array_equal(np.frombuffer(dev.read(bufs[2]), np.uint32), x + y)
-    finally:
-        dev.close()
+        (out,) = run_spirv(dev, b.spirv, vk_compute.cbank0, k.cbank0_size, n, params, [bufs[2]], BS)
+        assert np.array_equal(out, x + y)
 
 
 def _code_with_word(code: bytes, index: int, lo: int, hi: int) -> bytes:
@@ -106,12 +87,7 @@ def test_bad_programs_are_invalid_argument_and_server_keeps_serving(server, corp
         (_prog(code, local_size=[2048, 1, 1]), r"field local_size"),
         (_prog(corpus_sm86["warp_ops"].code), r"offset 0x[0-9a-f]+: .*not translated"),
     ]
-    for req, pattern in cases:
-        with pytest.raises(grpc.RpcError) as ei:
-            stub.Translate(req, timeout=30)
-        assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT, ei.value.details()
-        assert re.search(pattern, ei.value.details()), (pattern, ei.value.details())
-        assert _healthy(ch)
+    assert_invalid_and_serving(stub, ch, cases)
     assert stub.GetStats(P.StatsRequest()).errors == len(cases)
     assert not stub.Translate(_prog(code), timeout=60).cached   # bad input did not poison the cache
 
@@ -159,7 +135,7 @@ def test_new_server_process_serves_from_cache_and_prepares(server, corpus_sm86, 
         evs = list(s2.Prepare(P.KeyList(), timeout=60))
         assert sorted(e.translation.key for e in evs) == sorted(f.key for f in first)
         assert all(e.translation.cached and not e.error for e in evs)
-        assert _healthy(ch2)
+        assert healthy(ch2)
         ch2.close()
     finally:
         proc.terminate()

@@ -4,8 +4,6 @@ back from nvdisasm's text; programs written as text disassemble to exactly their
 text is a clear AsmError."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from shader_svc.sm53 import assemble as asm
@@ -13,16 +11,10 @@ from shader_svc.sm53 import corpus, tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.table import ROWS
 
-PTX53 = Path(__file__).parent / "ptx" / "sm53"
-
-
 @pytest.fixture(scope="module")
-def kernels():
-    try:
-        tools.nvdisasm53_path()
-        return corpus.build(PTX53)
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: NVIDIA tools unavailable (Debian / PyPI unreachable): {e}")
+def kernels(nvdisasm53, corpus_sm53):
+    """The SM53 corpus, where nvdisasm 11.8 is there to read it."""
+    return corpus_sm53
 
 
 def test_corpus_round_trip(kernels):

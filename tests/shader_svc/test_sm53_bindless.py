@@ -3,19 +3,14 @@
 the pool entries the per-pixel handles name (handle = sampler << 20 | texture)."""
 from __future__ import annotations
 
-import struct
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+import listings
+from quad_draw import FS53_HDR, H, W, draw_quad, program53, uv
 from shader_svc import translate as tr
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_bindless import (FS53_HDR, H, TS, W, gpu, pool_textures, program53, quad, texel,  # noqa: E402,F401
-                           uv)
-from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val  # noqa: E402
+from spirv_checks import spirv_val
+from texel_refs import gather
 
 # texture x & 15 (sampler 0) per pixel; its component .comp gathered at the interpolated uv
 FS53_GATHER = """
@@ -47,12 +42,6 @@ EXIT
 COMPS = {"R": 0, "G": 1, "B": 2, "A": 3}
 
 
-def gather(tex: np.ndarray, u: float, v: float, comp: int) -> np.ndarray:
-    """Vulkan's gather order: (i0, j1), (i1, j1), (i1, j0), (i0, j0) around the sample point."""
-    i0, j0 = int(np.floor(u * TS - 0.5)), int(np.floor(v * TS - 0.5))
-    return np.array([texel(tex, j, i)[comp] for i, j in ((i0, j0 + 1), (i0 + 1, j0 + 1), (i0 + 1, j0), (i0, j0))])
-
-
 @pytest.mark.parametrize("comp", ["G", "A"])
 def test_tld4_b_gathers_through_per_pixel_handles(gpu, pool_textures, tmp_path, comp):
     from shader_svc.vk_graphics import Pools
@@ -61,8 +50,7 @@ def test_tld4_b_gathers_through_per_pixel_handles(gpu, pool_textures, tmp_path, 
     fs = tr.translate(prog)
     spirv_val(fs, tmp_path, f"gather_{comp}")
     assert tr.reflect(prog).texture_pools
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    img = gpu.draw(vs, fs, quad(), (W, H), pools=Pools(pool_textures, [False])).astype(int)
+    img = draw_quad(gpu, fs, pools=Pools(pool_textures, [False]))
     want = np.array([[gather(pool_textures[x & 15], *uv(x, y), COMPS[comp]) for x in range(W)] for y in range(H)])
     assert np.abs(img - want).max() <= 1
 
@@ -75,8 +63,7 @@ def test_txq_b_reports_each_pool_entrys_size(gpu, tmp_path):
     prog = tr.make_program(53, 3, program53(FS53_SIZE, dict(inputs={0x70: "perspective"}, targets=(0xF,))))
     fs = tr.translate(prog)
     spirv_val(fs, tmp_path, "size")
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    img = gpu.draw(vs, fs, quad(), (W, H), pools=Pools(texs, [False])).astype(int)
+    img = draw_quad(gpu, fs, pools=Pools(texs, [False]))
     for x in range(W):
         w, h = sizes[x & 15]
         assert abs(img[0, x, 0] - round(w / 32 * 255)) <= 1 and abs(img[0, x, 1] - round(h / 64 * 255)) <= 1, x
@@ -85,35 +72,7 @@ def test_txq_b_reports_each_pool_entrys_size(gpu, tmp_path):
 def test_sm53_tld4_b_txq_b_agree_with_nvdisasm(nv_tools):
     """The listings print back as their lines; 400 mutated TLD4.B/TXQ.B words decode to
     nvdisasm's text or are refused (and many agree)."""
-    from shader_svc.sm53 import corpus, tools
-    from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53.assemble import assemble_program as asm53
-    from shader_svc.sm53.table import ROWS
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
     extra = "TLD4.A.B.NDV.NODEP R0, R2, 0x0, 2D, 0x3\nTXQ.B.NODEP R4, R6, TEX_HEADER_SAMPLER_POS, 0x0, 0xf\n"
-    for text in (FS53_GATHER.format(comp="R"), FS53_GATHER.format(comp="B"), FS53_SIZE, extra):
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        words = [w for i, w in enumerate(q) if i % 4]
-        lines = [ln.strip() for ln in text.strip().splitlines()]
-        got = [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)]
-        assert got == lines
-    seeds = sorted(r.base for r in ROWS if r.ir in ("TLD4.B", "TXQ.B"))
-    words, ctl = corpus.mutations(seeds, 400, seed=5387)
-    ref = tools.nvdisasm53_raw(words, ctl)
-    agree = {"TLD4.B": 0, "TXQ.B": 0}
-    for i, (w, r) in enumerate(zip(words, ref)):
-        c = dec53.Control.from_bits((ctl[i // 3] >> (i % 3 * 21)) & ((1 << 21) - 1))
-        try:
-            inst = dec53.decode(w, c, tools.raw_addr(i))
-        except dec53.DecodeError:
-            continue
-        assert r is not None, f"{w:#018x}: we print {inst.text()!r}, nvdisasm refuses it"
-        assert " ".join(inst.text().split()) == " ".join(r.text.split()), f"{w:#018x}"
-        if inst.row.ir in agree:
-            agree[inst.row.ir] += 1
+    listings.check_sm53([FS53_GATHER.format(comp="R"), FS53_GATHER.format(comp="B"), FS53_SIZE, extra])
+    agree = listings.sm53_mutations_agree({"TLD4.B", "TXQ.B"}, 400, seed=5387)
     assert agree["TLD4.B"] > 40 and agree["TXQ.B"] > 15, agree

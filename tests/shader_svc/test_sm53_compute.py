@@ -6,56 +6,34 @@ Shared memory with a barrier, global and shared atomics, and warp-wide SHFL/VOTE
 32-lane warps (lavapipe's subgroups have 8; the emulation uses no subgroup operation)."""
 from __future__ import annotations
 
-import shutil
 import struct
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from shader_svc.sm53 import corpus, tools
+import compute_cases as cc
+from compute_dispatch import KernelRunner, run_spirv, upload
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.to_spirv import ComputeSpec, TranslateError, cbank0, translate_compute
+from spirv_checks import spirv_val
 
 BS = 64
-PTX53 = Path(__file__).parent / "ptx" / "sm53"
 VALID = ["add_i32", "saxpy", "loop_sum", "branch", "int_ops", "fp_ops", "diverge", "loop_break", "call_func", "bits",
          "shared_rev", "atomics_ret", "warp_ops", "atomics", "shared_atomics", "funnel", "local_array"]
 
 
-@pytest.fixture(scope="module")
-def kernels():
-    try:
-        return corpus.build(PTX53)
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: ptxas unavailable from PyPI: {e}")
+def _spirv(code: bytes) -> bytes:
+    return translate_compute(dec.decode_stream(code), ComputeSpec((BS, 1, 1)))
 
 
 @pytest.fixture(scope="module")
-def device():
-    from shader_svc import vk_compute
-
-    try:
-        dev = vk_compute.ComputeDevice()
-    except Exception as e:  # no Vulkan loader/driver on this machine
-        pytest.skip(f"LOUD SKIP: no Vulkan device: {e}")
-    yield dev
-    dev.close()
-
-
-def _spirv(kernel) -> bytes:
-    return translate_compute(dec.decode_stream(kernel.code), ComputeSpec((BS, 1, 1)))
+def k53(compute_device, corpus_sm53) -> KernelRunner:
+    return KernelRunner(compute_device, corpus_sm53, cbank0, _spirv, BS)
 
 
 @pytest.mark.parametrize("name", VALID)
-def test_spirv_is_valid(name, kernels, tmp_path):
-    if not shutil.which("spirv-val"):
-        pytest.skip("LOUD SKIP: spirv-val not installed (apt spirv-tools)")
-    p = tmp_path / f"{name}.spv"
-    p.write_bytes(_spirv(kernels[name]))
-    r = subprocess.run(["spirv-val", "--target-env", "vulkan1.2", str(p)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
+def test_spirv_is_valid(name, corpus_sm53, tmp_path):
+    spirv_val(_spirv(corpus_sm53[name].code), tmp_path, name)
 
 
 def test_predicated_warp_op_is_refused_clearly():
@@ -67,100 +45,39 @@ def test_predicated_warp_op_is_refused_clearly():
         translate_compute(dec.decode_stream(code))
 
 
-def _run(dev, kernel, n_threads, params, bufs):
-    grid = (n_threads + BS - 1) // BS
-    cb = dev.buffer(max(kernel.cbank0_size, 0x140 + len(params)))
-    dev.write(cb, cbank0(kernel.cbank0_size, (BS, 1, 1), (grid, 1, 1), params))
-    dev.dispatch(_spirv(kernel), cb, (grid, 1, 1))
-    return [np.frombuffer(dev.read(b), dtype=np.uint32) for b in bufs]
-
-
-def _buf(dev, arr):
-    b = dev.buffer(arr.nbytes)
-    dev.write(b, arr.tobytes())
-    return b
-
-
 @pytest.mark.parametrize("n", [1, 100, 1000])
-def test_add_i32(device, kernels, n):
-    rng = np.random.default_rng(n)
-    a, b = rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)
-    ba, bb, bc = _buf(device, a), _buf(device, b), _buf(device, np.full(n + 64, 0xDEADBEEF, np.uint32))
-    (c,) = _run(device, kernels["add_i32"], n, struct.pack("<QQQI", ba.address, bb.address, bc.address, n), [bc])
-    assert np.array_equal(c[:n], a + b)
-    assert (c[n:n + 64] == 0xDEADBEEF).all()
+def test_add_i32(k53, n):
+    cc.check_add_i32(k53, n)
 
 
 @pytest.mark.parametrize("n", [7, 640])
-def test_saxpy(device, kernels, n):
-    from fractions import Fraction
-
-    rng = np.random.default_rng(n)
-    x = (rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n)).astype(np.float32)
-    y = (rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n)).astype(np.float32)
-    alpha = np.float32(1.75)
-    bx, by = _buf(device, x), _buf(device, y)
-    (out,) = _run(device, kernels["saxpy"], n, struct.pack("<QQfI", bx.address, by.address, alpha, n), [by])
-    ref = np.empty(n, np.float32)          # alpha*x+y rounded once (exact rationals, ties to even)
-    for i in range(n):
-        q = Fraction(float(alpha)) * Fraction(float(x[i])) + Fraction(float(y[i]))
-        f = np.float32(float(q))
-        cands = [f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(-np.inf))]
-        ref[i] = min(cands, key=lambda c: (abs(Fraction(float(c)) - q), int(c.view(np.uint32)) & 1))
-    assert np.array_equal(out[:n].view(np.float32), ref)
+def test_saxpy(k53, n):
+    cc.check_saxpy(k53, n)
 
 
 @pytest.mark.parametrize("n,m", [(5, 0), (9, 1), (64, 3), (65, 4), (300, 9), (77, 14), (40, 33)])
-def test_loop_sum(device, kernels, n, m):
-    rng = np.random.default_rng(n + m)
-    a = rng.integers(0, 2**32, max(n * m, 1), dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    (out,) = _run(device, kernels["loop_sum"], n, struct.pack("<QQII", ba.address, bo.address, m, n), [bo])
-    w = np.arange(1, m + 1, dtype=np.uint64)
-    ref = ((a[:n * m].reshape(n, m).astype(np.uint64) * w).sum(axis=1) % 2**32).astype(np.uint32) if m else \
-        np.zeros(n, np.uint32)
-    assert np.array_equal(out[:n], ref)
+def test_loop_sum(k53, n, m):
+    cc.check_loop_sum(k53, n, m)
 
 
 @pytest.mark.parametrize("groups", [1, 5])
-def test_branch(device, kernels, groups):
-    n = groups * BS
-    a = np.random.default_rng(groups).integers(0, 2**32, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    (out,) = _run(device, kernels["branch"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
-    assert np.array_equal(out[:n], np.where(a & 1, a * np.uint32(3) + np.uint32(1), a >> 1).astype(np.uint32))
+def test_branch(k53, groups):
+    cc.check_branch(k53, groups)
 
 
 @pytest.mark.parametrize("groups", [1, 3])
-def test_int_ops(device, kernels, groups):
+def test_int_ops(k53, groups):
     """mul.lo / mul.hi become XMAD chains with IADD3.RS and carries on Maxwell."""
-    n = groups * BS
-    rng = np.random.default_rng(groups)
-    a, b = rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)
-    ba, bb, bo = _buf(device, a), _buf(device, b), _buf(device, np.zeros(8 * n, np.uint32))
-    (out,) = _run(device, kernels["int_ops"], n, struct.pack("<QQQ", ba.address, bb.address, bo.address), [bo])
-    s = (b & 31)
-    sa = a.view(np.int32)
-    ref = np.stack([a * b, (a & b) | (a ^ b), a << s, a >> s, (sa >> s.astype(np.int32)).view(np.uint32), a - b,
-                    np.minimum(a, b) + np.maximum(sa, b.view(np.int32)).view(np.uint32),
-                    ~((a & b) | (a ^ b)) + ((a.astype(np.uint64) * b) >> 32).astype(np.uint32)], axis=1)
-    assert np.array_equal(out[:8 * n].reshape(n, 8), ref)
-
-
-def _f2i_s32(x: np.ndarray) -> np.ndarray:
-    t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=2.0**31, neginf=-2.0**31))
-    return np.clip(t, -2.0**31, 2.0**31 - 1).astype(np.int64).astype(np.int32)
+    cc.check_int_ops(k53, groups)
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_fp_ops(device, kernels, groups):
+def test_fp_ops(k53, groups):
     n = groups * BS
     rng = np.random.default_rng(groups)
     x = (rng.standard_normal(n) * 1000).astype(np.float32)
     y = (rng.standard_normal(n) * 1000).astype(np.float32)
-    bx, by, bo = _buf(device, x), _buf(device, y), _buf(device, np.zeros(6 * n, np.uint32))
-    (out,) = _run(device, kernels["fp_ops"], n, struct.pack("<QQQ", bx.address, by.address, bo.address), [bo])
-    o = out[:6 * n].reshape(n, 6)
+    o = cc.run_fp_ops(k53, x, y)
     f = o[:, :5].view(np.float32)
     s = x + y
     assert np.array_equal(f[:, 0], s)
@@ -168,28 +85,26 @@ def test_fp_ops(device, kernels, groups):
     assert np.allclose(f[:, 1], fma, rtol=1e-6, atol=1e-3)
     assert np.array_equal(f[:, 2], np.minimum(x, y))
     assert np.array_equal(f[:, 3], np.where(x < y, x * y, x - y))
-    r = _f2i_s32(x)
+    r = cc.f2i_s32(x)
     assert np.array_equal(o[:, 5].view(np.int32), r)
     assert np.array_equal(f[:, 4], r.astype(np.float32) + np.maximum(x, y))
 
 
 @pytest.mark.parametrize("groups", [1, 4])
-def test_diverge_ssy_sync(device, kernels, groups):
+def test_diverge_ssy_sync(k53, groups):
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 21, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    (out,) = _run(device, kernels["diverge"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
+    out = k53.in_out("diverge", a, n)
     ref = np.where(a > 10, a * 2, a + 7) + np.arange(n, dtype=np.uint32)
     assert np.array_equal(out[:n], ref.astype(np.uint32))
 
 
 @pytest.mark.parametrize("groups", [1, 3])
-def test_loop_break(device, kernels, groups):
+def test_loop_break(k53, groups):
     """SSY before the loop, '@P0 SYNC' leaves it early: each thread's own exit."""
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 40, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    (out,) = _run(device, kernels["loop_break"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
+    out = k53.in_out("loop_break", a, n)
     ref = []
     for i, ai in enumerate(a):
         k = s = 0
@@ -203,11 +118,10 @@ def test_loop_break(device, kernels, groups):
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_call_ret(device, kernels, groups):
+def test_call_ret(k53, groups):
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 2**31, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    (out,) = _run(device, kernels["call_func"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
+    out = k53.in_out("call_func", a, n)
     assert np.array_equal(out[:n], (a * np.uint32(2) + np.uint32(5)).astype(np.uint32))
 
 
@@ -224,22 +138,21 @@ def _bits_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("groups", [1, 3])
-def test_bits(device, kernels, groups):
+def test_bits(k53, groups):
     n = groups * BS
     rng = np.random.default_rng(groups)
     a, b = rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)
-    ba, bb, bo = _buf(device, a), _buf(device, b), _buf(device, np.zeros(5 * n, np.uint32))
-    (out,) = _run(device, kernels["bits"], n, struct.pack("<QQQ", ba.address, bb.address, bo.address), [bo])
+    ba, bb, bo = k53.upload(a), k53.upload(b), k53.upload(np.zeros(5 * n, np.uint32))
+    (out,) = k53.run("bits", n, struct.pack("<QQQ", ba.address, bb.address, bo.address), [bo])
     assert np.array_equal(out[:5 * n].reshape(n, 5), _bits_ref(a, b))
 
 
 @pytest.mark.parametrize("groups", [1, 4])
-def test_shared_memory_and_barrier(device, kernels, groups):
+def test_shared_memory_and_barrier(k53, groups):
     """STS, BAR.SYNC, LDS: each block reverses its slice through shared memory."""
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 2**32, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    (out,) = _run(device, kernels["shared_rev"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
+    out = k53.in_out("shared_rev", a, n)
     assert np.array_equal(out[:n], a.reshape(groups, BS)[:, ::-1].reshape(n))
 
 
@@ -258,7 +171,7 @@ def _chain(olds: np.ndarray, adds: np.ndarray, total: int) -> bool:
 
 
 @pytest.mark.parametrize("groups", [1, 3])
-def test_atomics(device, kernels, groups):
+def test_atomics(k53, groups):
     """ATOM.E.ADD/MAX.S32/EXCH/CAS on global words and ATOMS.ADD on shared words: totals and the
     old values each thread saw are those of some serial order."""
     n = groups * BS
@@ -267,8 +180,8 @@ def test_atomics(device, kernels, groups):
     a[::5] *= -1                                      # negative values for max.s32
     cnt = np.zeros(24 + n, np.uint32)
     cnt[24::2] = 5                                    # CAS(5 -> a[i]) succeeds on even i only
-    ba, bc, bo = _buf(device, a.view(np.uint32)), _buf(device, cnt), _buf(device, np.zeros(4 * n, np.uint32))
-    c, out = _run(device, kernels["atomics_ret"], n, struct.pack("<QQQ", ba.address, bc.address, bo.address),
+    ba, bc, bo = k53.upload(a.view(np.uint32)), k53.upload(cnt), k53.upload(np.zeros(4 * n, np.uint32))
+    c, out = k53.run("atomics_ret", n, struct.pack("<QQQ", ba.address, bc.address, bo.address),
                   [bc, bo])
     o = out[:4 * n].reshape(n, 4)
     k = np.arange(n) & 7
@@ -292,13 +205,12 @@ def test_atomics(device, kernels, groups):
 
 
 @pytest.mark.parametrize("groups", [1, 3])
-def test_warp_shuffle_and_vote(device, kernels, groups):
+def test_warp_shuffle_and_vote(k53, groups):
     """SHFL.DOWN/BFLY/IDX and VOTE.ANY (ballot) over 32-lane warps, on a device whose subgroups
     have 8 lanes."""
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 200, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(5 * n, np.uint32))
-    (out,) = _run(device, kernels["warp_ops"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
+    out = k53.in_out("warp_ops", a, 5 * n)
     o = out[:5 * n].reshape(n, 5)
     i = np.arange(n)
     lane, base = i % 32, i - i % 32
@@ -313,7 +225,7 @@ def test_warp_shuffle_and_vote(device, kernels, groups):
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_warp_aggregated_atomics(device, kernels, groups):
+def test_warp_aggregated_atomics(k53, groups):
     """ptxas aggregates atomics on one address per warp (VOTE, SHFL.UP prefix sums, one ATOM by
     the last lane, SHFL.IDX of its result): totals and every thread's old value match a serial
     order of the per-thread adds."""
@@ -321,8 +233,8 @@ def test_warp_aggregated_atomics(device, kernels, groups):
     rng = np.random.default_rng(groups)
     a = rng.integers(0, 1000, n, dtype=np.uint32)
     cnt = np.array([0, 0, 0, 7, 0, 0x7FFFFFFF], np.uint32)
-    ba, bc, bo = _buf(device, a), _buf(device, cnt), _buf(device, np.zeros(n, np.uint32))
-    c, old = _run(device, kernels["atomics"], n, struct.pack("<QQQ", ba.address, bc.address, bo.address), [bc, bo])
+    ba, bc, bo = k53.upload(a), k53.upload(cnt), k53.upload(np.zeros(n, np.uint32))
+    c, old = k53.run("atomics", n, struct.pack("<QQQ", ba.address, bc.address, bo.address), [bc, bo])
     assert c[0] == a.sum() % 2**32
     assert _chain(old[:n].astype(np.int64), a.astype(np.int64), int(a.sum()))
     assert c[1] == a.max() and c[2] == np.bitwise_xor.reduce(a)
@@ -337,27 +249,26 @@ def test_warp_aggregated_atomics(device, kernels, groups):
 
 
 @pytest.mark.parametrize("groups", [1, 3])
-def test_shared_atomics(device, kernels, groups):
+def test_shared_atomics(k53, groups):
     """Per block, through shared memory: sum, max and xor of a (warp-aggregated ATOMS)."""
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 2**20, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(3 * groups, np.uint32))
-    (out,) = _run(device, kernels["shared_atomics"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
+    out = k53.in_out("shared_atomics", a, 3 * groups)
     blocks = a.reshape(groups, BS)
     ref = np.stack([blocks.sum(axis=1) % 2**32, blocks.max(axis=1), np.bitwise_xor.reduce(blocks, axis=1)], axis=1)
     assert np.array_equal(out[:3 * groups].reshape(groups, 3), ref.astype(np.uint32))
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_funnel_shifts(device, kernels, groups):
+def test_funnel_shifts(k53, groups):
     """SHF.L.W, SHF.R (clamp) and SHF.L.U64 + SHL of a 64-bit shift, against PTX's definitions."""
     n = groups * BS
     rng = np.random.default_rng(groups)
     a, b = rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)
     s = rng.integers(0, 80, n, dtype=np.uint32)
     s[:8] = [0, 1, 31, 32, 33, 63, 64, 79]
-    bufs = [_buf(device, x) for x in (a, b, s)] + [_buf(device, np.zeros(4 * n, np.uint32))]
-    (out,) = _run(device, kernels["funnel"], n, struct.pack("<QQQQ", *(x.address for x in bufs)), [bufs[3]])
+    bufs = [k53.upload(x) for x in (a, b, s)] + [k53.upload(np.zeros(4 * n, np.uint32))]
+    (out,) = k53.run("funnel", n, struct.pack("<QQQQ", *(x.address for x in bufs)), [bufs[3]])
     both = a.astype(np.uint64) | (b.astype(np.uint64) << np.uint64(32))
     wrap = (s & 31).astype(np.uint64)
     clamp = np.minimum(s, 32).astype(np.uint64)
@@ -397,30 +308,26 @@ LOOP:   IADD R10, R6, R8
 
 
 @pytest.mark.parametrize("n", [10, 200])
-def test_hand_written_kernel_runs(device, n):
+def test_hand_written_kernel_runs(compute_device, n):
     """A kernel written as text with our assembler translates and runs on lavapipe = numpy."""
     from shader_svc.sm53 import assemble as asm
 
     code = asm.assemble_program(HAND_WRITTEN)
     a = np.random.default_rng(n).integers(0, 2**20, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    grid = (n + BS - 1) // BS
-    params = struct.pack("<QQI", ba.address, bo.address, n)
-    cb = device.buffer(0x140 + len(params))
-    device.write(cb, cbank0(0, (BS, 1, 1), (grid, 1, 1), params))
-    device.dispatch(translate_compute(dec.decode_stream(code), ComputeSpec((BS, 1, 1))), cb, (grid, 1, 1))
-    out = np.frombuffer(device.read(bo), np.uint32)[:n]
+    ba, bo = upload(compute_device, a), upload(compute_device, np.zeros(n, np.uint32))
+    (out,) = run_spirv(compute_device, _spirv(code), cbank0, 0, n, struct.pack("<QQI", ba.address, bo.address, n),
+                       [bo], BS)
+    out = out[:n]
     t = np.arange(n) % 8 + 1
     ref = (a.astype(np.uint64) * t + t * (t - 1) // 2).astype(np.uint32)
     assert np.array_equal(out, ref)
 
 
 @pytest.mark.parametrize("groups", [1, 2])
-def test_local_memory(device, kernels, groups):
+def test_local_memory(k53, groups):
     """STL.64/LDL: a per-thread array indexed at run time (the frame below c[0x0][0x20])."""
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 2**32, n, dtype=np.uint32)
-    ba, bo = _buf(device, a), _buf(device, np.zeros(n, np.uint32))
-    (out,) = _run(device, kernels["local_array"], n, struct.pack("<QQ", ba.address, bo.address), [bo])
+    out = k53.in_out("local_array", a, n)
     i = np.arange(n, dtype=np.uint32)
     assert np.array_equal(out[:n], (a & 15) * i + 1)

@@ -6,19 +6,15 @@ whose mask has bit 0.  The programs are what nvdisasm 11.8 reads."""
 from __future__ import annotations
 
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+import listings
+from quad_draw import H, W, draw_quad_depth, uv
 from shader_svc import sph
 from shader_svc import translate as tr
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_bindless import H, W, gpu, quad, uv  # noqa: E402,F401
-from test_sm53_gfx import nvdisasm53  # noqa: E402,F401
-from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val  # noqa: E402
+from spirv_checks import spirv_val
 
 # colour = (u, v, 0, 1); depth = u * v * 0.5 + 0.125 (R5; R4 is the unwritten sample mask's register)
 FS_DEPTH = """
@@ -50,8 +46,7 @@ def test_depth_output_reaches_the_depth_buffer(gpu, tmp_path):
     assert sph.parse(code, "fragment").writes_depth
     fs = tr.translate(tr.make_program(53, 3, code))
     spirv_val(fs, tmp_path, "depth")
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    colour, depth = gpu.draw(vs, fs, quad(), (W, H), depth=True)
+    colour, depth = draw_quad_depth(gpu, fs)
     for y in range(H):
         for x in range(W):
             u, v = uv(x, y)
@@ -59,8 +54,7 @@ def test_depth_output_reaches_the_depth_buffer(gpu, tmp_path):
             assert abs(depth[y, x] - want) < 1e-5, (x, y, depth[y, x], want)
             assert abs(colour[y, x, 0] - u * 255) <= 1 and colour[y, x, 3] == 255, (x, y)
     # without the header bit the depth buffer holds the rasterised z (0 here), not R5
-    _, flat = gpu.draw(vs, tr.translate(tr.make_program(53, 3, program(FS_DEPTH, depth=False))), quad(), (W, H),
-                       depth=True)
+    _, flat = draw_quad_depth(gpu, tr.translate(tr.make_program(53, 3, program(FS_DEPTH, depth=False))))
     assert np.abs(flat).max() < 1e-6
 
 
@@ -78,8 +72,7 @@ def test_sample_mask_output_keeps_the_samples_it_names(gpu, tmp_path, depth):
     code = program(FS_MASK, depth=depth, sample_mask=True)
     fs = tr.translate(tr.make_program(53, 3, code))
     spirv_val(fs, tmp_path, "mask")
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    colour, zbuf = gpu.draw(vs, fs, quad(), (W, H), depth=True)
+    colour, zbuf = draw_quad_depth(gpu, fs)
     for y in range(H):
         for x in range(W):
             u, v = uv(x, y)
@@ -92,13 +85,5 @@ def test_sample_mask_output_keeps_the_samples_it_names(gpu, tmp_path, depth):
     assert W == 32       # the program's FMUL by 32 turns u back into x
 
 
-def test_depth_program_is_what_nvdisasm_reads(nvdisasm53):
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program
-
-    for text in (FS_DEPTH, FS_MASK):
-        code = assemble_program(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        words = [w for i, w in enumerate(q) if i % 4]
-        lines = [ln.strip() for ln in text.strip().splitlines()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
+def test_depth_program_is_what_nvdisasm_reads():
+    listings.check_sm53((FS_DEPTH, FS_MASK))

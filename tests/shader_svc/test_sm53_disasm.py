@@ -4,32 +4,17 @@ prints exactly as nvdisasm prints it, field by field; randomly mutated words eit
 nvdisasm prints them or are refused with a clear error."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+import listings
 from shader_svc.sm53 import corpus, tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.table import ROWS
 
-PTX53 = Path(__file__).parent / "ptx" / "sm53"
-
-
 @pytest.fixture(scope="module")
-def kernels():
-    try:
-        tools.nvdisasm53_path()
-        return corpus.build(PTX53)
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: NVIDIA tools unavailable (Debian / PyPI unreachable): {e}")
-
-
-def _fields(text: str) -> list[str]:
-    """Guard, mnemonic with modifiers, then each operand: the units compared."""
-    pred = [text.split(" ", 1)[0]] if text.startswith("@") else []
-    body = text.split(" ", 1)[1] if pred else text
-    op, _, rest = body.partition(" ")
-    return pred + [op] + ([s.strip() for s in rest.split(",")] if rest else [])
+def kernels(nvdisasm53, corpus_sm53):
+    """The SM53 corpus, where nvdisasm 11.8 is there to read it."""
+    return corpus_sm53
 
 
 def test_corpus_matches_nvdisasm(kernels):
@@ -39,7 +24,7 @@ def test_corpus_matches_nvdisasm(kernels):
         ref = tools.nvdisasm53_code(k.code)
         for addr, word, ctrl in k.slots():
             ours = dec.decode(word, ctrl, addr)
-            assert _fields(ours.text()) == _fields(ref[addr].text), f"{name}@{addr:#x} {word:#018x}"
+            assert listings.fields(ours.text()) == listings.fields(ref[addr].text), f"{name}@{addr:#x} {word:#018x}"
             seen.add(ours.row.ir)
             n += 1
     assert n > 700
@@ -65,7 +50,7 @@ def test_mutated_words_agree_or_refuse(kernels):
             refused += 1
             continue
         assert r is not None, f"{w:#018x}: we print {text!r}, nvdisasm refuses it"
-        assert _fields(text) == _fields(r.text), f"{w:#018x}"
+        assert listings.fields(text) == listings.fields(r.text), f"{w:#018x}"
         agree += 1
     assert agree > 500, (agree, refused)     # refusing everything is not passing
 

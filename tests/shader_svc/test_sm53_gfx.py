@@ -21,7 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import listings
 from examples.demo.shaders import build as shaders
+from glsl_compare import QUAD, QUAD_UV, assert_same, perspective_triangles
+from guest_frames import check_demo_matches_reference, check_gfx_guest_frames
 from nxrecomp.errors import NxError
 from shader_svc import sph
 from shader_svc import translate as tr
@@ -29,55 +32,12 @@ from shader_svc.sm53 import corpus, tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.assemble import assemble_program
 from shader_svc.sm53.table import ROWS
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_guest_shaders import QUAD, QUAD_UV, assert_same  # noqa: E402
+from sm53_gfx_programs import STAGE, VS_MODES, VS_MODES53, glsl, program, translate
 
 GFX_IRS = {"ALD", "AST", "IPA", "KIL", "OUT", "TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ"}
-STAGE = {"vertex": 2, "fragment": 3}
-
-
-@pytest.fixture(scope="module")
-def nvdisasm53():
-    try:
-        return tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from shader_svc.vk_graphics import GraphicsDevice
-
-    dev = GraphicsDevice()
-    yield dev
-    dev.close()
-
-
-def program(stage: str, text: str, **header) -> bytes:
-    """A test program: version-3 header + our assembler's words."""
-    h = sph.build(stage, version=3, **header)
-    return h + assemble_program(text, base_addr=len(h))
-
-
-def translate(stage: str, code: bytes) -> bytes:
-    return tr.translate(tr.make_program(53, STAGE[stage], code))
-
-
-def glsl(src: str, stage: str) -> bytes:
-    from cpu_host.gpu_client.shaders import compile_glsl
-
-    return compile_glsl(src, "vert" if stage == "vertex" else "frag")
 
 
 # --- the instruction forms against nvdisasm ------------------------------------------------------
-
-def _fields(text: str) -> list[str]:
-    pred = [text.split(" ", 1)[0]] if text.startswith("@") else []
-    body = text.split(" ", 1)[1] if pred else text
-    op, _, rest = body.partition(" ")
-    return pred + [op] + ([s.strip() for s in rest.split(",")] if rest else [])
-
 
 def test_listings_are_what_nvdisasm_reads(nvdisasm53):
     """The code after each version-3 header is real Maxwell code: nvdisasm prints the listing's
@@ -94,9 +54,9 @@ def test_listings_are_what_nvdisasm_reads(nvdisasm53):
             want = [w for w in want if w]
             ours = dec.decode_stream(code)
             got = [ref[i.addr].text for i in ours]
-            assert [_fields(g) for g in got[:len(want)]] == [_fields(w) for w in want], (name, stage)
+            assert [listings.fields(g) for g in got[:len(want)]] == [listings.fields(w) for w in want], (name, stage)
             assert all(g == "NOP" for g in got[len(want):])            # padding of the last group
-            assert [_fields(i.text()) for i in ours] == [_fields(g) for g in got]
+            assert [listings.fields(i.text()) for i in ours] == [listings.fields(g) for g in got]
             seen |= {i.row.ir for i in ours}
     assert {"ALD", "AST", "IPA", "TEXS", "MUFU"} <= seen
 
@@ -116,7 +76,7 @@ def test_graphics_rows_agree_with_nvdisasm_or_refuse(nvdisasm53):
         except dec.DecodeError:
             continue
         assert r is not None, f"{w:#018x}: we print {inst.text()!r}, nvdisasm refuses it"
-        assert _fields(inst.text()) == _fields(r.text), f"{w:#018x}"
+        assert listings.fields(inst.text()) == listings.fields(r.text), f"{w:#018x}"
         agree += 1
         kinds.add(inst.row.ir)
     assert agree > 300, agree                      # refusing everything is not passing
@@ -140,7 +100,7 @@ def test_texture_forms_print_as_nvdisasm_prints_them(nvdisasm53):
     code = assemble_program("\n".join(lines))
     ref = tools.nvdisasm53_code(code)
     got = [ref[i.addr].text for i in dec.decode_stream(code)][:len(lines)]
-    assert [_fields(g) for g in got] == [_fields(ln) for ln in lines]
+    assert [listings.fields(g) for g in got] == [listings.fields(ln) for ln in lines]
 
 
 def test_bad_graphics_words_are_refused():
@@ -258,23 +218,6 @@ void main() { vec4 c = textureLod(tex, t.xy, 0.0); o = vec4(c.rg, 0.5, c.a); }
     assert_same(gpu, a, b, min_covered=200, min_colours=50)
 
 
-VS_MODES = """#version 450
-layout(location=0) in vec4 pos;
-layout(location=1) in vec4 uv;
-layout(location=0) out vec4 t;
-layout(location=1) out vec4 u;
-layout(location=2) out vec4 v;
-void main() { gl_Position = pos; t = uv; u = uv; v = uv; }
-"""
-VS_MODES53 = program("vertex", """
-ALD.128 R0, a[0x80]
-ALD.128 R4, a[0x90]
-AST.128 a[0x70], R0
-AST.128 a[0x80], R4
-AST.128 a[0x90], R4
-AST.128 a[0xa0], R4
-EXIT
-""", inputs=set(range(0x80, 0xa0, 4)), outputs=set(range(0x70, 0xb0, 4)))
 
 
 def test_interpolation_modes_and_kill_match_glsl(gpu):
@@ -283,12 +226,7 @@ def test_interpolation_modes_and_kill_match_glsl(gpu):
     vertex), a screen-linear header input is noperspective; @P0 KIL discards.  Under a real
     perspective (w from 0.5 to 3), against GLSL written for each meaning; exact on lavapipe.
     (Seen to fail with the flat input read as perspective and with KIL's predicate inverted.)"""
-    rng = np.random.default_rng(5)
-    verts = np.zeros((12, 2, 4), np.float32)
-    w = rng.uniform(0.5, 3.0, 12).astype(np.float32)
-    verts[:, 0, :2] = rng.uniform(-1, 1, (12, 2)) * w[:, None]
-    verts[:, 0, 2], verts[:, 0, 3] = 0.3 * w, w
-    verts[:, 1] = rng.uniform(0, 1, (12, 4))
+    verts = perspective_triangles(5)
     fs53 = program("fragment", """
 IPA.PASS R0, a[0x80], RZ
 MOV32I R5, 0x3f000000
@@ -323,44 +261,16 @@ def test_gfx_guest_program_draws_its_frames_from_sm53(tmp_path):
     calls nvnProgramSetShaders with arch 53, the CPU host's NVN front end sends the Maxwell code
     to the shader service, and every frame equals the numpy picture tests/horizon computes for
     the GLSL build (the same frames the SM86 run draws)."""
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.formats.pack_npdm import NpdmSpec
-    from recompiler.formats.pack_romfs import pack_romfs
-    from recompiler.horizon import recompile_exefs
-    from tests.horizon.hz_build import nxrecomp
-    from tests.horizon.test_horizon_nvn import cpu_lines, differs, expected_frame, frame_lines, read_frame
-
-    exefs = build_exefs("gfx", tmp_path / "exefs", NpdmSpec(name="gfx"))
-    files = {k: v for k, v in shaders.romfs_shaders("sm53").items() if "/scene." not in k}
-    assert files["/shaders/arch"] == b"sm53"
-    rom = tmp_path / "rom.bin"
-    rom.write_bytes(pack_romfs({**files, "/config/frames": b"4"}))
-    recompile_exefs(exefs, tmp_path / "bundle", romfs=rom)
-    run, frames = tmp_path / "run", tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(run), "--frames-dir", str(frames), timeout=240)
-    log = (run / "run.log").read_text()
-    assert r.returncode == 0, log[-3000:]
-    assert cpu_lines(log) == ["nvn entry points missing: 0", "device: 1", "pool: 1", "window: 1",
-                              *frame_lines(4), "done"], log[-3000:]
-    assert "shader: healthy" in log
-    for f in range(1, 5):
-        got, want = read_frame(frames / f"frame_{f:06d}.png"), expected_frame(f)
-        bad = np.argwhere(differs(got, want))
-        assert not len(bad), f"frame {f}: {len(bad)} pixels differ, first at {tuple(bad[0])}"
+    check_gfx_guest_frames(tmp_path, "sm53")
 
 
 def test_demo_game_switch1_build_matches_reference_and_native_states(tmp_path):
     """``nxrecomp demo --target switch1`` (= --shaders sm53, textures in Switch 1's GOB layout):
     frames 1 and 60 equal tests/demo's reference pictures (made with the GLSL build) with the
     tolerance tests/demo uses, and the per-frame state checksums equal the native build's."""
-    from tests.demo.test_demo import REFERENCE, close_to_reference, native_states, play, read
+    from tests.demo.test_demo import native_states
 
-    report = play(tmp_path / "out", 60, tmp_path / "saves", "--target", "switch1")
-    assert report["exit_status"] == 0 and report["frames"] == 60
-    frames = Path(report["frames_dir"])
-    for f in (1, 60):
-        ok, why = close_to_reference(read(frames / f"frame_{f:06d}.png"), read(REFERENCE / f"frame_{f:06d}.png"))
-        assert ok, f"frame {f}: {why}"
+    report = check_demo_matches_reference(tmp_path, "--target", "switch1")
     assert report["states"] == native_states(60, tmp_path)
     # the game really carried Maxwell code: the shader service saw (and cached) both programs
     from shader_svc.service import default_cache_root
@@ -478,12 +388,7 @@ EXIT
     dis2 = subprocess.run(["spirv-dis", "-"], input=translate("fragment", program("fragment", joined, **hdr)),
                           capture_output=True).stdout.decode()
     assert dis2.count("OpFMul") == 6            # value * FragCoord.w * R4 for the three later reads
-    rng = np.random.default_rng(9)
-    verts = np.zeros((12, 2, 4), np.float32)
-    w = rng.uniform(0.5, 3.0, 12).astype(np.float32)
-    verts[:, 0, :2] = rng.uniform(-1, 1, (12, 2)) * w[:, None]
-    verts[:, 0, 2], verts[:, 0, 3] = 0.3 * w, w
-    verts[:, 1] = rng.uniform(0, 1, (12, 4))
+    verts = perspective_triangles(9)
     a = gpu.draw(translate("vertex", VS_PASS53), spv, verts, (48, 40))
     b = gpu.draw(glsl(VS_PASS, "vertex"), glsl("""#version 450
 layout(location=0) in vec4 t;

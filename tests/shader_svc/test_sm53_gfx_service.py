@@ -5,17 +5,12 @@ binding, forms not translated and refused words each get INVALID_ARGUMENT naming
 (offsets count from the header's start), and the service keeps serving."""
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
-
-import grpc
-import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from proto import shader_pb2 as P
-from shader_svc import service, sph
+from service_checks import assert_invalid_and_serving
+from shader_svc import sph
 from shader_svc.sm53.assemble import assemble_program
+from spirv_checks import spirv_val
 
 VS_HDR = dict(inputs={0x80, 0x84, 0x88, 0x8c}, outputs={0x70, 0x74, 0x78, 0x7c, 0x80, 0x84}, version=3)
 VS = "ALD.128 R0, a[0x80]\nAST.128 a[0x70], R0\nAST.64 a[0x80], R0\nEXIT\n"
@@ -39,11 +34,6 @@ def _req(code: bytes, stage: int) -> P.Program:
     return P.Program(arch=53, stage=stage, code=code)
 
 
-def _healthy(ch) -> bool:
-    r = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(service=service.SERVICE), timeout=5)
-    return r.status == health_pb2.HealthCheckResponse.SERVING
-
-
 def test_good_pair_translates_with_graphics_reflection(server, tmp_path):
     stub, _ = server
     v = stub.Translate(_req(prog("vertex", VS, VS_HDR), P.VERTEX), timeout=60)
@@ -56,12 +46,8 @@ def test_good_pair_translates_with_graphics_reflection(server, tmp_path):
     assert [(c.bank, c.offset, c.size) for c in r.const_ranges] == [(1, 0x10, 4)]
     again = stub.Translate(_req(prog("fragment", FS, FS_HDR), P.FRAGMENT), timeout=60)
     assert again.cached and again.reflection == f.reflection and again.spirv == f.spirv
-    if shutil.which("spirv-val"):
-        for name, spv in (("vs", v.spirv), ("fs", f.spirv)):
-            p = tmp_path / f"{name}.spv"
-            p.write_bytes(spv)
-            res = subprocess.run(["spirv-val", "--target-env", "vulkan1.2", str(p)], capture_output=True, text=True)
-            assert res.returncode == 0, res.stderr
+    for name, spv in (("vs", v.spirv), ("fs", f.spirv)):
+        spirv_val(spv, tmp_path, name, required=False)
 
 
 def test_bad_sm53_graphics_programs_are_invalid_argument_and_service_keeps_serving(server):
@@ -97,11 +83,6 @@ def test_bad_sm53_graphics_programs_are_invalid_argument_and_service_keeps_servi
         (_req(vh + bytes(8) + (0xE003FF880FF7FF01 | 3 << 52).to_bytes(8, "little") + bytes(16), P.VERTEX),
          r"offset 0x58: word 0xe033ff880ff7ff01 refused"),
     ]
-    for req, pattern in cases:
-        with pytest.raises(grpc.RpcError) as ei:
-            stub.Translate(req, timeout=30)
-        assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (pattern, ei.value.details())
-        assert re.search(pattern, ei.value.details()), (pattern, ei.value.details())
-        assert _healthy(ch)
+    assert_invalid_and_serving(stub, ch, cases)
     assert stub.GetStats(P.StatsRequest()).errors == len(cases)
     assert stub.Translate(_req(prog("vertex", VS, VS_HDR), P.VERTEX), timeout=60).spirv

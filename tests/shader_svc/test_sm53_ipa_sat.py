@@ -3,15 +3,9 @@ interpolation mode, drawn on lavapipe against GLSL's clamp of the same varyings;
 what nvdisasm 11.8 reads."""
 from __future__ import annotations
 
-import struct
-import sys
-from pathlib import Path
-
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_guest_shaders import assert_same  # noqa: E402
-from test_sm53_gfx import VS_MODES, VS_MODES53, glsl, gpu, nvdisasm53, program, translate  # noqa: E402,F401
+import listings
+from glsl_compare import assert_same, perspective_triangles
+from sm53_gfx_programs import VS_MODES, VS_MODES53, glsl, program, translate
 
 FS_SAT = """
 IPA.PASS.SAT R0, a[0x80], RZ
@@ -39,12 +33,7 @@ HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x90: "constant", 0
 def test_ipa_sat_clamps_every_mode_like_glsl(gpu):
     """Varyings from -1 to 2 under a perspective (w 0.5..3): halved after the clamp, so a
     missing .SAT shows (0.5 * 1.7 is not 0.5 * 1).  Exact on lavapipe."""
-    rng = np.random.default_rng(7)
-    verts = np.zeros((12, 2, 4), np.float32)
-    w = rng.uniform(0.5, 3.0, 12).astype(np.float32)
-    verts[:, 0, :2] = rng.uniform(-1, 1, (12, 2)) * w[:, None]
-    verts[:, 0, 2], verts[:, 0, 3] = 0.3 * w, w
-    verts[:, 1] = rng.uniform(-1, 2, (12, 4))
+    verts = perspective_triangles(7, -1, 2)
     a = gpu.draw(translate("vertex", VS_MODES53), translate("fragment", program("fragment", FS_SAT, **HDR)),
                  verts, (48, 40))
     b = gpu.draw(glsl(VS_MODES, "vertex"), glsl(FS_SAT_GLSL, "fragment"), verts, (48, 40))
@@ -53,12 +42,5 @@ def test_ipa_sat_clamps_every_mode_like_glsl(gpu):
     assert (a[..., 3] == 128).sum() > 20 and ((a[..., 3] == 0) & a[..., :3].any(axis=2)).sum() > 20
 
 
-def test_ipa_sat_program_is_what_nvdisasm_reads(nvdisasm53):
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program
-
-    code = assemble_program(FS_SAT)
-    q = struct.unpack(f"<{len(code) // 8}Q", code)
-    words = [w for i, w in enumerate(q) if i % 4]
-    lines = [ln.strip() for ln in FS_SAT.strip().splitlines()]
-    assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
+def test_ipa_sat_program_is_what_nvdisasm_reads():
+    listings.check_sm53([FS_SAT])

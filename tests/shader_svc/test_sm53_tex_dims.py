@@ -5,18 +5,16 @@ cube map table)."""
 from __future__ import annotations
 
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+import listings
+from quad_draw import FS53_HDR, H, TS, W, draw53, draw_quad, fragment53, program53, uv
 from shader_svc import translate as tr
 from shader_svc.sm86.to_spirv import TranslateError
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_bindless import FS53_HDR, H, TS, W, gpu, program53, quad, uv  # noqa: E402,F401
-from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val  # noqa: E402
+from spirv_checks import spirv_val
+from texel_refs import cube_texel
 
 # layer (x >> 2) & 3 of the array (Ra), the interpolated uv after it (Ra+1, Ra+2)
 FS_ARRAY = """
@@ -103,32 +101,11 @@ EXIT
 PROGRAMS = (FS_ARRAY, FS_FETCH_3D, FS_SAMPLE_3D, FS_CUBE, FS_1D, FS_ARRAY_1D, FS_FETCH_1D)
 
 
-def draw(gpu, text, tex, uniforms=None):
-    fs = tr.translate(tr.make_program(53, 3, program53(text, FS53_HDR)))
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    return fs, gpu.draw(vs, fs, quad(), (W, H), textures={0: tex}, uniforms=uniforms).astype(int)
-
-
-def cube_texel(faces: np.ndarray, d: tuple[float, float, float]) -> np.ndarray:
-    """Vulkan's cube map face selection and (s, t) (specification, "Cube Map Face Selection")."""
-    rx, ry, rz = d
-    ax = np.abs(d)
-    if ax[0] >= ax[1] and ax[0] >= ax[2]:
-        face, sc, tc, ma = (0, -rz, -ry, rx) if rx > 0 else (1, rz, -ry, rx)
-    elif ax[1] >= ax[2]:
-        face, sc, tc, ma = (2, rx, rz, ry) if ry > 0 else (3, rx, -rz, ry)
-    else:
-        face, sc, tc, ma = (4, rx, -ry, rz) if rz > 0 else (5, -rx, -ry, rz)
-    s, t = 0.5 * (sc / abs(ma) + 1), 0.5 * (tc / abs(ma) + 1)
-    n = faces.shape[1]
-    return faces[face, min(int(t * n), n - 1), min(int(s * n), n - 1)]
-
-
 def test_array_layer_then_coordinates(gpu, tmp_path):
     from shader_svc.vk_graphics import Texture
 
     arr = np.random.default_rng(1).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
-    fs, img = draw(gpu, FS_ARRAY, Texture(arr, kind="ARRAY_2D"))
+    fs, img = draw53(gpu, FS_ARRAY, Texture(arr, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "array")
     for y in range(H):
         for x in range(W):
@@ -140,12 +117,12 @@ def test_volume_fetch_and_sample(gpu, tmp_path):
     from shader_svc.vk_graphics import Texture
 
     vol = np.random.default_rng(2).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
-    fs, img = draw(gpu, FS_FETCH_3D, Texture(vol, kind="3D"))
+    fs, img = draw53(gpu, FS_FETCH_3D, Texture(vol, kind="3D"))
     spirv_val(fs, tmp_path, "fetch3d")
     for y in range(H):
         for x in range(W):
             assert (img[y, x] == vol[(x >> 2) & 3, y & 3, x & 3]).all(), (x, y)
-    fs, img = draw(gpu, FS_SAMPLE_3D, Texture(vol, kind="3D"))
+    fs, img = draw53(gpu, FS_SAMPLE_3D, Texture(vol, kind="3D"))
     spirv_val(fs, tmp_path, "sample3d")
     for y in range(H):
         for x in range(W):
@@ -159,7 +136,7 @@ def test_cube_faces(gpu, tmp_path, d):
     from shader_svc.vk_graphics import Texture
 
     faces = np.random.default_rng(3).integers(0, 256, (6, TS, TS, 4), dtype=np.uint8)
-    fs, img = draw(gpu, FS_CUBE, Texture(faces, kind="CUBE"), uniforms={0: struct.pack("<3f", *d) + bytes(52)})
+    fs, img = draw53(gpu, FS_CUBE, Texture(faces, kind="CUBE"), uniforms={0: struct.pack("<3f", *d) + bytes(52)})
     spirv_val(fs, tmp_path, "cube")
     assert (img == cube_texel(faces, d)).all()
 
@@ -170,22 +147,21 @@ def test_1d_and_1d_array_sample_and_fetch(gpu, tmp_path):
     rng = np.random.default_rng(4)
     line = rng.integers(0, 256, (1, 1, TS, 4), dtype=np.uint8)
     lines = rng.integers(0, 256, (4, 1, TS, 4), dtype=np.uint8)
-    fs, img = draw(gpu, FS_1D, Texture(line, kind="1D"))
+    fs, img = draw53(gpu, FS_1D, Texture(line, kind="1D"))
     spirv_val(fs, tmp_path, "s1d")
     for y in range(H):
         for x in range(W):
             assert (img[y, x] == line[0, 0, int(uv(x, y)[0] * TS)]).all(), (x, y)
-    fs, img = draw(gpu, FS_ARRAY_1D, Texture(lines, kind="ARRAY_1D"))
+    fs, img = draw53(gpu, FS_ARRAY_1D, Texture(lines, kind="ARRAY_1D"))
     spirv_val(fs, tmp_path, "sa1d")
     for y in range(H):
         for x in range(W):
             assert (img[y, x] == lines[y & 3, 0, int(uv(x, y)[0] * TS)]).all(), (x, y)
     from shader_svc.vk_graphics import Texture as T
 
-    fs = tr.translate(tr.make_program(53, 3, program53(FS_FETCH_1D, FS53_HDR)))
+    fs = fragment53(FS_FETCH_1D)
     spirv_val(fs, tmp_path, "f1d")
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    img = gpu.draw(vs, fs, quad(), (W, H), textures={0: T(lines, kind="ARRAY_1D"), 1: T(line, kind="1D")}).astype(int)
+    img = draw_quad(gpu, fs, textures={0: T(lines, kind="ARRAY_1D"), 1: T(line, kind="1D")})
     for y in range(H):
         for x in range(W):
             want = lines[y & 3, 0, x & 3].copy()
@@ -200,19 +176,7 @@ def test_one_slot_two_dimensions_is_refused():
 
 
 def test_dimension_programs_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in PROGRAMS:
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        words = [w for i, w in enumerate(q) if i % 4]
-        lines = [ln.strip() for ln in text.strip().splitlines()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
+    listings.check_sm53(PROGRAMS)
 
 
 def test_reflection_names_each_slots_dimension():

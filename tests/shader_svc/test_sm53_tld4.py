@@ -2,19 +2,14 @@
 mutated words), and the gather draws on lavapipe numpy's four texels around each sample point."""
 from __future__ import annotations
 
-import struct
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+import listings
+from quad_draw import FS53_HDR, H, W, draw_quad, program53, uv
 from shader_svc import translate as tr
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_bindless import FS53_HDR, H, W, gpu, program53, quad, uv  # noqa: E402,F401
-from test_sm53_bindless import gather  # noqa: E402
-from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val  # noqa: E402
+from spirv_checks import spirv_val
+from texel_refs import gather
 
 FS_TLD4 = """
 IPA.PASS R4, a[0x7c], RZ
@@ -35,39 +30,13 @@ def test_tld4_gathers_the_bound_texture(gpu, tmp_path, comp, index):
     fs = tr.translate(prog)
     spirv_val(fs, tmp_path, "tld4")
     assert tr.reflect(prog).textures == (1,)
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    img = gpu.draw(vs, fs, quad(), (W, H), textures={1: Texture(tex)}).astype(int)
+    img = draw_quad(gpu, fs, textures={1: Texture(tex)})
     want = np.array([[gather(tex, *uv(x, y), index) for x in range(W)] for y in range(H)])
     assert np.abs(img - want).max() <= 1
 
 
 def test_tld4_row_agrees_with_nvdisasm(nv_tools):
-    from shader_svc.sm53 import corpus, tools
-    from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53.assemble import assemble_program as asm53
-    from shader_svc.sm53.table import ROWS
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    text = FS_TLD4.format(comp="G") + "TLD4.A.NDV.NODEP R0, R2, 0x3, 2D, 0x3\nTLD4.B R8, R2, R4, 0x0, 2D, 0x5\n"
-    code = asm53(text)
-    q = struct.unpack(f"<{len(code) // 8}Q", code)
-    lines = [ln.strip() for ln in text.strip().splitlines()]
-    got = [r.text if r else None for r in tools.nvdisasm53_raw([w for i, w in enumerate(q) if i % 4])]
-    assert got[:len(lines)] == lines
-    seeds = sorted(r.base for r in ROWS if r.ir == "TLD4")
-    words, ctl = corpus.mutations(seeds, 400, seed=5388)
-    ref = tools.nvdisasm53_raw(words, ctl)
-    agree = 0
-    for i, (w, r) in enumerate(zip(words, ref)):
-        c = dec53.Control.from_bits((ctl[i // 3] >> (i % 3 * 21)) & ((1 << 21) - 1))
-        try:
-            inst = dec53.decode(w, c, tools.raw_addr(i))
-        except dec53.DecodeError:
-            continue
-        assert r is not None, f"{w:#018x}: we print {inst.text()!r}, nvdisasm refuses it"
-        assert " ".join(inst.text().split()) == " ".join(r.text.split()), f"{w:#018x}"
-        agree += inst.row.ir == "TLD4"
+    listings.check_sm53([FS_TLD4.format(comp="G") + "TLD4.A.NDV.NODEP R0, R2, 0x3, 2D, 0x3\n"
+                         "TLD4.B R8, R2, R4, 0x0, 2D, 0x5\n"])
+    agree = listings.sm53_mutations_agree({"TLD4"}, 400, seed=5388)["TLD4"]
     assert agree > 40, agree

@@ -4,7 +4,6 @@ programs we write as text assemble into words nvdisasm prints as exactly that te
 hand-written kernel runs on lavapipe and matches numpy."""
 from __future__ import annotations
 
-import random
 import re
 import struct
 from pathlib import Path
@@ -12,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import listings
+from compute_dispatch import run_spirv, upload
 from shader_svc import nvtools
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.assemble import AsmError, assemble_line, assemble_program, unshown
@@ -20,12 +21,8 @@ PTX_FILES = sorted((Path(__file__).parent / "ptx").glob("*.ptx"))
 MASK64 = 2**64 - 1
 
 
-def _words(code: bytes) -> list[tuple[int, int]]:
-    return [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-
-
 def test_nvdisasm_text_of_the_corpus_assembles_back_to_the_same_words(corpus_sm86):
-    words = [w for k in corpus_sm86.values() for w in _words(k.code)]
+    words = [w for k in corpus_sm86.values() for w in listings.sm86_words(k.code)]
     ref = nvtools.nvdisasm_raw(words, "SM86")
     wrong = []
     for i, (w, r) in enumerate(zip(words, ref)):
@@ -40,15 +37,8 @@ def test_nvdisasm_text_of_the_corpus_assembles_back_to_the_same_words(corpus_sm8
 def test_mutated_words_nvdisasm_accepts_assemble_back(corpus_sm86):
     """Words the corpus never had (random bit flips) that both nvdisasm and our decoder accept:
     nvdisasm's text assembles to the same word."""
-    rng = random.Random(99)
-    base = [w for k in corpus_sm86.values() for w in _words(k.code) if (w[0] & 0xFFF) != 0x918]
-    muts = []
-    for _ in range(1500):
-        lo, hi = rng.choice(base)
-        w = lo | hi << 64
-        for _ in range(rng.choice((1, 2))):
-            w ^= 1 << rng.randrange(0, 105)
-        muts.append((w & MASK64, w >> 64))
+    base = [lo | hi << 64 for k in corpus_sm86.values() for lo, hi in listings.sm86_words(k.code) if (lo & 0xFFF) != 0x918]
+    muts = listings.sm86_mutations(base, 1500, seed=99, flips=(1, 2))
     ref = nvtools.nvdisasm_raw(muts, "SM86")
     checked, wrong, ambiguous = 0, [], 0
     for i, (w, r) in enumerate(zip(muts, ref)):
@@ -150,50 +140,32 @@ def _program_lines(src: str) -> list[str]:
             for s in body]
 
 
-@pytest.fixture(scope="module")
-def device_or_skip():
-    from shader_svc import vk_compute
-
-    try:
-        dev = vk_compute.ComputeDevice()
-    except Exception as e:  # no Vulkan loader/driver on this machine
-        pytest.skip(f"LOUD SKIP: no Vulkan device: {e}")
-    yield dev
-    dev.close()
-
-
 @pytest.mark.parametrize("src", [MUL_BY_ADDS, ZOO], ids=["mul_by_adds", "zoo"])
 def test_written_programs_disassemble_to_their_source(nv_tools, src):
     code = assemble_program(src)
-    ref = nvtools.nvdisasm_raw(_words(code), "SM86")
+    ref = nvtools.nvdisasm_raw(listings.sm86_words(code), "SM86")
     want = _program_lines(src)
     assert [r.text if r else None for r in ref] == want
 
 
 def test_control_prefix_and_default_schedule():
     code = assemble_program("{S7 Y W2 R3 B05} MOV R1, R2\nLDG.E R2, [R4.64]\n")
-    a, b = (dec.decode(*w) for w in _words(code))
+    a, b = (dec.decode(*w) for w in listings.sm86_words(code))
     assert (a.control.stall, a.control.yield_, a.control.wbar, a.control.rbar, a.control.wait) == (7, 1, 2, 3, 0b100001)
     assert b.control.wbar == 0 and b.control.wait == 0b11   # loads set a barrier; all wait on it
 
 
-def test_hand_written_kernel_runs_on_lavapipe(device_or_skip):
+def test_hand_written_kernel_runs_on_lavapipe(compute_device):
     from shader_svc import vk_compute
     from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
 
-    dev = device_or_skip
+    dev = compute_device
     spirv = translate_compute(dec.decode_stream(assemble_program(MUL_BY_ADDS)), ComputeSpec((32, 1, 1)))
     for n, k in ((1, 0), (50, 1), (100, 7)):
         a = np.random.default_rng(n).integers(0, 2**32, n, dtype=np.uint32)
-        ba, bo = dev.buffer(a.nbytes), dev.buffer(4 * n + 64)
-        dev.write(ba, a.tobytes())
-        dev.write(bo, b"\xee" * (4 * n + 64))
-        grid = (n + 31) // 32
-        cb = dev.buffer(0x180)
-        dev.write(cb, vk_compute.cbank0(0x180, (32, 1, 1), (grid, 1, 1), struct.pack("<QQII", ba.address,
-                                                                                       bo.address, n, k)))
-        dev.dispatch(spirv, cb, (grid, 1, 1))
-        out = np.frombuffer(dev.read(bo), np.uint32)
+        ba, bo = upload(dev, a), upload(dev, np.full(n + 16, 0xEEEEEEEE, np.uint32))
+        (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x180, n, struct.pack("<QQII", ba.address, bo.address, n, k),
+                           [bo], 32)
         assert np.array_equal(out[:n], a * np.uint32(k))
         assert (out[n:n + 16] == 0xEEEEEEEE).all()
 

@@ -2,12 +2,11 @@
 and on randomly mutated instruction words (same text, or a clear refusal)."""
 from __future__ import annotations
 
-import random
-import struct
 from pathlib import Path
 
 import pytest
 
+import listings
 from shader_svc import nvtools
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.table import ROWS
@@ -17,14 +16,10 @@ from shader_svc.sm86.table import ROWS
 PTX_FILES = sorted((Path(__file__).parent / "ptx").glob("*.ptx"))
 
 
-def _words(code: bytes) -> list[tuple[int, int]]:
-    return [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-
-
 @pytest.mark.parametrize("ptx", PTX_FILES, ids=lambda p: p.stem)
 def test_every_instruction_matches_nvdisasm(ptx, corpus_sm86):
     kernel = corpus_sm86[ptx.stem]
-    words = _words(kernel.code)
+    words = listings.sm86_words(kernel.code)
     ref = nvdisasm = nvtools.nvdisasm_raw(words, "SM86")
     assert len(ref) == len(words) and all(r is not None for r in nvdisasm)
     mismatches = []
@@ -47,15 +42,8 @@ def test_corpus_covers_the_instruction_classes(corpus_sm86):
 
 
 def test_mutated_words_decode_like_nvdisasm_or_are_refused(corpus_sm86):
-    rng = random.Random(1234)
-    base = [w for k in corpus_sm86.values() for w in _words(k.code) if (w[0] & 0xFFF) != 0x918]
-    muts = []
-    for _ in range(2500):
-        lo, hi = rng.choice(base)
-        w = lo | hi << 64
-        for _ in range(rng.choice((1, 1, 2, 3))):
-            w ^= 1 << rng.randrange(0, 105)
-        muts.append((w & (2**64 - 1), w >> 64))
+    base = [lo | hi << 64 for k in corpus_sm86.values() for lo, hi in listings.sm86_words(k.code) if (lo & 0xFFF) != 0x918]
+    muts = listings.sm86_mutations(base, 2500, seed=1234, flips=(1, 1, 2, 3))
     ref = nvtools.nvdisasm_raw(muts, "SM86")
     agree = refused = 0
     wrong = []

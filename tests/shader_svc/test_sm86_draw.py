@@ -4,30 +4,17 @@ from the header's output map) translate to spirv-val-clean SPIR-V and draw on la
 what a small numpy rasteriser of the same triangles computes (8-bit colours within 1)."""
 from __future__ import annotations
 
-import shutil
 import struct
-import subprocess
 
 import numpy as np
 import pytest
 
+from quad_draw import VS_PASS, VS_PASS_HDR, program, spirv
 from shader_svc import nvtools, sph
 from shader_svc import translate as tr
 from shader_svc.sm86.assemble import assemble_program
+from spirv_checks import spirv_val
 
-VS_PASS = """
-ALD.128 R0, a[0x80]
-ALD.128 R4, a[0x90]
-ALD.128 R8, a[0xa0]
-ALD.128 R12, a[0xb0]
-AST.128 a[0x70], R0
-AST.128 a[0x80], R4
-AST.128 a[0x90], R8
-AST.128 a[0xa0], R12
-EXIT
-"""
-VS_PASS_HDR = dict(inputs={0x80 + 4 * i for i in range(16)},
-                   outputs={0x70, 0x74, 0x78, 0x7c} | {0x80 + 4 * i for i in range(12)})
 # red: varying 0.x perspective-correct; green: varying 1.y flat; blue: varying 2.z screen-linear
 FS_MODES = """
 IPA.PASS R0, a[0x80]
@@ -82,24 +69,6 @@ EXIT
 FS_FETCH_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective"}, targets=(0xF,))
 
 
-def program(stage: str, text: str, hdr: dict) -> bytes:
-    header = sph.build(stage, **hdr)
-    return header + assemble_program(text, base=len(header))
-
-
-def spirv(stage: str, text: str, hdr: dict) -> bytes:
-    return tr.translate(tr.make_program(86, 2 if stage == "vertex" else 3, program(stage, text, hdr)))
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    from shader_svc.vk_graphics import GraphicsDevice
-
-    dev = GraphicsDevice()
-    yield dev
-    dev.close()
-
-
 # --- numpy reference rasteriser ---------------------------------------------------------------
 
 def rasterise(clip: np.ndarray, attrs: np.ndarray, size: tuple[int, int], mode: str):
@@ -137,15 +106,6 @@ def rasterise(clip: np.ndarray, attrs: np.ndarray, size: tuple[int, int], mode: 
 
 def unorm8(v: np.ndarray) -> np.ndarray:
     return np.round(np.clip(v, 0, 1) * 255).astype(int)
-
-
-def spirv_val(code: bytes, tmp_path, name: str) -> None:
-    if not shutil.which("spirv-val"):
-        pytest.skip("LOUD SKIP: spirv-val not installed (apt spirv-tools)")
-    p = tmp_path / f"{name}.spv"
-    p.write_bytes(code)
-    r = subprocess.run(["spirv-val", "--target-env", "vulkan1.2", str(p)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
 
 
 # --- tests --------------------------------------------------------------------------------------

@@ -6,18 +6,19 @@ dispatcher's switch and equal numpy on lavapipe; an irreducible loop falls back 
 dispatcher loop and still runs right; the listings are what nvdisasm reads."""
 from __future__ import annotations
 
-import shutil
 import struct
-import subprocess
 
 import numpy as np
 import pytest
 
 from shader_svc import nvtools
 from shader_svc.sm86 import decode as dec
+from compute_dispatch import run_spirv, upload
+from quad_draw import H, W, draw_quad, spirv
 from shader_svc.sm86.assemble import assemble_program
 from shader_svc.sm86.to_spirv import ComputeSpec, _Lower
 from shader_svc.spirv.structure import RET, Unstructured, plan
+from spirv_checks import spirv_val
 
 OP_SWITCH, OP_LOOP_MERGE, OP_SELECTION_MERGE = 251, 246, 247   # SPIR-V opcode numbers
 
@@ -166,15 +167,6 @@ def lower(text: str) -> tuple[_Lower, bytes]:
     return lo, lo.build()
 
 
-def spirv_val(code: bytes, tmp_path) -> None:
-    if not shutil.which("spirv-val"):
-        pytest.skip("LOUD SKIP: spirv-val not installed (apt spirv-tools)")
-    p = tmp_path / "m.spv"
-    p.write_bytes(code)
-    r = subprocess.run(["spirv-val", "--target-env", "vulkan1.2", str(p)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr
-
-
 # --- plans of hand-made graphs --------------------------------------------------------------------
 
 def test_plan_of_a_diamond_and_of_a_loop_with_break_and_continue():
@@ -210,31 +202,13 @@ def test_refused_shapes(succ, why):
 
 # --- kernels on lavapipe ------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def device():
-    from shader_svc import vk_compute
-
-    try:
-        dev = vk_compute.ComputeDevice()
-    except Exception as e:  # no Vulkan loader/driver on this machine
-        pytest.skip(f"LOUD SKIP: no Vulkan device: {e}")
-    yield dev
-    dev.close()
-
-
 def run(dev, spirv: bytes, a: np.ndarray, k: int, lim: int) -> np.ndarray:
     from shader_svc import vk_compute
 
     n = len(a)
-    ba, bo = dev.buffer(a.nbytes), dev.buffer(4 * n + 64)
-    dev.write(ba, a.tobytes())
-    dev.write(bo, b"\xee" * (4 * n + 64))
-    grid = (n + 31) // 32
-    cb = dev.buffer(0x180)
-    dev.write(cb, vk_compute.cbank0(0x180, (32, 1, 1), (grid, 1, 1),
-                                    struct.pack("<QQIII", ba.address, bo.address, n, k, lim)))
-    dev.dispatch(spirv, cb, (grid, 1, 1))
-    out = np.frombuffer(dev.read(bo), np.uint32)
+    ba, bo = upload(dev, a), upload(dev, np.full(n + 16, 0xEEEEEEEE, np.uint32))
+    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x180, n, struct.pack("<QQIII", ba.address, bo.address, n, k,
+                                                                             lim), [bo], 32)
     assert (out[n:n + 16] == 0xEEEEEEEE).all()
     return out[:n]
 
@@ -244,7 +218,7 @@ CASES = [("nested_if", NESTED_IF, ref_nested_if, 0), ("loop_break_continue", LOO
 
 
 @pytest.mark.parametrize("name, text, ref, loops", CASES, ids=[c[0] for c in CASES])
-def test_structured_kernels_equal_numpy(device, tmp_path, name, text, ref, loops):
+def test_structured_kernels_equal_numpy(compute_device, tmp_path, name, text, ref, loops):
     lo, spirv = lower(text)
     spirv_val(spirv, tmp_path)
     ops = opcodes(spirv)
@@ -254,19 +228,19 @@ def test_structured_kernels_equal_numpy(device, tmp_path, name, text, ref, loops
         a = rng.integers(0, 2000 if name != "nested_loops" else 64, n, dtype=np.uint32)
         if name == "nested_loops" and n == 70:
             lim = int(ref_nested_loops(int(a[3]), 3, 1 << 40) or 1)   # some invocations leave early
-        out = run(device, spirv, a, k, lim)
+        out = run(compute_device, spirv, a, k, lim)
         for i, x in enumerate(a.tolist()):
             want = ref(x, k, lim)
             assert out[i] == (0xEEEEEEEE if want is None else want), (name, n, k, lim, i, x)
 
 
-def test_irreducible_loop_falls_back_to_the_dispatcher(device, tmp_path):
+def test_irreducible_loop_falls_back_to_the_dispatcher(compute_device, tmp_path):
     lo, spirv = lower(IRREDUCIBLE)
     spirv_val(spirv, tmp_path)
     assert not lo.structured and OP_SWITCH in opcodes(spirv)
     a = np.random.default_rng(9).integers(0, 5000, 100, dtype=np.uint32)
     for k in (0, 10, 900):
-        out = run(device, spirv, a, k, 0)
+        out = run(compute_device, spirv, a, k, 0)
         assert out.tolist() == [ref_irreducible(x, k, 0) for x in a.tolist()]
 
 
@@ -353,29 +327,14 @@ EXIT
 """
 
 
-def test_fragment_program_with_two_exits_draws_both_halves(tmp_path):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val as val_gfx
-
-    from shader_svc.vk_graphics import GraphicsDevice
-
+def test_fragment_program_with_two_exits_draws_both_halves(gpu, tmp_path):
     hdr = dict(inputs={0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
     fs = spirv("fragment", FS_TWO_EXITS, hdr)
-    val_gfx(fs, tmp_path, "two_exits")
+    spirv_val(fs, tmp_path, "two_exits")
     ops = opcodes(fs)
     assert OP_SWITCH not in ops and OP_SELECTION_MERGE in ops
-    w, h = 32, 16
-    quad = np.zeros((6, 4, 4), np.float32)
-    quad[:, 0] = [[-1, -1, 0, 1], [1, -1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
-    quad[:, 1, :2] = [[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]]
-    dev = GraphicsDevice()
-    try:
-        img = dev.draw(spirv("vertex", VS_PASS, VS_PASS_HDR), fs, quad, (w, h)).astype(int)
-    finally:
-        dev.close()
+    w, h = W, H
+    img = draw_quad(gpu, fs)
     u = (np.arange(w) + 0.5) / w
     v = (np.arange(h) + 0.5) / h
     U, V = np.meshgrid(u, v)

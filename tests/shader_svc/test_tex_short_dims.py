@@ -15,27 +15,23 @@ from __future__ import annotations
 
 import re
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+import listings
+from ptxas_packing import V, packed_sm53, ptx_kernel, register_sources
+from quad_draw import FS53_HDR, FS_HDR, H, TS, W, draw53, draw86, program, program53, uv
 from shader_svc import translate as tr
 from shader_svc.sm53.to_spirv_gfx import TEXS_FORMS, TLDS_FORMS
 from shader_svc.sm86.to_spirv import TranslateError
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import listings  # noqa: E402
-from test_bindless import FS53_HDR, H, TS, W, gpu, program53, uv  # noqa: E402,F401
-from test_sm53_tex_dims import cube_texel, draw  # noqa: E402
-from test_sm86_draw import spirv_val  # noqa: E402
+from spirv_checks import spirv_val
+from texel_refs import cube_texel, gather
 
 # --- the packing, from ptxas -------------------------------------------------------------------
 # kernel parameters: out (u64) at 0x140, then a, b, c, d, e (32-bit) at 0x148..0x158; PTX passes
 # a, b, c as the coordinates, d as the array layer, e as the level
 ROLE_PARAM = {"x": 0x148, "y": 0x14C, "z": 0x150, "layer": 0x154, "lod": 0x158, "off": "bfi", "dref": 0x150}
-V = "{%f10,%f11,%f12,%f13}"
 # PTX instruction -> (mnemonic, target) ptxas is expected to make of it
 PTX_CASES = {
     f"tex.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}];": ("TEXS", 1),
@@ -63,74 +59,15 @@ PTX_CASES = {
 NOT_FROM_PTXAS = {("TLDS", 5), ("TEXS", 4)}
 
 
-def _ptx(ins: str) -> str:
-    return f""".version 7.0
-.target sm_53
-.address_size 64
-.global .texref t;
-.visible .entry k(.param .u64 out, .param .f32 a, .param .f32 b, .param .f32 c, .param .f32 d, .param .f32 e)
-{{
-  .reg .f32 %f<20>; .reg .u64 %rd<4>; .reg .b32 %r<8>;
-  ld.param.u64 %rd1, [out]; ld.param.f32 %f1, [a]; ld.param.f32 %f2, [b]; ld.param.f32 %f3, [c];
-  ld.param.f32 %f4, [d]; ld.param.f32 %f5, [e];
-  ld.param.u32 %r1, [a]; ld.param.u32 %r2, [b]; ld.param.u32 %r3, [c]; ld.param.u32 %r4, [d];
-  ld.param.u32 %r5, [e];
-  {ins}
-  st.global.v4.f32 [%rd1], {V};
-  ret;
-}}
-"""
-
-
-def _sources(lines: list) -> dict[int, object]:
-    """Register -> what the listing loaded into it last: a parameter's offset (MOV / IMAD.MOV / I2I from the
-    constant bank; FMUL by it, ptxas's cube-coordinate scaling; SEL of it and 0xffff, its layer
-    clamp), 0 (MOV RZ) or 'bfi' (offsets packed by BFI)."""
-    out: dict[int, object] = {}
-    for ln in lines:
-        m = re.match(r"(R\d+), (.*)", ln.operands)
-        if not m or ln.pred:
-            continue
-        reg, src = int(m.group(1)[1:]), m.group(2)
-        c = re.search(r"c\[0x0\] ?\[(0x[0-9a-f]+)\]", src)
-        sel = re.fullmatch(r"R(\d+), 0xffff, !?P\d", src)
-        if ln.opcode == "BFI" or (ln.opcode.startswith("LOP3") and re.search(r", 0x(3f00|f0|f00), ", src)):
-            out[reg] = "bfi"           # offsets packed (sm_53 BFI, sm_86 LOP3 of y << 8 / 4, z << 8)
-        elif ln.opcode == "SEL" and sel:           # ptxas's clamp of a layer to 16 bits (sm_86)
-            out[reg] = out.get(int(sel.group(1)), "other")
-        elif ln.opcode.startswith(("MOV", "IMAD.MOV", "I2I", "FMUL")) and c:
-            out[reg] = int(c.group(1), 16)
-        elif ln.opcode == "MOV" and src == "RZ":
-            out[reg] = 0
-        else:
-            out[reg] = "other"
-    return out
-
-
-def test_packing_is_what_ptxas_makes(nv_tools):
+def test_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
     """For each PTX texture instruction ptxas compiles to a TEXS/TLDS form, the registers the
     lowering's table reads for the layer / coordinates / level / offsets hold those PTX operands
     in ptxas's code; every form of the tables is checked so (or listed as not made by ptxas)."""
-    from shader_svc import cubin, nvtools
-    from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53 import tools
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
     seen = set()
     for ins, (mn, target) in PTX_CASES.items():
-        cub = nvtools.ptxas(_ptx(ins), "sm_53")
-        code = cubin.kernels(cub)["k"].code
-        listing = tools.nvdisasm53_cubin(cub)["k"]
-        addrs = sorted(listing)
-        at = [a for a in addrs if listing[a].opcode.startswith(mn)]
-        assert len(at) == 1, (ins, [listing[a].opcode for a in addrs])
-        word = struct.unpack_from("<Q", code, at[0])[0]
-        inst = dec53.decode(word)
+        p = packed_sm53(ins, mn)
+        inst, src = p.inst, p.sources
         assert (inst.row.ir, inst.mods["target"]) == (mn, target), (ins, inst.text())
-        src = _sources([listing[a] for a in addrs if a < at[0]])
         _, arrayed, lod, ra_roles, rb_roles = (TEXS_FORMS if mn == "TEXS" else TLDS_FORMS)[target]
         for base, roles in ((inst.ops["a"]["reg"], ra_roles), (inst.ops["b"]["reg"], rb_roles)):
             for i, role in enumerate(roles):
@@ -221,12 +158,12 @@ def test_texs_array_and_volume(gpu, tmp_path, lod):
     from shader_svc.vk_graphics import Texture
 
     arr = np.random.default_rng(11).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
-    fs, img = draw(gpu, FS_TEXS_ARRAY.format(lod=lod), Texture(arr, kind="ARRAY_2D"))
+    fs, img = draw53(gpu, FS_TEXS_ARRAY.format(lod=lod), Texture(arr, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "texs_array")
     want = np.array([[arr[(x >> 2) & 3, int(uv(x, y)[1] * TS), int(uv(x, y)[0] * TS)] for x in range(W)]
                      for y in range(H)])
     assert (img == want).all()
-    fs, img = draw(gpu, FS_TEXS_3D.format(lod=lod), Texture(arr, kind="3D"))
+    fs, img = draw53(gpu, FS_TEXS_3D.format(lod=lod), Texture(arr, kind="3D"))
     spirv_val(fs, tmp_path, "texs_3d")
     assert (img == want).all()
 
@@ -238,7 +175,7 @@ def test_texs_cube(gpu, tmp_path, lod):
     faces = np.random.default_rng(12).integers(0, 256, (6, TS, TS, 4), dtype=np.uint8)
     text = FS_TEXS_CUBE.format(lod=lod)
     for d in [(1.0, 0.3, -0.6), (-0.2, -1.0, 0.7), (0.6, -0.45, 1.0), (-0.1, 0.9, -1.0)]:
-        fs, img = draw(gpu, text, Texture(faces, kind="CUBE"), uniforms={0: struct.pack("<3f", *d) + bytes(52)})
+        fs, img = draw53(gpu, text, Texture(faces, kind="CUBE"), uniforms={0: struct.pack("<3f", *d) + bytes(52)})
         assert (img == cube_texel(faces, d)).all(), d
     spirv_val(fs, tmp_path, "texs_cube")
 
@@ -249,14 +186,14 @@ def test_tlds_1d_3d_array(gpu, tmp_path):
     rng = np.random.default_rng(13)
     line = rng.integers(0, 256, (1, 1, TS, 4), dtype=np.uint8)
     vol = rng.integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
-    fs, img = draw(gpu, FS_TLDS_1D, Texture(line, kind="1D"))
+    fs, img = draw53(gpu, FS_TLDS_1D, Texture(line, kind="1D"))
     spirv_val(fs, tmp_path, "tlds_1d")
     assert (img == np.array([[line[0, 0, x & 3] for x in range(W)] for _ in range(H)])).all()
-    fs, img = draw(gpu, FS_TLDS_3D, Texture(vol, kind="3D"))
+    fs, img = draw53(gpu, FS_TLDS_3D, Texture(vol, kind="3D"))
     spirv_val(fs, tmp_path, "tlds_3d")
     want = np.array([[vol[(x >> 2) & 3, y & 3, x & 3] for x in range(W)] for y in range(H)])
     assert (img == want).all()
-    fs, img = draw(gpu, FS_TLDS_ARRAY, Texture(vol, kind="ARRAY_2D"))
+    fs, img = draw53(gpu, FS_TLDS_ARRAY, Texture(vol, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "tlds_array")
     assert (img == want).all()
 
@@ -269,7 +206,7 @@ def test_tlds_offsets(gpu, tmp_path, dx, dy):
 
     tex = np.random.default_rng(14).integers(0, 256, (TS, TS, 4), dtype=np.uint8)
     word = (dx & 0xF) | (dy & 0xF) << 4
-    fs, img = draw(gpu, FS_TLDS_AOFFI, Texture(tex), uniforms={0: struct.pack("<I", word) + bytes(60)})
+    fs, img = draw53(gpu, FS_TLDS_AOFFI, Texture(tex), uniforms={0: struct.pack("<I", word) + bytes(60)})
     spirv_val(fs, tmp_path, "tlds_aoffi")
     want = np.array([[tex[1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
     assert (img == want).all()
@@ -297,19 +234,7 @@ def test_untranslated_forms_are_refused(line, why):
 
 
 def test_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in LISTINGS + [FS_TXQ.format(mask="0xf", use=TXQ_USES["3D"])]:
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        words = [w for i, w in enumerate(q) if i % 4]
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
+    listings.check_sm53(LISTINGS + [FS_TXQ.format(mask="0xf", use=TXQ_USES["3D"])])
 
 
 # --- TXQ on a slot sampled as 3D / cube / 1D -----------------------------------------------------
@@ -345,7 +270,7 @@ def test_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, want):
 
     texels = np.random.default_rng(15).integers(0, 256, shape + (4,), dtype=np.uint8)
     text = FS_TXQ.format(mask=mask, use=TXQ_USES[kind])
-    fs, img = draw(gpu, text, Texture(texels, kind=kind))
+    fs, img = draw53(gpu, text, Texture(texels, kind=kind))
     spirv_val(fs, tmp_path, "txq")
     expect = [round(v / 256 * 255) for v in want] + [0] * (4 - len(want))
     assert (img == np.array(expect)).all(), img[0, 0]
@@ -413,7 +338,7 @@ def test_sm86_packing_is_what_ptxas_makes(nv_tools):
     names = {"1D": 0, "2D": 1, "3D": 2, "CUBE": 3, "ARRAY_1D": 4, "ARRAY_2D": 5, "ARRAY_CUBE": 7}
     counts = set()
     for ins in PTX86:
-        ptx = _ptx(ins).replace(".version 7.0", ".version 7.1").replace("sm_53", "sm_86")
+        ptx = ptx_kernel(ins).replace(".version 7.0", ".version 7.1").replace("sm_53", "sm_86")
         lines = nvtools.nvdisasm_cubin(nvtools.ptxas(ptx, "sm_86"))["k"]
         assert cubin is not None
         at = [k for k, ln in enumerate(lines) if ln.opcode.split(".")[0] in ("TEX", "TLD", "TLD4")]
@@ -429,22 +354,13 @@ def test_sm86_packing_is_what_ptxas_makes(nv_tools):
             ".DC" in tex.opcode)
         split = source_split(len(roles), sum(r in ("layer", "x", "y", "z") for r in roles))
         counts.add(len(roles))
-        src = _sources(lines[:at[0]])
+        src = register_sources(lines[:at[0]])
         where = [a + i for i in range(split)] + [b + i for i in range(len(roles) - split)]
         for role, r in zip(roles, where):
             assert src.get(r) == ROLE_PARAM86[role], (ins, tex.text, role, f"R{r}", src.get(r))
         if len(roles) == 2:
             assert b in (255, a + 1), tex.text
     assert counts == {1, 2, 3, 4, 5}
-
-
-def _draw86(gpu, text, textures, uniforms=None):
-    from test_bindless import FS_HDR, quad
-    from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv
-
-    fs = spirv("fragment", text, FS_HDR)
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    return fs, gpu.draw(vs, fs, quad(), (W, H), textures=textures, uniforms=uniforms).astype(int)
 
 
 # uv perspective-correct; y & 3 (a layer / slice) in R9; the texel (x & 3, y & 3) in R10, R11
@@ -522,10 +438,10 @@ def test_sm86_tex_array_and_volume(gpu, tmp_path, lod):
     arr = np.random.default_rng(21).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     want = np.array([[arr[y & 3, int(uv(x, y)[1] * TS), int(uv(x, y)[0] * TS)] for x in range(W)]
                      for y in range(H)])
-    fs, img = _draw86(gpu, FS86_TEX_ARRAY.format(lod=lod), {0: Texture(arr, kind="ARRAY_2D")})
+    fs, img = draw86(gpu, FS86_TEX_ARRAY.format(lod=lod), Texture(arr, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "tex86_array")
     assert (img == want).all()
-    fs, img = _draw86(gpu, FS86_TEX_3D.format(lod=lod), {0: Texture(arr, kind="3D")})
+    fs, img = draw86(gpu, FS86_TEX_3D.format(lod=lod), Texture(arr, kind="3D"))
     spirv_val(fs, tmp_path, "tex86_3d")
     assert (img == want).all()
 
@@ -536,7 +452,7 @@ def test_sm86_tex_cube(gpu, tmp_path, lod):
 
     faces = np.random.default_rng(22).integers(0, 256, (6, TS, TS, 4), dtype=np.uint8)
     for d in [(1.0, 0.3, -0.6), (-0.2, -1.0, 0.7), (0.6, -0.45, 1.0), (-0.1, 0.9, -1.0)]:
-        fs, img = _draw86(gpu, FS86_TEX_CUBE.format(lod=lod), {0: Texture(faces, kind="CUBE")},
+        fs, img = draw86(gpu, FS86_TEX_CUBE.format(lod=lod), Texture(faces, kind="CUBE"),
                           uniforms={0: struct.pack("<3f", *d) + bytes(52)})
         assert (img == cube_texel(faces, d)).all(), d
     spirv_val(fs, tmp_path, "tex86_cube")
@@ -549,33 +465,24 @@ def test_sm86_tld_volume_array_line(gpu, tmp_path):
     vol = rng.integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     line = rng.integers(0, 256, (1, 1, TS, 4), dtype=np.uint8)
     want = np.array([[vol[y & 3, y & 3, x & 3] for x in range(W)] for y in range(H)])
-    fs, img = _draw86(gpu, FS86_TLD_3D, {0: Texture(vol, kind="3D")})
+    fs, img = draw86(gpu, FS86_TLD_3D, Texture(vol, kind="3D"))
     spirv_val(fs, tmp_path, "tld86_3d")
     assert (img == want).all()
-    fs, img = _draw86(gpu, FS86_TLD_ARRAY, {0: Texture(vol, kind="ARRAY_2D")})
+    fs, img = draw86(gpu, FS86_TLD_ARRAY, Texture(vol, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "tld86_array")
     assert (img == want).all()
-    fs, img = _draw86(gpu, FS86_TLD_1D, {0: Texture(line, kind="1D")})
+    fs, img = draw86(gpu, FS86_TLD_1D, Texture(line, kind="1D"))
     spirv_val(fs, tmp_path, "tld86_1d")
     assert (img == np.array([[line[0, 0, x & 3] for x in range(W)] for _ in range(H)])).all()
-
-
-def gather_ref(tex: np.ndarray, u: float, v: float, comp: int) -> np.ndarray:
-    """Vulkan's gather of one component around (u, v), clamped to the edge: texels
-    (i0, j1), (i1, j1), (i1, j0), (i0, j0)."""
-    th, tw = tex.shape[:2]
-    i0, j0 = int(np.floor(u * tw - 0.5)), int(np.floor(v * th - 0.5))
-    c = lambda j, i: int(tex[min(max(j, 0), th - 1), min(max(i, 0), tw - 1), comp])  # noqa: E731
-    return np.array([c(j0 + 1, i0), c(j0 + 1, i0 + 1), c(j0, i0 + 1), c(j0, i0)])
 
 
 def test_sm86_tld4_on_an_array(gpu, tmp_path):
     from shader_svc.vk_graphics import Texture
 
     arr = np.random.default_rng(24).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
-    fs, img = _draw86(gpu, FS86_TLD4_ARRAY, {0: Texture(arr, kind="ARRAY_2D")})
+    fs, img = draw86(gpu, FS86_TLD4_ARRAY, Texture(arr, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "tld4_86_array")
-    want = np.array([[gather_ref(arr[y & 3], *uv(x, y), 1) for x in range(W)] for y in range(H)])
+    want = np.array([[gather(arr[y & 3], *uv(x, y), 1) for x in range(W)] for y in range(H)])
     assert (img == want).all()
 
 
@@ -604,15 +511,13 @@ def test_sm86_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, use, want)
     from shader_svc.vk_graphics import Texture
 
     texels = np.random.default_rng(25).integers(0, 256, shape + (4,), dtype=np.uint8)
-    fs, img = _draw86(gpu, FS86_TXQ.format(mask=mask, use=use), {0: Texture(texels, kind=kind)})
+    fs, img = draw86(gpu, FS86_TXQ.format(mask=mask, use=use), Texture(texels, kind=kind))
     spirv_val(fs, tmp_path, "txq86")
     expect = [round(v / 256 * 255) for v in want] + [0] * (4 - len(want))
     assert (img == np.array(expect)).all(), img[0, 0]
 
 
 def test_sm86_reflection_and_refusals():
-    from test_bindless import FS_HDR
-    from test_sm86_draw import program
 
     for text, dim in ((FS86_TEX_ARRAY.format(lod=".LZ"), "ARRAY_2D"), (FS86_TEX_3D.format(lod=""), "3D"),
                       (FS86_TEX_CUBE.format(lod=".LL"), "CUBE"), (FS86_TLD_1D, "1D")):
@@ -626,14 +531,7 @@ def test_sm86_reflection_and_refusals():
 
 
 def test_sm86_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc import nvtools
-    from shader_svc.sm86.assemble import assemble_program
-
-    for text in LISTINGS86 + [FS86_TXQ.format(mask="0xf", use="TEX.LZ R10, R8, R8, R9, 0x0, 0x0, 3D")]:
-        code = assemble_program(text)
-        words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in nvtools.nvdisasm_raw(words)] == lines
+    listings.check_sm86(LISTINGS86 + [FS86_TXQ.format(mask="0xf", use="TEX.LZ R10, R8, R8, R9, 0x0, 0x0, 3D")])
 
 
 # === cube arrays (both architectures) ===========================================================
@@ -681,9 +579,9 @@ def test_cube_array_samples(gpu, tmp_path, arch, text):
         for d in CUBE_DIRS:
             u = {0: struct.pack("<3fI", *d, cube) + bytes(48)}
             if arch == 53:
-                fs, img = draw(gpu, text, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
+                fs, img = draw53(gpu, text, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
             else:
-                fs, img = _draw86(gpu, text, {0: Texture(faces, kind="ARRAY_CUBE")}, uniforms=u)
+                fs, img = draw86(gpu, text, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
             assert (img == cube_texel(faces[6 * cube:6 * cube + 6], d)).all(), (cube, d)
     spirv_val(fs, tmp_path, "cube_array")
 
@@ -698,21 +596,14 @@ def test_cube_array_gathers(gpu, tmp_path, arch):
         for d in CUBE_DIRS:
             u = {0: struct.pack("<3fI", *d, cube) + bytes(48)}
             if arch == 53:
-                fs, img = draw(gpu, FS53_CUBE_ARRAY_GATHER, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
+                fs, img = draw53(gpu, FS53_CUBE_ARRAY_GATHER, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
             else:
-                fs, img = _draw86(gpu, FS86_CUBE_ARRAY_GATHER, {0: Texture(faces, kind="ARRAY_CUBE")}, uniforms=u)
+                fs, img = draw86(gpu, FS86_CUBE_ARRAY_GATHER, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
             assert (img == int(cube_texel(faces[6 * cube:6 * cube + 6], d)[2])).all(), (cube, d)
     spirv_val(fs, tmp_path, "cube_array_gather")
 
 
 def test_cube_array_reflection_and_listings(nv_tools):
-    from shader_svc import nvtools
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-    from shader_svc.sm86.assemble import assemble_program
-    from test_bindless import FS_HDR
-    from test_sm86_draw import program
-
     assert tr.reflect(tr.make_program(53, 3, program53(FS53_CUBE_ARRAY.format(lod=".LZ", rb=""), FS53_HDR))
                       ).texture_dims == ("ARRAY_CUBE",)
     assert tr.reflect(tr.make_program(86, 3, program("fragment", FS86_CUBE_ARRAY_LL, FS_HDR))
@@ -745,7 +636,7 @@ def test_texs_depth_compare(gpu, tmp_path, form):
     depths = np.random.default_rng(27).integers(1, 1000, (4, TS, TS)).astype(np.float32) / 1000
     tex = Texture(depths, kind="ARRAY_2D", compare="LESS") if form == "array" else Texture(depths[0], compare="LESS")
     for dref in (0.3, 0.6005):
-        fs, img = draw(gpu, FS_TEXS_DC.format(tex=TEXS_DC[form]), tex, uniforms={0: struct.pack("<f", dref) + bytes(60)})
+        fs, img = draw53(gpu, FS_TEXS_DC.format(tex=TEXS_DC[form]), tex, uniforms={0: struct.pack("<f", dref) + bytes(60)})
         for y in range(H):
             for x in range(W):
                 u, v = uv(x, y)
@@ -756,20 +647,7 @@ def test_texs_depth_compare(gpu, tmp_path, form):
 
 
 def test_texs_dc_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for tex in TEXS_DC.values():
-        text = FS_TEXS_DC.format(tex=tex)
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw([w for i, w in enumerate(q) if i % 4])
-                ][:len(lines)] == lines
+    listings.check_sm53([FS_TEXS_DC.format(tex=tex) for tex in TEXS_DC.values()])
 
 
 # === TEX (full) depth compare (SM53) ============================================================
@@ -793,7 +671,7 @@ def test_tex_depth_compare(gpu, tmp_path, form):
     array = form.endswith("array")
     tex = Texture(depths, kind="ARRAY_2D", compare="GREATER") if array else Texture(depths[0], compare="GREATER")
     for dref in (0.35, 0.7005):
-        fs, img = draw(gpu, FS_TEX_DC[form], tex, uniforms={0: struct.pack("<f", dref) + bytes(60)})
+        fs, img = draw53(gpu, FS_TEX_DC[form], tex, uniforms={0: struct.pack("<f", dref) + bytes(60)})
         for y in range(H):
             for x in range(W):
                 u, v = uv(x, y)
@@ -803,46 +681,27 @@ def test_tex_depth_compare(gpu, tmp_path, form):
     spirv_val(fs, tmp_path, "tex_dc")
 
 
-def test_tex_dc_packing_and_listings(nv_tools):
+def test_tex_dc_packing_and_listings(nv_tools, nvdisasm53):
     """ptxas's TEX .DC (2D array .LL, cube .LL / .LZ, cube array .LL): the layer and coordinates
     in Ra's tuple, (the level,) the reference in Rb's; the listings print back under nvdisasm."""
-    from shader_svc import cubin, nvtools
-    from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
     from shader_svc.sm53.to_spirv_gfx import TEX_DIMS
 
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
     cases = [f"tex.level.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], %f5, %f3;",
              f"tex.level.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f4,%f4}}], %f5, %f3;",
              f"tex.level.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f4,%f4}}], 0f00000000, %f3;",
              f"tex.level.acube.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f4}}], %f5, %f3;"]
-    want = {"layer": 0x154, "x": 0x148, "y": 0x14C, "lod": 0x158, "dref": 0x150}
+    # a cube's z is PTX's d here (0x154 when not arrayed): ptxas's FMUL by it
+    want = {"layer": 0x154, "x": 0x148, "y": 0x14C, "z": 0x154, "lod": 0x158, "dref": 0x150}
     for ins in cases:
-        cub = nvtools.ptxas(_ptx(ins), "sm_53")
-        listing = tools.nvdisasm53_cubin(cub)["k"]
-        addrs = sorted(listing)
-        at = [a for a in addrs if listing[a].opcode.startswith("TEX")]
-        assert len(at) == 1
-        inst = dec53.decode(struct.unpack_from("<Q", cubin.kernels(cub)["k"].code, at[0])[0])
+        p = packed_sm53(ins, "TEX")
+        inst = p.inst
         assert inst.mods["DC"], inst.text()
         _, arrayed, n = TEX_DIMS[inst.ops["dim"]["sym"]]
-        # a cube's z is PTX's d here (0x154 when not arrayed): ptxas's FMUL by it
         roles = ["layer"] * arrayed + ["x", "y", "z"][:n]
         rb_roles = ["lod"] * (inst.mods["lod"] == 3) + ["dref"]
-        src = _sources([listing[a] for a in addrs if a < at[0]])
         a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
-        for reg, role in [(a + i, r) for i, r in enumerate(roles)] + [(b + i, r) for i, r in enumerate(rb_roles)]:
-            assert src.get(reg) == want.get(role, 0x154), (ins, inst.text(), role, reg, src.get(reg))
-    for text in FS_TEX_DC.values():
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw([w for i, w in enumerate(q) if i % 4])
-                ][:len(lines)] == lines
+        p.check_roles([(a + i, r) for i, r in enumerate(roles)] + [(b + i, r) for i, r in enumerate(rb_roles)], want)
+    listings.check_sm53(FS_TEX_DC.values())
 
 
 # SM86 TEX .DC: 2D .LZ (u, v, reference: 2 + 1), 2D array .LL (layer, u, v + level, reference: 3 + 2)
@@ -863,22 +722,17 @@ TEX.LL.DC R6, R4, R0, R14, 0x0, 0x0, ARRAY_2D, 0x1
 
 @pytest.mark.parametrize("form", list(FS86_TEX_DC))
 def test_sm86_tex_depth_compare(gpu, tmp_path, form, nv_tools):
-    from shader_svc import nvtools
-    from shader_svc.sm86.assemble import assemble_program
     from shader_svc.vk_graphics import Texture
 
     depths = np.random.default_rng(29).integers(1, 1000, (4, TS, TS)).astype(np.float32) / 1000
     array = form.endswith("array")
     tex = Texture(depths, kind="ARRAY_2D", compare="LESS") if array else Texture(depths[0], compare="LESS")
     for dref in (0.25, 0.6505):
-        fs, img = _draw86(gpu, FS86_TEX_DC[form], {0: tex}, uniforms={0: struct.pack("<f", dref) + bytes(60)})
+        fs, img = draw86(gpu, FS86_TEX_DC[form], tex, uniforms={0: struct.pack("<f", dref) + bytes(60)})
         for y in range(H):
             for x in range(W):
                 u, v = uv(x, y)
                 want = 255 * int(np.float32(dref) < depths[y & 3 if array else 0, int(v * TS), int(u * TS)])
                 assert list(img[y, x]) == [want, 0, 0, 0], (form, dref, x, y)
     spirv_val(fs, tmp_path, "tex86_dc")
-    code = assemble_program(FS86_TEX_DC[form])
-    words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-    lines = [ln.strip() for ln in FS86_TEX_DC[form].strip().splitlines() if ln.strip()]
-    assert [r.text if r else None for r in nvtools.nvdisasm_raw(words)] == lines
+    listings.check_sm86([FS86_TEX_DC[form]])

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import re
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+import listings
+from ptxas_packing import V, packed_sm53, ptx_kernel, register_sources
+from quad_draw import FS53_HDR, FS_HDR, H, W, draw53, draw86, program, program53
 from shader_svc import translate as tr
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import listings  # noqa: E402
-from test_bindless import FS53_HDR, H, W, gpu, program53, quad  # noqa: E402,F401
-from test_sm86_draw import VS_PASS, VS_PASS_HDR, spirv, spirv_val  # noqa: E402
-from test_tex_short_dims import _ptx, _sources  # noqa: E402
+from spirv_checks import spirv_val
+from texel_refs import cube_texel
 
 GS = 8          # gathered textures are 8x8: no sample point of the 32x16 quad is a rounding tie
 
@@ -66,12 +63,6 @@ def _uniforms(dx: int, dy: int, dref: float) -> dict:
     return {0: struct.pack("<If", (dx & 0x3F) | (dy & 0x3F) << 8, dref) + bytes(56)}
 
 
-def _draw53(gpu, text, tex, uniforms):
-    fs = tr.translate(tr.make_program(53, 3, program53(text, FS53_HDR)))
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    return fs, gpu.draw(vs, fs, quad(), (W, H), textures={0: tex}, uniforms=uniforms).astype(int)
-
-
 @pytest.mark.parametrize("dx,dy", [(1, -2), (-3, 1), (0, 0), (-32, 31)])
 def test_sm53_tld4s_offsets(gpu, tmp_path, dx, dy):
     """dx != dy catches swapped fields, negative values the sign, -32 / 31 the field width
@@ -79,7 +70,7 @@ def test_sm53_tld4s_offsets(gpu, tmp_path, dx, dy):
     from shader_svc.vk_graphics import Texture
 
     texels = np.random.default_rng(31).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
-    fs, img = _draw53(gpu, FS53_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
+    fs, img = draw53(gpu, FS53_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
     spirv_val(fs, tmp_path, "tld4s_off")
     assert (img == gather_ref(texels[..., 1], dx, dy)).all()
 
@@ -91,61 +82,34 @@ def test_sm53_tld4s_depth_compare(gpu, tmp_path, text, dx, dy):
 
     depths = np.random.default_rng(32).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for dref in (0.25, 0.5, 0.7505):
-        fs, img = _draw53(gpu, text, Texture(depths, compare="LESS"), _uniforms(dx, dy, dref))
+        fs, img = draw53(gpu, text, Texture(depths, compare="LESS"), _uniforms(dx, dy, dref))
         want = (np.float32(dref) < gather_ref(depths, dx, dy)).astype(int) * 255
         assert (img == want).all(), dref
     spirv_val(fs, tmp_path, "tld4s_dc")
 
 
-def test_sm53_tld4s_packing_is_what_ptxas_makes(nv_tools):
+def test_sm53_tld4s_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
     """ptxas's TLD4S for PTX tld4 with offsets {c, d} and / or a depth reference e: coordinates
     from a, b in Ra's pair; Rb the BFI-packed offsets word, then e."""
-    from shader_svc import cubin, nvtools
-    from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53 import tools
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    v = "{%f10,%f11,%f12,%f13}"
-    cases = {f"tld4.g.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], {{%r3,%r4}};": ("off",),
-             f"tld4.r.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], %f5;": ("dref",),
-             f"tld4.r.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], {{%r3,%r4}}, %f5;": ("off", "dref")}
+    cases = {f"tld4.g.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], {{%r3,%r4}};": ("off",),
+             f"tld4.r.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], %f5;": ("dref",),
+             f"tld4.r.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], {{%r3,%r4}}, %f5;": ("off", "dref")}
     want = {"x": 0x148, "y": 0x14C, "off": "bfi", "dref": 0x158}
     for ins, rb_roles in cases.items():
-        cub = nvtools.ptxas(_ptx(ins), "sm_53")
-        listing = tools.nvdisasm53_cubin(cub)["k"]
-        addrs = sorted(listing)
-        at = [a for a in addrs if listing[a].opcode.startswith("TLD4S")]
-        assert len(at) == 1
-        inst = dec53.decode(struct.unpack_from("<Q", cubin.kernels(cub)["k"].code, at[0])[0])
+        p = packed_sm53(ins, "TLD4S")
+        inst, listing, addrs = p.inst, p.listing, sorted(p.listing)
         assert (bool(inst.mods["AOFFI"]), bool(inst.mods["DC"])) == ("off" in rb_roles, "dref" in rb_roles)
-        src = _sources([listing[a] for a in addrs if a < at[0]])
         a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
-        for reg, role in [(a, "x"), (a + 1, "y")] + [(b + i, r) for i, r in enumerate(rb_roles)]:
-            assert src.get(reg) == want[role], (ins, inst.text(), role, reg, src.get(reg))
+        p.check_roles([(a, "x"), (a + 1, "y")] + [(b + i, r) for i, r in enumerate(rb_roles)], want)
         if "off" in rb_roles:      # the BFI: 6 bits of d at bit 8 over c (x in bits 0..5)
-            bfi = [listing[x] for x in addrs if x < at[0] and listing[x].opcode == "BFI"]
+            bfi = [listing[x] for x in addrs if x < p.at and listing[x].opcode == "BFI"]
             movs = {m.group(1): int(m.group(2), 16) for ln in listing.values()
                     if (m := re.fullmatch(r"(R\d+), (0x[0-9a-f]+)", ln.operands)) and ln.opcode == "MOV32I"}
             assert len(bfi) == 1 and movs.get(bfi[0].operands.split(", ")[2]) == 0x608, bfi
 
 
 def test_sm53_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in LISTINGS53:
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        words = [w for i, w in enumerate(q) if i % 4]
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
+    listings.check_sm53(LISTINGS53)
 
 
 def test_one_slot_with_and_without_comparison_is_refused():
@@ -184,7 +148,7 @@ def test_sm53_tld4_array_with_offsets(gpu, tmp_path, dx, dy):
     from shader_svc.vk_graphics import Texture
 
     arr = np.random.default_rng(33).integers(0, 256, (4, GS, GS, 4), dtype=np.uint8)
-    fs, img = _draw53(gpu, FS53_FULL_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
+    fs, img = draw53(gpu, FS53_FULL_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
     spirv_val(fs, tmp_path, "tld4_array_off")
     for layer in range(4):
         want = gather_ref(arr[layer, ..., 1], dx, dy)
@@ -198,7 +162,7 @@ def test_sm53_tld4_depth_compare(gpu, tmp_path, text, dx, dy):
 
     depths = np.random.default_rng(34).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for dref in (0.3, 0.6125):
-        fs, img = _draw53(gpu, text, Texture(depths, compare="GREATER"), _uniforms(dx, dy, dref))
+        fs, img = draw53(gpu, text, Texture(depths, compare="GREATER"), _uniforms(dx, dy, dref))
         want = (np.float32(dref) > gather_ref(depths, dx, dy)).astype(int) * 255
         assert (img == want).all(), dref
     spirv_val(fs, tmp_path, "tld4_dc")
@@ -207,66 +171,40 @@ def test_sm53_tld4_depth_compare(gpu, tmp_path, text, dx, dy):
 def test_sm53_tld4_cube_picks_the_face(gpu, tmp_path):
     """Faces of one colour each: every gathered texel is the face's blue (x, y, z from Ra..Ra+2)."""
     from shader_svc.vk_graphics import Texture
-    from test_sm53_tex_dims import cube_texel
 
     faces = np.zeros((6, 4, 4, 4), np.uint8)
     faces[..., 2] = np.array([20, 60, 100, 140, 180, 220], np.uint8)[:, None, None]
     # minor components within 0.75 of the major: the 2x2 footprint stays inside the face
     for d in [(1.0, 0.3, -0.6), (-0.2, -1.0, 0.7), (0.6, -0.45, 1.0), (-0.1, 0.5, -1.0), (-1.0, 0.2, 0.1)]:
         u = {0: bytes(8) + struct.pack("<3f", *d) + bytes(44)}
-        fs, img = _draw53(gpu, FS53_FULL_CUBE, Texture(faces, kind="CUBE"), u)
+        fs, img = draw53(gpu, FS53_FULL_CUBE, Texture(faces, kind="CUBE"), u)
         assert (img == int(cube_texel(faces, d)[2])).all(), d
     spirv_val(fs, tmp_path, "tld4_cube")
 
 
-def test_sm53_tld4_packing_is_what_ptxas_makes(nv_tools):
+def test_sm53_tld4_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
     """ptxas's full TLD4 (arrays, cubes): the layer and coordinates in Ra's tuple, the BFI-packed
     offsets then the reference in Rb's."""
-    from shader_svc import cubin, nvtools
-    from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53 import tools
     from shader_svc.sm53.to_spirv_gfx import TEX_DIMS
 
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    v = "{%f10,%f11,%f12,%f13}"
-    cases = [f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}}, %f5;",
-             f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], %f5;",
-             f"tld4.r.cube.v4.f32.f32 {v}, [t, {{%f1,%f2,%f3,%f3}}], %f5;",
-             f"tld4.g.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}];"]
+    cases = [f"tld4.r.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}}, %f5;",
+             f"tld4.r.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], %f5;",
+             f"tld4.r.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f3,%f3}}], %f5;",
+             f"tld4.g.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}];"]
     want = {"layer": 0x154, "x": 0x148, "y": 0x14C, "z": 0x150, "off": "bfi", "dref": 0x158}
     for ins in cases:
-        cub = nvtools.ptxas(_ptx(ins), "sm_53")
-        listing = tools.nvdisasm53_cubin(cub)["k"]
-        addrs = sorted(listing)
-        at = [a for a in addrs if listing[a].opcode.startswith("TLD4")]
-        assert len(at) == 1
-        inst = dec53.decode(struct.unpack_from("<Q", cubin.kernels(cub)["k"].code, at[0])[0])
+        p = packed_sm53(ins, "TLD4")
+        inst = p.inst
         _, arrayed, n = TEX_DIMS[inst.ops["dim"]["sym"]]
         ra_roles = ["layer"] * arrayed + ["x", "y", "z"][:n]
         rb_roles = ["off"] * (inst.mods["off"] == 1) + ["dref"] * inst.mods["DC"]
-        src = _sources([listing[a] for a in addrs if a < at[0]])
         a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
-        for reg, role in [(a + i, r) for i, r in enumerate(ra_roles)] + [(b + i, r) for i, r in enumerate(rb_roles)]:
-            assert src.get(reg) == want[role], (ins, inst.text(), role, reg, src.get(reg))
+        p.check_roles([(a + i, r) for i, r in enumerate(ra_roles)] + [(b + i, r) for i, r in enumerate(rb_roles)],
+                      want)
 
 
 def test_sm53_full_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-
-    try:
-        tools.nvdisasm53_path()
-    except tools.ToolUnavailable as e:
-        pytest.skip(f"LOUD SKIP: nvdisasm 11.8 unavailable (Debian unreachable): {e}")
-    for text in LISTINGS53_FULL:
-        code = asm53(text)
-        q = struct.unpack(f"<{len(code) // 8}Q", code)
-        words = [w for i, w in enumerate(q) if i % 4]
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        assert [r.text if r else None for r in tools.nvdisasm53_raw(words)][:len(lines)] == lines
+    listings.check_sm53(LISTINGS53_FULL)
 
 
 @pytest.mark.parametrize("line,why", [
@@ -315,24 +253,16 @@ TLD4.G.AOFFI R6, R4, R10, R12, 0x0, 0x0, ARRAY_2D
 LISTINGS86 = [FS86_OFF, FS86_DC, FS86_OFF_DC, FS86_ARRAY_OFF]
 
 
-def _draw86(gpu, text, tex, uniforms):
-    from test_bindless import FS_HDR
-
-    fs = spirv("fragment", text, FS_HDR)
-    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
-    return fs, gpu.draw(vs, fs, quad(), (W, H), textures={0: tex}, uniforms=uniforms).astype(int)
-
-
 @pytest.mark.parametrize("dx,dy", [(1, -2), (-32, 31), (0, 0)])
 def test_sm86_tld4_offsets(gpu, tmp_path, dx, dy):
     from shader_svc.vk_graphics import Texture
 
     texels = np.random.default_rng(41).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
-    fs, img = _draw86(gpu, FS86_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
+    fs, img = draw86(gpu, FS86_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
     spirv_val(fs, tmp_path, "tld4_86_off")
     assert (img == gather_ref(texels[..., 1], dx, dy)).all()
     arr = np.random.default_rng(42).integers(0, 256, (4, GS, GS, 4), dtype=np.uint8)
-    fs, img = _draw86(gpu, FS86_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
+    fs, img = draw86(gpu, FS86_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
     spirv_val(fs, tmp_path, "tld4_86_array_off")
     for layer in range(4):
         rows = [y for y in range(H) if y & 3 == layer]
@@ -345,7 +275,7 @@ def test_sm86_tld4_depth_compare(gpu, tmp_path, text, dx, dy):
 
     depths = np.random.default_rng(43).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for dref in (0.2, 0.5005):
-        fs, img = _draw86(gpu, text, Texture(depths, compare="LESS_OR_EQUAL"), _uniforms(dx, dy, dref))
+        fs, img = draw86(gpu, text, Texture(depths, compare="LESS_OR_EQUAL"), _uniforms(dx, dy, dref))
         assert (img == (np.float32(dref) <= gather_ref(depths, dx, dy)).astype(int) * 255).all(), dref
     spirv_val(fs, tmp_path, "tld4_86_dc")
 
@@ -366,7 +296,7 @@ def test_sm86_tld4_packing_is_what_ptxas_makes(nv_tools):
     want = {"x": 0x168, "y": 0x16C, "z": 0x170, "layer": 0x174, "off": "bfi", "dref": 0x178}
     names = {"2D": 1, "CUBE": 3, "ARRAY_2D": 5}
     for ins in cases:
-        ptx = _ptx(ins).replace(".version 7.0", ".version 7.1").replace("sm_53", "sm_86")
+        ptx = ptx_kernel(ins).replace(".version 7.0", ".version 7.1").replace("sm_53", "sm_86")
         lines = nvtools.nvdisasm_cubin(nvtools.ptxas(ptx, "sm_86"))["k"]
         at = [k for k, ln in enumerate(lines) if ln.opcode.startswith("TLD4")]
         assert len(at) == 1
@@ -378,24 +308,19 @@ def test_sm86_tld4_packing_is_what_ptxas_makes(nv_tools):
         roles = _GfxLower._roles(arrayed, n, False) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (
             ".DC" in tex.opcode)
         split = source_split(len(roles), sum(r in ("layer", "x", "y", "z") for r in roles))
-        src = _sources(lines[:at[0]])
+        src = register_sources(lines[:at[0]])
         where = [a + i for i in range(split)] + [b + i for i in range(len(roles) - split)]
         for role, r in zip(roles, where):
             assert src.get(r) == want[role], (ins, tex.text, role, f"R{r}", src.get(r))
 
 
 def test_sm86_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc import nvtools
-    from shader_svc.sm86.assemble import assemble_program
-
     listings.check_sm86(LISTINGS86)
 
 
 @pytest.mark.parametrize("line,why", [("TLD4.R.AOFFI R6, R4, R0, R2, 0x0, 0x0, CUBE", "offsets on a cube")])
 def test_sm86_tld4_forms_refused(line, why):
     from shader_svc.sm86.to_spirv import TranslateError
-    from test_bindless import FS_HDR
-    from test_sm86_draw import program
 
     with pytest.raises(TranslateError, match=re.escape(line.split(" ")[0]) + ".*" + why):
         tr.translate(tr.make_program(86, 3, program("fragment", PRO86 + line + "\nEXIT", FS_HDR)))
@@ -439,27 +364,19 @@ def test_ptp_gathers_move_each_texel(gpu, tmp_path, offs):
     from shader_svc.vk_graphics import Texture
 
     texels = np.random.default_rng(51).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
-    fs, img = _draw53(gpu, FS53_PTP, Texture(texels), _ptp_uniforms(offs))
+    fs, img = draw53(gpu, FS53_PTP, Texture(texels), _ptp_uniforms(offs))
     spirv_val(fs, tmp_path, "ptp53")
     assert (img == _ptp_ref(texels[..., 1], offs)).all()
-    fs, img = _draw86(gpu, FS86_PTP, Texture(texels), _ptp_uniforms(offs))
+    fs, img = draw86(gpu, FS86_PTP, Texture(texels), _ptp_uniforms(offs))
     spirv_val(fs, tmp_path, "ptp86")
     assert (img == _ptp_ref(texels[..., 1], offs)).all()
     depths = np.random.default_rng(52).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
-    fs, img = _draw53(gpu, FS53_PTP_DC, Texture(depths, compare="LESS"), _ptp_uniforms(offs, 0.5))
+    fs, img = draw53(gpu, FS53_PTP_DC, Texture(depths, compare="LESS"), _ptp_uniforms(offs, 0.5))
     assert (img == (np.float32(0.5) < _ptp_ref(depths, offs)).astype(int) * 255).all()
 
 
 def test_ptp_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc import nvtools
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-    from shader_svc.sm86.assemble import assemble_program
-
-    code = assemble_program(FS86_PTP)
-    words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
-    lines = [ln.strip() for ln in FS86_PTP.strip().splitlines() if ln.strip()]
-    assert [r.text if r else None for r in nvtools.nvdisasm_raw(words)] == lines
+    listings.check_sm86([FS86_PTP])
     listings.check_sm53((FS53_PTP, FS53_PTP_DC))
 
 
@@ -513,21 +430,16 @@ def test_tld_offsets_move_the_fetched_texel(gpu, tmp_path, dx, dy, dz):
     want3 = np.array([[vol[1 + dz, 1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
     want2 = np.array([[vol[0, 1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
     for text, tex, want in ((FS53_TLD_OFF_3D, Texture(vol, kind="3D"), want3), (FS53_TLD_OFF_LL, Texture(vol[0]), want2)):
-        fs, img = _draw53(gpu, text, tex, _fetch_word(dx, dy, dz))
+        fs, img = draw53(gpu, text, tex, _fetch_word(dx, dy, dz))
         spirv_val(fs, tmp_path, "tld53_off")
         assert (img == want).all(), text
     for text in (FS86_TLD_OFF_3D, FS86_TLD_OFF_LL):
-        fs, img = _draw86(gpu, text, Texture(vol, kind="3D"), _fetch_word(dx, dy, dz))
+        fs, img = draw86(gpu, text, Texture(vol, kind="3D"), _fetch_word(dx, dy, dz))
         spirv_val(fs, tmp_path, "tld86_off")
         assert (img == want3).all(), text
 
 
 def test_tld_offset_listings_are_what_nvdisasm_reads(nv_tools):
-    from shader_svc import nvtools
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.assemble import assemble_program as asm53
-    from shader_svc.sm86.assemble import assemble_program
-
     listings.check_sm86((FS86_TLD_OFF_3D, FS86_TLD_OFF_LL))
     listings.check_sm53((FS53_TLD_OFF_3D, FS53_TLD_OFF_LL))
 
@@ -546,6 +458,6 @@ def test_sm86_ptp_with_depth_compare(gpu, tmp_path):
 
     depths = np.random.default_rng(53).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for offs in PTP_CASES:
-        fs, img = _draw86(gpu, FS86_PTP_DC, Texture(depths, compare="LESS"), _ptp_uniforms(offs, 0.5))
+        fs, img = draw86(gpu, FS86_PTP_DC, Texture(depths, compare="LESS"), _ptp_uniforms(offs, 0.5))
         assert (img == (np.float32(0.5) < _ptp_ref(depths, offs)).astype(int) * 255).all(), offs
     spirv_val(fs, tmp_path, "ptp86_dc")
