@@ -152,14 +152,15 @@ def _canon(v):
 
 def _lift_key(fingerprint: str, plans: list) -> str:
     """Key of a shard's lifted C in the lift cache: the fingerprint and every field of its
-    plans (instructions as address and word; not ``resume_points``, which lifting fills)."""
+    plans (instructions as address and word; not ``resume_points``/``resume_twin``, which lifting
+    fills)."""
     h = hashlib.sha256(fingerprint.encode())
     for p in plans:
         for f in dataclasses.fields(p):
             v = getattr(p, f.name)
             if f.name == "insns":
                 h.update(b"".join(i.addr.to_bytes(8, "little") + i.word.to_bytes(4, "little") for i in v))
-            elif f.name != "resume_points":
+            elif f.name not in ("resume_points", "resume_twin"):
                 h.update(f"{f.name}={_canon(v)!r};".encode())
     return h.hexdigest()
 
@@ -223,7 +224,7 @@ def _lift_shard(args: tuple) -> ShardResult:
 
 def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[int], trust_abi: bool,
                 comments: bool, trace: bool) -> ShardResult:
-    from recompiler.lift.emitter import fname
+    from recompiler.lift.emitter import fname, rname
 
     bodies, entries, defined, callees, facts = [], [], [], set(), []
     for plan in plans:
@@ -235,7 +236,8 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
         name = fname(plan.entry)
         defined.append(name)
         entries.append((plan.entry, name, 1))
-        entries.extend((r, name, 2) for r in plan.resume_points)
+        resume_fn = rname(plan.entry) if plan.resume_twin else name
+        entries.extend((r, resume_fn, 2) for r in plan.resume_points)
         callees |= called
     protos = "".join(f"void {fname(a)}(NxCpu *s);\n" for a in sorted(callees | {p.entry for p in plans}))
     text = '#include "lifted.h"\n' + protos + "\n".join(bodies)

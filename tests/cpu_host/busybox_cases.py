@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_tmp import run_dir
+
 def fetch_busybox() -> Path:
     """Debian's arm64 busybox-static (downloaded once into the cache), or a loud skip."""
     from nxrecomp import debian
@@ -24,7 +26,7 @@ def fetch_busybox() -> Path:
 def shared_bundle(busybox: Path, tmp_path_factory) -> Path:
     """The recompiled bundle of one test run, shared by the xdist workers and the suites (the
     first to get the lock builds it, the others wait; shards come from the object cache)."""
-    root = tmp_path_factory.getbasetemp().parent
+    root = run_dir(tmp_path_factory)
     out = root / "bb-bundle"
     with open(root / "bb-bundle.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.realprogs import sources
+from tests.shared_tmp import run_dir
 
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
 
@@ -25,7 +26,7 @@ def program(name: str) -> Path:
 
 def bundle(name: str, tmp_path_factory) -> Path:
     binary = program(name)
-    root = tmp_path_factory.getbasetemp().parent
+    root = run_dir(tmp_path_factory)
     out = root / f"realprog-{name}-bundle"
     with open(root / f"realprog-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

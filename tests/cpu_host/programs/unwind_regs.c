@@ -6,6 +6,7 @@
  * registers across calls to leaves, to functions that use callee-saved registers themselves,
  * through tail calls, and across longjmps that unwind several frames whose callers keep
  * running afterwards (their C frames are gone: nx_run re-creates them from their records).
+ * A switch-dispatched loop (interp) keeps running in its resume twin after such a longjmp.
  * Every result is printed; the test compares the output with qemu-aarch64's. */
 #include <setjmp.h>
 #include <stdint.h>
@@ -98,12 +99,43 @@ NOINLINE static uint64_t driver(uint64_t v) {
     return r ^ d0 ^ d1 ^ d2 ^ d3 ^ d4 ^ d5;
 }
 
+/* a switch-dispatched loop (a jump table: the lifter gives such a function a resume twin, which
+ * holds its resume points) that keeps running after a longjmp below it unwound its C frame: from
+ * there on this call runs in the twin, with its values taken from NxCpu */
+NOINLINE static uint64_t interp(const unsigned char *code, int n, uint64_t acc) {
+    uint64_t r0 = acc, r1 = acc ^ 0x1234, r2 = acc * 3, r3 = 7;
+    for (int pc = 0; pc < n; pc++) {
+        switch (code[pc]) {
+        case 0: r0 += r1; break;
+        case 1: r1 = leaf_mix(r1, r2); break;
+        case 2: r2 ^= r0 >> 3; break;
+        case 3: r3 = r3 * 31 + catcher(r0 + r3, 1); break;     /* a longjmp below this frame */
+        case 4: r0 = busy(r0, 1); break;
+        case 5: r1 -= r3; break;
+        case 6: r2 = tail(r2, 1); break;
+        case 7: r3 ^= r1 + r2; break;
+        case 8: r0 = r0 * 5 + 1; break;
+        case 9: r1 = (r1 << 7) | (r1 >> 57); break;
+        case 10: r2 += r3 * 9; break;
+        case 11: r3 -= r0 & 0xffff; break;
+        case 12: r0 ^= r2 + 0x9e37; break;
+        case 13: r1 += r0 >> 11; break;
+        case 14: r2 = ~r2 + r1; break;
+        case 15: r3 = r3 * 3 ^ r2; break;
+        }
+    }
+    return r0 ^ r1 ^ r2 ^ r3;
+}
+
+static const unsigned char PROGRAM[] = {0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15, 1, 0, 3, 7, 12, 2, 5, 6, 4, 0, 7, 9};
+
 int main(int argc, char **argv) {
     uint64_t acc = 0;
     int n = argc > 1 ? atoi(argv[1]) : 200;
     for (int i = 0; i < n; i++) {
         uint64_t r = top((uint64_t)i * 2654435761u);
         acc = leaf_mix(acc, r) + catcher((uint64_t)i, 0) + driver(acc ^ (uint64_t)i);
+        acc ^= interp(PROGRAM, (int)sizeof PROGRAM - i % 3, acc);
         if (i % 50 == 0) printf("%d %016llx %016llx\n", i, (unsigned long long)r, (unsigned long long)acc);
     }
     printf("acc %016llx hits %d\n", (unsigned long long)acc, depth_hit);
