@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from gpu_host import events
 from gpu_host import packets as P
 from gpu_host import png
 from gpu_host.formats import FORMATS
@@ -112,9 +113,12 @@ class Engine:
                 t1 = time.perf_counter()
                 pl = plan(seq, cmds, self.objects)
                 t2 = time.perf_counter()
-                reads = self.replayer.texture_reads(pl)
-                snap = snapshot or Snapshot.take(pl, self.objects.memory, reads)
-                res = self.replayer.run(pl, snap, reads)
+                if pl.waits and snapshot is None:   # EVENT_WAIT: run in parts, waiting between them
+                    res, snap = events.run_parts(self, pl), None
+                else:
+                    reads = self.replayer.texture_reads(pl)
+                    snap = snapshot or Snapshot.take(pl, self.objects.memory, reads)
+                    res = self.replayer.run(pl, snap, reads)
             except SubmissionError as e:
                 self.dropped += 1
                 self.replayer.forget_uploads()     # its DIRTY ranges are lost with it
@@ -130,7 +134,7 @@ class Engine:
             log.debug("submission %d: %d packets %d draws in %.1f ms (check %.1f, plan %.1f, replay %.1f)", seq,
                       len(packets), res.draws, self.last_replay_ms, (t1 - t0) * 1000, (t2 - t1) * 1000,
                       (time.perf_counter() - t2) * 1000)
-            if self.recorder and snapshot is None:
+            if self.recorder and snapshot is None and snap is not None:
                 self.recorder.submit(seq, packets, snap.data)
         for fr in res.frames:
             self.frames.append(fr)

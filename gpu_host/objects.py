@@ -109,6 +109,15 @@ class Program:
         """Binding -> the view kind a stage samples it as (spirv_reflect's kinds)."""
         return {**dict(self.vertex.sampler_kinds), **dict(self.fragment.sampler_kinds)}
 
+    @functools.cached_property
+    def lookups(self) -> dict[int, str]:
+        """Binding -> "dref", "plain" or "both": whether the stages' lookups through it compare
+        with a reference (spirv_reflect's lookups; both stages' uses merged)."""
+        out: dict[int, str] = {}
+        for b, u in self.vertex.lookups + self.fragment.lookups:
+            out[b] = u if out.get(b, u) == u else "both"
+        return out
+
     @property
     def pools(self) -> bool:
         """Whether a stage reads the bindless texture/sampler pools (descriptor set 1)."""

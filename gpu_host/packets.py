@@ -71,6 +71,9 @@ _OPS = [
                            ("write_mask", U32))),
     Op(27, "BLEND_CONSTANT", (("r", F32), ("g", F32), ("b", F32), ("a", F32))),
     Op(28, "MULTISAMPLE", (("samples", U32), ("alpha_to_coverage", BOOL))),
+    # NVN events (gpu_host/events.py): a u32 in pool memory the GPU writes/adds or waits on.
+    Op(29, "EVENT_SIGNAL", (("pool", U32), ("offset", U64), ("mode", U32), ("value", U32))),
+    Op(30, "EVENT_WAIT", (("pool", U32), ("offset", U64), ("mode", U32), ("value", U32))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -80,6 +83,9 @@ OP_VIEWPORT, OP_DRAW, OP_DRAW_INDEXED, OP_SIGNAL, OP_PRESENT, OP_BLEND = 11, 12,
 OP_WRITEBACK, OP_DIRTY, OP_POOLS = 17, 18, 19
 OP_DEPTH_TARGET, OP_CLEAR_DEPTH_STENCIL, OP_DEPTH_STENCIL, OP_RASTER, OP_DEPTH_BIAS = 20, 21, 22, 23, 24
 OP_SCISSOR, OP_BLEND_STATE, OP_BLEND_CONSTANT, OP_MULTISAMPLE = 25, 26, 27, 28
+OP_EVENT_SIGNAL, OP_EVENT_WAIT = 29, 30
+EVENT_SIGNAL_MODES = ("write", "add")
+EVENT_WAIT_MODES = ("equal", "gequal_wrap")
 
 # Enumerations of the state packets: Vulkan's own numbering, so replay passes them straight on.
 COMPARE_OPS = ("never", "less", "equal", "less_or_equal", "greater", "not_equal", "greater_or_equal", "always")
@@ -112,6 +118,7 @@ def _enum_limits() -> dict[tuple[int, str], int]:
         (OP_BLEND_STATE, "color_op"): len(BLEND_OPS) - 1, (OP_BLEND_STATE, "alpha_op"): len(BLEND_OPS) - 1,
         (OP_SCISSOR, "x"): 16384, (OP_SCISSOR, "y"): 16384, (OP_SCISSOR, "width"): 16384,
         (OP_SCISSOR, "height"): 16384, (OP_MULTISAMPLE, "samples"): 16,
+        (OP_EVENT_SIGNAL, "mode"): len(EVENT_SIGNAL_MODES) - 1, (OP_EVENT_WAIT, "mode"): len(EVENT_WAIT_MODES) - 1,
     }
     for face in ("front", "back"):
         for f in ("fail", "depth_fail", "pass"):

@@ -17,7 +17,7 @@ import numpy as np
 import vulkan as vk
 from vulkan._vulkan import lib as _vklib   # direct entry points for the per-draw calls
 
-from gpu_host import blocklinear, texdecode
+from gpu_host import blocklinear, events, texdecode
 from gpu_host import packets as P
 from gpu_host.formats import FORMATS, TexFormat
 from gpu_host.objects import Memory, ObjectError, Objects, Texture
@@ -323,7 +323,9 @@ class Replayer:
         # 4. write-backs (before the caller publishes fences: a guest waiting on one sees the
         #    bytes), then frames
         for frame, t, o in reads:
-            if frame is None:
+            if frame is None and type(t) is tuple:     # EVENT_SIGNAL (gpu_host/events.py)
+                events.apply_signal(self.objects.memory, t)
+            elif frame is None:
                 self._write_back(t, self._guest_texels(t, rb.mapped, o))
         for frame, t, o in reads:
             if frame is None:
@@ -350,13 +352,20 @@ class Replayer:
                                       t.fmt.block_w, t.fmt.block_h)
         return np.ascontiguousarray(lin)
 
-    def dummy(self, kind: str) -> Image:
-        """A 1x1 image of view ``kind`` for a slot a shader reads that nothing is bound to."""
-        img = self.dummies.get(kind)
+    def dummy(self, kind: str, depth: bool = False) -> Image:
+        """A 1x1 image of view ``kind`` for a slot a shader reads that nothing is bound to;
+        ``depth``: a D32F one, for a slot the shader looks up with a depth comparison (Dref
+        needs a depth view)."""
+        key = kind + ("_depth" if depth else "")
+        img = self.dummies.get(key)
         if img is None:
             layers, cube = {"cube": (6, True), "cube_array": (12, True), "2d_array": (2, False)}.get(kind, (1, False))
-            img = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, layers=layers, cube=cube)
-            self.dummies[kind] = img
+            if depth:
+                img = self.dev.image(1, 1, vk.VK_FORMAT_D32_SFLOAT, TEX_USAGE, aspect=vk.VK_IMAGE_ASPECT_DEPTH_BIT,
+                                     layers=layers, cube=cube)
+            else:
+                img = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, layers=layers, cube=cube)
+            self.dummies[key] = img
         return img
 
     def _record(self, plan: Plan, cb: Any, arena: Buffer, where: dict, rb: Buffer | None):
@@ -470,7 +479,7 @@ class Replayer:
             elif op == P.OP_PROGRAM:
                 prev, program = program, objs.programs[cmd[1]]
                 pipe_dirty = True
-                if prev is None or prev.sampler_kinds != program.sampler_kinds:
+                if prev is None or prev.sampler_kinds != program.sampler_kinds or prev.lookups != program.lookups:
                     desc_dirty = True     # unbound slots get a dummy of the kind the program samples
             elif op == P.OP_VERTEX_LAYOUT:
                 layout = cmd
@@ -575,6 +584,8 @@ class Replayer:
                 res.draws += 1
             elif op == P.OP_SIGNAL:
                 res.fences.append((cmd[1], cmd[2]))
+            elif op == P.OP_EVENT_SIGNAL:     # applied after the run, in order with write-backs
+                reads.append((None, cmd, -1))
             elif op in (P.OP_PRESENT, P.OP_WRITEBACK):
                 end()
                 t = objs.textures[cmd[2] if op == P.OP_PRESENT else cmd[1]]
@@ -678,8 +689,14 @@ class Replayer:
         for s in range(4):
             t = texs.get(s)
             if t is None:
-                view = self.dummy(program.sampler_kinds.get(4 + s, "2d")).view
-                smp = self.sampler(False, False)
+                kind = program.sampler_kinds.get(4 + s, "2d")
+                if program.lookups.get(4 + s) in ("dref", "both") and kind != "other":
+                    # a depth view and a compare sampler whose op is NEVER: the lookup reads 0
+                    # whatever the dummy holds (a plain sampler under Dref is undefined)
+                    view, smp = self.dummy(kind, depth=True).view, self.sampler(False, False, 1)
+                else:
+                    view = self.dummy(kind).view
+                    smp = self.sampler(False, False)
             else:
                 sm = self.objects.samplers[t[1]]
                 view, smp = self.image_for(t[0]).sample_view, self.sampler(sm.linear, sm.repeat, sm.compare)

@@ -5,7 +5,9 @@ Layout: set 0, bindings 0-3 uniform blocks, bindings 4-7 combined image samplers
 constants or storage buffers.  Set 1 holds the guest's bindless pools (the shader service's
 lowering of TEX.B and kin): binding 0 an array of ``POOL_TEXTURES`` 2D sampled images, binding 1
 an array of ``POOL_SAMPLERS`` samplers; a program using them reports ``pools``.  Also reports the
-vertex stage's input locations.
+vertex stage's input locations, the view kind of each set-0 sampler and whether the code's
+lookups through it compare with a reference (Dref) or not (``lookups``, checked against the
+bound sampler's compare op at every draw).
 """
 from __future__ import annotations
 
@@ -16,6 +18,11 @@ SPIRV_MAGIC = 0x07230203
 OP_DECORATE, OP_VARIABLE, OP_TYPE_POINTER, OP_ENTRY_POINT = 71, 59, 32, 15
 OP_TYPE_IMAGE, OP_TYPE_SAMPLER, OP_TYPE_ARRAY, OP_CONSTANT = 25, 26, 28, 43
 OP_TYPE_SAMPLED_IMAGE = 27
+OP_LOAD, OP_COPY_OBJECT = 61, 83
+# image lookups through a combined image sampler (its id the third operand): those that compare
+# with a reference (Dref) and those that do not; OpImageFetch / OpImageRead take no sampler
+DREF_LOOKUPS = frozenset({89, 90, 93, 94, 97, 307, 308, 311, 312, 315})
+PLAIN_LOOKUPS = frozenset({87, 88, 91, 92, 96, 305, 306, 309, 310, 314})
 DIM_2D, DIM_CUBE = 1, 3
 POOL_TEXTURES = 16     # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
 POOL_SAMPLERS = 4      # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
@@ -38,6 +45,10 @@ class Reflection:
     # (binding, kind) of each set-0 sampler: "2d", "2d_array", "cube", "cube_array" or "other"
     # (what image view it must be given: a view of another type is undefined behaviour)
     sampler_kinds: tuple[tuple[int, str], ...] = ()
+    # (binding, "dref" / "plain" / "both") of each set-0 sampler the code looks up: whether its
+    # lookups compare with a reference.  A compare sampler under a plain lookup, or a plain
+    # sampler under a Dref lookup, is undefined in Vulkan: the draw is refused (validate.py)
+    lookups: tuple[tuple[int, str], ...] = ()
 
 
 def reflect(code: bytes, what: str) -> Reflection:
@@ -58,6 +69,8 @@ def reflect(code: bytes, what: str) -> Reflection:
     variables: list[tuple[int, int]] = []
     ptr_of: dict[int, int] = {}                  # variable -> its pointer type
     models = []
+    loaded: dict[int, int] = {}                  # OpLoad / OpCopyObject result -> what it was read from
+    uses: dict[int, set[str]] = {}               # variable -> "dref" / "plain" lookups through it
     i = 5
     while i < len(words):
         wc, op = words[i] >> 16, words[i] & 0xFFFF
@@ -85,11 +98,21 @@ def reflect(code: bytes, what: str) -> Reflection:
             ptr_of[ins[2]] = ins[1]
         elif op == OP_ENTRY_POINT and wc >= 3:
             models.append(ins[1])
+        elif op in (OP_LOAD, OP_COPY_OBJECT) and wc >= 4:
+            loaded[ins[2]] = ins[3]
+        elif (op in DREF_LOOKUPS or op in PLAIN_LOOKUPS) and wc >= 4:
+            src = ins[3]
+            for _ in range(8):                   # the variable the sampled image was loaded from
+                if src not in loaded:            # (bounded: a hostile module may loop its ids)
+                    break
+                src = loaded[src]
+            uses.setdefault(src, set()).add("dref" if op in DREF_LOOKUPS else "plain")
         i += wc
     if len(models) != 1:
         raise SpirvError(f"{what}: expected one entry point, found {len(models)}")
     inputs, bindings = set(), set()
     kinds: dict[int, str] = {}
+    lookups: dict[int, str] = {}
     pools = False
 
     def kind_of(vid: int) -> str:
@@ -135,6 +158,10 @@ def reflect(code: bytes, what: str) -> Reflection:
             bindings.add(b)
             if sc == SC_UNIFORM_CONSTANT:
                 kinds[b] = kind_of(vid)
+                u = uses.get(vid)
+                if u:
+                    lookups[b] = "both" if len(u) == 2 else next(iter(u))
         elif sc == SC_INPUT and DEC_LOCATION in d and DEC_BUILTIN not in d:
             inputs.add(d[DEC_LOCATION])
-    return Reflection(models[0], frozenset(inputs), frozenset(bindings), pools, tuple(sorted(kinds.items())))
+    return Reflection(models[0], frozenset(inputs), frozenset(bindings), pools, tuple(sorted(kinds.items())),
+                      tuple(sorted(lookups.items())))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpu_host import events
 from gpu_host import packets as P
-from gpu_host.objects import Objects, Texture
+from gpu_host.objects import Objects, Program, Sampler, Texture
 from gpu_host.ring_layout import NUM_FENCES
 
 MAX_UNIFORM = 65536
@@ -23,6 +24,7 @@ class Plan:
     ranges: list[tuple[int, int, int]] = field(default_factory=list)   # (pool, offset, size) to snapshot
     uploads: list[Texture] = field(default_factory=list)                # textures read from pool memory
     dirty: list[tuple[int, int, int]] = field(default_factory=list)    # (pool, offset, size) the CPU wrote
+    waits: int = 0                                                      # EVENT_WAITs: replayed in parts (events.py)
 
 
 def _range(objects: Objects, where: str, pool: int, offset: int, size: int) -> None:
@@ -57,12 +59,34 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
     return color, depth
 
 
+def _compare_matches(where: str, program: Program, slot: int, t: Texture, s: Sampler) -> None:
+    """A depth-compare lookup (SPIR-V Dref: TEXS/TEX/TLD4 .DC, GLSL sampler2DShadow) needs a
+    sampler with a compare op, and a lookup that does not compare needs one without: Vulkan
+    leaves either mismatch undefined (drivers return garbage or fault), so the draw is refused
+    naming the slot; so is a Dref lookup of a colour texture (only depth formats are sure to
+    support comparison).  A binding the code never looks up through (or only fetches from) passes."""
+    use = program.lookups.get(4 + slot)
+    if use in ("dref", "both") and not t.fmt.depth:
+        raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is a {t.fmt.name} texture, but program "
+                              f"{program.id} looks binding {4 + slot} up with a depth comparison (Dref), which "
+                              "needs a depth format (Vulkan leaves it undefined on colour formats)")
+    if use in ("dref", "both") and not s.compare:
+        raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is looked up with a depth comparison "
+                              f"(Dref) by program {program.id} at binding {4 + slot}, but sampler {s.id} is a "
+                              "plain sampler (no compare op; Vulkan leaves the result undefined)")
+    if use in ("plain", "both") and s.compare:
+        raise SubmissionError(f"{where}: sampler {s.id} in slot {slot} (texture {t.id}) has a compare op, but "
+                              f"program {program.id}'s lookup at binding {4 + slot} does not compare (no Dref; "
+                              "Vulkan leaves the result undefined)")
+
+
 def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     pl = Plan(seq, commands)
     seen: set[tuple[int, int, int]] = set()
     uploads: dict[int, Texture] = {}
     target = depth = program = layout = vertex = index = None
     tex_slots: dict[int, Texture] = {}
+    slot_samplers: dict[int, Sampler] = {}
     pool_textures: list[Texture] = []      # the last POOLS packet's registered entries
     for i, cmd in enumerate(commands):
         op = cmd[0]
@@ -115,6 +139,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if cmd[3] not in objects.samplers:
                 raise SubmissionError(f"{where}: field sampler {cmd[3]} is not a registered sampler")
             tex_slots[cmd[1]] = t
+            slot_samplers[cmd[1]] = objects.samplers[cmd[3]]
             if not t.render_target:
                 uploads[t.id] = t
         elif op == P.OP_POOLS:
@@ -152,6 +177,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 if want is not None and t.view_kind != want and (t.view_kind != "2d" or want != "other"):
                     raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is a {t.view_kind} texture; "
                                           f"program {program.id} samples binding {4 + slot} as {want}")
+                _compare_matches(where, program, slot, t, slot_samplers[slot])
             if program.pools:
                 for t in pool_textures:
                     if t is target or t is depth:
@@ -200,6 +226,11 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if t.fmt.depth:
                 raise SubmissionError(f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; "
                                       "only colour targets are presented")
+        elif op == P.OP_EVENT_SIGNAL or op == P.OP_EVENT_WAIT:
+            why = events.problem(objects.memory, cmd)
+            if why:
+                raise SubmissionError(f"{where}: {why}")
+            pl.waits += op == P.OP_EVENT_WAIT
         elif op in (P.OP_BEGIN, P.OP_END):
             raise SubmissionError(f"{where}: nested submission marker")
     pl.uploads = list(uploads.values())

@@ -14,6 +14,7 @@ APT_PACKAGES=(
   qemu-user                 # qemu-aarch64: oracle for whole programs
   mesa-vulkan-drivers libvulkan1 vulkan-tools   # lavapipe: Vulkan on the CPU
   spirv-tools glslang-tools # spirv-val / spirv-dis
+  vulkan-validationlayers   # Khronos validation: tests that run the GPU process under it
   xvfb xauth                # a virtual display for window tests
   x11-apps x11-utils xdotool # window tests: xwd captures, xwininfo finds, xdotool types (XTEST)
   cmake ninja-build dpkg-dev libx11-dev libxext-dev   # SDL3 built from Debian's source (gpu_host/sdl3_build.py)

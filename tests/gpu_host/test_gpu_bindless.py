@@ -21,8 +21,9 @@ from shader_svc.sm86.assemble import assemble_program
 # The programs the shader service's own bindless tests draw (tests/shader_svc/test_bindless.py):
 # per-pixel handles (texture x & 7, sampler y & 3) and a handle from c[0x0][0x0]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))
-from test_bindless import FS_HDR, FS_PER_PIXEL, FS_UNIFORM, TS, handle, quad, sample  # noqa: E402
-from test_sm86_draw import VS_PASS, VS_PASS_HDR  # noqa: E402
+from quad_draw import FS_HDR, TS, VS_PASS, VS_PASS_HDR, quad  # noqa: E402
+from test_bindless import FS_PER_PIXEL, FS_UNIFORM, handle  # noqa: E402
+from texel_refs import sample  # noqa: E402
 
 
 def spirv(stage: str, text: str, hdr: dict) -> bytes:

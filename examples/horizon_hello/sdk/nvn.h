@@ -20,6 +20,7 @@ NVN_OBJ(NVNbuffer); NVN_OBJ(NVNbufferBuilder); NVN_OBJ(NVNtexture); NVN_OBJ(NVNt
 NVN_OBJ(NVNsampler); NVN_OBJ(NVNsamplerBuilder); NVN_OBJ(NVNtexturePool); NVN_OBJ(NVNsamplerPool);
 NVN_OBJ(NVNprogram); NVN_OBJ(NVNqueue); NVN_OBJ(NVNqueueBuilder); NVN_OBJ(NVNcommandBuffer);
 NVN_OBJ(NVNsync); NVN_OBJ(NVNwindow); NVN_OBJ(NVNwindowBuilder);
+NVN_OBJ(NVNevent); NVN_OBJ(NVNeventBuilder);
 typedef uint64_t NVNcommandHandle;
 typedef uint64_t NVNbufferAddress;
 typedef uint64_t NVNtextureHandle;
@@ -94,6 +95,19 @@ typedef struct { uint32_t samples, alpha_to_coverage; } NVNmultisampleState;
 /* NVNcolorState.blend_enable (above) is a mask: bit i enables blending on colour target i.  A
  * recording that binds a colour state before any blend or channel-mask state gets the older
  * meaning of an enabled blend: source-alpha over. */
+/* Events: a 32-bit value in memory-pool storage (nvnEventBuilderSetStorage: pool, 4-aligned offset).
+ * The CPU reads it with nvnEventGetValue and writes it with nvnEventSignal (WRITE the value or ADD
+ * it, modulo 2^32) in place, no flush needed.  nvnCommandBufferSignalEvent makes the GPU write or add
+ * the value once the commands recorded before it completed (before the fences after it signal;
+ * location and flags are accepted and ignored: every signal is at the end of the pipeline).
+ * nvnCommandBufferWaitEvent makes the GPU wait, before the commands recorded after it, until the
+ * value is EQUAL to the given one or GEQUAL_WRAP (the signed 32-bit difference value - given >= 0,
+ * so it holds across the 2^32 wrap).  A flush never blocks the CPU on a wait: the GPU waits (at most
+ * gpu_host.event_wait_timeout_s, then the rest of that submission is dropped), the CPU goes on and
+ * may signal the event itself.  Commands after a wait read buffers as they are once it is over. */
+enum { NVN_EVENT_SIGNAL_MODE_WRITE = 0, NVN_EVENT_SIGNAL_MODE_ADD = 1 };
+enum { NVN_EVENT_WAIT_MODE_EQUAL = 0, NVN_EVENT_WAIT_MODE_GEQUAL_WRAP = 1 };
+enum { NVN_EVENT_SIGNAL_LOCATION_TOP = 0, NVN_EVENT_SIGNAL_LOCATION_BOTTOM = 1 };
 #define NVN_MEMORY_POOL_STORAGE_ALIGNMENT 4096
 #define NVN_MAX_TEXTURE_BINDINGS 4
 #define NVN_MAX_UNIFORM_BINDINGS 4
@@ -216,7 +230,15 @@ NVNgenericFuncPtr nvnBootstrapLoader(const char *name);
     X(void, nvnCommandBufferClearDepthStencil, (NVNcommandBuffer *cb, const float *depth, int depth_mask, int stencil, int stencil_mask)) \
     X(void, nvnSamplerBuilderSetCompare, (NVNsamplerBuilder *b, int mode, int func)) \
     X(void, nvnTextureBuilderSetTarget, (NVNtextureBuilder *b, int target)) \
-    X(void, nvnTextureBuilderSetDepth, (NVNtextureBuilder *b, int layers))
+    X(void, nvnTextureBuilderSetDepth, (NVNtextureBuilder *b, int layers)) \
+    X(void, nvnEventBuilderSetDefaults, (NVNeventBuilder *b)) \
+    X(void, nvnEventBuilderSetStorage, (NVNeventBuilder *b, const NVNmemoryPool *pool, int64_t offset)) \
+    X(int, nvnEventInitialize, (NVNevent *event, const NVNeventBuilder *b)) \
+    X(void, nvnEventFinalize, (NVNevent *event)) \
+    X(uint32_t, nvnEventGetValue, (const NVNevent *event)) \
+    X(void, nvnEventSignal, (NVNevent *event, int mode, uint32_t value)) \
+    X(void, nvnCommandBufferSignalEvent, (NVNcommandBuffer *cb, const NVNevent *event, int mode, int location, int flags, uint32_t value)) \
+    X(void, nvnCommandBufferWaitEvent, (NVNcommandBuffer *cb, const NVNevent *event, int mode, uint32_t value))
 
 #define NVN_PTR_FIELD(ret, name, params) ret (*name) params;
 typedef struct NvnProcs { NVN_PROCS(NVN_PTR_FIELD) } NvnProcs;

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cpu_host.horizon.hle.abi import Call, GuestError
+from cpu_host.horizon.hle.nvn.events import EventFunctions
 from cpu_host.horizon.hle.nvn.guest_memory import back_with_memfd
 from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, DescriptorPool, Device, MemoryPool, Program,
                                               Queue, RecordedCommands, Recording, Sampler, Sync, Texture, Window)
@@ -317,7 +318,10 @@ class NvnService:
             linear = b.get("mag", 0) == 1 or b.get("min", 0) == 1
             repeat = b.get("wrap_s", 0) == 1
             compare = 0
-            if b.get("compare_mode", 0) & 0xFFFFFFFF:
+            mode = b.get("compare_mode", 0) & 0xFFFFFFFF
+            # NVN_COMPARE_MODE_NONE (0) or COMPARE_R_TO_TEXTURE (1): any other value is a guest bug
+            _enum("nvnSamplerInitialize", "compare mode", mode, 1)
+            if mode:
                 func = b.get("compare_func", 0) & 0xFFFFFFFF
                 _enum("nvnSamplerInitialize", "compare func", func, len(P.COMPARE_OPS) - 1)
                 compare = 1 + func
@@ -1004,6 +1008,7 @@ class NvnService:
             ("nvnTextureBuilderSetTarget", S("target"), False),
             ("nvnTextureBuilderSetDepth", S("layers"), False),
         ]
+        rows += EventFunctions(self).rows()     # NVNevent (nvn/events.py)
         return [HostFunction(n, n, fn, blocking) for n, fn, blocking in rows]
 
     def proc_names(self) -> list[str]:
