@@ -155,6 +155,7 @@ def run_parts(engine: Any, pl: Any) -> Any:
                 engine.lock.acquire()
             if not ok:
                 engine.dropped += 1
+                total.dropped = True
                 if ok is None:
                     log.warning("dropped the rest of submission %d at packet %d EVENT_WAIT: the session was "
                                 "replaced while it waited", pl.seq, w)

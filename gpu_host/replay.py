@@ -57,6 +57,7 @@ class Result:
     fences: list[tuple[int, int]] = field(default_factory=list)
     frames: list[FrameOut] = field(default_factory=list)
     draws: int = 0
+    dropped: bool = False      # its rest was dropped (an EVENT_WAIT timed out): counted as dropped
 
 
 def _up(n: int) -> int:

@@ -401,9 +401,9 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
 
     def _done(self, s: Session, seq: int, res) -> None:
         v = s.view
-        if res is None:
+        if res is None or res.dropped:
             v.dropped.value += 1
-        else:
+        if res is not None:
             for fence, value in res.fences:
                 v.fences[fence] = value
             if res.frames:

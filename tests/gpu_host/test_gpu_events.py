@@ -179,9 +179,11 @@ def test_wait_that_times_out_drops_the_rest_and_serving_goes_on(gpu):
             (P.OP_EVENT_WAIT, 1, EV + 32, 0, 99),
             *draw(sc, (8, 8, 16, 16), BLUE), (P.OP_PRESENT, n2, t), (P.OP_SIGNAL, 5, 2)]
     t0 = time.monotonic()
+    before = gpu.client.dropped()
     seq = gpu.client.submit(cmds)
     gpu.client.wait(seq)
     assert time.monotonic() - t0 >= TIMEOUT_S
+    assert gpu.client.dropped() == before + 1       # the ring header counts the dropped rest
     assert logged(gpu, f"dropped the rest of submission {seq}: packet 9 EVENT_WAIT: event pool 1 offset "
                        f"{EV + 32:#x} holds 0, waited {TIMEOUT_S:g} s for equal 99"), gpu.log()[-1500:]
     assert gpu.client.fence(5) == 1                 # the part before the wait completed
