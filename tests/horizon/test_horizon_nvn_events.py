@@ -71,14 +71,7 @@ int hz_main(void) {
     static uint8_t rom_cache[0x4000];
     nnfsMountRom("rom", rom_cache, sizeof rom_cache);
     hz_printf("nvn entry points missing: %d\n", nvn_load_procs(&nvn));
-    NVNdeviceBuilder db;
-    nvn.nvnDeviceBuilderSetDefaults(&db);
-    nvn.nvnDeviceInitialize(&dev, &db);
-    NVNmemoryPoolBuilder pb;
-    nvn.nvnMemoryPoolBuilderSetDefaults(&pb);
-    nvn.nvnMemoryPoolBuilderSetDevice(&pb, &dev);
-    nvn.nvnMemoryPoolBuilderSetStorage(&pb, pool_mem, sizeof pool_mem);
-    nvn.nvnMemoryPoolInitialize(&pool, &pb);
+    nvnu_device_and_pool(&nvn, &dev, &pool, pool_mem, sizeof pool_mem);
     memcpy(pool_mem + OFF_VERTS, verts, sizeof verts);
     memcpy(pool_mem + OFF_UBO, green, 16);
     memcpy(pool_mem + OFF_UBO + 0x100, red, 16);
@@ -92,26 +85,9 @@ int hz_main(void) {
     nvnu_texture(&nvn, &dev, &pool, &win_tex[1], NVN_FORMAT_RGBA8, W, W, NVN_TEXTURE_FLAGS_DISPLAY, -1);
 
     static NVNshaderControl ctl[2];
-    NVNshaderData sd[2];
     uint32_t off = OFF_SHADERS;
-    nvn.nvnProgramInitialize(&prog, &dev);
-    sd[0].data = nvn.nvnMemoryPoolGetBufferAddress(&pool) + off; sd[0].control = &ctl[0];
-    off += nvnu_load_shader("rom:/shaders/z.vs", pool_mem + off, &ctl[0], NVN_STAGE_VERTEX, NVN_SHADER_ARCH_SPIRV);
-    sd[1].data = nvn.nvnMemoryPoolGetBufferAddress(&pool) + off; sd[1].control = &ctl[1];
-    off += nvnu_load_shader("rom:/shaders/z.fs", pool_mem + off, &ctl[1], NVN_STAGE_FRAGMENT, NVN_SHADER_ARCH_SPIRV);
-    if (!nvn.nvnProgramSetShaders(&prog, 2, sd)) hz_printf("program failed\n");
-    NVNqueueBuilder qb;
-    nvn.nvnQueueBuilderSetDefaults(&qb);
-    nvn.nvnQueueBuilderSetDevice(&qb, &dev);
-    nvn.nvnQueueInitialize(&queue, &qb);
-    nvn.nvnCommandBufferInitialize(&cmd, &dev);
-    nvn.nvnSyncInitialize(&done, &dev);
-    NVNwindowBuilder wb;
-    NVNtexture *wt[2] = {&win_tex[0], &win_tex[1]};
-    nvn.nvnWindowBuilderSetDefaults(&wb);
-    nvn.nvnWindowBuilderSetDevice(&wb, &dev);
-    nvn.nvnWindowBuilderSetTextures(&wb, 2, wt);
-    nvn.nvnWindowInitialize(&window, &wb);
+    nvnu_program(&nvn, &dev, &pool, pool_mem, &off, &prog, ctl, "rom:/shaders/z.vs", "rom:/shaders/z.fs", NVN_SHADER_ARCH_SPIRV);
+    nvnu_queue_and_window(&nvn, &dev, &queue, &cmd, &done, &window, &win_tex[0], &win_tex[1]);
 
     /* (1) the GPU signals, the CPU polls */
     hz_printf("event a: %u\n", nvn.nvnEventGetValue(&ev_a));

@@ -235,13 +235,8 @@ static const float one = 1.0f;
 static void load_program(NVNprogram *p, const char *vs, const char *fs, uint32_t *off) {
     static NVNshaderControl ctl[2 * (@NPROGS@ + 2)];
     static int n;
-    NVNshaderData sd[2];
-    nvn.nvnProgramInitialize(p, &dev);
-    sd[0].data = nvn.nvnMemoryPoolGetBufferAddress(&pool) + *off; sd[0].control = &ctl[n];
-    *off += nvnu_load_shader(vs, pool_mem + *off, &ctl[n++], NVN_STAGE_VERTEX, @ARCH@);
-    sd[1].data = nvn.nvnMemoryPoolGetBufferAddress(&pool) + *off; sd[1].control = &ctl[n];
-    *off += nvnu_load_shader(fs, pool_mem + *off, &ctl[n++], NVN_STAGE_FRAGMENT, @ARCH@);
-    if (!nvn.nvnProgramSetShaders(p, 2, sd)) hz_printf("program %s failed\n", fs);
+    if (!nvnu_program(&nvn, &dev, &pool, pool_mem, off, p, &ctl[n], vs, fs, @ARCH@)) hz_printf("(%s)\n", fs);
+    n += 2;
 }
 
 /* one frame: the depth pass into depth_tex[f], then the quad through `prog` sampling texture
@@ -298,14 +293,7 @@ int hz_main(void) {
     static uint8_t rom_cache[0x4000];
     nnfsMountRom("rom", rom_cache, sizeof rom_cache);
     hz_printf("nvn entry points missing: %d\n", nvn_load_procs(&nvn));
-    NVNdeviceBuilder db;
-    nvn.nvnDeviceBuilderSetDefaults(&db);
-    nvn.nvnDeviceInitialize(&dev, &db);
-    NVNmemoryPoolBuilder pb;
-    nvn.nvnMemoryPoolBuilderSetDefaults(&pb);
-    nvn.nvnMemoryPoolBuilderSetDevice(&pb, &dev);
-    nvn.nvnMemoryPoolBuilderSetStorage(&pb, pool_mem, sizeof pool_mem);
-    nvn.nvnMemoryPoolInitialize(&pool, &pb);
+    nvnu_device_and_pool(&nvn, &dev, &pool, pool_mem, sizeof pool_mem);
     memcpy(pool_mem + OFF_VERTS, verts, sizeof verts);
     const float s = @SHIFT@;
     const float quad[24] = {-1, -1, s, s, 1, -1, 1 + s, s, 1, 1, 1 + s, 1 + s,
@@ -346,17 +334,7 @@ int hz_main(void) {
     for (int i = 0; i < @NPROGS@; i++) load_program(&progs[i], "rom:/shaders/tex.vs", prog_files[i], &off);
     load_program(&plain_prog, "rom:/shaders/tex.vs", "rom:/shaders/plain.fs", &off);
 
-    NVNqueueBuilder qb;
-    nvn.nvnQueueBuilderSetDefaults(&qb);
-    nvn.nvnQueueBuilderSetDevice(&qb, &dev);
-    nvn.nvnQueueInitialize(&queue, &qb);
-    nvn.nvnCommandBufferInitialize(&cmd, &dev);
-    NVNwindowBuilder wb;
-    NVNtexture *wt[2] = {&win_tex[0], &win_tex[1]};
-    nvn.nvnWindowBuilderSetDefaults(&wb);
-    nvn.nvnWindowBuilderSetDevice(&wb, &dev);
-    nvn.nvnWindowBuilderSetTextures(&wb, 2, wt);
-    nvn.nvnWindowInitialize(&window, &wb);
+    nvnu_queue_and_window(&nvn, &dev, &queue, &cmd, NULL, &window, &win_tex[0], &win_tex[1]);
 
     for (int i = 0; i < @NFRAMES@; i++)
         frame(frames[i].format, &progs[frames[i].prog], 1 + frames[i].format, 1 + frames[i].op, frames[i].ref, 0);

@@ -42,6 +42,55 @@ static inline uint32_t nvnu_load_shader(const char *path, uint8_t *mem, NVNshade
     return (uint32_t)((size + 255) & ~255);
 }
 
+/* The device and one memory pool over `mem` (aligned to NVN_MEMORY_POOL_STORAGE_ALIGNMENT). */
+static inline void nvnu_device_and_pool(const NvnProcs *nvn, NVNdevice *dev, NVNmemoryPool *pool, void *mem,
+                                        size_t size) {
+    NVNdeviceBuilder db;
+    nvn->nvnDeviceBuilderSetDefaults(&db);
+    nvn->nvnDeviceInitialize(dev, &db);
+    NVNmemoryPoolBuilder pb;
+    nvn->nvnMemoryPoolBuilderSetDefaults(&pb);
+    nvn->nvnMemoryPoolBuilderSetDevice(&pb, dev);
+    nvn->nvnMemoryPoolBuilderSetStorage(&pb, mem, size);
+    nvn->nvnMemoryPoolInitialize(pool, &pb);
+}
+
+/* A program of a vertex and a fragment shader read from the RomFS into the pool's memory
+ * (`pool_mem`, its CPU view) at *off, which moves past them; `ctl` must outlive the program.
+ * Prints "program failed" when the front end refuses it; returns what SetShaders returned. */
+static inline int nvnu_program(const NvnProcs *nvn, NVNdevice *dev, NVNmemoryPool *pool, uint8_t *pool_mem,
+                               uint32_t *off, NVNprogram *prog, NVNshaderControl ctl[2], const char *vs,
+                               const char *fs, int arch) {
+    NVNshaderData sd[2];
+    NVNbufferAddress base = nvn->nvnMemoryPoolGetBufferAddress(pool);
+    nvn->nvnProgramInitialize(prog, dev);
+    sd[0].data = base + *off; sd[0].control = &ctl[0];
+    *off += nvnu_load_shader(vs, pool_mem + *off, &ctl[0], NVN_STAGE_VERTEX, arch);
+    sd[1].data = base + *off; sd[1].control = &ctl[1];
+    *off += nvnu_load_shader(fs, pool_mem + *off, &ctl[1], NVN_STAGE_FRAGMENT, arch);
+    int ok = nvn->nvnProgramSetShaders(prog, 2, sd);
+    if (!ok) hz_printf("program failed\n");
+    return ok;
+}
+
+/* A queue, a command buffer and a window presenting two textures (`sync`: also one sync, if
+ * not NULL). */
+static inline void nvnu_queue_and_window(const NvnProcs *nvn, NVNdevice *dev, NVNqueue *queue, NVNcommandBuffer *cmd,
+                                         NVNsync *sync, NVNwindow *window, NVNtexture *t0, NVNtexture *t1) {
+    NVNqueueBuilder qb;
+    nvn->nvnQueueBuilderSetDefaults(&qb);
+    nvn->nvnQueueBuilderSetDevice(&qb, dev);
+    nvn->nvnQueueInitialize(queue, &qb);
+    nvn->nvnCommandBufferInitialize(cmd, dev);
+    if (sync) nvn->nvnSyncInitialize(sync, dev);
+    NVNwindowBuilder wb;
+    NVNtexture *wt[2] = {t0, t1};
+    nvn->nvnWindowBuilderSetDefaults(&wb);
+    nvn->nvnWindowBuilderSetDevice(&wb, dev);
+    nvn->nvnWindowBuilderSetTextures(&wb, 2, wt);
+    nvn->nvnWindowInitialize(window, &wb);
+}
+
 /* Byte (x, y) of a block-linear surface `width_bytes` wide whose blocks are 2^bh GOBs tall (a
  * GOB: 64 bytes x 8 rows of 32-byte sectors; the layout as public documentation describes it).
  * A game is built for one console: Switch 1 (Maxwell GOBs) by default, Switch 2 (the GOBs of
