@@ -61,10 +61,12 @@ class Engine:
     def register_texture(self, **desc) -> None:
         with self.lock:
             fmt = FORMATS.get(desc.get("format"))
-            if fmt is not None and (fmt.depth or not desc.get("render_target")):
+            if fmt is not None:
                 try:
                     if fmt.depth:
                         self.replayer.depth_format(fmt)
+                    elif desc.get("render_target"):
+                        self.replayer.render_format(fmt)
                     else:
                         self.replayer.upload_format(fmt)
                 except ObjectError as e:

@@ -26,7 +26,7 @@ POLL_FIRST_S, POLL_MAX_S = 0.0005, 0.01    # polls back off to 10 ms: a wait cos
 # State packets that hold from where they stand to the end of a submission (PROTOCOL.md), keyed by
 # what they set: a later packet of the same key replaces an earlier one.
 _STATE_KEYS = {P.OP_PROGRAM: "program", P.OP_VERTEX_LAYOUT: "layout", P.OP_VERTEX: "vertex",
-               P.OP_INDEX: "index", P.OP_POOLS: "pools", P.OP_BLEND: "blend", P.OP_BLEND_STATE: "blend",
+               P.OP_INDEX: "index", P.OP_POOLS: "pools",
                P.OP_DEPTH_STENCIL: "ds", P.OP_RASTER: "raster", P.OP_DEPTH_BIAS: "bias",
                P.OP_BLEND_CONSTANT: "constants", P.OP_SCISSOR: "scissor", P.OP_MULTISAMPLE: "ms"}
 
@@ -71,15 +71,17 @@ def satisfied(mode: int, seen: int, want: int) -> bool:
 
 
 def carried_state(commands: list[tuple]) -> list[tuple]:
-    """The packets that recreate the render state current after ``commands``: the target (TARGET or
-    DEPTH_TARGET), then the viewport set since it (a target resets the viewport), then every other
+    """The packets that recreate the render state current after ``commands``: the targets (TARGET,
+    DEPTH_TARGET or RENDER_TARGETS), then the viewport set since it (a target resets the viewport), then every other
     state packet's last value, uniform and texture bindings per slot."""
     target = viewport = None
     state: dict[Any, tuple] = {}
     for cmd in commands:
         op = cmd[0]
-        if op == P.OP_TARGET or op == P.OP_DEPTH_TARGET:
+        if op == P.OP_TARGET or op == P.OP_DEPTH_TARGET or op == P.OP_RENDER_TARGETS:
             target, viewport = cmd, None
+        elif op == P.OP_BLEND or op == P.OP_BLEND_STATE:     # per colour target (BLEND: target 0)
+            state[("blend", cmd[1] if op == P.OP_BLEND_STATE else 0)] = cmd
         elif op == P.OP_VIEWPORT:
             viewport = cmd
         elif op == P.OP_UNIFORM or op == P.OP_TEXTURE:

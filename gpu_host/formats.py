@@ -39,10 +39,10 @@ ASTC_SIZES = [(4, 4), (5, 4), (5, 5), (6, 5), (6, 6), (8, 5), (8, 6), (8, 8), (1
 FORMATS: dict[str, TexFormat] = {f.name: f for f in [
     TexFormat("RGBA8", "VK_FORMAT_R8G8B8A8_UNORM", 4, True),
     TexFormat("BGRA8", "VK_FORMAT_B8G8R8A8_UNORM", 4, True),
-    TexFormat("R8", "VK_FORMAT_R8_UNORM", 1, False),
-    TexFormat("RG8", "VK_FORMAT_R8G8_UNORM", 2, False),
+    TexFormat("R8", "VK_FORMAT_R8_UNORM", 1, True),
+    TexFormat("RG8", "VK_FORMAT_R8G8_UNORM", 2, True),
     TexFormat("RGB565", "VK_FORMAT_R5G6B5_UNORM_PACK16", 2, False),
-    TexFormat("RGBA16F", "VK_FORMAT_R16G16B16A16_SFLOAT", 8, False),
+    TexFormat("RGBA16F", "VK_FORMAT_R16G16B16A16_SFLOAT", 8, True),
     TexFormat("RGBA32F", "VK_FORMAT_R32G32B32A32_SFLOAT", 16, False),
     # S3TC / RGTC / BPTC.  BC1: index 3 of the 3-colour mode is transparent black; BC1_RGB: opaque.
     TexFormat("BC1", "VK_FORMAT_BC1_RGBA_UNORM_BLOCK", 8, False, 4, 4, "BC1"),

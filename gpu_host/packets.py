@@ -25,6 +25,7 @@ F32 = "f32"
 ATTRS = "attrs"    # list of [location u32, vertex format u32, offset u32]
 TEX_IDS = "tex_ids"    # list of exactly POOL_TEXTURES u32 texture ids (EMPTY: no texture)
 SMP_IDS = "smp_ids"    # list of exactly POOL_SAMPLERS u32 sampler ids (EMPTY: no sampler)
+COLOR_IDS = "color_ids"    # list of 1..MAX_COLOR_TARGETS u32 texture ids (EMPTY: no target at that index)
 BOOL = "bool"
 
 
@@ -74,6 +75,10 @@ _OPS = [
     # NVN events (gpu_host/events.py): a u32 in pool memory the GPU writes/adds or waits on.
     Op(29, "EVENT_SIGNAL", (("pool", U32), ("offset", U64), ("mode", U32), ("value", U32))),
     Op(30, "EVENT_WAIT", (("pool", U32), ("offset", U64), ("mode", U32), ("value", U32))),
+    # Multiple colour render targets (MRT, PROTOCOL.md): all the colour targets and the depth
+    # target at once, and a clear of one colour target by its index.
+    Op(31, "RENDER_TARGETS", (("colors", COLOR_IDS), ("depth", U32))),
+    Op(32, "CLEAR_TARGET", (("index", U32), ("r", F32), ("g", F32), ("b", F32), ("a", F32))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -84,6 +89,7 @@ OP_WRITEBACK, OP_DIRTY, OP_POOLS = 17, 18, 19
 OP_DEPTH_TARGET, OP_CLEAR_DEPTH_STENCIL, OP_DEPTH_STENCIL, OP_RASTER, OP_DEPTH_BIAS = 20, 21, 22, 23, 24
 OP_SCISSOR, OP_BLEND_STATE, OP_BLEND_CONSTANT, OP_MULTISAMPLE = 25, 26, 27, 28
 OP_EVENT_SIGNAL, OP_EVENT_WAIT = 29, 30
+OP_RENDER_TARGETS, OP_CLEAR_TARGET = 31, 32
 EVENT_SIGNAL_MODES = ("write", "add")
 EVENT_WAIT_MODES = ("equal", "gequal_wrap")
 
@@ -98,7 +104,7 @@ BLEND_FACTORS = ("zero", "one", "src_color", "one_minus_src_color", "dst_color",
                  "src_alpha", "one_minus_src_alpha", "dst_alpha", "one_minus_dst_alpha", "constant_color",
                  "one_minus_constant_color", "constant_alpha", "one_minus_constant_alpha", "src_alpha_saturate")
 BLEND_OPS = ("add", "subtract", "reverse_subtract", "min", "max")
-MAX_COLOR_TARGETS = 1          # colour attachments served (BLEND_STATE's target below this)
+MAX_COLOR_TARGETS = 8          # colour attachments a submission may name (RENDER_TARGETS, BLEND_STATE, CLEAR_TARGET)
 SAMPLE_COUNTS = (1, 2, 4, 8, 16)
 DS_DEFAULT = (OP_DEPTH_STENCIL, False, False, 1, False, *(0, 0, 0, 7, 0, 255, 255) * 2)
 RASTER_DEFAULT = (OP_RASTER, 0, 0, 0, False)
@@ -118,6 +124,7 @@ def _enum_limits() -> dict[tuple[int, str], int]:
         (OP_BLEND_STATE, "color_op"): len(BLEND_OPS) - 1, (OP_BLEND_STATE, "alpha_op"): len(BLEND_OPS) - 1,
         (OP_SCISSOR, "x"): 16384, (OP_SCISSOR, "y"): 16384, (OP_SCISSOR, "width"): 16384,
         (OP_SCISSOR, "height"): 16384, (OP_MULTISAMPLE, "samples"): 16,
+        (OP_CLEAR_TARGET, "index"): MAX_COLOR_TARGETS - 1,
         (OP_EVENT_SIGNAL, "mode"): len(EVENT_SIGNAL_MODES) - 1, (OP_EVENT_WAIT, "mode"): len(EVENT_WAIT_MODES) - 1,
     }
     for face in ("front", "back"):
@@ -191,6 +198,13 @@ def _check(op: Op, fname: str, kind: str, v: Any) -> Any:
         n = POOL_TEXTURES if kind == TEX_IDS else POOL_SAMPLERS
         if type(v) is not list and type(v) is not tuple or len(v) != n:
             raise bad(f"is not a list of {n} ids")
+        for i, x in enumerate(v):
+            if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < 1 << 32:
+                raise PacketError(f"{op.name}: field {fname}[{i}] = {x!r:.40} is not a u32 id")
+        return tuple(v)
+    if kind == COLOR_IDS:
+        if type(v) is not list and type(v) is not tuple or not 1 <= len(v) <= MAX_COLOR_TARGETS:
+            raise bad(f"is not a list of 1..{MAX_COLOR_TARGETS} ids")
         for i, x in enumerate(v):
             if not isinstance(x, int) or isinstance(x, bool) or not 0 <= x < 1 << 32:
                 raise PacketError(f"{op.name}: field {fname}[{i}] = {x!r:.40} is not a u32 id")
@@ -394,7 +408,7 @@ def _fast_check(op: Op):
     which converts (an int where a float goes) or names what is wrong.  Ops with nested fields
     (VERTEX_LAYOUT's attributes: rare) always take the full check."""
     kinds = [k for _, k in op.fields]
-    if ATTRS in kinds or TEX_IDS in kinds:
+    if ATTRS in kinds or TEX_IDS in kinds or COLOR_IDS in kinds:
         return None
     spec = tuple((0, *_INT_RANGES[k]) if k in _INT_RANGES else (1 if k == F32 else 2, 0, 0) for k in kinds)
     n = len(spec) + 1

@@ -38,6 +38,8 @@ DEPTH_USAGE = (vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_IMAGE_USAG
 # VK_FORMAT_FEATURE_TRANSFER_SRC_BIT 0x4000 | _DST_BIT 0x8000 (1.1 core; the binding lacks the names)
 DEPTH_FEATURES = (vk.VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT
                   | 0x4000 | 0x8000)
+RENDER_FEATURES = (vk.VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT
+                   | 0x4000 | 0x8000)
 DEPTH_BYTES = {"VK_FORMAT_D16_UNORM": 2, "VK_FORMAT_D24_UNORM_S8_UINT": 4, "VK_FORMAT_D32_SFLOAT": 4,
                "VK_FORMAT_D32_SFLOAT_S8_UINT": 4}   # bytes a texel of the depth aspect copies to a buffer
 
@@ -115,6 +117,7 @@ class Replayer:
         self.dev = dev
         self.avoid_formats = avoid_formats
         self.depth_formats: dict[str, TexFormat] = {}   # depth format name -> the format its images use
+        self.render_formats: set[str] = set()            # colour formats checked renderable here
         self.objects = objects
         if decode_compressed not in ("auto", "always"):
             raise ValueError(f"gpu_host.decode_compressed = {decode_compressed!r} is not auto or always")
@@ -197,6 +200,16 @@ class Replayer:
                             fmt.vk_name, got.vk_name)
             self.depth_formats[fmt.name] = got
         return got
+
+    def render_format(self, fmt: TexFormat) -> None:
+        """Raise ObjectError where the device cannot render into, sample and copy colour format
+        ``fmt`` (a non-renderable format is left to the object table's own refusal)."""
+        if not fmt.renderable or fmt.depth or fmt.name in self.render_formats:
+            return
+        if not self._has(fmt.vk_name, RENDER_FEATURES):
+            raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot render into, sample and copy "
+                              f"{fmt.vk_name}")
+        self.render_formats.add(fmt.name)
 
     def image_for(self, t: Texture) -> Image:
         cur = self.images.get(t.id)
@@ -374,11 +387,11 @@ class Replayer:
         res = Result(plan.seq)
         reads: list[tuple[int, Texture, int]] = []
         rb_off = 0
-        target: tuple[Texture, Image] | None = None     # colour target
+        colors: list[tuple[Texture, Image]] = []        # colour targets, attachment 0 first
         depth: tuple[Texture, Image] | None = None      # depth (and stencil) target
         rendering = False
         program = layout = None
-        blend = P.BLEND_OFF                  # the BLEND_STATE of colour target 0
+        blends: dict[int, tuple] = {}        # BLEND_STATE by colour target index (absent: blending off)
         pipe_dirty = True
         vertex = index = None
         ubos: dict[int, tuple] = {}
@@ -398,7 +411,7 @@ class Replayer:
         self.pool_sets.reset()               # the previous submission has finished (submit_wait)
 
         def size() -> tuple[int, int]:
-            t = (target or depth)[0]
+            t = (colors[0] if colors else depth)[0]
             return t.width, t.height
 
         def set_scissor() -> None:
@@ -416,12 +429,10 @@ class Replayer:
             if rendering:
                 return
             w, h = size()
-            colors = []
-            if target is not None:
-                colors.append(vk.VkRenderingAttachmentInfo(
-                    imageView=target[1].view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
-                    resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
-                    storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE))
+            atts = [vk.VkRenderingAttachmentInfo(
+                imageView=c[1].view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
+                storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE) for c in colors]
             datt = satt = None
             if depth is not None:
                 datt = vk.VkRenderingAttachmentInfo(
@@ -432,8 +443,8 @@ class Replayer:
                     satt = datt
             area = vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h))
             vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(
-                renderArea=area, layerCount=1, colorAttachmentCount=len(colors),
-                pColorAttachments=colors or None, pDepthAttachment=datt, pStencilAttachment=satt))
+                renderArea=area, layerCount=1, colorAttachmentCount=len(atts),
+                pColorAttachments=atts or None, pDepthAttachment=datt, pStencilAttachment=satt))
             vp = viewport or (0.0, 0.0, float(w), float(h))
             vk.vkCmdSetViewport(cb, 0, 1, [vk.VkViewport(x=vp[0], y=vp[1], width=vp[2], height=vp[3],
                                                          minDepth=0.0, maxDepth=1.0)])
@@ -449,23 +460,30 @@ class Replayer:
 
         for i, cmd in enumerate(plan.commands):
             op = cmd[0]
-            if op == P.OP_TARGET or op == P.OP_DEPTH_TARGET:
+            if op == P.OP_TARGET or op == P.OP_DEPTH_TARGET or op == P.OP_RENDER_TARGETS:
                 end()
                 if op == P.OP_TARGET:
-                    t, d = objs.textures[cmd[1]], None
+                    ts, d = [cmd[1]], P.EMPTY
+                elif op == P.OP_DEPTH_TARGET:
+                    ts, d = [cmd[1]], cmd[2]
                 else:
-                    t = None if cmd[1] == P.EMPTY else objs.textures[cmd[1]]
-                    d = None if cmd[2] == P.EMPTY else objs.textures[cmd[2]]
-                target = None if t is None else (t, self.image_for(t))
-                depth = None if d is None else (d, self.image_for(d))
+                    ts, d = list(cmd[1]), cmd[2]
+                    limit = self.dev.limits.maxColorAttachments
+                    n = sum(tid != P.EMPTY for tid in ts)
+                    if n > limit:
+                        raise SubmissionError(f"submission {plan.seq}: packet {i} RENDER_TARGETS: field colors names "
+                                              f"{n} colour targets; {self.dev.name} has maxColorAttachments {limit}")
+                colors = [(objs.textures[tid], self.image_for(objs.textures[tid])) for tid in ts if tid != P.EMPTY]
+                depth = None if d == P.EMPTY else (objs.textures[d], self.image_for(objs.textures[d]))
                 pipe_dirty = True
                 viewport = None
-            elif op == P.OP_CLEAR:
+            elif op == P.OP_CLEAR or op == P.OP_CLEAR_TARGET:
                 begin()
                 w, h = size()
+                k, rgba = (0, cmd[1:5]) if op == P.OP_CLEAR else (cmd[1], cmd[2:6])
                 vk.vkCmdClearAttachments(cb, 1, [vk.VkClearAttachment(
-                    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, colorAttachment=0,
-                    clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(cmd[1:5]))))],
+                    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, colorAttachment=k,
+                    clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(rgba))))],
                     1, [_whole(w, h)])
             elif op == P.OP_CLEAR_DEPTH_STENCIL:
                 begin()
@@ -486,11 +504,11 @@ class Replayer:
                 layout = cmd
                 pipe_dirty = True
             elif op == P.OP_BLEND:
-                blend = P.BLEND_OVER if cmd[1] else P.BLEND_OFF
+                blends[0] = P.BLEND_OVER if cmd[1] else P.BLEND_OFF
                 pipe_dirty = True
             elif op == P.OP_BLEND_STATE:
-                if cmd != blend:
-                    blend = cmd
+                if cmd != blends.get(cmd[1], P.BLEND_OFF):
+                    blends[cmd[1]] = cmd
                     pipe_dirty = True
             elif op == P.OP_DEPTH_STENCIL:
                 if cmd != ds:
@@ -546,7 +564,13 @@ class Replayer:
                 begin()
                 if pipe_dirty:
                     dimg = depth[1] if depth else None
-                    p = self.pipes.get(program, layout, target[1].vk_format if target else 0, blend,
+                    per = tuple(_blend_for(blends, k) for k in range(len(colors)))
+                    if len(set(per)) > 1 and not self.dev.independent_blend:
+                        end()
+                        raise SubmissionError(f"submission {plan.seq}: packet {i} {P.OPS[op].name}: the colour "
+                                              f"targets' BLEND_STATEs differ, which needs independentBlend; "
+                                              f"{self.dev.name} lacks it")
+                    p = self.pipes.get(program, layout, tuple(c[1].vk_format for c in colors), per,
                                        dimg.vk_format if dimg else 0,
                                        dimg.vk_format if dimg and dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0,
                                        raster[3])
@@ -603,7 +627,7 @@ class Replayer:
     def _aspect_copies(self, t: Texture) -> list[tuple[int, int, int]]:
         """(aspect, offset, bytes) of each aspect of ``t``'s image in its read-back region."""
         if not t.fmt.depth:
-            return [(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, t.width * t.height * 4)]
+            return [(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, t.width * t.height * t.fmt.bpp)]
         made = self.depth_format(t.fmt)
         n = t.width * t.height
         out = [(vk.VK_IMAGE_ASPECT_DEPTH_BIT, 0, n * DEPTH_BYTES[made.vk_name])]
@@ -628,7 +652,8 @@ class Replayer:
         bpp bytes.  Depth made in a fallback format is converted to the guest's format."""
         n = t.width * t.height
         if not t.fmt.depth:
-            return np.frombuffer(mapped, np.uint8, count=n * 4, offset=at).reshape(t.height, t.width * 4).copy()
+            bpp = t.fmt.bpp
+            return np.frombuffer(mapped, np.uint8, count=n * bpp, offset=at).reshape(t.height, t.width * bpp).copy()
         copies = self._aspect_copies(t)
         made = self.depth_format(t.fmt)
         raw = np.frombuffer(mapped, np.uint8, count=copies[0][2], offset=at + copies[0][1])
@@ -740,6 +765,13 @@ class Replayer:
         for s in self.samplers.values():
             vk.vkDestroySampler(self.dev.device, s, None)
         self.pipes.close()
+
+
+def _blend_for(blends: dict[int, tuple], k: int) -> tuple:
+    """Colour target ``k``'s BLEND_STATE with its target field 0: the attachment's place in the
+    pipeline says which target it is, so equal states compare (and key pipelines) equal."""
+    b = blends.get(k, P.BLEND_OFF)
+    return b if b[1] == 0 else (b[0], 0, *b[2:])
 
 
 def _whole(w: int, h: int) -> Any:

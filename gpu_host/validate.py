@@ -59,6 +59,51 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
     return color, depth
 
 
+def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Texture], Texture | None]:
+    """RENDER_TARGETS' colour targets (in attachment order) and depth target, checked: each colour
+    a registered colour render target, none named twice, no gap before the last one, the depth a
+    render target of a depth format (or none); all of one size; at least one target."""
+    colors: list[Texture] = []
+    ids = cmd[1]
+    last = max((k for k, tid in enumerate(ids) if tid != P.EMPTY), default=-1)
+    for k, tid in enumerate(ids[:last + 1]):
+        name = f"field colors[{k}]"
+        if tid == P.EMPTY:
+            raise SubmissionError(f"{where}: {name} is empty but a later colour target is set "
+                                  "(colour targets are attachments 0..n-1 with no gaps)")
+        t = objects.textures.get(tid)
+        if t is None:
+            raise SubmissionError(f"{where}: {name} = {tid} is not a registered texture")
+        if not t.render_target:
+            raise SubmissionError(f"{where}: {name} = {tid} was not registered as a render target")
+        if t.fmt.depth:
+            raise SubmissionError(f"{where}: {name} = {tid} has depth format {t.fmt.name}; "
+                                  "a depth target goes in field depth")
+        if tid in ids[:k]:
+            raise SubmissionError(f"{where}: {name} = {tid} is also colors[{ids.index(tid)}] "
+                                  "(a texture is bound once)")
+        colors.append(t)
+    depth = None
+    if cmd[2] != P.EMPTY:
+        depth = objects.textures.get(cmd[2])
+        if depth is None:
+            raise SubmissionError(f"{where}: field depth = {cmd[2]} is not a registered texture")
+        if not depth.render_target:
+            raise SubmissionError(f"{where}: field depth = {depth.id} was not registered as a render target")
+        if not depth.fmt.depth:
+            raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, "
+                                  "not a depth format")
+    if not colors and depth is None:
+        raise SubmissionError(f"{where}: fields colors and depth are all empty")
+    first = colors[0] if colors else depth
+    for name, t in [*((f"colors[{k}]", t) for k, t in enumerate(colors)), ("depth", depth)]:
+        if t is not None and (t.width, t.height) != (first.width, first.height):
+            raise SubmissionError(f"{where}: field {name} = {t.id} is {t.width}x{t.height}, "
+                                  f"{'colors[0]' if colors else 'depth'} = {first.id} {first.width}x{first.height} "
+                                  "(all targets must be one size)")
+    return colors, depth
+
+
 def _compare_matches(where: str, program: Program, slot: int, t: Texture, s: Sampler) -> None:
     """A depth-compare lookup (SPIR-V Dref: TEXS/TEX/TLD4 .DC, GLSL sampler2DShadow) needs a
     sampler with a compare op, and a lookup that does not compare needs one without: Vulkan
@@ -84,7 +129,8 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     pl = Plan(seq, commands)
     seen: set[tuple[int, int, int]] = set()
     uploads: dict[int, Texture] = {}
-    target = depth = program = layout = vertex = index = None
+    colors: list[Texture] = []       # the bound colour targets, attachment 0 first
+    depth = program = layout = vertex = index = None
     tex_slots: dict[int, Texture] = {}
     slot_samplers: dict[int, Sampler] = {}
     pool_textures: list[Texture] = []      # the last POOLS packet's registered entries
@@ -106,12 +152,20 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if target.fmt.depth:
                 raise SubmissionError(f"{where}: field texture {cmd[1]} has depth format {target.fmt.name}; "
                                       "bind it with DEPTH_TARGET")
+            colors = [target]
         elif op == P.OP_DEPTH_TARGET:
             target, depth = _depth_target(where, cmd, need_texture)
+            colors = [] if target is None else [target]
+        elif op == P.OP_RENDER_TARGETS:
+            colors, depth = _render_targets(where, cmd, objects)
         elif op == P.OP_CLEAR:
-            if target is None:
+            if not colors:
                 raise SubmissionError(f"{where}: no render target set" if depth is None else
                                       f"{where}: no colour target set (the depth target {depth.id} is bound alone)")
+        elif op == P.OP_CLEAR_TARGET:
+            if cmd[1] >= len(colors):
+                raise SubmissionError(f"{where}: field index = {cmd[1]} names no bound colour target "
+                                      f"({len(colors)} bound)")
         elif op == P.OP_CLEAR_DEPTH_STENCIL:
             if depth is None:
                 raise SubmissionError(f"{where}: no depth target set")
@@ -160,7 +214,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 if sid != P.EMPTY and sid not in objects.samplers:
                     raise SubmissionError(f"{where}: field samplers[{j}] = {sid} is not a registered sampler")
         elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
-            for what, v in (("render target", target or depth), ("program", program), ("vertex layout", layout),
+            for what, v in (("render target", colors or depth), ("program", program), ("vertex layout", layout),
                             ("vertex buffer", vertex)):
                 if v is None:
                     raise SubmissionError(f"{where}: no {what} set")
@@ -170,7 +224,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 raise SubmissionError(f"{where}: program {program.id} reads vertex locations {sorted(missing)} the layout lacks")
             kinds = program.sampler_kinds
             for slot, t in tex_slots.items():
-                if t is target or t is depth:
+                if t is depth or any(t is c for c in colors):
                     raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is the current render target")
                 want = kinds.get(4 + slot)
                 # a plain 2D texture where a shader's kind is not one we model stays as it was
@@ -180,7 +234,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 _compare_matches(where, program, slot, t, slot_samplers[slot])
             if program.pools:
                 for t in pool_textures:
-                    if t is target or t is depth:
+                    if t is depth or any(t is c for c in colors):
                         raise SubmissionError(f"{where}: texture {t.id} in the texture pool is the current "
                                               "render target")
             stride, attrs = layout[1], layout[3]
@@ -226,6 +280,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if t.fmt.depth:
                 raise SubmissionError(f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; "
                                       "only colour targets are presented")
+            if t.fmt.name not in ("RGBA8", "BGRA8"):
+                raise SubmissionError(f"{where}: field texture {cmd[2]} has format {t.fmt.name}; only RGBA8 and "
+                                      "BGRA8 targets are presented (WRITEBACK reads the others)")
         elif op == P.OP_EVENT_SIGNAL or op == P.OP_EVENT_WAIT:
             why = events.problem(objects.memory, cmd)
             if why:

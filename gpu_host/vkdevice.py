@@ -91,7 +91,9 @@ class Device:
         self.raster_features = {name for name in ("fillModeNonSolid", "depthBiasClamp") if getattr(have, name)}
         # Cube-array views and textureGatherOffset with non-constant offsets, where present.
         self.image_features = {name for name in ("imageCubeArray", "shaderImageGatherExtended") if getattr(have, name)}
-        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE, **{
+        # Different blend states per colour target (MRT) where the device has it.
+        self.independent_blend = bool(have.independentBlend)
+        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE, independentBlend=have.independentBlend, **{
             name: vk.VK_TRUE for name in self.compression | self.raster_features | self.image_features})
         exts = ["VK_KHR_push_descriptor", *device_extensions, *(gpl_exts if self.pipeline_library else [])]
         self.device = vk.vkCreateDevice(self.pd, vk.VkDeviceCreateInfo(

@@ -45,7 +45,7 @@ FORMATS = {1: ("RGBA8", 4, 1), 2: ("BGRA8", 4, 1), 3: ("R8", 1, 1), 4: ("RG8", 2
 DEPTH_FORMATS = {"D16", "D24S8", "D32F", "D32F_S8"}
 FACE_FRONT, FACE_BACK = 1, 2
 POLYGON_OFFSET_LINE, POLYGON_OFFSET_FILL = 2, 4
-MAX_TARGETS = 8           # colour targets a colour/blend/channel-mask state may name (one is drawn)
+MAX_TARGETS = 8           # colour targets a colour/blend/channel-mask state may name (RENDER_TARGETS draws up to 8)
 # Defaults of our state structures (nvn.h), as words: depth test off, depth writes on, LESS,
 # stencil off, KEEP ops and ALWAYS on both faces; no culling, CCW front, fill; blending ONE/ZERO/ADD.
 DS_DEFAULTS = (0, 1, 1, 0, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 0)
@@ -83,12 +83,27 @@ def _faces(what: str, faces: int) -> tuple[int, ...]:
     return tuple(f for f in (FACE_FRONT, FACE_BACK) if faces & f)
 
 
-def _blend_packet(rec: Recording) -> tuple:
-    """BLEND_STATE of colour target 0 from what the recording bound: the colour state's enable
+def _blend_packet(rec: Recording, k: int = 0) -> tuple:
+    """BLEND_STATE of colour target ``k`` from what the recording bound: the colour state's enable
     bit, the blend state's factors (ONE/ZERO/ADD without one), the channel mask (all without one)."""
-    sc, dc, sa, da, ce, ae = rec.blend or (1, 0, 1, 0, 0, 0)
-    mask = 0xF if rec.channel_mask is None else rec.channel_mask & 0xF
-    return (P.OP_BLEND_STATE, 0, bool(rec.color_blend & 1), sc, dc, ce, sa, da, ae, mask)
+    sc, dc, sa, da, ce, ae = (rec.blend if k == 0 else rec.blends.get(k)) or (1, 0, 1, 0, 0, 0)
+    if k and rec.blend is None and rec.channel_mask is None and k not in rec.blends:
+        sc, dc, ce, sa, da, ae = P.BLEND_OVER[3:9]     # the older meaning of a bare colour state
+    mask = 0xF if rec.channel_mask is None else rec.channel_mask >> 4 * k & 0xF
+    return (P.OP_BLEND_STATE, k, bool(rec.color_blend >> k & 1), sc, dc, ce, sa, da, ae, mask)
+
+
+def _extra_blend_packets(rec: Recording) -> list[tuple]:
+    """BLEND_STATE of colour targets 1..7 where it is not the default or was recorded before (so
+    a return to the default is recorded too); a single-target game records none of them, so its
+    command stream is what it was before MRT."""
+    out = []
+    for k in range(1, MAX_TARGETS):
+        pkt = _blend_packet(rec, k)
+        if k in rec.extra_sent or pkt != (P.OP_BLEND_STATE, k, *P.BLEND_OFF[2:]):
+            rec.extra_sent.add(k)
+            out.append(pkt)
+    return out
 
 
 def _targets(cmds: list) -> list[int]:
@@ -99,6 +114,8 @@ def _targets(cmds: list) -> list[int]:
             out.append(c[1])
         elif c[0] == P.OP_DEPTH_TARGET:
             out += [t for t in c[1:3] if t != P.EMPTY]
+        elif c[0] == P.OP_RENDER_TARGETS:
+            out += [t for t in (*c[1], c[2]) if t != P.EMPTY]
     return out
 
 
@@ -419,7 +436,7 @@ class NvnService:
 
     def cb_targets(self, c: Call) -> None:
         """One colour target (or none) and an optional depth target: TARGET, or DEPTH_TARGET
-        when a depth texture is given."""
+        when a depth texture is given; two or more colour targets: RENDER_TARGETS."""
         with self.lock:
             what = "nvnCommandBufferSetRenderTargets"
             rec = self._rec(c, what)
@@ -429,8 +446,12 @@ class NvnService:
                 depth = self.objects.get(c.read_u64(c.arg(4), "depth target"))
                 if not isinstance(depth, Texture) or depth.format not in DEPTH_FORMATS:
                     raise GuestError(f"{what}: {c.arg(4):#x} is not a texture of a depth format")
-            if n not in (0, 1) or (n == 0 and depth is None):
-                raise GuestError(f"{what}: {n} colour targets (one is served, or none beside a depth target)")
+            if not 0 <= n <= MAX_TARGETS or (n == 0 and depth is None):
+                raise GuestError(f"{what}: {n} colour targets (1..{MAX_TARGETS}, or none beside a depth target)")
+            if n > 1:
+                rec.commands.append((P.OP_RENDER_TARGETS, self._colour_targets(c, what, n, depth),
+                                     depth.id if depth else P.EMPTY))
+                return
             tex = None
             if n == 1:
                 ptr = c.read_u64(c.arg(2), "colour target array")
@@ -446,11 +467,41 @@ class NvnService:
             else:
                 rec.commands.append((P.OP_DEPTH_TARGET, tex.id if tex else P.EMPTY, depth.id))
 
+    def _colour_targets(self, c: Call, what: str, n: int, depth: Texture | None) -> tuple[int, ...]:
+        """The ids of ``n`` colour render targets from the guest's array, checked: each a colour
+        render-target texture, none twice, all (and the depth target) of one size."""
+        ptr = c.arg(2)
+        texs: list[Texture] = []
+        for k in range(n):
+            tptr = c.read_u64(ptr + 8 * k, "colour target array")
+            tex = self.objects.get(c.read_u64(tptr, "colour target"))
+            if (not isinstance(tex, Texture) or not tex.flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET)
+                    or tex.format in DEPTH_FORMATS):
+                raise GuestError(f"{what}: colors[{k}] = {tptr:#x} is not a colour render-target texture")
+            if any(t is tex for t in texs):
+                raise GuestError(f"{what}: colors[{k}] is the same texture as an earlier colour target")
+            first = texs[0] if texs else tex
+            if (tex.width, tex.height) != (first.width, first.height):
+                raise GuestError(f"{what}: colors[{k}] is {tex.width}x{tex.height}, colors[0] "
+                                 f"{first.width}x{first.height}")
+            texs.append(tex)
+        if depth is not None and (depth.width, depth.height) != (texs[0].width, texs[0].height):
+            raise GuestError(f"{what}: the depth target is {depth.width}x{depth.height}, the colour "
+                             f"targets {texs[0].width}x{texs[0].height}")
+        return tuple(t.id for t in texs)
+
     def cb_clear(self, c: Call) -> None:
+        """Colour target ``index``: CLEAR for target 0 (as before MRT), CLEAR_TARGET for the others."""
         with self.lock:
-            rec = self._rec(c, "nvnCommandBufferClearColor")
+            what = "nvnCommandBufferClearColor"
+            rec = self._rec(c, what)
+            index = c.sarg32(1)
+            _enum(what, "index", index, MAX_TARGETS - 1)
             r, g, b, a = struct.unpack("<4f", c.read(c.arg(2), 16, "clear colour"))
-            rec.commands.append((P.OP_CLEAR, r, g, b, a))
+            if index == 0:
+                rec.commands.append((P.OP_CLEAR, r, g, b, a))
+            else:
+                rec.commands.append((P.OP_CLEAR_TARGET, index, r, g, b, a))
 
     def cb_program(self, c: Call) -> None:
         with self.lock:
@@ -520,6 +571,7 @@ class NvnService:
                 rec.commands.append((P.OP_BLEND, bool(rec.color_blend & 1)))
             else:
                 rec.commands.append(_blend_packet(rec))
+            rec.commands += _extra_blend_packets(rec)
 
     def cb_viewport(self, c: Call) -> None:
         with self.lock:
@@ -698,15 +750,19 @@ class NvnService:
                 _enum(what, name, v, len(P.BLEND_FACTORS) - 1)
             for name, v in (("color_equation", ce), ("alpha_equation", ae)):
                 _enum(what, name, v, len(P.BLEND_OPS) - 1)
-            if target == 0:        # one colour target is drawn: the others' states change nothing
+            if target == 0:
                 rec.blend = (sc, dc, sa, da, ce, ae)
                 rec.commands.append(_blend_packet(rec))
+            else:
+                rec.blends[target] = (sc, dc, sa, da, ce, ae)
+                rec.commands += _extra_blend_packets(rec)
 
     def cb_channel_mask_state(self, c: Call) -> None:
         with self.lock:
             rec = self._rec(c, "nvnCommandBufferBindChannelMaskState")
             rec.channel_mask = self._words(c, "nvnCommandBufferBindChannelMaskState", 1, 1)[0]
             rec.commands.append(_blend_packet(rec))
+            rec.commands += _extra_blend_packets(rec)
 
     def cb_multisample_state(self, c: Call) -> None:
         with self.lock:

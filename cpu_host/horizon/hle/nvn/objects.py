@@ -88,6 +88,8 @@ class Recording:
     color_blend: int = 0                                     # NVNcolorState.blend_enable mask
     blend: tuple | None = None      # target 0's (src_c, dst_c, src_a, dst_a, eq_c, eq_a); None: no blend state bound
     channel_mask: int | None = None                          # NVNchannelMaskState.masks; None: none bound
+    blends: dict = field(default_factory=dict)   # targets 1..7: (src_c, dst_c, src_a, dst_a, eq_c, eq_a) bound
+    extra_sent: set = field(default_factory=set)  # targets 1..7 whose BLEND_STATE was recorded (not the default)
 
 
 @dataclass(frozen=True)
