@@ -14,7 +14,7 @@ from gpu_host import events
 from gpu_host import packets as P
 from gpu_host import png
 from gpu_host.formats import FORMATS
-from gpu_host.objects import Memory, ObjectError, Objects
+from gpu_host.objects import SAMPLE_COUNTS, Memory, ObjectError, Objects
 from gpu_host.record import Recorder
 from gpu_host.replay import FrameOut, Replayer, Result
 from gpu_host.snapshot import Snapshot
@@ -71,6 +71,14 @@ class Engine:
                         self.replayer.upload_format(fmt)
                 except ObjectError as e:
                     raise ObjectError(f"texture {desc.get('id')}: {e}") from None
+            samples = desc.get("samples") or 1
+            if samples in SAMPLE_COUNTS and samples > 1 and fmt is not None:   # others: add_texture names them
+                limit = (self.dev.limits.framebufferDepthSampleCounts if fmt.depth
+                         else self.dev.limits.framebufferColorSampleCounts)
+                if not limit & samples:     # VkSampleCountFlagBits: the bit of value n is n samples
+                    name = "framebufferDepthSampleCounts" if fmt.depth else "framebufferColorSampleCounts"
+                    raise ObjectError(f"texture {desc.get('id')}: field samples {samples} is not in {self.dev.name}'s "
+                                      f"{name} ({[n for n in (1, 2, 4, 8, 16, 32, 64) if limit & n]})")
             if desc.get("cube") and (desc.get("layers") or 1) > 6 and "imageCubeArray" not in self.dev.image_features:
                 raise ObjectError(f"texture {desc.get('id')}: a cube array needs imageCubeArray, which "
                                   f"{self.dev.name} lacks")

@@ -17,6 +17,7 @@ from gpu_host.spirv_reflect import Reflection, SpirvError, reflect
 MAX_TEX_DIM = 8192
 MAX_LAYERS = 2048
 MAX_POOL = 1 << 34
+SAMPLE_COUNTS = (1, 2, 4, 8)      # a render target's sample counts (the device may offer fewer)
 
 
 class ObjectError(ValueError):
@@ -45,6 +46,7 @@ class Texture:
     gob: str = "fermi"        # GOB kind (gpu_host/blocklinear.py): Switch 1 "fermi", Switch 2 "turing"
     layers: int = 1           # array layers (a cube: 6 faces per cube, +X -X +Y -Y +Z -Z)
     cube: bool = False        # sampled as a cube (layers 6) or cube array (layers 6n)
+    samples: int = 1          # a multisampled render target (2, 4, 8): drawn into, resolved, never sampled
 
     @property
     def row_bytes(self) -> int:
@@ -185,7 +187,7 @@ class Objects:
 
     def add_texture(self, id: int, pool: int, offset: int, width: int, height: int, format: str,
                     block_linear: bool, block_height_log2: int, pitch: int, render_target: bool,
-                    gob: str = "fermi", layers: int = 1, cube: bool = False) -> Texture:
+                    gob: str = "fermi", layers: int = 1, cube: bool = False, samples: int = 1) -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
             raise ObjectError(f"texture {id}: field format {format!r} is not one of {sorted(FORMATS)}")
@@ -209,11 +211,17 @@ class Objects:
                               f"(got {width}x{height}, field layers {layers})")
         if render_target and (layers > 1 or cube):
             raise ObjectError(f"texture {id}: a render target has one layer (field layers {layers}, cube {cube})")
+        samples = samples or 1    # clients from before multisampling send 0
+        if samples not in SAMPLE_COUNTS:
+            raise ObjectError(f"texture {id}: field samples {samples} is not one of {SAMPLE_COUNTS}")
+        if samples > 1 and not render_target:
+            raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are "
+                              "multisampled)")
         row = fmt.blocks(width, height)[0] * fmt.bpp
         if not block_linear and not render_target and pitch < row:
             raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {row} bytes")
         t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target, gob,
-                    layers, cube)
+                    layers, cube, samples)
         if not render_target:
             psize = self.memory.pool_size(pool)
             if psize is None:

@@ -79,6 +79,8 @@ _OPS = [
     # target at once, and a clear of one colour target by its index.
     Op(31, "RENDER_TARGETS", (("colors", COLOR_IDS), ("depth", U32))),
     Op(32, "CLEAR_TARGET", (("index", U32), ("r", F32), ("g", F32), ("b", F32), ("a", F32))),
+    # Multisampling (PROTOCOL.md): a multisampled colour target resolved into a one-sample one.
+    Op(33, "RESOLVE", (("src", U32), ("dst", U32))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -90,6 +92,7 @@ OP_DEPTH_TARGET, OP_CLEAR_DEPTH_STENCIL, OP_DEPTH_STENCIL, OP_RASTER, OP_DEPTH_B
 OP_SCISSOR, OP_BLEND_STATE, OP_BLEND_CONSTANT, OP_MULTISAMPLE = 25, 26, 27, 28
 OP_EVENT_SIGNAL, OP_EVENT_WAIT = 29, 30
 OP_RENDER_TARGETS, OP_CLEAR_TARGET = 31, 32
+OP_RESOLVE = 33
 EVENT_SIGNAL_MODES = ("write", "add")
 EVENT_WAIT_MODES = ("equal", "gequal_wrap")
 

@@ -62,6 +62,8 @@ class Shape:
     depth_format: int = 0
     stencil_format: int = 0
     polygon_mode: int = 0
+    samples: int = 1         # rasterizationSamples: the bound targets' sample count
+    alpha_to_coverage: bool = False
 
 
 def cache_file(dev: Device, cache_dir: str | os.PathLike) -> Path:
@@ -148,7 +150,8 @@ class Pipelines:
         return m
 
     def get(self, prog: Program, layout: tuple, vk_format: int | tuple, blend: bool | tuple,
-            depth_format: int = 0, stencil_format: int = 0, polygon_mode: int = 0) -> Any:
+            depth_format: int = 0, stencil_format: int = 0, polygon_mode: int = 0, samples: int = 1,
+            alpha_to_coverage: bool = False) -> Any:
         """The pipeline for this program, vertex layout, attachment formats (``vk_format``: one
         colour format, 0 for none, or a tuple of the colour targets' formats;
         ``depth_format``/``stencil_format`` 0: none), blend (the old BLEND bool, a BLEND_STATE
@@ -160,10 +163,12 @@ class Pipelines:
             blend = P.BLEND_OVER if blend else P.BLEND_OFF
         if not blend or not isinstance(blend[0], tuple):     # one state for every attachment
             blend = (blend,) * len(formats)
-        key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode)
+        key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode, samples,
+               alpha_to_coverage)
         p = self.cache.get(key)
         if p is None:
-            shape = Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode)
+            shape = Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples,
+                          alpha_to_coverage)
             # Colour targets with different blend states are compiled whole: lavapipe (Mesa 22.3)
             # linked from library parts applied one attachment's blend and write mask to all of
             # them (seen in tests/gpu_host/test_gpu_mrt.py); whole pipelines get them right.
@@ -207,7 +212,8 @@ class Pipelines:
 
     def _link(self, prog: Program, sh: "Shape") -> Any:
         s = self._state(prog, sh)
-        fmts = (sh.vk_format, sh.depth_format, sh.stencil_format)
+        # the multisample state is in both the fragment-shader and the output parts
+        fmts = (sh.vk_format, sh.depth_format, sh.stencil_format, sh.samples, sh.alpha_to_coverage)
         vi = self._part(("vi", sh.layout[1:]), VI, pVertexInputState=s["vin"], pInputAssemblyState=s["ia"],
                         pDynamicState=s["dyn"])
         vstages = [s["vstage"]]
@@ -243,7 +249,9 @@ class Pipelines:
         rs = vk.VkPipelineRasterizationStateCreateInfo(
             polygonMode=vk.VK_POLYGON_MODE_LINE if sh.polygon_mode == 1 else vk.VK_POLYGON_MODE_FILL,
             cullMode=vk.VK_CULL_MODE_NONE, frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE, lineWidth=1.0)
-        ms = vk.VkPipelineMultisampleStateCreateInfo(rasterizationSamples=vk.VK_SAMPLE_COUNT_1_BIT)
+        ms = vk.VkPipelineMultisampleStateCreateInfo(
+            rasterizationSamples=sh.samples,     # VkSampleCountFlagBits: the bit of value n is n samples
+            alphaToCoverageEnable=vk.VK_TRUE if sh.alpha_to_coverage else vk.VK_FALSE)
         atts = []
         for _, _, enable, sc, dc, cop, sa, da, aop, mask in sh.blend:
             atts.append(vk.VkPipelineColorBlendAttachmentState(

@@ -221,11 +221,17 @@ class Replayer:
         if t.fmt.depth:
             made = self.depth_format(t.fmt)
             aspect = vk.VK_IMAGE_ASPECT_DEPTH_BIT | (vk.VK_IMAGE_ASPECT_STENCIL_BIT if made.stencil else 0)
-            img = self.dev.image(t.width, t.height, getattr(vk, made.vk_name), DEPTH_USAGE, aspect)
+            # a multisampled image is only drawn into and resolved: no sampled/transfer-dst usage, whose
+            # sample counts (sampledImage*SampleCounts) may be narrower than the framebuffer's
+            usage = DEPTH_USAGE if t.samples == 1 else vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
+            img = self.dev.image(t.width, t.height, getattr(vk, made.vk_name), usage, aspect, samples=t.samples)
             self.images[t.id] = (t, img)
             return img
-        img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], RT_USAGE if t.render_target else TEX_USAGE,
-                             layers=t.layers, cube=t.cube)
+        usage = RT_USAGE if t.render_target else TEX_USAGE
+        if t.samples > 1:
+            usage = vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
+        img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], usage,
+                             layers=t.layers, cube=t.cube, samples=t.samples)
         self.images[t.id] = (t, img)
         return img
 
@@ -406,6 +412,7 @@ class Replayer:
         amap = arena.mapped
         push_cache: dict[tuple, list] = {}   # descriptor writes by binding state, this submission
         pools = EMPTY_POOLS                  # the last POOLS packet's (texture ids, sampler ids)
+        a2c = False                          # MULTISAMPLE's alpha-to-coverage
         pools_dirty = True
         pool_sets: dict[tuple, Any] = {}     # set 1 by pool contents, this submission
         self.pool_sets.reset()               # the previous submission has finished (submit_wait)
@@ -537,7 +544,24 @@ class Replayer:
                 if rendering:
                     set_scissor()
             elif op == P.OP_MULTISAMPLE:
-                pass            # validated; rendering stays one sample (PROTOCOL.md)
+                # the count was checked against the targets at each draw (validate.py); the
+                # pipeline takes its count from the targets, alpha-to-coverage from here
+                if cmd[2] != a2c:
+                    a2c = cmd[2]
+                    pipe_dirty = True
+            elif op == P.OP_RESOLVE:
+                end()
+                src, dst = objs.textures[cmd[1]], objs.textures[cmd[2]]
+                simg, dimg = self.image_for(src), self.image_for(dst)
+                _barrier(cb)
+                layers = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0,
+                                                     baseArrayLayer=0, layerCount=1)
+                vk.vkCmdResolveImage(cb, simg.handle, vk.VK_IMAGE_LAYOUT_GENERAL, dimg.handle,
+                                     vk.VK_IMAGE_LAYOUT_GENERAL, 1, [vk.VkImageResolve(
+                                         srcSubresource=layers, srcOffset=vk.VkOffset3D(0, 0, 0),
+                                         dstSubresource=layers, dstOffset=vk.VkOffset3D(0, 0, 0),
+                                         extent=vk.VkExtent3D(src.width, src.height, 1))])
+                _barrier(cb)
             elif op == P.OP_VERTEX:
                 vertex = cmd
                 vk.vkCmdBindVertexBuffers(cb, 0, 1, [arena.handle], [where[(cmd[1], cmd[2], cmd[3])]])
@@ -564,6 +588,9 @@ class Replayer:
                 begin()
                 if pipe_dirty:
                     dimg = depth[1] if depth else None
+                    # the targets' count (one for all: validate.py); alpha-to-coverage only where
+                    # multisampled, as OpenGL ignores it on a one-sample framebuffer
+                    samples = (colors[0] if colors else depth)[1].samples
                     per = tuple(_blend_for(blends, k) for k in range(len(colors)))
                     if len(set(per)) > 1 and not self.dev.independent_blend:
                         end()
@@ -573,7 +600,7 @@ class Replayer:
                     p = self.pipes.get(program, layout, tuple(c[1].vk_format for c in colors), per,
                                        dimg.vk_format if dimg else 0,
                                        dimg.vk_format if dimg and dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0,
-                                       raster[3])
+                                       raster[3], samples, a2c and samples > 1)
                     if p is not bound_pipe:
                         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, p)
                         bound_pipe = p

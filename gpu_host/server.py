@@ -256,7 +256,8 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         return self._register(context, self.engine.register_texture, id=r.id, pool=r.pool, offset=r.offset,
                               width=r.width, height=r.height, format=r.format, block_linear=r.block_linear,
                               block_height_log2=r.block_height_log2, pitch=r.pitch, render_target=r.render_target,
-                              gob=r.gob or "fermi", layers=r.layers or 1, cube=r.cube)
+                              gob=r.gob or "fermi", layers=r.layers or 1, cube=r.cube,
+                              samples=r.samples or 1)
 
     def RegisterSampler(self, r, context):
         s = self._session(r.session, context)

@@ -125,6 +125,33 @@ def _compare_matches(where: str, program: Program, slot: int, t: Texture, s: Sam
                               "Vulkan leaves the result undefined)")
 
 
+def _resolve(where: str, cmd: tuple, objects: Objects) -> None:
+    """RESOLVE's src (a multisampled colour render target) and dst (a one-sample colour render
+    target of the same size and format), checked."""
+    ts = []
+    for name, tid in (("src", cmd[1]), ("dst", cmd[2])):
+        t = objects.textures.get(tid)
+        if t is None:
+            raise SubmissionError(f"{where}: field {name} = {tid} is not a registered texture")
+        if not t.render_target:
+            raise SubmissionError(f"{where}: field {name} = {tid} was not registered as a render target")
+        if t.fmt.depth:
+            raise SubmissionError(f"{where}: field {name} = {tid} has depth format {t.fmt.name}; "
+                                  "only colour targets are resolved")
+        ts.append(t)
+    src, dst = ts
+    if src.samples == 1:
+        raise SubmissionError(f"{where}: field src = {src.id} has one sample (nothing to resolve)")
+    if dst.samples != 1:
+        raise SubmissionError(f"{where}: field dst = {dst.id} has {dst.samples} samples; it must have one")
+    if (src.width, src.height) != (dst.width, dst.height):
+        raise SubmissionError(f"{where}: field dst = {dst.id} is {dst.width}x{dst.height}, src = {src.id} "
+                              f"{src.width}x{src.height} (they must be one size)")
+    if src.fmt.name != dst.fmt.name:
+        raise SubmissionError(f"{where}: field dst = {dst.id} has format {dst.fmt.name}, src = {src.id} "
+                              f"{src.fmt.name} (they must be one format)")
+
+
 def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     pl = Plan(seq, commands)
     seen: set[tuple[int, int, int]] = set()
@@ -134,6 +161,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     tex_slots: dict[int, Texture] = {}
     slot_samplers: dict[int, Sampler] = {}
     pool_textures: list[Texture] = []      # the last POOLS packet's registered entries
+    ms_samples: int | None = None          # the last MULTISAMPLE packet's count (None: none sent)
     for i, cmd in enumerate(commands):
         op = cmd[0]
         where = f"submission {seq}: packet {i} {P.OPS[op].name}"
@@ -192,6 +220,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             t = need_texture(cmd[2])
             if cmd[3] not in objects.samplers:
                 raise SubmissionError(f"{where}: field sampler {cmd[3]} is not a registered sampler")
+            if t.samples > 1:
+                raise SubmissionError(f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
+                                      "RESOLVE it into a one-sample texture to sample it")
             tex_slots[cmd[1]] = t
             slot_samplers[cmd[1]] = objects.samplers[cmd[3]]
             if not t.render_target:
@@ -207,6 +238,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 if t.view_kind != "2d":
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; "
                                           "the texture pool holds 2D textures")
+                if t.samples > 1:
+                    raise SubmissionError(f"{where}: field textures[{j}] = {tid} is multisampled ({t.samples} "
+                                          "samples); RESOLVE it into a one-sample texture to sample it")
                 pool_textures.append(t)
                 if not t.render_target:
                     uploads[t.id] = t
@@ -218,6 +252,17 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                             ("vertex buffer", vertex)):
                 if v is None:
                     raise SubmissionError(f"{where}: no {what} set")
+            bound = [t for t in (*colors, depth) if t is not None]
+            # A one-sample target ignores the state's count, as OpenGL's multisampling does without a
+            # multisampled framebuffer (and as submissions before multisampled targets rendered);
+            # a multisampled one must match it: Vulkan has no mixed-sample rasterization here.
+            if ms_samples is not None and any(t.samples > 1 and t.samples != ms_samples for t in bound):
+                t = next(t for t in bound if t.samples != ms_samples)
+                raise SubmissionError(f"{where}: MULTISAMPLE's samples = {ms_samples} but target {t.id} has "
+                                      f"{t.samples} sample(s)")
+            if len({t.samples for t in bound}) > 1:
+                raise SubmissionError(f"{where}: the bound targets' sample counts differ "
+                                      f"({', '.join(f'{t.id}: {t.samples}' for t in bound)})")
             locs = {a[0] for a in layout[3]}
             missing = program.vertex.input_locations - locs
             if missing:
@@ -261,6 +306,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             t = need_texture(cmd[1])
             if not t.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[1]} is not a render target")
+            if t.samples > 1:
+                raise SubmissionError(f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
+                                      "RESOLVE it into a one-sample target and write that back")
             if not t.block_linear and t.pitch < t.row_bytes:
                 raise SubmissionError(f"{where}: texture {t.id}'s field pitch {t.pitch} is below a row of "
                                       f"{t.row_bytes} bytes")
@@ -280,9 +328,16 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if t.fmt.depth:
                 raise SubmissionError(f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; "
                                       "only colour targets are presented")
+            if t.samples > 1:
+                raise SubmissionError(f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
+                                      "RESOLVE it into a one-sample target and present that")
             if t.fmt.name not in ("RGBA8", "BGRA8"):
                 raise SubmissionError(f"{where}: field texture {cmd[2]} has format {t.fmt.name}; only RGBA8 and "
                                       "BGRA8 targets are presented (WRITEBACK reads the others)")
+        elif op == P.OP_RESOLVE:
+            _resolve(where, cmd, objects)
+        elif op == P.OP_MULTISAMPLE:
+            ms_samples = cmd[1]
         elif op == P.OP_EVENT_SIGNAL or op == P.OP_EVENT_WAIT:
             why = events.problem(objects.memory, cmd)
             if why:

@@ -35,6 +35,7 @@ class Image:
     vk_format: int
     aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT   # every aspect of the format (depth | stencil for D24S8)
     sample_view: Any = None    # the view shaders sample: ``view``, or the depth aspect alone of a depth format
+    samples: int = 1           # samples per pixel (a multisampled render target: 2, 4, 8)
 
     def __post_init__(self) -> None:
         if self.sample_view is None:
@@ -133,7 +134,8 @@ class Device:
         vk.vkFreeMemory(self.device, b.memory, None)
 
     def image(self, width: int, height: int, vk_format: int, usage: int,
-              aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT, layers: int = 1, cube: bool = False) -> Image:
+              aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT, layers: int = 1, cube: bool = False,
+              samples: int = 1) -> Image:
         """A 2D image in GENERAL layout.  ``aspect``: its format's aspects (depth, depth | stencil);
         a depth image also gets a view of its depth aspect alone, which is what shaders sample.
         ``layers``/``cube``: an array (view 2D_ARRAY) or cubes (view CUBE for 6 layers, else
@@ -142,7 +144,7 @@ class Device:
             flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if cube else 0,
             imageType=vk.VK_IMAGE_TYPE_2D, format=vk_format,
             extent=vk.VkExtent3D(width=width, height=height, depth=1), mipLevels=1, arrayLayers=layers,
-            samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL, usage=usage,
+            samples=samples, tiling=vk.VK_IMAGE_TILING_OPTIMAL, usage=usage,
             sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None)
         req = vk.vkGetImageMemoryRequirements(self.device, h)
         mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(
@@ -159,7 +161,7 @@ class Device:
             sample_view = vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
                 image=h, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk_format,
                 subresourceRange=_range(vk.VK_IMAGE_ASPECT_DEPTH_BIT)), None)
-        img = Image(h, mem, view, width, height, vk_format, aspect, sample_view)
+        img = Image(h, mem, view, width, height, vk_format, aspect, sample_view, samples)
         # Every image lives in GENERAL layout: valid for attachment, sampling and copies alike.
         cb = self.begin_once()
         vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,

@@ -22,6 +22,7 @@ class TextureDesc:
     gob: str = "fermi"          # GOB kind: "fermi" (Switch 1) or "turing" (Switch 2)
     layers: int = 1             # array layers (6 per cube)
     cube: bool = False
+    samples: int = 1            # a multisampled render target: 2, 4 or 8 (resolved with RESOLVE)
 
 
 @dataclass(frozen=True)

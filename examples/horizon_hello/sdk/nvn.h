@@ -238,7 +238,9 @@ NVNgenericFuncPtr nvnBootstrapLoader(const char *name);
     X(uint32_t, nvnEventGetValue, (const NVNevent *event)) \
     X(void, nvnEventSignal, (NVNevent *event, int mode, uint32_t value)) \
     X(void, nvnCommandBufferSignalEvent, (NVNcommandBuffer *cb, const NVNevent *event, int mode, int location, int flags, uint32_t value)) \
-    X(void, nvnCommandBufferWaitEvent, (NVNcommandBuffer *cb, const NVNevent *event, int mode, uint32_t value))
+    X(void, nvnCommandBufferWaitEvent, (NVNcommandBuffer *cb, const NVNevent *event, int mode, uint32_t value)) \
+    X(void, nvnTextureBuilderSetSamples, (NVNtextureBuilder *b, int samples)) \
+    X(void, nvnCommandBufferDownsample, (NVNcommandBuffer *cb, const NVNtexture *src, const NVNtexture *dst))
 
 #define NVN_PTR_FIELD(ret, name, params) ret (*name) params;
 typedef struct NvnProcs { NVN_PROCS(NVN_PTR_FIELD) } NvnProcs;

@@ -105,4 +105,18 @@ static inline size_t nvnu_block_linear_offset(uint32_t x, uint32_t y, uint32_t w
     return (size_t)(y / (8 * gpb)) * gobs_x * block + (y / 8) % gpb * 512 + (size_t)(x / 64) * block + in_gob;
 }
 
+/* A multisampled render target (2, 4 or 8 samples per pixel): drawn into, then resolved into a
+   one-sample texture with nvnCommandBufferDownsample. */
+static inline int nvnu_texture_ms(const NvnProcs *nvn, NVNdevice *dev, NVNtexture *t, int format, int w, int h,
+                                  int samples) {
+    NVNtextureBuilder b;
+    nvn->nvnTextureBuilderSetDefaults(&b);
+    nvn->nvnTextureBuilderSetDevice(&b, dev);
+    nvn->nvnTextureBuilderSetFlags(&b, NVN_TEXTURE_FLAGS_RENDER_TARGET);
+    nvn->nvnTextureBuilderSetFormat(&b, format);
+    nvn->nvnTextureBuilderSetSize2D(&b, w, h);
+    nvn->nvnTextureBuilderSetSamples(&b, samples);
+    return nvn->nvnTextureInitialize(t, &b);
+}
+
 #endif

@@ -12,6 +12,8 @@ Fixed-function state (depth/stencil, polygon, blend, colour, channel-mask, multi
 plain structures of the guest's (nvn.h's layouts, ours) that the state functions fill; a bind
 reads the structure and records the protocol's state packet (DEPTH_STENCIL, RASTER, BLEND_STATE,
 MULTISAMPLE); stencil reference and masks are command-buffer state folded into DEPTH_STENCIL.
+A texture made with nvnTextureBuilderSetSamples is a multisampled render target; the game resolves
+it with nvnCommandBufferDownsample (RESOLVE).
 
 Guest mistakes (a bad handle, an address outside every pool, a texture used as a target that
 was not made one) end the process with a report naming the function and the value: the GPU
@@ -318,13 +320,19 @@ class NvnService:
                 raise GuestError(f"nvnTextureInitialize: a render target has one 2D layer ({layers} layers asked)")
             if cube and w != h:
                 raise GuestError(f"nvnTextureInitialize: cube faces must be square, not {w}x{h}")
-            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl))
+            samples = b.get("samples", 0) & 0xFFFFFFFF or 1
+            if samples not in (1, 2, 4, 8):
+                raise GuestError(f"nvnTextureInitialize: samples {samples} is not 0, 1, 2, 4 or 8")
+            if samples > 1 and not (flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY):
+                raise GuestError(f"nvnTextureInitialize: a {samples}-sample texture must be made with the "
+                                 f"render-target flag (and not the display flag); flags are {flags:#x}")
+            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples))
             linear = bool(flags & FLAG_LINEAR)
             bpe = FORMATS[b["format"]][1]
             self._gpu().register(TextureDesc(tex.id, pool.id if pool else 0, off, w, h, name,
                                              block_linear=not linear, block_height_log2=bhl,
                                              pitch=w * bpe if linear else 0, render_target=target,
-                                             gob=self.gob, layers=layers, cube=cube))
+                                             gob=self.gob, layers=layers, cube=cube, samples=samples))
         return 1
 
     def sampler_initialize(self, c: Call) -> int:
@@ -773,6 +781,23 @@ class NvnService:
                 raise GuestError(f"{what}: samples {samples} is not 0 or one of {P.SAMPLE_COUNTS}")
             rec.commands.append((P.OP_MULTISAMPLE, max(samples, 1), a2c != 0))
 
+    def cb_downsample(self, c: Call) -> None:
+        """nvnCommandBufferDownsample(cb, src, dst): a multisampled colour texture resolved into a
+        one-sample one of the same size and format (RESOLVE; the GPU process checks the rest)."""
+        with self.lock:
+            what = "nvnCommandBufferDownsample"
+            rec = self._rec(c, what)
+            src = self._obj(c, 1, Texture, f"{what} src")
+            dst = self._obj(c, 2, Texture, f"{what} dst")
+            if src.samples == 1:
+                raise GuestError(f"{what}: the source texture has one sample (nothing to downsample)")
+            if dst.samples != 1:
+                raise GuestError(f"{what}: the destination texture has {dst.samples} samples; it must have one")
+            if (src.width, src.height, src.format) != (dst.width, dst.height, dst.format):
+                raise GuestError(f"{what}: source {src.format} {src.width}x{src.height} and destination "
+                                 f"{dst.format} {dst.width}x{dst.height} differ")
+            rec.commands.append((P.OP_RESOLVE, src.id, dst.id))
+
     def cb_scissor(self, c: Call) -> None:
         with self.lock:
             what = "nvnCommandBufferSetScissor"
@@ -1063,6 +1088,8 @@ class NvnService:
             ("nvnSamplerBuilderSetCompare", S("compare_mode", "compare_func"), False),
             ("nvnTextureBuilderSetTarget", S("target"), False),
             ("nvnTextureBuilderSetDepth", S("layers"), False),
+            ("nvnTextureBuilderSetSamples", S("samples"), False),
+            ("nvnCommandBufferDownsample", self.cb_downsample, False),
         ]
         rows += EventFunctions(self).rows()     # NVNevent (nvn/events.py)
         return [HostFunction(n, n, fn, blocking) for n, fn, blocking in rows]

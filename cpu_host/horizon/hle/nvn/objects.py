@@ -45,6 +45,7 @@ class Texture:
     pool: MemoryPool | None
     offset: int
     block_height_log2: int
+    samples: int = 1          # nvnTextureBuilderSetSamples: a multisampled render target (2, 4, 8)
 
 
 @dataclass
