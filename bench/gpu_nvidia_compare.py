@@ -4,7 +4,7 @@ other device's frames (``nxrecomp replay FILE --out DIR`` run there) come back a
 tar file and are compared frame by frame.
 
     # here: record the demo (and the horizon gfx test program), replay each on lavapipe
-    .venv/bin/python bench/gpu_nvidia_compare.py record --dir D --frames 600 --sm86 --gfx [--depth] [--mrt] [--no-demo]
+    .venv/bin/python bench/gpu_nvidia_compare.py record --dir D --frames 600 --sm86 --gfx [--depth] [--mrt] [--msaa] [--no-demo]
     # here: stage what the device machine lacks (debs, cp312 wheels, proto stubs, caches,
     # the recordings, device.sh) in a git-ignored folder
     .venv/bin/python bench/gpu_nvidia_compare.py stage --dir D --carry .nvcarry
@@ -132,6 +132,28 @@ def record_mrt(out: Path) -> Path:
                                 "/shaders/resolve.fs": compile_glsl(t.RESOLVE_FS, "frag")}))
     recompile_exefs(build_exefs(src, work / "exefs"), work / "bundle", romfs=rom)
     rec = out / "mrt.rec"
+    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
+        nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
+    return rec
+
+
+def record_msaa(out: Path) -> Path:
+    """The program of tests/horizon/test_horizon_nvn_msaa.py: a triangle drawn into a 4x
+    multisampled target and resolved into the window texture."""
+    from cpu_host.gpu_client.shaders import compile_glsl
+    from examples.horizon_hello.build_exefs import build_exefs
+    from recompiler.formats.pack_romfs import pack_romfs
+    from recompiler.horizon import recompile_exefs
+    from tests.horizon import test_horizon_nvn_msaa as t
+
+    work = out / "msaa.build"
+    work.mkdir(parents=True, exist_ok=True)
+    src = work / "msaa.c"
+    src.write_text(t.c_program())
+    rom = work / "rom.bin"
+    rom.write_bytes(pack_romfs({"/shaders/tri.vs": compile_glsl(t.VS, "vert"), "/shaders/tri.fs": compile_glsl(t.FS, "frag")}))
+    recompile_exefs(build_exefs(src, work / "exefs"), work / "bundle", romfs=rom)
+    rec = out / "msaa.rec"
     with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
         nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
     return rec
@@ -341,6 +363,8 @@ def cmd_record(a: argparse.Namespace) -> None:
         recs.append(record_depth(out))
     if a.mrt:
         recs.append(record_mrt(out))
+    if a.msaa:
+        recs.append(record_msaa(out))
     for rec in recs:
         replay(rec, out / rec.name.replace(".rec", ".lavapipe"))
         print(f"{rec}  ({rec.stat().st_size / 2**20:.1f} MiB) -> lavapipe frames in "
@@ -411,6 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--gfx-frames", type=int, default=120)
     r.add_argument("--depth", action="store_true", help="also record tests/horizon's depth/stencil/blend program")
     r.add_argument("--mrt", action="store_true", help="also record tests/horizon's multiple-render-target program")
+    r.add_argument("--msaa", action="store_true", help="also record tests/horizon's 4x multisampled program")
     r.add_argument("--no-demo", action="store_true", help="leave out the demo (its SPIR-V build is recorded by default)")
     r.set_defaults(func=cmd_record)
     st = sub.add_parser("stage", help="fill a git-ignored carry folder for the device machine")
