@@ -89,74 +89,48 @@ def record_gfx(out: Path, frames: int) -> Path:
     return rec
 
 
+def record_guest(out: Path, name: str, c_text: str, romfs_files: dict[str, bytes]) -> Path:
+    """One of tests/horizon's guest programs (C source + RomFS files) recompiled and run with
+    ``--record``: ``out/NAME.rec``."""
+    from tests.horizon.hz_build import bundle_from_c
+
+    bundle = bundle_from_c(c_text, romfs_files, out / f"{name}.build")
+    rec = out / f"{name}.rec"
+    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
+        nxrecomp("run", str(bundle), "--run-dir", run_dir, "--record", str(rec))
+    return rec
+
+
 def record_depth(out: Path) -> Path:
-    """The program of tests/horizon/test_horizon_nvn_depth.py: depth/stencil targets and tests,
-    cull, scissor, blend and channel-mask state, then the depth target through a compare sampler."""
+    """tests/horizon/test_horizon_nvn_depth.py's program: depth/stencil targets and tests, cull,
+    scissor, blend and channel-mask state, then the depth target through a compare sampler."""
     from cpu_host.gpu_client.shaders import compile_glsl
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.formats.pack_romfs import pack_romfs
-    from recompiler.horizon import recompile_exefs
     from tests.horizon import test_horizon_nvn_depth as t
 
-    work = out / "depth.build"
-    work.mkdir(parents=True, exist_ok=True)
-    src = work / "depth.c"
-    src.write_text(t.c_program())
-    rom = work / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/z.vs": compile_glsl(t.VS, "vert"), "/shaders/z.fs": compile_glsl(t.FS, "frag"),
-                                "/shaders/shadow.vs": compile_glsl(t.SHADOW_VS, "vert"),
-                                "/shaders/shadow.fs": compile_glsl(t.SHADOW_FS, "frag")}))
-    recompile_exefs(build_exefs(src, work / "exefs"), work / "bundle", romfs=rom)
-    rec = out / "depth.rec"
-    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
-        nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
-    return rec
+    return record_guest(out, "depth", t.c_program(), {
+        "/shaders/z.vs": compile_glsl(t.VS, "vert"), "/shaders/z.fs": compile_glsl(t.FS, "frag"),
+        "/shaders/shadow.vs": compile_glsl(t.SHADOW_VS, "vert"), "/shaders/shadow.fs": compile_glsl(t.SHADOW_FS, "frag")})
 
 
 def record_mrt(out: Path) -> Path:
-    """The program of tests/horizon/test_horizon_nvn_mrt.py: a G-buffer pass into three colour
-    targets (one blended through its own state), then a pass sampling all three."""
+    """tests/horizon/test_horizon_nvn_mrt.py's program: a G-buffer pass into three colour targets
+    (one blended through its own state), then a pass sampling all three."""
     from cpu_host.gpu_client.shaders import compile_glsl
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.formats.pack_romfs import pack_romfs
-    from recompiler.horizon import recompile_exefs
     from tests.horizon import test_horizon_nvn_mrt as t
 
-    work = out / "mrt.build"
-    work.mkdir(parents=True, exist_ok=True)
-    src = work / "mrt.c"
-    src.write_text(t.c_program())
-    rom = work / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/gb.vs": compile_glsl(t.GB_VS, "vert"), "/shaders/gb.fs": compile_glsl(t.GB_FS, "frag"),
-                                "/shaders/resolve.vs": compile_glsl(t.RESOLVE_VS, "vert"),
-                                "/shaders/resolve.fs": compile_glsl(t.RESOLVE_FS, "frag")}))
-    recompile_exefs(build_exefs(src, work / "exefs"), work / "bundle", romfs=rom)
-    rec = out / "mrt.rec"
-    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
-        nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
-    return rec
+    return record_guest(out, "mrt", t.c_program(), {
+        "/shaders/gb.vs": compile_glsl(t.GB_VS, "vert"), "/shaders/gb.fs": compile_glsl(t.GB_FS, "frag"),
+        "/shaders/resolve.vs": compile_glsl(t.RESOLVE_VS, "vert"), "/shaders/resolve.fs": compile_glsl(t.RESOLVE_FS, "frag")})
 
 
 def record_msaa(out: Path) -> Path:
-    """The program of tests/horizon/test_horizon_nvn_msaa.py: a triangle drawn into a 4x
-    multisampled target and resolved into the window texture."""
+    """tests/horizon/test_horizon_nvn_msaa.py's program: a triangle drawn into a 4x multisampled
+    target and resolved into the window texture."""
     from cpu_host.gpu_client.shaders import compile_glsl
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.formats.pack_romfs import pack_romfs
-    from recompiler.horizon import recompile_exefs
     from tests.horizon import test_horizon_nvn_msaa as t
 
-    work = out / "msaa.build"
-    work.mkdir(parents=True, exist_ok=True)
-    src = work / "msaa.c"
-    src.write_text(t.c_program())
-    rom = work / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/tri.vs": compile_glsl(t.VS, "vert"), "/shaders/tri.fs": compile_glsl(t.FS, "frag")}))
-    recompile_exefs(build_exefs(src, work / "exefs"), work / "bundle", romfs=rom)
-    rec = out / "msaa.rec"
-    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
-        nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
-    return rec
+    return record_guest(out, "msaa", t.c_program(), {
+        "/shaders/tri.vs": compile_glsl(t.VS, "vert"), "/shaders/tri.fs": compile_glsl(t.FS, "frag")})
 
 
 def replay(rec: Path, out: Path) -> None:

@@ -11,8 +11,7 @@ import re
 import numpy as np
 
 from cpu_host.gpu_client.shaders import compile_glsl
-from recompiler.formats.pack_romfs import pack_romfs
-from tests.horizon.hz_build import nxrecomp
+from tests.horizon.hz_build import nxrecomp, run_guest_c
 from tests.horizon.test_horizon_nvn import cpu_lines, read_frame
 
 W = 64
@@ -273,20 +272,9 @@ def expected() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def test_depth_tested_scene_through_the_split_runtime(tmp_path) -> None:
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.horizon import recompile_exefs
-
-    src = tmp_path / "depth.c"
-    src.write_text(c_program())
-    rom = tmp_path / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/z.vs": compile_glsl(VS, "vert"), "/shaders/z.fs": compile_glsl(FS, "frag"),
+    r, log, frames = run_guest_c(c_program(), {"/shaders/z.vs": compile_glsl(VS, "vert"), "/shaders/z.fs": compile_glsl(FS, "frag"),
                                 "/shaders/shadow.vs": compile_glsl(SHADOW_VS, "vert"),
-                                "/shaders/shadow.fs": compile_glsl(SHADOW_FS, "frag")}))
-    recompile_exefs(build_exefs(src, tmp_path / "exefs"), tmp_path / "bundle", romfs=rom)
-    frames = tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), "--frames-dir", str(frames),
-                 timeout=240)
-    log = (tmp_path / "run" / "run.log").read_text()
+                                "/shaders/shadow.fs": compile_glsl(SHADOW_FS, "frag")}, tmp_path)
     assert r.returncode == 0, log[-3000:]
     lines = cpu_lines(log)
     assert lines[:3] == ["nvn entry points missing: 0", "depth storage: 16384 bytes", "sync: 1"], log[-3000:]
@@ -430,19 +418,8 @@ int hz_main(void) {
 def test_cube_texture_through_the_split_runtime(tmp_path) -> None:
     """A cube texture the guest writes face by face (block-linear, layers one after another) and
     samples with a samplerCube: each pixel is the texel its direction names."""
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.horizon import recompile_exefs
-
-    src = tmp_path / "cube.c"
-    src.write_text(CUBE_C)
-    rom = tmp_path / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/cube.vs": compile_glsl(CUBE_VS, "vert"),
-                                "/shaders/cube.fs": compile_glsl(CUBE_FS, "frag")}))
-    recompile_exefs(build_exefs(src, tmp_path / "exefs"), tmp_path / "bundle", romfs=rom)
-    frames = tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), "--frames-dir", str(frames),
-                 timeout=240)
-    log = (tmp_path / "run" / "run.log").read_text()
+    r, log, frames = run_guest_c(CUBE_C, {"/shaders/cube.vs": compile_glsl(CUBE_VS, "vert"),
+                                "/shaders/cube.fs": compile_glsl(CUBE_FS, "frag")}, tmp_path)
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "cube storage: 3072 bytes", "done"], log[-3000:]
     got = read_frame(frames / "frame_000001.png")

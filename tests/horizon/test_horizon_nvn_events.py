@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpu_host.gpu_client.shaders import compile_glsl
-from recompiler.formats.pack_romfs import pack_romfs
-from tests.horizon.hz_build import nxrecomp
+from tests.horizon.hz_build import run_guest_c
 from tests.horizon.test_horizon_nvn import cpu_lines, read_frame
 from tests.horizon.test_horizon_nvn_depth import FS, VS
 
@@ -137,19 +136,8 @@ int hz_main(void) {
 
 
 def test_events_through_the_split_runtime(tmp_path) -> None:
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.horizon import recompile_exefs
-
-    src = tmp_path / "events.c"
-    src.write_text(EVENTS_C.replace("@W@", str(W)).replace("@BEFORE@", quad(*RECT_BEFORE))
-                   .replace("@AFTER@", quad(*RECT_AFTER)))
-    rom = tmp_path / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/z.vs": compile_glsl(VS, "vert"), "/shaders/z.fs": compile_glsl(FS, "frag")}))
-    recompile_exefs(build_exefs(src, tmp_path / "exefs"), tmp_path / "bundle", romfs=rom)
-    frames = tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), "--frames-dir", str(frames),
-                 timeout=240)
-    log = (tmp_path / "run" / "run.log").read_text()
+    r, log, frames = run_guest_c(EVENTS_C.replace("@W@", str(W)).replace("@BEFORE@", quad(*RECT_BEFORE))
+                   .replace("@AFTER@", quad(*RECT_AFTER)), {"/shaders/z.vs": compile_glsl(VS, "vert"), "/shaders/z.fs": compile_glsl(FS, "frag")}, tmp_path)
     assert r.returncode == 0, log[-3000:]
     a = 0xFFFFFFF0
     b = (a + 0x15) & 0xFFFFFFFF

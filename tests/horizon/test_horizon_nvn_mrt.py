@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpu_host.gpu_client.shaders import compile_glsl
-from recompiler.formats.pack_romfs import pack_romfs
-from tests.horizon.hz_build import nxrecomp
+from tests.horizon.hz_build import run_guest_c
 from tests.horizon.test_horizon_nvn import cpu_lines, read_frame
 
 W = 32
@@ -193,20 +192,9 @@ def expected() -> np.ndarray:
 
 
 def test_gbuffer_of_three_targets_through_the_split_runtime(tmp_path) -> None:
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.horizon import recompile_exefs
-
-    src = tmp_path / "mrt.c"
-    src.write_text(c_program())
-    rom = tmp_path / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/gb.vs": compile_glsl(GB_VS, "vert"), "/shaders/gb.fs": compile_glsl(GB_FS, "frag"),
+    r, log, frames = run_guest_c(c_program(), {"/shaders/gb.vs": compile_glsl(GB_VS, "vert"), "/shaders/gb.fs": compile_glsl(GB_FS, "frag"),
                                 "/shaders/resolve.vs": compile_glsl(RESOLVE_VS, "vert"),
-                                "/shaders/resolve.fs": compile_glsl(RESOLVE_FS, "frag")}))
-    recompile_exefs(build_exefs(src, tmp_path / "exefs"), tmp_path / "bundle", romfs=rom)
-    frames = tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), "--frames-dir", str(frames),
-                 timeout=240)
-    log = (tmp_path / "run" / "run.log").read_text()
+                                "/shaders/resolve.fs": compile_glsl(RESOLVE_FS, "frag")}, tmp_path)
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "done"], log[-3000:]
     got = read_frame(frames / "frame_000001.png").astype(int)

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpu_host.gpu_client.shaders import compile_glsl
-from recompiler.formats.pack_romfs import pack_romfs
-from tests.horizon.hz_build import nxrecomp
+from tests.horizon.hz_build import run_guest_c
 from tests.horizon.test_horizon_nvn import cpu_lines, read_frame
 
 W = 32
@@ -122,18 +121,7 @@ def resolved(locs: np.ndarray) -> np.ndarray:
 
 
 def test_antialiased_triangle_through_the_split_runtime(tmp_path) -> None:
-    from examples.horizon_hello.build_exefs import build_exefs
-    from recompiler.horizon import recompile_exefs
-
-    src = tmp_path / "msaa.c"
-    src.write_text(c_program())
-    rom = tmp_path / "rom.bin"
-    rom.write_bytes(pack_romfs({"/shaders/tri.vs": compile_glsl(VS, "vert"), "/shaders/tri.fs": compile_glsl(FS, "frag")}))
-    recompile_exefs(build_exefs(src, tmp_path / "exefs"), tmp_path / "bundle", romfs=rom)
-    frames = tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), "--frames-dir", str(frames),
-                 timeout=240)
-    log = (tmp_path / "run" / "run.log").read_text()
+    r, log, frames = run_guest_c(c_program(), {"/shaders/tri.vs": compile_glsl(VS, "vert"), "/shaders/tri.fs": compile_glsl(FS, "frag")}, tmp_path)
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "ms texture: 1", "done"], log[-3000:]
     got = read_frame(frames / "frame_000001.png").astype(np.float64)
