@@ -59,6 +59,16 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
     return color, depth
 
 
+def _render_target(where: str, objects: Objects, name: str, tid: int) -> Texture:
+    """Texture ``tid`` given in field ``name``: registered, and registered as a render target."""
+    t = objects.textures.get(tid)
+    if t is None:
+        raise SubmissionError(f"{where}: field {name} = {tid} is not a registered texture")
+    if not t.render_target:
+        raise SubmissionError(f"{where}: field {name} = {tid} was not registered as a render target")
+    return t
+
+
 def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Texture], Texture | None]:
     """RENDER_TARGETS' colour targets (in attachment order) and depth target, checked: each colour
     a registered colour render target, none named twice, no gap before the last one, the depth a
@@ -71,11 +81,7 @@ def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Text
         if tid == P.EMPTY:
             raise SubmissionError(f"{where}: {name} is empty but a later colour target is set "
                                   "(colour targets are attachments 0..n-1 with no gaps)")
-        t = objects.textures.get(tid)
-        if t is None:
-            raise SubmissionError(f"{where}: {name} = {tid} is not a registered texture")
-        if not t.render_target:
-            raise SubmissionError(f"{where}: {name} = {tid} was not registered as a render target")
+        t = _render_target(where, objects, f"colors[{k}]", tid)
         if t.fmt.depth:
             raise SubmissionError(f"{where}: {name} = {tid} has depth format {t.fmt.name}; "
                                   "a depth target goes in field depth")
@@ -85,11 +91,7 @@ def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Text
         colors.append(t)
     depth = None
     if cmd[2] != P.EMPTY:
-        depth = objects.textures.get(cmd[2])
-        if depth is None:
-            raise SubmissionError(f"{where}: field depth = {cmd[2]} is not a registered texture")
-        if not depth.render_target:
-            raise SubmissionError(f"{where}: field depth = {depth.id} was not registered as a render target")
+        depth = _render_target(where, objects, "depth", cmd[2])
         if not depth.fmt.depth:
             raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, "
                                   "not a depth format")
@@ -130,11 +132,7 @@ def _resolve(where: str, cmd: tuple, objects: Objects) -> None:
     target of the same size and format), checked."""
     ts = []
     for name, tid in (("src", cmd[1]), ("dst", cmd[2])):
-        t = objects.textures.get(tid)
-        if t is None:
-            raise SubmissionError(f"{where}: field {name} = {tid} is not a registered texture")
-        if not t.render_target:
-            raise SubmissionError(f"{where}: field {name} = {tid} was not registered as a render target")
+        t = _render_target(where, objects, name, tid)
         if t.fmt.depth:
             raise SubmissionError(f"{where}: field {name} = {tid} has depth format {t.fmt.name}; "
                                   "only colour targets are resolved")

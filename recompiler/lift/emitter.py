@@ -422,25 +422,21 @@ class FunctionEmitter:
         # functions: a twin doubles their compile time (~4 % of busybox's code).
         twin = bool(resume) and bool(self.plan.jump_tables) and not self.trace
         self.plan.resume_twin = twin
-        text = self._function_text(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); return; }\n"
-                                   if twin else resume, store, store_call, reload, reload_all, reload_v_all,
-                                   store_indirect, decl, first_jump, body)
-        if twin:
-            text += self._function_text(rname(self.plan.entry), resume, store, store_call, reload, reload_all,
-                                        reload_v_all, store_indirect, decl, first_jump, body)
-        return text
 
-    def _function_text(self, name: str, resume: str, store: list[str], store_call: list[str], reload: list[str],
-                       reload_all: list[str], reload_v_all: list[str], store_indirect: list[str], decl: list[str],
-                       first_jump: str, body: str) -> str:
-        return (f"void {name}(NxCpu *s) {{\n"
-                f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
-                f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
-                f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
-                f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
-                f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
-                f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
-                f"  {' '.join(d for d in decl if d)}\n"
-                f"{'  nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{resume}"
-                f"{first_jump}{body}\n"
-                f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n}}\n")
+        def function(fn: str, entry_check: str) -> str:
+            return (f"void {fn}(NxCpu *s) {{\n"
+                    f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
+                    f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
+                    f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
+                    f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
+                    f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
+                    f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
+                    f"  {' '.join(d for d in decl if d)}\n"
+                    f"{'  nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
+                    f"{first_jump}{body}\n"
+                    f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n}}\n")
+
+        if not twin:
+            return function(name, resume)
+        return (function(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); return; }\n")
+                + function(rname(self.plan.entry), resume))

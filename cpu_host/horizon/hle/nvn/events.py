@@ -72,26 +72,23 @@ class EventFunctions:
         """nvnCommandBufferSignalEvent(cb, event, mode, location, flags, value): the GPU writes or adds
         the value once the commands before it completed (location and flags: every signal is made
         at the end of the pipeline, after all earlier work)."""
-        what = "nvnCommandBufferSignalEvent"
-        with self.svc.lock:
-            rec = self.svc._rec(c, what)
-            ev = self.svc._obj(c, 1, Event, what)
-            mode = c.arg32(2)
-            if mode >= SIGNAL_MODES:
-                raise GuestError(f"{what}: mode {mode} is not WRITE (0) or ADD (1)")
-            rec.commands.append((P.OP_EVENT_SIGNAL, ev.pool.id, ev.offset, mode, c.arg32(5)))
+        self._record(c, "nvnCommandBufferSignalEvent", P.OP_EVENT_SIGNAL, SIGNAL_MODES, "WRITE (0) or ADD (1)", 5)
 
     def cb_wait(self, c: Call) -> None:
         """nvnCommandBufferWaitEvent(cb, event, mode, value): the commands after it run once the
         event's value is EQUAL to / GEQUAL_WRAP (signed 32-bit difference >= 0) the value."""
-        what = "nvnCommandBufferWaitEvent"
+        self._record(c, "nvnCommandBufferWaitEvent", P.OP_EVENT_WAIT, WAIT_MODES, "EQUAL (0) or GEQUAL_WRAP (1)", 3)
+
+    def _record(self, c: Call, what: str, op: int, modes: int, mode_names: str, value_arg: int) -> None:
+        """The command buffer's packet ``op`` (pool, offset, mode, value) for the event in argument 1,
+        its mode (argument 2) below ``modes``, its value in argument ``value_arg``."""
         with self.svc.lock:
             rec = self.svc._rec(c, what)
             ev = self.svc._obj(c, 1, Event, what)
             mode = c.arg32(2)
-            if mode >= WAIT_MODES:
-                raise GuestError(f"{what}: mode {mode} is not EQUAL (0) or GEQUAL_WRAP (1)")
-            rec.commands.append((P.OP_EVENT_WAIT, ev.pool.id, ev.offset, mode, c.arg32(3)))
+            if mode >= modes:
+                raise GuestError(f"{what}: mode {mode} is not {mode_names}")
+            rec.commands.append((op, ev.pool.id, ev.offset, mode, c.arg32(value_arg)))
 
     def rows(self) -> list[tuple[str, Callable[[Call], Any], bool]]:
         svc = self.svc
