@@ -5,14 +5,15 @@ process's output in one log with the process named on each line.
 """
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
@@ -63,24 +64,33 @@ def _exit_text(rc: int) -> str:
     return f"exit status {rc}"
 
 
-# Resolved here, in the parent: the code between fork and exec (preexec_fn) must not dlopen or
-# import anything — another thread of the supervisor (a log pump) may hold the loader's or the
-# import lock at the fork, and the child would wait for it forever (seen: a demo run whose
-# standby GPU process never reached exec).
-_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
-_PR_SET_PDEATHSIG = 1
+# Nothing of ours runs between fork and exec: Python code there (a preexec_fn) can deadlock when
+# another thread of the supervisor (a log pump) held a lock at the fork — CI saw the standby GPU
+# process's Popen wait forever for an exec that never came.  So the parent death signal is set by
+# util-linux's setpriv (it execs the real program; the signal survives the exec), and the
+# standby's blocked SIGUSR1 is a signal mask inherited from the spawning thread.
+_SETPRIV = shutil.which("setpriv")
 
 
-def _pdeathsig() -> None:
-    # A child must not outlive a supervisor that was itself killed.
-    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGTERM)
+def _guarded(argv: list[str]) -> list[str]:
+    """``argv`` run so that it gets SIGTERM when the supervisor dies (a child must not outlive a
+    supervisor that was itself killed); unchanged where setpriv is missing."""
+    return [_SETPRIV, "--pdeathsig", "TERM", "--", *argv] if _SETPRIV else list(argv)
 
 
-def _standby_child() -> None:
-    _pdeathsig()
-    # Blocked from exec on: a promotion that comes while the spare is still starting waits for it
-    # instead of killing it (SIGUSR1's default action).
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+@contextmanager
+def _sigusr1_blocked(on: bool):
+    # A standby is started with SIGUSR1 blocked so that a promotion arriving while it is still
+    # starting waits for it instead of killing it (SIGUSR1's default action); the mask passes
+    # through fork and exec, and the standby unblocks it once it waits for the signal.
+    if not on:
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @dataclass
@@ -134,9 +144,10 @@ class Supervisor:
     # -- processes ----------------------------------------------------------------------
     def _popen(self, c: _Child, argv: list[str], standby: bool = False) -> subprocess.Popen:
         env = {**os.environ, "NXRECOMP_PROCESS": c.spec.name, **c.spec.env}
-        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                preexec_fn=_standby_child if standby else _pdeathsig)
+        with _sigusr1_blocked(standby):
+            proc = subprocess.Popen(_guarded(argv), env=env, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
         threading.Thread(target=self._pump, args=(c.spec.name, proc.stdout), daemon=True,
                          name=f"log-{c.spec.name}").start()
         return proc

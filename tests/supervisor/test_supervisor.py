@@ -121,3 +121,50 @@ def test_hung_process_is_killed_and_restarted(tmp_path):
     th.join(20)
     assert sup.restarts("hangs") >= 1 and not alive(first)
     assert "failed 3 health checks; killing it" in (tmp_path / "run.log").read_text()
+
+
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
+
+
+def test_a_killed_supervisor_leaves_no_children(tmp_path):
+    """SIGKILL to the supervisor itself: its children get the parent-death signal and go."""
+    script = tmp_path / "sup.py"
+    script.write_text(
+        "import sys\n"
+        "from nxrecomp.supervisor import Policy, ProcessSpec, Supervisor\n"
+        f"argv = {SLEEPER!r}\n"
+        "specs = [ProcessSpec('svc', argv, standby_argv=argv), ProcessSpec('cpu', argv, restart=False)]\n"
+        f"sys.exit(Supervisor(specs, {str(tmp_path / 'run.log')!r}, Policy(min_uptime_s=0.1)).run())\n")
+    sup = subprocess.Popen([sys.executable, str(script)], cwd=HERE.parent.parent)
+    log = tmp_path / "run.log"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(pids_in(log.read_text() if log.exists() else "")) < 3:
+        time.sleep(0.05)
+    pids = pids_in(log.read_text())
+    assert len(pids) == 3, log.read_text()            # svc, its standby, cpu
+    assert all(alive(p) for p in pids)
+    sup.kill()
+    sup.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    assert not [p for p in pids if alive(p)], "children outlived their killed supervisor"
+
+
+def test_a_standby_signalled_at_once_is_not_killed(tmp_path):
+    """SIGUSR1 sent the moment a standby is spawned (a promotion during its start-up) waits in its
+    blocked mask instead of killing it; a plain process is started with SIGUSR1 unblocked."""
+    probe = [sys.executable, "-c",
+             "import signal, sys; m = signal.pthread_sigmask(signal.SIG_BLOCK, []); "
+             "print('blocked' if signal.SIGUSR1 in m else 'open', flush=True); "
+             "signal.sigwait({signal.SIGUSR1}) if signal.SIGUSR1 in m else None"]
+    sup = Supervisor([ProcessSpec("svc", probe, standby_argv=probe)], tmp_path / "run.log")
+    c = sup.children["svc"]
+    spare = sup._popen(c, probe, standby=True)
+    os.kill(spare.pid, signal.SIGUSR1)
+    assert spare.wait(30) == 0                        # woke from sigwait, not killed by the signal
+    plain = sup._popen(c, probe)
+    assert plain.wait(30) == 0
+    time.sleep(0.2)                                   # the log pumps flush the two lines
+    lines = (tmp_path / "run.log").read_text().splitlines()
+    assert lines == ["svc      | blocked", "svc      | open"], lines
