@@ -401,10 +401,10 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     fingerprint = lifter_fingerprint(trust, comments, trace, functions)
     lifts = [((k, i), part, functions, str(src_dir), trust, comments, trace, fingerprint)
              for k, plans in sorted(buckets.items()) for i, part in enumerate(split_bucket(plans, max_insns))]
-    flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS]
+    flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *cc.arch_flags()]
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
-    units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS]) for p in runtime_c]
+    units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *cc.arch_flags()]) for p in runtime_c]
     results: list[ShardResult] = []
     place_s = 0.0
 
@@ -451,7 +451,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         log.info("caches pruned to %d MB each: %d least recently used entries removed", cap >> 20, pruned)
     built = [c for c in compiled if not c.cached]
     slowest = sorted(built, key=lambda c: -c.cpu_s)[:5]
-    stats = {"functions": len(program.functions), "shards": len(results), "objects": len(objs),
+    stats = {"functions": len(program.functions), "march": cc.march(), "shards": len(results), "objects": len(objs),
              "objects_cached": len(compiled) - len(built), "unresolved_br": len(program.unresolved_br),
              "shards_lift_cached": sum(r.cached for r in results),
              "cpu_seconds": {"lift": round(sum(r.cpu_s for r in results), 1), "place": round(place_s, 1),

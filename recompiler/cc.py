@@ -28,6 +28,45 @@ def compiler() -> tuple[str, ...]:
     return (sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu")
 
 
+# /proc/cpuinfo's names of what x86-64-v3 adds to the baseline (lzcnt is "abm")
+_V3 = ("avx", "avx2", "bmi1", "bmi2", "fma", "f16c", "movbe", "abm", "popcnt", "sse4_2", "xsave")
+
+
+def _host_has_v3() -> bool:
+    try:
+        text = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            have = set(line.split(":", 1)[1].split())
+            return all(f in have for f in _V3)
+    return False
+
+
+@lru_cache(maxsize=1)
+def march() -> str:
+    """The x86-64 level lifted code is compiled for (``recompiler.march``): ``auto`` is
+    x86-64-v3 (AVX2, FMA, BMI2: AArch64's fused multiply-add is one instruction instead of a
+    software routine, flag-free shifts ease register pressure) where this machine has it, else
+    the baseline; a bundle refuses to start on a CPU without what it was built for
+    (cpu_host/runtime/host_isa.c)."""
+    want = str(settings.get("recompiler", "march")).strip() or "auto"
+    if want == "auto":
+        want = "x86-64-v3" if _host_has_v3() else "x86-64"
+    return want
+
+
+def arch_flags() -> list[str]:
+    """-march for ``march()`` as this compiler spells it (zig's clang names the levels
+    x86_64_v3), and no contraction of a*b+c into FMA: the lifter fuses exactly where the guest
+    did (FMADD), never where it rounded twice."""
+    name = march()
+    if compiler()[1:3] == ("-m", "ziglang") and name.startswith("x86-64"):
+        name = name.replace("-", "_")
+    return [f"-march={name}", "-ffp-contract=off"]
+
+
 def identity() -> str:
     """Version text of the compiler (part of every object's cache key)."""
     r = subprocess.run([*compiler(), "--version"], capture_output=True, text=True)

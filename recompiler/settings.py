@@ -6,6 +6,7 @@ from nxrecomp.settings import Setting, parse_bool
 SETTINGS = [
     Setting("recompiler", "cc", "auto", "C compiler command ('auto': system clang, else clang from the ziglang wheel)"),
     Setting("recompiler", "opt", "-O2", "optimisation flag for lifted code"),
+    Setting("recompiler", "march", "auto", "x86-64 level of the compiled code: auto (x86-64-v3 where this CPU has it, else x86-64), x86-64, x86-64-v2, x86-64-v3, native, or a CPU name; a bundle refuses to start on a CPU lacking it"),
     Setting("recompiler", "jobs", os.cpu_count() or 2, "parallel generator and compiler processes", int),
     Setting("recompiler", "shard_bytes", 32768, "guest code bytes per C shard (stable address buckets)", int),
     Setting("recompiler", "shard_insns", 4096, "most guest instructions per C shard (a bucket is split; a function over a quarter of it is a shard alone)", int),

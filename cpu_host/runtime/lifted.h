@@ -140,6 +140,25 @@ NXI float FPR_S(float r, float a, float b, float c, int n) {
 NXI double FPR_D(double r, double a, double b, double c, int n) {
     if (LIKELY(r == r)) return r;
     return F64OF(NAN3_D(FPBITS64(a), FPBITS64(b), FPBITS64(c), n)); }
+/* clang folds FP as if rounding were to nearest: "c ? t + k : t" becomes t + (c ? k : -0.0),
+ * and under round-down +0 + -0 is -0.  An empty asm hides a value's origin from such folds. */
+#define NX_FP_OPAQUE(v) __asm__("" : "+x"(v))
+/* Round half away from zero (FRINTA, FCVTA*) whatever the host rounding mode: with SSE4.1
+ * clang expands round() inline as trunc(x + nextbelow(0.5)), whose sum rounds by MXCSR (the
+ * guest's FPCR.RMode), so under round-towards-plus an already integral 2^60 came out one ulp
+ * up.  Below 2^52 (2^23), x - trunc(x) and trunc(x) +- 1 are exact. */
+NXI double NX_ROUND(double x) {
+    double t = __builtin_trunc(x);
+    if (!(__builtin_fabs(x) < 0x1p52)) return t;      /* integral, infinite or NaN: no inf - inf */
+    double u = t;
+    NX_FP_OPAQUE(u);
+    return __builtin_fabs(x - t) >= 0.5 ? u + __builtin_copysign(1.0, x) : t; }
+NXI float NX_ROUNDf(float x) {
+    float t = __builtin_truncf(x);
+    if (!(__builtin_fabsf(x) < 0x1p23f)) return t;
+    float u = t;
+    NX_FP_OPAQUE(u);
+    return __builtin_fabsf(x - t) >= 0.5f ? u + __builtin_copysignf(1.0f, x) : t; }
 /* FMADD family: FPMulAdd(addend, op1, op2); a quiet NaN addend with inf*0 gives the default NaN */
 NXI float FMA_S(float add, float x, float y) {
     float r = __builtin_fmaf(x, y, add);

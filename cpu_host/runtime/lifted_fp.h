@@ -367,7 +367,7 @@ NXFP u16 FRINT_H(u16 a, int mode, u64 fpcr) {
     if (ISNAN_H(a)) return NX_HNAN(a, 0, 0, 1, fpcr);
     double x = NX_HVAL(a, fpcr);
     double r = mode == 0 ? __builtin_roundeven(x) : mode == 1 ? __builtin_ceil(x) : mode == 2 ? __builtin_floor(x)
-             : mode == 3 ? __builtin_trunc(x) : mode == 4 ? __builtin_round(x) : __builtin_rint(x);
+             : mode == 3 ? __builtin_trunc(x) : mode == 4 ? NX_ROUND(x) : __builtin_rint(x);
     return NX_HROUND(r, fpcr);
 }
 /* a finite half as an integer number of 2^-24 (exact, < 2^40 in magnitude) */

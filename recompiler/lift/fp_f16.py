@@ -124,7 +124,7 @@ def h_fp_int_h(em: FunctionEmitter, i: Insn) -> None:
     elif op in (0, 1):                  # FCVT[NPMZ][SU]
         em.setx(d, f"FCVT_{'S' if op == 0 else 'U'}{bits}({_ROUND[rmode]}(NX_HVAL({_h(n)}, s->fpcr)))", sf)
     elif rmode == 0 and op in (4, 5):   # FCVTA[SU]
-        em.setx(d, f"FCVT_{'S' if op == 4 else 'U'}{bits}(__builtin_round(NX_HVAL({_h(n)}, s->fpcr)))", sf)
+        em.setx(d, f"FCVT_{'S' if op == 4 else 'U'}{bits}(NX_ROUND(NX_HVAL({_h(n)}, s->fpcr)))", sf)
     else:
         raise LiftError("half-precision/integer conversion form")
 
@@ -178,7 +178,7 @@ def h_three_same_fp16(em: FunctionEmitter, i: Insn) -> None:
 
 
 _RINT = {(0, 0, 24): 0, (0, 0, 25): 2, (0, 1, 24): 1, (0, 1, 25): 3, (1, 0, 24): 4, (1, 0, 25): 5, (1, 1, 25): 5}
-_CVT = {(0, 26): "__builtin_roundeven", (0, 27): "__builtin_floor", (0, 28): "__builtin_round",
+_CVT = {(0, 26): "__builtin_roundeven", (0, 27): "__builtin_floor", (0, 28): "NX_ROUND",
         (1, 26): "__builtin_ceil", (1, 27): "__builtin_trunc"}           # (a, opcode)
 _ZCMP = {(0, 12): ">", (0, 13): "==", (0, 14): "<", (1, 12): ">=", (1, 13): "<="}   # (U, opcode), a = 1
 

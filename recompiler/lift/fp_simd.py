@@ -95,7 +95,7 @@ def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
     if op in (4, 5) and rmode == 0:  # FCVTA[SU]: ties away
         signed = op == 4
         bits = 64 if sf else 32
-        em.setx(d, f"FCVT_{'S' if signed else 'U'}{bits}((double)__builtin_round({_fget(n, ft)}))", sf)
+        em.setx(d, f"FCVT_{'S' if signed else 'U'}{bits}((double)NX_ROUND({_fget(n, ft)}))", sf)
         return
     raise LiftError("FP/integer conversion form")
 
@@ -126,7 +126,7 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         _fset_dn(em, d, dst, f"NX_FCVT_DS({a}, s->fpcr)" if op == 4 else f"({dst[1]}){a}")
         return
     rnd = {8: "__builtin_rint", 9: "__builtin_ceil", 10: "__builtin_floor", 11: "__builtin_trunc",
-           12: "__builtin_round", 14: "__builtin_rint", 15: "__builtin_nearbyint"}.get(op)
+           12: "NX_ROUND", 14: "__builtin_rint", 15: "__builtin_nearbyint"}.get(op)
     if rnd:
         if op == 8:
             rnd = "__builtin_roundeven"
@@ -663,7 +663,7 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
 
 
 _SCALAR_FCVT = {(26, 0): "__builtin_roundeven", (26, 1): "__builtin_ceil", (27, 0): "__builtin_floor",
-                (27, 1): "__builtin_trunc", (28, 0): "__builtin_round"}
+                (27, 1): "__builtin_trunc", (28, 0): "NX_ROUND"}
 
 
 def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
@@ -761,10 +761,10 @@ def h_fp_three_same(em: FunctionEmitter, f: dict, lanes: int | None = None) -> N
 
 
 _FRINT = {(0, 0, 24): "__builtin_roundeven", (0, 0, 25): "__builtin_floor", (0, 1, 24): "__builtin_ceil",
-          (0, 1, 25): "__builtin_trunc", (1, 0, 24): "__builtin_round", (1, 0, 25): "__builtin_rint",
+          (0, 1, 25): "__builtin_trunc", (1, 0, 24): "NX_ROUND", (1, 0, 25): "__builtin_rint",
           (1, 1, 25): "__builtin_nearbyint"}
 _FCVTI = {26: ("__builtin_roundeven", "__builtin_ceil"), 27: ("__builtin_floor", "__builtin_trunc"),
-          28: ("__builtin_round", None)}
+          28: ("NX_ROUND", None)}
 
 
 def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None:

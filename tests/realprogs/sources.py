@@ -168,26 +168,29 @@ def _zig_version() -> str:
     return r.stdout.strip()
 
 
-def build(name: str, arch: str = "aarch64") -> Path:
+def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
     """The static program ``name`` for ``arch`` (``aarch64`` or ``x86_64``), built once per
-    content hash of its sources, headers, flags and compiler."""
+    content hash of its sources, headers, flags and compiler; ``cpu`` (zig's name, e.g.
+    ``x86_64_v3``) instead of the architecture's baseline."""
     p = PROGRAMS[name]
     tree = fetch(p.sdist) if p.sdist else None
     files = _source_files(p, tree)
     incs = [tree / i for i in p.includes] if tree else []
     flags = ["-target", TARGETS[arch], "-static", "-O2", "-g0", *[f"-D{d}" for d in p.defines],
-             *(p.cflags_aarch64 if arch == "aarch64" else ()), *[f"-I{i}" for i in incs]]
+             *(p.cflags_aarch64 if arch == "aarch64" else ()), *([f"-mcpu={cpu}"] if cpu else []),
+             *[f"-I{i}" for i in incs]]
     h = hashlib.sha256()
     h.update(repr((flags[:-len(incs)] if incs else flags, _zig_version())).encode())
     headers = sorted(f for i in incs for f in i.glob("*.h"))
     for f in files + headers:
         h.update(f.name.encode())
         h.update(f.read_bytes())
-    out = cache_root() / "bin" / f"{name}-{arch}-{h.hexdigest()[:16]}"
+    flavour = f"{arch}-{cpu}" if cpu else arch
+    out = cache_root() / "bin" / f"{name}-{flavour}-{h.hexdigest()[:16]}"
     if out.exists():
         return out
     out.parent.mkdir(exist_ok=True)
-    with _Lock(out.parent / f".{name}-{arch}.lock"):
+    with _Lock(out.parent / f".{name}-{flavour}.lock"):
         if out.exists():
             return out
         tmp = out.with_name(f".{out.name}.{os.getpid()}")

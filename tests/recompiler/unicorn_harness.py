@@ -413,7 +413,7 @@ def build_library(cases: list[Case], work: Path, bad: dict[int, str],
         lines.append("void nxh_run(unsigned i, NxCpu *s) { NX_FPCR_APPLY(s->fpcr); nxh_cases[i](s); NX_FPCR_APPLY(0); }")
         src.write_text("\n".join(lines) + "\n")
         so = work / "cases.so"
-        r = subprocess.run([*cc.compiler(), "-shared", "-o", str(so), str(src), str(STUBS_C), opt, *FLAGS,
+        r = subprocess.run([*cc.compiler(), "-shared", "-o", str(so), str(src), str(STUBS_C), opt, *FLAGS, *cc.arch_flags(),
                             f"-I{RUNTIME_DIR}", "-ferror-limit=0", "-fno-caret-diagnostics"],
                            capture_output=True, text=True)
         if r.returncode == 0:
