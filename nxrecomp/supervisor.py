@@ -74,7 +74,9 @@ _SETPRIV = shutil.which("setpriv")
 
 def _guarded(argv: list[str]) -> list[str]:
     """``argv`` run so that it gets SIGTERM when the supervisor dies (a child must not outlive a
-    supervisor that was itself killed); unchanged where setpriv is missing."""
+    supervisor that was itself killed); unchanged where setpriv is missing.  A supervisor killed
+    in the moment between setpriv's start and its prctl would leave that one child running: the
+    price of running nothing between fork and exec."""
     return [_SETPRIV, "--pdeathsig", "TERM", "--", *argv] if _SETPRIV else list(argv)
 
 
