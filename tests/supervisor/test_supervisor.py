@@ -173,13 +173,15 @@ def test_a_standby_signalled_at_once_is_not_killed(tmp_path):
              "import signal, sys; m = signal.pthread_sigmask(signal.SIG_BLOCK, []); "
              "print('blocked' if signal.SIGUSR1 in m else 'open', flush=True); "
              "signal.sigwait({signal.SIGUSR1}) if signal.SIGUSR1 in m else None"]
-    sup = Supervisor([ProcessSpec("svc", probe, standby_argv=probe)], tmp_path / "run.log")
-    c = sup.children["svc"]
-    spare = sup._popen(c, probe, standby=True)
+    sup = Supervisor([ProcessSpec("spare", probe, standby_argv=probe), ProcessSpec("plain", probe)],
+                     tmp_path / "run.log")
+    spare = sup._popen(sup.children["spare"], probe, standby=True)
     os.kill(spare.pid, signal.SIGUSR1)
     assert spare.wait(30) == 0                        # woke from sigwait, not killed by the signal
-    plain = sup._popen(c, probe)
+    plain = sup._popen(sup.children["plain"], probe)
     assert plain.wait(30) == 0
-    time.sleep(0.2)                                   # the log pumps flush the two lines
-    lines = (tmp_path / "run.log").read_text().splitlines()
-    assert lines == ["svc      | blocked", "svc      | open"], lines
+    deadline = time.monotonic() + 10                  # the log pumps (one thread each) write the lines
+    while time.monotonic() < deadline and len((tmp_path / "run.log").read_text().splitlines()) < 2:
+        time.sleep(0.02)
+    lines = sorted((tmp_path / "run.log").read_text().splitlines())
+    assert lines == ["plain    | open", "spare    | blocked"], lines
