@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
@@ -81,13 +81,10 @@ def _guarded(argv: list[str]) -> list[str]:
 
 
 @contextmanager
-def _sigusr1_blocked(on: bool):
+def _sigusr1_blocked():
     # A standby is started with SIGUSR1 blocked so that a promotion arriving while it is still
     # starting waits for it instead of killing it (SIGUSR1's default action); the mask passes
     # through fork and exec, and the standby unblocks it once it waits for the signal.
-    if not on:
-        yield
-        return
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     try:
         yield
@@ -146,7 +143,7 @@ class Supervisor:
     # -- processes ----------------------------------------------------------------------
     def _popen(self, c: _Child, argv: list[str], standby: bool = False) -> subprocess.Popen:
         env = {**os.environ, "NXRECOMP_PROCESS": c.spec.name, **c.spec.env}
-        with _sigusr1_blocked(standby):
+        with _sigusr1_blocked() if standby else nullcontext():
             proc = subprocess.Popen(_guarded(argv), env=env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)

@@ -401,10 +401,11 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     fingerprint = lifter_fingerprint(trust, comments, trace, functions)
     lifts = [((k, i), part, functions, str(src_dir), trust, comments, trace, fingerprint)
              for k, plans in sorted(buckets.items()) for i, part in enumerate(split_bucket(plans, max_insns))]
-    flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *cc.arch_flags()]
+    arch = cc.arch_flags()
+    flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *arch]
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
-    units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *cc.arch_flags()]) for p in runtime_c]
+    units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []
     place_s = 0.0
 

@@ -32,16 +32,16 @@ def compiler() -> tuple[str, ...]:
 _V3 = ("avx", "avx2", "bmi1", "bmi2", "fma", "f16c", "movbe", "abm", "popcnt", "sse4_2", "xsave")
 
 
-def _host_has_v3() -> bool:
+def host_cpu_flags() -> set[str]:
+    """The CPU's feature flags as /proc/cpuinfo names them (empty where it cannot be read)."""
     try:
         text = open("/proc/cpuinfo").read()
     except OSError:
-        return False
+        return set()
     for line in text.splitlines():
         if line.startswith("flags"):
-            have = set(line.split(":", 1)[1].split())
-            return all(f in have for f in _V3)
-    return False
+            return set(line.split(":", 1)[1].split())
+    return set()
 
 
 @lru_cache(maxsize=1)
@@ -53,7 +53,7 @@ def march() -> str:
     (cpu_host/runtime/host_isa.c)."""
     want = str(settings.get("recompiler", "march")).strip() or "auto"
     if want == "auto":
-        want = "x86-64-v3" if _host_has_v3() else "x86-64"
+        want = "x86-64-v3" if host_cpu_flags().issuperset(_V3) else "x86-64"
     return want
 
 

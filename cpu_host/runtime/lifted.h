@@ -147,18 +147,15 @@ NXI double FPR_D(double r, double a, double b, double c, int n) {
  * clang expands round() inline as trunc(x + nextbelow(0.5)), whose sum rounds by MXCSR (the
  * guest's FPCR.RMode), so under round-towards-plus an already integral 2^60 came out one ulp
  * up.  Below 2^52 (2^23), x - trunc(x) and trunc(x) +- 1 are exact. */
-NXI double NX_ROUND(double x) {
-    double t = __builtin_trunc(x);
-    if (!(__builtin_fabs(x) < 0x1p52)) return t;      /* integral, infinite or NaN: no inf - inf */
-    double u = t;
-    NX_FP_OPAQUE(u);
-    return __builtin_fabs(x - t) >= 0.5 ? u + __builtin_copysign(1.0, x) : t; }
-NXI float NX_ROUNDf(float x) {
-    float t = __builtin_truncf(x);
-    if (!(__builtin_fabsf(x) < 0x1p23f)) return t;
-    float u = t;
-    NX_FP_OPAQUE(u);
-    return __builtin_fabsf(x - t) >= 0.5f ? u + __builtin_copysignf(1.0f, x) : t; }
+#define NX_ROUND_T(NAME, F, SUF, LIM) \
+NXI F NAME(F x) { \
+    F t = __builtin_trunc##SUF(x); \
+    if (!(__builtin_fabs##SUF(x) < LIM)) return t;   /* integral, infinite or NaN: no inf - inf */ \
+    F u = t; \
+    NX_FP_OPAQUE(u); \
+    return __builtin_fabs##SUF(x - t) >= (F)0.5 ? u + __builtin_copysign##SUF((F)1, x) : t; }
+NX_ROUND_T(NX_ROUND, double, , 0x1p52)
+NX_ROUND_T(NX_ROUNDf, float, f, 0x1p23f)
 /* FMADD family: FPMulAdd(addend, op1, op2); a quiet NaN addend with inf*0 gives the default NaN */
 NXI float FMA_S(float add, float x, float y) {
     float r = __builtin_fmaf(x, y, add);

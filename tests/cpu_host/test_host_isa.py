@@ -17,13 +17,6 @@ from recompiler.build import FLAGS, RUNTIME_DIR
 CHECK_C = RUNTIME_DIR / "host_isa.c"
 
 
-def cpu_flags() -> set[str]:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
-
-
 def load(so: Path) -> subprocess.CompletedProcess:
     """dlopen ``so`` in a fresh process (the check runs as its constructor)."""
     return subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(so)!r}); print('loaded')"],
@@ -37,7 +30,7 @@ def build(tmp_path: Path, extra: list[str]) -> Path:
 
 
 def test_the_build_level_follows_the_cpu():
-    flags = cpu_flags()
+    flags = cc.host_cpu_flags()
     v3 = all(f in flags for f in ("avx2", "fma", "bmi2", "movbe", "abm", "f16c"))
     cc.march.cache_clear()
     try:
@@ -65,7 +58,7 @@ def test_game_so_compiled_for_this_cpu_loads(tmp_path):
 
 
 def test_game_so_for_an_extension_the_cpu_lacks_refuses_by_name(tmp_path):
-    if "avx512f" in cpu_flags():
+    if "avx512f" in cc.host_cpu_flags():
         pytest.skip("this CPU has AVX-512F: no extension left to show the refusal with")
     r = load(build(tmp_path, [*cc.arch_flags(), "-mavx512f"]))
     assert r.returncode == 70, (r.returncode, r.stdout, r.stderr)
