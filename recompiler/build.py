@@ -35,7 +35,7 @@ from pathlib import Path
 
 from nxrecomp import settings
 from nxrecomp.progress import Progress
-from recompiler import cc, interproc
+from recompiler import cc, inline_leaves, interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
 
@@ -420,8 +420,10 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         results.sort(key=lambda x: x.index)
         t = time.process_time()
         summ = interproc.summarize([f for x in results for f in x.facts])
-        for x in results:
-            _write_if_changed(Path(x.c_path), interproc.place(x.text, x.facts, summ))
+        shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ), x.facts) for x in results]
+        texts = inline_leaves.copy_into_callers(shards) if not trace else [sh.text for sh in shards]
+        for x, text in zip(results, texts):
+            _write_if_changed(Path(x.c_path), text)
         place_s = time.process_time() - t
         units = [_Unit(-x.cost, x.c_path, [*flags, "-fno-slp-vectorize"] if x.index in giants else flags)
                  for x in results]

@@ -9,6 +9,18 @@ typedef uint8_t u8; typedef uint16_t u16; typedef uint32_t u32; typedef uint64_t
 typedef int8_t i8; typedef int16_t i16; typedef int32_t i32; typedef int64_t i64;
 typedef unsigned __int128 u128; typedef __int128 i128;
 #define NXI static inline __attribute__((always_inline))
+/* Vector views of an NxVec for the integer NEON forms that have one (recompiler/lift/simd_vec.py):
+ * clang turns these into SSE/AVX directly, where per-lane loops over the union's arrays are
+ * left to its SLP vectorizer, which gives up on widening multiplies, narrows and permutes
+ * (XXH3's UMLAL loop ran as scalar code).  NxV<lanes><u|i><bits>: 16 bytes; the 8-byte ones
+ * are the halves a narrow or a widening form works on. */
+#define NX_VT(T, E, N) typedef E T __attribute__((vector_size(N)))
+NX_VT(NxV16u8, u8, 16); NX_VT(NxV16i8, i8, 16); NX_VT(NxV8u16, u16, 16); NX_VT(NxV8i16, i16, 16);
+NX_VT(NxV4u32, u32, 16); NX_VT(NxV4i32, i32, 16); NX_VT(NxV2u64, u64, 16); NX_VT(NxV2i64, i64, 16);
+NX_VT(NxV8u8, u8, 8); NX_VT(NxV8i8, i8, 8); NX_VT(NxV4u16, u16, 8); NX_VT(NxV4i16, i16, 8);
+NX_VT(NxV2u32, u32, 8); NX_VT(NxV2i32, i32, 8);
+#undef NX_VT
+#define NXV(T, x) (*(T *)&(x))   /* an NxVec seen as vector type T (built with -fno-strict-aliasing) */
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define MUSTTAIL __attribute__((musttail))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 
 from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
-                             fp_simd, integer, memory, simd_bits, simd_dot, simd_int)
+                             fp_simd, integer, memory, simd_bits, simd_dot, simd_int, simd_vec)
 from recompiler.interproc import FnLive
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 
@@ -13,6 +13,7 @@ HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **f
                   **fp_recip.HANDLERS, **fp_half.HANDLERS, **fp_round.HANDLERS, **fp_f16.HANDLERS,
                   **fp_across.HANDLERS, **simd_dot.HANDLERS,
                   **simd_int.HANDLERS,   # after fp_simd's: takes its forms first, hands the rest back
+                  **simd_vec.HANDLERS,   # after both: the forms with a vector-typed lowering
                   **fp_fpsr.HANDLERS}   # after control's: takes FPSR/FPCR accesses, hands the rest back
 
 

@@ -1,7 +1,8 @@
 """recompiler.build on a small program of hand-encoded A64: lifting and compiling share one
 worker pool (no barrier between them), each unit's compiler CPU time reaches the stats, an
 unchanged rebuild takes every shard's C and object from the caches, a one-function change
-lifts and recompiles exactly its shard, and a compiler failure is one NxError naming the
+lifts exactly its shard and recompiles it and the shard holding a copy of it (a small leaf,
+recompiler/inline_leaves.py), and a compiler failure is one NxError naming the
 file.  The linked ``game.so`` is read back with pyelftools: each lifted function is a defined
 symbol in it.  Buckets split into parts by instruction count (``split_bucket``)."""
 from __future__ import annotations
@@ -82,11 +83,15 @@ def test_build_caches_and_rebuilds_one_shard(env):
     # C from the lift cache is the C lifting made
     assert {p.name: p.read_text() for p in (out / "src").glob("*.c")} == src_first
 
-    imms[1] ^= 1          # one leaf changes: its shard alone is compiled
+    # the entry's shard holds a static copy of each leaf it calls (recompiler/inline_leaves.py)
+    entry_c = src_first[f"shard_{BASE // SHARD:05d}_0.c"]
+    assert all(f"static void I_{BASE + SHARD * (i + 1):x}(NxCpu *s) {{" in entry_c for i in range(3))
+    imms[1] ^= 1          # one leaf changes: its shard alone is lifted; it and the copy's shard compiled
     third = build(_program(imms), env / "bundle2")
-    assert third["objects_cached"] == third["objects"] - 1
+    assert third["objects_cached"] == third["objects"] - 2
     assert third["shards_lift_cached"] == third["shards"] - 1
-    assert [name for name, _s in third["slowest"]] == [f"shard_{(BASE + 2 * SHARD) // SHARD:05d}_0.c"]
+    assert sorted(name for name, _s in third["slowest"]) == [f"shard_{BASE // SHARD:05d}_0.c",
+                                                               f"shard_{(BASE + 2 * SHARD) // SHARD:05d}_0.c"]
 
 
 class _Plan:

@@ -1,0 +1,83 @@
+"""Copies of small leaf functions in the shards that call them, so that clang can inline them.
+
+A lifted call passes its arguments and results through ``NxCpu``: the caller stores X0, the
+callee loads it at its entry, stores its result at its return, and the caller loads that back.
+Each of those loads waits for the store just before it (store-to-load forwarding, ~5 cycles on
+the critical path), which in a small leaf is as long as the leaf's own work: Lua's
+``luaH_getshortstr`` (a hash chain walk of ~20 instructions, a quarter of n-body's time) ran at
+half native speed.  Where the caller and the callee are in one C file, clang inlines the callee
+and the loads become the stored values themselves; a shard holds a range of addresses, so most
+calls cross shards.
+
+So after the call sites' lists are placed (``interproc.place``), each shard gets a ``static``
+copy (``I_<addr>``) of every small leaf it calls that another shard defines, and its direct
+calls of that leaf call the copy.  The copy is the leaf's own final C, so nothing about what
+runs changes but where clang may see it.  A leaf here is a function with no call, no tail call,
+no indirect jump, no trap or system call (``FnLive.opaque``) and no table: nothing in it
+depends on being a separate C function.
+
+Each copy makes its callers' shards depend on the leaf's C: changing the leaf recompiles them
+too.  A leaf called from more than ``MAX_CALLER_SHARDS`` other shards is left alone, which
+bounds what one changed function costs an incremental build.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recompiler import interproc
+
+MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line)
+MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
+
+_DEF = re.compile(r"^void F_([0-9a-f]+)\(NxCpu \*s\) \{\n.*?^\}\n", re.M | re.S)
+_CALL = re.compile(r"^  F_([0-9a-f]+)\(s\);$", re.M)   # emitter.call's direct call statement
+
+
+@dataclass
+class Shard:
+    text: str                           # its C, call sites' lists placed
+    facts: list[interproc.FnLive]       # its functions
+
+
+def leaves(shards: list[Shard]) -> dict[int, str]:
+    """entry -> C text of every small leaf function defined in ``shards``."""
+    out: dict[int, str] = {}
+    for sh in shards:
+        small = {f.entry for f in sh.facts
+                 if not f.opaque and not f.callees and not f.site_target and not f.tail_target}
+        if not small:
+            continue
+        for m in _DEF.finditer(sh.text):
+            entry = int(m.group(1), 16)
+            body = m.group(0)
+            if entry in small and body.count("\n") <= MAX_LINES and "static " not in body and "JT_" not in body:
+                out[entry] = body
+    return out
+
+
+def copy_into_callers(shards: list[Shard]) -> list[str]:
+    """Each shard's text with static copies of the small leaves it calls from other shards."""
+    leaf = leaves(shards)
+    defined = [{f.entry for f in sh.facts} for sh in shards]
+    wanted: list[set[int]] = []
+    callers: dict[int, int] = {}
+    for sh, own in zip(shards, defined):
+        w = {int(a, 16) for a in _CALL.findall(sh.text)} & leaf.keys()
+        w -= own
+        wanted.append(w)
+        for e in w:
+            callers[e] = callers.get(e, 0) + 1
+    out = []
+    for sh, w in zip(shards, wanted):
+        w = {e for e in w if callers[e] <= MAX_CALLER_SHARDS}
+        if not w:
+            out.append(sh.text)
+            continue
+        copies = "".join(_DEF.sub(lambda m: "static " + m.group(0).replace(f"void F_{m.group(1)}(", f"void I_{m.group(1)}(", 1),
+                                  leaf[e]) for e in sorted(w))
+        text = _CALL.sub(lambda m: f"  I_{m.group(1)}(s);" if int(m.group(1), 16) in w else m.group(0), sh.text)
+        first = _DEF.search(text)
+        at = first.start() if first else len(text)
+        out.append(text[:at] + copies + text[at:])
+    return out

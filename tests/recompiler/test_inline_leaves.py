@@ -1,0 +1,81 @@
+"""recompiler/inline_leaves.py: which callees get a static copy in their callers' shards.
+
+The lifted programs in tests/realprogs and tests/recompiler/test_busybox_recompiled.py run with
+these copies against qemu; here the selection itself: leaves only, calls rewritten only where a
+copy exists, the copy compiled with a real C compiler, the caller-shard cap respected."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from recompiler import cc, inline_leaves, interproc
+from recompiler.build import FLAGS, RUNTIME_DIR
+
+
+def _fn(entry: int, body: str) -> str:
+    return f"void F_{entry:x}(NxCpu *s) {{\n{body}}}\n"
+
+
+def _live(entry: int, callees=(), opaque=False) -> interproc.FnLive:
+    f = interproc.FnLive(entry, 0, 0, opaque, list(callees))
+    f.site_target = list(callees)
+    return f
+
+
+LEAF = _fn(0x100, "  u64 x0 = s->x[0];\n  x0 = x0 * 3 + 1;\n  s->pc = s->x[30]; s->x[0] = x0; return;\n")
+OPAQUE = _fn(0x200, "  s->pc = s->x[0]; MUSTTAIL return nx_jump(s);\n")
+NONLEAF = _fn(0x300, "  s->x[30] = 0x304ull;\n  F_100(s);\n  if (UNLIKELY(s->pc != 0x304ull)) return;\n  s->pc = 0; return;\n")
+
+
+def _caller(entry: int) -> str:
+    return _fn(entry, "  s->x[30] = 0x1004ull;\n  F_100(s);\n  if (UNLIKELY(s->pc != 0x1004ull)) return;\n"
+                      "  s->x[30] = 0x1008ull;\n  F_200(s);\n  if (UNLIKELY(s->pc != 0x1008ull)) return;\n"
+                      "  s->x[30] = 0x100cull;\n  F_300(s);\n  if (UNLIKELY(s->pc != 0x100cull)) return;\n"
+                      "  s->pc = 0; return;\n")
+
+
+def _shards(n_callers: int) -> list[inline_leaves.Shard]:
+    own = inline_leaves.Shard("#include \"lifted.h\"\n" + LEAF + OPAQUE + NONLEAF,
+                              [_live(0x100), _live(0x200, opaque=True), _live(0x300, callees=[0x100])])
+    out = [own]
+    for k in range(n_callers):
+        e = 0x1000 + 0x100 * k
+        out.append(inline_leaves.Shard("#include \"lifted.h\"\nvoid F_100(NxCpu *s);\nvoid F_200(NxCpu *s);\n"
+                                       "void F_300(NxCpu *s);\n" + _caller(e),
+                                       [_live(e, callees=[0x100, 0x200, 0x300])]))
+    return out
+
+
+def test_only_leaves_are_copied_and_only_their_calls_rewritten(tmp_path: Path) -> None:
+    shards = _shards(2)
+    texts = inline_leaves.copy_into_callers(shards)
+    assert texts[0] == shards[0].text            # the leaf's own shard calls it as before
+    for text in texts[1:]:
+        assert "static void I_100(NxCpu *s) {" in text
+        assert "  I_100(s);" in text and "  F_100(s);" not in text
+        assert "I_200" not in text and "I_300" not in text          # not leaves
+        assert "  F_200(s);" in text and "  F_300(s);" in text
+        # the copy comes before the function that calls it, after the prototypes
+        assert text.index("void F_300(NxCpu *s);") < text.index("static void I_100") < text.index("(NxCpu *s) {\n  s->x[30]")
+        c = tmp_path / "shard.c"
+        c.write_text(text)
+        r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
+                            f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_a_leaf_called_from_too_many_shards_is_left_alone() -> None:
+    n = inline_leaves.MAX_CALLER_SHARDS + 1
+    texts = inline_leaves.copy_into_callers(_shards(n))
+    assert all("I_100" not in t for t in texts)
+    texts = inline_leaves.copy_into_callers(_shards(n - 1))
+    assert all("I_100(s);" in t for t in texts[1:])
+
+
+def test_a_big_leaf_is_not_copied() -> None:
+    body = "".join(f"  x0 = x0 + {k};\n" for k in range(inline_leaves.MAX_LINES))
+    big = _fn(0x100, "  u64 x0 = s->x[0];\n" + body + "  s->pc = s->x[30]; s->x[0] = x0; return;\n")
+    shards = _shards(1)
+    shards[0] = inline_leaves.Shard(shards[0].text.replace(LEAF, big), shards[0].facts)
+    assert 0x100 not in inline_leaves.leaves(shards)
+    assert "I_100" not in inline_leaves.copy_into_callers(shards)[1]
