@@ -54,16 +54,19 @@ def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) 
     bundle = Path(bundle).resolve()
     manifest = load_manifest(bundle)
     image = LinkedImage.from_json(manifest["image"], bundle)   # checks image.bin against the manifest
+    env = dict(env) if env is not None else dict(os.environ)
+    if not settings.get("cpu_host", "huge_pages"):   # the runtime reads it from its environment
+        env["NXRECOMP_CPU_HOST_HUGE_PAGES"] = os.environ["NXRECOMP_CPU_HOST_HUGE_PAGES"] = "0"
     if settings.get("cpu_host", "native_launcher"):
         # the rest of the start-up (mapping, stack, dlopen) in C; this process becomes the guest
         exe = launcher.install(bundle, manifest, HWCAP)
         sys.stdout.flush()
         sys.stderr.flush()
-        os.execve(exe, [str(exe), *argv], dict(env) if env is not None else os.environ)
+        os.execve(exe, [str(exe), *argv], env)
     ffi = cffi.FFI()
     ffi.cdef(CDEF)
     lib = ffi.dlopen(str(bundle / "game.so"))
-    envp = [f"{k}={v}".encode() for k, v in (env if env is not None else os.environ).items()]
+    envp = [f"{k}={v}".encode() for k, v in env.items()]
     # a lockstep trace needs the same AT_RANDOM bytes as the Unicorn run it is compared with
     random = bytes(16) if os.environ.get("NXRECOMP_TRACE_FILE") else None
     proc = setup_process(image, [os.fsencode(a) for a in argv], envp, personality=lib,

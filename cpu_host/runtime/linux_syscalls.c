@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -144,8 +145,8 @@ static struct {
     pthread_mutex_t lock;
     Range ranges[MAX_RANGES];     /* guest memory, sorted, disjoint, merged */
     int nranges;
-    uint64_t brk_start, brk_cur, brk_mapped, brk_end;  /* brk_mapped: page end opened so far */
-    int brk_premapped;
+    uint64_t brk_start, brk_cur, brk_end;
+    uint64_t brk_dirty;   /* the guest may have written below here: the break's high-water mark */
     char exe[4096];
     void (*exit_hook)(int);
     void (*log_hook)(int, const char *);
@@ -222,42 +223,64 @@ void nx_linux_add_mapping(uint64_t addr, uint64_t len) {
     pthread_mutex_unlock(&P.lock);
 }
 
+/* Transparent huge pages for the guest's heap (the brk area and anonymous writable mmaps of
+ * 2 MiB or more): with the kernel's THP mode "madvise" (Debian's default) memory gets them only
+ * when asked.  A program that walks a big heap at random (sort's lines, bzip2's block arrays,
+ * an interpreter's objects) spends much of its time in TLB misses on 4 KiB pages.
+ * NXRECOMP_CPU_HOST_HUGE_PAGES=0 (setting cpu_host.huge_pages) leaves the kernel's default. */
+static int huge_pages_on(void) {
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("NXRECOMP_CPU_HOST_HUGE_PAGES");
+        on = !(e && (!strcmp(e, "0") || !strcasecmp(e, "false") || !strcasecmp(e, "no") || !strcasecmp(e, "off")));
+    }
+    return on;
+}
+
+#define HUGE (2ull << 20)
+static void advise_huge(uint64_t addr, uint64_t len) {
+    if (len >= HUGE && huge_pages_on())
+        hsys6(SYS_madvise, (long)addr, (long)len, MADV_HUGEPAGE, 0, 0, 0);   /* a hint: errors ignored */
+}
+
 int nx_linux_set_brk(uint64_t start, uint64_t reserve) {
     start = page_up(start);
     reserve = page_up(reserve);
-    long r = hsys6(SYS_mmap, (long)start, (long)reserve, PROT_NONE,
+    /* Readable and writable from the start (NORESERVE: pages cost only once touched): a break
+     * moved by mprotect leaves one mapping per step (thousands for a big heap, each too small
+     * for a huge page).  The guest can touch the area past its break, which Linux would fault;
+     * no correct program does. */
+    long r = hsys6(SYS_mmap, (long)start, (long)reserve, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-    if (r == -EEXIST) {
-        P.brk_premapped = 1;      /* the runner mapped the area: use it as it is */
-    } else if (r < 0) {
+    if (r < 0 && r != -EEXIST)          /* EEXIST: the runner mapped the area; used as it is */
         return (int)r;
-    } else if ((uint64_t)r != start) {  /* old kernels ignore NOREPLACE: a hint, not a place */
+    if (r >= 0 && (uint64_t)r != start) {  /* old kernels ignore NOREPLACE: a hint, not a place */
         hsys6(SYS_munmap, r, (long)reserve, 0, 0, 0, 0);
         return -EEXIST;
     }
-    P.brk_start = P.brk_cur = P.brk_mapped = start;
+    P.brk_start = P.brk_cur = P.brk_dirty = start;
     P.brk_end = start + reserve;
     nx_linux_add_mapping(start, reserve);
+    advise_huge(start, reserve);
     return 0;
 }
 
 static uint64_t sys_brk(uint64_t want) {
     if (want < P.brk_start || want > P.brk_end || !P.brk_end) return P.brk_cur;
-    uint64_t need = page_up(want);
-    if (!P.brk_premapped) {
-        if (need > P.brk_mapped) {
-            if (hsys6(SYS_mprotect, (long)P.brk_mapped, (long)(need - P.brk_mapped), PROT_READ | PROT_WRITE,
-                      0, 0, 0) < 0)
-                return P.brk_cur;
-        } else if (need < P.brk_mapped) {
-            /* give the pages back: a later grow must see zeros, as on Linux */
-            hsys6(SYS_mmap, (long)need, (long)(P.brk_mapped - need), PROT_NONE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-        }
-        P.brk_mapped = need;
+    if (want > P.brk_cur && P.brk_cur < P.brk_dirty) {
+        /* memory given back and taken again reads zeros, as on Linux: cleared now, not when it
+         * was given back (glibc gives back a page and takes it again at every other sbrk;
+         * unmapping it each time would split the huge page around it) */
+        memset((void *)P.brk_cur, 0, (want < P.brk_dirty ? want : P.brk_dirty) - P.brk_cur);
     } else if (want < P.brk_cur) {
-        memset((void *)want, 0, P.brk_cur - want);
+        /* a big shrink returns its whole huge pages to the kernel (they read zeros after) */
+        uint64_t lo = (want + HUGE - 1) & ~(HUGE - 1), hi = page_up(P.brk_dirty);
+        if (hi > lo + HUGE) {
+            hsys6(SYS_madvise, (long)lo, (long)(hi - lo), MADV_DONTNEED, 0, 0, 0);
+            P.brk_dirty = lo;
+        }
     }
+    if (want > P.brk_dirty) P.brk_dirty = want;
     P.brk_cur = want;
     return want;
 }
@@ -447,6 +470,7 @@ static long sys_mmap(NxCpu *s) {
     }
     if (r >= 0) ranges_add_locked((uint64_t)r, page_up((uint64_t)r + len));
     pthread_mutex_unlock(&P.lock);
+    if (r >= 0 && (flags & MAP_ANONYMOUS) && (prot & PROT_WRITE)) advise_huge((uint64_t)r, len);
     return r;
 }
 

@@ -237,10 +237,30 @@ def test_brk_grows_and_shrinks(harness):
         ctypes.memset(start, 0xAB, 10000)                 # the pages are writable
         assert ctypes.string_at(start + 9999, 1) == b"\\xab"
         assert sc(214, start + 100) == start + 100         # shrink
-        assert sc(214, start + 20000) == start + 20000     # grow again: fresh pages are zero
-        assert ctypes.string_at(start + 4096, 4096) == bytes(4096)
+        assert sc(214, start + 20000) == start + 20000     # grow again: what was given back is zero
+        assert ctypes.string_at(start + 100, 19900) == bytes(19900)
+        assert ctypes.string_at(start + 99, 1) == b"\\xab"   # below the lowest break: kept
         assert sc(214, start + reserve + 4096) == start + 20000   # beyond the reserve: refused
         assert sc(214, start - 4096) == start + 20000
+        # glibc's pattern: grow by 132 KiB, give back a page, many times; then a big shrink
+        top = start + 20000
+        for _ in range(40):
+            top += 132 << 10
+            assert sc(214, top) == top
+            ctypes.memset(top - 8192, 0xCD, 8192)
+            top -= 4096
+            assert sc(214, top) == top
+        assert sc(214, start + 20000) == start + 20000
+        assert sc(214, top) == top
+        assert ctypes.string_at(start + 20000, top - start - 20000) == bytes(top - start - 20000)
+        # one mapping for the whole area, marked for huge pages (setting cpu_host.huge_pages)
+        areas = [l for l in open("/proc/self/smaps") if l[:1] in "0123456789abcdef" and "-" in l.split()[0]]
+        mine = [l for l in areas if int(l.split("-")[0], 16) < start + reserve
+                and int(l.split()[0].split("-")[1], 16) > start]
+        assert len(mine) == 1, mine
+        flags = open("/proc/self/smaps").read().split(mine[0], 1)[1].split("VmFlags:", 1)[1].split("\\n", 1)[0]
+        thp = os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled")   # a kernel with THP
+        assert (" hg" in flags) == thp, flags
     """)
 
 
