@@ -36,6 +36,12 @@ NXI void S16(u64 a, u16 v) { memcpy((void *)a, &v, 2); }
 NXI void S32(u64 a, u32 v) { memcpy((void *)a, &v, 4); }
 NXI void S64(u64 a, u64 v) { memcpy((void *)a, &v, 8); }
 NXI void S128(u64 a, u128 v) { memcpy((void *)a, &v, 16); }
+/* A Q register's load and store as one 16-byte vector move: through a u128 clang moves the
+ * value in two general registers, 8 bytes at a time, and a load of 8 bytes that two earlier
+ * stores wrote parts of waits for both to retire (zstd's match copy, LDR Q / STR Q). */
+typedef u64 NxV2u64u __attribute__((vector_size(16), aligned(1)));
+NXI NxVec LV128(u64 a) { NxVec v; NXV(NxV2u64, v) = *(const NxV2u64u *)a; return v; }
+NXI void SV128(u64 a, NxVec v) { *(NxV2u64u *)a = NXV(NxV2u64, v); }
 
 /* flags: N Z C V live in four C locals of each function */
 #define FLAGS_DECL u8 N = 0, Z = 0, C = 0, V = 0

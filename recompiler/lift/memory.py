@@ -29,13 +29,13 @@ def _gp_store(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
 
 def _v_load(rt: int, size: int, addr: str) -> str:
     if size == 16:
-        return f"s->v[{rt}].q = L128({addr});"
+        return f"s->v[{rt}] = LV128({addr});"
     return f"s->v[{rt}].q = (u128){_LD[size]}({addr});"
 
 
 def _v_store(rt: int, size: int, addr: str) -> str:
     if size == 16:
-        return f"S128({addr}, s->v[{rt}].q);"
+        return f"SV128({addr}, s->v[{rt}]);"
     return f"{_ST[size]}({addr}, ({_UT[size]})s->v[{rt}].q);"
 
 
