@@ -44,8 +44,7 @@ def leaves(shards: list[Shard]) -> dict[int, str]:
     """entry -> C text of every small leaf function defined in ``shards``."""
     out: dict[int, str] = {}
     for sh in shards:
-        small = {f.entry for f in sh.facts
-                 if not f.opaque and not f.callees and not f.site_target and not f.tail_target}
+        small = {f.entry for f in sh.facts if not f.opaque and not f.callees and not f.site_target}
         if not small:
             continue
         for m in _DEF.finditer(sh.text):
@@ -74,8 +73,7 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
         if not w:
             out.append(sh.text)
             continue
-        copies = "".join(_DEF.sub(lambda m: "static " + m.group(0).replace(f"void F_{m.group(1)}(", f"void I_{m.group(1)}(", 1),
-                                  leaf[e]) for e in sorted(w))
+        copies = "".join("static " + leaf[e].replace(f"void F_{e:x}(", f"void I_{e:x}(", 1) for e in sorted(w))
         text = _CALL.sub(lambda m: f"  I_{m.group(1)}(s);" if int(m.group(1), 16) in w else m.group(0), sh.text)
         first = _DEF.search(text)
         at = first.start() if first else len(text)

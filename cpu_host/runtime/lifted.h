@@ -35,7 +35,6 @@ NXI void S8(u64 a, u8 v)   { memcpy((void *)a, &v, 1); }
 NXI void S16(u64 a, u16 v) { memcpy((void *)a, &v, 2); }
 NXI void S32(u64 a, u32 v) { memcpy((void *)a, &v, 4); }
 NXI void S64(u64 a, u64 v) { memcpy((void *)a, &v, 8); }
-NXI void S128(u64 a, u128 v) { memcpy((void *)a, &v, 16); }
 /* A Q register's load and store as one 16-byte vector move: through a u128 clang moves the
  * value in two general registers, 8 bytes at a time, and a load of 8 bytes that two earlier
  * stores wrote parts of waits for both to retire (zstd's match copy, LDR Q / STR Q). */

@@ -20,23 +20,22 @@ from __future__ import annotations
 from recompiler.decode import Insn
 from recompiler.lift import fp_simd, simd_int
 from recompiler.lift.emitter import FunctionEmitter
+from recompiler.lift.fp_simd import _LANE, _lanes
 
-_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
+
+def _bits(size: int) -> int:
+    return _LANE[size][3]
 
 
 def _vt(size: int, signed: bool = False, half: bool = False) -> str:
     """The vector type of ``size``-lanes: 16 bytes, or 8 (``half``)."""
-    bits = _BITS[size]
+    bits = _bits(size)
     n = (8 if half else 16) * 8 // bits
     return f"NxV{n}{'i' if signed else 'u'}{bits}"
 
 
 def V(var: str, size: int, signed: bool = False) -> str:
     return f"NXV({_vt(size, signed)}, {var})"
-
-
-def _lanes(Q: int, size: int) -> int:
-    return (16 if Q else 8) >> size
 
 
 def _emit(em: FunctionEmitter, d: int, Q: int, size: int, expr: str, srcs: dict[str, int]) -> None:
@@ -144,7 +143,7 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
         simd_int.h_shift_imm(em, i)
         return
     size = immh.bit_length() - 1
-    bits = _BITS[size]
+    bits = _bits(size)
     imm = (immh << 3) | immb
     rshift, lshift = 2 * bits - imm, imm - bits
     n, d = f["Rn"], f["Rd"]
@@ -242,7 +241,7 @@ def h_copy(em: FunctionEmitter, i: Insn) -> None:
             e = _shuffle(V("a", size), V("a", size), [imm5 >> (size + 1)] * (16 >> size))
             _emit(em, f["Rd"], Q, size, e, {"a": f["Rn"]})
         else:           # DUP (general): a scalar added to a zero vector is splatted
-            e = f"({_vt(size)}){{0}} + (u{_BITS[size]}){em.x(f['Rn'])}"
+            e = f"({_vt(size)}){{0}} + (u{_bits(size)}){em.x(f['Rn'])}"
             _emit(em, f["Rd"], Q, size, e, {})
         return
     fp_simd.h_copy(em, i)
