@@ -340,6 +340,69 @@ class Analyser:
             a -= 4
         return None
 
+    def ifunc_slot(self, br: Insn) -> int | None:
+        """The slot a PLT stub's ``ldr xN, [xM, #off]; ...; br xN`` jumps through (xM an
+        adrp constant), else None."""
+        n = br.f["Rn"]
+        a = br.addr - 4
+        for _ in range(4):
+            i = self.insn(a)
+            if i is None or i.name in _ENDS or branch_target(i) is not None or i.name in ("BL", "BLR"):
+                return None
+            f = i.f
+            if i.name == "LDST_uimm" and not f["V"] and f["size"] == 3 and f["opc"] == 1 and f["Rt"] == n:
+                base = self._const_before(f["Rn"], i.addr)
+                return None if base is None else (base + f["imm12"] * 8) & M64
+            if n in (f.get("Rd"), f.get("Rt"), f.get("Rt2")):
+                return None
+            a -= 4
+        return None
+
+    def ifunc_candidates(self, resolver: int, funcs: dict[int, FunctionPlan]) -> list[int] | None:
+        """The functions an IFUNC resolver may answer: every code address its body builds
+        with adrp+add or adr that is a function entry.  None unless the resolver is a plain
+        leaf whose branches stay inside it (glibc's are: they read the CPU features and pick
+        a constant), since a call, a load of a pointer or an indirect branch could hand
+        back anything; the lifted stub checks the slot against the list at run time."""
+        plan = funcs.get(resolver)
+        if plan is None:
+            return None
+        addrs = {i.addr for i in plan.insns}
+        out: set[int] = set()
+        for i in plan.insns:
+            f = i.f
+            if i.name in ("BL", "BLR", "BR", "SVC") or i.form is None:
+                return None
+            t = branch_target(i)
+            if t is not None and t not in addrs:
+                return None
+            if i.name == "RET" and self._loaded_x0(i.addr, addrs):
+                return None   # answers a pointer read from memory: a table could hold anything
+            v = None
+            if i.name == "ADR":
+                v = pcrel_value(i)
+            elif i.name == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rd"] != 31:
+                base = self._const_before(f["Rn"], i.addr, 16)
+                if base is not None:
+                    v = (base + (f["imm12"] << (12 if f["sh"] else 0))) & M64
+            if v is not None and v in funcs:
+                out.add(v)
+        return sorted(out) or None
+
+    def _loaded_x0(self, ret: int, addrs: set[int]) -> bool:
+        """Whether the last write of X0 before the RET at ``ret`` (walking back in address
+        order) is a load."""
+        a = ret - 4
+        while a in addrs:
+            i = self.insn(a)
+            f = i.f
+            if f.get("Rt") == 0 or f.get("Rt2") == 0:
+                return i.form is not None and i.form.cls.startswith("ldst") and not f.get("V")
+            if f.get("Rd") == 0:
+                return False
+            a -= 4
+        return False
+
     def _spilled_const(self, off: int, addr: int, limit: int = 1024) -> int | None:
         """Value stored at [sp, #off] if the last `str xN, [sp, #off]` before ``addr`` stored
         an `adrp`(+`add`) constant; stops where the frame is set up (SP written)."""
@@ -488,7 +551,9 @@ class Analyser:
         return None
 
 
-def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int, bytes]]) -> Program:
+def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int, bytes]],
+            ifunc_slots: dict[int, int] | None = None) -> Program:
+    """``ifunc_slots``: IFUNC slot -> resolver (``LinkedImage.ifunc_slots``), for PLT stubs."""
     seeds = {entry} | set(hints)
     for addr, data in eh_frames:
         seeds.update(eh_frame_starts(addr, data))
@@ -501,7 +566,13 @@ def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int,
         if not plan.insns:
             continue
         funcs[e] = plan
+    for plan in funcs.values():
         for i in plan.insns:
             if i.name == "BR" and i.addr not in plan.jump_tables:
-                unresolved.append(i.addr)
+                slot = an.ifunc_slot(i) if ifunc_slots else None
+                cands = an.ifunc_candidates(ifunc_slots[slot], funcs) if slot in (ifunc_slots or {}) else None
+                if cands:
+                    plan.ifunc_targets[i.addr] = cands
+                else:
+                    unresolved.append(i.addr)
     return Program(funcs, entry, sorted(set(unresolved)))

@@ -311,7 +311,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     ``gpu`` names the console the game was built for (its texture layout; manifest ``gpu``)."""
     from recompiler.analyse import analyse
     from recompiler.build import build
-    from recompiler.pipeline import eh_frames, image_memory, write_manifest
+    from recompiler.pipeline import eh_frames, ifunc_slots, image_memory, write_manifest
 
     t0 = time.monotonic()
     src = Path(exefs_path)
@@ -332,7 +332,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
-    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image))
+    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()

@@ -12,9 +12,11 @@ calls cross shards.
 So after the call sites' lists are placed (``interproc.place``), each shard gets a ``static``
 copy (``I_<addr>``) of every small leaf it calls that another shard defines, and its direct
 calls of that leaf call the copy.  The copy is the leaf's own final C, so nothing about what
-runs changes but where clang may see it.  A leaf here is a function with no call, no tail call,
-no indirect jump, no trap or system call (``FnLive.opaque``) and no table: nothing in it
-depends on being a separate C function.
+runs changes but where clang may see it.  A leaf here is a function with no call, no indirect
+jump, no trap or system call (``FnLive.opaque``) and no table: nothing in it depends on being a
+separate C function.  Direct tail calls are allowed (the copy declares their targets): stdio's
+``getc`` is a few loads and a store with a tail call of ``__uflow`` when the buffer is empty,
+called once per byte read; clang turns an inlined ``musttail`` call into a plain call.
 
 Each copy makes its callers' shards depend on the leaf's C: changing the leaf recompiles them
 too.  A leaf called from more than ``MAX_CALLER_SHARDS`` other shards is left alone, which
@@ -32,6 +34,7 @@ MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
 
 _DEF = re.compile(r"^void F_([0-9a-f]+)\(NxCpu \*s\) \{\n.*?^\}\n", re.M | re.S)
 _CALL = re.compile(r"^  F_([0-9a-f]+)\(s\);$", re.M)   # emitter.call's direct call statement
+_TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)\(s\);")   # emitter.goto's tail call
 
 
 @dataclass
@@ -44,7 +47,7 @@ def leaves(shards: list[Shard]) -> dict[int, str]:
     """entry -> C text of every small leaf function defined in ``shards``."""
     out: dict[int, str] = {}
     for sh in shards:
-        small = {f.entry for f in sh.facts if not f.opaque and not f.callees and not f.site_target}
+        small = {f.entry for f in sh.facts if not f.opaque and not f.site_target}
         if not small:
             continue
         for m in _DEF.finditer(sh.text):
@@ -73,7 +76,9 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
         if not w:
             out.append(sh.text)
             continue
-        copies = "".join("static " + leaf[e].replace(f"void F_{e:x}(", f"void I_{e:x}(", 1) for e in sorted(w))
+        tails = sorted({t for e in w for t in _TAIL.findall(leaf[e])})
+        copies = "".join(f"void F_{t}(NxCpu *s);\n" for t in tails)
+        copies += "".join("static " + leaf[e].replace(f"void F_{e:x}(", f"void I_{e:x}(", 1) for e in sorted(w))
         text = _CALL.sub(lambda m: f"  I_{m.group(1)}(s);" if int(m.group(1), 16) in w else m.group(0), sh.text)
         first = _DEF.search(text)
         at = first.start() if first else len(text)

@@ -138,6 +138,9 @@ class LinkedImage:
     brk_start: int
     static: bool                # True: a static executable (applies its own IRELATIVE relocs)
     unresolved: list[str] = field(default_factory=list)  # "module:symbol" of unbound JUMP_SLOTs (left 0)
+    # every IFUNC slot (static executables' own IRELATIVE ones too) -> its resolver, for the
+    # analysis of PLT stubs (recompiler/analyse.py: ifunc_candidates); not in the manifest
+    ifunc_slots: dict[int, int] = field(default_factory=dict)
 
     # ---- manifest form ------------------------------------------------------------------
     def to_json(self, blob_path: str | Path | None = None) -> dict:
@@ -390,6 +393,7 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
     func_hints: set[int] = set()
     symbols: dict[int, str] = {}
     irelative: list[tuple[int, int]] = []
+    ifunc_slots: dict[int, int] = {}
     unresolved: list[str] = []
     copies: list[tuple[_Placed, int, _Placed, Symbol]] = []
 
@@ -422,6 +426,7 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
                     func_hints.add(v)
                 continue
             if t == R_AARCH64_IRELATIVE:
+                ifunc_slots[place] = p.base + r.addend
                 if static:
                     func_hints.add(p.base + r.addend)
                     continue  # glibc's startup applies these itself
@@ -466,6 +471,7 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
                     v = dp.sym_addr(dsym) + r.addend
                     if dsym.type == "GNU_IFUNC":
                         irelative.append((place, v))
+                        ifunc_slots[place] = v
                         func_hints.add(v)
                         p.write64(place, 0, what)  # the runtime stores the resolver's answer
                         continue
@@ -515,7 +521,7 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
         raise NxError("program headers are not inside a loaded segment (no AT_PHDR)", path=main.path, field="e_phoff")
     end = max(s.vaddr + s.memsz for s in main.segments) + placed[0].base
     return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=infos,
-                       symbols=symbols, func_hints=func_hints, irelative=irelative, tls=tls,
+                       symbols=symbols, func_hints=func_hints, irelative=irelative, ifunc_slots=ifunc_slots, tls=tls,
                        phdr=placed[0].base + main.phdr_vaddr, phent=main.phent, phnum=main.phnum,
                        brk_start=_align(end, PAGE), static=static, unresolved=unresolved)
 

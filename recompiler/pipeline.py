@@ -9,6 +9,7 @@ import os
 import time
 from pathlib import Path
 
+from nxrecomp import settings
 from recompiler.analyse import Memory, analyse
 from recompiler.build import build
 from recompiler.link import LinkedImage, link_program
@@ -18,6 +19,11 @@ log = logging.getLogger("recompiler")
 
 def image_memory(image: LinkedImage) -> Memory:
     return Memory([(s.vaddr, s.memsz, bytes(s.data), "x" in s.prot) for s in image.segments])
+
+
+def ifunc_slots(image: LinkedImage) -> dict[int, int]:
+    """The IFUNC slots analysis may resolve PLT stubs through (``recompiler.ifunc_stubs``)."""
+    return image.ifunc_slots if settings.get("recompiler", "ifunc_stubs") else {}
 
 
 def eh_frames(image: LinkedImage) -> list[tuple[int, bytes]]:
@@ -30,7 +36,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     image = link_program(path, search_paths)   # bad input fails here, before anything is written
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
-    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image))
+    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()

@@ -11,6 +11,7 @@ SETTINGS = [
     Setting("recompiler", "shard_bytes", 32768, "guest code bytes per C shard (stable address buckets)", int),
     Setting("recompiler", "shard_insns", 4096, "most guest instructions per C shard (a bucket is split; a function over a quarter of it is a shard alone)", int),
     Setting("recompiler", "trust_abi", True, "calls keep X19-X29 and SP as AAPCS64 says (off: reload all after calls)", parse_bool),
+    Setting("recompiler", "ifunc_stubs", True, "a PLT stub of an IFUNC branches directly to its resolver's possible answers (off: through the runtime's lookup, as an unknown target)", parse_bool),
     Setting("recompiler", "comments", False, "put each instruction's disassembly in the generated C", parse_bool),
     Setting("recompiler", "cache_mb", 4096, "largest size in MB of each of the lift and object caches under nxrecomp.cache_dir (the least recently used entries go first after a build)", int),
     Setting("recompiler", "trace", False, "lifted functions log the registers at entry (NXRECOMP_TRACE_FILE) for lockstep debugging against Unicorn", parse_bool),

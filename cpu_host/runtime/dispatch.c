@@ -178,6 +178,10 @@ NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
     return s;
 }
 
+void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) {
+    nx_die(s, "IFUNC slot holds an address its resolver's recompile-time candidates do not include "
+              "(recompile with NXRECOMP_RECOMPILER_IFUNC_STUBS=0)", stub_pc, target);
+}
 void nx_bad_resume(NxCpu *s) { nx_die(s, "resume at an address the function does not hold", s->pc, 0); }
 
 void nx_unimplemented(NxCpu *s, uint64_t pc, uint32_t word) {

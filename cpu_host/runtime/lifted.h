@@ -55,6 +55,14 @@ NXI void SV128(u64 a, NxVec v) { *(NxV2u64u *)a = NXV(NxV2u64, v); }
 #define ADDC32(r, a, b, cin) do { u32 _a = (u32)(a), _b = (u32)(b); u64 _u = (u64)_a + _b + (cin); \
     u32 _rr = (u32)_u; r = _rr; N = (i32)_rr < 0; Z = _rr == 0; C = (u8)(_u >> 32); \
     V = (i32)((_a ^ _rr) & (_b ^ _rr)) < 0; } while (0)
+/* SUBS/CMP/CCMP: the same flags written so that clang sees a compare: C is a >= b unsigned and
+ * V is N ^ (a < b signed), which is what V means after a subtraction (N != V is signed less
+ * than).  A B.HI, B.LT or B.GT on them then folds into one cmp and jcc; through ADDC's 65-bit
+ * sum of a, ~b and 1 clang made six to twelve instructions of each (gzip's match loop bounds) */
+#define SUBC64(r, a, b) do { u64 _a = (a), _b = (b); r = _a - _b; N = (i64)r < 0; Z = _a == _b; \
+    C = _a >= _b; V = N ^ ((i64)_a < (i64)_b); } while (0)
+#define SUBC32(r, a, b) do { u32 _a = (u32)(a), _b = (u32)(b); u32 _rr = _a - _b; r = _rr; \
+    N = (i32)_rr < 0; Z = _a == _b; C = _a >= _b; V = N ^ ((i32)_a < (i32)_b); } while (0)
 #define LOGICF64(r) do { N = (i64)(r) < 0; Z = (r) == 0; C = 0; V = 0; } while (0)
 #define LOGICF32(r) do { N = (i32)(u32)(r) < 0; Z = (u32)(r) == 0; C = 0; V = 0; } while (0)
 
@@ -99,6 +107,8 @@ void nx_unimplemented(NxCpu *s, u64 pc, u32 word);
 void nx_call_indirect(NxCpu *s);   /* call s->pc as a function (BLR) */
 void nx_jump(NxCpu *s);            /* jump to s->pc (BR to outside the function) */
 void nx_bad_resume(NxCpu *s);
+/* an IFUNC's PLT stub found a target its resolver's candidates do not include (control.py) */
+void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) __attribute__((noreturn, cold));
 void nx_trace_entry(NxCpu *s, u64 entry);  /* trace builds only (recompiler.trace) */
 
 /* Inline cache of one indirect branch or call site (BR/BLR to a register): the first lifted

@@ -61,6 +61,15 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         # for indirectbr; 25 copies of an 83-way switch made one function take minutes to compile)
         em.out(f"{{ _jt = {t}; goto {em.shared_table(sorted(set(table)))}; }}")
         return False
+    cands = em.plan.ifunc_targets.get(i.addr)
+    if cands:
+        # an IFUNC's PLT stub: its slot holds one of its resolver's answers, set once at
+        # startup, so each is a direct tail call whose register summary its callers can use
+        # (through nx_jump the stub would be opaque: stores and reloads of every register
+        # around each memcpy or strlen).  Any other value is a fatal error naming the stub.
+        tests = " ".join(f"if (_t == {a:#x}ull) {em.goto(a)}" for a in cands)
+        em.out(f"{{ u64 _t = {t}; {tests} nx_ifunc_miss(s, {i.addr:#x}ull, _t); return; }}")
+        return False
     if table:
         cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
         em.out(f"switch ({t}) {{ {cases} default: break; }}")

@@ -62,6 +62,8 @@ class FunctionPlan:
     insns: list[Insn]                          # body in address order
     tail_targets: set[int] = field(default_factory=set)
     jump_tables: dict[int, list[int]] = field(default_factory=dict)  # BR address -> targets
+    # BR address -> the functions an IFUNC's PLT stub may branch to (analyse.ifunc_candidates)
+    ifunc_targets: dict[int, list[int]] = field(default_factory=dict)
     resume_points: list[int] = field(default_factory=list)           # filled by the emitter
     resume_twin: bool = False                  # filled by the emitter: resume points enter rname(entry)
 

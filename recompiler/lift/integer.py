@@ -74,7 +74,7 @@ def _addsub(em: FunctionEmitter, sf: int, op: int, S: int, rd: int, a: str, b: s
         em.flags_touched()
         tmp = "_r"
         if op:
-            em.out(f"{{ u64 {tmp}; ADDC{size}({tmp}, {a}, ~({_u(sf)})({b}), 1); {_set(em, rd, sf, tmp, False)} }}")
+            em.out(f"{{ u64 {tmp}; SUBC{size}({tmp}, {a}, {b}); {_set(em, rd, sf, tmp, False)} }}")
         else:
             em.out(f"{{ u64 {tmp}; ADDC{size}({tmp}, {a}, {b}, 0); {_set(em, rd, sf, tmp, False)} }}")
         return
@@ -242,7 +242,7 @@ def h_ccmp(em: FunctionEmitter, i: Insn) -> None:
     b = f"{f['imm5']}" if i.name == "CCMP_imm" else em.x(f["Rm"], sf)
     em.flags_touched()
     if f["op"]:
-        cmp = f"ADDC{size}(_r, {a}, ~({_u(sf)})({b}), 1)"
+        cmp = f"SUBC{size}(_r, {a}, {b})"
     else:
         cmp = f"ADDC{size}(_r, {a}, {b}, 0)"
     em.out(f"if ({em.cond(f['cond'])}) {{ u64 _r; {cmp}; (void)_r; }} else FLAGS_SET({f['nzcv']});")

@@ -20,12 +20,12 @@ from recompiler.decode import disasm  # noqa: E402
 from recompiler.lift import HANDLERS  # noqa: E402
 from recompiler.lift.emitter import FunctionEmitter, LiftError  # noqa: E402
 from recompiler.link import link_program  # noqa: E402
-from recompiler.pipeline import eh_frames, image_memory  # noqa: E402
+from recompiler.pipeline import eh_frames, ifunc_slots, image_memory  # noqa: E402
 
 
 def scan(path: str) -> Counter:
     image = link_program(path)
-    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image))
+    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))
     missing: Counter = Counter()
     example: dict[str, int] = {}
     for entry, plan in program.functions.items():

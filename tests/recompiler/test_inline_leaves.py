@@ -79,3 +79,24 @@ def test_a_big_leaf_is_not_copied() -> None:
     shards[0] = inline_leaves.Shard(shards[0].text.replace(LEAF, big), shards[0].facts)
     assert 0x100 not in inline_leaves.leaves(shards)
     assert "I_100" not in inline_leaves.copy_into_callers(shards)[1]
+
+
+def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_callee_declared(tmp_path: Path) -> None:
+    # getc's shape: a few loads and a store, or a tail call when its buffer is empty
+    tail = _fn(0x400, "  u64 x0 = s->x[0];\n  if (x0 == 0) { s->x[0] = x0; MUSTTAIL return F_500(s); }\n"
+                      "  s->pc = s->x[30]; s->x[0] = x0 + 1; return;\n")
+    callee = _fn(0x500, "  s->pc = s->x[30]; return;\n")
+    f = interproc.FnLive(0x400, 0, 0, False, [0x500])   # a tail callee, no call site
+    own = inline_leaves.Shard("#include \"lifted.h\"\nvoid F_500(NxCpu *s);\n" + tail + callee,
+                              [f, _live(0x500)])
+    caller = inline_leaves.Shard("#include \"lifted.h\"\nvoid F_400(NxCpu *s);\n"
+                                 + _fn(0x1000, "  s->x[30] = 0x1004ull;\n  F_400(s);\n  s->pc = 0; return;\n"),
+                                 [_live(0x1000, callees=[0x400])])
+    texts = inline_leaves.copy_into_callers([own, caller])
+    assert "static void I_400(NxCpu *s) {" in texts[1] and "  I_400(s);" in texts[1]
+    assert texts[1].index("void F_500(NxCpu *s);") < texts[1].index("static void I_400")
+    c = tmp_path / "shard.c"
+    c.write_text(texts[1])
+    r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
+                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
