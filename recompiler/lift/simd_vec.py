@@ -100,6 +100,23 @@ def _three_same(f: dict) -> tuple[str, int, bool] | None:
         return f"{x} {'>' if op == 6 else '>='} {y}", size, False
     if op in (12, 13) and size < 3:
         return f"__builtin_elementwise_{'max' if op == 12 else 'min'}({x}, {y})", size, False
+    if op in (20, 21) and size < 3 or op == 23 and not U:
+        # [SU]MAXP, [SU]MINP, ADDP: lane j of the result pairs lanes 2j and 2j+1 of Vn's and
+        # Vm's lanes side by side (the low halves for an 8-byte form); glibc's strlen and
+        # memchr reduce with UMAXP/UMINP in their loops
+        lanes = 128 // _bits(size)
+        h = lanes if Q else lanes // 2          # lanes taken from each operand = result lanes
+
+        def pick(k: int) -> int:                # lane k of the two side by side, as a shuffle index
+            return k if k < h else lanes + k - h
+
+        evens = [pick(2 * j) for j in range(h)] + [0] * (lanes - h)
+        odds = [pick(2 * j + 1) for j in range(h)] + [0] * (lanes - h)
+        p, q = _shuffle(x, y, evens), _shuffle(x, y, odds)
+        if op == 23:
+            p, q = _shuffle(a, b, evens), _shuffle(a, b, odds)
+            return f"{p} + {q}", size, False
+        return f"__builtin_elementwise_{'max' if op == 20 else 'min'}({p}, {q})", size, False
     return None
 
 
