@@ -139,7 +139,7 @@ class LinkedImage:
     static: bool                # True: a static executable (applies its own IRELATIVE relocs)
     unresolved: list[str] = field(default_factory=list)  # "module:symbol" of unbound JUMP_SLOTs (left 0)
     # every IFUNC slot (static executables' own IRELATIVE ones too) -> its resolver, for the
-    # analysis of PLT stubs (recompiler/analyse.py: ifunc_candidates); not in the manifest
+    # analysis of PLT stubs (recompiler/analyse.py: ifunc_candidates)
     ifunc_slots: dict[int, int] = field(default_factory=dict)
 
     # ---- manifest form ------------------------------------------------------------------
@@ -171,6 +171,7 @@ class LinkedImage:
             "symbols": [[a, n] for a, n in sorted(self.symbols.items())],
             "func_hints": sorted(self.func_hints),
             "irelative": [list(x) for x in self.irelative],
+            "ifunc_slots": [[k, v] for k, v in sorted(self.ifunc_slots.items())],
             "tls": None if self.tls is None else {
                 "template": self.tls.template, "filesz": self.tls.filesz, "memsz": self.tls.memsz,
                 "align": self.tls.align, "tp_offset": self.tls.tp_offset, "static_size": self.tls.static_size,
@@ -227,7 +228,7 @@ class LinkedImage:
                                 [tuple(r) for r in m["text_ranges"]], m["tls_modid"], m["tls_offset"])
                      for m in d["modules"]],
             symbols={a: n for a, n in d["symbols"]}, func_hints=set(d["func_hints"]),
-            irelative=[tuple(x) for x in d["irelative"]], tls=tls, phdr=d["phdr"], phent=d["phent"],
+            irelative=[tuple(x) for x in d["irelative"]], ifunc_slots={k: v for k, v in d.get("ifunc_slots", [])}, tls=tls, phdr=d["phdr"], phent=d["phent"],
             phnum=d["phnum"], brk_start=d["brk_start"], static=d["static"], unresolved=d["unresolved"])
 
 
