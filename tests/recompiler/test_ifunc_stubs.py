@@ -7,7 +7,9 @@ callers get a register summary instead of an opaque call.  Here on hand-encoded 
 whose resolver picks between two constants is resolved to exactly those two, the build's C
 tests the slot against both and ends in ``nx_ifunc_miss``; a resolver that answers a pointer
 read from memory, a slot that is no IFUNC's and the setting turned off all leave the stub an
-unresolved BR (through the runtime's lookup).  Busybox and the real programs run with these
+unresolved BR (through the runtime's lookup).  A small C driver loads the built ``game.so``
+and calls the stub with each answer in the slot (it returns that answer's X0) and with another
+function's address (a fatal error naming the stub and the value, exit 134).  Busybox and the real programs run with these
 stubs against qemu (tests/recompiler/test_busybox_recompiled.py, tests/realprogs)."""
 from __future__ import annotations
 
@@ -128,3 +130,58 @@ def test_the_built_stub_tail_calls_each_answer_and_its_caller_keeps_x2(tmp_path:
 def test_an_unresolved_stub_makes_its_caller_store_and_reload(tmp_path: Path, monkeypatch) -> None:
     call = _call_site(_built(tmp_path, monkeypatch, {}))
     assert "s->x[2] = x2" in call and "x2 = s->x[2]" in call, call
+
+
+DRIVER = r"""
+#include "nxrt.h"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+/* driver GAME.SO BASE SIZE SLOT VALUE STUB: the slot at its guest address holds VALUE; call
+ * the lifted stub as a caller would and print X0 and the PC it returned to */
+int main(int argc, char **argv) {
+    unsigned long long base = strtoull(argv[2], 0, 0), size = strtoull(argv[3], 0, 0);
+    unsigned long long slot = strtoull(argv[4], 0, 0), value = strtoull(argv[5], 0, 0), stub = strtoull(argv[6], 0, 0);
+    if (mmap((void *)base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (void *)base)
+        return 3;
+    memcpy((void *)slot, &value, 8);
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!h) { fprintf(stderr, "%s\n", dlerror()); return 2; }
+    NxFn (*lookup)(uint64_t, uint32_t *) = (NxFn (*)(uint64_t, uint32_t *))dlsym(h, "nx_lookup");
+    uint32_t kind = 0;
+    NxFn fn = lookup ? lookup(stub, &kind) : 0;
+    if (!fn || kind != NX_ENTRY_FUNC) return 4;
+    static NxCpu s;
+    s.x[30] = 0x1234;
+    fn(&s);
+    printf("%llx %llx\n", (unsigned long long)s.x[0], (unsigned long long)s.pc);
+    return 0;
+}
+"""
+
+
+def test_the_stub_runs_its_answer_and_a_value_outside_the_list_is_a_fatal_error(tmp_path: Path, monkeypatch) -> None:
+    import subprocess
+
+    from recompiler import cc
+    from recompiler.build import RUNTIME_DIR
+    _built(tmp_path, monkeypatch, {SLOT: RESOLVER})
+    driver = tmp_path / "driver"
+    (tmp_path / "driver.c").write_text(DRIVER)
+    r = subprocess.run([*cc.compiler(), str(tmp_path / "driver.c"), "-o", str(driver), f"-I{RUNTIME_DIR}", "-ldl"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+    def run(value: int) -> subprocess.CompletedProcess:
+        return subprocess.run([str(driver), str(tmp_path / "bundle" / "game.so"), hex(BASE), "0x3000", hex(SLOT),
+                               hex(value), hex(STUB)], capture_output=True, text=True, timeout=60)
+
+    for impl, x0 in ((IMPL_A, 1), (IMPL_B, 2)):
+        r = run(impl)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == [f"{x0:x}", "1234"]
+    r = run(MAIN)     # a function, but not one of the resolver's answers
+    assert r.returncode == 134, (r.returncode, r.stdout, r.stderr)
+    assert "IFUNC slot" in r.stderr and f"guest pc {STUB + 12:#x}" in r.stderr and f"({MAIN:#x})" in r.stderr, r.stderr
