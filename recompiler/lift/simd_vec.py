@@ -202,6 +202,15 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     if op == 11 and U == 1 and not (size == 3 and not Q):   # NEG
         _emit(em, f["Rd"], Q, size, f"-{V('a', size)}", {"a": f["Rn"]})
         return
+    if op == 11 and U == 0 and not (size == 3 and not Q):   # ABS (of the most negative: itself)
+        _emit(em, f["Rd"], Q, size, f"__builtin_elementwise_abs({V('a', size, True)})", {"a": f["Rn"]})
+        return
+    cmp = {(8, 0): ">", (8, 1): ">=", (9, 0): "==", (9, 1): "<=", (10, 0): "<"}.get((op, U))
+    if cmp and not (size == 3 and not Q):
+        # CMGT/CMGE/CMEQ/CMLE/CMLT against zero: glibc's strlen, strchr, memchr and strcpy
+        # find their NUL or byte with CMEQ #0; as sixteen lanes each was ~80 scalar instructions
+        _emit(em, f["Rd"], Q, size, f"{V('a', size, True)} {cmp} 0", {"a": f["Rn"]})
+        return
     simd_int.h_two_reg(em, i)
 
 
