@@ -1,6 +1,8 @@
 """nn::os ticks and sleeps, nn::time's user clock.  In a deterministic run (settings
-``cpu_host.deterministic``) the wall clock is a fixed epoch plus the ticks, so two runs of one
-program see the same dates."""
+``cpu_host.deterministic``) the wall clock is a fixed epoch plus the time since the program
+started, so two runs of one program see the same dates.  (The runtime's counter is the host's
+monotonic clock, which counts from the host's boot: a host up for more than a day moved the
+"fixed" date.)"""
 from __future__ import annotations
 
 import time
@@ -17,6 +19,11 @@ FIXED_EPOCH = 1_767_225_600           # 2026-01-01T00:00:00Z, the deterministic 
 class ClockService:
     deterministic: bool
     counter: object                    # the runtime's nx_counter (ticks since boot, 19.2 MHz)
+    start: int = -1                    # the counter when the service was made (the program's start)
+
+    def __post_init__(self) -> None:
+        if self.start < 0:
+            self.start = self.ticks()
 
     def ticks(self) -> int:
         return int(self.counter())     # type: ignore[operator]
@@ -40,7 +47,7 @@ class ClockService:
         return 0
 
     def current_time(self, c: Call) -> int:
-        now = FIXED_EPOCH + self.ticks() // TICK_HZ if self.deterministic else int(time.time())
+        now = FIXED_EPOCH + (self.ticks() - self.start) // TICK_HZ if self.deterministic else int(time.time())
         c.u64(c.arg(0), now, "GetCurrentTime out")
         return 0
 
