@@ -390,14 +390,16 @@ class Analyser:
         return sorted(out) or None
 
     def _loaded_x0(self, ret: int, addrs: set[int]) -> bool:
-        """Whether the last write of X0 before the RET at ``ret`` (walking back in address
-        order) is a load."""
+        """Whether X0 at the RET at ``ret`` may come from memory: walking back in address order,
+        a load or store naming X0 comes before any instruction writing it as Rd (a store
+        counts too: either way X0 is then no constant the resolver built)."""
         a = ret - 4
         while a in addrs:
             i = self.insn(a)
             f = i.f
-            if f.get("Rt") == 0 or f.get("Rt2") == 0:
-                return i.form is not None and i.form.cls.startswith("ldst") and not f.get("V")
+            if 0 in (f.get("Rt"), f.get("Rt2")) and i.form is not None and i.form.cls.startswith("ldst") \
+                    and not f.get("V"):
+                return True
             if f.get("Rd") == 0:
                 return False
             a -= 4
@@ -569,8 +571,8 @@ def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int,
     for plan in funcs.values():
         for i in plan.insns:
             if i.name == "BR" and i.addr not in plan.jump_tables:
-                slot = an.ifunc_slot(i) if ifunc_slots else None
-                cands = an.ifunc_candidates(ifunc_slots[slot], funcs) if slot in (ifunc_slots or {}) else None
+                resolver = ifunc_slots.get(an.ifunc_slot(i)) if ifunc_slots else None
+                cands = an.ifunc_candidates(resolver, funcs) if resolver is not None else None
                 if cands:
                     plan.ifunc_targets[i.addr] = cands
                 else:

@@ -266,7 +266,7 @@ def link_exefs(exefs: ExeFs) -> tuple[LinkedImage, HostImports]:
     for name, addr in host.slots.items():
         symbols[addr] = name
     return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=modules,
-                       symbols=symbols, func_hints=hints, irelative=[], tls=None, phdr=0, phent=0, phnum=0,
+                       symbols=symbols, func_hints=hints, tls=None, phdr=0, phent=0, phnum=0,
                        brk_start=0, static=False, unresolved=sorted(host.slots)), host
 
 

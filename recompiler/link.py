@@ -25,9 +25,10 @@ them): they are reported like any unknown relocation.
 
 IRELATIVE / IFUNC: for a dynamically linked program, every IRELATIVE relocation and every
 GLOB_DAT/JUMP_SLOT/ABS64 bound to an STT_GNU_IFUNC symbol is *recorded* in
-``LinkedImage.irelative`` as (slot, resolver): the runtime calls resolver(hwcap, &arg) before the
-program starts and stores the result in the slot.  A static executable (no PT_INTERP) applies
-its own IRELATIVE relocations at startup, so they are left to it.
+``LinkedImage.ifunc_slots`` as slot -> resolver, and ``LinkedImage.irelative`` lists those the
+runtime is to resolve before the program starts (resolver(hwcap, &arg) stored in the slot).  A
+static executable (no PT_INTERP) applies its own IRELATIVE relocations at startup, so its
+``irelative`` is empty; its slots are still recorded, for the analysis of PLT stubs.
 """
 from __future__ import annotations
 
@@ -130,7 +131,6 @@ class LinkedImage:
     modules: list[ModuleInfo]
     symbols: dict[int, str]
     func_hints: set[int]
-    irelative: list[tuple[int, int]]
     tls: TlsLayout | None
     phdr: int
     phent: int
@@ -138,9 +138,14 @@ class LinkedImage:
     brk_start: int
     static: bool                # True: a static executable (applies its own IRELATIVE relocs)
     unresolved: list[str] = field(default_factory=list)  # "module:symbol" of unbound JUMP_SLOTs (left 0)
-    # every IFUNC slot (static executables' own IRELATIVE ones too) -> its resolver, for the
-    # analysis of PLT stubs (recompiler/analyse.py: ifunc_candidates)
+    # every IFUNC slot (static executables' own IRELATIVE ones too) -> its resolver, in link
+    # order (recompiler/analyse.py: ifunc_candidates reads it for PLT stubs)
     ifunc_slots: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def irelative(self) -> list[tuple[int, int]]:
+        """(slot, resolver) the runtime resolves before start: none for a static executable."""
+        return [] if self.static else list(self.ifunc_slots.items())
 
     # ---- manifest form ------------------------------------------------------------------
     def to_json(self, blob_path: str | Path | None = None) -> dict:
@@ -170,7 +175,6 @@ class LinkedImage:
                          "tls_offset": m.tls_offset} for m in self.modules],
             "symbols": [[a, n] for a, n in sorted(self.symbols.items())],
             "func_hints": sorted(self.func_hints),
-            "irelative": [list(x) for x in self.irelative],
             "ifunc_slots": [[k, v] for k, v in sorted(self.ifunc_slots.items())],
             "tls": None if self.tls is None else {
                 "template": self.tls.template, "filesz": self.tls.filesz, "memsz": self.tls.memsz,
@@ -228,7 +232,7 @@ class LinkedImage:
                                 [tuple(r) for r in m["text_ranges"]], m["tls_modid"], m["tls_offset"])
                      for m in d["modules"]],
             symbols={a: n for a, n in d["symbols"]}, func_hints=set(d["func_hints"]),
-            irelative=[tuple(x) for x in d["irelative"]], ifunc_slots={k: v for k, v in d.get("ifunc_slots", [])}, tls=tls, phdr=d["phdr"], phent=d["phent"],
+            ifunc_slots={k: v for k, v in d.get("ifunc_slots", d.get("irelative", []))}, tls=tls, phdr=d["phdr"], phent=d["phent"],
             phnum=d["phnum"], brk_start=d["brk_start"], static=d["static"], unresolved=d["unresolved"])
 
 
@@ -393,7 +397,6 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
 
     func_hints: set[int] = set()
     symbols: dict[int, str] = {}
-    irelative: list[tuple[int, int]] = []
     ifunc_slots: dict[int, int] = {}
     unresolved: list[str] = []
     copies: list[tuple[_Placed, int, _Placed, Symbol]] = []
@@ -427,11 +430,7 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
                     func_hints.add(v)
                 continue
             if t == R_AARCH64_IRELATIVE:
-                ifunc_slots[place] = p.base + r.addend
-                if static:
-                    func_hints.add(p.base + r.addend)
-                    continue  # glibc's startup applies these itself
-                irelative.append((place, p.base + r.addend))
+                ifunc_slots[place] = p.base + r.addend   # a static program's startup applies it itself
                 func_hints.add(p.base + r.addend)
                 continue
             if t not in RELOC_NAMES or t == R_AARCH64_TLSDESC:
@@ -471,7 +470,6 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
                 else:
                     v = dp.sym_addr(dsym) + r.addend
                     if dsym.type == "GNU_IFUNC":
-                        irelative.append((place, v))
                         ifunc_slots[place] = v
                         func_hints.add(v)
                         p.write64(place, 0, what)  # the runtime stores the resolver's answer
@@ -522,7 +520,7 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
         raise NxError("program headers are not inside a loaded segment (no AT_PHDR)", path=main.path, field="e_phoff")
     end = max(s.vaddr + s.memsz for s in main.segments) + placed[0].base
     return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=infos,
-                       symbols=symbols, func_hints=func_hints, irelative=irelative, ifunc_slots=ifunc_slots, tls=tls,
+                       symbols=symbols, func_hints=func_hints, ifunc_slots=ifunc_slots, tls=tls,
                        phdr=placed[0].base + main.phdr_vaddr, phent=main.phent, phnum=main.phnum,
                        brk_start=_align(end, PAGE), static=static, unresolved=unresolved)
 

@@ -6,7 +6,7 @@ monotonic clock, which counts from the host's boot: a host up for more than a da
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cpu_host.horizon.hle.abi import Call
 from cpu_host.horizon.hle.registry import HostFunction
@@ -19,11 +19,10 @@ FIXED_EPOCH = 1_767_225_600           # 2026-01-01T00:00:00Z, the deterministic 
 class ClockService:
     deterministic: bool
     counter: object                    # the runtime's nx_counter (ticks since boot, 19.2 MHz)
-    start: int = -1                    # the counter when the service was made (the program's start)
+    start: int = field(init=False)     # the counter when the service was made (the program's start)
 
     def __post_init__(self) -> None:
-        if self.start < 0:
-            self.start = self.ticks()
+        self.start = self.ticks()
 
     def ticks(self) -> int:
         return int(self.counter())     # type: ignore[operator]
