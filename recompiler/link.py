@@ -25,8 +25,9 @@ them): they are reported like any unknown relocation.
 
 IRELATIVE / IFUNC: for a dynamically linked program, every IRELATIVE relocation and every
 GLOB_DAT/JUMP_SLOT/ABS64 bound to an STT_GNU_IFUNC symbol is *recorded* in
-``LinkedImage.ifunc_slots`` as slot -> resolver, and ``LinkedImage.irelative`` lists those the
-runtime is to resolve before the program starts (resolver(hwcap, &arg) stored in the slot).  A
+``LinkedImage.ifunc_slots`` as slot -> resolver, and ``LinkedImage.irelative`` lists those a
+runtime would resolve before the program starts (resolver(hwcap, &arg) stored in the slot; no
+runtime does yet: dynamically linked programs refuse to start, cpu_host/launcher ``not_runnable``).  A
 static executable (no PT_INTERP) applies its own IRELATIVE relocations at startup, so its
 ``irelative`` is empty; its slots are still recorded, for the analysis of PLT stubs.
 """

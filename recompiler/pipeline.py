@@ -34,6 +34,10 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t0 = time.monotonic()
     out = Path(out_dir)
     image = link_program(path, search_paths)   # bad input fails here, before anything is written
+    from cpu_host import launcher
+    why = launcher.not_runnable({"static": image.static}, str(path))
+    if why:   # said before the build, not after minutes of it
+        log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
     program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))
@@ -43,7 +47,6 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     manifest = write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
                               program_path=path, program=str(Path(path).resolve()))
     # the bundle's native launcher (BUNDLE/nxrun ARGV...): starts the program without Python
-    from cpu_host import launcher
     from cpu_host.runner import HWCAP
     launcher.install(out, manifest, HWCAP)
     return manifest

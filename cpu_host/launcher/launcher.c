@@ -90,6 +90,9 @@ static void parse_launch(const char *path, Launch *L) {
         } else if (!strcmp(key, "exe")) {
             if (n < 4) fail("%s: line %d: empty exe", path, lineno);
             snprintf(L->exe, sizeof L->exe, "%s", line + 4);
+        } else if (!strcmp(key, "refuse")) {
+            /* a program this runtime cannot start (launcher/__init__.py not_runnable) */
+            fail("%s", n > 7 ? line + 7 : "the bundle refuses to start");
         } else if (!strcmp(key, "region")) {
             if (L->nreg >= MAX_REGIONS) fail("%s: line %d: more than %d regions", path, lineno, MAX_REGIONS);
             if (sscanf(line, "region %31s %31s %31s", a, b, c) != 3) fail("%s: line %d: bad region", path, lineno);

@@ -92,3 +92,26 @@ def test_exec_refreshes_a_stale_launch_file(busybox, bundle, tmp_path, work):
     (b / "src").mkdir()
     compare_with_qemu([sys.executable, "-m", "nxrecomp", "exec", str(b), "--"], busybox, work, ARGVS[0])
     assert (b / "launch.txt").read_text() == (bundle / "launch.txt").read_text()
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["nxrun", "python-runner"])
+def test_dynamic_program_refuses_to_start(bundle, tmp_path, native, monkeypatch):
+    """A dynamically linked program's bundle (its libc.so would fault on ld.so's missing
+    start-up) refuses to start with one line naming it, through the launcher and the runner."""
+    import json
+
+    from cpu_host import launcher
+    from cpu_host.runner import HWCAP
+    b = _copy(bundle, tmp_path / "b")
+    manifest = json.loads((b / "manifest.json").read_text())
+    manifest["image"]["static"] = False
+    (b / "manifest.json").write_text(json.dumps(manifest))
+    launcher.install(b, manifest, HWCAP)
+    assert "\nrefuse busybox is dynamically linked" in (b / "launch.txt").read_text()
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_NATIVE_LAUNCHER", "1" if native else "0")
+    cmd = [str(b / "nxrun"), "true"] if native else [sys.executable, "-m", "nxrecomp", "exec", str(b), "--", "true"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "busybox is dynamically linked" in lines[0] and "statically linked" in lines[0], r.stderr
+    assert str(b) in lines[0]
