@@ -1,0 +1,103 @@
+"""Instructions executed per repeated unit of work, counted by single-stepping under gdb.
+
+This machine has no hardware performance counters (no ``perf stat -e instructions``) and its
+timings move by 10-30 % with other work; an instruction count does not.  The script stops a
+program at the ``--skip``-th hit of a breakpoint (a symbol of the recompiled ``game.so``, such
+as ``F_400d40``, or ``*0xADDRESS`` in a native binary), then single-steps ``--cycles`` times
+from one hit to the next and prints the instructions of each cycle and, averaged, how many of
+them ran in each host function.  Run the same unit of work natively and recompiled and compare:
+
+    python3 bench/gdb_steps.py --break F_400d40 --skip 200000 --cycles 10 -- \\
+        BUNDLE/nxrun busybox sort -o /dev/null big.txt      # one string compare of the sort
+
+Stepping runs ~10,000 instructions a second, so a cycle should be thousands, not millions.
+Needs gdb (Debian: ``apt-get install gdb``)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# runs inside gdb's Python: the numbers come back as one JSON line
+_GDB_SCRIPT = r'''
+import gdb, json
+def _fn(pc):
+    b = gdb.block_for_pc(pc)
+    if b is not None and b.function is not None:
+        return b.function.name
+    s = gdb.execute("info symbol %#x" % pc, to_string=True).split()
+    return s[0] if s and s[0] != "No" else "?"
+def nx_steps(where, skip, cycles):
+    for cmd in ("set pagination off", "set confirm off", "set breakpoint pending on",
+                "set startup-with-shell off"):
+        gdb.execute(cmd)
+    bp = gdb.Breakpoint(where)
+    bp.ignore_count = skip
+    gdb.execute("run", to_string=True)
+    bp.enabled = False
+    start = int(gdb.parse_and_eval("$pc"))
+    per_cycle, bins = [], {}
+    for _ in range(cycles):
+        n = 0
+        while True:
+            gdb.execute("stepi", to_string=True)
+            n += 1
+            pc = int(gdb.parse_and_eval("$pc"))
+            name = _fn(pc)
+            bins[name] = bins.get(name, 0) + 1
+            if pc == start:
+                break
+        per_cycle.append(n)
+    print("NXSTEPS " + json.dumps({"cycles": per_cycle, "bins": bins}))
+    gdb.execute("kill")
+'''
+
+
+def count(where: str, skip: int, cycles: int, argv: list[str]) -> dict:
+    """{"cycles": [instructions of each cycle], "bins": {function: instructions}}."""
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        raise SystemExit("gdb_steps: gdb is not installed (Debian: apt-get install gdb)")
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(_GDB_SCRIPT)
+        script = f.name
+    try:
+        r = subprocess.run([gdb, "-q", "-batch", "-ex", f"source {script}",
+                            "-ex", f"python nx_steps({where!r}, {skip}, {cycles})", "--args", *argv],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    finally:
+        os.unlink(script)
+    for line in r.stdout.splitlines():
+        if line.startswith("NXSTEPS "):
+            return json.loads(line[len("NXSTEPS "):])
+    tail = (r.stdout + r.stderr).strip().splitlines()[-5:]
+    raise SystemExit("gdb_steps: no count came back (the breakpoint was never reached "
+                     f"{skip + 1} times?):\n  " + "\n  ".join(tail))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--break", dest="where", required=True,
+                    help="where a cycle starts: a function name, or *0xADDRESS")
+    ap.add_argument("--skip", type=int, default=1000, help="hits to let pass first (warm-up)")
+    ap.add_argument("--cycles", type=int, default=10)
+    ap.add_argument("--top", type=int, default=12, help="functions to list")
+    ap.add_argument("argv", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
+    a = ap.parse_args()
+    argv = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
+    if not argv:
+        ap.error("the program to run goes after --")
+    res = count(a.where, a.skip, a.cycles, argv)
+    cyc = res["cycles"]
+    print(f"instructions per cycle: {sum(cyc) / len(cyc):.1f} (each: {', '.join(map(str, cyc))})")
+    for name, n in sorted(res["bins"].items(), key=lambda kv: -kv[1])[:a.top]:
+        print(f"  {n / len(cyc):8.1f}  {name}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
