@@ -31,19 +31,28 @@ static void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) {
  * indirect calls (qsort's comparator, virtual calls, PLT stubs) hit the same few targets
  * again and again, and a binary search over ~20k entries costs ~15 dependent loads. */
 #define NX_LOOKUP_CACHE 4096
-typedef struct NxThread { struct { uint64_t addr; NxFn fn; uint64_t kind; } cache[NX_LOOKUP_CACHE]; } NxThread;
+typedef struct NxThread {
+    struct { uint64_t addr; NxFn fn; uint64_t kind; } cache[NX_LOOKUP_CACHE];
+    uint64_t ic_retargets;    /* misses of inline caches that held another target (nx_ic_fill) */
+} NxThread;
 
 static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind);
 
 NxFn nx_lookup(uint64_t addr, uint32_t *kind) { return nx_lookup_table(addr, kind); }
 
-static inline NxFn nx_lookup_cached(NxCpu *s, uint64_t addr, uint32_t *kind) {
+/* The calling guest thread's dispatch data, made on first use; NULL when out of memory. */
+static inline NxThread *thread_of(NxCpu *s) {
     NxThread *t = (NxThread *)s->thread;
     if (UNLIKELY(!t)) {
         t = calloc(1, sizeof *t);
-        if (!t) return nx_lookup_table(addr, kind);
         s->thread = t;
     }
+    return t;
+}
+
+static inline NxFn nx_lookup_cached(NxCpu *s, uint64_t addr, uint32_t *kind) {
+    NxThread *t = thread_of(s);
+    if (UNLIKELY(!t)) return nx_lookup_table(addr, kind);
     unsigned slot = (unsigned)(addr >> 2) & (NX_LOOKUP_CACHE - 1);
     if (LIKELY(t->cache[slot].addr == addr && t->cache[slot].fn)) {
         *kind = (uint32_t)t->cache[slot].kind;
@@ -163,18 +172,31 @@ void nx_jump(NxCpu *s) {
 
 /* Misses of lifted code's inline caches (lifted.h NX_IC): an empty cache takes the target
  * s->pc when it is a lifted function's own entry with no host binding over it (bindings are
- * made before threads start); a cache holding another target keeps it (first wins, by CAS). */
+ * made before threads start).  A cache holding another target is retargeted on every
+ * NX_IC_RETARGET-th such miss of the thread: a site whose steady target is not its first
+ * (Lua's call of C functions, first taken by a library's initialisation, then math.sqrt at
+ * every call) hits again after a few calls, while a site that alternates between targets pays
+ * the table search only now and then.  Any interleaving of threads leaves some entry there, and
+ * NX_IC checks its address before use. */
+#define NX_IC_RETARGET 16
 NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
     uint64_t addr = s->pc;
-    if (__atomic_load_n(ic, __ATOMIC_RELAXED) || (host_count && host_lookup(addr))) return s;
+    const NxEntry *cur = __atomic_load_n(ic, __ATOMIC_RELAXED);
+    if (cur) {
+        NxThread *t = thread_of(s);
+        if (!t || ++t->ic_retargets % NX_IC_RETARGET) return s;
+    }
+    if (host_count && host_lookup(addr)) return s;
     uint64_t lo = 0, hi = nx_entry_count;
     while (lo < hi) {
         uint64_t mid = (lo + hi) >> 1;
         if (nx_entries[mid].addr < addr) lo = mid + 1; else hi = mid;
     }
     if (lo >= nx_entry_count || nx_entries[lo].addr != addr || nx_entries[lo].kind != NX_ENTRY_FUNC) return s;
-    const NxEntry *empty = NULL;
-    __atomic_compare_exchange_n(ic, &empty, &nx_entries[lo], 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    if (cur)
+        __atomic_store_n(ic, &nx_entries[lo], __ATOMIC_RELEASE);
+    else
+        __atomic_compare_exchange_n(ic, &cur, &nx_entries[lo], 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
     return s;
 }
 

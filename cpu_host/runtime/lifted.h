@@ -111,11 +111,12 @@ void nx_bad_resume(NxCpu *s);
 void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) __attribute__((noreturn, cold));
 void nx_trace_entry(NxCpu *s, u64 entry);  /* trace builds only (recompiler.trace) */
 
-/* Inline cache of one indirect branch or call site (BR/BLR to a register): the first lifted
- * function the site reaches is remembered as a pointer to its row of nx_entries, one word, so
- * a racing thread never pairs one target's address with another's function.  A hit skips the
- * runtime's lookup; a miss calls nx_ic_fill (which fills an empty cache; it returns s, so no
- * register is kept across it) and goes on to nx_jump / nx_call_indirect as before.  A
+/* Inline cache of one indirect branch or call site (BR/BLR to a register): a lifted function
+ * the site reaches is remembered as a pointer to its row of nx_entries, one word, so a racing
+ * thread never pairs one target's address with another's function.  A hit skips the
+ * runtime's lookup; a miss calls nx_ic_fill (which fills an empty cache and now and then
+ * retargets a full one; it returns s, so no register is kept across it) and goes on to
+ * nx_jump / nx_call_indirect as before.  A
  * preemption request takes the runtime path.  Weak: a harness without the runtime
  * (tests/recompiler's Unicorn cases) leaves them unresolved; its sites always miss. */
 NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) __attribute__((weak));
