@@ -58,6 +58,7 @@ SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden"]
 # 0.81x native with it).
 SLP_MAX_INSNS = 4096
 LINK_FLAGS = ["-Wl,-Bsymbolic"]
+DEBUG_FLAGS = ["-gdwarf-4", "-g2"]   # recompiler.debug_info
 
 
 @dataclass
@@ -403,6 +404,10 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
              for k, plans in sorted(buckets.items()) for i, part in enumerate(split_bucket(plans, max_insns))]
     arch = cc.arch_flags()
     flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *arch]
+    if settings.get("recompiler", "debug_info"):
+        # after SHARD_FLAGS' -g0, which it overrides (with a plain -g, addr2line found no
+        # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
+        flags += DEBUG_FLAGS
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]

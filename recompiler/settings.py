@@ -13,6 +13,7 @@ SETTINGS = [
     Setting("recompiler", "trust_abi", True, "calls keep X19-X29 and SP as AAPCS64 says (off: reload all after calls)", parse_bool),
     Setting("recompiler", "ifunc_stubs", True, "a PLT stub of an IFUNC branches directly to its resolver's possible answers (off: through the runtime's lookup, as an unknown target)", parse_bool),
     Setting("recompiler", "comments", False, "put each instruction's disassembly in the generated C", parse_bool),
+    Setting("recompiler", "debug_info", False, "compile the shards with line tables (DWARF 4), so gdb, perf annotate and addr2line show the C line of a host address (and with comments on, the guest instruction above it)", parse_bool),
     Setting("recompiler", "cache_mb", 4096, "largest size in MB of each of the lift and object caches under nxrecomp.cache_dir (the least recently used entries go first after a build)", int),
     Setting("recompiler", "trace", False, "lifted functions log the registers at entry (NXRECOMP_TRACE_FILE) for lockstep debugging against Unicorn", parse_bool),
 ]

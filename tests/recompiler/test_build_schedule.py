@@ -4,7 +4,9 @@ unchanged rebuild takes every shard's C and object from the caches, a one-functi
 lifts exactly its shard and recompiles it and the shard holding a copy of it (a small leaf,
 recompiler/inline_leaves.py), and a compiler failure is one NxError naming the
 file.  The linked ``game.so`` is read back with pyelftools: each lifted function is a defined
-symbol in it.  Buckets split into parts by instruction count (``split_bucket``)."""
+symbol in it.  Buckets split into parts by instruction count (``split_bucket``).  With
+``recompiler.debug_info`` its line tables lead from a lifted function's host addresses to the
+C under the guest instruction's comment; without it there are none for the shards."""
 from __future__ import annotations
 
 import random
@@ -137,3 +139,52 @@ def test_prune_removes_least_recently_used_entries_first(tmp_path):
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == ["e1.o", "e4.o", "e5.o", "tmpabc.o.tmp"]
     assert prune(tmp_path, 10_000) == 0
+
+
+def _line_rows(so: Path) -> dict[int, tuple[str, int]]:
+    """address -> (file name, line) of every row of game.so's DWARF line tables."""
+    rows = {}
+    with open(so, "rb") as f:
+        dwarf = ELFFile(f).get_dwarf_info()
+        for cu in dwarf.iter_CUs():
+            lp = dwarf.line_program_for_CU(cu)
+            if lp is None:
+                continue
+            files = lp["file_entry"]
+            for e in lp.get_entries():
+                s = e.state
+                if s is not None and not s.end_sequence:
+                    rows.setdefault(s.address, (files[s.file - 1].name.decode(), s.line))
+    return rows
+
+
+def test_debug_info_maps_a_lifted_function_to_its_guest_instruction(env, monkeypatch):
+    """recompiler.debug_info (with comments): a lifted function's host addresses have
+    line-table rows in its shard's C, and the line above one names its guest instruction."""
+    monkeypatch.setenv("NXRECOMP_RECOMPILER_DEBUG_INFO", "1")
+    monkeypatch.setenv("NXRECOMP_RECOMPILER_COMMENTS", "1")
+    imms = [0x1234]
+    out = env / "bundle"
+    build(_program(imms), out)
+    leaf = BASE + SHARD
+    with open(out / "game.so", "rb") as f:
+        sym = next(s for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols() if s.name == f"F_{leaf:x}")
+        addr = sym["st_value"]
+    rows = _line_rows(out / "game.so")
+    near = [rows[a] for a in sorted(rows) if addr <= a < addr + sym["st_size"]]
+    assert near, "no line-table row inside the function"
+    name, _ = near[0]
+    assert Path(name).name.startswith("shard_"), near
+    text = (out / "src" / Path(name).name).read_text().splitlines()
+    lines = {ln for n, ln in near if Path(n).name == Path(name).name}
+    shown = "\n".join(text[ln - 2] for ln in lines if ln >= 2)
+    # the leaf is `mov x0, #imm; ret`, the mov folded into the ret's store of x0
+    assert f"/* {leaf + 4:x}: ret */" in shown, shown
+
+
+def test_no_debug_info_by_default(env):
+    out = env / "bundle"
+    build(_program([7]), out)
+    with open(out / "game.so", "rb") as f:
+        assert ELFFile(f).get_section_by_name(".debug_line") is None or not any(
+            n.startswith("shard_") for n, _ in _line_rows(out / "game.so").values())
