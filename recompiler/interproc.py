@@ -53,6 +53,8 @@ class FnLive:
     succs: list[list[int]] = field(default_factory=list)     # chunk indices
     site: list[int] = field(default_factory=list)            # call site number or -1
     ret: list[int] = field(default_factory=list)             # return number or -1
+    event: list[bool] = field(default_factory=list)          # writes own values into NxCpu (sets _c)
+    entry_index: int = -1                                    # the entry's chunk
     # per call site k
     site_target: list[int | None] = field(default_factory=list)   # a lifted callee, else None
     site_live: list[int] = field(default_factory=list)            # live after the call
@@ -158,6 +160,43 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
     return stores, reloads, ret_stores
 
 
+def quiet_returns(f: FnLive) -> list[int | None]:
+    """Each return's store list on the paths from the entry that pass no call site, SVC or
+    other write-back of the function's own values (``FnLive.event``; the C's ``_c`` stays 0 on
+    them): the caller-saved registers written on the way, and no callee-saved register, whose
+    ``NxCpu`` slots nothing on such a path overwrote.  None where every path to the return
+    passes one.  A function's early exits (get_key's "the whole line is the key") so store
+    what they changed, not what the function's other paths change."""
+    n = len(f.writes)
+    n_rets = max(f.ret, default=-1) + 1
+    out: list[int | None] = [None] * n_rets
+    if f.entry_index < 0 or not any(f.event):
+        return out
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for i, ss in enumerate(f.succs):
+        for t in ss:
+            preds[t].append(i)
+    q_out: list[int | None] = [None] * n
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n):
+            d = 0 if i == f.entry_index else None
+            for p in preds[i]:
+                if q_out[p] is not None:
+                    d = (d or 0) | q_out[p]
+            if d is not None:
+                d |= f.writes[i]
+                r = f.ret[i]
+                if r >= 0:
+                    out[r] = d & L.CALL_CLOBBERS
+            new = None if d is None or f.event[i] else d
+            if new != q_out[i]:
+                q_out[i] = new
+                changed = True
+    return out
+
+
 _SITE = re.compile(r"@@(SC|RC|SR):([0-9a-f]+):(\d+)@@")
 
 
@@ -167,15 +206,19 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
     lists = {}
     for f in fns:
         st, rl, rs = site_lists(f, summ)
-        lists[f.entry] = (f, st, rl, rs)
+        lists[f.entry] = (f, st, rl, rs, quiet_returns(f))
 
     def one(m: re.Match) -> str:
-        f, st, rl, rs = lists[int(m.group(2), 16)]
+        f, st, rl, rs, quiet = lists[int(m.group(2), 16)]
         k = int(m.group(3))
         if m.group(1) == "SC":
             return _stores(f, st[k])
         if m.group(1) == "SR":
-            return _stores(f, rs[k], f.ret_extra)
+            full = _stores(f, rs[k], f.ret_extra)
+            if quiet[k] is None or quiet[k] == rs[k]:
+                return full
+            # _c: 0 on the paths that passed no write-back (clang threads the jump where it can)
+            return f"if (_c) {full}; else {_stores(f, quiet[k], f.ret_extra)}"
         return _reloads(f, rl[k])
 
     return _SITE.sub(one, text)

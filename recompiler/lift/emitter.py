@@ -238,6 +238,8 @@ class FunctionEmitter:
             prev_falls, prev_addr = falls, insn.addr
             if falls:
                 self.falls[insn.addr] = insn.addr + 4
+                if self.live and self._overwrites_nxcpu(chunks[-1][1]):
+                    self.out("_c = 1;")
         if prev_falls and prev_addr is not None:
             self.out(self.goto(prev_addr + 4))
         if self.live:
@@ -259,6 +261,14 @@ class FunctionEmitter:
             text = interproc.place(text, [self.facts], {})
         return text
 
+    def _overwrites_nxcpu(self, start: int) -> bool:
+        """Whether the instruction whose lines begin at ``start`` writes this function's own
+        values into ``NxCpu`` on the way through it (a call site's store list, an SVC's or an
+        FPSR/FPCR access's STORE_ALL; not an exit's).  Such a chunk sets ``_c``: a return reached
+        without one stores only the caller-saved registers written on the way (interproc.site_lists)."""
+        return any("@@SC" in line or ("STORE_ALL;" in line and "return" not in line)
+                   for line in self.body[start:])
+
     def _liveness(self, chunks: list[tuple[int, int]], end: int) -> None:
         """What placing the call sites' and returns' lists needs (``self.facts``), from each
         instruction's C: live registers after each call site, the registers live at the entry
@@ -274,9 +284,11 @@ class FunctionEmitter:
         # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
         # every indirect jump's ``leaves``).
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
+        c_text: dict[int, str] = {}
         for j, (addr, start) in enumerate(chunks):
             stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
             text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
+            c_text[addr] = text
             call = re.search(r"@@SC(\d+)@@", text)
             ret = re.search(r"@@SR(\d+)@@", text)
             k = None
@@ -327,7 +339,9 @@ class FunctionEmitter:
                              0, opaque, sorted(self.callees))
         f.site_target = list(self.call_targets)
         f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
+        f.entry_index = index.get(self.plan.entry, -1)
         for c in cs:
+            f.event.append("_c = 1;" in c_text[c.addr])
             f.writes.append(c.writes)
             f.writes_all |= c.writes
             nxt = [*c.succs, *([self.falls[c.addr]] if c.addr in self.falls else [])]
@@ -373,6 +387,8 @@ class FunctionEmitter:
         decl.append("FLAGS_DECL;" if uses_flags else "")
         if uses_flags:
             decl.append("FLAGS_LOAD;")
+        if "_c = 1;" in body:   # set once the function wrote its own values into NxCpu (see _overwrites_nxcpu)
+            decl.append("u8 _c = 0;")
         store = [f"s->x[{r}] = x{r};" for r in w_regs]
         if w_sp:
             store.append("s->sp = sp;")
@@ -409,7 +425,8 @@ class FunctionEmitter:
             self.resume = [a for a in self.resume if a in self.addrs]
         if self.resume:
             cases = " ".join(f"case {a:#x}ull: goto L_{a:x};" for a in sorted(set(self.resume)))
-            resume = (f"  if (UNLIKELY(s->resume)) {{ s->resume = 0; switch (s->pc) {{ {cases} "
+            c_set = "_c = 1; " if "_c = 1;" in body else ""   # a resumed frame may have stored anything
+            resume = (f"  if (UNLIKELY(s->resume)) {{ s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
                       f"default: nx_bad_resume(s); return; }} }}\n")
         # the body is in address order; the entry may lie above code it branches back to
         first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry \
