@@ -53,7 +53,7 @@ def load_manifest(bundle: Path) -> dict:
 def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) -> int:
     bundle = Path(bundle).resolve()
     manifest = load_manifest(bundle)
-    why = launcher.not_runnable(manifest["image"], manifest.get("program"))
+    why = launcher.not_runnable(manifest["image"].get("static", True), manifest.get("program"))
     if why:
         raise NxError(why, path=str(bundle))
     image = LinkedImage.from_json(manifest["image"], bundle)   # checks image.bin against the manifest

@@ -103,16 +103,22 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     return summ
 
 
+def _preds(f: FnLive) -> list[list[int]]:
+    """Each chunk's predecessors (indices), from ``f.succs``."""
+    preds: list[list[int]] = [[] for _ in f.succs]
+    for i, ss in enumerate(f.succs):
+        for t in ss:
+            preds[t].append(i)
+    return preds
+
+
 def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], list[int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
     its callee may read and what is live after it that the callee may change, a return the
     caller-saved registers (and the callee-saved ones its own calls overwrote), each only where
     the local may differ from ``NxCpu`` (forward "dirty" pass)."""
     n = len(f.writes)
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for i, ss in enumerate(f.succs):
-        for t in ss:
-            preds[t].append(i)
+    preds = _preds(f)
     callee = [summ.get(g, UNKNOWN) if g is not None else UNKNOWN for g in f.site_target]
     n_sites, n_rets = len(f.site_target), max(f.ret, default=-1) + 1
     stores = [0] * n_sites
@@ -172,10 +178,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
     out: list[int | None] = [None] * n_rets
     if f.entry_index < 0 or not any(f.event):
         return out
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for i, ss in enumerate(f.succs):
-        for t in ss:
-            preds[t].append(i)
+    preds = _preds(f)
     q_out: list[int | None] = [None] * n
     changed = True
     while changed:

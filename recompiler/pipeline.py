@@ -35,7 +35,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     out = Path(out_dir)
     image = link_program(path, search_paths)   # bad input fails here, before anything is written
     from cpu_host import launcher
-    why = launcher.not_runnable({"static": image.static}, str(path))
+    why = launcher.not_runnable(image.static, str(path))
     if why:   # said before the build, not after minutes of it
         log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)

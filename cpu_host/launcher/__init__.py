@@ -30,13 +30,13 @@ NAME = "nxrun"
 LAUNCH_FILE = "launch.txt"
 
 
-def not_runnable(image_json: dict, program: str | None) -> str | None:
+def not_runnable(static: bool, program: str | None) -> str | None:
     """Why a linked Linux program cannot run here, else None.  A dynamically linked program is
     linked (its libraries laid out, relocated and lifted with it) but glibc's libc.so only works
     after ld.so's own start-up (its ``_rtld_global`` tables, ``__libc_early_init``, the
     libraries' constructors), which the host does not do: ``__libc_start_main`` would fault on
     its first access to them.  The bundle then refuses to start with this sentence."""
-    if image_json.get("static", True):
+    if static:
         return None
     name = Path(program).name if program else "the program"
     return (f"{name} is dynamically linked: its libc.so needs the start-up work of ld.so (rtld's tables, "
@@ -64,7 +64,7 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
         off, n = s["data"]
         if n:
             lines.append(f"data {s['vaddr']:x} {off:x} {n:x}")
-    why = not_runnable(image_json, program)
+    why = not_runnable(image_json.get("static", True), program)
     if why:
         lines.append(f"refuse {why}")
     return "\n".join(lines) + "\n"

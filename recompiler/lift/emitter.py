@@ -97,6 +97,7 @@ class FunctionEmitter:
         self.facts: interproc.FnLive | None = None   # what placing the call sites' lists needs
         self.falls: dict[int, int] = {}              # address -> the address it falls through to
         self.n_rets = 0
+        self.events: set[int] = set()                # instructions that set _c (_overwrites_nxcpu)
         self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
 
     # ---- registers ------------------------------------------------------------------
@@ -240,6 +241,7 @@ class FunctionEmitter:
                 self.falls[insn.addr] = insn.addr + 4
                 if self.live and self._overwrites_nxcpu(chunks[-1][1]):
                     self.out("_c = 1;")
+                    self.events.add(insn.addr)
         if prev_falls and prev_addr is not None:
             self.out(self.goto(prev_addr + 4))
         if self.live:
@@ -265,7 +267,7 @@ class FunctionEmitter:
         """Whether the instruction whose lines begin at ``start`` writes this function's own
         values into ``NxCpu`` on the way through it (a call site's store list, an SVC's or an
         FPSR/FPCR access's STORE_ALL; not an exit's).  Such a chunk sets ``_c``: a return reached
-        without one stores only the caller-saved registers written on the way (interproc.site_lists)."""
+        without one stores only the caller-saved registers written on the way (interproc.quiet_returns)."""
         return any("@@SC" in line or ("STORE_ALL;" in line and "return" not in line)
                    for line in self.body[start:])
 
@@ -284,11 +286,9 @@ class FunctionEmitter:
         # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
         # every indirect jump's ``leaves``).
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
-        c_text: dict[int, str] = {}
         for j, (addr, start) in enumerate(chunks):
             stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
             text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
-            c_text[addr] = text
             call = re.search(r"@@SC(\d+)@@", text)
             ret = re.search(r"@@SR(\d+)@@", text)
             k = None
@@ -341,7 +341,7 @@ class FunctionEmitter:
         f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
         f.entry_index = index.get(self.plan.entry, -1)
         for c in cs:
-            f.event.append("_c = 1;" in c_text[c.addr])
+            f.event.append(c.addr in self.events)
             f.writes.append(c.writes)
             f.writes_all |= c.writes
             nxt = [*c.succs, *([self.falls[c.addr]] if c.addr in self.falls else [])]
@@ -387,7 +387,7 @@ class FunctionEmitter:
         decl.append("FLAGS_DECL;" if uses_flags else "")
         if uses_flags:
             decl.append("FLAGS_LOAD;")
-        if "_c = 1;" in body:   # set once the function wrote its own values into NxCpu (see _overwrites_nxcpu)
+        if self.events:   # set once the function wrote its own values into NxCpu (see _overwrites_nxcpu)
             decl.append("u8 _c = 0;")
         store = [f"s->x[{r}] = x{r};" for r in w_regs]
         if w_sp:
@@ -425,7 +425,7 @@ class FunctionEmitter:
             self.resume = [a for a in self.resume if a in self.addrs]
         if self.resume:
             cases = " ".join(f"case {a:#x}ull: goto L_{a:x};" for a in sorted(set(self.resume)))
-            c_set = "_c = 1; " if "_c = 1;" in body else ""   # a resumed frame may have stored anything
+            c_set = "_c = 1; " if self.events else ""   # a resumed frame may have stored anything
             resume = (f"  if (UNLIKELY(s->resume)) {{ s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
                       f"default: nx_bad_resume(s); return; }} }}\n")
         # the body is in address order; the entry may lie above code it branches back to
