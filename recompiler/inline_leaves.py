@@ -29,12 +29,19 @@ from dataclasses import dataclass
 
 from recompiler import interproc
 
-MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line)
+MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line), comments not counted
 MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
 
 _DEF = re.compile(r"^void F_([0-9a-f]+)\(NxCpu \*s\) \{\n.*?^\}\n", re.M | re.S)
 _CALL = re.compile(r"^  F_([0-9a-f]+)\(s\);$", re.M)   # emitter.call's direct call statement
 _TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)\(s\);")   # emitter.goto's tail call
+_COMMENT_LINE = re.compile(r"^[ \t]*/\*.*\*/[ \t]*$", re.M)          # recompiler.comments' disassembly
+
+
+def code_lines(body: str) -> int:
+    """Lines of a function's C without the comment lines ``recompiler.comments`` adds, so a
+    build with comments (for gdb and perf annotate) copies the same leaves as one without."""
+    return body.count("\n") - len(_COMMENT_LINE.findall(body))
 
 
 @dataclass
@@ -53,7 +60,7 @@ def leaves(shards: list[Shard]) -> dict[int, str]:
         for m in _DEF.finditer(sh.text):
             entry = int(m.group(1), 16)
             body = m.group(0)
-            if entry in small and body.count("\n") <= MAX_LINES and "static " not in body and "JT_" not in body:
+            if entry in small and code_lines(body) <= MAX_LINES and "static " not in body and "JT_" not in body:
                 out[entry] = body
     return out
 

@@ -100,3 +100,17 @@ def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_call
     r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
                         f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_comment_lines_do_not_count_against_a_leaf() -> None:
+    # recompiler.comments puts each guest instruction's disassembly above its C; a build with
+    # them (for gdb and perf annotate) must copy the same leaves as one without
+    n = inline_leaves.MAX_LINES - 4
+    plain = "".join(f"  x0 = x0 + {k};\n" for k in range(n))
+    commented = "".join(f"  /* {0x100 + 4 * k:x}: add x0, x0, #{k} */\n  x0 = x0 + {k};\n" for k in range(n))
+    for body in (plain, commented):
+        leaf = _fn(0x100, "  u64 x0 = s->x[0];\n" + body + "  s->pc = s->x[30]; s->x[0] = x0; return;\n")
+        shards = _shards(1)
+        shards[0] = inline_leaves.Shard(shards[0].text.replace(LEAF, leaf), shards[0].facts)
+        assert 0x100 in inline_leaves.leaves(shards)
+    assert inline_leaves.code_lines(_fn(0x100, commented)) == inline_leaves.code_lines(_fn(0x100, plain))
