@@ -225,7 +225,7 @@ def _lift_shard(args: tuple) -> ShardResult:
 
 def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[int], trust_abi: bool,
                 comments: bool, trace: bool) -> ShardResult:
-    from recompiler.lift.emitter import fname, rname
+    from recompiler.lift.emitter import SIG, fname, rname
 
     bodies, entries, defined, callees, facts = [], [], [], set(), []
     for plan in plans:
@@ -240,7 +240,7 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
         resume_fn = rname(plan.entry) if plan.resume_twin else name
         entries.extend((r, resume_fn, 2) for r in plan.resume_points)
         callees |= called
-    protos = "".join(f"void {fname(a)}(NxCpu *s);\n" for a in sorted(callees | {p.entry for p in plans}))
+    protos = "".join(f"NxRet {fname(a)}{SIG};\n" for a in sorted(callees | {p.entry for p in plans}))
     text = '#include "lifted.h"\n' + protos + "\n".join(bodies)
     return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]),
                        text=text, facts=facts)
@@ -500,7 +500,7 @@ def _table_source(results: list[ShardResult], entry: int) -> str:
                 rows[addr] = (name, kind)
     names = sorted({n for n, _k in rows.values()})
     lines = ['#include "nxrt.h"']
-    lines += [f"void {n}(NxCpu *s);" for n in names]
+    lines += [f"NxRet {n}(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30);" for n in names]
     lines.append("const NxEntry nx_entries[] = {")
     lines += [f"  {{{a:#x}ull, {n}, {k}, 0}}," for a, (n, k) in sorted(rows.items())]
     lines.append("};")

@@ -28,13 +28,14 @@ import re
 from dataclasses import dataclass
 
 from recompiler import interproc
+from recompiler.lift.emitter import ARGS, SIG
 
 MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line), comments not counted
 MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
 
-_DEF = re.compile(r"^void F_([0-9a-f]+)\(NxCpu \*s\) \{\n.*?^\}\n", re.M | re.S)
-_CALL = re.compile(r"^  F_([0-9a-f]+)\(s\);$", re.M)   # emitter.call's direct call statement
-_TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)\(s\);")   # emitter.goto's tail call
+_DEF = re.compile(r"^NxRet F_([0-9a-f]+)\(NxCpu \*s, u64 a0, u64 a1, u64 a30\) \{\n.*?^\}\n", re.M | re.S)
+_CALL = re.compile(r"^  _r = F_([0-9a-f]+)\(s, x0, x1, x30\);$", re.M)   # emitter.call's direct call statement
+_TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)\(s, x0, x1, x30\);")   # emitter.goto's tail call
 _COMMENT_LINE = re.compile(r"^[ \t]*/\*.*\*/[ \t]*$", re.M)          # recompiler.comments' disassembly
 
 
@@ -84,9 +85,9 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
             out.append(sh.text)
             continue
         tails = sorted({t for e in w for t in _TAIL.findall(leaf[e])})
-        copies = "".join(f"void F_{t}(NxCpu *s);\n" for t in tails)
-        copies += "".join("static " + leaf[e].replace(f"void F_{e:x}(", f"void I_{e:x}(", 1) for e in sorted(w))
-        text = _CALL.sub(lambda m: f"  I_{m.group(1)}(s);" if int(m.group(1), 16) in w else m.group(0), sh.text)
+        copies = "".join(f"NxRet F_{t}{SIG};\n" for t in tails)
+        copies += "".join("static " + leaf[e].replace(f"NxRet F_{e:x}(", f"NxRet I_{e:x}(", 1) for e in sorted(w))
+        text = _CALL.sub(lambda m: f"  _r = I_{m.group(1)}{ARGS};" if int(m.group(1), 16) in w else m.group(0), sh.text)
         first = _DEF.search(text)
         at = first.start() if first else len(text)
         out.append(text[:at] + copies + text[at:])

@@ -29,6 +29,11 @@ from dataclasses import dataclass, field
 from recompiler import liveness as L
 
 X30 = L.xbit(30)
+X0, X1 = L.xbit(0), L.xbit(1)
+# X0, X1 and X30 travel as C arguments and X0 as the C result (emitter.SIG): at the entry their
+# NxCpu slots may be stale, so they count as written there; a call passes them without storing
+# them (X1 is stored for an unknown callee, whose stores we cannot see: see site_lists).
+ARGS = X0 | X1 | X30
 
 
 @dataclass
@@ -122,25 +127,33 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
     callee = [summ.get(g, UNKNOWN) if g is not None else UNKNOWN for g in f.site_target]
     n_sites, n_rets = len(f.site_target), max(f.ret, default=-1) + 1
     stores = [0] * n_sites
-    reloads = [f.site_live[k] & callee[k].mods & L.CALL_CLOBBERS for k in range(n_sites)]
+    # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
+    # already holds it: a callee that came back here came back through it), never reloaded
+    reloads = [f.site_live[k] & callee[k].mods & L.CALL_CLOBBERS & ~X0 & ~X30 for k in range(n_sites)]
+    # what a call passes in registers: X0 and X1 to a lifted callee.  An unknown one (BLR)
+    # gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
+    # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
+    # find its own value there.
+    passed = [ARGS if g is not None else ARGS & ~X1 for g in f.site_target]
     ret_stores = [0] * n_rets
     d_out = [0] * n
     changed = True
     while changed:
         changed = False
         for i in range(n):
-            d = 0
+            d = ARGS if i == f.entry_index else 0
             for p in preds[i]:
                 d |= d_out[p]
             d |= f.writes[i]
             k = f.site[i]
             if k >= 0:
                 c = callee[k]
-                st = (c.uses | (f.site_live[k] & c.mods) | X30) & d
+                st = (c.uses | (f.site_live[k] & c.mods)) & d & ~passed[k]
                 stores[k] = st
                 # after the call: what was stored is in NxCpu; what the callee may change is
-                # either reloaded or dead (its NxCpu value is then as good as the local's)
-                d &= ~st & ~c.mods
+                # either reloaded or dead (its NxCpu value is then as good as the local's);
+                # X0 (the callee's result) and X30 (the return address) are in the locals only
+                d = (d & ~st & ~c.mods) | X0 | X30
             r = f.ret[i]
             if r >= 0:
                 ret_stores[r] = d
@@ -162,8 +175,17 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
         kept = 0
         for st in stores:
             kept |= st & ~L.CALL_CLOBBERS
-    ret_stores = [m & (L.CALL_CLOBBERS | kept) for m in ret_stores]
+    mask = _ret_mask(f, summ)
+    ret_stores = [m & (L.CALL_CLOBBERS | kept) & mask for m in ret_stores]
     return stores, reloads, ret_stores
+
+
+def _ret_mask(f: FnLive, summ: dict[int, Summary]) -> int:
+    """What a return may store: not X0 (the C result) nor X30 (a caller knows it: the address
+    it was returned to), and X1 (passed in, so perhaps not in NxCpu) only where a call of
+    ``f`` may change it (its MODS), the only case in which a caller reloads it."""
+    mods = summ[f.entry].mods if f.entry in summ else UNKNOWN.mods
+    return ~X0 & ~X30 & (~X1 | (mods & X1))
 
 
 def quiet_returns(f: FnLive) -> list[int | None]:
@@ -184,7 +206,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
     while changed:
         changed = False
         for i in range(n):
-            d = 0 if i == f.entry_index else None
+            d = ARGS if i == f.entry_index else None
             for p in preds[i]:
                 if q_out[p] is not None:
                     d = (d or 0) | q_out[p]
@@ -209,7 +231,9 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
     lists = {}
     for f in fns:
         st, rl, rs = site_lists(f, summ)
-        lists[f.entry] = (f, st, rl, rs, quiet_returns(f))
+        mask = _ret_mask(f, summ)
+        quiet = [None if q is None else q & mask for q in quiet_returns(f)]
+        lists[f.entry] = (f, st, rl, rs, quiet)
 
     def one(m: re.Match) -> str:
         f, st, rl, rs, quiet = lists[int(m.group(2), 16)]

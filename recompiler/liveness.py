@@ -113,8 +113,8 @@ def _kills(text: str, m: re.Match) -> bool:
 
 # control.py's BR to a register outside any table: inline cache, else nx_jump
 _INDIRECT = re.compile(r"STORE_INDIRECT; s->pc = _t; \{ static const NxEntry \*_ic; const NxEntry \*_e = NX_IC\(&_ic, _t\); "
-                       r"if \(_e\) MUSTTAIL return _e->fn\(s\); if \(nx_ic_fill\) s = nx_ic_fill\(s, &_ic\); \} "
-                       r"MUSTTAIL return nx_jump\(s\);")
+                       r"if \(_e\) MUSTTAIL return _e->fn\(s, x0, x1, x30\); if \(nx_ic_fill\) s = nx_ic_fill\(s, &_ic\); \} "
+                       r"MUSTTAIL return nx_jump\(s, x0, x1, x30\);")
 
 
 def indirect_jump(text: str) -> tuple[str, bool]:

@@ -38,6 +38,8 @@ typedef struct NxThread {
 
 static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind);
 
+/* The lifted function or resume point at addr (host bindings are not lifted code: see
+ * run_host). */
 NxFn nx_lookup(uint64_t addr, uint32_t *kind) { return nx_lookup_table(addr, kind); }
 
 /* The calling guest thread's dispatch data, made on first use; NULL when out of memory. */
@@ -78,10 +80,10 @@ void nx_thread_release(NxCpu *s) {
  * address of a lifted export overrides it for every indirect call (PLT calls included).
  * Filled before guest threads start; read-only afterwards. */
 #define NX_HOST_SLOTS 8192
-static struct { uint64_t addr; NxFn fn; } host_fns[NX_HOST_SLOTS];
+static struct { uint64_t addr; NxHostFn fn; } host_fns[NX_HOST_SLOTS];
 static unsigned host_count;
 
-int nx_host_bind(uint64_t addr, NxFn fn) {
+int nx_host_bind(uint64_t addr, NxHostFn fn) {
     if (!addr || !fn) return -1;
     unsigned i = (unsigned)(addr >> 2) * 2654435761u & (NX_HOST_SLOTS - 1);
     for (unsigned n = 0; n < NX_HOST_SLOTS; n++, i = (i + 1) & (NX_HOST_SLOTS - 1)) {
@@ -97,7 +99,7 @@ int nx_host_bind(uint64_t addr, NxFn fn) {
     return -1;
 }
 
-static NxFn host_lookup(uint64_t addr) {
+static NxHostFn host_lookup(uint64_t addr) {
     unsigned i = (unsigned)(addr >> 2) * 2654435761u & (NX_HOST_SLOTS - 1);
     while (host_fns[i].addr) {
         if (host_fns[i].addr == addr) return host_fns[i].fn;
@@ -114,14 +116,18 @@ static NxPreemptHook preempt_hook;
 void nx_set_preempt_hook(NxPreemptHook h) { preempt_hook = h; }
 #define NX_PREEMPT_POINT(s) do { if (UNLIKELY(nx_preempt_pending) && preempt_hook) preempt_hook(s); } while (0)
 
+/* A host function bound at s->pc, if there is one: run it with every register in NxCpu (it
+ * leaves its return address in s->pc). */
+static inline int run_host(NxCpu *s) {
+    if (!host_count) return 0;
+    NxHostFn h = host_lookup(s->pc);
+    if (!h) return 0;
+    s->resume = 0;
+    h(s);
+    return 1;
+}
+
 static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
-    if (host_count) {
-        NxFn h = host_lookup(addr);
-        if (h) {
-            if (kind) *kind = NX_ENTRY_FUNC;
-            return h;
-        }
-    }
     uint64_t lo = 0, hi = nx_entry_count;
     while (lo < hi) {
         uint64_t mid = (lo + hi) >> 1;
@@ -138,36 +144,58 @@ void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target) {
     nx_die(s, "branch to an address with no lifted code", target, pc);
 }
 
+/* Every register is in NxCpu here: a return to somewhere else came up as an NxRet, which
+ * nx_enter stored. */
 void nx_run(NxCpu *s) {
     for (;;) {
+        if (run_host(s)) continue;
         uint32_t kind = 0;
         NxFn f = nx_lookup_cached(s, s->pc, &kind);
         if (!f) nx_fatal_unmapped(s, s->x[30], s->pc);
         s->resume = kind == NX_ENTRY_RESUME;
-        f(s);
+        nx_enter(s, f);
     }
 }
 
-void nx_call_indirect(NxCpu *s) {
+/* BLR to s->pc from lifted code, X0, X1 and X30 in a0, a1 and a30.  They go to NxCpu first: a
+ * host function, a resume point's entry and the preemption hook read every register there. */
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30) {
+    s->x[0] = a0;
+    s->x[1] = a1;
+    s->x[30] = a30;
     NX_PREEMPT_POINT(s);
+    if (run_host(s)) return (NxRet){s->pc, s->x[0]};
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (!f) nx_fatal_unmapped(s, s->x[30] - 4, s->pc);
     s->resume = kind == NX_ENTRY_RESUME;
-    f(s);
+    return f(s, s->x[0], s->x[1], s->x[30]);
 }
 
-void nx_jump(NxCpu *s) {
+/* The same for host code (every register in NxCpu before and after). */
+void nx_call_indirect(NxCpu *s) {
+    NxRet r = nx_call_ind(s, s->x[0], s->x[1], s->x[30]);
+    s->pc = r.pc;
+    s->x[0] = r.x0;
+}
+
+/* BR to s->pc from lifted code (it stored its registers first, the arguments included). */
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30) {
+    s->x[0] = a0;
+    s->x[1] = a1;
+    s->x[30] = a30;
     NX_PREEMPT_POINT(s);
+    if (run_host(s)) return (NxRet){s->pc, s->x[0]};
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (f && kind == NX_ENTRY_FUNC) {
         s->resume = 0;
-        MUSTTAIL return f(s);
+        MUSTTAIL return f(s, s->x[0], s->x[1], s->x[30]);
     }
     /* a resume point or unknown address: return to the caller, whose return-address check
      * sends control up to nx_run (which reports unknown addresses) */
     if (!f) nx_fatal_unmapped(s, 0, s->pc);
+    return (NxRet){s->pc, s->x[0]};
 }
 
 /* Misses of lifted code's inline caches (lifted.h NX_IC): an empty cache takes the target

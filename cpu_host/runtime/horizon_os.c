@@ -823,14 +823,14 @@ const char *nx_os_fault_why(void) { return fault_why; }
     }
 OS_FUNCTIONS(OS_NATIVE)
 
-static const struct { const char *name; NxFn fn; } natives[OS_COUNT] = {
+static const struct { const char *name; NxHostFn fn; } natives[OS_COUNT] = {
 #define OS_TABLE(name) {#name, native_##name},
     OS_FUNCTIONS(OS_TABLE)
 };
 
 /* The native host function of entry point `name` (e.g. "lock_mutex") and its index, or NULL. */
-NxFn nx_os_native(const char *name, uint32_t *index);
-NxFn nx_os_native(const char *name, uint32_t *index) {
+NxHostFn nx_os_native(const char *name, uint32_t *index);
+NxHostFn nx_os_native(const char *name, uint32_t *index) {
     for (uint32_t i = 0; i < OS_COUNT; i++)
         if (!strcmp(natives[i].name, name)) {
             if (index) *index = NX_OS_NATIVE_FAULT | i;

@@ -9,14 +9,14 @@
 /* Bind fn at guest address addr: every indirect call or jump to addr runs fn, which must
  * behave as a lifted function (results in X0.., s->pc = the return address, s->x[30]).
  * 0, or -1 when the table is full or the arguments are bad.  Call before threads start. */
-int nx_host_bind(uint64_t addr, NxFn fn);
+int nx_host_bind(uint64_t addr, NxHostFn fn);
 
 typedef void (*NxPreemptHook)(NxCpu *s);
 extern volatile int nx_preempt_pending;      /* set by the personality; read at indirect calls */
 void nx_set_preempt_hook(NxPreemptHook h);
 
 int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);
-void nx_call_indirect(NxCpu *s);             /* call s->pc as a function (as BLR does) */
+void nx_call_indirect(NxCpu *s);             /* host code: call s->pc as BLR does, every register in s */
 void nx_thread_release(NxCpu *s);
 
 #endif

@@ -104,9 +104,12 @@ NXI double F64OF(u64 v) { double d; memcpy(&d, &v, 8); return d; }
 NXI float F32OF(u32 v) { float f; memcpy(&f, &v, 4); return f; }
 
 void nx_unimplemented(NxCpu *s, u64 pc, u32 word);
-void nx_call_indirect(NxCpu *s);   /* call s->pc as a function (BLR) */
-void nx_jump(NxCpu *s);            /* jump to s->pc (BR to outside the function) */
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30);   /* call s->pc as a function (BLR) */
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30);       /* jump to s->pc (BR out of the function) */
 void nx_bad_resume(NxCpu *s);
+/* Leave to nx_run with every register in NxCpu (after STORE_ALL, or a runtime call that
+ * wrote them): a trap, a bad resume, an unimplemented instruction. */
+#define NX_BACK return (NxRet){ s->pc, s->x[0] }
 /* an IFUNC's PLT stub found a target its resolver's candidates do not include (control.py) */
 void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) __attribute__((noreturn, cold));
 void nx_trace_entry(NxCpu *s, u64 entry);  /* trace builds only (recompiler.trace) */
@@ -116,7 +119,7 @@ void nx_trace_entry(NxCpu *s, u64 entry);  /* trace builds only (recompiler.trac
  * thread never pairs one target's address with another's function.  A hit skips the
  * runtime's lookup; a miss calls nx_ic_fill (which fills an empty cache and now and then
  * retargets a full one; it returns s, so no register is kept across it) and goes on to
- * nx_jump / nx_call_indirect as before.  A
+ * nx_jump / nx_call_ind as before.  A
  * preemption request takes the runtime path.  Weak: a harness without the runtime
  * (tests/recompiler's Unicorn cases) leaves them unresolved; its sites always miss. */
 NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) __attribute__((weak));

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from recompiler.decode import Insn
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import ARGS, FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
 
 M64 = (1 << 64) - 1
@@ -68,15 +68,15 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         # (through nx_jump the stub would be opaque: stores and reloads of every register
         # around each memcpy or strlen).  Any other value is a fatal error naming the stub.
         tests = " ".join(f"if (_t == {a:#x}ull) {em.goto(a)}" for a in cands)
-        em.out(f"{{ u64 _t = {t}; {tests} nx_ifunc_miss(s, {i.addr:#x}ull, _t); return; }}")
+        em.out(f"{{ u64 _t = {t}; {tests} nx_ifunc_miss(s, {i.addr:#x}ull, _t); NX_BACK; }}")
         return False
     if table:
         cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
         em.out(f"switch ({t}) {{ {cases} default: break; }}")
     # an unknown target: the site's inline cache (lifted.h NX_IC), else the runtime's lookup
     em.out(f"{{ u64 _t = {t}; STORE_INDIRECT; s->pc = _t; {{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, _t); "
-           f"if (_e) MUSTTAIL return _e->fn(s); if (nx_ic_fill) s = nx_ic_fill(s, &_ic); }} "
-           f"MUSTTAIL return nx_jump(s); }}")
+           f"if (_e) MUSTTAIL return _e->fn{ARGS}; if (nx_ic_fill) s = nx_ic_fill(s, &_ic); }} "
+           f"MUSTTAIL return nx_jump{ARGS}; }}")
     return False
 
 
@@ -101,7 +101,7 @@ def h_svc(em: FunctionEmitter, i: Insn) -> None:
 
 
 def h_brk(em: FunctionEmitter, i: Insn) -> bool:
-    em.out(f"STORE_ALL; nx_brk(s, {i.addr:#x}ull, {i.f['imm16']}); return;")
+    em.out(f"STORE_ALL; nx_brk(s, {i.addr:#x}ull, {i.f['imm16']}); NX_BACK;")
     return False
 
 

@@ -28,6 +28,12 @@ from recompiler import interproc, liveness
 from recompiler.decode import Insn, disasm
 
 CALLER_SAVED = set(range(19)) | {30}
+# A lifted function's C signature (cpu_host/runtime/nxrt.h): guest X0, X1 and the link register
+# come in as host arguments, the next pc and X0 go out as an NxRet.  ARGS is what a call or tail
+# call passes.
+SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30)"
+ARGS = "(s, x0, x1, x30)"
+ARG_REGS = (0, 1, 30)
 _DENSE_SLOTS = 1 << 14   # most slots (guest words) of a computed goto's label array (128 KiB)
 _REG_RE = re.compile(r"\bx([0-9]|[12][0-9]|30)\b")
 _SP_RE = re.compile(r"\bsp\b")
@@ -35,7 +41,7 @@ _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # emitter.goto's tail call to a lifted function
-_TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)\(s\); \}")
+_TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)\(s, x0, x1, x30\); \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
@@ -140,8 +146,8 @@ class FunctionEmitter:
             return f"goto L_{target:x};"
         if target in self.functions:
             self.callees.add(target)
-            return f"{{ STORE_ALL; MUSTTAIL return {fname(target)}(s); }}"
-        return f"{{ STORE_ALL; s->pc = {target:#x}ull; MUSTTAIL return nx_jump(s); }}"
+            return f"{{ STORE_ALL; MUSTTAIL return {fname(target)}{ARGS}; }}"
+        return f"{{ STORE_ALL; s->pc = {target:#x}ull; MUSTTAIL return nx_jump{ARGS}; }}"
 
     def call(self, target: int | None, target_expr: str | None = None) -> None:
         ret = self.pc + 4
@@ -153,18 +159,19 @@ class FunctionEmitter:
         self.out(f"x30 = {ret:#x}ull; {f'@@SC{k}@@' if self.live else 'STORE_CALL'};")
         if target is not None and target in self.functions:
             self.callees.add(target)
-            self.out(f"{fname(target)}(s);")
+            self.out(f"_r = {fname(target)}{ARGS};")
         else:
             # the site's inline cache (lifted.h NX_IC), else the runtime's lookup
             self.out(f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; "
                      "{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, s->pc); "
-                     "if (_e) _e->fn(s); else { if (nx_ic_fill) s = nx_ic_fill(s, &_ic); nx_call_indirect(s); } }")
-        self.out(f"if (UNLIKELY(s->pc != {ret:#x}ull)) return;")
-        self.out(f"{f'@@RC{k}@@' if self.live else 'RELOAD_CALL'};")
+                     f"if (_e) _r = _e->fn{ARGS}; else {{ if (nx_ic_fill) s = nx_ic_fill(s, &_ic); _r = nx_call_ind{ARGS}; }} }}")
+        # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
+        self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) return _r;")
+        self.out(f"x0 = _r.x0; {f'@@RC{k}@@' if self.live else 'RELOAD_CALL'};")
 
     def leave(self, target_expr: str) -> None:
         """RET: stores what a caller may read after it (``@@SR@@``, see _wrap)."""
-        self.out(f"s->pc = {target_expr}; {f'@@SR{self.n_rets}@@' if self.live else 'STORE_ALL'}; return;")
+        self.out(f"{f'@@SR{self.n_rets}@@' if self.live else 'STORE_ALL'}; return (NxRet){{ {target_expr}, x0 }};")
         self.n_rets += 1
 
     def shared_table(self, targets: list[int]) -> str:
@@ -200,7 +207,7 @@ class FunctionEmitter:
             if other:
                 cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in other)
                 lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
-            lines.append("  { STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump(s); }")
+            lines.append(f"  {{ STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump{ARGS}; }}")
             if not lines[0].startswith(f" {label}:"):
                 lines[0] = f" {label}:" + lines[0][1:]
             self.shared_blocks.append("\n".join(lines))
@@ -230,11 +237,11 @@ class FunctionEmitter:
                 r = h(self, insn)
                 falls = r is not False
             except LiftError:
-                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); return;")
+                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
                 falls = False
             except Exception as e:  # a lifter bug: keep building, report it in the stats
                 self.internal_errors.append(f"{insn.addr:#x} {insn.word:#010x} {insn.name}: {e!r}")
-                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); return;")
+                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
                 falls = False
             prev_falls, prev_addr = falls, insn.addr
             if falls:
@@ -370,16 +377,19 @@ class FunctionEmitter:
         body = _SV_RE.sub(r"v\1", body)
         v_used = sorted({int(m) for m in _V_RE.findall(body)})
         v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
-        used = {int(m) for m in _REG_RE.findall(body)}
+        # X0, X1 and X30 arrive as arguments, not in NxCpu: every function has them and writes
+        # them back where it writes back what it changed
+        used = {int(m) for m in _REG_RE.findall(body)} | set(ARG_REGS)
         uses_sp = bool(_SP_RE.search(body))
         written = {m for m in _ASSIGN_RE.findall(body)}
-        w_regs = sorted(int(r[1:]) for r in written if r != "sp")
+        w_regs = sorted({int(r[1:]) for r in written if r != "sp"} | set(ARG_REGS))
         w_sp = "sp" in written
         uses_flags = self.flags_written or bool(re.search(r"\b[NZCV]\b", body))
         regs = sorted(used)
         decl = []
         if regs:
-            decl.append("u64 " + ", ".join(f"x{r} = s->x[{r}]" for r in regs) + ";")
+            decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]"
+                                           for r in regs) + ";")
         if uses_sp:
             decl.append("u64 sp = s->sp;")
         if v_used:
@@ -389,6 +399,8 @@ class FunctionEmitter:
             decl.append("FLAGS_LOAD;")
         if self.events:   # set once the function wrote its own values into NxCpu (see _overwrites_nxcpu)
             decl.append("u8 _c = 0;")
+        if self.call_rets:
+            decl.append("NxRet _r;")
         store = [f"s->x[{r}] = x{r};" for r in w_regs]
         if w_sp:
             store.append("s->sp = sp;")
@@ -400,7 +412,9 @@ class FunctionEmitter:
         # trust_abi it does not write them back: else every flag an interpreter loop computes
         # stays live across its dispatch (Lua n-body 10-25 % faster).  Trace builds keep them.
         store_indirect = [x for x in store if x != "FLAGS_STORE;" or not self.live]
-        reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi)]
+        # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the
+        # locals hold them, NxCpu may not
+        reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi) and r not in (0, 30)]
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
         reload_v_all = [f"v{r} = s->v[{r}];" for r in v_used]
@@ -427,7 +441,7 @@ class FunctionEmitter:
             cases = " ".join(f"case {a:#x}ull: goto L_{a:x};" for a in sorted(set(self.resume)))
             c_set = "_c = 1; " if self.events else ""   # a resumed frame may have stored anything
             resume = (f"  if (UNLIKELY(s->resume)) {{ s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
-                      f"default: nx_bad_resume(s); return; }} }}\n")
+                      f"default: nx_bad_resume(s); NX_BACK; }} }}\n")
         # the body is in address order; the entry may lie above code it branches back to
         first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry \
             else f"  goto L_{self.plan.entry:x};\n"
@@ -443,7 +457,7 @@ class FunctionEmitter:
         self.plan.resume_twin = twin
 
         def function(fn: str, entry_check: str) -> str:
-            return (f"void {fn}(NxCpu *s) {{\n"
+            return (f"NxRet {fn}{SIG} {{\n"
                     f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
                     f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
                     f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
@@ -451,11 +465,11 @@ class FunctionEmitter:
                     f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
                     f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
                     f"  {' '.join(d for d in decl if d)}\n"
-                    f"{'  nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
+                    f"{'  s->x[0] = x0; s->x[1] = x1; s->x[30] = x30; nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
                     f"{first_jump}{body}\n"
                     f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n}}\n")
 
         if not twin:
             return function(name, resume)
-        return (function(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); return; }\n")
+        return (function(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); NX_BACK; }\n")
                 + function(rname(self.plan.entry), resume))

@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     int bad = 0;
     for (unsigned i = 0; i < sizeof seq / sizeof *seq; i++) {
         s.sp = stack + 0x8000; s.x[1] = seq[i]; s.x[30] = 0x1234; s.x[0] = 0;
-        fn(&s);
+        nx_enter(&s, fn);
         if (s.x[0] != (seq[i] == a ? 1u : 2u) || s.pc != 0x1234) bad++;
     }
     printf("calls-wrong %d\n", bad);

@@ -1,16 +1,23 @@
 /* harness_stubs.c — test-only stand-ins for the runtime entry points that lifted code calls,
  * used by the Unicorn differential test (tests/recompiler/test_unicorn.py).  NOT the real
- * runtime: each one-instruction function under test leaves through nx_jump / nx_call_indirect
- * with s->pc already set to where the guest would go next, and these just return so the
- * harness can read s->pc.  Entry points that a tested instruction must never reach mark the
+ * runtime: each one-instruction function under test leaves through nx_jump / nx_call_ind
+ * with s->pc already set to where the guest would go next, and these put the registers passed
+ * in host registers (X0, X1, X30) into NxCpu and return s->pc, so the harness reads the whole
+ * state there.  Entry points that a tested instruction must never reach mark the
  * NxCpu (s->thread, unused by lifted code) so the comparison reports them instead of passing. */
 #include <stddef.h>
 #include "lifted.h"
 
 #define NXH_TRAP(s, code) ((s)->thread = (void *)(uintptr_t)(code))
 
-void nx_jump(NxCpu *s) { (void)s; }
-void nx_call_indirect(NxCpu *s) { (void)s; }
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30) {
+    s->x[0] = a0; s->x[1] = a1; s->x[30] = a30;
+    return (NxRet){ s->pc, a0 };
+}
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30) {
+    s->x[0] = a0; s->x[1] = a1; s->x[30] = a30;
+    return (NxRet){ s->pc, a0 };
+}
 void nx_unimplemented(NxCpu *s, u64 pc, u32 word) { (void)pc; (void)word; NXH_TRAP(s, 1); }
 void nx_bad_resume(NxCpu *s) { NXH_TRAP(s, 2); }
 void nx_svc(NxCpu *s, uint32_t imm) { (void)imm; NXH_TRAP(s, 3); }

@@ -10,6 +10,7 @@ C under the guest instruction's comment; without it there are none for the shard
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from elftools.elf.elffile import ELFFile
 from nxrecomp.errors import NxError
 from recompiler.analyse import Memory, analyse
 from recompiler.build import build, split_bucket
+from recompiler.lift.emitter import SIG
 
 BASE = 0x400000
 SHARD = 4096
@@ -87,7 +89,7 @@ def test_build_caches_and_rebuilds_one_shard(env):
 
     # the entry's shard holds a static copy of each leaf it calls (recompiler/inline_leaves.py)
     entry_c = src_first[f"shard_{BASE // SHARD:05d}_0.c"]
-    assert all(f"static void I_{BASE + SHARD * (i + 1):x}(NxCpu *s) {{" in entry_c for i in range(3))
+    assert all(f"static NxRet I_{BASE + SHARD * (i + 1):x}{SIG} {{" in entry_c for i in range(3))
     imms[1] ^= 1          # one leaf changes: its shard alone is lifted; it and the copy's shard compiled
     third = build(_program(imms), env / "bundle2")
     assert third["objects_cached"] == third["objects"] - 2
@@ -163,12 +165,14 @@ def test_debug_info_maps_a_lifted_function_to_its_guest_instruction(env, monkeyp
     line-table rows in its shard's C, and the line above one names its guest instruction."""
     monkeypatch.setenv("NXRECOMP_RECOMPILER_DEBUG_INFO", "1")
     monkeypatch.setenv("NXRECOMP_RECOMPILER_COMMENTS", "1")
-    imms = [0x1234]
+    # add x0, x0, x1; eor x0, x0, x2; mul x0, x0, x2; ret: work that stays on its own lines
+    # (a leaf's `mov x0, #imm; ret` becomes two register moves on the function's closing line)
+    words = [0x8B010000, 0xCA020000, 0x9B027C00, RET]
+    data = b"".join(w.to_bytes(4, "little") for w in words).ljust(SHARD, b"\0")
     out = env / "bundle"
-    build(_program(imms), out)
-    leaf = BASE + SHARD
+    build(analyse(Memory([(BASE, SHARD, data, True)]), BASE, set(), []), out)
     with open(out / "game.so", "rb") as f:
-        sym = next(s for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols() if s.name == f"F_{leaf:x}")
+        sym = next(s for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols() if s.name == f"F_{BASE:x}")
         addr = sym["st_value"]
     rows = _line_rows(out / "game.so")
     near = [rows[a] for a in sorted(rows) if addr <= a < addr + sym["st_size"]]
@@ -178,8 +182,8 @@ def test_debug_info_maps_a_lifted_function_to_its_guest_instruction(env, monkeyp
     text = (out / "src" / Path(name).name).read_text().splitlines()
     lines = {ln for n, ln in near if Path(n).name == Path(name).name}
     shown = "\n".join(text[ln - 2] for ln in lines if ln >= 2)
-    # the leaf is `mov x0, #imm; ret`, the mov folded into the ret's store of x0
-    assert f"/* {leaf + 4:x}: ret */" in shown, shown
+    assert re.search(rf"/\* {BASE:x}: add x0, x0, x1 \*/|/\* {BASE + 4:x}: eor x0, x0, x2 \*/|"
+                     rf"/\* {BASE + 8:x}: mul x0, x0, x2 \*/", shown), shown
 
 
 def test_no_debug_info_by_default(env):

@@ -19,6 +19,7 @@ import pytest
 
 from recompiler.analyse import Memory, analyse
 from recompiler.build import build
+from recompiler.lift.emitter import ARGS, SIG
 
 BASE = 0x400000
 RESOLVER, STUB, MAIN, IMPL_A, IMPL_B = BASE, BASE + 0x100, BASE + 0x200, BASE + 0x1000, BASE + 0x1100
@@ -105,7 +106,7 @@ def _built(tmp_path: Path, monkeypatch, slots: dict[int, int]) -> str:
 
 def _function(text: str, entry: int) -> str:
     """Its C without the macro lines (STORE_ALL and the like name every register)."""
-    f = text[text.index(f"void F_{entry:x}(NxCpu *s) {{"):]
+    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{"):]
     return "\n".join(line for line in f[:f.index("\n}\n")].splitlines() if not line.startswith("#"))
 
 
@@ -119,7 +120,7 @@ def test_the_built_stub_tail_calls_each_answer_and_its_caller_keeps_x2(tmp_path:
     text = _built(tmp_path, monkeypatch, {SLOT: RESOLVER})
     stub = _function(text, STUB)
     for impl in (IMPL_A, IMPL_B):
-        assert f"if (_t == {impl:#x}ull) {{ STORE_ALL; MUSTTAIL return F_{impl:x}(s); }}" in stub
+        assert f"if (_t == {impl:#x}ull) {{ STORE_ALL; MUSTTAIL return F_{impl:x}{ARGS}; }}" in stub
     assert f"nx_ifunc_miss(s, {STUB + 12:#x}ull, _t);" in stub
     assert "nx_jump" not in stub
     # the answers write only x0 (the stub x16/x17): main neither stores nor reloads x2
@@ -155,7 +156,7 @@ int main(int argc, char **argv) {
     if (!fn || kind != NX_ENTRY_FUNC) return 4;
     static NxCpu s;
     s.x[30] = 0x1234;
-    fn(&s);
+    nx_enter(&s, fn);
     printf("%llx %llx\n", (unsigned long long)s.x[0], (unsigned long long)s.pc);
     return 0;
 }

@@ -10,10 +10,24 @@ from pathlib import Path
 
 from recompiler import cc, inline_leaves, interproc
 from recompiler.build import FLAGS, RUNTIME_DIR
+from recompiler.lift.emitter import ARGS, SIG
 
 
 def _fn(entry: int, body: str) -> str:
-    return f"void F_{entry:x}(NxCpu *s) {{\n{body}}}\n"
+    return f"NxRet F_{entry:x}{SIG} {{\n{body}}}\n"
+
+
+def _call(target: int, ret: int) -> str:
+    """emitter.call's direct call statements"""
+    return f"  x30 = {ret:#x}ull;\n  _r = F_{target:x}{ARGS};\n  if (UNLIKELY(_r.pc != {ret:#x}ull)) return _r;\n  x0 = _r.x0;\n"
+
+
+def _proto(entry: int) -> str:
+    return f"NxRet F_{entry:x}{SIG};\n"
+
+
+LOCALS = "  u64 x0 = a0, x1 = a1, x30 = a30; NxRet _r;\n"
+BACK = "  return (NxRet){ 0, x0 };\n"
 
 
 def _live(entry: int, callees=(), opaque=False) -> interproc.FnLive:
@@ -22,16 +36,13 @@ def _live(entry: int, callees=(), opaque=False) -> interproc.FnLive:
     return f
 
 
-LEAF = _fn(0x100, "  u64 x0 = s->x[0];\n  x0 = x0 * 3 + 1;\n  s->pc = s->x[30]; s->x[0] = x0; return;\n")
-OPAQUE = _fn(0x200, "  s->pc = s->x[0]; MUSTTAIL return nx_jump(s);\n")
-NONLEAF = _fn(0x300, "  s->x[30] = 0x304ull;\n  F_100(s);\n  if (UNLIKELY(s->pc != 0x304ull)) return;\n  s->pc = 0; return;\n")
+LEAF = _fn(0x100, "  u64 x0 = a0;\n  x0 = x0 * 3 + 1;\n  return (NxRet){ a30, x0 };\n")
+OPAQUE = _fn(0x200, "  s->pc = a0; MUSTTAIL return nx_jump(s, a0, a1, a30);\n")
+NONLEAF = _fn(0x300, LOCALS + _call(0x100, 0x304) + BACK)
 
 
 def _caller(entry: int) -> str:
-    return _fn(entry, "  s->x[30] = 0x1004ull;\n  F_100(s);\n  if (UNLIKELY(s->pc != 0x1004ull)) return;\n"
-                      "  s->x[30] = 0x1008ull;\n  F_200(s);\n  if (UNLIKELY(s->pc != 0x1008ull)) return;\n"
-                      "  s->x[30] = 0x100cull;\n  F_300(s);\n  if (UNLIKELY(s->pc != 0x100cull)) return;\n"
-                      "  s->pc = 0; return;\n")
+    return _fn(entry, LOCALS + _call(0x100, 0x1004) + _call(0x200, 0x1008) + _call(0x300, 0x100c) + BACK)
 
 
 def _shards(n_callers: int) -> list[inline_leaves.Shard]:
@@ -40,8 +51,8 @@ def _shards(n_callers: int) -> list[inline_leaves.Shard]:
     out = [own]
     for k in range(n_callers):
         e = 0x1000 + 0x100 * k
-        out.append(inline_leaves.Shard("#include \"lifted.h\"\nvoid F_100(NxCpu *s);\nvoid F_200(NxCpu *s);\n"
-                                       "void F_300(NxCpu *s);\n" + _caller(e),
+        out.append(inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x100) + _proto(0x200)
+                                       + _proto(0x300) + _caller(e),
                                        [_live(e, callees=[0x100, 0x200, 0x300])]))
     return out
 
@@ -51,12 +62,12 @@ def test_only_leaves_are_copied_and_only_their_calls_rewritten(tmp_path: Path) -
     texts = inline_leaves.copy_into_callers(shards)
     assert texts[0] == shards[0].text            # the leaf's own shard calls it as before
     for text in texts[1:]:
-        assert "static void I_100(NxCpu *s) {" in text
-        assert "  I_100(s);" in text and "  F_100(s);" not in text
+        assert f"static NxRet I_100{SIG} {{" in text
+        assert f"  _r = I_100{ARGS};" in text and f"  _r = F_100{ARGS};" not in text
         assert "I_200" not in text and "I_300" not in text          # not leaves
-        assert "  F_200(s);" in text and "  F_300(s);" in text
+        assert f"  _r = F_200{ARGS};" in text and f"  _r = F_300{ARGS};" in text
         # the copy comes before the function that calls it, after the prototypes
-        assert text.index("void F_300(NxCpu *s);") < text.index("static void I_100") < text.index("(NxCpu *s) {\n  s->x[30]")
+        assert text.index(_proto(0x300)) < text.index("static NxRet I_100") < text.index(f"{SIG} {{\n{LOCALS}")
         c = tmp_path / "shard.c"
         c.write_text(text)
         r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
@@ -69,12 +80,12 @@ def test_a_leaf_called_from_too_many_shards_is_left_alone() -> None:
     texts = inline_leaves.copy_into_callers(_shards(n))
     assert all("I_100" not in t for t in texts)
     texts = inline_leaves.copy_into_callers(_shards(n - 1))
-    assert all("I_100(s);" in t for t in texts[1:])
+    assert all(f"_r = I_100{ARGS};" in t for t in texts[1:])
 
 
 def test_a_big_leaf_is_not_copied() -> None:
     body = "".join(f"  x0 = x0 + {k};\n" for k in range(inline_leaves.MAX_LINES))
-    big = _fn(0x100, "  u64 x0 = s->x[0];\n" + body + "  s->pc = s->x[30]; s->x[0] = x0; return;\n")
+    big = _fn(0x100, "  u64 x0 = a0;\n" + body + "  return (NxRet){ a30, x0 };\n")
     shards = _shards(1)
     shards[0] = inline_leaves.Shard(shards[0].text.replace(LEAF, big), shards[0].facts)
     assert 0x100 not in inline_leaves.leaves(shards)
@@ -83,18 +94,18 @@ def test_a_big_leaf_is_not_copied() -> None:
 
 def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_callee_declared(tmp_path: Path) -> None:
     # getc's shape: a few loads and a store, or a tail call when its buffer is empty
-    tail = _fn(0x400, "  u64 x0 = s->x[0];\n  if (x0 == 0) { s->x[0] = x0; MUSTTAIL return F_500(s); }\n"
-                      "  s->pc = s->x[30]; s->x[0] = x0 + 1; return;\n")
-    callee = _fn(0x500, "  s->pc = s->x[30]; return;\n")
+    tail = _fn(0x400, "  u64 x0 = a0, x1 = a1, x30 = a30;\n  if (x0 == 0) { MUSTTAIL return F_500(s, x0, x1, x30); }\n"
+                      "  return (NxRet){ x30, x0 + 1 };\n")
+    callee = _fn(0x500, "  return (NxRet){ a30, a0 };\n")
     f = interproc.FnLive(0x400, 0, 0, False, [0x500])   # a tail callee, no call site
-    own = inline_leaves.Shard("#include \"lifted.h\"\nvoid F_500(NxCpu *s);\n" + tail + callee,
+    own = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x500) + tail + callee,
                               [f, _live(0x500)])
-    caller = inline_leaves.Shard("#include \"lifted.h\"\nvoid F_400(NxCpu *s);\n"
-                                 + _fn(0x1000, "  s->x[30] = 0x1004ull;\n  F_400(s);\n  s->pc = 0; return;\n"),
+    caller = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x400)
+                                 + _fn(0x1000, LOCALS + _call(0x400, 0x1004) + BACK),
                                  [_live(0x1000, callees=[0x400])])
     texts = inline_leaves.copy_into_callers([own, caller])
-    assert "static void I_400(NxCpu *s) {" in texts[1] and "  I_400(s);" in texts[1]
-    assert texts[1].index("void F_500(NxCpu *s);") < texts[1].index("static void I_400")
+    assert f"static NxRet I_400{SIG} {{" in texts[1] and f"  _r = I_400{ARGS};" in texts[1]
+    assert texts[1].index(_proto(0x500)) < texts[1].index("static NxRet I_400")
     c = tmp_path / "shard.c"
     c.write_text(texts[1])
     r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
@@ -109,7 +120,7 @@ def test_comment_lines_do_not_count_against_a_leaf() -> None:
     plain = "".join(f"  x0 = x0 + {k};\n" for k in range(n))
     commented = "".join(f"  /* {0x100 + 4 * k:x}: add x0, x0, #{k} */\n  x0 = x0 + {k};\n" for k in range(n))
     for body in (plain, commented):
-        leaf = _fn(0x100, "  u64 x0 = s->x[0];\n" + body + "  s->pc = s->x[30]; s->x[0] = x0; return;\n")
+        leaf = _fn(0x100, "  u64 x0 = a0;\n" + body + "  return (NxRet){ a30, x0 };\n")
         shards = _shards(1)
         shards[0] = inline_leaves.Shard(shards[0].text.replace(LEAF, leaf), shards[0].facts)
         assert 0x100 in inline_leaves.leaves(shards)

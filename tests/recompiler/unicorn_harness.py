@@ -408,9 +408,9 @@ def build_library(cases: list[Case], work: Path, bad: dict[int, str],
             lines.extend(body)
             owner.extend([c.index] * len(body))
         table = ", ".join(f"[{c.index}] = {fname(c.addr)}" for c in keep)
-        lines.append(f"static void (*const nxh_cases[{len(cases)}])(NxCpu *) = {{ {table} }};")
+        lines.append(f"static const NxFn nxh_cases[{len(cases)}] = {{ {table} }};")
         # the case's FPCR reaches the host's MXCSR as a guest MSR FPCR would have put it there
-        lines.append("void nxh_run(unsigned i, NxCpu *s) { NX_FPCR_APPLY(s->fpcr); nxh_cases[i](s); NX_FPCR_APPLY(0); }")
+        lines.append("void nxh_run(unsigned i, NxCpu *s) { NX_FPCR_APPLY(s->fpcr); nx_enter(s, nxh_cases[i]); NX_FPCR_APPLY(0); }")
         src.write_text("\n".join(lines) + "\n")
         so = work / "cases.so"
         r = subprocess.run([*cc.compiler(), "-shared", "-o", str(so), str(src), str(STUBS_C), opt, *FLAGS, *cc.arch_flags(),
