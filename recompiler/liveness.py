@@ -61,12 +61,13 @@ INDIRECT_USES = CALL_USES | EXIT_USES
 # What a callee may change: the emitter reloads only these after a call (V8-V15: upper halves).
 CALL_CLOBBERS = _mask(xs=[*range(19), 30], vs=range(32))
 # What a return hands a caller that trusts AAPCS64 (the normal case): the results X0-X1 and
-# V0-V7 (HFA/HVA in V0-V3) and the platform register X18.  Such a caller keeps X19-X29, SP and
+# V0-V3 (a result goes where an argument of its type would: an HFA/HVA has at most four
+# members) and the platform register X18.  Such a caller keeps X19-X29, SP and
 # the low halves of V8-V15 in its own locals across the call, so a return need not store them
 # and their epilogue reloads become dead code.  (A return still stores every other caller-saved
 # register it changed: a helper with its own convention, like a TLS descriptor resolver that
 # restores X1-X18 before returning, keeps working.)
-RET_LIVE = _mask(xs=[0, 1, 18], vs=range(8))
+RET_LIVE = _mask(xs=[0, 1, 18], vs=range(4))
 V_PRESERVED_LOW = range(8, 16)   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
 
 _TOKEN = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))\b")

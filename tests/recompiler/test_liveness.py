@@ -101,3 +101,18 @@ def test_unknown_callee_keeps_the_abi_worst_case():
     # only if it may write it, and a helper with its own convention may keep it)
     assert "s->x[19] = x19;" in store and "s->x[1] = x1;" in store
     assert "s->x[0]" not in store and "s->x[30]" not in store
+
+
+def test_v4_to_v7_are_no_result_of_a_return():
+    # caller: movi v5.2d, #0 ; bl leaf ; ret — leaf: movi v5.16b, #1 ; ret.  A result goes where
+    # an argument of its type would (AAPCS64): at most V0-V3 (a four-member HFA), so V5 is dead
+    # after the call and not reloaded; the caller's return does not store its own V5 either,
+    # which leaves the leaf's V5 in NxCpu.  (V5 is stored before the call: the leaf's lane-wise
+    # write counts as a read.)
+    caller, leaf = 0x400000, 0x400100
+    code = _lift_program({caller: [0x6F00E405, 0x9400003F, 0xD65F03C0],
+                          leaf: [0x4F00E425, 0xD65F03C0]})[caller]
+    reload = code.split("_r = F_400100(s, x0, x1, x30);", 1)[1].split("\n")[2]
+    assert "v5" not in reload, reload
+    ret = next(line for line in code.splitlines() if "return (NxRet)" in line)
+    assert "s->v[5]" not in ret, ret
