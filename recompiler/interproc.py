@@ -130,8 +130,8 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
     reloads = [f.site_live[k] & callee[k].mods & L.CALL_CLOBBERS & ~X0 & ~X30 for k in range(n_sites)]
-    # what a call passes in registers: X0 and X1 to a lifted callee.  An unknown one (BLR)
-    # gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
+    # what a call passes in registers: X0, X1 and X30 to a lifted callee.  An unknown one
+    # (BLR) gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
     # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
     # find its own value there.
     passed = [ARGS if g is not None else ARGS & ~X1 for g in f.site_target]
