@@ -1,5 +1,6 @@
 /* dispatch.c — the address-keyed function table, the run loop, indirect calls and jumps,
  * fatal reports, system registers.  Linked into every game.so. */
+#define _GNU_SOURCE 1   /* REG_RIP, for the crash report's host pc */
 #include "lifted.h"
 #include "host_calls.h"
 #include "cpu_features.h"
@@ -286,15 +287,41 @@ void nx_sysreg_write(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_
 }
 
 /* Crash report: a fault in lifted code (a bad guest pointer, or a lifter bug) prints the
- * faulting address and the guest state last written back to NxCpu, then dies by the signal. */
+ * faulting address, the guest function whose lifted code faulted and the guest state last
+ * written back to NxCpu, then dies by the signal. */
 #include <signal.h>
 #include <string.h>
+#include <ucontext.h>
 static __thread NxCpu *nx_current;
+
+/* The row of nx_entries whose host code starts closest below host address pc (a function's own
+ * row before its resume points'), or NULL below all lifted code: the runtime's objects come
+ * first in game.so.  Reads only the table, so it may run in a signal handler. */
+static const NxEntry *nx_entry_of_host(uintptr_t pc) {
+    const NxEntry *best = NULL;
+    for (uint64_t i = 0; i < nx_entry_count; i++) {
+        const NxEntry *e = &nx_entries[i];
+        uintptr_t f = (uintptr_t)e->fn;
+        if (f > pc) continue;
+        if (!best || f > (uintptr_t)best->fn || (f == (uintptr_t)best->fn && e->kind == NX_ENTRY_FUNC))
+            best = e;
+    }
+    return best;
+}
+
 static void nx_fault(int sig, siginfo_t *si, void *uc) {
-    (void)uc;
-    char buf[160];
+    char buf[200];
     int n = snprintf(buf, sizeof buf, "nxrecomp: fatal: signal %d (%s) at address %p in lifted code\n", sig,
                      sig == SIGSEGV ? "segmentation fault" : sig == SIGBUS ? "bus error" : "fault", si->si_addr);
+    if (write(2, buf, (size_t)n) < 0) {}
+    uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+    const NxEntry *e = nx_entry_of_host(pc);
+    if (e)   /* s->pc is where control last left a function through the runtime, not here */
+        n = snprintf(buf, sizeof buf, "  in the lifted code of %s %#llx (or of one inlined there; host pc %p, %#llx into it)\n",
+                     e->kind == NX_ENTRY_FUNC ? "guest function" : "the guest function holding",
+                     (unsigned long long)e->addr, (void *)pc, (unsigned long long)(pc - (uintptr_t)e->fn));
+    else
+        n = snprintf(buf, sizeof buf, "  host pc %p is below all lifted code (the runtime)\n", (void *)pc);
     if (write(2, buf, (size_t)n) < 0) {}
     if (nx_current) {
         NxCpu *s = nx_current;
