@@ -34,6 +34,10 @@ _GDB_SCRIPT = r'''
 import gdb, json
 def _fn(pc):
     b = gdb.block_for_pc(pc)
+    # the host function itself, not a helper inlined into it (a debug-info build has blocks
+    # for those): the block just inside the file's static block
+    while b is not None and b.superblock is not None and not b.superblock.is_static:
+        b = b.superblock
     if b is not None and b.function is not None:
         return b.function.name
     s = gdb.execute("info symbol %#x" % pc, to_string=True).split()
