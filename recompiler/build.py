@@ -38,6 +38,7 @@ from nxrecomp.progress import Progress
 from recompiler import cc, inline_leaves, interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
+from recompiler.lift.emitter import SIG
 
 log = logging.getLogger("recompiler.build")
 
@@ -225,7 +226,7 @@ def _lift_shard(args: tuple) -> ShardResult:
 
 def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[int], trust_abi: bool,
                 comments: bool, trace: bool) -> ShardResult:
-    from recompiler.lift.emitter import SIG, fname, rname
+    from recompiler.lift.emitter import fname, rname
 
     bodies, entries, defined, callees, facts = [], [], [], set(), []
     for plan in plans:
@@ -500,7 +501,8 @@ def _table_source(results: list[ShardResult], entry: int) -> str:
                 rows[addr] = (name, kind)
     names = sorted({n for n, _k in rows.values()})
     lines = ['#include "nxrt.h"']
-    lines += [f"NxRet {n}(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30);" for n in names]
+    sig = SIG.replace("u64", "uint64_t")   # the table includes nxrt.h only
+    lines += [f"NxRet {n}{sig};" for n in names]
     lines.append("const NxEntry nx_entries[] = {")
     lines += [f"  {{{a:#x}ull, {n}, {k}, 0}}," for a, (n, k) in sorted(rows.items())]
     lines.append("};")

@@ -33,9 +33,9 @@ from recompiler.lift.emitter import ARGS, SIG
 MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line), comments not counted
 MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
 
-_DEF = re.compile(r"^NxRet F_([0-9a-f]+)\(NxCpu \*s, u64 a0, u64 a1, u64 a30\) \{\n.*?^\}\n", re.M | re.S)
-_CALL = re.compile(r"^  _r = F_([0-9a-f]+)\(s, x0, x1, x30\);$", re.M)   # emitter.call's direct call statement
-_TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)\(s, x0, x1, x30\);")   # emitter.goto's tail call
+_DEF = re.compile(r"^NxRet F_([0-9a-f]+)" + re.escape(SIG) + r" \{\n.*?^\}\n", re.M | re.S)
+_CALL = re.compile(r"^  _r = F_([0-9a-f]+)" + re.escape(ARGS) + ";$", re.M)   # emitter.call's direct call statement
+_TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + ";")   # emitter.goto's tail call
 _COMMENT_LINE = re.compile(r"^[ \t]*/\*.*\*/[ \t]*$", re.M)          # recompiler.comments' disassembly
 
 

@@ -158,14 +158,20 @@ void nx_run(NxCpu *s) {
     }
 }
 
-/* BLR to s->pc from lifted code, X0, X1 and X30 in a0, a1 and a30.  They go to NxCpu first: a
- * host function, a resume point's entry and the preemption hook read every register there. */
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30) {
+/* Lifted code's way into the runtime (BLR, BR): X0, X1 and X30 go to NxCpu first, where a
+ * host function, a resume point's entry and the preemption hook read every register.  1 when
+ * a host function bound at s->pc ran (its return address is then in s->pc). */
+static inline int from_lifted(NxCpu *s, u64 a0, u64 a1, u64 a30) {
     s->x[0] = a0;
     s->x[1] = a1;
     s->x[30] = a30;
     NX_PREEMPT_POINT(s);
-    if (run_host(s)) return (NxRet){s->pc, s->x[0]};
+    return run_host(s);
+}
+
+/* BLR to s->pc from lifted code. */
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30) {
+    if (from_lifted(s, a0, a1, a30)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (!f) nx_fatal_unmapped(s, s->x[30] - 4, s->pc);
@@ -180,13 +186,9 @@ void nx_call_indirect(NxCpu *s) {
     s->x[0] = r.x0;
 }
 
-/* BR to s->pc from lifted code (it stored its registers first, the arguments included). */
+/* BR to s->pc from lifted code (it stored its registers first). */
 NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30) {
-    s->x[0] = a0;
-    s->x[1] = a1;
-    s->x[30] = a30;
-    NX_PREEMPT_POINT(s);
-    if (run_host(s)) return (NxRet){s->pc, s->x[0]};
+    if (from_lifted(s, a0, a1, a30)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (f && kind == NX_ENTRY_FUNC) {
@@ -196,7 +198,7 @@ NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30) {
     /* a resume point or unknown address: return to the caller, whose return-address check
      * sends control up to nx_run (which reports unknown addresses) */
     if (!f) nx_fatal_unmapped(s, 0, s->pc);
-    return (NxRet){s->pc, s->x[0]};
+    NX_BACK;
 }
 
 /* Misses of lifted code's inline caches (lifted.h NX_IC): an empty cache takes the target

@@ -3,8 +3,8 @@
  *
  * Every lifted guest function is `NxRet fn(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30)`:
  * guest X0, X1 and X30 come in as a0, a1 and a30 (their NxCpu slots may be stale on entry),
- * the other registers in `s`.  It keeps the registers it uses in C locals and writes them back to `s` before calls,
- * SVCs and exits.  Leaving a function (RET, or any branch to an address outside it that is not
+ * the other registers in `s`.  It keeps the registers it uses in C locals and writes them
+ * back to `s` before calls, SVCs and exits.  Leaving a function (RET, or any branch to an address outside it that is not
  * a tail call) returns the target as NxRet.pc and guest X0 as NxRet.x0 (X0's NxCpu slot may be
  * stale then; s->pc is not written).  A call site checks .pc against its own return address: a
  * mismatch (longjmp, exception unwinding, context switch) returns the NxRet further up, and

@@ -34,6 +34,9 @@ CALLER_SAVED = set(range(19)) | {30}
 SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30)"
 ARGS = "(s, x0, x1, x30)"
 ARG_REGS = (0, 1, 30)
+# X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
+# hold them, NxCpu may not, so a call never reloads them
+_NOT_RELOADED = (0, 30)
 _DENSE_SLOTS = 1 << 14   # most slots (guest words) of a computed goto's label array (128 KiB)
 _REG_RE = re.compile(r"\bx([0-9]|[12][0-9]|30)\b")
 _SP_RE = re.compile(r"\bsp\b")
@@ -41,7 +44,7 @@ _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # emitter.goto's tail call to a lifted function
-_TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)\(s, x0, x1, x30\); \}")
+_TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
@@ -412,9 +415,7 @@ class FunctionEmitter:
         # trust_abi it does not write them back: else every flag an interpreter loop computes
         # stays live across its dispatch (Lua n-body 10-25 % faster).  Trace builds keep them.
         store_indirect = [x for x in store if x != "FLAGS_STORE;" or not self.live]
-        # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the
-        # locals hold them, NxCpu may not
-        reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi) and r not in (0, 30)]
+        reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi) and r not in _NOT_RELOADED]
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
         reload_v_all = [f"v{r} = s->v[{r}];" for r in v_used]
