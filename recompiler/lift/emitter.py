@@ -448,17 +448,20 @@ class FunctionEmitter:
             else f"  goto L_{self.plan.entry:x};\n"
         name = fname(self.plan.entry)
         self.plan.resume_points = sorted(set(self.resume))
-        # A function with a computed goto (an interpreter's dispatch, a switch) gets a twin for
-        # its resume points: where every return address can also be entered from the start,
-        # each value live there merges with one loaded from NxCpu, so clang can keep nothing in
-        # a constant or a register it would not spill (Lua's luaV_execute: ~20 % of its time).
-        # The twin holds the resume switch; the function itself then has none.  Only these
-        # functions: a twin doubles their compile time (~4 % of busybox's code).
-        twin = bool(resume) and bool(self.plan.jump_tables) and not self.trace
+        # A function with resume points gets a twin that holds them: where every return
+        # address can also be entered from the start, each value live there merges with one
+        # loaded from NxCpu, so clang can keep nothing in a constant or a register it would not
+        # spill (Lua's luaV_execute: ~20 % of its time; busybox sort's key compare, which calls
+        # get_key twice: 8 %).  The function itself then has no resume switch.  A twin runs
+        # only in a frame re-entered after a return to somewhere else (a longjmp below it), and
+        # there only until that frame returns, except in a loop that dispatches through a jump
+        # table (an interpreter after a caught error runs on in its twin): the twins of other
+        # functions are compiled as cold code (smaller, ~half the compile time of a copy).
+        twin = bool(resume) and not self.trace
         self.plan.resume_twin = twin
 
-        def function(fn: str, entry_check: str) -> str:
-            return (f"NxRet {fn}{SIG} {{\n"
+        def function(fn: str, entry_check: str, attrs: str = "") -> str:
+            return (f"{attrs}NxRet {fn}{SIG} {{\n"
                     f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
                     f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
                     f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
@@ -473,4 +476,5 @@ class FunctionEmitter:
         if not twin:
             return function(name, resume)
         return (function(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); NX_BACK; }\n")
-                + function(rname(self.plan.entry), resume))
+                + function(rname(self.plan.entry), resume,
+                           "" if self.plan.jump_tables else "__attribute__((cold)) "))
