@@ -4,6 +4,7 @@
 #include "lifted.h"
 #include "host_calls.h"
 #include "cpu_features.h"
+#include "id_regs.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,37 +251,20 @@ uint64_t nx_counter(void) {
                       nx_counter_freq / 1000000000ull);
 }
 
-enum { NX_REG_NONE, NX_REG_ISAR0, NX_REG_ISAR1, NX_REG_PFR0 };
-static inline uint64_t nx_id_value(int reg) {   /* folded to a constant per register */
-    uint64_t v = 0;
-#define NX_ID_FIELD(name, word, bit, r, shift, value, classes) \
-    if (NX_REG_##r == reg) v |= (uint64_t)(value) << (shift);
-    NX_CPU_FEATURES(NX_ID_FIELD)
-#undef NX_ID_FIELD
-    return v;
-}
-
-/* ID registers: what we report decides which variants glibc's IFUNC resolvers pick.  MIDR
- * says "generic Arm implementer, no known core" so no core-specific routines are chosen. */
+/* ID registers: what we report decides which variants glibc's IFUNC resolvers pick (id_regs.h,
+ * shared with the Unicorn harness); the counters are the host's clock. */
 uint64_t nx_sysreg_read(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2) {
     (void)s;
-    uint32_t key = op0 << 16 | op1 << 12 | crn << 8 | crm << 4 | op2;
+    uint32_t key = NX_SYSREG_KEY(op0, op1, crn, crm, op2);
+    uint64_t v;
+    if (nx_id_register(key, &v))
+        return v;
     switch (key) {
-    case 3 << 16 | 3 << 12 | 14 << 8 | 0 << 4 | 2: /* CNTVCT_EL0 */
-    case 3 << 16 | 3 << 12 | 14 << 8 | 0 << 4 | 6: /* CNTVCTSS_EL0 */
+    case NX_SYSREG_KEY(3, 3, 14, 0, 2): /* CNTVCT_EL0 */
+    case NX_SYSREG_KEY(3, 3, 14, 0, 6): /* CNTVCTSS_EL0 */
         return nx_counter();
-    case 3 << 16 | 3 << 12 | 14 << 8 | 0 << 4 | 0: return nx_counter_freq; /* CNTFRQ_EL0 */
-    case 3 << 16 | 3 << 12 | 0 << 8 | 0 << 4 | 7: return 4;  /* DCZID_EL0: 64-byte DC ZVA */
-    case 3 << 16 | 3 << 12 | 0 << 8 | 0 << 4 | 1: return 0x8444c004ull; /* CTR_EL0 */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 0: return 0x410f0000ull; /* MIDR_EL1 */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 5: return 0x80000000ull; /* MPIDR_EL1 */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 0 << 4 | 6: return 0; /* REVIDR_EL1 */
-    /* the ID registers a program picks its code paths by: built from cpu_features.h, the one
-     * table of what the lifter implements (and what the Linux personality's HWCAP claims) */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 4 << 4 | 0: return nx_id_value(NX_REG_PFR0);  /* ID_AA64PFR0_EL1 */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 0: return nx_id_value(NX_REG_ISAR0); /* ID_AA64ISAR0_EL1 */
-    case 3 << 16 | 0 << 12 | 0 << 8 | 6 << 4 | 1: return nx_id_value(NX_REG_ISAR1); /* ID_AA64ISAR1_EL1 */
-    default: return 0; /* other ID registers: feature absent */
+    case NX_SYSREG_KEY(3, 3, 14, 0, 0): return nx_counter_freq; /* CNTFRQ_EL0 */
+    default: return 0; /* other registers: feature absent */
     }
 }
 

@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:
 HARNESS_C = r"""
 #include "nxrt.h"
 #include "linux_syscalls.h"
+#include "id_regs.h"
 #include <stdlib.h>
 #include <string.h>
 NxCpu *nxh_new(void) { NxCpu *s = aligned_alloc(64, sizeof(NxCpu)); memset(s, 0, sizeof *s); return s; }
@@ -31,6 +32,10 @@ uint64_t nxh_call(NxCpu *s, uint64_t pc, uint64_t nr, uint64_t a0, uint64_t a1, 
     return s->x[0];
 }
 uint64_t nxh_sp(NxCpu *s) { return s->sp; }
+/* an MRS of an ID register answered as the runtime answers it (1), or not one (0) */
+int nxh_id_register(uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *v) {
+    return nx_id_register(NX_SYSREG_KEY(op0, op1, crn, crm, op2), v);
+}
 """
 
 CDEF = """
@@ -39,6 +44,7 @@ NxCpu *nxh_new(void);
 uint64_t nxh_call(NxCpu *s, uint64_t pc, uint64_t nr, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
                   uint64_t a4, uint64_t a5);
 uint64_t nxh_sp(NxCpu *s);
+int nxh_id_register(uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *v);
 int nx_linux_set_brk(uint64_t start, uint64_t reserve);
 void nx_linux_set_exe(const char *path);
 void nx_linux_add_mapping(uint64_t addr, uint64_t len);
@@ -61,9 +67,9 @@ def build_harness(out_dir: Path) -> Path:
 def drive(so: str, prog: str, argv: list[str], extra_hooks: list = (), random: bytes | None = None) -> None:
     """Run ``prog`` with Unicorn as the CPU; never returns (the guest's exit_group ends us)."""
     from cffi import FFI
-    from unicorn import UC_ARCH_ARM64, UC_HOOK_INTR, UC_MODE_ARM, Uc, UcError
-    from unicorn.arm64_const import (UC_ARM64_REG_CPACR_EL1, UC_ARM64_REG_PC, UC_ARM64_REG_SP, UC_ARM64_REG_X0,
-                                     UC_ARM64_REG_X8, UC_CPU_ARM64_MAX)
+    from unicorn import UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, Uc, UcError
+    from unicorn.arm64_const import (UC_ARM64_INS_MRS, UC_ARM64_REG_CPACR_EL1, UC_ARM64_REG_PC, UC_ARM64_REG_SP,
+                                     UC_ARM64_REG_X0, UC_ARM64_REG_X8, UC_CPU_ARM64_MAX)
 
     from cpu_host.linux.process import page_up, setup_process
     from recompiler.link import link_program
@@ -127,7 +133,19 @@ def drive(so: str, prog: str, argv: list[str], extra_hooks: list = (), random: b
             uc.reg_write(UC_ARM64_REG_SP, lib.nxh_sp(cpu))
         uc.reg_write(UC_ARM64_REG_X0, r)
 
+    id_value = ffi.new("uint64_t *")
+
+    def mrs(uc, reg, cp, _data):
+        # the ID registers read as the runtime reports them (cpu_host/runtime/id_regs.h), not
+        # as Unicorn's "max" CPU model: glibc's IFUNC resolvers read MIDR_EL1 and the ID_AA64
+        # registers, and both runs must pick the same string-function variants
+        if not lib.nxh_id_register(cp.op0, cp.op1, cp.crn, cp.crm, cp.op2, id_value):
+            return False
+        uc.reg_write(reg, id_value[0])   # Unicorn's number of the destination (XZR: ignored)
+        return True   # the instruction is done
+
     uc.hook_add(UC_HOOK_INTR, svc)
+    uc.hook_add(UC_HOOK_INSN, mrs, None, 1, 0, UC_ARM64_INS_MRS)
     for kind, fn in extra_hooks:  # lockstep tracing (tests/recompiler/lockstep.py)
         uc.hook_add(kind, fn)
     try:

@@ -4,10 +4,12 @@ tests/recompiler/test_lockstep.py too).
     python tests/recompiler/lockstep.py BUNDLE ARGV0 ARGS...
 
 The bundle must be built with NXRECOMP_RECOMPILER_TRACE=1: each lifted function logs the
-registers at its entry.  Unicorn runs the same program from the same initial state (same
-stack, same AT_RANDOM) through the same system-call personality and logs the registers at the
-same addresses.  The first record that differs names the function where the lifted code went
-wrong (the one entered before it)."""
+registers at its entry.  Unicorn runs the same program from the same initial state (same stack,
+same AT_RANDOM, the same answers to ID-register reads) through the same system-call personality
+and logs the registers at the same addresses.  The first record that differs names the function
+where the lifted code went wrong (the one entered before it).  A frame re-entered after a
+longjmp logs its function's entry again: the report notes entries only one side logged and
+compares on from the next entry both did."""
 from __future__ import annotations
 
 import json
@@ -57,62 +59,116 @@ def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[i
     drv.drive(harness_so, program, argv, extra_hooks=[(UC_HOOK_BLOCK, block)], random=bytes(16))
 
 
-def compare(a_path: str, b_path: str, context: int = 3) -> str:
+def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
+            pids: tuple[int, int] | None = None) -> str:
     """First record where the two traces differ.  Process and thread ids differ between the
-    two runs: a first difference where both values look like ids (0 < v < pid_max) is noted
-    and the pair is treated as equal from then on."""
+    two runs: with ``pids`` (the lifted run's and Unicorn's process ids), a value within 64 above
+    the one and a value within 64 above the other count as the same id (the lifted guest runs on
+    a thread of its own, Unicorn's on the main thread), each pairing noted once and kept.  An entry only one side logged (the lifted
+    code reached a function's code without entering its C function: a jump to a label that is
+    also an entry; or Unicorn's block hook did not see an entry that the code before it falls
+    into) is noted and skipped: the traces are realigned on the nearest entry both logged,
+    within ``window`` records."""
     a, b = Path(a_path).read_bytes(), Path(b_path).read_bytes()
-    n = min(len(a), len(b)) // REC.size
+    na, nb = len(a) // REC.size, len(b) // REC.size
     prev: list[int] = []
     same: dict[int, int] = {}
     notes: list[str] = []
-    for k in range(n):
-        ra = list(REC.unpack_from(a, k * REC.size))
-        rb = list(REC.unpack_from(b, k * REC.size))
-        if k == 0:  # the initial NZCV is not defined by the ABI
+    i = j = 0
+    matched = 0
+
+    def entry(buf: bytes, k: int) -> int:
+        return REC.unpack_from(buf, k * REC.size)[0]
+
+    while i < na and j < nb:
+        ra = list(REC.unpack_from(a, i * REC.size))
+        rb = list(REC.unpack_from(b, j * REC.size))
+        if ra[0] != rb[0]:
+            # the nearest pair of records with the same entry, fewest records skipped first
+            best = None
+            for total in range(1, 2 * window + 1):
+                for di in range(max(0, total - window), min(total, window) + 1):
+                    dj = total - di
+                    if i + di < na and j + dj < nb and entry(a, i + di) == entry(b, j + dj):
+                        best = (di, dj)
+                        break
+                if best:
+                    break
+            if best is None:
+                lines = notes + [f"first difference at record {i} of the lifted trace, {j} of Unicorn's: "
+                                 f"control flow went different ways"]
+                for p in prev[-context:]:
+                    lines.append(f"  before: entry {p:#x}")
+                lines.append(f"  lifted  entry {ra[0]:#x}   unicorn entry {rb[0]:#x}")
+                return "\n".join(lines)
+            skipped_a = [f"{entry(a, i + k):#x}" for k in range(best[0])]
+            skipped_b = [f"{entry(b, j + k):#x}" for k in range(best[1])]
+            if skipped_a:
+                notes.append(f"note: entries only the lifted run logged at its record {i}: {' '.join(skipped_a)}")
+            if skipped_b:
+                notes.append(f"note: entries only Unicorn logged at its record {j}: {' '.join(skipped_b)}")
+            i, j = i + best[0], j + best[1]
+            continue
+        if i == 0 and j == 0:  # the initial NZCV is not defined by the ABI
             ra[33] = rb[33]
         diff = []
-        for i in range(34):
-            x, y = ra[i], rb[i]
-            if x == y or same.get(x) == y:
+        for k in range(1, 34):
+            x, y = ra[k], rb[k]
+            if x == y:
                 continue
-            if 0 < x < 4194304 and 0 < y < 4194304 and i > 0 and x not in same:
-                same[x] = y
-                notes.append(f"note: treating {x:#x} (lifted) as {y:#x} (unicorn) from record {k}: a process id")
+            if pids and 0 <= x - pids[0] < 64 and 0 <= y - pids[1] < 64 and same.get(x, y) == y:
+                if x not in same:
+                    same[x] = y
+                    notes.append(f"note: treating {x:#x} (lifted) as {y:#x} (unicorn) from record {i}: a process id")
                 continue
-            diff.append(i)
+            diff.append(k)
         if diff:
-            lines = notes + [f"first difference at record {k} (function entry #{k})"]
+            lines = notes + [f"first difference at record {i} of the lifted trace, {j} of Unicorn's "
+                             f"(function entry {ra[0]:#x})"]
             for p in prev[-context:]:
                 lines.append(f"  before: entry {p:#x}")
-            lines.append(f"  lifted  entry {ra[0]:#x}   unicorn entry {rb[0]:#x}")
-            for i in diff:
-                if i:
-                    lines.append(f"  {NAMES[i - 1]:5} lifted {ra[i]:#018x}  unicorn {rb[i]:#018x}")
+            for k in diff:
+                lines.append(f"  {NAMES[k - 1]:5} lifted {ra[k]:#018x}  unicorn {rb[k]:#018x}")
             return "\n".join(lines)
         prev.append(ra[0])
-    return "\n".join(notes + [f"no difference in {n} records (lifted {len(a) // REC.size}, unicorn {len(b) // REC.size})"])
+        matched += 1
+        i, j = i + 1, j + 1
+    return "\n".join(notes + [f"no difference in {matched} matched records (lifted {na}, unicorn {nb})"])
 
 
-def main(argv: list[str]) -> int:
-    bundle, prog_argv = Path(argv[0]).resolve(), argv[1:]
+def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None) -> str:
+    """Run the traced ``bundle`` and Unicorn on the same program and arguments; ``compare``'s
+    report (plus the blocks Unicorn ran, with NXRECOMP_LOCKSTEP_BLOCKS)."""
+    bundle = bundle.resolve()
     manifest = json.loads((bundle / "manifest.json").read_text())
-    tmp = Path(tempfile.mkdtemp(prefix="lockstep-"))
-    lifted, uni = tmp / "a.trace", tmp / "b.trace"
-    # both runs get the very same environment (it is on the guest's stack)
-    env = {**os.environ, "NXRECOMP_TRACE_FILE": str(lifted), "NXRECOMP_DETERMINISTIC": "1"}
-    subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv], env=env,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    tmp = work or Path(tempfile.mkdtemp(prefix="lockstep-"))
+    # both runs get the very same environment (it is on the guest's stack, and a program reads
+    # it): the same relative trace file name, each run in a folder of its own
+    run_a, run_b = tmp / "lifted", tmp / "unicorn"
+    run_a.mkdir(exist_ok=True)
+    run_b.mkdir(exist_ok=True)
+    lifted, uni = run_a / "trace", run_b / "trace"
+    env = {**os.environ, "NXRECOMP_TRACE_FILE": "trace", "NXRECOMP_DETERMINISTIC": "1"}
+    # (nxrecomp exec replaces itself with the bundle's launcher: the guest's pid is this one's)
+    pa = subprocess.Popen([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv], env=env,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=run_a)
+    pa.wait()
     import tests.cpu_host.test_linux_busybox as drv
     so = drv.build_harness(tmp)
     entries_file = tmp / "entries.json"
     entries_file.write_text(json.dumps(manifest["functions"]))
-    env_b = {**env, "NXRECOMP_TRACE_FILE": str(uni)}
-    subprocess.run([sys.executable, __file__, "--unicorn", str(so), manifest["program"], str(entries_file), str(uni),
-                    *prog_argv], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env_b)
-    print(compare(str(lifted), str(uni)))
+    pb = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--unicorn", str(so), manifest["program"],
+                           str(entries_file), "trace", *prog_argv], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=run_b)
+    pb.wait()
+    report = compare(str(lifted), str(uni), pids=(pa.pid, pb.pid))
     if os.path.exists(str(uni) + ".blocks"):
-        print("unicorn blocks:", " ".join(Path(str(uni) + ".blocks").read_text().split()[:200]))
+        report += "\nunicorn blocks: " + " ".join(Path(str(uni) + ".blocks").read_text().split()[:200])
+    return report
+
+
+def main(argv: list[str]) -> int:
+    print(lockstep(Path(argv[0]), argv[1:]))
     return 0
 
 

@@ -1,0 +1,60 @@
+"""Whole programs in lockstep with Unicorn (tests/recompiler/lockstep.py): a bundle built with
+``recompiler.trace`` logs every general register, SP and NZCV at each lifted function's entry;
+Unicorn runs the same aarch64 program from the same initial state through the same Linux
+personality and logs at the same addresses.  Every record both logged must be equal: the
+lifted code's state at each call equals the oracle's, not only the program's output.
+
+The programs: the longjmp/callee-saved one (tests/cpu_host/programs/unwind_regs.c: calls, tail
+calls, longjmps through several frames, a switch-dispatched loop) and the feature probe
+(cpu_features.c: it reads ID registers with MRS and passes them to fprintf, so both runs must
+answer them alike, cpu_host/runtime/id_regs.h)."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.cpu_host import aarch64_programs
+from tests.recompiler import lockstep
+
+
+@pytest.mark.parametrize("name,args,least", [("unwind_regs", ["3"], 1000), ("cpu_features", [], 20)])
+def test_lifted_state_at_every_function_entry_equals_unicorns(name, args, least, tmp_path):
+    pytest.importorskip("unicorn")
+    program = aarch64_programs.build(name, tmp_path)
+    bundle = tmp_path / "bundle"
+    env = {**os.environ, "NXRECOMP_RECOMPILER_TRACE": "1"}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(bundle)],
+                       capture_output=True, text=True, timeout=1800, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    work = tmp_path / "work"
+    work.mkdir()
+    report = lockstep.lockstep(bundle, [name, *args], work)
+    m = re.search(r"no difference in (\d+) matched records \(lifted (\d+), unicorn (\d+)\)", report)
+    assert m, report[-3000:]
+    matched, n_lifted, n_unicorn = map(int, m.groups())
+    assert matched >= least and n_unicorn >= least, report[-3000:]
+    # every Unicorn record is matched: the lifted run may log more (a frame re-entered after a
+    # longjmp logs its entry again), never fewer
+    assert matched == n_unicorn, report[-3000:]
+    assert n_lifted >= n_unicorn
+
+
+def test_compare_realigns_on_entries_only_one_side_logged(tmp_path):
+    """The report skips a re-entry only the lifted run logged and still finds a register that
+    differs after it."""
+    def rec(entry: int, x0: int) -> bytes:
+        return lockstep.REC.pack(entry, x0, *([0] * 32))
+    a = tmp_path / "a"
+    b = tmp_path / "b"
+    a.write_bytes(rec(0x100, 1) + rec(0x200, 2) + rec(0x180, 9) + rec(0x300, 3) + rec(0x400, 4))
+    b.write_bytes(rec(0x100, 1) + rec(0x200, 2) + rec(0x300, 3) + rec(0x400, 5))
+    report = lockstep.compare(str(a), str(b))
+    assert "entries only the lifted run logged at its record 2: 0x180" in report
+    assert "first difference at record 4 of the lifted trace, 3 of Unicorn's (function entry 0x400)" in report
+    assert re.search(r"x0 +lifted 0x0+4 +unicorn 0x0+5", report)
+    b.write_bytes(rec(0x100, 1) + rec(0x200, 2) + rec(0x300, 3) + rec(0x400, 4))
+    assert "no difference in 4 matched records (lifted 5, unicorn 4)" in lockstep.compare(str(a), str(b))
