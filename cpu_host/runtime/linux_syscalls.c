@@ -174,6 +174,14 @@ void nx_linux_set_log_hook(void (*hook)(int, const char *)) { P.log_hook = hook;
 void nx_linux_set_exe(const char *path) {
     strncpy(P.exe, path, sizeof P.exe - 1);
     P.exe[sizeof P.exe - 1] = 0;
+    /* The task's name, as execve of the program sets it (the file name's last part, 15 bytes
+     * at most): what PR_GET_NAME and /proc/self/comm answer the guest (busybox compares it with
+     * "exe"), and what ps shows.  Set on the host thread before the guest's thread starts,
+     * which inherits it; not the host's own name (nxrun, python3). */
+    const char *base = strrchr(P.exe, '/');
+    char comm[16] = {0};
+    strncpy(comm, base ? base + 1 : P.exe, sizeof comm - 1);
+    if (comm[0]) hsys6(SYS_prctl, 15 /* PR_SET_NAME */, (long)comm, 0, 0, 0, 0);
 }
 
 /* -- guest memory ranges -- */

@@ -142,24 +142,22 @@ def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None) -> st
     bundle = bundle.resolve()
     manifest = json.loads((bundle / "manifest.json").read_text())
     tmp = work or Path(tempfile.mkdtemp(prefix="lockstep-"))
-    # both runs get the very same environment (it is on the guest's stack, and a program reads
-    # it): the same relative trace file name, each run in a folder of its own
-    run_a, run_b = tmp / "lifted", tmp / "unicorn"
-    run_a.mkdir(exist_ok=True)
-    run_b.mkdir(exist_ok=True)
-    lifted, uni = run_a / "trace", run_b / "trace"
-    env = {**os.environ, "NXRECOMP_TRACE_FILE": "trace", "NXRECOMP_DETERMINISTIC": "1"}
-    # (nxrecomp exec replaces itself with the bundle's launcher: the guest's pid is this one's)
-    pa = subprocess.Popen([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv], env=env,
-                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=run_a)
-    pa.wait()
+    # both runs get the very same environment and working directory (a program reads them: the
+    # environment is on the guest's stack, a shell asks for its directory): the lifted run's
+    # trace file is named in NXRECOMP_TRACE_FILE, Unicorn's driver takes its own as an argument
+    lifted, uni = tmp / "lifted.trace", tmp / "unicorn.trace"
+    env = {**os.environ, "NXRECOMP_TRACE_FILE": str(lifted), "NXRECOMP_DETERMINISTIC": "1"}
     import tests.cpu_host.test_linux_busybox as drv
     so = drv.build_harness(tmp)
     entries_file = tmp / "entries.json"
     entries_file.write_text(json.dumps(manifest["functions"]))
+    # (nxrecomp exec replaces itself with the bundle's launcher: the guest's pid is this one's)
+    pa = subprocess.Popen([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv], env=env,
+                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp)
+    pa.wait()
     pb = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--unicorn", str(so), manifest["program"],
-                           str(entries_file), "trace", *prog_argv], stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=run_b)
+                           str(entries_file), str(uni), *prog_argv], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=tmp)
     pb.wait()
     report = compare(str(lifted), str(uni), pids=(pa.pid, pb.pid))
     if os.path.exists(str(uni) + ".blocks"):

@@ -7,7 +7,8 @@ lifted code's state at each call equals the oracle's, not only the program's out
 The programs: the longjmp/callee-saved one (tests/cpu_host/programs/unwind_regs.c: calls, tail
 calls, longjmps through several frames, a switch-dispatched loop) and the feature probe
 (cpu_features.c: it reads ID registers with MRS and passes them to fprintf, so both runs must
-answer them alike, cpu_host/runtime/id_regs.h)."""
+answer them alike, cpu_host/runtime/id_regs.h); in the heavy suite, Debian's busybox applets
+(glibc's IFUNC resolvers, the shell's interpreter, awk's)."""
 from __future__ import annotations
 
 import os
@@ -21,6 +22,16 @@ from tests.cpu_host import aarch64_programs
 from tests.recompiler import lockstep
 
 
+def _matched(report: str, least: int) -> None:
+    """The report says no record differs, at least ``least`` were compared and every record
+    Unicorn logged was matched (the lifted run may log more: a frame re-entered after a longjmp
+    logs its entry again; never fewer)."""
+    m = re.search(r"no difference in (\d+) matched records \(lifted (\d+), unicorn (\d+)\)", report)
+    assert m, report[-3000:]
+    matched, n_lifted, n_unicorn = map(int, m.groups())
+    assert matched >= least and matched == n_unicorn and n_lifted >= n_unicorn, report[-3000:]
+
+
 @pytest.mark.parametrize("name,args,least", [("unwind_regs", ["3"], 1000), ("cpu_features", [], 20)])
 def test_lifted_state_at_every_function_entry_equals_unicorns(name, args, least, tmp_path):
     pytest.importorskip("unicorn")
@@ -32,15 +43,42 @@ def test_lifted_state_at_every_function_entry_equals_unicorns(name, args, least,
     assert r.returncode == 0, r.stderr[-2000:]
     work = tmp_path / "work"
     work.mkdir()
-    report = lockstep.lockstep(bundle, [name, *args], work)
-    m = re.search(r"no difference in (\d+) matched records \(lifted (\d+), unicorn (\d+)\)", report)
-    assert m, report[-3000:]
-    matched, n_lifted, n_unicorn = map(int, m.groups())
-    assert matched >= least and n_unicorn >= least, report[-3000:]
-    # every Unicorn record is matched: the lifted run may log more (a frame re-entered after a
-    # longjmp logs its entry again), never fewer
-    assert matched == n_unicorn, report[-3000:]
-    assert n_lifted >= n_unicorn
+    _matched(lockstep.lockstep(bundle, [name, *args], work), least)
+
+
+@pytest.fixture(scope="module")
+def traced_busybox(tmp_path_factory):
+    from tests.cpu_host.busybox_cases import fetch_busybox
+    busybox = fetch_busybox()
+    out = tmp_path_factory.mktemp("bbtrace") / "bundle"
+    env = {**os.environ, "NXRECOMP_RECOMPILER_TRACE": "1"}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
+                       capture_output=True, text=True, timeout=3600, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+_APPLETS = {
+    "echo": (["busybox", "echo", "hi"], 200),
+    "md5sum": (["busybox", "md5sum", "{f}"], 300),
+    "sort": (["busybox", "sort", "{f}"], 400),
+    "awk": (["busybox", "awk", 'BEGIN { s = 0; for (i = 1; i <= 9; i++) s += i * 1.5; '
+             'printf "%d %s %.3f\\n", 7 * 6, toupper("ab"), s }'], 2000),
+    "sh": (["busybox", "sh", "-c", "x=0; for i in 1 2 3 4 5; do x=$((x+i*i)); done; f() { echo $1$x; }; f v"], 3000),
+}
+
+
+@pytest.mark.heavy
+@pytest.mark.network
+@pytest.mark.parametrize("applet", list(_APPLETS))
+def test_busybox_applets_in_lockstep_with_unicorn(traced_busybox, applet, tmp_path):
+    pytest.importorskip("unicorn")
+    argv, least = _APPLETS[applet]
+    f = tmp_path / "in.txt"
+    f.write_bytes(b"pear\napple\nfig\n" * 20)
+    work = tmp_path / "work"
+    work.mkdir()
+    _matched(lockstep.lockstep(traced_busybox, [a.replace("{f}", str(f)) for a in argv], work), least)
 
 
 def test_compare_realigns_on_entries_only_one_side_logged(tmp_path):
