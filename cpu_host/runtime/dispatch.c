@@ -347,7 +347,7 @@ int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes) {
 }
 
 /* Lockstep debugging (recompiler.trace): each lifted function's entry appends a record
- * (entry, X0-X30, SP, NZCV) to $NXRECOMP_TRACE_FILE, to compare with Unicorn running the
+ * (entry, X0-X30, SP, NZCV, V0-V31) to $NXRECOMP_TRACE_FILE, to compare with Unicorn running the
  * same program (tests/recompiler/lockstep.py).  At a function's entry every register is in
  * NxCpu, so the records are the architectural state. */
 #include <fcntl.h>
@@ -356,14 +356,22 @@ static uint64_t trace_left = 2000000;
 void nx_trace_entry(NxCpu *s, uint64_t entry) {
     if (trace_fd == -2) {
         const char *p = getenv("NXRECOMP_TRACE_FILE");
-        trace_fd = p ? open(p, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644) : -1;
+        trace_fd = p ? open(p, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644) : -1;
+        /* out of the guest's sight: a program that looks at its descriptors (a shell does) must
+         * find the same ones as in the Unicorn run, which moves its trace file up the same way */
+        if (trace_fd >= 0) {
+            int hi = fcntl(trace_fd, F_DUPFD_CLOEXEC, 900);
+            close(trace_fd);
+            trace_fd = hi;
+        }
     }
     if (trace_fd < 0 || !trace_left) return;
     trace_left--;
-    uint64_t rec[34];
+    uint64_t rec[34 + 64];
     rec[0] = entry;
     memcpy(&rec[1], s->x, 31 * 8);
     rec[32] = s->sp;
     rec[33] = s->nzcv;
+    memcpy(&rec[34], s->v, 32 * 16);   /* V0-V31, each as its low and high 64 bits */
     if (write(trace_fd, rec, sizeof rec) < 0) trace_fd = -1;
 }

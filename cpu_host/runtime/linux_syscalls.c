@@ -154,7 +154,9 @@ static struct {
     int inited;
     uint64_t clear_child_tid, robust_list, robust_len;
     uint64_t altstack[3];         /* recorded sigaltstack: sp, flags, size */
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .altstack = {0, 2 /* SS_DISABLE */, 0} };
+    uint64_t det_mmap;            /* NXRECOMP_DETERMINISTIC: the next address mmap tries */
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .altstack = {0, 2 /* SS_DISABLE */, 0},
+        .det_mmap = 0x6e0000000000ull /* DET_MMAP_BASE */ };
 
 #define PAGE 4096ull
 static uint64_t page_up(uint64_t v) { return (v + PAGE - 1) & ~(PAGE - 1); }
@@ -459,6 +461,21 @@ static long sys_clone(NxCpu *s) {
 }
 
 /* -- mmap family: never touch host memory -- */
+/* NXRECOMP_DETERMINISTIC=1 (lockstep traces, tests/recompiler/lockstep.py): what would differ
+ * between two runs of one program is fixed — getrandom's bytes, and a clock that starts at one
+ * time and advances 1 us at each read (a shell seeds $RANDOM from it, and stack slots keep
+ * what clock_gettime wrote), and the addresses mmap picks (from DET_MMAP_BASE up, where
+ * neither the launcher's nor Unicorn's process has anything). */
+static int deterministic(void) {
+    static int det = -1;
+    if (det < 0) det = getenv("NXRECOMP_DETERMINISTIC") != NULL;
+    return det;
+}
+static uint64_t deterministic_ns(void) {
+    static uint64_t t = 1700000000ull * 1000000000ull;
+    return __atomic_add_fetch(&t, 1000, __ATOMIC_RELAXED);
+}
+
 static long sys_mmap(NxCpu *s) {
     uint64_t addr = s->x[0], len = s->x[1];
     long prot = (long)s->x[2], flags = (long)s->x[3];
@@ -470,7 +487,17 @@ static long sys_mmap(NxCpu *s) {
             flags = (flags & ~MAP_FIXED) | MAP_FIXED_NOREPLACE;
         }
     }
+    int det = !(flags & MAP_FIXED) && addr == 0 && deterministic();
+    if (det) {
+        addr = P.det_mmap;
+        flags |= MAP_FIXED_NOREPLACE;
+    }
     long r = hsys6(SYS_mmap, (long)addr, (long)len, prot, flags, (long)s->x[4], (long)s->x[5]);
+    if (det && r < 0) {   /* taken after all: wherever the host puts it */
+        flags &= ~MAP_FIXED_NOREPLACE;
+        r = hsys6(SYS_mmap, 0, (long)len, prot, flags, (long)s->x[4], (long)s->x[5]);
+    }
+    if (det && r >= 0) P.det_mmap = page_up((uint64_t)r + len) + PAGE;
     if (r == -EEXIST) r = -ENOMEM;
     if (r >= 0 && (flags & MAP_FIXED_NOREPLACE) && (uint64_t)r != addr && (s->x[3] & MAP_FIXED)) {
         hsys6(SYS_munmap, r, (long)len, 0, 0, 0, 0);
@@ -515,7 +542,22 @@ static long sys_mremap(NxCpu *s) {
         ((flags & MREMAP_FIXED) && !ranges_cover_locked(naddr, page_up(naddr + newlen)))) {
         r = -EFAULT;
     } else {
-        r = hsys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, (long)flags, (long)naddr, 0);
+        r = -1;
+        if ((flags & 1 /* MREMAP_MAYMOVE */) && !(flags & 2 /* MREMAP_FIXED */) && newlen > oldlen &&
+            deterministic()) {
+            /* where it may move, it moves to the next deterministic address: reserved there
+             * first (nothing else is replaced), then moved over the reservation */
+            long at = hsys6(SYS_mmap, (long)P.det_mmap, (long)newlen, PROT_NONE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+            if (at >= 0 && (uint64_t)at == P.det_mmap) {
+                r = hsys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, (long)(flags | 2), at, 0);
+                if (r < 0) hsys6(SYS_munmap, at, (long)newlen, 0, 0, 0, 0);
+                else P.det_mmap = page_up((uint64_t)r + newlen) + PAGE;
+            } else if (at >= 0) {
+                hsys6(SYS_munmap, at, (long)newlen, 0, 0, 0, 0);
+            }
+        }
+        if (r < 0) r = hsys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, (long)flags, (long)naddr, 0);
         if (r >= 0) {
             if (!(flags & 4 /* MREMAP_DONTUNMAP */)) ranges_remove_locked(old, page_up(old + oldlen));
             ranges_add_locked((uint64_t)r, page_up((uint64_t)r + newlen));
@@ -676,8 +718,8 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     FWD(rt_sigpending, rt_sigpending)
     FWD(rt_sigtimedwait, rt_sigtimedwait) FWD(rt_sigsuspend, rt_sigsuspend)
     FWD(wait4, wait4) FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
-    FWD(clock_nanosleep, clock_nanosleep) FWD(clock_gettime, clock_gettime)
-    FWD(clock_getres, clock_getres) FWD(gettimeofday, gettimeofday) FWD(times, times)
+    FWD(clock_nanosleep, clock_nanosleep)
+    FWD(clock_getres, clock_getres) FWD(times, times)
     FWD(sysinfo, sysinfo) FWD(umask, umask)
     FWD(getitimer, getitimer) FWD(setitimer, setitimer)
     FWD(socket, socket) FWD(socketpair, socketpair) FWD(bind, bind) FWD(listen, listen)
@@ -688,10 +730,35 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     FWD(timerfd_create, timerfd_create) FWD(timerfd_settime, timerfd_settime)
     FWD(timerfd_gettime, timerfd_gettime) FWD(membarrier, membarrier)
 #undef FWD
+    case A64_clock_gettime:
+        if (deterministic()) {
+            uint64_t t = deterministic_ns();
+            int64_t *ts = (int64_t *)s->x[1];
+            ts[0] = (int64_t)(t / 1000000000ull);
+            ts[1] = (int64_t)(t % 1000000000ull);
+            r = 0;
+        } else {
+            r = HSYS(SYS_clock_gettime, s);
+        }
+        break;
+    case A64_gettimeofday:
+        if (deterministic()) {
+            uint64_t t = deterministic_ns();
+            if (s->x[0]) {
+                int64_t *tv = (int64_t *)s->x[0];
+                tv[0] = (int64_t)(t / 1000000000ull);
+                tv[1] = (int64_t)(t % 1000000000ull / 1000);
+            }
+            if (s->x[1]) memset((void *)s->x[1], 0, 8);   /* struct timezone: UTC */
+            r = 0;
+        } else {
+            r = HSYS(SYS_gettimeofday, s);
+        }
+        break;
     case A64_getrandom:
         /* NXRECOMP_DETERMINISTIC=1 (lockstep traces): fixed bytes, so two runs of one
          * program see the same malloc keys and hash seeds */
-        if (getenv("NXRECOMP_DETERMINISTIC")) {
+        if (deterministic()) {
             memset((void *)s->x[0], 0x5a, (size_t)s->x[1]);
             r = (long)s->x[1];
         } else {

@@ -469,7 +469,7 @@ class FunctionEmitter:
                     f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
                     f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
                     f"  {' '.join(d for d in decl if d)}\n"
-                    f"{'  s->x[0] = x0; s->x[1] = x1; s->x[30] = x30; nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
+                    f"{'  s->x[0] = x0; s->x[1] = x1; s->x[30] = x30; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
                     f"{first_jump}{body}\n"
                     f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n}}\n")
 

@@ -1,20 +1,23 @@
 """Whole programs in lockstep with Unicorn (tests/recompiler/lockstep.py): a bundle built with
 ``recompiler.trace`` logs every general register, SP and NZCV at each lifted function's entry;
 Unicorn runs the same aarch64 program from the same initial state through the same Linux
-personality and logs at the same addresses.  Every record both logged must be equal: the
+personality (NXRECOMP_DETERMINISTIC: the same random bytes, clock and mmap addresses) and logs
+at the same addresses.  Every record both logged must be equal: the
 lifted code's state at each call equals the oracle's, not only the program's output.
 
 The programs: the longjmp/callee-saved one (tests/cpu_host/programs/unwind_regs.c: calls, tail
 calls, longjmps through several frames, a switch-dispatched loop) and the feature probe
 (cpu_features.c: it reads ID registers with MRS and passes them to fprintf, so both runs must
 answer them alike, cpu_host/runtime/id_regs.h); in the heavy suite, Debian's busybox applets
-(glibc's IFUNC resolvers, the shell's interpreter, awk's)."""
+(glibc's IFUNC resolvers, the shell's interpreter, awk's) and issue 7's real programs (Lua's
+float formatting, math library and coroutines, zstd, xxHash), V0-V31 compared as well."""
 from __future__ import annotations
 
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,7 +88,7 @@ def test_compare_realigns_on_entries_only_one_side_logged(tmp_path):
     """The report skips a re-entry only the lifted run logged and still finds a register that
     differs after it."""
     def rec(entry: int, x0: int) -> bytes:
-        return lockstep.REC.pack(entry, x0, *([0] * 32))
+        return lockstep.REC.pack(entry, x0, *([0] * (lockstep.REC.size // 8 - 2)))
     a = tmp_path / "a"
     b = tmp_path / "b"
     a.write_bytes(rec(0x100, 1) + rec(0x200, 2) + rec(0x180, 9) + rec(0x300, 3) + rec(0x400, 4))
@@ -96,3 +99,49 @@ def test_compare_realigns_on_entries_only_one_side_logged(tmp_path):
     assert re.search(r"x0 +lifted 0x0+4 +unicorn 0x0+5", report)
     b.write_bytes(rec(0x100, 1) + rec(0x200, 2) + rec(0x300, 3) + rec(0x400, 4))
     assert "no difference in 4 matched records (lifted 5, unicorn 4)" in lockstep.compare(str(a), str(b))
+
+
+def _traced(name: str, tmp_path_factory) -> Path:
+    from tests.realprogs import sources
+    program = sources.build(name)
+    out = tmp_path_factory.mktemp(f"{name}trace") / "bundle"
+    env = {**os.environ, "NXRECOMP_RECOMPILER_TRACE": "1"}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+                       capture_output=True, text=True, timeout=3600, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+@pytest.mark.heavy
+@pytest.mark.network
+@pytest.mark.parametrize("script,least", [("format.lua", 20000), ("coro.lua", 20000), ("mathlib.lua", 20000)])
+def test_lua_scripts_in_lockstep_with_unicorn(script, least, tmp_path_factory, tmp_path):
+    """Float formatting, the math library and coroutines (a yield is a longjmp): every general
+    and vector register at every function entry equals Unicorn's (issue 7's programs)."""
+    pytest.importorskip("unicorn")
+    bundle = _traced("lua", tmp_path_factory)
+    script_path = Path(__file__).resolve().parents[1] / "realprogs" / "lua" / script
+    work = tmp_path / "work"
+    work.mkdir()
+    _matched(lockstep.lockstep(bundle, ["lua", str(script_path)], work), least)
+
+
+@pytest.mark.heavy
+@pytest.mark.network
+def test_zstd_and_xxhsum_in_lockstep_with_unicorn(tmp_path_factory, tmp_path):
+    """zstd's compressor and decompressor and xxHash's NEON paths on 200 KB of text."""
+    pytest.importorskip("unicorn")
+    from tests.realprogs.test_xxhash_zstd import text_data
+    data = tmp_path / "in.txt"
+    data.write_bytes(text_data(200_000, 5))
+    zstd, xxhsum = _traced("zstd", tmp_path_factory), _traced("xxhsum", tmp_path_factory)
+    packed = tmp_path / "in.zst"
+    with open(data, "rb") as fin, open(packed, "wb") as fout:
+        r = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(zstd), "--", "zstd", "-3"], stdin=fin,
+                           stdout=fout, stderr=subprocess.PIPE, timeout=600)
+    assert r.returncode == 0, r.stderr[-1000:]
+    for k, (bundle, argv, stdin) in enumerate([(zstd, ["zstd", "-3"], data), (zstd, ["zstd", "-d"], packed),
+                                               (xxhsum, ["xxhsum", str(data)], None)]):
+        work = tmp_path / f"work{k}"
+        work.mkdir()
+        _matched(lockstep.lockstep(bundle, argv, work, stdin=stdin), 250)
