@@ -71,9 +71,9 @@ def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[i
 def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
             pids: tuple[int, int] | None = None) -> str:
     """First record where the two traces differ.  Process and thread ids differ between the
-    two runs: with ``pids`` (the lifted run's and Unicorn's process ids), a value within 64 above
-    the one and a value within 64 above the other count as the same id (the lifted guest runs on
-    a thread of its own, Unicorn's on the main thread), each pairing noted once and kept.  An entry only one side logged (the lifted
+    two runs: with ``pids`` (the lifted run's and Unicorn's process ids), the lifted run's pid or
+    a thread id just above it (the lifted guest runs on a thread of its own) counts as the same
+    as Unicorn's pid (its guest runs on the main thread), each pairing noted once.  An entry only one side logged (the lifted
     code reached a function's code without entering its C function: a jump to a label that is
     also an entry; or Unicorn's block hook did not see an entry that the code before it falls
     into) is noted and skipped: the traces are realigned on the nearest entry both logged,
@@ -95,6 +95,13 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
     lifted_entries = {entry(a, k) for k in range(na)}
     labels: dict[int, int] = {}
 
+    repeats = 0
+
+    def activation(k: int) -> tuple:
+        """Unicorn record k's function, return address and SP."""
+        r = REC.unpack_from(b, k * REC.size)
+        return r[0], r[31], r[32]
+
     while i < na and j < nb:
         if entry(b, j) not in lifted_entries:
             labels[entry(b, j)] = labels.get(entry(b, j), 0) + 1
@@ -102,6 +109,10 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
             continue
         ra = list(REC.unpack_from(a, i * REC.size))
         rb = list(REC.unpack_from(b, j * REC.size))
+        if ra[0] != rb[0] and j and activation(j) == activation(j - 1):
+            repeats += 1   # a jump back to a loop head that is a function's first instruction
+            j += 1
+            continue
         if ra[0] != rb[0]:
             # the nearest pair of records with the same entry, fewest records skipped first
             best = None
@@ -135,12 +146,25 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
             x, y = ra[k], rb[k]
             if x == y:
                 continue
-            if pids and 0 <= x - pids[0] < 64 and 0 <= y - pids[1] < 64 and same.get(x, y) == y:
+            if pids and 0 <= x - pids[0] < 64 and y == pids[1] and same.get(x, y) == y:
                 if x not in same:
                     same[x] = y
                     notes.append(f"note: treating {x:#x} (lifted) as {y:#x} (unicorn) from record {i}: a process id")
                 continue
             diff.append(k)
+        if diff and j:
+            # A loop whose head is the function's first instruction: Unicorn's block hook logs
+            # each jump back to it as an entry (same function, same SP and return address as the
+            # record before), the lifted code loops inside its C.  Skip such records while that
+            # finds the lifted record's equal.
+            k = j
+            while k < nb and activation(k) == activation(j - 1) and b[k * REC.size:(k + 1) * REC.size] != \
+                    a[i * REC.size:(i + 1) * REC.size]:
+                k += 1
+            if k > j and k < nb and b[k * REC.size:(k + 1) * REC.size] == a[i * REC.size:(i + 1) * REC.size]:
+                repeats += k - j
+                j = k
+                continue
         if diff:
             lines = notes + [f"first difference at record {i} of the lifted trace, {j} of Unicorn's "
                              f"(function entry {ra[0]:#x})"]
@@ -152,12 +176,15 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
         prev.append(ra[0])
         matched += 1
         i, j = i + 1, j + 1
+    if repeats:
+        notes.append(f"note: {repeats} Unicorn records of jumps back to a function's first instruction "
+                     f"(a loop's head) skipped")
     if labels:
         top = sorted(labels.items(), key=lambda kv: -kv[1])[:5]
         notes.append(f"note: {sum(labels.values())} Unicorn records of {len(labels)} entries the lifted run "
                      f"reaches as labels skipped (" + ", ".join(f"{a:#x} x{n}" for a, n in top) + ")")
     return "\n".join(notes + [f"no difference in {matched} matched records (lifted {na}, "
-                              f"unicorn {nb - sum(labels.values())})"])
+                              f"unicorn {nb - sum(labels.values()) - repeats})"])
 
 
 def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin: Path | None = None) -> str:

@@ -68,6 +68,8 @@ _APPLETS = {
     "awk": (["busybox", "awk", 'BEGIN { s = 0; for (i = 1; i <= 9; i++) s += i * 1.5; '
              'printf "%d %s %.3f\\n", 7 * 6, toupper("ab"), s }'], 2000),
     "sh": (["busybox", "sh", "-c", "x=0; for i in 1 2 3 4 5; do x=$((x+i*i)); done; f() { echo $1$x; }; f v"], 3000),
+    "gzip": (["busybox", "gzip", "-c", "{big}"], 20000),
+    "bzip2": (["busybox", "bzip2", "-c", "{big}"], 20000),
 }
 
 
@@ -77,11 +79,14 @@ _APPLETS = {
 def test_busybox_applets_in_lockstep_with_unicorn(traced_busybox, applet, tmp_path):
     pytest.importorskip("unicorn")
     argv, least = _APPLETS[applet]
-    f = tmp_path / "in.txt"
+    from tests.realprogs.test_xxhash_zstd import text_data
+    f, big = tmp_path / "in.txt", tmp_path / "big.txt"
     f.write_bytes(b"pear\napple\nfig\n" * 20)
+    big.write_bytes(text_data(50_000, 9))
     work = tmp_path / "work"
     work.mkdir()
-    _matched(lockstep.lockstep(traced_busybox, [a.replace("{f}", str(f)) for a in argv], work), least)
+    argv = [a.replace("{f}", str(f)).replace("{big}", str(big)) for a in argv]
+    _matched(lockstep.lockstep(traced_busybox, argv, work), least)
 
 
 def test_compare_realigns_on_entries_only_one_side_logged(tmp_path):
