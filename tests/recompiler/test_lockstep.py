@@ -119,16 +119,19 @@ def _traced(name: str, tmp_path_factory) -> Path:
 
 @pytest.mark.heavy
 @pytest.mark.network
-@pytest.mark.parametrize("script,least", [("format.lua", 20000), ("coro.lua", 20000), ("mathlib.lua", 20000)])
-def test_lua_scripts_in_lockstep_with_unicorn(script, least, tmp_path_factory, tmp_path):
-    """Float formatting, the math library and coroutines (a yield is a longjmp): every general
-    and vector register at every function entry equals Unicorn's (issue 7's programs)."""
+@pytest.mark.parametrize("script,args,least", [("format.lua", [], 20000), ("coro.lua", [], 20000),
+                                               ("mathlib.lua", [], 20000), ("nbody.lua", ["200"], 20000),
+                                               ("spectral.lua", ["20"], 20000)])
+def test_lua_scripts_in_lockstep_with_unicorn(script, args, least, tmp_path_factory, tmp_path):
+    """Float formatting, the math library, coroutines (a yield is a longjmp) and the two
+    benchmarks' float loops: every general and vector register at every function entry equals
+    Unicorn's (issue 7's programs)."""
     pytest.importorskip("unicorn")
     bundle = _traced("lua", tmp_path_factory)
     script_path = Path(__file__).resolve().parents[1] / "realprogs" / "lua" / script
     work = tmp_path / "work"
     work.mkdir()
-    _matched(lockstep.lockstep(bundle, ["lua", str(script_path)], work), least)
+    _matched(lockstep.lockstep(bundle, ["lua", str(script_path), *args], work), least)
 
 
 @pytest.mark.heavy
