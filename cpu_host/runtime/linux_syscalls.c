@@ -471,9 +471,13 @@ static int deterministic(void) {
     if (det < 0) det = getenv("NXRECOMP_DETERMINISTIC") != NULL;
     return det;
 }
-static uint64_t deterministic_ns(void) {
+/* the deterministic clock's next reading as seconds and the rest in units of `unit` ns; 0 */
+static long deterministic_time(int64_t *out, uint64_t unit) {
     static uint64_t t = 1700000000ull * 1000000000ull;
-    return __atomic_add_fetch(&t, 1000, __ATOMIC_RELAXED);
+    uint64_t now = __atomic_add_fetch(&t, 1000, __ATOMIC_RELAXED);
+    out[0] = (int64_t)(now / 1000000000ull);
+    out[1] = (int64_t)(now % 1000000000ull / unit);
+    return 0;
 }
 
 static long sys_mmap(NxCpu *s) {
@@ -730,27 +734,14 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     FWD(timerfd_create, timerfd_create) FWD(timerfd_settime, timerfd_settime)
     FWD(timerfd_gettime, timerfd_gettime) FWD(membarrier, membarrier)
 #undef FWD
-    case A64_clock_gettime:
-        if (deterministic()) {
-            uint64_t t = deterministic_ns();
-            int64_t *ts = (int64_t *)s->x[1];
-            ts[0] = (int64_t)(t / 1000000000ull);
-            ts[1] = (int64_t)(t % 1000000000ull);
-            r = 0;
-        } else {
-            r = HSYS(SYS_clock_gettime, s);
-        }
+    case A64_clock_gettime:   /* struct timespec: seconds, nanoseconds */
+        if (deterministic()) r = deterministic_time((int64_t *)s->x[1], 1);
+        else r = HSYS(SYS_clock_gettime, s);
         break;
-    case A64_gettimeofday:
+    case A64_gettimeofday:    /* struct timeval: seconds, microseconds; struct timezone: UTC */
         if (deterministic()) {
-            uint64_t t = deterministic_ns();
-            if (s->x[0]) {
-                int64_t *tv = (int64_t *)s->x[0];
-                tv[0] = (int64_t)(t / 1000000000ull);
-                tv[1] = (int64_t)(t % 1000000000ull / 1000);
-            }
-            if (s->x[1]) memset((void *)s->x[1], 0, 8);   /* struct timezone: UTC */
-            r = 0;
+            r = s->x[0] ? deterministic_time((int64_t *)s->x[0], 1000) : 0;
+            if (s->x[1]) memset((void *)s->x[1], 0, 8);
         } else {
             r = HSYS(SYS_gettimeofday, s);
         }
