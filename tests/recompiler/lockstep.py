@@ -73,11 +73,12 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
     """First record where the two traces differ.  Process and thread ids differ between the
     two runs: with ``pids`` (the lifted run's and Unicorn's process ids), the lifted run's pid or
     a thread id just above it (the lifted guest runs on a thread of its own) counts as the same
-    as Unicorn's pid (its guest runs on the main thread), each pairing noted once.  An entry only one side logged (the lifted
-    code reached a function's code without entering its C function: a jump to a label that is
-    also an entry; or Unicorn's block hook did not see an entry that the code before it falls
-    into) is noted and skipped: the traces are realigned on the nearest entry both logged,
-    within ``window`` records."""
+    as Unicorn's pid (its guest runs on the main thread), each pairing noted once.  An entry
+    only one side logged (the lifted code reached a function's code without entering its C
+    function: a jump to a label that is also an entry; or Unicorn's block hook did not see an
+    entry that the code before it falls into) is noted and skipped: the traces are realigned
+    on the nearest entry both logged, within ``window`` records.  Skipped records are counted
+    in the report; every other record is compared register by register."""
     a, b = Path(a_path).read_bytes(), Path(b_path).read_bytes()
     na, nb = len(a) // REC.size, len(b) // REC.size
     prev: list[int] = []
