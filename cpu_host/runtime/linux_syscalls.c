@@ -471,6 +471,8 @@ static int deterministic(void) {
     if (det < 0) det = getenv("NXRECOMP_DETERMINISTIC") != NULL;
     return det;
 }
+/* a mapping of len bytes was placed at r: the next deterministic one goes above it */
+static void deterministic_placed(long r, uint64_t len) { P.det_mmap = page_up((uint64_t)r + len) + PAGE; }
 /* the deterministic clock's next reading as seconds and the rest in units of `unit` ns; 0 */
 static long deterministic_time(int64_t *out, uint64_t unit) {
     static uint64_t t = 1700000000ull * 1000000000ull;
@@ -501,7 +503,7 @@ static long sys_mmap(NxCpu *s) {
         flags &= ~MAP_FIXED_NOREPLACE;
         r = hsys6(SYS_mmap, 0, (long)len, prot, flags, (long)s->x[4], (long)s->x[5]);
     }
-    if (det && r >= 0) P.det_mmap = page_up((uint64_t)r + len) + PAGE;
+    if (det && r >= 0) deterministic_placed(r, len);
     if (r == -EEXIST) r = -ENOMEM;
     if (r >= 0 && (flags & MAP_FIXED_NOREPLACE) && (uint64_t)r != addr && (s->x[3] & MAP_FIXED)) {
         hsys6(SYS_munmap, r, (long)len, 0, 0, 0, 0);
@@ -556,7 +558,7 @@ static long sys_mremap(NxCpu *s) {
             if (at >= 0 && (uint64_t)at == P.det_mmap) {
                 r = hsys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, (long)(flags | 2), at, 0);
                 if (r < 0) hsys6(SYS_munmap, at, (long)newlen, 0, 0, 0, 0);
-                else P.det_mmap = page_up((uint64_t)r + newlen) + PAGE;
+                else deterministic_placed(r, newlen);
             } else if (at >= 0) {
                 hsys6(SYS_munmap, at, (long)newlen, 0, 0, 0, 0);
             }

@@ -7,9 +7,9 @@ The bundle must be built with NXRECOMP_RECOMPILER_TRACE=1: each lifted function 
 registers at its entry.  Unicorn runs the same program from the same initial state (same stack,
 same AT_RANDOM, the same answers to ID-register reads) through the same system-call personality
 and logs the registers at the same addresses.  The first record that differs names the function
-where the lifted code went wrong (the one entered before it).  A frame re-entered after a
-longjmp logs its function's entry again: the report notes entries only one side logged and
-compares on from the next entry both did."""
+where the lifted code went wrong (the one entered before it).  Entries only one side logs
+(labels the lifted code reaches inside a function's C, loop heads at a function's first
+instruction that Unicorn's block hook sees) are noted and skipped (``compare``)."""
 from __future__ import annotations
 
 import fcntl
@@ -207,17 +207,20 @@ def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin
     so = drv.build_harness(tmp)
     entries_file = tmp / "entries.json"
     entries_file.write_text(json.dumps(manifest["functions"]))
-    # (nxrecomp exec replaces itself with the bundle's launcher: the guest's pid is this one's)
-    with open(stdin or os.devnull, "rb") as fin:
-        pa = subprocess.Popen([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv], env=env,
-                              stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=run)
-        pa.wait()
-    with open(stdin or os.devnull, "rb") as fin:
-        pb = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--unicorn", str(so),
-                               manifest["program"], str(entries_file), str(uni), *prog_argv], stdin=fin,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=run)
-        pb.wait()
-    report = compare(str(lifted), str(uni), pids=(pa.pid, pb.pid))
+
+    def pid_of_run(cmd: list[str]) -> int:
+        """Run ``cmd`` to its end on ``stdin`` in ``run``; its process id (nxrecomp exec
+        replaces itself with the bundle's launcher, so the lifted guest's pid is this one)."""
+        with open(stdin or os.devnull, "rb") as fin:
+            p = subprocess.Popen(cmd, env=env, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 cwd=run)
+            p.wait()
+        return p.pid
+
+    pa = pid_of_run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv])
+    pb = pid_of_run([sys.executable, str(Path(__file__).resolve()), "--unicorn", str(so), manifest["program"],
+                     str(entries_file), str(uni), *prog_argv])
+    report = compare(str(lifted), str(uni), pids=(pa, pb))
     if os.path.exists(str(uni) + ".blocks"):
         report += "\nunicorn blocks: " + " ".join(Path(str(uni) + ".blocks").read_text().split()[:200])
     return report

@@ -25,10 +25,20 @@ from tests.cpu_host import aarch64_programs
 from tests.recompiler import lockstep
 
 
+def _recompile_traced(program: Path, out: Path) -> Path:
+    """``program`` recompiled into ``out`` with ``recompiler.trace`` (registers logged at every
+    function entry)."""
+    env = {**os.environ, "NXRECOMP_RECOMPILER_TRACE": "1"}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+                       capture_output=True, text=True, timeout=3600, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
 def _matched(report: str, least: int) -> None:
     """The report says no record differs, at least ``least`` were compared and every record
-    Unicorn logged was matched (the lifted run may log more: a frame re-entered after a longjmp
-    logs its entry again; never fewer)."""
+    Unicorn logged was matched (the lifted run may log more, an entry reached by running on into
+    it from the code before; never fewer)."""
     m = re.search(r"no difference in (\d+) matched records \(lifted (\d+), unicorn (\d+)\)", report)
     assert m, report[-3000:]
     matched, n_lifted, n_unicorn = map(int, m.groups())
@@ -38,12 +48,7 @@ def _matched(report: str, least: int) -> None:
 @pytest.mark.parametrize("name,args,least", [("unwind_regs", ["3"], 1000), ("cpu_features", [], 20)])
 def test_lifted_state_at_every_function_entry_equals_unicorns(name, args, least, tmp_path):
     pytest.importorskip("unicorn")
-    program = aarch64_programs.build(name, tmp_path)
-    bundle = tmp_path / "bundle"
-    env = {**os.environ, "NXRECOMP_RECOMPILER_TRACE": "1"}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(bundle)],
-                       capture_output=True, text=True, timeout=1800, env=env)
-    assert r.returncode == 0, r.stderr[-2000:]
+    bundle = _recompile_traced(aarch64_programs.build(name, tmp_path), tmp_path / "bundle")
     work = tmp_path / "work"
     work.mkdir()
     _matched(lockstep.lockstep(bundle, [name, *args], work), least)
@@ -52,13 +57,7 @@ def test_lifted_state_at_every_function_entry_equals_unicorns(name, args, least,
 @pytest.fixture(scope="module")
 def traced_busybox(tmp_path_factory):
     from tests.cpu_host.busybox_cases import fetch_busybox
-    busybox = fetch_busybox()
-    out = tmp_path_factory.mktemp("bbtrace") / "bundle"
-    env = {**os.environ, "NXRECOMP_RECOMPILER_TRACE": "1"}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
-                       capture_output=True, text=True, timeout=3600, env=env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return out
+    return _recompile_traced(fetch_busybox(), tmp_path_factory.mktemp("bbtrace") / "bundle")
 
 
 _APPLETS = {
@@ -106,15 +105,18 @@ def test_compare_realigns_on_entries_only_one_side_logged(tmp_path):
     assert "no difference in 4 matched records (lifted 5, unicorn 4)" in lockstep.compare(str(a), str(b))
 
 
-def _traced(name: str, tmp_path_factory) -> Path:
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    """name -> the traced bundle of that real program (tests/realprogs/sources.py), built once
+    per module."""
     from tests.realprogs import sources
-    program = sources.build(name)
-    out = tmp_path_factory.mktemp(f"{name}trace") / "bundle"
-    env = {**os.environ, "NXRECOMP_RECOMPILER_TRACE": "1"}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
-                       capture_output=True, text=True, timeout=3600, env=env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return out
+    built: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in built:
+            built[name] = _recompile_traced(sources.build(name), tmp_path_factory.mktemp(f"{name}trace") / "bundle")
+        return built[name]
+    return get
 
 
 @pytest.mark.heavy
@@ -122,12 +124,12 @@ def _traced(name: str, tmp_path_factory) -> Path:
 @pytest.mark.parametrize("script,args,least", [("format.lua", [], 20000), ("coro.lua", [], 20000),
                                                ("mathlib.lua", [], 20000), ("nbody.lua", ["200"], 20000),
                                                ("spectral.lua", ["20"], 20000)])
-def test_lua_scripts_in_lockstep_with_unicorn(script, args, least, tmp_path_factory, tmp_path):
+def test_lua_scripts_in_lockstep_with_unicorn(script, args, least, traced, tmp_path):
     """Float formatting, the math library, coroutines (a yield is a longjmp) and the two
     benchmarks' float loops: every general and vector register at every function entry equals
     Unicorn's (issue 7's programs)."""
     pytest.importorskip("unicorn")
-    bundle = _traced("lua", tmp_path_factory)
+    bundle = traced("lua")
     script_path = Path(__file__).resolve().parents[1] / "realprogs" / "lua" / script
     work = tmp_path / "work"
     work.mkdir()
@@ -136,13 +138,13 @@ def test_lua_scripts_in_lockstep_with_unicorn(script, args, least, tmp_path_fact
 
 @pytest.mark.heavy
 @pytest.mark.network
-def test_zstd_and_xxhsum_in_lockstep_with_unicorn(tmp_path_factory, tmp_path):
+def test_zstd_and_xxhsum_in_lockstep_with_unicorn(traced, tmp_path):
     """zstd's compressor and decompressor and xxHash's NEON paths on 200 KB of text."""
     pytest.importorskip("unicorn")
     from tests.realprogs.test_xxhash_zstd import text_data
     data = tmp_path / "in.txt"
     data.write_bytes(text_data(200_000, 5))
-    zstd, xxhsum = _traced("zstd", tmp_path_factory), _traced("xxhsum", tmp_path_factory)
+    zstd, xxhsum = traced("zstd"), traced("xxhsum")
     packed = tmp_path / "in.zst"
     with open(data, "rb") as fin, open(packed, "wb") as fout:
         r = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(zstd), "--", "zstd", "-3"], stdin=fin,
