@@ -266,6 +266,11 @@ class Analyser:
                 val = ("const", f["imm16"] << (16 * f["hw"]))
             elif n == "LDST_uimm" and not f["V"] and f["opc"] == 1 and f["size"] == 3 and f["Rn"] == 31:
                 val = ("spill", f["imm12"] * 8)   # a table base spilled to the stack frame
+            elif n == "LDST_uimm" and not f["V"] and f["opc"] in (1, 2) and get(f["Rn"])[0] == "add":
+                # an entry of a table whose address this block computed (glibc's memcpy
+                # variants: adrp + add + add index + ldrsw + add + br)
+                addr = ("add", get(f["Rn"]), ("const", f["imm12"] << f["size"]))
+                val = ("load", 1 << f["size"], f["opc"] == 2, addr)
             elif rd is not None and n in ("LDST_uimm", "LDST_imm9", "LDST_regoff") and not f["V"] and f["opc"]:
                 val = ("reg", rd)     # a value loaded here (a bytecode word): a candidate index
                 loaded.add(rd)
@@ -444,6 +449,8 @@ class Analyser:
         for k in range(64):
             v = self._eval(target, idx_reg, k)
             if v is None or not self.mem.is_code(v) or abs(v - br_addr) > 0x4000 or v % 4:
+                if k == 0:
+                    continue   # an unused first slot (glibc's memcpy: index 0 is handled before)
                 break
             out.append(v)
         return out or None

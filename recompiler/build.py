@@ -117,11 +117,12 @@ def compile_cost(function_sizes: list[int]) -> float:
     return float(sum(n + n * n / 30000 for n in function_sizes))
 
 
-def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: set[int]) -> str:
+def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: set[int],
+                       elide_saves: bool = True) -> str:
     """What a shard's C depends on besides its own functions: the recompiler's code (every
     module of the package, so no dependency of the lifter is missed), the lifting settings and
     the set of function entries (a call to an entry is a direct call)."""
-    h = hashlib.sha256(repr((trust_abi, comments, trace)).encode())
+    h = hashlib.sha256(repr((trust_abi, comments, trace, elide_saves)).encode())
     h.update(_PACKAGE_SOURCE)
     h.update(b"".join(a.to_bytes(8, "little") for a in sorted(functions)))
     return h.hexdigest()
@@ -175,7 +176,7 @@ def _lift_cache() -> Path:
 
 def _lift_paths(args: tuple) -> tuple[Path, Path]:
     """A lift job's C file (``out_dir/shard_B_P.c``) and its entry in the lift cache."""
-    index, plans, _functions, out_dir, _trust, _comments, _trace, fingerprint = args
+    index, plans, _functions, out_dir, _trust, _elide, _comments, _trace, fingerprint = args
     return (Path(out_dir) / f"shard_{index[0]:05d}_{index[1]}.c",
             _lift_cache() / f"{_lift_key(fingerprint, plans)}.pickle.z")
 
@@ -209,10 +210,10 @@ _FNLIVE_FIELDS = {f.name for f in dataclasses.fields(interproc.FnLive)}
 def _lift_shard(args: tuple) -> ShardResult:
     """Lift one shard (its C with placeholders, its functions' facts) and store that in the
     lift cache (a rebuild after one function changed then lifts one shard, not all)."""
-    index, plans, functions, out_dir, trust_abi, comments, trace, fingerprint = args
+    index, plans, functions, out_dir, trust_abi, elide_saves, comments, trace, fingerprint = args
     t0 = time.process_time()
     path, cached = _lift_paths(args)
-    r = _lift_fresh(index, path, plans, functions, trust_abi, comments, trace)
+    r = _lift_fresh(index, path, plans, functions, trust_abi, comments, trace, elide_saves)
     tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp")
     # zlib: lifted C compresses ~8x (a busybox build is 35 MB of it).  pickle: the entry is
     # this machine's own cache, written only by this code
@@ -225,13 +226,13 @@ def _lift_shard(args: tuple) -> ShardResult:
 
 
 def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[int], trust_abi: bool,
-                comments: bool, trace: bool) -> ShardResult:
+                comments: bool, trace: bool, elide_saves: bool = True) -> ShardResult:
     from recompiler.lift.emitter import fname, rname
 
     bodies, entries, defined, callees, facts = [], [], [], set(), []
     for plan in plans:
         code, called, live = lift_function(plan, functions, trust_abi=trust_abi, comments=comments,
-                                           trace=trace, defer=True)
+                                           trace=trace, defer=True, elide_saves=elide_saves)
         bodies.append(code)
         if live is not None:
             facts.append(live)
@@ -393,6 +394,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     jobs = max(1, int(settings.get("recompiler", "jobs")))
     shard_bytes = int(settings.get("recompiler", "shard_bytes"))
     trust = bool(settings.get("recompiler", "trust_abi"))
+    elide = bool(settings.get("recompiler", "elide_saves"))
     comments = bool(settings.get("recompiler", "comments"))
     trace = bool(settings.get("recompiler", "trace"))
     functions = set(program.functions)
@@ -400,8 +402,8 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     for addr in sorted(program.functions):
         buckets.setdefault(_shard_of(addr, shard_bytes), []).append(program.functions[addr])
     max_insns = int(settings.get("recompiler", "shard_insns"))
-    fingerprint = lifter_fingerprint(trust, comments, trace, functions)
-    lifts = [((k, i), part, functions, str(src_dir), trust, comments, trace, fingerprint)
+    fingerprint = lifter_fingerprint(trust, comments, trace, functions, elide)
+    lifts = [((k, i), part, functions, str(src_dir), trust, elide, comments, trace, fingerprint)
              for k, plans in sorted(buckets.items()) for i, part in enumerate(split_bucket(plans, max_insns))]
     arch = cc.arch_flags()
     flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *arch]

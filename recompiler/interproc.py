@@ -30,6 +30,7 @@ from recompiler import liveness as L
 
 X30 = L.xbit(30)
 X0, X1 = L.xbit(0), L.xbit(1)
+CALLEE_SAVED = L.CALLEE_SAVED
 # X0, X1 and X30 travel as C arguments and X0 as the C result (emitter.SIG): at the entry their
 # NxCpu slots may be stale, so they count as written there; a call passes them without storing
 # them (X1 is stored for an unknown callee, whose stores we cannot see: see site_lists).
@@ -74,6 +75,7 @@ class FnLive:
     w_sp: bool = False
     v_written: list[int] = field(default_factory=list)
     ret_extra: str = ""               # what a return also writes back (the flags, for a test)
+    unknown_uses: int = L.CALL_USES   # what an unknown callee reads (less with elide_saves)
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -94,7 +96,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         uses = f.base_uses
         for g, opened in [*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]:
             if g is not None:
-                uses |= summ[g].uses & opened if g in summ else L.CALL_USES & opened
+                uses |= summ[g].uses & opened if g in summ else f.unknown_uses & opened
         mods = L.CALL_CLOBBERS if f.opaque else f.writes_all
         for g in f.callees:
             mods |= summ[g].mods if g in summ else L.CALL_CLOBBERS
@@ -117,16 +119,20 @@ def _preds(f: FnLive) -> list[list[int]]:
     return preds
 
 
-def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], list[int]]:
+def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], list[int], list[int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
     its callee may read and what is live after it that the callee may change, a return the
     caller-saved registers (and the callee-saved ones its own calls overwrote), each only where
-    the local may differ from ``NxCpu`` (forward "dirty" pass)."""
+    the local may differ from ``NxCpu`` (forward "dirty" pass).  Last, for each call site, the
+    callee-saved registers live after it that its locals alone hold (not stored: the callee
+    does not read them): a frame re-entered there from ``NxCpu`` would not find them."""
     n = len(f.writes)
     preds = _preds(f)
-    callee = [summ.get(g, UNKNOWN) if g is not None else UNKNOWN for g in f.site_target]
+    unknown = Summary(f.unknown_uses, L.CALL_CLOBBERS)
+    callee = [summ.get(g, unknown) if g is not None else unknown for g in f.site_target]
     n_sites, n_rets = len(f.site_target), max(f.ret, default=-1) + 1
     stores = [0] * n_sites
+    elided = [0] * n_sites
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
     reloads = [f.site_live[k] & callee[k].mods & L.CALL_CLOBBERS & ~X0 & ~X30 for k in range(n_sites)]
@@ -148,12 +154,15 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
             k = f.site[i]
             if k >= 0:
                 c = callee[k]
-                st = (c.uses | (f.site_live[k] & c.mods)) & d & ~passed[k]
+                st = (c.uses | (f.site_live[k] & c.mods & L.CALL_CLOBBERS)) & d & ~passed[k]
                 stores[k] = st
-                # after the call: what was stored is in NxCpu; what the callee may change is
-                # either reloaded or dead (its NxCpu value is then as good as the local's);
-                # X0 (the callee's result) and X30 (the return address) are in the locals only
-                d = (d & ~st & ~c.mods) | X0 | X30
+                elided[k] = f.site_live[k] & CALLEE_SAVED & d & ~st
+                # after the call: what was stored is in NxCpu; a caller-saved register the
+                # callee may change is either reloaded or dead (its NxCpu value is then as good
+                # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
+                # so a dirty one not stored stays dirty; X0 (the callee's result) and X30 (the
+                # return address) are in the locals only
+                d = (d & ~st & ~(c.mods & L.CALL_CLOBBERS)) | X0 | X30
             r = f.ret[i]
             if r >= 0:
                 ret_stores[r] = d
@@ -177,7 +186,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
             kept |= st & ~L.CALL_CLOBBERS
     mask = _ret_mask(f, summ)
     ret_stores = [m & (L.CALL_CLOBBERS | kept) & mask for m in ret_stores]
-    return stores, reloads, ret_stores
+    return stores, reloads, ret_stores, elided
 
 
 def _ret_mask(f: FnLive, summ: dict[int, Summary]) -> int:
@@ -222,7 +231,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
     return out
 
 
-_SITE = re.compile(r"@@(SC|RC|SR):([0-9a-f]+):(\d+)@@")
+_SITE = re.compile(r"@@(SC|RC|SR|RZ):([0-9a-f]+):(\d+)@@")
 
 
 def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
@@ -230,16 +239,18 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
     placeholder replaced by its store or reload list."""
     lists = {}
     for f in fns:
-        st, rl, rs = site_lists(f, summ)
+        st, rl, rs, el = site_lists(f, summ)
         mask = _ret_mask(f, summ)
         quiet = [None if q is None else q & mask for q in quiet_returns(f)]
-        lists[f.entry] = (f, st, rl, rs, quiet)
+        lists[f.entry] = (f, st, rl, rs, quiet, el)
 
     def one(m: re.Match) -> str:
-        f, st, rl, rs, quiet = lists[int(m.group(2), 16)]
+        f, st, rl, rs, quiet, el = lists[int(m.group(2), 16)]
         k = int(m.group(3))
         if m.group(1) == "SC":
             return _stores(f, st[k])
+        if m.group(1) == "RZ":   # a resume point at call site k (emitter: the twin's switch)
+            return "nx_elided_resume(s); NX_BACK; " if el[k] else ""
         if m.group(1) == "SR":
             full = _stores(f, rs[k], f.ret_extra)
             if quiet[k] is None or quiet[k] == rs[k]:

@@ -124,6 +124,42 @@ def indirect_jump(text: str) -> tuple[str, bool]:
     return t, n > 0
 
 
+# What a system call reads: its number and arguments (X8, X0-X7; Horizon's SVCs take X0-X7) and
+# SP.  It stores every local of its own function (STORE_ALL) and reloads them after it; a
+# caller's callee-saved registers it does not read (see ``recompiler.elide_saves``).
+SVC_USES = _mask(xs=range(9), sp=True)
+# Callee-saved registers (AAPCS64): X19-X29 and the low halves of V8-V15.
+CALLEE_SAVED = _mask(xs=range(19, 30), vs=range(8, 16))
+_SAVE_PAIR = {0xA8800000: False, 0xA9000000: False, 0xA9800000: False,     # STP Xt (post, offset, pre)
+              0x6C800000: True, 0x6D000000: True, 0x6D800000: True}        # STP Dt
+_SAVE_ONE = {0xF9000000: (0xFFC00000, False), 0xF8000C00: (0xFFE00C00, False),   # STR Xt (offset, pre)
+             0xF8000400: (0xFFE00C00, False), 0xFD000000: (0xFFC00000, True),    # (post); STR Dt
+             0xFC000C00: (0xFFE00C00, True), 0xFC000400: (0xFFE00C00, True)}
+
+
+def save_reads(word: int) -> int:
+    """The callee-saved registers an instruction stores into a stack slot (base SP or the frame
+    pointer X29): a prologue's save of its caller's values.  Such a read does not make the
+    register an input of the function (see ``recompiler.elide_saves``): an AAPCS64 function
+    only ever reloads the slot to hand the value back."""
+    rn = (word >> 5) & 31
+    if rn not in (31, 29):
+        return 0
+    regs: list[tuple[int, bool]] = []
+    fp = _SAVE_PAIR.get(word & 0xFFC00000)
+    if fp is not None:
+        regs = [(word & 31, fp), ((word >> 10) & 31, fp)]
+    else:
+        for value, (mask, is_fp) in _SAVE_ONE.items():
+            if word & mask == value:
+                regs = [(word & 31, is_fp)]
+                break
+    out = 0
+    for r, is_fp in regs:
+        out |= vbit(r) if is_fp else (xbit(r) if r != 31 else 0)
+    return out & CALLEE_SAVED & ~(xbit(rn) if rn == 29 else 0)
+
+
 def effects(text: str) -> tuple[int, int]:
     """(gen, kill) of one chunk's C text (comments, placeholders and the indirect jump out
     already taken off)."""
@@ -159,9 +195,11 @@ def successors(text: str) -> list[int]:
     return [int(a, 16) for a in _GOTO.findall(_COMMENT.sub("", text))]
 
 
-def solve(chunks: list[Chunk], falls: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
+def solve(chunks: list[Chunk], falls: dict[int, int],
+          past_end: int = INDIRECT_USES) -> tuple[dict[int, int], dict[int, int]]:
     """(live-in, live-out) of every chunk (by address), iterated to a fixed point.  ``falls``
-    maps a chunk's address to the address it falls through to."""
+    maps a chunk's address to the address it falls through to; ``past_end`` is what falling
+    past the function's end after a call reads."""
     by_addr = {c.addr: c for c in chunks}
     live_in = {c.addr: 0 for c in chunks}
     live_out = {c.addr: 0 for c in chunks}
@@ -178,7 +216,7 @@ def solve(chunks: list[Chunk], falls: dict[int, int]) -> tuple[dict[int, int], d
                     out |= live_in[f]
                 else:   # past the function's end: after a call only a noreturn callee's
                     # (the compiler ends a function with a call only then); else anything
-                    out |= INDIRECT_USES if c.call is not None else ALL
+                    out |= past_end if c.call is not None else ALL
             out |= c.leaves
             if c.call is not None:
                 out_through = out | c.call_gen

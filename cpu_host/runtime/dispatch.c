@@ -237,6 +237,14 @@ void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) {
               "(recompile with NXRECOMP_RECOMPILER_IFUNC_STUBS=0)", stub_pc, target);
 }
 void nx_bad_resume(NxCpu *s) { nx_die(s, "resume at an address the function does not hold", s->pc, 0); }
+/* A frame re-entered from NxCpu (a return to somewhere else) at a call site whose callee-saved
+ * registers lived only in its C locals: the callee did not read them, so the site did not store
+ * them (recompiler.elide_saves), and NxCpu holds no value of them to resume with.  A setjmp's
+ * call site always stores them; this is a non-local return to another kind of site. */
+void nx_elided_resume(NxCpu *s) {
+    nx_die(s, "a non-local return resumed a frame at a call site that kept its callee-saved "
+              "registers in host locals only (recompile with NXRECOMP_RECOMPILER_ELIDE_SAVES=0)", s->pc, 0);
+}
 
 void nx_unimplemented(NxCpu *s, uint64_t pc, uint32_t word) {
     nx_die(s, "instruction the lifter does not implement", pc, word);

@@ -19,11 +19,12 @@ HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **f
 
 def lift_function(plan: FunctionPlan, functions: set[int], *, trust_abi: bool = True,
                   comments: bool = False, trace: bool = False,
-                  defer: bool = False) -> tuple[str, set[int], FnLive | None]:
+                  defer: bool = False, elide_saves: bool = True) -> tuple[str, set[int], FnLive | None]:
     """C source of ``plan``'s function, the set of functions it calls directly, and, with
     ``defer``, what ``interproc.place`` needs to fill its call sites' placeholders (None when
     the lists are written at once: ``trust_abi`` off, trace builds)."""
-    em = FunctionEmitter(plan, functions, trust_abi=trust_abi, comments=comments, trace=trace)
+    em = FunctionEmitter(plan, functions, trust_abi=trust_abi, comments=comments, trace=trace,
+                         elide_saves=elide_saves)
     code = em.emit(HANDLERS, defer=defer)
     for err in em.internal_errors:
         logging.getLogger("recompiler.lift").warning("lifter error (lifted as a fatal trap): %s", err)

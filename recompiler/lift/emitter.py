@@ -44,6 +44,7 @@ _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # emitter.goto's tail call to a lifted function
+_FATAL_RE = re.compile(r"\bnx_(?:unimplemented|brk)\(")
 _TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
@@ -79,7 +80,8 @@ class FunctionPlan:
 
 class FunctionEmitter:
     def __init__(self, plan: FunctionPlan, functions: set[int], trust_abi: bool = True,
-                 comments: bool = False, trace: bool = False, ret_flags: bool = False) -> None:
+                 comments: bool = False, trace: bool = False, ret_flags: bool = False,
+                 elide_saves: bool = True) -> None:
         self.trace = trace
         # a return writes the flags back too: AAPCS64 does not, but a differential test that
         # reads the architectural state after a RET does (tests/recompiler/unicorn_harness.py)
@@ -87,6 +89,7 @@ class FunctionEmitter:
         self.plan = plan
         self.functions = functions          # every function entry of the program
         self.trust_abi = trust_abi
+        self.elide_saves = elide_saves and trust_abi
         self.comments = comments
         self.body: list[str] = []
         self.addrs = {i.addr for i in plan.insns}
@@ -169,7 +172,7 @@ class FunctionEmitter:
                      "{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, s->pc); "
                      f"if (_e) _r = _e->fn{ARGS}; else {{ if (nx_ic_fill) s = nx_ic_fill(s, &_ic); _r = nx_call_ind{ARGS}; }} }}")
         # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
-        self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) return _r;")
+        self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;")
         self.out(f"x0 = _r.x0; {f'@@RC{k}@@' if self.live else 'RELOAD_CALL'};")
 
     def leave(self, target_expr: str) -> None:
@@ -227,7 +230,7 @@ class FunctionEmitter:
         chunks: list[tuple[int, int]] = []
         for insn in self.plan.insns:
             if prev_falls and prev_addr is not None and insn.addr != prev_addr + 4:
-                self.out(self.goto(prev_addr + 4))
+                self._fall_out(prev_addr, chunks)
             self.insn = insn
             chunks.append((insn.addr, len(self.body)))
             if self.comments:
@@ -253,7 +256,7 @@ class FunctionEmitter:
                     self.out("_c = 1;")
                     self.events.add(insn.addr)
         if prev_falls and prev_addr is not None:
-            self.out(self.goto(prev_addr + 4))
+            self._fall_out(prev_addr, chunks)
         if self.live:
             self._liveness(chunks, len(self.body))
         # labels go before the instruction lines that start at their address
@@ -272,6 +275,16 @@ class FunctionEmitter:
         if self.facts is not None and not defer:
             text = interproc.place(text, [self.facts], {})
         return text
+
+    def _fall_out(self, addr: int, chunks: list[tuple[int, int]]) -> None:
+        """The fall from ``addr`` to code outside this function: a jump there, in the text of
+        the instruction at ``addr``, which liveness reads (a direct tail call reads its callee's
+        summary) instead of taking the fall as reading everything.  The fall after a call stays
+        (the callee's part of the text is not read: liveness takes it as a noreturn callee's)."""
+        start = chunks[-1][1]
+        self.out(self.goto(addr + 4))
+        if not any("@@SC" in line for line in self.body[start:]):
+            self.falls.pop(addr, None)
 
     def _overwrites_nxcpu(self, start: int) -> bool:
         """Whether the instruction whose lines begin at ``start`` writes this function's own
@@ -296,6 +309,7 @@ class FunctionEmitter:
         # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
         # every indirect jump's ``leaves``).
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
+        saves = self._elided_saves()
         for j, (addr, start) in enumerate(chunks):
             stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
             text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
@@ -313,18 +327,22 @@ class FunctionEmitter:
             # sites; ``summary_leaves``: the same without what a return or a direct tail call
             # hands on (their callers reload only what we may write; a tail callee's reads come
             # from its summary, ``tails``), for the registers live at the entry
-            summary_leaves = L.INDIRECT_USES if indirect else 0
+            summary_leaves = self._elide(L.INDIRECT_USES) if indirect else 0
+            table = self.plan.jump_tables.get(addr)
+            if indirect and table and all(a in self.addrs for a in table):
+                # the fallback of a small table of this function's own labels: a miss, as below
+                summary_leaves = self._elide(L.EXIT_USES)
             leaves = (L.RET_LIVE if ret else 0) | summary_leaves
             for m in list(_TAIL_RE.finditer(text)):
                 tails.append((addr, int(m.group(1), 16)))
-                leaves |= L.CALL_USES | L.RET_LIVE
+                leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
             text = _TAIL_RE.sub("", text)
             succs = L.successors(text)
             for label in re.findall(r"\bgoto (JT_\d+);", text):
                 text = text.replace(f"goto {label};", "")
                 targets = self.shared_targets[label]
                 succs += targets or []
-                miss = L.EXIT_USES if targets is not None else L.ALL
+                miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
                 leaves |= miss
                 summary_leaves |= miss
                 indirect = True
@@ -332,22 +350,42 @@ class FunctionEmitter:
                 succs += inner
                 opaque = True
             gen, kill = L.effects(text)
-            if gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
+            gen &= ~saves.get(addr, 0)
+            if _FATAL_RE.search(text):
+                # a fatal error (an instruction we do not lift, BRK/UDF) reads nothing a caller
+                # must provide: glibc's SVE variants of memcpy and friends, never picked here,
+                # otherwise made every memcpy call store every register
+                gen = kill = 0
+            elif gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
                 opaque = True
-            cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text)))
+                if self.elide_saves and "nx_svc(" in text:
+                    gen = L.SVC_USES
+            cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text),
+                              call_gen=self._elide(L.CALL_USES)))
             base_leaves.append(summary_leaves)
-        _live_in, live_out = L.solve(cs, self.falls)
+        # past the end after a call: a noreturn callee's (never run: a tail call into the
+        # next function, whose save reads elide_saves does not count)
+        past_end = self._elide(L.INDIRECT_USES)
+        _live_in, live_out = L.solve(cs, self.falls, past_end)
         for c, b in zip(cs, base_leaves):   # a direct callee's reads come from its summary
             if c.call is not None and self.call_targets[c.call] is not None:
                 c.call_gen = 0
             c.leaves = b
-        base_in, _ = L.solve(cs, self.falls)
+        base_in, _ = L.solve(cs, self.falls, past_end)
         must = L.must_written(cs, self.falls, self.plan.entry)
         index = {c.addr: i for i, c in enumerate(cs)}
         n_sites = len(self.call_rets)
-        f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL),
+        # a function that saves a callee-saved register owns it: by AAPCS64 its own reads of
+        # the entry value mean nothing (they lie on paths the guest compiler knew do not
+        # happen, as verror_msg's read of X23 where its flag was clear), so they are no input
+        # (a callee's read on a path that leaves it untouched, as setjmp's, still is: site_open)
+        owned = 0
+        for m in saves.values():
+            owned |= m
+        f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned,
                              0, opaque, sorted(self.callees))
         f.site_target = list(self.call_targets)
+        f.unknown_uses = self._elide(L.CALL_USES)
         f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
         f.entry_index = index.get(self.plan.entry, -1)
         for c in cs:
@@ -366,6 +404,34 @@ class FunctionEmitter:
             f.tail_open.append(L.ALL & ~must[a])
         self.facts = f
 
+    def _elide(self, uses: int) -> int:
+        """``uses`` without the callee-saved registers with ``recompiler.elide_saves``: what an
+        exit whose reader is not this program's own code reads of them (an unknown callee, a
+        jump out, a table's miss, the fall past a noreturn call).  AAPCS64 code reads them only
+        to save them; a frame that a return to somewhere else re-enters finds them where
+        whatever captured them (setjmp) put them, and one resumed at a call site that did not
+        store them is a fatal error naming the setting (docs/ARCHITECTURE.md)."""
+        return uses & ~liveness.CALLEE_SAVED if self.elide_saves else uses
+
+    def _elided_saves(self) -> dict[int, int]:
+        """Address -> the callee-saved registers the instruction there saves into a stack slot,
+        reads that do not count as reads of the function (``recompiler.elide_saves``): a caller
+        then keeps such a register in its C local only, and this function saves whatever its
+        ``NxCpu`` slot holds (its epilogue's reload of the slot goes nowhere: the caller trusts
+        AAPCS64).  None for a function that saves every one of X19-X28 and D8-D15: that is
+        ``__builtin_unwind_init``'s prologue, whose function (an unwinder) reads its own save
+        slots to find its callers' registers."""
+        if not self.elide_saves:
+            return {}
+        saves = {i.addr: liveness.save_reads(i.word) for i in self.plan.insns}
+        every = liveness.CALLEE_SAVED & ~liveness.xbit(29)
+        union = 0
+        for m in saves.values():
+            union |= m
+        if union & every == every:
+            return {}
+        return {a: m for a, m in saves.items() if m}
+
     def _tag_sites(self, body: str, regs: list[int], v_used: list[int],
                    w_regs: list[int], w_sp: bool, v_written: list[int]) -> str:
         """The call sites' and returns' placeholders, named by this function for
@@ -374,7 +440,7 @@ class FunctionEmitter:
         f.regs = [r for r in regs if r in CALLER_SAVED]
         f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
         f.ret_extra = "FLAGS_STORE;" if self.ret_flags and self.flags_written else ""
-        return re.sub(r"@@(SC|RC|SR)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
+        return re.sub(r"@@(SC|RC|SR|RZ)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
 
     def _wrap(self, body: str) -> str:
         body = _SV_RE.sub(r"v\1", body)
@@ -439,10 +505,15 @@ class FunctionEmitter:
         if self.resume:
             self.resume = [a for a in self.resume if a in self.addrs]
         if self.resume:
-            cases = " ".join(f"case {a:#x}ull: goto L_{a:x};" for a in sorted(set(self.resume)))
+            # a resume point at a call site that did not store the callee-saved registers live
+            # after it is a fatal error (@@RZ@@, filled by interproc.place: elide_saves)
+            site = {a: k for k, a in enumerate(self.call_rets)}
+            cases = " ".join(f"case {a:#x}ull: {f'@@RZ:{self.plan.entry:x}:{site[a]}@@' if self.live and a in site else ''}goto L_{a:x};"
+                             for a in sorted(set(self.resume)))
             c_set = "_c = 1; " if self.events else ""   # a resumed frame may have stored anything
-            resume = (f"  if (UNLIKELY(s->resume)) {{ s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
-                      f"default: nx_bad_resume(s); NX_BACK; }} }}\n")
+            # s->resume 2: a frame's own try (NX_CATCH); a pc that is not its own goes on up
+            resume = (f"  if (UNLIKELY(s->resume)) {{ u64 _m = s->resume; s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
+                      f"default: if (_m == 2) NX_BACK; nx_bad_resume(s); NX_BACK; }} }}\n")
         # the body is in address order; the entry may lie above code it branches back to
         first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry \
             else f"  goto L_{self.plan.entry:x};\n"
@@ -460,8 +531,25 @@ class FunctionEmitter:
         twin = bool(resume) and not self.trace
         self.plan.resume_twin = twin
 
+        # A return to somewhere else that comes up to a call site of a function with a twin
+        # tries that frame first (C_x): if the guest SP is this frame's, the pc may be one of
+        # its resume points (a longjmp to the setjmp of this frame), and the twin runs on from
+        # NxCpu in this frame's place, so the C frames of its callers, which hold registers in
+        # their locals only (elide_saves), stay as they are.  Else it goes on up, to nx_run.
+        catch = "return _r"
+        prelude = ""
+        if twin and uses_sp:
+            cname = f"C_{self.plan.entry:x}"
+            catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, sp)"
+            prelude = (f"NxRet {rname(self.plan.entry)}{SIG};\n"
+                       f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
+                       "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
+                       "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
+                       f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30]);\n}}\n")
+
         def function(fn: str, entry_check: str, attrs: str = "") -> str:
             return (f"{attrs}NxRet {fn}{SIG} {{\n"
+                    f"#define NX_CATCH {catch}\n"
                     f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
                     f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
                     f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
@@ -471,10 +559,10 @@ class FunctionEmitter:
                     f"  {' '.join(d for d in decl if d)}\n"
                     f"{'  s->x[0] = x0; s->x[1] = x1; s->x[30] = x30; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
                     f"{first_jump}{body}\n"
-                    f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n}}\n")
+                    f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n}}\n")
 
         if not twin:
             return function(name, resume)
-        return (function(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); NX_BACK; }\n")
+        return (prelude + function(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); NX_BACK; }\n")
                 + function(rname(self.plan.entry), resume,
                            "" if self.plan.jump_tables else "__attribute__((cold)) "))

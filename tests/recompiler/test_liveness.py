@@ -4,6 +4,8 @@ else that names it reads it.  (Whole programs against qemu-aarch64 are the real 
 call-site lists built on it: tests/realprogs, tests/recompiler/test_busybox_recompiled.py.)"""
 from __future__ import annotations
 
+import pytest
+
 from recompiler import liveness as L
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
@@ -64,12 +66,12 @@ def test_call_site_reloads_only_what_is_read_after():
     assert "s->x[9]" not in store and "s->x[30]" not in store and "s->x[0]" not in store
 
 
-def _lift_program(funcs: dict[int, list[int]]) -> dict[int, str]:
+def _lift_program(funcs: dict[int, list[int]], elide_saves: bool = True) -> dict[int, str]:
     """Each function's C with its call sites' lists written from whole-program summaries."""
     from recompiler import interproc
     from recompiler.lift import lift_function
     plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in funcs.items()}
-    lifted = {a: lift_function(p, set(funcs), defer=True) for a, p in plans.items()}
+    lifted = {a: lift_function(p, set(funcs), defer=True, elide_saves=elide_saves) for a, p in plans.items()}
     summ = interproc.summarize([facts for _c, _called, facts in lifted.values()])
     return {a: interproc.place(c, [facts], summ) for a, (c, _called, facts) in lifted.items()}
 
@@ -90,17 +92,22 @@ def test_call_to_a_leaf_stores_only_what_it_reads():
     assert reload.startswith("  x0 = _r.x0;") and "x19" not in reload and "s->x[0]" not in reload
 
 
-def test_unknown_callee_keeps_the_abi_worst_case():
-    # the same caller calling an address that is no lifted function: X19 is stored (a callee may
-    # save it), nothing callee-saved is reloaded
+@pytest.mark.parametrize("elide", [True, False])
+def test_unknown_callee_keeps_the_abi_worst_case(elide):
+    # the same caller calling an address that is no lifted function: nothing callee-saved is
+    # reloaded; X19 is stored only with recompiler.elide_saves off (a callee may save it; with
+    # it on, a save is no read and the caller keeps X19 in its local)
     caller = 0x400000
     code = _lift_program({caller: [0xD2800033, 0xD2800049, 0xD2800060, 0xD2800081, 0x9400003C, 0x8B130000,
-                                    0xD65F03C0]})[caller]
+                                    0xD65F03C0]}, elide_saves=elide)[caller]
     store = code.split("x30 = 0x400014ull;", 1)[1].split("\n")[0]
     # X0 and X30 go in host registers; X1 is stored too (an unknown callee's return stores X1
     # only if it may write it, and a helper with its own convention may keep it)
-    assert "s->x[19] = x19;" in store and "s->x[1] = x1;" in store
+    assert ("s->x[19] = x19;" in store) == (not elide) and "s->x[1] = x1;" in store
     assert "s->x[0]" not in store and "s->x[30]" not in store
+    # X19 is live after the call: with elide_saves the twin's resume switch stops there
+    twin = code[code.index(f"NxRet R_{caller:x}"):]
+    assert ("nx_elided_resume(s)" in twin.split("L_400000:;")[0]) == elide
 
 
 def test_v4_to_v7_are_no_result_of_a_return():
@@ -116,3 +123,35 @@ def test_v4_to_v7_are_no_result_of_a_return():
     assert "v5" not in reload, reload
     ret = next(line for line in code.splitlines() if "return (NxRet)" in line)
     assert "s->v[5]" not in ret, ret
+
+
+@pytest.mark.parametrize("word,saved", [
+    (0xA90E5BF5, ["x21", "x22"]),   # stp x21, x22, [sp, #0xe0]
+    (0xA9BF7BFD, ["x29"]),          # stp x29, x30, [sp, #-0x10]!  (X30 is no callee-saved register)
+    (0x6DBF27E8, ["v8", "v9"]),     # stp d8, d9, [sp, #-0x10]!
+    (0xF9000BF3, ["x19"]),          # str x19, [sp, #0x10]
+    (0xF81F0FF3, ["x19"]),          # str x19, [sp, #-0x10]!
+    (0xFC1F0FE8, ["v8"]),           # str d8, [sp, #-0x10]!
+    (0xA9005013, []),               # stp x19, x20, [x0]: setjmp's store into a jmp_buf, a true read
+    (0xF9000033, []),               # str x19, [x1]
+    (0xA8C153F3, []),               # ldp x19, x20, [sp], #0x10: a restore, no store
+    (0xF90003E0, []),               # str x0, [sp]: not callee-saved
+])
+def test_save_reads_are_stores_of_callee_saved_registers_into_stack_slots(word, saved):
+    from recompiler.decode import disasm
+    m = L.save_reads(word)
+    got = [f"x{i}" for i in range(31) if m >> i & 1] + [f"v{i}" for i in range(32) if m >> (32 + i) & 1]
+    assert got == saved, disasm(word, 0x1000)
+
+
+def test_a_caller_keeps_callee_saved_registers_in_locals_across_a_callee_that_only_saves_them():
+    # caller: mov x19, #1 ; mov x0, #3 ; bl callee ; add x0, x0, x19 ; ret
+    # callee: stp x19, x20, [sp, #-16]! ; mov x19, x0 ; add x0, x19, #1 ; ldp x19, x20, [sp], #16 ; ret
+    caller, callee = 0x400000, 0x400100
+    prog = {caller: [0xD2800033, 0xD2800060, 0x9400003E, 0x8B130000, 0xD65F03C0],
+            callee: [0xA9BF53F3, 0xAA0003F3, 0x91000660, 0xA8C153F3, 0xD65F03C0]}
+    for elide in (True, False):
+        code = _lift_program(prog, elide_saves=elide)[caller]
+        store = code.split("x30 = 0x40000cull;", 1)[1].split("\n")[0]
+        assert "_r = F_400100(s, x0, x1, x30);" in code
+        assert ("s->x[19] = x19;" in store) == (not elide), (elide, store)

@@ -1,0 +1,78 @@
+"""Non-local returns with callee-saved registers kept in host locals only
+(``recompiler.elide_saves``, docs/ARCHITECTURE.md "Returns to somewhere else").
+
+A call does not store X19-X29/D8-D15 for a callee that reads them only to save them, so after a
+longjmp the frame that called setjmp must go on in its own C frame (its catch, ``C_x``), and a
+frame that nx_run would have to re-enter from NxCpu at a call site that did not store them
+stops with a fatal error naming the setting.  ``programs/nonlocal_sites.c`` lands somewhere
+else three ways; qemu-aarch64 runs the same binary as the reference."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cpu_host import aarch64_programs
+
+FATAL = "recompile with NXRECOMP_RECOMPILER_ELIDE_SAVES=0"
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
+    return aarch64_programs.build("nonlocal_sites", tmp_path_factory.mktemp("nonlocal"))
+
+
+def _bundle(program: Path, out: Path, elide: bool) -> Path:
+    env = {**os.environ, "NXRECOMP_RECOMPILER_ELIDE_SAVES": "1" if elide else "0"}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+                       capture_output=True, text=True, timeout=1800, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def bundles(program, tmp_path_factory) -> dict[bool, Path]:
+    root = tmp_path_factory.mktemp("nonlocal_bundles")
+    return {elide: _bundle(program, root / f"elide{int(elide)}", elide) for elide in (True, False)}
+
+
+def _ours(bundle: Path, mode: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(bundle / "nxrun"), "nonlocal_sites", mode, "40"],
+                          capture_output=True, text=True, timeout=300)
+
+
+def _qemu(program: Path, mode: str) -> subprocess.CompletedProcess:
+    r = subprocess.run(["qemu-aarch64", str(program), mode, "40"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and f"{mode} acc" in r.stdout, r.stdout[-300:] + r.stderr[-300:]
+    return r
+
+
+def test_nested_setjmp_frames_run_like_qemu_with_saves_elided(program, bundles):
+    ref = _qemu(program, "nested")
+    ours = _ours(bundles[True], "nested")
+    assert (ours.returncode, ours.stdout, ours.stderr) == (0, ref.stdout, ref.stderr)
+
+
+@pytest.mark.parametrize("mode", ["vla", "pointer"])
+def test_resume_at_a_site_that_kept_registers_in_locals_stops_with_a_clear_error(program, bundles, mode):
+    """Never output other than qemu's: the frame that would resume from NxCpu has no values
+    there, so the program stops naming the setting (exit 134, like the runtime's other fatal
+    errors)."""
+    _qemu(program, mode)
+    ours = _ours(bundles[True], mode)
+    assert ours.returncode == 134, (ours.returncode, ours.stdout[-300:], ours.stderr[-500:])
+    first = ours.stderr.splitlines()[0]
+    assert "non-local return resumed a frame" in first and FATAL in first, first
+
+
+@pytest.mark.parametrize("mode", ["nested", "vla", "pointer"])
+def test_every_mode_runs_like_qemu_with_the_setting_off(program, bundles, mode):
+    ref = _qemu(program, mode)
+    ours = _ours(bundles[False], mode)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (0, ref.stdout, ref.stderr)
