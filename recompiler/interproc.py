@@ -30,7 +30,6 @@ from recompiler import liveness as L
 
 X30 = L.xbit(30)
 X0, X1 = L.xbit(0), L.xbit(1)
-CALLEE_SAVED = L.CALLEE_SAVED
 # X0, X1 and X30 travel as C arguments and X0 as the C result (emitter.SIG): at the entry their
 # NxCpu slots may be stale, so they count as written there; a call passes them without storing
 # them (X1 is stored for an unknown callee, whose stores we cannot see: see site_lists).
@@ -76,6 +75,7 @@ class FnLive:
     v_written: list[int] = field(default_factory=list)
     ret_extra: str = ""               # what a return also writes back (the flags, for a test)
     unknown_uses: int = L.CALL_USES   # what an unknown callee reads (less with elide_saves)
+    save_drop: int = 0                # saves droppable unless a return hands the register back
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -156,7 +156,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
                 c = callee[k]
                 st = (c.uses | (f.site_live[k] & c.mods & L.CALL_CLOBBERS)) & d & ~passed[k]
                 stores[k] = st
-                elided[k] = f.site_live[k] & CALLEE_SAVED & d & ~st
+                elided[k] = f.site_live[k] & L.ELIDED_SAVES & d & ~st
                 # after the call: what was stored is in NxCpu; a caller-saved register the
                 # callee may change is either reloaded or dead (its NxCpu value is then as good
                 # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
@@ -232,6 +232,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
 
 
 _SITE = re.compile(r"@@(SC|RC|SR|RZ):([0-9a-f]+):(\d+)@@")
+_SAVE = re.compile(r"@@SV:([0-9a-f]+):(\d+)@@(.*?)@@ES@@")
 
 
 def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
@@ -243,6 +244,13 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
         mask = _ret_mask(f, summ)
         quiet = [None if q is None else q & mask for q in quiet_returns(f)]
         lists[f.entry] = (f, st, rl, rs, quiet, el)
+
+    def save(m: re.Match) -> str:
+        """A save's store (emitter._mark_saves): dropped where nothing reads the slot back."""
+        f, _st, _rl, rs, quiet, _el = lists[int(m.group(1), 16)]
+        bit = 1 << int(m.group(2))
+        handed_back = any(r & bit for r in rs) or any(q is not None and q & bit for q in quiet)
+        return "" if f.save_drop & bit and not handed_back else m.group(3)
 
     def one(m: re.Match) -> str:
         f, st, rl, rs, quiet, el = lists[int(m.group(2), 16)]
@@ -259,7 +267,7 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
             return f"if (_c) {full}; else {_stores(f, quiet[k], f.ret_extra)}"
         return _reloads(f, rl[k])
 
-    return _SITE.sub(one, text)
+    return _SITE.sub(one, _SAVE.sub(save, text))
 
 
 def _stores(f: FnLive, mask: int, extra: str = "") -> str:

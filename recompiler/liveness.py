@@ -128,8 +128,10 @@ def indirect_jump(text: str) -> tuple[str, bool]:
 # SP.  It stores every local of its own function (STORE_ALL) and reloads them after it; a
 # caller's callee-saved registers it does not read (see ``recompiler.elide_saves``).
 SVC_USES = _mask(xs=range(9), sp=True)
-# Callee-saved registers (AAPCS64): X19-X29 and the low halves of V8-V15.
-CALLEE_SAVED = _mask(xs=range(19, 30), vs=range(8, 16))
+# The callee-saved registers (AAPCS64) that ``recompiler.elide_saves`` keeps in their owners'
+# C locals: X19-X28 and the low halves of V8-V15.  Not X29: a frame record (X29, X30) saved in
+# each frame keeps the guest's frame-pointer chain true, which crash reports walk.
+ELIDED_SAVES = _mask(xs=range(19, 29), vs=range(8, 16))
 _SAVE_PAIR = {0xA8800000: False, 0xA9000000: False, 0xA9800000: False,     # STP Xt (post, offset, pre)
               0x6C800000: True, 0x6D000000: True, 0x6D800000: True}        # STP Dt
 _SAVE_ONE = {0xF9000000: (0xFFC00000, False), 0xF8000C00: (0xFFE00C00, False),   # STR Xt (offset, pre)
@@ -142,22 +144,26 @@ def save_reads(word: int) -> int:
     pointer X29): a prologue's save of its caller's values.  Such a read does not make the
     register an input of the function (see ``recompiler.elide_saves``): an AAPCS64 function
     only ever reloads the slot to hand the value back."""
+    return _slot_regs(word, _SAVE_PAIR, _SAVE_ONE)
+
+
+def _slot_regs(word: int, pairs: dict, singles: dict) -> int:
     rn = (word >> 5) & 31
     if rn not in (31, 29):
         return 0
     regs: list[tuple[int, bool]] = []
-    fp = _SAVE_PAIR.get(word & 0xFFC00000)
+    fp = pairs.get(word & 0xFFC00000)
     if fp is not None:
         regs = [(word & 31, fp), ((word >> 10) & 31, fp)]
     else:
-        for value, (mask, is_fp) in _SAVE_ONE.items():
+        for value, (mask, is_fp) in singles.items():
             if word & mask == value:
                 regs = [(word & 31, is_fp)]
                 break
     out = 0
     for r, is_fp in regs:
         out |= vbit(r) if is_fp else (xbit(r) if r != 31 else 0)
-    return out & CALLEE_SAVED & ~(xbit(rn) if rn == 29 else 0)
+    return out & ELIDED_SAVES
 
 
 def effects(text: str) -> tuple[int, int]:
@@ -227,6 +233,38 @@ def solve(chunks: list[Chunk], falls: dict[int, int],
                 live_out[c.addr], live_in[c.addr] = out, new_in
                 changed = True
     return live_in, live_out
+
+
+def may_written_before(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:
+    """Registers written on some path from the function's entry to the start of each chunk (by
+    address): where a register is outside this set, it still holds its value at the entry."""
+    preds = _preds(chunks, falls)
+    by_addr = {c.addr: c for c in chunks}
+    m_in = {c.addr: 0 for c in chunks}
+    changed = True
+    while changed:
+        changed = False
+        for c in chunks:
+            i = 0
+            for p in preds[c.addr]:
+                i |= m_in[p] | by_addr[p].writes
+            if i != m_in[c.addr]:
+                m_in[c.addr] = i
+                changed = True
+    return m_in
+
+
+_RESTORE_PAIR = {0xA8C00000: False, 0xA9400000: False, 0xA9C00000: False,   # LDP Xt (post, offset, pre)
+                 0x6CC00000: True, 0x6D400000: True, 0x6DC00000: True}      # LDP Dt
+_RESTORE_ONE = {0xF9400000: (0xFFC00000, False), 0xF8400C00: (0xFFE00C00, False),
+                0xF8400400: (0xFFE00C00, False), 0xFD400000: (0xFFC00000, True),
+                0xFC400C00: (0xFFE00C00, True), 0xFC400400: (0xFFE00C00, True)}
+
+
+def restore_writes(word: int) -> int:
+    """The callee-saved registers an instruction loads from a stack slot (base SP or X29): an
+    epilogue's restore of what the prologue saved (see ``save_reads``)."""
+    return _slot_regs(word, _RESTORE_PAIR, _RESTORE_ONE)
 
 
 def must_written(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:

@@ -44,6 +44,8 @@ _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # emitter.goto's tail call to a lifted function
+# a 64-bit store of a general register or of a D register's bits (memory.py's forms)
+_SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
 _FATAL_RE = re.compile(r"\bnx_(?:unimplemented|brk)\(")
 _TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
@@ -225,6 +227,7 @@ class FunctionEmitter:
         store and reload lists stay placeholders for ``interproc.place`` to fill once every
         function's summary is known (``self.facts``); otherwise they assume unknown callees."""
         body_start = len(self.body)
+        save_masks = self._elided_saves() if self.live else {}
         prev_falls = False
         prev_addr = None
         chunks: list[tuple[int, int]] = []
@@ -250,6 +253,8 @@ class FunctionEmitter:
                 self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
                 falls = False
             prev_falls, prev_addr = falls, insn.addr
+            if insn.addr in save_masks:
+                self._mark_saves(chunks[-1][1], save_masks[insn.addr])
             if falls:
                 self.falls[insn.addr] = insn.addr + 4
                 if self.live and self._overwrites_nxcpu(chunks[-1][1]):
@@ -275,6 +280,22 @@ class FunctionEmitter:
         if self.facts is not None and not defer:
             text = interproc.place(text, [self.facts], {})
         return text
+
+    def _mark_saves(self, start: int, mask: int) -> None:
+        """Each store of a saved callee-saved register in the lines from ``start`` (one save
+        instruction) between ``@@SV:entry:bit@@`` and ``@@ES@@``: ``interproc.place`` drops it
+        where nothing reads the slot back (``FnLive.save_drop``) and no return hands the
+        register back, so the store and the load of the caller's stale ``NxCpu`` value feeding it
+        go away (``recompiler.elide_saves``: the caller keeps its value in its own local)."""
+        def wrap(m: re.Match) -> str:
+            reg = m.group("x") or m.group("x2") or m.group("v")
+            bit = liveness.xbit(int(reg[1:])) if reg.startswith("x") else \
+                liveness.vbit(int(re.search(r"\d+", reg).group()))
+            if not bit & mask:
+                return m.group(0)
+            return f"@@SV:{self.plan.entry:x}:{bit.bit_length() - 1}@@{m.group(0)}@@ES@@"
+        for j in range(start, len(self.body)):
+            self.body[j] = _SAVE_STORE_RE.sub(wrap, self.body[j])
 
     def _fall_out(self, addr: int, chunks: list[tuple[int, int]]) -> None:
         """The fall from ``addr`` to code outside this function: a jump there, in the text of
@@ -386,6 +407,7 @@ class FunctionEmitter:
                              0, opaque, sorted(self.callees))
         f.site_target = list(self.call_targets)
         f.unknown_uses = self._elide(L.CALL_USES)
+        f.save_drop = self._save_drop(cs, saves, live_out)
         f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
         f.entry_index = index.get(self.plan.entry, -1)
         for c in cs:
@@ -404,6 +426,26 @@ class FunctionEmitter:
             f.tail_open.append(L.ALL & ~must[a])
         self.facts = f
 
+    def _save_drop(self, cs: list, saves: dict[int, int], live_out: dict[int, int]) -> int:
+        """The callee-saved registers whose saves may be dropped unless a return hands them
+        back (``interproc.place``): every save of one stores its value at the entry (no path
+        writes it before: else it is a spill of the function's own value, which is read back),
+        and no restore of one is read before the function leaves (the restored entry value goes
+        only to a return or a tail call, which elide_saves does not count as reading it)."""
+        if not saves:
+            return 0
+        written = liveness.may_written_before(cs, self.falls, self.plan.entry)
+        drop = 0
+        for m in saves.values():
+            drop |= m
+        for a, m in saves.items():
+            drop &= ~(m & written.get(a, liveness.ALL))
+        words = {i.addr: i.word for i in self.plan.insns}
+        for c in cs:
+            r = liveness.restore_writes(words.get(c.addr, 0))
+            drop &= ~(r & live_out.get(c.addr, liveness.ALL))
+        return drop
+
     def _elide(self, uses: int) -> int:
         """``uses`` without the callee-saved registers with ``recompiler.elide_saves``: what an
         exit whose reader is not this program's own code reads of them (an unknown callee, a
@@ -411,7 +453,7 @@ class FunctionEmitter:
         to save them; a frame that a return to somewhere else re-enters finds them where
         whatever captured them (setjmp) put them, and one resumed at a call site that did not
         store them is a fatal error naming the setting (docs/ARCHITECTURE.md)."""
-        return uses & ~liveness.CALLEE_SAVED if self.elide_saves else uses
+        return uses & ~liveness.ELIDED_SAVES if self.elide_saves else uses
 
     def _elided_saves(self) -> dict[int, int]:
         """Address -> the callee-saved registers the instruction there saves into a stack slot,
@@ -424,7 +466,7 @@ class FunctionEmitter:
         if not self.elide_saves:
             return {}
         saves = {i.addr: liveness.save_reads(i.word) for i in self.plan.insns}
-        every = liveness.CALLEE_SAVED & ~liveness.xbit(29)
+        every = liveness.ELIDED_SAVES
         union = 0
         for m in saves.values():
             union |= m

@@ -1,7 +1,7 @@
 """Non-local returns with callee-saved registers kept in host locals only
 (``recompiler.elide_saves``, docs/ARCHITECTURE.md "Returns to somewhere else").
 
-A call does not store X19-X29/D8-D15 for a callee that reads them only to save them, so after a
+A call does not store X19-X28/D8-D15 for a callee that reads them only to save them, so after a
 longjmp the frame that called setjmp must go on in its own C frame (its catch, ``C_x``), and a
 frame that nx_run would have to re-enter from NxCpu at a call site that did not store them
 stops with a fatal error naming the setting.  ``programs/nonlocal_sites.c`` lands somewhere

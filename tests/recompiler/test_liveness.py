@@ -127,7 +127,7 @@ def test_v4_to_v7_are_no_result_of_a_return():
 
 @pytest.mark.parametrize("word,saved", [
     (0xA90E5BF5, ["x21", "x22"]),   # stp x21, x22, [sp, #0xe0]
-    (0xA9BF7BFD, ["x29"]),          # stp x29, x30, [sp, #-0x10]!  (X30 is no callee-saved register)
+    (0xA9BF7BFD, []),               # stp x29, x30, [sp, #-0x10]!: a frame record (X29 kept: the chain)
     (0x6DBF27E8, ["v8", "v9"]),     # stp d8, d9, [sp, #-0x10]!
     (0xF9000BF3, ["x19"]),          # str x19, [sp, #0x10]
     (0xF81F0FF3, ["x19"]),          # str x19, [sp, #-0x10]!

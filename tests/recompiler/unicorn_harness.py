@@ -387,7 +387,11 @@ def lift_one(insn: Insn) -> tuple[str, list[str]]:
 
 def lift_seq(insns: list[Insn]) -> tuple[str, list[str]]:
     """The same for a function of consecutive instructions (the LDXR + STXR pairs)."""
-    em = FunctionEmitter(FunctionPlan(insns[0].addr, insns), set(), trust_abi=True, comments=False, ret_flags=True)
+    # elide_saves off: the comparison reads every register and memory byte after the function,
+    # so a store of a callee-saved register into a stack slot must happen (in a program, where
+    # AAPCS64 holds, nothing would read it back: recompiler.elide_saves drops it)
+    em = FunctionEmitter(FunctionPlan(insns[0].addr, insns), set(), trust_abi=True, comments=False, ret_flags=True,
+                         elide_saves=False)
     code = em.emit(HANDLERS)
     return code, list(getattr(em, "internal_errors", []))
 

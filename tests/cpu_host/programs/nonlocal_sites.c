@@ -1,7 +1,7 @@
 /* nonlocal_sites.c — non-local returns that land where the lifted callers keep callee-saved
  * registers in host locals only (recompiler.elide_saves).
  *
- * With elide_saves a call does not store X19-X29/D8-D15 for a callee that reads them only to
+ * With elide_saves a call does not store X19-X28/D8-D15 for a callee that reads them only to
  * save them, so after a longjmp only the frame that called setjmp may be re-entered from NxCpu
  * (its setjmp call stored them); the frames above it must go on in their own C frames.  Each
  * mode below is one way to land somewhere else; the recompiled program must either print what
