@@ -67,6 +67,7 @@ class FnLive:
     # per direct tail call: its callee and what is not surely written before it
     tail_target: list[int] = field(default_factory=list)
     tail_open: list[int] = field(default_factory=list)
+    tail_chunk: list[int] = field(default_factory=list)      # the chunk index of each
     # for writing the lists: the registers the function's C has as locals / writes
     regs: list[int] = field(default_factory=list)
     v_used: list[int] = field(default_factory=list)
@@ -186,7 +187,12 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
             kept |= st & ~L.CALL_CLOBBERS
     mask = _ret_mask(f, summ)
     ret_stores = [m & (L.CALL_CLOBBERS | kept) & mask for m in ret_stores]
-    return stores, reloads, ret_stores, elided
+    # A direct tail call is a call and the return in one: it stores what its callee reads and
+    # what a return here would (X0 is the callee's result, X30 and X1 travel as arguments, but
+    # X1 stays where a return would store it: the callee may leave it as it was)
+    tail_stores = [(summ.get(g, unknown).uses | (L.CALL_CLOBBERS | kept) & mask) & d_out[c] & ~X0 & ~X30
+                   for g, c in zip(f.tail_target, f.tail_chunk)]
+    return stores, reloads, ret_stores, elided, tail_stores
 
 
 def _ret_mask(f: FnLive, summ: dict[int, Summary]) -> int:
@@ -231,7 +237,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
     return out
 
 
-_SITE = re.compile(r"@@(SC|RC|SR|RZ):([0-9a-f]+):(\d+)@@")
+_SITE = re.compile(r"@@(SC|RC|SR|RZ|ST):([0-9a-f]+):(\d+)@@")
 _SAVE = re.compile(r"@@SV:([0-9a-f]+):(\d+)@@(.*?)@@ES@@")
 
 
@@ -240,23 +246,25 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
     placeholder replaced by its store or reload list."""
     lists = {}
     for f in fns:
-        st, rl, rs, el = site_lists(f, summ)
+        st, rl, rs, el, ts = site_lists(f, summ)
         mask = _ret_mask(f, summ)
         quiet = [None if q is None else q & mask for q in quiet_returns(f)]
-        lists[f.entry] = (f, st, rl, rs, quiet, el)
+        lists[f.entry] = (f, st, rl, rs, quiet, el, ts)
 
     def save(m: re.Match) -> str:
         """A save's store (emitter._mark_saves): dropped where nothing reads the slot back."""
-        f, _st, _rl, rs, quiet, _el = lists[int(m.group(1), 16)]
+        f, _st, _rl, rs, quiet, _el, _ts = lists[int(m.group(1), 16)]
         bit = 1 << int(m.group(2))
         handed_back = any(r & bit for r in rs) or any(q is not None and q & bit for q in quiet)
         return "" if f.save_drop & bit and not handed_back else m.group(3)
 
     def one(m: re.Match) -> str:
-        f, st, rl, rs, quiet, el = lists[int(m.group(2), 16)]
+        f, st, rl, rs, quiet, el, ts = lists[int(m.group(2), 16)]
         k = int(m.group(3))
         if m.group(1) == "SC":
             return _stores(f, st[k])
+        if m.group(1) == "ST":
+            return _stores(f, ts[k], f.ret_extra)
         if m.group(1) == "RZ":   # a resume point at call site k (emitter: the twin's switch)
             return "nx_elided_resume(s); NX_BACK; " if el[k] else ""
         if m.group(1) == "SR":

@@ -47,7 +47,7 @@ _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
 _SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
 _FATAL_RE = re.compile(r"\bnx_(?:unimplemented|brk)\(")
-_TAIL_RE = re.compile(r"\{ STORE_ALL; MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
+_TAIL_RE = re.compile(r"\{ (?:STORE_ALL|@@ST@@); MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
@@ -113,6 +113,7 @@ class FunctionEmitter:
         self.n_rets = 0
         self.events: set[int] = set()                # instructions that set _c (_overwrites_nxcpu)
         self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
+        self.in_shared = False                       # writing a table's shared block (goto)
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -154,7 +155,11 @@ class FunctionEmitter:
             return f"goto L_{target:x};"
         if target in self.functions:
             self.callees.add(target)
-            return f"{{ STORE_ALL; MUSTTAIL return {fname(target)}{ARGS}; }}"
+            # a direct tail call stores what its callee reads and what a return here would
+            # (@@ST@@, numbered by _liveness, filled by interproc.place); in a table's shared
+            # block, which liveness does not read, everything
+            store = "@@ST@@" if self.live and not self.in_shared else "STORE_ALL"
+            return f"{{ {store}; MUSTTAIL return {fname(target)}{ARGS}; }}"
         return f"{{ STORE_ALL; s->pc = {target:#x}ull; MUSTTAIL return nx_jump{ARGS}; }}"
 
     def call(self, target: int | None, target_expr: str | None = None) -> None:
@@ -213,7 +218,9 @@ class FunctionEmitter:
             else:
                 other = targets
             if other:
+                self.in_shared = True
                 cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in other)
+                self.in_shared = False
                 lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
             lines.append(f"  {{ STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump{ARGS}; }}")
             if not lines[0].startswith(f" {label}:"):
@@ -280,6 +287,18 @@ class FunctionEmitter:
         if self.facts is not None and not defer:
             text = interproc.place(text, [self.facts], {})
         return text
+
+    def _number_tails(self, start: int, stop: int, first: int, count: int) -> None:
+        """Number the first ``count`` direct tail calls' store placeholders in body lines
+        [start, stop) from ``first``, in the order liveness met them (``FnLive.tail_target``);
+        one it did not read (after a call in the same instruction: the fall past a noreturn
+        callee) stores everything."""
+        k = first
+        for j in range(start, stop):
+            while "@@ST@@" in self.body[j]:
+                tag = f"@@ST{k}@@" if k < first + count else "STORE_ALL"
+                self.body[j] = self.body[j].replace("@@ST@@", tag, 1)
+                k += 1
 
     def _mark_saves(self, start: int, mask: int) -> None:
         """Each store of a saved callee-saved register in the lines from ``start`` (one save
@@ -354,7 +373,9 @@ class FunctionEmitter:
                 # the fallback of a small table of this function's own labels: a miss, as below
                 summary_leaves = self._elide(L.EXIT_USES)
             leaves = (L.RET_LIVE if ret else 0) | summary_leaves
-            for m in list(_TAIL_RE.finditer(text)):
+            found = list(_TAIL_RE.finditer(text))
+            self._number_tails(start, stop, len(tails), len(found))
+            for m in found:
                 tails.append((addr, int(m.group(1), 16)))
                 leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
             text = _TAIL_RE.sub("", text)
@@ -422,6 +443,7 @@ class FunctionEmitter:
                 f.site_live[c.call] = live_out[c.addr]
                 f.site_open[c.call] = L.ALL & ~must[c.addr]
         for a, t in tails:
+            f.tail_chunk.append(index[a])
             f.tail_target.append(t)
             f.tail_open.append(L.ALL & ~must[a])
         self.facts = f
@@ -482,7 +504,7 @@ class FunctionEmitter:
         f.regs = [r for r in regs if r in CALLER_SAVED]
         f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
         f.ret_extra = "FLAGS_STORE;" if self.ret_flags and self.flags_written else ""
-        return re.sub(r"@@(SC|RC|SR|RZ)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
+        return re.sub(r"@@(SC|RC|SR|RZ|ST)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
 
     def _wrap(self, body: str) -> str:
         body = _SV_RE.sub(r"v\1", body)

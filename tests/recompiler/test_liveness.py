@@ -155,3 +155,19 @@ def test_a_caller_keeps_callee_saved_registers_in_locals_across_a_callee_that_on
         store = code.split("x30 = 0x40000cull;", 1)[1].split("\n")[0]
         assert "_r = F_400100(s, x0, x1, x30);" in code
         assert ("s->x[19] = x19;" in store) == (not elide), (elide, store)
+
+
+def test_a_direct_tail_call_stores_what_its_callee_reads_and_a_return_would():
+    # caller: mov x5, #1 ; mov x9, #2 ; mov x19, #3 ; b leaf
+    # leaf:   add x0, x0, x1 ; ret     (reads X0-X1, the caller's arguments, passed in host registers)
+    # The tail call is the call and the return in one: X5 and X9 are caller-saved registers the
+    # caller changed (its own caller may reload them), X19 a callee-saved one it keeps nowhere
+    # (AAPCS64 would have it saved; a return would not store it either).
+    caller, leaf = 0x400000, 0x400100
+    b = 0x14000000 | ((leaf - (caller + 12)) >> 2)
+    code = _lift_program({caller: [0xD2800025, 0xD2800049, 0xD2800073, b],
+                          leaf: [0x8B010000, 0xD65F03C0]})[caller]
+    tail = next(line for line in code.splitlines() if "MUSTTAIL return F_400100" in line)
+    assert "STORE_ALL" not in tail and "@@" not in tail, tail
+    assert "s->x[5] = x5;" in tail and "s->x[9] = x9;" in tail, tail
+    assert "s->x[19]" not in tail and "s->x[0]" not in tail and "s->x[30]" not in tail, tail
