@@ -40,6 +40,9 @@ ARGS = X0 | X1 | X30
 class Summary:
     uses: int    # registers the function may read before writing them (through its callees too)
     mods: int    # registers whose NxCpu slot a call of it may change
+    # it reads X19-X28/D8-D15 itself, or a function it tail-calls does: setjmp, which captures
+    # them (its caller notes its SP at such a call: the frame a longjmp returns to, emitter NX_CATCH)
+    captures: bool = False
 
 
 UNKNOWN = Summary(L.CALL_USES, L.CALL_CLOBBERS)
@@ -83,7 +86,8 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     """USES and MODS of every function, iterated to the least fixed point over the call graph
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
-    summ = {f.entry: Summary(f.base_uses, L.CALL_CLOBBERS if f.opaque else f.writes_all) for f in fns}
+    summ = {f.entry: Summary(f.base_uses, L.CALL_CLOBBERS if f.opaque else f.writes_all,
+                             bool(f.base_uses & L.ELIDED_SAVES)) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
         for g in f.callees:
@@ -101,9 +105,10 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         mods = L.CALL_CLOBBERS if f.opaque else f.writes_all
         for g in f.callees:
             mods |= summ[g].mods if g in summ else L.CALL_CLOBBERS
+        captures = bool(f.base_uses & L.ELIDED_SAVES) or any(summ[g].captures for g in f.tail_target if g in summ)
         s = summ[e]
-        if uses != s.uses or mods != s.mods:
-            s.uses, s.mods = uses, mods
+        if uses != s.uses or mods != s.mods or captures != s.captures:
+            s.uses, s.mods, s.captures = uses, mods, captures
             for c in callers.get(e, ()):
                 if c not in queued and c in by_entry:
                     queued.add(c)
@@ -237,7 +242,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
     return out
 
 
-_SITE = re.compile(r"@@(SC|RC|SR|RZ|ST):([0-9a-f]+):(\d+)@@")
+_SITE = re.compile(r"@@(SC|RC|SR|RZ|ST|SJ):([0-9a-f]+):(\d+)@@")
 _SAVE = re.compile(r"@@SV:([0-9a-f]+):(\d+)@@(.*?)@@ES@@")
 
 
@@ -265,6 +270,9 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
             return _stores(f, st[k])
         if m.group(1) == "ST":
             return _stores(f, ts[k], f.ret_extra)
+        if m.group(1) == "SJ":   # call site k calls setjmp or the like: note this frame's SP
+            g = f.site_target[k]
+            return "_sjsp = sp; " if g is not None and g in summ and summ[g].captures else ""
         if m.group(1) == "RZ":   # a resume point at call site k (emitter: the twin's switch)
             return "nx_elided_resume(s); NX_BACK; " if el[k] else ""
         if m.group(1) == "SR":

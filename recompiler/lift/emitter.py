@@ -169,7 +169,7 @@ class FunctionEmitter:
         k = len(self.call_rets)
         self.call_rets.append(ret)
         self.call_targets.append(target if target is not None and target in self.functions else None)
-        self.out(f"x30 = {ret:#x}ull; {f'@@SC{k}@@' if self.live else 'STORE_CALL'};")
+        self.out(f"{f'@@SJ{k}@@' if self.live else ''}x30 = {ret:#x}ull; {f'@@SC{k}@@' if self.live else 'STORE_CALL'};")
         if target is not None and target in self.functions:
             self.callees.add(target)
             self.out(f"_r = {fname(target)}{ARGS};")
@@ -504,7 +504,7 @@ class FunctionEmitter:
         f.regs = [r for r in regs if r in CALLER_SAVED]
         f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
         f.ret_extra = "FLAGS_STORE;" if self.ret_flags and self.flags_written else ""
-        return re.sub(r"@@(SC|RC|SR|RZ|ST)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
+        return re.sub(r"@@(SC|RC|SR|RZ|ST|SJ)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
 
     def _wrap(self, body: str) -> str:
         body = _SV_RE.sub(r"v\1", body)
@@ -563,6 +563,13 @@ class FunctionEmitter:
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
+        # the frame's catch (below) also knows the SP of its last setjmp call (_sjsp: a VLA or
+        # alloca may move SP between it and the call a longjmp comes back through)
+        catches = not self.trace and uses_sp and any(a in self.addrs for a in self.resume)
+        if catches:
+            decl.append("u64 _sjsp = 0;")
+        else:
+            body = re.sub(r"@@SJ\d+@@", "", body)
         if self.live:   # AAPCS64: a return hands no flags back
             body = self._tag_sites(body, regs, v_used, w_regs, w_sp, v_written)
         resume = ""
@@ -604,7 +611,7 @@ class FunctionEmitter:
         prelude = ""
         if twin and uses_sp:
             cname = f"C_{self.plan.entry:x}"
-            catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, sp)"
+            catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp)"
             prelude = (f"NxRet {rname(self.plan.entry)}{SIG};\n"
                        f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
                        "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"

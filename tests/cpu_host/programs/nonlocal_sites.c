@@ -10,9 +10,9 @@
  *
  *   nested   setjmp frames inside setjmp frames, longjmps out of deep recursion (works)
  *   vla      a VLA moves SP between setjmp and the call that longjmps: the setjmp frame is
- *            not found on the host stack, nx_run re-enters it and then its caller
+ *            found by the SP it had at its setjmp call (works)
  *   pointer  setjmp called through a function pointer (an unknown callee, whose call stores
- *            no callee-saved register) */
+ *            no callee-saved register: stops with the fatal error) */
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
