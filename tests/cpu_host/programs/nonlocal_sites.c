@@ -50,14 +50,21 @@ NOINLINE static uint64_t middle(uint64_t s) {
     return r ^ m0 ^ m1 ^ m2 ^ mix(m1, m2);
 }
 
+/* the same jmp_buf set once and landed on up to twice: a second call below may longjmp back */
 NOINLINE static uint64_t nested(uint64_t s) {
     uint64_t t0 = mix(s, 5), t1 = mix(s, 6), t2 = mix(s, 7);
     volatile uint64_t got = 0;
-    int rc = setjmp(jb_outer);
-    if (rc == 0)
+    volatile int landed = 0;
+    switch (setjmp(jb_outer)) {
+    case 0:
         got = middle(t0);
-    else
-        got = 5000 + (uint64_t)rc;
+        break;
+    default:
+        got += 5000 + (uint64_t)landed++;
+        break;
+    }
+    if (landed == 1)
+        got ^= middle(t1 ^ got);
     return t0 ^ t1 ^ t2 ^ got ^ mix(t0, t2);
 }
 
