@@ -258,9 +258,12 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
 
     def save(m: re.Match) -> str:
         """A save's store (emitter._mark_saves): dropped where nothing reads the slot back."""
-        f, _st, _rl, rs, quiet, _el, _ts = lists[int(m.group(1), 16)]
+        f, _st, _rl, rs, quiet, _el, ts = lists[int(m.group(1), 16)]
         bit = 1 << int(m.group(2))
-        handed_back = any(r & bit for r in rs) or any(q is not None and q & bit for q in quiet)
+        # handed back by a return, a direct tail call, or an exit that stores every local (an
+        # opaque function's: a jump out through a register)
+        handed_back = f.opaque or any(r & bit for r in [*rs, *ts]) or \
+            any(q is not None and q & bit for q in quiet)
         return "" if f.save_drop & bit and not handed_back else m.group(3)
 
     def one(m: re.Match) -> str:

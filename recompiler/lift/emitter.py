@@ -46,6 +46,9 @@ _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # emitter.goto's tail call to a lifted function
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
 _SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
+# an exit that writes every local back: a jump out through a register, a tail call that liveness
+# did not read (after a call; in a table's shared block), a jump to an address outside
+_FULL_EXIT_RE = re.compile(r"STORE_INDIRECT;|STORE_ALL; (?:s->pc = [^;]*; )?MUSTTAIL")
 _FATAL_RE = re.compile(r"\bnx_(?:unimplemented|brk)\(")
 _TAIL_RE = re.compile(r"\{ (?:STORE_ALL|@@ST@@); MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
@@ -454,8 +457,8 @@ class FunctionEmitter:
         writes it before: else it is a spill of the function's own value, which is read back),
         and no restore of one is read before the function leaves (the restored entry value goes
         only to a return or a tail call, which elide_saves does not count as reading it)."""
-        if not saves:
-            return 0
+        if not saves or any(_FULL_EXIT_RE.search(line) for line in [*self.body, *self.shared_blocks]):
+            return 0    # an exit that stores every local hands every register back
         written = liveness.may_written_before(cs, self.falls, self.plan.entry)
         drop = 0
         for m in saves.values():

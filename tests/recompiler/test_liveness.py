@@ -171,3 +171,27 @@ def test_a_direct_tail_call_stores_what_its_callee_reads_and_a_return_would():
     assert "STORE_ALL" not in tail and "@@" not in tail, tail
     assert "s->x[5] = x5;" in tail and "s->x[9] = x9;" in tail, tail
     assert "s->x[19]" not in tail and "s->x[0]" not in tail and "s->x[30]" not in tail, tail
+
+
+def _prologue_saves_x19(code: str, entry: int) -> bool:
+    body = code[code.index(f"NxRet F_{entry:x}("):]
+    first = body[body.index(f"L_{entry:x}:;"):].split("\n")[1]    # stp x19, x30, [sp, #-16]!
+    return "(u64)x19)" in first
+
+
+def test_a_save_that_nothing_reads_back_is_dropped_unless_an_exit_hands_the_register_back():
+    # keep:  stp x19, x30, [sp, #-16]! ; mov x19, #5 ; bl capture ; ldp x19, x30, [sp], #16 ; b other
+    #        (capture stores x19 into memory, a true read: the call site stores x19, so the tail
+    #        call must hand the caller's x19 back, restored from the slot)
+    # drop:  stp x19, x30, [sp, #-16]! ; mov x19, #5 ; bl other ; add x0, x0, x19 ;
+    #        ldp x19, x30, [sp], #16 ; ret   (nothing reads x19 but this function)
+    keep, drop, capture, other = 0x400000, 0x400040, 0x400100, 0x400200
+    prog = {keep: [0xA9BF7BF3, 0xD28000B3, 0x9400003E, 0xA8C17BF3, 0x1400007C],
+            drop: [0xA9BF7BF3, 0xD28000B3, 0x94000000 | ((other - (drop + 8)) >> 2), 0x8B130000,
+                   0xA8C17BF3, 0xD65F03C0],
+            capture: [0xF9000013, 0xD65F03C0],
+            other: [0xD65F03C0]}
+    code = _lift_program(prog)
+    assert _prologue_saves_x19(code[keep], keep), code[keep]
+    assert not _prologue_saves_x19(code[drop], drop), code[drop]
+    assert _prologue_saves_x19(_lift_program(prog, elide_saves=False)[drop], drop)
