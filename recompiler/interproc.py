@@ -254,20 +254,21 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
         st, rl, rs, el, ts = site_lists(f, summ)
         mask = _ret_mask(f, summ)
         quiet = [None if q is None else q & mask for q in quiet_returns(f)]
-        lists[f.entry] = (f, st, rl, rs, quiet, el, ts)
+        # what some exit hands back: a return's or a direct tail call's list, every register
+        # for an opaque function (an exit that stores every local: a jump out through a register)
+        handed = L.ALL if f.opaque else 0
+        for m in [*rs, *ts, *(q for q in quiet if q is not None)]:
+            handed |= m
+        lists[f.entry] = (f, st, rl, rs, quiet, el, ts, handed)
 
     def save(m: re.Match) -> str:
         """A save's store (emitter._mark_saves): dropped where nothing reads the slot back."""
-        f, _st, _rl, rs, quiet, _el, ts = lists[int(m.group(1), 16)]
+        f, *_lists, handed = lists[int(m.group(1), 16)]
         bit = 1 << int(m.group(2))
-        # handed back by a return, a direct tail call, or an exit that stores every local (an
-        # opaque function's: a jump out through a register)
-        handed_back = f.opaque or any(r & bit for r in [*rs, *ts]) or \
-            any(q is not None and q & bit for q in quiet)
-        return "" if f.save_drop & bit and not handed_back else m.group(3)
+        return "" if f.save_drop & bit and not handed & bit else m.group(3)
 
     def one(m: re.Match) -> str:
-        f, st, rl, rs, quiet, el, ts = lists[int(m.group(2), 16)]
+        f, st, rl, rs, quiet, el, ts, _handed = lists[int(m.group(2), 16)]
         k = int(m.group(3))
         if m.group(1) == "SC":
             return _stores(f, st[k])

@@ -235,7 +235,7 @@ def solve(chunks: list[Chunk], falls: dict[int, int],
     return live_in, live_out
 
 
-def may_written_before(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:
+def may_written_before(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, int]:
     """Registers written on some path from the function's entry to the start of each chunk (by
     address): where a register is outside this set, it still holds its value at the entry."""
     preds = _preds(chunks, falls)

@@ -117,6 +117,7 @@ class FunctionEmitter:
         self.events: set[int] = set()                # instructions that set _c (_overwrites_nxcpu)
         self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
         self.in_shared = False                       # writing a table's shared block (goto)
+        self.saves: dict[int, int] = {}              # save instruction -> registers (_elided_saves)
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -237,7 +238,7 @@ class FunctionEmitter:
         store and reload lists stay placeholders for ``interproc.place`` to fill once every
         function's summary is known (``self.facts``); otherwise they assume unknown callees."""
         body_start = len(self.body)
-        save_masks = self._elided_saves() if self.live else {}
+        self.saves = self._elided_saves() if self.live else {}
         prev_falls = False
         prev_addr = None
         chunks: list[tuple[int, int]] = []
@@ -263,8 +264,8 @@ class FunctionEmitter:
                 self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
                 falls = False
             prev_falls, prev_addr = falls, insn.addr
-            if insn.addr in save_masks:
-                self._mark_saves(chunks[-1][1], save_masks[insn.addr])
+            if insn.addr in self.saves:
+                self._mark_saves(chunks[-1][1], self.saves[insn.addr])
             if falls:
                 self.falls[insn.addr] = insn.addr + 4
                 if self.live and self._overwrites_nxcpu(chunks[-1][1]):
@@ -352,7 +353,7 @@ class FunctionEmitter:
         # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
         # every indirect jump's ``leaves``).
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
-        saves = self._elided_saves()
+        saves = self.saves
         for j, (addr, start) in enumerate(chunks):
             stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
             text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
@@ -424,9 +425,7 @@ class FunctionEmitter:
         # the entry value mean nothing (they lie on paths the guest compiler knew do not
         # happen, as verror_msg's read of X23 where its flag was clear), so they are no input
         # (a callee's read on a path that leaves it untouched, as setjmp's, still is: site_open)
-        owned = 0
-        for m in saves.values():
-            owned |= m
+        owned = self._owned()
         f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned,
                              0, opaque, sorted(self.callees))
         f.site_target = list(self.call_targets)
@@ -459,10 +458,8 @@ class FunctionEmitter:
         only to a return or a tail call, which elide_saves does not count as reading it)."""
         if not saves or any(_FULL_EXIT_RE.search(line) for line in [*self.body, *self.shared_blocks]):
             return 0    # an exit that stores every local hands every register back
-        written = liveness.may_written_before(cs, self.falls, self.plan.entry)
-        drop = 0
-        for m in saves.values():
-            drop |= m
+        written = liveness.may_written_before(cs, self.falls)
+        drop = self._owned()
         for a, m in saves.items():
             drop &= ~(m & written.get(a, liveness.ALL))
         words = {i.addr: i.word for i in self.plan.insns}
@@ -490,14 +487,16 @@ class FunctionEmitter:
         slots to find its callers' registers."""
         if not self.elide_saves:
             return {}
-        saves = {i.addr: liveness.save_reads(i.word) for i in self.plan.insns}
+        saves = {i.addr: m for i in self.plan.insns if (m := liveness.save_reads(i.word))}
         every = liveness.ELIDED_SAVES
-        union = 0
-        for m in saves.values():
-            union |= m
-        if union & every == every:
-            return {}
-        return {a: m for a, m in saves.items() if m}
+        return {} if self._owned(saves) & every == every else saves
+
+    def _owned(self, saves: dict[int, int] | None = None) -> int:
+        """Every callee-saved register the function saves (``self.saves`` by default)."""
+        out = 0
+        for m in (self.saves if saves is None else saves).values():
+            out |= m
+        return out
 
     def _tag_sites(self, body: str, regs: list[int], v_used: list[int],
                    w_regs: list[int], w_sp: bool, v_written: list[int]) -> str:
@@ -568,7 +567,12 @@ class FunctionEmitter:
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
         # the frame's catch (below) also knows the SP of its last setjmp call (_sjsp: a VLA or
         # alloca may move SP between it and the call a longjmp comes back through)
-        catches = not self.trace and uses_sp and any(a in self.addrs for a in self.resume)
+        self.resume = [a for a in self.resume if a in self.addrs]
+        # A function with resume points gets a twin that holds them (see below), and with an SP
+        # a catch (C_x) that also knows the SP of its last setjmp call (_sjsp: a VLA or alloca
+        # may move SP between it and the call a longjmp comes back through)
+        twin = bool(self.resume) and not self.trace
+        catches = twin and uses_sp
         if catches:
             decl.append("u64 _sjsp = 0;")
         else:
@@ -576,8 +580,6 @@ class FunctionEmitter:
         if self.live:   # AAPCS64: a return hands no flags back
             body = self._tag_sites(body, regs, v_used, w_regs, w_sp, v_written)
         resume = ""
-        if self.resume:
-            self.resume = [a for a in self.resume if a in self.addrs]
         if self.resume:
             # a resume point at a call site that did not store the callee-saved registers live
             # after it is a fatal error (@@RZ@@, filled by interproc.place: elide_saves)
@@ -602,7 +604,6 @@ class FunctionEmitter:
         # there only until that frame returns, except in a loop that dispatches through a jump
         # table (an interpreter after a caught error runs on in its twin): the twins of other
         # functions are compiled as cold code (smaller, ~half the compile time of a copy).
-        twin = bool(resume) and not self.trace
         self.plan.resume_twin = twin
 
         # A return to somewhere else that comes up to a call site of a function with a twin
@@ -612,7 +613,7 @@ class FunctionEmitter:
         # their locals only (elide_saves), stay as they are.  Else it goes on up, to nx_run.
         catch = "return _r"
         prelude = ""
-        if twin and uses_sp:
+        if catches:
             cname = f"C_{self.plan.entry:x}"
             catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp)"
             prelude = (f"NxRet {rname(self.plan.entry)}{SIG};\n"
