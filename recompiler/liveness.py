@@ -47,10 +47,11 @@ def _mask(xs=(), vs=(), sp: bool = False) -> int:
 # reloaded after, the callee leaves them as they were).
 CALL_USES = _mask(xs=[*range(9), 16, 17, 18, *range(19, 30)], vs=range(16), sp=True)
 # What a return to somewhere else (reached through nx_jump, the frame re-entered from NxCpu)
-# may read: the results X0-X1 and V0-V7, what a callee preserves (X19-X29, SP, the low halves
-# of V8-V15), the link register and the platform register X18.  (A return to its own C caller
+# may read: the results X0-X1 and V0-V3 (AAPCS64 returns an HFA/HVA of at most four members
+# there; V4-V7 never carry a result), what a callee preserves (X19-X29, SP, the low halves of
+# V8-V15), the link register and the platform register X18.  (A return to its own C caller
 # hands on less: RET_LIVE.)
-EXIT_USES = _mask(xs=[0, 1, *range(18, 31)], vs=range(16), sp=True)
+EXIT_USES = _mask(xs=[0, 1, *range(18, 31)], vs=[*range(4), *range(8, 16)], sp=True)
 # What an indirect jump out of a function may hand on (BR to a register): through nx_jump it
 # reaches a function entry (a tail call: CALL_USES) or a resume point (a return to somewhere
 # else: EXIT_USES).  Entries and resume points inside the function itself are added as

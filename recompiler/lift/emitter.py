@@ -372,6 +372,13 @@ class FunctionEmitter:
             # hands on (their callers reload only what we may write; a tail callee's reads come
             # from its summary, ``tails``), for the registers live at the entry
             summary_leaves = self._elide(L.INDIRECT_USES) if indirect else 0
+            if indirect and "{ u64 _t = x30;" in text:
+                # a jump through the link register is a return (a tail call keeps LR for its
+                # callee, so its target is never in X30): longjmp's ``br x30`` lands on a resume
+                # point, which reads what any return to somewhere else reads.  As a tail call it
+                # would make every caller of a function that may throw (Lua: nearly all) keep
+                # X2-X8 and V0-V7 live across its calls.
+                summary_leaves = self._elide(L.EXIT_USES)
             table = self.plan.jump_tables.get(addr)
             if indirect and table and all(a in self.addrs for a in table):
                 # the fallback of a small table of this function's own labels: a miss, as below
@@ -409,9 +416,11 @@ class FunctionEmitter:
             cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text),
                               call_gen=self._elide(L.CALL_USES)))
             base_leaves.append(summary_leaves)
-        # past the end after a call: a noreturn callee's (never run: a tail call into the
-        # next function, whose save reads elide_saves does not count)
-        past_end = self._elide(L.INDIRECT_USES)
+        # past the end after a call: the guest compiler put nothing there because the callee
+        # does not return.  Were it to return, what runs there could rely only on what a return
+        # hands on (results, callee-saved registers), as at any return point: not the argument
+        # registers (every caller of Lua's luaD_throw kept X2-X8 live across its calls for them)
+        past_end = self._elide(L.EXIT_USES)
         _live_in, live_out = L.solve(cs, self.falls, past_end)
         for c, b in zip(cs, base_leaves):   # a direct callee's reads come from its summary
             if c.call is not None and self.call_targets[c.call] is not None:
