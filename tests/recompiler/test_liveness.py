@@ -195,3 +195,30 @@ def test_a_save_that_nothing_reads_back_is_dropped_unless_an_exit_hands_the_regi
     assert _prologue_saves_x19(code[keep], keep), code[keep]
     assert not _prologue_saves_x19(code[drop], drop), code[drop]
     assert _prologue_saves_x19(_lift_program(prog, elide_saves=False)[drop], drop)
+
+
+@pytest.mark.parametrize("reg,stored", [(30, False), (9, True)])
+def test_a_jump_through_the_link_register_reads_what_a_return_hands_on(reg, stored):
+    # caller: mov x2, #7 ; bl jumper ; ret — jumper: ldr xN, [x0] ; br xN.  A BR through X30 is a
+    # return to wherever X30 points (longjmp's): a tail call keeps X30 for its callee, so the
+    # target of one is never there.  It reads results and callee-saved registers, not X2, so
+    # the caller stores no X2 for it; through X9 it may be a tail call, which reads arguments.
+    caller, jumper = 0x400000, 0x400100
+    code = _lift_program({caller: [0xD28000E2, 0x9400003F, 0xD65F03C0],
+                          jumper: [0xF9400000 | reg, 0xD61F0000 | reg << 5]})[caller]
+    store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
+    assert ("s->x[2] = x2;" in store) == stored, store
+
+
+def test_the_fall_past_a_call_at_a_function_end_reads_no_arguments():
+    # caller: mov x3, #5 ; bl f ; ret — f: bl spin (its last instruction) — spin: b .
+    # The guest compiler put nothing after f's call: spin does not return.  Were it to, what
+    # runs there could rely only on what a return hands on, so f does not read X3 and the
+    # caller stores no X3 for it.
+    caller, f, spin = 0x400000, 0x400100, 0x400200
+    code = _lift_program({caller: [0xD28000A3, 0x9400003F, 0xD65F03C0],
+                          f: [0x94000040],
+                          spin: [0x14000000]})[caller]
+    store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
+    assert "_r = F_400100(s, x0, x1, x30);" in code
+    assert "s->x[3]" not in store, store
