@@ -18,7 +18,7 @@ typedef unsigned __int128 u128; typedef __int128 i128;
 NX_VT(NxV16u8, u8, 16); NX_VT(NxV16i8, i8, 16); NX_VT(NxV8u16, u16, 16); NX_VT(NxV8i16, i16, 16);
 NX_VT(NxV4u32, u32, 16); NX_VT(NxV4i32, i32, 16); NX_VT(NxV2u64, u64, 16); NX_VT(NxV2i64, i64, 16);
 NX_VT(NxV8u8, u8, 8); NX_VT(NxV8i8, i8, 8); NX_VT(NxV4u16, u16, 8); NX_VT(NxV4i16, i16, 8);
-NX_VT(NxV2u32, u32, 8); NX_VT(NxV2i32, i32, 8);
+NX_VT(NxV2u32, u32, 8); NX_VT(NxV2i32, i32, 8); NX_VT(NxV2f64, double, 16); NX_VT(NxV4f32, float, 16);
 #undef NX_VT
 #define NXV(T, x) (*(T *)&(x))   /* an NxVec seen as vector type T (built with -fno-strict-aliasing) */
 #define LIKELY(x) __builtin_expect(!!(x), 1)

@@ -43,6 +43,20 @@ _SP_RE = re.compile(r"\bsp\b")
 _ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)(?!=)")
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
+# A scalar write of a V register's low lane that zeroes the rest, as a vector: through the
+# union's u128 clang keeps the zero upper half in a general register of its own (a V local live
+# across a loop took two general registers, or a spill store of 0 at every FP instruction).
+_VW_FP = re.compile(r"\b(v\d+)\.q = 0; \1\.(fd|f)\[0\] = ([^;]+);")
+# (every ``.q = (u128)X`` the lifter writes widens an X of at most 64 bits)
+_VW_INT = re.compile(r"\b(v\d+)\.q = (?:\(u128\)(?!L128)([^;]+)|(0));")
+_VR_LOW = re.compile(r"\(u64\)(v\d+)\.q\b")
+
+
+def _vector_writes(body: str) -> str:
+    body = _VW_FP.sub(lambda m: f"NXV(NxV2f64, {m[1]}) = (NxV2f64){{ {m[3]}, 0.0 }};" if m[2] == "fd"
+                      else f"NXV(NxV4f32, {m[1]}) = (NxV4f32){{ {m[3]}, 0.0f, 0.0f, 0.0f }};", body)
+    body = _VW_INT.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = (NxV2u64){{ (u64)({m[2] or m[3]}), 0 }};", body)
+    return _VR_LOW.sub(lambda m: f"(NXV(NxV2u64, {m[1]})[0])", body)
 # emitter.goto's tail call to a lifted function
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
 _SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
@@ -630,6 +644,8 @@ class FunctionEmitter:
                        "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
                        "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
                        f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30]);\n}}\n")
+
+        body = _vector_writes(body)   # after every reading of the body's register writes
 
         def function(fn: str, entry_check: str, attrs: str = "") -> str:
             return (f"{attrs}NxRet {fn}{SIG} {{\n"

@@ -222,3 +222,14 @@ def test_the_fall_past_a_call_at_a_function_end_reads_no_arguments():
     store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
     assert "_r = F_400100(s, x0, x1, x30);" in code
     assert "s->x[3]" not in store, store
+
+
+def test_scalar_fp_writes_are_vector_typed():
+    # ldr d1, [x1] ; fmul d0, d0, d1 ; str d0, [x2] ; ret.  A write of a V register's low lane
+    # that zeroes the rest is a vector store into the local (through the union's u128 clang kept
+    # the zero upper half in a general register of its own); the low lane is read as a vector's
+    # lane.  Unicorn checks the values (tests/recompiler/test_unicorn.py), this the C's form.
+    code = _lift_program({0x400000: [0xFD400021, 0x1E610800, 0xFD000040, 0xD65F03C0]})[0x400000]
+    assert "NXV(NxV2u64, v1) = (NxV2u64){ (u64)(L64(x1)), 0 };" in code, code
+    assert "NXV(NxV2f64, v0) = (NxV2f64){ " in code and "v0.q = 0;" not in code, code
+    assert "S64(x2, (NXV(NxV2u64, v0)[0]));" in code, code
