@@ -300,6 +300,6 @@ def _stores(f: FnLive, mask: int, extra: str = "") -> str:
 
 def _reloads(f: FnLive, mask: int) -> str:
     out = [f"x{r} = s->x[{r}];" for r in f.regs if mask & L.xbit(r)]
-    out += [(f"v{r}.d[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else f"v{r} = s->v[{r}];")
+    out += [(f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else f"v{r} = s->v[{r}];")
             for r in f.v_used if mask & L.vbit(r)]
     return f"do {{ {' '.join(out)} }} while (0)"

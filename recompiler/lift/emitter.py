@@ -575,7 +575,7 @@ class FunctionEmitter:
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
         reload_v_all = [f"v{r} = s->v[{r}];" for r in v_used]
         reload += reload_v_all if not self.trust_abi else \
-            [f"v{r}.d[1] = s->v[{r}].d[1];" if r in liveness.V_PRESERVED_LOW else f"v{r} = s->v[{r}];" for r in v_used]
+            [f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in liveness.V_PRESERVED_LOW else f"v{r} = s->v[{r}];" for r in v_used]
         reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else []) + reload_v_all
         if uses_flags:
             reload_all.append("FLAGS_LOAD;")
