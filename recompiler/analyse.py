@@ -560,9 +560,74 @@ class Analyser:
         return None
 
 
+def _returns_in_span(mem: Memory, funcs: dict[int, FunctionPlan]) -> set[int]:
+    """The functions with a RET (or a ``br x30``) anywhere between their lowest instruction and
+    the next function's entry: code their branches do not reach may still return (a landing pad
+    the unwinder enters)."""
+    starts = sorted(funcs)
+    out: set[int] = set()
+    for k, e in enumerate(starts):
+        body = funcs[e].insns
+        lo = min(body[0].addr, e)
+        seg_end = next((va + len(data) for va, _m, data, x in mem.segments if x and va <= e < va + len(data)), e)
+        hi = max(body[-1].addr + 4, starts[k + 1] if k + 1 < len(starts) else seg_end)
+        data = mem.read(lo, hi - lo) if hi > lo else None
+        if data is None:
+            out.add(e)
+            continue
+        for (w,) in struct.iter_unpack("<I", data[:len(data) // 4 * 4]):
+            if w & 0xFFFFFC1F == 0xD65F0000 or w in (0xD65F0BFF, 0xD65F0FFF, 0xD61F03C0):
+                out.add(e)
+                break
+    return out
+
+
+def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None) -> set[int]:
+    """The functions that never return to their caller: no RET, no jump out through a register
+    (a jump table's targets and an IFUNC stub's candidates count as tail calls), and every tail
+    call (a branch out, the fall into the next function) goes to such a function.  What runs
+    after a call of one is never reached by that call (a non-local exit lands elsewhere: at a
+    setjmp's return, a landing pad): the lifter ends such a call with a fatal error instead of
+    falling into the code after it, so neither liveness nor clang sees a path from the call on.
+    Least fixed point: mutual tail recursion with no other way out is left out; so is a
+    function with a RET anywhere in its span of the image (``_returns_in_span``)."""
+    tails: dict[int, set[int]] = {}
+    returning = _returns_in_span(mem, funcs) if mem is not None else set()
+    for e, plan in funcs.items():
+        if e in returning:
+            continue
+        addrs = {i.addr for i in plan.insns}
+        out: set[int] | None = set()
+        for i in plan.insns:
+            n = i.name
+            if n == "RET" or (n == "BR" and i.addr not in plan.jump_tables and i.addr not in plan.ifunc_targets):
+                out = None
+                break
+            targets = [*plan.jump_tables.get(i.addr, ()), *plan.ifunc_targets.get(i.addr, ())]
+            t = branch_target(i) if n != "BL" else None
+            if t is not None:
+                targets.append(t)
+            falls = i.form is not None and n not in _ENDS and not (n == "BCOND" and i.f["cond"] >> 1 == 7)
+            if falls and i.addr + 4 not in addrs and n not in ("BL", "BLR"):
+                targets.append(i.addr + 4)      # the fall into the next function
+            out |= {x for x in targets if x not in addrs}
+        if out is not None:
+            tails[e] = out
+    noret: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for e, out in tails.items():
+            if e not in noret and all(x == e or x in noret for x in out):
+                noret.add(e)
+                changed = True
+    return noret
+
+
 def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int, bytes]],
-            ifunc_slots: dict[int, int] | None = None) -> Program:
-    """``ifunc_slots``: IFUNC slot -> resolver (``LinkedImage.ifunc_slots``), for PLT stubs."""
+            ifunc_slots: dict[int, int] | None = None, noreturn: bool = True) -> Program:
+    """``ifunc_slots``: IFUNC slot -> resolver (``LinkedImage.ifunc_slots``), for PLT stubs;
+    ``noreturn``: mark the calls of functions that never return (``recompiler.noreturn_calls``)."""
     seeds = {entry} | set(hints)
     for addr, data in eh_frames:
         seeds.update(eh_frame_starts(addr, data))
@@ -584,4 +649,7 @@ def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int,
                     plan.ifunc_targets[i.addr] = cands
                 else:
                     unresolved.append(i.addr)
+    noret = noreturn_functions(funcs, mem) if noreturn else set()
+    for plan in funcs.values():
+        plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
     return Program(funcs, entry, sorted(set(unresolved)))

@@ -40,7 +40,8 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
         log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
-    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))
+    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image),
+                      bool(settings.get("recompiler", "noreturn_calls")))
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()

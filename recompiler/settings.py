@@ -12,6 +12,7 @@ SETTINGS = [
     Setting("recompiler", "shard_insns", 4096, "most guest instructions per C shard (a bucket is split; a function over a quarter of it is a shard alone)", int),
     Setting("recompiler", "trust_abi", True, "calls keep X19-X29 and SP as AAPCS64 says (off: reload all after calls)", parse_bool),
     Setting("recompiler", "elide_saves", True, "a callee's save of X19-X28/D8-D15 is not a read: callers keep them in host locals only, saves nothing reads back are dropped (off: store them before calls)", parse_bool),
+    Setting("recompiler", "noreturn_calls", True, "a call of a function that never returns (no RET, no jump out through a register, tail calls only to such functions) ends its path: a return is a fatal error (off: the code after the call is its continuation)", parse_bool),
     Setting("recompiler", "ifunc_stubs", True, "a PLT stub of an IFUNC branches directly to its resolver's possible answers (off: through the runtime's lookup, as an unknown target)", parse_bool),
     Setting("recompiler", "comments", False, "put each instruction's disassembly in the generated C", parse_bool),
     Setting("recompiler", "debug_info", False, "compile the shards with line tables (DWARF 4), so gdb, perf annotate and addr2line show the C line of a host address (and with comments on, the guest instruction above it)", parse_bool),

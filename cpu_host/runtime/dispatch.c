@@ -246,6 +246,13 @@ void nx_elided_resume(NxCpu *s) {
               "registers in host locals only (recompile with NXRECOMP_RECOMPILER_ELIDE_SAVES=0)", s->pc, 0);
 }
 
+/* The recompiler ends a call of a function it found never returns (no RET, no jump out through a
+ * register, tail calls only to such functions) with this instead of the code after the call. */
+void nx_noreturn_returned(NxCpu *s, uint64_t call_pc) {
+    nx_die(s, "a function the recompiler found never returns returned to this call "
+              "(recompile with NXRECOMP_RECOMPILER_NORETURN_CALLS=0)", call_pc, 0);
+}
+
 void nx_unimplemented(NxCpu *s, uint64_t pc, uint32_t word) {
     nx_die(s, "instruction the lifter does not implement", pc, word);
 }

@@ -108,6 +108,8 @@ NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30);   /* call s->pc as a funct
 NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30);       /* jump to s->pc (BR out of the function) */
 void nx_bad_resume(NxCpu *s);
 void nx_elided_resume(NxCpu *s) __attribute__((cold));
+/* a call of a function the recompiler found never returns returned (recompiler.noreturn_calls) */
+void nx_noreturn_returned(NxCpu *s, u64 call_pc) __attribute__((noreturn, cold));
 /* Leave to nx_run with every register in NxCpu (after STORE_ALL, or a runtime call that
  * wrote them): a trap, a bad resume, an unimplemented instruction. */
 #define NX_BACK return (NxRet){ s->pc, s->x[0] }

@@ -26,8 +26,15 @@ def h_b(em: FunctionEmitter, i: Insn) -> bool:
     return False
 
 
-def h_bl(em: FunctionEmitter, i: Insn) -> None:
+def h_bl(em: FunctionEmitter, i: Insn) -> bool | None:
     em.call(branch_target(i))
+    if i.addr in em.plan.noreturn_calls:
+        # the callee never returns (analyse.noreturn_functions): nothing flows from the call
+        # into the code after it, which belongs to other paths (Lua's luaG_runerror has a
+        # loop's tail there); a return after all is a fatal error naming the call
+        em.out(f"nx_noreturn_returned(s, {i.addr:#x}ull);")
+        return False
+    return None
 
 
 def h_bcond(em: FunctionEmitter, i: Insn) -> None:

@@ -93,6 +93,7 @@ class FunctionPlan:
     jump_tables: dict[int, list[int]] = field(default_factory=dict)  # BR address -> targets
     # BR address -> the functions an IFUNC's PLT stub may branch to (analyse.ifunc_candidates)
     ifunc_targets: dict[int, list[int]] = field(default_factory=dict)
+    noreturn_calls: set[int] = field(default_factory=set)            # BLs of analyse.noreturn_functions
     resume_points: list[int] = field(default_factory=list)           # filled by the emitter
     resume_twin: bool = False                  # filled by the emitter: resume points enter rname(entry)
 
