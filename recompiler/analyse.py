@@ -569,8 +569,10 @@ def _returns_in_span(mem: Memory, funcs: dict[int, FunctionPlan]) -> set[int]:
     for k, e in enumerate(starts):
         body = funcs[e].insns
         lo = min(body[0].addr, e)
-        seg_end = next((va + len(data) for va, _m, data, x in mem.segments if x and va <= e < va + len(data)), e)
-        hi = max(body[-1].addr + 4, starts[k + 1] if k + 1 < len(starts) else seg_end)
+        if k + 1 < len(starts):
+            hi = max(body[-1].addr + 4, starts[k + 1])
+        else:   # the last function: up to the end of its code segment
+            hi = max([body[-1].addr + 4, *(va + len(d) for va, _m, d, x in mem.segments if x and va <= e < va + len(d))])
         data = mem.read(lo, hi - lo) if hi > lo else None
         if data is None:
             out.add(e)

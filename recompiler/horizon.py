@@ -309,10 +309,8 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
                     gpu: str = "switch1") -> dict:
     """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest.
     ``gpu`` names the console the game was built for (its texture layout; manifest ``gpu``)."""
-    from recompiler.analyse import analyse
     from recompiler.build import build
-    from nxrecomp import settings
-    from recompiler.pipeline import eh_frames, ifunc_slots, image_memory, write_manifest
+    from recompiler.pipeline import analyse_image, write_manifest
 
     t0 = time.monotonic()
     src = Path(exefs_path)
@@ -333,8 +331,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
-    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image),
-                      bool(settings.get("recompiler", "noreturn_calls")))
+    program = analyse_image(image)
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()

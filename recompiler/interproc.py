@@ -298,8 +298,13 @@ def _stores(f: FnLive, mask: int, extra: str = "") -> str:
     return f"do {{ {' '.join(out)} {extra} }} while (0)"
 
 
+def reload_v(r: int) -> str:
+    """V``r``'s reload after a call: a callee keeps only the low half of V8-V15 (AAPCS64), so
+    those take back their upper lane alone, as a vector lane write (see emitter._vector_writes)."""
+    return f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else f"v{r} = s->v[{r}];"
+
+
 def _reloads(f: FnLive, mask: int) -> str:
     out = [f"x{r} = s->x[{r}];" for r in f.regs if mask & L.xbit(r)]
-    out += [(f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else f"v{r} = s->v[{r}];")
-            for r in f.v_used if mask & L.vbit(r)]
+    out += [reload_v(r) for r in f.v_used if mask & L.vbit(r)]
     return f"do {{ {' '.join(out)} }} while (0)"

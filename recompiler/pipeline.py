@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from nxrecomp import settings
-from recompiler.analyse import Memory, analyse
+from recompiler.analyse import Memory, Program, analyse
 from recompiler.build import build
 from recompiler.link import LinkedImage, link_program
 
@@ -30,6 +30,13 @@ def eh_frames(image: LinkedImage) -> list[tuple[int, bytes]]:
     return [m.eh_frame for m in image.modules if m.eh_frame]
 
 
+def analyse_image(image: LinkedImage) -> Program:
+    """Analysis of a linked image with the settings that steer it (``recompiler.ifunc_stubs``,
+    ``recompiler.noreturn_calls``)."""
+    return analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image),
+                   bool(settings.get("recompiler", "noreturn_calls")))
+
+
 def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str | Path] = ()) -> dict:
     t0 = time.monotonic()
     out = Path(out_dir)
@@ -40,8 +47,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
         log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
-    program = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image),
-                      bool(settings.get("recompiler", "noreturn_calls")))
+    program = analyse_image(image)
     t_an = time.monotonic()
     stats = build(program, out)
     t_build = time.monotonic()

@@ -369,6 +369,7 @@ class FunctionEmitter:
         # every indirect jump's ``leaves``).
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
         saves = self.saves
+        lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
         for j, (addr, start) in enumerate(chunks):
             stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
             text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
@@ -387,7 +388,7 @@ class FunctionEmitter:
             # hands on (their callers reload only what we may write; a tail callee's reads come
             # from its summary, ``tails``), for the registers live at the entry
             summary_leaves = self._elide(L.INDIRECT_USES) if indirect else 0
-            if indirect and "{ u64 _t = x30;" in text:
+            if indirect and addr in lr_jumps:
                 # a jump through the link register is a return (a tail call keeps LR for its
                 # callee, so its target is never in X30): longjmp's ``br x30`` lands on a resume
                 # point, which reads what any return to somewhere else reads.  As a tail call it
@@ -576,7 +577,7 @@ class FunctionEmitter:
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
         reload_v_all = [f"v{r} = s->v[{r}];" for r in v_used]
         reload += reload_v_all if not self.trust_abi else \
-            [f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in liveness.V_PRESERVED_LOW else f"v{r} = s->v[{r}];" for r in v_used]
+            [interproc.reload_v(r) for r in v_used]
         reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else []) + reload_v_all
         if uses_flags:
             reload_all.append("FLAGS_LOAD;")
