@@ -428,7 +428,8 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         results.sort(key=lambda x: x.index)
         t = time.process_time()
         summ = interproc.summarize([f for x in results for f in x.facts])
-        shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ), x.facts) for x in results]
+        shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts)
+                  for x in results]
         texts = inline_leaves.copy_into_callers(shards) if not trace else [sh.text for sh in shards]
         for x, text in zip(results, texts):
             _write_if_changed(Path(x.c_path), text)

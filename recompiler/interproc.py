@@ -125,7 +125,7 @@ def _preds(f: FnLive) -> list[list[int]]:
     return preds
 
 
-def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], list[int], list[int]]:
+def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -> tuple[list[int], list[int], list[int], list[int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
     its callee may read and what is live after it that the callee may change, a return the
     caller-saved registers (and the callee-saved ones its own calls overwrote), each only where
@@ -190,7 +190,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
         kept = 0
         for st in stores:
             kept |= st & ~L.CALL_CLOBBERS
-    mask = _ret_mask(f, summ)
+    mask = _ret_mask(f, summ, results_only)
     ret_stores = [m & (L.CALL_CLOBBERS | kept) & mask for m in ret_stores]
     # A direct tail call is a call and the return in one: it stores what its callee reads and
     # what a return here would (X0 is the callee's result, X30 and X1 travel as arguments, but
@@ -200,12 +200,21 @@ def site_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int
     return stores, reloads, ret_stores, elided, tail_stores
 
 
-def _ret_mask(f: FnLive, summ: dict[int, Summary]) -> int:
+def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -> int:
     """What a return may store: not X0 (the C result) nor X30 (a caller knows it: the address
     it was returned to), and X1 (passed in, so perhaps not in NxCpu) only where a call of
-    ``f`` may change it (its MODS), the only case in which a caller reloads it."""
+    ``f`` may change it (its MODS), the only case in which a caller reloads it.
+
+    ``results_only`` (whole-program builds, AAPCS64 trusted): of the caller-saved registers only
+    what any return hands on (``liveness.EXIT_USES``: the results X0-X1 and V0-V3, X18, and
+    V8-V15, whose low halves a callee keeps).  After a call a caller may use no other
+    caller-saved register the callee changed (AAPCS64 leaves them undefined), though the liveness
+    pass sees reads of them: the argument registers a later unknown callee is assumed to read.
+    glibc's strcmp stored X1-X10 at each return, for callers that never look at them.  A host
+    caller that inspects every register (the Unicorn harness's snippets) places without it."""
     mods = summ[f.entry].mods if f.entry in summ else UNKNOWN.mods
-    return ~X0 & ~X30 & (~X1 | (mods & X1))
+    mask = ~X0 & ~X30 & (~X1 | (mods & X1))
+    return mask & (L.EXIT_USES | ~L.CALL_CLOBBERS) if results_only else mask
 
 
 def quiet_returns(f: FnLive) -> list[int | None]:
@@ -246,13 +255,13 @@ _SITE = re.compile(r"@@(SC|RC|SR|RZ|ST|SJ):([0-9a-f]+):(\d+)@@")
 _SAVE = re.compile(r"@@SV:([0-9a-f]+):(\d+)@@(.*?)@@ES@@")
 
 
-def place(text: str, fns: list[FnLive], summ: dict[int, Summary]) -> str:
+def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: bool = False) -> str:
     """``text`` (one or more lifted functions) with every call site's and return's
     placeholder replaced by its store or reload list."""
     lists = {}
     for f in fns:
-        st, rl, rs, el, ts = site_lists(f, summ)
-        mask = _ret_mask(f, summ)
+        st, rl, rs, el, ts = site_lists(f, summ, results_only)
+        mask = _ret_mask(f, summ, results_only)
         quiet = [None if q is None else q & mask for q in quiet_returns(f)]
         # what some exit hands back: a return's or a direct tail call's list, every register
         # for an opaque function (an exit that stores every local: a jump out through a register)

@@ -10,7 +10,7 @@ SETTINGS = [
     Setting("recompiler", "jobs", os.cpu_count() or 2, "parallel generator and compiler processes", int),
     Setting("recompiler", "shard_bytes", 32768, "guest code bytes per C shard (stable address buckets)", int),
     Setting("recompiler", "shard_insns", 4096, "most guest instructions per C shard (a bucket is split; a function over a quarter of it is a shard alone)", int),
-    Setting("recompiler", "trust_abi", True, "calls keep X19-X29 and SP as AAPCS64 says (off: reload all after calls)", parse_bool),
+    Setting("recompiler", "trust_abi", True, "calls keep X19-X29 and SP and hand back only their results as AAPCS64 says (off: store and reload all around calls)", parse_bool),
     Setting("recompiler", "elide_saves", True, "a callee's save of X19-X28/D8-D15 is not a read: callers keep them in host locals only, saves nothing reads back are dropped (off: store them before calls)", parse_bool),
     Setting("recompiler", "noreturn_calls", True, "a call of a function that never returns (no RET, no jump out through a register, tail calls only to such functions) ends its path: a return is a fatal error (off: the code after the call is its continuation)", parse_bool),
     Setting("recompiler", "ifunc_stubs", True, "a PLT stub of an IFUNC branches directly to its resolver's possible answers (off: through the runtime's lookup, as an unknown target)", parse_bool),

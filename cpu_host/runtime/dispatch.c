@@ -180,7 +180,8 @@ NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30) {
     return f(s, s->x[0], s->x[1], s->x[30]);
 }
 
-/* The same for host code (every register in NxCpu before and after). */
+/* The same for host code: every register in NxCpu before; after, what a return hands on (X0-X1,
+ * V0-V3, X18, V8-V15 and the callee-saved registers: interproc._ret_mask). */
 void nx_call_indirect(NxCpu *s) {
     NxRet r = nx_call_ind(s, s->x[0], s->x[1], s->x[30]);
     s->pc = r.pc;

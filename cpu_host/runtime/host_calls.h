@@ -16,7 +16,7 @@ extern volatile int nx_preempt_pending;      /* set by the personality; read at 
 void nx_set_preempt_hook(NxPreemptHook h);
 
 int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);
-void nx_call_indirect(NxCpu *s);             /* host code: call s->pc as BLR does, every register in s */
+void nx_call_indirect(NxCpu *s);             /* host code: call s->pc as BLR does (registers in s; results back in s) */
 void nx_thread_release(NxCpu *s);
 
 #endif
