@@ -25,9 +25,9 @@ SETTINGS = [
     Setting("cpu_host", "relay_password", "", "the room's password, if it has one"),
     Setting("cpu_host", "native_launcher", True, "'nxrecomp exec' starts Linux programs through the bundle's "
             "native launcher (C, ~3 ms) instead of Python + cffi (~130 ms)", parse_bool),
-    Setting("cpu_host", "huge_pages", True, "ask the kernel for transparent huge pages for the guest's heap (the "
-            "brk area, anonymous mmaps of 2 MiB or more); read by the runtime as NXRECOMP_CPU_HOST_HUGE_PAGES",
-            parse_bool),
+    Setting("cpu_host", "huge_pages", False, "ask the kernel for transparent huge pages for the guest's heap (the "
+            "brk area, anonymous mmaps of 2 MiB or more; with THP defrag 'madvise' a fault may then compact "
+            "memory first); read by the runtime as NXRECOMP_CPU_HOST_HUGE_PAGES", parse_bool),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

@@ -234,15 +234,17 @@ void nx_linux_add_mapping(uint64_t addr, uint64_t len) {
 }
 
 /* Transparent huge pages for the guest's heap (the brk area and anonymous writable mmaps of
- * 2 MiB or more): with the kernel's THP mode "madvise" (Debian's default) memory gets them only
- * when asked.  A program that walks a big heap at random (sort's lines, bzip2's block arrays,
- * an interpreter's objects) spends much of its time in TLB misses on 4 KiB pages.
- * NXRECOMP_CPU_HOST_HUGE_PAGES=0 (setting cpu_host.huge_pages) leaves the kernel's default. */
+ * 2 MiB or more), where NXRECOMP_CPU_HOST_HUGE_PAGES=1 (setting cpu_host.huge_pages, off by
+ * default).  With the kernel's THP mode "madvise" (Debian's default) memory gets them only when
+ * asked, and its defrag mode "madvise" (also the default) then compacts memory at the fault
+ * when no huge page is free: busybox sort of 64 MB spent 0.05 s or 0.2 s in the kernel by
+ * that, against the TLB misses on 4 KiB pages it saved (~0.05 s); measured slower on the
+ * whole (docs/PERFORMANCE.md), no faster for bzip2, Lua or zstd. */
 static int huge_pages_on(void) {
     static int on = -1;
     if (on < 0) {
         const char *e = getenv("NXRECOMP_CPU_HOST_HUGE_PAGES");
-        on = !(e && (!strcmp(e, "0") || !strcasecmp(e, "false") || !strcasecmp(e, "no") || !strcasecmp(e, "off")));
+        on = e && (!strcmp(e, "1") || !strcasecmp(e, "true") || !strcasecmp(e, "yes") || !strcasecmp(e, "on"));
     }
     return on;
 }

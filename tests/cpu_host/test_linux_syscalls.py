@@ -227,8 +227,12 @@ def test_uname_readlink_exe_and_ids(harness):
     assert r.stdout == b"execve\n"
 
 
-def test_brk_grows_and_shrinks(harness):
-    guest(harness, """
+@pytest.mark.parametrize("huge", [None, "0", "1"])   # None: unset, the default (off)
+def test_brk_grows_and_shrinks(harness, huge):
+    env = {k: v for k, v in os.environ.items() if k != "NXRECOMP_CPU_HOST_HUGE_PAGES"}
+    if huge is not None:
+        env["NXRECOMP_CPU_HOST_HUGE_PAGES"] = huge
+    guest(harness, env=env, body="""
         import ctypes
         start, reserve = 0x3F0000000000, 1 << 24
         assert lib.nx_linux_set_brk(start, reserve) == 0
@@ -253,14 +257,15 @@ def test_brk_grows_and_shrinks(harness):
         assert sc(214, start + 20000) == start + 20000
         assert sc(214, top) == top
         assert ctypes.string_at(start + 20000, top - start - 20000) == bytes(top - start - 20000)
-        # one mapping for the whole area, marked for huge pages (setting cpu_host.huge_pages)
+        # one mapping for the whole area, marked for huge pages where asked (cpu_host.huge_pages)
         areas = [l for l in open("/proc/self/smaps") if l[:1] in "0123456789abcdef" and "-" in l.split()[0]]
         mine = [l for l in areas if int(l.split("-")[0], 16) < start + reserve
                 and int(l.split()[0].split("-")[1], 16) > start]
         assert len(mine) == 1, mine
         flags = open("/proc/self/smaps").read().split(mine[0], 1)[1].split("VmFlags:", 1)[1].split("\\n", 1)[0]
         thp = os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled")   # a kernel with THP
-        assert (" hg" in flags) == thp, flags
+        on = os.environ.get("NXRECOMP_CPU_HOST_HUGE_PAGES") == "1"
+        assert (" hg" in flags) == (thp and on), flags
     """)
 
 
