@@ -11,23 +11,21 @@ path's values and X19 restored after it; after the quiet exit all as they were).
 from __future__ import annotations
 
 import re
-import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from recompiler import cc
 from recompiler.analyse import Memory, analyse
-from recompiler.build import RUNTIME_DIR, build
+from recompiler.build import build
 from recompiler.lift.emitter import SIG
+
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bundle_driver import RET, movz, run_function  # noqa: E402
 
 BASE = 0x400000
 FUNC, CALLEE = BASE, BASE + 0x100
-RET = 0xD65F03C0
-
-
-def _movz(rd: int, imm: int) -> int:
-    return 0xD2800000 | (imm << 5) | rd
 
 
 def _bl(at: int, to: int) -> int:
@@ -41,11 +39,11 @@ def _program() -> dict[int, int]:
     f = FUNC
     return {f: 0xB4000100,                    # cbz x0, f+32 (the shared ret: the quiet exit)
             f + 4: 0xA9BF7BF3,                # stp x19, x30, [sp, #-16]!
-            f + 8: _movz(19, 0x77),           # mov x19, #0x77
-            f + 12: _movz(1, 5),              # mov x1, #5
+            f + 8: movz(19, 0x77),           # mov x19, #0x77
+            f + 12: movz(1, 5),              # mov x1, #5
             f + 16: _bl(f + 16, CALLEE),
             f + 20: 0x8B130000,               # add x0, x0, x19
-            f + 24: _movz(1, 9),              # mov x1, #9
+            f + 24: movz(1, 9),              # mov x1, #9
             f + 28: 0xA8C17BF3,               # ldp x19, x30, [sp], #16
             f + 32: RET,
             CALLEE: 0xA9BF53F3,               # stp x19, x20, [sp, #-16]!
@@ -74,30 +72,13 @@ def _returns(text: str, entry: int) -> list[str]:
 
 
 DRIVER = r"""
-#include "nxrt.h"
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-int main(int argc, char **argv) {
-    unsigned long long func = strtoull(argv[2], 0, 0), stack = 0x10000000ull;
-    if (mmap((void *)stack, 0x10000, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (void *)stack)
-        return 3;
-    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!h) { fprintf(stderr, "%s\n", dlerror()); return 2; }
-    NxFn (*lookup)(uint64_t, uint32_t *) = (NxFn (*)(uint64_t, uint32_t *))dlsym(h, "nx_lookup");
-    uint32_t kind = 0;
-    NxFn fn = lookup ? lookup(func, &kind) : 0;
-    if (!fn) return 4;
     for (int x0 = 0; x0 < 2; x0++) {
         static NxCpu s;
-        s.x[0] = x0 ? 10 : 0; s.x[1] = 0x1111; s.x[19] = 0x1919; s.x[30] = 0x1234; s.sp = stack + 0x8000;
+        s.x[0] = x0 ? 10 : 0; s.x[1] = 0x1111; s.x[19] = 0x1919; s.x[30] = 0x1234; s.sp = 0x10008000;
         nx_enter(&s, fn);
         printf("%d %llx %llx %llx %llx %llx\n", x0, (unsigned long long)s.pc, (unsigned long long)s.x[0],
                (unsigned long long)s.x[1], (unsigned long long)s.x[19], (unsigned long long)s.sp);
     }
-    return 0;
-}
 """
 
 
@@ -123,14 +104,7 @@ def test_a_quiet_exit_stores_only_what_it_changed(tmp_path: Path, monkeypatch, e
         assert "s->x[0]" not in full + quiet and "s->x[30]" not in full + quiet, r
     assert "u8 _c = 0;" in text and "_c = 1;" in text
 
-    driver = tmp_path / "driver"
-    (tmp_path / "driver.c").write_text(DRIVER)
-    r = subprocess.run([*cc.compiler(), str(tmp_path / "driver.c"), "-o", str(driver), f"-I{RUNTIME_DIR}", "-ldl"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
-    r = subprocess.run([str(driver), str(bundle / "game.so"), hex(FUNC)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, (r.stdout, r.stderr)
-    quiet, slow = (line.split() for line in r.stdout.splitlines())
+    quiet, slow = (line.split() for line in run_function(tmp_path, bundle, FUNC, DRIVER))
     # quiet exit: x0 0, x1 and x19 as the caller left them, sp unchanged
     assert quiet == ["0", "1234", "0", "1111", "1919", f"{0x10008000:x}"], quiet
     # slow path: x0 = 10 + 5 + 0x77, x1 = 9 (caller-saved, changed), x19 restored, sp back

@@ -10,24 +10,21 @@ Unicorn harness's case) stores them all, and a C driver running the built code f
 results where its caller used them."""
 from __future__ import annotations
 
-import re
-import subprocess
+import sys
 from pathlib import Path
 
-from recompiler import cc
 from recompiler.analyse import Memory, analyse
-from recompiler.build import RUNTIME_DIR, build
+from recompiler.build import build
 from recompiler.decode import decode
 from recompiler.lift import lift_function
 from recompiler.lift.emitter import SIG, FunctionPlan
 
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bundle_driver import RET, movz, run_function  # noqa: E402
+
 BASE = 0x400000
 CALLER, LEAF = BASE, BASE + 0x100
-RET = 0xD65F03C0
-
-
-def _movz(rd: int, imm: int) -> int:
-    return 0xD2800000 | (imm << 5) | rd
 
 
 def _program() -> dict[int, int]:
@@ -42,8 +39,8 @@ def _program() -> dict[int, int]:
             c + 16: 0x8B020000,                  # add x0, x0, x2
             c + 20: 0xA8C17BFD,                  # ldp x29, x30, [sp], #16
             c + 24: RET}
-    words = [_movz(0, 3), _movz(1, 4), 0x9E670020]          # fmov d0, x1
-    words += [_movz(r, 0x100 + r) for r in range(2, 11)]    # mov x2..x10, #0x1rr
+    words = [movz(0, 3), movz(1, 4), 0x9E670020]          # fmov d0, x1
+    words += [movz(r, 0x100 + r) for r in range(2, 11)]    # mov x2..x10, #0x1rr
     words += [0x9E670045, RET]                               # fmov d5, x2; ret
     prog.update({f + 4 * i: w for i, w in enumerate(words)})
     return prog
@@ -66,28 +63,11 @@ def _return_stores(text: str, entry: int) -> str:
 
 
 DRIVER = r"""
-#include "nxrt.h"
-#include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-int main(int argc, char **argv) {
-    unsigned long long func = strtoull(argv[2], 0, 0), stack = 0x10000000ull;
-    if (mmap((void *)stack, 0x10000, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (void *)stack)
-        return 3;
-    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (!h) { fprintf(stderr, "%s\n", dlerror()); return 2; }
-    NxFn (*lookup)(uint64_t, uint32_t *) = (NxFn (*)(uint64_t, uint32_t *))dlsym(h, "nx_lookup");
-    uint32_t kind = 0;
-    NxFn fn = lookup ? lookup(func, &kind) : 0;
-    if (!fn) return 4;
     static NxCpu s;
-    s.x[30] = 0x1234; s.sp = stack + 0x8000;
+    s.x[30] = 0x1234; s.sp = 0x10008000;
     nx_enter(&s, fn);
     printf("%llx %llx %llx %llx\n", (unsigned long long)s.pc, (unsigned long long)s.x[0],
            (unsigned long long)s.x[1], (unsigned long long)s.v[0].d[0]);
-    return 0;
-}
 """
 
 
@@ -113,13 +93,7 @@ def test_returns_store_results_not_scratch(tmp_path: Path, monkeypatch) -> None:
         assert f"s->x[{r}] = x{r}" in single, (r, single)
     assert "s->v[0] = v0" in single and "s->v[5] = v5" in single, single
 
-    driver = tmp_path / "driver"
-    (tmp_path / "driver.c").write_text(DRIVER)
-    r = subprocess.run([*cc.compiler(), str(tmp_path / "driver.c"), "-o", str(driver), f"-I{RUNTIME_DIR}", "-ldl"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
-    r = subprocess.run([str(driver), str(bundle / "game.so"), hex(CALLER)], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, (r.stdout, r.stderr)
-    pc, x0, x1, d0 = r.stdout.split()
+    (line,) = run_function(tmp_path, bundle, CALLER, DRIVER)
+    pc, x0, x1, d0 = line.split()
     # x0 = 3 + 4 + 4 (d0 holds x1's bits): the caller found both integer results and the FP one
-    assert (pc, int(x0, 16), int(x1, 16), int(d0, 16)) == ("1234", 11, 4, 4), r.stdout
+    assert (pc, int(x0, 16), int(x1, 16), int(d0, 16)) == ("1234", 11, 4, 4), line

@@ -1,0 +1,55 @@
+"""Running one lifted function of a built bundle from a small C driver, for tests that check
+what a call leaves in ``NxCpu`` (test_quiet_returns, test_return_results).
+
+The driver maps a guest stack at 0x10000000 (SP starts at 0x10008000), loads the bundle's
+``game.so``, looks the function up in its entry table and runs ``body`` (C statements with
+``fn``, the function, and ``NxCpu`` in scope; it prints what the test compares)."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from recompiler import cc
+from recompiler.build import RUNTIME_DIR
+
+STACK_TOP = 0x10008000
+RET = 0xD65F03C0
+
+
+def movz(rd: int, imm: int) -> int:
+    """MOVZ Xrd, #imm: the encoding, for hand-encoded test programs."""
+    return 0xD2800000 | (imm << 5) | rd
+
+_MAIN = r"""
+#include "nxrt.h"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+int main(int argc, char **argv) {
+    unsigned long long func = strtoull(argv[2], 0, 0), stack = 0x10000000ull;
+    (void)argc;
+    if (mmap((void *)stack, 0x10000, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) != (void *)stack)
+        return 3;
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!h) { fprintf(stderr, "%s\n", dlerror()); return 2; }
+    NxFn (*lookup)(uint64_t, uint32_t *) = (NxFn (*)(uint64_t, uint32_t *))dlsym(h, "nx_lookup");
+    uint32_t kind = 0;
+    NxFn fn = lookup ? lookup(func, &kind) : 0;
+    if (!fn) return 4;
+BODY
+    return 0;
+}
+"""
+
+
+def run_function(tmp_path: Path, bundle: Path, func: int, body: str) -> list[str]:
+    """The lines ``body`` printed, run on ``func`` of ``bundle``."""
+    src, exe = tmp_path / "driver.c", tmp_path / "driver"
+    src.write_text(_MAIN.replace("BODY", body))
+    r = subprocess.run([*cc.compiler(), str(src), "-o", str(exe), f"-I{RUNTIME_DIR}", "-ldl"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([str(exe), str(bundle / "game.so"), hex(func)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    return r.stdout.splitlines()
