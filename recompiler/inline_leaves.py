@@ -92,3 +92,44 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
         at = first.start() if first else len(text)
         out.append(text[:at] + copies + text[at:])
     return out
+
+
+MAX_SITES = 2      # direct call sites of a function inlined into its only caller (code growth)
+
+
+def single_callers(shards: list[Shard], texts: list[str]) -> list[str]:
+    """``texts`` (the shards' final C) with each function that one other function of the same
+    shard alone calls, at no more than ``MAX_SITES`` sites and never in a tail call, marked
+    ``always_inline``: clang then inlines it there (its out-of-line definition stays, for the
+    entry table) and its arguments, results and the host prologue and epilogue of a separate C
+    function go away.  busybox sort's compare_keys calls get_key twice per compare, 25 host
+    instructions of call overhead each.  Not a function with a jump table (a computed goto: clang
+    cannot inline it).  Semantics do not change: an inlined call still checks the pc it returns
+    to, and a return to somewhere else still goes up through the caller."""
+    where: dict[int, int] = {}
+    sites: dict[int, list[int]] = {}
+    tails: set[int] = set()
+    for i, sh in enumerate(shards):
+        for f in sh.facts:
+            where[f.entry] = i
+            for g in f.site_target:
+                if g is not None:
+                    sites.setdefault(g, []).append(f.entry)
+            tails.update(f.tail_target)
+    marked: list[set[int]] = [set() for _ in shards]
+    for g, callers in sites.items():
+        c = set(callers)
+        if len(c) != 1 or len(callers) > MAX_SITES or g in tails or g not in where:
+            continue
+        (f,) = c
+        if f != g and where.get(f) == where[g]:
+            marked[where[g]].add(g)
+    out = []
+    for text, mark in zip(texts, marked):
+        def one(m: re.Match) -> str:
+            body = m.group(0)
+            if int(m.group(1), 16) not in mark or "JT_" in body or "goto *" in body:
+                return body
+            return "__attribute__((always_inline)) " + body
+        out.append(_DEF.sub(one, text) if mark else text)
+    return out

@@ -125,3 +125,43 @@ def test_comment_lines_do_not_count_against_a_leaf() -> None:
         shards[0] = inline_leaves.Shard(shards[0].text.replace(LEAF, leaf), shards[0].facts)
         assert 0x100 in inline_leaves.leaves(shards)
     assert inline_leaves.code_lines(_fn(0x100, commented)) == inline_leaves.code_lines(_fn(0x100, plain))
+
+
+def test_a_function_only_one_function_of_its_shard_calls_is_marked_always_inline(tmp_path: Path) -> None:
+    """single_callers: 0x300 (a non-leaf: it calls 0x100) has one caller, 0x600, at two sites in
+    the same shard: marked, and clang inlines it there (0x600's code calls 0x100, never 0x300).
+    So is the leaf 0x100, whose one caller is 0x300.  Not marked: 0x700 (two callers), 0x800
+    (also tail-called), 0x900 (a jump table), 0xa00 (three call sites), 0xb00 (its one caller
+    is in another shard)."""
+    simple = {e: _fn(e, "  return (NxRet){ a30, a0 + 1 };\n") for e in (0x700, 0x800, 0xa00, 0xb00)}
+    table = _fn(0x900, "  u64 x0 = a0;\n JT_0: x0 += 1;\n  return (NxRet){ a30, x0 };\n")
+    f = _fn(0x600, LOCALS + _call(0x300, 0x604) + _call(0x300, 0x608) + _call(0x800, 0x60c) + _call(0x900, 0x610)
+            + _call(0xa00, 0x614) + _call(0xa00, 0x618) + _call(0xa00, 0x61c) + BACK)
+    k = _fn(0x640, LOCALS + _call(0x700, 0x644) + BACK)
+    j = _fn(0x680, LOCALS + _call(0x700, 0x684) + "  MUSTTAIL return F_800(s, x0, x1, x30);\n")
+    # 0x300 big enough that clang's own heuristics would not inline it twice
+    work = "".join(f"  x0 = x0 * {2 * n + 3} + s->x[{n % 29}]; s->x[{(n + 7) % 29}] = x0;\n" for n in range(120))
+    big = _fn(0x300, LOCALS + _call(0x100, 0x304) + work + BACK)
+    own_text = "#include \"lifted.h\"\n" + LEAF + big + "".join(simple.values()) + table + f + k + j
+    tail_caller = _live(0x680, callees=[0x700])
+    tail_caller.tail_target = [0x800]
+    own = inline_leaves.Shard(own_text, [_live(0x100), _live(0x300, callees=[0x100]), *[_live(e) for e in simple],
+                                         _live(0x900), _live(0x600, callees=[0x300, 0x300, 0x800, 0x900, 0xa00, 0xa00, 0xa00]),
+                                         _live(0x640, callees=[0x700]), tail_caller])
+    other = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0xb00) + _fn(0x1000, LOCALS + _call(0xb00, 0x1004) + BACK),
+                                [_live(0x1000, callees=[0xb00])])
+    texts = inline_leaves.single_callers([own, other], [own.text, other.text])
+    marked = {e for e in (0x100, 0x300, 0x700, 0x800, 0x900, 0xa00, 0xb00)
+              if f"__attribute__((always_inline)) NxRet F_{e:x}{SIG}" in texts[0]}
+    assert marked == {0x100, 0x300}, marked
+    assert texts[1] == other.text
+    c = tmp_path / "shard.c"
+    c.write_text(texts[0])
+    r = subprocess.run([*cc.compiler(), "-S", str(c), "-o", str(tmp_path / "shard.s"), "-O2", *FLAGS,
+                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    asm = (tmp_path / "shard.s").read_text()
+    body = asm[asm.index("F_600:"):]
+    body = body[:body.index(".Lfunc_end")]
+    calls = [line for line in body.splitlines() if "call" in line or "jmp" in line and "F_" in line]
+    assert not any("F_300" in line for line in calls), body
