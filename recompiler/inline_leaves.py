@@ -1,4 +1,5 @@
-"""Copies of small leaf functions in the shards that call them, so that clang can inline them.
+"""Copies of small leaf functions in the shards that call them, so that clang can inline them
+(and ``single_callers``: functions with one caller in their own shard marked for inlining).
 
 A lifted call passes its arguments and results through ``NxCpu``: the caller stores X0, the
 callee loads it at its entry, stores its result at its return, and the caller loads that back.
