@@ -430,9 +430,10 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         summ = interproc.summarize([f for x in results for f in x.facts])
         shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts)
                   for x in results]
-        texts = inline_leaves.copy_into_callers(shards) if not trace else [sh.text for sh in shards]
-        if not trace:
-            texts = inline_leaves.single_callers(shards, texts)
+        if trace:
+            texts = [sh.text for sh in shards]
+        else:
+            texts = inline_leaves.single_callers(shards, inline_leaves.copy_into_callers(shards))
         for x, text in zip(results, texts):
             _write_if_changed(Path(x.c_path), text)
         place_s = time.process_time() - t

@@ -51,24 +51,27 @@ _VW_FP = re.compile(r"\b(v\d+)\.q = 0; \1\.(fd|f)\[0\] = ([^;]+);")
 _VW_INT = re.compile(r"\b(v\d+)\.q = (?:\(u128\)(?!L128)([^;]+)|(0));")
 _VR_LOW = re.compile(r"\(u64\)(v\d+)\.q\b")
 
-
-def _vector_writes(body: str) -> str:
-    body = _VW_FP.sub(lambda m: f"NXV(NxV2f64, {m[1]}) = (NxV2f64){{ {m[3]}, 0.0 }};" if m[2] == "fd"
-                      else f"NXV(NxV4f32, {m[1]}) = (NxV4f32){{ {m[3]}, 0.0f, 0.0f, 0.0f }};", body)
-    body = _VW_INT.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = (NxV2u64){{ (u64)({m[2] or m[3]}), 0 }};", body)
-    return _VR_LOW.sub(lambda m: f"(NXV(NxV2u64, {m[1]})[0])", body)
-# emitter.goto's tail call to a lifted function
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
 _SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
 # an exit that writes every local back: a jump out through a register, a tail call that liveness
 # did not read (after a call; in a table's shared block), a jump to an address outside
 _FULL_EXIT_RE = re.compile(r"STORE_INDIRECT;|STORE_ALL; (?:s->pc = [^;]*; )?MUSTTAIL")
 _FATAL_RE = re.compile(r"\bnx_(?:unimplemented|brk)\(")
+# emitter.goto's tail call to a lifted function
 _TAIL_RE = re.compile(r"\{ (?:STORE_ALL|@@ST@@); MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
                           r"|&v([0-9]|[12][0-9]|3[01])\b")
+
+
+def _vector_writes(body: str) -> str:
+    """``body`` with its scalar low-lane writes of V locals (``_VW_FP``, ``_VW_INT``) and reads
+    of their low 64 bits (``_VR_LOW``) as vector-typed accesses of the ``NxVec`` local."""
+    body = _VW_FP.sub(lambda m: f"NXV(NxV2f64, {m[1]}) = (NxV2f64){{ {m[3]}, 0.0 }};" if m[2] == "fd"
+                      else f"NXV(NxV4f32, {m[1]}) = (NxV4f32){{ {m[3]}, 0.0f, 0.0f, 0.0f }};", body)
+    body = _VW_INT.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = (NxV2u64){{ (u64)({m[2] or m[3]}), 0 }};", body)
+    return _VR_LOW.sub(lambda m: f"(NXV(NxV2u64, {m[1]})[0])", body)
 
 
 def fname(addr: int) -> str:
