@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
-from recompiler.lift.emitter import FunctionPlan
+from recompiler.lift.emitter import DirectTable, FunctionPlan
 from recompiler.lift.integer import pcrel_value, sext
 
 M64 = (1 << 64) - 1
@@ -25,6 +25,12 @@ _ENDS = {"B", "BR", "RET", "BRK", "UDF"}
 class Memory:
     """Read-only view of the image's initialised bytes, by guest address."""
     segments: list[tuple[int, int, bytes, bool]]  # (vaddr, memsz, data, executable)
+    # (vaddr, memsz) of what the program cannot write at run time (segments without write
+    # permission): tables read from there may be read once, here, instead of at each dispatch
+    read_only: list[tuple[int, int]] = field(default_factory=list)
+
+    def is_read_only(self, addr: int, n: int) -> bool:
+        return any(va <= addr and addr + n <= va + m for va, m in self.read_only)
 
     def read(self, addr: int, n: int) -> bytes | None:
         for va, memsz, data, _x in self.segments:
@@ -136,6 +142,7 @@ class Analyser:
         self.weak: set[int] = set()
         self._strong: list[int] | None = None
         self._cache: dict[int, Insn] = {}
+        self.direct: dict[int, DirectTable] = {}   # BR address -> its table indexed directly
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -185,6 +192,7 @@ class Analyser:
         seen: dict[int, Insn] = {}
         work = [entry]
         tables: dict[int, list[int]] = {}
+        direct: dict[int, DirectTable] = {}
         inner: set[int] = set()   # weak entries this function's own jump tables reach: its labels
         while work:
             a = work.pop()
@@ -204,6 +212,8 @@ class Analyser:
                     tbl = self.jump_table(a)
                     if tbl:
                         tables[a] = tbl
+                        if a in self.direct:
+                            direct[a] = self.direct[a]
                         # a label function (itself weak) keeps them as tail calls: else each
                         # of a computed goto's labels would copy the rest of the interpreter
                         own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
@@ -221,7 +231,7 @@ class Analyser:
                 if i.name == "BR" and a not in tables:
                     tables[a] = main
         body = [seen[k] for k in sorted(seen)]
-        return FunctionPlan(entry, body, jump_tables=tables)
+        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
 
     # ---- jump tables: evaluate the BR register symbolically with one unknown index ------
     def jump_table(self, br_addr: int) -> list[int] | None:
@@ -285,11 +295,16 @@ class Analyser:
         self._unknowns(target, unknowns)
         if ("unknown",) in unknowns:
             return None
+        subst: dict[tuple, int] = {}
         if len(unknowns) > 1:  # a loop-invariant table base set up before the block
             start = window[0].addr if window else br_addr
-            consts = {u: (self._spilled_const(u[1], start) if u[0] == "spill" else self._const_before(u[1], start))
+            # the base may be set at the function's entry, thousands of instructions before an
+            # interpreter's last handlers (a wrong guess costs the lookup of the real target,
+            # and a DirectTable checks it at run time)
+            consts = {u: (self._spilled_const(u[1], start) if u[0] == "spill" else self._const_before(u[1], start, 8192))
                       for u in unknowns if not (u[0] == "reg" and u[1] in loaded)}
-            target = self._subst(target, {u: c for u, c in consts.items() if c is not None})
+            subst = {u: c for u, c in consts.items() if c is not None}
+            target = self._subst(target, subst)
             unknowns = set()
             self._unknowns(target, unknowns)
             if len(unknowns) != 1:
@@ -309,6 +324,8 @@ class Analyser:
                 if v is None or not self.mem.is_code(v) or v % 4:
                     break
                 out.append(v)
+            if out:
+                self._direct(br_addr, window, regs, target, idx_reg, subst, out)
             return out or None
         if bound is None:
             return self._open_table(target, idx_reg, br_addr)
@@ -319,6 +336,54 @@ class Analyser:
                 return None
             out.append(v)
         return out
+
+    def _direct(self, br_addr: int, window: list[Insn], regs: dict[int, tuple], target: tuple,
+                idx_reg: int, subst: dict[tuple, int], out: list[int]) -> None:
+        """Record a masked table (``out``: its first entries, up to one that is not code) as indexed directly by
+        the masked register (``DirectTable``) where that is the same jump: the register is
+        the expression's one use of the index and holds that value at the BR (``regs``: the
+        block's symbolic register file; a writeback or SVC in the block gives up),
+        every entry lies in memory the program cannot write, and each base register guessed
+        from before the block (``_const_before``) is checked at run time and kept by the
+        block too.  A stack spill's value is not checked: such tables stay as they are."""
+        mask = self._mask_of(target, idx_reg)
+        if self._count_reg(target, idx_reg) != 1 or any(u[0] != "reg" for u in subst):
+            return
+        guards = tuple(sorted((u[1], c) for u, c in subst.items()))
+        for r in (idx_reg, *(r for r, _ in guards)):
+            if regs.get(r, ("reg", r)) != ("reg", r):
+                return          # the block changed it after its value was taken
+        kept = {idx_reg, *(r for r, _ in guards)}
+        for i in window:
+            f = i.f
+            # what the symbolic pass does not follow: a base register's writeback, an
+            # exclusive's status, an SVC's results
+            if i.name in ("LDST_imm9", "LDST_pair", "LDST_multi_post", "LDST_single_post") and \
+                    f.get("idx", 1) in (1, 3) and f["Rn"] in kept:
+                return
+            if "Rs" in f and f["Rs"] in kept or i.name in ("SVC", "HVC", "SMC"):
+                return
+        slots = []
+        for k in range(mask + 1):
+            if not self._loads_read_only(target, idx_reg, k):
+                return
+            v = self._eval(target, idx_reg, k)
+            # None: the guest would branch to what is not code (a fault there as here)
+            slots.append(v if v is not None and self.mem.is_code(v) and v % 4 == 0 else None)
+        self.direct[br_addr] = DirectTable(idx_reg, mask, guards, tuple(slots), target)
+
+    def _count_reg(self, e: tuple, reg: int) -> int:
+        if e == ("reg", reg):
+            return 1
+        return sum(self._count_reg(x, reg) for x in e[1:] if isinstance(x, tuple))
+
+    def _loads_read_only(self, e: tuple, idx_reg: int, k: int) -> bool:
+        """Every load of ``e`` for index ``k`` reads memory the program cannot write."""
+        if e[0] == "load":
+            addr = self._eval(e[3], idx_reg, k)
+            return addr is not None and self.mem.is_read_only(addr, e[1]) and \
+                self._loads_read_only(e[3], idx_reg, k)
+        return all(self._loads_read_only(x, idx_reg, k) for x in e[1:] if isinstance(x, tuple))
 
     def _const_before(self, reg: int, addr: int, limit: int = 256) -> int | None:
         """Value of ``reg`` if its last write before ``addr`` (walking back in address order)

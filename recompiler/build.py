@@ -38,6 +38,7 @@ from nxrecomp.progress import Progress
 from recompiler import cc, inline_leaves, interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
+from recompiler.lift.control import SHARED_TABLE
 from recompiler.lift.emitter import SIG
 
 log = logging.getLogger("recompiler.build")
@@ -48,10 +49,17 @@ RUNTIME_DIR = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
 # of its object's bytes.
 FLAGS = ["-fPIC", "-fno-strict-aliasing", "-fwrapv", "-mcx16", "-fno-sanitize=all", "-w",
          "-fno-stack-protector", "-fomit-frame-pointer", "-g0"]
+# A computed goto's dispatch is repeated at each BR site of an interpreter's handlers
+# (lift/emitter.py shared_table), but clang first merges every ``goto *`` into one indirectbr
+# block and its tail duplicator copies it back into the predecessors only where the block has
+# at most 16 predecessors or 16 successors (an LLVM limit on compile time): Lua's 83 handlers
+# kept one shared indirect jump, mispredicted far more often than native's per-handler ones.
+# The limits only concern blocks with both many predecessors and many successors.
+TAIL_DUP_FLAGS = ["-mllvm", "-tail-dup-pred-size=512", "-mllvm", "-tail-dup-succ-size=512"]
 # Generated code (shards, the table) is hidden: calls between lifted functions are direct
 # calls, not PLT jumps, and clang may inline within a shard.  The runtime keeps default
 # visibility (the runners dlsym it); -Bsymbolic binds the shards' calls into it directly too.
-SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden"]
+SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden", *TAIL_DUP_FLAGS]
 # A function of more instructions than this is compiled without the SLP vectorizer: its time
 # grows faster than the function (busybox's two ~8,000-instruction functions: 59 and 43 s of
 # CPU with it, 13 and 12 s without, half the cold build), while in ordinary functions it is
@@ -106,6 +114,15 @@ def split_bucket(plans: list, max_insns: int) -> list[list]:
     if cur:
         parts.append(cur)
     return parts
+
+
+def _dispatch_loop(plan) -> bool:
+    """An interpreter-like function: a computed goto of many targets (a BR with a jump table
+    of at least ``SHARED_TABLE`` labels).  The SLP vectorizer packs pairs of its registers into
+    vectors that travel around the dispatch loop (two packs and extracts a handler), and the
+    dispatch block grows past what clang's tail duplicator copies into each handler
+    (lift/emitter.py shared_table): Lua's luaV_execute kept 2 indirect jumps instead of 88."""
+    return any(len(set(t)) >= SHARED_TABLE for t in plan.jump_tables.values())
 
 
 def compile_cost(function_sizes: list[int]) -> float:
@@ -411,7 +428,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         # after SHARD_FLAGS' -g0, which it overrides (with a plain -g, addr2line found no
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
-    giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
+    giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS or _dispatch_loop(p) for p in lift[1])}
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []

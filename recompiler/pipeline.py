@@ -18,7 +18,8 @@ log = logging.getLogger("recompiler")
 
 
 def image_memory(image: LinkedImage) -> Memory:
-    return Memory([(s.vaddr, s.memsz, bytes(s.data), "x" in s.prot) for s in image.segments])
+    return Memory([(s.vaddr, s.memsz, bytes(s.data), "x" in s.prot) for s in image.segments],
+                  [(s.vaddr, s.memsz) for s in image.segments if "w" not in s.prot])
 
 
 def ifunc_slots(image: LinkedImage) -> dict[int, int]:

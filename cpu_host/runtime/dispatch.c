@@ -237,6 +237,14 @@ void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) {
     nx_die(s, "IFUNC slot holds an address its resolver's recompile-time candidates do not include "
               "(recompile with NXRECOMP_RECOMPILER_IFUNC_STUBS=0)", stub_pc, target);
 }
+/* The guest would have branched into data: its registers were not stored (they are not
+ * needed to report it, and storing them would keep them all live at every dispatch). */
+void nx_bad_table_entry(NxCpu *s, uint64_t index, uint64_t target) {
+    char what[128];
+    snprintf(what, sizeof what, "branch to an address with no lifted code (entry %llu of a computed goto's "
+             "table; registers below not current)", (unsigned long long)index);
+    nx_die(s, what, target, index);
+}
 void nx_bad_resume(NxCpu *s) { nx_die(s, "resume at an address the function does not hold", s->pc, 0); }
 /* A frame re-entered from NxCpu (a return to somewhere else) at a call site whose callee-saved
  * registers lived only in its C locals: the callee did not read them, so the site did not store

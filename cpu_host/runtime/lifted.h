@@ -24,6 +24,14 @@ NX_VT(NxV2u32, u32, 8); NX_VT(NxV2i32, i32, 8); NX_VT(NxV2f64, double, 16); NX_V
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define MUSTTAIL __attribute__((musttail))
+/* A computed goto through a function's dense label array (recompiler/lift/emitter.py
+ * shared_table): slot (target - lo) / 4; rotating the offset right by 2 puts a misaligned
+ * target's low bits on top, so it, like any target past the table, takes the last slot.
+ * Empty slots are null and go to `miss` by a branch: a label whose address is taken is a
+ * successor of every computed goto of the function for the C compiler, and the miss path
+ * stores every register, which would keep all of them live at each dispatch. */
+#define NX_JT_GO(tab, lo, slots, miss) do { u64 _ji = __builtin_rotateright64(_jt - (lo), 2); \
+    void *_jp = (tab)[_ji < (slots) ? _ji : (slots)]; if (UNLIKELY(!_jp)) goto miss; goto *_jp; } while (0)
 
 /* guest memory: guest address == host address; memcpy keeps unaligned access defined */
 NXI u8  L8(u64 a)  { u8 v;  memcpy(&v, (void *)a, 1); return v; }
@@ -116,6 +124,8 @@ void nx_noreturn_returned(NxCpu *s, u64 call_pc) __attribute__((noreturn, cold))
 /* an IFUNC's PLT stub found a target its resolver's candidates do not include (control.py) */
 void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) __attribute__((noreturn, cold));
 void nx_trace_entry(NxCpu *s, u64 entry);  /* trace builds only (recompiler.trace) */
+/* a computed goto indexed a table entry that holds no code address (lift/emitter.py direct_goto) */
+void nx_bad_table_entry(NxCpu *s, u64 index, u64 target) __attribute__((noreturn, cold));
 
 /* Inline cache of one indirect branch or call site (BR/BLR to a register): a lifted function
  * the site reaches is remembered as a pointer to its row of nx_entries, one word, so a racing

@@ -62,11 +62,14 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
     n = i.f["Rn"]
     table = em.plan.jump_tables.get(i.addr)
     t = em.x(n)
-    if table and len(set(table)) >= _SHARED_TABLE:
+    if table and len(set(table)) >= SHARED_TABLE:
         # a computed goto's dispatch is repeated at the end of every handler: all of them jump
         # to one switch per distinct table (one CFG node instead of one per BR, as clang does
         # for indirectbr; 25 copies of an 83-way switch made one function take minutes to compile)
-        em.out(f"{{ _jt = {t}; goto {em.shared_table(sorted(set(table)))}; }}")
+        label = em.shared_table(sorted(set(table)))
+        d = em.plan.direct_tables.get(i.addr)
+        direct = em.direct_goto(label, d) if d is not None and label in em.dense_gotos else ""
+        em.out(f"{{ {direct}_jt = {t}; goto {label}; }}")
         return False
     cands = em.plan.ifunc_targets.get(i.addr)
     if cands:
@@ -87,7 +90,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
     return False
 
 
-_SHARED_TABLE = 16
+SHARED_TABLE = 16   # a BR of this many distinct targets or more dispatches through a label array
 
 
 def h_blr(em: FunctionEmitter, i: Insn) -> None:

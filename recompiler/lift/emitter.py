@@ -87,6 +87,21 @@ class LiftError(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class DirectTable:
+    """A computed goto whose table analysis read from memory the program cannot write
+    (``analyse.Analyser._direct``): the target of the BR is ``targets[x[reg] & mask]`` while
+    each ``guards`` register holds its value, so the lifted BR jumps through a host label array
+    indexed by the masked register, without the guest's load and the guest-address lookup."""
+    reg: int
+    mask: int
+    guards: tuple[tuple[int, int], ...]   # (register, value) a table base was assumed to hold
+    # the guest's target of each index 0..mask, None where that is not code: a target
+    # outside the function takes the general dispatch, a None a fatal error
+    targets: tuple[int | None, ...]
+    expr: tuple = ()                      # the target as analysis evaluated it (for those paths)
+
+
 @dataclass
 class FunctionPlan:
     """What analysis knows of one function: its body and the addresses it needs."""
@@ -94,6 +109,7 @@ class FunctionPlan:
     insns: list[Insn]                          # body in address order
     tail_targets: set[int] = field(default_factory=set)
     jump_tables: dict[int, list[int]] = field(default_factory=dict)  # BR address -> targets
+    direct_tables: dict[int, DirectTable] = field(default_factory=dict)   # BR address -> its index
     # BR address -> the functions an IFUNC's PLT stub may branch to (analyse.ifunc_candidates)
     ifunc_targets: dict[int, list[int]] = field(default_factory=dict)
     noreturn_calls: set[int] = field(default_factory=set)            # BLs of analyse.noreturn_functions
@@ -124,6 +140,9 @@ class FunctionEmitter:
         self.internal_errors: list[str] = []
         self.shared: dict[tuple[int, ...], str] = {}   # jump table -> label of its shared dispatch
         self.shared_blocks: list[str] = []
+        self.dense_tabs: dict[str, str] = {}          # JT label -> its label array's declaration
+        self.dense_gotos: dict[str, str] = {}         # JT label -> the dispatch a BR site repeats
+        self.direct_tabs: dict[tuple, str] = {}       # (JT label, DirectTable) -> its array's name
         # liveness at call sites and returns (AAPCS64 trust; trace builds store and reload all,
         # lockstep compares every register at every function entry)
         self.live = trust_abi and not trace
@@ -210,10 +229,14 @@ class FunctionEmitter:
         self.n_rets += 1
 
     def shared_table(self, targets: list[int]) -> str:
-        """Label of the one dispatch block of this table: a host label per guest address in a
-        dense array indexed by (target - lowest) / 4, so a computed goto is one bounds check and
-        one indirect jump as in native code (a switch over sparse guest addresses becomes a
-        tree of compares, ~7 mispredictable branches per dispatch of Lua's interpreter).
+        """Label of the dispatch of this table: a host label per guest address in a dense array
+        indexed by (target - lowest) / 4, so a computed goto is one bounds check and one
+        indirect jump as in native code (a switch over sparse guest addresses becomes a tree of
+        compares, ~7 mispredictable branches per dispatch of Lua's interpreter).  Each BR site
+        repeats that jump (``dense_gotos``, put in place of ``goto JT_n;`` after liveness): an
+        interpreter's handlers each end in their own indirect jump, predicted from the handler
+        it leaves, as native threaded code does; one shared jump predicted every opcode from
+        one site.  The site's out-of-range index goes to the ``_miss`` entry, branch-free.
         Targets outside this function, or tables spread too thin, use a switch; anything else
         goes to nx_jump."""
         key = tuple(targets)
@@ -233,9 +256,11 @@ class FunctionEmitter:
                 for a in local:
                     self.labels.add(a)
                 inits = ", ".join(f"[{(a - lo) // 4}] = &&L_{a:x}" for a in local)
-                lines.append(f" {label}: {{ static void *const _tab[{slots}] = {{ [0 ... {slots - 1}] = &&{label}_miss, "
-                             f"{inits} }};\n"
-                             f"    u64 _d = _jt - {lo:#x}ull; if (LIKELY(!(_d & 3) && _d >> 2 < {slots}u)) goto *_tab[_d >> 2]; }}")
+                # one null slot past the end: the rotate puts a misaligned offset's low bits on
+                # top, so every bad target indexes past the last slot
+                self.dense_tabs[label] = f"  static void *const _tab{n}[{slots + 1}] = {{ {inits} }};"
+                self.dense_gotos[label] = f"NX_JT_GO(_tab{n}, {lo:#x}ull, {slots}u, {label}_miss);"
+                lines.append(f" {label}: {self.dense_gotos[label]}")
                 lines.append(f" {label}_miss:;")
             else:
                 other = targets
@@ -249,6 +274,61 @@ class FunctionEmitter:
                 lines[0] = f" {label}:" + lines[0][1:]
             self.shared_blocks.append("\n".join(lines))
         return self.shared[key]
+
+    def direct_goto(self, label: str, d: DirectTable) -> str:
+        """The C of a BR through ``d``: where its guards hold, one indirect jump through a
+        label array indexed by the masked register (the guest's load of the target and the
+        lookup of that address are left to the miss path, ``label``, which the array's empty
+        entries also reach); ``_jt`` holds the guest's target for that path."""
+        key = (label, d)
+        if key not in self.direct_tabs:
+            n = len(self.direct_tabs)
+            name = f"_dtab{n}"
+            self.direct_tabs[key] = name
+            # an entry outside the function: the guest's own target, computed again from the
+            # registers the array was indexed with (they hold the same values there), then the
+            # general path (which stores every register: they all stay live at each dispatch);
+            # an entry that is not code: a fatal error, which keeps nothing live
+            inits = ", ".join(f"[{k}] = &&L_{a:x}" if a in self.addrs else
+                              f"[{k}] = &&JF_{n}" if a is None else f"[{k}] = &&JD_{n}"
+                              for k, a in enumerate(d.targets))
+            for a in d.targets:
+                if a in self.addrs:
+                    self.labels.add(a)
+            self.dense_tabs[name] = f"  static void *const {name}[{d.mask + 1}] = {{ {inits} }};"
+            if any(a is not None and a not in self.addrs for a in d.targets):
+                self.shared_blocks.append(f" JD_{n}: _jt = {self._expr_c(d.expr)}; goto {label};")
+            if None in d.targets:
+                self.shared_blocks.append(f" JF_{n}: nx_bad_table_entry(s, {self.x(d.reg)} & {d.mask:#x}ull, "
+                                          f"{self._expr_c(d.expr)});")
+        name = self.direct_tabs[key]
+        cond = " && ".join(f"{self.x(r)} == {v:#x}ull" for r, v in d.guards) or "1"
+        return f"if (LIKELY({cond})) goto *{name}[{self.x(d.reg)} & {d.mask:#x}ull]; "
+
+    def _expr_c(self, e: tuple) -> str:
+        """C of one of analysis's symbolic values (``analyse.Analyser.jump_table``)."""
+        k = e[0]
+        if k == "const":
+            return f"{e[1]:#x}ull"
+        if k == "reg":
+            return f"(u64){self.x(e[1])}"
+        if k == "add":
+            return f"({self._expr_c(e[1])} + {self._expr_c(e[2])})"
+        if k == "shl":
+            return f"({self._expr_c(e[1])} << {e[2]})"
+        if k == "mask":
+            return f"({self._expr_c(e[1])} & {e[2]:#x}ull)"
+        if k == "ext":
+            bits = (8, 16, 32, 64)[e[1] & 3]
+            v = self._expr_c(e[2])
+            if bits == 64:
+                return v
+            return f"(u64)(i64)(i{bits})(u{bits}){v}" if e[1] & 4 else f"(u64)(u{bits}){v}"
+        if k == "load":
+            size, signed, addr = e[1], e[2], self._expr_c(e[3])
+            v = f"L{size * 8}({addr})"
+            return f"(u64)(i64)(i{size * 8}){v}" if signed and size < 8 else f"(u64){v}"
+        raise ValueError(f"no C for symbolic value {e!r}")
 
     # ---- emission -------------------------------------------------------------------
     def emit(self, handlers: dict, defer: bool = False) -> str:
@@ -302,8 +382,12 @@ class FunctionEmitter:
             if i + body_start in idx_to_label:
                 out_lines.append(f" L_{idx_to_label[i + body_start]:x}:;")
             out_lines.append(line)
+        if self.dense_gotos:     # each BR site its own indirect jump (see shared_table)
+            site = re.compile(r"\bgoto (JT_\d+);")
+            out_lines = [site.sub(lambda m: self.dense_gotos.get(m.group(1), m.group(0)), line)
+                         if "goto JT_" in line else line for line in out_lines]
         if self.shared_blocks:   # C allows a goto past this declaration (no initialiser runs)
-            out_lines = ["  u64 _jt;", *out_lines, *self.shared_blocks]
+            out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
         body = "\n".join(out_lines)
         text = self._wrap(body)
         if self.facts is not None and not defer:
