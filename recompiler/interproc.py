@@ -80,6 +80,10 @@ class FnLive:
     ret_extra: str = ""               # what a return also writes back (the flags, for a test)
     unknown_uses: int = L.CALL_USES   # what an unknown callee reads (less with elide_saves)
     save_drop: int = 0                # saves droppable unless a return hands the register back
+    # instruction -> the caller-saved registers it writes (emitter._mark_write_through), and
+    # those written where no store can follow (write_through leaves them out)
+    wt_sites: dict[int, int] = field(default_factory=dict)
+    wt_unsafe: int = 0
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -125,13 +129,60 @@ def _preds(f: FnLive) -> list[list[int]]:
     return preds
 
 
-def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -> tuple[list[int], list[int], list[int], list[int]]:
+def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
+    """The caller-saved registers ``f`` keeps current in ``NxCpu``: stored where it writes them
+    (``@@WT@@``), so that no call site stores them and its C local dies after its last own read.
+
+    A register live only because callees may read it stays live in a C local from each write to
+    every call that may read it: Lua's luaV_execute wrote X2-X5 and V0-V2 as temporaries in its
+    handlers, and ~90 call sites (most on its trap path: luaG_traceexec, whose callees reach
+    luaD_throw and setjmp) read them, so they lived across the whole dispatch loop next to the
+    ~12 registers the interpreter itself keeps, and clang spilled and shuffled at every dispatch
+    (a third of the loop's instructions).  A register is written through where the call sites
+    that would store it for a callee are at least as many as the instructions that write it:
+    each write then costs one store, each such call site one store less.  (Counted statically:
+    a hot loop's write may cost more than a cold call site saves; Lua's V0 and V1, written in
+    its float handlers, stay in locals.)"""
+    cand = 0
+    writes: dict[int, int] = {}
+    for m in f.wt_sites.values():
+        cand |= m
+        for b in _bits(m):
+            writes[b] = writes.get(b, 0) + 1
+    cand &= ~f.wt_unsafe
+    if not cand:
+        return 0
+    unknown = f.unknown_uses
+    reads: dict[int, int] = {}
+    for g in f.site_target:
+        uses = (summ[g].uses if g is not None and g in summ else unknown) & cand
+        for b in _bits(uses):
+            reads[b] = reads.get(b, 0) + 1
+    out = 0
+    for b, n in reads.items():
+        if n >= writes.get(b, 0):
+            out |= b
+    return out
+
+
+def _bits(m: int) -> list[int]:
+    out = []
+    while m:
+        low = m & -m
+        out.append(low)
+        m ^= low
+    return out
+
+
+def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
+               wt: int = 0) -> tuple[list[int], list[int], list[int], list[int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
     its callee may read and what is live after it that the callee may change, a return the
     caller-saved registers (and the callee-saved ones its own calls overwrote), each only where
     the local may differ from ``NxCpu`` (forward "dirty" pass).  Last, for each call site, the
     callee-saved registers live after it that its locals alone hold (not stored: the callee
-    does not read them): a frame re-entered there from ``NxCpu`` would not find them."""
+    does not read them): a frame re-entered there from ``NxCpu`` would not find them.  ``wt``:
+    the registers written through (``write_through``), never dirty."""
     n = len(f.writes)
     preds = _preds(f)
     unknown = Summary(f.unknown_uses, L.CALL_CLOBBERS)
@@ -156,7 +207,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False) 
             d = ARGS if i == f.entry_index else 0
             for p in preds[i]:
                 d |= d_out[p]
-            d |= f.writes[i]
+            d |= f.writes[i] & ~wt
             k = f.site[i]
             if k >= 0:
                 c = callee[k]
@@ -217,7 +268,7 @@ def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -
     return mask & (L.EXIT_USES | ~L.CALL_CLOBBERS) if results_only else mask
 
 
-def quiet_returns(f: FnLive) -> list[int | None]:
+def quiet_returns(f: FnLive, wt: int = 0) -> list[int | None]:
     """Each return's store list on the paths from the entry that pass no call site, SVC or
     other write-back of the function's own values (``FnLive.event``; the C's ``_c`` stays 0 on
     them): the caller-saved registers written on the way, and no callee-saved register, whose
@@ -240,7 +291,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
                 if q_out[p] is not None:
                     d = (d or 0) | q_out[p]
             if d is not None:
-                d |= f.writes[i]
+                d |= f.writes[i] & ~wt
                 r = f.ret[i]
                 if r >= 0:
                     out[r] = d & L.CALL_CLOBBERS
@@ -252,6 +303,7 @@ def quiet_returns(f: FnLive) -> list[int | None]:
 
 
 _SITE = re.compile(r"@@(SC|RC|SR|RZ|ST|SJ):([0-9a-f]+):(\d+)@@")
+_WT = re.compile(r"@@WT:([0-9a-f]+):([0-9a-f]+)@@")
 _SAVE = re.compile(r"@@SV:([0-9a-f]+):(\d+)@@(.*?)@@ES@@")
 
 
@@ -259,10 +311,13 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: 
     """``text`` (one or more lifted functions) with every call site's and return's
     placeholder replaced by its store or reload list."""
     lists = {}
+    wts: dict[int, tuple[FnLive, int]] = {}
     for f in fns:
-        st, rl, rs, el, ts = site_lists(f, summ, results_only)
+        wt = write_through(f, summ)
+        wts[f.entry] = (f, wt)
+        st, rl, rs, el, ts = site_lists(f, summ, results_only, wt)
         mask = _ret_mask(f, summ, results_only)
-        quiet = [None if q is None else q & mask for q in quiet_returns(f)]
+        quiet = [None if q is None else q & mask for q in quiet_returns(f, wt)]
         # what some exit hands back: a return's or a direct tail call's list, every register
         # for an opaque function (an exit that stores every local: a jump out through a register)
         handed = L.ALL if f.opaque else 0
@@ -296,15 +351,23 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: 
             return f"if (_c) {full}; else {_stores(f, quiet[k], f.ret_extra)}"
         return _reloads(f, rl[k])
 
-    return _SITE.sub(one, _SAVE.sub(save, text))
+    def through(m: re.Match) -> str:
+        f, wt = wts[int(m.group(1), 16)]
+        mask = f.wt_sites.get(int(m.group(2), 16), 0) & wt
+        return " ".join(_store_statements(f, mask))
+
+    return _WT.sub(through, _SITE.sub(one, _SAVE.sub(save, text)))
 
 
-def _stores(f: FnLive, mask: int, extra: str = "") -> str:
+def _store_statements(f: FnLive, mask: int) -> list[str]:
     out = [f"s->x[{r}] = x{r};" for r in f.w_regs if mask & L.xbit(r)]
     if f.w_sp and mask & L.xbit(L.SP_BIT):
         out.append("s->sp = sp;")
-    out += [f"s->v[{r}] = v{r};" for r in f.v_written if mask & L.vbit(r)]
-    return f"do {{ {' '.join(out)} {extra} }} while (0)"
+    return out + [f"s->v[{r}] = v{r};" for r in f.v_written if mask & L.vbit(r)]
+
+
+def _stores(f: FnLive, mask: int, extra: str = "") -> str:
+    return f"do {{ {' '.join(_store_statements(f, mask))} {extra} }} while (0)"
 
 
 def reload_v(r: int) -> str:

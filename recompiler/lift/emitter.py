@@ -155,6 +155,10 @@ class FunctionEmitter:
         self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
         self.in_shared = False                       # writing a table's shared block (goto)
         self.saves: dict[int, int] = {}              # save instruction -> registers (_elided_saves)
+        # write-through points (interproc.write_through): instruction -> the caller-saved
+        # registers it writes, and those some instruction writes on its way out (a branch)
+        self.wt_sites: dict[int, int] = {}
+        self.wt_unsafe = 0
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -364,6 +368,8 @@ class FunctionEmitter:
             prev_falls, prev_addr = falls, insn.addr
             if insn.addr in self.saves:
                 self._mark_saves(chunks[-1][1], self.saves[insn.addr])
+            if self.live:
+                self._mark_write_through(chunks[-1][1], falls)
             if falls:
                 self.falls[insn.addr] = insn.addr + 4
                 if self.live and self._overwrites_nxcpu(chunks[-1][1]):
@@ -421,6 +427,23 @@ class FunctionEmitter:
             return f"@@SV:{self.plan.entry:x}:{bit.bit_length() - 1}@@{m.group(0)}@@ES@@"
         for j in range(start, len(self.body)):
             self.body[j] = _SAVE_STORE_RE.sub(wrap, self.body[j])
+
+    def _mark_write_through(self, start: int, falls: bool) -> None:
+        """A placeholder after the instruction whose lines begin at ``start`` where it writes
+        caller-saved registers (``@@WT:entry:addr@@``): ``interproc.place`` stores there those of
+        them the function keeps current in ``NxCpu`` (``interproc.write_through``), whose call
+        sites then store nothing of them.  Only after straight-line code: a register written on
+        the way out of an instruction that branches is never written through."""
+        text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:]))
+        w = liveness.writes(text) & liveness.WT_CANDIDATES
+        if not w:
+            return
+        if not falls or re.search(r"\b(?:goto|return|NX_BACK|NX_CATCH)\b|@@", text):
+            self.wt_unsafe |= w
+            return
+        self.wt_sites[self.insn.addr] = w
+        # on the instruction's last line: inline_leaves counts a leaf's lines
+        self.body[-1] += f" @@WT:{self.plan.entry:x}:{self.insn.addr:x}@@"
 
     def _fall_out(self, addr: int, chunks: list[tuple[int, int]]) -> None:
         """The fall from ``addr`` to code outside this function: a jump there, in the text of
@@ -542,6 +565,7 @@ class FunctionEmitter:
                              0, opaque, sorted(self.callees))
         f.site_target = list(self.call_targets)
         f.unknown_uses = self._elide(L.CALL_USES)
+        f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
         f.save_drop = self._save_drop(cs, saves, live_out)
         f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
         f.entry_index = index.get(self.plan.entry, -1)

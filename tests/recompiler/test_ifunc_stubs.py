@@ -134,8 +134,12 @@ def test_the_built_stub_tail_calls_each_answer_and_its_caller_keeps_x2(tmp_path:
 
 
 def test_an_unresolved_stub_makes_its_caller_store_and_reload(tmp_path: Path, monkeypatch) -> None:
-    call = _call_site(_built(tmp_path, monkeypatch, {}))
-    assert "s->x[2] = x2" in call and "x2 = s->x[2]" in call, call
+    text = _built(tmp_path, monkeypatch, {})
+    call = _call_site(text)
+    # x2 reaches the unknown callee through NxCpu: stored at the call, or where main writes it
+    # (interproc.write_through: one write, one call site that may read it)
+    written = re.search(r"x2 = [^;]*; s->x\[2\] = x2;", _function(text, MAIN))
+    assert ("s->x[2] = x2" in call) != bool(written) and "x2 = s->x[2]" in call, (call, _function(text, MAIN))
 
 
 DRIVER = r"""
