@@ -363,7 +363,7 @@ def _store_statements(f: FnLive, mask: int) -> list[str]:
     out = [f"s->x[{r}] = x{r};" for r in f.w_regs if mask & L.xbit(r)]
     if f.w_sp and mask & L.xbit(L.SP_BIT):
         out.append("s->sp = sp;")
-    return out + [f"s->v[{r}] = v{r};" for r in f.v_written if mask & L.vbit(r)]
+    return out + [vcopy(f"s->v[{r}]", f"v{r}") for r in f.v_written if mask & L.vbit(r)]
 
 
 def _stores(f: FnLive, mask: int, extra: str = "") -> str:
@@ -373,7 +373,14 @@ def _stores(f: FnLive, mask: int, extra: str = "") -> str:
 def reload_v(r: int) -> str:
     """V``r``'s reload after a call: a callee keeps only the low half of V8-V15 (AAPCS64), so
     those take back their upper lane alone, as a vector lane write (see emitter._vector_writes)."""
-    return f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else f"v{r} = s->v[{r}];"
+    return f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else vcopy(f"v{r}", f"s->v[{r}]")
+
+
+def vcopy(dst: str, src: str) -> str:
+    """A V register's copy between its C local and ``NxCpu`` as a 16-byte vector: as a union
+    copy clang may give the local an integer type and move a Q register's loads and stores
+    (emitter: LV128/SV128) in two general registers, 8 bytes at a time."""
+    return f"NXV(NxV2u64, {dst}) = NXV(NxV2u64, {src});"
 
 
 def _reloads(f: FnLive, mask: int) -> str:

@@ -49,6 +49,10 @@ NXI void S64(u64 a, u64 v) { memcpy((void *)a, &v, 8); }
 typedef u64 NxV2u64u __attribute__((vector_size(16), aligned(1)));
 NXI NxVec LV128(u64 a) { NxVec v; NXV(NxV2u64, v) = *(const NxV2u64u *)a; return v; }
 NXI void SV128(u64 a, NxVec v) { *(NxV2u64u *)a = NXV(NxV2u64, v); }
+/* the same on the vector type itself (emitter._vector_writes): an NxVec passed or returned by
+ * value is a u128 to clang, which then gives the local an integer type */
+NXI NxV2u64 LQ128(u64 a) { return *(const NxV2u64u *)a; }
+NXI void SQ128(u64 a, NxV2u64 v) { *(NxV2u64u *)a = v; }
 
 /* flags: N Z C V live in four C locals of each function */
 #define FLAGS_DECL u8 N = 0, Z = 0, C = 0, V = 0

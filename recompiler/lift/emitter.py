@@ -50,6 +50,12 @@ _VW_FP = re.compile(r"\b(v\d+)\.q = 0; \1\.(fd|f)\[0\] = ([^;]+);")
 # (every ``.q = (u128)X`` the lifter writes widens an X of at most 64 bits)
 _VW_INT = re.compile(r"\b(v\d+)\.q = (?:\(u128\)(?!L128)([^;]+)|(0));")
 _VR_LOW = re.compile(r"\(u64\)(v\d+)\.q\b")
+# A Q register's load and store (memory.py: LV128/SV128) as a vector access of the local: the
+# union returned or passed by value travels as a u128, so clang gave the local an integer type
+# and moved each Q register in two general registers (zstd's match copy: 8-byte loads of what
+# two 8-byte stores had just written, ~18 % of its decompression stalled on them)
+_VQ_LOAD = re.compile(r"\b(v\d+) = LV128\(")
+_VQ_STORE = re.compile(r"\bSV128\(([^;]*?), (v\d+)\);")
 
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
 _SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
@@ -66,11 +72,14 @@ _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\
 
 
 def _vector_writes(body: str) -> str:
-    """``body`` with its scalar low-lane writes of V locals (``_VW_FP``, ``_VW_INT``) and reads
-    of their low 64 bits (``_VR_LOW``) as vector-typed accesses of the ``NxVec`` local."""
+    """``body`` with its scalar low-lane writes of V locals (``_VW_FP``, ``_VW_INT``), reads
+    of their low 64 bits (``_VR_LOW``) and Q loads and stores (``_VQ_LOAD``, ``_VQ_STORE``) as
+    vector-typed accesses of the ``NxVec`` local."""
     body = _VW_FP.sub(lambda m: f"NXV(NxV2f64, {m[1]}) = (NxV2f64){{ {m[3]}, 0.0 }};" if m[2] == "fd"
                       else f"NXV(NxV4f32, {m[1]}) = (NxV4f32){{ {m[3]}, 0.0f, 0.0f, 0.0f }};", body)
     body = _VW_INT.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = (NxV2u64){{ (u64)({m[2] or m[3]}), 0 }};", body)
+    body = _VQ_LOAD.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = LQ128(", body)
+    body = _VQ_STORE.sub(lambda m: f"SQ128({m[1]}, NXV(NxV2u64, {m[2]}));", body)
     return _VR_LOW.sub(lambda m: f"(NXV(NxV2u64, {m[1]})[0])", body)
 
 
@@ -664,7 +673,7 @@ class FunctionEmitter:
         if uses_sp:
             decl.append("u64 sp = s->sp;")
         if v_used:
-            decl.append("NxVec " + ", ".join(f"v{r} = s->v[{r}]" for r in v_used) + ";")
+            decl.append("NxVec " + ", ".join(f"v{r}" for r in v_used) + "; " + " ".join(interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in v_used))
         decl.append("FLAGS_DECL;" if uses_flags else "")
         if uses_flags:
             decl.append("FLAGS_LOAD;")
@@ -675,7 +684,7 @@ class FunctionEmitter:
         store = [f"s->x[{r}] = x{r};" for r in w_regs]
         if w_sp:
             store.append("s->sp = sp;")
-        store += [f"s->v[{r}] = v{r};" for r in v_written]
+        store += [interproc.vcopy(f"s->v[{r}]", f"v{r}") for r in v_written]
         if uses_flags and self.flags_written:
             store.append("FLAGS_STORE;")
         # An indirect jump out (BR to a register, a computed goto's miss) reaches a function
@@ -686,7 +695,7 @@ class FunctionEmitter:
         reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi) and r not in _NOT_RELOADED]
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
-        reload_v_all = [f"v{r} = s->v[{r}];" for r in v_used]
+        reload_v_all = [interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in v_used]
         reload += reload_v_all if not self.trust_abi else \
             [interproc.reload_v(r) for r in v_used]
         reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else []) + reload_v_all
