@@ -22,6 +22,16 @@ called once per byte read; clang turns an inlined ``musttail`` call into a plain
 Each copy makes its callers' shards depend on the leaf's C: changing the leaf recompiles them
 too.  A leaf called from more than ``MAX_CALLER_SHARDS`` other shards is left alone, which
 bounds what one changed function costs an incremental build.
+
+Except a library routine: a leaf of at most ``ROUTINE_LINES`` lines called at
+``ROUTINE_SITES`` or more direct call sites (libc's strcmp, strlen, memchr: busybox calls strcmp
+at 804 sites in 73 shards) is copied into every shard that calls it and marked
+``always_inline``.  Such a routine runs in the innermost loops of whatever uses it: busybox
+sort's compare spent 47 of its 241 host instructions in strcmp, 12 of them pushing and popping
+the host's callee-saved registers that the lifted strcmp's unaligned path needs (clang could not
+move them off the fast path), and inlined into compare_keys the compare takes 216.  Changing
+such a routine recompiles every shard that calls it (busybox strcmp: 73); a program's own
+functions are rarely called from so many sites.
 """
 from __future__ import annotations
 
@@ -33,6 +43,8 @@ from recompiler.lift.emitter import ARGS, SIG
 
 MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line), comments not counted
 MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
+ROUTINE_SITES = 16        # direct call sites that make a leaf a library routine
+ROUTINE_LINES = 128       # a library routine's C, in lines
 
 _DEF = re.compile(r"^NxRet F_([0-9a-f]+)" + re.escape(SIG) + r" \{\n.*?^\}\n", re.M | re.S)
 _CALL = re.compile(r"^  _r = F_([0-9a-f]+)" + re.escape(ARGS) + ";$", re.M)   # emitter.call's direct call statement
@@ -52,8 +64,8 @@ class Shard:
     facts: list[interproc.FnLive]       # its functions
 
 
-def leaves(shards: list[Shard]) -> dict[int, str]:
-    """entry -> C text of every small leaf function defined in ``shards``."""
+def leaves(shards: list[Shard], max_lines: int = MAX_LINES) -> dict[int, str]:
+    """entry -> C text of every leaf function of at most ``max_lines`` lines defined in ``shards``."""
     out: dict[int, str] = {}
     for sh in shards:
         small = {f.entry for f in sh.facts if not f.opaque and not f.site_target}
@@ -62,32 +74,48 @@ def leaves(shards: list[Shard]) -> dict[int, str]:
         for m in _DEF.finditer(sh.text):
             entry = int(m.group(1), 16)
             body = m.group(0)
-            if entry in small and code_lines(body) <= MAX_LINES and "static " not in body and "JT_" not in body:
+            if entry in small and code_lines(body) <= max_lines and "static " not in body and "JT_" not in body:
                 out[entry] = body
     return out
 
 
+def routines(shards: list[Shard]) -> set[int]:
+    """The leaves of at most ``ROUTINE_LINES`` lines with ``ROUTINE_SITES`` or more direct call
+    sites in the whole program: library routines, copied everywhere and always inlined."""
+    sites: dict[int, int] = {}
+    for sh in shards:
+        for f in sh.facts:
+            for g in f.site_target:
+                if g is not None:
+                    sites[g] = sites.get(g, 0) + 1
+    return {e for e in leaves(shards, ROUTINE_LINES) if sites.get(e, 0) >= ROUTINE_SITES}
+
+
 def copy_into_callers(shards: list[Shard]) -> list[str]:
-    """Each shard's text with static copies of the small leaves it calls from other shards."""
-    leaf = leaves(shards)
+    """Each shard's text with static copies of the small leaves and the library routines it
+    calls from other shards."""
+    leaf = leaves(shards, ROUTINE_LINES)
+    routine = routines(shards)
+    small = {e for e, body in leaf.items() if code_lines(body) <= MAX_LINES}
     defined = [{f.entry for f in sh.facts} for sh in shards]
     wanted: list[set[int]] = []
     callers: dict[int, int] = {}
     for sh, own in zip(shards, defined):
-        w = {int(a, 16) for a in _CALL.findall(sh.text)} & leaf.keys()
+        w = {int(a, 16) for a in _CALL.findall(sh.text)} & (small | routine)
         w -= own
         wanted.append(w)
         for e in w:
             callers[e] = callers.get(e, 0) + 1
     out = []
     for sh, w in zip(shards, wanted):
-        w = {e for e in w if callers[e] <= MAX_CALLER_SHARDS}
+        w = {e for e in w if e in routine or callers[e] <= MAX_CALLER_SHARDS}
         if not w:
             out.append(sh.text)
             continue
         tails = sorted({t for e in w for t in _TAIL.findall(leaf[e])})
         copies = "".join(f"NxRet F_{t}{SIG};\n" for t in tails)
-        copies += "".join("static " + leaf[e].replace(f"NxRet F_{e:x}(", f"NxRet I_{e:x}(", 1) for e in sorted(w))
+        copies += "".join(("static __attribute__((always_inline)) " if e in routine else "static ")
+                          + leaf[e].replace(f"NxRet F_{e:x}(", f"NxRet I_{e:x}(", 1) for e in sorted(w))
         text = _CALL.sub(lambda m: f"  _r = I_{m.group(1)}{ARGS};" if int(m.group(1), 16) in w else m.group(0), sh.text)
         first = _DEF.search(text)
         at = first.start() if first else len(text)

@@ -113,6 +113,32 @@ def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_call
     assert r.returncode == 0, r.stderr[-2000:]
 
 
+def test_a_library_routine_is_copied_into_every_calling_shard_always_inlined(tmp_path: Path) -> None:
+    # a leaf over MAX_LINES, called from more shards than MAX_CALLER_SHARDS: copied only once it
+    # has ROUTINE_SITES direct call sites in the program (the caller shards' and 0x300's)
+    body = "".join(f"  x0 = x0 + {k};\n" for k in range(inline_leaves.MAX_LINES + 10))
+    routine = _fn(0x100, "  u64 x0 = a0;\n" + body + "  return (NxRet){ a30, x0 };\n")
+    assert inline_leaves.MAX_LINES + 10 < inline_leaves.ROUTINE_LINES
+    n = inline_leaves.ROUTINE_SITES - 1            # + the call in 0x300: ROUTINE_SITES sites
+    assert n > inline_leaves.MAX_CALLER_SHARDS
+    copies = {}
+    for callers, copied in ((n, True), (n - 1, False)):
+        shards = _shards(callers)
+        shards[0] = inline_leaves.Shard(shards[0].text.replace(LEAF, routine), shards[0].facts)
+        assert (0x100 in inline_leaves.routines(shards)) == copied
+        texts = inline_leaves.copy_into_callers(shards)
+        assert texts[0] == shards[0].text
+        for text in texts[1:]:
+            assert (f"static __attribute__((always_inline)) NxRet I_100{SIG} {{" in text) == copied
+            assert (f"  _r = I_100{ARGS};" in text) == copied and "I_200" not in text
+        copies[copied] = texts[1]
+    c = tmp_path / "shard.c"
+    c.write_text(copies[True])
+    r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
+                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
 def test_comment_lines_do_not_count_against_a_leaf() -> None:
     # recompiler.comments puts each guest instruction's disassembly above its C; a build with
     # them (for gdb and perf annotate) must copy the same leaves as one without
