@@ -29,7 +29,7 @@ at 804 sites in 73 shards) is copied into every shard that calls it and marked
 ``always_inline``.  Such a routine runs in the innermost loops of whatever uses it: busybox
 sort's compare spent 47 of its 241 host instructions in strcmp, 12 of them pushing and popping
 the host's callee-saved registers that the lifted strcmp's unaligned path needs (clang could not
-move them off the fast path), and inlined into compare_keys the compare takes 216.  Changing
+move them off the fast path), and inlined into compare_keys the compare takes 219.  Changing
 such a routine recompiles every shard that calls it (busybox strcmp: 73); a program's own
 functions are rarely called from so many sites.
 """
@@ -79,23 +79,26 @@ def leaves(shards: list[Shard], max_lines: int = MAX_LINES) -> dict[int, str]:
     return out
 
 
-def routines(shards: list[Shard]) -> set[int]:
+def routines(shards: list[Shard], leaf: dict[int, str] | None = None) -> set[int]:
     """The leaves of at most ``ROUTINE_LINES`` lines with ``ROUTINE_SITES`` or more direct call
-    sites in the whole program: library routines, copied everywhere and always inlined."""
+    sites in the whole program: library routines, copied everywhere and always inlined.
+    ``leaf``: ``leaves(shards, ROUTINE_LINES)`` where the caller has it already."""
     sites: dict[int, int] = {}
     for sh in shards:
         for f in sh.facts:
             for g in f.site_target:
                 if g is not None:
                     sites[g] = sites.get(g, 0) + 1
-    return {e for e in leaves(shards, ROUTINE_LINES) if sites.get(e, 0) >= ROUTINE_SITES}
+    if leaf is None:
+        leaf = leaves(shards, ROUTINE_LINES)
+    return {e for e in leaf if sites.get(e, 0) >= ROUTINE_SITES}
 
 
 def copy_into_callers(shards: list[Shard]) -> list[str]:
     """Each shard's text with static copies of the small leaves and the library routines it
     calls from other shards."""
     leaf = leaves(shards, ROUTINE_LINES)
-    routine = routines(shards)
+    routine = routines(shards, leaf)
     small = {e for e, body in leaf.items() if code_lines(body) <= MAX_LINES}
     defined = [{f.entry for f in sh.facts} for sh in shards]
     wanted: list[set[int]] = []

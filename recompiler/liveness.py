@@ -69,11 +69,11 @@ CALL_CLOBBERS = _mask(xs=[*range(19), 30], vs=range(32))
 # register it changed: a helper with its own convention, like a TLS descriptor resolver that
 # restores X1-X18 before returning, keeps working.)
 RET_LIVE = _mask(xs=[0, 1, 18], vs=range(4))
-V_PRESERVED_LOW = range(8, 16)
+V_PRESERVED_LOW = range(8, 16)   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
 # What a function may keep current in NxCpu as it writes it (interproc.write_through): the
 # caller-saved registers that are not C arguments (X0, X1, X30 travel as such), and of the
 # vector registers those a callee keeps no half of
-WT_CANDIDATES = _mask(xs=range(2, 19), vs=[*range(8), *range(16, 32)])   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
+WT_CANDIDATES = _mask(xs=range(2, 19), vs=[*range(8), *range(16, 32)])
 
 _TOKEN = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))\b")
 _CONTROL = re.compile(r"\b(?:if|else|for|while|switch|case|goto|return|do)\b|\?")

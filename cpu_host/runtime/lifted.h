@@ -43,14 +43,12 @@ NXI void S8(u64 a, u8 v)   { memcpy((void *)a, &v, 1); }
 NXI void S16(u64 a, u16 v) { memcpy((void *)a, &v, 2); }
 NXI void S32(u64 a, u32 v) { memcpy((void *)a, &v, 4); }
 NXI void S64(u64 a, u64 v) { memcpy((void *)a, &v, 8); }
-/* A Q register's load and store as one 16-byte vector move: through a u128 clang moves the
- * value in two general registers, 8 bytes at a time, and a load of 8 bytes that two earlier
- * stores wrote parts of waits for both to retire (zstd's match copy, LDR Q / STR Q). */
+/* A Q register's load and store as one 16-byte vector move of the V local seen as a vector:
+ * through a u128 clang moves the value in two general registers, 8 bytes at a time, and a load
+ * of 8 bytes that two earlier stores wrote parts of waits for both to retire (zstd's match
+ * copy, LDR Q / STR Q).  The lifter writes LV128/SV128 on the NxVec; the emitter turns them into
+ * these (emitter._vector_writes): an NxVec passed or returned by value is a u128 to clang too. */
 typedef u64 NxV2u64u __attribute__((vector_size(16), aligned(1)));
-NXI NxVec LV128(u64 a) { NxVec v; NXV(NxV2u64, v) = *(const NxV2u64u *)a; return v; }
-NXI void SV128(u64 a, NxVec v) { *(NxV2u64u *)a = NXV(NxV2u64, v); }
-/* the same on the vector type itself (emitter._vector_writes): an NxVec passed or returned by
- * value is a u128 to clang, which then gives the local an integer type */
 NXI NxV2u64 LQ128(u64 a) { return *(const NxV2u64u *)a; }
 NXI void SQ128(u64 a, NxV2u64 v) { *(NxV2u64u *)a = v; }
 

@@ -71,6 +71,10 @@ _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\
                           r"|&v([0-9]|[12][0-9]|3[01])\b")
 
 
+# what ends an instruction's straight-line code: no write-through store can follow it
+_WT_BRANCH_RE = re.compile(r"\b(?:goto|return|NX_BACK|NX_CATCH)\b|@@")
+
+
 def _vector_writes(body: str) -> str:
     """``body`` with its scalar low-lane writes of V locals (``_VW_FP``, ``_VW_INT``), reads
     of their low 64 bits (``_VR_LOW``) and Q loads and stores (``_VQ_LOAD``, ``_VQ_STORE``) as
@@ -447,7 +451,7 @@ class FunctionEmitter:
         w = liveness.writes(text) & liveness.WT_CANDIDATES
         if not w:
             return
-        if not falls or re.search(r"\b(?:goto|return|NX_BACK|NX_CATCH)\b|@@", text):
+        if not falls or _WT_BRANCH_RE.search(text):
             self.wt_unsafe |= w
             return
         self.wt_sites[self.insn.addr] = w
