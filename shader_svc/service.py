@@ -6,6 +6,7 @@ go through the disk cache (``disk_cache.DiskCache``) keyed by the translator ide
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import hashlib
 import json
 import logging
@@ -31,6 +32,7 @@ from shader_svc.sm86.reflect import Reflection
 
 log = logging.getLogger("shader_svc.service")
 SERVICE = "nxshader.ShaderTranslator"
+STOP_SECONDS = 10.0   # the most a SIGTERM may take to end the process
 
 
 @dataclass
@@ -257,15 +259,24 @@ def start(listen: str, cache_root: Path, workers: int = 4,
 def serve(listen: str, cache_root: Path | None = None) -> int:
     """Run until SIGTERM/SIGINT.  Prints one line with the bound address (port 0 picks one)."""
     root = cache_root or default_cache_root()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):   # before the line that tells callers we are up
+        signal.signal(sig, lambda *_: stop.set())
     server, port, t = start(listen, root)
     host = listen.rsplit(":", 1)[0]
     print(f"shader-svc listening on {host}:{port} translator {t.id} cache {root}", flush=True)
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
-    server.stop(grace=1).wait()
+    # Wait in slices: a process-directed signal may land on one of gRPC's threads, and Python
+    # runs its handler only when the main thread next executes bytecode; an untimed wait
+    # would then sleep through the SIGTERM (seen once in CI: the process never exited).
+    while not stop.wait(0.25):
+        pass
+    # Shutting down is bounded: should anything below hang, the stacks go to stderr and the
+    # process exits (cache files are written atomically, so nothing is left half-written).
+    faulthandler.dump_traceback_later(STOP_SECONDS, exit=True)
+    if not server.stop(grace=1).wait(STOP_SECONDS / 2):
+        log.warning("gRPC server still stopping after %.0f s; exiting anyway", STOP_SECONDS / 2)
     t.close()
+    faulthandler.cancel_dump_traceback_later()
     return 0
 
 

@@ -209,3 +209,30 @@ def test_prepare_with_carry_serves_older_files_at_once(server, corpus_sm86):
     old.put(p3.key(), b"old")
     (ev,) = list(stub.Prepare(P.KeyList(keys=[p3.key()]), timeout=60))
     assert ev.translation.translator == t.id and ev.translation.spirv[:4] == struct.pack("<I", 0x07230203)
+
+
+def test_sigterm_landing_on_a_grpc_thread_still_stops_the_process(tmp_path):
+    """A process-directed signal may be delivered to any thread that does not block it; Python
+    runs the handler on the main thread only when that thread next executes bytecode.  Send
+    SIGTERM straight to one of gRPC's threads (tgkill): the service must still exit, cleanly."""
+    import ctypes
+    import signal
+    import time
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "shader-svc", "--listen", "127.0.0.1:0",
+                             "--cache-dir", str(tmp_path / "cache")], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert "listening on" in proc.stdout.readline()
+        others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+        assert others, "the service runs gRPC threads besides the main one"
+        sys_tgkill = 234   # x86-64
+        assert ctypes.CDLL(None, use_errno=True).syscall(sys_tgkill, proc.pid, max(others), signal.SIGTERM) == 0
+        t0 = time.monotonic()
+        assert proc.wait(timeout=service.STOP_SECONDS + 5) == 0
+        assert time.monotonic() - t0 < service.STOP_SECONDS
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
