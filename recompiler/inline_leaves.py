@@ -13,7 +13,9 @@ calls cross shards.
 So after the call sites' lists are placed (``interproc.place``), each shard gets a ``static``
 copy (``I_<addr>``) of every small leaf it calls that another shard defines, and its direct
 calls of that leaf call the copy.  The copy is the leaf's own final C, so nothing about what
-runs changes but where clang may see it.  A leaf here is a function with no call, no indirect
+runs changes but where clang may see it, and how it hands back its result: X0 as the C result
+and the pc it returns to through a pointer (``as_copy``), so that the caller's return check
+folds away on the paths where that is the caller's own return address.  A leaf here is a function with no call, no indirect
 jump, no trap or system call (``FnLive.opaque``) and no table: nothing in it depends on being a
 separate C function.  Direct tail calls are allowed (the copy declares their targets): stdio's
 ``getc`` is a few loads and a store with a tail call of ``__uflow`` when the buffer is empty,
@@ -46,6 +48,10 @@ MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
 ROUTINE_SITES = 16        # direct call sites that make a leaf a library routine
 ROUTINE_LINES = 128       # a library routine's C, in lines
 
+# A copy returns X0 as its C result and the pc it returns to through ``*_pc``: see as_copy.
+COPY_SIG = SIG[:-1] + ", u64 *_pc)"
+COPY_ARGS = ARGS[:-1] + ", &_pc)"
+_RETURN = re.compile(r"(?:MUSTTAIL )?return ([^;\n]+);")   # every way a leaf's C returns but NX_BACK
 _DEF = re.compile(r"^NxRet F_([0-9a-f]+)" + re.escape(SIG) + r" \{\n.*?^\}\n", re.M | re.S)
 _CALL = re.compile(r"^  _r = F_([0-9a-f]+)" + re.escape(ARGS) + ";$", re.M)   # emitter.call's direct call statement
 _TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + ";")   # emitter.goto's tail call
@@ -77,6 +83,26 @@ def leaves(shards: list[Shard], max_lines: int = MAX_LINES) -> dict[int, str]:
             if entry in small and code_lines(body) <= max_lines and "static " not in body and "JT_" not in body:
                 out[entry] = body
     return out
+
+
+def as_copy(body: str, entry: int) -> str:
+    """The leaf ``F_<entry>``'s C as the caller shards' copy ``I_<entry>``, which returns X0 as
+    its C result and the pc through ``*_pc``.  Why: a leaf with two ways out (getc: the byte, or
+    a tail call of ``__uflow``) returned an ``NxRet`` aggregate from each; inlined, the two became
+    one phi of aggregates (instcombine folds the fields back into one), and clang never saw that
+    the fast path's pc is the caller's own constant return address: the caller's return check
+    (a compare and a branch, plus the move and jump into the merge) ran at every byte busybox
+    read.  With scalar returns the pc is a phi of its own and jump threading drops the check on
+    the paths that return the constant.  An inlined tail call becomes a plain call either way."""
+    body = body.replace(f"NxRet F_{entry:x}{SIG}", f"u64 I_{entry:x}{COPY_SIG}", 1)
+    body = _RETURN.sub(lambda m: f"{{ NxRet _o = {m.group(1)}; *_pc = _o.pc; return _o.x0; }}", body)
+    body = body.replace("#define NX_CATCH return _r\n", "#define NX_CATCH { *_pc = _r.pc; return _r.x0; }\n")
+    return body.replace("NX_BACK", "{ *_pc = s->pc; return s->x[0]; }")
+
+
+def copy_call(entry: str) -> str:
+    """A direct call statement of the copy ``I_<entry>`` in place of emitter.call's ``_r = F_...``."""
+    return f"  {{ u64 _pc, _x0 = I_{entry}{COPY_ARGS}; _r.pc = _pc; _r.x0 = _x0; }}"
 
 
 def routines(shards: list[Shard], leaf: dict[int, str] | None = None) -> set[int]:
@@ -118,8 +144,8 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
         tails = sorted({t for e in w for t in _TAIL.findall(leaf[e])})
         copies = "".join(f"NxRet F_{t}{SIG};\n" for t in tails)
         copies += "".join(("static __attribute__((always_inline)) " if e in routine else "static ")
-                          + leaf[e].replace(f"NxRet F_{e:x}(", f"NxRet I_{e:x}(", 1) for e in sorted(w))
-        text = _CALL.sub(lambda m: f"  _r = I_{m.group(1)}{ARGS};" if int(m.group(1), 16) in w else m.group(0), sh.text)
+                          + as_copy(leaf[e], e) for e in sorted(w))
+        text = _CALL.sub(lambda m: copy_call(m.group(1)) if int(m.group(1), 16) in w else m.group(0), sh.text)
         first = _DEF.search(text)
         at = first.start() if first else len(text)
         out.append(text[:at] + copies + text[at:])

@@ -19,7 +19,7 @@ from elftools.elf.elffile import ELFFile
 from nxrecomp.errors import NxError
 from recompiler.analyse import Memory, analyse
 from recompiler.build import build, split_bucket
-from recompiler.lift.emitter import SIG
+from recompiler.inline_leaves import COPY_SIG
 
 BASE = 0x400000
 SHARD = 4096
@@ -89,7 +89,7 @@ def test_build_caches_and_rebuilds_one_shard(env):
 
     # the entry's shard holds a static copy of each leaf it calls (recompiler/inline_leaves.py)
     entry_c = src_first[f"shard_{BASE // SHARD:05d}_0.c"]
-    assert all(f"static NxRet I_{BASE + SHARD * (i + 1):x}{SIG} {{" in entry_c for i in range(3))
+    assert all(f"static u64 I_{BASE + SHARD * (i + 1):x}{COPY_SIG} {{" in entry_c for i in range(3))
     imms[1] ^= 1          # one leaf changes: its shard alone is lifted; it and the copy's shard compiled
     third = build(_program(imms), env / "bundle2")
     assert third["objects_cached"] == third["objects"] - 2

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from recompiler import cc, inline_leaves, interproc
 from recompiler.build import FLAGS, RUNTIME_DIR
+from recompiler.inline_leaves import COPY_SIG, copy_call
 from recompiler.lift.emitter import ARGS, SIG
 
 
@@ -62,12 +63,12 @@ def test_only_leaves_are_copied_and_only_their_calls_rewritten(tmp_path: Path) -
     texts = inline_leaves.copy_into_callers(shards)
     assert texts[0] == shards[0].text            # the leaf's own shard calls it as before
     for text in texts[1:]:
-        assert f"static NxRet I_100{SIG} {{" in text
-        assert f"  _r = I_100{ARGS};" in text and f"  _r = F_100{ARGS};" not in text
+        assert f"static u64 I_100{COPY_SIG} {{" in text
+        assert copy_call("100") in text and f"  _r = F_100{ARGS};" not in text
         assert "I_200" not in text and "I_300" not in text          # not leaves
         assert f"  _r = F_200{ARGS};" in text and f"  _r = F_300{ARGS};" in text
         # the copy comes before the function that calls it, after the prototypes
-        assert text.index(_proto(0x300)) < text.index("static NxRet I_100") < text.index(f"{SIG} {{\n{LOCALS}")
+        assert text.index(_proto(0x300)) < text.index("static u64 I_100") < text.index(f"{SIG} {{\n{LOCALS}")
         c = tmp_path / "shard.c"
         c.write_text(text)
         r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
@@ -80,7 +81,7 @@ def test_a_leaf_called_from_too_many_shards_is_left_alone() -> None:
     texts = inline_leaves.copy_into_callers(_shards(n))
     assert all("I_100" not in t for t in texts)
     texts = inline_leaves.copy_into_callers(_shards(n - 1))
-    assert all(f"_r = I_100{ARGS};" in t for t in texts[1:])
+    assert all(copy_call("100") in t for t in texts[1:])
 
 
 def test_a_big_leaf_is_not_copied() -> None:
@@ -104,8 +105,8 @@ def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_call
                                  + _fn(0x1000, LOCALS + _call(0x400, 0x1004) + BACK),
                                  [_live(0x1000, callees=[0x400])])
     texts = inline_leaves.copy_into_callers([own, caller])
-    assert f"static NxRet I_400{SIG} {{" in texts[1] and f"  _r = I_400{ARGS};" in texts[1]
-    assert texts[1].index(_proto(0x500)) < texts[1].index("static NxRet I_400")
+    assert f"static u64 I_400{COPY_SIG} {{" in texts[1] and copy_call("400") in texts[1]
+    assert texts[1].index(_proto(0x500)) < texts[1].index("static u64 I_400")
     c = tmp_path / "shard.c"
     c.write_text(texts[1])
     r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
@@ -129,8 +130,8 @@ def test_a_library_routine_is_copied_into_every_calling_shard_always_inlined(tmp
         texts = inline_leaves.copy_into_callers(shards)
         assert texts[0] == shards[0].text
         for text in texts[1:]:
-            assert (f"static __attribute__((always_inline)) NxRet I_100{SIG} {{" in text) == copied
-            assert (f"  _r = I_100{ARGS};" in text) == copied and "I_200" not in text
+            assert (f"static __attribute__((always_inline)) u64 I_100{COPY_SIG} {{" in text) == copied
+            assert (copy_call("100") in text) == copied and "I_200" not in text
         copies[copied] = texts[1]
     c = tmp_path / "shard.c"
     c.write_text(copies[True])
@@ -191,3 +192,34 @@ def test_a_function_only_one_function_of_its_shard_calls_is_marked_always_inline
     body = body[:body.index(".Lfunc_end")]
     calls = [line for line in body.splitlines() if "call" in line or "jmp" in line and "F_" in line]
     assert not any("F_300" in line for line in calls), body
+
+
+def test_a_copy_returns_its_pc_apart_so_the_callers_check_folds_on_its_fast_path(tmp_path: Path) -> None:
+    """as_copy: a leaf with two ways out (a return with the caller's own return address, and a
+    tail call, like getc's empty-buffer path) is copied returning X0 as its C result and the pc
+    through a pointer.  Compiled, the caller checks the pc it returns to only after the tail
+    callee's call: on the fast path clang knows it is the constant and drops the check (with
+    an NxRet returned from each exit, the merged aggregate hid that and the check ran always)."""
+    leaf = _fn(0x100, "  u64 x0 = a0, x1 = a1, x30 = a30;\n  if (x0 < 100) return (NxRet){ x30, x0 + 1 };\n"
+                      f"  MUSTTAIL return F_500{ARGS};\n")
+    own = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x500) + leaf, [_live(0x100)])
+    own.facts[0].tail_target = [0x500]
+    caller = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x100)
+                                 + _fn(0x1000, LOCALS + _call(0x100, 0x1004) + BACK),
+                                 [_live(0x1000, callees=[0x100])])
+    text = inline_leaves.copy_into_callers([own, caller])[1]
+    assert f"static u64 I_100{COPY_SIG} {{" in text and copy_call("100") in text
+    assert "*_pc = _o.pc; return _o.x0;" in text and "MUSTTAIL" not in text
+    c = tmp_path / "shard.c"
+    c.write_text(text)
+    r = subprocess.run([*cc.compiler(), "-S", str(c), "-o", str(tmp_path / "shard.s"), "-O2", *FLAGS,
+                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    asm = (tmp_path / "shard.s").read_text()
+    body = asm[asm.index("F_1000:"):]
+    body = body[:body.index(".Lfunc_end")]
+    code = [ln.split("#")[0].strip() for ln in body.splitlines()]
+    code = [ln for ln in code if ln and not ln.startswith(".") and not ln.startswith("mov")]
+    checks = [i for i, ln in enumerate(code) if ln.startswith("cmp") and f"${0x1004}" in ln]
+    assert checks, body                                   # the tail callee's return is checked
+    assert all("call" in code[i - 1] and "F_500" in code[i - 1] for i in checks), body
