@@ -27,6 +27,22 @@ def _proto(entry: int) -> str:
     return f"NxRet F_{entry:x}{SIG};\n"
 
 
+def _compile(tmp_path: Path, text: str, fn: str | None = None) -> str:
+    """Compile a shard's C with a real C compiler (the build's flags); with ``fn``, to
+    assembly, and return that function's."""
+    c = tmp_path / "shard.c"
+    c.write_text(text)
+    out = tmp_path / ("shard.s" if fn else "shard.o")
+    r = subprocess.run([*cc.compiler(), "-S" if fn else "-c", str(c), "-o", str(out), "-O2", *FLAGS,
+                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    if not fn:
+        return ""
+    asm = out.read_text()
+    body = asm[asm.index(f"{fn}:"):]
+    return body[:body.index(".Lfunc_end")]
+
+
 LOCALS = "  u64 x0 = a0, x1 = a1, x30 = a30; NxRet _r;\n"
 BACK = "  return (NxRet){ 0, x0 };\n"
 
@@ -69,11 +85,7 @@ def test_only_leaves_are_copied_and_only_their_calls_rewritten(tmp_path: Path) -
         assert f"  _r = F_200{ARGS};" in text and f"  _r = F_300{ARGS};" in text
         # the copy comes before the function that calls it, after the prototypes
         assert text.index(_proto(0x300)) < text.index("static u64 I_100") < text.index(f"{SIG} {{\n{LOCALS}")
-        c = tmp_path / "shard.c"
-        c.write_text(text)
-        r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
-                            f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr[-2000:]
+        _compile(tmp_path, text)
 
 
 def test_a_leaf_called_from_too_many_shards_is_left_alone() -> None:
@@ -107,11 +119,7 @@ def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_call
     texts = inline_leaves.copy_into_callers([own, caller])
     assert f"static u64 I_400{COPY_SIG} {{" in texts[1] and copy_call("400") in texts[1]
     assert texts[1].index(_proto(0x500)) < texts[1].index("static u64 I_400")
-    c = tmp_path / "shard.c"
-    c.write_text(texts[1])
-    r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
-                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
+    _compile(tmp_path, texts[1])
 
 
 def test_a_library_routine_is_copied_into_every_calling_shard_always_inlined(tmp_path: Path) -> None:
@@ -133,11 +141,7 @@ def test_a_library_routine_is_copied_into_every_calling_shard_always_inlined(tmp
             assert (f"static __attribute__((always_inline)) u64 I_100{COPY_SIG} {{" in text) == copied
             assert (copy_call("100") in text) == copied and "I_200" not in text
         copies[copied] = texts[1]
-    c = tmp_path / "shard.c"
-    c.write_text(copies[True])
-    r = subprocess.run([*cc.compiler(), "-c", str(c), "-o", str(tmp_path / "shard.o"), "-O2", *FLAGS,
-                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
+    _compile(tmp_path, copies[True])
 
 
 def test_comment_lines_do_not_count_against_a_leaf() -> None:
@@ -182,14 +186,7 @@ def test_a_function_only_one_function_of_its_shard_calls_is_marked_always_inline
               if f"__attribute__((always_inline)) NxRet F_{e:x}{SIG}" in texts[0]}
     assert marked == {0x100, 0x300}, marked
     assert texts[1] == other.text
-    c = tmp_path / "shard.c"
-    c.write_text(texts[0])
-    r = subprocess.run([*cc.compiler(), "-S", str(c), "-o", str(tmp_path / "shard.s"), "-O2", *FLAGS,
-                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
-    asm = (tmp_path / "shard.s").read_text()
-    body = asm[asm.index("F_600:"):]
-    body = body[:body.index(".Lfunc_end")]
+    body = _compile(tmp_path, texts[0], "F_600")
     calls = [line for line in body.splitlines() if "call" in line or "jmp" in line and "F_" in line]
     assert not any("F_300" in line for line in calls), body
 
@@ -210,14 +207,7 @@ def test_a_copy_returns_its_pc_apart_so_the_callers_check_folds_on_its_fast_path
     text = inline_leaves.copy_into_callers([own, caller])[1]
     assert f"static u64 I_100{COPY_SIG} {{" in text and copy_call("100") in text
     assert "*_pc = _o.pc; return _o.x0;" in text and "MUSTTAIL" not in text
-    c = tmp_path / "shard.c"
-    c.write_text(text)
-    r = subprocess.run([*cc.compiler(), "-S", str(c), "-o", str(tmp_path / "shard.s"), "-O2", *FLAGS,
-                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-2000:]
-    asm = (tmp_path / "shard.s").read_text()
-    body = asm[asm.index("F_1000:"):]
-    body = body[:body.index(".Lfunc_end")]
+    body = _compile(tmp_path, text, "F_1000")
     code = [ln.split("#")[0].strip() for ln in body.splitlines()]
     code = [ln for ln in code if ln and not ln.startswith(".") and not ln.startswith("mov")]
     checks = [i for i, ln in enumerate(code) if ln.startswith("cmp") and f"${0x1004}" in ln]
