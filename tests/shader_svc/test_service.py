@@ -4,12 +4,15 @@ process serves it from the cache; bad programs get INVALID_ARGUMENT naming the p
 server keeps answering (health + a good translation afterwards)."""
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import grpc
@@ -35,6 +38,14 @@ def server(tmp_path):
     ch.close()
     srv.stop(grace=None)
     t.close()
+
+
+def _spawn_service(cache: Path) -> subprocess.Popen:
+    """``nxrecomp shader-svc`` as its own process on ``cache``, on a free loopback port; its
+    first stdout line says where it listens."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "nxrecomp", "shader-svc", "--listen", "127.0.0.1:0",
+                             "--cache-dir", str(cache)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
 
 
 def _prog(code: bytes, **kw) -> P.Program:
@@ -109,9 +120,7 @@ def test_new_server_process_serves_from_cache_and_prepares(server, corpus_sm86, 
     k1, k2 = corpus_sm86["add_i32"], corpus_sm86["branch"]
     first = [stub.Translate(_prog(k.code), timeout=60) for k in (k1, k2)]
     # a new process (through the CLI) on the same cache folder
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "shader-svc", "--listen", "127.0.0.1:0",
-                             "--cache-dir", str(cache)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    proc = _spawn_service(cache)
     try:
         line = proc.stdout.readline()
         m = re.search(r"listening on (127\.0\.0\.1:\d+) translator ([0-9a-f]+)", line)
@@ -215,14 +224,7 @@ def test_sigterm_landing_on_a_grpc_thread_still_stops_the_process(tmp_path):
     """A process-directed signal may be delivered to any thread that does not block it; Python
     runs the handler on the main thread only when that thread next executes bytecode.  Send
     SIGTERM straight to one of gRPC's threads (tgkill): the service must still exit, cleanly."""
-    import ctypes
-    import signal
-    import time
-
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "shader-svc", "--listen", "127.0.0.1:0",
-                             "--cache-dir", str(tmp_path / "cache")], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, text=True)
+    proc = _spawn_service(tmp_path / "cache")
     try:
         assert "listening on" in proc.stdout.readline()
         others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
