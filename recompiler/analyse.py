@@ -51,6 +51,14 @@ class Program:
     unresolved_br: list[int] = field(default_factory=list)
 
 
+def _loads(i: Insn) -> bool:
+    """A load/store instruction that writes its Rt (a load, an atomic's old value), not a store."""
+    f = i.f
+    if "L" in f:
+        return bool(f["L"])
+    return i.name in ("LDR_lit", "LDST_atomic") or f.get("opc", 1) != 0
+
+
 def eh_frame_starts(addr: int, data: bytes) -> list[int]:
     """pc_begin of every FDE in an .eh_frame section (pointer encoding from each CIE)."""
     out: list[int] = []
@@ -237,7 +245,7 @@ class Analyser:
     def jump_table(self, br_addr: int) -> list[int] | None:
         window = []
         a = br_addr - 4
-        for _ in range(12):
+        for _ in range(24):
             i = self.insn(a)
             if i is None or i.name in _ENDS or i.name in ("BL", "BLR", "BCOND", "CBZ", "TBZ"):
                 break  # the index register is defined at the start of the block
@@ -403,8 +411,9 @@ class Analyser:
                     base = self._const_before(reg, i.addr, 16)
                     return None if base is None else (base + (f["imm12"] << (12 if f["sh"] else 0))) & M64
                 return None
-            if f.get("Rt") == reg and i.form is not None and i.form.cls.startswith("ldst") and not f.get("V"):
-                return None
+            if reg in (f.get("Rt"), f.get("Rt2")) and i.form is not None and i.form.cls.startswith("ldst") \
+                    and not f.get("V") and _loads(i):
+                return None   # (a store of the register leaves it as it was)
             if i.name in ("BL", "BLR") and (reg < 19 or reg == 30):
                 return None  # x0-x18 and x30 do not survive a call; x19-x28 do
             a -= 4
@@ -573,12 +582,22 @@ class Analyser:
     def _bound(self, br_addr: int, reg: int, window: int) -> int | None:
         """Number of table entries, from the `cmp reg, #imm` + `b.hi`/`b.hs` guarding it."""
         a = br_addr - 4
+        regs = {reg}
         for _ in range(window + 24):
             i = self.insn(a)
             if i is None:
                 return None
             f = i.f
-            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 and f["Rn"] == reg:
+            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 and f["Rn"] != reg:
+                # `and wK, wIdx, #0xff; cmp wK, #n; b.hi`: glibc's vfprintf classes a format byte
+                # so, the index being the byte - ' ' unmasked (a wider index would pass the
+                # compare too; the table only names labels, the lifted BR switches on the target)
+                m = self.insn(a - 4)
+                if m is not None and m.name == "LOGIC_imm" and m.f["opc"] == 0 and m.f["Rd"] == f["Rn"] \
+                        and m.f["Rn"] == reg and not m.f["sf"] and not m.f["N"] and m.f["immr"] == 0 \
+                        and m.f["imms"] == 7:
+                    regs.add(f["Rn"])
+            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 and f["Rn"] in regs:
                 imm = f["imm12"] << (12 if f["sh"] else 0)
                 nxt = self._next_bcond(a + 4, br_addr)
                 if nxt is not None:
