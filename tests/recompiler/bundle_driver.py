@@ -9,8 +9,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from recompiler import cc
-from recompiler.build import RUNTIME_DIR
+from recompiler.analyse import Program
+from recompiler.build import RUNTIME_DIR, build
 
 STACK_TOP = 0x10008000
 RET = 0xD65F03C0
@@ -53,3 +56,15 @@ def run_function(tmp_path: Path, bundle: Path, func: int, body: str) -> list[str
     r = subprocess.run([str(exe), str(bundle / "game.so"), hex(func)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)
     return r.stdout.splitlines()
+
+
+def build_bundle(tmp: Path, program: Program) -> Path:
+    """``program`` built into ``tmp/bundle`` with an object cache of its own, on two jobs."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("NXRECOMP_NXRECOMP_CACHE_DIR", str(tmp / "cache"))
+    mp.setenv("NXRECOMP_RECOMPILER_JOBS", "2")
+    try:
+        build(program, tmp / "bundle")
+    finally:
+        mp.undo()
+    return tmp / "bundle"

@@ -19,11 +19,11 @@ import pytest
 
 from recompiler import cc
 from recompiler.analyse import Memory, analyse
-from recompiler.build import RUNTIME_DIR, build
+from recompiler.build import RUNTIME_DIR
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bundle_driver import _MAIN, RET, run_function  # noqa: E402
+from bundle_driver import _MAIN, RET, build_bundle, run_function  # noqa: E402
 
 BASE = 0x30000000                 # far from the driver's own image
 CODE, RODATA, DATA = BASE, BASE + 0x1000, BASE + 0x2000
@@ -111,15 +111,7 @@ def _driver(cases: list[tuple[int, int, int]]) -> str:
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("direct")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("NXRECOMP_NXRECOMP_CACHE_DIR", str(tmp / "cache"))
-    mp.setenv("NXRECOMP_RECOMPILER_JOBS", "2")
-    try:
-        build(analyse(_memory(True), F, {F}, [], {}), tmp / "bundle")
-    finally:
-        mp.undo()
-    return tmp / "bundle"
+    return build_bundle(tmp_path_factory.mktemp("direct"), analyse(_memory(True), F, {F}, [], {}))
 
 
 def test_the_lifted_jump_takes_the_label_array_while_the_base_holds(bundle: Path, tmp_path: Path) -> None:

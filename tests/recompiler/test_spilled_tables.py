@@ -18,11 +18,10 @@ from pathlib import Path
 import pytest
 
 from recompiler.analyse import Memory, analyse
-from recompiler.build import build
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bundle_driver import RET, run_function  # noqa: E402
+from bundle_driver import RET, build_bundle, run_function  # noqa: E402
 
 BASE = 0x30000000
 F, RODATA = BASE, BASE + 0x1000
@@ -86,15 +85,7 @@ def test_analysis_finds_every_label_of_the_spilled_two_level_table() -> None:
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("spilled")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("NXRECOMP_NXRECOMP_CACHE_DIR", str(tmp / "cache"))
-    mp.setenv("NXRECOMP_RECOMPILER_JOBS", "2")
-    try:
-        build(analyse(_memory(), F, {F}, [], {}), tmp / "bundle")
-    finally:
-        mp.undo()
-    return tmp / "bundle"
+    return build_bundle(tmp_path_factory.mktemp("spilled"), analyse(_memory(), F, {F}, [], {}))
 
 
 DRIVER = r"""
