@@ -580,24 +580,16 @@ class Analyser:
         return None
 
     def _bound(self, br_addr: int, reg: int, window: int) -> int | None:
-        """Number of table entries, from the `cmp reg, #imm` + `b.hi`/`b.hs` guarding it."""
+        """Number of table entries, from the `cmp reg, #imm` + `b.hi`/`b.hs` guarding it (or the
+        `cmp` of a byte-masked copy of ``reg``, see ``_byte_of``)."""
         a = br_addr - 4
-        regs = {reg}
         for _ in range(window + 24):
             i = self.insn(a)
             if i is None:
                 return None
             f = i.f
-            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 and f["Rn"] != reg:
-                # `and wK, wIdx, #0xff; cmp wK, #n; b.hi`: glibc's vfprintf classes a format byte
-                # so, the index being the byte - ' ' unmasked (a wider index would pass the
-                # compare too; the table only names labels, the lifted BR switches on the target)
-                m = self.insn(a - 4)
-                if m is not None and m.name == "LOGIC_imm" and m.f["opc"] == 0 and m.f["Rd"] == f["Rn"] \
-                        and m.f["Rn"] == reg and not m.f["sf"] and not m.f["N"] and m.f["immr"] == 0 \
-                        and m.f["imms"] == 7:
-                    regs.add(f["Rn"])
-            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 and f["Rn"] in regs:
+            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 \
+                    and (f["Rn"] == reg or self._byte_of(a - 4, f["Rn"], reg)):
                 imm = f["imm12"] << (12 if f["sh"] else 0)
                 nxt = self._next_bcond(a + 4, br_addr)
                 if nxt is not None:
@@ -607,6 +599,15 @@ class Analyser:
                 return None
             a -= 4
         return None
+
+    def _byte_of(self, at: int, rk: int, reg: int) -> bool:
+        """The instruction at ``at`` is `and wK, wReg, #0xff`: glibc's vfprintf classes a format
+        byte so (`and w1, w0, #0xff; cmp w1, #90; b.hi`, the index being the byte - ' '
+        unmasked).  A wider index would pass the compare too; the table only names labels, and
+        the lifted BR switches on the real target."""
+        m = self.insn(at)
+        return m is not None and m.name == "LOGIC_imm" and m.f["opc"] == 0 and m.f["Rd"] == rk \
+            and m.f["Rn"] == reg and not m.f["sf"] and not m.f["N"] and m.f["immr"] == 0 and m.f["imms"] == 7
 
     def _mask_of(self, e: tuple, idx_reg: int) -> int | None:
         """The mask of a ``("mask", reg idx_reg, m)`` node inside ``e`` (bound of a masked index)."""
