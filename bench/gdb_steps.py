@@ -17,11 +17,15 @@ or spill clang put on an edge, code of a lifted.h helper) counts for the last li
 stepped before it, as "after" that line: Lua's n-body showed ~40 % of luaV_execute's
 instructions so, on the edges into its shared instruction fetch.
 
+With ``--memops`` it also counts the instructions that write memory and those that read it
+(``memop``): a lifted function's traffic to ``NxCpu`` and its spills against native code's.
+
 Stepping runs ~10,000 instructions a second, so a cycle should be thousands, not millions.
 Needs gdb (Debian: ``apt-get install gdb``)."""
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import shutil
@@ -29,7 +33,44 @@ import subprocess
 import sys
 import tempfile
 
-# runs inside gdb's Python: the numbers come back as one JSON line
+def memop(insn: str) -> tuple[int, int]:
+    """(writes, reads) of memory by one x86-64 instruction in gdb's AT&T text ("mov %rax,0x8(%rbx)"):
+    a memory destination (the last operand), a push or a call writes; any other memory operand,
+    a pop or a ret reads (a read-modify-write counts once, as a write; `lea` and `nop` touch none;
+    a direct jump's or call's target is no operand)."""
+    text = insn.split("#", 1)[0].strip()
+    mn, _, rest = text.partition(" ")
+    if mn.startswith(("lea", "nop", "prefetch")):
+        return 0, 0
+    if mn.startswith(("push", "call")):
+        return 1, 0
+    if mn.startswith(("pop", "ret")):
+        return 0, 1
+    ops, depth, cur = [], 0, ""
+    for ch in rest.strip():
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            ops.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    ops.append(cur)
+    branch = mn.startswith("j")
+
+    def mem(op: str) -> bool:
+        op = op.strip().split(" <", 1)[0]
+        if op.startswith("*"):
+            op = op[1:]
+        elif branch:
+            return False   # jmp 0x401000: a target
+        return "(" in op or op.startswith(("%fs:", "%gs:")) or op[:1].isdigit() or op.startswith("-")
+
+    if ops and mem(ops[-1]) and not mn.startswith(("cmp", "test", "bt", "j")):
+        return 1, 0
+    return 0, int(any(mem(o) for o in ops if o.strip()))
+
+
+# runs inside gdb's Python (with memop's source before it): the numbers come back as one JSON line
 _GDB_SCRIPT = r'''
 import gdb, json
 def _fn(pc):
@@ -50,7 +91,7 @@ def _line(pc):
     if not name.endswith(".c") or "/runtime/" in name:
         return None
     return "%s:%d" % (name, sal.line)
-def nx_steps(where, skip, cycles, want_lines=False):
+def nx_steps(where, skip, cycles, want_lines=False, want_memops=False):
     for cmd in ("set pagination off", "set confirm off", "set breakpoint pending on",
                 "set startup-with-shell off"):
         gdb.execute(cmd)
@@ -59,10 +100,14 @@ def nx_steps(where, skip, cycles, want_lines=False):
     gdb.execute("run", to_string=True)
     bp.enabled = False
     start = int(gdb.parse_and_eval("$pc"))
-    per_cycle, bins, lines, last = [], {}, {}, None
+    per_cycle, bins, lines, last, mem = [], {}, {}, None, [0, 0]
     for _ in range(cycles):
         n = 0
         while True:
+            if want_memops:
+                w, r = memop(gdb.execute("x/i $pc", to_string=True).split(":", 1)[1].strip())
+                mem[0] += w
+                mem[1] += r
             gdb.execute("stepi", to_string=True)
             n += 1
             pc = int(gdb.parse_and_eval("$pc"))
@@ -77,23 +122,24 @@ def nx_steps(where, skip, cycles, want_lines=False):
             if pc == start:
                 break
         per_cycle.append(n)
-    print("NXSTEPS " + json.dumps({"cycles": per_cycle, "bins": bins, "lines": lines}))
+    print("NXSTEPS " + json.dumps({"cycles": per_cycle, "bins": bins, "lines": lines, "memops": mem}))
     gdb.execute("kill")
 '''
 
 
-def count(where: str, skip: int, cycles: int, argv: list[str], lines: bool = False) -> dict:
+def count(where: str, skip: int, cycles: int, argv: list[str], lines: bool = False, memops: bool = False) -> dict:
     """{"cycles": [instructions of each cycle], "bins": {function: instructions},
-    "lines": {"FILE:LINE" or "after FILE:LINE": instructions} (with ``lines``)}."""
+    "lines": {"FILE:LINE" or "after FILE:LINE": instructions} (with ``lines``),
+    "memops": [instructions writing memory, instructions reading it] over all cycles (with ``memops``)}."""
     gdb = shutil.which("gdb")
     if gdb is None:
         raise SystemExit("gdb_steps: gdb is not installed (Debian: apt-get install gdb)")
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-        f.write(_GDB_SCRIPT)
+        f.write(inspect.getsource(memop) + _GDB_SCRIPT)
         script = f.name
     try:
         r = subprocess.run([gdb, "-q", "-batch", "-ex", f"source {script}",
-                            "-ex", f"python nx_steps({where!r}, {skip}, {cycles}, {lines!r})", "--args", *argv],
+                            "-ex", f"python nx_steps({where!r}, {skip}, {cycles}, {lines!r}, {memops!r})", "--args", *argv],
                            capture_output=True, text=True, stdin=subprocess.DEVNULL)
     finally:
         os.unlink(script)
@@ -115,14 +161,19 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=0, metavar="N",
                     help="also list the N lifted C lines that ran the most instructions (a bundle "
                          "built with recompiler.debug_info, best with recompiler.comments)")
+    ap.add_argument("--memops", action="store_true",
+                    help="also count the instructions that write memory and those that read it")
     ap.add_argument("argv", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     a = ap.parse_args()
     argv = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
     if not argv:
         ap.error("the program to run goes after --")
-    res = count(a.where, a.skip, a.cycles, argv, lines=a.lines > 0)
+    res = count(a.where, a.skip, a.cycles, argv, lines=a.lines > 0, memops=a.memops)
     cyc = res["cycles"]
     print(f"instructions per cycle: {sum(cyc) / len(cyc):.1f} (each: {', '.join(map(str, cyc))})")
+    if a.memops:
+        w, r = res["memops"]
+        print(f"  writing memory {w / len(cyc):.1f}, reading memory {r / len(cyc):.1f} a cycle")
     for name, n in sorted(res["bins"].items(), key=lambda kv: -kv[1])[:a.top]:
         print(f"  {n / len(cyc):8.1f}  {name}")
     if a.lines:

@@ -1,4 +1,5 @@
-"""bench/gdb_steps.py --lines: the per-C-line report of a stepped cycle.
+"""bench/gdb_steps.py --lines: the per-C-line report of a stepped cycle; --memops: which
+instructions write or read memory (``memop``, on gdb's AT&T text).
 
 gdb itself is a developer tool the test machines need not have; the stepping is checked by
 hand (docs/PERFORMANCE.md has the runs).  Here the report over the counts it collects: the
@@ -36,3 +37,26 @@ def test_lines_are_ranked_with_their_guest_instruction(tmp_path: Path, capsys) -
 def test_a_bundle_without_line_tables_is_named(capsys) -> None:
     gdb_steps.print_lines({"after None": 100}, cycles=1, top=5)
     assert "NXRECOMP_RECOMPILER_DEBUG_INFO=1" in capsys.readouterr().out
+
+
+def test_memory_operations_are_told_apart_in_att_text() -> None:
+    cases = {
+        "mov    %rax,0x8(%rbx)": (1, 0),        # a memory destination
+        "mov    0x8(%rsi),%r11": (0, 1),
+        "vpcmpeqb (%rdi),%ymm16,%k0": (0, 1),
+        "add    %r8,0x10(%rdi)": (1, 0),        # read-modify-write: once, as a write
+        "cmpq   $0x0,0x130(%rdi)": (0, 1),       # a compare only reads its last operand
+        "push   %rbp": (1, 0),
+        "call   0x1d7f40 <F_401b80>": (1, 0),   # the return address
+        "lea    -0x40(%r13),%r11": (0, 0),
+        "nopw   0x0(%rax,%rax,1)": (0, 0),
+        "jmp    *0x8(%rax)": (0, 1),
+        "jne    0x2893a1 <F_41b650+2593>": (0, 0),   # a target, not an operand
+        "mov    0x5cfae0,%rdx": (0, 1),              # an absolute address
+        "sub    %fs:0x28,%rdx": (0, 1),
+        "movzbl (%rdi,%rcx,1),%eax": (0, 1),         # commas inside the parentheses
+        "pop    %rbx": (0, 1),
+        "ret": (0, 1),
+    }
+    got = {k: gdb_steps.memop(k) for k in cases}
+    assert got == cases
