@@ -54,7 +54,8 @@ class FnLive:
     entry: int
     base_uses: int                    # live at the entry if direct callees read nothing
     writes_all: int                   # every register its own C may write
-    opaque: bool                      # an indirect call or jump out, a trap, an SVC
+    opaque: bool                      # a jump out through a register, a trap, an SVC: an exit
+                                      # that stores every local (STORE_ALL, STORE_INDIRECT)
     callees: list[int]                # direct call and tail-call targets
     # per chunk (the function's instructions in address order)
     writes: list[int] = field(default_factory=list)
@@ -80,6 +81,10 @@ class FnLive:
     ret_extra: str = ""               # what a return also writes back (the flags, for a test)
     unknown_uses: int = L.CALL_USES   # what an unknown callee reads (less with elide_saves)
     save_drop: int = 0                # saves droppable unless a return hands the register back
+    # a call through a register (BLR): its callee may change every caller-saved register, but its
+    # site stores only what an unknown callee reads (``unknown_uses``), as any call site does, so
+    # unlike ``opaque`` it leaves the callee-saved slots of NxCpu to the usual lists
+    calls_unknown: bool = False
     # instruction -> the caller-saved registers it writes (emitter._mark_write_through), and
     # those written where no store can follow (write_through leaves them out)
     wt_sites: dict[int, int] = field(default_factory=dict)
@@ -90,7 +95,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     """USES and MODS of every function, iterated to the least fixed point over the call graph
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
-    summ = {f.entry: Summary(f.base_uses, L.CALL_CLOBBERS if f.opaque else f.writes_all,
+    summ = {f.entry: Summary(f.base_uses, _own_mods(f),
                              bool(f.base_uses & L.ELIDED_SAVES)) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
@@ -106,7 +111,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         for g, opened in [*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]:
             if g is not None:
                 uses |= summ[g].uses & opened if g in summ else f.unknown_uses & opened
-        mods = L.CALL_CLOBBERS if f.opaque else f.writes_all
+        mods = _own_mods(f)
         for g in f.callees:
             mods |= summ[g].mods if g in summ else L.CALL_CLOBBERS
         captures = bool(f.base_uses & L.ELIDED_SAVES) or any(summ[g].captures for g in f.tail_target if g in summ)
@@ -118,6 +123,14 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
                     queued.add(c)
                     work.append(c)
     return summ
+
+
+def _own_mods(f: FnLive) -> int:
+    """MODS of ``f`` before its direct callees': every caller-saved register where it calls or
+    jumps through a register, traps or makes a system call, else what its own C writes."""
+    if f.opaque:
+        return L.CALL_CLOBBERS
+    return f.writes_all | (L.CALL_CLOBBERS if f.calls_unknown else 0)
 
 
 def _preds(f: FnLive) -> list[list[int]]:
@@ -174,6 +187,18 @@ def _bits(m: int) -> list[int]:
     return out
 
 
+def clobbered(results_only: bool) -> int:
+    """The registers whose ``NxCpu`` slots a call may leave changed, for the lists of a caller.
+    With AAPCS64 trusted (``results_only``) V8-V15 count as callee-saved, like X19-X28: a caller
+    keeps them in its locals across a call (a low half the callee kept, an upper half AAPCS64
+    leaves undefined), so a call site neither stores them for the callee to change nor reloads
+    them, and a return stores them only where its own call sites overwrote their slots (a callee
+    read them: setjmp).  Their epilogue reloads (``ldr d8``) are then dead code and their saves
+    droppable (``recompiler.elide_saves``): sort's key compare saved and restored D8 through
+    NxCpu and its frame at every comparison, for a numeric path it never took."""
+    return L.CALL_CLOBBERS & ~L.V_PRESERVED_LOW_MASK if results_only else L.CALL_CLOBBERS
+
+
 def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
                wt: int = 0) -> tuple[list[int], list[int], list[int], list[int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
@@ -185,6 +210,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
     the registers written through (``write_through``), never dirty."""
     n = len(f.writes)
     preds = _preds(f)
+    clob = clobbered(results_only)
     unknown = Summary(f.unknown_uses, L.CALL_CLOBBERS)
     callee = [summ.get(g, unknown) if g is not None else unknown for g in f.site_target]
     n_sites, n_rets = len(f.site_target), max(f.ret, default=-1) + 1
@@ -192,7 +218,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
     elided = [0] * n_sites
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
-    reloads = [f.site_live[k] & callee[k].mods & L.CALL_CLOBBERS & ~X0 & ~X30 for k in range(n_sites)]
+    reloads = [f.site_live[k] & callee[k].mods & clob & ~X0 & ~X30 for k in range(n_sites)]
     # what a call passes in registers: X0, X1 and X30 to a lifted callee.  An unknown one
     # (BLR) gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
     # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
@@ -211,7 +237,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
             k = f.site[i]
             if k >= 0:
                 c = callee[k]
-                st = (c.uses | (f.site_live[k] & c.mods & L.CALL_CLOBBERS)) & d & ~passed[k]
+                st = (c.uses | (f.site_live[k] & c.mods & clob)) & d & ~passed[k]
                 stores[k] = st
                 elided[k] = f.site_live[k] & L.ELIDED_SAVES & d & ~st
                 # after the call: what was stored is in NxCpu; a caller-saved register the
@@ -219,7 +245,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
                 # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
                 # so a dirty one not stored stays dirty; X0 (the callee's result) and X30 (the
                 # return address) are in the locals only
-                d = (d & ~st & ~(c.mods & L.CALL_CLOBBERS)) | X0 | X30
+                d = (d & ~st & ~(c.mods & clob)) | X0 | X30
             r = f.ret[i]
             if r >= 0:
                 ret_stores[r] = d
@@ -236,17 +262,17 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
     # still find their own values there: whatever captured the state that is being returned to
     # (setjmp, an unwinder's context, a context switch's SVC) read every callee-saved register,
     # so every caller on the way stored its dirty ones before calling down.
-    kept = L.ALL & ~L.CALL_CLOBBERS
+    kept = L.ALL & ~clob
     if not f.opaque:
         kept = 0
         for st in stores:
-            kept |= st & ~L.CALL_CLOBBERS
+            kept |= st & ~clob
     mask = _ret_mask(f, summ, results_only)
-    ret_stores = [m & (L.CALL_CLOBBERS | kept) & mask for m in ret_stores]
+    ret_stores = [m & (clob | kept) & mask for m in ret_stores]
     # A direct tail call is a call and the return in one: it stores what its callee reads and
     # what a return here would (X0 is the callee's result, X30 and X1 travel as arguments, but
     # X1 stays where a return would store it: the callee may leave it as it was)
-    tail_stores = [(summ.get(g, unknown).uses | (L.CALL_CLOBBERS | kept) & mask) & d_out[c] & ~X0 & ~X30
+    tail_stores = [(summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30
                    for g, c in zip(f.tail_target, f.tail_chunk)]
     return stores, reloads, ret_stores, elided, tail_stores
 
@@ -268,7 +294,7 @@ def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -
     return mask & (L.EXIT_USES | ~L.CALL_CLOBBERS) if results_only else mask
 
 
-def quiet_returns(f: FnLive, wt: int = 0) -> list[int | None]:
+def quiet_returns(f: FnLive, wt: int = 0, results_only: bool = False) -> list[int | None]:
     """Each return's store list on the paths from the entry that pass no call site, SVC or
     other write-back of the function's own values (``FnLive.event``; the C's ``_c`` stays 0 on
     them): the caller-saved registers written on the way, and no callee-saved register, whose
@@ -294,7 +320,7 @@ def quiet_returns(f: FnLive, wt: int = 0) -> list[int | None]:
                 d |= f.writes[i] & ~wt
                 r = f.ret[i]
                 if r >= 0:
-                    out[r] = d & L.CALL_CLOBBERS
+                    out[r] = d & clobbered(results_only)
             new = None if d is None or f.event[i] else d
             if new != q_out[i]:
                 q_out[i] = new
@@ -317,7 +343,7 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: 
         wts[f.entry] = (f, wt)
         st, rl, rs, el, ts = site_lists(f, summ, results_only, wt)
         mask = _ret_mask(f, summ, results_only)
-        quiet = [None if q is None else q & mask for q in quiet_returns(f, wt)]
+        quiet = [None if q is None else q & mask for q in quiet_returns(f, wt, results_only)]
         # what some exit hands back: a return's or a direct tail call's list, every register
         # for an opaque function (an exit that stores every local: a jump out through a register)
         handed = L.ALL if f.opaque else 0

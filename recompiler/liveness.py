@@ -70,6 +70,7 @@ CALL_CLOBBERS = _mask(xs=[*range(19), 30], vs=range(32))
 # restores X1-X18 before returning, keeps working.)
 RET_LIVE = _mask(xs=[0, 1, 18], vs=range(4))
 V_PRESERVED_LOW = range(8, 16)   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
+V_PRESERVED_LOW_MASK = _mask(vs=V_PRESERVED_LOW)
 # What a function may keep current in NxCpu as it writes it (interproc.write_through): the
 # caller-saved registers that are not C arguments (X0, X1, X30 travel as such), and of the
 # vector registers those a callee keeps no half of
@@ -117,10 +118,12 @@ def _kills(text: str, m: re.Match) -> bool:
     return "({" not in rhs and not re.search(rf"(?<![\w>.]){tok}\b", rhs)
 
 
-# control.py's BR to a register outside any table: inline cache, else nx_jump
-_INDIRECT = re.compile(r"STORE_INDIRECT; s->pc = _t; \{ static const NxEntry \*_ic; const NxEntry \*_e = NX_IC\(&_ic, _t\); "
-                       r"if \(_e\) MUSTTAIL return _e->fn\(s, x0, x1, x30\); if \(nx_ic_fill\) s = nx_ic_fill\(s, &_ic\); \} "
-                       r"MUSTTAIL return nx_jump\(s, x0, x1, x30\);")
+# control.py's BR to a register outside any table: inline cache, else nx_jump.  control.py
+# emits this very text, which effects() takes off a chunk (the jump's reads are its leaves)
+JUMP_OUT = ("STORE_INDIRECT; s->pc = _t; { static const NxEntry *_ic = &nx_ic_empty_jump; "
+            "const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn(s, x0, x1, x30); "
+            "if (nx_ic_fill) s = nx_ic_fill(s, &_ic); } MUSTTAIL return nx_jump(s, x0, x1, x30);")
+_INDIRECT = re.compile(re.escape(JUMP_OUT))
 
 
 def indirect_jump(text: str) -> tuple[str, bool]:

@@ -215,7 +215,8 @@ NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30) {
 NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
     uint64_t addr = s->pc;
     const NxEntry *cur = __atomic_load_n(ic, __ATOMIC_RELAXED);
-    if (cur) {
+    int full = cur && cur->addr != NX_IC_EMPTY;   /* empty: lifted.h's nx_ic_empty_* row */
+    if (full) {
         NxThread *t = thread_of(s);
         if (!t || ++t->ic_retargets % NX_IC_RETARGET) return s;
     }
@@ -226,7 +227,7 @@ NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
         if (nx_entries[mid].addr < addr) lo = mid + 1; else hi = mid;
     }
     if (lo >= nx_entry_count || nx_entries[lo].addr != addr || nx_entries[lo].kind != NX_ENTRY_FUNC) return s;
-    if (cur)
+    if (full)
         __atomic_store_n(ic, &nx_entries[lo], __ATOMIC_RELEASE);
     else
         __atomic_compare_exchange_n(ic, &cur, &nx_entries[lo], 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);

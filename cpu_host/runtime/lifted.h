@@ -136,12 +136,20 @@ void nx_bad_table_entry(NxCpu *s, u64 index, u64 target) __attribute__((noreturn
  * retargets a full one; it returns s, so no register is kept across it) and goes on to
  * nx_jump / nx_call_ind as before.  A
  * preemption request takes the runtime path.  Weak: a harness without the runtime
- * (tests/recompiler's Unicorn cases) leaves them unresolved; its sites always miss. */
+ * (tests/recompiler's Unicorn cases) leaves nx_ic_fill unresolved; its sites always miss. */
 NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) __attribute__((weak));
 extern volatile int nx_preempt_pending __attribute__((weak));
+/* An empty cache points at one of these rows (never NULL: a hit is one compare, not two).
+ * No lifted function has their address (not even a word-aligned one); a branch to it anyway
+ * (a register holding all ones) "hits" the runtime's own path, nx_call_ind or nx_jump, which
+ * reports it as a branch to an address with no lifted code.  nx_ic_fill knows them by
+ * NX_IC_EMPTY. */
+#define NX_IC_EMPTY (~0ull)
+static const NxEntry nx_ic_empty_call = { NX_IC_EMPTY, nx_call_ind, 0, 0 };
+static const NxEntry nx_ic_empty_jump = { NX_IC_EMPTY, nx_jump, 0, 0 };
 NXI const NxEntry *NX_IC(const NxEntry **ic, u64 t) {
     const NxEntry *e = __atomic_load_n(ic, __ATOMIC_ACQUIRE);
-    return LIKELY(e && e->addr == t) && LIKELY(!nx_preempt_pending) ? e : 0;
+    return LIKELY(e->addr == t) && LIKELY(!nx_preempt_pending) ? e : 0;
 }
 
 /* exclusive monitor: LDXR records address and value; STXR is a CAS against that value */

@@ -1,8 +1,9 @@
 """Branches, calls, returns, exceptions and system instructions."""
 from __future__ import annotations
 
+from recompiler import liveness
 from recompiler.decode import Insn
-from recompiler.lift.emitter import ARGS, FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
 
 M64 = (1 << 64) - 1
@@ -84,9 +85,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
         em.out(f"switch ({t}) {{ {cases} default: break; }}")
     # an unknown target: the site's inline cache (lifted.h NX_IC), else the runtime's lookup
-    em.out(f"{{ u64 _t = {t}; STORE_INDIRECT; s->pc = _t; {{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, _t); "
-           f"if (_e) MUSTTAIL return _e->fn{ARGS}; if (nx_ic_fill) s = nx_ic_fill(s, &_ic); }} "
-           f"MUSTTAIL return nx_jump{ARGS}; }}")
+    em.out(f"{{ u64 _t = {t}; {liveness.JUMP_OUT} }}")
     return False
 
 

@@ -63,6 +63,8 @@ _SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<
 # did not read (after a call; in a table's shared block), a jump to an address outside
 _FULL_EXIT_RE = re.compile(r"STORE_INDIRECT;|STORE_ALL; (?:s->pc = [^;]*; )?MUSTTAIL")
 _FATAL_RE = re.compile(r"\bnx_(?:unimplemented|brk)\(")
+# fp_fpsr.py's accesses of FPSR and FPCR (each after a STORE_ALL)
+_FP_ENV_RE = re.compile(r"\bNX_(?:FPSR_HOST|FPSR_CLEAR_HOST|FPCR_APPLY_KEEP)\(")
 # emitter.goto's tail call to a lifted function
 _TAIL_RE = re.compile(r"\{ (?:STORE_ALL|@@ST@@); MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
@@ -234,7 +236,7 @@ class FunctionEmitter:
         else:
             # the site's inline cache (lifted.h NX_IC), else the runtime's lookup
             self.out(f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; "
-                     "{ static const NxEntry *_ic; const NxEntry *_e = NX_IC(&_ic, s->pc); "
+                     "{ static const NxEntry *_ic = &nx_ic_empty_call; const NxEntry *_e = NX_IC(&_ic, s->pc); "
                      f"if (_e) _r = _e->fn{ARGS}; else {{ if (nx_ic_fill) s = nx_ic_fill(s, &_ic); _r = nx_call_ind{ARGS}; }} }}")
         # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
         self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;")
@@ -485,7 +487,9 @@ class FunctionEmitter:
         ret_of: dict[int, int] = {}
         tails: list[tuple[int, int]] = []     # (chunk address, lifted callee) of direct tail calls
         base_leaves: list[int] = []
-        opaque = any(t is None for t in self.call_targets)
+        # a call through a register is not opaque (interproc.FnLive.calls_unknown): its site
+        # stores what an unknown callee reads, its returns what its own call sites overwrote
+        opaque = False
         # where an indirect jump may land inside this function besides its tables: a false
         # entry (a label that analysis also took for a function).  A resume point reached so
         # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
@@ -552,6 +556,13 @@ class FunctionEmitter:
                 opaque = True
                 if self.elide_saves and "nx_svc(" in text:
                     gen = L.SVC_USES
+                elif self.elide_saves and _FP_ENV_RE.search(text):
+                    # an FPSR/FPCR access stores every local only to order the FP arithmetic
+                    # before it (fp_fpsr.py); a callee-saved register it has not written goes
+                    # back as it came, so that is no read of the caller's value: as a read it
+                    # made every function whose calls may reach __feraiseexcept (strtod,
+                    # printf's float formatting) read D8-D15, and their callers store them
+                    gen = L.ALL & ~L.ELIDED_SAVES
             cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text),
                               call_gen=self._elide(L.CALL_USES)))
             base_leaves.append(summary_leaves)
@@ -577,6 +588,7 @@ class FunctionEmitter:
         f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned,
                              0, opaque, sorted(self.callees))
         f.site_target = list(self.call_targets)
+        f.calls_unknown = any(t is None for t in self.call_targets)
         f.unknown_uses = self._elide(L.CALL_USES)
         f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
         f.save_drop = self._save_drop(cs, saves, live_out)
@@ -789,6 +801,11 @@ class FunctionEmitter:
 
         if not twin:
             return function(name, resume)
-        return (prelude + function(name, "  if (UNLIKELY(s->resume)) { nx_bad_resume(s); NX_BACK; }\n")
+        # The function itself has no check of s->resume: the entry table holds it for its own
+        # address only (kind 1, build._table_source), and every way in (nx_run, nx_call_ind,
+        # nx_jump, an inline cache, a direct call from lifted code, whose frame consumed any
+        # resume in its own twin's switch) enters it with s->resume 0.  Two instructions at
+        # each call, in each inlined copy too (sort's key compare: three a comparison).
+        return (prelude + function(name, "")
                 + function(rname(self.plan.entry), resume,
                            "" if self.plan.jump_tables else "__attribute__((cold)) "))

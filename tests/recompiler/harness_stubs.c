@@ -26,6 +26,8 @@ void nx_sysreg_write(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_
     (void)op0; (void)op1; (void)crn; (void)crm; (void)op2; (void)v; NXH_TRAP(s, 6);
 }
 uint64_t nx_counter(void) { return 0; }
+/* read by each inline cache's check (lifted.h NX_IC); never raised here */
+volatile int nx_preempt_pending;
 uint64_t nx_counter_freq = 19200000;
 
 /* The layout of NxCpu as this compiler lays it out, so Python reads the same bytes. */
