@@ -66,14 +66,15 @@ def test_call_site_reloads_only_what_is_read_after():
     assert "s->x[9]" not in store and "s->x[30]" not in store and "s->x[0]" not in store
 
 
-def _lift_program(funcs: dict[int, list[int]], elide_saves: bool = True) -> dict[int, str]:
-    """Each function's C with its call sites' lists written from whole-program summaries."""
+def _lift_program(funcs: dict[int, list[int]], elide_saves: bool = True, results_only: bool = False) -> dict[int, str]:
+    """Each function's C with its call sites' lists written from whole-program summaries
+    (``results_only``: as a whole-program build places them, AAPCS64 trusted)."""
     from recompiler import interproc
     from recompiler.lift import lift_function
     plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in funcs.items()}
     lifted = {a: lift_function(p, set(funcs), defer=True, elide_saves=elide_saves) for a, p in plans.items()}
     summ = interproc.summarize([facts for _c, _called, facts in lifted.values()])
-    return {a: interproc.place(c, [facts], summ) for a, (c, _called, facts) in lifted.items()}
+    return {a: interproc.place(c, [facts], summ, results_only) for a, (c, _called, facts) in lifted.items()}
 
 
 def test_call_to_a_leaf_stores_only_what_it_reads():
@@ -234,3 +235,59 @@ def test_scalar_fp_writes_are_vector_typed():
     assert "NXV(NxV2u64, v1) = (NxV2u64){ (u64)(L64(x1)), 0 };" in code, code
     assert "NXV(NxV2f64, v0) = (NxV2f64){ " in code and "v0.q = 0;" not in code, code
     assert "S64(x2, (NXV(NxV2u64, v0)[0]));" in code, code
+
+
+def _return_line(code: str) -> str:
+    """The line of the lifted function's RET (not its catch's early return)."""
+    return next(line for line in code.splitlines() if "return (NxRet){ x30, x0 }" in line)
+
+
+def test_a_call_through_a_register_leaves_the_saves_droppable():
+    # stp x19, x30, [sp, #-16]! ; mov x19, #5 ; blr x2 ; add x0, x0, x19 ; ldp x19, x30, [sp], #16 ; ret
+    # The unknown callee reads no callee-saved register (elide_saves) and its site stores none,
+    # so the function overwrites no NxCpu slot of X19: its return hands nothing back and the save
+    # goes (stdio's _IO_file_xsputn, which calls through its FILE's jump table: 8 loads and 8
+    # stores of X19-X24 and X29 at each call).  Without elide_saves the site stores X19 and the
+    # return restores it.
+    f = 0x400000
+    prog = {f: [0xA9BF7BF3, 0xD28000B3, 0xD63F0040, 0x8B130000, 0xA8C17BF3, 0xD65F03C0]}
+    code = _lift_program(prog, results_only=True)[f]
+    assert not _prologue_saves_x19(code, f), code
+    assert "s->x[19]" not in _return_line(code), code
+    kept = _lift_program(prog, elide_saves=False, results_only=True)[f]
+    assert _prologue_saves_x19(kept, f)
+    assert "s->x[19] = x19;" in _return_line(kept)
+
+
+def test_v8_to_v15_stay_in_the_callers_locals_across_a_call():
+    # caller: fmov d8, x0 ; bl leaf ; fmov x0, d8 ; ret — leaf: fmov d8, x1 ; ret
+    # With AAPCS64 trusted a callee keeps the low half of V8 and leaves the upper half undefined:
+    # the call site neither stores V8 for the leaf to change nor reloads it, and the caller's
+    # return does not store it (sort's key compare saved and restored D8 at every comparison).
+    # Placed for a host caller that inspects every register (not results_only), V8 is stored
+    # before the call and its upper half reloaded after it, as before.
+    caller, leaf = 0x400000, 0x400100
+    prog = {caller: [0x9E670008, 0x9400003F, 0x9E660100, 0xD65F03C0], leaf: [0x9E670028, 0xD65F03C0]}
+    for results_only in (True, False):
+        code = _lift_program(prog, results_only=results_only)[caller]
+        store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
+        reload = code.split("_r = F_400100(s, x0, x1, x30);", 1)[1].split("\n")[2]
+        ret = _return_line(code)
+        assert ("s->v[8]" in store) == (not results_only), store
+        assert ("s->v[8]" in reload) == (not results_only), reload
+        if results_only:
+            assert "s->v[8]" not in ret, ret
+
+
+def test_an_fpsr_read_is_no_read_of_the_callers_callee_saved_registers():
+    # caller: mov x19, #1 ; bl f ; add x0, x0, x19 ; ret — f: mrs x1, fpsr ; ret
+    # The read stores every local first (to order the FP arithmetic before it), which made f
+    # read every register: its callers stored X19-X28 and D8-D15 before calling anything that
+    # may reach __feraiseexcept (strtod, printf's float formatting).  With elide_saves f reads
+    # none of them; without it, as any function, f is assumed to.
+    caller, f = 0x400000, 0x400100
+    prog = {caller: [0xD2800033, 0x9400003F, 0x8B130000, 0xD65F03C0], f: [0xD53B4421, 0xD65F03C0]}
+    for elide in (True, False):
+        code = _lift_program(prog, elide_saves=elide, results_only=True)[caller]
+        store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
+        assert ("s->x[19] = x19;" in store) == (not elide), (elide, store)
