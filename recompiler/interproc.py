@@ -30,10 +30,11 @@ from recompiler import liveness as L
 
 X30 = L.xbit(30)
 X0, X1 = L.xbit(0), L.xbit(1)
-# X0, X1 and X30 travel as C arguments and X0 as the C result (emitter.SIG): at the entry their
-# NxCpu slots may be stale, so they count as written there; a call passes them without storing
-# them (X1 is stored for an unknown callee, whose stores we cannot see: see site_lists).
-ARGS = X0 | X1 | X30
+# X0, X1, X30 and SP travel as C arguments and X0 as the C result (emitter.SIG): at the entry
+# their NxCpu slots may be stale, so they count as written there; a call passes them without
+# storing them (X1 is stored for an unknown callee, whose stores we cannot see: see site_lists).
+SP = L.xbit(L.SP_BIT)
+ARGS = X0 | X1 | X30 | SP
 
 
 @dataclass
@@ -268,11 +269,14 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
         for st in stores:
             kept |= st & ~clob
     mask = _ret_mask(f, summ, results_only)
-    ret_stores = [m & (clob | kept) & mask for m in ret_stores]
+    # SP too, where the function moved it: it travels as an argument, so no call site stores it,
+    # and a caller's frame re-entered from NxCpu after a return to somewhere else (nx_run, after
+    # a longjmp landed below it) finds its SP there only through the returns of its callees
+    ret_stores = [m & (clob | kept | SP) & mask for m in ret_stores]
     # A direct tail call is a call and the return in one: it stores what its callee reads and
     # what a return here would (X0 is the callee's result, X30 and X1 travel as arguments, but
     # X1 stays where a return would store it: the callee may leave it as it was)
-    tail_stores = [(summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30
+    tail_stores = [(summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30 & ~SP
                    for g, c in zip(f.tail_target, f.tail_chunk)]
     return stores, reloads, ret_stores, elided, tail_stores
 

@@ -121,8 +121,8 @@ def _kills(text: str, m: re.Match) -> bool:
 # control.py's BR to a register outside any table: inline cache, else nx_jump.  control.py
 # emits this very text, which effects() takes off a chunk (the jump's reads are its leaves)
 JUMP_OUT = ("STORE_INDIRECT; s->pc = _t; { static const NxEntry *_ic = &nx_ic_empty_jump; "
-            "const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn(s, x0, x1, x30); "
-            "if (nx_ic_fill) s = nx_ic_fill(s, &_ic); } MUSTTAIL return nx_jump(s, x0, x1, x30);")
+            "const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn(s, x0, x1, x30, sp); "
+            "if (nx_ic_fill) s = nx_ic_fill(s, &_ic); } MUSTTAIL return nx_jump(s, x0, x1, x30, sp);")
 _INDIRECT = re.compile(re.escape(JUMP_OUT))
 
 

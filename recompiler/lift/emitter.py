@@ -28,11 +28,12 @@ from recompiler import interproc, liveness
 from recompiler.decode import Insn, disasm
 
 CALLER_SAVED = set(range(19)) | {30}
-# A lifted function's C signature (cpu_host/runtime/nxrt.h): guest X0, X1 and the link register
-# come in as host arguments, the next pc and X0 go out as an NxRet.  ARGS is what a call or tail
-# call passes.
-SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30)"
-ARGS = "(s, x0, x1, x30)"
+# A lifted function's C signature (cpu_host/runtime/nxrt.h): guest X0, X1, the link register and
+# SP come in as host arguments, the next pc and X0 go out as an NxRet.  ARGS is what a call or
+# tail call passes.  SP as an argument: a frame's stores then have their addresses at once, not
+# after a load of s->sp that waits on the caller's store of it.
+SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp)"
+ARGS = "(s, x0, x1, x30, sp)"
 ARG_REGS = (0, 1, 30)
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
@@ -687,7 +688,7 @@ class FunctionEmitter:
             decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]"
                                            for r in regs) + ";")
         if uses_sp:
-            decl.append("u64 sp = s->sp;")
+            decl.append("u64 sp = asp;")
         if v_used:
             decl.append("NxVec " + ", ".join(f"v{r}" for r in v_used) + "; " + " ".join(interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in v_used))
         decl.append("FLAGS_DECL;" if uses_flags else "")
@@ -776,12 +777,12 @@ class FunctionEmitter:
         prelude = ""
         if catches:
             cname = f"C_{self.plan.entry:x}"
-            catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp)"
+            catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp, sp)"
             prelude = (f"NxRet {rname(self.plan.entry)}{SIG};\n"
                        f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
                        "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
                        "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
-                       f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30]);\n}}\n")
+                       f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30], s->sp);\n}}\n")
 
         body = _vector_writes(body)   # after every reading of the body's register writes
 
@@ -795,7 +796,7 @@ class FunctionEmitter:
                     f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
                     f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
                     f"  {' '.join(d for d in decl if d)}\n"
-                    f"{'  s->x[0] = x0; s->x[1] = x1; s->x[30] = x30; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
+                    f"{'  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
                     f"{first_jump}{body}\n"
                     f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n}}\n")
 

@@ -10,11 +10,11 @@
 
 #define NXH_TRAP(s, code) ((s)->thread = (void *)(uintptr_t)(code))
 
-NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30) {
-    s->x[0] = a0; s->x[1] = a1; s->x[30] = a30;
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
+    s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp;
     return (NxRet){ s->pc, a0 };
 }
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30) { return nx_jump(s, a0, a1, a30); }
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) { return nx_jump(s, a0, a1, a30, asp); }
 void nx_unimplemented(NxCpu *s, u64 pc, u32 word) { (void)pc; (void)word; NXH_TRAP(s, 1); }
 void nx_bad_resume(NxCpu *s) { NXH_TRAP(s, 2); }
 void nx_svc(NxCpu *s, uint32_t imm) { (void)imm; NXH_TRAP(s, 3); }

@@ -90,11 +90,12 @@ def test_a_quiet_exit_stores_only_what_it_changed(tmp_path: Path, monkeypatch, e
     text = "".join(p.read_text() for p in (bundle / "src").glob("*.c"))
     rets = _returns(text, FUNC)
     guarded = [r for r in rets if "if (_c)" in r]
-    assert guarded, rets
-    for r in guarded:
+    # with elide_saves the slow path's list is the quiet one (X19 is not restored, SP travels as
+    # an argument): one unguarded list
+    assert guarded or elide, rets
+    for r in rets:
         m = re.search(r"if \(_c\) do \{(.*?)\} while \(0\); else do \{(.*?)\} while \(0\);", r)
-        assert m, r
-        full, quiet = m.group(1), m.group(2)
+        full, quiet = (m.group(1), m.group(2)) if m else (r, r)
         # the slow path restores x19 (its call site overwrote that slot: the callee saves x19,
         # so reads it); the quiet exit does not.  Both store x1 (passed in a host register,
         # so perhaps not in NxCpu, and the function may change it); neither x0 (the C result)
