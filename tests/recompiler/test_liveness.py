@@ -291,3 +291,18 @@ def test_an_fpsr_read_is_no_read_of_the_callers_callee_saved_registers():
         code = _lift_program(prog, elide_saves=elide, results_only=True)[caller]
         store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
         assert ("s->x[19] = x19;" in store) == (not elide), (elide, store)
+
+
+def test_sp_travels_as_an_argument_and_a_return_stores_it_where_the_function_moved_it():
+    # caller: stp x29, x30, [sp, #-16]! ; bl leaf ; ldp x29, x30, [sp], #16 ; ret — leaf: ldr x0, [sp] ; ret
+    # The leaf reads SP, which the call passes in a host register (emitter.ARGS): the site
+    # stores no SP.  The caller moved SP, so its return stores it back: a frame re-entered from
+    # NxCpu after a return to somewhere else (a longjmp below it) finds its SP only there.
+    caller, leaf = 0x400000, 0x400100
+    prog = {caller: [0xA9BF7BFD, 0x9400003F, 0xA8C17BFD, 0xD65F03C0], leaf: [0xF94003E0, 0xD65F03C0]}
+    code = _lift_program(prog, results_only=True)
+    store = code[caller].split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
+    assert "_r = F_400100(s, x0, x1, x30, sp);" in code[caller]
+    assert "s->sp" not in store, store
+    assert "s->sp = sp;" in _return_line(code[caller])
+    assert "u64 sp = asp;" in code[leaf] and "s->sp" not in _return_line(code[leaf])
