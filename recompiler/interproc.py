@@ -220,7 +220,7 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
     reloads = [f.site_live[k] & callee[k].mods & clob & ~X0 & ~X30 for k in range(n_sites)]
-    # what a call passes in registers: X0, X1 and X30 to a lifted callee.  An unknown one
+    # what a call passes in registers: X0, X1, X30 and SP to a lifted callee.  An unknown one
     # (BLR) gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
     # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
     # find its own value there.
@@ -307,6 +307,7 @@ def quiet_returns(f: FnLive, wt: int = 0, results_only: bool = False) -> list[in
     what they changed, not what the function's other paths change."""
     n = len(f.writes)
     n_rets = max(f.ret, default=-1) + 1
+    clob = clobbered(results_only)
     out: list[int | None] = [None] * n_rets
     if f.entry_index < 0 or not any(f.event):
         return out
@@ -324,7 +325,7 @@ def quiet_returns(f: FnLive, wt: int = 0, results_only: bool = False) -> list[in
                 d |= f.writes[i] & ~wt
                 r = f.ret[i]
                 if r >= 0:
-                    out[r] = d & clobbered(results_only)
+                    out[r] = d & clob
             new = None if d is None or f.event[i] else d
             if new != q_out[i]:
                 q_out[i] = new

@@ -118,18 +118,6 @@ def _kills(text: str, m: re.Match) -> bool:
     return "({" not in rhs and not re.search(rf"(?<![\w>.]){tok}\b", rhs)
 
 
-# control.py's BR to a register outside any table: inline cache, else nx_jump.  control.py
-# emits this very text, which effects() takes off a chunk (the jump's reads are its leaves)
-JUMP_OUT = ("STORE_INDIRECT; s->pc = _t; { static const NxEntry *_ic = &nx_ic_empty_jump; "
-            "const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn(s, x0, x1, x30, sp); "
-            "if (nx_ic_fill) s = nx_ic_fill(s, &_ic); } MUSTTAIL return nx_jump(s, x0, x1, x30, sp);")
-_INDIRECT = re.compile(re.escape(JUMP_OUT))
-
-
-def indirect_jump(text: str) -> tuple[str, bool]:
-    """``text`` without its indirect jump out (if it has one), and whether it had one."""
-    t, n = _INDIRECT.subn("", text)
-    return t, n > 0
 
 
 # What a system call reads: its number and arguments (X8, X0-X7; Horizon's SVCs take X0-X7) and

@@ -1,9 +1,8 @@
 """Branches, calls, returns, exceptions and system instructions."""
 from __future__ import annotations
 
-from recompiler import liveness
 from recompiler.decode import Insn
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import JUMP_OUT, FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
 
 M64 = (1 << 64) - 1
@@ -85,7 +84,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
         em.out(f"switch ({t}) {{ {cases} default: break; }}")
     # an unknown target: the site's inline cache (lifted.h NX_IC), else the runtime's lookup
-    em.out(f"{{ u64 _t = {t}; {liveness.JUMP_OUT} }}")
+    em.out(f"{{ u64 _t = {t}; {JUMP_OUT} }}")
     return False
 
 

@@ -35,6 +35,11 @@ CALLER_SAVED = set(range(19)) | {30}
 SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp)"
 ARGS = "(s, x0, x1, x30, sp)"
 ARG_REGS = (0, 1, 30)
+# control.py's BR to a register outside any table: the site's inline cache, else nx_jump.  The
+# liveness pass takes this very text off a chunk (the jump's reads are its leaves)
+JUMP_OUT = ("STORE_INDIRECT; s->pc = _t; { static const NxEntry *_ic = &nx_ic_empty_jump; "
+            f"const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn{ARGS}; "
+            f"if (nx_ic_fill) s = nx_ic_fill(s, &_ic); }} MUSTTAIL return nx_jump{ARGS};")
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
 _NOT_RELOADED = (0, 30)
@@ -510,7 +515,8 @@ class FunctionEmitter:
             if ret:
                 ret_of[addr] = int(ret.group(1))
                 text = text.replace(ret.group(0), "")
-            text, indirect = L.indirect_jump(text)
+            indirect = JUMP_OUT in text
+            text = text.replace(JUMP_OUT, "")
             # ``leaves``: what leaving here reads, for the liveness of this function's own call
             # sites; ``summary_leaves``: the same without what a return or a direct tail call
             # hands on (their callers reload only what we may write; a tail callee's reads come
@@ -674,8 +680,8 @@ class FunctionEmitter:
         body = _SV_RE.sub(r"v\1", body)
         v_used = sorted({int(m) for m in _V_RE.findall(body)})
         v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
-        # X0, X1 and X30 arrive as arguments, not in NxCpu: every function has them and writes
-        # them back where it writes back what it changed
+        # X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used): every
+        # function has them and writes them back where it writes back what it changed
         used = {int(m) for m in _REG_RE.findall(body)} | set(ARG_REGS)
         uses_sp = bool(_SP_RE.search(body))
         written = {m for m in _ASSIGN_RE.findall(body)}
