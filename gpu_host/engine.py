@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from gpu_host import events
+from gpu_host import event_parts
 from gpu_host import packets as P
 from gpu_host import png
 from gpu_host.formats import FORMATS
@@ -124,7 +124,7 @@ class Engine:
                 pl = plan(seq, cmds, self.objects)
                 t2 = time.perf_counter()
                 if pl.waits and snapshot is None:   # EVENT_WAIT: run in parts, waiting between them
-                    res, snap = events.run_parts(self, pl), None
+                    res, snap = event_parts.run_parts(self, pl), None
                 else:
                     reads = self.replayer.texture_reads(pl)
                     snap = snapshot or Snapshot.take(pl, self.objects.memory, reads)

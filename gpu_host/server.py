@@ -252,7 +252,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         return gpu_pb2.Ack()
 
     def RegisterTexture(self, r, context):
-        s = self._session(r.session, context)
+        self._session(r.session, context)
         return self._register(context, self.engine.register_texture, id=r.id, pool=r.pool, offset=r.offset,
                               width=r.width, height=r.height, format=r.format, block_linear=r.block_linear,
                               block_height_log2=r.block_height_log2, pitch=r.pitch, render_target=r.render_target,
@@ -260,12 +260,12 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                               samples=r.samples or 1)
 
     def RegisterSampler(self, r, context):
-        s = self._session(r.session, context)
+        self._session(r.session, context)
         return self._register(context, self.engine.register_sampler, id=r.id, linear=r.linear, repeat=r.repeat,
                               compare=r.compare)
 
     def RegisterProgram(self, r, context):
-        s = self._session(r.session, context)
+        self._session(r.session, context)
         return self._register(context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv,
                               fragment=r.fragment_spirv)
 
@@ -279,7 +279,6 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         return gpu_pb2.FenceState(value=v, reached=v >= r.value)
 
     def GetFrame(self, r, context):
-        s = self.session
         f = self.engine.frame(r.frame)
         if f is None:
             context.abort(grpc.StatusCode.NOT_FOUND, f"frame {r.frame} is not held")

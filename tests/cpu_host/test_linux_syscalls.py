@@ -393,7 +393,7 @@ def test_syscall_table_matches_kernel_header(harness, tmp_path):
         if k.startswith("__NR_") and (n := value(v)) is not None and k not in ("__NR_syscalls", "__NR_arch_specific_syscall"):
             kernel.setdefault(n, k[5:])
     assert kernel[63] == "read" and len(kernel) > 300
-    out = guest(harness, f"""
+    out = guest(harness, """
         for n in range(480):
             p = lib.nx_linux_syscall_name(n)
             print(n, ffi.string(p).decode() if p != ffi.NULL else "-")
