@@ -57,7 +57,7 @@ def _demo(a: argparse.Namespace) -> int:
     if str(ROOT) not in sys.path:     # the demo's sources live in the checkout's examples/ (not installed)
         sys.path.insert(0, str(ROOT))
     from examples.demo.build import build, gpu_for, shaders_for
-    from nxrecomp import frame_stats, run_watch
+    from nxrecomp import frame_stats, run_watch, settings
     from nxrecomp.doctor import host_summary
     from nxrecomp.plot import frame_time_chart
     from nxrecomp.report import write_html
@@ -104,10 +104,12 @@ def _demo(a: argparse.Namespace) -> int:
     if a.relay:
         specs[-1].env.update({"NXRECOMP_CPU_HOST_RELAY": a.relay, "NXRECOMP_CPU_HOST_RELAY_TOKEN": a.coop_token,
                               "NXRECOMP_CPU_HOST_RELAY_PASSWORD": a.coop_password})
-    if "NXRECOMP_LOG_LEVEL" not in os.environ:     # the GPU process names its device at info level
+    if str(settings.get("nxrecomp", "log_level")).lower() in ("warning", "error"):
+        # the GPU process names its Vulkan device at info level (a few lines, into run.log only)
+        level_env = next(s.env_name for s in settings.all_settings() if (s.section, s.key) == ("nxrecomp", "log_level"))
         for spec in specs:
             if spec.name == "gpu":
-                spec.env["NXRECOMP_LOG_LEVEL"] = "info"
+                spec.env[level_env] = "info"
     print(f"playing {a.frames} frames headless (shader service, GPU process, CPU host); logs: {run_dir / 'run.log'}",
           flush=True)
     shader_addr = next((s.argv[-1] for s in specs if s.name == "shader"), None)

@@ -34,18 +34,19 @@ def _save(fig, path: Path) -> Path:
 
 def frame_time_chart(ms: Sequence[float], path: Path, startup_frames: int = 0,
                      steady: dict | None = None) -> Path:
-    """Milliseconds per frame against the frame number.  Start-up frames are shaded; the
+    """Milliseconds per frame against the frame number: ``ms[i]`` is the time from present
+    i+1 to present i+2, drawn at frame i+2 (frame 1 has no previous present).  Start-up frames are shaded; the
     vertical scale fits steady state (and the 33.3 ms guide), so a start-up frame of seconds
     does not flatten the rest: frames above the scale are drawn as markers at the top edge
     with their value written.  ``steady`` (frame_stats' summary) adds p50/p95/p99 lines."""
     fig, ax = _figure(9, 3.6)
     n = len(ms)
-    x = np.arange(1, n + 1)
+    x = np.arange(2, n + 2)
     a = np.asarray(ms, dtype=float)
     body = a[startup_frames:] if startup_frames < n else a
     top = max(float(body.max()) * 1.15 if n else 0.0, FRAME_GUIDES[1][0] * 1.2)
     if startup_frames:
-        ax.axvspan(0.5, startup_frames + 0.5, color="#f2c14e", alpha=0.35,
+        ax.axvspan(1.5, startup_frames + 1.5, color="#f2c14e", alpha=0.35,
                    label=f"start-up ({startup_frames} frame{'s' if startup_frames != 1 else ''})")
     for v, label in FRAME_GUIDES:
         ax.axhline(v, color="#888888", lw=0.8, ls=":")
@@ -54,7 +55,7 @@ def frame_time_chart(ms: Sequence[float], path: Path, startup_frames: int = 0,
     ax.plot(x, np.minimum(a, top), color="#1f5fbf", lw=1.0, label="frame time")
     over = np.nonzero(a > top)[0]
     if over.size:
-        ax.plot(x[over], np.full(over.size, top), ls="none", marker="^", color="#c0392b",
+        ax.plot(x[over], np.full(over.size, top), ls="none", marker="^", color="#c0392b", clip_on=False,
                 label="above the scale (value written)")
         for i in over[:8]:
             ax.annotate(f"{a[i]:.0f} ms", (x[i], top), xytext=(4, -12), textcoords="offset points",
@@ -62,7 +63,7 @@ def frame_time_chart(ms: Sequence[float], path: Path, startup_frames: int = 0,
     if steady:
         for key, style in (("p50", "-"), ("p95", "--"), ("p99", "-.")):
             ax.axhline(steady[key], color="#2e8b57", lw=0.9, ls=style, label=f"steady {key} {steady[key]:.2f} ms")
-    ax.set_xlim(0.5, max(n, 1) + 0.5)
+    ax.set_xlim(1.5, max(n, 1) + 1.5)
     ax.set_ylim(0, top)
     ax.set_xlabel("frame")
     ax.set_ylabel("time since the previous frame (ms)")

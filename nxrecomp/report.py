@@ -36,10 +36,10 @@ def _img(path: Path, alt: str, cls: str = "") -> str:
     return f'<img class="{cls}" alt="{_e(alt)}" src="data:image/{kind};base64,{data}">'
 
 
-def _table(head: list[str], rows: list[list[object]], cls: str = "") -> str:
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
+def _table(head: list[str] | None, rows: list[list[object]], cls: str = "") -> str:
+    th = "<thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead>" if head else ""
     tr = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{tr}</tbody></table>'
+    return f'<table class="{cls}">{th}<tbody>{tr}</tbody></table>'
 
 
 def _frame_table(fm: dict) -> str:
@@ -99,7 +99,7 @@ def render(r: dict, base: Path) -> str:
              f'<p id=result class="{"ok" if ok else "bad"}">{_e(r.get("frames"))} frames played, exit status '
              f'{_e(r.get("exit_status"))}; final state <code>{_e(r.get("final_state"))}</code>, score '
              f'{_e(r.get("score"))}.</p>',
-             _table(["", ""], [["Vulkan device", dev.get("vulkan_device") or "unknown (not in the GPU log)"],
+             _table(None, [["Vulkan device", dev.get("vulkan_device") or "unknown (not in the GPU log)"],
                                ["presentation", dev.get("presentation") or "?"],
                                ["shaders", r.get("shaders") or "?"], ["host", r.get("host") or "?"]], "device"),
              "<h2>Timings</h2>", _table(["stage", "time", "detail"], _timings(r), "timings")]
