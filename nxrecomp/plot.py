@@ -103,3 +103,27 @@ def bar_chart(path: Path, bars: dict[str, float], *, title: str, ylabel: str, lo
     ax.set(title=title, xlabel=ylabel)
     ax.grid(True, axis="x", alpha=0.3)
     return _save(fig, path)
+
+
+def grouped_bar_chart(path: Path, groups: dict[str, dict[str, float]], *, title: str, ylabel: str,
+                      logy: bool = False) -> Path:
+    """Vertical bars in groups: ``{group: {series: value}}`` (e.g. per workload: native, ours,
+    qemu); a value that is NaN (not measured) leaves its bar out."""
+    series = list(dict.fromkeys(k for g in groups.values() for k in g))
+    fig, ax = _figure(max(6.0, 1.1 * len(groups) * max(len(series), 1) * 0.45 + 2), 3.8)
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for j, s in enumerate(series):
+        vals = np.array([float(g.get(s, np.nan)) for g in groups.values()])
+        bars = ax.bar(x + (j - (len(series) - 1) / 2) * width, np.nan_to_num(vals), width, label=s)
+        for b, v in zip(bars, vals):
+            if np.isfinite(v):
+                ax.annotate(f"{v:.3g}", (b.get_x() + b.get_width() / 2, v), xytext=(0, 2),
+                            textcoords="offset points", ha="center", fontsize=7)
+    ax.set_xticks(x, list(groups), fontsize=8)
+    if logy:
+        ax.set_yscale("log")
+    ax.set(title=title, ylabel=ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
