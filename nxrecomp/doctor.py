@@ -34,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DISK_MIN_GIB = 2.0       # a recompiled game's objects + shaders + SDL3 build + Debian downloads
 DISK_WARN_GIB = 5.0
+CACHE_ENV = "NXRECOMP_NXRECOMP_CACHE_DIR"     # setting nxrecomp.cache_dir
 
 # x86-64 psABI micro-architecture levels, as /proc/cpuinfo names the flags (lzcnt is "abm",
 # SSE3 is "pni", LAHF/SAHF in 64-bit mode "lahf_lm", CMPXCHG16B "cx16").
@@ -54,7 +55,8 @@ class Check:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="check this machine for what the bundle needs (Vulkan, SDL3, CPU, tools, disk) and say what to do")
+    p = sub.add_parser("doctor", help="check this machine for what the bundle needs (Vulkan, SDL3, CPU, tools, "
+                                      "disk) and say what to do")
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
     p.set_defaults(func=_doctor)
 
@@ -176,24 +178,28 @@ def x86_level(flags: set[str] | None = None) -> Check:
     if want in names:       # a level asked for explicitly: the CPU must have it and those below
         lacking = sorted(f for _, fs in X86_LEVELS[:names.index(want) + 1] for f in fs if f not in flags)
         if lacking:
-            return Check("x86-64 level", "missing", f"this CPU is {level}; recompiler.march={want} needs {', '.join(lacking)}",
+            return Check("x86-64 level", "missing",
+                         f"this CPU is {level}; recompiler.march={want} needs {', '.join(lacking)}",
                          "NXRECOMP_RECOMPILER_MARCH=auto (or x86-64), then recompile the bundle")
     if level in ("x86-64", "x86-64-v2"):
         return Check("x86-64 level", "warn", f"this CPU is {level}: lifted code is built for the baseline "
-                     "(no AVX2/FMA: slower floating point)", "nothing to do (it runs); a CPU with x86-64-v3 runs faster",
+                     "(no AVX2/FMA: slower floating point)",
+                     "nothing to do (it runs); a CPU with x86-64-v3 runs faster",
                      required=False)
-    return Check("x86-64 level", "ok", f"this CPU is {level} (recompiler.march={want}: lifted code uses x86-64-v3 where the CPU has it)")
+    return Check("x86-64 level", "ok",
+                 f"this CPU is {level} (recompiler.march={want}: lifted code uses x86-64-v3 where the CPU has it)")
 
 
 def c_compiler() -> Check:
-    clang = next((shutil.which(n) for n in ("clang", "clang-19", "clang-16", "clang-15", "clang-14") if shutil.which(n)), None)
+    clang = next((p for n in ("clang", "clang-19", "clang-16", "clang-15", "clang-14") if (p := shutil.which(n))), None)
     try:
         importlib.metadata.version("ziglang")
         zig = True
     except importlib.metadata.PackageNotFoundError:
         zig = False
     if clang or zig:
-        return Check("C compiler", "ok", ", ".join(x for x in (clang and f"clang ({clang})", zig and "ziglang wheel") if x))
+        have = [x for x in (clang and f"clang ({clang})", zig and "ziglang wheel") if x]
+        return Check("C compiler", "ok", ", ".join(have))
     return Check("C compiler", "missing", "neither clang nor the ziglang wheel (gcc lacks musttail)",
                  "pip install ziglang (or apt-get install clang)")
 
@@ -233,13 +239,13 @@ def disk(cache_dir: str | None = None) -> Check:
     try:
         free = shutil.disk_usage(probe).free / 2**30
     except OSError as e:
-        return Check("disk for caches", "missing", f"{d}: {e}", "set NXRECOMP_CACHE_DIR to a writable folder")
+        return Check("disk for caches", "missing", f"{d}: {e}", f"set {CACHE_ENV} to a writable folder")
     if not os.access(probe, os.W_OK):
-        return Check("disk for caches", "missing", f"{probe} is not writable", "set NXRECOMP_CACHE_DIR to a writable folder")
+        return Check("disk for caches", "missing", f"{probe} is not writable", f"set {CACHE_ENV} to a writable folder")
     detail = f"{free:.1f} GiB free for {d}"
     if free < DISK_MIN_GIB:
         return Check("disk for caches", "missing", detail + f" (needs about {DISK_MIN_GIB:g} GiB)",
-                     f"free space, or set NXRECOMP_CACHE_DIR to a disk with {DISK_MIN_GIB:g} GiB")
+                     f"free space, or set {CACHE_ENV} to a disk with {DISK_MIN_GIB:g} GiB")
     if free < DISK_WARN_GIB:
         return Check("disk for caches", "warn", detail, "free some space (recompiled games and shaders grow the cache)",
                      required=False)

@@ -42,7 +42,8 @@ def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: st
         if fast is not None:
             return fast
         if engine == "liblz4" and lz4_native.library() is None:
-            raise NxError("the lz4 Python package (liblz4 binding) is not installed: pip install lz4", path=path, field=field)
+            raise NxError("the lz4 Python package (liblz4 binding) is not installed: pip install lz4",
+                          path=path, field=field)
     return _decompress_py(src, size, path, field, base)
 
 

@@ -53,10 +53,12 @@ def test_terminal_line_has_rate_and_eta(cols) -> None:
 
 
 def test_pipe_logs_every_tenth() -> None:
-    code = "import logging, sys\nlogging.basicConfig(level=logging.INFO, stream=sys.stdout, format='%(message)s')\n" + WORK
+    code = ("import logging, sys\n"
+            "logging.basicConfig(level=logging.INFO, stream=sys.stdout, format='%(message)s')\n" + WORK)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     lines = r.stdout.splitlines()
-    assert [line for line in lines if "%" in line] == [f"compiling shards: {n}/20 ({5 * n}%)" for n in (1, *range(2, 21, 2))]   # first step, then each 10 %
+    steps = (1, *range(2, 21, 2))             # the first step, then each 10 %
+    assert [line for line in lines if "%" in line] == [f"compiling shards: {n}/20 ({5 * n}%)" for n in steps]
     assert re.fullmatch(r"compiling shards: 20 done in [\d.]+s", lines[-1])
     assert "\r" not in r.stdout + r.stderr
