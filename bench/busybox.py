@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.chart import groups  # noqa: E402
 from nxrecomp import debian  # noqa: E402
 
 WORKLOADS = {
@@ -158,6 +159,7 @@ def main() -> None:
     print(f"{'workload':12} {'native amd64':>13} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} "
           f"{'qemu/ours':>10} {'compute only: native/ours':>26}")
     ratios, compute = [], []
+    drawn: dict[str, dict[str, float]] = {}
     for name, argv in WORKLOADS.items():
         cmds = {"native": [str(amd), *argv], "ours": [*ours_cmd, *argv]}
         if qemu:
@@ -167,12 +169,15 @@ def main() -> None:
         ratios.append(t_nat / t_ours)
         c = (t_nat - s_nat) / max(t_ours - s_ours, 1e-6)
         compute.append(c)
+        drawn[name] = {"native amd64": t_nat, "recompiled": t_ours, "qemu-aarch64": t_q}
         print(f"{name:12} {t_nat:12.2f}s {t_ours:10.2f}s {t_q:8.2f}s {t_nat / t_ours:11.2f}x {t_q / t_ours:9.2f}x "
               f"{c:25.2f}x")
     print(f"geometric mean speed vs native: {statistics.geometric_mean(ratios):.2f}x whole runs, "
           f"{statistics.geometric_mean(compute):.2f}x without start-up (target >= 0.8x)")
     for what, sec in rows:
         print(f"{what}: {sec:.1f}s")
+    groups(__file__, "workloads", drawn, title=f"busybox on {a.mb} MB inputs (best of {a.reps}; lower is faster)",
+           ylabel="seconds")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

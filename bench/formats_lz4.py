@@ -1,10 +1,12 @@
 """Speed of the Switch format loaders' LZ4 block codec and of NSO loading, against the
-reference liblz4 (C, Debian's liblz4.so.1) on real AArch64 code: Debian's arm64
-busybox-static (fetched into the cache), or this machine's python binary when offline.
+reference liblz4 (C, Debian's liblz4.so.1 called through ctypes) on real AArch64 code:
+Debian's arm64 busybox-static (fetched into the cache), or this machine's python binary when
+offline.  ``auto`` is what the loaders use: liblz4 through the maintained PyPI binding
+``lz4`` (recompiler/formats/lz4_native.py), the Python codec only to explain a bad block.
 
     .venv/bin/python bench/formats_lz4.py
 
-Prints MB/s of each and the ratios (ours / reference)."""
+Prints MB/s of each and the ratios (ours / reference), and draws them (bench/chart.py)."""
 from __future__ import annotations
 
 import ctypes
@@ -16,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.chart import bars  # noqa: E402
 from nxrecomp.errors import NxError  # noqa: E402
 from recompiler.formats.elfdyn import parse_dynamic  # noqa: E402
 from recompiler.formats.lz4 import compress_block, decompress_block  # noqa: E402
@@ -83,6 +86,10 @@ def main() -> None:
     t_our_c = best(lambda: compress_block(data, engine="python"), 1)
     t_our_d = best(lambda: decompress_block(ref_block, len(data), engine="python"))
     t_auto_d = best(lambda: decompress_block(ref_block, len(data)))
+    import lz4.block
+    t_bind_d = best(lambda: lz4.block.decompress(ref_block, uncompressed_size=len(data)))
+    t_bind_c = best(lambda: lz4.block.compress(data, store_size=False))
+    t_auto_c = best(lambda: compress_block(data))
     third = len(data) // 3
     nso = pack_nso(data[:third], data[third:2 * third], data[2 * third:], bss_size=0x10000)
     t_nso = best(lambda: parse_nso(nso, "bench.nso"))
@@ -98,8 +105,11 @@ def main() -> None:
           f"{len(our_block) / len(data):.3f}")
     print(f"decompress  python {mb / t_our_d:8.1f} MB/s   auto {mb / t_auto_d:8.1f} MB/s   liblz4 {mb / t_ref_d:8.1f} MB/s"
           f"   python/liblz4 {t_our_d / t_ref_d:6.1f}x slower, auto/liblz4 {t_auto_d / t_ref_d:.2f}x")
-    print(f"compress    python {mb / t_our_c:8.1f} MB/s   liblz4 {mb / t_ref_c:8.1f} MB/s   python/liblz4 "
-          f"{t_our_c / t_ref_c:6.1f}x slower")
+    print(f"compress    python {mb / t_our_c:8.1f} MB/s   auto {mb / t_auto_c:8.1f} MB/s   liblz4 {mb / t_ref_c:8.1f} MB/s"
+          f"   python/liblz4 {t_our_c / t_ref_c:6.1f}x slower, auto/liblz4 {t_auto_c / t_ref_c:.2f}x")
+    print(f"binding (lz4 {lz4.library_version_string()}) bare calls: decompress {mb / t_bind_d:8.1f} MB/s "
+          f"({t_bind_d / t_ref_d:.2f}x ctypes liblz4's time), compress {mb / t_bind_c:8.1f} MB/s "
+          f"({t_bind_c / t_ref_c:.2f}x)")
     print(f"parse_nso (3 LZ4 segments + SHA-256 checks): auto {mb / t_nso:8.1f} MB/s ({t_nso * 1000:.0f} ms), "
           f"python-only {mb / t_nso_py:.1f} MB/s ({t_nso_py * 1000:.0f} ms); "
           f"auto = {t_nso / t_ref_d:.1f}x liblz4's bare decompression")
@@ -107,6 +117,12 @@ def main() -> None:
     img, dyn_at = big_dynamic()
     t_dyn = best(lambda: parse_dynamic(img, dyn_at, "bench"))
     print(f"parse_dynamic: 100000 symbols + 200000 RELA relocations as records in {t_dyn * 1000:.0f} ms")
+    bars(__file__, "mbps", {"decompress, python": mb / t_our_d, "decompress, auto (lz4 binding)": mb / t_auto_d,
+                            "decompress, lz4 binding bare": mb / t_bind_d, "decompress, liblz4 via ctypes": mb / t_ref_d,
+                            "compress, python": mb / t_our_c, "compress, auto (lz4 binding)": mb / t_auto_c,
+                            "compress, liblz4 via ctypes": mb / t_ref_c, "parse_nso, auto": mb / t_nso,
+                            "parse_nso, python only": mb / t_nso_py},
+         title=f"LZ4 blocks on {name} ({mb:.1f} MB)", ylabel="MB/s (log scale)", logy=True)
 
 
 if __name__ == "__main__":

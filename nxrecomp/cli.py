@@ -9,7 +9,8 @@ import sys
 from nxrecomp.errors import NxError
 
 # Packages that contribute subcommands, in help order.
-CLI_MODULES = ("recompiler", "cpu_host", "cpu_host.horizon.cli", "gpu_host", "shader_svc", "relay", "nxrecomp.main_job", "nxrecomp.demo_job")
+CLI_MODULES = ("recompiler", "cpu_host", "cpu_host.horizon.cli", "gpu_host", "shader_svc", "relay", "nxrecomp.main_job",
+               "nxrecomp.demo_job", "nxrecomp.report", "nxrecomp.doctor")
 
 
 def build_parser() -> argparse.ArgumentParser:

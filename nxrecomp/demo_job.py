@@ -1,15 +1,16 @@
 """``nxrecomp demo``: the README's main job.  Builds the demo game (examples/demo: a C program
 for AArch64 with our guest SDK, packaged as an ExeFS and a RomFS), recompiles it, and plays it
 through every process under the supervisor: shader service, GPU process, CPU host.  Headless
-(no display) it writes frames, and at the end a short report: frames, frame times, the state
-checksum, and a frame-time chart."""
+(no display) it writes frames, and at the end a report: ``report.json`` (frames, state
+checksums, frame-time statistics with start-up apart from steady state, timings, device, GPU
+restarts, co-op events) and ``report.html`` (the same for a person, with the frame-time chart
+and the screenshots: nxrecomp/report.py)."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -56,7 +57,10 @@ def _demo(a: argparse.Namespace) -> int:
     if str(ROOT) not in sys.path:     # the demo's sources live in the checkout's examples/ (not installed)
         sys.path.insert(0, str(ROOT))
     from examples.demo.build import build, gpu_for, shaders_for
+    from nxrecomp import frame_stats, run_watch, settings
+    from nxrecomp.doctor import host_summary
     from nxrecomp.plot import frame_time_chart
+    from nxrecomp.report import write_html
     from nxrecomp.supervise_bundle import bundle_specs
     from nxrecomp.supervisor import Supervisor
     from recompiler.horizon import recompile_exefs
@@ -77,9 +81,11 @@ def _demo(a: argparse.Namespace) -> int:
     t0 = time.monotonic()
     print(f"building the demo game (ExeFS + RomFS, shaders: {a.shaders}) in {out / 'build'}", flush=True)
     exefs, romfs = build(out / "build", a.shaders)
+    t_built = time.monotonic()
     print("recompiling it (AArch64 -> C -> x86-64)", flush=True)
     m = recompile_exefs(exefs, out / "bundle", romfs=romfs, gpu=gpu_for(a.shaders))
-    print(f"  {m['stats']['functions']} functions in {time.monotonic() - t0:.1f}s", flush=True)
+    t_recompiled = time.monotonic()
+    print(f"  {m['stats']['functions']} functions in {t_recompiled - t0:.1f}s", flush=True)
 
     run_dir = out / "run"
     shutil.rmtree(run_dir, ignore_errors=True)
@@ -98,11 +104,26 @@ def _demo(a: argparse.Namespace) -> int:
     if a.relay:
         specs[-1].env.update({"NXRECOMP_CPU_HOST_RELAY": a.relay, "NXRECOMP_CPU_HOST_RELAY_TOKEN": a.coop_token,
                               "NXRECOMP_CPU_HOST_RELAY_PASSWORD": a.coop_password})
+    if str(settings.get("nxrecomp", "log_level")).lower() in ("warning", "error"):
+        # the GPU process names its Vulkan device at info level (a few lines, into run.log only)
+        level_env = next(s.env_name for s in settings.all_settings() if (s.section, s.key) == ("nxrecomp", "log_level"))
+        for spec in specs:
+            if spec.name == "gpu":
+                spec.env[level_env] = "info"
     print(f"playing {a.frames} frames headless (shader service, GPU process, CPU host); logs: {run_dir / 'run.log'}",
           flush=True)
-    rc = Supervisor(specs, run_dir / "run.log").run(install_signals=True)
-    frames, other = _lines((run_dir / "run.log").read_text())
+    shader_addr = next((s.argv[-1] for s in specs if s.name == "shader"), None)
+    watch = run_watch.ShaderWatch(shader_addr).start() if shader_addr else None
+    sup = Supervisor(specs, run_dir / "run.log")
+    t_wall, t_mono = run_watch.wall_and_mono()
+    try:
+        rc = sup.run(install_signals=True)
+    finally:
+        shader_stats = watch.stop() if watch else None
+    log_text = (run_dir / "run.log").read_text()
+    frames, other = _lines(log_text)
     ms = [float(x) for x in times_file.read_text().split()] if times_file.exists() else []
+    events = run_watch.process_events(sup.events, t_mono)
     shots = out / "screenshots"
     shutil.rmtree(shots, ignore_errors=True)
     shots.mkdir()
@@ -111,27 +132,39 @@ def _demo(a: argparse.Namespace) -> int:
             src = frames_dir / f"frame_{f:06d}.png"
             if src.exists():
                 shutil.copy(src, shots / src.name)
+    fm = frame_stats.split(ms)
     chart = out / "frame_times.png"
-    frame_time_chart(ms, chart)
+    if ms:
+        frame_time_chart(ms, chart, fm["startup_frames"], fm["steady"])
+    else:
+        chart.unlink(missing_ok=True)
     report = {
         "exit_status": rc, "frames": len(frames), "final_state": frames[-1][1] if frames else None,
         "score": frames[-1][2] if frames else None,
         "states": [s for _, s, _ in frames],
-        "frame_ms": {"mean": round(statistics.fmean(ms), 2) if ms else None,
-                     "p50": round(statistics.median(ms), 2) if ms else None,
-                     "p99": round(sorted(ms)[int(0.99 * (len(ms) - 1))], 2) if ms else None},
-        "game_said": other, "frames_dir": str(frames_dir), "screenshots": str(shots), "chart": str(chart),
-        "log": str(run_dir / "run.log"), "record": a.record,
+        "frame_ms": fm,
+        "timings": {"build_s": round(t_built - t0, 2), "recompile_s": round(t_recompiled - t_built, 2),
+                    "functions": m["stats"]["functions"], "ready_s": run_watch.first_healthy(events),
+                    "shaders": vars(shader_stats) if shader_stats else None,
+                    "first_frame_s": run_watch.first_frame_s(frames_dir, t_wall)},
+        "device": run_watch.device(log_text), "host": host_summary(), "shaders": a.shaders,
+        "gpu_restarts": run_watch.gpu_restarts(events), "relay": a.relay,
+        "coop_events": run_watch.coop_events(other), "process_events": events,
+        "game_said": other, "frames_dir": str(frames_dir), "screenshots": str(shots),
+        "chart": str(chart) if ms else None, "log": str(run_dir / "run.log"), "record": a.record,
     }
     tmp = out / "report.json.tmp"
     tmp.write_text(json.dumps(report, indent=1))
     os.replace(tmp, out / "report.json")
+    page = write_html(out)
     print(f"\n{len(frames)} frames played (exit status {rc}); final state {report['final_state']}, "
           f"score {report['score']}")
-    if ms:
-        print(f"frame time: mean {report['frame_ms']['mean']} ms, p50 {report['frame_ms']['p50']} ms, "
-              f"p99 {report['frame_ms']['p99']} ms")
+    for part, title in (("startup", "start-up"), ("steady", "steady state")):
+        st = fm[part]
+        if st:
+            print(f"frame time, {title} ({st['frames']} frames): mean {st['mean']} ms, p50 {st['p50']}, "
+                  f"p95 {st['p95']}, p99 {st['p99']}, max {st['max']} ms")
     for line in other:
         print(f"  game: {line}")
-    print(f"frames: {frames_dir}\nscreenshots: {shots}\nframe-time chart: {chart}\nreport: {out / 'report.json'}")
+    print(f"frames: {frames_dir}\nscreenshots: {shots}\nreport: {page} (and {out / 'report.json'})")
     return 0 if rc == 0 and len(frames) == a.frames else 1

@@ -19,7 +19,8 @@ APT_PACKAGES=(
   x11-apps x11-utils xdotool # window tests: xwd captures, xwininfo finds, xdotool types (XTEST)
   cmake ninja-build dpkg-dev libx11-dev libxext-dev   # SDL3 built from Debian's source (gpu_host/sdl3_build.py)
   python3-venv python3-dev build-essential
-  liblz4-1                  # reference LZ4 (NSO segments fast path; oracle of our codec)
+  liblz4-1                  # reference LZ4 through ctypes: the oracle of our codec in tests
+  chromium                  # report tests open report.html in headless Chromium
 )
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }

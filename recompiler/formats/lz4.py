@@ -5,9 +5,10 @@ length - 4; 15 means "more length bytes follow", each 255 adding and continuing)
 literals, then a 2-byte little-endian back-reference offset and the match.  The last
 sequence has literals only.  Written from the public format description.
 
-``engine="auto"`` uses the system's liblz4 when it is there (hundreds of times faster: a
-game's ``main`` is tens of MB) and this Python codec otherwise; a block liblz4 refuses is
-decoded again here so the error names where the stream goes wrong.  Tests hold the two to
+``engine="auto"`` uses the reference C liblz4 through its maintained binding (PyPI ``lz4``,
+see lz4_native.py) when it is installed (hundreds of times faster: a game's ``main`` is tens
+of MB) and this Python codec otherwise; a block liblz4 refuses is decoded again here so the
+error names where the stream goes wrong (the binding's own error names no position).  Tests hold the two to
 the same results, with one known difference: a match offset of 0 is corrupt by the format
 and refused by the Python engine, while liblz4 1.9.4's safe decoder accepts it (it copies
 from the output position itself, never outside the buffer); the NSO loader's SHA-256 check
@@ -41,7 +42,8 @@ def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: st
         if fast is not None:
             return fast
         if engine == "liblz4" and lz4_native.library() is None:
-            raise NxError("liblz4.so.1 is not installed", path=path, field=field)
+            raise NxError("the lz4 Python package (liblz4 binding) is not installed: pip install lz4",
+                          path=path, field=field)
     return _decompress_py(src, size, path, field, base)
 
 
@@ -143,7 +145,7 @@ def compress_block(data: bytes | bytearray | memoryview, *, engine: Engine = "au
         if fast is not None:
             return fast
         if engine == "liblz4":
-            raise NxError("liblz4.so.1 is not installed or refused the data")
+            raise NxError("the lz4 Python package (liblz4 binding) is not installed, or the data is over 2 GB")
     n = len(data)
     out = bytearray()
     table: dict[bytes, int] = {}

@@ -1,49 +1,57 @@
-"""The system's reference LZ4 library (Debian's ``liblz4.so.1``, present wherever apt is) through
-ctypes: a fast path for the same block format that ``lz4.py`` implements in Python.  Absent
-library -> ``None``, and callers use the Python codec."""
+"""The reference LZ4 library (the C liblz4) through its maintained Python binding, PyPI ``lz4``
+(python-lz4, which bundles liblz4's sources): the fast path for the block format that
+``lz4.py`` implements in Python.  Binding not installed -> ``None``, and callers use the
+Python codec.
+
+Why the binding and not ctypes on Debian's ``liblz4.so.1`` (what this module used before):
+the same C decoder with no hand-written argtypes, no dependence on a system package, and less
+call overhead (bench/formats_lz4.py: see docs/PERFORMANCE.md).  Its errors are one generic
+``LZ4BlockError`` ("corrupt input or insufficient space") that names no position, and with
+``uncompressed_size`` it accepts a block that expands to *fewer* bytes than asked; so
+``lz4.py`` checks the size here and re-decodes a refused block with its own decoder to name
+the offset where the stream goes wrong."""
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
+from types import ModuleType
+
+_INT_MAX = 0x7FFFFFFF
+_MAX_INPUT = 0x7E000000        # LZ4_MAX_INPUT_SIZE (lz4.h)
 
 
 @functools.lru_cache(maxsize=1)
-def library() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("lz4") or "liblz4.so.1"
+def library() -> ModuleType | None:
+    """``lz4.block`` when the binding is installed, else None."""
     try:
-        lib = ctypes.CDLL(name)
-    except OSError:
+        import lz4.block
+    except ImportError:
         return None
-    lib.LZ4_decompress_safe.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-    lib.LZ4_decompress_safe.restype = ctypes.c_int
-    lib.LZ4_compress_default.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
-    lib.LZ4_compress_default.restype = ctypes.c_int
-    lib.LZ4_compressBound.argtypes = [ctypes.c_int]
-    lib.LZ4_compressBound.restype = ctypes.c_int
-    return lib
+    return lz4.block
 
 
-_INT_MAX = 0x7FFFFFFF
+def version() -> str | None:
+    """The C liblz4 version inside the binding (e.g. ``1.9.4``)."""
+    if library() is None:
+        return None
+    import lz4
+    return lz4.library_version_string()
 
 
 def decompress(src: bytes, size: int) -> bytes | None:
     """Decoded bytes when ``src`` is a valid block of exactly ``size`` bytes, else None (the
     caller then decodes with the Python codec to name what is wrong)."""
-    lib = library()
-    if lib is None or len(src) > _INT_MAX or size > _INT_MAX:
+    block = library()
+    if block is None or len(src) > _INT_MAX or size > _INT_MAX:
         return None
-    dst = ctypes.create_string_buffer(size)
-    n = lib.LZ4_decompress_safe(src, dst, len(src), size)
-    if n != size:
+    try:
+        out = block.decompress(src, uncompressed_size=size)
+    except block.LZ4BlockError:
         return None
-    return dst.raw
+    return out if len(out) == size else None
 
 
 def compress(data: bytes) -> bytes | None:
-    lib = library()
-    if lib is None or len(data) > 0x7E000000:   # LZ4_MAX_INPUT_SIZE
+    block = library()
+    if block is None or len(data) > _MAX_INPUT:
         return None
-    dst = ctypes.create_string_buffer(lib.LZ4_compressBound(len(data)))
-    n = lib.LZ4_compress_default(data, dst, len(data), len(dst))
-    return dst.raw[:n] if n > 0 else None
+    return block.compress(data, store_size=False)

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -85,10 +86,23 @@ def test_frames_match_reference_pictures(run120) -> None:
         got = read(frames / f"frame_{f:06d}.png")
         ok, why = close_to_reference(got, read(REFERENCE / f"frame_{f:06d}.png"))
         assert ok, f"frame {f}: {why}"
-    # the report's pieces exist: screenshots every 60 frames and the frame-time chart
+    # the report's pieces exist: screenshots every 60 frames, the frame-time chart, report.html
     assert sorted(p.name for p in Path(report["screenshots"]).iterdir()) == ["frame_000060.png", "frame_000120.png"]
     w, h, _ = png.decode(Path(report["chart"]).read_bytes())
-    assert (w, h) == (800, 260) and report["frame_ms"]["mean"] > 0
+    assert w > 400 and h > 200
+    fm = report["frame_ms"]
+    assert fm["startup_frames"] + fm["steady"]["frames"] == fm["all"]["frames"] == 119   # times between 120 presents
+    assert 0 < fm["steady"]["p50"] <= fm["steady"]["p99"] <= fm["steady"]["max"]
+    assert report["device"]["vulkan_device"] and report["timings"]["first_frame_s"] > 0
+    assert report["timings"]["shaders"] is not None and report["gpu_restarts"] == []
+    imgs = []
+
+    class Imgs(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag == "img":
+                imgs.append(dict(attrs)["alt"])
+    Imgs().feed((Path(report["chart"]).parent / "report.html").read_text())
+    assert imgs == ["frame-time chart", "frame_000060", "frame_000120"]
 
 
 def test_best_score_saved(run120) -> None:
@@ -158,6 +172,11 @@ def test_survives_gpu_process_kills(tmp_path) -> None:
     assert not missing, f"frames never presented: {missing}\n" + "\n".join(
         line for line in log.read_text().splitlines() if not line.startswith("cpu      | frame"))
     assert log.read_text().count("gpu: killed by SIGKILL; restarting") == kills
+    # the report lists each restart (and names them in report.html)
+    assert sum("killed by SIGKILL; restarting" in e["what"] for e in report["gpu_restarts"]) == kills
+    page = (out / "report.html").read_text()
+    restarts = page.split("<h2>GPU process restarts</h2>")[1].split("<h2>")[0]
+    assert restarts.count("killed by SIGKILL; restarting") == kills
     # the recording went on through the restarts: it replays to the frames the run presented
     r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(tmp_path / "replay")],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
