@@ -16,8 +16,9 @@ SETTINGS = [
     Setting("relay", "timeout_ms", 10000, "a player silent this long is removed from its room", int),
     Setting("relay", "player_rate", 2000.0, "packets per second one player may send (token bucket rate)", float),
     Setting("relay", "player_burst", 4000.0, "token bucket depth of one player, packets", float),
-    Setting("relay", "addr_rate", 20.0, "handshake/control packets per second from one IP address", float),
-    Setting("relay", "addr_burst", 40.0, "token bucket depth for one IP address, packets", float),
+    Setting("relay", "addr_rate", 20.0, "handshake packets per second from one cookie-verified source (IP and port)", float),
+    Setting("relay", "addr_burst", 40.0, "token bucket depth of one cookie-verified source, packets", float),
+    Setting("relay", "seat_takeover_ms", 3000, "a token from a new address may take its player's seat only after the seat was silent this long (> heartbeat_ms)", int),
     Setting("relay", "rcvbuf", 4 << 20, "socket receive buffer, bytes (capped by net.core.rmem_max)", int),
     Setting("relay", "cc", "", "C compiler command for the fast path (empty: clang from the ziglang wheel)"),
 ]
