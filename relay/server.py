@@ -12,7 +12,6 @@ import collections
 import hashlib
 import hmac
 import logging
-import os
 import secrets
 import socket
 import threading
