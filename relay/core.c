@@ -1,7 +1,8 @@
 /* The relay's fast path: receive a batch of datagrams (recvmmsg), forward DATA to the
  * players of the sender's room and answer PING, then send the whole batch (sendmmsg).
- * Everything else (handshakes, LEAVE, a known session seen from a new address) is copied
- * out to the Python control plane, after a per-address rate limit.
+ * Handshakes without a valid cookie, and a live session seen from a new address, get a
+ * stateless CHALLENGE from here; cookie-verified JOIN/RESUME (within the budget of their
+ * source ip:port) and LEAVE from a seat's own address are copied out to the Python control plane.
  *
  * Why C: one Python datagram costs ~5 us of interpreter work; batching syscalls and
  * keeping the forwarding table in flat arrays lets one core forward >100k packets/s.
