@@ -122,6 +122,7 @@ class Snapshot:
     events: Mapping[str, int]          # control-plane counts: joins, challenges, refused_<reason>, ...
     latency_hist: tuple[int, ...]
     draining: bool
+    room_names: tuple[str, ...] = ()
 
 
 class RelayServer:
@@ -196,7 +197,7 @@ class RelayServer:
     def _make_snapshot(self) -> Snapshot:
         return Snapshot(time.time(), len(self.rooms), len(self.sessions),
                         MappingProxyType(self.fast.counters()), MappingProxyType(dict(self.events)),
-                        tuple(self.fast.latency_hist()), self.draining)
+                        tuple(self.fast.latency_hist()), self.draining, tuple(self.rooms))
 
     # ---- packets handed up by the fast path ---------------------------------------------
 

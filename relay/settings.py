@@ -20,5 +20,9 @@ SETTINGS = [
     Setting("relay", "addr_burst", 40.0, "token bucket depth of one cookie-verified source, packets", float),
     Setting("relay", "seat_takeover_ms", 3000, "a token from a new address may take its player's seat only after the seat was silent this long (> heartbeat_ms)", int),
     Setting("relay", "rcvbuf", 4 << 20, "socket receive buffer, bytes (capped by net.core.rmem_max)", int),
+    Setting("relay", "workers", 1, "relay processes on this host, one per core, on consecutive ports from relay.listen's (metrics likewise)", int),
+    Setting("relay", "directory", "", "room directory in Redis (redis://HOST:PORT/DB) shared by several relays; empty: none"),
+    Setting("relay", "directory_ttl_ms", 3000, "a relay's directory entries expire this long after it stops refreshing them (its rooms go elsewhere)", int),
+    Setting("relay", "advertise", "", "HOST:PORT players reach this relay at, as published in the directory (empty: the bound address)"),
     Setting("relay", "cc", "", "C compiler command for the fast path (empty: clang from the ziglang wheel)"),
 ]
