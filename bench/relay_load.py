@@ -34,11 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import cffi  # noqa: E402
+import cffi
 
-from relay import protocol as P  # noqa: E402
-from relay import tokens  # noqa: E402
-from relay.build import build  # noqa: E402
+from relay import protocol as P
+from relay import tokens
+from relay.build import build
 
 ALL_CPUS = sorted(os.sched_getaffinity(0))     # before main() pins this process to the last one
 NHIST = 200_000           # 1 us buckets up to 200 ms
@@ -62,7 +62,7 @@ def handshake(sock: socket.socket, relay: tuple[str, int], token: bytes, flags: 
             cookie = P.decode_challenge(sock.recv(2048))
             sock.sendto(P.encode_join(token, cookie=cookie, flags=flags), relay)
             reply = sock.recv(2048)
-        except socket.timeout:
+        except TimeoutError:
             continue
         if P.packet_type(reply) == P.WELCOME:
             return P.decode_welcome(reply)
@@ -88,7 +88,7 @@ def relay_stats(metrics_urls: list[str]) -> tuple[float, int]:
         for m in re.finditer(r'relay_forward_latency_seconds_bucket\{le="([^"]+)"\} (\S+)', text):
             le = float(m[1]) if m[1] != "+Inf" else float("inf")
             total[le] = total.get(le, 0.0) + float(m[2])
-        k = re.search(r"^relay_kernel_dropped_packets_total (\S+)", text, re.M)
+        k = re.search(r"^relay_kernel_dropped_packets_total (\S+)", text, re.MULTILINE)
         kdrops += int(float(k[1])) if k else 0
     buckets = sorted(total.items())
     for le, cum in buckets:
@@ -98,8 +98,12 @@ def relay_stats(metrics_urls: list[str]) -> tuple[float, int]:
 
 
 def start_relay(cmd: list[str], env: dict, lines: int) -> tuple[subprocess.Popen, list[tuple[str, int]], list[str]]:
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: os.sched_setaffinity(0, ALL_CPUS))
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, ALL_CPUS)           # the relay (a --workers supervisor) inherits every core
+    try:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    finally:
+        os.sched_setaffinity(0, mine)
     addrs, metrics = [], []
     for _ in range(lines):
         line = proc.stdout.readline()

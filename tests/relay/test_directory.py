@@ -127,7 +127,7 @@ def test_room_moves_when_its_relay_dies(redis_url):
         clients += [a, b, x, y]
         assert where == where_b and other != where
         exchange(a, b, b"before")
-        victim, survivor = (pa, pb) if where == "%s:%d" % addr_a else (pb, pa)
+        victim, survivor = (pa, pb) if where == "{}:{}".format(*addr_a) else (pb, pa)
         t0 = time.monotonic()
         victim.send_signal(signal.SIGKILL)
         victim.wait()
@@ -185,7 +185,7 @@ def test_two_workers_share_rooms_and_a_dead_worker_restarts(redis_url):
             clients += [h, g]
             exchange(h, g, room.encode())
             placed[room] = where
-        assert set(placed.values()) == {"%s:%d" % a for a in addrs}        # one room per worker
+        assert set(placed.values()) == {f"{h}:{p}" for h, p in addrs}        # one room per worker
         # kill the worker of w0: the supervisor restarts it on the same port; its players rejoin
         os.kill(udp_owner(proc.pid, hostport(placed["w0"])[1]), signal.SIGKILL)
         h, g = clients[:2]

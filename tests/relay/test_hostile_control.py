@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import random
 import socket
 import struct
 import threading
@@ -197,6 +198,7 @@ def test_session_id_holder_cannot_stall_a_rebind(relay):
         assert relay.server.fast.addr_is(seat.idx, seat.sid, seat.addr) and seat.addr != b""
         got = [P.packet_type(r) for r in replies(spoof, 0.2)]
         assert set(got) <= {P.CHALLENGE}                # the spoofer got challenges, nothing else
+        assert all(x.payload != b"x" * 8 for x in iter(lambda: b.recv(timeout=0.2), None))   # nor delivered anything
         assert rebind_s < 0.5, f"rebind took {rebind_s:.2f}s under {sent[0]} spoofed packets"
         counters = relay.server.fast.counters()
         report("rebind_under_spoof", spoof_packets=sent[0], rebind_s=f"{rebind_s:.3f}",
@@ -273,3 +275,62 @@ def test_kernel_drops_exported(make_relay):
     received = relay.server.fast.counters()["rx_packets"]
     assert received + metric == n + 1                # every datagram sent is either read or counted dropped
     report("kernel_drops", sent=n + 1, received=received, kernel_drops=metric)
+
+
+def test_flood_from_many_sources_with_impersonation(relay):
+    """60 source addresses at once send cookie-less JOINs, RESUMEs with a stolen session id and
+    a wrong key (cookie answered), DATA/PING in a seated player's name and under random session
+    ids, while a room plays: the players lose nothing, nothing spoofed is delivered, every
+    reply to a flood source is a CHALLENGE no larger than what provoked it."""
+    a, b = room_of_two(relay)
+    try:
+        sid = a._session
+        srcs = [raw_socket(f"127.3.0.{i}") for i in range(1, 61)]
+        rng = random.Random(34)
+        spoof = b"SPOOFED!"
+        sent = sent_bytes = 0
+        early: list[bytes] = []
+        with LegitProbe(a, b) as probe:
+            for rnd in range(40):                                  # bounded: 40 rounds x 60 sources x 5
+                for s in srcs:
+                    pkts = [P.encode_join(relay.token("r", "mallory")), P.encode_data(sid, 1, 0, 0, rnd, spoof),
+                            P.encode_ping(sid, rnd), P.encode_data(rng.getrandbits(64), P.ALL, 0, 0, rnd, spoof),
+                            P.encode_resume(sid, bytes(16))]
+                    for pkt in pkts:
+                        try:
+                            s.sendto(pkt, relay.address)
+                            sent, sent_bytes = sent + 1, sent_bytes + len(pkt)
+                        except BlockingIOError:
+                            pass
+                    if rnd == 5:                                   # answer the challenge once: a verified RESUME, wrong key
+                        got5 = replies(s, 0.005)
+                        cookie = next((P.decode_challenge(r) for r in got5 if P.packet_type(r) == P.CHALLENGE), None)
+                        if cookie:
+                            s.sendto(P.encode_resume(sid, bytes(16), cookie), relay.address)
+                            sent, sent_bytes = sent + 1, sent_bytes + 64
+                        early.extend(got5)
+                time.sleep(0.01)
+        loss, p99 = probe.result()
+        got = early + [r for s in srcs for r in replies(s, 0.05)]
+        m = relay.scrape()
+        assert relay.alive() and loss < 0.02
+        types = {P.packet_type(r) for r in got}
+        assert types <= {P.CHALLENGE, P.REFUSED} and all(len(r) <= 20 for r in got)
+        assert sum(map(len, got)) < sent_bytes
+        refused_no_session = m[("relay_refused_total", (("reason", "no_session"),))]
+        assert refused_no_session > 0                           # the wrong resume keys, each refused
+        spoofed = [x for x in iter(lambda: b.recv(timeout=0.2), None) if x.payload == spoof]
+        assert spoofed == []
+        seat = relay.server.rooms["r"].seats[0]
+        assert relay.server.fast.addr_is(seat.idx, seat.sid, seat.addr) and a._session == seat.sid
+        counted = {k: m[("relay_dropped_packets_total", (("reason", k),))] for k in ("unknown_session",)}
+        counted.update({k: m[("relay_handshakes_total", (("result", k),))] for k in ("challenges", "rebind_challenges")})
+        report("many_sources", sources=len(srcs), flood_packets=sent, legit_loss=f"{loss:.3%}",
+               legit_p99_ms=f"{p99:.2f}", got_through=len(spoofed), replies=len(got),
+               reply_bytes_over_sent=f"{sum(map(len, got)) / sent_bytes:.3f}", refused_no_session=refused_no_session,
+               **counted)
+        assert_room_works(a, b, b"after-many")
+        for s in srcs:
+            s.close()
+    finally:
+        a.close(), b.close()
