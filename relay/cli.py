@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--metrics", help="HTTP HOST:PORT for /metrics and /healthz, '' for none (default: relay.metrics_listen)")
     p.add_argument("--workers", type=int, help="relay processes, one per core, on consecutive ports (default: relay.workers)")
     p.add_argument("--directory", help="room directory redis://HOST:PORT/DB, '' for none (default: relay.directory)")
+    p.add_argument("--inherit-fd", type=int, help=argparse.SUPPRESS)      # a worker's socket, from relay.workers
+    p.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--advertise", help="HOST:PORT players reach this relay at, for the directory (default: relay.advertise or the bound address)")
     p.set_defaults(func=_serve)
     rs = p.add_subparsers(dest="relay_command", metavar="SUBCOMMAND")
@@ -94,7 +96,11 @@ def _serve(args: argparse.Namespace) -> int:
     if workers != 1:
         from relay.workers import supervise
         return supervise(workers, args)
-    server = RelayServer(RelayConfig.from_settings(listen=args.listen), load_secret())
+    sock = None
+    if args.inherit_fd is not None:
+        import socket
+        sock = socket.socket(fileno=args.inherit_fd)
+    server = RelayServer(RelayConfig.from_settings(listen=args.listen), load_secret(), sock=sock, worker=args.worker_index)
     metrics_at = settings.get("relay", "metrics_listen") if args.metrics is None else args.metrics
     metrics = MetricsServer(metrics_at, lambda: server.snapshot).start() if metrics_at else None
     for sig in (signal.SIGTERM, signal.SIGINT):

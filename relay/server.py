@@ -126,20 +126,31 @@ class Snapshot:
 
 
 class RelayServer:
-    def __init__(self, config: RelayConfig, secret: bytes, fast_path: type = FastPath) -> None:
+    def __init__(self, config: RelayConfig, secret: bytes, fast_path: type = FastPath,
+                 sock: socket.socket | None = None, worker: int = 0) -> None:
         """``fast_path``: the forwarding engine; only benchmarks pass another (a pure-Python
-        one, to measure what the C one buys)."""
+        one, to measure what the C one buys).  ``sock``: a socket bound already (a worker
+        handed one of its host's SO_REUSEPORT group, ``relay.workers``), whose ``worker``
+        index goes into bits 24..31 of every session id so that the kernel steers the
+        session's packets here (``relay.steer``)."""
         config.check()
-        self.config, self.secret = config, secret
-        family, host, port = parse_hostport(config.listen, "relay.listen")
-        self.sock = socket.socket(family, socket.SOCK_DGRAM)
-        try:
+        if not 0 <= worker <= 255:
+            raise NxError(f"relay worker index {worker} must be 0..255")
+        self.config, self.secret, self.worker = config, secret, worker
+        if sock is not None:
+            self.sock = sock
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.rcvbuf)
-            self.sock.bind((host, port))
-        except OSError as e:
-            self.sock.close()
-            raise NxError(f"relay.listen {config.listen}: {e.strerror}") from None
+        else:
+            family, host, port = parse_hostport(config.listen, "relay.listen")
+            self.sock = socket.socket(family, socket.SOCK_DGRAM)
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf)
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.rcvbuf)
+                self.sock.bind((host, port))
+            except OSError as e:
+                self.sock.close()
+                raise NxError(f"relay.listen {config.listen}: {e.strerror}") from None
         self.sock.setblocking(False)
         self.fast = fast_path(self.sock.fileno(), max_sessions=config.max_sessions, max_rooms=config.max_rooms,
                              max_packet=config.max_packet, player_rate=config.player_rate,
@@ -271,7 +282,9 @@ class RelayServer:
         slot = min(set(range(self.config.max_players)) - room.seats.keys())
         idx = self._free_sessions.pop()
         room.incs = room.incs % 0xFFFF + 1
-        s = Session(idx, (secrets.randbits(39) + 1) << 24 | idx, room, slot, room.incs, tok.player,
+        # session id: 32 random bits, the worker index (steering, relay.steer), the table index
+        sid = (secrets.randbits(31) + 1) << 32 | self.worker << 24 | idx
+        s = Session(idx, sid, room, slot, room.incs, tok.player,
                     secrets.token_bytes(P.RESUME_KEY_LEN), addr)
         room.seats[slot], room.by_player[tok.player] = s, s
         self.sessions[idx] = s

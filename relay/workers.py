@@ -2,16 +2,18 @@
 
 A relay process forwards on one core (the C fast path is single-threaded and its tables have
 no locks), so a host scales by running one per core.  Each worker is a plain ``nxrecomp relay``
-process with its own UDP port (relay.listen's port + i; port 0: each its own free port), its
-own /metrics (metrics port + i) and the same secret and directory; worker i is pinned to core
-i mod cores.  A room lives on exactly one worker because its players reach a worker by its
-port: the room directory (or whoever hands out addresses) names HOST:PORT.
+process with its own /metrics (metrics port + i), the same secret and directory, pinned to
+core i mod cores.  A room lives on exactly one worker; two ways to get its players there
+(``relay.worker_ports``):
 
-Why a port per worker rather than one port with SO_REUSEPORT: the kernel's reuseport choice
-is a hash of the 4-tuple, so two players of a room land on different workers unless a steering
-program reads the room out of every packet; DATA carries only a session id, and a JOIN's room
-sits inside a variable-length token, so steering would need an eBPF program and a session-id
-layout shared with it.  A port per worker needs neither, and costs one directory field.
+- ``shared`` (default): one UDP port for the host.  The supervisor binds N sockets to it with
+  SO_REUSEPORT, attaches the steering program of ``relay.steer`` (JOIN by room name, the rest
+  by the worker index inside the session id) and hands socket i to worker i, keeping its own
+  copy so that a worker's restart never reorders the group.  One address per host: one
+  firewall rule, one directory entry.
+- ``each``: worker i on port + i (port 0: each its own free port); the directory (or whoever
+  hands out addresses) names the worker's HOST:PORT.  For kernels or platforms without
+  SO_ATTACH_REUSEPORT_CBPF.
 
 The supervisor prints each worker's first line (``relay listening on ...``) to stdout, forwards
 SIGTERM/SIGINT (each worker then says BYE to its players and gives its rooms back to the
@@ -24,6 +26,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -43,8 +46,10 @@ def _with_port(host: str, port: int) -> str:
 
 
 class Worker:
-    def __init__(self, i: int, listen: str, metrics: str, advertise: str, extra: list[str]) -> None:
+    def __init__(self, i: int, listen: str, metrics: str, advertise: str, extra: list[str],
+                 sock: socket.socket | None = None) -> None:
         self.i, self.listen, self.metrics, self.advertise, self.extra = i, listen, metrics, advertise, extra
+        self.sock = sock
         self.proc: subprocess.Popen | None = None
         self.line = ""
 
@@ -53,7 +58,11 @@ class Worker:
                "--metrics", self.metrics, *self.extra]
         if self.advertise:
             cmd += ["--advertise", self.advertise]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        fds: tuple[int, ...] = ()
+        if self.sock is not None:
+            cmd += ["--inherit-fd", str(self.sock.fileno()), "--worker-index", str(self.i)]
+            fds = (self.sock.fileno(),)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, pass_fds=fds)
         cores = sorted(os.sched_getaffinity(0))
         try:
             os.sched_setaffinity(self.proc.pid, {cores[self.i % len(cores)]})
@@ -72,11 +81,37 @@ class Worker:
         return self.line
 
 
+def shared_sockets(listen: str, n: int) -> list[socket.socket]:
+    """N sockets bound to one port with SO_REUSEPORT, steered by ``relay.steer``."""
+    from relay import steer
+
+    family, host, port = parse_hostport(listen, "relay.listen")
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(n):
+            s = socket.socket(family, socket.SOCK_DGRAM)
+            socks.append(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            s.bind((host, port))
+            port = s.getsockname()[1]          # port 0: the others join the first one's port
+        steer.attach(socks[0], n)
+    except OSError as e:
+        for s in socks:
+            s.close()
+        raise NxError(f"relay.listen {listen} with {n} SO_REUSEPORT workers: {e.strerror} "
+                      "(relay.worker_ports=each gives each worker its own port)") from None
+    return socks
+
+
 def supervise(n: int, args: argparse.Namespace) -> int:
     if not 1 <= n <= 256:
         raise NxError(f"relay.workers {n} must be 1..256")
     listen = args.listen or settings.get("relay", "listen")
     _, host, port = parse_hostport(listen, "relay.listen")
+    mode = settings.get("relay", "worker_ports")
+    if mode not in ("shared", "each"):
+        raise NxError(f"relay.worker_ports {mode!r} must be shared or each")
+    socks = shared_sockets(listen, n) if mode == "shared" else None
     metrics_at = settings.get("relay", "metrics_listen") if args.metrics is None else args.metrics
     mhost, mport = parse_hostport(metrics_at, "relay.metrics_listen")[1:] if metrics_at else ("", 0)
     adv = args.advertise or settings.get("relay", "advertise")
@@ -84,9 +119,14 @@ def supervise(n: int, args: argparse.Namespace) -> int:
     extra = ["--directory", args.directory] if args.directory is not None else []
     workers = []
     for i in range(n):
-        w = Worker(i, _with_port(host, port + i if port else 0),
-                   _with_port(mhost, mport + i if mport else 0) if metrics_at else "",
-                   _with_port(ahost, aport + i) if adv else "", extra)
+        if socks:
+            bound = socks[i].getsockname()
+            w = Worker(i, _with_port(bound[0], bound[1]), _with_port(mhost, mport + i if mport else 0) if metrics_at else "",
+                       adv, extra, socks[i])
+        else:
+            w = Worker(i, _with_port(host, port + i if port else 0),
+                       _with_port(mhost, mport + i if mport else 0) if metrics_at else "",
+                       _with_port(ahost, aport + i) if adv else "", extra)
         workers.append(w)
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

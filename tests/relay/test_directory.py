@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,12 @@ from relaytest import report
 from cpu_host.coop import CoopClient, CoopError
 from relay import tokens
 from relay.directory import Directory
+from relay.steer import room_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "directory-test-secret-0123456789"
 TTL_MS = 600
+METRICS: dict = {}          # (relay address, worker index) -> its /metrics URL
 
 
 @pytest.fixture
@@ -33,21 +36,24 @@ def redis_url(tmp_path):
     r.close()
 
 
-def relay_env() -> dict:
+def relay_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NXRECOMP_RELAY_")}
+    env.update(extra)
     env.update(NXRECOMP_RELAY_SECRET=SECRET, NXRECOMP_RELAY_HEARTBEAT_MS="200", NXRECOMP_RELAY_TIMEOUT_MS="1500",
                NXRECOMP_RELAY_SEAT_TAKEOVER_MS="600", NXRECOMP_RELAY_DIRECTORY_TTL_MS=str(TTL_MS), PYTHONPATH=str(ROOT))
     return env
 
 
-def start(args: list[str], lines: int = 1) -> tuple[subprocess.Popen, list[tuple[str, int]]]:
-    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "relay", *args], cwd=ROOT, env=relay_env(),
+def start(args: list[str], lines: int = 1, **env: str) -> tuple[subprocess.Popen, list[tuple[str, int]]]:
+    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "relay", *args], cwd=ROOT, env=relay_env(**env),
                             stdout=subprocess.PIPE, text=True)
     addrs = []
     for _ in range(lines):
-        m = re.match(r"relay listening on ([\d.]+):(\d+)", proc.stdout.readline())
+        m = re.match(r"relay listening on ([\d.]+):(\d+)(?: metrics on ([\d.]+):(\d+))?", proc.stdout.readline())
         assert m, "relay did not start"
         addrs.append((m[1], int(m[2])))
+        if m[3]:
+            METRICS[addrs[-1], len(addrs) - 1] = f"http://{m[3]}:{m[4]}/metrics"
     return proc, addrs
 
 
@@ -105,7 +111,7 @@ def join_room(d: Directory, room: str, player: str, host: bool) -> tuple[CoopCli
 
 
 def exchange(a: CoopClient, b: CoopClient, tag: bytes) -> None:
-    wait_until(lambda: len(a.roster) == 2 and len(b.roster) == 2, 5, "roster")
+    wait_until(lambda: b.slot in a.roster and a.slot in b.roster, 5, "roster")
     a.send(b.slot, 1, tag, reliable=True)
     m = b.recv(timeout=5)
     assert m and m.payload == tag
@@ -151,8 +157,9 @@ def test_room_moves_when_its_relay_dies(redis_url):
     assert d.lookup("safe") is None and d.relays() == {}
 
 
-def udp_owner(supervisor: int, port: int) -> int:
-    """The child of ``supervisor`` whose socket is bound to UDP ``port`` (via /proc inodes)."""
+def udp_owner(supervisor: int, port: int, worker: int | None = None) -> int:
+    """The child of ``supervisor`` whose socket is bound to UDP ``port`` (via /proc inodes);
+    with a shared port, the one started with ``--worker-index worker``."""
     inodes = set()
     with open("/proc/net/udp") as f:
         next(f)
@@ -162,6 +169,9 @@ def udp_owner(supervisor: int, port: int) -> int:
                 inodes.add(cols[9])
     kids = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
     for pid in map(int, kids):
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if worker is not None and argv[argv.index(b"--worker-index") + 1] != str(worker).encode():
+            continue
         for fd in Path(f"/proc/{pid}/fd").iterdir():
             try:
                 if os.readlink(fd) in {f"socket:[{i}]" for i in inodes}:
@@ -172,8 +182,10 @@ def udp_owner(supervisor: int, port: int) -> int:
 
 
 def test_two_workers_share_rooms_and_a_dead_worker_restarts(redis_url):
+    """relay.worker_ports=each: a port per worker, the directory names each."""
     d = Directory(redis_url, TTL_MS)
-    proc, addrs = start(["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "", "--directory", redis_url], lines=2)
+    proc, addrs = start(["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "", "--directory", redis_url], lines=2,
+                        NXRECOMP_RELAY_WORKER_PORTS="each")
     clients = []
     try:
         assert len(set(addrs)) == 2
@@ -201,3 +213,70 @@ def test_two_workers_share_rooms_and_a_dead_worker_restarts(redis_url):
             c.close()
         stop(proc)
     assert proc.returncode == 0 and d.relays() == {}
+
+
+def rooms_of(url: str) -> int:
+    text = urllib.request.urlopen(url, timeout=5).read().decode()
+    return int(float(re.search(r"^relay_rooms (\S+)", text, re.M)[1]))
+
+
+def test_shared_port_workers_steer_each_room_to_one_worker():
+    """relay.worker_ports=shared (default): two workers on one port, SO_REUSEPORT steered by
+    relay.steer's cBPF program.  Every player of a room, each from its own address (so the
+    kernel's own 4-tuple hash would scatter them), lands on the room's worker: rooms work, each
+    worker holds exactly the rooms room_worker() names, a moved player follows its session,
+    and a killed worker's restart (same socket) leaves the other worker's rooms alone."""
+    proc, addrs = start(["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"], lines=2)
+    clients: list[CoopClient] = []
+    try:
+        assert addrs[0] == addrs[1]
+        relay = addrs[0]
+        names = [f"room{i}" for i in range(12)]
+        want = [sum(room_worker(r, 2) == w for r in names) for w in (0, 1)]
+        assert min(want) >= 3                       # both workers have rooms to hold
+        rooms = {}
+        for k, r in enumerate(names):
+            members = []
+            for p in range(3):
+                c = CoopClient(relay, bind_host=f"127.4.{k}.{p + 1}")
+                (c.open if p == 0 else c.join)(tokens.issue(SECRET.encode(), r, f"p{p}", 60, host=p == 0))
+                members.append(c)
+            clients += members
+            rooms[r] = members
+            wait_until(lambda m=members: all(len(c.roster) == 3 for c in m), 5, f"roster of {r}")
+            exchange(members[0], members[2], r.encode())
+        # (the metrics lag the loop by up to 0.25 s)
+        held = wait_until(lambda: (h := [rooms_of(METRICS[relay, w]) for w in (0, 1)]) == want and h, 3,
+                          f"rooms per worker to be {want}")
+        mover = rooms[names[0]][1]
+        old = mover._sock.getsockname()
+        mover.rebind()
+        wait_until(lambda: mover._sock.getsockname() != old, 5, "rebind")
+        exchange(mover, rooms[names[0]][0], b"moved")
+        # kill worker 1: its rooms' players time out; worker 0's rooms play on; worker 1 comes back
+        victim = udp_owner(proc.pid, relay[1], worker=1)
+        os.kill(victim, signal.SIGKILL)
+        r1 = next(r for r in names if room_worker(r, 2) == 1)
+        r0 = next(r for r in names if room_worker(r, 2) == 0)
+        assert closed(rooms[r1][0], 5) == "timeout"
+        exchange(rooms[r0][0], rooms[r0][1], b"worker0-untouched")
+        a, b = CoopClient(relay), CoopClient(relay)
+        clients += [a, b]
+        wait_until(lambda: rooms_of(METRICS[relay, 1]) == 0 if _up(METRICS[relay, 1]) else False, 10, "worker 1 back")
+        a.open(tokens.issue(SECRET.encode(), r1, "p0", 60, host=True))
+        b.join(tokens.issue(SECRET.encode(), r1, "p1", 60))
+        exchange(a, b, b"worker1-again")
+        report("shared_port_workers", rooms=len(names), per_worker=held, steered_ok=True)
+    finally:
+        for c in clients:
+            c.close()
+        stop(proc)
+    assert proc.returncode == 0
+
+
+def _up(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=1).read()
+        return True
+    except OSError:
+        return False
