@@ -181,6 +181,7 @@ def udp_owner(supervisor: int, port: int, worker: int | None = None) -> int:
     raise AssertionError(f"no worker owns UDP port {port}")
 
 
+@pytest.mark.heavy            # the default (shared port) is in CI; this mode is the fallback
 def test_two_workers_share_rooms_and_a_dead_worker_restarts(redis_url):
     """relay.worker_ports=each: a port per worker, the directory names each."""
     d = Directory(redis_url, TTL_MS)
