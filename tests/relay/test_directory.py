@@ -125,6 +125,10 @@ def test_room_moves_when_its_relay_dies(redis_url):
     try:
         live = wait_until(lambda: len(d.relays()) == 2 and d.relays(), 5, "both relays in the directory")
         assert set(live) == {f"{h}:{p}" for h, p in (addr_a, addr_b)}
+        # matchmaking from the command line names the relay the room is put on
+        loc = subprocess.run([sys.executable, "-m", "nxrecomp", "relay", "locate", "doomed", "--directory", redis_url],
+                             cwd=ROOT, env=relay_env(), capture_output=True, text=True, timeout=60)
+        assert loc.returncode == 0 and loc.stdout.strip() in live and d.lookup("doomed") == loc.stdout.strip()
         # two rooms: the directory spreads them over the two relays
         a, where = join_room(d, "doomed", "a", host=True)
         b, where_b = join_room(d, "doomed", "b", host=False)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from relaytest import SECRET, wait_for
+from relaytest import SECRET, report, wait_for
 from cpu_host.coop import ALL, CoopClient, CoopError
 from cpu_host.coop.client import E_REFUSED_BASE
 from relay import protocol as P
@@ -104,6 +104,9 @@ def test_fuzzed_packets_leave_room_and_relay_intact(relay, count):
         for reason in ("malformed", "unknown_session", "leave_ignored"):
             assert m[("relay_dropped_packets_total", (("reason", reason),))] > 0, reason
         assert m[("relay_address_changes_total", ())] > 0
+        report("fuzz", packets=count, replies=len(got), reply_bytes_over_sent=f"{sum(map(len, got)) / sent:.3f}",
+               got_through=0, **{r: m[("relay_dropped_packets_total", (("reason", r),))]
+                                 for r in ("malformed", "oversize", "unknown_session", "leave_ignored")})
         s.close()
     finally:
         a.close(), b.close()
