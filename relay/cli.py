@@ -111,7 +111,7 @@ def _serve(args: argparse.Namespace) -> int:
     agent = None
     if directory is not None:
         from relay.directory import DirectoryAgent
-        agent = DirectoryAgent(directory, advertise, lambda: server.snapshot).start()
+        agent = DirectoryAgent(directory, advertise, lambda: server.snapshot, args.worker_index).start()
     # One line on stdout so a supervisor (or a test) learns the bound port when asked for port 0.
     print(f"relay listening on {host}:{port}" + (f" metrics on {metrics.address[0]}:{metrics.address[1]}" if metrics else ""),
           flush=True)

@@ -4,8 +4,9 @@ to a live one.
 
 Keys (``prefix`` default ``nxr:``; Redis keys and values are bytes, room names any UTF-8):
 
-    <prefix>relay:<addr>  JSON {"rooms": n, "players": n}; expires after ttl_ms.  Every live
-                          relay rewrites it every ttl_ms / 3 (``DirectoryAgent``).
+    <prefix>relay:<addr>#<worker>  JSON {"rooms": n, "players": n}; expires after ttl_ms.  Every
+                          live relay process rewrites it every ttl_ms / 3 (``DirectoryAgent``);
+                          the workers sharing one address (relay.workers) add up.
     <prefix>room:<room>   <addr> of the relay holding the room; expires after ttl_ms.  The
                           holding relay refreshes it while the room is open; matchmaking sets
                           it (``assign``) when the room is first asked for.
@@ -66,16 +67,21 @@ class Directory:
     def _room(self, room: str) -> bytes:
         return self.prefix + b"room:" + room.encode()
 
-    def _relay(self, addr: str) -> bytes:
-        return self.prefix + b"relay:" + addr.encode()
+    def _relay(self, addr: str, worker: int) -> bytes:
+        return self.prefix + b"relay:" + addr.encode() + b"#%d" % worker
 
     def relays(self) -> dict[str, dict]:
-        """Live relays: address -> their last published load."""
+        """Live relay addresses -> their load (summed over the workers behind an address)."""
         keys = list(self.r.scan_iter(match=self.prefix + b"relay:*", count=500))
-        out = {}
+        out: dict[str, dict] = {}
         for k, v in zip(keys, self.r.mget(keys) if keys else []):
             if v is not None:
-                out[k[len(self.prefix) + 6:].decode()] = json.loads(v)
+                addr = k[len(self.prefix) + 6:].decode().rsplit("#", 1)[0]
+                load = out.setdefault(addr, {"rooms": 0, "players": 0, "workers": 0})
+                got = json.loads(v)
+                load["rooms"] += got.get("rooms", 0)
+                load["players"] += got.get("players", 0)
+                load["workers"] += 1
         return out
 
     def lookup(self, room: str) -> str | None:
@@ -94,29 +100,31 @@ class Directory:
                 raise NxError(f"room directory {self.url}: no live relay to put room {room!r} on")
             keys = [self.prefix + b"assigned:" + a.encode() for a in live]
             recent = {a: int(v or 0) for a, v in zip(live, self.r.mget(keys))}
-            addr = min(live, key=lambda a: (live[a].get("rooms", 0) + recent[a], live[a].get("players", 0), a))
+            # the fewest rooms per worker (then players): a host with 4 workers takes 4 rooms to a 1-worker host's one
+            addr = min(live, key=lambda a: ((live[a]["rooms"] + recent[a]) / live[a]["workers"],
+                                            live[a]["players"] / live[a]["workers"], a))
             if self.r.set(self._room(room), addr, nx=True, px=self.ttl_ms):
                 k = self.prefix + b"assigned:" + addr.encode()
                 self.r.pipeline(transaction=False).incr(k).pexpire(k, self.ttl_ms).execute()
                 return addr
         raise NxError(f"room directory {self.url}: room {room!r} kept changing hands")
 
-    def publish(self, addr: str, rooms: Iterable[str], players: int) -> list[str]:
+    def publish(self, addr: str, rooms: Iterable[str], players: int, worker: int = 0) -> list[str]:
         """A relay's heartbeat: its load, and every room it holds kept mapped to it.  Returns the
         rooms another relay holds (a split the operator should hear about)."""
         rooms = list(rooms)
-        self.r.set(self._relay(addr), json.dumps({"rooms": len(rooms), "players": players}), px=self.ttl_ms)
+        self.r.set(self._relay(addr, worker), json.dumps({"rooms": len(rooms), "players": players}), px=self.ttl_ms)
         pipe = self.r.pipeline(transaction=False)
         for room in rooms:
             self._claim(keys=[self._room(room)], args=[addr, self.ttl_ms], client=pipe)
         return [room for room, ok in zip(rooms, pipe.execute()) if not ok]
 
-    def release(self, addr: str, rooms: Iterable[str], relay_too: bool = True) -> None:
+    def release(self, addr: str, rooms: Iterable[str], relay_too: bool = True, worker: int = 0) -> None:
         """Rooms closed (or a graceful stop: the relay's own key too) go now, not after ttl_ms."""
         for room in rooms:
             self._release(keys=[self._room(room)], args=[addr])
         if relay_too:
-            self.r.delete(self._relay(addr))
+            self.r.delete(self._relay(addr, worker))
 
 
 class DirectoryAgent:
@@ -124,8 +132,8 @@ class DirectoryAgent:
     is a plain attribute read, as for /metrics); a Redis outage is logged and the relay goes on
     serving its rooms."""
 
-    def __init__(self, directory: Directory, addr: str, snapshot: Callable[[], object]) -> None:
-        self.d, self.addr, self.snapshot = directory, addr, snapshot
+    def __init__(self, directory: Directory, addr: str, snapshot: Callable[[], object], worker: int = 0) -> None:
+        self.d, self.addr, self.snapshot, self.worker = directory, addr, snapshot, worker
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="relay-directory", daemon=True)
         self.failures = 0
@@ -142,7 +150,7 @@ class DirectoryAgent:
                 try:
                     rooms = set(snap.room_names)
                     self.d.release(self.addr, self._held - rooms, relay_too=False)   # closed rooms: free now
-                    conflicts = self.d.publish(self.addr, rooms, snap.players)
+                    conflicts = self.d.publish(self.addr, rooms, snap.players, self.worker)
                     self._held = rooms
                     if self.failures:
                         kv(log, logging.WARNING, "room directory reachable again", url=self.d.url, after=self.failures)
@@ -160,6 +168,6 @@ class DirectoryAgent:
         self.thread.join(timeout=5)
         if release:
             try:
-                self.d.release(self.addr, self._held | set(self.snapshot().room_names))
+                self.d.release(self.addr, self._held | set(self.snapshot().room_names), worker=self.worker)
             except Exception as e:  # noqa: BLE001
                 kv(log, logging.WARNING, "room directory release failed", url=self.d.url, error=str(e))
