@@ -225,13 +225,15 @@ def rooms_of(url: str) -> int:
     return int(float(re.search(r"^relay_rooms (\S+)", text, re.M)[1]))
 
 
-def test_shared_port_workers_steer_each_room_to_one_worker():
+def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
     """relay.worker_ports=shared (default): two workers on one port, SO_REUSEPORT steered by
     relay.steer's cBPF program.  Every player of a room, each from its own address (so the
     kernel's own 4-tuple hash would scatter them), lands on the room's worker: rooms work, each
     worker holds exactly the rooms room_worker() names, a moved player follows its session,
     and a killed worker's restart (same socket) leaves the other worker's rooms alone."""
-    proc, addrs = start(["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"], lines=2)
+    proc, addrs = start(["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
+                         "--directory", redis_url], lines=2)
+    d = Directory(redis_url, TTL_MS)
     clients: list[CoopClient] = []
     try:
         assert addrs[0] == addrs[1]
@@ -253,6 +255,9 @@ def test_shared_port_workers_steer_each_room_to_one_worker():
         # (the metrics lag the loop by up to 0.25 s)
         held = wait_until(lambda: (h := [rooms_of(METRICS[relay, w]) for w in (0, 1)]) == want and h, 3,
                           f"rooms per worker to be {want}")
+        # one address in the directory, its two workers' loads added up, every room on it
+        wait_until(lambda: d.relays().get("{}:{}".format(*relay), {}).get("rooms") == len(names), 3, "directory load")
+        assert d.relays()["{}:{}".format(*relay)]["workers"] == 2 and {d.lookup(r) for r in names} == {"{}:{}".format(*relay)}
         mover = rooms[names[0]][1]
         old = mover._sock.getsockname()
         mover.rebind()
