@@ -17,6 +17,7 @@ spaces, each escaped the same way, so no continuation line can look like a recor
 from __future__ import annotations
 
 import atexit
+import copy
 import logging
 import logging.handlers
 import queue
@@ -81,10 +82,25 @@ class _Fmt(logging.Formatter):
         extra = "".join(f" {value(k)}={value(v)}" for k, v in kv.items())
         t = self.formatTime(r, "%H:%M:%S") + f".{int(r.msecs):03d}"
         line = f"{t} {r.levelname.lower():7} {self.process} {r.name}: {escape_text(r.getMessage())}{extra}"
-        if r.exc_info:
-            tb = r.exc_text or self.formatException(r.exc_info)
+        tb = r.exc_text or (self.formatException(r.exc_info) if r.exc_info else "")
+        if r.stack_info:
+            tb = (tb + "\n" if tb else "") + r.stack_info
+        if tb:
             line += "".join("\n    " + escape_text(t) for t in tb.splitlines())
         return line
+
+
+class _QueueHandler(logging.handlers.QueueHandler):
+    """Hands the writer thread the message and the traceback apart (the stock ``prepare``
+    folds the traceback into the message, where it would be escaped onto one line)."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        r = copy.copy(record)
+        r.msg, r.args = record.getMessage(), None
+        if record.exc_info and not record.exc_text:
+            r.exc_text = logging.Formatter().formatException(record.exc_info)
+        r.exc_info = None
+        return r
 
 
 def setup(process: str, level: str | None = None, log_file: str | None = None) -> None:
@@ -104,7 +120,7 @@ def setup(process: str, level: str | None = None, log_file: str | None = None) -
         h.setFormatter(fmt)
     q: queue.SimpleQueue = queue.SimpleQueue()
     root = logging.getLogger()
-    root.handlers[:] = [logging.handlers.QueueHandler(q)]
+    root.handlers[:] = [_QueueHandler(q)]
     root.setLevel(getattr(logging, str(level).upper(), logging.WARNING))
     _listener = logging.handlers.QueueListener(q, *handlers, respect_handler_level=False)
     _listener.start()

@@ -26,7 +26,7 @@ SECRET = "0123456789abcdef0123456789abcdef"
 FORGED = "99:99:99.999 error   relay x: F"      # a time no real record has
 # one record: time, level, process, component, message, then key=value fields (bare or quoted)
 FIELD = r'[A-Za-z0-9_.,:/@+-]+=(?:[A-Za-z0-9_.,:/@+-]+|"(?:[^"\\\x00-\x1f\x7f]|\\.)*")'
-LINE = re.compile(r"(\d\d:\d\d:\d\d\.\d{3}) (\w+) +relay (\w+): ([^\x00-\x1f\x7f]*?)((?: " + FIELD + r")*)$")
+LINE = re.compile(r"(\d\d:\d\d:\d\d\.\d{3}) (\w+) +(?:relay|p) (\w+): ([^\x00-\x1f\x7f]*?)((?: " + FIELD + r")*)$")
 
 HOSTILE = {
     "newline": "a\n" + FORGED,
@@ -122,3 +122,20 @@ def test_bytes_values_and_message_and_traceback_escaped():
     out = fmt.format(rec).split("\n")
     assert out[0].endswith("c: boom") and all(ln.startswith("    ") for ln in out[1:])
     assert any("bad\\nname\\x1b" in ln for ln in out[1:])
+
+
+def test_traceback_through_the_log_queue_stays_under_its_record():
+    """Through setup()'s queue (a real process): the traceback follows its record on lines
+    indented by four spaces, a hostile exception text cannot start a record of its own."""
+    code = ("import logging\nfrom nxrecomp import log\nlog.setup('p', 'debug')\n"
+            f"try:\n    raise ValueError({chr(10) + FORGED!r} + '\\x1b[2J')\n"
+            "except ValueError:\n    logging.getLogger('c').exception('boom %s', 'x\\ny')\n"
+            "log.kv(logging.getLogger('c'), logging.INFO, 'after', n=1)\nlog.flush()\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                       capture_output=True, text=True, timeout=60)
+    lines = r.stderr.splitlines()
+    records = [ln for ln in lines if not ln.startswith("    ")]
+    assert [LINE.fullmatch(ln) is not None for ln in records] == [True, True], r.stderr
+    assert records[0].endswith("c: boom x\\ny") and records[1].endswith("c: after n=1")
+    tb = lines[1:-1]
+    assert tb and tb[0] == "    Traceback (most recent call last):" and any("\\x1b[2J" in ln for ln in tb)
