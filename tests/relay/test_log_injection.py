@@ -132,7 +132,7 @@ def test_traceback_through_the_log_queue_stays_under_its_record():
             "except ValueError:\n    logging.getLogger('c').exception('boom %s', 'x\\ny')\n"
             "log.kv(logging.getLogger('c'), logging.INFO, 'after', n=1)\nlog.flush()\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                       capture_output=True, text=True, timeout=60)
+                       capture_output=True, text=True, timeout=60, check=True)
     lines = r.stderr.splitlines()
     records = [ln for ln in lines if not ln.startswith("    ")]
     assert [LINE.fullmatch(ln) is not None for ln in records] == [True, True], r.stderr
