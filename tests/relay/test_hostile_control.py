@@ -91,7 +91,7 @@ def test_crashed_client_rejoins_with_its_token(make_relay):
                 time.sleep(0.05)
         waited = time.monotonic() - t0
         new = relay.server.rooms["r"].seats[slot]
-        assert slot == 0 and new.player == "a" and waited >= 0.3
+        assert slot == 0 and new.player == "a" and waited >= 0.25      # takeover 0.4 s less one heartbeat
         assert new.sid != old.sid and new.resume_key != old.resume_key and new.inc != old.inc
         wait_for(lambda: len(b.roster) == 2 and a2.roster.get(1) == "b", what="roster after rejoin")
         b.send(0, 3, b"to-a2", reliable=True)
