@@ -6,6 +6,8 @@ Run by `relay_load.py --impl python`; not used by the product.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import select
 import socket
@@ -31,8 +33,8 @@ def unraw(b: bytes) -> tuple[str, int]:
 
 
 class PyFastPath:
-    """Same interface and the same DATA/PING semantics as relay.core.FastPath (rate limits left
-    out, which only flatters Python)."""
+    """Same interface and the same DATA/PING semantics as relay.core.FastPath, cookies included
+    (HMAC here instead of SipHash; rate limits left out, which only flatters Python)."""
 
     def __init__(self, fd: int, **_limits: object) -> None:
         self.sock = socket.socket(fileno=os.dup(fd))
@@ -41,6 +43,11 @@ class PyFastPath:
         self.rooms: dict[int, dict[int, int]] = {}   # room -> slot -> idx
         self.epochs: dict[int, int] = {}
         self.c = dict.fromkeys(COUNTER_NAMES, 0)
+        self.key = os.urandom(16)
+
+    def _cookie(self, addr: tuple[str, int], back: int = 0) -> bytes:
+        epoch = int(time.monotonic() // 20) - back
+        return hmac.new(self.key, f"{addr}{epoch}".encode(), hashlib.sha256).digest()[:16]
 
     def poll(self, timeout_ms: int, max_batches: int = 32) -> list[SlowPacket]:
         if not select.select([self.sock], [], [], timeout_ms / 1000)[0]:
@@ -56,6 +63,10 @@ class PyFastPath:
                 c["malformed"] += 1
                 continue
             t = pkt[3]
+            if t in (P.JOIN, P.RESUME) and pkt[8:24] not in (self._cookie(addr), self._cookie(addr, 1)):
+                c["challenges"] += 1
+                sendto(P.encode_challenge(self._cookie(addr)), addr)
+                continue
             if t in _SLOW:
                 out.append(SlowPacket(pkt, raw(addr)))
                 continue
@@ -65,7 +76,8 @@ class PyFastPath:
                 c["unknown_session"] += 1
                 continue
             if s[1] != addr:
-                out.append(SlowPacket(pkt, raw(addr)))
+                c["rebind_challenges"] += 1
+                sendto(P.encode_challenge(self._cookie(addr)), addr)
                 continue
             s[5] = time.monotonic()
             room = rooms[s[2]]
@@ -98,6 +110,10 @@ class PyFastPath:
     def expired(self, timeout_s: float) -> list[int]:
         now = time.monotonic()
         return [i for i, s in self.sessions.items() if now - s[5] > timeout_s]
+
+    def idle_s(self, idx: int) -> float:
+        s = self.sessions.get(idx)
+        return time.monotonic() - s[5] if s else -1.0
 
     def addr_is(self, idx: int, sid: int, addr: bytes) -> bool:
         s = self.sessions.get(idx)

@@ -1,7 +1,8 @@
 /* The relay's fast path: receive a batch of datagrams (recvmmsg), forward DATA to the
  * players of the sender's room and answer PING, then send the whole batch (sendmmsg).
- * Everything else (handshakes, LEAVE, a known session seen from a new address) is copied
- * out to the Python control plane, after a per-address rate limit.
+ * Handshakes without a valid cookie, and a live session seen from a new address, get a
+ * stateless CHALLENGE from here; cookie-verified JOIN/RESUME (within the budget of their
+ * source ip:port) and LEAVE from a seat's own address are copied out to the Python control plane.
  *
  * Why C: one Python datagram costs ~5 us of interpreter work; batching syscalls and
  * keeping the forwarding table in flat arrays lets one core forward >100k packets/s.
@@ -24,9 +25,14 @@
 #include <string.h>
 #include <time.h>
 #include <netinet/in.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "core.h"
+
+#ifndef SO_RXQ_OVFL
+#define SO_RXQ_OVFL 40                     /* Linux asm-generic/socket.h; man 7 socket */
+#endif
 
 #define VERSION 1
 #define T_JOIN 0x01
@@ -44,8 +50,14 @@
 #define BATCH 64
 #define FANOUT (BATCH * RL_MAX_SLOTS)
 #define ADDR_BUCKETS 4096
-#define CTL_LEN 64
-#define CHALLENGE_GAP_NS 200000000LL   /* one CHALLENGE per seat per 200 ms while its address moves */
+#define CTL_LEN 96                       /* SCM_TIMESTAMPNS (32) + SO_RXQ_OVFL (24) with room to spare */
+#define MIN_HANDSHAKE 64                 /* JOIN/RESUME are padded to this: a CHALLENGE (20) is smaller */
+#define LEAVE_LEN 12
+#define COOKIE_OFF 8
+#define COOKIE_LEN 16
+#define CHALLENGE_LEN 20
+#define T_CHALLENGE 0x81
+#define COOKIE_PERIOD_NS 20000000000LL  /* a cookie is good for this period and the next one */
 
 typedef struct {
     uint64_t id;
@@ -55,12 +67,13 @@ typedef struct {
     uint16_t inc;                   /* incarnation of the seat: tells successive occupants apart */
     uint8_t slot, active;
     double tokens;
-    int64_t refill_ns, seen_ns, challenged_ns;
+    int64_t refill_ns, seen_ns;
 } sess_t;
 
 typedef struct { int32_t slot[RL_MAX_SLOTS]; uint16_t epoch; } room_t;
 
-typedef struct { uint8_t ip[16]; uint8_t used; double tokens; int64_t refill_ns; } abucket_t;
+/* budget of one cookie-verified source (ip and port) for the control plane */
+typedef struct { uint8_t ip[16]; uint16_t port; uint8_t used; double tokens; int64_t refill_ns; } abucket_t;
 
 struct rl_core {
     int fd;
@@ -69,6 +82,8 @@ struct rl_core {
     sess_t *sess;
     room_t *rooms;
     abucket_t abk[ADDR_BUCKETS];
+    uint8_t cookie_key[16];
+    uint32_t last_ovfl;                      /* the socket's drop count as the last SO_RXQ_OVFL told */
     uint64_t counters[RL_NCOUNTERS];
     uint64_t hist[RL_NHIST];
     uint8_t *rxbuf;                          /* BATCH * (max_packet + 1) */
@@ -80,6 +95,7 @@ struct rl_core {
     struct iovec txiov[FANOUT];
     int64_t txts[FANOUT];                    /* receive time (realtime ns) of what each tx forwards */
     uint8_t pong[BATCH][16];
+    uint8_t chal[BATCH][CHALLENGE_LEN];
 };
 
 static int64_t now_ns(clockid_t c) {
@@ -106,18 +122,83 @@ static int take(double *tokens, int64_t *refill, double rate, double burst, int6
     return 1;
 }
 
-/* Per source IP (not port: ports are free to an attacker) token bucket for the slow path. */
-static int addr_allowed(rl_core *c, const struct sockaddr_in6 *a, int64_t now) {
-    uint8_t ip[16] = {0};
+/* SipHash-2-4 with a 128-bit tag (Aumasson & Bernstein; reference: github.com/veorq/SipHash),
+ * the keyed PRF behind the stateless cookies: fast enough to answer every handshake in C. */
+static uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+#define SIPROUND do { \
+    v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32); \
+    v2 += v3; v3 = rotl(v3, 16); v3 ^= v2; \
+    v0 += v3; v3 = rotl(v3, 21); v3 ^= v0; \
+    v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32); } while (0)
+
+void rl_siphash128(const uint8_t *key, const uint8_t *in, uint32_t len, uint8_t *out) {
+    uint64_t k0 = rd64(key), k1 = rd64(key + 8);
+    uint64_t v0 = 0x736f6d6570736575ULL ^ k0, v1 = 0x646f72616e646f6dULL ^ k1;
+    uint64_t v2 = 0x6c7967656e657261ULL ^ k0, v3 = 0x7465646279746573ULL ^ k1;
+    v1 ^= 0xee;
+    uint32_t full = len & ~7u;
+    for (uint32_t i = 0; i < full; i += 8) {
+        uint64_t m = rd64(in + i);
+        v3 ^= m; SIPROUND; SIPROUND; v0 ^= m;
+    }
+    uint64_t b = (uint64_t)len << 56;
+    for (uint32_t i = 0; i < (len & 7); i++) b |= (uint64_t)in[full + i] << (8 * i);
+    v3 ^= b; SIPROUND; SIPROUND; v0 ^= b;
+    v2 ^= 0xee;
+    SIPROUND; SIPROUND; SIPROUND; SIPROUND;
+    uint64_t h = v0 ^ v1 ^ v2 ^ v3; memcpy(out, &h, 8);
+    v1 ^= 0xdd;
+    SIPROUND; SIPROUND; SIPROUND; SIPROUND;
+    h = v0 ^ v1 ^ v2 ^ v3; memcpy(out + 8, &h, 8);
+}
+
+static void addr_key(const struct sockaddr_in6 *a, uint8_t ip[16], uint16_t *port) {
+    memset(ip, 0, 16);
     if (a->sin6_family == AF_INET) memcpy(ip, &((const struct sockaddr_in *)a)->sin_addr, 4);
     else memcpy(ip, &a->sin6_addr, 16);
+    *port = a->sin6_port;                   /* same offset in sockaddr_in and sockaddr_in6 */
+}
+
+/* Cookie of a source address (family, ip, port) in 20-second period ``epoch``: proof, without
+ * state kept here, that whoever echoes it receives at that address (DTLS HelloVerifyRequest). */
+static void cookie_for(const rl_core *c, const struct sockaddr_in6 *a, int64_t epoch, uint8_t out[16]) {
+    uint8_t m[27];
+    uint16_t port;
+    m[0] = (uint8_t)a->sin6_family;
+    addr_key(a, m + 1, &port);
+    memcpy(m + 17, &port, 2);
+    memcpy(m + 19, &epoch, 8);
+    rl_siphash128(c->cookie_key, m, sizeof m, out);
+}
+
+static int cookie_ok(const rl_core *c, const struct sockaddr_in6 *a, const uint8_t *cookie, int64_t mono) {
+    int64_t e = mono / COOKIE_PERIOD_NS;
+    uint8_t want[16];
+    unsigned diff0 = 0, diff1 = 0;
+    cookie_for(c, a, e, want);
+    for (int i = 0; i < 16; i++) diff0 |= want[i] ^ cookie[i];
+    cookie_for(c, a, e - 1, want);
+    for (int i = 0; i < 16; i++) diff1 |= want[i] ^ cookie[i];
+    return diff0 == 0 || diff1 == 0;
+}
+
+/* Token bucket of one cookie-verified source (ip AND port) for the control plane.  Keyed by the
+ * port too: a flood from one socket cannot spend the budget of another player behind the same
+ * NAT, and only a source that proved it receives at its address gets a bucket at all (the
+ * unverified get a CHALLENGE from C and cost the control plane nothing). */
+static int source_allowed(rl_core *c, const struct sockaddr_in6 *a, int64_t now) {
+    uint8_t ip[16];
+    uint16_t port;
+    addr_key(a, ip, &port);
     uint64_t h = 1469598103934665603ULL;
     for (int i = 0; i < 16; i++) h = (h ^ ip[i]) * 1099511628211ULL;
+    h = (h ^ (port & 0xFF)) * 1099511628211ULL;
+    h = (h ^ (port >> 8)) * 1099511628211ULL;
     abucket_t *b = &c->abk[h % ADDR_BUCKETS];
-    if (!b->used || memcmp(b->ip, ip, 16) != 0) {
-        /* A collision evicts the older address: that only ever makes a limit looser, never
-           blocks an innocent address for someone else's flood for more than one refill. */
-        memcpy(b->ip, ip, 16); b->used = 1; b->tokens = c->aburst; b->refill_ns = now;
+    if (!b->used || b->port != port || memcmp(b->ip, ip, 16) != 0) {
+        /* A collision evicts the older source: that only ever makes a limit looser, never
+           blocks an innocent source for someone else's flood for more than one refill. */
+        memcpy(b->ip, ip, 16); b->port = port; b->used = 1; b->tokens = c->aburst; b->refill_ns = now;
     }
     return take(&b->tokens, &b->refill_ns, c->arate, c->aburst, now);
 }
@@ -135,8 +216,11 @@ rl_core *rl_new(int fd, uint32_t max_sessions, uint32_t max_rooms, uint32_t max_
     if (!c->sess || !c->rooms || !c->rxbuf) { rl_free(c); return NULL; }
     for (uint32_t r = 0; r < max_rooms; r++)
         for (int s = 0; s < RL_MAX_SLOTS; s++) c->rooms[r].slot[s] = -1;
+    if (getrandom(c->cookie_key, sizeof c->cookie_key, 0) != (ssize_t)sizeof c->cookie_key) { rl_free(c); return NULL; }
     int on = 1;
     setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
+    /* the kernel then tells, with each datagram, how many it dropped at this socket (full buffer) */
+    setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof on);
     return c;
 }
 
@@ -179,6 +263,11 @@ int rl_expired(rl_core *c, int64_t timeout_ns, uint32_t *out, int max_out) {
     return n;
 }
 
+int64_t rl_session_idle_ns(rl_core *c, uint32_t idx) {
+    if (idx >= c->max_sessions || !c->sess[idx].active) return -1;
+    return now_ns(CLOCK_MONOTONIC) - c->sess[idx].seen_ns;
+}
+
 int rl_session_addr_is(rl_core *c, uint32_t idx, uint64_t id, const uint8_t *addr, uint32_t addrlen) {
     if (idx >= c->max_sessions || !c->sess[idx].active || c->sess[idx].id != id) return 0;
     struct sockaddr_in6 a; memset(&a, 0, sizeof a);
@@ -211,14 +300,33 @@ static int hist_bucket(int64_t ns) {
 }
 
 static void to_slow(rl_core *c, rl_slow *out, int max_out, int *nslow, uint8_t *pkt, uint32_t len,
-                    const struct sockaddr_in6 *a, uint32_t alen, int64_t mono, int limit_addr) {
-    if (limit_addr && !addr_allowed(c, a, mono)) { c->counters[RL_C_DROP_RATE_ADDR]++; return; }
+                    const struct sockaddr_in6 *a, uint32_t alen) {
     if (*nslow >= max_out) { c->counters[RL_C_DROP_SLOW_FULL]++; return; }
     rl_slow *o = &out[(*nslow)++];
     o->len = len; o->addrlen = alen;
     memcpy(o->addr, a, alen);
     memcpy(o->data, pkt, len);
     c->counters[RL_C_SLOW]++;
+}
+
+/* Queue a reply to the sender of rx[i] (CHALLENGE or PONG) in the batch's sendmmsg. */
+static void reply(rl_core *c, int *ntx, int i, uint8_t *data, uint32_t len) {
+    c->txiov[*ntx] = (struct iovec){ data, len };
+    memset(&c->tx[*ntx].msg_hdr, 0, sizeof c->tx[*ntx].msg_hdr);
+    c->tx[*ntx].msg_hdr.msg_name = &c->rxaddr[i];
+    c->tx[*ntx].msg_hdr.msg_namelen = c->rx[i].msg_hdr.msg_namelen;
+    c->tx[*ntx].msg_hdr.msg_iov = &c->txiov[*ntx];
+    c->tx[*ntx].msg_hdr.msg_iovlen = 1;
+    c->txts[*ntx] = 0;
+    (*ntx)++;
+}
+
+/* A CHALLENGE (20 bytes, never larger than the >= 20-byte packet it answers) to the sender of rx[i]. */
+static void challenge(rl_core *c, int *ntx, int i, int64_t mono) {
+    uint8_t *o = c->chal[i];
+    o[0] = 'N'; o[1] = 'R'; o[2] = VERSION; o[3] = T_CHALLENGE;
+    cookie_for(c, &c->rxaddr[i], mono / COOKIE_PERIOD_NS, o + 4);
+    reply(c, ntx, i, o, CHALLENGE_LEN);
 }
 
 /* Flush queued sends; record added latency of forwarded packets. */
@@ -288,10 +396,34 @@ int rl_poll(rl_core *c, int timeout_ms, rl_slow *out, int max_out, int max_batch
                 if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
                     struct timespec ts; memcpy(&ts, CMSG_DATA(cm), sizeof ts);
                     rxt = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+                } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL) {
+                    /* the socket's drop count when this datagram was queued (u32, wraps) */
+                    uint32_t v; memcpy(&v, CMSG_DATA(cm), 4);
+                    c->counters[RL_C_KERNEL_DROPS] += (uint32_t)(v - c->last_ovfl);
+                    c->last_ovfl = v;
                 }
             uint8_t type = pkt[3];
-            if (type == T_JOIN || type == T_RESUME || type == T_LEAVE) {
-                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen, mono, 1);
+            if (type == T_JOIN || type == T_RESUME) {
+                if (len < MIN_HANDSHAKE) { c->counters[RL_C_DROP_MALFORMED]++; continue; }
+                /* No valid cookie: a CHALLENGE from here, no state, no control-plane work, no
+                   shared budget a flood could empty (so a NAT neighbour's flood locks no one out). */
+                if (!cookie_ok(c, src, pkt + COOKIE_OFF, mono)) {
+                    c->counters[RL_C_CHALLENGES]++;
+                    challenge(c, &ntx, i, mono);
+                    continue;
+                }
+                if (!source_allowed(c, src, mono)) { c->counters[RL_C_DROP_RATE_ADDR]++; continue; }
+                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen);
+                continue;
+            }
+            if (type == T_LEAVE) {
+                if (len < LEAVE_LEN) { c->counters[RL_C_DROP_MALFORMED]++; continue; }
+                uint64_t id = rd64(pkt + 4);
+                uint32_t idx = (uint32_t)(id & RL_INDEX_MASK);
+                /* only the seat's own address may end it (once: the seat is gone after) */
+                if (idx >= c->max_sessions || !c->sess[idx].active || c->sess[idx].id != id ||
+                    !same_addr(&c->sess[idx].addr, src)) { c->counters[RL_C_DROP_LEAVE_IGNORED]++; continue; }
+                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen);
                 continue;
             }
             if ((type != T_DATA || len < DATA_HDR) && (type != T_PING || len < PING_LEN)) {
@@ -305,12 +437,11 @@ int rl_poll(rl_core *c, int timeout_ms, rl_slow *out, int max_out, int max_batch
                 /* same player, new address (NAT rebinding, Wi-Fi -> mobile): the control plane
                    answers with a CHALLENGE no larger than this packet, never with data */
                 c->counters[RL_C_ADDR_CHANGED]++;
-                /* Limited per seat, not per IP: a moving player sends its whole backlog from the
-                   new address, and that must not starve the RESUME it needs (nor the handshakes
-                   of other players behind the same NAT). */
-                if (mono - s->challenged_ns < CHALLENGE_GAP_NS) { c->counters[RL_C_DROP_RATE_PLAYER]++; continue; }
-                s->challenged_ns = mono;
-                to_slow(c, out, max_out, &nslow, pkt, len, src, h->msg_namelen, mono, 0);
+                /* Every such packet gets its own stateless CHALLENGE (20 bytes, no larger than it):
+                   nothing is shared between the sources claiming a seat, so a third party that
+                   knows the session id cannot use up the challenges of the player who moved. */
+                c->counters[RL_C_REBIND_CHALLENGES]++;
+                challenge(c, &ntx, i, mono);
                 continue;
             }
             if (!take(&s->tokens, &s->refill_ns, c->prate, c->pburst, mono)) { c->counters[RL_C_DROP_RATE_PLAYER]++; continue; }

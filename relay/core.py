@@ -16,9 +16,10 @@ from relay.build import HERE, build
 COUNTER_NAMES = ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "forwarded", "pongs",
                  "slow_path", "addr_changed",
                  "malformed", "oversize", "unknown_session", "rate_player", "rate_addr",
-                 "bad_dst", "no_peer", "stale_peer", "slow_full", "send_error", "latency_ns_sum")
+                 "bad_dst", "no_peer", "stale_peer", "slow_full", "leave_ignored",
+                 "send_error", "challenges", "rebind_challenges", "kernel_drops", "latency_ns_sum")
 # Counters above that are drops (the rest are traffic); their names are the metric's reason label.
-DROP_REASONS = COUNTER_NAMES[8:17]
+DROP_REASONS = COUNTER_NAMES[8:18]
 SLOW_BUFFER = 256
 
 
@@ -26,6 +27,16 @@ def _cdef() -> str:
     text = (HERE / "core.h").read_text()
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     return text
+
+
+def siphash128(key: bytes, data: bytes) -> bytes:
+    """SipHash-2-4 with a 16-byte tag, as the C core computes cookies (exposed for its test)."""
+    ffi, lib = _lib()
+    if len(key) != 16:
+        raise ValueError(f"SipHash key of {len(key)} bytes (want 16)")
+    out = ffi.new("uint8_t[16]")
+    lib.rl_siphash128(key, data, len(data), out)
+    return bytes(out)
 
 
 @functools.cache
@@ -86,6 +97,11 @@ class FastPath:
         """Indexes of sessions silent for more than ``timeout_s`` (at most 1024 per call)."""
         n = self.lib.rl_expired(self.core, int(timeout_s * 1e9), self._expired, len(self._expired))
         return list(self._expired[0:n])
+
+    def idle_s(self, idx: int) -> float:
+        """Seconds since session ``idx`` last sent a valid DATA/PING (or was bound); -1 if free."""
+        ns = self.lib.rl_session_idle_ns(self.core, idx)
+        return ns / 1e9 if ns >= 0 else -1.0
 
     def addr_is(self, idx: int, sid: int, addr: bytes) -> bool:
         return bool(self.lib.rl_session_addr_is(self.core, idx, sid, addr, len(addr)))

@@ -16,6 +16,8 @@ STALE_S = 3.0          # /healthz fails when the loop has not published for this
 
 # control-plane events that are drops (packets thrown away), with the reason label they get
 PY_DROPS = {"malformed": "malformed", "leave_ignored": "leave_ignored", "internal_error": "internal_error"}
+# handshake outcomes counted by the control plane (the rest by the fast path)
+PY_HANDSHAKES = ("joined", "rejoined", "resumed")
 
 
 def render(s: Snapshot) -> str:
@@ -43,10 +45,13 @@ def render(s: Snapshot) -> str:
     drops["send_error"] = c["send_error"]
     metric("relay_dropped_packets_total", "counter", "Packets thrown away, by reason.",
            [(f'{{reason="{r}"}}', v) for r, v in sorted(drops.items())])
+    metric("relay_kernel_dropped_packets_total", "counter",
+           "Datagrams the kernel dropped at the relay's socket (receive buffer full: the relay lacks CPU), from SO_RXQ_OVFL.",
+           [("", c["kernel_drops"])])
     refused = sorted((k[len("refused_"):], v) for k, v in ev.items() if k.startswith("refused_"))
     metric("relay_refused_total", "counter", "Handshakes refused, by reason.",
            [(f'{{reason="{r}"}}', v) for r, v in refused])
-    sess = [(k, ev.get(k, 0)) for k in ("joined", "rejoined", "resumed", "challenges", "rebind_challenges")]
+    sess = [(k, ev.get(k, 0)) for k in PY_HANDSHAKES] + [(k, c[k]) for k in ("challenges", "rebind_challenges")]
     metric("relay_handshakes_total", "counter", "Handshake outcomes.", [(f'{{result="{k}"}}', v) for k, v in sess])
     removed = sorted((k[len("removed_"):], v) for k, v in ev.items() if k.startswith("removed_"))
     metric("relay_players_removed_total", "counter", "Players removed, by reason.",

@@ -44,11 +44,11 @@ DELIVER_HEADER = 16            # hdr(4) src(1) dst(1) channel(1) flags(1) src_in
 
 # REFUSED reasons
 R_BAD_TOKEN, R_EXPIRED, R_WRONG_PASSWORD, R_ROOM_FULL, R_NO_ROOM, R_ROOM_EXISTS, R_NOT_HOST, \
-    R_NO_SESSION, R_SERVER_FULL, R_SHUTTING_DOWN = range(1, 11)
+    R_NO_SESSION, R_SERVER_FULL, R_SHUTTING_DOWN, R_SEAT_TAKEN = range(1, 12)
 REFUSED_NAMES = {R_BAD_TOKEN: "bad_token", R_EXPIRED: "expired_token", R_WRONG_PASSWORD: "wrong_password",
                  R_ROOM_FULL: "room_full", R_NO_ROOM: "no_room", R_ROOM_EXISTS: "room_exists",
                  R_NOT_HOST: "not_host", R_NO_SESSION: "no_session", R_SERVER_FULL: "server_full",
-                 R_SHUTTING_DOWN: "shutting_down"}
+                 R_SHUTTING_DOWN: "shutting_down", R_SEAT_TAKEN: "seat_taken"}
 
 # BYE reasons
 B_LEFT, B_SHUTDOWN, B_TIMEOUT, B_REPLACED = range(0, 4)

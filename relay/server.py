@@ -12,7 +12,6 @@ import collections
 import hashlib
 import hmac
 import logging
-import os
 import secrets
 import socket
 import threading
@@ -31,7 +30,6 @@ from relay.netaddr import parse_hostport, sockaddr_text
 
 log = logging.getLogger("relay")
 
-COOKIE_PERIOD_S = 20          # a cookie is good for this period and the next one
 TICK_S = 0.1                  # timers (timeouts, snapshot) run at least this often
 SNAPSHOT_S = 0.25
 
@@ -51,6 +49,7 @@ class RelayConfig:
     player_burst: float = 4000.0
     addr_rate: float = 20.0
     addr_burst: float = 40.0
+    seat_takeover_ms: int = 3000
     rcvbuf: int = 4 << 20
 
     @classmethod
@@ -67,6 +66,9 @@ class RelayConfig:
         for k in ("max_rooms", "max_sessions", "heartbeat_ms", "timeout_ms"):
             if getattr(self, k) <= 0:
                 raise NxError(f"relay.{k} must be positive")
+        if not self.heartbeat_ms < self.seat_takeover_ms:
+            # a live client pings every heartbeat: a shorter window would hand its seat away
+            raise NxError(f"relay.seat_takeover_ms {self.seat_takeover_ms} must exceed relay.heartbeat_ms {self.heartbeat_ms}")
 
 
 def load_secret() -> bytes:
@@ -85,21 +87,6 @@ def load_secret() -> bytes:
     if len(text) < 16:
         raise NxError(f"{origin} is {len(text)} characters: use at least 16 (32 random hex bytes from `nxrecomp relay keygen`)")
     return text.encode()
-
-
-class Cookies:
-    """Stateless proof that a client receives at the address it claims (like DTLS's
-    HelloVerifyRequest): HMAC of the source address and a coarse clock."""
-
-    def __init__(self) -> None:
-        self._key = os.urandom(32)
-
-    def make(self, addr: bytes, now: float, back: int = 0) -> bytes:
-        epoch = int(now // COOKIE_PERIOD_S) - back
-        return hmac.new(self._key, addr + epoch.to_bytes(8, "little"), hashlib.sha256).digest()[:P.COOKIE_LEN]
-
-    def check(self, cookie: bytes, addr: bytes, now: float) -> bool:
-        return any(hmac.compare_digest(cookie, self.make(addr, now, b)) for b in (0, 1))
 
 
 @dataclass
@@ -135,29 +122,40 @@ class Snapshot:
     events: Mapping[str, int]          # control-plane counts: joins, challenges, refused_<reason>, ...
     latency_hist: tuple[int, ...]
     draining: bool
+    room_names: tuple[str, ...] = ()
 
 
 class RelayServer:
-    def __init__(self, config: RelayConfig, secret: bytes, fast_path: type = FastPath) -> None:
+    def __init__(self, config: RelayConfig, secret: bytes, fast_path: type = FastPath,
+                 sock: socket.socket | None = None, worker: int = 0) -> None:
         """``fast_path``: the forwarding engine; only benchmarks pass another (a pure-Python
-        one, to measure what the C one buys)."""
+        one, to measure what the C one buys).  ``sock``: a socket bound already (a worker
+        handed one of its host's SO_REUSEPORT group, ``relay.workers``), whose ``worker``
+        index goes into bits 24..31 of every session id so that the kernel steers the
+        session's packets here (``relay.steer``)."""
         config.check()
-        self.config, self.secret = config, secret
-        family, host, port = parse_hostport(config.listen, "relay.listen")
-        self.sock = socket.socket(family, socket.SOCK_DGRAM)
-        try:
+        if not 0 <= worker <= 255:
+            raise NxError(f"relay worker index {worker} must be 0..255")
+        self.config, self.secret, self.worker = config, secret, worker
+        if sock is not None:
+            self.sock = sock
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.rcvbuf)
-            self.sock.bind((host, port))
-        except OSError as e:
-            self.sock.close()
-            raise NxError(f"relay.listen {config.listen}: {e.strerror}") from None
+        else:
+            family, host, port = parse_hostport(config.listen, "relay.listen")
+            self.sock = socket.socket(family, socket.SOCK_DGRAM)
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, config.rcvbuf)
+                self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.rcvbuf)
+                self.sock.bind((host, port))
+            except OSError as e:
+                self.sock.close()
+                raise NxError(f"relay.listen {config.listen}: {e.strerror}") from None
         self.sock.setblocking(False)
         self.fast = fast_path(self.sock.fileno(), max_sessions=config.max_sessions, max_rooms=config.max_rooms,
                              max_packet=config.max_packet, player_rate=config.player_rate,
                              player_burst=config.player_burst, addr_rate=config.addr_rate,
                              addr_burst=config.addr_burst)
-        self.cookies = Cookies()
         self.rooms: dict[str, Room] = {}
         self.sessions: dict[int, Session] = {}
         self._free_rooms = list(range(config.max_rooms - 1, -1, -1))
@@ -210,7 +208,7 @@ class RelayServer:
     def _make_snapshot(self) -> Snapshot:
         return Snapshot(time.time(), len(self.rooms), len(self.sessions),
                         MappingProxyType(self.fast.counters()), MappingProxyType(dict(self.events)),
-                        tuple(self.fast.latency_hist()), self.draining)
+                        tuple(self.fast.latency_hist()), self.draining, tuple(self.rooms))
 
     # ---- packets handed up by the fast path ---------------------------------------------
 
@@ -222,16 +220,9 @@ class RelayServer:
             self._resume(P.decode_resume(pkt.data), pkt)
         elif t == P.LEAVE:
             self._leave(P.session_of(pkt.data), pkt.addr)
-        elif t in (P.DATA, P.PING):
-            # A live session from another address: prove the new address before moving the seat.
-            self.events["rebind_challenges"] += 1
-            self._challenge(pkt.addr)
         else:
-            raise P.ProtocolError(f"packet type {t:#x} at offset 3 is not one a client sends")
-
-    def _challenge(self, addr: bytes) -> None:
-        # 20 bytes: smaller than anything that can provoke it (JOIN/RESUME >= 64, DATA/PING >= 20)
-        self.fast.send(addr, P.encode_challenge(self.cookies.make(addr, time.time())))
+            # The fast path answers DATA/PING itself (a new address gets a CHALLENGE there).
+            raise P.ProtocolError(f"packet type {t:#x} at offset 3 is not one the control plane takes")
 
     def _refuse(self, addr: bytes, code: int) -> None:
         self.events[f"refused_{P.REFUSED_NAMES[code]}"] += 1
@@ -241,10 +232,9 @@ class RelayServer:
         return hmac.new(self.secret, b"room-password\0" + room.encode() + b"\0" + password, hashlib.sha256).digest()
 
     def _join(self, j: P.Join, pkt: SlowPacket) -> None:
+        # The fast path hands up only JOINs whose cookie proves the source address (it answers
+        # the others with a CHALLENGE), each verified source within its own rate budget.
         addr = pkt.addr
-        if not self.cookies.check(j.cookie, addr, time.time()):
-            self.events["challenges"] += 1
-            return self._challenge(addr)
         if self.draining:
             return self._refuse(addr, P.R_SHUTTING_DOWN)
         try:
@@ -256,13 +246,24 @@ class RelayServer:
         pw = self._password_mac(tok.room, j.password)
         if room is not None and not hmac.compare_digest(room.password_mac, pw):
             return self._refuse(addr, P.R_WRONG_PASSWORD)
+        took_over = False
         if room is not None and tok.player in room.by_player:
-            # The same player again (new device address, lost WELCOME): same seat, new address.
             s = room.by_player[tok.player]
-            if s.addr != addr:
-                self.fast.send(s.addr, P.encode_bye(P.B_REPLACED))
-            return self._bind(s, addr, "rejoined")
-        if j.flags & P.J_OPEN:
+            if s.addr == addr:
+                # the same client again (its WELCOME was lost): the same seat, WELCOME again
+                return self._bind(s, addr, "rejoined")
+            # A token is a bearer credential that may leak; the seat belongs to whoever holds its
+            # resume key.  A live seat (heard from within seat_takeover_ms) is never handed to
+            # a token from another address; a silent one (its client crashed, lost the key) is
+            # ended and the newcomer seated afresh: new session, resume key and incarnation.
+            if self.fast.idle_s(s.idx) * 1000 < self.config.seat_takeover_ms:
+                kv(log, logging.INFO, "join refused: seat taken", room=tok.room, player=tok.player,
+                   source=sockaddr_text(addr), seat_source=sockaddr_text(s.addr))
+                return self._refuse(addr, P.R_SEAT_TAKEN)
+            self._remove(s, P.B_REPLACED)
+            room = self.rooms.get(tok.room)      # None if that was its last seat
+            took_over = room is not None
+        if j.flags & P.J_OPEN and not took_over:   # a host back in its own open room just sits
             if not tok.host:
                 return self._refuse(addr, P.R_NOT_HOST)
             if room is not None:
@@ -281,7 +282,9 @@ class RelayServer:
         slot = min(set(range(self.config.max_players)) - room.seats.keys())
         idx = self._free_sessions.pop()
         room.incs = room.incs % 0xFFFF + 1
-        s = Session(idx, (secrets.randbits(39) + 1) << 24 | idx, room, slot, room.incs, tok.player,
+        # session id: 32 random bits, the worker index (steering, relay.steer), the table index
+        sid = (secrets.randbits(31) + 1) << 32 | self.worker << 24 | idx
+        s = Session(idx, sid, room, slot, room.incs, tok.player,
                     secrets.token_bytes(P.RESUME_KEY_LEN), addr)
         room.seats[slot], room.by_player[tok.player] = s, s
         self.sessions[idx] = s
@@ -309,9 +312,6 @@ class RelayServer:
                                                         self.config.timeout_ms, s.room.epoch, roster)))
 
     def _resume(self, r: P.Resume, pkt: SlowPacket) -> None:
-        if not self.cookies.check(r.cookie, pkt.addr, time.time()):
-            self.events["challenges"] += 1
-            return self._challenge(pkt.addr)
         s = self.sessions.get(r.session & 0xFFFFFF)
         if s is None or s.sid != r.session or not hmac.compare_digest(s.resume_key, r.resume_key):
             return self._refuse(pkt.addr, P.R_NO_SESSION)

@@ -90,6 +90,9 @@ def verify(secret: bytes, token: bytes, now: float | None = None) -> Token:
     ver, flags, expires = struct.unpack_from("<BBQ", body, 0)
     if ver != VERSION:
         raise TokenError("bad_token", f"token version {ver} (want {VERSION})")
+    if flags & ~T_HOST:
+        # a bit this relay does not know may mean a restriction it would not enforce
+        raise TokenError("bad_token", f"token flags {flags:#04x} at offset 1 has undefined bits {flags & ~T_HOST:#04x}")
     off = 10
     names = []
     for what in ("room", "player"):

@@ -21,6 +21,7 @@ APT_PACKAGES=(
   python3-venv python3-dev build-essential
   liblz4-1                  # reference LZ4 through ctypes: the oracle of our codec in tests
   chromium                  # report tests open report.html in headless Chromium
+  redis-server              # relay tests: the room directory of several relays (started by the tests)
 )
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }

@@ -2,10 +2,11 @@
 (A module of its own name: every test folder has a conftest.py, so ``import conftest`` is ambiguous.)"""
 from __future__ import annotations
 
+import struct
 import threading
 import time
 import urllib.request
-from typing import Callable
+from typing import Callable, Self
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -63,3 +64,54 @@ def wait_for(cond: Callable[[], object], timeout: float = 5.0, what: str = "cond
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
+
+
+class LegitProbe:
+    """Legitimate traffic during an attack: ``a`` sends numbered, time-stamped unreliable DATA to
+    ``b``'s slot at ``rate`` per second on one thread, another drains ``b``; ``result()`` gives
+    loss and latency p99 (one host: both ends read the same monotonic clock).  Bounded: at most
+    ``rate * 60`` messages."""
+
+    def __init__(self, a, b, rate: float = 200.0, channel: int = 7) -> None:
+        self.a, self.b, self.rate, self.channel = a, b, rate, channel
+        self.sent = 0
+        self.latency: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=f, daemon=True) for f in (self._send, self._recv)]
+
+    def _send(self) -> None:
+        nxt = time.monotonic()
+        while not self._stop.is_set() and self.sent < self.rate * 60:
+            self.a.send(self.b.slot, self.channel, struct.pack("<Id", self.sent, time.monotonic()))
+            self.sent += 1
+            nxt += 1.0 / self.rate
+            time.sleep(max(0.0, nxt - time.monotonic()))
+
+    def _recv(self) -> None:
+        while not self._stop.is_set():
+            m = self.b.recv(timeout=0.05)
+            if m and m.channel == self.channel and len(m.payload) == 12:
+                k, t0 = struct.unpack("<Id", m.payload)
+                self.latency[k] = time.monotonic() - t0
+
+    def __enter__(self) -> Self:
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        time.sleep(0.3)                    # what is in flight arrives
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=5)
+
+    def result(self) -> tuple[float, float]:
+        """(loss fraction, latency p99 in ms) over what was sent."""
+        lat = sorted(self.latency.values())
+        p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000 if lat else float("inf")
+        return 1 - len(lat) / max(1, self.sent), p99
+
+
+def report(test: str, **figures: object) -> None:
+    """One line of figures per hostile test (shown with ``pytest -s``; the lead copies them)."""
+    print(f"\nFIGURES {test}: " + " ".join(f"{k}={v}" for k, v in figures.items()), flush=True)

@@ -149,15 +149,18 @@ def test_address_change_keeps_seat(relay):
         a.close(), b.close()
 
 
-def test_rejoin_with_token_from_new_client(relay):
+def test_token_from_new_client_refused_while_seat_is_live(relay):
+    """A token is a bearer credential: from another address it cannot take a live seat (the
+    seat's holder moves with RESUME and its resume key; see test_hostile_control for the rest)."""
     a, b = full_room(relay, 2)
     a2 = CoopClient(relay.address)
     try:
-        assert a2.join(relay.token("room", "p0")) == 0        # same player, new address: same seat
-        assert next_event(a, "closed").name == "replaced"
-        b.send(0, 1, b"to-new-address", reliable=True)
-        m = a2.recv(timeout=3)
-        assert m and m.payload == b"to-new-address"
+        with pytest.raises(CoopError) as e:
+            a2.join(relay.token("room", "p0"))
+        assert e.value.code == E_REFUSED_BASE + P.R_SEAT_TAKEN
+        b.send(0, 1, b"still-a", reliable=True)
+        m = a.recv(timeout=3)
+        assert m and m.payload == b"still-a"
     finally:
         for c in (a, b, a2):
             c.close()
