@@ -34,9 +34,11 @@ int nx_adpcm_decode(const uint8_t *src, int64_t src_len, int64_t first, int coun
             if (b >= src_len) goto done;
             int n = (i & 1) ? (src[b] & 0xF) : (src[b] >> 4);
             if (n >= 8) n -= 16;
-            int32_t s = ((n * scale) << 11) + 1024 + c1 * h1 + c2 * h2;
-            s = clamp16(s >> 11);
-            h2 = h1; h1 = s;
+            /* 64-bit: two s16 x s16 products and the scaled nibble can pass 2^31 */
+            int64_t s = ((int64_t)n * scale) * 2048 + 1024 + (int64_t)c1 * h1 + (int64_t)c2 * h2;
+            s >>= 11;
+            s = s > 32767 ? 32767 : s < -32768 ? -32768 : s;
+            h2 = h1; h1 = (int32_t)s;
             out[written++] = (float)s;
         }
         skip = 0;
@@ -54,8 +56,8 @@ void nx_pcm16_channel(const int16_t *src, int64_t frames, int channels, int chan
 }
 
 /* Linear-interpolating sample-rate conversion: out[i] = h[k] + (h[k+1]-h[k]) * f at position
- * p_i = frac + i * ratio (k = floor(p_i), f = p_i - k); h[0] is the previous call's last sample.
- * The caller sizes h (need = max(floor(frac + n*ratio), floor(frac + (n-1)*ratio) + 1) + 1). */
+ * p_i = frac + i * ratio (k = floor(p_i), f = p_i - k), frac >= 0; the caller sizes h
+ * (floor(frac + (n-1)*ratio) + 2) and keeps its unconsumed tail (dsp.resample_span). */
 void nx_resample_linear(const float *h, int64_t h_len, double frac, double ratio, int n, float *out)
 {
     for (int i = 0; i < n; i++) {

@@ -103,10 +103,11 @@ def pcm16_channel(data: np.ndarray, channels: int, channel: int) -> np.ndarray:
     return out
 
 
-def resample_need(frac: float, ratio: float, n: int) -> int:
-    """How many samples after the carried one ``resample_linear`` reads for ``n`` outputs, and how
-    many it consumes (the same number: the last one read becomes the next call's carry)."""
-    return max(int(frac + n * ratio), int(frac + (n - 1) * ratio) + 1)
+def resample_span(frac: float, ratio: float, n: int) -> tuple[int, int]:
+    """(length of h that ``resample_linear`` reads for ``n`` outputs from position ``frac``, samples
+    it consumes): the caller keeps h[consumed:] for the next call, whose frac is
+    frac + n * ratio - consumed (in [0, 1))."""
+    return int(frac + (n - 1) * ratio) + 2, int(frac + n * ratio)
 
 
 def resample_linear(h: np.ndarray, frac: float, ratio: float, n: int) -> np.ndarray:

@@ -79,7 +79,9 @@ class VoiceState:
     errors: int = 0
     hist: np.ndarray = field(default_factory=lambda: np.zeros(2, np.int32))
     frac: float = 0.0
-    carry: np.ndarray = field(default_factory=lambda: np.zeros(L.CHANNEL_COUNT_MAX, np.float32))
+    # decoded samples not consumed yet (channels x k), h[0] at integer position 0; starts with
+    # one zero sample, so a voice's output lags its source by one sample
+    pending: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 1), np.float32))
     volume: float | None = None                              # last frame's volume (ramp start)
     mix_volumes: dict[int, np.ndarray] = field(default_factory=dict)
     biquad_states: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 2, 2), np.float32))
@@ -292,15 +294,15 @@ class AudioRenderer:
         n = self.n
         if ratio <= 0:
             return
-        need = dsp.resample_need(st.frac, ratio, n)
-        src = self._source(st, v, need)
+        length, used = dsp.resample_span(st.frac, ratio, n)
+        have = st.pending.shape[1]
+        src = self._source(st, v, max(0, length - have))
+        hist = np.concatenate((st.pending[:v.channel_count], src), axis=1)
         dest = self.mixes[v.mix_id]
         base = self.base[v.mix_id]
         vol0 = v.volume if st.volume is None else st.volume
         for c in range(v.channel_count):
-            h = np.concatenate(([st.carry[c]], src[c])).astype(np.float32)
-            out = dsp.resample_linear(h, st.frac, ratio, n)
-            st.carry[c] = h[need]
+            out = dsp.resample_linear(np.ascontiguousarray(hist[c]), st.frac, ratio, n)
             for b, bq in enumerate(v.biquads):
                 if bq.enabled:
                     dsp.biquad(out, np.array(bq.num, np.float32) * np.float32(L.Q14),
@@ -314,7 +316,10 @@ class AudioRenderer:
                 if prev[b] != 0.0 or cur[b] != 0.0:
                     dsp.mix_ramp(self.buffers[base + b], scaled, float(prev[b]), float(cur[b]))
             st.mix_volumes[c] = cur.copy()
-        st.frac = st.frac + n * ratio - need
+        tail = hist[:, used:]
+        st.pending = np.zeros((L.CHANNEL_COUNT_MAX, tail.shape[1]), np.float32)
+        st.pending[:v.channel_count] = tail
+        st.frac = st.frac + n * ratio - used
         st.volume = v.volume
 
     def _mix(self, mid: int, req: UpdateRequest) -> None:
