@@ -107,7 +107,8 @@ def resample_span(frac: float, ratio: float, n: int) -> tuple[int, int]:
     """(length of h that ``resample_linear`` reads for ``n`` outputs from position ``frac``, samples
     it consumes): the caller keeps h[consumed:] for the next call, whose frac is
     frac + n * ratio - consumed (in [0, 1))."""
-    return int(frac + (n - 1) * ratio) + 2, int(frac + n * ratio)
+    used = int(frac + n * ratio)
+    return max(int(frac + (n - 1) * ratio) + 2, used), used
 
 
 def resample_linear(h: np.ndarray, frac: float, ratio: float, n: int) -> np.ndarray:
