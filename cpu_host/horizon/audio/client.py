@@ -140,6 +140,8 @@ class Update:
         pools = b"".join(struct.pack("<QQI12x", *t) for t in self.pools).ljust(sz["memory_pools"], b"\0")
         chans = bytearray(sz["channels"])
         for cid, vols in self.channels.items():
+            if not 0 <= cid < p.voice_count:
+                raise ValueError(f"channel resource {cid}: the renderer has {p.voice_count} (one per voice)")
             o = cid * L.CHANNEL_IN_SIZE
             v = np.zeros(24, np.float32)
             v[:len(vols)] = vols
