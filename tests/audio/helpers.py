@@ -29,4 +29,4 @@ class Rig:
         start = len(self.out)
         for _ in range(frames):
             self.r.render_frame()
-        return np.concatenate(self.out[start:]) if frames else np.zeros((0, 2), np.int16)
+        return np.concatenate(self.out[start:]) if len(self.out) > start else np.zeros((0, 2), np.int16)

@@ -1,0 +1,133 @@
+"""Outputs: the WAV file (read back with Python's wave module: duration, RMS, spectrum peak of a
+tone rendered through the renderer), written atomically; the audout queue; the SDL3 stream with
+SDL's dummy audio driver (bounded frames, dropped frames and underruns counted)."""
+from __future__ import annotations
+
+import os
+import time
+import wave
+
+import numpy as np
+import pytest
+
+from cpu_host.horizon.audio import client as C
+from cpu_host.horizon.audio import layout as L
+from cpu_host.horizon.audio.output import AUDOUT_MAX_BUFFERS, AudioOut, NullSink, Sink, WavSink
+from tests.audio.helpers import Rig
+
+
+def test_wav_of_a_rendered_tone(tmp_path) -> None:
+    path = tmp_path / "out.wav"
+    sink = WavSink(path)
+    rig = Rig(voice_count=1)
+    rig.r.sink_out = lambda i, pcm: sink.write(pcm)
+    rate, freq, amp = 32000, 1000.0, 10000
+    t = np.arange(rate) / rate
+    src = (np.sin(2 * np.pi * freq * t) * amp).astype(np.int16)      # 1 s at 32 kHz, resampled to 48 kHz
+    addr, size = rig.put(src.tobytes())
+    v = C.Voice(0, sample_rate=rate, volume=0.5, is_new=True, waves=[C.Wave(addr, size, 0, rate)])
+    rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2)],
+                        sinks=[C.device_sink([0, 1])]))
+    rig.run(200)                                   # 200 frames x 5 ms = 1 s
+    assert not path.exists()                       # nothing under the final name before close
+    sink.close()
+    with wave.open(str(path)) as w:
+        assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (2, 2, 48000)
+        frames = w.getnframes()
+        data = np.frombuffer(w.readframes(frames), "<i2").reshape(-1, 2).astype(np.float64)
+    assert frames == 48000                         # duration 1.000 s
+    mid = data[2400:45600, 0]
+    rms = np.sqrt(np.mean(mid ** 2))
+    assert abs(rms - amp * 0.5 / np.sqrt(2)) < 0.01 * amp            # a sine's RMS, within 1%
+    spec = np.abs(np.fft.rfft(mid * np.hanning(mid.size)))
+    peak = np.argmax(spec) * 48000 / mid.size
+    assert abs(peak - freq) < 2.0
+    assert np.array_equal(data[:, 0], data[:, 1])
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_wav_abandoned_leaves_nothing(tmp_path) -> None:
+    sink = WavSink(tmp_path / "x.wav")
+    sink.write(np.zeros((240, 2), np.int16))
+    sink.abandon()
+    assert list(tmp_path.iterdir()) == []
+
+
+class Capture(Sink):
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+
+    def write(self, pcm: np.ndarray) -> None:
+        self.chunks.append(pcm.copy())
+
+
+def test_audout_append_release_in_order() -> None:
+    cap = Capture()
+    out = AudioOut(cap)
+    a = np.arange(600, dtype=np.int16)            # 300 stereo frames
+    b = -np.arange(200, dtype=np.int16)           # 100 frames
+    assert out.append(0x1000, a.tobytes()) == 0 and out.append(0x2000, b) == 0
+    out.pump(240)                                  # not started: silence, nothing released
+    assert not cap.chunks[-1].any() and out.get_released(8) == []
+    out.start()
+    out.pump(240)
+    assert out.get_released(8) == [] and not out.event
+    out.pump(240)                                  # a done at frame 300, b at 400
+    assert out.event and out.get_released(1) == [0x1000] and out.get_released(8) == [0x2000]
+    played = np.concatenate(cap.chunks[1:]).reshape(-1)
+    assert np.array_equal(played[:800], np.concatenate([a, b])) and not played[800:].any()
+    for i in range(AUDOUT_MAX_BUFFERS):
+        assert out.append(i, bytes(4)) == 0
+    assert out.append(99, bytes(4)) == L.result(8)  # TooManyBuffersInUse
+
+
+def _sdl_sink(latency_ms: int):
+    from gpu_host import sdl3_build
+    from cpu_host.horizon.audio.output import SdlSink
+    try:
+        sdl3_build.lib_dir(build=os.environ.get("NXRECOMP_TEST_BUILD_SDL3") == "1")
+    except sdl3_build.SdlUnavailable as e:
+        pytest.skip(f"SDL3 not available ({e}); set NXRECOMP_TEST_BUILD_SDL3=1 to build it")
+    os.environ["SDL_AUDIODRIVER"] = "dummy"
+    return SdlSink(latency_ms=latency_ms, device="dummy")
+
+
+def test_sdl_dummy_driver_600_frames() -> None:
+    sink = _sdl_sink(60)
+    try:
+        assert sink.driver == "dummy"
+        frame = (np.sin(np.arange(480) * 0.1) * 3000).astype(np.int16).reshape(240, 2)
+        t0 = time.monotonic()
+        for i in range(600):                       # 600 frames paced at 5 ms: 3 s
+            sink.write(frame)
+            delay = t0 + (i + 1) * 0.005 - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        s = sink.stats
+        print(f"SDL dummy: {s.frames_written} frames written, {s.frames_dropped} dropped, {s.underruns} underruns")
+        assert s.frames_written + s.frames_dropped == 600 * 240
+        assert s.frames_written > 500 * 240        # the device took the stream
+        assert s.underruns <= 30                   # 5 % of frames, on a shared 2-core machine
+    finally:
+        sink.close()
+
+
+def test_sdl_never_blocks_the_game() -> None:
+    sink = _sdl_sink(20)
+    try:
+        frame = np.zeros((240, 2), np.int16)
+        t0 = time.monotonic()
+        for _ in range(400):                       # 2 s of audio pushed at once
+            sink.write(frame)
+        took = time.monotonic() - t0
+        assert sink.stats.frames_dropped > 300 * 240        # beyond 20 ms queued: dropped, counted
+        assert took < 1.0
+    finally:
+        sink.close()
+
+
+def test_null_sink_when_no_device(monkeypatch) -> None:
+    from cpu_host.horizon.audio import output
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_DEVICE", "none")
+    monkeypatch.delenv("NXRECOMP_CPU_HOST_AUDIO_OUT", raising=False)
+    assert isinstance(output.open_output(), NullSink)
