@@ -130,3 +130,22 @@ void nx_to_pcm16(const float *const *src, int channels, int n, int16_t *out)
             out[i * channels + c] = clamp16((int32_t)lrintf(v > 40000.f ? 40000.f : v < -40000.f ? -40000.f : v));
         }
 }
+
+/* One voice channel's whole frame, fused so the renderer makes one call per channel:
+ * resample (as nx_resample_linear) -> up to two biquads (coefs b0 b1 b2 a1 a2 each, state 2
+ * each) -> voice volume ramp v0..v1 -> for each of `ndst` destinations, a mix-volume ramp
+ * mv0[d]..mv1[d] into mix buffer row dst_rows[d] of `mix` (rows of n floats).  tmp: n floats. */
+void nx_voice_channel(const float *h, int64_t h_len, double frac, double ratio, int n,
+                      int nbq, const float *bq, float *bq_state, float v0, float v1,
+                      float *mix, int ndst, const int *dst_rows, const float *mv0, const float *mv1,
+                      float *tmp)
+{
+    nx_resample_linear(h, h_len, frac, ratio, n, tmp);
+    for (int b = 0; b < nbq; b++)
+        nx_biquad(tmp, n, bq + 5 * b, bq + 5 * b + 3, bq_state + 2 * b);
+    float step = (v1 - v0) / (float)n;
+    for (int i = 0; i < n; i++) tmp[i] *= v0 + step * (float)i;
+    for (int d = 0; d < ndst; d++)
+        if (mv0[d] != 0.0f || mv1[d] != 0.0f)
+            nx_mix_ramp(mix + (int64_t)dst_rows[d] * n, tmp, n, mv0[d], mv1[d]);
+}

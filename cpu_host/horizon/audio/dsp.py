@@ -35,6 +35,10 @@ void nx_delay(float *buf, int n, float *line, int len, int *pos, float in_gain, 
               float out_gain, float dry);
 void nx_allpass(float *buf, int n, float *line, int len, int *pos, float g);
 void nx_to_pcm16(const float *const *src, int channels, int n, int16_t *out);
+void nx_voice_channel(const float *h, int64_t h_len, double frac, double ratio, int n,
+                      int nbq, const float *bq, float *bq_state, float v0, float v1,
+                      float *mix, int ndst, const int *dst_rows, const float *mv0, const float *mv1,
+                      float *tmp);
 """
 
 
@@ -75,7 +79,8 @@ def _f32(a: np.ndarray, what: str) -> np.ndarray:
 
 
 def _ptr(ffi, kind: str, a: np.ndarray):
-    return ffi.cast(kind, a.ctypes.data)
+    # from_buffer is several times cheaper than a.ctypes.data; the cast only names the type
+    return ffi.cast(kind, ffi.from_buffer(a, require_writable=False))
 
 
 def adpcm_decode(data: bytes | np.ndarray, first: int, count: int, coefs: np.ndarray,
@@ -164,3 +169,23 @@ def to_pcm16(channels: list[np.ndarray]) -> np.ndarray:
     ptrs = ffi.new("float *[]", [_ptr(ffi, "float *", c) for c in channels])
     L.nx_to_pcm16(ptrs, len(channels), n, _ptr(ffi, "int16_t *", out))
     return out
+
+
+def voice_channel(h: np.ndarray, frac: float, ratio: float, n: int, biquads: np.ndarray,
+                  bq_state: np.ndarray, v0: float, v1: float, mix: np.ndarray, rows: np.ndarray,
+                  mv0: np.ndarray, mv1: np.ndarray, tmp: np.ndarray) -> None:
+    """One voice channel's frame into ``mix`` (buffers x n): resample, ``biquads`` (k x 5:
+    b0 b1 b2 a1 a2, state k x 2), volume ramp, mix-volume ramps into ``rows``."""
+    ffi, L = lib()
+    for a, what in ((h, "history"), (biquads, "biquads"), (bq_state, "biquad state"), (mix, "mix"),
+                     (mv0, "mix volumes"), (mv1, "mix volumes"), (tmp, "scratch")):
+        _f32(a, what)
+    k = biquads.shape[0]
+    if (mix.ndim != 2 or mix.shape[1] != n or tmp.size < n or rows.dtype != np.int32 or bq_state.size < 2 * k
+            or not (mv0.size == mv1.size == rows.size) or (rows.size and (rows.min() < 0 or rows.max() >= mix.shape[0]))
+            or h.size < int(frac + (n - 1) * ratio) + 2):
+        raise ValueError("voice_channel: inconsistent buffer sizes")
+    L.nx_voice_channel(_ptr(ffi, "float *", h), h.size, frac, ratio, n, k, _ptr(ffi, "float *", biquads),
+                       _ptr(ffi, "float *", bq_state), v0, v1, _ptr(ffi, "float *", mix), rows.size,
+                       _ptr(ffi, "int *", rows), _ptr(ffi, "float *", mv0), _ptr(ffi, "float *", mv1),
+                       _ptr(ffi, "float *", tmp))

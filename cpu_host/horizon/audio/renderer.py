@@ -95,6 +95,7 @@ class AudioRenderer:
         self.sink_out = sinks or (lambda index, pcm: None)
         self.n = self.p.sample_count
         self.buffers = np.zeros((self.p.mix_buffer_count, self.n), np.float32)
+        self.tmp = np.zeros(self.n, np.float32)
         self.voices = [VoiceState() for _ in range(self.p.voice_count)]
         self.pool_states = [L.POOL_NEW] * self.p.mempool_count
         self.pools: list[tuple[int, int]] = []
@@ -270,7 +271,7 @@ class AudioRenderer:
             raw = np.frombuffer(slot.data, np.int16, len(slot.data) // 2)
             part = raw[slot.offset * ch:(slot.offset + count) * ch]
             k = part.size // ch
-            return np.stack([dsp.pcm16_channel(part[:k * ch], ch, c) for c in range(ch)])
+            return part[:k * ch].reshape(k, ch).T.astype(np.float32)
         if v.sample_format == L.FMT_PCM_FLOAT:
             raw = np.frombuffer(slot.data, np.float32, len(slot.data) // 4)
             part = raw[slot.offset * ch:(slot.offset + count) * ch]
@@ -301,20 +302,17 @@ class AudioRenderer:
         dest = self.mixes[v.mix_id]
         base = self.base[v.mix_id]
         vol0 = v.volume if st.volume is None else st.volume
+        bqs = [bq for bq in v.biquads if bq.enabled]
+        coefs = np.array([[*bq.num, *bq.den] for bq in bqs], np.float32).reshape(-1, 5) * np.float32(L.Q14)
+        rows = np.arange(base, base + dest.buffer_count, dtype=np.int32)
         for c in range(v.channel_count):
-            out = dsp.resample_linear(np.ascontiguousarray(hist[c]), st.frac, ratio, n)
-            for b, bq in enumerate(v.biquads):
-                if bq.enabled:
-                    dsp.biquad(out, np.array(bq.num, np.float32) * np.float32(L.Q14),
-                               np.array(bq.den, np.float32) * np.float32(L.Q14), st.biquad_states[c, b])
-            scaled = np.zeros(n, np.float32)
-            dsp.mix_ramp(scaled, out, vol0, v.volume)
             chan = req.channels[v.channel_ids[c]]
-            cur = chan.volumes[:dest.buffer_count]
+            cur = np.ascontiguousarray(chan.volumes[:dest.buffer_count], np.float32)
             prev = st.mix_volumes.get(c, cur)
-            for b in range(dest.buffer_count):
-                if prev[b] != 0.0 or cur[b] != 0.0:
-                    dsp.mix_ramp(self.buffers[base + b], scaled, float(prev[b]), float(cur[b]))
+            state = st.biquad_states[c].reshape(-1)[:2 * len(bqs)].copy()
+            dsp.voice_channel(np.ascontiguousarray(hist[c]), st.frac, ratio, n, coefs, state, vol0, v.volume,
+                              self.buffers, rows, prev, cur, self.tmp)
+            st.biquad_states[c].reshape(-1)[:2 * len(bqs)] = state
             st.mix_volumes[c] = cur.copy()
         tail = hist[:, used:]
         st.pending = np.zeros((L.CHANNEL_COUNT_MAX, tail.shape[1]), np.float32)
