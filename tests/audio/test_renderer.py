@@ -160,3 +160,21 @@ def test_looping_wave_buffer_repeats() -> None:
     out = rig.run(1)[:, 0]
     want = np.concatenate(([0], np.tile(src[10:60], 5)))[:240]
     assert np.array_equal(out, want)
+
+
+def test_voice_biquads_match_lfilter() -> None:
+    from scipy.signal import lfilter
+    rig = Rig(voice_count=1)
+    src = (np.random.default_rng(9).standard_normal(4800) * 4000).astype(np.int16)
+    addr, size = rig.put(src.tobytes())
+    bq1 = (True, (2000, 4000, 2000), (-20000, 8000))       # Q14: a low-pass
+    bq2 = (True, (16000, -15000, 3000), (-5000, 2000))
+    v = C.Voice(0, is_new=True, biquads=[bq1, bq2], volume=0.7, waves=[C.Wave(addr, size, 0, 4800)])
+    rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 0.0]}, mixes=[C.Mix(0, 2)],
+                        sinks=[C.device_sink([0, 1])]))
+    out = rig.run(10)[:, 0].astype(np.float64)
+    x = np.concatenate(([0.0], src.astype(np.float64)))[:2400]
+    for _, num, den in (bq1, bq2):
+        x = lfilter(np.array(num) / 16384, np.concatenate(([1.0], np.array(den) / 16384)), x)
+    want = np.clip(np.rint(x * 0.7), -32768, 32767)
+    assert np.max(np.abs(out - want)) <= 1.0 and np.abs(want).max() > 1000
