@@ -131,3 +131,31 @@ def test_null_sink_when_no_device(monkeypatch) -> None:
     monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_DEVICE", "none")
     monkeypatch.delenv("NXRECOMP_CPU_HOST_AUDIO_OUT", raising=False)
     assert isinstance(output.open_output(), NullSink)
+
+
+def test_adapt_channels() -> None:
+    from cpu_host.horizon.audio.output import adapt_channels
+    mono = np.array([[100], [-200]], np.int16)
+    assert adapt_channels(mono, 2).tolist() == [[100, 100], [-200, -200]]
+    six = np.array([[1000, 2000, 3000, 4000, 5000, 6000]], np.int16)
+    l_, r_ = adapt_channels(six, 2)[0]
+    assert (l_, r_) == (round(1000 + 0.7071 * 8000), round(2000 + 0.7071 * 9000))
+    loud = np.full((1, 6), 30000, np.int16)
+    assert adapt_channels(loud, 2).tolist() == [[32767, 32767]]
+
+
+def test_render_clock_paces_frames_and_signals() -> None:
+    from cpu_host.horizon.audio.clock import RenderClock
+    rig = Rig(voice_count=1)
+    rig.update(C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]))
+    events = []
+    clock = RenderClock(rig.r, lambda: events.append(time.monotonic()))
+    t0 = time.monotonic()
+    clock.start()
+    time.sleep(0.5)
+    clock.stop()
+    took = time.monotonic() - t0
+    produced = clock.frames + clock.late_frames
+    # 200 frames a second: rendered plus skipped-as-late within 15 % of the wall time's worth
+    assert abs(produced - took * 200) < 0.15 * took * 200 + 5, (clock.frames, clock.late_frames, took)
+    assert len(events) == clock.frames == len(rig.out)

@@ -150,6 +150,29 @@ class SdlSink(Sink):
             self.sdl.SDL_QuitSubSystem(self.sdl.SDL_INIT_AUDIO)
 
 
+def adapt_channels(pcm: np.ndarray, channels: int) -> np.ndarray:
+    """Frames of any of Horizon's channel counts (1, 2, 4, 6) as ``channels`` (1 or 2): mono is
+    copied to both sides; 4.0 and 5.1 (FL FR FC LFE BL BR order, libnx/Ryujinx) are folded down
+    with the ITU gains (centre and surrounds at -3 dB, LFE dropped), saturated."""
+    have = pcm.shape[1]
+    if have == channels:
+        return pcm
+    x = pcm.astype(np.float32)
+    if have == 1:
+        st = np.repeat(x, 2, axis=1)
+    elif have == 2:
+        st = x
+    elif have == 4:
+        st = np.stack([x[:, 0] + 0.7071 * x[:, 2], x[:, 1] + 0.7071 * x[:, 3]], 1)
+    elif have == 6:
+        st = np.stack([x[:, 0] + 0.7071 * (x[:, 2] + x[:, 4]), x[:, 1] + 0.7071 * (x[:, 2] + x[:, 5])], 1)
+    else:
+        raise ValueError(f"{have} channels: Horizon's sinks have 1, 2, 4 or 6")
+    if channels == 1:
+        st = st.mean(axis=1, keepdims=True)
+    return np.clip(np.rint(st), -32768, 32767).astype(np.int16)
+
+
 def open_output(rate: int = 48000, channels: int = 2) -> Sink:
     """The sink the settings ask for: a WAV file when ``cpu_host.audio_out`` names one, else SDL3
     unless ``cpu_host.audio_device`` is ``none``; no SDL3 or no device -> silence (logged)."""
