@@ -84,7 +84,8 @@ class VoiceState:
     pending: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 1), np.float32))
     volume: float | None = None                              # last frame's volume (ramp start)
     mix_volumes: dict[int, np.ndarray] = field(default_factory=dict)
-    biquad_states: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 2, 2), np.float32))
+    biquad_states: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 4), np.float32))
+    plan: tuple | None = None        # (request, coefficient/row/volume arrays and their C pointers)
 
 
 class AudioRenderer:
@@ -96,6 +97,7 @@ class AudioRenderer:
         self.n = self.p.sample_count
         self.buffers = np.zeros((self.p.mix_buffer_count, self.n), np.float32)
         self.tmp = np.zeros(self.n, np.float32)
+        self.buffers_p, self.tmp_p = dsp.ptr("float *", self.buffers), dsp.ptr("float *", self.tmp)
         self.voices = [VoiceState() for _ in range(self.p.voice_count)]
         self.pool_states = [L.POOL_NEW] * self.p.mempool_count
         self.pools: list[tuple[int, int]] = []
@@ -299,26 +301,38 @@ class AudioRenderer:
         have = st.pending.shape[1]
         src = self._source(st, v, max(0, length - have))
         hist = np.concatenate((st.pending[:v.channel_count], src), axis=1)
-        dest = self.mixes[v.mix_id]
-        base = self.base[v.mix_id]
         vol0 = v.volume if st.volume is None else st.volume
-        bqs = [bq for bq in v.biquads if bq.enabled]
-        coefs = np.array([[*bq.num, *bq.den] for bq in bqs], np.float32).reshape(-1, 5) * np.float32(L.Q14)
-        rows = np.arange(base, base + dest.buffer_count, dtype=np.int32)
+        if st.plan is None or st.plan[0] is not req:
+            st.plan = self._plan(v, req)
+        _, nbq, coefs_p, rows_p, ndst, curs = st.plan
+        ffi, lib = dsp.lib()
         for c in range(v.channel_count):
-            chan = req.channels[v.channel_ids[c]]
-            cur = np.ascontiguousarray(chan.volumes[:dest.buffer_count], np.float32)
-            prev = st.mix_volumes.get(c, cur)
-            state = st.biquad_states[c].reshape(-1)[:2 * len(bqs)].copy()
-            dsp.voice_channel(np.ascontiguousarray(hist[c]), st.frac, ratio, n, coefs, state, vol0, v.volume,
-                              self.buffers, rows, prev, cur, self.tmp)
-            st.biquad_states[c].reshape(-1)[:2 * len(bqs)] = state
-            st.mix_volumes[c] = cur.copy()
+            cur, cur_p = curs[c]
+            prev_p = st.mix_volumes.get(c, (cur, cur_p))[1]
+            lib.nx_voice_channel(dsp.ptr("float *", hist[c]), hist.shape[1], st.frac, ratio, n, nbq, coefs_p,
+                                 dsp.ptr("float *", st.biquad_states[c]), vol0, v.volume, self.buffers_p, ndst,
+                                 rows_p, prev_p, cur_p, self.tmp_p)
+            st.mix_volumes[c] = curs[c]
         tail = hist[:, used:]
         st.pending = np.zeros((L.CHANNEL_COUNT_MAX, tail.shape[1]), np.float32)
         st.pending[:v.channel_count] = tail
         st.frac = st.frac + n * ratio - used
         st.volume = v.volume
+
+    def _plan(self, v: VoiceIn, req: UpdateRequest) -> tuple:
+        """What a voice's frames need from this request, as arrays with C pointers made once."""
+        dest = self.mixes[v.mix_id]
+        base = self.base[v.mix_id]
+        bqs = [bq for bq in v.biquads if bq.enabled]
+        coefs = (np.array([[*bq.num, *bq.den] for bq in bqs], np.float32).reshape(-1) * np.float32(L.Q14)
+                 if bqs else np.zeros(1, np.float32))
+        rows = np.arange(base, base + dest.buffer_count, dtype=np.int32)
+        curs = []
+        for c in range(v.channel_count):
+            cur = np.ascontiguousarray(req.channels[v.channel_ids[c]].volumes[:dest.buffer_count], np.float32)
+            curs.append((cur, dsp.ptr("float *", cur)))
+        # cffi's from_buffer keeps each array alive as long as its pointer
+        return (req, len(bqs), dsp.ptr("float *", coefs), dsp.ptr("int *", rows), len(rows), curs)
 
     def _mix(self, mid: int, req: UpdateRequest) -> None:
         m = self.mixes[mid]
