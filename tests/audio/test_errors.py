@@ -76,6 +76,22 @@ def test_named_errors() -> None:
     rig.run(1)
 
 
+def test_request_without_effect_records_is_accepted() -> None:
+    """libnx's audrv sends effects_sz 0 whatever its effect count (audren.h: 'todo: effects')."""
+    rig = Rig(voice_count=1, effect_count=2)
+    good = bytearray(C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]).pack())
+    p = rig.p
+    eff_at = L.HEADER_SIZE + L.BEHAVIOUR_IN_SIZE + p.mempool_count * L.MEMPOOL_IN_SIZE + \
+        p.voice_count * (L.CHANNEL_IN_SIZE + L.VOICE_IN_SIZE)
+    del good[eff_at:eff_at + 2 * L.EFFECT_IN_SIZE]
+    struct.pack_into("<I", good, 0x14, 0)
+    struct.pack_into("<I", good, 0x3C, len(good))
+    res, resp = rig.r.update(bytes(good))
+    assert res == 0 and struct.unpack_from("<I", resp, 0x14)[0] == 0     # no effect statuses back
+    struct.pack_into("<I", good, 0x14, L.EFFECT_IN_SIZE)                   # one of two: refused
+    assert rig.r.update(bytes(good))[0] == L.RESULT_INVALID_UPDATE_INFO
+
+
 def test_unmapped_wave_buffer_is_silence_not_a_crash() -> None:
     rig = Rig(voice_count=1)
     v = C.Voice(0, is_new=True, waves=[C.Wave(0xDEAD0000, 4096, 0, 2048)])

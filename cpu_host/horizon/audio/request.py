@@ -331,6 +331,9 @@ def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
         raise _bad(f"header.revision {rev:#x} is not a REVn magic", 0)
     want = expected_sizes(p)
     got = dict(zip(L.SECTIONS, sizes))
+    # libnx's audrv writes no effect records (effects_sz 0) even when its config counts effects
+    if got["effects"] == 0:
+        want["effects"] = 0
     for k, n in got.items():
         if n != want[k]:
             raise _bad(f"header.{k}_size {n:#x}, want {want[k]:#x} for this renderer's parameter block",
@@ -358,7 +361,7 @@ def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
     off += want["channels"]
     voices = [_voice(d, off + i * L.VOICE_IN_SIZE, p, i) for i in range(p.voice_count)]
     off += want["voices"]
-    effects = [_effect(d, off + i * L.EFFECT_IN_SIZE, p, i) for i in range(p.effect_count)]
+    effects = [_effect(d, off + i * L.EFFECT_IN_SIZE, p, i) for i in range(want["effects"] // L.EFFECT_IN_SIZE)]
     off += want["effects"]
     mixes = [_mix(d, off + i * L.MIX_IN_SIZE, p, i) for i in range(p.mix_count)]
     off += want["mixes"]
