@@ -8,8 +8,6 @@ import time
 import wave
 
 import numpy as np
-import pytest
-
 from cpu_host.horizon.audio import client as C
 from cpu_host.horizon.audio import layout as L
 from cpu_host.horizon.audio.output import AUDOUT_MAX_BUFFERS, AudioOut, NullSink, Sink, WavSink
@@ -82,12 +80,9 @@ def test_audout_append_release_in_order() -> None:
 
 
 def _sdl_sink(latency_ms: int):
-    from gpu_host import sdl3_build
     from cpu_host.horizon.audio.output import SdlSink
-    try:
-        sdl3_build.lib_dir(build=os.environ.get("NXRECOMP_TEST_BUILD_SDL3") == "1")
-    except sdl3_build.SdlUnavailable as e:
-        pytest.skip(f"SDL3 not available ({e}); set NXRECOMP_TEST_BUILD_SDL3=1 to build it")
+    from tests.xdisplay import sdl3_or_skip
+    sdl3_or_skip()                                 # built once (as the window tests do), or a loud skip
     os.environ["SDL_AUDIODRIVER"] = "dummy"
     return SdlSink(latency_ms=latency_ms, device="dummy")
 

@@ -11,7 +11,8 @@
 - ``SdlSink``: an SDL3 audio stream (pysdl3 over the SDL3 gpu_host/sdl3_build.py builds).  A
   write never blocks: when more than ``latency_ms`` of audio is already queued the frame is
   dropped and counted, so a slow or missing device never holds up the game's timing; a write
-  that finds the device's queue empty after playback started counts an underrun.
+  that finds the device's queue empty after playback started counts an underrun.  The first
+  write queues half the latency of silence ahead, room for the device's and our jitter.
 - ``open_output(settings)``: the sink the settings ask for (``cpu_host.audio_out`` WAV file,
   ``cpu_host.audio_device``, ``cpu_host.audio_latency_ms``).
 """
@@ -117,8 +118,9 @@ class SdlSink(Sink):
             raise NxError(f"SDL audio: SDL_InitSubSystem: {sdl3.SDL_GetError().decode(errors='replace')} "
                           f"(setting cpu_host.audio_device)")
         spec = sdl3.SDL_AudioSpec(sdl3.SDL_AUDIO_S16LE, channels, rate)
+        # no callback: we push (a NULL SDL_AudioStreamCallback)
         self.stream = sdl3.SDL_OpenAudioDeviceStream(sdl3.SDL_AUDIO_DEVICE_DEFAULT_PLAYBACK, ctypes.byref(spec),
-                                                     None, None)
+                                                     sdl3.SDL_AudioStreamCallback(), None)
         if not self.stream:
             err = sdl3.SDL_GetError().decode(errors="replace")
             sdl3.SDL_QuitSubSystem(sdl3.SDL_INIT_AUDIO)
@@ -131,6 +133,9 @@ class SdlSink(Sink):
 
     def write(self, pcm: np.ndarray) -> None:
         data = np.ascontiguousarray(pcm, "<i2").tobytes()
+        if not self.started:                 # half the latency of silence first: room for jitter
+            pad = bytes(self.max_bytes // 2 // (2 * self.channels) * 2 * self.channels)
+            self.sdl.SDL_PutAudioStreamData(self.stream, pad, len(pad))
         queued = self.queued_bytes()
         if self.started and queued == 0:
             self.stats.underruns += 1
