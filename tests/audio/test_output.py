@@ -154,3 +154,30 @@ def test_render_clock_paces_frames_and_signals() -> None:
     # 200 frames a second: rendered plus skipped-as-late within 15 % of the wall time's worth
     assert abs(produced - took * 200) < 0.15 * took * 200 + 5, (clock.frames, clock.late_frames, took)
     assert len(events) == clock.frames == len(rig.out)
+
+
+def test_audio_system_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch) -> None:
+    """The chain the audren:u service will start: settings -> WAV output, renderer on its clock."""
+    from cpu_host.horizon.audio.renderer import BytesMemory
+    from cpu_host.horizon.audio.request import RendererParameter
+    from cpu_host.horizon.audio.system import AudioSystem
+    path = tmp_path / "game.wav"
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_OUT", str(path))
+    p = RendererParameter(voice_count=1)
+    mem = BytesMemory()
+    src = (np.sin(np.arange(48000) * 2 * np.pi * 440 / 48000) * 8000).astype(np.int16)
+    mem.map(0x10000, src.tobytes())
+    frames = []
+    system = AudioSystem(p, mem, on_frame=lambda: frames.append(1))
+    v = C.Voice(0, is_new=True, waves=[C.Wave(0x10000, src.nbytes, 0, 48000, loop=True)])
+    res, _ = system.update(C.Update(p, voices={0: v}, channels={0: [1.0]}, mixes=[C.Mix(0, 1)],
+                                    sinks=[C.device_sink([0])]).pack())    # a mono device sink
+    assert res == 0
+    system.start()
+    time.sleep(0.3)
+    system.close()
+    with wave.open(str(path)) as w:
+        n = w.getnframes()
+        data = np.frombuffer(w.readframes(n), "<i2").reshape(-1, 2)
+    assert n == 240 * len(frames) > 0
+    assert np.array_equal(data[:, 0], data[:, 1]) and np.abs(data).max() > 7000   # mono on both sides
