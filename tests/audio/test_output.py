@@ -181,3 +181,14 @@ def test_audio_system_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch)
         data = np.frombuffer(w.readframes(n), "<i2").reshape(-1, 2)
     assert n == 240 * len(frames) > 0
     assert np.array_equal(data[:, 0], data[:, 1]) and np.abs(data).max() > 7000   # mono on both sides
+
+
+def test_audout_flush_and_counts() -> None:
+    out = AudioOut(Capture())
+    out.start()
+    out.append(1, np.ones(480, np.int16))
+    out.append(2, np.ones(480, np.int16))
+    out.pump(100)
+    assert out.played_samples == 100 and out.buffer_count() == 2
+    assert out.flush() and out.buffer_count() == 0 and out.get_released(8) == [1, 2]
+    assert not out.flush()

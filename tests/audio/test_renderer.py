@@ -178,3 +178,31 @@ def test_voice_biquads_match_lfilter() -> None:
         x = lfilter(np.array(num) / 16384, np.concatenate(([1.0], np.array(den) / 16384)), x)
     want = np.clip(np.rint(x * 0.7), -32768, 32767)
     assert np.max(np.abs(out - want)) <= 1.0 and np.abs(want).max() > 1000
+
+
+def test_adpcm_loop_restarts_from_context() -> None:
+    """A looping ADPCM buffer: each pass decodes from the loop start with the history in its
+    context (here the stream's own history at sample 28, as a client would store it)."""
+    rig = Rig(voice_count=1)
+    rng = np.random.default_rng(11)
+    coefs = [int(c) for c in rng.integers(-2000, 2000, 16)]
+    data = bytearray(rng.integers(0, 256, 10 * 8, dtype=np.uint8).tobytes())
+    for f in range(10):
+        data[f * 8] = int(rng.integers(0, 8)) << 4 | int(rng.integers(0, 6))
+    full = ref.adpcm_decode(bytes(data), 140, coefs)
+    addr, size = rig.put(bytes(data))
+    caddr, _ = rig.put(struct.pack("<16h", *coefs))
+    ctx, _ = rig.put(struct.pack("<Hhh", data[32], int(full[27]), int(full[26])))
+    v = C.Voice(0, sample_format=L.FMT_ADPCM, state_address=caddr, is_new=True,
+                waves=[C.Wave(addr, size, 28, 140, loop=True, context_address=ctx, context_size=6)])
+    rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 0.0]}, mixes=[C.Mix(0, 2)],
+                        sinks=[C.device_sink([0, 1])]))
+    out = rig.run(2)[:, 0]
+    want = np.concatenate(([0.0], np.tile(full[28:140], 5)))[:480]
+    assert np.array_equal(out, want.astype(np.int16))
+
+
+def test_work_buffer_size_is_page_aligned_and_grows() -> None:
+    from cpu_host.horizon.audio.request import RendererParameter, work_buffer_size
+    small, big = work_buffer_size(RendererParameter()), work_buffer_size(RendererParameter(voice_count=96))
+    assert small % 0x1000 == 0 and big % 0x1000 == 0 and big > small

@@ -210,6 +210,7 @@ class AudioOut:
         self.released: deque[int] = deque()
         self.started = False
         self.event = False           # stands for the buffer event's signalled state
+        self.played_samples = 0      # GetAudioOutPlayedSampleCount (frames)
 
     def start(self) -> int:
         self.started = True
@@ -226,6 +227,17 @@ class AudioOut:
         frames = a.size // self.channels
         self.queue.append(OutBuffer(tag, a[:frames * self.channels].reshape(frames, self.channels)))
         return L.RESULT_SUCCESS
+
+    def buffer_count(self) -> int:
+        return len(self.queue)
+
+    def flush(self) -> bool:
+        """FlushAudioOutBuffers: every queued buffer released unplayed; True if any was queued."""
+        had = bool(self.queue)
+        while self.queue:
+            self.released.append(self.queue.popleft().tag)
+        self.event = self.event or had
+        return had
 
     def contains(self, tag: int) -> bool:
         return any(b.tag == tag for b in self.queue)
@@ -248,6 +260,7 @@ class AudioOut:
             out[at:at + k] = b.samples[b.played:b.played + k]
             at += k
             b.played += k
+            self.played_samples += k
             if b.played >= b.samples.shape[0]:
                 self.queue.popleft()
                 self.released.append(b.tag)

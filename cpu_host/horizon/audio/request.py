@@ -64,6 +64,16 @@ class RendererParameter:
                                 self.external_context_size, self.revision)
 
 
+def work_buffer_size(p: RendererParameter) -> int:
+    """What GetWorkBufferSize answers.  Ours, not Horizon's formula: the renderer's state lives
+    in the host, so the guest's work buffer only has to exist; this over-estimates Horizon's
+    per-object costs (mix buffers of samples, voice and effect state) and rounds to 0x1000."""
+    size = (p.mix_buffer_count + 6) * p.sample_count * 4 * 2
+    size += p.voice_count * 0x400 + p.effect_count * 0x800 + p.mix_count * 0x940 + p.sink_count * 0x200
+    size += p.splitter_count * 0x100 + p.splitter_destination_count * 0x100 + 0x10000
+    return (size + 0xFFF) & ~0xFFF
+
+
 # Upper bounds we accept (a request beyond them is refused, not allocated).
 LIMITS = {"voice_count": 1024, "sink_count": 16, "effect_count": 256, "submix_count": 256,
           "mix_buffer_count": 24 * 257}
