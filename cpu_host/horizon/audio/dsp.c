@@ -49,12 +49,6 @@ done:
     return written;
 }
 
-/* One channel of interleaved PCM16 to float. */
-void nx_pcm16_channel(const int16_t *src, int64_t frames, int channels, int channel, float *out)
-{
-    for (int64_t i = 0; i < frames; i++) out[i] = (float)src[i * channels + channel];
-}
-
 /* Linear-interpolating sample-rate conversion: out[i] = h[k] + (h[k+1]-h[k]) * f at position
  * p_i = frac + i * ratio (k = floor(p_i), f = p_i - k), frac >= 0; the caller sizes h
  * (floor(frac + (n-1)*ratio) + 2) and keeps its unconsumed tail (dsp.resample_span). */

@@ -27,7 +27,6 @@ FLAGS = ["-O2", "-shared", "-fPIC", "-fno-sanitize=all", "-Wall", "-lm"]
 CDEF = """
 int nx_adpcm_decode(const uint8_t *src, int64_t src_len, int64_t first, int count,
                     const int16_t *coefs, int32_t *hist, float *out);
-void nx_pcm16_channel(const int16_t *src, int64_t frames, int channels, int channel, float *out);
 void nx_resample_linear(const float *h, int64_t h_len, double frac, double ratio, int n, float *out);
 void nx_mix_ramp(float *dst, const float *src, int n, float v0, float v1);
 void nx_biquad(float *buf, int n, const float *b, const float *a, float *s);
@@ -101,16 +100,6 @@ def adpcm_decode(data: bytes | np.ndarray, first: int, count: int, coefs: np.nda
     n = L.nx_adpcm_decode(ffi.from_buffer("uint8_t[]", src), src.size, first, max(count, 0),
                           _ptr(ffi, "int16_t *", co), _ptr(ffi, "int32_t *", hist), _ptr(ffi, "float *", out))
     return out[:n]
-
-
-def pcm16_channel(data: np.ndarray, channels: int, channel: int) -> np.ndarray:
-    """One channel of interleaved int16 ``data`` as float32."""
-    ffi, L = lib()
-    src = np.ascontiguousarray(data, np.int16)
-    frames = src.size // channels
-    out = np.empty(frames, np.float32)
-    L.nx_pcm16_channel(_ptr(ffi, "int16_t *", src), frames, channels, channel, _ptr(ffi, "float *", out))
-    return out
 
 
 def resample_span(frac: float, ratio: float, n: int) -> tuple[int, int]:
