@@ -28,6 +28,12 @@ SETTINGS = [
     Setting("cpu_host", "huge_pages", False, "ask the kernel for transparent huge pages for the guest's heap (the "
             "brk area, anonymous mmaps of 2 MiB or more; with THP defrag 'madvise' a fault may then compact "
             "memory first); read by the runtime as NXRECOMP_CPU_HOST_HUGE_PAGES", parse_bool),
+    Setting("cpu_host", "audio_out", "", "write the game's audio to this WAV file (headless; --audio-out); empty: "
+            "play through SDL3"),
+    Setting("cpu_host", "audio_device", "", "SDL audio driver to play through (e.g. 'pulseaudio', 'alsa', 'dummy'); "
+            "empty: SDL's default; 'none': no sound"),
+    Setting("cpu_host", "audio_latency_ms", 60, "audio queued ahead of the device at most; frames beyond it are "
+            "dropped (counted) so a slow device never holds up the game", int),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

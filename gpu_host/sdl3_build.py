@@ -34,8 +34,8 @@ CMAKE_FLAGS = ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DSDL_SHARED=ON", "
                "-DSDL_PIPEWIRE=OFF", "-DSDL_PULSEAUDIO=OFF", "-DSDL_ALSA=OFF", "-DSDL_JACK=OFF",
                "-DSDL_SNDIO=OFF", "-DSDL_HIDAPI_LIBUSB=OFF", "-DSDL_LIBUDEV=OFF", "-DSDL_DBUS=OFF",
                "-DSDL_IBUS=OFF", "-DSDL_X11_XTEST=OFF", "-DSDL_CAMERA=OFF",
-               # only video (X11 + Vulkan) and input are used: the rest is build time for nothing
-               "-DSDL_AUDIO=OFF", "-DSDL_RENDER=OFF", "-DSDL_GPU=OFF", "-DSDL_HAPTIC=OFF",
+               # video (X11 + Vulkan), input and audio (cpu_host/horizon/audio/output.py) are used
+               "-DSDL_AUDIO=ON", "-DSDL_DUMMYAUDIO=ON", "-DSDL_DISKAUDIO=OFF", "-DSDL_RENDER=OFF", "-DSDL_GPU=OFF", "-DSDL_HAPTIC=OFF",
                "-DSDL_POWER=OFF", "-DSDL_SENSOR=OFF", "-DSDL_DIALOG=OFF", "-DSDL_TRAY=OFF"]
 
 

@@ -1,0 +1,268 @@
+"""Where rendered audio goes: ``audout:u``-style buffer queues and the host outputs.
+
+- ``AudioOut``: the queue ``audout:u``'s IAudioOut serves: AppendAudioOutBuffer (a tag and its
+  PCM16 samples), GetReleasedAudioOutBuffers (tags fully played, in order), Start/Stop, and a
+  released flag standing for the buffer event.  ``pump(frames)`` plays ``frames`` sample frames
+  into a sink (silence when the queue is empty).  Facts: switchbrew "Audio services" (audout:u,
+  48000 Hz, PCM format numbers); at most 32 buffers queued (TooManyBuffersInUse, result 153-8:
+  Ryujinx's audio ResultCode).
+- ``WavSink``: a RIFF/WAVE PCM16 file, written to a temporary name and renamed at ``close``:
+  the named file is either absent or complete, never half-written.
+- ``SdlSink``: an SDL3 audio stream (pysdl3 over the SDL3 gpu_host/sdl3_build.py builds).  A
+  write never blocks: when more than ``latency_ms`` of audio is already queued the frame is
+  dropped and counted, so a slow or missing device never holds up the game's timing; a write
+  that finds the device's queue empty after playback started counts an underrun.  The first
+  write queues half the latency of silence ahead, room for the device's and our jitter.
+- ``open_output(settings)``: the sink the settings ask for (``cpu_host.audio_out`` WAV file,
+  ``cpu_host.audio_device``, ``cpu_host.audio_latency_ms``).
+"""
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import struct
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cpu_host.horizon.audio import layout as L
+from nxrecomp import settings
+from nxrecomp.errors import NxError
+
+log = logging.getLogger("cpu_host.audio")
+AUDOUT_MAX_BUFFERS = 32
+RESULT_TOO_MANY_BUFFERS = L.result(8)
+
+
+class Sink:
+    """Takes interleaved int16 frames (frames x channels)."""
+    rate = 48000
+    channels = 2
+
+    def write(self, pcm: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class NullSink(Sink):
+    def write(self, pcm: np.ndarray) -> None:
+        pass
+
+
+class WavSink(Sink):
+    def __init__(self, path: str | os.PathLike, rate: int = 48000, channels: int = 2) -> None:
+        self.path = Path(path)
+        self.rate, self.channels = rate, channels
+        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.f = open(self.tmp, "wb")
+        self.f.write(self._header(0))
+        self.frames = 0
+
+    def _header(self, frames: int) -> bytes:
+        data = frames * self.channels * 2
+        return (b"RIFF" + struct.pack("<I", 36 + data) + b"WAVE"
+                + b"fmt " + struct.pack("<IHHIIHH", 16, 1, self.channels, self.rate, self.rate * self.channels * 2,
+                                        self.channels * 2, 16)
+                + b"data" + struct.pack("<I", data))
+
+    def write(self, pcm: np.ndarray) -> None:
+        if pcm.ndim != 2 or pcm.shape[1] != self.channels:
+            raise ValueError(f"WAV {self.path}: frames of {self.channels} channels, got shape {pcm.shape}")
+        self.f.write(np.ascontiguousarray(pcm, "<i2").tobytes())
+        self.frames += pcm.shape[0]
+
+    def close(self) -> None:
+        if self.f.closed:
+            return
+        self.f.seek(0)
+        self.f.write(self._header(self.frames))
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        self.f.close()
+        os.replace(self.tmp, self.path)
+
+    def abandon(self) -> None:
+        """Drop the partial file (an error mid-run): the target name is never created."""
+        if not self.f.closed:
+            self.f.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+@dataclass
+class SdlStats:
+    frames_written: int = 0
+    frames_dropped: int = 0
+    underruns: int = 0
+
+
+class SdlSink(Sink):
+    def __init__(self, rate: int = 48000, channels: int = 2, latency_ms: int = 60, device: str = "",
+                 build: bool = False) -> None:
+        from gpu_host import sdl3_build
+        lib = sdl3_build.lib_dir(build)
+        os.environ.update(sdl3_build.pysdl3_env(lib))
+        if device:
+            os.environ["SDL_AUDIODRIVER"] = device
+        import sdl3
+        self.sdl = sdl3
+        self.rate, self.channels = rate, channels
+        self.max_bytes = rate * channels * 2 * max(1, latency_ms) // 1000
+        self.stats = SdlStats()
+        self.started = False
+        if not sdl3.SDL_InitSubSystem(sdl3.SDL_INIT_AUDIO):
+            raise NxError(f"SDL audio: SDL_InitSubSystem: {sdl3.SDL_GetError().decode(errors='replace')} "
+                          f"(setting cpu_host.audio_device)")
+        spec = sdl3.SDL_AudioSpec(sdl3.SDL_AUDIO_S16LE, channels, rate)
+        # no callback: we push (a NULL SDL_AudioStreamCallback)
+        self.stream = sdl3.SDL_OpenAudioDeviceStream(sdl3.SDL_AUDIO_DEVICE_DEFAULT_PLAYBACK, ctypes.byref(spec),
+                                                     sdl3.SDL_AudioStreamCallback(), None)
+        if not self.stream:
+            err = sdl3.SDL_GetError().decode(errors="replace")
+            sdl3.SDL_QuitSubSystem(sdl3.SDL_INIT_AUDIO)
+            raise NxError(f"SDL audio: no playback device: {err} (setting cpu_host.audio_device)")
+        sdl3.SDL_ResumeAudioStreamDevice(self.stream)
+        self.driver = (sdl3.SDL_GetCurrentAudioDriver() or b"?").decode()
+
+    def queued_bytes(self) -> int:
+        return int(self.sdl.SDL_GetAudioStreamQueued(self.stream))
+
+    def write(self, pcm: np.ndarray) -> None:
+        data = np.ascontiguousarray(pcm, "<i2").tobytes()
+        if not self.started:                 # half the latency of silence first: room for jitter
+            pad = bytes(self.max_bytes // 2 // (2 * self.channels) * 2 * self.channels)
+            self.sdl.SDL_PutAudioStreamData(self.stream, pad, len(pad))
+        queued = self.queued_bytes()
+        if self.started and queued == 0:
+            self.stats.underruns += 1
+        if queued + len(data) > self.max_bytes:
+            self.stats.frames_dropped += pcm.shape[0]
+            return
+        if not self.sdl.SDL_PutAudioStreamData(self.stream, data, len(data)):
+            self.stats.frames_dropped += pcm.shape[0]
+            return
+        self.started = True
+        self.stats.frames_written += pcm.shape[0]
+
+    def close(self) -> None:
+        if self.stream:
+            self.sdl.SDL_DestroyAudioStream(self.stream)
+            self.stream = None
+            self.sdl.SDL_QuitSubSystem(self.sdl.SDL_INIT_AUDIO)
+
+
+def adapt_channels(pcm: np.ndarray, channels: int) -> np.ndarray:
+    """Frames of any of Horizon's channel counts (1, 2, 4, 6) as ``channels`` (1 or 2): mono is
+    copied to both sides; 4.0 and 5.1 (FL FR FC LFE BL BR order, libnx/Ryujinx) are folded down
+    with the ITU gains (centre and surrounds at -3 dB, LFE dropped), saturated."""
+    have = pcm.shape[1]
+    if have == channels:
+        return pcm
+    x = pcm.astype(np.float32)
+    if have == 1:
+        st = np.repeat(x, 2, axis=1)
+    elif have == 2:
+        st = x
+    elif have == 4:
+        st = np.stack([x[:, 0] + 0.7071 * x[:, 2], x[:, 1] + 0.7071 * x[:, 3]], 1)
+    elif have == 6:
+        st = np.stack([x[:, 0] + 0.7071 * (x[:, 2] + x[:, 4]), x[:, 1] + 0.7071 * (x[:, 2] + x[:, 5])], 1)
+    else:
+        raise ValueError(f"{have} channels: Horizon's sinks have 1, 2, 4 or 6")
+    if channels == 1:
+        st = st.mean(axis=1, keepdims=True)
+    return np.clip(np.rint(st), -32768, 32767).astype(np.int16)
+
+
+def open_output(rate: int = 48000, channels: int = 2) -> Sink:
+    """The sink the settings ask for: a WAV file when ``cpu_host.audio_out`` names one, else SDL3
+    unless ``cpu_host.audio_device`` is ``none``; no SDL3 or no device -> silence (logged)."""
+    wav = settings.get("cpu_host", "audio_out")
+    if wav:
+        return WavSink(wav, rate, channels)
+    device = settings.get("cpu_host", "audio_device")
+    if device == "none":
+        return NullSink()
+    try:
+        return SdlSink(rate, channels, settings.get("cpu_host", "audio_latency_ms"), device)
+    except Exception as e:           # no SDL3 build, no device: the game runs silent
+        log.warning("no audio output: %s", e)
+        return NullSink()
+
+
+@dataclass
+class OutBuffer:
+    tag: int
+    samples: np.ndarray      # frames x channels int16
+    played: int = 0
+
+
+class AudioOut:
+    """One IAudioOut: a queue of appended buffers played in order into ``sink``."""
+
+    def __init__(self, sink: Sink, channels: int = 2, rate: int = 48000) -> None:
+        self.sink, self.channels, self.rate = sink, channels, rate
+        self.queue: deque[OutBuffer] = deque()
+        self.released: deque[int] = deque()
+        self.started = False
+        self.event = False           # stands for the buffer event's signalled state
+        self.played_samples = 0      # GetAudioOutPlayedSampleCount (frames)
+
+    def start(self) -> int:
+        self.started = True
+        return L.RESULT_SUCCESS
+
+    def stop(self) -> int:
+        self.started = False
+        return L.RESULT_SUCCESS
+
+    def append(self, tag: int, pcm: bytes | np.ndarray) -> int:
+        if len(self.queue) >= AUDOUT_MAX_BUFFERS:
+            return RESULT_TOO_MANY_BUFFERS
+        a = np.frombuffer(pcm, "<i2") if not isinstance(pcm, np.ndarray) else pcm.astype("<i2", copy=False)
+        frames = a.size // self.channels
+        self.queue.append(OutBuffer(tag, a[:frames * self.channels].reshape(frames, self.channels)))
+        return L.RESULT_SUCCESS
+
+    def buffer_count(self) -> int:
+        return len(self.queue)
+
+    def flush(self) -> bool:
+        """FlushAudioOutBuffers: every queued buffer released unplayed; True if any was queued."""
+        had = bool(self.queue)
+        while self.queue:
+            self.released.append(self.queue.popleft().tag)
+        self.event = self.event or had
+        return had
+
+    def contains(self, tag: int) -> bool:
+        return any(b.tag == tag for b in self.queue)
+
+    def get_released(self, max_count: int) -> list[int]:
+        out = []
+        while self.released and len(out) < max_count:
+            out.append(self.released.popleft())
+        if not self.released:
+            self.event = False
+        return out
+
+    def pump(self, frames: int) -> None:
+        """Play ``frames`` sample frames: queued buffers in order, silence after them."""
+        out = np.zeros((frames, self.channels), np.int16)
+        at = 0
+        while self.started and self.queue and at < frames:
+            b = self.queue[0]
+            k = min(frames - at, b.samples.shape[0] - b.played)
+            out[at:at + k] = b.samples[b.played:b.played + k]
+            at += k
+            b.played += k
+            self.played_samples += k
+            if b.played >= b.samples.shape[0]:
+                self.queue.popleft()
+                self.released.append(b.tag)
+                self.event = True
+        self.sink.write(out)

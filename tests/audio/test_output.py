@@ -1,0 +1,194 @@
+"""Outputs: the WAV file (read back with Python's wave module: duration, RMS, spectrum peak of a
+tone rendered through the renderer), written atomically; the audout queue; the SDL3 stream with
+SDL's dummy audio driver (bounded frames, dropped frames and underruns counted)."""
+from __future__ import annotations
+
+import os
+import time
+import wave
+
+import numpy as np
+from cpu_host.horizon.audio import client as C
+from cpu_host.horizon.audio import layout as L
+from cpu_host.horizon.audio.output import AUDOUT_MAX_BUFFERS, AudioOut, NullSink, Sink, WavSink
+from tests.audio.helpers import Rig
+
+
+def test_wav_of_a_rendered_tone(tmp_path) -> None:
+    path = tmp_path / "out.wav"
+    sink = WavSink(path)
+    rig = Rig(voice_count=1)
+    rig.r.sink_out = lambda i, pcm: sink.write(pcm)
+    rate, freq, amp = 32000, 1000.0, 10000
+    t = np.arange(rate) / rate
+    src = (np.sin(2 * np.pi * freq * t) * amp).astype(np.int16)      # 1 s at 32 kHz, resampled to 48 kHz
+    addr, size = rig.put(src.tobytes())
+    v = C.Voice(0, sample_rate=rate, volume=0.5, is_new=True, waves=[C.Wave(addr, size, 0, rate)])
+    rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2)],
+                        sinks=[C.device_sink([0, 1])]))
+    rig.run(200)                                   # 200 frames x 5 ms = 1 s
+    assert not path.exists()                       # nothing under the final name before close
+    sink.close()
+    with wave.open(str(path)) as w:
+        assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (2, 2, 48000)
+        frames = w.getnframes()
+        data = np.frombuffer(w.readframes(frames), "<i2").reshape(-1, 2).astype(np.float64)
+    assert frames == 48000                         # duration 1.000 s
+    mid = data[2400:45600, 0]
+    rms = np.sqrt(np.mean(mid ** 2))
+    assert abs(rms - amp * 0.5 / np.sqrt(2)) < 0.01 * amp            # a sine's RMS, within 1%
+    spec = np.abs(np.fft.rfft(mid * np.hanning(mid.size)))
+    peak = np.argmax(spec) * 48000 / mid.size
+    assert abs(peak - freq) < 2.0
+    assert np.array_equal(data[:, 0], data[:, 1])
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_wav_abandoned_leaves_nothing(tmp_path) -> None:
+    sink = WavSink(tmp_path / "x.wav")
+    sink.write(np.zeros((240, 2), np.int16))
+    sink.abandon()
+    assert list(tmp_path.iterdir()) == []
+
+
+class Capture(Sink):
+    def __init__(self) -> None:
+        self.chunks: list[np.ndarray] = []
+
+    def write(self, pcm: np.ndarray) -> None:
+        self.chunks.append(pcm.copy())
+
+
+def test_audout_append_release_in_order() -> None:
+    cap = Capture()
+    out = AudioOut(cap)
+    a = np.arange(600, dtype=np.int16)            # 300 stereo frames
+    b = -np.arange(200, dtype=np.int16)           # 100 frames
+    assert out.append(0x1000, a.tobytes()) == 0 and out.append(0x2000, b) == 0
+    out.pump(240)                                  # not started: silence, nothing released
+    assert not cap.chunks[-1].any() and out.get_released(8) == []
+    out.start()
+    out.pump(240)
+    assert out.get_released(8) == [] and not out.event
+    out.pump(240)                                  # a done at frame 300, b at 400
+    assert out.event and out.get_released(1) == [0x1000] and out.get_released(8) == [0x2000]
+    played = np.concatenate(cap.chunks[1:]).reshape(-1)
+    assert np.array_equal(played[:800], np.concatenate([a, b])) and not played[800:].any()
+    for i in range(AUDOUT_MAX_BUFFERS):
+        assert out.append(i, bytes(4)) == 0
+    assert out.append(99, bytes(4)) == L.result(8)  # TooManyBuffersInUse
+
+
+def _sdl_sink(latency_ms: int):
+    from cpu_host.horizon.audio.output import SdlSink
+    from tests.xdisplay import sdl3_or_skip
+    sdl3_or_skip()                                 # built once (as the window tests do), or a loud skip
+    os.environ["SDL_AUDIODRIVER"] = "dummy"
+    return SdlSink(latency_ms=latency_ms, device="dummy")
+
+
+def test_sdl_dummy_driver_600_frames() -> None:
+    sink = _sdl_sink(60)
+    try:
+        assert sink.driver == "dummy"
+        frame = (np.sin(np.arange(480) * 0.1) * 3000).astype(np.int16).reshape(240, 2)
+        t0 = time.monotonic()
+        for i in range(600):                       # 600 frames paced at 5 ms: 3 s
+            sink.write(frame)
+            delay = t0 + (i + 1) * 0.005 - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        s = sink.stats
+        print(f"SDL dummy: {s.frames_written} frames written, {s.frames_dropped} dropped, {s.underruns} underruns")
+        assert s.frames_written + s.frames_dropped == 600 * 240
+        assert s.frames_written > 500 * 240        # the device took the stream
+        assert s.underruns <= 30                   # 5 % of frames, on a shared 2-core machine
+    finally:
+        sink.close()
+
+
+def test_sdl_never_blocks_the_game() -> None:
+    sink = _sdl_sink(20)
+    try:
+        frame = np.zeros((240, 2), np.int16)
+        t0 = time.monotonic()
+        for _ in range(400):                       # 2 s of audio pushed at once
+            sink.write(frame)
+        took = time.monotonic() - t0
+        assert sink.stats.frames_dropped > 300 * 240        # beyond 20 ms queued: dropped, counted
+        assert took < 1.0
+    finally:
+        sink.close()
+
+
+def test_null_sink_when_no_device(monkeypatch) -> None:
+    from cpu_host.horizon.audio import output
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_DEVICE", "none")
+    monkeypatch.delenv("NXRECOMP_CPU_HOST_AUDIO_OUT", raising=False)
+    assert isinstance(output.open_output(), NullSink)
+
+
+def test_adapt_channels() -> None:
+    from cpu_host.horizon.audio.output import adapt_channels
+    mono = np.array([[100], [-200]], np.int16)
+    assert adapt_channels(mono, 2).tolist() == [[100, 100], [-200, -200]]
+    six = np.array([[1000, 2000, 3000, 4000, 5000, 6000]], np.int16)
+    l_, r_ = adapt_channels(six, 2)[0]
+    assert (l_, r_) == (round(1000 + 0.7071 * 8000), round(2000 + 0.7071 * 9000))
+    loud = np.full((1, 6), 30000, np.int16)
+    assert adapt_channels(loud, 2).tolist() == [[32767, 32767]]
+
+
+def test_render_clock_paces_frames_and_signals() -> None:
+    from cpu_host.horizon.audio.clock import RenderClock
+    rig = Rig(voice_count=1)
+    rig.update(C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]))
+    events = []
+    clock = RenderClock(rig.r, lambda: events.append(time.monotonic()))
+    t0 = time.monotonic()
+    clock.start()
+    time.sleep(0.5)
+    clock.stop()
+    took = time.monotonic() - t0
+    produced = clock.frames + clock.late_frames
+    # 200 frames a second: rendered plus skipped-as-late within 15 % of the wall time's worth
+    assert abs(produced - took * 200) < 0.15 * took * 200 + 5, (clock.frames, clock.late_frames, took)
+    assert len(events) == clock.frames == len(rig.out)
+
+
+def test_audio_system_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch) -> None:
+    """The chain the audren:u service will start: settings -> WAV output, renderer on its clock."""
+    from cpu_host.horizon.audio.renderer import BytesMemory
+    from cpu_host.horizon.audio.request import RendererParameter
+    from cpu_host.horizon.audio.system import AudioSystem
+    path = tmp_path / "game.wav"
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_OUT", str(path))
+    p = RendererParameter(voice_count=1)
+    mem = BytesMemory()
+    src = (np.sin(np.arange(48000) * 2 * np.pi * 440 / 48000) * 8000).astype(np.int16)
+    mem.map(0x10000, src.tobytes())
+    frames = []
+    system = AudioSystem(p, mem, on_frame=lambda: frames.append(1))
+    v = C.Voice(0, is_new=True, waves=[C.Wave(0x10000, src.nbytes, 0, 48000, loop=True)])
+    res, _ = system.update(C.Update(p, voices={0: v}, channels={0: [1.0]}, mixes=[C.Mix(0, 1)],
+                                    sinks=[C.device_sink([0])]).pack())    # a mono device sink
+    assert res == 0
+    system.start()
+    time.sleep(0.3)
+    system.close()
+    with wave.open(str(path)) as w:
+        n = w.getnframes()
+        data = np.frombuffer(w.readframes(n), "<i2").reshape(-1, 2)
+    assert n == 240 * len(frames) > 0
+    assert np.array_equal(data[:, 0], data[:, 1]) and np.abs(data).max() > 7000   # mono on both sides
+
+
+def test_audout_flush_and_counts() -> None:
+    out = AudioOut(Capture())
+    out.start()
+    out.append(1, np.ones(480, np.int16))
+    out.append(2, np.ones(480, np.int16))
+    out.pump(100)
+    assert out.played_samples == 100 and out.buffer_count() == 2
+    assert out.flush() and out.buffer_count() == 0 and out.get_released(8) == [1, 2]
+    assert not out.flush()
