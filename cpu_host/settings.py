@@ -28,6 +28,10 @@ SETTINGS = [
     Setting("cpu_host", "huge_pages", False, "ask the kernel for transparent huge pages for the guest's heap (the "
             "brk area, anonymous mmaps of 2 MiB or more; with THP defrag 'madvise' a fault may then compact "
             "memory first); read by the runtime as NXRECOMP_CPU_HOST_HUGE_PAGES", parse_bool),
+    Setting("cpu_host", "lift_on_miss", True, "a branch at run time to an address with no lifted code lifts the "
+            "function starting there (a helper process: analysis, lifter, C compiler), loads it and goes on, and notes "
+            "the address in the bundle's discovered_entries.txt for the next build (off: a fatal error); read by the "
+            "runtime as NXRECOMP_CPU_HOST_LIFT_ON_MISS", parse_bool),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from nxrecomp.errors import NxError
 
 HERE = Path(__file__).resolve().parent
 RUNTIME_DIR = HERE.parent / "runtime"
+REPO_ROOT = HERE.parent.parent     # PYTHONPATH of the run-time lifter's helper process
 SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "linux_syscalls.h"]
 # PIE: a launcher at a fixed address would sit where non-PIE guests (busybox: 0x400000) go
 FLAGS = ["-O2", "-fPIE", "-pie", "-fno-sanitize=all", "-w", f"-I{RUNTIME_DIR}"]
@@ -44,9 +46,14 @@ def not_runnable(static: bool, program: str | None) -> str | None:
             "recompile a statically linked build (Debian: the *-static packages)")
 
 
-def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0) -> str:
+def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0,
+                lift_python: str = sys.executable) -> str:
     """``launch.txt`` from the manifest's ``image`` entry (segment bytes are ranges of image.bin);
-    a program that cannot run gets a ``refuse`` line, which the launcher prints and exits on."""
+    a program that cannot run gets a ``refuse`` line, which the launcher prints and exits on.
+    ``lift_python`` and this repository run the run-time lifter (``cpu_host/lift_on_miss.py``)."""
+    for p in (lift_python, str(REPO_ROOT)):
+        if "\n" in p:
+            raise NxError("a path of the run-time lifter holds a newline", path=p)
     if "blob_file" not in image_json:
         raise NxError("the image's bytes are inline, not in image.bin", field="image.blob_file")
     segs = [_Seg(s["vaddr"], s["memsz"], s["prot"]) for s in image_json["segments"]]
@@ -59,6 +66,7 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
         if "\n" in program:
             raise NxError("the program's path holds a newline", field="program")
         lines.append(f"exe {program}")
+    lines += [f"lift_python {lift_python}", f"lift_path {REPO_ROOT}"]
     lines += [f"region {r.start:#x} {r.end:#x} {r.prot}" for r in segment_regions(segs)]
     for s in image_json["segments"]:
         off, n = s["data"]
