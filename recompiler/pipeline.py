@@ -63,7 +63,7 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
     is a miss at run time."""
     program = analyse(image_memory(image), image.entry, set(image.func_hints) | set(extra_entries), eh_frames(image),
                       ifunc_slots(image), bool(settings.get("recompiler", "noreturn_calls")))
-    hidden = hidden_entries(image)
+    hidden = hidden_entries(image) - set(extra_entries)   # the bundle's list is the remedy of a miss
     for a in hidden:
         if program.functions.pop(a, None) is not None:
             log.warning("recompiler.hide_entries: the function at %#x is left out of the build", a)

@@ -151,7 +151,7 @@ static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
 /* A dispatch miss: the function lifted at run time (lift_miss.c), or a fatal error naming why. */
 void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target) {
     uint32_t kind;
-    (void)nx_lift_miss(s, "a branch", pc, target, &kind);
+    (void)nx_lift_miss(s, "by a branch from guest pc %#llx", pc, target, &kind);
 }
 
 static NxFn miss(NxCpu *s, const char *how, uint64_t from, uint32_t *kind) {
@@ -173,7 +173,7 @@ void nx_run(NxCpu *s) {
         if (run_host(s)) continue;
         uint32_t kind = 0;
         NxFn f = nx_lookup_cached(s, s->pc, &kind);
-        if (UNLIKELY(!f)) f = miss(s, "a return, jump or thread start reaching the run loop; x30 in parentheses", s->x[30], &kind);
+        if (UNLIKELY(!f)) f = miss(s, "by a return, a jump or a thread's start reaching the run loop; x30 %#llx", s->x[30], &kind);
         s->resume = kind == NX_ENTRY_RESUME;
         nx_enter(s, f);
     }
@@ -196,7 +196,7 @@ NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
     if (from_lifted(s, a0, a1, a30, asp)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
-    if (UNLIKELY(!f)) f = miss(s, "a call (BLR) from the guest pc in parentheses", s->x[30] - 4, &kind);
+    if (UNLIKELY(!f)) f = miss(s, "by a call, BLR at guest pc %#llx", s->x[30] - 4, &kind);
     s->resume = kind == NX_ENTRY_RESUME;
     return f(s, s->x[0], s->x[1], s->x[30], s->sp);
 }
@@ -214,7 +214,7 @@ NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
     if (from_lifted(s, a0, a1, a30, asp)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
-    if (UNLIKELY(!f)) f = miss(s, "a jump (BR) out of lifted code; x30 in parentheses", s->x[30], &kind);
+    if (UNLIKELY(!f)) f = miss(s, "by a jump, BR out of lifted code; x30 %#llx", s->x[30], &kind);
     if (f && kind == NX_ENTRY_FUNC) {
         s->resume = 0;
         MUSTTAIL return f(s, s->x[0], s->x[1], s->x[30], s->sp);

@@ -270,9 +270,10 @@ static void die_with(NxCpu *s, const char *what, const char *out, uint64_t targe
 
 /* A dispatch found no lifted code at target: lift the function starting there and return its
  * host function (kind in *kind), or stop the program with a fatal error that names why.
- * `how` names the branch (the run loop, a BLR at `from`, a BR out of lifted code). */
-NxFn nx_lift_miss(NxCpu *s, const char *how, uint64_t from, uint64_t target, uint32_t *kind) {
-    char what[512];
+ * `how_fmt` names the branch (a printf format of `from`: the BLR's pc, or X30). */
+NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target, uint32_t *kind) {
+    char what[640], how[160];
+    snprintf(how, sizeof how, how_fmt, (unsigned long long)from);
     if (!lift_enabled()) {
         snprintf(what, sizeof what, "branch to an address with no lifted code (%s; lifting it at run time is off: "
                  "cpu_host.lift_on_miss, NXRECOMP_CPU_HOST_LIFT_ON_MISS=on turns it on)", how);

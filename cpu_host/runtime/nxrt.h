@@ -76,8 +76,8 @@ void nx_svc(NxCpu *s, uint32_t imm);           /* SVC #imm: personality's system
 void nx_brk(NxCpu *s, uint64_t pc, uint32_t imm);      /* BRK/UDF: fatal, crash report */
 void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target); /* dispatch miss */
 /* Lift on miss (lift_miss.c): the function at target lifted at run time, or a fatal error;
- * `how` names the branch for the report, `from` its guest pc (or X30). */
-NxFn nx_lift_miss(NxCpu *s, const char *how, uint64_t from, uint64_t target, uint32_t *kind);
+ * `how_fmt` names the branch for the report (a printf format of `from`: its pc, or X30). */
+NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target, uint32_t *kind);
 const NxEntry *nx_overlay_find(uint64_t addr);   /* a run-time lift's row, lock-free; NULL if none */
 void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
 uint64_t nx_lift_count(void);                  /* run-time lifts of this process */
