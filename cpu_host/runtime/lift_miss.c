@@ -57,6 +57,7 @@ typedef struct Overlay {
 static Overlay *overlay;                /* published array (acquire/release), or NULL */
 static pthread_mutex_t lift_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t lift_count;             /* run-time lifts of this process */
+static uint64_t lift_waits;             /* misses that found another thread's lift done */
 static uint64_t lifted_addrs[16];       /* the first few, for the exit summary */
 
 /* What nx_lift_setup was given: the bundle folder and the helper's interpreter and path. */
@@ -103,7 +104,11 @@ void nx_lift_report(int status) {
     int k = snprintf(buf, sizeof buf, "nxrecomp: run-time lifts: %llu (", (unsigned long long)n);
     for (uint64_t i = 0; i < n && i < 16 && k < (int)sizeof buf - 40; i++)
         k += snprintf(buf + k, sizeof buf - k, "%s%#llx", i ? " " : "", (unsigned long long)lifted_addrs[i]);
-    k += snprintf(buf + k, sizeof buf - k, "%s); the next build lifts them statically\n", n > 16 ? " ..." : "");
+    k += snprintf(buf + k, sizeof buf - k, "%s)", n > 16 ? " ..." : "");
+    uint64_t w = __atomic_load_n(&lift_waits, __ATOMIC_RELAXED);
+    if (w) k += snprintf(buf + k, sizeof buf - k, "; %llu miss%s waited for another thread's lift",
+                         (unsigned long long)w, w == 1 ? "" : "es");
+    k += snprintf(buf + k, sizeof buf - k, "; the next build lifts them statically\n");
     if (write(2, buf, (size_t)k) < 0) {}
 }
 
@@ -287,6 +292,7 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
     pthread_mutex_lock(&lift_lock);
     NxFn f = nx_lookup(target, kind);        /* another thread may have lifted it meanwhile */
     if (f) {
+        __atomic_fetch_add(&lift_waits, 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&lift_lock);
         return f;
     }
