@@ -24,7 +24,7 @@ from nxrecomp.errors import NxError
 HERE = Path(__file__).resolve().parent
 RUNTIME_DIR = HERE.parent / "runtime"
 REPO_ROOT = HERE.parent.parent     # PYTHONPATH of the run-time lifter's helper process
-SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "linux_syscalls.h"]
+SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "lift_miss.h", RUNTIME_DIR / "linux_syscalls.h"]
 # PIE: a launcher at a fixed address would sit where non-PIE guests (busybox: 0x400000) go
 FLAGS = ["-O2", "-fPIE", "-pie", "-fno-sanitize=all", "-w", f"-I{RUNTIME_DIR}"]
 LIBS = ["-ldl", "-lpthread"]

@@ -13,6 +13,7 @@
  * non-PIE guests (busybox at 0x400000) must go. */
 #define _GNU_SOURCE 1
 #include "nxrt.h"
+#include "lift_miss.h"
 #include "linux_syscalls.h"
 
 #include <dlfcn.h>

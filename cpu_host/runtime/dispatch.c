@@ -2,6 +2,7 @@
  * fatal reports, system registers.  Linked into every game.so. */
 #define _GNU_SOURCE 1   /* REG_RIP, for the crash report's host pc */
 #include "lifted.h"
+#include "lift_miss.h"
 #include "host_calls.h"
 #include "cpu_features.h"
 #include "id_regs.h"

@@ -30,7 +30,7 @@
  * Settings: cpu_host.lift_on_miss (env NXRECOMP_CPU_HOST_LIFT_ON_MISS, read here; the Python
  * runners pass the settings table's value on).  Off, a miss is today's fatal error naming it. */
 #define _GNU_SOURCE 1
-#include "nxrt.h"
+#include "lift_miss.h"
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -75,13 +75,6 @@ NxFn nx_lookup(uint64_t addr, uint32_t *kind); /* NULL if not a known entry */
 void nx_svc(NxCpu *s, uint32_t imm);           /* SVC #imm: personality's system call */
 void nx_brk(NxCpu *s, uint64_t pc, uint32_t imm);      /* BRK/UDF: fatal, crash report */
 void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target); /* dispatch miss */
-/* Lift on miss (lift_miss.c): the function at target lifted at run time, or a fatal error;
- * `how_fmt` names the branch for the report (a printf format of `from`: its pc, or X30). */
-NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target, uint32_t *kind);
-const NxEntry *nx_overlay_find(uint64_t addr);   /* a run-time lift's row, lock-free; NULL if none */
-void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
-uint64_t nx_lift_count(void);                  /* run-time lifts of this process */
-void nx_lift_report(int status);               /* the exit summary line (none without lifts) */
 uint64_t nx_sysreg_read(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2);
 void nx_sysreg_write(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t v);
 uint64_t nx_counter(void);                     /* CNTVCT_EL0 */
