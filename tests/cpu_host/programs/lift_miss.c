@@ -12,10 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a small hash step, so a wrong lift shows as a wrong number */
-__attribute__((noinline)) uint64_t hidden_step(uint64_t h, uint64_t x) {
+/* a small hash step, so a wrong lift shows as a wrong number (lifted statically) */
+__attribute__((noinline)) uint64_t mix(uint64_t h, uint64_t x) {
     h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h * 0xff51afd7ed558ccdull;
+}
+
+/* hidden: lifted at run time; it calls code lifted by the build (mix, and printf in libc) */
+__attribute__((noinline)) uint64_t hidden_step(uint64_t h, uint64_t x) {
+    h = mix(h, x);
+    if (x % 16 == 3) printf("step %llu: %016llx\n", (unsigned long long)x, (unsigned long long)h);
+    return h ^ (h >> 31);
 }
 
 __attribute__((noinline)) uint64_t hidden_worker(uint64_t seed) {
