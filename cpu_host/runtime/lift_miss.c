@@ -117,16 +117,25 @@ typedef struct Spawn {
     char *const *argv;
     char *const *envp;
     int out_fd, null_fd;
+    sigset_t mask;          /* the thread's signal mask before every signal was blocked */
 } Spawn;
 
-/* Runs in the clone child, which shares this process's memory until execve: system calls only. */
+/* Runs in the clone child, which shares this process's memory until execve: system calls only.
+ * It starts with every signal blocked (as posix_spawn does): a handler of the guest's or the
+ * runtime's must not run here, so caught signals go back to their defaults before the mask. */
 static int spawn_child(void *p) {
     Spawn *sp = p;
     if (dup2(sp->null_fd, 0) < 0 || dup2(sp->out_fd, 1) < 0 || dup2(sp->out_fd, 2) < 0) _exit(127);
     syscall(SYS_close_range, 3u, ~0u, 0u);     /* the guest's descriptors stay the guest's */
-    sigset_t none;
-    sigemptyset(&none);
-    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(uint64_t));
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
+            sa.sa_handler = SIG_DFL;
+            sa.sa_flags = 0;
+            sigaction(sig, &sa, NULL);
+        }
+    }
+    sigprocmask(SIG_SETMASK, &sp->mask, NULL);
     execve(sp->argv[0], sp->argv, sp->envp);
     _exit(127);
 }
@@ -167,11 +176,15 @@ static int run_helper(uint64_t addr, char **out) {
         free(envp); free(pp);
         return -1;
     }
-    Spawn sp = {argv, envp, fds[1], null_fd};
+    Spawn sp = {argv, envp, fds[1], null_fd, {{0}}};
     size_t stack_size = 1 << 16;
     char *stack = malloc(stack_size);
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &sp.mask);
     pid_t pid = stack ? clone(spawn_child, stack + stack_size, CLONE_VM | CLONE_VFORK, &sp) : -1;
     int err = errno;
+    pthread_sigmask(SIG_SETMASK, &sp.mask, NULL);
     free(stack);
     close(fds[1]);
     close(null_fd);
