@@ -21,7 +21,7 @@ from tests.cpu_host import aarch64_programs
 
 HIDDEN = ("hidden_step", "hidden_worker")
 NOTICE = re.compile(r"^nxrecomp: lifted at run time: function at (0x[0-9a-f]+) \((\d+) instructions, "
-                    r"(\d+) bytes of guest code\), compiled in ([0-9.]+) s", re.M)
+                    r"(\d+) bytes of guest code\), compiled in ([0-9.]+) s", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +98,7 @@ def test_hidden_function_pointer_target_is_lifted_at_run_time_and_the_rebuild_ta
     assert _lifts(ours.stderr) == [step], ours.stderr
     m = NOTICE.search(ours.stderr)
     assert int(m.group(2)) == size // 4 and int(m.group(3)) == size, (m.group(0), size)   # the whole function
-    assert "nxrecomp: run-time lifts: 1 (%#x)" % step in ours.stderr            # the exit summary
+    assert f"nxrecomp: run-time lifts: 1 ({step:#x})" in ours.stderr            # the exit summary
     # nothing but the notices on stderr: the guest's own stderr is qemu's
     assert [ln for ln in ours.stderr.splitlines() if not ln.startswith("nxrecomp: ")] == ref.stderr.splitlines()
     text = (bundle / "discovered_entries.txt").read_text()
@@ -173,3 +173,32 @@ def test_python_runner_lifts_too(program, symbols, bundle):
                        env={**os.environ, "NXRECOMP_CPU_HOST_NATIVE_LAUNCHER": "0"})
     assert (r.returncode, r.stdout) == (0, ref.stdout), r.stderr[-1500:]
     assert _lifts(r.stderr) == [symbols["hidden_step"][0]], r.stderr
+
+
+def test_discovered_list_bad_lines_name_the_file_and_line(tmp_path):
+    from nxrecomp.errors import NxError
+    from recompiler import discovered
+
+    assert discovered.read(tmp_path) == set()
+    assert discovered.append(tmp_path, 0x1000) and not discovered.append(tmp_path, 0x1000)
+    assert discovered.append(tmp_path, 0x800)
+    assert discovered.read(tmp_path) == {0x800, 0x1000}
+    (tmp_path / discovered.FILE).write_text("# c\n0x1000\nzz\n")
+    with pytest.raises(NxError, match=r"discovered_entries.txt: line 3: 'zz' is not a hex address"):
+        discovered.read(tmp_path)
+    (tmp_path / discovered.FILE).write_text("0x1002\n")
+    with pytest.raises(NxError, match="line 1: 0x1002 is not an instruction address"):
+        discovered.read(tmp_path)
+
+
+def test_hide_entries_names_an_unknown_symbol(program, symbols, monkeypatch):
+    from nxrecomp.errors import NxError
+    from recompiler.link import link_program
+    from recompiler.pipeline import hidden_entries
+
+    image = link_program(program)
+    monkeypatch.setenv("NXRECOMP_RECOMPILER_HIDE_ENTRIES", "hidden_step, 0x10")
+    assert hidden_entries(image) == {symbols["hidden_step"][0], 0x10}
+    monkeypatch.setenv("NXRECOMP_RECOMPILER_HIDE_ENTRIES", "no_such_function")
+    with pytest.raises(NxError, match="recompiler.hide_entries.*'no_such_function' is neither"):
+        hidden_entries(image)
