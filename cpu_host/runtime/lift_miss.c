@@ -312,7 +312,8 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
     if (!cfg_bundle || !cfg_python) {
         pthread_mutex_unlock(&lift_lock);
         snprintf(what, sizeof what, "branch to an address with no lifted code (%s; no run-time lifter is "
-                 "configured in this process: nx_lift_setup was not called)", how);
+                 "configured in this process: a launch.txt from before lift on miss, which 'nxrecomp exec "
+                 "BUNDLE' writes anew, or a host that did not call nx_lift_setup)", how);
         nx_die(s, what, target, from);
     }
     double t0 = now_s();
