@@ -149,12 +149,11 @@ static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
     return e->fn;
 }
 
-/* A dispatch miss: the function lifted at run time (lift_miss.c), or a fatal error naming why. */
 void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target) {
-    uint32_t kind;
-    (void)nx_lift_miss(s, "by a branch from guest pc %#llx", pc, target, &kind);
+    nx_die(s, "branch to an address with no lifted code", target, pc);
 }
 
+/* A dispatch miss: the function lifted at run time (lift_miss.c), or a fatal error naming why. */
 static NxFn miss(NxCpu *s, const char *how, uint64_t from, uint32_t *kind) {
     NxFn f = nx_lift_miss(s, how, from, s->pc, kind);
     NxThread *t = thread_of(s);    /* the lookup cache takes it as nx_lookup_cached would */
@@ -174,7 +173,8 @@ void nx_run(NxCpu *s) {
         if (run_host(s)) continue;
         uint32_t kind = 0;
         NxFn f = nx_lookup_cached(s, s->pc, &kind);
-        if (UNLIKELY(!f)) f = miss(s, "by a return, a jump or a thread's start reaching the run loop; x30 %#llx", s->x[30], &kind);
+        if (UNLIKELY(!f))
+            f = miss(s, "by a return, a jump or a thread's start reaching the run loop; x30 %#llx", s->x[30], &kind);
         s->resume = kind == NX_ENTRY_RESUME;
         nx_enter(s, f);
     }
