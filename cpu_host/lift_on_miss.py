@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
 
     try:
         r = runtime_lift.lift_at(bundle, addr)
-    except NxError as e:
+    except (NxError, OSError) as e:   # a compile failure, an unusable cache folder: one clear line
         print(f"lifting the function at {addr:#x}: {e}\nnxlift error", flush=True)
         return 1
     if r.so_path is None:

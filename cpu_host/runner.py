@@ -39,6 +39,7 @@ void nx_linux_add_mapping(uint64_t addr, uint64_t len);
 void nx_linux_set_self_exec(const char *const *prefix, int n);
 void nx_linux_set_exit_hook(void (*hook)(int status));
 void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
+int nx_lift_add_env(const char *kv);
 void nx_lift_report(int status);
 """
 
@@ -56,6 +57,8 @@ def setup_lift_on_miss(ffi: cffi.FFI, lib, bundle: Path) -> list:
     this interpreter, with this repository on its path.  Returns the C strings (keep them)."""
     keep = [ffi.new("char[]", os.fsencode(p)) for p in (str(bundle), sys.executable, str(launcher.REPO_ROOT))]
     lib.nx_lift_setup(*keep)
+    for kv in launcher.lift_env():
+        lib.nx_lift_add_env(kv.encode())
     return keep
 
 

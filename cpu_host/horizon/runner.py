@@ -62,6 +62,7 @@ typedef struct HzBoot {
 } HzBoot;
 int nx_hz_set_boot(const HzBoot *b);
 void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
+int nx_lift_add_env(const char *kv);
 void nx_lift_report(int status);
 """ + NXCPU_CDEF
 

@@ -67,6 +67,7 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
             raise NxError("the program's path holds a newline", field="program")
         lines.append(f"exe {program}")
     lines += [f"lift_python {lift_python}", f"lift_path {REPO_ROOT}"]
+    lines += [f"lift_env {kv}" for kv in lift_env()]
     lines += [f"region {r.start:#x} {r.end:#x} {r.prot}" for r in segment_regions(segs)]
     for s in image_json["segments"]:
         off, n = s["data"]
@@ -76,6 +77,22 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
     if why:
         lines.append(f"refuse {why}")
     return "\n".join(lines) + "\n"
+
+
+def lift_env() -> list[str]:
+    """KEY=VALUE the run-time lifter's helper gets where the guest's environment has no KEY:
+    this host's cache folders (nxrecomp's and the zig compiler's, as zig finds its own: its
+    variable, else XDG_CACHE_HOME, else HOME), so a guest run with another HOME or none still
+    lifts with warm caches."""
+    cache = Path(settings.get("nxrecomp", "cache_dir")).expanduser().resolve()
+    zig = os.environ.get("ZIG_GLOBAL_CACHE_DIR") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "zig")
+    name = next(s.env_name for s in settings.all_settings() if (s.section, s.key) == ("nxrecomp", "cache_dir"))
+    out = [f"{name}={cache}", f"ZIG_GLOBAL_CACHE_DIR={Path(zig).resolve()}"]
+    for kv in out:
+        if "\n" in kv:
+            raise NxError("a cache folder's path holds a newline", path=kv.split("=", 1)[1])
+    return out
 
 
 @dataclass(frozen=True)

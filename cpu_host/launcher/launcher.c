@@ -43,6 +43,8 @@ typedef struct {
     uint64_t entry, phdr, phent, phnum, brk, brk_reserve, stack_top, stack_size, hwcap, hwcap2;
     char exe[PATH_MAX];
     char lift_python[PATH_MAX], lift_path[PATH_MAX];   /* the run-time lifter's helper (lift_miss.c) */
+    char lift_env[4][PATH_MAX];                         /* KEY=VALUE for it (nx_lift_add_env) */
+    int nlift_env;
     LRegion reg[MAX_REGIONS];
     int nreg;
     LData data[MAX_DATA];
@@ -96,6 +98,10 @@ static void parse_launch(const char *path, Launch *L) {
             size_t k = strlen(key) + 1;
             if (n <= k) fail("%s: line %d: empty %s", path, lineno, key);
             snprintf(key[5] == 'p' && key[6] == 'y' ? L->lift_python : L->lift_path, PATH_MAX, "%s", line + k);
+        } else if (!strcmp(key, "lift_env")) {
+            if (L->nlift_env >= 4) fail("%s: line %d: more than 4 lift_env lines", path, lineno);
+            if (n <= 9 || !strchr(line + 9, '=')) fail("%s: line %d: lift_env wants KEY=VALUE", path, lineno);
+            snprintf(L->lift_env[L->nlift_env++], PATH_MAX, "%s", line + 9);
         } else if (!strcmp(key, "refuse")) {
             /* a program this runtime cannot start (launcher/__init__.py not_runnable) */
             fail("%s", n > 7 ? line + 7 : "the bundle refuses to start");
@@ -254,11 +260,13 @@ int main(int argc, char **argv) {
     SYM(nx_linux_add_mapping);
     SYM(nx_linux_set_self_exec);
     SYM(nx_lift_setup);
+    SYM(nx_lift_add_env);
     SYM(nx_lift_report);
     SYM(nx_linux_set_exit_hook);
 #undef SYM
     /* lift on miss: the helper runs the bundle's recompiler; the exit summary counts its lifts */
     p_nx_lift_setup(dir, L->lift_python, L->lift_path);
+    for (int i = 0; i < L->nlift_env; i++) p_nx_lift_add_env(L->lift_env[i]);
     p_nx_linux_set_exit_hook(p_nx_lift_report);
     for (int r = 0; r < L->nreg; r++) p_nx_linux_add_mapping(L->reg[r].start, L->reg[r].end - L->reg[r].start);
     p_nx_linux_add_mapping(stack_lo, L->stack_size);

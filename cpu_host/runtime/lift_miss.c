@@ -62,6 +62,12 @@ static uint64_t lifted_addrs[16];       /* the first few, for the exit summary *
 
 /* What nx_lift_setup was given: the bundle folder and the helper's interpreter and path. */
 static char *cfg_bundle, *cfg_python, *cfg_pythonpath;
+/* KEY=VALUE for the helper where the environment has no KEY (nx_lift_add_env): the cache
+ * folders of the host that set the bundle up, so a guest started with another HOME (or none)
+ * still finds the compiler's and the lifter's caches. */
+#define MAX_LIFT_ENV 16
+static char *cfg_env[MAX_LIFT_ENV];
+static int cfg_nenv;
 
 const NxEntry *nx_overlay_find(uint64_t addr) {
     const Overlay *o = __atomic_load_n(&overlay, __ATOMIC_ACQUIRE);
@@ -83,6 +89,22 @@ void nx_lift_setup(const char *bundle, const char *python, const char *pythonpat
     cfg_python = dup_or_null(python);
     cfg_pythonpath = dup_or_null(pythonpath);
     pthread_mutex_unlock(&lift_lock);
+}
+
+int nx_lift_add_env(const char *kv) {
+    if (!kv || !strchr(kv, '=') || *kv == '=') return -1;
+    pthread_mutex_lock(&lift_lock);
+    int ok = cfg_nenv < MAX_LIFT_ENV && (cfg_env[cfg_nenv] = strdup(kv)) != NULL;
+    if (ok) cfg_nenv++;
+    pthread_mutex_unlock(&lift_lock);
+    return ok ? 0 : -1;
+}
+
+static int env_has(char *const *env, size_t n, const char *kv) {
+    size_t k = (size_t)(strchr(kv, '=') - kv) + 1;
+    for (size_t i = 0; i < n; i++)
+        if (env[i] && !strncmp(env[i], kv, k)) return 1;
+    return 0;
 }
 
 /* cpu_host.lift_on_miss: unset means on. */
@@ -148,7 +170,7 @@ static int run_helper(uint64_t addr, char **out) {
     char *argv[] = {cfg_python, "-m", "cpu_host.lift_on_miss", cfg_bundle, addr_s, NULL};
     size_t n_env = 0;
     while (environ && environ[n_env]) n_env++;
-    char **envp = calloc(n_env + 2, sizeof *envp);
+    char **envp = calloc(n_env + 2 + MAX_LIFT_ENV, sizeof *envp);
     char *pp = NULL;
     if (!envp) { *out = strdup("out of memory"); return -1; }
     size_t j = 0;
@@ -165,6 +187,9 @@ static int run_helper(uint64_t addr, char **out) {
             envp[j++] = pp;
         }
     }
+    size_t n_own = j;
+    for (int i = 0; i < cfg_nenv; i++)
+        if (!env_has(envp, n_own, cfg_env[i])) envp[j++] = cfg_env[i];
     envp[j] = NULL;
     int fds[2];
     int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);

@@ -12,6 +12,9 @@ const NxEntry *nx_overlay_find(uint64_t addr);   /* a run-time lift's row, lock-
 /* How to start the helper (python -m cpu_host.lift_on_miss BUNDLE ADDR): the bundle folder, the
  * interpreter, and what goes first on its PYTHONPATH.  Without it a miss is a fatal error. */
 void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
+/* KEY=VALUE for the helper's environment where the process's own has no KEY (16 at most);
+ * 0, or -1 when it is no KEY=VALUE or there is no room. */
+int nx_lift_add_env(const char *kv);
 uint64_t nx_lift_count(void);                  /* run-time lifts of this process */
 void nx_lift_report(int status);               /* the exit summary line (none without lifts) */
 

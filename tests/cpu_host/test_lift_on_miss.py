@@ -165,6 +165,20 @@ def test_compile_failure_names_the_function_and_the_compilers_message(program, s
     assert not (bundle / "discovered_entries.txt").exists()
 
 
+def test_guest_environment_without_home_still_lifts(program, symbols, bundle, tmp_path):
+    """The helper inherits the guest's environment: with no usable HOME (here a file, where no
+    cache folder can be made, even by root) it still finds the caches launch.txt names
+    (lift_env), and compiles there (a fresh -O1 object)."""
+    ref = _qemu(program, "pointer", "9")
+    home = tmp_path / "home_is_a_file"
+    home.write_text("")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "NXRECOMP_RECOMPILER_OPT": "-O1"}
+    ours = subprocess.run([str(bundle / "nxrun"), "lift_miss", "pointer", "9"], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert (ours.returncode, ours.stdout) == (0, ref.stdout), ours.stderr[-2000:]
+    assert _lifts(ours.stderr) == [symbols["hidden_step"][0]], ours.stderr
+
+
 def test_python_runner_lifts_too(program, symbols, bundle):
     """The cffi runner (cpu_host.native_launcher off) sets the lifter up the same way."""
     ref = _qemu(program, "pointer", "7")
