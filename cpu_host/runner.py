@@ -37,7 +37,29 @@ int nx_linux_set_brk(uint64_t start, uint64_t reserve);
 void nx_linux_set_exe(const char *path);
 void nx_linux_add_mapping(uint64_t addr, uint64_t len);
 void nx_linux_set_self_exec(const char *const *prefix, int n);
+void nx_linux_set_exit_hook(void (*hook)(int status));
+void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
+int nx_lift_add_env(const char *kv);
+void nx_lift_report(int status);
 """
+
+
+def lift_on_miss_env(env: dict[str, str]) -> None:
+    """The runtime reads ``cpu_host.lift_on_miss`` from its environment (unset meaning on): an
+    off from nxrecomp.ini is passed on there (os.environ too, for a runtime loaded here)."""
+    name = "NXRECOMP_CPU_HOST_LIFT_ON_MISS"
+    if name not in env and not settings.get("cpu_host", "lift_on_miss"):
+        env[name] = os.environ[name] = "0"
+
+
+def setup_lift_on_miss(ffi: cffi.FFI, lib, bundle: Path) -> list:
+    """Tell a runtime loaded here how to start the run-time lifter (``cpu_host/lift_on_miss.py``):
+    this interpreter, with this repository on its path.  Returns the C strings (keep them)."""
+    keep = [ffi.new("char[]", os.fsencode(p)) for p in (str(bundle), sys.executable, str(launcher.REPO_ROOT))]
+    lib.nx_lift_setup(*keep)
+    for kv in launcher.lift_env():
+        lib.nx_lift_add_env(kv.encode())
+    return keep
 
 
 def load_manifest(bundle: Path) -> dict:
@@ -62,6 +84,7 @@ def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) 
     # environment, and so its stack, is the one it was given: the lockstep tests compare SP)
     if settings.get("cpu_host", "huge_pages"):
         env["NXRECOMP_CPU_HOST_HUGE_PAGES"] = os.environ["NXRECOMP_CPU_HOST_HUGE_PAGES"] = "1"
+    lift_on_miss_env(env)
     if settings.get("cpu_host", "native_launcher"):
         # the rest of the start-up (mapping, stack, dlopen) in C; this process becomes the guest
         exe = launcher.install(bundle, manifest, HWCAP)
@@ -80,6 +103,8 @@ def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) 
     prefix = [sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--"]
     keep = [ffi.new("char[]", os.fsencode(p)) for p in prefix]
     lib.nx_linux_set_self_exec(ffi.new("char *[]", keep), len(keep))
+    setup_lift_on_miss(ffi, lib, bundle)
+    lib.nx_linux_set_exit_hook(lib.nx_lift_report)   # the exit summary counts run-time lifts
     cpu = ffi.new("NxCpu *")
     cpu.sp = proc.sp
     cpu.pc = proc.entry

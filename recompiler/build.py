@@ -475,7 +475,8 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     compiled.sort(key=lambda c: rank.get(c.c_path, (2, c.c_path)))
     objs = [c.obj for c in compiled]
     so_tmp = out_dir / "game.so.tmp"
-    cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-fno-sanitize=all", *LINK_FLAGS], "game.so (link)")
+    cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-ldl", "-fno-sanitize=all", *LINK_FLAGS],
+           "game.so (link)")   # -ldl: lift on miss dlopens (glibc before 2.34 has it there)
     os.replace(so_tmp, out_dir / "game.so")
     cap = int(settings.get("recompiler", "cache_mb")) << 20
     pruned = prune(_lift_cache(), cap) + prune(_obj_cache(), cap)

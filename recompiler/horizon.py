@@ -310,7 +310,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest.
     ``gpu`` names the console the game was built for (its texture layout; manifest ``gpu``)."""
     from recompiler.build import build
-    from recompiler.pipeline import analyse_image, write_manifest
+    from recompiler.pipeline import analyse_image, discovered_entries, note_discovered, write_manifest
 
     t0 = time.monotonic()
     src = Path(exefs_path)
@@ -331,9 +331,11 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
-    program = analyse_image(image)
+    extra = discovered_entries(out)      # lifted at run time before: lifted statically now
+    program = analyse_image(image, extra)
     t_an = time.monotonic()
     stats = build(program, out)
+    note_discovered(program, extra, out, stats)
     t_build = time.monotonic()
     return write_manifest(out, "horizon", image, program, stats, (t0, t_link, t_an, t_build), src,
                           exefs=str(src.resolve()), romfs=romfs_ref, gpu=gpu, process=process_info(exefs.npdm),

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 from nxrecomp import settings
+from nxrecomp.errors import NxError
+from recompiler import discovered
 from recompiler.analyse import Memory, Program, analyse
 from recompiler.build import build
 from recompiler.link import LinkedImage, link_program
@@ -31,11 +33,56 @@ def eh_frames(image: LinkedImage) -> list[tuple[int, bytes]]:
     return [m.eh_frame for m in image.modules if m.eh_frame]
 
 
-def analyse_image(image: LinkedImage) -> Program:
+def hidden_entries(image: LinkedImage) -> set[int]:
+    """The entries ``recompiler.hide_entries`` leaves out of the build (hex addresses or symbol
+    names): tests of lift on miss make the run-time lifter find them."""
+    text = str(settings.get("recompiler", "hide_entries")).strip()
+    if not text:
+        return set()
+    by_name = {n: a for a, n in image.symbols.items()}
+    out: set[int] = set()
+    for word in (w.strip() for w in text.split(",")):
+        if not word:
+            continue
+        if word in by_name:
+            out.add(by_name[word])
+            continue
+        try:
+            out.add(int(word, 16))
+        except ValueError:
+            raise NxError(f"{word!r} is neither a hex address nor a symbol of the program",
+                          field="recompiler.hide_entries (NXRECOMP_RECOMPILER_HIDE_ENTRIES)") from None
+    return out
+
+
+def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] = frozenset()) -> Program:
     """Analysis of a linked image with the settings that steer it (``recompiler.ifunc_stubs``,
-    ``recompiler.noreturn_calls``)."""
-    return analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image),
-                   bool(settings.get("recompiler", "noreturn_calls")))
+    ``recompiler.noreturn_calls``, ``recompiler.hide_entries``); ``extra_entries`` are more
+    function entries to start from (the bundle's discovered entries).  A hidden entry still
+    ends the functions that run into it (as any entry does), but is not lifted: a branch to it
+    is a miss at run time."""
+    program = analyse(image_memory(image), image.entry, set(image.func_hints) | set(extra_entries), eh_frames(image),
+                      ifunc_slots(image), bool(settings.get("recompiler", "noreturn_calls")))
+    hidden = hidden_entries(image) - set(extra_entries)   # the bundle's list is the remedy of a miss
+    for a in hidden:
+        if program.functions.pop(a, None) is not None:
+            log.warning("recompiler.hide_entries: the function at %#x is left out of the build", a)
+    return program
+
+
+def discovered_entries(out: Path) -> set[int]:
+    """The entries the run-time lifter noted in the bundle at ``out`` (``recompiler.discovered``)."""
+    return discovered.read(out) if out.is_dir() else set()
+
+
+def note_discovered(program: Program, extra: set[int], out: Path, stats: dict) -> None:
+    """Say how many of the bundle's discovered entries this build took (functions it would
+    not have found by itself are lifted statically from now on)."""
+    taken = len(extra & set(program.functions))
+    stats["discovered_entries"] = taken
+    if extra:
+        log.warning("took %d of %d entries from %s (functions lifted at run time before)", taken, len(extra),
+                    out / discovered.FILE)
 
 
 def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str | Path] = ()) -> dict:
@@ -48,9 +95,11 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
         log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
-    program = analyse_image(image)
+    extra = discovered_entries(out)
+    program = analyse_image(image, extra)
     t_an = time.monotonic()
     stats = build(program, out)
+    note_discovered(program, extra, out, stats)
     t_build = time.monotonic()
     manifest = write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
                               program_path=path, program=str(Path(path).resolve()))

@@ -61,6 +61,9 @@ typedef struct HzBoot {
     uint64_t boot_slot, notify_slot, initializator_slot;
 } HzBoot;
 int nx_hz_set_boot(const HzBoot *b);
+void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
+int nx_lift_add_env(const char *kv);
+void nx_lift_report(int status);
 """ + NXCPU_CDEF
 
 
@@ -187,6 +190,9 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
         lib = ffi.dlopen(str(bundle / "game.so"))
     except OSError as e:
         raise NxError(f"cannot load: {e}", path=str(bundle / "game.so")) from None
+    from cpu_host.runner import lift_on_miss_env, setup_lift_on_miss
+    lift_on_miss_env(dict(os.environ))
+    setup_lift_on_miss(ffi, lib, bundle)     # lift on miss: the helper lifts what the build missed
     mapped = map_image(image, space, int(proc["main_thread_stack_size"]))
     cfg = ffi.new("HzConfig *", {
         "program_id": proc["program_id"], "address_space_end": space.end,
@@ -214,6 +220,7 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     if handle == 0:
         raise NxError("cannot start the main thread")
     how = lib.nx_hz_wait_exit()
+    lib.nx_lift_report(0)            # the run's summary counts the functions lifted at run time
     write_frame_times(services)
     if how != EXIT_CRASH:
         return 0

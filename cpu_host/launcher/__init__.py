@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ from nxrecomp.errors import NxError
 
 HERE = Path(__file__).resolve().parent
 RUNTIME_DIR = HERE.parent / "runtime"
-SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "linux_syscalls.h"]
+REPO_ROOT = HERE.parent.parent     # PYTHONPATH of the run-time lifter's helper process
+SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "lift_miss.h", RUNTIME_DIR / "linux_syscalls.h"]
 # PIE: a launcher at a fixed address would sit where non-PIE guests (busybox: 0x400000) go
 FLAGS = ["-O2", "-fPIE", "-pie", "-fno-sanitize=all", "-w", f"-I{RUNTIME_DIR}"]
 LIBS = ["-ldl", "-lpthread"]
@@ -44,9 +46,14 @@ def not_runnable(static: bool, program: str | None) -> str | None:
             "recompile a statically linked build (Debian: the *-static packages)")
 
 
-def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0) -> str:
+def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0,
+                lift_python: str = sys.executable) -> str:
     """``launch.txt`` from the manifest's ``image`` entry (segment bytes are ranges of image.bin);
-    a program that cannot run gets a ``refuse`` line, which the launcher prints and exits on."""
+    a program that cannot run gets a ``refuse`` line, which the launcher prints and exits on.
+    ``lift_python`` and this repository run the run-time lifter (``cpu_host/lift_on_miss.py``)."""
+    for p in (lift_python, str(REPO_ROOT)):
+        if "\n" in p:
+            raise NxError("a path of the run-time lifter holds a newline", path=p)
     if "blob_file" not in image_json:
         raise NxError("the image's bytes are inline, not in image.bin", field="image.blob_file")
     segs = [_Seg(s["vaddr"], s["memsz"], s["prot"]) for s in image_json["segments"]]
@@ -59,6 +66,8 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
         if "\n" in program:
             raise NxError("the program's path holds a newline", field="program")
         lines.append(f"exe {program}")
+    lines += [f"lift_python {lift_python}", f"lift_path {REPO_ROOT}"]
+    lines += [f"lift_env {kv}" for kv in lift_env()]
     lines += [f"region {r.start:#x} {r.end:#x} {r.prot}" for r in segment_regions(segs)]
     for s in image_json["segments"]:
         off, n = s["data"]
@@ -68,6 +77,22 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
     if why:
         lines.append(f"refuse {why}")
     return "\n".join(lines) + "\n"
+
+
+def lift_env() -> list[str]:
+    """KEY=VALUE the run-time lifter's helper gets where the guest's environment has no KEY:
+    this host's cache folders (nxrecomp's and the zig compiler's, as zig finds its own: its
+    variable, else XDG_CACHE_HOME, else HOME), so a guest run with another HOME or none still
+    lifts with warm caches."""
+    cache = Path(settings.get("nxrecomp", "cache_dir")).expanduser().resolve()
+    zig = os.environ.get("ZIG_GLOBAL_CACHE_DIR") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "zig")
+    name = next(s.env_name for s in settings.all_settings() if (s.section, s.key) == ("nxrecomp", "cache_dir"))
+    out = [f"{name}={cache}", f"ZIG_GLOBAL_CACHE_DIR={Path(zig).resolve()}"]
+    for kv in out:
+        if "\n" in kv:
+            raise NxError("a cache folder's path holds a newline", path=kv.split("=", 1)[1])
+    return out
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@
  * non-PIE guests (busybox at 0x400000) must go. */
 #define _GNU_SOURCE 1
 #include "nxrt.h"
+#include "lift_miss.h"
 #include "linux_syscalls.h"
 
 #include <dlfcn.h>
@@ -41,6 +42,9 @@ typedef struct { uint64_t vaddr, off, len; } LData;
 typedef struct {
     uint64_t entry, phdr, phent, phnum, brk, brk_reserve, stack_top, stack_size, hwcap, hwcap2;
     char exe[PATH_MAX];
+    char lift_python[PATH_MAX], lift_path[PATH_MAX];   /* the run-time lifter's helper (lift_miss.c) */
+    char lift_env[4][PATH_MAX];                         /* KEY=VALUE for it (nx_lift_add_env) */
+    int nlift_env;
     LRegion reg[MAX_REGIONS];
     int nreg;
     LData data[MAX_DATA];
@@ -90,6 +94,14 @@ static void parse_launch(const char *path, Launch *L) {
         } else if (!strcmp(key, "exe")) {
             if (n < 4) fail("%s: line %d: empty exe", path, lineno);
             snprintf(L->exe, sizeof L->exe, "%s", line + 4);
+        } else if (!strcmp(key, "lift_python") || !strcmp(key, "lift_path")) {
+            size_t k = strlen(key) + 1;
+            if (n <= k) fail("%s: line %d: empty %s", path, lineno, key);
+            snprintf(key[5] == 'p' && key[6] == 'y' ? L->lift_python : L->lift_path, PATH_MAX, "%s", line + k);
+        } else if (!strcmp(key, "lift_env")) {
+            if (L->nlift_env >= 4) fail("%s: line %d: more than 4 lift_env lines", path, lineno);
+            if (n <= 9 || !strchr(line + 9, '=')) fail("%s: line %d: lift_env wants KEY=VALUE", path, lineno);
+            snprintf(L->lift_env[L->nlift_env++], PATH_MAX, "%s", line + 9);
         } else if (!strcmp(key, "refuse")) {
             /* a program this runtime cannot start (launcher/__init__.py not_runnable) */
             fail("%s", n > 7 ? line + 7 : "the bundle refuses to start");
@@ -247,7 +259,15 @@ int main(int argc, char **argv) {
     SYM(nx_linux_set_exe);
     SYM(nx_linux_add_mapping);
     SYM(nx_linux_set_self_exec);
+    SYM(nx_lift_setup);
+    SYM(nx_lift_add_env);
+    SYM(nx_lift_report);
+    SYM(nx_linux_set_exit_hook);
 #undef SYM
+    /* lift on miss: the helper runs the bundle's recompiler; the exit summary counts its lifts */
+    p_nx_lift_setup(dir, L->lift_python, L->lift_path);
+    for (int i = 0; i < L->nlift_env; i++) p_nx_lift_add_env(L->lift_env[i]);
+    p_nx_linux_set_exit_hook(p_nx_lift_report);
     for (int r = 0; r < L->nreg; r++) p_nx_linux_add_mapping(L->reg[r].start, L->reg[r].end - L->reg[r].start);
     p_nx_linux_add_mapping(stack_lo, L->stack_size);
     int rc = p_nx_linux_set_brk(L->brk, L->brk_reserve);

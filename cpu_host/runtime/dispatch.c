@@ -2,6 +2,7 @@
  * fatal reports, system registers.  Linked into every game.so. */
 #define _GNU_SOURCE 1   /* REG_RIP, for the crash report's host pc */
 #include "lifted.h"
+#include "lift_miss.h"
 #include "host_calls.h"
 #include "cpu_features.h"
 #include "id_regs.h"
@@ -17,8 +18,8 @@ static NxSvcHandler svc_handler = nx_linux_syscall;
 void nx_set_svc_handler(NxSvcHandler h) { svc_handler = h; }
 void nx_svc(NxCpu *s, uint32_t imm) { svc_handler(s, imm); }
 
-static void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) __attribute__((noreturn));
-static void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) {
+void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) __attribute__((noreturn));
+void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) {
     fprintf(stderr, "nxrecomp: fatal: %s at guest pc %#llx (%#llx)\n", what,
             (unsigned long long)pc, (unsigned long long)extra);
     for (int i = 0; i < 31; i += 2)
@@ -129,21 +130,40 @@ static inline int run_host(NxCpu *s) {
     return 1;
 }
 
-static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
+/* The row of addr: nx_entries (the build's), else the overlay of functions lifted at run time
+ * (lift_miss.c; lock-free, its rows never move). */
+static const NxEntry *entry_row(uint64_t addr) {
     uint64_t lo = 0, hi = nx_entry_count;
     while (lo < hi) {
         uint64_t mid = (lo + hi) >> 1;
         if (nx_entries[mid].addr < addr) lo = mid + 1; else hi = mid;
     }
-    if (lo < nx_entry_count && nx_entries[lo].addr == addr) {
-        if (kind) *kind = nx_entries[lo].kind;
-        return nx_entries[lo].fn;
-    }
-    return NULL;
+    if (lo < nx_entry_count && nx_entries[lo].addr == addr) return &nx_entries[lo];
+    return nx_overlay_find(addr);
+}
+
+static NxFn nx_lookup_table(uint64_t addr, uint32_t *kind) {
+    const NxEntry *e = entry_row(addr);
+    if (!e) return NULL;
+    if (kind) *kind = e->kind;
+    return e->fn;
 }
 
 void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target) {
     nx_die(s, "branch to an address with no lifted code", target, pc);
+}
+
+/* A dispatch miss: the function lifted at run time (lift_miss.c), or a fatal error naming why. */
+static NxFn miss(NxCpu *s, const char *how, uint64_t from, uint32_t *kind) {
+    NxFn f = nx_lift_miss(s, how, from, s->pc, kind);
+    NxThread *t = thread_of(s);    /* the lookup cache takes it as nx_lookup_cached would */
+    if (t) {
+        unsigned slot = (unsigned)(s->pc >> 2) & (NX_LOOKUP_CACHE - 1);
+        t->cache[slot].addr = s->pc;
+        t->cache[slot].fn = f;
+        t->cache[slot].kind = *kind;
+    }
+    return f;
 }
 
 /* Every register is in NxCpu here: a return to somewhere else came up as an NxRet, which
@@ -153,7 +173,8 @@ void nx_run(NxCpu *s) {
         if (run_host(s)) continue;
         uint32_t kind = 0;
         NxFn f = nx_lookup_cached(s, s->pc, &kind);
-        if (!f) nx_fatal_unmapped(s, s->x[30], s->pc);
+        if (UNLIKELY(!f))
+            f = miss(s, "by a return, a jump or a thread's start reaching the run loop; x30 %#llx", s->x[30], &kind);
         s->resume = kind == NX_ENTRY_RESUME;
         nx_enter(s, f);
     }
@@ -176,7 +197,7 @@ NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
     if (from_lifted(s, a0, a1, a30, asp)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
-    if (!f) nx_fatal_unmapped(s, s->x[30] - 4, s->pc);
+    if (UNLIKELY(!f)) f = miss(s, "by a call, BLR at guest pc %#llx", s->x[30] - 4, &kind);
     s->resume = kind == NX_ENTRY_RESUME;
     return f(s, s->x[0], s->x[1], s->x[30], s->sp);
 }
@@ -194,13 +215,13 @@ NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
     if (from_lifted(s, a0, a1, a30, asp)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
+    if (UNLIKELY(!f)) f = miss(s, "by a jump, BR out of lifted code; x30 %#llx", s->x[30], &kind);
     if (f && kind == NX_ENTRY_FUNC) {
         s->resume = 0;
         MUSTTAIL return f(s, s->x[0], s->x[1], s->x[30], s->sp);
     }
-    /* a resume point or unknown address: return to the caller, whose return-address check
-     * sends control up to nx_run (which reports unknown addresses) */
-    if (!f) nx_fatal_unmapped(s, 0, s->pc);
+    /* a resume point: return to the caller, whose return-address check sends control up to
+     * nx_run (which enters it) */
     NX_BACK;
 }
 
@@ -222,16 +243,12 @@ NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
         if (!t || ++t->ic_retargets % NX_IC_RETARGET) return s;
     }
     if (host_count && host_lookup(addr)) return s;
-    uint64_t lo = 0, hi = nx_entry_count;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi) >> 1;
-        if (nx_entries[mid].addr < addr) lo = mid + 1; else hi = mid;
-    }
-    if (lo >= nx_entry_count || nx_entries[lo].addr != addr || nx_entries[lo].kind != NX_ENTRY_FUNC) return s;
+    const NxEntry *e = entry_row(addr);   /* a run-time lift's row too: overlay rows never move */
+    if (!e || e->kind != NX_ENTRY_FUNC) return s;
     if (full)
-        __atomic_store_n(ic, &nx_entries[lo], __ATOMIC_RELEASE);
+        __atomic_store_n(ic, e, __ATOMIC_RELEASE);
     else
-        __atomic_compare_exchange_n(ic, &cur, &nx_entries[lo], 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+        __atomic_compare_exchange_n(ic, &cur, e, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
     return s;
 }
 

@@ -1,0 +1,56 @@
+"""The run-time lifter's helper process: ``python -m cpu_host.lift_on_miss BUNDLE ADDR``.
+
+Started by the runtime (``cpu_host/runtime/lift_miss.c``) when a branch reaches an address
+with no lifted code, in either personality.  A process of its own, not Python inside the
+guest's process: the native launcher runs guests with no Python in them, the analysis,
+lifter and compiler are Python, and a crash or a slow import here never takes the guest with
+it.  It lifts the function at ADDR (``recompiler.runtime_lift``), appends ADDR to the bundle's
+discovered entries (``recompiler.discovered``; a read-only bundle only loses that note) and
+prints, last, one result line the runtime reads:
+
+    nxlift ok SO_PATH INSTRUCTIONS GUEST_BYTES COMPILE_SECONDS CACHED(0|1)
+    nxlift notcode          (ADDR is not code of the program: the runtime's fatal error)
+    nxlift error            (after the error's text, which names the function and the cause)
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from nxrecomp.errors import NxError
+
+log = logging.getLogger("cpu_host.lift_on_miss")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m cpu_host.lift_on_miss BUNDLE ADDR\nnxlift error", flush=True)
+        return 2
+    bundle = Path(argv[0])
+    try:
+        addr = int(argv[1], 16)
+    except ValueError:
+        print(f"{argv[1]!r} is not a hex address\nnxlift error", flush=True)
+        return 2
+    from recompiler import discovered, runtime_lift
+
+    try:
+        r = runtime_lift.lift_at(bundle, addr)
+    except (NxError, OSError) as e:   # a compile failure, an unusable cache folder: one clear line
+        print(f"lifting the function at {addr:#x}: {e}\nnxlift error", flush=True)
+        return 1
+    if r.so_path is None:
+        print("nxlift notcode", flush=True)
+        return 0
+    try:
+        discovered.append(bundle, addr)
+    except (OSError, NxError) as e:   # a bundle on read-only media: the run goes on
+        print(f"nxrecomp: warning: cannot note {addr:#x} in {bundle / discovered.FILE}: {e}", flush=True)
+    print(f"nxlift ok {r.so_path} {r.insns} {r.guest_bytes} {r.compile_s:.3f} {int(r.cached)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.WARNING, format="nxrecomp: %(name)s: %(message)s")
+    sys.exit(main(sys.argv[1:]))
