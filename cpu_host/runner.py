@@ -12,7 +12,7 @@ from pathlib import Path
 
 import cffi
 
-from cpu_host import launcher
+from cpu_host import abi, launcher
 from cpu_host.linux.process import setup_process
 from cpu_host.linux.stack import HWCAP_DEFAULT
 from nxrecomp import settings
@@ -24,14 +24,8 @@ HOST_STACK = 1 << 30   # host stack of the guest thread: deep guest recursion ru
 # SVE/MTE/LSE2/PAC; AT_HWCAP2 likewise (the launcher and setup_process take it from the table).
 HWCAP = HWCAP_DEFAULT
 
-CDEF = """
-typedef union { uint8_t b[16]; uint64_t d[2]; } NxVec;
-typedef struct NxCpu {
-    uint64_t x[31]; uint64_t sp; uint64_t pc; uint64_t nzcv; uint64_t fpcr, fpsr;
-    uint64_t tpidr_el0, tpidrro_el0; uint64_t resume;
-    uint64_t excl_addr, excl_lo, excl_hi; uint64_t excl_size;
-    NxVec v[32]; void *thread; uint64_t host_sp_limit;
-} NxCpu;
+# NxCpu as nxrt.h declares it (cpu_host/abi.py generates the cffi form; a test checks the offsets)
+CDEF = abi.nxcpu_cdef() + """
 int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);
 int nx_linux_set_brk(uint64_t start, uint64_t reserve);
 void nx_linux_set_exe(const char *path);
