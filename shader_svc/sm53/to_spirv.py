@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 
 from shader_svc.sm53.decode import Inst
-from shader_svc.sm86.to_spirv import DONE, GLSL, ComputeSpec, TranslateError, _Lower
+from shader_svc.sm86.to_spirv import DONE, GLSL, ComputeSpec, TranslateError, _Lower  # noqa: F401
 from shader_svc.spirv.structure import RET, Unstructured
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS"]
@@ -34,7 +34,6 @@ LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR",
            "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
            "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC"} | BRANCHES
 LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
-SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
@@ -84,7 +83,6 @@ def _blocks(insts: list[Inst]) -> list[list[Inst]]:
 class _Lower53(_Lower):
     def __init__(self, insts, spec) -> None:
         super().__init__(insts, spec)
-        self.vars_global: dict[str, tuple[int, int]] = {}
 
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED
@@ -546,20 +544,6 @@ class _Lower53(_Lower):
                 self.do("OpStore", ptr, self.reg(d + i) if d != 255 else self.c(0), self.m.E("MemoryAccess", "Aligned"), 4)
 
     # --- shared memory and atomics -----------------------------------------------------------
-    def shared_word(self, byte_addr: int) -> int:
-        if "shared" not in self.vars_global:
-            m, E = self.m, self.m.E
-            wg = E("StorageClass", "Workgroup")
-            arr = m.type("OpTypeArray", self.u32, self.c(SHARED_WORDS))
-            v = m.id()
-            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
-            self.vars_global["shared"] = (v, m.type("OpTypePointer", wg, self.u32))
-            self.interface.append(v)
-        v, ptr = self.vars_global["shared"]
-        idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2)),
-                      self.c(SHARED_WORDS - 1))
-        return self.op("OpAccessChain", ptr, v, idx)
-
     def _mem_addr(self, inst: Inst) -> int:
         a = inst.ops["addr"]
         base = self.reg(a["reg"]) if a["reg"] != 255 else self.c(0)
@@ -640,41 +624,6 @@ class _Lower53(_Lower):
     # subgroup operation is used, so the result does not depend on the device's subgroup size;
     # the barriers need every invocation to reach the operation (as ptxas code does outside
     # divergent regions; predicated warp operations are refused).
-    def _lid(self) -> int:
-        x, y, _ = self.spec.local_size
-        v = self.op("OpLoad", self.v3, self.builtins["LocalInvocationId"])
-        ids = [self.op("OpCompositeExtract", self.u32, v, i) for i in range(3)]
-        r = self.op("OpIAdd", self.u32, ids[0], self.op("OpIMul", self.u32, ids[1], self.c(x)))
-        return self.op("OpIAdd", self.u32, r, self.op("OpIMul", self.u32, ids[2], self.c(x * y)))
-
-    def _xchg_ptr(self, idx: int) -> int:
-        if "xchg" not in self.vars_global:
-            m, E = self.m, self.m.E
-            wg = E("StorageClass", "Workgroup")
-            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-            arr = m.type("OpTypeArray", self.u32, self.c(n))
-            v = m.id()
-            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
-            self.vars_global["xchg"] = (v, m.type("OpTypePointer", wg, self.u32))
-            self.interface.append(v)
-        v, ptr = self.vars_global["xchg"]
-        return self.op("OpAccessChain", ptr, v, idx)
-
-    def _barrier(self) -> None:
-        E = self.m.E
-        wg = self.c(E("Scope", "Workgroup"))
-        self.do("OpControlBarrier", wg, wg,
-                self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
-
-    def _publish(self, value: int) -> tuple[int, int, int]:
-        """Write this invocation's value for its warp: (linear id, lane, warp base)."""
-        lid = self._lid()
-        self._barrier()                    # earlier readers of the array are done
-        self.do("OpStore", self._xchg_ptr(lid), value)
-        self._barrier()
-        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
-        return lid, lane, self.op("OpISub", self.u32, lid, lane)
-
     def _shfl(self, inst: Inst) -> None:
         ops, mode = inst.ops, inst.mods["mode"]
         n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]

@@ -46,7 +46,7 @@ class Reg:
 
     @property
     def width(self) -> int:
-        return 8 if self.file == "R" else 6
+        return {"R": 8, "B": 4}.get(self.file, 6)
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, self.width)]

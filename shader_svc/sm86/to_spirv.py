@@ -44,6 +44,9 @@ FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: 
             14: "OpFUnordGreaterThanEqual"}
 
 
+SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
+
+
 class TranslateError(NxError):
     pass
 
@@ -86,6 +89,7 @@ class _Lower:
         self.f64: int | None = None
         self.body: list[tuple] = []   # function body instructions, emitted after the variables
         self.interface: list[int] = []  # global variables the entry point lists
+        self.vars_global: dict[str, tuple[int, int]] = {}   # shared memory, the warp exchange array
         self._setup()
         m.emit("import", "OpExtInstImport", self.glsl, "GLSL.std.450")
 
@@ -503,6 +507,62 @@ class _Lower:
         if mods["HI"]:
             r = self.op("OpShiftRightLogical", self.u64, r, self.c64(32))
         self.set_reg(d, self.op("OpUConvert", self.u32, r))
+
+    # --- shared memory and the emulated 32-lane warp (both ISAs) -------------------------------
+    def shared_word(self, byte_addr: int) -> int:
+        if "shared" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            arr = m.type("OpTypeArray", self.u32, self.c(SHARED_WORDS))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["shared"] = (v, m.type("OpTypePointer", wg, self.u32))
+            self.interface.append(v)
+        v, ptr = self.vars_global["shared"]
+        idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2)),
+                      self.c(SHARED_WORDS - 1))
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp
+    # is emulated: invocation i of the workgroup is lane i % 32 of warp i / 32, and a warp-wide
+    # operation exchanges values through a workgroup array between two workgroup barriers.  No
+    # subgroup operation is used, so the result does not depend on the device's subgroup size;
+    # the barriers need every invocation to reach the operation (as ptxas code does outside
+    # divergent regions; predicated warp operations are refused).
+    def _lid(self) -> int:
+        x, y, _ = self.spec.local_size
+        v = self.op("OpLoad", self.v3, self.builtins["LocalInvocationId"])
+        ids = [self.op("OpCompositeExtract", self.u32, v, i) for i in range(3)]
+        r = self.op("OpIAdd", self.u32, ids[0], self.op("OpIMul", self.u32, ids[1], self.c(x)))
+        return self.op("OpIAdd", self.u32, r, self.op("OpIMul", self.u32, ids[2], self.c(x * y)))
+
+    def _xchg_ptr(self, idx: int) -> int:
+        if "xchg" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+            arr = m.type("OpTypeArray", self.u32, self.c(n))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["xchg"] = (v, m.type("OpTypePointer", wg, self.u32))
+            self.interface.append(v)
+        v, ptr = self.vars_global["xchg"]
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    def _barrier(self) -> None:
+        E = self.m.E
+        wg = self.c(E("Scope", "Workgroup"))
+        self.do("OpControlBarrier", wg, wg,
+                self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
+
+    def _publish(self, value: int) -> tuple[int, int, int]:
+        """Write this invocation's value for its warp: (linear id, lane, warp base)."""
+        lid = self._lid()
+        self._barrier()                    # earlier readers of the array are done
+        self.do("OpStore", self._xchg_ptr(lid), value)
+        self._barrier()
+        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
+        return lid, lane, self.op("OpISub", self.u32, lid, lane)
 
     # --- whole function ----------------------------------------------------------------------
     # The dispatcher loop is shared with the SM53 lowering; an architecture supplies its basic
