@@ -73,7 +73,11 @@ def _int(s: str) -> int:
 
 
 def _regnum(s: str, file: str) -> int:
-    if file == "R":
+    if file == "B":                      # convergence barrier registers (BSSY/BSYNC)
+        m = re.fullmatch(r"B(\d+)", s)
+        if m and int(m.group(1)) < 16:
+            return int(m.group(1))
+    elif file == "R":
         if s == "RZ":
             return 255
         m = re.fullmatch(r"R(\d+)", s)

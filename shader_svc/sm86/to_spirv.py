@@ -772,5 +772,7 @@ class _Lower:
 
 
 def translate_compute(insts: list[Inst], spec: ComputeSpec = ComputeSpec()) -> bytes:
-    """SPIR-V binary of a compute kernel."""
-    return _Lower(insts, spec).build()
+    """SPIR-V binary of a compute kernel (the base subset plus ``to_spirv_ext``'s forms)."""
+    from shader_svc.sm86.to_spirv_ext import Ext86
+
+    return Ext86(insts, spec).build()
