@@ -22,7 +22,7 @@ from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, TranslateError, _Lower
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
-       "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO"}
+       "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT"}
 WARP = {"SHFL", "VOTE"}
 SIZES = {4: 1, 5: 2, 6: 4}
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -128,15 +128,17 @@ class Ext86(_Lower):
                         self.op("OpUConvert", u32, self._carry_in(inst, "ci")))
             put(s)
         elif ir == "IMAD.HI":
-            # the high word of a * b plus c (PTX mad.hi); the carry of that 32-bit add goes out,
-            # .X adds the carry-in (the high half of a 64-bit multiply-add chain)
+            # the high half of IMAD.WIDE: (a * b + the pair c+1:c) >> 32, as the 32-bit division
+            # sequence shows (IMAD.HI.U32 q, q, e, r with q = r+1's copy: q + hi(q * e)); the
+            # 64-bit add's carry goes out, .X adds the carry-in
+            self.require(inst, X=0)
             conv = "OpUConvert" if mods["U32"] == 0 else "OpSConvert"
             p = self.op("OpIMul", u64, self.op(conv, u64, self.src(inst, "a")), self.op(conv, u64, self.src(inst, "b")))
-            s = self.op("OpIAdd", u64, self.op("OpShiftRightLogical", u64, p, self.c64(32)), self._term64(inst, "c", bool(mods["X"])))
-            if mods["X"]:
-                s = self.op("OpIAdd", u64, s, self._carry_in(inst, "ci"))
-            self._carry_out(inst, s, ("co",))
-            put(self.op("OpUConvert", u32, s))
+            cc = self.src64(inst, "c")
+            s = self.op("OpIAdd", u64, p, cc)
+            if ops["co"]["pred"] != 7:
+                self.set_pred(ops["co"]["pred"], self.op("OpULessThan", self.bool, s, cc))
+            put(self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, s, self.c64(32))))
         elif ir == "ISETP" and mods["EX"]:
             # the high words of a 64-bit comparison: where they are equal the low words' result
             # (the ex predicate) decides (EQ: both equal; NE: either differs)
@@ -154,6 +156,11 @@ class Ext86(_Lower):
             else:
                 r = self.m.const_bool(cmp == 7)
             self._set_bop(inst, r)
+        elif ir == "PRMT":
+            self.require(inst, mode=0)
+            from shader_svc.sm53.to_spirv import _Lower53    # the byte-select semantics both ISAs share
+
+            put(_Lower53._prmt(self, self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")))
         elif ir == "IABS":
             put(self.op("OpExtInst", u32, self.glsl, 5, self.src(inst, "b")))       # SAbs
         elif ir == "POPC":

@@ -205,6 +205,92 @@ K(double_math) {
 
 
 # ---------------------------------------------------------------------------------------------
+# Generated styles (toward the issue's 200): each template x operator x type is one kernel with
+# its numpy reference.  heavy=True: left to the heavy run.
+
+_RED_OPS = {"add": ("v + w", lambda x, y: x + y), "xor": ("v ^ w", lambda x, y: x ^ y),
+            "or": ("v | w", lambda x, y: x | y), "and": ("v & w", lambda x, y: x & y),
+            "min": ("min(v, w)", np.minimum), "max": ("max(v, w)", np.maximum)}
+_TYPES = {"u32": ("uint32_t", np.uint32), "s32": ("int32_t", np.int32)}
+
+
+def _block_reduce_ref(op, dt):
+    def ref(x: Inputs) -> np.ndarray:
+        a = x.a[:256].view(dt).reshape(4, 64)
+        out = a[:, 0].copy()
+        for j in range(1, 64):
+            out = op(out, a[:, j]).astype(dt)
+        return out.view(np.uint32)
+    return ref
+
+
+def _warp_reduce_ref(op, dt):
+    def ref(x: Inputs) -> np.ndarray:
+        a = x.a[:256].view(dt).reshape(8, 32)
+        out = a[:, 0].copy()
+        for j in range(1, 32):
+            out = op(out, a[:, j]).astype(dt)
+        return out.view(np.uint32)
+    return ref
+
+
+for _on, (_expr, _op) in _RED_OPS.items():
+    for _tn, (_ct, _dt) in _TYPES.items():
+        case(name=f"gen_reduce_{_on}_{_tn}", style="reduction", heavy=True, src=f"""
+K(gen_reduce_{_on}_{_tn}) {{
+  __shared__ {_ct} s[64]; int t = threadIdx.x;
+  s[t] = (({_ct} *)a)[TID]; __syncthreads();
+  for (int k = 32; k > 0; k >>= 1) {{ if (t < k) {{ {_ct} v = s[t], w = s[t + k]; s[t] = {_expr}; }} __syncthreads(); }}
+  if (t == 0) (({_ct} *)o)[blockIdx.x] = s[0];
+}}""", inputs=lambda r: plain(256, u32(r, 256), out_words=4, threads=256), ref=_block_reduce_ref(_op, _dt))
+        case(name=f"gen_warp_{_on}_{_tn}", style="warp", heavy=True, src=f"""
+K(gen_warp_{_on}_{_tn}) {{
+  {_ct} v = (({_ct} *)a)[TID];
+  for (int k = 16; k > 0; k >>= 1) {{ {_ct} w = __shfl_xor_sync(0xffffffffu, v, k); v = {_expr}; }}
+  if ((threadIdx.x & 31) == 0) (({_ct} *)o)[TID >> 5] = v;
+}}""", inputs=lambda r: plain(256, u32(r, 256), out_words=8, threads=256), ref=_warp_reduce_ref(_op, _dt))
+
+# element-wise integer expressions (C semantics on uint32/int32; shifts masked to the width)
+_ELEM = {
+    "mulhi": ("__umulhi(x, y)", lambda x, y: ((x.astype(np.uint64) * y) >> 32).astype(np.uint32)),
+    "mad": ("x * y + (x >> 3)", lambda x, y: x * y + (x >> 3)),
+    "rotl": ("(x << (y & 31)) | (x >> ((32 - (y & 31)) & 31))",
+             lambda x, y: (x << (y & 31)) | (x >> ((32 - (y & 31)) & 31))),
+    "popc": ("__popc(x) + __clz(y) * 64u", lambda x, y: np.array([bin(int(v)).count('1') for v in x], np.uint32)
+             + np.array([32 - int(v).bit_length() for v in y], np.uint32) * 64),
+    "brev": ("__brev(x) ^ y", lambda x, y: np.array([int(f"{int(v):032b}"[::-1], 2) for v in x], np.uint32) ^ y),
+    "select": ("x > y ? x - y : y - x", lambda x, y: np.where(x > y, x - y, y - x)),
+    "sdiv": ("(uint32_t)((int)x / (int)(y | 1))", lambda x, y: (np.trunc(x.view(np.int32).astype(np.float64)
+             / (y | 1).view(np.int32))).astype(np.int64).astype(np.uint32)),
+    "udiv": ("x / (y | 1u) + x % (y | 1u)", lambda x, y: x // (y | 1) + x % (y | 1)),
+    "bytes": ("__byte_perm(x, y, 0x5140)", lambda x, y: _byte_perm(x, y, 0x5140)),
+    "sat": ("(uint32_t)min(max((int)x, -1000), 1000)", lambda x, y: np.clip(x.view(np.int32), -1000, 1000).view(np.uint32)),
+}
+
+
+def _byte_perm(x, y, sel):
+    both = x.astype(np.uint64) | (y.astype(np.uint64) << 32)
+    out = np.zeros_like(x)
+    for i in range(4):
+        b = (sel >> (4 * i)) & 7
+        out |= (((both >> np.uint64(8 * b)) & np.uint64(0xFF)).astype(np.uint32) << (8 * i))
+    return out
+
+
+def _elem_ref(fn):
+    def ref(x: Inputs) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x.a[:x.n], x.b[:x.n]), np.uint32)
+    return ref
+
+
+for _en, (_expr, _fn) in _ELEM.items():
+    case(name=f"gen_elem_{_en}", style="integer", heavy=True, src=f"""
+K(gen_elem_{_en}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i] = {_expr}; }} }}""",
+         inputs=lambda r: Inputs(u32(r, 200), u32(r, 200), 200, 200, np.zeros(200, np.uint32)), ref=_elem_ref(_fn))
+
+
+# ---------------------------------------------------------------------------------------------
 # checking one kernel
 
 @dataclass
