@@ -304,6 +304,7 @@ class Result:
     run: str = "-"
     detail: str = ""
     irs: set = field(default_factory=set)
+    ops: list = field(default_factory=list)      # (nvdisasm's opcode, printed equal) per instruction
 
     @property
     def ok(self) -> bool:
@@ -413,6 +414,7 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
     res = Result(c.name, isa, opt)
     try:
         texts = decode_texts(isa, k.code)
+        res.ops = [(opcode_of(t[2]), t[1] == t[2]) for t in texts]
         bad = [t for t in texts if t[1] != t[2]]
         res.decode = "ok" if not bad else f"{len(bad)}/{len(texts)}"
         if bad:
@@ -435,6 +437,31 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
         if why:
             res.detail = why
     return res
+
+
+def opcode_of(text: str) -> str:
+    """The opcode of an nvdisasm line, without guard and modifiers ('@P0 LDG.E.64 ...' -> 'LDG')."""
+    body = text.split(" ", 1)[1] if text.startswith("@") else text
+    return body.split(" ", 1)[0].split(".", 1)[0]
+
+
+def coverage(results: list[Result]) -> str:
+    """The coverage table: per ISA, the opcodes nvcc/ptxas emitted for the corpus (as nvdisasm
+    names them) and how many of them are decoded and printed equal everywhere, appear only in
+    kernels that translate, and only in kernels that run exactly."""
+    lines = ["| ISA | opcodes emitted | printed equal | in translated kernels only | in exact kernels only | "
+             "kernels exact |", "| --- | --- | --- | --- | --- | --- |"]
+    for isa, opt in sorted({(r.isa, r.opt) for r in results}, reverse=True):
+        rs = [r for r in results if (r.isa, r.opt) == (isa, opt)]
+        emitted = {o for r in rs for o, _ in r.ops}
+        equal = {o for o in emitted if all(eq for r in rs for oo, eq in r.ops if oo == o)}
+        trans = {o for o in emitted if all(r.translate == "ok" for r in rs if any(oo == o for oo, _ in r.ops))}
+        exact = {o for o in emitted if all(r.ok for r in rs if any(oo == o for oo, _ in r.ops))}
+        lines.append(f"| SM{isa} {opt} | {len(emitted)} | {len(equal)} | {len(trans)} | {len(exact)} | "
+                     f"{sum(r.ok for r in rs)}/{len(rs)} |")
+        lines.append(f"| SM{isa} {opt} not printed equal | {' '.join(sorted(emitted - equal)) or '-'} | | | | |")
+        lines.append(f"| SM{isa} {opt} in a failing kernel | {' '.join(sorted(emitted - exact)) or '-'} | | | | |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
@@ -464,6 +491,7 @@ def main(argv: list[str]) -> int:
     finally:
         if ctx:
             ctx.__exit__(None, None, None)
+    print(coverage(results))
     for isa in a.isa or [86, 53]:
         for opt in a.opt or ["O3", "G"]:
             rs = [r for r in results if r.isa == isa and r.opt == opt]
