@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 
 from nxrecomp.errors import NxError
-from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
+from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     get, sext)
 from shader_svc.sm86.table import ROWS, SREGS
 
@@ -85,6 +85,8 @@ def _operand(o, w: int, addr: int):
     if isinstance(o, CBuf):
         return {"bank": get(w, 54, 5), "off": sext(get(w, 40, 14), 14) * 4,
                 "neg": bool(o.neg is not None and get(w, o.neg, 1)), "abs": bool(o.abs is not None and get(w, o.abs, 1))}
+    if isinstance(o, CBufR):
+        return {"bank": get(w, 54, 5), "reg": get(w, 24, 8), "off": sext(get(w, 38, 16), 16)}
     if isinstance(o, Mem):
         scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
         wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
@@ -243,6 +245,10 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         if v["neg"]:
             s = neg_sym + s
         return s
+    if isinstance(o, CBufR):
+        if v["reg"] == 255:
+            return f"c[{v['bank']:#x}][{_hex(v['off'])}]"
+        return f"c[{v['bank']:#x}][R{v['reg']}" + (f"+{_hex(v['off'])}]" if v["off"] else "]")
     if isinstance(o, Mem):
         s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else "")
         if o.scale:

@@ -96,6 +96,16 @@ class CBuf:
 
 
 @dataclass(frozen=True)
+class CBufR:
+    """Indexed constant bank operand c[bank][Ra+offset] (LDC): bank bits 54..58, register 24,
+    signed byte offset 38..53; printed c[0x0][R2+0x160] (the register left out while RZ)."""
+    name: str
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(54, 5), (24, 8), (38, 16)]
+
+
+@dataclass(frozen=True)
 class Mem:
     """Memory address [Rn(.64)(.X4)+imm].  ``wide_bit``: bit that makes the address register a
     64-bit pair (None: never, -1: always); ``off``: (lo, width) of the signed byte offset; ``scale``:
@@ -200,7 +210,7 @@ class Alias:
     when: tuple[tuple[str, str, int], ...]
 
 
-Operand = Reg | Pred | Imm | CBuf | Mem | SReg | Target | Attr | Sym
+Operand = Reg | Pred | Imm | CBuf | CBufR | Mem | SReg | Target | Attr | Sym
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ logical operand (a/b/c: 122/123/124).
 """
 from __future__ import annotations
 
-from shader_svc.sm86.fields import Alias, Attr, CBuf, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target
+from shader_svc.sm86.fields import Alias, Attr, CBuf, CBufR, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target
 
 RZ, URZ, PT = 255, 63, 7
 
@@ -435,3 +435,19 @@ R([Row("BSSY", 0x945, (PH87, Reg("bar", 16, file="B"), Target("target", 34, 30))
    Row("MEMBAR", 0x992, (), (), (Mod("sem", 76, 4, ((5, ".SC.VC"),)),), ir="MEMBAR", cls="ctrl"),
    Row("ERRBAR", 0x9AB, (), ir="NOP", cls="ctrl")])
 
+
+# --- what nvcc -G adds: indexed constant loads, register -> uniform register moves, generic
+# loads/stores (the LDG/STG layout; bits 64..66 of LD hold a predicate nvdisasm prints when not
+# 0, held 0 here), absolute calls (relocated by the linker: refused by the lowering)
+R([Row("LDC", 0xB82, (D, CBufR("cb")), (), (Mod("size", 73, 3, MEMSZ), Mod("mode", 78, 2, ((0, ""), (1, ".IL"), (2, ".IS"), (3, ".ISL")))),
+       ir="LDC", cls="mem"),
+   Row("R2UR", 0x3C2, (UD, Pred("p", 81, hide_pt=True), Reg("a", 24)), (), (Mod("OR", 84, 1, ONOFF(".OR")),),
+       ir="R2UR"),
+   Row("LD", 0x980, (D, GMEM), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
+                                    Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
+       hi(0x0C101900) | 4 << 32, free=((32, 6),), ir="LDG", cls="mem"),
+   Row("ST", 0x985, (GMEM, Reg("b", 32)), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
+                                               Mod("order", 77, 4, ((0, ""),))),
+       hi(0x0C101904), free=((64, 6),), ir="STG", cls="mem"),
+   Row("CALL.ABS", 0x943, (PH87, Imm("target", 32, 49, "u")), (), (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+       ir="CALL.ABS", cls="branch")])

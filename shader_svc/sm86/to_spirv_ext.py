@@ -22,7 +22,7 @@ from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, TranslateError, _Lower
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
-       "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT"}
+       "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR"}
 WARP = {"SHFL", "VOTE"}
 SIZES = {4: 1, 5: 2, 6: 4}
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -156,6 +156,18 @@ class Ext86(_Lower):
             else:
                 r = self.m.const_bool(cmp == 7)
             self._set_bop(inst, r)
+        elif ir == "LDC":
+            cb = ops["cb"]
+            if mods["mode"] or mods["size"] not in (4, 5):
+                raise TranslateError(f"{inst.text()}: LDC form not translated yet", offset=inst.addr)
+            base = self.reg(cb["reg"]) if cb["reg"] != 255 else c(0)
+            for k in range(1 if mods["size"] == 4 else 2):
+                at = self.op("OpIAdd", u32, base, c(cb["off"] + 4 * k))
+                self.set_reg(d + k if d != 255 else 255, self.cbank_dyn(cb["bank"], at, inst))
+        elif ir == "R2UR":
+            if ops["p"]["pred"] != 7:
+                raise TranslateError(f"{inst.text()}: predicate out not translated", offset=inst.addr)
+            self.set_reg(d, self.src(inst, "a"), "UR")
         elif ir == "PRMT":
             self.require(inst, mode=0)
             from shader_svc.sm53.to_spirv import _Lower53    # the byte-select semantics both ISAs share
@@ -209,6 +221,13 @@ class Ext86(_Lower):
             put(self.op("OpBitwiseAnd", u32, self._lid(), c(31)))
         else:
             super().lower(inst)
+
+    def cbank_dyn(self, bank: int, byte_addr: int, inst: Inst) -> int:
+        """A word of constant bank ``bank`` at a run-time byte address."""
+        if bank != 0:
+            raise TranslateError(f"{inst.text()}: constant bank {bank:#x} not supported", offset=inst.addr)
+        idx = self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2))
+        return self.op("OpLoad", self.u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, self.c(0), idx))
 
     # --- integer ------------------------------------------------------------------------------
     def _term64(self, inst: Inst, name: str, x_mode: bool) -> int:
