@@ -430,7 +430,7 @@ R([Row("BSSY", 0x945, (PH87, Reg("bar", 16, file="B"), Target("target", 34, 30))
    Row("CALL.REL", 0x944, (PH87, Target("target")), (), (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
        ir="CALL", cls="branch"),
    Row("RET", 0x950, (PH87, Reg("ra", 24), Target("rt")), (),
-       (Mod("ABS", 85, 1, ((0, ".REL"), (1, ".ABS"))), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
+       (Mod("ABS", 85, 1, ((0, ".REL"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
        ir="RET", cls="branch"),
    Row("MEMBAR", 0x992, (), (), (Mod("sem", 76, 4, ((5, ".SC.VC"),)),), ir="MEMBAR", cls="ctrl"),
    Row("ERRBAR", 0x9AB, (), ir="NOP", cls="ctrl")])
@@ -451,3 +451,21 @@ R([Row("LDC", 0xB82, (D, CBufR("cb")), (), (Mod("size", 73, 3, MEMSZ), Mod("mode
        hi(0x0C101904), free=((64, 6),), ir="STG", cls="mem"),
    Row("CALL.ABS", 0x943, (PH87, Imm("target", 32, 49, "u")), (), (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
        ir="CALL.ABS", cls="branch")])
+
+# --- what linked -G code adds (tests/shader_svc/cuda_build.link): the callee's stack frame in
+# local memory (STL/LDL, the stack-overflow check S2R SR_LMEMHIOFF + BPT.TRAP), generic ATOM,
+# YIELD, RET.ABS (absolute byte address field at 32..81)
+LMEM = Mem("addr")
+R([Row("STL", 0x387, (LMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="STL", cls="mem"),
+   Row("LDL", 0x983, (D, LMEM), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="LDL", cls="mem"),
+   Row("ATOM", 0x98A, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
+       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
+       base=hi(0x080000C4), free=((64, 6),), ir="ATOMG", cls="mem"),
+   Row("YIELD", 0x946, (PH87,), ir="NOP", cls="ctrl"),
+   Row("BPT", 0x95C, (Sym("code", 34, 3, tuple((v, f"{v:#x}") for v in range(8)), hide=0),), (),
+       (Mod("mode", 84, 3, ((3, ".TRAP"),)),), ir="BPT", cls="ctrl"),
+   Row("RET", 0x950, (PH87, Reg("ra", 24), Imm("rt", 32, 50, "s")), (),
+       (Mod("ABS", 85, 1, ((1, ".ABS"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
+       ir="RET.ABS", cls="branch")])
+SREGS[0x37] = "SR_LMEMHIOFF"
+R([Row("WARPSYNC", 0x348, (PH87, Reg("mask", 32)), ir="NOP", cls="ctrl")])

@@ -22,7 +22,9 @@ from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, TranslateError, _Lower
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
-       "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR"}
+       "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
+       "CALL.ABS", "RET.ABS", "SGXT"}
+LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
 WARP = {"SHFL", "VOTE"}
 SIZES = {4: 1, 5: 2, 6: 4}
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -39,7 +41,7 @@ class Ext86(_Lower):
 
     def structure_ok(self) -> bool:
         # RET returns to a run-time address: the dispatcher loop resolves it
-        return not any(i.row.ir in ("CALL", "RET") for i in self.insts)
+        return not any(i.row.ir in ("CALL", "RET", "CALL.ABS", "RET.ABS", "BPT") for i in self.insts)
 
     def build(self) -> bytes:
         for ins in self.insts:
@@ -55,11 +57,13 @@ class Ext86(_Lower):
     def block_list(self) -> list[list[Inst]]:
         leaders = {self.insts[0].addr} if self.insts else set()
         for i, ins in enumerate(self.insts):
-            if ins.row.ir in ("BRA", "EXIT", "CALL", "RET"):
+            if ins.row.ir in ("BRA", "EXIT", "CALL", "RET", "CALL.ABS", "RET.ABS", "BPT"):
                 if i + 1 < len(self.insts):
                     leaders.add(self.insts[i + 1].addr)
                 if ins.row.ir in ("BRA", "CALL"):
                     leaders.add(ins.ops["target"]["target"])
+                if ins.row.ir == "CALL.ABS":
+                    leaders.add(ins.ops["target"]["imm"])
         blocks, cur = [], []
         for ins in self.insts:
             if ins.addr in leaders and cur:
@@ -77,9 +81,19 @@ class Ext86(_Lower):
             return nxt
         if ir == "CALL":
             tgt = self.c(target(ins))
-        elif ir == "RET":
+        elif ir == "CALL.ABS":
+            t = next((k for k, a in enumerate(self._starts) if a == ins.ops["target"]["imm"]), None)
+            if t is None:
+                raise TranslateError(f"{ins.text()}: call target outside the program (an unlinked call?)",
+                                     offset=ins.addr)
+            tgt = self.c(t)
+        elif ir == "BPT":
+            # a trap ends the kernel on the machine; here it ends the invocation
+            tgt = self.c(DONE)
+        elif ir in ("RET", "RET.ABS"):
             # the return address (a byte offset from the code start) + the target field
-            ra = self.op("OpIAdd", self.u32, self.reg(ins.ops["ra"]["reg"]), self.c(ins.ops["rt"]["target"]))
+            rt = ins.ops["rt"]["target"] if ir == "RET" else ins.ops["rt"]["imm"]
+            ra = self.op("OpIAdd", self.u32, self.reg(ins.ops["ra"]["reg"]), self.c(rt))
             tgt = self.c(DONE)
             for k, start in enumerate(self._starts):
                 tgt = self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, ra, self.c(start)), self.c(k), tgt)
@@ -173,6 +187,12 @@ class Ext86(_Lower):
             from shader_svc.sm53.to_spirv import _Lower53    # the byte-select semantics both ISAs share
 
             put(_Lower53._prmt(self, self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")))
+        elif ir == "SGXT":
+            # extend the low b bits (b clamped to 32; .W: b modulo 32) with the sign or zeros
+            self.require(inst, W=0)
+            n = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], self.src(inst, "b"), c(32))
+            ext = "OpBitFieldUExtract" if mods["U32"] == 0 else "OpBitFieldSExtract"
+            put(self.op(ext, u32, self.src(inst, "a"), c(0), n))
         elif ir == "IABS":
             put(self.op("OpExtInst", u32, self.glsl, 5, self.src(inst, "b")))       # SAbs
         elif ir == "POPC":
@@ -219,6 +239,12 @@ class Ext86(_Lower):
             self._vote86(inst)
         elif ir == "S2R" and ops["sr"]["sr"] == 0x00:      # lane id in the emulated warp
             put(self.op("OpBitwiseAnd", u32, self._lid(), c(31)))
+        elif ir == "S2R" and ops["sr"]["sr"] == 0x37:
+            # the local window's low end: 0 (local addresses wrap in the 4 KiB array), so the
+            # stack check of -G code (R1 >= SR_LMEMHIOFF, unsigned) always passes
+            put(c(0))
+        elif ir in ("LDL", "STL"):
+            self._local86(inst)
         else:
             super().lower(inst)
 
@@ -532,6 +558,29 @@ class Ext86(_Lower):
         for i in range(n):
             p = self.shared_word(self.op("OpIAdd", self.u32, addr, self.c(4 * i)))
             if inst.row.ir == "LDS":
+                if reg != 255:
+                    self.set_reg(reg + i, self.op("OpLoad", self.u32, p))
+            else:
+                self.do("OpStore", p, self.reg(reg + i) if reg != 255 else self.c(0))
+
+    def _local86(self, inst: Inst) -> None:
+        """LDL/STL: a per-invocation array of 4 KiB; addresses (R1, the stack pointer, starts at
+        c[0x0][0x28]) are taken modulo its size."""
+        n = SIZES.get(inst.mods["size"])
+        if n is None:
+            raise TranslateError(f"{inst.text()}: sub-word local access not translated yet", offset=inst.addr)
+        if "local" not in self.vars:
+            arr = self.m.type("OpTypeArray", self.u32, self.c(LOCAL_WORDS))
+            self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
+        a = inst.ops["addr"]
+        addr = self.op("OpIAdd", self.u32, self.reg(a["reg"]) if a["reg"] != 255 else self.c(0), self.c(a["off"]))
+        reg = inst.ops["d"]["reg"] if inst.row.ir == "LDL" else inst.ops["b"]["reg"]
+        for i in range(n):
+            w = self.op("OpIAdd", self.u32, addr, self.c(4 * i))
+            idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, w, self.c(2)),
+                          self.c(LOCAL_WORDS - 1))
+            p = self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
+            if inst.row.ir == "LDL":
                 if reg != 255:
                     self.set_reg(reg + i, self.op("OpLoad", self.u32, p))
             else:

@@ -88,5 +88,70 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
 
 
 def build(source: str, isa: int, opt: str) -> dict:
-    """{kernel name: shader_svc.cubin.Kernel} of a compiled source."""
-    return cubin_kernels(compile_cubin(source, isa, opt), f"<corpus sm_{isa} {opt}>")
+    """{kernel name: shader_svc.cubin.Kernel} of a compiled source; SM86 kernels linked with the
+    functions they call (``link``)."""
+    from dataclasses import replace
+
+    cub = compile_cubin(source, isa, opt)
+    ks = cubin_kernels(cub, f"<corpus sm_{isa} {opt}>")
+    if isa == 86:
+        from shader_svc.cubin import EM_CUDA  # noqa: F401  (same reader)
+
+        names = [n for n in ks if f"K({n})" in source]
+        return {n: replace(ks[n], code=link(cub, n)) for n in names}
+    return ks
+
+
+# ---------------------------------------------------------------------------------------------
+# Linking: nvcc -G (and some -O3 code) calls functions in other sections of the cubin (helpers
+# such as __cuda_sm20_div_u64, __uAtomicAdd, wrappers of intrinsics) through relocations.  A
+# guest's shader program is one linked blob, so the tests link the same way: the kernel first,
+# then every function it reaches, each at a 16-byte boundary; the relocations are applied with
+# the blob's start as address 0 (as the driver would with the code's load address).
+# Relocation types seen (nvdisasm prints the patched fields): 56 / 57 = the low / high 32 bits
+# of S + A into a MOV immediate (bits 32..63: the return address a caller passes), 58 = S into
+# CALL.ABS's 47-bit target (bits 32..78).
+
+def link(cubin: bytes, kernel: str) -> bytes:
+    import io
+    import struct as st
+
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.relocation import RelocationSection
+
+    elf = ELFFile(io.BytesIO(cubin))
+    secs = {s.name: s for s in elf.iter_sections()}
+    symtab = elf.get_section_by_name(".symtab")
+    order, at, blob = [f".text.{kernel}"], {}, bytearray()
+    relocs: list[tuple[str, int, int, str, int]] = []
+    i = 0
+    while i < len(order):
+        name = order[i]
+        i += 1
+        at[name] = len(blob)
+        blob += secs[name].data()
+        blob += b"\0" * (-len(blob) % 16)
+        for rname in (".rel" + name, ".rela" + name):
+            rs = secs.get(rname)
+            if not isinstance(rs, RelocationSection):
+                continue
+            for r in rs.iter_relocations():
+                sym = symtab.get_symbol(r["r_info_sym"])
+                target = elf.get_section(sym["st_shndx"]).name
+                if target not in order:
+                    order.append(target)
+                relocs.append((name, r["r_offset"], r["r_info_type"], target, sym["st_value"] + r.entry.get("r_addend", 0)))
+    for sec, off, typ, target, add in relocs:
+        pos = at[sec] + off
+        s_a = at[target] + add
+        lo, hi = st.unpack_from("<QQ", blob, pos)
+        w = lo | hi << 64
+        if typ in (56, 57):
+            v = (s_a >> (32 if typ == 57 else 0)) & 0xFFFFFFFF
+            w = (w & ~(0xFFFFFFFF << 32)) | v << 32
+        elif typ == 58:
+            w = (w & ~(((1 << 47) - 1) << 32)) | (s_a & ((1 << 47) - 1)) << 32
+        else:
+            raise RuntimeError(f"relocation type {typ} in {sec}+{off:#x} not handled")
+        st.pack_into("<QQ", blob, pos, w & (2**64 - 1), w >> 64)
+    return bytes(blob)
