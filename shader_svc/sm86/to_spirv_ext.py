@@ -347,57 +347,6 @@ class Ext86(_Lower):
         self.set_reg(d, self.op("OpUConvert", u32, r))
 
     # --- FP64 and conversions -----------------------------------------------------------------
-    @property
-    def f64t(self) -> int:
-        if self.f64 is None:
-            self.m.emit("cap", "OpCapability", self.m.E("Capability", "Float64"))
-            self.f64 = self.m.type("OpTypeFloat", 64)
-        return self.f64
-
-    def _two_sum(self, a: int, b: int) -> tuple[int, int]:
-        t, f = self.f64t, self.fop
-        s = f("OpFAdd", t, a, b)
-        bb = f("OpFSub", t, s, a)
-        return s, f("OpFAdd", t, f("OpFSub", t, a, f("OpFSub", t, s, bb)), f("OpFSub", t, b, bb))
-
-    def _split(self, a: int) -> tuple[int, int]:
-        t, f = self.f64t, self.fop
-        k = self.m.const(t, *struct.unpack("<II", struct.pack("<d", 134217729.0)))   # 2^27 + 1 (Veltkamp)
-        c = f("OpFMul", t, k, a)
-        hi = f("OpFSub", t, c, f("OpFSub", t, c, a))
-        return hi, f("OpFSub", t, a, hi)
-
-    def _dfma(self, a: int, b: int, c: int) -> int:
-        """DFMA.RN without relying on the device's Fma being fused: the exact product as
-        ph + pl (Dekker's TwoProduct), then the correctly rounded sum of ph, pl, c by Boldo and
-        Melquiond's algorithm (TwoSum twice, the small parts added with rounding to odd, one
-        final rounding).  Exact for products and sums away from the overflow and denormal
-        ranges (|a|, |b| < 2^996, |a*b| > 2^-969); inf/NaN inputs take the plain product."""
-        t, f = self.f64t, self.fop
-        ph = f("OpFMul", t, a, b)
-        ah, al = self._split(a)
-        bh, bl = self._split(b)
-        pl = f("OpFAdd", t, f("OpFAdd", t, f("OpFAdd", t, f("OpFSub", t, f("OpFMul", t, ah, bh), ph),
-                                                    f("OpFMul", t, ah, bl)), f("OpFMul", t, al, bh)),
-               f("OpFMul", t, al, bl))
-        uh, ul = self._two_sum(c, pl)
-        th, tl = self._two_sum(uh, ph)
-        v, e = self._two_sum(tl, ul)
-        zero = self.m.const(t, 0, 0)
-        bits = self.op("OpBitcast", self.u64, v)
-        even = self.op("OpIEqual", self.bool, self.op("OpBitwiseAnd", self.u64, bits, self.c64(1)), self.c64(0))
-        inexact = self.op("OpFOrdNotEqual", self.bool, e, zero)
-        grow = self.op("OpLogicalEqual", self.bool, self.op("OpFOrdLessThan", self.bool, e, zero),
-                       self.op("OpFOrdLessThan", self.bool, v, zero))
-        step = self.op("OpSelect", self.u64, grow, self.c64(1), self.c64(-1))
-        odd = self.op("OpSelect", self.u64, self.op("OpLogicalAnd", self.bool, inexact, even),
-                      self.op("OpIAdd", self.u64, bits, step), bits)
-        r = f("OpFAdd", t, th, self.op("OpBitcast", t, odd))
-        finite = self.op("OpLogicalNot", self.bool, self.op("OpLogicalOr", self.bool, self.op("OpIsInf", self.bool, ph),
-                                                                 self.op("OpIsNan", self.bool, ph)))
-        plain = f("OpFAdd", t, ph, c)
-        return self.op("OpSelect", t, finite, r, plain)
-
     def f64src(self, inst: Inst, name: str) -> int:
         v = inst.ops[name]
         if "imm" in v:
@@ -451,37 +400,6 @@ class Ext86(_Lower):
         if rnd:
             f = self._directed(inst, f, x, signed, is64, rnd)
         self.set_reg(d, self.op("OpBitcast", self.u32, f))
-
-    def _directed(self, inst: Inst, f: int, x: int, signed: bool, is64: bool, rnd: int) -> int:
-        """The round-to-nearest conversion ``f`` of the integer ``x`` moved one ulp where the
-        mode (1 RM, 2 RP, 3 RZ) rounds the other way: compared exactly against ``x`` (through
-        f64 for 32-bit sources, as an integer for unsigned 64-bit ones)."""
-        u32, b = self.u32, self.bool
-        if is64:
-            if signed:
-                raise TranslateError(f"{inst.text()}: directed rounding of S64 not translated", offset=inst.addr)
-            top = self.m.const(self.f32, _f(2.0 ** 64))
-            fi = self.op("OpConvertFToU", self.u64, f)
-            over = self.op("OpFOrdGreaterThanEqual", b, f, top)
-            below = self.op("OpLogicalAnd", b, self.op("OpLogicalNot", b, over), self.op("OpULessThan", b, fi, x))
-            above = self.op("OpLogicalOr", b, over, self.op("OpUGreaterThan", b, fi, x))
-        else:
-            e = self.op("OpConvertSToF" if signed else "OpConvertUToF", self.f64t, x)
-            back = self.op("OpFConvert", self.f64t, f)
-            below, above = self.op("OpFOrdLessThan", b, back, e), self.op("OpFOrdGreaterThan", b, back, e)
-        bits = self.op("OpBitcast", u32, f)
-        neg = self.op("OpSLessThan", b, bits, self.c(0))
-        # toward +inf: +1 ulp of magnitude for positives, -1 for negatives; toward -inf the opposite
-        up = self.op("OpSelect", u32, neg, self.op("OpISub", u32, bits, self.c(1)), self.op("OpIAdd", u32, bits, self.c(1)))
-        dn = self.op("OpSelect", u32, neg, self.op("OpIAdd", u32, bits, self.c(1)), self.op("OpISub", u32, bits, self.c(1)))
-        if rnd == 2:
-            r = self.op("OpSelect", u32, below, up, bits)
-        elif rnd == 1:
-            r = self.op("OpSelect", u32, above, dn, bits)
-        else:   # toward zero: shrink the magnitude when it grew
-            grew = self.op("OpSelect", b, neg, below, above)
-            r = self.op("OpSelect", u32, grew, self.op("OpISub", u32, bits, self.c(1)), bits)
-        return self.op("OpBitcast", self.f32, r)
 
     def _f2i64(self, inst: Inst, d: int) -> None:
         """F2I from F32 or F64 to 32- or 64-bit integers: rounded as the modifier says, saturated,

@@ -304,7 +304,7 @@ class Result:
     run: str = "-"
     detail: str = ""
     irs: set = field(default_factory=set)
-    ops: list = field(default_factory=list)      # (nvdisasm's opcode, printed equal) per instruction
+    ops: list = field(default_factory=list)      # (nvdisasm's opcode, printed equal, assembles back)
 
     @property
     def ok(self) -> bool:
@@ -352,6 +352,34 @@ def decode_texts(isa: int, code: bytes) -> list[tuple[int, str, str]]:
         rt = r.text if r else "REFUSED"
         same = not ours.startswith("!") and r is not None and listings.fields(ours) == listings.fields(rt)
         out.append((addr, rt if same else ours, rt))
+    return out
+
+
+def round_trips(isa: int, code: bytes, texts: list[tuple[int, str, str]]) -> list[bool]:
+    """Per instruction: nvdisasm's text assembles back to the same word (SM86: with the
+    instruction's control bits and the bits the text cannot show; SM53: the instruction word)."""
+    out = []
+    if isa == 86:
+        import listings
+        from shader_svc.sm86 import assemble as asm
+        from shader_svc.sm86 import decode as dec
+
+        for (lo, hi), (addr, ours, ref) in zip(listings.sm86_words(code), texts):
+            try:
+                inst = dec.decode(lo, hi, addr)
+                out.append(asm.assemble_line(ref, addr, inst.control, asm.unshown(inst)) == lo | hi << 64)
+            except Exception:
+                out.append(False)
+        return out
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53.corpus import Kernel53
+
+    words = {a: w for a, w, _ in Kernel53("k", code, 0).slots()}
+    for addr, ours, ref in texts:
+        try:
+            out.append(asm.assemble(ref, addr)[0] == words[addr])
+        except Exception:
+            out.append(False)
     return out
 
 
@@ -414,7 +442,8 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
     res = Result(c.name, isa, opt)
     try:
         texts = decode_texts(isa, k.code)
-        res.ops = [(opcode_of(t[2]), t[1] == t[2]) for t in texts]
+        back = round_trips(isa, k.code, texts)
+        res.ops = [(opcode_of(t[2]), t[1] == t[2], ok) for t, ok in zip(texts, back)]
         bad = [t for t in texts if t[1] != t[2]]
         res.decode = "ok" if not bad else f"{len(bad)}/{len(texts)}"
         if bad:
@@ -449,18 +478,20 @@ def coverage(results: list[Result]) -> str:
     """The coverage table: per ISA, the opcodes nvcc/ptxas emitted for the corpus (as nvdisasm
     names them) and how many of them are decoded and printed equal everywhere, appear only in
     kernels that translate, and only in kernels that run exactly."""
-    lines = ["| ISA | opcodes emitted | printed equal | in translated kernels only | in exact kernels only | "
-             "kernels exact |", "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| ISA | opcodes emitted | printed equal | assembled back | in translated kernels only | "
+             "in exact kernels only | kernels exact |", "| --- | --- | --- | --- | --- | --- | --- |"]
     for isa, opt in sorted({(r.isa, r.opt) for r in results}, reverse=True):
         rs = [r for r in results if (r.isa, r.opt) == (isa, opt)]
-        emitted = {o for r in rs for o, _ in r.ops}
-        equal = {o for o in emitted if all(eq for r in rs for oo, eq in r.ops if oo == o)}
-        trans = {o for o in emitted if all(r.translate == "ok" for r in rs if any(oo == o for oo, _ in r.ops))}
-        exact = {o for o in emitted if all(r.ok for r in rs if any(oo == o for oo, _ in r.ops))}
-        lines.append(f"| SM{isa} {opt} | {len(emitted)} | {len(equal)} | {len(trans)} | {len(exact)} | "
+        emitted = {o for r in rs for o, _, _ in r.ops}
+        equal = {o for o in emitted if all(eq for r in rs for oo, eq, _ in r.ops if oo == o)}
+        back = {o for o in emitted if all(bk for r in rs for oo, _, bk in r.ops if oo == o)}
+        trans = {o for o in emitted if all(r.translate == "ok" for r in rs if any(x[0] == o for x in r.ops))}
+        exact = {o for o in emitted if all(r.ok for r in rs if any(x[0] == o for x in r.ops))}
+        lines.append(f"| SM{isa} {opt} | {len(emitted)} | {len(equal)} | {len(back)} | {len(trans)} | {len(exact)} | "
                      f"{sum(r.ok for r in rs)}/{len(rs)} |")
-        lines.append(f"| SM{isa} {opt} not printed equal | {' '.join(sorted(emitted - equal)) or '-'} | | | | |")
-        lines.append(f"| SM{isa} {opt} in a failing kernel | {' '.join(sorted(emitted - exact)) or '-'} | | | | |")
+        lines.append(f"| SM{isa} {opt} not printed equal | {' '.join(sorted(emitted - equal)) or '-'} | | | | | |")
+        lines.append(f"| SM{isa} {opt} not assembled back | {' '.join(sorted(emitted - back)) or '-'} | | | | | |")
+        lines.append(f"| SM{isa} {opt} in a failing kernel | {' '.join(sorted(emitted - exact)) or '-'} | | | | | |")
     return "\n".join(lines)
 
 
