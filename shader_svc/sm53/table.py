@@ -323,6 +323,15 @@ forms("DSETP", {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680}, 12, (Pred("pd", 3)
       {RFORM: B(neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: D20(neg=6, abs=44)}, (P39,),
       mods=(field("cmp", 48, 4, FCMP), field("bop", 45, 2, BOP)), ir="DSETP")
 
+# IMUL (-G code keeps it; -O3 builds multiplies from XMAD): sign of a at 40, of b at 41 (both
+# signed prints nothing), .HI 39; IMUL32I: signs at 54/55, .HI 53, CC 52, a 32-bit immediate
+IMUL_SIGN = Mod("sign", ((40, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
+forms("IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+      mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL")
+row("IMUL32I", op(0x1F00, 8), (Reg("d", 0, cc=52), A(), Imm("b", 20, 32, "s")),
+    (Mod("sign", ((54, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, ""))), flag("HI", 53)),
+    ir="IMUL")
+
 # --- warp -----------------------------------------------------------------------------------
 row("VOTE", op(0x50D8, 13), (D, Pred("pd", 45), Pred("pa", 39, 42)),
     (field("mode", 48, 2, {0: ".ALL", 1: ".ANY", 2: ".EQ"}),), ir="VOTE", cls="warp")

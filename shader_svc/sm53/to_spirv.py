@@ -32,7 +32,7 @@ BRANCHES = {"BRA", "SSY", "PBK", "CAL", "SYNC", "BRK", "RET", "EXIT"}
 LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR", "SHF", "LOP", "LOP3", "ISETP",
            "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
            "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
-           "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "DADD", "DMUL", "DFMA",
+           "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "IMUL", "DADD", "DMUL", "DFMA",
            "DSETP"} | BRANCHES
 LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -300,6 +300,17 @@ class _Lower53(_Lower):
             self._setp(inst, self._fcmp(mods["cmp"], self.fval(inst, "a"), self.fval(inst, "b")))
         elif ir == "I2F":
             self._i2f53(inst, d)
+        elif ir == "IMUL":
+            if cc:
+                self.bad(inst, "IMUL with the condition code not translated yet")
+            sa, sb = mods["sign"] & 1, mods["sign"] >> 1
+            u64 = self.u64
+            a = self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a"))
+            b = self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b"))
+            p = self.op("OpIMul", u64, a, b)
+            if mods["HI"]:
+                p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
+            put(self.op("OpUConvert", u32, p))
         elif ir in ("LEA", "LEA_HI"):
             self._lea53(inst, put, cc)
         elif ir == "I2I":

@@ -224,6 +224,8 @@ class Ext86(_Lower):
             self._mufu86(inst, put)
         elif ir in ("LDS", "STS"):
             self._lds_sts(inst)
+        elif inst.row.mnemonic in ("LD", "ST", "ATOM"):
+            self._generic(inst, put)
         elif ir in ("LDG", "STG") and mods["size"] in (4, 5, 6):
             self._wide_global(inst)
         elif ir in ("ATOMG", "ATOMG.CAS", "RED"):
@@ -503,6 +505,63 @@ class Ext86(_Lower):
                     self.set_reg(reg + i, self.op("OpLoad", self.u32, p))
             else:
                 self.do("OpStore", p, self.reg(reg + i) if reg != 255 else self.c(0))
+
+    def _generic(self, inst: Inst, put) -> None:
+        """LD/ST/ATOM on a generic address: inside the shared window (its 64-bit base is
+        c[0x0][0x18], as the CUDA driver lays bank 0 out; the window is 16 MiB) the access goes
+        to shared memory at the offset, otherwise to global memory.  The two paths are a
+        selection, so a shared address is never dereferenced as a global pointer."""
+        mods, ops = inst.mods, inst.ops
+        u32, u64 = self.u32, self.u64
+        if inst.row.mnemonic != "ATOM":
+            self.require(inst, cache=1)
+            if mods["order"] not in (0, 4):
+                raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
+        n = SIZES.get(mods.get("size", 4)) if inst.row.mnemonic != "ATOM" else 1
+        if n is None:
+            raise TranslateError(f"{inst.text()}: sub-word access not translated yet", offset=inst.addr)
+        if inst.row.mnemonic == "ATOM" and (mods.get("type", 0) not in (0, 1) or ops["p"]["pred"] != 7):
+            raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
+        a = ops["addr"]
+        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
+        addr = self.op("OpIAdd", u64, base, self.c64(a["off"]))
+        window = self.join64(self.cbank_word(0x18, 0, inst), self.cbank_word(0x1C, 0, inst))
+        rel = self.op("OpISub", u64, addr, window)
+        shared = self.op("OpULessThan", self.bool, rel, self.c64(1 << 24))
+        off = self.op("OpUConvert", u32, rel)
+        is_ld = inst.row.mnemonic == "LD"
+        reg = ops["d"]["reg"] if inst.row.mnemonic != "ST" else ops["b"]["reg"]
+        res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if inst.row.mnemonic != "ST" else []
+        E = self.m.E
+        then, other, merge = self.label(), self.label(), self.label()
+        self.do("OpSelectionMerge", merge, 0)
+        self.do("OpBranchConditional", shared, then, other)
+        for lab, sh in ((then, True), (other, False)):
+            self.put_label(lab)
+            for k in range(n):
+                if sh:
+                    p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
+                else:
+                    p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
+                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
+                if is_ld:
+                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
+                elif inst.row.mnemonic == "ST":
+                    self.do("OpStore", p, self.reg(reg + k) if reg != 255 else self.c(0), *acc)
+                else:
+                    name = ATOMIC_OPS.get(mods["op"])
+                    if name is None:
+                        raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+                    if isinstance(name, tuple):
+                        name = name[1 if mods.get("type") == 1 else 0]
+                    scope = E("Scope", "Workgroup" if sh else "Device")
+                    sem = E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory")
+                    self.do("OpStore", res[k], self.op(name, u32, p, self.c(scope), self.c(sem), self.src(inst, "b")))
+            self.do("OpBranch", merge)
+        self.put_label(merge)
+        if inst.row.mnemonic != "ST" and reg != 255:
+            for k in range(n):
+                self.set_reg(reg + k, self.op("OpLoad", u32, res[k]))
 
     def _wide_global(self, inst: Inst) -> None:
         """LDG/STG of 32, 64 or 128 bits; .CONSTANT (a load through the read-only path) is a
