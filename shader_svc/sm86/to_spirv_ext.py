@@ -609,30 +609,40 @@ class Ext86(_Lower):
 
     # --- warp ---------------------------------------------------------------------------------
     def _shfl86(self, inst: Inst) -> None:
+        """SHFL as the PTX ISA defines shfl.sync: c holds the clamp (bits 0..4) and the segment
+        mask (bits 8..12); the source lane j is computed per mode, and where it falls outside the
+        segment (or, here, the workgroup) the lane keeps its own value and the predicate is false.
+        c may be a run-time register (-G code passes it through its shuffle helpers)."""
         ops, mode = inst.ops, inst.mods["mode"]
+        u32, b_, c = self.u32, self.bool, self.c
         n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        cv = ops["c"]["imm"] if "imm" in ops["c"] else (0 if ops["c"]["reg"] == 255 else None)
-        if cv != (0 if mode == 1 else 0x1F):
-            raise TranslateError(f"{inst.text()}: SHFL segment/clamp other than a whole warp not translated",
-                                 offset=inst.addr)
-        b = self.c(ops["b"]["imm"]) if "imm" in ops["b"] else self.reg(ops["b"]["reg"])
-        b = self.op("OpBitwiseAnd", self.u32, b, self.c(31))
+        b = c(ops["b"]["imm"]) if "imm" in ops["b"] else self.reg(ops["b"]["reg"])
+        b = self.op("OpBitwiseAnd", u32, b, c(31))
+        cv = c(ops["c"]["imm"]) if "imm" in ops["c"] else self.reg(ops["c"]["reg"])
+        clamp = self.op("OpBitwiseAnd", u32, cv, c(31))
+        seg = self.op("OpBitwiseAnd", u32, self.op("OpShiftRightLogical", u32, cv, c(8)), c(31))
         lid, lane, base = self._publish(self.reg(ops["a"]["reg"]))
+        nseg = self.op("OpNot", u32, seg)
+        min_lane = self.op("OpBitwiseAnd", u32, lane, seg)
+        max_lane = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, clamp, nseg))
         if mode == 0:
-            src, ok = b, self.m.const_bool(True)
+            j = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, b, nseg))
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
         elif mode == 1:
-            src = self.op("OpISub", self.u32, lane, b)
-            ok = self.op("OpUGreaterThanEqual", self.bool, lane, b)
+            j = self.op("OpISub", u32, lane, b)
+            ok = self.op("OpSGreaterThanEqual", b_, j, max_lane)
         elif mode == 2:
-            src = self.op("OpIAdd", self.u32, lane, b)
-            ok = self.op("OpULessThanEqual", self.bool, src, self.c(31))
+            j = self.op("OpIAdd", u32, lane, b)
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
         else:
-            src, ok = self.op("OpBitwiseXor", self.u32, lane, b), self.m.const_bool(True)
-        at = self.op("OpIAdd", self.u32, base, src)
-        ok = self.op("OpLogicalAnd", self.bool, ok, self.op("OpULessThan", self.bool, at, self.c(n)))
-        at = self.op("OpSelect", self.u32, ok, at, lid)
-        self.set_reg(ops["d"]["reg"], self.op("OpLoad", self.u32, self._xchg_ptr(at)))
-        self.set_pred(ops["p"]["pred"], ok)
+            j = self.op("OpBitwiseXor", u32, lane, b)
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
+        at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
+        inside = self.op("OpULessThan", b_, at, c(n))
+        take = self.op("OpLogicalAnd", b_, ok, inside)
+        at = self.op("OpSelect", u32, take, at, lid)
+        self.set_reg(ops["d"]["reg"], self.op("OpLoad", u32, self._xchg_ptr(at)))
+        self.set_pred(ops["p"]["pred"], take)
 
     def _vote86(self, inst: Inst) -> None:
         ops, mode = inst.ops, inst.mods["mode"]
