@@ -319,8 +319,10 @@ row("DFMA", op(0x5B70, 12), (DCC, A(), B(neg=48), C(neg=49)), DFMA_MODS, ir="DFM
 row("DFMA", op(0x4B70, 12), (DCC, A(), CBuf("b", neg=48), C(neg=49)), DFMA_MODS, ir="DFMA")
 row("DFMA", op(0x5370, 12), (DCC, A(), Reg("b", 39, neg=48), CBuf("c", neg=49)), DFMA_MODS, ir="DFMA")
 row("DFMA", op(0x3670, 12, holes=(56,)), (DCC, A(), D20(), C(neg=49)), DFMA_MODS, ir="DFMA")
-forms("DSETP", {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680}, 12, (Pred("pd", 3), Pred("qd", 0), A(neg=43, abs=7)),
-      {RFORM: B(neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: D20(neg=6, abs=44)}, (P39,),
+# nvdisasm 11.8 prints no reuse flag on DSETP's operands (a set flag is refused here)
+forms("DSETP", {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680}, 12, (Pred("pd", 3), Pred("qd", 0),
+                                                                    Reg("a", 8, neg=43, abs=7)),
+      {RFORM: Reg("b", 20, neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: D20(neg=6, abs=44)}, (P39,),
       mods=(field("cmp", 48, 4, FCMP), field("bop", 45, 2, BOP)), ir="DSETP")
 
 # IMUL (-G code keeps it; -O3 builds multiplies from XMAD): sign of a at 40, of b at 41 (both
