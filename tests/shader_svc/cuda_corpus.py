@@ -234,6 +234,20 @@ def _warp_reduce_ref(op, dt):
     return ref
 
 
+def _red_inputs(op_name: str, words: int, out_words: int):
+    """Inputs whose reduction is not a constant: AND over words with one bit cleared each, OR
+    over words with one bit set each (random words would AND to 0 and OR to ~0)."""
+    def make(r: np.random.Generator) -> Inputs:
+        if op_name == "and":
+            a = (~(np.uint32(1) << r.integers(0, 32, words).astype(np.uint32))).astype(np.uint32)
+        elif op_name == "or":
+            a = (np.uint32(1) << r.integers(0, 32, words).astype(np.uint32)).astype(np.uint32)
+        else:
+            a = u32(r, words)
+        return plain(words, a, out_words=out_words, threads=words)
+    return make
+
+
 for _on, (_expr, _op) in _RED_OPS.items():
     for _tn, (_ct, _dt) in _TYPES.items():
         case(name=f"gen_reduce_{_on}_{_tn}", style="reduction", heavy=True, src=f"""
@@ -242,13 +256,13 @@ K(gen_reduce_{_on}_{_tn}) {{
   s[t] = (({_ct} *)a)[TID]; __syncthreads();
   for (int k = 32; k > 0; k >>= 1) {{ if (t < k) {{ {_ct} v = s[t], w = s[t + k]; s[t] = {_expr}; }} __syncthreads(); }}
   if (t == 0) (({_ct} *)o)[blockIdx.x] = s[0];
-}}""", inputs=lambda r: plain(256, u32(r, 256), out_words=4, threads=256), ref=_block_reduce_ref(_op, _dt))
+}}""", inputs=_red_inputs(_on, 256, 4), ref=_block_reduce_ref(_op, _dt))
         case(name=f"gen_warp_{_on}_{_tn}", style="warp", heavy=True, src=f"""
 K(gen_warp_{_on}_{_tn}) {{
   {_ct} v = (({_ct} *)a)[TID];
   for (int k = 16; k > 0; k >>= 1) {{ {_ct} w = __shfl_xor_sync(0xffffffffu, v, k); v = {_expr}; }}
   if ((threadIdx.x & 31) == 0) (({_ct} *)o)[TID >> 5] = v;
-}}""", inputs=lambda r: plain(256, u32(r, 256), out_words=8, threads=256), ref=_warp_reduce_ref(_op, _dt))
+}}""", inputs=_red_inputs(_on, 256, 8), ref=_warp_reduce_ref(_op, _dt))
 
 # element-wise integer expressions (C semantics on uint32/int32; shifts masked to the width)
 _ELEM = {
