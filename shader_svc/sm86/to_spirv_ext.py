@@ -117,10 +117,7 @@ class Ext86(_Lower):
             self._iadd3_carry(inst)
         elif ir in ("BSSY", "BSYNC", "MEMBAR"):
             if ir == "MEMBAR":
-                E = self.m.E
-                self.do("OpMemoryBarrier", c(E("Scope", "Device")),
-                        c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "UniformMemory")
-                          | E("MemorySemantics", "WorkgroupMemory")))
+                self._fence()
         elif ir == "LEA":
             self._lea(inst)
         elif ir == "IMAD.WIDE" and (mods["X"] or ops["co"]["pred"] != 7):
@@ -256,6 +253,14 @@ class Ext86(_Lower):
             raise TranslateError(f"{inst.text()}: constant bank {bank:#x} not supported", offset=inst.addr)
         idx = self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2))
         return self.op("OpLoad", self.u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, self.c(0), idx))
+
+    def _fence(self) -> None:
+        """MEMBAR: emits nothing.  Each invocation's own accesses stay in program order, which is
+        all a single thread observes; ordering towards other invocations (__threadfence) is NOT
+        kept (a known gap).  The faithful OpMemoryBarrier (Device, AcquireRelease) stalls
+        lavapipe 22.3: once some invocations of a workgroup have exited, the others stop at any
+        memory barrier and write nothing (seen on -G code, which fences before every EXIT;
+        with or without WorkgroupMemory, and as an atomic with those semantics)."""
 
     # --- integer ------------------------------------------------------------------------------
     def _term64(self, inst: Inst, name: str, x_mode: bool) -> int:
