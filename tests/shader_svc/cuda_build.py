@@ -7,6 +7,11 @@ content hash under ``<cache_dir>/shader_corpus``.
   pinned ptxas 12.9 reads) and assembled by ptxas 12.9 from PyPI (``nvtools.ptxas_path``).
   The kernels avoid what PTX for sm_53 lacks (redux, f64 atomics, ...).
 
+Where nvcc is not installed (CI: a fresh Debian), or ``NXRECOMP_CUDA_TOOLCHAIN=nvrtc``, the
+CUDA C++ goes through NVRTC 12.9 from PyPI (``nvidia-cuda-nvrtc-cu12``, fetched into the cache
+like ptxas; ``-arch=compute_86`` / ``compute_53``: real Maxwell PTX, no re-targeting) and the
+same ptxas 12.9.  The toolchain is part of the cache key.
+
 Optimisation levels: ``O3`` (nvcc -O3 / ptxas -O3) and ``G`` (nvcc -G: debug code, ptxas -O0
 with line/variable info), the two ends the issue names (-O3 and -O0/-G).
 """
@@ -31,6 +36,79 @@ class NoCompiler(Exception):
     """nvcc is not installed (tests skip loudly)."""
 
 
+NVRTC_WHEEL = "nvidia-cuda-nvrtc-cu12==12.9.86"
+NVRTC_LIB = "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"
+NVRTC_BUILTINS = "nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.9"
+
+
+def toolchain() -> str:
+    """'nvcc' (CUDA 13 on this machine) or 'nvrtc' (PyPI, where nvcc is missing or asked for)."""
+    if os.environ.get("NXRECOMP_CUDA_TOOLCHAIN") == "nvrtc":
+        return "nvrtc"
+    try:
+        nvcc_path()
+        return "nvcc"
+    except NoCompiler:
+        return "nvrtc"
+
+
+def _nvrtc_lib():
+    import ctypes
+    import fcntl
+    import subprocess as sp
+    import sys
+    import zipfile
+
+    d = _cache_dir().parent / "nvidia" / "nvidia-cuda-nvrtc-cu12"
+    lib = d / Path(NVRTC_LIB).name
+    if not lib.is_file():
+        d.mkdir(parents=True, exist_ok=True)
+        with open(d / ".lock", "w") as lk:
+            fcntl.flock(lk, fcntl.LOCK_EX)
+            if not lib.is_file():
+                with tempfile.TemporaryDirectory(dir=d) as tmp:
+                    r = sp.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, NVRTC_WHEEL],
+                               capture_output=True, text=True)
+                    wheels = list(Path(tmp).glob("*.whl"))
+                    if r.returncode != 0 or not wheels:
+                        raise NoCompiler(f"pip download {NVRTC_WHEEL} failed: {r.stderr.strip()[-300:]}")
+                    with zipfile.ZipFile(wheels[0]) as z:
+                        for member in (NVRTC_BUILTINS, NVRTC_LIB):
+                            part = d / (Path(member).name + ".part")
+                            part.write_bytes(z.read(member))
+                            os.replace(part, d / Path(member).name)
+    ctypes.CDLL(str(d / Path(NVRTC_BUILTINS).name), mode=ctypes.RTLD_GLOBAL)
+    return ctypes.CDLL(str(lib))
+
+
+def nvrtc_ptx(source: str, isa: int, opt: str) -> str:
+    """PTX of ``source`` for compute_``isa`` from NVRTC (stdint.h is not available to NVRTC:
+    its three types are declared instead)."""
+    import ctypes
+
+    lib = _nvrtc_lib()
+    src = source.replace("#include <stdint.h>", "typedef unsigned int uint32_t; typedef int int32_t;\n"
+                                                 "typedef unsigned long long uint64_t; typedef long long int64_t;")
+    prog = ctypes.c_void_p()
+    if lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"k.cu", 0, None, None):
+        raise RuntimeError("nvrtcCreateProgram failed")
+    opts = [f"--gpu-architecture=compute_{isa}".encode(), b"-default-device"] + \
+        ([b"-G"] if opt == "G" else [])
+    arr = (ctypes.c_char_p * len(opts))(*opts)
+    rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+    n = ctypes.c_size_t()
+    lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+    log = ctypes.create_string_buffer(n.value)
+    lib.nvrtcGetProgramLog(prog, log)
+    if rc:
+        raise RuntimeError(f"NVRTC failed: {log.value.decode()[-2000:]}")
+    lib.nvrtcGetPTXSize(prog, ctypes.byref(n))
+    ptx = ctypes.create_string_buffer(n.value)
+    lib.nvrtcGetPTX(prog, ptx)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return ptx.value.decode()
+
+
 def nvcc_path() -> str:
     p = os.environ.get("NXRECOMP_NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not Path(p).is_file():
@@ -45,6 +123,8 @@ def _cache_dir() -> Path:
 
 
 def _tool_id() -> str:
+    if toolchain() == "nvrtc":
+        return NVRTC_WHEEL + "|" + nvtools.PTXAS_WHEEL[0]
     r = subprocess.run([nvcc_path(), "--version"], capture_output=True, text=True)
     return r.stdout.strip().splitlines()[-1] + "|" + nvtools.PTXAS_WHEEL[0]
 
@@ -67,17 +147,22 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
     out = _cache_dir() / f"{key}.cubin"
     if out.is_file():
         return out.read_bytes()
-    nvcc = nvcc_path()
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "k.cu"
         src.write_text(source)
         flags = ["-O3"] if opt == "O3" else ["-G", "-O0"]
-        if isa == 86:
+        pflags = ["-O3"] if opt == "O3" else ["-O0", "-g"]
+        if toolchain() == "nvrtc":
+            Path(f"{tmp}/k.ptx").write_text(nvrtc_ptx(source, isa, opt))
+            _run([str(nvtools.ptxas_path()), f"-arch=sm_{isa}", *pflags, f"{tmp}/k.ptx", "-o", f"{tmp}/k.cubin"],
+                 f"ptxas sm_{isa}")
+        elif isa == 86:
+            nvcc = nvcc_path()
             _run([nvcc, "-cubin", "-arch=sm_86", *flags, str(src), "-o", f"{tmp}/k.cubin"], "nvcc")
         else:
+            nvcc = nvcc_path()
             _run([nvcc, "-ptx", "-arch=compute_75", *flags, str(src), "-o", f"{tmp}/k.ptx"], "nvcc -ptx")
             Path(f"{tmp}/k53.ptx").write_text(to_sm53_ptx(Path(f"{tmp}/k.ptx").read_text()))
-            pflags = ["-O3"] if opt == "O3" else ["-O0", "-g"]
             _run([str(nvtools.ptxas_path()), f"-arch=sm_53", *pflags, f"{tmp}/k53.ptx", "-o", f"{tmp}/k.cubin"],
                  "ptxas sm_53")
         data = Path(f"{tmp}/k.cubin").read_bytes()

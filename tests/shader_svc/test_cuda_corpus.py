@@ -1,7 +1,8 @@
 """Issue 31: ordinary CUDA kernels (tests/shader_svc/cuda_corpus.py) compiled at test time by
 nvcc 13 for sm_86 (and through ptxas 12.9 for sm_53), -O3 and -G: every instruction decodes
 to nvdisasm's text, the translation passes spirv-val, and lavapipe's output equals numpy's.
-CI runs the issue's eight kernels at -O3 on both ISAs (a loud skip without nvcc or nvdisasm);
+CI runs the issue's eight kernels at -O3 on both ISAs (without nvcc, through NVRTC from PyPI;
+a loud skip where the registries are unreachable);
 the generated styles and -G are heavy.  Known gaps are strict xfails: each fails today (a
 refusal naming offset and form, or a wrong result), and the mark must go when it is fixed."""
 from __future__ import annotations
@@ -48,7 +49,9 @@ def built():
         if (isa, opt) not in cache:
             try:
                 cache[isa, opt] = cuda_build.build(cc.source(cc.CASES), isa, opt)
-            except cuda_build.NoCompiler as e:
+            except (cuda_build.NoCompiler, RuntimeError) as e:
+                if isinstance(e, RuntimeError) and "NVRTC" not in str(e) and "pip" not in str(e):
+                    raise
                 pytest.skip(f"LOUD SKIP: {e}")
         return cache[isa, opt]
     return get
