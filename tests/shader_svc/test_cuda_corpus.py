@@ -49,9 +49,7 @@ def built():
         if (isa, opt) not in cache:
             try:
                 cache[isa, opt] = cuda_build.build(cc.source(cc.CASES), isa, opt)
-            except (cuda_build.NoCompiler, RuntimeError) as e:
-                if isinstance(e, RuntimeError) and "NVRTC" not in str(e) and "pip" not in str(e):
-                    raise
+            except cuda_build.NoCompiler as e:      # no nvcc and PyPI unreachable
                 pytest.skip(f"LOUD SKIP: {e}")
         return cache[isa, opt]
     return get
