@@ -133,11 +133,17 @@ class ComputeDevice:
         vk.vkDestroyInstance(self.instance, None)
 
 
+# a generic address no host allocation reaches (user space ends at 2^47 on x86-64 and arm64)
+SHARED_WINDOW = 1 << 48
+
+
 def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
     """Constant bank 0 as the CUDA driver fills it for SM86: block dims at 0x0, grid dims at 0xc,
-    kernel parameters at 0x160."""
+    the shared memory window's generic base at 0x18 (``SHARED_WINDOW``: generic loads/stores
+    of -G code reach shared memory through it), kernel parameters at 0x160."""
     img = bytearray(max(size, 0x160 + len(params)))
     struct.pack_into("<3I", img, 0x0, *block)
     struct.pack_into("<3I", img, 0xC, *grid)
+    struct.pack_into("<Q", img, 0x18, SHARED_WINDOW)
     img[0x160:0x160 + len(params)] = params
     return bytes(img)

@@ -64,6 +64,17 @@ def _f32_bits(s: str) -> int:
         raise _Miss(s) from None
 
 
+def _f64_bits(s: str) -> int:
+    t = s.strip()
+    specials = {"+INF": 0x7FF << 52, "-INF": 0xFFF << 52, "+QNAN": 0xFFF << 51, "-QNAN": 0x1FFF << 51, "-0.0": 1 << 63}
+    if t in specials:
+        return specials[t]
+    try:
+        return struct.unpack("<Q", struct.pack("<d", float(t)))[0]
+    except (ValueError, OverflowError):
+        raise _Miss(s) from None
+
+
 def _reuse(inst_reuse: list[int], o, flag: bool) -> None:
     if flag:
         if o.reuse is None:
@@ -120,6 +131,12 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             if bit is not None:
                 w = put(w, bit, 1, 1 if flags[suf] else 0)
+        if o.kind == "d20":           # a double's top 20 bits
+            bits = _f64_bits(t)
+            if bits & ((1 << 44) - 1):
+                raise _Miss(tok)
+            w = put(w, o.lo, o.width, (bits >> 44) & 0x7FFFF)
+            return put(w, o.sign, 1, bits >> 63)
         if o.kind in ("f20", "f32"):
             bits = _f32_bits(t)
             if o.kind == "f20":

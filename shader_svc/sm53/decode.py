@@ -108,6 +108,8 @@ def _operand(o, w: int, addr: int) -> dict:
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
+        elif o.kind == "d20":        # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
+            v = (get(w, o.sign, 1) << 63) | (v << 44)
         return {"imm": v, "neg": bool(o.neg is not None and get(w, o.neg, 1)),
                 "abs": bool(o.abs is not None and get(w, o.abs, 1)), "inv": bool(o.inv is not None and get(w, o.inv, 1))}
     if isinstance(o, CBuf):
@@ -254,6 +256,10 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             return None
         if o.kind in ("f20", "f32"):
             s = fmt_f32(x)
+        elif o.kind == "d20":
+            from shader_svc.sm86.decode import fmt_f64
+
+            s = fmt_f64(x)
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")
         elif o.kind == "set":

@@ -139,7 +139,7 @@ forms("BFI", {RFORM: 0x5BF0, CFORM: 0x4BF0, IFORM: 0x36F0}, 13, (DCC, A()),
 forms("POPC", alu(0x08), 13, (D,), {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)}, ir="POPC")
 forms("FLO", alu(0x30), 13, (DCC,), {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
       mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("SH", 41)), ir="FLO")
-SHF_MODS = (flag("W", 50), field("maxshift", 37, 2, {0: "", 2: ".U64"}),
+SHF_MODS = (flag("W", 50), field("maxshift", 37, 2, {0: "", 2: ".U64", 3: ".S64"}),
             field("xhi", 48, 2, {0: "", 1: ".HI", 2: ".X", 3: ".XHI"}))
 row("SHF.L", op(0x5BF8, 13), (DCC, A(), B(), C()), SHF_MODS, ir="SHF")
 row("SHF.L", op(0x36F8, 13), (DCC, A(), Imm("b", 20, 6, "u"), C()), SHF_MODS, ir="SHF")
@@ -291,6 +291,48 @@ row("LEA", op(0x5BD0, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), B(), L
     ir="LEA")
 row("LEA.HI", op(0x5BD8, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=37), B(), C(), Imm("s", 28, 5, "u", hide_zero=True)),
     (flag("X", 38),), ir="LEA_HI")
+
+# constant forms (nvcc 13's PTX through ptxas 12.9; bits flipped under nvdisasm 11.8, issue 31):
+# LEA's B from a bank; LEA.HI's own 5-bit opcode 00011 with the shift at 51, negation 56, .X 57
+row("LEA", op(0x4BD0, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), CBuf("b"), LEA_SH), (flag("X", 46),),
+    ir="LEA")
+row("LEA.HI", op(0x1800, 5), (Pred("pd", 48, hide_pt=True), DCC, A(neg=56), CBuf("b"), C(),
+                              Imm("s", 51, 5, "u", hide_zero=True)), (flag("X", 57),), ir="LEA_HI")
+# I2I: integer width/sign conversion (types as F2I/I2F split fields), |x| / -x, .SAT
+I2I_B = {RFORM: B(neg=45, abs=49, bsel=41), CFORM: CBuf("b", neg=45, abs=49, space=True)}
+forms("I2I", {RFORM: 0x5CE0, CFORM: 0x4CE0}, 13, (DCC,), I2I_B,
+      mods=(Mod("dst", ((8, 2), (12, 1)), tuple(sorted(INT_T.items()))),
+            Mod("src", ((10, 2), (13, 1)), tuple(sorted(INT_T.items()))), flag("SAT", 50)), ir="I2I", cls="conv")
+# FP64: the FP32 layouts (DADD = FADD's, DMUL = FMUL's without scale, DFMA = FFMA's with the
+# rounding at 50, DSETP = FSETP's); immediates are a double's top 20 bits
+def D20(name="b", **kw) -> Imm:
+    return Imm(name, 20, 19, "d20", sign=56, **kw)
+
+
+forms("DADD", alu(0x70), 13, (DCC, A(neg=48, abs=46)),
+      {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: D20()},
+      mods=(field("rnd", 39, 2, RND),), ir="DADD")
+forms("DMUL", alu(0x80), 13, (DCC, A()), {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: D20(neg=48)},
+      mods=(field("rnd", 39, 2, RND),), ir="DMUL")
+DFMA_MODS = (field("rnd", 50, 2, RND),)
+row("DFMA", op(0x5B70, 12), (DCC, A(), B(neg=48), C(neg=49)), DFMA_MODS, ir="DFMA")
+row("DFMA", op(0x4B70, 12), (DCC, A(), CBuf("b", neg=48), C(neg=49)), DFMA_MODS, ir="DFMA")
+row("DFMA", op(0x5370, 12), (DCC, A(), Reg("b", 39, neg=48), CBuf("c", neg=49)), DFMA_MODS, ir="DFMA")
+row("DFMA", op(0x3670, 12, holes=(56,)), (DCC, A(), D20(), C(neg=49)), DFMA_MODS, ir="DFMA")
+# nvdisasm 11.8 prints no reuse flag on DSETP's operands (a set flag is refused here)
+forms("DSETP", {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680}, 12, (Pred("pd", 3), Pred("qd", 0),
+                                                                    Reg("a", 8, neg=43, abs=7)),
+      {RFORM: Reg("b", 20, neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: D20(neg=6, abs=44)}, (P39,),
+      mods=(field("cmp", 48, 4, FCMP), field("bop", 45, 2, BOP)), ir="DSETP")
+
+# IMUL (-G code keeps it; -O3 builds multiplies from XMAD): sign of a at 40, of b at 41 (both
+# signed prints nothing), .HI 39; IMUL32I: signs at 54/55, .HI 53, CC 52, a 32-bit immediate
+IMUL_SIGN = Mod("sign", ((40, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
+forms("IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+      mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL")
+row("IMUL32I", op(0x1F00, 8), (Reg("d", 0, cc=52), A(), Imm("b", 20, 32, "s")),
+    (Mod("sign", ((54, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, ""))), flag("HI", 53)),
+    ir="IMUL")
 
 # --- warp -----------------------------------------------------------------------------------
 row("VOTE", op(0x50D8, 13), (D, Pred("pd", 45), Pred("pa", 39, 42)),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 
 from shader_svc.sm53.decode import Inst
-from shader_svc.sm86.to_spirv import DONE, GLSL, ComputeSpec, TranslateError, _Lower
+from shader_svc.sm86.to_spirv import DONE, GLSL, ComputeSpec, TranslateError, _Lower  # noqa: F401
 from shader_svc.spirv.structure import RET, Unstructured
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS"]
@@ -32,9 +32,9 @@ BRANCHES = {"BRA", "SSY", "PBK", "CAL", "SYNC", "BRK", "RET", "EXIT"}
 LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR", "SHF", "LOP", "LOP3", "ISETP",
            "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
            "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
-           "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC"} | BRANCHES
+           "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "IMUL", "DADD", "DMUL", "DFMA",
+           "DSETP"} | BRANCHES
 LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
-SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
@@ -84,7 +84,6 @@ def _blocks(insts: list[Inst]) -> list[list[Inst]]:
 class _Lower53(_Lower):
     def __init__(self, insts, spec) -> None:
         super().__init__(insts, spec)
-        self.vars_global: dict[str, tuple[int, int]] = {}
 
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED
@@ -145,7 +144,17 @@ class _Lower53(_Lower):
             s = self.op("OpIAdd", self.u64, s, self.op("OpUConvert", self.u64, t))
         self.set_carry(self.op("OpINotEqual", self.bool, self.op("OpShiftRightLogical", self.u64, s, self.c64(32)),
                                self.c64(0)))
-        return self.op("OpUConvert", self.u32, s)
+        r = self.op("OpUConvert", self.u32, s)
+        self.set_zero(r, x)
+        return r
+
+    def set_zero(self, r: int, x: bool) -> None:
+        """The condition code's zero flag: the result is 0 (with .X: and the flag was already
+        set, so a 64-bit chain's flag says the whole value is 0)."""
+        z = self.op("OpIEqual", self.bool, r, self.c(0))
+        if x:
+            z = self.op("OpLogicalAnd", self.bool, z, self.op("OpLoad", self.bool, self.var("CCZ", self.fn_bool)))
+        self.do("OpStore", self.var("CCZ", self.fn_bool), z)
 
     def need(self, inst: Inst, **mods: int) -> None:
         for k, want in mods.items():
@@ -190,10 +199,11 @@ class _Lower53(_Lower):
             put(self.op("OpCompositeExtract", u32, self.op("OpLoad", self.v3, self.builtins[bi]), comp))
         elif ir == "IADD":
             self.need(inst, SAT=0)
-            a, b = self.val(inst, "a"), self.val(inst, "b")
             if (ops["a"].get("neg") or ops["b"].get("neg")) and (cc or mods.get("X")):
-                self.bad(inst, "negated operand with carry not translated yet")
-            put(self.add_cc(inst, [a, b], bool(mods.get("X")), cc))
+                put(self._iadd_neg_carry(inst, cc))
+            else:
+                a, b = self.val(inst, "a"), self.val(inst, "b")
+                put(self.add_cc(inst, [a, b], bool(mods.get("X")), cc))
         elif ir == "IADD3":
             t = [self.val(inst, n) for n in ("a", "b", "c")]
             if any(ops[n].get("neg") for n in ("a", "b", "c")) and (cc or mods.get("X")):
@@ -231,8 +241,9 @@ class _Lower53(_Lower):
                           "OpBitwiseAnd", "OpBitwiseOr", "OpNot", c(0))
             put(r)
             self._pop_pred(inst, r)
+        elif ir == "ISETP" and mods.get("X"):
+            self._setp(inst, self._isetp_x(inst))
         elif ir == "ISETP":
-            self.need(inst, X=0)
             self._setp(inst, self._icmp(inst, self.val(inst, "a"), self.val(inst, "b")))
         elif ir == "ICMP":
             z = self._icmp(inst, self.val(inst, "c"), c(0))
@@ -256,8 +267,10 @@ class _Lower53(_Lower):
         elif ir == "SEL":
             put(self.op("OpSelect", u32, self.pv(ops["pc"]), self.val(inst, "a"), self.val(inst, "b")))
         elif ir == "BFE":
-            self.need(inst, BREV=0)
-            put(self._bfe(self.val(inst, "a"), self.val(inst, "b"), mods["u32"] == 1))
+            a = self.val(inst, "a")
+            if mods["BREV"]:            # the source bit-reversed before the extraction (__brev)
+                a = self.op("OpBitReverse", u32, a)
+            put(self._bfe(a, self.val(inst, "b"), mods["u32"] == 1))
         elif ir == "BFI":
             put(self._bfi(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
         elif ir == "PRMT":
@@ -286,16 +299,42 @@ class _Lower53(_Lower):
             self.need(inst, FTZ=0)
             self._setp(inst, self._fcmp(mods["cmp"], self.fval(inst, "a"), self.fval(inst, "b")))
         elif ir == "I2F":
-            self.need(inst, rnd=0, dst=2)
-            if mods["src"] not in (2, 6) or ops["b"].get("bsel"):
-                self.bad(inst, "integer source type not translated yet")
-            conv = "OpConvertSToF" if mods["src"] == 6 else "OpConvertUToF"
-            put(self.op("OpBitcast", u32, self.op(conv, self.f32, self.val(inst, "b"))))
+            self._i2f53(inst, d)
+        elif ir == "IMUL":
+            if cc:
+                self.bad(inst, "IMUL with the condition code not translated yet")
+            sa, sb = mods["sign"] & 1, mods["sign"] >> 1
+            u64 = self.u64
+            a = self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a"))
+            b = self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b"))
+            p = self.op("OpIMul", u64, a, b)
+            if mods["HI"]:
+                p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
+            put(self.op("OpUConvert", u32, p))
+        elif ir in ("LEA", "LEA_HI"):
+            self._lea53(inst, put, cc)
+        elif ir == "I2I":
+            put(self._i2i(inst))
+        elif ir in ("DADD", "DMUL", "DFMA"):
+            self.need(inst, rnd=0)
+            a, b = self.dval(inst, "a"), self.dval(inst, "b")
+            if ir == "DFMA":
+                r = self._dfma(a, b, self.dval(inst, "c"))
+            else:
+                r = self.fop("OpFAdd" if ir == "DADD" else "OpFMul", self.f64t, a, b)
+            self.set64(d, self.op("OpBitcast", self.u64, r))
+        elif ir == "DSETP":
+            self._setp(inst, self._fcmp(mods["cmp"], self.dval(inst, "a"), self.dval(inst, "b")))
         elif ir == "F2I":
-            self.need(inst, FTZ=0, src=2)
-            if mods["dst"] not in (2, 6):
+            if mods["src"] not in (2, 3):
+                self.bad(inst, "F16 source not translated yet")
+            if mods["dst"] not in (2, 3, 6, 7):
                 self.bad(inst, "integer result type not translated yet")
-            put(self._f2i53(inst))
+            r = self._f2i53(inst)
+            if mods["dst"] in (3, 7):
+                self.set64(d, r)
+            else:
+                put(r)
         elif ir == "F2F":
             self._f2f(inst, put)
         elif ir == "RRO":
@@ -330,6 +369,158 @@ class _Lower53(_Lower):
             self.do("OpControlBarrier", wg, wg, self.c(sem))
         else:
             self.bad(inst)
+
+    def dval(self, inst: Inst, name: str) -> int:
+        """A double operand: a register pair, a bank's two words, or a 20-bit immediate (the
+        double's top bits), with its neg/abs."""
+        v = inst.ops[name]
+        t = self.f64t
+        if "imm" in v:
+            x = self.m.const(t, v["imm"] & 0xFFFFFFFF, v["imm"] >> 32)
+        elif "bank" in v:
+            x = self.op("OpBitcast", t, self.join64(self.cbank_word(v["off"], v["bank"], inst),
+                                                     self.cbank_word(v["off"] + 4, v["bank"], inst)))
+        elif v["reg"] == 255:
+            x = self.m.const(t, 0, 0)
+        else:
+            x = self.op("OpBitcast", t, self.join64(self.reg(v["reg"]), self.reg(v["reg"] + 1)))
+        if v.get("abs"):
+            x = self.op("OpExtInst", t, self.glsl, GLSL["FAbs"], x)
+        if v.get("neg"):
+            x = self.op("OpFNegate", t, x)
+        return x
+
+    def _isetp_x(self, inst: Inst) -> int:
+        """ISETP.X: the high words of a 64-bit comparison whose low words were subtracted with
+        .CC just before (carry = no borrow = low a >= low b; zero = low words equal): the high
+        words decide, equal high words defer to the low flags."""
+        a, b = self.val(inst, "a"), self.val(inst, "b")
+        unsigned = inst.mods["u32"] == 0
+        cmp = inst.mods["cmp"]
+        c_lo = self.carry()
+        z_lo = self.op("OpLoad", self.bool, self.var("CCZ", self.fn_bool))
+        eq_hi = self.op("OpIEqual", self.bool, a, b)
+        gt_hi = self.op("OpUGreaterThan" if unsigned else "OpSGreaterThan", self.bool, a, b)
+        L, O, N = "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot"
+        eq = self.op(L, self.bool, eq_hi, z_lo)
+        ge = self.op(O, self.bool, gt_hi, self.op(L, self.bool, eq_hi, c_lo))
+        gt = self.op(L, self.bool, ge, self.op(N, self.bool, eq))
+        table = {1: lambda: self.op(N, self.bool, ge), 2: lambda: eq, 3: lambda: self.op(N, self.bool, gt),
+                 4: lambda: gt, 5: lambda: self.op(N, self.bool, eq), 6: lambda: ge}
+        if cmp in table:
+            return table[cmp]()
+        return self.m.const_bool(cmp == 7)
+
+    def _iadd_neg_carry(self, inst: Inst, cc: bool) -> int:
+        """IADD with a negated operand and a carry: -x is ~x + 1 (its +1 reaches the carry, so
+        0 - 0 carries out, as a subtraction without borrow does); with .X, -x is ~x and the
+        carry-in completes the subtraction (borrow chains of 64-bit subtractions)."""
+        x_mode = bool(inst.mods.get("X"))
+        u64 = self.u64
+        s = self.c64(0)
+        for n in ("a", "b"):
+            v = dict(inst.ops[n])
+            neg = v.get("neg")
+            raw = self.val(inst, n) if not neg else None
+            if neg:
+                raw = self.reg(v["reg"]) if "reg" in v else (self.cbank_word(v["off"], v["bank"], inst) if "bank" in v
+                                                              else self.c(v["imm"]))
+                raw = self.op("OpNot", self.u32, raw)
+            t = self.op("OpUConvert", u64, raw)
+            if neg and not x_mode:
+                t = self.op("OpIAdd", u64, t, self.c64(1))
+            s = self.op("OpIAdd", u64, s, t)
+        if x_mode:
+            s = self.op("OpIAdd", u64, s, self.op("OpSelect", u64, self.carry(), self.c64(1), self.c64(0)))
+        r = self.op("OpUConvert", self.u32, s)
+        if cc:
+            self.set_carry(self.op("OpINotEqual", self.bool, self.op("OpShiftRightLogical", u64, s, self.c64(32)),
+                                   self.c64(0)))
+            self.set_zero(r, x_mode)
+        return r
+
+    def _i2f53(self, inst: Inst, d: int) -> None:
+        """I2F from 8/16/32/64-bit integers (byte select, |x|, -x) to F32 or F64, rounded to
+        nearest or directed (.RM/.RP/.RZ: ptxas's division estimates use .RP)."""
+        mods, u32 = inst.mods, self.u32
+        widths = {0: 8, 1: 16, 2: 32, 3: 64, 4: 8, 5: 16, 6: 32, 7: 64}
+        w, signed = widths[mods["src"]], mods["src"] >= 4
+        if mods["dst"] not in (2, 3):
+            self.bad(inst, "F16 result not translated yet")
+        b = inst.ops["b"]
+        raw = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+        if w == 64:
+            if b.get("abs") or b.get("neg") or "reg" not in b:
+                self.bad(inst, "64-bit source form not translated yet")
+            x = self.join64(raw, self.reg(b["reg"] + 1) if b["reg"] != 255 else self.c(0))
+        else:
+            x = raw
+            if b.get("bsel"):
+                x = self.op("OpShiftRightLogical", u32, x, self.c(8 * b["bsel"]))
+            if w < 32:
+                x = self.op("OpBitFieldSExtract" if signed else "OpBitFieldUExtract", u32, x, self.c(0), self.c(w))
+            if b.get("abs") and signed:
+                x = self.op("OpExtInst", u32, self.glsl, 5, x)      # SAbs
+            if b.get("neg"):
+                x = self.op("OpSNegate", u32, x)
+        conv = "OpConvertSToF" if signed else "OpConvertUToF"
+        if mods["dst"] == 3:
+            if mods["rnd"] and w == 64:
+                self.bad(inst, "directed rounding of a 64-bit integer to F64 not translated yet")
+            self.set64(d, self.op("OpBitcast", self.u64, self.op(conv, self.f64t, x)))
+            return
+        f = self.op(conv, self.f32, x)
+        if mods["rnd"]:
+            f = self._directed(inst, f, x, signed, w == 64, mods["rnd"])
+        self.set_reg(d, self.op("OpBitcast", u32, f))
+
+    def _lea53(self, inst: Inst, put, cc: bool) -> None:
+        """LEA: (a << s) + b; LEA.HI: the high word of (c:a) << s, plus b; .X adds the carry,
+        .CC writes it (the 64-bit address pairs ptxas builds)."""
+        ops, mods = inst.ops, inst.mods
+        if ops["pd"]["pred"] != 7:
+            self.bad(inst, "LEA predicate carry-out not translated yet")
+        sh = ops["s"]["imm"]
+        a = self.val(inst, "a")
+        if inst.row.ir == "LEA_HI":
+            v = self.join64(a, self.val(inst, "c"))
+            t = self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, self.op(
+                "OpShiftLeftLogical", self.u64, v, self.c64(sh)), self.c64(32)))
+        else:
+            t = self.op("OpShiftLeftLogical", self.u32, a, self.c(sh))
+        put(self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc))
+
+    def _i2i(self, inst: Inst) -> int:
+        """I2I between 8/16/32-bit integer types: the source field (byte select .B1..B3) extended
+        by its sign, |x| / -x, then the destination width, saturated with .SAT."""
+        mods, ops, u32, c = inst.mods, inst.ops, self.u32, self.c
+        widths = {0: 8, 1: 16, 2: 32, 4: 8, 5: 16, 6: 32}
+        if mods["src"] not in widths or mods["dst"] not in widths:
+            self.bad(inst, "64-bit I2I not translated yet")
+        sw, ssig = widths[mods["src"]], mods["src"] >= 4
+        dw, dsig = widths[mods["dst"]], mods["dst"] >= 4
+        b = ops["b"]
+        x = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+        if b.get("bsel"):
+            x = self.op("OpShiftRightLogical", u32, x, c(8 * b["bsel"]))
+        if sw < 32:
+            x = self.op("OpBitFieldSExtract" if ssig else "OpBitFieldUExtract", u32, x, c(0), c(sw))
+        if b.get("abs"):
+            x = self.op("OpExtInst", u32, self.glsl, 5, x) if ssig else x
+        if b.get("neg"):
+            x = self.op("OpSNegate", u32, x)
+        signed_val = ssig or bool(b.get("neg"))
+        if mods["SAT"]:
+            lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if dsig else (0, (1 << dw) - 1)
+            if signed_val:
+                x = self.op("OpExtInst", u32, self.glsl, GLSL["SMax"], x, c(lo))
+                if not (dsig and dw == 32):
+                    x = self.op("OpExtInst", u32, self.glsl, GLSL["SMin"], x, c(hi)) if hi < 2**31 else x
+            else:
+                x = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], x, c(hi))
+        if dw < 32:
+            x = self.op("OpBitFieldSExtract" if dsig else "OpBitFieldUExtract", u32, x, c(0), c(dw))
+        return x
 
     def _pop_pred(self, inst: Inst, r: int) -> None:
         pr = inst.ops.get("pr", {}).get("pred", 7)
@@ -418,12 +609,17 @@ class _Lower53(_Lower):
         SHF.R the low word of (C:A) >> s; .W wraps s to 0..31, otherwise s is clamped to 32
         (to 64 with .U64), as PTX's shf.wrap / shf.clamp and 64-bit shifts need."""
         mods = inst.mods
-        if mods["xhi"] or mods["maxshift"] not in (0, 2) or inst.ops["d"].get("cc"):
+        if mods["xhi"] or mods["maxshift"] not in (0, 2, 3) or inst.ops["d"].get("cc"):
             raise TranslateError(f"{inst.text()}: SHF form not translated yet", offset=inst.addr)
         u32, u64, c = self.u32, self.u64, self.c
         v = self.join64(self.val(inst, "a"), self.val(inst, "c"))
         sh = self.val(inst, "b")
-        limit = 64 if mods["maxshift"] == 2 else 32
+        limit = 64 if mods["maxshift"] in (2, 3) else 32
+        if mods["maxshift"] == 3 and inst.row.mnemonic == "SHF.R":     # .S64: arithmetic, sign-filled
+            s = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], sh, c(63)) if not mods["W"] else \
+                self.op("OpBitwiseAnd", u32, sh, c(31))
+            r = self.op("OpShiftRightArithmetic", u64, v, self.op("OpUConvert", u64, s))
+            return self.op("OpUConvert", u32, r)
         sh = self.op("OpBitwiseAnd", u32, sh, c(31)) if mods["W"] else \
             self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], sh, c(limit))
         big = self.op("OpUGreaterThanEqual", self.bool, sh, c(64))
@@ -486,9 +682,41 @@ class _Lower53(_Lower):
         return r
 
     def _f2i53(self, inst: Inst) -> int:
-        """F2I with FLOOR/CEIL/TRUNC: round, saturate to the range, NaN -> 0 (as NVIDIA)."""
-        return self._f2i_sat(self.fval(inst, "b"), {1: "Floor", 2: "Ceil", 3: "Trunc"}[inst.mods["rnd"]],
-                             inst.mods["dst"] == 6)
+        """F2I with FLOOR/CEIL/TRUNC from F32 or F64: round, saturate to the range, NaN -> 0 (as
+        NVIDIA).  .FTZ flushes a denormal source to a zero of its sign first."""
+        rnd = {0: "RoundEven", 1: "Floor", 2: "Ceil", 3: "Trunc"}[inst.mods["rnd"]]
+        signed = inst.mods["dst"] == 6
+        if inst.mods["src"] == 2:
+            x = self.fval(inst, "b")
+            if inst.mods["FTZ"]:
+                tiny = self.op("OpFOrdLessThan", self.bool, self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], x),
+                               self.m.const(self.f32, 0x00800000))
+                zero = self.op("OpBitcast", self.f32, self.op("OpBitwiseAnd", self.u32, self.op("OpBitcast", self.u32, x),
+                                                              self.c(0x80000000)))
+                x = self.op("OpSelect", self.f32, tiny, zero, x)
+            if inst.mods["dst"] in (2, 6):
+                return self._f2i_sat(x, rnd, signed)
+        # F64 source or 64-bit result: round, then saturate in double (the bounds are exact there)
+        t = self.f64t
+        wide = inst.mods["dst"] in (3, 7)
+        signed = inst.mods["dst"] in (6, 7)
+        if inst.mods["src"] == 2:
+            x = self.op("OpFConvert", t, self.op("OpExtInst", self.f32, self.glsl, GLSL[rnd], self.fval(inst, "b")))
+        else:
+            x = self.op("OpExtInst", t, self.glsl, GLSL[rnd], self.dval(inst, "b"))
+        dc = lambda v: self.m.const(t, *struct.unpack("<II", struct.pack("<d", v)))  # noqa: E731
+        bits = 64 if wide else 32
+        lo, top = (-2.0 ** (bits - 1), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
+        ity = self.u64 if wide else self.u32
+        cst = self.c64 if wide else self.c
+        sat_hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+        sat_lo = 1 << (bits - 1) if signed else 0
+        safe = self.op("OpExtInst", t, self.glsl, GLSL["NMax"], x, dc(lo))
+        safe = self.op("OpSelect", t, self.op("OpFOrdGreaterThanEqual", self.bool, safe, dc(top)), dc(lo), safe)
+        v = self.op("OpConvertFToS" if signed else "OpConvertFToU", ity, safe)
+        v = self.op("OpSelect", ity, self.op("OpFOrdGreaterThanEqual", self.bool, x, dc(top)), cst(sat_hi), v)
+        v = self.op("OpSelect", ity, self.op("OpFOrdLessThan", self.bool, x, dc(lo)), cst(sat_lo), v)
+        return self.op("OpSelect", ity, self.op("OpIsNan", self.bool, x), cst(0), v)
 
     def _f2f(self, inst: Inst, put) -> None:
         """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
@@ -546,20 +774,6 @@ class _Lower53(_Lower):
                 self.do("OpStore", ptr, self.reg(d + i) if d != 255 else self.c(0), self.m.E("MemoryAccess", "Aligned"), 4)
 
     # --- shared memory and atomics -----------------------------------------------------------
-    def shared_word(self, byte_addr: int) -> int:
-        if "shared" not in self.vars_global:
-            m, E = self.m, self.m.E
-            wg = E("StorageClass", "Workgroup")
-            arr = m.type("OpTypeArray", self.u32, self.c(SHARED_WORDS))
-            v = m.id()
-            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
-            self.vars_global["shared"] = (v, m.type("OpTypePointer", wg, self.u32))
-            self.interface.append(v)
-        v, ptr = self.vars_global["shared"]
-        idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2)),
-                      self.c(SHARED_WORDS - 1))
-        return self.op("OpAccessChain", ptr, v, idx)
-
     def _mem_addr(self, inst: Inst) -> int:
         a = inst.ops["addr"]
         base = self.reg(a["reg"]) if a["reg"] != 255 else self.c(0)
@@ -640,41 +854,6 @@ class _Lower53(_Lower):
     # subgroup operation is used, so the result does not depend on the device's subgroup size;
     # the barriers need every invocation to reach the operation (as ptxas code does outside
     # divergent regions; predicated warp operations are refused).
-    def _lid(self) -> int:
-        x, y, _ = self.spec.local_size
-        v = self.op("OpLoad", self.v3, self.builtins["LocalInvocationId"])
-        ids = [self.op("OpCompositeExtract", self.u32, v, i) for i in range(3)]
-        r = self.op("OpIAdd", self.u32, ids[0], self.op("OpIMul", self.u32, ids[1], self.c(x)))
-        return self.op("OpIAdd", self.u32, r, self.op("OpIMul", self.u32, ids[2], self.c(x * y)))
-
-    def _xchg_ptr(self, idx: int) -> int:
-        if "xchg" not in self.vars_global:
-            m, E = self.m, self.m.E
-            wg = E("StorageClass", "Workgroup")
-            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-            arr = m.type("OpTypeArray", self.u32, self.c(n))
-            v = m.id()
-            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
-            self.vars_global["xchg"] = (v, m.type("OpTypePointer", wg, self.u32))
-            self.interface.append(v)
-        v, ptr = self.vars_global["xchg"]
-        return self.op("OpAccessChain", ptr, v, idx)
-
-    def _barrier(self) -> None:
-        E = self.m.E
-        wg = self.c(E("Scope", "Workgroup"))
-        self.do("OpControlBarrier", wg, wg,
-                self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
-
-    def _publish(self, value: int) -> tuple[int, int, int]:
-        """Write this invocation's value for its warp: (linear id, lane, warp base)."""
-        lid = self._lid()
-        self._barrier()                    # earlier readers of the array are done
-        self.do("OpStore", self._xchg_ptr(lid), value)
-        self._barrier()
-        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
-        return lid, lane, self.op("OpISub", self.u32, lid, lane)
-
     def _shfl(self, inst: Inst) -> None:
         ops, mode = inst.ops, inst.mods["mode"]
         n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
@@ -812,6 +991,7 @@ class _Lower53(_Lower):
     def _prologue(self) -> None:
         self.do("OpStore", self.var("sp", self.fn_u32), self.c(0))
         self.do("OpStore", self.var("CC", self.fn_bool), self.m.const_bool(False))
+        self.do("OpStore", self.var("CCZ", self.fn_bool), self.m.const_bool(False))
 
     def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
         """SSY/PBK push their target; BRA/CAL/EXIT/SYNC/BRK/RET pick the next block (CAL pushes

@@ -73,7 +73,11 @@ def _int(s: str) -> int:
 
 
 def _regnum(s: str, file: str) -> int:
-    if file == "R":
+    if file == "B":                      # convergence barrier registers (BSSY/BSYNC)
+        m = re.fullmatch(r"B(\d+)", s)
+        if m and int(m.group(1)) < 16:
+            return int(m.group(1))
+    elif file == "R":
         if s == "RZ":
             return 255
         m = re.fullmatch(r"R(\d+)", s)
@@ -176,7 +180,18 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             raise _NoMatch(text)
         return [(o.lo, o.width, _int(m.group(1)) // o.scale)], 0
     if isinstance(o, Imm):
-        v = _f32(text) if o.kind == "f32" else _int(text)
+        if o.kind == "f64":                # the high word of a double (DADD/DMUL/DFMA/DSETP)
+            from shader_svc.sm53.assemble import _f64_bits
+
+            try:
+                bits = _f64_bits(text)
+            except Exception:
+                raise _NoMatch(text) from None
+            if bits & 0xFFFFFFFF:
+                raise _NoMatch(text)
+            v = bits >> 32
+        else:
+            v = _f32(text) if o.kind == "f32" else _int(text)
         f.append((o.lo, o.width, v))
         if o.hi_lo is not None:
             f.append((o.hi_lo, o.hi_width, v >> o.width))
@@ -275,6 +290,15 @@ def _split_operands(s: str) -> list[str]:
     return [t.strip() for t in s.split(",")] if s.strip() else []
 
 
+def _space_split(ops: list[str]) -> list[str]:
+    """RET prints its register and target without a comma ('R8 0x0'): two operands."""
+    out = []
+    for t in ops:
+        m = re.fullmatch(r"(U?R\d+|U?RZ) (-?0x[0-9a-f]+)", t)
+        out += [m.group(1), m.group(2)] if m else [t]
+    return out
+
+
 @dataclass(frozen=True)
 class _Parsed:
     guard: str
@@ -329,7 +353,7 @@ def assemble_line(text: str, addr: int = 0, control: Control | None = None,
         for mods in _mods(row, p.name[len(row.mnemonic):]):
             hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
             free_ok = set(row.free) | {b for o in row.operands if o.name in hidden for b in o.bits()}
-            for split in _operand_splits(row, mods, p.operands):
+            for split in _operand_splits(row, mods, _space_split(p.operands)):
                 word = (row.base & MASK105) | row.opcode | g << 12 | int(gneg) << 15
                 reuse = 0
                 try:

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 
 from nxrecomp.errors import NxError
-from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
+from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     get, sext)
 from shader_svc.sm86.table import ROWS, SREGS
 
@@ -85,6 +85,8 @@ def _operand(o, w: int, addr: int):
     if isinstance(o, CBuf):
         return {"bank": get(w, 54, 5), "off": sext(get(w, 40, 14), 14) * 4,
                 "neg": bool(o.neg is not None and get(w, o.neg, 1)), "abs": bool(o.abs is not None and get(w, o.abs, 1))}
+    if isinstance(o, CBufR):
+        return {"bank": get(w, 54, 5), "reg": get(w, 24, 8), "off": sext(get(w, 38, 16), 16)}
     if isinstance(o, Mem):
         scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
         wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
@@ -113,6 +115,8 @@ def _alias(row: Row, ops: dict, mods: dict) -> str:
                 ok = ok and "reg" in v and v.get("file") == "R" and v["reg"] == val
             elif kind == "imm":
                 ok = ok and "imm" in v and v["imm"] == val
+            elif kind == "pow2":
+                ok = ok and "imm" in v and v["imm"] > 1 and v["imm"] & (v["imm"] - 1) == 0
         if ok:
             return al.insert
     return ""
@@ -179,6 +183,18 @@ def fmt_f32(bits: int) -> str:
     return f"{v:.20g}"
 
 
+def fmt_f64(bits: int) -> str:
+    if bits == 1 << 63:
+        return "-0.0"
+    exp, frac, sign = (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1), "-" if bits >> 63 else "+"
+    if exp == 0x7FF:
+        return f"{sign}INF " if frac == 0 else f"{sign}{'Q' if frac >> 51 else 'S'}NAN "
+    v = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    if v != 0 and abs(v) >= 1e9:
+        return f"{v:.20e}"
+    return f"{v:.20g}"
+
+
 def _hex(v: int) -> str:
     return f"-{-v:#x}" if v < 0 else f"{v:#x}"
 
@@ -186,6 +202,8 @@ def _hex(v: int) -> str:
 def _reg_name(n: int, file: str) -> str:
     if file == "R":
         return "RZ" if n == 255 else f"R{n}"
+    if file == "B":
+        return f"B{n}"
     return "URZ" if n == 63 else f"UR{n}"
 
 
@@ -217,14 +235,20 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     if isinstance(o, Imm):
         if o.kind == "f32":
             return fmt_f32(v["imm"])
+        if o.kind == "f64":       # the high word of a double (DADD/DMUL/DFMA immediates)
+            return fmt_f64(v["imm"] << 32)
         return _hex(v["imm"])
     if isinstance(o, CBuf):
         s = f"c[{v['bank']:#x}][{_hex(v['off'])}]"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
-            s = "-" + s
+            s = neg_sym + s
         return s
+    if isinstance(o, CBufR):
+        if v["reg"] == 255:
+            return f"c[{v['bank']:#x}][{_hex(v['off'])}]"
+        return f"c[{v['bank']:#x}][R{v['reg']}" + (f"+{_hex(v['off'])}]" if v["off"] else "]")
     if isinstance(o, Mem):
         s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else "")
         if o.scale:
@@ -257,7 +281,9 @@ def render(inst: Inst) -> str:
         if o.name in hidden:
             continue
         s = _render_operand(o, inst.ops[o.name], inst, neg_sym)
-        if s is not None:
+        if s is not None and o.name == "rt" and parts:   # RET's target follows its register: 'R8 0x0'
+            parts[-1] += " " + s
+        elif s is not None:
             parts.append(s)
     text = guard + name
     return f"{text} {', '.join(parts)}" if parts else text

@@ -46,7 +46,7 @@ class Reg:
 
     @property
     def width(self) -> int:
-        return 8 if self.file == "R" else 6
+        return {"R": 8, "B": 4}.get(self.file, 6)
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, self.width)]
@@ -93,6 +93,16 @@ class CBuf:
 
     def bits(self) -> list[tuple[int, int]]:
         return [(54, 5), (40, 14)] + [(b, 1) for b in (self.neg, self.abs) if b is not None]
+
+
+@dataclass(frozen=True)
+class CBufR:
+    """Indexed constant bank operand c[bank][Ra+offset] (LDC): bank bits 54..58, register 24,
+    signed byte offset 38..53; printed c[0x0][R2+0x160] (the register left out while RZ)."""
+    name: str
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(54, 5), (24, 8), (38, 16)]
 
 
 @dataclass(frozen=True)
@@ -200,7 +210,7 @@ class Alias:
     when: tuple[tuple[str, str, int], ...]
 
 
-Operand = Reg | Pred | Imm | CBuf | Mem | SReg | Target | Attr | Sym
+Operand = Reg | Pred | Imm | CBuf | CBufR | Mem | SReg | Target | Attr | Sym
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ logical operand (a/b/c: 122/123/124).
 """
 from __future__ import annotations
 
-from shader_svc.sm86.fields import Alias, Attr, CBuf, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target
+from shader_svc.sm86.fields import Alias, Attr, CBuf, CBufR, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target
 
 RZ, URZ, PT = 255, 63, 7
 
@@ -52,10 +52,11 @@ def A(neg=False, abs_=False, sym="-"):
     return Reg("a", 24, neg=72 if neg else None, abs=73 if abs_ else None, neg_sym=sym, reuse="a")
 
 
-def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-", fimm=False, uimm=False):
+def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-", fimm=False, uimm=False,
+              kind: str = ""):
     """Operands of slots b (and c) for each form code.  ``forms`` maps form -> layout name
     ('rr', 'ri', 'rc', 'ir', 'cr', 'ur', 'ru' for 3 sources; 'r', 'i', 'c', 'u' for one)."""
-    kind = "f32" if fimm else ("u" if uimm else "s")
+    kind = kind or ("f32" if fimm else ("u" if uimm else "s"))
     out = {}
     for form, lay in forms.items():
         def regB(name):
@@ -156,7 +157,9 @@ R([Row("UIADD3", 0x890, UIADD3_OPS + (Imm("b", 32, 32), Reg("c", 64, file="UR", 
        uniform=True)])
 NOX = ("X", "mod", 0)
 IMAD_ALIASES = (Alias(".MOV", (("a", "reg", RZ), NOX)), Alias(".MOV", (("b", "reg", RZ), NOX)),
-                Alias(".MOV", (("b", "imm", 0), NOX)), Alias(".IADD", (("b", "imm", 1), NOX)))
+                Alias(".MOV", (("b", "imm", 0), NOX)), Alias(".IADD", (("b", "imm", 1), NOX)),
+                # a power-of-two multiplier and no addend: nvdisasm prints a shift (IMAD.SHL.U32)
+                Alias(".SHL", (("b", "pow2", 0), ("c", "reg", RZ), NOX)))
 R(rows_for("IMAD", 0x024, src_forms(2, {"c": 1}, {}, FORMS3), pre=(D, A()),
            post=(Pred("ci", 87, not_bit=90),), mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
                                                       Mod("X", 74, 1, ONOFF(".X"))),
@@ -180,7 +183,7 @@ R(rows_for("ISETP", 0x00C, src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}
                  Mod("EX", 72, 1, ONOFF(".EX"))), show_if=(("ex", "EX", 1),), base=EX68,
            ir="ISETP"))
 SHF_MODS = (Mod("dir", 76, 1, ((0, ".L"), (1, ".R"))), Mod("W", 75, 1, ONOFF(".W")),
-            Mod("type", 73, 2, ((1, ".U64"), (2, ".S32"), (3, ".U32"))), Mod("HI", 80, 1, ONOFF(".HI")))
+            Mod("type", 73, 2, ((0, ".S64"), (1, ".U64"), (2, ".S32"), (3, ".U32"))), Mod("HI", 80, 1, ONOFF(".HI")))
 R(rows_for("SHF", 0x019, src_forms(2, {}, {}, {1: "rr", 2: "ri", 3: "rc", 4: "ir"}, uimm=True), pre=(D, A()), mods=SHF_MODS, ir="SHF"))
 R(rows_for("PRMT", 0x016, src_forms(2, {}, {}, FORMS3, uimm=True), pre=(D, A()),
            mods=(Mod("mode", 72, 3, ((0, ""),)),), ir="PRMT"))
@@ -242,7 +245,9 @@ R([Row("ATOMG", 0x9A8, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)
        ir="ATOMG.CAS", cls="mem"),
    Row("RED", 0x98E, (AMEM, Reg("b", 32)),
        (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 3, RED_OPS)) + ATOM_MODS,
-       base=hi(0x4000086), ir="RED", cls="mem")])
+       # bits 64..69 name a uniform register nvdisasm shows only with bit 71 (ptxas 12.9 leaves
+       # 0b110 there, nvcc 13 0b100)
+       base=hi(0x4000086), free=((64, 6),), ir="RED", cls="mem")])
 
 # --- warp ------------------------------------------------------------------------------------
 SHFL_FORMS = {0x389: (Reg("b", 32), Reg("c", 64)), 0x589: (Reg("b", 32), Imm("c", 40, 13, "u")),
@@ -349,3 +354,118 @@ def _check() -> None:
 
 
 _check()
+
+
+# =============================================================================================
+# Issue 31: the forms nvcc 13 / ptxas emit for ordinary CUDA kernels (reductions, scans, atomics,
+# 64-bit integer and double math, calls, divergence).  Each layout found by flipping every bit of
+# a compiled word under nvdisasm 13.5 (tests/shader_svc/cuda_corpus.py builds the kernels).
+
+# --- LEA family: d = (a << s) + b; .HI: the high word of (c:a) << s (c = a's sign with .SX32);
+# .X adds the carry-in and prints negation as '~'.  B slot by form; shift 75..79; carry out 81.
+LEA_MODS = (Mod("HI", 80, 1, ONOFF(".HI")), Mod("X", 74, 1, ONOFF(".X")), Mod("SX32", 73, 1, ONOFF(".SX32")))
+for _form, _lay in {1: "rr", 4: "ir", 5: "cr", 6: "ur"}.items():
+    _b, _c = src_forms(2, {"b": 1}, {}, {_form: _lay}, uimm=True)[_form]
+    R([Row("LEA", (_form << 9) | 0x011,
+           (D, Pred("co", 81, hide_pt=True), A(neg=True), _b, _c, Imm("s", 75, 5, "u"), Pred("ci", 87, not_bit=90)),
+           (), LEA_MODS, CI87 | RZ << 64 | ((1 << 91) if _form == 6 else 0),
+           show_if=(("c", "HI", 1), ("c", "SX32", 0), ("ci", "X", 1)), ir="LEA")])
+
+# --- IMAD.HI: the high word of a * b, plus c (PTX mad.hi); IABS; IMAD.SHL alias below
+R(rows_for("IMAD.HI", 0x027, src_forms(2, {"c": 1}, {}, {**FORMS3, 6: "ur", 7: "ru"}),
+           pre=(D, Pred("co", 81, hide_pt=True), A()), post=(Pred("ci", 87, not_bit=90),),
+           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
+           show_if=(("ci", "X", 1),), base=CI87, ir="IMAD.HI"))
+R(rows_for("IABS", 0x013, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D,), ir="IABS"))
+
+# --- FP64: DADD's second operand sits in the C slot (64) for its register form
+DNA = {"b": 1, "c": 1}
+_DADD = {1: (Reg("b", 64, neg=75, abs=74, reuse="b"),), 4: (Imm("b", 32, 32, "f64"),),
+         5: (CBuf("b", neg=75, abs=74),)}
+R([Row("DADD", (f << 9) | 0x029, (D, A(1, 1)) + ops, (), (Mod("rnd", 78, 2, FRND),), ir="DADD", cls="f64")
+   for f, ops in _DADD.items()])
+R(rows_for("DMUL", 0x028, src_forms(1, DNA, DNA, FORMS1, kind="f64"), pre=(D, A(1, 1)), mods=(Mod("rnd", 78, 2, FRND),),
+           ir="DMUL", cls="f64"))
+R(rows_for("DFMA", 0x02B, src_forms(2, DNA, DNA, FORMS3, kind="f64"), pre=(D, A(1, 1)), mods=(Mod("rnd", 78, 2, FRND),),
+           ir="DFMA", cls="f64"))
+R(rows_for("DSETP", 0x02A, src_forms(1, DNA, DNA, FORMS1, kind="f64"), pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
+           post=(P87,), mods=(Mod("cmp", 76, 4, FCMP), Mod("bop", 74, 2, BOP)), ir="DSETP", cls="f64"))
+
+# --- conversions between every width: I2F (0x106 8/16/32-bit sources to F32/F16, 0x112 64-bit
+# ones or F64 results), F2I (0x111: F64 sources or 64-bit results).  Sign and size print as one
+# word, so each (sign, size) is its own row with those bits in its reference encoding.
+ISZ = {0: "8", 1: "16", 2: "32", 3: "64"}
+FDST = ((1, ".F16"), (2, ""), (3, ".F64"))
+for _op, _sizes in ((0x106, (0, 1, 2)), (0x112, (0, 1, 2, 3))):
+    for _sz in _sizes:
+        for _sg in (0, 1):
+            _name = "" if (_sg, _sz) == (1, 2) else (".S" if _sg else ".U") + ISZ[_sz]
+            R(rows_for("I2F", _op, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D,),
+                       mods_before=(Mod("dst", 75, 2, FDST if _op == 0x112 else FDST[:2]),),
+                       mods=(Mod("sign", 74, 1, ((_sg, _name),)), Mod("rnd", 78, 2, ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ")))),
+                       base=hi(_sz << 20 | _sg << 10), ir="I2F", cls="conv"))
+F2I_RND = ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))
+for _sg in (0, 1):
+    R(rows_for("F2I", 0x111, src_forms(1, FNA, FNA, FORMS1), pre=(D,),
+               mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                     Mod("size", 75, 2, ((2, "" if _sg else ".U32"), (3, ".S64" if _sg else ".U64"))),
+                     Mod("src", 84, 2, ((2, ""), (3, ".F64"))), Mod("rnd", 78, 2, F2I_RND),
+                     Mod("NTZ", 77, 1, ONOFF(".NTZ"))), base=hi(_sg << 8), ir="F2I", cls="conv"))
+
+# --- uniform datapath
+R([Row("S2UR", 0x9C3, (UD, SReg("sr")), ir="S2R", cls="ctrl"),
+   Row("UMOV", 0xC82, (UD, Reg("b", 32, file="UR")), base=hi(0x08000000), ir="MOV", uniform=True),
+   Row("UMOV", 0x882, (UD, Imm("b", 32, 32, "u")), base=hi(0x08000000), ir="MOV", uniform=True)])
+R(rows_for("IADD3", 0x010, src_forms(2, INEG3, {}, {6: "ur"}),
+           pre=(D, Pred("co0", 81, hide_pt=True), Pred("co1", 84, hide_pt=True), A(neg=True)),
+           post=(Pred("ci0", 87, not_bit=90), Pred("ci1", 77, not_bit=80)),
+           mods=(Mod("X", 74, 1, ONOFF(".X")),), base=CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
+           ir="IADD3"))
+
+# --- control: convergence barriers, calls (the return address travels in a register pair)
+PH87 = Pred("pp", 87, not_bit=90, hide_pt=True)
+R([Row("BSSY", 0x945, (PH87, Reg("bar", 16, file="B"), Target("target", 34, 30)), base=0, ir="BSSY", cls="branch"),
+   Row("BSYNC", 0x941, (PH87, Reg("bar", 16, file="B")), ir="BSYNC", cls="branch"),
+   Row("WARPSYNC", 0x948, (PH87, Imm("mask", 32, 32, "u")), ir="NOP", cls="ctrl"),
+   Row("CALL.REL", 0x944, (PH87, Target("target")), (), (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+       ir="CALL", cls="branch"),
+   Row("RET", 0x950, (PH87, Reg("ra", 24), Target("rt")), (),
+       (Mod("ABS", 85, 1, ((0, ".REL"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
+       ir="RET", cls="branch"),
+   Row("MEMBAR", 0x992, (), (), (Mod("sem", 76, 4, ((5, ".SC.VC"),)),), ir="MEMBAR", cls="ctrl"),
+   Row("ERRBAR", 0x9AB, (), ir="NOP", cls="ctrl")])
+
+
+# --- what nvcc -G adds: indexed constant loads, register -> uniform register moves, generic
+# loads/stores (the LDG/STG layout; bits 64..66 of LD hold a predicate nvdisasm prints when not
+# 0, held 0 here), absolute calls (relocated by the linker: refused by the lowering)
+R([Row("LDC", 0xB82, (D, CBufR("cb")), (), (Mod("size", 73, 3, MEMSZ), Mod("mode", 78, 2, ((0, ""), (1, ".IL"), (2, ".IS"), (3, ".ISL")))),
+       ir="LDC", cls="mem"),
+   Row("R2UR", 0x3C2, (UD, Pred("p", 81, hide_pt=True), Reg("a", 24)), (), (Mod("OR", 84, 1, ONOFF(".OR")),),
+       ir="R2UR"),
+   Row("LD", 0x980, (D, GMEM), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
+                                    Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
+       hi(0x0C101900) | 4 << 32, free=((32, 6),), ir="LDG", cls="mem"),
+   Row("ST", 0x985, (GMEM, Reg("b", 32)), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
+                                               Mod("order", 77, 4, ((0, ""),))),
+       hi(0x0C101904), free=((64, 6),), ir="STG", cls="mem"),
+   Row("CALL.ABS", 0x943, (PH87, Imm("target", 32, 49, "u")), (), (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+       ir="CALL.ABS", cls="branch")])
+
+# --- what linked -G code adds (tests/shader_svc/cuda_build.link): the callee's stack frame in
+# local memory (STL/LDL, the stack-overflow check S2R SR_LMEMHIOFF + BPT.TRAP), generic ATOM,
+# YIELD, RET.ABS (absolute byte address field at 32..81)
+LMEM = Mem("addr")
+R([Row("STL", 0x387, (LMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="STL", cls="mem"),
+   Row("LDL", 0x983, (D, LMEM), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="LDL", cls="mem"),
+   Row("ATOM", 0x98A, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
+       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
+       base=hi(0x080000C4), free=((64, 6),), ir="ATOMG", cls="mem"),
+   Row("YIELD", 0x946, (PH87,), ir="NOP", cls="ctrl"),
+   Row("BPT", 0x95C, (Sym("code", 34, 3, tuple((v, f"{v:#x}") for v in range(8)), hide=0),), (),
+       (Mod("mode", 84, 3, ((3, ".TRAP"),)),), ir="BPT", cls="ctrl"),
+   Row("RET", 0x950, (PH87, Reg("ra", 24), Imm("rt", 32, 50, "s")), (),
+       (Mod("ABS", 85, 1, ((1, ".ABS"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
+       ir="RET.ABS", cls="branch")])
+SREGS[0x37] = "SR_LMEMHIOFF"
+R([Row("WARPSYNC", 0x348, (PH87, Reg("mask", 32)), ir="NOP", cls="ctrl")])

@@ -44,6 +44,9 @@ FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: 
             14: "OpFUnordGreaterThanEqual"}
 
 
+SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
+
+
 class TranslateError(NxError):
     pass
 
@@ -86,6 +89,7 @@ class _Lower:
         self.f64: int | None = None
         self.body: list[tuple] = []   # function body instructions, emitted after the variables
         self.interface: list[int] = []  # global variables the entry point lists
+        self.vars_global: dict[str, tuple[int, int]] = {}   # shared memory, the warp exchange array
         self._setup()
         m.emit("import", "OpExtInstImport", self.glsl, "GLSL.std.450")
 
@@ -504,6 +508,145 @@ class _Lower:
             r = self.op("OpShiftRightLogical", self.u64, r, self.c64(32))
         self.set_reg(d, self.op("OpUConvert", self.u32, r))
 
+    # --- FP64 and directed rounding (both ISAs) ----------------------------------------------
+    @property
+    def f64t(self) -> int:
+        if self.f64 is None:
+            self.m.emit("cap", "OpCapability", self.m.E("Capability", "Float64"))
+            self.f64 = self.m.type("OpTypeFloat", 64)
+        return self.f64
+
+    def _two_sum(self, a: int, b: int) -> tuple[int, int]:
+        t, f = self.f64t, self.fop
+        s = f("OpFAdd", t, a, b)
+        bb = f("OpFSub", t, s, a)
+        return s, f("OpFAdd", t, f("OpFSub", t, a, f("OpFSub", t, s, bb)), f("OpFSub", t, b, bb))
+
+    def _split(self, a: int) -> tuple[int, int]:
+        t, f = self.f64t, self.fop
+        k = self.m.const(t, *struct.unpack("<II", struct.pack("<d", 134217729.0)))   # 2^27 + 1 (Veltkamp)
+        c = f("OpFMul", t, k, a)
+        hi = f("OpFSub", t, c, f("OpFSub", t, c, a))
+        return hi, f("OpFSub", t, a, hi)
+
+    def _dfma(self, a: int, b: int, c: int) -> int:
+        """DFMA.RN without relying on the device's Fma being fused: the exact product as
+        ph + pl (Dekker's TwoProduct), then the correctly rounded sum of ph, pl, c by Boldo and
+        Melquiond's algorithm (TwoSum twice, the small parts added with rounding to odd, one
+        final rounding).  Exact for products and sums away from the overflow and denormal
+        ranges (|a|, |b| < 2^996, |a*b| > 2^-969); inf/NaN inputs take the plain product."""
+        t, f = self.f64t, self.fop
+        ph = f("OpFMul", t, a, b)
+        ah, al = self._split(a)
+        bh, bl = self._split(b)
+        pl = f("OpFAdd", t, f("OpFAdd", t, f("OpFAdd", t, f("OpFSub", t, f("OpFMul", t, ah, bh), ph),
+                                                    f("OpFMul", t, ah, bl)), f("OpFMul", t, al, bh)),
+               f("OpFMul", t, al, bl))
+        uh, ul = self._two_sum(c, pl)
+        th, tl = self._two_sum(uh, ph)
+        v, e = self._two_sum(tl, ul)
+        zero = self.m.const(t, 0, 0)
+        bits = self.op("OpBitcast", self.u64, v)
+        even = self.op("OpIEqual", self.bool, self.op("OpBitwiseAnd", self.u64, bits, self.c64(1)), self.c64(0))
+        inexact = self.op("OpFOrdNotEqual", self.bool, e, zero)
+        grow = self.op("OpLogicalEqual", self.bool, self.op("OpFOrdLessThan", self.bool, e, zero),
+                       self.op("OpFOrdLessThan", self.bool, v, zero))
+        step = self.op("OpSelect", self.u64, grow, self.c64(1), self.c64(-1))
+        odd = self.op("OpSelect", self.u64, self.op("OpLogicalAnd", self.bool, inexact, even),
+                      self.op("OpIAdd", self.u64, bits, step), bits)
+        r = f("OpFAdd", t, th, self.op("OpBitcast", t, odd))
+        finite = self.op("OpLogicalNot", self.bool, self.op("OpLogicalOr", self.bool, self.op("OpIsInf", self.bool, ph),
+                                                                 self.op("OpIsNan", self.bool, ph)))
+        plain = f("OpFAdd", t, ph, c)
+        return self.op("OpSelect", t, finite, r, plain)
+
+    def _directed(self, inst: Inst, f: int, x: int, signed: bool, is64: bool, rnd: int) -> int:
+        """The round-to-nearest conversion ``f`` of the integer ``x`` moved one ulp where the
+        mode (1 RM, 2 RP, 3 RZ) rounds the other way: compared exactly against ``x`` (through
+        f64 for 32-bit sources, as an integer for unsigned 64-bit ones)."""
+        u32, b = self.u32, self.bool
+        if is64:
+            if signed:
+                raise TranslateError(f"{inst.text()}: directed rounding of S64 not translated", offset=inst.addr)
+            top = self.m.const(self.f32, struct.unpack("<I", struct.pack("<f", 2.0 ** 64))[0])
+            fi = self.op("OpConvertFToU", self.u64, f)
+            over = self.op("OpFOrdGreaterThanEqual", b, f, top)
+            below = self.op("OpLogicalAnd", b, self.op("OpLogicalNot", b, over), self.op("OpULessThan", b, fi, x))
+            above = self.op("OpLogicalOr", b, over, self.op("OpUGreaterThan", b, fi, x))
+        else:
+            e = self.op("OpConvertSToF" if signed else "OpConvertUToF", self.f64t, x)
+            back = self.op("OpFConvert", self.f64t, f)
+            below, above = self.op("OpFOrdLessThan", b, back, e), self.op("OpFOrdGreaterThan", b, back, e)
+        bits = self.op("OpBitcast", u32, f)
+        neg = self.op("OpSLessThan", b, bits, self.c(0))
+        # toward +inf: +1 ulp of magnitude for positives, -1 for negatives; toward -inf the opposite
+        up = self.op("OpSelect", u32, neg, self.op("OpISub", u32, bits, self.c(1)), self.op("OpIAdd", u32, bits, self.c(1)))
+        dn = self.op("OpSelect", u32, neg, self.op("OpIAdd", u32, bits, self.c(1)), self.op("OpISub", u32, bits, self.c(1)))
+        if rnd == 2:
+            r = self.op("OpSelect", u32, below, up, bits)
+        elif rnd == 1:
+            r = self.op("OpSelect", u32, above, dn, bits)
+        else:   # toward zero: shrink the magnitude when it grew
+            grew = self.op("OpSelect", b, neg, below, above)
+            r = self.op("OpSelect", u32, grew, self.op("OpISub", u32, bits, self.c(1)), bits)
+        return self.op("OpBitcast", self.f32, r)
+
+    # --- shared memory and the emulated 32-lane warp (both ISAs) -------------------------------
+    def shared_word(self, byte_addr: int) -> int:
+        if "shared" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            arr = m.type("OpTypeArray", self.u32, self.c(SHARED_WORDS))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["shared"] = (v, m.type("OpTypePointer", wg, self.u32))
+            self.interface.append(v)
+        v, ptr = self.vars_global["shared"]
+        idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2)),
+                      self.c(SHARED_WORDS - 1))
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp
+    # is emulated: invocation i of the workgroup is lane i % 32 of warp i / 32, and a warp-wide
+    # operation exchanges values through a workgroup array between two workgroup barriers.  No
+    # subgroup operation is used, so the result does not depend on the device's subgroup size;
+    # the barriers need every invocation to reach the operation (as ptxas code does outside
+    # divergent regions; predicated warp operations are refused).
+    def _lid(self) -> int:
+        x, y, _ = self.spec.local_size
+        v = self.op("OpLoad", self.v3, self.builtins["LocalInvocationId"])
+        ids = [self.op("OpCompositeExtract", self.u32, v, i) for i in range(3)]
+        r = self.op("OpIAdd", self.u32, ids[0], self.op("OpIMul", self.u32, ids[1], self.c(x)))
+        return self.op("OpIAdd", self.u32, r, self.op("OpIMul", self.u32, ids[2], self.c(x * y)))
+
+    def _xchg_ptr(self, idx: int) -> int:
+        if "xchg" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+            arr = m.type("OpTypeArray", self.u32, self.c(n))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["xchg"] = (v, m.type("OpTypePointer", wg, self.u32))
+            self.interface.append(v)
+        v, ptr = self.vars_global["xchg"]
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    def _barrier(self) -> None:
+        E = self.m.E
+        wg = self.c(E("Scope", "Workgroup"))
+        self.do("OpControlBarrier", wg, wg,
+                self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
+
+    def _publish(self, value: int) -> tuple[int, int, int]:
+        """Write this invocation's value for its warp: (linear id, lane, warp base)."""
+        lid = self._lid()
+        self._barrier()                    # earlier readers of the array are done
+        self.do("OpStore", self._xchg_ptr(lid), value)
+        self._barrier()
+        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
+        return lid, lane, self.op("OpISub", self.u32, lid, lane)
+
     # --- whole function ----------------------------------------------------------------------
     # The dispatcher loop is shared with the SM53 lowering; an architecture supplies its basic
     # blocks, where a branch goes, and how its control-flow instructions pick the next block.
@@ -712,5 +855,7 @@ class _Lower:
 
 
 def translate_compute(insts: list[Inst], spec: ComputeSpec = ComputeSpec()) -> bytes:
-    """SPIR-V binary of a compute kernel."""
-    return _Lower(insts, spec).build()
+    """SPIR-V binary of a compute kernel (the base subset plus ``to_spirv_ext``'s forms)."""
+    from shader_svc.sm86.to_spirv_ext import Ext86
+
+    return Ext86(insts, spec).build()

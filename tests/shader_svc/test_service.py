@@ -83,6 +83,13 @@ def _code_with_word(code: bytes, index: int, lo: int, hi: int) -> bytes:
     return code[:16 * index] + struct.pack("<QQ", lo, hi) + code[16 * (index + 1):]
 
 
+def _untranslated() -> bytes:
+    """A valid program with an instruction not lowered yet (MUFU.TANH)."""
+    from shader_svc.sm86 import assemble as asm
+
+    return asm.assemble_program("S2R R0, SR_TID.X\nMUFU.TANH R1, R0\nEXIT\n")
+
+
 def test_bad_programs_are_invalid_argument_and_server_keeps_serving(server, corpus_sm86):
     stub, ch, t, _ = server
     code = corpus_sm86["add_i32"].code
@@ -96,7 +103,7 @@ def test_bad_programs_are_invalid_argument_and_server_keeps_serving(server, corp
         (_prog(b""), r"field code: empty program"),
         (_prog(code, arch=7), r"field arch: unknown architecture 7"),
         (_prog(code, local_size=[2048, 1, 1]), r"field local_size"),
-        (_prog(corpus_sm86["warp_ops"].code), r"offset 0x[0-9a-f]+: .*not translated"),
+        (_prog(_untranslated()), r"offset 0x[0-9a-f]+: .*not translated"),
     ]
     assert_invalid_and_serving(stub, ch, cases)
     assert stub.GetStats(P.StatsRequest()).errors == len(cases)

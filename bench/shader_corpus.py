@@ -1,0 +1,54 @@
+"""Translation time of compiled CUDA kernels (tests/shader_svc/cuda_corpus.py, built at run time
+by nvcc 13 / ptxas 12.9 and cached): per ISA and optimisation level, the programs that translate,
+their instruction count, and milliseconds per 1,000 instructions (decode + lowering + SPIR-V
+emission, in process, best of ``--repeat`` runs).  The warm boot of 1,000 programs through the
+service's disk cache (target < 0.5 s) is bench/shader_translate.py's.
+
+    .venv/bin/python bench/shader_corpus.py [--repeat 3]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "shader_svc"))
+
+import cuda_build  # noqa: E402
+import cuda_corpus as cc  # noqa: E402
+
+from nxrecomp.errors import NxError  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    print(f"{'ISA':5} {'level':5} {'programs':>8} {'instructions':>12} {'ms/1000 insts':>14}")
+    for isa in (86, 53):
+        for opt in ("O3", "G"):
+            ks = cuda_build.build(cc.source(cc.CASES), isa, opt)
+            codes = []
+            for c in cc.CASES:
+                try:
+                    cc.translate(isa, ks[c.name].code)
+                    codes.append(ks[c.name].code)
+                except NxError:
+                    pass
+            # SM53: every fourth 64-bit word is a control word
+            n_inst = sum(len(x) // 16 if isa == 86 else len(x) // 8 * 3 // 4 for x in codes)
+            best = float("inf")
+            for _ in range(a.repeat):
+                t0 = time.perf_counter()
+                for x in codes:
+                    cc.translate(isa, x)
+                best = min(best, time.perf_counter() - t0)
+            per = 1000 * best / max(n_inst, 1) * 1000
+            print(f"SM{isa:<3} {opt:5} {len(codes):>8} {n_inst:>12} {per:>14.1f}")
+
+
+if __name__ == "__main__":
+    main()
