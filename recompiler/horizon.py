@@ -19,10 +19,27 @@ the **host-import region**, 16 bytes per name right after the last module: the C
 the SDK there (``cpu_host/horizon/hle``) by binding host functions at those addresses, and the
 manifest's ``host_imports`` maps each name to its slot.  An unbound data reference is an error
 naming the module, field and offset.
+
+**Inputs** (``load_program``): an ExeFS folder, a PFS0 (``.nsp``/``.pfs0``), a single ``.nso``
+(the ``main`` module) or a homebrew ``.nro`` (the ``main`` module; its ASET RomFS is written
+into the bundle).  Without ``main.npdm`` the program gets ``DEFAULT_NPDM`` (an application in
+the 39-bit space, main thread priority 44 on core 0, a 1 MiB stack, every service and syscall
+allowed) and a one-line notice.
+
+**Who relocates** (``self_relocating``): on the console only rtld applies relocations; the
+kernel's loader and hbloader never do.  So a module relocates itself (homebrew: libnx's crt0
+applies its RELA/RELR, libtransistor's its RELA) when the program has no ``rtld`` module and
+(it is an NRO, or its MOD0 carries libnx's ``LNY0`` extension, or it is the program's only
+module).  Such a module keeps its bytes as its crt0 expects them (relocations applied twice
+would double every RELR/REL word); its relocations only feed the analysis (the pointers they
+would write become function seeds) and its initialisers are left to its crt0.  A program of
+several modules without rtld and without the homebrew mark (our own SDK's test ExeFS) is
+linked by the host as rtld would.
 """
 from __future__ import annotations
 
 import logging
+import os
 import struct
 import time
 from dataclasses import dataclass
@@ -30,9 +47,12 @@ from pathlib import Path
 
 from nxrecomp.errors import NxError
 from recompiler.formats.elfdyn import Symbol
+from recompiler.formats.detect import detect_format, read_file
 from recompiler.formats.exefs import ExeFs, load_exefs
-from recompiler.formats.npdm import ADDRESS_SPACE_BITS, Npdm
-from recompiler.formats.nso import NsoModule
+from recompiler.formats.npdm import ADDRESS_SPACE_BITS, Npdm, parse_npdm
+from recompiler.formats.nro import NroModule, parse_nro
+from recompiler.formats.nso import NsoModule, parse_nso
+from recompiler.formats.pack_npdm import NpdmSpec, pack_npdm
 from recompiler.link import LinkedImage, ModuleInfo, Segment
 
 log = logging.getLogger("recompiler.horizon")
@@ -52,10 +72,11 @@ _U64 = struct.Struct("<Q")
 class PlacedModule:
     """One NSO at its base address, with a writable copy of its memory (image + .bss)."""
     name: str
-    nso: NsoModule
+    nso: NsoModule | NroModule
     base: int
     size: int            # page-rounded memory size
     mem: bytearray
+    self_relocating: bool = False     # its crt0 applies its relocations (see the module docstring)
 
     @property
     def path(self) -> str:
@@ -67,6 +88,73 @@ class PlacedModule:
 
 def _align(v: int, a: int) -> int:
     return (v + a - 1) // a * a
+
+
+# What a program without main.npdm gets: the issue's documented default (see module docstring).
+DEFAULT_NPDM = NpdmSpec(name="homebrew", address_space=3, main_thread_priority=44, main_thread_core=0,
+                        main_thread_stack_size=0x100000, services=[("*", False)])
+
+
+@dataclass(frozen=True)
+class Program:
+    """What ``nxrecomp build`` was given, as an ExeFS: ``kind`` is "exefs" (folder), "pfs0",
+    "nso" or "nro"; ``exefs.npdm`` is never None (the default when the input had none)."""
+    path: str
+    kind: str
+    exefs: ExeFs
+    npdm_default: bool
+    nro: NroModule | None = None
+
+    @property
+    def homebrew_abi(self) -> str | None:
+        """How the main thread starts: "nro" (hbloader's: X0 = loader config, X1 = -1), "nso"
+        (the kernel's: X0 = 0, X1 = main thread handle) for a self-relocating program, else
+        None (the SDK's start-up the host plays rtld for)."""
+        if self.kind == "nro":
+            return "nro"
+        main = dict(self.exefs.modules)["main"]
+        return "nso" if self_relocating(self.exefs, main) else None
+
+
+def self_relocating(exefs: ExeFs, module: NsoModule | NroModule) -> bool:
+    """The rule of the module docstring: no rtld, and an NRO, libnx's MOD0 mark or a lone module."""
+    names = [n for n, _m in exefs.modules]
+    if "rtld" in names:
+        return False
+    if isinstance(module, NroModule):
+        return True
+    return (module.mod0 is not None and module.mod0.homebrew) or len(names) == 1
+
+
+def load_program(path: str | Path) -> Program:
+    """Read any input ``nxrecomp build`` takes (see the module docstring)."""
+    p = Path(path)
+    if not p.exists():
+        raise NxError("no such file or folder", path=str(p))
+    kind = "exefs"
+    nro = None
+    if p.is_dir():
+        exefs = load_exefs(p)
+    else:
+        data = read_file(p)
+        fmt = detect_format(data)
+        if fmt == "pfs0":
+            kind, exefs = "pfs0", load_exefs(p)
+        elif fmt == "nso":
+            kind, exefs = "nso", ExeFs(str(p), None, [("main", parse_nso(data, str(p)))], [])
+        elif fmt == "nro":
+            nro = parse_nro(data, str(p))
+            kind, exefs = "nro", ExeFs(str(p), None, [("main", nro)], [])  # type: ignore[list-item]
+        else:
+            raise NxError("not a program nxrecomp build takes (an ExeFS folder, a PFS0, an NSO0 or an NRO0 file)",
+                          path=str(p), offset=0)
+    default = exefs.npdm is None
+    if default:
+        print(f"notice: {p.name} has no main.npdm: using the default (application, 39-bit address space, "
+              "main thread priority 44 on core 0, 1 MiB stack, all services allowed)", flush=True)
+        npdm = parse_npdm(pack_npdm(DEFAULT_NPDM), f"{p}:<default main.npdm>")
+        exefs = ExeFs(exefs.path, npdm, exefs.modules, exefs.other_files)
+    return Program(str(p), kind, exefs, default, nro)
 
 
 def layout(exefs: ExeFs) -> list[PlacedModule]:
@@ -88,7 +176,7 @@ def layout(exefs: ExeFs) -> list[PlacedModule]:
                           f"address space ({limit:#x})", path=nso.path, field="Size")
         mem = bytearray(nso.module.memory_size)
         mem[:len(nso.image)] = nso.image
-        placed.append(PlacedModule(name, nso, addr, size, mem))
+        placed.append(PlacedModule(name, nso, addr, size, mem, self_relocating(exefs, nso)))
         addr += size
     return placed
 
@@ -177,6 +265,21 @@ def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], ho
         _U64.pack_into(p.mem, r.offset, value & 0xFFFFFFFFFFFFFFFF)
 
 
+def _relative_values(p: PlacedModule) -> list[int]:
+    """The pointers a self-relocating module's crt0 will write (its RELATIVE relocations, RELA
+    addends or REL/RELR implicit words, plus the base), computed without touching its bytes;
+    relocations that name a symbol are the crt0's business and give no value here."""
+    dyn = p.nso.dynamic
+    if dyn is None:
+        return []
+    out = []
+    for r in dyn.relocations:
+        if r.type == R_RELATIVE and 0 <= r.offset <= len(p.mem) - 8:
+            addend = r.addend if r.addend is not None else _U64.unpack_from(p.mem, r.offset)[0]
+            out.append((p.base + addend) & 0xFFFFFFFFFFFFFFFF)
+    return out
+
+
 def _eh_frame(p: PlacedModule) -> tuple[int, bytes] | None:
     """.eh_frame found through MOD0's .eh_frame_hdr (its eh_frame_ptr, pc-relative sdata4 or
     absolute udata8); the bytes run to the end of the segment holding it."""
@@ -213,7 +316,12 @@ def link_exefs(exefs: ExeFs) -> tuple[LinkedImage, HostImports]:
     host = HostImports(base=placed[-1].base + placed[-1].size,
                        limit=1 << ADDRESS_SPACE_BITS[exefs.npdm.address_space], slots={}, called=called)
     for p in live:
-        _relocate(p, scope, host)
+        if p.self_relocating:
+            log.info("%s relocates itself (no rtld; %s): its bytes are kept as its crt0 expects", p.name,
+                     "NRO" if isinstance(p.nso, NroModule) else
+                     "libnx MOD0 mark" if p.nso.mod0 is not None and p.nso.mod0.homebrew else "its only module")
+        else:
+            _relocate(p, scope, host)
     segments: list[Segment] = []
     modules: list[ModuleInfo] = []
     symbols: dict[int, str] = {}
@@ -229,7 +337,11 @@ def link_exefs(exefs: ExeFs) -> tuple[LinkedImage, HostImports]:
                 segments.append(Segment(p.base + seg.mem_offset, seg.size + extra, body, prot, p.name))
         info = ModuleInfo(p.name, p.base, p.path, text_ranges=[text_range])
         dyn = p.nso.dynamic
-        if dyn is not None:
+        if p.self_relocating:
+            # the crt0 runs its own initialisers; what its relocations will write seeds the analysis
+            hints.update(v for v in _relative_values(p)
+                         if any(q.base <= v < q.base + q.nso.segments[0].size for q in live))
+        elif dyn is not None:
             for kind in ("INIT_ARRAY", "FINI_ARRAY"):
                 arr = dyn.array(kind)
                 if arr and arr[1]:
@@ -307,8 +419,10 @@ GPU_GENERATIONS = ("switch1", "switch2")
 
 def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Path | None = None,
                     gpu: str = "switch1") -> dict:
-    """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest.
-    ``gpu`` names the console the game was built for (its texture layout; manifest ``gpu``)."""
+    """load → link → analyse → build a program (any input of ``load_program``) into a bundle
+    folder; returns the manifest.  ``gpu`` names the console the game was built for (its
+    texture layout; manifest ``gpu``).  An NRO's own RomFS is written to ``romfs.bin`` in the
+    bundle unless ``romfs`` names another."""
     from recompiler.build import build
     from recompiler.pipeline import analyse_image, write_manifest
 
@@ -316,9 +430,8 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     src = Path(exefs_path)
     if gpu not in GPU_GENERATIONS:
         raise NxError(f"gpu {gpu!r} is not one of {', '.join(GPU_GENERATIONS)}")
-    if not src.exists():
-        raise NxError("no such file or folder", path=str(src))
-    exefs = load_exefs(src)     # bad input fails here or in the link, before anything is written
+    program = load_program(src)     # bad input fails here or in the link, before anything is written
+    exefs = program.exefs
     image, host = link_exefs(exefs)
     assert exefs.npdm is not None   # link_exefs checked it
     _check_npdm(exefs.npdm)
@@ -330,14 +443,45 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
         romfs_ref = str(rp.resolve())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if romfs_ref is None and program.nro is not None and program.nro.assets and program.nro.assets.romfs.size:
+        romfs_ref = str(_write_nro_romfs(program.nro, out).resolve())
     t_link = time.monotonic()
-    program = analyse_image(image)
+    analysed = analyse_image(image)
     t_an = time.monotonic()
-    stats = build(program, out)
+    stats = build(analysed, out)
     t_build = time.monotonic()
-    return write_manifest(out, "horizon", image, program, stats, (t0, t_link, t_an, t_build), src,
+    return write_manifest(out, "horizon", image, analysed, stats, (t0, t_link, t_an, t_build), src,
+                          input=program.kind, homebrew=homebrew_info(program),
                           exefs=str(src.resolve()), romfs=romfs_ref, gpu=gpu, process=process_info(exefs.npdm),
                           modules=[{"name": m.name, "base": m.base,
                                     "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
                                     "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules],
                           host_imports={"base": host.base, "size": host.size, "slots": host.slots})
+
+
+def _write_nro_romfs(nro: NroModule, out: Path) -> Path:
+    """The NRO's ASET RomFS as a file of the bundle (the fs layer reads a RomFS file)."""
+    assert nro.assets is not None
+    rng = nro.assets.romfs
+    with open(nro.path, "rb") as f:
+        f.seek(rng.offset)
+        data = f.read(rng.size)
+    if len(data) != rng.size:
+        raise NxError(f"ASET RomFS {rng.offset:#x}+{rng.size:#x} runs past the file", path=nro.path,
+                      field="ASET.romfs")
+    dst = out / "romfs.bin"
+    tmp = out / "romfs.bin.tmp"
+    tmp.write_bytes(data)
+    os.replace(tmp, dst)
+    return dst
+
+
+def homebrew_info(program: Program) -> dict:
+    """Manifest ``homebrew``: how the main thread starts (``abi``: "nro", "nso" or null), which
+    modules relocate themselves, whether main.npdm was the default, the NACP title."""
+    nacp = program.nro.assets.nacp_info if program.nro is not None and program.nro.assets else None
+    return {"abi": program.homebrew_abi,
+            "self_relocating": [n for n, m in program.exefs.modules if self_relocating(program.exefs, m)],
+            "npdm_default": program.npdm_default,
+            "title": nacp.name if nacp is not None else None,
+            "version": nacp.display_version if nacp is not None else None}
