@@ -27,7 +27,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-CACHE = Path(os.environ.get("NXRECOMP_HOMEBREW_CACHE", Path.home() / ".cache" / "nxrecomp" / "homebrew"))
+from nxrecomp import settings
+
+CACHE = Path(settings.get("nxrecomp", "cache_dir")) / "homebrew"
 CLIENT_TIMEOUT = 300
 
 

@@ -26,6 +26,8 @@ import pytest
 
 from tests.horizon.hb_corpus import CORPUS, CorpusUnavailable, Homebrew, fetch
 
+pytestmark = pytest.mark.network
+
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT = 120           # seconds a program may run headless before it counts as hanging
 BUILD_TIMEOUT = 3600
