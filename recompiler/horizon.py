@@ -30,7 +30,7 @@ allowed) and a one-line notice.
 kernel's loader and hbloader never do.  So a module relocates itself (homebrew: libnx's crt0
 applies its RELA/RELR, libtransistor's its RELA) when the program has no ``rtld`` module and
 (it is an NRO, or its MOD0 carries libnx's ``LNY0`` extension, or it is the program's only
-module).  Such a module keeps its bytes as its crt0 expects them (relocations applied twice
+module and no relocation of it names a symbol it does not define).  Such a module keeps its bytes as its crt0 expects them (relocations applied twice
 would double every RELR/REL word); its relocations only feed the analysis (the pointers they
 would write become function seeds) and its initialisers are left to its crt0.  A program of
 several modules without rtld and without the homebrew mark (our own SDK's test ExeFS) is
@@ -117,13 +117,26 @@ class Program:
 
 
 def self_relocating(exefs: ExeFs, module: NsoModule | NroModule) -> bool:
-    """The rule of the module docstring: no rtld, and an NRO, libnx's MOD0 mark or a lone module."""
+    """The rule of the module docstring: no rtld, and an NRO, libnx's MOD0 mark or a lone module
+    without imports."""
     names = [n for n, _m in exefs.modules]
     if "rtld" in names:
         return False
     if isinstance(module, NroModule):
         return True
-    return (module.mod0 is not None and module.mod0.homebrew) or len(names) == 1
+    if module.mod0 is not None and module.mod0.homebrew:
+        return True
+    return len(names) == 1 and not _imports(module)
+
+
+def _imports(module: NsoModule | NroModule) -> bool:
+    """Some relocation names a symbol the module does not define (or one that cannot be read):
+    only a dynamic linker can apply it, so the host links such a module."""
+    dyn = module.dynamic
+    if dyn is None:
+        return False
+    syms = dyn.symbols
+    return any(r.symbol and (r.symbol >= len(syms) or not syms[r.symbol].defined) for r in dyn.relocations)
 
 
 def load_program(path: str | Path) -> Program:
