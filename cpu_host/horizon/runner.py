@@ -16,7 +16,7 @@ from pathlib import Path
 import cffi
 
 from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
-from cpu_host.horizon import homebrew
+from cpu_host.horizon import homebrew, spin
 from cpu_host.horizon.crash import Symbolizer, report
 from cpu_host.horizon.hle.abi import NXCPU_CDEF
 from cpu_host.horizon.hle.services import Services, make_services, proc_slots
@@ -63,7 +63,7 @@ typedef struct HzBoot {
     uint64_t boot_slot, notify_slot, initializator_slot;
 } HzBoot;
 int nx_hz_set_boot(const HzBoot *b);
-""" + NXCPU_CDEF + homebrew.CDEF
+""" + NXCPU_CDEF + homebrew.CDEF + spin.CDEF
 
 
 def load_manifest(bundle: Path) -> dict:
@@ -221,6 +221,9 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
                                   proc["main_thread_priority"], proc["main_thread_core"], HOST_STACK)
     if handle == 0:
         raise NxError("cannot start the main thread")
+    if hb is not None:    # homebrew start-ups may end in `b .` after main returns
+        spin.SpinWatch(ffi, lib, lambda fns: spin.end_parked(proc["name"], fns,
+                                                             lambda: write_frame_times(services))).start()
     how = lib.nx_hz_wait_exit()
     write_frame_times(services)
     if how != EXIT_CRASH:

@@ -32,15 +32,18 @@ def _zig(*args: str, cwd: Path) -> None:
     assert r.returncode == 0, r.stderr
 
 
-@pytest.fixture(scope="module")
-def guest_elf(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    work = tmp_path_factory.mktemp("hb_guest")
-    _zig("cc", *FLAGS, f"-I{SDK}", f"-Wa,-I{SDK}", "-c", str(GUEST / "crt0.s"), "-o", "crt0.o", cwd=work)
+def _guest(work: Path, crt0: str) -> bytes:
+    _zig("cc", *FLAGS, f"-I{SDK}", f"-Wa,-I{SDK}", "-c", str(GUEST / crt0), "-o", "crt0.o", cwd=work)
     _zig("cc", *FLAGS, "-fvisibility=hidden", "-c", str(GUEST / "guest.c"), "-o", "guest.o", cwd=work)
     # RELR as recent libnx links (implicit addends: applied twice, every pointer is off by the base)
     _zig("ld.lld", "-shared", "-T", str(SDK / "module.ld"), "--build-id=sha1", "-z", "pack-relative-relocs",
          "-z", "notext", "crt0.o", "guest.o", "-o", "guest.elf", cwd=work)
     return (work / "guest.elf").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def guest_elf(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    return _guest(tmp_path_factory.mktemp("hb_guest"), "crt0.s")
 
 
 def _run(bundle: Path) -> subprocess.CompletedProcess:
@@ -83,3 +86,19 @@ def test_nso_starts_with_the_kernels_registers(guest_elf: bytes, tmp_path: Path)
     lines = r.stdout.splitlines()
     assert lines[0] == "form nso" and int(lines[1].split()[-1], 16) != 0
     assert lines[2:] == ["relocated pointer ok", "pointer ok"]
+
+
+def test_start_up_that_spins_after_main_ends_with_a_notice(tmp_path: Path) -> None:
+    """crt0_spin.s ends in `b .` once the program returns: the watchdog (cpu_host/horizon/spin.py)
+    sees the only guest thread parked at a jump to itself and ends the process with a notice,
+    instead of the run hanging until the time bound."""
+    work = tmp_path / "w"
+    work.mkdir()
+    nso = tmp_path / "spin.nso"
+    nso.write_bytes(elf_to_nso(_guest(work, "crt0_spin.s"), name="spin"))
+    recompile_exefs(nso, tmp_path / "bundle")
+    r = _run(tmp_path / "bundle")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.splitlines()[-2:] == ["relocated pointer ok", "pointer ok"]
+    notice = [ln for ln in r.stderr.splitlines() if "endless branch-to-self" in ln]
+    assert len(notice) == 1 and "every guest thread is parked" in notice[0] and "0x8000000" in notice[0]
