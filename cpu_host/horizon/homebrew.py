@@ -9,7 +9,10 @@ Two start-up forms (public facts: switchbrew "Homebrew ABI"; libnx's ``runtime/e
   The entries given: MainThreadHandle (key 1, Value[0] = handle), Argv (key 5, Value[1] =
   pointer to the command line, the program's path first), OverrideHeap (key 3, Value[0..1] =
   address and size of a heap the "loader" got with svcSetHeapSize, as hbloader does),
-  AppletType (key 7, Value[0] = 0 Application), EndOfList.
+  AppletType (key 7, Value[0] = 0 Application), SyscallAvailableHint (key 6: libnx takes an
+  NRO without it to have no SVC at all; every bit set, as the default NPDM allows every SVC),
+  EndOfList (its Value[0..1]: the loader-info string and its length, which libnx keeps).
+  Not given: HosVersion (libnx then asks set:sys, the service layer's), NextLoadPath.
 - **NSO** (as the kernel starts a process): X0 = 0, X1 = the main thread's handle.
 
 In both forms X30 (the loader's return address) is the host's **exit slot**: libnx's
@@ -33,7 +36,9 @@ log = logging.getLogger("cpu_host.horizon")
 
 PAGE = 0x1000
 # loader configuration keys and values (switchbrew Homebrew ABI)
-KEY_END, KEY_MAIN_THREAD, KEY_OVERRIDE_HEAP, KEY_ARGV, KEY_APPLET_TYPE = 0, 1, 3, 5, 7
+KEY_END, KEY_MAIN_THREAD, KEY_OVERRIDE_HEAP, KEY_ARGV, KEY_SYSCALL_HINT, KEY_APPLET_TYPE = 0, 1, 3, 5, 6, 7
+ALL_SYSCALLS = 0xFFFFFFFFFFFFFFFF     # SyscallAvailableHint: one bit per SVC 0..63, 64..127
+LOADER_INFO = b"nxrecomp homebrew start-up (hbloader's configuration)\n"
 APPLET_TYPE_APPLICATION = 0
 ENTRY = struct.Struct("<IIQQ")
 NO_HANDLE = 0xFFFFFFFFFFFFFFFF        # X1 of the NRO form
@@ -84,16 +89,20 @@ class HomebrewStart:
         return addr, HEAP_SIZE
 
     def config_bytes(self, handle: int) -> bytes:
-        """The entries, then the command line (NUL-terminated) right after them."""
-        entries = [(KEY_MAIN_THREAD, 0, handle, 0)]
-        argv_at = self.config_page + ENTRY.size * 5
-        entries.append((KEY_ARGV, 0, 0, argv_at))
+        """The entries, then the strings they point at (command line, loader info)."""
+        count = 6 if self.heap is not None else 5      # EndOfList included
+        argv = self.argv.encode() + b"\0"
+        argv_at = self.config_page + ENTRY.size * count
+        info_at = argv_at + len(argv)
+        entries = [(KEY_MAIN_THREAD, 0, handle, 0), (KEY_ARGV, 0, 0, argv_at)]
         if self.heap is not None:
             entries.append((KEY_OVERRIDE_HEAP, 0, *self.heap))
         entries.append((KEY_APPLET_TYPE, 0, APPLET_TYPE_APPLICATION, 0))
-        entries.append((KEY_END, 0, 0, 0))
-        blob = b"".join(ENTRY.pack(*e) for e in entries)
-        blob = blob.ljust(ENTRY.size * 5, b"\0") + self.argv.encode() + b"\0"
+        entries.append((KEY_SYSCALL_HINT, 0, ALL_SYSCALLS, ALL_SYSCALLS))
+        entries.append((KEY_END, 0, info_at, len(LOADER_INFO)))    # EndOfList carries the loader info
+        if len(entries) != count:
+            raise AssertionError("loader configuration layout")
+        blob = b"".join(ENTRY.pack(*e) for e in entries) + argv + LOADER_INFO + b"\0"
         if len(blob) > PAGE:
             raise ValueError("homebrew command line does not fit the configuration page")
         return blob

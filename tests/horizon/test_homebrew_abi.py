@@ -72,7 +72,9 @@ def test_nro_starts_as_hbloader_starts_it(guest_elf: bytes, tmp_path: Path, caps
     handle = int(lines[1].split()[-1], 16)
     assert handle != 0
     assert lines[2:] == ["argv sdmc:/switch/Hello_ABI.nro", f"heap size {0x40000000:#018x}",
-                         f"applet type {0:#018x}", "end of list", "relocated pointer ok", "pointer ok"]
+                         f"applet type {0:#018x}", f"syscall hint {(1 << 64) - 1:#018x}",
+                         "end of list: nxrecomp homebrew start-up (hbloader's configuration)",
+                         "relocated pointer ok", "pointer ok"]
     assert "exited with code 0x2a" in r.stderr
 
 

@@ -60,11 +60,12 @@ int hb_start(Entry *cfg, u64 x1, u64 base, u64 ret) {
     if (cfg && x1 == ~0ull) {
         say("form nro\n");
         for (Entry *e = cfg; ; e++) {
-            if (e->key == 0) { say("end of list\n"); break; }
+            if (e->key == 0) { say("end of list: "); out((const char *)e->value[0], e->value[1]); break; }
             if (e->key == 1) hex("main thread handle ", e->value[0]);
             else if (e->key == 5) { say("argv "); say((const char *)e->value[1]); say("\n"); }
             else if (e->key == 3) hex("heap size ", e->value[1]);
             else if (e->key == 7) hex("applet type ", e->value[0]);
+            else if (e->key == 6) hex("syscall hint ", e->value[0] & e->value[1]);
         }
     } else {
         say("form nso\n");
