@@ -15,13 +15,13 @@ from pathlib import Path
 
 import cffi
 
-from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
 from cpu_host.horizon import homebrew, spin
+from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
 from cpu_host.horizon.crash import Symbolizer, report
 from cpu_host.horizon.hle.abi import NXCPU_CDEF
 from cpu_host.horizon.hle.services import Services, make_services, proc_slots
 from cpu_host.linux.memory import Region, check_disjoint, segment_regions
-from cpu_host.linux.process import map_fixed, _libc
+from cpu_host.linux.process import _libc, map_fixed
 from nxrecomp.errors import NxError
 from recompiler.link import LinkedImage
 

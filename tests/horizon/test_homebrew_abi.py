@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from recompiler.formats.pack_elf import elf_to_nro, elf_to_nso
-from recompiler.formats.pack_nro import NroAssets
 from recompiler.formats.pack_nacp import pack_nacp
+from recompiler.formats.pack_nro import NroAssets
 from recompiler.horizon import recompile_exefs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +28,8 @@ FLAGS = ["-target", "aarch64-freestanding-none", "-fPIC", "-O1", "-mno-outline-a
 
 
 def _zig(*args: str, cwd: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    r = subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, capture_output=True, text=True, timeout=600,
+                       check=False)
     assert r.returncode == 0, r.stderr
 
 
@@ -48,7 +49,7 @@ def guest_elf(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 def _run(bundle: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
 
 
 def test_nro_starts_as_hbloader_starts_it(guest_elf: bytes, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -61,7 +61,7 @@ def _classify(run: Run, rc: int | None, out: str, err: str) -> None:
                   r"\(module (\d+), description (\d+)\))?(?= in thread)", err)
     s = re.search(r"guest crash: SVC (0x[0-9a-f]+), which the kernel does not serve", err)
     e = re.search(r"notice: .* exited with code (0x[0-9a-f]+)", err)
-    pc = re.search(r"^\s+pc\s+(0x[0-9a-f]+) (\w+)\+", err, re.M)
+    pc = re.search(r"^\s+pc\s+(0x[0-9a-f]+) (\w+)\+", err, re.MULTILINE)
     if "Traceback (most recent call last)" in err or rc < 0:
         run.ended, run.outcome = f"host failure (status {rc})", f"host:{rc}"
         return
