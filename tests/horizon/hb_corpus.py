@@ -51,14 +51,16 @@ class Homebrew:
     why: str                    # what stops it today (the must-show it misses), for the record
 
 
+RELRO_REFUSED = ("svcSetMemoryPermission (svc 0x02) of its RELRO to read-only answers 0xD401 InvalidMemoryState: "
+                 "libnx's __nx_dynamic aborts (kernel part of issue 30)")
+
+
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
     if kind == "nro":
         return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
-                        ("package/dist/nxjs.nro",), True, "break:0xd401",
-                        "svcSetMemoryPermission on its RELRO is refused (kernel part of issue 30)")
+                        ("package/dist/nxjs.nro",), True, "break:0xd401", RELRO_REFUSED)
     return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
-                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0xd401",
-                    "svcSetMemoryPermission on its RELRO is refused (kernel part of issue 30)")
+                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0xd401", RELRO_REFUSED)
 
 
 CORPUS: tuple[Homebrew, ...] = (
@@ -70,9 +72,7 @@ CORPUS: tuple[Homebrew, ...] = (
              "svcUnmapMemory fallback probe answers neither 0xD401 nor 0xDC01 (kernel part of issue 30)"),
     Homebrew("nton-3.0.1-forwarder", "libnx (2021+, RELR and RELRO marks), NSO", "pypi", "nton", "3.0.1",
              "d0a9afc967eb4695b44ce1119a599cf495cefdaa2a9ed72b59bd73489c1a816d",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0xd401",
-             "svcSetMemoryPermission (svc 0x02) of its RELRO to read-only answers 0xD401 "
-             "InvalidMemoryState: libnx's __nx_dynamic aborts (kernel part of issue 30)"),
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0xd401", RELRO_REFUSED),
     _nxjs("nro", "0.0.36", "a6a9eb58a969cadf1f51720cfe73aab40877ae51746b725d30a7b579c66d45e6", "2023"),
     _nxjs("nro", "0.0.60", "3d23a3014469ba7c1b5d06b20a2f42a0a7557b7bb13a41a105468eaaf9ce901a", "2024"),
     _nxjs("nro", "0.0.63", "d38fa0f61ee870c505169cbc143bb093e504821416f226c3694ef6f8cfaab35a", "2024"),
