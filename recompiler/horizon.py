@@ -19,10 +19,15 @@ the **host-import region**, 16 bytes per name right after the last module: the C
 the SDK there (``cpu_host/horizon/hle``) by binding host functions at those addresses, and the
 manifest's ``host_imports`` maps each name to its slot.  An unbound data reference is an error
 naming the module, field and offset.
+
+Inputs and who relocates a module: ``recompiler/formats/program.py`` (``load_program``,
+``self_relocating``).  A self-relocating module (homebrew) keeps its stored bytes: its crt0
+relocates it; its relocations only seed the analysis and its initialisers are its crt0's.
 """
 from __future__ import annotations
 
 import logging
+import os
 import struct
 import time
 from dataclasses import dataclass
@@ -30,9 +35,11 @@ from pathlib import Path
 
 from nxrecomp.errors import NxError
 from recompiler.formats.elfdyn import Symbol
-from recompiler.formats.exefs import ExeFs, load_exefs
+from recompiler.formats.exefs import ExeFs
 from recompiler.formats.npdm import ADDRESS_SPACE_BITS, Npdm
+from recompiler.formats.nro import NroModule
 from recompiler.formats.nso import NsoModule
+from recompiler.formats.program import Program, load_program, self_relocating
 from recompiler.link import LinkedImage, ModuleInfo, Segment
 
 log = logging.getLogger("recompiler.horizon")
@@ -52,10 +59,11 @@ _U64 = struct.Struct("<Q")
 class PlacedModule:
     """One NSO at its base address, with a writable copy of its memory (image + .bss)."""
     name: str
-    nso: NsoModule
+    nso: NsoModule | NroModule
     base: int
     size: int            # page-rounded memory size
     mem: bytearray
+    self_relocating: bool = False     # its crt0 applies its relocations (see the module docstring)
 
     @property
     def path(self) -> str:
@@ -88,7 +96,7 @@ def layout(exefs: ExeFs) -> list[PlacedModule]:
                           f"address space ({limit:#x})", path=nso.path, field="Size")
         mem = bytearray(nso.module.memory_size)
         mem[:len(nso.image)] = nso.image
-        placed.append(PlacedModule(name, nso, addr, size, mem))
+        placed.append(PlacedModule(name, nso, addr, size, mem, self_relocating(exefs, nso)))
         addr += size
     return placed
 
@@ -177,6 +185,21 @@ def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], ho
         _U64.pack_into(p.mem, r.offset, value & 0xFFFFFFFFFFFFFFFF)
 
 
+def _relative_values(p: PlacedModule) -> list[int]:
+    """The pointers a self-relocating module's crt0 will write (its RELATIVE relocations, RELA
+    addends or REL/RELR implicit words, plus the base), computed without touching its bytes;
+    relocations that name a symbol are the crt0's business and give no value here."""
+    dyn = p.nso.dynamic
+    if dyn is None:
+        return []
+    out = []
+    for r in dyn.relocations:
+        if r.type == R_RELATIVE and 0 <= r.offset <= len(p.mem) - 8:
+            addend = r.addend if r.addend is not None else _U64.unpack_from(p.mem, r.offset)[0]
+            out.append((p.base + addend) & 0xFFFFFFFFFFFFFFFF)
+    return out
+
+
 def _eh_frame(p: PlacedModule) -> tuple[int, bytes] | None:
     """.eh_frame found through MOD0's .eh_frame_hdr (its eh_frame_ptr, pc-relative sdata4 or
     absolute udata8); the bytes run to the end of the segment holding it."""
@@ -213,7 +236,12 @@ def link_exefs(exefs: ExeFs) -> tuple[LinkedImage, HostImports]:
     host = HostImports(base=placed[-1].base + placed[-1].size,
                        limit=1 << ADDRESS_SPACE_BITS[exefs.npdm.address_space], slots={}, called=called)
     for p in live:
-        _relocate(p, scope, host)
+        if p.self_relocating:
+            log.info("%s relocates itself (no rtld; %s): its bytes are kept as its crt0 expects", p.name,
+                     "NRO" if isinstance(p.nso, NroModule) else
+                     "libnx MOD0 mark" if p.nso.mod0 is not None and p.nso.mod0.homebrew else "its only module")
+        else:
+            _relocate(p, scope, host)
     segments: list[Segment] = []
     modules: list[ModuleInfo] = []
     symbols: dict[int, str] = {}
@@ -229,7 +257,11 @@ def link_exefs(exefs: ExeFs) -> tuple[LinkedImage, HostImports]:
                 segments.append(Segment(p.base + seg.mem_offset, seg.size + extra, body, prot, p.name))
         info = ModuleInfo(p.name, p.base, p.path, text_ranges=[text_range])
         dyn = p.nso.dynamic
-        if dyn is not None:
+        if p.self_relocating:
+            # the crt0 runs its own initialisers; what its relocations will write seeds the analysis
+            hints.update(v for v in _relative_values(p)
+                         if any(q.base <= v < q.base + q.nso.segments[0].size for q in live))
+        elif dyn is not None:
             for kind in ("INIT_ARRAY", "FINI_ARRAY"):
                 arr = dyn.array(kind)
                 if arr and arr[1]:
@@ -307,8 +339,10 @@ GPU_GENERATIONS = ("switch1", "switch2")
 
 def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Path | None = None,
                     gpu: str = "switch1") -> dict:
-    """load → link → analyse → build an ExeFS into a bundle folder; returns the manifest.
-    ``gpu`` names the console the game was built for (its texture layout; manifest ``gpu``)."""
+    """load → link → analyse → build a program (any input of ``load_program``) into a bundle
+    folder; returns the manifest.  ``gpu`` names the console the game was built for (its
+    texture layout; manifest ``gpu``).  An NRO's own RomFS is written to ``romfs.bin`` in the
+    bundle unless ``romfs`` names another."""
     from recompiler.build import build
     from recompiler.pipeline import analyse_image, discovered_entries, note_discovered, write_manifest
 
@@ -316,9 +350,8 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     src = Path(exefs_path)
     if gpu not in GPU_GENERATIONS:
         raise NxError(f"gpu {gpu!r} is not one of {', '.join(GPU_GENERATIONS)}")
-    if not src.exists():
-        raise NxError("no such file or folder", path=str(src))
-    exefs = load_exefs(src)     # bad input fails here or in the link, before anything is written
+    program = load_program(src)     # bad input fails here or in the link, before anything is written
+    exefs = program.exefs
     image, host = link_exefs(exefs)
     assert exefs.npdm is not None   # link_exefs checked it
     _check_npdm(exefs.npdm)
@@ -330,16 +363,47 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
         romfs_ref = str(rp.resolve())
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if romfs_ref is None and program.nro is not None and program.nro.assets and program.nro.assets.romfs.size:
+        romfs_ref = str(_write_nro_romfs(program.nro, out).resolve())
     t_link = time.monotonic()
     extra = discovered_entries(out)      # lifted at run time before: lifted statically now
-    program = analyse_image(image, extra)
+    analysed = analyse_image(image, extra)
     t_an = time.monotonic()
-    stats = build(program, out)
-    note_discovered(program, extra, out, stats)
+    stats = build(analysed, out)
+    note_discovered(analysed, extra, out, stats)
     t_build = time.monotonic()
-    return write_manifest(out, "horizon", image, program, stats, (t0, t_link, t_an, t_build), src,
+    return write_manifest(out, "horizon", image, analysed, stats, (t0, t_link, t_an, t_build), src,
+                          input=program.kind, homebrew=homebrew_info(program),
                           exefs=str(src.resolve()), romfs=romfs_ref, gpu=gpu, process=process_info(exefs.npdm),
                           modules=[{"name": m.name, "base": m.base,
                                     "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
                                     "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules],
                           host_imports={"base": host.base, "size": host.size, "slots": host.slots})
+
+
+def _write_nro_romfs(nro: NroModule, out: Path) -> Path:
+    """The NRO's ASET RomFS as a file of the bundle (the fs layer reads a RomFS file)."""
+    assert nro.assets is not None
+    rng = nro.assets.romfs
+    with open(nro.path, "rb") as f:
+        f.seek(rng.offset)
+        data = f.read(rng.size)
+    if len(data) != rng.size:
+        raise NxError(f"ASET RomFS {rng.offset:#x}+{rng.size:#x} runs past the file", path=nro.path,
+                      field="ASET.romfs")
+    dst = out / "romfs.bin"
+    tmp = out / "romfs.bin.tmp"
+    tmp.write_bytes(data)
+    os.replace(tmp, dst)
+    return dst
+
+
+def homebrew_info(program: Program) -> dict:
+    """Manifest ``homebrew``: how the main thread starts (``abi``: "nro", "nso" or null), which
+    modules relocate themselves, whether main.npdm was the default, the NACP title."""
+    nacp = program.nro.assets.nacp_info if program.nro is not None and program.nro.assets else None
+    return {"abi": program.homebrew_abi,
+            "self_relocating": [n for n, m in program.exefs.modules if self_relocating(program.exefs, m)],
+            "npdm_default": program.npdm_default,
+            "title": nacp.name if nacp is not None else None,
+            "version": nacp.display_version if nacp is not None else None}

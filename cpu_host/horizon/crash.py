@@ -50,6 +50,10 @@ def report(crash, sym: Symbolizer, readable, host_fault: str | None = None) -> s
         what = host_fault
     elif crash.svc == 0x26:
         what = (f"svcBreak(reason={crash.reason:#x}, info={crash.info_addr:#x}, size={crash.info_size:#x})")
+        if crash.info_size == 4 and readable(crash.info_addr, 4):
+            # libnx's diagAbortWithResult and fatal paths pass the failing Result there
+            rc = ctypes.c_uint32.from_address(crash.info_addr).value
+            what += f" with result {rc:#x} (module {rc & 0x1FF}, description {rc >> 9 & 0x1FFF})"
     else:
         what = f"SVC {crash.svc:#x}, which the kernel does not serve"
     lines = [f"nxrecomp: guest crash: {what} in thread handle {crash.thread_handle:#x}",

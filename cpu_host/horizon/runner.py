@@ -1,7 +1,8 @@
 """Run a recompiled ExeFS bundle on the Horizon personality: map the modules at their
 addresses and the main thread's stack, load ``game.so`` with cffi, configure the kernel
 (``cpu_host/runtime/horizon_kernel.c``) from the NPDM facts in the manifest, start the main
-thread at the entry with Horizon's arguments (X0 = 0, X1 = its handle; TLS at TPIDRRO_EL0)
+thread at the entry with Horizon's arguments (X0 = 0, X1 = its handle; TLS at TPIDRRO_EL0),
+or for homebrew as its loader would (``homebrew.py``: hbloader's configuration for an NRO),
 and wait until the process exits or crashes."""
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ from pathlib import Path
 
 import cffi
 
+from cpu_host.horizon import homebrew, spin
 from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
 from cpu_host.horizon.crash import Symbolizer, report
 from cpu_host.horizon.hle.abi import NXCPU_CDEF
 from cpu_host.horizon.hle.services import Services, make_services, proc_slots
 from cpu_host.linux.memory import Region, check_disjoint, segment_regions
-from cpu_host.linux.process import map_fixed, _libc
+from cpu_host.linux.process import _libc, map_fixed
 from nxrecomp.errors import NxError
 from recompiler.link import LinkedImage
 
@@ -64,7 +66,7 @@ int nx_hz_set_boot(const HzBoot *b);
 void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
 int nx_lift_add_env(const char *kv);
 void nx_lift_report(int status);
-""" + NXCPU_CDEF
+""" + NXCPU_CDEF + homebrew.CDEF + spin.CDEF
 
 
 def load_manifest(bundle: Path) -> dict:
@@ -115,13 +117,13 @@ def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
     # entry points looked up by name at run time, then the start-up's own, get slots after the
     # link-time ones
     names = [n for n in services.nvn.proc_names() if n not in slots]
-    procs = proc_slots(host["base"] + host["size"], names + list(BOOT_SLOTS))
+    procs = proc_slots(host["base"] + host["size"], names + list(BOOT_SLOTS) + list(homebrew.SLOTS))
     services.nvn.proc_addresses = {**{n: a for n, a in slots.items() if n.startswith("nvn")},
                                    **{n: procs[n] for n in names}}
     for n, a in procs.items():
         image.symbols[a] = n
     services.registry.bind(ffi, lib, {**slots, **{n: procs[n] for n in names}}, defined)
-    services.boot_slots = {n: procs[n] for n in BOOT_SLOTS}
+    services.boot_slots = {n: procs[n] for n in BOOT_SLOTS + homebrew.SLOTS}
     return services
 
 
@@ -215,14 +217,27 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
              proc["main_thread_priority"], proc["main_thread_core"])
     if lib.nx_hz_set_boot(boot_record(ffi, image, services.boot_slots)) != 0:
         raise NxError("cannot bind the start-up slots")
-    handle = lib.nx_hz_start_main(services.boot_slots["__nx_boot"], space.stack_base + int(proc["main_thread_stack_size"]),
+    hb = homebrew.plan(manifest, {n: services.boot_slots[n] for n in homebrew.SLOTS}, image.entry)
+    start = services.boot_slots["__nx_boot"]
+    if hb is not None:
+        hb.map_config(lib)
+        hb.bind(ffi, lib)
+        start = hb.slots["__hb_start"]
+    handle = lib.nx_hz_start_main(start, space.stack_base + int(proc["main_thread_stack_size"]),
                                   proc["main_thread_priority"], proc["main_thread_core"], HOST_STACK)
     if handle == 0:
         raise NxError("cannot start the main thread")
+    if hb is not None:    # homebrew start-ups may end in `b .` after main returns
+        spin.SpinWatch(ffi, lib, lambda fns: spin.end_parked(proc["name"], fns,
+                                                             lambda: write_frame_times(services))).start()
     how = lib.nx_hz_wait_exit()
     lib.nx_lift_report(0)            # the run's summary counts the functions lifted at run time
     write_frame_times(services)
     if how != EXIT_CRASH:
+        if hb is not None and hb.exit_code is not None:
+            print(f"notice: {proc['name']} exited with code {hb.exit_code & 0xFFFFFFFF:#x}", file=sys.stderr,
+                  flush=True)
+            return hb.status()
         return 0
     crash = ffi.new("HzCrash *")
     lib.nx_hz_crash(crash)

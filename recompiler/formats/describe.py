@@ -41,6 +41,9 @@ def _module(m: NsoModule | NroModule, symbols: bool, relocs: bool) -> list[str]:
         o = m.mod0
         lines.append(f"  MOD0     at {o.offset:#x}: dynamic {o.dynamic:#x} bss {o.bss_start:#x}..{o.bss_end:#x} "
                      f"eh_frame_hdr {o.eh_frame_hdr_start:#x}..{o.eh_frame_hdr_end:#x} module object {o.module_object:#x}")
+        if o.homebrew:
+            relro = f", RELRO {o.relro[0]:#x}..{o.relro[1]:#x} (LNY1)" if o.relro else ""
+            lines.append(f"  homebrew libnx MOD0 mark: GOT {o.got[0]:#x}..{o.got[1]:#x} (LNY0){relro}")
     d = m.dynamic
     if d is not None:
         tags = " ".join(f"{DT_NAMES.get(t, hex(t))}={v:#x}" for t, v in d.entries if t != 1)
@@ -48,6 +51,8 @@ def _module(m: NsoModule | NroModule, symbols: bool, relocs: bool) -> list[str]:
         if d.needed:
             lines.append(f"  needed   {', '.join(d.needed)}")
         kinds = Counter(r.type_name for r in d.relocations)
+        if d.symbols_missing:
+            lines.append(f"  symbols  none: {d.symbols_missing}")
         lines.append(f"  symbols  {len(d.symbols)} ({len(d.imports)} imports, {len(d.exports)} exports); "
                      f"relocations {len(d.relocations)} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})")
     syms = m.symbols

@@ -7,12 +7,15 @@ Addresses in a Switch module's ``.dynamic`` are offsets from the module's base, 
 are the ELF64 / AArch64 ELF ABI values."""
 from __future__ import annotations
 
+import logging
 import struct
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from recompiler.formats.binreader import BinReader
+
+log = logging.getLogger("formats")
 
 # d_tag values (ELF gABI + GNU extensions).
 DT_NAMES = {
@@ -92,6 +95,10 @@ class DynamicInfo:
     soname: str | None = None
     symbols: list[Symbol] = field(default_factory=list)
     relocations: list[Relocation] = field(default_factory=list)
+    # why the symbol table was not read (it points outside the image, as libtransistor's NSOs'
+    # does: their crt0 needs only the relocations), else None; a relocation that names a
+    # symbol is then an error where something applies it, not here
+    symbols_missing: str | None = None
 
     def get(self, name: str) -> int | None:
         """Value of the first entry with tag ``DT_<name>`` (None when absent)."""
@@ -204,13 +211,15 @@ def read_symbols(r: BinReader, symtab: int, count: int, strtab: int, strsz: int)
     return out
 
 
-def _read_relocs(r: BinReader, table: str, start: int, size: int, entsize: int, nsyms: int) -> list[Relocation]:
+def _read_relocs(r: BinReader, table: str, start: int, size: int, entsize: int,
+                 nsyms: int | None) -> list[Relocation]:
+    """``nsyms`` None: the symbol table is unknown, so symbol indices are not checked here."""
     if size % entsize:
         raise r.error(f"{table} size", start, f"size {size:#x} is not a multiple of the entry size {entsize}")
     r.check(table, start, size)
     out = []
     limit = len(r) - 8
-    top = max(nsyms, 1)
+    top = max(nsyms, 1) if nsyms is not None else 1 << 32
     rela = entsize == RELA_SIZE
     for k, ent in enumerate((_RELA if rela else _REL).iter_unpack(r.data[start:start + size])):
         off, info = ent[0], ent[1]
@@ -251,6 +260,21 @@ def _read_relr(r: BinReader, start: int, size: int) -> list[Relocation]:
     return out
 
 
+def _symbols_outside(size: int, tags: dict[int, int]) -> str | None:
+    """Why DT_SYMTAB/DT_STRTAB/DT_HASH cannot be read, when they start outside the image (a
+    runtime that relocates itself and never looks symbols up need not keep them inside: the
+    libtransistor NSOs' tables point past their image); None when they start inside it (a
+    damaged table inside the image is still an error that names it)."""
+    for name in ("SYMTAB", "STRTAB", "HASH", "GNU_HASH"):
+        v = tags.get(DT[name])
+        if v is not None and not 0 <= v < size:
+            return f"DT_{name} {v:#x} points outside the image (size {size:#x})"
+    strtab, strsz = tags.get(DT["STRTAB"]), tags.get(DT["STRSZ"], 0)
+    if strtab is not None and strtab + strsz > size:
+        return f"DT_STRTAB {strtab:#x}+DT_STRSZ {strsz:#x} runs past the image (size {size:#x})"
+    return None
+
+
 def parse_dynamic(image: bytes | bytearray | memoryview, offset: int, path: str) -> DynamicInfo:
     """Parse the ``.dynamic`` at image ``offset`` and everything it points at."""
     r = BinReader(image, f"{path} (module image)")
@@ -259,8 +283,6 @@ def parse_dynamic(image: bytes | bytearray | memoryview, offset: int, path: str)
     for t, v in entries:
         tags.setdefault(t, v)
     strtab, strsz = tags.get(DT["STRTAB"]), tags.get(DT["STRSZ"], 0)
-    if strtab is not None:
-        r.check("DT_STRTAB/DT_STRSZ", strtab, strsz)
 
     def string(tag_name: str, index: int) -> str:
         if strtab is None:
@@ -271,7 +293,10 @@ def parse_dynamic(image: bytes | bytearray | memoryview, offset: int, path: str)
     soname = string("SONAME", tags[DT["SONAME"]]) if DT["SONAME"] in tags else None
 
     symbols: list[Symbol] = []
-    if DT["SYMTAB"] in tags:
+    missing = _symbols_outside(len(r), tags)
+    if missing:
+        log.warning("%s: no symbols: %s", path, missing)
+    elif DT["SYMTAB"] in tags:
         if strtab is None:
             raise r.error("DT_SYMTAB", offset, "symbol table without DT_STRTAB")
         syment = tags.get(DT["SYMENT"], SYM_SIZE)
@@ -282,23 +307,24 @@ def parse_dynamic(image: bytes | bytearray | memoryview, offset: int, path: str)
             raise r.error("DT_SYMTAB", offset, "cannot tell the symbol count: no DT_HASH, no DT_GNU_HASH, "
                                                "and DT_STRTAB does not follow DT_SYMTAB")
         symbols = read_symbols(r, tags[DT["SYMTAB"]], count, strtab, strsz)
+    nsyms = None if missing else len(symbols)
 
     relocs: list[Relocation] = []
     if DT["RELA"] in tags:
         ent = tags.get(DT["RELAENT"], RELA_SIZE)
         if ent != RELA_SIZE:
             raise r.error("DT_RELAENT", offset, f"entry size {ent} is not {RELA_SIZE}")
-        relocs += _read_relocs(r, "rela", tags[DT["RELA"]], tags.get(DT["RELASZ"], 0), RELA_SIZE, len(symbols))
+        relocs += _read_relocs(r, "rela", tags[DT["RELA"]], tags.get(DT["RELASZ"], 0), RELA_SIZE, nsyms)
     if DT["REL"] in tags:
-        relocs += _read_relocs(r, "rel", tags[DT["REL"]], tags.get(DT["RELSZ"], 0), REL_SIZE, len(symbols))
+        relocs += _read_relocs(r, "rel", tags[DT["REL"]], tags.get(DT["RELSZ"], 0), REL_SIZE, nsyms)
     if DT["JMPREL"] in tags:
         kind = tags.get(DT["PLTREL"], DT["RELA"])
         if kind not in (DT["RELA"], DT["REL"]):
             raise r.error("DT_PLTREL", offset, f"PLT relocation kind {kind} is neither DT_RELA nor DT_REL")
         relocs += _read_relocs(r, "jmprel", tags[DT["JMPREL"]], tags.get(DT["PLTRELSZ"], 0),
-                               RELA_SIZE if kind == DT["RELA"] else REL_SIZE, len(symbols))
+                               RELA_SIZE if kind == DT["RELA"] else REL_SIZE, nsyms)
     if DT["RELR"] in tags:
         relocs += _read_relr(r, tags[DT["RELR"]], tags.get(DT["RELRSZ"], 0))
-    return DynamicInfo(offset, entries, needed, soname, symbols, relocs)
+    return DynamicInfo(offset, entries, needed, soname, symbols, relocs, missing)
 
 

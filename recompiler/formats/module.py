@@ -37,6 +37,16 @@ class Mod0:
     eh_frame_hdr_start: int
     eh_frame_hdr_end: int
     module_object: int
+    # libnx's homebrew extensions right after the 0x1C bytes (its crt0's Mod0Header): "LNY0"
+    # with the GOT's start/end, then "LNY1" with the RELRO start/end; None when absent
+    got: tuple[int, int] | None = None
+    relro: tuple[int, int] | None = None
+
+    @property
+    def homebrew(self) -> bool:
+        """The module carries libnx's MOD0 extension: built by the homebrew toolchain, whose
+        crt0 applies its own relocations."""
+        return self.got is not None
 
 
 @dataclass(frozen=True)
@@ -89,7 +99,16 @@ def read_mod0(image: bytes, memory_size: int, path: str) -> Mod0 | None:
         return None
     vals = [off + r.s32(f"MOD0.{n}", off + 4 + 4 * i) for i, n in enumerate(
         ("dynamic", "bss_start", "bss_end", "eh_frame_hdr_start", "eh_frame_hdr_end", "module_object"))]
-    m = Mod0(off, *vals)
+    ext: dict[str, tuple[int, int]] = {}
+    for at, magic, name in ((off + 0x1C, b"LNY0", "got"), (off + 0x28, b"LNY1", "relro")):
+        if at + 12 > len(image) or image[at:at + 4] != magic:
+            break
+        lo, hi = (off + r.s32(f"MOD0.{magic.decode()}.{name}", at + 4 + 4 * i) for i in range(2))
+        if not 0 <= lo <= hi <= memory_size:
+            raise r.error(f"MOD0.{magic.decode()}", at, f"{name} range {lo:#x}..{hi:#x} is outside the module "
+                                                        f"(size {memory_size:#x}) or reversed")
+        ext[name] = (lo, hi)
+    m = Mod0(off, *vals, **ext)
     for name in ("dynamic", "bss_start", "bss_end", "eh_frame_hdr_start", "eh_frame_hdr_end", "module_object"):
         v = getattr(m, name)
         if not 0 <= v <= memory_size:

