@@ -18,7 +18,7 @@ from shader_svc.sm53.table import TEX_DIM as TEX_DIM_PAIRS
 from shader_svc.sm53.table import TEXS_DIM, TLDS_DIM
 from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
 from shader_svc.sm86.reflect import ConstRange, GlobalPointer, Reflection
-from shader_svc.translate import STAGES, Program, ProgramError
+from shader_svc.request import STAGES, Program, ProgramError
 
 
 def decode_graphics(p: Program) -> tuple[list[dec.Inst], sph.Header]:

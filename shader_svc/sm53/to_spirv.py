@@ -662,25 +662,6 @@ class _Lower53(_Lower):
         r = op("OpBitFieldInsert", u32, base, a, op("OpExtInst", u32, self.glsl, GLSL["UMin"], posc, c(31)), lnc)
         return op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), base, r)
 
-    def _prmt(self, a: int, sel: int, cv: int) -> int:
-        """PRMT default mode: byte i of the result is byte sel[4i+2:4i] of {c, a}, replaced by its
-        sign when sel bit 4i+3 is set."""
-        u32, u64, c, op = self.u32, self.u64, self.c, self.op
-        both = op("OpBitwiseOr", u64, op("OpUConvert", u64, a),
-                  op("OpShiftLeftLogical", u64, op("OpUConvert", u64, cv), self.c64(32)))
-        r = c(0)
-        for i in range(4):
-            nib = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, sel, c(4 * i)), c(0xF))
-            idx = op("OpBitwiseAnd", u32, nib, c(7))
-            byte = op("OpUConvert", u32, op("OpBitwiseAnd", u64, op("OpShiftRightLogical", u64, both,
-                                                                    op("OpUConvert", u64, op("OpIMul", u32, idx, c(8)))),
-                                           self.c64(0xFF)))
-            neg = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, byte, c(0x80)), c(0))
-            rep = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, nib, c(8)), c(0))
-            byte = op("OpSelect", u32, rep, op("OpSelect", u32, neg, c(0xFF), c(0)), byte)
-            r = op("OpBitwiseOr", u32, r, op("OpShiftLeftLogical", u32, byte, c(8 * i)))
-        return r
-
     def _f2i53(self, inst: Inst) -> int:
         """F2I with FLOOR/CEIL/TRUNC from F32 or F64: round, saturate to the range, NaN -> 0 (as
         NVIDIA).  .FTZ flushes a denormal source to a zero of its sign first."""

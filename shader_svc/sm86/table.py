@@ -346,15 +346,6 @@ R([Row("TXQ", 0xB6F, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q) + TEX_IDX + (TXQ_MA
    Row("TXQ", 0x370, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q, TXQ_MASK), (TEX_B,), (NODEP,), ir="TXQ.B", cls="tex")])
 
 
-def _check() -> None:
-    seen = {}
-    for r in ROWS:
-        key = (r.opcode, r.aliases == ())
-        seen.setdefault(r.opcode, []).append(r)
-
-
-_check()
-
 
 # =============================================================================================
 # Issue 31: the forms nvcc 13 / ptxas emit for ordinary CUDA kernels (reductions, scans, atomics,

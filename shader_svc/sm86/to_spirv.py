@@ -146,6 +146,25 @@ class _Lower:
     def c(self, v: int) -> int:
         return self.m.const(self.u32, v & 0xFFFFFFFF)
 
+    def _prmt(self, a: int, sel: int, cv: int) -> int:
+        """PRMT default mode (both ISAs): byte i of the result is byte sel[4i+2:4i] of {c, a}, replaced by its
+        sign when sel bit 4i+3 is set."""
+        u32, u64, c, op = self.u32, self.u64, self.c, self.op
+        both = op("OpBitwiseOr", u64, op("OpUConvert", u64, a),
+                  op("OpShiftLeftLogical", u64, op("OpUConvert", u64, cv), self.c64(32)))
+        r = c(0)
+        for i in range(4):
+            nib = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, sel, c(4 * i)), c(0xF))
+            idx = op("OpBitwiseAnd", u32, nib, c(7))
+            byte = op("OpUConvert", u32, op("OpBitwiseAnd", u64, op("OpShiftRightLogical", u64, both,
+                                                                    op("OpUConvert", u64, op("OpIMul", u32, idx, c(8)))),
+                                           self.c64(0xFF)))
+            neg = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, byte, c(0x80)), c(0))
+            rep = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, nib, c(8)), c(0))
+            byte = op("OpSelect", u32, rep, op("OpSelect", u32, neg, c(0xFF), c(0)), byte)
+            r = op("OpBitwiseOr", u32, r, op("OpShiftLeftLogical", u32, byte, c(8 * i)))
+        return r
+
     def c64(self, v: int) -> int:
         v &= 2**64 - 1
         return self.m.const(self.u64, v & 0xFFFFFFFF, v >> 32)
@@ -852,10 +871,3 @@ class _Lower:
                       ("OpFunctionEnd",)]
         self._entry(main)
         return m.binary()
-
-
-def translate_compute(insts: list[Inst], spec: ComputeSpec = ComputeSpec()) -> bytes:
-    """SPIR-V binary of a compute kernel (the base subset plus ``to_spirv_ext``'s forms)."""
-    from shader_svc.sm86.to_spirv_ext import Ext86
-
-    return Ext86(insts, spec).build()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 
 from shader_svc.sm86.decode import Inst
-from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, TranslateError, _Lower
+from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, ComputeSpec, TranslateError, _Lower
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
        "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
@@ -181,9 +181,7 @@ class Ext86(_Lower):
             self.set_reg(d, self.src(inst, "a"), "UR")
         elif ir == "PRMT":
             self.require(inst, mode=0)
-            from shader_svc.sm53.to_spirv import _Lower53    # the byte-select semantics both ISAs share
-
-            put(_Lower53._prmt(self, self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")))
+            put(self._prmt(self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")))
         elif ir == "SGXT":
             # extend the low b bits (b clamped to 32; .W: b modulo 32) with the sign or zeros
             self.require(inst, W=0)
@@ -668,3 +666,9 @@ class Ext86(_Lower):
         r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
         self.set_reg(ops["d"]["reg"], ballot)
         self.set_pred(ops["p"]["pred"], r)
+
+
+def translate_compute(insts: list[Inst], spec: ComputeSpec = ComputeSpec()) -> bytes:
+    """SPIR-V binary of an SM86 compute kernel: the base lowering (``to_spirv._Lower``) with the
+    forms of this module."""
+    return Ext86(insts, spec).build()

@@ -24,7 +24,7 @@ device enables neither Float64 nor Int64, which compute's exact FFMA needs.
 from __future__ import annotations
 
 from shader_svc.sm86.decode import Inst
-from shader_svc.sm86.to_spirv import GLSL, LOWERED, TranslateError, _Lower
+from shader_svc.sm86.to_spirv import LOWERED, TranslateError, _Lower
 from shader_svc.sph import GENERIC, POSITION, Header
 
 UBO_WORDS = 4096                       # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range

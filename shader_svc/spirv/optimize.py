@@ -29,9 +29,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from shader_svc.spirv.builder import Module
 from shader_svc.spirv.grammar import _grammar_path
+
+if TYPE_CHECKING:     # the builder calls this module: a run-time import would be a loop
+    from shader_svc.spirv.builder import Module
 
 TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue", "OpKill",
                "OpUnreachable", "OpTerminateInvocation"}

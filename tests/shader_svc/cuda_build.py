@@ -163,7 +163,7 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
             nvcc = nvcc_path()
             _run([nvcc, "-ptx", "-arch=compute_75", *flags, str(src), "-o", f"{tmp}/k.ptx"], "nvcc -ptx")
             Path(f"{tmp}/k53.ptx").write_text(to_sm53_ptx(Path(f"{tmp}/k.ptx").read_text()))
-            _run([str(nvtools.ptxas_path()), f"-arch=sm_53", *pflags, f"{tmp}/k53.ptx", "-o", f"{tmp}/k.cubin"],
+            _run([str(nvtools.ptxas_path()), "-arch=sm_53", *pflags, f"{tmp}/k53.ptx", "-o", f"{tmp}/k.cubin"],
                  "ptxas sm_53")
         data = Path(f"{tmp}/k.cubin").read_bytes()
     part = out.with_suffix(".part")

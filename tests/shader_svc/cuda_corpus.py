@@ -400,7 +400,8 @@ def round_trips(isa: int, code: bytes, texts: list[tuple[int, str, str]]) -> lis
 def translate(isa: int, code: bytes) -> tuple[bytes, set]:
     if isa == 86:
         from shader_svc.sm86 import decode as dec
-        from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+        from shader_svc.sm86.to_spirv import ComputeSpec
+        from shader_svc.sm86.to_spirv_ext import translate_compute
     else:
         from shader_svc.sm53 import decode as dec
         from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute

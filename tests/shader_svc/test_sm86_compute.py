@@ -8,7 +8,8 @@ import pytest
 import compute_cases as cc
 from compute_dispatch import KernelRunner
 from shader_svc.sm86 import decode as dec
-from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+from shader_svc.sm86.to_spirv import ComputeSpec
+from shader_svc.sm86.to_spirv_ext import translate_compute
 from spirv_checks import spirv_val
 
 BS = 64

@@ -42,7 +42,7 @@ def test_good_pair_translates_with_graphics_reflection(server):
 
 def test_bad_graphics_programs_are_invalid_argument_and_service_keeps_serving(server):
     stub, ch = server
-    vh, fh = sph.build("vertex", **VS_HDR), sph.build("fragment", **FS_HDR)
+    vh = sph.build("vertex", **VS_HDR)
     garbage = np.random.default_rng(3).integers(0, 256, 0x200, dtype=np.uint8).tobytes()
     garbage = bytes([0x1F]) + garbage[1:]             # SPH type 31: never a header
     geometry = bytearray(vh)

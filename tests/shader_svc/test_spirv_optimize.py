@@ -6,7 +6,6 @@ pass on a hand-written body does exactly the promotions, folds and removals its 
 nothing else, and on real translations every module stays valid (spirv-val) while shrinking."""
 from __future__ import annotations
 
-import random
 import shutil
 import subprocess
 import sys
