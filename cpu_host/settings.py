@@ -28,6 +28,11 @@ SETTINGS = [
     Setting("cpu_host", "huge_pages", False, "ask the kernel for transparent huge pages for the guest's heap (the "
             "brk area, anonymous mmaps of 2 MiB or more; with THP defrag 'madvise' a fault may then compact "
             "memory first); read by the runtime as NXRECOMP_CPU_HOST_HUGE_PAGES", parse_bool),
+    Setting("cpu_host", "ipc_unknown", "fatal", "an IPC request to a service or command the host does not serve: "
+            "'fatal' (a crash report naming service, interface and command) or 'stub' (a logged success, "
+            "zeroed output, for exploring what a program asks)"),
+    Setting("cpu_host", "sd_dir", str(Path(_data_default()).parent / "sdmc"), "the folder a Horizon program sees as its "
+            "SD card (fsp-srv OpenSdCardFileSystem)"),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

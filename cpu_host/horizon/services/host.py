@@ -1,0 +1,42 @@
+"""Assemble the IPC server of one process: the named port sm: and every service it hands out,
+sharing state with the nn:: HLE services; install it in the kernel when the registry binds."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cpu_host.horizon.hle.clock import ClockService
+from cpu_host.horizon.hle.fs import FsService
+from cpu_host.horizon.hle.hid import HidService
+from cpu_host.horizon.hle.system import SystemService
+from cpu_host.horizon.ipc.dispatcher import Server
+from cpu_host.horizon.ipc.kernel import KernelBridge
+from cpu_host.horizon.services import apm, applet, fsp, hid, lm, psm, settings, sm, time
+
+
+class IpcHost:
+    """The server, and the kernel bridge once game.so is loaded (``install``)."""
+
+    def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
+                 sd_dir: Path, unknown: str = "fatal") -> None:
+        self.server = Server(unknown)
+        self.kernel: KernelBridge | None = None
+        ref = self._kernel
+        sm.register(self.server)
+        settings.register(self.server, system)
+        apm.register(self.server, system)
+        lm.register(self.server)
+        applet.register(self.server, ref, system)
+        self.hid = hid.register(self.server, hid_state, ref)
+        time.register(self.server, clock, ref)
+        fsp.register(self.server, fs, sd_dir)
+        psm.register(self.server)
+
+    def _kernel(self) -> KernelBridge:
+        assert self.kernel is not None, "IPC before the kernel bridge was installed"
+        return self.kernel
+
+    def install(self, ffi: Any, lib: Any, fault) -> None:
+        """Route the kernel's IPC SVCs here (``fault(message) -> index`` names a crash)."""
+        self.kernel = KernelBridge(ffi, lib, self.server, fault)
+        self.kernel.install()
