@@ -1,0 +1,124 @@
+"""The whole IPC path from a recompiled guest: ``programs/ipc.c`` builds HIPC/CMIF/TIPC
+messages from the public layout (switchbrew IPC_Marshalling, libnx sf/*.h) in its TLS and calls
+the IPC SVCs; every expected line follows from a documented value (named beside it: switchbrew
+SVC / Error_codes pages, Atmosphère's result definitions, libnx's structures) or from the inputs
+this test wrote (scripted A button, deterministic clock, SD folder)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.horizon.hz_build import ROOT, make_bundle
+
+FIXED_EPOCH = 1_767_225_600       # cpu_host/horizon/hle/clock.py: deterministic runs start 2026-01-01
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("hzipc")
+    bundle = make_bundle("ipc", tmp)
+    script = tmp / "input.txt"
+    script.write_text("0 A\n")             # from frame 0: A held (HidNpadButton_A = bit 0)
+    env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(tmp / "sd"), "NXRECOMP_CPU_HOST_DETERMINISTIC": "1",
+           "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp / "saves")}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle), "--input", str(script)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120, env=env)
+    return r, tmp
+
+
+def test_ipc_guest_observations(run) -> None:
+    r, tmp = run
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    time_line = next(x for x in lines if x.startswith("GetCurrentTime"))
+    assert FIXED_EPOCH <= int(time_line.split()[-1], 16) < FIXED_EPOCH + 60, time_line
+    lifo = next(x for x in lines if x.startswith("full-key lifo"))
+    count = int(lifo.split("count=")[1].split()[0])
+    assert 1 <= count <= 17, lifo                                    # a lifo holds at most 17 entries
+    lines = [x for x in lines if x not in (time_line, lifo)]
+    assert lines == [
+        "GetInfo(ProgramId, 0xFFFF8001): 0",            # 0xFFFF8001 is the current process (switchbrew)
+        "GetInfo(ProgramId, 0xFFFF8000): e401",         # ... 0xFFFF8000 the current thread: InvalidHandle
+        "GetThreadPriority(0xFFFF8000): 0",
+        "GetProcessId(0xFFFF8001): 0",
+        "ConnectToNamedPort(nope): f201",               # NotFound (121)
+        "ConnectToNamedPort(12 chars): ee01",           # no NUL within 12 bytes: OutOfRange (119)
+        "ConnectToNamedPort(sm:): 0",
+        "GetServiceHandle before RegisterClient: 0 415",  # sm InvalidClient (21, 2)
+        "RegisterClient: 0 0",
+        "GetFirmwareVersion: 0 0 15.0.1 display=15.0.1",  # the version we report; display string at 0x68
+        "ConvertCurrentObjectToDomain: 0 0 id=1",         # the session's object becomes domain object 1
+        "QueryPointerBufferSize: 0 0 nonzero=1",
+        "OpenApplicationProxy: 0 0 objects=1",            # one output object, as a domain id
+        "GetCommonStateGetter: 0 0",
+        "GetEventHandle: 0 0 copies=1",                   # the event comes as a copy handle
+        "message event signalled: 0 index=0",             # a message waits: the event is signalled
+        "ReceiveMessage: 0 0 message=15",                 # FocusStateChanged, first message of an application
+        "ReceiveMessage again: 0 680",                    # am NoMessage (128, 3)
+        "message event after: ea01",                      # empty queue: the wait times out (TimedOut 117)
+        "GetCurrentFocusState: 0 0 1",                    # InFocus
+        "request to domain object 99: 0 3d80b",           # hipc DomainObjectNotFound (11, 492)
+        "close domain object: 0 0",
+        "request to the closed object: 0 3d80b",
+        "TIPC GetServiceHandle(psm): 0 0 moves=1",        # TIPC: type 16 + 1, result first data word
+        "GetBatteryChargePercentage: 0 0 100",
+        "GetSharedMemoryHandle: 0 0 copies=1",
+        "MapSharedMemory(RW of an R object): d801",       # InvalidNewMemoryPermission (108)
+        "MapSharedMemory(wrong size): ca01",              # InvalidSize (101)
+        "MapSharedMemory: 0",
+        "QueryMemory(shared): type=6 perm=1 size=40000",  # MemType_SharedMem, R, hid's 0x40000 bytes
+        "npad styles: player1=1 handheld=2",              # NpadFullKey (bit 0), NpadHandheld (bit 1)
+        "UnmapSharedMemory: 0",
+        "SetCurrentProcess: 0 0",
+        "OpenSdCardFileSystem: 0 0",
+        "CreateFile: 0 0",
+        "CreateFile again: 0 402",                        # fs PathAlreadyExists (2, 2)
+        "OpenFile: 0 0",
+        "Write: 0 0",
+        "GetSize: 0 0 17",
+        "OpenFile(missing): 0 202",                       # fs PathNotFound (2, 1)
+        "Log: 0 0",
+        "SendSyncRequest(bad handle): e401",              # InvalidHandle
+        "SendSyncRequest(thread handle): e401",           # a thread is no session
+        "A buffer at 0x10: d401",                         # InvalidCurrentMemory (106)
+        "B buffer in read-only data: d401",               # a receive buffer must be writable
+        "bogus copy handle: e401",
+        "1023 data words: e801",                          # larger than the 0x100-byte TLS: InvalidCombination
+        "bad magic: 0 1a60a",                             # cmif InvalidInHeader (10, 211)
+        "command type 9: 0 3260b",                        # hipc UnknownCommandType (11, 403)
+        "user buffer unaligned: cc01",                    # InvalidAddress (102)
+        "user buffer size 0x800: ca01",                   # InvalidSize: a page multiple
+        "user buffer request: 0 result=0",
+        "CloseHandle(psm): 0",
+        "SendSyncRequest(closed): e401",
+        "SetMemoryPermission(data, R): 0 type=4 perm=1",  # CodeMutable may be reprotected (a RELRO)
+        "SetMemoryPermission(code, R): d401",             # CodeStatic may not
+        "bye",
+    ]
+    assert "entry sampling match=1 buttons=1 attrs=1" in lifo   # scripted A; IsConnected
+    assert (tmp / "sd" / "hello.txt").read_text() == "written over IPC\n"
+    assert "hello through lm" in r.stderr                        # lm's message text reaches the log
+
+
+def test_unserved_command_is_named(tmp_path) -> None:
+    """With cpu_host.ipc_unknown = fatal (the default) a command the host does not serve ends
+    the program with a report naming service, interface and command id."""
+    from tests.horizon.hz_build import bundle_from_c
+
+    src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
+    src = src.replace('    /* appletOE as a domain', '    m = (Msg){.type = 4};\n    build(&m, 9999, 0, 0, 0);\n'
+                      '    call(setsys, &r, 0, 0);\n    /* appletOE as a domain', 1)
+    bundle = bundle_from_c(src, {}, tmp_path / "w")
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 134, r.stderr
+    assert ("IPC: service 'set:sys', interface nn::settings::ISystemSettingsServer, command 9999 is not served "
+            "by the host") in r.stderr, r.stderr
+    env = {**os.environ, "NXRECOMP_CPU_HOST_IPC_UNKNOWN": "stub", "NXRECOMP_CPU_HOST_SD_DIR": str(tmp_path / "sd")}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr                  # stub: a logged success, the program goes on
+    assert r.stdout.splitlines()[-1] == "bye"
