@@ -157,3 +157,18 @@ def test_domain_objects() -> None:
     raw = hipc.build_request(2, b"")                                  # Close: the session ends
     assert srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))[0] == 0
     assert srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))[0] == 0xF601   # SessionClosed (123)
+
+
+def test_settings_item_not_found() -> None:
+    """set:sys GetSettingsItemValueSize (37) of an item the host does not keep: settings
+    SettingsItemNotFound (105, 11) = 0x1669, in the SFCO header (libnx set.c: name and key are
+    X buffers 0 and 1, 0x48 bytes each)."""
+    from cpu_host.horizon.services.settings import SystemSettingsServer
+
+    srv, mem = Server(), Memory()
+    sid = srv.open(SystemSettingsServer())
+    mem.write(0x2000, b"hbloader".ljust(0x48, b"\0"))
+    mem.write(0x3000, b"item".ljust(0x48, b"\0"))
+    raw = hipc.build_request(4, cmif.request_payload(37), x=[hipc.Static(0, 0x2000, 0x48), hipc.Static(1, 0x3000, 0x48)])
+    rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
+    assert (rc, reply_result(reply)) == (0, 0x1669)

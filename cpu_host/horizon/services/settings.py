@@ -6,7 +6,9 @@ SetSysFirmwareVersion (libnx set.h): major, minor, micro, padding, revision majo
 padding bytes, platform[0x20], version hash[0x40], display version[0x18], display
 title[0x80] = 0x100 bytes, written to the request's C (fixed-size pointer) buffer by commands
 3 and 4 (GetFirmwareVersion, GetFirmwareVersion2).  Language codes are the tag's bytes in a
-u64 (libnx setMakeLanguageCode); the language list is switchbrew's SetLanguage order."""
+u64 (libnx setMakeLanguageCode); the language list is switchbrew's SetLanguage order.
+set:sys 37/38 GetSettingsItemValue(Size) answer SettingsItemNotFound (0x1669) for every item
+(the host keeps no system settings items yet); the name asked for is in the log."""
 from __future__ import annotations
 
 import struct
@@ -73,9 +75,34 @@ class SettingsServer(Interface):
         ctx.push("i", 2)          # Europe (switchbrew SetRegion: 0 Japan, 1 USA, 2 Europe, ...)
 
 
+SETTINGS_ITEM_NOT_FOUND = result(105, 11)   # 0x1669 (Atmosphère settings results)
+# system settings items the host knows (name, key) -> value bytes; others are SettingsItemNotFound
+ITEMS: dict[tuple[str, str], bytes] = {}
+
+
+def _cstr(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("ascii", "replace")
+
+
 class SystemSettingsServer(Interface):
     name = "nn::settings::ISystemSettingsServer"
     service = "set:sys"
+
+    def _item(self, ctx: Context) -> bytes:
+        """Commands 37/38: the settings name and item key are X buffers 0 and 1 (0x48 bytes each)."""
+        name, key = _cstr(ctx.read_x(0)), _cstr(ctx.read_x(1))
+        if (name, key) not in ITEMS:
+            raise IpcError(SETTINGS_ITEM_NOT_FOUND, f"system settings item {name}!{key} is not known to the host")
+        return ITEMS[(name, key)]
+
+    @command(37)
+    def get_settings_item_value_size(self, ctx: Context) -> None:
+        ctx.push("Q", len(self._item(ctx)))
+
+    @command(38)
+    def get_settings_item_value(self, ctx: Context) -> None:
+        value = self._item(ctx)
+        ctx.push("Q", ctx.write_b(0, value))          # the value goes to B buffer 0 (libnx set.c)
 
     @command(3)
     def get_firmware_version(self, ctx: Context) -> None:
