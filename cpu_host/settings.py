@@ -33,6 +33,8 @@ SETTINGS = [
             "zeroed output, for exploring what a program asks)"),
     Setting("cpu_host", "sd_dir", str(Path(_data_default()).parent / "sdmc"), "the folder a Horizon program sees as its "
             "SD card (fsp-srv OpenSdCardFileSystem)"),
+    Setting("cpu_host", "shared_font", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "the public TrueType "
+            "font pl:u serves as every shared font (Debian's fonts-dejavu-core)"),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

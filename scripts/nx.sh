@@ -20,6 +20,7 @@ APT_PACKAGES=(
   cmake ninja-build dpkg-dev libx11-dev libxext-dev   # SDL3 built from Debian's source (gpu_host/sdl3_build.py)
   python3-venv python3-dev build-essential
   liblz4-1                  # reference LZ4 (NSO segments fast path; oracle of our codec)
+  fonts-dejavu-core         # the public font pl:u serves as the Switch's shared fonts
 )
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }

@@ -8,11 +8,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.horizon.hz_build import ROOT, make_bundle
 
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")   # cpu_host.shared_font's default
 FIXED_EPOCH = 1_767_225_600       # cpu_host/horizon/hle/clock.py: deterministic runs start 2026-01-01
 
 
@@ -81,6 +83,7 @@ def test_ipc_guest_observations(run) -> None:
         "GetSize: 0 0 17",
         "OpenFile(missing): 0 202",                       # fs PathNotFound (2, 1)
         "Log: 0 0",
+        f"pl:u font: map 0 size={FONT.stat().st_size} sfnt=100",   # TrueType's sfnt version 00 01 00 00, read as a LE u32
         "SendSyncRequest(bad handle): e401",              # InvalidHandle
         "SendSyncRequest(thread handle): e401",           # a thread is no session
         "A buffer at 0x10: d401",                         # InvalidCurrentMemory (106)

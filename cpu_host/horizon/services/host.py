@@ -11,14 +11,14 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import apm, applet, fsp, hid, lm, psm, settings, sm, time
+from cpu_host.horizon.services import apm, applet, fsp, hid, lm, pl, psm, settings, sm, time
 
 
 class IpcHost:
     """The server, and the kernel bridge once game.so is loaded (``install``)."""
 
     def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
-                 sd_dir: Path, unknown: str = "fatal") -> None:
+                 sd_dir: Path, shared_font: Path, unknown: str = "fatal") -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -31,6 +31,7 @@ class IpcHost:
         time.register(self.server, clock, ref)
         fsp.register(self.server, fs, sd_dir)
         psm.register(self.server)
+        pl.register(self.server, shared_font, ref)
 
     def _kernel(self) -> KernelBridge:
         assert self.kernel is not None, "IPC before the kernel bridge was installed"

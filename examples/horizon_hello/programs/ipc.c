@@ -359,6 +359,25 @@ int hz_main(void) {
     rc = call(logger, &r, 0, 0);
     hz_printf("Log: %x %x\n", rc, r.result);
 
+    /* pl:u: the shared font (a TrueType file: sfnt version 0x00010000, big-endian) */
+    Handle pl = get_service("pl:u");
+    uint32_t ftype = 0;
+    m = (Msg){.type = 4};
+    build(&m, 2, &ftype, 4, 0);
+    rc = call(pl, &r, 0, 4);
+    uint32_t fsize = u32at(r.data);
+    m = (Msg){.type = 4};
+    build(&m, 3, &ftype, 4, 0);
+    rc = call(pl, &r, 0, 4);
+    uint32_t foff = u32at(r.data);
+    m = (Msg){.type = 4};
+    build(&m, 4, 0, 0, 0);
+    rc = call(pl, &r, 0, 0);
+    Handle fshm = r.copy[0];
+    rc = svcMapSharedMemory(fshm, hm, 0x1100000, 1);
+    hz_printf("pl:u font: map %x size=%d sfnt=%x\n", rc, fsize, u32at(hm + foff));
+    svcUnmapSharedMemory(fshm, hm, 0x1100000);
+
     /* what the kernel refuses */
     hz_printf("SendSyncRequest(bad handle): %x\n", svcSendSyncRequest(0x12345));
     hz_printf("SendSyncRequest(thread handle): %x\n", svcSendSyncRequest(CUR_THREAD));
