@@ -25,7 +25,7 @@ def run(tmp_path_factory):
     script = tmp / "input.txt"
     script.write_text("0 A\n")             # from frame 0: A held (HidNpadButton_A = bit 0)
     env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(tmp / "sd"), "NXRECOMP_CPU_HOST_DETERMINISTIC": "1",
-           "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp / "saves")}
+           "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp / "saves"), "NXRECOMP_CPU_HOST_MAX_FRAMES": "30"}
     r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle), "--input", str(script)], cwd=ROOT,
                        capture_output=True, text=True, timeout=120, env=env)
     return r, tmp
@@ -84,6 +84,7 @@ def test_ipc_guest_observations(run) -> None:
         "OpenFile(missing): 0 202",                       # fs PathNotFound (2, 1)
         "Log: 0 0",
         f"pl:u font: map 0 size={FONT.stat().st_size} sfnt=100",   # TrueType's sfnt version 00 01 00 00, read as a LE u32
+        "exit request: wait 0, ReceiveMessage 0 0 message=4",   # ExitRequested, after cpu_host.max_frames (30)
         "SendSyncRequest(bad handle): e401",              # InvalidHandle
         "SendSyncRequest(thread handle): e401",           # a thread is no session
         "A buffer at 0x10: d401",                         # InvalidCurrentMemory (106)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 
 from cpu_host.horizon.hle.system import MESSAGE_EXIT_REQUEST, SystemService, language_code
@@ -34,6 +35,7 @@ MESSAGE_FOCUS_STATE_CHANGED = 15
 FOCUS_IN_FOCUS = 1
 APPLET_RESOURCE_USER_ID = 0x81          # the process's id stands for its applet resource user
 RESOLUTION = {True: (1920, 1080), False: (1280, 720)}
+WATCH_S = 1 / 60
 
 
 class AppletState:
@@ -46,10 +48,20 @@ class AppletState:
         self.event = 0
 
     def event_handle(self) -> int:
-        if not self.event:
-            self.event = self.kernel.event()
-        self._update()
+        with self.lock:
+            if not self.event:
+                self.event = self.kernel.event()
+                # an exit request comes from outside (window closed, frame budget spent): the
+                # event is signalled when it does, for a guest polling or waiting on it
+                threading.Thread(target=self._watch, name="applet-messages", daemon=True).start()
+            self._update()
         return self.kernel.event_handle(self.event)
+
+    def _watch(self) -> None:
+        while not self.system.exit_sent:
+            time.sleep(WATCH_S)
+            with self.lock:
+                self._update()
 
     def _update(self) -> None:
         s = self.system

@@ -378,6 +378,18 @@ int hz_main(void) {
     hz_printf("pl:u font: map %x size=%d sfnt=%x\n", rc, fsize, u32at(hm + foff));
     svcUnmapSharedMemory(fshm, hm, 0x1100000);
 
+    /* the exit request (message 4) arrives once the run's frame budget is spent: the message
+     * event is signalled without the program asking */
+    m = (Msg){.type = 4, .domain_obj = proxy};
+    build(&m, 0, 0, 0, 0);
+    call(oe, &r, 1, 0);
+    csg = r.objects[0];
+    rc = svcWaitSynchronization(&idx, &ev, 1, 5000000000ll);
+    m = (Msg){.type = 4, .domain_obj = csg};
+    build(&m, 1, 0, 0, 0);
+    Result rc2 = call(oe, &r, 1, 4);
+    hz_printf("exit request: wait %x, ReceiveMessage %x %x message=%d\n", rc, rc2, r.result, u32at(r.data));
+
     /* what the kernel refuses */
     hz_printf("SendSyncRequest(bad handle): %x\n", svcSendSyncRequest(0x12345));
     hz_printf("SendSyncRequest(thread handle): %x\n", svcSendSyncRequest(CUR_THREAD));
