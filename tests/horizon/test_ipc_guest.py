@@ -67,6 +67,7 @@ def test_ipc_guest_observations(run) -> None:
         "request to the closed object: 0 3d80b",
         "TIPC GetServiceHandle(psm): 0 0 moves=1",        # TIPC: type 16 + 1, result first data word
         "GetBatteryChargePercentage: 0 0 100",
+        "time shared memory: map 0 same source 1 clock matches 1",   # libnx's reading gives GetCurrentTime
         "GetSharedMemoryHandle: 0 0 copies=1",
         "MapSharedMemory(RW of an R object): d801",       # InvalidNewMemoryPermission (108)
         "MapSharedMemory(wrong size): ca01",              # InvalidSize (101)

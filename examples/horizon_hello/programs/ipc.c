@@ -260,6 +260,29 @@ int hz_main(void) {
     rc = call(clock, &r, 0, 8);
     hz_printf("GetCurrentTime: %x %x %lx\n", rc, r.result, u64at(r.data));
 
+    /* time's shared memory, read as libnx reads it: a counter, then two copies; the current one
+     * at index counter & 1.  User clock = context offset + (steady base ns + ticks in ns) / 1e9 */
+    uint64_t now_ipc = u64at(r.data);
+    m = (Msg){.type = 4};
+    build(&m, 20, 0, 0, 0);
+    rc = call(tu, &r, 0, 0);
+    Handle tshm = r.copy[0];
+    uint64_t talias = 0;
+    svcGetInfo(&talias, 2, CUR_PROCESS, 0);
+    uint8_t *tm = (uint8_t *)(uintptr_t)(talias + 0x100000);
+    rc = svcMapSharedMemory(tshm, tm, 0x1000, 1);
+    uint32_t sc = u32at(tm), uc = u32at(tm + 0x38);
+    int64_t base = (int64_t)u64at(tm + 8 + (sc & 1) * 0x18);
+    int64_t offset = (int64_t)u64at(tm + 0x38 + 8 + (uc & 1) * 0x20);
+    int same_source = 1;
+    for (int k = 0; k < 16; k++)
+        same_source &= tm[8 + (sc & 1) * 0x18 + 8 + k] == tm[0x38 + 8 + (uc & 1) * 0x20 + 0x10 + k];
+    uint64_t ticks = svcGetSystemTick();
+    int64_t steady = (base + (int64_t)(ticks / 192 * 10000)) / 1000000000ll;
+    int64_t diff = offset + steady - (int64_t)now_ipc;
+    hz_printf("time shared memory: map %x same source %d clock matches %d\n", rc, same_source, diff >= 0 && diff <= 2);
+    svcUnmapSharedMemory(tshm, tm, 0x1000);
+
     /* hid: CreateAppletResource(aruid, PID) -> IAppletResource; its shared memory */
     Handle hid = get_service("hid");
     m = (Msg){.type = 4, .send_pid = 1};
