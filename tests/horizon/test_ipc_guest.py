@@ -85,6 +85,10 @@ def test_ipc_guest_observations(run) -> None:
         "OpenFile(missing): 0 202",                       # fs PathNotFound (2, 1)
         "Log: 0 0",
         f"pl:u font: map 0 size={FONT.stat().st_size} sfnt=100",   # TrueType's sfnt version 00 01 00 00, read as a LE u32
+        "OpenDisplay(Bogus): 0 e72",                              # vi NotFound (114, 7)
+        "GetDisplayResolution: 0 0 1920x1080",                    # docked (cpu_host.docked's default)
+        "vsync: 6 waits, about 60 Hz 1",
+        "OpenLayer: 0 0 parcel ok 1 binder 1",                    # libnx's checks of the parcel header
         "exit request: wait 0, ReceiveMessage 0 0 message=4",   # ExitRequested, after cpu_host.max_frames (30)
         "SendSyncRequest(bad handle): e401",              # InvalidHandle
         "SendSyncRequest(thread handle): e401",           # a thread is no session

@@ -401,6 +401,62 @@ int hz_main(void) {
     hz_printf("pl:u font: map %x size=%d sfnt=%x\n", rc, fsize, u32at(hm + foff));
     svcUnmapSharedMemory(fshm, hm, 0x1100000);
 
+    /* vi:m: the display service, the default display, its resolution and vsync event */
+    Handle vim = get_service("vi:m");
+    uint32_t policy = 1;
+    m = (Msg){.type = 4};
+    build(&m, 2, &policy, 4, 0);
+    rc = call(vim, &r, 0, 0);
+    Handle ads = r.move[0];
+    static char dname[0x40] = "Default", bogus[0x40] = "Bogus";
+    m = (Msg){.type = 4};
+    build(&m, 1010, bogus, 0x40, 0);
+    rc = call(ads, &r, 0, 8);
+    hz_printf("OpenDisplay(Bogus): %x %x\n", rc, r.result);
+    m = (Msg){.type = 4};
+    build(&m, 1010, dname, 0x40, 0);
+    rc = call(ads, &r, 0, 8);
+    uint64_t disp = u64at(r.data);
+    m = (Msg){.type = 4};
+    build(&m, 1102, &disp, 8, 0);
+    rc = call(ads, &r, 0, 16);
+    hz_printf("GetDisplayResolution: %x %x %dx%d\n", rc, r.result, (int)u64at(r.data), (int)u64at(r.data + 8));
+    m = (Msg){.type = 4};
+    build(&m, 5202, &disp, 8, 0);
+    rc = call(ads, &r, 0, 0);
+    Handle vsync = r.copy[0];
+    svcWaitSynchronization(&idx, &vsync, 1, 1000000000ll);
+    svcResetSignal(vsync);
+    uint64_t t0 = svcGetSystemTick();
+    int waits = 0;
+    for (int k = 0; k < 6; k++) {
+        if (svcWaitSynchronization(&idx, &vsync, 1, 1000000000ll) == 0) waits++;
+        svcResetSignal(vsync);
+    }
+    uint64_t us = (svcGetSystemTick() - t0) / 192 * 10 / 6;
+    hz_printf("vsync: %d waits, about 60 Hz %d\n", waits, us > 8000 && us < 40000);
+    /* a managed layer (applet), opened: the native window parcel names its binder */
+    m = (Msg){.type = 4, .domain_obj = proxy};
+    build(&m, 1, 0, 0, 0);
+    call(oe, &r, 1, 0);
+    uint32_t selfc = r.objects[0];
+    m = (Msg){.type = 4, .domain_obj = selfc};
+    build(&m, 40, 0, 0, 0);
+    call(oe, &r, 1, 8);
+    uint64_t layer = u64at(r.data);
+    static uint8_t parcel[0x100] __attribute__((aligned(8)));
+    struct { char name[0x40]; uint64_t layer, aruid; } ol;
+    memset(&ol, 0, sizeof ol);
+    memcpy(ol.name, "Default", 8);
+    ol.layer = layer;
+    m = (Msg){.type = 4, .send_pid = 1, .nb = 1, .b_addr = {(uint64_t)(uintptr_t)parcel}, .b_size = {0x100}};
+    build(&m, 2020, &ol, sizeof ol, 0);
+    rc = call(ads, &r, 0, 8);
+    uint64_t psz = u64at(r.data);
+    uint32_t poff = u32at(parcel + 4), plen = u32at(parcel);
+    hz_printf("OpenLayer: %x %x parcel ok %d binder %d\n", rc, r.result, poff + plen <= psz && plen >= 12,
+              u32at(parcel + poff + 8) != 0);
+
     /* the exit request (message 4) arrives once the run's frame budget is spent: the message
      * event is signalled without the program asking */
     m = (Msg){.type = 4, .domain_obj = proxy};
