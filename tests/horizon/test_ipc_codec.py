@@ -22,7 +22,8 @@ def hand_made_request() -> bytes:
     w += [0x51, 0]                                        # PID
     w += [0xFFFF8001]
     w += [1 | ((x_addr >> 36) & 0x3F) << 6 | ((x_addr >> 32) & 0xF) << 12 | 0x301 << 16, x_addr & 0xFFFFFFFF]
-    w += [a_size & 0xFFFFFFFF, a_addr & 0xFFFFFFFF, 1 | (a_addr >> 36) << 2 | (a_size >> 32) << 24 | ((a_addr >> 32) & 0xF) << 28]
+    w += [a_size & 0xFFFFFFFF, a_addr & 0xFFFFFFFF,
+          1 | (a_addr >> 36) << 2 | (a_size >> 32) << 24 | ((a_addr >> 32) & 0xF) << 28]
     w += [0x100, 0x2000, 0]                               # B: 0x100 bytes at 0x2000, mode 0
     data_index = len(w)                                   # 14 words = 56 bytes; CMIF at 64
     payload = struct.pack("<IIIIQ", cmif.SFCI, 0, 7, 0, 0xDEADBEEF)
@@ -169,6 +170,7 @@ def test_settings_item_not_found() -> None:
     sid = srv.open(SystemSettingsServer())
     mem.write(0x2000, b"hbloader".ljust(0x48, b"\0"))
     mem.write(0x3000, b"item".ljust(0x48, b"\0"))
-    raw = hipc.build_request(4, cmif.request_payload(37), x=[hipc.Static(0, 0x2000, 0x48), hipc.Static(1, 0x3000, 0x48)])
+    raw = hipc.build_request(4, cmif.request_payload(37),
+                             x=[hipc.Static(0, 0x2000, 0x48), hipc.Static(1, 0x3000, 0x48)])
     rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
     assert (rc, reply_result(reply)) == (0, 0x1669)

@@ -84,7 +84,7 @@ def test_ipc_guest_observations(run) -> None:
         "GetSize: 0 0 17",
         "OpenFile(missing): 0 202",                       # fs PathNotFound (2, 1)
         "Log: 0 0",
-        f"pl:u font: map 0 size={FONT.stat().st_size} sfnt=100",   # TrueType's sfnt version 00 01 00 00, read as a LE u32
+        f"pl:u font: map 0 size={FONT.stat().st_size} sfnt=100",   # sfnt version 00 01 00 00 read as LE u32
         "OpenDisplay(Bogus): 0 e72",                              # vi NotFound (114, 7)
         "GetDisplayResolution: 0 0 1920x1080",                    # docked (cpu_host.docked's default)
         "vsync: 6 waits, about 60 Hz 1",

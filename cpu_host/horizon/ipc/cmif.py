@@ -62,7 +62,8 @@ def parse_request(msg: Message, domain: bool) -> Request:
             return Request(0, b"", token, DOMAIN_CLOSE, oid)
         if 16 + size + 4 * nobj > len(body):
             raise IpcError(CMIF_INVALID_HEADER_SIZE,
-                           f"domain payload of {size:#x} bytes and {nobj} objects overruns the {len(body):#x} data bytes")
+                           f"domain payload of {size:#x} bytes and {nobj} objects overruns "
+                           f"the {len(body):#x} data bytes")
         objs = list(struct.unpack_from(f"<{nobj}I", body, 16 + size))
         inner = _plain(body[16:16 + size])
         inner.domain_type, inner.object_id, inner.in_objects = dtype, oid, objs

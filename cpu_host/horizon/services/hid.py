@@ -28,7 +28,6 @@ import mmap
 import os
 import struct
 import threading
-import time
 
 from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
@@ -41,6 +40,7 @@ LIFO_HEADER, LIFO_ENTRY, LIFO_COUNT = 0x20, 0x30, 17
 STYLE_FULL_KEY, STYLE_HANDHELD = 1 << 0, 1 << 1
 ATTR_CONNECTED, ATTR_WIRED, ATTR_LEFT, ATTR_RIGHT = 1 << 0, 1 << 1, 1 << 2, 1 << 4
 INDEX_HANDHELD = 8
+HANDHELD_ATTRS = ATTR_CONNECTED | ATTR_WIRED | ATTR_LEFT | ATTR_RIGHT   # both Joy-Con on the console
 COLORS = struct.pack("<III", 0, 0xFF323232, 0xFFFFFFFF)   # attribute Ok, body, buttons (RGBA)
 PERM_R = 1
 TICK_S = 1 / 60
@@ -56,7 +56,7 @@ class HidSharedMemory:
         self.mem = mmap.mmap(self.fd, SHMEM_SIZE)
         self.sampling = 0
         for index, style, attrs in ((0, STYLE_FULL_KEY, ATTR_CONNECTED),
-                                    (INDEX_HANDHELD, STYLE_HANDHELD, ATTR_CONNECTED | ATTR_WIRED | ATTR_LEFT | ATTR_RIGHT)):
+                                    (INDEX_HANDHELD, STYLE_HANDHELD, HANDHELD_ATTRS)):
             base = NPAD_BASE + index * NPAD_ENTRY
             struct.pack_into("<II", self.mem, base, style, 0)
             self.mem[base + 8:base + 0x14] = COLORS
@@ -72,7 +72,7 @@ class HidSharedMemory:
         self.sampling += 1
         n = self.sampling
         for index, lifo, attrs in ((0, LIFO_FULL_KEY, ATTR_CONNECTED),
-                                   (INDEX_HANDHELD, LIFO_HANDHELD, ATTR_CONNECTED | ATTR_WIRED | ATTR_LEFT | ATTR_RIGHT)):
+                                   (INDEX_HANDHELD, LIFO_HANDHELD, HANDHELD_ATTRS)):
             base = NPAD_BASE + index * NPAD_ENTRY + lifo
             slot = n % LIFO_COUNT
             entry = base + LIFO_HEADER + slot * LIFO_ENTRY

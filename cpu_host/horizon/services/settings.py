@@ -20,7 +20,7 @@ from cpu_host.horizon.ipc.results import IpcError, result
 FIRMWARE = (15, 0, 1)
 LANGUAGES = ["ja", "en-US", "fr", "de", "it", "es", "zh-CN", "ko", "nl", "pt", "ru", "zh-TW", "en-GB", "fr-CA",
              "es-419", "zh-Hans", "zh-Hant", "pt-BR"]
-SET_INVALID_LANGUAGE = result(105, 200)   # settings InvalidArgument range (200-399, Atmosphère); exact code undocumented
+SET_INVALID_LANGUAGE = result(105, 200)   # settings InvalidArgument range 200-399 (Atmosphère); exact code unknown
 
 
 def firmware_version() -> bytes:
