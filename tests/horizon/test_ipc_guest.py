@@ -105,6 +105,14 @@ def test_ipc_guest_observations(run) -> None:
         "SendSyncRequest(closed): e401",
         "SetMemoryPermission(data, R): 0 type=4 perm=1",  # CodeMutable may be reprotected (a RELRO)
         "SetMemoryPermission(code, R): d401",             # CodeStatic may not
+        "CreateTransferMemory(perm W): d801",            # none, R or RW only: InvalidNewMemoryPermission
+        "CreateTransferMemory: 0 perm=0 attr=1",         # the owner keeps no access; the pages are Locked
+        "CreateTransferMemory(lent pages): d401",         # already lent: InvalidCurrentMemory
+        "MapTransferMemory(wrong size): ca01",            # the whole object: InvalidSize
+        "MapTransferMemory: 0 type=d perm=3 sees=11",     # MemType_TransferMemIsolated, the owner's bytes
+        "UnmapTransferMemory: 0",
+        "CloseHandle(transfer memory): 0",
+        "owner after: perm=3 attr=0 value=22",            # back to the owner, with what was written
         "bye",
     ]
     assert "entry sampling match=1 buttons=1 attrs=1" in lifo   # scripted A; IsConnected

@@ -507,6 +507,27 @@ int hz_main(void) {
     svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)datapage);
     hz_printf("SetMemoryPermission(data, R): %x type=%x perm=%x\n", rc, mi.type, mi.perm);
     hz_printf("SetMemoryPermission(code, R): %x\n", svcSetMemoryPermission((void *)((uint64_t)(uintptr_t)hz_main & ~0xFFFull), 0x1000, 1));
+    /* transfer memory: heap pages lent with no access left to the owner, mapped elsewhere, back */
+    void *heap;
+    svcSetHeapSize(&heap, 0x200000);
+    uint8_t *hp = heap;
+    hp[0] = 0x11;
+    Handle tm1, tm2;
+    hz_printf("CreateTransferMemory(perm W): %x\n", svcCreateTransferMemory(&tm2, hp, 0x1000, 2));
+    rc = svcCreateTransferMemory(&tm1, hp, 0x1000, 0);
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)hp);
+    hz_printf("CreateTransferMemory: %x perm=%x attr=%x\n", rc, mi.perm, mi.attr);
+    hz_printf("CreateTransferMemory(lent pages): %x\n", svcCreateTransferMemory(&tm2, hp, 0x1000, 0));
+    uint8_t *tdst = (uint8_t *)(uintptr_t)(alias + 0x200000);
+    hz_printf("MapTransferMemory(wrong size): %x\n", svcMapTransferMemory(tm1, tdst, 0x2000, 3));
+    rc = svcMapTransferMemory(tm1, tdst, 0x1000, 3);
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)tdst);
+    hz_printf("MapTransferMemory: %x type=%x perm=%x sees=%x\n", rc, mi.type, mi.perm, tdst[0]);
+    tdst[0] = 0x22;
+    hz_printf("UnmapTransferMemory: %x\n", svcUnmapTransferMemory(tm1, tdst, 0x1000));
+    hz_printf("CloseHandle(transfer memory): %x\n", svcCloseHandle(tm1));
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)hp);
+    hz_printf("owner after: perm=%x attr=%x value=%x\n", mi.perm, mi.attr, hp[0]);
     hz_printf("bye\n");
     return 0;
 }
