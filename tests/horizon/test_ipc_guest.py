@@ -139,3 +139,48 @@ def test_unserved_command_is_named(tmp_path) -> None:
                        text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr                  # stub: a logged success, the program goes on
     assert r.stdout.splitlines()[-1] == "bye"
+
+
+ROMFS_MAIN = r"""
+int hz_main(void) {
+    Reply r;
+    Msg m;
+    uint64_t zero = 0;
+    svcConnectToNamedPort(&sm, "sm:");
+    m = (Msg){.type = 4, .send_pid = 1};
+    build(&m, 0, &zero, 8, 0);
+    call(sm, &r, 0, 0);
+    Handle fsp = get_service("fsp-srv");
+    m = (Msg){.type = 4};
+    build(&m, 200, 0, 0, 0);
+    Result rc = call(fsp, &r, 0, 0);
+    Handle st = r.move[0];
+    hz_printf("OpenDataStorageByCurrentProcess: %x %x\n", rc, r.result);
+    m = (Msg){.type = 4};
+    build(&m, 4, 0, 0, 0);
+    rc = call(st, &r, 0, 8);
+    hz_printf("GetSize: %x %x %d\n", rc, r.result, (int)u64at(r.data));
+    struct { int64_t off; uint64_t size; } rd = {0, 0x50};
+    m = (Msg){.type = 4, .nb = 1, .b_addr = {(uint64_t)(uintptr_t)fwbuf}, .b_size = {0x50}};
+    build(&m, 0, &rd, sizeof rd, 0);
+    rc = call(st, &r, 0, 0);
+    hz_printf("Read: %x %x header size %x\n", rc, r.result, (int)u64at(fwbuf));
+    return 0;
+}
+"""
+
+
+def test_romfs_storage(tmp_path) -> None:
+    """fsp-srv OpenDataStorageByCurrentProcess (200): the bundle's RomFS image as an IStorage; its
+    first u64 is the RomFS header size, 0x50 (switchbrew RomFS)."""
+    from tests.horizon.hz_build import bundle_from_c
+
+    src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
+    src = src[:src.index("int hz_main(void)")] + ROMFS_MAIN
+    bundle = bundle_from_c(src, {"a.txt": b"hello"}, tmp_path / "w")
+    size = (tmp_path / "w" / "rom.bin").stat().st_size
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["OpenDataStorageByCurrentProcess: 0 0", f"GetSize: 0 0 {size}",
+                                     "Read: 0 0 header size 50"]
