@@ -184,3 +184,69 @@ def test_romfs_storage(tmp_path) -> None:
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["OpenDataStorageByCurrentProcess: 0 0", f"GetSize: 0 0 {size}",
                                      "Read: 0 0 header size 50"]
+
+
+THREADS_MAIN = r"""
+static Handle psm_s, clock_s, setsys_s;
+static volatile int bad[3], done[3];
+static char stacks[3][0x8000] __attribute__((aligned(16)));
+static uint8_t fw[3][0x100] __attribute__((aligned(16)));
+
+static void worker(void *arg) {
+    int id = (int)(uintptr_t)arg;
+    Reply r;
+    Msg m;
+    for (int i = 0; i < 300; i++) {
+        m = (Msg){.type = 4};
+        build(&m, 0, 0, 0, 0);
+        if (call(psm_s, &r, 0, 4) || r.result || u32at(r.data) != 100) bad[id]++;
+        m = (Msg){.type = 4};
+        build(&m, 0, 0, 0, 0);
+        if (call(clock_s, &r, 0, 8) || r.result || u64at(r.data) < 1767225600ull) bad[id]++;
+        m = (Msg){.type = 4, .c_mode = 3, .c_addr = (uint64_t)(uintptr_t)fw[id], .c_size = 0x100};
+        build(&m, 4, 0, 0, 0);
+        if (call(setsys_s, &r, 0, 0) || r.result || fw[id][0] != 15) bad[id]++;
+    }
+    done[id] = 1;
+}
+
+int hz_main(void) {
+    Reply r;
+    Msg m;
+    uint64_t zero = 0;
+    svcConnectToNamedPort(&sm, "sm:");
+    m = (Msg){.type = 4, .send_pid = 1};
+    build(&m, 0, &zero, 8, 0);
+    call(sm, &r, 0, 0);
+    psm_s = get_service("psm");
+    setsys_s = get_service("set:sys");
+    Handle tu = get_service("time:u");
+    m = (Msg){.type = 4};
+    build(&m, 0, 0, 0, 0);
+    call(tu, &r, 0, 0);
+    clock_s = r.move[0];
+    HzThread t[3];
+    for (int i = 0; i < 3; i++) {
+        hz_thread_create(&t[i], worker, (void *)(uintptr_t)i, stacks[i], sizeof stacks[i], 44, i);
+        hz_thread_start(&t[i]);
+    }
+    for (int i = 0; i < 3; i++) hz_thread_join(&t[i]);
+    hz_printf("done %d %d %d bad %d %d %d\n", done[0], done[1], done[2], bad[0], bad[1], bad[2]);
+    return 0;
+}
+"""
+
+
+def test_ipc_from_three_threads(tmp_path) -> None:
+    """Three guest threads on the three cores share sessions (sm:, psm, time, set:sys), 900
+    requests each: every reply lands in its own thread's TLS (or C buffer) and is right."""
+    from tests.horizon.hz_build import bundle_from_c
+
+    src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
+    src = src[:src.index("int hz_main(void)")] + THREADS_MAIN
+    bundle = bundle_from_c(src, {}, tmp_path / "w")
+    env = {**os.environ, "NXRECOMP_CPU_HOST_DETERMINISTIC": "1"}
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=180, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["done 1 1 1 bad 0 0 0"]
