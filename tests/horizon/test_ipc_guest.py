@@ -113,6 +113,15 @@ def test_ipc_guest_observations(run) -> None:
         "UnmapTransferMemory: 0",
         "CloseHandle(transfer memory): 0",
         "owner after: perm=3 attr=0 value=22",            # back to the owner, with what was written
+        "nv Open before Initialize: 0 0 error=3",          # NvError NotInitialized (libnx nvConvertError)
+        "nv Initialize: 0 0 error=0",
+        "nv Open(/dev/nvmap): 0 0 error=0",
+        "nvmap CREATE: 0 error=0 handle nonzero 1",
+        "nvmap ALLOC: 0 error=0",
+        "nvmap PARAM(base): error=0 matches 1",           # NvMapParam_Base (3) = the ALLOC address
+        "nvmap GET_ID/FROM_ID: error=0 same handle 1",
+        "nvmap CREATE(0): error=11",                      # NvError BadValue
+        "nvhost-ctrl SYNCPT_WAIT: error=5",               # no GPU work moves syncpoint 0: Timeout
         "bye",
     ]
     assert "entry sampling match=1 buttons=1 attrs=1" in lifo   # scripted A; IsConnected

@@ -11,7 +11,7 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import apm, applet, fsp, hid, lm, pl, psm, settings, sm, time, vi
+from cpu_host.horizon.services import apm, applet, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
 
 
 class IpcHost:
@@ -33,6 +33,7 @@ class IpcHost:
         psm.register(self.server)
         pl.register(self.server, shared_font, ref)
         vi.register(self.server, system, ref)
+        nvdrv.register(self.server, ref)
 
     def _kernel(self) -> KernelBridge:
         assert self.kernel is not None, "IPC before the kernel bridge was installed"

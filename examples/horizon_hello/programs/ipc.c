@@ -528,6 +528,61 @@ int hz_main(void) {
     hz_printf("CloseHandle(transfer memory): %x\n", svcCloseHandle(tm1));
     svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)hp);
     hz_printf("owner after: perm=%x attr=%x value=%x\n", mi.perm, mi.attr, hp[0]);
+    /* nvdrv: Initialize with transfer memory, nvmap objects over guest memory, a syncpoint */
+    Handle nvs = get_service("nvdrv");
+    static const char nvmap_path[] = "/dev/nvmap", ctrl_path[] = "/dev/nvhost-ctrl";
+    m = (Msg){.type = 4, .na = 1, .a_addr = {(uint64_t)(uintptr_t)nvmap_path}, .a_size = {sizeof nvmap_path - 1}};
+    build(&m, 0, 0, 0, 0);
+    rc = call(nvs, &r, 0, 8);
+    hz_printf("nv Open before Initialize: %x %x error=%d\n", rc, r.result, u32at(r.data + 4));
+    Handle tm3;
+    svcCreateTransferMemory(&tm3, hp + 0x10000, 0x10000, 0);
+    uint32_t tsize = 0x10000;
+    m = (Msg){.type = 4, .ncopy = 2, .copy = {CUR_PROCESS, tm3}};
+    build(&m, 3, &tsize, 4, 0);
+    rc = call(nvs, &r, 0, 4);
+    hz_printf("nv Initialize: %x %x error=%d\n", rc, r.result, u32at(r.data));
+    m = (Msg){.type = 4, .na = 1, .a_addr = {(uint64_t)(uintptr_t)nvmap_path}, .a_size = {sizeof nvmap_path - 1}};
+    build(&m, 0, 0, 0, 0);
+    rc = call(nvs, &r, 0, 8);
+    uint32_t nvmap_fd = u32at(r.data);
+    hz_printf("nv Open(/dev/nvmap): %x %x error=%d\n", rc, r.result, u32at(r.data + 4));
+    /* an ioctl: fd, request; the argument both ways through A and B buffers */
+    static uint32_t arg[8] __attribute__((aligned(16)));
+    #define NV_IOCTL(fd, req, n) do { \
+        struct { uint32_t f, q; } in_ = {(fd), (req)}; \
+        m = (Msg){.type = 4, .na = 1, .a_addr = {(uint64_t)(uintptr_t)arg}, .a_size = {(n)}, .nb = 1, \
+                  .b_addr = {(uint64_t)(uintptr_t)arg}, .b_size = {(n)}}; \
+        build(&m, 1, &in_, 8, 0); \
+        rc = call(nvs, &r, 0, 4); } while (0)
+    memset(arg, 0, sizeof arg); arg[0] = 0x1000;
+    NV_IOCTL(nvmap_fd, 0xC0080101u, 8);                  /* CREATE(size) -> handle */
+    uint32_t nvh = arg[1];
+    hz_printf("nvmap CREATE: %x error=%d handle nonzero %d\n", rc, u32at(r.data), nvh != 0);
+    memset(arg, 0, sizeof arg); arg[0] = nvh; arg[1] = 0; arg[2] = 1; arg[3] = 0x1000; arg[4] = 0;
+    uint64_t baddr = (uint64_t)(uintptr_t)(hp + 0x20000);
+    memcpy(&arg[6], &baddr, 8);
+    NV_IOCTL(nvmap_fd, 0xC0200104u, 0x20);               /* ALLOC(handle, heap, flags, align, kind, addr) */
+    hz_printf("nvmap ALLOC: %x error=%d\n", rc, u32at(r.data));
+    memset(arg, 0, sizeof arg); arg[0] = nvh; arg[1] = 3;
+    NV_IOCTL(nvmap_fd, 0xC00C0109u, 12);                 /* PARAM(handle, Base) */
+    hz_printf("nvmap PARAM(base): error=%d matches %d\n", u32at(r.data), arg[2] == (uint32_t)baddr);
+    memset(arg, 0, sizeof arg); arg[1] = nvh;
+    NV_IOCTL(nvmap_fd, 0xC008010Eu, 8);                  /* GET_ID -> id */
+    uint32_t nvid = arg[0];
+    memset(arg, 0, sizeof arg); arg[0] = nvid;
+    NV_IOCTL(nvmap_fd, 0xC0080103u, 8);                  /* FROM_ID(id) -> handle */
+    hz_printf("nvmap GET_ID/FROM_ID: error=%d same handle %d\n", u32at(r.data), arg[1] == nvh);
+    memset(arg, 0, sizeof arg); arg[0] = 0;
+    NV_IOCTL(nvmap_fd, 0xC0080101u, 8);
+    hz_printf("nvmap CREATE(0): error=%d\n", u32at(r.data));   /* BadValue */
+    m = (Msg){.type = 4, .na = 1, .a_addr = {(uint64_t)(uintptr_t)ctrl_path}, .a_size = {sizeof ctrl_path - 1}};
+    build(&m, 0, 0, 0, 0);
+    call(nvs, &r, 0, 8);
+    uint32_t ctrl_fd = u32at(r.data);
+    memset(arg, 0, sizeof arg); arg[0] = 0; arg[1] = 1; arg[2] = 0;
+    NV_IOCTL(ctrl_fd, 0xC00C0016u, 12);                  /* SYNCPT_WAIT(id 0, threshold 1, timeout 0) */
+    hz_printf("nvhost-ctrl SYNCPT_WAIT: error=%d\n", u32at(r.data));
     hz_printf("bye\n");
     return 0;
 }
