@@ -35,6 +35,8 @@ SETTINGS = [
             "SD card (fsp-srv OpenSdCardFileSystem)"),
     Setting("cpu_host", "shared_font", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "the public TrueType "
             "font pl:u serves as every shared font (Debian's fonts-dejavu-core)"),
+    Setting("cpu_host", "framebuffer_dir", "", "write every framebuffer a program queues over vi/binder as "
+            "frame_NNNNNN.png here (empty: none)"),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

@@ -91,6 +91,8 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     ipc = IpcHost(system=system, hid_state=hid, clock=clock, fs=fs,
                   sd_dir=Path(settings.get("cpu_host", "sd_dir")).expanduser(),
                   shared_font=Path(settings.get("cpu_host", "shared_font")).expanduser(),
+                  framebuffer_dir=Path(settings.get("cpu_host", "framebuffer_dir")).expanduser()
+                  if settings.get("cpu_host", "framebuffer_dir") else None,
                   unknown=settings.get("cpu_host", "ipc_unknown"))
     reg.binders.append(lambda ffi, lib: ipc.install(ffi, lib, reg.ipc_fault))
     if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one

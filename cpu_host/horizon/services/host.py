@@ -11,14 +11,15 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import apm, applet, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
+from cpu_host.horizon.services import apm, applet, binder, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
 
 
 class IpcHost:
     """The server, and the kernel bridge once game.so is loaded (``install``)."""
 
     def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
-                 sd_dir: Path, shared_font: Path, unknown: str = "fatal") -> None:
+                 sd_dir: Path, shared_font: Path, framebuffer_dir: Path | None = None,
+                 unknown: str = "fatal") -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -32,8 +33,10 @@ class IpcHost:
         fsp.register(self.server, fs, sd_dir)
         psm.register(self.server)
         pl.register(self.server, shared_font, ref)
-        vi.register(self.server, system, ref)
-        nvdrv.register(self.server, ref)
+        nv = nvdrv.NvState()
+        self.frames = binder.FrameSink(framebuffer_dir, hid_state.present)
+        vi.register(self.server, system, ref, nv, self.frames)
+        nvdrv.register(self.server, ref, nv)
 
     def _kernel(self) -> KernelBridge:
         assert self.kernel is not None, "IPC before the kernel bridge was installed"

@@ -189,7 +189,6 @@ class NvDrvServices(Interface):
         return None
 
 
-def register(server: Server, kernel_ref) -> None:
-    state = NvState()
+def register(server: Server, kernel_ref, state: NvState) -> None:
     for name in ("nvdrv", "nvdrv:a", "nvdrv:s", "nvdrv:t"):
         server.services[name] = lambda: NvDrvServices(state, kernel_ref)

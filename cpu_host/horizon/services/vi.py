@@ -1,7 +1,6 @@
 """vi:u / vi:s / vi:m (visual interface; switchbrew "Display services", libnx ``vi.c``): displays,
-layers and the vsync event.  The binder relay is reached (IHOSBinderDriver) but its
-IGraphicBufferProducer transactions — and nvdrv behind them — are not served yet: a program
-that queues framebuffers stops there with a named report.
+layers and the vsync event; the binder relay (IHOSBinderDriver) hands its transactions to the
+buffer queue in ``binder.py`` (queued framebuffers, read from nvmap objects of ``nvdrv.py``).
 
 Root: 0 (vi:u), 1 (vi:s), 2 (vi:m) GetDisplayService(u32 policy) -> IApplicationDisplayService.
 IApplicationDisplayService: 100 GetRelayService, 103 GetIndirectDisplayTransactionService ->
@@ -29,8 +28,10 @@ import threading
 import time
 
 from cpu_host.horizon.hle.system import SystemService
-from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, Unserved, command
+from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
 from cpu_host.horizon.ipc.results import IpcError, result
+from cpu_host.horizon.services import binder
+from cpu_host.horizon.services.nvdrv import NvState
 
 VI_NOT_FOUND = result(114, 7)            # 0xE72 (Atmosphère vi results)
 DISPLAYS = ("Default", "External", "Edid", "Internal", "Null")
@@ -45,8 +46,9 @@ def native_window_parcel(binder_id: int) -> bytes:
 
 
 class ViState:
-    def __init__(self, system: SystemService, kernel_ref) -> None:
+    def __init__(self, system: SystemService, kernel_ref, nv: NvState, sink: binder.FrameSink) -> None:
         self.system, self.kernel = system, kernel_ref
+        self.queue = binder.BufferQueue(nv, sink, lambda addr, n: kernel_ref().read(addr, n))
         self.lock = threading.Lock()
         self.vsync = 0
         self.next_layer = 1
@@ -88,10 +90,7 @@ class HosBinderDriver(Interface):
         self.vi = vi
 
     def _transact(self, ctx: Context) -> None:
-        bid, code = ctx.i32(), ctx.u32()
-        raise Unserved(f"service 'vi:u', interface nns::hosbinder::IHOSBinderDriver: IGraphicBufferProducer "
-                       f"transaction code {code} on binder {bid} is not served by the host (framebuffers over "
-                       "binder/nvdrv are not served yet)")
+        binder.transact(self.vi.queue, ctx)
 
     transact_parcel = command(0)(_transact)
     transact_parcel_auto = command(3)(_transact)
@@ -258,7 +257,7 @@ class ViRoot(Interface):
     get_display_service_manager = command(2)(_display_service)
 
 
-def register(server: Server, system: SystemService, kernel_ref) -> None:
-    state = ViState(system, kernel_ref)
+def register(server: Server, system: SystemService, kernel_ref, nv: NvState, sink: binder.FrameSink) -> None:
+    state = ViState(system, kernel_ref, nv, sink)
     for name in ("vi:u", "vi:s", "vi:m"):
         server.services[name] = lambda: ViRoot(state)
