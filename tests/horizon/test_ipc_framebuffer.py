@@ -128,6 +128,35 @@ int hz_main(void) {
     rc = transact(14);
     hz_printf("SET_PREALLOCATED_BUFFER: %x\n", rc);
 
+    /* slot 1: the same size, block-linear (libnx framebufferCreate's layout: 16 GOBs a block) in
+     * another nvmap object; GOB = 64 bytes x 8 rows, 512 bytes (Tegra X1 block-linear layout) */
+    memset(arg, 0, sizeof arg); arg[0] = 0x20000;
+    NV_IOCTL(0xC0080101u, 8);
+    uint32_t h2 = arg[1];
+    uint8_t *fb2 = hp + 0x80000;
+    uint64_t fba2 = (uint64_t)(uintptr_t)fb2;
+    memset(arg, 0, sizeof arg); arg[0] = h2; arg[2] = 1; arg[3] = 0x1000; memcpy(&arg[6], &fba2, 8);
+    NV_IOCTL(0xC0200104u, 0x20);
+    memset(arg, 0, sizeof arg); arg[1] = h2;
+    NV_IOCTL(0xC008010Eu, 8);
+    uint32_t nvmap_id2 = arg[0], layout_bl = 3, bhl = 4;
+    memcpy(nvgb + 0x10, &nvmap_id2, 4);
+    memcpy(nvgb + 0x40 + 0x10, &layout_bl, 4);
+    memcpy(nvgb + 0x40 + 0x24, &bhl, 4);
+    ptoken(); p32(1); p32(1);
+    p32(0x28 + nints * 4); p32(0);
+    p32(0x47424652); p32(w); p32(hgt); p32(w); p32(1); p32(0xB00); p32(42); p32(0); p32(0); p32(nints);
+    for (uint32_t i = 0; i < nints; i++) p32(u32at(nvgb + 0xC + i * 4));
+    rc = transact(14);
+    for (uint32_t y = 0; y < hgt; y++)
+        for (uint32_t xb = 0; xb < w * 4; xb++) {
+            uint32_t gx = xb % 64, gy = y % 8;
+            uint32_t in_gob = (gx / 32) * 256 + (gy / 2) * 64 + ((gx % 32) / 16) * 32 + (gy % 2) * 16 + gx % 16;
+            uint32_t off = (y / 128) * ((pitch / 64) * 512 * 16) + (xb / 64) * (512 * 16) + ((y / 8) % 16) * 512 + in_gob;
+            uint32_t x = xb / 4, c = xb % 4;
+            fb2[off] = c == 0 ? (uint8_t)(255 - x) : c == 1 ? (uint8_t)(y * 8) : c == 2 ? 0x40 : 0xFF;
+        }
+
     /* DEQUEUE, draw, QUEUE */
     ptoken(); p32(0); p32(w); p32(hgt); p32(1); p32(0xB00);
     rc = transact(3);
@@ -145,7 +174,13 @@ int hz_main(void) {
     hz_printf("QUEUE_BUFFER: %x size %dx%d status %d\n", rc, out32(0), out32(1), (int32_t)out32(4));
     ptoken(); p32(0);
     rc = transact(3);
-    hz_printf("DEQUEUE_BUFFER again: %x slot %d\n", rc, (int32_t)out32(0));
+    int32_t slot2 = (int32_t)out32(0);
+    hz_printf("DEQUEUE_BUFFER again: %x slot %d\n", rc, slot2);
+    ptoken(); p32((uint32_t)slot2); p32(0x54); p32(0);
+    for (int i = 0; i < 0x54 / 4; i++) p32(0);
+    rc = transact(7);
+    hz_printf("QUEUE_BUFFER (block linear): %x status %d\n", rc, (int32_t)out32(4));
+    for (int k = 0; k < 2; k++) { ptoken(); p32(0); transact(3); }
     ptoken(); p32(0); p32(w); p32(hgt); p32(1); p32(0xB00);
     rc = transact(3);
     hz_printf("DEQUEUE with every slot out: %x status %d\n", rc, (int32_t)out32(2));
@@ -179,7 +214,8 @@ def test_framebuffer_queued_over_binder(tmp_path) -> None:
         "SET_PREALLOCATED_BUFFER: 0",
         "DEQUEUE_BUFFER: 0 slot 0 fence flag 1 status 0",
         "QUEUE_BUFFER: 0 size 64x16 status 0",            # BqBufferOutput: the buffer's size
-        "DEQUEUE_BUFFER again: 0 slot 0",                   # the queued slot is free again
+        "DEQUEUE_BUFFER again: 0 slot 1",                   # the next free slot
+        "QUEUE_BUFFER (block linear): 0 status 0",
         "DEQUEUE with every slot out: 0 status -11",        # WouldBlock
         "broken parcel: 0 status -22",                      # BadValue
     ]
@@ -190,3 +226,7 @@ def test_framebuffer_queued_over_binder(tmp_path) -> None:
     px = px.reshape(h, w, 4)
     for x, y in ((0, 0), (10, 3), (63, 15)):
         assert tuple(int(v) for v in px[y, x]) == ((x * 4) & 0xFF, (y * 16) & 0xFF, 0x80, 0xFF)
+    w, h, px = png.decode((frames / "frame_000002.png").read_bytes())       # the block-linear one
+    px = px.reshape(h, w, 4)
+    for x, y in ((0, 0), (17, 9), (63, 15)):
+        assert tuple(int(v) for v in px[y, x]) == (255 - x, (y * 8) & 0xFF, 0x40, 0xFF)
