@@ -152,7 +152,8 @@ int hz_main(void) {
         for (uint32_t xb = 0; xb < w * 4; xb++) {
             uint32_t gx = xb % 64, gy = y % 8;
             uint32_t in_gob = (gx / 32) * 256 + (gy / 2) * 64 + ((gx % 32) / 16) * 32 + (gy % 2) * 16 + gx % 16;
-            uint32_t off = (y / 128) * ((pitch / 64) * 512 * 16) + (xb / 64) * (512 * 16) + ((y / 8) % 16) * 512 + in_gob;
+            uint32_t off = (y / 128) * ((pitch / 64) * 512 * 16) + (xb / 64) * (512 * 16)
+                           + ((y / 8) % 16) * 512 + in_gob;
             uint32_t x = xb / 4, c = xb % 4;
             fb2[off] = c == 0 ? (uint8_t)(255 - x) : c == 1 ? (uint8_t)(y * 8) : c == 2 ? 0x40 : 0xFF;
         }
