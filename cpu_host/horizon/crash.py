@@ -50,6 +50,9 @@ def report(crash, sym: Symbolizer, readable, host_fault: str | None = None) -> s
         what = host_fault
     elif crash.svc == 0x26:
         what = (f"svcBreak(reason={crash.reason:#x}, info={crash.info_addr:#x}, size={crash.info_size:#x})")
+    elif crash.svc == 0x28:
+        what = (f"svcReturnFromException(result={crash.reason:#x}) with no exception to return from "
+                "(the host delivers no user exceptions)")
     else:
         what = f"SVC {crash.svc:#x}, which the kernel does not serve"
     lines = [f"nxrecomp: guest crash: {what} in thread handle {crash.thread_handle:#x}",

@@ -143,11 +143,25 @@ def test_unserved_command_is_named(tmp_path) -> None:
     assert r.returncode == 134, r.stderr
     assert ("IPC: service 'set:sys', interface nn::settings::ISystemSettingsServer, command 9999 is not served "
             "by the host") in r.stderr, r.stderr
-    env = {**os.environ, "NXRECOMP_CPU_HOST_IPC_UNKNOWN": "stub", "NXRECOMP_CPU_HOST_SD_DIR": str(tmp_path / "sd")}
+    env = {**os.environ, "NXRECOMP_CPU_HOST_IPC_UNKNOWN": "stub", "NXRECOMP_CPU_HOST_SD_DIR": str(tmp_path / "sd"),
+           "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
     r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
                        text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr                  # stub: a logged success, the program goes on
     assert r.stdout.splitlines()[-1] == "bye"
+
+
+def test_return_from_exception_is_a_report(tmp_path) -> None:
+    """svcReturnFromException with no exception being handled ends the program with a report."""
+    from tests.horizon.hz_build import bundle_from_c
+
+    src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
+    src = src[:src.index("int hz_main(void)")] + "int hz_main(void) { svcReturnFromException(0x1234); return 0; }\n"
+    bundle = bundle_from_c(src, {}, tmp_path / "w")
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 134, r.stderr
+    assert "guest crash: svcReturnFromException(result=0x1234) with no exception to return from" in r.stderr
 
 
 ROMFS_MAIN = r"""
