@@ -17,6 +17,7 @@ text); nothing a guest sends can raise out of the callback."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Callable
 
 from cpu_host.horizon.ipc.dispatcher import PERM_R, PERM_W, Server, Unserved
@@ -74,6 +75,17 @@ class KernelBridge:
 
     def session_handle(self, session_id: int) -> int:
         return int(self.lib.nx_hz_session_new(session_id))
+
+    def wait(self, seconds: float) -> None:
+        """Block the calling guest thread without holding its core (a service's pacing)."""
+        cpu = self.cpu
+        if cpu is None or seconds <= 0:
+            return
+        self.lib.nx_hz_host_begin(cpu)
+        try:
+            time.sleep(seconds)
+        finally:
+            self.lib.nx_hz_host_end(cpu)
 
     # -- kernel objects for services ---------------------------------------------------------
     def event(self) -> int:

@@ -9,7 +9,7 @@ arguments; a flattened object is int32 length, int32 fd count (0), the bytes pad
 Transactions (codes): 1 REQUEST_BUFFER(slot) -> int32 non-null, [flattened buffer], status;
 2 SET_BUFFER_COUNT; 3 DEQUEUE_BUFFER(async, width, height, format, usage) -> int32 slot, int32
 1, flattened NvMultiFence (0x24 bytes: count 0), status; 7 QUEUE_BUFFER(slot, flattened
-BqBufferInput 0x54 bytes) -> BqBufferOutput (width, height, transform hint, pending) and status;
+BqBufferInput 0x54 bytes, swap interval at 0x2C) -> BqBufferOutput (width, height, transform hint, pending) and status;
 8 CANCEL_BUFFER(slot, fence); 9 QUERY(what: 0 width, 1 height, 2 format) -> value, status;
 10 CONNECT(listener, api, controlled by app) -> BqBufferOutput, status; 11 DISCONNECT(api);
 14 SET_PREALLOCATED_BUFFER(slot, has input, flattened GBFR: magic 0x47424652, width, height,
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -132,10 +133,20 @@ def parse_gbfr(obj: bytes) -> GraphicBuffer:
 @dataclass
 class FrameSink:
     """Where queued framebuffers go: PNG files (settings cpu_host.framebuffer_dir) and the
-    frame counter; the GPU process's presentation (issue 30 part 6) plugs in here."""
+    frame counter; the GPU process's presentation (issue 30 part 6) plugs in here.  Presents
+    are paced at the display's 60 Hz times the swap interval: QUEUE_BUFFER waits (without a
+    core) until that much time has passed since the previous present."""
     folder: Path | None
     on_present: Callable[[], None]
     frames: int = 0
+    last: float = 0.0
+
+    def pace(self, swap_interval: int, wait: Callable[[float], None]) -> None:
+        due = self.last + max(swap_interval, 1) / 60
+        now = time.monotonic()
+        if now < due:
+            wait(due - now)
+        self.last = max(due, now) if now - due < 0.1 else now
 
     def present(self, rgba: bytes, width: int, height: int) -> None:
         self.frames += 1
@@ -152,6 +163,7 @@ class BufferQueue:
     nv: NvState
     sink: FrameSink
     read_guest: Callable[[int, int], bytes]
+    wait: Callable[[float], None] = lambda s: None
     slots: dict[int, GraphicBuffer] = field(default_factory=dict)
     dequeued: set[int] = field(default_factory=set)
     next_slot: int = 0
@@ -192,9 +204,11 @@ class BufferQueue:
             out = struct.pack("<ii", slot, 1) + flat(bytes(FENCE_SIZE)) + struct.pack("<i", 0)
         elif code == 7:                                                # QUEUE_BUFFER
             slot = r.i32()
-            r.flattened()
+            inp = r.flattened()
+            swap = struct.unpack_from("<I", inp, 0x2C)[0] if len(inp) >= 0x30 else 1   # BqBufferInput.swapInterval
             self.dequeued.discard(slot)
             if slot in self.slots:
+                self.sink.pace(swap, self.wait)
                 self._present(self.slots[slot])
             out = struct.pack("<IIII", self.width, self.height, 0, 0) + struct.pack("<i", 0)
         elif code == 8:                                                # CANCEL_BUFFER

@@ -48,7 +48,8 @@ def native_window_parcel(binder_id: int) -> bytes:
 class ViState:
     def __init__(self, system: SystemService, kernel_ref, nv: NvState, sink: binder.FrameSink) -> None:
         self.system, self.kernel = system, kernel_ref
-        self.queue = binder.BufferQueue(nv, sink, lambda addr, n: kernel_ref().read(addr, n))
+        self.queue = binder.BufferQueue(nv, sink, lambda addr, n: kernel_ref().read(addr, n),
+                                        lambda s: kernel_ref().wait(s))
         self.lock = threading.Lock()
         self.vsync = 0
         self.next_layer = 1
