@@ -17,6 +17,7 @@ text); nothing a guest sends can raise out of the callback."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Any, Callable
 
@@ -50,7 +51,12 @@ class KernelBridge:
         self.ffi, self.lib, self.server = ffi, lib, server
         self._fault = fault             # message -> fault index (the registry's describe_fault names it)
         self._cb = None
-        self.cpu: Any = None            # the calling thread (handle_kind's pseudo-handles)
+        self._local = threading.local()  # the calling guest thread's NxCpu, per host thread
+
+    @property
+    def cpu(self) -> Any:
+        """The NxCpu of the guest thread whose SVC is being served on this host thread."""
+        return getattr(self._local, "cpu", None)
 
     def install(self) -> None:
         self._cb = self.ffi.callback("void(NxCpu *, uint32_t)", self._svc)
@@ -117,7 +123,7 @@ class KernelBridge:
 
     # -- the SVCs ----------------------------------------------------------------------------
     def _svc(self, cpu: Any, svc: int) -> None:
-        self.cpu = cpu
+        self._local.cpu = cpu
         try:
             if svc == 0x1F:
                 self._connect(cpu)
@@ -129,7 +135,7 @@ class KernelBridge:
             log.exception("IPC SVC %#x raised", svc)
             self._die(cpu, f"IPC layer raised {type(e).__name__}: {e}")
         finally:
-            self.cpu = None
+            self._local.cpu = None
 
     def _die(self, cpu: Any, why: str) -> None:
         self.lib.nx_hz_ipc_fault(cpu, self._fault(why))
