@@ -26,11 +26,13 @@ import time as pytime
 
 from cpu_host.horizon.hle.clock import TICK_HZ, ClockService
 from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
+from cpu_host.horizon.ipc.results import IpcError, result
 
 SHMEM_SIZE = 0x1000
 SOURCE_ID = bytes(range(0x10, 0x20))       # the steady clock's identity (any fixed UUID)
 OFF_STEADY, OFF_USER, OFF_NETWORK = 0x00, 0x38, 0x80
 PERM_R = 1
+TIME_OVERFLOWED = result(116, 201)         # 0x19274 (Atmosphère time results: Overflowed)
 
 
 class TimeHost:
@@ -99,16 +101,24 @@ class TimeZoneService(Interface):
 
     @command(101)
     def to_calendar_time_with_my_rule(self, ctx: Context) -> None:
-        t = pytime.gmtime(ctx.i64())
+        posix = ctx.i64()
+        try:
+            t = pytime.gmtime(posix)
+        except (OverflowError, OSError, ValueError):
+            raise IpcError(TIME_OVERFLOWED, f"POSIX time {posix} has no calendar date") from None
         ctx.push_bytes(struct.pack("<HBBBBBB", t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, 0))
         ctx.push_bytes(struct.pack("<II8sIi", (t.tm_wday + 1) % 7, t.tm_yday - 1, b"UTC", 0, 0))
 
     @command(201)
     def to_posix_time_with_my_rule(self, ctx: Context) -> None:
         y, mo, d, h, mi, s, _ = struct.unpack("<HBBBBBB", ctx.take(8))
+        try:
+            posix = calendar.timegm((y, mo, d, h, mi, s))
+        except (OverflowError, ValueError):
+            raise IpcError(TIME_OVERFLOWED, f"calendar time {y}-{mo}-{d} {h}:{mi}:{s}") from None
         ctx.push("i", 1)
         ctx.push_bytes(bytes(4))
-        ctx.write_c(0, struct.pack("<q", calendar.timegm((y, mo, d, h, mi, s))))
+        ctx.write_c(0, struct.pack("<q", posix))
 
 
 class StaticService(Interface):

@@ -11,7 +11,10 @@
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
 
-static Handle sm, sessions[4];
+#define NS 14
+static Handle sm, sessions[NS];
+static const uint32_t CMDS[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 18, 20, 21, 22, 37, 38, 40, 60,
+    100, 101, 102, 103, 106, 109, 120, 200, 1000, 1003, 1010, 1020, 1102, 2010, 2020, 2030, 2101, 5202, 9999};
 static uint64_t heap;
 static uint32_t codes[16], counts[16], ncodes;
 
@@ -47,7 +50,7 @@ static Handle service(const char *name) {
 }
 
 static void reconnect(void) {
-    for (int i = 0; i < 4; i++) if (sessions[i]) svcCloseHandle(sessions[i]);
+    for (int i = 0; i < NS; i++) if (sessions[i]) svcCloseHandle(sessions[i]);
     if (sm) svcCloseHandle(sm);
     svcConnectToNamedPort(&sm, "sm:");
     uint64_t zero = 0;
@@ -57,6 +60,11 @@ static void reconnect(void) {
     request(sessions[1], 5, 0, 0, 0, 0);          /* a domain */
     sessions[2] = service("psm");
     sessions[3] = sm;
+    static const char *more[] = {"set", "apm", "lm", "time:u", "hid", "fsp-srv", "vi:u", "nvdrv", "pl:u", "vi:m"};
+    for (int i = 0; i < NS - 4; i++) {
+        sessions[4 + i] = service(more[i]);
+        if (i % 3 == 0) request(sessions[4 + i], 5, 0, 0, 0, 0);   /* some as domains */
+    }
 }
 
 static uint64_t address(void) {
@@ -70,7 +78,7 @@ static uint64_t address(void) {
 }
 
 static void fuzz_one(void) {
-    Handle h = (rnd() % 10 == 0) ? (uint32_t)rnd() : sessions[rnd() % 4];
+    Handle h = (rnd() % 10 == 0) ? (uint32_t)rnd() : sessions[rnd() % NS];
     uint32_t *w = tls();
     for (int i = 0; i < 64; i++) w[i] = (uint32_t)rnd();
     uint32_t style = rnd() % 4;
@@ -108,7 +116,7 @@ static void fuzz_one(void) {
                 p += 4;
             }
             p[0] = (rnd() % 8) ? SFCI : (uint32_t)rnd();
-            p[2] = (uint32_t)(rnd() % 8 ? rnd() % 30 : rnd());
+            p[2] = (rnd() % 8) ? CMDS[rnd() % (sizeof CMDS / sizeof CMDS[0])] : (uint32_t)rnd();
         }
     }
     (void)i;
