@@ -2,6 +2,7 @@
 sharing state with the nn:: HLE services; install it in the kernel when the registry binds."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,9 @@ from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
 from cpu_host.horizon.services import apm, applet, binder, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
+
+
+log = logging.getLogger("cpu_host.ipc")
 
 
 class IpcHost:
@@ -45,4 +49,8 @@ class IpcHost:
     def install(self, ffi: Any, lib: Any, fault) -> None:
         """Route the kernel's IPC SVCs here (``fault(message) -> index`` names a crash)."""
         self.kernel = KernelBridge(ffi, lib, self.server, fault)
-        self.kernel.install()
+        try:
+            self.kernel.install()
+        except AttributeError:        # a game.so built before the kernel had IPC
+            log.warning("this bundle's game.so has no IPC entry points (built by an older nxrecomp): IPC SVCs "
+                        "stay unserved; rebuild it with nxrecomp build")
