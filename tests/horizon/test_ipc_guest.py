@@ -82,6 +82,7 @@ def test_ipc_guest_observations(run) -> None:
         "OpenFile: 0 0",
         "Write: 0 0",
         "GetSize: 0 0 17",
+        "Read: 0 0 read 8 'over IPC'",                     # 8 bytes from offset 8
         "OpenFile(missing): 0 202",                       # fs PathNotFound (2, 1)
         "Log: 0 0",
         f"pl:u font: map 0 size={FONT.stat().st_size} sfnt=100",   # sfnt version 00 01 00 00 read as LE u32

@@ -355,6 +355,18 @@ int hz_main(void) {
     build(&m, 4, 0, 0, 0);
     rc = call(fsp, &r, 1, 8);
     hz_printf("GetSize: %x %x %d\n", rc, r.result, (int)u64at(r.data));
+    /* read it back through a second IFile opened for reading: Read(option, pad, offset 9, size 100) */
+    uint32_t rmode = 1;
+    m = (Msg){.type = 4, .domain_obj = sdfs, .nx = 1, .x_addr = {(uint64_t)(uintptr_t)path}, .x_size = {0x301}};
+    build(&m, 8, &rmode, 4, 0);
+    call(fsp, &r, 1, 0);
+    uint32_t rfile = r.objects[0];
+    static char rbuf[0x40];
+    struct { uint32_t option, pad; int64_t off; uint64_t size; } rd = {0, 0, 8, 8};
+    m = (Msg){.type = 4, .domain_obj = rfile, .nb = 1, .b_addr = {(uint64_t)(uintptr_t)rbuf}, .b_size = {0x40}};
+    build(&m, 0, &rd, sizeof rd, 0);
+    rc = call(fsp, &r, 1, 8);
+    hz_printf("Read: %x %x read %d '%s'\n", rc, r.result, (int)u64at(r.data), rbuf);
     static char missing[0x301] = "/no/such/file";
     m = (Msg){.type = 4, .domain_obj = sdfs, .nx = 1, .x_addr = {(uint64_t)(uintptr_t)missing}, .x_size = {0x301}};
     build(&m, 8, &mode, 4, 0);
