@@ -174,3 +174,27 @@ def test_settings_item_not_found() -> None:
                              x=[hipc.Static(0, 0x2000, 0x48), hipc.Static(1, 0x3000, 0x48)])
     rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
     assert (rc, reply_result(reply)) == (0, 0x1669)
+
+
+def test_sm_tipc_and_names() -> None:
+    """sm: over TIPC (type 16 + id, result as the first data word): RegisterClient, then
+    GetServiceHandle of a name with a NUL inside (sm InvalidServiceName 0xC15) and of a served
+    name (one move handle)."""
+    from cpu_host.horizon.services import psm, sm
+
+    srv, mem = Server(), Memory()
+    sm.register(srv)
+    psm.register(srv)
+    sid = srv.connect("sm:")
+
+    def tipc(cmd: int, params: bytes = b"", pid: int | None = None) -> hipc.Message:
+        raw = hipc.build_request(16 + cmd, params, pid=pid, align=False)
+        rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
+        assert rc == 0
+        return hipc.parse(reply + bytes(0x100 - len(reply)))
+
+    assert struct.unpack_from("<I", tipc(1, b"psm\0\0\0\0\0").data)[0] == 0x415     # before RegisterClient
+    assert struct.unpack_from("<I", tipc(0, b"", pid=0).data)[0] == 0
+    assert struct.unpack_from("<I", tipc(1, b"ps\0m\0\0\0\0").data)[0] == 0xC15
+    m = tipc(1, b"psm\0\0\0\0\0")
+    assert struct.unpack_from("<I", m.data)[0] == 0 and len(m.move_handles) == 1
