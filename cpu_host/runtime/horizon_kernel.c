@@ -1007,6 +1007,18 @@ static void svc_signal_to_address(NxCpu *s) {
 static NxHzIpcFn ipc_fn;
 void nx_hz_set_ipc_handler(NxHzIpcFn fn) { ipc_fn = fn; }
 
+/* Session handles closed since the IPC layer last asked (it releases their server side): a
+ * small ring under K; when it is full the oldest ids are dropped (their server objects leak). */
+#define HZ_CLOSED_RING 256
+static uint64_t closed_ids[HZ_CLOSED_RING];
+static unsigned closed_head, closed_tail;
+int64_t nx_hz_session_closed_pop(void) {
+    pthread_mutex_lock(&K);
+    int64_t id = closed_head == closed_tail ? -1 : (int64_t)closed_ids[closed_tail++ % HZ_CLOSED_RING];
+    pthread_mutex_unlock(&K);
+    return id;
+}
+
 static uint32_t handle_new_locked(int kind, void *obj) {
     pthread_mutex_lock(&K);
     uint32_t h = handle_new_of(kind, obj);
@@ -1194,6 +1206,10 @@ static uint32_t close_handle(HzThread *t, uint32_t h) {
     void *o = handle_obj(t, h, &kind);
     if (!o) return R_INVALID_HANDLE;
     if (kind == H_TMEM) tmem_release(o);
+    if (kind == H_SESSION) {
+        if (closed_head - closed_tail == HZ_CLOSED_RING) closed_tail++;
+        closed_ids[closed_head++ % HZ_CLOSED_RING] = ((HzSession *)o)->id;
+    }
     handles[h & 0x7FFF].obj = NULL;
     return 0;
 }

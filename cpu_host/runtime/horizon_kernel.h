@@ -69,6 +69,7 @@ typedef void (*NxHzIpcFn)(NxCpu *s, uint32_t svc);
 void nx_hz_set_ipc_handler(NxHzIpcFn fn);
 uint32_t nx_hz_session_new(uint64_t id);                 /* a session handle (0: out of handles) */
 int64_t nx_hz_session_id(uint32_t h);                    /* its id, -1 when h is no session */
+int64_t nx_hz_session_closed_pop(void);                  /* a session whose handle was closed, or -1 */
 int nx_hz_handle_kind(NxCpu *s, uint32_t h);             /* 0 when h is not a live handle */
 uint64_t nx_hz_event_new(void);                          /* a service's event object */
 uint32_t nx_hz_event_handle(uint64_t ev);                /* a new readable handle to it */

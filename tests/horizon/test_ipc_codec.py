@@ -198,3 +198,28 @@ def test_sm_tipc_and_names() -> None:
     assert struct.unpack_from("<I", tipc(1, b"ps\0m\0\0\0\0").data)[0] == 0xC15
     m = tipc(1, b"psm\0\0\0\0\0")
     assert struct.unpack_from("<I", m.data)[0] == 0 and len(m.move_handles) == 1
+
+
+def test_release_closes_objects_no_clone_holds() -> None:
+    """A session whose handle the guest closed (horizon_kernel.c queues its id) is released: its
+    objects are told they are closed, unless a clone (CloneCurrentObject) still holds them."""
+    class Tracked(Interface):
+        name = "test::ITracked"
+        service = "test"
+
+        def __init__(self) -> None:
+            self.was_closed = False
+
+        def closed(self) -> None:
+            self.was_closed = True
+
+    srv, mem = Server(), Memory()
+    a, b = Tracked(), Tracked()
+    sa, sb = srv.open(a), srv.open(b)
+    raw = hipc.build_request(5, cmif.request_payload(2))              # CloneCurrentObject of b's session
+    rc, reply = srv.handle(mem, sb, raw + bytes(0x100 - len(raw)))
+    assert rc == 0 and hipc.parse(reply + bytes(0x100 - len(reply))).move_handles
+    srv.release(sa)
+    srv.release(sb)
+    assert a.was_closed and not b.was_closed                          # the clone still holds b
+    assert sa not in srv.sessions and sb not in srv.sessions

@@ -213,6 +213,19 @@ class Server:
             self.sessions[sid] = Session(sid, obj, tipc=tipc)
             return sid
 
+    def release(self, sid: int) -> None:
+        """The guest closed the session's handle: the session goes, and each of its objects that
+        no other session (a clone) still holds is told it is closed."""
+        with self._lock:
+            s = self.sessions.pop(sid, None)
+            if s is None:
+                return
+            held = {id(o) for t in self.sessions.values() for o in (t.domain or {1: t.obj}).values()}
+        if not s.closed:
+            for o in (s.domain or {1: s.obj}).values():
+                if id(o) not in held:
+                    o.closed()
+
     def connect(self, name: str) -> int:
         """ConnectToNamedPort: a new session to the port's object."""
         from cpu_host.horizon.ipc.results import NOT_FOUND

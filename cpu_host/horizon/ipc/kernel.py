@@ -34,6 +34,7 @@ IPC_CDEF = """
 void nx_hz_set_ipc_handler(void (*fn)(NxCpu *, uint32_t));
 uint32_t nx_hz_session_new(uint64_t id);
 int64_t nx_hz_session_id(uint32_t h);
+int64_t nx_hz_session_closed_pop(void);
 int nx_hz_handle_kind(NxCpu *s, uint32_t h);
 uint64_t nx_hz_event_new(void);
 uint32_t nx_hz_event_handle(uint64_t ev);
@@ -125,6 +126,7 @@ class KernelBridge:
     def _svc(self, cpu: Any, svc: int) -> None:
         self._local.cpu = cpu
         try:
+            self._release_closed()
             if svc == 0x1F:
                 self._connect(cpu)
             else:
@@ -136,6 +138,14 @@ class KernelBridge:
             self._die(cpu, f"IPC layer raised {type(e).__name__}: {e}")
         finally:
             self._local.cpu = None
+
+    def _release_closed(self) -> None:
+        """Sessions whose handles the guest closed since the last SVC: their server side goes."""
+        for _ in range(256):
+            sid = int(self.lib.nx_hz_session_closed_pop())
+            if sid < 0:
+                return
+            self.server.release(sid)
 
     def _die(self, cpu: Any, why: str) -> None:
         self.lib.nx_hz_ipc_fault(cpu, self._fault(why))
