@@ -38,6 +38,15 @@ SETTINGS = [
             "function starting there (a helper process: analysis, lifter, C compiler), loads it and goes on, and notes "
             "the address in the bundle's discovered_entries.txt for the next build (off: a fatal error); read by the "
             "runtime as NXRECOMP_CPU_HOST_LIFT_ON_MISS", parse_bool),
+    Setting("cpu_host", "ipc_unknown", "fatal", "an IPC request to a service or command the host does not serve: "
+            "'fatal' (a crash report naming service, interface and command) or 'stub' (a logged success, "
+            "zeroed output, for exploring what a program asks)"),
+    Setting("cpu_host", "sd_dir", str(Path(_data_default()).parent / "sdmc"), "the folder a Horizon program sees as its "
+            "SD card (fsp-srv OpenSdCardFileSystem)"),
+    Setting("cpu_host", "shared_font", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "the public TrueType "
+            "font pl:u serves as every shared font (Debian's fonts-dejavu-core)"),
+    Setting("cpu_host", "framebuffer_dir", "", "write every framebuffer a program queues over vi/binder as "
+            "frame_NNNNNN.png here (empty: none)"),
     Setting("cpu_host", "gpu_socket_dir", "", "the GPU process's socket folder (set by 'nxrecomp run'; "
             "empty: NXRECOMP_GPU_SOCKET_DIR)"),
 ]

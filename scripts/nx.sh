@@ -22,6 +22,7 @@ APT_PACKAGES=(
   liblz4-1                  # reference LZ4 through ctypes: the oracle of our codec in tests
   chromium                  # report tests open report.html in headless Chromium
   redis-server              # relay tests: the room directory of several relays (started by the tests)
+  fonts-dejavu-core         # the public font pl:u serves as the Switch's shared fonts
 )
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }

@@ -54,6 +54,9 @@ def report(crash, sym: Symbolizer, readable, host_fault: str | None = None) -> s
             # libnx's diagAbortWithResult and fatal paths pass the failing Result there
             rc = ctypes.c_uint32.from_address(crash.info_addr).value
             what += f" with result {rc:#x} (module {rc & 0x1FF}, description {rc >> 9 & 0x1FFF})"
+    elif crash.svc == 0x28:
+        what = (f"svcReturnFromException(result={crash.reason:#x}) with no exception to return from "
+                "(the host delivers no user exceptions)")
     else:
         what = f"SVC {crash.svc:#x}, which the kernel does not serve"
     lines = [f"nxrecomp: guest crash: {what} in thread handle {crash.thread_handle:#x}",

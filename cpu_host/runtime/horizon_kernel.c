@@ -45,9 +45,13 @@
 #define HZ_MAX_REGIONS 512
 #define HZ_TLS_SLOT 0x200
 #define HZ_WAITERS 0x40000000u
-#define HZ_PSEUDO_PROCESS 0xFFFF8000u
-#define HZ_PSEUDO_THREAD  0xFFFF8001u
+/* Horizon's pseudo-handles (switchbrew SVC page; libnx svc.h CUR_PROCESS_HANDLE/CUR_THREAD_HANDLE;
+ * Atmosphere svc::PseudoHandle): the current thread is 0xFFFF8000, the current process 0xFFFF8001. */
+#define HZ_PSEUDO_THREAD  0xFFFF8000u
+#define HZ_PSEUDO_PROCESS 0xFFFF8001u
 #define HZ_HEAP_ALIGN 0x200000ull
+#define HZ_PROCESS_ID 0x81ull          /* the one process's id (GetProcessId, an IPC request's PID) */
+#define HZ_FIRST_THREAD_ID 0x100ull    /* GetThreadId: this plus the handle's slot */
 
 #define R(desc) (1u | ((uint32_t)(desc) << 9))
 #define R_NOT_IMPLEMENTED   R(33)
@@ -107,7 +111,16 @@ typedef struct { uint64_t addr, size; uint32_t type, perm, attr; } HzRegion;
  * one (WaitSynchronization, ResetSignal).  Signalled until cleared, as Horizon's are. */
 typedef struct HzEvent { int signaled; } HzEvent;
 
-enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R };
+/* A session's client end: the server side is the host's IPC layer (cpu_host/horizon/ipc/),
+ * which knows the session by `id`.  Shared memory: a host memfd (so other processes, the GPU
+ * process among them, can map the same pages), mapped by MapSharedMemory with at most `perm`.
+ * Transfer memory: guest pages lent to a service (the service reads them in place; the host
+ * keeps them accessible, the region table marks them as lent). */
+typedef struct HzSession { uint64_t id; } HzSession;
+typedef struct HzShmem { int fd; uint64_t size; uint32_t perm; uint64_t mapped; } HzShmem;
+typedef struct HzTmem { uint64_t addr, size; uint32_t perm, owner_perm, owner_type; uint64_t mapped; } HzTmem;
+
+enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R, H_SESSION, H_SHMEM, H_TMEM, H_PROCESS };
 
 static pthread_mutex_t K = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
@@ -248,6 +261,7 @@ static uint32_t handle_new(HzThread *t) { return handle_new_of(H_THREAD, t); }
 static void *handle_obj(HzThread *self, uint32_t h, int *kind) {
     *kind = 0;
     if (h == HZ_PSEUDO_THREAD) { *kind = self ? H_THREAD : 0; return self; }
+    if (h == HZ_PSEUDO_PROCESS) { *kind = H_PROCESS; return &cfg; }
     uint32_t i = h & 0x7FFF, gen = h >> 15;
     if (i == 0 || i >= HZ_MAX_HANDLES || !handles[i].obj || handles[i].gen != gen) return NULL;
     *kind = handles[i].kind;
@@ -711,19 +725,34 @@ static void svc_map_memory(NxCpu *s, int unmap) {
     s->x[0] = 0;
 }
 
-/* SetMemoryPermission(addr, size, perm): heap pages to none, R or RW */
+/* SetMemoryPermission(addr, size, perm): none, R or RW on memory whose state allows
+ * reprotection (Atmosphere's KMemoryState FlagCanReprotect: heap, CodeMutable = a module's
+ * data such as its RELRO, Normal); not on code, stacks, shared or locked memory. */
+static int reprotect_ok(uint32_t type) {
+    return type == HZ_MEM_HEAP || type == HZ_MEM_CODE_MUTABLE || type == HZ_MEM_NORMAL;
+}
+
 static void svc_set_memory_permission(NxCpu *s) {
     uint64_t addr = s->x[0], size = s->x[1];
-    uint32_t perm = (uint32_t)s->x[2], r = check_range(addr, size);
-    if (r) { s->x[0] = r; return; }
+    uint32_t perm = (uint32_t)s->x[2];
+    if (addr & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (!size || size & 0xFFF) { s->x[0] = R_INVALID_SIZE; return; }
+    if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
     if (perm != 0 && perm != HZ_PERM_R && perm != (HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_NEW_PERM; return; }
     for (uint64_t at = addr; at < addr + size;) {
         HzRegion *g = region_holding(at, 1);
-        if (!g || g->type != HZ_MEM_HEAP || g->attr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        if (!g || !reprotect_ok(g->type) || g->attr) { s->x[0] = R_INVALID_CUR_MEM; return; }
         at = g->addr + g->size;
     }
-    mprotect((void *)(uintptr_t)addr, size, (perm & HZ_PERM_R ? PROT_READ : 0) | (perm & HZ_PERM_W ? PROT_WRITE : 0));
-    region_put(addr, size, HZ_MEM_HEAP, perm, 0);
+    /* one piece per region crossed: each keeps its memory type */
+    for (uint64_t at = addr; at < addr + size;) {
+        HzRegion *g = region_holding(at, 1);
+        uint64_t end = g->addr + g->size < addr + size ? g->addr + g->size : addr + size;
+        uint32_t type = g->type;
+        mprotect((void *)(uintptr_t)at, end - at, (perm & HZ_PERM_R ? PROT_READ : 0) | (perm & HZ_PERM_W ? PROT_WRITE : 0));
+        region_put(at, end - at, type, perm, 0);
+        at = end;
+    }
     s->x[0] = 0;
 }
 
@@ -790,7 +819,7 @@ static void svc_get_info(HzThread *t, NxCpu *s) {
         s->x[0] = 0; s->x[1] = v;
         return;
     case 0: case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 12: case 13: case 14: case 15:
-    case 16: case 17: case 18: case 20: case 21: case 22: case 23:
+    case 16: case 17: case 18: case 20: case 21: case 22: case 23: case 24:
         break;
     default:
         s->x[0] = R_INVALID_ENUM;
@@ -813,6 +842,7 @@ static void svc_get_info(HzThread *t, NxCpu *s) {
     case 15: v = cfg.stack_size; break;
     case 18: v = cfg.program_id; break;
     case 23: v = 1; break;    /* IsApplication */
+    case 24: v = (uint64_t)(HZ_MAX_THREADS - nthreads); break;   /* FreeThreadCount */
     default: v = 0; break;    /* system resource sizes, user exception context: none */
     }
     s->x[0] = 0;
@@ -968,6 +998,222 @@ static void svc_signal_to_address(NxCpu *s) {
     s->x[0] = 0;
 }
 
+
+/* ---- sessions, shared and transfer memory --------------------------------------------------
+ * ConnectToNamedPort and SendSync* go to the host's IPC layer (nx_hz_set_ipc_handler): the SVC
+ * handler drops the kernel lock and calls it on the guest thread, which keeps its core (the
+ * call is the service's work, done synchronously as Horizon's server would while the client
+ * waits).  The handler makes handles with the nx_hz_* calls below, which take the lock. */
+static NxHzIpcFn ipc_fn;
+void nx_hz_set_ipc_handler(NxHzIpcFn fn) { ipc_fn = fn; }
+
+/* Session handles closed since the IPC layer last asked (it releases their server side): a
+ * small ring under K; when it is full the oldest ids are dropped (their server objects leak). */
+#define HZ_CLOSED_RING 256
+static uint64_t closed_ids[HZ_CLOSED_RING];
+static unsigned closed_head, closed_tail;
+int64_t nx_hz_session_closed_pop(void) {
+    pthread_mutex_lock(&K);
+    int64_t id = closed_head == closed_tail ? -1 : (int64_t)closed_ids[closed_tail++ % HZ_CLOSED_RING];
+    pthread_mutex_unlock(&K);
+    return id;
+}
+
+static uint32_t handle_new_locked(int kind, void *obj) {
+    pthread_mutex_lock(&K);
+    uint32_t h = handle_new_of(kind, obj);
+    pthread_mutex_unlock(&K);
+    return h;
+}
+
+uint32_t nx_hz_session_new(uint64_t id) {
+    HzSession *o = malloc(sizeof *o);
+    if (!o) return 0;
+    o->id = id;
+    uint32_t h = handle_new_locked(H_SESSION, o);
+    if (!h) free(o);
+    return h;
+}
+
+int64_t nx_hz_session_id(uint32_t h) {
+    pthread_mutex_lock(&K);
+    int kind;
+    void *o = handle_obj(NULL, h, &kind);
+    int64_t id = kind == H_SESSION ? (int64_t)((HzSession *)o)->id : -1;
+    pthread_mutex_unlock(&K);
+    return id;
+}
+
+/* The kind of handle h as seen from thread s (0: not a live handle); the IPC layer checks the
+ * handles a request copies or moves. */
+int nx_hz_handle_kind(NxCpu *s, uint32_t h) {
+    pthread_mutex_lock(&K);
+    int kind;
+    handle_obj(s ? current(s) : NULL, h, &kind);
+    pthread_mutex_unlock(&K);
+    return kind;
+}
+
+/* An event a service signals (vsync, applet messages): the service keeps the object, the guest
+ * gets readable handles to it (a copy handle in a reply). */
+uint64_t nx_hz_event_new(void) { return (uint64_t)(uintptr_t)calloc(1, sizeof(HzEvent)); }
+uint32_t nx_hz_event_handle(uint64_t ev) { return ev ? handle_new_locked(H_EVENT_R, (void *)(uintptr_t)ev) : 0; }
+void nx_hz_event_set(uint64_t ev, int on) {
+    HzEvent *e = (HzEvent *)(uintptr_t)ev;
+    pthread_mutex_lock(&K);
+    if (on && !e->signaled) { e->signaled = 1; wake_sync_waiters(e); }
+    if (!on) e->signaled = 0;
+    pthread_mutex_unlock(&K);
+}
+
+/* A shared-memory handle over `fd` (dup'ed: the caller keeps its own) of `size` bytes, which
+ * the guest may map with at most `perm`. */
+uint32_t nx_hz_shmem_new(int fd, uint64_t size, uint32_t perm) {
+    HzShmem *o = calloc(1, sizeof *o);
+    if (!o) return 0;
+    o->fd = dup(fd);
+    o->size = size;
+    o->perm = perm;
+    uint32_t h = o->fd >= 0 ? handle_new_locked(H_SHMEM, o) : 0;
+    if (!h) { if (o->fd >= 0) close(o->fd); free(o); }
+    return h;
+}
+
+/* Where a transfer-memory handle's pages are: 0, or -1 when h is not one. */
+int nx_hz_tmem_info(uint32_t h, uint64_t *addr, uint64_t *size) {
+    pthread_mutex_lock(&K);
+    int kind;
+    HzTmem *o = handle_obj(NULL, h, &kind);
+    int ok = kind == H_TMEM;
+    if (ok) { *addr = o->addr; *size = o->size; }
+    pthread_mutex_unlock(&K);
+    return ok ? 0 : -1;
+}
+
+static int prot_of(uint32_t perm) { return (perm & HZ_PERM_R ? PROT_READ : 0) | (perm & HZ_PERM_W ? PROT_WRITE : 0); }
+
+/* MapSharedMemory(handle, addr, size, perm): the whole object at a free, page-aligned range
+ * inside the address space; perm R or RW, no more than the object allows. */
+static void svc_map_shared(HzThread *t, NxCpu *s, int unmap) {
+    uint32_t h = (uint32_t)s->x[0], perm = (uint32_t)s->x[3];
+    uint64_t addr = s->x[1], size = s->x[2];
+    uint32_t r = check_range(addr, size);
+    if (r) { s->x[0] = r; return; }
+    if (addr + size > cfg.address_space_end) { s->x[0] = R_INVALID_MEM_REGION; return; }
+    int kind;
+    HzShmem *o = handle_obj(t, h, &kind);
+    if (kind != H_SHMEM) { s->x[0] = R_INVALID_HANDLE; return; }
+    if (unmap) {
+        HzRegion *g = region_holding(addr, size);
+        if (!o->mapped || o->mapped != addr || size != o->size || !g || g->type != HZ_MEM_SHARED) {
+            s->x[0] = R_INVALID_CUR_MEM;
+            return;
+        }
+        mmap((void *)(uintptr_t)addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+        munmap((void *)(uintptr_t)addr, size);
+        region_carve(addr, size);
+        o->mapped = 0;
+        s->x[0] = 0;
+        return;
+    }
+    if (perm != HZ_PERM_R && perm != (HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_NEW_PERM; return; }
+    if ((perm & ~o->perm) != 0) { s->x[0] = R_INVALID_NEW_PERM; return; }
+    if (size != o->size) { s->x[0] = R_INVALID_SIZE; return; }
+    if (o->mapped || !nothing_mapped(addr, size)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    void *m = mmap((void *)(uintptr_t)addr, size, prot_of(perm), MAP_SHARED | MAP_FIXED_NOREPLACE, o->fd, 0);
+    if (m == MAP_FAILED || m != (void *)(uintptr_t)addr) {
+        if (m != MAP_FAILED) munmap(m, size);
+        s->x[0] = R_INVALID_CUR_MEM;
+        return;
+    }
+    region_put(addr, size, HZ_MEM_SHARED, perm, 0);
+    o->mapped = addr;
+    s->x[0] = 0;
+}
+
+/* CreateTransferMemory(addr, size, perm): heap (or alias-region) pages lent to a service; the
+ * owner keeps `perm` (none, R or RW) on them until the handle is closed. */
+static void svc_create_transfer(HzThread *t, NxCpu *s) {
+    uint64_t addr = s->x[1], size = s->x[2];
+    uint32_t perm = (uint32_t)s->x[3], r = check_range(addr, size);
+    (void)t;
+    if (r) { s->x[0] = r; return; }
+    if (perm != 0 && perm != HZ_PERM_R && perm != (HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_NEW_PERM; return; }
+    HzRegion *g = region_holding(addr, size);
+    if (!g || (g->type != HZ_MEM_HEAP && g->type != HZ_MEM_NORMAL) || g->attr || g->perm != (HZ_PERM_R | HZ_PERM_W)) {
+        s->x[0] = R_INVALID_CUR_MEM;
+        return;
+    }
+    HzTmem *o = calloc(1, sizeof *o);
+    uint32_t h = o ? handle_new_of(H_TMEM, o) : 0;
+    if (!h) { free(o); s->x[0] = R_OUT_OF_HANDLES; return; }
+    o->addr = addr; o->size = size; o->perm = perm; o->owner_perm = g->perm; o->owner_type = g->type;
+    /* the host keeps the pages accessible (the service reads them in place); the region table
+     * says what the owner may do, so checked accesses (SVCs, services) follow Horizon's rule */
+    region_put(addr, size, o->owner_type, perm, HZ_ATTR_LOCKED);
+    s->x[0] = 0;
+    s->x[1] = h;
+}
+
+static void tmem_release(HzTmem *o) {
+    if (o->mapped) return;   /* still mapped elsewhere: the owner gets it back at unmap */
+    region_put(o->addr, o->size, o->owner_type, o->owner_perm, 0);
+    o->addr = 0;
+}
+
+/* MapTransferMemory(handle, addr, size, perm) / Unmap: the lent pages appear at addr (they
+ * move, as MapMemory's do) when the owner kept no access (perm none), as Horizon requires of
+ * an isolated transfer memory; the pages go back to the owner at unmap. */
+static void svc_map_transfer(HzThread *t, NxCpu *s, int unmap) {
+    uint32_t h = (uint32_t)s->x[0], perm = (uint32_t)s->x[3];
+    uint64_t addr = s->x[1], size = s->x[2];
+    uint32_t r = check_range(addr, size);
+    if (r) { s->x[0] = r; return; }
+    if (!in_range(addr, size, cfg.alias_base, cfg.alias_size) && !in_range(addr, size, cfg.code_base, cfg.code_size)) {
+        s->x[0] = R_INVALID_MEM_REGION;
+        return;
+    }
+    int kind;
+    HzTmem *o = handle_obj(t, h, &kind);
+    if (kind != H_TMEM || !o->addr) { s->x[0] = R_INVALID_HANDLE; return; }
+    if (size != o->size) { s->x[0] = R_INVALID_SIZE; return; }
+    if (unmap) {
+        if (o->mapped != addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        void *m = mremap((void *)(uintptr_t)addr, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)o->addr);
+        if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+        region_carve(addr, size);
+        o->mapped = 0;
+        region_put(o->addr, o->size, o->owner_type, o->perm, HZ_ATTR_LOCKED);
+        s->x[0] = 0;
+        return;
+    }
+    if (perm != o->perm && !(o->perm == 0 && perm == (HZ_PERM_R | HZ_PERM_W))) { s->x[0] = R_INVALID_NEW_PERM; return; }
+    if (o->perm != 0) { s->x[0] = R_INVALID_STATE; return; }
+    if (o->mapped || !nothing_mapped(addr, size)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    void *m = mremap((void *)(uintptr_t)o->addr, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)addr);
+    if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+    mmap((void *)(uintptr_t)o->addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    region_put(addr, size, HZ_MEM_TRANSFER_ISOLATED, HZ_PERM_R | HZ_PERM_W, 0);
+    o->mapped = addr;
+    s->x[0] = 0;
+}
+
+/* CloseHandle: the handle goes; objects stay (mutex words may still name a thread, the other
+ * end may hold an event, a service may still signal it); transfer memory returns to its owner. */
+static uint32_t close_handle(HzThread *t, uint32_t h) {
+    int kind;
+    if (h == HZ_PSEUDO_THREAD || h == HZ_PSEUDO_PROCESS) return 0;
+    void *o = handle_obj(t, h, &kind);
+    if (!o) return R_INVALID_HANDLE;
+    if (kind == H_TMEM) tmem_release(o);
+    if (kind == H_SESSION) {
+        if (closed_head - closed_tail == HZ_CLOSED_RING) closed_tail++;
+        closed_ids[closed_head++ % HZ_CLOSED_RING] = ((HzSession *)o)->id;
+    }
+    handles[h & 0x7FFF].obj = NULL;
+    return 0;
+}
+
 void nx_hz_svc(NxCpu *s, uint32_t imm) {
     HzThread *t = current(s);
     int yielding = 0;
@@ -1033,16 +1279,38 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     }
     case 0x0F: svc_set_core_mask(t, s); break;
     case 0x10: s->x[0] = (uint64_t)t->core; break;   /* GetCurrentProcessorNumber */
-    case 0x16: {  /* CloseHandle */
-        uint32_t h = (uint32_t)s->x[0], i = h & 0x7FFF;
+    case 0x16: s->x[0] = close_handle(t, (uint32_t)s->x[0]); break;   /* CloseHandle */
+    case 0x13: svc_map_shared(t, s, 0); break;
+    case 0x14: svc_map_shared(t, s, 1); break;
+    case 0x15: svc_create_transfer(t, s); break;
+    case 0x51: svc_map_transfer(t, s, 0); break;
+    case 0x52: svc_map_transfer(t, s, 1); break;
+    case 0x1F: case 0x21: case 0x22:   /* ConnectToNamedPort, SendSyncRequest(WithUserBuffer) */
+        if (!ipc_fn) { crash_report(t, imm, 0, 0, 0); park_forever(); }
+        pthread_mutex_unlock(&K);
+        ipc_fn(s, imm);
+        pthread_mutex_lock(&K);
+        break;
+    case 0x24: {  /* GetProcessId(handle): a process or thread handle */
         int kind;
-        if (h == HZ_PSEUDO_THREAD || h == HZ_PSEUDO_PROCESS) { s->x[0] = 0; break; }
-        if (!handle_obj(t, h, &kind)) { s->x[0] = R_INVALID_HANDLE; break; }
-        /* objects stay: mutex words may still name a thread, the other end may hold an event */
-        handles[i].obj = NULL;
+        handle_obj(t, (uint32_t)s->x[1], &kind);
+        if (kind != H_PROCESS && kind != H_THREAD) { s->x[0] = R_INVALID_HANDLE; break; }
         s->x[0] = 0;
+        s->x[1] = HZ_PROCESS_ID;
         break;
     }
+    case 0x25: {  /* GetThreadId(handle) */
+        HzThread *o = handle_thread(t, (uint32_t)s->x[1]);
+        if (!o) { s->x[0] = R_INVALID_HANDLE; break; }
+        s->x[0] = 0;
+        s->x[1] = HZ_FIRST_THREAD_ID + (uint64_t)(o->handle & 0x7FFF);
+        break;
+    }
+    case 0x28:   /* ReturnFromException: no user exception is ever delivered here, so there is
+                  * none to leave; the process ends with a report (as a failed handler does) */
+        crash_report(t, 0x28, s->x[0], 0, 0);
+        park_forever();
+        break;
     case 0x11: {  /* SignalEvent(writable handle) */
         HzEvent *e = handle_event((uint32_t)s->x[0], H_EVENT_W);
         if (!e) { s->x[0] = R_INVALID_HANDLE; break; }
@@ -1199,6 +1467,16 @@ void nx_hz_host_fault(NxCpu *s, uint32_t index) {
     pthread_mutex_lock(&K);
     if (t->state == T_HOST) { make_ready(t); }
     t->cpu.pc = t->cpu.x[30];          /* crash.pc = the call instruction */
+    crash_report(t, HZ_CRASH_HOST, index, 0, 0);
+    park_forever();
+}
+
+/* The IPC layer could not serve a request (an unserved service or command with
+ * cpu_host.ipc_unknown = fatal, or a bug of ours): crash report at the SVC; `index` names the
+ * reason for the runner (registry.describe_fault). */
+void nx_hz_ipc_fault(NxCpu *s, uint32_t index) {
+    HzThread *t = current(s);
+    pthread_mutex_lock(&K);
     crash_report(t, HZ_CRASH_HOST, index, 0, 0);
     park_forever();
 }

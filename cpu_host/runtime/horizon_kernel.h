@@ -40,6 +40,8 @@ typedef struct HzCrash {
 #define HZ_MEM_CODE_STATIC  0x03
 #define HZ_MEM_CODE_MUTABLE 0x04
 #define HZ_MEM_HEAP         0x05
+#define HZ_MEM_SHARED       0x06
+#define HZ_MEM_TRANSFER_ISOLATED 0x0D
 #define HZ_MEM_STACK        0x0B
 #define HZ_MEM_THREAD_LOCAL 0x0C
 #define HZ_MEM_INACCESSIBLE 0x10
@@ -58,6 +60,23 @@ void nx_hz_host_begin(NxCpu *s);
 void nx_hz_host_end(NxCpu *s);
 void nx_hz_host_yield(NxCpu *s);
 void nx_hz_host_fault(NxCpu *s, uint32_t index) __attribute__((noreturn));
+
+/* IPC (cpu_host/horizon/ipc/): svcConnectToNamedPort (0x1F), svcSendSyncRequest (0x21) and
+ * svcSendSyncRequestWithUserBuffer (0x22) call the handler on the guest thread, without the
+ * kernel lock; it reads the SVC's registers and writes X0 (and X1) itself.  No handler: the
+ * SVC is unserved (a crash report).  The handler makes and reads handles with these: */
+typedef void (*NxHzIpcFn)(NxCpu *s, uint32_t svc);
+void nx_hz_set_ipc_handler(NxHzIpcFn fn);
+uint32_t nx_hz_session_new(uint64_t id);                 /* a session handle (0: out of handles) */
+int64_t nx_hz_session_id(uint32_t h);                    /* its id, -1 when h is no session */
+int64_t nx_hz_session_closed_pop(void);                  /* a session whose handle was closed, or -1 */
+int nx_hz_handle_kind(NxCpu *s, uint32_t h);             /* 0 when h is not a live handle */
+uint64_t nx_hz_event_new(void);                          /* a service's event object */
+uint32_t nx_hz_event_handle(uint64_t ev);                /* a new readable handle to it */
+void nx_hz_event_set(uint64_t ev, int on);               /* signal (waking waiters) or clear */
+uint32_t nx_hz_shmem_new(int fd, uint64_t size, uint32_t perm);   /* shared memory over a memfd */
+int nx_hz_tmem_info(uint32_t h, uint64_t *addr, uint64_t *size);  /* a transfer memory's pages */
+void nx_hz_ipc_fault(NxCpu *s, uint32_t index) __attribute__((noreturn));  /* crash report at the SVC */
 
 /* How the main thread starts, doing what rtld does once it has relocated the modules (rtld is
  * dropped: the host links).  `inits` are the modules' initialisers in rtld's order (modules in

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cpu_host.horizon.ipc.kernel import IPC_CDEF
+
 NXCPU_CDEF = """
 typedef struct NxCpu {
     uint64_t x[31]; uint64_t sp; uint64_t pc; uint64_t nzcv; uint64_t fpcr, fpsr;
@@ -25,7 +27,7 @@ void nx_hz_host_yield(NxCpu *s);
 void nx_hz_host_fault(NxCpu *s, uint32_t index);
 void (*nx_os_native(const char *name, uint32_t *index))(NxCpu *);
 const char *nx_os_fault_why(void);
-"""
+""" + IPC_CDEF
 PERM_R, PERM_W = 1, 2
 MAX_PATH = 0x301          # nn::fs paths: at most 0x300 characters and the NUL
 

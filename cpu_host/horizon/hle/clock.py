@@ -45,9 +45,12 @@ class ClockService:
     def time_init(self, c: Call) -> int:
         return 0
 
+    def posix_now(self) -> int:
+        """The user clock in seconds (shared with the time: service)."""
+        return FIXED_EPOCH + (self.ticks() - self.start) // TICK_HZ if self.deterministic else int(time.time())
+
     def current_time(self, c: Call) -> int:
-        now = FIXED_EPOCH + (self.ticks() - self.start) // TICK_HZ if self.deterministic else int(time.time())
-        c.u64(c.arg(0), now, "GetCurrentTime out")
+        c.u64(c.arg(0), self.posix_now(), "GetCurrentTime out")
         return 0
 
     def functions(self) -> list[HostFunction]:

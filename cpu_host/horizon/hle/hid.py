@@ -78,6 +78,7 @@ class HidService:
     sampling: int = 0
     live: PadState | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    presented: bool = False       # frames are presented: they step the script (else the hid service's tick does)
 
     @classmethod
     def from_file(cls, path: str) -> "HidService":
@@ -89,6 +90,11 @@ class HidService:
         except (OSError, UnicodeDecodeError) as e:
             raise NxError(f"cannot read the input script: {e}", path=str(p)) from None
         return cls(parse_script(text, str(p)))
+
+    def present(self) -> None:
+        """A frame was presented: the scripted input's clock from now on."""
+        self.presented = True
+        self.advance_frame()
 
     def advance_frame(self) -> None:
         with self.lock:

@@ -14,6 +14,7 @@ from cpu_host.horizon.hle.abi import Call, GuestError, GuestResult
 
 log = logging.getLogger("cpu_host.hle")
 MASK64 = (1 << 64) - 1
+IPC_FAULT_BASE = 0x40000000      # crash reasons of the IPC layer (nx_hz_ipc_fault), apart from bindings
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class Registry:
     natives: dict[int, HostFunction] = field(default_factory=dict)   # native fault index -> function
     _callbacks: list[Any] = field(default_factory=list)      # keep cffi callbacks alive
     _lib: Any = None
+    binders: list[Callable[[Any, Any], None]] = field(default_factory=list)   # (ffi, lib): more to bind (IPC)
+    ipc_faults: dict[int, str] = field(default_factory=dict)  # IPC_FAULT_BASE + n -> what went wrong
 
     def add(self, fns: Iterable[HostFunction]) -> None:
         for f in fns:
@@ -75,11 +78,21 @@ class Registry:
                 self._callbacks.append(fn)
             if lib.nx_host_bind(b.address, fn) != 0:
                 raise RuntimeError(f"host function table full at {b.name}")
+        for binder in self.binders:
+            binder(ffi, lib)
         served = sum(1 for b in self.bindings if b.function)
         log.info("host functions: %d bound (%d served, %d of them native; %d not served)", len(self.bindings),
                  served, native, len(self.bindings) - served)
 
+    def ipc_fault(self, message: str) -> int:
+        """A crash reason index for an IPC failure (the report prints ``message``)."""
+        index = IPC_FAULT_BASE + len(self.ipc_faults)
+        self.ipc_faults[index] = message
+        return index
+
     def describe_fault(self, index: int) -> str:
+        if index in self.ipc_faults:
+            return f"IPC: {self.ipc_faults[index]}"
         if index in self.natives:       # a native entry: its sentence is in game.so
             why = self._ffi.string(self._lib.nx_os_fault_why()).decode("utf-8", "replace")
             return f"host function {self.natives[index].signature}: {why}"

@@ -11,8 +11,8 @@
 typedef uint32_t Handle;
 typedef uint32_t Result;
 
-#define HZ_CUR_PROCESS 0xFFFF8000u      /* pseudo-handles */
-#define HZ_CUR_THREAD  0xFFFF8001u
+#define HZ_CUR_PROCESS 0xFFFF8001u      /* pseudo-handles (switchbrew SVC page, libnx svc.h) */
+#define HZ_CUR_THREAD  0xFFFF8000u
 #define HZ_MUTEX_WAITERS 0x40000000u    /* bit of a mutex word: threads wait in the kernel */
 #define HZ_TLS_HANDLE_OFFSET 0x1F8      /* where our SDK keeps a thread's own handle in its TLS */
 
@@ -70,6 +70,18 @@ Result svcMapMemory(void *dst, void *src, uint64_t size);
 Result svcUnmapMemory(void *dst, void *src, uint64_t size);
 Result svcMapPhysicalMemory(void *addr, uint64_t size);
 Result svcUnmapPhysicalMemory(void *addr, uint64_t size);
+Result svcConnectToNamedPort(Handle *out, const char *name);
+Result svcSendSyncRequest(Handle session);
+Result svcSendSyncRequestWithUserBuffer(void *buf, uint64_t size, Handle session);
+Result svcMapSharedMemory(Handle h, void *addr, uint64_t size, uint32_t perm);
+Result svcUnmapSharedMemory(Handle h, void *addr, uint64_t size);
+Result svcCreateTransferMemory(Handle *out, void *addr, uint64_t size, uint32_t perm);
+Result svcMapTransferMemory(Handle h, void *addr, uint64_t size, uint32_t perm);
+Result svcUnmapTransferMemory(Handle h, void *addr, uint64_t size);
+Result svcGetProcessId(uint64_t *out, Handle h);
+Result svcGetThreadId(uint64_t *out, Handle h);
+void svcReturnFromException(Result r);
+static inline void *hz_tls(void) { void *p; __asm__ volatile("mrs %0, tpidrro_el0" : "=r"(p)); return p; }
 
 /* libc basics */
 void *memset(void *d, int c, size_t n);

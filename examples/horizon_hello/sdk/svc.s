@@ -206,3 +206,73 @@ FUNC svcMapPhysicalMemory
 FUNC svcUnmapPhysicalMemory
     svc 0x2D
     ret
+
+// ---- sessions, IPC and shared memory (switchbrew SVC table: 0x13-0x15, 0x1F, 0x21, 0x22,
+// 0x24, 0x28, 0x51, 0x52) ----
+
+// Result svcConnectToNamedPort(Handle *out, const char *name)   in: X1 name; out: W1
+FUNC svcConnectToNamedPort
+    str x0, [sp, #-16]!
+    svc 0x1F
+    ldr x2, [sp], #16
+    str w1, [x2]
+    ret
+
+// Result svcSendSyncRequest(Handle session)   the message is the first 0x100 bytes of the TLS
+FUNC svcSendSyncRequest
+    svc 0x21
+    ret
+
+// Result svcSendSyncRequestWithUserBuffer(void *buf, u64 size, Handle session)
+FUNC svcSendSyncRequestWithUserBuffer
+    svc 0x22
+    ret
+
+// Result svcMapSharedMemory(Handle h, void *addr, u64 size, u32 perm)
+FUNC svcMapSharedMemory
+    svc 0x13
+    ret
+
+// Result svcUnmapSharedMemory(Handle h, void *addr, u64 size)
+FUNC svcUnmapSharedMemory
+    svc 0x14
+    ret
+
+// Result svcCreateTransferMemory(Handle *out, void *addr, u64 size, u32 perm)   out: W1
+FUNC svcCreateTransferMemory
+    str x0, [sp, #-16]!
+    svc 0x15
+    ldr x2, [sp], #16
+    str w1, [x2]
+    ret
+
+// Result svcMapTransferMemory(Handle h, void *addr, u64 size, u32 perm)
+FUNC svcMapTransferMemory
+    svc 0x51
+    ret
+
+// Result svcUnmapTransferMemory(Handle h, void *addr, u64 size)
+FUNC svcUnmapTransferMemory
+    svc 0x52
+    ret
+
+// Result svcGetProcessId(u64 *out, Handle h)   in: W1; out: X1
+FUNC svcGetProcessId
+    str x0, [sp, #-16]!
+    svc 0x24
+    ldr x2, [sp], #16
+    str x1, [x2]
+    ret
+
+// Result svcGetThreadId(u64 *out, Handle h)   in: W1; out: X1
+FUNC svcGetThreadId
+    str x0, [sp, #-16]!
+    svc 0x25
+    ldr x2, [sp], #16
+    str x1, [x2]
+    ret
+
+// void svcReturnFromException(Result r)
+FUNC svcReturnFromException
+    svc 0x28
+    ret
