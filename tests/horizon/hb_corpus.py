@@ -47,32 +47,32 @@ class Homebrew:
     archive_sha256: str         # of the archive the client downloads
     members: tuple[str, ...]    # files taken from it; the first is the program
     large: bool                 # minutes to recompile: the heavy suite only
-    expect: str                 # how it ends today: "exit:<code>", "break:<result>" or "svc:<id>"
+    expect: str                 # how it ends today: "exit:<code>", "break:<result>", "svc:<id>" or "ipc:<service>"
     why: str                    # what stops it today (the must-show it misses), for the record
 
 
-RELRO_REFUSED = ("svcSetMemoryPermission (svc 0x02) of its RELRO to read-only answers 0xD401 InvalidMemoryState: "
-                 "libnx's __nx_dynamic aborts (kernel part of issue 30)")
+FORWARDER = ("an hbloader-style forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) it asks ns:am2 "
+             "to launch another program, which a statically recompiled bundle cannot do (issue 30)")
+OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
+           "own NRO at its argv path sdmc:/switch/nx.js.nro, absent from the SD folder: fs PathNotFound 0x202 "
+           "(with it there, the next stop is the unserved sockets service bsd:s)")
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
     if kind == "nro":
         return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
-                        ("package/dist/nxjs.nro",), True, "break:0xd401", RELRO_REFUSED)
+                        ("package/dist/nxjs.nro",), True, "break:0x202", OWN_NRO)
     return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
-                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0xd401", RELRO_REFUSED)
+                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0x202", OWN_NRO)
 
 
 CORPUS: tuple[Homebrew, ...] = (
     Homebrew("nton-1.2.2-forwarder", "libnx (2019-2020, no RELRO mark), NSO", "pypi", "nton", "1.2.2",
              "3d1588ae1cca46bb1ace86bf651fd3a4e8d98e5a3c3ca6f1269fe776616a9d3a",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x4959",
-             "libnx aborts with WeirdKernel (345-36) in its address-space setup: svcGetInfo(12/13) on "
-             "the current-process pseudo-handle 0xFFFF8001 fails (the swapped pseudo-handles), and the "
-             "svcUnmapMemory fallback probe answers neither 0xD401 nor 0xDC01 (kernel part of issue 30)"),
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "ipc:ns:am2", FORWARDER),
     Homebrew("nton-3.0.1-forwarder", "libnx (2021+, RELR and RELRO marks), NSO", "pypi", "nton", "3.0.1",
              "d0a9afc967eb4695b44ce1119a599cf495cefdaa2a9ed72b59bd73489c1a816d",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0xd401", RELRO_REFUSED),
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "ipc:ns:am2", FORWARDER),
     _nxjs("nro", "0.0.36", "a6a9eb58a969cadf1f51720cfe73aab40877ae51746b725d30a7b579c66d45e6", "2023"),
     _nxjs("nro", "0.0.60", "3d23a3014469ba7c1b5d06b20a2f42a0a7557b7bb13a41a105468eaaf9ce901a", "2024"),
     _nxjs("nro", "0.0.63", "d38fa0f61ee870c505169cbc143bb093e504821416f226c3694ef6f8cfaab35a", "2024"),

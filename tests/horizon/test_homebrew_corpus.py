@@ -62,6 +62,7 @@ def _classify(run: Run, rc: int | None, out: str, err: str) -> None:
     m = re.search(r"guest crash: svcBreak\(reason=(0x[0-9a-f]+).*?(?: with result (0x[0-9a-f]+) "
                   r"\(module (\d+), description (\d+)\))?(?= in thread)", err)
     s = re.search(r"guest crash: SVC (0x[0-9a-f]+), which the kernel does not serve", err)
+    ipc = re.search(r"guest crash: IPC: service '([^']+)'(?:, interface \w+, command (\d+))? is not served", err)
     e = re.search(r"notice: .* exited with code (0x[0-9a-f]+)", err)
     pc = re.search(r"^\s+pc\s+(0x[0-9a-f]+) (\w+)\+", err, re.MULTILINE)
     if "Traceback (most recent call last)" in err or rc < 0:
@@ -74,6 +75,11 @@ def _classify(run: Run, rc: int | None, out: str, err: str) -> None:
         run.reached = (f"svcBreak, abort result {res} ({m.group(3)}-{m.group(4)})" if res
                        else f"svcBreak reason {m.group(1)}")
         run.ended = "named guest error (svcBreak)"
+    elif ipc:
+        run.outcome = f"ipc:{ipc.group(1)}" + (f"#{ipc.group(2)}" if ipc.group(2) else "")
+        run.reached = f"IPC: service {ipc.group(1)}" + (f" command {ipc.group(2)}" if ipc.group(2) else "") + \
+            " (not served)"
+        run.ended = "named guest error (unserved IPC)"
     elif s:
         svc = int(s.group(1), 16)
         run.outcome = f"svc:{svc:#x}"
@@ -90,7 +96,7 @@ def _classify(run: Run, rc: int | None, out: str, err: str) -> None:
         run.stage = STAGES.index("exited")
     elif run.output:
         run.stage = STAGES.index("gave output")
-    elif run.outcome.startswith("svc:") and int(run.outcome[4:], 16) in IPC_SVCS:
+    elif run.outcome.startswith("ipc:") or (run.outcome.startswith("svc:") and int(run.outcome[4:], 16) in IPC_SVCS):
         run.stage = STAGES.index("reached IPC")
     elif run.outcome.startswith(("svc:", "break:")):
         run.stage = STAGES.index("reached an SVC") if run.started else STAGES.index("built")
@@ -102,7 +108,7 @@ def _expected_stage(expect: str) -> int:
     kind = expect.split(":")[0]
     if kind == "exit":
         return STAGES.index("exited")
-    if kind == "svc" and int(expect.split(":")[1], 16) in IPC_SVCS:
+    if kind == "ipc" or (kind == "svc" and int(expect.split(":")[1], 16) in IPC_SVCS):
         return STAGES.index("reached IPC")
     return STAGES.index("reached an SVC")
 
