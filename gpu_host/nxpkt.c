@@ -219,7 +219,8 @@ static int walk(const uint8_t *buf, size_t len, visit_fn fn, void *ctx, uint32_t
     if (n > MAX_PACKETS) return fail(e, -1, 0, "count", "field count = %u is above %d", n, MAX_PACKETS);
     size_t at = HEADER;
     for (uint32_t i = 0; i < n; i++) {
-        if (len - at < 4) return fail(e, (int32_t)i, 0, "size", "packet %u starts %zu bytes before the end (no room for its header)", i, len - at);
+        if (len - at < 4)
+            return fail(e, -1, 0, "count", "field count = %u but the body ends after %u packets (%zu bytes left)", n, i, len - at);
         const uint8_t *p = buf + at;
         int op = p[0];
         uint32_t size = p[2] | p[3] << 8;
@@ -236,7 +237,7 @@ static int walk(const uint8_t *buf, size_t len, visit_fn fn, void *ctx, uint32_t
         if (rc) return rc;
         at += size;
     }
-    if (at != len) return fail(e, (int32_t)n, 0, "count", "%zu bytes follow the last of %u packets", len - at, n);
+    if (at != len) return fail(e, -1, 0, "count", "field count = %u but %zu bytes follow the last packet", n, len - at);
     if (count) *count = n;
     return NX_OK;
 }
