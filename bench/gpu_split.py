@@ -280,6 +280,39 @@ def transport_cpu(draws: int, reps: int = 15) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in out.items()}
 
 
+def native_check_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
+    """Median thread CPU time (us per draw) of converting a frame's packet tuples to the binary
+    format (binpackets.convert: Python per packet, a stand-in for a native recorder) and of the
+    native decoder's format + validation passes over the blob (one C call, gpu_host/nxpkt.c)."""
+    from gpu_host import binpackets, nxpkt
+    from gpu_host.objects import Objects
+
+    class Sizes:
+        def pool_size(self, pool: int) -> int | None:
+            return 1 << 20 if pool == 1 else None
+
+    objs = Objects(Sizes())
+    for k, fs in enumerate(BENCH_FS):
+        objs.add_program(1 + k, *GlslSource(BENCH_VS, fs).spirv())
+    for t in textures():
+        objs.add_texture(id=t.id, pool=t.pool, offset=t.offset, width=t.width, height=t.height, format=t.format,
+                         block_linear=t.block_linear, block_height_log2=0, pitch=t.pitch, render_target=t.render_target)
+    objs.add_sampler(SAMPLER, False, False)
+    tabs = nxpkt.tables(objs, {1: 1 << 20})
+    conv, chk = [], []
+    for r in range(reps):
+        cmds = frame_commands(draws, r)
+        t0 = time.thread_time()
+        data = binpackets.convert(cmds)
+        t1 = time.thread_time()
+        got = nxpkt.check(data, tabs)
+        t2 = time.thread_time()
+        assert got.draws == draws and not got.fallback_op
+        conv.append((t1 - t0) / draws * 1e6)
+        chk.append((t2 - t1) / draws * 1e6)
+    return statistics.median(conv), statistics.median(chk)
+
+
 def local_worker() -> None:
     """The in-process side, in a clean process of its own (no client, no gRPC threads): reads
     ``DRAWS FRAME`` lines, answers ``seconds sha256`` lines."""
@@ -352,6 +385,9 @@ def main() -> None:
             print(f"{'':20}per draw, thread CPU: GPU-process replay {statistics.median(lc) / draws * 1e6:6.2f} us "
                   f"(Engine.submit; {statistics.median(lc) * 1000:.1f} ms a frame) | CPU-side recording "
                   f"{build + enc_us:5.2f} us (packets built {build:.2f} + encoded {enc_us:.2f}; target 0.2)")
+            conv, chk = native_check_cpu(draws)
+            print(f"{'':20}binary packets: native decode + validation {chk:.3f} us/draw (gpu_host/nxpkt.c, one call "
+                  f"a frame) | tuples -> binary converter {conv:.2f} us/draw (Python)")
             batch = []
             for _ in range(a.frames):
                 n += 1

@@ -57,7 +57,10 @@ class NativePacketError(P.PacketError):
 
     def __init__(self, index: int, op: int, field: str, message: str) -> None:
         self.index, self.op, self.field = index, op, field
-        where = "blob header" if index < 0 else f"packet {index} {P.OPS[op].name if op in P.OPS else f'op {op}'}"
+        name = P.OPS[op].name if op in P.OPS else f"op {op}"
+        where = "blob header" if index < 0 else f"packet {index} {name}"
+        if message.startswith(name + ": "):     # the C message names the op itself
+            message = message[len(name) + 2:]
         super().__init__(f"{where}: {message}")
 
 
