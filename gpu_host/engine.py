@@ -38,6 +38,9 @@ class Engine:
                                  settings.get("nxrecomp", "cache_dir") if settings.get("gpu_host", "pipeline_cache")
                                  else None, lib == "auto", settings.get("gpu_host", "avoid_formats"))
         texdecode.prepare()
+        from gpu_host.native_replay import NativeReplay
+        self.native = NativeReplay.create(self.replayer, settings.get("gpu_host", "native_replay"))
+        self.replayer.native = self.native
         self.frames_dir = Path(frames_dir) if frames_dir else None
         if self.frames_dir:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
@@ -54,6 +57,7 @@ class Engine:
             old = self.objects.memory
             self.objects = Objects(memory)
             self.replayer.reset(self.objects)
+            self._changed()
             if old is not memory and hasattr(old, "close"):
                 old.close()
 
@@ -85,18 +89,21 @@ class Engine:
             self.objects.add_texture(**desc)
             if self.recorder:
                 self.recorder.texture(desc)
+            self._changed()
 
     def register_sampler(self, id: int, linear: bool, repeat: bool, compare: int = 0) -> None:
         with self.lock:
             self.objects.add_sampler(id, linear, repeat, compare)
             if self.recorder:
                 self.recorder.sampler(id, linear, repeat, compare)
+            self._changed()
 
     def register_program(self, id: int, vertex: bytes, fragment: bytes) -> None:
         with self.lock:
             self.objects.add_program(id, vertex, fragment)
             if self.recorder:
                 self.recorder.program(id, vertex, fragment)
+            self._changed()
 
     def note_pool(self, id: int, size: int, flushed_writes: bool = False) -> None:
         with self.lock:
@@ -106,6 +113,12 @@ class Engine:
                 self.objects.flushed_pools.discard(id)
             if self.recorder:
                 self.recorder.pool(id, size, flushed_writes)
+            self._changed()
+
+    def _changed(self) -> None:
+        """An object was (re-)registered: the native path's object tables are rebuilt."""
+        if self.native is not None:
+            self.native.changed()
 
     # -- submissions --------------------------------------------------------------------
     def submit(self, seq: int, packets: list, snapshot: Snapshot | None = None) -> Result | None:
@@ -114,16 +127,25 @@ class Engine:
         t0 = time.perf_counter()
         with self.lock:
             try:
-                cmds = []
-                for i, p in enumerate(packets):
-                    try:
-                        cmds.append(P.check(p))
-                    except P.PacketError as e:
-                        raise SubmissionError(f"submission {seq}: packet {i}: {e}") from None
-                t1 = time.perf_counter()
-                pl = plan(seq, cmds, self.objects)
+                nat = self.native.prepare(seq, packets, self.objects) if self.native is not None else None
+                if nat is not None:     # decode, validation and recording in C (native_replay.py)
+                    pl = nat.plan
+                    t1 = time.perf_counter()
+                else:
+                    cmds = []
+                    for i, p in enumerate(packets):
+                        try:
+                            cmds.append(P.check(p))
+                        except P.PacketError as e:
+                            raise SubmissionError(f"submission {seq}: packet {i}: {e}") from None
+                    t1 = time.perf_counter()
+                    pl = plan(seq, cmds, self.objects)
                 t2 = time.perf_counter()
-                if pl.waits and snapshot is None:   # EVENT_WAIT: run in parts, waiting between them
+                if nat is not None:
+                    reads = self.replayer.texture_reads(pl)
+                    snap = snapshot or Snapshot.take(pl, self.objects.memory, reads)
+                    res = self.replayer.run(pl, snap, reads, native=nat)
+                elif pl.waits and snapshot is None:   # EVENT_WAIT: run in parts, waiting between them
                     res, snap = event_parts.run_parts(self, pl), None
                 else:
                     reads = self.replayer.texture_reads(pl)

@@ -1,5 +1,5 @@
-"""The native decoder/validator of binary packet blobs (``gpu_host/nxpkt.c``; format in
-``gpu_host/binpackets.py`` and PROTOCOL.md "Binary packets").
+"""The native decoder/validator of binary packet blobs (``gpu_host/nxpkt.c``, built inside
+``gpu_host/nxreplay.c``, the native replay; format in ``gpu_host/binpackets.py`` and PROTOCOL.md "Binary packets").
 
 Built like ``texdecode``: compiled once with the ``ziglang`` wheel's clang into
 ``<nxrecomp.cache_dir>/gpu_host/`` (content-hashed over the C source, the op table generated from
@@ -29,8 +29,9 @@ from nxrecomp import settings
 from nxrecomp.errors import NxError
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "nxpkt.c"
-FLAGS = ["-O2", "-shared", "-fPIC", "-fno-sanitize=all", "-Wall", "-Werror"]
+SOURCE = HERE / "nxreplay.c"     # includes nxpkt.c: one library for decode, validate and record
+DECODER = HERE / "nxpkt.c"
+FLAGS = ["-O2", "-shared", "-fPIC", "-fno-sanitize=all", "-Wall", "-Werror", "-ldl"]
 OK, BAD, FALLBACK = 0, 1, 2
 KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
@@ -49,6 +50,42 @@ typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; }
 int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
                  int32_t *fallback_op, nx_error *e);
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
+typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
+typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;
+typedef struct {
+    nx_range *ranges; uint32_t nranges;
+    nx_pipekey *pipes; uint32_t npipes;
+    uint32_t *aux;
+    uint32_t *hash; uint32_t hash_cap;
+    uint32_t *textures; uint32_t ntextures;
+    uint64_t *presents; uint32_t npresents;
+    uint64_t *signals; uint32_t nsignals;
+    uint32_t *targets; uint32_t ntargets;
+    uint32_t cap;
+    uint32_t cur_prog, cur_layout, cur_target, have;
+} nx_plan_t;
+typedef struct { uint32_t id, width, height, pad; uint64_t image, view, sample_view; } nx_rt;
+typedef struct { uint32_t id, pad; uint64_t view; } nx_view;
+typedef struct { uint32_t id, pad; uint64_t sampler; } nx_sampler_h;
+typedef struct { uint32_t id, pad; uint64_t views[4]; uint64_t samplers[4]; } nx_progdef;
+typedef struct {
+    void *cb; uint64_t layout;
+    uint64_t arena; const uint8_t *arena_map;
+    const uint64_t *range_at;
+    const nx_range *ranges;
+    const uint64_t *pipes;
+    const nx_rt *rts; uint32_t nrts;
+    const nx_view *views; uint32_t nviews;
+    const nx_sampler_h *samplers; uint32_t nsamplers;
+    const nx_progdef *progs; uint32_t nprogs;
+    uint64_t dummy_ubo; uint64_t dummy_ubo_range;
+    uint64_t readback; const uint64_t *present_at;
+    const uint32_t *aux;
+    uint64_t draws;
+} nx_rec_t;
+int nx_vk_init(uint64_t device);
+int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e);
+int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e);
 """
 
 
@@ -66,7 +103,7 @@ class NativePacketError(P.PacketError):
 
 def _build() -> Path:
     header = binpackets.c_header()
-    src = SOURCE.read_bytes()
+    src = SOURCE.read_bytes() + DECODER.read_bytes()
     h = hashlib.sha256(" ".join(FLAGS).encode() + src + header.encode()).hexdigest()[:16]
     out_dir = Path(settings.get("nxrecomp", "cache_dir")) / "gpu_host"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -77,7 +114,8 @@ def _build() -> Path:
     with tempfile.TemporaryDirectory(prefix="nxpkt-") as inc:
         Path(inc, "nxpkt_ops.h").write_text(header)
         tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-        r = subprocess.run([*cc, *FLAGS, "-I", inc, "-o", str(tmp), str(SOURCE)], capture_output=True, text=True)
+        r = subprocess.run([*cc, *FLAGS, "-I", inc, "-I", str(HERE), "-o", str(tmp), str(SOURCE)],
+                           capture_output=True, text=True)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise NxError(f"compiling {SOURCE.name} failed: {r.stderr.strip()[-800:]}")
