@@ -86,6 +86,7 @@ typedef struct {
 int nx_vk_init(uint64_t device);
 int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e);
 int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e);
+uint32_t nx_vk_layout(uint32_t *out);
 """
 
 

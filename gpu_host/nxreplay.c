@@ -499,3 +499,28 @@ int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
     if (rc == NX_OK) end(&s);
     return rc;
 }
+
+/* Sizes and field offsets of the Vulkan structures declared above, for the test that checks them
+ * against the `vulkan` binding's: pairs (size or offset) in a fixed order (native_replay.LAYOUT). */
+#define OFF(T, f) (uint32_t)offsetof(T, f)
+uint32_t nx_vk_layout(uint32_t *out) {
+    uint32_t v[] = {
+        sizeof(VkViewport_), sizeof(VkRect2D_), sizeof(VkClearAttachment_), OFF(VkClearAttachment_, v),
+        sizeof(VkClearRect_), OFF(VkClearRect_, base), sizeof(VkMemoryBarrier_), OFF(VkMemoryBarrier_, src),
+        sizeof(VkRenderingAttachmentInfo_), OFF(VkRenderingAttachmentInfo_, view), OFF(VkRenderingAttachmentInfo_, layout),
+        OFF(VkRenderingAttachmentInfo_, resolveView), OFF(VkRenderingAttachmentInfo_, loadOp),
+        OFF(VkRenderingAttachmentInfo_, storeOp), OFF(VkRenderingAttachmentInfo_, clear),
+        sizeof(VkRenderingInfo_), OFF(VkRenderingInfo_, area), OFF(VkRenderingInfo_, layers),
+        OFF(VkRenderingInfo_, ncolor), OFF(VkRenderingInfo_, colors), OFF(VkRenderingInfo_, stencil),
+        sizeof(VkDescriptorBufferInfo_), sizeof(VkDescriptorImageInfo_), OFF(VkDescriptorImageInfo_, layout),
+        sizeof(VkWriteDescriptorSet_), OFF(VkWriteDescriptorSet_, set), OFF(VkWriteDescriptorSet_, binding),
+        OFF(VkWriteDescriptorSet_, type), OFF(VkWriteDescriptorSet_, images), OFF(VkWriteDescriptorSet_, buffers),
+        sizeof(VkBufferImageCopy_), OFF(VkBufferImageCopy_, aspect), OFF(VkBufferImageCopy_, ox),
+        OFF(VkBufferImageCopy_, w),
+        ST_MEMORY_BARRIER, ST_WRITE_DESCRIPTOR_SET, ST_RENDERING_INFO, ST_RENDERING_ATTACHMENT_INFO,
+        LAYOUT_GENERAL, LOAD_OP_LOAD, STORE_OP_STORE, ASPECT_COLOR, STAGE_ALL_COMMANDS, ACCESS_MEMORY_READ,
+        ACCESS_MEMORY_WRITE, DESC_UNIFORM_BUFFER, DESC_COMBINED_IMAGE_SAMPLER, BIND_GRAPHICS, INDEX_UINT16,
+        INDEX_UINT32, STENCIL_FRONT_AND_BACK, COMPARE_LESS, COMPARE_ALWAYS};
+    memcpy(out, v, sizeof v);
+    return (uint32_t)(sizeof v / sizeof *v);
+}

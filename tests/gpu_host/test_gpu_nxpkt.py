@@ -165,7 +165,7 @@ class Pools:
 
 @pytest.fixture(scope="module")
 def objects():
-    objs = Objects(Pools({1: 1 << 16, 2: 4096}))
+    objs = Objects(Pools({1: 1 << 20, 2: 4096}))
     objs.add_program(1, *GlslSource(COLOR_VS, COLOR_FS).spirv())
     objs.add_program(2, *GlslSource(TEX_VS, TEX_FS).spirv())
     objs.add_texture(id=7, pool=0, offset=0, width=32, height=32, format="RGBA8", block_linear=False,
@@ -195,12 +195,12 @@ def random_submission(rng: random.Random) -> list[tuple]:
             cmds.append((P.OP_VERTEX_LAYOUT, *rng.choice([(8, 0, [[0, 2, 0]]), (16, 0, [[0, 2, 0], [1, 2, 8]]),
                                                           (16, 0, [[1, 2, 8]])])))
         elif k < 0.3:
-            cmds.append((P.OP_VERTEX, pick([1, 2], [3]), pick([0, 64, 4000], [4090, 1 << 16, (1 << 64) - 8]),
+            cmds.append((P.OP_VERTEX, pick([1, 2], [3]), pick([0, 64, 4000], [(1 << 20) - 8, 1 << 20, (1 << 64) - 8]),
                          pick([96, 48], [0, 1 << 17, (1 << 64) - 1])))
         elif k < 0.36:
-            cmds.append((P.OP_INDEX, pick([1], [5]), pick([0, 128], [1 << 16]), pick([12, 64], [0]), rng.choice([2, 4])))
+            cmds.append((P.OP_INDEX, pick([1], [5]), pick([0, 128], [1 << 20]), pick([12, 64], [0]), rng.choice([2, 4])))
         elif k < 0.5:
-            cmds.append((P.OP_UNIFORM, rng.randrange(4), pick([1], [2, 9]), pick([0, 256], [(1 << 16) - 8]),
+            cmds.append((P.OP_UNIFORM, rng.randrange(4), pick([1], [2, 9]), pick([0, 256], [(1 << 20) - 8]),
                          pick([48, 256], [0, 65536 + 16])))
         elif k < 0.58:
             cmds.append((P.OP_TEXTURE, rng.randrange(4), pick([10], [7, 8, 11]), pick([1], [2, 3])))
@@ -228,7 +228,7 @@ def python_verdict(cmds: list[tuple], objs: Objects) -> int | None:
 
 
 def test_validation_agrees_with_python(objects):
-    tabs = nxpkt.tables(objects, {1: 1 << 16, 2: 4096})
+    tabs = nxpkt.tables(objects, {1: 1 << 20, 2: 4096})
     rng = random.Random(3202)
     seen = {"ok": 0, "bad": 0, "fallback": 0}
     for _ in range(3000):
@@ -253,7 +253,7 @@ def test_validation_agrees_with_python(objects):
 
 
 def test_validation_names_packet_op_and_field(objects):
-    tabs = nxpkt.tables(objects, {1: 1 << 16, 2: 4096})
+    tabs = nxpkt.tables(objects, {1: 1 << 20, 2: 4096})
     base = [(P.OP_TARGET, 7), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, 1, 0, 48)]
     cases = [
         ((P.OP_TEXTURE, 0, 99, 1), 4, "texture", "not a registered texture"),
@@ -293,7 +293,7 @@ def expect_refused(data: bytes, tabs=None) -> nxpkt.NativePacketError:
 
 
 def test_fuzz_truncated_oversized_bogus(objects):
-    tabs = nxpkt.tables(objects, {1: 1 << 16, 2: 4096})
+    tabs = nxpkt.tables(objects, {1: 1 << 20, 2: 4096})
     good = B.convert(frame(40))
     assert nxpkt.check(good, tabs).draws == 40
     for n in range(len(good)):                      # every truncation
@@ -346,7 +346,7 @@ def test_fuzz_truncated_oversized_bogus(objects):
 
 
 def test_big_frame_one_call(objects):
-    tabs = nxpkt.tables(objects, {1: 1 << 16, 2: 4096})
+    tabs = nxpkt.tables(objects, {1: 1 << 20, 2: 4096})
     cmds = frame(50000)
     got = nxpkt.check(B.convert(cmds), tabs)
     assert (got.packets, got.draws, got.fallback_op) == (len(cmds), 50000, 0)
