@@ -130,8 +130,8 @@ def recording_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
 class Split:
     """Client -> ring -> GPU process."""
 
-    def __init__(self) -> None:
-        self.proc, d = start_gpu()
+    def __init__(self, native: str = "auto") -> None:
+        self.proc, d = start_gpu({"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
         self.c = GpuClient(d, ring_capacity=32 << 20)
         self.c.connect(timeout=30)
         pool = self.c.create_pool(1, 1 << 20)
@@ -328,10 +328,11 @@ def local_worker() -> None:
 
 
 class LocalProc:
-    def __init__(self) -> None:
+    def __init__(self, native: str = "auto") -> None:
         import subprocess
         self.p = subprocess.Popen([sys.executable, __file__, "--local-worker"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, text=True,
+                                  env={**os.environ, "NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
 
     def frame(self, draws: int, n: int) -> tuple[float, float, str]:
         self.p.stdin.write(f"{draws} {n}\n")
@@ -348,61 +349,71 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=9)
     ap.add_argument("--draws", default=",".join(map(str, DRAWS)), help="draws per frame, comma-separated")
+    ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
     ap.add_argument("--local-worker", action="store_true")
     a = ap.parse_args()
     if a.local_worker:
         return local_worker()
-    split, local = Split(), LocalProc()
+    shas: dict[int, str] = {}        # frame -> SHA-256, equal across the native_replay settings
+    for mode in a.native.split(","):
+        print(f"gpu_host.native_replay = {mode}")
+        split, local = Split(mode), LocalProc(mode)
+        try:
+            run_mode(a, split, local, shas, first=mode == a.native.split(",")[0])
+        finally:
+            split.close()
+            local.close()
+
+
+def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[int, str], first: bool) -> None:
     n = 0
-    try:
-        for draws in map(int, a.draws.split(",")):
-            st, lt, reps, lc = [], [], [], []
-            for rep in range(a.frames + 1):
-                n += 1
-                # Interleaved, alternating who goes first: the machine's background load hits both.
-                if rep % 2:
-                    ldt, ldc, lsha = local.frame(draws, n)
-                    sdt, ssha = split.frame(frame_commands(draws, n), n)
-                else:
-                    sdt, ssha = split.frame(frame_commands(draws, n), n)
-                    ldt, ldc, lsha = local.frame(draws, n)
-                assert ssha == lsha, "split and in-process frames differ"
-                if rep:                              # the first frame compiles pipelines
-                    st.append(sdt)
-                    lt.append(ldt)
-                    reps.append(split.replay_ms[-1] / 1000)
-                    lc.append(ldc)
-            lm, sm, rep = statistics.median(lt), statistics.median(st), statistics.median(reps)
-            print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
-                  f"split/in-process {sm / lm:.3f}  (medians of {len(st)} interleaved frames; frames identical)")
-            enc, sub = statistics.median(split.encode_s[-len(st):]), statistics.median(split.submit_s[-len(st):])
-            print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (ring copy, doorbell, "
-                  f"wake-up, unpack) {(sm - rep) * 1000:5.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
-            print(f"{'':20}encode at record time {enc * 1000:5.1f} ms (the game's CPU time, before the submit; "
-                  f"transport + encode {(sm - rep + enc) * 1000:5.1f} ms = {(sm - rep + enc) / (sm + enc) * 100:.1f}%)"
-                  f"  client submit call {sub * 1000:5.2f} ms")
+    for draws in map(int, a.draws.split(",")):
+        st, lt, reps, lc = [], [], [], []
+        for rep in range(a.frames + 1):
+            n += 1
+            # Interleaved, alternating who goes first: the machine's background load hits both.
+            if rep % 2:
+                ldt, ldc, lsha = local.frame(draws, n)
+                sdt, ssha = split.frame(frame_commands(draws, n), n)
+            else:
+                sdt, ssha = split.frame(frame_commands(draws, n), n)
+                ldt, ldc, lsha = local.frame(draws, n)
+            assert ssha == lsha, "split and in-process frames differ"
+            assert shas.setdefault(n, ssha) == ssha, f"frame {n} differs between native_replay settings"
+            if rep:                              # the first frame compiles pipelines
+                st.append(sdt)
+                lt.append(ldt)
+                reps.append(split.replay_ms[-1] / 1000)
+                lc.append(ldc)
+        lm, sm, rep = statistics.median(lt), statistics.median(st), statistics.median(reps)
+        print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
+              f"split/in-process {sm / lm:.3f}  (medians of {len(st)} interleaved frames; frames identical)")
+        enc, sub = statistics.median(split.encode_s[-len(st):]), statistics.median(split.submit_s[-len(st):])
+        print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (ring copy, doorbell, "
+              f"wake-up, unpack) {(sm - rep) * 1000:5.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
+        print(f"{'':20}encode at record time {enc * 1000:5.1f} ms (the game's CPU time, before the submit; "
+              f"transport + encode {(sm - rep + enc) * 1000:5.1f} ms = {(sm - rep + enc) / (sm + enc) * 100:.1f}%)"
+              f"  client submit call {sub * 1000:5.2f} ms")
+        print(f"{'':20}per draw, thread CPU: GPU-process replay {statistics.median(lc) / draws * 1e6:6.2f} us "
+              f"(Engine.submit; {statistics.median(lc) * 1000:.1f} ms a frame)")
+        if first:
             build, enc_us = recording_cpu(draws)
-            print(f"{'':20}per draw, thread CPU: GPU-process replay {statistics.median(lc) / draws * 1e6:6.2f} us "
-                  f"(Engine.submit; {statistics.median(lc) * 1000:.1f} ms a frame) | CPU-side recording "
-                  f"{build + enc_us:5.2f} us (packets built {build:.2f} + encoded {enc_us:.2f}; target 0.2)")
             conv, chk = native_check_cpu(draws)
-            print(f"{'':20}binary packets: native decode + validation {chk:.3f} us/draw (gpu_host/nxpkt.c, one call "
-                  f"a frame) | tuples -> binary converter {conv:.2f} us/draw (Python)")
-            batch = []
-            for _ in range(a.frames):
-                n += 1
-                batch.append((n, frame_commands(draws, n)))
-            si = split.interval(batch)
-            print(f"{'':20}running game (2 frames in flight): split {si * 1000:7.1f} ms/frame  "
-                  f"split/in-process {si / lm:.3f}")
+            print(f"{'':20}CPU-side recording {build + enc_us:5.2f} us/draw (packets built {build:.2f} + encoded "
+                  f"{enc_us:.2f}; target 0.2) | binary packets: native decode + validation {chk:.3f} us/draw "
+                  f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)")
+        batch = []
+        for _ in range(a.frames):
+            n += 1
+            batch.append((n, frame_commands(draws, n)))
+        si = split.interval(batch)
+        print(f"{'':20}running game (2 frames in flight): split {si * 1000:7.1f} ms/frame  "
+              f"split/in-process {si / lm:.3f}")
+        if first:
             cpu = transport_cpu(draws)
             print(f"{'':20}transport CPU per frame (thread CPU time, same code, one process): encode "
                   f"{cpu['encode']:.2f} ms | submit {cpu['submit']:.2f} ms | GPU-process receive {cpu['receive']:.2f} ms"
                   f"  (previous path: submit {cpu['old_submit']:.2f} ms, receive {cpu['old_receive']:.2f} ms)")
-    finally:
-        split.close()
-        local.close()
-
 
 if __name__ == "__main__":
     main()

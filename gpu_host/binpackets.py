@@ -53,9 +53,22 @@ def _pack_fields(op: P.Op, vals: Iterable[Any]) -> bytes:
     return struct.pack("".join(fmt), *args)
 
 
+def _fixed_struct(op: P.Op) -> struct.Struct | None:
+    """The whole packet (header included) of an op without list fields as one Struct."""
+    if any(k not in _WIDTH for _, k in op.fields):
+        return None
+    return struct.Struct("<BBH" + "".join(_WIDTH[k] for _, k in op.fields))
+
+
+_FIXED = {code: st for code, st in ((o.code, _fixed_struct(o)) for o in P.OPS.values()) if st is not None}
+
+
 def packet(cmd: tuple) -> bytes:
     """One packet's bytes from a packet tuple whose values fit their wire widths (not checked
     beyond that: ``convert`` checks first)."""
+    st = _FIXED.get(cmd[0])
+    if st is not None:     # the per-draw ops: one precompiled pack
+        return st.pack(cmd[0], 0, st.size, *cmd[1:])
     op = P.OPS[cmd[0]]
     body = _pack_fields(op, cmd[1:])
     return _PKT.pack(op.code, 0, 4 + len(body)) + body
@@ -71,13 +84,15 @@ def convert(commands: Iterable[Any]) -> bytes:
     ConvertError naming the packet index, op and field of the first one that is not well formed
     (``packets.check``) or has no binary form (a float beyond f32)."""
     out = []
+    check, fixed = P.check, _FIXED
     for i, c in enumerate(commands):
         try:
-            t = P.check(c)
+            t = check(c)
         except P.PacketError as e:
             raise ConvertError(f"packet {i}: {e}") from None
         try:
-            out.append(packet(t))
+            st = fixed.get(t[0])
+            out.append(st.pack(t[0], 0, st.size, *t[1:]) if st is not None else packet(t))
         except (struct.error, OverflowError) as e:
             op = P.OPS[t[0]]
             bad = next((n for (n, k), v in zip(op.fields, t[1:]) if k == P.F32 and abs(v) > 3.4028234663852886e38),

@@ -401,7 +401,7 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
     }
     case OP_BEGIN: case OP_END:
         return fail(e, idx, op, "op", "%s: nested submission marker", op_name(op));
-    case OP_VIEWPORT: case OP_SCISSOR: case OP_DEPTH_STENCIL: case OP_DEPTH_BIAS: case OP_BLEND_CONSTANT:
+    case OP_VIEWPORT: case OP_SCISSOR:
         break;   /* no handles: the format pass checked everything */
     default:
         if (!s->fallback_op) s->fallback_op = op;

@@ -478,8 +478,10 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         barrier(cb);
         break;
     }
-    default:   /* SIGNAL: published by the caller after the run */
+    case OP_SIGNAL:   /* published by the caller after the run */
         break;
+    default:          /* nx_pkt_check sends every other op to the Python path */
+        return fail(e, idx, op, "op", "%s: not replayed natively (nx_pkt_check should have said so)", op_name(op));
     }
     return NX_OK;
 }
