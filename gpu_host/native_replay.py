@@ -21,6 +21,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import msgpack
 import vulkan as vk
 
 from gpu_host import binpackets, nxpkt
@@ -111,10 +112,15 @@ class NativeReplay:
     def prepare(self, seq: int, packets: list, objects: Objects) -> NativeSubmission | None:
         """The planned native submission, or None: it goes to the Python path (an op the C path
         does not replay).  A bad packet raises SubmissionError naming it, as the Python path does."""
-        try:
-            blob = binpackets.convert(packets)
-        except P.PacketError as e:
-            raise SubmissionError(f"submission {seq}: {e}") from None
+        try:     # msgpack again (one C call), then to binary in C: no Python per packet
+            blob = nxpkt.from_msgpack(msgpack.packb(packets, use_bin_type=True))
+        except (ValueError, TypeError, OverflowError):
+            blob = None
+        if blob is None:     # a value of another type: the Python converter names it
+            try:
+                blob = binpackets.convert(packets)
+            except P.PacketError as e:
+                raise SubmissionError(f"submission {seq}: {e}") from None
         tabs = self.tables(objects)
         try:
             got = nxpkt.check(blob, tabs[1])

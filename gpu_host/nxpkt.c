@@ -469,3 +469,159 @@ int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap)
     }
     return (int64_t)w;
 }
+
+/* ---- msgpack packets -> blob ------------------------------------------------------------------
+ * The ring carries msgpack packets (PROTOCOL.md "Packets"); this turns one msgpack array of them
+ * into a blob, byte for byte what binpackets.convert makes, in one call.  It accepts only values of
+ * the exact msgpack types packets.check accepts (an int where an int goes, never a bool; a bool
+ * only as a bool; an int or a float where a float goes), with a u32/u64/i32 field's value in its
+ * range; anything else (another type, a float beyond f32, an int beyond 2^24 where a float goes)
+ * returns NX_FALLBACK and the caller converts in Python, which names what is wrong.  Field ranges
+ * and op rules are left to nx_pkt_check's format pass, which runs on the blob afterwards. */
+typedef struct { const uint8_t *p, *end; } mp_in;
+
+enum { MP_BAD, MP_INT, MP_UINT, MP_FLOAT, MP_BOOL, MP_ARRAY };
+typedef struct { int kind; int64_t i; uint64_t u; double f; uint32_t n; } mp_val;
+
+static int mp_need(mp_in *in, size_t n) { return (size_t)(in->end - in->p) >= n; }
+static uint64_t be(const uint8_t *p, int n) { uint64_t v = 0; for (int i = 0; i < n; i++) v = v << 8 | p[i]; return v; }
+
+static mp_val mp_next(mp_in *in) {
+    mp_val v = {MP_BAD, 0, 0, 0, 0};
+    if (!mp_need(in, 1)) return v;
+    uint8_t b = *in->p++;
+    int n = 0;
+    if (b <= 0x7f) { v.kind = MP_UINT; v.u = b; return v; }
+    if (b >= 0xe0) { v.kind = MP_INT; v.i = (int8_t)b; return v; }
+    if (b >= 0x90 && b <= 0x9f) { v.kind = MP_ARRAY; v.n = b & 15; return v; }
+    switch (b) {
+    case 0xc2: case 0xc3: v.kind = MP_BOOL; v.u = b == 0xc3; return v;
+    case 0xcc: n = 1; break;
+    case 0xcd: n = 2; break;
+    case 0xce: n = 4; break;
+    case 0xcf: n = 8; break;
+    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+        n = 1 << (b - 0xd0);
+        if (!mp_need(in, n)) return v;
+        uint64_t raw = be(in->p, n);
+        in->p += n;
+        int sh = 64 - 8 * n;
+        v.kind = MP_INT;
+        v.i = (int64_t)(raw << sh) >> sh;
+        return v;
+    }
+    case 0xca: {
+        if (!mp_need(in, 4)) return v;
+        uint32_t raw = (uint32_t)be(in->p, 4);
+        float f;
+        memcpy(&f, &raw, 4);
+        in->p += 4;
+        v.kind = MP_FLOAT; v.f = f;
+        return v;
+    }
+    case 0xcb: {
+        if (!mp_need(in, 8)) return v;
+        uint64_t raw = be(in->p, 8);
+        memcpy(&v.f, &raw, 8);
+        in->p += 8;
+        v.kind = MP_FLOAT;
+        return v;
+    }
+    case 0xdc: case 0xdd:
+        n = b == 0xdc ? 2 : 4;
+        if (!mp_need(in, n)) return v;
+        v.n = (uint32_t)be(in->p, n);
+        in->p += n;
+        v.kind = MP_ARRAY;
+        return v;
+    default: return v;
+    }
+    if (!mp_need(in, n)) return v;
+    v.kind = MP_UINT;
+    v.u = be(in->p, n);
+    in->p += n;
+    return v;
+}
+
+/* an integer value (msgpack int or uint, not bool) in [lo, hi]: into *out (as int64 bits) */
+static int mp_int_in(mp_val v, int64_t lo, uint64_t hi, uint64_t *out) {
+    if (v.kind == MP_UINT) { if (v.u > hi || (lo > 0 && v.u < (uint64_t)lo)) return 0; *out = v.u; return 1; }
+    if (v.kind == MP_INT) {
+        if (v.i < lo || (v.i >= 0 && (uint64_t)v.i > hi)) return 0;
+        *out = (uint64_t)v.i;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct { uint8_t *o, *end; } bout;
+static int put32(bout *b, uint32_t v) { if (b->end - b->o < 4) return 0; memcpy(b->o, &v, 4); b->o += 4; return 1; }
+static int put64(bout *b, uint64_t v) { if (b->end - b->o < 8) return 0; memcpy(b->o, &v, 8); b->o += 8; return 1; }
+
+static int mp_field(mp_in *in, bout *b, int kind) {
+    mp_val v = mp_next(in);
+    uint64_t x;
+    switch (kind) {
+    case K_U32: return mp_int_in(v, 0, 0xFFFFFFFFull, &x) && put32(b, (uint32_t)x);
+    case K_U64: return mp_int_in(v, 0, UINT64_MAX, &x) && put64(b, x);
+    case K_I32: return mp_int_in(v, INT32_MIN, INT32_MAX, &x) && put32(b, (uint32_t)(int32_t)(int64_t)x);
+    case K_BOOL: return v.kind == MP_BOOL && put32(b, (uint32_t)v.u);
+    case K_F32: {
+        double d;
+        if (v.kind == MP_FLOAT) d = v.f;
+        else if (mp_int_in(v, -(1 << 24), 1 << 24, &x)) d = (double)(int64_t)x;
+        else return 0;
+        if (!(d >= -3.4028234663852886e38 && d <= 3.4028234663852886e38)) return 0;   /* NaN, inf, beyond f32 */
+        float f = (float)d;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        return put32(b, bits);
+    }
+    case K_ATTRS: case K_COLOR_IDS: case K_TEX_IDS: case K_SMP_IDS: {
+        if (v.kind != MP_ARRAY) return 0;
+        uint32_t want = kind == K_TEX_IDS ? POOL_TEXTURES : kind == K_SMP_IDS ? POOL_SAMPLERS : 0;
+        uint32_t hi = kind == K_ATTRS ? MAX_ATTRS : MAX_COLOR_TARGETS;
+        if (want ? v.n != want : (v.n < 1 || v.n > hi)) return 0;
+        if (!want && !put32(b, v.n)) return 0;
+        for (uint32_t i = 0; i < v.n; i++) {
+            if (kind == K_ATTRS) {
+                mp_val a = mp_next(in);
+                if (a.kind != MP_ARRAY || a.n != 3) return 0;
+                for (int k = 0; k < 3; k++) if (!mp_int_in(mp_next(in), 0, 0xFFFF, &x) || !put32(b, (uint32_t)x)) return 0;
+            } else if (!mp_int_in(mp_next(in), 0, 0xFFFFFFFFull, &x) || !put32(b, (uint32_t)x)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* One msgpack array of packets (`src`) into a blob in `out` (`cap` bytes).  Returns the blob's
+ * length, or -1 (NX_FALLBACK's case: convert in Python), or -2 (out too small). */
+int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap) {
+    mp_in in = {src, src + len};
+    mp_val arr = mp_next(&in);
+    if (arr.kind != MP_ARRAY || cap < HEADER) return cap < HEADER ? -2 : -1;
+    bout b = {out + HEADER, out + cap};
+    for (uint32_t i = 0; i < arr.n; i++) {
+        mp_val pk = mp_next(&in);
+        if (pk.kind != MP_ARRAY || pk.n < 1) return -1;
+        mp_val opv = mp_next(&in);
+        if (opv.kind != MP_UINT || opv.u == 0 || opv.u >= NX_NOPS || !NX_OPS[opv.u].name) return -1;
+        const nx_op *o = &NX_OPS[opv.u];
+        if (pk.n != (uint32_t)o->nfields + 1) return -1;
+        uint8_t *start = b.o;
+        if (!put32(&b, 0)) return -2;
+        for (int k = 0; k < o->nfields; k++)
+            if (!mp_field(&in, &b, o->kinds[k])) return b.o >= b.end ? -2 : -1;
+        size_t size = (size_t)(b.o - start);
+        if (size > 0xFFFC) return -1;
+        start[0] = (uint8_t)opv.u; start[1] = 0; start[2] = (uint8_t)size; start[3] = (uint8_t)(size >> 8);
+    }
+    if (in.p != in.end || arr.n > MAX_PACKETS) return -1;
+    uint32_t hdr[4] = {MAGIC, NX_VERSION | HEADER << 16, arr.n, (uint32_t)(b.o - out - HEADER)};
+    memcpy(out, hdr, 16);
+    return b.o - out;
+}

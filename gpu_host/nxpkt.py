@@ -50,6 +50,7 @@ typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; }
 int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
                  int32_t *fallback_op, nx_error *e);
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
+int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
 typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;
 typedef struct {
@@ -209,3 +210,13 @@ def decode(data: bytes) -> list[tuple]:
     if n < 0:
         raise AssertionError("decode buffer too small")
     return binpackets.from_words(list(ffi.unpack(buf, n)))
+
+
+def from_msgpack(raw: bytes) -> bytes | None:
+    """The blob of ``raw`` (one msgpack array of packets, as the ring carries them), converted in
+    C byte for byte as ``binpackets.convert`` would; None where a value is not of the exact type
+    ``packets.check`` accepts (``convert`` then names it).  Ranges are left to ``check``."""
+    ffi, L = lib()
+    out = bytearray(4 * len(raw) + 64)     # a packet's binary form is at most 4x its msgpack bytes
+    n = L.nx_from_msgpack(ffi.from_buffer(raw), len(raw), ffi.from_buffer(out), len(out))
+    return bytes(out[:n]) if n >= 0 else None

@@ -351,3 +351,41 @@ def test_big_frame_one_call(objects):
     got = nxpkt.check(B.convert(cmds), tabs)
     assert (got.packets, got.draws, got.fallback_op) == (len(cmds), 50000, 0)
     assert not math.isnan(f32(1.0))
+
+
+# -- msgpack -> blob in C against binpackets.convert -----------------------------------------
+def mutate(rng: random.Random, v):
+    """A value of another msgpack type or an edge of its range (bool for int, int for bool, ...)."""
+    return rng.choice([True, False, 0, 1, -1, 1 << 32, (1 << 32) - 1, 1 << 64 - 1, -(1 << 31), 1 << 31,
+                       1.5, 0.0, float("inf"), float("nan"), 3.5e38, 1 << 24, (1 << 24) + 1, [], [1, 2, 3], [v]])
+
+
+def test_msgpack_conversion_agrees_with_python():
+    import msgpack
+    rng = random.Random(3204)
+    seen = {"same": 0, "fallback": 0, "range": 0}
+    for _ in range(4000):
+        cmds = [list(c) for c in rng.sample(every_op(), rng.randint(1, 6))]
+        for c in cmds:
+            if rng.random() < 0.3:
+                k = rng.randrange(len(c))
+                c[k] = mutate(rng, c[k])
+        try:
+            raw = msgpack.packb(cmds, use_bin_type=True)
+        except (OverflowError, ValueError, TypeError):
+            continue
+        got = nxpkt.from_msgpack(raw)
+        try:
+            want = B.convert(msgpack.unpackb(raw, use_list=False))
+        except B.ConvertError:
+            want = None
+        if got is None:
+            seen["fallback"] += 1      # Python converts (or names the bad value)
+        elif want is None:             # a range Python refuses: the C format pass must refuse it too
+            with pytest.raises(nxpkt.NativePacketError):
+                nxpkt.check(got)
+            seen["range"] += 1
+        else:
+            assert got == want, cmds   # the same bytes when both accept
+            seen["same"] += 1
+    assert seen["same"] > 500 and seen["fallback"] > 500 and seen["range"] > 30, seen
