@@ -79,6 +79,27 @@ def blob(packets: list[bytes]) -> bytes:
     return _HDR.pack(MAGIC, VERSION, HEADER, len(packets), len(body)) + body
 
 
+def join(parts: list) -> bytes:
+    """One blob of the packets of several blobs (a binary submission's ring parts); raises
+    ValueError naming the part whose header is not a blob header (the packets are checked later,
+    by the native decoder, on the joined blob)."""
+    count, bodies = 0, []
+    for i, b in enumerate(parts):
+        if len(b) < HEADER:
+            raise ValueError(f"part {i}: {len(b)} bytes, shorter than a blob header")
+        magic, version, hsize, n, size = _HDR.unpack_from(b)
+        for name, v, want in (("magic", magic, MAGIC), ("version", version, VERSION), ("header_size", hsize, HEADER)):
+            if v != want:
+                raise ValueError(f"part {i}: blob header: field {name} = {v:#x} is not {want:#x}")
+        if size != len(b) - HEADER:
+            raise ValueError(f"part {i}: blob header: field body_size = {size} but {len(b) - HEADER} bytes follow "
+                             "the header")
+        count += n
+        bodies.append(b[HEADER:])
+    body = b"".join(bodies)
+    return _HDR.pack(MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, len(body)) + body
+
+
 def convert(commands: Iterable[Any]) -> bytes:
     """The blob of ``commands`` (packet tuples or lists, as decoded from msgpack); raises
     ConvertError naming the packet index, op and field of the first one that is not well formed

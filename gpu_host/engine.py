@@ -168,13 +168,58 @@ class Engine:
                       (time.perf_counter() - t2) * 1000)
             if self.recorder and snapshot is None and snap is not None:
                 self.recorder.submit(seq, packets, snap.data)
+        self._frames(res)
+        return res
+
+    def submit_blob(self, seq: int, blob: bytes) -> Result | None:
+        """Replay one submission that arrived as binary packets (ring tag 4): natively where
+        every packet is one the C path replays, else decoded (in C) and replayed by the Python
+        path; a blob the native decoder refuses is dropped with its named error."""
+        from gpu_host import nxpkt
+        if self.native is not None:
+            t0 = time.perf_counter()
+            with self.lock:
+                try:
+                    nat = self.native.prepare_blob(seq, blob, self.objects)
+                    if nat is not None:
+                        reads = self.replayer.texture_reads(nat.plan)
+                        snap = Snapshot.take(nat.plan, self.objects.memory, reads)
+                        res = self.replayer.run(nat.plan, snap, reads, native=nat)
+                except SubmissionError as e:
+                    self.dropped += 1
+                    self.replayer.forget_uploads()
+                    log.warning("dropped %s", e)
+                    return None
+                except Exception:
+                    self.dropped += 1
+                    self.replayer.forget_uploads()
+                    log.exception("dropped submission %d: replay failed", seq)
+                    return None
+                if nat is not None:
+                    self.submissions += 1
+                    self.last_replay_ms = (time.perf_counter() - t0) * 1000
+                    if self.recorder:     # recordings hold msgpack packets (PROTOCOL.md "Recording")
+                        self.recorder.submit(seq, nxpkt.decode(blob), snap.data)
+            if nat is not None:
+                self._frames(res)
+                return res
+        try:
+            packets = nxpkt.decode(blob)
+        except Exception as e:       # NativePacketError, or no native library at all
+            with self.lock:
+                self.dropped += 1
+                self.replayer.forget_uploads()
+            log.warning("dropped submission %d: %s", seq, e)
+            return None
+        return self.submit(seq, packets)
+
+    def _frames(self, res: Result) -> None:
         for fr in res.frames:
             self.frames.append(fr)
             if self.frames_dir:
                 png.write(self.frames_dir / f"frame_{fr.frame:06d}.png", fr.rgba, fr.width, fr.height)
             if self.on_frame:
                 self.on_frame(fr)
-        return res
 
     def reject(self, seq: int, why: str) -> None:
         """A submission the transport could not even parse."""

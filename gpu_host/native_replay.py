@@ -121,10 +121,18 @@ class NativeReplay:
                 blob = binpackets.convert(packets)
             except P.PacketError as e:
                 raise SubmissionError(f"submission {seq}: {e}") from None
+        return self.prepare_blob(seq, blob, objects, packets)
+
+    def prepare_blob(self, seq: int, blob: bytes, objects: Objects, packets: list | None = None
+                     ) -> NativeSubmission | None:
+        """``prepare`` for a blob (from the ring's binary records when ``packets`` is None): None
+        sends it to the Python path (decoded with ``nxpkt.decode`` when it came as a blob)."""
         tabs = self.tables(objects)
         try:
             got = nxpkt.check(blob, tabs[1])
         except nxpkt.NativePacketError as e:
+            if packets is None:        # the binary format's own named error is the message
+                raise SubmissionError(f"submission {seq}: {e}") from None
             # Refused: the Python path validates it again and drops it with its own message, so
             # a dropped submission's log line is the same whichever path runs (rare: no cost).
             log.debug("submission %d refused natively (%s); the Python path names it", seq, e)
@@ -155,6 +163,15 @@ class NativeReplay:
         self.native += 1
         return NativeSubmission(blob, pl, keep, plan, packets, presents, [t for _, t in presents])
 
+    def _layout(self, sub: NativeSubmission, index: int) -> tuple:
+        """The VERTEX_LAYOUT packet ``index`` of ``sub`` as a checked tuple (nx_plan left its byte
+        offset in the blob in ``aux``)."""
+        if sub.packets is not None:
+            return P.check(sub.packets[index])
+        at = sub.cplan.aux[index]
+        size = sub.blob[at + 2] | sub.blob[at + 3] << 8
+        return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+
     def record(self, sub: NativeSubmission, cb: Any, arena: Any, where: dict, rb: Any) -> tuple[Result, list]:
         """Record ``sub`` into ``cb`` (begun, uploads done); returns (Result, reads) as
         ``Replayer._record`` does."""
@@ -166,7 +183,7 @@ class NativeReplay:
         for i in range(pl.npipes):
             k = pl.pipes[i]
             img = rp.image_for(objs.textures[k.target])
-            layout = P.check(sub.packets[k.layout])
+            layout = self._layout(sub, k.layout)
             pipes[i] = h(rp.pipes.get(objs.programs[k.program], layout, (img.vk_format,), (P.BLEND_OFF,), 0, 0, 0,
                                       img.samples, False))
         rt_ids = sorted(set(ffi.unpack(pl.targets, pl.ntargets)) | set(sub.frame_ids))

@@ -64,6 +64,7 @@ typedef struct {
     uint32_t *targets; uint32_t ntargets;
     uint32_t cap;
     uint32_t cur_prog, cur_layout, cur_target, have;
+    const uint8_t *base;
 } nx_plan_t;
 typedef struct { uint32_t id, width, height, pad; uint64_t image, view, sample_view; } nx_rt;
 typedef struct { uint32_t id, pad; uint64_t view; } nx_view;

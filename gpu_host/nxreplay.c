@@ -136,6 +136,7 @@ typedef struct {
     uint32_t *targets; uint32_t ntargets;   /* out: target ids (distinct) */
     uint32_t cap;                           /* capacity of every out array (the packet count) */
     uint32_t cur_prog, cur_layout, cur_target, have;
+    const uint8_t *base;                    /* the blob (set by nx_plan) */
 } nx_plan_t;
 
 static uint32_t add_distinct(uint32_t *arr, uint32_t *n, uint32_t v) {
@@ -170,7 +171,11 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
     case OP_TEXTURE: add_distinct(pl->textures, &pl->ntextures, rd32(p + 8)); break;
     case OP_TARGET: pl->cur_target = rd32(p + 4); pl->have |= 4; add_distinct(pl->targets, &pl->ntargets, pl->cur_target); break;
     case OP_PROGRAM: pl->cur_prog = rd32(p + 4); pl->have |= 1; break;
-    case OP_VERTEX_LAYOUT: pl->cur_layout = (uint32_t)idx; pl->have |= 2; break;
+    case OP_VERTEX_LAYOUT:   /* aux: the packet's byte offset in the blob (its tuple for pipelines) */
+        pl->cur_layout = (uint32_t)idx;
+        pl->have |= 2;
+        pl->aux[idx] = (uint32_t)(p - pl->base);
+        break;
     case OP_PRESENT:
         pl->presents[2 * pl->npresents] = rd64(p + 4);
         pl->presents[2 * pl->npresents + 1] = rd32(p + 12);
@@ -203,6 +208,7 @@ int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
     memset(pl->hash, 0, sizeof *pl->hash * pl->hash_cap);
     pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = 0;
     pl->have = 0;
+    pl->base = buf;
     return walk(buf, len, visit_plan, pl, NULL, e);
 }
 
