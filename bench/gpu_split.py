@@ -17,7 +17,10 @@ with two in flight, as the demo and games do — the client encodes frame N+1 wh
 process replays frame N; the in-process replay cannot overlap anything, its interval is its
 replay time).
 
-    .venv/bin/python bench/gpu_split.py [--frames 9]
+    .venv/bin/python bench/gpu_split.py [--frames 9] [--draws 1000,10000,50000] [--native off,on]
+
+With native replay on, each frame is also sent as binary packets (ring tag 4, the transport a
+native recorder of the NVN front end will use) and timed the same way.
 """
 from __future__ import annotations
 
@@ -42,7 +45,8 @@ from cpu_host.gpu_client.registry import SamplerDesc  # noqa: E402
 from gpu_guest import P, start_gpu, stop_gpu, ubo  # noqa: E402
 from cpu_host.gpu_client.ring_writer import RingWriter  # noqa: E402
 from gpu_host.engine import Engine  # noqa: E402
-from gpu_host.ring_layout import TAG_ARRAY, init_ring, open_ring  # noqa: E402
+from gpu_host import binpackets  # noqa: E402
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, TAG_ARRAY, TAG_BLOB, init_ring, open_ring  # noqa: E402
 from gpu_host.ring_reader import RingReader  # noqa: E402
 from gpu_host.server import GpuServer, gc_paused  # noqa: E402
 from gpu_host.objects import MappedPools  # noqa: E402
@@ -56,6 +60,7 @@ PIPE_EVERY, TEX_EVERY = 50, 5          # issue 32: a pipeline change every 50 dr
 UBOS, TEXS, TEX_W = 64, 4, 8
 UBO_AT, TEX_AT = 4096, 65536           # pool offsets of the uniform ranges and of the textures
 TARGET, SAMPLER = 7, 1
+PART = 16384                           # packets per binary part record (< 1 MiB)
 # Two programs (a pipeline each) that tint a textured quad by a uniform colour; the second swaps
 # channels so a missed PROGRAM packet would show in the frame's hash.
 BENCH_VS = """#version 450
@@ -131,6 +136,7 @@ class Split:
     """Client -> ring -> GPU process."""
 
     def __init__(self, native: str = "auto") -> None:
+        self.native = native
         self.proc, d = start_gpu({"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
         self.c = GpuClient(d, ring_capacity=32 << 20)
         self.c.connect(timeout=30)
@@ -158,6 +164,26 @@ class Split:
         dt = time.perf_counter() - t
         self.replay_ms.append(self.c.status().last_replay_ms)
         return dt, self.c.frame(n).sha256
+
+    def frame_blob(self, cmds: list[tuple], n: int) -> tuple[float, str]:
+        """The frame as a binary-packet submission (ring tag 4, parts of at most PART packets),
+        bypassing the client's msgpack path: the transport the native recorder will use.  The
+        conversion (a stand-in for that recorder) is timed apart, like the encode above."""
+        t = time.perf_counter()
+        parts = [binpackets.convert(cmds[i:i + PART]) for i in range(0, len(cmds), PART)]
+        self.encode_s.append(time.perf_counter() - t)
+        c = self.c
+        t = time.perf_counter()
+        c.seq += 1
+        c.pending[c.seq] = []
+        for i, part in enumerate(parts):
+            c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part,
+                           wait=c._check, tag=TAG_BLOB)
+        c.writer.publish()
+        c.wait(c.seq, timeout=300)
+        dt = time.perf_counter() - t
+        self.replay_ms.append(c.status().last_replay_ms)
+        return dt, c.frame(n).sha256
 
     def interval(self, frames: list[tuple[int, list[tuple]]], in_flight: int = 2) -> float:
         """Seconds per frame with ``in_flight`` frames submitted ahead (commands built before; each
@@ -241,7 +267,7 @@ def transport_cpu(draws: int, reps: int = 15) -> dict[str, float]:
     fd, bell = os.memfd_create("bench-ring"), os.eventfd(0, os.EFD_NONBLOCK)
     w = RingWriter(init_ring(fd, 32 << 20), bell)
     rd = RingReader(open_ring(fd), bell)
-    recv, sess = Receiver(), types.SimpleNamespace(packets=0)
+    recv, sess = Receiver(), types.SimpleNamespace(packets=0, blob=None)
     cmds = frame_commands(draws, 1)
     out: dict[str, list[float]] = {k: [] for k in ("encode", "submit", "receive", "old_submit", "old_receive")}
     clock = time.thread_time
@@ -402,6 +428,19 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             print(f"{'':20}CPU-side recording {build + enc_us:5.2f} us/draw (packets built {build:.2f} + encoded "
                   f"{enc_us:.2f}; target 0.2) | binary packets: native decode + validation {chk:.3f} us/draw "
                   f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)")
+        if split.native != "off":
+            bt, br = [], []
+            for rep in range(a.frames + 1):
+                n += 1
+                bdt, bsha = split.frame_blob(frame_commands(draws, n), n)
+                assert shas.setdefault(n, bsha) == bsha, f"frame {n} differs between native_replay settings"
+                if rep:
+                    bt.append(bdt)
+                    br.append(split.replay_ms[-1] / 1000)
+            bm, brp = statistics.median(bt), statistics.median(br)
+            print(f"{'':20}binary packets through the ring (tag 4): split {bm * 1000:7.1f} ms, GPU process's replay "
+                  f"{brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%  "
+                  f"split/in-process {bm / lm:.3f}")
         batch = []
         for _ in range(a.frames):
             n += 1
