@@ -394,9 +394,10 @@ def main() -> None:
 def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[int, str], first: bool) -> None:
     n = 0
     for draws in map(int, a.draws.split(",")):
-        st, lt, reps, lc = [], [], [], []
+        st, lt, reps, lc, ns = [], [], [], [], []
         for rep in range(a.frames + 1):
             n += 1
+            ns.append(n)
             # Interleaved, alternating who goes first: the machine's background load hits both.
             if rep % 2:
                 ldt, ldc, lsha = local.frame(draws, n)
@@ -430,10 +431,10 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                   f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)")
         if split.native != "off":
             bt, br = [], []
-            for rep in range(a.frames + 1):
-                n += 1
-                bdt, bsha = split.frame_blob(frame_commands(draws, n), n)
-                assert shas.setdefault(n, bsha) == bsha, f"frame {n} differs between native_replay settings"
+            for rep, m in enumerate(ns):      # the same frames again, presented as m + 10**6
+                cmds = frame_commands(draws, m)[:-1] + [(P.OP_PRESENT, m + 10 ** 6, TARGET)]
+                bdt, bsha = split.frame_blob(cmds, m + 10 ** 6)
+                assert shas[m] == bsha, f"frame {m} differs through the binary ring"
                 if rep:
                     bt.append(bdt)
                     br.append(split.replay_ms[-1] / 1000)
