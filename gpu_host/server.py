@@ -390,10 +390,18 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         if cur is not None and cur[0] is not None:
             self.engine.reject(cur[0], "no END before a binary submission")
             self._done(s, cur[0], None)
-        if len(record) < BLOB_PART.size + binpackets.HEADER:
-            log.warning("binary part record of %d bytes is shorter than its headers; ignored", len(record))
+        if len(record) < BLOB_PART.size:
+            log.warning("binary part record of %d bytes is shorter than its header; ignored", len(record))
             return None
         seq, part, flags = BLOB_PART.unpack_from(record)
+        if len(record) < BLOB_PART.size + binpackets.HEADER:
+            if s.blob is not None and s.blob[0] != seq:
+                self._drop_blob(s, f"part {part} of submission {seq} came instead of part {s.blob[1]}")
+            s.blob = None
+            self.engine.reject(seq, f"binary part {part}: {len(record) - BLOB_PART.size} bytes, shorter than a "
+                                    "blob header")
+            self._done(s, seq, None)
+            return None
         if s.blob is not None and (s.blob[0] != seq or s.blob[1] != part):
             self._drop_blob(s, f"part {part} of submission {seq} came instead of part {s.blob[1]}")
         if s.blob is None:

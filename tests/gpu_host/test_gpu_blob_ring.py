@@ -121,6 +121,7 @@ def test_hostile_blobs_are_named_and_dropped(env):
         ([bytes(d)], "packet 0 TARGET: field size = 12, its fields take 8"),
         ([B.blob([B.pack_raw(200, [1])])], "unknown op 200"),
         ([b"NXGC" + good[4:]], "part 0: blob header: field magic = 0x4347584e is not 0x4247584e"),
+        ([good[:10]], "binary part 0: 10 bytes, shorter than a blob header"),
     ]
     for parts, message in cases:
         before = gpu.client.dropped()
