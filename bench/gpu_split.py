@@ -1,6 +1,15 @@
-"""Frame time with 1,000 and 10,000 draws per frame: split (CPU-host client -> shared-memory
+"""Frame time with 1,000, 10,000 and 50,000 draws per frame: split (CPU-host client -> shared-memory
 ring -> GPU process) against the same replay in one process (Engine.submit on the same packets).
 Prints medians and the ratio split / in-process.  Target: split costs < 5 %.
+
+The frames are issue 32's "realistic" ones: a pipeline change every 50 draws (two programs
+alternating), a texture bind every 5 draws (four textures in turn), a uniform range update before
+every draw (64 ranges in turn).  Besides wall-clock frame times it prints two CPU figures per
+draw, each measured on its own as thread CPU time (other processes' load does not enter):
+- the GPU process's replay (``Engine.submit``: checks, validation, snapshot, command recording,
+  submit and wait) in the in-process worker, the same code the GPU process runs;
+- the CPU side's recording: building the draw's packets (what the NVN front end appends per
+  guest call) and encoding them at the end of the recording (``GpuClient.encode``).
 
 Two views of a frame: latency (one frame submitted, waited for, then the next: the whole
 transport is on the frame's path) and the frame interval of a running game (frames submitted
@@ -8,7 +17,10 @@ with two in flight, as the demo and games do — the client encodes frame N+1 wh
 process replays frame N; the in-process replay cannot overlap anything, its interval is its
 replay time).
 
-    .venv/bin/python bench/gpu_split.py [--frames 9]
+    .venv/bin/python bench/gpu_split.py [--frames 9] [--draws 1000,10000,50000] [--native off,on]
+
+With native replay on, each frame is also sent as binary packets (ring tag 4, the transport a
+native recorder of the NVN front end will use) and timed the same way.
 """
 from __future__ import annotations
 
@@ -21,16 +33,20 @@ import time
 import types
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gpu_host"))
 
 from cpu_host.gpu_client.client import GpuClient  # noqa: E402
 from cpu_host.gpu_client.memory import Pool  # noqa: E402
 from cpu_host.gpu_client.registry import TextureDesc  # noqa: E402
 from cpu_host.gpu_client.shaders import GlslSource  # noqa: E402
-from gpu_guest import COLOR_FS, COLOR_VS, P, rect_px, start_gpu, stop_gpu, ubo  # noqa: E402
+from cpu_host.gpu_client.registry import SamplerDesc  # noqa: E402
+from gpu_guest import P, start_gpu, stop_gpu, ubo  # noqa: E402
 from cpu_host.gpu_client.ring_writer import RingWriter  # noqa: E402
 from gpu_host.engine import Engine  # noqa: E402
-from gpu_host.ring_layout import TAG_ARRAY, init_ring, open_ring  # noqa: E402
+from gpu_host import binpackets  # noqa: E402
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, TAG_ARRAY, TAG_BLOB, init_ring, open_ring  # noqa: E402
 from gpu_host.ring_reader import RingReader  # noqa: E402
 from gpu_host.server import GpuServer, gc_paused  # noqa: E402
 from gpu_host.objects import MappedPools  # noqa: E402
@@ -39,34 +55,98 @@ from gpu_host.vkdevice import Device  # noqa: E402
 W = H = 128
 
 
+DRAWS = (1000, 10000, 50000)
+PIPE_EVERY, TEX_EVERY = 50, 5          # issue 32: a pipeline change every 50 draws, a texture bind every 5
+UBOS, TEXS, TEX_W = 64, 4, 8
+UBO_AT, TEX_AT = 4096, 65536           # pool offsets of the uniform ranges and of the textures
+TARGET, SAMPLER = 7, 1
+PART = 16384                           # packets per binary part record (< 1 MiB)
+# Two programs (a pipeline each) that tint a textured quad by a uniform colour; the second swaps
+# channels so a missed PROGRAM packet would show in the frame's hash.
+BENCH_VS = """#version 450
+layout(location=0) in vec2 pos;
+layout(location=1) in vec2 uv;
+layout(set=0, binding=0) uniform U { vec4 color; vec4 offset; vec4 step; } u;
+layout(location=0) out vec4 c;
+layout(location=1) out vec2 t;
+void main() { gl_Position = vec4(pos + u.offset.xy, 0.0, 1.0); c = u.color; t = uv; }"""
+BENCH_FS = ["""#version 450
+layout(location=0) in vec4 c;
+layout(location=1) in vec2 t;
+layout(set=0, binding=4) uniform sampler2D tex;
+layout(location=0) out vec4 o;
+void main() { o = c * texture(tex, t)%s; }""" % sw for sw in ("", ".bgra")]
+
+
+def quad() -> bytes:
+    """One 4x4-pixel quad at the top-left corner (vec2 pos, vec2 uv; the uniform moves it)."""
+    a, b = -1.0, -1.0 + 8 / W
+    p = [[a, a, 0, 0], [b, a, 1, 0], [b, b, 1, 1], [a, a, 0, 0], [b, b, 1, 1], [a, b, 0, 1]]
+    return np.array(p, np.float32).tobytes()
+
+
 def frame_commands(draws: int, frame: int) -> list[tuple]:
-    # Many small draws with a uniform range change every 10 draws, as a game's sprite batch would.
-    cmds = [(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-            (P.OP_VERTEX, 1, 0, 48)]
+    cmds = [(P.OP_TARGET, TARGET), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+            (P.OP_VERTEX, 1, 0, 96)]
     for i in range(draws):
-        if i % 10 == 0:
-            cmds.append((P.OP_UNIFORM, 0, 1, 4096 + 256 * ((i // 10) % 64), 48))
+        if i % PIPE_EVERY == 0:
+            cmds.append((P.OP_PROGRAM, 1 + (i // PIPE_EVERY) % 2))
+        if i % TEX_EVERY == 0:
+            cmds.append((P.OP_TEXTURE, 0, 10 + (i // TEX_EVERY) % TEXS, SAMPLER))
+        cmds.append((P.OP_UNIFORM, 0, 1, UBO_AT + 256 * ((i + frame) % UBOS), 48))
         cmds.append((P.OP_DRAW, 6, 1, 0, 0))
-    return cmds + [(P.OP_PRESENT, frame, 7)]
+    return cmds + [(P.OP_PRESENT, frame, TARGET)]
 
 
 def fill(pool) -> None:
-    pool.write(0, rect_px(0, 0, 4, 4, W, H).tobytes())
-    for k in range(64):
-        pool.write(4096 + 256 * k, ubo((k / 64, 0.5, 0.2, 1), (2 * (k % 8) * 8 / W, 2 * (k // 8) * 8 / H)))
+    pool.write(0, quad())
+    for k in range(UBOS):
+        pool.write(UBO_AT + 256 * k, ubo(((k % 4 + 1) / 4, (k // 4 % 4 + 1) / 4, 0.5, 1),
+                                         (2 * (k % 8) * 8 / W, 2 * (k // 8) * 8 / H)))
+    for k in range(TEXS):
+        rgba = np.zeros((TEX_W, TEX_W, 4), np.uint8)
+        rgba[..., k % 3] = 255
+        rgba[::2, ::2] = 128
+        rgba[..., 3] = 255
+        pool.write(TEX_AT + k * TEX_W * TEX_W * 4, rgba.tobytes())
+
+
+def textures() -> list[TextureDesc]:
+    return [TextureDesc(TARGET, 0, 0, W, H, "RGBA8", render_target=True)] + [
+        TextureDesc(10 + k, 1, TEX_AT + k * TEX_W * TEX_W * 4, TEX_W, TEX_W, "RGBA8", block_linear=False,
+                    pitch=TEX_W * 4) for k in range(TEXS)]
+
+
+def recording_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
+    """Median thread CPU time (us per draw) of building a frame's packets and of encoding them at
+    the end of the recording, each on its own."""
+    build, enc = [], []
+    for r in range(reps):
+        t0 = time.thread_time()
+        cmds = frame_commands(draws, r)
+        t1 = time.thread_time()
+        GpuClient.encode(cmds)
+        t2 = time.thread_time()
+        build.append((t1 - t0) / draws * 1e6)
+        enc.append((t2 - t1) / draws * 1e6)
+    return statistics.median(build), statistics.median(enc)
 
 
 class Split:
     """Client -> ring -> GPU process."""
 
-    def __init__(self) -> None:
-        self.proc, d = start_gpu()
+    def __init__(self, native: str = "auto") -> None:
+        self.native = native
+        self.proc, d = start_gpu({"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
         self.c = GpuClient(d, ring_capacity=32 << 20)
         self.c.connect(timeout=30)
         pool = self.c.create_pool(1, 1 << 20)
         fill(pool)
-        self.c.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
-        self.c.register(TextureDesc(7, 0, 0, W, H, "RGBA8", render_target=True))
+        for k, fs in enumerate(BENCH_FS):
+            self.c.register_program(1 + k, GlslSource(BENCH_VS, fs))
+        for t in textures():
+            self.c.register(t)
+        self.c.register(SamplerDesc(SAMPLER))
         self.replay_ms: list[float] = []
         self.encode_s: list[float] = []     # encoding at the end of recording (the game's CPU time)
         self.submit_s: list[float] = []     # the client's submit call: copy into the ring, doorbell
@@ -84,6 +164,26 @@ class Split:
         dt = time.perf_counter() - t
         self.replay_ms.append(self.c.status().last_replay_ms)
         return dt, self.c.frame(n).sha256
+
+    def frame_blob(self, cmds: list[tuple], n: int) -> tuple[float, str]:
+        """The frame as a binary-packet submission (ring tag 4, parts of at most PART packets),
+        bypassing the client's msgpack path: the transport the native recorder will use.  The
+        conversion (a stand-in for that recorder) is timed apart, like the encode above."""
+        t = time.perf_counter()
+        parts = [binpackets.convert(cmds[i:i + PART]) for i in range(0, len(cmds), PART)]
+        self.encode_s.append(time.perf_counter() - t)
+        c = self.c
+        t = time.perf_counter()
+        c.seq += 1
+        c.pending[c.seq] = []
+        for i, part in enumerate(parts):
+            c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part,
+                           wait=c._check, tag=TAG_BLOB)
+        c.writer.publish()
+        c.wait(c.seq, timeout=300)
+        dt = time.perf_counter() - t
+        self.replay_ms.append(c.status().last_replay_ms)
+        return dt, c.frame(n).sha256
 
     def interval(self, frames: list[tuple[int, list[tuple]]], in_flight: int = 2) -> float:
         """Seconds per frame with ``in_flight`` frames submitted ahead (commands built before; each
@@ -115,18 +215,23 @@ class Local:
         mp.add(1, self.pool.fd, self.pool.size)
         self.dev = Device()
         self.eng = Engine(self.dev, mp, keep_frames=2)
-        v, f = GlslSource(COLOR_VS, COLOR_FS).spirv()
-        self.eng.register_program(id=1, vertex=v, fragment=f)
-        self.eng.register_texture(id=7, pool=0, offset=0, width=W, height=H, format="RGBA8", block_linear=False,
-                                  block_height_log2=0, pitch=0, render_target=True)
+        for k, fs in enumerate(BENCH_FS):
+            v, f = GlslSource(BENCH_VS, fs).spirv()
+            self.eng.register_program(id=1 + k, vertex=v, fragment=f)
+        for t in textures():
+            self.eng.register_texture(id=t.id, pool=t.pool, offset=t.offset, width=t.width, height=t.height,
+                                      format=t.format, block_linear=t.block_linear, block_height_log2=0,
+                                      pitch=t.pitch, render_target=t.render_target)
+        self.eng.register_sampler(SAMPLER, False, False)
 
-    def frame(self, cmds: list[tuple], n: int) -> tuple[float, str]:
+    def frame(self, cmds: list[tuple], n: int) -> tuple[float, float, str]:
+        """(wall seconds, thread CPU seconds, frame SHA-256) of one submission's replay."""
         packets = list(cmds)                       # the recorded tuples as they are
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         with gc_paused():                          # as the GPU process replays (gpu_host.server)
             self.eng.submit(n, packets)            # no serialisation: one process needs none
-        dt = time.perf_counter() - t
-        return dt, self.eng.frames[-1].sha256
+        dt, dc = time.perf_counter() - t, time.thread_time() - c
+        return dt, dc, self.eng.frames[-1].sha256
 
     def close(self) -> None:
         self.eng.close()
@@ -162,7 +267,7 @@ def transport_cpu(draws: int, reps: int = 15) -> dict[str, float]:
     fd, bell = os.memfd_create("bench-ring"), os.eventfd(0, os.EFD_NONBLOCK)
     w = RingWriter(init_ring(fd, 32 << 20), bell)
     rd = RingReader(open_ring(fd), bell)
-    recv, sess = Receiver(), types.SimpleNamespace(packets=0)
+    recv, sess = Receiver(), types.SimpleNamespace(packets=0, blob=None)
     cmds = frame_commands(draws, 1)
     out: dict[str, list[float]] = {k: [] for k in ("encode", "submit", "receive", "old_submit", "old_receive")}
     clock = time.thread_time
@@ -201,6 +306,39 @@ def transport_cpu(draws: int, reps: int = 15) -> dict[str, float]:
     return {k: statistics.median(v) for k, v in out.items()}
 
 
+def native_check_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
+    """Median thread CPU time (us per draw) of converting a frame's packet tuples to the binary
+    format (binpackets.convert: Python per packet, a stand-in for a native recorder) and of the
+    native decoder's format + validation passes over the blob (one C call, gpu_host/nxpkt.c)."""
+    from gpu_host import binpackets, nxpkt
+    from gpu_host.objects import Objects
+
+    class Sizes:
+        def pool_size(self, pool: int) -> int | None:
+            return 1 << 20 if pool == 1 else None
+
+    objs = Objects(Sizes())
+    for k, fs in enumerate(BENCH_FS):
+        objs.add_program(1 + k, *GlslSource(BENCH_VS, fs).spirv())
+    for t in textures():
+        objs.add_texture(id=t.id, pool=t.pool, offset=t.offset, width=t.width, height=t.height, format=t.format,
+                         block_linear=t.block_linear, block_height_log2=0, pitch=t.pitch, render_target=t.render_target)
+    objs.add_sampler(SAMPLER, False, False)
+    tabs = nxpkt.tables(objs, {1: 1 << 20})
+    conv, chk = [], []
+    for r in range(reps):
+        cmds = frame_commands(draws, r)
+        t0 = time.thread_time()
+        data = binpackets.convert(cmds)
+        t1 = time.thread_time()
+        got = nxpkt.check(data, tabs)
+        t2 = time.thread_time()
+        assert got.draws == draws and not got.fallback_op
+        conv.append((t1 - t0) / draws * 1e6)
+        chk.append((t2 - t1) / draws * 1e6)
+    return statistics.median(conv), statistics.median(chk)
+
+
 def local_worker() -> None:
     """The in-process side, in a clean process of its own (no client, no gRPC threads): reads
     ``DRAWS FRAME`` lines, answers ``seconds sha256`` lines."""
@@ -209,23 +347,24 @@ def local_worker() -> None:
     try:
         for line in sys.stdin:
             draws, n = map(int, line.split())
-            dt, sha = side.frame(frame_commands(draws, n), n)
-            print(dt, sha, flush=True)
+            dt, dc, sha = side.frame(frame_commands(draws, n), n)
+            print(dt, dc, sha, flush=True)
     finally:
         side.close()
 
 
 class LocalProc:
-    def __init__(self) -> None:
+    def __init__(self, native: str = "auto") -> None:
         import subprocess
         self.p = subprocess.Popen([sys.executable, __file__, "--local-worker"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, text=True,
+                                  env={**os.environ, "NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
 
-    def frame(self, draws: int, n: int) -> tuple[float, str]:
+    def frame(self, draws: int, n: int) -> tuple[float, float, str]:
         self.p.stdin.write(f"{draws} {n}\n")
         self.p.stdin.flush()
-        dt, sha = self.p.stdout.readline().split()
-        return float(dt), sha
+        dt, dc, sha = self.p.stdout.readline().split()
+        return float(dt), float(dc), sha
 
     def close(self) -> None:
         self.p.stdin.close()
@@ -235,53 +374,86 @@ class LocalProc:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=9)
+    ap.add_argument("--draws", default=",".join(map(str, DRAWS)), help="draws per frame, comma-separated")
+    ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
     ap.add_argument("--local-worker", action="store_true")
     a = ap.parse_args()
     if a.local_worker:
         return local_worker()
-    split, local = Split(), LocalProc()
+    shas: dict[int, str] = {}        # frame -> SHA-256, equal across the native_replay settings
+    for mode in a.native.split(","):
+        print(f"gpu_host.native_replay = {mode}")
+        split, local = Split(mode), LocalProc(mode)
+        try:
+            run_mode(a, split, local, shas, first=mode == a.native.split(",")[0])
+        finally:
+            split.close()
+            local.close()
+
+
+def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[int, str], first: bool) -> None:
     n = 0
-    try:
-        for draws in (1000, 10000):
-            st, lt, reps = [], [], []
-            for rep in range(a.frames + 1):
-                n += 1
-                # Interleaved, alternating who goes first: the machine's background load hits both.
-                if rep % 2:
-                    ldt, lsha = local.frame(draws, n)
-                    sdt, ssha = split.frame(frame_commands(draws, n), n)
-                else:
-                    sdt, ssha = split.frame(frame_commands(draws, n), n)
-                    ldt, lsha = local.frame(draws, n)
-                assert ssha == lsha, "split and in-process frames differ"
-                if rep:                              # the first frame compiles pipelines
-                    st.append(sdt)
-                    lt.append(ldt)
-                    reps.append(split.replay_ms[-1] / 1000)
-            lm, sm, rep = statistics.median(lt), statistics.median(st), statistics.median(reps)
-            print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
-                  f"split/in-process {sm / lm:.3f}  (medians of {len(st)} interleaved frames; frames identical)")
-            enc, sub = statistics.median(split.encode_s[-len(st):]), statistics.median(split.submit_s[-len(st):])
-            print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (ring copy, doorbell, "
-                  f"wake-up, unpack) {(sm - rep) * 1000:5.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
-            print(f"{'':20}encode at record time {enc * 1000:5.1f} ms (the game's CPU time, before the submit; "
-                  f"transport + encode {(sm - rep + enc) * 1000:5.1f} ms = {(sm - rep + enc) / (sm + enc) * 100:.1f}%)"
-                  f"  client submit call {sub * 1000:5.2f} ms")
-            batch = []
-            for _ in range(a.frames):
-                n += 1
-                batch.append((n, frame_commands(draws, n)))
-            si = split.interval(batch)
-            print(f"{'':20}running game (2 frames in flight): split {si * 1000:7.1f} ms/frame  "
-                  f"split/in-process {si / lm:.3f}")
+    for draws in map(int, a.draws.split(",")):
+        st, lt, reps, lc, ns = [], [], [], [], []
+        for rep in range(a.frames + 1):
+            n += 1
+            ns.append(n)
+            # Interleaved, alternating who goes first: the machine's background load hits both.
+            if rep % 2:
+                ldt, ldc, lsha = local.frame(draws, n)
+                sdt, ssha = split.frame(frame_commands(draws, n), n)
+            else:
+                sdt, ssha = split.frame(frame_commands(draws, n), n)
+                ldt, ldc, lsha = local.frame(draws, n)
+            assert ssha == lsha, "split and in-process frames differ"
+            assert shas.setdefault(n, ssha) == ssha, f"frame {n} differs between native_replay settings"
+            if rep:                              # the first frame compiles pipelines
+                st.append(sdt)
+                lt.append(ldt)
+                reps.append(split.replay_ms[-1] / 1000)
+                lc.append(ldc)
+        lm, sm, rep = statistics.median(lt), statistics.median(st), statistics.median(reps)
+        print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
+              f"split/in-process {sm / lm:.3f}  (medians of {len(st)} interleaved frames; frames identical)")
+        enc, sub = statistics.median(split.encode_s[-len(st):]), statistics.median(split.submit_s[-len(st):])
+        print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (ring copy, doorbell, "
+              f"wake-up, unpack) {(sm - rep) * 1000:5.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
+        print(f"{'':20}encode at record time {enc * 1000:5.1f} ms (the game's CPU time, before the submit; "
+              f"transport + encode {(sm - rep + enc) * 1000:5.1f} ms = {(sm - rep + enc) / (sm + enc) * 100:.1f}%)"
+              f"  client submit call {sub * 1000:5.2f} ms")
+        print(f"{'':20}per draw, thread CPU: GPU-process replay {statistics.median(lc) / draws * 1e6:6.2f} us "
+              f"(Engine.submit; {statistics.median(lc) * 1000:.1f} ms a frame)")
+        if first:
+            build, enc_us = recording_cpu(draws)
+            conv, chk = native_check_cpu(draws)
+            print(f"{'':20}CPU-side recording {build + enc_us:5.2f} us/draw (packets built {build:.2f} + encoded "
+                  f"{enc_us:.2f}; target 0.2) | binary packets: native decode + validation {chk:.3f} us/draw "
+                  f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)")
+        if split.native != "off":
+            bt, br = [], []
+            for rep, m in enumerate(ns):      # the same frames again, presented as m + 10**6
+                cmds = frame_commands(draws, m)[:-1] + [(P.OP_PRESENT, m + 10 ** 6, TARGET)]
+                bdt, bsha = split.frame_blob(cmds, m + 10 ** 6)
+                assert shas[m] == bsha, f"frame {m} differs through the binary ring"
+                if rep:
+                    bt.append(bdt)
+                    br.append(split.replay_ms[-1] / 1000)
+            bm, brp = statistics.median(bt), statistics.median(br)
+            print(f"{'':20}binary packets through the ring (tag 4): split {bm * 1000:7.1f} ms, GPU process's replay "
+                  f"{brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%  "
+                  f"split/in-process {bm / lm:.3f}")
+        batch = []
+        for _ in range(a.frames):
+            n += 1
+            batch.append((n, frame_commands(draws, n)))
+        si = split.interval(batch)
+        print(f"{'':20}running game (2 frames in flight): split {si * 1000:7.1f} ms/frame  "
+              f"split/in-process {si / lm:.3f}")
+        if first:
             cpu = transport_cpu(draws)
             print(f"{'':20}transport CPU per frame (thread CPU time, same code, one process): encode "
                   f"{cpu['encode']:.2f} ms | submit {cpu['submit']:.2f} ms | GPU-process receive {cpu['receive']:.2f} ms"
                   f"  (previous path: submit {cpu['old_submit']:.2f} ms, receive {cpu['old_receive']:.2f} ms)")
-    finally:
-        split.close()
-        local.close()
-
 
 if __name__ == "__main__":
     main()

@@ -38,6 +38,9 @@ class Engine:
                                  settings.get("nxrecomp", "cache_dir") if settings.get("gpu_host", "pipeline_cache")
                                  else None, lib == "auto", settings.get("gpu_host", "avoid_formats"))
         texdecode.prepare()
+        from gpu_host.native_replay import NativeReplay
+        self.native = NativeReplay.create(self.replayer, settings.get("gpu_host", "native_replay"))
+        self.replayer.native = self.native
         self.frames_dir = Path(frames_dir) if frames_dir else None
         if self.frames_dir:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
@@ -54,6 +57,7 @@ class Engine:
             old = self.objects.memory
             self.objects = Objects(memory)
             self.replayer.reset(self.objects)
+            self._changed()
             if old is not memory and hasattr(old, "close"):
                 old.close()
 
@@ -85,18 +89,21 @@ class Engine:
             self.objects.add_texture(**desc)
             if self.recorder:
                 self.recorder.texture(desc)
+            self._changed()
 
     def register_sampler(self, id: int, linear: bool, repeat: bool, compare: int = 0) -> None:
         with self.lock:
             self.objects.add_sampler(id, linear, repeat, compare)
             if self.recorder:
                 self.recorder.sampler(id, linear, repeat, compare)
+            self._changed()
 
     def register_program(self, id: int, vertex: bytes, fragment: bytes) -> None:
         with self.lock:
             self.objects.add_program(id, vertex, fragment)
             if self.recorder:
                 self.recorder.program(id, vertex, fragment)
+            self._changed()
 
     def note_pool(self, id: int, size: int, flushed_writes: bool = False) -> None:
         with self.lock:
@@ -106,6 +113,12 @@ class Engine:
                 self.objects.flushed_pools.discard(id)
             if self.recorder:
                 self.recorder.pool(id, size, flushed_writes)
+            self._changed()
+
+    def _changed(self) -> None:
+        """An object was (re-)registered: the native path's object tables are rebuilt."""
+        if self.native is not None:
+            self.native.changed()
 
     # -- submissions --------------------------------------------------------------------
     def submit(self, seq: int, packets: list, snapshot: Snapshot | None = None) -> Result | None:
@@ -114,16 +127,25 @@ class Engine:
         t0 = time.perf_counter()
         with self.lock:
             try:
-                cmds = []
-                for i, p in enumerate(packets):
-                    try:
-                        cmds.append(P.check(p))
-                    except P.PacketError as e:
-                        raise SubmissionError(f"submission {seq}: packet {i}: {e}") from None
-                t1 = time.perf_counter()
-                pl = plan(seq, cmds, self.objects)
+                nat = self.native.prepare(seq, packets, self.objects) if self.native is not None else None
+                if nat is not None:     # decode, validation and recording in C (native_replay.py)
+                    pl = nat.plan
+                    t1 = time.perf_counter()
+                else:
+                    cmds = []
+                    for i, p in enumerate(packets):
+                        try:
+                            cmds.append(P.check(p))
+                        except P.PacketError as e:
+                            raise SubmissionError(f"submission {seq}: packet {i}: {e}") from None
+                    t1 = time.perf_counter()
+                    pl = plan(seq, cmds, self.objects)
                 t2 = time.perf_counter()
-                if pl.waits and snapshot is None:   # EVENT_WAIT: run in parts, waiting between them
+                if nat is not None:
+                    reads = self.replayer.texture_reads(pl)
+                    snap = snapshot or Snapshot.take(pl, self.objects.memory, reads)
+                    res = self.replayer.run(pl, snap, reads, native=nat)
+                elif pl.waits and snapshot is None:   # EVENT_WAIT: run in parts, waiting between them
                     res, snap = event_parts.run_parts(self, pl), None
                 else:
                     reads = self.replayer.texture_reads(pl)
@@ -146,13 +168,58 @@ class Engine:
                       (time.perf_counter() - t2) * 1000)
             if self.recorder and snapshot is None and snap is not None:
                 self.recorder.submit(seq, packets, snap.data)
+        self._frames(res)
+        return res
+
+    def submit_blob(self, seq: int, blob: bytes) -> Result | None:
+        """Replay one submission that arrived as binary packets (ring tag 4): natively where
+        every packet is one the C path replays, else decoded (in C) and replayed by the Python
+        path; a blob the native decoder refuses is dropped with its named error."""
+        from gpu_host import nxpkt
+        if self.native is not None:
+            t0 = time.perf_counter()
+            with self.lock:
+                try:
+                    nat = self.native.prepare_blob(seq, blob, self.objects)
+                    if nat is not None:
+                        reads = self.replayer.texture_reads(nat.plan)
+                        snap = Snapshot.take(nat.plan, self.objects.memory, reads)
+                        res = self.replayer.run(nat.plan, snap, reads, native=nat)
+                except SubmissionError as e:
+                    self.dropped += 1
+                    self.replayer.forget_uploads()
+                    log.warning("dropped %s", e)
+                    return None
+                except Exception:
+                    self.dropped += 1
+                    self.replayer.forget_uploads()
+                    log.exception("dropped submission %d: replay failed", seq)
+                    return None
+                if nat is not None:
+                    self.submissions += 1
+                    self.last_replay_ms = (time.perf_counter() - t0) * 1000
+                    if self.recorder:     # recordings hold msgpack packets (PROTOCOL.md "Recording")
+                        self.recorder.submit(seq, nxpkt.decode(blob), snap.data)
+            if nat is not None:
+                self._frames(res)
+                return res
+        try:
+            packets = nxpkt.decode(blob)
+        except Exception as e:       # NativePacketError, or no native library at all
+            with self.lock:
+                self.dropped += 1
+                self.replayer.forget_uploads()
+            log.warning("dropped submission %d: %s", seq, e)
+            return None
+        return self.submit(seq, packets)
+
+    def _frames(self, res: Result) -> None:
         for fr in res.frames:
             self.frames.append(fr)
             if self.frames_dir:
                 png.write(self.frames_dir / f"frame_{fr.frame:06d}.png", fr.rgba, fr.width, fr.height)
             if self.on_frame:
                 self.on_frame(fr)
-        return res
 
     def reject(self, seq: int, why: str) -> None:
         """A submission the transport could not even parse."""

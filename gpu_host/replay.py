@@ -137,6 +137,7 @@ class Replayer:
         self.dummy_img = dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE)
         self.dummies: dict[str, Image] = {"2d": self.dummy_img, "other": self.dummy_img}
         self.pool_sets = PoolSets(dev, self.pipes.pool_layout)
+        self.native: Any = None      # native_replay.NativeReplay, set by the Engine (gpu_host.native_replay)
 
     def reset(self, objects: Objects) -> None:
         """A new client session: drop its predecessor's images (pipelines stay cached)."""
@@ -274,9 +275,11 @@ class Replayer:
             out.append(t)
         return out
 
-    def run(self, plan: Plan, mem: Memory, to_read: list[Texture] | None = None) -> Result:
+    def run(self, plan: Plan, mem: Memory, to_read: list[Texture] | None = None, native: Any = None) -> Result:
         """Replay ``plan`` reading pool bytes from ``mem`` (a ``Snapshot`` of the plan's ranges
-        and of the textures in ``to_read``, default ``texture_reads(plan)``)."""
+        and of the textures in ``to_read``, default ``texture_reads(plan)``).  ``native``: a
+        ``native_replay.NativeSubmission`` whose commands C records (``NativeReplay.record``)
+        in place of ``_record``; everything else is this path's."""
         # 1. snapshot
         if to_read is None:
             to_read = self.texture_reads(plan)
@@ -316,8 +319,8 @@ class Replayer:
                 tex_off.append((t, off, img))
                 off += _up(lin.size)
         # 2. record
-        frames = [c[2] if c[0] == P.OP_PRESENT else c[1] for c in plan.commands
-                  if c[0] in (P.OP_PRESENT, P.OP_WRITEBACK)]
+        frames = native.frame_ids if native is not None else [
+            c[2] if c[0] == P.OP_PRESENT else c[1] for c in plan.commands if c[0] in (P.OP_PRESENT, P.OP_WRITEBACK)]
         rb_size = sum(self._readback_size(self.objects.textures[t]) for t in frames)
         rb = self._buffer("readback", max(rb_size, ALIGN), vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT) if frames else None
         cb = self.cb
@@ -331,7 +334,10 @@ class Replayer:
                 imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
         _barrier(cb)
         try:
-            result, reads = self._record(plan, cb, arena, where, rb)
+            if native is not None:
+                result, reads = self.native.record(native, cb, arena, where, rb)
+            else:
+                result, reads = self._record(plan, cb, arena, where, rb)
         except SubmissionError:
             vk.vkEndCommandBuffer(cb)
             raise

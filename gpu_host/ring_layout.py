@@ -20,6 +20,9 @@ REC_HDR = struct.Struct("<II")
 TAG_PACKET = 1
 TAG_PAD = 2          # filler up to the end of the data area; the reader skips to offset 0
 TAG_ARRAY = 3        # one msgpack array of packets (the client's records: one C-level unpack each)
+TAG_BLOB = 4         # a part of a binary-packet submission: u64 seq, u32 part, u32 flags, a blob (PROTOCOL.md)
+BLOB_PART = struct.Struct("<QII")
+BLOB_LAST = 1        # flags: the submission's last part
 MAX_PACKET = 1 << 20  # a larger record is corruption, never a packet
 
 # Header fields (byte offsets).  Producer- and consumer-written words sit on separate cache lines.

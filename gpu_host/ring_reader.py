@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import select
 
-from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_ARRAY, TAG_PACKET, TAG_PAD,
+from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_ARRAY, TAG_BLOB, TAG_PACKET, TAG_PAD,
                                   RingFormatError, RingView, align8)
 
 
@@ -45,7 +45,7 @@ class RingReader:
             length, tag = REC_HDR.unpack_from(mm, HEADER_SIZE + off)
             if tag == TAG_PAD:
                 nxt = rpos + (cap - off)
-            elif tag == TAG_PACKET or tag == TAG_ARRAY:
+            elif tag == TAG_PACKET or tag == TAG_ARRAY or tag == TAG_BLOB:
                 if length > MAX_PACKET or off + REC_HDR.size + length > cap:
                     raise RingFormatError(f"ring record at position {rpos}: length {length} runs past the ring")
                 start = HEADER_SIZE + off + REC_HDR.size

@@ -29,11 +29,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from gpu_host import fdpass
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_socket_path
+from gpu_host import binpackets
 from gpu_host import packets as P
 from gpu_host.engine import Engine
 from gpu_host.objects import MappedPools, ObjectError
 from gpu_host.record import Recorder
-from gpu_host.ring_layout import TAG_ARRAY, RingFormatError, RingView, open_ring
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, TAG_ARRAY, TAG_BLOB, RingFormatError, RingView, open_ring
 from gpu_host.ring_reader import RingReader
 from gpu_host.swapchain import Presenter
 from gpu_host.vkdevice import Device, VulkanUnavailable
@@ -53,6 +54,7 @@ class Session:
     reply: int                    # eventfd the client sleeps on while it waits for completions
     packets: int = 0
     closed: bool = False
+    blob: tuple[int, int, list] | None = None   # open binary submission: (seq, next part, part bodies)
 
 
 _first = operator.itemgetter(0)
@@ -338,6 +340,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         """One ring record: whole packets (one msgpack array, or back to back).  A record that does
         not parse drops the submission it belongs to at once (its END may be in the unreadable
         part)."""
+        if tag == TAG_BLOB:
+            return self._blob_part(s, record, cur)
+        if s.blob is not None:        # msgpack records while a binary submission is open: drop it
+            self._drop_blob(s, "a msgpack record came before its last part")
         if tag == TAG_ARRAY:
             # A BEGIN only opens an array record and an END only closes one (PROTOCOL.md): a
             # marker anywhere else stays among the packets, where validation drops its
@@ -370,6 +376,52 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 self._done(s, cur[0], None)
             cur = (None, [])        # skip the rest of this submission, up to the next BEGIN
         return cur
+
+    def _drop_blob(self, s: Session, why: str) -> None:
+        seq = s.blob[0]
+        s.blob = None
+        self.engine.reject(seq, f"binary submission: {why}")
+        self._done(s, seq, None)
+
+    def _blob_part(self, s: Session, record: bytes, cur):
+        """A part of a binary-packet submission (ring tag 4, PROTOCOL.md "Binary packets"): its
+        blobs' packets are joined and replayed at the last part.  A msgpack submission still open
+        is dropped (no END before it)."""
+        if cur is not None and cur[0] is not None:
+            self.engine.reject(cur[0], "no END before a binary submission")
+            self._done(s, cur[0], None)
+        if len(record) < BLOB_PART.size:
+            log.warning("binary part record of %d bytes is shorter than its header; ignored", len(record))
+            return None
+        seq, part, flags = BLOB_PART.unpack_from(record)
+        if len(record) < BLOB_PART.size + binpackets.HEADER:
+            if s.blob is not None and s.blob[0] != seq:
+                self._drop_blob(s, f"part {part} of submission {seq} came instead of part {s.blob[1]}")
+            s.blob = None
+            self.engine.reject(seq, f"binary part {part}: {len(record) - BLOB_PART.size} bytes, shorter than a "
+                                    "blob header")
+            self._done(s, seq, None)
+            return None
+        if s.blob is not None and (s.blob[0] != seq or s.blob[1] != part):
+            self._drop_blob(s, f"part {part} of submission {seq} came instead of part {s.blob[1]}")
+        if s.blob is None:
+            if part != 0:
+                log.warning("binary part %d of submission %d without its part 0; ignored", part, seq)
+                return None
+            s.blob = (seq, 0, [])
+        s.blob[2].append(memoryview(record)[BLOB_PART.size:])
+        s.packets += 1
+        s.blob = (seq, part + 1, s.blob[2])
+        if flags & BLOB_LAST:
+            parts, s.blob = s.blob[2], None
+            try:
+                blob = binpackets.join(parts)
+            except ValueError as e:
+                self.engine.reject(seq, str(e))
+                self._done(s, seq, None)
+                return None
+            self._done(s, seq, self.engine.submit_blob(seq, blob))
+        return None
 
     def _packet(self, s: Session, obj, cur):
         marker = (type(obj) in (list, tuple) and len(obj) == 2 and type(obj[0]) is int

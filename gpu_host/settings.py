@@ -32,6 +32,9 @@ SETTINGS = [
             "present into an SDL3 window: auto (when DISPLAY is set and SDL3 builds), on (fail without one), off"),
     Setting("gpu_host", "window_size", (1280, 720), "window size WxH; frames are scaled to it", _size),
     Setting("gpu_host", "window_title", "nxrecomp", "window title"),
+    Setting("gpu_host", "native_replay", "auto",
+            "replay submissions in C (gpu_host/nxreplay.c) where every packet is one the C path knows: auto "
+            "(where it builds and loads, else Python), on (fail at start without it), off (Python only)"),
     Setting("gpu_host", "event_wait_timeout_s", 10.0,
             "seconds an EVENT_WAIT waits for its event before the rest of the submission is dropped", float),
 ]

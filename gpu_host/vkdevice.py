@@ -171,6 +171,23 @@ class Device:
                                     srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                     dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                                     image=h, subresourceRange=full)])
+        # Zeroed, not left undefined: a texture slot a shader reads with nothing bound samples a
+        # dummy image, and a target drawn before any CLEAR keeps what was there; both must not
+        # depend on the driver's recycled memory (frames equal run to run, native and Python).
+        # (Block-compressed formats cannot be cleared, VkFormat 131-184 BC/ETC2/EAC/ASTC and the ASTC
+        # HDR extension's; their bytes always come from the pool before any use.)
+        compressed = 131 <= vk_format <= 184 or 1000066000 <= vk_format <= 1000066013
+        if usage & vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT and not compressed:
+            vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                                    0, 1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                                                              dstAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT)],
+                                    0, None, 0, None)
+            if aspect & vk.VK_IMAGE_ASPECT_COLOR_BIT:
+                vk.vkCmdClearColorImage(cb, h, vk.VK_IMAGE_LAYOUT_GENERAL,
+                                        vk.VkClearColorValue(float32=[0.0, 0.0, 0.0, 0.0]), 1, [full])
+            else:
+                vk.vkCmdClearDepthStencilImage(cb, h, vk.VK_IMAGE_LAYOUT_GENERAL,
+                                               vk.VkClearDepthStencilValue(depth=0.0, stencil=0), 1, [full])
         self.end_once(cb)
         return img
 

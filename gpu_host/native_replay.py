@@ -1,0 +1,236 @@
+"""Native replay of a submission (setting ``gpu_host.native_replay``: auto | on | off).
+
+The per-packet work runs in C (``gpu_host/nxreplay.c``, which includes the decoder/validator
+``nxpkt.c``): the submission's packets as a binary blob (``binpackets``) are format-checked and
+validated against the registered objects in one call, planned in a second (the memory ranges to
+snapshot, the pipelines its draws need, its PRESENTs and SIGNALs), and recorded in a third,
+calling ``vkCmd*`` directly through the entry points of the VkDevice the Python side created.
+Python keeps object creation, pipelines (created here for the planned keys, before recording),
+the snapshot and texture uploads, submission, read-back, write-backs and frames: the replay
+path of ``Replayer.run`` with ``_record`` swapped for ``NativeSubmission.record``.
+
+A submission holding an op the C path does not replay (the list in PROTOCOL.md "Binary
+packets"), or a program reading the bindless pools, goes whole to the Python replay, so
+behaviour stays exact.  ``auto``: native where the library builds and the device has every
+entry point, else Python (said once in the log); ``on``: the same, but failing to build or load
+is an error at start; ``off``: Python only.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import vulkan as vk
+
+from gpu_host import binpackets, nxpkt
+from gpu_host import packets as P
+from gpu_host.objects import Objects
+from gpu_host.replay import ALIGN, Replayer, Result
+from gpu_host.validate import Plan, SubmissionError
+
+log = logging.getLogger("gpu_host.native_replay")
+MODES = ("auto", "on", "off")
+
+
+def h(x: Any) -> int:
+    """A Vulkan handle of the ``vulkan`` binding (a cffi pointer) as an integer."""
+    return int(vk.ffi.cast("uintptr_t", x)) if x is not None else 0
+
+
+@dataclass
+class NativeSubmission:
+    """One planned submission: the blob, the C plan and the Plan the snapshot is taken from."""
+    blob: bytes
+    cplan: Any
+    keep: tuple
+    plan: Plan
+    packets: list
+    presents: list[tuple[int, int]]
+    frame_ids: list[int]
+
+
+class NativeReplay:
+    def __init__(self, replayer: Replayer, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"gpu_host.native_replay = {mode!r} is not one of {', '.join(MODES)}")
+        self.replayer = replayer
+        self.ffi, self.lib = nxpkt.lib()
+        rc = self.lib.nx_vk_init(h(replayer.dev.device))
+        if rc:
+            raise RuntimeError("no Vulkan loader" if rc < 0 else f"the device lacks vkCmd entry point {rc}")
+        self._tables: tuple[int, Any] | None = None
+        self.generation = 0          # bumped by every registration: the C tables are rebuilt then
+        self.native = self.fallback = self.refused = 0   # submissions replayed in C / sent to Python
+
+    @classmethod
+    def create(cls, replayer: Replayer, mode: str) -> "NativeReplay | None":
+        if mode not in MODES:
+            raise ValueError(f"gpu_host.native_replay = {mode!r} is not one of {', '.join(MODES)}")
+        if mode == "off":
+            return None
+        try:
+            return cls(replayer, mode)
+        except Exception as e:
+            if mode == "on":
+                raise
+            log.warning("native replay unavailable (%s): replaying in Python", e)
+            return None
+
+    def changed(self) -> None:
+        self.generation += 1
+
+    def tables(self, objects: Objects) -> Any:
+        if self._tables is None or self._tables[0] != self.generation or self._tables[2] is not objects:
+            mem = objects.memory
+            pools = {p: mem.pool_size(p) for p in _pool_ids(mem)}
+            self._tables = (self.generation, nxpkt.tables(objects, pools), objects, self._handles(objects))
+        return self._tables
+
+    def _handles(self, objects: Objects) -> tuple:
+        """Sampler handles and each program's handles for unbound texture slots (as replay._writes
+        makes them), as C tables."""
+        rp, ffi = self.replayer, self.ffi
+        ss = sorted(objects.samplers.items())
+        cs = ffi.new("nx_sampler_h[]", max(1, len(ss)))
+        for i, (sid, s) in enumerate(ss):
+            cs[i].id, cs[i].sampler = sid, h(rp.sampler(s.linear, s.repeat, s.compare))
+        ps = sorted(objects.programs.items())
+        cp = ffi.new("nx_progdef[]", max(1, len(ps)))
+        for i, (pid, prog) in enumerate(ps):
+            cp[i].id = pid
+            for s in range(4):
+                kind = prog.sampler_kinds.get(4 + s, "2d")
+                if prog.lookups.get(4 + s) in ("dref", "both") and kind != "other":
+                    view, smp = rp.dummy(kind, depth=True).view, rp.sampler(False, False, 1)
+                else:
+                    view, smp = rp.dummy(kind).view, rp.sampler(False, False)
+                cp[i].views[s], cp[i].samplers[s] = h(view), h(smp)
+        return cs, len(ss), cp, len(ps)
+
+    def prepare(self, seq: int, packets: list, objects: Objects) -> NativeSubmission | None:
+        """The planned native submission, or None: it goes to the Python path (an op the C path
+        does not replay).  A bad packet raises SubmissionError naming it, as the Python path does."""
+        try:     # msgpack again (one C call), then to binary in C: no Python per packet
+            blob = nxpkt.from_msgpack(msgpack.packb(packets, use_bin_type=True))
+        except (ValueError, TypeError, OverflowError):
+            blob = None
+        if blob is None:     # a value of another type: the Python converter names it
+            try:
+                blob = binpackets.convert(packets)
+            except P.PacketError as e:
+                raise SubmissionError(f"submission {seq}: {e}") from None
+        return self.prepare_blob(seq, blob, objects, packets)
+
+    def prepare_blob(self, seq: int, blob: bytes, objects: Objects, packets: list | None = None
+                     ) -> NativeSubmission | None:
+        """``prepare`` for a blob (from the ring's binary records when ``packets`` is None): None
+        sends it to the Python path (decoded with ``nxpkt.decode`` when it came as a blob)."""
+        tabs = self.tables(objects)
+        try:
+            got = nxpkt.check(blob, tabs[1])
+        except nxpkt.NativePacketError as e:
+            if packets is None:        # the binary format's own named error is the message
+                raise SubmissionError(f"submission {seq}: {e}") from None
+            # Refused: the Python path validates it again and drops it with its own message, so
+            # a dropped submission's log line is the same whichever path runs (rare: no cost).
+            log.debug("submission %d refused natively (%s); the Python path names it", seq, e)
+            self.refused += 1
+            return None
+        if got.fallback_op:
+            self.fallback += 1
+            return None
+        ffi, n = self.ffi, max(1, got.packets)
+        cap = 1 << max(4, (2 * n - 1).bit_length())
+        keep = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
+                ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
+                ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n))
+        pl = ffi.new("nx_plan_t *")
+        pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets = keep
+        pl.hash_cap, pl.cap = cap, n
+        err = ffi.new("nx_error *")
+        if self.lib.nx_plan(ffi.from_buffer(blob), len(blob), pl, err):
+            raise SubmissionError(f"submission {seq}: native plan failed: {ffi.string(err.message).decode()}")
+        ranges = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.ranges, pl.nranges)]
+        uploads = []
+        for tid in ffi.unpack(pl.textures, pl.ntextures):
+            t = objects.textures[tid]
+            if not t.render_target:
+                uploads.append(t)
+        presents = [(pl.presents[2 * i], int(pl.presents[2 * i + 1])) for i in range(pl.npresents)]
+        plan = Plan(seq, packets, ranges, uploads)
+        self.native += 1
+        return NativeSubmission(blob, pl, keep, plan, packets, presents, [t for _, t in presents])
+
+    def _layout(self, sub: NativeSubmission, index: int) -> tuple:
+        """The VERTEX_LAYOUT packet ``index`` of ``sub`` as a checked tuple (nx_plan left its byte
+        offset in the blob in ``aux``)."""
+        if sub.packets is not None:
+            return P.check(sub.packets[index])
+        at = sub.cplan.aux[index]
+        size = sub.blob[at + 2] | sub.blob[at + 3] << 8
+        return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+
+    def record(self, sub: NativeSubmission, cb: Any, arena: Any, where: dict, rb: Any) -> tuple[Result, list]:
+        """Record ``sub`` into ``cb`` (begun, uploads done); returns (Result, reads) as
+        ``Replayer._record`` does."""
+        rp, objs, ffi, pl = self.replayer, self.replayer.objects, self.ffi, sub.cplan
+        _, _, _, (cs, ns, cp, nprog) = self.tables(objs)
+        res = Result(sub.plan.seq)
+        # pipelines for the planned keys (created here, in Python, before recording)
+        pipes = ffi.new("uint64_t[]", max(1, pl.npipes))
+        for i in range(pl.npipes):
+            k = pl.pipes[i]
+            img = rp.image_for(objs.textures[k.target])
+            layout = self._layout(sub, k.layout)
+            pipes[i] = h(rp.pipes.get(objs.programs[k.program], layout, (img.vk_format,), (P.BLEND_OFF,), 0, 0, 0,
+                                      img.samples, False))
+        rt_ids = sorted(set(ffi.unpack(pl.targets, pl.ntargets)) | set(sub.frame_ids))
+        rts = ffi.new("nx_rt[]", max(1, len(rt_ids)))
+        for i, tid in enumerate(rt_ids):
+            t = objs.textures[tid]
+            img = rp.image_for(t)
+            rts[i].id, rts[i].width, rts[i].height = tid, t.width, t.height
+            rts[i].image, rts[i].view, rts[i].sample_view = h(img.handle), h(img.view), h(img.sample_view)
+        tex_ids = sorted(ffi.unpack(pl.textures, pl.ntextures))
+        views = ffi.new("nx_view[]", max(1, len(tex_ids)))
+        for i, tid in enumerate(tex_ids):
+            views[i].id, views[i].view = tid, h(rp.image_for(objs.textures[tid]).sample_view)
+        range_at = ffi.new("uint64_t[]", [where[r] for r in sub.plan.ranges] or [0])
+        present_at, reads, off = [], [], 0
+        for frame, tid in sub.presents:
+            t = objs.textures[tid]
+            present_at.append(off)
+            reads.append((frame, t, off))
+            off += rp._readback_size(t)
+        pat = ffi.new("uint64_t[]", present_at or [0])
+        r = ffi.new("nx_rec_t *")
+        r.cb = ffi.cast("void *", h(cb))
+        r.layout = h(rp.pipes.layout)
+        r.arena = h(arena.handle)
+        keep_map = vk.ffi.from_buffer(arena.mapped)
+        r.arena_map = ffi.cast("const uint8_t *", int(vk.ffi.cast("uintptr_t", keep_map)))
+        r.range_at, r.ranges, r.pipes, r.aux = range_at, pl.ranges, pipes, pl.aux
+        r.rts, r.nrts, r.views, r.nviews = rts, len(rt_ids), views, len(tex_ids)
+        r.samplers, r.nsamplers, r.progs, r.nprogs = cs, ns, cp, nprog
+        r.dummy_ubo, r.dummy_ubo_range = h(rp.dummy_ubo.handle), ALIGN
+        r.readback, r.present_at = (h(rb.handle) if rb is not None else 0), pat
+        err = ffi.new("nx_error *")
+        rc = self.lib.nx_record(ffi.from_buffer(sub.blob), len(sub.blob), r, err)
+        if rc:
+            e = nxpkt.NativePacketError(err.index, err.op, ffi.string(err.field).decode(),
+                                        ffi.string(err.message).decode())
+            raise SubmissionError(f"submission {sub.plan.seq}: {e}")
+        res.draws = r.draws
+        res.fences = [(int(pl.signals[2 * i]), int(pl.signals[2 * i + 1])) for i in range(pl.nsignals)]
+        return res, reads
+
+
+def _pool_ids(mem: Any) -> list[int]:
+    """The registered pool ids of a Memory (MappedPools.maps, a Snapshot's or recording's sizes)."""
+    for attr in ("maps", "sizes"):
+        d = getattr(mem, attr, None)
+        if isinstance(d, dict):
+            return list(d)
+    return []

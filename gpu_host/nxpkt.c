@@ -1,0 +1,627 @@
+/* Decoder and validator of the binary packet format (gpu_host/PROTOCOL.md, "Binary packets").
+ *
+ * A submission's commands arrive as one blob: a 16-byte header, then packets of a 4-byte header
+ * (u8 op, u8 zero, u16 size in bytes including this header) and fixed-width little-endian fields
+ * (u32/i32/f32/bool: 4 bytes, u64: 8 bytes; lists as gpu_host/binpackets.py writes them).  The op
+ * table (field kinds, per-field maxima, names) is generated from gpu_host/packets.py's OPS into
+ * nxpkt_ops.h at build time, so the format is written down once.
+ *
+ * Two passes, as the Python path does (packets.check on every packet, then validate.plan):
+ *  1. format: header, every packet's op, size and every field's type and range;
+ *  2. objects: handles registered, pool ranges inside their pools, the state a draw needs and its
+ *     vertex/index ranges, the bound textures against the program's reflection.  Only for the
+ *     ops listed NATIVE below; a submission holding another op is reported as such (rc 2) and
+ *     goes to the Python path whole, so behaviour stays exact.
+ * Every failure fills nx_error with the packet index, the op and the field; nothing here
+ * allocates, and no read goes past `len` (checked before every field read). */
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdarg.h>
+
+#include "nxpkt_ops.h"   /* generated: NX_NOPS, NX_OPS[], kinds, MAX_* constants */
+
+typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
+/* flags: 1 render target, 2 depth format, 4 multisampled; kind: view kind code (NX_KIND_*) */
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t pad; } nx_tex;
+typedef struct { uint32_t id; uint32_t compare; } nx_smp;
+/* kinds/lookups per texture slot 0..3 (bindings 4..7): NX_KIND_* (0 = not sampled) and
+ * NX_LOOK_* (0 = no lookup); input_mask: bit n = the vertex stage reads location n */
+/* flags: 1 = reads the bindless pools (set 1): only the Python path replays it */
+typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
+typedef struct {
+    const nx_pool *pools; uint32_t npools;
+    const nx_tex *texs; uint32_t ntexs;
+    const nx_smp *smps; uint32_t nsmps;
+    const nx_prog *progs; uint32_t nprogs;
+} nx_objects;   /* each table sorted by id */
+
+typedef struct {
+    int32_t index;      /* packet index; -1: the blob's header */
+    int32_t op;         /* op code, 0 when unknown */
+    char field[32];
+    char message[224];
+} nx_error;
+
+enum { NX_KIND_NONE, NX_KIND_2D, NX_KIND_2D_ARRAY, NX_KIND_CUBE, NX_KIND_CUBE_ARRAY, NX_KIND_OTHER };
+enum { NX_LOOK_NONE, NX_LOOK_PLAIN, NX_LOOK_DREF, NX_LOOK_BOTH };
+static const char *const KIND_NAMES[] = {"none", "2d", "2d_array", "cube", "cube_array", "other"};
+
+#define NX_OK 0
+#define NX_BAD 1
+#define NX_FALLBACK 2
+#define HEADER 16
+#define MAGIC 0x4247584Eu     /* "NXGB" little-endian */
+
+static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static float rdf(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
+static int finite_bits(uint32_t b) { return (b & 0x7f800000u) != 0x7f800000u; }
+
+static int fail(nx_error *e, int32_t index, int32_t op, const char *field, const char *fmt, ...) {
+    va_list ap;
+    e->index = index;
+    e->op = op;
+    snprintf(e->field, sizeof e->field, "%s", field);
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+    return NX_BAD;
+}
+
+static const char *op_name(int op) { return op > 0 && op < NX_NOPS && NX_OPS[op].name ? NX_OPS[op].name : "?"; }
+
+/* Bytes a packet of `op` must have, given its body (lists with a count read from it); 0 when the
+ * count itself is out of range (reported by the caller through *why). */
+static uint32_t expected_size(const nx_op *o, const uint8_t *body, uint32_t avail, const char **why, int *fi) {
+    uint32_t n = 4;
+    for (int i = 0; i < o->nfields; i++) {
+        switch (o->kinds[i]) {
+        case K_U64: n += 8; break;
+        case K_ATTRS: case K_COLOR_IDS: {
+            uint32_t lo = 1, hi = o->kinds[i] == K_ATTRS ? MAX_ATTRS : MAX_COLOR_TARGETS;
+            if (n + 4 > avail + 4) { *why = "is cut short"; *fi = i; return 0; }
+            uint32_t cnt = rd32(body + n - 4);
+            if (cnt < lo || cnt > hi) { *why = "count is out of range"; *fi = i; return 0; }
+            n += 4 + cnt * (o->kinds[i] == K_ATTRS ? 12 : 4);
+            break;
+        }
+        case K_TEX_IDS: n += 4 * POOL_TEXTURES; break;
+        case K_SMP_IDS: n += 4 * POOL_SAMPLERS; break;
+        default: n += 4;
+        }
+    }
+    return n;
+}
+
+static const uint8_t VERTEX_BYTES[6] = {0, 4, 8, 12, 16, 4};
+
+/* Pass 1 on one packet: every field's type and range (packets.check_full's rules). */
+static int check_fields(int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
+    const nx_op *o = &NX_OPS[op];
+    uint32_t at = 4;
+    uint32_t vals[24];    /* u32-sized field values, for the op rules below */
+    for (int i = 0; i < o->nfields; i++) {
+        const char *fname = o->fields[i];
+        uint32_t v;
+        switch (o->kinds[i]) {
+        case K_U64:
+            at += 8;
+            vals[i] = 0;
+            continue;
+        case K_BOOL:
+            v = rd32(p + at);
+            if (v > 1) return fail(e, idx, op, fname, "%s: field %s = %u is not a boolean", o->name, fname, v);
+            break;
+        case K_F32:
+            v = rd32(p + at);
+            if (!finite_bits(v)) return fail(e, idx, op, fname, "%s: field %s is not a finite number", o->name, fname);
+            break;
+        case K_ATTRS: {
+            uint32_t cnt = rd32(p + at);
+            at += 4;
+            for (uint32_t k = 0; k < cnt; k++, at += 12) {
+                uint32_t loc = rd32(p + at), fmt = rd32(p + at + 4), off = rd32(p + at + 8);
+                char f[32];
+                snprintf(f, sizeof f, "attrs[%u]", k);
+                if (loc >= 1u << 16 || fmt >= 1u << 16 || off >= 1u << 16)
+                    return fail(e, idx, op, f, "%s: field %s is not [location, format, offset]", o->name, f);
+                if (fmt < 1 || fmt > 5)
+                    return fail(e, idx, op, f, "%s: field %s has unknown vertex format %u", o->name, f, fmt);
+                if (loc >= 16)
+                    return fail(e, idx, op, f, "%s: field %s location %u is not below 16", o->name, f, loc);
+            }
+            vals[i] = cnt;
+            continue;
+        }
+        case K_COLOR_IDS: {
+            uint32_t cnt = rd32(p + at);
+            at += 4 + 4 * cnt;
+            vals[i] = cnt;
+            continue;
+        }
+        case K_TEX_IDS: at += 4 * POOL_TEXTURES; vals[i] = 0; continue;
+        case K_SMP_IDS: at += 4 * POOL_SAMPLERS; vals[i] = 0; continue;
+        default:   /* u32, i32: any 32-bit pattern is in range */
+            v = rd32(p + at);
+        }
+        vals[i] = v;
+        if (o->maxes[i] != 0xFFFFFFFFu && o->kinds[i] == K_U32 && v > o->maxes[i])
+            return fail(e, idx, op, fname, "%s: field %s = %u is not in 0..%u", o->name, fname, v, o->maxes[i]);
+        at += 4;
+    }
+    (void)size;
+    switch (op) {
+    case OP_VERTEX_LAYOUT: {
+        uint32_t stride = vals[0];
+        if (vals[1] > 3) return fail(e, idx, op, "topology", "VERTEX_LAYOUT: field topology = %u is not one of [0, 1, 2, 3]", vals[1]);
+        if (stride == 0 || stride > 2048) return fail(e, idx, op, "stride", "VERTEX_LAYOUT: field stride = %u is not in 1..2048", stride);
+        const uint8_t *a = p + 4 + 12;
+        for (uint32_t k = 0; k < vals[2]; k++, a += 12) {
+            uint32_t fmt = rd32(a + 4), off = rd32(a + 8);
+            if (off + VERTEX_BYTES[fmt] > stride) {
+                char f[32];
+                snprintf(f, sizeof f, "attrs[%u]", k);
+                return fail(e, idx, op, f, "VERTEX_LAYOUT: field %s offset %u runs past stride %u", f, off, stride);
+            }
+        }
+        break;
+    }
+    case OP_INDEX:
+        if (vals[3] != 2 && vals[3] != 4) return fail(e, idx, op, "index_size", "INDEX: field index_size = %u is not 2 or 4", vals[3]);
+        break;
+    case OP_UNIFORM:
+        if (vals[0] >= UNIFORM_SLOTS) return fail(e, idx, op, "slot", "UNIFORM: field slot = %u is not below %d", vals[0], UNIFORM_SLOTS);
+        break;
+    case OP_TEXTURE:
+        if (vals[0] >= TEXTURE_SLOTS) return fail(e, idx, op, "slot", "TEXTURE: field slot = %u is not below %d", vals[0], TEXTURE_SLOTS);
+        break;
+    case OP_DRAW: case OP_DRAW_INDEXED:
+        if (vals[0] > MAX_DRAW_COUNT || vals[1] > MAX_DRAW_COUNT)
+            return fail(e, idx, op, vals[0] > MAX_DRAW_COUNT ? o->fields[0] : o->fields[1],
+                        "%s: counts %ux%u exceed %d", o->name, vals[0], vals[1], MAX_DRAW_COUNT);
+        break;
+    case OP_VIEWPORT: {
+        float w = rdf(p + 12), h = rdf(p + 16);
+        if (!(w > 0 && w <= 16384 && h > 0 && h <= 16384))
+            return fail(e, idx, op, w > 0 && w <= 16384 ? "height" : "width", "VIEWPORT: size %gx%g is not in 1..16384", w, h);
+        break;
+    }
+    case OP_CLEAR_DEPTH_STENCIL: {
+        float d = rdf(p + 4);
+        if (!(d >= 0.0f && d <= 1.0f)) return fail(e, idx, op, "depth", "CLEAR_DEPTH_STENCIL: field depth = %g is not in 0..1", d);
+        if (vals[2] == 0) return fail(e, idx, op, "aspects", "CLEAR_DEPTH_STENCIL: field aspects = 0 clears nothing (1 depth, 2 stencil, 3 both)");
+        break;
+    }
+    case OP_MULTISAMPLE: {
+        uint32_t s = vals[0];
+        if (s != 1 && s != 2 && s != 4 && s != 8 && s != 16)
+            return fail(e, idx, op, "samples", "MULTISAMPLE: field samples = %u is not one of (1, 2, 4, 8, 16)", s);
+        break;
+    }
+    }
+    return NX_OK;
+}
+
+/* Walk the blob's packets: calls `fn` on each with its index, op, bytes and size. */
+typedef int (*visit_fn)(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e);
+
+static int walk(const uint8_t *buf, size_t len, visit_fn fn, void *ctx, uint32_t *count, nx_error *e) {
+    if (len < HEADER) return fail(e, -1, 0, "header", "blob of %zu bytes is shorter than its %d-byte header", len, HEADER);
+    if (rd32(buf) != MAGIC) return fail(e, -1, 0, "magic", "field magic = %#x is not %#x (\"NXGB\")", rd32(buf), MAGIC);
+    uint32_t ver = buf[4] | buf[5] << 8, hsize = buf[6] | buf[7] << 8;
+    if (ver != NX_VERSION) return fail(e, -1, 0, "version", "field version = %u is not %d", ver, NX_VERSION);
+    if (hsize != HEADER) return fail(e, -1, 0, "header_size", "field header_size = %u is not %d", hsize, HEADER);
+    uint32_t n = rd32(buf + 8), body = rd32(buf + 12);
+    if ((uint64_t)body != len - HEADER)
+        return fail(e, -1, 0, "body_size", "field body_size = %u but %zu bytes follow the header", body, len - HEADER);
+    if (n > MAX_PACKETS) return fail(e, -1, 0, "count", "field count = %u is above %d", n, MAX_PACKETS);
+    size_t at = HEADER;
+    for (uint32_t i = 0; i < n; i++) {
+        if (len - at < 4)
+            return fail(e, -1, 0, "count", "field count = %u but the body ends after %u packets (%zu bytes left)", n, i, len - at);
+        const uint8_t *p = buf + at;
+        int op = p[0];
+        uint32_t size = p[2] | p[3] << 8;
+        if (op <= 0 || op >= NX_NOPS || !NX_OPS[op].name) return fail(e, (int32_t)i, op, "op", "unknown op %d", op);
+        if (p[1] != 0) return fail(e, (int32_t)i, op, "reserved", "%s: reserved byte = %u is not 0", op_name(op), p[1]);
+        if (size < 4 || size % 4 || size > len - at)
+            return fail(e, (int32_t)i, op, "size", "%s: field size = %u is not a multiple of 4 in 4..%zu", op_name(op), size, len - at);
+        const char *why = NULL;
+        int fi = 0;
+        uint32_t want = expected_size(&NX_OPS[op], p + 4, size - 4, &why, &fi);
+        if (!want) return fail(e, (int32_t)i, op, NX_OPS[op].fields[fi], "%s: field %s %s", op_name(op), NX_OPS[op].fields[fi], why);
+        if (want != size) return fail(e, (int32_t)i, op, "size", "%s: field size = %u, its fields take %u", op_name(op), size, want);
+        int rc = fn(ctx, (int32_t)i, op, p, size, e);
+        if (rc) return rc;
+        at += size;
+    }
+    if (at != len) return fail(e, -1, 0, "count", "field count = %u but %zu bytes follow the last packet", n, len - at);
+    if (count) *count = n;
+    return NX_OK;
+}
+
+static int visit_format(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
+    (void)ctx;
+    return check_fields(idx, op, p, size, e);
+}
+
+/* ---- pass 2: objects and draw state ------------------------------------------------------ */
+static const void *find(const void *tab, uint32_t n, size_t stride, uint32_t id) {
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        uint32_t v = *(const uint32_t *)((const uint8_t *)tab + mid * stride);
+        if (v == id) return (const uint8_t *)tab + mid * stride;
+        if (v < id) lo = mid + 1; else hi = mid;
+    }
+    return NULL;
+}
+
+typedef struct {
+    const nx_objects *o;
+    uint64_t seq;
+    int fallback_op;                  /* first op outside the native set (0: none) */
+    const nx_tex *target;             /* TARGET's colour target */
+    const nx_prog *program;
+    uint32_t stride, attr_end, loc_mask, have_layout;
+    int have_vertex, have_index;
+    uint64_t vertex_size, index_size_bytes;
+    uint32_t index_size;
+    const nx_tex *slot_tex[4];
+    const nx_smp *slot_smp[4];
+    uint64_t draws;
+} vstate;
+
+static int range_ok(vstate *s, int32_t idx, int op, uint32_t pool, uint64_t off, uint64_t size, nx_error *e) {
+    const nx_pool *pl = find(s->o->pools, s->o->npools, sizeof(nx_pool), pool);
+    if (!pl) return fail(e, idx, op, "pool", "%s: field pool %u is not a registered pool", op_name(op), pool);
+    if (size == 0 || off > pl->size || size > pl->size - off)
+        return fail(e, idx, op, "size", "%s: range %#llx+%#llx is empty or runs past pool %u's end %#llx", op_name(op),
+                    (unsigned long long)off, (unsigned long long)size, pool, (unsigned long long)pl->size);
+    return NX_OK;
+}
+
+static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
+    vstate *s = ctx;
+    const nx_objects *o = s->o;
+    (void)size;
+    switch (op) {
+    case OP_TARGET: {
+        uint32_t tid = rd32(p + 4);
+        const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), tid);
+        if (!t) return fail(e, idx, op, "texture", "TARGET: field texture %u is not a registered texture", tid);
+        if (!(t->flags & 1)) return fail(e, idx, op, "texture", "TARGET: texture %u was not registered as a render target", tid);
+        if (t->flags & 2) return fail(e, idx, op, "texture", "TARGET: field texture %u has a depth format; bind it with DEPTH_TARGET", tid);
+        s->target = t;
+        break;
+    }
+    case OP_CLEAR:
+        if (!s->target) return fail(e, idx, op, "target", "CLEAR: no render target set");
+        break;
+    case OP_PROGRAM: {
+        uint32_t pid = rd32(p + 4);
+        s->program = find(o->progs, o->nprogs, sizeof(nx_prog), pid);
+        if (!s->program) return fail(e, idx, op, "program", "PROGRAM: field program %u is not a registered program", pid);
+        if (s->program->flags & 1) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    }
+    case OP_VERTEX_LAYOUT: {
+        uint32_t cnt = rd32(p + 12);
+        s->stride = rd32(p + 4);
+        s->attr_end = 0;
+        s->loc_mask = 0;
+        for (uint32_t k = 0; k < cnt; k++) {
+            const uint8_t *a = p + 16 + 12 * k;
+            uint32_t end = rd32(a + 8) + VERTEX_BYTES[rd32(a + 4)];
+            if (end > s->attr_end) s->attr_end = end;
+            s->loc_mask |= 1u << rd32(a);
+        }
+        s->have_layout = 1;
+        break;
+    }
+    case OP_VERTEX: case OP_INDEX: case OP_UNIFORM: {
+        const uint8_t *f = p + 4 + (op == OP_UNIFORM ? 4 : 0);
+        uint32_t pool = rd32(f);
+        uint64_t off = rd64(f + 4), sz = rd64(f + 12);
+        int rc = range_ok(s, idx, op, pool, off, sz, e);
+        if (rc) return rc;
+        if (op == OP_UNIFORM && sz > MAX_UNIFORM)
+            return fail(e, idx, op, "size", "UNIFORM: uniform range of %llu bytes exceeds %d", (unsigned long long)sz, MAX_UNIFORM);
+        if (op == OP_VERTEX) { s->have_vertex = 1; s->vertex_size = sz; }
+        if (op == OP_INDEX) { s->have_index = 1; s->index_size_bytes = sz; s->index_size = rd32(f + 20); }
+        break;
+    }
+    case OP_TEXTURE: {
+        uint32_t slot = rd32(p + 4), tid = rd32(p + 8), sid = rd32(p + 12);
+        const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), tid);
+        if (!t) return fail(e, idx, op, "texture", "TEXTURE: field texture %u is not a registered texture", tid);
+        const nx_smp *sm = find(o->smps, o->nsmps, sizeof(nx_smp), sid);
+        if (!sm) return fail(e, idx, op, "sampler", "TEXTURE: field sampler %u is not a registered sampler", sid);
+        if (t->flags & 4)
+            return fail(e, idx, op, "texture", "TEXTURE: field texture %u is multisampled; RESOLVE it into a one-sample texture to sample it", tid);
+        s->slot_tex[slot] = t;
+        s->slot_smp[slot] = sm;
+        break;
+    }
+    case OP_SIGNAL:
+        if (rd32(p + 4) >= NUM_FENCES) return fail(e, idx, op, "fence", "SIGNAL: field fence %u is not below %d", rd32(p + 4), NUM_FENCES);
+        break;
+    case OP_PRESENT: {
+        uint32_t tid = rd32(p + 12);
+        const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), tid);
+        if (!t) return fail(e, idx, op, "texture", "PRESENT: field texture %u is not a registered texture", tid);
+        /* render target, colour, one sample, RGBA8/BGRA8: flag 8 says "presentable" */
+        if (!(t->flags & 8)) return fail(e, idx, op, "texture", "PRESENT: field texture %u is not a one-sample RGBA8/BGRA8 colour render target", tid);
+        break;
+    }
+    case OP_DRAW: case OP_DRAW_INDEXED: {
+        const char *name = op_name(op);
+        if (!s->target) return fail(e, idx, op, "state", "%s: no render target set", name);
+        if (!s->program) return fail(e, idx, op, "state", "%s: no program set", name);
+        if (!s->have_layout) return fail(e, idx, op, "state", "%s: no vertex layout set", name);
+        if (!s->have_vertex) return fail(e, idx, op, "state", "%s: no vertex buffer set", name);
+        const nx_prog *pr = s->program;
+        uint32_t missing = pr->input_mask & ~s->loc_mask;
+        if (missing) return fail(e, idx, op, "state", "%s: program %u reads vertex locations (mask %#x) the layout lacks", name, pr->id, missing);
+        for (int k = 0; k < 4; k++) {
+            const nx_tex *t = s->slot_tex[k];
+            if (!t) continue;
+            if (t == s->target) return fail(e, idx, op, "state", "%s: texture %u in slot %d is the current render target", name, t->id, k);
+            uint32_t want = pr->kinds[k];
+            if (want && t->kind != want && (t->kind != NX_KIND_2D || want != NX_KIND_OTHER))
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is a %s texture; program %u samples binding %d as %s",
+                            name, t->id, k, KIND_NAMES[t->kind < 6 ? t->kind : 0], pr->id, 4 + k, KIND_NAMES[want < 6 ? want : 0]);
+            uint32_t use = pr->lookups[k];
+            int dref = use == NX_LOOK_DREF || use == NX_LOOK_BOTH, plain = use == NX_LOOK_PLAIN || use == NX_LOOK_BOTH;
+            if (dref && !(t->flags & 2))
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is a colour texture, but program %u looks binding %d up with a depth comparison (Dref)", name, t->id, k, pr->id, 4 + k);
+            if (dref && !s->slot_smp[k]->compare)
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is looked up with a depth comparison (Dref) by program %u, but sampler %u is a plain sampler", name, t->id, k, pr->id, s->slot_smp[k]->id);
+            if (plain && s->slot_smp[k]->compare)
+                return fail(e, idx, op, "state", "%s: sampler %u in slot %d has a compare op, but program %u's lookup at binding %d does not compare", name, s->slot_smp[k]->id, k, pr->id, 4 + k);
+        }
+        uint64_t count = rd32(p + 4), first = rd32(p + 12);
+        if (op == OP_DRAW) {
+            if (count && (first + count - 1) * s->stride + s->attr_end > s->vertex_size)
+                return fail(e, idx, op, "first_vertex", "DRAW: vertices %llu..%llu run past the %llu-byte vertex buffer (stride %u)",
+                            (unsigned long long)first, (unsigned long long)(first + count - 1), (unsigned long long)s->vertex_size, s->stride);
+        } else {
+            if (!s->have_index) return fail(e, idx, op, "state", "DRAW_INDEXED: no index buffer set");
+            if ((first + count) * s->index_size > s->index_size_bytes)
+                return fail(e, idx, op, "first_index", "DRAW_INDEXED: indices %llu..%lld run past the %llu-byte index buffer",
+                            (unsigned long long)first, (long long)(first + count) - 1, (unsigned long long)s->index_size_bytes);
+        }
+        s->draws++;
+        break;
+    }
+    case OP_BEGIN: case OP_END:
+        return fail(e, idx, op, "op", "%s: nested submission marker", op_name(op));
+    case OP_VIEWPORT: case OP_SCISSOR:
+        break;   /* no handles: the format pass checked everything */
+    default:
+        if (!s->fallback_op) s->fallback_op = op;
+        return NX_FALLBACK;
+    }
+    return NX_OK;
+}
+
+/* Format-check the blob (pass 1); with `objs`, also validate it (pass 2).  Returns NX_OK,
+ * NX_BAD (`e` says why) or NX_FALLBACK (well formed, but holds op `*fallback_op`, which only the
+ * Python path replays: the caller replays the submission there, which validates it whole).
+ * `*count`: the packets; `*draws`: the draws validated. */
+int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
+                 int32_t *fallback_op, nx_error *e) {
+    memset(e, 0, sizeof *e);
+    e->index = -1;
+    *count = 0;
+    *draws = 0;
+    *fallback_op = 0;
+    int rc = walk(buf, len, visit_format, NULL, count, e);
+    if (rc || !objs) return rc;
+    vstate s;
+    memset(&s, 0, sizeof s);
+    s.o = objs;
+    rc = walk(buf, len, visit_objects, &s, NULL, e);
+    *draws = s.draws;
+    if (rc == NX_FALLBACK) {
+        memset(e, 0, sizeof *e);
+        e->index = -1;
+        *fallback_op = s.fallback_op;
+    }
+    return rc;
+}
+
+/* Decode a format-checked blob into words: per packet op, number of words that follow, then each
+ * field (u32/i32/bool/f32 as their 32 bits, u64 whole; a list as its count then its items).
+ * Returns the words written, or -1 when `cap` is too small. */
+int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap) {
+    uint32_t n = rd32(buf + 8);
+    size_t at = HEADER, w = 0;
+    for (uint32_t i = 0; i < n && at + 4 <= len; i++) {
+        const uint8_t *p = buf + at;
+        uint32_t size = p[2] | p[3] << 8;
+        const nx_op *o = &NX_OPS[p[0]];
+        if (w + 2 > cap) return -1;
+        out[w] = p[0];
+        size_t nw = w + 1;
+        w += 2;
+        uint32_t f = 4;
+        for (int k = 0; k < o->nfields; k++) {
+            uint32_t items = 1, width = 4;
+            if (o->kinds[k] == K_U64) width = 8;
+            else if (o->kinds[k] == K_ATTRS) items = 1 + 3 * rd32(p + f);
+            else if (o->kinds[k] == K_COLOR_IDS) items = 1 + rd32(p + f);
+            else if (o->kinds[k] == K_TEX_IDS) items = POOL_TEXTURES;
+            else if (o->kinds[k] == K_SMP_IDS) items = POOL_SAMPLERS;
+            for (uint32_t j = 0; j < items; j++) {
+                if (w >= cap) return -1;
+                out[w++] = width == 8 ? rd64(p + f) : rd32(p + f);
+                f += width;
+            }
+        }
+        out[nw] = w - nw - 1;
+        at += size;
+    }
+    return (int64_t)w;
+}
+
+/* ---- msgpack packets -> blob ------------------------------------------------------------------
+ * The ring carries msgpack packets (PROTOCOL.md "Packets"); this turns one msgpack array of them
+ * into a blob, byte for byte what binpackets.convert makes, in one call.  It accepts only values of
+ * the exact msgpack types packets.check accepts (an int where an int goes, never a bool; a bool
+ * only as a bool; an int or a float where a float goes), with a u32/u64/i32 field's value in its
+ * range; anything else (another type, a float beyond f32, an int beyond 2^24 where a float goes)
+ * returns NX_FALLBACK and the caller converts in Python, which names what is wrong.  Field ranges
+ * and op rules are left to nx_pkt_check's format pass, which runs on the blob afterwards. */
+typedef struct { const uint8_t *p, *end; } mp_in;
+
+enum { MP_BAD, MP_INT, MP_UINT, MP_FLOAT, MP_BOOL, MP_ARRAY };
+typedef struct { int kind; int64_t i; uint64_t u; double f; uint32_t n; } mp_val;
+
+static int mp_need(mp_in *in, size_t n) { return (size_t)(in->end - in->p) >= n; }
+static uint64_t be(const uint8_t *p, int n) { uint64_t v = 0; for (int i = 0; i < n; i++) v = v << 8 | p[i]; return v; }
+
+static mp_val mp_next(mp_in *in) {
+    mp_val v = {MP_BAD, 0, 0, 0, 0};
+    if (!mp_need(in, 1)) return v;
+    uint8_t b = *in->p++;
+    int n = 0;
+    if (b <= 0x7f) { v.kind = MP_UINT; v.u = b; return v; }
+    if (b >= 0xe0) { v.kind = MP_INT; v.i = (int8_t)b; return v; }
+    if (b >= 0x90 && b <= 0x9f) { v.kind = MP_ARRAY; v.n = b & 15; return v; }
+    switch (b) {
+    case 0xc2: case 0xc3: v.kind = MP_BOOL; v.u = b == 0xc3; return v;
+    case 0xcc: n = 1; break;
+    case 0xcd: n = 2; break;
+    case 0xce: n = 4; break;
+    case 0xcf: n = 8; break;
+    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+        n = 1 << (b - 0xd0);
+        if (!mp_need(in, n)) return v;
+        uint64_t raw = be(in->p, n);
+        in->p += n;
+        int sh = 64 - 8 * n;
+        v.kind = MP_INT;
+        v.i = (int64_t)(raw << sh) >> sh;
+        return v;
+    }
+    case 0xca: {
+        if (!mp_need(in, 4)) return v;
+        uint32_t raw = (uint32_t)be(in->p, 4);
+        float f;
+        memcpy(&f, &raw, 4);
+        in->p += 4;
+        v.kind = MP_FLOAT; v.f = f;
+        return v;
+    }
+    case 0xcb: {
+        if (!mp_need(in, 8)) return v;
+        uint64_t raw = be(in->p, 8);
+        memcpy(&v.f, &raw, 8);
+        in->p += 8;
+        v.kind = MP_FLOAT;
+        return v;
+    }
+    case 0xdc: case 0xdd:
+        n = b == 0xdc ? 2 : 4;
+        if (!mp_need(in, n)) return v;
+        v.n = (uint32_t)be(in->p, n);
+        in->p += n;
+        v.kind = MP_ARRAY;
+        return v;
+    default: return v;
+    }
+    if (!mp_need(in, n)) return v;
+    v.kind = MP_UINT;
+    v.u = be(in->p, n);
+    in->p += n;
+    return v;
+}
+
+/* an integer value (msgpack int or uint, not bool) in [lo, hi]: into *out (as int64 bits) */
+static int mp_int_in(mp_val v, int64_t lo, uint64_t hi, uint64_t *out) {
+    if (v.kind == MP_UINT) { if (v.u > hi || (lo > 0 && v.u < (uint64_t)lo)) return 0; *out = v.u; return 1; }
+    if (v.kind == MP_INT) {
+        if (v.i < lo || (v.i >= 0 && (uint64_t)v.i > hi)) return 0;
+        *out = (uint64_t)v.i;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct { uint8_t *o, *end; } bout;
+static int put32(bout *b, uint32_t v) { if (b->end - b->o < 4) return 0; memcpy(b->o, &v, 4); b->o += 4; return 1; }
+static int put64(bout *b, uint64_t v) { if (b->end - b->o < 8) return 0; memcpy(b->o, &v, 8); b->o += 8; return 1; }
+
+static int mp_field(mp_in *in, bout *b, int kind) {
+    mp_val v = mp_next(in);
+    uint64_t x;
+    switch (kind) {
+    case K_U32: return mp_int_in(v, 0, 0xFFFFFFFFull, &x) && put32(b, (uint32_t)x);
+    case K_U64: return mp_int_in(v, 0, UINT64_MAX, &x) && put64(b, x);
+    case K_I32: return mp_int_in(v, INT32_MIN, INT32_MAX, &x) && put32(b, (uint32_t)(int32_t)(int64_t)x);
+    case K_BOOL: return v.kind == MP_BOOL && put32(b, (uint32_t)v.u);
+    case K_F32: {
+        double d;
+        if (v.kind == MP_FLOAT) d = v.f;
+        else if (mp_int_in(v, -(1 << 24), 1 << 24, &x)) d = (double)(int64_t)x;
+        else return 0;
+        if (!(d >= -3.4028234663852886e38 && d <= 3.4028234663852886e38)) return 0;   /* NaN, inf, beyond f32 */
+        float f = (float)d;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        return put32(b, bits);
+    }
+    case K_ATTRS: case K_COLOR_IDS: case K_TEX_IDS: case K_SMP_IDS: {
+        if (v.kind != MP_ARRAY) return 0;
+        uint32_t want = kind == K_TEX_IDS ? POOL_TEXTURES : kind == K_SMP_IDS ? POOL_SAMPLERS : 0;
+        uint32_t hi = kind == K_ATTRS ? MAX_ATTRS : MAX_COLOR_TARGETS;
+        if (want ? v.n != want : (v.n < 1 || v.n > hi)) return 0;
+        if (!want && !put32(b, v.n)) return 0;
+        for (uint32_t i = 0; i < v.n; i++) {
+            if (kind == K_ATTRS) {
+                mp_val a = mp_next(in);
+                if (a.kind != MP_ARRAY || a.n != 3) return 0;
+                for (int k = 0; k < 3; k++) if (!mp_int_in(mp_next(in), 0, 0xFFFF, &x) || !put32(b, (uint32_t)x)) return 0;
+            } else if (!mp_int_in(mp_next(in), 0, 0xFFFFFFFFull, &x) || !put32(b, (uint32_t)x)) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    }
+    return 0;
+}
+
+/* One msgpack array of packets (`src`) into a blob in `out` (`cap` bytes).  Returns the blob's
+ * length, or -1 (NX_FALLBACK's case: convert in Python), or -2 (out too small). */
+int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap) {
+    mp_in in = {src, src + len};
+    mp_val arr = mp_next(&in);
+    if (arr.kind != MP_ARRAY || cap < HEADER) return cap < HEADER ? -2 : -1;
+    bout b = {out + HEADER, out + cap};
+    for (uint32_t i = 0; i < arr.n; i++) {
+        mp_val pk = mp_next(&in);
+        if (pk.kind != MP_ARRAY || pk.n < 1) return -1;
+        mp_val opv = mp_next(&in);
+        if (opv.kind != MP_UINT || opv.u == 0 || opv.u >= NX_NOPS || !NX_OPS[opv.u].name) return -1;
+        const nx_op *o = &NX_OPS[opv.u];
+        if (pk.n != (uint32_t)o->nfields + 1) return -1;
+        uint8_t *start = b.o;
+        if (!put32(&b, 0)) return -2;
+        for (int k = 0; k < o->nfields; k++)
+            if (!mp_field(&in, &b, o->kinds[k])) return b.o >= b.end ? -2 : -1;
+        size_t size = (size_t)(b.o - start);
+        if (size > 0xFFFC) return -1;
+        start[0] = (uint8_t)opv.u; start[1] = 0; start[2] = (uint8_t)size; start[3] = (uint8_t)(size >> 8);
+    }
+    if (in.p != in.end || arr.n > MAX_PACKETS) return -1;
+    uint32_t hdr[4] = {MAGIC, NX_VERSION | HEADER << 16, arr.n, (uint32_t)(b.o - out - HEADER)};
+    memcpy(out, hdr, 16);
+    return b.o - out;
+}

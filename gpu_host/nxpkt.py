@@ -1,0 +1,223 @@
+"""The native decoder/validator of binary packet blobs (``gpu_host/nxpkt.c``, built inside
+``gpu_host/nxreplay.c``, the native replay; format in ``gpu_host/binpackets.py`` and PROTOCOL.md "Binary packets").
+
+Built like ``texdecode``: compiled once with the ``ziglang`` wheel's clang into
+``<nxrecomp.cache_dir>/gpu_host/`` (content-hashed over the C source, the op table generated from
+``packets.OPS`` and the flags; written to a temporary name and renamed) and called through cffi in
+ABI mode.  ``check`` runs the format pass and, given an ``ObjectTables``, the validation pass
+against the registered objects; a bad blob raises ``NativePacketError`` naming the packet index,
+op and field.  Nothing is Python per packet: one call per blob.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cffi
+
+from gpu_host import binpackets
+from gpu_host import packets as P
+from gpu_host.objects import Objects
+from nxrecomp import settings
+from nxrecomp.errors import NxError
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "nxreplay.c"     # includes nxpkt.c: one library for decode, validate and record
+DECODER = HERE / "nxpkt.c"
+FLAGS = ["-O2", "-shared", "-fPIC", "-fno-sanitize=all", "-Wall", "-Werror", "-ldl"]
+OK, BAD, FALLBACK = 0, 1, 2
+KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
+LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
+CDEF = """
+typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t pad; } nx_tex;
+typedef struct { uint32_t id; uint32_t compare; } nx_smp;
+typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
+typedef struct {
+    const nx_pool *pools; uint32_t npools;
+    const nx_tex *texs; uint32_t ntexs;
+    const nx_smp *smps; uint32_t nsmps;
+    const nx_prog *progs; uint32_t nprogs;
+} nx_objects;
+typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; } nx_error;
+int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
+                 int32_t *fallback_op, nx_error *e);
+int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
+int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
+typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
+typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;
+typedef struct {
+    nx_range *ranges; uint32_t nranges;
+    nx_pipekey *pipes; uint32_t npipes;
+    uint32_t *aux;
+    uint32_t *hash; uint32_t hash_cap;
+    uint32_t *textures; uint32_t ntextures;
+    uint64_t *presents; uint32_t npresents;
+    uint64_t *signals; uint32_t nsignals;
+    uint32_t *targets; uint32_t ntargets;
+    uint32_t cap;
+    uint32_t cur_prog, cur_layout, cur_target, have;
+    const uint8_t *base;
+} nx_plan_t;
+typedef struct { uint32_t id, width, height, pad; uint64_t image, view, sample_view; } nx_rt;
+typedef struct { uint32_t id, pad; uint64_t view; } nx_view;
+typedef struct { uint32_t id, pad; uint64_t sampler; } nx_sampler_h;
+typedef struct { uint32_t id, pad; uint64_t views[4]; uint64_t samplers[4]; } nx_progdef;
+typedef struct {
+    void *cb; uint64_t layout;
+    uint64_t arena; const uint8_t *arena_map;
+    const uint64_t *range_at;
+    const nx_range *ranges;
+    const uint64_t *pipes;
+    const nx_rt *rts; uint32_t nrts;
+    const nx_view *views; uint32_t nviews;
+    const nx_sampler_h *samplers; uint32_t nsamplers;
+    const nx_progdef *progs; uint32_t nprogs;
+    uint64_t dummy_ubo; uint64_t dummy_ubo_range;
+    uint64_t readback; const uint64_t *present_at;
+    const uint32_t *aux;
+    uint64_t draws;
+} nx_rec_t;
+int nx_vk_init(uint64_t device);
+int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e);
+int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e);
+uint32_t nx_vk_layout(uint32_t *out);
+"""
+
+
+class NativePacketError(P.PacketError):
+    """A blob the native decoder refused: ``index`` (-1: the blob's header), ``op``, ``field``."""
+
+    def __init__(self, index: int, op: int, field: str, message: str) -> None:
+        self.index, self.op, self.field = index, op, field
+        name = P.OPS[op].name if op in P.OPS else f"op {op}"
+        where = "blob header" if index < 0 else f"packet {index} {name}"
+        if message.startswith(name + ": "):     # the C message names the op itself
+            message = message[len(name) + 2:]
+        super().__init__(f"{where}: {message}")
+
+
+def _build() -> Path:
+    header = binpackets.c_header()
+    src = SOURCE.read_bytes() + DECODER.read_bytes()
+    h = hashlib.sha256(" ".join(FLAGS).encode() + src + header.encode()).hexdigest()[:16]
+    out_dir = Path(settings.get("nxrecomp", "cache_dir")) / "gpu_host"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / f"nxpkt-{h}.so"
+    if out.exists():
+        return out
+    cc = [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu"]
+    with tempfile.TemporaryDirectory(prefix="nxpkt-") as inc:
+        Path(inc, "nxpkt_ops.h").write_text(header)
+        tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
+        r = subprocess.run([*cc, *FLAGS, "-I", inc, "-I", str(HERE), "-o", str(tmp), str(SOURCE)],
+                           capture_output=True, text=True)
+    if r.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        raise NxError(f"compiling {SOURCE.name} failed: {r.stderr.strip()[-800:]}")
+    os.replace(tmp, out)
+    return out
+
+
+_lock = threading.Lock()
+_loaded: list = []
+
+
+def lib() -> tuple[Any, Any]:
+    """(ffi, lib) of the built decoder; builds it at the first call (one build per process)."""
+    with _lock:
+        if not _loaded:
+            ffi = cffi.FFI()
+            ffi.cdef(CDEF)
+            _loaded.append((ffi, ffi.dlopen(str(_build()))))
+        return _loaded[0]
+
+
+@dataclass
+class ObjectTables:
+    """The registered objects as the C validator reads them (sorted C arrays, kept alive here)."""
+    c: Any
+    keep: tuple
+
+
+def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
+    """C tables of ``objects`` and of ``pools`` (pool id -> size)."""
+    ffi, _ = lib()
+    pl = sorted(pools.items())
+    cp = ffi.new("nx_pool[]", max(1, len(pl)))
+    for i, (pid, size) in enumerate(pl):
+        cp[i].id, cp[i].size = pid, size
+    ts = sorted(objects.textures.items())
+    ct = ffi.new("nx_tex[]", max(1, len(ts)))
+    for i, (tid, t) in enumerate(ts):
+        present = (t.render_target and not t.fmt.depth and t.samples == 1 and t.fmt.name in ("RGBA8", "BGRA8"))
+        ct[i].id = tid
+        ct[i].flags = (1 if t.render_target else 0) | (2 if t.fmt.depth else 0) | (4 if t.samples > 1 else 0) \
+            | (8 if present else 0)
+        ct[i].kind = KINDS[t.view_kind]
+    ss = sorted(objects.samplers.items())
+    cs = ffi.new("nx_smp[]", max(1, len(ss)))
+    for i, (sid, s) in enumerate(ss):
+        cs[i].id, cs[i].compare = sid, 1 if s.compare else 0
+    ps = sorted(objects.programs.items())
+    cg = ffi.new("nx_prog[]", max(1, len(ps)))
+    for i, (pid, p) in enumerate(ps):
+        cg[i].id = pid
+        cg[i].input_mask = sum(1 << loc for loc in p.vertex.input_locations if loc < 32)
+        cg[i].flags = 1 if p.pools else 0
+        kinds, looks = p.sampler_kinds, p.lookups
+        for k in range(P.TEXTURE_SLOTS):
+            cg[i].kinds[k] = KINDS.get(kinds.get(4 + k, ""), 0)
+            cg[i].lookups[k] = LOOKUPS.get(looks.get(4 + k, ""), 0)
+    o = ffi.new("nx_objects *")
+    o.pools, o.npools, o.texs, o.ntexs = cp, len(pl), ct, len(ts)
+    o.smps, o.nsmps, o.progs, o.nprogs = cs, len(ss), cg, len(ps)
+    return ObjectTables(o, (cp, ct, cs, cg))
+
+
+@dataclass(frozen=True)
+class Checked:
+    packets: int
+    draws: int
+    fallback_op: int       # 0, or the first op only the Python path replays (the blob goes there whole)
+
+
+def check(data: bytes, objects: ObjectTables | None = None) -> Checked:
+    """Format-check ``data`` (a blob) and, with ``objects``, validate it against them; raises
+    NativePacketError naming the packet index, op and field."""
+    ffi, L = lib()
+    count, draws, fb = ffi.new("uint32_t *"), ffi.new("uint64_t *"), ffi.new("int32_t *")
+    err = ffi.new("nx_error *")
+    rc = L.nx_pkt_check(ffi.from_buffer(data), len(data), objects.c if objects else ffi.NULL, count, draws, fb, err)
+    if rc == BAD:
+        raise NativePacketError(err.index, err.op, ffi.string(err.field).decode(), ffi.string(err.message).decode())
+    return Checked(count[0], draws[0], fb[0] if rc == FALLBACK else 0)
+
+
+def decode(data: bytes) -> list[tuple]:
+    """Packet tuples of a blob, decoded in C (format-checked first)."""
+    check(data)
+    ffi, L = lib()
+    cap = len(data)          # at most one word per 4 bytes of blob, plus the (op, count) pair per packet
+    buf = ffi.new("uint64_t[]", cap)
+    n = L.nx_pkt_decode(ffi.from_buffer(data), len(data), buf, cap)
+    if n < 0:
+        raise AssertionError("decode buffer too small")
+    return binpackets.from_words(list(ffi.unpack(buf, n)))
+
+
+def from_msgpack(raw: bytes) -> bytes | None:
+    """The blob of ``raw`` (one msgpack array of packets, as the ring carries them), converted in
+    C byte for byte as ``binpackets.convert`` would; None where a value is not of the exact type
+    ``packets.check`` accepts (``convert`` then names it).  Ranges are left to ``check``."""
+    ffi, L = lib()
+    out = bytearray(4 * len(raw) + 64)     # a packet's binary form is at most 4x its msgpack bytes
+    n = L.nx_from_msgpack(ffi.from_buffer(raw), len(raw), ffi.from_buffer(out), len(out))
+    return bytes(out[:n]) if n >= 0 else None

@@ -1,0 +1,534 @@
+/* Native replay of a validated binary blob (gpu_host/native_replay.py drives it).
+ *
+ * Two calls per submission, after nx_pkt_check passed with no fallback op:
+ *  - nx_plan: the distinct memory ranges the blob binds (VERTEX/INDEX/UNIFORM, first-seen order:
+ *    the snapshot Python copies into the arena), the distinct (program, layout packet, target)
+ *    triples its draws need a pipeline for, its PRESENTs and SIGNALs;
+ *  - nx_record: the commands into the command buffer Python began, calling the vkCmd* entry
+ *    points of the VkDevice the Python side created (vkGetDeviceProcAddr from the already loaded
+ *    loader), with every handle (arena, images, views, samplers, pipelines) given by Python as
+ *    integers.  The replay's order and state are gpu_host/replay.py's (_record) for these ops:
+ *    rendering begun at the first CLEAR or draw after a target change, viewport reset by TARGET,
+ *    scissor clamped to the target, full barriers at target switches and around PRESENT copies,
+ *    the dynamic state's defaults set once at the first draw, all eight descriptors pushed when a
+ *    UNIFORM/TEXTURE/PROGRAM changed them, DRAW_INDEXED's index values checked on the snapshot.
+ * The Vulkan structures are declared here from the Vulkan 1.3 specification (no SDK headers on
+ * the build machine); tests/gpu_host/test_gpu_native_replay.py checks their sizes and offsets
+ * against the `vulkan` binding's cffi declarations, generated from the registry's vk.xml. */
+#include <dlfcn.h>
+#include "nxpkt.c"
+
+typedef uint64_t H;          /* a non-dispatchable handle */
+typedef void *D;             /* a dispatchable handle (VkDevice, VkCommandBuffer) */
+typedef struct { float x, y, w, h, mind, maxd; } VkViewport_;
+typedef struct { int32_t x, y; uint32_t w, h; } VkRect2D_;
+typedef union { float f[4]; int32_t i[4]; uint32_t u[4]; struct { float depth; uint32_t stencil; } ds; } VkClearValue_;
+typedef struct { uint32_t aspect; uint32_t att; VkClearValue_ v; } VkClearAttachment_;
+typedef struct { VkRect2D_ rect; uint32_t base, count; } VkClearRect_;
+typedef struct { uint32_t sType; const void *pNext; uint32_t src, dst; } VkMemoryBarrier_;
+typedef struct {
+    uint32_t sType; const void *pNext; H view; uint32_t layout; uint32_t resolveMode; H resolveView;
+    uint32_t resolveLayout; uint32_t loadOp; uint32_t storeOp; VkClearValue_ clear;
+} VkRenderingAttachmentInfo_;
+typedef struct {
+    uint32_t sType; const void *pNext; uint32_t flags; VkRect2D_ area; uint32_t layers, viewMask, ncolor;
+    const VkRenderingAttachmentInfo_ *colors, *depth, *stencil;
+} VkRenderingInfo_;
+typedef struct { H buffer; uint64_t offset, range; } VkDescriptorBufferInfo_;
+typedef struct { H sampler; H view; uint32_t layout; } VkDescriptorImageInfo_;
+typedef struct {
+    uint32_t sType; const void *pNext; H set; uint32_t binding, element, count, type;
+    const VkDescriptorImageInfo_ *images; const VkDescriptorBufferInfo_ *buffers; const H *texel;
+} VkWriteDescriptorSet_;
+typedef struct {
+    uint64_t offset; uint32_t rowLength, imageHeight; uint32_t aspect, mip, base, count;
+    int32_t ox, oy, oz; uint32_t w, h, d;
+} VkBufferImageCopy_;
+
+/* Numbers from the Vulkan specification (checked against the binding by the tests). */
+#define ST_MEMORY_BARRIER 46
+#define ST_WRITE_DESCRIPTOR_SET 35
+#define ST_RENDERING_INFO 1000044000
+#define ST_RENDERING_ATTACHMENT_INFO 1000044001
+#define LAYOUT_GENERAL 1
+#define LOAD_OP_LOAD 0
+#define STORE_OP_STORE 0
+#define ASPECT_COLOR 1
+#define STAGE_ALL_COMMANDS 0x10000
+#define ACCESS_MEMORY_READ 0x8000
+#define ACCESS_MEMORY_WRITE 0x10000
+#define DESC_UNIFORM_BUFFER 6
+#define DESC_COMBINED_IMAGE_SAMPLER 1
+#define BIND_GRAPHICS 0
+#define INDEX_UINT16 0
+#define INDEX_UINT32 1
+#define STENCIL_FRONT_AND_BACK 3
+#define COMPARE_LESS 1
+#define COMPARE_ALWAYS 7
+
+typedef void *(*PFN_gdpa)(D, const char *);
+static struct {
+    void (*Draw)(D, uint32_t, uint32_t, uint32_t, uint32_t);
+    void (*DrawIndexed)(D, uint32_t, uint32_t, uint32_t, int32_t, uint32_t);
+    void (*BindPipeline)(D, uint32_t, H);
+    void (*BindVertexBuffers)(D, uint32_t, uint32_t, const H *, const uint64_t *);
+    void (*BindIndexBuffer)(D, H, uint64_t, uint32_t);
+    void (*PushDescriptorSetKHR)(D, uint32_t, H, uint32_t, uint32_t, const VkWriteDescriptorSet_ *);
+    void (*SetViewport)(D, uint32_t, uint32_t, const VkViewport_ *);
+    void (*SetScissor)(D, uint32_t, uint32_t, const VkRect2D_ *);
+    void (*BeginRendering)(D, const VkRenderingInfo_ *);
+    void (*EndRendering)(D);
+    void (*ClearAttachments)(D, uint32_t, const VkClearAttachment_ *, uint32_t, const VkClearRect_ *);
+    void (*PipelineBarrier)(D, uint32_t, uint32_t, uint32_t, uint32_t, const VkMemoryBarrier_ *, uint32_t,
+                            const void *, uint32_t, const void *);
+    void (*CopyImageToBuffer)(D, H, uint32_t, H, uint32_t, const VkBufferImageCopy_ *);
+    void (*SetDepthBoundsTestEnable)(D, uint32_t);
+    void (*SetDepthTestEnable)(D, uint32_t);
+    void (*SetDepthWriteEnable)(D, uint32_t);
+    void (*SetDepthCompareOp)(D, uint32_t);
+    void (*SetStencilTestEnable)(D, uint32_t);
+    void (*SetStencilOp)(D, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
+    void (*SetStencilReference)(D, uint32_t, uint32_t);
+    void (*SetStencilCompareMask)(D, uint32_t, uint32_t);
+    void (*SetStencilWriteMask)(D, uint32_t, uint32_t);
+    void (*SetCullMode)(D, uint32_t);
+    void (*SetFrontFace)(D, uint32_t);
+    void (*SetDepthBiasEnable)(D, uint32_t);
+    void (*SetDepthBias)(D, float, float, float);
+    void (*SetBlendConstants)(D, const float *);
+} vk;
+
+/* Load the entry points of `device` (a VkDevice as an integer).  Returns 0, or the 1-based
+ * number of the entry point the device lacks (-1: no loader). */
+int nx_vk_init(uint64_t device) {
+    void *loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!loader) loader = dlopen("libvulkan.so.1", RTLD_NOW);
+    if (!loader) return -1;
+    PFN_gdpa gdpa = (PFN_gdpa)dlsym(loader, "vkGetDeviceProcAddr");
+    if (!gdpa) return -1;
+    static const char *const names[] = {
+        "vkCmdDraw", "vkCmdDrawIndexed", "vkCmdBindPipeline", "vkCmdBindVertexBuffers", "vkCmdBindIndexBuffer",
+        "vkCmdPushDescriptorSetKHR", "vkCmdSetViewport", "vkCmdSetScissor", "vkCmdBeginRendering",
+        "vkCmdEndRendering", "vkCmdClearAttachments", "vkCmdPipelineBarrier", "vkCmdCopyImageToBuffer",
+        "vkCmdSetDepthBoundsTestEnable", "vkCmdSetDepthTestEnable", "vkCmdSetDepthWriteEnable",
+        "vkCmdSetDepthCompareOp", "vkCmdSetStencilTestEnable", "vkCmdSetStencilOp", "vkCmdSetStencilReference",
+        "vkCmdSetStencilCompareMask", "vkCmdSetStencilWriteMask", "vkCmdSetCullMode", "vkCmdSetFrontFace",
+        "vkCmdSetDepthBiasEnable", "vkCmdSetDepthBias", "vkCmdSetBlendConstants"};
+    void **slots = (void **)&vk;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        slots[i] = gdpa((D)(uintptr_t)device, names[i]);
+        if (!slots[i]) return (int)i + 1;
+    }
+    return 0;
+}
+
+/* ---- plan ---------------------------------------------------------------------------------- */
+typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
+typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;   /* layout: its packet index */
+typedef struct {
+    nx_range *ranges; uint32_t nranges;     /* out: distinct ranges, first-seen order */
+    nx_pipekey *pipes; uint32_t npipes;     /* out: distinct pipeline keys */
+    uint32_t *aux;                          /* out, per packet: range index / pipeline key index */
+    uint32_t *hash; uint32_t hash_cap;      /* scratch: open addressing over ranges (power of 2) */
+    uint32_t *textures; uint32_t ntextures; /* out: texture ids bound by TEXTURE (distinct) */
+    uint64_t *presents; uint32_t npresents; /* out: (frame, texture) pairs */
+    uint64_t *signals; uint32_t nsignals;   /* out: (fence, value) pairs */
+    uint32_t *targets; uint32_t ntargets;   /* out: target ids (distinct) */
+    uint32_t cap;                           /* capacity of every out array (the packet count) */
+    uint32_t cur_prog, cur_layout, cur_target, have;
+    const uint8_t *base;                    /* the blob (set by nx_plan) */
+} nx_plan_t;
+
+static uint32_t add_distinct(uint32_t *arr, uint32_t *n, uint32_t v) {
+    for (uint32_t i = 0; i < *n; i++) if (arr[i] == v) return i;
+    arr[*n] = v;
+    return (*n)++;
+}
+
+static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
+    nx_plan_t *pl = ctx;
+    (void)size; (void)e;
+    switch (op) {
+    case OP_VERTEX: case OP_INDEX: case OP_UNIFORM: {
+        const uint8_t *f = p + 4 + (op == OP_UNIFORM ? 4 : 0);
+        nx_range r = {rd32(f), 0, rd64(f + 4), rd64(f + 12)};
+        uint64_t h = (r.offset * 0x9E3779B97F4A7C15ull) ^ (r.size * 0xC2B2AE3D27D4EB4Full) ^ r.pool;
+        uint32_t m = pl->hash_cap - 1, k = (uint32_t)(h >> 20) & m;
+        for (;;) {
+            uint32_t slot = pl->hash[k];
+            if (slot == 0) {
+                pl->ranges[pl->nranges] = r;
+                pl->hash[k] = ++pl->nranges;
+                pl->aux[idx] = pl->nranges - 1;
+                break;
+            }
+            nx_range *q = &pl->ranges[slot - 1];
+            if (q->pool == r.pool && q->offset == r.offset && q->size == r.size) { pl->aux[idx] = slot - 1; break; }
+            k = (k + 1) & m;
+        }
+        break;
+    }
+    case OP_TEXTURE: add_distinct(pl->textures, &pl->ntextures, rd32(p + 8)); break;
+    case OP_TARGET: pl->cur_target = rd32(p + 4); pl->have |= 4; add_distinct(pl->targets, &pl->ntargets, pl->cur_target); break;
+    case OP_PROGRAM: pl->cur_prog = rd32(p + 4); pl->have |= 1; break;
+    case OP_VERTEX_LAYOUT:   /* aux: the packet's byte offset in the blob (its tuple for pipelines) */
+        pl->cur_layout = (uint32_t)idx;
+        pl->have |= 2;
+        pl->aux[idx] = (uint32_t)(p - pl->base);
+        break;
+    case OP_PRESENT:
+        pl->presents[2 * pl->npresents] = rd64(p + 4);
+        pl->presents[2 * pl->npresents + 1] = rd32(p + 12);
+        pl->npresents++;
+        break;
+    case OP_SIGNAL:
+        pl->signals[2 * pl->nsignals] = rd32(p + 4);
+        pl->signals[2 * pl->nsignals + 1] = rd64(p + 8);
+        pl->nsignals++;
+        break;
+    case OP_DRAW: case OP_DRAW_INDEXED: {
+        uint32_t i;
+        for (i = 0; i < pl->npipes; i++) {
+            nx_pipekey *k = &pl->pipes[i];
+            if (k->program == pl->cur_prog && k->layout == pl->cur_layout && k->target == pl->cur_target) break;
+        }
+        if (i == pl->npipes) {
+            nx_pipekey k = {pl->cur_prog, pl->cur_layout, pl->cur_target, 0};
+            pl->pipes[pl->npipes++] = k;
+        }
+        pl->aux[idx] = i;
+        break;
+    }
+    }
+    return NX_OK;
+}
+
+/* Plan a blob nx_pkt_check passed (no fallback).  `pl`'s arrays hold `cap` entries each. */
+int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
+    memset(pl->hash, 0, sizeof *pl->hash * pl->hash_cap);
+    pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = 0;
+    pl->have = 0;
+    pl->base = buf;
+    return walk(buf, len, visit_plan, pl, NULL, e);
+}
+
+/* ---- record ------------------------------------------------------------------------------- */
+typedef struct { uint32_t id, width, height, pad; H image, view, sample_view; } nx_rt;     /* by id */
+typedef struct { uint32_t id, pad; H view; } nx_view;                                       /* by id */
+typedef struct { uint32_t id, pad; H sampler; } nx_sampler_h;                               /* by id */
+typedef struct { uint32_t id, pad; H views[4]; H samplers[4]; } nx_progdef;                 /* by id */
+typedef struct {
+    D cb; H layout;                          /* command buffer (begun), pipeline layout */
+    H arena; const uint8_t *arena_map;       /* the snapshot's buffer and its mapping */
+    const uint64_t *range_at;                /* arena offset of each planned range */
+    const nx_range *ranges;
+    const H *pipes;                          /* pipeline of each planned key */
+    const nx_rt *rts; uint32_t nrts;
+    const nx_view *views; uint32_t nviews;   /* sampled textures' views */
+    const nx_sampler_h *samplers; uint32_t nsamplers;
+    const nx_progdef *progs; uint32_t nprogs;
+    H dummy_ubo; uint64_t dummy_ubo_range;
+    H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT */
+    const uint32_t *aux;                     /* nx_plan's */
+    uint64_t draws;                          /* out */
+} nx_rec_t;
+
+typedef struct {
+    nx_rec_t *r;
+    const nx_rt *target;
+    int rendering, pipe_dirty, desc_dirty, dyn_set;
+    int have_viewport, have_scissor;
+    float viewport[4];
+    uint32_t scissor[4];
+    H bound_pipe;
+    const nx_progdef *prog;
+    int32_t ubo[4];                  /* range index bound at each slot, -1 none */
+    H tex_view[4], tex_smp[4];       /* bound at each slot (0: none) */
+    uint32_t stride, attr_end;
+    int32_t vertex_range, index_range;
+    uint32_t index_size;
+    uint32_t npresent;
+} rstate;
+
+static void barrier(D cb) {
+    VkMemoryBarrier_ b = {ST_MEMORY_BARRIER, NULL, ACCESS_MEMORY_WRITE, ACCESS_MEMORY_READ | ACCESS_MEMORY_WRITE};
+    vk.PipelineBarrier(cb, STAGE_ALL_COMMANDS, STAGE_ALL_COMMANDS, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+static void set_scissor(rstate *s) {
+    uint32_t w = s->target->width, h = s->target->height, x0 = 0, y0 = 0, x1 = w, y1 = h;
+    if (s->have_scissor) {
+        uint64_t sx = s->scissor[0], sy = s->scissor[1];
+        x0 = sx < w ? (uint32_t)sx : w;
+        y0 = sy < h ? (uint32_t)sy : h;
+        x1 = sx + s->scissor[2] < w ? (uint32_t)(sx + s->scissor[2]) : w;
+        y1 = sy + s->scissor[3] < h ? (uint32_t)(sy + s->scissor[3]) : h;
+    }
+    VkRect2D_ r = {(int32_t)x0, (int32_t)y0, x1 - x0, y1 - y0};
+    vk.SetScissor(s->r->cb, 0, 1, &r);
+}
+
+static void begin(rstate *s) {
+    if (s->rendering) return;
+    VkRenderingAttachmentInfo_ att;
+    memset(&att, 0, sizeof att);
+    att.sType = ST_RENDERING_ATTACHMENT_INFO;
+    att.view = s->target->view;
+    att.layout = LAYOUT_GENERAL;
+    att.loadOp = LOAD_OP_LOAD;
+    att.storeOp = STORE_OP_STORE;
+    VkRenderingInfo_ ri;
+    memset(&ri, 0, sizeof ri);
+    ri.sType = ST_RENDERING_INFO;
+    ri.area.w = s->target->width;
+    ri.area.h = s->target->height;
+    ri.layers = 1;
+    ri.ncolor = 1;
+    ri.colors = &att;
+    vk.BeginRendering(s->r->cb, &ri);
+    VkViewport_ vp = {0, 0, (float)s->target->width, (float)s->target->height, 0, 1};
+    if (s->have_viewport) { vp.x = s->viewport[0]; vp.y = s->viewport[1]; vp.w = s->viewport[2]; vp.h = s->viewport[3]; }
+    vk.SetViewport(s->r->cb, 0, 1, &vp);
+    set_scissor(s);
+    s->rendering = 1;
+}
+
+static void end(rstate *s) {
+    if (s->rendering) {
+        vk.EndRendering(s->r->cb);
+        barrier(s->r->cb);
+        s->rendering = 0;
+    }
+}
+
+static void set_dynamic_defaults(D cb) {
+    /* replay.py's _Dynamic.set at the first draw with the defaults (no state packet in a native
+     * blob): depth/stencil tests off, less, stencil keep/always/0/255/255, no culling, ccw, no bias */
+    static const float zero4[4] = {0, 0, 0, 0};
+    vk.SetDepthBoundsTestEnable(cb, 0);
+    vk.SetDepthTestEnable(cb, 0);
+    vk.SetDepthWriteEnable(cb, 0);
+    vk.SetDepthCompareOp(cb, COMPARE_LESS);
+    vk.SetStencilTestEnable(cb, 0);
+    vk.SetStencilOp(cb, STENCIL_FRONT_AND_BACK, 0, 0, 0, COMPARE_ALWAYS);
+    vk.SetStencilReference(cb, STENCIL_FRONT_AND_BACK, 0);
+    vk.SetStencilCompareMask(cb, STENCIL_FRONT_AND_BACK, 255);
+    vk.SetStencilWriteMask(cb, STENCIL_FRONT_AND_BACK, 255);
+    vk.SetCullMode(cb, 0);
+    vk.SetFrontFace(cb, 0);
+    vk.SetDepthBiasEnable(cb, 0);
+    vk.SetDepthBias(cb, 0.0f, 0.0f, 0.0f);
+    vk.SetBlendConstants(cb, zero4);
+}
+
+static void push_descriptors(rstate *s) {
+    nx_rec_t *r = s->r;
+    VkDescriptorBufferInfo_ bi[4];
+    VkDescriptorImageInfo_ ii[4];
+    VkWriteDescriptorSet_ w[8];
+    memset(w, 0, sizeof w);
+    for (int b = 0; b < 4; b++) {
+        if (s->ubo[b] < 0) {
+            bi[b].buffer = r->dummy_ubo; bi[b].offset = 0; bi[b].range = r->dummy_ubo_range;
+        } else {
+            bi[b].buffer = r->arena; bi[b].offset = r->range_at[s->ubo[b]]; bi[b].range = r->ranges[s->ubo[b]].size;
+        }
+        w[b].sType = ST_WRITE_DESCRIPTOR_SET; w[b].binding = b; w[b].count = 1;
+        w[b].type = DESC_UNIFORM_BUFFER; w[b].buffers = &bi[b];
+    }
+    for (int k = 0; k < 4; k++) {
+        if (s->tex_view[k]) { ii[k].view = s->tex_view[k]; ii[k].sampler = s->tex_smp[k]; }
+        else { ii[k].view = s->prog->views[k]; ii[k].sampler = s->prog->samplers[k]; }
+        ii[k].layout = LAYOUT_GENERAL;
+        w[4 + k].sType = ST_WRITE_DESCRIPTOR_SET; w[4 + k].binding = 4 + k; w[4 + k].count = 1;
+        w[4 + k].type = DESC_COMBINED_IMAGE_SAMPLER; w[4 + k].images = &ii[k];
+    }
+    vk.PushDescriptorSetKHR(r->cb, BIND_GRAPHICS, r->layout, 0, 8, w);
+}
+
+static int check_indices(rstate *s, int32_t idx, const uint8_t *p, nx_error *e) {
+    uint32_t count = rd32(p + 4), first = rd32(p + 12);
+    int32_t voff = (int32_t)rd32(p + 16);
+    if (count == 0) return NX_OK;
+    const uint8_t *base = s->r->arena_map + s->r->range_at[s->index_range] + (uint64_t)first * s->index_size;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t v;
+        if (s->index_size == 2) { uint16_t x; memcpy(&x, base + 2 * i, 2); v = x; } else memcpy(&v, base + 4 * i, 4);
+        if ((int64_t)v < lo) lo = v;
+        if ((int64_t)v > hi) hi = v;
+    }
+    lo += voff;
+    hi += voff;
+    uint64_t vsize = s->r->ranges[s->vertex_range].size;
+    if (lo < 0 || (uint64_t)hi * s->stride + s->attr_end > vsize)
+        return fail(e, idx, OP_DRAW_INDEXED, "vertex_offset", "DRAW_INDEXED: vertex indices %lld..%lld run outside the %llu-byte vertex buffer",
+                    (long long)lo, (long long)hi, (unsigned long long)vsize);
+    return NX_OK;
+}
+
+static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
+    rstate *s = ctx;
+    nx_rec_t *r = s->r;
+    D cb = r->cb;
+    (void)size;
+    switch (op) {
+    case OP_TARGET:
+        end(s);
+        s->target = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 4));
+        s->pipe_dirty = 1;
+        s->have_viewport = 0;
+        break;
+    case OP_CLEAR: {
+        begin(s);
+        VkClearAttachment_ a;
+        memset(&a, 0, sizeof a);
+        a.aspect = ASPECT_COLOR;
+        memcpy(a.v.f, p + 4, 16);
+        VkClearRect_ rc = {{0, 0, s->target->width, s->target->height}, 0, 1};
+        vk.ClearAttachments(cb, 1, &a, 1, &rc);
+        break;
+    }
+    case OP_PROGRAM:
+        s->prog = find(r->progs, r->nprogs, sizeof(nx_progdef), rd32(p + 4));
+        s->pipe_dirty = 1;
+        s->desc_dirty = 1;
+        break;
+    case OP_VERTEX_LAYOUT: {
+        uint32_t cnt = rd32(p + 12);
+        s->stride = rd32(p + 4);
+        s->attr_end = 0;
+        for (uint32_t k = 0; k < cnt; k++) {
+            const uint8_t *a = p + 16 + 12 * k;
+            uint32_t end_ = rd32(a + 8) + VERTEX_BYTES[rd32(a + 4)];
+            if (end_ > s->attr_end) s->attr_end = end_;
+        }
+        s->pipe_dirty = 1;
+        break;
+    }
+    case OP_VERTEX: {
+        uint64_t off = r->range_at[r->aux[idx]];
+        s->vertex_range = (int32_t)r->aux[idx];
+        vk.BindVertexBuffers(cb, 0, 1, &r->arena, &off);
+        break;
+    }
+    case OP_INDEX:
+        s->index_range = (int32_t)r->aux[idx];
+        s->index_size = rd32(p + 24);
+        vk.BindIndexBuffer(cb, r->arena, r->range_at[r->aux[idx]], s->index_size == 2 ? INDEX_UINT16 : INDEX_UINT32);
+        break;
+    case OP_UNIFORM:
+        s->ubo[rd32(p + 4)] = (int32_t)r->aux[idx];
+        s->desc_dirty = 1;
+        break;
+    case OP_TEXTURE: {
+        uint32_t slot = rd32(p + 4);
+        const nx_view *v = find(r->views, r->nviews, sizeof(nx_view), rd32(p + 8));
+        const nx_sampler_h *sm = find(r->samplers, r->nsamplers, sizeof(nx_sampler_h), rd32(p + 12));
+        s->tex_view[slot] = v->view;
+        s->tex_smp[slot] = sm->sampler;
+        s->desc_dirty = 1;
+        break;
+    }
+    case OP_VIEWPORT:
+        memcpy(s->viewport, p + 4, 16);
+        s->have_viewport = 1;
+        if (s->rendering) {
+            VkViewport_ vp = {s->viewport[0], s->viewport[1], s->viewport[2], s->viewport[3], 0, 1};
+            vk.SetViewport(cb, 0, 1, &vp);
+        }
+        break;
+    case OP_SCISSOR:
+        memcpy(s->scissor, p + 4, 16);
+        s->have_scissor = 1;
+        if (s->rendering) set_scissor(s);
+        break;
+    case OP_DRAW: case OP_DRAW_INDEXED:
+        begin(s);
+        if (s->pipe_dirty) {
+            H pipe = r->pipes[r->aux[idx]];
+            if (pipe != s->bound_pipe) {
+                vk.BindPipeline(cb, BIND_GRAPHICS, pipe);
+                s->bound_pipe = pipe;
+            }
+            s->pipe_dirty = 0;
+        }
+        if (!s->dyn_set) {
+            set_dynamic_defaults(cb);
+            s->dyn_set = 1;
+        }
+        if (s->desc_dirty) {
+            push_descriptors(s);
+            s->desc_dirty = 0;
+        }
+        if (op == OP_DRAW) {
+            vk.Draw(cb, rd32(p + 4), rd32(p + 8), rd32(p + 12), rd32(p + 16));
+        } else {
+            int rc = check_indices(s, idx, p, e);
+            if (rc) { end(s); return rc; }
+            vk.DrawIndexed(cb, rd32(p + 4), rd32(p + 8), rd32(p + 12), (int32_t)rd32(p + 16), rd32(p + 20));
+        }
+        r->draws++;
+        break;
+    case OP_PRESENT: {
+        end(s);
+        const nx_rt *t = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 12));
+        barrier(cb);
+        VkBufferImageCopy_ c;
+        memset(&c, 0, sizeof c);
+        c.offset = r->present_at[s->npresent++];
+        c.aspect = ASPECT_COLOR;
+        c.count = 1;
+        c.w = t->width; c.h = t->height; c.d = 1;
+        vk.CopyImageToBuffer(cb, t->image, LAYOUT_GENERAL, r->readback, 1, &c);
+        barrier(cb);
+        break;
+    }
+    case OP_SIGNAL:   /* published by the caller after the run */
+        break;
+    default:          /* nx_pkt_check sends every other op to the Python path */
+        return fail(e, idx, op, "op", "%s: not replayed natively (nx_pkt_check should have said so)", op_name(op));
+    }
+    return NX_OK;
+}
+
+/* Record a planned blob into r->cb.  Returns NX_OK or NX_BAD (an index check failed: rendering
+ * was ended, the caller ends the command buffer and drops the submission). */
+int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
+    rstate s;
+    memset(&s, 0, sizeof s);
+    s.r = r;
+    s.pipe_dirty = s.desc_dirty = 1;
+    s.vertex_range = s.index_range = -1;
+    for (int k = 0; k < 4; k++) s.ubo[k] = -1;
+    r->draws = 0;
+    memset(e, 0, sizeof *e);
+    int rc = walk(buf, len, visit_record, &s, NULL, e);
+    if (rc == NX_OK) end(&s);
+    return rc;
+}
+
+/* Sizes and field offsets of the Vulkan structures declared above, for the test that checks them
+ * against the `vulkan` binding's: pairs (size or offset) in a fixed order (native_replay.LAYOUT). */
+#define OFF(T, f) (uint32_t)offsetof(T, f)
+uint32_t nx_vk_layout(uint32_t *out) {
+    uint32_t v[] = {
+        sizeof(VkViewport_), sizeof(VkRect2D_), sizeof(VkClearAttachment_), OFF(VkClearAttachment_, v),
+        sizeof(VkClearRect_), OFF(VkClearRect_, base), sizeof(VkMemoryBarrier_), OFF(VkMemoryBarrier_, src),
+        sizeof(VkRenderingAttachmentInfo_), OFF(VkRenderingAttachmentInfo_, view), OFF(VkRenderingAttachmentInfo_, layout),
+        OFF(VkRenderingAttachmentInfo_, resolveView), OFF(VkRenderingAttachmentInfo_, loadOp),
+        OFF(VkRenderingAttachmentInfo_, storeOp), OFF(VkRenderingAttachmentInfo_, clear),
+        sizeof(VkRenderingInfo_), OFF(VkRenderingInfo_, area), OFF(VkRenderingInfo_, layers),
+        OFF(VkRenderingInfo_, ncolor), OFF(VkRenderingInfo_, colors), OFF(VkRenderingInfo_, stencil),
+        sizeof(VkDescriptorBufferInfo_), sizeof(VkDescriptorImageInfo_), OFF(VkDescriptorImageInfo_, layout),
+        sizeof(VkWriteDescriptorSet_), OFF(VkWriteDescriptorSet_, set), OFF(VkWriteDescriptorSet_, binding),
+        OFF(VkWriteDescriptorSet_, type), OFF(VkWriteDescriptorSet_, images), OFF(VkWriteDescriptorSet_, buffers),
+        sizeof(VkBufferImageCopy_), OFF(VkBufferImageCopy_, aspect), OFF(VkBufferImageCopy_, ox),
+        OFF(VkBufferImageCopy_, w),
+        ST_MEMORY_BARRIER, ST_WRITE_DESCRIPTOR_SET, ST_RENDERING_INFO, ST_RENDERING_ATTACHMENT_INFO,
+        LAYOUT_GENERAL, LOAD_OP_LOAD, STORE_OP_STORE, ASPECT_COLOR, STAGE_ALL_COMMANDS, ACCESS_MEMORY_READ,
+        ACCESS_MEMORY_WRITE, DESC_UNIFORM_BUFFER, DESC_COMBINED_IMAGE_SAMPLER, BIND_GRAPHICS, INDEX_UINT16,
+        INDEX_UINT32, STENCIL_FRONT_AND_BACK, COMPARE_LESS, COMPARE_ALWAYS};
+    memcpy(out, v, sizeof v);
+    return (uint32_t)(sizeof v / sizeof *v);
+}

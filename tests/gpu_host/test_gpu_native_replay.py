@@ -1,0 +1,164 @@
+"""Native replay (gpu_host/nxreplay.c through gpu_host/native_replay.py) against the Python replay.
+
+The same submissions go through two in-process Engines on lavapipe, one with
+``gpu_host.native_replay = on`` and one with ``off``: every presented frame's SHA-256, every
+fence, every drop and its log line must be equal, and the submissions expected to take the C
+path must have taken it (a submission with an op the C path does not replay must not).  The
+frame tests that run through the GPU process (test_gpu_draws.py, test_gpu_state_cube.py,
+test_gpu_hostile.py) check their pixels against numpy with the default setting (auto: native
+where it can) — so the native path is also checked against an oracle that is not the Python
+replay.  The C declarations of the Vulkan structures are checked against the `vulkan` binding's
+(generated from the Khronos registry), field by field.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import vulkan as vk
+
+from cpu_host.gpu_client.memory import Pool
+from cpu_host.gpu_client.shaders import GlslSource
+from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS, rect_px, rect_uv_px, ubo
+from gpu_host import nxpkt
+from gpu_host import packets as P
+from gpu_host.engine import Engine
+from gpu_host.objects import MappedPools
+from gpu_host.vkdevice import Device
+
+W = H = 32
+VB, VB_UV, IB, UB, TEX = 0, 4096, 8192, 12288, 32768
+
+
+def test_vulkan_struct_layouts_match_the_binding():
+    ffi, lib = nxpkt.lib()
+    out = ffi.new("uint32_t[]", 128)
+    got = list(ffi.unpack(out, lib.nx_vk_layout(out)))
+    f = vk.ffi
+    want = [
+        f.sizeof("VkViewport"), f.sizeof("VkRect2D"), f.sizeof("VkClearAttachment"),
+        f.offsetof("VkClearAttachment", "clearValue"), f.sizeof("VkClearRect"), f.offsetof("VkClearRect", "baseArrayLayer"),
+        f.sizeof("VkMemoryBarrier"), f.offsetof("VkMemoryBarrier", "srcAccessMask"),
+        f.sizeof("VkRenderingAttachmentInfo"), *(f.offsetof("VkRenderingAttachmentInfo", n) for n in (
+            "imageView", "imageLayout", "resolveImageView", "loadOp", "storeOp", "clearValue")),
+        f.sizeof("VkRenderingInfo"), *(f.offsetof("VkRenderingInfo", n) for n in (
+            "renderArea", "layerCount", "colorAttachmentCount", "pColorAttachments", "pStencilAttachment")),
+        f.sizeof("VkDescriptorBufferInfo"), f.sizeof("VkDescriptorImageInfo"), f.offsetof("VkDescriptorImageInfo", "imageLayout"),
+        f.sizeof("VkWriteDescriptorSet"), *(f.offsetof("VkWriteDescriptorSet", n) for n in (
+            "dstSet", "dstBinding", "descriptorType", "pImageInfo", "pBufferInfo")),
+        f.sizeof("VkBufferImageCopy"), *(f.offsetof("VkBufferImageCopy", n) for n in (
+            "imageSubresource", "imageOffset", "imageExtent")),
+        vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER, vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+        vk.VK_STRUCTURE_TYPE_RENDERING_INFO, vk.VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
+        vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_ATTACHMENT_LOAD_OP_LOAD, vk.VK_ATTACHMENT_STORE_OP_STORE,
+        vk.VK_IMAGE_ASPECT_COLOR_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_ACCESS_MEMORY_READ_BIT,
+        vk.VK_ACCESS_MEMORY_WRITE_BIT, vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+        vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, vk.VK_INDEX_TYPE_UINT16,
+        vk.VK_INDEX_TYPE_UINT32, vk.VK_STENCIL_FACE_FRONT_AND_BACK, vk.VK_COMPARE_OP_LESS, vk.VK_COMPARE_OP_ALWAYS,
+    ]
+    assert got == want
+
+
+def fill(pool: Pool) -> None:
+    pool.write(VB, rect_px(0, 0, 8, 8, W, H).tobytes())
+    pool.write(VB_UV, rect_uv_px(0, 0, 16, 16, W, H).tobytes())
+    pool.write(IB, np.array([0, 1, 2, 3, 4, 5, 1000], np.uint16).tobytes())
+    for k in range(16):
+        pool.write(UB + 256 * k, ubo(((k % 4) / 3, (k // 4) / 3, 0.5, 1), (2 * (k % 4) * 8 / W, 2 * (k // 4) * 8 / H)))
+    rgba = np.zeros((8, 8, 4), np.uint8)
+    rgba[..., 0] = np.arange(8)[None, :] * 32
+    rgba[..., 1] = np.arange(8)[:, None] * 32
+    rgba[..., 3] = 255
+    pool.write(TEX, rgba.tobytes())
+
+
+def submissions() -> list[tuple[list[tuple], bool]]:
+    """(packets, whether the C path replays them)."""
+    color = [(P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, 1, VB, 48)]
+    tex = [(P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]), (P.OP_VERTEX, 1, VB_UV, 96)]
+    out = []
+    # pipeline switches, texture binds, a uniform per draw
+    s = [(P.OP_TARGET, 7), (P.OP_CLEAR, 0.1, 0.2, 0.3, 1.0)]
+    for i in range(40):
+        if i % 10 == 0:
+            s += color if i % 20 == 0 else tex
+        if i % 5 == 0:
+            s.append((P.OP_TEXTURE, 0, 10, 1 + (i // 5) % 2))
+        s += [(P.OP_UNIFORM, 0, 1, UB + 256 * (i % 16), 48), (P.OP_DRAW, 6, 1, 0, 0)]
+    out.append((s + [(P.OP_PRESENT, 1, 7), (P.OP_SIGNAL, 3, 11)], True))
+    # render to texture, sample it; indexed draws, viewport, scissor, instances, two PRESENTs
+    s = [(P.OP_TARGET, 8), (P.OP_CLEAR, 1.0, 0.0, 0.0, 1.0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * 5, 48),
+         (P.OP_INDEX, 1, IB, 12, 2), (P.OP_DRAW_INDEXED, 6, 2, 0, 0, 0), (P.OP_PRESENT, 2, 8),
+         (P.OP_TARGET, 7), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 8, 2),
+         (P.OP_VIEWPORT, 4.0, 4.0, 24.0, 24.0), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_SCISSOR, 0, 0, 12, 40),
+         (P.OP_VIEWPORT, 0.0, 0.0, 32.0, 32.0), (P.OP_DRAW, 3, 1, 3, 0), (P.OP_PRESENT, 3, 7), (P.OP_SIGNAL, 3, 12)]
+    out.append((s, True))
+    # a textured program with no texture bound (the slot's dummy), then one of the colour program
+    out.append(([(P.OP_TARGET, 7), (P.OP_CLEAR, 0.0, 1.0, 0.0, 1.0), *tex, (P.OP_DRAW, 6, 1, 0, 0),
+                 *color, (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 4, 7)], True))
+    # an index value past the vertex buffer (checked on the snapshot): dropped by both
+    out.append(([(P.OP_TARGET, 7), *color, (P.OP_INDEX, 1, IB, 14, 2), (P.OP_DRAW_INDEXED, 7, 1, 0, 0, 0),
+                 (P.OP_PRESENT, 5, 7)], True))
+    # a handle that is not registered: refused natively, dropped by the Python path's validation
+    out.append(([(P.OP_TARGET, 7), *color, (P.OP_TEXTURE, 1, 99, 1), (P.OP_DRAW, 6, 1, 0, 0)], False))
+    # an op the C path does not replay (BLEND): the Python path, whole
+    out.append(([(P.OP_TARGET, 7), (P.OP_BLEND, True), *color, (P.OP_UNIFORM, 0, 1, UB, 48),
+                 (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 6, 7)], False))
+    return out
+
+
+def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | None]:
+    monkeypatch.setenv("NXRECOMP_GPU_HOST_NATIVE_REPLAY", mode)
+    pool = Pool(1, 1 << 16)
+    fill(pool)
+    mp = MappedPools()
+    mp.add(1, pool.fd, pool.size)
+    dev = Device()
+    eng = Engine(dev, mp, keep_frames=16)
+    try:
+        assert (eng.native is not None) == (mode == "on")
+        for pid, (vs, fs) in ((1, (COLOR_VS, COLOR_FS)), (2, (TEX_VS, TEX_FS))):
+            eng.register_program(pid, *GlslSource(vs, fs).spirv())
+        for tid in (7, 8):
+            eng.register_texture(id=tid, pool=0, offset=0, width=W, height=H, format="RGBA8", block_linear=False,
+                                 block_height_log2=0, pitch=0, render_target=True)
+        eng.register_texture(id=10, pool=1, offset=TEX, width=8, height=8, format="RGBA8", block_linear=False,
+                             block_height_log2=0, pitch=32, render_target=False)
+        eng.register_sampler(1, False, False)
+        eng.register_sampler(2, True, True)
+        out = []
+        for seq, (packets, native) in enumerate(submissions(), 1):
+            before = eng.native.native if eng.native else 0
+            res = eng.submit(seq, [list(p) for p in packets])
+            if eng.native:
+                assert (eng.native.native > before) == native, (seq, packets[:3])
+            out.append(None if res is None else (res.draws, res.fences, [(f.frame, f.sha256) for f in res.frames]))
+        counts = (eng.native.native, eng.native.fallback, eng.native.refused) if eng.native else None
+        return out, counts
+    finally:
+        eng.close()
+        dev.close()
+        pool.close()
+
+
+def test_native_frames_equal_python(monkeypatch, caplog):
+    caplog.set_level(logging.WARNING, logger="gpu_host.engine")
+    py, _ = run_engine("off", monkeypatch)
+    py_log = [r.getMessage() for r in caplog.records if r.name == "gpu_host.engine"]
+    caplog.clear()
+    nat, counts = run_engine("on", monkeypatch)
+    nat_log = [r.getMessage() for r in caplog.records if r.name == "gpu_host.engine"]
+    assert nat == py
+    assert nat_log == py_log and len(py_log) == 2, py_log      # the same drops, named the same way
+    assert "vertex indices 0..1000 run outside the 48-byte vertex buffer" in py_log[0]
+    assert "field texture 99 is not a registered texture" in py_log[1]
+    assert counts == (4, 1, 1)
+    frames = [f for r in py if r for f in r[2]]
+    assert len(frames) == 5 and len({sha for _, sha in frames}) == 5      # every frame differs: nothing trivial
+
+
+def test_setting_is_checked(monkeypatch):
+    from gpu_host.native_replay import NativeReplay
+    with pytest.raises(ValueError, match="native_replay = 'sometimes'"):
+        NativeReplay.create(None, "sometimes")
