@@ -12,13 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cpu_host import abi
 from cpu_host.horizon.ipc.kernel import IPC_CDEF
 
-NXCPU_CDEF = """
-typedef struct NxCpu {
-    uint64_t x[31]; uint64_t sp; uint64_t pc; uint64_t nzcv; uint64_t fpcr, fpsr;
-    uint64_t tpidr_el0, tpidrro_el0;
-} NxCpu;
+# NxCpu whole, as nxrt.h declares it (cpu_host/abi.py generates it; tests/cpu_host/test_abi_layout.py
+# checks every offset): host functions may read any register, vector ones included
+NXCPU_CDEF = abi.nxcpu_cdef() + """
 int nx_host_bind(uint64_t addr, void (*fn)(NxCpu *));
 int nx_hz_range_ok(uint64_t addr, uint64_t len, uint32_t perm);
 void nx_hz_host_begin(NxCpu *s);
