@@ -150,6 +150,7 @@ void nx_fatal_unmapped(NxCpu *s, uint64_t pc, uint64_t target) {
  * nx_enter stored. */
 void nx_run(NxCpu *s) {
     for (;;) {
+        NX_PREEMPT_POINT(s);   /* also the Linux personality's signal delivery point */
         if (run_host(s)) continue;
         uint32_t kind = 0;
         NxFn f = nx_lookup_cached(s, s->pc, &kind);
