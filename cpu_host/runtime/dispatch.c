@@ -369,7 +369,14 @@ int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes) {
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, host_stack_bytes);
     if (pthread_create(&t, &a, nx_thread_main, &st) != 0) return -1;
+    /* the waiting thread blocks every signal (the guest thread keeps the mask it was created
+     * with): a signal sent to the process reaches the guest thread, as it would a one-thread
+     * program, and waits in the kernel while the guest blocks it (Linux personality signals) */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     pthread_join(t, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return 0;
 }
 

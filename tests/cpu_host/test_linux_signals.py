@@ -1,0 +1,75 @@
+"""Guest signal handlers in the Linux personality (cpu_host/runtime/linux_syscalls.c, "signals"):
+every case runs recompiled and under qemu-aarch64, which must agree on stdout, stderr and exit
+status (a death by a signal included).
+
+``programs/signals.c`` (static musl, built here) covers raise/kill of self with SA_SIGINFO, the
+arm64 frame the handler finds (fpsimd record, end record, saved mask), masks and sigpending,
+sigsuspend, alarm + pause, SIGCHLD after fork, SIGPIPE with a handler and by default, a read
+restarted by SA_RESTART or answering EINTR, SA_RESETHAND, nested and deferred signals,
+siglongjmp out of a handler (3000 times), and registers, FP registers and the rounding mode
+across a handler that changes them.  Debian's busybox sh runs ``trap`` scripts (the bundle the
+busybox suites share)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cpu_host import aarch64_programs, busybox_cases
+
+MODES = ["raise", "frame", "mask", "suspend", "alarm", "chld", "pipe", "pipedie", "restart", "eintr",
+         "resethand", "nested", "jump", "state", "ignore"]
+# the exit status qemu shows for each (a case that dies by accident is no match of two deaths)
+STATUS = {"pipedie": -13, "resethand": -10}
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory) -> Path:
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
+    return aarch64_programs.build("signals", tmp_path_factory.mktemp("signals"))
+
+
+@pytest.fixture(scope="module")
+def bundle(program, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("signals_bundle") / "b"
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_signal_program_runs_like_qemu(program, bundle, mode):
+    ref = subprocess.run(["qemu-aarch64", "-0", "signals", str(program), mode], capture_output=True, text=True,
+                         timeout=60)
+    assert ref.returncode == STATUS.get(mode, 0), (ref.returncode, ref.stdout, ref.stderr)
+    ours = subprocess.run([str(bundle / "nxrun"), "signals", mode], capture_output=True, text=True, timeout=60)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr)
+
+
+TRAP_SCRIPTS = {
+    "usr1-and-exit": "trap 'echo got USR1' USR1; kill -USR1 $$; echo after; trap 'echo bye $?' EXIT; exit 3",
+    "int-handler-exits": "trap 'echo int; exit 5' INT; kill -INT $$; echo not reached",
+    "term-then-reset": "trap 'echo term' TERM; kill $$; echo after; trap - TERM; kill -TERM $$; echo not reached",
+    "ignored": "trap '' HUP; kill -HUP $$; echo alive; trap; echo listed",
+    "from-child": "trap 'echo usr2 from child' USR2; (kill -USR2 $$); echo after child",
+    "default-death": "echo before; kill -USR1 $$; echo not reached",
+}
+
+
+@pytest.fixture(scope="module")
+def busybox(tmp_path_factory):
+    bb = busybox_cases.fetch_busybox()
+    return bb, busybox_cases.shared_bundle(bb, tmp_path_factory)
+
+
+@pytest.mark.parametrize("name", sorted(TRAP_SCRIPTS))
+def test_busybox_sh_trap_like_qemu(busybox, tmp_path, name):
+    bb, bundle = busybox
+    status = busybox_cases.compare_with_qemu([str(bundle / "nxrun")], bb, tmp_path, ["sh", "-c", TRAP_SCRIPTS[name]])
+    assert status == {"usr1-and-exit": 3, "int-handler-exits": 5, "term-then-reset": -15,
+                      "default-death": -10}.get(name, 0)
