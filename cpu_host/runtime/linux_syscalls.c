@@ -709,6 +709,8 @@ static void signals_init(void) {
     hsys6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8, 0, 0);
     S.mask = cur & ~UNBLOCKABLE;          /* the mask execve kept */
     if (nx_set_preempt_hook) nx_set_preempt_hook(sig_preempt);
+    /* glibc's aarch64 sigaction sets no SA_RESTORER: its handlers return to the vDSO's */
+    if (nx_host_bind) nx_host_bind((uint64_t)(uintptr_t)sig_tramp_code, sig_tramp);
 }
 
 /* A signal the guest sends itself (kill of its pid, tkill/tgkill of its tid). */

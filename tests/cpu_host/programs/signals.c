@@ -17,6 +17,8 @@
  *   jump       siglongjmp out of a handler, many times, the mask restored by it
  *   state      registers, FP registers and the rounding mode survive a handler that changes them
  *   ignore     SIG_IGN, and a default-ignored signal (SIGCHLD, SIGWINCH) raised: nothing happens
+ *   norestorer a handler installed without SA_RESTORER (as glibc's aarch64 sigaction does): it
+ *              returns through the kernel's (vDSO) sigreturn
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -338,6 +341,16 @@ static int m_ignore(void) {
     return 0;
 }
 
+static int m_norestorer(void) {
+    struct { void (*handler)(int); unsigned long flags; void *restorer; uint64_t mask; } ksa = {on_sig, 0, 0, 0};
+    long r = syscall(SYS_rt_sigaction, SIGUSR1, &ksa, NULL, 8);
+    printf("rt_sigaction -> %ld\n", r);
+    raise(SIGUSR1);
+    raise(SIGUSR1);
+    printf("hits=%d last=%d\n", hits, last_sig);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "";
@@ -356,6 +369,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "jump")) return m_jump();
     if (!strcmp(m, "state")) return m_state();
     if (!strcmp(m, "ignore")) return m_ignore();
+    if (!strcmp(m, "norestorer")) return m_norestorer();
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;
 }
