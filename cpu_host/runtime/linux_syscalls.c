@@ -439,11 +439,15 @@ static uint64_t host_block_all(void) {
 }
 static void host_restore(uint64_t old) { hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0); }
 
+/* Read by lifted code at backward branches where recompiler.signal_polls is on (lifted.h). */
+volatile int nx_signal_flag __attribute__((visibility("hidden")));
+
 static void sig_record(int sig, const siginfo_t *si) {
     if (!(S.pend & BIT(sig))) {
         S.info[sig] = *si;
         S.pend |= BIT(sig);
     }
+    nx_signal_flag = 1;
     if (&nx_preempt_pending) nx_preempt_pending = 1;
 }
 
@@ -621,6 +625,7 @@ static int handle_pending(NxCpu *s, uint64_t saved_mask) {
         uint64_t old = host_block_all();
         uint64_t ready = S.pend & ~S.mask;
         if (!ready) {
+            nx_signal_flag = 0;
             if (&nx_preempt_pending) nx_preempt_pending = 0;
             host_restore(old);
             return ran;
@@ -701,6 +706,13 @@ static void sig_tramp(NxCpu *s) { sys_rt_sigreturn(s); }
 static void sig_preempt(NxCpu *s) {
     if (S.pend & ~S.mask) handle_pending(s, S.mask);
     else if (&nx_preempt_pending) nx_preempt_pending = 0;
+}
+
+/* A backward branch of lifted code saw nx_signal_flag (recompiler.signal_polls): every register
+ * in s, s->pc the branch target. */
+void nx_signal_poll(NxCpu *s) {
+    if (S.pend & ~S.mask) handle_pending(s, S.mask);
+    else nx_signal_flag = 0;
 }
 
 static void signals_init(void) {

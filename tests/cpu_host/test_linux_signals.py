@@ -6,13 +6,15 @@ status (a death by a signal included).
 arm64 frame the handler finds (fpsimd record, end record, saved mask), masks and sigpending,
 sigsuspend, alarm + pause, SIGCHLD after fork, SIGPIPE with a handler and by default, a read
 restarted by SA_RESTART or answering EINTR, SA_RESETHAND, nested and deferred signals,
-siglongjmp out of a handler (3000 times), and registers, FP registers and the rounding mode
+siglongjmp out of a handler (3000 times), a loop with no system call waiting for SIGALRM
+(recompiled with ``recompiler.signal_polls``), and registers, FP registers and the rounding mode
 across a handler that changes them; a handler installed without SA_RESTORER (glibc's way) returns
 through the runtime's stand-in for the vDSO sigreturn.  Debian's busybox sh (glibc) runs ``trap``
 scripts (the bundle the busybox suites share).  Not compared: busybox ``timeout``, which under
 qemu-aarch64 cannot exec /proc/self/exe and runs the host's coreutils timeout instead."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -35,22 +37,44 @@ def program(tmp_path_factory) -> Path:
     return aarch64_programs.build("signals", tmp_path_factory.mktemp("signals"))
 
 
-@pytest.fixture(scope="module")
-def bundle(program, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("signals_bundle") / "b"
+def _recompile(program: Path, out: Path, polls: bool) -> Path:
+    env = {**os.environ, "NXRECOMP_RECOMPILER_SIGNAL_POLLS": "1" if polls else "0"}
     r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800)
+                       capture_output=True, text=True, timeout=1800, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     return out
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_signal_program_runs_like_qemu(program, bundle, mode):
+@pytest.fixture(scope="module")
+def bundle(program, tmp_path_factory) -> Path:
+    return _recompile(program, tmp_path_factory.mktemp("signals_bundle") / "b", polls=False)
+
+
+@pytest.fixture(scope="module")
+def poll_bundle(program, tmp_path_factory) -> Path:
+    """Recompiled with recompiler.signal_polls: backward branches read the pending flag."""
+    return _recompile(program, tmp_path_factory.mktemp("signals_polls") / "b", polls=True)
+
+
+def _compare(program: Path, bundle: Path, mode: str) -> None:
     ref = subprocess.run(["qemu-aarch64", "-0", "signals", str(program), mode], capture_output=True, text=True,
                          timeout=60)
     assert ref.returncode == STATUS.get(mode, 0), (ref.returncode, ref.stdout, ref.stderr)
     ours = subprocess.run([str(bundle / "nxrun"), "signals", mode], capture_output=True, text=True, timeout=60)
     assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_signal_program_runs_like_qemu(program, bundle, mode):
+    _compare(program, bundle, mode)
+
+
+@pytest.mark.parametrize("mode", ["spin", "state", "nested", "jump", "restart", "chld"])
+def test_signal_polls_deliver_in_a_loop_without_system_calls(program, poll_bundle, mode):
+    """``spin`` waits in ``while (!flag) n++;`` for SIGALRM: only the backward branch's poll can
+    deliver it (without the setting the loop never ends); the others check that the polls leave
+    the rest as it was."""
+    _compare(program, poll_bundle, mode)
 
 
 TRAP_SCRIPTS = {

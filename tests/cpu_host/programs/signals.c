@@ -17,6 +17,8 @@
  *   jump       siglongjmp out of a handler, many times, the mask restored by it
  *   state      registers, FP registers and the rounding mode survive a handler that changes them
  *   ignore     SIG_IGN, and a default-ignored signal (SIGCHLD, SIGWINCH) raised: nothing happens
+ *   spin       a loop with no system call waits for a timer's SIGALRM (needs
+ *              recompiler.signal_polls recompiled: else the loop never sees it)
  *   norestorer a handler installed without SA_RESTORER (as glibc's aarch64 sigaction does): it
  *              returns through the kernel's (vDSO) sigreturn
  */
@@ -341,6 +343,17 @@ static int m_ignore(void) {
     return 0;
 }
 
+static volatile int spin_done;
+static void on_spin(int sig) { (void)sig; spin_done = 1; }
+static int m_spin(void) {
+    set(SIGALRM, on_spin, 0, NULL);
+    timer_ms(50);
+    unsigned long n = 0;
+    while (!spin_done) n++;
+    printf("spun: done=%d counted=%d\n", spin_done, n > 0);
+    return 0;
+}
+
 static int m_norestorer(void) {
     struct { void (*handler)(int); unsigned long flags; void *restorer; uint64_t mask; } ksa = {on_sig, 0, 0, 0};
     long r = syscall(SYS_rt_sigaction, SIGUSR1, &ksa, NULL, 8);
@@ -370,6 +383,7 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "state")) return m_state();
     if (!strcmp(m, "ignore")) return m_ignore();
     if (!strcmp(m, "norestorer")) return m_norestorer();
+    if (!strcmp(m, "spin")) return m_spin();
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;
 }
