@@ -10,8 +10,8 @@
  *  - every tty ioctl answers -ENOTTY: the program always sees a non-terminal, so its output
  *    matches qemu-aarch64's in pipes whatever the terminal;
  *  - guest signal handlers run at delivery points only (system call returns, indirect calls
- *    and jumps, nx_run's dispatch; see "signals" below), not in the middle of a loop that
- *    makes neither; handlers of the signals the runtime's crash report owns (SIGSEGV, SIGBUS,
+ *    and jumps, nx_run's dispatch, backward branches with recompiler.signal_polls; see
+ *    "signals" below); handlers of the signals the runtime's crash report owns (SIGSEGV, SIGBUS,
  *    SIGILL, SIGFPE, SIGTRAP, SIGSYS) are recorded, not run;
  *  - clone: fork-like only (vfork too is a fork); threads (CLONE_THREAD) and clone3 -> -ENOSYS;
  *  - execve only of the guest program itself (/proc/self/exe, as busybox runs applets): the
@@ -386,8 +386,9 @@ static int is_self_exe(const char *p) {
  * rt_sigprocmask, a blocking call interrupted with EINTR — restarted after the handler when
  * SA_RESTART and the call is one Linux restarts), and the runtime's preemption point
  * (nx_preempt_pending, read at every indirect call or jump and at nx_run's dispatch), which
- * host_sig raises.  A loop that makes no system call and no indirect branch sees its signal
- * only when it leaves the loop (docs/ARCHITECTURE.md). */
+ * host_sig raises; and with recompiler.signal_polls every backward branch of lifted code
+ * (nx_signal_flag, nx_signal_poll).  Without it, a loop that makes no system call and no
+ * indirect branch sees its signal only when it leaves the loop (docs/ARCHITECTURE.md). */
 #include <setjmp.h>
 #include "host_calls.h"
 /* weak: test harnesses link this file without dispatch.c (then handlers are not run) */

@@ -77,6 +77,25 @@ def test_signal_polls_deliver_in_a_loop_without_system_calls(program, poll_bundl
     _compare(program, poll_bundle, mode)
 
 
+# SIGTERM, SIGQUIT (core), SIGSEGV (core, one the runtime's crash report owns), SIGUSR2, abort(),
+# SIGWINCH and SIGCHLD (ignored by default)
+DEATHS = {"15": -15, "3": -3, "11": -11, "12": -12, "abort": -6, "28": 0, "17": 0}
+QEMU_CORE_NOTE = "qemu: uncaught target signal"
+
+
+@pytest.mark.parametrize("sig", sorted(DEATHS))
+def test_default_actions_like_qemu(program, bundle, sig):
+    """A default action: the same wait status and output.  qemu-aarch64 adds one line of its own
+    to stderr for the signals that dump core ("qemu: uncaught target signal 6 (Aborted) - core
+    dumped"), which the guest did not write and a kernel does not print: left out."""
+    ref = subprocess.run(["qemu-aarch64", "-0", "signals", str(program), "die", sig], capture_output=True,
+                         text=True, timeout=60)
+    assert ref.returncode == DEATHS[sig], (ref.returncode, ref.stderr)
+    ref_err = "".join(line for line in ref.stderr.splitlines(keepends=True) if not line.startswith(QEMU_CORE_NOTE))
+    ours = subprocess.run([str(bundle / "nxrun"), "signals", "die", sig], capture_output=True, text=True, timeout=60)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref_err)
+
+
 TRAP_SCRIPTS = {
     "usr1-and-exit": "trap 'echo got USR1' USR1; kill -USR1 $$; echo after; trap 'echo bye $?' EXIT; exit 3",
     "int-handler-exits": "trap 'echo int; exit 5' INT; kill -INT $$; echo not reached",

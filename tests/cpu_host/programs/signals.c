@@ -17,6 +17,7 @@
  *   jump       siglongjmp out of a handler, many times, the mask restored by it
  *   state      registers, FP registers and the rounding mode survive a handler that changes them
  *   ignore     SIG_IGN, and a default-ignored signal (SIGCHLD, SIGWINCH) raised: nothing happens
+ *   die N      raise signal N with its default action (terminate, core, ignore)
  *   spin       a loop with no system call waits for a timer's SIGALRM (needs
  *              recompiler.signal_polls recompiled: else the loop never sees it)
  *   norestorer a handler installed without SA_RESTORER (as glibc's aarch64 sigaction does): it
@@ -384,6 +385,14 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "ignore")) return m_ignore();
     if (!strcmp(m, "norestorer")) return m_norestorer();
     if (!strcmp(m, "spin")) return m_spin();
+    if (!strcmp(m, "die") && argc > 2) {
+        printf("raising %s\n", argv[2]);
+        fflush(stdout);
+        if (!strcmp(argv[2], "abort")) abort();
+        raise(atoi(argv[2]));
+        printf("survived\n");
+        return 0;
+    }
     fprintf(stderr, "unknown mode %s\n", m);
     return 2;
 }
