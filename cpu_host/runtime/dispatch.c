@@ -347,9 +347,10 @@ static void nx_fault(int sig, siginfo_t *si, void *uc) {
 }
 
 /* Run a guest thread on a host thread with a large stack: deep guest recursion runs on it. */
-struct nx_start { NxCpu *s; };
+struct nx_start { NxCpu *s; sigset_t mask; };
 static void *nx_thread_main(void *p) {
     NxCpu *s = ((struct nx_start *)p)->s;
+    pthread_sigmask(SIG_SETMASK, &((struct nx_start *)p)->mask, NULL);   /* the creator's own */
     nx_current = s;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -366,18 +367,19 @@ int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes) {
     pthread_attr_t a;
     pthread_t t;
     struct nx_start st = {s};
+    /* the waiting thread blocks every signal from before the guest thread exists (which takes
+     * the mask this thread had): a signal sent to the process reaches the guest thread, as it
+     * would a one-thread program, and waits in the kernel while the guest blocks it (the Linux
+     * personality's signals) */
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &st.mask);
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, host_stack_bytes);
-    if (pthread_create(&t, &a, nx_thread_main, &st) != 0) return -1;
-    /* the waiting thread blocks every signal (the guest thread keeps the mask it was created
-     * with): a signal sent to the process reaches the guest thread, as it would a one-thread
-     * program, and waits in the kernel while the guest blocks it (Linux personality signals) */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    pthread_join(t, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return 0;
+    int ok = pthread_create(&t, &a, nx_thread_main, &st) == 0;
+    if (ok) pthread_join(t, NULL);
+    pthread_sigmask(SIG_SETMASK, &st.mask, NULL);
+    return ok ? 0 : -1;
 }
 
 /* Lockstep debugging (recompiler.trace): each lifted function's entry appends a record
