@@ -139,7 +139,8 @@ def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: 
     """What a shard's C depends on besides its own functions: the recompiler's code (every
     module of the package, so no dependency of the lifter is missed), the lifting settings and
     the set of function entries (a call to an entry is a direct call)."""
-    h = hashlib.sha256(repr((trust_abi, comments, trace, elide_saves)).encode())
+    h = hashlib.sha256(repr((trust_abi, comments, trace, elide_saves,
+                             bool(settings.get("recompiler", "signal_polls")))).encode())
     h.update(_PACKAGE_SOURCE)
     h.update(b"".join(a.to_bytes(8, "little") for a in sorted(functions)))
     return h.hexdigest()

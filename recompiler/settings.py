@@ -18,5 +18,6 @@ SETTINGS = [
     Setting("recompiler", "debug_info", False, "compile the shards with line tables (DWARF 4), so gdb, perf annotate and addr2line show the C line of a host address (and with comments on, the guest instruction above it)", parse_bool),
     Setting("recompiler", "cache_mb", 4096, "largest size in MB of each of the lift and object caches under nxrecomp.cache_dir (the least recently used entries go first after a build)", int),
     Setting("recompiler", "hide_entries", "", "for tests of lift on miss: these function entries (hex addresses or symbol names, comma-separated) are left out of the build, as if analysis had missed them (not those in the bundle's discovered_entries.txt)"),
+    Setting("recompiler", "signal_polls", False, "every backward branch reads the Linux personality's pending-signal flag (and a store/reload block each: 5-26 % slower on busybox's workloads, docs/PERFORMANCE.md), so a loop that makes no system call or runtime call still runs a signal's handler (off: such a loop sees it only when it makes one)", parse_bool),
     Setting("recompiler", "trace", False, "lifted functions log the registers at entry (NXRECOMP_TRACE_FILE) for lockstep debugging against Unicorn", parse_bool),
 ]

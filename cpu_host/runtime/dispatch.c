@@ -170,6 +170,7 @@ static NxFn miss(NxCpu *s, const char *how, uint64_t from, uint32_t *kind) {
  * nx_enter stored. */
 void nx_run(NxCpu *s) {
     for (;;) {
+        NX_PREEMPT_POINT(s);   /* also the Linux personality's signal delivery point */
         if (run_host(s)) continue;
         uint32_t kind = 0;
         NxFn f = nx_lookup_cached(s, s->pc, &kind);
@@ -363,9 +364,10 @@ static void nx_fault(int sig, siginfo_t *si, void *uc) {
 }
 
 /* Run a guest thread on a host thread with a large stack: deep guest recursion runs on it. */
-struct nx_start { NxCpu *s; };
+struct nx_start { NxCpu *s; sigset_t mask; };
 static void *nx_thread_main(void *p) {
     NxCpu *s = ((struct nx_start *)p)->s;
+    pthread_sigmask(SIG_SETMASK, &((struct nx_start *)p)->mask, NULL);   /* the creator's own */
     nx_current = s;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -382,11 +384,19 @@ int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes) {
     pthread_attr_t a;
     pthread_t t;
     struct nx_start st = {s};
+    /* the waiting thread blocks every signal from before the guest thread exists (which takes
+     * the mask this thread had): a signal sent to the process reaches the guest thread, as it
+     * would a one-thread program, and waits in the kernel while the guest blocks it (the Linux
+     * personality's signals) */
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &st.mask);
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, host_stack_bytes);
-    if (pthread_create(&t, &a, nx_thread_main, &st) != 0) return -1;
-    pthread_join(t, NULL);
-    return 0;
+    int ok = pthread_create(&t, &a, nx_thread_main, &st) == 0;
+    if (ok) pthread_join(t, NULL);
+    pthread_sigmask(SIG_SETMASK, &st.mask, NULL);
+    return ok ? 0 : -1;
 }
 
 /* Lockstep debugging (recompiler.trace): each lifted function's entry appends a record

@@ -365,5 +365,9 @@ NXI NxVec NX_SHA256SU1(NxVec d, NxVec n, NxVec m) {
 /* PMULL: carry-less products (64x64 -> 128; 8x8 -> 16) */
 NXI u128 NX_CLMUL64(u64 a, u64 b) { u128 r = 0; for (int i = 0; i < 64; i++) if (b >> i & 1) r ^= (u128)a << i; return r; }
 NXI u16 NX_CLMUL8(u8 a, u8 b) { u16 r = 0; for (int i = 0; i < 8; i++) if (b >> i & 1) r ^= (u16)((u16)a << i); return r; }
+/* recompiler.signal_polls: the Linux personality's pending-signal flag, read at backward
+ * branches, and its delivery (linux_syscalls.c) */
+extern volatile int nx_signal_flag __attribute__((visibility("hidden")));
+void nx_signal_poll(NxCpu *s);
 #include "lifted_fp.h"   /* FP estimates, half precision, FJCVTZS, FRINT32/64, FPSR flags */
 #endif

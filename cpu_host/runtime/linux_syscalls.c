@@ -9,9 +9,10 @@
  * Deliberate differences from a kernel:
  *  - every tty ioctl answers -ENOTTY: the program always sees a non-terminal, so its output
  *    matches qemu-aarch64's in pipes whatever the terminal;
- *  - signal handlers are recorded, never installed on the host (SIG_IGN/SIG_DFL are applied
- *    for signals the runtime does not own); a fatal signal sent to ourselves kills the
- *    process with that signal;
+ *  - guest signal handlers run at delivery points only (system call returns, indirect calls
+ *    and jumps, nx_run's dispatch, backward branches with recompiler.signal_polls; see
+ *    "signals" below); handlers of the signals the runtime's crash report owns (SIGSEGV, SIGBUS,
+ *    SIGILL, SIGFPE, SIGTRAP, SIGSYS) are recorded, not run;
  *  - clone: fork-like only (vfork too is a fork); threads (CLONE_THREAD) and clone3 -> -ENOSYS;
  *  - execve only of the guest program itself (/proc/self/exe, as busybox runs applets): the
  *    host execs the runner again (nx_linux_set_self_exec); any other path -> -ENOENT;
@@ -24,6 +25,7 @@
 #endif
 #include "nxrt.h"
 #include "linux_syscalls.h"
+#include "lifted.h"   /* NX_FPCR_APPLY */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -360,9 +362,578 @@ static int is_self_exe(const char *p) {
     return strcmp(p, mine) == 0;
 }
 
-/* -- signals -- */
+/* -- signals --
+ *
+ * Guest handlers run as the kernel runs them (arm64 signal frame; facts: the kernel's
+ * arch/arm64 uapi sigcontext.h/ucontext.h and signal(7), sigaction(2), rt_sigreturn(2)):
+ *  - a signal the guest catches has a host handler (host_sig) that only records it as pending
+ *    (its siginfo: the x86-64 and arm64 layouts are the same 128 bytes); every other signal
+ *    keeps the host's disposition set to the guest's (SIG_DFL / SIG_IGN), so default deaths
+ *    and stops are the host kernel's own, with the right wait status;
+ *  - the guest's mask is the host thread's mask (less the signals the runtime owns), so a
+ *    blocked signal stays pending in the host kernel and reaches host_sig when unblocked,
+ *    during the very rt_sigprocmask that unblocks it, as on Linux;
+ *  - kill/tkill/tgkill of the guest itself: recorded straight away (kill's siginfo SI_USER);
+ *  - a recorded signal is delivered at the next delivery point (below): the frame is built
+ *    on the guest stack (or the alternate one), the registers set for the handler, and the
+ *    handler runs in a nested nx_run on the host stack; its rt_sigreturn restores every
+ *    register, NZCV, V0-V31, FPSR/FPCR and the mask from the frame and longjmps back to the
+ *    delivery, which returns to the code it interrupted.  A handler that leaves by
+ *    siglongjmp goes on in that nested nx_run (its abandoned host frames stay on the 1 GiB
+ *    host stack: a few KiB each).
+ * Delivery points, where NxCpu holds what the interrupted code needs and control can come back
+ * to it in its own C frame: the return of every system call (kill/raise of self, an unblocking
+ * rt_sigprocmask, a blocking call interrupted with EINTR — restarted after the handler when
+ * SA_RESTART and the call is one Linux restarts), and the runtime's preemption point
+ * (nx_preempt_pending, read at every indirect call or jump and at nx_run's dispatch), which
+ * host_sig raises; and with recompiler.signal_polls every backward branch of lifted code
+ * (nx_signal_flag, nx_signal_poll).  Without it, a loop that makes no system call and no
+ * indirect branch sees its signal only when it leaves the loop (docs/ARCHITECTURE.md). */
+#include <setjmp.h>
+#include "host_calls.h"
+/* weak: test harnesses link this file without dispatch.c (then handlers are not run) */
+#pragma weak nx_run
+#pragma weak nx_lookup
+#pragma weak nx_host_bind
+#pragma weak nx_set_preempt_hook
+#pragma weak nx_preempt_pending
+
 static int runtime_owned(int sig) {
     return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS;
+}
+
+#define BIT(sig) (1ull << ((sig) - 1))
+#define UNBLOCKABLE (BIT(SIGKILL) | BIT(SIGSTOP))
+#define OWNED_MASK (BIT(SIGSEGV) | BIT(SIGBUS) | BIT(SIGILL) | BIT(SIGFPE) | BIT(SIGTRAP) | BIT(SIGSYS))
+/* struct sigaction as arm64 rt_sigaction passes it: handler, flags, restorer, mask */
+#define A64_SA_SIGINFO   0x4ull
+#define A64_SA_ONSTACK   0x08000000ull
+#define A64_SA_RESTORER  0x04000000ull
+#define A64_SA_RESTART   0x10000000ull
+#define A64_SA_NODEFER   0x40000000ull
+#define A64_SA_RESETHAND 0x80000000ull
+#define A64_SS_ONSTACK 1
+#define A64_SS_DISABLE 2
+
+static struct {
+    uint64_t mask;                /* the guest's blocked set (bit sig-1) */
+    volatile uint64_t pend;       /* recorded, not yet delivered (host_sig, kill of self) */
+    siginfo_t info[65];
+    long tid;                     /* host thread of the guest (host_sig forwards to it) */
+    uint64_t tramp_bound;         /* a restorer address bound to the host trampoline */
+} S;
+
+static __thread struct SigRec *sig_top;   /* the deliveries whose handlers are running */
+typedef struct SigRec { struct SigRec *prev; uint64_t frame; sigjmp_buf jb; } SigRec;
+
+static long host_tid(void) { return hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0); }
+
+static void host_setmask(uint64_t guest_mask) {
+    uint64_t m = guest_mask & ~OWNED_MASK & ~UNBLOCKABLE;
+    hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
+}
+/* all host signals blocked while the pending table is read and written (host_sig writes it) */
+static uint64_t host_block_all(void) {
+    uint64_t all = ~0ull, old = 0;
+    hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+    return old;
+}
+static void host_restore(uint64_t old) { hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0); }
+
+/* Read by lifted code at backward branches where recompiler.signal_polls is on (lifted.h). */
+volatile int nx_signal_flag __attribute__((visibility("hidden")));
+
+static void sig_record(int sig, const siginfo_t *si) {
+    if (!(S.pend & BIT(sig))) {
+        S.info[sig] = *si;
+        S.pend |= BIT(sig);
+    }
+    nx_signal_flag = 1;
+    if (&nx_preempt_pending) nx_preempt_pending = 1;
+}
+
+static void host_sig(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    long tid = host_tid();
+    if (S.tid && tid != S.tid) {
+        /* a process-directed signal the kernel gave another host thread (the launcher's main
+         * thread): on to the guest's thread, its siginfo kept */
+        int e = errno;
+        if (hsys6(SYS_rt_tgsigqueueinfo, getpid(), S.tid, sig, (long)si, 0, 0) < 0)
+            hsys6(SYS_tgkill, getpid(), S.tid, sig, 0, 0, 0);
+        errno = e;
+        return;
+    }
+    sig_record(sig, si);
+}
+
+static int default_ignored(int sig) {
+    return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
+}
+static int is_handler(uint64_t h) { return h > 1; }
+static int host_installable(int sig) { return !runtime_owned(sig) && sig != SIGKILL && sig != SIGSTOP && sig < 32; }
+static int host_installable_rt(int sig) { return sig >= 34 && sig <= 64; }   /* 32, 33: the host libc's own */
+
+/* The host disposition that stands for the guest's (handler, flags). */
+static void host_dispose(int sig) {
+    if (runtime_owned(sig) || sig == SIGKILL || sig == SIGSTOP) return;
+    if (!host_installable(sig) && !host_installable_rt(sig)) return;
+    uint64_t h = P.handlers[sig][0], fl = P.handlers[sig][1];
+    /* a harness without the run loop (tests/cpu_host/test_linux_busybox.py: Unicorn runs the
+     * guest) cannot run handlers: the host keeps its disposition, as before handlers ran */
+    if (is_handler(h) && !nx_run) return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    if (is_handler(h)) {
+        sa.sa_sigaction = host_sig;
+        sa.sa_flags = SA_SIGINFO;   /* no SA_RESTART: an interrupted call comes back to us */
+        sigfillset(&sa.sa_mask);
+    } else {
+        sa.sa_handler = h ? SIG_IGN : SIG_DFL;
+    }
+    if (sig == SIGCHLD) sa.sa_flags |= (int)(fl & (SA_NOCLDSTOP | SA_NOCLDWAIT));
+    sigaction(sig, &sa, NULL);
+}
+
+static void do_exit(int status) __attribute__((noreturn));
+static void do_exit(int status) {
+    if (P.exit_hook) P.exit_hook(status);
+    fflush(NULL);
+    for (;;) hsys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
+}
+
+/* The default action of a terminating signal: die by it (the wait status says so). */
+static void die_by(int sig) __attribute__((noreturn));
+static void die_by(int sig) {
+    if (P.exit_hook) P.exit_hook(128 + sig);
+    fflush(NULL);
+    signal(sig, SIG_DFL);
+    uint64_t m = BIT(sig);
+    hsys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, 8, 0, 0);
+    hsys6(SYS_tgkill, getpid(), host_tid(), sig, 0, 0, 0);
+    for (;;) hsys6(SYS_exit_group, 128 + sig, 0, 0, 0, 0, 0);   /* not reached */
+}
+
+/* -- the arm64 signal frame (struct rt_sigframe: siginfo, then ucontext) -- */
+#define FR_SIGINFO 0
+#define FR_UC 128
+#define UC_STACK 16               /* stack_t: ss_sp, ss_flags (int), ss_size */
+#define UC_SIGMASK 40
+#define UC_MCONTEXT 176           /* struct sigcontext, 16-aligned after the 1024-bit mask area */
+#define MC_REGS 8                 /* fault_address, then regs[31], sp, pc, pstate */
+#define MC_SP (8 + 31 * 8)
+#define MC_PC (MC_SP + 8)
+#define MC_PSTATE (MC_PC + 8)
+#define MC_RESERVED 288           /* __reserved[4096], 16-aligned: the context records */
+#define FRAME_SIZE (FR_UC + UC_MCONTEXT + MC_RESERVED + 4096)
+#define FPSIMD_MAGIC 0x46508001u
+#define FPSIMD_SIZE (8 + 8 + 32 * 16)
+_Static_assert(FRAME_SIZE == 4688, "sizeof(struct rt_sigframe) on arm64");
+
+static int on_altstack(uint64_t sp) {
+    uint64_t lo = P.altstack[0], size = P.altstack[2];
+    return !(P.altstack[1] & A64_SS_DISABLE) && size && sp > lo && sp <= lo + size;
+}
+
+static void sig_tramp(NxCpu *s);
+/* The return address of a handler without SA_RESTORER (the kernel's vDSO sigreturn): a host
+ * function bound at an address of this library that holds `mov x8, #139; svc #0`. */
+static const uint32_t sig_tramp_code[2] __attribute__((aligned(16))) = {0xd2801168u, 0xd4000001u};
+
+static int handle_pending(NxCpu *s, uint64_t saved_mask);
+
+/* Run sig's handler on s (every register of the interrupted code in s): back here once it
+ * returns by rt_sigreturn, with s as the frame then holds it. */
+static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mask) {
+    uint64_t *act = P.handlers[sig];
+    uint64_t handler = act[0], flags = act[1], restorer = act[2], sa_mask = act[3];
+    uint64_t sp = s->sp;
+    int onstack = on_altstack(sp);
+    if ((flags & A64_SA_ONSTACK) && !(P.altstack[1] & A64_SS_DISABLE) && P.altstack[2] && !onstack)
+        sp = P.altstack[0] + P.altstack[2];
+    sp = (sp - 16) & ~15ull;                   /* the frame record (X29, X30) */
+    uint64_t record = sp;
+    uint64_t frame = (sp - FRAME_SIZE) & ~15ull;
+    uint8_t *f = (uint8_t *)frame;
+    memset(f, 0, FRAME_SIZE);
+    memcpy(f + FR_SIGINFO, info, 128);
+    uint8_t *uc = f + FR_UC, *mc = uc + UC_MCONTEXT;
+    uint64_t ss_sp = P.altstack[0], ss_size = P.altstack[2];
+    uint32_t ss_flags = onstack ? A64_SS_ONSTACK : (uint32_t)P.altstack[1];
+    memcpy(uc + UC_STACK, &ss_sp, 8);
+    memcpy(uc + UC_STACK + 8, &ss_flags, 4);
+    memcpy(uc + UC_STACK + 16, &ss_size, 8);
+    memcpy(uc + UC_SIGMASK, &saved_mask, 8);
+    memcpy(mc + MC_REGS, s->x, 31 * 8);
+    memcpy(mc + MC_SP, &s->sp, 8);
+    memcpy(mc + MC_PC, &s->pc, 8);
+    uint64_t pstate = s->nzcv & 0xf0000000ull;
+    memcpy(mc + MC_PSTATE, &pstate, 8);
+    uint8_t *fp = mc + MC_RESERVED;
+    uint32_t hdr[4] = {FPSIMD_MAGIC, FPSIMD_SIZE, (uint32_t)s->fpsr, (uint32_t)s->fpcr};
+    memcpy(fp, hdr, 16);
+    memcpy(fp + 16, s->v, 32 * 16);            /* the end record after it: zeros */
+    memcpy((void *)record, &s->x[29], 16);     /* X29, X30 */
+
+    /* the handler's mask, SA_RESETHAND */
+    uint64_t m = S.mask | sa_mask | ((flags & A64_SA_NODEFER) ? 0 : BIT(sig));
+    S.mask = m & ~UNBLOCKABLE;
+    host_setmask(S.mask);
+    if (flags & A64_SA_RESETHAND) {
+        act[0] = 0;
+        act[1] &= ~A64_SA_SIGINFO;
+        host_dispose(sig);
+    }
+    uint64_t ret = (uint64_t)(uintptr_t)sig_tramp_code;
+    if (flags & A64_SA_RESTORER) {
+        ret = restorer;
+        uint32_t kind;
+        if (restorer && restorer != S.tramp_bound && !nx_lookup(restorer, &kind) && nx_host_bind(restorer, sig_tramp) == 0)
+            S.tramp_bound = restorer;   /* no lifted code there: the host does its sigreturn */
+    }
+    s->x[0] = (uint64_t)sig;
+    if (flags & A64_SA_SIGINFO) {
+        s->x[1] = frame + FR_SIGINFO;
+        s->x[2] = frame + FR_UC;
+    }
+    s->sp = frame;
+    s->x[29] = record;
+    s->x[30] = ret;
+    s->pc = handler;
+    s->excl_size = 0;                          /* an exception clears the exclusive monitor */
+    s->resume = 0;
+
+    uint32_t mxcsr;
+    __asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+    uint64_t fpcr_before = s->fpcr;
+    SigRec r;
+    r.prev = sig_top;
+    r.frame = frame;
+    sig_top = &r;
+    if (sigsetjmp(r.jb, 0) == 0) {
+        /* another deliverable signal interrupts the handler at its first instruction (Linux
+         * sets up its frame over this one before returning to user mode) */
+        handle_pending(s, S.mask);
+        nx_run(s);                             /* until rt_sigreturn longjmps back */
+    }
+    sig_top = r.prev;
+    if (s->fpcr == fpcr_before) __asm__ volatile("ldmxcsr %0" : : "m"(mxcsr));
+    else NX_FPCR_APPLY(s->fpcr);   /* the handler changed the interrupted code's FPCR */
+}
+
+/* Deliver what is pending and not blocked by S.mask, lowest signal first; the frames save
+ * saved_mask (the mask before a sigsuspend, or S.mask).  1 when a handler ran. */
+static int handle_pending(NxCpu *s, uint64_t saved_mask) {
+    int ran = 0;
+    for (;;) {
+        uint64_t old = host_block_all();
+        uint64_t ready = S.pend & ~S.mask;
+        if (!ready) {
+            nx_signal_flag = 0;
+            if (&nx_preempt_pending) nx_preempt_pending = 0;
+            host_restore(old);
+            return ran;
+        }
+        int sig = __builtin_ctzll(ready) + 1;
+        siginfo_t info = S.info[sig];
+        S.pend &= ~BIT(sig);
+        uint64_t h = P.handlers[sig][0];
+        if (!is_handler(h)) {
+            host_restore(old);
+            if (h == 1 || default_ignored(sig)) continue;
+            if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+                hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
+                continue;
+            }
+            die_by(sig);
+        }
+        if (!nx_run) {   /* a harness without the run loop */
+            host_restore(old);
+            lg(30, "signal %d has a guest handler at %#llx, and this build has no run loop to run it: ignored",
+               sig, (unsigned long long)h);
+            continue;
+        }
+        deliver(s, sig, &info, saved_mask);   /* sets the host mask itself */
+        saved_mask = S.mask;
+        ran = 1;
+    }
+}
+
+/* rt_sigreturn: the frame at SP back into s, then on in the delivery that made it. */
+static void sys_rt_sigreturn(NxCpu *s) __attribute__((noreturn));
+static void sys_rt_sigreturn(NxCpu *s) {
+    uint64_t frame = s->sp;
+    SigRec *r = sig_top;
+    while (r && r->frame != frame) r = r->prev;
+    if (!r) {
+        fprintf(stderr, "nxrecomp: fatal: rt_sigreturn at guest pc %#llx with a frame at sp %#llx that no signal "
+                "delivery made (only frames of delivered signals can be returned to)\n",
+                (unsigned long long)(s->pc - 4), (unsigned long long)frame);
+        fflush(stderr);
+        if (P.exit_hook) P.exit_hook(134);
+        for (;;) hsys6(SYS_exit_group, 134, 0, 0, 0, 0, 0);
+    }
+    const uint8_t *uc = (const uint8_t *)frame + FR_UC, *mc = uc + UC_MCONTEXT;
+    memcpy(s->x, mc + MC_REGS, 31 * 8);
+    memcpy(&s->sp, mc + MC_SP, 8);
+    memcpy(&s->pc, mc + MC_PC, 8);
+    uint64_t pstate;
+    memcpy(&pstate, mc + MC_PSTATE, 8);
+    s->nzcv = pstate & 0xf0000000ull;
+    for (uint32_t off = 0; off + 8 <= 4096;) {   /* the context records, up to the end record */
+        uint32_t hdr[2];
+        memcpy(hdr, mc + MC_RESERVED + off, 8);
+        if (!hdr[0] || hdr[1] < 8) break;
+        if (hdr[0] == FPSIMD_MAGIC && hdr[1] >= FPSIMD_SIZE && off + FPSIMD_SIZE <= 4096) {
+            uint32_t fpsr, fpcr;
+            memcpy(&fpsr, mc + MC_RESERVED + off + 8, 4);
+            memcpy(&fpcr, mc + MC_RESERVED + off + 12, 4);
+            s->fpsr = fpsr;
+            s->fpcr = fpcr;
+            memcpy(s->v, mc + MC_RESERVED + off + 16, 32 * 16);
+        }
+        off += hdr[1];
+    }
+    uint64_t m;
+    memcpy(&m, uc + UC_SIGMASK, 8);
+    S.mask = m & ~UNBLOCKABLE;
+    host_setmask(S.mask);
+    s->excl_size = 0;
+    s->resume = 0;
+    sig_top = r;
+    siglongjmp(r->jb, 1);
+}
+
+static void sig_tramp(NxCpu *s) { sys_rt_sigreturn(s); }
+
+/* The runtime's preemption point (every register in s, s->pc where control goes on). */
+static void sig_preempt(NxCpu *s) {
+    if (S.pend & ~S.mask) handle_pending(s, S.mask);
+    else if (&nx_preempt_pending) nx_preempt_pending = 0;
+}
+
+/* A backward branch of lifted code saw nx_signal_flag (recompiler.signal_polls): every register
+ * in s, s->pc the branch target. */
+void nx_signal_poll(NxCpu *s) {
+    if (S.pend & ~S.mask) handle_pending(s, S.mask);
+    else nx_signal_flag = 0;
+}
+
+static void signals_init(void) {
+    S.tid = host_tid();
+    uint64_t cur = 0;
+    hsys6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8, 0, 0);
+    S.mask = cur & ~UNBLOCKABLE;          /* the mask execve kept */
+    if (nx_set_preempt_hook) nx_set_preempt_hook(sig_preempt);
+    /* glibc's aarch64 sigaction sets no SA_RESTORER: its handlers return to the vDSO's */
+    if (nx_host_bind) nx_host_bind((uint64_t)(uintptr_t)sig_tramp_code, sig_tramp);
+}
+
+/* A signal the guest sends itself (kill of its pid, tkill/tgkill of its tid). */
+static long signal_self(int sig, int code) {
+    if (sig == 0) return 0;
+    if (sig < 1 || sig > 64) return -EINVAL;
+    uint64_t h = P.handlers[sig][0];
+    if (!(S.mask & BIT(sig))) {
+        if (h == 1 /* SIG_IGN */) return 0;
+        if (h == 0 /* SIG_DFL */) {
+            if (default_ignored(sig)) return 0;
+            if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+                return hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
+            die_by(sig);
+        }
+    }
+    /* a handler, or blocked: pending until the next delivery point that may deliver it */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = sig;
+    si.si_code = code;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    uint64_t old = host_block_all();
+    sig_record(sig, &si);   /* blocked signals are never ignored: the action may change */
+    host_restore(old);
+    return 0;
+}
+
+static long sys_rt_sigaction(NxCpu *s) {
+    int sig = (int)s->x[0];
+    uint64_t act = s->x[1], old = s->x[2];
+    if (sig < 1 || sig > 64 || ((sig == SIGKILL || sig == SIGSTOP) && act)) return -EINVAL;
+    if (s->x[3] != 8) return -EINVAL;
+    uint64_t a[4];
+    if (act) memcpy(a, (void *)act, 32);
+    if (old) memcpy((void *)old, P.handlers[sig], 32);
+    if (act) {
+        a[3] &= ~UNBLOCKABLE;
+        memcpy(P.handlers[sig], a, 32);
+        if (is_handler(a[0]) && (runtime_owned(sig) || sig == 32 || sig == 33))
+            lg(20, "signal %d: the guest's handler is recorded, not run (the runtime owns this signal)", sig);
+        host_dispose(sig);
+        /* a pending signal now ignored is discarded (POSIX) */
+        if (a[0] == 1 || (a[0] == 0 && default_ignored(sig))) {
+            uint64_t o = host_block_all();
+            S.pend &= ~BIT(sig);
+            host_restore(o);
+        }
+    }
+    return 0;
+}
+
+static long sys_rt_sigprocmask(NxCpu *s) {
+    int how = (int)s->x[0];
+    uint64_t set = s->x[1], old = s->x[2];
+    if (s->x[3] != 8) return -EINVAL;
+    uint64_t prev = S.mask;
+    if (set) {
+        uint64_t m;
+        memcpy(&m, (void *)set, 8);
+        if (how == SIG_BLOCK) m = prev | m;
+        else if (how == SIG_UNBLOCK) m = prev & ~m;
+        else if (how != SIG_SETMASK) return -EINVAL;
+        S.mask = m & ~UNBLOCKABLE;
+        host_setmask(S.mask);   /* an unblocked pending signal reaches host_sig here */
+    }
+    if (old) memcpy((void *)old, &prev, 8);
+    return 0;
+}
+
+static long sys_rt_sigpending(NxCpu *s) {
+    if (s->x[1] != 8) return -EINVAL;
+    uint64_t host = 0;
+    long r = hsys6(SYS_rt_sigpending, (long)&host, 8, 0, 0, 0, 0);
+    if (r < 0) return r;
+    uint64_t m = (host | S.pend) & S.mask;   /* what is pending and not delivered: the blocked ones */
+    memcpy((void *)s->x[0], &m, 8);
+    return 0;
+}
+
+/* rt_sigtimedwait: one recorded here first, else the host kernel's */
+static long sys_rt_sigtimedwait(NxCpu *s) {
+    if (s->x[3] != 8) return -EINVAL;
+    uint64_t want;
+    memcpy(&want, (void *)s->x[0], 8);
+    uint64_t old = host_block_all();
+    uint64_t have = S.pend & want;
+    if (have) {
+        int sig = __builtin_ctzll(have) + 1;
+        if (s->x[1]) memcpy((void *)s->x[1], &S.info[sig], 128);
+        S.pend &= ~BIT(sig);
+        host_restore(old);
+        return sig;
+    }
+    host_restore(old);
+    return hsys6(SYS_rt_sigtimedwait, (long)&want, (long)s->x[1], (long)s->x[2], 8, 0, 0);
+}
+
+static long sys_sigaltstack(NxCpu *s) {
+    uint64_t ss = s->x[0], old = s->x[1];
+    int onstack = on_altstack(s->sp);
+    if (ss) {
+        if (onstack) return -EPERM;
+        uint64_t n[3];
+        memcpy(n, (void *)ss, 24);
+        uint32_t fl = (uint32_t)n[1];
+        if (fl & ~(uint32_t)(A64_SS_DISABLE | 0x80000000u /* SS_AUTODISARM */)) return -EINVAL;
+        if (!(fl & A64_SS_DISABLE) && n[2] < 2048 /* MINSIGSTKSZ */) return -ENOMEM;
+        if (fl & A64_SS_DISABLE) n[0] = n[2] = 0;
+        n[1] = fl;
+        if (old) {
+            uint64_t o[3] = {P.altstack[0], onstack ? A64_SS_ONSTACK : P.altstack[1], P.altstack[2]};
+            memcpy((void *)old, o, 24);
+        }
+        memcpy(P.altstack, n, 24);
+        return 0;
+    }
+    if (old) {
+        uint64_t o[3] = {P.altstack[0], onstack ? A64_SS_ONSTACK : P.altstack[1], P.altstack[2]};
+        memcpy((void *)old, o, 24);
+    }
+    return 0;
+}
+
+/* Linux restarts these after a handler with SA_RESTART; the others answer EINTR (signal(7)). */
+static int restartable(uint64_t nr) {
+    switch (nr) {
+    case A64_pselect6: case A64_ppoll: case A64_epoll_pwait: case A64_epoll_pwait2: case A64_nanosleep:
+    case A64_clock_nanosleep: case A64_rt_sigsuspend: case A64_rt_sigtimedwait: case A64_io_getevents:
+    case A64_io_pgetevents: case A64_semtimedop: case A64_semop: case A64_msgrcv: case A64_msgsnd:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* rt_sigsuspend: wait under the given mask until a handler has run; the frames save the mask
+ * the guest had before (restored by their rt_sigreturn).  Always -EINTR. */
+static long sys_rt_sigsuspend(NxCpu *s) {
+    if (s->x[1] != 8) return -EINVAL;
+    uint64_t tmp, before = S.mask;
+    memcpy(&tmp, (void *)s->x[0], 8);
+    tmp &= ~UNBLOCKABLE;
+    s->x[0] = (uint64_t)-EINTR;   /* what the frame saves as X0 */
+    for (;;) {
+        S.mask = tmp;
+        if (!(S.pend & ~tmp)) {
+            uint64_t h = tmp & ~OWNED_MASK;
+            hsys6(SYS_rt_sigsuspend, (long)&h, 8, 0, 0, 0, 0);
+        }
+        if (nx_run && handle_pending(s, before)) break;
+        if (!nx_run && (S.pend & ~tmp)) break;
+    }
+    S.mask = before;
+    host_setmask(before);
+    return -EINTR;
+}
+
+/* The mask a system call waits under (rt_sigsuspend's own, ppoll's, pselect6's, epoll_pwait's
+ * argument), or 0 when it has none. */
+static int call_mask(NxCpu *s, uint64_t nr, uint64_t *tmp) {
+    uint64_t p = 0;
+    if (nr == A64_ppoll && s->x[4] == 8) p = s->x[3];
+    else if (nr == A64_epoll_pwait && s->x[5] == 8) p = s->x[4];
+    else if (nr == A64_pselect6 && s->x[5]) {
+        uint64_t d[2];
+        memcpy(d, (void *)s->x[5], 16);
+        if (d[1] == 8) p = d[0];
+    }
+    if (!p) return 0;
+    memcpy(tmp, (void *)p, 8);
+    *tmp &= ~UNBLOCKABLE;
+    return 1;
+}
+
+/* A system call returned r with signals recorded: deliver those not blocked.  1 when the call
+ * must run again (interrupted, and restarted as Linux does for SA_RESTART). */
+static int after_signal(NxCpu *s, uint64_t nr, long r) {
+    uint64_t pc = s->pc, tmp = 0, before = S.mask;
+    int masked_call = r == -EINTR && call_mask(s, nr, &tmp);
+    uint64_t eff = masked_call ? tmp : S.mask;
+    uint64_t ready = S.pend & ~eff;
+    if (!ready) { s->x[0] = (uint64_t)r; return 0; }
+    int restart = 0;
+    if (r == -EINTR && restartable(nr)) {
+        const uint64_t *a = P.handlers[__builtin_ctzll(ready) + 1];
+        restart = !is_handler(a[0]) || (a[1] & A64_SA_RESTART);
+    }
+    if (restart) s->pc = pc - 4;   /* the frame's pc is the SVC, x0 its argument: run again */
+    else s->x[0] = (uint64_t)r;
+    if (masked_call) {
+        S.mask = tmp;
+        if (!handle_pending(s, before)) { S.mask = before; host_setmask(before); }
+    } else {
+        handle_pending(s, S.mask);
+    }
+    if (restart && s->pc == pc - 4) { s->pc = pc; return 1; }
+    if (s->pc != pc) {
+        fprintf(stderr, "nxrecomp: fatal: a signal handler changed the pc of the system call it interrupted "
+                "(%#llx to %#llx); resuming elsewhere than after the SVC is not supported\n",
+                (unsigned long long)pc, (unsigned long long)s->pc);
+        fflush(stderr);
+        if (P.exit_hook) P.exit_hook(134);
+        for (;;) hsys6(SYS_exit_group, 134, 0, 0, 0, 0, 0);
+    }
+    return 0;
 }
 
 static void init_once(void) {
@@ -378,57 +949,7 @@ static void init_once(void) {
         if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO))
             P.handlers[sig][0] = 1;   /* SIG_IGN inherited from the parent stays visible */
     }
-}
-
-static int default_ignored(int sig) {
-    return sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
-}
-
-static void do_exit(int status) __attribute__((noreturn));
-static void do_exit(int status) {
-    if (P.exit_hook) P.exit_hook(status);
-    fflush(NULL);
-    for (;;) hsys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
-}
-
-/* A signal sent to ourselves: act as the kernel would on its recorded disposition. */
-static long signal_self(int sig) {
-    if (sig == 0) return 0;
-    if (sig < 1 || sig > 64) return -EINVAL;
-    uint64_t h = P.handlers[sig][0];
-    if (h == 1 /* SIG_IGN */) return 0;
-    if (h == 0 /* SIG_DFL */) {
-        if (default_ignored(sig)) return 0;
-        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-            return hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
-        if (P.exit_hook) P.exit_hook(128 + sig);
-        fflush(NULL);
-        signal(sig, SIG_DFL);
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, sig);
-        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-        hsys6(SYS_tgkill, getpid(), hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
-        hsys6(SYS_exit_group, 128 + sig, 0, 0, 0, 0, 0);   /* not reached */
-    }
-    lg(30, "signal %d has a guest handler at %#llx; guest handlers are not run yet: ignored",
-       sig, (unsigned long long)h);
-    return 0;
-}
-
-static long sys_rt_sigaction(NxCpu *s) {
-    int sig = (int)s->x[0];
-    uint64_t act = s->x[1], old = s->x[2];
-    if (sig < 1 || sig > 64 || ((sig == SIGKILL || sig == SIGSTOP) && act)) return -EINVAL;
-    if (s->x[3] != 8) return -EINVAL;
-    if (old) memcpy((void *)old, P.handlers[sig], 32);
-    if (act) {
-        memcpy(P.handlers[sig], (void *)act, 32);
-        uint64_t h = P.handlers[sig][0];
-        if ((h == 0 || h == 1) && !runtime_owned(sig))
-            signal(sig, h ? SIG_IGN : SIG_DFL);   /* ignore/default: the host does the same */
-    }
-    return 0;
+    signals_init();
 }
 
 /* -- clone: fork-like only -- */
@@ -456,6 +977,7 @@ static long sys_clone(NxCpu *s) {
         if (flags & A64_CLONE_SETTLS) s->tpidr_el0 = tls;
         if ((flags & A64_CLONE_CHILD_SETTID) && ctid) *(int32_t *)ctid = (int32_t)getpid();
         if (flags & A64_CLONE_CHILD_CLEARTID) P.clear_child_tid = ctid;
+        S.tid = host_tid();   /* the child's guest thread: host_sig forwards to it */
         return 0;
     }
     if ((flags & A64_CLONE_PARENT_SETTID) && ptid) *(int32_t *)ptid = pid;
@@ -688,14 +1210,11 @@ static void unhandled(NxCpu *s, uint64_t nr) {
     for (;;) {}
 }
 
-void nx_linux_syscall(NxCpu *s, uint32_t imm) {
-    (void)imm;
-    uint64_t nr = s->x[8];
+static long syscall_body(NxCpu *s, uint64_t nr) {
     long r;
-    if (__builtin_expect(!P.inited, 0)) init_once();
     /* the hot paths first, straight to the host */
-    if (nr == A64_write) { s->x[0] = (uint64_t)HSYS(SYS_write, s); return; }
-    if (nr == A64_read) { s->x[0] = (uint64_t)HSYS(SYS_read, s); return; }
+    if (nr == A64_write) return HSYS(SYS_write, s);
+    if (nr == A64_read) return HSYS(SYS_read, s);
     switch (nr) {
     /* same arguments and layouts on both: forwarded as they are */
 #define FWD(a64, host) case A64_##a64: r = HSYS(SYS_##host, s); break;
@@ -723,8 +1242,6 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     FWD(sched_yield, sched_yield) FWD(sched_getparam, sched_getparam)
     FWD(sched_getscheduler, sched_getscheduler) FWD(sched_get_priority_max, sched_get_priority_max)
     FWD(sched_get_priority_min, sched_get_priority_min) FWD(getcpu, getcpu)
-    FWD(rt_sigpending, rt_sigpending)
-    FWD(rt_sigtimedwait, rt_sigtimedwait) FWD(rt_sigsuspend, rt_sigsuspend)
     FWD(wait4, wait4) FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
     FWD(clock_nanosleep, clock_nanosleep)
     FWD(clock_getres, clock_getres) FWD(times, times)
@@ -802,35 +1319,22 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     case A64_get_robust_list: r = -ENOSYS; break;
     case A64_rseq: r = -ENOSYS; break;
     case A64_rt_sigaction: r = sys_rt_sigaction(s); break;
-    case A64_rt_sigprocmask: {
-        /* the guest may block what it likes, except the signals the runtime's crash report
-         * needs (a blocked SIGSEGV would kill the process without a report) */
-        uint64_t set = 0, *setp = NULL;
-        if (s->x[1]) {
-            memcpy(&set, (void *)s->x[1], 8);
-            set &= ~((1ull << (SIGSEGV - 1)) | (1ull << (SIGBUS - 1)) | (1ull << (SIGILL - 1)) |
-                     (1ull << (SIGFPE - 1)) | (1ull << (SIGTRAP - 1)) | (1ull << (SIGSYS - 1)));
-            setp = &set;
-        }
-        r = hsys6(SYS_rt_sigprocmask, (long)s->x[0], (long)setp, (long)s->x[2], (long)s->x[3], 0, 0);
-        break;
-    }
-    case A64_sigaltstack: {
-        uint64_t ss = s->x[0], old = s->x[1];
-        if (old) memcpy((void *)old, P.altstack, 24);
-        if (ss) memcpy(P.altstack, (void *)ss, 24);
-        r = 0;
-        break;
-    }
+    case A64_rt_sigprocmask: r = sys_rt_sigprocmask(s); break;
+    case A64_rt_sigpending: r = sys_rt_sigpending(s); break;
+    case A64_rt_sigtimedwait: r = sys_rt_sigtimedwait(s); break;
+    case A64_rt_sigsuspend: r = sys_rt_sigsuspend(s); break;
+    case A64_rt_sigreturn: sys_rt_sigreturn(s);
+    case A64_sigaltstack: r = sys_sigaltstack(s); break;
     case A64_kill: {
         long pid = (long)(int32_t)s->x[0];
-        r = pid == getpid() ? signal_self((int)s->x[1]) : HSYS(SYS_kill, s);
+        r = pid == getpid() ? signal_self((int)s->x[1], 0 /* SI_USER */) : HSYS(SYS_kill, s);
         break;
     }
     case A64_tkill: case A64_tgkill: {
         long tid = (long)(int32_t)(nr == A64_tgkill ? s->x[1] : s->x[0]);
         int sig = (int)(nr == A64_tgkill ? s->x[2] : s->x[1]);
-        if (tid == hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0)) r = signal_self(sig);
+        if (tid == host_tid() && (nr == A64_tkill || (long)(int32_t)s->x[0] == getpid()))
+            r = signal_self(sig, -6 /* SI_TKILL */);
         else r = nr == A64_tgkill ? HSYS(SYS_tgkill, s) : HSYS(SYS_tkill, s);
         break;
     }
@@ -846,5 +1350,16 @@ void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     case A64_personality: r = s->x[0] == 0xffffffffull ? 0 : -EINVAL; break;
     default: unhandled(s, nr);
     }
-    s->x[0] = (uint64_t)r;
+    return r;
+}
+
+void nx_linux_syscall(NxCpu *s, uint32_t imm) {
+    (void)imm;
+    if (__builtin_expect(!P.inited, 0)) init_once();
+    for (;;) {
+        uint64_t nr = s->x[8];
+        long r = syscall_body(s, nr);
+        if (__builtin_expect(!S.pend, 1)) { s->x[0] = (uint64_t)r; return; }
+        if (!after_signal(s, nr, r)) return;   /* else interrupted and restarted */
+    }
 }

@@ -105,7 +105,11 @@ def h_ret(em: FunctionEmitter, i: Insn) -> bool:
 
 
 def h_svc(em: FunctionEmitter, i: Insn) -> None:
-    em.out(f"s->pc = {i.addr + 4:#x}ull; STORE_ALL; nx_svc(s, {i.f['imm16']}); RELOAD_ALL;")
+    # SP too, even where this function does not change it (STORE_ALL writes back only what it
+    # changed, and a direct call passes SP as an argument, not in NxCpu): a system call may
+    # read it (clone) and a signal delivered at its return builds its frame below it.  Spelt
+    # "(s->sp) = sp" so that the emitter does not count it as a write of SP.
+    em.out(f"s->pc = {i.addr + 4:#x}ull; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']}); RELOAD_ALL;")
 
 
 def h_brk(em: FunctionEmitter, i: Insn) -> bool:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from nxrecomp import settings
 from recompiler import interproc, liveness
 from recompiler.decode import Insn, disasm
 
@@ -150,6 +151,9 @@ class FunctionEmitter:
         self.functions = functions          # every function entry of the program
         self.trust_abi = trust_abi
         self.elide_saves = elide_saves and trust_abi
+        # recompiler.signal_polls: a backward branch first reads the pending-signal flag
+        # (NX_SIGPOLL, defined per function in _wrap)
+        self.signal_polls = bool(settings.get("recompiler", "signal_polls"))
         self.comments = comments
         self.body: list[str] = []
         self.addrs = {i.addr for i in plan.insns}
@@ -218,6 +222,8 @@ class FunctionEmitter:
         """C statement that transfers control to ``target`` (jump, tail call, or exit)."""
         if target in self.addrs:
             self.labels.add(target)
+            if self.signal_polls and target <= self.pc:
+                return f"{{ NX_SIGPOLL({target:#x}ull); goto L_{target:x}; }}"
             return f"goto L_{target:x};"
         if target in self.functions:
             self.callees.add(target)
@@ -792,6 +798,12 @@ class FunctionEmitter:
 
         body = _vector_writes(body)   # after every reading of the body's register writes
 
+        # a signal delivered at a backward branch (recompiler.signal_polls): runs its handler
+        # nested on NxCpu and puts everything back, so the locals are reloaded unchanged;
+        # liveness does not see it (no register is read or written in effect)
+        sigpoll = ("#define NX_SIGPOLL(t) do { if (UNLIKELY(nx_signal_flag)) { s->pc = (t); "
+                   f"(s->sp) = {'sp' if uses_sp else 'asp'}; STORE_ALL; nx_signal_poll(s); RELOAD_ALL; }} }} while (0)\n"
+                   if self.signal_polls else "")
         def function(fn: str, entry_check: str, attrs: str = "") -> str:
             return (f"{attrs}NxRet {fn}{SIG} {{\n"
                     f"#define NX_CATCH {catch}\n"
@@ -800,11 +812,13 @@ class FunctionEmitter:
                     f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
                     f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
                     f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
+                    f"{sigpoll}"
                     f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
                     f"  {' '.join(d for d in decl if d)}\n"
                     f"{'  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
                     f"{first_jump}{body}\n"
-                    f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n}}\n")
+                    f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
+                    f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}}}\n")
 
         if not twin:
             return function(name, resume)
