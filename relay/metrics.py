@@ -1,4 +1,5 @@
-"""Prometheus text exposition of a relay ``Snapshot``, and the HTTP endpoint serving it
+"""Prometheus text exposition of a relay ``Snapshot`` (through the official client library,
+``prometheus-client``), and the HTTP endpoint serving it
 (``/metrics``, ``/healthz``) on its own thread."""
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import http.server
 import threading
 import time
 from typing import Callable
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 from nxrecomp.errors import NxError
 from relay.core import DROP_REASONS
@@ -20,53 +24,68 @@ PY_DROPS = {"malformed": "malformed", "leave_ignored": "leave_ignored", "interna
 PY_HANDSHAKES = ("joined", "rejoined", "resumed")
 
 
+class _SnapshotCollector:
+    """A prometheus-client collector over one ``Snapshot``: the official client writes the
+    exposition (escaping, number formats, the ``_total`` suffix of counters), we only name the
+    families and their samples."""
+
+    def __init__(self, s: Snapshot) -> None:
+        self.s = s
+
+    def collect(self):
+        s = self.s
+        c, ev = s.counters, s.events
+
+        def gauge(name: str, help_: str, value: float) -> GaugeMetricFamily:
+            return GaugeMetricFamily(name, help_, value=value)
+
+        def counter(name: str, help_: str, value: float | None = None, label: str | None = None,
+                    samples: list[tuple[str, float]] = ()) -> CounterMetricFamily:
+            fam = CounterMetricFamily(name, help_, value=value, labels=[label] if label else None)
+            for lv, v in samples:
+                fam.add_metric([lv], v)
+            return fam
+
+        yield gauge("relay_rooms", "Rooms open now.", s.rooms)
+        yield gauge("relay_players", "Players seated now.", s.players)
+        yield gauge("relay_draining", "1 while shutting down.", int(s.draining))
+        yield counter("relay_received_packets", "Datagrams received.", c["rx_packets"])
+        yield counter("relay_received_bytes", "Bytes received.", c["rx_bytes"])
+        yield counter("relay_sent_packets", "Datagrams sent (forwarded, pongs, control).", c["tx_packets"])
+        yield counter("relay_sent_bytes", "Bytes sent.", c["tx_bytes"])
+        yield counter("relay_forwarded_packets", "DATA copies delivered to players.", c["forwarded"])
+        yield counter("relay_pongs", "PING answered.", c["pongs"])
+        yield counter("relay_address_changes", "Packets of a live session from a new address.", c["addr_changed"])
+        drops = {r: c[r] for r in DROP_REASONS}
+        for k, label in PY_DROPS.items():
+            drops[label] = drops.get(label, 0) + ev.get(k, 0)
+        drops["send_error"] = c["send_error"]
+        yield counter("relay_dropped_packets", "Packets thrown away, by reason.", label="reason",
+                      samples=sorted(drops.items()))
+        yield counter("relay_kernel_dropped_packets", "Datagrams the kernel dropped at the relay's socket "
+                      "(receive buffer full: the relay lacks CPU), from SO_RXQ_OVFL.", c["kernel_drops"])
+        yield counter("relay_refused", "Handshakes refused, by reason.", label="reason",
+                      samples=sorted((k[len("refused_"):], v) for k, v in ev.items() if k.startswith("refused_")))
+        sess = [(k, ev.get(k, 0)) for k in PY_HANDSHAKES] + [(k, c[k]) for k in ("challenges", "rebind_challenges")]
+        yield counter("relay_handshakes", "Handshake outcomes.", label="result", samples=sess)
+        yield counter("relay_players_removed", "Players removed, by reason.", label="reason",
+                      samples=sorted((k[len("removed_"):], v) for k, v in ev.items() if k.startswith("removed_")))
+        # Added latency: kernel receive timestamp of a DATA to the return of the sendmmsg carrying it.
+        hist, cum, buckets = s.latency_hist, 0, []
+        for i, n in enumerate(hist[:-1]):
+            cum += n
+            buckets.append((f"{(1 << i) * 1e-6:.6g}", cum))
+        cum += hist[-1]
+        buckets.append(("+Inf", cum))
+        yield HistogramMetricFamily("relay_forward_latency_seconds", "Time a forwarded packet spent in the relay.",
+                                    buckets=buckets, sum_value=c["latency_ns_sum"] / 1e9)
+
+
 def render(s: Snapshot) -> str:
-    c, ev = s.counters, s.events
-    out: list[str] = []
-
-    def metric(name: str, kind: str, help_: str, samples: list[tuple[str, float]]) -> None:
-        out.append(f"# HELP {name} {help_}")
-        out.append(f"# TYPE {name} {kind}")
-        out.extend(f"{name}{labels} {value}" for labels, value in samples)
-
-    metric("relay_rooms", "gauge", "Rooms open now.", [("", s.rooms)])
-    metric("relay_players", "gauge", "Players seated now.", [("", s.players)])
-    metric("relay_draining", "gauge", "1 while shutting down.", [("", int(s.draining))])
-    metric("relay_received_packets_total", "counter", "Datagrams received.", [("", c["rx_packets"])])
-    metric("relay_received_bytes_total", "counter", "Bytes received.", [("", c["rx_bytes"])])
-    metric("relay_sent_packets_total", "counter", "Datagrams sent (forwarded, pongs, control).", [("", c["tx_packets"])])
-    metric("relay_sent_bytes_total", "counter", "Bytes sent.", [("", c["tx_bytes"])])
-    metric("relay_forwarded_packets_total", "counter", "DATA copies delivered to players.", [("", c["forwarded"])])
-    metric("relay_pongs_total", "counter", "PING answered.", [("", c["pongs"])])
-    metric("relay_address_changes_total", "counter", "Packets of a live session from a new address.", [("", c["addr_changed"])])
-    drops = {r: c[r] for r in DROP_REASONS}
-    for k, label in PY_DROPS.items():
-        drops[label] = drops.get(label, 0) + ev.get(k, 0)
-    drops["send_error"] = c["send_error"]
-    metric("relay_dropped_packets_total", "counter", "Packets thrown away, by reason.",
-           [(f'{{reason="{r}"}}', v) for r, v in sorted(drops.items())])
-    metric("relay_kernel_dropped_packets_total", "counter",
-           "Datagrams the kernel dropped at the relay's socket (receive buffer full: the relay lacks CPU), from SO_RXQ_OVFL.",
-           [("", c["kernel_drops"])])
-    refused = sorted((k[len("refused_"):], v) for k, v in ev.items() if k.startswith("refused_"))
-    metric("relay_refused_total", "counter", "Handshakes refused, by reason.",
-           [(f'{{reason="{r}"}}', v) for r, v in refused])
-    sess = [(k, ev.get(k, 0)) for k in PY_HANDSHAKES] + [(k, c[k]) for k in ("challenges", "rebind_challenges")]
-    metric("relay_handshakes_total", "counter", "Handshake outcomes.", [(f'{{result="{k}"}}', v) for k, v in sess])
-    removed = sorted((k[len("removed_"):], v) for k, v in ev.items() if k.startswith("removed_"))
-    metric("relay_players_removed_total", "counter", "Players removed, by reason.",
-           [(f'{{reason="{r}"}}', v) for r, v in removed])
-    # Added latency: kernel receive timestamp of a DATA to the return of the sendmmsg carrying it.
-    hist, cum, samples = s.latency_hist, 0, []
-    for i, n in enumerate(hist[:-1]):
-        cum += n
-        samples.append((f'_bucket{{le="{(1 << i) * 1e-6:.6g}"}}', cum))
-    cum += hist[-1]
-    samples += [('_bucket{le="+Inf"}', cum), ("_sum", c["latency_ns_sum"] / 1e9), ("_count", cum)]
-    out.append("# HELP relay_forward_latency_seconds Time a forwarded packet spent in the relay.")
-    out.append("# TYPE relay_forward_latency_seconds histogram")
-    out.extend(f"relay_forward_latency_seconds{suffix} {v}" for suffix, v in samples)
-    return "\n".join(out) + "\n"
+    """The Prometheus text exposition of ``s`` (written by the official client library)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_SnapshotCollector(s))
+    return generate_latest(registry).decode()
 
 
 def healthy(s: Snapshot) -> bool:
