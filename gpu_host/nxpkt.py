@@ -10,28 +10,20 @@ op and field.  Nothing is Python per packet: one call per blob.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import subprocess
-import sys
-import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cffi
 
 from gpu_host import binpackets
 from gpu_host import packets as P
 from gpu_host.objects import Objects
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp import clib
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "nxreplay.c"     # includes nxpkt.c: one library for decode, validate and record
 DECODER = HERE / "nxpkt.c"
-FLAGS = ["-O2", "-shared", "-fPIC", "-fno-sanitize=all", "-Wall", "-Werror", "-ldl"]
+FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-Werror", "-ldl"]
 OK, BAD, FALLBACK = 0, 1, 2
 KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
@@ -105,39 +97,11 @@ class NativePacketError(P.PacketError):
 
 
 def _build() -> Path:
-    header = binpackets.c_header()
-    src = SOURCE.read_bytes() + DECODER.read_bytes()
-    h = hashlib.sha256(" ".join(FLAGS).encode() + src + header.encode()).hexdigest()[:16]
-    out_dir = Path(settings.get("nxrecomp", "cache_dir")) / "gpu_host"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / f"nxpkt-{h}.so"
-    if out.exists():
-        return out
-    cc = [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu"]
-    with tempfile.TemporaryDirectory(prefix="nxpkt-") as inc:
-        Path(inc, "nxpkt_ops.h").write_text(header)
-        tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-        r = subprocess.run([*cc, *FLAGS, "-I", inc, "-I", str(HERE), "-o", str(tmp), str(SOURCE)],
-                           capture_output=True, text=True)
-    if r.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise NxError(f"compiling {SOURCE.name} failed: {r.stderr.strip()[-800:]}")
-    os.replace(tmp, out)
-    return out
+    return clib.build_shared("nxpkt", [SOURCE], FLAGS, "gpu_host", inputs=(DECODER,), includes=(HERE,),
+                             generated={"nxpkt_ops.h": binpackets.c_header()})
 
 
-_lock = threading.Lock()
-_loaded: list = []
-
-
-def lib() -> tuple[Any, Any]:
-    """(ffi, lib) of the built decoder; builds it at the first call (one build per process)."""
-    with _lock:
-        if not _loaded:
-            ffi = cffi.FFI()
-            ffi.cdef(CDEF)
-            _loaded.append((ffi, ffi.dlopen(str(_build()))))
-        return _loaded[0]
+lib = clib.Loaded(CDEF, _build)     # () -> (ffi, lib) of the built decoder, built at the first call
 
 
 @dataclass

@@ -6,57 +6,29 @@ to a temporary name and renamed) and called through cffi in ABI mode; cffi drops
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
-import cffi
 import numpy as np
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp import clib
 
 log = logging.getLogger("gpu_host.texdecode")
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "texdecode.c"
 TABLES = HERE / "bptc_tables.h"
-FLAGS = ["-O2", "-shared", "-fPIC", "-fno-sanitize=all", "-Wall"]
+FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall"]
 CODES = {"BC1": 1, "BC1_RGB": 2, "BC2": 3, "BC3": 4, "BC4": 5, "BC5": 6, "ASTC": 7, "BC7": 8}
 
 
 def _build() -> Path:
-    cc = [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu"]
-    h = hashlib.sha256(" ".join(FLAGS).encode() + SOURCE.read_bytes() + TABLES.read_bytes()).hexdigest()[:16]
-    out_dir = Path(settings.get("nxrecomp", "cache_dir")) / "gpu_host"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / f"texdecode-{h}.so"
-    if out.exists():
-        return out
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-    r = subprocess.run([*cc, *FLAGS, "-o", str(tmp), str(SOURCE)], capture_output=True, text=True)
-    if r.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise NxError(f"compiling {SOURCE.name} failed: {r.stderr.strip()[-600:]}")
-    os.replace(tmp, out)
-    return out
+    return clib.build_shared("texdecode", [SOURCE], FLAGS, "gpu_host", inputs=(TABLES,))
 
 
-_lock = threading.Lock()
-_loaded: list = []
-
-
-def _lib():
-    with _lock:          # one build per process, whichever thread asks first
-        if not _loaded:
-            ffi = cffi.FFI()
-            ffi.cdef("int nx_texdecode(int fmt, const uint8_t *src, int width, int height, int bw, int bh, "
-                     "uint8_t *out);")
-            _loaded.append((ffi, ffi.dlopen(str(_build()))))
-        return _loaded[0]
+_lib = clib.Loaded("int nx_texdecode(int fmt, const uint8_t *src, int width, int height, int bw, int bh, "
+                     "uint8_t *out);", _build)   # one build per process, whichever thread asks first
 
 
 def prepare() -> None:

@@ -8,22 +8,15 @@ before the C call: the C side trusts them.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import subprocess
-import sys
-import threading
 from pathlib import Path
 
-import cffi
 import numpy as np
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp import clib
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "dsp.c"
-FLAGS = ["-O2", "-shared", "-fPIC", "-fno-sanitize=all", "-Wall", "-lm"]
+FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-lm"]
 CDEF = """
 int nx_adpcm_decode(const uint8_t *src, int64_t src_len, int64_t first, int count,
                     const int16_t *coefs, int32_t *hist, float *out);
@@ -42,33 +35,10 @@ void nx_voice_channel(const float *h, int64_t h_len, double frac, double ratio, 
 
 
 def _build() -> Path:
-    cc = [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu"]
-    h = hashlib.sha256(" ".join(FLAGS).encode() + SOURCE.read_bytes()).hexdigest()[:16]
-    out_dir = Path(settings.get("nxrecomp", "cache_dir")) / "audio"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / f"dsp-{h}.so"
-    if out.exists():
-        return out
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-    r = subprocess.run([*cc, *FLAGS, "-o", str(tmp), str(SOURCE)], capture_output=True, text=True)
-    if r.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        raise NxError(f"compiling {SOURCE.name} failed: {r.stderr.strip()[-600:]}")
-    os.replace(tmp, out)
-    return out
+    return clib.build_shared("dsp", [SOURCE], FLAGS, "audio")
 
 
-_lock = threading.Lock()
-_loaded: list = []
-
-
-def lib() -> tuple[cffi.FFI, object]:
-    with _lock:
-        if not _loaded:
-            ffi = cffi.FFI()
-            ffi.cdef(CDEF)
-            _loaded.append((ffi, ffi.dlopen(str(_build()))))
-        return _loaded[0]
+lib = clib.Loaded(CDEF, _build)     # () -> (ffi, lib), built at the first call
 
 
 def _f32(a: np.ndarray, what: str) -> np.ndarray:
