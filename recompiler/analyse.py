@@ -12,6 +12,9 @@ import bisect
 import struct
 from dataclasses import dataclass, field
 
+from recompiler.analysis.tables import Recovered, recover
+from recompiler.analysis.transfer import Transfer
+from recompiler.analysis.values import FunctionValues
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import DirectTable, FunctionPlan
@@ -19,6 +22,7 @@ from recompiler.lift.integer import pcrel_value, sext
 
 M64 = (1 << 64) - 1
 _ENDS = {"B", "BR", "RET", "BRK", "UDF"}
+MAX_ROUNDS = 32   # value analysis reruns per function as its jump tables grow its body
 
 
 @dataclass
@@ -151,6 +155,8 @@ class Analyser:
         self._strong: list[int] | None = None
         self._cache: dict[int, Insn] = {}
         self.direct: dict[int, DirectTable] = {}   # BR address -> its table indexed directly
+        self.transfer = Transfer(mem)
+        self.table_kinds: dict[int, dict[int, str]] = {}   # function -> BR -> how its table was found
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -197,11 +203,67 @@ class Analyser:
                             break
 
     def function(self, entry: int) -> FunctionPlan:
+        """The body of the function at ``entry``: what it reaches by fall-through, direct
+        branches and the targets of the jump tables the value analysis finds
+        (``recompiler.analysis.tables``), which is rerun on the grown body until no ``BR``
+        gains targets (a computed goto's handlers end in more dispatches)."""
         seen: dict[int, Insn] = {}
         work = [entry]
         tables: dict[int, list[int]] = {}
+        kinds: dict[int, str] = {}
         direct: dict[int, DirectTable] = {}
         inner: set[int] = set()   # weak entries this function's own jump tables reach: its labels
+        settled = False
+        for _round in range(MAX_ROUNDS):
+            self._walk(entry, seen, work, inner)
+            brs = [a for a, i in seen.items() if i.name == "BR"]
+            if not brs:
+                settled = True
+                break
+            # every BR again on the grown body: a path the new code adds may change a base
+            # that looked constant (a direct table must hold on the final body)
+            fv = FunctionValues(self.transfer, seen, entry, tables)
+            grew = False
+            for a in brs:
+                rec = recover(fv, seen[a], self.mem, lambda v: v in seen or self._near(entry, v))
+                direct.pop(a, None)
+                if rec is None:
+                    # what the function's own paths do not tell (a fragment entered with its
+                    # parent's frame: glibc's vfprintf spills its table bases there): the
+                    # pattern search in address order before the branch, kept as a fallback
+                    old = self.jump_table(a)
+                    if not old:
+                        continue
+                    rec = Recovered(old, "window", self.direct.get(a))
+                tbl = list(dict.fromkeys([*tables.get(a, ()), *rec.targets]))
+                tables[a], kinds[a] = tbl, rec.kind
+                if rec.direct is not None:
+                    direct[a] = rec.direct
+                # a label function (itself weak) keeps them as tail calls: else each
+                # of a computed goto's labels would copy the rest of the interpreter
+                own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
+                inner |= own
+                new = [x for x in tbl if x not in seen and (x not in self.entries or x in own)]
+                work.extend(new)
+                grew = grew or bool(new)
+            if not grew:
+                settled = True
+                break
+        if not settled:
+            direct.clear()   # the last analysis did not see the final body
+        if inner:
+            # an interpreter's computed goto: a dispatch whose table base was not found is
+            # most likely the same table, so it gets the same label switch; the lifted BR
+            # switches on the real target, so a wrong guess only costs the nx_jump it had
+            main = max((t for t in tables.values() if set(t) & inner), key=len)
+            for a, i in seen.items():
+                if i.name == "BR" and a not in tables:
+                    tables[a], kinds[a] = main, "shared"
+        body = [seen[k] for k in sorted(seen)]
+        self.table_kinds[entry] = kinds
+        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
+
+    def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
         while work:
             a = work.pop()
             while a not in seen:
@@ -216,30 +278,9 @@ class Analyser:
                 if n != "BL" and t is not None and t not in seen and (t not in self.entries or t in inner) \
                         and self.mem.is_code(t):
                     work.append(t)
-                if n == "BR":
-                    tbl = self.jump_table(a)
-                    if tbl:
-                        tables[a] = tbl
-                        if a in self.direct:
-                            direct[a] = self.direct[a]
-                        # a label function (itself weak) keeps them as tail calls: else each
-                        # of a computed goto's labels would copy the rest of the interpreter
-                        own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
-                        inner |= own
-                        work.extend(x for x in tbl if x not in seen and (x not in self.entries or x in own))
                 if n in _ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
                 a += 4
-        if inner:
-            # an interpreter's computed goto: a dispatch whose table base was not found is
-            # most likely the same table, so it gets the same label switch; the lifted BR
-            # switches on the real target, so a wrong guess only costs the nx_jump it had
-            main = max((t for t in tables.values() if set(t) & inner), key=len)
-            for a, i in seen.items():
-                if i.name == "BR" and a not in tables:
-                    tables[a] = main
-        body = [seen[k] for k in sorted(seen)]
-        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
 
     # ---- jump tables: evaluate the BR register symbolically with one unknown index ------
     def jump_table(self, br_addr: int) -> list[int] | None:
