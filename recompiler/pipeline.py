@@ -51,6 +51,8 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     program = analyse_image(image)
     t_an = time.monotonic()
     stats = build(program, out)
+    if program.stats is not None:   # what analysis found (recompile --stats prints it)
+        stats["analysis"] = program.stats.to_json()
     t_build = time.monotonic()
     manifest = write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
                               program_path=path, program=str(Path(path).resolve()))

@@ -137,7 +137,8 @@ def w32(a: tuple) -> tuple:
 
 
 def _cap(e: tuple) -> tuple:
-    return e if size(e) <= MAX_SIZE and TOP not in leaves(e) else TOP
+    # (each operand was capped when it was built: a TOP inside one is the operand itself)
+    return e if TOP not in e and size(e) <= MAX_SIZE else TOP
 
 
 def strip(e: tuple) -> tuple:

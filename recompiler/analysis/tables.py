@@ -35,6 +35,9 @@ class Recovered:
     targets: list[int]
     kind: str                    # "bounded", "masked", "open", "constant", "candidates"
     direct: DirectTable | None = None
+    # every value the register may hold is a target: no base guessed from a merge that
+    # something else reaches too (``noreturn_functions`` may then trust the list)
+    exact: bool = True
 
 
 def _nodes(e: tuple):
@@ -49,8 +52,8 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
     st = fv.before(br.addr)
     if st is None or br.f["Rn"] == 31:
         return None
-    target = st.regs[br.f["Rn"]]
-    if target[0] == "top" or E.TOP in E.leaves(target):
+    target = _fold_loads(st.regs[br.f["Rn"]], mem)
+    if target is None or target[0] == "top" or E.TOP in E.leaves(target):
         return None
     read = mem.read
 
@@ -82,7 +85,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         if not fixed:      # only merged constants: the targets are those
             combos = _combos(fv, all_leaves)
             out = [v for env in combos if code(v := E.evaluate(target, env, read))]
-            return Recovered(_uniq(out), "candidates") if out else None
+            return Recovered(_uniq(out), "candidates", exact=_closed(fv, all_leaves)) if out else None
         index = _smallest_holding(target, fixed)
         kind = "open"
     guesses = all_leaves - E.leaves(index)
@@ -112,10 +115,39 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
                 out.append(v)
     if not out:
         return None
-    rec = Recovered(_uniq(out), kind)
+    rec = Recovered(_uniq(out), kind, exact=_closed(fv, guesses))
     if kind == "masked" and len(combos) == 1:
         rec.direct = _direct(st, target, index, combos[0], mem)
     return rec
+
+
+def _closed(fv: FunctionValues, leaves) -> bool:
+    """No merged leaf of ``leaves`` is reached by anything but its constants."""
+    return not any(fv.candidates(x)[1] for x in leaves)
+
+
+def _fold_loads(e: tuple, mem) -> tuple | None:
+    """``e`` with each load from a constant address folded: read-only memory gives its value;
+    writable memory (a GOT slot an IFUNC resolver fills at startup, a pointer variable) gives
+    no value known here, so None: the branch is not a table."""
+    k = e[0]
+    if k == "load":
+        addr = _fold_loads(e[3], mem)
+        if addr is None:
+            return None
+        a = E.cval(addr)
+        if a is not None:
+            if not mem.is_read_only(a, e[1]):
+                return None
+            v = E.evaluate(("load", e[1], e[2], addr), {}, mem.read)
+            return None if v is None else E.const(v)
+        return ("load", e[1], e[2], addr)
+    if k in ("add", "shl", "lsr", "mask", "ext"):
+        parts = [(_fold_loads(x, mem) if isinstance(x, tuple) else x) for x in e[1:]]
+        if any(p is None for p in parts):
+            return None
+        return E.substitute((k, *parts), {})
+    return e
 
 
 def _uniq(xs: list[int]) -> list[int]:

@@ -147,8 +147,13 @@ class FunctionValues:
         if len(ins) == 1 and b != self.entry:
             return ins[0]
         regs = []
-        for r in range(32):
-            regs.append(self._merge(b, r, [s.regs[r] for s in ins]))
+        phis = self.phis
+        for r, vals in enumerate(zip(*[s.regs for s in ins])):
+            first = vals[0]
+            if (b, r) not in phis and vals.count(first) == len(vals):
+                regs.append(first)      # (the common case, without a call)
+            else:
+                regs.append(self._merge(b, r, list(vals)))
         slots = {}
         for off in set.intersection(*(set(s.slots) for s in ins)):
             sizes = {s.slots[off][0] for s in ins}
