@@ -3,7 +3,8 @@ applet runs (beyond tests/cpu_host/busybox_cases.py), each run recompiled and un
 qemu-aarch64.  Every case is deterministic (no clocks, pids, random names, host names)."""
 from __future__ import annotations
 
-# (name, script, stdin, needs signal delivery)
+# (name, script, stdin, needs signal delivery: kill/trap, and every fork (command substitution,
+# pipelines), since zsh reaps its children from a SIGCHLD handler)
 ZSH = [
     ("arith", r"""
 echo $((7*6)) $((2**10)) $((17%5)) $((1<<4)) $(( (3+4)*2 )) $((-7/2)) $((0x1f + 8#10))
@@ -49,6 +50,27 @@ read -r line; echo "line=$line"
 read -r -k 3 three; echo "three=$three"
 read -r rest; echo "rest=$rest"
 """, b"first line of stdin\nabcdef\n", False),
+    ("redirections-nofork", r"""
+echo out > f1; echo more >> f1; while read l; do echo "<$l>"; done < f1
+{ echo o; echo e >&2 } 2> err > out; read a < out; read b < err; echo "$a $b"
+exec 3> f3; print -u3 fd3; exec 3>&-; read c < f3; echo $c
+echo both &> f4; read d < f4; echo $d
+print -r -- to-stderr 1>&2
+setopt noclobber; echo x > f1; echo status $?
+echo forced >| f1; read e < f1; echo $e
+echo 'a b' > f5; while read p q; do echo $q $p; done < f5
+exec 4< f5; read -u4 g; echo "fd4 $g"
+""", b"", False),
+    ("functions-nofork", r"""
+fib() { if (( $1 < 2 )); then REPLY=$1; return; fi; fib $(($1-1)); local a=$REPLY; fib $(($1-2)); REPLY=$((a + REPLY)) }
+fib 15; echo $REPLY
+g() { local -i n=$1; shift; echo "n=$n rest=$# first=${1:-none}"; return $(( n % 4 )) }
+g 7 a b; echo status $?
+h() { print -l -- "$@" }; h 'a b' c
+function k { echo "${funcstack[1]} $0" }; k
+outer() { inner() { echo inner }; inner }; outer; inner
+repeat 3 echo r; for i in {1..5}; do (( i % 2 )) && echo odd $i; done
+""", b"", False),
     ("redirections", r"""
 echo out > f1; echo more >> f1; echo "$(<f1)"
 { echo o; echo e >&2 } 2> err > out; echo "$(<out) $(<err)"
@@ -60,7 +82,7 @@ setopt noclobber; echo x > f1; echo status $?
 echo forced >| f1; echo $(<f1)
 echo in | { read v; echo got $v }
 echo 'a b' > f5; while read p q; do echo $q $p; done < f5
-""", b"", False),
+""", b"", True),
     ("heredocs", "x=expanded\ncat_() { while IFS= read -r l; do print -r -- \"[$l]\"; done }\n"
      "cat_ <<EOF\n$x and $((1+1))\n  indented\nEOF\n"
      "cat_ <<'EOF'\n$x stays\nEOF\n"
@@ -84,7 +106,7 @@ h() { print -l -- "$@" }; h 'a b' c
 function k { echo "${funcstack[1]} $0" }; k
 outer() { inner() { echo inner }; inner }; outer; inner
 repeat 3 echo r; for i in {1..5}; do (( i % 2 )) && echo odd $i; done
-""", b"", False),
+""", b"", True),
     ("exit-trap", r"""
 trap 'echo bye from exit' EXIT
 TRAPZERR() { echo zerr }
@@ -98,11 +120,18 @@ echo done
 """, b"", True),
     ("errors", r"""
 echo start
-nosuchcommand_xyz
-echo $?
+(( 1 / 0 ))
+echo after $?
 print ${undefined_array[}
 """, b"", False),
 ]
+
+# cases that differ from qemu for a reason outside branch recovery (no miss: the output shows
+# the code ran), with the reason
+ZSH_XFAIL = {
+    "redirections-nofork": "runtime: zsh's save and restore of fds around a redirection (dup/fcntl) "
+                           "differs from qemu (cpu_host/runtime/linux_syscalls.c)",
+}
 
 SASH = r"""-echo hello from sash
 -mkdir d1 d2
