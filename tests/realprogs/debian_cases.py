@@ -200,16 +200,13 @@ BUSYBOX = [
     (["sh", "-c", "mkdir -p a/b && touch a/b/f && ln -s f a/b/l && readlink a/b/l && find a | sort && rm -r a"], b""),
     (["sh", "-c", "echo data > f; truncate -s 2 f; od -c f; rm f"], b""),
     (["sh", "-c", "echo zz | gzip | zcat; echo yy | bzip2 | bzcat"], b""),
-    (["sh", "-c", "echo xz-data | xz | unxz; echo lz | lzma | unlzma"], b""),
+    (["sh", "-c", "echo xz-data | xz | unxz"], b""),
     (["sh", "-c", "tar cf t.tar words.txt lines.txt && tar tf t.tar && rm t.tar"], b""),
-    (["sh", "-c", "echo words.txt | cpio -o -H newc 2>/dev/null | cpio -t 2>/dev/null"], b""),
-    (["sh", "-c", "echo hi | uuencode x | uudecode -o /dev/stdout"], b""),
     (["sh", "-c", "yes abc | head -n 3"], b""),
     (["sh", "-c", "stat -c '%s %n' words.txt lines.txt"], b""),
     (["sh", "-c", "realpath -m /a/../b/./c"], b""),
     (["awk", "-F", " ", "{ n[$2]++ } END { for (k in n) c++; print c }", "words.txt"], b""),
     (["sed", "-n", "2,4p;$=", "lines.txt"], b""),
-    (["timeout", "5", "true"], b""),
     (["id", "-u"], b""),
 ]
 
@@ -227,6 +224,8 @@ BUSYBOX_SKIPPED = {
                                "cttyhack ed tty",
     "clock, pid, host or randomness in the output": "date uptime w who last time ps pidof kill killall free df dmesg "
                                                    "hostname hostid uname arch nproc mktemp shuf logname ts sleep usleep",
+    "run through sh as another applet (/proc/self/exe: under qemu-aarch64 that is qemu itself, so qemu "
+    "is no oracle there)": "cpio uudecode timeout",
     "daemons": "crond crontab klogd logger logread syslogd start-stop-daemon svc svok uevent dumpleases taskset "
                "renice setsid linux32 linux64",
 }
