@@ -12,6 +12,11 @@ import bisect
 import struct
 from dataclasses import dataclass, field
 
+from recompiler.analysis import pointers, stats
+from recompiler.analysis.stats import AnalysisStats
+from recompiler.analysis.tables import Recovered, recover
+from recompiler.analysis.transfer import Transfer
+from recompiler.analysis.values import FunctionValues
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import DirectTable, FunctionPlan
@@ -19,6 +24,8 @@ from recompiler.lift.integer import pcrel_value, sext
 
 M64 = (1 << 64) - 1
 _ENDS = {"B", "BR", "RET", "BRK", "UDF"}
+POINTER_ROUNDS = 8   # rounds of pointer discovery (each lifts what the last one found)
+MAX_ROUNDS = 32   # value analysis reruns per function as its jump tables grow its body
 
 
 @dataclass
@@ -41,7 +48,13 @@ class Memory:
         return None
 
     def is_code(self, addr: int) -> bool:
-        return any(x and va <= addr < va + len(data) for va, _m, data, x in self.segments)
+        ranges = self.__dict__.get("_code")
+        if ranges is None:   # (asked once per instruction and candidate: kept as plain ranges)
+            ranges = self.__dict__["_code"] = [(va, va + len(data)) for va, _m, data, x in self.segments if x]
+        for lo, hi in ranges:
+            if lo <= addr < hi:
+                return True
+        return False
 
 
 @dataclass
@@ -49,6 +62,7 @@ class Program:
     functions: dict[int, FunctionPlan]
     entry: int
     unresolved_br: list[int] = field(default_factory=list)
+    stats: AnalysisStats | None = None       # what analysis found (recompile --stats)
 
 
 def _loads(i: Insn) -> bool:
@@ -151,6 +165,10 @@ class Analyser:
         self._strong: list[int] | None = None
         self._cache: dict[int, Insn] = {}
         self.direct: dict[int, DirectTable] = {}   # BR address -> its table indexed directly
+        self.transfer = Transfer(mem)
+        self.table_kinds: dict[int, dict[int, str]] = {}   # function -> BR -> how its table was found
+        self.source: dict[int, str] = {}    # entry -> how it was found first (analysis.stats)
+        self.inexact: set[int] = set()      # BRs whose table rests on a guessed base
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -173,6 +191,7 @@ class Analyser:
                     if v % 4 == 0 and self.mem.is_code(v) and v not in self.entries:
                         self.entries.add(v)
                         self.weak.add(v)
+                        self.source.setdefault(v, "data")
             if not x:
                 continue
             words = struct.unpack_from(f"<{len(data) // 4}I", data, 0)
@@ -183,6 +202,7 @@ class Analyser:
                     if self.mem.is_code(t):
                         self.entries.add(t)
                         self.weak.discard(t)
+                        self.source.setdefault(t, "bl")
                 elif w & 0x9F000000 == 0x90000000:  # ADRP
                     rd = w & 31
                     page = ((a & ~0xFFF) + (sext(((w >> 5) & 0x7FFFF) << 2 | ((w >> 29) & 3), 21) << 12)) & M64
@@ -194,14 +214,73 @@ class Analyser:
                             if t % 4 == 0 and self.mem.is_code(t) and t not in self.entries:
                                 self.entries.add(t)
                                 self.weak.add(t)
+                                self.source.setdefault(t, "adrp+add")
                             break
 
     def function(self, entry: int) -> FunctionPlan:
+        """The body of the function at ``entry``: what it reaches by fall-through, direct
+        branches and the targets of the jump tables the value analysis finds
+        (``recompiler.analysis.tables``), which is rerun on the grown body until no ``BR``
+        gains targets (a computed goto's handlers end in more dispatches)."""
         seen: dict[int, Insn] = {}
         work = [entry]
         tables: dict[int, list[int]] = {}
+        kinds: dict[int, str] = {}
         direct: dict[int, DirectTable] = {}
         inner: set[int] = set()   # weak entries this function's own jump tables reach: its labels
+        settled = False
+        for _round in range(MAX_ROUNDS):
+            self._walk(entry, seen, work, inner)
+            brs = [a for a, i in seen.items() if i.name == "BR"]
+            if not brs:
+                settled = True
+                break
+            # every BR again on the grown body: a path the new code adds may change a base
+            # that looked constant (a direct table must hold on the final body)
+            fv = FunctionValues(self.transfer, seen, entry, tables)
+            grew = False
+            for a in brs:
+                rec = recover(fv, seen[a], self.mem, lambda v: v in seen or self._near(entry, v))
+                direct.pop(a, None)
+                if rec is None:
+                    # what the function's own paths do not tell (a fragment entered with its
+                    # parent's frame: glibc's vfprintf spills its table bases there): the
+                    # pattern search in address order before the branch, kept as a fallback
+                    old = self.jump_table(a)
+                    if not old:
+                        continue
+                    rec = Recovered(old, "window", self.direct.get(a))
+                tbl = list(dict.fromkeys([*tables.get(a, ()), *rec.targets]))
+                tables[a], kinds[a] = tbl, rec.kind
+                if not rec.exact:
+                    self.inexact.add(a)
+                if rec.direct is not None:
+                    direct[a] = rec.direct
+                # a label function (itself weak) keeps them as tail calls: else each
+                # of a computed goto's labels would copy the rest of the interpreter
+                own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
+                inner |= own
+                new = [x for x in tbl if x not in seen and (x not in self.entries or x in own)]
+                work.extend(new)
+                grew = grew or bool(new)
+            if not grew:
+                settled = True
+                break
+        if not settled:
+            direct.clear()   # the last analysis did not see the final body
+        if inner:
+            # an interpreter's computed goto: a dispatch whose table base was not found is
+            # most likely the same table, so it gets the same label switch; the lifted BR
+            # switches on the real target, so a wrong guess only costs the nx_jump it had
+            main = max((t for t in tables.values() if set(t) & inner), key=len)
+            for a, i in seen.items():
+                if i.name == "BR" and a not in tables:
+                    tables[a], kinds[a] = main, "shared"
+        body = [seen[k] for k in sorted(seen)]
+        self.table_kinds[entry] = kinds
+        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
+
+    def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
         while work:
             a = work.pop()
             while a not in seen:
@@ -216,30 +295,9 @@ class Analyser:
                 if n != "BL" and t is not None and t not in seen and (t not in self.entries or t in inner) \
                         and self.mem.is_code(t):
                     work.append(t)
-                if n == "BR":
-                    tbl = self.jump_table(a)
-                    if tbl:
-                        tables[a] = tbl
-                        if a in self.direct:
-                            direct[a] = self.direct[a]
-                        # a label function (itself weak) keeps them as tail calls: else each
-                        # of a computed goto's labels would copy the rest of the interpreter
-                        own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
-                        inner |= own
-                        work.extend(x for x in tbl if x not in seen and (x not in self.entries or x in own))
                 if n in _ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
                 a += 4
-        if inner:
-            # an interpreter's computed goto: a dispatch whose table base was not found is
-            # most likely the same table, so it gets the same label switch; the lifted BR
-            # switches on the real target, so a wrong guess only costs the nx_jump it had
-            main = max((t for t in tables.values() if set(t) & inner), key=len)
-            for a, i in seen.items():
-                if i.name == "BR" and a not in tables:
-                    tables[a] = main
-        body = [seen[k] for k in sorted(seen)]
-        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
 
     # ---- jump tables: evaluate the BR register symbolically with one unknown index ------
     def jump_table(self, br_addr: int) -> list[int] | None:
@@ -669,14 +727,16 @@ def _returns_in_span(mem: Memory, funcs: dict[int, FunctionPlan]) -> set[int]:
     return out
 
 
-def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None) -> set[int]:
+def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None,
+                       inexact: set[int] = frozenset()) -> set[int]:
     """The functions that never return to their caller: no RET, no jump out through a register
     (a jump table's targets and an IFUNC stub's candidates count as tail calls), and every tail
     call (a branch out, the fall into the next function) goes to such a function.  What runs
     after a call of one is never reached by that call (a non-local exit lands elsewhere: at a
     setjmp's return, a landing pad): the lifter ends such a call with a fatal error instead of
     falling into the code after it, so neither liveness nor clang sees a path from the call on.
-    Least fixed point: mutual tail recursion with no other way out is left out; so is a
+    ``inexact``: BRs whose table rests on a guess (``analysis.tables.Recovered.exact``), which
+    may go elsewhere.  Least fixed point: mutual tail recursion with no other way out is left out; so is a
     function with a RET anywhere in its span of the image (``_returns_in_span``)."""
     tails: dict[int, set[int]] = {}
     returning = _returns_in_span(mem, funcs) if mem is not None else set()
@@ -687,7 +747,8 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
         out: set[int] | None = set()
         for i in plan.insns:
             n = i.name
-            if n == "RET" or (n == "BR" and i.addr not in plan.jump_tables and i.addr not in plan.ifunc_targets):
+            if n == "RET" or (n == "BR" and (i.addr not in plan.jump_tables or i.addr in inexact)
+                              and i.addr not in plan.ifunc_targets):
                 out = None
                 break
             targets = [*plan.jump_tables.get(i.addr, ()), *plan.ifunc_targets.get(i.addr, ())]
@@ -715,10 +776,16 @@ def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int,
             ifunc_slots: dict[int, int] | None = None, noreturn: bool = True) -> Program:
     """``ifunc_slots``: IFUNC slot -> resolver (``LinkedImage.ifunc_slots``), for PLT stubs;
     ``noreturn``: mark the calls of functions that never return (``recompiler.noreturn_calls``)."""
+    an = Analyser(mem, set())
+    an.source[entry] = "entry"
     seeds = {entry} | set(hints)
+    for h in hints:
+        an.source.setdefault(h, "hint")
     for addr, data in eh_frames:
-        seeds.update(eh_frame_starts(addr, data))
-    an = Analyser(mem, seeds)
+        for e in eh_frame_starts(addr, data):
+            seeds.add(e)
+            an.source.setdefault(e, "eh_frame")
+    an.entries = {e for e in seeds if e % 4 == 0 and mem.is_code(e)}
     an.sweep_calls()
     funcs: dict[int, FunctionPlan] = {}
     unresolved: list[int] = []
@@ -727,6 +794,27 @@ def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int,
         if not plan.insns:
             continue
         funcs[e] = plan
+    # function pointers the code builds at any distance (analysis.pointers): new weak entries,
+    # then the bodies they fall in are recomputed (they stop there) and the new ones lifted
+    which = sorted(funcs)
+    for _round in range(POINTER_ROUNDS):
+        new = pointers.scan(an, funcs, which)
+        if not new:
+            break
+        for v, src in new.items():
+            an.entries.add(v)
+            an.weak.add(v)
+            an.source.setdefault(v, src)
+        an._strong = None
+        touched = {e for e, plan in funcs.items() if any(i.addr in new for i in plan.insns[1:])}
+        which = sorted(touched | set(new))
+        for e in which:
+            plan = an.function(e)
+            if plan.insns:
+                funcs[e] = plan
+            else:
+                funcs.pop(e, None)
+        which = [e for e in which if e in funcs]
     for plan in funcs.values():
         for i in plan.insns:
             if i.name == "BR" and i.addr not in plan.jump_tables:
@@ -736,7 +824,9 @@ def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int,
                     plan.ifunc_targets[i.addr] = cands
                 else:
                     unresolved.append(i.addr)
-    noret = noreturn_functions(funcs, mem) if noreturn else set()
+    noret = noreturn_functions(funcs, mem, an.inexact) if noreturn else set()
     for plan in funcs.values():
         plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
-    return Program(funcs, entry, sorted(set(unresolved)))
+    program = Program(funcs, entry, sorted(set(unresolved)))
+    program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br)
+    return program

@@ -11,6 +11,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--out", required=True, help="bundle folder to write")
     p.add_argument("-L", "--lib-root", action="append", default=[],
                    help="folder holding lib/aarch64-linux-gnu (unpacked Debian packages) for shared libraries")
+    p.add_argument("--stats", action="store_true",
+                   help="print what analysis found: entries by source, jump tables by kind, unresolved BRs")
     p.set_defaults(func=_recompile)
     try:
         from recompiler.formats import cli as formats_cli
@@ -23,5 +25,10 @@ def _recompile(a: argparse.Namespace) -> int:
     from recompiler.pipeline import recompile_elf
 
     m = recompile_elf(a.program, a.out, a.lib_root)
-    print(json.dumps(m["stats"]))
+    stats = dict(m["stats"])
+    analysis = stats.pop("analysis", None)
+    print(json.dumps(stats))
+    if a.stats and analysis is not None:
+        from recompiler.analysis.stats import AnalysisStats
+        print(AnalysisStats(**{**analysis, "unresolved_br": [int(x, 16) for x in analysis["unresolved_br"]]}).text())
     return 0

@@ -371,6 +371,8 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     t_an = time.monotonic()
     stats = build(analysed, out)
     note_discovered(analysed, extra, out, stats)
+    if analysed.stats is not None:   # what analysis found (the manifest's stats.analysis)
+        stats["analysis"] = analysed.stats.to_json()
     t_build = time.monotonic()
     return write_manifest(out, "horizon", image, analysed, stats, (t0, t_link, t_an, t_build), src,
                           input=program.kind, homebrew=homebrew_info(program),

@@ -100,6 +100,8 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t_an = time.monotonic()
     stats = build(program, out)
     note_discovered(program, extra, out, stats)
+    if program.stats is not None:   # what analysis found (recompile --stats prints it)
+        stats["analysis"] = program.stats.to_json()
     t_build = time.monotonic()
     manifest = write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
                               program_path=path, program=str(Path(path).resolve()))

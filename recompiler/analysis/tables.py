@@ -1,0 +1,215 @@
+"""Jump tables from the value analysis: the targets an indirect ``BR`` may take.
+
+The ``BR`` register's value before the branch (``FunctionValues.before``) is a symbolic
+expression; its unknown part is the index.  The index's range comes from, in order:
+1. a bound learned on every path to the branch (``cmp`` + ``b.hi/b.hs/b.ls/b.lo``, ``cbz``,
+   a ``csel`` clamp, anywhere before it, also through a spill and reload of the index): the
+   table has exactly that many entries, whatever their number;
+2. a mask on the index (``and x9, x27, #0x1f``, a computed goto's opcode field): up to
+   ``mask + 1`` entries, read while they land on code (the rest go through the general
+   dispatch, or a ``DirectTable``'s fatal slot);
+3. nothing: entries are read from index 0 (index 0 may be unused) while they are code of this
+   function (``own``), with no count limit but the size of the image.
+A table base merged from several paths takes each constant that reaches it (a value set);
+where something else reaches it too the lifted ``BR`` still switches on the real target, so a
+wrong guess costs only the fallback through the dispatch table.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Callable
+
+from recompiler.analysis import expr as E
+from recompiler.analysis.values import FunctionValues
+from recompiler.decode import Insn
+from recompiler.lift.emitter import DirectTable
+
+MAX_BOUND = 1 << 16          # a compare bound above this is taken as no bound
+MAX_OPEN = 1 << 16           # entries of a table with no bound (the image ends before, in practice)
+MAX_COMBOS = 8               # product of candidate bases tried
+
+
+@dataclass
+class Recovered:
+    targets: list[int]
+    kind: str                    # "bounded", "masked", "open", "constant", "candidates"
+    direct: DirectTable | None = None
+    # every value the register may hold is a target: no base guessed from a merge that
+    # something else reaches too (``noreturn_functions`` may then trust the list)
+    exact: bool = True
+
+
+def _nodes(e: tuple):
+    """Sub-values of ``e``, outermost first."""
+    yield e
+    for x in e[1:]:
+        if isinstance(x, tuple):
+            yield from _nodes(x)
+
+
+def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Recovered | None:
+    st = fv.before(br.addr)
+    if st is None or br.f["Rn"] == 31:
+        return None
+    target = _fold_loads(st.regs[br.f["Rn"]], mem)
+    if target is None or target[0] == "top" or E.TOP in E.leaves(target):
+        return None
+    read = mem.read
+
+    def code(v: int | None) -> bool:
+        return v is not None and v % 4 == 0 and mem.is_code(v)
+
+    all_leaves = E.leaves(target)
+    if not all_leaves:
+        v = E.evaluate(target, {}, read)
+        return Recovered([v], "constant") if code(v) else None
+    # the index: a bounded or masked sub-value holding every leaf that is not a merged constant
+    guessable = {x for x in all_leaves if x[0] == "phi" and fv.candidates(x)[0]}
+    index, bound, kind = None, None, None
+    for n in _nodes(target):
+        if n[0] in E.CONSTS or not E.leaves(n):
+            continue
+        rest = all_leaves - E.leaves(n)
+        if not rest <= guessable:
+            continue
+        b = st.bounds.get(E.strip(n))
+        if b is not None and b < MAX_BOUND:
+            index, bound, kind = n, b, "bounded"
+            break
+        if n[0] == "mask" and n[2] < MAX_BOUND:
+            index, bound, kind = n, n[2], "masked"
+            break
+    if index is None:
+        fixed = all_leaves - guessable
+        if not fixed:      # only merged constants: the targets are those
+            combos = _combos(fv, all_leaves)
+            out = [v for env in combos if code(v := E.evaluate(target, env, read))]
+            return Recovered(_uniq(out), "candidates", exact=_closed(fv, all_leaves)) if out else None
+        index = _smallest_holding(target, fixed)
+        kind = "open"
+    guesses = all_leaves - E.leaves(index)
+    combos = _combos(fv, guesses)
+    if not combos:
+        return None
+    out: list[int] = []
+    for env in combos:
+        if kind == "bounded":
+            vals = [E.evaluate(target, {**env, index: k}, read) for k in range(bound + 1)]
+            if not all(code(v) for v in vals):
+                return None   # a bound that does not fit the table: not this table's
+            out += vals
+        elif kind == "masked":
+            for k in range(bound + 1):
+                v = E.evaluate(target, {**env, index: k}, read)
+                if not code(v):
+                    break
+                out.append(v)
+        else:
+            for k in range(MAX_OPEN):
+                v = E.evaluate(target, {**env, index: k}, read)
+                if not code(v) or not own(v):
+                    if k == 0:
+                        continue   # an unused first slot (glibc's memcpy handles index 0 before)
+                    break
+                out.append(v)
+    if not out:
+        return None
+    rec = Recovered(_uniq(out), kind, exact=_closed(fv, guesses))
+    if kind == "masked" and len(combos) == 1:
+        rec.direct = _direct(st, target, index, combos[0], mem)
+    return rec
+
+
+def _closed(fv: FunctionValues, leaves) -> bool:
+    """No merged leaf of ``leaves`` is reached by anything but its constants."""
+    return not any(fv.candidates(x)[1] for x in leaves)
+
+
+def _fold_loads(e: tuple, mem) -> tuple | None:
+    """``e`` with each load from a constant address folded: read-only memory gives its value;
+    writable memory (a GOT slot an IFUNC resolver fills at startup, a pointer variable) gives
+    no value known here, so None: the branch is not a table."""
+    k = e[0]
+    if k == "load":
+        addr = _fold_loads(e[3], mem)
+        if addr is None:
+            return None
+        a = E.cval(addr)
+        if a is not None:
+            if not mem.is_read_only(a, e[1]):
+                return None
+            v = E.evaluate(("load", e[1], e[2], addr), {}, mem.read)
+            return None if v is None else E.const(v)
+        return ("load", e[1], e[2], addr)
+    if k in ("add", "shl", "lsr", "mask", "ext"):
+        parts = [(_fold_loads(x, mem) if isinstance(x, tuple) else x) for x in e[1:]]
+        if any(p is None for p in parts):
+            return None
+        return E.substitute((k, *parts), {})
+    return e
+
+
+def _uniq(xs: list[int]) -> list[int]:
+    return list(dict.fromkeys(xs))
+
+
+def _combos(fv: FunctionValues, leaves: frozenset) -> list[dict]:
+    """Each assignment of a candidate constant to the merged ``leaves`` (few)."""
+    leaves = sorted(leaves, key=repr)
+    options = [sorted(fv.candidates(x)[0]) for x in leaves]
+    if any(not o for o in options):
+        return []
+    out = []
+    for vals in itertools.product(*options):
+        out.append(dict(zip(leaves, vals)))
+        if len(out) >= MAX_COMBOS:
+            break
+    return out
+
+
+def _smallest_holding(e: tuple, leaves: frozenset) -> tuple:
+    """The innermost sub-value of ``e`` holding all of ``leaves``."""
+    while True:
+        inner = [x for x in e[1:] if isinstance(x, tuple) and leaves <= E.leaves(x)]
+        if not inner:
+            return e
+        e = inner[0]
+
+
+def _direct(st, target: tuple, index: tuple, env: dict, mem) -> DirectTable | None:
+    """A masked table the lifted ``BR`` may index with the register itself (``DirectTable``):
+    the masked value is what some register holds at the branch, each guessed base is held by
+    a register (checked at run time: the guards), the rest is constant computed in registers
+    (none read back from the stack), and every load reads memory the program cannot write."""
+    y, m = index[1], index[2]
+    held = {v: r for r, v in reversed(list(enumerate(st.regs[:31])))}
+    if y not in held:
+        return None
+    regs = {y: held[y]}
+    guards = []
+    for leaf, c in env.items():
+        if leaf not in held:
+            return None
+        regs[leaf] = held[leaf]
+        guards.append((held[leaf], c))
+    expr = E.to_emitter(target, regs)
+    if expr is None:
+        return None
+    slots = []
+    for k in range(m + 1):
+        env_k = {**env, index: k}
+        if not _loads_read_only(target, env_k, mem):
+            return None
+        v = E.evaluate(target, env_k, mem.read)
+        slots.append(v if v is not None and v % 4 == 0 and mem.is_code(v) else None)
+    return DirectTable(regs[y], m, tuple(sorted(guards)), tuple(slots), expr)
+
+
+def _loads_read_only(e: tuple, env: dict, mem) -> bool:
+    if e in env:
+        return True
+    if e[0] == "load":
+        a = E.evaluate(e[3], env, mem.read)
+        return a is not None and mem.is_read_only(a, e[1]) and _loads_read_only(e[3], env, mem)
+    return all(_loads_read_only(x, env, mem) for x in e[1:] if isinstance(x, tuple))

@@ -1,0 +1,214 @@
+"""The value analysis of one function: a forward fixed point over its CFG.
+
+Input: the function's instructions (address -> ``Insn``) and the edges its resolved indirect
+branches add (``BR`` address -> targets).  Output: the abstract ``State`` before any
+instruction (``before``) and, for each merged location, the constants that reach it
+(``candidates``: a small value set, so a table base that is one constant on one path and
+reloaded on another is still known as a likely value).
+
+Join at a block's start: a location every predecessor agrees on keeps its value; one they
+disagree on becomes the opaque ``("phi", block, loc)`` (once a phi, always a phi there: that
+is what makes the iteration end).  Leaves name the latest value an instruction produced, so a
+value of a loop's previous iteration must never meet the current one under the same name: it
+cannot, since every block has a predecessor outside its cycle (the entry has the entry
+state), whose values never mention what the cycle defines, so the join turns such a location
+into the block's phi.  Bounds (from compares on edges) are kept where every predecessor has
+one (the largest).
+"""
+from __future__ import annotations
+
+import bisect
+import heapq
+
+from recompiler.analysis import expr as E
+from recompiler.analysis.transfer import State, Transfer, edge_refine, successors
+from recompiler.decode import Insn
+
+MAX_VISITS = 1000          # per block: past it the analysis of the function gives up
+MAX_CANDIDATES = 16
+
+
+class FunctionValues:
+    def __init__(self, transfer: Transfer, insns: dict[int, Insn], entry: int,
+                 table_edges: dict[int, list[int]] | None = None) -> None:
+        self.t = transfer
+        self.insns = insns
+        self.entry = entry
+        self.ok = True
+        self._blocks(table_edges or {})
+        self.phis: set[tuple] = set()
+        self._last: dict[tuple, list] = {}     # phi -> the values last merged into it
+        # phi leaf -> (constants reaching it, whether something else reaches it too)
+        self.cands: dict[tuple, tuple[frozenset, bool]] = {}
+        self._solve()
+
+    # ---- CFG --------------------------------------------------------------------------
+    def _blocks(self, table_edges: dict[int, list[int]]) -> None:
+        addrs = sorted(self.insns)
+        leaders = {self.entry}
+        for a in addrs:
+            i = self.insns[a]
+            t, falls = successors(i)
+            if t is not None:
+                leaders.add(t)
+            if t is not None or not falls or i.name == "BR":
+                leaders.add(a + 4)
+            if a - 4 not in self.insns:
+                leaders.add(a)
+        for ts in table_edges.values():
+            leaders.update(ts)
+        self.starts = [a for a in addrs if a in leaders]
+        self.succ: dict[int, list[tuple[int, bool | None]]] = {}   # block -> (block, branch taken?)
+        self.preds: dict[int, list[int]] = {b: [] for b in self.starts}
+        self.end: dict[int, int] = {}
+        for k, b in enumerate(self.starts):
+            nxt = self.starts[k + 1] if k + 1 < len(self.starts) else None
+            a = b
+            while a + 4 in self.insns and a + 4 != nxt:
+                a += 4
+            self.end[b] = a
+            i = self.insns[a]
+            t, falls = successors(i)
+            out = []
+            if t is not None and t in self.insns:
+                out.append((t, True))
+            if falls and a + 4 in self.insns:
+                out.append((a + 4, False if t is not None else None))
+            for x in table_edges.get(a, ()):
+                if x in self.insns:
+                    out.append((x, None))
+            self.succ[b] = out
+            for s, _ in out:
+                self.preds[s].append(b)
+
+    # ---- fixed point --------------------------------------------------------------------
+    def _solve(self) -> None:
+        self.state_in: dict[int, State] = {}
+        self.out: dict[tuple[int, int], State] = {}
+        order = self._rpo()
+        work = [(order[self.entry], self.entry)] if self.entry in self.preds else []
+        queued = {self.entry}
+        visits: dict[int, int] = {}
+        while work:
+            _k, b = heapq.heappop(work)
+            queued.discard(b)
+            visits[b] = visits.get(b, 0) + 1
+            if visits[b] > MAX_VISITS:
+                self.ok = False
+                return
+            st = self._join(b)
+            if b in self.state_in and self.state_in[b] == st and visits[b] > 1:
+                continue
+            self.state_in[b] = st
+            st = st.copy()
+            a = b
+            while a < self.end[b]:
+                self.t.step(st, self.insns[a])
+                a += 4
+            last = self.insns[a]
+            self.t.step(st, last)
+            for s, taken in self.succ[b]:
+                o = st
+                if taken is not None:
+                    o = st.copy()
+                    edge_refine(o, last, taken)
+                if self.out.get((b, s)) != o:
+                    self.out[(b, s)] = o
+                    if s not in queued:
+                        queued.add(s)
+                        heapq.heappush(work, (order[s], s))
+
+    def _rpo(self) -> dict[int, int]:
+        """Reverse postorder of the blocks from the entry (blocks it does not reach last): the
+        order that visits a block after its forward predecessors, so few blocks repeat."""
+        post: list[int] = []
+        seen = {self.entry}
+        stack = [(self.entry, 0)] if self.entry in self.succ else []
+        while stack:
+            b, k = stack.pop()
+            ss = self.succ[b]
+            if k < len(ss):
+                stack.append((b, k + 1))
+                w = ss[k][0]
+                if w not in seen:
+                    seen.add(w)
+                    stack.append((w, 0))
+            else:
+                post.append(b)
+        order = {b: k for k, b in enumerate(reversed(post))}
+        for b in self.starts:
+            order.setdefault(b, len(order))
+        return order
+
+    def _join(self, b: int) -> State:
+        ins = [self.out[(p, b)] for p in self.preds[b] if (p, b) in self.out]
+        if b == self.entry:
+            ins.append(State.entry())
+        if len(ins) == 1 and b != self.entry:
+            return ins[0]
+        regs = []
+        phis = self.phis
+        for r, vals in enumerate(zip(*[s.regs for s in ins])):
+            first = vals[0]
+            if (b, r) not in phis and vals.count(first) == len(vals):
+                regs.append(first)      # (the common case, without a call)
+            else:
+                regs.append(self._merge(b, r, list(vals)))
+        slots = {}
+        for off in set.intersection(*(set(s.slots) for s in ins)):
+            sizes = {s.slots[off][0] for s in ins}
+            if len(sizes) == 1:
+                slots[off] = (sizes.pop(), self._merge(b, ("s", off), [s.slots[off][1] for s in ins]))
+        flags = ins[0].flags if all(s.flags == ins[0].flags for s in ins) else None
+        bounds = {}
+        for k in set.intersection(*(set(s.bounds) for s in ins)):
+            bounds[k] = max(s.bounds[k] for s in ins)
+        return State(regs, slots, flags, bounds)
+
+    def _merge(self, b: int, loc, vals: list[tuple]) -> tuple:
+        phi = ("phi", b, loc)
+        first = vals[0]
+        if (b, loc) not in self.phis and vals.count(first) == len(vals):
+            return first
+        self.phis.add((b, loc))
+        if self._last.get(phi) == vals:
+            return phi
+        self._last[phi] = vals
+        consts, other = self.cands.get(phi, (frozenset(), False))
+        for v in vals:
+            if v == phi:
+                continue
+            c = E.cval(v)
+            if c is not None:
+                consts = consts | {c}
+            elif v[0] == "phi" and v in self.cands:
+                cs, o = self.cands[v]
+                consts, other = consts | cs, other or o
+            else:
+                other = True
+        if len(consts) > MAX_CANDIDATES:
+            consts, other = frozenset(), True
+        self.cands[phi] = (consts, other)
+        return phi
+
+    # ---- queries ----------------------------------------------------------------------
+    def block_of(self, addr: int) -> int | None:
+        k = bisect.bisect_right(self.starts, addr) - 1
+        return self.starts[k] if k >= 0 and addr <= self.end.get(self.starts[k], -1) else None
+
+    def before(self, addr: int) -> State | None:
+        """The state before the instruction at ``addr`` (None if the analysis never reached it)."""
+        b = self.block_of(addr)
+        if b is None or b not in self.state_in or not self.ok:
+            return None
+        st = self.state_in[b].copy()
+        a = b
+        while a < addr:
+            self.t.step(st, self.insns[a])
+            a += 4
+        return st
+
+    def candidates(self, leaf: tuple) -> tuple[frozenset, bool]:
+        """Constants that reach the phi ``leaf`` and whether anything else does."""
+        return self.cands.get(leaf, (frozenset(), True))
+
