@@ -71,6 +71,7 @@ def compare(program: str, binary: Path, bundle: Path, tmp: Path, argv: list[str]
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
     runs = []
     for who in ("ours", "qemu"):
+        (tmp / who).mkdir(parents=True, exist_ok=True)
         d = make_inputs(tmp / who)
         for name, text in (files or {}).items():
             (d / name).write_text(text)
@@ -111,7 +112,7 @@ def _zsh_params():
         yield pytest.param(name, script, stdin, marks=marks, id=name)
 
 
-@pytest.mark.parametrize("name,script,stdin", _zsh_params())
+@pytest.mark.parametrize("name,script,stdin", list(_zsh_params()))
 def test_zsh_script_matches_qemu(zsh, tmp_path, name, script, stdin) -> None:
     binary, bundle = zsh
     compare("zsh-static", binary, bundle, tmp_path, ["zsh", "-f", "script.zsh"], stdin, {"script.zsh": script})
