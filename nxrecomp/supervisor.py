@@ -70,6 +70,7 @@ def _exit_text(rc: int) -> str:
 # util-linux's setpriv (it execs the real program; the signal survives the exec), and the
 # standby's blocked SIGUSR1 is a signal mask inherited from the spawning thread.
 _SETPRIV = shutil.which("setpriv")
+PUMP_DRAIN_S = 2.0     # at the end, how long the output of exited children may still take to read
 
 
 def _guarded(argv: list[str]) -> list[str]:
@@ -120,12 +121,15 @@ class Supervisor:
         self.log_lock = threading.Lock()
         self.echo = echo
         self._stop = threading.Event()
+        self._pumps: list[threading.Thread] = []      # one a child's output pipe (joined at the end)
         self.events: list[tuple[float, str, str]] = []   # (time, process, what) — restarts etc.
 
     # -- logs ---------------------------------------------------------------------------
     def _line(self, name: str, text: str) -> None:
         line = f"{name:8} | {text.rstrip()}\n"
         with self.log_lock:
+            if self.logf.closed:       # a line from a pipe still open past the final join
+                return
             self.logf.write(line)
             if self.echo:
                 self.echo.write(line)
@@ -147,8 +151,10 @@ class Supervisor:
             proc = subprocess.Popen(_guarded(argv), env=env, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     start_new_session=True)
-        threading.Thread(target=self._pump, args=(c.spec.name, proc.stdout), daemon=True,
-                         name=f"log-{c.spec.name}").start()
+        pump = threading.Thread(target=self._pump, args=(c.spec.name, proc.stdout), daemon=True,
+                                name=f"log-{c.spec.name}")
+        pump.start()
+        self._pumps = [t for t in self._pumps if t.is_alive()] + [pump]
         return proc
 
     def _running(self, c: _Child, proc: subprocess.Popen) -> None:
@@ -246,8 +252,14 @@ class Supervisor:
             return self._loop()
         finally:
             self._stop_all()
+            # every child has exited: its pipe ends once what it wrote is read, so wait (bounded:
+            # a grandchild may hold a pipe open) for the pumps before the last line and the close
+            deadline = time.monotonic() + PUMP_DRAIN_S
+            for t in self._pumps:
+                t.join(max(0.0, deadline - time.monotonic()))
             self._line("supervisor", "all processes stopped")
-            self.logf.close()
+            with self.log_lock:
+                self.logf.close()
 
     def _loop(self) -> int:
         pol = self.policy
