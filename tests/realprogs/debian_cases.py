@@ -128,10 +128,9 @@ print ${undefined_array[}
 
 # cases that differ from qemu for a reason outside branch recovery (no miss: the output shows
 # the code ran), with the reason
-ZSH_XFAIL = {
-    "redirections-nofork": "runtime: zsh's save and restore of fds around a redirection (dup/fcntl) "
-                           "differs from qemu (cpu_host/runtime/linux_syscalls.c)",
-}
+_FDS = ("runtime: zsh's save and restore of fds around a redirection (dup/fcntl) differs from qemu "
+        "(cpu_host/runtime/linux_syscalls.c)")
+ZSH_XFAIL = {"redirections-nofork": _FDS, "redirections": _FDS}
 
 SASH = r"""-echo hello from sash
 -mkdir d1 d2

@@ -103,12 +103,10 @@ def sash(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def _zsh_params():
-    for name, script, stdin, signals in C.ZSH:
+    for name, script, stdin, _signals in C.ZSH:     # (scripts that fork need guest signals: they run)
         marks = [] if name in ZSH_CI else [pytest.mark.heavy]
-        if signals:
-            marks.append(pytest.mark.xfail(reason="signals: helper signals", strict=False))
-        elif name in C.ZSH_XFAIL:
-            marks.append(pytest.mark.xfail(reason=C.ZSH_XFAIL[name], strict=False))
+        if name in C.ZSH_XFAIL:
+            marks.append(pytest.mark.xfail(reason=C.ZSH_XFAIL[name], strict=True))
         yield pytest.param(name, script, stdin, marks=marks, id=name)
 
 
