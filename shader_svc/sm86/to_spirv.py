@@ -657,6 +657,26 @@ class _Lower:
         self.do("OpControlBarrier", wg, wg,
                 self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
 
+    def _vote_ballot(self, p: int, mode: int) -> tuple[int, int]:
+        """VOTE over the emulated 32-lane warp (both ISAs): every lane publishes its predicate
+        ``p``, then reads its warp's 32 slots (lanes past the workgroup's end count as absent).
+        Returns the ballot and the mode's result (0 ALL, 1 ANY, 2 EQ: all or none)."""
+        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+        lid, _lane, base = self._publish(self.op("OpSelect", self.u32, p, self.c(1), self.c(0)))
+        ballot, members = self.c(0), self.c(0)
+        for j in range(32):
+            at = self.op("OpIAdd", self.u32, base, self.c(j))
+            inside = self.op("OpULessThan", self.bool, at, self.c(n))
+            v = self.op("OpLoad", self.u32, self._xchg_ptr(self.op("OpSelect", self.u32, inside, at, lid)))
+            v = self.op("OpSelect", self.u32, inside, v, self.c(0))
+            ballot = self.op("OpBitwiseOr", self.u32, ballot, self.op("OpShiftLeftLogical", self.u32, v, self.c(j)))
+            members = self.op("OpBitwiseOr", self.u32, members,
+                              self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
+        anyv = self.op("OpINotEqual", self.bool, ballot, self.c(0))
+        allv = self.op("OpIEqual", self.bool, ballot, members)
+        r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
+        return ballot, r
+
     def _publish(self, value: int) -> tuple[int, int, int]:
         """Write this invocation's value for its warp: (linear id, lane, warp base)."""
         lid = self._lid()

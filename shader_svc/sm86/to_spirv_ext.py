@@ -648,22 +648,8 @@ class Ext86(_Lower):
         self.set_pred(ops["p"]["pred"], take)
 
     def _vote86(self, inst: Inst) -> None:
-        ops, mode = inst.ops, inst.mods["mode"]
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        p = self.pred(ops["pp"]["pred"], ops["pp"]["not"])
-        lid, lane, base = self._publish(self.op("OpSelect", self.u32, p, self.c(1), self.c(0)))
-        ballot, members = self.c(0), self.c(0)
-        for j in range(32):
-            at = self.op("OpIAdd", self.u32, base, self.c(j))
-            inside = self.op("OpULessThan", self.bool, at, self.c(n))
-            v = self.op("OpLoad", self.u32, self._xchg_ptr(self.op("OpSelect", self.u32, inside, at, lid)))
-            v = self.op("OpSelect", self.u32, inside, v, self.c(0))
-            ballot = self.op("OpBitwiseOr", self.u32, ballot, self.op("OpShiftLeftLogical", self.u32, v, self.c(j)))
-            members = self.op("OpBitwiseOr", self.u32, members,
-                              self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
-        anyv = self.op("OpINotEqual", self.bool, ballot, self.c(0))
-        allv = self.op("OpIEqual", self.bool, ballot, members)
-        r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
+        ops = inst.ops
+        ballot, r = self._vote_ballot(self.pred(ops["pp"]["pred"], ops["pp"]["not"]), inst.mods["mode"])
         self.set_reg(ops["d"]["reg"], ballot)
         self.set_pred(ops["p"]["pred"], r)
 
