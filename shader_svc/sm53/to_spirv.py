@@ -34,7 +34,6 @@ LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR",
            "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
            "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "IMUL", "DADD", "DMUL", "DFMA",
            "DSETP"} | BRANCHES
-LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
@@ -780,21 +779,7 @@ class _Lower53(_Lower):
         n = {4: 1, 5: 2, 6: 4}.get(inst.mods["size"])
         if n is None:
             raise TranslateError(f"{inst.text()}: sub-word local access not translated yet", offset=inst.addr)
-        if "local" not in self.vars:
-            arr = self.m.type("OpTypeArray", self.u32, self.c(LOCAL_WORDS))
-            self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
-        addr = self._mem_addr(inst)
-        d = inst.ops["d"]["reg"]
-        for i in range(n):
-            a = self.op("OpIAdd", self.u32, addr, self.c(4 * i))
-            idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, a, self.c(2)),
-                          self.c(LOCAL_WORDS - 1))
-            p = self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
-            if inst.row.ir == "LDL":
-                if d != 255:
-                    self.set_reg(d + i, self.op("OpLoad", self.u32, p))
-            else:
-                self.do("OpStore", p, self.reg(d + i) if d != 255 else self.c(0))
+        self._local_access(self._mem_addr(inst), inst.ops["d"]["reg"], n, inst.row.ir == "LDL")
 
     def _atomic(self, inst: Inst, put) -> None:
         """ATOMS (shared), ATOM/RED (global, 64-bit addresses): 32-bit integer operations."""

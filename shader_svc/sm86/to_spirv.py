@@ -47,6 +47,8 @@ FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: 
 SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
 
 
+LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
+
 class TranslateError(NxError):
     pass
 
@@ -656,6 +658,23 @@ class _Lower:
         wg = self.c(E("Scope", "Workgroup"))
         self.do("OpControlBarrier", wg, wg,
                 self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
+
+    def _local_access(self, addr: int, reg: int, n: int, load: bool) -> None:
+        """LDL/STL of ``n`` words at byte address ``addr`` into / from registers ``reg``...
+        (both ISAs): a per-invocation array of LOCAL_WORDS words, addresses taken modulo its size."""
+        if "local" not in self.vars:
+            arr = self.m.type("OpTypeArray", self.u32, self.c(LOCAL_WORDS))
+            self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
+        for i in range(n):
+            w = self.op("OpIAdd", self.u32, addr, self.c(4 * i))
+            idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, w, self.c(2)),
+                          self.c(LOCAL_WORDS - 1))
+            p = self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
+            if load:
+                if reg != 255:
+                    self.set_reg(reg + i, self.op("OpLoad", self.u32, p))
+            else:
+                self.do("OpStore", p, self.reg(reg + i) if reg != 255 else self.c(0))
 
     def _vote_ballot(self, p: int, mode: int) -> tuple[int, int]:
         """VOTE over the emulated 32-lane warp (both ISAs): every lane publishes its predicate

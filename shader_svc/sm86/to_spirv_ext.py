@@ -24,7 +24,6 @@ from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, ComputeSpec, Translate
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
        "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
        "CALL.ABS", "RET.ABS", "SGXT"}
-LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
 WARP = {"SHFL", "VOTE"}
 SIZES = {4: 1, 5: 2, 6: 4}
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -492,22 +491,10 @@ class Ext86(_Lower):
         n = SIZES.get(inst.mods["size"])
         if n is None:
             raise TranslateError(f"{inst.text()}: sub-word local access not translated yet", offset=inst.addr)
-        if "local" not in self.vars:
-            arr = self.m.type("OpTypeArray", self.u32, self.c(LOCAL_WORDS))
-            self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
         a = inst.ops["addr"]
         addr = self.op("OpIAdd", self.u32, self.reg(a["reg"]) if a["reg"] != 255 else self.c(0), self.c(a["off"]))
-        reg = inst.ops["d"]["reg"] if inst.row.ir == "LDL" else inst.ops["b"]["reg"]
-        for i in range(n):
-            w = self.op("OpIAdd", self.u32, addr, self.c(4 * i))
-            idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, w, self.c(2)),
-                          self.c(LOCAL_WORDS - 1))
-            p = self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
-            if inst.row.ir == "LDL":
-                if reg != 255:
-                    self.set_reg(reg + i, self.op("OpLoad", self.u32, p))
-            else:
-                self.do("OpStore", p, self.reg(reg + i) if reg != 255 else self.c(0))
+        load = inst.row.ir == "LDL"
+        self._local_access(addr, inst.ops["d"]["reg"] if load else inst.ops["b"]["reg"], n, load)
 
     def _generic(self, inst: Inst, put) -> None:
         """LD/ST/ATOM on a generic address: inside the shared window (its 64-bit base is

@@ -115,21 +115,30 @@ def align16(n: int) -> int:
     return (n + 15) & ~15
 
 
+def _special(pid: int | None, copy_handles: list[int], move_handles: list[int]) -> bytes:
+    """The special header and what follows it (empty when the message needs none)."""
+    if pid is None and not copy_handles and not move_handles:
+        return b""
+    out = struct.pack("<I", (1 if pid is not None else 0) | len(copy_handles) << 1 | len(move_handles) << 5)
+    if pid is not None:
+        out += struct.pack("<Q", pid)
+    return out + struct.pack(f"<{len(copy_handles)}I", *copy_handles) + struct.pack(f"<{len(move_handles)}I", *move_handles)
+
+
+def _static(s: Static) -> bytes:
+    """An X (or C-indexed static) descriptor: index, address bits 36-41 and 32-35, size, low address."""
+    return struct.pack("<II", (s.index & 0x3F) | ((s.address >> 36) & 0x3F) << 6 | ((s.address >> 32) & 0xF) << 12
+                       | (s.size & 0xFFFF) << 16, s.address & 0xFFFFFFFF)
+
+
 def build(type_: int, payload: bytes, copy_handles: list[int] = (), move_handles: list[int] = (),
           pid: int | None = None, statics: list[Static] = (), align: bool = True) -> bytes:
     """A message whose data words hold ``payload`` at the first 16-byte aligned offset (as CMIF
     wants; ``align=False`` puts it right after the descriptors, as TIPC does)."""
     special = pid is not None or bool(copy_handles) or bool(move_handles)
-    out = bytearray(8)
-    if special:
-        out += struct.pack("<I", (1 if pid is not None else 0) | len(copy_handles) << 1 | len(move_handles) << 5)
-        if pid is not None:
-            out += struct.pack("<Q", pid)
-        out += struct.pack(f"<{len(copy_handles)}I", *copy_handles)
-        out += struct.pack(f"<{len(move_handles)}I", *move_handles)
+    out = bytearray(8) + _special(pid, copy_handles, move_handles)
     for s in statics:
-        out += struct.pack("<II", (s.index & 0x3F) | ((s.address >> 36) & 0x3F) << 6 | ((s.address >> 32) & 0xF) << 12
-                           | (s.size & 0xFFFF) << 16, s.address & 0xFFFFFFFF)
+        out += _static(s)
     start = len(out)
     pad = align16(start) - start if align else 0
     body = bytes(pad) + payload
@@ -145,16 +154,9 @@ def build_request(type_: int, payload: bytes, *, pid: int | None = None, copy_ha
                   w: list[Buffer] = (), c: list[Static] = (), c_mode: int | None = None, align: bool = True) -> bytes:
     """A request in the layout above (tests and tools build guest messages with it)."""
     special = pid is not None or bool(copy_handles) or bool(move_handles)
-    out = bytearray(8)
-    if special:
-        out += struct.pack("<I", (1 if pid is not None else 0) | len(copy_handles) << 1 | len(move_handles) << 5)
-        if pid is not None:
-            out += struct.pack("<Q", pid)
-        out += struct.pack(f"<{len(copy_handles)}I", *copy_handles)
-        out += struct.pack(f"<{len(move_handles)}I", *move_handles)
+    out = bytearray(8) + _special(pid, copy_handles, move_handles)
     for s in x:
-        out += struct.pack("<II", (s.index & 0x3F) | ((s.address >> 36) & 0x3F) << 6 | ((s.address >> 32) & 0xF) << 12
-                           | (s.size & 0xFFFF) << 16, s.address & 0xFFFFFFFF)
+        out += _static(s)
     for d in list(a) + list(b) + list(w):
         out += struct.pack("<III", d.size & 0xFFFFFFFF, d.address & 0xFFFFFFFF,
                            (d.mode & 3) | ((d.address >> 36) & 0x3FFFFF) << 2 | ((d.size >> 32) & 0xF) << 24
