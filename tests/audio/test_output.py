@@ -139,48 +139,77 @@ def test_adapt_channels() -> None:
     assert adapt_channels(loud, 2).tolist() == [[32767, 32767]]
 
 
-def test_render_clock_paces_frames_and_signals() -> None:
-    from cpu_host.horizon.audio.clock import RenderClock
-    rig = Rig(voice_count=1)
-    rig.update(C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]))
-    events = []
-    clock = RenderClock(rig.r, lambda: events.append(time.monotonic()))
-    t0 = time.monotonic()
-    clock.start()
-    time.sleep(0.5)
-    clock.stop()
-    took = time.monotonic() - t0
-    produced = clock.frames + clock.late_frames
-    # 200 frames a second: rendered plus skipped-as-late within 15 % of the wall time's worth
-    assert abs(produced - took * 200) < 0.15 * took * 200 + 5, (clock.frames, clock.late_frames, took)
-    assert len(events) == clock.frames == len(rig.out)
-
-
-def test_audio_system_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch) -> None:
-    """The chain the audren:u service will start: settings -> WAV output, renderer on its clock."""
+def _tone_renderer(host, freq: float = 440.0):
+    """A renderer on ``host`` playing a looping mono tone into a mono device sink (started)."""
     from cpu_host.horizon.audio.renderer import BytesMemory
     from cpu_host.horizon.audio.request import RendererParameter
-    from cpu_host.horizon.audio.system import AudioSystem
-    path = tmp_path / "game.wav"
-    monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_OUT", str(path))
     p = RendererParameter(voice_count=1)
     mem = BytesMemory()
-    src = (np.sin(np.arange(48000) * 2 * np.pi * 440 / 48000) * 8000).astype(np.int16)
+    src = (np.sin(np.arange(48000) * 2 * np.pi * freq / 48000) * 8000).astype(np.int16)
     mem.map(0x10000, src.tobytes())
-    frames = []
-    system = AudioSystem(p, mem, on_frame=lambda: frames.append(1))
+    events = []
+    r = host.open_renderer(p, mem, lambda: events.append(time.monotonic()))
     v = C.Voice(0, is_new=True, waves=[C.Wave(0x10000, src.nbytes, 0, 48000, loop=True)])
-    res, _ = system.update(C.Update(p, voices={0: v}, channels={0: [1.0]}, mixes=[C.Mix(0, 1)],
-                                    sinks=[C.device_sink([0])]).pack())    # a mono device sink
+    res, _ = r.update(C.Update(p, voices={0: v}, channels={0: [1.0]}, mixes=[C.Mix(0, 1)],
+                               sinks=[C.device_sink([0])]).pack())
     assert res == 0
-    system.start()
-    time.sleep(0.3)
-    system.close()
+    r.start()
+    return r, events
+
+
+def test_wall_clock_paces_frames_and_signals() -> None:
+    from cpu_host.horizon.audio.host import AudioHost
+    cap = Capture()
+    host = AudioHost(lambda: cap, "wall")
+    t0 = time.monotonic()
+    _r, events = _tone_renderer(host)
+    time.sleep(0.5)
+    host.close()
+    took = time.monotonic() - t0
+    produced = host.frames + host.late_frames
+    # 200 frames a second: rendered plus skipped-as-late within 15 % of the wall time's worth
+    assert abs(produced - took * 200) < 0.15 * took * 200 + 5, (host.frames, host.late_frames, took)
+    assert len(events) == host.frames == len(cap.chunks)
+
+
+def test_frames_clock_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch) -> None:
+    """Settings -> WAV output clocked by presented frames: 800 samples a present, mono on both sides."""
+    from cpu_host.horizon.audio.host import AudioHost
+    path = tmp_path / "game.wav"
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_OUT", str(path))
+    host = AudioHost()
+    _r, events = _tone_renderer(host)
+    assert host.mode == "frames"
+    for _ in range(90):                            # 1.5 s of a 60 Hz game, presented as fast as it likes
+        host.present()
+    host.close()
     with wave.open(str(path)) as w:
         n = w.getnframes()
         data = np.frombuffer(w.readframes(n), "<i2").reshape(-1, 2)
-    assert n == 240 * len(frames) > 0
-    assert np.array_equal(data[:, 0], data[:, 1]) and np.abs(data).max() > 7000   # mono on both sides
+    assert abs(n - 90 * 800) <= 120 and n % 240 == 0 and len(events) == n // 240
+    assert np.array_equal(data[:, 0], data[:, 1]) and np.abs(data).max() > 7000
+
+
+def test_audio_outs_and_renderers_mix_into_one_output() -> None:
+    from cpu_host.horizon.audio.host import AudioHost
+    cap = Capture()
+    host = AudioHost(lambda: cap, "frames")
+    out = host.open_audio_out(2)
+    released = []
+    out.on_release = lambda: released.append(1)
+    a = np.full(480 * 2, 1000, np.int16)
+    out.append(7, a)
+    out.start()
+    host.tick()
+    host.tick()
+    assert out.get_released(4) == [7] and released == [1]
+    loud = host.open_audio_out(2)
+    loud.start()
+    loud.append(8, np.full(240 * 2, 32000, np.int16))
+    out.append(9, np.full(240 * 2, 32000, np.int16))
+    host.tick()
+    assert cap.chunks[0].min() == 1000 and cap.chunks[2].min() == 32767     # summed, saturated
+    host.close()
 
 
 def test_audout_flush_and_counts() -> None:

@@ -15,6 +15,7 @@
   write queues half the latency of silence ahead, room for the device's and our jitter.
 - ``open_output(settings)``: the sink the settings ask for (``cpu_host.audio_out`` WAV file,
   ``cpu_host.audio_device``, ``cpu_host.audio_latency_ms``).
+``host.py`` mixes every renderer and audio out of the process into one of these sinks.
 """
 from __future__ import annotations
 
@@ -204,7 +205,7 @@ class OutBuffer:
 class AudioOut:
     """One IAudioOut: a queue of appended buffers played in order into ``sink``."""
 
-    def __init__(self, sink: Sink, channels: int = 2, rate: int = 48000) -> None:
+    def __init__(self, sink: Sink | None, channels: int = 2, rate: int = 48000) -> None:
         self.sink, self.channels, self.rate = sink, channels, rate
         self.queue: deque[OutBuffer] = deque()
         self.released: deque[int] = deque()
@@ -250,8 +251,9 @@ class AudioOut:
             self.event = False
         return out
 
-    def pump(self, frames: int) -> None:
-        """Play ``frames`` sample frames: queued buffers in order, silence after them."""
+    def pump(self, frames: int) -> np.ndarray:
+        """Play ``frames`` sample frames: queued buffers in order, silence after them; the
+        frames go to the sink (if any) and are returned."""
         out = np.zeros((frames, self.channels), np.int16)
         at = 0
         while self.started and self.queue and at < frames:
@@ -265,4 +267,6 @@ class AudioOut:
                 self.queue.popleft()
                 self.released.append(b.tag)
                 self.event = True
-        self.sink.write(out)
+        if self.sink is not None:
+            self.sink.write(out)
+        return out
