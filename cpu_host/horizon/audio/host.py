@@ -103,12 +103,15 @@ class AudioOutSource(AudioOut):
     def __init__(self, host: "AudioHost", channels: int, on_release: Callable[[], None]) -> None:
         super().__init__(None, channels)
         self.host, self.on_release = host, on_release
+        self.volume = 1.0                  # SetAudioOutVolume
 
     def frame(self) -> np.ndarray | None:
         if not self.started:
             return None
         before = len(self.released)
         pcm = adapt_channels(self.pump(FRAME), 2)
+        if self.volume != 1.0:
+            pcm = np.clip(np.rint(pcm * np.float32(self.volume)), -32768, 32767).astype(np.int16)
         if len(self.released) != before:
             self.on_release()
         return pcm
