@@ -16,6 +16,11 @@ signalled (``on_frame``), as the console's renderer does each frame.
 Two clocks (setting ``cpu_host.audio_clock``):
 - ``wall``: a host thread ticks every 5 ms of monotonic time (a device plays in real time); a
   thread more than 4 frames late skips ahead and counts the skipped frames (``late_frames``).
+  With a device (a sink that reports its queue) the device's hunger paces it too: a frame is
+  rendered whenever less than the sink's target is queued (the device's clock never drifts
+  from ours: no underrun, no overflow), and at the latest one latency bound after its wall
+  time, so a slow or stopped device only drops frames (counted by the sink) and the renderer's
+  events go on at 200 Hz for the game.
 - ``frames``: the program's presented frames are the clock, 800 samples (1/60 s) per present,
   rendered in the present call: the WAV a headless run writes is the same on every run, and its
   length is the presented frames' (a headless game runs faster or slower than real time).  A
@@ -223,12 +228,20 @@ class AudioHost:
                     self.mode = "wall"
                 due = time.monotonic()
             now = time.monotonic()
-            if now - due > MAX_CATCH_UP * PERIOD:
-                skipped = int((now - due) / PERIOD)
+            queued = self.sink.queued_frames() if self.sink is not None else None
+            slack = 0.0
+            if queued is not None:
+                slack = self.sink.target_frames / RATE
+                if queued < self.sink.target_frames:      # the device wants more: now, whatever the wall says
+                    self.tick()
+                    due = max(due + PERIOD, now - slack)
+                    continue
+            if now - due > slack + MAX_CATCH_UP * PERIOD:
+                skipped = int((now - due - slack) / PERIOD)
                 self.late_frames += skipped
                 due += skipped * PERIOD
-            if now < due:
-                self._stop.wait(due - now)
+            if now < due + slack:
+                self._stop.wait(min(due + slack - now, 0.002 if queued is not None else 1.0))
                 continue
             self.tick()
             due += PERIOD
