@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import wave
-from pathlib import Path
 
 import numpy as np
 import pytest
