@@ -85,7 +85,8 @@ class VoiceState:
     volume: float | None = None                              # last frame's volume (ramp start)
     mix_volumes: dict[int, np.ndarray] = field(default_factory=dict)
     biquad_states: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 4), np.float32))
-    plan: tuple | None = None        # (request, coefficient/row/volume arrays and their C pointers)
+    plan: tuple | None = None        # (records it was made from, coefficient/row/volume arrays and C pointers)
+    bq_p: object = None              # C pointer to biquad_states
 
 
 class AudioRenderer:
@@ -102,6 +103,8 @@ class AudioRenderer:
         self.pool_states = [L.POOL_NEW] * self.p.mempool_count
         self.pools: list[tuple[int, int]] = []
         self.req: UpdateRequest | None = None
+        self.last: tuple[bytes, UpdateRequest] | None = None     # the last accepted request: records reused
+        self.ffi, self.lib = dsp.lib()
         self.effects: dict[int, effects.Effect] = {}
         self.mix_prev: dict[int, np.ndarray] = {}
         self.sink_written = [0] * self.p.sink_count
@@ -112,13 +115,14 @@ class AudioRenderer:
         """(result, response): result 0 and the response buffer, or Horizon's result code and
         an empty response for a request the renderer refuses (nothing is applied then)."""
         try:
-            req = parse_update(request, self.p)
+            req = parse_update(request, self.p, self.last)
             order = self._mix_order(req)
         except AudioError as e:
             log.warning("%s", e)
             return e.result, b""
         self._apply(req)
         self.req, self.order = req, order
+        self.last = (bytes(request), req)
         return L.RESULT_SUCCESS, self._response(req)
 
     def _mix_order(self, req: UpdateRequest) -> list[int]:
@@ -143,6 +147,7 @@ class AudioRenderer:
             raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"mixes use {total} buffers, the renderer has "
                              f"{self.p.mix_buffer_count}")
         self.mixes = used
+        self.layout = tuple(req.mixes)       # plans made for these mix records hold while they are reused
         self.base, o = {}, 0
         for mid in sorted(used):
             self.base[mid] = o
@@ -300,22 +305,27 @@ class AudioRenderer:
         length, used = dsp.resample_span(st.frac, ratio, n)
         have = st.pending.shape[1]
         src = self._source(st, v, max(0, length - have))
-        hist = np.concatenate((st.pending[:v.channel_count], src), axis=1)
+        ch = v.channel_count
+        if st.pending.shape[0] < ch:           # the voice's channel count grew: no history for the new ones
+            st.pending = np.zeros((L.CHANNEL_COUNT_MAX, st.pending.shape[1]), np.float32)
+        hist = np.concatenate((st.pending[:ch], src), axis=1)
+        width = hist.shape[1]
         vol0 = v.volume if st.volume is None else st.volume
-        if st.plan is None or st.plan[0] is not req:
-            st.plan = self._plan(v, req)
+        # the plan holds for as long as the records it was made from (reused while unchanged)
+        key = (v, *self.layout, *(req.channels[v.channel_ids[c]] for c in range(ch)))
+        if st.plan is None or len(st.plan[0]) != len(key) or any(a is not b for a, b in zip(st.plan[0], key)):
+            st.plan = (key, *self._plan(v, req))
         _, nbq, coefs_p, rows_p, ndst, curs = st.plan
-        ffi, lib = dsp.lib()
-        for c in range(v.channel_count):
+        if st.bq_p is None:
+            st.bq_p = self.ffi.from_buffer("float[]", st.biquad_states)
+        hist_p = self.ffi.from_buffer("float[]", hist)
+        for c in range(ch):
             cur, cur_p = curs[c]
             prev_p = st.mix_volumes.get(c, (cur, cur_p))[1]
-            lib.nx_voice_channel(dsp.ptr("float *", hist[c]), hist.shape[1], st.frac, ratio, n, nbq, coefs_p,
-                                 dsp.ptr("float *", st.biquad_states[c]), vol0, v.volume, self.buffers_p, ndst,
-                                 rows_p, prev_p, cur_p, self.tmp_p)
+            self.lib.nx_voice_channel(hist_p + c * width, width, st.frac, ratio, n, nbq, coefs_p, st.bq_p + 4 * c,
+                                      vol0, v.volume, self.buffers_p, ndst, rows_p, prev_p, cur_p, self.tmp_p)
             st.mix_volumes[c] = curs[c]
-        tail = hist[:, used:]
-        st.pending = np.zeros((L.CHANNEL_COUNT_MAX, tail.shape[1]), np.float32)
-        st.pending[:v.channel_count] = tail
+        st.pending = hist[:, used:]
         st.frac = st.frac + n * ratio - used
         st.volume = v.volume
 
@@ -332,7 +342,7 @@ class AudioRenderer:
             cur = np.ascontiguousarray(req.channels[v.channel_ids[c]].volumes[:dest.buffer_count], np.float32)
             curs.append((cur, dsp.ptr("float *", cur)))
         # cffi's from_buffer keeps each array alive as long as its pointer
-        return (req, len(bqs), dsp.ptr("float *", coefs), dsp.ptr("int *", rows), len(rows), curs)
+        return (len(bqs), dsp.ptr("float *", coefs), dsp.ptr("int *", rows), len(rows), curs)
 
     def _mix(self, mid: int, req: UpdateRequest) -> None:
         m = self.mixes[mid]

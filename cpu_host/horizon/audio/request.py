@@ -232,6 +232,15 @@ _MIX_HEAD = struct.Struct("<fIIBBxxiIi8x")
 _SINK_HEAD = struct.Struct("<BBxxi24x")
 
 
+def _channel(d: bytes, o: int, p: RendererParameter, i: int) -> ChannelIn:
+    cid = struct.unpack_from("<i", d, o)[0]
+    vols = np.frombuffer(d, np.float32, 24, o + 4).copy()
+    ch = ChannelIn(cid, vols, bool(d[o + 0x64]))
+    if ch.used and (not 0 <= cid < p.voice_count or not np.isfinite(vols).all()):
+        raise _bad(f"channels[{i}]: id {cid} out of range or volume not finite", o)
+    return ch
+
+
 def _voice(d: bytes, off: int, p: RendererParameter, i: int) -> VoiceIn:
     (vid, node, is_new, used, state, fmt, rate, prio, order, chans, pitch, vol) = _VOICE_HEAD.unpack_from(d, off)
     biquads = []
@@ -331,8 +340,25 @@ def _sink(d: bytes, off: int, p: RendererParameter, i: int) -> SinkIn:
     return s
 
 
-def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
-    """Records of one RequestUpdate input buffer (layout: libnx audren.h, 'Input buffer layout')."""
+def _records(d: bytes, off: int, size: int, count: int, parse, p: RendererParameter, prev_d: bytes | None,
+             prev: list | None) -> list:
+    """``count`` records of ``size`` bytes from ``off``: a record whose bytes equal the previous
+    request's at the same place is that request's record object (already parsed and checked: a
+    game resends most records unchanged every frame)."""
+    out = []
+    for i in range(count):
+        o = off + i * size
+        if prev is not None and i < len(prev) and prev_d[o:o + size] == d[o:o + size]:
+            out.append(prev[i])
+        else:
+            out.append(parse(d, o, p, i))
+    return out
+
+
+def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateRequest] | None = None) -> UpdateRequest:
+    """Records of one RequestUpdate input buffer (layout: libnx audren.h, 'Input buffer layout');
+    ``prev`` (the previous accepted request's bytes and records) lets unchanged records be reused
+    when the section layout is the same."""
     d = bytes(data)
     if len(d) < L.HEADER_SIZE:
         raise _bad(f"update request is {len(d)} bytes, shorter than its {L.HEADER_SIZE:#x}-byte header")
@@ -351,6 +377,7 @@ def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
     need = L.HEADER_SIZE + sum(sizes)
     if total != need or len(d) < need:
         raise _bad(f"header.total_size {total:#x} (sections add to {need:#x}, buffer {len(d):#x})", 0x3C)
+    prev_d, prev_r = prev if prev is not None and prev[0][:L.HEADER_SIZE] == d[:L.HEADER_SIZE] else (None, None)
     off = L.HEADER_SIZE
     brev, bflags = struct.unpack_from("<I4xQ", d, off)
     off += L.BEHAVIOUR_IN_SIZE
@@ -359,21 +386,13 @@ def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
         if mp.state > L.POOL_RELEASED:
             raise _bad(f"memory_pools[{i}].state {mp.state}", off + i * L.MEMPOOL_IN_SIZE + 0x10)
     off += want["memory_pools"]
-    chans = []
-    for i in range(p.voice_count):
-        o = off + i * L.CHANNEL_IN_SIZE
-        cid = struct.unpack_from("<i", d, o)[0]
-        vols = np.frombuffer(d, np.float32, 24, o + 4).copy()
-        ch = ChannelIn(cid, vols, bool(d[o + 0x64]))
-        if ch.used and (not 0 <= cid < p.voice_count or not np.isfinite(vols).all()):
-            raise _bad(f"channels[{i}]: id {cid} out of range or volume not finite", o)
-        chans.append(ch)
+    chans = _records(d, off, L.CHANNEL_IN_SIZE, p.voice_count, _channel, p, prev_d, prev_r and prev_r.channels)
     off += want["channels"]
-    voices = [_voice(d, off + i * L.VOICE_IN_SIZE, p, i) for i in range(p.voice_count)]
+    voices = _records(d, off, L.VOICE_IN_SIZE, p.voice_count, _voice, p, prev_d, prev_r and prev_r.voices)
     off += want["voices"]
     effects = [_effect(d, off + i * L.EFFECT_IN_SIZE, p, i) for i in range(want["effects"] // L.EFFECT_IN_SIZE)]
     off += want["effects"]
-    mixes = [_mix(d, off + i * L.MIX_IN_SIZE, p, i) for i in range(p.mix_count)]
+    mixes = _records(d, off, L.MIX_IN_SIZE, p.mix_count, _mix, p, prev_d, prev_r and prev_r.mixes)
     off += want["mixes"]
     sinks = [_sink(d, off + i * L.SINK_IN_SIZE, p, i) for i in range(p.sink_count)]
     off += want["sinks"]
