@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -43,6 +44,7 @@ from cpu_host.horizon.audio.output import AudioOut, NullSink, Sink, WavSink, ada
 from cpu_host.horizon.audio.renderer import AudioRenderer, GuestMemory
 from cpu_host.horizon.audio.request import RendererParameter
 from nxrecomp import settings
+from nxrecomp.errors import NxError
 
 log = logging.getLogger("cpu_host.audio")
 RATE = 48000
@@ -133,7 +135,10 @@ class AudioHost:
         self.sink_factory = sink_factory or (lambda: open_output(RATE, 2))
         self.clock = clock or str(settings.get("cpu_host", "audio_clock"))
         if self.clock not in CLOCKS:
-            raise ValueError(f"cpu_host.audio_clock is {self.clock!r}: use {', '.join(CLOCKS)}")
+            raise NxError(f"cpu_host.audio_clock is {self.clock!r}: use {', '.join(CLOCKS)}")
+        wav = settings.get("cpu_host", "audio_out")
+        if sink_factory is None and wav and not Path(wav).expanduser().resolve().parent.is_dir():
+            raise NxError("cpu_host.audio_out (--audio-out): its folder does not exist", path=str(wav))
         self.lock = threading.RLock()
         self.sources: list[RendererSource | AudioOutSource] = []
         self.sink: Sink | None = None
