@@ -67,6 +67,7 @@ def test_observations(run) -> None:
         "after 80 frames: voice 0 played=9600 consumed=1",   # the 0.2 s wave buffer played whole
         "RequestUpdate(bad total size): 5299",         # InvalidUpdateInfo (153, 41)
         "RequestUpdate(99 mix buffers): 5299",
+        "fuzz: 300 requests, accepted=1 refused=1 other=0",   # flipped bytes: success or a refusal, no other answer
         "Stop: state=1",
         "nn::audio: open 0 mix 1 sink 0 voice 1 update 0",
         "nn::audio: released 2 in order=1 played=9600",

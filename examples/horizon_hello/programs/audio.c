@@ -255,7 +255,23 @@ static void audren(void) {
     put32(req + HDR + BEH + POOLS * POOL + VOICES * CHAN + VOICES * VOICE + 8, 99);   /* final mix with 99 buffers */
     r = update(ren);
     hz_printf("RequestUpdate(99 mix buffers): %x\n", r.result);
-    r = call(ren, 6, &none, 0, 0);
+    r = call(ren, 6, &none, 0, 0);                               /* Stop: the fuzz below plays nothing */
+    /* a bounded fuzz through IPC: bytes of a good request flipped; each answer must be success or
+     * one of the renderer's refusals (InvalidUpdateInfo, InvalidMixSorting), never anything else */
+    uint32_t x = 12345, ok = 0, refused = 0, other = 0;
+    for (int i = 0; i < 300; i++) {
+        build_request(1);
+        for (int k = 0; k < 1 + i % 8; k++) {
+            x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+            req[x % sizeof req] = (uint8_t)(x >> 24);
+        }
+        r = update(ren);
+        if (r.rc) other++;
+        else if (r.result == 0) ok++;
+        else if (r.result == 0x5299 || r.result == 0x5699) refused++;
+        else other++;
+    }
+    hz_printf("fuzz: 300 requests, accepted=%d refused=%d other=%u\n", ok > 0, refused > 0, other);
     r = call(ren, 3, &none, 0, 0);
     hz_printf("Stop: state=%u\n", get32(r.data));
     svcCloseHandle(ren);
