@@ -55,6 +55,9 @@ def test_observations(run) -> None:
         "GetAudioOutPlayedSampleCount: 0 14400",       # 3 x 4800 frames
         "GetAudioOutState after Stop: 0 1",
         "AppendAudioOutBuffer(8-byte record): 899",    # BufferSizeTooSmall (153, 4): the record is 0x28
+        "AppendAudioOutBufferAuto: 0",
+        "FlushAudioOutBuffers: 0 1",                   # one buffer was queued: released unplayed
+        "GetReleasedAudioOutBuffersAuto: 0 count=1 first=1",
         "GetWorkBufferSize: 0 page-aligned=1",
         "GetWorkBufferSize(44100 Hz): 699",            # UnsupportedSampleRate: 32000 or 48000
         "CreateTransferMemory: 0 0",
@@ -64,6 +67,7 @@ def test_observations(run) -> None:
         "RequestUpdate: 0 0 response total=1c0",       # 0x40 header + 8 pools x 0x10 + 2 voices x 0x10 + 1 sink
                                                        # x 0x20 + perf 0x10 + behaviour 0xB0
         "Start: state=0",
+        "RequestUpdateAuto: 0 0 response total=1c0",   # the same update, buffers auto-selected (X in, C out)
         "after 80 frames: voice 0 played=9600 consumed=1",   # the 0.2 s wave buffer played whole
         "RequestUpdate(bad total size): 5299",         # InvalidUpdateInfo (153, 41)
         "RequestUpdate(99 mix buffers): 5299",

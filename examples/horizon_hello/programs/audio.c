@@ -23,6 +23,7 @@ static uint64_t get64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v
 typedef struct Req {
     int send_pid; uint32_t ncopy, copy[2];
     uint32_t na, nb; uint64_t a[2], asz[2], b[2], bsz[2];
+    uint32_t nx, nc; uint64_t x[2], xsz[2], c[2], csz[2];    /* pointer (X) and receive-list (C) buffers */
 } Req;
 typedef struct Rep { Result rc; uint32_t result, ncopy, copy[2], nmove, move[2]; uint8_t *data; } Rep;
 
@@ -35,6 +36,11 @@ static Rep call(Handle h, uint32_t cmd, const Req *q, const void *params, uint32
         w[i++] = (uint32_t)q->send_pid | q->ncopy << 1;
         if (q->send_pid) i += 2;
         for (uint32_t k = 0; k < q->ncopy; k++) w[i++] = q->copy[k];
+    }
+    for (uint32_t k = 0; k < q->nx; k++) {
+        uint64_t a = q->x[k];
+        w[i++] = k | (uint32_t)((a >> 36) & 0x3F) << 6 | (uint32_t)((a >> 32) & 0xF) << 12 | (uint32_t)q->xsz[k] << 16;
+        w[i++] = (uint32_t)a;
     }
     for (int t = 0; t < 2; t++) {
         uint32_t n = t ? q->nb : q->na;
@@ -50,8 +56,12 @@ static Rep call(Handle h, uint32_t cmd, const Req *q, const void *params, uint32
     p[0] = SFCI; p[1] = 0; p[2] = cmd; p[3] = 0;
     memcpy(p + 4, params, psize);
     uint32_t ndata = (off - start * 4 + 16 + psize + 3) / 4 + 4;
-    w[0] = 4 | q->na << 20 | q->nb << 24;
-    w[1] = ndata | (uint32_t)special << 31;
+    for (uint32_t k = 0; k < q->nc; k++) {
+        w[start + ndata + 2 * k] = (uint32_t)q->c[k];
+        w[start + ndata + 2 * k + 1] = (uint32_t)((q->c[k] >> 32) & 0xFFFF) | (uint32_t)q->csz[k] << 16;
+    }
+    w[0] = 4 | q->nx << 16 | q->na << 20 | q->nb << 24;
+    w[1] = ndata | (q->nc ? 2 + q->nc : 0) << 10 | (uint32_t)special << 31;
     Rep r = {0};
     r.rc = svcSendSyncRequest(h);
     if (r.rc) return r;
@@ -155,6 +165,17 @@ static void audout(void) {
     Req shortq = {.na = 1, .a = {tag0}, .asz = {8}};
     r = call(out, 3, &shortq, &tag0, 8);
     hz_printf("AppendAudioOutBuffer(8-byte record): %x\n", r.result);   /* BufferSizeTooSmall */
+    /* the Auto forms, as libnx sends them on 3.0.0+: the record in an X pointer (its A empty), the
+     * released tags into a C receive buffer (its B empty); one buffer, while stopped, then flushed */
+    Req ax = {.na = 1, .nx = 1, .x = {tag0}, .xsz = {sizeof out_buf[0]}};
+    r = call(out, 7, &ax, &tag0, 8);
+    hz_printf("AppendAudioOutBufferAuto: %x\n", r.result);
+    r = call(out, 11, &none, 0, 0);
+    hz_printf("FlushAudioOutBuffers: %x %u\n", r.result, r.data[0]);
+    memset(tags, 0, sizeof tags);
+    Req cq = {.nb = 1, .nc = 1, .c = {(uint64_t)(uintptr_t)tags}, .csz = {sizeof tags}};
+    r = call(out, 8, &cq, 0, 0);
+    hz_printf("GetReleasedAudioOutBuffersAuto: %x count=%u first=%d\n", r.result, get32(r.data), tags[0] == tag0);
     svcCloseHandle(out);
     svcCloseHandle(ev);
 }
@@ -244,6 +265,11 @@ static void audren(void) {
     int frames = 0;
     for (int tries = 0; frames < 80 && tries < 400; tries++) frames += wait_event(ev, 1000000000ll);
     build_request(1);
+    Req uq = {.na = 1, .nx = 1, .x = {(uint64_t)(uintptr_t)req}, .xsz = {sizeof req}, .nb = 2, .nc = 2,
+              .c = {(uint64_t)(uintptr_t)resp, (uint64_t)(uintptr_t)perf}, .csz = {sizeof resp, sizeof perf}};
+    memset(resp, 0, sizeof resp);
+    r = call(ren, 10, &uq, 0, 0);                                /* RequestUpdateAuto */
+    hz_printf("RequestUpdateAuto: %x %x response total=%x\n", r.rc, r.result, get32(resp + 0x3C));
     r = update(ren);
     /* response: header, pools (0x10 each), voices (played u64, wave buffers consumed u32, drops) */
     uint8_t *v0 = resp + HDR + POOLS * 0x10;
