@@ -150,7 +150,11 @@ class Update:
         for vid, v in self.voices.items():
             voices[vid * L.VOICE_IN_SIZE:(vid + 1) * L.VOICE_IN_SIZE] = v.pack()
         effs = b"".join(self.effects).ljust(sz["effects"], b"\0")
-        mixes = b"".join(m.pack(p.sample_rate) for m in self.mixes).ljust(sz["mixes"], b"\0")
+        if (L.revision_number(p.revision) or 1) >= L.REV_MIX_DIRTY_ONLY:    # REV7+: a header, the mixes sent
+            mixes = struct.pack("<II24x", 0, len(self.mixes)) + b"".join(m.pack(p.sample_rate) for m in self.mixes)
+            sz["mixes"] = len(mixes)
+        else:
+            mixes = b"".join(m.pack(p.sample_rate) for m in self.mixes).ljust(sz["mixes"], b"\0")
         sinks = b"".join(self.sinks).ljust(sz["sinks"], b"\0")
         perf = bytes(L.PERF_IN_SIZE)
         body = beh + pools + bytes(chans) + bytes(voices) + effs + mixes + sinks + perf

@@ -2,7 +2,10 @@
 
 Contract: ``AudioRenderer(param_bytes, memory, sinks)``; ``update(request) -> (result, response)``
 answers a RequestUpdate (the response layout: libnx audren.h 'Output buffer layout');
-``render_frame()`` renders ``sample_count`` samples at ``sample_rate`` (240 at 48 kHz: 5 ms, as
+The layouts follow the renderer's revision (the parameter block's REVn): REV5+ adds the
+renderer info to the response (elapsed frames), REV7+ mix sections carry only the changed mixes
+behind a 0x20-byte header, REV9+ effect results are 0x90 bytes (Ryujinx BehaviourContext /
+StateUpdater).  ``render_frame()`` renders ``sample_count`` samples at ``sample_rate`` (240 at 48 kHz: 5 ms, as
 Horizon's renderer ticks at 200 Hz) and hands each device sink's interleaved PCM16 to the
 ``sinks`` callable.  ``memory`` reads (and, for circular-buffer sinks, writes) guest memory.
 
@@ -104,6 +107,8 @@ class AudioRenderer:
         self.pools: list[tuple[int, int]] = []
         self.req: UpdateRequest | None = None
         self.last: tuple[bytes, UpdateRequest] | None = None     # the last accepted request: records reused
+        self.mix_records: dict = {}          # mix id -> its last record (REV7+ updates send only changed mixes)
+        self.revision = L.revision_number(self.p.revision) or 1
         self.ffi, self.lib = dsp.lib()
         self.effects: dict[int, effects.Effect] = {}
         self.mix_prev: dict[int, np.ndarray] = {}
@@ -123,12 +128,15 @@ class AudioRenderer:
         self._apply(req)
         self.req, self.order = req, order
         self.last = (bytes(request), req)
+        self.mix_records = self.merged
         return L.RESULT_SUCCESS, self._response(req)
 
     def _mix_order(self, req: UpdateRequest) -> list[int]:
         """Used mix ids, deepest first (each before its destination); a cycle or a mix whose
         buffers overflow the renderer's refuses the request."""
-        used = {m.mix_id: m for m in req.mixes if m.used}
+        # REV7+ sends only the mixes the client changed: the others keep their last records
+        merged = {**self.mix_records, **{m.mix_id: m for m in req.mixes}}
+        used = {mid: m for mid, m in merged.items() if m.used}
         if L.FINAL_MIX_ID not in used:
             used = {}
         depth: dict[int, int] = {}
@@ -146,8 +154,8 @@ class AudioRenderer:
         if total > self.p.mix_buffer_count:
             raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"mixes use {total} buffers, the renderer has "
                              f"{self.p.mix_buffer_count}")
-        self.mixes = used
-        self.layout = tuple(req.mixes)       # plans made for these mix records hold while they are reused
+        self.mixes, self.merged = used, merged
+        self.layout = tuple(merged[k] for k in sorted(merged))   # plans made for these records hold while reused
         self.base, o = {}, 0
         for mid in sorted(used):
             self.base[mid] = o
@@ -207,14 +215,19 @@ class AudioRenderer:
         pools = b"".join(struct.pack("<I12x", s) for s in self.pool_states)
         voices = b"".join(struct.pack("<QII", self.voices[i].played, self.voices[i].consumed, 0)
                           for i in range(p.voice_count))
-        effs = b"".join(struct.pack("<B15x", 3 if (e.type != L.EFFECT_INVALID and e.enabled) else 4)
+        effect_out = L.EFFECT_OUT_V2_SIZE if self.revision >= L.REV_EFFECT_V2 else L.EFFECT_OUT_SIZE
+        effs = b"".join(struct.pack("<B", 3 if (e.type != L.EFFECT_INVALID and e.enabled) else 4).ljust(effect_out,
+                                                                                                          b"\0")
                         for e in req.effects)
         sinks = b"".join(struct.pack("<I28x", w) for w in self.sink_written)
         perf = struct.pack("<I12x", 0)
         behaviour = bytes(L.BEHAVIOUR_OUT_SIZE)
+        info = struct.pack("<Q8x", self.frames) if self.revision >= L.REV_RENDER_INFO else b""
         sizes = [len(behaviour), len(pools), len(voices), 0, len(effs), 0, len(sinks), len(perf)]
-        total = L.HEADER_SIZE + sum(sizes)
-        return L.HEADER.pack(req.revision, *sizes, total) + pools + voices + effs + sinks + perf + behaviour
+        total = L.HEADER_SIZE + sum(sizes) + len(info)
+        head = bytearray(L.HEADER.pack(req.revision, *sizes, total))
+        struct.pack_into("<I", head, L.HEADER_RENDER_INFO, len(info))
+        return bytes(head) + pools + voices + effs + sinks + perf + behaviour + info
 
     # ---- render -------------------------------------------------------------------------
     def render_frame(self) -> None:

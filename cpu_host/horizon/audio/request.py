@@ -217,7 +217,8 @@ class UpdateRequest:
 
 
 def expected_sizes(p: RendererParameter) -> dict[str, int]:
-    """Section sizes a request for parameter block ``p`` carries (no splitters)."""
+    """Section sizes a request for parameter block ``p`` carries (no splitters; before REV7, when every
+    mix is sent)."""
     return {"behaviour": L.BEHAVIOUR_IN_SIZE, "memory_pools": p.mempool_count * L.MEMPOOL_IN_SIZE,
             "voices": p.voice_count * L.VOICE_IN_SIZE, "channels": p.voice_count * L.CHANNEL_IN_SIZE,
             "effects": p.effect_count * L.EFFECT_IN_SIZE, "mixes": p.mix_count * L.MIX_IN_SIZE,
@@ -293,8 +294,10 @@ def _effect(d: bytes, off: int, p: RendererParameter, i: int) -> EffectIn:
     return e
 
 
-def _mix(d: bytes, off: int, p: RendererParameter, i: int) -> MixIn:
+def _mix(d: bytes, off: int, p: RendererParameter, i: int, index_id: int | None = None) -> MixIn:
     vol, rate, bufs, used, _dirty, mix_id, _effects, node = _MIX_HEAD.unpack_from(d, off)
+    if index_id is not None:
+        mix_id = index_id
     vols = np.frombuffer(d, np.float32, 24 * 24, off + 0x24).reshape(24, 24).copy()
     dest, splitter = struct.unpack_from("<iI", d, off + 0x924)
     m = MixIn(vol, rate, bufs, bool(used), mix_id, node, vols, dest, splitter)
@@ -308,6 +311,12 @@ def _mix(d: bytes, off: int, p: RendererParameter, i: int) -> MixIn:
         raise _bad(f"mixes[{i}].dest_mix_id {dest} out of range", off + 0x924)
     if not (np.isfinite(vol) and np.isfinite(vols).all()):
         raise _bad(f"mixes[{i}]: volume not finite", off)
+    return m
+
+
+def _mix_by_index(d: bytes, off: int, p: RendererParameter, i: int) -> MixIn:
+    m = _mix(d, off, p, i, i)
+    m.mix_id = i
     return m
 
 
@@ -370,6 +379,16 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     # libnx's audrv writes no effect records (effects_sz 0) even when its config counts effects
     if got["effects"] == 0:
         want["effects"] = 0
+    dirty_only = (L.revision_number(p.revision) or 1) >= L.REV_MIX_DIRTY_ONLY
+    mixes_at = L.HEADER_SIZE + sum(got[k] for k in ("behaviour", "memory_pools", "channels", "voices", "effects"))
+    sent_mixes = p.mix_count
+    if dirty_only:                 # REV7+: a header, then only the mixes the client changed
+        if len(d) < mixes_at + L.MIX_DIRTY_HEADER_SIZE:
+            raise _bad(f"update request is {len(d):#x} bytes: the REV7+ mix header at {mixes_at:#x} is cut off")
+        sent_mixes = struct.unpack_from("<I", d, mixes_at + 4)[0]
+        if sent_mixes > p.mix_count:
+            raise _bad(f"mix header: {sent_mixes} mixes sent, the renderer has {p.mix_count}", mixes_at + 4)
+        want["mixes"] = L.MIX_DIRTY_HEADER_SIZE + sent_mixes * L.MIX_IN_SIZE
     for k, n in got.items():
         if n != want[k]:
             raise _bad(f"header.{k}_size {n:#x}, want {want[k]:#x} for this renderer's parameter block",
@@ -392,7 +411,11 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     off += want["voices"]
     effects = [_effect(d, off + i * L.EFFECT_IN_SIZE, p, i) for i in range(want["effects"] // L.EFFECT_IN_SIZE)]
     off += want["effects"]
-    mixes = _records(d, off, L.MIX_IN_SIZE, p.mix_count, _mix, p, prev_d, prev_r and prev_r.mixes)
+    if dirty_only:
+        mixes = _records(d, off + L.MIX_DIRTY_HEADER_SIZE, L.MIX_IN_SIZE, sent_mixes, _mix, p, prev_d,
+                         prev_r and prev_r.mixes)
+    else:                          # before REV7 every mix is sent, its id is its index
+        mixes = _records(d, off, L.MIX_IN_SIZE, p.mix_count, _mix_by_index, p, prev_d, prev_r and prev_r.mixes)
     off += want["mixes"]
     sinks = [_sink(d, off + i * L.SINK_IN_SIZE, p, i) for i in range(p.sink_count)]
     off += want["sinks"]

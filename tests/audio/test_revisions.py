@@ -1,0 +1,83 @@
+"""What the renderer's revision changes in the buffers (Ryujinx BehaviourContext / StateUpdater /
+UpdateDataHeader): REV5+ answers with the renderer info (elapsed frames; its size in the response
+header at 0x28), REV7+ mix sections carry a 0x20-byte header and only the mixes the client
+changed (the others keep their last records), REV9+ effect results are 0x90 bytes."""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from cpu_host.horizon.audio import client as C
+from cpu_host.horizon.audio import layout as L
+from tests.audio.helpers import Rig
+
+EFFECTS_SIZE_AT = 4 + 4 * L.SECTIONS.index("effects")
+
+
+def _submix_rig(rev: int):
+    rig = Rig(voice_count=1, submix_count=1, mix_buffer_count=4, revision=L.revision_magic(rev))
+    tone = (np.sin(np.arange(4800) * 0.07) * 8000).astype(np.int16)
+    addr, size = rig.put(tone.tobytes())
+    eye = np.zeros((24, 24), np.float32)
+    eye[0, 0] = eye[1, 1] = 1.0
+    v = C.Voice(0, mix_id=1, is_new=True, waves=[C.Wave(addr, size, 0, 4800, loop=True)])
+    return rig, v, eye
+
+
+def test_rev7_sends_only_changed_mixes() -> None:
+    """A REV7 client that resends only the submix after changing its volume renders what a REV6
+    client sending every mix renders."""
+    outs = {}
+    for rev in (6, 7):
+        rig, v, eye = _submix_rig(rev)
+        final, sub = C.Mix(0, 2), C.Mix(1, 2, dest_mix_id=0, volumes=eye)
+        u = C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[final, sub], sinks=[C.device_sink([0, 1])])
+        assert rig.update(u)[0] == 0
+        first = rig.run(4)
+        v.is_new, v.waves[0].sent_to_server = False, True
+        quiet = C.Mix(1, 2, volume=0.25, dest_mix_id=0, volumes=eye)
+        u.mixes = [quiet] if rev == 7 else [final, quiet]
+        assert rig.update(u)[0] == 0
+        outs[rev] = np.concatenate([first, rig.run(8)])
+    assert np.array_equal(outs[6], outs[7])
+    late = outs[7][-240:].astype(np.float64)
+    assert 0.2 < np.abs(late).max() / np.abs(outs[7][:240 * 4]).max() < 0.3     # the new volume took
+
+
+def test_rev7_mix_header_checked() -> None:
+    rig, v, eye = _submix_rig(7)
+    u = C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2), C.Mix(1, 2, dest_mix_id=0)],
+                 sinks=[C.device_sink([0, 1])])
+    good = u.pack()
+    mixes_at = L.HEADER_SIZE + sum(struct.unpack_from("<5I", good, 4)[i] for i in (0, 1, 2, 3, 4))
+    too_many = bytearray(good)
+    struct.pack_into("<I", too_many, mixes_at + 4, 3)             # 3 mixes sent, the renderer has 2
+    res, resp = rig.r.update(bytes(too_many))
+    assert (res, resp) == (L.RESULT_INVALID_UPDATE_INFO, b"")
+    fewer = bytearray(good)
+    struct.pack_into("<I", fewer, mixes_at + 4, 1)                # says 1, carries 2: section size wrong
+    assert rig.r.update(bytes(fewer))[0] == L.RESULT_INVALID_UPDATE_INFO
+    assert rig.r.update(good)[0] == 0
+
+
+def test_rev5_answers_the_elapsed_frames() -> None:
+    for rev, info in ((4, 0), (5, 0x10)):
+        rig = Rig(voice_count=1, revision=L.revision_magic(rev))
+        u = C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])])
+        assert rig.update(u)[0] == 0
+        rig.run(3)
+        res, resp = rig.update(u)
+        assert res == 0 and struct.unpack_from("<I", resp, L.HEADER_RENDER_INFO)[0] == info
+        assert struct.unpack_from("<I", resp, 0x3C)[0] == len(resp)
+        if info:
+            assert struct.unpack_from("<Q", resp, len(resp) - 0x10)[0] == 3
+
+
+def test_rev9_effect_results_are_larger() -> None:
+    for rev, size in ((8, 0x10), (9, 0x90)):
+        rig = Rig(voice_count=1, effect_count=2, revision=L.revision_magic(rev))
+        u = C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])],
+                     effects=[C.effect(L.EFFECT_DELAY, 0, C.delay_params([0], 5, 0.5, 0.5, 0.5, 0.5))])
+        res, resp = rig.update(u)
+        assert res == 0 and struct.unpack_from("<I", resp, EFFECTS_SIZE_AT)[0] == 2 * size
