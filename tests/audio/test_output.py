@@ -150,7 +150,9 @@ def test_wall_clock_paces_frames_and_signals() -> None:
     produced = host.frames + host.late_frames
     # 200 frames a second: rendered plus skipped-as-late within 15 % of the wall time's worth
     assert abs(produced - took * 200) < 0.15 * took * 200 + 5, (host.frames, host.late_frames, took)
-    assert len(events) == host.frames == len(cap.chunks)
+    # every frame is written; its event is signalled once the renderer is started (the clock runs
+    # from the renderer's opening, a few frames before the test's Start)
+    assert host.frames == len(cap.chunks) and 0 <= host.frames - len(events) <= 3
 
 
 def test_frames_clock_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch) -> None:
@@ -271,7 +273,7 @@ def test_stuck_device_never_holds_up_the_renderer() -> None:
     took = time.monotonic() - host.opened_at
     host.close()
     assert abs(host.frames + host.late_frames - took * 200) < 0.15 * took * 200 + 10, (host.frames, took)
-    assert len(events) == host.frames == len(dev.chunks)
+    assert host.frames == len(dev.chunks) and 0 <= host.frames - len(events) <= 3
 
 
 def test_bad_settings_are_named(tmp_path, monkeypatch) -> None:

@@ -81,3 +81,24 @@ def test_rev9_effect_results_are_larger() -> None:
                      effects=[C.effect(L.EFFECT_DELAY, 0, C.delay_params([0], 5, 0.5, 0.5, 0.5, 0.5))])
         res, resp = rig.update(u)
         assert res == 0 and struct.unpack_from("<I", resp, EFFECTS_SIZE_AT)[0] == 2 * size
+
+
+def test_rev8_loop_count_and_loop_points() -> None:
+    """REV8 wave buffers (Ryujinx's WaveBuffer version 2): a loop count of 2 plays the buffer three
+    times, passes after the first between the loop points; before REV8 the count is not read and
+    the buffer loops for ever."""
+    src = (np.arange(100) * 100).astype(np.int16)
+    outs = {}
+    for rev in (6, 8):
+        rig = Rig(voice_count=1, revision=L.revision_magic(rev))
+        addr, size = rig.put(src.tobytes())
+        w = C.Wave(addr, size, 10, 60, loop=True, loop_count=2, loop_first=20, loop_last=30)
+        v = C.Voice(0, is_new=True, waves=[w])
+        rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 0.0]}, mixes=[C.Mix(0, 2)],
+                            sinks=[C.device_sink([0, 1])]))
+        outs[rev] = rig.run(1)[:, 0]
+    # one sample of lag at a voice's start (renderer.py), then the passes
+    want8 = np.concatenate(([0], src[10:60], src[20:30], src[20:30]))
+    assert np.array_equal(outs[8][:want8.size], want8) and not outs[8][want8.size:].any()
+    want6 = np.concatenate(([0], np.tile(src[10:60], 5)))[:240]
+    assert np.array_equal(outs[6], want6)

@@ -25,11 +25,13 @@ class Wave:
     loop_count: int = 0
     context_address: int = 0
     context_size: int = 0
+    loop_first: int = 0
+    loop_last: int = 0
 
     def pack(self) -> bytes:
         return struct.pack("<QQIIBBBxiQQII", self.address, self.size, self.start, self.end, self.loop,
                            self.end_of_stream, self.sent_to_server, self.loop_count, self.context_address,
-                           self.context_size, 0, 0)
+                           self.context_size, self.loop_first, self.loop_last)
 
 
 @dataclass

@@ -253,16 +253,21 @@ class AudioRenderer:
             slot = st.slots[st.index]
             if slot is None:
                 break
-            take = min(need - got, slot.wb.end - slot.offset)
+            wb = slot.wb
+            end = wb.loop_last if slot.loops and self.revision >= 8 and wb.loop_first < wb.loop_last else wb.end
+            take = max(0, min(need - got, end - slot.offset))
             chunk = self._decode(st, v, slot, take)
             k = chunk.shape[1]
             out[:, got:got + k] = chunk
             got += k
             slot.offset += k
-            if k < take or slot.offset >= slot.wb.end:
-                if slot.wb.loop and (slot.wb.loop_count <= 0 or slot.loops + 1 < slot.wb.loop_count) and k > 0:
+            if k < take or slot.offset >= end:
+                # before REV8 a looping buffer loops for ever; from REV8 its loop count says how many
+                # passes follow the first (-1: for ever), and later passes may have their own bounds
+                again = wb.loop and k > 0 and (self.revision < 8 or wb.loop_count < 0 or slot.loops < wb.loop_count)
+                if again:
                     slot.loops += 1
-                    slot.offset = slot.wb.start
+                    slot.offset = wb.loop_first if self.revision >= 8 and wb.loop_first < wb.loop_last else wb.start
                     self._adpcm_context(st, v, slot)
                 else:
                     self._finish(st)

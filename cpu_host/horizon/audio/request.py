@@ -135,6 +135,8 @@ class WaveBuffer:
     loop_count: int
     context_address: int
     context_size: int
+    loop_first: int = 0          # REV8+: where later passes start and end (0: the buffer's own)
+    loop_last: int = 0
 
 
 @dataclass
@@ -249,7 +251,7 @@ def _voice(d: bytes, off: int, p: RendererParameter, i: int) -> VoiceIn:
         en, n0, n1, n2, d0, d1 = struct.unpack_from("<Bx3h2h", d, off + 0x24 + b * L.BIQUAD_SIZE)
         biquads.append(Biquad(bool(en), (n0, n1, n2), (d0, d1)))
     wb_count, wb_index, st_addr, st_size, mix_id, splitter = _VOICE_MID.unpack_from(d, off + 0x3C)
-    wbs = [WaveBuffer(*(vals[:4]), *(bool(v) for v in vals[4:7]), *vals[7:10])
+    wbs = [WaveBuffer(*(vals[:4]), *(bool(v) for v in vals[4:7]), *vals[7:12])
            for vals in (_WAVEBUF.unpack_from(d, off + 0x60 + w * L.WAVEBUF_SIZE) for w in range(4))]
     ids = list(struct.unpack_from("<6i", d, off + 0x140))
     flush = d[off + 0x159]
