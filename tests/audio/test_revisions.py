@@ -102,3 +102,29 @@ def test_rev8_loop_count_and_loop_points() -> None:
     assert np.array_equal(outs[8][:want8.size], want8) and not outs[8][want8.size:].any()
     want6 = np.concatenate(([0], np.tile(src[10:60], 5)))[:240]
     assert np.array_equal(outs[6], want6)
+
+
+def test_splitter_section_is_skipped_not_refused() -> None:
+    """A request carrying a splitter section (its size in the header at 0x24, the section between
+    effects and mixes) is accepted: the mixes after it are read where they are; splitters are not
+    routed (a voice sent only through one is silent), a REV1 request with one is refused."""
+    rig = Rig(voice_count=1, splitter_count=1)
+    tone = (np.ones(4800) * 1000).astype(np.int16)
+    addr, size = rig.put(tone.tobytes())
+    v = C.Voice(0, is_new=True, waves=[C.Wave(addr, size, 0, 4800)])
+    good = C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2)],
+                    sinks=[C.device_sink([0, 1])]).pack()
+    mixes_at = L.HEADER_SIZE + sum(struct.unpack_from("<5I", good, 4))
+    section = struct.pack("<4sII20x", b"SNDH", 0, 0)               # a header with no infos nor destinations
+    data = bytearray(good[:mixes_at] + section + good[mixes_at:])
+    struct.pack_into("<I", data, L.HEADER_SPLITTER, len(section))
+    struct.pack_into("<I", data, 0x3C, len(data))
+    assert rig.r.update(bytes(data))[0] == 0
+    assert rig.run(2)[240:].min() == 1000                           # the mix after the section was read right
+    old = Rig(voice_count=1, revision=L.revision_magic(1))
+    u = C.Update(old.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]).pack()
+    at = L.HEADER_SIZE + sum(struct.unpack_from("<5I", u, 4))
+    bad = bytearray(u[:at] + section + u[at:])
+    struct.pack_into("<I", bad, L.HEADER_SPLITTER, len(section))
+    struct.pack_into("<I", bad, 0x3C, len(bad))
+    assert old.r.update(bytes(bad))[0] == L.RESULT_INVALID_UPDATE_INFO

@@ -79,6 +79,7 @@ EFFECT_OUT_V2_SIZE = 0x90       # REV9+: state, reserved, 0x80 bytes of result s
 MIX_DIRTY_HEADER_SIZE = 0x20    # REV7+: magic, mix count, 24 reserved, then only the mixes sent (MixInParameterDirtyOnlyUpdate)
 RENDER_INFO_OUT_SIZE = 0x10     # REV5+: elapsed frame count u64, reserved (RendererInfoOutStatus), after the behaviour
 HEADER_RENDER_INFO = 0x28       # where the response header gives its size (UpdateDataHeader.RenderInfoSize)
+HEADER_SPLITTER = 0x24          # the request's splitter section size (yuzu: size.splitter; Ryujinx: Unknown24)
 
 # Revisions that change the layouts (Ryujinx BehaviourContext: REV5 6.0.0, REV7 8.0.0, REV9 12.0.0).
 REV_RENDER_INFO, REV_MIX_DIRTY_ONLY, REV_EFFECT_V2 = 5, 7, 9

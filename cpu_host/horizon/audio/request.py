@@ -382,7 +382,16 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     if got["effects"] == 0:
         want["effects"] = 0
     dirty_only = (L.revision_number(p.revision) or 1) >= L.REV_MIX_DIRTY_ONLY
+    # splitters (REV2+): their section lies between effects and mixes, its size in the header at
+    # 0x24 (yuzu's InfoUpdater: size.splitter; Ryujinx's Unknown24); accepted and skipped
+    splitter_size = struct.unpack_from("<I", d, L.HEADER_SPLITTER)[0]
+    if splitter_size and (L.revision_number(p.revision) or 1) < 2:
+        raise _bad(f"header.splitter_size {splitter_size:#x}: splitters need REV2 or later", L.HEADER_SPLITTER)
+    if splitter_size % 4 or splitter_size > len(d):
+        raise _bad(f"header.splitter_size {splitter_size:#x} is not a whole number of words in the buffer",
+                   L.HEADER_SPLITTER)
     mixes_at = L.HEADER_SIZE + sum(got[k] for k in ("behaviour", "memory_pools", "channels", "voices", "effects"))
+    mixes_at += splitter_size
     sent_mixes = p.mix_count
     if dirty_only:                 # REV7+: a header, then only the mixes the client changed
         if len(d) < mixes_at + L.MIX_DIRTY_HEADER_SIZE:
@@ -395,7 +404,7 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
         if n != want[k]:
             raise _bad(f"header.{k}_size {n:#x}, want {want[k]:#x} for this renderer's parameter block",
                        4 + 4 * L.SECTIONS.index(k))
-    need = L.HEADER_SIZE + sum(sizes)
+    need = L.HEADER_SIZE + sum(sizes) + splitter_size
     if total != need or len(d) < need:
         raise _bad(f"header.total_size {total:#x} (sections add to {need:#x}, buffer {len(d):#x})", 0x3C)
     prev_d, prev_r = prev if prev is not None and prev[0][:L.HEADER_SIZE] == d[:L.HEADER_SIZE] else (None, None)
@@ -412,7 +421,7 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     voices = _records(d, off, L.VOICE_IN_SIZE, p.voice_count, _voice, p, prev_d, prev_r and prev_r.voices)
     off += want["voices"]
     effects = [_effect(d, off + i * L.EFFECT_IN_SIZE, p, i) for i in range(want["effects"] // L.EFFECT_IN_SIZE)]
-    off += want["effects"]
+    off += want["effects"] + splitter_size
     if dirty_only:
         mixes = _records(d, off + L.MIX_DIRTY_HEADER_SIZE, L.MIX_IN_SIZE, sent_mixes, _mix, p, prev_d,
                          prev_r and prev_r.mixes)
