@@ -128,3 +128,34 @@ def test_splitter_section_is_skipped_not_refused() -> None:
     struct.pack_into("<I", bad, L.HEADER_SPLITTER, len(section))
     struct.pack_into("<I", bad, 0x3C, len(bad))
     assert old.r.update(bytes(bad))[0] == L.RESULT_INVALID_UPDATE_INFO
+
+
+def test_voice_through_a_splitter() -> None:
+    """A voice sent through a splitter (mix id unused) reaches each destination of its channel with
+    the destination's volumes: a mono voice to two destinations (left at 1.0, right at 0.5) renders
+    what the same voice sent straight to the final mix with volumes [1.0, 0.5] renders; a splitter
+    keeps its destinations in later updates that do not send it."""
+    src = (np.sin(np.arange(4800) * 0.05) * 8000).astype(np.int16)
+    outs = []
+    for split in (False, True):
+        rig = Rig(voice_count=1, splitter_count=1, splitter_destination_count=2)
+        addr, size = rig.put(src.tobytes())
+        if split:
+            v = C.Voice(0, mix_id=L.UNUSED_MIX_ID, splitter_id=0, is_new=True, waves=[C.Wave(addr, size, 0, 4800)])
+            sec = C.splitter_section([(0, 48000, [0, 1])], [(0, 0, [1.0, 0.0], True), (1, 0, [0.0, 0.5], True)])
+            u = C.Update(rig.p, voices={0: v}, channels={0: [0.0, 0.0]}, mixes=[C.Mix(0, 2)],
+                         sinks=[C.device_sink([0, 1])], splitters=sec)
+        else:
+            v = C.Voice(0, is_new=True, waves=[C.Wave(addr, size, 0, 4800)])
+            u = C.Update(rig.p, voices={0: v}, channels={0: [1.0, 0.5]}, mixes=[C.Mix(0, 2)],
+                         sinks=[C.device_sink([0, 1])])
+        assert rig.update(u)[0] == 0
+        first = rig.run(3)
+        v.is_new, v.waves[0].sent_to_server, u.splitters = False, True, b""
+        assert rig.update(u)[0] == 0
+        outs.append(np.concatenate([first, rig.run(3)]))
+    assert np.abs(outs[0]).max() > 7000 and np.array_equal(outs[0], outs[1])
+    bad = C.splitter_section([(0, 48000, [0, 1, 0])], [])            # 3 destinations, the renderer has 2
+    rig = Rig(voice_count=1, splitter_count=1, splitter_destination_count=2)
+    u = C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])], splitters=bad)
+    assert rig.update(u)[0] == L.RESULT_INVALID_UPDATE_INFO

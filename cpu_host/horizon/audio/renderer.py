@@ -29,8 +29,8 @@ import numpy as np
 
 from cpu_host.horizon.audio import dsp, effects
 from cpu_host.horizon.audio import layout as L
-from cpu_host.horizon.audio.request import (AudioError, RendererParameter, UpdateRequest, VoiceIn, WaveBuffer,
-                                            parse_parameter, parse_update)
+from cpu_host.horizon.audio.request import (AudioError, MixIn, RendererParameter, UpdateRequest, VoiceIn,
+                                            WaveBuffer, parse_parameter, parse_update)
 
 log = logging.getLogger("cpu_host.audio")
 
@@ -90,6 +90,7 @@ class VoiceState:
     biquad_states: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 4), np.float32))
     plan: tuple | None = None        # (records it was made from, coefficient/row/volume arrays and C pointers)
     bq_p: object = None              # C pointer to biquad_states
+    split_prev: dict = field(default_factory=dict)   # (channel, destination index) -> last frame's volumes
 
 
 class AudioRenderer:
@@ -108,6 +109,8 @@ class AudioRenderer:
         self.req: UpdateRequest | None = None
         self.last: tuple[bytes, UpdateRequest] | None = None     # the last accepted request: records reused
         self.mix_records: dict = {}          # mix id -> its last record (REV7+ updates send only changed mixes)
+        self.split_infos: dict[int, list[int]] = {}      # splitter id -> destination ids
+        self.split_dests: dict = {}                      # destination id -> DestinationIn
         self.revision = L.revision_number(self.p.revision) or 1
         self.ffi, self.lib = dsp.lib()
         self.effects: dict[int, effects.Effect] = {}
@@ -129,6 +132,8 @@ class AudioRenderer:
         self.req, self.order = req, order
         self.last = (bytes(request), req)
         self.mix_records = self.merged
+        self.split_infos.update(req.splitters)        # splitters keep their state until sent again
+        self.split_dests.update(req.destinations)
         return L.RESULT_SUCCESS, self._response(req)
 
     def _mix_order(self, req: UpdateRequest) -> list[int]:
@@ -235,7 +240,8 @@ class AudioRenderer:
         req = self.req
         if req is not None and self.mixes:
             for v in req.voices:
-                if v.used and v.play_state == L.PLAY_STARTED and v.mix_id in self.mixes:
+                if v.used and v.play_state == L.PLAY_STARTED and (v.mix_id in self.mixes or
+                                                                  v.splitter_id in self.split_infos):
                     self._voice(v, req)
             for mid in self.order:
                 self._mix(mid, req)
@@ -337,20 +343,48 @@ class AudioRenderer:
         if st.bq_p is None:
             st.bq_p = self.ffi.from_buffer("float[]", st.biquad_states)
         hist_p = self.ffi.from_buffer("float[]", hist)
+        routes = self._splitter_routes(v) if ndst == 0 else None
         for c in range(ch):
             cur, cur_p = curs[c]
             prev_p = st.mix_volumes.get(c, (cur, cur_p))[1]
             self.lib.nx_voice_channel(hist_p + c * width, width, st.frac, ratio, n, nbq, coefs_p, st.bq_p + 4 * c,
                                       vol0, v.volume, self.buffers_p, ndst, rows_p, prev_p, cur_p, self.tmp_p)
             st.mix_volumes[c] = curs[c]
+            if routes:                 # through a splitter: tmp holds the channel, mixed into each destination
+                self._split(st, c, routes[c])
         st.pending = hist[:, used:]
         st.frac = st.frac + n * ratio - used
         st.volume = v.volume
 
+    def _splitter_routes(self, v: VoiceIn) -> list[list[tuple[int, object]]] | None:
+        """Per channel of a voice sent through a splitter: (destination index, record) of its
+        destinations — channel c takes the splitter's destinations c, c + channels, ... (Ryujinx
+        CommandGenerator), the used ones whose mix is in use."""
+        ids = self.split_infos.get(v.splitter_id)
+        if v.mix_id != L.UNUSED_MIX_ID or ids is None:
+            return None
+        out = []
+        for c in range(v.channel_count):
+            dests = [(k, self.split_dests.get(ids[k])) for k in range(c, len(ids), v.channel_count)]
+            out.append([(k, d) for k, d in dests if d is not None and d.used and d.mix_id in self.mixes])
+        return out
+
+    def _split(self, st: VoiceState, c: int, dests: list) -> None:
+        for k, d in dests:
+            m, base = self.mixes[d.mix_id], self.base[d.mix_id]
+            prev = st.split_prev.get((c, k), d.volumes)
+            for b in range(m.buffer_count):
+                if prev[b] != 0.0 or d.volumes[b] != 0.0:
+                    dsp.mix_ramp(self.buffers[base + b], self.tmp, float(prev[b]), float(d.volumes[b]))
+            st.split_prev[(c, k)] = d.volumes
+
     def _plan(self, v: VoiceIn, req: UpdateRequest) -> tuple:
-        """What a voice's frames need from this request, as arrays with C pointers made once."""
-        dest = self.mixes[v.mix_id]
-        base = self.base[v.mix_id]
+        """What a voice's frames need from this request, as arrays with C pointers made once (no
+        destination rows for a voice sent through a splitter)."""
+        if v.mix_id not in self.mixes:
+            dest, base = MixIn(1.0, 0, 0, True, v.mix_id, 0, np.zeros((24, 24), np.float32), 0, 0), 0
+        else:
+            dest, base = self.mixes[v.mix_id], self.base[v.mix_id]
         bqs = [bq for bq in v.biquads if bq.enabled]
         coefs = (np.array([[*bq.num, *bq.den] for bq in bqs], np.float32).reshape(-1) * np.float32(L.Q14)
                  if bqs else np.zeros(1, np.float32))

@@ -216,6 +216,65 @@ class UpdateRequest:
     mixes: list[MixIn]
     sinks: list[SinkIn]
     performance_target: int
+    splitters: dict[int, list[int]] = field(default_factory=dict)         # id -> destination ids, in order
+    destinations: dict[int, "DestinationIn"] = field(default_factory=dict)
+
+
+@dataclass
+class DestinationIn:
+    """A splitter destination (REV2..11 layout, 0x70 bytes): where a voice channel goes."""
+    mix_id: int
+    volumes: np.ndarray          # float32[24]: to the destination mix's buffers
+    used: bool
+
+
+SPLITTER_HEADER, SPLITTER_INFO, SPLITTER_DEST = 0x48444E53, 0x49444E53, 0x44444E53   # "SNDH" "SNDI" "SNDD"
+
+
+def parse_splitters(d: bytes, off: int, size: int, p: RendererParameter) -> tuple[dict, dict]:
+    """The splitter section (Ryujinx SplitterContext.Update / SplitterState.Update): a header
+    (magic "SNDH", info count, destination count, 20 reserved bytes), then each info (magic "SNDI",
+    id, sample rate, destination count, that many destination ids, 12 unused bytes), then each
+    destination (magic "SNDD", id, 24 f32 volumes, mix id, used u8, 3 reserved).  A record with
+    another magic ends its list, as on the console; ids out of range are skipped; the walk never
+    leaves the section (a list that would is InvalidUpdateInfo)."""
+    end = off + size
+    infos: dict[int, list[int]] = {}
+    dests: dict[int, DestinationIn] = {}
+    if size == 0:
+        return infos, dests
+
+    def need(at: int, n: int, what: str) -> None:
+        if at + n > end:
+            raise _bad(f"splitter section: {what} at {at:#x} runs past the section's end {end:#x}", at)
+    need(off, 0x20, "the header")
+    magic, ninfo, ndest = struct.unpack_from("<III", d, off)
+    if magic != SPLITTER_HEADER:
+        raise _bad(f"splitter section: header magic {magic:#010x} is not SNDH", off)
+    at = off + 0x20
+    for _ in range(ninfo):
+        need(at, 0x10, "an info record")
+        magic, sid, _rate, count = struct.unpack_from("<IiIi", d, at)
+        if magic != SPLITTER_INFO:
+            break
+        if not 0 <= count <= max(p.splitter_destination_count, 0):
+            raise _bad(f"splitter {sid}: {count} destinations, the renderer has {p.splitter_destination_count}", at + 12)
+        need(at, 0x10 + 4 * count + 0xC, "an info record's destination ids")
+        ids = list(struct.unpack_from(f"<{count}i", d, at + 0x10))
+        if 0 <= sid < p.splitter_count:
+            infos[sid] = ids
+        at += 0x10 + 4 * count + 0xC
+    for _ in range(ndest):
+        need(at, 0x70, "a destination record")
+        magic, did = struct.unpack_from("<Ii", d, at)
+        if magic != SPLITTER_DEST:
+            break
+        vols = np.frombuffer(d, np.float32, 24, at + 8).copy()
+        mix_id, used = struct.unpack_from("<iB", d, at + 0x68)
+        if 0 <= did < p.splitter_destination_count and np.isfinite(vols).all():
+            dests[did] = DestinationIn(mix_id, vols, bool(used))
+        at += 0x70
+    return infos, dests
 
 
 def expected_sizes(p: RendererParameter) -> dict[str, int]:
@@ -421,6 +480,7 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     voices = _records(d, off, L.VOICE_IN_SIZE, p.voice_count, _voice, p, prev_d, prev_r and prev_r.voices)
     off += want["voices"]
     effects = [_effect(d, off + i * L.EFFECT_IN_SIZE, p, i) for i in range(want["effects"] // L.EFFECT_IN_SIZE)]
+    splitter_at = off + want["effects"]
     off += want["effects"] + splitter_size
     if dirty_only:
         mixes = _records(d, off + L.MIX_DIRTY_HEADER_SIZE, L.MIX_IN_SIZE, sent_mixes, _mix, p, prev_d,
@@ -431,4 +491,7 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     sinks = [_sink(d, off + i * L.SINK_IN_SIZE, p, i) for i in range(p.sink_count)]
     off += want["sinks"]
     perf = struct.unpack_from("<I", d, off)[0]
-    return UpdateRequest(rev, brev, bflags, pools, chans, voices, effects, mixes, sinks, perf)
+    splitters, destinations = ({}, {}) if (L.revision_number(p.revision) or 1) >= 12 else \
+        parse_splitters(d, splitter_at, splitter_size, p)      # REV12's destination layout is not read
+    return UpdateRequest(rev, brev, bflags, pools, chans, voices, effects, mixes, sinks, perf, splitters,
+                         destinations)
