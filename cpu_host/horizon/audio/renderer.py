@@ -13,10 +13,11 @@ The pipeline per voice: wave buffers (PCM16 interleaved, PCM float, DSP-ADPCM) -
 sample-rate conversion to the renderer rate with pitch (C, linear interpolation: Horizon uses a
 4-tap polyphase filter; ours is within the tolerance documented in tests/audio) -> the two
 biquads (Q14) -> voice volume ramp -> per channel, mix-volume ramps into the destination mix's
-buffers.  Mixes are processed deepest first (submix -> ... -> final mix), effects of a mix run
-in processing order before it is routed on.  Volumes ramp linearly from last frame's value to
-this frame's across the frame.  Splitters and performance metrics are not implemented (the
-performance section is answered with 0 bytes written).
+buffers (or, for a voice sent through a splitter, into each of its channel's destinations).
+Mixes are processed deepest first (submix -> ... -> final mix), effects of a mix run in
+processing order before it is routed on.  Volumes ramp linearly from last frame's value to this
+frame's across the frame.  Mixes routed to splitters and performance metrics are not
+implemented (the performance section is answered with 0 bytes written).
 """
 from __future__ import annotations
 
