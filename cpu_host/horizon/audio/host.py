@@ -147,6 +147,7 @@ class AudioHost:
         self.late_frames = 0
         self.presents = 0
         self.opened_at = 0.0
+        self.clock_started = 0.0         # when the clock thread began (its frames count from there)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.closed = False
@@ -218,7 +219,7 @@ class AudioHost:
             self.tick()
 
     def _run(self) -> None:
-        due = time.monotonic()
+        due = self.clock_started = time.monotonic()
         while not self._stop.is_set():
             if self.mode == "frames":
                 if self.presents or time.monotonic() - self.opened_at < FALLBACK_S:
