@@ -159,3 +159,25 @@ def test_voice_through_a_splitter() -> None:
     rig = Rig(voice_count=1, splitter_count=1, splitter_destination_count=2)
     u = C.Update(rig.p, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])], splitters=bad)
     assert rig.update(u)[0] == L.RESULT_INVALID_UPDATE_INFO
+
+
+def test_rev5_decoding_flags() -> None:
+    """REV5 voice decoding flags (Ryujinx DecodingBehaviour): 2 plays the samples as they are (no
+    pitch, no sample-rate conversion), 1 restarts the played-sample count at each loop; a REV4
+    renderer does not read them."""
+    src = (np.arange(100) * 100).astype(np.int16)
+    for rev in (4, 5):
+        rig = Rig(voice_count=1, revision=L.revision_magic(rev))
+        addr, size = rig.put(src.tobytes())
+        v = C.Voice(0, sample_rate=24000, is_new=True, decoding_flags=3,
+                    waves=[C.Wave(addr, size, 0, 100, loop=True)])
+        rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 0.0]}, mixes=[C.Mix(0, 2)],
+                            sinks=[C.device_sink([0, 1])]))
+        out = rig.run(1)[:, 0]
+        played = rig.r.voices[0].played
+        as_they_are = np.concatenate(([0], np.tile(src, 3)))[:240]
+        if rev == 5:
+            assert np.array_equal(out, as_they_are)                  # no SRC though the voice is at 24 kHz
+            assert 0 < played <= 100                                  # counted from the last loop start
+        else:                                                         # the flags not read: 24 -> 48 kHz
+            assert not np.array_equal(out, as_they_are) and played > 100

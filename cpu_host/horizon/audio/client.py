@@ -51,9 +51,11 @@ class Voice:
     biquads: list[tuple[bool, tuple[int, int, int], tuple[int, int]]] = field(default_factory=list)
 
     splitter_id: int = L.UNUSED_SPLITTER_ID
+    decoding_flags: int = 0
 
     def pack(self) -> bytes:
         b = bytearray(L.VOICE_IN_SIZE)
+        struct.pack_into("<H", b, 0x15C, self.decoding_flags)
         struct.pack_into("<iiBBBBIIIIff", b, 0, self.id, 0, self.is_new, True, self.play_state, self.sample_format,
                          self.sample_rate, 0, 0, len(self.channel_ids), self.pitch, self.volume)
         for i, (en, num, den) in enumerate(self.biquads[:2]):

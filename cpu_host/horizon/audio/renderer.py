@@ -34,6 +34,7 @@ from cpu_host.horizon.audio.request import (AudioError, MixIn, RendererParameter
                                             WaveBuffer, parse_parameter, parse_update)
 
 log = logging.getLogger("cpu_host.audio")
+DECODE_RESET_PLAYED_ON_LOOP, DECODE_SKIP_SRC = 1, 2     # REV5 voice decoding flags (Ryujinx DecodingBehaviour)
 
 
 class GuestMemory(Protocol):
@@ -254,7 +255,8 @@ class AudioRenderer:
     def _source(self, st: VoiceState, v: VoiceIn, need: int) -> np.ndarray:
         """``need`` decoded source frames (channels x need), zero-padded when the voice runs dry."""
         out = np.zeros((v.channel_count, need), np.float32)
-        got, guard = 0, 0
+        got, guard, reset_at = 0, 0, None
+        reset_on_loop = self.revision >= 5 and v.decoding_flags & DECODE_RESET_PLAYED_ON_LOOP
         while got < need and guard < 64:
             guard += 1
             slot = st.slots[st.index]
@@ -274,11 +276,13 @@ class AudioRenderer:
                 again = wb.loop and k > 0 and (self.revision < 8 or wb.loop_count < 0 or slot.loops < wb.loop_count)
                 if again:
                     slot.loops += 1
+                    if reset_on_loop:
+                        reset_at = got
                     slot.offset = wb.loop_first if self.revision >= 8 and wb.loop_first < wb.loop_last else wb.start
                     self._adpcm_context(st, v, slot)
                 else:
                     self._finish(st)
-        st.played += got
+        st.played = st.played + got if reset_at is None else got - reset_at
         return out
 
     def _finish(self, st: VoiceState) -> None:
@@ -323,7 +327,8 @@ class AudioRenderer:
 
     def _voice(self, v: VoiceIn, req: UpdateRequest) -> None:
         st = self.voices[v.id]
-        ratio = (v.sample_rate or self.p.sample_rate) * v.pitch / self.p.sample_rate
+        flags = v.decoding_flags if self.revision >= 5 else 0
+        ratio = 1.0 if flags & DECODE_SKIP_SRC else (v.sample_rate or self.p.sample_rate) * v.pitch / self.p.sample_rate
         n = self.n
         if ratio <= 0:
             return

@@ -163,6 +163,7 @@ class VoiceIn:
     wave_buffers: list[WaveBuffer]
     channel_ids: list[int]
     flush_count: int
+    decoding_flags: int = 0      # REV5+: 1 played count restarts at each loop, 2 no pitch nor SRC
 
 
 @dataclass
@@ -314,8 +315,9 @@ def _voice(d: bytes, off: int, p: RendererParameter, i: int) -> VoiceIn:
            for vals in (_WAVEBUF.unpack_from(d, off + 0x60 + w * L.WAVEBUF_SIZE) for w in range(4))]
     ids = list(struct.unpack_from("<6i", d, off + 0x140))
     flush = d[off + 0x159]
+    decoding = struct.unpack_from("<H", d, off + 0x15C)[0]       # REV5+ (Ryujinx VoiceInParameter)
     v = VoiceIn(vid, node, bool(is_new), bool(used), state, fmt, rate, prio, order, chans, pitch, vol, biquads,
-                wb_count, wb_index, st_addr, st_size, mix_id, splitter, wbs, ids, flush)
+                wb_count, wb_index, st_addr, st_size, mix_id, splitter, wbs, ids, flush, decoding)
     if not v.used:
         return v
     where = f"voices[{i}]"
