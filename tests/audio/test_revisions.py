@@ -181,3 +181,35 @@ def test_rev5_decoding_flags() -> None:
             assert 0 < played <= 100                                  # counted from the last loop start
         else:                                                         # the flags not read: 24 -> 48 kHz
             assert not np.array_equal(out, as_they_are) and played > 100
+
+
+def test_mix_through_a_splitter() -> None:
+    """A submix sent through a splitter (destination mix unused): destination k takes the submix's
+    buffer k % 2 into the final mix with the destination's volumes x the mix volume; the same as
+    the submix routed straight with that volume matrix.  A splitter destination whose mix is not in
+    use routes nothing (the command generator checks only that the id is in range)."""
+    src = (np.sin(np.arange(4800) * 0.05) * 8000).astype(np.int16)
+    outs = []
+    for split in (False, True):
+        rig = Rig(voice_count=1, submix_count=1, mix_buffer_count=4, splitter_count=1, splitter_destination_count=2)
+        addr, size = rig.put(src.tobytes())
+        v = C.Voice(0, mix_id=1, is_new=True, waves=[C.Wave(addr, size, 0, 4800)])
+        if split:
+            sub = C.Mix(1, 2, volume=0.8, dest_splitter_id=0)
+            sec = C.splitter_section([(0, 48000, [0, 1])], [(0, 0, [1.0, 0.0], True), (1, 0, [0.0, 0.5], True)])
+        else:
+            vols = np.zeros((24, 24), np.float32)
+            vols[0, 0], vols[1, 1] = 1.0, 0.5
+            sub, sec = C.Mix(1, 2, volume=0.8, dest_mix_id=0, volumes=vols), b""
+        u = C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2), sub],
+                     sinks=[C.device_sink([0, 1])], splitters=sec)
+        assert rig.update(u)[0] == 0
+        outs.append(rig.run(4))
+    assert np.abs(outs[0]).max() > 5000 and np.array_equal(outs[0], outs[1])
+    rig = Rig(voice_count=1, submix_count=2, mix_buffer_count=6, splitter_count=1, splitter_destination_count=1)
+    addr, size = rig.put(src.tobytes())
+    v = C.Voice(0, mix_id=1, is_new=True, waves=[C.Wave(addr, size, 0, 4800)])
+    sec = C.splitter_section([(0, 48000, [0])], [(0, 2, [1.0], True)])      # to mix 2, never used
+    u = C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2), C.Mix(1, 2, dest_splitter_id=0)],
+                 sinks=[C.device_sink([0, 1])], splitters=sec)
+    assert rig.update(u)[0] == 0 and not rig.run(2).any()

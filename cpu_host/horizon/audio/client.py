@@ -75,11 +75,12 @@ class Mix:
     volume: float = 1.0
     dest_mix_id: int = L.UNUSED_MIX_ID
     volumes: np.ndarray | None = None       # [24][24]
+    dest_splitter_id: int = L.UNUSED_SPLITTER_ID
 
     def pack(self, rate: int) -> bytes:
         vols = np.zeros((24, 24), np.float32) if self.volumes is None else np.asarray(self.volumes, np.float32)
         return (struct.pack("<fIIBBxxiIi8x", self.volume, rate, self.buffer_count, True, True, self.mix_id, 0, 0)
-                + vols.tobytes() + struct.pack("<iI4x", self.dest_mix_id, L.UNUSED_SPLITTER_ID))
+                + vols.tobytes() + struct.pack("<iI4x", self.dest_mix_id, self.dest_splitter_id))
 
 
 def device_sink(inputs: list[int], name: str = "MainAudioOut") -> bytes:

@@ -16,8 +16,8 @@ biquads (Q14) -> voice volume ramp -> per channel, mix-volume ramps into the des
 buffers (or, for a voice sent through a splitter, into each of its channel's destinations).
 Mixes are processed deepest first (submix -> ... -> final mix), effects of a mix run in
 processing order before it is routed on.  Volumes ramp linearly from last frame's value to this
-frame's across the frame.  Mixes routed to splitters and performance metrics are not
-implemented (the performance section is answered with 0 bytes written).
+frame's across the frame; a mix may feed its destination mix or a splitter's.  Performance
+metrics are not implemented (the performance section is answered with 0 bytes written).
 """
 from __future__ import annotations
 
@@ -126,7 +126,9 @@ class AudioRenderer:
         an empty response for a request the renderer refuses (nothing is applied then)."""
         try:
             req = parse_update(request, self.p, self.last)
-            order = self._mix_order(req)
+            # splitters keep their state until sent again
+            infos, dests = {**self.split_infos, **req.splitters}, {**self.split_dests, **req.destinations}
+            order = self._mix_order(req, infos, dests)
         except AudioError as e:
             log.warning("%s", e)
             return e.result, b""
@@ -134,29 +136,40 @@ class AudioRenderer:
         self.req, self.order = req, order
         self.last = (bytes(request), req)
         self.mix_records = self.merged
-        self.split_infos.update(req.splitters)        # splitters keep their state until sent again
-        self.split_dests.update(req.destinations)
+        self.split_infos, self.split_dests = infos, dests
         return L.RESULT_SUCCESS, self._response(req)
 
-    def _mix_order(self, req: UpdateRequest) -> list[int]:
-        """Used mix ids, deepest first (each before its destination); a cycle or a mix whose
-        buffers overflow the renderer's refuses the request."""
+    def _mix_targets(self, m, used: dict, infos: dict, dests: dict) -> list[int]:
+        """The mixes mix ``m`` feeds: its destination mix, or its splitter's configured destinations."""
+        if m.dest_mix_id != L.UNUSED_MIX_ID:
+            return [m.dest_mix_id]
+        ids = infos.get(m.dest_splitter_id, [])
+        return [d.mix_id for d in (dests.get(i) for i in ids) if d is not None and d.used and d.mix_id in used]
+
+    def _mix_order(self, req: UpdateRequest, infos: dict, dests: dict) -> list[int]:
+        """Used mix ids, deepest first (each before every mix it feeds, directly or through a
+        splitter); a cycle, or a destination that is an unused mix, refuses the request, as does a
+        set of mixes whose buffers overflow the renderer's.  A mix that feeds nothing is a leaf."""
         # REV7+ sends only the mixes the client changed: the others keep their last records
         merged = {**self.mix_records, **{m.mix_id: m for m in req.mixes}}
         used = {mid: m for mid, m in merged.items() if m.used}
         if L.FINAL_MIX_ID not in used:
             used = {}
         depth: dict[int, int] = {}
+
+        def walk(mid: int, path: tuple[int, ...]) -> int:
+            if mid in depth:
+                return depth[mid]
+            if mid in path:
+                raise AudioError(L.RESULT_INVALID_MIX_SORTING, f"mixes {' -> '.join(map(str, path + (mid,)))} loop")
+            targets = [] if mid == L.FINAL_MIX_ID else self._mix_targets(used[mid], used, infos, dests)
+            for t in targets:
+                if t not in used:
+                    raise AudioError(L.RESULT_INVALID_MIX_SORTING, f"mix {mid} feeds mix {t}, which is not in use")
+            depth[mid] = 1 + max((walk(t, path + (mid,)) for t in targets), default=-1)
+            return depth[mid]
         for mid in used:
-            d, cur, seen = 0, mid, set()
-            while cur != L.FINAL_MIX_ID:
-                if cur in seen or cur not in used:
-                    raise AudioError(L.RESULT_INVALID_MIX_SORTING, f"mix {mid}: its destinations loop or end "
-                                     f"at unused mix {cur}")
-                seen.add(cur)
-                cur = used[cur].dest_mix_id
-                d += 1
-            depth[mid] = d
+            walk(mid, ())
         total = sum(m.buffer_count for m in used.values())
         if total > self.p.mix_buffer_count:
             raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"mixes use {total} buffers, the renderer has "
@@ -409,7 +422,12 @@ class AudioRenderer:
             e = req.effects[i]
             if e.enabled and e.mix_id == mid:
                 self.effects[i].process(self.buffers, base, e.specific)
-        if mid == L.FINAL_MIX_ID or m.dest_mix_id not in self.mixes:
+        if mid == L.FINAL_MIX_ID:
+            return
+        if m.dest_mix_id == L.UNUSED_MIX_ID:
+            self._mix_split(m, base)
+            return
+        if m.dest_mix_id not in self.mixes:
             return
         dest, dbase = self.mixes[m.dest_mix_id], self.base[m.dest_mix_id]
         cur = m.volumes[:m.buffer_count, :dest.buffer_count] * np.float32(m.volume)
@@ -419,6 +437,21 @@ class AudioRenderer:
                 if prev[s, d] != 0.0 or cur[s, d] != 0.0:
                     dsp.mix_ramp(self.buffers[dbase + d], self.buffers[base + s], float(prev[s, d]), float(cur[s, d]))
         self.mix_prev[mid] = cur.copy()
+
+    def _mix_split(self, m, base: int) -> None:
+        """A mix sent through a splitter (Ryujinx CommandGenerator): its destination k takes the
+        mix's buffer k % buffer count into each buffer b of the destination's mix at mix volume x
+        the destination's volume b (no ramp)."""
+        for k, did in enumerate(self.split_infos.get(m.dest_splitter_id, [])):
+            d = self.split_dests.get(did)
+            if d is None or not d.used or d.mix_id not in self.mixes:
+                continue
+            dest, dbase = self.mixes[d.mix_id], self.base[d.mix_id]
+            src = self.buffers[base + k % m.buffer_count]
+            for b in range(dest.buffer_count):
+                vol = float(np.float32(m.volume) * d.volumes[b])
+                if vol != 0.0:
+                    dsp.mix_ramp(self.buffers[dbase + b], src, vol, vol)
 
     def _sink(self, index: int, s) -> None:
         final = self.mixes[L.FINAL_MIX_ID]
