@@ -34,6 +34,9 @@ SETTINGS = [
             "empty: SDL's default; 'none': no sound"),
     Setting("cpu_host", "audio_latency_ms", 60, "audio queued ahead of the device at most; frames beyond it are "
             "dropped (counted) so a slow device never holds up the game", int),
+    Setting("cpu_host", "audio_clock", "auto", "what paces audio frames: 'wall' (real time, for a device), "
+            "'frames' (1/60 s of audio per presented frame: a headless WAV is the same on every run), 'auto' "
+            "(frames when writing a WAV file, else wall)"),
     Setting("cpu_host", "lift_on_miss", True, "a branch at run time to an address with no lifted code lifts the "
             "function starting there (a helper process: analysis, lifter, C compiler), loads it and goes on, and notes "
             "the address in the bundle's discovered_entries.txt for the next build (off: a fatal error); read by the "

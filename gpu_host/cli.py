@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--frames-dir", help="GPU process: write presented frames as PNG here")
         p.add_argument("--record", help="GPU process: record the command stream to this file")
         p.add_argument("--echo", action="store_true", help="also print the gathered logs on stderr")
+        p.add_argument("--audio-out", metavar="FILE", help="CPU host: write the program's sound to this WAV file "
+                                                            "instead of the audio device (cpu_host.audio_out)")
         p.set_defaults(func=_run)
 
 
@@ -79,6 +81,8 @@ def _run(a: argparse.Namespace) -> int:
     if a.record:       # the GPU processes of this run append to it (a restart goes on recording)
         Path(a.record).unlink(missing_ok=True)
     specs = bundle_specs(bundle, run_dir, a.cpu_cmd, a.frames_dir, a.record)
+    if a.audio_out:
+        specs[-1].env["NXRECOMP_CPU_HOST_AUDIO_OUT"] = str(Path(a.audio_out).resolve())
     sup = Supervisor(specs, run_dir / "run.log", echo=sys.stderr if a.echo else None)
     print(f"nxrecomp run: logs in {run_dir / 'run.log'}", file=sys.stderr)
     return sup.run(install_signals=True)

@@ -36,12 +36,16 @@ def replay_file(path: Path, out: Path, device: str = "") -> list[FrameOut]:
     dev = Device(device or settings.get("gpu_host", "device"))
     eng = Engine(dev, pools, out, keep_frames=1)
     frames: list[FrameOut] = []
+    audio: list[list] = []            # the run's sound, appended after the GPU's events (cpu_host/horizon/audio/wavfile.py)
     eng.on_frame = frames.append
     try:
         with Progress("replaying", len(events)) as prog:
             for n, ev in enumerate(events):
                 try:
-                    _apply(eng, pools, ev, frames, path, n)
+                    if ev.kind == "audio":
+                        audio.append(ev.args)
+                    else:
+                        _apply(eng, pools, ev, frames, path, n)
                 except (ObjectError, TypeError, ValueError) as e:
                     raise NxError(f"event {n} ({ev.kind}): {e}", path=str(path)) from None
                 prog.advance()
@@ -51,6 +55,9 @@ def replay_file(path: Path, out: Path, device: str = "") -> list[FrameOut]:
     tmp = out / ".frames.txt.tmp"
     tmp.write_text("".join(f"{f.frame} {f.sha256}\n" for f in frames))
     tmp.replace(out / "frames.txt")
+    if audio:
+        from cpu_host.horizon.audio.wavfile import write_events
+        write_events(audio, out / "audio.wav")
     return frames
 
 

@@ -3,8 +3,10 @@ for AArch64 with our guest SDK, packaged as an ExeFS and a RomFS), recompiles it
 through every process under the supervisor: shader service, GPU process, CPU host.  Headless
 (no display) it writes frames, and at the end a report: ``report.json`` (frames, state
 checksums, frame-time statistics with start-up apart from steady state, timings, device, GPU
-restarts, co-op events) and ``report.html`` (the same for a person, with the frame-time chart
-and the screenshots: nxrecomp/report.py)."""
+restarts, co-op events, the sound's duration, RMS and spectrum peaks) and ``report.html`` (the
+same for a person, with the frame-time chart, the screenshots and the sound to play:
+nxrecomp/report.py).  Headless, the game's sound goes to ``audio.wav`` (``--audio-out``), and a
+``--record`` recording gets it appended as audio events (``nxrecomp replay`` writes it back out)."""
 from __future__ import annotations
 
 import argparse
@@ -35,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--relay", metavar="HOST:PORT", help="play co-op through this relay (the other players appear)")
     p.add_argument("--coop-token", help="this player's join token (nxrecomp relay token --room R --player P [--host])")
     p.add_argument("--coop-password", default="", help="the room's password, if it has one")
+    p.add_argument("--audio-out", metavar="FILE",
+                   help="write the game's sound to this WAV file (default without a display: OUT/audio.wav; with "
+                        "one: the audio device, cpu_host.audio_device)")
     p.add_argument("--out", default="demo-out", help="folder for the build, bundle, frames and report (demo-out)")
     p.set_defaults(func=_demo)
 
@@ -101,6 +106,11 @@ def _demo(a: argparse.Namespace) -> int:
     specs[-1].env.update({"NXRECOMP_CPU_HOST_MAX_FRAMES": str(a.frames), "NXRECOMP_CPU_HOST_INPUT_SCRIPT": str(script),
                           "NXRECOMP_CPU_HOST_FRAME_TIMES_FILE": str(times_file),
                           "NXRECOMP_CPU_HOST_DETERMINISTIC": "1"})
+    headless = not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    wav = Path(a.audio_out).resolve() if a.audio_out else out / "audio.wav" if headless else None
+    if wav is not None:
+        wav.unlink(missing_ok=True)
+        specs[-1].env["NXRECOMP_CPU_HOST_AUDIO_OUT"] = str(wav)
     if a.relay:
         specs[-1].env.update({"NXRECOMP_CPU_HOST_RELAY": a.relay, "NXRECOMP_CPU_HOST_RELAY_TOKEN": a.coop_token,
                               "NXRECOMP_CPU_HOST_RELAY_PASSWORD": a.coop_password})
@@ -138,8 +148,15 @@ def _demo(a: argparse.Namespace) -> int:
         frame_time_chart(ms, chart, fm["startup_frames"], fm["steady"])
     else:
         chart.unlink(missing_ok=True)
+    audio = None
+    if wav is not None and wav.is_file():
+        from cpu_host.horizon.audio import wavfile
+
+        audio = wavfile.summary(wav)
+        if a.record and Path(a.record).is_file():     # the recording carries the sound too (nxrecomp replay)
+            audio["recording_events"] = wavfile.append_to_recording(a.record, wav)
     report = {
-        "exit_status": rc, "frames": len(frames), "final_state": frames[-1][1] if frames else None,
+        "exit_status": rc, "audio": audio, "frames": len(frames), "final_state": frames[-1][1] if frames else None,
         "score": frames[-1][2] if frames else None,
         "states": [s for _, s, _ in frames],
         "frame_ms": fm,
@@ -164,6 +181,9 @@ def _demo(a: argparse.Namespace) -> int:
         if st:
             print(f"frame time, {title} ({st['frames']} frames): mean {st['mean']} ms, p50 {st['p50']}, "
                   f"p95 {st['p95']}, p99 {st['p99']}, max {st['max']} ms")
+    if audio:
+        print(f"sound: {audio['duration_s']} s in {audio['file']} (RMS {audio['rms']}, peaks "
+              f"{', '.join(str(f) for f in audio['peaks_hz'])} Hz)")
     for line in other:
         print(f"  game: {line}")
     print(f"frames: {frames_dir}\nscreenshots: {shots}\nreport: {page} (and {out / 'report.json'})")

@@ -83,6 +83,25 @@ th{background:#f4f4f4}.stats td{text-align:right}.stats td:first-child{text-alig
 code{background:#f4f4f4;padding:0 3px}"""
 
 
+EMBED_AUDIO_MAX = 8 << 20       # a larger WAV is linked, not embedded
+
+
+def _sound(a: dict | None, path) -> str:
+    """The sound section: the WAV's figures and a player (the file embedded while it is small)."""
+    if not a:
+        return "<h2>Sound</h2><p>No sound file (the game played to the audio device, or made none).</p>"
+    rows = [["duration", f"{a.get('duration_s')} s ({a.get('frames')} frames at {a.get('rate')} Hz, "
+             f"{a.get('channels')} channels)"], ["RMS", a.get("rms")],
+            ["spectrum peaks", ", ".join(f"{f} Hz" for f in a.get("peaks_hz") or [])]]
+    out = "<h2>Sound</h2>" + _table(None, rows, "sound")
+    f = path(a.get("file"))
+    if f and f.is_file():
+        src = (f"data:audio/wav;base64,{base64.b64encode(f.read_bytes()).decode()}"
+               if f.stat().st_size <= EMBED_AUDIO_MAX else _e(f.name))
+        out += f'<audio controls src="{src}"></audio>'
+    return out
+
+
 def render(r: dict, base: Path) -> str:
     """The page for report dict ``r``; relative file names in it are taken from ``base``."""
     def path(p: str | None) -> Path | None:
@@ -122,6 +141,7 @@ def render(r: dict, base: Path) -> str:
         parts.append(f'<div class=shots>{figs}</div>')
     else:
         parts.append("<p>No screenshots (--screenshot-every 0, or no frame reached one).</p>")
+    parts.append(_sound(r.get("audio"), path))
     restarts = r.get("gpu_restarts") or []
     parts.append("<h2>GPU process restarts</h2>")
     parts.append(_table(["at (s)", "what"], [[e["t_s"], e["what"]] for e in restarts], "restarts")

@@ -165,8 +165,12 @@ def boot_record(ffi: cffi.FFI, image: LinkedImage, slots: dict[str, int]):
 
 
 def write_frame_times(services: Services) -> None:
-    """Milliseconds between presents, one per line, where cpu_host.frame_times_file says."""
+    """Milliseconds between presents, one per line, where cpu_host.frame_times_file says; and
+    the audio output finalised (a WAV file renamed into place)."""
     from nxrecomp import settings
+
+    if services.audio is not None:
+        services.audio.close()
 
     path = settings.get("cpu_host", "frame_times_file")
     if not path:

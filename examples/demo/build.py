@@ -1,5 +1,6 @@
 """Build the demo game: ``main`` (game/demo.c) and ``sdk`` NSOs + ``main.npdm`` (an ExeFS, as a
-user would dump one) and its RomFS (textures and shaders made by ``assets`` and ``shaders``).
+user would dump one) and its RomFS (textures and shaders made by ``assets`` and ``shaders``, sounds
+by ``sound``).
 
 ``python -m examples.demo.build OUT_DIR [--shaders spirv|sm86|sm53] [--target switch1|switch2]``
 writes ``OUT_DIR/exefs/`` and ``OUT_DIR/romfs.bin``.  ``--target`` names the console instead of the
@@ -11,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from examples.demo import assets
+from examples.demo import assets, sound
 from examples.demo.shaders.build import romfs_shaders
 from examples.horizon_hello.build_exefs import build_exefs
 from gpu_host import blocklinear
@@ -59,7 +60,7 @@ def build(out_dir: str | os.PathLike, shaders: str = "sm86", gpu: str | None = N
                         fp=True)
     romfs = out / "romfs.bin"
     tmp = out / "romfs.bin.tmp"
-    tmp.write_bytes(pack_romfs(assets.romfs_files(shader_files(shaders), gob)))
+    tmp.write_bytes(pack_romfs({**assets.romfs_files(shader_files(shaders), gob), **sound.romfs_files()}))
     os.replace(tmp, romfs)
     return exefs, romfs
 

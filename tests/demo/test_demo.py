@@ -46,7 +46,8 @@ def native_states(frames: int, tmp: Path) -> list[str]:
 def play(tmp: Path, frames: int, saves: Path, *extra: str) -> dict:
     env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(saves)}
     r = subprocess.run([sys.executable, "-m", "nxrecomp", "demo", "--frames", str(frames), "--out", str(tmp),
-                        "--screenshot-every", "60", *extra], cwd=ROOT, capture_output=True, text=True,
+                        "--screenshot-every", "60", "--audio-out", str(tmp / "audio.wav"), *extra], cwd=ROOT,
+                       capture_output=True, text=True,
                        timeout=900, env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     return json.loads((tmp / "report.json").read_text())
@@ -185,6 +186,38 @@ def test_survives_gpu_process_kills(tmp_path) -> None:
         assert (read(frames_dir / f"frame_{f:06d}.png") == read(tmp_path / "replay" / f"frame_{f:06d}.png")).all(), f
 
 
+def test_sound_of_the_demo(run120) -> None:
+    """The headless WAV (clocked by the presented frames: 800 samples each) holds the music loop
+    (examples/demo/sound.py: DSP-ADPCM at 24 kHz, voice mix volume 0.5) and the pickup effects:
+    duration, each quarter second's strongest line below 600 Hz the loop's note there, and the RMS
+    below 600 Hz (where the pickup chirp,
+    880-1760 Hz, puts almost nothing) against numpy's rendering of the synthesised loop."""
+    from examples.demo import sound
+    from cpu_host.horizon.audio.wavfile import read as read_wav
+    _tmp, _saves, report = run120
+    rate, pcm = read_wav(report["audio"]["file"])
+    assert rate == 48000 and pcm.shape[1] == 2 and np.array_equal(pcm[:, 0], pcm[:, 1])
+    assert abs(pcm.shape[0] - 120 * 800) <= 120                 # 2.0 s for 120 frames of a 60 Hz game
+    x = pcm[:, 0].astype(np.float64)
+    seg = int(rate * sound.MUSIC_SECONDS) // len(sound.NOTES_HZ)     # one note: 0.25 s
+    freqs = np.fft.rfftfreq(seg, 1 / rate)                           # 4 Hz bins
+    low = (freqs > 50) & (freqs < 600)
+    heard = [float(freqs[low][np.argmax(np.abs(np.fft.rfft(x[k * seg:(k + 1) * seg]))[low])])
+             for k in range(x.size // seg)]
+    want = [sound.NOTES_HZ[k % len(sound.NOTES_HZ)] for k in range(len(heard))]
+    assert len(heard) == 8 and all(abs(h - w) <= 2.5 for h, w in zip(heard, want)), (heard, want)   # in order
+    loop = sound.music().astype(np.float64)
+    model = np.interp(np.arange(x.size) * sound.MUSIC_RATE / rate, np.arange(loop.size * 2),
+                      np.tile(loop, 2)) * 0.5                      # 24 kHz -> 48 kHz, mix volume 0.5
+
+    def low_rms(y: np.ndarray) -> float:
+        f = np.fft.rfft(y)
+        f[np.fft.rfftfreq(y.size, 1 / rate) >= 600] = 0
+        return float(np.sqrt(np.mean(np.fft.irfft(f, y.size) ** 2)))
+    assert abs(low_rms(x) - low_rms(model)) < 0.03 * low_rms(model), (low_rms(x), low_rms(model))
+    assert report["audio"]["duration_s"] == round(pcm.shape[0] / rate, 3)
+
+
 def test_recording_replays_to_the_same_frames(tmp_path) -> None:
     """--record writes the command stream with the memory it used; nxrecomp replay renders it
     with no CPU host, frame for frame equal to what the run presented."""
@@ -197,6 +230,9 @@ def test_recording_replays_to_the_same_frames(tmp_path) -> None:
         ran = read(Path(report["frames_dir"]) / f"frame_{f:06d}.png")
         again = read(tmp_path / "replay" / f"frame_{f:06d}.png")
         assert (ran == again).all(), f"frame {f} differs in the replay"
+    # the recording carries the run's sound: the replay writes it back out, sample for sample
+    from cpu_host.horizon.audio.wavfile import read as read_wav
+    assert np.array_equal(read_wav(tmp_path / "replay" / "audio.wav")[1], read_wav(report["audio"]["file"])[1])
 
 
 def test_spirv_build_draws_the_same(tmp_path) -> None:

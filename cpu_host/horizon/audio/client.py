@@ -25,11 +25,13 @@ class Wave:
     loop_count: int = 0
     context_address: int = 0
     context_size: int = 0
+    loop_first: int = 0
+    loop_last: int = 0
 
     def pack(self) -> bytes:
         return struct.pack("<QQIIBBBxiQQII", self.address, self.size, self.start, self.end, self.loop,
                            self.end_of_stream, self.sent_to_server, self.loop_count, self.context_address,
-                           self.context_size, 0, 0)
+                           self.context_size, self.loop_first, self.loop_last)
 
 
 @dataclass
@@ -48,14 +50,18 @@ class Voice:
     state_address: int = 0          # ADPCM coefficients
     biquads: list[tuple[bool, tuple[int, int, int], tuple[int, int]]] = field(default_factory=list)
 
+    splitter_id: int = L.UNUSED_SPLITTER_ID
+    decoding_flags: int = 0
+
     def pack(self) -> bytes:
         b = bytearray(L.VOICE_IN_SIZE)
+        struct.pack_into("<H", b, 0x15C, self.decoding_flags)
         struct.pack_into("<iiBBBBIIIIff", b, 0, self.id, 0, self.is_new, True, self.play_state, self.sample_format,
                          self.sample_rate, 0, 0, len(self.channel_ids), self.pitch, self.volume)
         for i, (en, num, den) in enumerate(self.biquads[:2]):
             struct.pack_into("<Bx3h2h", b, 0x24 + i * L.BIQUAD_SIZE, en, *num, *den)
         struct.pack_into("<II4xQQiI", b, 0x3C, len(self.waves), self.wave_index, self.state_address,
-                         32 if self.state_address else 0, self.mix_id, L.UNUSED_SPLITTER_ID)
+                         32 if self.state_address else 0, self.mix_id, self.splitter_id)
         for i, w in enumerate(self.waves[:4]):
             b[0x60 + i * L.WAVEBUF_SIZE:0x60 + (i + 1) * L.WAVEBUF_SIZE] = w.pack()
         struct.pack_into("<6i", b, 0x140, *(self.channel_ids + [0] * 6)[:6])
@@ -69,11 +75,12 @@ class Mix:
     volume: float = 1.0
     dest_mix_id: int = L.UNUSED_MIX_ID
     volumes: np.ndarray | None = None       # [24][24]
+    dest_splitter_id: int = L.UNUSED_SPLITTER_ID
 
     def pack(self, rate: int) -> bytes:
         vols = np.zeros((24, 24), np.float32) if self.volumes is None else np.asarray(self.volumes, np.float32)
         return (struct.pack("<fIIBBxxiIi8x", self.volume, rate, self.buffer_count, True, True, self.mix_id, 0, 0)
-                + vols.tobytes() + struct.pack("<iI4x", self.dest_mix_id, L.UNUSED_SPLITTER_ID))
+                + vols.tobytes() + struct.pack("<iI4x", self.dest_mix_id, self.dest_splitter_id))
 
 
 def device_sink(inputs: list[int], name: str = "MainAudioOut") -> bytes:
@@ -122,6 +129,20 @@ def reverb_params(io: list[int], decay_s: float, late: float = 1.0, reverb: floa
                           q(reverb), q(out), q(dry), 1))
 
 
+def splitter_section(infos: list[tuple[int, int, list[int]]],
+                     destinations: list[tuple[int, int, list[float], bool]]) -> bytes:
+    """A splitter section: infos (id, sample rate, destination ids), destinations (id, mix id,
+    volumes, used); the layout request.parse_splitters reads, padded to 16 bytes."""
+    out = struct.pack("<III20x", 0x48444E53, len(infos), len(destinations))
+    for sid, rate, ids in infos:
+        out += struct.pack(f"<IiIi{len(ids)}i12x", 0x49444E53, sid, rate, len(ids), *ids)
+    for did, mix_id, vols, used in destinations:
+        v = np.zeros(24, np.float32)
+        v[:len(vols)] = vols
+        out += struct.pack("<Ii", 0x44444E53, did) + v.tobytes() + struct.pack("<iB3x", mix_id, used)
+    return out + bytes(-len(out) % 16)
+
+
 @dataclass
 class Update:
     """One update request for parameter block ``p``; fill voices, channels, mixes, sinks."""
@@ -132,6 +153,7 @@ class Update:
     sinks: list[bytes] = field(default_factory=list)
     effects: list[bytes] = field(default_factory=list)
     pools: list[tuple[int, int, int]] = field(default_factory=list)  # address, size, state
+    splitters: bytes = b""                                           # a splitter_section(), or none
 
     def pack(self) -> bytes:
         p = self.p
@@ -150,9 +172,15 @@ class Update:
         for vid, v in self.voices.items():
             voices[vid * L.VOICE_IN_SIZE:(vid + 1) * L.VOICE_IN_SIZE] = v.pack()
         effs = b"".join(self.effects).ljust(sz["effects"], b"\0")
-        mixes = b"".join(m.pack(p.sample_rate) for m in self.mixes).ljust(sz["mixes"], b"\0")
+        if (L.revision_number(p.revision) or 1) >= L.REV_MIX_DIRTY_ONLY:    # REV7+: a header, the mixes sent
+            mixes = struct.pack("<II24x", 0, len(self.mixes)) + b"".join(m.pack(p.sample_rate) for m in self.mixes)
+            sz["mixes"] = len(mixes)
+        else:
+            mixes = b"".join(m.pack(p.sample_rate) for m in self.mixes).ljust(sz["mixes"], b"\0")
         sinks = b"".join(self.sinks).ljust(sz["sinks"], b"\0")
         perf = bytes(L.PERF_IN_SIZE)
-        body = beh + pools + bytes(chans) + bytes(voices) + effs + mixes + sinks + perf
+        body = beh + pools + bytes(chans) + bytes(voices) + effs + self.splitters + mixes + sinks + perf
         sizes = [sz[k] for k in L.SECTIONS]
-        return L.HEADER.pack(p.revision, *sizes, L.HEADER_SIZE + len(body)) + body
+        head = bytearray(L.HEADER.pack(p.revision, *sizes, L.HEADER_SIZE + len(body)))
+        struct.pack_into("<I", head, L.HEADER_SPLITTER, len(self.splitters))
+        return bytes(head) + body

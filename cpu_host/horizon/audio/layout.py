@@ -5,6 +5,8 @@ order of the request and response, the header, memory pool, channel resource, vo
 sink records, ``AUDREN_*`` constants), Ryujinx ``Ryujinx.Audio/Renderer/Parameter/*.cs`` (packed
 sizes: voice 0x170, wave buffer 0x38, effect 0xC0 with 0xA0 bytes of type-specific data, mix
 0x930, sink 0x140; the delay and biquad effect parameters; the effect type numbers),
+Ryujinx ``Ryujinx.Audio/Renderer/Server/BehaviourContext.cs`` and ``StateUpdater.cs`` (what each
+revision changes in the buffers, the response header's RenderInfoSize field),
 Ryujinx ``Ryujinx.Audio/Renderer/ResultCode.cs`` and ``Ryujinx.HLE/.../Audio/ResultCode.cs`` (audio
 result codes, module 153), switchbrew "Audio services" (PCM format numbers).
 """
@@ -73,6 +75,14 @@ WAVEBUF_SIZE = 0x38
 BIQUAD_SIZE = 0xC               # enable u8, pad, numerator s16[3], denominator s16[2] (Q14)
 EFFECT_IN_SIZE = 0xC0
 EFFECT_OUT_SIZE = 0x10
+EFFECT_OUT_V2_SIZE = 0x90       # REV9+: state, reserved, 0x80 bytes of result state (Ryujinx EffectOutStatusVersion2)
+MIX_DIRTY_HEADER_SIZE = 0x20    # REV7+: magic, mix count, 24 reserved, then only the mixes sent (MixInParameterDirtyOnlyUpdate)
+RENDER_INFO_OUT_SIZE = 0x10     # REV5+: elapsed frame count u64, reserved (RendererInfoOutStatus), after the behaviour
+HEADER_RENDER_INFO = 0x28       # where the response header gives its size (UpdateDataHeader.RenderInfoSize)
+HEADER_SPLITTER = 0x24          # the request's splitter section size (yuzu: size.splitter; Ryujinx: Unknown24)
+
+# Revisions that change the layouts (Ryujinx BehaviourContext: REV5 6.0.0, REV7 8.0.0, REV9 12.0.0).
+REV_RENDER_INFO, REV_MIX_DIRTY_ONLY, REV_EFFECT_V2 = 5, 7, 9
 MIX_IN_SIZE = 0x930
 SINK_IN_SIZE = 0x140
 SINK_OUT_SIZE = 0x20

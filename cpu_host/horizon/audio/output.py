@@ -11,10 +11,12 @@
 - ``SdlSink``: an SDL3 audio stream (pysdl3 over the SDL3 gpu_host/sdl3_build.py builds).  A
   write never blocks: when more than ``latency_ms`` of audio is already queued the frame is
   dropped and counted, so a slow or missing device never holds up the game's timing; a write
-  that finds the device's queue empty after playback started counts an underrun.  The first
-  write queues half the latency of silence ahead, room for the device's and our jitter.
+  that finds the device's queue empty after playback started counts an underrun.  Its queue
+  level (``queued_frames``) paces the process's audio clock (host.py): it keeps half the
+  latency queued, room for the device's pulls and our jitter.
 - ``open_output(settings)``: the sink the settings ask for (``cpu_host.audio_out`` WAV file,
   ``cpu_host.audio_device``, ``cpu_host.audio_latency_ms``).
+``host.py`` mixes every renderer and audio out of the process into one of these sinks.
 """
 from __future__ import annotations
 
@@ -44,6 +46,10 @@ class Sink:
 
     def write(self, pcm: np.ndarray) -> None:
         raise NotImplementedError
+
+    def queued_frames(self) -> int | None:
+        """Sample frames waiting for a device (None: no device, nothing to pace by)."""
+        return None
 
     def close(self) -> None:
         pass
@@ -131,11 +137,17 @@ class SdlSink(Sink):
     def queued_bytes(self) -> int:
         return int(self.sdl.SDL_GetAudioStreamQueued(self.stream))
 
+    def queued_frames(self) -> int | None:
+        return self.queued_bytes() // (2 * self.channels)
+
+    @property
+    def target_frames(self) -> int:
+        """What the clock keeps queued: half the latency bound (room for the device's pulls and
+        our jitter, and the other half before frames are dropped)."""
+        return self.max_bytes // 2 // (2 * self.channels)
+
     def write(self, pcm: np.ndarray) -> None:
         data = np.ascontiguousarray(pcm, "<i2").tobytes()
-        if not self.started:                 # half the latency of silence first: room for jitter
-            pad = bytes(self.max_bytes // 2 // (2 * self.channels) * 2 * self.channels)
-            self.sdl.SDL_PutAudioStreamData(self.stream, pad, len(pad))
         queued = self.queued_bytes()
         if self.started and queued == 0:
             self.stats.underruns += 1
@@ -204,7 +216,7 @@ class OutBuffer:
 class AudioOut:
     """One IAudioOut: a queue of appended buffers played in order into ``sink``."""
 
-    def __init__(self, sink: Sink, channels: int = 2, rate: int = 48000) -> None:
+    def __init__(self, sink: Sink | None, channels: int = 2, rate: int = 48000) -> None:
         self.sink, self.channels, self.rate = sink, channels, rate
         self.queue: deque[OutBuffer] = deque()
         self.released: deque[int] = deque()
@@ -250,8 +262,9 @@ class AudioOut:
             self.event = False
         return out
 
-    def pump(self, frames: int) -> None:
-        """Play ``frames`` sample frames: queued buffers in order, silence after them."""
+    def pump(self, frames: int) -> np.ndarray:
+        """Play ``frames`` sample frames: queued buffers in order, silence after them; the
+        frames go to the sink (if any) and are returned."""
         out = np.zeros((frames, self.channels), np.int16)
         at = 0
         while self.started and self.queue and at < frames:
@@ -265,4 +278,6 @@ class AudioOut:
                 self.queue.popleft()
                 self.released.append(b.tag)
                 self.event = True
-        self.sink.write(out)
+        if self.sink is not None:
+            self.sink.write(out)
+        return out

@@ -2,7 +2,10 @@
 
 Contract: ``AudioRenderer(param_bytes, memory, sinks)``; ``update(request) -> (result, response)``
 answers a RequestUpdate (the response layout: libnx audren.h 'Output buffer layout');
-``render_frame()`` renders ``sample_count`` samples at ``sample_rate`` (240 at 48 kHz: 5 ms, as
+The layouts follow the renderer's revision (the parameter block's REVn): REV5+ adds the
+renderer info to the response (elapsed frames), REV7+ mix sections carry only the changed mixes
+behind a 0x20-byte header, REV9+ effect results are 0x90 bytes (Ryujinx BehaviourContext /
+StateUpdater).  ``render_frame()`` renders ``sample_count`` samples at ``sample_rate`` (240 at 48 kHz: 5 ms, as
 Horizon's renderer ticks at 200 Hz) and hands each device sink's interleaved PCM16 to the
 ``sinks`` callable.  ``memory`` reads (and, for circular-buffer sinks, writes) guest memory.
 
@@ -10,10 +13,11 @@ The pipeline per voice: wave buffers (PCM16 interleaved, PCM float, DSP-ADPCM) -
 sample-rate conversion to the renderer rate with pitch (C, linear interpolation: Horizon uses a
 4-tap polyphase filter; ours is within the tolerance documented in tests/audio) -> the two
 biquads (Q14) -> voice volume ramp -> per channel, mix-volume ramps into the destination mix's
-buffers.  Mixes are processed deepest first (submix -> ... -> final mix), effects of a mix run
-in processing order before it is routed on.  Volumes ramp linearly from last frame's value to
-this frame's across the frame.  Splitters and performance metrics are not implemented (the
-performance section is answered with 0 bytes written).
+buffers (or, for a voice sent through a splitter, into each of its channel's destinations).
+Mixes are processed deepest first (submix -> ... -> final mix), effects of a mix run in
+processing order before it is routed on.  Volumes ramp linearly from last frame's value to this
+frame's across the frame; a mix may feed its destination mix or a splitter's.  Performance
+metrics are not implemented (the performance section is answered with 0 bytes written).
 """
 from __future__ import annotations
 
@@ -26,10 +30,11 @@ import numpy as np
 
 from cpu_host.horizon.audio import dsp, effects
 from cpu_host.horizon.audio import layout as L
-from cpu_host.horizon.audio.request import (AudioError, RendererParameter, UpdateRequest, VoiceIn, WaveBuffer,
-                                            parse_parameter, parse_update)
+from cpu_host.horizon.audio.request import (AudioError, MixIn, RendererParameter, UpdateRequest, VoiceIn,
+                                            WaveBuffer, parse_parameter, parse_update)
 
 log = logging.getLogger("cpu_host.audio")
+DECODE_RESET_PLAYED_ON_LOOP, DECODE_SKIP_SRC = 1, 2     # REV5 voice decoding flags (Ryujinx DecodingBehaviour)
 
 
 class GuestMemory(Protocol):
@@ -85,7 +90,9 @@ class VoiceState:
     volume: float | None = None                              # last frame's volume (ramp start)
     mix_volumes: dict[int, np.ndarray] = field(default_factory=dict)
     biquad_states: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 4), np.float32))
-    plan: tuple | None = None        # (request, coefficient/row/volume arrays and their C pointers)
+    plan: tuple | None = None        # (records it was made from, coefficient/row/volume arrays and C pointers)
+    bq_p: object = None              # C pointer to biquad_states
+    split_prev: dict = field(default_factory=dict)   # (channel, destination index) -> last frame's volumes
 
 
 class AudioRenderer:
@@ -102,6 +109,12 @@ class AudioRenderer:
         self.pool_states = [L.POOL_NEW] * self.p.mempool_count
         self.pools: list[tuple[int, int]] = []
         self.req: UpdateRequest | None = None
+        self.last: tuple[bytes, UpdateRequest] | None = None     # the last accepted request: records reused
+        self.mix_records: dict = {}          # mix id -> its last record (REV7+ updates send only changed mixes)
+        self.split_infos: dict[int, list[int]] = {}      # splitter id -> destination ids
+        self.split_dests: dict = {}                      # destination id -> DestinationIn
+        self.revision = L.revision_number(self.p.revision) or 1
+        self.ffi, self.lib = dsp.lib()
         self.effects: dict[int, effects.Effect] = {}
         self.mix_prev: dict[int, np.ndarray] = {}
         self.sink_written = [0] * self.p.sink_count
@@ -112,37 +125,57 @@ class AudioRenderer:
         """(result, response): result 0 and the response buffer, or Horizon's result code and
         an empty response for a request the renderer refuses (nothing is applied then)."""
         try:
-            req = parse_update(request, self.p)
-            order = self._mix_order(req)
+            req = parse_update(request, self.p, self.last)
+            # splitters keep their state until sent again
+            infos, dests = {**self.split_infos, **req.splitters}, {**self.split_dests, **req.destinations}
+            order = self._mix_order(req, infos, dests)
         except AudioError as e:
             log.warning("%s", e)
             return e.result, b""
         self._apply(req)
         self.req, self.order = req, order
+        self.last = (bytes(request), req)
+        self.mix_records = self.merged
+        self.split_infos, self.split_dests = infos, dests
         return L.RESULT_SUCCESS, self._response(req)
 
-    def _mix_order(self, req: UpdateRequest) -> list[int]:
-        """Used mix ids, deepest first (each before its destination); a cycle or a mix whose
-        buffers overflow the renderer's refuses the request."""
-        used = {m.mix_id: m for m in req.mixes if m.used}
+    def _mix_targets(self, m, used: dict, infos: dict, dests: dict) -> list[int]:
+        """The mixes mix ``m`` feeds: its destination mix, or its splitter's configured destinations."""
+        if m.dest_mix_id != L.UNUSED_MIX_ID:
+            return [m.dest_mix_id]
+        ids = infos.get(m.dest_splitter_id, [])
+        return [d.mix_id for d in (dests.get(i) for i in ids) if d is not None and d.used and d.mix_id in used]
+
+    def _mix_order(self, req: UpdateRequest, infos: dict, dests: dict) -> list[int]:
+        """Used mix ids, deepest first (each before every mix it feeds, directly or through a
+        splitter); a cycle, or a destination that is an unused mix, refuses the request, as does a
+        set of mixes whose buffers overflow the renderer's.  A mix that feeds nothing is a leaf."""
+        # REV7+ sends only the mixes the client changed: the others keep their last records
+        merged = {**self.mix_records, **{m.mix_id: m for m in req.mixes}}
+        used = {mid: m for mid, m in merged.items() if m.used}
         if L.FINAL_MIX_ID not in used:
             used = {}
         depth: dict[int, int] = {}
+
+        def walk(mid: int, path: tuple[int, ...]) -> int:
+            if mid in depth:
+                return depth[mid]
+            if mid in path:
+                raise AudioError(L.RESULT_INVALID_MIX_SORTING, f"mixes {' -> '.join(map(str, path + (mid,)))} loop")
+            targets = [] if mid == L.FINAL_MIX_ID else self._mix_targets(used[mid], used, infos, dests)
+            for t in targets:
+                if t not in used:
+                    raise AudioError(L.RESULT_INVALID_MIX_SORTING, f"mix {mid} feeds mix {t}, which is not in use")
+            depth[mid] = 1 + max((walk(t, path + (mid,)) for t in targets), default=-1)
+            return depth[mid]
         for mid in used:
-            d, cur, seen = 0, mid, set()
-            while cur != L.FINAL_MIX_ID:
-                if cur in seen or cur not in used:
-                    raise AudioError(L.RESULT_INVALID_MIX_SORTING, f"mix {mid}: its destinations loop or end "
-                                     f"at unused mix {cur}")
-                seen.add(cur)
-                cur = used[cur].dest_mix_id
-                d += 1
-            depth[mid] = d
+            walk(mid, ())
         total = sum(m.buffer_count for m in used.values())
         if total > self.p.mix_buffer_count:
             raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"mixes use {total} buffers, the renderer has "
                              f"{self.p.mix_buffer_count}")
-        self.mixes = used
+        self.mixes, self.merged = used, merged
+        self.layout = tuple(merged[k] for k in sorted(merged))   # plans made for these records hold while reused
         self.base, o = {}, 0
         for mid in sorted(used):
             self.base[mid] = o
@@ -202,14 +235,19 @@ class AudioRenderer:
         pools = b"".join(struct.pack("<I12x", s) for s in self.pool_states)
         voices = b"".join(struct.pack("<QII", self.voices[i].played, self.voices[i].consumed, 0)
                           for i in range(p.voice_count))
-        effs = b"".join(struct.pack("<B15x", 3 if (e.type != L.EFFECT_INVALID and e.enabled) else 4)
+        effect_out = L.EFFECT_OUT_V2_SIZE if self.revision >= L.REV_EFFECT_V2 else L.EFFECT_OUT_SIZE
+        effs = b"".join(struct.pack("<B", 3 if (e.type != L.EFFECT_INVALID and e.enabled) else 4).ljust(effect_out,
+                                                                                                          b"\0")
                         for e in req.effects)
         sinks = b"".join(struct.pack("<I28x", w) for w in self.sink_written)
         perf = struct.pack("<I12x", 0)
         behaviour = bytes(L.BEHAVIOUR_OUT_SIZE)
+        info = struct.pack("<Q8x", self.frames) if self.revision >= L.REV_RENDER_INFO else b""
         sizes = [len(behaviour), len(pools), len(voices), 0, len(effs), 0, len(sinks), len(perf)]
-        total = L.HEADER_SIZE + sum(sizes)
-        return L.HEADER.pack(req.revision, *sizes, total) + pools + voices + effs + sinks + perf + behaviour
+        total = L.HEADER_SIZE + sum(sizes) + len(info)
+        head = bytearray(L.HEADER.pack(req.revision, *sizes, total))
+        struct.pack_into("<I", head, L.HEADER_RENDER_INFO, len(info))
+        return bytes(head) + pools + voices + effs + sinks + perf + behaviour + info
 
     # ---- render -------------------------------------------------------------------------
     def render_frame(self) -> None:
@@ -217,7 +255,8 @@ class AudioRenderer:
         req = self.req
         if req is not None and self.mixes:
             for v in req.voices:
-                if v.used and v.play_state == L.PLAY_STARTED and v.mix_id in self.mixes:
+                if v.used and v.play_state == L.PLAY_STARTED and (v.mix_id in self.mixes or
+                                                                  v.splitter_id in self.split_infos):
                     self._voice(v, req)
             for mid in self.order:
                 self._mix(mid, req)
@@ -229,26 +268,34 @@ class AudioRenderer:
     def _source(self, st: VoiceState, v: VoiceIn, need: int) -> np.ndarray:
         """``need`` decoded source frames (channels x need), zero-padded when the voice runs dry."""
         out = np.zeros((v.channel_count, need), np.float32)
-        got, guard = 0, 0
+        got, guard, reset_at = 0, 0, None
+        reset_on_loop = self.revision >= 5 and v.decoding_flags & DECODE_RESET_PLAYED_ON_LOOP
         while got < need and guard < 64:
             guard += 1
             slot = st.slots[st.index]
             if slot is None:
                 break
-            take = min(need - got, slot.wb.end - slot.offset)
+            wb = slot.wb
+            end = wb.loop_last if slot.loops and self.revision >= 8 and wb.loop_first < wb.loop_last else wb.end
+            take = max(0, min(need - got, end - slot.offset))
             chunk = self._decode(st, v, slot, take)
             k = chunk.shape[1]
             out[:, got:got + k] = chunk
             got += k
             slot.offset += k
-            if k < take or slot.offset >= slot.wb.end:
-                if slot.wb.loop and (slot.wb.loop_count <= 0 or slot.loops + 1 < slot.wb.loop_count) and k > 0:
+            if k < take or slot.offset >= end:
+                # before REV8 a looping buffer loops for ever; from REV8 its loop count says how many
+                # passes follow the first (-1: for ever), and later passes may have their own bounds
+                again = wb.loop and k > 0 and (self.revision < 8 or wb.loop_count < 0 or slot.loops < wb.loop_count)
+                if again:
                     slot.loops += 1
-                    slot.offset = slot.wb.start
+                    if reset_on_loop:
+                        reset_at = got
+                    slot.offset = wb.loop_first if self.revision >= 8 and wb.loop_first < wb.loop_last else wb.start
                     self._adpcm_context(st, v, slot)
                 else:
                     self._finish(st)
-        st.played += got
+        st.played = st.played + got if reset_at is None else got - reset_at
         return out
 
     def _finish(self, st: VoiceState) -> None:
@@ -293,36 +340,70 @@ class AudioRenderer:
 
     def _voice(self, v: VoiceIn, req: UpdateRequest) -> None:
         st = self.voices[v.id]
-        ratio = (v.sample_rate or self.p.sample_rate) * v.pitch / self.p.sample_rate
+        flags = v.decoding_flags if self.revision >= 5 else 0
+        ratio = 1.0 if flags & DECODE_SKIP_SRC else (v.sample_rate or self.p.sample_rate) * v.pitch / self.p.sample_rate
         n = self.n
         if ratio <= 0:
             return
         length, used = dsp.resample_span(st.frac, ratio, n)
         have = st.pending.shape[1]
         src = self._source(st, v, max(0, length - have))
-        hist = np.concatenate((st.pending[:v.channel_count], src), axis=1)
+        ch = v.channel_count
+        if st.pending.shape[0] < ch:           # the voice's channel count grew: no history for the new ones
+            st.pending = np.zeros((L.CHANNEL_COUNT_MAX, st.pending.shape[1]), np.float32)
+        hist = np.concatenate((st.pending[:ch], src), axis=1)
+        width = hist.shape[1]
         vol0 = v.volume if st.volume is None else st.volume
-        if st.plan is None or st.plan[0] is not req:
-            st.plan = self._plan(v, req)
+        # the plan holds for as long as the records it was made from (reused while unchanged)
+        key = (v, *self.layout, *(req.channels[v.channel_ids[c]] for c in range(ch)))
+        if st.plan is None or len(st.plan[0]) != len(key) or any(a is not b for a, b in zip(st.plan[0], key)):
+            st.plan = (key, *self._plan(v, req))
         _, nbq, coefs_p, rows_p, ndst, curs = st.plan
-        ffi, lib = dsp.lib()
-        for c in range(v.channel_count):
+        if st.bq_p is None:
+            st.bq_p = self.ffi.from_buffer("float[]", st.biquad_states)
+        hist_p = self.ffi.from_buffer("float[]", hist)
+        routes = self._splitter_routes(v) if ndst == 0 else None
+        for c in range(ch):
             cur, cur_p = curs[c]
             prev_p = st.mix_volumes.get(c, (cur, cur_p))[1]
-            lib.nx_voice_channel(dsp.ptr("float *", hist[c]), hist.shape[1], st.frac, ratio, n, nbq, coefs_p,
-                                 dsp.ptr("float *", st.biquad_states[c]), vol0, v.volume, self.buffers_p, ndst,
-                                 rows_p, prev_p, cur_p, self.tmp_p)
+            self.lib.nx_voice_channel(hist_p + c * width, width, st.frac, ratio, n, nbq, coefs_p, st.bq_p + 4 * c,
+                                      vol0, v.volume, self.buffers_p, ndst, rows_p, prev_p, cur_p, self.tmp_p)
             st.mix_volumes[c] = curs[c]
-        tail = hist[:, used:]
-        st.pending = np.zeros((L.CHANNEL_COUNT_MAX, tail.shape[1]), np.float32)
-        st.pending[:v.channel_count] = tail
+            if routes:                 # through a splitter: tmp holds the channel, mixed into each destination
+                self._split(st, c, routes[c])
+        st.pending = hist[:, used:]
         st.frac = st.frac + n * ratio - used
         st.volume = v.volume
 
+    def _splitter_routes(self, v: VoiceIn) -> list[list[tuple[int, object]]] | None:
+        """Per channel of a voice sent through a splitter: (destination index, record) of its
+        destinations — channel c takes the splitter's destinations c, c + channels, ... (Ryujinx
+        CommandGenerator), the used ones whose mix is in use."""
+        ids = self.split_infos.get(v.splitter_id)
+        if v.mix_id != L.UNUSED_MIX_ID or ids is None:
+            return None
+        out = []
+        for c in range(v.channel_count):
+            dests = [(k, self.split_dests.get(ids[k])) for k in range(c, len(ids), v.channel_count)]
+            out.append([(k, d) for k, d in dests if d is not None and d.used and d.mix_id in self.mixes])
+        return out
+
+    def _split(self, st: VoiceState, c: int, dests: list) -> None:
+        for k, d in dests:
+            m, base = self.mixes[d.mix_id], self.base[d.mix_id]
+            prev = st.split_prev.get((c, k), d.volumes)
+            for b in range(m.buffer_count):
+                if prev[b] != 0.0 or d.volumes[b] != 0.0:
+                    dsp.mix_ramp(self.buffers[base + b], self.tmp, float(prev[b]), float(d.volumes[b]))
+            st.split_prev[(c, k)] = d.volumes
+
     def _plan(self, v: VoiceIn, req: UpdateRequest) -> tuple:
-        """What a voice's frames need from this request, as arrays with C pointers made once."""
-        dest = self.mixes[v.mix_id]
-        base = self.base[v.mix_id]
+        """What a voice's frames need from this request, as arrays with C pointers made once (no
+        destination rows for a voice sent through a splitter)."""
+        if v.mix_id not in self.mixes:
+            dest, base = MixIn(1.0, 0, 0, True, v.mix_id, 0, np.zeros((24, 24), np.float32), 0, 0), 0
+        else:
+            dest, base = self.mixes[v.mix_id], self.base[v.mix_id]
         bqs = [bq for bq in v.biquads if bq.enabled]
         coefs = (np.array([[*bq.num, *bq.den] for bq in bqs], np.float32).reshape(-1) * np.float32(L.Q14)
                  if bqs else np.zeros(1, np.float32))
@@ -332,7 +413,7 @@ class AudioRenderer:
             cur = np.ascontiguousarray(req.channels[v.channel_ids[c]].volumes[:dest.buffer_count], np.float32)
             curs.append((cur, dsp.ptr("float *", cur)))
         # cffi's from_buffer keeps each array alive as long as its pointer
-        return (req, len(bqs), dsp.ptr("float *", coefs), dsp.ptr("int *", rows), len(rows), curs)
+        return (len(bqs), dsp.ptr("float *", coefs), dsp.ptr("int *", rows), len(rows), curs)
 
     def _mix(self, mid: int, req: UpdateRequest) -> None:
         m = self.mixes[mid]
@@ -341,7 +422,12 @@ class AudioRenderer:
             e = req.effects[i]
             if e.enabled and e.mix_id == mid:
                 self.effects[i].process(self.buffers, base, e.specific)
-        if mid == L.FINAL_MIX_ID or m.dest_mix_id not in self.mixes:
+        if mid == L.FINAL_MIX_ID:
+            return
+        if m.dest_mix_id == L.UNUSED_MIX_ID:
+            self._mix_split(m, base)
+            return
+        if m.dest_mix_id not in self.mixes:
             return
         dest, dbase = self.mixes[m.dest_mix_id], self.base[m.dest_mix_id]
         cur = m.volumes[:m.buffer_count, :dest.buffer_count] * np.float32(m.volume)
@@ -351,6 +437,21 @@ class AudioRenderer:
                 if prev[s, d] != 0.0 or cur[s, d] != 0.0:
                     dsp.mix_ramp(self.buffers[dbase + d], self.buffers[base + s], float(prev[s, d]), float(cur[s, d]))
         self.mix_prev[mid] = cur.copy()
+
+    def _mix_split(self, m, base: int) -> None:
+        """A mix sent through a splitter (Ryujinx CommandGenerator): its destination k takes the
+        mix's buffer k % buffer count into each buffer b of the destination's mix at mix volume x
+        the destination's volume b (no ramp)."""
+        for k, did in enumerate(self.split_infos.get(m.dest_splitter_id, [])):
+            d = self.split_dests.get(did)
+            if d is None or not d.used or d.mix_id not in self.mixes:
+                continue
+            dest, dbase = self.mixes[d.mix_id], self.base[d.mix_id]
+            src = self.buffers[base + k % m.buffer_count]
+            for b in range(dest.buffer_count):
+                vol = float(np.float32(m.volume) * d.volumes[b])
+                if vol != 0.0:
+                    dsp.mix_ramp(self.buffers[dbase + b], src, vol, vol)
 
     def _sink(self, index: int, s) -> None:
         final = self.mixes[L.FINAL_MIX_ID]

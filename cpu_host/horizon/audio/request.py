@@ -135,6 +135,8 @@ class WaveBuffer:
     loop_count: int
     context_address: int
     context_size: int
+    loop_first: int = 0          # REV8+: where later passes start and end (0: the buffer's own)
+    loop_last: int = 0
 
 
 @dataclass
@@ -161,6 +163,7 @@ class VoiceIn:
     wave_buffers: list[WaveBuffer]
     channel_ids: list[int]
     flush_count: int
+    decoding_flags: int = 0      # REV5+: 1 played count restarts at each loop, 2 no pitch nor SRC
 
 
 @dataclass
@@ -214,10 +217,70 @@ class UpdateRequest:
     mixes: list[MixIn]
     sinks: list[SinkIn]
     performance_target: int
+    splitters: dict[int, list[int]] = field(default_factory=dict)         # id -> destination ids, in order
+    destinations: dict[int, "DestinationIn"] = field(default_factory=dict)
+
+
+@dataclass
+class DestinationIn:
+    """A splitter destination (REV2..11 layout, 0x70 bytes): where a voice channel goes."""
+    mix_id: int
+    volumes: np.ndarray          # float32[24]: to the destination mix's buffers
+    used: bool
+
+
+SPLITTER_HEADER, SPLITTER_INFO, SPLITTER_DEST = 0x48444E53, 0x49444E53, 0x44444E53   # "SNDH" "SNDI" "SNDD"
+
+
+def parse_splitters(d: bytes, off: int, size: int, p: RendererParameter) -> tuple[dict, dict]:
+    """The splitter section (Ryujinx SplitterContext.Update / SplitterState.Update): a header
+    (magic "SNDH", info count, destination count, 20 reserved bytes), then each info (magic "SNDI",
+    id, sample rate, destination count, that many destination ids, 12 unused bytes), then each
+    destination (magic "SNDD", id, 24 f32 volumes, mix id, used u8, 3 reserved).  A record with
+    another magic ends its list, as on the console; ids out of range are skipped; the walk never
+    leaves the section (a list that would is InvalidUpdateInfo)."""
+    end = off + size
+    infos: dict[int, list[int]] = {}
+    dests: dict[int, DestinationIn] = {}
+    if size == 0:
+        return infos, dests
+
+    def need(at: int, n: int, what: str) -> None:
+        if at + n > end:
+            raise _bad(f"splitter section: {what} at {at:#x} runs past the section's end {end:#x}", at)
+    need(off, 0x20, "the header")
+    magic, ninfo, ndest = struct.unpack_from("<III", d, off)
+    if magic != SPLITTER_HEADER:
+        raise _bad(f"splitter section: header magic {magic:#010x} is not SNDH", off)
+    at = off + 0x20
+    for _ in range(ninfo):
+        need(at, 0x10, "an info record")
+        magic, sid, _rate, count = struct.unpack_from("<IiIi", d, at)
+        if magic != SPLITTER_INFO:
+            break
+        if not 0 <= count <= max(p.splitter_destination_count, 0):
+            raise _bad(f"splitter {sid}: {count} destinations, the renderer has {p.splitter_destination_count}", at + 12)
+        need(at, 0x10 + 4 * count + 0xC, "an info record's destination ids")
+        ids = list(struct.unpack_from(f"<{count}i", d, at + 0x10))
+        if 0 <= sid < p.splitter_count:
+            infos[sid] = ids
+        at += 0x10 + 4 * count + 0xC
+    for _ in range(ndest):
+        need(at, 0x70, "a destination record")
+        magic, did = struct.unpack_from("<Ii", d, at)
+        if magic != SPLITTER_DEST:
+            break
+        vols = np.frombuffer(d, np.float32, 24, at + 8).copy()
+        mix_id, used = struct.unpack_from("<iB", d, at + 0x68)
+        if 0 <= did < p.splitter_destination_count and np.isfinite(vols).all():
+            dests[did] = DestinationIn(mix_id, vols, bool(used))
+        at += 0x70
+    return infos, dests
 
 
 def expected_sizes(p: RendererParameter) -> dict[str, int]:
-    """Section sizes a request for parameter block ``p`` carries (no splitters)."""
+    """Section sizes a request for parameter block ``p`` carries (no splitters; before REV7, when every
+    mix is sent)."""
     return {"behaviour": L.BEHAVIOUR_IN_SIZE, "memory_pools": p.mempool_count * L.MEMPOOL_IN_SIZE,
             "voices": p.voice_count * L.VOICE_IN_SIZE, "channels": p.voice_count * L.CHANNEL_IN_SIZE,
             "effects": p.effect_count * L.EFFECT_IN_SIZE, "mixes": p.mix_count * L.MIX_IN_SIZE,
@@ -232,6 +295,15 @@ _MIX_HEAD = struct.Struct("<fIIBBxxiIi8x")
 _SINK_HEAD = struct.Struct("<BBxxi24x")
 
 
+def _channel(d: bytes, o: int, p: RendererParameter, i: int) -> ChannelIn:
+    cid = struct.unpack_from("<i", d, o)[0]
+    vols = np.frombuffer(d, np.float32, 24, o + 4).copy()
+    ch = ChannelIn(cid, vols, bool(d[o + 0x64]))
+    if ch.used and (not 0 <= cid < p.voice_count or not np.isfinite(vols).all()):
+        raise _bad(f"channels[{i}]: id {cid} out of range or volume not finite", o)
+    return ch
+
+
 def _voice(d: bytes, off: int, p: RendererParameter, i: int) -> VoiceIn:
     (vid, node, is_new, used, state, fmt, rate, prio, order, chans, pitch, vol) = _VOICE_HEAD.unpack_from(d, off)
     biquads = []
@@ -239,12 +311,13 @@ def _voice(d: bytes, off: int, p: RendererParameter, i: int) -> VoiceIn:
         en, n0, n1, n2, d0, d1 = struct.unpack_from("<Bx3h2h", d, off + 0x24 + b * L.BIQUAD_SIZE)
         biquads.append(Biquad(bool(en), (n0, n1, n2), (d0, d1)))
     wb_count, wb_index, st_addr, st_size, mix_id, splitter = _VOICE_MID.unpack_from(d, off + 0x3C)
-    wbs = [WaveBuffer(*(vals[:4]), *(bool(v) for v in vals[4:7]), *vals[7:10])
+    wbs = [WaveBuffer(*(vals[:4]), *(bool(v) for v in vals[4:7]), *vals[7:12])
            for vals in (_WAVEBUF.unpack_from(d, off + 0x60 + w * L.WAVEBUF_SIZE) for w in range(4))]
     ids = list(struct.unpack_from("<6i", d, off + 0x140))
     flush = d[off + 0x159]
+    decoding = struct.unpack_from("<H", d, off + 0x15C)[0]       # REV5+ (Ryujinx VoiceInParameter)
     v = VoiceIn(vid, node, bool(is_new), bool(used), state, fmt, rate, prio, order, chans, pitch, vol, biquads,
-                wb_count, wb_index, st_addr, st_size, mix_id, splitter, wbs, ids, flush)
+                wb_count, wb_index, st_addr, st_size, mix_id, splitter, wbs, ids, flush, decoding)
     if not v.used:
         return v
     where = f"voices[{i}]"
@@ -284,8 +357,10 @@ def _effect(d: bytes, off: int, p: RendererParameter, i: int) -> EffectIn:
     return e
 
 
-def _mix(d: bytes, off: int, p: RendererParameter, i: int) -> MixIn:
+def _mix(d: bytes, off: int, p: RendererParameter, i: int, index_id: int | None = None) -> MixIn:
     vol, rate, bufs, used, _dirty, mix_id, _effects, node = _MIX_HEAD.unpack_from(d, off)
+    if index_id is not None:
+        mix_id = index_id
     vols = np.frombuffer(d, np.float32, 24 * 24, off + 0x24).reshape(24, 24).copy()
     dest, splitter = struct.unpack_from("<iI", d, off + 0x924)
     m = MixIn(vol, rate, bufs, bool(used), mix_id, node, vols, dest, splitter)
@@ -299,6 +374,12 @@ def _mix(d: bytes, off: int, p: RendererParameter, i: int) -> MixIn:
         raise _bad(f"mixes[{i}].dest_mix_id {dest} out of range", off + 0x924)
     if not (np.isfinite(vol) and np.isfinite(vols).all()):
         raise _bad(f"mixes[{i}]: volume not finite", off)
+    return m
+
+
+def _mix_by_index(d: bytes, off: int, p: RendererParameter, i: int) -> MixIn:
+    m = _mix(d, off, p, i, i)
+    m.mix_id = i
     return m
 
 
@@ -331,8 +412,25 @@ def _sink(d: bytes, off: int, p: RendererParameter, i: int) -> SinkIn:
     return s
 
 
-def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
-    """Records of one RequestUpdate input buffer (layout: libnx audren.h, 'Input buffer layout')."""
+def _records(d: bytes, off: int, size: int, count: int, parse, p: RendererParameter, prev_d: bytes | None,
+             prev: list | None) -> list:
+    """``count`` records of ``size`` bytes from ``off``: a record whose bytes equal the previous
+    request's at the same place is that request's record object (already parsed and checked: a
+    game resends most records unchanged every frame)."""
+    out = []
+    for i in range(count):
+        o = off + i * size
+        if prev is not None and i < len(prev) and prev_d[o:o + size] == d[o:o + size]:
+            out.append(prev[i])
+        else:
+            out.append(parse(d, o, p, i))
+    return out
+
+
+def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateRequest] | None = None) -> UpdateRequest:
+    """Records of one RequestUpdate input buffer (layout: libnx audren.h, 'Input buffer layout');
+    ``prev`` (the previous accepted request's bytes and records) lets unchanged records be reused
+    when the section layout is the same."""
     d = bytes(data)
     if len(d) < L.HEADER_SIZE:
         raise _bad(f"update request is {len(d)} bytes, shorter than its {L.HEADER_SIZE:#x}-byte header")
@@ -344,13 +442,33 @@ def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
     # libnx's audrv writes no effect records (effects_sz 0) even when its config counts effects
     if got["effects"] == 0:
         want["effects"] = 0
+    dirty_only = (L.revision_number(p.revision) or 1) >= L.REV_MIX_DIRTY_ONLY
+    # splitters (REV2+): their section lies between effects and mixes, its size in the header at
+    # 0x24 (yuzu's InfoUpdater: size.splitter; Ryujinx's Unknown24); accepted and skipped
+    splitter_size = struct.unpack_from("<I", d, L.HEADER_SPLITTER)[0]
+    if splitter_size and (L.revision_number(p.revision) or 1) < 2:
+        raise _bad(f"header.splitter_size {splitter_size:#x}: splitters need REV2 or later", L.HEADER_SPLITTER)
+    if splitter_size % 4 or splitter_size > len(d):
+        raise _bad(f"header.splitter_size {splitter_size:#x} is not a whole number of words in the buffer",
+                   L.HEADER_SPLITTER)
+    mixes_at = L.HEADER_SIZE + sum(got[k] for k in ("behaviour", "memory_pools", "channels", "voices", "effects"))
+    mixes_at += splitter_size
+    sent_mixes = p.mix_count
+    if dirty_only:                 # REV7+: a header, then only the mixes the client changed
+        if len(d) < mixes_at + L.MIX_DIRTY_HEADER_SIZE:
+            raise _bad(f"update request is {len(d):#x} bytes: the REV7+ mix header at {mixes_at:#x} is cut off")
+        sent_mixes = struct.unpack_from("<I", d, mixes_at + 4)[0]
+        if sent_mixes > p.mix_count:
+            raise _bad(f"mix header: {sent_mixes} mixes sent, the renderer has {p.mix_count}", mixes_at + 4)
+        want["mixes"] = L.MIX_DIRTY_HEADER_SIZE + sent_mixes * L.MIX_IN_SIZE
     for k, n in got.items():
         if n != want[k]:
             raise _bad(f"header.{k}_size {n:#x}, want {want[k]:#x} for this renderer's parameter block",
                        4 + 4 * L.SECTIONS.index(k))
-    need = L.HEADER_SIZE + sum(sizes)
+    need = L.HEADER_SIZE + sum(sizes) + splitter_size
     if total != need or len(d) < need:
         raise _bad(f"header.total_size {total:#x} (sections add to {need:#x}, buffer {len(d):#x})", 0x3C)
+    prev_d, prev_r = prev if prev is not None and prev[0][:L.HEADER_SIZE] == d[:L.HEADER_SIZE] else (None, None)
     off = L.HEADER_SIZE
     brev, bflags = struct.unpack_from("<I4xQ", d, off)
     off += L.BEHAVIOUR_IN_SIZE
@@ -359,23 +477,23 @@ def parse_update(data: bytes, p: RendererParameter) -> UpdateRequest:
         if mp.state > L.POOL_RELEASED:
             raise _bad(f"memory_pools[{i}].state {mp.state}", off + i * L.MEMPOOL_IN_SIZE + 0x10)
     off += want["memory_pools"]
-    chans = []
-    for i in range(p.voice_count):
-        o = off + i * L.CHANNEL_IN_SIZE
-        cid = struct.unpack_from("<i", d, o)[0]
-        vols = np.frombuffer(d, np.float32, 24, o + 4).copy()
-        ch = ChannelIn(cid, vols, bool(d[o + 0x64]))
-        if ch.used and (not 0 <= cid < p.voice_count or not np.isfinite(vols).all()):
-            raise _bad(f"channels[{i}]: id {cid} out of range or volume not finite", o)
-        chans.append(ch)
+    chans = _records(d, off, L.CHANNEL_IN_SIZE, p.voice_count, _channel, p, prev_d, prev_r and prev_r.channels)
     off += want["channels"]
-    voices = [_voice(d, off + i * L.VOICE_IN_SIZE, p, i) for i in range(p.voice_count)]
+    voices = _records(d, off, L.VOICE_IN_SIZE, p.voice_count, _voice, p, prev_d, prev_r and prev_r.voices)
     off += want["voices"]
     effects = [_effect(d, off + i * L.EFFECT_IN_SIZE, p, i) for i in range(want["effects"] // L.EFFECT_IN_SIZE)]
-    off += want["effects"]
-    mixes = [_mix(d, off + i * L.MIX_IN_SIZE, p, i) for i in range(p.mix_count)]
+    splitter_at = off + want["effects"]
+    off += want["effects"] + splitter_size
+    if dirty_only:
+        mixes = _records(d, off + L.MIX_DIRTY_HEADER_SIZE, L.MIX_IN_SIZE, sent_mixes, _mix, p, prev_d,
+                         prev_r and prev_r.mixes)
+    else:                          # before REV7 every mix is sent, its id is its index
+        mixes = _records(d, off, L.MIX_IN_SIZE, p.mix_count, _mix_by_index, p, prev_d, prev_r and prev_r.mixes)
     off += want["mixes"]
     sinks = [_sink(d, off + i * L.SINK_IN_SIZE, p, i) for i in range(p.sink_count)]
     off += want["sinks"]
     perf = struct.unpack_from("<I", d, off)[0]
-    return UpdateRequest(rev, brev, bflags, pools, chans, voices, effects, mixes, sinks, perf)
+    splitters, destinations = ({}, {}) if (L.revision_number(p.revision) or 1) >= 12 else \
+        parse_splitters(d, splitter_at, splitter_size, p)      # REV12's destination layout is not read
+    return UpdateRequest(rev, brev, bflags, pools, chans, voices, effects, mixes, sinks, perf, splitters,
+                         destinations)

@@ -31,6 +31,7 @@ class Services:
     nvn: NvnService
     coop: CoopService
     ipc: Any = None                              # services.host.IpcHost: the same state over IPC
+    audio: Any = None                            # audio.host.AudioHost: renderers of nn::audio and audren:u
     boot_slots: dict[str, int] = field(default_factory=dict)
 
 
@@ -79,12 +80,17 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     gpu = manifest.get("gpu", "switch1")
     if gpu not in blocklinear.GENERATION_GOB:
         raise NxError(f"manifest field gpu {gpu!r} is not one of {', '.join(blocklinear.GENERATION_GOB)}")
-    nvn = NvnService(connect=connect_gpu, translate=translate_shader, on_present=hid.present,
+    from cpu_host.horizon.audio.host import AudioHost
+    from cpu_host.horizon.audio.nn_audio import NnAudio
+
+    audio = AudioHost()
+    nvn = NvnService(connect=connect_gpu, translate=translate_shader,
+                     on_present=lambda: (hid.present(), audio.present()),
                      gob=blocklinear.GENERATION_GOB[gpu])
     coop = CoopService(settings.get("cpu_host", "relay"), settings.get("cpu_host", "relay_token"),
                        settings.get("cpu_host", "relay_password"))
     reg = Registry()
-    for s in (fs, clock, hid, system, nvn, coop, OsService()):
+    for s in (fs, clock, hid, system, nvn, coop, OsService(), NnAudio(audio)):
         reg.add(s.functions())
     from cpu_host.horizon.services.host import IpcHost
 
@@ -93,13 +99,13 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
                   shared_font=Path(settings.get("cpu_host", "shared_font")).expanduser(),
                   framebuffer_dir=Path(settings.get("cpu_host", "framebuffer_dir")).expanduser()
                   if settings.get("cpu_host", "framebuffer_dir") else None,
-                  unknown=settings.get("cpu_host", "ipc_unknown"))
+                  unknown=settings.get("cpu_host", "ipc_unknown"), audio=audio)
     reg.binders.append(lambda ffi, lib: ipc.install(ffi, lib, reg.ipc_fault))
     if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one
         from cpu_host.horizon.hle.live_input import LiveInput
 
         LiveInput(gpu_socket_dir(), hid, system.request_exit).start()
-    return Services(reg, fs, clock, hid, system, nvn, coop, ipc)
+    return Services(reg, fs, clock, hid, system, nvn, coop, ipc, audio)
 
 
 def proc_slots(base: int, names: list[str]) -> dict[str, int]:

@@ -12,7 +12,8 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import apm, applet, binder, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
+from cpu_host.horizon.services import (apm, applet, audout, audren, binder, fsp, hid, lm, nvdrv, pl, psm, settings, sm,
+                                       time, vi)
 
 
 log = logging.getLogger("cpu_host.ipc")
@@ -23,7 +24,7 @@ class IpcHost:
 
     def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
                  sd_dir: Path, shared_font: Path, framebuffer_dir: Path | None = None,
-                 unknown: str = "fatal") -> None:
+                 unknown: str = "fatal", audio: Any = None) -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -38,9 +39,13 @@ class IpcHost:
         psm.register(self.server)
         pl.register(self.server, shared_font, ref)
         nv = nvdrv.NvState()
-        self.frames = binder.FrameSink(framebuffer_dir, hid_state.present)
+        present = hid_state.present if audio is None else lambda: (hid_state.present(), audio.present())
+        self.frames = binder.FrameSink(framebuffer_dir, present)
         vi.register(self.server, system, ref, nv, self.frames)
         nvdrv.register(self.server, ref, nv)
+        if audio is not None:            # audio.host.AudioHost: the renderers nn::audio shares
+            audren.register(self.server, audio, ref, system.docked)
+            audout.register(self.server, audio, ref)
 
     def _kernel(self) -> KernelBridge:
         assert self.kernel is not None, "IPC before the kernel bridge was installed"

@@ -7,7 +7,8 @@
  * from the RomFS while the main thread at 44 waits on a condition variable), textures in the
  * block-linear layout read from the RomFS, a render-to-texture pass (the minimap), a HUD
  * (score and frame time), per-frame uniform buffers with syncs, the best score in save data
- * (committed at exit), the exit request the host sends after --frames.
+ * (committed at exit), the exit request the host sends after --frames, sound through nn::audio (a
+ * DSP-ADPCM music loop and a PCM16 effect at each pickup, synthesised at build time by sound.py).
  * No depth buffer: the scene is drawn back to front, only faces that face the camera. */
 #include "hz_sdk.h"
 #include "nn.h"
@@ -130,6 +131,87 @@ static void loader(void *arg) {
     loaded = 1;
     hz_cond_signal(&load_cond);
     hz_mutex_unlock(&load_lock);
+}
+
+/* ---- sound: the music loop (DSP-ADPCM) and the pickup effect (PCM16) through nn::audio -------------- */
+typedef struct { uint32_t magic, format, rate, samples; } SoundHeader;   /* sound.py writes these */
+static uint8_t music_file[0x8000] __attribute__((aligned(0x1000)));
+static uint8_t pickup_file[0x4000] __attribute__((aligned(0x1000)));
+static uint8_t audio_work[0x40000] __attribute__((aligned(0x1000)));
+static uint8_t audio_cfg_work[0x1000];
+static NnAudioRendererHandle audio;
+static NnAudioRendererConfig audio_cfg;
+static NnFinalMixType audio_mix;
+static NnDeviceSinkType audio_sink;
+static NnVoiceType v_music, v_fx;
+static NnWaveBuffer wb_music, wb_fx[4];
+static int audio_ok, fx_next, fx_queued;
+static int64_t pickup_size;
+
+static int64_t load_sound(const char *path, uint8_t *buf, int64_t cap) {
+    NnFileHandle f;
+    int64_t size = 0;
+    if (nnfsOpenFile(&f, path, NN_FS_READ)) return 0;
+    nnfsGetFileSize(&size, f);
+    if (size > cap || size < (int64_t)sizeof(SoundHeader) || nnfsReadFile(f, 0, buf, (size_t)size)) size = 0;
+    nnfsCloseFile(f);
+    return size;
+}
+
+static void voice_to_both(NnVoiceType *v, float volume) {
+    nnaudioSetVoiceDestination(&audio_cfg, v, &audio_mix);
+    nnaudioSetVoiceMixVolume(v, &audio_mix, volume, 0, 0);
+    nnaudioSetVoiceMixVolume(v, &audio_mix, volume, 0, 1);
+}
+
+static void audio_init(void) {
+    int64_t music_size = load_sound("rom:/sound/music.adpcm", music_file, sizeof music_file);
+    pickup_size = load_sound("rom:/sound/pickup.pcm", pickup_file, sizeof pickup_file);
+    if (!music_size || !pickup_size) { hz_printf("sound files missing: playing silent\n"); return; }
+    NnAudioRendererParameter p;
+    nnaudioInitializeAudioRendererParameter(&p);
+    p.mixBufferCount = 2; p.voiceCount = 2; p.sinkCount = 1; p.subMixCount = 0; p.effectCount = 0;
+    size_t need = nnaudioGetAudioRendererWorkBufferSize(&p);
+    if (need > sizeof audio_work || nnaudioOpenAudioRenderer(&audio, &p, audio_work, need)) {
+        hz_printf("no audio renderer: playing silent\n");
+        return;
+    }
+    nnaudioInitializeAudioRendererConfig(&audio_cfg, &p, audio_cfg_work, sizeof audio_cfg_work);
+    static const int8_t inputs[2] = {0, 1};
+    nnaudioAcquireFinalMix(&audio_cfg, &audio_mix, 2);
+    nnaudioAddDeviceSink(&audio_cfg, &audio_sink, &audio_mix, inputs, 2, "MainAudioOut");
+    const SoundHeader *mh = (const SoundHeader *)music_file, *ph = (const SoundHeader *)pickup_file;
+    /* the music: DSP-ADPCM, its 16 coefficients after the header, one looping wave buffer */
+    nnaudioAcquireVoiceSlot(&audio_cfg, &v_music, (int)mh->rate, 1, NN_AUDIO_ADPCM, 0, music_file + 16, 32);
+    voice_to_both(&v_music, 0.5f);
+    wb_music.buffer = music_file + 48;
+    wb_music.size = (size_t)music_size - 48;
+    wb_music.startSampleOffset = 0;
+    wb_music.endSampleOffset = (int32_t)mh->samples;
+    wb_music.loop = 1;
+    nnaudioAppendWaveBuffer(&v_music, &wb_music);
+    nnaudioSetVoicePlayState(&v_music, NN_AUDIO_STARTED);
+    /* the effect: PCM16, a wave buffer appended at each pickup */
+    nnaudioAcquireVoiceSlot(&audio_cfg, &v_fx, (int)ph->rate, 1, NN_AUDIO_PCM16, 0, 0, 0);
+    voice_to_both(&v_fx, 0.7f);
+    nnaudioSetVoicePlayState(&v_fx, NN_AUDIO_STARTED);
+    audio_ok = nnaudioRequestUpdateAudioRenderer(audio, &audio_cfg) == 0 && nnaudioStartAudioRenderer(audio) == 0;
+}
+
+/* once a frame: the pickup sound when the score went up, then the renderer's update */
+static void audio_frame(int scored) {
+    if (!audio_ok) return;
+    while (nnaudioGetReleasedWaveBuffer(&v_fx)) fx_queued--;
+    if (scored && fx_queued < 4) {
+        NnWaveBuffer *w = &wb_fx[fx_next];
+        w->buffer = pickup_file + 16;
+        w->size = (size_t)pickup_size - 16;
+        w->startSampleOffset = 0;
+        w->endSampleOffset = (int32_t)((const SoundHeader *)pickup_file)->samples;
+        w->loop = 0;
+        if (nnaudioAppendWaveBuffer(&v_fx, w)) { fx_next = (fx_next + 1) % 4; fx_queued++; }
+    }
+    nnaudioRequestUpdateAudioRenderer(audio, &audio_cfg);
 }
 
 /* ---- drawing -------------------------------------------------------------------------------------- */
@@ -303,6 +385,8 @@ int hz_main(void) {
     Mat vp = camera();
     Mat ortho = translate_scale(0, 0, 0.5f, 1 / 8.0f, 0, 0);        /* minimap: world x, z -> clip x, y */
     ortho.m[9] = 1 / 8.0f;                                            /* clip y from world z; depth 0.5 */
+    audio_init();
+    uint32_t last_score = 0;
     int64_t last_tick = nnosGetSystemTick();
     uint32_t frame_ms = 0;
     hz_printf("demo: best score so far %u\n", best);
@@ -320,6 +404,8 @@ int hz_main(void) {
         step((const SimInput *)&in);
         if (g.score > best) best = g.score;
         if (coop_slot >= 0) coop_frame();
+        audio_frame(g.score != last_score);
+        last_score = g.score;
         int set = (int)(g.frame & 1);
         if (g.frame > 2) nvn.nvnSyncWait(&done[set], 10000000000ull);   /* this slot set's last use is done */
         slot_base = set * (SLOTS / 2);

@@ -185,4 +185,77 @@ int64_t nxcoopReceive(int32_t *src, uint32_t *channel, void *buf, size_t cap);  
 uint32_t nxcoopRoster(uint32_t *mask);           /* bit s: a player sits in slot s */
 void nxcoopLeave(void);
 
+
+/* nn::audio (served by cpu_host/horizon/audio/nn_audio.py, on the same renderers as audren:u).
+ * The structures are ours (no public document gives the SDK's): opaque storage whose first word
+ * the host fills, and the two records below, whose layouts nn_audio.py reads. */
+typedef struct {
+    int32_t sampleRate, sampleCount, mixBufferCount, subMixCount, voiceCount, sinkCount, effectCount,
+        performanceFrameCount;
+    uint8_t isVoiceDropEnabled;
+    int32_t splitterCount, splitterSendChannelCount, renderingDevice, executionMode;
+} NnAudioRendererParameter;                      /* 0x34 bytes */
+typedef struct { void *handle; } NnAudioRendererHandle;
+typedef struct { uint64_t storage[2]; } NnAudioRendererConfig;
+typedef struct { uint32_t storage[8]; } NnVoiceType;
+typedef struct { uint32_t storage[4]; } NnFinalMixType;
+typedef struct { uint32_t storage[4]; } NnDeviceSinkType;
+typedef struct { uint32_t storage[4]; } NnMemoryPoolType;
+typedef struct {
+    const void *buffer;
+    size_t size;
+    int32_t startSampleOffset, endSampleOffset;   /* in samples */
+    uint8_t loop, isEndOfStream;
+    const void *pContext;                         /* ADPCM: the loop context (header, two history samples) */
+    size_t contextSize;
+} NnWaveBuffer;
+typedef struct { int16_t coefficients[16]; } NnAdpcmParameter;
+enum { NN_AUDIO_PCM16 = 2, NN_AUDIO_ADPCM = 6 };                              /* SampleFormat */
+enum { NN_AUDIO_STARTED = 0, NN_AUDIO_STOPPED = 1, NN_AUDIO_PAUSED = 2 };      /* VoiceType::PlayState */
+
+void nnaudioInitializeAudioRendererParameter(NnAudioRendererParameter *p)
+    __asm__("_ZN2nn5audio32InitializeAudioRendererParameterEPNS0_22AudioRendererParameterE");
+size_t nnaudioGetAudioRendererWorkBufferSize(const NnAudioRendererParameter *p)
+    __asm__("_ZN2nn5audio30GetAudioRendererWorkBufferSizeERKNS0_22AudioRendererParameterE");
+NnResult nnaudioOpenAudioRenderer(NnAudioRendererHandle *h, const NnAudioRendererParameter *p, void *work, size_t size)
+    __asm__("_ZN2nn5audio17OpenAudioRendererEPNS0_19AudioRendererHandleERKNS0_22AudioRendererParameterEPvm");
+NnResult nnaudioStartAudioRenderer(NnAudioRendererHandle h) __asm__("_ZN2nn5audio18StartAudioRendererENS0_19AudioRendererHandleE");
+void nnaudioStopAudioRenderer(NnAudioRendererHandle h) __asm__("_ZN2nn5audio17StopAudioRendererENS0_19AudioRendererHandleE");
+void nnaudioCloseAudioRenderer(NnAudioRendererHandle h) __asm__("_ZN2nn5audio18CloseAudioRendererENS0_19AudioRendererHandleE");
+size_t nnaudioGetAudioRendererConfigWorkBufferSize(const NnAudioRendererParameter *p)
+    __asm__("_ZN2nn5audio36GetAudioRendererConfigWorkBufferSizeERKNS0_22AudioRendererParameterE");
+void nnaudioInitializeAudioRendererConfig(NnAudioRendererConfig *c, const NnAudioRendererParameter *p, void *work,
+                                          size_t size)
+    __asm__("_ZN2nn5audio29InitializeAudioRendererConfigEPNS0_19AudioRendererConfigERKNS0_22AudioRendererParameterEPvm");
+NnResult nnaudioRequestUpdateAudioRenderer(NnAudioRendererHandle h, const NnAudioRendererConfig *c)
+    __asm__("_ZN2nn5audio26RequestUpdateAudioRendererENS0_19AudioRendererHandleEPKNS0_19AudioRendererConfigE");
+int nnaudioAcquireFinalMix(NnAudioRendererConfig *c, NnFinalMixType *m, int buffers)
+    __asm__("_ZN2nn5audio15AcquireFinalMixEPNS0_19AudioRendererConfigEPNS0_12FinalMixTypeEi");
+void nnaudioSetFinalMixVolume(NnFinalMixType *m, float v) __asm__("_ZN2nn5audio17SetFinalMixVolumeEPNS0_12FinalMixTypeEf");
+NnResult nnaudioAddDeviceSink(NnAudioRendererConfig *c, NnDeviceSinkType *s, NnFinalMixType *m, const int8_t *inputs,
+                              int count, const char *name)
+    __asm__("_ZN2nn5audio13AddDeviceSinkEPNS0_19AudioRendererConfigEPNS0_14DeviceSinkTypeEPNS0_12FinalMixTypeEPKaiPKc");
+int nnaudioAcquireMemoryPool(NnAudioRendererConfig *c, NnMemoryPoolType *p, void *addr, size_t size)
+    __asm__("_ZN2nn5audio17AcquireMemoryPoolEPNS0_19AudioRendererConfigEPNS0_14MemoryPoolTypeEPvm");
+int nnaudioRequestAttachMemoryPool(NnMemoryPoolType *p) __asm__("_ZN2nn5audio23RequestAttachMemoryPoolEPNS0_14MemoryPoolTypeE");
+int nnaudioAcquireVoiceSlot(NnAudioRendererConfig *c, NnVoiceType *v, int rate, int channels, int format, int priority,
+                            const void *param, size_t param_size)
+    __asm__("_ZN2nn5audio16AcquireVoiceSlotEPNS0_19AudioRendererConfigEPNS0_9VoiceTypeEiiNS0_12SampleFormatEiPKvm");
+void nnaudioReleaseVoiceSlot(NnAudioRendererConfig *c, NnVoiceType *v)
+    __asm__("_ZN2nn5audio16ReleaseVoiceSlotEPNS0_19AudioRendererConfigEPNS0_9VoiceTypeE");
+void nnaudioSetVoiceDestination(NnAudioRendererConfig *c, NnVoiceType *v, NnFinalMixType *m)
+    __asm__("_ZN2nn5audio19SetVoiceDestinationEPNS0_19AudioRendererConfigEPNS0_9VoiceTypeEPNS0_12FinalMixTypeE");
+void nnaudioSetVoiceMixVolume(NnVoiceType *v, NnFinalMixType *m, float volume, int src, int dst)
+    __asm__("_ZN2nn5audio17SetVoiceMixVolumeEPNS0_9VoiceTypeEPNS0_12FinalMixTypeEfii");
+void nnaudioSetVoiceVolume(NnVoiceType *v, float volume) __asm__("_ZN2nn5audio14SetVoiceVolumeEPNS0_9VoiceTypeEf");
+void nnaudioSetVoicePitch(NnVoiceType *v, float pitch) __asm__("_ZN2nn5audio13SetVoicePitchEPNS0_9VoiceTypeEf");
+void nnaudioSetVoicePlayState(NnVoiceType *v, int state)
+    __asm__("_ZN2nn5audio17SetVoicePlayStateEPNS0_9VoiceTypeENS1_9PlayStateE");
+int nnaudioGetVoicePlayState(const NnVoiceType *v) __asm__("_ZN2nn5audio17GetVoicePlayStateEPKNS0_9VoiceTypeE");
+int nnaudioAppendWaveBuffer(NnVoiceType *v, const NnWaveBuffer *wb)
+    __asm__("_ZN2nn5audio16AppendWaveBufferEPNS0_9VoiceTypeEPKNS0_10WaveBufferE");
+const NnWaveBuffer *nnaudioGetReleasedWaveBuffer(NnVoiceType *v) __asm__("_ZN2nn5audio21GetReleasedWaveBufferEPNS0_9VoiceTypeE");
+int64_t nnaudioGetVoicePlayedSampleCount(const NnVoiceType *v)
+    __asm__("_ZN2nn5audio25GetVoicePlayedSampleCountEPKNS0_9VoiceTypeE");
+
 #endif
