@@ -195,3 +195,9 @@ def c_header() -> str:
         lines.append(f'    [{o.code}] = {{"{o.name}", {len(o.fields)}, {{{ks}}}, {{{ms}}}, {{{ns}}}}},')
     lines.append("};")
     return "\n".join(lines) + "\n"
+
+
+# -- the native recorder's submissions (cpu_host/gpu_client/blob.py) -------------------------
+def blob_header(count: int, body_size: int) -> bytes:
+    """The 16-byte header of a blob of ``count`` packets in ``body_size`` bytes."""
+    return _HDR.pack(MAGIC, VERSION, HEADER, count, body_size)

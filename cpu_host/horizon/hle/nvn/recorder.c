@@ -1,0 +1,582 @@
+/* recorder.c — the NVN front end's per-draw path in C: the guest's command-buffer calls on the
+ * hot path (draws, vertex/index/uniform/texture binds, program binds, viewport and scissor)
+ * recorded straight into binary packets (gpu_host/PROTOCOL.md "Binary packets", version 1), no
+ * Python and no msgpack per call.  cpu_host/horizon/hle/nvn/native.py builds and binds it.
+ *
+ * Contract:
+ *  - Python keeps object creation and control (frontend.py): it tells this file about memory
+ *    pools (id, guest address, size), programs (registered, reads the bindless pools), texture
+ *    and sampler pool slots, and each recording as it begins (the command buffer's guest struct
+ *    address and id) and ends; the other command-buffer calls (targets, clears, state binds,
+ *    events) append their packets here through nxr_append, so one recording is one packet
+ *    stream in call order.
+ *  - Each hot entry point is a host function (`void fn(NxCpu *)`, bound with nx_host_bind): it
+ *    checks its arguments exactly as frontend.py's Python function of the same call does, and
+ *    records the same packets (a draw's VERTEX_LAYOUT when the layout changed, POOLS before a
+ *    draw of a program that reads the pools when the pool entries changed).  Anything it cannot
+ *    answer — a command-buffer pointer it does not know, a bad argument — goes to the Python
+ *    function of that call (`fallback`), which names the error in the crash report (or, for a
+ *    command buffer whose struct was copied, tells this file the new address and retries).
+ *  - Guest addresses are host addresses (nxrt.h).  The command buffer's struct was checked
+ *    readable by Python when its recording began; it is read again (its id) at each call, so a
+ *    re-initialised struct goes to the Python path.  A program pointer is checked with the
+ *    kernel's range check (nx_hz_range_ok) before it is read.
+ *  - One mutex around all state: guest threads may record different command buffers at once.
+ *  - A recording's packets are kept in chunks of at most NXR_CHUNK bytes (whole packets), so the
+ *    client can cut a submission into ring records (at most 1 MiB each) without walking packets.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nxrt.h"
+
+#define EMPTY 0xFFFFFFFFu
+#define MAX_ATTRS 8
+#define MAX_SLOTS 4
+#define POOL_TEXTURES 16
+#define POOL_SAMPLERS 4
+#define MAX_RECS 256
+#define MAX_POOLS 1024
+#define SAMPLER_SLOTS 4096
+#define TEXTURE_SLOTS (1u << 20)
+#define HANDLE_SAMPLER_SHIFT 20
+#define NXR_CHUNK (512u << 10)
+
+enum { OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
+       OP_VIEWPORT = 11, OP_DRAW = 12, OP_DRAW_INDEXED = 13, OP_POOLS = 19, OP_SCISSOR = 25 };
+
+typedef void (*HostFn)(NxCpu *);
+typedef int (*RangeOk)(uint64_t addr, uint64_t len, uint32_t perm);
+
+typedef struct { uint32_t id; uint64_t addr, size; } Pool;
+typedef struct { uint64_t offset; uint32_t count; } Chunk;
+
+typedef struct {
+    uint64_t addr[4];           /* guest struct addresses naming this command buffer (0: unused) */
+    uint64_t id;                /* the command buffer's object id (0: slot free) */
+    uint8_t *buf; size_t len, cap;
+    Chunk *chunks; uint32_t nchunks, chunk_cap;
+    uint32_t stride, nattr, attrs[MAX_ATTRS][3];      /* bound vertex stream / attribute state */
+    int layout_sent; uint32_t l_stride, l_topo, l_nattr, l_attrs[MAX_ATTRS][3];   /* last VERTEX_LAYOUT */
+    int prog_pools;                                   /* the bound program reads the pools */
+    int pools_sent; uint32_t l_pools[POOL_TEXTURES + POOL_SAMPLERS];              /* last POOLS */
+} Rec;
+
+static pthread_mutex_t M = PTHREAD_MUTEX_INITIALIZER;
+static Rec recs[MAX_RECS];
+static Pool pools[MAX_POOLS];
+static uint32_t npools;
+static uint8_t *programs;               /* by object id: 0 not a registered program, 1 one, 3 reads the pools */
+static uint64_t nprograms;
+static uint32_t *tex_slots;             /* texture pool slot -> texture id (EMPTY) */
+static uint32_t ntex_slots;
+static uint32_t smp_slots[SAMPLER_SLOTS];
+static HostFn host_yield;
+static RangeOk range_ok;
+
+enum { FN_DRAW_ARRAYS, FN_DRAW_ARRAYS_INST, FN_DRAW_ELEMENTS, FN_DRAW_ELEMENTS_INST, FN_VERTEX_BUFFER,
+       FN_UNIFORM, FN_TEXTURE, FN_PROGRAM, FN_VIEWPORT, FN_SCISSOR, FN_COUNT };
+static HostFn fallback[FN_COUNT];
+static const char *const FN_NAMES[FN_COUNT] = {
+    "nvnCommandBufferDrawArrays", "nvnCommandBufferDrawArraysInstanced", "nvnCommandBufferDrawElements",
+    "nvnCommandBufferDrawElementsInstanced", "nvnCommandBufferBindVertexBuffer",
+    "nvnCommandBufferBindUniformBuffer", "nvnCommandBufferBindTexture", "nvnCommandBufferBindProgram",
+    "nvnCommandBufferSetViewport", "nvnCommandBufferSetScissor"};
+
+/* ---- control (Python, under frontend.py's lock) ------------------------------------------- */
+int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn);
+int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn) {
+    pthread_mutex_lock(&M);
+    host_yield = (HostFn)(uintptr_t)yield_fn;
+    range_ok = (RangeOk)(uintptr_t)range_ok_fn;
+    for (uint32_t i = 0; i < SAMPLER_SLOTS; i++) smp_slots[i] = EMPTY;
+    pthread_mutex_unlock(&M);
+    return FN_COUNT;
+}
+
+const char *nxr_fn_name(int i);
+const char *nxr_fn_name(int i) { return i >= 0 && i < FN_COUNT ? FN_NAMES[i] : NULL; }
+
+void nxr_set_fallback(int i, uint64_t fn);
+void nxr_set_fallback(int i, uint64_t fn) {
+    if (i >= 0 && i < FN_COUNT) fallback[i] = (HostFn)(uintptr_t)fn;
+}
+
+int nxr_pool(uint32_t id, uint64_t addr, uint64_t size);
+int nxr_pool(uint32_t id, uint64_t addr, uint64_t size) {
+    pthread_mutex_lock(&M);
+    int rc = -1;
+    if (npools < MAX_POOLS) { pools[npools++] = (Pool){id, addr, size}; rc = 0; }
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+int nxr_program(uint64_t id, int reads_pools);
+int nxr_program(uint64_t id, int reads_pools) {
+    pthread_mutex_lock(&M);
+    int rc = 0;
+    if (id >= nprograms) {
+        uint64_t n = nprograms ? nprograms : 64;
+        while (n <= id) n *= 2;
+        uint8_t *p = realloc(programs, n);
+        if (!p) rc = -1;
+        else { memset(p + nprograms, 0, n - nprograms); programs = p; nprograms = n; }
+    }
+    if (!rc) programs[id] = reads_pools ? 3 : 1;
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+int nxr_texture_slot(uint32_t slot, uint32_t texture);
+int nxr_texture_slot(uint32_t slot, uint32_t texture) {
+    if (slot >= TEXTURE_SLOTS) return -1;
+    pthread_mutex_lock(&M);
+    int rc = 0;
+    if (slot >= ntex_slots) {
+        uint32_t n = ntex_slots ? ntex_slots : 256;
+        while (n <= slot) n *= 2;
+        uint32_t *p = realloc(tex_slots, (size_t)n * 4);
+        if (!p) rc = -1;
+        else { for (uint32_t i = ntex_slots; i < n; i++) p[i] = EMPTY; tex_slots = p; ntex_slots = n; }
+    }
+    if (!rc) tex_slots[slot] = texture;
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+int nxr_sampler_slot(uint32_t slot, uint32_t sampler);
+int nxr_sampler_slot(uint32_t slot, uint32_t sampler) {
+    if (slot >= SAMPLER_SLOTS) return -1;
+    pthread_mutex_lock(&M);
+    smp_slots[slot] = sampler;
+    pthread_mutex_unlock(&M);
+    return 0;
+}
+
+static Rec *rec_by_id(uint64_t id) {
+    for (int i = 0; i < MAX_RECS; i++)
+        if (recs[i].id == id) return &recs[i];
+    return NULL;
+}
+
+static void rec_free(Rec *r) {
+    free(r->buf);
+    free(r->chunks);
+    memset(r, 0, sizeof *r);
+}
+
+/* Forget everything (a new NVN service in this process). */
+void nxr_reset(void);
+void nxr_reset(void) {
+    pthread_mutex_lock(&M);
+    for (int i = 0; i < MAX_RECS; i++) if (recs[i].id) rec_free(&recs[i]);
+    npools = 0;
+    if (programs) memset(programs, 0, nprograms);
+    for (uint32_t i = 0; i < ntex_slots; i++) tex_slots[i] = EMPTY;
+    for (uint32_t i = 0; i < SAMPLER_SLOTS; i++) smp_slots[i] = EMPTY;
+    pthread_mutex_unlock(&M);
+}
+
+/* A recording begins (nvnCommandBufferBeginRecording): command buffer `id` whose guest struct is
+ * at `addr`; a recording of the same buffer still open is dropped (Python began a new one). */
+int nxr_begin(uint64_t id, uint64_t addr);
+int nxr_begin(uint64_t id, uint64_t addr) {
+    pthread_mutex_lock(&M);
+    Rec *r = rec_by_id(id);
+    if (r) rec_free(r);
+    r = rec_by_id(0);
+    int rc = -1;
+    if (r) {
+        r->id = id;
+        r->addr[0] = addr;
+        r->cap = 4096;
+        r->buf = malloc(r->cap);
+        r->chunk_cap = 4;
+        r->chunks = calloc(r->chunk_cap, sizeof(Chunk));
+        r->nchunks = 1;
+        rc = (r->buf && r->chunks) ? 0 : -1;
+        if (rc) rec_free(r);
+    }
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+/* One more guest address for command buffer `id` (Python found a recording through it). */
+int nxr_alias(uint64_t id, uint64_t addr);
+int nxr_alias(uint64_t id, uint64_t addr) {
+    pthread_mutex_lock(&M);
+    Rec *r = rec_by_id(id);
+    int rc = -1;
+    if (r) {
+        memmove(&r->addr[1], &r->addr[0], 3 * sizeof r->addr[0]);   /* the newest first; the oldest drops */
+        r->addr[0] = addr;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+/* The finished recording's packets: `buf`/`len`, chunk boundaries `offsets`/`counts` (nchunks);
+ * valid until nxr_release(id). */
+int nxr_result(uint64_t id, const uint8_t **buf, uint64_t *len, const Chunk **chunks, uint32_t *nchunks);
+int nxr_result(uint64_t id, const uint8_t **buf, uint64_t *len, const Chunk **chunks, uint32_t *nchunks) {
+    pthread_mutex_lock(&M);
+    Rec *r = rec_by_id(id);
+    int rc = -1;
+    if (r) {
+        *buf = r->buf;
+        *len = r->len;
+        *chunks = r->chunks;
+        *nchunks = r->chunks[r->nchunks - 1].count ? r->nchunks : r->nchunks - 1;
+        memset(r->addr, 0, sizeof r->addr);     /* no more calls reach it */
+        rc = 0;
+    }
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+void nxr_release(uint64_t id);
+void nxr_release(uint64_t id) {
+    pthread_mutex_lock(&M);
+    Rec *r = rec_by_id(id);
+    if (r) rec_free(r);
+    pthread_mutex_unlock(&M);
+}
+
+/* Room for a packet of `n` bytes at the end of r's stream (a new chunk past NXR_CHUNK). */
+static uint8_t *put(Rec *r, uint32_t n) {
+    Chunk *c = &r->chunks[r->nchunks - 1];
+    if (r->len - c->offset + n > NXR_CHUNK && c->count) {
+        if (r->nchunks == r->chunk_cap) {
+            Chunk *p = realloc(r->chunks, 2 * (size_t)r->chunk_cap * sizeof(Chunk));
+            if (!p) return NULL;
+            r->chunks = p;
+            r->chunk_cap *= 2;
+        }
+        c = &r->chunks[r->nchunks++];
+        c->offset = r->len;
+        c->count = 0;
+    }
+    if (r->len + n > r->cap) {
+        size_t cap = r->cap * 2;
+        while (cap < r->len + n) cap *= 2;
+        uint8_t *p = realloc(r->buf, cap);
+        if (!p) return NULL;
+        r->buf = p;
+        r->cap = cap;
+    }
+    uint8_t *at = r->buf + r->len;
+    r->len += n;
+    c->count++;
+    at[0] = 0; at[1] = 0;                  /* op and reserved byte: set by the caller (op) */
+    at[2] = (uint8_t)n; at[3] = (uint8_t)(n >> 8);
+    return at;
+}
+
+static inline void w32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void w64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+
+/* Packets made in Python (binpackets.packet), whole, `count` of them, in call order. */
+int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count);
+int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count) {
+    pthread_mutex_lock(&M);
+    Rec *r = rec_by_id(id);
+    int rc = -1;
+    uint64_t off = 0;
+    for (uint32_t k = 0; r && k < count; k++) {       /* packet by packet, for the chunk bounds */
+        if (off + 4 > len) break;
+        uint32_t n = (uint32_t)data[off + 2] | (uint32_t)data[off + 3] << 8;
+        if (n < 4 || off + n > len) break;
+        uint8_t *at = put(r, n);
+        if (!at) break;
+        memcpy(at, data + off, n);
+        off += n;
+        if (k + 1 == count) rc = 0;
+    }
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+/* Vertex attribute / stream state as bound (nvnCommandBufferBindVertexAttribState/StreamState:
+ * Python checks and stores; a draw records it as VERTEX_LAYOUT when it changed). */
+int nxr_attribs(uint64_t id, uint32_t n, const uint32_t *attrs);
+int nxr_attribs(uint64_t id, uint32_t n, const uint32_t *attrs) {
+    if (n > MAX_ATTRS) return -1;
+    pthread_mutex_lock(&M);
+    Rec *r = rec_by_id(id);
+    if (r) { r->nattr = n; memcpy(r->attrs, attrs, (size_t)n * 12); }
+    pthread_mutex_unlock(&M);
+    return r ? 0 : -1;
+}
+
+int nxr_stride(uint64_t id, uint32_t stride);
+int nxr_stride(uint64_t id, uint32_t stride) {
+    pthread_mutex_lock(&M);
+    Rec *r = rec_by_id(id);
+    if (r) r->stride = stride;
+    pthread_mutex_unlock(&M);
+    return r ? 0 : -1;
+}
+
+/* ---- the hot path ------------------------------------------------------------------------- */
+enum { OK = 0, SLOW = 1, BAD = 2 };
+#define ERR(...) (snprintf(err, 256, __VA_ARGS__), BAD)
+
+static inline int32_t s32(const NxCpu *s, int i) { return (int32_t)(uint32_t)s->x[i]; }
+
+/* The recording of the command buffer whose struct is at x0, or NULL (SLOW: Python finds it, or
+ * names what is wrong with the pointer). */
+static Rec *cur(const NxCpu *s) {
+    uint64_t a = s->x[0];
+    if (!a) return NULL;
+    for (int i = 0; i < MAX_RECS; i++) {
+        Rec *r = &recs[i];
+        if (r->id && (r->addr[0] == a || r->addr[1] == a || r->addr[2] == a || r->addr[3] == a))
+            return *(const uint64_t *)(uintptr_t)a == r->id ? r : NULL;
+    }
+    return NULL;
+}
+
+static const Pool *pool_at(uint64_t addr, __int128 size) {
+    for (uint32_t i = 0; i < npools; i++) {
+        const Pool *p = &pools[i];
+        /* frontend.py's test: o.addr <= addr and addr + size <= o.addr + o.size (Python ints) */
+        __int128 end = (__int128)addr + size;
+        if (p->addr <= addr && end <= (__int128)p->addr + p->size) return p;
+    }
+    return NULL;
+}
+
+static void hexs(char *out, __int128 v) {     /* Python's f"{v:#x}" */
+    if (v < 0) snprintf(out, 24, "-0x%llx", (unsigned long long)(-v));
+    else snprintf(out, 24, "0x%llx", (unsigned long long)v);
+}
+
+static int no_pool(char *err, const char *what, uint64_t addr, __int128 size) {
+    char a[24], b[24];
+    hexs(a, addr);
+    hexs(b, size);
+    return ERR("%s: GPU address range %s+%s lies in no memory pool", what, a, b);
+}
+
+static int layout_and_pools(Rec *r, int32_t mode, char *err) {
+    if (mode < 0 || mode > 3) return ERR("draw mode %d", mode);
+    if (!r->layout_sent || r->l_stride != r->stride || r->l_topo != (uint32_t)mode || r->l_nattr != r->nattr ||
+        memcmp(r->l_attrs, r->attrs, (size_t)r->nattr * 12)) {
+        uint32_t n = 16 + 12 * r->nattr;
+        uint8_t *p = put(r, n);
+        if (!p) return ERR("out of memory recording a command buffer");
+        p[0] = OP_VERTEX_LAYOUT;
+        w32(p + 4, r->stride);
+        w32(p + 8, (uint32_t)mode);
+        w32(p + 12, r->nattr);
+        memcpy(p + 16, r->attrs, (size_t)r->nattr * 12);
+        r->layout_sent = 1;
+        r->l_stride = r->stride;
+        r->l_topo = (uint32_t)mode;
+        r->l_nattr = r->nattr;
+        memcpy(r->l_attrs, r->attrs, sizeof r->attrs);
+    }
+    if (r->prog_pools) {
+        uint32_t now[POOL_TEXTURES + POOL_SAMPLERS];
+        for (uint32_t i = 0; i < POOL_TEXTURES; i++) now[i] = i < ntex_slots ? tex_slots[i] : EMPTY;
+        for (uint32_t i = 0; i < POOL_SAMPLERS; i++) now[POOL_TEXTURES + i] = smp_slots[i];
+        if (!r->pools_sent || memcmp(now, r->l_pools, sizeof now)) {
+            uint8_t *p = put(r, 4 + sizeof now);
+            if (!p) return ERR("out of memory recording a command buffer");
+            p[0] = OP_POOLS;
+            memcpy(p + 4, now, sizeof now);
+            memcpy(r->l_pools, now, sizeof now);
+            r->pools_sent = 1;
+        }
+    }
+    return OK;
+}
+
+static int draw_arrays(NxCpu *s, Rec *r, char *err, int instanced) {
+    int32_t mode = s32(s, 1), first = s32(s, 2), count = s32(s, 3);
+    int32_t base = instanced ? s32(s, 4) : 0, inst = instanced ? s32(s, 5) : 1;
+    int rc = layout_and_pools(r, mode, err);
+    if (rc) return rc;
+    uint8_t *p = put(r, 20);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_DRAW;
+    w32(p + 4, (uint32_t)count); w32(p + 8, (uint32_t)inst); w32(p + 12, (uint32_t)first); w32(p + 16, (uint32_t)base);
+    return OK;
+}
+
+static int draw_elements(NxCpu *s, Rec *r, char *err, int instanced) {
+    int32_t mode = s32(s, 1), itype = s32(s, 2), count = s32(s, 3);
+    uint64_t addr = s->x[4];
+    if (itype != 2 && itype != 4) return ERR("index type %d (2: u16, 4: u32)", itype);
+    int32_t base_vertex = instanced ? s32(s, 5) : 0, base = instanced ? s32(s, 6) : 0, inst = instanced ? s32(s, 7) : 1;
+    __int128 size = (__int128)count * itype;
+    const Pool *pl = pool_at(addr, size);
+    if (!pl) return no_pool(err, "index buffer", addr, size);
+    int rc = layout_and_pools(r, mode, err);
+    if (rc) return rc;
+    uint8_t *p = put(r, 28);
+    uint8_t *q = p ? put(r, 24) : NULL;
+    if (!q) return ERR("out of memory recording a command buffer");
+    p[0] = OP_INDEX;
+    w32(p + 4, pl->id); w64(p + 8, addr - pl->addr); w64(p + 16, (uint64_t)(int64_t)size); w32(p + 24, (uint32_t)itype);
+    q[0] = OP_DRAW_INDEXED;
+    w32(q + 4, (uint32_t)count); w32(q + 8, (uint32_t)inst); w32(q + 12, 0); w32(q + 16, (uint32_t)base_vertex);
+    w32(q + 20, (uint32_t)base);
+    return OK;
+}
+
+static int vertex_buffer(NxCpu *s, Rec *r, char *err) {
+    if (s32(s, 1) != 0) return ERR("vertex buffer index %d (index 0 is served)", s32(s, 1));
+    const Pool *pl = pool_at(s->x[2], s->x[3]);
+    if (!pl) return no_pool(err, "vertex buffer", s->x[2], s->x[3]);
+    uint8_t *p = put(r, 24);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_VERTEX;
+    w32(p + 4, pl->id); w64(p + 8, s->x[2] - pl->addr); w64(p + 16, s->x[3]);
+    return OK;
+}
+
+static int uniform(NxCpu *s, Rec *r, char *err) {
+    int32_t slot = s32(s, 2);
+    if (slot < 0 || slot >= MAX_SLOTS) return ERR("uniform buffer index %d (0..%d)", slot, MAX_SLOTS - 1);
+    const Pool *pl = pool_at(s->x[3], s->x[4]);
+    if (!pl) return no_pool(err, "uniform buffer", s->x[3], s->x[4]);
+    uint8_t *p = put(r, 28);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_UNIFORM;
+    w32(p + 4, (uint32_t)slot); w32(p + 8, pl->id); w64(p + 12, s->x[3] - pl->addr); w64(p + 20, s->x[4]);
+    return OK;
+}
+
+static int texture(NxCpu *s, Rec *r, char *err) {
+    int32_t slot = s32(s, 2);
+    uint64_t handle = s->x[3];
+    if (slot < 0 || slot >= MAX_SLOTS) return ERR("texture binding %d (0..%d)", slot, MAX_SLOTS - 1);
+    uint64_t tid = handle & ((1u << HANDLE_SAMPLER_SHIFT) - 1), sid = handle >> HANDLE_SAMPLER_SHIFT;
+    uint32_t t = tid < ntex_slots ? tex_slots[tid] : EMPTY, m = sid < SAMPLER_SLOTS ? smp_slots[sid] : EMPTY;
+    if (t == EMPTY || m == EMPTY)
+        return ERR("texture handle 0x%llx: texture id %llu or sampler id %llu is not registered",
+                   (unsigned long long)handle, (unsigned long long)tid, (unsigned long long)sid);
+    uint8_t *p = put(r, 16);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_TEXTURE;
+    w32(p + 4, (uint32_t)slot); w32(p + 8, t); w32(p + 12, m);
+    return OK;
+}
+
+static int program(NxCpu *s, Rec *r, char *err) {
+    (void)err;
+    uint64_t a = s->x[1];
+    if (!a || !range_ok(a, 8, 1)) return SLOW;                    /* Python names the bad pointer */
+    uint64_t id = *(const uint64_t *)(uintptr_t)a;
+    if (id >= nprograms || !programs[id]) return SLOW;            /* not a (registered) program */
+    uint8_t *p = put(r, 8);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_PROGRAM;
+    w32(p + 4, (uint32_t)id);
+    r->prog_pools = programs[id] == 3;
+    return OK;
+}
+
+static int viewport(NxCpu *s, Rec *r, char *err) {
+    uint8_t *p = put(r, 20);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_VIEWPORT;
+    for (int i = 0; i < 4; i++) {
+        float f = (float)s32(s, 1 + i);
+        memcpy(p + 4 + 4 * i, &f, 4);
+    }
+    return OK;
+}
+
+static int scissor(NxCpu *s, Rec *r, char *err) {
+    int32_t v[4] = {s32(s, 1), s32(s, 2), s32(s, 3), s32(s, 4)};
+    if (v[0] < 0 || v[1] < 0 || v[2] < 0 || v[3] < 0)
+        return ERR("nvnCommandBufferSetScissor: rectangle %d, %d, %dx%d has a negative field", v[0], v[1], v[2], v[3]);
+    uint8_t *p = put(r, 20);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_SCISSOR;
+    for (int i = 0; i < 4; i++) w32(p + 4 + 4 * i, (uint32_t)(v[i] < 16384 ? v[i] : 16384));
+    return OK;
+}
+
+/* One hot call: OK (recorded), SLOW (Python's turn: unknown command buffer or object) or BAD
+ * (`err` says what is wrong, in frontend.py's words). */
+int nxr_try(int fn, uint64_t cpu, char *err);
+int nxr_try(int fn, uint64_t cpu, char *err) {
+    NxCpu *s = (NxCpu *)(uintptr_t)cpu;
+    pthread_mutex_lock(&M);
+    Rec *r = cur(s);
+    int rc = SLOW;
+    if (r) switch (fn) {
+        case FN_DRAW_ARRAYS: rc = draw_arrays(s, r, err, 0); break;
+        case FN_DRAW_ARRAYS_INST: rc = draw_arrays(s, r, err, 1); break;
+        case FN_DRAW_ELEMENTS: rc = draw_elements(s, r, err, 0); break;
+        case FN_DRAW_ELEMENTS_INST: rc = draw_elements(s, r, err, 1); break;
+        case FN_VERTEX_BUFFER: rc = vertex_buffer(s, r, err); break;
+        case FN_UNIFORM: rc = uniform(s, r, err); break;
+        case FN_TEXTURE: rc = texture(s, r, err); break;
+        case FN_PROGRAM: rc = program(s, r, err); break;
+        case FN_VIEWPORT: rc = viewport(s, r, err); break;
+        case FN_SCISSOR: rc = scissor(s, r, err); break;
+        default: rc = ERR("no hot function %d", fn);
+    }
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+/* The host functions bound at the guest's entry points: recorded here, else the Python function
+ * of the call (which answers, faults with the named error, and returns to the guest itself). */
+#define HOT(name, index)                                                \
+    static void hot_##name(NxCpu *s) {                                  \
+        char err[256];                                                  \
+        if (nxr_try(index, (uint64_t)(uintptr_t)s, err) != OK) {        \
+            fallback[index](s);                                         \
+            return;                                                     \
+        }                                                               \
+        s->pc = s->x[30];                                               \
+        host_yield(s);                                                  \
+    }
+HOT(draw_arrays, FN_DRAW_ARRAYS)
+HOT(draw_arrays_inst, FN_DRAW_ARRAYS_INST)
+HOT(draw_elements, FN_DRAW_ELEMENTS)
+HOT(draw_elements_inst, FN_DRAW_ELEMENTS_INST)
+HOT(vertex_buffer, FN_VERTEX_BUFFER)
+HOT(uniform, FN_UNIFORM)
+HOT(texture, FN_TEXTURE)
+HOT(program, FN_PROGRAM)
+HOT(viewport, FN_VIEWPORT)
+HOT(scissor, FN_SCISSOR)
+
+static const HostFn HOTS[FN_COUNT] = {hot_draw_arrays, hot_draw_arrays_inst, hot_draw_elements,
+                                      hot_draw_elements_inst, hot_vertex_buffer, hot_uniform, hot_texture,
+                                      hot_program, hot_viewport, hot_scissor};
+
+/* The host function of hot call `i` (what nx_host_bind takes), or 0. */
+uint64_t nxr_hot(int i);
+uint64_t nxr_hot(int i) { return i >= 0 && i < FN_COUNT ? (uint64_t)(uintptr_t)HOTS[i] : 0; }
+
+/* bench/gpu_split.py's recording cost: `draws` draws of issue 32's realistic frame (a program
+ * bind every 50 draws, a texture bind every 5, a uniform range before every draw) through the
+ * host functions above as the guest's calls reach them, on a CPU of its own (`cpu`, x30 = a
+ * return address) into the recording of command buffer `cb_addr`. */
+int nxr_bench_frame(uint64_t cpu, uint64_t cb_addr, uint64_t prog_ptrs, uint32_t draws, uint64_t ubo_addr,
+                    uint32_t ubos, uint32_t frame, uint64_t handles, uint32_t ntex);
+int nxr_bench_frame(uint64_t cpu, uint64_t cb_addr, uint64_t prog_ptrs, uint32_t draws, uint64_t ubo_addr,
+                    uint32_t ubos, uint32_t frame, uint64_t handles, uint32_t ntex) {
+    NxCpu *s = (NxCpu *)(uintptr_t)cpu;
+    const uint64_t *progs = (const uint64_t *)(uintptr_t)prog_ptrs, *hs = (const uint64_t *)(uintptr_t)handles;
+    for (uint32_t i = 0; i < draws; i++) {
+        if (i % 50 == 0) { s->x[0] = cb_addr; s->x[1] = progs[(i / 50) % 2]; hot_program(s); }
+        if (i % 5 == 0) { s->x[0] = cb_addr; s->x[1] = 3; s->x[2] = 0; s->x[3] = hs[(i / 5) % ntex]; hot_texture(s); }
+        s->x[0] = cb_addr; s->x[1] = 3; s->x[2] = 0; s->x[3] = ubo_addr + 256 * ((i + frame) % ubos); s->x[4] = 48;
+        hot_uniform(s);
+        s->x[0] = cb_addr; s->x[1] = 0; s->x[2] = 0; s->x[3] = 6;
+        hot_draw_arrays(s);
+    }
+    return 0;
+}
