@@ -27,6 +27,7 @@ OK, SLOW, BAD = 0, 1, 2
 CDEF = """
 typedef struct { uint64_t offset; uint32_t count; } Chunk;
 int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn);
+void nxr_bench_init(void);
 void nxr_reset(void);
 const char *nxr_fn_name(int i);
 void nxr_set_fallback(int i, uint64_t fn);

@@ -560,6 +560,16 @@ static const HostFn HOTS[FN_COUNT] = {hot_draw_arrays, hot_draw_arrays_inst, hot
 uint64_t nxr_hot(int i);
 uint64_t nxr_hot(int i) { return i >= 0 && i < FN_COUNT ? (uint64_t)(uintptr_t)HOTS[i] : 0; }
 
+static void no_yield(NxCpu *s) { (void)s; }
+static int all_mapped(uint64_t addr, uint64_t len, uint32_t perm) { (void)addr; (void)len; (void)perm; return 1; }
+
+/* No guest kernel (bench/gpu_split.py, tests): no scheduling point after a call, every guest
+ * pointer taken as mapped (the caller passes host memory). */
+void nxr_bench_init(void);
+void nxr_bench_init(void) {
+    nxr_init((uint64_t)(uintptr_t)no_yield, (uint64_t)(uintptr_t)all_mapped);
+}
+
 /* bench/gpu_split.py's recording cost: `draws` draws of issue 32's realistic frame (a program
  * bind every 50 draws, a texture bind every 5, a uniform range before every draw) through the
  * host functions above as the guest's calls reach them, on a CPU of its own (`cpu`, x30 = a
