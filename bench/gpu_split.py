@@ -443,8 +443,31 @@ class LocalProc:
         self.p.wait()
 
 
+def profile(draws: int, frames: int = 5) -> None:
+    """Where the GPU process's replay of a binary frame (Engine.submit_blob, native replay) spends
+    its time: cProfile's top functions by own time, in this process."""
+    import cProfile
+    import pstats
+
+    side = Local()
+    blobs = [binpackets.convert(frame_commands(draws, n)) for n in range(frames + 2)]
+    for n in range(2):                    # pipelines compiled, caches warm
+        side.eng.submit_blob(n, blobs[n])
+    pr = cProfile.Profile()
+    t = time.thread_time()
+    with gc_paused():
+        pr.enable()
+        for n in range(2, frames + 2):
+            side.eng.submit_blob(n, blobs[n])
+        pr.disable()
+    print(f"Engine.submit_blob, {draws} draws: {(time.thread_time() - t) / frames * 1000:.2f} ms a frame (profiled)")
+    pstats.Stats(pr).sort_stats("tottime").print_stats(22)
+    side.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", type=int, default=0, help="profile the native replay of frames of this many draws")
     ap.add_argument("--frames", type=int, default=9)
     ap.add_argument("--draws", default=",".join(map(str, DRAWS)), help="draws per frame, comma-separated")
     ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
@@ -452,6 +475,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.local_worker:
         return local_worker()
+    if a.profile:
+        return profile(a.profile)
     shas: dict[int, str] = {}        # frame -> SHA-256, equal across the native_replay settings
     for mode in a.native.split(","):
         print(f"gpu_host.native_replay = {mode}")
