@@ -96,6 +96,8 @@ def join(parts: list) -> bytes:
                              "the header")
         count += n
         bodies.append(b[HEADER:])
+    if len(parts) == 1:       # one part is the blob itself: no copy (a view of the ring record)
+        return parts[0]
     body = b"".join(bodies)
     return _HDR.pack(MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, len(body)) + body
 

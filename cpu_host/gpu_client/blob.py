@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from gpu_host import binpackets
 from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, MAX_PACKET
@@ -21,12 +21,18 @@ _POISON = struct.pack("<BBH", 0, 0, 4)    # op 0: refused by name by the GPU pro
 
 @dataclass(frozen=True)
 class Block:
-    """Packets recorded natively: chunks of ``(body bytes, packet count)``, whole packets each."""
-    chunks: tuple[tuple[bytes, int], ...]
+    """Packets recorded natively: chunks of ``(body, packet count)``, whole packets each; a body
+    may be a view of memory ``owner`` keeps alive (the native recorder's buffer)."""
+    chunks: tuple[tuple[bytes | memoryview, int], ...]
+    owner: Any = None
 
 
-class BlobRecord(bytes):
-    """One part record's payload (written with ring tag 4)."""
+@dataclass(frozen=True)
+class BlobRecord:
+    """One part record's payload as pieces written back to back (ring tag 4): the part and blob
+    headers, then the packet bodies (views into recorder buffers that ``keep`` holds)."""
+    pieces: tuple[bytes | memoryview, ...]
+    keep: tuple = ()
 
 
 def packet_bytes(cmd: tuple) -> bytes:
@@ -39,7 +45,7 @@ def packet_bytes(cmd: tuple) -> bytes:
         return _POISON
 
 
-def _chunks(items: Iterable) -> Iterable[tuple[bytes, int]]:
+def _chunks(items: Iterable) -> Iterable[tuple[bytes | memoryview, int]]:
     small: list[bytes] = []
     for it in items:
         if isinstance(it, Block):
@@ -53,22 +59,20 @@ def _chunks(items: Iterable) -> Iterable[tuple[bytes, int]]:
         yield b"".join(small), len(small)
 
 
-def part_records(seq: int, items: Iterable) -> list[BlobRecord]:
+def part_records(seq: int, items: list) -> list[BlobRecord]:
     """The part records of submission ``seq`` (at least one: an empty submission is one empty
-    part, the last)."""
-    parts: list[tuple[list[bytes], int]] = [([], 0)]
-    size = 0
+    part, the last).  No packet bytes are copied here: the ring write copies each piece once."""
+    keep = tuple(x for x in items if isinstance(x, Block))
+    parts: list[tuple[list, int, int]] = [([], 0, 0)]      # (bodies, packets, bytes)
     for body, count in _chunks(items):
+        bodies, n, size = parts[-1]
         if size and size + len(body) > PART_BODY:
-            parts.append(([], 0))
-            size = 0
-        bodies, n = parts[-1]
+            parts.append(([], 0, 0))
+            bodies, n, size = parts[-1]
         bodies.append(body)
-        parts[-1] = (bodies, n + count)
-        size += len(body)
+        parts[-1] = (bodies, n + count, size + len(body))
     out = []
-    for i, (bodies, n) in enumerate(parts):
-        body = b"".join(bodies)
-        hdr = binpackets.blob_header(n, len(body))
-        out.append(BlobRecord(BLOB_PART.pack(seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + hdr + body))
+    for i, (bodies, n, size) in enumerate(parts):
+        hdr = BLOB_PART.pack(seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + binpackets.blob_header(n, size)
+        out.append(BlobRecord((hdr, *bodies), keep))
     return out

@@ -218,7 +218,7 @@ class GpuClient:
         writer's) single packet records as bytes."""
         for r in records:
             if isinstance(r, BlobRecord):
-                self.writer.write(r, wait=self._check, tag=TAG_BLOB)
+                self.writer.write(r.pieces, wait=self._check, tag=TAG_BLOB)
             elif isinstance(r, tuple):
                 self.writer.write(r, wait=self._check, tag=TAG_ARRAY)
             else:

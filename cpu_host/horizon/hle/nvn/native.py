@@ -37,8 +37,8 @@ int nxr_texture_slot(uint32_t slot, uint32_t texture);
 int nxr_sampler_slot(uint32_t slot, uint32_t sampler);
 int nxr_begin(uint64_t id, uint64_t addr);
 int nxr_alias(uint64_t id, uint64_t addr);
-int nxr_result(uint64_t id, const uint8_t **buf, uint64_t *len, const Chunk **chunks, uint32_t *nchunks);
-void nxr_release(uint64_t id);
+int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t *nchunks);
+void nxr_free(void *p);
 int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count);
 int nxr_attribs(uint64_t id, uint32_t n, const uint32_t *attrs);
 int nxr_stride(uint64_t id, uint32_t stride);
@@ -121,20 +121,20 @@ class NativeRecorder:
         self.L.nxr_stride(cb, stride & 0xFFFFFFFF)
 
     def end(self, cb: int) -> Block:
+        """The finished recording: its chunks are views of the C recorder's buffer (no copy), which
+        the Block owns (freed with it)."""
         ffi = self.ffi
         buf, n, chunks, nch = (ffi.new("uint8_t **"), ffi.new("uint64_t *"), ffi.new("Chunk **"),
                                ffi.new("uint32_t *"))
-        if self.L.nxr_result(cb, buf, n, chunks, nch):
+        if self.L.nxr_take(cb, buf, n, chunks, nch):
             raise KeyError(f"native recorder: command buffer {cb} is not recording")
-        try:
-            data = ffi.buffer(buf[0], n[0])[:] if n[0] else b""
-            out, ch = [], chunks[0]
-            for i in range(nch[0]):
-                end = ch[i + 1].offset if i + 1 < nch[0] else n[0]
-                out.append((data[ch[i].offset:end], ch[i].count))
-        finally:
-            self.L.nxr_release(cb)
-        return Block(tuple(out))
+        data = ffi.gc(buf[0], self.L.nxr_free)
+        ch = ffi.gc(chunks[0], self.L.nxr_free)
+        out = []
+        for i in range(nch[0]):
+            end = ch[i + 1].offset if i + 1 < nch[0] else n[0]
+            out.append((memoryview(ffi.buffer(data + ch[i].offset, end - ch[i].offset)), ch[i].count))
+        return Block(tuple(out), (data, ch))
 
     # -- the hot calls -----------------------------------------------------------------------
     def names(self) -> list[str]:

@@ -219,10 +219,10 @@ int nxr_alias(uint64_t id, uint64_t addr) {
     return rc;
 }
 
-/* The finished recording's packets: `buf`/`len`, chunk boundaries `offsets`/`counts` (nchunks);
- * valid until nxr_release(id). */
-int nxr_result(uint64_t id, const uint8_t **buf, uint64_t *len, const Chunk **chunks, uint32_t *nchunks);
-int nxr_result(uint64_t id, const uint8_t **buf, uint64_t *len, const Chunk **chunks, uint32_t *nchunks) {
+/* The finished recording's packets, handed over: `buf`/`len` and the chunk bounds `chunks` (nchunks)
+ * become the caller's (nxr_free each); the recording is closed. */
+int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t *nchunks);
+int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t *nchunks) {
     pthread_mutex_lock(&M);
     Rec *r = rec_by_id(id);
     int rc = -1;
@@ -231,20 +231,17 @@ int nxr_result(uint64_t id, const uint8_t **buf, uint64_t *len, const Chunk **ch
         *len = r->len;
         *chunks = r->chunks;
         *nchunks = r->chunks[r->nchunks - 1].count ? r->nchunks : r->nchunks - 1;
-        memset(r->addr, 0, sizeof r->addr);     /* no more calls reach it */
+        r->buf = NULL;
+        r->chunks = NULL;
+        rec_free(r);
         rc = 0;
     }
     pthread_mutex_unlock(&M);
     return rc;
 }
 
-void nxr_release(uint64_t id);
-void nxr_release(uint64_t id) {
-    pthread_mutex_lock(&M);
-    Rec *r = rec_by_id(id);
-    if (r) rec_free(r);
-    pthread_mutex_unlock(&M);
-}
+void nxr_free(void *p);
+void nxr_free(void *p) { free(p); }
 
 /* Room for a packet of `n` bytes at the end of r's stream (a new chunk past NXR_CHUNK). */
 static uint8_t *put(Rec *r, uint32_t n) {

@@ -1,0 +1,203 @@
+"""The NVN front end's native recorder (cpu_host/horizon/hle/nvn/recorder.c, native.py).
+
+The C host functions are driven the way a guest's calls reach them (a CPU record whose X0..X7
+hold the call's arguments; no guest kernel: ``nxr_bench_init``) and what they record is decoded
+by the GPU process's own native decoder (gpu_host/nxpkt.c) and compared with the packets
+PROTOCOL.md's table prescribes for those NVN calls (written out here by hand).  Errors come back
+in frontend.py's words; a guest program's misuse through the bound host functions ends in the
+same named crash report with either recorder."""
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from cpu_host.gpu_client import blob
+from gpu_host import binpackets, nxpkt
+from gpu_host import packets as P
+from gpu_host.ring_layout import BLOB_PART, MAX_PACKET
+from tests.horizon.hz_build import bundle_from_c, nxrecomp
+
+BASE = 0x20_0000_0000          # pool 3's guest address (the recorder only compares numbers)
+CB = 41
+
+
+@pytest.fixture()
+def rec():
+    from cpu_host.horizon.hle.nvn.native import NativeRecorder
+
+    r = NativeRecorder()
+    r.L.nxr_bench_init()
+    r.pool(3, BASE, 1 << 20)
+    r.program(5, False)
+    r.program(6, True)                      # reads the bindless pools
+    r.texture_slot(0, 100)
+    r.texture_slot(2, 102)
+    r.sampler_slot(1, 200)
+    ffi = r.ffi
+    cpu = ffi.new("uint64_t[64]")
+    progs = ffi.new("uint64_t[]", [5, 6, 77])     # guest NVNprogram structs: their ids (77: none)
+    cb = ffi.new("uint64_t *", CB)                # the guest's NVNcommandBuffer struct
+    addr = lambda p: int(ffi.cast("uintptr_t", p))   # noqa: E731
+    names = r.names()
+
+    def call(name: str, *args: int, struct_at: int | None = None) -> str | None:
+        cpu[0] = struct_at if struct_at is not None else addr(cb)
+        for i, a in enumerate(args, 1):
+            cpu[i] = a & (1 << 64) - 1
+        return r.try_call(names.index(name), addr(cpu))
+
+    yield r, call, addr(progs), addr(cb)
+    r.L.nxr_reset()
+
+
+def decode(block: blob.Block) -> list[tuple]:
+    body = b"".join(bytes(b) for b, _ in block.chunks)
+    return nxpkt.decode(binpackets.blob_header(sum(n for _, n in block.chunks), len(body)) + body)
+
+
+def test_recorded_packets_are_the_protocols(rec) -> None:
+    r, call, progs, cb = rec
+    cmds = r.begin(CB, cb)
+    cmds.append((P.OP_TARGET, 9))                           # a call frontend.py serves in Python
+    r.stride(CB, 16)
+    r.attribs(CB, [[0, 2, 0], [1, 5, 8]])
+    for name, args in [
+        ("nvnCommandBufferBindVertexBuffer", (0, BASE + 0x100, 0x60)),
+        ("nvnCommandBufferBindProgram", (progs,)),
+        ("nvnCommandBufferBindUniformBuffer", (3, 1, BASE + 0x1000, 48)),     # stage, slot, address, size
+        ("nvnCommandBufferBindTexture", (3, 2, 2 | 1 << 20)),                  # slot 2: texture id 2, sampler 1
+        ("nvnCommandBufferSetViewport", (0, 0, 64, 32)),
+        ("nvnCommandBufferSetScissor", (1, 2, 20000, 3)),                     # clamped to 16384
+        ("nvnCommandBufferDrawArrays", (0, 3, 6)),                            # mode, first, count
+        ("nvnCommandBufferDrawArrays", (0, 0, 3)),                            # same layout: none again
+        ("nvnCommandBufferDrawElements", (1, 2, 4, BASE + 0x200)),            # strip: a new layout
+        ("nvnCommandBufferBindProgram", (progs + 8,)),                        # reads the pools
+        ("nvnCommandBufferDrawArraysInstanced", (1, 0, 4, 7, 2)),             # mode, first, count, base, count
+        ("nvnCommandBufferDrawElementsInstanced", (1, 4, 3, BASE + 0x300, -2, 5, 9)),
+    ]:
+        assert call(name, *args) is None, name
+    r.texture_slot(1, 101)                                  # the pools changed: POOLS again
+    assert call("nvnCommandBufferDrawArrays", 1, 0, 4) is None
+    cmds.append((P.OP_PRESENT, 1, 9))
+    got = decode(r.end(CB))
+    layout = [(0, 2, 0), (1, 5, 8)]
+    E = P.EMPTY
+    pools = (100, E, 102, *[E] * 13), (E, 200, E, E)
+    assert got == [
+        (P.OP_TARGET, 9),
+        (P.OP_VERTEX, 3, 0x100, 0x60),
+        (P.OP_PROGRAM, 5),
+        (P.OP_UNIFORM, 1, 3, 0x1000, 48),
+        (P.OP_TEXTURE, 2, 102, 200),
+        (P.OP_VIEWPORT, 0.0, 0.0, 64.0, 32.0),
+        (P.OP_SCISSOR, 1, 2, 16384, 3),
+        (P.OP_VERTEX_LAYOUT, 16, 0, tuple(layout)),
+        (P.OP_DRAW, 6, 1, 3, 0),
+        (P.OP_DRAW, 3, 1, 0, 0),
+        (P.OP_VERTEX_LAYOUT, 16, 1, tuple(layout)),
+        (P.OP_INDEX, 3, 0x200, 8, 2),
+        (P.OP_DRAW_INDEXED, 4, 1, 0, 0, 0),
+        (P.OP_PROGRAM, 6),
+        (P.OP_POOLS, *pools),
+        (P.OP_DRAW, 4, 2, 0, 7),
+        (P.OP_INDEX, 3, 0x300, 12, 4),
+        (P.OP_DRAW_INDEXED, 3, 9, 0, -2, 5),
+        (P.OP_POOLS, (100, 101, 102, *[E] * 13), pools[1]),
+        (P.OP_DRAW, 4, 1, 0, 0),
+        (P.OP_PRESENT, 1, 9),
+    ]
+
+
+def test_errors_in_the_front_ends_words(rec) -> None:
+    r, call, progs, cb = rec
+    r.begin(CB, cb)
+    assert call("nvnCommandBufferDrawArrays", 9, 0, 3) == "draw mode 9"
+    assert call("nvnCommandBufferDrawElements", 0, 3, 4, BASE) == "index type 3 (2: u16, 4: u32)"
+    assert call("nvnCommandBufferBindUniformBuffer", 3, 4, BASE, 16) == "uniform buffer index 4 (0..3)"
+    assert call("nvnCommandBufferBindUniformBuffer", 3, 0, BASE + (1 << 20) - 8, 16) == \
+        f"uniform buffer: GPU address range {BASE + (1 << 20) - 8:#x}+0x10 lies in no memory pool"
+    assert call("nvnCommandBufferBindVertexBuffer", 1, BASE, 16) == "vertex buffer index 1 (index 0 is served)"
+    assert call("nvnCommandBufferBindTexture", 3, 0, 1 | 1 << 20) == \
+        "texture handle 0x100001: texture id 1 or sampler id 1 is not registered"
+    assert call("nvnCommandBufferBindTexture", 3, 5, 0) == "texture binding 5 (0..3)"
+    assert call("nvnCommandBufferSetScissor", 0, -1, 4, 4) == \
+        "nvnCommandBufferSetScissor: rectangle 0, -1, 4x4 has a negative field"
+    # The Python function's turn ("" = it names the problem): an unknown struct, an unknown program
+    other = r.ffi.new("uint64_t *", CB)
+    assert call("nvnCommandBufferSetViewport", 0, 0, 1, 1, struct_at=int(r.ffi.cast("uintptr_t", other))) == ""
+    assert call("nvnCommandBufferBindProgram", progs + 16) == ""
+    r.alias(CB, int(r.ffi.cast("uintptr_t", other)))        # frontend.py found the recording through it
+    assert call("nvnCommandBufferSetViewport", 0, 0, 1, 1, struct_at=int(r.ffi.cast("uintptr_t", other))) is None
+    assert decode(r.end(CB)) == [(P.OP_VIEWPORT, 0.0, 0.0, 1.0, 1.0)]     # nothing of the refused calls
+    assert call("nvnCommandBufferSetViewport", 0, 0, 1, 1) == ""           # not recording any more
+
+
+def test_large_recording_in_chunks_and_ring_parts(rec) -> None:
+    """50,000 draws: chunks of whole packets (at most 512 KiB), ring part records of at most
+    1 MiB, each a whole blob the decoder accepts; all together the recorded stream."""
+    r, call, progs, cb = rec
+    r.begin(CB, cb)
+    r.stride(CB, 8)
+    r.attribs(CB, [[0, 2, 0]])
+    for i in range(50000):
+        assert call("nvnCommandBufferBindUniformBuffer", 3, 0, BASE + 256 * (i % 64), 48) is None
+        assert call("nvnCommandBufferDrawArrays", 0, 0, 6) is None
+    block = r.end(CB)
+    assert len(block.chunks) > 2 and all(len(b) <= blob.CHUNK for b, _ in block.chunks)
+    got = decode(block)
+    assert len(got) == 100001 and got[:2] == [(P.OP_UNIFORM, 0, 3, 0, 48), (P.OP_VERTEX_LAYOUT, 8, 0, ((0, 2, 0),))]
+    assert got[-1] == (P.OP_DRAW, 6, 1, 0, 0)
+    recs = blob.part_records(7, [(P.OP_TARGET, 9), block, (P.OP_PRESENT, 1, 9)])
+    assert len(recs) > 1
+    joined = []
+    for i, br in enumerate(recs):
+        raw = b"".join(bytes(p) for p in br.pieces)
+        assert len(raw) <= MAX_PACKET
+        assert BLOB_PART.unpack_from(raw) == (7, i, 1 if i == len(recs) - 1 else 0)
+        joined += nxpkt.decode(raw[BLOB_PART.size:])
+    assert joined == [(P.OP_TARGET, 9), *got, (P.OP_PRESENT, 1, 9)]
+
+
+def test_tuples_without_a_binary_form_are_refused_packets() -> None:
+    """A value the guest made that has no binary form (the msgpack path sent it for the GPU process
+    to refuse) still reaches the GPU process as a packet it refuses by name."""
+    data = blob.packet_bytes((P.OP_DRAW, -1, 1, 0, 0))
+    with pytest.raises(nxpkt.NativePacketError, match="op 0"):
+        nxpkt.check(binpackets.blob([data]))
+    assert blob.packet_bytes((P.OP_DRAW, 3, 1, 0, 0)) == struct.pack("<BBH4I", P.OP_DRAW, 0, 20, 3, 1, 0, 0)
+
+
+MISUSE_C = r"""
+#include "hz_sdk.h"
+#include "nvn.h"
+static NvnProcs nvn;
+int hz_main(void) {
+    nvn_load_procs(&nvn);
+    NVNcommandBuffer cb, copy;
+    nvn.nvnCommandBufferInitialize(&cb, 0);
+    nvn.nvnCommandBufferBeginRecording(&cb);
+    nvn.nvnCommandBufferSetViewport(&cb, 0, 0, 64, 64);
+    hz_printf("viewport\n");
+    copy = cb;                                   /* the same command buffer through another struct */
+    nvn.nvnCommandBufferSetViewport(&copy, 0, 0, 32, 32);
+    hz_printf("viewport through a copy\n");
+    nvn.nvnCommandBufferDrawArrays(&copy, 9, 0, 3);
+    hz_printf("not reached\n");
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("recorder", ["native", "python"])
+def test_guest_misuse_is_named_with_either_recorder(tmp_path, monkeypatch, recorder) -> None:
+    """Through the bound host functions: calls the C recorder answers, a struct it had not seen
+    (the Python function finds the recording, the C recorder takes it from there), and a bad
+    draw mode ending the guest with the report the Python front end always gave."""
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_NVN_RECORDER", recorder)
+    bundle = bundle_from_c(MISUSE_C, {}, tmp_path / recorder)
+    r = nxrecomp("hz-run", str(bundle), timeout=120)
+    assert r.returncode == 134, (r.returncode, r.stdout, r.stderr[-2000:])
+    assert r.stdout == "viewport\nviewport through a copy\n", r.stdout
+    first = r.stderr.strip().splitlines()[0]
+    assert "host function nvnCommandBufferDrawArrays" in first and "draw mode 9" in first, r.stderr[-2000:]
