@@ -305,6 +305,14 @@ class Local:
         dt, dc = time.perf_counter() - t, time.thread_time() - c
         return dt, dc, self.eng.frames[-1].sha256
 
+    def frame_blob(self, blob: bytes, n: int) -> tuple[float, float, str]:
+        """``frame`` for a binary-packet submission (Engine.submit_blob)."""
+        t, c = time.perf_counter(), time.thread_time()
+        with gc_paused():
+            self.eng.submit_blob(n, blob)
+        dt, dc = time.perf_counter() - t, time.thread_time() - c
+        return dt, dc, self.eng.frames[-1].sha256
+
     def close(self) -> None:
         self.eng.close()
         self.dev.close()
@@ -413,13 +421,19 @@ def native_check_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
 
 def local_worker() -> None:
     """The in-process side, in a clean process of its own (no client, no gRPC threads): reads
-    ``DRAWS FRAME`` lines, answers ``seconds sha256`` lines."""
+    ``DRAWS FRAME [PRESENT]`` lines, answers ``seconds cpu-seconds sha256`` lines; with PRESENT the
+    frame is replayed from its binary packets (Engine.submit_blob, as the GPU process replays a
+    tag-4 submission; converted beforehand, outside the timing) and presented as frame PRESENT."""
     side = Local()
     gc.freeze()       # as the GPU process does after its start-up (gpu_host.server.main)
     try:
         for line in sys.stdin:
-            draws, n = map(int, line.split())
-            dt, dc, sha = side.frame(frame_commands(draws, n), n)
+            draws, n, *present = map(int, line.split())
+            if present:
+                cmds = frame_commands(draws, n)[:-1] + [(P.OP_PRESENT, present[0], TARGET)]
+                dt, dc, sha = side.frame_blob(binpackets.convert(cmds), present[0])
+            else:
+                dt, dc, sha = side.frame(frame_commands(draws, n), n)
             print(dt, dc, sha, flush=True)
     finally:
         side.close()
@@ -432,8 +446,8 @@ class LocalProc:
                                   stdout=subprocess.PIPE, text=True,
                                   env={**os.environ, "NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
 
-    def frame(self, draws: int, n: int) -> tuple[float, float, str]:
-        self.p.stdin.write(f"{draws} {n}\n")
+    def frame(self, draws: int, n: int, present: int | None = None) -> tuple[float, float, str]:
+        self.p.stdin.write(f"{draws} {n}{'' if present is None else f' {present}'}\n")
         self.p.stdin.flush()
         dt, dc, sha = self.p.stdout.readline().split()
         return float(dt), float(dc), sha
@@ -528,19 +542,28 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                   f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)")
         if split.native != "off":
             rec = NativeFrames()
-            bt, br, ru = [], [], []
+            bt, br, ru, blt, blc = [], [], [], [], []
             for rep, m in enumerate(ns):      # the same frames again, presented as m + 10**6
                 block, us = rec.frame(draws, m, m + 10 ** 6)
-                bdt, bsha = split.frame_block(block, m + 10 ** 6)
-                assert shas[m] == bsha, f"frame {m} differs through the native recorder and the binary ring"
+                if rep % 2:                   # interleaved with the in-process replay of the same blob
+                    ldt, ldc, lsha = local.frame(draws, m, m + 10 ** 6)
+                    bdt, bsha = split.frame_block(block, m + 10 ** 6)
+                else:
+                    bdt, bsha = split.frame_block(block, m + 10 ** 6)
+                    ldt, ldc, lsha = local.frame(draws, m, m + 10 ** 6)
+                assert shas[m] == bsha == lsha, f"frame {m} differs through the native recorder and the binary ring"
                 ru.append(us)
                 if rep:
                     bt.append(bdt)
                     br.append(split.replay_ms[-1] / 1000)
-            bm, brp = statistics.median(bt), statistics.median(br)
+                    blt.append(ldt)
+                    blc.append(ldc)
+            bm, brp, blm = statistics.median(bt), statistics.median(br), statistics.median(blt)
             print(f"{'':20}native recorder -> binary packets (ring tag 4): split {bm * 1000:7.1f} ms, GPU process's "
                   f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%"
-                  f"  split/in-process {bm / lm:.3f}  | CPU-side recording (C, per draw) {statistics.median(ru):.3f} us")
+                  f"  | CPU-side recording (C, per draw) {statistics.median(ru):.3f} us")
+            print(f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
+                  f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) -> split overhead {(bm / blm - 1) * 100:.1f}%")
             si = split.interval_native(rec, draws, [n + 1 + k for k in range(a.frames)])
             n += a.frames
             print(f"{'':20}running game, native recorder (2 frames in flight): {si * 1000:7.1f} ms/frame "
