@@ -60,9 +60,17 @@ def test_recorded_packets_are_the_protocols(rec) -> None:
     r, call, progs, cb = rec
     cmds = r.begin(CB, cb)
     cmds.append((P.OP_TARGET, 9))                           # a call frontend.py serves in Python
-    r.stride(CB, 16)
-    r.attribs(CB, [[0, 2, 0], [1, 5, 8]])
+    ffi = r.ffi
+    # the guest's NVNvertexAttribState[2] (format, offset, stream, location), NVNvertexStreamState
+    # (stride, divisor) and NVNpolygonState (cull back, clockwise, fill, offset enables: fill)
+    attrs = ffi.new("uint32_t[]", [2, 0, 0, 0, 5, 8, 0, 1])
+    stream = ffi.new("uint32_t[]", [16, 0])
+    poly = ffi.new("uint32_t[]", [2, 1, 0, 4])
+    at = lambda p: int(ffi.cast("uintptr_t", p))   # noqa: E731
     for name, args in [
+        ("nvnCommandBufferBindVertexAttribState", (2, at(attrs))),
+        ("nvnCommandBufferBindVertexStreamState", (1, at(stream))),
+        ("nvnCommandBufferBindPolygonState", (at(poly),)),
         ("nvnCommandBufferBindVertexBuffer", (0, BASE + 0x100, 0x60)),
         ("nvnCommandBufferBindProgram", (progs,)),
         ("nvnCommandBufferBindUniformBuffer", (3, 1, BASE + 0x1000, 48)),     # stage, slot, address, size
@@ -86,6 +94,7 @@ def test_recorded_packets_are_the_protocols(rec) -> None:
     pools = (100, E, 102, *[E] * 13), (E, 200, E, E)
     assert got == [
         (P.OP_TARGET, 9),
+        (P.OP_RASTER, 2, 1, 0, True),
         (P.OP_VERTEX, 3, 0x100, 0x60),
         (P.OP_PROGRAM, 5),
         (P.OP_UNIFORM, 1, 3, 0x1000, 48),
@@ -123,6 +132,14 @@ def test_errors_in_the_front_ends_words(rec) -> None:
     assert call("nvnCommandBufferBindTexture", 3, 5, 0) == "texture binding 5 (0..3)"
     assert call("nvnCommandBufferSetScissor", 0, -1, 4, 4) == \
         "nvnCommandBufferSetScissor: rectangle 0, -1, 4x4 has a negative field"
+    assert call("nvnCommandBufferBindVertexAttribState", 9, 0) == "9 vertex attributes (at most 8)"
+    bad = r.ffi.new("uint32_t[]", [2, 0, 1, 0])
+    assert call("nvnCommandBufferBindVertexAttribState", 1, int(r.ffi.cast("uintptr_t", bad))) == \
+        "vertex attribute 0: stream 1 (one vertex stream is served)"
+    assert call("nvnCommandBufferBindVertexStreamState", 2, 0) == "2 vertex streams (one is served)"
+    poly = r.ffi.new("uint32_t[]", [0, 0, 2, 0])
+    assert call("nvnCommandBufferBindPolygonState", int(r.ffi.cast("uintptr_t", poly))) == \
+        "nvnCommandBufferBindPolygonState: polygon_mode 2 is not in 0..1"
     # The Python function's turn ("" = it names the problem): an unknown struct, an unknown program
     other = r.ffi.new("uint64_t *", CB)
     assert call("nvnCommandBufferSetViewport", 0, 0, 1, 1, struct_at=int(r.ffi.cast("uintptr_t", other))) == ""

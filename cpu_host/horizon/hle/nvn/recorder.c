@@ -45,7 +45,7 @@
 #define HANDLE_SAMPLER_SHIFT 20
 #define NXR_CHUNK (512u << 10)
 
-enum { OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
+enum { OP_RASTER = 23, OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
        OP_VIEWPORT = 11, OP_DRAW = 12, OP_DRAW_INDEXED = 13, OP_POOLS = 19, OP_SCISSOR = 25 };
 
 typedef void (*HostFn)(NxCpu *);
@@ -78,13 +78,14 @@ static HostFn host_yield;
 static RangeOk range_ok;
 
 enum { FN_DRAW_ARRAYS, FN_DRAW_ARRAYS_INST, FN_DRAW_ELEMENTS, FN_DRAW_ELEMENTS_INST, FN_VERTEX_BUFFER,
-       FN_UNIFORM, FN_TEXTURE, FN_PROGRAM, FN_VIEWPORT, FN_SCISSOR, FN_COUNT };
+       FN_UNIFORM, FN_TEXTURE, FN_PROGRAM, FN_VIEWPORT, FN_SCISSOR, FN_ATTRIBS, FN_STREAMS, FN_POLYGON, FN_COUNT };
 static HostFn fallback[FN_COUNT];
 static const char *const FN_NAMES[FN_COUNT] = {
     "nvnCommandBufferDrawArrays", "nvnCommandBufferDrawArraysInstanced", "nvnCommandBufferDrawElements",
     "nvnCommandBufferDrawElementsInstanced", "nvnCommandBufferBindVertexBuffer",
     "nvnCommandBufferBindUniformBuffer", "nvnCommandBufferBindTexture", "nvnCommandBufferBindProgram",
-    "nvnCommandBufferSetViewport", "nvnCommandBufferSetScissor"};
+    "nvnCommandBufferSetViewport", "nvnCommandBufferSetScissor", "nvnCommandBufferBindVertexAttribState",
+    "nvnCommandBufferBindVertexStreamState", "nvnCommandBufferBindPolygonState"};
 
 /* ---- control (Python, under frontend.py's lock) ------------------------------------------- */
 int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn);
@@ -501,6 +502,46 @@ static int scissor(NxCpu *s, Rec *r, char *err) {
     return OK;
 }
 
+/* Vertex attribute state (no packet: a draw records the layout): `n` NVNvertexAttribState of 16
+ * bytes (format, offset, stream, location) at x2; one vertex stream is served. */
+static int attribs(NxCpu *s, Rec *r, char *err) {
+    int32_t n = s32(s, 1);
+    if (n < 0 || n > MAX_ATTRS) return ERR("%d vertex attributes (at most %d)", n, MAX_ATTRS);
+    if (n && (!s->x[2] || !range_ok(s->x[2], 16 * (uint64_t)n, 1))) return SLOW;   /* Python names the pointer */
+    uint32_t a[MAX_ATTRS][4];
+    if (n) memcpy(a, (const void *)(uintptr_t)s->x[2], 16 * (size_t)n);
+    for (int i = 0; i < n; i++)
+        if (a[i][2] != 0) return ERR("vertex attribute %d: stream %u (one vertex stream is served)", i, a[i][2]);
+    for (int i = 0; i < n; i++) { r->attrs[i][0] = a[i][3]; r->attrs[i][1] = a[i][0]; r->attrs[i][2] = a[i][1]; }
+    r->nattr = (uint32_t)n;
+    return OK;
+}
+
+static int streams(NxCpu *s, Rec *r, char *err) {
+    int32_t n = s32(s, 1);
+    if (n != 1) return ERR("%d vertex streams (one is served)", n);
+    if (!s->x[2] || !range_ok(s->x[2], 8, 1)) return SLOW;
+    memcpy(&r->stride, (const void *)(uintptr_t)s->x[2], 4);
+    return OK;
+}
+
+/* RASTER from our NVNpolygonState (cull, front face, polygon mode, offset enables) at x1. */
+static int polygon(NxCpu *s, Rec *r, char *err) {
+    static const char *const what = "nvnCommandBufferBindPolygonState";
+    if (!s->x[1] || !range_ok(s->x[1], 16, 1)) return SLOW;
+    uint32_t w[4];
+    memcpy(w, (const void *)(uintptr_t)s->x[1], 16);
+    if (w[0] > 3) return ERR("%s: cull_face %u is not in 0..3", what, w[0]);
+    if (w[1] > 1) return ERR("%s: front_face %u is not in 0..1", what, w[1]);
+    if (w[2] > 1) return ERR("%s: polygon_mode %u is not in 0..1", what, w[2]);
+    uint8_t *p = put(r, 20);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_RASTER;
+    w32(p + 4, w[0]); w32(p + 8, w[1]); w32(p + 12, w[2]);
+    w32(p + 16, (w[3] & (w[2] == 0 ? 4u : 2u)) ? 1 : 0);    /* POLYGON_OFFSET_FILL / _LINE of the mode */
+    return OK;
+}
+
 /* One hot call: OK (recorded), SLOW (Python's turn: unknown command buffer or object) or BAD
  * (`err` says what is wrong, in frontend.py's words). */
 int nxr_try(int fn, uint64_t cpu, char *err);
@@ -520,6 +561,9 @@ int nxr_try(int fn, uint64_t cpu, char *err) {
         case FN_PROGRAM: rc = program(s, r, err); break;
         case FN_VIEWPORT: rc = viewport(s, r, err); break;
         case FN_SCISSOR: rc = scissor(s, r, err); break;
+        case FN_ATTRIBS: rc = attribs(s, r, err); break;
+        case FN_STREAMS: rc = streams(s, r, err); break;
+        case FN_POLYGON: rc = polygon(s, r, err); break;
         default: rc = ERR("no hot function %d", fn);
     }
     pthread_mutex_unlock(&M);
@@ -548,10 +592,14 @@ HOT(texture, FN_TEXTURE)
 HOT(program, FN_PROGRAM)
 HOT(viewport, FN_VIEWPORT)
 HOT(scissor, FN_SCISSOR)
+HOT(attribs, FN_ATTRIBS)
+HOT(streams, FN_STREAMS)
+HOT(polygon, FN_POLYGON)
 
 static const HostFn HOTS[FN_COUNT] = {hot_draw_arrays, hot_draw_arrays_inst, hot_draw_elements,
                                       hot_draw_elements_inst, hot_vertex_buffer, hot_uniform, hot_texture,
-                                      hot_program, hot_viewport, hot_scissor};
+                                      hot_program, hot_viewport, hot_scissor, hot_attribs, hot_streams,
+                                      hot_polygon};
 
 /* The host function of hot call `i` (what nx_host_bind takes), or 0. */
 uint64_t nxr_hot(int i);
