@@ -66,11 +66,17 @@ def test_recorded_packets_are_the_protocols(rec) -> None:
     attrs = ffi.new("uint32_t[]", [2, 0, 0, 0, 5, 8, 0, 1])
     stream = ffi.new("uint32_t[]", [16, 0])
     poly = ffi.new("uint32_t[]", [2, 1, 0, 4])
+    # NVNdepthStencilState: depth test on, writes on, LEQUAL, stencil on; front REPLACE/KEEP/INCR_WRAP
+    # func EQUAL, back ZERO/INVERT/DECR func NEVER (words 12..15 unused)
+    ds = ffi.new("uint32_t[]", [1, 1, 3, 1, 2, 0, 6, 2, 1, 5, 4, 0, 0, 0, 0, 0])
     at = lambda p: int(ffi.cast("uintptr_t", p))   # noqa: E731
     for name, args in [
         ("nvnCommandBufferBindVertexAttribState", (2, at(attrs))),
         ("nvnCommandBufferBindVertexStreamState", (1, at(stream))),
         ("nvnCommandBufferBindPolygonState", (at(poly),)),
+        ("nvnCommandBufferSetStencilRef", (2, 0x1AB)),                        # back face, 8 bits kept
+        ("nvnCommandBufferBindDepthStencilState", (at(ds),)),                 # ref and masks stay
+        ("nvnCommandBufferSetStencilMask", (3, 0x0F)),
         ("nvnCommandBufferBindVertexBuffer", (0, BASE + 0x100, 0x60)),
         ("nvnCommandBufferBindProgram", (progs,)),
         ("nvnCommandBufferBindUniformBuffer", (3, 1, BASE + 0x1000, 48)),     # stage, slot, address, size
@@ -95,6 +101,9 @@ def test_recorded_packets_are_the_protocols(rec) -> None:
     assert got == [
         (P.OP_TARGET, 9),
         (P.OP_RASTER, 2, 1, 0, True),
+        (P.OP_DEPTH_STENCIL, False, False, 1, False, 0, 0, 0, 7, 0, 255, 255, 0, 0, 0, 7, 0xAB, 255, 255),
+        (P.OP_DEPTH_STENCIL, True, True, 3, True, 2, 0, 6, 2, 0, 255, 255, 1, 5, 4, 0, 0xAB, 255, 255),
+        (P.OP_DEPTH_STENCIL, True, True, 3, True, 2, 0, 6, 2, 0, 255, 0x0F, 1, 5, 4, 0, 0xAB, 255, 0x0F),
         (P.OP_VERTEX, 3, 0x100, 0x60),
         (P.OP_PROGRAM, 5),
         (P.OP_UNIFORM, 1, 3, 0x1000, 48),
@@ -137,6 +146,11 @@ def test_errors_in_the_front_ends_words(rec) -> None:
     assert call("nvnCommandBufferBindVertexAttribState", 1, int(r.ffi.cast("uintptr_t", bad))) == \
         "vertex attribute 0: stream 1 (one vertex stream is served)"
     assert call("nvnCommandBufferBindVertexStreamState", 2, 0) == "2 vertex streams (one is served)"
+    assert call("nvnCommandBufferSetStencilRef", 4, 1) == \
+        "nvnCommandBufferSetStencilRef: faces 4 is not front (1), back (2) or both (3)"
+    ds = r.ffi.new("uint32_t[]", [0, 0, 1, 0, 0, 0, 0, 7, 0, 9, 0, 7, 0, 0, 0, 0])
+    assert call("nvnCommandBufferBindDepthStencilState", int(r.ffi.cast("uintptr_t", ds))) == \
+        "nvnCommandBufferBindDepthStencilState: back depth_fail 9 is not in 0..7"
     poly = r.ffi.new("uint32_t[]", [0, 0, 2, 0])
     assert call("nvnCommandBufferBindPolygonState", int(r.ffi.cast("uintptr_t", poly))) == \
         "nvnCommandBufferBindPolygonState: polygon_mode 2 is not in 0..1"

@@ -1,5 +1,6 @@
 /* recorder.c — the NVN front end's per-draw path in C: the guest's command-buffer calls on the
- * hot path (draws, vertex/index/uniform/texture binds, program binds, viewport and scissor)
+ * hot path (draws; vertex/index/uniform/texture/program binds; vertex attribute/stream, polygon
+ * and depth-stencil state and the stencil values; viewport and scissor)
  * recorded straight into binary packets (gpu_host/PROTOCOL.md "Binary packets", version 1), no
  * Python and no msgpack per call.  cpu_host/horizon/hle/nvn/native.py builds and binds it.
  *
@@ -45,7 +46,7 @@
 #define HANDLE_SAMPLER_SHIFT 20
 #define NXR_CHUNK (512u << 10)
 
-enum { OP_RASTER = 23, OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
+enum { OP_DEPTH_STENCIL = 22, OP_RASTER = 23, OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
        OP_VIEWPORT = 11, OP_DRAW = 12, OP_DRAW_INDEXED = 13, OP_POOLS = 19, OP_SCISSOR = 25 };
 
 typedef void (*HostFn)(NxCpu *);
@@ -63,7 +64,12 @@ typedef struct {
     int layout_sent; uint32_t l_stride, l_topo, l_nattr, l_attrs[MAX_ATTRS][3];   /* last VERTEX_LAYOUT */
     int prog_pools;                                   /* the bound program reads the pools */
     int pools_sent; uint32_t l_pools[POOL_TEXTURES + POOL_SAMPLERS];              /* last POOLS */
+    uint32_t ds[18];            /* DEPTH_STENCIL's fields as bound so far (a bind or setter re-sends it) */
 } Rec;
+
+/* DEPTH_STENCIL at a recording's start (packets.DS_DEFAULT): tests off, LESS, stencil ops KEEP,
+ * func ALWAYS, ref 0, masks 255 on both faces. */
+static const uint32_t DS_DEFAULT[18] = {0, 0, 1, 0, 0, 0, 0, 7, 0, 255, 255, 0, 0, 0, 7, 0, 255, 255};
 
 static pthread_mutex_t M = PTHREAD_MUTEX_INITIALIZER;
 static Rec recs[MAX_RECS];
@@ -78,14 +84,17 @@ static HostFn host_yield;
 static RangeOk range_ok;
 
 enum { FN_DRAW_ARRAYS, FN_DRAW_ARRAYS_INST, FN_DRAW_ELEMENTS, FN_DRAW_ELEMENTS_INST, FN_VERTEX_BUFFER,
-       FN_UNIFORM, FN_TEXTURE, FN_PROGRAM, FN_VIEWPORT, FN_SCISSOR, FN_ATTRIBS, FN_STREAMS, FN_POLYGON, FN_COUNT };
+       FN_UNIFORM, FN_TEXTURE, FN_PROGRAM, FN_VIEWPORT, FN_SCISSOR, FN_ATTRIBS, FN_STREAMS, FN_POLYGON,
+       FN_DEPTH_STENCIL, FN_STENCIL_REF, FN_STENCIL_VALUE_MASK, FN_STENCIL_MASK, FN_COUNT };
 static HostFn fallback[FN_COUNT];
 static const char *const FN_NAMES[FN_COUNT] = {
     "nvnCommandBufferDrawArrays", "nvnCommandBufferDrawArraysInstanced", "nvnCommandBufferDrawElements",
     "nvnCommandBufferDrawElementsInstanced", "nvnCommandBufferBindVertexBuffer",
     "nvnCommandBufferBindUniformBuffer", "nvnCommandBufferBindTexture", "nvnCommandBufferBindProgram",
     "nvnCommandBufferSetViewport", "nvnCommandBufferSetScissor", "nvnCommandBufferBindVertexAttribState",
-    "nvnCommandBufferBindVertexStreamState", "nvnCommandBufferBindPolygonState"};
+    "nvnCommandBufferBindVertexStreamState", "nvnCommandBufferBindPolygonState",
+    "nvnCommandBufferBindDepthStencilState", "nvnCommandBufferSetStencilRef", "nvnCommandBufferSetStencilValueMask",
+    "nvnCommandBufferSetStencilMask"};
 
 /* ---- control (Python, under frontend.py's lock) ------------------------------------------- */
 int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn);
@@ -198,6 +207,7 @@ int nxr_begin(uint64_t id, uint64_t addr) {
         r->chunk_cap = 4;
         r->chunks = calloc(r->chunk_cap, sizeof(Chunk));
         r->nchunks = 1;
+        memcpy(r->ds, DS_DEFAULT, sizeof r->ds);
         rc = (r->buf && r->chunks) ? 0 : -1;
         if (rc) rec_free(r);
     }
@@ -542,6 +552,42 @@ static int polygon(NxCpu *s, Rec *r, char *err) {
     return OK;
 }
 
+static int put_ds(Rec *r, char *err) {
+    uint8_t *p = put(r, 4 + 4 * 18);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_DEPTH_STENCIL;
+    memcpy(p + 4, r->ds, 4 * 18);
+    return OK;
+}
+
+/* Our NVNdepthStencilState (16 words: depth test, write, func, stencil test, front fail/zfail/pass/
+ * func, back the same) at x1; stencil reference and masks stay the command buffer's. */
+static int depth_stencil(NxCpu *s, Rec *r, char *err) {
+    static const char *const what = "nvnCommandBufferBindDepthStencilState";
+    static const char *const names[4] = {"fail", "depth_fail", "depth_pass", "func"};
+    if (!s->x[1] || !range_ok(s->x[1], 64, 1)) return SLOW;
+    uint32_t w[16];
+    memcpy(w, (const void *)(uintptr_t)s->x[1], 64);
+    if (w[2] > 7) return ERR("%s: depth_func %u is not in 0..7", what, w[2]);
+    for (int f = 0; f < 2; f++)
+        for (int j = 0; j < 4; j++)
+            if (w[4 + 4 * f + j] > 7)
+                return ERR("%s: %s %s %u is not in 0..7", what, f ? "back" : "front", names[j], w[4 + 4 * f + j]);
+    r->ds[0] = w[0] != 0; r->ds[1] = w[1] != 0; r->ds[2] = w[2]; r->ds[3] = w[3] != 0;
+    memcpy(&r->ds[4], &w[4], 16);
+    memcpy(&r->ds[11], &w[8], 16);
+    return put_ds(r, err);
+}
+
+/* SetStencilRef / ValueMask / Mask (`index` 0, 1, 2): faces x1 (1 front, 2 back, 3 both), value x2. */
+static int stencil_value(NxCpu *s, Rec *r, char *err, int index, const char *what) {
+    int32_t faces = s32(s, 1);
+    if (faces < 1 || faces > 3) return ERR("%s: faces %d is not front (1), back (2) or both (3)", what, faces);
+    for (int f = 0; f < 2; f++)
+        if (faces & (1 << f)) r->ds[8 + 7 * f + index] = (uint32_t)s->x[2] & 0xFF;
+    return put_ds(r, err);
+}
+
 /* One hot call: OK (recorded), SLOW (Python's turn: unknown command buffer or object) or BAD
  * (`err` says what is wrong, in frontend.py's words). */
 int nxr_try(int fn, uint64_t cpu, char *err);
@@ -564,6 +610,10 @@ int nxr_try(int fn, uint64_t cpu, char *err) {
         case FN_ATTRIBS: rc = attribs(s, r, err); break;
         case FN_STREAMS: rc = streams(s, r, err); break;
         case FN_POLYGON: rc = polygon(s, r, err); break;
+        case FN_DEPTH_STENCIL: rc = depth_stencil(s, r, err); break;
+        case FN_STENCIL_REF: case FN_STENCIL_VALUE_MASK: case FN_STENCIL_MASK:
+            rc = stencil_value(s, r, err, fn - FN_STENCIL_REF, FN_NAMES[fn]);
+            break;
         default: rc = ERR("no hot function %d", fn);
     }
     pthread_mutex_unlock(&M);
@@ -595,11 +645,16 @@ HOT(scissor, FN_SCISSOR)
 HOT(attribs, FN_ATTRIBS)
 HOT(streams, FN_STREAMS)
 HOT(polygon, FN_POLYGON)
+HOT(depth_stencil, FN_DEPTH_STENCIL)
+HOT(stencil_ref, FN_STENCIL_REF)
+HOT(stencil_value_mask, FN_STENCIL_VALUE_MASK)
+HOT(stencil_mask, FN_STENCIL_MASK)
 
 static const HostFn HOTS[FN_COUNT] = {hot_draw_arrays, hot_draw_arrays_inst, hot_draw_elements,
                                       hot_draw_elements_inst, hot_vertex_buffer, hot_uniform, hot_texture,
                                       hot_program, hot_viewport, hot_scissor, hot_attribs, hot_streams,
-                                      hot_polygon};
+                                      hot_polygon, hot_depth_stencil, hot_stencil_ref, hot_stencil_value_mask,
+                                      hot_stencil_mask};
 
 /* The host function of hot call `i` (what nx_host_bind takes), or 0. */
 uint64_t nxr_hot(int i);
