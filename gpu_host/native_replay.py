@@ -178,14 +178,20 @@ class NativeReplay:
         rp, objs, ffi, pl = self.replayer, self.replayer.objects, self.ffi, sub.cplan
         _, _, _, (cs, ns, cp, nprog) = self.tables(objs)
         res = Result(sub.plan.seq)
-        # pipelines for the planned keys (created here, in Python, before recording)
+        # pipelines for the planned keys: all asked for first (made in parallel on the workers,
+        # pipelines.py), then each waited for, or with the skip policy 0 where not made yet (the C
+        # recorder skips those draws and counts them)
         pipes = ffi.new("uint64_t[]", max(1, pl.npipes))
+        args = []
         for i in range(pl.npipes):
             k = pl.pipes[i]
             img = rp.image_for(objs.textures[k.target])
-            layout = self._layout(sub, k.layout)
-            pipes[i] = h(rp.pipes.get(objs.programs[k.program], layout, (img.vk_format,), (P.BLEND_OFF,), 0, 0, 0,
-                                      img.samples, False))
+            args.append((objs.programs[k.program], self._layout(sub, k.layout), (img.vk_format,), (P.BLEND_OFF,), 0, 0,
+                         0, img.samples, False))
+            rp.pipes.request(*args[-1])
+        for i, a in enumerate(args):
+            p = rp.pipes.ready(*a) if rp.skip_not_ready else rp.pipes.get(*a)
+            pipes[i] = h(p) if p is not None else 0
         rt_ids = sorted(set(ffi.unpack(pl.targets, pl.ntargets)) | set(sub.frame_ids))
         rts = ffi.new("nx_rt[]", max(1, len(rt_ids)))
         for i, tid in enumerate(rt_ids):
@@ -222,7 +228,7 @@ class NativeReplay:
             e = nxpkt.NativePacketError(err.index, err.op, ffi.string(err.field).decode(),
                                         ffi.string(err.message).decode())
             raise SubmissionError(f"submission {sub.plan.seq}: {e}")
-        res.draws = r.draws
+        res.draws, res.skipped = r.draws, r.skipped
         res.fences = [(int(pl.signals[2 * i]), int(pl.signals[2 * i + 1])) for i in range(pl.nsignals)]
         return res, reads
 

@@ -231,6 +231,7 @@ typedef struct {
     H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT */
     const uint32_t *aux;                     /* nx_plan's */
     uint64_t draws;                          /* out */
+    uint64_t skipped;                        /* out: draws whose pipeline was 0 (still being made) */
 } nx_rec_t;
 
 typedef struct {
@@ -447,6 +448,10 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         begin(s);
         if (s->pipe_dirty) {
             H pipe = r->pipes[r->aux[idx]];
+            if (!pipe) {             /* policy skip: its pipeline is still being made */
+                r->skipped++;
+                break;
+            }
             if (pipe != s->bound_pipe) {
                 vk.BindPipeline(cb, BIND_GRAPHICS, pipe);
                 s->bound_pipe = pipe;
@@ -501,7 +506,7 @@ int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
     s.pipe_dirty = s.desc_dirty = 1;
     s.vertex_range = s.index_range = -1;
     for (int k = 0; k < 4; k++) s.ubo[k] = -1;
-    r->draws = 0;
+    r->draws = r->skipped = 0;
     memset(e, 0, sizeof *e);
     int rc = walk(buf, len, visit_record, &s, NULL, e);
     if (rc == NX_OK) end(&s);
