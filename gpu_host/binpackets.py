@@ -98,8 +98,8 @@ def join(parts: list) -> bytes:
         bodies.append(b[HEADER:])
     if len(parts) == 1:       # one part is the blob itself: no copy (a view of the ring record)
         return parts[0]
-    body = b"".join(bodies)
-    return _HDR.pack(MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, len(body)) + body
+    size = sum(map(len, bodies))       # one copy: the header and the bodies joined at once
+    return b"".join([_HDR.pack(MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, size), *bodies])
 
 
 def convert(commands: Iterable[Any]) -> bytes:

@@ -63,6 +63,8 @@ class NativeReplay:
         self._tables: tuple[int, Any] | None = None
         self.generation = 0          # bumped by every registration: the C tables are rebuilt then
         self.native = self.fallback = self.refused = 0   # submissions replayed in C / sent to Python
+        self.plan_bufs: tuple = ()
+        self.plan_cap = self.hash_cap = 0
 
     @classmethod
     def create(cls, replayer: Replayer, mode: str) -> "NativeReplay | None":
@@ -142,13 +144,20 @@ class NativeReplay:
             self.fallback += 1
             return None
         ffi, n = self.ffi, max(1, got.packets)
-        cap = 1 << max(4, (2 * n - 1).bit_length())
-        keep = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
-                ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
-                ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n))
+        if n > self.plan_cap:
+            # The plan's arrays, reused by every submission that fits (one is planned and recorded
+            # at a time, under the engine's lock): no megabytes allocated and zeroed per frame
+            # (nx_plan writes each entry before reading it and clears its hash table itself).
+            n = max(n, 2 * self.plan_cap, 1024)
+            cap = 1 << max(4, (2 * n - 1).bit_length())
+            self.plan_bufs = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
+                              ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
+                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n))
+            self.plan_cap, self.hash_cap = n, cap
+        keep = self.plan_bufs
         pl = ffi.new("nx_plan_t *")
         pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets = keep
-        pl.hash_cap, pl.cap = cap, n
+        pl.hash_cap, pl.cap = self.hash_cap, self.plan_cap
         err = ffi.new("nx_error *")
         if self.lib.nx_plan(ffi.from_buffer(blob), len(blob), pl, err):
             raise SubmissionError(f"submission {seq}: native plan failed: {ffi.string(err.message).decode()}")
