@@ -39,6 +39,7 @@ int nxr_begin(uint64_t id, uint64_t addr);
 int nxr_alias(uint64_t id, uint64_t addr);
 int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t *nchunks);
 void nxr_free(void *p);
+void nxr_free_buf(uint8_t *p);
 int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count);
 int nxr_attribs(uint64_t id, uint32_t n, const uint32_t *attrs);
 int nxr_stride(uint64_t id, uint32_t stride);
@@ -128,7 +129,7 @@ class NativeRecorder:
                                ffi.new("uint32_t *"))
         if self.L.nxr_take(cb, buf, n, chunks, nch):
             raise KeyError(f"native recorder: command buffer {cb} is not recording")
-        data = ffi.gc(buf[0], self.L.nxr_free)
+        data = ffi.gc(buf[0], self.L.nxr_free_buf)
         ch = ffi.gc(chunks[0], self.L.nxr_free)
         out = []
         for i in range(nch[0]):

@@ -172,8 +172,40 @@ static Rec *rec_by_id(uint64_t id) {
     return NULL;
 }
 
+/* Packet buffers carry their capacity in a 16-byte prefix and are kept for reuse when freed (up to
+ * SPARE of them): a game's recordings of every frame reuse pages already faulted in instead of
+ * fresh ones (page faults are dear, under gVisor most of all).  Called with M held. */
+#define SPARE 8
+static uint8_t *spare[SPARE];
+static int nspare;
+
+static size_t buf_cap(const uint8_t *b) { size_t c; memcpy(&c, b - 16, sizeof c); return c; }
+
+static uint8_t *buf_resize(uint8_t *b, size_t cap) {
+    uint8_t *raw = realloc(b ? b - 16 : NULL, cap + 16);
+    if (!raw) return NULL;
+    memcpy(raw, &cap, sizeof cap);
+    return raw + 16;
+}
+
+static uint8_t *buf_get(void) {
+    if (!nspare) return buf_resize(NULL, 4096);
+    int best = 0;
+    for (int i = 1; i < nspare; i++)
+        if (buf_cap(spare[i]) > buf_cap(spare[best])) best = i;
+    uint8_t *b = spare[best];
+    spare[best] = spare[--nspare];
+    return b;
+}
+
+static void buf_put(uint8_t *b) {
+    if (!b) return;
+    if (nspare < SPARE) spare[nspare++] = b;
+    else free(b - 16);
+}
+
 static void rec_free(Rec *r) {
-    free(r->buf);
+    buf_put(r->buf);
     free(r->chunks);
     memset(r, 0, sizeof *r);
 }
@@ -202,8 +234,8 @@ int nxr_begin(uint64_t id, uint64_t addr) {
     if (r) {
         r->id = id;
         r->addr[0] = addr;
-        r->cap = 4096;
-        r->buf = malloc(r->cap);
+        r->buf = buf_get();
+        r->cap = r->buf ? buf_cap(r->buf) : 0;
         r->chunk_cap = 4;
         r->chunks = calloc(r->chunk_cap, sizeof(Chunk));
         r->nchunks = 1;
@@ -254,6 +286,14 @@ int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t
 void nxr_free(void *p);
 void nxr_free(void *p) { free(p); }
 
+/* A packet buffer nxr_take handed over, given back (kept for the next recordings). */
+void nxr_free_buf(uint8_t *p);
+void nxr_free_buf(uint8_t *p) {
+    pthread_mutex_lock(&M);
+    buf_put(p);
+    pthread_mutex_unlock(&M);
+}
+
 /* Room for a packet of `n` bytes at the end of r's stream (a new chunk past NXR_CHUNK). */
 static uint8_t *put(Rec *r, uint32_t n) {
     Chunk *c = &r->chunks[r->nchunks - 1];
@@ -271,7 +311,7 @@ static uint8_t *put(Rec *r, uint32_t n) {
     if (r->len + n > r->cap) {
         size_t cap = r->cap * 2;
         while (cap < r->len + n) cap *= 2;
-        uint8_t *p = realloc(r->buf, cap);
+        uint8_t *p = buf_resize(r->buf, cap);
         if (!p) return NULL;
         r->buf = p;
         r->cap = cap;
