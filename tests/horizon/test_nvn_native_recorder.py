@@ -291,3 +291,57 @@ def test_fuzzed_calls_are_recorded_or_named(rec) -> None:
         nxpkt.check(data)
     except nxpkt.NativePacketError as e:        # guest garbage recorded as it came: refused by name
         assert str(e).startswith("packet ")
+
+
+def test_colour_blend_and_mask_state_as_the_python_front_end(rec) -> None:
+    """Random colour / blend / channel-mask / multisample binds: the C recorder's packets equal
+    what frontend.py's own packet functions (_blend_packet, _extra_blend_packets over a Recording,
+    updated as its cb_* functions update it) make of the same binds."""
+    import random
+
+    from cpu_host.horizon.hle.nvn import frontend as F
+    from cpu_host.horizon.hle.nvn.objects import Recording
+
+    r, call, progs, cb = rec
+    ffi, rng = r.ffi, random.Random(7)
+    at = lambda p: int(ffi.cast("uintptr_t", p))   # noqa: E731
+    r.begin(CB, cb)
+    py = Recording()
+    want: list[tuple] = []
+    for _ in range(400):
+        kind = rng.randrange(4)
+        if kind == 0:                           # NVNcolorState: enable bits
+            bits = rng.choice([0, 1, 3, 0x81, rng.randrange(256)])
+            assert call("nvnCommandBufferBindColorState", at(ffi.new("uint32_t[]", [bits]))) is None
+            py.color_blend = bits
+            want.append((P.OP_BLEND, bool(bits & 1)) if py.blend is None and py.channel_mask is None
+                        else F._blend_packet(py))
+            want += F._extra_blend_packets(py)
+        elif kind == 1:                         # NVNblendState: target, factors, equations
+            w = [rng.choice([0, 0, 1, 3, 7]), *(rng.randrange(15) for _ in range(4)), rng.randrange(5),
+                 rng.randrange(5), 0]
+            assert call("nvnCommandBufferBindBlendState", at(ffi.new("uint32_t[]", w))) is None
+            t, sc, dc, sa, da, ce, ae, _ = w
+            if t == 0:
+                py.blend = (sc, dc, sa, da, ce, ae)
+                want.append(F._blend_packet(py))
+            else:
+                py.blends[t] = (sc, dc, sa, da, ce, ae)
+                want += F._extra_blend_packets(py)
+        elif kind == 2:                         # NVNchannelMaskState
+            m = rng.choice([0xFFFFFFFF, 0x7, rng.randrange(1 << 32)])
+            assert call("nvnCommandBufferBindChannelMaskState", at(ffi.new("uint32_t[]", [m]))) is None
+            py.channel_mask = m
+            want.append(F._blend_packet(py))
+            want += F._extra_blend_packets(py)
+        else:                                   # NVNmultisampleState
+            n, a2c = rng.choice([0, 1, 4, 8]), rng.randrange(2)
+            assert call("nvnCommandBufferBindMultisampleState", at(ffi.new("uint32_t[]", [n, a2c]))) is None
+            want.append((P.OP_MULTISAMPLE, max(n, 1), a2c != 0))
+    assert decode(r.end(CB)) == [P.check(list(w)) for w in want]
+    r.begin(CB, cb)
+    bad = ffi.new("uint32_t[]", [0, 1, 15, 1, 0, 0, 0, 0])
+    assert call("nvnCommandBufferBindBlendState", at(bad)) == \
+        "nvnCommandBufferBindBlendState: dst_color 15 is not in 0..14"
+    assert call("nvnCommandBufferBindMultisampleState", at(ffi.new("uint32_t[]", [3, 0]))) == \
+        "nvnCommandBufferBindMultisampleState: samples 3 is not 0 or one of (1, 2, 4, 8, 16)"

@@ -1,6 +1,7 @@
 /* recorder.c — the NVN front end's per-draw path in C: the guest's command-buffer calls on the
- * hot path (draws; vertex/index/uniform/texture/program binds; vertex attribute/stream, polygon
- * and depth-stencil state and the stencil values; viewport and scissor)
+ * hot path (draws; vertex/index/uniform/texture/program binds; vertex attribute/stream, polygon,
+ * depth-stencil, colour, blend, channel-mask and multisample state and the stencil values;
+ * viewport and scissor)
  * recorded straight into binary packets (gpu_host/PROTOCOL.md "Binary packets", version 1), no
  * Python and no msgpack per call.  cpu_host/horizon/hle/nvn/native.py builds and binds it.
  *
@@ -46,7 +47,7 @@
 #define HANDLE_SAMPLER_SHIFT 20
 #define NXR_CHUNK (512u << 10)
 
-enum { OP_DEPTH_STENCIL = 22, OP_RASTER = 23, OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
+enum { OP_BLEND = 16, OP_BLEND_STATE = 26, OP_MULTISAMPLE = 28, OP_DEPTH_STENCIL = 22, OP_RASTER = 23, OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
        OP_VIEWPORT = 11, OP_DRAW = 12, OP_DRAW_INDEXED = 13, OP_POOLS = 19, OP_SCISSOR = 25 };
 
 typedef void (*HostFn)(NxCpu *);
@@ -65,6 +66,12 @@ typedef struct {
     int prog_pools;                                   /* the bound program reads the pools */
     int pools_sent; uint32_t l_pools[POOL_TEXTURES + POOL_SAMPLERS];              /* last POOLS */
     uint32_t ds[18];            /* DEPTH_STENCIL's fields as bound so far (a bind or setter re-sends it) */
+    /* colour/blend/channel-mask state as bound so far (frontend.py's Recording fields of the same names) */
+    uint32_t color_blend;                     /* NVNcolorState's enable bits */
+    int have_blend; uint32_t blend[6];        /* target 0: src_c, dst_c, src_a, dst_a, eq_c, eq_a */
+    int have_mask; uint32_t channel_mask;     /* NVNchannelMaskState.masks */
+    uint8_t have_blends[8]; uint32_t blends[8][6];   /* targets 1..7 */
+    uint32_t extra_sent;                      /* targets 1..7 whose BLEND_STATE was recorded */
 } Rec;
 
 /* DEPTH_STENCIL at a recording's start (packets.DS_DEFAULT): tests off, LESS, stencil ops KEEP,
@@ -85,7 +92,8 @@ static RangeOk range_ok;
 
 enum { FN_DRAW_ARRAYS, FN_DRAW_ARRAYS_INST, FN_DRAW_ELEMENTS, FN_DRAW_ELEMENTS_INST, FN_VERTEX_BUFFER,
        FN_UNIFORM, FN_TEXTURE, FN_PROGRAM, FN_VIEWPORT, FN_SCISSOR, FN_ATTRIBS, FN_STREAMS, FN_POLYGON,
-       FN_DEPTH_STENCIL, FN_STENCIL_REF, FN_STENCIL_VALUE_MASK, FN_STENCIL_MASK, FN_COUNT };
+       FN_DEPTH_STENCIL, FN_STENCIL_REF, FN_STENCIL_VALUE_MASK, FN_STENCIL_MASK, FN_COLOR, FN_BLEND,
+       FN_CHANNEL_MASK, FN_MULTISAMPLE, FN_COUNT };
 static HostFn fallback[FN_COUNT];
 static const char *const FN_NAMES[FN_COUNT] = {
     "nvnCommandBufferDrawArrays", "nvnCommandBufferDrawArraysInstanced", "nvnCommandBufferDrawElements",
@@ -94,7 +102,8 @@ static const char *const FN_NAMES[FN_COUNT] = {
     "nvnCommandBufferSetViewport", "nvnCommandBufferSetScissor", "nvnCommandBufferBindVertexAttribState",
     "nvnCommandBufferBindVertexStreamState", "nvnCommandBufferBindPolygonState",
     "nvnCommandBufferBindDepthStencilState", "nvnCommandBufferSetStencilRef", "nvnCommandBufferSetStencilValueMask",
-    "nvnCommandBufferSetStencilMask"};
+    "nvnCommandBufferSetStencilMask", "nvnCommandBufferBindColorState", "nvnCommandBufferBindBlendState",
+    "nvnCommandBufferBindChannelMaskState", "nvnCommandBufferBindMultisampleState"};
 
 /* ---- control (Python, under frontend.py's lock) ------------------------------------------- */
 int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn);
@@ -628,6 +637,105 @@ static int stencil_value(NxCpu *s, Rec *r, char *err, int index, const char *wha
     return put_ds(r, err);
 }
 
+/* BLEND_STATE of colour target k from what the recording bound (frontend.py's _blend_packet): the
+ * colour state's enable bit, the blend state's factors (ONE/ZERO/ADD without one), the channel
+ * mask's nibble (all channels without one); a target above 0 with nothing bound at all keeps the
+ * older meaning of a bare colour state, source-alpha over. */
+static void blend_fields(const Rec *r, int k, uint32_t f[9]) {
+    const uint32_t *b = k == 0 ? (r->have_blend ? r->blend : NULL) : (r->have_blends[k] ? r->blends[k] : NULL);
+    uint32_t sc = 1, dc = 0, sa = 1, da = 0, ce = 0, ae = 0;
+    if (b) { sc = b[0]; dc = b[1]; sa = b[2]; da = b[3]; ce = b[4]; ae = b[5]; }
+    if (k && !r->have_blend && !r->have_mask && !r->have_blends[k]) { sc = 6; dc = 7; ce = 0; sa = 1; da = 7; ae = 0; }
+    uint32_t v[9] = {(uint32_t)k, r->color_blend >> k & 1, sc, dc, ce, sa, da, ae,
+                     r->have_mask ? r->channel_mask >> 4 * k & 0xF : 0xF};
+    memcpy(f, v, sizeof v);
+}
+
+static int put_blend(Rec *r, const uint32_t f[9], char *err) {
+    uint8_t *p = put(r, 40);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_BLEND_STATE;
+    memcpy(p + 4, f, 36);
+    return OK;
+}
+
+/* Target 0's BLEND_STATE (`first`), then targets 1..7's where not the default or recorded before
+ * (frontend.py's _extra_blend_packets: a single-target game records none of them). */
+static int blend_packets(Rec *r, int first, char *err) {
+    uint32_t f[9];
+    if (first) {
+        blend_fields(r, 0, f);
+        if (put_blend(r, f, err)) return BAD;
+    }
+    for (int k = 1; k < 8; k++) {
+        blend_fields(r, k, f);
+        const uint32_t off[9] = {(uint32_t)k, 0, 1, 0, 0, 1, 0, 0, 15};
+        if (r->extra_sent >> k & 1 || memcmp(f, off, sizeof f)) {
+            r->extra_sent |= 1u << k;
+            if (put_blend(r, f, err)) return BAD;
+        }
+    }
+    return OK;
+}
+
+static int color_state(NxCpu *s, Rec *r, char *err) {
+    if (!s->x[1] || !range_ok(s->x[1], 4, 1)) return SLOW;
+    memcpy(&r->color_blend, (const void *)(uintptr_t)s->x[1], 4);
+    if (!r->have_blend && !r->have_mask) {     /* the older meaning: BLEND, source-alpha over */
+        uint8_t *p = put(r, 8);
+        if (!p) return ERR("out of memory recording a command buffer");
+        p[0] = OP_BLEND;
+        w32(p + 4, r->color_blend & 1);
+        return blend_packets(r, 0, err);
+    }
+    return blend_packets(r, 1, err);
+}
+
+static int blend_state(NxCpu *s, Rec *r, char *err) {
+    static const char *const what = "nvnCommandBufferBindBlendState";
+    static const char *const names[6] = {"src_color", "dst_color", "src_alpha", "dst_alpha", "color_equation",
+                                         "alpha_equation"};
+    if (!s->x[1] || !range_ok(s->x[1], 32, 1)) return SLOW;
+    uint32_t w[8];
+    memcpy(w, (const void *)(uintptr_t)s->x[1], 32);
+    if (w[0] > 7) return ERR("%s: target %u is not in 0..7", what, w[0]);
+    for (int i = 0; i < 6; i++) {
+        uint32_t limit = i < 4 ? 14 : 4;
+        if (w[1 + i] > limit) return ERR("%s: %s %u is not in 0..%u", what, names[i], w[1 + i], limit);
+    }
+    if (w[0] == 0) {
+        r->have_blend = 1;
+        memcpy(r->blend, &w[1], 24);
+        uint32_t f[9];
+        blend_fields(r, 0, f);
+        return put_blend(r, f, err);
+    }
+    r->have_blends[w[0]] = 1;
+    memcpy(r->blends[w[0]], &w[1], 24);
+    return blend_packets(r, 0, err);
+}
+
+static int channel_mask_state(NxCpu *s, Rec *r, char *err) {
+    if (!s->x[1] || !range_ok(s->x[1], 4, 1)) return SLOW;
+    memcpy(&r->channel_mask, (const void *)(uintptr_t)s->x[1], 4);
+    r->have_mask = 1;
+    return blend_packets(r, 1, err);
+}
+
+static int multisample_state(NxCpu *s, Rec *r, char *err) {
+    if (!s->x[1] || !range_ok(s->x[1], 8, 1)) return SLOW;
+    uint32_t w[2];
+    memcpy(w, (const void *)(uintptr_t)s->x[1], 8);
+    if (w[0] != 0 && w[0] != 1 && w[0] != 2 && w[0] != 4 && w[0] != 8 && w[0] != 16)
+        return ERR("nvnCommandBufferBindMultisampleState: samples %u is not 0 or one of (1, 2, 4, 8, 16)", w[0]);
+    uint8_t *p = put(r, 12);
+    if (!p) return ERR("out of memory recording a command buffer");
+    p[0] = OP_MULTISAMPLE;
+    w32(p + 4, w[0] ? w[0] : 1);
+    w32(p + 8, w[1] != 0);
+    return OK;
+}
+
 /* One hot call: OK (recorded), SLOW (Python's turn: unknown command buffer or object) or BAD
  * (`err` says what is wrong, in frontend.py's words). */
 int nxr_try(int fn, uint64_t cpu, char *err);
@@ -654,6 +762,10 @@ int nxr_try(int fn, uint64_t cpu, char *err) {
         case FN_STENCIL_REF: case FN_STENCIL_VALUE_MASK: case FN_STENCIL_MASK:
             rc = stencil_value(s, r, err, fn - FN_STENCIL_REF, FN_NAMES[fn]);
             break;
+        case FN_COLOR: rc = color_state(s, r, err); break;
+        case FN_BLEND: rc = blend_state(s, r, err); break;
+        case FN_CHANNEL_MASK: rc = channel_mask_state(s, r, err); break;
+        case FN_MULTISAMPLE: rc = multisample_state(s, r, err); break;
         default: rc = ERR("no hot function %d", fn);
     }
     pthread_mutex_unlock(&M);
@@ -689,12 +801,16 @@ HOT(depth_stencil, FN_DEPTH_STENCIL)
 HOT(stencil_ref, FN_STENCIL_REF)
 HOT(stencil_value_mask, FN_STENCIL_VALUE_MASK)
 HOT(stencil_mask, FN_STENCIL_MASK)
+HOT(color, FN_COLOR)
+HOT(blend, FN_BLEND)
+HOT(channel_mask, FN_CHANNEL_MASK)
+HOT(multisample, FN_MULTISAMPLE)
 
 static const HostFn HOTS[FN_COUNT] = {hot_draw_arrays, hot_draw_arrays_inst, hot_draw_elements,
                                       hot_draw_elements_inst, hot_vertex_buffer, hot_uniform, hot_texture,
                                       hot_program, hot_viewport, hot_scissor, hot_attribs, hot_streams,
                                       hot_polygon, hot_depth_stencil, hot_stencil_ref, hot_stencil_value_mask,
-                                      hot_stencil_mask};
+                                      hot_stencil_mask, hot_color, hot_blend, hot_channel_mask, hot_multisample};
 
 /* The host function of hot call `i` (what nx_host_bind takes), or 0. */
 uint64_t nxr_hot(int i);
