@@ -15,8 +15,9 @@ MULTISAMPLE); stencil reference and masks are command-buffer state folded into D
 A texture made with nvnTextureBuilderSetSamples is a multisampled render target; the game resolves
 it with nvnCommandBufferDownsample (RESOLVE).
 
-With ``cpu_host.nvn_recorder = native`` (the default) the per-draw calls (draws, vertex/index/
-uniform/texture/program binds, viewport, scissor) are host functions in C (``recorder.c`` through
+With ``cpu_host.nvn_recorder = native`` (the default) the per-draw calls (draws; vertex/index/
+uniform/texture/program binds; vertex, polygon, depth-stencil, colour, blend, channel-mask and
+multisample state binds; stencil values; viewport, scissor) are host functions in C (``recorder.c`` through
 ``native.py``) that record binary packets with no Python on the call path; this file mirrors the
 objects they need into the recorder, appends the packets of the calls it still serves into the same
 stream, and answers for the hot calls only where the C code cannot (a named guest error, a command
