@@ -9,9 +9,9 @@
  *  - Python keeps object creation and control (frontend.py): it tells this file about memory
  *    pools (id, guest address, size), programs (registered, reads the bindless pools), texture
  *    and sampler pool slots, and each recording as it begins (the command buffer's guest struct
- *    address and id) and ends; the other command-buffer calls (targets, clears, state binds,
- *    events) append their packets here through nxr_append, so one recording is one packet
- *    stream in call order.
+ *    address and id) and ends; the other command-buffer calls (targets, clears, depth bias,
+ *    blend colour, resolves, events) append their packets here through nxr_append, so one
+ *    recording is one packet stream in call order.
  *  - Each hot entry point is a host function (`void fn(NxCpu *)`, bound with nx_host_bind): it
  *    checks its arguments exactly as frontend.py's Python function of the same call does, and
  *    records the same packets (a draw's VERTEX_LAYOUT when the layout changed, POOLS before a
