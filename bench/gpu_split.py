@@ -132,6 +132,53 @@ def recording_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
     return statistics.median(build), statistics.median(enc)
 
 
+class NativeFrames:
+    """The same frames recorded by the NVN front end's C recorder (cpu_host/horizon/hle/nvn/
+    recorder.c) through its host functions, called as a guest's calls reach them (a CPU record of
+    our own, no guest kernel: no scheduling point after a call): the CPU-side recording cost on
+    its own, and the ``Block`` of binary packets the client submits as ring tag 4."""
+    CB, BASE = 7777, 0x10_0000_0000      # a command buffer id, the pool's (fake) guest address
+
+    def __init__(self) -> None:
+        from cpu_host.horizon.hle.nvn.native import NativeRecorder
+
+        self.r = r = NativeRecorder()
+        ffi = r.ffi
+        r.L.nxr_bench_init()
+        r.pool(1, self.BASE, 1 << 20)
+        for k in range(len(BENCH_FS)):
+            r.program(1 + k, False)
+        for k in range(TEXS):
+            r.texture_slot(k, 10 + k)
+        r.sampler_slot(0, SAMPLER)
+        self.cpu = ffi.new("uint64_t[64]")         # NxCpu's x0..x30, sp, pc (all the recorder reads)
+        self.progs = ffi.new("uint64_t[]", [1 + k for k in range(len(BENCH_FS))])   # the guest's NVNprogram structs
+        self.prog_ptrs = ffi.new("uint64_t[]", [self.addr(self.progs) + 8 * k for k in range(len(BENCH_FS))])
+        self.cb = ffi.new("uint64_t *", self.CB)   # the guest's NVNcommandBuffer struct: its id
+        self.handles = ffi.new("uint64_t[]", list(range(TEXS)))     # texture id k, sampler id 0
+
+    def addr(self, p) -> int:
+        return int(self.r.ffi.cast("uintptr_t", p))
+
+    def frame(self, draws: int, frame: int, present: int | None = None):
+        """(Block, thread CPU us per draw of the per-draw calls) of frame_commands(draws, frame),
+        presented as frame ``present`` (default ``frame``)."""
+        r, cb = self.r, self.addr(self.cb)
+        cmds = r.begin(self.CB, cb)
+        cmds.append((P.OP_TARGET, TARGET))
+        cmds.append((P.OP_CLEAR, 0, 0, 0, 1))
+        r.stride(self.CB, 16)
+        r.attribs(self.CB, [[0, 2, 0], [1, 2, 8]])
+        self.cpu[0:5] = [cb, 0, self.BASE, 96, 0]
+        assert r.try_call(r.names().index("nvnCommandBufferBindVertexBuffer"), self.addr(self.cpu)) is None
+        t = time.thread_time()
+        r.L.nxr_bench_frame(self.addr(self.cpu), cb, self.addr(self.prog_ptrs), draws, self.BASE + UBO_AT, UBOS,
+                            frame, self.addr(self.handles), TEXS)
+        dt = time.thread_time() - t
+        cmds.append((P.OP_PRESENT, frame if present is None else present, TARGET))
+        return r.end(self.CB), dt / draws * 1e6
+
+
 class Split:
     """Client -> ring -> GPU process."""
 
@@ -185,6 +232,31 @@ class Split:
         self.replay_ms.append(c.status().last_replay_ms)
         return dt, c.frame(n).sha256
 
+    def frame_block(self, block, n: int) -> tuple[float, str]:
+        """The frame as the native recorder made it (a Block: binary packets, ring tag 4 parts),
+        submitted through the client as the NVN front end does."""
+        c = self.c
+        t = time.perf_counter()
+        seq = c.submit([block])
+        c.wait(seq, timeout=300)
+        dt = time.perf_counter() - t
+        self.replay_ms.append(c.status().last_replay_ms)
+        return dt, c.frame(n).sha256
+
+    def interval_native(self, rec: "NativeFrames", draws: int, frames: list[int], in_flight: int = 2) -> float:
+        """Seconds per frame of a running game on the native path: each frame recorded by the C
+        recorder (inside the interval) and submitted with ``in_flight`` frames ahead."""
+        t = time.perf_counter()
+        seqs: list[int] = []
+        for n in frames:
+            block, _ = rec.frame(draws, n)
+            if len(seqs) >= in_flight:
+                self.c.wait(seqs.pop(0), timeout=300)
+            seqs.append(self.c.submit([block]))
+        for s in seqs:
+            self.c.wait(s, timeout=300)
+        return (time.perf_counter() - t) / len(frames)
+
     def interval(self, frames: list[tuple[int, list[tuple]]], in_flight: int = 2) -> float:
         """Seconds per frame with ``in_flight`` frames submitted ahead (commands built before; each
         frame's encoding, at its recording's end, is inside the interval)."""
@@ -230,6 +302,14 @@ class Local:
         t, c = time.perf_counter(), time.thread_time()
         with gc_paused():                          # as the GPU process replays (gpu_host.server)
             self.eng.submit(n, packets)            # no serialisation: one process needs none
+        dt, dc = time.perf_counter() - t, time.thread_time() - c
+        return dt, dc, self.eng.frames[-1].sha256
+
+    def frame_blob(self, blob: bytes, n: int) -> tuple[float, float, str]:
+        """``frame`` for a binary-packet submission (Engine.submit_blob)."""
+        t, c = time.perf_counter(), time.thread_time()
+        with gc_paused():
+            self.eng.submit_blob(n, blob)
         dt, dc = time.perf_counter() - t, time.thread_time() - c
         return dt, dc, self.eng.frames[-1].sha256
 
@@ -341,13 +421,19 @@ def native_check_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
 
 def local_worker() -> None:
     """The in-process side, in a clean process of its own (no client, no gRPC threads): reads
-    ``DRAWS FRAME`` lines, answers ``seconds sha256`` lines."""
+    ``DRAWS FRAME [PRESENT]`` lines, answers ``seconds cpu-seconds sha256`` lines; with PRESENT the
+    frame is replayed from its binary packets (Engine.submit_blob, as the GPU process replays a
+    tag-4 submission; converted beforehand, outside the timing) and presented as frame PRESENT."""
     side = Local()
     gc.freeze()       # as the GPU process does after its start-up (gpu_host.server.main)
     try:
         for line in sys.stdin:
-            draws, n = map(int, line.split())
-            dt, dc, sha = side.frame(frame_commands(draws, n), n)
+            draws, n, *present = map(int, line.split())
+            if present:
+                cmds = frame_commands(draws, n)[:-1] + [(P.OP_PRESENT, present[0], TARGET)]
+                dt, dc, sha = side.frame_blob(binpackets.convert(cmds), present[0])
+            else:
+                dt, dc, sha = side.frame(frame_commands(draws, n), n)
             print(dt, dc, sha, flush=True)
     finally:
         side.close()
@@ -360,8 +446,8 @@ class LocalProc:
                                   stdout=subprocess.PIPE, text=True,
                                   env={**os.environ, "NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
 
-    def frame(self, draws: int, n: int) -> tuple[float, float, str]:
-        self.p.stdin.write(f"{draws} {n}\n")
+    def frame(self, draws: int, n: int, present: int | None = None) -> tuple[float, float, str]:
+        self.p.stdin.write(f"{draws} {n}{'' if present is None else f' {present}'}\n")
         self.p.stdin.flush()
         dt, dc, sha = self.p.stdout.readline().split()
         return float(dt), float(dc), sha
@@ -371,8 +457,31 @@ class LocalProc:
         self.p.wait()
 
 
+def profile(draws: int, frames: int = 5) -> None:
+    """Where the GPU process's replay of a binary frame (Engine.submit_blob, native replay) spends
+    its time: cProfile's top functions by own time, in this process."""
+    import cProfile
+    import pstats
+
+    side = Local()
+    blobs = [binpackets.convert(frame_commands(draws, n)) for n in range(frames + 2)]
+    for n in range(2):                    # pipelines compiled, caches warm
+        side.eng.submit_blob(n, blobs[n])
+    pr = cProfile.Profile()
+    t = time.thread_time()
+    with gc_paused():
+        pr.enable()
+        for n in range(2, frames + 2):
+            side.eng.submit_blob(n, blobs[n])
+        pr.disable()
+    print(f"Engine.submit_blob, {draws} draws: {(time.thread_time() - t) / frames * 1000:.2f} ms a frame (profiled)")
+    pstats.Stats(pr).sort_stats("tottime").print_stats(22)
+    side.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", type=int, default=0, help="profile the native replay of frames of this many draws")
     ap.add_argument("--frames", type=int, default=9)
     ap.add_argument("--draws", default=",".join(map(str, DRAWS)), help="draws per frame, comma-separated")
     ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
@@ -380,6 +489,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.local_worker:
         return local_worker()
+    if a.profile:
+        return profile(a.profile)
     shas: dict[int, str] = {}        # frame -> SHA-256, equal across the native_replay settings
     for mode in a.native.split(","):
         print(f"gpu_host.native_replay = {mode}")
@@ -430,18 +541,33 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                   f"{enc_us:.2f}; target 0.2) | binary packets: native decode + validation {chk:.3f} us/draw "
                   f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)")
         if split.native != "off":
-            bt, br = [], []
+            rec = NativeFrames()
+            bt, br, ru, blt, blc = [], [], [], [], []
             for rep, m in enumerate(ns):      # the same frames again, presented as m + 10**6
-                cmds = frame_commands(draws, m)[:-1] + [(P.OP_PRESENT, m + 10 ** 6, TARGET)]
-                bdt, bsha = split.frame_blob(cmds, m + 10 ** 6)
-                assert shas[m] == bsha, f"frame {m} differs through the binary ring"
+                block, us = rec.frame(draws, m, m + 10 ** 6)
+                if rep % 2:                   # interleaved with the in-process replay of the same blob
+                    ldt, ldc, lsha = local.frame(draws, m, m + 10 ** 6)
+                    bdt, bsha = split.frame_block(block, m + 10 ** 6)
+                else:
+                    bdt, bsha = split.frame_block(block, m + 10 ** 6)
+                    ldt, ldc, lsha = local.frame(draws, m, m + 10 ** 6)
+                assert shas[m] == bsha == lsha, f"frame {m} differs through the native recorder and the binary ring"
+                ru.append(us)
                 if rep:
                     bt.append(bdt)
                     br.append(split.replay_ms[-1] / 1000)
-            bm, brp = statistics.median(bt), statistics.median(br)
-            print(f"{'':20}binary packets through the ring (tag 4): split {bm * 1000:7.1f} ms, GPU process's replay "
-                  f"{brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%  "
-                  f"split/in-process {bm / lm:.3f}")
+                    blt.append(ldt)
+                    blc.append(ldc)
+            bm, brp, blm = statistics.median(bt), statistics.median(br), statistics.median(blt)
+            print(f"{'':20}native recorder -> binary packets (ring tag 4): split {bm * 1000:7.1f} ms, GPU process's "
+                  f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%"
+                  f"  | CPU-side recording (C, per draw) {statistics.median(ru):.3f} us")
+            print(f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
+                  f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) -> split overhead {(bm / blm - 1) * 100:.1f}%")
+            si = split.interval_native(rec, draws, [n + 1 + k for k in range(a.frames)])
+            n += a.frames
+            print(f"{'':20}running game, native recorder (2 frames in flight): {si * 1000:7.1f} ms/frame "
+                  f"= {1 / si:.1f} fps  split/in-process {si / lm:.3f}")
         batch = []
         for _ in range(a.frames):
             n += 1

@@ -11,7 +11,17 @@ def _data_default() -> str:
     return str(Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "nxrecomp" / "saves")
 
 
+def _recorder(text: str) -> str:
+    if text not in ("native", "python"):
+        raise ValueError(f"not native or python: {text!r}")
+    return text
+
+
 SETTINGS = [
+    Setting("cpu_host", "nvn_recorder", "native",
+            "how NVN command buffers are recorded: native (the per-draw calls in C, recorder.c, into binary "
+            "packets sent as ring tag 4) or python (packet tuples, msgpack)",
+            _recorder),
     Setting("cpu_host", "save_dir", _data_default(), "where Horizon programs' save data lives (one folder per program id)"),
     Setting("cpu_host", "deterministic", False, "fixed wall clock and random values, for reproducible runs", parse_bool),
     Setting("cpu_host", "input_script", "", "scripted gamepad input for headless runs (see cpu_host/horizon/hle/hid.py)"),

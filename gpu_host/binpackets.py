@@ -96,8 +96,10 @@ def join(parts: list) -> bytes:
                              "the header")
         count += n
         bodies.append(b[HEADER:])
-    body = b"".join(bodies)
-    return _HDR.pack(MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, len(body)) + body
+    if len(parts) == 1:       # one part is the blob itself: no copy (a view of the ring record)
+        return parts[0]
+    size = sum(map(len, bodies))       # one copy: the header and the bodies joined at once
+    return b"".join([_HDR.pack(MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, size), *bodies])
 
 
 def convert(commands: Iterable[Any]) -> bytes:
@@ -195,3 +197,9 @@ def c_header() -> str:
         lines.append(f'    [{o.code}] = {{"{o.name}", {len(o.fields)}, {{{ks}}}, {{{ms}}}, {{{ns}}}}},')
     lines.append("};")
     return "\n".join(lines) + "\n"
+
+
+# -- the native recorder's submissions (cpu_host/gpu_client/blob.py) -------------------------
+def blob_header(count: int, body_size: int) -> bytes:
+    """The 16-byte header of a blob of ``count`` packets in ``body_size`` bytes."""
+    return _HDR.pack(MAGIC, VERSION, HEADER, count, body_size)

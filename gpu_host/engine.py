@@ -36,7 +36,8 @@ class Engine:
             raise ValueError(f"gpu_host.pipeline_library = {lib!r} is not auto or off")
         self.replayer = Replayer(dev, self.objects, settings.get("gpu_host", "decode_compressed"),
                                  settings.get("nxrecomp", "cache_dir") if settings.get("gpu_host", "pipeline_cache")
-                                 else None, lib == "auto", settings.get("gpu_host", "avoid_formats"))
+                                 else None, lib == "auto", settings.get("gpu_host", "avoid_formats"),
+                                 settings.get("gpu_host", "pipeline_threads"), settings.get("gpu_host", "pipeline_not_ready"))
         texdecode.prepare()
         from gpu_host.native_replay import NativeReplay
         self.native = NativeReplay.create(self.replayer, settings.get("gpu_host", "native_replay"))
@@ -48,6 +49,7 @@ class Engine:
         self.recorder = recorder
         self.lock = threading.Lock()   # registrations vs. a running submission
         self.submissions = self.dropped = 0
+        self.skipped_draws = 0         # draws left out because their pipeline was still being made (policy skip)
         self.last_replay_ms = 0.0
         self.on_frame: Callable[[FrameOut], None] | None = None
 
@@ -214,6 +216,10 @@ class Engine:
         return self.submit(seq, packets)
 
     def _frames(self, res: Result) -> None:
+        if res.skipped:
+            self.skipped_draws += res.skipped
+            log.info("submission %d: %d draws skipped, their pipelines still being made (%d so far)", res.seq,
+                     res.skipped, self.skipped_draws)
         for fr in res.frames:
             self.frames.append(fr)
             if self.frames_dir:

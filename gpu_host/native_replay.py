@@ -63,6 +63,8 @@ class NativeReplay:
         self._tables: tuple[int, Any] | None = None
         self.generation = 0          # bumped by every registration: the C tables are rebuilt then
         self.native = self.fallback = self.refused = 0   # submissions replayed in C / sent to Python
+        self.plan_bufs: tuple = ()
+        self.plan_cap = self.hash_cap = 0
 
     @classmethod
     def create(cls, replayer: Replayer, mode: str) -> "NativeReplay | None":
@@ -142,13 +144,20 @@ class NativeReplay:
             self.fallback += 1
             return None
         ffi, n = self.ffi, max(1, got.packets)
-        cap = 1 << max(4, (2 * n - 1).bit_length())
-        keep = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
-                ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
-                ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n))
+        if n > self.plan_cap:
+            # The plan's arrays, reused by every submission that fits (one is planned and recorded
+            # at a time, under the engine's lock): no megabytes allocated and zeroed per frame
+            # (nx_plan writes each entry before reading it and clears its hash table itself).
+            n = max(n, 2 * self.plan_cap, 1024)
+            cap = 1 << max(4, (2 * n - 1).bit_length())
+            self.plan_bufs = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
+                              ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
+                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n))
+            self.plan_cap, self.hash_cap = n, cap
+        keep = self.plan_bufs
         pl = ffi.new("nx_plan_t *")
         pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets = keep
-        pl.hash_cap, pl.cap = cap, n
+        pl.hash_cap, pl.cap = self.hash_cap, self.plan_cap
         err = ffi.new("nx_error *")
         if self.lib.nx_plan(ffi.from_buffer(blob), len(blob), pl, err):
             raise SubmissionError(f"submission {seq}: native plan failed: {ffi.string(err.message).decode()}")
@@ -178,14 +187,20 @@ class NativeReplay:
         rp, objs, ffi, pl = self.replayer, self.replayer.objects, self.ffi, sub.cplan
         _, _, _, (cs, ns, cp, nprog) = self.tables(objs)
         res = Result(sub.plan.seq)
-        # pipelines for the planned keys (created here, in Python, before recording)
+        # pipelines for the planned keys: all asked for first (made in parallel on the workers,
+        # pipelines.py), then each waited for, or with the skip policy 0 where not made yet (the C
+        # recorder skips those draws and counts them)
         pipes = ffi.new("uint64_t[]", max(1, pl.npipes))
+        args = []
         for i in range(pl.npipes):
             k = pl.pipes[i]
             img = rp.image_for(objs.textures[k.target])
-            layout = self._layout(sub, k.layout)
-            pipes[i] = h(rp.pipes.get(objs.programs[k.program], layout, (img.vk_format,), (P.BLEND_OFF,), 0, 0, 0,
-                                      img.samples, False))
+            args.append((objs.programs[k.program], self._layout(sub, k.layout), (img.vk_format,), (P.BLEND_OFF,), 0, 0,
+                         0, img.samples, False))
+            rp.pipes.request(*args[-1])
+        for i, a in enumerate(args):
+            p = rp.pipes.ready(*a) if rp.skip_not_ready else rp.pipes.get(*a)
+            pipes[i] = h(p) if p is not None else 0
         rt_ids = sorted(set(ffi.unpack(pl.targets, pl.ntargets)) | set(sub.frame_ids))
         rts = ffi.new("nx_rt[]", max(1, len(rt_ids)))
         for i, tid in enumerate(rt_ids):
@@ -222,7 +237,7 @@ class NativeReplay:
             e = nxpkt.NativePacketError(err.index, err.op, ffi.string(err.field).decode(),
                                         ffi.string(err.message).decode())
             raise SubmissionError(f"submission {sub.plan.seq}: {e}")
-        res.draws = r.draws
+        res.draws, res.skipped = r.draws, r.skipped
         res.fences = [(int(pl.signals[2 * i]), int(pl.signals[2 * i + 1])) for i in range(pl.nsignals)]
         return res, reads
 

@@ -76,6 +76,7 @@ typedef struct {
     uint64_t readback; const uint64_t *present_at;
     const uint32_t *aux;
     uint64_t draws;
+    uint64_t skipped;
 } nx_rec_t;
 int nx_vk_init(uint64_t device);
 int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e);

@@ -231,6 +231,7 @@ typedef struct {
     H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT */
     const uint32_t *aux;                     /* nx_plan's */
     uint64_t draws;                          /* out */
+    uint64_t skipped;                        /* out: draws whose pipeline was 0 (still being made) */
 } nx_rec_t;
 
 typedef struct {
@@ -248,6 +249,9 @@ typedef struct {
     int32_t vertex_range, index_range;
     uint32_t index_size;
     uint32_t npresent;
+    int pushed_all;                  /* the 8 set-0 descriptors pushed once in this command buffer */
+    VkDescriptorBufferInfo_ pushed_bi[4];
+    VkDescriptorImageInfo_ pushed_ii[4];
 } rstate;
 
 static void barrier(D cb) {
@@ -321,29 +325,44 @@ static void set_dynamic_defaults(D cb) {
     vk.SetBlendConstants(cb, zero4);
 }
 
+/* The set-0 descriptors the draw needs, pushed where they differ from what was pushed last: push
+ * descriptors "can be updated incrementally" and stay until overwritten or the set is disturbed
+ * (Vulkan spec, vkCmdPushDescriptorSet; one pipeline layout for every pipeline here, so nothing
+ * disturbs them); all 8 the first time in a command buffer (they start undefined).  A uniform
+ * range changing every draw pushes one descriptor, not eight. */
 static void push_descriptors(rstate *s) {
     nx_rec_t *r = s->r;
     VkDescriptorBufferInfo_ bi[4];
     VkDescriptorImageInfo_ ii[4];
     VkWriteDescriptorSet_ w[8];
+    uint32_t n = 0;
     memset(w, 0, sizeof w);
+    memset(bi, 0, sizeof bi);
+    memset(ii, 0, sizeof ii);
     for (int b = 0; b < 4; b++) {
         if (s->ubo[b] < 0) {
             bi[b].buffer = r->dummy_ubo; bi[b].offset = 0; bi[b].range = r->dummy_ubo_range;
         } else {
             bi[b].buffer = r->arena; bi[b].offset = r->range_at[s->ubo[b]]; bi[b].range = r->ranges[s->ubo[b]].size;
         }
-        w[b].sType = ST_WRITE_DESCRIPTOR_SET; w[b].binding = b; w[b].count = 1;
-        w[b].type = DESC_UNIFORM_BUFFER; w[b].buffers = &bi[b];
+        if (s->pushed_all && !memcmp(&bi[b], &s->pushed_bi[b], sizeof bi[b])) continue;
+        s->pushed_bi[b] = bi[b];
+        w[n].sType = ST_WRITE_DESCRIPTOR_SET; w[n].binding = b; w[n].count = 1;
+        w[n].type = DESC_UNIFORM_BUFFER; w[n].buffers = &bi[b];
+        n++;
     }
     for (int k = 0; k < 4; k++) {
         if (s->tex_view[k]) { ii[k].view = s->tex_view[k]; ii[k].sampler = s->tex_smp[k]; }
         else { ii[k].view = s->prog->views[k]; ii[k].sampler = s->prog->samplers[k]; }
         ii[k].layout = LAYOUT_GENERAL;
-        w[4 + k].sType = ST_WRITE_DESCRIPTOR_SET; w[4 + k].binding = 4 + k; w[4 + k].count = 1;
-        w[4 + k].type = DESC_COMBINED_IMAGE_SAMPLER; w[4 + k].images = &ii[k];
+        if (s->pushed_all && !memcmp(&ii[k], &s->pushed_ii[k], sizeof ii[k])) continue;
+        s->pushed_ii[k] = ii[k];
+        w[n].sType = ST_WRITE_DESCRIPTOR_SET; w[n].binding = 4 + k; w[n].count = 1;
+        w[n].type = DESC_COMBINED_IMAGE_SAMPLER; w[n].images = &ii[k];
+        n++;
     }
-    vk.PushDescriptorSetKHR(r->cb, BIND_GRAPHICS, r->layout, 0, 8, w);
+    s->pushed_all = 1;
+    if (n) vk.PushDescriptorSetKHR(r->cb, BIND_GRAPHICS, r->layout, 0, n, w);
 }
 
 static int check_indices(rstate *s, int32_t idx, const uint8_t *p, nx_error *e) {
@@ -447,6 +466,10 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         begin(s);
         if (s->pipe_dirty) {
             H pipe = r->pipes[r->aux[idx]];
+            if (!pipe) {             /* policy skip: its pipeline is still being made */
+                r->skipped++;
+                break;
+            }
             if (pipe != s->bound_pipe) {
                 vk.BindPipeline(cb, BIND_GRAPHICS, pipe);
                 s->bound_pipe = pipe;
@@ -501,7 +524,7 @@ int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
     s.pipe_dirty = s.desc_dirty = 1;
     s.vertex_range = s.index_range = -1;
     for (int k = 0; k < 4; k++) s.ubo[k] = -1;
-    r->draws = 0;
+    r->draws = r->skipped = 0;
     memset(e, 0, sizeof *e);
     int rc = walk(buf, len, visit_record, &s, NULL, e);
     if (rc == NX_OK) end(&s);

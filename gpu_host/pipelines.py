@@ -12,13 +12,23 @@ on disk in a VkPipelineCache per device (``<cache_dir>/gpu_host/pipelines-<devic
 whole to a temporary file and renamed in, so a killed process never leaves a broken one; a file
 that fails its checksum is ignored with a warning), so a restarted GPU process finds its
 pipelines compiled.
+
+Off the replay thread: with ``threads`` > 0 (setting ``gpu_host.pipeline_threads``) ``request``
+starts making a pipeline on a worker (its parts and shader modules made once whoever asks first,
+the others waiting for that one), so the pipelines a submission needs compile in parallel while
+the replay thread goes on (the native replay asks for all its planned keys first).  ``get``
+waits for a pipeline still being made (the *wait* policy: frames as if made in place); ``ready``
+returns None for one not made yet, and the replay skips that draw and counts it (the *skip*
+policy, ``gpu_host.pipeline_not_ready = skip``: no stall, frames differ until it is made).
 """
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,8 +109,12 @@ def write_cache(path: Path, data: bytes) -> None:
 
 
 class Pipelines:
-    def __init__(self, dev: Device, cache_path: Path | None = None, library: bool = True) -> None:
+    def __init__(self, dev: Device, cache_path: Path | None = None, library: bool = True, threads: int = 0) -> None:
         self.dev = dev
+        self.lock = threading.Lock()
+        self.pending: dict[tuple, Future] = {}       # pipelines being made on a worker, by key
+        self._making: dict[tuple, Future] = {}       # parts / shader modules being made, by (table, key)
+        self.workers = ThreadPoolExecutor(threads, thread_name_prefix="pipelines") if threads > 0 else None
         self.library = library and dev.pipeline_library
         self.cache_path = cache_path
         initial = read_cache(cache_path) if cache_path else b""
@@ -142,12 +156,98 @@ class Pipelines:
         # Keyed by shader content, not by handle: the cache survives client sessions (restarts).
         self.modules: dict[bytes, tuple[Any, Any]] = {}
 
+    def _once(self, table: dict, key: Any, make) -> Any:
+        """``table[key]``, made by ``make()`` by the first thread that asks (the others wait for
+        it): shader modules and library parts shared by pipelines made on several workers."""
+        v = table.get(key)
+        if v is not None:
+            return v
+        with self.lock:
+            v = table.get(key)
+            if v is not None:
+                return v
+            fut = self._making.get((id(table), key))
+            mine = fut is None
+            if mine:
+                fut = self._making[(id(table), key)] = Future()
+        if not mine:
+            return fut.result()
+        try:
+            v = make()
+        except BaseException as e:
+            with self.lock:
+                del self._making[(id(table), key)]
+            fut.set_exception(e)
+            raise
+        with self.lock:
+            table[key] = v
+            del self._making[(id(table), key)]
+        fut.set_result(v)
+        return v
+
     def _modules(self, prog: Program) -> tuple[Any, Any]:
-        m = self.modules.get(prog.digest)
-        if m is None:
-            m = (self.dev.shader_module(prog.vertex_spirv), self.dev.shader_module(prog.fragment_spirv))
-            self.modules[prog.digest] = m
-        return m
+        return self._once(self.modules, prog.digest, lambda: (self.dev.shader_module(prog.vertex_spirv),
+                                                              self.dev.shader_module(prog.fragment_spirv)))
+
+    @staticmethod
+    def _key(prog: Program, layout: tuple, vk_format: int | tuple, blend: bool | tuple, depth_format: int = 0,
+             stencil_format: int = 0, polygon_mode: int = 0, samples: int = 1,
+             alpha_to_coverage: bool = False) -> tuple[tuple, "Shape"]:
+        formats = vk_format if isinstance(vk_format, tuple) else (vk_format,) if vk_format else ()
+        if not isinstance(blend, tuple):
+            blend = P.BLEND_OVER if blend else P.BLEND_OFF
+        if not blend or not isinstance(blend[0], tuple):     # one state for every attachment
+            blend = (blend,) * len(formats)
+        key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode, samples,
+               alpha_to_coverage)
+        return key, Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples,
+                          alpha_to_coverage)
+
+    def _make(self, prog: Program, sh: "Shape") -> Any:
+        # Colour targets with different blend states are compiled whole: lavapipe (Mesa 22.3)
+        # linked from library parts applied one attachment's blend and write mask to all of
+        # them (seen in tests/gpu_host/test_gpu_mrt.py); whole pipelines get them right.
+        whole = len(set(sh.blend)) > 1
+        return self._link(prog, sh) if self.library and not whole else self._create(prog, sh)
+
+    def _made(self, key: tuple, p: Any) -> Any:
+        self.cache[key] = p
+        self.created += 1
+        if time.monotonic() - self.last_save > SAVE_EVERY:
+            self.save()
+        return p
+
+    def request(self, prog: Program, *args: Any) -> None:
+        """Start making the pipeline of ``get``'s arguments on a worker (nothing when it is made or
+        being made, or without workers)."""
+        if self.workers is None:
+            return
+        key, shape = self._key(prog, *args)
+        if key in self.cache:
+            return
+        with self.lock:
+            if key not in self.pending:
+                self.pending[key] = self.workers.submit(self._make, prog, shape)
+
+    def ready(self, prog: Program, *args: Any) -> Any | None:
+        """The pipeline if it is made (requested otherwise), else None: the skip policy's ``get``."""
+        key, shape = self._key(prog, *args)
+        p = self.cache.get(key)
+        if p is not None:
+            return p
+        fut = self.pending.get(key)
+        if fut is None:
+            if self.workers is None:
+                return self._made(key, self._make(prog, shape))
+            self.request(prog, *args)
+            return None
+        return self._finish(key, fut) if fut.done() else None
+
+    def _finish(self, key: tuple, fut: Future) -> Any:
+        p = fut.result()           # a worker's failure is raised here, on the replay thread
+        with self.lock:
+            del self.pending[key]
+        return self._made(key, p)
 
     def get(self, prog: Program, layout: tuple, vk_format: int | tuple, blend: bool | tuple,
             depth_format: int = 0, stencil_format: int = 0, polygon_mode: int = 0, samples: int = 1,
@@ -157,28 +257,17 @@ class Pipelines:
         ``depth_format``/``stencil_format`` 0: none), blend (the old BLEND bool, a BLEND_STATE
         packet for every colour target, or a tuple of one BLEND_STATE per colour target) and
         polygon mode.  Depth/stencil tests, cull mode, front face, depth bias and blend constants
-        are dynamic state: one pipeline serves them all."""
-        formats = vk_format if isinstance(vk_format, tuple) else (vk_format,) if vk_format else ()
-        if not isinstance(blend, tuple):
-            blend = P.BLEND_OVER if blend else P.BLEND_OFF
-        if not blend or not isinstance(blend[0], tuple):     # one state for every attachment
-            blend = (blend,) * len(formats)
-        key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode, samples,
-               alpha_to_coverage)
+        are dynamic state: one pipeline serves them all.  One being made on a worker is waited
+        for."""
+        key, shape = self._key(prog, layout, vk_format, blend, depth_format, stencil_format, polygon_mode, samples,
+                               alpha_to_coverage)
         p = self.cache.get(key)
-        if p is None:
-            shape = Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples,
-                          alpha_to_coverage)
-            # Colour targets with different blend states are compiled whole: lavapipe (Mesa 22.3)
-            # linked from library parts applied one attachment's blend and write mask to all of
-            # them (seen in tests/gpu_host/test_gpu_mrt.py); whole pipelines get them right.
-            whole = len(set(blend)) > 1
-            p = self._link(prog, shape) if self.library and not whole else self._create(prog, shape)
-            self.cache[key] = p
-            self.created += 1
-            if time.monotonic() - self.last_save > SAVE_EVERY:
-                self.save()
-        return p
+        if p is not None:
+            return p
+        fut = self.pending.get(key)
+        if fut is not None:
+            return self._finish(key, fut)
+        return self._made(key, self._make(prog, shape))
 
     def save(self) -> None:
         """Write the driver's cache to disk if it grew since the last write."""
@@ -200,15 +289,13 @@ class Pipelines:
 
     # -- the four parts and their link (VK_EXT_graphics_pipeline_library) ------------------
     def _part(self, key: tuple, flags: int, **state) -> Any:
-        p = self.parts.get(key)
-        if p is None:
+        def make() -> Any:
             rendering = state.pop("rendering", None)
             info = vk.VkGraphicsPipelineCreateInfo(
                 pNext=vk.VkGraphicsPipelineLibraryCreateInfoEXT(pNext=rendering, flags=flags),
                 flags=vk.VK_PIPELINE_CREATE_LIBRARY_BIT_KHR, layout=self.layout, **state)
-            p = vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
-            self.parts[key] = p
-        return p
+            return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
+        return self._once(self.parts, key, make)
 
     def _link(self, prog: Program, sh: "Shape") -> Any:
         s = self._state(prog, sh)
@@ -280,6 +367,11 @@ class Pipelines:
 
     def close(self) -> None:
         d = self.dev.device
+        if self.workers is not None:
+            self.workers.shutdown(wait=True)
+            for key, fut in list(self.pending.items()):
+                if fut.exception() is None:
+                    self.cache[key] = fut.result()
         self.save()
         for p in [*self.cache.values(), *self.parts.values()]:
             vk.vkDestroyPipeline(d, p, None)

@@ -59,6 +59,7 @@ class Result:
     fences: list[tuple[int, int]] = field(default_factory=list)
     frames: list[FrameOut] = field(default_factory=list)
     draws: int = 0
+    skipped: int = 0           # draws skipped: their pipeline was still being made (policy skip)
     dropped: bool = False      # its rest was dropped (an EVENT_WAIT timed out): counted as dropped
 
 
@@ -110,10 +111,17 @@ class PoolSets:
 class Replayer:
     def __init__(self, dev: Device, objects: Objects, decode_compressed: str = "auto",
                  pipeline_cache: str | None = None, pipeline_library: bool = True,
-                 avoid_formats: frozenset[str] = frozenset()) -> None:
+                 avoid_formats: frozenset[str] = frozenset(), pipeline_threads: int = 0,
+                 not_ready: str = "wait") -> None:
         """``pipeline_cache``: the cache_dir under which the driver's compiled pipelines are kept
         (None: not kept); ``pipeline_library``: link pipelines from parts where the driver can;
-        ``avoid_formats``: Vulkan format names treated as unsupported (gpu_host.avoid_formats)."""
+        ``avoid_formats``: Vulkan format names treated as unsupported (gpu_host.avoid_formats);
+        ``pipeline_threads``: workers making pipelines off the replay thread (0: none);
+        ``not_ready``: a draw whose pipeline is still being made waits (``wait``) or is skipped
+        and counted (``skip``; pipelines.py)."""
+        if not_ready not in ("wait", "skip"):
+            raise ValueError(f"gpu_host.pipeline_not_ready = {not_ready!r} is not wait or skip")
+        self.skip_not_ready = not_ready == "skip"
         self.dev = dev
         self.avoid_formats = avoid_formats
         self.depth_formats: dict[str, TexFormat] = {}   # depth format name -> the format its images use
@@ -123,7 +131,8 @@ class Replayer:
             raise ValueError(f"gpu_host.decode_compressed = {decode_compressed!r} is not auto or always")
         self.decode_always = decode_compressed == "always"
         self.formats: dict[str, tuple[int, str]] = {}   # format name -> (Vulkan format, CPU decoder or "")
-        self.pipes = Pipelines(dev, cache_file(dev, pipeline_cache) if pipeline_cache else None, pipeline_library)
+        self.pipes = Pipelines(dev, cache_file(dev, pipeline_cache) if pipeline_cache else None, pipeline_library,
+                               pipeline_threads)
         self.arena: Buffer | None = None
         self.readback: Buffer | None = None
         self.images: dict[int, tuple[Texture, Image]] = {}
@@ -603,10 +612,13 @@ class Replayer:
                         raise SubmissionError(f"submission {plan.seq}: packet {i} {P.OPS[op].name}: the colour "
                                               f"targets' BLEND_STATEs differ, which needs independentBlend; "
                                               f"{self.dev.name} lacks it")
-                    p = self.pipes.get(program, layout, tuple(c[1].vk_format for c in colors), per,
-                                       dimg.vk_format if dimg else 0,
-                                       dimg.vk_format if dimg and dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0,
-                                       raster[3], samples, a2c and samples > 1)
+                    p = (self.pipes.ready if self.skip_not_ready else self.pipes.get)(
+                        program, layout, tuple(c[1].vk_format for c in colors), per, dimg.vk_format if dimg else 0,
+                        dimg.vk_format if dimg and dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0,
+                        raster[3], samples, a2c and samples > 1)
+                    if p is None:       # still being made (policy skip): this draw is skipped
+                        res.skipped += 1
+                        continue
                     if p is not bound_pipe:
                         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, p)
                         bound_pipe = p

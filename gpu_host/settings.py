@@ -12,6 +12,11 @@ def _size(text: str) -> tuple[int, int]:
 SETTINGS = [
     Setting("gpu_host", "pipeline_library", "auto",
             "build pipelines from graphics pipeline library parts where the driver has them (auto|off)"),
+    Setting("gpu_host", "pipeline_threads", 2,
+            "worker threads making pipelines off the replay thread, in parallel (0: on the replay thread)", int),
+    Setting("gpu_host", "pipeline_not_ready", "wait",
+            "a draw whose pipeline a worker is still making: wait (frames as if made in place) or skip (the draw "
+            "is left out and counted: no stall)"),
     Setting("gpu_host", "pipeline_cache", True,
             "keep the driver's compiled pipelines on disk (cache_dir/gpu_host) across GPU-process starts",
             lambda t: str(t).lower() in ("1", "true", "yes", "on")),

@@ -20,13 +20,14 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from cpu_host.gpu_client.blob import Block, BlobRecord, part_records
 from cpu_host.gpu_client.memory import Pool
 from cpu_host.gpu_client.registry import ProgramDesc, Registry, SamplerDesc, TextureDesc
 from cpu_host.gpu_client.ring_writer import RingWriter
 from cpu_host.gpu_client.shaders import ShaderSource
 from gpu_host import fdpass
 from gpu_host import packets as P
-from gpu_host.ring_layout import TAG_ARRAY, init_ring
+from gpu_host.ring_layout import TAG_ARRAY, TAG_BLOB, init_ring
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
 from nxrecomp.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
@@ -194,12 +195,16 @@ class GpuClient:
 
     def submit(self, commands: list[tuple | P.Encoded] | P.Encoded) -> int:
         """Queue one submission; returns its seq.  ``commands`` are ``(op, field, ...)`` tuples and
-        ``Encoded`` blocks (from ``encode``) in order, or one ``Encoded`` block."""
+        ``Encoded`` blocks (from ``encode``) in order, or one ``Encoded`` block; or tuples and
+        ``blob.Block``s of binary packets (a native recorder's), written as ring tag 4 parts."""
         self.seq += 1
-        items = [commands] if isinstance(commands, P.Encoded) else commands
-        # Array records of whole packets: one ring write per record (not per packet), already
-        # encoded blocks copied as they are.
-        records = P.submission_records(self.seq, items)
+        items = [commands] if isinstance(commands, (P.Encoded, Block)) else commands
+        if any(isinstance(x, Block) for x in items):
+            records: list = part_records(self.seq, items)
+        else:
+            # Array records of whole packets: one ring write per record (not per packet), already
+            # encoded blocks copied as they are.
+            records = P.submission_records(self.seq, items)
         self.pending[self.seq] = records
 
         def go() -> None:
@@ -209,10 +214,12 @@ class GpuClient:
         return self.seq
 
     def _write(self, records: list[bytes | tuple[bytes, ...]]) -> None:
-        """Write a submission's records: parts of array records, or (a raw writer's) single
-        packet records as bytes."""
+        """Write a submission's records: parts of array records, binary part records, or (a raw
+        writer's) single packet records as bytes."""
         for r in records:
-            if isinstance(r, tuple):
+            if isinstance(r, BlobRecord):
+                self.writer.write(r.pieces, wait=self._check, tag=TAG_BLOB)
+            elif isinstance(r, tuple):
                 self.writer.write(r, wait=self._check, tag=TAG_ARRAY)
             else:
                 self.writer.write(r, wait=self._check)

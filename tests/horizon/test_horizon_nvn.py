@@ -107,12 +107,15 @@ def read_frame(path: Path) -> np.ndarray:
     return np.asarray(rgba).reshape(h, w, 4)
 
 
-@pytest.mark.parametrize("shaders", [6, "sm86"], ids=["spirv", "sm86"])
-def test_guest_draws_expected_frames(gfx, shaders) -> None:
+@pytest.mark.parametrize("shaders,recorder", [(6, "native"), ("sm86", "native"), (6, "python")],
+                         ids=["spirv", "sm86", "spirv-python-recorder"])
+def test_guest_draws_expected_frames(gfx, shaders, recorder, monkeypatch) -> None:
     """The same frames whether the guest carries SPIR-V or SM86 machine code (translated by the
-    shader service the supervisor started)."""
+    shader service the supervisor started), and whether the NVN front end records the per-draw
+    calls in C (binary packets, ring tag 4) or in Python (msgpack)."""
+    monkeypatch.setenv("NXRECOMP_CPU_HOST_NVN_RECORDER", recorder)
     tmp, bundles = gfx
-    run, frames_dir = tmp / f"run{shaders}", tmp / f"frames{shaders}"
+    run, frames_dir = tmp / f"run{shaders}{recorder}", tmp / f"frames{shaders}{recorder}"
     r = nxrecomp("run", str(bundles[shaders]), "--run-dir", str(run), "--frames-dir", str(frames_dir), timeout=240)
     log = (run / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]

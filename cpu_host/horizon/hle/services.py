@@ -101,6 +101,7 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
                   if settings.get("cpu_host", "framebuffer_dir") else None,
                   unknown=settings.get("cpu_host", "ipc_unknown"), audio=audio)
     reg.binders.append(lambda ffi, lib: ipc.install(ffi, lib, reg.ipc_fault))
+    reg.binders.append(lambda ffi, lib: nvn.install_native(ffi, lib, reg))   # NVN's per-draw calls in C
     if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one
         from cpu_host.horizon.hle.live_input import LiveInput
 

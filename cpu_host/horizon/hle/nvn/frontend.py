@@ -15,6 +15,16 @@ MULTISAMPLE); stencil reference and masks are command-buffer state folded into D
 A texture made with nvnTextureBuilderSetSamples is a multisampled render target; the game resolves
 it with nvnCommandBufferDownsample (RESOLVE).
 
+With ``cpu_host.nvn_recorder = native`` (the default) the per-draw calls (draws; vertex/index/
+uniform/texture/program binds; vertex, polygon, depth-stencil, colour, blend, channel-mask and
+multisample state binds; stencil values; viewport, scissor) are host functions in C (``recorder.c`` through
+``native.py``) that record binary packets with no Python on the call path; this file mirrors the
+objects they need into the recorder, appends the packets of the calls it still serves into the same
+stream, and answers for the hot calls only where the C code cannot (a named guest error, a command
+buffer struct it has not seen).  A recording then ends as a ``blob.Block`` and a queue's submission
+goes through the ring as binary packets (tag 4).  With ``python`` everything is recorded here as
+packet tuples and sent as msgpack, as before.
+
 Guest mistakes (a bad handle, an address outside every pool, a texture used as a target that
 was not made one) end the process with a report naming the function and the value: the GPU
 process would reject the submission anyway, and a game that does this is broken."""
@@ -33,7 +43,7 @@ from cpu_host.horizon.hle.nvn.events import EventFunctions
 from cpu_host.horizon.hle.nvn.guest_memory import back_with_memfd
 from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, DescriptorPool, Device, MemoryPool, Program,
                                               Queue, RecordedCommands, Recording, Sampler, Sync, Texture, Window)
-from cpu_host.horizon.hle.registry import HostFunction
+from cpu_host.horizon.hle.registry import Binding, HostFunction
 from gpu_host import blocklinear
 from gpu_host import packets as P
 from gpu_host.spirv_reflect import SpirvError, reflect
@@ -140,6 +150,7 @@ class NvnService:
     proc_addresses: dict[str, int] = field(default_factory=dict)
     present_times: list[float] = field(default_factory=list)   # time.monotonic() of each present
     flushed: list[tuple[int, int, int]] = field(default_factory=list)   # (pool, offset, size) since the last submit
+    native: Any = None        # native.NativeRecorder once install_native bound the hot calls in C
 
     # -- helpers --------------------------------------------------------------------------
     def _new(self, c: Call, arg: int, obj_factory: Callable[[int], Any]) -> Any:
@@ -221,6 +232,8 @@ class NvnService:
             pool = self._new(c, 0, lambda i: MemoryPool(i, addr, size, bool(b.get("flags", 0) & POOL_CPU_CACHED)))
             fd = back_with_memfd(addr, size, f"nx-nvn-pool-{pool.id}")
             self._gpu().create_pool(pool.id, size, fd, flushed_writes=pool.cpu_cached)
+            if self.native:
+                self.native.pool(pool.id, addr, size)
         return 1
 
     def pool_address(self, c: Call) -> int:
@@ -365,6 +378,8 @@ class NvnService:
             if not 0 <= slot < 1 << HANDLE_SAMPLER_SHIFT:
                 raise GuestError(f"texture id {slot} out of range")
             self.texture_slots[slot] = self._obj(c, 2, Texture, "nvnTexturePoolRegisterTexture")
+            if self.native:
+                self.native.texture_slot(slot, self.texture_slots[slot].id)
 
     def register_sampler(self, c: Call) -> None:
         with self.lock:
@@ -372,6 +387,8 @@ class NvnService:
             if not 0 <= slot < 1 << 12:
                 raise GuestError(f"sampler id {slot} out of range")
             self.sampler_slots[slot] = self._obj(c, 2, Sampler, "nvnSamplerPoolRegisterSampler")
+            if self.native:
+                self.native.sampler_slot(slot, self.sampler_slots[slot].id)
 
     # -- programs ---------------------------------------------------------------------------
     def program_initialize(self, c: Call) -> int:
@@ -406,6 +423,8 @@ class NvnService:
                 raise GuestError(f"nvnProgramSetShaders: {e}") from None
             self._gpu().register(ProgramDesc(prog.id, spirv[STAGE_VERTEX], spirv[STAGE_FRAGMENT]))
             prog.registered = True
+            if self.native:
+                self.native.program(prog.id, prog.pools)
         return 1
 
     # -- command buffers --------------------------------------------------------------------
@@ -420,7 +439,10 @@ class NvnService:
 
     def cb_begin(self, c: Call) -> None:
         with self.lock:
-            self._obj(c, 0, CommandBuffer, "nvnCommandBufferBeginRecording").recording = Recording()
+            cb = self._obj(c, 0, CommandBuffer, "nvnCommandBufferBeginRecording")
+            cb.recording = Recording()
+            if self.native:      # the C recorder's stream (the struct's address checked just now)
+                cb.recording.commands = self.native.begin(cb.id, c.arg(0))
 
     def cb_end(self, c: Call) -> int:
         with self.lock:
@@ -432,7 +454,10 @@ class NvnService:
             # Encoded now, once: the game's own CPU time, while the GPU replays the previous frame;
             # a submit then only copies bytes into the ring.
             cmds = cb.recording.commands
-            self.commands[handle] = RecordedCommands(P.encode_commands(cmds), frozenset(_targets(cmds)))
+            if isinstance(cmds, list):
+                self.commands[handle] = RecordedCommands(P.encode_commands(cmds), frozenset(_targets(cmds)))
+            else:                # native: the packets as the C recorder holds them
+                self.commands[handle] = RecordedCommands(self.native.end(cb.id), frozenset(cmds.targets))
             cb.recording = None
             return handle
 
@@ -533,6 +558,8 @@ class NvnService:
                 if stream != 0:
                     raise GuestError(f"vertex attribute {i}: stream {stream} (one vertex stream is served)")
                 rec.attribs.append([loc, fmt, off])
+            if self.native:
+                self.native.attribs(self._obj(c, 0, CommandBuffer, "").id, rec.attribs)
 
     def cb_streams(self, c: Call) -> None:
         with self.lock:
@@ -541,6 +568,8 @@ class NvnService:
             if n != 1:
                 raise GuestError(f"{n} vertex streams (one is served)")
             rec.stride = struct.unpack("<II", c.read(c.arg(2), 8, "vertex stream state"))[0]
+            if self.native:
+                self.native.stride(self._obj(c, 0, CommandBuffer, "").id, rec.stride)
 
     def cb_vertex_buffer(self, c: Call) -> None:
         with self.lock:
@@ -1093,6 +1122,50 @@ class NvnService:
         ]
         rows += EventFunctions(self).rows()     # NVNevent (nvn/events.py)
         return [HostFunction(n, n, fn, blocking) for n, fn, blocking in rows]
+
+    # -- the native recorder ----------------------------------------------------------------------
+    def install_native(self, ffi: Any, lib: Any, registry: Any) -> None:
+        """A registry binder: with ``cpu_host.nvn_recorder = native``, bind the hot calls to the C
+        recorder at every guest address the registry bound their Python functions, each keeping a
+        Python fallback (``_native_retry``)."""
+        from nxrecomp import settings
+
+        if settings.get("cpu_host", "nvn_recorder") != "native":
+            return
+        from cpu_host.horizon.hle.nvn.native import NativeRecorder
+
+        with self.lock:
+            self.native = NativeRecorder()
+            impls = {f.name: f for f in self.functions()}
+            names = self.native.names()
+
+            def wrap(index: int, b: Binding) -> Any:
+                f = impls[b.name]
+                retry = HostFunction(f.name, f.signature, self._native_retry(names.index(b.name), f.impl))
+                return registry._wrap(ffi, lib, index, Binding(retry, b.name, b.address))
+            n = self.native.install(ffi, lib, registry.bindings, wrap)
+        log.info("NVN: %d per-draw entry points recorded natively", n)
+
+    def _native_retry(self, index: int, impl: Callable[[Call], Any]) -> Callable[[Call], None]:
+        """The Python side of hot call ``index``: where the C recorder could not answer, find the
+        command buffer as the Python path does (naming a bad pointer or a buffer not recording),
+        let the C recorder know its struct's address, and try again; an error it still finds is
+        the call's GuestError, an object it does not know is the Python function's to name."""
+        def retry(c: Call) -> None:
+            with self.lock:
+                what = self.native.names()[index]
+                cb = self._obj(c, 0, CommandBuffer, what)
+                if cb.recording is None:
+                    raise GuestError(f"{what}: the command buffer is not recording")
+                self.native.alias(cb.id, c.arg(0))
+                err = self.native.try_call(index, int(c.ffi.cast("uintptr_t", c.cpu)))
+                if err is None:
+                    return
+                if err:
+                    raise GuestError(err)
+                impl(c)          # names the object (a program pointer, a program without shaders)
+                raise GuestError(f"{what}: the native recorder refused a call the Python path accepts")
+        return retry
 
     def proc_names(self) -> list[str]:
         return [f.name for f in self.functions() if f.name != "nvnBootstrapLoader"]

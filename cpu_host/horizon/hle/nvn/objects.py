@@ -3,8 +3,10 @@ record's id in its first word; builders are plain settings kept by the builder's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gpu_host import packets as P
+from cpu_host.gpu_client.blob import Block
 from gpu_host.packets import Encoded
 
 
@@ -78,7 +80,7 @@ class Window:
 @dataclass
 class Recording:
     """One command buffer's recording: GPU packets plus the state a draw needs."""
-    commands: list[tuple] = field(default_factory=list)
+    commands: Any = field(default_factory=list)   # packet tuples, or the native recorder's native.Commands
     attribs: list[list[int]] = field(default_factory=list)    # [location, format, offset]
     stride: int = 0
     layout: tuple | None = None                              # last VERTEX_LAYOUT emitted
@@ -96,8 +98,9 @@ class Recording:
 @dataclass(frozen=True)
 class RecordedCommands:
     """A finished recording, as a command handle refers to it: its packets encoded once when the
-    recording ended (a submit copies the bytes), and the render targets it draws into."""
-    encoded: Encoded
+    recording ended (a submit copies the bytes; msgpack, or the native recorder's binary
+    packets), and the render targets it draws into."""
+    encoded: Encoded | Block
     targets: frozenset[int]
 
 

@@ -1,0 +1,78 @@
+"""Binary-packet submissions on the client side (gpu_host/PROTOCOL.md "Binary packets", ring
+tag 4): a submission's items — packet tuples the front end makes in Python and ``Block``s of
+packets a native recorder made — as the part records the GPU process joins.
+
+A part is ``u64 seq, u32 part, u32 flags (1: the last)`` then a whole blob (its 16-byte header,
+whole packets), at most ``ring_layout.MAX_PACKET`` bytes in all; a ``Block``'s chunks are whole
+packets of at most ``CHUNK`` bytes, so parts are filled chunk by chunk without walking packets."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from gpu_host import binpackets
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, MAX_PACKET
+
+CHUNK = 512 << 10               # recorder.c's NXR_CHUNK: a chunk's bytes at most
+PART_BODY = MAX_PACKET - BLOB_PART.size - binpackets.HEADER
+_POISON = struct.pack("<BBH", 0, 0, 4)    # op 0: refused by name by the GPU process's decoder
+
+
+@dataclass(frozen=True)
+class Block:
+    """Packets recorded natively: chunks of ``(body, packet count)``, whole packets each; a body
+    may be a view of memory ``owner`` keeps alive (the native recorder's buffer)."""
+    chunks: tuple[tuple[bytes | memoryview, int], ...]
+    owner: Any = None
+
+
+@dataclass(frozen=True)
+class BlobRecord:
+    """One part record's payload as pieces written back to back (ring tag 4): the part and blob
+    headers, then the packet bodies (views into recorder buffers that ``keep`` holds)."""
+    pieces: tuple[bytes | memoryview, ...]
+    keep: tuple = ()
+
+
+def packet_bytes(cmd: tuple) -> bytes:
+    """One packet tuple's binary form; a value that has none (a negative count, a float beyond
+    f32: guest garbage that the msgpack path sent for the GPU process to refuse) becomes a packet
+    of op 0, which the GPU process refuses by name too (the submission is dropped)."""
+    try:
+        return binpackets.packet(cmd)
+    except (struct.error, OverflowError, TypeError, KeyError):
+        return _POISON
+
+
+def _chunks(items: Iterable) -> Iterable[tuple[bytes | memoryview, int]]:
+    small: list[bytes] = []
+    for it in items:
+        if isinstance(it, Block):
+            if small:
+                yield b"".join(small), len(small)
+                small = []
+            yield from it.chunks
+        else:
+            small.append(packet_bytes(tuple(it)))
+    if small:
+        yield b"".join(small), len(small)
+
+
+def part_records(seq: int, items: list) -> list[BlobRecord]:
+    """The part records of submission ``seq`` (at least one: an empty submission is one empty
+    part, the last).  No packet bytes are copied here: the ring write copies each piece once."""
+    keep = tuple(x for x in items if isinstance(x, Block))
+    parts: list[tuple[list, int, int]] = [([], 0, 0)]      # (bodies, packets, bytes)
+    for body, count in _chunks(items):
+        bodies, n, size = parts[-1]
+        if size and size + len(body) > PART_BODY:
+            parts.append(([], 0, 0))
+            bodies, n, size = parts[-1]
+        bodies.append(body)
+        parts[-1] = (bodies, n + count, size + len(body))
+    out = []
+    for i, (bodies, n, size) in enumerate(parts):
+        hdr = BLOB_PART.pack(seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + binpackets.blob_header(n, size)
+        out.append(BlobRecord((hdr, *bodies), keep))
+    return out
