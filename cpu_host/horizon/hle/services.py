@@ -93,7 +93,9 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
                   shared_font=Path(settings.get("cpu_host", "shared_font")).expanduser(),
                   framebuffer_dir=Path(settings.get("cpu_host", "framebuffer_dir")).expanduser()
                   if settings.get("cpu_host", "framebuffer_dir") else None,
-                  unknown=settings.get("cpu_host", "ipc_unknown"))
+                  unknown=settings.get("cpu_host", "ipc_unknown"),
+                  bsd_network=settings.get("cpu_host", "bsd_network"),
+                  bsd_max_sockets=int(settings.get("cpu_host", "bsd_max_sockets")))
     reg.binders.append(lambda ffi, lib: ipc.install(ffi, lib, reg.ipc_fault))
     if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one
         from cpu_host.horizon.hle.live_input import LiveInput

@@ -12,7 +12,8 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import apm, applet, binder, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
+from cpu_host.horizon.services import (apm, applet, binder, bsd, fsp, hid, lm, nifm, ns, nvdrv, pl, psm, settings, sm,
+                                       time, vi)
 
 
 log = logging.getLogger("cpu_host.ipc")
@@ -23,7 +24,7 @@ class IpcHost:
 
     def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
                  sd_dir: Path, shared_font: Path, framebuffer_dir: Path | None = None,
-                 unknown: str = "fatal") -> None:
+                 unknown: str = "fatal", bsd_network: str = "loopback", bsd_max_sockets: int = 64) -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -41,6 +42,9 @@ class IpcHost:
         self.frames = binder.FrameSink(framebuffer_dir, hid_state.present)
         vi.register(self.server, system, ref, nv, self.frames)
         nvdrv.register(self.server, ref, nv)
+        self.sockets = bsd.register(self.server, bsd_network, bsd_max_sockets)
+        nifm.register(self.server)
+        ns.register(self.server)
 
     def _kernel(self) -> KernelBridge:
         assert self.kernel is not None, "IPC before the kernel bridge was installed"
