@@ -53,6 +53,7 @@ TCP_NODELAY = 1
 F_GETFL, F_SETFL, O_NONBLOCK_NX = 3, 4, 0x800
 FIONREAD, FIONBIO = 0x4004667F, 0x8004667E          # _IOR('f', 127, int), _IOW('f', 126, int)
 SOCKADDR_IN_SIZE = 16
+RECV_MAX = 1 << 20             # one recv reads at most this much (a stream may return less anyway)
 
 # FreeBSD SOL_SOCKET option -> (Linux option, value kind: "int" or a struct size)
 SOCKOPT = {0x4: (socket.SO_REUSEADDR, "int"), 0x8: (socket.SO_KEEPALIVE, "int"), 0x20: (socket.SO_BROADCAST, "int"),
@@ -196,6 +197,9 @@ class Client(Interface):
         except OSError as e:
             ret, extra, err = -1, b"", e.errno or E.EIO
             log.info("%s %s: errno %d (%s)", self.service, what, err, e.strerror)
+        except (ValueError, OverflowError) as e:      # a parameter no host call takes (a timeout past years)
+            ret, extra, err = -1, b"", E.EINVAL
+            log.info("%s %s: errno %d (%s)", self.service, what, err, e)
         ctx.push("ii", ret, err)
         ctx.push_bytes(extra)
 
@@ -334,7 +338,7 @@ class Client(Interface):
 
     def _recv(self, ctx: Context, fd: int, flags: int, with_addr: bool) -> tuple[int, bytes]:
         e = self.table.get(fd)
-        size = ctx.out_auto_size(0, 0)
+        size = min(ctx.out_auto_size(0, 0), RECV_MAX)
         data, addr = self._blocking_call(ctx, e, flags, lambda: e.sock.recvfrom(size, host_flags(flags)))
         ctx.write_out_auto(0, 0, data)
         if not with_addr:
