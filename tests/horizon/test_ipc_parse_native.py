@@ -24,7 +24,7 @@ def outcome(parse, buf: bytes):
 def test_hand_made_both() -> None:
     raw = hand_made_request()
     raw += bytes(0x100 - len(raw))
-    assert hipc.parse(raw) == hipc.parse_py(raw)
+    assert hipc.parse(raw) == hipc.parse_py(raw) == hipc.parse(bytearray(raw)) == hipc.parse(memoryview(raw))
     assert hipc.parse(raw).x == [hipc.Static(1, 0x1234567890, 0x301)]
 
 

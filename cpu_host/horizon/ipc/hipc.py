@@ -80,6 +80,8 @@ _out = threading.local()
 def parse(buf: bytes) -> Message:
     """Read a request (in C: ``hipc_parse.c``, the same layout as ``parse_py``);
     IpcError(InvalidCombination) when its parts overrun the buffer."""
+    if not isinstance(buf, bytes):             # a bytearray or view: the C call takes bytes
+        buf = bytes(buf)
     ffi, lib = _native()
     out = getattr(_out, "buf", None)
     if out is None:
