@@ -2,7 +2,9 @@
 mounting the SD card): 14 GetFileTimeStampRaw (libnx ``fs.h`` FsTimeStampRaw: u64 created,
 modified, accessed as POSIX times, u8 is_valid, 7 pad; the path an X pointer of 0x301 bytes) and
 13 CleanDirectoryRecursively (the directory stays, its contents go); a missing path is fs
-PathNotFound (module 2, description 1 = 0x202)."""
+PathNotFound (module 2, description 1 = 0x202); 3 DeleteDirectory of a directory with something
+in it is DirectoryNotEmpty (Atmosphère's fs results: module 2, description 8 = 0x1002), an answer,
+not a host error out of the service."""
 from __future__ import annotations
 
 import os
@@ -37,5 +39,6 @@ def test_timestamp_and_clean(tmp_path: Path) -> None:
     _created, modified, accessed, valid = struct.unpack("<QQQB7x", body)
     assert (modified, accessed, valid) == (1_600_000_000, 1_700_000_000, 1)
     assert reply_result(call(srv, mem, sid, 14, "/switch/none.nro")) == 0x202
+    assert reply_result(call(srv, mem, sid, 3, "/switch")) == 0x1002
     assert reply_result(call(srv, mem, sid, 13, "/switch")) == 0
     assert (tmp_path / "switch").is_dir() and not any((tmp_path / "switch").iterdir())

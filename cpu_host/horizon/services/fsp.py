@@ -17,9 +17,11 @@ B 0), 4 GetSize -> s64.
 
 Results (Atmosphère fs_results, module 2): PathNotFound 0x202, PathAlreadyExists 0x402,
 OutOfRange (3005) 0x177A02 for a negative offset or size; a path that leaves the SD folder
-('..') is PathNotFound."""
+('..') is PathNotFound; a host error maps to the fs result for it (ENOTEMPTY: DirectoryNotEmpty
+0x1002, ENOSPC: UsableSpaceNotEnough 0x3C02, EBUSY: TargetLocked 0xE02)."""
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -39,6 +41,17 @@ ENTRY_DIR, ENTRY_FILE = 0, 1
 DIR_ENTRY = struct.Struct("<769s3xb3xq")     # 0x310 bytes
 TIMESTAMP = struct.Struct("<QQQB7x")          # FsTimeStampRaw: created, modified, accessed (POSIX), is_valid
 SD_SIZE = 32 << 30
+
+
+# host errno -> fs result (Atmosphère's fs results, module 2: PathNotFound 1, PathAlreadyExists 2,
+# TargetLocked 7, DirectoryNotEmpty 8, UsableSpaceNotEnough 30)
+HOST_ERRORS = {errno.ENOENT: PATH_NOT_FOUND, errno.ENOTDIR: PATH_NOT_FOUND, errno.EEXIST: PATH_ALREADY_EXISTS,
+               errno.EBUSY: result(2, 7), errno.ETXTBSY: result(2, 7), errno.ENOTEMPTY: result(2, 8),
+               errno.ENOSPC: result(2, 30)}
+
+
+def fs_host_error(e: OSError) -> int | None:
+    return HOST_ERRORS.get(e.errno)
 
 
 def guest_path(ctx: Context, index: int = 0) -> str:
@@ -61,6 +74,7 @@ class SdRoot:
 class File(Interface):
     name = "nn::fssrv::sf::IFile"
     service = "fsp-srv"
+    host_error = staticmethod(fs_host_error)
 
     def __init__(self, path: Path, mode: int) -> None:
         self.path, self.mode = path, mode
@@ -109,6 +123,7 @@ class File(Interface):
 class Directory(Interface):
     name = "nn::fssrv::sf::IDirectory"
     service = "fsp-srv"
+    host_error = staticmethod(fs_host_error)
 
     def __init__(self, path: Path, mode: int) -> None:
         want_dirs, want_files = mode & 1, mode & 2
@@ -132,6 +147,7 @@ class Directory(Interface):
 class FileSystem(Interface):
     name = "nn::fssrv::sf::IFileSystem"
     service = "fsp-srv"
+    host_error = staticmethod(fs_host_error)
 
     def __init__(self, sd: SdRoot) -> None:
         self.sd = sd
