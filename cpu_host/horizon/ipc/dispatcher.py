@@ -333,6 +333,8 @@ class Server:
                 ctx.out += bytes(0x20)
                 return
             raise Unserved(f"{what} is not served by the host (cpu_host.ipc_unknown=stub answers it with success)")
+        if log.isEnabledFor(logging.DEBUG):          # the request trace, for exploring what a program asks
+            log.debug("%s %s: command %d (%s)", obj.service, obj.name, cid, fn.__name__)
         try:
             fn(obj, ctx)
         except OSError as e:
