@@ -67,7 +67,8 @@ FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, se
              "sessions and MapProcessCodeMemory of code unseen at build time are not served (issue 30)")
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro, absent from the SD folder: fs PathNotFound 0x202 "
-           "(with it there: sockets (bsd:s), pl:u and fsp-srv GetFileTimeStampRaw pass; it gets as far as nvdrv and "
+           "(with it there: sockets (bsd:s), pl:u and fsp-srv GetFileTimeStampRaw pass; it gets as far as nvdrv and the "
+           "binder (two IGraphicBufferProducer transactions) and "
            "does not end by itself within 120 s, its console not presented)")
 
 
