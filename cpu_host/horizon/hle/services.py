@@ -99,7 +99,9 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
                   shared_font=Path(settings.get("cpu_host", "shared_font")).expanduser(),
                   framebuffer_dir=Path(settings.get("cpu_host", "framebuffer_dir")).expanduser()
                   if settings.get("cpu_host", "framebuffer_dir") else None,
-                  unknown=settings.get("cpu_host", "ipc_unknown"), audio=audio)
+                  unknown=settings.get("cpu_host", "ipc_unknown"), audio=audio,
+                  bsd_network=settings.get("cpu_host", "bsd_network"),
+                  bsd_max_sockets=int(settings.get("cpu_host", "bsd_max_sockets")))
     reg.binders.append(lambda ffi, lib: ipc.install(ffi, lib, reg.ipc_fault))
     reg.binders.append(lambda ffi, lib: nvn.install_native(ffi, lib, reg))   # NVN's per-draw calls in C
     if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one

@@ -74,6 +74,12 @@ class Interface:
     def closed(self) -> None:
         """The last reference went away (session or domain object closed)."""
 
+    def host_error(self, e: OSError) -> int | None:
+        """The result a host OSError of one of this interface's commands answers with (a file
+        system's DirectoryNotEmpty for ENOTEMPTY ...), or None: then it is a bug of ours and ends
+        the program with a report naming the command."""
+        return None
+
 
 @dataclass
 class Session:
@@ -327,7 +333,15 @@ class Server:
                 ctx.out += bytes(0x20)
                 return
             raise Unserved(f"{what} is not served by the host (cpu_host.ipc_unknown=stub answers it with success)")
-        fn(obj, ctx)
+        if log.isEnabledFor(logging.DEBUG):          # the request trace, for exploring what a program asks
+            log.debug("%s %s: command %d (%s)", obj.service, obj.name, cid, fn.__name__)
+        try:
+            fn(obj, ctx)
+        except OSError as e:
+            code = obj.host_error(e)
+            if code is None:
+                raise
+            raise IpcError(code, f"{obj.name} command {cid}: {e}") from None
 
     def _session_handle(self, kernel: Kernel, obj: Interface) -> int:
         h = kernel.session_handle(self.open(obj))

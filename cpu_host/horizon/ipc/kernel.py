@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 from cpu_host.horizon.ipc.dispatcher import PERM_R, PERM_W, Server, Unserved
 from cpu_host.horizon.ipc.hipc import TLS_MESSAGE_SIZE
@@ -85,12 +86,21 @@ class KernelBridge:
 
     def wait(self, seconds: float) -> None:
         """Block the calling guest thread without holding its core (a service's pacing)."""
+        if seconds > 0:
+            with self.unlocked():
+                time.sleep(seconds)
+
+    @contextmanager
+    def unlocked(self) -> Iterator[None]:
+        """Run a host call that may block (a socket's recv, poll) with the calling guest
+        thread's core given back, so the process's other threads run meanwhile."""
         cpu = self.cpu
-        if cpu is None or seconds <= 0:
+        if cpu is None:
+            yield
             return
         self.lib.nx_hz_host_begin(cpu)
         try:
-            time.sleep(seconds)
+            yield
         finally:
             self.lib.nx_hz_host_end(cpu)
 

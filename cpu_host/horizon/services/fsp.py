@@ -7,7 +7,9 @@ DisableAutoSaveDataCreation.  IFileSystem (paths: X descriptor 0, NUL-terminated
 bytes): 0 CreateFile(u32 option, s64 size), 1 DeleteFile, 2 CreateDirectory, 3 DeleteDirectory,
 4 DeleteDirectoryRecursively, 5 RenameFile / 6 RenameDirectory (X 0 -> X 1), 7 GetEntryType (-> u32:
 0 directory, 1 file), 8 OpenFile(u32 mode: 1 read, 2 write, 4 append) -> IFile, 9 OpenDirectory(u32)
--> IDirectory, 10 Commit, 11 GetFreeSpaceSize / 12 GetTotalSpaceSize (-> s64).  IFile: 0 Read(u32
+-> IDirectory, 10 Commit, 11 GetFreeSpaceSize / 12 GetTotalSpaceSize (-> s64), 13
+CleanDirectoryRecursively, 14 GetFileTimeStampRaw (-> FsTimeStampRaw, 0x20 bytes: u64 created,
+modified, accessed as POSIX times, u8 is_valid = 1, 7 pad; the host file's ctime/mtime/atime).  IFile: 0 Read(u32
 option, pad, s64 offset, s64 size; B 0) -> s64 read, 1 Write(same; A 0), 2 Flush, 3 SetSize(s64),
 4 GetSize -> s64.  IDirectory: 0 Read (B 0: entries of 0x310 bytes: name[0x301], 3 pad, type s8,
 3 pad, size s64) -> s64 count, 1 GetEntryCount -> s64.  IStorage: 0 Read(s64 offset, s64 size;
@@ -15,9 +17,11 @@ B 0), 4 GetSize -> s64.
 
 Results (Atmosphère fs_results, module 2): PathNotFound 0x202, PathAlreadyExists 0x402,
 OutOfRange (3005) 0x177A02 for a negative offset or size; a path that leaves the SD folder
-('..') is PathNotFound."""
+('..') is PathNotFound; a host error maps to the fs result for it (ENOTEMPTY: DirectoryNotEmpty
+0x1002, ENOSPC: UsableSpaceNotEnough 0x3C02, EBUSY: TargetLocked 0xE02)."""
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -35,7 +39,19 @@ OUT_OF_RANGE = result(2, 3005)
 MODE_READ, MODE_WRITE, MODE_APPEND = 1, 2, 4
 ENTRY_DIR, ENTRY_FILE = 0, 1
 DIR_ENTRY = struct.Struct("<769s3xb3xq")     # 0x310 bytes
+TIMESTAMP = struct.Struct("<QQQB7x")          # FsTimeStampRaw: created, modified, accessed (POSIX), is_valid
 SD_SIZE = 32 << 30
+
+
+# host errno -> fs result (Atmosphère's fs results, module 2: PathNotFound 1, PathAlreadyExists 2,
+# TargetLocked 7, DirectoryNotEmpty 8, UsableSpaceNotEnough 30)
+HOST_ERRORS = {errno.ENOENT: PATH_NOT_FOUND, errno.ENOTDIR: PATH_NOT_FOUND, errno.EEXIST: PATH_ALREADY_EXISTS,
+               errno.EBUSY: result(2, 7), errno.ETXTBSY: result(2, 7), errno.ENOTEMPTY: result(2, 8),
+               errno.ENOSPC: result(2, 30)}
+
+
+def fs_host_error(e: OSError) -> int | None:
+    return HOST_ERRORS.get(e.errno)
 
 
 def guest_path(ctx: Context, index: int = 0) -> str:
@@ -58,6 +74,7 @@ class SdRoot:
 class File(Interface):
     name = "nn::fssrv::sf::IFile"
     service = "fsp-srv"
+    host_error = staticmethod(fs_host_error)
 
     def __init__(self, path: Path, mode: int) -> None:
         self.path, self.mode = path, mode
@@ -106,6 +123,7 @@ class File(Interface):
 class Directory(Interface):
     name = "nn::fssrv::sf::IDirectory"
     service = "fsp-srv"
+    host_error = staticmethod(fs_host_error)
 
     def __init__(self, path: Path, mode: int) -> None:
         want_dirs, want_files = mode & 1, mode & 2
@@ -129,6 +147,7 @@ class Directory(Interface):
 class FileSystem(Interface):
     name = "nn::fssrv::sf::IFileSystem"
     service = "fsp-srv"
+    host_error = staticmethod(fs_host_error)
 
     def __init__(self, sd: SdRoot) -> None:
         self.sd = sd
@@ -212,6 +231,19 @@ class FileSystem(Interface):
     @command(12)
     def get_total_space_size(self, ctx: Context) -> None:
         ctx.push("q", SD_SIZE)
+
+    @command(13)
+    def clean_directory_recursively(self, ctx: Context) -> None:
+        p = self._existing(ctx)
+        if not p.is_dir():
+            raise IpcError(PATH_NOT_FOUND, f"{p} is no directory")
+        for child in p.iterdir():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+
+    @command(14)
+    def get_file_time_stamp_raw(self, ctx: Context) -> None:
+        st = self._existing(ctx).stat()
+        ctx.push_bytes(TIMESTAMP.pack(int(st.st_ctime), int(st.st_mtime), int(st.st_atime), 1))
 
 
 class RomStorage(Interface):

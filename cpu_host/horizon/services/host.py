@@ -12,8 +12,8 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import (apm, applet, audout, audren, binder, fsp, hid, lm, nvdrv, pl, psm, settings, sm,
-                                       time, vi)
+from cpu_host.horizon.services import (apm, applet, audout, audren, binder, bsd, fsp, hid, lm, nifm, ns, nvdrv, pl, psm,
+                                       settings, sm, time, vi)
 
 
 log = logging.getLogger("cpu_host.ipc")
@@ -24,7 +24,8 @@ class IpcHost:
 
     def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
                  sd_dir: Path, shared_font: Path, framebuffer_dir: Path | None = None,
-                 unknown: str = "fatal", audio: Any = None) -> None:
+                 unknown: str = "fatal", audio: Any = None, bsd_network: str = "loopback",
+                 bsd_max_sockets: int = 64) -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -46,6 +47,9 @@ class IpcHost:
         if audio is not None:            # audio.host.AudioHost: the renderers nn::audio shares
             audren.register(self.server, audio, ref, system.docked)
             audout.register(self.server, audio, ref)
+        self.sockets = bsd.register(self.server, bsd_network, bsd_max_sockets)
+        nifm.register(self.server)
+        ns.register(self.server)
 
     def _kernel(self) -> KernelBridge:
         assert self.kernel is not None, "IPC before the kernel bridge was installed"
