@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from nxrecomp.errors import NxError
 from shader_svc.sm86.decode import Inst
 from shader_svc.spirv import structure
+from shader_svc.spirv.expand import Step, expand
 from shader_svc.spirv.builder import Module
 
 log = logging.getLogger(__name__)
@@ -766,7 +767,8 @@ class _Lower:
         steps = None
         if self.structure_ok():
             try:
-                steps = structure.plan(self._successors(blocks, target))
+                nodes, succ = expand(len(blocks), self._step(blocks, target))
+                steps = structure.plan(succ)
             except structure.Unstructured as e:
                 log.debug("dispatcher loop: %s", e)
         entry = self.label()
@@ -774,11 +776,17 @@ class _Lower:
         if steps is not None:
             self.structured = True
             self._cond: dict[int, int | None] = {}
-            self._emit_plan(steps, blocks, {})
+            self._emit_plan(steps, [blocks[n] for n in nodes], {})
             return self._emit_function(entry)
         return self._build_dispatcher(blocks, target, entry)
 
     # --- structured control flow (spirv/structure.py's plan) -------------------------------------
+    def _step(self, blocks: list[list[Inst]], target) -> Step:
+        """The transfer function ``spirv.expand`` walks: here the state never changes (an
+        architecture with calls or a reconvergence stack keeps them in it)."""
+        succ = self._successors(blocks, target)
+        return lambda i, st: [(t, st) for t in succ[i]]
+
     def _successors(self, blocks: list[list[Inst]], target) -> list[list[int]]:
         """Per block: [next] or [taken, fallthrough] for its guarded branch; structure.RET = leaves
         the program (EXIT, or the end of the code)."""

@@ -20,6 +20,7 @@ import struct
 
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, ComputeSpec, TranslateError, _Lower
+from shader_svc.spirv.structure import RET, Unstructured
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
        "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
@@ -38,9 +39,56 @@ class Ext86(_Lower):
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED or ir in EXT
 
-    def structure_ok(self) -> bool:
-        # RET returns to a run-time address: the dispatcher loop resolves it
-        return not any(i.row.ir in ("CALL", "RET", "CALL.ABS", "RET.ABS", "BPT") for i in self.insts)
+    # --- calls inlined for the structuriser (spirv/expand.py) ----------------------------------
+    STRUCT_BRANCH = ("BRA", "EXIT", "BPT", "CALL", "CALL.ABS", "RET", "RET.ABS")
+
+    def _step(self, blocks: list[list[Inst]], target):
+        """States are the calls in progress (a tuple of (call block, return block)): CALL goes
+        to the callee with its return block pushed, RET to the innermost return block.  RET
+        jumps to a register (+ its field): it is taken to return to the block after the call
+        only when the caller's block put exactly that address in that register with a MOV (as
+        nvcc and ptxas do; the callee keeps it, saving it on its stack where it calls on);
+        anything else — a guarded CALL/RET, another return address, a RET with no call in
+        progress — is refused here and runs in the dispatcher loop, which follows the register."""
+        base = super()._step(blocks, target)
+
+        def ret_addr(call_block: int, ra: int) -> int | None:
+            for ins in reversed(blocks[call_block][:-1]):
+                d = ins.ops.get("d", {})
+                if d.get("reg") == ra and d.get("file", "R") == "R":
+                    b = ins.ops.get("b", {})
+                    return b["imm"] if ins.row.ir == "MOV" and ins.pred == 7 and "imm" in b else None
+            return None
+
+        def step(i: int, st: tuple) -> list:
+            last = blocks[i][-1]
+            ir = last.row.ir
+            if ir not in ("CALL", "CALL.ABS", "RET", "RET.ABS", "BPT"):
+                return base(i, st)
+            if not (last.pred == 7 and not last.pred_not):
+                raise Unstructured(f"offset {last.addr:#x}: guarded {ir}")
+            if ir == "BPT":
+                return [(RET, st)]
+            if ir in ("CALL", "CALL.ABS"):
+                if i + 1 >= len(blocks):
+                    raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
+                return [(self._block_at(last.ops["target"]["target"] if ir == "CALL" else last.ops["target"]["imm"],
+                                        last), st + ((i, i + 1),))]
+            if not st:
+                raise Unstructured(f"offset {last.addr:#x}: {ir} with no call in progress")
+            call_block, back = st[-1]
+            rt = last.ops["rt"]["target"] if ir == "RET" else last.ops["rt"]["imm"]
+            ra = ret_addr(call_block, last.ops["ra"]["reg"])
+            if ra is None or (ra + rt) & 0xFFFFFFFF != blocks[back][0].addr:
+                raise Unstructured(f"offset {last.addr:#x}: {ir} to an address the caller did not set")
+            return [(back, st[:-1])]
+        return step
+
+    def _block_at(self, addr: int, ins: Inst) -> int:
+        t = next((k for k, a in enumerate(self._starts) if a == addr), None)
+        if t is None:
+            raise TranslateError(f"{ins.text()}: call target outside the program (an unlinked call?)", offset=ins.addr)
+        return t
 
     def build(self) -> bytes:
         for ins in self.insts:
@@ -81,11 +129,7 @@ class Ext86(_Lower):
         if ir == "CALL":
             tgt = self.c(target(ins))
         elif ir == "CALL.ABS":
-            t = next((k for k, a in enumerate(self._starts) if a == ins.ops["target"]["imm"]), None)
-            if t is None:
-                raise TranslateError(f"{ins.text()}: call target outside the program (an unlinked call?)",
-                                     offset=ins.addr)
-            tgt = self.c(t)
+            tgt = self.c(self._block_at(ins.ops["target"]["imm"], ins))
         elif ir == "BPT":
             # a trap ends the kernel on the machine; here it ends the invocation
             tgt = self.c(DONE)

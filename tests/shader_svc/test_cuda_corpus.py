@@ -14,18 +14,9 @@ import cuda_corpus as cc
 
 ISSUE_EIGHT = {"reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math",
                "double_math"}
-# measured 2026-12-06 (shader_svc/README.md "Coverage on compiled CUDA kernels"): -G programs
-# whose barriers (BAR, the emulated warp's exchange) sit in code the dispatcher loop runs with
-# invocations at different blocks (calls to -G's helpers)
-GAPS_86_G = set("warp_reduce gen_warp_add_u32 gen_warp_add_s32 gen_warp_xor_u32 gen_warp_xor_s32 gen_warp_or_u32 "
-                "gen_warp_or_s32 gen_warp_and_u32 gen_warp_and_s32 gen_reduce_min_u32 gen_warp_min_u32 "
-                "gen_reduce_min_s32 gen_warp_min_s32 gen_reduce_max_u32 gen_warp_max_u32 gen_reduce_max_s32 "
-                "gen_warp_max_s32 ".split())
-
-
 def _gap(isa: int, opt: str, name: str) -> bool:
     if opt == "G":
-        return isa == 53 or name in GAPS_86_G      # SM53 -G: JCAL (unlinked calls), generic LD/ST
+        return isa == 53      # SM53 -G: JCAL (unlinked calls), generic LD/ST
     return False
 
 
