@@ -62,7 +62,7 @@ FTZ_FMZ = {0: "", 1: ".FTZ", 2: ".FMZ"}
 FMT = {1: ".F16", 2: ".F32", 3: ".F64"}
 INT_T = {0: ".U8", 1: ".U16", 2: ".U32", 3: ".U64", 4: ".S8", 5: ".S16", 6: ".S32", 7: ".S64"}
 SREGS = {0x00: "SR_LANEID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
-         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z", 0x39: "SR_LTMASK"}
+         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z", 0x37: "SR_LMEMHIOFF", 0x39: "SR_LTMASK"}
 ATOM_OPS = {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR", 8: ".EXCH"}
 ATOM_T = {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN"}
 MEM_SZ = {0: ".U8", 1: ".S8", 2: ".U16", 3: ".S16", 4: "", 5: ".64", 6: ".128"}
@@ -241,6 +241,14 @@ row("BRA", op(0xE240, 16), (Target("t"),), base=CC_T, ir="BRA", cls="branch")
 row("SSY", op(0xE290, 16), (Target("t"),), ir="SSY", cls="branch", guard=False)
 row("PBK", op(0xE2A0, 16), (Target("t"),), ir="PBK", cls="branch", guard=False)
 row("CAL", op(0xE260, 16), (Target("t"),), base=0x40, ir="CAL", cls="branch", guard=False)
+# JCAL: CAL to an absolute address (bits 20..51; what a linked -G program calls its helpers
+# with, relocation type 42); bit 6 clear prints .NOINC (nvdisasm 11.8)
+row("JCAL", op(0xE220, 12), (Imm("t", 20, 32, "u"),), (Mod("inc", ((6, 1),), ((0, ".NOINC"), (1, ""))),),
+    ir="JCAL", cls="branch", guard=False)
+# BPT: mode at 6..8 (3 = .TRAP; 1 .CAL / 2 .PAUSE refused), a 20-bit code at 20 (hidden while
+# 0); no guard (bits 16..19 print nothing) — nvdisasm 11.8, every bit flipped
+row("BPT", op(0xE3A0, 16), (Imm("code", 20, 20, "u", hide_zero=True),), (field("mode", 6, 3, {3: ".TRAP"}),),
+    ir="BPT", cls="ctrl", guard=False)
 row("SYNC", op(0xF0F8, 16), (), base=CC_T, ir="SYNC", cls="branch")
 row("BRK", op(0xE340, 16), (), base=CC_T, ir="BRK", cls="branch")
 row("RET", op(0xE320, 16), (), base=CC_T, ir="RET", cls="branch")

@@ -27,23 +27,28 @@ from shader_svc.spirv.structure import RET, Unstructured
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS"]
 
 PARAMS = 0x140
+SHARED_WINDOW = 0xFF000000    # generic base of shared memory (cbank0's word 0x0); 16 MiB below 4 GiB
 STACK = 16
-BRANCHES = {"BRA", "SSY", "PBK", "CAL", "SYNC", "BRK", "RET", "EXIT"}
+BRANCHES = {"BRA", "SSY", "PBK", "CAL", "JCAL", "SYNC", "BRK", "RET", "EXIT", "BPT"}
 LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR", "SHF", "LOP", "LOP3", "ISETP",
            "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
            "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
            "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "IMUL", "DADD", "DMUL", "DFMA",
-           "DSETP"} | BRANCHES
+           "DSETP", "LD", "ST", "BPT"} | BRANCHES
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
-STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK")
+STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT")
 
 
 def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
     """Constant bank 0 as the CUDA driver fills it for SM5x: block dims at 0x8, grid dims at
-    0x14, kernel parameters at 0x140."""
+    0x14, kernel parameters at 0x140; at 0x0 the shared window's 32-bit generic base (ptxas
+    makes a shared variable's generic address as c[0x0][0x0] + offset with a high word of 0):
+    ``SHARED_WINDOW``, an address no host allocation of the GPU process may take (**the GPU
+    process must write the same**)."""
     img = bytearray(max(size, PARAMS + len(params)))
+    struct.pack_into("<I", img, 0x0, SHARED_WINDOW)
     struct.pack_into("<3I", img, 0x8, *block)
     struct.pack_into("<3I", img, 0x14, *grid)
     img[PARAMS:PARAMS + len(params)] = params
@@ -60,15 +65,23 @@ def _code_base(insts: list[Inst]) -> int:
     return insts[0].addr - 8 if insts else 0
 
 
+def _target(ins: Inst, base: int) -> int:
+    """Where a branch goes: relative targets are decoded as addresses; JCAL's is an offset from
+    the code's start (the linked program's first byte)."""
+    if ins.row.ir == "JCAL":
+        return _entry_addr(base + ins.ops["t"]["imm"], base)
+    return _entry_addr(ins.ops["t"]["target"], base)
+
+
 def _blocks(insts: list[Inst]) -> list[list[Inst]]:
     leaders = {insts[0].addr} if insts else set()
     base = _code_base(insts)
     for i, ins in enumerate(insts):
         ir = ins.row.ir
-        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "KIL") and i + 1 < len(insts):
+        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "JCAL", "KIL", "BPT") and i + 1 < len(insts):
             leaders.add(insts[i + 1].addr)
-        if ir in ("BRA", "SSY", "PBK", "CAL"):
-            leaders.add(_entry_addr(ins.ops["t"]["target"], base))
+        if ir in ("BRA", "SSY", "PBK", "CAL", "JCAL"):
+            leaders.add(_target(ins, base))
     blocks, cur = [], []
     for ins in insts:
         if ins.addr in leaders and cur:
@@ -191,6 +204,11 @@ class _Lower53(_Lower):
             if sr in (0x00, 0x39):          # lane id / lanes below this one, in the emulated warp
                 lane = self.op("OpBitwiseAnd", u32, self._lid(), c(31))
                 put(lane if sr == 0 else self.op("OpISub", u32, self.op("OpShiftLeftLogical", u32, c(1), lane), c(1)))
+                return
+            if sr == 0x37:
+                # the local window's low end: 0 (local addresses wrap in the per-invocation
+                # array), so -G code's stack check (R1 >= SR_LMEMHIOFF, unsigned) passes
+                put(c(0))
                 return
             if sr not in names:
                 self.bad(inst, "special register not translated yet")
@@ -347,16 +365,23 @@ class _Lower53(_Lower):
             put(self.op("OpBitcast", u32, self._mufu(inst, self.fval(inst, "a"))))
         elif ir in ("LDG", "STG"):
             self._global(inst, put)
+        elif ir in ("LD", "ST"):
+            self._generic53(inst)
         elif ir in ("LDS", "STS"):
             self._shared(inst)
         elif ir in ("LDL", "STL"):
             self._local(inst)
         elif ir == "LDC":
             cv = ops["c"]
-            if cv["bank"] != 0 or mods["mode"] or mods["size"] != 4:
-                self.bad(inst, "indexed constant load other than 32-bit from bank 0 not translated yet")
+            n = {4: 1, 5: 2}.get(mods["size"])
+            if cv["bank"] != 0 or mods["mode"] or n is None:
+                self.bad(inst, "indexed constant load other than 32/64-bit from bank 0 not translated yet")
             idx = self.op("OpShiftRightLogical", u32, self.op("OpIAdd", u32, self.reg(cv["reg"]), c(cv["off"])), c(2))
-            put(self.op("OpLoad", u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, c(0), idx)))
+            words = [self.op("OpLoad", u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, c(0),
+                                                    self.op("OpIAdd", u32, idx, c(k)))) for k in range(n)]
+            if d != 255:
+                for k, w in enumerate(words):
+                    self.set_reg(d + k, w)
         elif ir in ("ATOMS", "ATOM", "ATOM_CAS", "RED"):
             self._atomic(inst, put)
         elif ir == "BAR":
@@ -477,8 +502,6 @@ class _Lower53(_Lower):
         """LEA: (a << s) + b; LEA.HI: the high word of (c:a) << s, plus b; .X adds the carry,
         .CC writes it (the 64-bit address pairs ptxas builds)."""
         ops, mods = inst.ops, inst.mods
-        if ops["pd"]["pred"] != 7:
-            self.bad(inst, "LEA predicate carry-out not translated yet")
         sh = ops["s"]["imm"]
         a = self.val(inst, "a")
         if inst.row.ir == "LEA_HI":
@@ -487,6 +510,16 @@ class _Lower53(_Lower):
                 "OpShiftLeftLogical", self.u64, v, self.c64(sh)), self.c64(32)))
         else:
             t = self.op("OpShiftLeftLogical", self.u32, a, self.c(sh))
+        if ops["pd"]["pred"] != 7:
+            # ptxas pairs this predicate with the next generic LD/ST's (bit 58), for addresses it
+            # builds with a LEA/LEA.HI.X .CC chain; read as the carry out of the sum (no address
+            # below 2^64 sets it), and the memory instruction goes by its 64-bit register pair
+            s = self.op("OpIAdd", self.u64, self.op("OpUConvert", self.u64, t),
+                        self.op("OpUConvert", self.u64, self.val(inst, "b")))
+            if mods["X"]:
+                s = self.op("OpIAdd", self.u64, s, self.op("OpSelect", self.u64, self.carry(), self.c64(1), self.c64(0)))
+            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, self.op(
+                "OpShiftRightLogical", self.u64, s, self.c64(32)), self.c64(0)))
         put(self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc))
 
     def _i2i(self, inst: Inst) -> int:
@@ -753,6 +786,24 @@ class _Lower53(_Lower):
             else:
                 self.do("OpStore", ptr, self.reg(d + i) if d != 255 else self.c(0), self.m.E("MemoryAccess", "Aligned"), 4)
 
+    def _generic53(self, inst: Inst) -> None:
+        """LD/ST on a generic 64-bit address (register pair + signed 32-bit offset): the shared
+        window (c[0x0][0x0], high word 0, 16 MiB) goes to shared memory, the rest to global
+        memory (``_generic_access``).  The predicate operand at 58 is the carry a LEA.HI.X chain
+        left (see ``_lea53``): the address is the register pair's, whatever it holds."""
+        mods = inst.mods
+        if not mods["E"]:
+            self.bad(inst, "32-bit generic addresses not translated")
+        n = {4: 1, 5: 2, 6: 4}.get(mods["size"])
+        if n is None:
+            self.bad(inst, "sub-word access not translated yet")
+        a = inst.ops["addr"]
+        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
+        addr = self.op("OpIAdd", self.u64, base, self.c64(a["off"]))
+        window = self.op("OpUConvert", self.u64, self.cbank_word(0x0, 0, inst))
+        self._generic_access(inst, addr, window, n, "load" if inst.row.ir == "LD" else "store",
+                             inst.ops["d"]["reg"])
+
     # --- shared memory and atomics -----------------------------------------------------------
     def _mem_addr(self, inst: Inst) -> int:
         a = inst.ops["addr"]
@@ -878,6 +929,10 @@ class _Lower53(_Lower):
     # --- control flow through the shared dispatcher loop (sm86.to_spirv._Lower.build) ---------
     def build(self) -> bytes:
         for ins in self.insts:
+            if ins.row.ir == "JCAL":
+                self.need(ins, inc=1)
+            if ins.row.ir == "BPT":
+                self.need(ins, mode=3)      # a trap ends the kernel; here it ends the invocation
             if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
                 raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
                                      f"warp is emulated with workgroup barriers, which every invocation must "
@@ -887,58 +942,45 @@ class _Lower53(_Lower):
     def block_list(self) -> list[list[Inst]]:
         return _blocks(self.insts)
 
-    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK")
+    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT")
     STRUCT_SKIP = ("SSY", "PBK")
 
-    def structure_ok(self) -> bool:
-        # CAL/RET return to where they were called from: the dispatcher loop's run-time stack
-        return not any(i.row.ir in ("CAL", "RET") for i in self.insts)
-
-    def _successors(self, blocks: list[list[Inst]], target) -> list[list[int]]:
-        """As the base class, with SYNC/BRK resolved statically: the reconvergence stack's
-        contents at each block (SSY/PBK push their target's block) are followed along the CFG;
-        where a block is entered with two different stacks, or a pop finds none, the targets
-        are run-time values and the structuriser is refused (the dispatcher loop runs them)."""
+    def _step(self, blocks: list[list[Inst]], target):
+        """The reconvergence stack as the state ``spirv.expand`` walks: SSY/PBK push their
+        target's block, CAL/JCAL their return block (and go to the callee), SYNC/BRK/RET pop and
+        go there.  A block entered with two different stacks becomes two nodes (a function
+        called from two places is inlined twice); a pop with nothing pushed on the path, or a
+        stack deeper than its 16 entries (recursion), is refused: the dispatcher loop's
+        run-time stack runs it."""
         n = len(blocks)
-        succ: list[list[int] | None] = [None] * n
-        entry: list[tuple | None] = [None] * n
-        entry[0] = ()
-        work = [0]
-        while work:
-            i = work.pop()
-            stack = list(entry[i])
+
+        def step(i: int, stack: tuple) -> list:
             nxt = i + 1 if i + 1 < n else RET
-            out: list[tuple[int, tuple]] = []
-            last = blocks[i][-1]
             for ins in blocks[i]:
                 if ins.row.ir in ("SSY", "PBK"):
-                    if len(stack) >= STACK:
-                        raise Unstructured("reconvergence stack deeper than its 16 entries")
-                    stack.append(target(ins))
+                    stack = stack + (target(ins),)
+            last = blocks[i][-1]
             ir = last.row.ir
             guarded = not (last.pred == 7 and not last.pred_not)
-            if ir in ("BRA", "EXIT"):
-                taken = [(RET if ir == "EXIT" else target(last), tuple(stack))]
-            elif ir in ("SYNC", "BRK"):
+            if ir in ("CAL", "JCAL"):
+                if nxt == RET:
+                    raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
+                taken = (target(last), stack + (nxt,))
+            elif ir in ("BRA", "EXIT", "BPT"):
+                taken = (target(last) if ir == "BRA" else RET, stack)
+            elif ir in ("SYNC", "BRK", "RET"):
                 if not stack:
                     raise Unstructured(f"offset {last.addr:#x}: {ir} with nothing pushed on this path")
-                taken = [(stack[-1], tuple(stack[:-1]))]
+                taken = (stack[-1], stack[:-1])
             else:
-                taken, guarded = [(nxt, tuple(stack))], False
-            out = taken + ([(nxt, tuple(stack))] if guarded and ir in STRUCT_ENDS else [])
-            succ[i] = [t for t, _ in out]
-            for t, st in out:
-                if t == RET:
-                    continue
-                if entry[t] is None:
-                    entry[t] = st
-                    work.append(t)
-                elif entry[t] != st:
-                    raise Unstructured(f"block {t} is entered with two different reconvergence stacks")
-        return [s if s is not None else [] for s in succ]
+                return [(nxt, stack)]
+            if len(taken[1]) > STACK:
+                raise Unstructured("reconvergence stack deeper than its 16 entries")
+            return [taken, (nxt, stack)] if guarded and ir in STRUCT_ENDS else [taken]
+        return step
 
     def branch_target(self, ins: Inst) -> int:
-        return _entry_addr(ins.ops["t"]["target"], _code_base(self.insts))
+        return _target(ins, _code_base(self.insts))
 
     def _prologue(self) -> None:
         self.do("OpStore", self.var("sp", self.fn_u32), self.c(0))
@@ -954,7 +996,7 @@ class _Lower53(_Lower):
             return nxt
         if ir not in BRANCHES:
             return None
-        if ir == "CAL":
+        if ir in ("CAL", "JCAL"):
             self._push(self.c(i + 1))
         if ins.pred == 7 and not ins.pred_not:
             return self._branch_value(ins, target)
@@ -972,9 +1014,9 @@ class _Lower53(_Lower):
 
     def _branch_value(self, ins: Inst, target) -> int:
         ir = ins.row.ir
-        if ir == "EXIT":
+        if ir in ("EXIT", "BPT"):
             return self.c(DONE)
-        if ir in ("BRA", "CAL"):
+        if ir in ("BRA", "CAL", "JCAL"):
             return self.c(target(ins))
         return self._stack_pop()      # SYNC, BRK, RET
 

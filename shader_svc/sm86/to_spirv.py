@@ -706,6 +706,42 @@ class _Lower:
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
         return lid, lane, self.op("OpISub", self.u32, lid, lane)
 
+    def _generic_access(self, inst: Inst, addr: int, window: int, n: int, mode: str, reg: int,
+                        atom: tuple[str, int] | None = None, window_size: int = 1 << 24) -> None:
+        """A load/store/atomic of ``n`` words at a generic 64-bit address: inside the shared
+        window [window, window + window_size) the access goes to shared memory at the offset,
+        otherwise to global memory.  The two paths are a selection, so a shared address is
+        never dereferenced as a global pointer.  ``atom``: (SPIR-V atomic opcode, operand)."""
+        u32, u64, E = self.u32, self.u64, self.m.E
+        rel = self.op("OpISub", u64, addr, window)
+        shared = self.op("OpULessThan", self.bool, rel, self.c64(window_size))
+        off = self.op("OpUConvert", u32, rel)
+        res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if mode != "store" else []
+        then, other, merge = self.label(), self.label(), self.label()
+        self.do("OpSelectionMerge", merge, 0)
+        self.do("OpBranchConditional", shared, then, other)
+        for lab, sh in ((then, True), (other, False)):
+            self.put_label(lab)
+            for k in range(n):
+                if sh:
+                    p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
+                else:
+                    p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
+                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
+                if mode == "load":
+                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
+                elif mode == "store":
+                    self.do("OpStore", p, self.reg(reg + k) if reg != 255 else self.c(0), *acc)
+                else:
+                    scope = E("Scope", "Workgroup" if sh else "Device")
+                    sem = E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory")
+                    self.do("OpStore", res[k], self.op(atom[0], u32, p, self.c(scope), self.c(sem), atom[1]))
+            self.do("OpBranch", merge)
+        self.put_label(merge)
+        if mode != "store" and reg != 255:
+            for k in range(n):
+                self.set_reg(reg + k, self.op("OpLoad", u32, res[k]))
+
     # --- whole function ----------------------------------------------------------------------
     # The dispatcher loop is shared with the SM53 lowering; an architecture supplies its basic
     # blocks, where a branch goes, and how its control-flow instructions pick the next block.

@@ -560,42 +560,15 @@ class Ext86(_Lower):
         base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
         addr = self.op("OpIAdd", u64, base, self.c64(a["off"]))
         window = self.join64(self.cbank_word(0x18, 0, inst), self.cbank_word(0x1C, 0, inst))
-        rel = self.op("OpISub", u64, addr, window)
-        shared = self.op("OpULessThan", self.bool, rel, self.c64(1 << 24))
-        off = self.op("OpUConvert", u32, rel)
-        is_ld = inst.row.mnemonic == "LD"
-        reg = ops["d"]["reg"] if inst.row.mnemonic != "ST" else ops["b"]["reg"]
-        res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if inst.row.mnemonic != "ST" else []
-        E = self.m.E
-        then, other, merge = self.label(), self.label(), self.label()
-        self.do("OpSelectionMerge", merge, 0)
-        self.do("OpBranchConditional", shared, then, other)
-        for lab, sh in ((then, True), (other, False)):
-            self.put_label(lab)
-            for k in range(n):
-                if sh:
-                    p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
-                else:
-                    p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
-                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
-                if is_ld:
-                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
-                elif inst.row.mnemonic == "ST":
-                    self.do("OpStore", p, self.reg(reg + k) if reg != 255 else self.c(0), *acc)
-                else:
-                    name = ATOMIC_OPS.get(mods["op"])
-                    if name is None:
-                        raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
-                    if isinstance(name, tuple):
-                        name = name[1 if mods.get("type") == 1 else 0]
-                    scope = E("Scope", "Workgroup" if sh else "Device")
-                    sem = E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory")
-                    self.do("OpStore", res[k], self.op(name, u32, p, self.c(scope), self.c(sem), self.src(inst, "b")))
-            self.do("OpBranch", merge)
-        self.put_label(merge)
-        if inst.row.mnemonic != "ST" and reg != 255:
-            for k in range(n):
-                self.set_reg(reg + k, self.op("OpLoad", u32, res[k]))
+        mode = {"LD": "load", "ST": "store"}.get(inst.row.mnemonic, "atomic")
+        atom = None
+        if mode == "atomic":
+            name = ATOMIC_OPS.get(mods["op"])
+            if name is None:
+                raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+            atom = (name[1 if mods.get("type") == 1 else 0] if isinstance(name, tuple) else name, self.src(inst, "b"))
+        reg = ops["d"]["reg"] if mode != "store" else ops["b"]["reg"]
+        self._generic_access(inst, addr, window, n, mode, reg, atom)
 
     def _wide_global(self, inst: Inst) -> None:
         """LDG/STG of 32, 64 or 128 bits; .CONSTANT (a load through the read-only path) is a
