@@ -12,7 +12,7 @@ dispatcher loop.  Maxwell adds:
 - constant bank 0 as the driver fills it for SM5x: block size at 0x8, grid size at 0x14, kernel
   parameters at 0x140.
 Warp-wide operations (VOTE, SHFL) assume 32 lanes while lavapipe's subgroups have 8: they run
-on an emulated 32-lane warp (see ``_shfl``), without subgroup operations.  Shared memory is a workgroup
+on an emulated 32-lane warp (see ``_shfl_warp``), without subgroup operations.  Shared memory is a workgroup
 array of 32 KiB (lavapipe's limit); BAR.SYNC is a workgroup control barrier, which needs the
 barrier to be reached by every invocation on the same path, as on the hardware.
 """
@@ -872,31 +872,11 @@ class _Lower53(_Lower):
     # the barriers need every invocation to reach the operation (as ptxas code does outside
     # divergent regions; predicated warp operations are refused).
     def _shfl(self, inst: Inst) -> None:
-        ops, mode = inst.ops, inst.mods["mode"]
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        cv = ops["c"]["imm"] if "imm" in ops["c"] else (0 if ops["c"]["reg"] == 255 else None)
-        if cv != (0 if mode == 1 else 0x1F):
-            raise TranslateError(f"{inst.text()}: SHFL segment/clamp other than a whole warp not translated",
-                                 offset=inst.addr)
-        b = self.c(ops["b"]["imm"]) if "imm" in ops["b"] else self.reg(ops["b"]["reg"])
-        b = self.op("OpBitwiseAnd", self.u32, b, self.c(31))
-        lid, lane, base = self._publish(self.reg(ops["a"]["reg"]))
-        if mode == 0:
-            src, ok = b, self.m.const_bool(True)
-        elif mode == 1:
-            src = self.op("OpISub", self.u32, lane, b)
-            ok = self.op("OpUGreaterThanEqual", self.bool, lane, b)
-        elif mode == 2:
-            src = self.op("OpIAdd", self.u32, lane, b)
-            ok = self.op("OpULessThanEqual", self.bool, src, self.c(31))
-        else:
-            src, ok = self.op("OpBitwiseXor", self.u32, lane, b), self.m.const_bool(True)
-        at = self.op("OpIAdd", self.u32, base, src)
-        ok = self.op("OpLogicalAnd", self.bool, ok, self.op("OpULessThan", self.bool, at, self.c(n)))
-        at = self.op("OpSelect", self.u32, ok, at, lid)          # out of range: the lane's own value
-        val = self.op("OpLoad", self.u32, self._xchg_ptr(at))
+        ops = inst.ops
+        opnd = [self.c(ops[k]["imm"]) if "imm" in ops[k] else self.reg(ops[k]["reg"]) for k in ("b", "c")]
+        val, take = self._shfl_warp(inst.mods["mode"], self.reg(ops["a"]["reg"]), *opnd)
         self.set_reg(ops["d"]["reg"], val)
-        self.set_pred(ops["pd"]["pred"], ok)
+        self.set_pred(ops["pd"]["pred"], take)
 
     def _vote(self, inst: Inst) -> None:
         ops = inst.ops

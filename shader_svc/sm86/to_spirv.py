@@ -697,6 +697,39 @@ class _Lower:
         r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
         return ballot, r
 
+    def _shfl_warp(self, mode: int, a: int, b: int, cv: int) -> tuple[int, int]:
+        """SHFL on the emulated warp, as the PTX ISA defines shfl.sync (both ISAs encode it the
+        same way): ``a`` the value this lane offers, ``b`` the lane/offset, ``cv`` the clamp
+        (bits 0..4) and segment mask (bits 8..12), any of them run-time values (-G code passes
+        them through its shuffle helpers).  The source lane j is computed per mode (0 IDX, 1 UP,
+        2 DOWN, 3 BFLY); where it falls outside the segment (or, here, the workgroup) the lane
+        keeps its own value and the predicate is false.  Returns (value, predicate)."""
+        u32, b_, c = self.u32, self.bool, self.c
+        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+        b = self.op("OpBitwiseAnd", u32, b, c(31))
+        clamp = self.op("OpBitwiseAnd", u32, cv, c(31))
+        seg = self.op("OpBitwiseAnd", u32, self.op("OpShiftRightLogical", u32, cv, c(8)), c(31))
+        lid, lane, base = self._publish(a)
+        nseg = self.op("OpNot", u32, seg)
+        min_lane = self.op("OpBitwiseAnd", u32, lane, seg)
+        max_lane = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, clamp, nseg))
+        if mode == 0:
+            j = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, b, nseg))
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
+        elif mode == 1:
+            j = self.op("OpISub", u32, lane, b)
+            ok = self.op("OpSGreaterThanEqual", b_, j, max_lane)
+        elif mode == 2:
+            j = self.op("OpIAdd", u32, lane, b)
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
+        else:
+            j = self.op("OpBitwiseXor", u32, lane, b)
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
+        at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
+        take = self.op("OpLogicalAnd", b_, ok, self.op("OpULessThan", b_, at, c(n)))
+        at = self.op("OpSelect", u32, take, at, lid)
+        return self.op("OpLoad", u32, self._xchg_ptr(at)), take
+
     def _publish(self, value: int) -> tuple[int, int, int]:
         """Write this invocation's value for its warp: (linear id, lane, warp base)."""
         lid = self._lid()

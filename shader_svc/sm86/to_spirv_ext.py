@@ -546,7 +546,7 @@ class Ext86(_Lower):
         to shared memory at the offset, otherwise to global memory.  The two paths are a
         selection, so a shared address is never dereferenced as a global pointer."""
         mods, ops = inst.mods, inst.ops
-        u32, u64 = self.u32, self.u64
+        u64 = self.u64
         if inst.row.mnemonic != "ATOM":
             self.require(inst, cache=1)
             if mods["order"] not in (0, 4):
@@ -616,39 +616,10 @@ class Ext86(_Lower):
 
     # --- warp ---------------------------------------------------------------------------------
     def _shfl86(self, inst: Inst) -> None:
-        """SHFL as the PTX ISA defines shfl.sync: c holds the clamp (bits 0..4) and the segment
-        mask (bits 8..12); the source lane j is computed per mode, and where it falls outside the
-        segment (or, here, the workgroup) the lane keeps its own value and the predicate is false.
-        c may be a run-time register (-G code passes it through its shuffle helpers)."""
-        ops, mode = inst.ops, inst.mods["mode"]
-        u32, b_, c = self.u32, self.bool, self.c
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        b = c(ops["b"]["imm"]) if "imm" in ops["b"] else self.reg(ops["b"]["reg"])
-        b = self.op("OpBitwiseAnd", u32, b, c(31))
-        cv = c(ops["c"]["imm"]) if "imm" in ops["c"] else self.reg(ops["c"]["reg"])
-        clamp = self.op("OpBitwiseAnd", u32, cv, c(31))
-        seg = self.op("OpBitwiseAnd", u32, self.op("OpShiftRightLogical", u32, cv, c(8)), c(31))
-        lid, lane, base = self._publish(self.reg(ops["a"]["reg"]))
-        nseg = self.op("OpNot", u32, seg)
-        min_lane = self.op("OpBitwiseAnd", u32, lane, seg)
-        max_lane = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, clamp, nseg))
-        if mode == 0:
-            j = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, b, nseg))
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        elif mode == 1:
-            j = self.op("OpISub", u32, lane, b)
-            ok = self.op("OpSGreaterThanEqual", b_, j, max_lane)
-        elif mode == 2:
-            j = self.op("OpIAdd", u32, lane, b)
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        else:
-            j = self.op("OpBitwiseXor", u32, lane, b)
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
-        inside = self.op("OpULessThan", b_, at, c(n))
-        take = self.op("OpLogicalAnd", b_, ok, inside)
-        at = self.op("OpSelect", u32, take, at, lid)
-        self.set_reg(ops["d"]["reg"], self.op("OpLoad", u32, self._xchg_ptr(at)))
+        ops = inst.ops
+        opnd = [self.c(ops[k]["imm"]) if "imm" in ops[k] else self.reg(ops[k]["reg"]) for k in ("b", "c")]
+        val, take = self._shfl_warp(inst.mods["mode"], self.reg(ops["a"]["reg"]), *opnd)
+        self.set_reg(ops["d"]["reg"], val)
         self.set_pred(ops["p"]["pred"], take)
 
     def _vote86(self, inst: Inst) -> None:
