@@ -510,17 +510,17 @@ class _Lower53(_Lower):
                 "OpShiftLeftLogical", self.u64, v, self.c64(sh)), self.c64(32)))
         else:
             t = self.op("OpShiftLeftLogical", self.u32, a, self.c(sh))
+        r = self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc)
         if ops["pd"]["pred"] != 7:
-            # ptxas pairs this predicate with the next generic LD/ST's (bit 58), for addresses it
-            # builds with a LEA/LEA.HI.X .CC chain; read as the carry out of the sum (no address
-            # below 2^64 sets it), and the memory instruction goes by its 64-bit register pair
-            s = self.op("OpIAdd", self.u64, self.op("OpUConvert", self.u64, t),
-                        self.op("OpUConvert", self.u64, self.val(inst, "b")))
-            if mods["X"]:
-                s = self.op("OpIAdd", self.u64, s, self.op("OpSelect", self.u64, self.carry(), self.c64(1), self.c64(0)))
-            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, self.op(
-                "OpShiftRightLogical", self.u64, s, self.c64(32)), self.c64(0)))
-        put(self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc))
+            # LEA.HI's predicate: the high word of a 64-bit generic address is not 0, i.e. the
+            # address is global (shared and local windows lie below 4 GiB: ptxas builds a
+            # shared variable's generic address as c[0x0][0x0] + offset, high word 0).  Read from
+            # ptxas's own use: a generic atomic branches on it (@!P ATOMS on the low word,
+            # otherwise ATOM.E); LD/ST take it as an operand and here go by the address itself.
+            if inst.row.ir != "LEA_HI":
+                self.bad(inst, "LEA predicate output not translated yet")
+            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, r, self.c(0)))
+        put(r)
 
     def _i2i(self, inst: Inst) -> int:
         """I2I between 8/16/32-bit integer types: the source field (byte select .B1..B3) extended
@@ -789,8 +789,8 @@ class _Lower53(_Lower):
     def _generic53(self, inst: Inst) -> None:
         """LD/ST on a generic 64-bit address (register pair + signed 32-bit offset): the shared
         window (c[0x0][0x0], high word 0, 16 MiB) goes to shared memory, the rest to global
-        memory (``_generic_access``).  The predicate operand at 58 is the carry a LEA.HI.X chain
-        left (see ``_lea53``): the address is the register pair's, whatever it holds."""
+        memory (``_generic_access``).  The predicate operand at 58 is the "global" flag a LEA.HI.X
+        left (see ``_lea53``): the window test on the address decides the same here."""
         mods = inst.mods
         if not mods["E"]:
             self.bad(inst, "32-bit generic addresses not translated")
