@@ -338,6 +338,13 @@ forms("DSETP", {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680}, 12, (Pred("pd", 3)
 IMUL_SIGN = Mod("sign", ((40, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
 forms("IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
       mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL")
+# IMAD (-G's 64-bit division helpers): sign of a at 48, of b at 53 (both signed prints nothing),
+# .X 49, .SAT 50, negated c 51 / a 52 (both: .PO, refused), .HI 54, CC 47; bit 55 set is
+# IMADSP (not a row).  R form 0x5a0, C form 0x4a0 (nvdisasm 11.8, every bit flipped).  Class
+# 'mad': nvdisasm ignores reuse flags on it (as on memory rows); scheduled as variable latency
+IMAD_SIGN = Mod("sign", ((48, 1), (53, 1)), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
+forms("IMAD", {RFORM: 0x5A00, CFORM: 0x4A00}, 9, (DCC, A(neg=52)), {RFORM: B(), CFORM: CBuf("b")}, (C(neg=51),),
+      mods=(IMAD_SIGN, flag("HI", 54), flag("SAT", 50), flag("X", 49)), ir="IMAD", exclusive=(3 << 51,), cls="mad")
 row("IMUL32I", op(0x1F00, 8), (Reg("d", 0, cc=52), A(), Imm("b", 20, 32, "s")),
     (Mod("sign", ((54, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, ""))), flag("HI", 53)),
     ir="IMUL")

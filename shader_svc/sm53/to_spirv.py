@@ -34,7 +34,7 @@ LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR",
            "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
            "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
            "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "IMUL", "DADD", "DMUL", "DFMA",
-           "DSETP", "LD", "ST", "BPT"} | BRANCHES
+           "DSETP", "LD", "ST", "BPT", "IMAD"} | BRANCHES
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
@@ -328,6 +328,19 @@ class _Lower53(_Lower):
             if mods["HI"]:
                 p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
             put(self.op("OpUConvert", u32, p))
+        elif ir == "IMAD":
+            # the low (or .HI high) word of the 64-bit product, plus c (+ the carry with .X);
+            # .CC takes the carry out of that 32-bit sum, as -G's 64-bit multiply chains need
+            self.need(inst, SAT=0)
+            if ops["a"].get("neg") or ops["c"].get("neg"):
+                self.bad(inst, "IMAD with a negated operand not translated yet")
+            sa, sb = mods["sign"] & 1, mods["sign"] >> 1
+            u64 = self.u64
+            p = self.op("OpIMul", u64, self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a")),
+                        self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b")))
+            if mods["HI"]:
+                p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
+            put(self.add_cc(inst, [self.op("OpUConvert", u32, p), self.val(inst, "c")], bool(mods["X"]), cc))
         elif ir in ("LEA", "LEA_HI"):
             self._lea53(inst, put, cc)
         elif ir == "I2I":

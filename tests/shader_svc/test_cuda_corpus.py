@@ -14,20 +14,12 @@ import cuda_corpus as cc
 
 ISSUE_EIGHT = {"reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math",
                "double_math"}
-def _gap(isa: int, opt: str, name: str) -> bool:
-    if opt == "G":
-        return isa == 53      # SM53 -G: JCAL (unlinked calls), generic LD/ST
-    return False
-
-
 def _params():
     out = []
     for isa in (86, 53):
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 marks = [] if (opt == "O3" and c.name in ISSUE_EIGHT) else [pytest.mark.heavy]
-                if _gap(isa, opt, c.name):
-                    marks.append(pytest.mark.xfail(strict=True, reason="issue 31 gap"))
                 out.append(pytest.param(isa, opt, c, id=f"sm{isa}-{opt}-{c.name}", marks=marks))
     return out
 
