@@ -344,27 +344,35 @@ class _Lower:
         elif ir == "SHF":
             self._shf(inst, d)
         elif ir in ("FFMA", "FMUL", "FADD"):
-            self.require(inst, FTZ=0, FMZ=0, rnd=0, SAT=0, scale=4)
-            a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
-            b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            self.require(inst, FMZ=0, rnd=0, scale=4)
+            ftz = inst.mods.get("FTZ", 0)
+            a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
+            b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
             if ir == "FFMA":
-                c = self.op("OpBitcast", self.f32, self.src(inst, "c", True))
+                c = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "c", True)), ftz)
                 r = self._fma(a, b, c)
             elif ir == "FMUL":
                 r = self.fop("OpFMul", self.f32, a, b)
             else:
                 r = self.fop("OpFAdd", self.f32, a, b)
+            r = self._ftz32(r, ftz)
+            if inst.mods.get("SAT", 0):
+                r = self._sat32(r)
             put(self.op("OpBitcast", self.u32, r))
         elif ir == "F2I":
             put(self._f2i(inst))
         elif ir == "I2F":
-            self.require(inst, rnd=0, dst=2)
-            conv = "OpConvertSToF" if inst.mods["sign"] == 1 else "OpConvertUToF"
-            put(self.op("OpBitcast", self.u32, self.op(conv, self.f32, self.src(inst, "b"))))
+            self.require(inst, dst=2)
+            signed = inst.mods["sign"] == 1
+            x = self.src(inst, "b")
+            f = self.op("OpConvertSToF" if signed else "OpConvertUToF", self.f32, x)
+            if inst.mods["rnd"]:
+                f = self._directed(inst, f, x, signed, False, inst.mods["rnd"])
+            put(self.op("OpBitcast", self.u32, f))
         elif ir == "FSETP":
-            self.require(inst, FTZ=0)
-            a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
-            b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            ftz = inst.mods.get("FTZ", 0)
+            a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
+            b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
             self._set_bop(inst, self._fcmp(inst.mods["cmp"], a, b))
         elif ir == "FMNMX":
             self.require(inst, FTZ=0, NAN=0, XORSIGN=0)
@@ -439,6 +447,21 @@ class _Lower:
         fix = self.op("OpLogicalAnd", self.bool, inexact, even)
         odd = self.op("OpSelect", self.u64, fix, self.op("OpIAdd", self.u64, bits, step), bits)
         return self.op("OpFConvert", self.f32, self.op("OpBitcast", f64, odd))
+
+    def _ftz32(self, x: int, on: int = 1) -> int:
+        """.FTZ: a denormal f32 (exponent field 0) becomes a zero of its sign."""
+        if not on:
+            return x
+        bits = self.op("OpBitcast", self.u32, x)
+        den = self.op("OpIEqual", self.bool, self.op("OpBitwiseAnd", self.u32, bits, self.c(0x7F800000)), self.c(0))
+        zero = self.op("OpBitcast", self.f32, self.op("OpBitwiseAnd", self.u32, bits, self.c(0x80000000)))
+        return self.op("OpSelect", self.f32, den, zero, x)
+
+    def _sat32(self, x: int) -> int:
+        """.SAT: clamped to [+0, 1]; NaN (and -0) give +0."""
+        one, zero = self.m.const(self.f32, 0x3F800000), self.m.const(self.f32, 0)
+        r = self.op("OpSelect", self.f32, self.op("OpFOrdGreaterThan", self.bool, x, zero), x, zero)
+        return self.op("OpSelect", self.f32, self.op("OpFOrdGreaterThanEqual", self.bool, x, one), one, r)
 
     def _f2i(self, inst: Inst) -> int:
         """F2I: round as the modifier says, then saturate to the integer range; NaN gives 0
@@ -794,6 +817,20 @@ class _Lower:
     def _guard(self, ins: Inst) -> int:
         return self.pred(ins.pred, ins.pred_not, "UP" if getattr(ins.row, "uniform", False) else "P")
 
+    # A branch (BRA, EXIT, CALL, RET on SM86) may carry a second predicate operand besides its
+    # guard (``@P0 BRA P1, target``): it is taken when both hold.
+    @staticmethod
+    def _unconditional(ins: Inst) -> bool:
+        pp = ins.ops.get("pp")
+        return ins.pred == 7 and not ins.pred_not and (pp is None or (pp["pred"] == 7 and not pp["not"]))
+
+    def _branch_guard(self, ins: Inst) -> int:
+        g = self._guard(ins)
+        pp = ins.ops.get("pp")
+        if pp is not None and not (pp["pred"] == 7 and not pp["not"]):
+            g = self.op("OpLogicalAnd", self.bool, g, self.pred(pp["pred"], pp["not"]))
+        return g
+
     def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
         """A control-flow instruction of block ``i``: the next block's number (an id) after it,
         given the one so far (``nxt``); None when ``ins`` is not control flow.  ``target(ins)``
@@ -802,9 +839,9 @@ class _Lower:
         if ir not in ("BRA", "EXIT"):
             return None
         tgt = self.c(DONE if ir == "EXIT" else target(ins))
-        if ins.pred == 7 and not ins.pred_not:
+        if self._unconditional(ins):
             return tgt
-        return self.op("OpSelect", self.u32, self._guard(ins), tgt, nxt)
+        return self.op("OpSelect", self.u32, self._branch_guard(ins), tgt, nxt)
 
     # structured lowering: instructions that end a block with its (guarded) branch, and those
     # that only feed the static successors (SM53's SSY/PBK) and emit nothing
@@ -866,7 +903,7 @@ class _Lower:
             ir = last.row.ir
             if ir in ("BRA", "EXIT"):
                 t = structure.RET if ir == "EXIT" else target(last)
-                out.append([t] if last.pred == 7 and not last.pred_not else [t, nxt])
+                out.append([t] if self._unconditional(last) else [t, nxt])
             else:
                 out.append([nxt])
         return out
@@ -891,8 +928,8 @@ class _Lower:
             if ins.row.ir in ("KILL", "KIL"):
                 self.kill(ins)
             elif ins.row.ir in self.STRUCT_BRANCH:
-                if not (ins.pred == 7 and not ins.pred_not):
-                    cond = self._guard(ins)
+                if not self._unconditional(ins):
+                    cond = self._branch_guard(ins)
             elif ins.row.ir in self.STRUCT_SKIP:
                 continue
             else:

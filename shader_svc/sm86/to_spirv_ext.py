@@ -24,7 +24,7 @@ from shader_svc.spirv.structure import RET, Unstructured
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
        "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
-       "CALL.ABS", "RET.ABS", "SGXT"}
+       "CALL.ABS", "RET.ABS", "SGXT", "FRND", "F2F"}
 WARP = {"SHFL", "VOTE"}
 SIZES = {4: 1, 5: 2, 6: 4}
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -65,7 +65,7 @@ class Ext86(_Lower):
             ir = last.row.ir
             if ir not in ("CALL", "CALL.ABS", "RET", "RET.ABS", "BPT"):
                 return base(i, st)
-            if not (last.pred == 7 and not last.pred_not):
+            if not self._unconditional(last):
                 raise Unstructured(f"offset {last.addr:#x}: guarded {ir}")
             if ir == "BPT":
                 return [(RET, st)]
@@ -142,9 +142,9 @@ class Ext86(_Lower):
                 tgt = self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, ra, self.c(start)), self.c(k), tgt)
         else:
             return super()._control(ins, i, nxt, target)
-        if ins.pred == 7 and not ins.pred_not:
+        if self._unconditional(ins):
             return tgt
-        return self.op("OpSelect", self.u32, self._guard(ins), tgt, nxt)
+        return self.op("OpSelect", self.u32, self._branch_guard(ins), tgt, nxt)
 
     # --- instructions -------------------------------------------------------------------------
     def lower(self, inst: Inst) -> None:  # noqa: C901
@@ -253,6 +253,9 @@ class Ext86(_Lower):
                 r = self.fop("OpFAdd" if ir == "DADD" else "OpFMul", self.f64t, a, b)
             self.set64(d, self.op("OpBitcast", u64, r))
         elif ir == "DSETP":
+            if mods["cmp"] in (0, 15):
+                raise TranslateError(f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's "
+                                     f"NaN rule is not documented)", offset=inst.addr)
             self._set_bop(inst, self._fcmp(mods["cmp"], self.f64src(inst, "a"), self.f64src(inst, "b")))
         elif ir == "I2F" and inst.row.opcode & 0x1FF in (0x106, 0x112):
             self._i2f(inst, d)
@@ -260,6 +263,10 @@ class Ext86(_Lower):
             self._f2i64(inst, d)
         elif ir == "MUFU":
             self._mufu86(inst, put)
+        elif ir == "FRND":
+            self._frnd(inst, d)
+        elif ir == "F2F":
+            self._f2f86(inst, d)
         elif ir in ("LDS", "STS"):
             self._lds_sts(inst)
         elif inst.row.mnemonic in ("LD", "ST", "ATOM"):
@@ -489,6 +496,18 @@ class Ext86(_Lower):
         Volta+, where the compiler scales by 1/(2 pi) first."""
         o = inst.mods["op"]
         f32 = self.f32
+        if o in (6, 7):
+            # RCP64H/RSQ64H: the high word of 1/x (1/sqrt(x)) for the double whose high word is
+            # the source (low word 0); ptxas's Newton steps (DFMA) refine it
+            f64, hi = self.f64t, self.src(inst, "b", True)
+            x = self.op("OpBitcast", f64, self.join64(self.c(0), hi))
+            if o == 6:
+                r = self.op("OpFDiv", f64, self.m.const(f64, 0, 0x3FF00000), x)
+            else:
+                r = self.op("OpExtInst", f64, self.glsl, 32, x)
+            put(self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64,
+                                                        self.op("OpBitcast", self.u64, r), self.c64(32))))
+            return
         x = self.op("OpBitcast", f32, self.src(inst, "b", True))
         if o in (0, 1):
             t = self.fop("OpFMul", f32, x, self.m.const(f32, _f(6.283185307179586)))
@@ -506,6 +525,29 @@ class Ext86(_Lower):
         else:
             raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
         put(self.op("OpBitcast", self.u32, r))
+
+    def _frnd(self, inst: Inst, d: int) -> None:
+        """FRND: to an integral value, nearest-even / floor / ceil / trunc, F32 or F64."""
+        fn = {0: 2, 1: 8, 2: 9, 3: 3}[inst.mods["rnd"]]          # GLSL RoundEven, Floor, Ceil, Trunc
+        if "f64" in inst.mods:
+            self.require(inst, FTZ=0)
+            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpExtInst", self.f64t, self.glsl, fn,
+                                                                  self.f64src(inst, "b"))))
+            return
+        x = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), inst.mods["FTZ"])
+        self.set_reg(d, self.op("OpBitcast", self.u32, self.op("OpExtInst", self.f32, self.glsl, fn, x)))
+
+    def _f2f86(self, inst: Inst, d: int) -> None:
+        """F2F between F32 and F64: widening is exact; narrowing rounds to nearest even (OpFConvert
+        is correctly rounded in Vulkan); directed narrowing is refused."""
+        self.require(inst, FTZ=0)
+        if inst.row.base >> 84 & 1:                          # .F32.F64
+            self.require(inst, rnd=0)
+            f = self.op("OpFConvert", self.f32, self.f64src(inst, "b"))
+            self.set_reg(d, self.op("OpBitcast", self.u32, f))
+        else:
+            x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpFConvert", self.f64t, x)))
 
     # --- memory -------------------------------------------------------------------------------
     def _smem_addr(self, inst: Inst) -> int:
