@@ -254,11 +254,12 @@ R([Row("LDS", 0x984, (D, SMEM), (), (Mod("size", 73, 3, MEMSZ),), ir="LDS", cls=
 R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".64"))),), ir="ULDC",
        uniform=True)])
 AMEM = Mem("addr", wide_bit=91)
-ATOM_MODS = (CACHE, Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"))),
+ATOM_MODS = (CACHE, Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"))),
              Mod("sem", 77, 4, ((7, ".STRONG.GPU"),)))
 R([Row("ATOMG", 0x9A8, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
        (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
-       base=hi(0x080000C6), ir="ATOMG", cls="mem"),
+       # bits 64..69: a uniform register shown only with bit 71, as RED's
+       base=hi(0x080000C6), free=((64, 6),), ir="ATOMG", cls="mem"),
    Row("ATOMG", 0x3A9, (Pred("p", 81), D, AMEM, Reg("b", 32), Reg("c", 64)),
        (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ((0, ".CAS"),))) + ATOM_MODS,
        ir="ATOMG.CAS", cls="mem"),
@@ -479,3 +480,8 @@ R([Row("STL", 0x387, (LMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ), CACHE
        ir="RET.ABS", cls="branch")])
 SREGS[0x37] = "SR_LMEMHIOFF"
 R([Row("WARPSYNC", 0x348, (PH87, Reg("mask", 32)), ir="NOP", cls="ctrl")])
+# CS2R (0x805): a special register pair (SRZ = 255: zero) into D, .32 (bit 80) one register;
+# BREAK (0x942): leave a convergence barrier (second predicate at 87/90) — nvdisasm 13.5
+SREGS[0xFF] = "SRZ"
+R([Row("CS2R", 0x805, (D, SReg("sr")), (), (Mod("w32", 80, 1, ONOFF(".32")),), ir="CS2R"),
+   Row("BREAK", 0x942, (PH87, Reg("bar", 16, file="B")), ir="BREAK", cls="branch")])

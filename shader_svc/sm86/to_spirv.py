@@ -720,6 +720,51 @@ class _Lower:
         r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
         return ballot, r
 
+    def _atomic_loop(self, ptr: int, scope: int, sem: int, fn) -> int:
+        """An atomic read-modify-write SPIR-V has no instruction for (INC/DEC with their wrap
+        limit, float add/min/max): a compare-exchange loop on the 32-bit word, ``fn(old) ->
+        new``; returns the old value the exchange saw."""
+        u32, b_ = self.u32, self.bool
+        res = self.var(f"atom{len(self.body)}", self.fn_u32)
+        head, body, cont, merge = (self.label() for _ in range(4))
+        self.do("OpBranch", head)
+        self.put_label(head)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", body)
+        self.put_label(body)
+        old = self.op("OpAtomicLoad", u32, ptr, scope, sem)
+        got = self.op("OpAtomicCompareExchange", u32, ptr, scope, sem, sem, fn(old), old)
+        self.do("OpStore", res, got)
+        self.do("OpBranchConditional", self.op("OpIEqual", b_, got, old), merge, cont)
+        self.put_label(cont)
+        self.do("OpBranch", head)
+        self.put_label(merge)
+        return self.op("OpLoad", u32, res)
+
+    def _rmw_fn(self, op: int, ftype: int, b: int):
+        """The new-value function of an atomic op without a SPIR-V instruction: INC (3) / DEC (4)
+        with PTX's wrap rules against ``b``, or, for F32 (``ftype`` 3, .FTZ.RN), ADD/MIN/MAX."""
+        u32, b_, c = self.u32, self.bool, self.c
+        if ftype == 3:
+            bf = self._ftz32(self.op("OpBitcast", self.f32, b))
+
+            def f(old):
+                x = self._ftz32(self.op("OpBitcast", self.f32, old))
+                if op == 0:
+                    r = self._ftz32(self.fop("OpFAdd", self.f32, x, bf))
+                else:
+                    r = self._fminmax(x, bf, self.m.const_bool(op == 1))
+                return self.op("OpBitcast", u32, r)
+            return f
+        if op == 3:
+            return lambda old: self.op("OpSelect", u32, self.op("OpUGreaterThanEqual", b_, old, b), c(0),
+                                       self.op("OpIAdd", u32, old, c(1)))
+        if op == 4:
+            return lambda old: self.op("OpSelect", u32, self.op("OpLogicalOr", b_, self.op("OpIEqual", b_, old, c(0)),
+                                                                 self.op("OpUGreaterThan", b_, old, b)),
+                                       b, self.op("OpISub", u32, old, c(1)))
+        return None
+
     def _shfl_warp(self, mode: int, a: int, b: int, cv: int) -> tuple[int, int]:
         """SHFL on the emulated warp, as the PTX ISA defines shfl.sync (both ISAs encode it the
         same way): ``a`` the value this lane offers, ``b`` the lane/offset, ``cv`` the clamp
@@ -767,7 +812,8 @@ class _Lower:
         """A load/store/atomic of ``n`` words at a generic 64-bit address: inside the shared
         window [window, window + window_size) the access goes to shared memory at the offset,
         otherwise to global memory.  The two paths are a selection, so a shared address is
-        never dereferenced as a global pointer.  ``atom``: (SPIR-V atomic opcode, operand)."""
+        never dereferenced as a global pointer.  ``atom``: (SPIR-V atomic opcode, operand), or
+        (new-value function, None) for a compare-exchange loop."""
         u32, u64, E = self.u32, self.u64, self.m.E
         rel = self.op("OpISub", u64, addr, window)
         shared = self.op("OpULessThan", self.bool, rel, self.c64(window_size))
@@ -789,9 +835,12 @@ class _Lower:
                 elif mode == "store":
                     self.do("OpStore", p, self.reg(reg + k) if reg != 255 else self.c(0), *acc)
                 else:
-                    scope = E("Scope", "Workgroup" if sh else "Device")
-                    sem = E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory")
-                    self.do("OpStore", res[k], self.op(atom[0], u32, p, self.c(scope), self.c(sem), atom[1]))
+                    scope = self.c(E("Scope", "Workgroup" if sh else "Device"))
+                    sem = self.c(E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory"))
+                    if callable(atom[0]):                       # a compare-exchange loop (_rmw_fn)
+                        self.do("OpStore", res[k], self._atomic_loop(p, scope, sem, atom[0]))
+                    else:
+                        self.do("OpStore", res[k], self.op(atom[0], u32, p, scope, sem, atom[1]))
             self.do("OpBranch", merge)
         self.put_label(merge)
         if mode != "store" and reg != 255:

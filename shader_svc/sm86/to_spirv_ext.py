@@ -24,7 +24,7 @@ from shader_svc.spirv.structure import RET, Unstructured
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
        "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
-       "CALL.ABS", "RET.ABS", "SGXT", "FRND", "F2F"}
+       "CALL.ABS", "RET.ABS", "SGXT", "FRND", "F2F", "CS2R", "BREAK"}
 WARP = {"SHFL", "VOTE"}
 SIZES = {4: 1, 5: 2, 6: 4}
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -99,7 +99,7 @@ class Ext86(_Lower):
         return super().build()
 
     # --- control flow -------------------------------------------------------------------------
-    STRUCT_SKIP = ("BSSY", "BSYNC")
+    STRUCT_SKIP = ("BSSY", "BSYNC", "BREAK")
 
     def block_list(self) -> list[list[Inst]]:
         leaders = {self.insts[0].addr} if self.insts else set()
@@ -124,7 +124,7 @@ class Ext86(_Lower):
 
     def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
         ir = ins.row.ir
-        if ir in ("BSSY", "BSYNC"):
+        if ir in ("BSSY", "BSYNC", "BREAK"):
             return nxt
         if ir == "CALL":
             tgt = self.c(target(ins))
@@ -263,6 +263,13 @@ class Ext86(_Lower):
             self._f2i64(inst, d)
         elif ir == "MUFU":
             self._mufu86(inst, put)
+        elif ir == "CS2R":
+            # one invocation is one thread: only the zero register pair has a meaning here
+            if inst.ops["sr"]["sr"] != 0xFF:
+                raise TranslateError(f"{inst.text()}: special register pair not translated", offset=inst.addr)
+            for k in range(1 if inst.mods["w32"] else 2):
+                if d != 255:
+                    self.set_reg(d + k, c(0))
         elif ir == "FRND":
             self._frnd(inst, d)
         elif ir == "F2F":
@@ -596,7 +603,7 @@ class Ext86(_Lower):
         n = SIZES.get(mods.get("size", 4)) if inst.row.mnemonic != "ATOM" else 1
         if n is None:
             raise TranslateError(f"{inst.text()}: sub-word access not translated yet", offset=inst.addr)
-        if inst.row.mnemonic == "ATOM" and (mods.get("type", 0) not in (0, 1) or ops["p"]["pred"] != 7):
+        if inst.row.mnemonic == "ATOM" and (mods.get("type", 0) not in (0, 1, 3) or ops["p"]["pred"] != 7):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
         base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
@@ -604,7 +611,9 @@ class Ext86(_Lower):
         window = self.join64(self.cbank_word(0x18, 0, inst), self.cbank_word(0x1C, 0, inst))
         mode = {"LD": "load", "ST": "store"}.get(inst.row.mnemonic, "atomic")
         atom = None
-        if mode == "atomic":
+        if mode == "atomic" and (fn := self._rmw_fn(mods["op"], mods.get("type", 0), self.src(inst, "b"))):
+            atom = (fn, None)
+        elif mode == "atomic":
             name = ATOMIC_OPS.get(mods["op"])
             if name is None:
                 raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
@@ -634,10 +643,12 @@ class Ext86(_Lower):
     def _atomic86(self, inst: Inst, put) -> None:
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
         E = self.m.E
-        if mods.get("type", 0) not in (0, 1):
+        ftype = mods.get("type", 0)
+        if ftype not in (0, 1, 3) or (ftype == 3 and mods["op"] not in (0, 1, 2)):
             raise TranslateError(f"{inst.text()}: atomic type not translated yet", offset=inst.addr)
         a = ops["addr"]
-        if not a["wide"]:
+        # ATOMG.CAS prints no .64 on its address where ptxas gives it a 64-bit pointer (.E)
+        if not a["wide"] and not (ir == "ATOMG.CAS" and mods.get("E")):
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
         base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
         ptr = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", self.u64, base, self.c64(a["off"])))
@@ -647,12 +658,16 @@ class Ext86(_Lower):
         if ir == "ATOMG.CAS":
             put(self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, self.src(inst, "c"), self.src(inst, "b")))
             return
-        name = ATOMIC_OPS.get(mods["op"])
-        if name is None:
-            raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
-        if isinstance(name, tuple):
-            name = name[1 if mods.get("type") == 1 else 0]
-        old = self.op(name, self.u32, ptr, sc, sm, self.src(inst, "b"))
+        fn = self._rmw_fn(mods["op"], ftype, self.src(inst, "b"))
+        if fn is not None:
+            old = self._atomic_loop(ptr, sc, sm, fn)
+        else:
+            name = ATOMIC_OPS.get(mods["op"])
+            if name is None:
+                raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+            if isinstance(name, tuple):
+                name = name[1 if mods.get("type") == 1 else 0]
+            old = self.op(name, self.u32, ptr, sc, sm, self.src(inst, "b"))
         if ir != "RED":
             put(old)
 

@@ -237,10 +237,17 @@ class _Planner:
         topo = {n: k for k, n in enumerate(reversed(order))}
         topo[_VEXIT] = len(topo) + 1
         ipdom: dict = {}
-        dead: set[int] = set()          # blocks whose every path leaves the program (a trap)
+        # dead: blocks of their own (one predecessor) whose every path leaves the program
+        # without meeting another path (a trap before a call); a shared exit block is not dead
+        npred: dict[int, int] = {}
+        for n in order:
+            for t in self._rsucc(n, header):
+                if isinstance(t, int):
+                    npred[t] = npred.get(t, 0) + 1
+        dead: set[int] = set()
         for n in order:                 # successors first
             rs = self._rsucc(n, header)
-            live = [s for s in rs if s not in ("ret", "unreachable") and s not in dead]
+            live = [s for s in rs if s not in ("ret", "unreachable") and not (s in dead and npred.get(s, 0) == 1)]
             # a path that ends the program constrains no merge where another path goes on
             cur = None
             for s in (live or rs):
