@@ -224,13 +224,20 @@ forms("F2I", {RFORM: 0x5CB0, CFORM: 0x4CB0}, 13, (DCC,), CVT_B,
       mods=(flag("FTZ", 44), Mod("dst", ((8, 2), (12, 1)), tuple(sorted((k, v) for k, v in INT_T.items()
                                                                             if k in (2, 3, 6, 7)))),
             field("src", 10, 2, FMT),
-            field("rnd", 39, 2, {1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"})), ir="F2I", cls="conv")
-# F2F: the half select (and the spaced constant) only exist for an F16 source
-for src, rb, cb in (({1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
-                    ({2: ".F32", 3: ".F64"}, B(neg=45, abs=49), CBuf("b", neg=45, abs=49))):
+            field("rnd", 39, 2, {0: "", 1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"})), ir="F2I", cls="conv")
+# F2F: the half select (and the spaced constant) only exist for an F16 source; bit 42 turns the
+# rounding field into rounding to an integral value (.ROUND/.FLOOR/.CEIL/.TRUNC, nvdisasm 11.8)
+F2F_RND = Mod("rnd", ((39, 2), (42, 1)), ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"), (4, ".ROUND"), (5, ".FLOOR"),
+                                           (6, ".CEIL"), (7, ".TRUNC")))
+F32B, F32C = B(neg=45, abs=49), CBuf("b", neg=45, abs=49)
+for dst, src, rb, cb in (((1, 2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+                         ((2,), {2: ".F32"}, F32B, F32C), ((3,), {3: ".F64"}, F32B, F32C),
+                         ((3,), {2: ".F32"}, F32B, F32C), ((2,), {3: ".F64"}, F32B, F32C),
+                         ((1,), {2: ".F32", 3: ".F64"}, F32B, F32C)):
+    same = dst in ((2,), (3,)) and dst == tuple(src)     # F32.F32, F64.F64: integral rounding
     forms("F2F", {RFORM: 0x5CA8, CFORM: 0x4CA8}, 13, (DCC,), {RFORM: rb, CFORM: cb},
-          mods=(flag("FTZ", 44), field("dst", 8, 2, FMT), field("src", 10, 2, src), field("rnd", 39, 2, RND),
-                flag("SAT", 50)), ir="F2F", cls="conv")
+          mods=(flag("FTZ", 44), field("dst", 8, 2, {k: FMT[k] for k in dst}), field("src", 10, 2, src),
+                F2F_RND if same else field("rnd", 39, 2, RND), flag("SAT", 50)), ir="F2F", cls="conv")
 
 # --- special registers, control -------------------------------------------------------------
 row("S2R", op(0xF0C8, 16), (D, SReg("sr")), ir="S2R", cls="ctrl")

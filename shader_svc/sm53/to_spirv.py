@@ -296,17 +296,22 @@ class _Lower53(_Lower):
         elif ir == "POPC":
             put(self.op("OpBitCount", u32, self.val(inst, "b")))
         elif ir == "FLO":
-            self.need(inst, SH=0)
-            put(self.op("OpExtInst", u32, self.glsl, 75 if mods["u32"] == 0 else 74, self.val(inst, "b")))
+            put(self._flo(self.val(inst, "b"), mods["u32"] != 0, mods["SH"]))
         elif ir in ("FFMA", "FMUL", "FADD"):
-            self.need(inst, ftz=0, FTZ=0, rnd=0, SAT=0, scale=0)
+            self.need(inst, rnd=0, scale=0)
             if cc:
                 self.bad(inst, "condition code from FP not translated yet")
-            a, b = self.fval(inst, "a"), self.fval(inst, "b")
+            ftz = mods.get("ftz", mods.get("FTZ", 0))
+            if ftz == 2:
+                self.bad(inst, ".FMZ not translated yet")
+            a, b = self._ftz32(self.fval(inst, "a"), ftz), self._ftz32(self.fval(inst, "b"), ftz)
             if ir == "FFMA":
-                r = self._fma(a, b, self.fval(inst, "c"))
+                r = self._fma(a, b, self._ftz32(self.fval(inst, "c"), ftz))
             else:
                 r = self.fop("OpFMul" if ir == "FMUL" else "OpFAdd", self.f32, a, b)
+            r = self._ftz32(r, ftz)
+            if mods.get("SAT", 0):
+                r = self._sat32(r)
             put(self.op("OpBitcast", u32, r))
         elif ir == "FMNMX":
             self.need(inst, FTZ=0)
@@ -747,6 +752,10 @@ class _Lower53(_Lower):
     def _f2f(self, inst: Inst, put) -> None:
         """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
         mods = inst.mods
+        pair = (mods["dst"], mods["src"])
+        if pair in ((2, 2), (3, 3), (2, 3), (3, 2)):
+            self._f2f_wide(inst, put, pair)
+            return
         self.need(inst, FTZ=0, rnd=0, SAT=0)
         v2 = self.m.type("OpTypeVector", self.f32, 2)
         if (mods["dst"], mods["src"]) == (1, 2):
@@ -766,6 +775,37 @@ class _Lower53(_Lower):
         else:
             raise TranslateError(f"{inst.text()}: conversion not translated yet", offset=inst.addr)
 
+    def _f2f_wide(self, inst: Inst, put, pair: tuple[int, int]) -> None:
+        """F2F between F32/F64: .ROUND/.FLOOR/.CEIL/.TRUNC (rnd 4..7) round to an integral value
+        in the same type; F32 -> F64 is exact, F64 -> F32 rounds to nearest even (OpFConvert is
+        correctly rounded in Vulkan); .FTZ flushes an F32 source; directed narrowing, .SAT and
+        a denormal-flushing F64 are refused."""
+        mods = inst.mods
+        self.need(inst, SAT=0)
+        fn = {4: "RoundEven", 5: "Floor", 6: "Ceil", 7: "Trunc"}.get(mods["rnd"])
+        if pair[1] == 2:
+            x = self._ftz32(self.fval(inst, "b"), mods["FTZ"])
+        else:
+            self.need(inst, FTZ=0)
+            x = self.dval(inst, "b")
+        if pair[0] == pair[1]:
+            if fn is None:
+                self.bad(inst, "F2F to the same type other than rounding to an integral value")
+            r = self.op("OpExtInst", self.f32 if pair[0] == 2 else self.f64t, self.glsl, GLSL[fn], x)
+        else:
+            if mods["rnd"]:
+                self.bad(inst, "F2F with a directed rounding between F32 and F64 not translated yet")
+            r = self.op("OpFConvert", self.f32 if pair[0] == 2 else self.f64t, x)
+        if pair[0] == 2:
+            put(self.op("OpBitcast", self.u32, r))
+        else:
+            v = self.op("OpBitcast", self.u64, r)
+            d = inst.ops["d"]["reg"]
+            if d != 255:
+                self.set_reg(d, self.op("OpUConvert", self.u32, v))
+                self.set_reg(d + 1, self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v,
+                                                                            self.c64(32))))
+
     def _mufu(self, inst: Inst, x: int) -> int:
         g = {2: 29, 3: 30}           # Exp2, Log2
         o = inst.mods["op"]
@@ -779,6 +819,8 @@ class _Lower53(_Lower):
             return self.fop("OpFDiv", self.f32, self.m.const(self.f32, _f32(1.0)), x)
         if o == 5:
             return self.op("OpExtInst", self.f32, self.glsl, 32, x)   # InverseSqrt
+        if o in (6, 7):
+            return self.op("OpBitcast", self.f32, self._mufu64h(o, self.op("OpBitcast", self.u32, x)))
         raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
 
     def _global(self, inst: Inst, put) -> None:

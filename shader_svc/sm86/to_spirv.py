@@ -457,6 +457,27 @@ class _Lower:
         zero = self.op("OpBitcast", self.f32, self.op("OpBitwiseAnd", self.u32, bits, self.c(0x80000000)))
         return self.op("OpSelect", self.f32, den, zero, x)
 
+    def _flo(self, x: int, signed: bool, sh: int) -> int:
+        """FLO: the position of the most significant set bit (of the first bit unlike the sign
+        for signed), 0xffffffff when there is none; .SH: 31 - that position (PTX bfind.shiftamt)."""
+        r = self.op("OpExtInst", self.u32, self.glsl, 74 if signed else 75, x)
+        if not sh:
+            return r
+        none = self.op("OpIEqual", self.bool, r, self.c(0xFFFFFFFF))
+        return self.op("OpSelect", self.u32, none, r, self.op("OpISub", self.u32, self.c(31), r))
+
+    def _mufu64h(self, o: int, hi: int) -> int:
+        """MUFU.RCP64H (6) / RSQ64H (7): the high word of 1/x (1/sqrt(x)) for the double whose
+        high word is ``hi`` (low word 0); the compilers' Newton steps (DFMA) refine it."""
+        f64 = self.f64t
+        x = self.op("OpBitcast", f64, self.join64(self.c(0), hi))
+        if o == 6:
+            r = self.op("OpFDiv", f64, self.m.const(f64, 0, 0x3FF00000), x)
+        else:
+            r = self.op("OpExtInst", f64, self.glsl, 32, x)
+        return self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, self.op("OpBitcast", self.u64, r),
+                                                       self.c64(32)))
+
     def _sat32(self, x: int) -> int:
         """.SAT: clamped to [+0, 1]; NaN (and -0) give +0."""
         one, zero = self.m.const(self.f32, 0x3F800000), self.m.const(self.f32, 0)

@@ -238,10 +238,9 @@ class Ext86(_Lower):
         elif ir == "BREV":
             put(self.op("OpBitReverse", u32, self.src(inst, "b")))
         elif ir == "FLO":
-            self.require(inst, SH=0)
             if ops["pd"]["pred"] != 7:
                 raise TranslateError(f"{inst.text()}: predicate out not supported", offset=inst.addr)
-            put(self.op("OpExtInst", u32, self.glsl, 75 if mods["U32"] == 0 else 74, self.src(inst, "b")))
+            put(self._flo(self.src(inst, "b"), mods["U32"] != 0, mods["SH"]))
         elif ir == "SHF":
             self._shf_any(inst, d)
         elif ir in ("DADD", "DMUL", "DFMA"):
@@ -504,16 +503,7 @@ class Ext86(_Lower):
         o = inst.mods["op"]
         f32 = self.f32
         if o in (6, 7):
-            # RCP64H/RSQ64H: the high word of 1/x (1/sqrt(x)) for the double whose high word is
-            # the source (low word 0); ptxas's Newton steps (DFMA) refine it
-            f64, hi = self.f64t, self.src(inst, "b", True)
-            x = self.op("OpBitcast", f64, self.join64(self.c(0), hi))
-            if o == 6:
-                r = self.op("OpFDiv", f64, self.m.const(f64, 0, 0x3FF00000), x)
-            else:
-                r = self.op("OpExtInst", f64, self.glsl, 32, x)
-            put(self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64,
-                                                        self.op("OpBitcast", self.u64, r), self.c64(32))))
+            put(self._mufu64h(o, self.src(inst, "b", True)))
             return
         x = self.op("OpBitcast", f32, self.src(inst, "b", True))
         if o in (0, 1):
