@@ -506,6 +506,44 @@ def opcode_of(text: str) -> str:
     return body.split(" ", 1)[0].split(".", 1)[0]
 
 
+def isa_set(isa: int) -> set[str]:
+    """The mnemonics nvdisasm knows for an ISA, by enumeration: every 12-bit SM86 opcode (with
+    and without bit 91, the uniform-operand form bit) and every top-16-bit SM53 opcode, the
+    other bits 0 and the guard PT; cached in ``<cache>/shader_corpus/isa_set_<isa>.json`` (SM53
+    takes minutes: 65,536 words through nvdisasm 11.8)."""
+    import json
+
+    import cuda_build
+
+    path = cuda_build._cache_dir() / f"isa_set_{isa}.json"
+    if path.is_file():
+        return set(json.loads(path.read_text()))
+    if isa == 86:
+        from shader_svc import nvtools
+        ref = nvtools.nvdisasm_raw([(op | 0x7000, 0x000FC00000000000 | u << 27) for u in (0, 1) for op in range(4096)])
+    else:
+        from shader_svc.sm53 import tools
+        ref = tools.nvdisasm53_raw([(top << 48) | (0x7 << 16) for top in range(65536)])
+    names = sorted({r.opcode.split(".")[0] for r in ref if r and not r.opcode.startswith("__")})
+    path.write_text(json.dumps(names))
+    return set(names)
+
+
+def table_set(isa: int) -> set[str]:
+    """The mnemonics our table decodes (first word of a row's mnemonic)."""
+    if isa == 86:
+        from shader_svc.sm86.table import ROWS
+    else:
+        from shader_svc.sm53.table import ROWS
+    return {r.mnemonic.split(".")[0] for r in ROWS}
+
+
+def isa_coverage(isa: int) -> str:
+    known, ours = isa_set(isa), table_set(isa)
+    return (f"SM{isa}: nvdisasm knows {len(known)} mnemonics (enumerated opcodes); our table decodes "
+            f"{len(known & ours)} of them; not in the table: {' '.join(sorted(known - ours))}")
+
+
 def coverage(results: list[Result]) -> str:
     """The coverage table: per ISA, the opcodes nvcc/ptxas emitted for the corpus (as nvdisasm
     names them) and how many of them are decoded and printed equal everywhere, appear only in
@@ -562,6 +600,8 @@ def main(argv: list[str]) -> int:
         if ctx:
             ctx.__exit__(None, None, None)
     print(coverage(results))
+    for isa in a.isa or [86, 53]:
+        print(isa_coverage(isa))
     for isa in a.isa or [86, 53]:
         for opt in a.opt or ["O3", "G"]:
             rs = [r for r in results if r.isa == isa and r.opt == opt]

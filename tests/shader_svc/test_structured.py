@@ -350,3 +350,30 @@ def test_the_fragment_listing_is_what_nvdisasm_reads(nv_tools):
     got = [r.text if r else None for r in nvtools.nvdisasm_raw(words, "SM86")]
     lines = [ln for ln in FS_TWO_EXITS.strip().splitlines() if not ln.endswith(":")]
     assert got == [ln.replace("RIGHT", "0x70") for ln in lines]   # nvdisasm counts from the code start
+
+
+def test_expand_inlines_calls_and_refuses_recursion():
+    """spirv/expand.py: a function called from two places becomes two copies (each returning to
+    its own caller), so the graph the structuriser sees is ordinary; recursion is refused."""
+    from shader_svc.spirv.expand import expand
+
+    # blocks: 0 calls 2 and returns to 1; 1 calls 2 and returns to 3 (exit); 2 = the function
+    calls = {0: (2, 1), 1: (2, 3)}
+
+    def step(i, st):
+        if i in calls:
+            callee, back = calls[i]
+            return [(callee, st + (back,))]
+        if i == 2:
+            return [(st[-1], st[:-1])]          # RET
+        return [(RET, st)]
+    nodes, succ = expand(4, step)
+    assert sorted(nodes) == [0, 1, 2, 2, 3] and nodes.count(2) == 2
+    two = [k for k, n in enumerate(nodes) if n == 2]
+    assert {nodes[succ[k][0]] for k in two} == {1, 3}         # each copy returns to its caller
+    assert plan(succ)                                          # and the graph is structured
+
+    def rec(i, st):                                            # block 0 calls itself
+        return [(0, st + (1,))] if i == 0 else [(RET, st)]
+    with pytest.raises(Unstructured, match="recursion"):
+        expand(2, rec, limit=64)
