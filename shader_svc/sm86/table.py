@@ -480,8 +480,8 @@ R([Row("STL", 0x387, (LMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ), CACHE
        ir="RET.ABS", cls="branch")])
 SREGS[0x37] = "SR_LMEMHIOFF"
 R([Row("WARPSYNC", 0x348, (PH87, Reg("mask", 32)), ir="NOP", cls="ctrl")])
-# CS2R (0x805): a special register pair (SRZ = 255: zero) into D, .32 (bit 80) one register;
+# CS2R (0x805): a special register pair (SRZ = 255: zero) into D, .32 (bit 80 clear) one register;
 # BREAK (0x942): leave a convergence barrier (second predicate at 87/90) — nvdisasm 13.5
 SREGS[0xFF] = "SRZ"
-R([Row("CS2R", 0x805, (D, SReg("sr")), (), (Mod("w32", 80, 1, ONOFF(".32")),), ir="CS2R"),
+R([Row("CS2R", 0x805, (D, SReg("sr")), (), (Mod("w32", 80, 1, ((0, ".32"), (1, ""))),), ir="CS2R"),
    Row("BREAK", 0x942, (PH87, Reg("bar", 16, file="B")), ir="BREAK", cls="branch")])

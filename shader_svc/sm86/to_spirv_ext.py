@@ -266,7 +266,7 @@ class Ext86(_Lower):
             # one invocation is one thread: only the zero register pair has a meaning here
             if inst.ops["sr"]["sr"] != 0xFF:
                 raise TranslateError(f"{inst.text()}: special register pair not translated", offset=inst.addr)
-            for k in range(1 if inst.mods["w32"] else 2):
+            for k in range(2 if inst.mods["w32"] else 1):
                 if d != 255:
                     self.set_reg(d + k, c(0))
         elif ir == "FRND":
