@@ -8,7 +8,7 @@ dispatcher loop.  Maxwell adds:
 - XMAD, the 16x16-bit multiply-add ptxas builds 32-bit multiplies from;
 - the reconvergence stack: SSY/PBK push a target, SYNC/BRK pop and jump there, CAL pushes its
   return point and RET pops it.  Each invocation runs alone in SPIR-V, so a per-invocation
-  stack (16 entries) gives exactly the single-thread semantics;
+  stack (64 entries, typed: SYNC/BRK/RET unwind to their own kind) gives exactly the single-thread semantics;
 - constant bank 0 as the driver fills it for SM5x: block size at 0x8, grid size at 0x14, kernel
   parameters at 0x140.
 Warp-wide operations (VOTE, SHFL) assume 32 lanes while lavapipe's subgroups have 8: they run
@@ -28,7 +28,8 @@ __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARA
 
 PARAMS = 0x140
 SHARED_WINDOW = 0xFF000000    # generic base of shared memory (cbank0's word 0x0); 16 MiB below 4 GiB
-STACK = 16
+STACK = 64                  # entries of the emulated reconvergence stack (the machine spills its own to memory)
+ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET": 3}   # run-time stack entries' kinds
 BRANCHES = {"BRA", "SSY", "PBK", "CAL", "JCAL", "SYNC", "BRK", "RET", "EXIT", "BPT"}
 LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR", "SHF", "LOP", "LOP3", "ISETP",
            "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
@@ -954,6 +955,28 @@ class _Lower53(_Lower):
             self.vars["stack"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
         return self.vars["stack"][0]
 
+    def _stack_unwind(self, kind: int) -> int:
+        """SYNC/BRK/RET at run time: pop entries until one of ``kind`` (its block number in the
+        low 28 bits), as the machine unwinds its typed stack (a BRK out of an if inside a loop
+        drops the if's SSY entry).  A loop in SPIR-V: pop, test the kind, repeat."""
+        res = self.var("unwound", self.fn_u32)
+        head, body, cont, merge = (self.label() for _ in range(4))
+        self.do("OpBranch", head)
+        self.put_label(head)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", body)
+        self.put_label(body)
+        v = self._stack_pop()
+        self.do("OpStore", res, v)
+        hit = self.op("OpIEqual", self.bool, self.op("OpShiftRightLogical", self.u32, v, self.c(28)), self.c(kind))
+        sp = self.op("OpLoad", self.u32, self.var("sp", self.fn_u32))
+        empty = self.op("OpIEqual", self.bool, sp, self.c(0))     # nothing left: stop (a bad program)
+        self.do("OpBranchConditional", self.op("OpLogicalOr", self.bool, hit, empty), merge, cont)
+        self.put_label(cont)
+        self.do("OpBranch", head)
+        self.put_label(merge)
+        return self.op("OpBitwiseAnd", self.u32, self.op("OpLoad", self.u32, res), self.c((1 << 28) - 1))
+
     def _stack_pop(self) -> int:
         sp_var = self.var("sp", self.fn_u32)
         sp = self.op("OpISub", self.u32, self.op("OpLoad", self.u32, sp_var), self.c(1))
@@ -981,36 +1004,41 @@ class _Lower53(_Lower):
     STRUCT_SKIP = ("SSY", "PBK")
 
     def _step(self, blocks: list[list[Inst]], target):
-        """The reconvergence stack as the state ``spirv.expand`` walks: SSY/PBK push their
-        target's block, CAL/JCAL their return block (and go to the callee), SYNC/BRK/RET pop and
-        go there.  A block entered with two different stacks becomes two nodes (a function
-        called from two places is inlined twice); a pop with nothing pushed on the path, or a
-        stack deeper than its 16 entries (recursion), is refused: the dispatcher loop's
-        run-time stack runs it."""
+        """The reconvergence stack as the state ``spirv.expand`` walks, its entries typed as on
+        the machine: SSY pushes (S, target), PBK (B, target), CAL/JCAL (C, return block) and go
+        to the callee; SYNC unwinds to the innermost S entry, BRK to the innermost B, RET to the
+        innermost C, dropping what was pushed above it (a BRK out of an if inside a loop leaves
+        the if's SSY entry behind) and going to its block.  A block entered with two different
+        stacks becomes two nodes (a function called from two places is inlined twice); an
+        unwind that finds no entry of its kind on the path, or a stack deeper than STACK
+        entries (recursion), is refused: the dispatcher loop's run-time stack runs it."""
         n = len(blocks)
+        kinds = {"SSY": "S", "PBK": "B", "CAL": "C", "JCAL": "C"}
+        pops = {"SYNC": "S", "BRK": "B", "RET": "C"}
 
         def step(i: int, stack: tuple) -> list:
             nxt = i + 1 if i + 1 < n else RET
             for ins in blocks[i]:
                 if ins.row.ir in ("SSY", "PBK"):
-                    stack = stack + (target(ins),)
+                    stack = stack + ((kinds[ins.row.ir], target(ins)),)
             last = blocks[i][-1]
             ir = last.row.ir
             guarded = not (last.pred == 7 and not last.pred_not)
             if ir in ("CAL", "JCAL"):
                 if nxt == RET:
                     raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
-                taken = (target(last), stack + (nxt,))
+                taken = (target(last), stack + (("C", nxt),))
             elif ir in ("BRA", "EXIT", "BPT"):
                 taken = (target(last) if ir == "BRA" else RET, stack)
-            elif ir in ("SYNC", "BRK", "RET"):
-                if not stack:
-                    raise Unstructured(f"offset {last.addr:#x}: {ir} with nothing pushed on this path")
-                taken = (stack[-1], stack[:-1])
+            elif ir in pops:
+                j = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == pops[ir]), None)
+                if j is None:
+                    raise Unstructured(f"offset {last.addr:#x}: {ir} with nothing of its kind pushed on this path")
+                taken = (stack[j][1], stack[:j])
             else:
                 return [(nxt, stack)]
             if len(taken[1]) > STACK:
-                raise Unstructured("reconvergence stack deeper than its 16 entries")
+                raise Unstructured(f"reconvergence stack deeper than its {STACK} entries")
             return [taken, (nxt, stack)] if guarded and ir in STRUCT_ENDS else [taken]
         return step
 
@@ -1027,12 +1055,12 @@ class _Lower53(_Lower):
         its return block; SYNC/BRK/RET pop, only when taken, hence a selection, not OpSelect)."""
         ir = ins.row.ir
         if ir in ("SSY", "PBK"):
-            self._push(self.c(target(ins)))
+            self._push(self.c(target(ins) | ENTRY_KIND[ir] << 28))
             return nxt
         if ir not in BRANCHES:
             return None
         if ir in ("CAL", "JCAL"):
-            self._push(self.c(i + 1))
+            self._push(self.c(i + 1 | ENTRY_KIND["CAL"] << 28))
         if ins.pred == 7 and not ins.pred_not:
             return self._branch_value(ins, target)
         p = self.pred(ins.pred, ins.pred_not)
@@ -1053,7 +1081,7 @@ class _Lower53(_Lower):
             return self.c(DONE)
         if ir in ("BRA", "CAL", "JCAL"):
             return self.c(target(ins))
-        return self._stack_pop()      # SYNC, BRK, RET
+        return self._stack_unwind(ENTRY_KIND[ir])      # SYNC, BRK, RET
 
 
 def _f32(v: float) -> int:
