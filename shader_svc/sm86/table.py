@@ -399,7 +399,11 @@ R(rows_for("DMUL", 0x028, src_forms(1, DNA, DNA, FORMS1, kind="f64"), pre=(D, A(
            ir="DMUL", cls="f64"))
 R(rows_for("DFMA", 0x02B, src_forms(2, DNA, DNA, FORMS3, kind="f64"), pre=(D, A(1, 1)), mods=(Mod("rnd", 78, 2, FRND),),
            ir="DFMA", cls="f64"))
-R(rows_for("DSETP", 0x02A, src_forms(1, DNA, DNA, FORMS1, kind="f64"), pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
+# DSETP's register B answers to reuse flag 2 (bit 124), as nvdisasm 13.5 prints it
+_DSETP_FORMS = {f: tuple(Reg(o.name, o.lo, neg=o.neg, abs=o.abs, neg_sym=o.neg_sym, reuse="c")
+                         if isinstance(o, Reg) and o.file == "R" else o for o in ops)
+                for f, ops in src_forms(1, DNA, DNA, FORMS1, kind="f64").items()}
+R(rows_for("DSETP", 0x02A, _DSETP_FORMS, pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
            post=(P87,), mods=(Mod("cmp", 76, 4, DCMP), Mod("bop", 74, 2, BOP)), ir="DSETP", cls="f64"))
 
 # --- conversions between every width: I2F (0x106 8/16/32-bit sources to F32/F16, 0x112 64-bit
