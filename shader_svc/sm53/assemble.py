@@ -327,7 +327,7 @@ def assemble(text: str, addr: int = 0) -> tuple[int, int]:
 
 def control_for(row: Row, reuse: int) -> int:
     """Conservative schedule bits for one instruction."""
-    var = row.cls in ("mem", "sfu", "conv", "warp", "tex", "attr") or row.mnemonic == "S2R"
+    var = row.cls in ("mem", "sfu", "conv", "warp", "tex", "attr", "mad") or row.mnemonic == "S2R"
     c = dec.Control(stall=6, yield_=0, wbar=0 if var else 7, rbar=1 if var else 7, wait=0b11, reuse=reuse)
     return c.bits()
 

@@ -62,7 +62,7 @@ FTZ_FMZ = {0: "", 1: ".FTZ", 2: ".FMZ"}
 FMT = {1: ".F16", 2: ".F32", 3: ".F64"}
 INT_T = {0: ".U8", 1: ".U16", 2: ".U32", 3: ".U64", 4: ".S8", 5: ".S16", 6: ".S32", 7: ".S64"}
 SREGS = {0x00: "SR_LANEID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
-         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z", 0x39: "SR_LTMASK"}
+         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z", 0x37: "SR_LMEMHIOFF", 0x39: "SR_LTMASK"}
 ATOM_OPS = {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR", 8: ".EXCH"}
 ATOM_T = {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN"}
 MEM_SZ = {0: ".U8", 1: ".S8", 2: ".U16", 3: ".S16", 4: "", 5: ".64", 6: ".128"}
@@ -224,13 +224,20 @@ forms("F2I", {RFORM: 0x5CB0, CFORM: 0x4CB0}, 13, (DCC,), CVT_B,
       mods=(flag("FTZ", 44), Mod("dst", ((8, 2), (12, 1)), tuple(sorted((k, v) for k, v in INT_T.items()
                                                                             if k in (2, 3, 6, 7)))),
             field("src", 10, 2, FMT),
-            field("rnd", 39, 2, {1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"})), ir="F2I", cls="conv")
-# F2F: the half select (and the spaced constant) only exist for an F16 source
-for src, rb, cb in (({1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
-                    ({2: ".F32", 3: ".F64"}, B(neg=45, abs=49), CBuf("b", neg=45, abs=49))):
+            field("rnd", 39, 2, {0: "", 1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"})), ir="F2I", cls="conv")
+# F2F: the half select (and the spaced constant) only exist for an F16 source; bit 42 turns the
+# rounding field into rounding to an integral value (.ROUND/.FLOOR/.CEIL/.TRUNC, nvdisasm 11.8)
+F2F_RND = Mod("rnd", ((39, 2), (42, 1)), ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"), (4, ".ROUND"), (5, ".FLOOR"),
+                                           (6, ".CEIL"), (7, ".TRUNC")))
+F32B, F32C = B(neg=45, abs=49), CBuf("b", neg=45, abs=49)
+for dst, src, rb, cb in (((1, 2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+                         ((2,), {2: ".F32"}, F32B, F32C), ((3,), {3: ".F64"}, F32B, F32C),
+                         ((3,), {2: ".F32"}, F32B, F32C), ((2,), {3: ".F64"}, F32B, F32C),
+                         ((1,), {2: ".F32", 3: ".F64"}, F32B, F32C)):
+    same = dst in ((2,), (3,)) and dst == tuple(src)     # F32.F32, F64.F64: integral rounding
     forms("F2F", {RFORM: 0x5CA8, CFORM: 0x4CA8}, 13, (DCC,), {RFORM: rb, CFORM: cb},
-          mods=(flag("FTZ", 44), field("dst", 8, 2, FMT), field("src", 10, 2, src), field("rnd", 39, 2, RND),
-                flag("SAT", 50)), ir="F2F", cls="conv")
+          mods=(flag("FTZ", 44), field("dst", 8, 2, {k: FMT[k] for k in dst}), field("src", 10, 2, src),
+                F2F_RND if same else field("rnd", 39, 2, RND), flag("SAT", 50)), ir="F2F", cls="conv")
 
 # --- special registers, control -------------------------------------------------------------
 row("S2R", op(0xF0C8, 16), (D, SReg("sr")), ir="S2R", cls="ctrl")
@@ -241,6 +248,14 @@ row("BRA", op(0xE240, 16), (Target("t"),), base=CC_T, ir="BRA", cls="branch")
 row("SSY", op(0xE290, 16), (Target("t"),), ir="SSY", cls="branch", guard=False)
 row("PBK", op(0xE2A0, 16), (Target("t"),), ir="PBK", cls="branch", guard=False)
 row("CAL", op(0xE260, 16), (Target("t"),), base=0x40, ir="CAL", cls="branch", guard=False)
+# JCAL: CAL to an absolute address (bits 20..51; what a linked -G program calls its helpers
+# with, relocation type 42); bit 6 clear prints .NOINC (nvdisasm 11.8)
+row("JCAL", op(0xE220, 12), (Imm("t", 20, 32, "u"),), (Mod("inc", ((6, 1),), ((0, ".NOINC"), (1, ""))),),
+    ir="JCAL", cls="branch", guard=False)
+# BPT: mode at 6..8 (3 = .TRAP; 1 .CAL / 2 .PAUSE refused), a 20-bit code at 20 (hidden while
+# 0); no guard (bits 16..19 print nothing) — nvdisasm 11.8, every bit flipped
+row("BPT", op(0xE3A0, 16), (Imm("code", 20, 20, "u", hide_zero=True),), (field("mode", 6, 3, {3: ".TRAP"}),),
+    ir="BPT", cls="ctrl", guard=False)
 row("SYNC", op(0xF0F8, 16), (), base=CC_T, ir="SYNC", cls="branch")
 row("BRK", op(0xE340, 16), (), base=CC_T, ir="BRK", cls="branch")
 row("RET", op(0xE320, 16), (), base=CC_T, ir="RET", cls="branch")
@@ -330,6 +345,13 @@ forms("DSETP", {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680}, 12, (Pred("pd", 3)
 IMUL_SIGN = Mod("sign", ((40, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
 forms("IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
       mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL")
+# IMAD (-G's 64-bit division helpers): sign of a at 48, of b at 53 (both signed prints nothing),
+# .X 49, .SAT 50, negated c 51 / a 52 (both: .PO, refused), .HI 54, CC 47; bit 55 set is
+# IMADSP (not a row).  R form 0x5a0, C form 0x4a0 (nvdisasm 11.8, every bit flipped).  Class
+# 'mad': nvdisasm ignores reuse flags on it (as on memory rows); scheduled as variable latency
+IMAD_SIGN = Mod("sign", ((48, 1), (53, 1)), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
+forms("IMAD", {RFORM: 0x5A00, CFORM: 0x4A00}, 9, (DCC, A(neg=52)), {RFORM: B(), CFORM: CBuf("b")}, (C(neg=51),),
+      mods=(IMAD_SIGN, flag("HI", 54), flag("SAT", 50), flag("X", 49)), ir="IMAD", exclusive=(3 << 51,), cls="mad")
 row("IMUL32I", op(0x1F00, 8), (Reg("d", 0, cc=52), A(), Imm("b", 20, 32, "s")),
     (Mod("sign", ((54, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, ""))), flag("HI", 53)),
     ir="IMUL")

@@ -8,11 +8,11 @@ dispatcher loop.  Maxwell adds:
 - XMAD, the 16x16-bit multiply-add ptxas builds 32-bit multiplies from;
 - the reconvergence stack: SSY/PBK push a target, SYNC/BRK pop and jump there, CAL pushes its
   return point and RET pops it.  Each invocation runs alone in SPIR-V, so a per-invocation
-  stack (16 entries) gives exactly the single-thread semantics;
+  stack (64 entries, typed: SYNC/BRK/RET unwind to their own kind) gives exactly the single-thread semantics;
 - constant bank 0 as the driver fills it for SM5x: block size at 0x8, grid size at 0x14, kernel
   parameters at 0x140.
 Warp-wide operations (VOTE, SHFL) assume 32 lanes while lavapipe's subgroups have 8: they run
-on an emulated 32-lane warp (see ``_shfl``), without subgroup operations.  Shared memory is a workgroup
+on an emulated 32-lane warp (see ``_shfl_warp``), without subgroup operations.  Shared memory is a workgroup
 array of 32 KiB (lavapipe's limit); BAR.SYNC is a workgroup control barrier, which needs the
 barrier to be reached by every invocation on the same path, as on the hardware.
 """
@@ -27,23 +27,29 @@ from shader_svc.spirv.structure import RET, Unstructured
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS"]
 
 PARAMS = 0x140
-STACK = 16
-BRANCHES = {"BRA", "SSY", "PBK", "CAL", "SYNC", "BRK", "RET", "EXIT"}
+SHARED_WINDOW = 0xFF000000    # generic base of shared memory (cbank0's word 0x0); 16 MiB below 4 GiB
+STACK = 64                  # entries of the emulated reconvergence stack (the machine spills its own to memory)
+ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET": 3}   # run-time stack entries' kinds
+BRANCHES = {"BRA", "SSY", "PBK", "CAL", "JCAL", "SYNC", "BRK", "RET", "EXIT", "BPT"}
 LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR", "SHF", "LOP", "LOP3", "ISETP",
            "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
            "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
            "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "IMUL", "DADD", "DMUL", "DFMA",
-           "DSETP"} | BRANCHES
+           "DSETP", "LD", "ST", "BPT", "IMAD"} | BRANCHES
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
               5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
 WARP = {"VOTE", "SHFL"}
-STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK")
+STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT")
 
 
 def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
     """Constant bank 0 as the CUDA driver fills it for SM5x: block dims at 0x8, grid dims at
-    0x14, kernel parameters at 0x140."""
+    0x14, kernel parameters at 0x140; at 0x0 the shared window's 32-bit generic base (ptxas
+    makes a shared variable's generic address as c[0x0][0x0] + offset with a high word of 0):
+    ``SHARED_WINDOW``, an address no host allocation of the GPU process may take (**the GPU
+    process must write the same**)."""
     img = bytearray(max(size, PARAMS + len(params)))
+    struct.pack_into("<I", img, 0x0, SHARED_WINDOW)
     struct.pack_into("<3I", img, 0x8, *block)
     struct.pack_into("<3I", img, 0x14, *grid)
     img[PARAMS:PARAMS + len(params)] = params
@@ -60,15 +66,23 @@ def _code_base(insts: list[Inst]) -> int:
     return insts[0].addr - 8 if insts else 0
 
 
+def _target(ins: Inst, base: int) -> int:
+    """Where a branch goes: relative targets are decoded as addresses; JCAL's is an offset from
+    the code's start (the linked program's first byte)."""
+    if ins.row.ir == "JCAL":
+        return _entry_addr(base + ins.ops["t"]["imm"], base)
+    return _entry_addr(ins.ops["t"]["target"], base)
+
+
 def _blocks(insts: list[Inst]) -> list[list[Inst]]:
     leaders = {insts[0].addr} if insts else set()
     base = _code_base(insts)
     for i, ins in enumerate(insts):
         ir = ins.row.ir
-        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "KIL") and i + 1 < len(insts):
+        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "JCAL", "KIL", "BPT") and i + 1 < len(insts):
             leaders.add(insts[i + 1].addr)
-        if ir in ("BRA", "SSY", "PBK", "CAL"):
-            leaders.add(_entry_addr(ins.ops["t"]["target"], base))
+        if ir in ("BRA", "SSY", "PBK", "CAL", "JCAL"):
+            leaders.add(_target(ins, base))
     blocks, cur = [], []
     for ins in insts:
         if ins.addr in leaders and cur:
@@ -192,6 +206,11 @@ class _Lower53(_Lower):
                 lane = self.op("OpBitwiseAnd", u32, self._lid(), c(31))
                 put(lane if sr == 0 else self.op("OpISub", u32, self.op("OpShiftLeftLogical", u32, c(1), lane), c(1)))
                 return
+            if sr == 0x37:
+                # the local window's low end: 0 (local addresses wrap in the per-invocation
+                # array), so -G code's stack check (R1 >= SR_LMEMHIOFF, unsigned) passes
+                put(c(0))
+                return
             if sr not in names:
                 self.bad(inst, "special register not translated yet")
             bi, comp = names[sr]
@@ -278,17 +297,22 @@ class _Lower53(_Lower):
         elif ir == "POPC":
             put(self.op("OpBitCount", u32, self.val(inst, "b")))
         elif ir == "FLO":
-            self.need(inst, SH=0)
-            put(self.op("OpExtInst", u32, self.glsl, 75 if mods["u32"] == 0 else 74, self.val(inst, "b")))
+            put(self._flo(self.val(inst, "b"), mods["u32"] != 0, mods["SH"]))
         elif ir in ("FFMA", "FMUL", "FADD"):
-            self.need(inst, ftz=0, FTZ=0, rnd=0, SAT=0, scale=0)
+            self.need(inst, rnd=0, scale=0)
             if cc:
                 self.bad(inst, "condition code from FP not translated yet")
-            a, b = self.fval(inst, "a"), self.fval(inst, "b")
+            ftz = mods.get("ftz", mods.get("FTZ", 0))
+            if ftz == 2:
+                self.bad(inst, ".FMZ not translated yet")
+            a, b = self._ftz32(self.fval(inst, "a"), ftz), self._ftz32(self.fval(inst, "b"), ftz)
             if ir == "FFMA":
-                r = self._fma(a, b, self.fval(inst, "c"))
+                r = self._fma(a, b, self._ftz32(self.fval(inst, "c"), ftz))
             else:
                 r = self.fop("OpFMul" if ir == "FMUL" else "OpFAdd", self.f32, a, b)
+            r = self._ftz32(r, ftz)
+            if mods.get("SAT", 0):
+                r = self._sat32(r)
             put(self.op("OpBitcast", u32, r))
         elif ir == "FMNMX":
             self.need(inst, FTZ=0)
@@ -310,6 +334,19 @@ class _Lower53(_Lower):
             if mods["HI"]:
                 p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
             put(self.op("OpUConvert", u32, p))
+        elif ir == "IMAD":
+            # the low (or .HI high) word of the 64-bit product, plus c (+ the carry with .X);
+            # .CC takes the carry out of that 32-bit sum, as -G's 64-bit multiply chains need
+            self.need(inst, SAT=0)
+            if ops["a"].get("neg") or ops["c"].get("neg"):
+                self.bad(inst, "IMAD with a negated operand not translated yet")
+            sa, sb = mods["sign"] & 1, mods["sign"] >> 1
+            u64 = self.u64
+            p = self.op("OpIMul", u64, self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a")),
+                        self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b")))
+            if mods["HI"]:
+                p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
+            put(self.add_cc(inst, [self.op("OpUConvert", u32, p), self.val(inst, "c")], bool(mods["X"]), cc))
         elif ir in ("LEA", "LEA_HI"):
             self._lea53(inst, put, cc)
         elif ir == "I2I":
@@ -347,16 +384,23 @@ class _Lower53(_Lower):
             put(self.op("OpBitcast", u32, self._mufu(inst, self.fval(inst, "a"))))
         elif ir in ("LDG", "STG"):
             self._global(inst, put)
+        elif ir in ("LD", "ST"):
+            self._generic53(inst)
         elif ir in ("LDS", "STS"):
             self._shared(inst)
         elif ir in ("LDL", "STL"):
             self._local(inst)
         elif ir == "LDC":
             cv = ops["c"]
-            if cv["bank"] != 0 or mods["mode"] or mods["size"] != 4:
-                self.bad(inst, "indexed constant load other than 32-bit from bank 0 not translated yet")
+            n = {4: 1, 5: 2}.get(mods["size"])
+            if cv["bank"] != 0 or mods["mode"] or n is None:
+                self.bad(inst, "indexed constant load other than 32/64-bit from bank 0 not translated yet")
             idx = self.op("OpShiftRightLogical", u32, self.op("OpIAdd", u32, self.reg(cv["reg"]), c(cv["off"])), c(2))
-            put(self.op("OpLoad", u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, c(0), idx)))
+            words = [self.op("OpLoad", u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, c(0),
+                                                    self.op("OpIAdd", u32, idx, c(k)))) for k in range(n)]
+            if d != 255:
+                for k, w in enumerate(words):
+                    self.set_reg(d + k, w)
         elif ir in ("ATOMS", "ATOM", "ATOM_CAS", "RED"):
             self._atomic(inst, put)
         elif ir == "BAR":
@@ -477,8 +521,6 @@ class _Lower53(_Lower):
         """LEA: (a << s) + b; LEA.HI: the high word of (c:a) << s, plus b; .X adds the carry,
         .CC writes it (the 64-bit address pairs ptxas builds)."""
         ops, mods = inst.ops, inst.mods
-        if ops["pd"]["pred"] != 7:
-            self.bad(inst, "LEA predicate carry-out not translated yet")
         sh = ops["s"]["imm"]
         a = self.val(inst, "a")
         if inst.row.ir == "LEA_HI":
@@ -487,7 +529,17 @@ class _Lower53(_Lower):
                 "OpShiftLeftLogical", self.u64, v, self.c64(sh)), self.c64(32)))
         else:
             t = self.op("OpShiftLeftLogical", self.u32, a, self.c(sh))
-        put(self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc))
+        r = self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc)
+        if ops["pd"]["pred"] != 7:
+            # LEA.HI's predicate: the high word of a 64-bit generic address is not 0, i.e. the
+            # address is global (shared and local windows lie below 4 GiB: ptxas builds a
+            # shared variable's generic address as c[0x0][0x0] + offset, high word 0).  Read from
+            # ptxas's own use: a generic atomic branches on it (@!P ATOMS on the low word,
+            # otherwise ATOM.E); LD/ST take it as an operand and here go by the address itself.
+            if inst.row.ir != "LEA_HI":
+                self.bad(inst, "LEA predicate output not translated yet")
+            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, r, self.c(0)))
+        put(r)
 
     def _i2i(self, inst: Inst) -> int:
         """I2I between 8/16/32-bit integer types: the source field (byte select .B1..B3) extended
@@ -701,6 +753,10 @@ class _Lower53(_Lower):
     def _f2f(self, inst: Inst, put) -> None:
         """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
         mods = inst.mods
+        pair = (mods["dst"], mods["src"])
+        if pair in ((2, 2), (3, 3), (2, 3), (3, 2)):
+            self._f2f_wide(inst, put, pair)
+            return
         self.need(inst, FTZ=0, rnd=0, SAT=0)
         v2 = self.m.type("OpTypeVector", self.f32, 2)
         if (mods["dst"], mods["src"]) == (1, 2):
@@ -720,6 +776,37 @@ class _Lower53(_Lower):
         else:
             raise TranslateError(f"{inst.text()}: conversion not translated yet", offset=inst.addr)
 
+    def _f2f_wide(self, inst: Inst, put, pair: tuple[int, int]) -> None:
+        """F2F between F32/F64: .ROUND/.FLOOR/.CEIL/.TRUNC (rnd 4..7) round to an integral value
+        in the same type; F32 -> F64 is exact, F64 -> F32 rounds to nearest even (OpFConvert is
+        correctly rounded in Vulkan); .FTZ flushes an F32 source; directed narrowing, .SAT and
+        a denormal-flushing F64 are refused."""
+        mods = inst.mods
+        self.need(inst, SAT=0)
+        fn = {4: "RoundEven", 5: "Floor", 6: "Ceil", 7: "Trunc"}.get(mods["rnd"])
+        if pair[1] == 2:
+            x = self._ftz32(self.fval(inst, "b"), mods["FTZ"])
+        else:
+            self.need(inst, FTZ=0)
+            x = self.dval(inst, "b")
+        if pair[0] == pair[1]:
+            if fn is None:
+                self.bad(inst, "F2F to the same type other than rounding to an integral value")
+            r = self.op("OpExtInst", self.f32 if pair[0] == 2 else self.f64t, self.glsl, GLSL[fn], x)
+        else:
+            if mods["rnd"]:
+                self.bad(inst, "F2F with a directed rounding between F32 and F64 not translated yet")
+            r = self.op("OpFConvert", self.f32 if pair[0] == 2 else self.f64t, x)
+        if pair[0] == 2:
+            put(self.op("OpBitcast", self.u32, r))
+        else:
+            v = self.op("OpBitcast", self.u64, r)
+            d = inst.ops["d"]["reg"]
+            if d != 255:
+                self.set_reg(d, self.op("OpUConvert", self.u32, v))
+                self.set_reg(d + 1, self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v,
+                                                                            self.c64(32))))
+
     def _mufu(self, inst: Inst, x: int) -> int:
         g = {2: 29, 3: 30}           # Exp2, Log2
         o = inst.mods["op"]
@@ -733,6 +820,8 @@ class _Lower53(_Lower):
             return self.fop("OpFDiv", self.f32, self.m.const(self.f32, _f32(1.0)), x)
         if o == 5:
             return self.op("OpExtInst", self.f32, self.glsl, 32, x)   # InverseSqrt
+        if o in (6, 7):
+            return self.op("OpBitcast", self.f32, self._mufu64h(o, self.op("OpBitcast", self.u32, x)))
         raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
 
     def _global(self, inst: Inst, put) -> None:
@@ -752,6 +841,24 @@ class _Lower53(_Lower):
                     self.set_reg(d + i, self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
             else:
                 self.do("OpStore", ptr, self.reg(d + i) if d != 255 else self.c(0), self.m.E("MemoryAccess", "Aligned"), 4)
+
+    def _generic53(self, inst: Inst) -> None:
+        """LD/ST on a generic 64-bit address (register pair + signed 32-bit offset): the shared
+        window (c[0x0][0x0], high word 0, 16 MiB) goes to shared memory, the rest to global
+        memory (``_generic_access``).  The predicate operand at 58 is the "global" flag a LEA.HI.X
+        left (see ``_lea53``): the window test on the address decides the same here."""
+        mods = inst.mods
+        if not mods["E"]:
+            self.bad(inst, "32-bit generic addresses not translated")
+        n = {4: 1, 5: 2, 6: 4}.get(mods["size"])
+        if n is None:
+            self.bad(inst, "sub-word access not translated yet")
+        a = inst.ops["addr"]
+        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
+        addr = self.op("OpIAdd", self.u64, base, self.c64(a["off"]))
+        window = self.op("OpUConvert", self.u64, self.cbank_word(0x0, 0, inst))
+        self._generic_access(inst, addr, window, n, "load" if inst.row.ir == "LD" else "store",
+                             inst.ops["d"]["reg"])
 
     # --- shared memory and atomics -----------------------------------------------------------
     def _mem_addr(self, inst: Inst) -> int:
@@ -821,31 +928,11 @@ class _Lower53(_Lower):
     # the barriers need every invocation to reach the operation (as ptxas code does outside
     # divergent regions; predicated warp operations are refused).
     def _shfl(self, inst: Inst) -> None:
-        ops, mode = inst.ops, inst.mods["mode"]
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        cv = ops["c"]["imm"] if "imm" in ops["c"] else (0 if ops["c"]["reg"] == 255 else None)
-        if cv != (0 if mode == 1 else 0x1F):
-            raise TranslateError(f"{inst.text()}: SHFL segment/clamp other than a whole warp not translated",
-                                 offset=inst.addr)
-        b = self.c(ops["b"]["imm"]) if "imm" in ops["b"] else self.reg(ops["b"]["reg"])
-        b = self.op("OpBitwiseAnd", self.u32, b, self.c(31))
-        lid, lane, base = self._publish(self.reg(ops["a"]["reg"]))
-        if mode == 0:
-            src, ok = b, self.m.const_bool(True)
-        elif mode == 1:
-            src = self.op("OpISub", self.u32, lane, b)
-            ok = self.op("OpUGreaterThanEqual", self.bool, lane, b)
-        elif mode == 2:
-            src = self.op("OpIAdd", self.u32, lane, b)
-            ok = self.op("OpULessThanEqual", self.bool, src, self.c(31))
-        else:
-            src, ok = self.op("OpBitwiseXor", self.u32, lane, b), self.m.const_bool(True)
-        at = self.op("OpIAdd", self.u32, base, src)
-        ok = self.op("OpLogicalAnd", self.bool, ok, self.op("OpULessThan", self.bool, at, self.c(n)))
-        at = self.op("OpSelect", self.u32, ok, at, lid)          # out of range: the lane's own value
-        val = self.op("OpLoad", self.u32, self._xchg_ptr(at))
+        ops = inst.ops
+        opnd = [self.c(ops[k]["imm"]) if "imm" in ops[k] else self.reg(ops[k]["reg"]) for k in ("b", "c")]
+        val, take = self._shfl_warp(inst.mods["mode"], self.reg(ops["a"]["reg"]), *opnd)
         self.set_reg(ops["d"]["reg"], val)
-        self.set_pred(ops["pd"]["pred"], ok)
+        self.set_pred(ops["pd"]["pred"], take)
 
     def _vote(self, inst: Inst) -> None:
         ops = inst.ops
@@ -868,6 +955,28 @@ class _Lower53(_Lower):
             self.vars["stack"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
         return self.vars["stack"][0]
 
+    def _stack_unwind(self, kind: int) -> int:
+        """SYNC/BRK/RET at run time: pop entries until one of ``kind`` (its block number in the
+        low 28 bits), as the machine unwinds its typed stack (a BRK out of an if inside a loop
+        drops the if's SSY entry).  A loop in SPIR-V: pop, test the kind, repeat."""
+        res = self.var("unwound", self.fn_u32)
+        head, body, cont, merge = (self.label() for _ in range(4))
+        self.do("OpBranch", head)
+        self.put_label(head)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", body)
+        self.put_label(body)
+        v = self._stack_pop()
+        self.do("OpStore", res, v)
+        hit = self.op("OpIEqual", self.bool, self.op("OpShiftRightLogical", self.u32, v, self.c(28)), self.c(kind))
+        sp = self.op("OpLoad", self.u32, self.var("sp", self.fn_u32))
+        empty = self.op("OpIEqual", self.bool, sp, self.c(0))     # nothing left: stop (a bad program)
+        self.do("OpBranchConditional", self.op("OpLogicalOr", self.bool, hit, empty), merge, cont)
+        self.put_label(cont)
+        self.do("OpBranch", head)
+        self.put_label(merge)
+        return self.op("OpBitwiseAnd", self.u32, self.op("OpLoad", self.u32, res), self.c((1 << 28) - 1))
+
     def _stack_pop(self) -> int:
         sp_var = self.var("sp", self.fn_u32)
         sp = self.op("OpISub", self.u32, self.op("OpLoad", self.u32, sp_var), self.c(1))
@@ -878,6 +987,10 @@ class _Lower53(_Lower):
     # --- control flow through the shared dispatcher loop (sm86.to_spirv._Lower.build) ---------
     def build(self) -> bytes:
         for ins in self.insts:
+            if ins.row.ir == "JCAL":
+                self.need(ins, inc=1)
+            if ins.row.ir == "BPT":
+                self.need(ins, mode=3)      # a trap ends the kernel; here it ends the invocation
             if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
                 raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
                                      f"warp is emulated with workgroup barriers, which every invocation must "
@@ -887,58 +1000,50 @@ class _Lower53(_Lower):
     def block_list(self) -> list[list[Inst]]:
         return _blocks(self.insts)
 
-    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK")
+    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT")
     STRUCT_SKIP = ("SSY", "PBK")
 
-    def structure_ok(self) -> bool:
-        # CAL/RET return to where they were called from: the dispatcher loop's run-time stack
-        return not any(i.row.ir in ("CAL", "RET") for i in self.insts)
-
-    def _successors(self, blocks: list[list[Inst]], target) -> list[list[int]]:
-        """As the base class, with SYNC/BRK resolved statically: the reconvergence stack's
-        contents at each block (SSY/PBK push their target's block) are followed along the CFG;
-        where a block is entered with two different stacks, or a pop finds none, the targets
-        are run-time values and the structuriser is refused (the dispatcher loop runs them)."""
+    def _step(self, blocks: list[list[Inst]], target):
+        """The reconvergence stack as the state ``spirv.expand`` walks, its entries typed as on
+        the machine: SSY pushes (S, target), PBK (B, target), CAL/JCAL (C, return block) and go
+        to the callee; SYNC unwinds to the innermost S entry, BRK to the innermost B, RET to the
+        innermost C, dropping what was pushed above it (a BRK out of an if inside a loop leaves
+        the if's SSY entry behind) and going to its block.  A block entered with two different
+        stacks becomes two nodes (a function called from two places is inlined twice); an
+        unwind that finds no entry of its kind on the path, or a stack deeper than STACK
+        entries (recursion), is refused: the dispatcher loop's run-time stack runs it."""
         n = len(blocks)
-        succ: list[list[int] | None] = [None] * n
-        entry: list[tuple | None] = [None] * n
-        entry[0] = ()
-        work = [0]
-        while work:
-            i = work.pop()
-            stack = list(entry[i])
+        kinds = {"SSY": "S", "PBK": "B", "CAL": "C", "JCAL": "C"}
+        pops = {"SYNC": "S", "BRK": "B", "RET": "C"}
+
+        def step(i: int, stack: tuple) -> list:
             nxt = i + 1 if i + 1 < n else RET
-            out: list[tuple[int, tuple]] = []
-            last = blocks[i][-1]
             for ins in blocks[i]:
                 if ins.row.ir in ("SSY", "PBK"):
-                    if len(stack) >= STACK:
-                        raise Unstructured("reconvergence stack deeper than its 16 entries")
-                    stack.append(target(ins))
+                    stack = stack + ((kinds[ins.row.ir], target(ins)),)
+            last = blocks[i][-1]
             ir = last.row.ir
             guarded = not (last.pred == 7 and not last.pred_not)
-            if ir in ("BRA", "EXIT"):
-                taken = [(RET if ir == "EXIT" else target(last), tuple(stack))]
-            elif ir in ("SYNC", "BRK"):
-                if not stack:
-                    raise Unstructured(f"offset {last.addr:#x}: {ir} with nothing pushed on this path")
-                taken = [(stack[-1], tuple(stack[:-1]))]
+            if ir in ("CAL", "JCAL"):
+                if nxt == RET:
+                    raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
+                taken = (target(last), stack + (("C", nxt),))
+            elif ir in ("BRA", "EXIT", "BPT"):
+                taken = (target(last) if ir == "BRA" else RET, stack)
+            elif ir in pops:
+                j = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == pops[ir]), None)
+                if j is None:
+                    raise Unstructured(f"offset {last.addr:#x}: {ir} with nothing of its kind pushed on this path")
+                taken = (stack[j][1], stack[:j])
             else:
-                taken, guarded = [(nxt, tuple(stack))], False
-            out = taken + ([(nxt, tuple(stack))] if guarded and ir in STRUCT_ENDS else [])
-            succ[i] = [t for t, _ in out]
-            for t, st in out:
-                if t == RET:
-                    continue
-                if entry[t] is None:
-                    entry[t] = st
-                    work.append(t)
-                elif entry[t] != st:
-                    raise Unstructured(f"block {t} is entered with two different reconvergence stacks")
-        return [s if s is not None else [] for s in succ]
+                return [(nxt, stack)]
+            if len(taken[1]) > STACK:
+                raise Unstructured(f"reconvergence stack deeper than its {STACK} entries")
+            return [taken, (nxt, stack)] if guarded and ir in STRUCT_ENDS else [taken]
+        return step
 
     def branch_target(self, ins: Inst) -> int:
-        return _entry_addr(ins.ops["t"]["target"], _code_base(self.insts))
+        return _target(ins, _code_base(self.insts))
 
     def _prologue(self) -> None:
         self.do("OpStore", self.var("sp", self.fn_u32), self.c(0))
@@ -950,12 +1055,12 @@ class _Lower53(_Lower):
         its return block; SYNC/BRK/RET pop, only when taken, hence a selection, not OpSelect)."""
         ir = ins.row.ir
         if ir in ("SSY", "PBK"):
-            self._push(self.c(target(ins)))
+            self._push(self.c(target(ins) | ENTRY_KIND[ir] << 28))
             return nxt
         if ir not in BRANCHES:
             return None
-        if ir == "CAL":
-            self._push(self.c(i + 1))
+        if ir in ("CAL", "JCAL"):
+            self._push(self.c(i + 1 | ENTRY_KIND["CAL"] << 28))
         if ins.pred == 7 and not ins.pred_not:
             return self._branch_value(ins, target)
         p = self.pred(ins.pred, ins.pred_not)
@@ -972,11 +1077,11 @@ class _Lower53(_Lower):
 
     def _branch_value(self, ins: Inst, target) -> int:
         ir = ins.row.ir
-        if ir == "EXIT":
+        if ir in ("EXIT", "BPT"):
             return self.c(DONE)
-        if ir in ("BRA", "CAL"):
+        if ir in ("BRA", "CAL", "JCAL"):
             return self.c(target(ins))
-        return self._stack_pop()      # SYNC, BRK, RET
+        return self._stack_unwind(ENTRY_KIND[ir])      # SYNC, BRK, RET
 
 
 def _f32(v: float) -> int:

@@ -215,6 +215,8 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         f += [(54, 5, _int(m.group(1))), (40, 14, _int(m.group(2)) // 4)]
         return f, 0
     if isinstance(o, Mem):
+        if o.scale and re.fullmatch(r"\[-?0x[0-9a-f]+\]", text):    # shared memory at RZ + offset
+            text = "[RZ+" + text[1:]
         m = re.fullmatch(r"\[(U?RZ|R\d+)(\.64)?(\.X4|\.X8|\.X16)?(?:\+(-?0x[0-9a-f]+))?\]", text)
         if not m:
             raise _NoMatch(text)

@@ -116,7 +116,9 @@ def _alias(row: Row, ops: dict, mods: dict) -> str:
             elif kind == "imm":
                 ok = ok and "imm" in v and v["imm"] == val
             elif kind == "pow2":
-                ok = ok and "imm" in v and v["imm"] > 1 and v["imm"] & (v["imm"] - 1) == 0
+                # nvdisasm 13.5 prints 0x10000 and 0x80000000 as plain IMAD, other powers as .SHL
+                ok = ok and "imm" in v and v["imm"] > 1 and v["imm"] & (v["imm"] - 1) == 0 and \
+                    v["imm"] not in (0x10000, 0x80000000)
         if ok:
             return al.insert
     return ""
@@ -250,6 +252,8 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             return f"c[{v['bank']:#x}][{_hex(v['off'])}]"
         return f"c[{v['bank']:#x}][R{v['reg']}" + (f"+{_hex(v['off'])}]" if v["off"] else "]")
     if isinstance(o, Mem):
+        if o.scale and v["reg"] == 255 and v["off"] and not v["wide"] and not v["scale"]:
+            return f"[{_hex(v['off'])}]"             # shared memory at an absolute offset (nvdisasm 13.5)
         s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else "")
         if o.scale:
             s += dict(o.scale[2])[v["scale"]]

@@ -26,12 +26,16 @@ RZ, URZ, PT = 255, 63, 7
 # modifier vocabularies
 FCMP = ((0, ".F"), (1, ".LT"), (2, ".EQ"), (3, ".LE"), (4, ".GT"), (5, ".NE"), (6, ".GE"), (7, ".NUM"),
         (8, ".NAN"), (9, ".LTU"), (10, ".EQU"), (11, ".LEU"), (12, ".GTU"), (13, ".NEU"), (14, ".GEU"), (15, ".T"))
+# DSETP's 0 and 15 are MIN/MAX (fmin/fmax: the first predicate picks the operand, the second
+# marks a NaN to quiet) as nvdisasm 13.5 prints them, not F/T
+DCMP = ((0, ".MIN"),) + FCMP[1:15] + ((15, ".MAX"),)
 ICMP = ((0, ".F"), (1, ".LT"), (2, ".EQ"), (3, ".LE"), (4, ".GT"), (5, ".NE"), (6, ".GE"), (7, ".T"))
 BOP = ((0, ".AND"), (1, ".OR"), (2, ".XOR"))
 FRND = ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"))
 ONOFF = lambda s: ((0, ""), (1, s))  # noqa: E731
 MEMSZ = ((0, ".U8"), (1, ".S8"), (2, ".U16"), (3, ".S16"), (4, ""), (5, ".64"), (6, ".128"))
-MUFU_OPS = ((0, ".COS"), (1, ".SIN"), (2, ".EX2"), (3, ".LG2"), (4, ".RCP"), (5, ".RSQ"), (8, ".SQRT"),
+MUFU_OPS = ((0, ".COS"), (1, ".SIN"), (2, ".EX2"), (3, ".LG2"), (4, ".RCP"), (5, ".RSQ"), (6, ".RCP64H"),
+            (7, ".RSQ64H"), (8, ".SQRT"),
             (9, ".TANH"))
 ATOM_OPS = ((0, ".ADD"), (1, ".MIN"), (2, ".MAX"), (3, ".INC"), (4, ".DEC"), (5, ".AND"), (6, ".OR"),
             (7, ".XOR"), (8, ".EXCH"))
@@ -206,7 +210,22 @@ R([Row("PLOP3.LUT", 0x81C, (Pred("p", 81), Pred("q", 84), Pred("a", 87, not_bit=
 # --- conversions ---------------------------------------------------------------------------
 R(rows_for("I2FP", 0x045, src_forms(1, {}, {}, FORMS1), pre=(D,),
            mods=(Mod("dst", 75, 3, ((2, ".F32"),)), Mod("sign", 74, 1, ((0, ".U32"), (1, ".S32"))),
-                 Mod("rnd", 78, 2, ((0, ""),))), base=hi(0x0000200000), ir="I2F", cls="conv"))
+                 Mod("rnd", 78, 2, ((0, ""), (3, ".RZ")))), base=hi(0x0000200000), ir="I2F", cls="conv"))
+# FRND (0x307 F32, 0x313 F64): round to an integral value; F2F (0x310) between F32 and F64, one
+# row per direction (the types print as one word).  nvdisasm 13.5, every bit flipped: FTZ 80,
+# rounding 78..79, the source in the B slot with |x| 62 / -x 63; the type bits are the rows' own
+FRND_RND = ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))
+R(rows_for("FRND", 0x107, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D,),
+           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND_RND)), base=hi(0x0020_1000),
+           ir="FRND", cls="conv"))
+R(rows_for("FRND", 0x113, src_forms(1, FNA, FNA, FORMS1, kind="f64"), pre=(D,),
+           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("f64", 75, 0, ((0, ".F64"),)), Mod("rnd", 78, 2, FRND_RND)),
+           base=hi(0x0030_1800), ir="FRND", cls="conv"))
+F2F_RND = ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"))
+for _types, _base in ((".F64.F32", 0x0020_1800), (".F32.F64", 0x0030_1000)):
+    R(rows_for("F2F", 0x110, src_forms(1, FNA, FNA, {1: "r"}), pre=(D,),
+               mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("types", 75, 0, ((0, _types),)), Mod("rnd", 78, 2, F2F_RND)),
+               base=hi(_base), ir="F2F", cls="conv"))
 R(rows_for("F2I", 0x105, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D,),
            mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("sign", 72, 1, ((0, ".U32"), (1, ""))),
                  Mod("size", 75, 2, ((2, ""),)), Mod("rnd", 78, 2, ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))),
@@ -235,11 +254,12 @@ R([Row("LDS", 0x984, (D, SMEM), (), (Mod("size", 73, 3, MEMSZ),), ir="LDS", cls=
 R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".64"))),), ir="ULDC",
        uniform=True)])
 AMEM = Mem("addr", wide_bit=91)
-ATOM_MODS = (CACHE, Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"))),
+ATOM_MODS = (CACHE, Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"))),
              Mod("sem", 77, 4, ((7, ".STRONG.GPU"),)))
 R([Row("ATOMG", 0x9A8, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
        (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
-       base=hi(0x080000C6), ir="ATOMG", cls="mem"),
+       # bits 64..69: a uniform register shown only with bit 71, as RED's
+       base=hi(0x080000C6), free=((64, 6),), ir="ATOMG", cls="mem"),
    Row("ATOMG", 0x3A9, (Pred("p", 81), D, AMEM, Reg("b", 32), Reg("c", 64)),
        (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ((0, ".CAS"),))) + ATOM_MODS,
        ir="ATOMG.CAS", cls="mem"),
@@ -379,8 +399,12 @@ R(rows_for("DMUL", 0x028, src_forms(1, DNA, DNA, FORMS1, kind="f64"), pre=(D, A(
            ir="DMUL", cls="f64"))
 R(rows_for("DFMA", 0x02B, src_forms(2, DNA, DNA, FORMS3, kind="f64"), pre=(D, A(1, 1)), mods=(Mod("rnd", 78, 2, FRND),),
            ir="DFMA", cls="f64"))
-R(rows_for("DSETP", 0x02A, src_forms(1, DNA, DNA, FORMS1, kind="f64"), pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
-           post=(P87,), mods=(Mod("cmp", 76, 4, FCMP), Mod("bop", 74, 2, BOP)), ir="DSETP", cls="f64"))
+# DSETP's register B answers to reuse flag 2 (bit 124), as nvdisasm 13.5 prints it
+_DSETP_FORMS = {f: tuple(Reg(o.name, o.lo, neg=o.neg, abs=o.abs, neg_sym=o.neg_sym, reuse="c")
+                         if isinstance(o, Reg) and o.file == "R" else o for o in ops)
+                for f, ops in src_forms(1, DNA, DNA, FORMS1, kind="f64").items()}
+R(rows_for("DSETP", 0x02A, _DSETP_FORMS, pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
+           post=(P87,), mods=(Mod("cmp", 76, 4, DCMP), Mod("bop", 74, 2, BOP)), ir="DSETP", cls="f64"))
 
 # --- conversions between every width: I2F (0x106 8/16/32-bit sources to F32/F16, 0x112 64-bit
 # ones or F64 results), F2I (0x111: F64 sources or 64-bit results).  Sign and size print as one
@@ -460,3 +484,8 @@ R([Row("STL", 0x387, (LMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ), CACHE
        ir="RET.ABS", cls="branch")])
 SREGS[0x37] = "SR_LMEMHIOFF"
 R([Row("WARPSYNC", 0x348, (PH87, Reg("mask", 32)), ir="NOP", cls="ctrl")])
+# CS2R (0x805): a special register pair (SRZ = 255: zero) into D, .32 (bit 80 clear) one register;
+# BREAK (0x942): leave a convergence barrier (second predicate at 87/90) — nvdisasm 13.5
+SREGS[0xFF] = "SRZ"
+R([Row("CS2R", 0x805, (D, SReg("sr")), (), (Mod("w32", 80, 1, ((0, ".32"), (1, ""))),), ir="CS2R"),
+   Row("BREAK", 0x942, (PH87, Reg("bar", 16, file="B")), ir="BREAK", cls="branch")])

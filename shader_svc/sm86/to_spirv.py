@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from nxrecomp.errors import NxError
 from shader_svc.sm86.decode import Inst
 from shader_svc.spirv import structure
+from shader_svc.spirv.expand import Step, expand
 from shader_svc.spirv.builder import Module
 
 log = logging.getLogger(__name__)
@@ -343,27 +344,35 @@ class _Lower:
         elif ir == "SHF":
             self._shf(inst, d)
         elif ir in ("FFMA", "FMUL", "FADD"):
-            self.require(inst, FTZ=0, FMZ=0, rnd=0, SAT=0, scale=4)
-            a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
-            b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            self.require(inst, FMZ=0, rnd=0, scale=4)
+            ftz = inst.mods.get("FTZ", 0)
+            a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
+            b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
             if ir == "FFMA":
-                c = self.op("OpBitcast", self.f32, self.src(inst, "c", True))
+                c = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "c", True)), ftz)
                 r = self._fma(a, b, c)
             elif ir == "FMUL":
                 r = self.fop("OpFMul", self.f32, a, b)
             else:
                 r = self.fop("OpFAdd", self.f32, a, b)
+            r = self._ftz32(r, ftz)
+            if inst.mods.get("SAT", 0):
+                r = self._sat32(r)
             put(self.op("OpBitcast", self.u32, r))
         elif ir == "F2I":
             put(self._f2i(inst))
         elif ir == "I2F":
-            self.require(inst, rnd=0, dst=2)
-            conv = "OpConvertSToF" if inst.mods["sign"] == 1 else "OpConvertUToF"
-            put(self.op("OpBitcast", self.u32, self.op(conv, self.f32, self.src(inst, "b"))))
+            self.require(inst, dst=2)
+            signed = inst.mods["sign"] == 1
+            x = self.src(inst, "b")
+            f = self.op("OpConvertSToF" if signed else "OpConvertUToF", self.f32, x)
+            if inst.mods["rnd"]:
+                f = self._directed(inst, f, x, signed, False, inst.mods["rnd"])
+            put(self.op("OpBitcast", self.u32, f))
         elif ir == "FSETP":
-            self.require(inst, FTZ=0)
-            a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
-            b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            ftz = inst.mods.get("FTZ", 0)
+            a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
+            b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
             self._set_bop(inst, self._fcmp(inst.mods["cmp"], a, b))
         elif ir == "FMNMX":
             self.require(inst, FTZ=0, NAN=0, XORSIGN=0)
@@ -438,6 +447,42 @@ class _Lower:
         fix = self.op("OpLogicalAnd", self.bool, inexact, even)
         odd = self.op("OpSelect", self.u64, fix, self.op("OpIAdd", self.u64, bits, step), bits)
         return self.op("OpFConvert", self.f32, self.op("OpBitcast", f64, odd))
+
+    def _ftz32(self, x: int, on: int = 1) -> int:
+        """.FTZ: a denormal f32 (exponent field 0) becomes a zero of its sign."""
+        if not on:
+            return x
+        bits = self.op("OpBitcast", self.u32, x)
+        den = self.op("OpIEqual", self.bool, self.op("OpBitwiseAnd", self.u32, bits, self.c(0x7F800000)), self.c(0))
+        zero = self.op("OpBitcast", self.f32, self.op("OpBitwiseAnd", self.u32, bits, self.c(0x80000000)))
+        return self.op("OpSelect", self.f32, den, zero, x)
+
+    def _flo(self, x: int, signed: bool, sh: int) -> int:
+        """FLO: the position of the most significant set bit (of the first bit unlike the sign
+        for signed), 0xffffffff when there is none; .SH: 31 - that position (PTX bfind.shiftamt)."""
+        r = self.op("OpExtInst", self.u32, self.glsl, 74 if signed else 75, x)
+        if not sh:
+            return r
+        none = self.op("OpIEqual", self.bool, r, self.c(0xFFFFFFFF))
+        return self.op("OpSelect", self.u32, none, r, self.op("OpISub", self.u32, self.c(31), r))
+
+    def _mufu64h(self, o: int, hi: int) -> int:
+        """MUFU.RCP64H (6) / RSQ64H (7): the high word of 1/x (1/sqrt(x)) for the double whose
+        high word is ``hi`` (low word 0); the compilers' Newton steps (DFMA) refine it."""
+        f64 = self.f64t
+        x = self.op("OpBitcast", f64, self.join64(self.c(0), hi))
+        if o == 6:
+            r = self.op("OpFDiv", f64, self.m.const(f64, 0, 0x3FF00000), x)
+        else:
+            r = self.op("OpExtInst", f64, self.glsl, 32, x)
+        return self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, self.op("OpBitcast", self.u64, r),
+                                                       self.c64(32)))
+
+    def _sat32(self, x: int) -> int:
+        """.SAT: clamped to [+0, 1]; NaN (and -0) give +0."""
+        one, zero = self.m.const(self.f32, 0x3F800000), self.m.const(self.f32, 0)
+        r = self.op("OpSelect", self.f32, self.op("OpFOrdGreaterThan", self.bool, x, zero), x, zero)
+        return self.op("OpSelect", self.f32, self.op("OpFOrdGreaterThanEqual", self.bool, x, one), one, r)
 
     def _f2i(self, inst: Inst) -> int:
         """F2I: round as the modifier says, then saturate to the integer range; NaN gives 0
@@ -696,6 +741,84 @@ class _Lower:
         r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
         return ballot, r
 
+    def _atomic_loop(self, ptr: int, scope: int, sem: int, fn) -> int:
+        """An atomic read-modify-write SPIR-V has no instruction for (INC/DEC with their wrap
+        limit, float add/min/max): a compare-exchange loop on the 32-bit word, ``fn(old) ->
+        new``; returns the old value the exchange saw."""
+        u32, b_ = self.u32, self.bool
+        res = self.var(f"atom{len(self.body)}", self.fn_u32)
+        head, body, cont, merge = (self.label() for _ in range(4))
+        self.do("OpBranch", head)
+        self.put_label(head)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", body)
+        self.put_label(body)
+        old = self.op("OpAtomicLoad", u32, ptr, scope, sem)
+        got = self.op("OpAtomicCompareExchange", u32, ptr, scope, sem, sem, fn(old), old)
+        self.do("OpStore", res, got)
+        self.do("OpBranchConditional", self.op("OpIEqual", b_, got, old), merge, cont)
+        self.put_label(cont)
+        self.do("OpBranch", head)
+        self.put_label(merge)
+        return self.op("OpLoad", u32, res)
+
+    def _rmw_fn(self, op: int, ftype: int, b: int):
+        """The new-value function of an atomic op without a SPIR-V instruction: INC (3) / DEC (4)
+        with PTX's wrap rules against ``b``, or, for F32 (``ftype`` 3, .FTZ.RN), ADD/MIN/MAX."""
+        u32, b_, c = self.u32, self.bool, self.c
+        if ftype == 3:
+            bf = self._ftz32(self.op("OpBitcast", self.f32, b))
+
+            def f(old):
+                x = self._ftz32(self.op("OpBitcast", self.f32, old))
+                if op == 0:
+                    r = self._ftz32(self.fop("OpFAdd", self.f32, x, bf))
+                else:
+                    r = self._fminmax(x, bf, self.m.const_bool(op == 1))
+                return self.op("OpBitcast", u32, r)
+            return f
+        if op == 3:
+            return lambda old: self.op("OpSelect", u32, self.op("OpUGreaterThanEqual", b_, old, b), c(0),
+                                       self.op("OpIAdd", u32, old, c(1)))
+        if op == 4:
+            return lambda old: self.op("OpSelect", u32, self.op("OpLogicalOr", b_, self.op("OpIEqual", b_, old, c(0)),
+                                                                 self.op("OpUGreaterThan", b_, old, b)),
+                                       b, self.op("OpISub", u32, old, c(1)))
+        return None
+
+    def _shfl_warp(self, mode: int, a: int, b: int, cv: int) -> tuple[int, int]:
+        """SHFL on the emulated warp, as the PTX ISA defines shfl.sync (both ISAs encode it the
+        same way): ``a`` the value this lane offers, ``b`` the lane/offset, ``cv`` the clamp
+        (bits 0..4) and segment mask (bits 8..12), any of them run-time values (-G code passes
+        them through its shuffle helpers).  The source lane j is computed per mode (0 IDX, 1 UP,
+        2 DOWN, 3 BFLY); where it falls outside the segment (or, here, the workgroup) the lane
+        keeps its own value and the predicate is false.  Returns (value, predicate)."""
+        u32, b_, c = self.u32, self.bool, self.c
+        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+        b = self.op("OpBitwiseAnd", u32, b, c(31))
+        clamp = self.op("OpBitwiseAnd", u32, cv, c(31))
+        seg = self.op("OpBitwiseAnd", u32, self.op("OpShiftRightLogical", u32, cv, c(8)), c(31))
+        lid, lane, base = self._publish(a)
+        nseg = self.op("OpNot", u32, seg)
+        min_lane = self.op("OpBitwiseAnd", u32, lane, seg)
+        max_lane = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, clamp, nseg))
+        if mode == 0:
+            j = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, b, nseg))
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
+        elif mode == 1:
+            j = self.op("OpISub", u32, lane, b)
+            ok = self.op("OpSGreaterThanEqual", b_, j, max_lane)
+        elif mode == 2:
+            j = self.op("OpIAdd", u32, lane, b)
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
+        else:
+            j = self.op("OpBitwiseXor", u32, lane, b)
+            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
+        at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
+        take = self.op("OpLogicalAnd", b_, ok, self.op("OpULessThan", b_, at, c(n)))
+        at = self.op("OpSelect", u32, take, at, lid)
+        return self.op("OpLoad", u32, self._xchg_ptr(at)), take
+
     def _publish(self, value: int) -> tuple[int, int, int]:
         """Write this invocation's value for its warp: (linear id, lane, warp base)."""
         lid = self._lid()
@@ -704,6 +827,46 @@ class _Lower:
         self._barrier()
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
         return lid, lane, self.op("OpISub", self.u32, lid, lane)
+
+    def _generic_access(self, inst: Inst, addr: int, window: int, n: int, mode: str, reg: int,
+                        atom: tuple[str, int] | None = None, window_size: int = 1 << 24) -> None:
+        """A load/store/atomic of ``n`` words at a generic 64-bit address: inside the shared
+        window [window, window + window_size) the access goes to shared memory at the offset,
+        otherwise to global memory.  The two paths are a selection, so a shared address is
+        never dereferenced as a global pointer.  ``atom``: (SPIR-V atomic opcode, operand), or
+        (new-value function, None) for a compare-exchange loop."""
+        u32, u64, E = self.u32, self.u64, self.m.E
+        rel = self.op("OpISub", u64, addr, window)
+        shared = self.op("OpULessThan", self.bool, rel, self.c64(window_size))
+        off = self.op("OpUConvert", u32, rel)
+        res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if mode != "store" else []
+        then, other, merge = self.label(), self.label(), self.label()
+        self.do("OpSelectionMerge", merge, 0)
+        self.do("OpBranchConditional", shared, then, other)
+        for lab, sh in ((then, True), (other, False)):
+            self.put_label(lab)
+            for k in range(n):
+                if sh:
+                    p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
+                else:
+                    p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
+                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
+                if mode == "load":
+                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
+                elif mode == "store":
+                    self.do("OpStore", p, self.reg(reg + k) if reg != 255 else self.c(0), *acc)
+                else:
+                    scope = self.c(E("Scope", "Workgroup" if sh else "Device"))
+                    sem = self.c(E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory"))
+                    if callable(atom[0]):                       # a compare-exchange loop (_rmw_fn)
+                        self.do("OpStore", res[k], self._atomic_loop(p, scope, sem, atom[0]))
+                    else:
+                        self.do("OpStore", res[k], self.op(atom[0], u32, p, scope, sem, atom[1]))
+            self.do("OpBranch", merge)
+        self.put_label(merge)
+        if mode != "store" and reg != 255:
+            for k in range(n):
+                self.set_reg(reg + k, self.op("OpLoad", u32, res[k]))
 
     # --- whole function ----------------------------------------------------------------------
     # The dispatcher loop is shared with the SM53 lowering; an architecture supplies its basic
@@ -724,6 +887,20 @@ class _Lower:
     def _guard(self, ins: Inst) -> int:
         return self.pred(ins.pred, ins.pred_not, "UP" if getattr(ins.row, "uniform", False) else "P")
 
+    # A branch (BRA, EXIT, CALL, RET on SM86) may carry a second predicate operand besides its
+    # guard (``@P0 BRA P1, target``): it is taken when both hold.
+    @staticmethod
+    def _unconditional(ins: Inst) -> bool:
+        pp = ins.ops.get("pp")
+        return ins.pred == 7 and not ins.pred_not and (pp is None or (pp["pred"] == 7 and not pp["not"]))
+
+    def _branch_guard(self, ins: Inst) -> int:
+        g = self._guard(ins)
+        pp = ins.ops.get("pp")
+        if pp is not None and not (pp["pred"] == 7 and not pp["not"]):
+            g = self.op("OpLogicalAnd", self.bool, g, self.pred(pp["pred"], pp["not"]))
+        return g
+
     def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
         """A control-flow instruction of block ``i``: the next block's number (an id) after it,
         given the one so far (``nxt``); None when ``ins`` is not control flow.  ``target(ins)``
@@ -732,9 +909,9 @@ class _Lower:
         if ir not in ("BRA", "EXIT"):
             return None
         tgt = self.c(DONE if ir == "EXIT" else target(ins))
-        if ins.pred == 7 and not ins.pred_not:
+        if self._unconditional(ins):
             return tgt
-        return self.op("OpSelect", self.u32, self._guard(ins), tgt, nxt)
+        return self.op("OpSelect", self.u32, self._branch_guard(ins), tgt, nxt)
 
     # structured lowering: instructions that end a block with its (guarded) branch, and those
     # that only feed the static successors (SM53's SSY/PBK) and emit nothing
@@ -766,7 +943,8 @@ class _Lower:
         steps = None
         if self.structure_ok():
             try:
-                steps = structure.plan(self._successors(blocks, target))
+                nodes, succ = expand(len(blocks), self._step(blocks, target))
+                steps = structure.plan(succ)
             except structure.Unstructured as e:
                 log.debug("dispatcher loop: %s", e)
         entry = self.label()
@@ -774,11 +952,17 @@ class _Lower:
         if steps is not None:
             self.structured = True
             self._cond: dict[int, int | None] = {}
-            self._emit_plan(steps, blocks, {})
+            self._emit_plan(steps, [blocks[n] for n in nodes], {})
             return self._emit_function(entry)
         return self._build_dispatcher(blocks, target, entry)
 
     # --- structured control flow (spirv/structure.py's plan) -------------------------------------
+    def _step(self, blocks: list[list[Inst]], target) -> Step:
+        """The transfer function ``spirv.expand`` walks: here the state never changes (an
+        architecture with calls or a reconvergence stack keeps them in it)."""
+        succ = self._successors(blocks, target)
+        return lambda i, st: [(t, st) for t in succ[i]]
+
     def _successors(self, blocks: list[list[Inst]], target) -> list[list[int]]:
         """Per block: [next] or [taken, fallthrough] for its guarded branch; structure.RET = leaves
         the program (EXIT, or the end of the code)."""
@@ -789,7 +973,7 @@ class _Lower:
             ir = last.row.ir
             if ir in ("BRA", "EXIT"):
                 t = structure.RET if ir == "EXIT" else target(last)
-                out.append([t] if last.pred == 7 and not last.pred_not else [t, nxt])
+                out.append([t] if self._unconditional(last) else [t, nxt])
             else:
                 out.append([nxt])
         return out
@@ -814,8 +998,8 @@ class _Lower:
             if ins.row.ir in ("KILL", "KIL"):
                 self.kill(ins)
             elif ins.row.ir in self.STRUCT_BRANCH:
-                if not (ins.pred == 7 and not ins.pred_not):
-                    cond = self._guard(ins)
+                if not self._unconditional(ins):
+                    cond = self._branch_guard(ins)
             elif ins.row.ir in self.STRUCT_SKIP:
                 continue
             else:

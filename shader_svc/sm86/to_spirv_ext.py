@@ -20,10 +20,11 @@ import struct
 
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.to_spirv import DONE, GLSL, LOWERED, ComputeSpec, TranslateError, _Lower
+from shader_svc.spirv.structure import RET, Unstructured
 
 EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
        "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
-       "CALL.ABS", "RET.ABS", "SGXT"}
+       "CALL.ABS", "RET.ABS", "SGXT", "FRND", "F2F", "CS2R", "BREAK"}
 WARP = {"SHFL", "VOTE"}
 SIZES = {4: 1, 5: 2, 6: 4}
 ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
@@ -38,9 +39,56 @@ class Ext86(_Lower):
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED or ir in EXT
 
-    def structure_ok(self) -> bool:
-        # RET returns to a run-time address: the dispatcher loop resolves it
-        return not any(i.row.ir in ("CALL", "RET", "CALL.ABS", "RET.ABS", "BPT") for i in self.insts)
+    # --- calls inlined for the structuriser (spirv/expand.py) ----------------------------------
+    STRUCT_BRANCH = ("BRA", "EXIT", "BPT", "CALL", "CALL.ABS", "RET", "RET.ABS")
+
+    def _step(self, blocks: list[list[Inst]], target):
+        """States are the calls in progress (a tuple of (call block, return block)): CALL goes
+        to the callee with its return block pushed, RET to the innermost return block.  RET
+        jumps to a register (+ its field): it is taken to return to the block after the call
+        only when the caller's block put exactly that address in that register with a MOV (as
+        nvcc and ptxas do; the callee keeps it, saving it on its stack where it calls on);
+        anything else — a guarded CALL/RET, another return address, a RET with no call in
+        progress — is refused here and runs in the dispatcher loop, which follows the register."""
+        base = super()._step(blocks, target)
+
+        def ret_addr(call_block: int, ra: int) -> int | None:
+            for ins in reversed(blocks[call_block][:-1]):
+                d = ins.ops.get("d", {})
+                if d.get("reg") == ra and d.get("file", "R") == "R":
+                    b = ins.ops.get("b", {})
+                    return b["imm"] if ins.row.ir == "MOV" and ins.pred == 7 and "imm" in b else None
+            return None
+
+        def step(i: int, st: tuple) -> list:
+            last = blocks[i][-1]
+            ir = last.row.ir
+            if ir not in ("CALL", "CALL.ABS", "RET", "RET.ABS", "BPT"):
+                return base(i, st)
+            if not self._unconditional(last):
+                raise Unstructured(f"offset {last.addr:#x}: guarded {ir}")
+            if ir == "BPT":
+                return [(RET, st)]
+            if ir in ("CALL", "CALL.ABS"):
+                if i + 1 >= len(blocks):
+                    raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
+                return [(self._block_at(last.ops["target"]["target"] if ir == "CALL" else last.ops["target"]["imm"],
+                                        last), st + ((i, i + 1),))]
+            if not st:
+                raise Unstructured(f"offset {last.addr:#x}: {ir} with no call in progress")
+            call_block, back = st[-1]
+            rt = last.ops["rt"]["target"] if ir == "RET" else last.ops["rt"]["imm"]
+            ra = ret_addr(call_block, last.ops["ra"]["reg"])
+            if ra is None or (ra + rt) & 0xFFFFFFFF != blocks[back][0].addr:
+                raise Unstructured(f"offset {last.addr:#x}: {ir} to an address the caller did not set")
+            return [(back, st[:-1])]
+        return step
+
+    def _block_at(self, addr: int, ins: Inst) -> int:
+        t = next((k for k, a in enumerate(self._starts) if a == addr), None)
+        if t is None:
+            raise TranslateError(f"{ins.text()}: call target outside the program (an unlinked call?)", offset=ins.addr)
+        return t
 
     def build(self) -> bytes:
         for ins in self.insts:
@@ -51,7 +99,7 @@ class Ext86(_Lower):
         return super().build()
 
     # --- control flow -------------------------------------------------------------------------
-    STRUCT_SKIP = ("BSSY", "BSYNC")
+    STRUCT_SKIP = ("BSSY", "BSYNC", "BREAK")
 
     def block_list(self) -> list[list[Inst]]:
         leaders = {self.insts[0].addr} if self.insts else set()
@@ -76,16 +124,12 @@ class Ext86(_Lower):
 
     def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
         ir = ins.row.ir
-        if ir in ("BSSY", "BSYNC"):
+        if ir in ("BSSY", "BSYNC", "BREAK"):
             return nxt
         if ir == "CALL":
             tgt = self.c(target(ins))
         elif ir == "CALL.ABS":
-            t = next((k for k, a in enumerate(self._starts) if a == ins.ops["target"]["imm"]), None)
-            if t is None:
-                raise TranslateError(f"{ins.text()}: call target outside the program (an unlinked call?)",
-                                     offset=ins.addr)
-            tgt = self.c(t)
+            tgt = self.c(self._block_at(ins.ops["target"]["imm"], ins))
         elif ir == "BPT":
             # a trap ends the kernel on the machine; here it ends the invocation
             tgt = self.c(DONE)
@@ -98,9 +142,9 @@ class Ext86(_Lower):
                 tgt = self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, ra, self.c(start)), self.c(k), tgt)
         else:
             return super()._control(ins, i, nxt, target)
-        if ins.pred == 7 and not ins.pred_not:
+        if self._unconditional(ins):
             return tgt
-        return self.op("OpSelect", self.u32, self._guard(ins), tgt, nxt)
+        return self.op("OpSelect", self.u32, self._branch_guard(ins), tgt, nxt)
 
     # --- instructions -------------------------------------------------------------------------
     def lower(self, inst: Inst) -> None:  # noqa: C901
@@ -194,10 +238,9 @@ class Ext86(_Lower):
         elif ir == "BREV":
             put(self.op("OpBitReverse", u32, self.src(inst, "b")))
         elif ir == "FLO":
-            self.require(inst, SH=0)
             if ops["pd"]["pred"] != 7:
                 raise TranslateError(f"{inst.text()}: predicate out not supported", offset=inst.addr)
-            put(self.op("OpExtInst", u32, self.glsl, 75 if mods["U32"] == 0 else 74, self.src(inst, "b")))
+            put(self._flo(self.src(inst, "b"), mods["U32"] != 0, mods["SH"]))
         elif ir == "SHF":
             self._shf_any(inst, d)
         elif ir in ("DADD", "DMUL", "DFMA"):
@@ -209,6 +252,9 @@ class Ext86(_Lower):
                 r = self.fop("OpFAdd" if ir == "DADD" else "OpFMul", self.f64t, a, b)
             self.set64(d, self.op("OpBitcast", u64, r))
         elif ir == "DSETP":
+            if mods["cmp"] in (0, 15):
+                raise TranslateError(f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's "
+                                     f"NaN rule is not documented)", offset=inst.addr)
             self._set_bop(inst, self._fcmp(mods["cmp"], self.f64src(inst, "a"), self.f64src(inst, "b")))
         elif ir == "I2F" and inst.row.opcode & 0x1FF in (0x106, 0x112):
             self._i2f(inst, d)
@@ -216,6 +262,17 @@ class Ext86(_Lower):
             self._f2i64(inst, d)
         elif ir == "MUFU":
             self._mufu86(inst, put)
+        elif ir == "CS2R":
+            # one invocation is one thread: only the zero register pair has a meaning here
+            if inst.ops["sr"]["sr"] != 0xFF:
+                raise TranslateError(f"{inst.text()}: special register pair not translated", offset=inst.addr)
+            for k in range(2 if inst.mods["w32"] else 1):
+                if d != 255:
+                    self.set_reg(d + k, c(0))
+        elif ir == "FRND":
+            self._frnd(inst, d)
+        elif ir == "F2F":
+            self._f2f86(inst, d)
         elif ir in ("LDS", "STS"):
             self._lds_sts(inst)
         elif inst.row.mnemonic in ("LD", "ST", "ATOM"):
@@ -445,6 +502,9 @@ class Ext86(_Lower):
         Volta+, where the compiler scales by 1/(2 pi) first."""
         o = inst.mods["op"]
         f32 = self.f32
+        if o in (6, 7):
+            put(self._mufu64h(o, self.src(inst, "b", True)))
+            return
         x = self.op("OpBitcast", f32, self.src(inst, "b", True))
         if o in (0, 1):
             t = self.fop("OpFMul", f32, x, self.m.const(f32, _f(6.283185307179586)))
@@ -462,6 +522,29 @@ class Ext86(_Lower):
         else:
             raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
         put(self.op("OpBitcast", self.u32, r))
+
+    def _frnd(self, inst: Inst, d: int) -> None:
+        """FRND: to an integral value, nearest-even / floor / ceil / trunc, F32 or F64."""
+        fn = {0: 2, 1: 8, 2: 9, 3: 3}[inst.mods["rnd"]]          # GLSL RoundEven, Floor, Ceil, Trunc
+        if "f64" in inst.mods:
+            self.require(inst, FTZ=0)
+            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpExtInst", self.f64t, self.glsl, fn,
+                                                                  self.f64src(inst, "b"))))
+            return
+        x = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), inst.mods["FTZ"])
+        self.set_reg(d, self.op("OpBitcast", self.u32, self.op("OpExtInst", self.f32, self.glsl, fn, x)))
+
+    def _f2f86(self, inst: Inst, d: int) -> None:
+        """F2F between F32 and F64: widening is exact; narrowing rounds to nearest even (OpFConvert
+        is correctly rounded in Vulkan); directed narrowing is refused."""
+        self.require(inst, FTZ=0)
+        if inst.row.base >> 84 & 1:                          # .F32.F64
+            self.require(inst, rnd=0)
+            f = self.op("OpFConvert", self.f32, self.f64src(inst, "b"))
+            self.set_reg(d, self.op("OpBitcast", self.u32, f))
+        else:
+            x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpFConvert", self.f64t, x)))
 
     # --- memory -------------------------------------------------------------------------------
     def _smem_addr(self, inst: Inst) -> int:
@@ -502,7 +585,7 @@ class Ext86(_Lower):
         to shared memory at the offset, otherwise to global memory.  The two paths are a
         selection, so a shared address is never dereferenced as a global pointer."""
         mods, ops = inst.mods, inst.ops
-        u32, u64 = self.u32, self.u64
+        u64 = self.u64
         if inst.row.mnemonic != "ATOM":
             self.require(inst, cache=1)
             if mods["order"] not in (0, 4):
@@ -510,48 +593,23 @@ class Ext86(_Lower):
         n = SIZES.get(mods.get("size", 4)) if inst.row.mnemonic != "ATOM" else 1
         if n is None:
             raise TranslateError(f"{inst.text()}: sub-word access not translated yet", offset=inst.addr)
-        if inst.row.mnemonic == "ATOM" and (mods.get("type", 0) not in (0, 1) or ops["p"]["pred"] != 7):
+        if inst.row.mnemonic == "ATOM" and (mods.get("type", 0) not in (0, 1, 3) or ops["p"]["pred"] != 7):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
         base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
         addr = self.op("OpIAdd", u64, base, self.c64(a["off"]))
         window = self.join64(self.cbank_word(0x18, 0, inst), self.cbank_word(0x1C, 0, inst))
-        rel = self.op("OpISub", u64, addr, window)
-        shared = self.op("OpULessThan", self.bool, rel, self.c64(1 << 24))
-        off = self.op("OpUConvert", u32, rel)
-        is_ld = inst.row.mnemonic == "LD"
-        reg = ops["d"]["reg"] if inst.row.mnemonic != "ST" else ops["b"]["reg"]
-        res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if inst.row.mnemonic != "ST" else []
-        E = self.m.E
-        then, other, merge = self.label(), self.label(), self.label()
-        self.do("OpSelectionMerge", merge, 0)
-        self.do("OpBranchConditional", shared, then, other)
-        for lab, sh in ((then, True), (other, False)):
-            self.put_label(lab)
-            for k in range(n):
-                if sh:
-                    p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
-                else:
-                    p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
-                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
-                if is_ld:
-                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
-                elif inst.row.mnemonic == "ST":
-                    self.do("OpStore", p, self.reg(reg + k) if reg != 255 else self.c(0), *acc)
-                else:
-                    name = ATOMIC_OPS.get(mods["op"])
-                    if name is None:
-                        raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
-                    if isinstance(name, tuple):
-                        name = name[1 if mods.get("type") == 1 else 0]
-                    scope = E("Scope", "Workgroup" if sh else "Device")
-                    sem = E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory")
-                    self.do("OpStore", res[k], self.op(name, u32, p, self.c(scope), self.c(sem), self.src(inst, "b")))
-            self.do("OpBranch", merge)
-        self.put_label(merge)
-        if inst.row.mnemonic != "ST" and reg != 255:
-            for k in range(n):
-                self.set_reg(reg + k, self.op("OpLoad", u32, res[k]))
+        mode = {"LD": "load", "ST": "store"}.get(inst.row.mnemonic, "atomic")
+        atom = None
+        if mode == "atomic" and (fn := self._rmw_fn(mods["op"], mods.get("type", 0), self.src(inst, "b"))):
+            atom = (fn, None)
+        elif mode == "atomic":
+            name = ATOMIC_OPS.get(mods["op"])
+            if name is None:
+                raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+            atom = (name[1 if mods.get("type") == 1 else 0] if isinstance(name, tuple) else name, self.src(inst, "b"))
+        reg = ops["d"]["reg"] if mode != "store" else ops["b"]["reg"]
+        self._generic_access(inst, addr, window, n, mode, reg, atom)
 
     def _wide_global(self, inst: Inst) -> None:
         """LDG/STG of 32, 64 or 128 bits; .CONSTANT (a load through the read-only path) is a
@@ -575,10 +633,12 @@ class Ext86(_Lower):
     def _atomic86(self, inst: Inst, put) -> None:
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
         E = self.m.E
-        if mods.get("type", 0) not in (0, 1):
+        ftype = mods.get("type", 0)
+        if ftype not in (0, 1, 3) or (ftype == 3 and mods["op"] not in (0, 1, 2)):
             raise TranslateError(f"{inst.text()}: atomic type not translated yet", offset=inst.addr)
         a = ops["addr"]
-        if not a["wide"]:
+        # ATOMG.CAS prints no .64 on its address where ptxas gives it a 64-bit pointer (.E)
+        if not a["wide"] and not (ir == "ATOMG.CAS" and mods.get("E")):
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
         base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
         ptr = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", self.u64, base, self.c64(a["off"])))
@@ -588,50 +648,25 @@ class Ext86(_Lower):
         if ir == "ATOMG.CAS":
             put(self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, self.src(inst, "c"), self.src(inst, "b")))
             return
-        name = ATOMIC_OPS.get(mods["op"])
-        if name is None:
-            raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
-        if isinstance(name, tuple):
-            name = name[1 if mods.get("type") == 1 else 0]
-        old = self.op(name, self.u32, ptr, sc, sm, self.src(inst, "b"))
+        fn = self._rmw_fn(mods["op"], ftype, self.src(inst, "b"))
+        if fn is not None:
+            old = self._atomic_loop(ptr, sc, sm, fn)
+        else:
+            name = ATOMIC_OPS.get(mods["op"])
+            if name is None:
+                raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+            if isinstance(name, tuple):
+                name = name[1 if mods.get("type") == 1 else 0]
+            old = self.op(name, self.u32, ptr, sc, sm, self.src(inst, "b"))
         if ir != "RED":
             put(old)
 
     # --- warp ---------------------------------------------------------------------------------
     def _shfl86(self, inst: Inst) -> None:
-        """SHFL as the PTX ISA defines shfl.sync: c holds the clamp (bits 0..4) and the segment
-        mask (bits 8..12); the source lane j is computed per mode, and where it falls outside the
-        segment (or, here, the workgroup) the lane keeps its own value and the predicate is false.
-        c may be a run-time register (-G code passes it through its shuffle helpers)."""
-        ops, mode = inst.ops, inst.mods["mode"]
-        u32, b_, c = self.u32, self.bool, self.c
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        b = c(ops["b"]["imm"]) if "imm" in ops["b"] else self.reg(ops["b"]["reg"])
-        b = self.op("OpBitwiseAnd", u32, b, c(31))
-        cv = c(ops["c"]["imm"]) if "imm" in ops["c"] else self.reg(ops["c"]["reg"])
-        clamp = self.op("OpBitwiseAnd", u32, cv, c(31))
-        seg = self.op("OpBitwiseAnd", u32, self.op("OpShiftRightLogical", u32, cv, c(8)), c(31))
-        lid, lane, base = self._publish(self.reg(ops["a"]["reg"]))
-        nseg = self.op("OpNot", u32, seg)
-        min_lane = self.op("OpBitwiseAnd", u32, lane, seg)
-        max_lane = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, clamp, nseg))
-        if mode == 0:
-            j = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, b, nseg))
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        elif mode == 1:
-            j = self.op("OpISub", u32, lane, b)
-            ok = self.op("OpSGreaterThanEqual", b_, j, max_lane)
-        elif mode == 2:
-            j = self.op("OpIAdd", u32, lane, b)
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        else:
-            j = self.op("OpBitwiseXor", u32, lane, b)
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
-        inside = self.op("OpULessThan", b_, at, c(n))
-        take = self.op("OpLogicalAnd", b_, ok, inside)
-        at = self.op("OpSelect", u32, take, at, lid)
-        self.set_reg(ops["d"]["reg"], self.op("OpLoad", u32, self._xchg_ptr(at)))
+        ops = inst.ops
+        opnd = [self.c(ops[k]["imm"]) if "imm" in ops[k] else self.reg(ops[k]["reg"]) for k in ("b", "c")]
+        val, take = self._shfl_warp(inst.mods["mode"], self.reg(ops["a"]["reg"]), *opnd)
+        self.set_reg(ops["d"]["reg"], val)
         self.set_pred(ops["p"]["pred"], take)
 
     def _vote86(self, inst: Inst) -> None:

@@ -212,7 +212,8 @@ class _Planner:
 
     def _post_dominators(self, nodes: set[int], header: int | None) -> dict:
         """Immediate post-dominators in the region's acyclic graph without its jumps (a block
-        that only jumps leads to a virtual exit): the merge of a selection is where the paths
+        that only jumps leads to a virtual exit; one whose every path leaves the program is no
+        path to a merge at all): the merge of a selection is where the paths
         that do not jump away meet again."""
         order: list[int] = []
         seen: set[int] = set()
@@ -236,9 +237,20 @@ class _Planner:
         topo = {n: k for k, n in enumerate(reversed(order))}
         topo[_VEXIT] = len(topo) + 1
         ipdom: dict = {}
+        # dead: blocks of their own (one predecessor) whose every path leaves the program
+        # without meeting another path (a trap before a call); a shared exit block is not dead
+        npred: dict[int, int] = {}
+        for n in order:
+            for t in self._rsucc(n, header):
+                if isinstance(t, int):
+                    npred[t] = npred.get(t, 0) + 1
+        dead: set[int] = set()
         for n in order:                 # successors first
+            rs = self._rsucc(n, header)
+            live = [s for s in rs if s not in ("ret", "unreachable") and not (s in dead and npred.get(s, 0) == 1)]
+            # a path that ends the program constrains no merge where another path goes on
             cur = None
-            for s in self._rsucc(n, header):
+            for s in (live or rs):
                 if not isinstance(s, int):
                     continue            # a jump leaves the construct: not a path to its merge
                 if cur is None:
@@ -252,6 +264,8 @@ class _Planner:
                         b = ipdom[b]
                 cur = a
             ipdom[n] = _VEXIT if cur is None else cur
+            if not live:
+                dead.add(n)
         ipdom[_VEXIT] = _VEXIT
         return ipdom
 

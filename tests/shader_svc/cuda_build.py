@@ -179,12 +179,8 @@ def build(source: str, isa: int, opt: str) -> dict:
 
     cub = compile_cubin(source, isa, opt)
     ks = cubin_kernels(cub, f"<corpus sm_{isa} {opt}>")
-    if isa == 86:
-        from shader_svc.cubin import EM_CUDA  # noqa: F401  (same reader)
-
-        names = [n for n in ks if f"K({n})" in source]
-        return {n: replace(ks[n], code=link(cub, n)) for n in names}
-    return ks
+    names = [n for n in ks if f"K({n})" in source]
+    return {n: replace(ks[n], code=link(cub, n, isa)) for n in names}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,11 +189,13 @@ def build(source: str, isa: int, opt: str) -> dict:
 # guest's shader program is one linked blob, so the tests link the same way: the kernel first,
 # then every function it reaches, each at a 16-byte boundary; the relocations are applied with
 # the blob's start as address 0 (as the driver would with the code's load address).
-# Relocation types seen (nvdisasm prints the patched fields): 56 / 57 = the low / high 32 bits
-# of S + A into a MOV immediate (bits 32..63: the return address a caller passes), 58 = S into
-# CALL.ABS's 47-bit target (bits 32..78).
+# Relocation types seen (nvdisasm prints the patched fields): SM86: 56 / 57 = the low / high
+# 32 bits of S + A into a MOV immediate (bits 32..63: the return address a caller passes),
+# 58 = S into CALL.ABS's 47-bit target (bits 32..78); SM53: 42 = S + A into JCAL's 32-bit
+# target (bits 20..51 of the 64-bit word).  Maxwell functions start on a 32-byte group (a
+# control word and three instructions), Ampere's on 16 bytes.
 
-def link(cubin: bytes, kernel: str) -> bytes:
+def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
     import io
     import struct as st
 
@@ -215,7 +213,7 @@ def link(cubin: bytes, kernel: str) -> bytes:
         i += 1
         at[name] = len(blob)
         blob += secs[name].data()
-        blob += b"\0" * (-len(blob) % 16)
+        blob += b"\0" * (-len(blob) % (16 if isa == 86 else 32))
         for rname in (".rel" + name, ".rela" + name):
             rs = secs.get(rname)
             if not isinstance(rs, RelocationSection):
@@ -229,6 +227,12 @@ def link(cubin: bytes, kernel: str) -> bytes:
     for sec, off, typ, target, add in relocs:
         pos = at[sec] + off
         s_a = at[target] + add
+        if isa == 53:
+            if typ != 42:
+                raise RuntimeError(f"relocation type {typ} in {sec}+{off:#x} not handled")
+            (w,) = st.unpack_from("<Q", blob, pos)
+            st.pack_into("<Q", blob, pos, (w & ~(0xFFFFFFFF << 20)) | (s_a & 0xFFFFFFFF) << 20)
+            continue
         lo, hi = st.unpack_from("<QQ", blob, pos)
         w = lo | hi << 64
         if typ in (56, 57):

@@ -59,6 +59,7 @@ class Case:
     kind: str = "u32"                          # how outputs compare: u32 (exact), f32, f64
     ulps: int = 0                              # allowed distance for f32/f64 outputs
     heavy: bool = False                        # left out of CI's slice
+    group: str = "base"                        # compiled together (one nvcc/ptxas run per group)
 
 
 CASES: list[Case] = []
@@ -304,6 +305,16 @@ K(gen_elem_{_en}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i
          inputs=lambda r: Inputs(u32(r, 200), u32(r, 200), 200, 200, np.zeros(200, np.uint32)), ref=_elem_ref(_fn))
 
 
+import cuda_corpus_more  # noqa: E402  (the rest of the corpus, registered through ``case``)
+
+cuda_corpus_more.define(case, Inputs)
+GROUPS = sorted({c.group for c in CASES})
+
+
+def group_source(group: str) -> str:
+    return source([c for c in CASES if c.group == group])
+
+
 # ---------------------------------------------------------------------------------------------
 # checking one kernel
 
@@ -441,6 +452,9 @@ def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str
     layout = vk_compute.cbank0 if isa == 86 else cbank53
     (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK)
     got = got[:len(x.out)]
+    if c.kind == "perm":        # the words are a permutation of 0..len-1 (atomic exchanges' old values)
+        ok = sorted(got.tolist()) == list(range(len(got)))
+        return ok, "" if ok else f"not a permutation of 0..{len(got) - 1}: {sorted(got.tolist())[:8]}..."
     want = np.asarray(c.ref(x), np.uint32)
     if c.kind == "u32":
         bad = np.nonzero(got != want)[0]
@@ -476,7 +490,10 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
         res.detail, res.valid = res.valid, "no"
         return res
     if dev is not None:
-        ok, why = run(dev, isa, k, c, spv)
+        try:
+            ok, why = run(dev, isa, k, c, spv)
+        except Exception as e:          # the reference or the dispatch failed: a failure, with its reason
+            ok, why = False, f"run error: {type(e).__name__}: {e}"
         res.run = "ok" if ok else "no"
         if why:
             res.detail = why
@@ -487,6 +504,44 @@ def opcode_of(text: str) -> str:
     """The opcode of an nvdisasm line, without guard and modifiers ('@P0 LDG.E.64 ...' -> 'LDG')."""
     body = text.split(" ", 1)[1] if text.startswith("@") else text
     return body.split(" ", 1)[0].split(".", 1)[0]
+
+
+def isa_set(isa: int) -> set[str]:
+    """The mnemonics nvdisasm knows for an ISA, by enumeration: every 12-bit SM86 opcode (with
+    and without bit 91, the uniform-operand form bit) and every top-16-bit SM53 opcode, the
+    other bits 0 and the guard PT; cached in ``<cache>/shader_corpus/isa_set_<isa>.json`` (SM53
+    takes minutes: 65,536 words through nvdisasm 11.8)."""
+    import json
+
+    import cuda_build
+
+    path = cuda_build._cache_dir() / f"isa_set_{isa}.json"
+    if path.is_file():
+        return set(json.loads(path.read_text()))
+    if isa == 86:
+        from shader_svc import nvtools
+        ref = nvtools.nvdisasm_raw([(op | 0x7000, 0x000FC00000000000 | u << 27) for u in (0, 1) for op in range(4096)])
+    else:
+        from shader_svc.sm53 import tools
+        ref = tools.nvdisasm53_raw([(top << 48) | (0x7 << 16) for top in range(65536)])
+    names = sorted({r.opcode.split(".")[0] for r in ref if r and not r.opcode.startswith("__")})
+    path.write_text(json.dumps(names))
+    return set(names)
+
+
+def table_set(isa: int) -> set[str]:
+    """The mnemonics our table decodes (first word of a row's mnemonic)."""
+    if isa == 86:
+        from shader_svc.sm86.table import ROWS
+    else:
+        from shader_svc.sm53.table import ROWS
+    return {r.mnemonic.split(".")[0] for r in ROWS}
+
+
+def isa_coverage(isa: int) -> str:
+    known, ours = isa_set(isa), table_set(isa)
+    return (f"SM{isa}: nvdisasm knows {len(known)} mnemonics (enumerated opcodes); our table decodes "
+            f"{len(known & ours)} of them; not in the table: {' '.join(sorted(known - ours))}")
 
 
 def coverage(results: list[Result]) -> str:
@@ -521,23 +576,32 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--opt", action="append")
     ap.add_argument("-k", default="")
     ap.add_argument("--no-run", action="store_true")
+    ap.add_argument("--group", default="")
     a = ap.parse_args(argv)
-    cases = [c for c in CASES if a.k in c.name]
+    cases = [c for c in CASES if a.k in c.name and a.group in c.group]
     results = []
     ctx = open_device() if not a.no_run else None
     dev = ctx.__enter__() if ctx else None
     try:
         for isa in a.isa or [86, 53]:
             for opt in a.opt or ["O3", "G"]:
-                ks = cuda_build.build(source(cases), isa, opt)
-                for c in cases:
-                    r = check(dev, isa, opt, c, ks[c.name])
-                    results.append(r)
-                    print(r.line(), flush=True)
+                for g in sorted({c.group for c in cases}):
+                    gc = [c for c in cases if c.group == g]
+                    try:
+                        ks = cuda_build.build(group_source(g), isa, opt)
+                    except Exception as e:       # the compiler refused the group: say so, go on
+                        print(f"sm{isa} {opt} group {g}: build failed: {str(e)[-600:]}", flush=True)
+                        continue
+                    for c in gc:
+                        r = check(dev, isa, opt, c, ks[c.name])
+                        results.append(r)
+                        print(r.line(), flush=True)
     finally:
         if ctx:
             ctx.__exit__(None, None, None)
     print(coverage(results))
+    for isa in a.isa or [86, 53]:
+        print(isa_coverage(isa))
     for isa in a.isa or [86, 53]:
         for opt in a.opt or ["O3", "G"]:
             rs = [r for r in results if r.isa == isa and r.opt == opt]

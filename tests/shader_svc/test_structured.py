@@ -290,7 +290,8 @@ def test_plan_takes_a_forwarding_exit_block_into_its_loop():
 
 def test_sm53_reconvergence_stack_is_resolved_statically(nv_tools):
     """SM53 kernels whose SSY/SYNC targets are the same on every path (divergent if/else, a
-    loop with an early exit) are structured; CAL/RET (a return address) keeps the dispatcher."""
+    loop with an early exit) are structured; so are CAL/RET, whose return block is part of the
+    static stack state (spirv/expand.py: the callee is inlined at each call)."""
     from pathlib import Path
 
     from shader_svc import cubin
@@ -307,7 +308,7 @@ def test_sm53_reconvergence_stack_is_resolved_statically(nv_tools):
         got[name] = (lo.structured, {i.row.ir for i in insts} & {"SSY", "SYNC", "CAL", "RET"},
                      OP_SWITCH in opcodes(spirv))
     assert got["loop_break"][:2] == (True, {"SSY", "SYNC"}) and not got["loop_break"][2]
-    assert got["call_func"][0] is False and {"CAL", "RET"} <= got["call_func"][1] and got["call_func"][2]
+    assert got["call_func"][0] is True and {"CAL", "RET"} <= got["call_func"][1] and not got["call_func"][2]
 
 
 # fragment program with two EXITs: left half (u <= 0.5) leaves early with (u, v, 0, 1), the right
@@ -349,3 +350,30 @@ def test_the_fragment_listing_is_what_nvdisasm_reads(nv_tools):
     got = [r.text if r else None for r in nvtools.nvdisasm_raw(words, "SM86")]
     lines = [ln for ln in FS_TWO_EXITS.strip().splitlines() if not ln.endswith(":")]
     assert got == [ln.replace("RIGHT", "0x70") for ln in lines]   # nvdisasm counts from the code start
+
+
+def test_expand_inlines_calls_and_refuses_recursion():
+    """spirv/expand.py: a function called from two places becomes two copies (each returning to
+    its own caller), so the graph the structuriser sees is ordinary; recursion is refused."""
+    from shader_svc.spirv.expand import expand
+
+    # blocks: 0 calls 2 and returns to 1; 1 calls 2 and returns to 3 (exit); 2 = the function
+    calls = {0: (2, 1), 1: (2, 3)}
+
+    def step(i, st):
+        if i in calls:
+            callee, back = calls[i]
+            return [(callee, st + (back,))]
+        if i == 2:
+            return [(st[-1], st[:-1])]          # RET
+        return [(RET, st)]
+    nodes, succ = expand(4, step)
+    assert sorted(nodes) == [0, 1, 2, 2, 3] and nodes.count(2) == 2
+    two = [k for k, n in enumerate(nodes) if n == 2]
+    assert {nodes[succ[k][0]] for k in two} == {1, 3}         # each copy returns to its caller
+    assert plan(succ)                                          # and the graph is structured
+
+    def rec(i, st):                                            # block 0 calls itself
+        return [(0, st + (1,))] if i == 0 else [(RET, st)]
+    with pytest.raises(Unstructured, match="recursion"):
+        expand(2, rec, limit=64)
