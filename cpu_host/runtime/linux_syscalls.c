@@ -13,12 +13,14 @@
  *    and jumps, nx_run's dispatch, backward branches with recompiler.signal_polls; see
  *    "signals" below); handlers of the signals the runtime's crash report owns (SIGSEGV, SIGBUS,
  *    SIGILL, SIGFPE, SIGTRAP, SIGSYS) are recorded, not run;
- *  - clone: fork-like only (vfork too is a fork); threads (CLONE_THREAD) and clone3 -> -ENOSYS;
+ *  - clone: a thread (CLONE_THREAD, as pthread_create issues it) runs on a host thread of its
+ *    own (linux_threads.c); otherwise fork-like (vfork too is a fork); clone3 -> -ENOSYS (libcs
+ *    fall back to clone);
  *  - execve only of the guest program itself (/proc/self/exe, as busybox runs applets): the
  *    host execs the runner again (nx_linux_set_self_exec); any other path -> -ENOENT;
- *  - exit (of the only guest thread) ends the process like exit_group;
  *  - set_tid_address/set_robust_list are recorded, not passed on: the host thread's own
- *    values belong to the host's libc; rseq -> -ENOSYS for the same reason.
+ *    values belong to the host's libc (linux_threads.c does clear_child_tid's store and wake);
+ *    rseq -> -ENOSYS for the same reason.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1   /* MREMAP_FIXED, MAP_FIXED_NOREPLACE */
@@ -26,6 +28,7 @@
 #include "nxrt.h"
 #include "linux_syscalls.h"
 #include "lifted.h"   /* NX_FPCR_APPLY */
+#include "linux_threads.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -137,6 +140,7 @@ static inline long hsys6(long n, long a, long b, long c, long d, long e, long f)
                      : "rcx", "r11", "memory");
     return r;
 }
+long lx_hsys(long n, long a, long b, long c, long d, long e, long f) { return hsys6(n, a, b, c, d, e, f); }
 #define HSYS(n, s) hsys6(n, (long)(s)->x[0], (long)(s)->x[1], (long)(s)->x[2], (long)(s)->x[3], \
                          (long)(s)->x[4], (long)(s)->x[5])
 
@@ -154,23 +158,31 @@ static struct {
     void (*log_hook)(int, const char *);
     uint64_t handlers[65][4];     /* recorded rt_sigaction structs (aarch64 layout, 32 bytes) */
     int inited;
-    uint64_t clear_child_tid, robust_list, robust_len;
-    uint64_t altstack[3];         /* recorded sigaltstack: sp, flags, size */
+    uint64_t robust_list, robust_len;
     uint64_t det_mmap;            /* NXRECOMP_DETERMINISTIC: the next address mmap tries */
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .altstack = {0, 2 /* SS_DISABLE */, 0},
-        .det_mmap = 0x6e0000000000ull /* DET_MMAP_BASE */ };
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .det_mmap = 0x6e0000000000ull /* DET_MMAP_BASE */ };
 
 #define PAGE 4096ull
 static uint64_t page_up(uint64_t v) { return (v + PAGE - 1) & ~(PAGE - 1); }
 
-static void lg(int level, const char *fmt, ...) {
+static void lg_v(int level, const char *fmt, va_list ap) {
     char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
     if (P.log_hook) P.log_hook(level, buf);
     else if (level >= 30) { fprintf(stderr, "nxrecomp: %s\n", buf); fflush(stderr); }
+}
+static void lg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lg(int level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    lg_v(level, fmt, ap);
+    va_end(ap);
+}
+void lx_log(int level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    lg_v(level, fmt, ap);
+    va_end(ap);
 }
 
 void nx_linux_set_exit_hook(void (*hook)(int)) { P.exit_hook = hook; }
@@ -279,7 +291,7 @@ int nx_linux_set_brk(uint64_t start, uint64_t reserve) {
     return 0;
 }
 
-static uint64_t sys_brk(uint64_t want) {
+static uint64_t sys_brk_locked(uint64_t want) {
     if (want < P.brk_start || want > P.brk_end || !P.brk_end) return P.brk_cur;
     if (want > P.brk_cur && P.brk_cur < P.brk_dirty) {
         /* memory given back and taken again reads zeros, as on Linux: cleared now, not when it
@@ -297,6 +309,13 @@ static uint64_t sys_brk(uint64_t want) {
     if (want > P.brk_dirty) P.brk_dirty = want;
     P.brk_cur = want;
     return want;
+}
+
+static uint64_t sys_brk(uint64_t want) {   /* threads share the break */
+    pthread_mutex_lock(&P.lock);
+    uint64_t r = sys_brk_locked(want);
+    pthread_mutex_unlock(&P.lock);
+    return r;
 }
 
 /* -- open flags: O_DIRECTORY/O_NOFOLLOW/O_DIRECT/O_LARGEFILE sit at other bits on aarch64 -- */
@@ -415,13 +434,13 @@ static int runtime_owned(int sig) {
 #define A64_SS_ONSTACK 1
 #define A64_SS_DISABLE 2
 
+/* Per thread (linux_threads.h LxThread): the mask, what is recorded and not delivered, the
+ * alternate stack.  Process-wide: the dispositions (P.handlers) and these. */
 static struct {
-    uint64_t mask;                /* the guest's blocked set (bit sig-1) */
-    volatile uint64_t pend;       /* recorded, not yet delivered (host_sig, kill of self) */
-    siginfo_t info[65];
-    long tid;                     /* host thread of the guest (host_sig forwards to it) */
     uint64_t tramp_bound;         /* a restorer address bound to the host trampoline */
+    int ready_threads;            /* threads with a recorded signal they do not block */
 } S;
+#define ME lx_self
 
 static __thread struct SigRec *sig_top;   /* the deliveries whose handlers are running */
 typedef struct SigRec { struct SigRec *prev; uint64_t frame; sigjmp_buf jb; } SigRec;
@@ -439,32 +458,69 @@ static uint64_t host_block_all(void) {
     return old;
 }
 static void host_restore(uint64_t old) { hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0); }
+void lx_host_setmask(uint64_t guest_mask) { host_setmask(guest_mask); }
+uint64_t lx_host_block_all(void) { return host_block_all(); }
+void lx_host_restore(uint64_t old) { host_restore(old); }
 
 /* Read by lifted code at backward branches where recompiler.signal_polls is on (lifted.h). */
 volatile int nx_signal_flag __attribute__((visibility("hidden")));
 
-static void sig_record(int sig, const siginfo_t *si) {
-    if (!(S.pend & BIT(sig))) {
-        S.info[sig] = *si;
-        S.pend |= BIT(sig);
-    }
+/* The delivery flags (nx_signal_flag, nx_preempt_pending) are the process's, the signals a
+ * thread's: a thread with a signal to deliver raises them and counts itself in
+ * S.ready_threads; a thread that finds nothing for itself lowers them only while no thread
+ * counts itself (lowered, then raised again if one did meanwhile: no wake-up is lost).
+ * Called by t's own thread with host signals blocked, or from its host handler. */
+static void raise_flags(void) {
     nx_signal_flag = 1;
     if (&nx_preempt_pending) nx_preempt_pending = 1;
+}
+static void ready_update(LxThread *t) {
+    int r = (t->pend & ~t->mask) != 0;
+    if (r != t->ready) {
+        t->ready = r;
+        __atomic_add_fetch(&S.ready_threads, r ? 1 : -1, __ATOMIC_SEQ_CST);
+    }
+    if (r) raise_flags();
+}
+static void lower_flags(void) {
+    __atomic_store_n(&nx_signal_flag, 0, __ATOMIC_SEQ_CST);
+    if (&nx_preempt_pending) __atomic_store_n(&nx_preempt_pending, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&S.ready_threads, __ATOMIC_SEQ_CST)) raise_flags();
+}
+/* The guest mask of the calling thread becomes m (host signals blocked or not). */
+static void set_mask(uint64_t m) {
+    uint64_t old = host_block_all();
+    ME->mask = m & ~UNBLOCKABLE;
+    ready_update(ME);
+    host_restore(old);
+    host_setmask(ME->mask);   /* an unblocked pending signal reaches host_sig here */
+}
+
+static void sig_record(LxThread *t, int sig, const siginfo_t *si) {
+    if (!(t->pend & BIT(sig))) {
+        t->info[sig] = *si;
+        t->pend |= BIT(sig);
+    }
+    ready_update(t);
+    /* a blocked one too: a poll or preemption point looks, finds nothing to deliver, and
+     * lowers them again (as before threads) */
+    raise_flags();
 }
 
 static void host_sig(int sig, siginfo_t *si, void *uc) {
     (void)uc;
-    long tid = host_tid();
-    if (S.tid && tid != S.tid) {
-        /* a process-directed signal the kernel gave another host thread (the launcher's main
-         * thread): on to the guest's thread, its siginfo kept */
+    LxThread *t = ME;
+    if (!t) {
+        /* a process-directed signal the kernel gave a host thread that runs no guest code (the
+         * Python runner's): on to the main guest thread, its siginfo kept */
         int e = errno;
-        if (hsys6(SYS_rt_tgsigqueueinfo, getpid(), S.tid, sig, (long)si, 0, 0) < 0)
-            hsys6(SYS_tgkill, getpid(), S.tid, sig, 0, 0, 0);
+        long to = lx_main ? lx_main->host_tid : 0;
+        if (to && hsys6(SYS_rt_tgsigqueueinfo, getpid(), to, sig, (long)si, 0, 0) < 0)
+            hsys6(SYS_tgkill, getpid(), to, sig, 0, 0, 0);
         errno = e;
         return;
     }
-    sig_record(sig, si);
+    sig_record(t, sig, si);
 }
 
 static int default_ignored(int sig) {
@@ -501,6 +557,7 @@ static void do_exit(int status) {
     fflush(NULL);
     for (;;) hsys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
+void lx_process_exit(int status) { do_exit(status); }
 
 /* The default action of a terminating signal: die by it (the wait status says so). */
 static void die_by(int sig) __attribute__((noreturn));
@@ -531,8 +588,8 @@ static void die_by(int sig) {
 _Static_assert(FRAME_SIZE == 4688, "sizeof(struct rt_sigframe) on arm64");
 
 static int on_altstack(uint64_t sp) {
-    uint64_t lo = P.altstack[0], size = P.altstack[2];
-    return !(P.altstack[1] & A64_SS_DISABLE) && size && sp > lo && sp <= lo + size;
+    const uint64_t *as = ME->altstack;
+    return !(as[1] & A64_SS_DISABLE) && as[2] && sp > as[0] && sp <= as[0] + as[2];
 }
 
 static void sig_tramp(NxCpu *s);
@@ -546,11 +603,14 @@ static int handle_pending(NxCpu *s, uint64_t saved_mask);
  * returns by rt_sigreturn, with s as the frame then holds it. */
 static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mask) {
     uint64_t *act = P.handlers[sig];
+    pthread_mutex_lock(&P.lock);   /* another thread's rt_sigaction may be writing it */
     uint64_t handler = act[0], flags = act[1], restorer = act[2], sa_mask = act[3];
+    pthread_mutex_unlock(&P.lock);
     uint64_t sp = s->sp;
     int onstack = on_altstack(sp);
-    if ((flags & A64_SA_ONSTACK) && !(P.altstack[1] & A64_SS_DISABLE) && P.altstack[2] && !onstack)
-        sp = P.altstack[0] + P.altstack[2];
+    const uint64_t *as = ME->altstack;
+    if ((flags & A64_SA_ONSTACK) && !(as[1] & A64_SS_DISABLE) && as[2] && !onstack)
+        sp = as[0] + as[2];
     sp = (sp - 16) & ~15ull;                   /* the frame record (X29, X30) */
     uint64_t record = sp;
     uint64_t frame = (sp - FRAME_SIZE) & ~15ull;
@@ -558,8 +618,8 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     memset(f, 0, FRAME_SIZE);
     memcpy(f + FR_SIGINFO, info, 128);
     uint8_t *uc = f + FR_UC, *mc = uc + UC_MCONTEXT;
-    uint64_t ss_sp = P.altstack[0], ss_size = P.altstack[2];
-    uint32_t ss_flags = onstack ? A64_SS_ONSTACK : (uint32_t)P.altstack[1];
+    uint64_t ss_sp = as[0], ss_size = as[2];
+    uint32_t ss_flags = onstack ? A64_SS_ONSTACK : (uint32_t)as[1];
     memcpy(uc + UC_STACK, &ss_sp, 8);
     memcpy(uc + UC_STACK + 8, &ss_flags, 4);
     memcpy(uc + UC_STACK + 16, &ss_size, 8);
@@ -576,13 +636,13 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     memcpy((void *)record, &s->x[29], 16);     /* X29, X30 */
 
     /* the handler's mask, SA_RESETHAND */
-    uint64_t m = S.mask | sa_mask | ((flags & A64_SA_NODEFER) ? 0 : BIT(sig));
-    S.mask = m & ~UNBLOCKABLE;
-    host_setmask(S.mask);
+    set_mask(ME->mask | sa_mask | ((flags & A64_SA_NODEFER) ? 0 : BIT(sig)));
     if (flags & A64_SA_RESETHAND) {
+        pthread_mutex_lock(&P.lock);
         act[0] = 0;
         act[1] &= ~A64_SA_SIGINFO;
         host_dispose(sig);
+        pthread_mutex_unlock(&P.lock);
     }
     uint64_t ret = (uint64_t)(uintptr_t)sig_tramp_code;
     if (flags & A64_SA_RESTORER) {
@@ -613,7 +673,7 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     if (sigsetjmp(r.jb, 0) == 0) {
         /* another deliverable signal interrupts the handler at its first instruction (Linux
          * sets up its frame over this one before returning to user mode) */
-        handle_pending(s, S.mask);
+        handle_pending(s, ME->mask);
         nx_run(s);                             /* until rt_sigreturn longjmps back */
     }
     sig_top = r.prev;
@@ -621,22 +681,24 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     else NX_FPCR_APPLY(s->fpcr);   /* the handler changed the interrupted code's FPCR */
 }
 
-/* Deliver what is pending and not blocked by S.mask, lowest signal first; the frames save
- * saved_mask (the mask before a sigsuspend, or S.mask).  1 when a handler ran. */
+/* Deliver what the calling thread has pending and does not block, lowest signal first; the
+ * frames save saved_mask (the mask before a sigsuspend, or the thread's).  1 when a handler ran. */
 static int handle_pending(NxCpu *s, uint64_t saved_mask) {
     int ran = 0;
+    LxThread *t = ME;
     for (;;) {
         uint64_t old = host_block_all();
-        uint64_t ready = S.pend & ~S.mask;
+        uint64_t ready = t->pend & ~t->mask;
         if (!ready) {
-            nx_signal_flag = 0;
-            if (&nx_preempt_pending) nx_preempt_pending = 0;
+            ready_update(t);
+            lower_flags();
             host_restore(old);
             return ran;
         }
         int sig = __builtin_ctzll(ready) + 1;
-        siginfo_t info = S.info[sig];
-        S.pend &= ~BIT(sig);
+        siginfo_t info = t->info[sig];
+        t->pend &= ~BIT(sig);
+        ready_update(t);
         uint64_t h = P.handlers[sig][0];
         if (!is_handler(h)) {
             host_restore(old);
@@ -654,7 +716,7 @@ static int handle_pending(NxCpu *s, uint64_t saved_mask) {
             continue;
         }
         deliver(s, sig, &info, saved_mask);   /* sets the host mask itself */
-        saved_mask = S.mask;
+        saved_mask = t->mask;
         ran = 1;
     }
 }
@@ -696,8 +758,7 @@ static void sys_rt_sigreturn(NxCpu *s) {
     }
     uint64_t m;
     memcpy(&m, uc + UC_SIGMASK, 8);
-    S.mask = m & ~UNBLOCKABLE;
-    host_setmask(S.mask);
+    set_mask(m);
     s->excl_size = 0;
     s->resume = 0;
     sig_top = r;
@@ -708,22 +769,24 @@ static void sig_tramp(NxCpu *s) { sys_rt_sigreturn(s); }
 
 /* The runtime's preemption point (every register in s, s->pc where control goes on). */
 static void sig_preempt(NxCpu *s) {
-    if (S.pend & ~S.mask) handle_pending(s, S.mask);
-    else if (&nx_preempt_pending) nx_preempt_pending = 0;
+    LxThread *t = ME;
+    if (!t) return;   /* not a guest thread of this personality */
+    if (t->pend & ~t->mask) handle_pending(s, t->mask);
+    else lower_flags();
 }
 
 /* A backward branch of lifted code saw nx_signal_flag (recompiler.signal_polls): every register
  * in s, s->pc the branch target. */
 void nx_signal_poll(NxCpu *s) {
-    if (S.pend & ~S.mask) handle_pending(s, S.mask);
-    else nx_signal_flag = 0;
+    LxThread *t = ME;
+    if (t && (t->pend & ~t->mask)) handle_pending(s, t->mask);
+    else lower_flags();
 }
 
 static void signals_init(void) {
-    S.tid = host_tid();
     uint64_t cur = 0;
     hsys6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8, 0, 0);
-    S.mask = cur & ~UNBLOCKABLE;          /* the mask execve kept */
+    ME->mask = cur & ~UNBLOCKABLE;        /* the mask execve kept */
     if (nx_set_preempt_hook) nx_set_preempt_hook(sig_preempt);
     /* glibc's aarch64 sigaction sets no SA_RESTORER: its handlers return to the vDSO's */
     if (nx_host_bind) nx_host_bind((uint64_t)(uintptr_t)sig_tramp_code, sig_tramp);
@@ -734,7 +797,7 @@ static long signal_self(int sig, int code) {
     if (sig == 0) return 0;
     if (sig < 1 || sig > 64) return -EINVAL;
     uint64_t h = P.handlers[sig][0];
-    if (!(S.mask & BIT(sig))) {
+    if (!(ME->mask & BIT(sig))) {
         if (h == 1 /* SIG_IGN */) return 0;
         if (h == 0 /* SIG_DFL */) {
             if (default_ignored(sig)) return 0;
@@ -751,7 +814,7 @@ static long signal_self(int sig, int code) {
     si.si_pid = getpid();
     si.si_uid = getuid();
     uint64_t old = host_block_all();
-    sig_record(sig, &si);   /* blocked signals are never ignored: the action may change */
+    sig_record(ME, sig, &si);   /* blocked signals are never ignored: the action may change */
     host_restore(old);
     return 0;
 }
@@ -761,19 +824,26 @@ static long sys_rt_sigaction(NxCpu *s) {
     uint64_t act = s->x[1], old = s->x[2];
     if (sig < 1 || sig > 64 || ((sig == SIGKILL || sig == SIGSTOP) && act)) return -EINVAL;
     if (s->x[3] != 8) return -EINVAL;
-    uint64_t a[4];
+    uint64_t a[4], prev[4];
     if (act) memcpy(a, (void *)act, 32);
-    if (old) memcpy((void *)old, P.handlers[sig], 32);
+    pthread_mutex_lock(&P.lock);   /* the dispositions are the process's: threads share them */
+    memcpy(prev, P.handlers[sig], 32);
     if (act) {
         a[3] &= ~UNBLOCKABLE;
         memcpy(P.handlers[sig], a, 32);
+        host_dispose(sig);
+    }
+    pthread_mutex_unlock(&P.lock);
+    if (old) memcpy((void *)old, prev, 32);
+    if (act) {
         if (is_handler(a[0]) && (runtime_owned(sig) || sig == 32 || sig == 33))
             lg(20, "signal %d: the guest's handler is recorded, not run (the runtime owns this signal)", sig);
-        host_dispose(sig);
-        /* a pending signal now ignored is discarded (POSIX) */
+        /* a pending signal now ignored is discarded (POSIX); the calling thread's (another
+         * thread's record is dropped at its delivery, which finds SIG_IGN) */
         if (a[0] == 1 || (a[0] == 0 && default_ignored(sig))) {
             uint64_t o = host_block_all();
-            S.pend &= ~BIT(sig);
+            ME->pend &= ~BIT(sig);
+            ready_update(ME);
             host_restore(o);
         }
     }
@@ -784,15 +854,14 @@ static long sys_rt_sigprocmask(NxCpu *s) {
     int how = (int)s->x[0];
     uint64_t set = s->x[1], old = s->x[2];
     if (s->x[3] != 8) return -EINVAL;
-    uint64_t prev = S.mask;
+    uint64_t prev = ME->mask;
     if (set) {
         uint64_t m;
         memcpy(&m, (void *)set, 8);
         if (how == SIG_BLOCK) m = prev | m;
         else if (how == SIG_UNBLOCK) m = prev & ~m;
         else if (how != SIG_SETMASK) return -EINVAL;
-        S.mask = m & ~UNBLOCKABLE;
-        host_setmask(S.mask);   /* an unblocked pending signal reaches host_sig here */
+        set_mask(m);
     }
     if (old) memcpy((void *)old, &prev, 8);
     return 0;
@@ -803,7 +872,7 @@ static long sys_rt_sigpending(NxCpu *s) {
     uint64_t host = 0;
     long r = hsys6(SYS_rt_sigpending, (long)&host, 8, 0, 0, 0, 0);
     if (r < 0) return r;
-    uint64_t m = (host | S.pend) & S.mask;   /* what is pending and not delivered: the blocked ones */
+    uint64_t m = (host | ME->pend) & ME->mask;   /* what is pending and not delivered: the blocked ones */
     memcpy((void *)s->x[0], &m, 8);
     return 0;
 }
@@ -814,11 +883,13 @@ static long sys_rt_sigtimedwait(NxCpu *s) {
     uint64_t want;
     memcpy(&want, (void *)s->x[0], 8);
     uint64_t old = host_block_all();
-    uint64_t have = S.pend & want;
+    LxThread *t = ME;
+    uint64_t have = t->pend & want;
     if (have) {
         int sig = __builtin_ctzll(have) + 1;
-        if (s->x[1]) memcpy((void *)s->x[1], &S.info[sig], 128);
-        S.pend &= ~BIT(sig);
+        if (s->x[1]) memcpy((void *)s->x[1], &t->info[sig], 128);
+        t->pend &= ~BIT(sig);
+        ready_update(t);
         host_restore(old);
         return sig;
     }
@@ -839,14 +910,14 @@ static long sys_sigaltstack(NxCpu *s) {
         if (fl & A64_SS_DISABLE) n[0] = n[2] = 0;
         n[1] = fl;
         if (old) {
-            uint64_t o[3] = {P.altstack[0], onstack ? A64_SS_ONSTACK : P.altstack[1], P.altstack[2]};
+            uint64_t o[3] = {ME->altstack[0], onstack ? A64_SS_ONSTACK : ME->altstack[1], ME->altstack[2]};
             memcpy((void *)old, o, 24);
         }
-        memcpy(P.altstack, n, 24);
+        memcpy(ME->altstack, n, 24);
         return 0;
     }
     if (old) {
-        uint64_t o[3] = {P.altstack[0], onstack ? A64_SS_ONSTACK : P.altstack[1], P.altstack[2]};
+        uint64_t o[3] = {ME->altstack[0], onstack ? A64_SS_ONSTACK : ME->altstack[1], ME->altstack[2]};
         memcpy((void *)old, o, 24);
     }
     return 0;
@@ -868,21 +939,21 @@ static int restartable(uint64_t nr) {
  * the guest had before (restored by their rt_sigreturn).  Always -EINTR. */
 static long sys_rt_sigsuspend(NxCpu *s) {
     if (s->x[1] != 8) return -EINVAL;
-    uint64_t tmp, before = S.mask;
+    LxThread *t = ME;
+    uint64_t tmp, before = t->mask;
     memcpy(&tmp, (void *)s->x[0], 8);
     tmp &= ~UNBLOCKABLE;
     s->x[0] = (uint64_t)-EINTR;   /* what the frame saves as X0 */
     for (;;) {
-        S.mask = tmp;
-        if (!(S.pend & ~tmp)) {
+        t->mask = tmp;
+        if (!(t->pend & ~tmp)) {
             uint64_t h = tmp & ~OWNED_MASK;
             hsys6(SYS_rt_sigsuspend, (long)&h, 8, 0, 0, 0, 0);
         }
         if (nx_run && handle_pending(s, before)) break;
-        if (!nx_run && (S.pend & ~tmp)) break;
+        if (!nx_run && (t->pend & ~tmp)) break;
     }
-    S.mask = before;
-    host_setmask(before);
+    set_mask(before);
     return -EINTR;
 }
 
@@ -906,10 +977,11 @@ static int call_mask(NxCpu *s, uint64_t nr, uint64_t *tmp) {
 /* A system call returned r with signals recorded: deliver those not blocked.  1 when the call
  * must run again (interrupted, and restarted as Linux does for SA_RESTART). */
 static int after_signal(NxCpu *s, uint64_t nr, long r) {
-    uint64_t pc = s->pc, tmp = 0, before = S.mask;
+    LxThread *t = ME;
+    uint64_t pc = s->pc, tmp = 0, before = t->mask;
     int masked_call = r == -EINTR && call_mask(s, nr, &tmp);
-    uint64_t eff = masked_call ? tmp : S.mask;
-    uint64_t ready = S.pend & ~eff;
+    uint64_t eff = masked_call ? tmp : t->mask;
+    uint64_t ready = t->pend & ~eff;
     if (!ready) { s->x[0] = (uint64_t)r; return 0; }
     int restart = 0;
     if (r == -EINTR && restartable(nr)) {
@@ -919,10 +991,10 @@ static int after_signal(NxCpu *s, uint64_t nr, long r) {
     if (restart) s->pc = pc - 4;   /* the frame's pc is the SVC, x0 its argument: run again */
     else s->x[0] = (uint64_t)r;
     if (masked_call) {
-        S.mask = tmp;
-        if (!handle_pending(s, before)) { S.mask = before; host_setmask(before); }
+        t->mask = tmp;
+        if (!handle_pending(s, before)) set_mask(before);
     } else {
-        handle_pending(s, S.mask);
+        handle_pending(s, t->mask);
     }
     if (restart && s->pc == pc - 4) { s->pc = pc; return 1; }
     if (s->pc != pc) {
@@ -936,9 +1008,10 @@ static int after_signal(NxCpu *s, uint64_t nr, long r) {
     return 0;
 }
 
-static void init_once(void) {
+static void init_once(NxCpu *s) {
     if (P.inited) return;
     P.inited = 1;
+    lx_threads_init(s);   /* the calling thread is the main one */
     /* Python ignores SIGPIPE and SIGXFSZ and catches SIGINT; a Linux program starts with the
      * default actions (so `yes | head` ends by SIGPIPE, as under qemu). */
     signal(SIGPIPE, SIG_DFL);
@@ -952,9 +1025,7 @@ static void init_once(void) {
     signals_init();
 }
 
-/* -- clone: fork-like only -- */
-#define A64_CLONE_VM 0x100
-#define A64_CLONE_VFORK 0x4000
+/* -- clone: a thread (linux_threads.c), or fork-like -- */
 #define A64_CLONE_THREAD 0x10000
 #define A64_CLONE_SETTLS 0x80000
 #define A64_CLONE_PARENT_SETTID 0x100000
@@ -963,10 +1034,7 @@ static void init_once(void) {
 
 static long sys_clone(NxCpu *s) {
     uint64_t flags = s->x[0], stack = s->x[1], ptid = s->x[2], tls = s->x[3], ctid = s->x[4];
-    if (flags & A64_CLONE_THREAD) {
-        lg(30, "clone with CLONE_THREAD (flags %#llx): guest threads are not supported yet", (unsigned long long)flags);
-        return -ENOSYS;
-    }
+    if (flags & A64_CLONE_THREAD) return lx_clone_thread(s, flags, stack, ptid, tls, ctid);
     if ((flags & 0xff) != SIGCHLD && (flags & 0xff) != 0)
         lg(20, "clone exit signal %d treated as SIGCHLD", (int)(flags & 0xff));
     fflush(NULL);
@@ -976,8 +1044,8 @@ static long sys_clone(NxCpu *s) {
         if (stack) s->sp = stack;
         if (flags & A64_CLONE_SETTLS) s->tpidr_el0 = tls;
         if ((flags & A64_CLONE_CHILD_SETTID) && ctid) *(int32_t *)ctid = (int32_t)getpid();
-        if (flags & A64_CLONE_CHILD_CLEARTID) P.clear_child_tid = ctid;
-        S.tid = host_tid();   /* the child's guest thread: host_sig forwards to it */
+        lx_after_fork();      /* the child's one thread is its main thread */
+        if (flags & A64_CLONE_CHILD_CLEARTID) ME->clear_child_tid = ctid;
         return 0;
     }
     if ((flags & A64_CLONE_PARENT_SETTID) && ptid) *(int32_t *)ptid = pid;
@@ -1230,7 +1298,7 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     FWD(fallocate, fallocate) FWD(fadvise64, fadvise64) FWD(sendfile, sendfile) FWD(splice, splice)
     FWD(tee, tee) FWD(copy_file_range, copy_file_range) FWD(close_range, close_range)
     FWD(memfd_create, memfd_create) FWD(pselect6, pselect6) FWD(ppoll, ppoll)
-    FWD(getpid, getpid) FWD(getppid, getppid) FWD(gettid, gettid) FWD(getuid, getuid)
+    FWD(getpid, getpid) FWD(getppid, getppid) FWD(getuid, getuid)
     FWD(geteuid, geteuid) FWD(getgid, getgid) FWD(getegid, getegid) FWD(setuid, setuid)
     FWD(setgid, setgid) FWD(setreuid, setreuid) FWD(setregid, setregid) FWD(setresuid, setresuid)
     FWD(setresgid, setresgid) FWD(getresuid, getresuid) FWD(getresgid, getresgid)
@@ -1308,8 +1376,8 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_mlock: r = guarded(s, SYS_mlock); break;
     case A64_munlock: r = guarded(s, SYS_munlock); break;
     case A64_set_tid_address:
-        P.clear_child_tid = s->x[0];
-        r = hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+        ME->clear_child_tid = s->x[0];
+        r = ME->guest_tid;
         break;
     case A64_set_robust_list:
         if (s->x[1] != 24) { r = -EINVAL; break; }
@@ -1330,12 +1398,16 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
         r = pid == getpid() ? signal_self((int)s->x[1], 0 /* SI_USER */) : HSYS(SYS_kill, s);
         break;
     }
+    case A64_gettid: r = ME->guest_tid; break;
     case A64_tkill: case A64_tgkill: {
+        /* guest thread ids are host ones, but for the main thread's (the process id) */
         long tid = (long)(int32_t)(nr == A64_tgkill ? s->x[1] : s->x[0]);
         int sig = (int)(nr == A64_tgkill ? s->x[2] : s->x[1]);
-        if (tid == host_tid() && (nr == A64_tkill || (long)(int32_t)s->x[0] == getpid()))
+        long host = tid > 0 ? lx_host_tid_of(tid) : tid;
+        if (host == ME->host_tid && (nr == A64_tkill || (long)(int32_t)s->x[0] == getpid()))
             r = signal_self(sig, -6 /* SI_TKILL */);
-        else r = nr == A64_tgkill ? HSYS(SYS_tgkill, s) : HSYS(SYS_tkill, s);
+        else if (nr == A64_tgkill) r = hsys6(SYS_tgkill, (long)s->x[0], host, sig, 0, 0, 0);
+        else r = hsys6(SYS_tkill, host, sig, 0, 0, 0, 0);
         break;
     }
     case A64_clone: r = sys_clone(s); break;
@@ -1345,7 +1417,8 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
         lg(20, "execveat is not supported: -ENOENT");
         r = -ENOENT;
         break;
-    case A64_exit: case A64_exit_group: do_exit((int)(s->x[0] & 0xff));
+    case A64_exit: lx_exit_thread((int)(s->x[0] & 0xff));
+    case A64_exit_group: do_exit((int)(s->x[0] & 0xff));
     case A64_prctl: r = sys_prctl(s); break;
     case A64_personality: r = s->x[0] == 0xffffffffull ? 0 : -EINVAL; break;
     default: unhandled(s, nr);
@@ -1355,11 +1428,14 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
 
 void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     (void)imm;
-    if (__builtin_expect(!P.inited, 0)) init_once();
+    if (__builtin_expect(!ME, 0)) {   /* the first call, or a host thread no clone started (a harness's) */
+        if (!P.inited) init_once(s);
+        else lx_threads_init(s);
+    }
     for (;;) {
         uint64_t nr = s->x[8];
         long r = syscall_body(s, nr);
-        if (__builtin_expect(!S.pend, 1)) { s->x[0] = (uint64_t)r; return; }
+        if (__builtin_expect(!ME->pend, 1)) { s->x[0] = (uint64_t)r; return; }
         if (!after_signal(s, nr, r)) return;   /* else interrupted and restarted */
     }
 }
