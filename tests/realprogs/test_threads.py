@@ -8,6 +8,9 @@
 - zstd 1.5.7 (zstandard sdist) built with ZSTD_MULTITHREAD: its worker pool compresses with
   ``-jN`` threads (our driver's ZSTD_c_nbWorkers); zstd's output does not depend on the threads'
   timing, so it must be qemu's, and differ from the one-thread output (the pool really ran).
+- the same exercise linked with Debian 12's static glibc (``glibc_static.py``; heavy: its
+  recompile is ~1.5 min of CPU): glibc's own pthreads, clone3 then clone, condvars on
+  FUTEX_WAIT_BITSET.
 - lift on miss with threads: the build leaves ``hidden_worker`` out (``recompiler.hide_entries``)
   and two threads call it through a pointer at the same moment: it is lifted once, the other
   thread's miss waits for that lift (the exit summary counts it), and the results are qemu's.
@@ -83,6 +86,30 @@ def test_zstd_more_worker_threads_match_qemu(zstd_mt, corpus, level, workers):
     data = (corpus / "in.bin").read_bytes()
     comp = run_both("zstd_mt", zstd_mt, ["zstd", level, workers], corpus, stdin=data).stdout
     assert run_both("zstd_mt", zstd_mt, ["zstd", "-d"], corpus, stdin=comp).stdout == data
+
+
+@pytest.mark.heavy
+def test_pthreads_with_debian_static_glibc_match_qemu(tmp_path):
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
+    from nxrecomp import debian
+    from tests.realprogs import glibc_static
+    try:
+        binary = glibc_static.build("pthreads_test.c")
+    except debian.RegistryUnreachable as e:
+        pytest.skip(f"LOUD SKIP: Debian unreachable, cannot fetch glibc's static libraries: {e}")
+    out = tmp_path / "bundle"
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
+                       capture_output=True, text=True, timeout=3600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for argv in (["pthreads_test"], ["pthreads_test", "mainexit"]):
+        ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(out), "--", *argv], capture_output=True,
+                              cwd=tmp_path, env=ENV, timeout=300)
+        ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(binary), *argv[1:]], capture_output=True,
+                             cwd=tmp_path, env=ENV, timeout=300)
+        assert ref.returncode == 0 and b"checks failed" not in ref.stdout, ref.stdout
+        assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr), \
+            (argv, ours.stdout[-1500:], ours.stderr[-1500:])
 
 
 NOTICE = re.compile(r"^nxrecomp: lifted at run time: function at (0x[0-9a-f]+)", re.MULTILINE)
