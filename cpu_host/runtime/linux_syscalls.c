@@ -1038,7 +1038,11 @@ static long sys_clone(NxCpu *s) {
     if ((flags & 0xff) != SIGCHLD && (flags & 0xff) != 0)
         lg(20, "clone exit signal %d treated as SIGCHLD", (int)(flags & 0xff));
     fflush(NULL);
+    /* another thread may be inside an mmap: the child, whose only thread is this one, would
+     * find the lock taken for ever */
+    pthread_mutex_lock(&P.lock);
     pid_t pid = fork();
+    pthread_mutex_unlock(&P.lock);
     if (pid < 0) return -errno;
     if (pid == 0) {   /* child: continues in lifted code after the SVC */
         if (stack) s->sp = stack;
@@ -1395,7 +1399,12 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_sigaltstack: r = sys_sigaltstack(s); break;
     case A64_kill: {
         long pid = (long)(int32_t)s->x[0];
-        r = pid == getpid() ? signal_self((int)s->x[1], 0 /* SI_USER */) : HSYS(SYS_kill, s);
+        int sig = (int)s->x[1];
+        /* to itself: recorded for the calling thread, unless it blocks the signal and another
+         * thread may not: then the host kernel picks the thread, as Linux does (host masks are
+         * the guest threads' masks) */
+        int elsewhere = sig > 0 && sig <= 64 && (ME->mask & BIT(sig)) && lx_thread_count() > 1;
+        r = pid == getpid() && !elsewhere ? signal_self(sig, 0 /* SI_USER */) : HSYS(SYS_kill, s);
         break;
     }
     case A64_gettid: r = ME->guest_tid; break;

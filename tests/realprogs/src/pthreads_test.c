@@ -1,6 +1,6 @@
 /* A POSIX threads exercise of our own (tests/realprogs/test_threads.py runs it recompiled and
  * under qemu-aarch64; every line it prints is the same whatever the interleaving):
- *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill timed detach
+ *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill procsig timed detach
  *                             rwlock once hidden mainexit; no part: all but mainexit
  * (hidden: two threads call hidden_worker through a pointer at the same moment; the test builds
  * it left out of the recompile, so both miss it and it is lifted at run time.)
@@ -261,6 +261,45 @@ static void part_kill(void) {
           handler_saw_mark);
 }
 
+/* ---- procsig: a signal to the process goes to the thread that does not block it ---- */
+static volatile long usr2_on;
+static void on_usr2(int sig) { (void)sig; usr2_on = tid(); }
+static sem_t usr2_ready;
+static void *usr2_taker(void *arg) {
+    long *me = arg;
+    *me = tid();
+    sigset_t m;
+    sigemptyset(&m);
+    sigaddset(&m, SIGUSR2);
+    pthread_sigmask(SIG_UNBLOCK, &m, NULL);   /* created with main's mask, which blocks it */
+    sem_post(&usr2_ready);
+    while (!usr2_on) sched_yield();
+    return NULL;
+}
+static void part_procsig(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr2;
+    sigaction(SIGUSR2, &sa, NULL);
+    sigset_t m, old;
+    sigemptyset(&m);
+    sigaddset(&m, SIGUSR2);
+    pthread_sigmask(SIG_BLOCK, &m, &old);
+    sem_init(&usr2_ready, 0, 0);
+    pthread_t t;
+    long taker = 0;
+    pthread_create(&t, NULL, usr2_taker, &taker);
+    sem_wait(&usr2_ready);
+    kill(getpid(), SIGUSR2);
+    pthread_join(t, NULL);
+    sigset_t pend;
+    sigpending(&pend);
+    printf("procsig: taken by the thread that does not block it %d, still pending for main %d\n",
+           usr2_on == taker, sigismember(&pend, SIGUSR2));
+    CHECK(usr2_on == taker && !sigismember(&pend, SIGUSR2), "taken on %ld, taker %ld", usr2_on, taker);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* ---- timed: a condvar wait and a semaphore wait that time out ---- */
 static void part_timed(void) {
     pthread_mutex_t tm = PTHREAD_MUTEX_INITIALIZER;
@@ -407,7 +446,7 @@ static void part_mainexit(void) {
 
 static const struct { const char *name; void (*fn)(void); } parts[] = {
     {"mutex", part_mutex}, {"condvar", part_condvar}, {"tls", part_tls}, {"join", part_join},
-    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"timed", part_timed},
+    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"procsig", part_procsig}, {"timed", part_timed},
     {"detach", part_detach}, {"rwlock", part_rwlock}, {"once", part_once}, {"hidden", part_hidden},
     {"mainexit", part_mainexit},
 };
