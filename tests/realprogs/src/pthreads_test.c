@@ -1,12 +1,14 @@
 /* A POSIX threads exercise of our own (tests/realprogs/test_threads.py runs it recompiled and
  * under qemu-aarch64; every line it prints is the same whatever the interleaving):
- *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill procsig timed detach
+ *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill procsig futex timed detach
  *                             rwlock once hidden mainexit; no part: all but mainexit
  * (hidden: two threads call hidden_worker through a pointer at the same moment; the test builds
  * it left out of the recompile, so both miss it and it is lifted at run time.)
  * Each part prints what it computed; a check that fails prints FAIL and the exit status is 1. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -300,6 +302,44 @@ static void part_procsig(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* ---- futex: the raw operations libcs build on (futex(2)) ---- */
+static int fx1, fx2, fx_woke;
+static long futex(int *uaddr, int op, int val, const struct timespec *ts, int *uaddr2, int val3) {
+    return syscall(SYS_futex, uaddr, op, val, ts, uaddr2, val3);
+}
+static void *fx_waiter(void *arg) {
+    (void)arg;
+    futex(&fx1, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);   /* woken only after a requeue to fx2 */
+    __atomic_add_fetch(&fx_woke, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+static void part_futex(void) {
+    long r1 = futex(&fx1, FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+    int e1 = errno;
+    struct timespec ts = {0, 20 * 1000000};
+    long r2 = futex(&fx1, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+    int e2 = errno;
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, fx_waiter, NULL);
+    long moved = 0;   /* CMP_REQUEUE answers how many it woke and moved: 0 woken, all moved */
+    for (int spins = 0; moved < 3 && spins < 100000; spins++) {
+        long r = futex(&fx1, FUTEX_CMP_REQUEUE_PRIVATE, 0, (const struct timespec *)(long)INT_MAX, &fx2, 0);
+        if (r > 0) moved += r;
+        else sched_yield();
+    }
+    long w1 = futex(&fx2, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    while (__atomic_load_n(&fx_woke, __ATOMIC_SEQ_CST) < 1) sched_yield();
+    long w2 = futex(&fx2, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+    long r3 = futex(&fx1, FUTEX_CMP_REQUEUE_PRIVATE, 1, (const struct timespec *)1L, &fx2, 5);
+    int e3 = errno;
+    printf("futex: wait on a changed word %s, timed wait %s, requeued %ld, woke %ld then %ld, "
+           "cmp_requeue on a changed word %s\n", r1 == -1 && e1 == EAGAIN ? "EAGAIN" : "other",
+           r2 == -1 && e2 == ETIMEDOUT ? "ETIMEDOUT" : "other", moved, w1, w2,
+           r3 == -1 && e3 == EAGAIN ? "EAGAIN" : "other");
+    CHECK(moved == 3 && w1 == 1 && w2 == 2 && fx_woke == 3, "moved %ld w1 %ld w2 %ld woke %d", moved, w1, w2, fx_woke);
+}
+
 /* ---- timed: a condvar wait and a semaphore wait that time out ---- */
 static void part_timed(void) {
     pthread_mutex_t tm = PTHREAD_MUTEX_INITIALIZER;
@@ -446,7 +486,8 @@ static void part_mainexit(void) {
 
 static const struct { const char *name; void (*fn)(void); } parts[] = {
     {"mutex", part_mutex}, {"condvar", part_condvar}, {"tls", part_tls}, {"join", part_join},
-    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"procsig", part_procsig}, {"timed", part_timed},
+    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"procsig", part_procsig}, {"futex", part_futex},
+    {"timed", part_timed},
     {"detach", part_detach}, {"rwlock", part_rwlock}, {"once", part_once}, {"hidden", part_hidden},
     {"mainexit", part_mainexit},
 };
