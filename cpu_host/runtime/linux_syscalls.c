@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 /* ---- AArch64 (asm-generic) system call numbers and names: one table, X(number, name) --- */
@@ -508,15 +509,17 @@ static void sig_record(LxThread *t, int sig, const siginfo_t *si) {
 }
 
 static void host_sig(int sig, siginfo_t *si, void *uc) {
-    (void)uc;
     LxThread *t = ME;
     if (!t) {
         /* a process-directed signal the kernel gave a host thread that runs no guest code (the
-         * Python runner's): on to the main guest thread, its siginfo kept */
+         * Python runner's helper threads): this thread blocks it from now on (the mask its
+         * handler returns to) and sends it to the process again, siginfo kept (rt_sigqueueinfo
+         * to its own process may carry any si_code), so the kernel gives it to a guest thread
+         * that does not block it, or keeps it pending until one unblocks it, as Linux does */
         int e = errno;
-        long to = lx_main ? lx_main->host_tid : 0;
-        if (to && hsys6(SYS_rt_tgsigqueueinfo, getpid(), to, sig, (long)si, 0, 0) < 0)
-            hsys6(SYS_tgkill, getpid(), to, sig, 0, 0, 0);
+        sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
+        if (hsys6(SYS_rt_sigqueueinfo, getpid(), sig, (long)si, 0, 0, 0) < 0)
+            hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
         errno = e;
         return;
     }
