@@ -357,6 +357,8 @@ def test_clone_forks_and_wait4(harness):
         # run loop, which this harness lacks (ENOSYS); tests/realprogs/test_threads.py runs them
         assert sc(220, 0x10000 | 0x100, 0, 0, 0, 0) == -errno.EINVAL   # CLONE_THREAD|CLONE_VM
         assert sc(220, 0x10000 | 0x800 | 0x400 | 0x200 | 0x100, 0, 0, 0, 0) == -errno.ENOSYS
+        # a thread with its own file table (no CLONE_FILES) cannot share the host's: refused
+        assert sc(220, 0x10000 | 0x800 | 0x200 | 0x100, 0, 0, 0, 0) == -errno.EINVAL
         assert sc(221, cstr("/bin/true"), 0, 0) == -errno.ENOENT        # execve
         print("parent")
     """)
