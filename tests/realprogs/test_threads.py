@@ -14,7 +14,8 @@
   FUTEX_WAIT_BITSET.
 - lift on miss with threads: the build leaves ``hidden_worker`` out (``recompiler.hide_entries``)
   and two threads call it through a pointer at the same moment: it is lifted once, the other
-  thread's miss waits for that lift (the exit summary counts it), and the results are qemu's.
+  thread's miss waits for that lift (the exit summary counts it), and the results are qemu's;
+  the rebuild takes the address from the bundle's discovered entries and lifts nothing more.
 """
 from __future__ import annotations
 
@@ -156,3 +157,12 @@ def test_two_threads_miss_one_hidden_function_and_it_is_lifted_once(tmp_path):
         ours.stderr[-2000:]
     # nothing else on stderr: the guest's own is qemu's (empty)
     assert [ln for ln in ours.stderr.splitlines() if not ln.startswith("nxrecomp: ")] == ref.stderr.splitlines()
+
+    # the rebuild (the hide setting still on) takes the address from the bundle's discovered
+    # entries: the threads then run with no lift at all
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
+                       capture_output=True, text=True, timeout=1800, env=env)
+    assert r.returncode == 0 and "took 1 of 1 entries from" in r.stderr, r.stderr[-2000:]
+    again = subprocess.run([str(out / "nxrun"), "pthreads_test", "hidden"], capture_output=True, text=True,
+                           timeout=300, cwd=tmp_path)
+    assert (again.returncode, again.stdout, again.stderr) == (ref.returncode, ref.stdout, ref.stderr), again.stderr[-2000:]
