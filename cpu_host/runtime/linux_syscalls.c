@@ -448,8 +448,19 @@ typedef struct SigRec { struct SigRec *prev; uint64_t frame; sigjmp_buf jb; } Si
 
 static long host_tid(void) { return hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0); }
 
+/* Signal numbers: host signals 32 and 33 belong to the host's libc (glibc's cancellation and
+ * set*id broadcast: its handler of 33 runs on any SI_TKILL 33 and would act on a guest's), so
+ * guest real-time signals 32..62 are host 34..64, as qemu-aarch64 maps them (linux-user
+ * signal.c: host SIGRTMIN upwards from the guest's 32); guest 63 and 64 have no host signal
+ * (their handlers are recorded, never run).  musl's pthread_cancel (33) and glibc's (32) and
+ * set*id broadcast (33) need them.  Below 32 the numbers are the same. */
+static int g2h(int g) { return g < 32 ? g : g <= 62 ? g + 2 : 0; }
+static int h2g(int h) { return h < 32 ? h : h >= 34 && h <= 64 ? h - 2 : 0; }
+static uint64_t mask_g2h(uint64_t g) { return (g & 0x7fffffffull) | ((g >> 31) & 0x7fffffffull) << 33; }
+static uint64_t mask_h2g(uint64_t h) { return (h & 0x7fffffffull) | ((h >> 33) & 0x7fffffffull) << 31; }
+
 static void host_setmask(uint64_t guest_mask) {
-    uint64_t m = guest_mask & ~OWNED_MASK & ~UNBLOCKABLE;
+    uint64_t m = mask_g2h(guest_mask & ~OWNED_MASK & ~UNBLOCKABLE);
     hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
 }
 /* all host signals blocked while the pending table is read and written (host_sig writes it) */
@@ -523,7 +534,11 @@ static void host_sig(int sig, siginfo_t *si, void *uc) {
         errno = e;
         return;
     }
-    sig_record(t, sig, si);
+    int g = h2g(sig);
+    if (!g) return;
+    siginfo_t gi = *si;
+    gi.si_signo = g;
+    sig_record(t, g, &gi);
 }
 
 static int default_ignored(int sig) {
@@ -531,9 +546,9 @@ static int default_ignored(int sig) {
 }
 static int is_handler(uint64_t h) { return h > 1; }
 static int host_installable(int sig) { return !runtime_owned(sig) && sig != SIGKILL && sig != SIGSTOP && sig < 32; }
-static int host_installable_rt(int sig) { return sig >= 34 && sig <= 64; }   /* 32, 33: the host libc's own */
+static int host_installable_rt(int sig) { return sig >= 32 && g2h(sig); }   /* on host 34..64 */
 
-/* The host disposition that stands for the guest's (handler, flags). */
+/* The host disposition that stands for guest signal sig's (handler, flags). */
 static void host_dispose(int sig) {
     if (runtime_owned(sig) || sig == SIGKILL || sig == SIGSTOP) return;
     if (!host_installable(sig) && !host_installable_rt(sig)) return;
@@ -551,7 +566,7 @@ static void host_dispose(int sig) {
         sa.sa_handler = h ? SIG_IGN : SIG_DFL;
     }
     if (sig == SIGCHLD) sa.sa_flags |= (int)(fl & (SA_NOCLDSTOP | SA_NOCLDWAIT));
-    sigaction(sig, &sa, NULL);
+    sigaction(g2h(sig), &sa, NULL);
 }
 
 static void do_exit(int status) __attribute__((noreturn));
@@ -567,10 +582,13 @@ static void die_by(int sig) __attribute__((noreturn));
 static void die_by(int sig) {
     if (P.exit_hook) P.exit_hook(128 + sig);
     fflush(NULL);
-    signal(sig, SIG_DFL);
-    uint64_t m = BIT(sig);
-    hsys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, 8, 0, 0);
-    hsys6(SYS_tgkill, getpid(), host_tid(), sig, 0, 0, 0);
+    int h = g2h(sig);
+    if (h) {
+        signal(h, SIG_DFL);
+        uint64_t m = BIT(h);
+        hsys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, 8, 0, 0);
+        hsys6(SYS_tgkill, getpid(), host_tid(), h, 0, 0, 0);
+    }
     for (;;) hsys6(SYS_exit_group, 128 + sig, 0, 0, 0, 0, 0);   /* not reached */
 }
 
@@ -789,7 +807,7 @@ void nx_signal_poll(NxCpu *s) {
 static void signals_init(void) {
     uint64_t cur = 0;
     hsys6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8, 0, 0);
-    ME->mask = cur & ~UNBLOCKABLE;        /* the mask execve kept */
+    ME->mask = mask_h2g(cur) & ~UNBLOCKABLE;   /* the mask execve kept */
     if (nx_set_preempt_hook) nx_set_preempt_hook(sig_preempt);
     /* glibc's aarch64 sigaction sets no SA_RESTORER: its handlers return to the vDSO's */
     if (nx_host_bind) nx_host_bind((uint64_t)(uintptr_t)sig_tramp_code, sig_tramp);
@@ -875,7 +893,7 @@ static long sys_rt_sigpending(NxCpu *s) {
     uint64_t host = 0;
     long r = hsys6(SYS_rt_sigpending, (long)&host, 8, 0, 0, 0, 0);
     if (r < 0) return r;
-    uint64_t m = (host | ME->pend) & ME->mask;   /* what is pending and not delivered: the blocked ones */
+    uint64_t m = (mask_h2g(host) | ME->pend) & ME->mask;   /* what is pending and not delivered: the blocked ones */
     memcpy((void *)s->x[0], &m, 8);
     return 0;
 }
@@ -897,7 +915,13 @@ static long sys_rt_sigtimedwait(NxCpu *s) {
         return sig;
     }
     host_restore(old);
-    return hsys6(SYS_rt_sigtimedwait, (long)&want, (long)s->x[1], (long)s->x[2], 8, 0, 0);
+    uint64_t hwant = mask_g2h(want);
+    long r = hsys6(SYS_rt_sigtimedwait, (long)&hwant, (long)s->x[1], (long)s->x[2], 8, 0, 0);
+    if (r > 0) {
+        r = h2g((int)r);
+        if (s->x[1]) ((siginfo_t *)s->x[1])->si_signo = (int)r;
+    }
+    return r;
 }
 
 static long sys_sigaltstack(NxCpu *s) {
@@ -950,7 +974,7 @@ static long sys_rt_sigsuspend(NxCpu *s) {
     for (;;) {
         t->mask = tmp;
         if (!(t->pend & ~tmp)) {
-            uint64_t h = tmp & ~OWNED_MASK;
+            uint64_t h = mask_g2h(tmp & ~OWNED_MASK);
             hsys6(SYS_rt_sigsuspend, (long)&h, 8, 0, 0, 0, 0);
         }
         if (nx_run && handle_pending(s, before)) break;
@@ -1000,14 +1024,9 @@ static int after_signal(NxCpu *s, uint64_t nr, long r) {
         handle_pending(s, t->mask);
     }
     if (restart && s->pc == pc - 4) { s->pc = pc; return 1; }
-    if (s->pc != pc) {
-        fprintf(stderr, "nxrecomp: fatal: a signal handler changed the pc of the system call it interrupted "
-                "(%#llx to %#llx); resuming elsewhere than after the SVC is not supported\n",
-                (unsigned long long)pc, (unsigned long long)s->pc);
-        fflush(stderr);
-        if (P.exit_hook) P.exit_hook(134);
-        for (;;) hsys6(SYS_exit_group, 134, 0, 0, 0, 0, 0);
-    }
+    /* else s->pc may differ from pc: the handler moved the interrupted pc in its ucontext
+     * (musl's thread cancellation points a cancellation point's SVC at __cp_cancel); the lifted
+     * SVC site sees it and jumps there (recompiler/lift/control.py h_svc) */
     return 0;
 }
 
@@ -1022,8 +1041,8 @@ static void init_once(NxCpu *s) {
     signal(SIGINT, SIG_DFL);
     for (int sig = 1; sig < 65; sig++) {
         struct sigaction old;
-        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO))
-            P.handlers[sig][0] = 1;   /* SIG_IGN inherited from the parent stays visible */
+        if (h2g(sig) && sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO))
+            P.handlers[h2g(sig)][0] = 1;   /* SIG_IGN inherited from the parent stays visible */
     }
     signals_init();
 }
@@ -1274,6 +1293,40 @@ static long sys_execve(NxCpu *s) {
     return r;
 }
 
+/* ppoll and pselect6 with a signal mask: the host gets it in host numbers (g2h). */
+static long sys_masked_wait(NxCpu *s, uint64_t nr) {
+    uint64_t g, h;
+    if (nr == A64_ppoll) {
+        if (!s->x[3] || s->x[4] != 8) return HSYS(SYS_ppoll, s);
+        memcpy(&g, (void *)s->x[3], 8);
+        h = mask_g2h(g & ~OWNED_MASK);
+        return hsys6(SYS_ppoll, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)&h, 8, 0);
+    }
+    uint64_t d[2];
+    if (!s->x[5]) return HSYS(SYS_pselect6, s);
+    memcpy(d, (void *)s->x[5], 16);
+    if (!d[0] || d[1] != 8) return HSYS(SYS_pselect6, s);
+    memcpy(&g, (void *)d[0], 8);
+    h = mask_g2h(g & ~OWNED_MASK);
+    uint64_t hd[2] = {(uint64_t)(uintptr_t)&h, 8};
+    return hsys6(SYS_pselect6, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)s->x[3], (long)s->x[4], (long)hd);
+}
+
+/* wait4: a child that died by a host real-time signal died by the guest's number for it */
+static long sys_wait4(NxCpu *s) {
+    long r = HSYS(SYS_wait4, s);
+    if (r > 0 && s->x[1]) {
+        int st;
+        memcpy(&st, (void *)s->x[1], 4);
+        int sig = st & 0x7f;
+        if (sig && sig != 0x7f && h2g(sig) != sig) {
+            st = (st & ~0x7f) | (h2g(sig) & 0x7f);
+            memcpy((void *)s->x[1], &st, 4);
+        }
+    }
+    return r;
+}
+
 static void unhandled(NxCpu *s, uint64_t nr) __attribute__((noreturn));
 static void unhandled(NxCpu *s, uint64_t nr) {
     const char *name = nr < A64_MAX_NR && a64_names[nr] ? a64_names[nr] : "unknown";
@@ -1304,7 +1357,7 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     FWD(statx, statx) FWD(statfs, statfs) FWD(fstatfs, fstatfs) FWD(flock, flock)
     FWD(fallocate, fallocate) FWD(fadvise64, fadvise64) FWD(sendfile, sendfile) FWD(splice, splice)
     FWD(tee, tee) FWD(copy_file_range, copy_file_range) FWD(close_range, close_range)
-    FWD(memfd_create, memfd_create) FWD(pselect6, pselect6) FWD(ppoll, ppoll)
+    FWD(memfd_create, memfd_create)
     FWD(getpid, getpid) FWD(getppid, getppid) FWD(getuid, getuid)
     FWD(geteuid, geteuid) FWD(getgid, getgid) FWD(getegid, getegid) FWD(setuid, setuid)
     FWD(setgid, setgid) FWD(setreuid, setreuid) FWD(setregid, setregid) FWD(setresuid, setresuid)
@@ -1317,7 +1370,7 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     FWD(sched_yield, sched_yield) FWD(sched_getparam, sched_getparam)
     FWD(sched_getscheduler, sched_getscheduler) FWD(sched_get_priority_max, sched_get_priority_max)
     FWD(sched_get_priority_min, sched_get_priority_min) FWD(getcpu, getcpu)
-    FWD(wait4, wait4) FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
+    FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
     FWD(clock_nanosleep, clock_nanosleep)
     FWD(clock_getres, clock_getres) FWD(times, times)
     FWD(sysinfo, sysinfo) FWD(umask, umask)
@@ -1352,6 +1405,8 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
             r = HSYS(SYS_getrandom, s);
         }
         break;
+    case A64_ppoll: case A64_pselect6: r = sys_masked_wait(s, nr); break;
+    case A64_wait4: r = sys_wait4(s); break;
     case A64_openat: r = sys_openat(s); break;
     case A64_pipe2: r = hsys6(SYS_pipe2, (long)s->x[0], flags_to_host(s->x[1]), 0, 0, 0, 0); break;
     case A64_fcntl: r = sys_fcntl(s); break;
@@ -1407,7 +1462,9 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
          * thread may not: then the host kernel picks the thread, as Linux does (host masks are
          * the guest threads' masks) */
         int elsewhere = sig > 0 && sig <= 64 && (ME->mask & BIT(sig)) && lx_thread_count() > 1;
-        r = pid == getpid() && !elsewhere ? signal_self(sig, 0 /* SI_USER */) : HSYS(SYS_kill, s);
+        if (sig < 0 || sig > 64 || (sig && !g2h(sig))) r = -EINVAL;
+        else if (pid == getpid() && !elsewhere) r = signal_self(sig, 0 /* SI_USER */);
+        else r = hsys6(SYS_kill, pid, g2h(sig), 0, 0, 0, 0);
         break;
     }
     case A64_gettid: r = ME->guest_tid; break;
@@ -1416,10 +1473,11 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
         long tid = (long)(int32_t)(nr == A64_tgkill ? s->x[1] : s->x[0]);
         int sig = (int)(nr == A64_tgkill ? s->x[2] : s->x[1]);
         long host = tid > 0 ? lx_host_tid_of(tid) : tid;
-        if (host == ME->host_tid && (nr == A64_tkill || (long)(int32_t)s->x[0] == getpid()))
+        if (sig < 0 || sig > 64 || (sig && !g2h(sig))) r = -EINVAL;
+        else if (host == ME->host_tid && (nr == A64_tkill || (long)(int32_t)s->x[0] == getpid()))
             r = signal_self(sig, -6 /* SI_TKILL */);
-        else if (nr == A64_tgkill) r = hsys6(SYS_tgkill, (long)s->x[0], host, sig, 0, 0, 0);
-        else r = hsys6(SYS_tkill, host, sig, 0, 0, 0, 0);
+        else if (nr == A64_tgkill) r = hsys6(SYS_tgkill, (long)s->x[0], host, g2h(sig), 0, 0, 0);
+        else r = hsys6(SYS_tkill, host, g2h(sig), 0, 0, 0, 0);
         break;
     }
     case A64_clone: r = sys_clone(s); break;

@@ -135,7 +135,14 @@ def h_svc(em: FunctionEmitter, i: Insn) -> None:
     # changed, and a direct call passes SP as an argument, not in NxCpu): a system call may
     # read it (clone) and a signal delivered at its return builds its frame below it.  Spelt
     # "(s->sp) = sp" so that the emitter does not count it as a write of SP.
-    em.out(f"s->pc = {i.addr + 4:#x}ull; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']}); RELOAD_ALL;")
+    # A signal handler run at the call's return may have moved the interrupted pc in its
+    # ucontext (musl's thread cancellation sends a cancellation point's SVC to __cp_cancel):
+    # then every register is in NxCpu and control goes there as a BR would take it.  Two
+    # lines: the first is the chunk's store into NxCpu (the emitter's _c), the second an exit.
+    next_pc = f"{i.addr + 4:#x}ull"
+    em.out(f"s->pc = {next_pc}; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']});")
+    em.out(f"if (UNLIKELY(s->pc != {next_pc})) MUSTTAIL return nx_jump(s, s->x[0], s->x[1], s->x[30], s->sp); "
+           "RELOAD_ALL;")
     if _starts_thread(em, i):
         # a new thread (Linux personality, linux_threads.c) starts in the run loop at the
         # instruction after the SVC with its registers in its own NxCpu: a resume point there
