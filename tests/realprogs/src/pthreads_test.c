@@ -1,6 +1,6 @@
 /* A POSIX threads exercise of our own (tests/realprogs/test_threads.py runs it recompiled and
  * under qemu-aarch64; every line it prints is the same whatever the interleaving):
- *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill procsig futex timed detach
+ *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill procsig futex cancel timed detach
  *                             rwlock once hidden mainexit; no part: all but mainexit
  * (hidden: two threads call hidden_worker through a pointer at the same moment; the test builds
  * it left out of the recompile, so both miss it and it is lifted at run time.)
@@ -340,6 +340,46 @@ static void part_futex(void) {
     CHECK(moved == 3 && w1 == 1 && w2 == 2 && fx_woke == 3, "moved %ld w1 %ld w2 %ld woke %d", moved, w1, w2, fx_woke);
 }
 
+/* ---- cancel: pthread_cancel (musl: signal 33, glibc: 32) of a sleeper and a condvar waiter ---- */
+static pthread_mutex_t cm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cc = PTHREAD_COND_INITIALIZER;
+static int cleanups, waiting;
+static void cleanup(void *arg) { (void)arg; cleanups++; pthread_mutex_unlock(&cm); }
+static void *cond_waiter(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&cm);
+    pthread_cleanup_push(cleanup, NULL);
+    waiting = 1;
+    for (;;) pthread_cond_wait(&cc, &cm);   /* a cancellation point */
+    pthread_cleanup_pop(1);
+    return NULL;
+}
+static void *sleeper(void *arg) {
+    (void)arg;
+    for (;;) usleep(1000);
+    return NULL;
+}
+static void part_cancel(void) {
+    pthread_t a, b;
+    pthread_create(&a, NULL, cond_waiter, NULL);
+    pthread_create(&b, NULL, sleeper, NULL);
+    for (;;) {
+        pthread_mutex_lock(&cm);
+        int w = waiting;
+        pthread_mutex_unlock(&cm);
+        if (w) break;
+        sched_yield();
+    }
+    pthread_cancel(a);
+    pthread_cancel(b);
+    void *ra, *rb;
+    pthread_join(a, &ra);
+    pthread_join(b, &rb);
+    printf("cancel: condvar waiter canceled %d, sleeper canceled %d, cleanup handlers run %d\n",
+           ra == PTHREAD_CANCELED, rb == PTHREAD_CANCELED, cleanups);
+    CHECK(ra == PTHREAD_CANCELED && rb == PTHREAD_CANCELED && cleanups == 1, "cleanups %d", cleanups);
+}
+
 /* ---- timed: a condvar wait and a semaphore wait that time out ---- */
 static void part_timed(void) {
     pthread_mutex_t tm = PTHREAD_MUTEX_INITIALIZER;
@@ -486,7 +526,7 @@ static void part_mainexit(void) {
 
 static const struct { const char *name; void (*fn)(void); } parts[] = {
     {"mutex", part_mutex}, {"condvar", part_condvar}, {"tls", part_tls}, {"join", part_join},
-    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"procsig", part_procsig}, {"futex", part_futex},
+    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"procsig", part_procsig}, {"futex", part_futex}, {"cancel", part_cancel},
     {"timed", part_timed},
     {"detach", part_detach}, {"rwlock", part_rwlock}, {"once", part_once}, {"hidden", part_hidden},
     {"mainexit", part_mainexit},
