@@ -459,8 +459,11 @@ static int h2g(int h) { return h < 32 ? h : h >= 34 && h <= 64 ? h - 2 : 0; }
 static uint64_t mask_g2h(uint64_t g) { return (g & 0x7fffffffull) | ((g >> 31) & 0x7fffffffull) << 33; }
 static uint64_t mask_h2g(uint64_t h) { return (h & 0x7fffffffull) | ((h >> 33) & 0x7fffffffull) << 31; }
 
+/* The host mask of the calling guest thread: its guest mask, and the signals it has recorded
+ * and not delivered yet (held: another instance waits in the host kernel, queued for a real-time
+ * signal, until this one is delivered, as qemu-aarch64 holds them; or goes to another thread). */
 static void host_setmask(uint64_t guest_mask) {
-    uint64_t m = mask_g2h(guest_mask & ~OWNED_MASK & ~UNBLOCKABLE);
+    uint64_t m = mask_g2h((guest_mask | (ME ? ME->pend : 0)) & ~OWNED_MASK & ~UNBLOCKABLE);
     hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
 }
 /* all host signals blocked while the pending table is read and written (host_sig writes it) */
@@ -539,6 +542,8 @@ static void host_sig(int sig, siginfo_t *si, void *uc) {
     siginfo_t gi = *si;
     gi.si_signo = g;
     sig_record(t, g, &gi);
+    /* held until delivered (host_setmask): a second instance is not lost meanwhile */
+    if (!runtime_owned(sig)) sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
 }
 
 static int default_ignored(int sig) {
@@ -705,7 +710,7 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
 /* Deliver what the calling thread has pending and does not block, lowest signal first; the
  * frames save saved_mask (the mask before a sigsuspend, or the thread's).  1 when a handler ran. */
 static int handle_pending(NxCpu *s, uint64_t saved_mask) {
-    int ran = 0;
+    int ran = 0, consumed = 0;
     LxThread *t = ME;
     for (;;) {
         uint64_t old = host_block_all();
@@ -714,6 +719,7 @@ static int handle_pending(NxCpu *s, uint64_t saved_mask) {
             ready_update(t);
             lower_flags();
             host_restore(old);
+            if (consumed) host_setmask(t->mask);   /* their holds released */
             return ran;
         }
         int sig = __builtin_ctzll(ready) + 1;
@@ -721,6 +727,7 @@ static int handle_pending(NxCpu *s, uint64_t saved_mask) {
         t->pend &= ~BIT(sig);
         ready_update(t);
         uint64_t h = P.handlers[sig][0];
+        consumed = 1;
         if (!is_handler(h)) {
             host_restore(old);
             if (h == 1 || default_ignored(sig)) continue;
@@ -814,7 +821,10 @@ static void signals_init(void) {
 }
 
 /* A signal the guest sends itself (kill of its pid, tkill/tgkill of its tid). */
-static long signal_self(int sig, int code) {
+static long signal_self_info(int sig, int code, const siginfo_t *given);
+static long signal_self(int sig, int code) { return signal_self_info(sig, code, NULL); }
+/* The same with the sender's siginfo (rt_sigqueueinfo of itself). */
+static long signal_self_info(int sig, int code, const siginfo_t *given) {
     if (sig == 0) return 0;
     if (sig < 1 || sig > 64) return -EINVAL;
     uint64_t h = P.handlers[sig][0];
@@ -830,10 +840,13 @@ static long signal_self(int sig, int code) {
     /* a handler, or blocked: pending until the next delivery point that may deliver it */
     siginfo_t si;
     memset(&si, 0, sizeof si);
+    if (given) si = *given;
+    else {
+        si.si_code = code;
+        si.si_pid = getpid();
+        si.si_uid = getuid();
+    }
     si.si_signo = sig;
-    si.si_code = code;
-    si.si_pid = getpid();
-    si.si_uid = getuid();
     uint64_t old = host_block_all();
     sig_record(ME, sig, &si);   /* blocked signals are never ignored: the action may change */
     host_restore(old);
@@ -866,6 +879,7 @@ static long sys_rt_sigaction(NxCpu *s) {
             ME->pend &= ~BIT(sig);
             ready_update(ME);
             host_restore(o);
+            host_setmask(ME->mask);
         }
     }
     return 0;
@@ -912,6 +926,7 @@ static long sys_rt_sigtimedwait(NxCpu *s) {
         t->pend &= ~BIT(sig);
         ready_update(t);
         host_restore(old);
+        host_setmask(t->mask);   /* its hold released */
         return sig;
     }
     host_restore(old);
@@ -974,7 +989,7 @@ static long sys_rt_sigsuspend(NxCpu *s) {
     for (;;) {
         t->mask = tmp;
         if (!(t->pend & ~tmp)) {
-            uint64_t h = mask_g2h(tmp & ~OWNED_MASK);
+            uint64_t h = mask_g2h((tmp | t->pend) & ~OWNED_MASK);   /* recorded ones stay held */
             hsys6(SYS_rt_sigsuspend, (long)&h, 8, 0, 0, 0, 0);
         }
         if (nx_run && handle_pending(s, before)) break;
@@ -1299,7 +1314,7 @@ static long sys_masked_wait(NxCpu *s, uint64_t nr) {
     if (nr == A64_ppoll) {
         if (!s->x[3] || s->x[4] != 8) return HSYS(SYS_ppoll, s);
         memcpy(&g, (void *)s->x[3], 8);
-        h = mask_g2h(g & ~OWNED_MASK);
+        h = mask_g2h((g | ME->pend) & ~OWNED_MASK);
         return hsys6(SYS_ppoll, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)&h, 8, 0);
     }
     uint64_t d[2];
@@ -1307,7 +1322,7 @@ static long sys_masked_wait(NxCpu *s, uint64_t nr) {
     memcpy(d, (void *)s->x[5], 16);
     if (!d[0] || d[1] != 8) return HSYS(SYS_pselect6, s);
     memcpy(&g, (void *)d[0], 8);
-    h = mask_g2h(g & ~OWNED_MASK);
+    h = mask_g2h((g | ME->pend) & ~OWNED_MASK);
     uint64_t hd[2] = {(uint64_t)(uintptr_t)&h, 8};
     return hsys6(SYS_pselect6, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)s->x[3], (long)s->x[4], (long)hd);
 }
@@ -1325,6 +1340,26 @@ static long sys_wait4(NxCpu *s) {
         }
     }
     return r;
+}
+
+/* rt_sigqueueinfo(pid, sig, info), rt_tgsigqueueinfo(tgid, tid, sig, info): to the calling
+ * thread (or to the process, by a thread that does not block it: as kill above) recorded with
+ * the sender's siginfo; else the host's call with the host's number (the kernel itself refuses
+ * a si_code >= 0 or SI_TKILL towards another process). */
+static long sys_sigqueue(NxCpu *s, uint64_t nr) {
+    int tg = nr == A64_rt_tgsigqueueinfo;
+    long pid = (long)(int32_t)s->x[0], tid = tg ? (long)(int32_t)s->x[1] : 0;
+    int sig = (int)s->x[tg ? 2 : 1];
+    uint64_t uinfo = s->x[tg ? 3 : 2];
+    if (sig < 0 || sig > 64 || (sig && !g2h(sig))) return -EINVAL;
+    siginfo_t si;
+    memcpy(&si, (void *)uinfo, sizeof si);
+    long host = tg && tid > 0 ? lx_host_tid_of(tid) : tid;
+    int self = pid == getpid() && (tg ? host == ME->host_tid : !(sig && (ME->mask & BIT(sig))));
+    if (self) return signal_self_info(sig, si.si_code, &si);
+    si.si_signo = g2h(sig);
+    return tg ? hsys6(SYS_rt_tgsigqueueinfo, pid, host, g2h(sig), (long)&si, 0, 0)
+              : hsys6(SYS_rt_sigqueueinfo, pid, g2h(sig), (long)&si, 0, 0, 0);
 }
 
 static void unhandled(NxCpu *s, uint64_t nr) __attribute__((noreturn));
@@ -1458,16 +1493,18 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_kill: {
         long pid = (long)(int32_t)s->x[0];
         int sig = (int)s->x[1];
-        /* to itself: recorded for the calling thread, unless it blocks the signal and another
-         * thread may not: then the host kernel picks the thread, as Linux does (host masks are
-         * the guest threads' masks) */
-        int elsewhere = sig > 0 && sig <= 64 && (ME->mask & BIT(sig)) && lx_thread_count() > 1;
+        /* to itself: recorded for the calling thread, to be delivered at this call's return,
+         * unless the thread blocks the signal: then the host kernel keeps it for the process
+         * (queued, for a real-time one) and picks the thread that takes it, as Linux does (host
+         * masks are the guest threads' masks) */
+        int elsewhere = sig > 0 && sig <= 64 && (ME->mask & BIT(sig));
         if (sig < 0 || sig > 64 || (sig && !g2h(sig))) r = -EINVAL;
         else if (pid == getpid() && !elsewhere) r = signal_self(sig, 0 /* SI_USER */);
         else r = hsys6(SYS_kill, pid, g2h(sig), 0, 0, 0, 0);
         break;
     }
     case A64_gettid: r = ME->guest_tid; break;
+    case A64_rt_sigqueueinfo: case A64_rt_tgsigqueueinfo: r = sys_sigqueue(s, nr); break;
     case A64_tkill: case A64_tgkill: {
         /* guest thread ids are host ones, but for the main thread's (the process id) */
         long tid = (long)(int32_t)(nr == A64_tgkill ? s->x[1] : s->x[0]);

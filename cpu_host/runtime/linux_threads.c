@@ -87,8 +87,6 @@ void lx_threads_init(NxCpu *s) {
     lx_self = t;
 }
 
-int lx_thread_count(void) { return __atomic_load_n(&live, __ATOMIC_SEQ_CST); }
-
 long lx_host_tid_of(long tid) {
     if (lx_main && tid == lx_main->guest_tid) return lx_main->host_tid;
     return tid;

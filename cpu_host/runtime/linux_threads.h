@@ -44,8 +44,6 @@ long lx_clone_thread(NxCpu *s, uint64_t flags, uint64_t stack, uint64_t ptid, ui
 void lx_exit_thread(int status) __attribute__((noreturn));
 /* The host thread id of guest thread id tid (they differ only for the main thread). */
 long lx_host_tid_of(long tid);
-/* Guest threads that have not exited (1 before the first clone of a thread). */
-int lx_thread_count(void);
 /* In a fork child: the calling thread is the only one, and the main thread. */
 void lx_after_fork(void);
 

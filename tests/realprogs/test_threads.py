@@ -2,7 +2,8 @@
 
 - ``src/pthreads_test.c`` (ours, musl's pthreads): mutexes, condition variables, thread-local
   variables, joins, a barrier, waves of threads, pthread_kill's handler on the named thread, a
-  signal to the process taken by the one thread that does not block it, the raw futex calls
+  signal to the process taken by the one thread that does not block it, real-time signals
+  queued while blocked (sigqueue: each instance once, in order, with its value), the raw futex calls
   (WAIT's EAGAIN and timeout, CMP_REQUEUE, WAKE counts), pthread_cancel (a real-time signal
   the host's libc also uses: guest 32..62 are host 34..64, as under qemu), timed waits, detached threads, rwlocks, pthread_once, the main thread leaving first; each part
   prints what it computed, whatever the interleaving, so stdout, stderr and the exit status
@@ -35,8 +36,8 @@ from tests.realprogs.test_xxhash_zstd import text_data
 
 pytestmark = pytest.mark.network
 
-PARTS = ("mutex", "condvar", "tls", "join", "barrier", "many", "kill", "procsig", "futex", "cancel", "timed",
-         "detach", "rwlock", "once", "hidden", "mainexit")
+PARTS = ("mutex", "condvar", "tls", "join", "barrier", "many", "kill", "procsig", "rtsig", "futex", "cancel",
+         "timed", "detach", "rwlock", "once", "hidden", "mainexit")
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 /* A POSIX threads exercise of our own (tests/realprogs/test_threads.py runs it recompiled and
  * under qemu-aarch64; every line it prints is the same whatever the interleaving):
- *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill procsig futex cancel timed detach
+ *   pthreads_test [PART...]   parts: mutex condvar tls join barrier many kill procsig rtsig futex cancel timed detach
  *                             rwlock once hidden mainexit; no part: all but mainexit
  * (hidden: two threads call hidden_worker through a pointer at the same moment; the test builds
  * it left out of the recompile, so both miss it and it is lifted at run time.)
@@ -302,6 +302,62 @@ static void part_procsig(void) {
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+/* ---- rtsig: real-time signals queued while blocked arrive once each, in order, with their
+ * values (sigqueue); one queued to the process reaches the thread that does not block it ---- */
+static volatile int rt_seen[8], rt_n, rt_queued_code;
+static volatile long rt_on;
+static void on_rt(int sig, siginfo_t *si, void *uc) {
+    (void)sig; (void)uc;
+    if (rt_n < 8) rt_seen[rt_n] = si->si_value.sival_int;
+    rt_n++;
+    rt_queued_code = si->si_code == SI_QUEUE;
+    rt_on = tid();
+}
+static sem_t rt_ready;
+static void *rt_taker(void *arg) {
+    long *me = arg;
+    *me = tid();
+    sigset_t m;
+    sigemptyset(&m);
+    sigaddset(&m, SIGRTMIN + 2);
+    pthread_sigmask(SIG_UNBLOCK, &m, NULL);
+    sem_post(&rt_ready);
+    while (rt_n < 4) sched_yield();
+    return NULL;
+}
+static void part_rtsig(void) {
+    int sig = SIGRTMIN + 2;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_rt;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(sig, &sa, NULL);
+    sigset_t m, old;
+    sigemptyset(&m);
+    sigaddset(&m, sig);
+    pthread_sigmask(SIG_BLOCK, &m, &old);
+    for (int v = 1; v <= 3; v++) sigqueue(getpid(), sig, (union sigval){.sival_int = v * 10});
+    sigset_t pend;
+    sigpending(&pend);
+    int was_pending = sigismember(&pend, sig);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);   /* all three delivered here, one by one */
+    printf("rtsig: pending while blocked %d, delivered %d: %d %d %d, SI_QUEUE %d\n", was_pending, rt_n,
+           rt_seen[0], rt_seen[1], rt_seen[2], rt_queued_code);
+    CHECK(was_pending && rt_n == 3 && rt_seen[0] == 10 && rt_seen[1] == 20 && rt_seen[2] == 30, "n %d", rt_n);
+    pthread_sigmask(SIG_BLOCK, &m, NULL);
+    sem_init(&rt_ready, 0, 0);
+    pthread_t t;
+    long taker = 0;
+    pthread_create(&t, NULL, rt_taker, &taker);
+    sem_wait(&rt_ready);
+    sigqueue(getpid(), sig, (union sigval){.sival_int = 40});
+    pthread_join(t, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    printf("rtsig: queued to the process, taken by the thread that does not block it %d, value %d\n",
+           rt_on == taker, rt_seen[3]);
+    CHECK(rt_on == taker && rt_seen[3] == 40, "on %ld taker %ld value %d", rt_on, taker, rt_seen[3]);
+}
+
 /* ---- futex: the raw operations libcs build on (futex(2)) ---- */
 static int fx1, fx2, fx_woke;
 static long futex(int *uaddr, int op, int val, const struct timespec *ts, int *uaddr2, int val3) {
@@ -526,7 +582,7 @@ static void part_mainexit(void) {
 
 static const struct { const char *name; void (*fn)(void); } parts[] = {
     {"mutex", part_mutex}, {"condvar", part_condvar}, {"tls", part_tls}, {"join", part_join},
-    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"procsig", part_procsig}, {"futex", part_futex}, {"cancel", part_cancel},
+    {"barrier", part_barrier}, {"many", part_many}, {"kill", part_kill}, {"procsig", part_procsig}, {"rtsig", part_rtsig}, {"futex", part_futex}, {"cancel", part_cancel},
     {"timed", part_timed},
     {"detach", part_detach}, {"rwlock", part_rwlock}, {"once", part_once}, {"hidden", part_hidden},
     {"mainexit", part_mainexit},
