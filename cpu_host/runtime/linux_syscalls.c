@@ -393,7 +393,11 @@ static int is_self_exe(const char *p) {
  *  - the guest's mask is the host thread's mask (less the signals the runtime owns), so a
  *    blocked signal stays pending in the host kernel and reaches host_sig when unblocked,
  *    during the very rt_sigprocmask that unblocks it, as on Linux;
- *  - kill/tkill/tgkill of the guest itself: recorded straight away (kill's siginfo SI_USER);
+ *  - kill/tkill/tgkill/rt_sigqueueinfo of the calling thread: recorded straight away (kill's
+ *    siginfo SI_USER), unless a process-directed one is blocked (then the host kernel keeps it);
+ *  - per guest thread (linux_threads.h LxThread): mask, recorded signals, alternate stack; a
+ *    recorded signal stays blocked on its host thread until delivered (further instances wait
+ *    in the host kernel); guest real-time signals 32..62 are host 34..64 (g2h/h2g below);
  *  - a recorded signal is delivered at the next delivery point (below): the frame is built
  *    on the guest stack (or the alternate one), the registers set for the handler, and the
  *    handler runs in a nested nx_run on the host stack; its rt_sigreturn restores every
