@@ -242,6 +242,13 @@ static int ranges_cover_locked(uint64_t lo, uint64_t hi) {
     return 0;
 }
 
+int lx_guest_mapped(uint64_t addr, uint64_t len) {
+    pthread_mutex_lock(&P.lock);
+    int ok = ranges_cover_locked(addr & ~(PAGE - 1), page_up(addr + len));
+    pthread_mutex_unlock(&P.lock);
+    return ok;
+}
+
 void nx_linux_add_mapping(uint64_t addr, uint64_t len) {
     pthread_mutex_lock(&P.lock);
     ranges_add_locked(addr & ~(PAGE - 1), page_up(addr + len));
@@ -510,6 +517,7 @@ static void lower_flags(void) {
 static void set_mask(uint64_t m) {
     uint64_t old = host_block_all();
     ME->mask = m & ~UNBLOCKABLE;
+    lx_slot_mask(ME);
     ready_update(ME);
     host_restore(old);
     host_setmask(ME->mask);   /* an unblocked pending signal reaches host_sig here */
@@ -530,14 +538,17 @@ static void host_sig(int sig, siginfo_t *si, void *uc) {
     LxThread *t = ME;
     if (!t) {
         /* a process-directed signal the kernel gave a host thread that runs no guest code (the
-         * Python runner's helper threads): this thread blocks it from now on (the mask its
-         * handler returns to) and sends it to the process again, siginfo kept (rt_sigqueueinfo
-         * to its own process may carry any si_code), so the kernel gives it to a guest thread
-         * that does not block it, or keeps it pending until one unblocks it, as Linux does */
+         * Python runner's helper threads, a library's worker pool): this thread blocks it from
+         * now on (the mask its handler returns to) and passes it, siginfo kept, to a guest
+         * thread that does not block it (thread-directed: taken before the instances still
+         * queued for the process, so their order holds), else to the process again, where the
+         * kernel keeps it until a guest thread unblocks it, as Linux does */
         int e = errno;
         sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
-        if (hsys6(SYS_rt_sigqueueinfo, getpid(), sig, (long)si, 0, 0, 0) < 0)
-            hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
+        long to = h2g(sig) ? lx_taker_of(h2g(sig)) : 0;
+        if (!to || hsys6(SYS_rt_tgsigqueueinfo, getpid(), to, sig, (long)si, 0, 0) < 0)
+            if (hsys6(SYS_rt_sigqueueinfo, getpid(), sig, (long)si, 0, 0, 0) < 0)
+                hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
         errno = e;
         return;
     }
@@ -819,6 +830,7 @@ static void signals_init(void) {
     uint64_t cur = 0;
     hsys6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8, 0, 0);
     ME->mask = mask_h2g(cur) & ~UNBLOCKABLE;   /* the mask execve kept */
+    lx_slot_mask(ME);
     if (nx_set_preempt_hook) nx_set_preempt_hook(sig_preempt);
     /* glibc's aarch64 sigaction sets no SA_RESTORER: its handlers return to the vDSO's */
     if (nx_host_bind) nx_host_bind((uint64_t)(uintptr_t)sig_tramp_code, sig_tramp);

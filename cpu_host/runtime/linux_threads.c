@@ -85,6 +85,37 @@ void lx_threads_init(NxCpu *s) {
     t->altstack[1] = 2;   /* SS_DISABLE */
     lx_main = t;
     lx_self = t;
+    lx_slot_publish(t);   /* its mask: stored by signals_init */
+}
+
+#define SLOTS 4096
+static struct { long tid; uint64_t mask; } slots[SLOTS];
+
+void lx_slot_publish(LxThread *t) {
+    t->slot = -1;
+    for (int i = 0; i < SLOTS; i++) {
+        long free_tid = 0;
+        if (__atomic_compare_exchange_n(&slots[i].tid, &free_tid, -1, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&slots[i].mask, t->mask, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&slots[i].tid, t->host_tid, __ATOMIC_SEQ_CST);
+            t->slot = i;
+            return;
+        }
+    }
+}
+void lx_slot_mask(LxThread *t) {
+    if (t && t->slot >= 0) __atomic_store_n(&slots[t->slot].mask, t->mask, __ATOMIC_SEQ_CST);
+}
+void lx_slot_clear(LxThread *t) {
+    if (t && t->slot >= 0) __atomic_store_n(&slots[t->slot].tid, 0, __ATOMIC_SEQ_CST);
+    if (t) t->slot = -1;
+}
+long lx_taker_of(int g) {
+    for (int i = 0; i < SLOTS; i++) {
+        long tid = __atomic_load_n(&slots[i].tid, __ATOMIC_SEQ_CST);
+        if (tid > 0 && !(__atomic_load_n(&slots[i].mask, __ATOMIC_SEQ_CST) & (1ull << (g - 1)))) return tid;
+    }
+    return 0;
 }
 
 long lx_host_tid_of(long tid) {
@@ -96,11 +127,13 @@ void lx_after_fork(void) {
     LxThread *t = lx_self;
     live = 1;
     main_status = -1;
+    for (int i = 0; i < SLOTS; i++) slots[i].tid = 0;   /* the other threads are not in the child */
     if (!t) return;
     t->is_main = 1;
     t->host_tid = lx_hsys(SYS_gettid, 0, 0, 0, 0, 0, 0);
     t->guest_tid = getpid();
     lx_main = t;
+    lx_slot_publish(t);
 }
 
 /* What the new host thread gets from clone's caller, on the caller's stack until `done`. */
@@ -123,6 +156,7 @@ static void *thread_main(void *p) {
     __atomic_store_n(&st->done, 1, __ATOMIC_RELEASE);
     lx_hsys(SYS_futex, (long)&st->done, FUTEX_WAKE, 1, 0, 0, 0);   /* st is the caller's again */
     NxCpu *s = t->cpu;
+    lx_slot_publish(t);
     if (nx_thread_begin) nx_thread_begin(s);   /* the fault report, the guest's FPCR */
     lx_host_setmask(t->mask);                  /* signals blocked until now (lx_clone_thread) */
     if (sigsetjmp(t->exit_jb, 0) == 0)
@@ -194,7 +228,9 @@ long lx_clone_thread(NxCpu *s, uint64_t flags, uint64_t stack, uint64_t ptid, ui
 void lx_exit_thread(int status) {
     LxThread *t = lx_self;
     lx_host_block_all();   /* no signal is taken by a thread that runs no more guest code */
-    if (t && t->clear_child_tid) {
+    lx_slot_clear(t);
+    /* the kernel ignores a clear_child_tid it cannot write (the thread's memory unmapped) */
+    if (t && t->clear_child_tid && lx_guest_mapped(t->clear_child_tid, 4)) {
         __atomic_store_n((int32_t *)t->clear_child_tid, 0, __ATOMIC_SEQ_CST);
         lx_hsys(SYS_futex, (long)t->clear_child_tid, FUTEX_WAKE, 1, 0, 0, 0);
     }

@@ -29,6 +29,7 @@ typedef struct LxThread {
     uint64_t altstack[3];       /* sigaltstack: sp, flags, size (per thread, as on Linux) */
     siginfo_t info[65];
     sigjmp_buf exit_jb;         /* exit(2) of a thread other than the last comes back here */
+    int slot;                   /* its row in the table of live threads' ids and masks, or -1 */
 } LxThread;
 
 /* The calling host thread's guest thread; NULL on host threads that run no guest code. */
@@ -44,6 +45,13 @@ long lx_clone_thread(NxCpu *s, uint64_t flags, uint64_t stack, uint64_t ptid, ui
 void lx_exit_thread(int status) __attribute__((noreturn));
 /* The host thread id of guest thread id tid (they differ only for the main thread). */
 long lx_host_tid_of(long tid);
+/* The table of live guest threads' host ids and masks, which a host thread that runs no guest
+ * code reads in a signal handler (lock-free): t's row made, its mask stored, its row cleared. */
+void lx_slot_publish(LxThread *t);
+void lx_slot_mask(LxThread *t);
+void lx_slot_clear(LxThread *t);
+/* The host id of a live guest thread that does not block guest signal g, or 0. */
+long lx_taker_of(int g);
 /* In a fork child: the calling thread is the only one, and the main thread. */
 void lx_after_fork(void);
 
@@ -54,5 +62,6 @@ uint64_t lx_host_block_all(void);
 void lx_host_restore(uint64_t old);
 void lx_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void lx_process_exit(int status) __attribute__((noreturn));   /* exit_group: hook, flush, end */
+int lx_guest_mapped(uint64_t addr, uint64_t len);   /* guest memory the personality knows of */
 
 #endif
