@@ -538,13 +538,17 @@ static void host_sig(int sig, siginfo_t *si, void *uc) {
     LxThread *t = ME;
     if (!t) {
         /* a process-directed signal the kernel gave a host thread that runs no guest code (the
-         * Python runner's helper threads, a library's worker pool): this thread blocks it from
-         * now on (the mask its handler returns to) and passes it, siginfo kept, to a guest
+         * Python runner's helper threads, a library's worker pool): this thread blocks every
+         * signal but the runtime's from now on (the mask its handler returns to: it takes no
+         * second one) and passes this one, siginfo kept, to a guest
          * thread that does not block it (thread-directed: taken before the instances still
          * queued for the process, so their order holds), else to the process again, where the
          * kernel keeps it until a guest thread unblocks it, as Linux does */
         int e = errno;
-        sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
+        sigset_t *m = &((ucontext_t *)uc)->uc_sigmask;
+        sigfillset(m);
+        for (int k = 1; k < 32; k++)
+            if (runtime_owned(k)) sigdelset(m, k);
         long to = h2g(sig) ? lx_taker_of(h2g(sig)) : 0;
         if (!to || hsys6(SYS_rt_tgsigqueueinfo, getpid(), to, sig, (long)si, 0, 0) < 0)
             if (hsys6(SYS_rt_sigqueueinfo, getpid(), sig, (long)si, 0, 0, 0) < 0)
