@@ -380,6 +380,13 @@ static void *nx_thread_main(void *p) {
     return NULL;
 }
 
+/* A guest thread that a personality started on a host thread of its own (the Linux
+ * personality's clone of a thread): the crash report knows its NxCpu, MXCSR holds its FPCR. */
+void nx_thread_begin(NxCpu *s) {
+    nx_current = s;
+    NX_FPCR_APPLY(s->fpcr);
+}
+
 int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes) {
     pthread_attr_t a;
     pthread_t t;

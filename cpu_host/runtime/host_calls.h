@@ -18,5 +18,6 @@ void nx_set_preempt_hook(NxPreemptHook h);
 int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);
 void nx_call_indirect(NxCpu *s);             /* host code: call s->pc as BLR does (registers in s; results back in s) */
 void nx_thread_release(NxCpu *s);
+void nx_thread_begin(NxCpu *s);             /* on a new host thread, before it runs s (crash report, FPCR) */
 
 #endif

@@ -13,12 +13,14 @@
  *    and jumps, nx_run's dispatch, backward branches with recompiler.signal_polls; see
  *    "signals" below); handlers of the signals the runtime's crash report owns (SIGSEGV, SIGBUS,
  *    SIGILL, SIGFPE, SIGTRAP, SIGSYS) are recorded, not run;
- *  - clone: fork-like only (vfork too is a fork); threads (CLONE_THREAD) and clone3 -> -ENOSYS;
+ *  - clone: a thread (CLONE_THREAD, as pthread_create issues it) runs on a host thread of its
+ *    own (linux_threads.c); otherwise fork-like (vfork too is a fork); clone3 -> -ENOSYS (libcs
+ *    fall back to clone);
  *  - execve only of the guest program itself (/proc/self/exe, as busybox runs applets): the
  *    host execs the runner again (nx_linux_set_self_exec); any other path -> -ENOENT;
- *  - exit (of the only guest thread) ends the process like exit_group;
  *  - set_tid_address/set_robust_list are recorded, not passed on: the host thread's own
- *    values belong to the host's libc; rseq -> -ENOSYS for the same reason.
+ *    values belong to the host's libc (linux_threads.c does clear_child_tid's store and wake);
+ *    rseq -> -ENOSYS for the same reason.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1   /* MREMAP_FIXED, MAP_FIXED_NOREPLACE */
@@ -26,6 +28,7 @@
 #include "nxrt.h"
 #include "linux_syscalls.h"
 #include "lifted.h"   /* NX_FPCR_APPLY */
+#include "linux_threads.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +43,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 /* ---- AArch64 (asm-generic) system call numbers and names: one table, X(number, name) --- */
@@ -137,6 +141,7 @@ static inline long hsys6(long n, long a, long b, long c, long d, long e, long f)
                      : "rcx", "r11", "memory");
     return r;
 }
+long lx_hsys(long n, long a, long b, long c, long d, long e, long f) { return hsys6(n, a, b, c, d, e, f); }
 #define HSYS(n, s) hsys6(n, (long)(s)->x[0], (long)(s)->x[1], (long)(s)->x[2], (long)(s)->x[3], \
                          (long)(s)->x[4], (long)(s)->x[5])
 
@@ -154,23 +159,31 @@ static struct {
     void (*log_hook)(int, const char *);
     uint64_t handlers[65][4];     /* recorded rt_sigaction structs (aarch64 layout, 32 bytes) */
     int inited;
-    uint64_t clear_child_tid, robust_list, robust_len;
-    uint64_t altstack[3];         /* recorded sigaltstack: sp, flags, size */
+    uint64_t robust_list, robust_len;
     uint64_t det_mmap;            /* NXRECOMP_DETERMINISTIC: the next address mmap tries */
-} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .altstack = {0, 2 /* SS_DISABLE */, 0},
-        .det_mmap = 0x6e0000000000ull /* DET_MMAP_BASE */ };
+} P = { .lock = PTHREAD_MUTEX_INITIALIZER, .det_mmap = 0x6e0000000000ull /* DET_MMAP_BASE */ };
 
 #define PAGE 4096ull
 static uint64_t page_up(uint64_t v) { return (v + PAGE - 1) & ~(PAGE - 1); }
 
-static void lg(int level, const char *fmt, ...) {
+static void lg_v(int level, const char *fmt, va_list ap) {
     char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
     if (P.log_hook) P.log_hook(level, buf);
     else if (level >= 30) { fprintf(stderr, "nxrecomp: %s\n", buf); fflush(stderr); }
+}
+static void lg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lg(int level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    lg_v(level, fmt, ap);
+    va_end(ap);
+}
+void lx_log(int level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    lg_v(level, fmt, ap);
+    va_end(ap);
 }
 
 void nx_linux_set_exit_hook(void (*hook)(int)) { P.exit_hook = hook; }
@@ -229,6 +242,13 @@ static int ranges_cover_locked(uint64_t lo, uint64_t hi) {
     return 0;
 }
 
+int lx_guest_mapped(uint64_t addr, uint64_t len) {
+    pthread_mutex_lock(&P.lock);
+    int ok = ranges_cover_locked(addr & ~(PAGE - 1), page_up(addr + len));
+    pthread_mutex_unlock(&P.lock);
+    return ok;
+}
+
 void nx_linux_add_mapping(uint64_t addr, uint64_t len) {
     pthread_mutex_lock(&P.lock);
     ranges_add_locked(addr & ~(PAGE - 1), page_up(addr + len));
@@ -279,7 +299,7 @@ int nx_linux_set_brk(uint64_t start, uint64_t reserve) {
     return 0;
 }
 
-static uint64_t sys_brk(uint64_t want) {
+static uint64_t sys_brk_locked(uint64_t want) {
     if (want < P.brk_start || want > P.brk_end || !P.brk_end) return P.brk_cur;
     if (want > P.brk_cur && P.brk_cur < P.brk_dirty) {
         /* memory given back and taken again reads zeros, as on Linux: cleared now, not when it
@@ -297,6 +317,13 @@ static uint64_t sys_brk(uint64_t want) {
     if (want > P.brk_dirty) P.brk_dirty = want;
     P.brk_cur = want;
     return want;
+}
+
+static uint64_t sys_brk(uint64_t want) {   /* threads share the break */
+    pthread_mutex_lock(&P.lock);
+    uint64_t r = sys_brk_locked(want);
+    pthread_mutex_unlock(&P.lock);
+    return r;
 }
 
 /* -- open flags: O_DIRECTORY/O_NOFOLLOW/O_DIRECT/O_LARGEFILE sit at other bits on aarch64 -- */
@@ -373,7 +400,11 @@ static int is_self_exe(const char *p) {
  *  - the guest's mask is the host thread's mask (less the signals the runtime owns), so a
  *    blocked signal stays pending in the host kernel and reaches host_sig when unblocked,
  *    during the very rt_sigprocmask that unblocks it, as on Linux;
- *  - kill/tkill/tgkill of the guest itself: recorded straight away (kill's siginfo SI_USER);
+ *  - kill/tkill/tgkill/rt_sigqueueinfo of the calling thread: recorded straight away (kill's
+ *    siginfo SI_USER), unless a process-directed one is blocked (then the host kernel keeps it);
+ *  - per guest thread (linux_threads.h LxThread): mask, recorded signals, alternate stack; a
+ *    recorded signal stays blocked on its host thread until delivered (further instances wait
+ *    in the host kernel); guest real-time signals 32..62 are host 34..64 (g2h/h2g below);
  *  - a recorded signal is delivered at the next delivery point (below): the frame is built
  *    on the guest stack (or the alternate one), the registers set for the handler, and the
  *    handler runs in a nested nx_run on the host stack; its rt_sigreturn restores every
@@ -415,21 +446,35 @@ static int runtime_owned(int sig) {
 #define A64_SS_ONSTACK 1
 #define A64_SS_DISABLE 2
 
+/* Per thread (linux_threads.h LxThread): the mask, what is recorded and not delivered, the
+ * alternate stack.  Process-wide: the dispositions (P.handlers) and these. */
 static struct {
-    uint64_t mask;                /* the guest's blocked set (bit sig-1) */
-    volatile uint64_t pend;       /* recorded, not yet delivered (host_sig, kill of self) */
-    siginfo_t info[65];
-    long tid;                     /* host thread of the guest (host_sig forwards to it) */
     uint64_t tramp_bound;         /* a restorer address bound to the host trampoline */
+    int ready_threads;            /* threads with a recorded signal they do not block */
 } S;
+#define ME lx_self
 
 static __thread struct SigRec *sig_top;   /* the deliveries whose handlers are running */
 typedef struct SigRec { struct SigRec *prev; uint64_t frame; sigjmp_buf jb; } SigRec;
 
 static long host_tid(void) { return hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0); }
 
+/* Signal numbers: host signals 32 and 33 belong to the host's libc (glibc's cancellation and
+ * set*id broadcast: its handler of 33 runs on any SI_TKILL 33 and would act on a guest's), so
+ * guest real-time signals 32..62 are host 34..64, as qemu-aarch64 maps them (linux-user
+ * signal.c: host SIGRTMIN upwards from the guest's 32); guest 63 and 64 have no host signal
+ * (their handlers are recorded, never run).  musl's pthread_cancel (33) and glibc's (32) and
+ * set*id broadcast (33) need them.  Below 32 the numbers are the same. */
+static int g2h(int g) { return g < 32 ? g : g <= 62 ? g + 2 : 0; }
+static int h2g(int h) { return h < 32 ? h : h >= 34 && h <= 64 ? h - 2 : 0; }
+static uint64_t mask_g2h(uint64_t g) { return (g & 0x7fffffffull) | ((g >> 31) & 0x7fffffffull) << 33; }
+static uint64_t mask_h2g(uint64_t h) { return (h & 0x7fffffffull) | ((h >> 33) & 0x7fffffffull) << 31; }
+
+/* The host mask of the calling guest thread: its guest mask, and the signals it has recorded
+ * and not delivered yet (held: another instance waits in the host kernel, queued for a real-time
+ * signal, until this one is delivered, as qemu-aarch64 holds them; or goes to another thread). */
 static void host_setmask(uint64_t guest_mask) {
-    uint64_t m = guest_mask & ~OWNED_MASK & ~UNBLOCKABLE;
+    uint64_t m = mask_g2h((guest_mask | (ME ? ME->pend : 0)) & ~OWNED_MASK & ~UNBLOCKABLE);
     hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&m, 0, 8, 0, 0);
 }
 /* all host signals blocked while the pending table is read and written (host_sig writes it) */
@@ -439,32 +484,85 @@ static uint64_t host_block_all(void) {
     return old;
 }
 static void host_restore(uint64_t old) { hsys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0); }
+void lx_host_setmask(uint64_t guest_mask) { host_setmask(guest_mask); }
+uint64_t lx_host_block_all(void) { return host_block_all(); }
+void lx_host_restore(uint64_t old) { host_restore(old); }
 
 /* Read by lifted code at backward branches where recompiler.signal_polls is on (lifted.h). */
 volatile int nx_signal_flag __attribute__((visibility("hidden")));
 
-static void sig_record(int sig, const siginfo_t *si) {
-    if (!(S.pend & BIT(sig))) {
-        S.info[sig] = *si;
-        S.pend |= BIT(sig);
-    }
+/* The delivery flags (nx_signal_flag, nx_preempt_pending) are the process's, the signals a
+ * thread's: a thread with a signal to deliver raises them and counts itself in
+ * S.ready_threads; a thread that finds nothing for itself lowers them only while no thread
+ * counts itself (lowered, then raised again if one did meanwhile: no wake-up is lost).
+ * Called by t's own thread with host signals blocked, or from its host handler. */
+static void raise_flags(void) {
     nx_signal_flag = 1;
     if (&nx_preempt_pending) nx_preempt_pending = 1;
 }
+static void ready_update(LxThread *t) {
+    int r = (t->pend & ~t->mask) != 0;
+    if (r != t->ready) {
+        t->ready = r;
+        __atomic_add_fetch(&S.ready_threads, r ? 1 : -1, __ATOMIC_SEQ_CST);
+    }
+    if (r) raise_flags();
+}
+static void lower_flags(void) {
+    __atomic_store_n(&nx_signal_flag, 0, __ATOMIC_SEQ_CST);
+    if (&nx_preempt_pending) __atomic_store_n(&nx_preempt_pending, 0, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&S.ready_threads, __ATOMIC_SEQ_CST)) raise_flags();
+}
+/* The guest mask of the calling thread becomes m (host signals blocked or not). */
+static void set_mask(uint64_t m) {
+    uint64_t old = host_block_all();
+    ME->mask = m & ~UNBLOCKABLE;
+    lx_slot_mask(ME);
+    ready_update(ME);
+    host_restore(old);
+    host_setmask(ME->mask);   /* an unblocked pending signal reaches host_sig here */
+}
+
+static void sig_record(LxThread *t, int sig, const siginfo_t *si) {
+    if (!(t->pend & BIT(sig))) {
+        t->info[sig] = *si;
+        t->pend |= BIT(sig);
+    }
+    ready_update(t);
+    /* a blocked one too: a poll or preemption point looks, finds nothing to deliver, and
+     * lowers them again (as before threads) */
+    raise_flags();
+}
 
 static void host_sig(int sig, siginfo_t *si, void *uc) {
-    (void)uc;
-    long tid = host_tid();
-    if (S.tid && tid != S.tid) {
-        /* a process-directed signal the kernel gave another host thread (the launcher's main
-         * thread): on to the guest's thread, its siginfo kept */
+    LxThread *t = ME;
+    if (!t) {
+        /* a process-directed signal the kernel gave a host thread that runs no guest code (the
+         * Python runner's helper threads, a library's worker pool): this thread blocks every
+         * signal but the runtime's from now on (the mask its handler returns to: it takes no
+         * second one) and passes this one, siginfo kept, to a guest
+         * thread that does not block it (thread-directed: taken before the instances still
+         * queued for the process, so their order holds), else to the process again, where the
+         * kernel keeps it until a guest thread unblocks it, as Linux does */
         int e = errno;
-        if (hsys6(SYS_rt_tgsigqueueinfo, getpid(), S.tid, sig, (long)si, 0, 0) < 0)
-            hsys6(SYS_tgkill, getpid(), S.tid, sig, 0, 0, 0);
+        sigset_t *m = &((ucontext_t *)uc)->uc_sigmask;
+        sigfillset(m);
+        for (int k = 1; k < 32; k++)
+            if (runtime_owned(k)) sigdelset(m, k);
+        long to = h2g(sig) ? lx_taker_of(h2g(sig)) : 0;
+        if (!to || hsys6(SYS_rt_tgsigqueueinfo, getpid(), to, sig, (long)si, 0, 0) < 0)
+            if (hsys6(SYS_rt_sigqueueinfo, getpid(), sig, (long)si, 0, 0, 0) < 0)
+                hsys6(SYS_kill, getpid(), sig, 0, 0, 0, 0);
         errno = e;
         return;
     }
-    sig_record(sig, si);
+    int g = h2g(sig);
+    if (!g) return;
+    siginfo_t gi = *si;
+    gi.si_signo = g;
+    sig_record(t, g, &gi);
+    /* held until delivered (host_setmask): a second instance is not lost meanwhile */
+    if (!runtime_owned(sig)) sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
 }
 
 static int default_ignored(int sig) {
@@ -472,9 +570,9 @@ static int default_ignored(int sig) {
 }
 static int is_handler(uint64_t h) { return h > 1; }
 static int host_installable(int sig) { return !runtime_owned(sig) && sig != SIGKILL && sig != SIGSTOP && sig < 32; }
-static int host_installable_rt(int sig) { return sig >= 34 && sig <= 64; }   /* 32, 33: the host libc's own */
+static int host_installable_rt(int sig) { return sig >= 32 && g2h(sig); }   /* on host 34..64 */
 
-/* The host disposition that stands for the guest's (handler, flags). */
+/* The host disposition that stands for guest signal sig's (handler, flags). */
 static void host_dispose(int sig) {
     if (runtime_owned(sig) || sig == SIGKILL || sig == SIGSTOP) return;
     if (!host_installable(sig) && !host_installable_rt(sig)) return;
@@ -492,7 +590,7 @@ static void host_dispose(int sig) {
         sa.sa_handler = h ? SIG_IGN : SIG_DFL;
     }
     if (sig == SIGCHLD) sa.sa_flags |= (int)(fl & (SA_NOCLDSTOP | SA_NOCLDWAIT));
-    sigaction(sig, &sa, NULL);
+    sigaction(g2h(sig), &sa, NULL);
 }
 
 static void do_exit(int status) __attribute__((noreturn));
@@ -501,16 +599,20 @@ static void do_exit(int status) {
     fflush(NULL);
     for (;;) hsys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
 }
+void lx_process_exit(int status) { do_exit(status); }
 
 /* The default action of a terminating signal: die by it (the wait status says so). */
 static void die_by(int sig) __attribute__((noreturn));
 static void die_by(int sig) {
     if (P.exit_hook) P.exit_hook(128 + sig);
     fflush(NULL);
-    signal(sig, SIG_DFL);
-    uint64_t m = BIT(sig);
-    hsys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, 8, 0, 0);
-    hsys6(SYS_tgkill, getpid(), host_tid(), sig, 0, 0, 0);
+    int h = g2h(sig);
+    if (h) {
+        signal(h, SIG_DFL);
+        uint64_t m = BIT(h);
+        hsys6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&m, 0, 8, 0, 0);
+        hsys6(SYS_tgkill, getpid(), host_tid(), h, 0, 0, 0);
+    }
     for (;;) hsys6(SYS_exit_group, 128 + sig, 0, 0, 0, 0, 0);   /* not reached */
 }
 
@@ -531,8 +633,8 @@ static void die_by(int sig) {
 _Static_assert(FRAME_SIZE == 4688, "sizeof(struct rt_sigframe) on arm64");
 
 static int on_altstack(uint64_t sp) {
-    uint64_t lo = P.altstack[0], size = P.altstack[2];
-    return !(P.altstack[1] & A64_SS_DISABLE) && size && sp > lo && sp <= lo + size;
+    const uint64_t *as = ME->altstack;
+    return !(as[1] & A64_SS_DISABLE) && as[2] && sp > as[0] && sp <= as[0] + as[2];
 }
 
 static void sig_tramp(NxCpu *s);
@@ -546,11 +648,14 @@ static int handle_pending(NxCpu *s, uint64_t saved_mask);
  * returns by rt_sigreturn, with s as the frame then holds it. */
 static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mask) {
     uint64_t *act = P.handlers[sig];
+    pthread_mutex_lock(&P.lock);   /* another thread's rt_sigaction may be writing it */
     uint64_t handler = act[0], flags = act[1], restorer = act[2], sa_mask = act[3];
+    pthread_mutex_unlock(&P.lock);
     uint64_t sp = s->sp;
     int onstack = on_altstack(sp);
-    if ((flags & A64_SA_ONSTACK) && !(P.altstack[1] & A64_SS_DISABLE) && P.altstack[2] && !onstack)
-        sp = P.altstack[0] + P.altstack[2];
+    const uint64_t *as = ME->altstack;
+    if ((flags & A64_SA_ONSTACK) && !(as[1] & A64_SS_DISABLE) && as[2] && !onstack)
+        sp = as[0] + as[2];
     sp = (sp - 16) & ~15ull;                   /* the frame record (X29, X30) */
     uint64_t record = sp;
     uint64_t frame = (sp - FRAME_SIZE) & ~15ull;
@@ -558,8 +663,8 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     memset(f, 0, FRAME_SIZE);
     memcpy(f + FR_SIGINFO, info, 128);
     uint8_t *uc = f + FR_UC, *mc = uc + UC_MCONTEXT;
-    uint64_t ss_sp = P.altstack[0], ss_size = P.altstack[2];
-    uint32_t ss_flags = onstack ? A64_SS_ONSTACK : (uint32_t)P.altstack[1];
+    uint64_t ss_sp = as[0], ss_size = as[2];
+    uint32_t ss_flags = onstack ? A64_SS_ONSTACK : (uint32_t)as[1];
     memcpy(uc + UC_STACK, &ss_sp, 8);
     memcpy(uc + UC_STACK + 8, &ss_flags, 4);
     memcpy(uc + UC_STACK + 16, &ss_size, 8);
@@ -576,13 +681,13 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     memcpy((void *)record, &s->x[29], 16);     /* X29, X30 */
 
     /* the handler's mask, SA_RESETHAND */
-    uint64_t m = S.mask | sa_mask | ((flags & A64_SA_NODEFER) ? 0 : BIT(sig));
-    S.mask = m & ~UNBLOCKABLE;
-    host_setmask(S.mask);
+    set_mask(ME->mask | sa_mask | ((flags & A64_SA_NODEFER) ? 0 : BIT(sig)));
     if (flags & A64_SA_RESETHAND) {
+        pthread_mutex_lock(&P.lock);
         act[0] = 0;
         act[1] &= ~A64_SA_SIGINFO;
         host_dispose(sig);
+        pthread_mutex_unlock(&P.lock);
     }
     uint64_t ret = (uint64_t)(uintptr_t)sig_tramp_code;
     if (flags & A64_SA_RESTORER) {
@@ -613,7 +718,7 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     if (sigsetjmp(r.jb, 0) == 0) {
         /* another deliverable signal interrupts the handler at its first instruction (Linux
          * sets up its frame over this one before returning to user mode) */
-        handle_pending(s, S.mask);
+        handle_pending(s, ME->mask);
         nx_run(s);                             /* until rt_sigreturn longjmps back */
     }
     sig_top = r.prev;
@@ -621,23 +726,27 @@ static void deliver(NxCpu *s, int sig, const siginfo_t *info, uint64_t saved_mas
     else NX_FPCR_APPLY(s->fpcr);   /* the handler changed the interrupted code's FPCR */
 }
 
-/* Deliver what is pending and not blocked by S.mask, lowest signal first; the frames save
- * saved_mask (the mask before a sigsuspend, or S.mask).  1 when a handler ran. */
+/* Deliver what the calling thread has pending and does not block, lowest signal first; the
+ * frames save saved_mask (the mask before a sigsuspend, or the thread's).  1 when a handler ran. */
 static int handle_pending(NxCpu *s, uint64_t saved_mask) {
-    int ran = 0;
+    int ran = 0, consumed = 0;
+    LxThread *t = ME;
     for (;;) {
         uint64_t old = host_block_all();
-        uint64_t ready = S.pend & ~S.mask;
+        uint64_t ready = t->pend & ~t->mask;
         if (!ready) {
-            nx_signal_flag = 0;
-            if (&nx_preempt_pending) nx_preempt_pending = 0;
+            ready_update(t);
+            lower_flags();
             host_restore(old);
+            if (consumed) host_setmask(t->mask);   /* their holds released */
             return ran;
         }
         int sig = __builtin_ctzll(ready) + 1;
-        siginfo_t info = S.info[sig];
-        S.pend &= ~BIT(sig);
+        siginfo_t info = t->info[sig];
+        t->pend &= ~BIT(sig);
+        ready_update(t);
         uint64_t h = P.handlers[sig][0];
+        consumed = 1;
         if (!is_handler(h)) {
             host_restore(old);
             if (h == 1 || default_ignored(sig)) continue;
@@ -654,7 +763,7 @@ static int handle_pending(NxCpu *s, uint64_t saved_mask) {
             continue;
         }
         deliver(s, sig, &info, saved_mask);   /* sets the host mask itself */
-        saved_mask = S.mask;
+        saved_mask = t->mask;
         ran = 1;
     }
 }
@@ -696,8 +805,7 @@ static void sys_rt_sigreturn(NxCpu *s) {
     }
     uint64_t m;
     memcpy(&m, uc + UC_SIGMASK, 8);
-    S.mask = m & ~UNBLOCKABLE;
-    host_setmask(S.mask);
+    set_mask(m);
     s->excl_size = 0;
     s->resume = 0;
     sig_top = r;
@@ -708,33 +816,39 @@ static void sig_tramp(NxCpu *s) { sys_rt_sigreturn(s); }
 
 /* The runtime's preemption point (every register in s, s->pc where control goes on). */
 static void sig_preempt(NxCpu *s) {
-    if (S.pend & ~S.mask) handle_pending(s, S.mask);
-    else if (&nx_preempt_pending) nx_preempt_pending = 0;
+    LxThread *t = ME;
+    if (!t) return;   /* not a guest thread of this personality */
+    if (t->pend & ~t->mask) handle_pending(s, t->mask);
+    else lower_flags();
 }
 
 /* A backward branch of lifted code saw nx_signal_flag (recompiler.signal_polls): every register
  * in s, s->pc the branch target. */
 void nx_signal_poll(NxCpu *s) {
-    if (S.pend & ~S.mask) handle_pending(s, S.mask);
-    else nx_signal_flag = 0;
+    LxThread *t = ME;
+    if (t && (t->pend & ~t->mask)) handle_pending(s, t->mask);
+    else lower_flags();
 }
 
 static void signals_init(void) {
-    S.tid = host_tid();
     uint64_t cur = 0;
     hsys6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&cur, 8, 0, 0);
-    S.mask = cur & ~UNBLOCKABLE;          /* the mask execve kept */
+    ME->mask = mask_h2g(cur) & ~UNBLOCKABLE;   /* the mask execve kept */
+    lx_slot_mask(ME);
     if (nx_set_preempt_hook) nx_set_preempt_hook(sig_preempt);
     /* glibc's aarch64 sigaction sets no SA_RESTORER: its handlers return to the vDSO's */
     if (nx_host_bind) nx_host_bind((uint64_t)(uintptr_t)sig_tramp_code, sig_tramp);
 }
 
 /* A signal the guest sends itself (kill of its pid, tkill/tgkill of its tid). */
-static long signal_self(int sig, int code) {
+static long signal_self_info(int sig, int code, const siginfo_t *given);
+static long signal_self(int sig, int code) { return signal_self_info(sig, code, NULL); }
+/* The same with the sender's siginfo (rt_sigqueueinfo of itself). */
+static long signal_self_info(int sig, int code, const siginfo_t *given) {
     if (sig == 0) return 0;
     if (sig < 1 || sig > 64) return -EINVAL;
     uint64_t h = P.handlers[sig][0];
-    if (!(S.mask & BIT(sig))) {
+    if (!(ME->mask & BIT(sig))) {
         if (h == 1 /* SIG_IGN */) return 0;
         if (h == 0 /* SIG_DFL */) {
             if (default_ignored(sig)) return 0;
@@ -746,12 +860,15 @@ static long signal_self(int sig, int code) {
     /* a handler, or blocked: pending until the next delivery point that may deliver it */
     siginfo_t si;
     memset(&si, 0, sizeof si);
+    if (given) si = *given;
+    else {
+        si.si_code = code;
+        si.si_pid = getpid();
+        si.si_uid = getuid();
+    }
     si.si_signo = sig;
-    si.si_code = code;
-    si.si_pid = getpid();
-    si.si_uid = getuid();
     uint64_t old = host_block_all();
-    sig_record(sig, &si);   /* blocked signals are never ignored: the action may change */
+    sig_record(ME, sig, &si);   /* blocked signals are never ignored: the action may change */
     host_restore(old);
     return 0;
 }
@@ -761,20 +878,28 @@ static long sys_rt_sigaction(NxCpu *s) {
     uint64_t act = s->x[1], old = s->x[2];
     if (sig < 1 || sig > 64 || ((sig == SIGKILL || sig == SIGSTOP) && act)) return -EINVAL;
     if (s->x[3] != 8) return -EINVAL;
-    uint64_t a[4];
+    uint64_t a[4], prev[4];
     if (act) memcpy(a, (void *)act, 32);
-    if (old) memcpy((void *)old, P.handlers[sig], 32);
+    pthread_mutex_lock(&P.lock);   /* the dispositions are the process's: threads share them */
+    memcpy(prev, P.handlers[sig], 32);
     if (act) {
         a[3] &= ~UNBLOCKABLE;
         memcpy(P.handlers[sig], a, 32);
+        host_dispose(sig);
+    }
+    pthread_mutex_unlock(&P.lock);
+    if (old) memcpy((void *)old, prev, 32);
+    if (act) {
         if (is_handler(a[0]) && (runtime_owned(sig) || sig == 32 || sig == 33))
             lg(20, "signal %d: the guest's handler is recorded, not run (the runtime owns this signal)", sig);
-        host_dispose(sig);
-        /* a pending signal now ignored is discarded (POSIX) */
+        /* a pending signal now ignored is discarded (POSIX); the calling thread's (another
+         * thread's record is dropped at its delivery, which finds SIG_IGN) */
         if (a[0] == 1 || (a[0] == 0 && default_ignored(sig))) {
             uint64_t o = host_block_all();
-            S.pend &= ~BIT(sig);
+            ME->pend &= ~BIT(sig);
+            ready_update(ME);
             host_restore(o);
+            host_setmask(ME->mask);
         }
     }
     return 0;
@@ -784,15 +909,14 @@ static long sys_rt_sigprocmask(NxCpu *s) {
     int how = (int)s->x[0];
     uint64_t set = s->x[1], old = s->x[2];
     if (s->x[3] != 8) return -EINVAL;
-    uint64_t prev = S.mask;
+    uint64_t prev = ME->mask;
     if (set) {
         uint64_t m;
         memcpy(&m, (void *)set, 8);
         if (how == SIG_BLOCK) m = prev | m;
         else if (how == SIG_UNBLOCK) m = prev & ~m;
         else if (how != SIG_SETMASK) return -EINVAL;
-        S.mask = m & ~UNBLOCKABLE;
-        host_setmask(S.mask);   /* an unblocked pending signal reaches host_sig here */
+        set_mask(m);
     }
     if (old) memcpy((void *)old, &prev, 8);
     return 0;
@@ -803,7 +927,7 @@ static long sys_rt_sigpending(NxCpu *s) {
     uint64_t host = 0;
     long r = hsys6(SYS_rt_sigpending, (long)&host, 8, 0, 0, 0, 0);
     if (r < 0) return r;
-    uint64_t m = (host | S.pend) & S.mask;   /* what is pending and not delivered: the blocked ones */
+    uint64_t m = (mask_h2g(host) | ME->pend) & ME->mask;   /* what is pending and not delivered: the blocked ones */
     memcpy((void *)s->x[0], &m, 8);
     return 0;
 }
@@ -814,16 +938,25 @@ static long sys_rt_sigtimedwait(NxCpu *s) {
     uint64_t want;
     memcpy(&want, (void *)s->x[0], 8);
     uint64_t old = host_block_all();
-    uint64_t have = S.pend & want;
+    LxThread *t = ME;
+    uint64_t have = t->pend & want;
     if (have) {
         int sig = __builtin_ctzll(have) + 1;
-        if (s->x[1]) memcpy((void *)s->x[1], &S.info[sig], 128);
-        S.pend &= ~BIT(sig);
+        if (s->x[1]) memcpy((void *)s->x[1], &t->info[sig], 128);
+        t->pend &= ~BIT(sig);
+        ready_update(t);
         host_restore(old);
+        host_setmask(t->mask);   /* its hold released */
         return sig;
     }
     host_restore(old);
-    return hsys6(SYS_rt_sigtimedwait, (long)&want, (long)s->x[1], (long)s->x[2], 8, 0, 0);
+    uint64_t hwant = mask_g2h(want);
+    long r = hsys6(SYS_rt_sigtimedwait, (long)&hwant, (long)s->x[1], (long)s->x[2], 8, 0, 0);
+    if (r > 0) {
+        r = h2g((int)r);
+        if (s->x[1]) ((siginfo_t *)s->x[1])->si_signo = (int)r;
+    }
+    return r;
 }
 
 static long sys_sigaltstack(NxCpu *s) {
@@ -839,14 +972,14 @@ static long sys_sigaltstack(NxCpu *s) {
         if (fl & A64_SS_DISABLE) n[0] = n[2] = 0;
         n[1] = fl;
         if (old) {
-            uint64_t o[3] = {P.altstack[0], onstack ? A64_SS_ONSTACK : P.altstack[1], P.altstack[2]};
+            uint64_t o[3] = {ME->altstack[0], onstack ? A64_SS_ONSTACK : ME->altstack[1], ME->altstack[2]};
             memcpy((void *)old, o, 24);
         }
-        memcpy(P.altstack, n, 24);
+        memcpy(ME->altstack, n, 24);
         return 0;
     }
     if (old) {
-        uint64_t o[3] = {P.altstack[0], onstack ? A64_SS_ONSTACK : P.altstack[1], P.altstack[2]};
+        uint64_t o[3] = {ME->altstack[0], onstack ? A64_SS_ONSTACK : ME->altstack[1], ME->altstack[2]};
         memcpy((void *)old, o, 24);
     }
     return 0;
@@ -868,21 +1001,21 @@ static int restartable(uint64_t nr) {
  * the guest had before (restored by their rt_sigreturn).  Always -EINTR. */
 static long sys_rt_sigsuspend(NxCpu *s) {
     if (s->x[1] != 8) return -EINVAL;
-    uint64_t tmp, before = S.mask;
+    LxThread *t = ME;
+    uint64_t tmp, before = t->mask;
     memcpy(&tmp, (void *)s->x[0], 8);
     tmp &= ~UNBLOCKABLE;
     s->x[0] = (uint64_t)-EINTR;   /* what the frame saves as X0 */
     for (;;) {
-        S.mask = tmp;
-        if (!(S.pend & ~tmp)) {
-            uint64_t h = tmp & ~OWNED_MASK;
+        t->mask = tmp;
+        if (!(t->pend & ~tmp)) {
+            uint64_t h = mask_g2h((tmp | t->pend) & ~OWNED_MASK);   /* recorded ones stay held */
             hsys6(SYS_rt_sigsuspend, (long)&h, 8, 0, 0, 0, 0);
         }
         if (nx_run && handle_pending(s, before)) break;
-        if (!nx_run && (S.pend & ~tmp)) break;
+        if (!nx_run && (t->pend & ~tmp)) break;
     }
-    S.mask = before;
-    host_setmask(before);
+    set_mask(before);
     return -EINTR;
 }
 
@@ -906,10 +1039,11 @@ static int call_mask(NxCpu *s, uint64_t nr, uint64_t *tmp) {
 /* A system call returned r with signals recorded: deliver those not blocked.  1 when the call
  * must run again (interrupted, and restarted as Linux does for SA_RESTART). */
 static int after_signal(NxCpu *s, uint64_t nr, long r) {
-    uint64_t pc = s->pc, tmp = 0, before = S.mask;
+    LxThread *t = ME;
+    uint64_t pc = s->pc, tmp = 0, before = t->mask;
     int masked_call = r == -EINTR && call_mask(s, nr, &tmp);
-    uint64_t eff = masked_call ? tmp : S.mask;
-    uint64_t ready = S.pend & ~eff;
+    uint64_t eff = masked_call ? tmp : t->mask;
+    uint64_t ready = t->pend & ~eff;
     if (!ready) { s->x[0] = (uint64_t)r; return 0; }
     int restart = 0;
     if (r == -EINTR && restartable(nr)) {
@@ -919,26 +1053,22 @@ static int after_signal(NxCpu *s, uint64_t nr, long r) {
     if (restart) s->pc = pc - 4;   /* the frame's pc is the SVC, x0 its argument: run again */
     else s->x[0] = (uint64_t)r;
     if (masked_call) {
-        S.mask = tmp;
-        if (!handle_pending(s, before)) { S.mask = before; host_setmask(before); }
+        t->mask = tmp;
+        if (!handle_pending(s, before)) set_mask(before);
     } else {
-        handle_pending(s, S.mask);
+        handle_pending(s, t->mask);
     }
     if (restart && s->pc == pc - 4) { s->pc = pc; return 1; }
-    if (s->pc != pc) {
-        fprintf(stderr, "nxrecomp: fatal: a signal handler changed the pc of the system call it interrupted "
-                "(%#llx to %#llx); resuming elsewhere than after the SVC is not supported\n",
-                (unsigned long long)pc, (unsigned long long)s->pc);
-        fflush(stderr);
-        if (P.exit_hook) P.exit_hook(134);
-        for (;;) hsys6(SYS_exit_group, 134, 0, 0, 0, 0, 0);
-    }
+    /* else s->pc may differ from pc: the handler moved the interrupted pc in its ucontext
+     * (musl's thread cancellation points a cancellation point's SVC at __cp_cancel); the lifted
+     * SVC site sees it and jumps there (recompiler/lift/control.py h_svc) */
     return 0;
 }
 
-static void init_once(void) {
+static void init_once(NxCpu *s) {
     if (P.inited) return;
     P.inited = 1;
+    lx_threads_init(s);   /* the calling thread is the main one */
     /* Python ignores SIGPIPE and SIGXFSZ and catches SIGINT; a Linux program starts with the
      * default actions (so `yes | head` ends by SIGPIPE, as under qemu). */
     signal(SIGPIPE, SIG_DFL);
@@ -946,15 +1076,13 @@ static void init_once(void) {
     signal(SIGINT, SIG_DFL);
     for (int sig = 1; sig < 65; sig++) {
         struct sigaction old;
-        if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO))
-            P.handlers[sig][0] = 1;   /* SIG_IGN inherited from the parent stays visible */
+        if (h2g(sig) && sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN && !(old.sa_flags & SA_SIGINFO))
+            P.handlers[h2g(sig)][0] = 1;   /* SIG_IGN inherited from the parent stays visible */
     }
     signals_init();
 }
 
-/* -- clone: fork-like only -- */
-#define A64_CLONE_VM 0x100
-#define A64_CLONE_VFORK 0x4000
+/* -- clone: a thread (linux_threads.c), or fork-like -- */
 #define A64_CLONE_THREAD 0x10000
 #define A64_CLONE_SETTLS 0x80000
 #define A64_CLONE_PARENT_SETTID 0x100000
@@ -963,21 +1091,22 @@ static void init_once(void) {
 
 static long sys_clone(NxCpu *s) {
     uint64_t flags = s->x[0], stack = s->x[1], ptid = s->x[2], tls = s->x[3], ctid = s->x[4];
-    if (flags & A64_CLONE_THREAD) {
-        lg(30, "clone with CLONE_THREAD (flags %#llx): guest threads are not supported yet", (unsigned long long)flags);
-        return -ENOSYS;
-    }
+    if (flags & A64_CLONE_THREAD) return lx_clone_thread(s, flags, stack, ptid, tls, ctid);
     if ((flags & 0xff) != SIGCHLD && (flags & 0xff) != 0)
         lg(20, "clone exit signal %d treated as SIGCHLD", (int)(flags & 0xff));
     fflush(NULL);
+    /* another thread may be inside an mmap: the child, whose only thread is this one, would
+     * find the lock taken for ever */
+    pthread_mutex_lock(&P.lock);
     pid_t pid = fork();
+    pthread_mutex_unlock(&P.lock);
     if (pid < 0) return -errno;
     if (pid == 0) {   /* child: continues in lifted code after the SVC */
         if (stack) s->sp = stack;
         if (flags & A64_CLONE_SETTLS) s->tpidr_el0 = tls;
         if ((flags & A64_CLONE_CHILD_SETTID) && ctid) *(int32_t *)ctid = (int32_t)getpid();
-        if (flags & A64_CLONE_CHILD_CLEARTID) P.clear_child_tid = ctid;
-        S.tid = host_tid();   /* the child's guest thread: host_sig forwards to it */
+        lx_after_fork();      /* the child's one thread is its main thread */
+        if (flags & A64_CLONE_CHILD_CLEARTID) ME->clear_child_tid = ctid;
         return 0;
     }
     if ((flags & A64_CLONE_PARENT_SETTID) && ptid) *(int32_t *)ptid = pid;
@@ -1199,6 +1328,60 @@ static long sys_execve(NxCpu *s) {
     return r;
 }
 
+/* ppoll and pselect6 with a signal mask: the host gets it in host numbers (g2h). */
+static long sys_masked_wait(NxCpu *s, uint64_t nr) {
+    uint64_t g, h;
+    if (nr == A64_ppoll) {
+        if (!s->x[3] || s->x[4] != 8) return HSYS(SYS_ppoll, s);
+        memcpy(&g, (void *)s->x[3], 8);
+        h = mask_g2h((g | ME->pend) & ~OWNED_MASK);
+        return hsys6(SYS_ppoll, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)&h, 8, 0);
+    }
+    uint64_t d[2];
+    if (!s->x[5]) return HSYS(SYS_pselect6, s);
+    memcpy(d, (void *)s->x[5], 16);
+    if (!d[0] || d[1] != 8) return HSYS(SYS_pselect6, s);
+    memcpy(&g, (void *)d[0], 8);
+    h = mask_g2h((g | ME->pend) & ~OWNED_MASK);
+    uint64_t hd[2] = {(uint64_t)(uintptr_t)&h, 8};
+    return hsys6(SYS_pselect6, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)s->x[3], (long)s->x[4], (long)hd);
+}
+
+/* wait4: a child that died by a host real-time signal died by the guest's number for it */
+static long sys_wait4(NxCpu *s) {
+    long r = HSYS(SYS_wait4, s);
+    if (r > 0 && s->x[1]) {
+        int st;
+        memcpy(&st, (void *)s->x[1], 4);
+        int sig = st & 0x7f;
+        if (sig && sig != 0x7f && h2g(sig) != sig) {
+            st = (st & ~0x7f) | (h2g(sig) & 0x7f);
+            memcpy((void *)s->x[1], &st, 4);
+        }
+    }
+    return r;
+}
+
+/* rt_sigqueueinfo(pid, sig, info), rt_tgsigqueueinfo(tgid, tid, sig, info): to the calling
+ * thread (or to the process, by a thread that does not block it: as kill above) recorded with
+ * the sender's siginfo; else the host's call with the host's number (the kernel itself refuses
+ * a si_code >= 0 or SI_TKILL towards another process). */
+static long sys_sigqueue(NxCpu *s, uint64_t nr) {
+    int tg = nr == A64_rt_tgsigqueueinfo;
+    long pid = (long)(int32_t)s->x[0], tid = tg ? (long)(int32_t)s->x[1] : 0;
+    int sig = (int)s->x[tg ? 2 : 1];
+    uint64_t uinfo = s->x[tg ? 3 : 2];
+    if (sig < 0 || sig > 64 || (sig && !g2h(sig))) return -EINVAL;
+    siginfo_t si;
+    memcpy(&si, (void *)uinfo, sizeof si);
+    long host = tg && tid > 0 ? lx_host_tid_of(tid) : tid;
+    int self = pid == getpid() && (tg ? host == ME->host_tid : !(sig && (ME->mask & BIT(sig))));
+    if (self) return signal_self_info(sig, si.si_code, &si);
+    si.si_signo = g2h(sig);
+    return tg ? hsys6(SYS_rt_tgsigqueueinfo, pid, host, g2h(sig), (long)&si, 0, 0)
+              : hsys6(SYS_rt_sigqueueinfo, pid, g2h(sig), (long)&si, 0, 0, 0);
+}
+
 static void unhandled(NxCpu *s, uint64_t nr) __attribute__((noreturn));
 static void unhandled(NxCpu *s, uint64_t nr) {
     const char *name = nr < A64_MAX_NR && a64_names[nr] ? a64_names[nr] : "unknown";
@@ -1229,8 +1412,8 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     FWD(statx, statx) FWD(statfs, statfs) FWD(fstatfs, fstatfs) FWD(flock, flock)
     FWD(fallocate, fallocate) FWD(fadvise64, fadvise64) FWD(sendfile, sendfile) FWD(splice, splice)
     FWD(tee, tee) FWD(copy_file_range, copy_file_range) FWD(close_range, close_range)
-    FWD(memfd_create, memfd_create) FWD(pselect6, pselect6) FWD(ppoll, ppoll)
-    FWD(getpid, getpid) FWD(getppid, getppid) FWD(gettid, gettid) FWD(getuid, getuid)
+    FWD(memfd_create, memfd_create)
+    FWD(getpid, getpid) FWD(getppid, getppid) FWD(getuid, getuid)
     FWD(geteuid, geteuid) FWD(getgid, getgid) FWD(getegid, getegid) FWD(setuid, setuid)
     FWD(setgid, setgid) FWD(setreuid, setreuid) FWD(setregid, setregid) FWD(setresuid, setresuid)
     FWD(setresgid, setresgid) FWD(getresuid, getresuid) FWD(getresgid, getresgid)
@@ -1242,7 +1425,7 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     FWD(sched_yield, sched_yield) FWD(sched_getparam, sched_getparam)
     FWD(sched_getscheduler, sched_getscheduler) FWD(sched_get_priority_max, sched_get_priority_max)
     FWD(sched_get_priority_min, sched_get_priority_min) FWD(getcpu, getcpu)
-    FWD(wait4, wait4) FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
+    FWD(waitid, waitid) FWD(futex, futex) FWD(nanosleep, nanosleep)
     FWD(clock_nanosleep, clock_nanosleep)
     FWD(clock_getres, clock_getres) FWD(times, times)
     FWD(sysinfo, sysinfo) FWD(umask, umask)
@@ -1277,6 +1460,8 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
             r = HSYS(SYS_getrandom, s);
         }
         break;
+    case A64_ppoll: case A64_pselect6: r = sys_masked_wait(s, nr); break;
+    case A64_wait4: r = sys_wait4(s); break;
     case A64_openat: r = sys_openat(s); break;
     case A64_pipe2: r = hsys6(SYS_pipe2, (long)s->x[0], flags_to_host(s->x[1]), 0, 0, 0, 0); break;
     case A64_fcntl: r = sys_fcntl(s); break;
@@ -1308,8 +1493,8 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_mlock: r = guarded(s, SYS_mlock); break;
     case A64_munlock: r = guarded(s, SYS_munlock); break;
     case A64_set_tid_address:
-        P.clear_child_tid = s->x[0];
-        r = hsys6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+        ME->clear_child_tid = s->x[0];
+        r = ME->guest_tid;
         break;
     case A64_set_robust_list:
         if (s->x[1] != 24) { r = -EINVAL; break; }
@@ -1327,15 +1512,29 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_sigaltstack: r = sys_sigaltstack(s); break;
     case A64_kill: {
         long pid = (long)(int32_t)s->x[0];
-        r = pid == getpid() ? signal_self((int)s->x[1], 0 /* SI_USER */) : HSYS(SYS_kill, s);
+        int sig = (int)s->x[1];
+        /* to itself: recorded for the calling thread, to be delivered at this call's return,
+         * unless the thread blocks the signal: then the host kernel keeps it for the process
+         * (queued, for a real-time one) and picks the thread that takes it, as Linux does (host
+         * masks are the guest threads' masks) */
+        int elsewhere = sig > 0 && sig <= 64 && (ME->mask & BIT(sig));
+        if (sig < 0 || sig > 64 || (sig && !g2h(sig))) r = -EINVAL;
+        else if (pid == getpid() && !elsewhere) r = signal_self(sig, 0 /* SI_USER */);
+        else r = hsys6(SYS_kill, pid, g2h(sig), 0, 0, 0, 0);
         break;
     }
+    case A64_gettid: r = ME->guest_tid; break;
+    case A64_rt_sigqueueinfo: case A64_rt_tgsigqueueinfo: r = sys_sigqueue(s, nr); break;
     case A64_tkill: case A64_tgkill: {
+        /* guest thread ids are host ones, but for the main thread's (the process id) */
         long tid = (long)(int32_t)(nr == A64_tgkill ? s->x[1] : s->x[0]);
         int sig = (int)(nr == A64_tgkill ? s->x[2] : s->x[1]);
-        if (tid == host_tid() && (nr == A64_tkill || (long)(int32_t)s->x[0] == getpid()))
+        long host = tid > 0 ? lx_host_tid_of(tid) : tid;
+        if (sig < 0 || sig > 64 || (sig && !g2h(sig))) r = -EINVAL;
+        else if (host == ME->host_tid && (nr == A64_tkill || (long)(int32_t)s->x[0] == getpid()))
             r = signal_self(sig, -6 /* SI_TKILL */);
-        else r = nr == A64_tgkill ? HSYS(SYS_tgkill, s) : HSYS(SYS_tkill, s);
+        else if (nr == A64_tgkill) r = hsys6(SYS_tgkill, (long)s->x[0], host, g2h(sig), 0, 0, 0);
+        else r = hsys6(SYS_tkill, host, g2h(sig), 0, 0, 0, 0);
         break;
     }
     case A64_clone: r = sys_clone(s); break;
@@ -1345,7 +1544,8 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
         lg(20, "execveat is not supported: -ENOENT");
         r = -ENOENT;
         break;
-    case A64_exit: case A64_exit_group: do_exit((int)(s->x[0] & 0xff));
+    case A64_exit: lx_exit_thread((int)(s->x[0] & 0xff));
+    case A64_exit_group: do_exit((int)(s->x[0] & 0xff));
     case A64_prctl: r = sys_prctl(s); break;
     case A64_personality: r = s->x[0] == 0xffffffffull ? 0 : -EINVAL; break;
     default: unhandled(s, nr);
@@ -1355,11 +1555,14 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
 
 void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     (void)imm;
-    if (__builtin_expect(!P.inited, 0)) init_once();
+    if (__builtin_expect(!ME, 0)) {   /* the first call, or a host thread no clone started (a harness's) */
+        if (!P.inited) init_once(s);
+        else lx_threads_init(s);
+    }
     for (;;) {
         uint64_t nr = s->x[8];
         long r = syscall_body(s, nr);
-        if (__builtin_expect(!S.pend, 1)) { s->x[0] = (uint64_t)r; return; }
+        if (__builtin_expect(!ME->pend, 1)) { s->x[0] = (uint64_t)r; return; }
         if (!after_signal(s, nr, r)) return;   /* else interrupted and restarted */
     }
 }

@@ -1,6 +1,8 @@
 """Branches, calls, returns, exceptions and system instructions."""
 from __future__ import annotations
 
+import bisect
+
 from recompiler.decode import Insn
 from recompiler.lift.emitter import JUMP_OUT, FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
@@ -104,12 +106,49 @@ def h_ret(em: FunctionEmitter, i: Insn) -> bool:
     return False
 
 
+# Linux AArch64 system calls that start a thread (asm-generic unistd.h: clone 220, clone3 435):
+# the new thread's first instruction is the one after the SVC, entered from the run loop.
+_THREAD_STARTS = (220, 435)
+_MOVZ_X8 = (0x7FE0001F, 0x52800008)   # MOVZ W8/X8, #imm16 (hw 0): mask, value (sf ignored)
+
+
+def _starts_thread(em: FunctionEmitter, i: Insn) -> bool:
+    """``svc #0`` with X8 set to clone's or clone3's number by a MOVZ shortly before it on the
+    straight-line path into it (musl's and glibc's clone wrappers: ``mov x8, #220; svc #0``)."""
+    if i.f["imm16"] != 0:
+        return False
+    insns = em.plan.insns
+    k = bisect.bisect_left(insns, i.addr, key=lambda x: x.addr)
+    want = i.addr
+    for j in range(k - 1, max(k - 9, -1), -1):
+        want -= 4
+        if insns[j].addr != want:
+            return False
+        w = insns[j].word
+        if w & _MOVZ_X8[0] == _MOVZ_X8[1]:
+            return (w >> 5) & 0xFFFF in _THREAD_STARTS
+    return False
+
+
 def h_svc(em: FunctionEmitter, i: Insn) -> None:
     # SP too, even where this function does not change it (STORE_ALL writes back only what it
     # changed, and a direct call passes SP as an argument, not in NxCpu): a system call may
     # read it (clone) and a signal delivered at its return builds its frame below it.  Spelt
     # "(s->sp) = sp" so that the emitter does not count it as a write of SP.
-    em.out(f"s->pc = {i.addr + 4:#x}ull; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']}); RELOAD_ALL;")
+    # A signal handler run at the call's return may have moved the interrupted pc in its
+    # ucontext (musl's thread cancellation sends a cancellation point's SVC to __cp_cancel):
+    # then every register is in NxCpu and control goes there as a BR would take it.  Two
+    # lines: the first is the chunk's store into NxCpu (the emitter's _c), the second an exit.
+    next_pc = f"{i.addr + 4:#x}ull"
+    em.out(f"s->pc = {next_pc}; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']});")
+    em.out(f"if (UNLIKELY(s->pc != {next_pc})) MUSTTAIL return nx_jump(s, s->x[0], s->x[1], s->x[30], s->sp); "
+           "RELOAD_ALL;")
+    if _starts_thread(em, i):
+        # a new thread (Linux personality, linux_threads.c) starts in the run loop at the
+        # instruction after the SVC with its registers in its own NxCpu: a resume point there
+        # (else it is lifted at run time, as any other miss)
+        em.resume.append(i.addr + 4)
+        em.labels.add(i.addr + 4)
 
 
 def h_brk(em: FunctionEmitter, i: Insn) -> bool:

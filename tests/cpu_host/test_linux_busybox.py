@@ -57,7 +57,7 @@ def build_harness(out_dir: Path) -> Path:
     (out_dir / "harness.c").write_text(HARNESS_C)
     so = out_dir / "harness.so"
     r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-fno-sanitize=all",
-                        "-O2", "-Wno-comment", "-shared", "-fPIC", f"-I{rt}", str(rt / "linux_syscalls.c"),
+                        "-O2", "-Wno-comment", "-shared", "-fPIC", f"-I{rt}", *map(str, sorted(rt.glob("linux_*.c"))),
                         str(out_dir / "harness.c"), "-o", str(so)], capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(r.stderr)

@@ -72,6 +72,11 @@ PROGRAMS = {
     # the interpreter: every library file and lua.c; not the compiler, the test library or onelua
     "lua": Program("lua", "lupa", (f"sdist:{_LUA}/*.c",), (_LUA,), ("LUA_USE_POSIX",)),
     "crypto": Program("crypto", None, ("src:crypto_driver.c",), cflags_aarch64=("-mcpu=generic+aes+sha2",)),
+    # threads (tests/realprogs/test_threads.py): our own pthreads exercise, and zstd with its
+    # worker pool (ZSTD_MULTITHREAD: zstd.c's own pthreads code; the driver's -j sets nbWorkers)
+    "pthreads_test": Program("pthreads_test", None, ("src:pthreads_test.c",)),
+    "zstd_mt": Program("zstd_mt", "zstandard", ("src:zstd_driver.c", "sdist:zstd/zstd.c"), ("zstd",),
+                       ("ZSTD_MULTITHREAD",)),
 }
 _LUA_EXCLUDE = {"ltests.c", "onelua.c", "luac.c"}
 TARGETS = {"aarch64": "aarch64-linux-musl", "x86_64": "x86_64-linux-musl"}

@@ -1,7 +1,9 @@
 /* A small zstd command of our own over the zstd library (zstd.c, downloaded at test time):
- *   zstd -LEVEL [-T] < in > out   compress stdin to stdout at LEVEL (streaming API, checksum on)
- *   zstd -d < in > out            decompress stdin to stdout
- * -T also sets long-distance matching and a 2^24 window (other match finders).
+ *   zstd -LEVEL [-T] [-jN] < in > out   compress stdin to stdout at LEVEL (streaming API, checksum on)
+ *   zstd -d < in > out                  decompress stdin to stdout
+ * -T also sets long-distance matching and a 2^24 window (other match finders); -jN compresses
+ * with N worker threads (ZSTD_c_nbWorkers: a library built with ZSTD_MULTITHREAD; its output
+ * is the same for every N >= 1, whatever the threads' timing).
  * The last stderr line is a summary (bytes in/out), so a silent truncation is seen too. */
 #include "zstd.h"
 #include <stdio.h>
@@ -14,10 +16,11 @@ static int fail(const char *what, size_t code) {
 }
 
 int main(int argc, char **argv) {
-    int decompress = 0, level = 3, ldm = 0;
+    int decompress = 0, level = 3, ldm = 0, workers = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-d")) decompress = 1;
         else if (!strcmp(argv[i], "-T")) ldm = 1;
+        else if (!strncmp(argv[i], "-j", 2) && argv[i][2]) workers = atoi(argv[i] + 2);
         else if (argv[i][0] == '-' && argv[i][1] >= '0' && argv[i][1] <= '9') level = atoi(argv[i] + 1);
         else { fprintf(stderr, "zstd: bad argument %s\n", argv[i]); return 2; }
     }
@@ -46,6 +49,10 @@ int main(int argc, char **argv) {
         size_t e = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
         if (ZSTD_isError(e)) return fail("level", e);
         ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+        if (workers) {
+            e = ZSTD_CCtx_setParameter(c, ZSTD_c_nbWorkers, workers);
+            if (ZSTD_isError(e)) return fail("workers", e);
+        }
         if (ldm) {
             ZSTD_CCtx_setParameter(c, ZSTD_c_enableLongDistanceMatching, 1);
             ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 24);
