@@ -201,14 +201,17 @@ static HzRegion *region_holding(uint64_t addr, uint64_t size) {
 }
 
 /* Whether every page of [addr, addr+size) is a heap page with this perm and attribute */
-static int all_heap(uint64_t addr, uint64_t size, uint32_t perm, uint32_t attr) {
+static int all_of_type(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm, uint32_t attr) {
     uint64_t at = addr;
     while (at < addr + size) {
         HzRegion *r = region_holding(at, 1);
-        if (!r || r->type != HZ_MEM_HEAP || r->perm != perm || r->attr != attr) return 0;
+        if (!r || r->type != type || r->perm != perm || r->attr != attr) return 0;
         at = r->addr + r->size;
     }
     return 1;
+}
+static int all_heap(uint64_t addr, uint64_t size, uint32_t perm, uint32_t attr) {
+    return all_of_type(addr, size, HZ_MEM_HEAP, perm, attr);
 }
 
 static int nothing_mapped(uint64_t addr, uint64_t size) {
@@ -617,7 +620,7 @@ static void cv_signal(uint64_t key, int32_t count) {
 /* ---- the SVCs ------------------------------------------------------------------------- */
 /* MapMemory's live mappings: (dst, src, size) */
 #define HZ_MAX_MAPPINGS 256
-static struct { uint64_t dst, src, size; } mappings[HZ_MAX_MAPPINGS];
+static struct { uint64_t dst, src, size; uint32_t src_type; } mappings[HZ_MAX_MAPPINGS];
 static int nmappings;
 
 static void svc_set_heap_size(NxCpu *s) {
@@ -703,16 +706,23 @@ static void svc_map_memory(NxCpu *s, int unmap) {
     if (!r && !in_range(dst, size, cfg.stack_base, cfg.stack_size)) r = R_INVALID_MEM_REGION;
     if (r) { s->x[0] = r; return; }
     if (!unmap) {
-        if (!all_heap(src, size, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size) || nmappings == HZ_MAX_MAPPINGS) {
+        /* the source may be heap or a module's data (.data/.bss): both states carry FlagCanAlias
+         * (Atmosphere's KMemoryState_Normal 0x037EBD05 and KMemoryState_CodeData 0x03FEBD04);
+         * nx-hbloader maps its threads' stacks from its .bss this way */
+        HzRegion *sr = region_holding(src, 1);
+        uint32_t src_type = sr && sr->type == HZ_MEM_CODE_MUTABLE ? HZ_MEM_CODE_MUTABLE : HZ_MEM_HEAP;
+        if (!all_of_type(src, size, src_type, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size) ||
+            nmappings == HZ_MAX_MAPPINGS) {
             s->x[0] = R_INVALID_CUR_MEM;
             return;
         }
         void *m = mremap((void *)(uintptr_t)src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)dst);
         if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
         mmap((void *)(uintptr_t)src, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-        region_put(src, size, HZ_MEM_HEAP, 0, HZ_ATTR_LOCKED);
+        region_put(src, size, src_type, 0, HZ_ATTR_LOCKED);
         region_put(dst, size, HZ_MEM_STACK, HZ_PERM_R | HZ_PERM_W, 0);
         mappings[nmappings].dst = dst; mappings[nmappings].src = src; mappings[nmappings].size = size;
+        mappings[nmappings].src_type = src_type;
         nmappings++;
     } else {
         int k;
@@ -722,7 +732,7 @@ static void svc_map_memory(NxCpu *s, int unmap) {
         void *m = mremap((void *)(uintptr_t)dst, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)src);
         if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
         region_carve(dst, size);
-        region_put(src, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W, 0);
+        region_put(src, size, mappings[k].src_type, HZ_PERM_R | HZ_PERM_W, 0);
         mappings[k] = mappings[--nmappings];
     }
     s->x[0] = 0;

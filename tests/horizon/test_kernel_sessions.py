@@ -91,6 +91,9 @@ static void parse(Parsed *p) {
     for (int i = 0; i < nd && i < 8; i++) p->data[i] = m[at++];
 }
 
+/* a page of .bss (a module's data: MemoryState CodeData) to alias into the stack region */
+static uint8_t bss_page[0x1000] __attribute__((aligned(0x1000)));
+
 #define STACK 0x8000
 static uint8_t stack1[STACK] __attribute__((aligned(16))), stack2[STACK] __attribute__((aligned(16)));
 static Handle g_srv;
@@ -286,6 +289,28 @@ int hz_main(void) {
     hz_printf("ManageNamedPort(hzt:, 0) deletes it: %x\n", svcManageNamedPort(&s1, "hzt:", 0));
     hz_printf("ConnectToNamedPort(hzt:) after: %x\n", svcConnectToNamedPort(&c1, "hzt:"));
     svcCloseHandle(sp);
+
+    /* ---- 6: MapMemory from a module's .bss (nx-hbloader's thread stacks come from there) ---- */
+    uint64_t base = 0, size = 0, at, dst = 0;
+    svcGetInfo(&base, 14, HZ_CUR_PROCESS, 0);            /* StackRegionAddress (libnx InfoType 14) */
+    svcGetInfo(&size, 15, HZ_CUR_PROCESS, 0);            /* StackRegionSize (15) */
+    for (at = base; at < base + size && !dst; ) {
+        MemoryInfo mi;
+        uint32_t pi;
+        svcQueryMemory(&mi, &pi, at);
+        if (mi.type == 0 && mi.addr + mi.size - at >= 0x10000) dst = at;
+        at = mi.addr + mi.size;
+    }
+    bss_page[5] = 0x5A;
+    hz_printf("MapMemory(stack region <- .bss): %x\n", svcMapMemory((void *)dst, bss_page, 0x1000));
+    hz_printf("alias holds the data: %d\n", ((volatile uint8_t *)dst)[5] == 0x5A);
+    MemoryInfo mi;
+    uint32_t pi;
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)bss_page);
+    hz_printf("source while mapped: type=%x perm=%x locked=%d\n", mi.type, mi.perm, mi.attr & 1);
+    hz_printf("UnmapMemory: %x\n", svcUnmapMemory((void *)dst, bss_page, 0x1000));
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)bss_page);
+    hz_printf("source after: type=%x perm=%x data=%x\n", mi.type, mi.perm, bss_page[5]);
     return 0;
 }
 """
@@ -348,6 +373,14 @@ EXPECTED = [
     "echo ends: f601",
     "ManageNamedPort(hzt:, 0) deletes it: 0",
     "ConnectToNamedPort(hzt:) after: f201",            # no such port any more: NotFound
+    # MapMemory's source needs FlagCanAlias: CodeData (a module's .data/.bss, state 4) has it as
+    # Normal (heap) does (Atmosphère kern_k_memory_block.hpp: 0x03FEBD04 / 0x037EBD05); the source
+    # stays in its state, locked (attribute bit 0) and inaccessible while aliased (switchbrew SVC page)
+    "MapMemory(stack region <- .bss): 0",
+    "alias holds the data: 1",
+    "source while mapped: type=4 perm=0 locked=1",
+    "UnmapMemory: 0",
+    "source after: type=4 perm=3 data=5a",
 ]
 
 
