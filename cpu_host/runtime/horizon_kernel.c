@@ -123,7 +123,7 @@ typedef struct HzTmem { uint64_t addr, size; uint32_t perm, owner_perm, owner_ty
 
 /* H_SESSION: a session served by the host; H_KSERVER/H_KCLIENT: the ends of a session between
  * guest threads, H_SPORT/H_CPORT: a port's (both: see "sessions and ports between guest threads") */
-enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R, H_SESSION, H_SHMEM, H_TMEM, H_PROCESS, H_KSERVER, H_KCLIENT, H_SPORT, H_CPORT };
+enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R, H_SESSION, H_SHMEM, H_TMEM, H_PROCESS, H_KSERVER, H_KCLIENT, H_SPORT, H_CPORT, H_CODEMEM };
 
 static pthread_mutex_t K = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
@@ -1171,6 +1171,46 @@ static void svc_create_transfer(HzThread *t, NxCpu *s) {
     s->x[1] = h;
 }
 
+/* CreateCodeMemory(X1 = addr, X2 = size) -> W1: heap pages (Normal and CodeData carry
+ * FlagCanCodeMemory) become a code-memory object; the owner's pages are locked until the handle
+ * is closed.  ControlCodeMemory(W0 = handle, W1 = operation, X2 = addr, X3 = size, W4 = perm)
+ * maps them as code for a process other than their owner (a loader's job); this process owns
+ * every code memory it can name, and Horizon [5.0.0+] refuses that to the owner with
+ * InvalidCurrentMemory (0xD401) before looking at the operation, as nx-hbloader's probe of the
+ * kernel documents (it then loads through MapProcessCodeMemory instead).  Argument checks:
+ * Atmosphère's svc_code_memory.cpp (page-aligned address: InvalidAddress; size non-zero and
+ * page-aligned: InvalidSize; wrap: InvalidCurrentMemory; handle: InvalidHandle). */
+static void svc_create_code_memory(NxCpu *s) {
+    uint64_t addr = s->x[1], size = s->x[2];
+    if (addr & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
+    if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    HzRegion *g = region_holding(addr, size);
+    if (!g || (g->type != HZ_MEM_HEAP && g->type != HZ_MEM_CODE_MUTABLE) || g->attr ||
+        g->perm != (HZ_PERM_R | HZ_PERM_W)) {
+        s->x[0] = R_INVALID_CUR_MEM;
+        return;
+    }
+    HzTmem *o = calloc(1, sizeof *o);
+    uint32_t h = o ? handle_new_of(H_CODEMEM, o) : 0;
+    if (!h) { free(o); s->x[0] = o ? R_OUT_OF_HANDLES : R_OUT_OF_RESOURCE; return; }
+    o->addr = addr; o->size = size; o->owner_perm = g->perm; o->owner_type = g->type;
+    region_put(addr, size, o->owner_type, o->owner_perm, HZ_ATTR_LOCKED);
+    s->x[0] = 0;
+    s->x[1] = h;
+}
+
+static void svc_control_code_memory(HzThread *t, NxCpu *s) {
+    uint64_t addr = s->x[2], size = s->x[3];
+    if (addr & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
+    if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    int kind;
+    void *o = handle_obj(t, (uint32_t)s->x[0], &kind);
+    if (!o || kind != H_CODEMEM) { s->x[0] = R_INVALID_HANDLE; return; }
+    s->x[0] = R_INVALID_CUR_MEM;     /* the owner itself: see above */
+}
+
 static void tmem_release(HzTmem *o) {
     if (o->mapped) return;   /* still mapped elsewhere: the owner gets it back at unmap */
     region_put(o->addr, o->size, o->owner_type, o->owner_perm, 0);
@@ -1667,6 +1707,11 @@ static uint32_t close_handle(HzThread *t, uint32_t h) {
     void *o = handle_obj(t, h, &kind);
     if (!o) return R_INVALID_HANDLE;
     if (kind == H_TMEM) tmem_release(o);
+    if (kind == H_CODEMEM) {
+        HzTmem *c = o;
+        region_put(c->addr, c->size, c->owner_type, c->owner_perm, 0);
+        free(c);
+    }
     if (kind == H_KSERVER) ksession_close_server(o);
     if (kind == H_KCLIENT) ksession_close_client(o);
     if (kind == H_SPORT) kport_close_server(o);
@@ -1749,6 +1794,8 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     case 0x14: svc_map_shared(t, s, 1); break;
     case 0x15: svc_create_transfer(t, s); break;
     case 0x51: svc_map_transfer(t, s, 0); break;
+    case 0x4B: svc_create_code_memory(s); break;
+    case 0x4C: svc_control_code_memory(t, s); break;
     case 0x52: svc_map_transfer(t, s, 1); break;
     case 0x40: case 0x41: case 0x43: case 0x70: case 0x71: case 0x72:
         svc_kipc(t, s, imm);

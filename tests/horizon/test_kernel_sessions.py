@@ -52,6 +52,18 @@ static Result svcManageNamedPort(Handle *server, const char *name, int32_t max) 
     *server = (Handle)x1;
     return (Result)x0;
 }
+static Result svcCreateCodeMemory(Handle *out, void *addr, uint64_t size) {
+    register uint64_t x0 __asm__("x0"), x1 __asm__("x1") = (uint64_t)(uintptr_t)addr, x2 __asm__("x2") = size;
+    __asm__ volatile("svc 0x4b" : "=r"(x0), "+r"(x1), "+r"(x2) : : "memory");
+    *out = (Handle)x1;
+    return (Result)x0;
+}
+static Result svcControlCodeMemory(Handle h, uint32_t op, uint64_t addr, uint64_t size, uint32_t perm) {
+    register uint64_t x0 __asm__("x0") = h, x1 __asm__("x1") = op, x2 __asm__("x2") = addr, x3 __asm__("x3") = size,
+        x4 __asm__("x4") = perm;
+    __asm__ volatile("svc 0x4c" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4) : : "memory");
+    return (Result)x0;
+}
 static Result svcConnectToPort(Handle *out, Handle port) {
     register uint64_t x0 __asm__("x0"), x1 __asm__("x1") = port;
     __asm__ volatile("svc 0x72" : "=r"(x0), "+r"(x1) : : "memory");
@@ -311,6 +323,19 @@ int hz_main(void) {
     hz_printf("UnmapMemory: %x\n", svcUnmapMemory((void *)dst, bss_page, 0x1000));
     svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)bss_page);
     hz_printf("source after: type=%x perm=%x data=%x\n", mi.type, mi.perm, bss_page[5]);
+
+    /* ---- 7: code memory, as nx-hbloader probes it ---- */
+    Handle code;
+    hz_printf("CreateCodeMemory(unaligned): %x\n", svcCreateCodeMemory(&code, bss_page + 8, 0x1000));
+    hz_printf("CreateCodeMemory(size 0): %x\n", svcCreateCodeMemory(&code, bss_page, 0));
+    hz_printf("CreateCodeMemory(.bss page): %x\n", svcCreateCodeMemory(&code, bss_page, 0x1000));
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)bss_page);
+    hz_printf("owner's page locked: %d\n", mi.attr & 1);
+    hz_printf("ControlCodeMemory(own, bad operation): %x\n", svcControlCodeMemory(code, 0xFFFFFFFFu, 0, 0x1000, 0));
+    hz_printf("ControlCodeMemory(a closed port handle): %x\n", svcControlCodeMemory(sp, 0, 0, 0x1000, 5));
+    hz_printf("close code memory: %x\n", svcCloseHandle(code));
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)bss_page);
+    hz_printf("owner's page after: locked=%d perm=%x\n", mi.attr & 1, mi.perm);
     return 0;
 }
 """
@@ -381,6 +406,17 @@ EXPECTED = [
     "source while mapped: type=4 perm=0 locked=1",
     "UnmapMemory: 0",
     "source after: type=4 perm=3 data=5a",
+    # svc_code_memory.cpp's checks: InvalidAddress 102 = 0xCC01, InvalidSize 101 = 0xCA01; the
+    # owner's own ControlCodeMemory: InvalidCurrentMemory 0xD401 on Horizon [5.0.0+] (nx-hbloader's
+    # getCodeMemoryCapability documents it: only a patched kernel answers InvalidEnumValue 0xF001)
+    "CreateCodeMemory(unaligned): cc01",
+    "CreateCodeMemory(size 0): ca01",
+    "CreateCodeMemory(.bss page): 0",
+    "owner's page locked: 1",
+    "ControlCodeMemory(own, bad operation): d401",
+    "ControlCodeMemory(a closed port handle): e401",
+    "close code memory: 0",
+    "owner's page after: locked=0 perm=3",
 ]
 
 
