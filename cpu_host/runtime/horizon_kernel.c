@@ -117,9 +117,11 @@ typedef struct HzEvent { int signaled; } HzEvent;
  * process among them, can map the same pages), mapped by MapSharedMemory with at most `perm`.
  * Transfer memory: guest pages lent to a service (the service reads them in place; the host
  * keeps them accessible, the region table marks them as lent). */
-typedef struct HzSession { uint64_t id; } HzSession;
+/* refs: handles naming the object (a copy handle between guest threads adds one); it is released
+ * when the last goes */
+typedef struct HzSession { uint64_t id; int refs; } HzSession;
 typedef struct HzShmem { int fd; uint64_t size; uint32_t perm; uint64_t mapped; } HzShmem;
-typedef struct HzTmem { uint64_t addr, size; uint32_t perm, owner_perm, owner_type; uint64_t mapped; } HzTmem;
+typedef struct HzTmem { uint64_t addr, size; uint32_t perm, owner_perm, owner_type; uint64_t mapped; int refs; } HzTmem;
 
 /* H_SESSION: a session served by the host; H_KSERVER/H_KCLIENT: the ends of a session between
  * guest threads, H_SPORT/H_CPORT: a port's (both: see "sessions and ports between guest threads") */
@@ -1046,6 +1048,7 @@ uint32_t nx_hz_session_new(uint64_t id) {
     HzSession *o = malloc(sizeof *o);
     if (!o) return 0;
     o->id = id;
+    o->refs = 1;
     uint32_t h = handle_new_locked(H_SESSION, o);
     if (!h) free(o);
     return h;
@@ -1164,6 +1167,7 @@ static void svc_create_transfer(HzThread *t, NxCpu *s) {
     uint32_t h = o ? handle_new_of(H_TMEM, o) : 0;
     if (!h) { free(o); s->x[0] = R_OUT_OF_HANDLES; return; }
     o->addr = addr; o->size = size; o->perm = perm; o->owner_perm = g->perm; o->owner_type = g->type;
+    o->refs = 1;
     /* the host keeps the pages accessible (the service reads them in place); the region table
      * says what the owner may do, so checked accesses (SVCs, services) follow Horizon's rule */
     region_put(addr, size, o->owner_type, perm, HZ_ATTR_LOCKED);
@@ -1195,6 +1199,7 @@ static void svc_create_code_memory(NxCpu *s) {
     uint32_t h = o ? handle_new_of(H_CODEMEM, o) : 0;
     if (!h) { free(o); s->x[0] = o ? R_OUT_OF_HANDLES : R_OUT_OF_RESOURCE; return; }
     o->addr = addr; o->size = size; o->owner_perm = g->perm; o->owner_type = g->type;
+    o->refs = 1;
     region_put(addr, size, o->owner_type, o->owner_perm, HZ_ATTR_LOCKED);
     s->x[0] = 0;
     s->x[1] = h;
@@ -1335,6 +1340,8 @@ static void handle_forget(uint32_t h, int kind, void *obj) {
     if (kind == H_KCLIENT) ((HzKSession *)obj)->nclient--;
     if (kind == H_SPORT) ((HzKPort *)obj)->nserver--;
     if (kind == H_CPORT) ((HzKPort *)obj)->nclient--;
+    if (kind == H_SESSION) ((HzSession *)obj)->refs--;
+    if (kind == H_TMEM || kind == H_CODEMEM) ((HzTmem *)obj)->refs--;
     handles[h & 0x7FFF].obj = NULL;
 }
 
@@ -1346,6 +1353,8 @@ static uint32_t handle_add_ref(int kind, void *obj) {
     if (kind == H_KCLIENT) ((HzKSession *)obj)->nclient++;
     if (kind == H_SPORT) ((HzKPort *)obj)->nserver++;
     if (kind == H_CPORT) ((HzKPort *)obj)->nclient++;
+    if (kind == H_SESSION) ((HzSession *)obj)->refs++;
+    if (kind == H_TMEM || kind == H_CODEMEM) ((HzTmem *)obj)->refs++;
     return h;
 }
 
@@ -1706,8 +1715,8 @@ static uint32_t close_handle(HzThread *t, uint32_t h) {
     if (h == HZ_PSEUDO_THREAD || h == HZ_PSEUDO_PROCESS) return 0;
     void *o = handle_obj(t, h, &kind);
     if (!o) return R_INVALID_HANDLE;
-    if (kind == H_TMEM) tmem_release(o);
-    if (kind == H_CODEMEM) {
+    if (kind == H_TMEM && --((HzTmem *)o)->refs == 0) tmem_release(o);
+    if (kind == H_CODEMEM && --((HzTmem *)o)->refs == 0) {
         HzTmem *c = o;
         region_put(c->addr, c->size, c->owner_type, c->owner_perm, 0);
         free(c);
@@ -1716,9 +1725,10 @@ static uint32_t close_handle(HzThread *t, uint32_t h) {
     if (kind == H_KCLIENT) ksession_close_client(o);
     if (kind == H_SPORT) kport_close_server(o);
     if (kind == H_CPORT && --((HzKPort *)o)->nclient == 0) kport_maybe_free(o);
-    if (kind == H_SESSION) {
+    if (kind == H_SESSION && --((HzSession *)o)->refs == 0) {
         if (closed_head - closed_tail == HZ_CLOSED_RING) closed_tail++;
         closed_ids[closed_head++ % HZ_CLOSED_RING] = ((HzSession *)o)->id;
+        free(o);
     }
     handles[h & 0x7FFF].obj = NULL;
     return 0;

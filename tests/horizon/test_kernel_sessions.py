@@ -184,6 +184,22 @@ static void echo(void *arg) {
     svcCloseHandle(srv);
 }
 
+/* a server that closes every handle a request brings, replies, and ends with its client */
+static void closer(void *arg) {
+    (void)arg;
+    Handle srv = g_srv;
+    int32_t idx;
+    Result r = svcReplyAndReceive(&idx, &srv, 1, 0, -1);
+    Parsed p;
+    parse(&p);
+    int closed = 0;
+    for (int i = 0; i < p.ncopy + p.nmove; i++) closed += svcCloseHandle(p.h[i]) == 0;
+    put_msg(0, 0, 0, 0, 0, 0, 0, 0);
+    r = svcReplyAndReceive(&idx, &srv, 1, srv, -1);
+    hz_printf("closer closed %d handles, ends: %x\n", closed, r);
+    svcCloseHandle(srv);
+}
+
 static void run_thread(HzThread *t, void (*fn)(void *), uint8_t *stack) {
     Result r = hz_thread_create(t, fn, 0, stack, STACK, 44, -2);
     if (!r) r = hz_thread_start(t);
@@ -333,6 +349,16 @@ int hz_main(void) {
     hz_printf("owner's page locked: %d\n", mi.attr & 1);
     hz_printf("ControlCodeMemory(own, bad operation): %x\n", svcControlCodeMemory(code, 0xFFFFFFFFu, 0, 0x1000, 0));
     hz_printf("ControlCodeMemory(a closed port handle): %x\n", svcControlCodeMemory(sp, 0, 0, 0x1000, 5));
+    /* a copy of the handle is a second reference: closing it leaves the object to the first */
+    svcCreateSession(&srv, &cli, 0, 0);
+    g_srv = srv;
+    run_thread(&th, closer, stack2);
+    put_msg(4, 0, &code, 1, 0, 0, 0, 0);
+    hz_printf("copy the code memory handle: %x\n", svcSendSyncRequest(cli));
+    svcCloseHandle(cli);
+    hz_thread_join(&th);
+    svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)bss_page);
+    hz_printf("still locked after the copy closed: %d\n", mi.attr & 1);
     hz_printf("close code memory: %x\n", svcCloseHandle(code));
     svcQueryMemory(&mi, &pi, (uint64_t)(uintptr_t)bss_page);
     hz_printf("owner's page after: locked=%d perm=%x\n", mi.attr & 1, mi.perm);
@@ -415,6 +441,9 @@ EXPECTED = [
     "owner's page locked: 1",
     "ControlCodeMemory(own, bad operation): d401",
     "ControlCodeMemory(a closed port handle): e401",
+    "copy the code memory handle: 0",
+    "closer closed 1 handles, ends: f601",
+    "still locked after the copy closed: 1",
     "close code memory: 0",
     "owner's page after: locked=0 perm=3",
 ]
