@@ -1484,7 +1484,7 @@ static void svc_send_sync(HzThread *t, NxCpu *s, uint32_t imm, HzKSession *k) {
 }
 
 /* the server's reply to the request k serves (ReplyAndReceive's first half) */
-static uint32_t ksession_reply(HzThread *t, HzKSession *k) {
+static uint32_t ksession_reply(HzThread *t, HzKSession *k, uint64_t buf, uint64_t size) {
     HzThread *w = k->serving;
     if (!w) return R_INVALID_STATE;
     k->serving = NULL;
@@ -1494,17 +1494,17 @@ static uint32_t ksession_reply(HzThread *t, HzKSession *k) {
         ksession_maybe_free(k);
         return R_SESSION_CLOSED;
     }
-    ksession_finish(w, msg_transfer(t, t->tls, 0x100, w->ipc_buf, w->ipc_size));
+    ksession_finish(w, msg_transfer(t, buf, size, w->ipc_buf, w->ipc_size));
     return 0;
 }
 
-/* receive k's first queued request into t's TLS: 0, SessionClosed, or NotFound (try again) */
-static uint32_t ksession_receive(HzThread *t, HzKSession *k) {
+/* receive k's first queued request into t's buffer: 0, SessionClosed, or NotFound (try again) */
+static uint32_t ksession_receive(HzKSession *k, uint64_t buf, uint64_t size) {
     if (k->client_closed) return R_SESSION_CLOSED;
     if (k->serving || !k->nqueue) return R_NOT_FOUND;
     HzThread *w = k->queue[0];
     memmove(k->queue, k->queue + 1, sizeof k->queue[0] * (size_t)--k->nqueue);
-    uint32_t r = msg_transfer(w, w->ipc_buf, w->ipc_size, t->tls, 0x100);
+    uint32_t r = msg_transfer(w, w->ipc_buf, w->ipc_size, buf, size);
     if (r) { ksession_finish(w, r); return R_NOT_FOUND; }   /* the client gets the error */
     k->serving = w;
     return 0;
@@ -1517,12 +1517,25 @@ static int64_t ns_until(const struct timespec *end) {
     return ns > 0 ? ns : 0;
 }
 
-/* ReplyAndReceive(X1 = handles, W2 = count, W3 = reply target, X4 = timeout) -> W1 = index */
-static void svc_reply_and_receive(HzThread *t, NxCpu *s) {
-    uint64_t hp = s->x[1];
-    int32_t n = (int32_t)s->x[2];
-    uint32_t target = (uint32_t)s->x[3];
-    int64_t timeout = (int64_t)s->x[4];
+/* ReplyAndReceive(X1 = handles, W2 = count, W3 = reply target, X4 = timeout) -> W1 = index, the
+ * message in the TLS; ReplyAndReceiveWithUserBuffer (0x44) takes the message buffer in X1/X2 and
+ * the rest one register later (libnx svc.s), the buffer page-aligned (InvalidAddress), its size
+ * a non-zero page multiple (InvalidSize), mapped RW (InvalidCurrentMemory). */
+static void svc_reply_and_receive(HzThread *t, NxCpu *s, int user_buffer) {
+    uint64_t buf = t->tls, size = 0x100;
+    const uint64_t *a = &s->x[1];
+    if (user_buffer) {
+        buf = s->x[1];
+        size = s->x[2];
+        if (buf & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+        if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
+        if (buf + size < buf || !guest_range_ok(buf, size, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        a = &s->x[3];
+    }
+    uint64_t hp = a[0];
+    int32_t n = (int32_t)a[1];
+    uint32_t target = (uint32_t)a[2];
+    int64_t timeout = (int64_t)a[3];
     if (n < 0 || n > 64) { s->x[0] = R_OUT_OF_RANGE; return; }
     if (n && !guest_range_ok(hp, 4ull * (uint64_t)n, HZ_PERM_R)) { s->x[0] = R_INVALID_POINTER; return; }
     void *objs[64];
@@ -1536,7 +1549,7 @@ static void svc_reply_and_receive(HzThread *t, NxCpu *s) {
         int kind;
         HzKSession *k = handle_obj(t, target, &kind);
         if (!k || kind != H_KSERVER) { s->x[0] = R_INVALID_HANDLE; return; }
-        uint32_t r = ksession_reply(t, k);
+        uint32_t r = ksession_reply(t, k, buf, size);
         if (r) { s->x[0] = r; s->x[1] = (uint64_t)-1; return; }
     }
     struct timespec end;
@@ -1555,7 +1568,7 @@ static void svc_reply_and_receive(HzThread *t, NxCpu *s) {
         }
         uint32_t r = 0;
         if (kinds[idx] == H_KSERVER) {
-            r = ksession_receive(t, objs[idx]);
+            r = ksession_receive(objs[idx], buf, size);
             if (r == R_NOT_FOUND) continue;
         }
         s->x[0] = r;
@@ -1651,7 +1664,8 @@ static int svc_kipc(HzThread *t, NxCpu *s, uint32_t imm) {
         s->x[1] = h;
         return 0;
     }
-    case 0x43: svc_reply_and_receive(t, s); return 0;
+    case 0x43: svc_reply_and_receive(t, s, 0); return 0;
+    case 0x44: svc_reply_and_receive(t, s, 1); return 0;
     case 0x70: {  /* CreatePort(W2 = max sessions, W3 = is_light, X4 = name) -> W1 = server, W2 = client */
         int32_t max = (int32_t)s->x[2];
         if (max <= 0) { s->x[0] = R_OUT_OF_RANGE; return 0; }
@@ -1807,7 +1821,7 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     case 0x4B: svc_create_code_memory(s); break;
     case 0x4C: svc_control_code_memory(t, s); break;
     case 0x52: svc_map_transfer(t, s, 1); break;
-    case 0x40: case 0x41: case 0x43: case 0x70: case 0x71: case 0x72:
+    case 0x40: case 0x41: case 0x43: case 0x44: case 0x70: case 0x71: case 0x72:
         svc_kipc(t, s, imm);
         break;
     case 0x1F: case 0x21: case 0x22: {  /* ConnectToNamedPort, SendSyncRequest(WithUserBuffer) */

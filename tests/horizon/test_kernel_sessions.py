@@ -39,6 +39,15 @@ static Result svcReplyAndReceive(int32_t *index, const Handle *handles, int32_t 
     *index = (int32_t)x1;
     return (Result)x0;
 }
+static Result svcReplyAndReceiveWithUserBuffer(int32_t *index, void *buf, uint64_t size, const Handle *handles,
+                                               int32_t n, Handle reply, int64_t timeout) {
+    register uint64_t x0 __asm__("x0"), x1 __asm__("x1") = (uint64_t)(uintptr_t)buf, x2 __asm__("x2") = size,
+        x3 __asm__("x3") = (uint64_t)(uintptr_t)handles, x4 __asm__("x4") = (uint64_t)n, x5 __asm__("x5") = reply,
+        x6 __asm__("x6") = (uint64_t)timeout;
+    __asm__ volatile("svc 0x44" : "=r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6) : : "memory");
+    *index = (int32_t)x1;
+    return (Result)x0;
+}
 static Result svcCreatePort(Handle *server, Handle *client, int32_t max, uint32_t is_light, uint64_t name) {
     register uint64_t x0 __asm__("x0"), x1 __asm__("x1"), x2 __asm__("x2") = (uint64_t)max, x3 __asm__("x3") = is_light,
         x4 __asm__("x4") = name;
@@ -200,6 +209,22 @@ static void closer(void *arg) {
     svcCloseHandle(srv);
 }
 
+/* the echo server on a message buffer of its own (ReplyAndReceiveWithUserBuffer) */
+static uint32_t user_msg[0x400] __attribute__((aligned(0x1000)));
+static void echo_user_buffer(void *arg) {
+    (void)arg;
+    Handle srv = g_srv, reply = 0;
+    int32_t idx;
+    for (;;) {
+        Result r = svcReplyAndReceiveWithUserBuffer(&idx, user_msg, sizeof user_msg, &srv, 1, reply, -1);
+        if (r) { hz_printf("user-buffer echo ends: %x\n", r); break; }
+        uint32_t d = user_msg[2] + 1;             /* no special header: data from word 2 */
+        user_msg[0] = 0; user_msg[1] = 1; user_msg[2] = d;
+        reply = srv;
+    }
+    svcCloseHandle(srv);
+}
+
 static void run_thread(HzThread *t, void (*fn)(void *), uint8_t *stack) {
     Result r = hz_thread_create(t, fn, 0, stack, STACK, 44, -2);
     if (!r) r = hz_thread_start(t);
@@ -278,6 +303,20 @@ int hz_main(void) {
     hz_printf("ReplyAndReceive(20 ms): %x waited=%d\n", r, ticks >= 19200000ull / 50);   /* 19.2 MHz tick */
     hz_printf("close server then send: %x %x\n", svcCloseHandle(srv), svcSendSyncRequest(cli));
     svcCloseHandle(cli);
+
+    /* ---- 3b: a server with its own message buffer ---- */
+    svcCreateSession(&srv, &cli, 0, 0);
+    hz_printf("WithUserBuffer(unaligned): %x\n", svcReplyAndReceiveWithUserBuffer(&idx, (uint8_t *)user_msg + 16, 0x1000, &srv, 1, 0, 0));
+    hz_printf("WithUserBuffer(size 0): %x\n", svcReplyAndReceiveWithUserBuffer(&idx, user_msg, 0, &srv, 1, 0, 0));
+    g_srv = srv;
+    run_thread(&th, echo_user_buffer, stack2);
+    d = 7;
+    put_msg(4, 0, 0, 0, 0, 0, &d, 1);
+    r = svcSendSyncRequest(cli);
+    parse(&p);
+    hz_printf("user-buffer echo: %x data=%d\n", r, p.data[0]);
+    svcCloseHandle(cli);
+    hz_thread_join(&th);
 
     /* ---- 4: ports ---- */
     Handle sp, cp, c1, c2, s1;
@@ -407,6 +446,10 @@ EXPECTED = [
     "close client: 0",
     "ReplyAndReceive(20 ms): ea01 waited=1",
     "close server then send: 0 f601",
+    "WithUserBuffer(unaligned): cc01",                 # InvalidAddress
+    "WithUserBuffer(size 0): ca01",                    # InvalidSize
+    "user-buffer echo: 0 data=8",
+    "user-buffer echo ends: f601",
     "CreatePort(max 1): 0",
     "AcceptSession(nothing): f201",                    # NotFound
     "ConnectToPort: 0",
