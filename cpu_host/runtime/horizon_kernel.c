@@ -104,6 +104,7 @@ typedef struct HzThread {
     int timeout_applies;         /* a timeout ends the wait only while this is set */
     uint32_t wait_result;
     uint64_t ipc_buf, ipc_size;  /* the message of its request to a guest-served session */
+    uint32_t light[7];           /* a light request's or reply's words */
 } HzThread;
 
 typedef struct { uint64_t addr, size; uint32_t type, perm, attr; } HzRegion;
@@ -125,7 +126,8 @@ typedef struct HzTmem { uint64_t addr, size; uint32_t perm, owner_perm, owner_ty
 
 /* H_SESSION: a session served by the host; H_KSERVER/H_KCLIENT: the ends of a session between
  * guest threads, H_SPORT/H_CPORT: a port's (both: see "sessions and ports between guest threads") */
-enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R, H_SESSION, H_SHMEM, H_TMEM, H_PROCESS, H_KSERVER, H_KCLIENT, H_SPORT, H_CPORT, H_CODEMEM };
+enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R, H_SESSION, H_SHMEM, H_TMEM, H_PROCESS, H_KSERVER, H_KCLIENT, H_SPORT, H_CPORT, H_CODEMEM,
+       H_LSERVER, H_LCLIENT };
 
 static pthread_mutex_t K = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
@@ -878,6 +880,7 @@ static void svc_create_thread(HzThread *t, NxCpu *s) {
 }
 
 static int sync_signaled(int kind, void *o);
+static void sync_hold(void **objs, const int *kinds, int n, int d);
 static uint32_t close_handle(HzThread *t, uint32_t h);
 
 static void svc_wait_sync(HzThread *t, NxCpu *s) {
@@ -887,10 +890,10 @@ static void svc_wait_sync(HzThread *t, NxCpu *s) {
     if (n < 0 || n > 64) { s->x[0] = R_OUT_OF_RANGE; return; }
     if (n && !guest_range_ok(hp, 4ull * n, HZ_PERM_R)) { s->x[0] = R_INVALID_CUR_MEM; return; }
     void *objs[64];
+    int kinds[64];
     for (int i = 0; i < n; i++) {
-        int kind;
-        objs[i] = handle_obj(t, ((uint32_t *)(uintptr_t)hp)[i], &kind);
-        int signaled = objs[i] ? sync_signaled(kind, objs[i]) : -1;
+        objs[i] = handle_obj(t, ((uint32_t *)(uintptr_t)hp)[i], &kinds[i]);
+        int signaled = objs[i] ? sync_signaled(kinds[i], objs[i]) : -1;
         if (signaled < 0) { s->x[0] = R_INVALID_HANDLE; return; }
         if (signaled) { s->x[0] = 0; s->x[1] = (uint64_t)i; return; }
     }
@@ -898,7 +901,9 @@ static void svc_wait_sync(HzThread *t, NxCpu *s) {
     memcpy(t->sync, objs, sizeof objs[0] * (size_t)n);
     t->nsync = n;
     t->sync_index = -1;
+    sync_hold(objs, kinds, n, +1);
     uint32_t r = block(t, timeout < 0 ? -1 : timeout);
+    sync_hold(objs, kinds, n, -1);
     s->x[0] = r;
     s->x[1] = r == 0 ? (uint64_t)(int64_t)t->sync_index : (uint64_t)-1;
 }
@@ -1270,7 +1275,7 @@ static void svc_map_transfer(HzThread *t, NxCpu *s, int unmap) {
  * that index).  Closing every server handle ends the served and queued requests with
  * SessionClosed (0xF601); a request to a session whose server is closed fails the same way.
  * CreatePort (0x70), ManageNamedPort (0x71), ConnectToPort (0x72), AcceptSession (0x41) and
- * ConnectToNamedPort (0x1F) for names registered here make sessions through ports.
+ * ConnectToNamedPort (0x1F) for names registered here make sessions through ports; light sessions (0x20 / 0x42) below.
  *
  * The message moves as HIPC (switchbrew IPC_Marshalling): the kernel copies the header, the
  * special header and the data words into the receiver's buffer, writes the sender's process id
@@ -1278,8 +1283,8 @@ static void svc_map_transfer(HzThread *t, NxCpu *s, int unmap) {
  * handle to the same object (the pseudo-handles 0xFFFF8000/0xFFFF8001 become real handles to the
  * thread/process), a move handle leaves the sender's table.  Both ends live in one address space
  * here, so buffer descriptors (A/B/W/X, receive lists) pass verbatim: their addresses are valid
- * for the server as they are for the client.  Light sessions (is_light) are not served: their
- * SVCs 0x20/0x42 end the process with a report naming the SVC. */
+ * for the server as they are for the client.  Light ports (CreatePort with is_light) are not
+ * served (NotImplemented). */
 #define R_OUT_OF_SESSIONS   R(7)
 #define R_INVALID_POINTER   R(115)
 #define R_NOT_FOUND         R(121)
@@ -1294,6 +1299,10 @@ typedef struct HzKSession {
     int nclient, nserver;         /* live handles to each end (copy handles add some) */
     int client_closed, server_closed;   /* every handle of that end is gone */
     int pending;                  /* connected through a port, not yet accepted */
+    int held;                     /* threads in a wait that names it: it outlives their wait */
+    int light;                    /* a light session: 7 words in registers (0x20 / 0x42) */
+    HzThread *receiver;           /* light: the server thread waiting for a request */
+    HzThread *served_by;          /* light: the thread that received the request being served */
     HzThread *queue[HZ_MAX_THREADS > 64 ? 64 : HZ_MAX_THREADS];   /* threads whose requests wait, FIFO */
     int nqueue;
     HzThread *serving;            /* the request received and not yet replied to */
@@ -1302,6 +1311,7 @@ typedef struct HzKSession {
 
 struct HzKPort {
     int nclient, nserver;
+    int held;
     int max_sessions, nsessions;
     HzKSession *pending[HZ_PORT_QUEUE];   /* connected, not yet accepted */
     int npending;
@@ -1324,20 +1334,35 @@ static int sync_signaled(int kind, void *o) {
 }
 
 static void kport_maybe_free(HzKPort *p) {
-    if (p->nclient || p->nserver || p->name[0] || p->nsessions) return;
+    if (p->nclient || p->nserver || p->name[0] || p->nsessions || p->held) return;
     free(p);
 }
 
+static void ksession_maybe_free(HzKSession *k);
+
+/* a waiting thread keeps the sessions and ports it waits on (Horizon holds a reference) */
+static void sync_hold(void **objs, const int *kinds, int n, int d) {
+    for (int i = 0; i < n; i++) {
+        if (kinds[i] == H_KSERVER) {
+            ((HzKSession *)objs[i])->held += d;
+            if (d < 0) ksession_maybe_free(objs[i]);
+        } else if (kinds[i] == H_SPORT) {
+            ((HzKPort *)objs[i])->held += d;
+            if (d < 0) kport_maybe_free(objs[i]);
+        }
+    }
+}
+
 static void ksession_maybe_free(HzKSession *k) {
-    if (k->nclient || k->nserver || k->nqueue || k->serving || k->pending) return;
+    if (k->nclient || k->nserver || k->nqueue || k->serving || k->pending || k->held || k->receiver) return;
     if (k->port) { k->port->nsessions--; kport_maybe_free(k->port); }
     free(k);
 }
 
 /* a moved handle leaves the sender's table without closing its object */
 static void handle_forget(uint32_t h, int kind, void *obj) {
-    if (kind == H_KSERVER) ((HzKSession *)obj)->nserver--;
-    if (kind == H_KCLIENT) ((HzKSession *)obj)->nclient--;
+    if (kind == H_KSERVER || kind == H_LSERVER) ((HzKSession *)obj)->nserver--;
+    if (kind == H_KCLIENT || kind == H_LCLIENT) ((HzKSession *)obj)->nclient--;
     if (kind == H_SPORT) ((HzKPort *)obj)->nserver--;
     if (kind == H_CPORT) ((HzKPort *)obj)->nclient--;
     if (kind == H_SESSION) ((HzSession *)obj)->refs--;
@@ -1349,8 +1374,8 @@ static void handle_forget(uint32_t h, int kind, void *obj) {
 static uint32_t handle_add_ref(int kind, void *obj) {
     uint32_t h = handle_new_of(kind, obj);
     if (!h) return 0;
-    if (kind == H_KSERVER) ((HzKSession *)obj)->nserver++;
-    if (kind == H_KCLIENT) ((HzKSession *)obj)->nclient++;
+    if (kind == H_KSERVER || kind == H_LSERVER) ((HzKSession *)obj)->nserver++;
+    if (kind == H_KCLIENT || kind == H_LCLIENT) ((HzKSession *)obj)->nclient++;
     if (kind == H_SPORT) ((HzKPort *)obj)->nserver++;
     if (kind == H_CPORT) ((HzKPort *)obj)->nclient++;
     if (kind == H_SESSION) ((HzSession *)obj)->refs++;
@@ -1366,6 +1391,7 @@ static void ksession_finish(HzThread *w, uint32_t result) {
 
 static void ksession_server_gone(HzKSession *k) {
     k->server_closed = 1;
+    if (k->receiver) ksession_finish(k->receiver, R_SESSION_CLOSED);
     if (k->serving) { ksession_finish(k->serving, R_SESSION_CLOSED); k->serving = NULL; }
     for (int i = 0; i < k->nqueue; i++) ksession_finish(k->queue[i], R_SESSION_CLOSED);
     k->nqueue = 0;
@@ -1379,6 +1405,10 @@ static void ksession_close_server(HzKSession *k) {
 static void ksession_close_client(HzKSession *k) {
     if (--k->nclient > 0) return;
     k->client_closed = 1;
+    if (k->light) {     /* KLightServerSession::CleanupRequests: the served request and the receiver end too */
+        if (k->serving) { ksession_finish(k->serving, R_SESSION_CLOSED); k->serving = NULL; }
+        if (k->receiver) ksession_finish(k->receiver, R_SESSION_CLOSED);
+    }
     /* queued requests can no longer be received (ReceiveRequest answers SessionClosed) */
     for (int i = 0; i < k->nqueue; i++) ksession_finish(k->queue[i], R_SESSION_CLOSED);
     k->nqueue = 0;
@@ -1521,6 +1551,8 @@ static int64_t ns_until(const struct timespec *end) {
  * message in the TLS; ReplyAndReceiveWithUserBuffer (0x44) takes the message buffer in X1/X2 and
  * the rest one register later (libnx svc.s), the buffer page-aligned (InvalidAddress), its size
  * a non-zero page multiple (InvalidSize), mapped RW (InvalidCurrentMemory). */
+static void rr_wait(HzThread *t, NxCpu *s, void **objs, const int *kinds, int n, int64_t timeout, uint64_t buf,
+                    uint64_t size);
 static void svc_reply_and_receive(HzThread *t, NxCpu *s, int user_buffer) {
     uint64_t buf = t->tls, size = 0x100;
     const uint64_t *a = &s->x[1];
@@ -1552,6 +1584,13 @@ static void svc_reply_and_receive(HzThread *t, NxCpu *s, int user_buffer) {
         uint32_t r = ksession_reply(t, k, buf, size);
         if (r) { s->x[0] = r; s->x[1] = (uint64_t)-1; return; }
     }
+    sync_hold(objs, kinds, n, +1);
+    rr_wait(t, s, objs, kinds, n, timeout, buf, size);
+    sync_hold(objs, kinds, n, -1);
+}
+
+static void rr_wait(HzThread *t, NxCpu *s, void **objs, const int *kinds, int n, int64_t timeout, uint64_t buf,
+                    uint64_t size) {
     struct timespec end;
     if (timeout > 0) deadline_in(&end, timeout);
     for (;;) {
@@ -1578,11 +1617,12 @@ static void svc_reply_and_receive(HzThread *t, NxCpu *s, int user_buffer) {
 }
 
 /* a new session: a client handle, and a server handle unless it waits in `port` for AcceptSession */
-static uint32_t session_new(HzKPort *port, uint32_t *server, uint32_t *client) {
+static uint32_t session_new(HzKPort *port, uint32_t *server, uint32_t *client, int light) {
     HzKSession *k = calloc(1, sizeof *k);
     if (!k) return R_OUT_OF_RESOURCE;
-    *server = port ? 0 : handle_add_ref(H_KSERVER, k);
-    *client = port || *server ? handle_add_ref(H_KCLIENT, k) : 0;
+    k->light = light;
+    *server = port ? 0 : handle_add_ref(light ? H_LSERVER : H_KSERVER, k);
+    *client = port || *server ? handle_add_ref(light ? H_LCLIENT : H_KCLIENT, k) : 0;
     if (!*client) {
         if (*server) handles[*server & 0x7FFF].obj = NULL;
         free(k);
@@ -1599,8 +1639,7 @@ static uint32_t session_new(HzKPort *port, uint32_t *server, uint32_t *client) {
 
 /* CreateSession(W2 = is_light, X3 = name) -> W1 = server, W2 = client */
 static void svc_create_session(NxCpu *s) {
-    if ((uint32_t)s->x[2]) { s->x[0] = R_NOT_IMPLEMENTED; return; }   /* light sessions: see above */
-    uint32_t server = 0, client = 0, r = session_new(NULL, &server, &client);
+    uint32_t server = 0, client = 0, r = session_new(NULL, &server, &client, (uint32_t)s->x[2] != 0);
     s->x[0] = r;
     if (!r) { s->x[1] = server; s->x[2] = client; }
 }
@@ -1615,7 +1654,7 @@ static HzKPort *port_new(int32_t max_sessions) {
 static void port_connect(NxCpu *s, HzKPort *p) {
     if (!p->nserver) { s->x[0] = R_PORT_CLOSED; return; }
     if (p->nsessions >= p->max_sessions || p->npending == HZ_PORT_QUEUE) { s->x[0] = R_OUT_OF_SESSIONS; return; }
-    uint32_t server, client, r = session_new(p, &server, &client);
+    uint32_t server, client, r = session_new(p, &server, &client, 0);
     if (r) { s->x[0] = r; return; }
     wake_sync_waiters(p);
     s->x[0] = 0;
@@ -1636,6 +1675,64 @@ static HzKPort **named_port(const char *name) {
     for (int i = 0; i < HZ_NAMED_PORTS; i++)
         if (named_ports[i] && !strcmp(named_ports[i]->name, name)) return &named_ports[i];
     return NULL;
+}
+
+/* Light sessions (CreateSession with is_light): W0 = handle, W1..W7 = the 7 words of the request
+ * or reply, in and out (Atmosphère's light-IPC entry stores w1..w7 and loads them back).
+ * SendSyncRequestLight (0x20) blocks until the reply; ReplyAndReceiveLight (0x42) first replies
+ * when word 0 has bit 31 (KLightSession::ReplyFlag) set — SessionClosed if either end closed,
+ * InvalidState with nothing received by this thread — then waits, without timeout, for the next
+ * request (InvalidState when another thread already waits or serves; SessionClosed once an end
+ * closed).  A light server session is no synchronization object. */
+static void light_args_in(uint32_t *d, const NxCpu *s) { for (int i = 0; i < 7; i++) d[i] = (uint32_t)s->x[i + 1]; }
+static void light_args_out(NxCpu *s, const uint32_t *d) { for (int i = 0; i < 7; i++) s->x[i + 1] = d[i]; }
+
+static void svc_send_light(HzThread *t, NxCpu *s) {
+    int kind;
+    HzKSession *k = handle_obj(t, (uint32_t)s->x[0], &kind);
+    if (!k || kind != H_LCLIENT) { s->x[0] = R_INVALID_HANDLE; return; }
+    if (k->server_closed) { s->x[0] = R_SESSION_CLOSED; return; }
+    if (k->nqueue == (int)(sizeof k->queue / sizeof k->queue[0])) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+    light_args_in(t->light, s);
+    k->queue[k->nqueue++] = t;
+    if (k->receiver) ksession_finish(k->receiver, 0);
+    t->nsync = 0;
+    s->x[0] = block(t, -1);
+    light_args_out(s, t->light);
+}
+
+static void svc_reply_receive_light(HzThread *t, NxCpu *s) {
+    int kind;
+    HzKSession *k = handle_obj(t, (uint32_t)s->x[0], &kind);
+    if (!k || kind != H_LSERVER) { s->x[0] = R_INVALID_HANDLE; return; }
+    uint32_t d[7];
+    light_args_in(d, s);
+    if (d[0] & 0x80000000u) {
+        if (k->client_closed || k->server_closed) { s->x[0] = R_SESSION_CLOSED; return; }
+        if (!k->serving || k->served_by != t) { s->x[0] = R_INVALID_STATE; return; }
+        memcpy(k->serving->light, d, sizeof d);
+        ksession_finish(k->serving, 0);
+        k->serving = NULL;
+        k->served_by = NULL;
+    }
+    for (;;) {
+        if (k->receiver || k->serving) { s->x[0] = R_INVALID_STATE; return; }
+        if (k->client_closed || k->server_closed) { s->x[0] = R_SESSION_CLOSED; return; }
+        if (k->nqueue) {
+            HzThread *w = k->queue[0];
+            memmove(k->queue, k->queue + 1, sizeof k->queue[0] * (size_t)--k->nqueue);
+            k->serving = w;
+            k->served_by = t;
+            light_args_out(s, w->light);
+            s->x[0] = 0;
+            return;
+        }
+        k->receiver = t;
+        t->nsync = 0;
+        uint32_t r = block(t, -1);
+        k->receiver = NULL;
+        if (r) { s->x[0] = r; ksession_maybe_free(k); return; }
+    }
 }
 
 /* the in-process IPC SVCs (K held); 0x1F answers 1 when the name is no port of ours (the host's) */
@@ -1664,6 +1761,8 @@ static int svc_kipc(HzThread *t, NxCpu *s, uint32_t imm) {
         s->x[1] = h;
         return 0;
     }
+    case 0x20: svc_send_light(t, s); return 0;
+    case 0x42: svc_reply_receive_light(t, s); return 0;
     case 0x43: svc_reply_and_receive(t, s, 0); return 0;
     case 0x44: svc_reply_and_receive(t, s, 1); return 0;
     case 0x70: {  /* CreatePort(W2 = max sessions, W3 = is_light, X4 = name) -> W1 = server, W2 = client */
@@ -1735,8 +1834,8 @@ static uint32_t close_handle(HzThread *t, uint32_t h) {
         region_put(c->addr, c->size, c->owner_type, c->owner_perm, 0);
         free(c);
     }
-    if (kind == H_KSERVER) ksession_close_server(o);
-    if (kind == H_KCLIENT) ksession_close_client(o);
+    if (kind == H_KSERVER || kind == H_LSERVER) ksession_close_server(o);
+    if (kind == H_KCLIENT || kind == H_LCLIENT) ksession_close_client(o);
     if (kind == H_SPORT) kport_close_server(o);
     if (kind == H_CPORT && --((HzKPort *)o)->nclient == 0) kport_maybe_free(o);
     if (kind == H_SESSION && --((HzSession *)o)->refs == 0) {
@@ -1821,7 +1920,7 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     case 0x4B: svc_create_code_memory(s); break;
     case 0x4C: svc_control_code_memory(t, s); break;
     case 0x52: svc_map_transfer(t, s, 1); break;
-    case 0x40: case 0x41: case 0x43: case 0x44: case 0x70: case 0x71: case 0x72:
+    case 0x20: case 0x40: case 0x41: case 0x42: case 0x43: case 0x44: case 0x70: case 0x71: case 0x72:
         svc_kipc(t, s, imm);
         break;
     case 0x1F: case 0x21: case 0x22: {  /* ConnectToNamedPort, SendSyncRequest(WithUserBuffer) */

@@ -48,6 +48,18 @@ static Result svcReplyAndReceiveWithUserBuffer(int32_t *index, void *buf, uint64
     *index = (int32_t)x1;
     return (Result)x0;
 }
+/* light IPC: W0 = handle, W1..W7 = 7 words in and out (Atmosphère's light-IPC entry) */
+static Result light_svc(int nr, Handle h, uint32_t d[7]) {
+    register uint64_t x0 __asm__("x0") = h, x1 __asm__("x1") = d[0], x2 __asm__("x2") = d[1], x3 __asm__("x3") = d[2],
+        x4 __asm__("x4") = d[3], x5 __asm__("x5") = d[4], x6 __asm__("x6") = d[5], x7 __asm__("x7") = d[6];
+    if (nr == 0x20)
+        __asm__ volatile("svc 0x20" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7) : : "memory");
+    else
+        __asm__ volatile("svc 0x42" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3), "+r"(x4), "+r"(x5), "+r"(x6), "+r"(x7) : : "memory");
+    d[0] = (uint32_t)x1; d[1] = (uint32_t)x2; d[2] = (uint32_t)x3; d[3] = (uint32_t)x4;
+    d[4] = (uint32_t)x5; d[5] = (uint32_t)x6; d[6] = (uint32_t)x7;
+    return (Result)x0;
+}
 static Result svcCreatePort(Handle *server, Handle *client, int32_t max, uint32_t is_light, uint64_t name) {
     register uint64_t x0 __asm__("x0"), x1 __asm__("x1"), x2 __asm__("x2") = (uint64_t)max, x3 __asm__("x3") = is_light,
         x4 __asm__("x4") = name;
@@ -225,6 +237,20 @@ static void echo_user_buffer(void *arg) {
     svcCloseHandle(srv);
 }
 
+/* a light server: each reply is the request's words, the first + 1 and the rest doubled */
+static void light_server(void *arg) {
+    (void)arg;
+    Handle srv = g_srv;
+    uint32_t d[7] = {0};
+    for (;;) {
+        Result r = light_svc(0x42, srv, d);
+        if (r) { hz_printf("light server ends: %x\n", r); break; }
+        d[0] = (d[0] + 1) | 0x80000000u;             /* KLightSession::ReplyFlag: reply on the next call */
+        for (int i = 1; i < 7; i++) d[i] *= 2;
+    }
+    svcCloseHandle(srv);
+}
+
 static void run_thread(HzThread *t, void (*fn)(void *), uint8_t *stack) {
     Result r = hz_thread_create(t, fn, 0, stack, STACK, 44, -2);
     if (!r) r = hz_thread_start(t);
@@ -317,6 +343,23 @@ int hz_main(void) {
     hz_printf("user-buffer echo: %x data=%d\n", r, p.data[0]);
     svcCloseHandle(cli);
     hz_thread_join(&th);
+
+    /* ---- 3c: a light session ---- */
+    Handle ls, lc;
+    uint32_t w[7] = {0};
+    hz_printf("CreateSession(light): %x\n", svcCreateSession(&ls, &lc, 1, 0));
+    hz_printf("SendSyncRequest(light client): %x\n", svcSendSyncRequest(lc));
+    hz_printf("ReplyAndReceive(light server): %x\n", svcReplyAndReceive(&idx, &ls, 1, 0, 0));
+    w[0] = 0x80000000u;
+    hz_printf("ReplyAndReceiveLight(reply, nothing received): %x\n", light_svc(0x42, ls, w));
+    g_srv = ls;
+    run_thread(&th, light_server, stack2);
+    for (int i = 0; i < 7; i++) w[i] = (uint32_t)(i + 1);
+    r = light_svc(0x20, lc, w);
+    hz_printf("SendSyncRequestLight: %x words=%x %d %d %d %d %d %d\n", r, w[0], w[1], w[2], w[3], w[4], w[5], w[6]);
+    svcCloseHandle(lc);
+    hz_thread_join(&th);
+    hz_printf("SendSyncRequestLight(closed handle): %x\n", light_svc(0x20, lc, w));
 
     /* ---- 4: ports ---- */
     Handle sp, cp, c1, c2, s1;
@@ -450,6 +493,13 @@ EXPECTED = [
     "WithUserBuffer(size 0): ca01",                    # InvalidSize
     "user-buffer echo: 0 data=8",
     "user-buffer echo ends: f601",
+    "CreateSession(light): 0",
+    "SendSyncRequest(light client): e401",             # a light client is no KClientSession
+    "ReplyAndReceive(light server): e401",             # ... nor a light server a synchronization object
+    "ReplyAndReceiveLight(reply, nothing received): fa01",
+    "SendSyncRequestLight: 0 words=80000002 4 6 8 10 12 14",
+    "light server ends: f601",                         # the client closed: SessionClosed
+    "SendSyncRequestLight(closed handle): e401",
     "CreatePort(max 1): 0",
     "AcceptSession(nothing): f201",                    # NotFound
     "ConnectToPort: 0",
