@@ -65,8 +65,8 @@ FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, se
              "control data it gets its own process handle through a session to itself (svcCreateSession 0x40, "
              "ReplyAndReceive on a second thread whose stack it maps from .bss, a copied 0xFFFF8001) and probes "
              "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent: "
-             "hbloader's fatal 347-3 (0x75b); with an NRO there it would map it with MapProcessCodeMemory (0x77), "
-             "code unseen at build time, not served (issue 30)")
+             "hbloader's fatal 347-3 (0x75b); with an NRO there (nx.js's: test_hbloader_chain.py) it reads it and maps it "
+             "with MapProcessCodeMemory (0x77) on its process handle: code unseen at build time, not served (issue 30)")
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro, absent from the SD folder: fs PathNotFound 0x202 "
            "(with it there: sockets (bsd:s), pl:u and fsp-srv GetFileTimeStampRaw pass; it gets as far as nvdrv and the "
