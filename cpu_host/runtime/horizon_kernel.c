@@ -68,6 +68,7 @@
 #define R_TIMED_OUT         R(117)
 #define R_OUT_OF_RANGE      R(119)
 #define R_INVALID_ENUM      R(120)
+#define R_CANCELLED         R(118)
 #define R_INVALID_STATE     R(125)
 
 /* T_HOST: running host code (an SDK function served by the host) without a core */
@@ -105,6 +106,8 @@ typedef struct HzThread {
     uint32_t wait_result;
     uint64_t ipc_buf, ipc_size;  /* the message of its request to a guest-served session */
     uint32_t light[7];           /* a light request's or reply's words */
+    int cancellable;             /* in a wait CancelSynchronization ends (WaitSynchronization, ReplyAndReceive*) */
+    int wait_cancelled;          /* CancelSynchronization came while it was not in such a wait */
 } HzThread;
 
 typedef struct { uint64_t addr, size; uint32_t type, perm, attr; } HzRegion;
@@ -898,11 +901,14 @@ static void svc_wait_sync(HzThread *t, NxCpu *s) {
         if (signaled) { s->x[0] = 0; s->x[1] = (uint64_t)i; return; }
     }
     if (timeout == 0) { s->x[0] = R_TIMED_OUT; return; }
+    if (t->wait_cancelled) { t->wait_cancelled = 0; s->x[0] = R_CANCELLED; s->x[1] = (uint64_t)-1; return; }
     memcpy(t->sync, objs, sizeof objs[0] * (size_t)n);
     t->nsync = n;
     t->sync_index = -1;
     sync_hold(objs, kinds, n, +1);
+    t->cancellable = 1;
     uint32_t r = block(t, timeout < 0 ? -1 : timeout);
+    t->cancellable = 0;
     sync_hold(objs, kinds, n, -1);
     s->x[0] = r;
     s->x[1] = r == 0 ? (uint64_t)(int64_t)t->sync_index : (uint64_t)-1;
@@ -1599,10 +1605,14 @@ static void rr_wait(HzThread *t, NxCpu *s, void **objs, const int *kinds, int n,
         if (idx < 0) {
             int64_t left = timeout < 0 ? -1 : timeout == 0 ? 0 : ns_until(&end);
             if (left == 0) { s->x[0] = R_TIMED_OUT; return; }
+            if (t->wait_cancelled) { t->wait_cancelled = 0; s->x[0] = R_CANCELLED; s->x[1] = (uint64_t)-1; return; }
             memcpy(t->sync, objs, sizeof objs[0] * (size_t)n);
             t->nsync = n;
             t->sync_index = -1;
-            if (block(t, left) == R_TIMED_OUT) { s->x[0] = R_TIMED_OUT; return; }
+            t->cancellable = 1;
+            uint32_t w = block(t, left);
+            t->cancellable = 0;
+            if (w) { s->x[0] = w; s->x[1] = (uint64_t)-1; return; }   /* TimedOut, Cancelled */
             continue;    /* something was signalled: look again (another thread may have taken it) */
         }
         uint32_t r = 0;
@@ -1727,9 +1737,12 @@ static void svc_reply_receive_light(HzThread *t, NxCpu *s) {
             s->x[0] = 0;
             return;
         }
+        if (t->wait_cancelled) { t->wait_cancelled = 0; s->x[0] = R_CANCELLED; return; }
         k->receiver = t;
         t->nsync = 0;
+        t->cancellable = 1;
         uint32_t r = block(t, -1);
+        t->cancellable = 0;
         k->receiver = NULL;
         if (r) { s->x[0] = r; ksession_maybe_free(k); return; }
     }
@@ -1991,6 +2004,21 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
         break;
     }
     case 0x18: svc_wait_sync(t, s); break;
+    case 0x19: {  /* CancelSynchronization(W0 thread): ends its cancellable wait with Cancelled, or
+                   * makes its next one end so at once (Atmosphère KThread::WaitCancel) */
+        HzThread *o = handle_thread(t, (uint32_t)s->x[0]);
+        if (!o) { s->x[0] = R_INVALID_HANDLE; break; }
+        if (o->state == T_BLOCKED && o->cancellable) {
+            o->wait_cancelled = 0;
+            o->wait_result = R_CANCELLED;
+            o->sync_index = -1;
+            make_ready(o);
+        } else {
+            o->wait_cancelled = 1;
+        }
+        s->x[0] = 0;
+        break;
+    }
     case 0x1A: {  /* ArbitrateLock(owner, addr, tag) */
         uint64_t addr = s->x[1];
         uint32_t owner_h = (uint32_t)s->x[0], tag = (uint32_t)s->x[2];

@@ -60,6 +60,11 @@ static Result light_svc(int nr, Handle h, uint32_t d[7]) {
     d[4] = (uint32_t)x5; d[5] = (uint32_t)x6; d[6] = (uint32_t)x7;
     return (Result)x0;
 }
+static Result svcCancelSynchronization(Handle thread) {
+    register uint64_t x0 __asm__("x0") = thread;
+    __asm__ volatile("svc 0x19" : "+r"(x0) : : "memory");
+    return (Result)x0;
+}
 static Result svcCreatePort(Handle *server, Handle *client, int32_t max, uint32_t is_light, uint64_t name) {
     register uint64_t x0 __asm__("x0"), x1 __asm__("x1"), x2 __asm__("x2") = (uint64_t)max, x3 __asm__("x3") = is_light,
         x4 __asm__("x4") = name;
@@ -251,6 +256,21 @@ static void light_server(void *arg) {
     svcCloseHandle(srv);
 }
 
+/* waits that CancelSynchronization ends */
+static Handle g_ev;
+static void wait_event_forever(void *arg) {
+    (void)arg;
+    int32_t i = 7;
+    Result r = svcWaitSynchronization(&i, &g_ev, 1, -1);
+    hz_printf("cancelled WaitSynchronization: %x index=%d\n", r, i);
+}
+static void receive_forever(void *arg) {
+    (void)arg;
+    int32_t i = 7;
+    Result r = svcReplyAndReceive(&i, &g_srv, 1, 0, -1);
+    hz_printf("cancelled ReplyAndReceive: %x index=%d\n", r, i);
+}
+
 static void run_thread(HzThread *t, void (*fn)(void *), uint8_t *stack) {
     Result r = hz_thread_create(t, fn, 0, stack, STACK, 44, -2);
     if (!r) r = hz_thread_start(t);
@@ -360,6 +380,28 @@ int hz_main(void) {
     svcCloseHandle(lc);
     hz_thread_join(&th);
     hz_printf("SendSyncRequestLight(closed handle): %x\n", light_svc(0x20, lc, w));
+
+    /* ---- 3d: CancelSynchronization (either the wait is ended, or the next one ends at once) ---- */
+    Handle ev_w;
+    svcCreateEvent(&ev_w, &g_ev);
+    run_thread(&th, wait_event_forever, stack2);
+    svcSleepThread(10000000);
+    Result cr = svcCancelSynchronization(th.handle);
+    hz_thread_join(&th);
+    hz_printf("CancelSynchronization: %x\n", cr);
+    svcCreateSession(&srv, &cli, 0, 0);
+    g_srv = srv;
+    run_thread(&th, receive_forever, stack2);
+    svcSleepThread(10000000);
+    svcCancelSynchronization(th.handle);
+    hz_thread_join(&th);
+    svcCloseHandle(srv);
+    svcCloseHandle(cli);
+    hz_printf("CancelSynchronization(self): %x\n", svcCancelSynchronization(HZ_CUR_THREAD));
+    hz_printf("then a wait with timeout 0: %x\n", svcWaitSynchronization(&idx, &g_ev, 1, 0));
+    hz_printf("then a wait of 1 ms: %x\n", svcWaitSynchronization(&idx, &g_ev, 1, 1000000));
+    hz_printf("then another: %x\n", svcWaitSynchronization(&idx, &g_ev, 1, 1000000));
+    hz_printf("CancelSynchronization(an event): %x\n", svcCancelSynchronization(g_ev));
 
     /* ---- 4: ports ---- */
     Handle sp, cp, c1, c2, s1;
@@ -500,6 +542,16 @@ EXPECTED = [
     "SendSyncRequestLight: 0 words=80000002 4 6 8 10 12 14",
     "light server ends: f601",                         # the client closed: SessionClosed
     "SendSyncRequestLight(closed handle): e401",
+    # Cancelled = 118 = 0xEC01; the checks run in the order of KSynchronizationObject::Wait:
+    # signalled objects, then timeout 0 (TimedOut), then a pending cancel
+    "cancelled WaitSynchronization: ec01 index=-1",
+    "CancelSynchronization: 0",
+    "cancelled ReplyAndReceive: ec01 index=-1",
+    "CancelSynchronization(self): 0",
+    "then a wait with timeout 0: ea01",
+    "then a wait of 1 ms: ec01",
+    "then another: ea01",
+    "CancelSynchronization(an event): e401",
     "CreatePort(max 1): 0",
     "AcceptSession(nothing): f201",                    # NotFound
     "ConnectToPort: 0",
