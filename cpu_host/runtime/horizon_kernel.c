@@ -68,6 +68,7 @@
 #define R_TIMED_OUT         R(117)
 #define R_OUT_OF_RANGE      R(119)
 #define R_INVALID_ENUM      R(120)
+#define R_CANCELLED         R(118)
 #define R_INVALID_STATE     R(125)
 
 /* T_HOST: running host code (an SDK function served by the host) without a core */
@@ -103,6 +104,10 @@ typedef struct HzThread {
     int sleeping;
     int timeout_applies;         /* a timeout ends the wait only while this is set */
     uint32_t wait_result;
+    uint64_t ipc_buf, ipc_size;  /* the message of its request to a guest-served session */
+    uint32_t light[7];           /* a light request's or reply's words */
+    int cancellable;             /* in a wait CancelSynchronization ends (WaitSynchronization, ReplyAndReceive*) */
+    int wait_cancelled;          /* CancelSynchronization came while it was not in such a wait */
 } HzThread;
 
 typedef struct { uint64_t addr, size; uint32_t type, perm, attr; } HzRegion;
@@ -116,11 +121,16 @@ typedef struct HzEvent { int signaled; } HzEvent;
  * process among them, can map the same pages), mapped by MapSharedMemory with at most `perm`.
  * Transfer memory: guest pages lent to a service (the service reads them in place; the host
  * keeps them accessible, the region table marks them as lent). */
-typedef struct HzSession { uint64_t id; } HzSession;
+/* refs: handles naming the object (a copy handle between guest threads adds one); it is released
+ * when the last goes */
+typedef struct HzSession { uint64_t id; int refs; } HzSession;
 typedef struct HzShmem { int fd; uint64_t size; uint32_t perm; uint64_t mapped; } HzShmem;
-typedef struct HzTmem { uint64_t addr, size; uint32_t perm, owner_perm, owner_type; uint64_t mapped; } HzTmem;
+typedef struct HzTmem { uint64_t addr, size; uint32_t perm, owner_perm, owner_type; uint64_t mapped; int refs; } HzTmem;
 
-enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R, H_SESSION, H_SHMEM, H_TMEM, H_PROCESS };
+/* H_SESSION: a session served by the host; H_KSERVER/H_KCLIENT: the ends of a session between
+ * guest threads, H_SPORT/H_CPORT: a port's (both: see "sessions and ports between guest threads") */
+enum { H_THREAD = 1, H_EVENT_W, H_EVENT_R, H_SESSION, H_SHMEM, H_TMEM, H_PROCESS, H_KSERVER, H_KCLIENT, H_SPORT, H_CPORT, H_CODEMEM,
+       H_LSERVER, H_LCLIENT };
 
 static pthread_mutex_t K = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t exit_cv = PTHREAD_COND_INITIALIZER;
@@ -198,14 +208,17 @@ static HzRegion *region_holding(uint64_t addr, uint64_t size) {
 }
 
 /* Whether every page of [addr, addr+size) is a heap page with this perm and attribute */
-static int all_heap(uint64_t addr, uint64_t size, uint32_t perm, uint32_t attr) {
+static int all_of_type(uint64_t addr, uint64_t size, uint32_t type, uint32_t perm, uint32_t attr) {
     uint64_t at = addr;
     while (at < addr + size) {
         HzRegion *r = region_holding(at, 1);
-        if (!r || r->type != HZ_MEM_HEAP || r->perm != perm || r->attr != attr) return 0;
+        if (!r || r->type != type || r->perm != perm || r->attr != attr) return 0;
         at = r->addr + r->size;
     }
     return 1;
+}
+static int all_heap(uint64_t addr, uint64_t size, uint32_t perm, uint32_t attr) {
+    return all_of_type(addr, size, HZ_MEM_HEAP, perm, attr);
 }
 
 static int nothing_mapped(uint64_t addr, uint64_t size) {
@@ -614,7 +627,7 @@ static void cv_signal(uint64_t key, int32_t count) {
 /* ---- the SVCs ------------------------------------------------------------------------- */
 /* MapMemory's live mappings: (dst, src, size) */
 #define HZ_MAX_MAPPINGS 256
-static struct { uint64_t dst, src, size; } mappings[HZ_MAX_MAPPINGS];
+static struct { uint64_t dst, src, size; uint32_t src_type; } mappings[HZ_MAX_MAPPINGS];
 static int nmappings;
 
 static void svc_set_heap_size(NxCpu *s) {
@@ -700,16 +713,23 @@ static void svc_map_memory(NxCpu *s, int unmap) {
     if (!r && !in_range(dst, size, cfg.stack_base, cfg.stack_size)) r = R_INVALID_MEM_REGION;
     if (r) { s->x[0] = r; return; }
     if (!unmap) {
-        if (!all_heap(src, size, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size) || nmappings == HZ_MAX_MAPPINGS) {
+        /* the source may be heap or a module's data (.data/.bss): both states carry FlagCanAlias
+         * (Atmosphere's KMemoryState_Normal 0x037EBD05 and KMemoryState_CodeData 0x03FEBD04);
+         * nx-hbloader maps its threads' stacks from its .bss this way */
+        HzRegion *sr = region_holding(src, 1);
+        uint32_t src_type = sr && sr->type == HZ_MEM_CODE_MUTABLE ? HZ_MEM_CODE_MUTABLE : HZ_MEM_HEAP;
+        if (!all_of_type(src, size, src_type, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size) ||
+            nmappings == HZ_MAX_MAPPINGS) {
             s->x[0] = R_INVALID_CUR_MEM;
             return;
         }
         void *m = mremap((void *)(uintptr_t)src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)dst);
         if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
         mmap((void *)(uintptr_t)src, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
-        region_put(src, size, HZ_MEM_HEAP, 0, HZ_ATTR_LOCKED);
+        region_put(src, size, src_type, 0, HZ_ATTR_LOCKED);
         region_put(dst, size, HZ_MEM_STACK, HZ_PERM_R | HZ_PERM_W, 0);
         mappings[nmappings].dst = dst; mappings[nmappings].src = src; mappings[nmappings].size = size;
+        mappings[nmappings].src_type = src_type;
         nmappings++;
     } else {
         int k;
@@ -719,7 +739,7 @@ static void svc_map_memory(NxCpu *s, int unmap) {
         void *m = mremap((void *)(uintptr_t)dst, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)src);
         if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
         region_carve(dst, size);
-        region_put(src, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W, 0);
+        region_put(src, size, mappings[k].src_type, HZ_PERM_R | HZ_PERM_W, 0);
         mappings[k] = mappings[--nmappings];
     }
     s->x[0] = 0;
@@ -862,6 +882,10 @@ static void svc_create_thread(HzThread *t, NxCpu *s) {
     s->x[1] = n->handle;
 }
 
+static int sync_signaled(int kind, void *o);
+static void sync_hold(void **objs, const int *kinds, int n, int d);
+static uint32_t close_handle(HzThread *t, uint32_t h);
+
 static void svc_wait_sync(HzThread *t, NxCpu *s) {
     uint64_t hp = s->x[1];
     int32_t n = (int32_t)s->x[2];
@@ -869,18 +893,23 @@ static void svc_wait_sync(HzThread *t, NxCpu *s) {
     if (n < 0 || n > 64) { s->x[0] = R_OUT_OF_RANGE; return; }
     if (n && !guest_range_ok(hp, 4ull * n, HZ_PERM_R)) { s->x[0] = R_INVALID_CUR_MEM; return; }
     void *objs[64];
+    int kinds[64];
     for (int i = 0; i < n; i++) {
-        int kind;
-        objs[i] = handle_obj(t, ((uint32_t *)(uintptr_t)hp)[i], &kind);
-        if (kind != H_THREAD && kind != H_EVENT_R) { s->x[0] = R_INVALID_HANDLE; return; }
-        int signaled = kind == H_THREAD ? ((HzThread *)objs[i])->state == T_EXITED : ((HzEvent *)objs[i])->signaled;
+        objs[i] = handle_obj(t, ((uint32_t *)(uintptr_t)hp)[i], &kinds[i]);
+        int signaled = objs[i] ? sync_signaled(kinds[i], objs[i]) : -1;
+        if (signaled < 0) { s->x[0] = R_INVALID_HANDLE; return; }
         if (signaled) { s->x[0] = 0; s->x[1] = (uint64_t)i; return; }
     }
     if (timeout == 0) { s->x[0] = R_TIMED_OUT; return; }
+    if (t->wait_cancelled) { t->wait_cancelled = 0; s->x[0] = R_CANCELLED; s->x[1] = (uint64_t)-1; return; }
     memcpy(t->sync, objs, sizeof objs[0] * (size_t)n);
     t->nsync = n;
     t->sync_index = -1;
+    sync_hold(objs, kinds, n, +1);
+    t->cancellable = 1;
     uint32_t r = block(t, timeout < 0 ? -1 : timeout);
+    t->cancellable = 0;
+    sync_hold(objs, kinds, n, -1);
     s->x[0] = r;
     s->x[1] = r == 0 ? (uint64_t)(int64_t)t->sync_index : (uint64_t)-1;
 }
@@ -1030,6 +1059,7 @@ uint32_t nx_hz_session_new(uint64_t id) {
     HzSession *o = malloc(sizeof *o);
     if (!o) return 0;
     o->id = id;
+    o->refs = 1;
     uint32_t h = handle_new_locked(H_SESSION, o);
     if (!h) free(o);
     return h;
@@ -1148,11 +1178,53 @@ static void svc_create_transfer(HzThread *t, NxCpu *s) {
     uint32_t h = o ? handle_new_of(H_TMEM, o) : 0;
     if (!h) { free(o); s->x[0] = R_OUT_OF_HANDLES; return; }
     o->addr = addr; o->size = size; o->perm = perm; o->owner_perm = g->perm; o->owner_type = g->type;
+    o->refs = 1;
     /* the host keeps the pages accessible (the service reads them in place); the region table
      * says what the owner may do, so checked accesses (SVCs, services) follow Horizon's rule */
     region_put(addr, size, o->owner_type, perm, HZ_ATTR_LOCKED);
     s->x[0] = 0;
     s->x[1] = h;
+}
+
+/* CreateCodeMemory(X1 = addr, X2 = size) -> W1: heap pages (Normal and CodeData carry
+ * FlagCanCodeMemory) become a code-memory object; the owner's pages are locked until the handle
+ * is closed.  ControlCodeMemory(W0 = handle, W1 = operation, X2 = addr, X3 = size, W4 = perm)
+ * maps them as code for a process other than their owner (a loader's job); this process owns
+ * every code memory it can name, and Horizon [5.0.0+] refuses that to the owner with
+ * InvalidCurrentMemory (0xD401) before looking at the operation, as nx-hbloader's probe of the
+ * kernel documents (it then loads through MapProcessCodeMemory instead).  Argument checks:
+ * Atmosphère's svc_code_memory.cpp (page-aligned address: InvalidAddress; size non-zero and
+ * page-aligned: InvalidSize; wrap: InvalidCurrentMemory; handle: InvalidHandle). */
+static void svc_create_code_memory(NxCpu *s) {
+    uint64_t addr = s->x[1], size = s->x[2];
+    if (addr & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
+    if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    HzRegion *g = region_holding(addr, size);
+    if (!g || (g->type != HZ_MEM_HEAP && g->type != HZ_MEM_CODE_MUTABLE) || g->attr ||
+        g->perm != (HZ_PERM_R | HZ_PERM_W)) {
+        s->x[0] = R_INVALID_CUR_MEM;
+        return;
+    }
+    HzTmem *o = calloc(1, sizeof *o);
+    uint32_t h = o ? handle_new_of(H_CODEMEM, o) : 0;
+    if (!h) { free(o); s->x[0] = o ? R_OUT_OF_HANDLES : R_OUT_OF_RESOURCE; return; }
+    o->addr = addr; o->size = size; o->owner_perm = g->perm; o->owner_type = g->type;
+    o->refs = 1;
+    region_put(addr, size, o->owner_type, o->owner_perm, HZ_ATTR_LOCKED);
+    s->x[0] = 0;
+    s->x[1] = h;
+}
+
+static void svc_control_code_memory(HzThread *t, NxCpu *s) {
+    uint64_t addr = s->x[2], size = s->x[3];
+    if (addr & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
+    if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    int kind;
+    void *o = handle_obj(t, (uint32_t)s->x[0], &kind);
+    if (!o || kind != H_CODEMEM) { s->x[0] = R_INVALID_HANDLE; return; }
+    s->x[0] = R_INVALID_CUR_MEM;     /* the owner itself: see above */
 }
 
 static void tmem_release(HzTmem *o) {
@@ -1198,6 +1270,570 @@ static void svc_map_transfer(HzThread *t, NxCpu *s, int unmap) {
     s->x[0] = 0;
 }
 
+/* ---- sessions and ports between guest threads ---------------------------------------------
+ * Horizon's in-process IPC (switchbrew SVC page; Atmosphère's KSession/KServerSession/KPort
+ * behaviour, facts only): CreateSession (0x40) gives a server and a client handle; a client's
+ * SendSyncRequest (0x21) / SendSyncRequestWithUserBuffer (0x22) queues the calling thread on the
+ * session and blocks it; the server session is signalled while a request waits and none is being
+ * served, or once every client handle is closed.  ReplyAndReceive (0x43) first replies to its
+ * reply target (the request being served, else InvalidState), then waits on its handles and
+ * receives the first request of a signalled server session (a closed client: SessionClosed with
+ * that index).  Closing every server handle ends the served and queued requests with
+ * SessionClosed (0xF601); a request to a session whose server is closed fails the same way.
+ * CreatePort (0x70), ManageNamedPort (0x71), ConnectToPort (0x72), AcceptSession (0x41) and
+ * ConnectToNamedPort (0x1F) for names registered here make sessions through ports; light sessions (0x20 / 0x42) below.
+ *
+ * The message moves as HIPC (switchbrew IPC_Marshalling): the kernel copies the header, the
+ * special header and the data words into the receiver's buffer, writes the sender's process id
+ * where send-PID asks for it, and translates handles: a copy handle gives the receiver a new
+ * handle to the same object (the pseudo-handles 0xFFFF8000/0xFFFF8001 become real handles to the
+ * thread/process), a move handle leaves the sender's table.  Both ends live in one address space
+ * here, so buffer descriptors (A/B/W/X, receive lists) pass verbatim: their addresses are valid
+ * for the server as they are for the client.  Light ports (CreatePort with is_light) are not
+ * served (NotImplemented). */
+#define R_OUT_OF_SESSIONS   R(7)
+#define R_INVALID_POINTER   R(115)
+#define R_NOT_FOUND         R(121)
+#define R_SESSION_CLOSED    R(123)
+#define R_PORT_CLOSED       R(131)
+#define R_MESSAGE_TOO_LARGE R(260)
+#define HZ_PORT_QUEUE 64
+#define HZ_NAMED_PORTS 32
+
+typedef struct HzKPort HzKPort;
+typedef struct HzKSession {
+    int nclient, nserver;         /* live handles to each end (copy handles add some) */
+    int client_closed, server_closed;   /* every handle of that end is gone */
+    int pending;                  /* connected through a port, not yet accepted */
+    int held;                     /* threads in a wait that names it: it outlives their wait */
+    int light;                    /* a light session: 7 words in registers (0x20 / 0x42) */
+    HzThread *receiver;           /* light: the server thread waiting for a request */
+    HzThread *served_by;          /* light: the thread that received the request being served */
+    HzThread *queue[HZ_MAX_THREADS > 64 ? 64 : HZ_MAX_THREADS];   /* threads whose requests wait, FIFO */
+    int nqueue;
+    HzThread *serving;            /* the request received and not yet replied to */
+    HzKPort *port;                /* the port it came through, or NULL */
+} HzKSession;
+
+struct HzKPort {
+    int nclient, nserver;
+    int held;
+    int max_sessions, nsessions;
+    HzKSession *pending[HZ_PORT_QUEUE];   /* connected, not yet accepted */
+    int npending;
+    char name[12];                /* a named port's name ("" when none) */
+};
+static HzKPort *named_ports[HZ_NAMED_PORTS];
+
+static int ksession_signaled(HzKSession *k) { return k->client_closed || (k->nqueue && !k->serving); }
+static int kport_signaled(HzKPort *p) { return p->npending > 0; }
+
+/* waitable kinds (KSynchronizationObject): is the object signalled? -1 when the kind is not one */
+static int sync_signaled(int kind, void *o) {
+    switch (kind) {
+    case H_THREAD: return ((HzThread *)o)->state == T_EXITED;
+    case H_EVENT_R: return ((HzEvent *)o)->signaled;
+    case H_KSERVER: return ksession_signaled(o);
+    case H_SPORT: return kport_signaled(o);
+    default: return -1;
+    }
+}
+
+static void kport_maybe_free(HzKPort *p) {
+    if (p->nclient || p->nserver || p->name[0] || p->nsessions || p->held) return;
+    free(p);
+}
+
+static void ksession_maybe_free(HzKSession *k);
+
+/* a waiting thread keeps the sessions and ports it waits on (Horizon holds a reference) */
+static void sync_hold(void **objs, const int *kinds, int n, int d) {
+    for (int i = 0; i < n; i++) {
+        if (kinds[i] == H_KSERVER) {
+            ((HzKSession *)objs[i])->held += d;
+            if (d < 0) ksession_maybe_free(objs[i]);
+        } else if (kinds[i] == H_SPORT) {
+            ((HzKPort *)objs[i])->held += d;
+            if (d < 0) kport_maybe_free(objs[i]);
+        }
+    }
+}
+
+static void ksession_maybe_free(HzKSession *k) {
+    if (k->nclient || k->nserver || k->nqueue || k->serving || k->pending || k->held || k->receiver) return;
+    if (k->port) { k->port->nsessions--; kport_maybe_free(k->port); }
+    free(k);
+}
+
+/* a moved handle leaves the sender's table without closing its object */
+static void handle_forget(uint32_t h, int kind, void *obj) {
+    if (kind == H_KSERVER || kind == H_LSERVER) ((HzKSession *)obj)->nserver--;
+    if (kind == H_KCLIENT || kind == H_LCLIENT) ((HzKSession *)obj)->nclient--;
+    if (kind == H_SPORT) ((HzKPort *)obj)->nserver--;
+    if (kind == H_CPORT) ((HzKPort *)obj)->nclient--;
+    if (kind == H_SESSION) ((HzSession *)obj)->refs--;
+    if (kind == H_TMEM || kind == H_CODEMEM) ((HzTmem *)obj)->refs--;
+    handles[h & 0x7FFF].obj = NULL;
+}
+
+/* a new handle to `obj` of `kind` (K held), counting the ends of sessions and ports */
+static uint32_t handle_add_ref(int kind, void *obj) {
+    uint32_t h = handle_new_of(kind, obj);
+    if (!h) return 0;
+    if (kind == H_KSERVER || kind == H_LSERVER) ((HzKSession *)obj)->nserver++;
+    if (kind == H_KCLIENT || kind == H_LCLIENT) ((HzKSession *)obj)->nclient++;
+    if (kind == H_SPORT) ((HzKPort *)obj)->nserver++;
+    if (kind == H_CPORT) ((HzKPort *)obj)->nclient++;
+    if (kind == H_SESSION) ((HzSession *)obj)->refs++;
+    if (kind == H_TMEM || kind == H_CODEMEM) ((HzTmem *)obj)->refs++;
+    return h;
+}
+
+/* the requester `w` is done: it returns `result` from its SendSyncRequest */
+static void ksession_finish(HzThread *w, uint32_t result) {
+    w->wait_result = result;
+    if (w->state == T_BLOCKED) make_ready(w);
+}
+
+static void ksession_server_gone(HzKSession *k) {
+    k->server_closed = 1;
+    if (k->receiver) ksession_finish(k->receiver, R_SESSION_CLOSED);
+    if (k->serving) { ksession_finish(k->serving, R_SESSION_CLOSED); k->serving = NULL; }
+    for (int i = 0; i < k->nqueue; i++) ksession_finish(k->queue[i], R_SESSION_CLOSED);
+    k->nqueue = 0;
+    ksession_maybe_free(k);
+}
+
+static void ksession_close_server(HzKSession *k) {
+    if (--k->nserver == 0) ksession_server_gone(k);
+}
+
+static void ksession_close_client(HzKSession *k) {
+    if (--k->nclient > 0) return;
+    k->client_closed = 1;
+    if (k->light) {     /* KLightServerSession::CleanupRequests: the served request and the receiver end too */
+        if (k->serving) { ksession_finish(k->serving, R_SESSION_CLOSED); k->serving = NULL; }
+        if (k->receiver) ksession_finish(k->receiver, R_SESSION_CLOSED);
+    }
+    /* queued requests can no longer be received (ReceiveRequest answers SessionClosed) */
+    for (int i = 0; i < k->nqueue; i++) ksession_finish(k->queue[i], R_SESSION_CLOSED);
+    k->nqueue = 0;
+    wake_sync_waiters(k);     /* the server session is signalled from now on */
+    ksession_maybe_free(k);
+}
+
+/* the last server-port handle: sessions waiting to be accepted lose their server */
+static void kport_close_server(HzKPort *p) {
+    if (--p->nserver > 0) return;
+    int n = p->npending;
+    p->npending = 0;
+    for (int i = 0; i < n; i++) {
+        p->pending[i]->pending = 0;
+        ksession_server_gone(p->pending[i]);
+    }
+    kport_maybe_free(p);
+}
+
+/* HIPC header facts (switchbrew IPC_Marshalling): word 0 = type:16, #X:4, #A:4, #B:4, #W:4;
+ * word 1 = #data words:10, C mode:4, pad:6, receive-list offset:11, special header:1; the
+ * special header = send PID:1, #copy:4, #move:4, then the PID (8 bytes), the copy handles, the
+ * move handles, the X descriptors (2 words each), A/B/W (3 words each), the data words. */
+typedef struct { uint32_t words, handles_at, ncopy, nmove, pid_at; int send_pid; } HzMsgLayout;
+
+static void msg_layout(const uint32_t *m, HzMsgLayout *L) {
+    uint32_t w0 = m[0], w1 = m[1];
+    uint32_t nx = w0 >> 16 & 0xF, na = w0 >> 20 & 0xF, nb = w0 >> 24 & 0xF, nw = w0 >> 28 & 0xF;
+    uint32_t at = 2;
+    memset(L, 0, sizeof *L);
+    if (w1 >> 31) {
+        uint32_t sp = m[2];
+        L->send_pid = sp & 1;
+        L->ncopy = sp >> 1 & 0xF;
+        L->nmove = sp >> 5 & 0xF;
+        at = 3;
+        if (L->send_pid) { L->pid_at = at; at += 2; }
+        L->handles_at = at;
+        at += L->ncopy + L->nmove;
+    }
+    L->words = at + 2 * nx + 3 * (na + nb + nw) + (w1 & 0x3FF);
+}
+
+/* Copy the message at `src` (sender `from`) to `dst`, translating handles into the one table.
+ * On failure nothing is written and no handle changes. */
+static uint32_t msg_transfer(HzThread *from, uint64_t src, uint64_t src_size, uint64_t dst, uint64_t dst_size) {
+    uint32_t *m = (uint32_t *)(uintptr_t)src;
+    if (src_size < 8) return R_INVALID_CUR_MEM;
+    HzMsgLayout L;
+    msg_layout(m, &L);
+    if ((uint64_t)L.words * 4 > src_size) return R_INVALID_CUR_MEM;
+    if ((uint64_t)L.words * 4 > dst_size) return R_MESSAGE_TOO_LARGE;
+    uint32_t n = L.ncopy + L.nmove, in[30], out[30];
+    void *objs[30];
+    int kinds[30];
+    for (uint32_t i = 0; i < n; i++) {
+        in[i] = m[L.handles_at + i];
+        objs[i] = NULL;
+        kinds[i] = 0;
+        if (!in[i]) continue;                      /* handle 0 passes as 0 */
+        int is_move = i >= L.ncopy;
+        if (is_move && (in[i] == HZ_PSEUDO_THREAD || in[i] == HZ_PSEUDO_PROCESS)) return R_INVALID_HANDLE;
+        objs[i] = handle_obj(from, in[i], &kinds[i]);
+        if (!objs[i]) return R_INVALID_HANDLE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        out[i] = objs[i] ? handle_add_ref(kinds[i], objs[i]) : 0;
+        if (objs[i] && !out[i]) {
+            for (uint32_t j = 0; j < i; j++) if (out[j]) close_handle(from, out[j]);
+            return R_OUT_OF_HANDLES;
+        }
+    }
+    for (uint32_t i = L.ncopy; i < n; i++) if (in[i]) handle_forget(in[i], kinds[i], objs[i]);   /* moved away */
+    uint32_t *d = (uint32_t *)(uintptr_t)dst;
+    if (d != m) memmove(d, m, (size_t)L.words * 4);
+    if (L.send_pid) { d[L.pid_at] = (uint32_t)HZ_PROCESS_ID; d[L.pid_at + 1] = (uint32_t)(HZ_PROCESS_ID >> 32); }
+    for (uint32_t i = 0; i < n; i++) d[L.handles_at + i] = out[i];
+    return 0;
+}
+
+/* SendSync* to a session between guest threads (K held): queue and block until replied. */
+static uint32_t ksession_send(HzThread *t, HzKSession *k, uint64_t buf, uint64_t size) {
+    if (k->server_closed) return R_SESSION_CLOSED;
+    if (k->nqueue == (int)(sizeof k->queue / sizeof k->queue[0])) return R_OUT_OF_RESOURCE;
+    t->ipc_buf = buf;
+    t->ipc_size = size;
+    k->queue[k->nqueue++] = t;
+    if (ksession_signaled(k)) wake_sync_waiters(k);
+    t->nsync = 0;
+    return block(t, -1);
+}
+
+static void svc_send_sync(HzThread *t, NxCpu *s, uint32_t imm, HzKSession *k) {
+    uint64_t buf = t->tls, size = 0x100;
+    if (imm == 0x22) {
+        buf = s->x[0];
+        size = s->x[1];
+        if (buf & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+        if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
+        if (buf + size < buf || !guest_range_ok(buf, size, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    }
+    s->x[0] = ksession_send(t, k, buf, size);
+}
+
+/* the server's reply to the request k serves (ReplyAndReceive's first half) */
+static uint32_t ksession_reply(HzThread *t, HzKSession *k, uint64_t buf, uint64_t size) {
+    HzThread *w = k->serving;
+    if (!w) return R_INVALID_STATE;
+    k->serving = NULL;
+    if (k->nqueue) wake_sync_waiters(k);
+    if (k->client_closed) {
+        ksession_finish(w, R_SESSION_CLOSED);
+        ksession_maybe_free(k);
+        return R_SESSION_CLOSED;
+    }
+    ksession_finish(w, msg_transfer(t, buf, size, w->ipc_buf, w->ipc_size));
+    return 0;
+}
+
+/* receive k's first queued request into t's buffer: 0, SessionClosed, or NotFound (try again) */
+static uint32_t ksession_receive(HzKSession *k, uint64_t buf, uint64_t size) {
+    if (k->client_closed) return R_SESSION_CLOSED;
+    if (k->serving || !k->nqueue) return R_NOT_FOUND;
+    HzThread *w = k->queue[0];
+    memmove(k->queue, k->queue + 1, sizeof k->queue[0] * (size_t)--k->nqueue);
+    uint32_t r = msg_transfer(w, w->ipc_buf, w->ipc_size, buf, size);
+    if (r) { ksession_finish(w, r); return R_NOT_FOUND; }   /* the client gets the error */
+    k->serving = w;
+    return 0;
+}
+
+static int64_t ns_until(const struct timespec *end) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ns = (int64_t)(end->tv_sec - now.tv_sec) * 1000000000ll + (end->tv_nsec - now.tv_nsec);
+    return ns > 0 ? ns : 0;
+}
+
+/* ReplyAndReceive(X1 = handles, W2 = count, W3 = reply target, X4 = timeout) -> W1 = index, the
+ * message in the TLS; ReplyAndReceiveWithUserBuffer (0x44) takes the message buffer in X1/X2 and
+ * the rest one register later (libnx svc.s), the buffer page-aligned (InvalidAddress), its size
+ * a non-zero page multiple (InvalidSize), mapped RW (InvalidCurrentMemory). */
+static void rr_wait(HzThread *t, NxCpu *s, void **objs, const int *kinds, int n, int64_t timeout, uint64_t buf,
+                    uint64_t size);
+static void svc_reply_and_receive(HzThread *t, NxCpu *s, int user_buffer) {
+    uint64_t buf = t->tls, size = 0x100;
+    const uint64_t *a = &s->x[1];
+    if (user_buffer) {
+        buf = s->x[1];
+        size = s->x[2];
+        if (buf & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+        if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
+        if (buf + size < buf || !guest_range_ok(buf, size, HZ_PERM_R | HZ_PERM_W)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        a = &s->x[3];
+    }
+    uint64_t hp = a[0];
+    int32_t n = (int32_t)a[1];
+    uint32_t target = (uint32_t)a[2];
+    int64_t timeout = (int64_t)a[3];
+    if (n < 0 || n > 64) { s->x[0] = R_OUT_OF_RANGE; return; }
+    if (n && !guest_range_ok(hp, 4ull * (uint64_t)n, HZ_PERM_R)) { s->x[0] = R_INVALID_POINTER; return; }
+    void *objs[64];
+    int kinds[64];
+    for (int i = 0; i < n; i++) {
+        uint32_t h = ((uint32_t *)(uintptr_t)hp)[i];
+        objs[i] = h == HZ_PSEUDO_THREAD || h == HZ_PSEUDO_PROCESS ? NULL : handle_obj(t, h, &kinds[i]);
+        if (!objs[i] || sync_signaled(kinds[i], objs[i]) < 0) { s->x[0] = R_INVALID_HANDLE; return; }
+    }
+    if (target) {
+        int kind;
+        HzKSession *k = handle_obj(t, target, &kind);
+        if (!k || kind != H_KSERVER) { s->x[0] = R_INVALID_HANDLE; return; }
+        uint32_t r = ksession_reply(t, k, buf, size);
+        if (r) { s->x[0] = r; s->x[1] = (uint64_t)-1; return; }
+    }
+    sync_hold(objs, kinds, n, +1);
+    rr_wait(t, s, objs, kinds, n, timeout, buf, size);
+    sync_hold(objs, kinds, n, -1);
+}
+
+static void rr_wait(HzThread *t, NxCpu *s, void **objs, const int *kinds, int n, int64_t timeout, uint64_t buf,
+                    uint64_t size) {
+    struct timespec end;
+    if (timeout > 0) deadline_in(&end, timeout);
+    for (;;) {
+        int idx = -1;
+        for (int i = 0; i < n && idx < 0; i++) if (sync_signaled(kinds[i], objs[i])) idx = i;
+        if (idx < 0) {
+            int64_t left = timeout < 0 ? -1 : timeout == 0 ? 0 : ns_until(&end);
+            if (left == 0) { s->x[0] = R_TIMED_OUT; return; }
+            if (t->wait_cancelled) { t->wait_cancelled = 0; s->x[0] = R_CANCELLED; s->x[1] = (uint64_t)-1; return; }
+            memcpy(t->sync, objs, sizeof objs[0] * (size_t)n);
+            t->nsync = n;
+            t->sync_index = -1;
+            t->cancellable = 1;
+            uint32_t w = block(t, left);
+            t->cancellable = 0;
+            if (w) { s->x[0] = w; s->x[1] = (uint64_t)-1; return; }   /* TimedOut, Cancelled */
+            continue;    /* something was signalled: look again (another thread may have taken it) */
+        }
+        uint32_t r = 0;
+        if (kinds[idx] == H_KSERVER) {
+            r = ksession_receive(objs[idx], buf, size);
+            if (r == R_NOT_FOUND) continue;
+        }
+        s->x[0] = r;
+        s->x[1] = (uint64_t)idx;
+        return;
+    }
+}
+
+/* a new session: a client handle, and a server handle unless it waits in `port` for AcceptSession */
+static uint32_t session_new(HzKPort *port, uint32_t *server, uint32_t *client, int light) {
+    HzKSession *k = calloc(1, sizeof *k);
+    if (!k) return R_OUT_OF_RESOURCE;
+    k->light = light;
+    *server = port ? 0 : handle_add_ref(light ? H_LSERVER : H_KSERVER, k);
+    *client = port || *server ? handle_add_ref(light ? H_LCLIENT : H_KCLIENT, k) : 0;
+    if (!*client) {
+        if (*server) handles[*server & 0x7FFF].obj = NULL;
+        free(k);
+        return R_OUT_OF_HANDLES;
+    }
+    if (port) {
+        k->port = port;
+        k->pending = 1;
+        port->pending[port->npending++] = k;
+        port->nsessions++;
+    }
+    return 0;
+}
+
+/* CreateSession(W2 = is_light, X3 = name) -> W1 = server, W2 = client */
+static void svc_create_session(NxCpu *s) {
+    uint32_t server = 0, client = 0, r = session_new(NULL, &server, &client, (uint32_t)s->x[2] != 0);
+    s->x[0] = r;
+    if (!r) { s->x[1] = server; s->x[2] = client; }
+}
+
+static HzKPort *port_new(int32_t max_sessions) {
+    HzKPort *p = calloc(1, sizeof *p);
+    if (p) p->max_sessions = max_sessions;
+    return p;
+}
+
+/* a client connects through port p (ConnectToPort, ConnectToNamedPort) -> W1 = client session */
+static void port_connect(NxCpu *s, HzKPort *p) {
+    if (!p->nserver) { s->x[0] = R_PORT_CLOSED; return; }
+    if (p->nsessions >= p->max_sessions || p->npending == HZ_PORT_QUEUE) { s->x[0] = R_OUT_OF_SESSIONS; return; }
+    uint32_t server, client, r = session_new(p, &server, &client, 0);
+    if (r) { s->x[0] = r; return; }
+    wake_sync_waiters(p);
+    s->x[0] = 0;
+    s->x[1] = client;
+}
+
+/* a port name: up to 11 characters and a NUL in 12 bytes (0, InvalidPointer, OutOfRange) */
+static uint32_t port_name(uint64_t addr, char out[12]) {
+    for (int i = 0; i < 12; i++) {
+        if (!guest_range_ok(addr + (uint64_t)i, 1, HZ_PERM_R)) return R_INVALID_POINTER;
+        out[i] = *(const char *)(uintptr_t)(addr + (uint64_t)i);
+        if (!out[i]) return 0;
+    }
+    return R_OUT_OF_RANGE;
+}
+
+static HzKPort **named_port(const char *name) {
+    for (int i = 0; i < HZ_NAMED_PORTS; i++)
+        if (named_ports[i] && !strcmp(named_ports[i]->name, name)) return &named_ports[i];
+    return NULL;
+}
+
+/* Light sessions (CreateSession with is_light): W0 = handle, W1..W7 = the 7 words of the request
+ * or reply, in and out (Atmosphère's light-IPC entry stores w1..w7 and loads them back).
+ * SendSyncRequestLight (0x20) blocks until the reply; ReplyAndReceiveLight (0x42) first replies
+ * when word 0 has bit 31 (KLightSession::ReplyFlag) set — SessionClosed if either end closed,
+ * InvalidState with nothing received by this thread — then waits, without timeout, for the next
+ * request (InvalidState when another thread already waits or serves; SessionClosed once an end
+ * closed).  A light server session is no synchronization object. */
+static void light_args_in(uint32_t *d, const NxCpu *s) { for (int i = 0; i < 7; i++) d[i] = (uint32_t)s->x[i + 1]; }
+static void light_args_out(NxCpu *s, const uint32_t *d) { for (int i = 0; i < 7; i++) s->x[i + 1] = d[i]; }
+
+static void svc_send_light(HzThread *t, NxCpu *s) {
+    int kind;
+    HzKSession *k = handle_obj(t, (uint32_t)s->x[0], &kind);
+    if (!k || kind != H_LCLIENT) { s->x[0] = R_INVALID_HANDLE; return; }
+    if (k->server_closed) { s->x[0] = R_SESSION_CLOSED; return; }
+    if (k->nqueue == (int)(sizeof k->queue / sizeof k->queue[0])) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+    light_args_in(t->light, s);
+    k->queue[k->nqueue++] = t;
+    if (k->receiver) ksession_finish(k->receiver, 0);
+    t->nsync = 0;
+    s->x[0] = block(t, -1);
+    light_args_out(s, t->light);
+}
+
+static void svc_reply_receive_light(HzThread *t, NxCpu *s) {
+    int kind;
+    HzKSession *k = handle_obj(t, (uint32_t)s->x[0], &kind);
+    if (!k || kind != H_LSERVER) { s->x[0] = R_INVALID_HANDLE; return; }
+    uint32_t d[7];
+    light_args_in(d, s);
+    if (d[0] & 0x80000000u) {
+        if (k->client_closed || k->server_closed) { s->x[0] = R_SESSION_CLOSED; return; }
+        if (!k->serving || k->served_by != t) { s->x[0] = R_INVALID_STATE; return; }
+        memcpy(k->serving->light, d, sizeof d);
+        ksession_finish(k->serving, 0);
+        k->serving = NULL;
+        k->served_by = NULL;
+    }
+    for (;;) {
+        if (k->receiver || k->serving) { s->x[0] = R_INVALID_STATE; return; }
+        if (k->client_closed || k->server_closed) { s->x[0] = R_SESSION_CLOSED; return; }
+        if (k->nqueue) {
+            HzThread *w = k->queue[0];
+            memmove(k->queue, k->queue + 1, sizeof k->queue[0] * (size_t)--k->nqueue);
+            k->serving = w;
+            k->served_by = t;
+            light_args_out(s, w->light);
+            s->x[0] = 0;
+            return;
+        }
+        if (t->wait_cancelled) { t->wait_cancelled = 0; s->x[0] = R_CANCELLED; return; }
+        k->receiver = t;
+        t->nsync = 0;
+        t->cancellable = 1;
+        uint32_t r = block(t, -1);
+        t->cancellable = 0;
+        k->receiver = NULL;
+        if (r) { s->x[0] = r; ksession_maybe_free(k); return; }
+    }
+}
+
+/* the in-process IPC SVCs (K held); 0x1F answers 1 when the name is no port of ours (the host's) */
+static int svc_kipc(HzThread *t, NxCpu *s, uint32_t imm) {
+    switch (imm) {
+    case 0x1F: {  /* ConnectToNamedPort(X1 = name) */
+        char name[12];
+        if (port_name(s->x[1], name)) return 1;    /* the host's layer checks and answers it */
+        HzKPort **p = named_port(name);
+        if (!p) return 1;
+        port_connect(s, *p);
+        return 0;
+    }
+    case 0x40: svc_create_session(s); return 0;
+    case 0x41: {  /* AcceptSession(W1 = server port) -> W1 = server session */
+        int kind;
+        HzKPort *p = handle_obj(t, (uint32_t)s->x[1], &kind);
+        if (!p || kind != H_SPORT) { s->x[0] = R_INVALID_HANDLE; return 0; }
+        if (!p->npending) { s->x[0] = R_NOT_FOUND; return 0; }
+        HzKSession *k = p->pending[0];
+        uint32_t h = handle_add_ref(H_KSERVER, k);
+        if (!h) { s->x[0] = R_OUT_OF_HANDLES; return 0; }
+        memmove(p->pending, p->pending + 1, sizeof p->pending[0] * (size_t)--p->npending);
+        k->pending = 0;
+        s->x[0] = 0;
+        s->x[1] = h;
+        return 0;
+    }
+    case 0x20: svc_send_light(t, s); return 0;
+    case 0x42: svc_reply_receive_light(t, s); return 0;
+    case 0x43: svc_reply_and_receive(t, s, 0); return 0;
+    case 0x44: svc_reply_and_receive(t, s, 1); return 0;
+    case 0x70: {  /* CreatePort(W2 = max sessions, W3 = is_light, X4 = name) -> W1 = server, W2 = client */
+        int32_t max = (int32_t)s->x[2];
+        if (max <= 0) { s->x[0] = R_OUT_OF_RANGE; return 0; }
+        if ((uint32_t)s->x[3]) { s->x[0] = R_NOT_IMPLEMENTED; return 0; }
+        HzKPort *p = port_new(max);
+        uint32_t sh = p ? handle_add_ref(H_SPORT, p) : 0, ch = sh ? handle_add_ref(H_CPORT, p) : 0;
+        if (!ch) {
+            if (sh) close_handle(t, sh);
+            else free(p);
+            s->x[0] = p ? R_OUT_OF_HANDLES : R_OUT_OF_RESOURCE;
+            return 0;
+        }
+        s->x[0] = 0;
+        s->x[1] = sh;
+        s->x[2] = ch;
+        return 0;
+    }
+    case 0x71: {  /* ManageNamedPort(X1 = name, W2 = max sessions) -> W1 = server port */
+        char name[12];
+        int32_t max = (int32_t)s->x[2];
+        uint32_t r = port_name(s->x[1], name);
+        if (r) { s->x[0] = r; return 0; }
+        if (max < 0) { s->x[0] = R_OUT_OF_RANGE; return 0; }
+        HzKPort **slot = named_port(name);
+        if (max == 0) {           /* deletes the name */
+            if (!slot) { s->x[0] = R_NOT_FOUND; return 0; }
+            HzKPort *p = *slot;
+            *slot = NULL;
+            p->name[0] = 0;
+            kport_maybe_free(p);
+            s->x[0] = 0;
+            return 0;
+        }
+        if (slot) { s->x[0] = R_INVALID_STATE; return 0; }
+        for (int i = 0; i < HZ_NAMED_PORTS && !slot; i++) if (!named_ports[i]) slot = &named_ports[i];
+        if (!slot) { s->x[0] = R_OUT_OF_RESOURCE; return 0; }
+        HzKPort *p = port_new(max);
+        uint32_t sh = p ? handle_add_ref(H_SPORT, p) : 0;
+        if (!sh) { free(p); s->x[0] = p ? R_OUT_OF_HANDLES : R_OUT_OF_RESOURCE; return 0; }
+        memcpy(p->name, name, sizeof name);
+        *slot = p;
+        s->x[0] = 0;
+        s->x[1] = sh;
+        return 0;
+    }
+    case 0x72: {  /* ConnectToPort(W1 = client port) -> W1 = client session */
+        int kind;
+        HzKPort *p = handle_obj(t, (uint32_t)s->x[1], &kind);
+        if (!p || kind != H_CPORT) { s->x[0] = R_INVALID_HANDLE; return 0; }
+        port_connect(s, p);
+        return 0;
+    }
+    }
+    return 1;
+}
+
 /* CloseHandle: the handle goes; objects stay (mutex words may still name a thread, the other
  * end may hold an event, a service may still signal it); transfer memory returns to its owner. */
 static uint32_t close_handle(HzThread *t, uint32_t h) {
@@ -1205,10 +1841,20 @@ static uint32_t close_handle(HzThread *t, uint32_t h) {
     if (h == HZ_PSEUDO_THREAD || h == HZ_PSEUDO_PROCESS) return 0;
     void *o = handle_obj(t, h, &kind);
     if (!o) return R_INVALID_HANDLE;
-    if (kind == H_TMEM) tmem_release(o);
-    if (kind == H_SESSION) {
+    if (kind == H_TMEM && --((HzTmem *)o)->refs == 0) tmem_release(o);
+    if (kind == H_CODEMEM && --((HzTmem *)o)->refs == 0) {
+        HzTmem *c = o;
+        region_put(c->addr, c->size, c->owner_type, c->owner_perm, 0);
+        free(c);
+    }
+    if (kind == H_KSERVER || kind == H_LSERVER) ksession_close_server(o);
+    if (kind == H_KCLIENT || kind == H_LCLIENT) ksession_close_client(o);
+    if (kind == H_SPORT) kport_close_server(o);
+    if (kind == H_CPORT && --((HzKPort *)o)->nclient == 0) kport_maybe_free(o);
+    if (kind == H_SESSION && --((HzSession *)o)->refs == 0) {
         if (closed_head - closed_tail == HZ_CLOSED_RING) closed_tail++;
         closed_ids[closed_head++ % HZ_CLOSED_RING] = ((HzSession *)o)->id;
+        free(o);
     }
     handles[h & 0x7FFF].obj = NULL;
     return 0;
@@ -1284,13 +1930,23 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     case 0x14: svc_map_shared(t, s, 1); break;
     case 0x15: svc_create_transfer(t, s); break;
     case 0x51: svc_map_transfer(t, s, 0); break;
+    case 0x4B: svc_create_code_memory(s); break;
+    case 0x4C: svc_control_code_memory(t, s); break;
     case 0x52: svc_map_transfer(t, s, 1); break;
-    case 0x1F: case 0x21: case 0x22:   /* ConnectToNamedPort, SendSyncRequest(WithUserBuffer) */
+    case 0x20: case 0x40: case 0x41: case 0x42: case 0x43: case 0x44: case 0x70: case 0x71: case 0x72:
+        svc_kipc(t, s, imm);
+        break;
+    case 0x1F: case 0x21: case 0x22: {  /* ConnectToNamedPort, SendSyncRequest(WithUserBuffer) */
+        if (imm == 0x1F && !svc_kipc(t, s, imm)) break;     /* a port registered here */
+        int kind;
+        void *o = imm == 0x1F ? NULL : handle_obj(t, (uint32_t)(imm == 0x21 ? s->x[0] : s->x[2]), &kind);
+        if (o && kind == H_KCLIENT) { svc_send_sync(t, s, imm, o); break; }
         if (!ipc_fn) { crash_report(t, imm, 0, 0, 0); park_forever(); }
         pthread_mutex_unlock(&K);
         ipc_fn(s, imm);
         pthread_mutex_lock(&K);
         break;
+    }
     case 0x24: {  /* GetProcessId(handle): a process or thread handle */
         int kind;
         handle_obj(t, (uint32_t)s->x[1], &kind);
@@ -1348,6 +2004,21 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
         break;
     }
     case 0x18: svc_wait_sync(t, s); break;
+    case 0x19: {  /* CancelSynchronization(W0 thread): ends its cancellable wait with Cancelled, or
+                   * makes its next one end so at once (Atmosphère KThread::WaitCancel) */
+        HzThread *o = handle_thread(t, (uint32_t)s->x[0]);
+        if (!o) { s->x[0] = R_INVALID_HANDLE; break; }
+        if (o->state == T_BLOCKED && o->cancellable) {
+            o->wait_cancelled = 0;
+            o->wait_result = R_CANCELLED;
+            o->sync_index = -1;
+            make_ready(o);
+        } else {
+            o->wait_cancelled = 1;
+        }
+        s->x[0] = 0;
+        break;
+    }
     case 0x1A: {  /* ArbitrateLock(owner, addr, tag) */
         uint64_t addr = s->x[1];
         uint32_t owner_h = (uint32_t)s->x[0], tag = (uint32_t)s->x[2];

@@ -63,7 +63,9 @@ void nx_hz_host_fault(NxCpu *s, uint32_t index) __attribute__((noreturn));
 
 /* IPC (cpu_host/horizon/ipc/): svcConnectToNamedPort (0x1F), svcSendSyncRequest (0x21) and
  * svcSendSyncRequestWithUserBuffer (0x22) call the handler on the guest thread, without the
- * kernel lock; it reads the SVC's registers and writes X0 (and X1) itself.  No handler: the
+ * kernel lock; it reads the SVC's registers and writes X0 (and X1) itself.  Sessions and ports
+ * whose server is a guest thread (CreateSession, CreatePort, ManageNamedPort and the names it
+ * registers) are the kernel's own and never reach the handler.  No handler: the
  * SVC is unserved (a crash report).  The handler makes and reads handles with these: */
 typedef void (*NxHzIpcFn)(NxCpu *s, uint32_t svc);
 void nx_hz_set_ipc_handler(NxHzIpcFn fn);

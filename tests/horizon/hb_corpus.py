@@ -62,9 +62,11 @@ class Homebrew:
 
 
 FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) and ns:am2's "
-             "control data it creates a session to itself (svcCreateSession 0x40, then ReplyAndReceive on its own "
-             "thread) to get its process handle, to map the NRO it then loads from the SD card: in-process "
-             "sessions and MapProcessCodeMemory of code unseen at build time are not served (issue 30)")
+             "control data it gets its own process handle through a session to itself (svcCreateSession 0x40, "
+             "ReplyAndReceive on a second thread whose stack it maps from .bss, a copied 0xFFFF8001) and probes "
+             "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent: "
+             "hbloader's fatal 347-3 (0x75b); with an NRO there (nx.js's: test_hbloader_chain.py) it reads it and maps it "
+             "with MapProcessCodeMemory (0x77) on its process handle: code unseen at build time, not served (issue 30)")
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro, absent from the SD folder: fs PathNotFound 0x202 "
            "(with it there: sockets (bsd:s), pl:u and fsp-srv GetFileTimeStampRaw pass; it gets as far as nvdrv and the "
@@ -83,18 +85,18 @@ def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
 CORPUS: tuple[Homebrew, ...] = (
     Homebrew("nton-1.0.1-forwarder", "libnx (2019, nx-hbloader 2.4.1), NSO", "pypi", "nton", "1.0.1",
              "541675610abb1349119b9e06ad2d1f28c32a5a6be7c98fcdbf91024359c414ce",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER,
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER,
              pip_python="3.10"),
     Homebrew("nton-1.2.0-forwarder", "libnx (2019-2020, nx-hbloader 2.4.1), NSO", "pypi", "nton", "1.2.0",
              "f6c6f13c3c3feca1f37e8e7fd3dd6f538f4e79cd3c940b5997d045f3f301c406",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER,
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER,
              pip_python="3.10"),
     Homebrew("nton-1.2.2-forwarder", "libnx (2019-2020, no RELRO mark), NSO", "pypi", "nton", "1.2.2",
              "3d1588ae1cca46bb1ace86bf651fd3a4e8d98e5a3c3ca6f1269fe776616a9d3a",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER),
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER),
     Homebrew("nton-3.0.1-forwarder", "libnx (2021+, RELR and RELRO marks), NSO", "pypi", "nton", "3.0.1",
              "d0a9afc967eb4695b44ce1119a599cf495cefdaa2a9ed72b59bd73489c1a816d",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "svc:0x40", FORWARDER),
+             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER),
     _nxjs("nro", "0.0.36", "a6a9eb58a969cadf1f51720cfe73aab40877ae51746b725d30a7b579c66d45e6", "2023"),
     _nxjs("nro", "0.0.60", "3d23a3014469ba7c1b5d06b20a2f42a0a7557b7bb13a41a105468eaaf9ce901a", "2024"),
     _nxjs("nro", "0.0.63", "d38fa0f61ee870c505169cbc143bb093e504821416f226c3694ef6f8cfaab35a", "2024"),

@@ -10,6 +10,10 @@ size, a non-zero page multiple (InvalidSize), W2 = session; the buffer must be m
 switchbrew's SVC page, libnx ``svc.s``/``svc.h``, Atmosphère's ``kern_svc_port.cpp`` /
 ``kern_svc_ipc.cpp`` argument checks.
 
+Only sessions served by the host come here: sessions and ports between guest threads
+(``svcCreateSession``, ``svcCreatePort``, ``svcManageNamedPort`` and the names it registers) are
+served by horizon_kernel.c itself (docs/horizon_svcs.md).
+
 The handler runs on the guest thread without the kernel lock (the thread keeps its core).
 An unserved service or command (with ``cpu_host.ipc_unknown = fatal``) or a bug of ours ends the
 process with a crash report at the SVC naming it (``nx_hz_ipc_fault`` + the registry's fault
