@@ -113,3 +113,22 @@ def test_a_true_tail_call_still_runs_right(bundle: Path, tmp_path: Path, x0, x1,
             '    printf("%llx %llx\\n", (unsigned long long)s.pc, (unsigned long long)s.x[0]);\n')
     (line,) = run_function(tmp_path, bundle, MAIN2, body)
     assert line.split() == ["1234", f"{want:x}"], line
+
+
+def test_a_data_word_naming_code_that_is_fallen_into_is_no_function() -> None:
+    """Analysis itself (``analyse._merge_fallen_into``): a data word naming the ``b.eq`` that
+    ``main``'s ``cmp`` falls into is no function entry (``main`` walks through it); one naming
+    code after a ``nop`` (padding) or after a ``ret`` still is."""
+    code = {**_program(), MAIN + 24: 0xD503201F,           # nop (padding)
+            MAIN + 28: movz(0, 5), MAIN + 32: RET}         # a function a data word names
+    size = 0x1000
+    text = bytearray(size)
+    for a, v in code.items():
+        text[a - BASE:a - BASE + 4] = v.to_bytes(4, "little")
+    words = [INNER, MAIN + 28, MAIN + 16]                  # after cmp, after nop, after ret
+    data = b"".join(w.to_bytes(8, "little") for w in words)
+    mem = Memory([(BASE, size, bytes(text), True), (BASE + 0x10000, 0x1000, data, False)])
+    prog = analyse(mem, MAIN, {MAIN}, [], {})
+    assert INNER not in prog.functions
+    assert [i.addr for i in prog.functions[MAIN].insns][:2] == [MAIN, INNER]
+    assert MAIN + 28 in prog.functions and MAIN + 16 in prog.functions
