@@ -772,6 +772,40 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
     return noret
 
 
+def _falls_through(i: Insn | None) -> bool:
+    """``i`` is code that runs on into the next instruction: not a branch, call, return, trap,
+    system call (``exit``'s ends a function) or hint (``nop`` pads between functions)."""
+    if i is None or i.form is None or i.name in _ENDS or i.name in ("BL", "BLR", "HINT"):
+        return False
+    return i.form.cls != "exception" and not (i.name == "BCOND" and i.f["cond"] >> 1 == 7)
+
+
+def _merge_fallen_into(an: Analyser, funcs: dict[int, FunctionPlan]) -> None:
+    """Drop the weak entries (a data word's or an ``adrp``+``add``'s target, which no call or
+    unwind table names) that another function's code falls into: the instruction before one is
+    in that function's body and runs on into it, which no compiler does at a function's
+    start.  Such a word is something else that looks like a code address: zsh's rodata holds
+    the string "LFD", read as a word 0x44464c, the address of the ``b.eq`` after a ``cmp`` in its
+    lexer, which then fell into a function of its own at every token.  The functions that fell
+    or branched into one are walked again, through it."""
+    covered = {i.addr for p in funcs.values() for i in p.insns}
+    fallen = {x for x in funcs if x in an.weak and x - 4 in covered and _falls_through(an.insn(x - 4))}
+    if not fallen:
+        return
+    for x in fallen:
+        an.entries.discard(x)
+        an.weak.discard(x)
+        an.source.pop(x, None)
+        del funcs[x]
+    an._strong = None
+    touched = {e for e, p in funcs.items()
+               if any(i.addr + 4 in fallen or branch_target(i) in fallen for i in p.insns)}
+    for e in touched:
+        plan = an.function(e)
+        if plan.insns:
+            funcs[e] = plan
+
+
 def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int, bytes]],
             ifunc_slots: dict[int, int] | None = None, noreturn: bool = True) -> Program:
     """``ifunc_slots``: IFUNC slot -> resolver (``LinkedImage.ifunc_slots``), for PLT stubs;
@@ -815,6 +849,7 @@ def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int,
             else:
                 funcs.pop(e, None)
         which = [e for e in which if e in funcs]
+    _merge_fallen_into(an, funcs)
     for plan in funcs.values():
         for i in plan.insns:
             if i.name == "BR" and i.addr not in plan.jump_tables:

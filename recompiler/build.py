@@ -39,7 +39,7 @@ from recompiler import cc, inline_leaves, interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
 from recompiler.lift.control import SHARED_TABLE
-from recompiler.lift.emitter import SIG
+from recompiler.lift.emitter import SIG, no_opt
 
 log = logging.getLogger("recompiler.build")
 
@@ -140,7 +140,9 @@ def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: 
     module of the package, so no dependency of the lifter is missed), the lifting settings and
     the set of function entries (a call to an entry is a direct call)."""
     h = hashlib.sha256(repr((trust_abi, comments, trace, elide_saves,
-                             bool(settings.get("recompiler", "signal_polls")))).encode())
+                             bool(settings.get("recompiler", "signal_polls")),
+                             settings.get("recompiler", "no_opt"), settings.get("recompiler", "no_opt_at"),
+                             bool(settings.get("recompiler", "entry_log")))).encode())
     h.update(_PACKAGE_SOURCE)
     h.update(b"".join(a.to_bytes(8, "little") for a in sorted(functions)))
     return h.hexdigest()
@@ -448,7 +450,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         summ = interproc.summarize([f for x in results for f in x.facts])
         shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts)
                   for x in results]
-        if trace:
+        if trace or "inline" in no_opt(-1):   # (-1: only where no_opt_at names no function)
             texts = [sh.text for sh in shards]
         else:
             texts = inline_leaves.single_callers(shards, inline_leaves.copy_into_callers(shards))

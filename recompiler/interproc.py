@@ -44,6 +44,9 @@ class Summary:
     # it reads X19-X28/D8-D15 itself, or a function it tail-calls does: setjmp, which captures
     # them (its caller notes its SP at such a call: the frame a longjmp returns to, emitter NX_CATCH)
     captures: bool = False
+    # it may read NZCV before writing them: a false entry, reached with the flags set (emitter
+    # _flags_at_entry), directly or through a direct tail call made before it writes them
+    flags_in: bool = False
 
 
 UNKNOWN = Summary(L.CALL_USES, L.CALL_CLOBBERS)
@@ -90,6 +93,11 @@ class FnLive:
     # those written where no store can follow (write_through leaves them out)
     wt_sites: dict[int, int] = field(default_factory=dict)
     wt_unsafe: int = 0
+    # NZCV: whether it may read them before writing them, whether each direct tail call comes
+    # before any write of them, and whether it has the flags' C locals (can store them)
+    flags_in: bool = False
+    tail_flags_open: list[bool] = field(default_factory=list)
+    flags_local: bool = False
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -97,7 +105,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
     summ = {f.entry: Summary(f.base_uses, _own_mods(f),
-                             bool(f.base_uses & L.ELIDED_SAVES)) for f in fns}
+                             bool(f.base_uses & L.ELIDED_SAVES), f.flags_in) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
         for g in f.callees:
@@ -116,14 +124,21 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         for g in f.callees:
             mods |= summ[g].mods if g in summ else L.CALL_CLOBBERS
         captures = bool(f.base_uses & L.ELIDED_SAVES) or any(summ[g].captures for g in f.tail_target if g in summ)
+        flags_in = f.flags_in or any(_tail_reads_flags(g, summ) for g, o in zip(f.tail_target, f.tail_flags_open) if o)
         s = summ[e]
-        if uses != s.uses or mods != s.mods or captures != s.captures:
-            s.uses, s.mods, s.captures = uses, mods, captures
+        if uses != s.uses or mods != s.mods or captures != s.captures or flags_in != s.flags_in:
+            s.uses, s.mods, s.captures, s.flags_in = uses, mods, captures, flags_in
             for c in callers.get(e, ()):
                 if c not in queued and c in by_entry:
                     queued.add(c)
                     work.append(c)
     return summ
+
+
+def _tail_reads_flags(g: int, summ: dict[int, Summary]) -> bool:
+    """Whether a direct tail call of ``g`` must hand it NZCV: it may read them at its entry (an
+    unknown one may: a function lifted without a summary)."""
+    return summ[g].flags_in if g in summ else True
 
 
 def _own_mods(f: FnLive) -> int:
@@ -368,7 +383,8 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: 
         if m.group(1) == "SC":
             return _stores(f, st[k])
         if m.group(1) == "ST":
-            return _stores(f, ts[k], f.ret_extra)
+            flags = "FLAGS_STORE;" if f.flags_local and _tail_reads_flags(f.tail_target[k], summ) else ""
+            return _stores(f, ts[k], f.ret_extra + flags)
         if m.group(1) == "SJ":   # call site k calls setjmp or the like: note this frame's SP
             g = f.site_target[k]
             return "_sjsp = sp; " if g is not None and g in summ and summ[g].captures else ""

@@ -19,5 +19,8 @@ SETTINGS = [
     Setting("recompiler", "cache_mb", 4096, "largest size in MB of each of the lift and object caches under nxrecomp.cache_dir (the least recently used entries go first after a build)", int),
     Setting("recompiler", "hide_entries", "", "for tests of lift on miss: these function entries (hex addresses or symbol names, comma-separated) are left out of the build, as if analysis had missed them (not those in the bundle's discovered_entries.txt)"),
     Setting("recompiler", "signal_polls", False, "every backward branch reads the Linux personality's pending-signal flag (and a store/reload block each: 5-26 % slower on busybox's workloads, docs/PERFORMANCE.md), so a loop that makes no system call or runtime call still runs a signal's handler (off: such a loop sees it only when it makes one)", parse_bool),
+    Setting("recompiler", "no_opt", "", "for bisecting a miscompile: these optimisations off, as trace builds have them (comma-separated: liveness, flags, twins, inline), in the functions of no_opt_at only where that is set"),
+    Setting("recompiler", "no_opt_at", "", "for bisecting a miscompile: the function entries (hex, or ranges lo-hi of entries) that no_opt applies to (empty: every function)"),
+    Setting("recompiler", "entry_log", False, "for bisecting a miscompile: lifted functions log X0, X1, X30 and SP at entry (NXRECOMP_TRACE_FILE, trace records of which only those are meaningful) with every optimisation kept: the first record that differs from a no_opt build's names where the optimised code went wrong", parse_bool),
     Setting("recompiler", "trace", False, "lifted functions log the registers at entry (NXRECOMP_TRACE_FILE) for lockstep debugging against Unicorn", parse_bool),
 ]

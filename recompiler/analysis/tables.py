@@ -66,6 +66,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         return Recovered([v], "constant") if code(v) else None
     # the index: a bounded or masked sub-value holding every leaf that is not a merged constant
     guessable = {x for x in all_leaves if x[0] == "phi" and fv.candidates(x)[0]}
+    bounds = _folded_bounds(st, mem)
     index, bound, kind = None, None, None
     for n in _nodes(target):
         if n[0] in E.CONSTS or not E.leaves(n):
@@ -73,7 +74,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         rest = all_leaves - E.leaves(n)
         if not rest <= guessable:
             continue
-        b = st.bounds.get(E.strip(n))
+        b = bounds.get(E.strip(n))
         if b is not None and b < MAX_BOUND:
             index, bound, kind = n, b, "bounded"
             break
@@ -128,8 +129,10 @@ def _closed(fv: FunctionValues, leaves) -> bool:
 
 def _fold_loads(e: tuple, mem) -> tuple | None:
     """``e`` with each load from a constant address folded: read-only memory gives its value;
-    writable memory (a GOT slot an IFUNC resolver fills at startup, a pointer variable) gives
-    no value known here, so None: the branch is not a table."""
+    writable memory (a GOT slot an IFUNC resolver fills at startup, a pointer or a counter
+    variable) gives a value not known here, an opaque leaf (``_volatile``): an index may be
+    one (busybox bc's lexer switches on a global token, bounded by a compare), a table base
+    never is (``recover`` guesses only merged constants outside the index)."""
     k = e[0]
     if k == "load":
         addr = _fold_loads(e[3], mem)
@@ -138,7 +141,7 @@ def _fold_loads(e: tuple, mem) -> tuple | None:
         a = E.cval(addr)
         if a is not None:
             if not mem.is_read_only(a, e[1]):
-                return None
+                return _volatile(e[1], e[2], a)
             v = E.evaluate(("load", e[1], e[2], addr), {}, mem.read)
             return None if v is None else E.const(v)
         return ("load", e[1], e[2], addr)
@@ -148,6 +151,22 @@ def _fold_loads(e: tuple, mem) -> tuple | None:
             return None
         return E.substitute((k, *parts), {})
     return e
+
+
+def _volatile(size: int, signed: bool, addr: int) -> tuple:
+    """The opaque leaf of a load of writable memory at a constant address."""
+    return ("def", addr, ("mem", size, signed))
+
+
+def _folded_bounds(st, mem) -> dict:
+    """The state's learned bounds, keyed as ``_fold_loads`` writes the values they bound."""
+    out: dict = {}
+    for k, b in st.bounds.items():
+        f = _fold_loads(k, mem)
+        if f is not None:
+            f = E.strip(f)
+            out[f] = min(b, out.get(f, b))
+    return out
 
 
 def _uniq(xs: list[int]) -> list[int]:

@@ -37,7 +37,7 @@ class FunctionValues:
         self.ok = True
         self._blocks(table_edges or {})
         self.phis: set[tuple] = set()
-        self._last: dict[tuple, list] = {}     # phi -> the values last merged into it
+        self._last: dict[tuple, tuple] = {}    # phi -> the values last merged into it
         # phi leaf -> (constants reaching it, whether something else reaches it too)
         self.cands: dict[tuple, tuple[frozenset, bool]] = {}
         self._solve()
@@ -147,25 +147,31 @@ class FunctionValues:
         if len(ins) == 1 and b != self.entry:
             return ins[0]
         regs = []
-        phis = self.phis
+        phis, last = self.phis, self._last
         for r, vals in enumerate(zip(*[s.regs for s in ins])):
-            first = vals[0]
-            if (b, r) not in phis and vals.count(first) == len(vals):
-                regs.append(first)      # (the common case, without a call)
+            if (b, r) not in phis:
+                first = vals[0]
+                if vals.count(first) == len(vals):
+                    regs.append(first)      # (the common case, without a call)
+                    continue
             else:
-                regs.append(self._merge(b, r, list(vals)))
+                phi = ("phi", b, r)
+                if last.get(phi) == vals:
+                    regs.append(phi)        # (a loop's phi revisited with the same inputs)
+                    continue
+            regs.append(self._merge(b, r, vals))
         slots = {}
         for off in set.intersection(*(set(s.slots) for s in ins)):
             sizes = {s.slots[off][0] for s in ins}
             if len(sizes) == 1:
-                slots[off] = (sizes.pop(), self._merge(b, ("s", off), [s.slots[off][1] for s in ins]))
+                slots[off] = (sizes.pop(), self._merge(b, ("s", off), tuple(s.slots[off][1] for s in ins)))
         flags = ins[0].flags if all(s.flags == ins[0].flags for s in ins) else None
         bounds = {}
         for k in set.intersection(*(set(s.bounds) for s in ins)):
             bounds[k] = max(s.bounds[k] for s in ins)
         return State(regs, slots, flags, bounds)
 
-    def _merge(self, b: int, loc, vals: list[tuple]) -> tuple:
+    def _merge(self, b: int, loc, vals: tuple) -> tuple:
         phi = ("phi", b, loc)
         first = vals[0]
         if (b, loc) not in self.phis and vals.count(first) == len(vals):

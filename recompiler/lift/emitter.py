@@ -80,6 +80,11 @@ _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\
                           r"|&v([0-9]|[12][0-9]|3[01])\b")
 
 
+# an instruction's C that reads NZCV (the flags' locals), and one that writes every local back,
+# flags too: an exit to an address outside reads them (it may be a false entry too), an SVC,
+# an FPSR/FPCR access or a fatal error does not (STORE_INDIRECT never stores them: see _wrap)
+_FLAG_READ_RE = re.compile(r"\b[NZCV]\b|FLAGS_STORE")
+_FULL_RE = re.compile(r"\b(?:STORE_ALL|RELOAD_ALL)\b")
 # what ends an instruction's straight-line code: no write-through store can follow it
 _WT_BRANCH_RE = re.compile(r"\b(?:goto|return|NX_BACK|NX_CATCH)\b|@@")
 
@@ -107,6 +112,27 @@ def rname(addr: int) -> str:
 
 class LiftError(Exception):
     pass
+
+
+def no_opt(entry: int) -> set[str]:
+    """The optimisations ``recompiler.no_opt`` turns off in the function at ``entry`` (those of
+    ``recompiler.no_opt_at``, or every function where that is empty): for bisecting a wrong
+    result that a trace build does not show, first by optimisation, then by function."""
+    off = {w.strip() for w in str(settings.get("recompiler", "no_opt")).split(",") if w.strip()}
+    unknown = off - NO_OPT_NAMES
+    if unknown:
+        raise ValueError(f"recompiler.no_opt: unknown optimisation(s) {sorted(unknown)} (known: {sorted(NO_OPT_NAMES)})")
+    at = str(settings.get("recompiler", "no_opt_at")).strip()
+    if not off or not at:
+        return off
+    for part in at.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if int(lo, 16) <= entry <= int(hi or lo, 16):
+            return off
+    return set()
+
+
+NO_OPT_NAMES = {"liveness", "flags", "twins", "inline"}
 
 
 @dataclass(frozen=True)
@@ -144,6 +170,7 @@ class FunctionEmitter:
                  comments: bool = False, trace: bool = False, ret_flags: bool = False,
                  elide_saves: bool = True) -> None:
         self.trace = trace
+        self.no_opt = no_opt(plan.entry)
         # a return writes the flags back too: AAPCS64 does not, but a differential test that
         # reads the architectural state after a RET does (tests/recompiler/unicorn_harness.py)
         self.ret_flags = ret_flags
@@ -160,6 +187,7 @@ class FunctionEmitter:
         self.labels: set[int] = set()
         self.resume: list[int] = []
         self.flags_written = False
+        self.flag_writers: set[int] = set()          # instructions that write NZCV (flags_touched)
         self.insn: Insn | None = None
         self.callees: set[int] = set()
         self.internal_errors: list[str] = []
@@ -170,7 +198,7 @@ class FunctionEmitter:
         self.direct_tabs: dict[tuple, str] = {}       # (JT label, DirectTable) -> its array's name
         # liveness at call sites and returns (AAPCS64 trust; trace builds store and reload all,
         # lockstep compares every register at every function entry)
-        self.live = trust_abi and not trace
+        self.live = trust_abi and not trace and "liveness" not in self.no_opt
         self.call_rets: list[int] = []               # call site k's return address
         self.call_targets: list[int | None] = []     # call site k's lifted callee, else None
         self.facts: interproc.FnLive | None = None   # what placing the call sites' lists needs
@@ -217,6 +245,8 @@ class FunctionEmitter:
     # ---- control flow ---------------------------------------------------------------
     def flags_touched(self) -> None:
         self.flags_written = True
+        if self.insn is not None:
+            self.flag_writers.add(self.insn.addr)
 
     def goto(self, target: int) -> str:
         """C statement that transfers control to ``target`` (jump, tail call, or exit)."""
@@ -509,6 +539,7 @@ class FunctionEmitter:
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
         saves = self.saves
         lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
+        flag_reads: set[int] = set()    # chunks that may read NZCV (_flags_at_entry)
         for j, (addr, start) in enumerate(chunks):
             stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
             text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
@@ -558,6 +589,9 @@ class FunctionEmitter:
             if indirect:
                 succs += inner
                 opaque = True
+            if _FLAG_READ_RE.search(text) or _FULL_RE.search(text) and not (
+                    "nx_svc(" in text or _FP_ENV_RE.search(text) or _FATAL_RE.search(text)):
+                flag_reads.add(addr)
             gen, kill = L.effects(text)
             gen &= ~saves.get(addr, 0)
             if _FATAL_RE.search(text):
@@ -622,7 +656,24 @@ class FunctionEmitter:
             f.tail_chunk.append(index[a])
             f.tail_target.append(t)
             f.tail_open.append(L.ALL & ~must[a])
+        f.flags_in, f.tail_flags_open = self._flags_at_entry(cs, flag_reads, tails)
         self.facts = f
+
+    def _flags_at_entry(self, cs: list, flag_reads: set[int], tails: list[tuple[int, int]]) -> tuple[bool, list[bool]]:
+        """Whether the function may read NZCV before writing them (a false entry: analysis took
+        a label for a function, and code falls or branches into it with the flags set, as
+        zsh's lexer did between a ``cmp`` and the ``b.ne`` after it), and for each direct tail
+        call whether NZCV may still hold what they held at the entry.  A direct tail call hands
+        the flags on where its callee reads them (``interproc.place``); AAPCS64 leaves them
+        undefined at a true entry, so no other call does.  One bit of liveness over the
+        instructions: a read is any mention of a flag or a write-back of every local, a write
+        one that sets all four (``flags_touched``) or a call (after it they are the callee's)."""
+        L = liveness
+        fcs = [L.Chunk(c.addr, 1 if c.addr in flag_reads else 0,
+                       1 if c.addr in self.flag_writers or c.call is not None else 0, c.succs) for c in cs]
+        live_in, _ = L.solve(fcs, self.falls, 0)
+        must = L.must_written(fcs, self.falls, self.plan.entry)
+        return bool(live_in.get(self.plan.entry, 1) & 1), [not must[a] & 1 for a, _t in tails]
 
     def _save_drop(self, cs: list, saves: dict[int, int], live_out: dict[int, int]) -> int:
         """The callee-saved registers whose saves may be dropped unless a return hands them
@@ -673,13 +724,14 @@ class FunctionEmitter:
         return out
 
     def _tag_sites(self, body: str, regs: list[int], v_used: list[int],
-                   w_regs: list[int], w_sp: bool, v_written: list[int]) -> str:
+                   w_regs: list[int], w_sp: bool, v_written: list[int], uses_flags: bool) -> str:
         """The call sites' and returns' placeholders, named by this function for
         ``interproc.place``; what writing their lists needs goes in ``self.facts``."""
         f = self.facts
         f.regs = [r for r in regs if r in CALLER_SAVED]
         f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
         f.ret_extra = "FLAGS_STORE;" if self.ret_flags and self.flags_written else ""
+        f.flags_local = uses_flags
         return re.sub(r"@@(SC|RC|SR|RZ|ST|SJ)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)
 
     def _wrap(self, body: str) -> str:
@@ -735,7 +787,7 @@ class FunctionEmitter:
         # AAPCS64: NZCV are neither arguments nor preserved by a call, so with trust_abi a call
         # neither writes the flags back nor reloads them (~12 instructions a call).  Trace
         # builds keep them: lockstep compares NZCV at every function entry.
-        flags_at_calls = uses_flags and (not self.trust_abi or self.trace)
+        flags_at_calls = uses_flags and (not self.trust_abi or self.trace or "flags" in self.no_opt)
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
@@ -745,14 +797,14 @@ class FunctionEmitter:
         # A function with resume points gets a twin that holds them (see below), and with an SP
         # a catch (C_x) that also knows the SP of its last setjmp call (_sjsp: a VLA or alloca
         # may move SP between it and the call a longjmp comes back through)
-        twin = bool(self.resume) and not self.trace
+        twin = bool(self.resume) and not self.trace and "twins" not in self.no_opt
         catches = twin and uses_sp
         if catches:
             decl.append("u64 _sjsp = 0;")
         else:
             body = re.sub(r"@@SJ\d+@@", "", body)
         if self.live:   # AAPCS64: a return hands no flags back
-            body = self._tag_sites(body, regs, v_used, w_regs, w_sp, v_written)
+            body = self._tag_sites(body, regs, v_used, w_regs, w_sp, v_written, uses_flags)
         resume = ""
         if self.resume:
             # a resume point at a call site that did not store the callee-saved registers live
@@ -804,6 +856,14 @@ class FunctionEmitter:
         sigpoll = ("#define NX_SIGPOLL(t) do { if (UNLIKELY(nx_signal_flag)) { s->pc = (t); "
                    f"(s->sp) = {'sp' if uses_sp else 'asp'}; STORE_ALL; nx_signal_poll(s); RELOAD_ALL; }} }} while (0)\n"
                    if self.signal_polls else "")
+        # recompiler.entry_log: the arguments logged at the entry, NxCpu left as it was (its
+        # slots of X0, X1, X30 and SP may be stale here by design: a log that kept them would
+        # hide a read of a stale slot)
+        entry_log = ("  if (!s->resume) { u64 _o[4] = { s->x[0], s->x[1], s->x[30], s->sp }; s->x[0] = a0; "
+                     f"s->x[1] = a1; s->x[30] = a30; s->sp = asp; nx_trace_entry(s, {self.plan.entry:#x}ull); "
+                     "s->x[0] = _o[0]; s->x[1] = _o[1]; s->x[30] = _o[2]; s->sp = _o[3]; }"
+                     if settings.get("recompiler", "entry_log") else "")
+
         def function(fn: str, entry_check: str, attrs: str = "") -> str:
             return (f"{attrs}NxRet {fn}{SIG} {{\n"
                     f"#define NX_CATCH {catch}\n"
@@ -815,7 +875,7 @@ class FunctionEmitter:
                     f"{sigpoll}"
                     f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
                     f"  {' '.join(d for d in decl if d)}\n"
-                    f"{'  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else ''}\n{entry_check}"
+                    f"{'  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else entry_log}\n{entry_check}"
                     f"{first_jump}{body}\n"
                     f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
                     f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}}}\n")

@@ -27,7 +27,7 @@ from tests.shared_tmp import run_dir
 pytestmark = pytest.mark.network
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
 RESULTS: dict[str, list[int]] = {}      # program -> [cases run, identical]
-ZSH_CI = {"arith", "params", "printf", "heredocs", "functions-nofork"}
+ZSH_CI = {"arith", "params", "printf", "heredocs", "functions-nofork", "redirections-nofork", "params-more"}
 
 
 def _fetch(package: str, rel: str) -> Path:

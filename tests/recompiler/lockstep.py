@@ -1,10 +1,12 @@
 """Lockstep debugging of a recompiled Linux program against Unicorn (a developer tool, used by
 tests/recompiler/test_lockstep.py too).
 
-    python tests/recompiler/lockstep.py [--stdin=FILE] BUNDLE ARGV0 ARGS...
+    python tests/recompiler/lockstep.py [--stdin=FILE] [--args-only] BUNDLE ARGV0 ARGS...
 
 The bundle must be built with NXRECOMP_RECOMPILER_TRACE=1: each lifted function logs the
-registers at its entry.  Unicorn runs the same program from the same initial state (same stack,
+registers at its entry.  A wrong result that only optimised builds show: build with
+NXRECOMP_RECOMPILER_ENTRY_LOG=1 instead (every optimisation kept, each function logs its C
+arguments X0, X1, X30 and SP) and pass ``--args-only``.  Unicorn runs the same program from the same initial state (same stack,
 same AT_RANDOM, the same answers to ID-register reads) through the same system-call personality
 and logs the registers at the same addresses.  The first record that differs names the function
 where the lifted code went wrong (the one entered before it).  Entries only one side logs
@@ -27,6 +29,8 @@ if str(ROOT) not in sys.path:
 
 # entry, X0-X30, SP, NZCV, then V0-V31 as (low 64 bits, high 64 bits)
 REC = struct.Struct("<98Q")
+# the fields a bundle built with recompiler.entry_log logs (X0, X1, X30, SP: its C arguments)
+ARGS_ONLY = (1, 2, 31, 32)
 NAMES = [f"x{i}" for i in range(31)] + ["sp", "nzcv"] + [f"v{i}.{h}" for i in range(32) for h in ("lo", "hi")]
 
 
@@ -69,7 +73,7 @@ def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[i
 
 
 def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
-            pids: tuple[int, int] | None = None) -> str:
+            pids: tuple[int, int] | None = None, only: tuple[int, ...] | None = None) -> str:
     """First record where the two traces differ.  Process and thread ids differ between the
     two runs: with ``pids`` (the lifted run's and Unicorn's process ids), the lifted run's pid or
     a thread id just above it (the lifted guest runs on a thread of its own) counts as the same
@@ -78,7 +82,8 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
     function: a jump to a label that is also an entry; or Unicorn's block hook did not see an
     entry that the code before it falls into) is noted and skipped: the traces are realigned
     on the nearest entry both logged, within ``window`` records.  Skipped records are counted
-    in the report; every other record is compared register by register."""
+    in the report; every other record is compared register by register (with ``only``, just
+    those fields of a record: ``ARGS_ONLY`` for a bundle built with recompiler.entry_log)."""
     a, b = Path(a_path).read_bytes(), Path(b_path).read_bytes()
     na, nb = len(a) // REC.size, len(b) // REC.size
     prev: list[int] = []
@@ -143,7 +148,7 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
         if i == 0 and j == 0:  # the initial NZCV is not defined by the ABI
             ra[33] = rb[33]
         diff = []
-        for k in range(1, REC.size // 8):
+        for k in (only or range(1, REC.size // 8)):
             x, y = ra[k], rb[k]
             if x == y:
                 continue
@@ -188,7 +193,8 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
                               f"unicorn {nb - sum(labels.values()) - repeats})"])
 
 
-def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin: Path | None = None) -> str:
+def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin: Path | None = None,
+             only: tuple[int, ...] | None = None) -> str:
     """Run the traced ``bundle`` and Unicorn on the same program, arguments and standard input
     (a file, or none); ``compare``'s report (plus the blocks Unicorn ran, with
     NXRECOMP_LOCKSTEP_BLOCKS)."""
@@ -220,17 +226,23 @@ def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin
     pa = pid_of_run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv])
     pb = pid_of_run([sys.executable, str(Path(__file__).resolve()), "--unicorn", str(so), manifest["program"],
                      str(entries_file), str(uni), *prog_argv])
-    report = compare(str(lifted), str(uni), pids=(pa, pb))
+    report = compare(str(lifted), str(uni), pids=(pa, pb), only=only)
     if os.path.exists(str(uni) + ".blocks"):
         report += "\nunicorn blocks: " + " ".join(Path(str(uni) + ".blocks").read_text().split()[:200])
     return report
 
 
 def main(argv: list[str]) -> int:
-    stdin = None
-    if argv and argv[0].startswith("--stdin="):
-        stdin, argv = Path(argv[0].split("=", 1)[1]), argv[1:]
-    print(lockstep(Path(argv[0]), argv[1:], stdin=stdin))
+    stdin, only = None, None
+    while argv and argv[0].startswith("--"):
+        if argv[0].startswith("--stdin="):
+            stdin = Path(argv[0].split("=", 1)[1])
+        elif argv[0] == "--args-only":   # a bundle built with recompiler.entry_log
+            only = ARGS_ONLY
+        else:
+            raise SystemExit(f"lockstep: unknown option {argv[0]}")
+        argv = argv[1:]
+    print(lockstep(Path(argv[0]), argv[1:], stdin=stdin, only=only))
     return 0
 
 
