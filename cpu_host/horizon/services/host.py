@@ -12,7 +12,7 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import apm, applet, binder, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
+from cpu_host.horizon.services import apm, applet, display, fsp, hid, lm, nvdrv, pl, psm, settings, sm, time, vi
 
 
 log = logging.getLogger("cpu_host.ipc")
@@ -22,8 +22,8 @@ class IpcHost:
     """The server, and the kernel bridge once game.so is loaded (``install``)."""
 
     def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
-                 sd_dir: Path, shared_font: Path, framebuffer_dir: Path | None = None,
-                 unknown: str = "fatal") -> None:
+                 sd_dir: Path, shared_font: Path, nvn: Any, gpu_wanted=lambda: False,
+                 framebuffer_dir: Path | None = None, unknown: str = "fatal") -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -38,8 +38,9 @@ class IpcHost:
         psm.register(self.server)
         pl.register(self.server, shared_font, ref)
         nv = nvdrv.NvState()
-        self.frames = binder.FrameSink(framebuffer_dir, hid_state.present)
-        vi.register(self.server, system, ref, nv, self.frames)
+        # one display with the NVN front end: its frame numbers, GPU client and present clock
+        self.display = display.Display(nvn, framebuffer_dir, gpu_wanted)
+        vi.register(self.server, system, ref, nv, self.display)
         nvdrv.register(self.server, ref, nv)
 
     def _kernel(self) -> KernelBridge:
