@@ -99,18 +99,21 @@ static const uint8_t VERTEX_BYTES[6] = {0, 4, 8, 12, 16, 4};
 
 /* PRESENT_IMAGE (gpu_host/present_image.py, PROTOCOL.md "Presented images"): a framebuffer in
  * pool memory shown as a frame.  vals[] by field: frame (u64: 0), pool, offset (u64: 0), width,
- * height, layout (0 pitch, 1 block-linear), pitch, block_height_log2, format.  The rules between
+ * height, layout (0 pitch, 1 block-linear), pitch, block_height_log2, format (3: RGB565, 2 bytes a
+ * pixel; the others 4).  The rules between
  * fields, and the bytes the image covers (block-linear: whole blocks of 2^bh GOBs of 64 B x 8 rows). */
 #define IMG_W 3
 #define IMG_H 4
 #define IMG_LAYOUT 5
 #define IMG_PITCH 6
 #define IMG_BLOCK 7
+#define IMG_FORMAT 8
 static int image_rules(int32_t idx, int op, const uint32_t *vals, nx_error *e) {
     uint32_t w = vals[IMG_W], h = vals[IMG_H], pitch = vals[IMG_PITCH];
+    uint64_t row = (uint64_t)w * (vals[IMG_FORMAT] == 3 ? 2 : 4);      /* RGB565: 2 bytes a pixel */
     if (w == 0 || h == 0) return fail(e, idx, op, w ? "height" : "width", "PRESENT_IMAGE: size %ux%u is empty", w, h);
-    if ((uint64_t)pitch < (uint64_t)w * 4)
-        return fail(e, idx, op, "pitch", "PRESENT_IMAGE: field pitch = %u is below a row of %llu bytes", pitch, (unsigned long long)w * 4);
+    if ((uint64_t)pitch < row)
+        return fail(e, idx, op, "pitch", "PRESENT_IMAGE: field pitch = %u is below a row of %llu bytes", pitch, (unsigned long long)row);
     if (vals[IMG_LAYOUT] == 1 && pitch % 64)
         return fail(e, idx, op, "pitch", "PRESENT_IMAGE: field pitch = %u of a block-linear image is not a multiple of 64", pitch);
     return NX_OK;

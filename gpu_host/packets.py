@@ -137,7 +137,7 @@ def _enum_limits() -> dict[tuple[int, str], int]:
     }
     lim.update({(OP_PRESENT_IMAGE, "width"): 16384, (OP_PRESENT_IMAGE, "height"): 16384,
                 (OP_PRESENT_IMAGE, "layout"): 1, (OP_PRESENT_IMAGE, "block_height_log2"): 5,
-                (OP_PRESENT_IMAGE, "format"): 2})
+                (OP_PRESENT_IMAGE, "format"): 3})
     for face in ("front", "back"):
         for f in ("fail", "depth_fail", "pass"):
             lim[(OP_DEPTH_STENCIL, f"{face}_{f}")] = len(STENCIL_OPS) - 1

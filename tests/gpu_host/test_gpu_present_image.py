@@ -21,7 +21,7 @@ POOL = 40
 
 
 def gob_swizzle(img: np.ndarray, pitch: int, bh: int) -> bytes:
-    """Block-linear bytes of an RGBA8 image (h x w x 4), surface ``pitch`` bytes wide."""
+    """Block-linear bytes of an image (h rows of bytes), surface ``pitch`` bytes wide."""
     h = img.shape[0]
     rows = 8 << bh
     blocks_y = -(-h // rows)
@@ -46,8 +46,9 @@ def present(gpu, pool, img: np.ndarray, layout: int, fmt: int, pitch: int, bh: i
     if layout == 1:
         data = gob_swizzle(img, pitch, bh)
     else:
+        lin = img.reshape(h, -1)
         rows = np.zeros((h, pitch), np.uint8)
-        rows[:, :w * 4] = img.reshape(h, -1)
+        rows[:, :lin.shape[1]] = lin
         data = rows.tobytes()
     pool.write(offset, data)
     n = next(gpu.frames)
@@ -57,7 +58,7 @@ def present(gpu, pool, img: np.ndarray, layout: int, fmt: int, pitch: int, bh: i
 
 @pytest.mark.parametrize("layout,pitch,bh", [(0, 40 * 4, 0), (0, 200, 0), (1, 192, 0), (1, 192, 1), (1, 256, 4)],
                          ids=["pitch-tight", "pitch-padded", "bl-1gob", "bl-2gob-partial", "bl-16gob"])
-@pytest.mark.parametrize("fmt", [0, 1, 2], ids=["RGBA8", "RGBX8", "BGRA8"])
+@pytest.mark.parametrize("fmt", [0, 1, 2, 3], ids=["RGBA8", "RGBX8", "BGRA8", "RGB565"])
 def test_image_comes_back_as_its_pixels(gpu, pool, layout, pitch, bh, fmt):
     rng = np.random.default_rng(layout * 100 + pitch + bh + fmt)
     img = rng.integers(0, 256, (20, 40, 4), dtype=np.uint8)      # 20 rows: partial blocks of 16 and 128
@@ -66,6 +67,12 @@ def test_image_comes_back_as_its_pixels(gpu, pool, layout, pitch, bh, fmt):
         want = want[:, :, [2, 1, 0, 3]]
     elif fmt == 1:
         want[:, :, 3] = 255
+    elif fmt == 3:       # u16 little-endian r5 g6 b5 (red high); 8 bits by repeating the top bits
+        px = [int(b) for b in img[:, :, :2].reshape(-1)]
+        v = np.array([lo | hi << 8 for lo, hi in zip(px[0::2], px[1::2])]).reshape(20, 40)
+        r, g, b = v >> 11, (v >> 5) & 0x3F, v & 0x1F
+        want = np.stack([r * 8 + r // 4, g * 4 + g // 16, b * 8 + b // 4, np.full_like(v, 255)], -1).astype(np.uint8)
+        img = img[:, :, :2]
     got = present(gpu, pool, img, layout, fmt, pitch, bh)
     assert got.shape == want.shape
     bad = np.argwhere((got != want).any(-1))
@@ -90,6 +97,8 @@ def test_bad_images_are_dropped_by_name(gpu, pool):
              "PRESENT_IMAGE: range 0xfe000+0x4000 is empty or runs past pool 40's end 0x100000")
     _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, POOL, 0, 32, 16, 0, 64, 0, 0)],
              "PRESENT_IMAGE: field pitch = 64 is below a row of 128 bytes")
+    _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, POOL, 0, 40, 16, 0, 64, 0, 3)],     # RGB565: 2 bytes a pixel
+             "PRESENT_IMAGE: field pitch = 64 is below a row of 80 bytes")
     _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, POOL, 0, 32, 16, 1, 130, 0, 0)],
              "PRESENT_IMAGE: field pitch = 130 of a block-linear image is not a multiple of 64")
     _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, 999, 0, 32, 16, 0, 128, 0, 0)],
@@ -120,6 +129,6 @@ def test_native_decoder_checks_the_image_range():
     raw = B.blob([B.pack_raw(P.OP_PRESENT_IMAGE, [1, 0, POOL, 0, 0, 64, 0, 0, 256, 0, 0])])
     with pytest.raises(nxpkt.NativePacketError, match="PRESENT_IMAGE: size 64x0 is empty"):
         nxpkt.check(raw)
-    raw = B.blob([B.pack_raw(P.OP_PRESENT_IMAGE, [1, 0, POOL, 0, 0, 64, 16, 0, 256, 0, 3])])
-    with pytest.raises(nxpkt.NativePacketError, match="field format = 3 is not in 0..2"):
+    raw = B.blob([B.pack_raw(P.OP_PRESENT_IMAGE, [1, 0, POOL, 0, 0, 64, 16, 0, 256, 0, 4])])
+    with pytest.raises(nxpkt.NativePacketError, match="field format = 4 is not in 0..3"):
         nxpkt.check(raw)

@@ -23,8 +23,8 @@ pitch 0x14, offset 0x1C, block height log2 0x24; the ints of the GBFR object sta
 handle's +0xC.  A queued frame's bytes are read from the nvmap object's guest memory as they lie
 (pitch-linear, or block-linear: whole blocks) and handed to the process's ``display.Display``
 (paced by the vsync ticks, presented through the GPU process, counted as a presented frame:
-the scripted input's clock).  Pixel formats (libnx PixelFormat): 1 RGBA_8888, 2 RGBX_8888, 5
-BGRA_8888 (nx.js's canvas); another is a named unserved request."""
+the scripted input's clock).  Pixel formats (libnx PixelFormat): 1 RGBA_8888, 2 RGBX_8888, 4
+RGB_565 (libnx's console), 5 BGRA_8888 (nx.js's canvas); another is a named unserved request."""
 from __future__ import annotations
 
 import logging
@@ -44,9 +44,9 @@ HANDLE_HEADER = 0xC                      # the NvGraphicBuffer's native-handle h
 NV_NVMAP_ID, NV_STRIDE, NV_PLANES = 0x10, 0x30, 0x40
 P_WIDTH, P_HEIGHT, P_LAYOUT, P_PITCH, P_OFFSET, P_BLOCK = 0x00, 0x04, 0x10, 0x14, 0x1C, 0x24
 LAYOUT_PITCH, LAYOUT_BLOCK_LINEAR = 1, 3
-PIXEL_FORMAT_RGBA_8888, PIXEL_FORMAT_RGBX_8888, PIXEL_FORMAT_BGRA_8888 = 1, 2, 5     # libnx PixelFormat
+PIXEL_FORMAT_RGBA_8888, PIXEL_FORMAT_RGBX_8888, PIXEL_FORMAT_RGB_565, PIXEL_FORMAT_BGRA_8888 = 1, 2, 4, 5  # libnx
 FORMATS = {PIXEL_FORMAT_RGBA_8888: present_image.FORMAT_RGBA8, PIXEL_FORMAT_RGBX_8888: present_image.FORMAT_RGBX8,
-           PIXEL_FORMAT_BGRA_8888: present_image.FORMAT_BGRA8}
+           PIXEL_FORMAT_BGRA_8888: present_image.FORMAT_BGRA8, PIXEL_FORMAT_RGB_565: present_image.FORMAT_RGB565}
 LAYOUTS = {LAYOUT_PITCH: present_image.LAYOUT_PITCH, LAYOUT_BLOCK_LINEAR: present_image.LAYOUT_BLOCK_LINEAR}
 WOULD_BLOCK, BAD_VALUE = -11, -22       # Android status codes (libnx binderConvertErrorCode)
 FENCE_SIZE = 0x24
@@ -216,8 +216,8 @@ class BufferQueue:
             raise ParcelError(f"queued buffer names nvmap id {gb.nvmap_id}, which has no memory")
         fmt = FORMATS.get(gb.format)
         if fmt is None:
-            raise NotServed(f"queued buffer of pixel format {gb.format} (RGBA_8888, RGBX_8888 and BGRA_8888 are "
-                            "served)")
+            raise NotServed(f"queued buffer of pixel format {gb.format} (RGBA_8888, RGBX_8888, RGB_565 and BGRA_8888 "
+                            "are served)")
         layout = LAYOUTS.get(gb.layout)
         if layout is None:
             raise NotServed(f"queued buffer of layout {gb.layout} (1 pitch, 3 block linear are served)")
