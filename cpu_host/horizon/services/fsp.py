@@ -7,7 +7,8 @@ DisableAutoSaveDataCreation.  IFileSystem (paths: X descriptor 0, NUL-terminated
 bytes): 0 CreateFile(u32 option, s64 size), 1 DeleteFile, 2 CreateDirectory, 3 DeleteDirectory,
 4 DeleteDirectoryRecursively, 5 RenameFile / 6 RenameDirectory (X 0 -> X 1), 7 GetEntryType (-> u32:
 0 directory, 1 file), 8 OpenFile(u32 mode: 1 read, 2 write, 4 append) -> IFile, 9 OpenDirectory(u32)
--> IDirectory, 10 Commit, 11 GetFreeSpaceSize / 12 GetTotalSpaceSize (-> s64).  IFile: 0 Read(u32
+-> IDirectory, 10 Commit, 11 GetFreeSpaceSize / 12 GetTotalSpaceSize (-> s64), 14 GetFileTimeStampRaw (->
+FsTimeStampRaw: created, modified, accessed as u64 POSIX seconds, u8 is_valid 1, 7 pad; libnx fs.h).  IFile: 0 Read(u32
 option, pad, s64 offset, s64 size; B 0) -> s64 read, 1 Write(same; A 0), 2 Flush, 3 SetSize(s64),
 4 GetSize -> s64.  IDirectory: 0 Read (B 0: entries of 0x310 bytes: name[0x301], 3 pad, type s8,
 3 pad, size s64) -> s64 count, 1 GetEntryCount -> s64.  IStorage: 0 Read(s64 offset, s64 size;
@@ -212,6 +213,11 @@ class FileSystem(Interface):
     @command(12)
     def get_total_space_size(self, ctx: Context) -> None:
         ctx.push("q", SD_SIZE)
+
+    @command(14)
+    def get_file_time_stamp_raw(self, ctx: Context) -> None:
+        st = self._existing(ctx).stat()
+        ctx.push("QQQB7x", int(st.st_ctime), int(st.st_mtime), int(st.st_atime), 1)
 
 
 class RomStorage(Interface):
