@@ -30,7 +30,7 @@ NX_VT(NxV2u32, u32, 8); NX_VT(NxV2i32, i32, 8); NX_VT(NxV2f64, double, 16); NX_V
  * model promises (a store is eventually seen by every observer); without the barrier clang hoists
  * the plain load out of the loop and it never ends.  No instruction is emitted; values the guest
  * keeps in registers are C locals and stay in host registers. */
-#define NX_BACK_EDGE __asm__ volatile("" ::: "memory")
+#define NX_LOOP_EDGE __asm__ volatile("" ::: "memory")
 /* A computed goto through a function's dense label array (recompiler/lift/emitter.py
  * shared_table): slot (target - lo) / 4; rotating the offset right by 2 puts a misaligned
  * target's low bits on top, so it, like any target past the table, takes the last slot.

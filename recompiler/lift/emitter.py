@@ -224,7 +224,7 @@ class FunctionEmitter:
             self.labels.add(target)
             if target <= self.pc:      # a loop's back edge: guest memory is read again (lifted.h)
                 poll = f"NX_SIGPOLL({target:#x}ull); " if self.signal_polls else ""
-                return f"{{ {poll}NX_BACK_EDGE; goto L_{target:x}; }}"
+                return f"{{ {poll}NX_LOOP_EDGE; goto L_{target:x}; }}"
             return f"goto L_{target:x};"
         if target in self.functions:
             self.callees.add(target)

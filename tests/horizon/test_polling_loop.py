@@ -6,7 +6,7 @@ The lifted C reads guest memory with plain loads; without a compiler barrier at 
 edge clang hoists the load out of the loop and the recompiled program spins forever (nx.js's
 thread pool waits for its workers this way, C-Thread-Pool's `thpool_init`).  The setter runs on
 another core after a sleep, so the main thread is already in the loop when the word changes.
-Fails on a lifter without NX_BACK_EDGE (the run hangs until the time bound)."""
+Fails on a lifter without NX_LOOP_EDGE (the run hangs until the time bound)."""
 from __future__ import annotations
 
 import subprocess
