@@ -56,12 +56,17 @@ FORWARDER = ("an hbloader-style forwarder: after libnx's start-up over IPC (sm:,
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro, absent from the SD folder: fs PathNotFound 0x202 "
            "(with it there, the next stop is the unserved sockets service bsd:s)")
+NRO_SOCKETS = ("the host puts the NRO at its argv path (as hbloader), so romfsInit reads its RomFS; socketInitialize "
+               "then asks for bsd:s, not served yet (measured on 0.0.69 by hbframe; with a bsd:s that registers the "
+               "client, nx.js goes on through pl:u and its SD log file to its thread pool)")
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
     if kind == "nro":
+        measured = version == "0.0.69"      # the others not re-run since the NRO is placed on the SD card
         return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
-                        ("package/dist/nxjs.nro",), True, "break:0x202", OWN_NRO)
+                        ("package/dist/nxjs.nro",), True, "ipc:bsd:s" if measured else "break:0x202",
+                        NRO_SOCKETS if measured else OWN_NRO)
     return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
                     ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0x202", OWN_NRO)
 
