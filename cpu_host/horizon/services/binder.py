@@ -147,6 +147,11 @@ class BufferQueue:
     width: int = 0
     height: int = 0
     format: int = PIXEL_FORMAT_RGBA_8888
+    free_event: Callable[[bool], None] | None = None     # the native handle 0x0F event's level (vi.py)
+
+    def has_free(self) -> bool:
+        """A slot can be dequeued (or none is configured yet)."""
+        return not self.slots or any(s not in self.dequeued for s in self.slots)
 
     def transact(self, binder: int, code: int, parcel: bytes) -> bytes:
         try:
@@ -157,6 +162,9 @@ class BufferQueue:
         except ParcelError as e:
             log.info("binder %d transaction %d: %s: BadValue", binder, code, e)
             return write_parcel(struct.pack("<i", BAD_VALUE))
+        finally:
+            if self.free_event is not None:
+                self.free_event(self.has_free())
 
     def _transact(self, binder: int, code: int, parcel: bytes) -> bytes:
         r = read_parcel(parcel)

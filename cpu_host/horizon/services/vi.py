@@ -3,6 +3,8 @@ layers and the vsync event; the binder relay (IHOSBinderDriver) hands its transa
 buffer queue in ``binder.py`` (queued framebuffers, read from nvmap objects of ``nvdrv.py``).
 
 Root: 0 (vi:u), 1 (vi:s), 2 (vi:m) GetDisplayService(u32 policy) -> IApplicationDisplayService.
+IHOSBinderDriver: 0 TransactParcel, 1 AdjustRefcount, 2 GetNativeHandle(s32 binder, u32 id) -> copy
+handle (id 0x0F: the buffer queue's "slot free" event, binder.py), 3 TransactParcelAuto.
 IApplicationDisplayService: 100 GetRelayService, 103 GetIndirectDisplayTransactionService ->
 IHOSBinderDriver; 101 GetSystemDisplayService; 102 GetManagerDisplayService; 1000 ListDisplays;
 1010 OpenDisplay(name[0x40]) -> u64 id ("Default", "External", "Edid", "Internal", "Null";
@@ -35,6 +37,7 @@ from cpu_host.horizon.services.display import Display
 from cpu_host.horizon.services.nvdrv import NvState
 
 VI_NOT_FOUND = result(114, 7)            # 0xE72 (Atmosphère vi results)
+BUFFER_FREE_HANDLE = 0x0F          # GetNativeHandle's id of the buffer queue's event (libnx native_window.c)
 DISPLAYS = ("Default", "External", "Edid", "Internal", "Null")
 RESOLUTION = {True: (1920, 1080), False: (1280, 720)}
 
@@ -52,8 +55,19 @@ class ViState:
                                         lambda s: kernel_ref().wait(s))
         self.lock = threading.Lock()
         self.vsync = 0
+        self.free_ev = 0
         self.next_layer = 1
         self.next_binder = 1
+
+    def buffer_free_handle(self) -> int:
+        """A handle to the buffer queue's "a slot is free" event (binder.BufferQueue.free_event)."""
+        with self.lock:
+            if not self.free_ev:
+                k = self.kernel()
+                self.free_ev = k.event()
+                self.queue.free_event = lambda on: self.kernel().signal(self.free_ev, on)
+                self.queue.free_event(self.queue.has_free())
+        return self.kernel().event_handle(self.free_ev)
 
     def vsync_handle(self) -> int:
         """A handle to the display's vsync event, signalled at each of the display's ticks (the
@@ -99,6 +113,10 @@ class HosBinderDriver(Interface):
 
     @command(2)
     def get_native_handle(self, ctx: Context) -> None:
+        _binder, what = ctx.i32(), ctx.u32()
+        if what == BUFFER_FREE_HANDLE:
+            ctx.out_copy.append(self.vi.buffer_free_handle())
+            return
         k = self.vi.kernel()
         ctx.out_copy.append(k.event_handle(k.event()))
 
