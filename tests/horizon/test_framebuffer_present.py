@@ -44,10 +44,18 @@ int hz_main(void) {
     build(&m, 5202, &disp, 8, 0);
     rc = call(ads, &r, 0, 0);
     Handle vsync = r.copy[0];
-    int waits_ok = 0;
+    /* IHOSBinderDriver 2 GetNativeHandle(binder, 0x0F): the queue's "slot free" event, which
+     * libnx's nwindowDequeueBuffer waits on (not cleared) before every DEQUEUE_BUFFER */
+    struct { int32_t binder; uint32_t what; } nh = {binder_id, 0x0F};
+    m = (Msg){.type = 4};
+    build(&m, 2, &nh, sizeof nh, 0);
+    call(relay, &r, 0, 0);
+    Handle free_ev = r.copy[0];
+    int waits_ok = 0, free_ok = 0;
     for (uint32_t k = 0; k < FRAMES; k++) {
         int32_t idx;
         if (svcWaitSynchronization(&idx, &vsync, 1, 1000000000LL) == 0 && svcResetSignal(vsync) == 0) waits_ok++;
+        if (svcWaitSynchronization(&idx, &free_ev, 1, 1000000000LL) == 0) free_ok++;
         ptoken(); p32(0); p32(w); p32(hgt); p32(1); p32(0xB00);
         transact(3);
         int32_t slot = (int32_t)out32(0);
@@ -64,7 +72,11 @@ int hz_main(void) {
         rc = transact(7);
         if (rc || (int32_t)out32(4)) hz_printf("frame %u: QUEUE_BUFFER %x status %d\n", k, rc, (int32_t)out32(4));
     }
-    hz_printf("frames queued: %d, vsync waits answered: %d\n", FRAMES, waits_ok);
+    hz_printf("frames queued: %d, vsync waits answered: %d, slot-free waits answered: %d\n", FRAMES, waits_ok,
+              free_ok);
+    for (int i = 0; i < 2; i++) { ptoken(); p32(0); p32(w); p32(hgt); p32(1); p32(0xB00); transact(3); }
+    int32_t idx;
+    hz_printf("slot-free wait with every slot out: %x\n", svcWaitSynchronization(&idx, &free_ev, 1, 0));
     return 0;
 }
 """
@@ -108,7 +120,9 @@ def test_queued_frames_presented_by_the_gpu_process(bundles) -> None:
         del os.environ["NXRECOMP_CPU_HOST_FRAME_TIMES_FILE"]
     log = (run / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]
-    assert "frames queued: 8, vsync waits answered: 8" in cpu_lines(log), log[-3000:]
+    lines = cpu_lines(log)
+    assert "frames queued: 8, vsync waits answered: 8, slot-free waits answered: 8" in lines, log[-3000:]
+    assert "slot-free wait with every slot out: ea01" in lines, log[-3000:]        # Timeout: cleared
     got = sorted(p.name for p in frames.glob("frame_*.png"))
     assert got == [f"frame_{f:06d}.png" for f in range(1, 9)], got
     for k in range(8):
@@ -160,7 +174,7 @@ def test_gpu_process_killed_while_frames_are_queued(bundles) -> None:
     log = (run / "run.log").read_text()
     assert rc == [0], log[-3000:]
     assert kills >= 1
-    assert "frames queued: 90, vsync waits answered: 90" in cpu_lines(log), log[-3000:]
+    assert "frames queued: 90, vsync waits answered: 90, slot-free waits answered: 90" in cpu_lines(log), log[-3000:]
     died = log.count("gpu: killed by SIGKILL; restarting")
     assert 1 <= died <= kills and sup.restarts("gpu") == died
     assert 1 <= log.count("GPU process lost; reconnecting") <= kills
