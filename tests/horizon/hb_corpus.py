@@ -58,7 +58,8 @@ OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, ti
            "(with it there, the next stop is the unserved sockets service bsd:s)")
 NRO_SOCKETS = ("the host puts the NRO at its argv path (as hbloader), so romfsInit reads its RomFS; socketInitialize "
                "then asks for bsd:s, not served yet (measured on 0.0.69 by hbframe; with a bsd:s that registers the "
-               "client, nx.js goes on through pl:u and its SD log file to its thread pool)")
+               "client, nx.js runs a console.log script to the end: its text in presented frames, exit code 0 on a "
+               "scripted PLUS, test_homebrew_console.py)")
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
