@@ -37,7 +37,7 @@ PLUS_AT = 90                            # presented frames before the scripted P
 def ink(frame: np.ndarray) -> np.ndarray:
     """Per 16x16 cell: does any pixel differ from the background (the frame's commonest colour)?"""
     flat = frame.reshape(-1, 4)
-    bg = np.array(Counter(map(bytes, flat[::97])).most_common(1)[0][0], np.uint8)
+    bg = np.frombuffer(Counter(map(bytes, flat[::97])).most_common(1)[0][0], np.uint8)
     diff = (frame != bg).any(-1)
     h, w = diff.shape
     return diff[:h // CELL * CELL, :w // CELL * CELL].reshape(h // CELL, CELL, w // CELL, CELL).any((1, 3))
