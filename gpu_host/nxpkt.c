@@ -97,6 +97,35 @@ static uint32_t expected_size(const nx_op *o, const uint8_t *body, uint32_t avai
 
 static const uint8_t VERTEX_BYTES[6] = {0, 4, 8, 12, 16, 4};
 
+/* PRESENT_IMAGE (gpu_host/present_image.py, PROTOCOL.md "Presented images"): a framebuffer in
+ * pool memory shown as a frame.  vals[] by field: frame (u64: 0), pool, offset (u64: 0), width,
+ * height, layout (0 pitch, 1 block-linear), pitch, block_height_log2, format (3: RGB565, 2 bytes a
+ * pixel; the others 4).  The rules between
+ * fields, and the bytes the image covers (block-linear: whole blocks of 2^bh GOBs of 64 B x 8 rows). */
+#define IMG_W 3
+#define IMG_H 4
+#define IMG_LAYOUT 5
+#define IMG_PITCH 6
+#define IMG_BLOCK 7
+#define IMG_FORMAT 8
+static int image_rules(int32_t idx, int op, const uint32_t *vals, nx_error *e) {
+    uint32_t w = vals[IMG_W], h = vals[IMG_H], pitch = vals[IMG_PITCH];
+    uint64_t row = (uint64_t)w * (vals[IMG_FORMAT] == 3 ? 2 : 4);      /* RGB565: 2 bytes a pixel */
+    if (w == 0 || h == 0) return fail(e, idx, op, w ? "height" : "width", "PRESENT_IMAGE: size %ux%u is empty", w, h);
+    if ((uint64_t)pitch < row)
+        return fail(e, idx, op, "pitch", "PRESENT_IMAGE: field pitch = %u is below a row of %llu bytes", pitch, (unsigned long long)row);
+    if (vals[IMG_LAYOUT] == 1 && pitch % 64)
+        return fail(e, idx, op, "pitch", "PRESENT_IMAGE: field pitch = %u of a block-linear image is not a multiple of 64", pitch);
+    return NX_OK;
+}
+
+static uint64_t image_bytes(const uint8_t *p) {
+    uint32_t h = rd32(p + 28), layout = rd32(p + 32), pitch = rd32(p + 36), bh = rd32(p + 40);
+    if (layout != 1) return (uint64_t)pitch * h;
+    uint64_t rows = 8ull << bh, blocks_y = (h + rows - 1) / rows, gobs_x = (pitch + 63) / 64;
+    return blocks_y * gobs_x * (512ull << bh);
+}
+
 /* Pass 1 on one packet: every field's type and range (packets.check_full's rules). */
 static int check_fields(int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
     const nx_op *o = &NX_OPS[op];
@@ -192,6 +221,11 @@ static int check_fields(int32_t idx, int op, const uint8_t *p, uint32_t size, nx
         float d = rdf(p + 4);
         if (!(d >= 0.0f && d <= 1.0f)) return fail(e, idx, op, "depth", "CLEAR_DEPTH_STENCIL: field depth = %g is not in 0..1", d);
         if (vals[2] == 0) return fail(e, idx, op, "aspects", "CLEAR_DEPTH_STENCIL: field aspects = 0 clears nothing (1 depth, 2 stencil, 3 both)");
+        break;
+    }
+    case OP_PRESENT_IMAGE: {
+        int rc = image_rules(idx, op, vals, e);
+        if (rc) return rc;
         break;
     }
     case OP_MULTISAMPLE: {
@@ -403,6 +437,13 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         return fail(e, idx, op, "op", "%s: nested submission marker", op_name(op));
     case OP_VIEWPORT: case OP_SCISSOR:
         break;   /* no handles: the format pass checked everything */
+    case OP_PRESENT_IMAGE: {
+        /* its pool range here; the image itself is the Python path's (no Vulkan work) */
+        int rc = range_ok(s, idx, op, rd32(p + 12), rd64(p + 16), image_bytes(p), e);
+        if (rc) return rc;
+        if (!s->fallback_op) s->fallback_op = op;
+        return NX_FALLBACK;
+    }
     default:
         if (!s->fallback_op) s->fallback_op = op;
         return NX_FALLBACK;

@@ -81,6 +81,10 @@ _OPS = [
     Op(32, "CLEAR_TARGET", (("index", U32), ("r", F32), ("g", F32), ("b", F32), ("a", F32))),
     # Multisampling (PROTOCOL.md): a multisampled colour target resolved into a one-sample one.
     Op(33, "RESOLVE", (("src", U32), ("dst", U32))),
+    # Presented images (PROTOCOL.md "Presented images", gpu_host/present_image.py): a framebuffer
+    # in pool memory shown as a frame (a Horizon program's buffer queued through vi's binder).
+    Op(40, "PRESENT_IMAGE", (("frame", U64), ("pool", U32), ("offset", U64), ("width", U32), ("height", U32),
+                             ("layout", U32), ("pitch", U32), ("block_height_log2", U32), ("format", U32))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -93,6 +97,7 @@ OP_SCISSOR, OP_BLEND_STATE, OP_BLEND_CONSTANT, OP_MULTISAMPLE = 25, 26, 27, 28
 OP_EVENT_SIGNAL, OP_EVENT_WAIT = 29, 30
 OP_RENDER_TARGETS, OP_CLEAR_TARGET = 31, 32
 OP_RESOLVE = 33
+OP_PRESENT_IMAGE = 40
 EVENT_SIGNAL_MODES = ("write", "add")
 EVENT_WAIT_MODES = ("equal", "gequal_wrap")
 
@@ -130,6 +135,9 @@ def _enum_limits() -> dict[tuple[int, str], int]:
         (OP_CLEAR_TARGET, "index"): MAX_COLOR_TARGETS - 1,
         (OP_EVENT_SIGNAL, "mode"): len(EVENT_SIGNAL_MODES) - 1, (OP_EVENT_WAIT, "mode"): len(EVENT_WAIT_MODES) - 1,
     }
+    lim.update({(OP_PRESENT_IMAGE, "width"): 16384, (OP_PRESENT_IMAGE, "height"): 16384,
+                (OP_PRESENT_IMAGE, "layout"): 1, (OP_PRESENT_IMAGE, "block_height_log2"): 5,
+                (OP_PRESENT_IMAGE, "format"): 3})
     for face in ("front", "back"):
         for f in ("fail", "depth_fail", "pass"):
             lim[(OP_DEPTH_STENCIL, f"{face}_{f}")] = len(STENCIL_OPS) - 1
@@ -382,6 +390,7 @@ _RULES = {
     OP_VIEWPORT: lambda t: 0 < t[3] <= 16384 and 0 < t[4] <= 16384,
     OP_CLEAR_DEPTH_STENCIL: lambda t: 0.0 <= t[1] <= 1.0 and 0 < t[3],
     OP_MULTISAMPLE: lambda t: t[1] in SAMPLE_COUNTS,
+    OP_PRESENT_IMAGE: lambda t: _image_problem(t) is None,
 }
 
 
@@ -495,4 +504,11 @@ def check_full(obj: Any) -> tuple:
             raise PacketError("CLEAR_DEPTH_STENCIL: field aspects = 0 clears nothing (1 depth, 2 stencil, 3 both)")
     elif op.code == OP_MULTISAMPLE and vals[0] not in SAMPLE_COUNTS:
         raise PacketError(f"MULTISAMPLE: field samples = {vals[0]} is not one of {SAMPLE_COUNTS}")
+    elif op.code == OP_PRESENT_IMAGE and _image_problem((op.code, *vals)):
+        raise PacketError(f"PRESENT_IMAGE: {_image_problem((op.code, *vals))}")
     return (op.code, *vals)
+
+
+def _image_problem(t: tuple) -> str | None:
+    from gpu_host import present_image      # its rules between fields, written once there
+    return present_image.problem(t)

@@ -17,7 +17,7 @@ import numpy as np
 import vulkan as vk
 from vulkan._vulkan import lib as _vklib   # direct entry points for the per-draw calls
 
-from gpu_host import blocklinear, events, texdecode
+from gpu_host import blocklinear, events, present_image, texdecode
 from gpu_host import packets as P
 from gpu_host.formats import FORMATS, TexFormat
 from gpu_host.objects import Memory, ObjectError, Objects, Texture
@@ -370,6 +370,12 @@ class Replayer:
                 a = np.frombuffer(raw, np.uint8).reshape(-1, 4)[:, [2, 1, 0, 3]]
                 raw = a.tobytes()
             result.frames.append(FrameOut(frame, t.width, t.height, raw, hashlib.sha256(raw).hexdigest()))
+        if plan.images:        # PRESENT_IMAGE: pixels from the snapshot, no Vulkan work (present_image.py)
+            for c in plan.commands:
+                if c[0] == P.OP_PRESENT_IMAGE:
+                    raw = present_image.rgba(c, mem.read(*present_image.key(c)))
+                    result.frames.append(FrameOut(c[1], c[4], c[5], raw, hashlib.sha256(raw).hexdigest()))
+            result.frames.sort(key=lambda f: f.frame)     # one client numbers its frames in order
         return result
 
     def _layer_texels(self, t: Texture, src: Any, k: int) -> np.ndarray:

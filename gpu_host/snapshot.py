@@ -20,7 +20,7 @@ class Snapshot:
     def take(cls, plan: Plan, memory: Memory, textures: list | None = None) -> "Snapshot":
         """The plan's ranges and the bytes of ``textures`` (default: every texture it samples;
         the replayer names the ones it must read, ``Replayer.texture_reads``)."""
-        keys = list(plan.ranges) + [(t.pool, t.offset, t.byte_size)
+        keys = list(plan.ranges) + list(plan.images) + [(t.pool, t.offset, t.byte_size)
                                     for t in (plan.uploads if textures is None else textures)]
         data = {k: bytes(memory.read(*k)) for k in keys}
         sizes = {k[0]: memory.pool_size(k[0]) for k in keys}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpu_host import events
+from gpu_host import events, present_image
 from gpu_host import packets as P
 from gpu_host.objects import Objects, Program, Sampler, Texture
 from gpu_host.ring_layout import NUM_FENCES
@@ -25,6 +25,7 @@ class Plan:
     uploads: list[Texture] = field(default_factory=list)                # textures read from pool memory
     dirty: list[tuple[int, int, int]] = field(default_factory=list)    # (pool, offset, size) the CPU wrote
     waits: int = 0                                                      # EVENT_WAITs: replayed in parts (events.py)
+    images: list[tuple[int, int, int]] = field(default_factory=list)   # PRESENT_IMAGE ranges (present_image.py)
 
 
 def _range(objects: Objects, where: str, pool: int, offset: int, size: int) -> None:
@@ -332,6 +333,11 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if t.fmt.name not in ("RGBA8", "BGRA8"):
                 raise SubmissionError(f"{where}: field texture {cmd[2]} has format {t.fmt.name}; only RGBA8 and "
                                       "BGRA8 targets are presented (WRITEBACK reads the others)")
+        elif op == P.OP_PRESENT_IMAGE:
+            img = present_image.key(cmd)
+            _range(objects, where, *img)
+            if img not in pl.images:
+                pl.images.append(img)
         elif op == P.OP_RESOLVE:
             _resolve(where, cmd, objects)
         elif op == P.OP_MULTISAMPLE:

@@ -20,13 +20,24 @@ In both forms X30 (the loader's return address) is the host's **exit slot**: lib
 runtime whose crt0 returns from its entry lands there too; the process then ends through
 svcExitProcess and the runner returns the code.  The configuration lives in a page of its
 own right after the host slots (on the console it is hbloader's data: CodeMutable memory).
+
+An NRO lies on the SD card at the path its argv names (hbloader loads it from there), and
+programs read themselves back: libnx's ``romfsInit`` of an NRO opens ``argv[0]`` to find its
+RomFS (nx.js aborts with fs PathNotFound 0x202 without it).  So before the start the host
+places the program's NRO (the file it was built from, manifest ``exefs``) at that path in the
+SD folder (``cpu_host.sd_dir``), copied under a temporary name and renamed, unless the same
+bytes are there already.
 """
 from __future__ import annotations
 
 import ctypes
+import filecmp
 import logging
+import os
+import shutil
 import struct
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from cpu_host.linux.memory import Region
@@ -147,3 +158,29 @@ def plan(manifest: dict, slots: dict[str, int], entry: int) -> HomebrewStart | N
     page = (last + 0x10000 + PAGE - 1) // PAGE * PAGE     # past the symbolizer's host range
     name = (hb.get("title") or manifest["process"].get("name") or "homebrew").replace(" ", "_")
     return HomebrewStart(abi, entry, f"sdmc:/switch/{name}.nro", page, slots)
+
+
+def sd_path(start: HomebrewStart, sd_dir: Path) -> Path:
+    """The host path of the program's argv path (``sdmc:/...``) in the SD folder."""
+    return Path(sd_dir) / start.argv.split(":/", 1)[1]
+
+
+def place_nro(start: HomebrewStart, manifest: dict, sd_dir: Path) -> Path | None:
+    """Put the NRO the bundle was built from at its argv path in the SD folder (as hbloader
+    finds it there); returns that path, or None (a warning names why) when there is no NRO."""
+    if start.abi != "nro":
+        return None
+    src = Path(manifest.get("exefs") or "")
+    dst = sd_path(start, sd_dir)
+    if not src.is_file():
+        log.warning("the NRO this bundle was built from (%s) is gone: %s is not placed on the SD card, so the "
+                    "program cannot read itself (its RomFS) back", src, dst)
+        return None
+    if dst.is_file() and filecmp.cmp(src, dst, shallow=False):
+        return dst
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, dst)
+    log.info("placed %s at %s (its argv path %s)", src.name, dst, start.argv)
+    return dst

@@ -224,6 +224,9 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     hb = homebrew.plan(manifest, {n: services.boot_slots[n] for n in homebrew.SLOTS}, image.entry)
     start = services.boot_slots["__nx_boot"]
     if hb is not None:
+        from nxrecomp import settings
+
+        homebrew.place_nro(hb, manifest, Path(settings.get("cpu_host", "sd_dir")).expanduser())
         hb.map_config(lib)
         hb.bind(ffi, lib)
         start = hb.slots["__hb_start"]

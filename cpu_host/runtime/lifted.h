@@ -24,6 +24,13 @@ NX_VT(NxV2u32, u32, 8); NX_VT(NxV2i32, i32, 8); NX_VT(NxV2f64, double, 16); NX_V
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define MUSTTAIL __attribute__((musttail))
+/* Every backward branch inside a function (a loop's back edge) is a compiler barrier: a guest
+ * loop that polls memory another thread writes (`1: ldr w0, [x20, #8]; cmp w22, w0; b.ne 1b`, as
+ * C-Thread-Pool's wait for its workers in nx.js) reloads it each time round, as the Arm memory
+ * model promises (a store is eventually seen by every observer); without the barrier clang hoists
+ * the plain load out of the loop and it never ends.  No instruction is emitted; values the guest
+ * keeps in registers are C locals and stay in host registers. */
+#define NX_LOOP_EDGE __asm__ volatile("" ::: "memory")
 /* A computed goto through a function's dense label array (recompiler/lift/emitter.py
  * shared_table): slot (target - lo) / 4; rotating the offset right by 2 puts a misaligned
  * target's low bits on top, so it, like any target past the table, takes the last slot.

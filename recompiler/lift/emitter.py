@@ -252,8 +252,9 @@ class FunctionEmitter:
         """C statement that transfers control to ``target`` (jump, tail call, or exit)."""
         if target in self.addrs:
             self.labels.add(target)
-            if self.signal_polls and target <= self.pc:
-                return f"{{ NX_SIGPOLL({target:#x}ull); goto L_{target:x}; }}"
+            if target <= self.pc:      # a loop's back edge: guest memory is read again (lifted.h)
+                poll = f"NX_SIGPOLL({target:#x}ull); " if self.signal_polls else ""
+                return f"{{ {poll}NX_LOOP_EDGE; goto L_{target:x}; }}"
             return f"goto L_{target:x};"
         if target in self.functions:
             self.callees.add(target)

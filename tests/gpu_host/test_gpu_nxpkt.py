@@ -45,6 +45,7 @@ def every_op() -> list[tuple]:
         (P.OP_MULTISAMPLE, 4, True), (P.OP_EVENT_SIGNAL, 1, 4, 1, 0xFFFFFFFF), (P.OP_EVENT_WAIT, 1, 8, 0, 5),
         (P.OP_RENDER_TARGETS, [1, 2, E], 3), (P.OP_CLEAR_TARGET, 7, 1, 0, 0, 1), (P.OP_RESOLVE, 1, 2),
         (P.OP_BEGIN, 5), (P.OP_END, 5),
+        (P.OP_PRESENT_IMAGE, 12, 3, 1 << 33, 1280, 720, 1, 5120, 4, 2),
     ]
 
 

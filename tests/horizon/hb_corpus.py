@@ -68,16 +68,19 @@ FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, se
              "hbloader's fatal 347-3 (0x75b); with an NRO there (nx.js's: test_hbloader_chain.py) it reads it and maps it "
              "with MapProcessCodeMemory (0x77) on its process handle: code unseen at build time, not served (issue 30)")
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
-           "own NRO at its argv path sdmc:/switch/nx.js.nro, absent from the SD folder: fs PathNotFound 0x202 "
-           "(with it there: sockets (bsd:s), pl:u and fsp-srv GetFileTimeStampRaw pass; it gets as far as nvdrv and the "
-           "binder (two IGraphicBufferProducer transactions) and "
-           "does not end by itself within 120 s, its console not presented)")
+           "own NRO at its argv path sdmc:/switch/nx.js.nro (the host now places it there, as hbloader does; these "
+           "versions were not re-run since: their last record is fs PathNotFound 0x202)")
+NRO_SOCKETS = ("the host puts the NRO at its argv path (as hbloader), so romfsInit reads its RomFS; sockets (bsd:s), "
+               "pl:u and fsp-srv GetFileTimeStampRaw pass; it reaches nvdrv and the binder, and runs its script "
+               "(test_homebrew_console.py: a console.log line in presented frames, exit code 0 on a scripted PLUS)")
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
     if kind == "nro":
+        measured = version == "0.0.69"      # the others not re-run since the NRO is placed on the SD card
         return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
-                        ("package/dist/nxjs.nro",), True, "break:0x202", OWN_NRO)
+                        ("package/dist/nxjs.nro",), True, "ipc:bsd:s" if measured else "break:0x202",
+                        NRO_SOCKETS if measured else OWN_NRO)
     return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
                     ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0x202", OWN_NRO)
 

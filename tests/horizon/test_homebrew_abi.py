@@ -9,6 +9,7 @@ X30 not the loader's return (no exit code)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,9 +48,10 @@ def guest_elf(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     return _guest(tmp_path_factory.mktemp("hb_guest"), "crt0.s")
 
 
-def _run(bundle: Path) -> subprocess.CompletedProcess:
+def _run(bundle: Path, sd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(sd)} if sd is not None else None
     return subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=False)
+                          text=True, timeout=120, check=False, env=env)
 
 
 def test_nro_starts_as_hbloader_starts_it(guest_elf: bytes, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -66,9 +68,15 @@ def test_nro_starts_as_hbloader_starts_it(guest_elf: bytes, tmp_path: Path, caps
     p = m["process"]
     assert (p["address_space_bits"], p["main_thread_priority"], p["main_thread_core"],
             p["main_thread_stack_size"]) == (39, 44, 0, 0x100000)
-    r = _run(tmp_path / "bundle")
+    sd = tmp_path / "sd"
+    (sd / "switch").mkdir(parents=True)
+    (sd / "switch" / "Hello_ABI.nro").write_bytes(b"an older build")
+    r = _run(tmp_path / "bundle", sd)
     lines = r.stdout.splitlines()
     assert r.returncode == 42, r.stderr[-2000:]
+    # the NRO lies at its argv path on the SD card, as hbloader found it (libnx's romfsInit reads
+    # it back there): the stale file there was replaced by the program's own bytes
+    assert (sd / "switch" / "Hello_ABI.nro").read_bytes() == nro.read_bytes()
     assert lines[0] == "form nro"
     handle = int(lines[1].split()[-1], 16)
     assert handle != 0

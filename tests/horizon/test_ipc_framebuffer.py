@@ -10,7 +10,11 @@ import sys
 
 from tests.horizon.hz_build import ROOT, bundle_from_c
 
-FB_MAIN = r"""
+# The setup libnx's framebufferCreate does, as raw IPC: vi display service, relay, a stray layer;
+# nvdrv + nvmap objects in the heap; binder CONNECT and SET_PREALLOCATED_BUFFER of slot 0 (64x16
+# pitch-linear, pitch 256, at fb) and slot 1 (the same size block-linear with 16-GOB blocks, at
+# fb2).  Shared with test_framebuffer_present.py, which queues frames through the GPU process.
+FB_SETUP = r"""
 static uint8_t inparcel[0x200] __attribute__((aligned(16))), outparcel[0x200] __attribute__((aligned(16)));
 static uint32_t pw;                        /* payload words written */
 static void p32(uint32_t v) { memcpy(inparcel + 0x10 + pw * 4, &v, 4); pw++; }
@@ -40,7 +44,7 @@ static Result transact(uint32_t code) {
 }
 static uint32_t out32(uint32_t word) { return u32at(outparcel + u32at(outparcel + 4) + word * 4); }
 
-int hz_main(void) {
+static void fb_setup(uint8_t **fb_out, uint8_t **fb2_out, uint64_t *disp_out, Handle *ads_out) {
     Reply r;
     Msg m;
     uint64_t zero = 0;
@@ -148,12 +152,35 @@ int hz_main(void) {
     p32(0x47424652); p32(w); p32(hgt); p32(w); p32(1); p32(0xB00); p32(42); p32(0); p32(0); p32(nints);
     for (uint32_t i = 0; i < nints; i++) p32(u32at(nvgb + 0xC + i * 4));
     rc = transact(14);
+    *fb_out = fb;
+    *fb2_out = fb2;
+    *disp_out = disp;
+    *ads_out = ads;
+    hz_printf("SET_PREALLOCATED_BUFFER (block linear): %x\n", rc);
+}
+
+/* byte offset of linear byte xb of row y in a block-linear surface of pitch bytes, 16-GOB blocks
+ * (GOB = 64 bytes x 8 rows, 512 bytes; Tegra X1 block-linear layout, Fermi GOB) */
+static uint32_t bl_offset(uint32_t xb, uint32_t y, uint32_t pitch) {
+    uint32_t gx = xb % 64, gy = y % 8;
+    uint32_t in_gob = (gx / 32) * 256 + (gy / 2) * 64 + ((gx % 32) / 16) * 32 + (gy % 2) * 16 + gx % 16;
+    return (y / 128) * ((pitch / 64) * 512 * 16) + (xb / 64) * (512 * 16) + ((y / 8) % 16) * 512 + in_gob;
+}
+"""
+
+FB_MAIN = FB_SETUP + r"""
+int hz_main(void) {
+    uint8_t *fb, *fb2;
+    uint64_t disp;
+    Handle ads;
+    fb_setup(&fb, &fb2, &disp, &ads);
+    Reply r;
+    Msg m;
+    Result rc;
+    uint32_t w = 64, hgt = 16, pitch = 256;
     for (uint32_t y = 0; y < hgt; y++)
         for (uint32_t xb = 0; xb < w * 4; xb++) {
-            uint32_t gx = xb % 64, gy = y % 8;
-            uint32_t in_gob = (gx / 32) * 256 + (gy / 2) * 64 + ((gx % 32) / 16) * 32 + (gy % 2) * 16 + gx % 16;
-            uint32_t off = (y / 128) * ((pitch / 64) * 512 * 16) + (xb / 64) * (512 * 16)
-                           + ((y / 8) % 16) * 512 + in_gob;
+            uint32_t off = bl_offset(xb, y, pitch);
             uint32_t x = xb / 4, c = xb % 4;
             fb2[off] = c == 0 ? (uint8_t)(255 - x) : c == 1 ? (uint8_t)(y * 8) : c == 2 ? 0x40 : 0xFF;
         }
@@ -213,6 +240,7 @@ def test_framebuffer_queued_over_binder(tmp_path) -> None:
         "CreateStrayLayer: 0 binder nonzero 1",
         "CONNECT: 0 status 0",
         "SET_PREALLOCATED_BUFFER: 0",
+        "SET_PREALLOCATED_BUFFER (block linear): 0",
         "DEQUEUE_BUFFER: 0 slot 0 fence flag 1 status 0",
         "QUEUE_BUFFER: 0 size 64x16 status 0",            # BqBufferOutput: the buffer's size
         "DEQUEUE_BUFFER again: 0 slot 1",                   # the next free slot

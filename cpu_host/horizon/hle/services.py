@@ -97,6 +97,7 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     ipc = IpcHost(system=system, hid_state=hid, clock=clock, fs=fs,
                   sd_dir=Path(settings.get("cpu_host", "sd_dir")).expanduser(),
                   shared_font=Path(settings.get("cpu_host", "shared_font")).expanduser(),
+                  nvn=nvn, gpu_wanted=lambda: bool(gpu_socket_dir()),
                   framebuffer_dir=Path(settings.get("cpu_host", "framebuffer_dir")).expanduser()
                   if settings.get("cpu_host", "framebuffer_dir") else None,
                   unknown=settings.get("cpu_host", "ipc_unknown"), audio=audio,

@@ -20,20 +20,22 @@ native-handle header).  A status is 0 or a negative errno (-11 WouldBlock when n
 NvGraphicBuffer offsets (from libnx's header, compiled): nvmap id at 0x10, stride (pixels) 0x30,
 planes at 0x40 of 0x58 bytes each: width 0, height 4, layout 0x10 (1 pitch, 3 block linear),
 pitch 0x14, offset 0x1C, block height log2 0x24; the ints of the GBFR object start at the
-handle's +0xC.  A queued frame is read from the nvmap object's guest memory (block-linear
-surfaces deswizzled with gpu_host.blocklinear), handed to ``FrameSink`` and counts as a
-presented frame (the scripted input's clock)."""
+handle's +0xC.  A queued frame's bytes are read from the nvmap object's guest memory as they lie
+(pitch-linear, or block-linear: whole blocks) and handed to the process's ``display.Display``
+(paced by the vsync ticks, presented through the GPU process, counted as a presented frame:
+the scripted input's clock).  Pixel formats (libnx PixelFormat): 1 RGBA_8888, 2 RGBX_8888, 4
+RGB_565 (libnx's console), 5 BGRA_8888 (nx.js's canvas); another is a named unserved request."""
 from __future__ import annotations
 
 import logging
 import struct
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from cpu_host.horizon.ipc.dispatcher import Context, Unserved
+from cpu_host.horizon.services.display import Display, Image
 from cpu_host.horizon.services.nvdrv import NvState
+from gpu_host import present_image
 
 log = logging.getLogger("cpu_host.ipc.binder")
 TOKEN = "android.gui.IGraphicBufferProducer"
@@ -42,7 +44,10 @@ HANDLE_HEADER = 0xC                      # the NvGraphicBuffer's native-handle h
 NV_NVMAP_ID, NV_STRIDE, NV_PLANES = 0x10, 0x30, 0x40
 P_WIDTH, P_HEIGHT, P_LAYOUT, P_PITCH, P_OFFSET, P_BLOCK = 0x00, 0x04, 0x10, 0x14, 0x1C, 0x24
 LAYOUT_PITCH, LAYOUT_BLOCK_LINEAR = 1, 3
-PIXEL_FORMAT_RGBA_8888, PIXEL_FORMAT_RGBX_8888 = 1, 2
+PIXEL_FORMAT_RGBA_8888, PIXEL_FORMAT_RGBX_8888, PIXEL_FORMAT_RGB_565, PIXEL_FORMAT_BGRA_8888 = 1, 2, 4, 5  # libnx
+FORMATS = {PIXEL_FORMAT_RGBA_8888: present_image.FORMAT_RGBA8, PIXEL_FORMAT_RGBX_8888: present_image.FORMAT_RGBX8,
+           PIXEL_FORMAT_BGRA_8888: present_image.FORMAT_BGRA8, PIXEL_FORMAT_RGB_565: present_image.FORMAT_RGB565}
+LAYOUTS = {LAYOUT_PITCH: present_image.LAYOUT_PITCH, LAYOUT_BLOCK_LINEAR: present_image.LAYOUT_BLOCK_LINEAR}
 WOULD_BLOCK, BAD_VALUE = -11, -22       # Android status codes (libnx binderConvertErrorCode)
 FENCE_SIZE = 0x24
 
@@ -131,37 +136,9 @@ def parse_gbfr(obj: bytes) -> GraphicBuffer:
 
 
 @dataclass
-class FrameSink:
-    """Where queued framebuffers go: PNG files (settings cpu_host.framebuffer_dir) and the
-    frame counter; the GPU process's presentation (issue 30 part 6) plugs in here.  Presents
-    are paced at the display's 60 Hz times the swap interval: QUEUE_BUFFER waits (without a
-    core) until that much time has passed since the previous present."""
-    folder: Path | None
-    on_present: Callable[[], None]
-    frames: int = 0
-    last: float = 0.0
-
-    def pace(self, swap_interval: int, wait: Callable[[float], None]) -> None:
-        due = self.last + max(swap_interval, 1) / 60
-        now = time.monotonic()
-        if now < due:
-            wait(due - now)
-        self.last = max(due, now) if now - due < 0.1 else now
-
-    def present(self, rgba: bytes, width: int, height: int) -> None:
-        self.frames += 1
-        if self.folder is not None:
-            from gpu_host import png
-
-            self.folder.mkdir(parents=True, exist_ok=True)
-            png.write(self.folder / f"frame_{self.frames:06d}.png", rgba, width, height)
-        self.on_present()
-
-
-@dataclass
 class BufferQueue:
     nv: NvState
-    sink: FrameSink
+    display: Display
     read_guest: Callable[[int, int], bytes]
     wait: Callable[[float], None] = lambda s: None
     slots: dict[int, GraphicBuffer] = field(default_factory=dict)
@@ -170,6 +147,11 @@ class BufferQueue:
     width: int = 0
     height: int = 0
     format: int = PIXEL_FORMAT_RGBA_8888
+    free_event: Callable[[bool], None] | None = None     # the native handle 0x0F event's level (vi.py)
+
+    def has_free(self) -> bool:
+        """A slot can be dequeued (or none is configured yet)."""
+        return not self.slots or any(s not in self.dequeued for s in self.slots)
 
     def transact(self, binder: int, code: int, parcel: bytes) -> bytes:
         try:
@@ -180,6 +162,9 @@ class BufferQueue:
         except ParcelError as e:
             log.info("binder %d transaction %d: %s: BadValue", binder, code, e)
             return write_parcel(struct.pack("<i", BAD_VALUE))
+        finally:
+            if self.free_event is not None:
+                self.free_event(self.has_free())
 
     def _transact(self, binder: int, code: int, parcel: bytes) -> bytes:
         r = read_parcel(parcel)
@@ -208,7 +193,7 @@ class BufferQueue:
             swap = struct.unpack_from("<I", inp, 0x2C)[0] if len(inp) >= 0x30 else 1   # BqBufferInput.swapInterval
             self.dequeued.discard(slot)
             if slot in self.slots:
-                self.sink.pace(swap, self.wait)
+                self.display.pace(swap, self.wait)
                 self._present(self.slots[slot])
             out = struct.pack("<IIII", self.width, self.height, 0, 0) + struct.pack("<i", 0)
         elif code == 8:                                                # CANCEL_BUFFER
@@ -237,26 +222,20 @@ class BufferQueue:
         obj = next((o for o in self.nv.objects.values() if o.id == gb.nvmap_id), None)
         if obj is None or not obj.address:
             raise ParcelError(f"queued buffer names nvmap id {gb.nvmap_id}, which has no memory")
-        if gb.format not in (PIXEL_FORMAT_RGBA_8888, PIXEL_FORMAT_RGBX_8888):
-            raise NotServed(f"queued buffer of pixel format {gb.format} (RGBA_8888 and RGBX_8888 are served)")
-        row = gb.width * 4
-        if gb.layout == LAYOUT_BLOCK_LINEAR:
-            from gpu_host import blocklinear
-
-            size = blocklinear.size_bytes(gb.pitch, gb.height, gb.block_height_log2)
-            lin = blocklinear.deswizzle(self.read_guest(obj.address + gb.offset, size), gb.pitch, gb.height,
-                                        gb.block_height_log2)
-            rgba = lin[:, :row].tobytes()
-        elif gb.layout == LAYOUT_PITCH:
-            src = self.read_guest(obj.address + gb.offset, gb.pitch * gb.height)
-            rgba = b"".join(src[y * gb.pitch:y * gb.pitch + row] for y in range(gb.height))
-        else:
+        fmt = FORMATS.get(gb.format)
+        if fmt is None:
+            raise NotServed(f"queued buffer of pixel format {gb.format} (RGBA_8888, RGBX_8888, RGB_565 and BGRA_8888 "
+                            "are served)")
+        layout = LAYOUTS.get(gb.layout)
+        if layout is None:
             raise NotServed(f"queued buffer of layout {gb.layout} (1 pitch, 3 block linear are served)")
-        if gb.format == PIXEL_FORMAT_RGBX_8888:
-            a = bytearray(rgba)
-            a[3::4] = b"\xff" * (len(a) // 4)
-            rgba = bytes(a)
-        self.sink.present(rgba, gb.width, gb.height)
+        img = Image(b"", gb.width, gb.height, layout, gb.pitch, gb.block_height_log2 if layout else 0, fmt)
+        why = present_image.problem(img.packet(0, 0, 0))
+        if why or gb.block_height_log2 > 5:
+            raise ParcelError(f"queued buffer {gb.width}x{gb.height}: {why or 'block height above 32 GOBs'}")
+        size = present_image.byte_size(img.packet(0, 0, 0))
+        data = self.read_guest(obj.address + gb.offset, size)
+        self.display.present(Image(data, img.width, img.height, layout, img.pitch, img.block_height_log2, fmt))
 
 
 def transact(queue: BufferQueue, ctx: Context) -> None:

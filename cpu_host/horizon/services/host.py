@@ -12,7 +12,7 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import (apm, applet, audout, audren, binder, bsd, fsp, hid, lm, nifm, ns, nvdrv, pl, psm,
+from cpu_host.horizon.services import (apm, applet, audout, audren, bsd, display, fsp, hid, lm, nifm, ns, nvdrv, pl, psm,
                                        settings, sm, time, vi)
 
 
@@ -23,9 +23,9 @@ class IpcHost:
     """The server, and the kernel bridge once game.so is loaded (``install``)."""
 
     def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
-                 sd_dir: Path, shared_font: Path, framebuffer_dir: Path | None = None,
-                 unknown: str = "fatal", audio: Any = None, bsd_network: str = "loopback",
-                 bsd_max_sockets: int = 64) -> None:
+                 sd_dir: Path, shared_font: Path, nvn: Any, gpu_wanted=lambda: False,
+                 framebuffer_dir: Path | None = None, unknown: str = "fatal", audio: Any = None,
+                 bsd_network: str = "loopback", bsd_max_sockets: int = 64) -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -40,9 +40,10 @@ class IpcHost:
         psm.register(self.server)
         pl.register(self.server, shared_font, ref)
         nv = nvdrv.NvState()
-        present = hid_state.present if audio is None else lambda: (hid_state.present(), audio.present())
-        self.frames = binder.FrameSink(framebuffer_dir, present)
-        vi.register(self.server, system, ref, nv, self.frames)
+        # one display with the NVN front end: its frame numbers, GPU client and present clock (whose
+        # on_present also tells hid and audio of each frame)
+        self.display = display.Display(nvn, framebuffer_dir, gpu_wanted)
+        vi.register(self.server, system, ref, nv, self.display)
         nvdrv.register(self.server, ref, nv)
         if audio is not None:            # audio.host.AudioHost: the renderers nn::audio shares
             audren.register(self.server, audio, ref, system.docked)

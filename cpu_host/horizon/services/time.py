@@ -8,7 +8,9 @@ IStaticService: 0 GetStandardUserSystemClock, 1 GetStandardNetworkSystemClock,
 2 GetStandardSteadyClock -> ISteadyClock (0 GetCurrentTimePoint -> 0x18 bytes);
 3 GetTimeZoneService -> ITimeZoneService (0 GetDeviceLocationName -> 0x24 bytes,
 101 ToCalendarTimeWithMyRule(u64) -> CalendarTime (year u16, month, day, hour, minute,
-second u8, pad) + CalendarAdditionalInfo (wday u32, yday u32, name[8], DST u32, offset s32));
+second u8, pad) + CalendarAdditionalInfo (wday u32, yday u32, name[8], DST u32, offset s32);
+201 ToPosixTime (rule: A buffer) / 202 ToPosixTimeWithMyRule (CalendarTime -> s32 count; C buffer 0:
+the s64 POSIX times; libnx ``time.c``));
 20 GetSharedMemoryNativeHandle -> copy handle, 0x1000 bytes mapped R.
 
 Shared memory (libnx ``_timeReadSharedmemObj``): at 0x00 the steady clock point type (base
@@ -109,8 +111,7 @@ class TimeZoneService(Interface):
         ctx.push_bytes(struct.pack("<HBBBBBB", t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, 0))
         ctx.push_bytes(struct.pack("<II8sIi", (t.tm_wday + 1) % 7, t.tm_yday - 1, b"UTC", 0, 0))
 
-    @command(201)
-    def to_posix_time_with_my_rule(self, ctx: Context) -> None:
+    def _to_posix(self, ctx: Context) -> None:
         y, mo, d, h, mi, s, _ = struct.unpack("<HBBBBBB", ctx.take(8))
         try:
             posix = calendar.timegm((y, mo, d, h, mi, s))
@@ -119,6 +120,11 @@ class TimeZoneService(Interface):
         ctx.push("i", 1)
         ctx.push_bytes(bytes(4))
         ctx.write_c(0, struct.pack("<q", posix))
+
+    # libnx time.c: 201 ToPosixTime (the rule in an A buffer: every rule is UTC here), 202
+    # ToPosixTimeWithMyRule; both CalendarTime -> s32 count, the s64 times in C buffer 0
+    to_posix_time = command(201)(_to_posix)
+    to_posix_time_with_my_rule = command(202)(_to_posix)
 
 
 class StaticService(Interface):

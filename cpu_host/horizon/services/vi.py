@@ -3,6 +3,8 @@ layers and the vsync event; the binder relay (IHOSBinderDriver) hands its transa
 buffer queue in ``binder.py`` (queued framebuffers, read from nvmap objects of ``nvdrv.py``).
 
 Root: 0 (vi:u), 1 (vi:s), 2 (vi:m) GetDisplayService(u32 policy) -> IApplicationDisplayService.
+IHOSBinderDriver: 0 TransactParcel, 1 AdjustRefcount, 2 GetNativeHandle(s32 binder, u32 id) -> copy
+handle (id 0x0F: the buffer queue's "slot free" event, binder.py), 3 TransactParcelAuto.
 IApplicationDisplayService: 100 GetRelayService, 103 GetIndirectDisplayTransactionService ->
 IHOSBinderDriver; 101 GetSystemDisplayService; 102 GetManagerDisplayService; 1000 ListDisplays;
 1010 OpenDisplay(name[0x40]) -> u64 id ("Default", "External", "Edid", "Internal", "Null";
@@ -10,7 +12,8 @@ another name: vi NotFound 0xE72); 1020 CloseDisplay(u64); 1102 GetDisplayResolut
 s64 width, s64 height; 2020 OpenLayer(name[0x40], u64 layer, u64 aruid, PID; B 0: native window
 parcel) -> u64 size; 2021 CloseLayer; 2030 CreateStrayLayer(u32 flags, pad, u64 display; B 0) ->
 u64 layer, u64 size; 2031 DestroyStrayLayer; 2101 SetLayerScalingMode(u32, pad, u64);
-5202 GetDisplayVsyncEvent(u64) -> copy handle, signalled 60 times a second.
+5202 GetDisplayVsyncEvent(u64) -> copy handle, signalled at each tick of the display's 60 Hz clock
+(``display.Vsync``: the ticks queued frames are shown at).
 ISystemDisplayService: 1200/1202 GetZOrderCountMin/Max -> s64, 1203 GetDisplayLogicalResolution
 -> s32 w, h; 2201/2203/2205 SetLayerPosition/Size/Z; 2312 CreateStrayLayer.
 IManagerDisplayService: 2010 CreateManagedLayer(u32 flags, pad, u64 display, u64 aruid) -> u64,
@@ -25,18 +28,18 @@ from __future__ import annotations
 
 import struct
 import threading
-import time
 
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
 from cpu_host.horizon.ipc.results import IpcError, result
 from cpu_host.horizon.services import binder
+from cpu_host.horizon.services.display import Display
 from cpu_host.horizon.services.nvdrv import NvState
 
 VI_NOT_FOUND = result(114, 7)            # 0xE72 (Atmosphère vi results)
+BUFFER_FREE_HANDLE = 0x0F          # GetNativeHandle's id of the buffer queue's event (libnx native_window.c)
 DISPLAYS = ("Default", "External", "Edid", "Internal", "Null")
 RESOLUTION = {True: (1920, 1080), False: (1280, 720)}
-VSYNC_S = 1 / 60
 
 
 def native_window_parcel(binder_id: int) -> bytes:
@@ -46,26 +49,34 @@ def native_window_parcel(binder_id: int) -> bytes:
 
 
 class ViState:
-    def __init__(self, system: SystemService, kernel_ref, nv: NvState, sink: binder.FrameSink) -> None:
-        self.system, self.kernel = system, kernel_ref
-        self.queue = binder.BufferQueue(nv, sink, lambda addr, n: kernel_ref().read(addr, n),
+    def __init__(self, system: SystemService, kernel_ref, nv: NvState, display: Display) -> None:
+        self.system, self.kernel, self.display = system, kernel_ref, display
+        self.queue = binder.BufferQueue(nv, display, lambda addr, n: kernel_ref().read(addr, n),
                                         lambda s: kernel_ref().wait(s))
         self.lock = threading.Lock()
         self.vsync = 0
+        self.free_ev = 0
         self.next_layer = 1
         self.next_binder = 1
 
+    def buffer_free_handle(self) -> int:
+        """A handle to the buffer queue's "a slot is free" event (binder.BufferQueue.free_event)."""
+        with self.lock:
+            if not self.free_ev:
+                k = self.kernel()
+                self.free_ev = k.event()
+                self.queue.free_event = lambda on: self.kernel().signal(self.free_ev, on)
+                self.queue.free_event(self.queue.has_free())
+        return self.kernel().event_handle(self.free_ev)
+
     def vsync_handle(self) -> int:
+        """A handle to the display's vsync event, signalled at each of the display's ticks (the
+        ones queued frames are shown at: display.Vsync)."""
         with self.lock:
             if not self.vsync:
                 self.vsync = self.kernel().event()
-                threading.Thread(target=self._tick, name="vi-vsync", daemon=True).start()
+                self.display.vsync.signal_each_tick(lambda: self.kernel().signal(self.vsync))
         return self.kernel().event_handle(self.vsync)
-
-    def _tick(self) -> None:
-        while True:
-            time.sleep(VSYNC_S)
-            self.kernel().signal(self.vsync)
 
     def new_layer(self) -> tuple[int, int]:
         with self.lock:
@@ -102,6 +113,10 @@ class HosBinderDriver(Interface):
 
     @command(2)
     def get_native_handle(self, ctx: Context) -> None:
+        _binder, what = ctx.i32(), ctx.u32()
+        if what == BUFFER_FREE_HANDLE:
+            ctx.out_copy.append(self.vi.buffer_free_handle())
+            return
         k = self.vi.kernel()
         ctx.out_copy.append(k.event_handle(k.event()))
 
@@ -258,7 +273,7 @@ class ViRoot(Interface):
     get_display_service_manager = command(2)(_display_service)
 
 
-def register(server: Server, system: SystemService, kernel_ref, nv: NvState, sink: binder.FrameSink) -> None:
-    state = ViState(system, kernel_ref, nv, sink)
+def register(server: Server, system: SystemService, kernel_ref, nv: NvState, display: Display) -> None:
+    state = ViState(system, kernel_ref, nv, display)
     for name in ("vi:u", "vi:s", "vi:m"):
         server.services[name] = lambda: ViRoot(state)

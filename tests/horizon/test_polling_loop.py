@@ -1,0 +1,48 @@
+"""A guest loop that polls memory another thread writes ends once the write happens.
+
+The guest's `while (flag == 0) {}` on a volatile word is `1: ldr w8, [x9]; cbz w8, 1b` in its
+machine code: by the Arm memory model the other thread's store is eventually seen by that load.
+The lifted C reads guest memory with plain loads; without a compiler barrier at the loop's back
+edge clang hoists the load out of the loop and the recompiled program spins forever (nx.js's
+thread pool waits for its workers this way, C-Thread-Pool's `thpool_init`).  The setter runs on
+another core after a sleep, so the main thread is already in the loop when the word changes.
+Fails on a lifter without NX_LOOP_EDGE (the run hangs until the time bound)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.horizon.hz_build import ROOT, bundle_from_c
+
+GUEST = r"""
+#include "hz_sdk.h"
+
+static volatile uint32_t flag;
+static char stack[0x4000] __attribute__((aligned(16)));
+static HzThread setter;
+
+static void set_later(void *arg) {
+    (void)arg;
+    svcSleepThread(50 * 1000 * 1000);
+    flag = 7;
+}
+
+int hz_main(void) {
+    hz_thread_create(&setter, set_later, 0, stack, sizeof stack, 44, 1);
+    hz_thread_start(&setter);
+    uint32_t polls = 0;
+    while (flag == 0)
+        polls++;
+    hz_printf("flag %u seen after polling\n", flag);
+    hz_thread_join(&setter);
+    return polls == 0;      /* it did wait in the loop */
+}
+"""
+
+
+def test_polling_loop_sees_the_other_threads_store(tmp_path) -> None:
+    bundle = bundle_from_c(GUEST, {}, tmp_path / "w")
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.splitlines() == ["flag 7 seen after polling"]
