@@ -145,15 +145,15 @@ def _compressed() -> list[str]:
 
 
 def test_brotli_compatibility_matches_qemu_and_the_originals(brotli, tmp_path):
-    """Upstream's compatibility test: every ``*.compressed*`` file of the corpus decompresses to
-    the file named before ``.compressed``.  One run over all of them (``brotli -dc`` takes many
-    files and writes their concatenation), so that CI pays one start-up."""
+    """Upstream's compatibility test: every ``*.compressed*`` file of the corpus decompresses
+    (``brotli -dc``, one file a run: the program writes one file to stdout) to the file named
+    before ``.compressed``."""
     data = _tree("brotli") / "tests" / "testdata"
     names = _compressed()
-    r = compare("brotli", brotli, tmp_path, ["brotli", "-dc", *names], {n: data / n for n in names})
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == b"".join((data / n.split(".compressed")[0]).read_bytes() for n in names)
-    assert len(names) > 60
+    for n in names:
+        r = compare("brotli", brotli, tmp_path / n, ["brotli", "-dc", n], {n: data / n})
+        assert r.returncode == 0 and r.stdout == (data / n.split(".compressed")[0]).read_bytes(), (n, r.stderr)
+    assert len(names) == 45   # the sdist's corpus
 
 
 def _roundtrip_params():
@@ -181,9 +181,8 @@ def test_brotli_roundtrip_matches_qemu(brotli, tmp_path, rel, quality):
 
 
 def test_brotli_corrupt_input_fails_like_qemu(brotli, tmp_path):
-    data = bytearray((_tree("brotli") / "tests" / "testdata" / "alice29.txt.compressed").read_bytes())
-    data[len(data) // 3] ^= 0x5A
-    r = compare("brotli", brotli, tmp_path, ["brotli", "-cd"], {}, stdin=bytes(data))
+    data = (_tree("brotli") / "tests" / "testdata" / "alice29.txt.compressed").read_bytes()
+    r = compare("brotli", brotli, tmp_path, ["brotli", "-cd"], {}, stdin=data[:len(data) // 3])   # truncated
     assert r.returncode == 1 and r.stderr
 
 
