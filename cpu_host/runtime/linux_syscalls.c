@@ -14,8 +14,11 @@
  *    "signals" below); handlers of the signals the runtime's crash report owns (SIGSEGV, SIGBUS,
  *    SIGILL, SIGFPE, SIGTRAP, SIGSYS) are recorded, not run;
  *  - clone: fork-like only (vfork too is a fork); threads (CLONE_THREAD) and clone3 -> -ENOSYS;
- *  - execve only of the guest program itself (/proc/self/exe, as busybox runs applets): the
- *    host execs the runner again (nx_linux_set_self_exec); any other path -> -ENOENT;
+ *  - execve of the guest program itself (/proc/self/exe, as busybox runs applets): the host
+ *    execs the runner again (nx_linux_set_self_exec); any other path is the host's execve, as
+ *    qemu-aarch64 does (linux-user do_execveat: only /proc/self/exe is special), so a host
+ *    program runs natively (popen's /bin/sh) and an aarch64 one fails with ENOEXEC unless a
+ *    binfmt handler is registered;
  *  - exit (of the only guest thread) ends the process like exit_group;
  *  - set_tid_address/set_robust_list are recorded, not passed on: the host thread's own
  *    values belong to the host's libc; rseq -> -ENOSYS for the same reason.
@@ -1162,9 +1165,12 @@ static long sys_prctl(NxCpu *s) {
     }
 }
 
-/* -- execve: only of the guest program itself (busybox runs its applets as
- * execve("/proc/self/exe", ["cat", ...])): the host re-runs its runner with the new guest
- * argv after the prefix the runner gave.  Anything else: -ENOENT. -- */
+/* -- execve: of the guest program itself (busybox runs its applets as
+ * execve("/proc/self/exe", ["cat", ...])), the host re-runs its runner with the new guest
+ * argv after the prefix the runner gave.  Any other path goes to the host's execve with the
+ * guest's argv and envp (guest addresses are host addresses), as under qemu-aarch64: the mask
+ * and the ignored dispositions the new program inherits are the guest's (host_setmask and
+ * host_dispose keep the host's equal to them). -- */
 #define MAX_PREFIX 16
 static char *self_exec[MAX_PREFIX + 1];
 
@@ -1181,8 +1187,13 @@ static long sys_execve(NxCpu *s) {
     char *const *gargv = (char *const *)s->x[1];
     char *const *genv = (char *const *)s->x[2];
     int self = is_self_exe(path) || (P.exe[0] && path && strcmp(path, P.exe) == 0);
-    if (!self || !self_exec[0]) {
-        lg(20, "execve(\"%s\"): only the guest program itself can be executed: -ENOENT", path ? path : "");
+    if (!self) {
+        fflush(NULL);
+        if (P.exit_hook) P.exit_hook(-1);   /* -1: not an exit, but logs must be flushed */
+        return hsys6(SYS_execve, (long)path, (long)gargv, (long)genv, 0, 0, 0);
+    }
+    if (!self_exec[0]) {
+        lg(20, "execve(\"%s\") of the guest program: the runner gave no way to run it again: -ENOENT", path);
         return -ENOENT;
     }
     int np = 0, na = 0;
