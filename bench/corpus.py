@@ -76,10 +76,15 @@ def prepare(tmp: Path, scale: float) -> None:
 def microbench(ways: dict[str, list[str]], tmp: Path) -> dict[str, float]:
     """microbench's total score of each way against the native run (1000 = native speed)."""
     # (microbench saves its results only when it ran its whole list: all tests, every way)
-    subprocess.run([*ways["native"], "microbench.js", "-s", "ref.txt"], cwd=tmp, check=True, capture_output=True)
+    # (--std: microbench reads its clock (os.now) and writes/reads results through std/os;
+    # without it, it falls back to Date.now's milliseconds and cannot save a reference)
+    subprocess.run([*ways["native"], "--std", "microbench.js", "-s", "ref.txt"], cwd=tmp, check=True,
+                   capture_output=True)
+    if not (tmp / "ref.txt").exists():
+        raise SystemExit("qjs microbench.js -s ref.txt wrote no reference file")
     scores = {}
     for way, cmd in ways.items():
-        r = subprocess.run([*cmd, "microbench.js", "-r", "ref.txt", "-s", ""], cwd=tmp, capture_output=True, text=True)
+        r = subprocess.run([*cmd, "--std", "microbench.js", "-r", "ref.txt", "-s", ""], cwd=tmp, capture_output=True, text=True)
         if r.returncode:
             raise SystemExit(f"qjs microbench ({way}) failed: {r.stderr[-800:]}")
         total = [ln for ln in r.stdout.splitlines() if ln.split()[:1] == ["total"]]
