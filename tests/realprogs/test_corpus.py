@@ -11,9 +11,10 @@ would still run -- but each such lift prints a notice on stderr, and the count o
 must be 0 (issue 29: the analysis finds all code of these programs).  The module prints a table:
 program, cases, identical, run-time lifts.
 
-CI runs a slice (QuickJS's four short test files, Brotli's compatibility test of its corpus and
-one round trip); SQLite (its build and recompile take minutes), the rest of QuickJS's tests
-and Brotli's round trips at every quality are ``heavy``."""
+CI runs a slice: Brotli (build ~20 s, cold recompile 39 CPU seconds): its compatibility test
+of the whole corpus, one round trip and a truncated stream.  QuickJS (host qjsc + aarch64 qjs
+builds, 106 CPU seconds of cold recompile), SQLite (325 CPU seconds) and Brotli's other round
+trips are ``heavy``."""
 from __future__ import annotations
 
 import os
@@ -127,6 +128,7 @@ def test_quickjs_own_test_matches_qemu(qjs, tmp_path, argv):
     assert r.returncode == 0, r.stderr[-2000:]
 
 
+@pytest.mark.heavy
 def test_quickjs_error_exit_matches_qemu(qjs, tmp_path):
     r = compare("qjs", qjs, tmp_path, ["qjs", "bad.js"],
                 {"bad.js": "function f(n) { return n ? f(n - 1) : undefined.x; }\nconsole.log('before');\nf(3);\n"})
