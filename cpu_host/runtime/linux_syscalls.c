@@ -16,8 +16,11 @@
  *  - clone: a thread (CLONE_THREAD, as pthread_create issues it) runs on a host thread of its
  *    own (linux_threads.c); otherwise fork-like (vfork too is a fork); clone3 -> -ENOSYS (libcs
  *    fall back to clone);
- *  - execve only of the guest program itself (/proc/self/exe, as busybox runs applets): the
- *    host execs the runner again (nx_linux_set_self_exec); any other path -> -ENOENT;
+ *  - execve of the guest program itself (/proc/self/exe, as busybox runs applets): the host
+ *    execs the runner again (nx_linux_set_self_exec); any other path is the host's execve, as
+ *    qemu-aarch64 does (linux-user do_execveat: only /proc/self/exe is special), so a host
+ *    program runs natively (popen's /bin/sh) and an aarch64 one fails with ENOEXEC unless a
+ *    binfmt handler is registered;
  *  - set_tid_address/set_robust_list are recorded, not passed on: the host thread's own
  *    values belong to the host's libc (linux_threads.c does clear_child_tid's store and wake);
  *    rseq -> -ENOSYS for the same reason.
@@ -1291,9 +1294,12 @@ static long sys_prctl(NxCpu *s) {
     }
 }
 
-/* -- execve: only of the guest program itself (busybox runs its applets as
- * execve("/proc/self/exe", ["cat", ...])): the host re-runs its runner with the new guest
- * argv after the prefix the runner gave.  Anything else: -ENOENT. -- */
+/* -- execve: of the guest program itself (busybox runs its applets as
+ * execve("/proc/self/exe", ["cat", ...])), the host re-runs its runner with the new guest
+ * argv after the prefix the runner gave.  Any other path goes to the host's execve with the
+ * guest's argv and envp (guest addresses are host addresses), as under qemu-aarch64: the mask
+ * and the ignored dispositions the new program inherits are the guest's (host_setmask and
+ * host_dispose keep the host's equal to them). -- */
 #define MAX_PREFIX 16
 static char *self_exec[MAX_PREFIX + 1];
 
@@ -1310,8 +1316,13 @@ static long sys_execve(NxCpu *s) {
     char *const *gargv = (char *const *)s->x[1];
     char *const *genv = (char *const *)s->x[2];
     int self = is_self_exe(path) || (P.exe[0] && path && strcmp(path, P.exe) == 0);
-    if (!self || !self_exec[0]) {
-        lg(20, "execve(\"%s\"): only the guest program itself can be executed: -ENOENT", path ? path : "");
+    if (!self) {
+        fflush(NULL);
+        if (P.exit_hook) P.exit_hook(-1);   /* -1: not an exit, but logs must be flushed */
+        return hsys6(SYS_execve, (long)path, (long)gargv, (long)genv, 0, 0, 0);
+    }
+    if (!self_exec[0]) {
+        lg(20, "execve(\"%s\") of the guest program: the runner gave no way to run it again: -ENOENT", path);
         return -ENOENT;
     }
     int np = 0, na = 0;

@@ -359,10 +359,27 @@ def test_clone_forks_and_wait4(harness):
         assert sc(220, 0x10000 | 0x800 | 0x400 | 0x200 | 0x100, 0, 0, 0, 0) == -errno.ENOSYS
         # a thread with its own file table (no CLONE_FILES) cannot share the host's: refused
         assert sc(220, 0x10000 | 0x800 | 0x200 | 0x100, 0, 0, 0, 0) == -errno.EINVAL
-        assert sc(221, cstr("/bin/true"), 0, 0) == -errno.ENOENT        # execve
+        assert sc(221, cstr("/nonexistent/true"), 0, 0) == -errno.ENOENT   # execve: the host's answer
         print("parent")
     """)
     assert r.stdout == b"child\nparent\n"
+
+
+def test_execve_of_another_program_is_the_hosts(harness):
+    """execve of a path other than the guest program's own runs it on the host, as qemu-aarch64
+    does (popen and posix_spawn of /bin/sh work); the child's output and status come back."""
+    r = guest(harness, """
+        pid = sc(220, 0x11, 0, 0, 0, 0)   # SIGCHLD: fork
+        if pid == 0:
+            a0, a1 = cstr("echo"), cstr("from /bin/echo")
+            argv = ffi.new("char *[]", [a0, a1, ffi.NULL])
+            sc(221, cstr("/bin/echo"), argv, 0)
+            sc(94, 99)                     # reached only if execve failed
+        st = ffi.new("int *")
+        assert sc(260, pid, st, 0, 0) == pid and st[0] == 0, st[0]
+        print("parent", flush=True)
+    """)
+    assert r.stdout == b"from /bin/echo\nparent\n"
 
 
 def test_clone_with_new_stack_sets_sp(harness):
