@@ -29,10 +29,7 @@ QJS_TESTS = [
     ("cyclic_import", ["tests/test_cyclic_import.js"], False),
 ]
 # known failures: (name -> why)
-QJS_XFAIL = {
-    "worker": "a Worker is a guest thread (clone with CLONE_THREAD), which the Linux personality does not "
-              "run yet: ENOSYS, 'could not create worker'",
-}
+QJS_XFAIL: dict[str, str] = {}      # none since guest threads run (test_worker: a Worker is a CLONE_THREAD thread)
 
 # upstream tests/roundtrip_test.sh: its inputs (paths in the sdist) and qualities
 BROTLI_ROUNDTRIP_INPUTS = ["tests/testdata/alice29.txt", "tests/testdata/asyoulik.txt", "tests/testdata/lcet10.txt",
