@@ -18,7 +18,6 @@ trips are ``heavy``."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -26,26 +25,17 @@ from pathlib import Path
 import pytest
 
 from tests.realprogs import corpus_cases as C
-from tests.realprogs import sources
+from tests.realprogs import results_table, sources
 from tests.realprogs.conftest import ENV, bundle, program
 
 pytestmark = pytest.mark.network
 RESULTS: dict[str, list[int]] = {}      # program -> [cases run, identical, run-time lifts]
-LIFT_NOTICE = re.compile(rb"^nxrecomp: lifted at run time: ", re.M)
 
 
 @pytest.fixture(scope="module", autouse=True)
 def table(request):
     yield
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is None or not RESULTS:
-        return
-    # (written past the capture: a module teardown's output is otherwise kept only on failure)
-    with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
-        tr.write_line("")
-        tr.write_line(f"{'program':<10}{'cases':>7}{'identical':>11}{'run-time lifts':>16}")
-        for prog, (n, same, lifts) in sorted(RESULTS.items()):
-            tr.write_line(f"{prog:<10}{n:>7}{same:>11}{lifts:>16}")
+    results_table.write(request, RESULTS)
 
 
 def _files(d: Path) -> dict[str, bytes]:
@@ -79,7 +69,7 @@ def compare(prog: str, bundle_dir: Path, tmp: Path, argv: list[str], inputs: dic
     ours, ref = runs
     row = RESULTS.setdefault(prog, [0, 0, 0])
     row[0] += 1
-    lifts = len(LIFT_NOTICE.findall(ours.stderr))
+    lifts = len(results_table.LIFT_NOTICE.findall(ours.stderr))
     row[2] += lifts
     why = f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} " \
           f"stderr {ref.stderr[-300:]!r}"

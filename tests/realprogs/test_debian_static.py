@@ -4,7 +4,8 @@ redirections, here-docs, patterns, functions, traps), ``sash`` (another code bas
 built-in commands) and busybox applets beyond tests/cpu_host/busybox_cases.py.  stdout, stderr
 and exit status must be identical; a branch recovery miss is a fatal error at run time
 (``branch to an address with no lifted code``), so identical output means analysis found
-every target the run took.  The module prints a table: program, cases, identical.
+every target the run took.  The module prints a table: program, cases, identical, run-time lifts (a lift's notice on
+stderr would also make stderr differ from qemu's).
 
 Inputs are in tests/realprogs/debian_cases.py (with the busybox applets skipped and why).
 CI runs a handful of zsh scripts and the sash script; the rest is ``heavy``.  The packages
@@ -22,11 +23,12 @@ import pytest
 
 from tests.cpu_host.busybox_cases import fetch_busybox, make_inputs, shared_bundle
 from tests.realprogs import debian_cases as C
+from tests.realprogs import results_table
 from tests.shared_tmp import run_dir
 
 pytestmark = pytest.mark.network
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
-RESULTS: dict[str, list[int]] = {}      # program -> [cases run, identical]
+RESULTS: dict[str, list[int]] = {}      # program -> [cases run, identical, run-time lifts]
 ZSH_CI = {"arith", "params", "printf", "heredocs", "functions-nofork", "redirections-nofork", "params-more"}
 
 
@@ -54,13 +56,7 @@ def _bundle(binary: Path, name: str, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module", autouse=True)
 def table(request):
     yield
-    tr = request.config.pluginmanager.get_plugin("terminalreporter")
-    if tr is None or not RESULTS:
-        return
-    tr.write_line("")
-    tr.write_line(f"{'program':<14}{'cases':>7}{'identical':>11}")
-    for prog, (n, same) in sorted(RESULTS.items()):
-        tr.write_line(f"{prog:<14}{n:>7}{same:>11}")
+    results_table.write(request, RESULTS)
 
 
 def compare(program: str, binary: Path, bundle: Path, tmp: Path, argv: list[str], stdin: bytes = b"",
@@ -81,12 +77,14 @@ def compare(program: str, binary: Path, bundle: Path, tmp: Path, argv: list[str]
         env = {**ENV, **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ and who == "ours" else {})}
         runs.append(subprocess.run(cmd, input=stdin, capture_output=True, cwd=d, env=env, timeout=600))
     ours, ref = runs
-    RESULTS.setdefault(program, [0, 0])[0] += 1
+    row = RESULTS.setdefault(program, [0, 0, 0])
+    row[0] += 1
+    row[2] += len(results_table.LIFT_NOTICE.findall(ours.stderr))
     why = f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} " \
           f"stderr {ref.stderr[-300:]!r}"
     assert (ours.returncode, ours.stderr) == (ref.returncode, ref.stderr), why
     assert ours.stdout == ref.stdout, f"{argv}: stdout ours {ours.stdout[-600:]!r}\nqemu {ref.stdout[-600:]!r}"
-    RESULTS[program][1] += 1
+    row[1] += 1
     return ref.returncode
 
 
