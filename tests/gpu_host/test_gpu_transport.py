@@ -242,7 +242,7 @@ VALID = {P.OP_BEGIN: (5,), P.OP_END: (5,), P.OP_TARGET: (7,), P.OP_CLEAR: (0.0, 
          P.OP_BLEND_STATE: P.BLEND_OVER[1:], P.OP_BLEND_CONSTANT: (0.0, 0.5, 1.0, 1.0), P.OP_MULTISAMPLE: (4, False),
          P.OP_EVENT_SIGNAL: (1, 8, 1, 0xFFFFFFFF), P.OP_EVENT_WAIT: (1, 4, 1, 7),
          P.OP_RENDER_TARGETS: ((7, 8, P.EMPTY), 9), P.OP_CLEAR_TARGET: (3, 0.0, 0.5, 1.0, 1.0),
-         P.OP_RESOLVE: (7, 8)}
+         P.OP_RESOLVE: (7, 8), P.OP_PRESENT_IMAGE: (1, 3, 0, 32, 16, 0, 128, 0, 0)}
 
 
 def agree(pkt) -> None:
