@@ -8,7 +8,8 @@ expression; its unknown part is the index.  The index's range comes from, in ord
 2. a mask on the index (``and x9, x27, #0x1f``, a computed goto's opcode field): up to
    ``mask + 1`` entries, read while they land on code (the rest go through the general
    dispatch, or a ``DirectTable``'s fatal slot); likewise an index loaded by ``ldrb``/``ldrh``
-   from memory not known here (an interpreter's opcode byte: QuickJS's
+   from memory not known here, inside the address a table entry is read from (an
+   interpreter's opcode byte: QuickJS's
    ``ldr x8, [x22, w24, uxtw #3]`` after ``ldrb w24, [pc]``): up to 256 / 65536 entries;
 3. nothing: entries are read from index 0 (index 0 may be unused) while they are code of this
    function (``own``), with no count limit but the size of the image.
@@ -70,6 +71,9 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
     guessable = {x for x in all_leaves if x[0] == "phi" and fv.candidates(x)[0]}
     bounds = _folded_bounds(st, mem)
     index, bound, kind, loaded = None, None, None, None
+    # a loaded index selects a table entry: it is inside the address of a load (the entry's),
+    # never the entry itself (a table of 16-bit offsets read from an unknown base is no index)
+    addressing = {x for n in _nodes(target) if n[0] == "load" for x in _nodes(n[3])}
     for n in _nodes(target):
         if n[0] in E.CONSTS or not E.leaves(n):
             continue
@@ -83,7 +87,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         if n[0] == "mask" and n[2] < MAX_BOUND:
             index, bound, kind = n, n[2], "masked"
             break
-        if n[0] == "load" and not n[2] and n[1] <= 2 and E.leaves(n) and loaded is None:
+        if n[0] == "load" and not n[2] and n[1] <= 2 and loaded is None and n in addressing:
             loaded = n   # an unsigned byte/halfword: used only where no bound or mask is found
     if index is None and loaded is not None:
         index, bound, kind = loaded, (1 << 8 * loaded[1]) - 1, "loaded"
