@@ -26,7 +26,7 @@ from recompiler.decode import Insn
 
 MAX_VISITS = 1000          # per block: past it the analysis of the function gives up
 MAX_CANDIDATES = 16
-INCREMENTAL_PREDS = 2      # a block with this many predecessors joins only what changed
+INCREMENTAL_PREDS = 8      # a block with this many predecessors joins only what changed
 
 
 class FunctionValues:

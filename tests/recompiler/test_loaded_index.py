@@ -64,3 +64,26 @@ def test_entries_are_read_only_while_they_are_code() -> None:
     (the rest of the 256 go through the general dispatch)."""
     prog = analyse(_memory([H[0], RODATA + 8, H[2]]), BASE, {BASE}, [], {})
     assert prog.functions[BASE].jump_tables.get(BR1) == [H[0]]
+
+
+def test_the_incremental_join_agrees_with_the_full_one(monkeypatch) -> None:
+    """``FunctionValues`` rejoins only the predecessors whose state changed where a block has
+    ``INCREMENTAL_PREDS`` of them (a handler reached from every dispatch): on this function
+    (its dispatch and handlers are blocks of two predecessors) the state before every
+    instruction is the one the join of all predecessors at each visit gives."""
+    from recompiler.analysis import values
+    from recompiler.analysis.transfer import Transfer
+    from recompiler.decode import decode
+
+    mem = _memory(H)
+    insns = {BASE + 4 * k: decode(w, BASE + 4 * k) for k, w in enumerate(CODE)}
+    edges = {BR1: H, BR2: H}
+    states = {}
+    for n in (2, 10 ** 9):
+        monkeypatch.setattr(values, "INCREMENTAL_PREDS", n)
+        fv = values.FunctionValues(Transfer(mem), insns, BASE, edges)
+        assert fv.ok
+        assert bool(fv._joined) == (n == 2)   # (the incremental path ran, or did not)
+        states[n] = {a: fv.before(a) for a in insns}
+        assert all(s is not None for s in states[n].values())
+    assert states[2] == states[10 ** 9]
