@@ -7,7 +7,10 @@ expression; its unknown part is the index.  The index's range comes from, in ord
    table has exactly that many entries, whatever their number;
 2. a mask on the index (``and x9, x27, #0x1f``, a computed goto's opcode field): up to
    ``mask + 1`` entries, read while they land on code (the rest go through the general
-   dispatch, or a ``DirectTable``'s fatal slot);
+   dispatch, or a ``DirectTable``'s fatal slot); likewise an index loaded by ``ldrb``/``ldrh``
+   from memory not known here, inside the address a table entry is read from (an
+   interpreter's opcode byte: QuickJS's
+   ``ldr x8, [x22, w24, uxtw #3]`` after ``ldrb w24, [pc]``): up to 256 / 65536 entries;
 3. nothing: entries are read from index 0 (index 0 may be unused) while they are code of this
    function (``own``), with no count limit but the size of the image.
 A table base merged from several paths takes each constant that reaches it (a value set);
@@ -33,7 +36,7 @@ MAX_COMBOS = 8               # product of candidate bases tried
 @dataclass
 class Recovered:
     targets: list[int]
-    kind: str                    # "bounded", "masked", "open", "constant", "candidates"
+    kind: str                    # "bounded", "masked", "loaded", "open", "constant", "candidates"
     direct: DirectTable | None = None
     # every value the register may hold is a target: no base guessed from a merge that
     # something else reaches too (``noreturn_functions`` may then trust the list)
@@ -67,7 +70,10 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
     # the index: a bounded or masked sub-value holding every leaf that is not a merged constant
     guessable = {x for x in all_leaves if x[0] == "phi" and fv.candidates(x)[0]}
     bounds = _folded_bounds(st, mem)
-    index, bound, kind = None, None, None
+    index, bound, kind, loaded = None, None, None, None
+    # a loaded index selects a table entry: it is inside the address of a load (the entry's),
+    # never the entry itself (a table of 16-bit offsets read from an unknown base is no index)
+    addressing = {x for n in _nodes(target) if n[0] == "load" for x in _nodes(n[3])}
     for n in _nodes(target):
         if n[0] in E.CONSTS or not E.leaves(n):
             continue
@@ -81,6 +87,10 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         if n[0] == "mask" and n[2] < MAX_BOUND:
             index, bound, kind = n, n[2], "masked"
             break
+        if n[0] == "load" and not n[2] and n[1] <= 2 and loaded is None and n in addressing:
+            loaded = n   # an unsigned byte/halfword: used only where no bound or mask is found
+    if index is None and loaded is not None:
+        index, bound, kind = loaded, (1 << 8 * loaded[1]) - 1, "loaded"
     if index is None:
         fixed = all_leaves - guessable
         if not fixed:      # only merged constants: the targets are those
@@ -100,7 +110,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
             if not all(code(v) for v in vals):
                 return None   # a bound that does not fit the table: not this table's
             out += vals
-        elif kind == "masked":
+        elif kind in ("masked", "loaded"):
             for k in range(bound + 1):
                 v = E.evaluate(target, {**env, index: k}, read)
                 if not code(v):

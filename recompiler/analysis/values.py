@@ -26,6 +26,7 @@ from recompiler.decode import Insn
 
 MAX_VISITS = 1000          # per block: past it the analysis of the function gives up
 MAX_CANDIDATES = 16
+INCREMENTAL_PREDS = 8      # a block with this many predecessors joins only what changed
 
 
 class FunctionValues:
@@ -40,6 +41,8 @@ class FunctionValues:
         self._last: dict[tuple, tuple] = {}    # phi -> the values last merged into it
         # phi leaf -> (constants reaching it, whether something else reaches it too)
         self.cands: dict[tuple, tuple[frozenset, bool]] = {}
+        # block -> (predecessor -> the state it passed at the last join, that join)
+        self._joined: dict[int, tuple[dict[int, State], State]] = {}
         self._solve()
 
     # ---- CFG --------------------------------------------------------------------------
@@ -141,7 +144,62 @@ class FunctionValues:
         return order
 
     def _join(self, b: int) -> State:
-        ins = [self.out[(p, b)] for p in self.preds[b] if (p, b) in self.out]
+        preds = [p for p in self.preds[b] if (p, b) in self.out]
+        if len(preds) < INCREMENTAL_PREDS or b == self.entry:
+            return self._full_join(b, preds)
+        outs = {p: self.out[(p, b)] for p in preds}
+        prev = self._joined.get(b)
+        if prev is None or not prev[0].keys() <= outs.keys():
+            st = self._full_join(b, preds)
+        else:   # (a predecessor reached for the first time is one that changed)
+            used, st = prev
+            changed = [o for p, o in outs.items() if o is not used.get(p)]
+            st = self._add_outs(b, st, changed) if changed else st
+        self._joined[b] = (outs, st)
+        return st
+
+    def _add_outs(self, b: int, j: State, outs: list[State]) -> State:
+        """The join ``j`` of a block's incoming states with ``outs`` (the new states of some of
+        its predecessors, or of those reached for the first time) in place of their old ones.  Each location of ``j`` is either the
+        block's phi (the new values only add candidates) or the value every predecessor
+        agreed on (a new value that differs makes it the phi): the predecessors that did not
+        change need not be read again, which is what keeps an interpreter's handler (a block
+        with hundreds of predecessors, one per dispatch) from costing its predecessor count
+        at each visit.  What is only kept where every predecessor agrees (a slot, the flags, a
+        bound) is dropped or widened by a new state, never brought back (less known: sound)."""
+        regs = list(j.regs)
+        for r in range(32):
+            cur = regs[r]
+            vals = tuple({o.regs[r] for o in outs})
+            if (b, r) in self.phis or vals != (cur,):
+                regs[r] = self._merge(b, r, (cur, *vals))
+        slots = {}
+        for off, (size, cur) in j.slots.items():
+            vals = []
+            for o in outs:
+                x = o.slots.get(off)
+                if x is None or x[0] != size:
+                    break
+                vals.append(x[1])
+            else:
+                loc = ("s", off)
+                vals = tuple(set(vals))
+                slots[off] = (size, cur if (b, loc) not in self.phis and vals == (cur,)
+                              else self._merge(b, loc, (cur, *vals)))
+        flags = j.flags if all(o.flags == j.flags for o in outs) else None
+        bounds = {}
+        for k, v in j.bounds.items():
+            for o in outs:
+                x = o.bounds.get(k)
+                if x is None:
+                    break
+                v = max(v, x)
+            else:
+                bounds[k] = v
+        return State(regs, slots, flags, bounds)
+
+    def _full_join(self, b: int, preds: list[int]) -> State:
+        ins = [self.out[(p, b)] for p in preds]
         if b == self.entry:
             ins.append(State.entry())
         if len(ins) == 1 and b != self.entry:
@@ -181,7 +239,7 @@ class FunctionValues:
             return phi
         self._last[phi] = vals
         consts, other = self.cands.get(phi, (frozenset(), False))
-        for v in vals:
+        for v in set(vals):   # (hundreds of predecessors hold few distinct values)
             if v == phi:
                 continue
             c = E.cval(v)
