@@ -34,6 +34,7 @@ class CoopService:
     relay: str = ""
     token: str = ""
     password: str = ""
+    join_timeout_s: float = 15.0     # cpu_host.relay_join_timeout_s
     client: CoopClient | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -54,7 +55,7 @@ class CoopService:
                 except (ValueError, NxError) as e:
                     raise GuestError(f"co-op settings: {e}") from None
                 try:
-                    client = CoopClient(address)
+                    client = CoopClient(address, handshake_timeout_s=self.join_timeout_s)
                 except CoopError as e:
                     return e.code
                 try:

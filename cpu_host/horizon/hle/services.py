@@ -88,7 +88,7 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
                      on_present=lambda: (hid.present(), audio.present()),
                      gob=blocklinear.GENERATION_GOB[gpu])
     coop = CoopService(settings.get("cpu_host", "relay"), settings.get("cpu_host", "relay_token"),
-                       settings.get("cpu_host", "relay_password"))
+                       settings.get("cpu_host", "relay_password"), settings.get("cpu_host", "relay_join_timeout_s"))
     reg = Registry()
     for s in (fs, clock, hid, system, nvn, coop, OsService(), NnAudio(audio)):
         reg.add(s.functions())
