@@ -87,7 +87,8 @@ def syscalls() -> None:
         d = Path(d)
         (d / "b.c").write_text(BENCH_C)
         (d / "g.c").write_text(GUEST_C)
-        zig("-target", "x86_64-linux-gnu", "-fno-sanitize=all", "-O2", "-Wno-comment", f"-I{rt}", *map(str, sorted(rt.glob("linux_*.c"))),
+        zig("-target", "x86_64-linux-gnu", "-fno-sanitize=all", "-O2", "-Wno-comment", f"-I{rt / 'core'}", f"-I{rt / 'linux'}",
+            *map(str, sorted((rt / "linux").glob("linux_*.c"))),
             str(d / "b.c"), "-o", str(d / "b"))
         ours_w, host_w, ours_s, host_s = map(float, subprocess.run([str(d / "b"), str(N)], capture_output=True,
                                                                    text=True, check=True).stdout.split())

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-HEADER = Path(__file__).parent / "runtime" / "nxrt.h"
+HEADER = Path(__file__).parent / "runtime" / "core" / "nxrt.h"
 
 # C type -> (size, alignment) on x86-64 for the types NxCpu may hold
 _SCALARS = {"uint64_t": (8, 8), "int64_t": (8, 8), "uint32_t": (4, 4), "int32_t": (4, 4),

@@ -43,7 +43,9 @@ from recompiler.lift.emitter import SIG, no_opt
 
 log = logging.getLogger("recompiler.build")
 
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
+RUNTIME_ROOT = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
+RUNTIME_DIR = RUNTIME_ROOT / "core"      # the shared headers (lifted code includes lifted.h from here)
+RUNTIME_INCLUDES = [RUNTIME_DIR, RUNTIME_ROOT / "linux", RUNTIME_ROOT / "horizon"]
 # -g0: zig's clang emits DWARF unless told not to; nothing reads it (crash reports name guest
 # addresses by the guest's own symbols), and it is ~20 % of a shard's compile time and ~80 %
 # of its object's bytes.
@@ -389,7 +391,7 @@ def _schedule(ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: lis
                 lifting += 1
             else:
                 u = heapq.heappop(ready)
-                args = (u.c_path, u.flags, cc_id, [str(RUNTIME_DIR)], _headers_of(u.c_path))
+                args = (u.c_path, u.flags, cc_id, [str(d) for d in RUNTIME_INCLUDES], _headers_of(u.c_path))
                 running[ex.submit(_compile_cached, args)] = "compile"
         finished, _ = wait(running, return_when=FIRST_COMPLETED)
         for f in finished:
@@ -432,7 +434,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS or _dispatch_loop(p) for p in lift[1])}
-    runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
+    runtime_c = sorted(RUNTIME_ROOT.glob("*/*.c")) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []
     place_s = 0.0
@@ -502,8 +504,8 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
 def _headers_of(c_path: str) -> list[str]:
     """Headers whose bytes go into an object's cache key: generated shards include only the
     lifted-code headers; runtime sources may include any runtime header."""
-    if Path(c_path).parent == RUNTIME_DIR:
-        return [str(p) for p in sorted(RUNTIME_DIR.glob("*.h"))]
+    if Path(c_path).parent in RUNTIME_INCLUDES:
+        return [str(p) for p in sorted(RUNTIME_ROOT.glob("*/*.h"))]
     return [str(p) for p in _included(RUNTIME_DIR / "lifted.h")]
 
 

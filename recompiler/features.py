@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-TABLE = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime" / "cpu_features.h"
+TABLE = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime" / "core" / "cpu_features.h"
 _ROW = re.compile(r'F\((\w+),\s*(\d+),\s*(\d+),\s*(\w+),\s*(\d+),\s*(\d+),\s*"([^"]*)"\)')
 
 

@@ -22,11 +22,12 @@ from nxrecomp import settings
 from nxrecomp.errors import NxError
 
 HERE = Path(__file__).resolve().parent
-RUNTIME_DIR = HERE.parent / "runtime"
+RUNTIME_DIR = HERE.parent / "runtime" / "core"     # the shared headers
+LINUX_DIR = HERE.parent / "runtime" / "linux"     # the Linux personality's (the launcher starts Linux programs)
 REPO_ROOT = HERE.parent.parent     # PYTHONPATH of the run-time lifter's helper process
-SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "lift_miss.h", RUNTIME_DIR / "linux_syscalls.h"]
+SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "lift_miss.h", LINUX_DIR / "linux_syscalls.h"]
 # PIE: a launcher at a fixed address would sit where non-PIE guests (busybox: 0x400000) go
-FLAGS = ["-O2", "-fPIE", "-pie", "-fno-sanitize=all", "-w", f"-I{RUNTIME_DIR}"]
+FLAGS = ["-O2", "-fPIE", "-pie", "-fno-sanitize=all", "-w", f"-I{RUNTIME_DIR}", f"-I{LINUX_DIR}"]
 LIBS = ["-ldl", "-lpthread"]
 NAME = "nxrun"
 LAUNCH_FILE = "launch.txt"

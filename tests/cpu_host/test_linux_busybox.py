@@ -57,7 +57,8 @@ def build_harness(out_dir: Path) -> Path:
     (out_dir / "harness.c").write_text(HARNESS_C)
     so = out_dir / "harness.so"
     r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-fno-sanitize=all",
-                        "-O2", "-Wno-comment", "-shared", "-fPIC", f"-I{rt}", *map(str, sorted(rt.glob("linux_*.c"))),
+                        "-O2", "-Wno-comment", "-shared", "-fPIC", f"-I{rt / 'core'}", f"-I{rt / 'linux'}",
+                        *map(str, sorted((rt / "linux").glob("linux_*.c"))),
                         str(out_dir / "harness.c"), "-o", str(so)], capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(r.stderr)

@@ -71,8 +71,9 @@ def harness(tmp_path_factory) -> Path:
     (d / "harness.c").write_text(HARNESS_C)
     so = d / "harness.so"
     r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-fno-sanitize=all",
-                        "-O2", "-Wall", "-Wextra", "-Wno-comment", "-Werror", "-shared", "-fPIC", f"-I{RUNTIME}",
-                        *map(str, sorted(RUNTIME.glob("linux_*.c"))), str(d / "harness.c"), "-o", str(so)],
+                        "-O2", "-Wall", "-Wextra", "-Wno-comment", "-Werror", "-shared", "-fPIC",
+                        f"-I{RUNTIME / 'core'}", f"-I{RUNTIME / 'linux'}",
+                        *map(str, sorted((RUNTIME / "linux").glob("linux_*.c"))), str(d / "harness.c"), "-o", str(so)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return so

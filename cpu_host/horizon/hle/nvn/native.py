@@ -22,7 +22,7 @@ from nxrecomp import clib
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "recorder.c"
-RUNTIME = HERE.parents[2] / "runtime"       # nxrt.h: NxCpu as the runtime lays it out
+RUNTIME = HERE.parents[2] / "runtime" / "core"     # nxrt.h: NxCpu as the runtime lays it out
 OK, SLOW, BAD = 0, 1, 2
 CDEF = """
 typedef struct { uint64_t offset; uint32_t count; } Chunk;
