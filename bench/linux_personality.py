@@ -26,6 +26,7 @@ N = 1_000_000
 
 BENCH_C = r"""
 #include "nxrt.h"
+#include "linux_syscalls.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

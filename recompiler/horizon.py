@@ -369,7 +369,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     extra = discovered_entries(out)      # lifted at run time before: lifted statically now
     analysed = analyse_image(image, extra)
     t_an = time.monotonic()
-    stats = build(analysed, out)
+    stats = build(analysed, out, personality="horizon")
     note_discovered(analysed, extra, out, stats)
     if analysed.stats is not None:   # what analysis found (the manifest's stats.analysis)
         stats["analysis"] = analysed.stats.to_json()
