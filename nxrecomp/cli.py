@@ -1,5 +1,8 @@
-"""The ``nxrecomp`` command.  Each package adds its subcommands through ``<pkg>/cli.py``'s
-``register(subparsers)``; this module only gathers them and turns ``NxError`` into one line."""
+"""The ``nxrecomp`` command.  The application's commands (``nxrecomp/app``: recompile, build,
+run, replay, demo, report, doctor) and each process's entry point (``exec`` and ``hz-run`` of
+the CPU host, ``gpu-host``, ``shader-svc``, ``relay``) and a package's tools (``inspect``,
+``shader-asm``) register their subcommands (``register(subparsers)``); this module only gathers
+them, in help order, and turns ``NxError`` into one line."""
 from __future__ import annotations
 
 import argparse
@@ -8,26 +11,37 @@ import sys
 
 from nxrecomp.errors import NxError
 
-# Packages that contribute subcommands, in help order.
-CLI_MODULES = ("recompiler", "cpu_host", "cpu_host.horizon.cli", "gpu_host", "shader_svc", "relay", "nxrecomp.main_job",
-               "nxrecomp.demo_job", "nxrecomp.report", "nxrecomp.doctor")
+# (module, its function that adds subcommands), in help order.  A package that is not installed
+# (ModuleNotFoundError of the module itself) contributes nothing.
+CLI_MODULES = (("nxrecomp.app.build", "register_recompile"), ("recompiler.formats.cli", "register"),
+               ("cpu_host.cli", "register"), ("nxrecomp.app.build", "register_build"),
+               ("cpu_host.horizon.cli", "register"), ("gpu_host.cli", "register"),
+               ("nxrecomp.app.gpu_tools", "register"), ("nxrecomp.app.run", "register"),
+               ("shader_svc.cli", "register"), ("relay.cli", "register"), ("nxrecomp.main_job", "register"),
+               ("nxrecomp.demo_job", "register"), ("nxrecomp.report", "register"), ("nxrecomp.doctor", "register"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="nxrecomp", description="Statically recompile Switch games and run them.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sp = sub.add_parser("settings", help="print the settings table (keys, env variables, defaults)")
-    sp.set_defaults(func=lambda a: print(__import__("nxrecomp.settings").settings.table()) or 0)
-    for name in CLI_MODULES:
-        modname = name if name.count(".") else f"{name}.cli"
+    sp.set_defaults(func=_print_settings)
+    for modname, register in CLI_MODULES:
         try:
             mod = importlib.import_module(modname)
         except ModuleNotFoundError as e:
             if not (e.name and (modname == e.name or modname.startswith(e.name + "."))):
                 raise  # a missing dependency inside the module is a real error
             continue
-        mod.register(sub)
+        getattr(mod, register)(sub)
     return p
+
+
+def _print_settings(a: argparse.Namespace) -> int:
+    from nxrecomp import settings
+
+    print(settings.table())
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -32,13 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _demo(a: argparse.Namespace) -> int:
     from nxrecomp import debian
-    from recompiler.pipeline import recompile_elf
+    from nxrecomp.app.build import recompile_linux
 
     bb = debian.busybox("arm64")
     out = Path(a.out) if a.out else Path(settings.get("nxrecomp", "cache_dir")) / "bundles" / "busybox-arm64"
     print(f"recompiling {bb} -> {out}", flush=True)
     t0 = time.monotonic()
-    m = recompile_elf(bb, out)
+    m = recompile_linux(bb, out)
     st = m["stats"]
     print(f"  {st['functions']} functions, {st['shards']} shards ({st['objects_cached']}/{st['objects']} objects "
           f"from the cache) in {time.monotonic() - t0:.1f}s", flush=True)
