@@ -116,7 +116,7 @@ def load_link() -> None:
     from elftools.elf.elffile import ELFFile
     from elftools.elf.relocation import RelocationSection
 
-    from nxrecomp import debian
+    from nxrecomp.common import debian
     from recompiler.elf import load_elf
     from recompiler.link import link_program
 

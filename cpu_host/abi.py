@@ -1,4 +1,4 @@
-"""The runtime ABI as cffi sees it, generated from its one source: ``cpu_host/runtime/nxrt.h``.
+"""The runtime ABI as cffi sees it, generated from its one source: ``cpu_host/runtime/core/nxrt.h``.
 
 ``NxCpu`` is shared by the lifted code, the C runtime and the Python hosts.  It used to be
 declared by hand in three cdefs, which drifted (a vector type without its 16-byte alignment put

@@ -14,13 +14,13 @@ import cffi
 from cpu_host import abi, launcher
 from cpu_host.linux.process import setup_process
 from cpu_host.linux.stack import HWCAP_DEFAULT
-from nxrecomp import settings
+from nxrecomp.common import settings
 from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import LinkedImage
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 HOST_STACK = 1 << 30   # host stack of the guest thread: deep guest recursion runs on it
-# What the lifter implements decides what we report (cpu_host/runtime/cpu_features.h): no
+# What the lifter implements decides what we report (cpu_host/runtime/core/cpu_features.h): no
 # SVE/MTE/LSE2/PAC; AT_HWCAP2 likewise (the launcher and setup_process take it from the table).
 HWCAP = HWCAP_DEFAULT
 

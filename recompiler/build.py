@@ -33,9 +33,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
-from nxrecomp.progress import Progress
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.progress import Progress
 from recompiler import cc, inline_leaves, interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function

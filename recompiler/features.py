@@ -1,5 +1,5 @@
 """The AArch64 features the lifter implements, read from the one table in
-``cpu_host/runtime/cpu_features.h`` (the runtime builds its ID registers from the same rows).
+``cpu_host/runtime/core/cpu_features.h`` (the runtime builds its ID registers from the same rows).
 
 A program picks code paths by AT_HWCAP/AT_HWCAP2 (glibc's IFUNCs, libgcc's outline atomics,
 musl's and zstd's feature checks) and by the ID registers: every bit we claim must be lifted

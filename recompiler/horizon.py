@@ -33,14 +33,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.elfdyn import Symbol
 from recompiler.formats.exefs import ExeFs
 from recompiler.formats.npdm import ADDRESS_SPACE_BITS, Npdm
 from recompiler.formats.nro import NroModule
 from recompiler.formats.nso import NsoModule
 from recompiler.formats.program import Program, load_program, self_relocating
-from recompiler.link import LinkedImage, ModuleInfo, Segment
+from nxrecomp.bundle.image import LinkedImage, ModuleInfo, Segment
 
 log = logging.getLogger("recompiler.horizon")
 

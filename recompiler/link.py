@@ -40,7 +40,7 @@ from pathlib import Path
 
 # the linker's output is the bundle's record (also imported from here by the recompiler's modules)
 from nxrecomp.bundle.image import LinkedImage, ModuleInfo, Segment, TlsBlock, TlsLayout
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.elf import ElfModule, Symbol, load_elf
 
 R_AARCH64_NONE = 0

@@ -8,10 +8,10 @@ import logging
 import time
 from pathlib import Path
 
-from nxrecomp import settings
+from nxrecomp.common import settings
 from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler import discovered
 from recompiler.analyse import Memory, Program, analyse
 from recompiler.build import build

@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(a: argparse.Namespace) -> int:
     from cpu_host.horizon.runner import run
-    from nxrecomp import log
+    from nxrecomp.common import log
 
     if a.audio_out:
         os.environ["NXRECOMP_CPU_HOST_AUDIO_OUT"] = os.path.abspath(a.audio_out)

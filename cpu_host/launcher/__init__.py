@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from cpu_host.linux.stack import HWCAP2_DEFAULT  # AT_HWCAP2 from the lifter's feature table
-from nxrecomp import settings
+from nxrecomp.common import settings
 from nxrecomp.bundle import launch
 
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,8 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(a: argparse.Namespace) -> int:
-    from nxrecomp.supervise_bundle import bundle_specs
-    from nxrecomp.supervisor import Supervisor
+    from nxrecomp.app.supervise_bundle import bundle_specs
+    from nxrecomp.app.supervisor import Supervisor
 
     bundle = Path(a.bundle)
     if not bundle.exists():

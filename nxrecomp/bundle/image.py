@@ -14,7 +14,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 IMAGE_FILE = "image.bin"
 

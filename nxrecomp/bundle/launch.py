@@ -12,9 +12,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from cpu_host.linux.memory import BRK_RESERVE, STACK_SIZE, STACK_TOP, brk_region, segment_regions
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.bundle.memory_map import BRK_RESERVE, STACK_SIZE, STACK_TOP, brk_region, segment_regions
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 LAUNCH_FILE = "launch.txt"
 REPO_ROOT = Path(__file__).resolve().parents[2]     # PYTHONPATH of the run-time lifter's helper process

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 MANIFEST_FILE = "manifest.json"
 FORMAT = 1                      # the manifest's own "format" field

@@ -1,4 +1,4 @@
-"""The Linux AArch64 personality (cpu_host/runtime/linux_syscalls.c) driven through a small C
+"""The Linux AArch64 personality (cpu_host/runtime/linux/linux_syscalls.c) driven through a small C
 harness: register values in, x0 out, as lifted code would call it.  Each case runs in its own
 Python process (the personality resets signal dispositions, reserves brk, exits, forks).
 

@@ -12,7 +12,7 @@ import pytest
 
 from recompiler import cc
 from recompiler.build import FLAGS, PERSONALITIES, RUNTIME_ROOT, runtime_sources
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 TABLE_C = '#include "nxrt.h"\nconst NxEntry nx_entries[1];\nconst uint64_t nx_entry_count = 0;\n'
 PREFIX = {"linux": "nx_linux_", "horizon": "nx_hz"}

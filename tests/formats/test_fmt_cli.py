@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.formats import fmt_fieldwise as F
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.cli import register
 from recompiler.formats.pack_nro import NroAssets, pack_nro
 from recompiler.formats.pack_nacp import pack_nacp
@@ -80,7 +80,7 @@ def test_inspect_errors(files, tmp_path) -> None:
 def test_through_the_nxrecomp_command(files) -> None:
     """``nxrecomp inspect`` is a command of ``nxrecomp``: it prints one line and exits 2 on a bad
     file."""
-    from nxrecomp.cli import build_parser
+    from nxrecomp.app.cli import build_parser
 
     assert "inspect" in build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     bad = files["main.npdm"].read_bytes()[:0x40]

@@ -1,7 +1,7 @@
 """``nxrecomp busybox-demo``: recompile a real program nobody here wrote — Debian 12's arm64
 ``busybox-static`` — to x86-64, run a few of its applets natively through the CPU host, and,
 where ``qemu-aarch64`` is installed, check each output against it.  (The README's main job,
-``nxrecomp demo``, plays the demo game: nxrecomp/demo_job.py.)
+``nxrecomp demo``, plays the demo game: nxrecomp/app/demo_job.py.)
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from nxrecomp import settings
+from nxrecomp.common import settings
 
 SCRIPT = [
     ["echo", "recompiled busybox says hello"],
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _demo(a: argparse.Namespace) -> int:
-    from nxrecomp import debian
+    from nxrecomp.common import debian
     from nxrecomp.app.build import recompile_linux
 
     bb = debian.busybox("arm64")

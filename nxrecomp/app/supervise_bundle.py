@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from nxrecomp.bundle import manifest as bundle_manifest
-from nxrecomp.supervisor import ProcessSpec
+from nxrecomp.app.supervisor import ProcessSpec
 
 
 def grpc_healthy(address: str, service: str = "", timeout: float = 0.5) -> bool:

@@ -9,7 +9,7 @@ import argparse
 import importlib
 import sys
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 # (module, its function that adds subcommands), in help order.  A package that is not installed
 # (ModuleNotFoundError of the module itself) contributes nothing.
@@ -17,8 +17,8 @@ CLI_MODULES = (("nxrecomp.app.build", "register_recompile"), ("recompiler.format
                ("cpu_host.cli", "register"), ("nxrecomp.app.build", "register_build"),
                ("cpu_host.horizon.cli", "register"), ("gpu_host.cli", "register"),
                ("nxrecomp.app.gpu_tools", "register"), ("nxrecomp.app.run", "register"),
-               ("shader_svc.cli", "register"), ("relay.cli", "register"), ("nxrecomp.main_job", "register"),
-               ("nxrecomp.demo_job", "register"), ("nxrecomp.report", "register"), ("nxrecomp.doctor", "register"))
+               ("shader_svc.cli", "register"), ("relay.cli", "register"), ("nxrecomp.app.main_job", "register"),
+               ("nxrecomp.app.demo_job", "register"), ("nxrecomp.app.report", "register"), ("nxrecomp.app.doctor", "register"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,14 +38,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _print_settings(a: argparse.Namespace) -> int:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     print(settings.table())
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nxrecomp import log
+    from nxrecomp.common import log
 
     parser = build_parser()
     args = parser.parse_args(argv)

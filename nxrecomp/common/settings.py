@@ -20,7 +20,7 @@ from typing import Any, Callable
 # and imports nothing of the project but this module (tests/test_structure.py checks), so the
 # common layer reads the upper layers' rows without depending on their code.  Order = order of
 # the printed table.
-SECTION_MODULES = ("nxrecomp.settings", "recompiler.settings", "cpu_host.settings", "gpu_host.settings",
+SECTION_MODULES = ("nxrecomp.common.settings", "recompiler.settings", "cpu_host.settings", "gpu_host.settings",
                    "shader_svc.settings", "relay.settings")
 
 
