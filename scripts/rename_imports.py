@@ -26,8 +26,10 @@ MODULES = {
     "cpu_host.linux.memory": "nxrecomp.bundle.memory_map",
 }
 # (old module, name) -> the module that defines it now
-SYMBOLS = {("recompiler.link", n): "nxrecomp.bundle.image"
-           for n in ("LinkedImage", "ModuleInfo", "Segment", "TlsBlock", "TlsLayout")}
+SYMBOLS = {**{("recompiler.link", n): "nxrecomp.bundle.image"
+              for n in ("LinkedImage", "ModuleInfo", "Segment", "TlsBlock", "TlsLayout")},
+           **{("cpu_host.launcher", n): "nxrecomp.bundle.launch"
+              for n in ("not_runnable", "launch_file", "lift_env", "REPO_ROOT", "LAUNCH_FILE")}}
 # file paths named in text: old -> new
 _RUNTIME = {"core": ("dispatch.c", "host_isa.c", "lift_miss.c", "lift_miss.h", "nxrt.h", "lifted.h", "lifted_fp.h",
                      "host_calls.h", "cpu_features.h", "id_regs.h"),
