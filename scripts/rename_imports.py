@@ -40,7 +40,8 @@ PATHS = {**{old.replace(".", "/") + ".py": new.replace(".", "/") + ".py" for old
 
 SUFFIXES = {".py", ".md", ".sh", ".toml", ".c", ".h", ".txt", ".cfg", ".ini", ""}
 SKIP_DIRS = {".git", ".venv", "node_modules", "build", "out", "demo-out", "__pycache__"}
-SELF = Path(__file__).resolve()
+# this script and its test hold the old paths as data
+SKIP_FILES = {Path(__file__).resolve(), ROOT / "tests" / "test_rename_imports.py"}
 
 _FROM = re.compile(r"^(?P<indent>[ \t]*)from[ \t]+(?P<mod>[\w.]+)[ \t]+import[ \t]+"
                    r"(?P<names>\([^)]*\)|[^\n#]*?)(?P<tail>[ \t]*(?:#[^\n]*)?)$", re.M)
@@ -96,11 +97,12 @@ def rewrite(text: str) -> str:
 def files(paths: list[Path]):
     for p in paths:
         if p.is_file():
-            yield p
+            if p.resolve() not in SKIP_FILES:
+                yield p
             continue
         for f in sorted(p.rglob("*")):
             if f.is_file() and f.suffix in SUFFIXES and not SKIP_DIRS & set(f.relative_to(p).parts) \
-                    and f.resolve() != SELF and (f.suffix or f.parent.name in (".ci", "scripts")):
+                    and f.resolve() not in SKIP_FILES and (f.suffix or f.parent.name in (".ci", "scripts")):
                 yield f
 
 
