@@ -85,13 +85,20 @@ def _rewrite_from(m: re.Match) -> str:
     return "\n".join(lines) + tail
 
 
+def _alternation(table: dict[str, str], before: str) -> re.Pattern:
+    """One pattern for every key of ``table`` (longest first), not preceded by ``before``."""
+    keys = "|".join(re.escape(k) for k in sorted(table, key=len, reverse=True))
+    return re.compile(rf"(?<!{before})(?:{keys})(?!\w)")
+
+
+_DOTTED = _alternation(MODULES, r"[\w.]")
+_PATH = _alternation(PATHS, r"[\w/]")
+
+
 def rewrite(text: str) -> str:
     text = _FROM.sub(_rewrite_from, text)
-    for old, new in sorted(MODULES.items(), key=lambda kv: -len(kv[0])):
-        text = re.sub(rf"(?<![\w.]){re.escape(old)}(?![\w])", new, text)
-    for old, new in sorted(PATHS.items(), key=lambda kv: -len(kv[0])):
-        text = re.sub(rf"(?<![\w/]){re.escape(old)}(?![\w])", new, text)
-    return text
+    text = _DOTTED.sub(lambda m: MODULES[m.group(0)], text)
+    return _PATH.sub(lambda m: PATHS[m.group(0)], text)
 
 
 def files(paths: list[Path]):
