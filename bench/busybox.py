@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.chart import groups  # noqa: E402
-from nxrecomp import debian  # noqa: E402
+from nxrecomp.common import debian  # noqa: E402
 
 WORKLOADS = {
     "md5sum": ["md5sum", "big.bin"],

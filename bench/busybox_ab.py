@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.busybox import WORKLOADS, make_inputs  # noqa: E402
-from nxrecomp import debian  # noqa: E402
+from nxrecomp.common import debian  # noqa: E402
 
 
 def cpu_seconds(cmd: list[str], cwd: Path) -> float:

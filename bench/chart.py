@@ -1,5 +1,5 @@
 """Charts for bench results, next to their text: a bench prints its table as before and calls
-one of these to draw the same numbers (matplotlib through nxrecomp/plot.py, no display).  The
+one of these to draw the same numbers (matplotlib through nxrecomp/app/plot.py, no display).  The
 PNG goes to ``out/bench/<bench>-<name>.png`` in the checkout (git-ignored), or into the folder
 ``NXRECOMP_BENCH_CHARTS`` names; the path is printed as the bench's last line so it sits with
 the text it draws.
@@ -29,18 +29,18 @@ def _done(p: Path) -> Path:
 
 
 def bars(bench_file: str, name: str, values: dict[str, float], **kw) -> Path:
-    """One bar per measured thing (``title``, ``ylabel``, ``logy`` as nxrecomp.plot.bar_chart)."""
-    from nxrecomp.plot import bar_chart
+    """One bar per measured thing (``title``, ``ylabel``, ``logy`` as nxrecomp.app.plot.bar_chart)."""
+    from nxrecomp.app.plot import bar_chart
     return _done(bar_chart(chart_path(bench_file, name), values, **kw))
 
 
 def groups(bench_file: str, name: str, values: dict[str, dict[str, float]], **kw) -> Path:
-    """Bars grouped per case, one colour per way of running it (nxrecomp.plot.grouped_bar_chart)."""
-    from nxrecomp.plot import grouped_bar_chart
+    """Bars grouped per case, one colour per way of running it (nxrecomp.app.plot.grouped_bar_chart)."""
+    from nxrecomp.app.plot import grouped_bar_chart
     return _done(grouped_bar_chart(chart_path(bench_file, name), values, **kw))
 
 
 def lines(bench_file: str, name: str, series: dict[str, tuple[list[float], list[float]]], **kw) -> Path:
-    """One line per series over a swept parameter (nxrecomp.plot.line_chart)."""
-    from nxrecomp.plot import line_chart
+    """One line per series over a swept parameter (nxrecomp.app.plot.line_chart)."""
+    from nxrecomp.app.plot import line_chart
     return _done(line_chart(chart_path(bench_file, name), series, **kw))

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.chart import bars  # noqa: E402
-from nxrecomp.errors import NxError  # noqa: E402
+from nxrecomp.common.errors import NxError  # noqa: E402
 from recompiler.formats.elfdyn import parse_dynamic  # noqa: E402
 from recompiler.formats.lz4 import compress_block, decompress_block  # noqa: E402
 from recompiler.formats.nso import parse_nso  # noqa: E402
@@ -28,7 +28,7 @@ from recompiler.formats.pack_nso import pack_nso  # noqa: E402
 
 def sample() -> tuple[str, bytes]:
     try:
-        from nxrecomp import debian
+        from nxrecomp.common import debian
         p = debian.busybox("arm64")
         return "busybox-static arm64", p.read_bytes()
     except (NxError, OSError) as e:

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gpu_host import png  # noqa: E402
-from nxrecomp.errors import NxError  # noqa: E402
+from nxrecomp.common.errors import NxError  # noqa: E402
 
 
 @dataclass
@@ -57,7 +57,7 @@ class FrameDiff:
 
 
 def nxrecomp(*args: str, env: dict | None = None, timeout: float = 1800) -> None:
-    r = subprocess.run([sys.executable, "-m", "nxrecomp.cli", *args], cwd=ROOT, text=True, capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "nxrecomp.app.cli", *args], cwd=ROOT, text=True, capture_output=True,
                        env={**os.environ, **(env or {})}, timeout=timeout)
     if r.returncode != 0:
         raise NxError(f"nxrecomp {' '.join(args)} exited {r.returncode}: {(r.stdout + r.stderr).strip()[-1500:]}")
@@ -261,7 +261,7 @@ mkdir -p /tmp/fr
 for r in $C/rec/*.rec; do
   [ "${SKIP_REPLAY:-}" ] && break
   n=$(basename $r .rec); t=$SECONDS
-  python3 -m nxrecomp.cli replay $r --out /tmp/fr/$n.h200 || echo "REPLAY FAILED: $n"
+  python3 -m nxrecomp.app.cli replay $r --out /tmp/fr/$n.h200 || echo "REPLAY FAILED: $n"
   echo "$n: replayed in $((SECONDS - t)) s"
   (cd /tmp/fr && tar cf $OUT/$n.h200.tar $n.h200)
 done
@@ -286,7 +286,7 @@ def cmd_stage(a: argparse.Namespace) -> None:
 
     from cpu_host.gpu_client.shaders import GlslSource
     from gpu_host import texdecode
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     src, carry = Path(a.dir).resolve(), Path(a.carry).resolve()
     recs = sorted(src.glob("*.rec"))

@@ -55,7 +55,7 @@ def worker(programs: int, library: bool) -> dict:
     from gpu_host.objects import Objects
     from gpu_host.pipelines import Pipelines, cache_file
     from gpu_host.vkdevice import Device
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     progs = [GlslSource(COLOR_VS, fragment(k)).spirv() for k in range(programs)]     # outside the timing
     dev = Device()

@@ -21,8 +21,8 @@ from cpu_host.gpu_client.client import GpuClient  # noqa: E402
 from cpu_host.gpu_client.registry import TextureDesc  # noqa: E402
 from cpu_host.gpu_client.shaders import GlslSource  # noqa: E402
 from gpu_guest import COLOR_FS, COLOR_VS, BoxGame  # noqa: E402
-from nxrecomp.supervise_bundle import gpu_spec  # noqa: E402
-from nxrecomp.supervisor import Policy, Supervisor  # noqa: E402
+from nxrecomp.app.supervise_bundle import gpu_spec  # noqa: E402
+from nxrecomp.app.supervisor import Policy, Supervisor  # noqa: E402
 
 
 def measure(kills: int, standby: bool) -> list[float]:

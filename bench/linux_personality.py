@@ -26,6 +26,7 @@ N = 1_000_000
 
 BENCH_C = r"""
 #include "nxrt.h"
+#include "linux_syscalls.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +88,8 @@ def syscalls() -> None:
         d = Path(d)
         (d / "b.c").write_text(BENCH_C)
         (d / "g.c").write_text(GUEST_C)
-        zig("-target", "x86_64-linux-gnu", "-fno-sanitize=all", "-O2", "-Wno-comment", f"-I{rt}", *map(str, sorted(rt.glob("linux_*.c"))),
+        zig("-target", "x86_64-linux-gnu", "-fno-sanitize=all", "-O2", "-Wno-comment", f"-I{rt / 'core'}", f"-I{rt / 'linux'}",
+            *map(str, sorted((rt / "linux").glob("linux_*.c"))),
             str(d / "b.c"), "-o", str(d / "b"))
         ours_w, host_w, ours_s, host_s = map(float, subprocess.run([str(d / "b"), str(N)], capture_output=True,
                                                                    text=True, check=True).stdout.split())
@@ -114,7 +116,7 @@ def load_link() -> None:
     from elftools.elf.elffile import ELFFile
     from elftools.elf.relocation import RelocationSection
 
-    from nxrecomp import debian
+    from nxrecomp.common import debian
     from recompiler.elf import load_elf
     from recompiler.link import link_program
 

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT / "tests" / "shader_svc"))
 import cuda_build  # noqa: E402
 import cuda_corpus as cc  # noqa: E402
 
-from nxrecomp.errors import NxError  # noqa: E402
+from nxrecomp.common.errors import NxError  # noqa: E402
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The runtime ABI as cffi sees it, generated from its one source: ``cpu_host/runtime/nxrt.h``.
+"""The runtime ABI as cffi sees it, generated from its one source: ``cpu_host/runtime/core/nxrt.h``.
 
 ``NxCpu`` is shared by the lifted code, the C runtime and the Python hosts.  It used to be
 declared by hand in three cdefs, which drifted (a vector type without its 16-byte alignment put
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-HEADER = Path(__file__).parent / "runtime" / "nxrt.h"
+HEADER = Path(__file__).parent / "runtime" / "core" / "nxrt.h"
 
 # C type -> (size, alignment) on x86-64 for the types NxCpu may hold
 _SCALARS = {"uint64_t": (8, 8), "int64_t": (8, 8), "uint32_t": (4, 4), "int32_t": (4, 4),

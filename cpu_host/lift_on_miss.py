@@ -1,6 +1,6 @@
 """The run-time lifter's helper process: ``python -m cpu_host.lift_on_miss BUNDLE ADDR``.
 
-Started by the runtime (``cpu_host/runtime/lift_miss.c``) when a branch reaches an address
+Started by the runtime (``cpu_host/runtime/core/lift_miss.c``) when a branch reaches an address
 with no lifted code, in either personality.  A process of its own, not Python inside the
 guest's process: the native launcher runs guests with no Python in them, the analysis,
 lifter and compiler are Python, and a crash or a slow import here never takes the guest with
@@ -18,7 +18,7 @@ import logging
 import sys
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 log = logging.getLogger("cpu_host.lift_on_miss")
 

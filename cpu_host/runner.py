@@ -5,7 +5,6 @@ ends it from C).  By default (``cpu_host.native_launcher``) all of that is done 
 bundle's native launcher (``cpu_host/launcher``), which this process execs into."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -15,12 +14,13 @@ import cffi
 from cpu_host import abi, launcher
 from cpu_host.linux.process import setup_process
 from cpu_host.linux.stack import HWCAP_DEFAULT
-from nxrecomp import settings
-from nxrecomp.errors import NxError
-from recompiler.link import LinkedImage
+from nxrecomp.common import settings
+from nxrecomp.bundle import launch, manifest as bundle_manifest
+from nxrecomp.bundle.image import LinkedImage
+from nxrecomp.common.errors import NxError
 
 HOST_STACK = 1 << 30   # host stack of the guest thread: deep guest recursion runs on it
-# What the lifter implements decides what we report (cpu_host/runtime/cpu_features.h): no
+# What the lifter implements decides what we report (cpu_host/runtime/core/cpu_features.h): no
 # SVE/MTE/LSE2/PAC; AT_HWCAP2 likewise (the launcher and setup_process take it from the table).
 HWCAP = HWCAP_DEFAULT
 
@@ -49,19 +49,16 @@ def lift_on_miss_env(env: dict[str, str]) -> None:
 def setup_lift_on_miss(ffi: cffi.FFI, lib, bundle: Path) -> list:
     """Tell a runtime loaded here how to start the run-time lifter (``cpu_host/lift_on_miss.py``):
     this interpreter, with this repository on its path.  Returns the C strings (keep them)."""
-    keep = [ffi.new("char[]", os.fsencode(p)) for p in (str(bundle), sys.executable, str(launcher.REPO_ROOT))]
+    keep = [ffi.new("char[]", os.fsencode(p)) for p in (str(bundle), sys.executable, str(launch.REPO_ROOT))]
     lib.nx_lift_setup(*keep)
-    for kv in launcher.lift_env():
+    for kv in launch.lift_env():
         lib.nx_lift_add_env(kv.encode())
     return keep
 
 
 def load_manifest(bundle: Path) -> dict:
-    try:
-        m = json.loads((bundle / "manifest.json").read_text())
-    except (OSError, ValueError) as e:
-        raise NxError(f"not a bundle: {e}", path=str(bundle / "manifest.json")) from None
-    if m.get("kind") != "linux-aarch64":
+    m = bundle_manifest.read(bundle)
+    if m.get("kind") != bundle_manifest.LINUX:
         raise NxError(f"bundle kind {m.get('kind')!r} is not a Linux AArch64 program", path=str(bundle), field="kind")
     return m
 
@@ -69,7 +66,7 @@ def load_manifest(bundle: Path) -> dict:
 def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) -> int:
     bundle = Path(bundle).resolve()
     manifest = load_manifest(bundle)
-    why = launcher.not_runnable(manifest["image"].get("static", True), manifest.get("program"))
+    why = launch.not_runnable(manifest["image"].get("static", True), manifest.get("program"))
     if why:
         raise NxError(why, path=str(bundle))
     image = LinkedImage.from_json(manifest["image"], bundle)   # checks image.bin against the manifest

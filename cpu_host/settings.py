@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nxrecomp.settings import Setting, parse_bool
+from nxrecomp.common.settings import Setting, parse_bool
 
 
 def _data_default() -> str:

@@ -1,13 +1,9 @@
-"""Subcommands of the GPU side: ``gpu-host`` (run the GPU process), ``replay`` (render a
-recorded command stream alone), ``run`` (supervise a bundle's processes), ``build-sdl3`` (the
-window's SDL3, from Debian's source package)."""
+"""``nxrecomp gpu-host``: the GPU process's entry point (gRPC control + command ring + Vulkan).
+The GPU side's other commands (``run``, ``replay``, ``build-sdl3``) are the application's:
+nxrecomp/app/."""
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
-
-from nxrecomp.errors import NxError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,26 +12,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--frames-dir", help="write presented frames as PNG here")
     p.add_argument("--record", help="record the command stream to this file")
     p.set_defaults(func=_gpu_host)
-
-    p = sub.add_parser("replay", help="render a recorded GPU command stream and dump its frames")
-    p.add_argument("file", help="recording made with gpu_host.record / --record")
-    p.add_argument("--out", required=True, help="folder for frame_NNNNNN.png and frames.txt (sha256 per frame)")
-    p.set_defaults(func=_replay)
-
-    p = sub.add_parser("build-sdl3", help="build SDL3 for the GPU process's window (from Debian trixie's source)")
-    p.set_defaults(func=_build_sdl3)
-
-    if "run" not in sub.choices:
-        p = sub.add_parser("run", help="run a bundle: shader service, GPU process, CPU host, supervised")
-        p.add_argument("bundle", help="bundle folder made by nxrecomp recompile")
-        p.add_argument("--run-dir", help="folder for sockets and run.log (default: a fresh temporary folder)")
-        p.add_argument("--cpu-cmd", help="command line of the CPU host (default: nxrecomp exec BUNDLE)")
-        p.add_argument("--frames-dir", help="GPU process: write presented frames as PNG here")
-        p.add_argument("--record", help="GPU process: record the command stream to this file")
-        p.add_argument("--echo", action="store_true", help="also print the gathered logs on stderr")
-        p.add_argument("--audio-out", metavar="FILE", help="CPU host: write the program's sound to this WAV file "
-                                                            "instead of the audio device (cpu_host.audio_out)")
-        p.set_defaults(func=_run)
 
 
 def _gpu_host(a: argparse.Namespace) -> int:
@@ -47,42 +23,3 @@ def _gpu_host(a: argparse.Namespace) -> int:
     if a.record:
         argv += ["--record", a.record]
     return server.main(argv)
-
-
-def _build_sdl3(a: argparse.Namespace) -> int:
-    from gpu_host import sdl3_build
-
-    print(sdl3_build.lib_dir())
-    return 0
-
-
-def _replay(a: argparse.Namespace) -> int:
-    from gpu_host.replay_file import replay_file
-
-    frames = replay_file(Path(a.file), Path(a.out))
-    print(f"replayed {len(frames)} frames into {a.out}")
-    return 0
-
-
-def _run(a: argparse.Namespace) -> int:
-    import sys
-
-    from nxrecomp.supervise_bundle import bundle_specs
-    from nxrecomp.supervisor import Supervisor
-
-    bundle = Path(a.bundle)
-    if not bundle.exists():
-        raise NxError("bundle folder does not exist", path=str(bundle))
-    run_dir = Path(a.run_dir) if a.run_dir else Path(tempfile.mkdtemp(prefix="nxrun"))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if len(str(run_dir.resolve())) > 90:
-        raise NxError("run folder path too long for UNIX socket names (keep it under 90 characters)",
-                      path=str(run_dir))
-    if a.record:       # the GPU processes of this run append to it (a restart goes on recording)
-        Path(a.record).unlink(missing_ok=True)
-    specs = bundle_specs(bundle, run_dir, a.cpu_cmd, a.frames_dir, a.record)
-    if a.audio_out:
-        specs[-1].env["NXRECOMP_CPU_HOST_AUDIO_OUT"] = str(Path(a.audio_out).resolve())
-    sup = Supervisor(specs, run_dir / "run.log", echo=sys.stderr if a.echo else None)
-    print(f"nxrecomp run: logs in {run_dir / 'run.log'}", file=sys.stderr)
-    return sup.run(install_signals=True)

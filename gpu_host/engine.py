@@ -29,7 +29,7 @@ class Engine:
                  keep_frames: int = 32, recorder: Recorder | None = None) -> None:
         self.dev = dev
         self.objects = Objects(memory)
-        from nxrecomp import settings
+        from nxrecomp.common import settings
         from gpu_host import texdecode
         lib = settings.get("gpu_host", "pipeline_library")
         if lib not in ("auto", "off"):

@@ -12,7 +12,7 @@ from gpu_host.events import read_value, split, wait
 from gpu_host.replay import Result
 from gpu_host.snapshot import Snapshot
 from gpu_host.validate import plan
-from nxrecomp import settings
+from nxrecomp.common import settings
 
 log = logging.getLogger("gpu_host.events")
 

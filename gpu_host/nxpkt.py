@@ -18,7 +18,7 @@ from typing import Any
 from gpu_host import binpackets
 from gpu_host import packets as P
 from gpu_host.objects import Objects
-from nxrecomp import clib
+from nxrecomp.common import clib
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "nxreplay.c"     # includes nxpkt.c: one library for decode, validate and record

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 import msgpack
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 VERSION = 1
 

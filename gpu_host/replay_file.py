@@ -10,8 +10,8 @@ from gpu_host.objects import ObjectError
 from gpu_host.replay import FrameOut
 from gpu_host.snapshot import Snapshot
 from gpu_host.vkdevice import Device
-from nxrecomp.errors import NxError
-from nxrecomp.progress import Progress
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.progress import Progress
 
 
 class RecordedPools:
@@ -28,7 +28,7 @@ class RecordedPools:
 
 
 def replay_file(path: Path, out: Path, device: str = "") -> list[FrameOut]:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     events = list(record.read(path))
     pools = RecordedPools()

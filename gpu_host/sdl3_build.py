@@ -21,9 +21,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
-from nxrecomp.progress import Progress
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.progress import Progress
 
 SUITE = "trixie"
 PACKAGE = "libsdl3"

@@ -303,7 +303,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             # Never linger as a process that answers health checks but replays nothing:
             # exit, and let the supervisor restart us.
             log.exception("ring consumer died; exiting")
-            from nxrecomp import log as nxlog
+            from nxrecomp.common import log as nxlog
             nxlog.flush()
             os._exit(70)
 
@@ -562,7 +562,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
 
 
 def _make_server(a: argparse.Namespace) -> GpuServer:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     return GpuServer(a.socket_dir,
                      frames_dir=a.frames_dir if a.frames_dir is not None else settings.get("gpu_host", "frames_dir"),
@@ -576,7 +576,7 @@ def _make_server(a: argparse.Namespace) -> GpuServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nxrecomp import log as nxlog
+    from nxrecomp.common import log as nxlog
 
     ap = argparse.ArgumentParser(prog="gpu_host.server")
     ap.add_argument("--socket-dir", required=True)

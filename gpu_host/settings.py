@@ -1,5 +1,5 @@
-"""Settings of the GPU process (see nxrecomp/settings.py)."""
-from nxrecomp.settings import Setting
+"""Settings of the GPU process (see nxrecomp/common/settings.py)."""
+from nxrecomp.common.settings import Setting
 
 
 def _size(text: str) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nxrecomp import clib
+from nxrecomp.common import clib
 
 log = logging.getLogger("gpu_host.texdecode")
 HERE = Path(__file__).resolve().parent

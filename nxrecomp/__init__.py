@@ -1,2 +1,4 @@
-"""nxrecomp: common pieces shared by every process (settings, logging, the command line)."""
+"""nxrecomp's own packages, by layer (docs/ARCHITECTURE.md, "Layers"): ``common`` (settings,
+logging, errors, progress: beneath everything), ``bundle`` (the bundle's files, shared by the
+recompiler and the hosts) and ``app`` (the ``nxrecomp`` commands, above everything)."""
 __version__ = "0.1.0"

@@ -1,5 +1,5 @@
 import sys
 
-from nxrecomp.cli import main
+from nxrecomp.app.cli import main
 
 sys.exit(main())

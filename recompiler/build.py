@@ -33,8 +33,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nxrecomp import settings
-from nxrecomp.progress import Progress
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.progress import Progress
 from recompiler import cc, inline_leaves, interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
@@ -43,7 +44,12 @@ from recompiler.lift.emitter import SIG, no_opt
 
 log = logging.getLogger("recompiler.build")
 
-RUNTIME_DIR = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
+# The C runtime linked into game.so: ``core/`` (the ABI header nxrt.h and the lifted-code
+# headers, dispatch, lift on miss) and one personality's folder, so a Linux program carries no
+# Horizon kernel and a game no Linux system calls.
+RUNTIME_ROOT = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
+RUNTIME_DIR = RUNTIME_ROOT / "core"      # the shared headers (lifted code includes lifted.h from here)
+PERSONALITIES = ("linux", "horizon")
 # -g0: zig's clang emits DWARF unless told not to; nothing reads it (crash reports name guest
 # addresses by the guest's own symbols), and it is ~20 % of a shard's compile time and ~80 %
 # of its object's bytes.
@@ -389,7 +395,7 @@ def _schedule(ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: lis
                 lifting += 1
             else:
                 u = heapq.heappop(ready)
-                args = (u.c_path, u.flags, cc_id, [str(RUNTIME_DIR)], _headers_of(u.c_path))
+                args = (u.c_path, u.flags, cc_id, [str(d) for d in _include_dirs(u.c_path)], _headers_of(u.c_path))
                 running[ex.submit(_compile_cached, args)] = "compile"
         finished, _ = wait(running, return_when=FIRST_COMPLETED)
         for f in finished:
@@ -406,8 +412,22 @@ def _schedule(ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: lis
     return done
 
 
-def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) -> dict:
-    """Lift and compile ``program`` into ``out_dir/game.so``; returns build statistics."""
+def runtime_sources(personality: str) -> list[Path]:
+    """The runtime's C files a game.so of ``personality`` (``linux``, ``horizon``) links: the
+    core's, then the personality's.  A C file left in the runtime's top folder (a branch from
+    before the split) is an error that says where it goes, not a silent omission."""
+    if personality not in PERSONALITIES:
+        raise NxError(f"unknown personality {personality!r} (one of {', '.join(PERSONALITIES)})")
+    stray = sorted(RUNTIME_ROOT.glob("*.[ch]"))
+    if stray:
+        raise NxError("runtime sources live in core/ (both personalities), linux/ or horizon/ of cpu_host/runtime",
+                      path=str(stray[0]))
+    return [p for d in (RUNTIME_DIR, RUNTIME_ROOT / personality) for p in sorted(d.glob("*.c"))]
+
+
+def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, personality: str = "linux") -> dict:
+    """Lift and compile ``program`` into ``out_dir/game.so`` with the runtime of ``personality``;
+    returns build statistics."""
     out_dir.mkdir(parents=True, exist_ok=True)
     src_dir = out_dir / "src"
     src_dir.mkdir(exist_ok=True)
@@ -432,7 +452,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS or _dispatch_loop(p) for p in lift[1])}
-    runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
+    runtime_c = runtime_sources(personality) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []
     place_s = 0.0
@@ -499,11 +519,18 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
     return stats
 
 
+def _include_dirs(c_path: str) -> list[Path]:
+    """Where a unit's ``#include "x.h"`` may look: the core, and a runtime source's own folder."""
+    parent = Path(c_path).parent
+    return [RUNTIME_DIR, parent] if parent.parent == RUNTIME_ROOT and parent != RUNTIME_DIR else [RUNTIME_DIR]
+
+
 def _headers_of(c_path: str) -> list[str]:
     """Headers whose bytes go into an object's cache key: generated shards include only the
-    lifted-code headers; runtime sources may include any runtime header."""
-    if Path(c_path).parent == RUNTIME_DIR:
-        return [str(p) for p in sorted(RUNTIME_DIR.glob("*.h"))]
+    lifted-code headers; runtime sources may include any header of the core and of their own
+    folder."""
+    if Path(c_path).parent.parent == RUNTIME_ROOT:
+        return [str(p) for d in _include_dirs(c_path) for p in sorted(d.glob("*.h"))]
     return [str(p) for p in _included(RUNTIME_DIR / "lifted.h")]
 
 

@@ -8,8 +8,8 @@ import subprocess
 import sys
 from functools import lru_cache
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 
 @lru_cache(maxsize=1)
@@ -50,7 +50,7 @@ def march() -> str:
     x86-64-v3 (AVX2, FMA, BMI2: AArch64's fused multiply-add is one instruction instead of a
     software routine, flag-free shifts ease register pressure) where this machine has it, else
     the baseline; a bundle refuses to start on a CPU without what it was built for
-    (cpu_host/runtime/host_isa.c)."""
+    (cpu_host/runtime/core/host_isa.c)."""
     want = str(settings.get("recompiler", "march")).strip() or "auto"
     if want == "auto":
         want = "x86-64-v3" if host_cpu_flags().issuperset(_V3) else "x86-64"

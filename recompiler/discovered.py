@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 FILE = "discovered_entries.txt"
 HEADER = "# guest addresses lifted at run time (lift on miss); the next build lifts them statically\n"

@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 EM_AARCH64 = 183
 ET_EXEC, ET_DYN = 2, 3

@@ -1,5 +1,5 @@
 """The AArch64 features the lifter implements, read from the one table in
-``cpu_host/runtime/cpu_features.h`` (the runtime builds its ID registers from the same rows).
+``cpu_host/runtime/core/cpu_features.h`` (the runtime builds its ID registers from the same rows).
 
 A program picks code paths by AT_HWCAP/AT_HWCAP2 (glibc's IFUNCs, libgcc's outline atomics,
 musl's and zstd's feature checks) and by the ID registers: every bit we claim must be lifted
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-TABLE = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime" / "cpu_features.h"
+TABLE = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime" / "core" / "cpu_features.h"
 _ROW = re.compile(r'F\((\w+),\s*(\d+),\s*(\d+),\s*(\w+),\s*(\d+),\s*(\d+),\s*"([^"]*)"\)')
 
 

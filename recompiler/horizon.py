@@ -33,14 +33,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.elfdyn import Symbol
 from recompiler.formats.exefs import ExeFs
 from recompiler.formats.npdm import ADDRESS_SPACE_BITS, Npdm
 from recompiler.formats.nro import NroModule
 from recompiler.formats.nso import NsoModule
 from recompiler.formats.program import Program, load_program, self_relocating
-from recompiler.link import LinkedImage, ModuleInfo, Segment
+from nxrecomp.bundle.image import LinkedImage, ModuleInfo, Segment
 
 log = logging.getLogger("recompiler.horizon")
 
@@ -369,7 +369,7 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     extra = discovered_entries(out)      # lifted at run time before: lifted statically now
     analysed = analyse_image(image, extra)
     t_an = time.monotonic()
-    stats = build(analysed, out)
+    stats = build(analysed, out, personality="horizon")
     note_discovered(analysed, extra, out, stats)
     if analysed.stats is not None:   # what analysis found (the manifest's stats.analysis)
         stats["analysis"] = analysed.stats.to_json()

@@ -1,20 +1,21 @@
-"""load → link → analyse → lift → build, for a Linux AArch64 ELF program: the bundle is
-``game.so`` + ``manifest.json`` (+ the image blob) + the native launcher ``nxrun`` and its
-``launch.txt`` in one folder."""
+"""load → link → analyse → lift → build, for a Linux AArch64 ELF program: ``game.so``,
+``manifest.json`` and ``image.bin`` of the bundle (``nxrecomp/bundle``).  The Linux host's
+native launcher (``nxrun`` and its ``launch.txt``) is added by ``nxrecomp recompile``
+(``nxrecomp/app/build.py``): the recompiler does not depend on the hosts."""
 from __future__ import annotations
 
-import json
 import logging
-import os
 import time
 from pathlib import Path
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.bundle import launch, manifest as bundle_manifest
+from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
+from nxrecomp.common.errors import NxError
 from recompiler import discovered
 from recompiler.analyse import Memory, Program, analyse
 from recompiler.build import build
-from recompiler.link import LinkedImage, link_program
+from recompiler.link import link_program
 
 log = logging.getLogger("recompiler")
 
@@ -89,8 +90,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t0 = time.monotonic()
     out = Path(out_dir)
     image = link_program(path, search_paths)   # bad input fails here, before anything is written
-    from cpu_host import launcher
-    why = launcher.not_runnable(image.static, str(path))
+    why = launch.not_runnable(image.static, str(path))
     if why:   # said before the build, not after minutes of it
         log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)
@@ -103,12 +103,8 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     if program.stats is not None:   # what analysis found (recompile --stats prints it)
         stats["analysis"] = program.stats.to_json()
     t_build = time.monotonic()
-    manifest = write_manifest(out, "linux-aarch64", image, program, stats, (t0, t_link, t_an, t_build),
-                              program_path=path, program=str(Path(path).resolve()))
-    # the bundle's native launcher (BUNDLE/nxrun ARGV...): starts the program without Python
-    from cpu_host.runner import HWCAP
-    launcher.install(out, manifest, HWCAP)
-    return manifest
+    return write_manifest(out, bundle_manifest.LINUX, image, program, stats, (t0, t_link, t_an, t_build),
+                          program_path=path, program=str(Path(path).resolve()))
 
 
 def write_manifest(out: Path, kind: str, image: LinkedImage, analysed, stats: dict,
@@ -117,16 +113,14 @@ def write_manifest(out: Path, kind: str, image: LinkedImage, analysed, stats: di
     clock at start, after link, after analyse, after build."""
     t0, t_link, t_an, t_build = times
     manifest = {
-        "format": 1,
+        "format": bundle_manifest.FORMAT,
         "kind": kind,
         **fields,
-        "image": image.to_json(out / "image.bin"),
+        "image": image.to_json(out / IMAGE_FILE),
         "functions": sorted(analysed.functions),
         "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
                                        "build": round(t_build - t_an, 2)}},
     }
-    tmp = out / "manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=1))
-    os.replace(tmp, out / "manifest.json")
+    bundle_manifest.write(out, manifest)
     log.info("recompiled %s: %s", program_path, manifest["stats"])
     return manifest

@@ -6,7 +6,7 @@ bundle's functions and its discovered entries, so the function ends where the bu
 the lifter (``lift_function``, call sites' lists for unknown callees, as no whole-program
 summary is at hand) and the compiler (``recompiler.cc`` with the shards' flags).  The object
 exports its rows of the dispatch table as ``nx_lift_entries``/``nx_lift_entry_count``; the
-runtime (``cpu_host/runtime/lift_miss.c``) enters them into its overlay table.
+runtime (``cpu_host/runtime/core/lift_miss.c``) enters them into its overlay table.
 
 Calls from the new function to other guest functions go through the runtime's dispatch (with
 inline caches): the shards' symbols in ``game.so`` are hidden, and a call through the lookup
@@ -22,13 +22,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp import settings
+from nxrecomp.common import settings
+from nxrecomp.bundle import manifest as bundle_manifest
+from nxrecomp.bundle.image import LinkedImage
 from recompiler import cc, discovered
 from recompiler.analyse import Analyser
 from recompiler.build import LINK_FLAGS, RUNTIME_DIR, SHARD_FLAGS, SLP_MAX_INSNS, _included
 from recompiler.lift import lift_function
 from recompiler.lift.emitter import SIG, fname, rname
-from recompiler.link import LinkedImage
 
 
 @dataclass
@@ -100,11 +101,9 @@ def compile_object(text: str, entry: int, slp: bool = True) -> tuple[Path, float
 
 def lift_at(bundle: str | Path, addr: int, manifest: dict | None = None) -> RuntimeLift:
     """Analyse, lift and compile the function starting at ``addr`` of ``bundle``'s program."""
-    import json
-
     bundle = Path(bundle)
     if manifest is None:
-        manifest = json.loads((bundle / "manifest.json").read_text())
+        manifest = bundle_manifest.read(bundle)
     mem = _manifest_image(bundle, manifest)
     if addr % 4 or not mem.is_code(addr):
         return RuntimeLift(addr, None)

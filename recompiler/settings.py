@@ -1,7 +1,7 @@
 """Settings of the recompiler (rows of the one settings table)."""
 import os
 
-from nxrecomp.settings import Setting, parse_bool
+from nxrecomp.common.settings import Setting, parse_bool
 
 SETTINGS = [
     Setting("recompiler", "cc", "auto", "C compiler command ('auto': system clang, else clang from the ziglang wheel)"),

@@ -1,5 +1,5 @@
 """Compile the relay's C sources into shared libraries, cached by content hash
-(``nxrecomp.clib``: ``<nxrecomp.cache_dir>/relay/<name>-<hash>.so``, written under a temporary
+(``nxrecomp.common.clib``: ``<nxrecomp.cache_dir>/relay/<name>-<hash>.so``, written under a temporary
 name and renamed, so two processes building at once never load a half-written library).
 
 The compiler is clang from the ``ziglang`` wheel (a pinned dependency, so it is there on a bare
@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from nxrecomp import clib, settings
+from nxrecomp.common import clib, settings
 
 HERE = Path(__file__).resolve().parent
 FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall"]

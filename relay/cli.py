@@ -8,8 +8,8 @@ import secrets
 import signal
 from pathlib import Path
 
-from nxrecomp.errors import NxError
-from nxrecomp.log import kv
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.log import kv
 
 log = logging.getLogger("relay")
 
@@ -67,7 +67,7 @@ def _keygen(args: argparse.Namespace) -> int:
 
 
 def _directory(url: str | None):
-    from nxrecomp import settings
+    from nxrecomp.common import settings
     from relay.directory import Directory
 
     url = settings.get("relay", "directory") if url is None else url
@@ -88,7 +88,7 @@ def _locate(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
     from relay.metrics import MetricsServer
     from relay.server import RelayConfig, RelayServer, load_secret
 

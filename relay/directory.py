@@ -27,8 +27,8 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 
-from nxrecomp.errors import NxError
-from nxrecomp.log import kv
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.log import kv
 
 log = logging.getLogger("relay.directory")
 

@@ -11,7 +11,7 @@ from typing import Callable
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from relay.core import DROP_REASONS
 from relay.netaddr import parse_hostport
 from relay.server import Snapshot

@@ -5,7 +5,7 @@ import ipaddress
 import socket
 import struct
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 
 def parse_hostport(text: str, what: str = "address") -> tuple[int, str, int]:

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
-from nxrecomp.log import kv
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.log import kv
 from relay import protocol as P
 from relay import tokens
 from relay.core import FastPath, SlowPacket

@@ -1,7 +1,7 @@
 """Settings of the relay (section ``relay`` of the one settings table)."""
 from __future__ import annotations
 
-from nxrecomp.settings import Setting
+from nxrecomp.common.settings import Setting
 
 SETTINGS = [
     Setting("relay", "listen", "0.0.0.0:7788", "UDP address the relay listens on (HOST:PORT; [v6]:PORT for IPv6)"),

@@ -32,9 +32,9 @@ import sys
 import threading
 import time
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
-from nxrecomp.log import kv
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.log import kv
 from relay.netaddr import parse_hostport
 
 log = logging.getLogger("relay.workers")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _serve(a: argparse.Namespace) -> int:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
     from shader_svc import service
 
     return service.serve(a.listen or settings.get("shader_svc", "listen"),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 EM_CUDA = 190
 

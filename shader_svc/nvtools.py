@@ -19,8 +19,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 # (pip requirement, path of the executable inside the wheel)
 PTXAS_WHEEL = ("nvidia-cuda-nvcc-cu12==12.9.86", "nvidia/cuda_nvcc/bin/ptxas")

@@ -8,7 +8,7 @@ import hashlib
 import struct
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 ARCHS = {86: "SM86", 53: "SM53"}
 STAGES = {1: "compute", 2: "vertex", 3: "fragment"}

@@ -23,8 +23,8 @@ from typing import Iterator
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from nxrecomp.errors import NxError
-from nxrecomp.progress import Progress
+from nxrecomp.common.errors import NxError
+from nxrecomp.common.progress import Progress
 from proto import shader_pb2, shader_pb2_grpc
 from shader_svc import identity, translate as tr
 from shader_svc.disk_cache import DiskCache
@@ -232,7 +232,7 @@ class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):
 
 
 def default_cache_root() -> Path:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     d = settings.get("shader_svc", "cache_dir")
     return Path(d) if d else Path(settings.get("nxrecomp", "cache_dir")) / "shaders"
@@ -281,14 +281,14 @@ def serve(listen: str, cache_root: Path | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from nxrecomp import log as nxlog
+    from nxrecomp.common import log as nxlog
 
     ap = argparse.ArgumentParser(prog="python -m shader_svc.service")
     ap.add_argument("--listen", default=None)
     ap.add_argument("--cache-dir", default=None)
     a = ap.parse_args(argv)
     nxlog.setup("shader-svc")
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     return serve(a.listen or settings.get("shader_svc", "listen"), Path(a.cache_dir) if a.cache_dir else None)
 

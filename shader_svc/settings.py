@@ -1,7 +1,7 @@
-"""Settings of the shader service (see nxrecomp/settings.py)."""
+"""Settings of the shader service (see nxrecomp/common/settings.py)."""
 from __future__ import annotations
 
-from nxrecomp.settings import Setting
+from nxrecomp.common.settings import Setting
 
 SETTINGS = [
     Setting("shader_svc", "listen", "127.0.0.1:7461", "gRPC address of the shader service (HOST:PORT, port 0 = any)"),

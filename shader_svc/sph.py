@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 SIZES = {3: 0x50, 4: 0x80}
 SPH_TYPES = {1: "vtg", 2: "ps"}

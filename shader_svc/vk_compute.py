@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import vulkan as vk
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 # Vulkan 1.2 core values the binding (1.3.275.1) leaves as None.
 BUFFER_USAGE_SHADER_DEVICE_ADDRESS = 0x00020000

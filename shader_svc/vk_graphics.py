@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import vulkan as vk
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 COLOR_FORMAT = vk.VK_FORMAT_R8G8B8A8_UNORM
 STAGES = vk.VK_SHADER_STAGE_VERTEX_BIT | vk.VK_SHADER_STAGE_FRAGMENT_BIT

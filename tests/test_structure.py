@@ -1,6 +1,8 @@
-"""The layering rules of docs/ARCHITECTURE.md ("Data flow"), checked on the source: no import
-loop between the project's modules (an import inside a function counts: it hides a loop, it
-does not remove it; only ``if TYPE_CHECKING:`` imports, which never run, are left out), and the
+"""The layering rules of docs/ARCHITECTURE.md ("Layers", "Data flow"), checked on the source:
+no import loop between the project's modules (an import inside a function counts: it hides a
+loop, it does not remove it; only ``if TYPE_CHECKING:`` imports, which never run, are left
+out); no module imports a higher layer, nor another package of its own layer (``LAYERS``,
+``EXCEPTIONS``); the settings modules the common layer looks up by name are data only; and the
 linter (ruff, configured in pyproject.toml) passes on the whole tree."""
 from __future__ import annotations
 
@@ -14,6 +16,30 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("nxrecomp", "recompiler", "cpu_host", "gpu_host", "shader_svc", "relay", "proto")
+
+# The layers, lowest first.  A module may import modules of its own package and of the
+# packages of lower layers; never a higher layer, nor another package of its own layer.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    # settings, logging, errors, progress, clib, debian; the generated wire stubs
+    ("common", ("nxrecomp.common", "proto")),
+    # the bundle's files (manifest, image, launch file): what the recompiler writes, the hosts read
+    ("bundle", ("nxrecomp.bundle",)),
+    # they make or serve things and know no process: lifting, shader translation, the relay
+    ("engines", ("recompiler", "shader_svc", "relay")),
+    # the GPU process: replays what the CPU host sends
+    ("gpu", ("gpu_host",)),
+    # the CPU host: runs bundles (lifts on a miss), sends to the GPU process, joins the relay
+    ("cpu", ("cpu_host",)),
+    # the nxrecomp commands: compose everything (with nxrecomp/__main__.py: python -m nxrecomp)
+    ("app", ("nxrecomp.app",)),
+]
+# (importer, imported) edges allowed against the rule, with the reason; each must still exist
+# (the test says when one can go).
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("gpu_host.replay_file", "cpu_host.horizon.audio.wavfile"):
+        "replay writes a recording's audio events as a WAV file with the CPU host's WAV helper; "
+        "the helper belongs below both (a common audio-file module)",
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -130,6 +156,71 @@ def test_no_import_loop_between_modules():
     loops = cycles(graph)
     assert not loops, "import loops (break them; docs/ARCHITECTURE.md 'Data flow'):\n" + \
         "\n".join(" <-> ".join(c) for c in loops)
+
+
+def package_of(module: str) -> tuple[int, str] | None:
+    """(layer index, package) of a module: the longest package prefix named in ``LAYERS``;
+    None for the namespace package ``nxrecomp`` itself, which holds nothing."""
+    if module == "nxrecomp.__main__":
+        module = "nxrecomp.app.__main__"
+    best = None
+    for i, (_name, pkgs) in enumerate(LAYERS):
+        for pkg in pkgs:
+            if (module == pkg or module.startswith(pkg + ".")) and (best is None or len(pkg) > len(best[1])):
+                best = (i, pkg)
+    return best
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Edges that import a higher layer or another package of the same layer, as text."""
+    out = []
+    for mod, deps in sorted(graph.items()):
+        src = package_of(mod)
+        for dep in sorted(deps):
+            dst = package_of(dep)
+            if src is None or dst is None or dst[1] == src[1] or dst[0] < src[0]:
+                continue
+            if (mod, dep) in EXCEPTIONS:
+                continue
+            how = "a higher layer" if dst[0] > src[0] else "another package of its layer"
+            out.append(f"{mod} ({LAYERS[src[0]][0]}) imports {dep} ({LAYERS[dst[0]][0]}): {how}")
+    return out
+
+
+def test_every_module_has_a_layer():
+    graph = import_graph()
+    assert not [m for m in graph if package_of(m) is None and m != "nxrecomp"]
+    assert package_of("nxrecomp.common.settings") == (0, "nxrecomp.common")
+    assert package_of("nxrecomp.app.cli")[0] == len(LAYERS) - 1
+
+
+def test_the_layer_check_finds_an_upward_and_a_sideways_import():
+    bad = layer_violations({"nxrecomp.common.log": {"nxrecomp.app.cli", "nxrecomp.common.settings"},
+                            "recompiler.build": {"relay.tokens", "nxrecomp.bundle.image"},
+                            "cpu_host.runner": {"recompiler.link", "gpu_host.packets"},
+                            "nxrecomp.app.cli": {"cpu_host.cli"}})
+    assert bad == ["nxrecomp.common.log (common) imports nxrecomp.app.cli (app): a higher layer",
+                   "recompiler.build (engines) imports relay.tokens (engines): another package of its layer"]
+
+
+def test_no_module_imports_a_higher_layer():
+    graph = import_graph()
+    bad = layer_violations(graph)
+    assert not bad, "imports against the layer rule (docs/ARCHITECTURE.md 'Layers'; tests/test_structure.py " \
+                    "LAYERS):\n" + "\n".join(bad)
+    stale = [f"{a} -> {b}" for a, b in EXCEPTIONS if b not in graph.get(a, set())]
+    assert not stale, "these EXCEPTIONS no longer happen: remove them from tests/test_structure.py: " + ", ".join(stale)
+
+
+def test_the_settings_rows_the_common_layer_looks_up_are_data_only():
+    """``nxrecomp.common.settings`` imports each package's settings module by name; such a module
+    may import only the common layer, so that lookup never runs a higher layer's code."""
+    from nxrecomp.common.settings import SECTION_MODULES
+
+    graph = import_graph()
+    assert set(SECTION_MODULES) <= set(graph)
+    bad = {m: sorted(d for d in graph[m] if not d.startswith("nxrecomp.common")) for m in SECTION_MODULES}
+    assert not any(bad.values()), bad
 
 
 def test_ruff_passes():

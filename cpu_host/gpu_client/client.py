@@ -29,7 +29,7 @@ from gpu_host import fdpass
 from gpu_host import packets as P
 from gpu_host.ring_layout import TAG_ARRAY, TAG_BLOB, init_ring
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
 
 log = logging.getLogger("cpu_host.gpu_client")
@@ -46,7 +46,7 @@ class GpuUnavailable(NxError):
 class GpuClient:
     def __init__(self, socket_dir: str | Path, ring_capacity: int | None = None, name: str = "cpu_host",
                  reconnect_timeout: float = 15.0) -> None:
-        from nxrecomp import settings
+        from nxrecomp.common import settings
 
         self.dir = Path(socket_dir)
         self.name = name

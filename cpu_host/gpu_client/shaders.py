@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 
 class ShaderSource(Protocol):
@@ -38,7 +38,7 @@ class GlslSource:
 
 
 def _cache_dir() -> Path:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     p = Path(settings.get("nxrecomp", "cache_dir")) / "glsl"
     p.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 
 @dataclass(frozen=True)

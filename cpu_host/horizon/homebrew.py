@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cpu_host.linux.memory import Region
+from nxrecomp.bundle.memory_map import Region
 from cpu_host.linux.process import _libc, map_fixed
 
 log = logging.getLogger("cpu_host.horizon")

@@ -1,6 +1,6 @@
 """Run a recompiled ExeFS bundle on the Horizon personality: map the modules at their
 addresses and the main thread's stack, load ``game.so`` with cffi, configure the kernel
-(``cpu_host/runtime/horizon_kernel.c``) from the NPDM facts in the manifest, start the main
+(``cpu_host/runtime/horizon/horizon_kernel.c``) from the NPDM facts in the manifest, start the main
 thread at the entry with Horizon's arguments (X0 = 0, X1 = its handle; TLS at TPIDRRO_EL0),
 or for homebrew as its loader would (``homebrew.py``: hbloader's configuration for an NRO),
 and wait until the process exits or crashes."""
@@ -20,10 +20,10 @@ from cpu_host.horizon.address_space import AddressSpace, address_space, check_mo
 from cpu_host.horizon.crash import Symbolizer, report
 from cpu_host.horizon.hle.abi import NXCPU_CDEF
 from cpu_host.horizon.hle.services import Services, make_services, proc_slots
-from cpu_host.linux.memory import Region, check_disjoint, segment_regions
+from nxrecomp.bundle.memory_map import Region, check_disjoint, segment_regions
 from cpu_host.linux.process import _libc, map_fixed
-from nxrecomp.errors import NxError
-from recompiler.link import LinkedImage
+from nxrecomp.common.errors import NxError
+from nxrecomp.bundle.image import LinkedImage
 
 log = logging.getLogger("cpu_host.horizon")
 
@@ -167,7 +167,7 @@ def boot_record(ffi: cffi.FFI, image: LinkedImage, slots: dict[str, int]):
 def write_frame_times(services: Services) -> None:
     """Milliseconds between presents, one per line, where cpu_host.frame_times_file says; and
     the audio output finalised (a WAV file renamed into place)."""
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     if services.audio is not None:
         services.audio.close()
@@ -224,7 +224,7 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     hb = homebrew.plan(manifest, {n: services.boot_slots[n] for n in homebrew.SLOTS}, image.entry)
     start = services.boot_slots["__nx_boot"]
     if hb is not None:
-        from nxrecomp import settings
+        from nxrecomp.common import settings
 
         homebrew.place_nro(hb, manifest, Path(settings.get("cpu_host", "sd_dir")).expanduser())
         hb.map_config(lib)
@@ -258,7 +258,7 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     if host:
         mods.append((host["base"], host["base"] + host["size"] + 0x10000, "host"))
     sym = Symbolizer(mods, sorted(image.symbols.items()))
-    from nxrecomp import log as nxlog
+    from nxrecomp.common import log as nxlog
 
     nxlog.flush()     # the log first, then the report
     host_fault = services.registry.describe_fault(int(crash.reason)) if crash.svc == HZ_CRASH_HOST else None

@@ -4,7 +4,7 @@ Some runtimes' start-up code ends in ``b .`` once ``main`` returns (instead of
 svcExitProcess).  Lifted, that is a host jump to itself: the thread can never do anything
 again, and the process would spin forever.  A watchdog thread samples the process every
 ``PERIOD`` seconds (``/proc/self/task``): every thread that is running is probed with a signal
-(``cpu_host/runtime/horizon_spin.c`` reads the interrupted host pc: a jump to itself inside
+(``cpu_host/runtime/horizon/horizon_spin.c`` reads the interrupted host pc: a jump to itself inside
 lifted code?).  When, for ``SAMPLES`` samples in a row, at least one thread spins there, no
 running thread is anywhere else, and no other thread used any CPU time (threads blocked in
 the kernel with nothing to wake them), the process ends with a notice naming the guest
@@ -95,7 +95,7 @@ class SpinWatch(threading.Thread):
 def end_parked(name: str, functions: list[int], before_exit: Callable[[], None]) -> None:
     """What the runner does once every guest thread is parked: a notice, then status 0."""
     where = ", ".join(f"{a:#x}" for a in functions)
-    from nxrecomp import log as nxlog
+    from nxrecomp.common import log as nxlog
 
     try:
         before_exit()

@@ -9,10 +9,10 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from cpu_host.linux.memory import (BRK_RESERVE, PAGE, STACK_SIZE, STACK_TOP, Region, brk_region, check_disjoint,
+from nxrecomp.bundle.memory_map import (BRK_RESERVE, PAGE, STACK_SIZE, STACK_TOP, Region, brk_region, check_disjoint,
                                    segment_regions, stack_region)
 from cpu_host.linux.stack import HWCAP2_DEFAULT, HWCAP_DEFAULT, ProgramInfo, initial_stack
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 PROT_READ, PROT_WRITE = 1, 2
 MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x4000, 0x100000

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.pack_elf import elf_to_nso
 from recompiler.formats.pack_npdm import NpdmSpec, pack_npdm
 

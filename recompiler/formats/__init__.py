@@ -2,7 +2,7 @@
 RomFS), written from public descriptions of the formats.
 
 Loaders take the whole file as bytes plus the name to put in errors, trust no field, and
-return dataclass records; every bad offset or size raises ``nxrecomp.errors.NxError`` naming
+return dataclass records; every bad offset or size raises ``nxrecomp.common.errors.NxError`` naming
 the file, the field and the offset.  Builders (``pack_*``) write the same formats field by
 field, for tests and for packaging the demo game.
 

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 
 def _inspect(args: argparse.Namespace) -> int:

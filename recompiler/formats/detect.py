@@ -6,7 +6,7 @@ import mmap
 import os
 from typing import Union
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.npdm import Npdm, parse_npdm
 from recompiler.formats.nro import NroModule, parse_nro
 from recompiler.formats.nso import NsoModule, parse_nso

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.detect import read_file
 from recompiler.formats.npdm import Npdm, parse_npdm
 from recompiler.formats.nso import NsoModule, parse_nso

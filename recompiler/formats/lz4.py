@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats import lz4_native
 
 Engine = Literal["auto", "python", "liblz4"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.binreader import BinReader
 from recompiler.formats.elfdyn import Symbol, read_symbols
 from recompiler.formats.lz4 import decompress_block

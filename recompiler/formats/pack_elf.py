@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.binreader import BinReader
 from recompiler.formats.elfdyn import parse_dynamic
 from recompiler.formats.module import MIN_SPAN_LIMIT, SPAN_PER_FILE_BYTE

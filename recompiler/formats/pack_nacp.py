@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import struct
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats import nacp as N
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats import kcaps as K
 from recompiler.formats import npdm as N
 from recompiler.formats.binreader import align_up

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats import nro
 from recompiler.formats.pack_nso import check_u32, default_layout
 

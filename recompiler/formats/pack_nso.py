@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import struct
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats import nso
 from recompiler.formats.binreader import align_up
 from recompiler.formats.lz4 import compress_block

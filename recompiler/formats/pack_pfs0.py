@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats import pfs0 as P
 from recompiler.formats.binreader import align_up
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.detect import detect_format, read_file
 from recompiler.formats.exefs import ExeFs, load_exefs
 from recompiler.formats.npdm import parse_npdm

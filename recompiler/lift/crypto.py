@@ -1,6 +1,6 @@
 """The Armv8 cryptography extension: AESE/AESD/AESMC/AESIMC, SHA1C/P/M/H/SU0/SU1,
 SHA256H/H2/SU0/SU1 and PMULL/PMULL2 (8x8 -> 16 and 64x64 -> 128 bits).  Each is one call
-of a helper in ``cpu_host/runtime/lifted.h`` on ``NxVec`` copies of the operands."""
+of a helper in ``cpu_host/runtime/core/lifted.h`` on ``NxVec`` copies of the operands."""
 from __future__ import annotations
 
 from recompiler.decode import Insn

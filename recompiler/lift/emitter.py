@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nxrecomp import settings
+from nxrecomp.common import settings
 from recompiler import interproc, liveness
 from recompiler.decode import Insn, disasm
 
 CALLER_SAVED = set(range(19)) | {30}
-# A lifted function's C signature (cpu_host/runtime/nxrt.h): guest X0, X1, the link register and
+# A lifted function's C signature (cpu_host/runtime/core/nxrt.h): guest X0, X1, the link register and
 # SP come in as host arguments, the next pc and X0 go out as an NxRet.  ARGS is what a call or
 # tail call passes.  SP as an argument: a frame's stores then have their addresses at once, not
 # after a load of s->sp that waits on the caller's store of it.

@@ -2,7 +2,7 @@
 
 The architecture defines both estimates as integer functions of a 9-bit input (the Arm ARM's
 ``RecipEstimate`` and ``RecipSqrtEstimate``, without FEAT_RPRES).  They are computed here
-from that definition and written into ``cpu_host/runtime/lifted_fp.h`` as two constant tables
+from that definition and written into ``cpu_host/runtime/core/lifted_fp.h`` as two constant tables
 (``render_tables``); ``tests/recompiler/test_fp_recip.py`` recomputes them and compares them
 with the header, and the Unicorn test compares the instructions end to end.
 """

@@ -1,7 +1,7 @@
 """Reciprocal and reciprocal-square-root estimates and Newton-Raphson steps: FRECPE, FRSQRTE,
 URECPE, URSQRTE, FRECPX (scalar and vector), FRECPS and FRSQRTS.
 
-The estimates are bit-exact table look-ups (``cpu_host/runtime/lifted_fp.h``, tables from
+The estimates are bit-exact table look-ups (``cpu_host/runtime/core/lifted_fp.h``, tables from
 ``fp_estimate.py``) done on the operands' bits, so FPCR.FZ/DN/RMode act exactly as the Arm ARM's
 FPRecipEstimate/FPRSqrtEstimate say.  The steps are one fused multiply-add on the host (its
 MXCSR holds the guest's rounding mode and FZ) with the architecture's special cases around it

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import struct
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, TEXS_MASKS_ONE, TEXS_MASKS_TWO, Attr, CBuf, CIdx, Imm, Mem, Mod,
                                     Pred, Reg, Row, SReg, Sym, Target, TexsMask, channels, get, put)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, Attr, CBuf, CIdx, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     TexsMask, channels, get, sext)
 from shader_svc.sm53.table import ROWS, SREGS

@@ -21,7 +21,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from shader_svc.nvtools import OracleLine, ToolUnavailable, _tools_dir
 
 DEB_PACKAGE = "nvidia-cuda-toolkit"

@@ -21,7 +21,7 @@ import re
 import struct
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from shader_svc.sm86.decode import MASK105, SWZ, Control, DecodeError, Inst, decode
 from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
 from shader_svc.sm86.table import ROWS, SREGS

@@ -24,7 +24,7 @@ import logging
 import struct
 from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from shader_svc.sm86.decode import Inst
 from shader_svc.spirv import structure
 from shader_svc.spirv.expand import Step, expand

@@ -281,7 +281,7 @@ def test_stuck_device_never_holds_up_the_renderer() -> None:
 
 def test_bad_settings_are_named(tmp_path, monkeypatch) -> None:
     from cpu_host.horizon.audio.host import AudioHost
-    from nxrecomp.errors import NxError
+    from nxrecomp.common.errors import NxError
     monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_CLOCK", "sundial")
     with pytest.raises(NxError, match="cpu_host.audio_clock is 'sundial'"):
         AudioHost()

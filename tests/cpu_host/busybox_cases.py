@@ -16,7 +16,7 @@ from tests.shared_tmp import run_dir
 
 def fetch_busybox() -> Path:
     """Debian's arm64 busybox-static (downloaded once into the cache), or a loud skip."""
-    from nxrecomp import debian
+    from nxrecomp.common import debian
     try:
         return debian.busybox("arm64")
     except debian.RegistryUnreachable as e:

@@ -1,7 +1,7 @@
 """What a program is told about the CPU is what the lifter does (issue 7: "the ID registers and
 HWCAP values the runtime reports say exactly what the lifter implements").
 
-One table (cpu_host/runtime/cpu_features.h) gives AT_HWCAP, AT_HWCAP2 and the ID registers;
+One table (cpu_host/runtime/core/cpu_features.h) gives AT_HWCAP, AT_HWCAP2 and the ID registers;
 each row names the Unicorn classes that prove it.  A real program (built here for aarch64 with
 zig's clang, dot-product intrinsics on) is recompiled and run: it must read exactly the table's
 values through getauxval and MRS, and its dot products must equal qemu-aarch64's."""

@@ -1,6 +1,6 @@
 """A fault in lifted code (a bad guest pointer) ends the recompiled program by the signal, with
 a report that names the guest function whose lifted code faulted: the host pc mapped back
-through the bundle's entry table (cpu_host/runtime/dispatch.c, nx_fault).  The program reads
+through the bundle's entry table (cpu_host/runtime/core/dispatch.c, nx_fault).  The program reads
 through a null pointer in a function of its own; the report must give that function's address
 as the guest's symbol table has it."""
 from __future__ import annotations

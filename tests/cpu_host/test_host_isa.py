@@ -1,5 +1,5 @@
 """Lifted code compiled for an x86-64 level (recompiler.march): the level chosen, and a game.so
-that refuses, naming what is missing, to start on a CPU without it (cpu_host/runtime/host_isa.c).
+that refuses, naming what is missing, to start on a CPU without it (cpu_host/runtime/core/host_isa.c).
 
 The refusal is shown on this very CPU by compiling the check for an extension it lacks
 (AVX-512, absent from the machines this project runs on; skipped loudly where present)."""

@@ -1,4 +1,4 @@
-"""Lift on miss (cpu_host/runtime/lift_miss.c, cpu_host/lift_on_miss.py, docs/ARCHITECTURE.md
+"""Lift on miss (cpu_host/runtime/core/lift_miss.c, cpu_host/lift_on_miss.py, docs/ARCHITECTURE.md
 "Lift on miss"), Linux personality.
 
 ``programs/lift_miss.c`` is built for aarch64 and recompiled with two functions left out of
@@ -190,7 +190,7 @@ def test_python_runner_lifts_too(program, symbols, bundle):
 
 
 def test_discovered_list_bad_lines_name_the_file_and_line(tmp_path):
-    from nxrecomp.errors import NxError
+    from nxrecomp.common.errors import NxError
     from recompiler import discovered
 
     assert discovered.read(tmp_path) == set()
@@ -206,7 +206,7 @@ def test_discovered_list_bad_lines_name_the_file_and_line(tmp_path):
 
 
 def test_hide_entries_names_an_unknown_symbol(program, symbols, monkeypatch):
-    from nxrecomp.errors import NxError
+    from nxrecomp.common.errors import NxError
     from recompiler.link import link_program
     from recompiler.pipeline import hidden_entries
 

@@ -1,6 +1,6 @@
 """Debian's arm64 busybox-static run end to end on everything this part of the project builds —
 ELF loader and linker (recompiler.elf/link), process image and initial stack (cpu_host.linux),
-system calls (cpu_host/runtime/linux_syscalls.c) — with Unicorn standing in for the lifted code
+system calls (cpu_host/runtime/linux/linux_syscalls.c) — with Unicorn standing in for the lifted code
 as the CPU (test-only).  stdout, stderr and exit status must equal qemu-aarch64's.
 
 Run as a script, this file is the driver:  python test_linux_busybox.py HARNESS.so PROGRAM ARGV0 ARGS...
@@ -57,7 +57,8 @@ def build_harness(out_dir: Path) -> Path:
     (out_dir / "harness.c").write_text(HARNESS_C)
     so = out_dir / "harness.so"
     r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-fno-sanitize=all",
-                        "-O2", "-Wno-comment", "-shared", "-fPIC", f"-I{rt}", *map(str, sorted(rt.glob("linux_*.c"))),
+                        "-O2", "-Wno-comment", "-shared", "-fPIC", f"-I{rt / 'core'}", f"-I{rt / 'linux'}",
+                        *map(str, sorted((rt / "linux").glob("linux_*.c"))),
                         str(out_dir / "harness.c"), "-o", str(so)], capture_output=True, text=True)
     if r.returncode:
         raise RuntimeError(r.stderr)
@@ -136,7 +137,7 @@ def drive(so: str, prog: str, argv: list[str], extra_hooks: list = (), random: b
     id_value = ffi.new("uint64_t *")
 
     def mrs(uc, reg, cp, _data):
-        # the ID registers read as the runtime reports them (cpu_host/runtime/id_regs.h), not
+        # the ID registers read as the runtime reports them (cpu_host/runtime/core/id_regs.h), not
         # as Unicorn's "max" CPU model: glibc's IFUNC resolvers read MIDR_EL1 and the ID_AA64
         # registers, and both runs must pick the same string-function variants
         if not lib.nxh_id_register(cp.op0, cp.op1, cp.crn, cp.crm, cp.op2, id_value):

@@ -1,4 +1,4 @@
-"""Guest signal handlers in the Linux personality (cpu_host/runtime/linux_syscalls.c, "signals"):
+"""Guest signal handlers in the Linux personality (cpu_host/runtime/linux/linux_syscalls.c, "signals"):
 every case runs recompiled and under qemu-aarch64, which must agree on stdout, stderr and exit
 status (a death by a signal included).
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cpu_host.linux.memory import Region, brk_region, check_disjoint, segment_regions, stack_region
+from nxrecomp.bundle.memory_map import Region, brk_region, check_disjoint, segment_regions, stack_region
 from cpu_host.linux.stack import (AT_EXECFN, AT_HWCAP, AT_PHDR, AT_PLATFORM, AT_RANDOM, HWCAP2_DEFAULT, HWCAP_DEFAULT,
                                   ProgramInfo, initial_stack, parse_stack)
 from recompiler.elf import load_elf

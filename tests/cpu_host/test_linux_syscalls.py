@@ -1,4 +1,4 @@
-"""The Linux AArch64 personality (cpu_host/runtime/linux_syscalls.c) driven through a small C
+"""The Linux AArch64 personality (cpu_host/runtime/linux/linux_syscalls.c) driven through a small C
 harness: register values in, x0 out, as lifted code would call it.  Each case runs in its own
 Python process (the personality resets signal dispositions, reserves brk, exits, forks).
 
@@ -71,8 +71,9 @@ def harness(tmp_path_factory) -> Path:
     (d / "harness.c").write_text(HARNESS_C)
     so = d / "harness.so"
     r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-fno-sanitize=all",
-                        "-O2", "-Wall", "-Wextra", "-Wno-comment", "-Werror", "-shared", "-fPIC", f"-I{RUNTIME}",
-                        *map(str, sorted(RUNTIME.glob("linux_*.c"))), str(d / "harness.c"), "-o", str(so)],
+                        "-O2", "-Wall", "-Wextra", "-Wno-comment", "-Werror", "-shared", "-fPIC",
+                        f"-I{RUNTIME / 'core'}", f"-I{RUNTIME / 'linux'}",
+                        *map(str, sorted((RUNTIME / "linux").glob("linux_*.c"))), str(d / "harness.c"), "-o", str(so)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return so

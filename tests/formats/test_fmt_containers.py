@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from tests.formats import fmt_fieldwise as F
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.pack_pfs0 import pack_pfs0
 from recompiler.formats.pack_romfs import hash_table_count, pack_romfs
 from recompiler.formats.pfs0 import parse_pfs0

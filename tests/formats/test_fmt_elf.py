@@ -15,7 +15,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection, RelrRelocationSection
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.nro import parse_nro
 from recompiler.formats.nso import parse_nso
 from recompiler.formats.pack_elf import elf_to_nro, elf_to_nso, split_elf

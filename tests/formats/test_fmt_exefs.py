@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.formats import fmt_fieldwise as F
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats import detect
 from recompiler.formats.cli import register
 from recompiler.formats.exefs import load_exefs

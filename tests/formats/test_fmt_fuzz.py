@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tests.formats import fmt_fieldwise as F
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.describe import describe
 from recompiler.formats.detect import load_bytes
 from recompiler.formats.pack_nacp import pack_nacp

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.formats.fmt_fieldwise import ref_lz4_decompress
-from nxrecomp import settings
+from nxrecomp.common import settings
 from recompiler.formats.describe import describe
 from recompiler.formats.npdm import parse_npdm
 from recompiler.formats.nso import parse_nso

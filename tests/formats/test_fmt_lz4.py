@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tests.formats.fmt_fieldwise import ref_lz4_compress, ref_lz4_decompress
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.lz4 import compress_block, decompress_block
 
 

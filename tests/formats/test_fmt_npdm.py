@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from tests.formats import fmt_fieldwise as F
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.kcaps import MemoryMap
 from recompiler.formats.npdm import parse_npdm
 from recompiler.formats.pack_npdm import (NpdmSpec, kc_debug_flags, kc_handle_table, kc_interrupts, kc_io_map,

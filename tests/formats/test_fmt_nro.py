@@ -6,7 +6,7 @@ import struct
 import pytest
 
 from tests.formats import fmt_fieldwise as F
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.nro import parse_nro
 from recompiler.formats.pack_nacp import pack_nacp
 from recompiler.formats.pack_nro import NroAssets, pack_nro

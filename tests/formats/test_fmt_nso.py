@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from tests.formats import fmt_fieldwise as F
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.nso import parse_nso
 from recompiler.formats.pack_nso import pack_nso
 

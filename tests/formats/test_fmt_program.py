@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.elfdyn import parse_dynamic
 from recompiler.formats.module import read_mod0
 from recompiler.formats.pack_nso import pack_nso

@@ -326,7 +326,7 @@ def test_astc_decoder_all_block_sizes(bw, bh):
 def test_compressed_descriptor_errors(gpu):
     """Sizes are counted in blocks: a texture whose blocks run past its pool, or a pitch below
     one row of blocks, is refused naming the field."""
-    from nxrecomp.errors import NxError
+    from nxrecomp.common.errors import NxError
     psize = 8 << 20
     # 64x64 ASTC 8x8 = 8x8 blocks of 16 bytes, one GOB row of 128 B x 8 rows = 1024 bytes per block row
     with pytest.raises(NxError, match="run past pool 1"):

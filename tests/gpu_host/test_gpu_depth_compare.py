@@ -11,7 +11,7 @@ import pytest
 from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_guest import TEX_VS, P, Scene, frame_image, rect_uv_px
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from test_gpu_depth import BLACK, RED, Z_FS, Z_VS, draws, ds
 
 W, H = 48, 32

@@ -14,7 +14,7 @@ from cpu_host.gpu_client.registry import ProgramDesc, SamplerDesc, TextureDesc
 from gpu_guest import P, Scene, frame_image, rect_px, to8, ubo
 from gpu_host import fdpass
 from gpu_host.addresses import fd_socket_path
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from proto import gpu_pb2
 
 W, H = 32, 32

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from gpu_guest import P, Scene, frame_image, start_gpu, stop_gpu, to8, ubo
 
 W, H = 32, 24

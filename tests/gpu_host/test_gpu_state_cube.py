@@ -12,7 +12,7 @@ from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_guest import P, Scene, frame_image, rect_px
 from gpu_host.blocklinear import size_bytes
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from test_gpu_draws import ref_swizzle
 
 N = 4      # texels across a face / layer

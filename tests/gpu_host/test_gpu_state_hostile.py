@@ -6,7 +6,7 @@ import pytest
 
 from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
 from gpu_guest import P, Scene, rect_px, ubo
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from test_gpu_hostile import check_still_serving, expect_dropped, good, submit_raw
 
 W = H = 32

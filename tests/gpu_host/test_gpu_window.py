@@ -159,8 +159,8 @@ def test_window_survives_a_gpu_process_restart(display, sdl_lib, tmp_path):
     from cpu_host.gpu_client.client import GpuClient
     from cpu_host.gpu_client.shaders import GlslSource
     from gpu_guest import COLOR_FS, COLOR_VS, BoxGame, frame_image
-    from nxrecomp.supervise_bundle import gpu_spec
-    from nxrecomp.supervisor import Policy, Supervisor
+    from nxrecomp.app.supervise_bundle import gpu_spec
+    from nxrecomp.app.supervisor import Policy, Supervisor
 
     run_dir = Path(tempfile.mkdtemp(prefix="nxw"))
     title = f"nxsup{os.getpid()}"

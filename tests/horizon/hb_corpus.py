@@ -36,7 +36,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp import settings
+from nxrecomp.common import settings
 
 CACHE = Path(settings.get("nxrecomp", "cache_dir")) / "homebrew"
 CLIENT_TIMEOUT = 300

@@ -139,8 +139,8 @@ def test_queued_frames_presented_by_the_gpu_process(bundles) -> None:
 
 
 def test_gpu_process_killed_while_frames_are_queued(bundles) -> None:
-    from nxrecomp.supervise_bundle import bundle_specs
-    from nxrecomp.supervisor import Policy, Supervisor
+    from nxrecomp.app.supervise_bundle import bundle_specs
+    from nxrecomp.app.supervisor import Policy, Supervisor
 
     tmp, b = bundles
     run, frames = tmp / "runkill", tmp / "frameskill"

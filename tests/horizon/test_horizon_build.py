@@ -17,7 +17,7 @@ from elftools.elf.relocation import RelocationSection
 
 from examples.horizon_hello.build_exefs import build_exefs
 from recompiler.formats.pack_npdm import NpdmSpec, default_kernel_caps
-from recompiler.link import LinkedImage
+from nxrecomp.bundle.image import LinkedImage
 from tests.horizon.hz_build import nxrecomp
 
 PAGE = 0x1000
@@ -185,7 +185,7 @@ def test_unbound_calls_become_host_imports(hello, tmp_path) -> None:
     assert sorted(slots.values()) == [host["base"] + 16 * i for i in range(len(slots))]
     assert m["image"]["unresolved"] == sorted(slots)
     # the relocated GOT/PLT words of main hold the slots (read back from the bundle's image)
-    from recompiler.link import LinkedImage
+    from nxrecomp.bundle.image import LinkedImage
 
     image = LinkedImage.from_json(m["image"], tmp_path / "b")
     words = set()

@@ -134,8 +134,8 @@ def test_gpu_process_killed_during_play(gfx) -> None:
     the supervisor restarts it, the CPU host re-registers and resubmits, every frame is
     presented with the expected pixels and the guest's per-frame state equals an
     uninterrupted run's."""
-    from nxrecomp.supervise_bundle import bundle_specs
-    from nxrecomp.supervisor import Policy, Supervisor
+    from nxrecomp.app.supervise_bundle import bundle_specs
+    from nxrecomp.app.supervisor import Policy, Supervisor
 
     tmp, bundles = gfx
     run, frames_dir = tmp / "runkill", tmp / "frameskill"

@@ -1,4 +1,4 @@
-"""nn::os served by the host (cpu_host/horizon/hle/os.py, cpu_host/runtime/horizon_os.c).
+"""nn::os served by the host (cpu_host/horizon/hle/os.py, cpu_host/runtime/horizon/horizon_os.c).
 
 - The mangled names the host binds are the ones clang's Itanium mangler gives the public
   nn::os declarations (compiled here with the ``ziglang`` wheel's clang), and our guest SDK's

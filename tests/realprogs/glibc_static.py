@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from nxrecomp import debian
-from nxrecomp.errors import NxError
+from nxrecomp.common import debian
+from nxrecomp.common.errors import NxError
 from tests.realprogs import sources
 
 PACKAGES = ("libc6-dev", "libgcc-12-dev")

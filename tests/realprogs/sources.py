@@ -39,8 +39,8 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 SRC = Path(__file__).resolve().parent / "src"
 

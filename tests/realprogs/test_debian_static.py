@@ -9,7 +9,7 @@ stderr would also make stderr differ from qemu's).
 
 Inputs are in tests/realprogs/debian_cases.py (with the busybox applets skipped and why).
 CI runs a handful of zsh scripts and the sash script; the rest is ``heavy``.  The packages
-are downloaded at test time (nxrecomp.debian: apt-get download into the cache)."""
+are downloaded at test time (nxrecomp.common.debian: apt-get download into the cache)."""
 from __future__ import annotations
 
 import fcntl
@@ -33,7 +33,7 @@ ZSH_CI = {"arith", "params", "printf", "heredocs", "functions-nofork", "redirect
 
 
 def _fetch(package: str, rel: str) -> Path:
-    from nxrecomp import debian
+    from nxrecomp.common import debian
     try:
         return debian.fetch(package, "arm64") / rel
     except debian.RegistryUnreachable as e:

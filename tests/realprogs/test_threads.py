@@ -1,4 +1,4 @@
-"""Guest threads in the Linux personality (cpu_host/runtime/linux_threads.c), against qemu-aarch64.
+"""Guest threads in the Linux personality (cpu_host/runtime/linux/linux_threads.c), against qemu-aarch64.
 
 - ``src/pthreads_test.c`` (ours, musl's pthreads): mutexes, condition variables, thread-local
   variables, joins, a barrier, waves of threads, pthread_kill's handler on the named thread, a
@@ -113,7 +113,7 @@ def test_zstd_more_worker_threads_match_qemu(zstd_mt, corpus, level, workers):
 def test_pthreads_with_debian_static_glibc_match_qemu(tmp_path):
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
-    from nxrecomp import debian
+    from nxrecomp.common import debian
     from tests.realprogs import glibc_static
     try:
         binary = glibc_static.build("pthreads_test.c")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.analyse import Memory, analyse
 from recompiler.build import build, split_bucket
 from recompiler.inline_leaves import COPY_SIG

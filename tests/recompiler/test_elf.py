@@ -11,8 +11,8 @@ import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
-from nxrecomp import debian
-from nxrecomp.errors import NxError
+from nxrecomp.common import debian
+from nxrecomp.common.errors import NxError
 from recompiler.elf import PT_LOAD, load_elf, parse_elf
 
 pytestmark = pytest.mark.network

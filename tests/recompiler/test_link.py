@@ -17,10 +17,11 @@ import pytest
 from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
-from nxrecomp import debian
-from nxrecomp.errors import NxError
+from nxrecomp.common import debian
+from nxrecomp.common.errors import NxError
 from recompiler.elf import load_elf, parse_elf
-from recompiler.link import ADDRESS_LIMIT, LinkedImage, link, link_program
+from recompiler.link import ADDRESS_LIMIT, link, link_program
+from nxrecomp.bundle.image import LinkedImage
 
 pytestmark = pytest.mark.network
 LUA_PKGS = ["lua5.4", "liblua5.4-0", "libc6", "libreadline8", "libtinfo6"]

@@ -8,7 +8,7 @@ lifted code's state at each call equals the oracle's, not only the program's out
 The programs: the longjmp/callee-saved one (tests/cpu_host/programs/unwind_regs.c: calls, tail
 calls, longjmps through several frames, a switch-dispatched loop) and the feature probe
 (cpu_features.c: it reads ID registers with MRS and passes them to fprintf, so both runs must
-answer them alike, cpu_host/runtime/id_regs.h); in the heavy suite, Debian's busybox applets
+answer them alike, cpu_host/runtime/core/id_regs.h); in the heavy suite, Debian's busybox applets
 (glibc's IFUNC resolvers, the shell's interpreter, awk's) and issue 7's real programs (Lua's
 float formatting, math library and coroutines, zstd, xxHash), V0-V31 compared as well."""
 from __future__ import annotations

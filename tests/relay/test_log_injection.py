@@ -18,7 +18,7 @@ import pytest
 from relaytest import report
 
 from cpu_host.coop import CoopClient
-from nxrecomp import log as nxlog
+from nxrecomp.common import log as nxlog
 from relay import tokens
 
 ROOT = Path(__file__).resolve().parents[2]

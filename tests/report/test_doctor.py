@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nxrecomp.doctor import x86_level
+from nxrecomp.app.doctor import x86_level
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Frame-time statistics with start-up apart (nxrecomp/frame_stats.py).  Oracle for the
+"""Frame-time statistics with start-up apart (nxrecomp/app/frame_stats.py).  Oracle for the
 numbers: Python's ``statistics`` module (quantiles, 'inclusive' method = linear interpolation
 between closest ranks, the same definition numpy's default uses), not numpy itself."""
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import statistics
 
-from nxrecomp.frame_stats import SETTLE_FRAMES, split, startup_frames
+from nxrecomp.app.frame_stats import SETTLE_FRAMES, split, startup_frames
 
 
 def ref(ms: list[float]) -> dict:

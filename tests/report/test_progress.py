@@ -1,4 +1,4 @@
-"""Progress lines (nxrecomp/progress.py): on a terminal (a real pseudo-terminal here) one
+"""Progress lines (nxrecomp/common/progress.py): on a terminal (a real pseudo-terminal here) one
 redrawn line with count, rate and ETA; in a pipe, quiet info log lines every 10 %."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-WORK = ("from nxrecomp.progress import Progress\nimport time\n"
+WORK = ("from nxrecomp.common.progress import Progress\nimport time\n"
         "with Progress('compiling shards', 20) as p:\n"
         "    for i in range(20):\n        time.sleep(0.01); p.advance(note=f'shard {i}')\n")
 

@@ -1,5 +1,5 @@
-"""report.html (nxrecomp/report.py) from a small recorded-shape run — a report.json as the demo
-writes it, a frame-time chart drawn by nxrecomp/plot.py and screenshots made here with Pillow
+"""report.html (nxrecomp/app/report.py) from a small recorded-shape run — a report.json as the demo
+writes it, a frame-time chart drawn by nxrecomp/app/plot.py and screenshots made here with Pillow
 — opened in a real browser: Debian's headless Chromium loads it, its DOM holds the chart and
 the screenshots, and its own screenshot of the page (kept as a test artifact under the pytest
 tmp dir) shows the screenshots' pixels and the chart's line.  Oracles: Chromium's HTML parser
@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nxrecomp.frame_stats import split
-from nxrecomp.plot import frame_time_chart
+from nxrecomp.app.frame_stats import split
+from nxrecomp.app.plot import frame_time_chart
 
 ROOT = Path(__file__).resolve().parents[2]
 MAGENTA, CYAN = (255, 0, 255), (0, 255, 255)

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from nxrecomp import settings
+from nxrecomp.common import settings
 from shader_svc import nvtools
 from shader_svc.cubin import kernels as cubin_kernels
 

@@ -466,7 +466,7 @@ def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str
 
 
 def check(dev, isa: int, opt: str, c: Case, k) -> Result:
-    from nxrecomp.errors import NxError
+    from nxrecomp.common.errors import NxError
 
     res = Result(c.name, isa, opt)
     try:

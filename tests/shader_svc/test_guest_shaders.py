@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from examples.demo.shaders import build as shaders
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from shader_svc import nvtools, sph
 from shader_svc import translate as tr
 

@@ -25,7 +25,7 @@ import listings
 from examples.demo.shaders import build as shaders
 from glsl_compare import QUAD, QUAD_UV, assert_same, perspective_triangles
 from guest_frames import check_demo_matches_reference, check_gfx_guest_frames
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from shader_svc import sph
 from shader_svc import translate as tr
 from shader_svc.sm53 import corpus, tools

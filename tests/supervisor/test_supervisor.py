@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nxrecomp.supervisor import CrashLoop, Policy, ProcessSpec, Supervisor
+from nxrecomp.app.supervisor import CrashLoop, Policy, ProcessSpec, Supervisor
 
 HERE = Path(__file__).resolve().parent
 
@@ -140,7 +140,7 @@ def test_a_killed_supervisor_leaves_no_children(tmp_path):
     script = tmp_path / "sup.py"
     script.write_text(
         "import sys\n"
-        "from nxrecomp.supervisor import Policy, ProcessSpec, Supervisor\n"
+        "from nxrecomp.app.supervisor import Policy, ProcessSpec, Supervisor\n"
         f"argv = {SLEEPER!r}\n"
         "specs = [ProcessSpec('svc', argv, standby_argv=argv), ProcessSpec('cpu', argv, restart=False)]\n"
         f"sys.exit(Supervisor(specs, {str(tmp_path / 'run.log')!r}, Policy(min_uptime_s=0.1)).run())\n")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nxrecomp import clib
+from nxrecomp.common import clib
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "dsp.c"

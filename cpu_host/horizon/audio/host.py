@@ -43,8 +43,8 @@ import numpy as np
 from cpu_host.horizon.audio.output import AudioOut, NullSink, Sink, WavSink, adapt_channels, open_output
 from cpu_host.horizon.audio.renderer import AudioRenderer, GuestMemory
 from cpu_host.horizon.audio.request import RendererParameter
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 log = logging.getLogger("cpu_host.audio")
 RATE = 48000

@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from cpu_host.horizon.audio import layout as L
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 log = logging.getLogger("cpu_host.audio")
 AUDOUT_MAX_BUFFERS = 32

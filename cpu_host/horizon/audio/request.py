@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cpu_host.horizon.audio import layout as L
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 
 class AudioError(NxError):

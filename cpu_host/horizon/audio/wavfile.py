@@ -18,7 +18,7 @@ import msgpack
 import numpy as np
 
 from cpu_host.horizon.audio.output import WavSink
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 CHUNK_S = 1
 

@@ -3,7 +3,7 @@
 A recompiled ExeFS calls SDK functions by name.  Names no module defines were bound by the
 linker (``recompiler/horizon.py``) to slots of the host-import region; names the ``sdk``
 module does define may be overridden.  At start-up the runner binds, for every name served
-here, a host function at that address (``cpu_host/runtime/dispatch.c``'s ``nx_host_bind``):
+here, a host function at that address (``cpu_host/runtime/core/dispatch.c``'s ``nx_host_bind``):
 every indirect call or PLT call to it runs the Python function below.
 
 Modules, one service each: ``fs`` (RomFS read-only, save data with all-or-nothing commits in

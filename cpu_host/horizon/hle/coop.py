@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from cpu_host.coop.client import ALL, MAX_PAYLOAD, CoopClient, CoopError
 from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.registry import HostFunction
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 E_OFFLINE = 50            # no relay configured
 E_NOT_CONNECTED = 51

@@ -13,7 +13,7 @@ from typing import Callable
 from cpu_host.horizon.hle.abi import PERM_R, PERM_W, Call, GuestError, GuestResult, result
 from cpu_host.horizon.hle.registry import HostFunction
 from cpu_host.horizon.hle.savedata import SaveStore, SaveTree
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 from recompiler.formats.romfs import Romfs, parse_romfs
 
 FS = 2

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from cpu_host.horizon.hle.abi import Call
 from cpu_host.horizon.hle.registry import HostFunction
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 BUTTONS = ["A", "B", "X", "Y", "StickL", "StickR", "L", "R", "ZL", "ZR", "Plus", "Minus",
            "Left", "Up", "Right", "Down"]

@@ -1,7 +1,7 @@
 """nn::os served by the host: threads, mutexes, condition variables, events, semaphores and
 message queues.
 
-The work is done in C (``cpu_host/runtime/horizon_os.c``) on the kernel's own threads and wait
+The work is done in C (``cpu_host/runtime/horizon/horizon_os.c``) on the kernel's own threads and wait
 queues, so the SVC path and this one follow the same rules: waiters are woken best priority
 first (FIFO among equal priorities), a mutex holder runs at its best waiter's priority,
 timeouts are nanoseconds (``nn::TimeSpan``).  Each function below is bound under its public

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import msgpack
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 MAGIC = b"NXSAVE01"
 FILE_NAME = "save.nxsave"

@@ -17,8 +17,8 @@ from cpu_host.horizon.hle.registry import Registry
 from cpu_host.horizon.hle.savedata import SaveStore
 from cpu_host.horizon.hle.system import SystemService
 from gpu_host import blocklinear
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 
 @dataclass

@@ -29,7 +29,7 @@ from typing import NamedTuple
 from pathlib import Path
 
 from cpu_host.horizon.ipc.results import INVALID_COMBINATION, IpcError
-from nxrecomp import clib
+from nxrecomp.common import clib
 
 TLS_MESSAGE_SIZE = 0x100
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 HERE = Path(__file__).resolve().parent
 PROGRAMS = ("scene", "color", "tex")

@@ -57,7 +57,7 @@ NnResult nntimeInitialize(void) __asm__("_ZN2nn4time10InitializeEv");
 NnResult nntimeGetCurrentTime(int64_t *posix) __asm__("_ZN2nn4time23StandardUserSystemClock14GetCurrentTimeEPNS0_9PosixTimeE");
 
 /* nn::os threads and synchronisation objects (served by cpu_host/horizon/hle/os.py and
- * cpu_host/runtime/horizon_os.c).  The types are opaque storage of the SDK's public sizes; the
+ * cpu_host/runtime/horizon/horizon_os.c).  The types are opaque storage of the SDK's public sizes; the
  * host keeps its own layout inside.  Priorities are nn::os numbers: 0 (highest) .. 31, the
  * default 16 (kernel priority 44).  Timeouts are nanoseconds (nn::TimeSpan). */
 typedef struct { uint64_t storage[0x1C0 / 8]; } NnThreadType;

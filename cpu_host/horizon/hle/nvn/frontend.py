@@ -1128,7 +1128,7 @@ class NvnService:
         """A registry binder: with ``cpu_host.nvn_recorder = native``, bind the hot calls to the C
         recorder at every guest address the registry bound their Python functions, each keeping a
         Python fallback (``_native_retry``)."""
-        from nxrecomp import settings
+        from nxrecomp.common import settings
 
         if settings.get("cpu_host", "nvn_recorder") != "native":
             return

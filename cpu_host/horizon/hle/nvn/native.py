@@ -2,7 +2,7 @@
 recorded in C into binary packets (gpu_host/PROTOCOL.md "Binary packets"), bound at the guest's
 entry points with no Python on the call path.
 
-Built like the project's other C libraries (``nxrecomp.clib``: zig's clang, content-hashed in
+Built like the project's other C libraries (``nxrecomp.common.clib``: zig's clang, content-hashed in
 ``<cache_dir>/cpu_host``, cffi ABI mode).  The library holds one process's recorder state (one
 NVN service a process): ``NativeRecorder`` is Python's handle on it — it mirrors what the C code
 needs of the objects frontend.py creates (pools, programs, texture/sampler pool slots), opens and
@@ -18,11 +18,11 @@ from typing import Any, Callable
 
 from cpu_host.gpu_client.blob import Block, packet_bytes
 from gpu_host import packets as P
-from nxrecomp import clib
+from nxrecomp.common import clib
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "recorder.c"
-RUNTIME = HERE.parents[2] / "runtime"       # nxrt.h: NxCpu as the runtime lays it out
+RUNTIME = HERE.parents[2] / "runtime" / "core"     # nxrt.h: NxCpu as the runtime lays it out
 OK, SLOW, BAD = 0, 1, 2
 CDEF = """
 typedef struct { uint64_t offset; uint32_t count; } Chunk;

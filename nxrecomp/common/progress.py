@@ -19,7 +19,7 @@ log = logging.getLogger("progress")
 
 class Progress:
     def __init__(self, what: str, total: int, enabled: bool | None = None) -> None:
-        from nxrecomp import settings
+        from nxrecomp.common import settings
 
         self.what, self.total, self.done = what, max(total, 0), 0
         self.t0 = time.monotonic()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 log = logging.getLogger("supervisor")
 

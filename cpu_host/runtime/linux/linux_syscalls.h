@@ -1,9 +1,14 @@
 /* linux_syscalls.h — the Linux AArch64 user-mode personality (test programs: Debian's arm64
- * busybox-static, lua5.4).  nx_linux_syscall() itself is declared in nxrt.h; these are the
- * setters the runner (cpu_host/runner.py) calls before the guest starts. */
+ * busybox-static, lua5.4): its SVC handler, and the setters the runner (cpu_host/runner.py,
+ * cpu_host/launcher/launcher.c) calls before the guest starts. */
 #ifndef NX_LINUX_SYSCALLS_H
 #define NX_LINUX_SYSCALLS_H
 #include <stdint.h>
+#include "nxrt.h"
+
+/* SVC #imm of a Linux program: the system call in X8 (the handler from the moment game.so is
+ * loaded: the Linux personality is the only one linked into a Linux program). */
+void nx_linux_syscall(NxCpu *s, uint32_t imm);
 
 /* The program break: [start, start + reserve).  The personality reserves the range itself
  * (PROT_NONE, no swap) and opens pages as brk grows; if the range is already mapped by the

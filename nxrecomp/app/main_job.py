@@ -1,7 +1,7 @@
 """``nxrecomp busybox-demo``: recompile a real program nobody here wrote — Debian 12's arm64
 ``busybox-static`` — to x86-64, run a few of its applets natively through the CPU host, and,
 where ``qemu-aarch64`` is installed, check each output against it.  (The README's main job,
-``nxrecomp demo``, plays the demo game: nxrecomp/demo_job.py.)
+``nxrecomp demo``, plays the demo game: nxrecomp/app/demo_job.py.)
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from nxrecomp import settings
+from nxrecomp.common import settings
 
 SCRIPT = [
     ["echo", "recompiled busybox says hello"],
@@ -31,14 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _demo(a: argparse.Namespace) -> int:
-    from nxrecomp import debian
-    from recompiler.pipeline import recompile_elf
+    from nxrecomp.common import debian
+    from nxrecomp.app.build import recompile_linux
 
     bb = debian.busybox("arm64")
     out = Path(a.out) if a.out else Path(settings.get("nxrecomp", "cache_dir")) / "bundles" / "busybox-arm64"
     print(f"recompiling {bb} -> {out}", flush=True)
     t0 = time.monotonic()
-    m = recompile_elf(bb, out)
+    m = recompile_linux(bb, out)
     st = m["stats"]
     print(f"  {st['functions']} functions, {st['shards']} shards ({st['objects_cached']}/{st['objects']} objects "
           f"from the cache) in {time.monotonic() - t0:.1f}s", flush=True)

@@ -1564,6 +1564,13 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     return r;
 }
 
+#pragma weak nx_set_svc_handler
+/* Loading a Linux program's game.so makes its SVCs system calls (no other personality is in
+ * it); a test harness without dispatch.c calls nx_linux_syscall itself. */
+__attribute__((constructor)) static void linux_personality(void) {
+    if (nx_set_svc_handler) nx_set_svc_handler(nx_linux_syscall);
+}
+
 void nx_linux_syscall(NxCpu *s, uint32_t imm) {
     (void)imm;
     if (__builtin_expect(!ME, 0)) {   /* the first call, or a host thread no clone started (a harness's) */

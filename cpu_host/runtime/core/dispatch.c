@@ -13,12 +13,17 @@
 #include <unistd.h>
 
 uint64_t nx_counter_freq = 19200000ull;  /* overwritten by the personality (Linux: 1 GHz-free) */
-static NxSvcHandler svc_handler = nx_linux_syscall;
+void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) __attribute__((noreturn));
+/* The core knows no personality: the one linked in sets its handler (Linux when game.so is
+ * loaded, Horizon in nx_hz_init). */
+static void no_personality(NxCpu *s, uint32_t imm) {
+    nx_die(s, "SVC before the personality set its handler (nx_set_svc_handler)", s->pc, imm);
+}
+static NxSvcHandler svc_handler = no_personality;
 
 void nx_set_svc_handler(NxSvcHandler h) { svc_handler = h; }
 void nx_svc(NxCpu *s, uint32_t imm) { svc_handler(s, imm); }
 
-void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) __attribute__((noreturn));
 void nx_die(NxCpu *s, const char *what, uint64_t pc, uint64_t extra) {
     fprintf(stderr, "nxrecomp: fatal: %s at guest pc %#llx (%#llx)\n", what,
             (unsigned long long)pc, (unsigned long long)extra);

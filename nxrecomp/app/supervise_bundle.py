@@ -3,12 +3,12 @@ GPU process and CPU host, sharing one run folder for sockets and the combined lo
 from __future__ import annotations
 
 import importlib.util
-import json
 import shlex
 import sys
 from pathlib import Path
 
-from nxrecomp.supervisor import ProcessSpec
+from nxrecomp.bundle import manifest as bundle_manifest
+from nxrecomp.app.supervisor import ProcessSpec
 
 
 def grpc_healthy(address: str, service: str = "", timeout: float = 0.5) -> bool:
@@ -47,11 +47,7 @@ def shader_spec(run_dir: Path) -> ProcessSpec | None:
 
 def _cpu_command(bundle: Path) -> str:
     """``hz-run`` for a Horizon bundle (``nxrecomp build``), ``exec`` for a Linux one."""
-    try:
-        kind = json.loads((bundle / "manifest.json").read_text()).get("kind")
-    except (OSError, ValueError):
-        kind = None
-    return "hz-run" if kind == "horizon" else "exec"
+    return "hz-run" if bundle_manifest.kind(bundle) == bundle_manifest.HORIZON else "exec"
 
 
 def bundle_specs(bundle: Path, run_dir: Path, cpu_cmd: str | None = None, frames_dir: str | None = None,

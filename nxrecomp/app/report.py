@@ -1,7 +1,7 @@
 """``report.html``: what a person reads after ``nxrecomp demo`` — one self-contained page
 (charts and screenshots embedded as base64 PNG, no scripts, nothing fetched) built from
 ``report.json`` and the files it names: result, device, timings of each stage, the frame-time
-chart with start-up apart from steady state (nxrecomp/frame_stats.py says where start-up
+chart with start-up apart from steady state (nxrecomp/app/frame_stats.py says where start-up
 ends), screenshots, GPU process restarts, co-op events and what the game printed.
 
 ``nxrecomp report OUT`` rebuilds the page from ``OUT/report.json`` (e.g. after a run on
@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
 STAT_KEYS = ("frames", "total_ms", "mean", "p50", "p95", "p99", "max")
 

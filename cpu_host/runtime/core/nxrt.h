@@ -80,11 +80,11 @@ void nx_sysreg_write(NxCpu *s, uint32_t op0, uint32_t op1, uint32_t crn, uint32_
 uint64_t nx_counter(void);                     /* CNTVCT_EL0 */
 extern uint64_t nx_counter_freq;               /* CNTFRQ_EL0 */
 
-/* Personalities: the Linux AArch64 user-mode one (test programs) and Horizon (games).
- * nx_svc() calls the active personality's handler. */
+/* Personalities: the Linux AArch64 user-mode one (test programs, cpu_host/runtime/linux/) and
+ * Horizon (games, cpu_host/runtime/horizon/); a game.so links the core and one of them.
+ * nx_svc() calls the handler the personality set (an SVC before that is fatal). */
 typedef void (*NxSvcHandler)(NxCpu *s, uint32_t imm);
 void nx_set_svc_handler(NxSvcHandler h);
-void nx_linux_syscall(NxCpu *s, uint32_t imm); /* cpu_host/runtime/linux_syscalls.c */
 
 /* Provided by the generated code (game.so) ------------------------------------------------ */
 extern const NxEntry nx_entries[];

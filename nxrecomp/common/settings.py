@@ -16,8 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-# Packages whose ``settings`` module contributes rows.  Order = order of the printed table.
-SECTION_MODULES = ("nxrecomp", "recompiler", "cpu_host", "gpu_host", "shader_svc", "relay")
+# The modules that contribute rows, found by name: each holds data only (a ``SETTINGS`` list)
+# and imports nothing of the project but this module (tests/test_structure.py checks), so the
+# common layer reads the upper layers' rows without depending on their code.  Order = order of
+# the printed table.
+SECTION_MODULES = ("nxrecomp.common.settings", "recompiler.settings", "cpu_host.settings", "gpu_host.settings",
+                   "shader_svc.settings", "relay.settings")
 
 
 @dataclass(frozen=True)
@@ -61,11 +65,11 @@ SETTINGS = [
 
 def all_settings() -> list[Setting]:
     rows: list[Setting] = []
-    for pkg in SECTION_MODULES:
+    for name in SECTION_MODULES:
         try:
-            mod = importlib.import_module(f"{pkg}.settings")
+            mod = importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if e.name != f"{pkg}.settings":
+            if e.name != name:       # a package without a settings module has no rows
                 raise
             continue
         rows.extend(getattr(mod, "SETTINGS", []))

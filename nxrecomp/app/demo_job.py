@@ -5,7 +5,7 @@ through every process under the supervisor: shader service, GPU process, CPU hos
 checksums, frame-time statistics with start-up apart from steady state, timings, device, GPU
 restarts, co-op events, the sound's duration, RMS and spectrum peaks) and ``report.html`` (the
 same for a person, with the frame-time chart, the screenshots and the sound to play:
-nxrecomp/report.py).  Headless, the game's sound goes to ``audio.wav`` (``--audio-out``), and a
+nxrecomp/app/report.py).  Headless, the game's sound goes to ``audio.wav`` (``--audio-out``), and a
 ``--record`` recording gets it appended as audio events (``nxrecomp replay`` writes it back out)."""
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from nxrecomp.errors import NxError
+from nxrecomp.common.errors import NxError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_INPUT = ROOT / "examples" / "demo" / "input" / "default.txt"
 
 
@@ -62,12 +62,13 @@ def _demo(a: argparse.Namespace) -> int:
     if str(ROOT) not in sys.path:     # the demo's sources live in the checkout's examples/ (not installed)
         sys.path.insert(0, str(ROOT))
     from examples.demo.build import build, gpu_for, shaders_for
-    from nxrecomp import frame_stats, run_watch, settings
-    from nxrecomp.doctor import host_summary
-    from nxrecomp.plot import frame_time_chart
-    from nxrecomp.report import write_html
-    from nxrecomp.supervise_bundle import bundle_specs
-    from nxrecomp.supervisor import Supervisor
+    from nxrecomp.app import frame_stats, run_watch
+    from nxrecomp.common import settings
+    from nxrecomp.app.doctor import host_summary
+    from nxrecomp.app.plot import frame_time_chart
+    from nxrecomp.app.report import write_html
+    from nxrecomp.app.supervise_bundle import bundle_specs
+    from nxrecomp.app.supervisor import Supervisor
     from recompiler.horizon import recompile_exefs
 
     if a.frames < 1:

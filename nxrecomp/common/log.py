@@ -106,7 +106,7 @@ class _QueueHandler(logging.handlers.QueueHandler):
 def setup(process: str, level: str | None = None, log_file: str | None = None) -> None:
     """Configure the root logger of this process (idempotent)."""
     global _listener
-    from nxrecomp import settings
+    from nxrecomp.common import settings
 
     if _listener is not None:
         return

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 
 class RegistryUnreachable(NxError):

@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 import cffi
 
-from nxrecomp import settings
-from nxrecomp.errors import NxError
+from nxrecomp.common import settings
+from nxrecomp.common.errors import NxError
 
 ZIG_CC = [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu"]
 SHARED_FLAGS = ["-shared", "-fPIC", "-fno-sanitize=all"]

@@ -10,7 +10,7 @@ Checks and why each matters:
   ``VK_ICD_FILENAMES`` / ``VK_DRIVER_FILES`` naming files that do not exist is named as such.
 - x86-64 level: lifted code is built for x86-64-v3 where the CPU has it, else the baseline
   (recompiler/cc.py; the bundle refuses to start on a CPU lacking its level:
-  cpu_host/runtime/host_isa.c).  Levels as the x86-64 psABI defines them (v2: SSE4.2,
+  cpu_host/runtime/core/host_isa.c).  Levels as the x86-64 psABI defines them (v2: SSE4.2,
   POPCNT...; v3: AVX2, FMA, BMI1/2, LZCNT, MOVBE; v4: AVX-512).
 - C compiler: clang or the ziglang wheel (recompiler/cc.py); gcc cannot (no musttail).
 - SDL3 (a window; optional: headless without it), built once into the cache (gpu_host/sdl3_build.py).
@@ -31,7 +31,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DISK_MIN_GIB = 2.0       # a recompiled game's objects + shaders + SDL3 build + Debian downloads
 DISK_WARN_GIB = 5.0
 CACHE_ENV = "NXRECOMP_NXRECOMP_CACHE_DIR"     # setting nxrecomp.cache_dir
@@ -172,7 +172,7 @@ def x86_level(flags: set[str] | None = None) -> Check:
         if not flags.issuperset(need):
             break
         level = name
-    from nxrecomp import settings
+    from nxrecomp.common import settings
     want = str(settings.get("recompiler", "march")).strip() or "auto"
     names = [n for n, _ in X86_LEVELS]
     if want in names:       # a level asked for explicitly: the CPU must have it and those below
@@ -231,7 +231,7 @@ def qemu() -> Check:
 
 
 def disk(cache_dir: str | None = None) -> Check:
-    from nxrecomp import settings
+    from nxrecomp.common import settings
     d = Path(cache_dir or settings.get("nxrecomp", "cache_dir")).expanduser()
     probe = d
     while not probe.exists() and probe != probe.parent:

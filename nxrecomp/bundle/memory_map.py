@@ -1,6 +1,8 @@
 """The guest memory map of a linked Linux program: which page ranges the runner maps, with
-which protection, where the stack and the program break go.  Pure layout; mapping is the
-runner's job (libc mmap through cffi, MAP_FIXED_NOREPLACE)."""
+which protection, where the stack and the program break go.  Pure layout, part of the bundle
+because its launch file records it (``launch.py``); mapping is the runner's job
+(``cpu_host.linux.process``: libc mmap through cffi, MAP_FIXED_NOREPLACE; the Horizon runner
+uses the same region helpers)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
