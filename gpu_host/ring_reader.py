@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import select
+import time
 
 from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_ARRAY, TAG_BLOB, TAG_PACKET, TAG_PAD,
                                   RingFormatError, RingView, align8)
@@ -15,10 +16,19 @@ class RingReader:
         self.doorbell = doorbell_fd
         self.cap = view.capacity
 
-    def wait(self, timeout: float) -> None:
-        """Sleep until the producer rings the doorbell (or ``timeout`` seconds pass)."""
-        if self.view.write.value != self.view.read.value:
+    def wait(self, timeout: float, spin_until: float = 0.0) -> None:
+        """Sleep until the producer rings the doorbell (or ``timeout`` seconds pass).  Before
+        sleeping, poll the write position until ``spin_until`` (``time.perf_counter()``): a
+        consumer that polls sees a record without the doorbell's wake-up (an eventfd, a
+        ``select`` return and a thread switch: tens of microseconds, more in a VM).  Each poll
+        yields the CPU and the GIL (``os.sched_yield``), so gRPC threads keep being served."""
+        v = self.view
+        if v.write.value != v.read.value:
             return
+        while spin_until and time.perf_counter() < spin_until:
+            os.sched_yield()
+            if v.write.value != v.read.value:
+                return
         r, _, _ = select.select([self.doorbell], [], [], timeout)
         if r:
             try:

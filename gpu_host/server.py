@@ -127,8 +127,14 @@ class FdInbox:
 class GpuServer(gpu_pb2_grpc.GpuControlServicer):
     def __init__(self, socket_dir: str | Path, frames_dir: str = "", keep_frames: int = 32,
                  record: str = "", device: str = "", attach_timeout: float = 2.0, window: str = "off",
-                 window_size: tuple[int, int] = (1280, 720), window_title: str = "nxrecomp") -> None:
+                 window_size: tuple[int, int] = (1280, 720), window_title: str = "nxrecomp",
+                 ring_spin_us: int = 0, timing_log: str = "") -> None:
         self.dir = Path(socket_dir)
+        self.ring_spin = max(0, ring_spin_us) / 1e6
+        # gpu_host.timing_log: one line per submission with the consumer's clock readings
+        # (bench/gpu_split.py splits the transport with them); None: not kept.
+        self.timing = open(timing_log, "a", buffering=1) if timing_log else None
+        self.stamps: list[float] = []
         self.frames_dir, self.keep_frames = frames_dir, keep_frames
         self.record_path = record
         self.attach_timeout = attach_timeout
@@ -310,13 +316,16 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
     def _consume(self) -> None:
         cur: tuple[int, list] | None = None
         s: Session | None = None
+        last = 0.0           # perf_counter() of the last record: gpu_host.ring_spin_us polls after it
         while not self.stop.is_set():
             if self.session is not s:
                 s, cur = self.session, None
             if s is None:
                 time.sleep(0.01)
                 continue
-            s.reader.wait(0.05)
+            s.reader.wait(0.05, last + self.ring_spin if self.ring_spin else 0.0)
+            if self.timing:
+                self.stamps = [time.perf_counter()]
             try:
                 batch = s.reader.records()
             except RingFormatError as e:
@@ -326,6 +335,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                         self.session = None
                     s.closed = True
                 continue
+            if batch:
+                last = time.perf_counter()
+                if self.timing:
+                    self.stamps.append(last)
             with gc_paused():
                 for tag, record in batch:
                     try:
@@ -420,7 +433,12 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 self.engine.reject(seq, str(e))
                 self._done(s, seq, None)
                 return None
-            self._done(s, seq, self.engine.submit_blob(seq, blob))
+            if self.timing:
+                self.stamps.append(time.perf_counter())
+            res = self.engine.submit_blob(seq, blob)
+            if self.timing:
+                self.stamps.append(time.perf_counter())
+            self._done(s, seq, res)
         return None
 
     def _packet(self, s: Session, obj, cur):
@@ -461,10 +479,19 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             if res.frames:
                 v.presented.value = res.frames[-1].frame
         v.completed.value = seq
+        if self.timing and len(self.stamps) == 4:
+            # seq, then perf_counter() (CLOCK_MONOTONIC, one clock for all processes) when the
+            # consumer woke, had copied the records out of the ring, began and ended the replay,
+            # and had published the completion (before the reply eventfd is rung).
+            self.stamps += [time.perf_counter(), seq]
         try:
             os.eventfd_write(s.reply, 1)
         except OSError:
             pass
+        if self.timing and len(self.stamps) == 6:
+            *ts, seq = self.stamps
+            self.timing.write(f"{seq} {' '.join(f'{t:.7f}' for t in ts)}\n")
+            self.stamps = []
         with self.fence_cond:
             self.fence_cond.notify_all()
 
@@ -572,7 +599,9 @@ def _make_server(a: argparse.Namespace) -> GpuServer:
                      attach_timeout=settings.get("gpu_host", "attach_timeout"),
                      window=settings.get("gpu_host", "window"),
                      window_size=settings.get("gpu_host", "window_size"),
-                     window_title=settings.get("gpu_host", "window_title"))
+                     window_title=settings.get("gpu_host", "window_title"),
+                     ring_spin_us=settings.get("gpu_host", "ring_spin_us"),
+                     timing_log=settings.get("gpu_host", "timing_log"))
 
 
 def main(argv: list[str] | None = None) -> int:

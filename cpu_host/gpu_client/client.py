@@ -52,6 +52,7 @@ class GpuClient:
         self.name = name
         self.reconnect_timeout = reconnect_timeout
         cap = ring_capacity or settings.get("gpu_host", "ring_size")
+        self.spin = max(0, settings.get("gpu_host", "client_spin_us")) / 1e6
         self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
         self.view = init_ring(self.ring_fd, cap)
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
@@ -235,6 +236,11 @@ class GpuClient:
 
     def wait(self, seq: int, timeout: float = 30.0) -> None:
         """Block until submission ``seq`` was replayed (or dropped), riding out GPU restarts."""
+        if self.spin and self.view.completed.value < seq:
+            # gpu_host.client_spin_us: poll before sleeping (no eventfd wake-up when it comes soon)
+            end = time.perf_counter() + self.spin
+            while self.view.completed.value < seq and time.perf_counter() < end:
+                os.sched_yield()
         deadline = time.monotonic() + timeout
         probe = time.monotonic() + 0.5
         while self.completed() < seq:
