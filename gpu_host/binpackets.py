@@ -79,6 +79,24 @@ def blob(packets: list[bytes]) -> bytes:
     return _HDR.pack(MAGIC, VERSION, HEADER, len(packets), len(body)) + body
 
 
+def part_count(header: bytes | memoryview, body_size: int, i: int) -> int:
+    """The packet count of part ``i``'s blob header (its first 16 bytes), checked against the
+    format and the ``body_size`` bytes that follow it; ValueError names the field."""
+    magic, version, hsize, n, size = _HDR.unpack_from(header)
+    for name, v, want in (("magic", magic, MAGIC), ("version", version, VERSION), ("header_size", hsize, HEADER)):
+        if v != want:
+            raise ValueError(f"part {i}: blob header: field {name} = {v:#x} is not {want:#x}")
+    if size != body_size:
+        raise ValueError(f"part {i}: blob header: field body_size = {size} but {body_size} bytes follow "
+                         "the header")
+    return n
+
+
+def header_into(buf: memoryview | bytearray, at: int, count: int, body_size: int) -> None:
+    """Write the header of a blob of ``count`` packets in ``body_size`` bytes at ``buf[at:]``."""
+    _HDR.pack_into(buf, at, MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, body_size)
+
+
 def join(parts: list) -> bytes:
     """One blob of the packets of several blobs (a binary submission's ring parts); raises
     ValueError naming the part whose header is not a blob header (the packets are checked later,
@@ -87,14 +105,7 @@ def join(parts: list) -> bytes:
     for i, b in enumerate(parts):
         if len(b) < HEADER:
             raise ValueError(f"part {i}: {len(b)} bytes, shorter than a blob header")
-        magic, version, hsize, n, size = _HDR.unpack_from(b)
-        for name, v, want in (("magic", magic, MAGIC), ("version", version, VERSION), ("header_size", hsize, HEADER)):
-            if v != want:
-                raise ValueError(f"part {i}: blob header: field {name} = {v:#x} is not {want:#x}")
-        if size != len(b) - HEADER:
-            raise ValueError(f"part {i}: blob header: field body_size = {size} but {len(b) - HEADER} bytes follow "
-                             "the header")
-        count += n
+        count += part_count(b, len(b) - HEADER, i)
         bodies.append(b[HEADER:])
     if len(parts) == 1:       # one part is the blob itself: no copy (a view of the ring record)
         return parts[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import select
 import time
+from typing import Any, Callable
 
 from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_ARRAY, TAG_BLOB, TAG_PACKET, TAG_PAD,
                                   RingFormatError, RingView, align8)
@@ -40,8 +41,18 @@ class RingReader:
         """Up to ``limit`` record payloads published so far, consumed (the read position moves on)."""
         return [p for _, p in self.records(limit)]
 
-    def records(self, limit: int = 4096) -> list[tuple[int, bytes]]:
-        """Up to ``limit`` records ``(tag, payload)`` published so far, consumed."""
+    def records(self, limit: int = 4096, blob_sink: Callable[[memoryview], Any] | None = None
+                ) -> list[tuple[int, Any]]:
+        """Up to ``limit`` records ``(tag, payload)`` published so far, consumed: each payload
+        copied out of the ring as ``bytes``, or, for a binary part record (tag 4) when
+        ``blob_sink`` is given, what ``blob_sink`` returns for a view of the record in the ring
+        (it must copy what it keeps: the view dies and the bytes may change once consumed)."""
+        if blob_sink is not None:
+            with memoryview(self.view.mm) as ring:
+                return self._records(limit, blob_sink, ring)
+        return self._records(limit, None, None)
+
+    def _records(self, limit: int, blob_sink, ring) -> list[tuple[int, Any]]:
         v, cap, mm = self.view, self.cap, self.view.mm
         out: list[tuple[int, bytes]] = []
         rpos = v.read.value
@@ -59,7 +70,10 @@ class RingReader:
                 if length > MAX_PACKET or off + REC_HDR.size + length > cap:
                     raise RingFormatError(f"ring record at position {rpos}: length {length} runs past the ring")
                 start = HEADER_SIZE + off + REC_HDR.size
-                out.append((tag, mm[start:start + length]))
+                if tag == TAG_BLOB and blob_sink is not None:
+                    out.append((tag, blob_sink(ring[start:start + length])))
+                else:
+                    out.append((tag, mm[start:start + length]))
                 nxt = rpos + REC_HDR.size + align8(length)
             else:
                 raise RingFormatError(f"ring record at position {rpos}: unknown tag {tag}")

@@ -30,6 +30,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from gpu_host import fdpass
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_socket_path
 from gpu_host import binpackets
+from gpu_host.blob_assembly import Assembly, Part
 from gpu_host import packets as P
 from gpu_host.engine import Engine
 from gpu_host.objects import MappedPools, ObjectError
@@ -55,6 +56,7 @@ class Session:
     packets: int = 0
     closed: bool = False
     blob: tuple[int, int, list] | None = None   # open binary submission: (seq, next part, part bodies)
+    assembly: Assembly | None = None     # where binary parts are copied out of the ring (blob_assembly)
 
 
 _first = operator.itemgetter(0)
@@ -223,7 +225,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             pools = MappedPools()
             self.engine.reset(pools)
             sid = next(self.ids)
-            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools, reply_fd)
+            # Binary parts are copied out of the ring into this buffer: one drain's records (at
+            # most the ring's capacity) and a submission left open by the drain before.
+            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools, reply_fd,
+                                   assembly=Assembly(2 * view.capacity + (1 << 20)))
             if old is not None:
                 old.closed = True
         log.info("attached client=%s session=%d ring=%d", request.client, sid, view.capacity)
@@ -327,7 +332,8 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             if self.timing:
                 self.stamps = [time.perf_counter()]
             try:
-                batch = s.reader.records()
+                s.assembly.start_drain()
+                batch = s.reader.records(blob_sink=s.assembly.take)
             except RingFormatError as e:
                 log.error("session %d: %s; session detached (client must re-attach)", s.id, e)
                 with self.lock:
@@ -396,13 +402,16 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         self.engine.reject(seq, f"binary submission: {why}")
         self._done(s, seq, None)
 
-    def _blob_part(self, s: Session, record: bytes, cur):
+    def _blob_part(self, s: Session, record: bytes | Part, cur):
         """A part of a binary-packet submission (ring tag 4, PROTOCOL.md "Binary packets"): its
         blobs' packets are joined and replayed at the last part.  A msgpack submission still open
-        is dropped (no END before it)."""
+        is dropped (no END before it).  ``record`` is the record's bytes, or where
+        ``Assembly.take`` copied it (its header bytes; its packet bodies in the session's buffer)."""
         if cur is not None and cur[0] is not None:
             self.engine.reject(cur[0], "no END before a binary submission")
             self._done(s, cur[0], None)
+        if isinstance(record, Part):
+            return self._assembled_part(s, record)
         if len(record) < BLOB_PART.size:
             log.warning("binary part record of %d bytes is shorter than its header; ignored", len(record))
             return None
@@ -427,18 +436,50 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         s.blob = (seq, part + 1, s.blob[2])
         if flags & BLOB_LAST:
             parts, s.blob = s.blob[2], None
-            try:
-                blob = binpackets.join(parts)
-            except ValueError as e:
-                self.engine.reject(seq, str(e))
-                self._done(s, seq, None)
+            self._replay_blob(s, seq, parts)
+        return None
+
+    def _replay_blob(self, s: Session, seq: int, parts: list) -> None:
+        """Join a binary submission's parts (blobs as bytes views, or ``Part``s in the session's
+        assembly buffer) and replay it; a bad blob header drops it naming the part and field."""
+        try:
+            if all(isinstance(q, Part) for q in parts):
+                count = sum(binpackets.part_count(q.head[BLOB_PART.size:], q.size, i) for i, q in enumerate(parts))
+                blob = s.assembly.blob(parts, count)
+            else:
+                blob = None
+            if blob is None:        # parts not back to back in the buffer: joined by copying
+                blob = binpackets.join([bytes(q.head[BLOB_PART.size:]) + s.assembly.body(q) if isinstance(q, Part)
+                                        else q for q in parts])
+        except ValueError as e:
+            self.engine.reject(seq, str(e))
+            self._done(s, seq, None)
+            return
+        if self.timing:
+            self.stamps.append(time.perf_counter())
+        res = self.engine.submit_blob(seq, blob)
+        if self.timing:
+            self.stamps.append(time.perf_counter())
+        self._done(s, seq, res)
+
+    def _assembled_part(self, s: Session, p: Part):
+        """``_blob_part`` for a part that ``Assembly.take`` copied: the same checks, in the same
+        order, on its header bytes; at the last part the blob is a view of the assembly buffer
+        (or, where its parts do not lie back to back, joined by copying)."""
+        seq, part, flags = BLOB_PART.unpack_from(p.head)
+        if s.blob is not None and (s.blob[0] != seq or s.blob[1] != part):
+            self._drop_blob(s, f"part {part} of submission {seq} came instead of part {s.blob[1]}")
+        if s.blob is None:
+            if part != 0:
+                log.warning("binary part %d of submission %d without its part 0; ignored", part, seq)
                 return None
-            if self.timing:
-                self.stamps.append(time.perf_counter())
-            res = self.engine.submit_blob(seq, blob)
-            if self.timing:
-                self.stamps.append(time.perf_counter())
-            self._done(s, seq, res)
+            s.blob = (seq, 0, [])
+        s.blob[2].append(p)
+        s.packets += 1
+        s.blob = (seq, part + 1, s.blob[2])
+        if flags & BLOB_LAST:
+            parts, s.blob = s.blob[2], None
+            self._replay_blob(s, seq, parts)
         return None
 
     def _packet(self, s: Session, obj, cur):

@@ -44,9 +44,10 @@ SETTINGS = [
             "after each ring record the consumer polls the ring this long (microseconds, yielding the CPU) "
             "before it sleeps on the doorbell: no wake-up on the frame's path while a game submits "
             "(one core busy meanwhile; 0: always sleep)", int),
-    Setting("gpu_host", "client_spin_us", 0,
+    Setting("gpu_host", "client_spin_us", -1,
             "a client waiting for a submission polls its completion this long (microseconds, yielding the "
-            "CPU) before it sleeps on the reply eventfd (0: always sleep)", int),
+            "CPU) before it sleeps on the reply eventfd: no wake-up on the frame's path (0: always sleep; "
+            "-1: 20000 on machines of 8 or more CPUs, else 0)", int),
     Setting("gpu_host", "timing_log", "",
             "append one line per binary submission with the consumer's clock readings to this file "
             "(bench/gpu_split.py's transport breakdown; empty: none)"),

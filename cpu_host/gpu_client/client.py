@@ -52,7 +52,10 @@ class GpuClient:
         self.name = name
         self.reconnect_timeout = reconnect_timeout
         cap = ring_capacity or settings.get("gpu_host", "ring_size")
-        self.spin = max(0, settings.get("gpu_host", "client_spin_us")) / 1e6
+        spin = settings.get("gpu_host", "client_spin_us")
+        if spin < 0:          # auto: poll where a core to spare is likely (the GPU process has its own)
+            spin = 20000 if (os.cpu_count() or 1) >= 8 else 0
+        self.spin = spin / 1e6
         self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
         self.view = init_ring(self.ring_fd, cap)
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
