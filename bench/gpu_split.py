@@ -187,15 +187,17 @@ class NativeFrames:
 class Split:
     """Client -> ring -> GPU process."""
 
-    def __init__(self, native: str = "auto", spin: tuple[int, int] = (0, 0)) -> None:
+    def __init__(self, native: str = "auto", spin: tuple[int, int] | None = None) -> None:
+        """``spin``: (gpu_host.ring_spin_us, client_spin_us); None: the settings as they are."""
         import tempfile
 
         self.native = native
         self.timing = Path(tempfile.mkdtemp(prefix="nxsplit")) / "timing.log"
-        self.proc, d = start_gpu({"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native,
-                                  "NXRECOMP_GPU_HOST_RING_SPIN_US": str(spin[0]),
-                                  "NXRECOMP_GPU_HOST_TIMING_LOG": str(self.timing)})
-        os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(spin[1])    # read by GpuClient below
+        env = {"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native, "NXRECOMP_GPU_HOST_TIMING_LOG": str(self.timing)}
+        if spin is not None:
+            env["NXRECOMP_GPU_HOST_RING_SPIN_US"] = str(spin[0])
+            os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(spin[1])    # read by GpuClient below
+        self.proc, d = start_gpu(env)
         self.c = GpuClient(d, ring_capacity=32 << 20)
         self.client_stamps: dict[int, tuple[float, float, float]] = {}   # seq -> submit, published, woken
         self.c.connect(timeout=30)
@@ -532,6 +534,7 @@ def main() -> None:
     for mode in a.native.split(","):
         print(f"gpu_host.native_replay = {mode}")
         split, local = Split(mode), LocalProc(mode)
+        print(f"(client polls completions {split.c.spin * 1e6:.0f} us before sleeping: gpu_host.client_spin_us)")
         try:
             run_mode(a, split, local, shas, first=mode == a.native.split(",")[0])
         finally:
@@ -550,6 +553,7 @@ def spin_ab(a: argparse.Namespace) -> None:
     try:
         for ring, client in pairs:
             splits.append(Split("on", (ring, client)))
+        os.environ.pop("NXRECOMP_GPU_HOST_CLIENT_SPIN_US", None)
         rec = NativeFrames()
         for draws in map(int, a.draws.split(",")):
             seqs: list[list[int]] = [[] for _ in pairs]
@@ -557,7 +561,6 @@ def spin_ab(a: argparse.Namespace) -> None:
             for rep in range(a.frames + 1):
                 for k in (range(len(pairs)) if rep % 2 else reversed(range(len(pairs)))):
                     sp = splits[k]
-                    os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(pairs[k][1])
                     sp.c.spin = pairs[k][1] / 1e6
                     block, _ = rec.frame(draws, rep, 2 * 10 ** 6 + rep)
                     dt, _ = sp.frame_block(block, 2 * 10 ** 6 + rep)

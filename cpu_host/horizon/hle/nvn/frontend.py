@@ -25,6 +25,11 @@ buffer struct it has not seen).  A recording then ends as a ``blob.Block`` and a
 goes through the ring as binary packets (tag 4).  With ``python`` everything is recorded here as
 packet tuples and sent as msgpack, as before.
 
+A command handle (``nvnCommandBufferEndRecording``) keeps its recording until the command or
+control memory it was recorded into is given to a command buffer again; recordings made with no
+command memory are kept within ``cpu_host.nvn_unbacked_command_bytes``, least recently used
+freed first (``handles.py``).
+
 Guest mistakes (a bad handle, an address outside every pool, a texture used as a target that
 was not made one) end the process with a report naming the function and the value: the GPU
 process would reject the submission anyway, and a game that does this is broken."""
