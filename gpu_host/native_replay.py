@@ -181,6 +181,17 @@ class NativeReplay:
         size = sub.blob[at + 2] | sub.blob[at + 3] << 8
         return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
 
+    def _blend(self, sub: NativeSubmission, at: int) -> tuple:
+        """Colour target 0's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
+        blob (EMPTY: none sent, blending off), with its target field 0 as replay._blend_for gives it."""
+        if at == P.EMPTY:
+            return P.BLEND_OFF
+        size = sub.blob[at + 2] | sub.blob[at + 3] << 8
+        pkt = nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+        if pkt[0] == P.OP_BLEND:
+            return P.BLEND_OVER if pkt[1] else P.BLEND_OFF
+        return pkt
+
     def record(self, sub: NativeSubmission, cb: Any, arena: Any, where: dict, rb: Any) -> tuple[Result, list]:
         """Record ``sub`` into ``cb`` (begun, uploads done); returns (Result, reads) as
         ``Replayer._record`` does."""
@@ -194,9 +205,15 @@ class NativeReplay:
         args = []
         for i in range(pl.npipes):
             k = pl.pipes[i]
-            img = rp.image_for(objs.textures[k.target])
-            args.append((objs.programs[k.program], self._layout(sub, k.layout), (img.vk_format,), (P.BLEND_OFF,), 0, 0,
-                         0, img.samples, False))
+            cimg = None if k.target == P.EMPTY else rp.image_for(objs.textures[k.target])
+            dimg = None if k.depth == P.EMPTY else rp.image_for(objs.textures[k.depth])
+            stencil = dimg is not None and bool(dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT)
+            # as replay.py's _record keys them: the colour formats and each one's blend state, the
+            # depth (and stencil) format, polygon mode, the targets' sample count
+            args.append((objs.programs[k.program], self._layout(sub, k.layout),
+                         (cimg.vk_format,) if cimg else (), (self._blend(sub, k.blend),) if cimg else (),
+                         dimg.vk_format if dimg else 0, dimg.vk_format if stencil else 0, k.mode,
+                         (cimg or dimg).samples, False))
             rp.pipes.request(*args[-1])
         for i, a in enumerate(args):
             p = rp.pipes.ready(*a) if rp.skip_not_ready else rp.pipes.get(*a)
@@ -207,6 +224,7 @@ class NativeReplay:
             t = objs.textures[tid]
             img = rp.image_for(t)
             rts[i].id, rts[i].width, rts[i].height = tid, t.width, t.height
+            rts[i].flags = 1 if t.fmt.depth and img.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0
             rts[i].image, rts[i].view, rts[i].sample_view = h(img.handle), h(img.view), h(img.sample_view)
         tex_ids = sorted(ffi.unpack(pl.textures, pl.ntextures))
         views = ffi.new("nx_view[]", max(1, len(tex_ids)))

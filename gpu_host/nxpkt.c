@@ -24,7 +24,7 @@
 
 typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
 /* flags: 1 render target, 2 depth format, 4 multisampled; kind: view kind code (NX_KIND_*) */
-typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t pad; } nx_tex;
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, pad; } nx_tex;
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 /* kinds/lookups per texture slot 0..3 (bindings 4..7): NX_KIND_* (0 = not sampled) and
  * NX_LOOK_* (0 = no lookup); input_mask: bit n = the vertex stage reads location n */
@@ -57,6 +57,7 @@ static const char *const KIND_NAMES[] = {"none", "2d", "2d_array", "cube", "cube
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static float rdf(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
+#define EMPTY_ID 0xFFFFFFFFu   /* packets.EMPTY: no texture */
 static int finite_bits(uint32_t b) { return (b & 0x7f800000u) != 0x7f800000u; }
 
 static int fail(nx_error *e, int32_t index, int32_t op, const char *field, const char *fmt, ...) {
@@ -297,7 +298,8 @@ typedef struct {
     const nx_objects *o;
     uint64_t seq;
     int fallback_op;                  /* first op outside the native set (0: none) */
-    const nx_tex *target;             /* TARGET's colour target */
+    const nx_tex *target;             /* the colour target (TARGET, DEPTH_TARGET's colour) */
+    const nx_tex *depth;              /* DEPTH_TARGET's depth target */
     const nx_prog *program;
     uint32_t stride, attr_end, loc_mask, have_layout;
     int have_vertex, have_index;
@@ -329,10 +331,53 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         if (!(t->flags & 1)) return fail(e, idx, op, "texture", "TARGET: texture %u was not registered as a render target", tid);
         if (t->flags & 2) return fail(e, idx, op, "texture", "TARGET: field texture %u has a depth format; bind it with DEPTH_TARGET", tid);
         s->target = t;
+        s->depth = NULL;
+        break;
+    }
+    case OP_DEPTH_TARGET: {
+        /* natively: a one-sample colour render target or none, a one-sample depth render target or
+         * none, one size; anything else goes to the Python path, whose validation names it */
+        uint32_t cid = rd32(p + 4), did = rd32(p + 8);
+        const nx_tex *c = cid == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), cid);
+        const nx_tex *d = did == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), did);
+        int ok = (c || d) && (cid == EMPTY_ID || (c && (c->flags & 7) == 1)) && (did == EMPTY_ID || (d && (d->flags & 7) == 3))
+                 && !(c && d && (c->width != d->width || c->height != d->height));
+        if (!ok) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        s->target = c;
+        s->depth = d;
         break;
     }
     case OP_CLEAR:
+        if (!s->target && s->depth) {        /* the Python path's words: a depth target bound alone */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
         if (!s->target) return fail(e, idx, op, "target", "CLEAR: no render target set");
+        break;
+    case OP_CLEAR_DEPTH_STENCIL:
+        if (!s->depth) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    case OP_DEPTH_STENCIL: case OP_BLEND_CONSTANT: case OP_BLEND:
+        break;   /* no handles; the format pass checked every field's range */
+    case OP_BLEND_STATE:
+        break;   /* targets above 0 key nothing with one colour target (RENDER_TARGETS is the Python path's) */
+    case OP_RASTER:
+        if (rd32(p + 12) != 0) {   /* line/point fill needs fillModeNonSolid: the Python path checks it */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    case OP_DEPTH_BIAS:
+        if (rdf(p + 12) != 0.0f) { /* a clamp needs depthBiasClamp: the Python path checks it */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
         break;
     case OP_PROGRAM: {
         uint32_t pid = rd32(p + 4);
@@ -395,7 +440,7 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
     }
     case OP_DRAW: case OP_DRAW_INDEXED: {
         const char *name = op_name(op);
-        if (!s->target) return fail(e, idx, op, "state", "%s: no render target set", name);
+        if (!s->target && !s->depth) return fail(e, idx, op, "state", "%s: no render target set", name);
         if (!s->program) return fail(e, idx, op, "state", "%s: no program set", name);
         if (!s->have_layout) return fail(e, idx, op, "state", "%s: no vertex layout set", name);
         if (!s->have_vertex) return fail(e, idx, op, "state", "%s: no vertex buffer set", name);
@@ -405,7 +450,8 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         for (int k = 0; k < 4; k++) {
             const nx_tex *t = s->slot_tex[k];
             if (!t) continue;
-            if (t == s->target) return fail(e, idx, op, "state", "%s: texture %u in slot %d is the current render target", name, t->id, k);
+            if (t == s->target || t == s->depth)
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is the current render target", name, t->id, k);
             uint32_t want = pr->kinds[k];
             if (want && t->kind != want && (t->kind != NX_KIND_2D || want != NX_KIND_OTHER))
                 return fail(e, idx, op, "state", "%s: texture %u in slot %d is a %s texture; program %u samples binding %d as %s",

@@ -29,7 +29,7 @@ KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
 CDEF = """
 typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
-typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t pad; } nx_tex;
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, pad; } nx_tex;
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
 typedef struct {
@@ -44,7 +44,7 @@ int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
 int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
-typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;
+typedef struct { uint32_t program, layout, target, depth, blend, mode; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;
     nx_pipekey *pipes; uint32_t npipes;
@@ -56,9 +56,11 @@ typedef struct {
     uint32_t *targets; uint32_t ntargets;
     uint32_t cap;
     uint32_t cur_prog, cur_layout, cur_target, have;
+    uint32_t cur_depth, cur_blend, cur_mode;
     const uint8_t *base;
+    uint32_t blends[64], nblends;
 } nx_plan_t;
-typedef struct { uint32_t id, width, height, pad; uint64_t image, view, sample_view; } nx_rt;
+typedef struct { uint32_t id, width, height, flags; uint64_t image, view, sample_view; } nx_rt;
 typedef struct { uint32_t id, pad; uint64_t view; } nx_view;
 typedef struct { uint32_t id, pad; uint64_t sampler; } nx_sampler_h;
 typedef struct { uint32_t id, pad; uint64_t views[4]; uint64_t samplers[4]; } nx_progdef;
@@ -127,6 +129,7 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
         ct[i].flags = (1 if t.render_target else 0) | (2 if t.fmt.depth else 0) | (4 if t.samples > 1 else 0) \
             | (8 if present else 0)
         ct[i].kind = KINDS[t.view_kind]
+        ct[i].width, ct[i].height = t.width, t.height
     ss = sorted(objects.samplers.items())
     cs = ffi.new("nx_smp[]", max(1, len(ss)))
     for i, (sid, s) in enumerate(ss):

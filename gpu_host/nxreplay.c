@@ -54,6 +54,10 @@ typedef struct {
 #define LOAD_OP_LOAD 0
 #define STORE_OP_STORE 0
 #define ASPECT_COLOR 1
+#define ASPECT_DEPTH 2
+#define ASPECT_STENCIL 4
+#define STENCIL_FRONT 1
+#define STENCIL_BACK 2
 #define STAGE_ALL_COMMANDS 0x10000
 #define ACCESS_MEMORY_READ 0x8000
 #define ACCESS_MEMORY_WRITE 0x10000
@@ -123,8 +127,12 @@ int nx_vk_init(uint64_t device) {
 }
 
 /* ---- plan ---------------------------------------------------------------------------------- */
+#define NX_BLENDS 64
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
-typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;   /* layout: its packet index */
+/* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); blend: the byte offset of
+ * the BLEND/BLEND_STATE packet of colour target 0 in force (EMPTY_ID: none, blending off);
+ * mode: RASTER's polygon mode */
+typedef struct { uint32_t program, layout, target, depth, blend, mode; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;     /* out: distinct ranges, first-seen order */
     nx_pipekey *pipes; uint32_t npipes;     /* out: distinct pipeline keys */
@@ -136,13 +144,27 @@ typedef struct {
     uint32_t *targets; uint32_t ntargets;   /* out: target ids (distinct) */
     uint32_t cap;                           /* capacity of every out array (the packet count) */
     uint32_t cur_prog, cur_layout, cur_target, have;
+    uint32_t cur_depth, cur_blend, cur_mode;
     const uint8_t *base;                    /* the blob (set by nx_plan) */
+    uint32_t blends[NX_BLENDS], nblends;    /* scratch: distinct blend packets' offsets */
 } nx_plan_t;
 
 static uint32_t add_distinct(uint32_t *arr, uint32_t *n, uint32_t v) {
     for (uint32_t i = 0; i < *n; i++) if (arr[i] == v) return i;
     arr[*n] = v;
     return (*n)++;
+}
+
+/* The offset of the first BLEND/BLEND_STATE packet of the blob with these bytes: a game that
+ * re-sends the same blend state per draw keys one pipeline, not one per packet. */
+static uint32_t blend_key(nx_plan_t *pl, const uint8_t *p, uint32_t size) {
+    for (uint32_t i = 0; i < pl->nblends; i++) {
+        const uint8_t *q = pl->base + pl->blends[i];
+        if (q[0] == p[0] && memcmp(q, p, size) == 0) return pl->blends[i];
+    }
+    uint32_t off = (uint32_t)(p - pl->base);
+    if (pl->nblends < NX_BLENDS) pl->blends[pl->nblends++] = off;
+    return off;
 }
 
 static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
@@ -169,7 +191,25 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         break;
     }
     case OP_TEXTURE: add_distinct(pl->textures, &pl->ntextures, rd32(p + 8)); break;
-    case OP_TARGET: pl->cur_target = rd32(p + 4); pl->have |= 4; add_distinct(pl->targets, &pl->ntargets, pl->cur_target); break;
+    case OP_TARGET:
+        pl->cur_target = rd32(p + 4);
+        pl->cur_depth = EMPTY_ID;
+        add_distinct(pl->targets, &pl->ntargets, pl->cur_target);
+        break;
+    case OP_DEPTH_TARGET:
+        pl->cur_target = rd32(p + 4);
+        pl->cur_depth = rd32(p + 8);
+        if (pl->cur_target != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, pl->cur_target);
+        if (pl->cur_depth != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, pl->cur_depth);
+        break;
+    case OP_BLEND:
+    case OP_BLEND_STATE:
+        if (op == OP_BLEND_STATE && rd32(p + 4) != 0) break;
+        pl->cur_blend = blend_key(pl, p, size);
+        break;
+    case OP_RASTER:
+        pl->cur_mode = rd32(p + 12);
+        break;
     case OP_PROGRAM: pl->cur_prog = rd32(p + 4); pl->have |= 1; break;
     case OP_VERTEX_LAYOUT:   /* aux: the packet's byte offset in the blob (its tuple for pipelines) */
         pl->cur_layout = (uint32_t)idx;
@@ -190,10 +230,11 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         uint32_t i;
         for (i = 0; i < pl->npipes; i++) {
             nx_pipekey *k = &pl->pipes[i];
-            if (k->program == pl->cur_prog && k->layout == pl->cur_layout && k->target == pl->cur_target) break;
+            if (k->program == pl->cur_prog && k->layout == pl->cur_layout && k->target == pl->cur_target
+                && k->depth == pl->cur_depth && k->blend == pl->cur_blend && k->mode == pl->cur_mode) break;
         }
         if (i == pl->npipes) {
-            nx_pipekey k = {pl->cur_prog, pl->cur_layout, pl->cur_target, 0};
+            nx_pipekey k = {pl->cur_prog, pl->cur_layout, pl->cur_target, pl->cur_depth, pl->cur_blend, pl->cur_mode};
             pl->pipes[pl->npipes++] = k;
         }
         pl->aux[idx] = i;
@@ -208,12 +249,15 @@ int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
     memset(pl->hash, 0, sizeof *pl->hash * pl->hash_cap);
     pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = 0;
     pl->have = 0;
+    pl->cur_target = pl->cur_depth = pl->cur_blend = EMPTY_ID;
+    pl->cur_mode = 0;
+    pl->nblends = 0;
     pl->base = buf;
     return walk(buf, len, visit_plan, pl, NULL, e);
 }
 
 /* ---- record ------------------------------------------------------------------------------- */
-typedef struct { uint32_t id, width, height, pad; H image, view, sample_view; } nx_rt;     /* by id */
+typedef struct { uint32_t id, width, height, flags; H image, view, sample_view; } nx_rt;   /* by id; flags 1: a stencil aspect */
 typedef struct { uint32_t id, pad; H view; } nx_view;                                       /* by id */
 typedef struct { uint32_t id, pad; H sampler; } nx_sampler_h;                               /* by id */
 typedef struct { uint32_t id, pad; H views[4]; H samplers[4]; } nx_progdef;                 /* by id */
@@ -236,8 +280,16 @@ typedef struct {
 
 typedef struct {
     nx_rec_t *r;
-    const nx_rt *target;
-    int rendering, pipe_dirty, desc_dirty, dyn_set;
+    const nx_rt *target;             /* the colour target (NULL: none) */
+    const nx_rt *depth;              /* the depth target (NULL: none) */
+    int rendering, pipe_dirty, desc_dirty, dyn_dirty;
+    /* dynamic state as the packets set it (DEPTH_STENCIL's 18 fields, RASTER's cull, front face,
+     * bias enable, DEPTH_BIAS, BLEND_CONSTANT) and as last set in the command buffer (valid: set) */
+    uint32_t ds[18], raster[3];
+    float bias[3], constants[4];
+    int dyn_valid;
+    uint32_t set_ds[18], set_raster[3];
+    float set_bias[3], set_constants[4];
     int have_viewport, have_scissor;
     float viewport[4];
     uint32_t scissor[4];
@@ -259,8 +311,10 @@ static void barrier(D cb) {
     vk.PipelineBarrier(cb, STAGE_ALL_COMMANDS, STAGE_ALL_COMMANDS, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
+static const nx_rt *sized(rstate *s) { return s->target ? s->target : s->depth; }   /* one size (checked) */
+
 static void set_scissor(rstate *s) {
-    uint32_t w = s->target->width, h = s->target->height, x0 = 0, y0 = 0, x1 = w, y1 = h;
+    uint32_t w = sized(s)->width, h = sized(s)->height, x0 = 0, y0 = 0, x1 = w, y1 = h;
     if (s->have_scissor) {
         uint64_t sx = s->scissor[0], sy = s->scissor[1];
         x0 = sx < w ? (uint32_t)sx : w;
@@ -272,25 +326,36 @@ static void set_scissor(rstate *s) {
     vk.SetScissor(s->r->cb, 0, 1, &r);
 }
 
+static void attachment(VkRenderingAttachmentInfo_ *att, H view) {
+    memset(att, 0, sizeof *att);
+    att->sType = ST_RENDERING_ATTACHMENT_INFO;
+    att->view = view;
+    att->layout = LAYOUT_GENERAL;
+    att->loadOp = LOAD_OP_LOAD;
+    att->storeOp = STORE_OP_STORE;
+}
+
 static void begin(rstate *s) {
     if (s->rendering) return;
-    VkRenderingAttachmentInfo_ att;
-    memset(&att, 0, sizeof att);
-    att.sType = ST_RENDERING_ATTACHMENT_INFO;
-    att.view = s->target->view;
-    att.layout = LAYOUT_GENERAL;
-    att.loadOp = LOAD_OP_LOAD;
-    att.storeOp = STORE_OP_STORE;
+    VkRenderingAttachmentInfo_ att, datt;
     VkRenderingInfo_ ri;
     memset(&ri, 0, sizeof ri);
     ri.sType = ST_RENDERING_INFO;
-    ri.area.w = s->target->width;
-    ri.area.h = s->target->height;
+    ri.area.w = sized(s)->width;
+    ri.area.h = sized(s)->height;
     ri.layers = 1;
-    ri.ncolor = 1;
-    ri.colors = &att;
+    if (s->target) {
+        attachment(&att, s->target->view);
+        ri.ncolor = 1;
+        ri.colors = &att;
+    }
+    if (s->depth) {      /* the depth image's view; its stencil aspect through the same view */
+        attachment(&datt, s->depth->view);
+        ri.depth = &datt;
+        if (s->depth->flags & 1) ri.stencil = &datt;
+    }
     vk.BeginRendering(s->r->cb, &ri);
-    VkViewport_ vp = {0, 0, (float)s->target->width, (float)s->target->height, 0, 1};
+    VkViewport_ vp = {0, 0, (float)ri.area.w, (float)ri.area.h, 0, 1};
     if (s->have_viewport) { vp.x = s->viewport[0]; vp.y = s->viewport[1]; vp.w = s->viewport[2]; vp.h = s->viewport[3]; }
     vk.SetViewport(s->r->cb, 0, 1, &vp);
     set_scissor(s);
@@ -305,24 +370,43 @@ static void end(rstate *s) {
     }
 }
 
-static void set_dynamic_defaults(D cb) {
-    /* replay.py's _Dynamic.set at the first draw with the defaults (no state packet in a native
-     * blob): depth/stencil tests off, less, stencil keep/always/0/255/255, no culling, ccw, no bias */
-    static const float zero4[4] = {0, 0, 0, 0};
-    vk.SetDepthBoundsTestEnable(cb, 0);
-    vk.SetDepthTestEnable(cb, 0);
-    vk.SetDepthWriteEnable(cb, 0);
-    vk.SetDepthCompareOp(cb, COMPARE_LESS);
-    vk.SetStencilTestEnable(cb, 0);
-    vk.SetStencilOp(cb, STENCIL_FRONT_AND_BACK, 0, 0, 0, COMPARE_ALWAYS);
-    vk.SetStencilReference(cb, STENCIL_FRONT_AND_BACK, 0);
-    vk.SetStencilCompareMask(cb, STENCIL_FRONT_AND_BACK, 255);
-    vk.SetStencilWriteMask(cb, STENCIL_FRONT_AND_BACK, 255);
-    vk.SetCullMode(cb, 0);
-    vk.SetFrontFace(cb, 0);
-    vk.SetDepthBiasEnable(cb, 0);
-    vk.SetDepthBias(cb, 0.0f, 0.0f, 0.0f);
-    vk.SetBlendConstants(cb, zero4);
+/* replay.py's _Dynamic.set: the dynamic state's calls whose values changed since they were last
+ * set in this command buffer (all of them the first time: depth bounds off once). */
+static void set_dynamic(rstate *s) {
+    D cb = s->r->cb;
+    const uint32_t *ds = s->ds;
+    int all = !s->dyn_valid;
+    if (all) vk.SetDepthBoundsTestEnable(cb, 0);
+    if (all || memcmp(ds, s->set_ds, 4 * sizeof *ds)) {
+        vk.SetDepthTestEnable(cb, ds[0]);
+        vk.SetDepthWriteEnable(cb, ds[1]);
+        vk.SetDepthCompareOp(cb, ds[2]);
+        vk.SetStencilTestEnable(cb, ds[3]);
+    }
+    if (all || memcmp(ds + 4, s->set_ds + 4, 14 * sizeof *ds)) {
+        /* per face: fail, depth fail, pass, func, ref, read mask, write mask; one call for both
+         * faces where they are equal (Vulkan's order: fail, pass, depth fail, func) */
+        int same = !memcmp(ds + 4, ds + 11, 7 * sizeof *ds);
+        for (int f = 0; f < (same ? 1 : 2); f++) {
+            const uint32_t *x = ds + 4 + 7 * f;
+            uint32_t mask = same ? STENCIL_FRONT_AND_BACK : f ? STENCIL_BACK : STENCIL_FRONT;
+            vk.SetStencilOp(cb, mask, x[0], x[2], x[1], x[3]);
+            vk.SetStencilReference(cb, mask, x[4]);
+            vk.SetStencilCompareMask(cb, mask, x[5]);
+            vk.SetStencilWriteMask(cb, mask, x[6]);
+        }
+    }
+    if (all || s->raster[0] != s->set_raster[0]) vk.SetCullMode(cb, s->raster[0]);
+    if (all || s->raster[1] != s->set_raster[1]) vk.SetFrontFace(cb, s->raster[1]);
+    if (all || s->raster[2] != s->set_raster[2]) vk.SetDepthBiasEnable(cb, s->raster[2]);
+    if (all || memcmp(s->bias, s->set_bias, sizeof s->bias))
+        vk.SetDepthBias(cb, s->bias[0], s->bias[2], s->bias[1]);   /* constant, clamp, slope */
+    if (all || memcmp(s->constants, s->set_constants, sizeof s->constants)) vk.SetBlendConstants(cb, s->constants);
+    memcpy(s->set_ds, ds, sizeof s->set_ds);
+    memcpy(s->set_raster, s->raster, sizeof s->raster);
+    memcpy(s->set_bias, s->bias, sizeof s->bias);
+    memcpy(s->set_constants, s->constants, sizeof s->constants);
+    s->dyn_valid = 1;
 }
 
 /* The set-0 descriptors the draw needs, pushed where they differ from what was pushed last: push
@@ -392,22 +476,54 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
     D cb = r->cb;
     (void)size;
     switch (op) {
-    case OP_TARGET:
+    case OP_TARGET: case OP_DEPTH_TARGET: {
         end(s);
-        s->target = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 4));
+        uint32_t c = rd32(p + 4), d = op == OP_DEPTH_TARGET ? rd32(p + 8) : EMPTY_ID;
+        s->target = c == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), c);
+        s->depth = d == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), d);
         s->pipe_dirty = 1;
         s->have_viewport = 0;
         break;
-    case OP_CLEAR: {
+    }
+    case OP_CLEAR: case OP_CLEAR_DEPTH_STENCIL: {
         begin(s);
         VkClearAttachment_ a;
         memset(&a, 0, sizeof a);
-        a.aspect = ASPECT_COLOR;
-        memcpy(a.v.f, p + 4, 16);
-        VkClearRect_ rc = {{0, 0, s->target->width, s->target->height}, 0, 1};
+        if (op == OP_CLEAR) {
+            a.aspect = ASPECT_COLOR;
+            memcpy(a.v.f, p + 4, 16);
+        } else {      /* the stencil of a format without one: nothing to clear there */
+            uint32_t asp = rd32(p + 12);
+            a.aspect = (asp & 1 ? ASPECT_DEPTH : 0) | (asp & 2 && s->depth->flags & 1 ? ASPECT_STENCIL : 0);
+            a.v.ds.depth = rdf(p + 4);
+            a.v.ds.stencil = rd32(p + 8);
+            if (!a.aspect) break;
+        }
+        VkClearRect_ rc = {{0, 0, sized(s)->width, sized(s)->height}, 0, 1};
         vk.ClearAttachments(cb, 1, &a, 1, &rc);
         break;
     }
+    case OP_DEPTH_STENCIL:
+        for (int k = 0; k < 18; k++) s->ds[k] = rd32(p + 4 + 4 * k);
+        s->dyn_dirty = 1;
+        break;
+    case OP_RASTER:
+        s->raster[0] = rd32(p + 4);
+        s->raster[1] = rd32(p + 8);
+        s->raster[2] = rd32(p + 16);
+        s->dyn_dirty = 1;
+        break;
+    case OP_DEPTH_BIAS:
+        memcpy(s->bias, p + 4, 12);
+        s->dyn_dirty = 1;
+        break;
+    case OP_BLEND_CONSTANT:
+        memcpy(s->constants, p + 4, 16);
+        s->dyn_dirty = 1;
+        break;
+    case OP_BLEND: case OP_BLEND_STATE:
+        s->pipe_dirty = 1;        /* the planned key of the next draw names its pipeline */
+        break;
     case OP_PROGRAM:
         s->prog = find(r->progs, r->nprogs, sizeof(nx_progdef), rd32(p + 4));
         s->pipe_dirty = 1;
@@ -476,9 +592,9 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
             }
             s->pipe_dirty = 0;
         }
-        if (!s->dyn_set) {
-            set_dynamic_defaults(cb);
-            s->dyn_set = 1;
+        if (s->dyn_dirty || !s->dyn_valid) {
+            set_dynamic(s);
+            s->dyn_dirty = 0;
         }
         if (s->desc_dirty) {
             push_descriptors(s);
@@ -522,6 +638,9 @@ int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
     memset(&s, 0, sizeof s);
     s.r = r;
     s.pipe_dirty = s.desc_dirty = 1;
+    /* packets.DS_DEFAULT: depth and stencil tests off, less, keep/always, ref 0, masks 255 */
+    static const uint32_t ds_default[18] = {0, 0, 1, 0, 0, 0, 0, 7, 0, 255, 255, 0, 0, 0, 7, 0, 255, 255};
+    memcpy(s.ds, ds_default, sizeof s.ds);
     s.vertex_range = s.index_range = -1;
     for (int k = 0; k < 4; k++) s.ubo[k] = -1;
     r->draws = r->skipped = 0;
@@ -551,7 +670,8 @@ uint32_t nx_vk_layout(uint32_t *out) {
         ST_MEMORY_BARRIER, ST_WRITE_DESCRIPTOR_SET, ST_RENDERING_INFO, ST_RENDERING_ATTACHMENT_INFO,
         LAYOUT_GENERAL, LOAD_OP_LOAD, STORE_OP_STORE, ASPECT_COLOR, STAGE_ALL_COMMANDS, ACCESS_MEMORY_READ,
         ACCESS_MEMORY_WRITE, DESC_UNIFORM_BUFFER, DESC_COMBINED_IMAGE_SAMPLER, BIND_GRAPHICS, INDEX_UINT16,
-        INDEX_UINT32, STENCIL_FRONT_AND_BACK, COMPARE_LESS, COMPARE_ALWAYS};
+        INDEX_UINT32, STENCIL_FRONT_AND_BACK, COMPARE_LESS, COMPARE_ALWAYS, ASPECT_DEPTH, ASPECT_STENCIL,
+        STENCIL_FRONT, STENCIL_BACK};
     memcpy(out, v, sizeof v);
     return (uint32_t)(sizeof v / sizeof *v);
 }

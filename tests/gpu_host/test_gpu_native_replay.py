@@ -56,6 +56,8 @@ def test_vulkan_struct_layouts_match_the_binding():
         vk.VK_ACCESS_MEMORY_WRITE_BIT, vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
         vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, vk.VK_INDEX_TYPE_UINT16,
         vk.VK_INDEX_TYPE_UINT32, vk.VK_STENCIL_FACE_FRONT_AND_BACK, vk.VK_COMPARE_OP_LESS, vk.VK_COMPARE_OP_ALWAYS,
+        vk.VK_IMAGE_ASPECT_DEPTH_BIT, vk.VK_IMAGE_ASPECT_STENCIL_BIT, vk.VK_STENCIL_FACE_FRONT_BIT,
+        vk.VK_STENCIL_FACE_BACK_BIT,
     ]
     assert got == want
 
@@ -102,9 +104,40 @@ def submissions() -> list[tuple[list[tuple], bool]]:
                  (P.OP_PRESENT, 5, 7)], True))
     # a handle that is not registered: refused natively, dropped by the Python path's validation
     out.append(([(P.OP_TARGET, 7), *color, (P.OP_TEXTURE, 1, 99, 1), (P.OP_DRAW, 6, 1, 0, 0)], False))
-    # an op the C path does not replay (BLEND): the Python path, whole
+    # blending (the old BLEND packet), natively since the C path keys pipelines by blend state
     out.append(([(P.OP_TARGET, 7), (P.OP_BLEND, True), *color, (P.OP_UNIFORM, 0, 1, UB, 48),
-                 (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 6, 7)], False))
+                 (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 6, 7)], True))
+    # depth and stencil: a colour + D24S8 target (cleared, tested, written), per-face stencil ops,
+    # cull, blend states and constants changing between draws, depth bias; then a depth-only pass
+    # into a D32F target that the next pass samples
+    # the quads wind clockwise on the framebuffer: back faces under the default front face (CCW)
+    stencil_front = (0, 0, 1, 7, 0, 255, 255)
+    stencil_back = (0, 0, 2, 7, 0x5A, 255, 255)            # replace with ref 0x5A where drawn
+    ds_on = (P.OP_DEPTH_STENCIL, True, True, 3, True, *stencil_front, *stencil_back)
+    ds_eq = (P.OP_DEPTH_STENCIL, True, False, 2, True, *(0, 0, 0, 2, 0x5A, 255, 0), *(0, 0, 0, 2, 0x5A, 255, 0))
+    blend_add = (P.OP_BLEND_STATE, 0, True, 10, 1, 0, 1, 1, 0, 15)    # constant colour + dst
+    s = [(P.OP_DEPTH_TARGET, 7, 20), (P.OP_CLEAR, 0.0, 0.0, 0.2, 1.0), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 3, 3),
+         *color, ds_on, (P.OP_RASTER, 1, 0, 0, True), (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.0)]
+    for i, k in enumerate((0, 1, 4, 0, 1, 5)):           # draws 3 and 4 over 0 and 1, 5 elsewhere
+        s += [(P.OP_UNIFORM, 0, 1, UB + 256 * k, 48), (P.OP_DRAW, 6, 1, 0, 0)]
+        if i == 2:
+            s += [ds_eq, blend_add, (P.OP_BLEND_CONSTANT, 0.25, 0.5, 0.0, 1.0), (P.OP_RASTER, 0, 1, 0, False)]
+        if i == 4:
+            s += [P.BLEND_OFF, blend_add, (P.OP_BLEND_CONSTANT, 0.0, 0.0, 0.75, 1.0)]
+    s += [(P.OP_PRESENT, 7, 7),
+          (P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), *color, P.DS_DEFAULT, P.BLEND_OFF,
+          (P.OP_DEPTH_STENCIL, True, True, 7, False, *P.DS_DEFAULT[5:]), (P.OP_UNIFORM, 0, 1, UB + 256 * 9, 48),
+          (P.OP_DRAW, 6, 1, 0, 0),
+          (P.OP_TARGET, 8), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 21, 1),
+          (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 8, 8), (P.OP_SIGNAL, 4, 1)]
+    out.append((s, True))
+    # what the C path leaves to Python: line fill (a device feature to check), a bias clamp, a
+    # depth target of another size (dropped by the Python path's validation, named there)
+    out.append(([(P.OP_TARGET, 7), *color, (P.OP_RASTER, 0, 0, 1, False), (P.OP_DRAW, 6, 1, 0, 0),
+                 (P.OP_PRESENT, 9, 7)], False))
+    out.append(([(P.OP_DEPTH_TARGET, 7, 20), *color, (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.125), (P.OP_DRAW, 6, 1, 0, 0),
+                 (P.OP_PRESENT, 10, 7)], False))
+    out.append(([(P.OP_DEPTH_TARGET, 7, 22), *color, (P.OP_DRAW, 6, 1, 0, 0)], False))
     return out
 
 
@@ -125,6 +158,9 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
                                  block_height_log2=0, pitch=0, render_target=True)
         eng.register_texture(id=10, pool=1, offset=TEX, width=8, height=8, format="RGBA8", block_linear=False,
                              block_height_log2=0, pitch=32, render_target=False)
+        for tid, fmt, w in ((20, "D24S8", W), (21, "D32F", W), (22, "D32F", W // 2)):
+            eng.register_texture(id=tid, pool=0, offset=0, width=w, height=H, format=fmt, block_linear=False,
+                                 block_height_log2=0, pitch=0, render_target=True)
         eng.register_sampler(1, False, False)
         eng.register_sampler(2, True, True)
         out = []
@@ -150,12 +186,13 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     nat, counts = run_engine("on", monkeypatch)
     nat_log = [r.getMessage() for r in caplog.records if r.name == "gpu_host.engine"]
     assert nat == py
-    assert nat_log == py_log and len(py_log) == 2, py_log      # the same drops, named the same way
+    assert nat_log == py_log and len(py_log) == 3, py_log      # the same drops, named the same way
     assert "vertex indices 0..1000 run outside the 48-byte vertex buffer" in py_log[0]
     assert "field texture 99 is not a registered texture" in py_log[1]
-    assert counts == (4, 1, 1)
+    assert "field depth = 22 is 16x32, the colour target 7 32x32" in py_log[2]
+    assert counts == (6, 3, 1)
     frames = [f for r in py if r for f in r[2]]
-    assert len(frames) == 5 and len({sha for _, sha in frames}) == 5      # every frame differs: nothing trivial
+    assert len(frames) == 9 and len({sha for _, sha in frames}) == 9      # every frame differs: nothing trivial
 
 
 def test_setting_is_checked(monkeypatch):

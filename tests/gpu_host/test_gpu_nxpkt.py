@@ -175,6 +175,8 @@ def objects():
                      block_height_log2=0, pitch=0, render_target=True)
     objs.add_texture(id=10, pool=1, offset=0, width=8, height=8, format="RGBA8", block_linear=False,
                      block_height_log2=0, pitch=32, render_target=False)
+    objs.add_texture(id=12, pool=0, offset=0, width=16, height=32, format="D24S8", block_linear=False,
+                     block_height_log2=0, pitch=0, render_target=True)
     objs.add_sampler(1, False, False)
     objs.add_sampler(2, False, False, compare=2)
     return objs
@@ -186,8 +188,11 @@ def random_submission(rng: random.Random) -> list[tuple]:
     cmds = []
     for _ in range(rng.randint(1, 30)):
         k = rng.random()
-        if k < 0.06:
+        if k < 0.04:
             cmds.append((P.OP_TARGET, pick([7], [8, 10, 99])))
+        elif k < 0.06:      # colour + depth, depth alone; a wrong kind, size or id (the Python path names those)
+            cmds.append((P.OP_DEPTH_TARGET, *pick([(7, 8), (P.EMPTY, 8), (7, P.EMPTY)],
+                                                  [(8, 8), (7, 7), (7, 12), (P.EMPTY, P.EMPTY), (99, 8), (7, 10)])))
         elif k < 0.1:
             cmds.append((P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0))
         elif k < 0.16:
@@ -208,14 +213,18 @@ def random_submission(rng: random.Random) -> list[tuple]:
         elif k < 0.62:
             cmds.append(rng.choice([(P.OP_VIEWPORT, 0.0, 0.0, 32.0, 32.0), (P.OP_SCISSOR, 0, 0, 8, 8),
                                     (P.OP_BLEND_CONSTANT, 1.0, 0.0, 0.0, 1.0), (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.0),
-                                    (P.OP_SIGNAL, pick([0, 63], [64, 1000]), 5), (P.OP_PRESENT, 1, pick([7], [8, 10]))]))
+                                    (P.OP_SIGNAL, pick([0, 63], [64, 1000]), 5), (P.OP_PRESENT, 1, pick([7], [8, 10])),
+                                    (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), P.DS_DEFAULT, P.BLEND_OVER,
+                                    (P.OP_RASTER, 1, 1, 0, True)]))
         elif k < 0.97:
             if rng.random() < 0.7:
                 cmds.append((P.OP_DRAW, pick([6, 3, 0], [7, 100]), 1, pick([0, 1], [4, 50]), 0))
             else:
                 cmds.append((P.OP_DRAW_INDEXED, pick([3, 6], [40]), 1, pick([0, 2], [30]), 0, 0))
         else:
-            cmds.append(rng.choice([(P.OP_BLEND, True), (P.OP_BEGIN, 3)]))
+            # (BEGIN: refused; the rest only the Python path replays: line fill, a bias clamp, MULTISAMPLE)
+            cmds.append(rng.choice([(P.OP_RASTER, 0, 0, 1, False), (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.5),
+                                    (P.OP_MULTISAMPLE, 1, False), (P.OP_BEGIN, 3)]))
     return cmds
 
 
