@@ -32,6 +32,7 @@ from gpu_host.validate import Plan, SubmissionError
 
 log = logging.getLogger("gpu_host.native_replay")
 MODES = ("auto", "on", "off")
+NO_FRAME = (1 << 64) - 1      # nxreplay.c's presents[] frame of a WRITEBACK
 
 
 def h(x: Any) -> int:
@@ -47,7 +48,7 @@ class NativeSubmission:
     keep: tuple
     plan: Plan
     packets: list
-    presents: list[tuple[int, int]]
+    presents: list[tuple[int | None, int]]     # PRESENT (frame, texture) and WRITEBACK (None, texture), in order
     frame_ids: list[int]
 
 
@@ -152,11 +153,11 @@ class NativeReplay:
             cap = 1 << max(4, (2 * n - 1).bit_length())
             self.plan_bufs = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
                               ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
-                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n))
+                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n), ffi.new("nx_range[]", n))
             self.plan_cap, self.hash_cap = n, cap
         keep = self.plan_bufs
         pl = ffi.new("nx_plan_t *")
-        pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets = keep
+        pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets, pl.dirty = keep
         pl.hash_cap, pl.cap = self.hash_cap, self.plan_cap
         err = ffi.new("nx_error *")
         if self.lib.nx_plan(ffi.from_buffer(blob), len(blob), pl, err):
@@ -167,8 +168,11 @@ class NativeReplay:
             t = objects.textures[tid]
             if not t.render_target:
                 uploads.append(t)
-        presents = [(pl.presents[2 * i], int(pl.presents[2 * i + 1])) for i in range(pl.npresents)]
+        # (frame, texture) of each PRESENT and WRITEBACK in order (a WRITEBACK's frame: None)
+        presents = [(None if pl.presents[2 * i] == NO_FRAME else int(pl.presents[2 * i]), int(pl.presents[2 * i + 1]))
+                    for i in range(pl.npresents)]
         plan = Plan(seq, packets, ranges, uploads)
+        plan.dirty = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.dirty, pl.ndirty)]
         self.native += 1
         return NativeSubmission(blob, pl, keep, plan, packets, presents, [t for _, t in presents])
 

@@ -363,6 +363,22 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             return NX_FALLBACK;
         }
         break;
+    case OP_DIRTY: {
+        int rc = range_ok(s, idx, op, rd32(p + 4), rd64(p + 8), rd64(p + 16), e);
+        if (rc) return rc;
+        break;
+    }
+    case OP_WRITEBACK: {
+        /* natively: a texture the tables mark as written back in C (flag 16: a one-sample colour
+         * render target whose rows fit its pitch and whose bytes lie in a pool mapped writable);
+         * anything else goes to the Python path, whose validation names it */
+        const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), rd32(p + 4));
+        if (!t || !(t->flags & 16)) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    }
     case OP_DEPTH_STENCIL: case OP_BLEND_CONSTANT: case OP_BLEND:
         break;   /* no handles; the format pass checked every field's range */
     case OP_BLEND_STATE:

@@ -54,6 +54,7 @@ typedef struct {
     uint64_t *presents; uint32_t npresents;
     uint64_t *signals; uint32_t nsignals;
     uint32_t *targets; uint32_t ntargets;
+    nx_range *dirty; uint32_t ndirty;
     uint32_t cap;
     uint32_t cur_prog, cur_layout, cur_target, have;
     uint32_t cur_depth, cur_blend, cur_mode;
@@ -123,11 +124,17 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
         cp[i].id, cp[i].size = pid, size
     ts = sorted(objects.textures.items())
     ct = ffi.new("nx_tex[]", max(1, len(ts)))
+    can_write = getattr(objects.memory, "can_write", None)
     for i, (tid, t) in enumerate(ts):
         present = (t.render_target and not t.fmt.depth and t.samples == 1 and t.fmt.name in ("RGBA8", "BGRA8"))
+        # WRITEBACK in C: what validate.plan accepts for a colour target (its depth/stencil aspects
+        # are copied apart: the Python path's)
+        back = (t.render_target and not t.fmt.depth and t.samples == 1 and (t.block_linear or t.pitch >= t.row_bytes)
+                and t.pool in pools and t.offset + t.byte_size <= pools[t.pool]
+                and (can_write is None or can_write(t.pool)))
         ct[i].id = tid
         ct[i].flags = (1 if t.render_target else 0) | (2 if t.fmt.depth else 0) | (4 if t.samples > 1 else 0) \
-            | (8 if present else 0)
+            | (8 if present else 0) | (16 if back else 0)
         ct[i].kind = KINDS[t.view_kind]
         ct[i].width, ct[i].height = t.width, t.height
     ss = sorted(objects.samplers.items())

@@ -128,6 +128,7 @@ int nx_vk_init(uint64_t device) {
 
 /* ---- plan ---------------------------------------------------------------------------------- */
 #define NX_BLENDS 64
+#define NO_FRAME UINT64_MAX     /* presents[]: a WRITEBACK's copy (no frame) */
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
 /* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); blend: the byte offset of
  * the BLEND/BLEND_STATE packet of colour target 0 in force (EMPTY_ID: none, blending off);
@@ -142,6 +143,7 @@ typedef struct {
     uint64_t *presents; uint32_t npresents; /* out: (frame, texture) pairs */
     uint64_t *signals; uint32_t nsignals;   /* out: (fence, value) pairs */
     uint32_t *targets; uint32_t ntargets;   /* out: target ids (distinct) */
+    nx_range *dirty; uint32_t ndirty;       /* out: DIRTY ranges, in order */
     uint32_t cap;                           /* capacity of every out array (the packet count) */
     uint32_t cur_prog, cur_layout, cur_target, have;
     uint32_t cur_depth, cur_blend, cur_mode;
@@ -216,11 +218,16 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         pl->have |= 2;
         pl->aux[idx] = (uint32_t)(p - pl->base);
         break;
-    case OP_PRESENT:
-        pl->presents[2 * pl->npresents] = rd64(p + 4);
-        pl->presents[2 * pl->npresents + 1] = rd32(p + 12);
+    case OP_PRESENT: case OP_WRITEBACK:    /* copies out, in order; a WRITEBACK's frame: NO_FRAME */
+        pl->presents[2 * pl->npresents] = op == OP_PRESENT ? rd64(p + 4) : NO_FRAME;
+        pl->presents[2 * pl->npresents + 1] = rd32(p + (op == OP_PRESENT ? 12 : 4));
         pl->npresents++;
         break;
+    case OP_DIRTY: {
+        nx_range r = {rd32(p + 4), 0, rd64(p + 8), rd64(p + 16)};
+        pl->dirty[pl->ndirty++] = r;
+        break;
+    }
     case OP_SIGNAL:
         pl->signals[2 * pl->nsignals] = rd32(p + 4);
         pl->signals[2 * pl->nsignals + 1] = rd64(p + 8);
@@ -247,7 +254,7 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
 /* Plan a blob nx_pkt_check passed (no fallback).  `pl`'s arrays hold `cap` entries each. */
 int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
     memset(pl->hash, 0, sizeof *pl->hash * pl->hash_cap);
-    pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = 0;
+    pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = pl->ndirty = 0;
     pl->have = 0;
     pl->cur_target = pl->cur_depth = pl->cur_blend = EMPTY_ID;
     pl->cur_mode = 0;
@@ -609,9 +616,9 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         }
         r->draws++;
         break;
-    case OP_PRESENT: {
+    case OP_PRESENT: case OP_WRITEBACK: {     /* a colour target's texels into the read-back buffer */
         end(s);
-        const nx_rt *t = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 12));
+        const nx_rt *t = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + (op == OP_PRESENT ? 12 : 4)));
         barrier(cb);
         VkBufferImageCopy_ c;
         memset(&c, 0, sizeof c);
@@ -624,6 +631,7 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         break;
     }
     case OP_SIGNAL:   /* published by the caller after the run */
+    case OP_DIRTY:    /* applied by the caller before the snapshot */
         break;
     default:          /* nx_pkt_check sends every other op to the Python path */
         return fail(e, idx, op, "op", "%s: not replayed natively (nx_pkt_check should have said so)", op_name(op));

@@ -12,6 +12,7 @@ replay.  The C declarations of the Vulkan structures are checked against the `vu
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 
 import numpy as np
@@ -29,6 +30,7 @@ from gpu_host.vkdevice import Device
 
 W = H = 32
 VB, VB_UV, IB, UB, TEX = 0, 4096, 8192, 12288, 32768
+BACK, BACK_SIZE = 36864, 8192         # pool 1's render targets' bytes (WRITEBACK)
 
 
 def test_vulkan_struct_layouts_match_the_binding():
@@ -138,6 +140,17 @@ def submissions() -> list[tuple[list[tuple], bool]]:
     out.append(([(P.OP_DEPTH_TARGET, 7, 20), *color, (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.125), (P.OP_DRAW, 6, 1, 0, 0),
                  (P.OP_PRESENT, 10, 7)], False))
     out.append(([(P.OP_DEPTH_TARGET, 7, 22), *color, (P.OP_DRAW, 6, 1, 0, 0)], False))
+    # what a game that flushes a CPU-cached pool and reads its render target back sends: DIRTY
+    # ahead of the commands, WRITEBACK of a block-linear and a pitch-linear target into the pool
+    s = [(P.OP_DIRTY, 1, TEX, 256)]
+    for rt, k in ((23, 3), (24, 6)):
+        s += [(P.OP_TARGET, rt), (P.OP_CLEAR, 0.5, 0.25, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 10, 2),
+              (P.OP_DRAW, 6, 1, 0, 0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * k, 48), (P.OP_DRAW, 6, 1, 0, 0),
+              (P.OP_WRITEBACK, rt)]
+    out.append((s + [(P.OP_PRESENT, 11, 23), (P.OP_SIGNAL, 5, 2)], True))
+    # a WRITEBACK the C path leaves to Python (a depth target: its aspects are copied apart)
+    out.append(([(P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1), (P.OP_WRITEBACK, 21)],
+                False))
     return out
 
 
@@ -161,6 +174,11 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
         for tid, fmt, w in ((20, "D24S8", W), (21, "D32F", W), (22, "D32F", W // 2)):
             eng.register_texture(id=tid, pool=0, offset=0, width=w, height=H, format=fmt, block_linear=False,
                                  block_height_log2=0, pitch=0, render_target=True)
+        eng.register_texture(id=21, pool=1, offset=BACK + 2 * BACK_SIZE, width=W, height=H, format="D32F",
+                             block_linear=False, block_height_log2=0, pitch=W * 4, render_target=True)
+        for tid, off, bl in ((23, BACK, True), (24, BACK + BACK_SIZE, False)):     # written back into pool 1
+            eng.register_texture(id=tid, pool=1, offset=off, width=W, height=H, format="RGBA8", block_linear=bl,
+                                 block_height_log2=1, pitch=W * 4 + 64, render_target=True)
         eng.register_sampler(1, False, False)
         eng.register_sampler(2, True, True)
         out = []
@@ -169,7 +187,9 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
             res = eng.submit(seq, [list(p) for p in packets])
             if eng.native:
                 assert (eng.native.native > before) == native, (seq, packets[:3])
-            out.append(None if res is None else (res.draws, res.fences, [(f.frame, f.sha256) for f in res.frames]))
+            back = hashlib.sha256(pool.mm[BACK:BACK + 3 * BACK_SIZE]).hexdigest()     # what WRITEBACK wrote
+            out.append(None if res is None else (res.draws, res.fences, [(f.frame, f.sha256) for f in res.frames],
+                                                 back))
         counts = (eng.native.native, eng.native.fallback, eng.native.refused) if eng.native else None
         return out, counts
     finally:
@@ -190,9 +210,11 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     assert "vertex indices 0..1000 run outside the 48-byte vertex buffer" in py_log[0]
     assert "field texture 99 is not a registered texture" in py_log[1]
     assert "field depth = 22 is 16x32, the colour target 7 32x32" in py_log[2]
-    assert counts == (6, 3, 1)
+    assert counts == (7, 4, 1)
     frames = [f for r in py if r for f in r[2]]
-    assert len(frames) == 9 and len({sha for _, sha in frames}) == 9      # every frame differs: nothing trivial
+    assert len(frames) == 10 and len({sha for _, sha in frames}) == 10    # every frame differs: nothing trivial
+    zeros = hashlib.sha256(bytes(3 * BACK_SIZE)).hexdigest()
+    assert zeros != py[-2][3] != py[-1][3]              # each write-back changed the pool's bytes
 
 
 def test_setting_is_checked(monkeypatch):

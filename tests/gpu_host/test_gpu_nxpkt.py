@@ -215,7 +215,9 @@ def random_submission(rng: random.Random) -> list[tuple]:
                                     (P.OP_BLEND_CONSTANT, 1.0, 0.0, 0.0, 1.0), (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.0),
                                     (P.OP_SIGNAL, pick([0, 63], [64, 1000]), 5), (P.OP_PRESENT, 1, pick([7], [8, 10])),
                                     (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), P.DS_DEFAULT, P.BLEND_OVER,
-                                    (P.OP_RASTER, 1, 1, 0, True)]))
+                                    (P.OP_RASTER, 1, 1, 0, True),
+                                    (P.OP_DIRTY, pick([1, 2], [3]), pick([0, 64], [1 << 20]), pick([64], [0, 1 << 21])),
+                                    (P.OP_WRITEBACK, pick([7], [10, 99]))]))
         elif k < 0.97:
             if rng.random() < 0.7:
                 cmds.append((P.OP_DRAW, pick([6, 3, 0], [7, 100]), 1, pick([0, 1], [4, 50]), 0))
