@@ -27,7 +27,7 @@ import vulkan as vk
 from gpu_host import binpackets, nxpkt
 from gpu_host import packets as P
 from gpu_host.objects import Objects
-from gpu_host.replay import ALIGN, Replayer, Result
+from gpu_host.replay import ALIGN, EMPTY_POOLS, Replayer, Result
 from gpu_host.validate import Plan, SubmissionError
 
 log = logging.getLogger("gpu_host.native_replay")
@@ -102,7 +102,7 @@ class NativeReplay:
         ps = sorted(objects.programs.items())
         cp = ffi.new("nx_progdef[]", max(1, len(ps)))
         for i, (pid, prog) in enumerate(ps):
-            cp[i].id = pid
+            cp[i].id, cp[i].pools = pid, 1 if prog.pools else 0
             for s in range(4):
                 kind = prog.sampler_kinds.get(4 + s, "2d")
                 if prog.lookups.get(4 + s) in ("dref", "both") and kind != "other":
@@ -153,11 +153,13 @@ class NativeReplay:
             cap = 1 << max(4, (2 * n - 1).bit_length())
             self.plan_bufs = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
                               ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
-                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n), ffi.new("nx_range[]", n))
+                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n), ffi.new("nx_range[]", n),
+                              ffi.new("uint32_t[]", n))
             self.plan_cap, self.hash_cap = n, cap
         keep = self.plan_bufs
         pl = ffi.new("nx_plan_t *")
-        pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets, pl.dirty = keep
+        (pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets, pl.dirty,
+         pl.poolsets) = keep
         pl.hash_cap, pl.cap = self.hash_cap, self.plan_cap
         err = ffi.new("nx_error *")
         if self.lib.nx_plan(ffi.from_buffer(blob), len(blob), pl, err):
@@ -185,13 +187,18 @@ class NativeReplay:
         size = sub.blob[at + 2] | sub.blob[at + 3] << 8
         return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
 
+    @staticmethod
+    def _packet(sub: NativeSubmission, at: int) -> tuple:
+        """The packet at byte ``at`` of ``sub``'s blob, decoded (the tuple packets.check gives)."""
+        size = sub.blob[at + 2] | sub.blob[at + 3] << 8
+        return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+
     def _blend(self, sub: NativeSubmission, at: int) -> tuple:
         """Colour target 0's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
         blob (EMPTY: none sent, blending off), with its target field 0 as replay._blend_for gives it."""
         if at == P.EMPTY:
             return P.BLEND_OFF
-        size = sub.blob[at + 2] | sub.blob[at + 3] << 8
-        pkt = nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+        pkt = self._packet(sub, at)
         if pkt[0] == P.OP_BLEND:
             return P.BLEND_OVER if pkt[1] else P.BLEND_OFF
         return pkt
@@ -242,6 +249,17 @@ class NativeReplay:
             reads.append((frame, t, off))
             off += rp._readback_size(t)
         pat = ffi.new("uint64_t[]", present_at or [0])
+        # set 1 of each planned POOLS packet (one set per distinct content, as replay._record makes
+        # them), then the empty pools' for draws before any POOLS; the previous submission is done
+        rp.pool_sets.reset()
+        made: dict[tuple, int] = {}
+        sets = []
+        for at in [*ffi.unpack(pl.poolsets, pl.npoolsets), None]:
+            key = EMPTY_POOLS if at is None else self._packet(sub, at)[1:]
+            if key not in made:
+                made[key] = h(rp._pool_set(key))
+            sets.append(made[key])
+        pool_sets = ffi.new("uint64_t[]", sets)
         r = ffi.new("nx_rec_t *")
         r.cb = ffi.cast("void *", h(cb))
         r.layout = h(rp.pipes.layout)
@@ -253,6 +271,7 @@ class NativeReplay:
         r.samplers, r.nsamplers, r.progs, r.nprogs = cs, ns, cp, nprog
         r.dummy_ubo, r.dummy_ubo_range = h(rp.dummy_ubo.handle), ALIGN
         r.readback, r.present_at = (h(rb.handle) if rb is not None else 0), pat
+        r.pool_sets, r.npool_sets = pool_sets, len(sets)
         err = ffi.new("nx_error *")
         rc = self.lib.nx_record(ffi.from_buffer(sub.blob), len(sub.blob), r, err)
         if rc:

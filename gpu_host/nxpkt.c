@@ -307,6 +307,7 @@ typedef struct {
     uint32_t index_size;
     const nx_tex *slot_tex[4];
     const nx_smp *slot_smp[4];
+    const nx_tex *pool_tex[POOL_TEXTURES];   /* the last POOLS packet's registered entries */
     uint64_t draws;
 } vstate;
 
@@ -363,6 +364,27 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             return NX_FALLBACK;
         }
         break;
+    case OP_POOLS: {
+        /* natively: registered one-sample 2D textures and registered samplers (EMPTY: none); anything
+         * else goes to the Python path, whose validation names the entry */
+        for (int k = 0; k < POOL_TEXTURES; k++) {
+            uint32_t tid = rd32(p + 4 + 4 * k);
+            const nx_tex *t = tid == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), tid);
+            if (tid != EMPTY_ID && (!t || t->kind != NX_KIND_2D || (t->flags & 4))) {
+                if (!s->fallback_op) s->fallback_op = op;
+                return NX_FALLBACK;
+            }
+            s->pool_tex[k] = t;
+        }
+        for (int k = 0; k < POOL_SAMPLERS; k++) {
+            uint32_t sid = rd32(p + 4 + 4 * POOL_TEXTURES + 4 * k);
+            if (sid != EMPTY_ID && !find(o->smps, o->nsmps, sizeof(nx_smp), sid)) {
+                if (!s->fallback_op) s->fallback_op = op;
+                return NX_FALLBACK;
+            }
+        }
+        break;
+    }
     case OP_DIRTY: {
         int rc = range_ok(s, idx, op, rd32(p + 4), rd64(p + 8), rd64(p + 16), e);
         if (rc) return rc;
@@ -399,10 +421,6 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         uint32_t pid = rd32(p + 4);
         s->program = find(o->progs, o->nprogs, sizeof(nx_prog), pid);
         if (!s->program) return fail(e, idx, op, "program", "PROGRAM: field program %u is not a registered program", pid);
-        if (s->program->flags & 1) {
-            if (!s->fallback_op) s->fallback_op = op;
-            return NX_FALLBACK;
-        }
         break;
     }
     case OP_VERTEX_LAYOUT: {
@@ -481,6 +499,12 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             if (plain && s->slot_smp[k]->compare)
                 return fail(e, idx, op, "state", "%s: sampler %u in slot %d has a compare op, but program %u's lookup at binding %d does not compare", name, s->slot_smp[k]->id, k, pr->id, 4 + k);
         }
+        if (pr->flags & 1)      /* the program reads the pools: none of their textures is a target */
+            for (int k = 0; k < POOL_TEXTURES; k++) {
+                const nx_tex *t = s->pool_tex[k];
+                if (t && (t == s->target || t == s->depth))
+                    return fail(e, idx, op, "state", "%s: texture %u in the texture pool is the current render target", name, t->id);
+            }
         uint64_t count = rd32(p + 4), first = rd32(p + 12);
         if (op == OP_DRAW) {
             if (count && (first + count - 1) * s->stride + s->attr_end > s->vertex_size)

@@ -55,6 +55,7 @@ typedef struct {
     uint64_t *signals; uint32_t nsignals;
     uint32_t *targets; uint32_t ntargets;
     nx_range *dirty; uint32_t ndirty;
+    uint32_t *poolsets; uint32_t npoolsets;
     uint32_t cap;
     uint32_t cur_prog, cur_layout, cur_target, have;
     uint32_t cur_depth, cur_blend, cur_mode;
@@ -64,7 +65,7 @@ typedef struct {
 typedef struct { uint32_t id, width, height, flags; uint64_t image, view, sample_view; } nx_rt;
 typedef struct { uint32_t id, pad; uint64_t view; } nx_view;
 typedef struct { uint32_t id, pad; uint64_t sampler; } nx_sampler_h;
-typedef struct { uint32_t id, pad; uint64_t views[4]; uint64_t samplers[4]; } nx_progdef;
+typedef struct { uint32_t id, pools; uint64_t views[4]; uint64_t samplers[4]; } nx_progdef;
 typedef struct {
     void *cb; uint64_t layout;
     uint64_t arena; const uint8_t *arena_map;
@@ -78,6 +79,8 @@ typedef struct {
     uint64_t dummy_ubo; uint64_t dummy_ubo_range;
     uint64_t readback; const uint64_t *present_at;
     const uint32_t *aux;
+    const uint64_t *pool_sets;
+    uint32_t npool_sets;
     uint64_t draws;
     uint64_t skipped;
 } nx_rec_t;

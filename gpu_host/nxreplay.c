@@ -100,6 +100,7 @@ static struct {
     void (*SetDepthBiasEnable)(D, uint32_t);
     void (*SetDepthBias)(D, float, float, float);
     void (*SetBlendConstants)(D, const float *);
+    void (*BindDescriptorSets)(D, uint32_t, H, uint32_t, uint32_t, const H *, uint32_t, const uint32_t *);
 } vk;
 
 /* Load the entry points of `device` (a VkDevice as an integer).  Returns 0, or the 1-based
@@ -117,7 +118,7 @@ int nx_vk_init(uint64_t device) {
         "vkCmdSetDepthBoundsTestEnable", "vkCmdSetDepthTestEnable", "vkCmdSetDepthWriteEnable",
         "vkCmdSetDepthCompareOp", "vkCmdSetStencilTestEnable", "vkCmdSetStencilOp", "vkCmdSetStencilReference",
         "vkCmdSetStencilCompareMask", "vkCmdSetStencilWriteMask", "vkCmdSetCullMode", "vkCmdSetFrontFace",
-        "vkCmdSetDepthBiasEnable", "vkCmdSetDepthBias", "vkCmdSetBlendConstants"};
+        "vkCmdSetDepthBiasEnable", "vkCmdSetDepthBias", "vkCmdSetBlendConstants", "vkCmdBindDescriptorSets"};
     void **slots = (void **)&vk;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         slots[i] = gdpa((D)(uintptr_t)device, names[i]);
@@ -128,6 +129,7 @@ int nx_vk_init(uint64_t device) {
 
 /* ---- plan ---------------------------------------------------------------------------------- */
 #define NX_BLENDS 64
+#define NX_POOLS_WINDOW 64
 #define NO_FRAME UINT64_MAX     /* presents[]: a WRITEBACK's copy (no frame) */
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
 /* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); blend: the byte offset of
@@ -144,6 +146,8 @@ typedef struct {
     uint64_t *signals; uint32_t nsignals;   /* out: (fence, value) pairs */
     uint32_t *targets; uint32_t ntargets;   /* out: target ids (distinct) */
     nx_range *dirty; uint32_t ndirty;       /* out: DIRTY ranges, in order */
+    uint32_t *poolsets; uint32_t npoolsets; /* out: byte offsets of POOLS packets (aux: the index), distinct
+                                               among the last NX_POOLS_WINDOW by their bytes */
     uint32_t cap;                           /* capacity of every out array (the packet count) */
     uint32_t cur_prog, cur_layout, cur_target, have;
     uint32_t cur_depth, cur_blend, cur_mode;
@@ -223,6 +227,15 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         pl->presents[2 * pl->npresents + 1] = rd32(p + (op == OP_PRESENT ? 12 : 4));
         pl->npresents++;
         break;
+    case OP_POOLS: {
+        uint32_t i = pl->npoolsets, lo = i > NX_POOLS_WINDOW ? i - NX_POOLS_WINDOW : 0;
+        while (i > lo && memcmp(pl->base + pl->poolsets[i - 1], p, size)) i--;
+        if (i > lo) pl->aux[idx] = i - 1;
+        else { pl->poolsets[pl->npoolsets] = (uint32_t)(p - pl->base); pl->aux[idx] = pl->npoolsets++; }
+        for (int k = 0; k < POOL_TEXTURES; k++)     /* sampled: uploaded like TEXTURE's */
+            if (rd32(p + 4 + 4 * k) != EMPTY_ID) add_distinct(pl->textures, &pl->ntextures, rd32(p + 4 + 4 * k));
+        break;
+    }
     case OP_DIRTY: {
         nx_range r = {rd32(p + 4), 0, rd64(p + 8), rd64(p + 16)};
         pl->dirty[pl->ndirty++] = r;
@@ -255,6 +268,7 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
 int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
     memset(pl->hash, 0, sizeof *pl->hash * pl->hash_cap);
     pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = pl->ndirty = 0;
+    pl->npoolsets = 0;
     pl->have = 0;
     pl->cur_target = pl->cur_depth = pl->cur_blend = EMPTY_ID;
     pl->cur_mode = 0;
@@ -267,7 +281,7 @@ int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
 typedef struct { uint32_t id, width, height, flags; H image, view, sample_view; } nx_rt;   /* by id; flags 1: a stencil aspect */
 typedef struct { uint32_t id, pad; H view; } nx_view;                                       /* by id */
 typedef struct { uint32_t id, pad; H sampler; } nx_sampler_h;                               /* by id */
-typedef struct { uint32_t id, pad; H views[4]; H samplers[4]; } nx_progdef;                 /* by id */
+typedef struct { uint32_t id, pools; H views[4]; H samplers[4]; } nx_progdef;   /* by id; pools: reads set 1 */
 typedef struct {
     D cb; H layout;                          /* command buffer (begun), pipeline layout */
     H arena; const uint8_t *arena_map;       /* the snapshot's buffer and its mapping */
@@ -281,6 +295,8 @@ typedef struct {
     H dummy_ubo; uint64_t dummy_ubo_range;
     H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT */
     const uint32_t *aux;                     /* nx_plan's */
+    const H *pool_sets;                      /* set 1 of each planned POOLS packet, then the empty pools' */
+    uint32_t npool_sets;
     uint64_t draws;                          /* out */
     uint64_t skipped;                        /* out: draws whose pipeline was 0 (still being made) */
 } nx_rec_t;
@@ -303,6 +319,7 @@ typedef struct {
     H bound_pipe;
     const nx_progdef *prog;
     int32_t ubo[4];                  /* range index bound at each slot, -1 none */
+    uint32_t pools_idx; int pools_dirty;     /* the POOLS in force (index into pool_sets) */
     H tex_view[4], tex_smp[4];       /* bound at each slot (0: none) */
     uint32_t stride, attr_end;
     int32_t vertex_range, index_range;
@@ -607,6 +624,10 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
             push_descriptors(s);
             s->desc_dirty = 0;
         }
+        if (s->prog->pools && s->pools_dirty) {
+            vk.BindDescriptorSets(cb, BIND_GRAPHICS, r->layout, 1, 1, &r->pool_sets[s->pools_idx], 0, NULL);
+            s->pools_dirty = 0;
+        }
         if (op == OP_DRAW) {
             vk.Draw(cb, rd32(p + 4), rd32(p + 8), rd32(p + 12), rd32(p + 16));
         } else {
@@ -633,6 +654,10 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
     case OP_SIGNAL:   /* published by the caller after the run */
     case OP_DIRTY:    /* applied by the caller before the snapshot */
         break;
+    case OP_POOLS:
+        s->pools_idx = r->aux[idx];
+        s->pools_dirty = 1;
+        break;
     default:          /* nx_pkt_check sends every other op to the Python path */
         return fail(e, idx, op, "op", "%s: not replayed natively (nx_pkt_check should have said so)", op_name(op));
     }
@@ -651,6 +676,8 @@ int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
     memcpy(s.ds, ds_default, sizeof s.ds);
     s.vertex_range = s.index_range = -1;
     for (int k = 0; k < 4; k++) s.ubo[k] = -1;
+    s.pools_idx = r->npool_sets - 1;     /* no POOLS yet: every entry empty */
+    s.pools_dirty = 1;
     r->draws = r->skipped = 0;
     memset(e, 0, sizeof *e);
     int rc = walk(buf, len, visit_record, &s, NULL, e);

@@ -17,7 +17,7 @@ it with nvnCommandBufferDownsample (RESOLVE).
 
 With ``cpu_host.nvn_recorder = native`` (the default) the per-draw calls (draws; vertex/index/
 uniform/texture/program binds; vertex, polygon, depth-stencil, colour, blend, channel-mask and
-multisample state binds; stencil values; viewport, scissor) are host functions in C (``recorder.c`` through
+multisample state binds; stencil values; viewport, scissor, depth bias, blend colour) are host functions in C (``recorder.c`` through
 ``native.py``) that record binary packets with no Python on the call path; this file mirrors the
 objects they need into the recorder, appends the packets of the calls it still serves into the same
 stream, and answers for the hot calls only where the C code cannot (a named guest error, a command
