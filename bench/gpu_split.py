@@ -198,7 +198,9 @@ class Split:
             env["NXRECOMP_GPU_HOST_RING_SPIN_US"] = str(spin[0])
             os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(spin[1])    # read by GpuClient below
         self.proc, d = start_gpu(env)
-        self.c = GpuClient(d, ring_capacity=32 << 20)
+        # the ring of gpu_host.ring_size (8 MiB by default), as a game gets: its size decides whether
+        # a frame's bytes are still in the caches when the next frame is written over them
+        self.c = GpuClient(d)
         self.client_stamps: dict[int, tuple[float, float, float]] = {}   # seq -> submit, published, woken
         self.c.connect(timeout=30)
         pool = self.c.create_pool(1, 1 << 20)
