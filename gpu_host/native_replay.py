@@ -88,7 +88,11 @@ class NativeReplay:
         if self._tables is None or self._tables[0] != self.generation or self._tables[2] is not objects:
             mem = objects.memory
             pools = {p: mem.pool_size(p) for p in _pool_ids(mem)}
-            self._tables = (self.generation, nxpkt.tables(objects, pools), objects, self._handles(objects))
+            tabs = nxpkt.tables(objects, pools)
+            dev = self.replayer.dev
+            tabs.c.max_colors = min(P.MAX_COLOR_TARGETS, dev.limits.maxColorAttachments)
+            tabs.c.independent_blend = 1 if dev.independent_blend else 0
+            self._tables = (self.generation, tabs, objects, self._handles(objects))
         return self._tables
 
     def _handles(self, objects: Objects) -> tuple:
@@ -194,14 +198,14 @@ class NativeReplay:
         return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
 
     def _blend(self, sub: NativeSubmission, at: int) -> tuple:
-        """Colour target 0's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
+        """A colour target's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
         blob (EMPTY: none sent, blending off), with its target field 0 as replay._blend_for gives it."""
         if at == P.EMPTY:
             return P.BLEND_OFF
         pkt = self._packet(sub, at)
         if pkt[0] == P.OP_BLEND:
             return P.BLEND_OVER if pkt[1] else P.BLEND_OFF
-        return pkt
+        return pkt if pkt[1] == 0 else (pkt[0], 0, *pkt[2:])
 
     def record(self, sub: NativeSubmission, cb: Any, arena: Any, where: dict, rb: Any) -> tuple[Result, list]:
         """Record ``sub`` into ``cb`` (begun, uploads done); returns (Result, reads) as
@@ -216,15 +220,19 @@ class NativeReplay:
         args = []
         for i in range(pl.npipes):
             k = pl.pipes[i]
-            cimg = None if k.target == P.EMPTY else rp.image_for(objs.textures[k.target])
+            if k.rt != P.EMPTY:      # RENDER_TARGETS: its colour targets, in attachment order
+                ids = [t for t in self._packet(sub, k.rt)[1] if t != P.EMPTY]
+            else:
+                ids = [] if k.target == P.EMPTY else [k.target]
+            cimgs = [rp.image_for(objs.textures[t]) for t in ids]
             dimg = None if k.depth == P.EMPTY else rp.image_for(objs.textures[k.depth])
             stencil = dimg is not None and bool(dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT)
             # as replay.py's _record keys them: the colour formats and each one's blend state, the
             # depth (and stencil) format, polygon mode, the targets' sample count
-            args.append((objs.programs[k.program], self._layout(sub, k.layout),
-                         (cimg.vk_format,) if cimg else (), (self._blend(sub, k.blend),) if cimg else (),
+            args.append((objs.programs[k.program], self._layout(sub, k.layout), tuple(c.vk_format for c in cimgs),
+                         tuple(self._blend(sub, k.blend[j]) for j in range(len(ids))),
                          dimg.vk_format if dimg else 0, dimg.vk_format if stencil else 0, k.mode,
-                         (cimg or dimg).samples, False))
+                         (cimgs[0] if cimgs else dimg).samples, False))
             rp.pipes.request(*args[-1])
         for i, a in enumerate(args):
             p = rp.pipes.ready(*a) if rp.skip_not_ready else rp.pipes.get(*a)

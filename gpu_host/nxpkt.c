@@ -28,13 +28,15 @@ typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, hei
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 /* kinds/lookups per texture slot 0..3 (bindings 4..7): NX_KIND_* (0 = not sampled) and
  * NX_LOOK_* (0 = no lookup); input_mask: bit n = the vertex stage reads location n */
-/* flags: 1 = reads the bindless pools (set 1): only the Python path replays it */
+/* flags: 1 = reads the bindless pools (set 1) */
 typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
 typedef struct {
     const nx_pool *pools; uint32_t npools;
     const nx_tex *texs; uint32_t ntexs;
     const nx_smp *smps; uint32_t nsmps;
     const nx_prog *progs; uint32_t nprogs;
+    uint32_t max_colors;          /* the device's maxColorAttachments (RENDER_TARGETS natively up to it) */
+    uint32_t independent_blend;   /* the device has independentBlend (BLEND_STATE of targets 1..7 natively) */
 } nx_objects;   /* each table sorted by id */
 
 typedef struct {
@@ -298,8 +300,9 @@ typedef struct {
     const nx_objects *o;
     uint64_t seq;
     int fallback_op;                  /* first op outside the native set (0: none) */
-    const nx_tex *target;             /* the colour target (TARGET, DEPTH_TARGET's colour) */
-    const nx_tex *depth;              /* DEPTH_TARGET's depth target */
+    const nx_tex *target;             /* colour target 0 (TARGET, DEPTH_TARGET's colour, RENDER_TARGETS' first) */
+    const nx_tex *colors[MAX_COLOR_TARGETS]; uint32_t ncolors;   /* every bound colour target */
+    const nx_tex *depth;              /* the depth target */
     const nx_prog *program;
     uint32_t stride, attr_end, loc_mask, have_layout;
     int have_vertex, have_index;
@@ -310,6 +313,12 @@ typedef struct {
     const nx_tex *pool_tex[POOL_TEXTURES];   /* the last POOLS packet's registered entries */
     uint64_t draws;
 } vstate;
+
+static int bound(const vstate *s, const nx_tex *t) {   /* t is a bound colour or depth target */
+    if (t == s->depth) return 1;
+    for (uint32_t k = 0; k < s->ncolors; k++) if (t == s->colors[k]) return 1;
+    return 0;
+}
 
 static int range_ok(vstate *s, int32_t idx, int op, uint32_t pool, uint64_t off, uint64_t size, nx_error *e) {
     const nx_pool *pl = find(s->o->pools, s->o->npools, sizeof(nx_pool), pool);
@@ -331,7 +340,8 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         if (!t) return fail(e, idx, op, "texture", "TARGET: field texture %u is not a registered texture", tid);
         if (!(t->flags & 1)) return fail(e, idx, op, "texture", "TARGET: texture %u was not registered as a render target", tid);
         if (t->flags & 2) return fail(e, idx, op, "texture", "TARGET: field texture %u has a depth format; bind it with DEPTH_TARGET", tid);
-        s->target = t;
+        s->target = s->colors[0] = t;
+        s->ncolors = 1;
         s->depth = NULL;
         break;
     }
@@ -347,10 +357,46 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             if (!s->fallback_op) s->fallback_op = op;
             return NX_FALLBACK;
         }
-        s->target = c;
+        s->target = s->colors[0] = c;
+        s->ncolors = c != NULL;
         s->depth = d;
         break;
     }
+    case OP_RENDER_TARGETS: {
+        /* natively: colour render targets 0..n-1 (no gap; trailing EMPTYs ignored), distinct, one-sample,
+         * of one size, at most the device's maxColorAttachments, and a one-sample depth target or none;
+         * anything else goes to the Python path, whose validation names it */
+        uint32_t cnt = rd32(p + 4), did = rd32(p + 8 + 4 * cnt), n = 0;
+        const nx_tex *cs[MAX_COLOR_TARGETS];
+        int ok = 1;
+        for (uint32_t k = 0; k < cnt && ok; k++) {
+            uint32_t id = rd32(p + 8 + 4 * k);
+            if (id == EMPTY_ID) continue;
+            if (n != k) { ok = 0; break; }                       /* a gap before a set entry */
+            const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), id);
+            ok = t && (t->flags & 7) == 1 && (!n || (t->width == cs[0]->width && t->height == cs[0]->height));
+            for (uint32_t j = 0; ok && j < n; j++) ok = cs[j] != t;
+            if (ok) cs[n++] = t;
+        }
+        const nx_tex *d = did == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), did);
+        ok = ok && (n || d) && n <= o->max_colors && (did == EMPTY_ID || (d && (d->flags & 7) == 3))
+             && !(n && d && (d->width != cs[0]->width || d->height != cs[0]->height));
+        if (!ok) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        for (uint32_t k = 0; k < n; k++) s->colors[k] = cs[k];
+        s->ncolors = n;
+        s->target = n ? cs[0] : NULL;
+        s->depth = d;
+        break;
+    }
+    case OP_CLEAR_TARGET:
+        if (rd32(p + 4) >= s->ncolors) {      /* no such colour target: the Python path names it */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
     case OP_CLEAR:
         if (!s->target && s->depth) {        /* the Python path's words: a depth target bound alone */
             if (!s->fallback_op) s->fallback_op = op;
@@ -404,7 +450,11 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
     case OP_DEPTH_STENCIL: case OP_BLEND_CONSTANT: case OP_BLEND:
         break;   /* no handles; the format pass checked every field's range */
     case OP_BLEND_STATE:
-        break;   /* targets above 0 key nothing with one colour target (RENDER_TARGETS is the Python path's) */
+        if (rd32(p + 4) != 0 && !o->independent_blend) {   /* the Python path names the missing feature */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
     case OP_RASTER:
         if (rd32(p + 12) != 0) {   /* line/point fill needs fillModeNonSolid: the Python path checks it */
             if (!s->fallback_op) s->fallback_op = op;
@@ -484,7 +534,7 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         for (int k = 0; k < 4; k++) {
             const nx_tex *t = s->slot_tex[k];
             if (!t) continue;
-            if (t == s->target || t == s->depth)
+            if (bound(s, t))
                 return fail(e, idx, op, "state", "%s: texture %u in slot %d is the current render target", name, t->id, k);
             uint32_t want = pr->kinds[k];
             if (want && t->kind != want && (t->kind != NX_KIND_2D || want != NX_KIND_OTHER))
@@ -502,7 +552,7 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         if (pr->flags & 1)      /* the program reads the pools: none of their textures is a target */
             for (int k = 0; k < POOL_TEXTURES; k++) {
                 const nx_tex *t = s->pool_tex[k];
-                if (t && (t == s->target || t == s->depth))
+                if (t && bound(s, t))
                     return fail(e, idx, op, "state", "%s: texture %u in the texture pool is the current render target", name, t->id);
             }
         uint64_t count = rd32(p + 4), first = rd32(p + 12);

@@ -37,6 +37,8 @@ typedef struct {
     const nx_tex *texs; uint32_t ntexs;
     const nx_smp *smps; uint32_t nsmps;
     const nx_prog *progs; uint32_t nprogs;
+    uint32_t max_colors;
+    uint32_t independent_blend;
 } nx_objects;
 typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; } nx_error;
 int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
@@ -44,7 +46,7 @@ int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
 int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
-typedef struct { uint32_t program, layout, target, depth, blend, mode; } nx_pipekey;
+typedef struct { uint32_t program, layout, target, depth, rt, mode, blend[8]; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;
     nx_pipekey *pipes; uint32_t npipes;
@@ -58,7 +60,7 @@ typedef struct {
     uint32_t *poolsets; uint32_t npoolsets;
     uint32_t cap;
     uint32_t cur_prog, cur_layout, cur_target, have;
-    uint32_t cur_depth, cur_blend, cur_mode;
+    uint32_t cur_depth, cur_rt, cur_mode, cur_blend[8];
     const uint8_t *base;
     uint32_t blends[64], nblends;
 } nx_plan_t;
@@ -157,6 +159,8 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
     o = ffi.new("nx_objects *")
     o.pools, o.npools, o.texs, o.ntexs = cp, len(pl), ct, len(ts)
     o.smps, o.nsmps, o.progs, o.nprogs = cs, len(ss), cg, len(ps)
+    # the device's limits as the native replay sets them (NativeReplay.tables); here the protocol's
+    o.max_colors, o.independent_blend = P.MAX_COLOR_TARGETS, 1
     return ObjectTables(o, (cp, ct, cs, cg))
 
 

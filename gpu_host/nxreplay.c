@@ -132,10 +132,11 @@ int nx_vk_init(uint64_t device) {
 #define NX_POOLS_WINDOW 64
 #define NO_FRAME UINT64_MAX     /* presents[]: a WRITEBACK's copy (no frame) */
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
-/* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); blend: the byte offset of
- * the BLEND/BLEND_STATE packet of colour target 0 in force (EMPTY_ID: none, blending off);
- * mode: RASTER's polygon mode */
-typedef struct { uint32_t program, layout, target, depth, blend, mode; } nx_pipekey;
+/* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); rt: the byte offset of the
+ * RENDER_TARGETS packet in force (EMPTY_ID: TARGET/DEPTH_TARGET, `target` is the colour target);
+ * blend[k]: the byte offset of the BLEND/BLEND_STATE packet of colour target k in force (EMPTY_ID:
+ * none, blending off); mode: RASTER's polygon mode */
+typedef struct { uint32_t program, layout, target, depth, rt, mode, blend[MAX_COLOR_TARGETS]; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;     /* out: distinct ranges, first-seen order */
     nx_pipekey *pipes; uint32_t npipes;     /* out: distinct pipeline keys */
@@ -150,7 +151,7 @@ typedef struct {
                                                among the last NX_POOLS_WINDOW by their bytes */
     uint32_t cap;                           /* capacity of every out array (the packet count) */
     uint32_t cur_prog, cur_layout, cur_target, have;
-    uint32_t cur_depth, cur_blend, cur_mode;
+    uint32_t cur_depth, cur_rt, cur_mode, cur_blend[MAX_COLOR_TARGETS];
     const uint8_t *base;                    /* the blob (set by nx_plan) */
     uint32_t blends[NX_BLENDS], nblends;    /* scratch: distinct blend packets' offsets */
 } nx_plan_t;
@@ -199,10 +200,21 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
     case OP_TEXTURE: add_distinct(pl->textures, &pl->ntextures, rd32(p + 8)); break;
     case OP_TARGET:
         pl->cur_target = rd32(p + 4);
-        pl->cur_depth = EMPTY_ID;
+        pl->cur_depth = pl->cur_rt = EMPTY_ID;
         add_distinct(pl->targets, &pl->ntargets, pl->cur_target);
         break;
+    case OP_RENDER_TARGETS: {
+        uint32_t cnt = rd32(p + 4);
+        pl->cur_rt = (uint32_t)(p - pl->base);
+        pl->cur_target = EMPTY_ID;
+        pl->cur_depth = rd32(p + 8 + 4 * cnt);
+        for (uint32_t k = 0; k < cnt; k++)
+            if (rd32(p + 8 + 4 * k) != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, rd32(p + 8 + 4 * k));
+        if (pl->cur_depth != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, pl->cur_depth);
+        break;
+    }
     case OP_DEPTH_TARGET:
+        pl->cur_rt = EMPTY_ID;
         pl->cur_target = rd32(p + 4);
         pl->cur_depth = rd32(p + 8);
         if (pl->cur_target != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, pl->cur_target);
@@ -210,8 +222,7 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         break;
     case OP_BLEND:
     case OP_BLEND_STATE:
-        if (op == OP_BLEND_STATE && rd32(p + 4) != 0) break;
-        pl->cur_blend = blend_key(pl, p, size);
+        pl->cur_blend[op == OP_BLEND ? 0 : rd32(p + 4)] = blend_key(pl, p, size);
         break;
     case OP_RASTER:
         pl->cur_mode = rd32(p + 12);
@@ -251,11 +262,14 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         for (i = 0; i < pl->npipes; i++) {
             nx_pipekey *k = &pl->pipes[i];
             if (k->program == pl->cur_prog && k->layout == pl->cur_layout && k->target == pl->cur_target
-                && k->depth == pl->cur_depth && k->blend == pl->cur_blend && k->mode == pl->cur_mode) break;
+                && k->depth == pl->cur_depth && k->rt == pl->cur_rt && k->mode == pl->cur_mode
+                && !memcmp(k->blend, pl->cur_blend, sizeof k->blend)) break;
         }
         if (i == pl->npipes) {
-            nx_pipekey k = {pl->cur_prog, pl->cur_layout, pl->cur_target, pl->cur_depth, pl->cur_blend, pl->cur_mode};
-            pl->pipes[pl->npipes++] = k;
+            nx_pipekey *k = &pl->pipes[pl->npipes++];
+            k->program = pl->cur_prog; k->layout = pl->cur_layout; k->target = pl->cur_target;
+            k->depth = pl->cur_depth; k->rt = pl->cur_rt; k->mode = pl->cur_mode;
+            memcpy(k->blend, pl->cur_blend, sizeof k->blend);
         }
         pl->aux[idx] = i;
         break;
@@ -270,7 +284,8 @@ int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
     pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = pl->ndirty = 0;
     pl->npoolsets = 0;
     pl->have = 0;
-    pl->cur_target = pl->cur_depth = pl->cur_blend = EMPTY_ID;
+    pl->cur_target = pl->cur_depth = pl->cur_rt = EMPTY_ID;
+    for (int k = 0; k < MAX_COLOR_TARGETS; k++) pl->cur_blend[k] = EMPTY_ID;
     pl->cur_mode = 0;
     pl->nblends = 0;
     pl->base = buf;
@@ -303,7 +318,8 @@ typedef struct {
 
 typedef struct {
     nx_rec_t *r;
-    const nx_rt *target;             /* the colour target (NULL: none) */
+    const nx_rt *target;             /* colour target 0 (NULL: none) */
+    const nx_rt *colors[MAX_COLOR_TARGETS]; uint32_t ncolors;   /* every bound colour target */
     const nx_rt *depth;              /* the depth target (NULL: none) */
     int rendering, pipe_dirty, desc_dirty, dyn_dirty;
     /* dynamic state as the packets set it (DEPTH_STENCIL's 18 fields, RASTER's cull, front face,
@@ -361,18 +377,16 @@ static void attachment(VkRenderingAttachmentInfo_ *att, H view) {
 
 static void begin(rstate *s) {
     if (s->rendering) return;
-    VkRenderingAttachmentInfo_ att, datt;
+    VkRenderingAttachmentInfo_ att[MAX_COLOR_TARGETS], datt;
     VkRenderingInfo_ ri;
     memset(&ri, 0, sizeof ri);
     ri.sType = ST_RENDERING_INFO;
     ri.area.w = sized(s)->width;
     ri.area.h = sized(s)->height;
     ri.layers = 1;
-    if (s->target) {
-        attachment(&att, s->target->view);
-        ri.ncolor = 1;
-        ri.colors = &att;
-    }
+    for (uint32_t k = 0; k < s->ncolors; k++) attachment(&att[k], s->colors[k]->view);
+    ri.ncolor = s->ncolors;
+    ri.colors = s->ncolors ? att : NULL;
     if (s->depth) {      /* the depth image's view; its stencil aspect through the same view */
         attachment(&datt, s->depth->view);
         ri.depth = &datt;
@@ -503,19 +517,36 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
     case OP_TARGET: case OP_DEPTH_TARGET: {
         end(s);
         uint32_t c = rd32(p + 4), d = op == OP_DEPTH_TARGET ? rd32(p + 8) : EMPTY_ID;
-        s->target = c == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), c);
+        s->target = s->colors[0] = c == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), c);
+        s->ncolors = s->target != NULL;
         s->depth = d == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), d);
         s->pipe_dirty = 1;
         s->have_viewport = 0;
         break;
     }
-    case OP_CLEAR: case OP_CLEAR_DEPTH_STENCIL: {
+    case OP_RENDER_TARGETS: {      /* checked: colour targets 0..n-1 without a gap, then EMPTYs */
+        end(s);
+        uint32_t cnt = rd32(p + 4), d = rd32(p + 8 + 4 * cnt);
+        s->ncolors = 0;
+        for (uint32_t k = 0; k < cnt; k++)
+            if (rd32(p + 8 + 4 * k) != EMPTY_ID) s->colors[s->ncolors++] = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 8 + 4 * k));
+        s->target = s->ncolors ? s->colors[0] : NULL;
+        s->depth = d == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), d);
+        s->pipe_dirty = 1;
+        s->have_viewport = 0;
+        break;
+    }
+    case OP_CLEAR: case OP_CLEAR_TARGET: case OP_CLEAR_DEPTH_STENCIL: {
         begin(s);
         VkClearAttachment_ a;
         memset(&a, 0, sizeof a);
         if (op == OP_CLEAR) {
             a.aspect = ASPECT_COLOR;
             memcpy(a.v.f, p + 4, 16);
+        } else if (op == OP_CLEAR_TARGET) {     /* colour attachment `index` */
+            a.aspect = ASPECT_COLOR;
+            a.att = rd32(p + 4);
+            memcpy(a.v.f, p + 8, 16);
         } else {      /* the stencil of a format without one: nothing to clear there */
             uint32_t asp = rd32(p + 12);
             a.aspect = (asp & 1 ? ASPECT_DEPTH : 0) | (asp & 2 && s->depth->flags & 1 ? ASPECT_STENCIL : 0);

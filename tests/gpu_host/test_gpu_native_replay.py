@@ -22,6 +22,7 @@ import vulkan as vk
 from cpu_host.gpu_client.memory import Pool
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS, rect_px, rect_uv_px, ubo
+from test_gpu_mrt import MRT_FS, MRT_VS, rect_z
 from gpu_host import nxpkt
 from gpu_host import packets as P
 from gpu_host.engine import Engine
@@ -31,6 +32,7 @@ from gpu_host.vkdevice import Device
 W = H = 32
 VB, VB_UV, IB, UB, TEX = 0, 4096, 8192, 12288, 32768
 BACK, BACK_SIZE = 36864, 8192         # pool 1's render targets' bytes (WRITEBACK)
+VB_Z, UB_MRT = 20480, 24576            # MRT: a rectangle (vec3), two uniform blocks of four colours
 
 
 def test_vulkan_struct_layouts_match_the_binding():
@@ -75,6 +77,10 @@ def fill(pool: Pool) -> None:
     rgba[..., 1] = np.arange(8)[:, None] * 32
     rgba[..., 3] = 255
     pool.write(TEX, rgba.tobytes())
+    pool.write(VB_Z, rect_z(4, 2, 24, 20, 0.5, W, H).tobytes())
+    for k, cols in enumerate((((1, 0, 0, 1), (0, 1, 0, 0.5), (0.5, 0.5, 1, 1), (0, 0, 0, 0)),
+                              ((0, 1, 1, 1), (0.25, 0.25, 0.25, 1), (1, 0, 1, 1), (0, 0, 0, 0)))):
+        pool.write(UB_MRT + 256 * k, np.array(cols, np.float32).tobytes())
 
 
 def submissions() -> list[tuple[list[tuple], bool]]:
@@ -148,6 +154,21 @@ def submissions() -> list[tuple[list[tuple], bool]]:
               (P.OP_DRAW, 6, 1, 0, 0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * k, 48), (P.OP_DRAW, 6, 1, 0, 0),
               (P.OP_WRITEBACK, rt)]
     out.append((s + [(P.OP_PRESENT, 11, 23), (P.OP_SIGNAL, 5, 2)], True))
+    # MRT: three colour targets and a depth target, each cleared, per-target blend states (target 1
+    # additive, target 2 its own write mask), two draws; then a gap in RENDER_TARGETS' list (the
+    # Python path names it)
+    mrt = [(P.OP_PROGRAM, 3), (P.OP_VERTEX_LAYOUT, 12, 0, [[0, 3, 0]]), (P.OP_VERTEX, 1, VB_Z, 72)]
+    one, add = P.BLEND_FACTORS.index("one"), P.BLEND_OPS.index("add")
+    s = [(P.OP_RENDER_TARGETS, (8, 7, 25), 20), (P.OP_CLEAR_TARGET, 0, 0.0, 0.0, 0.5, 1.0),
+         (P.OP_CLEAR_TARGET, 1, 0.25, 0.0, 0.0, 1.0), (P.OP_CLEAR_TARGET, 2, 0.0, 0.75, 0.0, 0.0),
+         (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1), (P.OP_DEPTH_STENCIL, True, True, 1, False, *P.DS_DEFAULT[5:]),
+         (P.OP_BLEND_STATE, 1, True, one, one, add, one, one, add, 15),
+         (P.OP_BLEND_STATE, 2, False, one, 0, add, one, 0, add, 0b0001), *mrt,
+         (P.OP_UNIFORM, 0, 1, UB_MRT, 64), (P.OP_DRAW, 6, 1, 0, 0),
+         (P.OP_UNIFORM, 0, 1, UB_MRT + 256, 64), (P.OP_DRAW, 6, 1, 0, 0),
+         (P.OP_PRESENT, 12, 8), (P.OP_PRESENT, 13, 7)]
+    out.append((s, True))
+    out.append(([(P.OP_RENDER_TARGETS, (8, P.EMPTY, 7), P.EMPTY), *mrt, (P.OP_DRAW, 6, 1, 0, 0)], False))
     # a WRITEBACK the C path leaves to Python (a depth target: its aspects are copied apart)
     out.append(([(P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1), (P.OP_WRITEBACK, 21)],
                 False))
@@ -164,7 +185,7 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
     eng = Engine(dev, mp, keep_frames=16)
     try:
         assert (eng.native is not None) == (mode == "on")
-        for pid, (vs, fs) in ((1, (COLOR_VS, COLOR_FS)), (2, (TEX_VS, TEX_FS))):
+        for pid, (vs, fs) in ((1, (COLOR_VS, COLOR_FS)), (2, (TEX_VS, TEX_FS)), (3, (MRT_VS, MRT_FS))):
             eng.register_program(pid, *GlslSource(vs, fs).spirv())
         for tid in (7, 8):
             eng.register_texture(id=tid, pool=0, offset=0, width=W, height=H, format="RGBA8", block_linear=False,
@@ -176,6 +197,8 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
                                  block_height_log2=0, pitch=0, render_target=True)
         eng.register_texture(id=21, pool=1, offset=BACK + 2 * BACK_SIZE, width=W, height=H, format="D32F",
                              block_linear=False, block_height_log2=0, pitch=W * 4, render_target=True)
+        eng.register_texture(id=25, pool=0, offset=0, width=W, height=H, format="RG8", block_linear=False,
+                             block_height_log2=0, pitch=0, render_target=True)
         for tid, off, bl in ((23, BACK, True), (24, BACK + BACK_SIZE, False)):     # written back into pool 1
             eng.register_texture(id=tid, pool=1, offset=off, width=W, height=H, format="RGBA8", block_linear=bl,
                                  block_height_log2=1, pitch=W * 4 + 64, render_target=True)
@@ -206,15 +229,16 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     nat, counts = run_engine("on", monkeypatch)
     nat_log = [r.getMessage() for r in caplog.records if r.name == "gpu_host.engine"]
     assert nat == py
-    assert nat_log == py_log and len(py_log) == 3, py_log      # the same drops, named the same way
+    assert nat_log == py_log and len(py_log) == 4, py_log      # the same drops, named the same way
     assert "vertex indices 0..1000 run outside the 48-byte vertex buffer" in py_log[0]
     assert "field texture 99 is not a registered texture" in py_log[1]
     assert "field depth = 22 is 16x32, the colour target 7 32x32" in py_log[2]
-    assert counts == (7, 4, 1)
+    assert "RENDER_TARGETS: field colors[1] is empty but a later colour target is set" in py_log[3]
+    assert counts == (8, 5, 1)
     frames = [f for r in py if r for f in r[2]]
-    assert len(frames) == 10 and len({sha for _, sha in frames}) == 10    # every frame differs: nothing trivial
+    assert len(frames) == 12 and len({sha for _, sha in frames}) == 12    # every frame differs: nothing trivial
     zeros = hashlib.sha256(bytes(3 * BACK_SIZE)).hexdigest()
-    assert zeros != py[-2][3] != py[-1][3]              # each write-back changed the pool's bytes
+    assert zeros != py[-4][3] != py[-1][3]              # each write-back changed the pool's bytes
 
 
 def test_setting_is_checked(monkeypatch):

@@ -217,7 +217,12 @@ def random_submission(rng: random.Random) -> list[tuple]:
                                     (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), P.DS_DEFAULT, P.BLEND_OVER,
                                     (P.OP_RASTER, 1, 1, 0, True),
                                     (P.OP_DIRTY, pick([1, 2], [3]), pick([0, 64], [1 << 20]), pick([64], [0, 1 << 21])),
-                                    (P.OP_WRITEBACK, pick([7], [10, 99]))]))
+                                    (P.OP_WRITEBACK, pick([7], [10, 99])),
+                                    (P.OP_RENDER_TARGETS, *pick([((7,), 8), ((7, P.EMPTY), P.EMPTY)],
+                                                                [((7, 7), 8), ((P.EMPTY, 7), 8), ((8,), P.EMPTY),
+                                                                 ((10,), P.EMPTY), ((7,), 12)])),
+                                    (P.OP_CLEAR_TARGET, pick([0], [1, 7]), 0.0, 0.0, 0.0, 1.0),
+                                    (P.OP_BLEND_STATE, 3, True, 1, 1, 0, 1, 1, 0, 15)]))
         elif k < 0.97:
             if rng.random() < 0.7:
                 cmds.append((P.OP_DRAW, pick([6, 3, 0], [7, 100]), 1, pick([0, 1], [4, 50]), 0))
