@@ -227,12 +227,13 @@ class NativeReplay:
             cimgs = [rp.image_for(objs.textures[t]) for t in ids]
             dimg = None if k.depth == P.EMPTY else rp.image_for(objs.textures[k.depth])
             stencil = dimg is not None and bool(dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT)
+            samples = (cimgs[0] if cimgs else dimg).samples
             # as replay.py's _record keys them: the colour formats and each one's blend state, the
             # depth (and stencil) format, polygon mode, the targets' sample count
             args.append((objs.programs[k.program], self._layout(sub, k.layout), tuple(c.vk_format for c in cimgs),
                          tuple(self._blend(sub, k.blend[j]) for j in range(len(ids))),
-                         dimg.vk_format if dimg else 0, dimg.vk_format if stencil else 0, k.mode,
-                         (cimgs[0] if cimgs else dimg).samples, False))
+                         dimg.vk_format if dimg else 0, dimg.vk_format if stencil else 0, k.mode, samples,
+                         bool(k.a2c) and samples > 1))     # alpha-to-coverage only where multisampled
             rp.pipes.request(*args[-1])
         for i, a in enumerate(args):
             p = rp.pipes.ready(*a) if rp.skip_not_ready else rp.pipes.get(*a)

@@ -24,7 +24,8 @@
 
 typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
 /* flags: 1 render target, 2 depth format, 4 multisampled; kind: view kind code (NX_KIND_*) */
-typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, pad; } nx_tex;
+/* samples: its sample count; format: a number per format name (RESOLVE compares them) */
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, samples, format, pad; } nx_tex;
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 /* kinds/lookups per texture slot 0..3 (bindings 4..7): NX_KIND_* (0 = not sampled) and
  * NX_LOOK_* (0 = no lookup); input_mask: bit n = the vertex stage reads location n */
@@ -303,6 +304,7 @@ typedef struct {
     const nx_tex *target;             /* colour target 0 (TARGET, DEPTH_TARGET's colour, RENDER_TARGETS' first) */
     const nx_tex *colors[MAX_COLOR_TARGETS]; uint32_t ncolors;   /* every bound colour target */
     const nx_tex *depth;              /* the depth target */
+    uint32_t ms_samples;              /* the last MULTISAMPLE's count (0: none sent) */
     const nx_prog *program;
     uint32_t stride, attr_end, loc_mask, have_layout;
     int have_vertex, have_index;
@@ -351,8 +353,8 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         uint32_t cid = rd32(p + 4), did = rd32(p + 8);
         const nx_tex *c = cid == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), cid);
         const nx_tex *d = did == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), did);
-        int ok = (c || d) && (cid == EMPTY_ID || (c && (c->flags & 7) == 1)) && (did == EMPTY_ID || (d && (d->flags & 7) == 3))
-                 && !(c && d && (c->width != d->width || c->height != d->height));
+        int ok = (c || d) && (cid == EMPTY_ID || (c && (c->flags & 3) == 1)) && (did == EMPTY_ID || (d && (d->flags & 3) == 3))
+                 && !(c && d && (c->width != d->width || c->height != d->height || c->samples != d->samples));
         if (!ok) {
             if (!s->fallback_op) s->fallback_op = op;
             return NX_FALLBACK;
@@ -374,13 +376,14 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             if (id == EMPTY_ID) continue;
             if (n != k) { ok = 0; break; }                       /* a gap before a set entry */
             const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), id);
-            ok = t && (t->flags & 7) == 1 && (!n || (t->width == cs[0]->width && t->height == cs[0]->height));
+            ok = t && (t->flags & 3) == 1
+                 && (!n || (t->width == cs[0]->width && t->height == cs[0]->height && t->samples == cs[0]->samples));
             for (uint32_t j = 0; ok && j < n; j++) ok = cs[j] != t;
             if (ok) cs[n++] = t;
         }
         const nx_tex *d = did == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), did);
-        ok = ok && (n || d) && n <= o->max_colors && (did == EMPTY_ID || (d && (d->flags & 7) == 3))
-             && !(n && d && (d->width != cs[0]->width || d->height != cs[0]->height));
+        ok = ok && (n || d) && n <= o->max_colors && (did == EMPTY_ID || (d && (d->flags & 3) == 3))
+             && !(n && d && (d->width != cs[0]->width || d->height != cs[0]->height || d->samples != cs[0]->samples));
         if (!ok) {
             if (!s->fallback_op) s->fallback_op = op;
             return NX_FALLBACK;
@@ -389,6 +392,21 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         s->ncolors = n;
         s->target = n ? cs[0] : NULL;
         s->depth = d;
+        break;
+    }
+    case OP_MULTISAMPLE:
+        s->ms_samples = rd32(p + 4);
+        break;
+    case OP_RESOLVE: {
+        /* natively: src a multisampled colour render target, dst a one-sample one, one size and format;
+         * anything else goes to the Python path, whose validation names it */
+        const nx_tex *a = find(o->texs, o->ntexs, sizeof(nx_tex), rd32(p + 4));
+        const nx_tex *b = find(o->texs, o->ntexs, sizeof(nx_tex), rd32(p + 8));
+        if (!a || !b || (a->flags & 7) != 5 || (b->flags & 7) != 1 || a->width != b->width || a->height != b->height
+            || a->format != b->format) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
         break;
     }
     case OP_CLEAR_TARGET:
@@ -525,6 +543,13 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
     case OP_DRAW: case OP_DRAW_INDEXED: {
         const char *name = op_name(op);
         if (!s->target && !s->depth) return fail(e, idx, op, "state", "%s: no render target set", name);
+        {   /* a multisampled target must have MULTISAMPLE's count: the Python path names the target */
+            const nx_tex *t0 = s->target ? s->target : s->depth;
+            if (s->ms_samples && t0->samples > 1 && t0->samples != s->ms_samples) {
+                if (!s->fallback_op) s->fallback_op = op;
+                return NX_FALLBACK;
+            }
+        }
         if (!s->program) return fail(e, idx, op, "state", "%s: no program set", name);
         if (!s->have_layout) return fail(e, idx, op, "state", "%s: no vertex layout set", name);
         if (!s->have_vertex) return fail(e, idx, op, "state", "%s: no vertex buffer set", name);

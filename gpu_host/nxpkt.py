@@ -17,6 +17,7 @@ from typing import Any
 
 from gpu_host import binpackets
 from gpu_host import packets as P
+from gpu_host.formats import FORMATS
 from gpu_host.objects import Objects
 from nxrecomp import clib
 
@@ -25,11 +26,12 @@ SOURCE = HERE / "nxreplay.c"     # includes nxpkt.c: one library for decode, val
 DECODER = HERE / "nxpkt.c"
 FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-Werror", "-ldl"]
 OK, BAD, FALLBACK = 0, 1, 2
+FORMAT_CODES = {name: i + 1 for i, name in enumerate(sorted(FORMATS))}   # nx_tex.format: equal names, equal codes
 KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
 CDEF = """
 typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
-typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, pad; } nx_tex;
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, samples, format, pad; } nx_tex;
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
 typedef struct {
@@ -46,7 +48,7 @@ int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
 int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
-typedef struct { uint32_t program, layout, target, depth, rt, mode, blend[8]; } nx_pipekey;
+typedef struct { uint32_t program, layout, target, depth, rt, mode, a2c, blend[8]; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;
     nx_pipekey *pipes; uint32_t npipes;
@@ -60,7 +62,7 @@ typedef struct {
     uint32_t *poolsets; uint32_t npoolsets;
     uint32_t cap;
     uint32_t cur_prog, cur_layout, cur_target, have;
-    uint32_t cur_depth, cur_rt, cur_mode, cur_blend[8];
+    uint32_t cur_depth, cur_rt, cur_mode, cur_a2c, cur_blend[8];
     const uint8_t *base;
     uint32_t blends[64], nblends;
 } nx_plan_t;
@@ -141,7 +143,8 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
         ct[i].flags = (1 if t.render_target else 0) | (2 if t.fmt.depth else 0) | (4 if t.samples > 1 else 0) \
             | (8 if present else 0) | (16 if back else 0)
         ct[i].kind = KINDS[t.view_kind]
-        ct[i].width, ct[i].height = t.width, t.height
+        ct[i].width, ct[i].height, ct[i].samples = t.width, t.height, t.samples
+        ct[i].format = FORMAT_CODES[t.fmt.name]
     ss = sorted(objects.samplers.items())
     cs = ffi.new("nx_smp[]", max(1, len(ss)))
     for i, (sid, s) in enumerate(ss):

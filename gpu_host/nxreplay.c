@@ -44,6 +44,11 @@ typedef struct {
     uint64_t offset; uint32_t rowLength, imageHeight; uint32_t aspect, mip, base, count;
     int32_t ox, oy, oz; uint32_t w, h, d;
 } VkBufferImageCopy_;
+typedef struct { uint32_t aspect, mip, base, count; } VkImageSubresourceLayers_;
+typedef struct {
+    VkImageSubresourceLayers_ src; int32_t sx, sy, sz; VkImageSubresourceLayers_ dst; int32_t dx, dy, dz;
+    uint32_t w, h, d;
+} VkImageResolve_;
 
 /* Numbers from the Vulkan specification (checked against the binding by the tests). */
 #define ST_MEMORY_BARRIER 46
@@ -101,6 +106,7 @@ static struct {
     void (*SetDepthBias)(D, float, float, float);
     void (*SetBlendConstants)(D, const float *);
     void (*BindDescriptorSets)(D, uint32_t, H, uint32_t, uint32_t, const H *, uint32_t, const uint32_t *);
+    void (*ResolveImage)(D, H, uint32_t, H, uint32_t, uint32_t, const VkImageResolve_ *);
 } vk;
 
 /* Load the entry points of `device` (a VkDevice as an integer).  Returns 0, or the 1-based
@@ -118,7 +124,8 @@ int nx_vk_init(uint64_t device) {
         "vkCmdSetDepthBoundsTestEnable", "vkCmdSetDepthTestEnable", "vkCmdSetDepthWriteEnable",
         "vkCmdSetDepthCompareOp", "vkCmdSetStencilTestEnable", "vkCmdSetStencilOp", "vkCmdSetStencilReference",
         "vkCmdSetStencilCompareMask", "vkCmdSetStencilWriteMask", "vkCmdSetCullMode", "vkCmdSetFrontFace",
-        "vkCmdSetDepthBiasEnable", "vkCmdSetDepthBias", "vkCmdSetBlendConstants", "vkCmdBindDescriptorSets"};
+        "vkCmdSetDepthBiasEnable", "vkCmdSetDepthBias", "vkCmdSetBlendConstants", "vkCmdBindDescriptorSets",
+        "vkCmdResolveImage"};
     void **slots = (void **)&vk;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         slots[i] = gdpa((D)(uintptr_t)device, names[i]);
@@ -135,8 +142,8 @@ typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
 /* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); rt: the byte offset of the
  * RENDER_TARGETS packet in force (EMPTY_ID: TARGET/DEPTH_TARGET, `target` is the colour target);
  * blend[k]: the byte offset of the BLEND/BLEND_STATE packet of colour target k in force (EMPTY_ID:
- * none, blending off); mode: RASTER's polygon mode */
-typedef struct { uint32_t program, layout, target, depth, rt, mode, blend[MAX_COLOR_TARGETS]; } nx_pipekey;
+ * none, blending off); mode: RASTER's polygon mode; a2c: MULTISAMPLE's alpha-to-coverage */
+typedef struct { uint32_t program, layout, target, depth, rt, mode, a2c, blend[MAX_COLOR_TARGETS]; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;     /* out: distinct ranges, first-seen order */
     nx_pipekey *pipes; uint32_t npipes;     /* out: distinct pipeline keys */
@@ -151,7 +158,7 @@ typedef struct {
                                                among the last NX_POOLS_WINDOW by their bytes */
     uint32_t cap;                           /* capacity of every out array (the packet count) */
     uint32_t cur_prog, cur_layout, cur_target, have;
-    uint32_t cur_depth, cur_rt, cur_mode, cur_blend[MAX_COLOR_TARGETS];
+    uint32_t cur_depth, cur_rt, cur_mode, cur_a2c, cur_blend[MAX_COLOR_TARGETS];
     const uint8_t *base;                    /* the blob (set by nx_plan) */
     uint32_t blends[NX_BLENDS], nblends;    /* scratch: distinct blend packets' offsets */
 } nx_plan_t;
@@ -227,6 +234,13 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
     case OP_RASTER:
         pl->cur_mode = rd32(p + 12);
         break;
+    case OP_MULTISAMPLE:
+        pl->cur_a2c = rd32(p + 8);
+        break;
+    case OP_RESOLVE:
+        add_distinct(pl->targets, &pl->ntargets, rd32(p + 4));
+        add_distinct(pl->targets, &pl->ntargets, rd32(p + 8));
+        break;
     case OP_PROGRAM: pl->cur_prog = rd32(p + 4); pl->have |= 1; break;
     case OP_VERTEX_LAYOUT:   /* aux: the packet's byte offset in the blob (its tuple for pipelines) */
         pl->cur_layout = (uint32_t)idx;
@@ -262,13 +276,13 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         for (i = 0; i < pl->npipes; i++) {
             nx_pipekey *k = &pl->pipes[i];
             if (k->program == pl->cur_prog && k->layout == pl->cur_layout && k->target == pl->cur_target
-                && k->depth == pl->cur_depth && k->rt == pl->cur_rt && k->mode == pl->cur_mode
+                && k->depth == pl->cur_depth && k->rt == pl->cur_rt && k->mode == pl->cur_mode && k->a2c == pl->cur_a2c
                 && !memcmp(k->blend, pl->cur_blend, sizeof k->blend)) break;
         }
         if (i == pl->npipes) {
             nx_pipekey *k = &pl->pipes[pl->npipes++];
             k->program = pl->cur_prog; k->layout = pl->cur_layout; k->target = pl->cur_target;
-            k->depth = pl->cur_depth; k->rt = pl->cur_rt; k->mode = pl->cur_mode;
+            k->depth = pl->cur_depth; k->rt = pl->cur_rt; k->mode = pl->cur_mode; k->a2c = pl->cur_a2c;
             memcpy(k->blend, pl->cur_blend, sizeof k->blend);
         }
         pl->aux[idx] = i;
@@ -286,7 +300,7 @@ int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
     pl->have = 0;
     pl->cur_target = pl->cur_depth = pl->cur_rt = EMPTY_ID;
     for (int k = 0; k < MAX_COLOR_TARGETS; k++) pl->cur_blend[k] = EMPTY_ID;
-    pl->cur_mode = 0;
+    pl->cur_mode = pl->cur_a2c = 0;
     pl->nblends = 0;
     pl->base = buf;
     return walk(buf, len, visit_plan, pl, NULL, e);
@@ -576,9 +590,23 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         memcpy(s->constants, p + 4, 16);
         s->dyn_dirty = 1;
         break;
-    case OP_BLEND: case OP_BLEND_STATE:
+    case OP_BLEND: case OP_BLEND_STATE: case OP_MULTISAMPLE:
         s->pipe_dirty = 1;        /* the planned key of the next draw names its pipeline */
         break;
+    case OP_RESOLVE: {            /* checked: a multisampled colour target into a one-sample one */
+        end(s);
+        const nx_rt *a = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 4));
+        const nx_rt *b = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 8));
+        VkImageResolve_ rv;
+        memset(&rv, 0, sizeof rv);
+        rv.src.aspect = rv.dst.aspect = ASPECT_COLOR;
+        rv.src.count = rv.dst.count = 1;
+        rv.w = a->width; rv.h = a->height; rv.d = 1;
+        barrier(cb);
+        vk.ResolveImage(cb, a->image, LAYOUT_GENERAL, b->image, LAYOUT_GENERAL, 1, &rv);
+        barrier(cb);
+        break;
+    }
     case OP_PROGRAM:
         s->prog = find(r->progs, r->nprogs, sizeof(nx_progdef), rd32(p + 4));
         s->pipe_dirty = 1;
@@ -732,7 +760,8 @@ uint32_t nx_vk_layout(uint32_t *out) {
         sizeof(VkWriteDescriptorSet_), OFF(VkWriteDescriptorSet_, set), OFF(VkWriteDescriptorSet_, binding),
         OFF(VkWriteDescriptorSet_, type), OFF(VkWriteDescriptorSet_, images), OFF(VkWriteDescriptorSet_, buffers),
         sizeof(VkBufferImageCopy_), OFF(VkBufferImageCopy_, aspect), OFF(VkBufferImageCopy_, ox),
-        OFF(VkBufferImageCopy_, w),
+        OFF(VkBufferImageCopy_, w), sizeof(VkImageResolve_), OFF(VkImageResolve_, sx), OFF(VkImageResolve_, dst),
+        OFF(VkImageResolve_, dx), OFF(VkImageResolve_, w),
         ST_MEMORY_BARRIER, ST_WRITE_DESCRIPTOR_SET, ST_RENDERING_INFO, ST_RENDERING_ATTACHMENT_INFO,
         LAYOUT_GENERAL, LOAD_OP_LOAD, STORE_OP_STORE, ASPECT_COLOR, STAGE_ALL_COMMANDS, ACCESS_MEMORY_READ,
         ACCESS_MEMORY_WRITE, DESC_UNIFORM_BUFFER, DESC_COMBINED_IMAGE_SAMPLER, BIND_GRAPHICS, INDEX_UINT16,

@@ -33,6 +33,7 @@ W = H = 32
 VB, VB_UV, IB, UB, TEX = 0, 4096, 8192, 12288, 32768
 BACK, BACK_SIZE = 36864, 8192         # pool 1's render targets' bytes (WRITEBACK)
 VB_Z, UB_MRT = 20480, 24576            # MRT: a rectangle (vec3), two uniform blocks of four colours
+VB_TRI, UB_HALF = 25088, 25344         # MSAA: a triangle with slanted edges, a colour of alpha 0.5
 
 
 def test_vulkan_struct_layouts_match_the_binding():
@@ -53,6 +54,8 @@ def test_vulkan_struct_layouts_match_the_binding():
             "dstSet", "dstBinding", "descriptorType", "pImageInfo", "pBufferInfo")),
         f.sizeof("VkBufferImageCopy"), *(f.offsetof("VkBufferImageCopy", n) for n in (
             "imageSubresource", "imageOffset", "imageExtent")),
+        f.sizeof("VkImageResolve"), *(f.offsetof("VkImageResolve", n) for n in (
+            "srcOffset", "dstSubresource", "dstOffset", "extent")),
         vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER, vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
         vk.VK_STRUCTURE_TYPE_RENDERING_INFO, vk.VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
         vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_ATTACHMENT_LOAD_OP_LOAD, vk.VK_ATTACHMENT_STORE_OP_STORE,
@@ -78,6 +81,8 @@ def fill(pool: Pool) -> None:
     rgba[..., 3] = 255
     pool.write(TEX, rgba.tobytes())
     pool.write(VB_Z, rect_z(4, 2, 24, 20, 0.5, W, H).tobytes())
+    pool.write(VB_TRI, np.array([(-0.9, -0.8), (0.85, -0.3), (-0.2, 0.9)], np.float32).tobytes())
+    pool.write(UB_HALF, ubo((1.0, 0.5, 0.25, 0.5)))
     for k, cols in enumerate((((1, 0, 0, 1), (0, 1, 0, 0.5), (0.5, 0.5, 1, 1), (0, 0, 0, 0)),
                               ((0, 1, 1, 1), (0.25, 0.25, 0.25, 1), (1, 0, 1, 1), (0, 0, 0, 0)))):
         pool.write(UB_MRT + 256 * k, np.array(cols, np.float32).tobytes())
@@ -169,6 +174,17 @@ def submissions() -> list[tuple[list[tuple], bool]]:
          (P.OP_PRESENT, 12, 8), (P.OP_PRESENT, 13, 7)]
     out.append((s, True))
     out.append(([(P.OP_RENDER_TARGETS, (8, P.EMPTY, 7), P.EMPTY), *mrt, (P.OP_DRAW, 6, 1, 0, 0)], False))
+    # MSAA: a 4x target (colour and depth), a triangle, alpha-to-coverage on for a second one,
+    # resolved into a one-sample target; then a MULTISAMPLE count other than the target's and a
+    # RESOLVE between formats (the Python path names them)
+    tri = [(P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, 1, VB_TRI, 24)]
+    s = [(P.OP_DEPTH_TARGET, 26, 28), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
+         (P.OP_MULTISAMPLE, 4, False), *tri, (P.OP_UNIFORM, 0, 1, UB + 256 * 3, 48), (P.OP_DRAW, 3, 1, 0, 0),
+         (P.OP_MULTISAMPLE, 4, True), (P.OP_UNIFORM, 0, 1, UB_HALF, 48), (P.OP_DRAW, 3, 1, 0, 0),
+         (P.OP_RESOLVE, 26, 27), (P.OP_PRESENT, 14, 27)]
+    out.append((s, True))
+    out.append(([(P.OP_TARGET, 26), (P.OP_MULTISAMPLE, 2, False), *tri, (P.OP_DRAW, 3, 1, 0, 0)], False))
+    out.append(([(P.OP_TARGET, 26), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), (P.OP_RESOLVE, 26, 25)], False))
     # a WRITEBACK the C path leaves to Python (a depth target: its aspects are copied apart)
     out.append(([(P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1), (P.OP_WRITEBACK, 21)],
                 False))
@@ -199,6 +215,9 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
                              block_linear=False, block_height_log2=0, pitch=W * 4, render_target=True)
         eng.register_texture(id=25, pool=0, offset=0, width=W, height=H, format="RG8", block_linear=False,
                              block_height_log2=0, pitch=0, render_target=True)
+        for tid, fmt, n in ((26, "RGBA8", 4), (27, "RGBA8", 1), (28, "D32F", 4)):
+            eng.register_texture(id=tid, pool=0, offset=0, width=W, height=H, format=fmt, block_linear=False,
+                                 block_height_log2=0, pitch=0, render_target=True, samples=n)
         for tid, off, bl in ((23, BACK, True), (24, BACK + BACK_SIZE, False)):     # written back into pool 1
             eng.register_texture(id=tid, pool=1, offset=off, width=W, height=H, format="RGBA8", block_linear=bl,
                                  block_height_log2=1, pitch=W * 4 + 64, render_target=True)
@@ -229,16 +248,18 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     nat, counts = run_engine("on", monkeypatch)
     nat_log = [r.getMessage() for r in caplog.records if r.name == "gpu_host.engine"]
     assert nat == py
-    assert nat_log == py_log and len(py_log) == 4, py_log      # the same drops, named the same way
+    assert nat_log == py_log and len(py_log) == 6, py_log      # the same drops, named the same way
     assert "vertex indices 0..1000 run outside the 48-byte vertex buffer" in py_log[0]
     assert "field texture 99 is not a registered texture" in py_log[1]
     assert "field depth = 22 is 16x32, the colour target 7 32x32" in py_log[2]
     assert "RENDER_TARGETS: field colors[1] is empty but a later colour target is set" in py_log[3]
-    assert counts == (8, 5, 1)
+    assert "MULTISAMPLE's samples = 2 but target 26 has 4 sample(s)" in py_log[4]
+    assert "RESOLVE: field dst = 25 has format RG8, src = 26 RGBA8" in py_log[5]
+    assert counts == (9, 7, 1)
     frames = [f for r in py if r for f in r[2]]
-    assert len(frames) == 12 and len({sha for _, sha in frames}) == 12    # every frame differs: nothing trivial
+    assert len(frames) == 13 and len({sha for _, sha in frames}) == 13    # every frame differs: nothing trivial
     zeros = hashlib.sha256(bytes(3 * BACK_SIZE)).hexdigest()
-    assert zeros != py[-4][3] != py[-1][3]              # each write-back changed the pool's bytes
+    assert zeros != py[-7][3] != py[-1][3]              # each write-back changed the pool's bytes
 
 
 def test_setting_is_checked(monkeypatch):

@@ -177,6 +177,8 @@ def objects():
                      block_height_log2=0, pitch=32, render_target=False)
     objs.add_texture(id=12, pool=0, offset=0, width=16, height=32, format="D24S8", block_linear=False,
                      block_height_log2=0, pitch=0, render_target=True)
+    objs.add_texture(id=13, pool=0, offset=0, width=32, height=32, format="RGBA8", block_linear=False,
+                     block_height_log2=0, pitch=0, render_target=True, samples=4)
     objs.add_sampler(1, False, False)
     objs.add_sampler(2, False, False, compare=2)
     return objs
@@ -222,7 +224,9 @@ def random_submission(rng: random.Random) -> list[tuple]:
                                                                 [((7, 7), 8), ((P.EMPTY, 7), 8), ((8,), P.EMPTY),
                                                                  ((10,), P.EMPTY), ((7,), 12)])),
                                     (P.OP_CLEAR_TARGET, pick([0], [1, 7]), 0.0, 0.0, 0.0, 1.0),
-                                    (P.OP_BLEND_STATE, 3, True, 1, 1, 0, 1, 1, 0, 15)]))
+                                    (P.OP_BLEND_STATE, 3, True, 1, 1, 0, 1, 1, 0, 15),
+                                    (P.OP_TARGET, 13), (P.OP_MULTISAMPLE, rng.choice([1, 2, 4]), rng.random() < 0.5),
+                                    (P.OP_RESOLVE, *pick([(13, 7)], [(7, 13), (13, 8), (13, 10), (13, 99)]))]))
         elif k < 0.97:
             if rng.random() < 0.7:
                 cmds.append((P.OP_DRAW, pick([6, 3, 0], [7, 100]), 1, pick([0, 1], [4, 50]), 0))
