@@ -33,6 +33,7 @@ from gpu_host.validate import Plan, SubmissionError
 log = logging.getLogger("gpu_host.native_replay")
 MODES = ("auto", "on", "off")
 NO_FRAME = (1 << 64) - 1      # nxreplay.c's presents[] frame of a WRITEBACK
+EVENT_FRAME = (1 << 64) - 2   # ... of an EVENT_SIGNAL (the packet's byte offset beside it)
 
 
 def h(x: Any) -> int:
@@ -48,7 +49,8 @@ class NativeSubmission:
     keep: tuple
     plan: Plan
     packets: list
-    presents: list[tuple[int | None, int]]     # PRESENT (frame, texture) and WRITEBACK (None, texture), in order
+    presents: list[tuple[int | None, int]]     # PRESENT (frame, texture), WRITEBACK (None, texture), EVENT_SIGNAL
+    #                                            (EVENT_FRAME, packet offset), in order
     frame_ids: list[int]
 
 
@@ -174,13 +176,15 @@ class NativeReplay:
             t = objects.textures[tid]
             if not t.render_target:
                 uploads.append(t)
-        # (frame, texture) of each PRESENT and WRITEBACK in order (a WRITEBACK's frame: None)
+        # (frame, texture) of each PRESENT and WRITEBACK in order (a WRITEBACK's frame: None), an
+        # EVENT_SIGNAL's (EVENT_FRAME, its packet's byte offset) among them
         presents = [(None if pl.presents[2 * i] == NO_FRAME else int(pl.presents[2 * i]), int(pl.presents[2 * i + 1]))
                     for i in range(pl.npresents)]
         plan = Plan(seq, packets, ranges, uploads)
         plan.dirty = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.dirty, pl.ndirty)]
         self.native += 1
-        return NativeSubmission(blob, pl, keep, plan, packets, presents, [t for _, t in presents])
+        return NativeSubmission(blob, pl, keep, plan, packets, presents,
+                                [t for f, t in presents if f != EVENT_FRAME])
 
     def _layout(self, sub: NativeSubmission, index: int) -> tuple:
         """The VERTEX_LAYOUT packet ``index`` of ``sub`` as a checked tuple (nx_plan left its byte
@@ -253,6 +257,10 @@ class NativeReplay:
         range_at = ffi.new("uint64_t[]", [where[r] for r in sub.plan.ranges] or [0])
         present_at, reads, off = [], [], 0
         for frame, tid in sub.presents:
+            if frame == EVENT_FRAME:        # applied after the run, in order (replay.run's step 4)
+                present_at.append(0)
+                reads.append((None, self._packet(sub, tid), -1))
+                continue
             t = objs.textures[tid]
             present_at.append(off)
             reads.append((frame, t, off))

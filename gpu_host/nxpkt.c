@@ -22,7 +22,7 @@
 
 #include "nxpkt_ops.h"   /* generated: NX_NOPS, NX_OPS[], kinds, MAX_* constants */
 
-typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
+typedef struct { uint32_t id; uint32_t flags; uint64_t size; } nx_pool;   /* flags 1: mapped writable */
 /* flags: 1 render target, 2 depth format, 4 multisampled; kind: view kind code (NX_KIND_*) */
 /* samples: its sample count; format: a number per format name (RESOLVE compares them) */
 typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, samples, format, pad; } nx_tex;
@@ -446,6 +446,17 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
                 if (!s->fallback_op) s->fallback_op = op;
                 return NX_FALLBACK;
             }
+        }
+        break;
+    }
+    case OP_EVENT_SIGNAL: {
+        /* natively: 4 aligned bytes inside a pool mapped writable; anything else goes to the Python
+         * path, whose validation names it (events.problem) */
+        const nx_pool *pl = find(o->pools, o->npools, sizeof(nx_pool), rd32(p + 4));
+        uint64_t off = rd64(p + 8);
+        if (!pl || off % 4 || off > pl->size || pl->size - off < 4 || !(pl->flags & 1)) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
         }
         break;
     }

@@ -30,7 +30,7 @@ FORMAT_CODES = {name: i + 1 for i, name in enumerate(sorted(FORMATS))}   # nx_te
 KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
 CDEF = """
-typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
+typedef struct { uint32_t id; uint32_t flags; uint64_t size; } nx_pool;
 typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, samples, format, pad; } nx_tex;
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
@@ -127,11 +127,12 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
     ffi, _ = lib()
     pl = sorted(pools.items())
     cp = ffi.new("nx_pool[]", max(1, len(pl)))
+    can_write = getattr(objects.memory, "can_write", None)
     for i, (pid, size) in enumerate(pl):
         cp[i].id, cp[i].size = pid, size
+        cp[i].flags = 1 if can_write is None or can_write(pid) else 0
     ts = sorted(objects.textures.items())
     ct = ffi.new("nx_tex[]", max(1, len(ts)))
-    can_write = getattr(objects.memory, "can_write", None)
     for i, (tid, t) in enumerate(ts):
         present = (t.render_target and not t.fmt.depth and t.samples == 1 and t.fmt.name in ("RGBA8", "BGRA8"))
         # WRITEBACK in C: what validate.plan accepts for a colour target (its depth/stencil aspects

@@ -138,6 +138,7 @@ int nx_vk_init(uint64_t device) {
 #define NX_BLENDS 64
 #define NX_POOLS_WINDOW 64
 #define NO_FRAME UINT64_MAX     /* presents[]: a WRITEBACK's copy (no frame) */
+#define EVENT_FRAME (UINT64_MAX - 1)   /* presents[]: an EVENT_SIGNAL (its packet's byte offset beside it) */
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
 /* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); rt: the byte offset of the
  * RENDER_TARGETS packet in force (EMPTY_ID: TARGET/DEPTH_TARGET, `target` is the colour target);
@@ -261,6 +262,11 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
             if (rd32(p + 4 + 4 * k) != EMPTY_ID) add_distinct(pl->textures, &pl->ntextures, rd32(p + 4 + 4 * k));
         break;
     }
+    case OP_EVENT_SIGNAL:   /* applied after the run, in order with the write-backs */
+        pl->presents[2 * pl->npresents] = EVENT_FRAME;
+        pl->presents[2 * pl->npresents + 1] = (uint32_t)(p - pl->base);
+        pl->npresents++;
+        break;
     case OP_DIRTY: {
         nx_range r = {rd32(p + 4), 0, rd64(p + 8), rd64(p + 16)};
         pl->dirty[pl->ndirty++] = r;
@@ -712,6 +718,9 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
     }
     case OP_SIGNAL:   /* published by the caller after the run */
     case OP_DIRTY:    /* applied by the caller before the snapshot */
+        break;
+    case OP_EVENT_SIGNAL:   /* the caller applies it after the run; its place in the copies' order */
+        s->npresent++;
         break;
     case OP_POOLS:
         s->pools_idx = r->aux[idx];

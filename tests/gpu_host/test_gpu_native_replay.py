@@ -34,6 +34,7 @@ VB, VB_UV, IB, UB, TEX = 0, 4096, 8192, 12288, 32768
 BACK, BACK_SIZE = 36864, 8192         # pool 1's render targets' bytes (WRITEBACK)
 VB_Z, UB_MRT = 20480, 24576            # MRT: a rectangle (vec3), two uniform blocks of four colours
 VB_TRI, UB_HALF = 25088, 25344         # MSAA: a triangle with slanted edges, a colour of alpha 0.5
+EVENT = BACK + 3 * BACK_SIZE - 8       # an NVN event (u32) in the hashed range, past every write-back
 
 
 def test_vulkan_struct_layouts_match_the_binding():
@@ -158,7 +159,11 @@ def submissions() -> list[tuple[list[tuple], bool]]:
         s += [(P.OP_TARGET, rt), (P.OP_CLEAR, 0.5, 0.25, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 10, 2),
               (P.OP_DRAW, 6, 1, 0, 0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * k, 48), (P.OP_DRAW, 6, 1, 0, 0),
               (P.OP_WRITEBACK, rt)]
-    out.append((s + [(P.OP_PRESENT, 11, 23), (P.OP_SIGNAL, 5, 2)], True))
+    # (and two events signalled after the write-backs: written, then added to)
+    out.append((s + [(P.OP_EVENT_SIGNAL, 1, EVENT, 0, 0x1234), (P.OP_PRESENT, 11, 23),
+                     (P.OP_EVENT_SIGNAL, 1, EVENT, 1, 5), (P.OP_SIGNAL, 5, 2)], True))
+    # an event that is not 4-byte aligned: the Python path names it
+    out.append(([(P.OP_EVENT_SIGNAL, 1, EVENT + 2, 0, 1)], False))
     # MRT: three colour targets and a depth target, each cleared, per-target blend states (target 1
     # additive, target 2 its own write mask), two draws; then a gap in RENDER_TARGETS' list (the
     # Python path names it)
@@ -230,8 +235,9 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
             if eng.native:
                 assert (eng.native.native > before) == native, (seq, packets[:3])
             back = hashlib.sha256(pool.mm[BACK:BACK + 3 * BACK_SIZE]).hexdigest()     # what WRITEBACK wrote
+            event = int.from_bytes(pool.mm[EVENT:EVENT + 4], "little")
             out.append(None if res is None else (res.draws, res.fences, [(f.frame, f.sha256) for f in res.frames],
-                                                 back))
+                                                 back, event))
         counts = (eng.native.native, eng.native.fallback, eng.native.refused) if eng.native else None
         return out, counts
     finally:
@@ -248,18 +254,20 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     nat, counts = run_engine("on", monkeypatch)
     nat_log = [r.getMessage() for r in caplog.records if r.name == "gpu_host.engine"]
     assert nat == py
-    assert nat_log == py_log and len(py_log) == 6, py_log      # the same drops, named the same way
+    assert nat_log == py_log and len(py_log) == 7, py_log      # the same drops, named the same way
     assert "vertex indices 0..1000 run outside the 48-byte vertex buffer" in py_log[0]
     assert "field texture 99 is not a registered texture" in py_log[1]
     assert "field depth = 22 is 16x32, the colour target 7 32x32" in py_log[2]
-    assert "RENDER_TARGETS: field colors[1] is empty but a later colour target is set" in py_log[3]
-    assert "MULTISAMPLE's samples = 2 but target 26 has 4 sample(s)" in py_log[4]
-    assert "RESOLVE: field dst = 25 has format RG8, src = 26 RGBA8" in py_log[5]
-    assert counts == (9, 7, 1)
+    assert "RENDER_TARGETS: field colors[1] is empty but a later colour target is set" in py_log[4]
+    assert "EVENT_SIGNAL: field offset" in py_log[3] and "is not 4-byte aligned" in py_log[3]
+    assert "MULTISAMPLE's samples = 2 but target 26 has 4 sample(s)" in py_log[5]
+    assert "RESOLVE: field dst = 25 has format RG8, src = 26 RGBA8" in py_log[6]
+    assert counts == (9, 8, 1)
     frames = [f for r in py if r for f in r[2]]
     assert len(frames) == 13 and len({sha for _, sha in frames}) == 13    # every frame differs: nothing trivial
     zeros = hashlib.sha256(bytes(3 * BACK_SIZE)).hexdigest()
-    assert zeros != py[-7][3] != py[-1][3]              # each write-back changed the pool's bytes
+    assert zeros != py[-8][3] != py[-1][3]              # each write-back changed the pool's bytes
+    assert py[-8][4] == 0x1234 + 5                      # the events: written, then added to
 
 
 def test_setting_is_checked(monkeypatch):

@@ -226,7 +226,9 @@ def random_submission(rng: random.Random) -> list[tuple]:
                                     (P.OP_CLEAR_TARGET, pick([0], [1, 7]), 0.0, 0.0, 0.0, 1.0),
                                     (P.OP_BLEND_STATE, 3, True, 1, 1, 0, 1, 1, 0, 15),
                                     (P.OP_TARGET, 13), (P.OP_MULTISAMPLE, rng.choice([1, 2, 4]), rng.random() < 0.5),
-                                    (P.OP_RESOLVE, *pick([(13, 7)], [(7, 13), (13, 8), (13, 10), (13, 99)]))]))
+                                    (P.OP_RESOLVE, *pick([(13, 7)], [(7, 13), (13, 8), (13, 10), (13, 99)])),
+                                    (P.OP_EVENT_SIGNAL, *pick([(1, 64), (2, 4092)], [(2, 4094), (2, 4096), (3, 0)]),
+                                     rng.randrange(2), 7)]))
         elif k < 0.97:
             if rng.random() < 0.7:
                 cmds.append((P.OP_DRAW, pick([6, 3, 0], [7, 100]), 1, pick([0, 1], [4, 50]), 0))
