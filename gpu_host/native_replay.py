@@ -94,6 +94,8 @@ class NativeReplay:
             dev = self.replayer.dev
             tabs.c.max_colors = min(P.MAX_COLOR_TARGETS, dev.limits.maxColorAttachments)
             tabs.c.independent_blend = 1 if dev.independent_blend else 0
+            tabs.c.raster_features = ((1 if "fillModeNonSolid" in dev.raster_features else 0)
+                                      | (2 if "depthBiasClamp" in dev.raster_features else 0))
             self._tables = (self.generation, tabs, objects, self._handles(objects))
         return self._tables
 

@@ -38,6 +38,7 @@ typedef struct {
     const nx_prog *progs; uint32_t nprogs;
     uint32_t max_colors;          /* the device's maxColorAttachments (RENDER_TARGETS natively up to it) */
     uint32_t independent_blend;   /* the device has independentBlend (BLEND_STATE of targets 1..7 natively) */
+    uint32_t raster_features;     /* 1: fillModeNonSolid (line fill natively), 2: depthBiasClamp (a clamp natively) */
 } nx_objects;   /* each table sorted by id */
 
 typedef struct {
@@ -485,13 +486,13 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         }
         break;
     case OP_RASTER:
-        if (rd32(p + 12) != 0) {   /* line/point fill needs fillModeNonSolid: the Python path checks it */
+        if (rd32(p + 12) != 0 && !(o->raster_features & 1)) {   /* line fill needs fillModeNonSolid: Python names it */
             if (!s->fallback_op) s->fallback_op = op;
             return NX_FALLBACK;
         }
         break;
     case OP_DEPTH_BIAS:
-        if (rdf(p + 12) != 0.0f) { /* a clamp needs depthBiasClamp: the Python path checks it */
+        if (rdf(p + 12) != 0.0f && !(o->raster_features & 2)) {   /* a clamp needs depthBiasClamp: Python names it */
             if (!s->fallback_op) s->fallback_op = op;
             return NX_FALLBACK;
         }

@@ -41,6 +41,7 @@ typedef struct {
     const nx_prog *progs; uint32_t nprogs;
     uint32_t max_colors;
     uint32_t independent_blend;
+    uint32_t raster_features;
 } nx_objects;
 typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; } nx_error;
 int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
@@ -164,7 +165,7 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
     o.pools, o.npools, o.texs, o.ntexs = cp, len(pl), ct, len(ts)
     o.smps, o.nsmps, o.progs, o.nprogs = cs, len(ss), cg, len(ps)
     # the device's limits as the native replay sets them (NativeReplay.tables); here the protocol's
-    o.max_colors, o.independent_blend = P.MAX_COLOR_TARGETS, 1
+    o.max_colors, o.independent_blend, o.raster_features = P.MAX_COLOR_TARGETS, 1, 0
     return ObjectTables(o, (cp, ct, cs, cg))
 
 

@@ -89,8 +89,11 @@ def fill(pool: Pool) -> None:
         pool.write(UB_MRT + 256 * k, np.array(cols, np.float32).tobytes())
 
 
-def submissions() -> list[tuple[list[tuple], bool]]:
-    """(packets, whether the C path replays them)."""
+def submissions(features: frozenset = frozenset({"fillModeNonSolid", "depthBiasClamp"})
+                ) -> list[tuple[list[tuple], bool]]:
+    """(packets, whether the C path replays them); ``features``: the device's raster features (line
+    fill and a depth-bias clamp are C ops where the device has them, else the Python path names
+    the missing one)."""
     color = [(P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, 1, VB, 48)]
     tex = [(P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]), (P.OP_VERTEX, 1, VB_UV, 96)]
     out = []
@@ -145,12 +148,12 @@ def submissions() -> list[tuple[list[tuple], bool]]:
           (P.OP_TARGET, 8), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 21, 1),
           (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 8, 8), (P.OP_SIGNAL, 4, 1)]
     out.append((s, True))
-    # what the C path leaves to Python: line fill (a device feature to check), a bias clamp, a
-    # depth target of another size (dropped by the Python path's validation, named there)
+    # line fill and a bias clamp (device features); a depth target of another size (dropped by the
+    # Python path's validation, named there)
     out.append(([(P.OP_TARGET, 7), *color, (P.OP_RASTER, 0, 0, 1, False), (P.OP_DRAW, 6, 1, 0, 0),
-                 (P.OP_PRESENT, 9, 7)], False))
+                 (P.OP_PRESENT, 9, 7)], "fillModeNonSolid" in features))
     out.append(([(P.OP_DEPTH_TARGET, 7, 20), *color, (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.125), (P.OP_DRAW, 6, 1, 0, 0),
-                 (P.OP_PRESENT, 10, 7)], False))
+                 (P.OP_PRESENT, 10, 7)], "depthBiasClamp" in features))
     out.append(([(P.OP_DEPTH_TARGET, 7, 22), *color, (P.OP_DRAW, 6, 1, 0, 0)], False))
     # what a game that flushes a CPU-cached pool and reads its render target back sends: DIRTY
     # ahead of the commands, WRITEBACK of a block-linear and a pitch-linear target into the pool
@@ -164,6 +167,12 @@ def submissions() -> list[tuple[list[tuple], bool]]:
                      (P.OP_EVENT_SIGNAL, 1, EVENT, 1, 5), (P.OP_SIGNAL, 5, 2)], True))
     # an event that is not 4-byte aligned: the Python path names it
     out.append(([(P.OP_EVENT_SIGNAL, 1, EVENT + 2, 0, 1)], False))
+    # a wait already satisfied: the submission is split there, each part (the second with the state
+    # carried across the wait) replayed in C
+    gequal = P.EVENT_WAIT_MODES.index("gequal_wrap")
+    out.append(([(P.OP_TARGET, 7), (P.OP_CLEAR, 0.0, 0.25, 0.0, 1.0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * 2, 48),
+                 (P.OP_DRAW, 6, 1, 0, 0), (P.OP_EVENT_WAIT, 1, EVENT, gequal, 0x1239),
+                 (P.OP_UNIFORM, 0, 1, UB + 256 * 7, 48), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 15, 7)], True))
     # MRT: three colour targets and a depth target, each cleared, per-target blend states (target 1
     # additive, target 2 its own write mask), two draws; then a gap in RENDER_TARGETS' list (the
     # Python path names it)
@@ -229,7 +238,7 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
         eng.register_sampler(1, False, False)
         eng.register_sampler(2, True, True)
         out = []
-        for seq, (packets, native) in enumerate(submissions(), 1):
+        for seq, (packets, native) in enumerate(submissions(frozenset(dev.raster_features)), 1):
             before = eng.native.native if eng.native else 0
             res = eng.submit(seq, [list(p) for p in packets])
             if eng.native:
@@ -262,12 +271,21 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     assert "EVENT_SIGNAL: field offset" in py_log[3] and "is not 4-byte aligned" in py_log[3]
     assert "MULTISAMPLE's samples = 2 but target 26 has 4 sample(s)" in py_log[5]
     assert "RESOLVE: field dst = 25 has format RG8, src = 26 RGBA8" in py_log[6]
-    assert counts == (9, 8, 1)
+    n_feat = sum(f in device_raster_features() for f in ("fillModeNonSolid", "depthBiasClamp"))
+    assert counts == (11 + n_feat, 9 - n_feat, 1)     # the split submission: refused whole, its two parts in C
     frames = [f for r in py if r for f in r[2]]
-    assert len(frames) == 13 and len({sha for _, sha in frames}) == 13    # every frame differs: nothing trivial
+    assert len(frames) == 14 and len({sha for _, sha in frames}) == 14    # every frame differs: nothing trivial
     zeros = hashlib.sha256(bytes(3 * BACK_SIZE)).hexdigest()
-    assert zeros != py[-8][3] != py[-1][3]              # each write-back changed the pool's bytes
-    assert py[-8][4] == 0x1234 + 5                      # the events: written, then added to
+    assert zeros != py[-9][3] != py[-1][3]              # each write-back changed the pool's bytes
+    assert py[-9][4] == 0x1234 + 5                      # the events: written, then added to
+
+
+def device_raster_features() -> set[str]:
+    dev = Device()
+    try:
+        return set(dev.raster_features)
+    finally:
+        dev.close()
 
 
 def test_setting_is_checked(monkeypatch):
