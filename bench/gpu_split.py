@@ -525,8 +525,9 @@ def main() -> None:
     ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
     ap.add_argument("--local-worker", action="store_true")
     ap.add_argument("--spin", default="",
-                    help="comma-separated RING/CLIENT microsecond pairs (gpu_host.ring_spin_us / client_spin_us): "
-                         "the native-recorder frames again through a GPU process with each, transport broken down")
+                    help="comma-separated RING/CLIENT[/PART] settings (gpu_host.ring_spin_us / client_spin_us in "
+                         "microseconds, ring_part_bytes): the native-recorder frames again through a GPU process "
+                         "with each, transport broken down")
     a = ap.parse_args()
     if a.local_worker:
         return local_worker()
@@ -550,11 +551,13 @@ def spin_ab(a: argparse.Namespace) -> None:
     """The native recorder's frames through GPU processes polling the ring / clients polling
     completions (gpu_host.ring_spin_us / client_spin_us), alternating between the settings frame by
     frame (every setting its own GPU process, all started first): where the transport goes."""
-    pairs = [tuple(map(int, p.split("/"))) for p in a.spin.split(",")]
+    pairs = [(tuple(map(int, p.split("/"))) + (0,))[:3] for p in a.spin.split(",")]
     splits = []
     try:
-        for ring, client in pairs:
+        for ring, client, part in pairs:
             splits.append(Split("on", (ring, client)))
+            if part:
+                splits[-1].c.part_bytes = part
         os.environ.pop("NXRECOMP_GPU_HOST_CLIENT_SPIN_US", None)
         rec = NativeFrames()
         for draws in map(int, a.draws.split(",")):
@@ -569,11 +572,12 @@ def spin_ab(a: argparse.Namespace) -> None:
                     if rep:                           # the first frame compiles pipelines
                         seqs[k].append(sp.c.seq)
                         tot[k].append(dt)
-            for k, (ring, client) in enumerate(pairs):
+            for k, (ring, client, part) in enumerate(pairs):
                 b = splits[k].breakdown(seqs[k])
                 rp = b.get("replay", 0.0)
                 tm = statistics.median(tot[k]) * 1000
-                print(f"{draws:6d} draws, ring spin {ring:6d} us, client spin {client:6d} us: end to end "
+                print(f"{draws:6d} draws, ring spin {ring:6d} us, client spin {client:6d} us, parts "
+                      f"{(part or splits[k].c.part_bytes) >> 10:4d} KiB: end to end "
                       f"{tm:6.2f} ms, replay {rp:6.2f} ms -> transport {tm - rp:5.2f} ms = "
                       f"{(tm - rp) / tm * 100:4.1f}% | " + "  ".join(f"{s} {b[s]:.3f}" for s in STEPS if s in b))
     finally:

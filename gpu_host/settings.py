@@ -48,6 +48,10 @@ SETTINGS = [
             "a client waiting for a submission polls its completion this long (microseconds, yielding the "
             "CPU) before it sleeps on the reply eventfd: no wake-up on the frame's path (0: always sleep; "
             "-1: 20000 on machines of 8 or more CPUs, else 0)", int),
+    Setting("gpu_host", "ring_part_bytes", 128 << 10,
+            "a binary submission goes through the ring in parts of about this many bytes, each published as "
+            "soon as it is written (the GPU process copies one while the client writes the next; at most 1 MiB)",
+            int),
     Setting("gpu_host", "timing_log", "",
             "append one line per binary submission with the consumer's clock readings to this file "
             "(bench/gpu_split.py's transport breakdown; empty: none)"),

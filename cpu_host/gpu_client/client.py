@@ -56,6 +56,7 @@ class GpuClient:
         if spin < 0:          # auto: poll where a core to spare is likely (the GPU process has its own)
             spin = 20000 if (os.cpu_count() or 1) >= 8 else 0
         self.spin = spin / 1e6
+        self.part_bytes = settings.get("gpu_host", "ring_part_bytes")
         self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
         self.view = init_ring(self.ring_fd, cap)
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
@@ -204,7 +205,7 @@ class GpuClient:
         self.seq += 1
         items = [commands] if isinstance(commands, (P.Encoded, Block)) else commands
         if any(isinstance(x, Block) for x in items):
-            records: list = part_records(self.seq, items)
+            records: list = part_records(self.seq, items, self.part_bytes)
         else:
             # Array records of whole packets: one ring write per record (not per packet), already
             # encoded blocks copied as they are.
@@ -223,6 +224,8 @@ class GpuClient:
         for r in records:
             if isinstance(r, BlobRecord):
                 self.writer.write(r.pieces, wait=self._check, tag=TAG_BLOB)
+                if r is not records[-1]:
+                    self.writer.publish()     # the GPU process copies this part while the next is written
             elif isinstance(r, tuple):
                 self.writer.write(r, wait=self._check, tag=TAG_ARRAY)
             else:
