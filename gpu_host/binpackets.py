@@ -178,6 +178,14 @@ def from_words(words: list[int]) -> list[tuple]:
     return out
 
 
+def _format_codes() -> dict[str, int]:
+    from gpu_host.formats import FORMATS
+    return {name: i + 1 for i, name in enumerate(sorted(FORMATS))}
+
+
+FORMAT_CODES = _format_codes()     # nx_tex.format (nxpkt.c): a number per texture format name, 1..n
+
+
 def c_header() -> str:
     """``nxpkt_ops.h``: the op table and limits for nxpkt.c, generated from packets.py so the
     format is written down once."""
@@ -200,6 +208,9 @@ def c_header() -> str:
         lines.append(f"#define {name} {v}")
     for o in P.OPS.values():
         lines.append(f"#define OP_{o.name} {o.code}")
+    names = ", ".join(f'"{n}"' for n in ("", *sorted(FORMAT_CODES, key=FORMAT_CODES.get)))
+    lines.append(f"#define NX_NFORMATS {len(FORMAT_CODES) + 1}")
+    lines.append(f"static const char *const NX_FORMAT_NAMES[NX_NFORMATS] = {{{names}}};   /* by nx_tex.format */")
     lines.append("static const nx_op NX_OPS[NX_NOPS] = {")
     for o in P.OPS.values():
         ks = ", ".join(str(kinds[k]) for _, k in o.fields)

@@ -250,24 +250,29 @@ class NativeReplay:
             t = objs.textures[tid]
             img = rp.image_for(t)
             rts[i].id, rts[i].width, rts[i].height = tid, t.width, t.height
-            rts[i].flags = 1 if t.fmt.depth and img.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0
+            rts[i].flags = ((1 if t.fmt.depth and img.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0)
+                            | (2 if t.fmt.depth else 0))
             rts[i].image, rts[i].view, rts[i].sample_view = h(img.handle), h(img.view), h(img.sample_view)
         tex_ids = sorted(ffi.unpack(pl.textures, pl.ntextures))
         views = ffi.new("nx_view[]", max(1, len(tex_ids)))
         for i, tid in enumerate(tex_ids):
             views[i].id, views[i].view = tid, h(rp.image_for(objs.textures[tid]).sample_view)
         range_at = ffi.new("uint64_t[]", [where[r] for r in sub.plan.ranges] or [0])
-        present_at, reads, off = [], [], 0
+        present_at, stencil_at, reads, off = [], [], [], 0
         for frame, tid in sub.presents:
             if frame == EVENT_FRAME:        # applied after the run, in order (replay.run's step 4)
                 present_at.append(0)
+                stencil_at.append(0)
                 reads.append((None, self._packet(sub, tid), -1))
                 continue
             t = objs.textures[tid]
             present_at.append(off)
+            aspects = rp._aspect_copies(t)       # a depth target: depth, then stencil in its own region
+            stencil_at.append(aspects[1][1] if len(aspects) > 1 else 0)
             reads.append((frame, t, off))
             off += rp._readback_size(t)
         pat = ffi.new("uint64_t[]", present_at or [0])
+        sat = ffi.new("uint64_t[]", stencil_at or [0])
         # set 1 of each planned POOLS packet (one set per distinct content, as replay._record makes
         # them), then the empty pools' for draws before any POOLS; the previous submission is done
         rp.pool_sets.reset()
@@ -289,7 +294,7 @@ class NativeReplay:
         r.rts, r.nrts, r.views, r.nviews = rts, len(rt_ids), views, len(tex_ids)
         r.samplers, r.nsamplers, r.progs, r.nprogs = cs, ns, cp, nprog
         r.dummy_ubo, r.dummy_ubo_range = h(rp.dummy_ubo.handle), ALIGN
-        r.readback, r.present_at = (h(rb.handle) if rb is not None else 0), pat
+        r.readback, r.present_at, r.stencil_at = (h(rb.handle) if rb is not None else 0), pat, sat
         r.pool_sets, r.npool_sets = pool_sets, len(sets)
         err = ffi.new("nx_error *")
         rc = self.lib.nx_record(ffi.from_buffer(sub.blob), len(sub.blob), r, err)

@@ -580,11 +580,14 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             uint32_t use = pr->lookups[k];
             int dref = use == NX_LOOK_DREF || use == NX_LOOK_BOTH, plain = use == NX_LOOK_PLAIN || use == NX_LOOK_BOTH;
             if (dref && !(t->flags & 2))
-                return fail(e, idx, op, "state", "%s: texture %u in slot %d is a colour texture, but program %u looks binding %d up with a depth comparison (Dref)", name, t->id, k, pr->id, 4 + k);
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is a %s texture, but program %u looks binding %d up with a depth comparison (Dref), which needs a depth format (Vulkan leaves it undefined on colour formats)",
+                            name, t->id, k, t->format < NX_NFORMATS ? NX_FORMAT_NAMES[t->format] : "?", pr->id, 4 + k);
             if (dref && !s->slot_smp[k]->compare)
-                return fail(e, idx, op, "state", "%s: texture %u in slot %d is looked up with a depth comparison (Dref) by program %u, but sampler %u is a plain sampler", name, t->id, k, pr->id, s->slot_smp[k]->id);
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is looked up with a depth comparison (Dref) by program %u at binding %d, but sampler %u is a plain sampler (no compare op; Vulkan leaves the result undefined)",
+                            name, t->id, k, pr->id, 4 + k, s->slot_smp[k]->id);
             if (plain && s->slot_smp[k]->compare)
-                return fail(e, idx, op, "state", "%s: sampler %u in slot %d has a compare op, but program %u's lookup at binding %d does not compare", name, s->slot_smp[k]->id, k, pr->id, 4 + k);
+                return fail(e, idx, op, "state", "%s: sampler %u in slot %d (texture %u) has a compare op, but program %u's lookup at binding %d does not compare (no Dref; Vulkan leaves the result undefined)",
+                            name, s->slot_smp[k]->id, k, t->id, pr->id, 4 + k);
         }
         if (pr->flags & 1)      /* the program reads the pools: none of their textures is a target */
             for (int k = 0; k < POOL_TEXTURES; k++) {

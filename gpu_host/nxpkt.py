@@ -17,7 +17,6 @@ from typing import Any
 
 from gpu_host import binpackets
 from gpu_host import packets as P
-from gpu_host.formats import FORMATS
 from gpu_host.objects import Objects
 from nxrecomp import clib
 
@@ -26,7 +25,6 @@ SOURCE = HERE / "nxreplay.c"     # includes nxpkt.c: one library for decode, val
 DECODER = HERE / "nxpkt.c"
 FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-Werror", "-ldl"]
 OK, BAD, FALLBACK = 0, 1, 2
-FORMAT_CODES = {name: i + 1 for i, name in enumerate(sorted(FORMATS))}   # nx_tex.format: equal names, equal codes
 KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
 CDEF = """
@@ -83,6 +81,7 @@ typedef struct {
     const nx_progdef *progs; uint32_t nprogs;
     uint64_t dummy_ubo; uint64_t dummy_ubo_range;
     uint64_t readback; const uint64_t *present_at;
+    const uint64_t *stencil_at;
     const uint32_t *aux;
     const uint64_t *pool_sets;
     uint32_t npool_sets;
@@ -136,9 +135,8 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
     ct = ffi.new("nx_tex[]", max(1, len(ts)))
     for i, (tid, t) in enumerate(ts):
         present = (t.render_target and not t.fmt.depth and t.samples == 1 and t.fmt.name in ("RGBA8", "BGRA8"))
-        # WRITEBACK in C: what validate.plan accepts for a colour target (its depth/stencil aspects
-        # are copied apart: the Python path's)
-        back = (t.render_target and not t.fmt.depth and t.samples == 1 and (t.block_linear or t.pitch >= t.row_bytes)
+        # WRITEBACK in C: what validate.plan accepts
+        back = (t.render_target and t.samples == 1 and (t.block_linear or t.pitch >= t.row_bytes)
                 and t.pool in pools and t.offset + t.byte_size <= pools[t.pool]
                 and (can_write is None or can_write(t.pool)))
         ct[i].id = tid
@@ -146,7 +144,7 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
             | (8 if present else 0) | (16 if back else 0)
         ct[i].kind = KINDS[t.view_kind]
         ct[i].width, ct[i].height, ct[i].samples = t.width, t.height, t.samples
-        ct[i].format = FORMAT_CODES[t.fmt.name]
+        ct[i].format = binpackets.FORMAT_CODES[t.fmt.name]
     ss = sorted(objects.samplers.items())
     cs = ffi.new("nx_smp[]", max(1, len(ss)))
     for i, (sid, s) in enumerate(ss):

@@ -313,7 +313,8 @@ int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
 }
 
 /* ---- record ------------------------------------------------------------------------------- */
-typedef struct { uint32_t id, width, height, flags; H image, view, sample_view; } nx_rt;   /* by id; flags 1: a stencil aspect */
+/* by id; flags 1: a stencil aspect, 2: a depth format (its depth aspect is copied out) */
+typedef struct { uint32_t id, width, height, flags; H image, view, sample_view; } nx_rt;
 typedef struct { uint32_t id, pad; H view; } nx_view;                                       /* by id */
 typedef struct { uint32_t id, pad; H sampler; } nx_sampler_h;                               /* by id */
 typedef struct { uint32_t id, pools; H views[4]; H samplers[4]; } nx_progdef;   /* by id; pools: reads set 1 */
@@ -328,7 +329,8 @@ typedef struct {
     const nx_sampler_h *samplers; uint32_t nsamplers;
     const nx_progdef *progs; uint32_t nprogs;
     H dummy_ubo; uint64_t dummy_ubo_range;
-    H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT */
+    H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT/WRITEBACK */
+    const uint64_t *stencil_at;              /* ... and of a depth target's stencil aspect past it */
     const uint32_t *aux;                     /* nx_plan's */
     const H *pool_sets;                      /* set 1 of each planned POOLS packet, then the empty pools' */
     uint32_t npool_sets;
@@ -702,17 +704,26 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         }
         r->draws++;
         break;
-    case OP_PRESENT: case OP_WRITEBACK: {     /* a colour target's texels into the read-back buffer */
+    case OP_PRESENT: case OP_WRITEBACK: {     /* a target's texels into the read-back buffer */
         end(s);
         const nx_rt *t = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + (op == OP_PRESENT ? 12 : 4)));
         barrier(cb);
-        VkBufferImageCopy_ c;
-        memset(&c, 0, sizeof c);
-        c.offset = r->present_at[s->npresent++];
-        c.aspect = ASPECT_COLOR;
-        c.count = 1;
-        c.w = t->width; c.h = t->height; c.d = 1;
-        vk.CopyImageToBuffer(cb, t->image, LAYOUT_GENERAL, r->readback, 1, &c);
+        VkBufferImageCopy_ c[2];
+        memset(c, 0, sizeof c);
+        uint32_t n = 1, i = s->npresent++;
+        c[0].offset = r->present_at[i];
+        c[0].aspect = t->flags & 2 ? ASPECT_DEPTH : ASPECT_COLOR;
+        if (t->flags & 1) {      /* a depth target's stencil aspect: its own region (replay._aspect_copies) */
+            c[1] = c[0];
+            c[1].offset = r->present_at[i] + r->stencil_at[i];
+            c[1].aspect = ASPECT_STENCIL;
+            n = 2;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            c[k].count = 1;
+            c[k].w = t->width; c[k].h = t->height; c[k].d = 1;
+        }
+        vk.CopyImageToBuffer(cb, t->image, LAYOUT_GENERAL, r->readback, n, c);
         barrier(cb);
         break;
     }

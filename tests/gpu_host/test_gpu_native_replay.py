@@ -34,7 +34,7 @@ VB, VB_UV, IB, UB, TEX = 0, 4096, 8192, 12288, 32768
 BACK, BACK_SIZE = 36864, 8192         # pool 1's render targets' bytes (WRITEBACK)
 VB_Z, UB_MRT = 20480, 24576            # MRT: a rectangle (vec3), two uniform blocks of four colours
 VB_TRI, UB_HALF = 25088, 25344         # MSAA: a triangle with slanted edges, a colour of alpha 0.5
-EVENT = BACK + 3 * BACK_SIZE - 8       # an NVN event (u32) in the hashed range, past every write-back
+EVENT = BACK + 3 * BACK_SIZE + 8       # an NVN event (u32) in the hashed range, past every write-back
 
 
 def test_vulkan_struct_layouts_match_the_binding():
@@ -199,9 +199,11 @@ def submissions(features: frozenset = frozenset({"fillModeNonSolid", "depthBiasC
     out.append((s, True))
     out.append(([(P.OP_TARGET, 26), (P.OP_MULTISAMPLE, 2, False), *tri, (P.OP_DRAW, 3, 1, 0, 0)], False))
     out.append(([(P.OP_TARGET, 26), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), (P.OP_RESOLVE, 26, 25)], False))
-    # a WRITEBACK the C path leaves to Python (a depth target: its aspects are copied apart)
-    out.append(([(P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1), (P.OP_WRITEBACK, 21)],
-                False))
+    # depth targets written back (D32F; D24S8, its stencil aspect copied apart), a depth-only draw
+    out.append(([(P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1), (P.OP_WRITEBACK, 21),
+                 (P.OP_DEPTH_TARGET, P.EMPTY, 29), (P.OP_CLEAR_DEPTH_STENCIL, 0.75, 0x3C, 3), *color,
+                 (P.OP_DEPTH_STENCIL, True, True, 7, True, *(0, 0, 2, 7, 0x81, 255, 255) * 2),
+                 (P.OP_UNIFORM, 0, 1, UB + 256 * 5, 48), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_WRITEBACK, 29)], True))
     return out
 
 
@@ -227,6 +229,8 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
                                  block_height_log2=0, pitch=0, render_target=True)
         eng.register_texture(id=21, pool=1, offset=BACK + 2 * BACK_SIZE, width=W, height=H, format="D32F",
                              block_linear=False, block_height_log2=0, pitch=W * 4, render_target=True)
+        eng.register_texture(id=29, pool=1, offset=BACK + 2 * BACK_SIZE + 4096, width=W, height=H, format="D24S8",
+                             block_linear=False, block_height_log2=0, pitch=W * 4, render_target=True)
         eng.register_texture(id=25, pool=0, offset=0, width=W, height=H, format="RG8", block_linear=False,
                              block_height_log2=0, pitch=0, render_target=True)
         for tid, fmt, n in ((26, "RGBA8", 4), (27, "RGBA8", 1), (28, "D32F", 4)):
@@ -243,7 +247,7 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
             res = eng.submit(seq, [list(p) for p in packets])
             if eng.native:
                 assert (eng.native.native > before) == native, (seq, packets[:3])
-            back = hashlib.sha256(pool.mm[BACK:BACK + 3 * BACK_SIZE]).hexdigest()     # what WRITEBACK wrote
+            back = hashlib.sha256(pool.mm[BACK:BACK + 3 * BACK_SIZE + 64]).hexdigest()     # what WRITEBACK wrote
             event = int.from_bytes(pool.mm[EVENT:EVENT + 4], "little")
             out.append(None if res is None else (res.draws, res.fences, [(f.frame, f.sha256) for f in res.frames],
                                                  back, event))
@@ -272,10 +276,10 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     assert "MULTISAMPLE's samples = 2 but target 26 has 4 sample(s)" in py_log[5]
     assert "RESOLVE: field dst = 25 has format RG8, src = 26 RGBA8" in py_log[6]
     n_feat = sum(f in device_raster_features() for f in ("fillModeNonSolid", "depthBiasClamp"))
-    assert counts == (11 + n_feat, 9 - n_feat, 1)     # the split submission: refused whole, its two parts in C
+    assert counts == (12 + n_feat, 8 - n_feat, 1)     # the split submission: refused whole, its two parts in C
     frames = [f for r in py if r for f in r[2]]
     assert len(frames) == 14 and len({sha for _, sha in frames}) == 14    # every frame differs: nothing trivial
-    zeros = hashlib.sha256(bytes(3 * BACK_SIZE)).hexdigest()
+    zeros = hashlib.sha256(bytes(3 * BACK_SIZE + 64)).hexdigest()
     assert zeros != py[-9][3] != py[-1][3]              # each write-back changed the pool's bytes
     assert py[-9][4] == 0x1234 + 5                      # the events: written, then added to
 
