@@ -24,7 +24,7 @@ from typing import Any
 import msgpack
 import vulkan as vk
 
-from gpu_host import binpackets, nxpkt
+from gpu_host import binpackets, nxpkt, present_image
 from gpu_host import packets as P
 from gpu_host.objects import Objects
 from gpu_host.replay import ALIGN, EMPTY_POOLS, Replayer, Result
@@ -34,6 +34,7 @@ log = logging.getLogger("gpu_host.native_replay")
 MODES = ("auto", "on", "off")
 NO_FRAME = (1 << 64) - 1      # nxreplay.c's presents[] frame of a WRITEBACK
 EVENT_FRAME = (1 << 64) - 2   # ... of an EVENT_SIGNAL (the packet's byte offset beside it)
+IMAGE_FRAME = (1 << 64) - 3   # ... of a PRESENT_IMAGE (likewise)
 
 
 def h(x: Any) -> int:
@@ -184,9 +185,15 @@ class NativeReplay:
                     for i in range(pl.npresents)]
         plan = Plan(seq, packets, ranges, uploads)
         plan.dirty = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.dirty, pl.ndirty)]
+        for f, at in presents:       # PRESENT_IMAGE: its range snapshotted, its frame made after the run
+            if f == IMAGE_FRAME:
+                c = self._packet_at(blob, at)
+                plan.image_cmds.append(c)
+                if present_image.key(c) not in plan.images:
+                    plan.images.append(present_image.key(c))
         self.native += 1
         return NativeSubmission(blob, pl, keep, plan, packets, presents,
-                                [t for f, t in presents if f != EVENT_FRAME])
+                                [t for f, t in presents if f not in (EVENT_FRAME, IMAGE_FRAME)])
 
     def _layout(self, sub: NativeSubmission, index: int) -> tuple:
         """The VERTEX_LAYOUT packet ``index`` of ``sub`` as a checked tuple (nx_plan left its byte
@@ -200,8 +207,12 @@ class NativeReplay:
     @staticmethod
     def _packet(sub: NativeSubmission, at: int) -> tuple:
         """The packet at byte ``at`` of ``sub``'s blob, decoded (the tuple packets.check gives)."""
-        size = sub.blob[at + 2] | sub.blob[at + 3] << 8
-        return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+        return NativeReplay._packet_at(sub.blob, at)
+
+    @staticmethod
+    def _packet_at(blob: Any, at: int) -> tuple:
+        size = blob[at + 2] | blob[at + 3] << 8
+        return nxpkt.decode(binpackets.blob([bytes(blob[at:at + size])]))[0]
 
     def _blend(self, sub: NativeSubmission, at: int) -> tuple:
         """A colour target's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
@@ -260,10 +271,11 @@ class NativeReplay:
         range_at = ffi.new("uint64_t[]", [where[r] for r in sub.plan.ranges] or [0])
         present_at, stencil_at, reads, off = [], [], [], 0
         for frame, tid in sub.presents:
-            if frame == EVENT_FRAME:        # applied after the run, in order (replay.run's step 4)
+            if frame == EVENT_FRAME or frame == IMAGE_FRAME:
                 present_at.append(0)
                 stencil_at.append(0)
-                reads.append((None, self._packet(sub, tid), -1))
+                if frame == EVENT_FRAME:     # applied after the run, in order (replay.run's step 4)
+                    reads.append((None, self._packet(sub, tid), -1))
                 continue
             t = objs.textures[tid]
             present_at.append(off)

@@ -614,11 +614,10 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
     case OP_VIEWPORT: case OP_SCISSOR:
         break;   /* no handles: the format pass checked everything */
     case OP_PRESENT_IMAGE: {
-        /* its pool range here; the image itself is the Python path's (no Vulkan work) */
+        /* its pool range (snapshotted; its pixels made from the snapshot after the run, no Vulkan work) */
         int rc = range_ok(s, idx, op, rd32(p + 12), rd64(p + 16), image_bytes(p), e);
         if (rc) return rc;
-        if (!s->fallback_op) s->fallback_op = op;
-        return NX_FALLBACK;
+        break;
     }
     default:
         if (!s->fallback_op) s->fallback_op = op;

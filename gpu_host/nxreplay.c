@@ -139,6 +139,7 @@ int nx_vk_init(uint64_t device) {
 #define NX_POOLS_WINDOW 64
 #define NO_FRAME UINT64_MAX     /* presents[]: a WRITEBACK's copy (no frame) */
 #define EVENT_FRAME (UINT64_MAX - 1)   /* presents[]: an EVENT_SIGNAL (its packet's byte offset beside it) */
+#define IMAGE_FRAME (UINT64_MAX - 2)   /* presents[]: a PRESENT_IMAGE (its packet's byte offset beside it) */
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
 /* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); rt: the byte offset of the
  * RENDER_TARGETS packet in force (EMPTY_ID: TARGET/DEPTH_TARGET, `target` is the colour target);
@@ -263,7 +264,8 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         break;
     }
     case OP_EVENT_SIGNAL:   /* applied after the run, in order with the write-backs */
-        pl->presents[2 * pl->npresents] = EVENT_FRAME;
+    case OP_PRESENT_IMAGE:  /* made from the snapshot after the run */
+        pl->presents[2 * pl->npresents] = op == OP_EVENT_SIGNAL ? EVENT_FRAME : IMAGE_FRAME;
         pl->presents[2 * pl->npresents + 1] = (uint32_t)(p - pl->base);
         pl->npresents++;
         break;
@@ -731,6 +733,7 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
     case OP_DIRTY:    /* applied by the caller before the snapshot */
         break;
     case OP_EVENT_SIGNAL:   /* the caller applies it after the run; its place in the copies' order */
+    case OP_PRESENT_IMAGE:  /* the caller makes its frame from the snapshot */
         s->npresent++;
         break;
     case OP_POOLS:
