@@ -20,6 +20,7 @@ PART_BODY = MAX_PACKET - BLOB_PART.size - binpackets.HEADER
 # process copies part k out of the ring while the client writes part k + 1 (the copies overlap;
 # only the last part's copy is left on the frame's path).
 PART_TARGET = CHUNK
+MAX_PARTS = 8     # a larger submission gets larger parts: each part costs a record and a doorbell
 _POISON = struct.pack("<BBH", 0, 0, 4)    # op 0: refused by name by the GPU process's decoder
 
 
@@ -67,10 +68,12 @@ def part_records(seq: int, items: list, target: int = PART_TARGET) -> list[BlobR
     """The part records of submission ``seq`` (at least one: an empty submission is one empty
     part, the last), each of about ``target`` bytes of packets (whole chunks; at most PART_BODY).
     No packet bytes are copied here: the ring write copies each piece once."""
-    target = min(max(target, 1), PART_BODY)
     keep = tuple(x for x in items if isinstance(x, Block))
+    chunks = list(_chunks(items))
+    total = sum(len(b) for b, _ in chunks)
+    target = min(max(target, 1, -(-total // MAX_PARTS)), PART_BODY)
     parts: list[tuple[list, int, int]] = [([], 0, 0)]      # (bodies, packets, bytes)
-    for body, count in _chunks(items):
+    for body, count in chunks:
         bodies, n, size = parts[-1]
         if size and size + len(body) > target:
             parts.append(([], 0, 0))
