@@ -56,6 +56,11 @@ W = H = 128
 
 
 DRAWS = (1000, 10000, 50000)
+# The steps of one binary submission's round trip (Split.breakdown): the client's submit call
+# (ring write + doorbell), the doorbell to the consumer running, the copy of the records out of
+# the ring, the join of parts / hand-over to the replay, the replay (Engine.submit_blob), the
+# completion published (header, fences, reply eventfd), the client running again; and the total.
+STEPS = ("submit", "wake", "copy", "prepare", "replay", "complete", "client_wake", "total")
 PIPE_EVERY, TEX_EVERY = 50, 5          # issue 32: a pipeline change every 50 draws, a texture bind every 5
 UBOS, TEXS, TEX_W = 64, 4, 8
 UBO_AT, TEX_AT = 4096, 65536           # pool offsets of the uniform ranges and of the textures
@@ -182,10 +187,21 @@ class NativeFrames:
 class Split:
     """Client -> ring -> GPU process."""
 
-    def __init__(self, native: str = "auto") -> None:
+    def __init__(self, native: str = "auto", spin: tuple[int, int] | None = None) -> None:
+        """``spin``: (gpu_host.ring_spin_us, client_spin_us); None: the settings as they are."""
+        import tempfile
+
         self.native = native
-        self.proc, d = start_gpu({"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
-        self.c = GpuClient(d, ring_capacity=32 << 20)
+        self.timing = Path(tempfile.mkdtemp(prefix="nxsplit")) / "timing.log"
+        env = {"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native, "NXRECOMP_GPU_HOST_TIMING_LOG": str(self.timing)}
+        if spin is not None:
+            env["NXRECOMP_GPU_HOST_RING_SPIN_US"] = str(spin[0])
+            os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(spin[1])    # read by GpuClient below
+        self.proc, d = start_gpu(env)
+        # the ring of gpu_host.ring_size (8 MiB by default), as a game gets: its size decides whether
+        # a frame's bytes are still in the caches when the next frame is written over them
+        self.c = GpuClient(d)
+        self.client_stamps: dict[int, tuple[float, float, float]] = {}   # seq -> submit, published, woken
         self.c.connect(timeout=30)
         pool = self.c.create_pool(1, 1 << 20)
         fill(pool)
@@ -238,10 +254,32 @@ class Split:
         c = self.c
         t = time.perf_counter()
         seq = c.submit([block])
+        tp = time.perf_counter()
         c.wait(seq, timeout=300)
-        dt = time.perf_counter() - t
+        tw = time.perf_counter()
+        dt = tw - t
+        self.client_stamps[seq] = (t, tp, tw)
         self.replay_ms.append(c.status().last_replay_ms)
         return dt, c.frame(n).sha256
+
+    def breakdown(self, seqs: list[int]) -> dict[str, float]:
+        """Median milliseconds of each step of these binary submissions' round trips, from the
+        client's clock readings and the GPU process's (gpu_host.timing_log; both perf_counter,
+        i.e. CLOCK_MONOTONIC, one clock on one machine)."""
+        gpu = {}
+        for line in self.timing.read_text().splitlines():
+            f = line.split()
+            gpu[int(f[0])] = list(map(float, f[1:]))
+        steps: dict[str, list[float]] = {k: [] for k in STEPS}
+        for seq in seqs:
+            if seq not in gpu or seq not in self.client_stamps:
+                continue
+            t0, tp, tw = self.client_stamps[seq]
+            wake, drained, start, end, done = gpu[seq]
+            for k, v in zip(STEPS, (tp - t0, wake - tp, drained - wake, start - drained, end - start, done - end,
+                                    tw - done, tw - t0)):
+                steps[k].append(v * 1000)
+        return {k: statistics.median(v) for k, v in steps.items() if v}
 
     def interval_native(self, rec: "NativeFrames", draws: int, frames: list[int], in_flight: int = 2) -> float:
         """Seconds per frame of a running game on the native path: each frame recorded by the C
@@ -486,6 +524,10 @@ def main() -> None:
     ap.add_argument("--draws", default=",".join(map(str, DRAWS)), help="draws per frame, comma-separated")
     ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
     ap.add_argument("--local-worker", action="store_true")
+    ap.add_argument("--spin", default="",
+                    help="comma-separated RING/CLIENT[/PART] settings (gpu_host.ring_spin_us / client_spin_us in "
+                         "microseconds, ring_part_bytes): the native-recorder frames again through a GPU process "
+                         "with each, transport broken down")
     a = ap.parse_args()
     if a.local_worker:
         return local_worker()
@@ -495,11 +537,52 @@ def main() -> None:
     for mode in a.native.split(","):
         print(f"gpu_host.native_replay = {mode}")
         split, local = Split(mode), LocalProc(mode)
+        print(f"(client polls completions {split.c.spin * 1e6:.0f} us before sleeping: gpu_host.client_spin_us)")
         try:
             run_mode(a, split, local, shas, first=mode == a.native.split(",")[0])
         finally:
             split.close()
             local.close()
+    if a.spin:
+        spin_ab(a)
+
+
+def spin_ab(a: argparse.Namespace) -> None:
+    """The native recorder's frames through GPU processes polling the ring / clients polling
+    completions (gpu_host.ring_spin_us / client_spin_us), alternating between the settings frame by
+    frame (every setting its own GPU process, all started first): where the transport goes."""
+    pairs = [(tuple(map(int, p.split("/"))) + (0,))[:3] for p in a.spin.split(",")]
+    splits = []
+    try:
+        for ring, client, part in pairs:
+            splits.append(Split("on", (ring, client)))
+            if part:
+                splits[-1].c.part_bytes = part
+        os.environ.pop("NXRECOMP_GPU_HOST_CLIENT_SPIN_US", None)
+        rec = NativeFrames()
+        for draws in map(int, a.draws.split(",")):
+            seqs: list[list[int]] = [[] for _ in pairs]
+            tot: list[list[float]] = [[] for _ in pairs]
+            for rep in range(a.frames + 1):
+                for k in (range(len(pairs)) if rep % 2 else reversed(range(len(pairs)))):
+                    sp = splits[k]
+                    sp.c.spin = pairs[k][1] / 1e6
+                    block, _ = rec.frame(draws, rep, 2 * 10 ** 6 + rep)
+                    dt, _ = sp.frame_block(block, 2 * 10 ** 6 + rep)
+                    if rep:                           # the first frame compiles pipelines
+                        seqs[k].append(sp.c.seq)
+                        tot[k].append(dt)
+            for k, (ring, client, part) in enumerate(pairs):
+                b = splits[k].breakdown(seqs[k])
+                rp = b.get("replay", 0.0)
+                tm = statistics.median(tot[k]) * 1000
+                print(f"{draws:6d} draws, ring spin {ring:6d} us, client spin {client:6d} us, parts "
+                      f"{(part or splits[k].c.part_bytes) >> 10:4d} KiB: end to end "
+                      f"{tm:6.2f} ms, replay {rp:6.2f} ms -> transport {tm - rp:5.2f} ms = "
+                      f"{(tm - rp) / tm * 100:4.1f}% | " + "  ".join(f"{s} {b[s]:.3f}" for s in STEPS if s in b))
+    finally:
+        for sp in splits:
+            sp.close()
 
 
 def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[int, str], first: bool) -> None:

@@ -22,6 +22,10 @@ SETTINGS = [
             "how NVN command buffers are recorded: native (the per-draw calls in C, recorder.c, into binary "
             "packets sent as ring tag 4) or python (packet tuples, msgpack)",
             _recorder),
+    Setting("cpu_host", "nvn_unbacked_command_bytes", 64 << 20,
+            "bytes of NVN recordings made without command memory (host memory only) kept for their handles; "
+            "past it the least recently recorded or submitted are freed (cpu_host/horizon/hle/nvn/handles.py)",
+            int),
     Setting("cpu_host", "save_dir", _data_default(), "where Horizon programs' save data lives (one folder per program id)"),
     Setting("cpu_host", "deterministic", False, "fixed wall clock and random values, for reproducible runs", parse_bool),
     Setting("cpu_host", "input_script", "", "scripted gamepad input for headless runs (see cpu_host/horizon/hle/hid.py)"),

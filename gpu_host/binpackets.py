@@ -79,6 +79,24 @@ def blob(packets: list[bytes]) -> bytes:
     return _HDR.pack(MAGIC, VERSION, HEADER, len(packets), len(body)) + body
 
 
+def part_count(header: bytes | memoryview, body_size: int, i: int) -> int:
+    """The packet count of part ``i``'s blob header (its first 16 bytes), checked against the
+    format and the ``body_size`` bytes that follow it; ValueError names the field."""
+    magic, version, hsize, n, size = _HDR.unpack_from(header)
+    for name, v, want in (("magic", magic, MAGIC), ("version", version, VERSION), ("header_size", hsize, HEADER)):
+        if v != want:
+            raise ValueError(f"part {i}: blob header: field {name} = {v:#x} is not {want:#x}")
+    if size != body_size:
+        raise ValueError(f"part {i}: blob header: field body_size = {size} but {body_size} bytes follow "
+                         "the header")
+    return n
+
+
+def header_into(buf: memoryview | bytearray, at: int, count: int, body_size: int) -> None:
+    """Write the header of a blob of ``count`` packets in ``body_size`` bytes at ``buf[at:]``."""
+    _HDR.pack_into(buf, at, MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, body_size)
+
+
 def join(parts: list) -> bytes:
     """One blob of the packets of several blobs (a binary submission's ring parts); raises
     ValueError naming the part whose header is not a blob header (the packets are checked later,
@@ -87,14 +105,7 @@ def join(parts: list) -> bytes:
     for i, b in enumerate(parts):
         if len(b) < HEADER:
             raise ValueError(f"part {i}: {len(b)} bytes, shorter than a blob header")
-        magic, version, hsize, n, size = _HDR.unpack_from(b)
-        for name, v, want in (("magic", magic, MAGIC), ("version", version, VERSION), ("header_size", hsize, HEADER)):
-            if v != want:
-                raise ValueError(f"part {i}: blob header: field {name} = {v:#x} is not {want:#x}")
-        if size != len(b) - HEADER:
-            raise ValueError(f"part {i}: blob header: field body_size = {size} but {len(b) - HEADER} bytes follow "
-                             "the header")
-        count += n
+        count += part_count(b, len(b) - HEADER, i)
         bodies.append(b[HEADER:])
     if len(parts) == 1:       # one part is the blob itself: no copy (a view of the ring record)
         return parts[0]
@@ -167,6 +178,14 @@ def from_words(words: list[int]) -> list[tuple]:
     return out
 
 
+def _format_codes() -> dict[str, int]:
+    from gpu_host.formats import FORMATS
+    return {name: i + 1 for i, name in enumerate(sorted(FORMATS))}
+
+
+FORMAT_CODES = _format_codes()     # nx_tex.format (nxpkt.c): a number per texture format name, 1..n
+
+
 def c_header() -> str:
     """``nxpkt_ops.h``: the op table and limits for nxpkt.c, generated from packets.py so the
     format is written down once."""
@@ -189,6 +208,9 @@ def c_header() -> str:
         lines.append(f"#define {name} {v}")
     for o in P.OPS.values():
         lines.append(f"#define OP_{o.name} {o.code}")
+    names = ", ".join(f'"{n}"' for n in ("", *sorted(FORMAT_CODES, key=FORMAT_CODES.get)))
+    lines.append(f"#define NX_NFORMATS {len(FORMAT_CODES) + 1}")
+    lines.append(f"static const char *const NX_FORMAT_NAMES[NX_NFORMATS] = {{{names}}};   /* by nx_tex.format */")
     lines.append("static const nx_op NX_OPS[NX_NOPS] = {")
     for o in P.OPS.values():
         ks = ", ".join(str(kinds[k]) for _, k in o.fields)

@@ -50,10 +50,13 @@ def run_parts(engine: Any, pl: Any) -> Any:
                                 "%#x holds %d, waited %g s for %s %d", pl.seq, w, pool, off, seen, timeout,
                                 P.EVENT_WAIT_MODES[mode], want)
                 return total
-        sub = plan(pl.seq, cmds, objects)      # objects may have changed while it waited
+        # objects may have changed while it waited: planned now; in C where every packet of the part
+        # is one the native replay knows (the same checks, the same commands as the Python path's)
+        nat = engine.native.prepare(pl.seq, list(cmds), objects) if engine.native is not None else None
+        sub = nat.plan if nat is not None else plan(pl.seq, cmds, objects)
         reads = engine.replayer.texture_reads(sub)
         snap = Snapshot.take(sub, objects.memory, reads)
-        res = engine.replayer.run(sub, snap, reads)
+        res = engine.replayer.run(sub, snap, reads, native=nat)
         total.fences += res.fences
         total.frames += res.frames
         total.draws += res.draws

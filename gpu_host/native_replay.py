@@ -24,14 +24,17 @@ from typing import Any
 import msgpack
 import vulkan as vk
 
-from gpu_host import binpackets, nxpkt
+from gpu_host import binpackets, nxpkt, present_image
 from gpu_host import packets as P
 from gpu_host.objects import Objects
-from gpu_host.replay import ALIGN, Replayer, Result
+from gpu_host.replay import ALIGN, EMPTY_POOLS, Replayer, Result
 from gpu_host.validate import Plan, SubmissionError
 
 log = logging.getLogger("gpu_host.native_replay")
 MODES = ("auto", "on", "off")
+NO_FRAME = (1 << 64) - 1      # nxreplay.c's presents[] frame of a WRITEBACK
+EVENT_FRAME = (1 << 64) - 2   # ... of an EVENT_SIGNAL (the packet's byte offset beside it)
+IMAGE_FRAME = (1 << 64) - 3   # ... of a PRESENT_IMAGE (likewise)
 
 
 def h(x: Any) -> int:
@@ -47,7 +50,8 @@ class NativeSubmission:
     keep: tuple
     plan: Plan
     packets: list
-    presents: list[tuple[int, int]]
+    presents: list[tuple[int | None, int]]     # PRESENT (frame, texture), WRITEBACK (None, texture), EVENT_SIGNAL
+    #                                            (EVENT_FRAME, packet offset), in order
     frame_ids: list[int]
 
 
@@ -87,7 +91,13 @@ class NativeReplay:
         if self._tables is None or self._tables[0] != self.generation or self._tables[2] is not objects:
             mem = objects.memory
             pools = {p: mem.pool_size(p) for p in _pool_ids(mem)}
-            self._tables = (self.generation, nxpkt.tables(objects, pools), objects, self._handles(objects))
+            tabs = nxpkt.tables(objects, pools)
+            dev = self.replayer.dev
+            tabs.c.max_colors = min(P.MAX_COLOR_TARGETS, dev.limits.maxColorAttachments)
+            tabs.c.independent_blend = 1 if dev.independent_blend else 0
+            tabs.c.raster_features = ((1 if "fillModeNonSolid" in dev.raster_features else 0)
+                                      | (2 if "depthBiasClamp" in dev.raster_features else 0))
+            self._tables = (self.generation, tabs, objects, self._handles(objects))
         return self._tables
 
     def _handles(self, objects: Objects) -> tuple:
@@ -101,7 +111,7 @@ class NativeReplay:
         ps = sorted(objects.programs.items())
         cp = ffi.new("nx_progdef[]", max(1, len(ps)))
         for i, (pid, prog) in enumerate(ps):
-            cp[i].id = pid
+            cp[i].id, cp[i].pools = pid, 1 if prog.pools else 0
             for s in range(4):
                 kind = prog.sampler_kinds.get(4 + s, "2d")
                 if prog.lookups.get(4 + s) in ("dref", "both") and kind != "other":
@@ -152,11 +162,13 @@ class NativeReplay:
             cap = 1 << max(4, (2 * n - 1).bit_length())
             self.plan_bufs = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
                               ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
-                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n))
+                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n), ffi.new("nx_range[]", n),
+                              ffi.new("uint32_t[]", n))
             self.plan_cap, self.hash_cap = n, cap
         keep = self.plan_bufs
         pl = ffi.new("nx_plan_t *")
-        pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets = keep
+        (pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets, pl.dirty,
+         pl.poolsets) = keep
         pl.hash_cap, pl.cap = self.hash_cap, self.plan_cap
         err = ffi.new("nx_error *")
         if self.lib.nx_plan(ffi.from_buffer(blob), len(blob), pl, err):
@@ -167,10 +179,21 @@ class NativeReplay:
             t = objects.textures[tid]
             if not t.render_target:
                 uploads.append(t)
-        presents = [(pl.presents[2 * i], int(pl.presents[2 * i + 1])) for i in range(pl.npresents)]
+        # (frame, texture) of each PRESENT and WRITEBACK in order (a WRITEBACK's frame: None), an
+        # EVENT_SIGNAL's (EVENT_FRAME, its packet's byte offset) among them
+        presents = [(None if pl.presents[2 * i] == NO_FRAME else int(pl.presents[2 * i]), int(pl.presents[2 * i + 1]))
+                    for i in range(pl.npresents)]
         plan = Plan(seq, packets, ranges, uploads)
+        plan.dirty = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.dirty, pl.ndirty)]
+        for f, at in presents:       # PRESENT_IMAGE: its range snapshotted, its frame made after the run
+            if f == IMAGE_FRAME:
+                c = self._packet_at(blob, at)
+                plan.image_cmds.append(c)
+                if present_image.key(c) not in plan.images:
+                    plan.images.append(present_image.key(c))
         self.native += 1
-        return NativeSubmission(blob, pl, keep, plan, packets, presents, [t for _, t in presents])
+        return NativeSubmission(blob, pl, keep, plan, packets, presents,
+                                [t for f, t in presents if f not in (EVENT_FRAME, IMAGE_FRAME)])
 
     def _layout(self, sub: NativeSubmission, index: int) -> tuple:
         """The VERTEX_LAYOUT packet ``index`` of ``sub`` as a checked tuple (nx_plan left its byte
@@ -180,6 +203,26 @@ class NativeReplay:
         at = sub.cplan.aux[index]
         size = sub.blob[at + 2] | sub.blob[at + 3] << 8
         return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+
+    @staticmethod
+    def _packet(sub: NativeSubmission, at: int) -> tuple:
+        """The packet at byte ``at`` of ``sub``'s blob, decoded (the tuple packets.check gives)."""
+        return NativeReplay._packet_at(sub.blob, at)
+
+    @staticmethod
+    def _packet_at(blob: Any, at: int) -> tuple:
+        size = blob[at + 2] | blob[at + 3] << 8
+        return nxpkt.decode(binpackets.blob([bytes(blob[at:at + size])]))[0]
+
+    def _blend(self, sub: NativeSubmission, at: int) -> tuple:
+        """A colour target's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
+        blob (EMPTY: none sent, blending off), with its target field 0 as replay._blend_for gives it."""
+        if at == P.EMPTY:
+            return P.BLEND_OFF
+        pkt = self._packet(sub, at)
+        if pkt[0] == P.OP_BLEND:
+            return P.BLEND_OVER if pkt[1] else P.BLEND_OFF
+        return pkt if pkt[1] == 0 else (pkt[0], 0, *pkt[2:])
 
     def record(self, sub: NativeSubmission, cb: Any, arena: Any, where: dict, rb: Any) -> tuple[Result, list]:
         """Record ``sub`` into ``cb`` (begun, uploads done); returns (Result, reads) as
@@ -194,9 +237,20 @@ class NativeReplay:
         args = []
         for i in range(pl.npipes):
             k = pl.pipes[i]
-            img = rp.image_for(objs.textures[k.target])
-            args.append((objs.programs[k.program], self._layout(sub, k.layout), (img.vk_format,), (P.BLEND_OFF,), 0, 0,
-                         0, img.samples, False))
+            if k.rt != P.EMPTY:      # RENDER_TARGETS: its colour targets, in attachment order
+                ids = [t for t in self._packet(sub, k.rt)[1] if t != P.EMPTY]
+            else:
+                ids = [] if k.target == P.EMPTY else [k.target]
+            cimgs = [rp.image_for(objs.textures[t]) for t in ids]
+            dimg = None if k.depth == P.EMPTY else rp.image_for(objs.textures[k.depth])
+            stencil = dimg is not None and bool(dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT)
+            samples = (cimgs[0] if cimgs else dimg).samples
+            # as replay.py's _record keys them: the colour formats and each one's blend state, the
+            # depth (and stencil) format, polygon mode, the targets' sample count
+            args.append((objs.programs[k.program], self._layout(sub, k.layout), tuple(c.vk_format for c in cimgs),
+                         tuple(self._blend(sub, k.blend[j]) for j in range(len(ids))),
+                         dimg.vk_format if dimg else 0, dimg.vk_format if stencil else 0, k.mode, samples,
+                         bool(k.a2c) and samples > 1))     # alpha-to-coverage only where multisampled
             rp.pipes.request(*args[-1])
         for i, a in enumerate(args):
             p = rp.pipes.ready(*a) if rp.skip_not_ready else rp.pipes.get(*a)
@@ -207,19 +261,41 @@ class NativeReplay:
             t = objs.textures[tid]
             img = rp.image_for(t)
             rts[i].id, rts[i].width, rts[i].height = tid, t.width, t.height
+            rts[i].flags = ((1 if t.fmt.depth and img.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0)
+                            | (2 if t.fmt.depth else 0))
             rts[i].image, rts[i].view, rts[i].sample_view = h(img.handle), h(img.view), h(img.sample_view)
         tex_ids = sorted(ffi.unpack(pl.textures, pl.ntextures))
         views = ffi.new("nx_view[]", max(1, len(tex_ids)))
         for i, tid in enumerate(tex_ids):
             views[i].id, views[i].view = tid, h(rp.image_for(objs.textures[tid]).sample_view)
         range_at = ffi.new("uint64_t[]", [where[r] for r in sub.plan.ranges] or [0])
-        present_at, reads, off = [], [], 0
+        present_at, stencil_at, reads, off = [], [], [], 0
         for frame, tid in sub.presents:
+            if frame == EVENT_FRAME or frame == IMAGE_FRAME:
+                present_at.append(0)
+                stencil_at.append(0)
+                if frame == EVENT_FRAME:     # applied after the run, in order (replay.run's step 4)
+                    reads.append((None, self._packet(sub, tid), -1))
+                continue
             t = objs.textures[tid]
             present_at.append(off)
+            aspects = rp._aspect_copies(t)       # a depth target: depth, then stencil in its own region
+            stencil_at.append(aspects[1][1] if len(aspects) > 1 else 0)
             reads.append((frame, t, off))
             off += rp._readback_size(t)
         pat = ffi.new("uint64_t[]", present_at or [0])
+        sat = ffi.new("uint64_t[]", stencil_at or [0])
+        # set 1 of each planned POOLS packet (one set per distinct content, as replay._record makes
+        # them), then the empty pools' for draws before any POOLS; the previous submission is done
+        rp.pool_sets.reset()
+        made: dict[tuple, int] = {}
+        sets = []
+        for at in [*ffi.unpack(pl.poolsets, pl.npoolsets), None]:
+            key = EMPTY_POOLS if at is None else self._packet(sub, at)[1:]
+            if key not in made:
+                made[key] = h(rp._pool_set(key))
+            sets.append(made[key])
+        pool_sets = ffi.new("uint64_t[]", sets)
         r = ffi.new("nx_rec_t *")
         r.cb = ffi.cast("void *", h(cb))
         r.layout = h(rp.pipes.layout)
@@ -230,7 +306,8 @@ class NativeReplay:
         r.rts, r.nrts, r.views, r.nviews = rts, len(rt_ids), views, len(tex_ids)
         r.samplers, r.nsamplers, r.progs, r.nprogs = cs, ns, cp, nprog
         r.dummy_ubo, r.dummy_ubo_range = h(rp.dummy_ubo.handle), ALIGN
-        r.readback, r.present_at = (h(rb.handle) if rb is not None else 0), pat
+        r.readback, r.present_at, r.stencil_at = (h(rb.handle) if rb is not None else 0), pat, sat
+        r.pool_sets, r.npool_sets = pool_sets, len(sets)
         err = ffi.new("nx_error *")
         rc = self.lib.nx_record(ffi.from_buffer(sub.blob), len(sub.blob), r, err)
         if rc:

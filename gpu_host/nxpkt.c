@@ -22,19 +22,23 @@
 
 #include "nxpkt_ops.h"   /* generated: NX_NOPS, NX_OPS[], kinds, MAX_* constants */
 
-typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
+typedef struct { uint32_t id; uint32_t flags; uint64_t size; } nx_pool;   /* flags 1: mapped writable */
 /* flags: 1 render target, 2 depth format, 4 multisampled; kind: view kind code (NX_KIND_*) */
-typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t pad; } nx_tex;
+/* samples: its sample count; format: a number per format name (RESOLVE compares them) */
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, samples, format, pad; } nx_tex;
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 /* kinds/lookups per texture slot 0..3 (bindings 4..7): NX_KIND_* (0 = not sampled) and
  * NX_LOOK_* (0 = no lookup); input_mask: bit n = the vertex stage reads location n */
-/* flags: 1 = reads the bindless pools (set 1): only the Python path replays it */
+/* flags: 1 = reads the bindless pools (set 1) */
 typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
 typedef struct {
     const nx_pool *pools; uint32_t npools;
     const nx_tex *texs; uint32_t ntexs;
     const nx_smp *smps; uint32_t nsmps;
     const nx_prog *progs; uint32_t nprogs;
+    uint32_t max_colors;          /* the device's maxColorAttachments (RENDER_TARGETS natively up to it) */
+    uint32_t independent_blend;   /* the device has independentBlend (BLEND_STATE of targets 1..7 natively) */
+    uint32_t raster_features;     /* 1: fillModeNonSolid (line fill natively), 2: depthBiasClamp (a clamp natively) */
 } nx_objects;   /* each table sorted by id */
 
 typedef struct {
@@ -57,6 +61,7 @@ static const char *const KIND_NAMES[] = {"none", "2d", "2d_array", "cube", "cube
 static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 static float rdf(const uint8_t *p) { float v; memcpy(&v, p, 4); return v; }
+#define EMPTY_ID 0xFFFFFFFFu   /* packets.EMPTY: no texture */
 static int finite_bits(uint32_t b) { return (b & 0x7f800000u) != 0x7f800000u; }
 
 static int fail(nx_error *e, int32_t index, int32_t op, const char *field, const char *fmt, ...) {
@@ -297,7 +302,10 @@ typedef struct {
     const nx_objects *o;
     uint64_t seq;
     int fallback_op;                  /* first op outside the native set (0: none) */
-    const nx_tex *target;             /* TARGET's colour target */
+    const nx_tex *target;             /* colour target 0 (TARGET, DEPTH_TARGET's colour, RENDER_TARGETS' first) */
+    const nx_tex *colors[MAX_COLOR_TARGETS]; uint32_t ncolors;   /* every bound colour target */
+    const nx_tex *depth;              /* the depth target */
+    uint32_t ms_samples;              /* the last MULTISAMPLE's count (0: none sent) */
     const nx_prog *program;
     uint32_t stride, attr_end, loc_mask, have_layout;
     int have_vertex, have_index;
@@ -305,8 +313,15 @@ typedef struct {
     uint32_t index_size;
     const nx_tex *slot_tex[4];
     const nx_smp *slot_smp[4];
+    const nx_tex *pool_tex[POOL_TEXTURES];   /* the last POOLS packet's registered entries */
     uint64_t draws;
 } vstate;
+
+static int bound(const vstate *s, const nx_tex *t) {   /* t is a bound colour or depth target */
+    if (t == s->depth) return 1;
+    for (uint32_t k = 0; k < s->ncolors; k++) if (t == s->colors[k]) return 1;
+    return 0;
+}
 
 static int range_ok(vstate *s, int32_t idx, int op, uint32_t pool, uint64_t off, uint64_t size, nx_error *e) {
     const nx_pool *pl = find(s->o->pools, s->o->npools, sizeof(nx_pool), pool);
@@ -328,20 +343,164 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         if (!t) return fail(e, idx, op, "texture", "TARGET: field texture %u is not a registered texture", tid);
         if (!(t->flags & 1)) return fail(e, idx, op, "texture", "TARGET: texture %u was not registered as a render target", tid);
         if (t->flags & 2) return fail(e, idx, op, "texture", "TARGET: field texture %u has a depth format; bind it with DEPTH_TARGET", tid);
-        s->target = t;
+        s->target = s->colors[0] = t;
+        s->ncolors = 1;
+        s->depth = NULL;
         break;
     }
+    case OP_DEPTH_TARGET: {
+        /* natively: a one-sample colour render target or none, a one-sample depth render target or
+         * none, one size; anything else goes to the Python path, whose validation names it */
+        uint32_t cid = rd32(p + 4), did = rd32(p + 8);
+        const nx_tex *c = cid == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), cid);
+        const nx_tex *d = did == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), did);
+        int ok = (c || d) && (cid == EMPTY_ID || (c && (c->flags & 3) == 1)) && (did == EMPTY_ID || (d && (d->flags & 3) == 3))
+                 && !(c && d && (c->width != d->width || c->height != d->height || c->samples != d->samples));
+        if (!ok) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        s->target = s->colors[0] = c;
+        s->ncolors = c != NULL;
+        s->depth = d;
+        break;
+    }
+    case OP_RENDER_TARGETS: {
+        /* natively: colour render targets 0..n-1 (no gap; trailing EMPTYs ignored), distinct, one-sample,
+         * of one size, at most the device's maxColorAttachments, and a one-sample depth target or none;
+         * anything else goes to the Python path, whose validation names it */
+        uint32_t cnt = rd32(p + 4), did = rd32(p + 8 + 4 * cnt), n = 0;
+        const nx_tex *cs[MAX_COLOR_TARGETS];
+        int ok = 1;
+        for (uint32_t k = 0; k < cnt && ok; k++) {
+            uint32_t id = rd32(p + 8 + 4 * k);
+            if (id == EMPTY_ID) continue;
+            if (n != k) { ok = 0; break; }                       /* a gap before a set entry */
+            const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), id);
+            ok = t && (t->flags & 3) == 1
+                 && (!n || (t->width == cs[0]->width && t->height == cs[0]->height && t->samples == cs[0]->samples));
+            for (uint32_t j = 0; ok && j < n; j++) ok = cs[j] != t;
+            if (ok) cs[n++] = t;
+        }
+        const nx_tex *d = did == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), did);
+        ok = ok && (n || d) && n <= o->max_colors && (did == EMPTY_ID || (d && (d->flags & 3) == 3))
+             && !(n && d && (d->width != cs[0]->width || d->height != cs[0]->height || d->samples != cs[0]->samples));
+        if (!ok) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        for (uint32_t k = 0; k < n; k++) s->colors[k] = cs[k];
+        s->ncolors = n;
+        s->target = n ? cs[0] : NULL;
+        s->depth = d;
+        break;
+    }
+    case OP_MULTISAMPLE:
+        s->ms_samples = rd32(p + 4);
+        break;
+    case OP_RESOLVE: {
+        /* natively: src a multisampled colour render target, dst a one-sample one, one size and format;
+         * anything else goes to the Python path, whose validation names it */
+        const nx_tex *a = find(o->texs, o->ntexs, sizeof(nx_tex), rd32(p + 4));
+        const nx_tex *b = find(o->texs, o->ntexs, sizeof(nx_tex), rd32(p + 8));
+        if (!a || !b || (a->flags & 7) != 5 || (b->flags & 7) != 1 || a->width != b->width || a->height != b->height
+            || a->format != b->format) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    }
+    case OP_CLEAR_TARGET:
+        if (rd32(p + 4) >= s->ncolors) {      /* no such colour target: the Python path names it */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
     case OP_CLEAR:
+        if (!s->target && s->depth) {        /* the Python path's words: a depth target bound alone */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
         if (!s->target) return fail(e, idx, op, "target", "CLEAR: no render target set");
+        break;
+    case OP_CLEAR_DEPTH_STENCIL:
+        if (!s->depth) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    case OP_POOLS: {
+        /* natively: registered one-sample 2D textures and registered samplers (EMPTY: none); anything
+         * else goes to the Python path, whose validation names the entry */
+        for (int k = 0; k < POOL_TEXTURES; k++) {
+            uint32_t tid = rd32(p + 4 + 4 * k);
+            const nx_tex *t = tid == EMPTY_ID ? NULL : find(o->texs, o->ntexs, sizeof(nx_tex), tid);
+            if (tid != EMPTY_ID && (!t || t->kind != NX_KIND_2D || (t->flags & 4))) {
+                if (!s->fallback_op) s->fallback_op = op;
+                return NX_FALLBACK;
+            }
+            s->pool_tex[k] = t;
+        }
+        for (int k = 0; k < POOL_SAMPLERS; k++) {
+            uint32_t sid = rd32(p + 4 + 4 * POOL_TEXTURES + 4 * k);
+            if (sid != EMPTY_ID && !find(o->smps, o->nsmps, sizeof(nx_smp), sid)) {
+                if (!s->fallback_op) s->fallback_op = op;
+                return NX_FALLBACK;
+            }
+        }
+        break;
+    }
+    case OP_EVENT_SIGNAL: {
+        /* natively: 4 aligned bytes inside a pool mapped writable; anything else goes to the Python
+         * path, whose validation names it (events.problem) */
+        const nx_pool *pl = find(o->pools, o->npools, sizeof(nx_pool), rd32(p + 4));
+        uint64_t off = rd64(p + 8);
+        if (!pl || off % 4 || off > pl->size || pl->size - off < 4 || !(pl->flags & 1)) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    }
+    case OP_DIRTY: {
+        int rc = range_ok(s, idx, op, rd32(p + 4), rd64(p + 8), rd64(p + 16), e);
+        if (rc) return rc;
+        break;
+    }
+    case OP_WRITEBACK: {
+        /* natively: a texture the tables mark as written back in C (flag 16: a one-sample colour
+         * render target whose rows fit its pitch and whose bytes lie in a pool mapped writable);
+         * anything else goes to the Python path, whose validation names it */
+        const nx_tex *t = find(o->texs, o->ntexs, sizeof(nx_tex), rd32(p + 4));
+        if (!t || !(t->flags & 16)) {
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    }
+    case OP_DEPTH_STENCIL: case OP_BLEND_CONSTANT: case OP_BLEND:
+        break;   /* no handles; the format pass checked every field's range */
+    case OP_BLEND_STATE:
+        if (rd32(p + 4) != 0 && !o->independent_blend) {   /* the Python path names the missing feature */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    case OP_RASTER:
+        if (rd32(p + 12) != 0 && !(o->raster_features & 1)) {   /* line fill needs fillModeNonSolid: Python names it */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
+        break;
+    case OP_DEPTH_BIAS:
+        if (rdf(p + 12) != 0.0f && !(o->raster_features & 2)) {   /* a clamp needs depthBiasClamp: Python names it */
+            if (!s->fallback_op) s->fallback_op = op;
+            return NX_FALLBACK;
+        }
         break;
     case OP_PROGRAM: {
         uint32_t pid = rd32(p + 4);
         s->program = find(o->progs, o->nprogs, sizeof(nx_prog), pid);
         if (!s->program) return fail(e, idx, op, "program", "PROGRAM: field program %u is not a registered program", pid);
-        if (s->program->flags & 1) {
-            if (!s->fallback_op) s->fallback_op = op;
-            return NX_FALLBACK;
-        }
         break;
     }
     case OP_VERTEX_LAYOUT: {
@@ -395,7 +554,14 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
     }
     case OP_DRAW: case OP_DRAW_INDEXED: {
         const char *name = op_name(op);
-        if (!s->target) return fail(e, idx, op, "state", "%s: no render target set", name);
+        if (!s->target && !s->depth) return fail(e, idx, op, "state", "%s: no render target set", name);
+        {   /* a multisampled target must have MULTISAMPLE's count: the Python path names the target */
+            const nx_tex *t0 = s->target ? s->target : s->depth;
+            if (s->ms_samples && t0->samples > 1 && t0->samples != s->ms_samples) {
+                if (!s->fallback_op) s->fallback_op = op;
+                return NX_FALLBACK;
+            }
+        }
         if (!s->program) return fail(e, idx, op, "state", "%s: no program set", name);
         if (!s->have_layout) return fail(e, idx, op, "state", "%s: no vertex layout set", name);
         if (!s->have_vertex) return fail(e, idx, op, "state", "%s: no vertex buffer set", name);
@@ -405,7 +571,8 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
         for (int k = 0; k < 4; k++) {
             const nx_tex *t = s->slot_tex[k];
             if (!t) continue;
-            if (t == s->target) return fail(e, idx, op, "state", "%s: texture %u in slot %d is the current render target", name, t->id, k);
+            if (bound(s, t))
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is the current render target", name, t->id, k);
             uint32_t want = pr->kinds[k];
             if (want && t->kind != want && (t->kind != NX_KIND_2D || want != NX_KIND_OTHER))
                 return fail(e, idx, op, "state", "%s: texture %u in slot %d is a %s texture; program %u samples binding %d as %s",
@@ -413,12 +580,21 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             uint32_t use = pr->lookups[k];
             int dref = use == NX_LOOK_DREF || use == NX_LOOK_BOTH, plain = use == NX_LOOK_PLAIN || use == NX_LOOK_BOTH;
             if (dref && !(t->flags & 2))
-                return fail(e, idx, op, "state", "%s: texture %u in slot %d is a colour texture, but program %u looks binding %d up with a depth comparison (Dref)", name, t->id, k, pr->id, 4 + k);
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is a %s texture, but program %u looks binding %d up with a depth comparison (Dref), which needs a depth format (Vulkan leaves it undefined on colour formats)",
+                            name, t->id, k, t->format < NX_NFORMATS ? NX_FORMAT_NAMES[t->format] : "?", pr->id, 4 + k);
             if (dref && !s->slot_smp[k]->compare)
-                return fail(e, idx, op, "state", "%s: texture %u in slot %d is looked up with a depth comparison (Dref) by program %u, but sampler %u is a plain sampler", name, t->id, k, pr->id, s->slot_smp[k]->id);
+                return fail(e, idx, op, "state", "%s: texture %u in slot %d is looked up with a depth comparison (Dref) by program %u at binding %d, but sampler %u is a plain sampler (no compare op; Vulkan leaves the result undefined)",
+                            name, t->id, k, pr->id, 4 + k, s->slot_smp[k]->id);
             if (plain && s->slot_smp[k]->compare)
-                return fail(e, idx, op, "state", "%s: sampler %u in slot %d has a compare op, but program %u's lookup at binding %d does not compare", name, s->slot_smp[k]->id, k, pr->id, 4 + k);
+                return fail(e, idx, op, "state", "%s: sampler %u in slot %d (texture %u) has a compare op, but program %u's lookup at binding %d does not compare (no Dref; Vulkan leaves the result undefined)",
+                            name, s->slot_smp[k]->id, k, t->id, pr->id, 4 + k);
         }
+        if (pr->flags & 1)      /* the program reads the pools: none of their textures is a target */
+            for (int k = 0; k < POOL_TEXTURES; k++) {
+                const nx_tex *t = s->pool_tex[k];
+                if (t && bound(s, t))
+                    return fail(e, idx, op, "state", "%s: texture %u in the texture pool is the current render target", name, t->id);
+            }
         uint64_t count = rd32(p + 4), first = rd32(p + 12);
         if (op == OP_DRAW) {
             if (count && (first + count - 1) * s->stride + s->attr_end > s->vertex_size)
@@ -438,11 +614,10 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
     case OP_VIEWPORT: case OP_SCISSOR:
         break;   /* no handles: the format pass checked everything */
     case OP_PRESENT_IMAGE: {
-        /* its pool range here; the image itself is the Python path's (no Vulkan work) */
+        /* its pool range (snapshotted; its pixels made from the snapshot after the run, no Vulkan work) */
         int rc = range_ok(s, idx, op, rd32(p + 12), rd64(p + 16), image_bytes(p), e);
         if (rc) return rc;
-        if (!s->fallback_op) s->fallback_op = op;
-        return NX_FALLBACK;
+        break;
     }
     default:
         if (!s->fallback_op) s->fallback_op = op;

@@ -28,8 +28,8 @@ OK, BAD, FALLBACK = 0, 1, 2
 KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
 CDEF = """
-typedef struct { uint32_t id; uint32_t pad; uint64_t size; } nx_pool;
-typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t pad; } nx_tex;
+typedef struct { uint32_t id; uint32_t flags; uint64_t size; } nx_pool;
+typedef struct { uint32_t id; uint32_t flags; uint32_t kind; uint32_t width, height, samples, format, pad; } nx_tex;
 typedef struct { uint32_t id; uint32_t compare; } nx_smp;
 typedef struct { uint32_t id; uint32_t input_mask; uint32_t flags; uint8_t kinds[4]; uint8_t lookups[4]; } nx_prog;
 typedef struct {
@@ -37,6 +37,9 @@ typedef struct {
     const nx_tex *texs; uint32_t ntexs;
     const nx_smp *smps; uint32_t nsmps;
     const nx_prog *progs; uint32_t nprogs;
+    uint32_t max_colors;
+    uint32_t independent_blend;
+    uint32_t raster_features;
 } nx_objects;
 typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; } nx_error;
 int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
@@ -44,7 +47,7 @@ int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
 int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
-typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;
+typedef struct { uint32_t program, layout, target, depth, rt, mode, a2c, blend[8]; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;
     nx_pipekey *pipes; uint32_t npipes;
@@ -54,14 +57,18 @@ typedef struct {
     uint64_t *presents; uint32_t npresents;
     uint64_t *signals; uint32_t nsignals;
     uint32_t *targets; uint32_t ntargets;
+    nx_range *dirty; uint32_t ndirty;
+    uint32_t *poolsets; uint32_t npoolsets;
     uint32_t cap;
     uint32_t cur_prog, cur_layout, cur_target, have;
+    uint32_t cur_depth, cur_rt, cur_mode, cur_a2c, cur_blend[8];
     const uint8_t *base;
+    uint32_t blends[64], nblends;
 } nx_plan_t;
-typedef struct { uint32_t id, width, height, pad; uint64_t image, view, sample_view; } nx_rt;
+typedef struct { uint32_t id, width, height, flags; uint64_t image, view, sample_view; } nx_rt;
 typedef struct { uint32_t id, pad; uint64_t view; } nx_view;
 typedef struct { uint32_t id, pad; uint64_t sampler; } nx_sampler_h;
-typedef struct { uint32_t id, pad; uint64_t views[4]; uint64_t samplers[4]; } nx_progdef;
+typedef struct { uint32_t id, pools; uint64_t views[4]; uint64_t samplers[4]; } nx_progdef;
 typedef struct {
     void *cb; uint64_t layout;
     uint64_t arena; const uint8_t *arena_map;
@@ -74,7 +81,10 @@ typedef struct {
     const nx_progdef *progs; uint32_t nprogs;
     uint64_t dummy_ubo; uint64_t dummy_ubo_range;
     uint64_t readback; const uint64_t *present_at;
+    const uint64_t *stencil_at;
     const uint32_t *aux;
+    const uint64_t *pool_sets;
+    uint32_t npool_sets;
     uint64_t draws;
     uint64_t skipped;
 } nx_rec_t;
@@ -117,16 +127,24 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
     ffi, _ = lib()
     pl = sorted(pools.items())
     cp = ffi.new("nx_pool[]", max(1, len(pl)))
+    can_write = getattr(objects.memory, "can_write", None)
     for i, (pid, size) in enumerate(pl):
         cp[i].id, cp[i].size = pid, size
+        cp[i].flags = 1 if can_write is None or can_write(pid) else 0
     ts = sorted(objects.textures.items())
     ct = ffi.new("nx_tex[]", max(1, len(ts)))
     for i, (tid, t) in enumerate(ts):
         present = (t.render_target and not t.fmt.depth and t.samples == 1 and t.fmt.name in ("RGBA8", "BGRA8"))
+        # WRITEBACK in C: what validate.plan accepts
+        back = (t.render_target and t.samples == 1 and (t.block_linear or t.pitch >= t.row_bytes)
+                and t.pool in pools and t.offset + t.byte_size <= pools[t.pool]
+                and (can_write is None or can_write(t.pool)))
         ct[i].id = tid
         ct[i].flags = (1 if t.render_target else 0) | (2 if t.fmt.depth else 0) | (4 if t.samples > 1 else 0) \
-            | (8 if present else 0)
+            | (8 if present else 0) | (16 if back else 0)
         ct[i].kind = KINDS[t.view_kind]
+        ct[i].width, ct[i].height, ct[i].samples = t.width, t.height, t.samples
+        ct[i].format = binpackets.FORMAT_CODES[t.fmt.name]
     ss = sorted(objects.samplers.items())
     cs = ffi.new("nx_smp[]", max(1, len(ss)))
     for i, (sid, s) in enumerate(ss):
@@ -144,6 +162,8 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
     o = ffi.new("nx_objects *")
     o.pools, o.npools, o.texs, o.ntexs = cp, len(pl), ct, len(ts)
     o.smps, o.nsmps, o.progs, o.nprogs = cs, len(ss), cg, len(ps)
+    # the device's limits as the native replay sets them (NativeReplay.tables); here the protocol's
+    o.max_colors, o.independent_blend, o.raster_features = P.MAX_COLOR_TARGETS, 1, 0
     return ObjectTables(o, (cp, ct, cs, cg))
 
 

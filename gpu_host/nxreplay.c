@@ -44,6 +44,11 @@ typedef struct {
     uint64_t offset; uint32_t rowLength, imageHeight; uint32_t aspect, mip, base, count;
     int32_t ox, oy, oz; uint32_t w, h, d;
 } VkBufferImageCopy_;
+typedef struct { uint32_t aspect, mip, base, count; } VkImageSubresourceLayers_;
+typedef struct {
+    VkImageSubresourceLayers_ src; int32_t sx, sy, sz; VkImageSubresourceLayers_ dst; int32_t dx, dy, dz;
+    uint32_t w, h, d;
+} VkImageResolve_;
 
 /* Numbers from the Vulkan specification (checked against the binding by the tests). */
 #define ST_MEMORY_BARRIER 46
@@ -54,6 +59,10 @@ typedef struct {
 #define LOAD_OP_LOAD 0
 #define STORE_OP_STORE 0
 #define ASPECT_COLOR 1
+#define ASPECT_DEPTH 2
+#define ASPECT_STENCIL 4
+#define STENCIL_FRONT 1
+#define STENCIL_BACK 2
 #define STAGE_ALL_COMMANDS 0x10000
 #define ACCESS_MEMORY_READ 0x8000
 #define ACCESS_MEMORY_WRITE 0x10000
@@ -96,6 +105,8 @@ static struct {
     void (*SetDepthBiasEnable)(D, uint32_t);
     void (*SetDepthBias)(D, float, float, float);
     void (*SetBlendConstants)(D, const float *);
+    void (*BindDescriptorSets)(D, uint32_t, H, uint32_t, uint32_t, const H *, uint32_t, const uint32_t *);
+    void (*ResolveImage)(D, H, uint32_t, H, uint32_t, uint32_t, const VkImageResolve_ *);
 } vk;
 
 /* Load the entry points of `device` (a VkDevice as an integer).  Returns 0, or the 1-based
@@ -113,7 +124,8 @@ int nx_vk_init(uint64_t device) {
         "vkCmdSetDepthBoundsTestEnable", "vkCmdSetDepthTestEnable", "vkCmdSetDepthWriteEnable",
         "vkCmdSetDepthCompareOp", "vkCmdSetStencilTestEnable", "vkCmdSetStencilOp", "vkCmdSetStencilReference",
         "vkCmdSetStencilCompareMask", "vkCmdSetStencilWriteMask", "vkCmdSetCullMode", "vkCmdSetFrontFace",
-        "vkCmdSetDepthBiasEnable", "vkCmdSetDepthBias", "vkCmdSetBlendConstants"};
+        "vkCmdSetDepthBiasEnable", "vkCmdSetDepthBias", "vkCmdSetBlendConstants", "vkCmdBindDescriptorSets",
+        "vkCmdResolveImage"};
     void **slots = (void **)&vk;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         slots[i] = gdpa((D)(uintptr_t)device, names[i]);
@@ -123,8 +135,17 @@ int nx_vk_init(uint64_t device) {
 }
 
 /* ---- plan ---------------------------------------------------------------------------------- */
+#define NX_BLENDS 64
+#define NX_POOLS_WINDOW 64
+#define NO_FRAME UINT64_MAX     /* presents[]: a WRITEBACK's copy (no frame) */
+#define EVENT_FRAME (UINT64_MAX - 1)   /* presents[]: an EVENT_SIGNAL (its packet's byte offset beside it) */
+#define IMAGE_FRAME (UINT64_MAX - 2)   /* presents[]: a PRESENT_IMAGE (its packet's byte offset beside it) */
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
-typedef struct { uint32_t program, layout, target, pad; } nx_pipekey;   /* layout: its packet index */
+/* layout: its packet index; target/depth: texture ids (EMPTY_ID: none); rt: the byte offset of the
+ * RENDER_TARGETS packet in force (EMPTY_ID: TARGET/DEPTH_TARGET, `target` is the colour target);
+ * blend[k]: the byte offset of the BLEND/BLEND_STATE packet of colour target k in force (EMPTY_ID:
+ * none, blending off); mode: RASTER's polygon mode; a2c: MULTISAMPLE's alpha-to-coverage */
+typedef struct { uint32_t program, layout, target, depth, rt, mode, a2c, blend[MAX_COLOR_TARGETS]; } nx_pipekey;
 typedef struct {
     nx_range *ranges; uint32_t nranges;     /* out: distinct ranges, first-seen order */
     nx_pipekey *pipes; uint32_t npipes;     /* out: distinct pipeline keys */
@@ -134,15 +155,32 @@ typedef struct {
     uint64_t *presents; uint32_t npresents; /* out: (frame, texture) pairs */
     uint64_t *signals; uint32_t nsignals;   /* out: (fence, value) pairs */
     uint32_t *targets; uint32_t ntargets;   /* out: target ids (distinct) */
+    nx_range *dirty; uint32_t ndirty;       /* out: DIRTY ranges, in order */
+    uint32_t *poolsets; uint32_t npoolsets; /* out: byte offsets of POOLS packets (aux: the index), distinct
+                                               among the last NX_POOLS_WINDOW by their bytes */
     uint32_t cap;                           /* capacity of every out array (the packet count) */
     uint32_t cur_prog, cur_layout, cur_target, have;
+    uint32_t cur_depth, cur_rt, cur_mode, cur_a2c, cur_blend[MAX_COLOR_TARGETS];
     const uint8_t *base;                    /* the blob (set by nx_plan) */
+    uint32_t blends[NX_BLENDS], nblends;    /* scratch: distinct blend packets' offsets */
 } nx_plan_t;
 
 static uint32_t add_distinct(uint32_t *arr, uint32_t *n, uint32_t v) {
     for (uint32_t i = 0; i < *n; i++) if (arr[i] == v) return i;
     arr[*n] = v;
     return (*n)++;
+}
+
+/* The offset of the first BLEND/BLEND_STATE packet of the blob with these bytes: a game that
+ * re-sends the same blend state per draw keys one pipeline, not one per packet. */
+static uint32_t blend_key(nx_plan_t *pl, const uint8_t *p, uint32_t size) {
+    for (uint32_t i = 0; i < pl->nblends; i++) {
+        const uint8_t *q = pl->base + pl->blends[i];
+        if (q[0] == p[0] && memcmp(q, p, size) == 0) return pl->blends[i];
+    }
+    uint32_t off = (uint32_t)(p - pl->base);
+    if (pl->nblends < NX_BLENDS) pl->blends[pl->nblends++] = off;
+    return off;
 }
 
 static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e) {
@@ -169,18 +207,73 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         break;
     }
     case OP_TEXTURE: add_distinct(pl->textures, &pl->ntextures, rd32(p + 8)); break;
-    case OP_TARGET: pl->cur_target = rd32(p + 4); pl->have |= 4; add_distinct(pl->targets, &pl->ntargets, pl->cur_target); break;
+    case OP_TARGET:
+        pl->cur_target = rd32(p + 4);
+        pl->cur_depth = pl->cur_rt = EMPTY_ID;
+        add_distinct(pl->targets, &pl->ntargets, pl->cur_target);
+        break;
+    case OP_RENDER_TARGETS: {
+        uint32_t cnt = rd32(p + 4);
+        pl->cur_rt = (uint32_t)(p - pl->base);
+        pl->cur_target = EMPTY_ID;
+        pl->cur_depth = rd32(p + 8 + 4 * cnt);
+        for (uint32_t k = 0; k < cnt; k++)
+            if (rd32(p + 8 + 4 * k) != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, rd32(p + 8 + 4 * k));
+        if (pl->cur_depth != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, pl->cur_depth);
+        break;
+    }
+    case OP_DEPTH_TARGET:
+        pl->cur_rt = EMPTY_ID;
+        pl->cur_target = rd32(p + 4);
+        pl->cur_depth = rd32(p + 8);
+        if (pl->cur_target != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, pl->cur_target);
+        if (pl->cur_depth != EMPTY_ID) add_distinct(pl->targets, &pl->ntargets, pl->cur_depth);
+        break;
+    case OP_BLEND:
+    case OP_BLEND_STATE:
+        pl->cur_blend[op == OP_BLEND ? 0 : rd32(p + 4)] = blend_key(pl, p, size);
+        break;
+    case OP_RASTER:
+        pl->cur_mode = rd32(p + 12);
+        break;
+    case OP_MULTISAMPLE:
+        pl->cur_a2c = rd32(p + 8);
+        break;
+    case OP_RESOLVE:
+        add_distinct(pl->targets, &pl->ntargets, rd32(p + 4));
+        add_distinct(pl->targets, &pl->ntargets, rd32(p + 8));
+        break;
     case OP_PROGRAM: pl->cur_prog = rd32(p + 4); pl->have |= 1; break;
     case OP_VERTEX_LAYOUT:   /* aux: the packet's byte offset in the blob (its tuple for pipelines) */
         pl->cur_layout = (uint32_t)idx;
         pl->have |= 2;
         pl->aux[idx] = (uint32_t)(p - pl->base);
         break;
-    case OP_PRESENT:
-        pl->presents[2 * pl->npresents] = rd64(p + 4);
-        pl->presents[2 * pl->npresents + 1] = rd32(p + 12);
+    case OP_PRESENT: case OP_WRITEBACK:    /* copies out, in order; a WRITEBACK's frame: NO_FRAME */
+        pl->presents[2 * pl->npresents] = op == OP_PRESENT ? rd64(p + 4) : NO_FRAME;
+        pl->presents[2 * pl->npresents + 1] = rd32(p + (op == OP_PRESENT ? 12 : 4));
         pl->npresents++;
         break;
+    case OP_POOLS: {
+        uint32_t i = pl->npoolsets, lo = i > NX_POOLS_WINDOW ? i - NX_POOLS_WINDOW : 0;
+        while (i > lo && memcmp(pl->base + pl->poolsets[i - 1], p, size)) i--;
+        if (i > lo) pl->aux[idx] = i - 1;
+        else { pl->poolsets[pl->npoolsets] = (uint32_t)(p - pl->base); pl->aux[idx] = pl->npoolsets++; }
+        for (int k = 0; k < POOL_TEXTURES; k++)     /* sampled: uploaded like TEXTURE's */
+            if (rd32(p + 4 + 4 * k) != EMPTY_ID) add_distinct(pl->textures, &pl->ntextures, rd32(p + 4 + 4 * k));
+        break;
+    }
+    case OP_EVENT_SIGNAL:   /* applied after the run, in order with the write-backs */
+    case OP_PRESENT_IMAGE:  /* made from the snapshot after the run */
+        pl->presents[2 * pl->npresents] = op == OP_EVENT_SIGNAL ? EVENT_FRAME : IMAGE_FRAME;
+        pl->presents[2 * pl->npresents + 1] = (uint32_t)(p - pl->base);
+        pl->npresents++;
+        break;
+    case OP_DIRTY: {
+        nx_range r = {rd32(p + 4), 0, rd64(p + 8), rd64(p + 16)};
+        pl->dirty[pl->ndirty++] = r;
+        break;
+    }
     case OP_SIGNAL:
         pl->signals[2 * pl->nsignals] = rd32(p + 4);
         pl->signals[2 * pl->nsignals + 1] = rd64(p + 8);
@@ -190,11 +283,15 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
         uint32_t i;
         for (i = 0; i < pl->npipes; i++) {
             nx_pipekey *k = &pl->pipes[i];
-            if (k->program == pl->cur_prog && k->layout == pl->cur_layout && k->target == pl->cur_target) break;
+            if (k->program == pl->cur_prog && k->layout == pl->cur_layout && k->target == pl->cur_target
+                && k->depth == pl->cur_depth && k->rt == pl->cur_rt && k->mode == pl->cur_mode && k->a2c == pl->cur_a2c
+                && !memcmp(k->blend, pl->cur_blend, sizeof k->blend)) break;
         }
         if (i == pl->npipes) {
-            nx_pipekey k = {pl->cur_prog, pl->cur_layout, pl->cur_target, 0};
-            pl->pipes[pl->npipes++] = k;
+            nx_pipekey *k = &pl->pipes[pl->npipes++];
+            k->program = pl->cur_prog; k->layout = pl->cur_layout; k->target = pl->cur_target;
+            k->depth = pl->cur_depth; k->rt = pl->cur_rt; k->mode = pl->cur_mode; k->a2c = pl->cur_a2c;
+            memcpy(k->blend, pl->cur_blend, sizeof k->blend);
         }
         pl->aux[idx] = i;
         break;
@@ -206,17 +303,23 @@ static int visit_plan(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t
 /* Plan a blob nx_pkt_check passed (no fallback).  `pl`'s arrays hold `cap` entries each. */
 int nx_plan(const uint8_t *buf, size_t len, nx_plan_t *pl, nx_error *e) {
     memset(pl->hash, 0, sizeof *pl->hash * pl->hash_cap);
-    pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = 0;
+    pl->nranges = pl->npipes = pl->ntextures = pl->npresents = pl->nsignals = pl->ntargets = pl->ndirty = 0;
+    pl->npoolsets = 0;
     pl->have = 0;
+    pl->cur_target = pl->cur_depth = pl->cur_rt = EMPTY_ID;
+    for (int k = 0; k < MAX_COLOR_TARGETS; k++) pl->cur_blend[k] = EMPTY_ID;
+    pl->cur_mode = pl->cur_a2c = 0;
+    pl->nblends = 0;
     pl->base = buf;
     return walk(buf, len, visit_plan, pl, NULL, e);
 }
 
 /* ---- record ------------------------------------------------------------------------------- */
-typedef struct { uint32_t id, width, height, pad; H image, view, sample_view; } nx_rt;     /* by id */
+/* by id; flags 1: a stencil aspect, 2: a depth format (its depth aspect is copied out) */
+typedef struct { uint32_t id, width, height, flags; H image, view, sample_view; } nx_rt;
 typedef struct { uint32_t id, pad; H view; } nx_view;                                       /* by id */
 typedef struct { uint32_t id, pad; H sampler; } nx_sampler_h;                               /* by id */
-typedef struct { uint32_t id, pad; H views[4]; H samplers[4]; } nx_progdef;                 /* by id */
+typedef struct { uint32_t id, pools; H views[4]; H samplers[4]; } nx_progdef;   /* by id; pools: reads set 1 */
 typedef struct {
     D cb; H layout;                          /* command buffer (begun), pipeline layout */
     H arena; const uint8_t *arena_map;       /* the snapshot's buffer and its mapping */
@@ -228,22 +331,35 @@ typedef struct {
     const nx_sampler_h *samplers; uint32_t nsamplers;
     const nx_progdef *progs; uint32_t nprogs;
     H dummy_ubo; uint64_t dummy_ubo_range;
-    H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT */
+    H readback; const uint64_t *present_at;  /* read-back buffer, offset of each PRESENT/WRITEBACK */
+    const uint64_t *stencil_at;              /* ... and of a depth target's stencil aspect past it */
     const uint32_t *aux;                     /* nx_plan's */
+    const H *pool_sets;                      /* set 1 of each planned POOLS packet, then the empty pools' */
+    uint32_t npool_sets;
     uint64_t draws;                          /* out */
     uint64_t skipped;                        /* out: draws whose pipeline was 0 (still being made) */
 } nx_rec_t;
 
 typedef struct {
     nx_rec_t *r;
-    const nx_rt *target;
-    int rendering, pipe_dirty, desc_dirty, dyn_set;
+    const nx_rt *target;             /* colour target 0 (NULL: none) */
+    const nx_rt *colors[MAX_COLOR_TARGETS]; uint32_t ncolors;   /* every bound colour target */
+    const nx_rt *depth;              /* the depth target (NULL: none) */
+    int rendering, pipe_dirty, desc_dirty, dyn_dirty;
+    /* dynamic state as the packets set it (DEPTH_STENCIL's 18 fields, RASTER's cull, front face,
+     * bias enable, DEPTH_BIAS, BLEND_CONSTANT) and as last set in the command buffer (valid: set) */
+    uint32_t ds[18], raster[3];
+    float bias[3], constants[4];
+    int dyn_valid;
+    uint32_t set_ds[18], set_raster[3];
+    float set_bias[3], set_constants[4];
     int have_viewport, have_scissor;
     float viewport[4];
     uint32_t scissor[4];
     H bound_pipe;
     const nx_progdef *prog;
     int32_t ubo[4];                  /* range index bound at each slot, -1 none */
+    uint32_t pools_idx; int pools_dirty;     /* the POOLS in force (index into pool_sets) */
     H tex_view[4], tex_smp[4];       /* bound at each slot (0: none) */
     uint32_t stride, attr_end;
     int32_t vertex_range, index_range;
@@ -259,8 +375,10 @@ static void barrier(D cb) {
     vk.PipelineBarrier(cb, STAGE_ALL_COMMANDS, STAGE_ALL_COMMANDS, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
+static const nx_rt *sized(rstate *s) { return s->target ? s->target : s->depth; }   /* one size (checked) */
+
 static void set_scissor(rstate *s) {
-    uint32_t w = s->target->width, h = s->target->height, x0 = 0, y0 = 0, x1 = w, y1 = h;
+    uint32_t w = sized(s)->width, h = sized(s)->height, x0 = 0, y0 = 0, x1 = w, y1 = h;
     if (s->have_scissor) {
         uint64_t sx = s->scissor[0], sy = s->scissor[1];
         x0 = sx < w ? (uint32_t)sx : w;
@@ -272,25 +390,34 @@ static void set_scissor(rstate *s) {
     vk.SetScissor(s->r->cb, 0, 1, &r);
 }
 
+static void attachment(VkRenderingAttachmentInfo_ *att, H view) {
+    memset(att, 0, sizeof *att);
+    att->sType = ST_RENDERING_ATTACHMENT_INFO;
+    att->view = view;
+    att->layout = LAYOUT_GENERAL;
+    att->loadOp = LOAD_OP_LOAD;
+    att->storeOp = STORE_OP_STORE;
+}
+
 static void begin(rstate *s) {
     if (s->rendering) return;
-    VkRenderingAttachmentInfo_ att;
-    memset(&att, 0, sizeof att);
-    att.sType = ST_RENDERING_ATTACHMENT_INFO;
-    att.view = s->target->view;
-    att.layout = LAYOUT_GENERAL;
-    att.loadOp = LOAD_OP_LOAD;
-    att.storeOp = STORE_OP_STORE;
+    VkRenderingAttachmentInfo_ att[MAX_COLOR_TARGETS], datt;
     VkRenderingInfo_ ri;
     memset(&ri, 0, sizeof ri);
     ri.sType = ST_RENDERING_INFO;
-    ri.area.w = s->target->width;
-    ri.area.h = s->target->height;
+    ri.area.w = sized(s)->width;
+    ri.area.h = sized(s)->height;
     ri.layers = 1;
-    ri.ncolor = 1;
-    ri.colors = &att;
+    for (uint32_t k = 0; k < s->ncolors; k++) attachment(&att[k], s->colors[k]->view);
+    ri.ncolor = s->ncolors;
+    ri.colors = s->ncolors ? att : NULL;
+    if (s->depth) {      /* the depth image's view; its stencil aspect through the same view */
+        attachment(&datt, s->depth->view);
+        ri.depth = &datt;
+        if (s->depth->flags & 1) ri.stencil = &datt;
+    }
     vk.BeginRendering(s->r->cb, &ri);
-    VkViewport_ vp = {0, 0, (float)s->target->width, (float)s->target->height, 0, 1};
+    VkViewport_ vp = {0, 0, (float)ri.area.w, (float)ri.area.h, 0, 1};
     if (s->have_viewport) { vp.x = s->viewport[0]; vp.y = s->viewport[1]; vp.w = s->viewport[2]; vp.h = s->viewport[3]; }
     vk.SetViewport(s->r->cb, 0, 1, &vp);
     set_scissor(s);
@@ -305,24 +432,43 @@ static void end(rstate *s) {
     }
 }
 
-static void set_dynamic_defaults(D cb) {
-    /* replay.py's _Dynamic.set at the first draw with the defaults (no state packet in a native
-     * blob): depth/stencil tests off, less, stencil keep/always/0/255/255, no culling, ccw, no bias */
-    static const float zero4[4] = {0, 0, 0, 0};
-    vk.SetDepthBoundsTestEnable(cb, 0);
-    vk.SetDepthTestEnable(cb, 0);
-    vk.SetDepthWriteEnable(cb, 0);
-    vk.SetDepthCompareOp(cb, COMPARE_LESS);
-    vk.SetStencilTestEnable(cb, 0);
-    vk.SetStencilOp(cb, STENCIL_FRONT_AND_BACK, 0, 0, 0, COMPARE_ALWAYS);
-    vk.SetStencilReference(cb, STENCIL_FRONT_AND_BACK, 0);
-    vk.SetStencilCompareMask(cb, STENCIL_FRONT_AND_BACK, 255);
-    vk.SetStencilWriteMask(cb, STENCIL_FRONT_AND_BACK, 255);
-    vk.SetCullMode(cb, 0);
-    vk.SetFrontFace(cb, 0);
-    vk.SetDepthBiasEnable(cb, 0);
-    vk.SetDepthBias(cb, 0.0f, 0.0f, 0.0f);
-    vk.SetBlendConstants(cb, zero4);
+/* replay.py's _Dynamic.set: the dynamic state's calls whose values changed since they were last
+ * set in this command buffer (all of them the first time: depth bounds off once). */
+static void set_dynamic(rstate *s) {
+    D cb = s->r->cb;
+    const uint32_t *ds = s->ds;
+    int all = !s->dyn_valid;
+    if (all) vk.SetDepthBoundsTestEnable(cb, 0);
+    if (all || memcmp(ds, s->set_ds, 4 * sizeof *ds)) {
+        vk.SetDepthTestEnable(cb, ds[0]);
+        vk.SetDepthWriteEnable(cb, ds[1]);
+        vk.SetDepthCompareOp(cb, ds[2]);
+        vk.SetStencilTestEnable(cb, ds[3]);
+    }
+    if (all || memcmp(ds + 4, s->set_ds + 4, 14 * sizeof *ds)) {
+        /* per face: fail, depth fail, pass, func, ref, read mask, write mask; one call for both
+         * faces where they are equal (Vulkan's order: fail, pass, depth fail, func) */
+        int same = !memcmp(ds + 4, ds + 11, 7 * sizeof *ds);
+        for (int f = 0; f < (same ? 1 : 2); f++) {
+            const uint32_t *x = ds + 4 + 7 * f;
+            uint32_t mask = same ? STENCIL_FRONT_AND_BACK : f ? STENCIL_BACK : STENCIL_FRONT;
+            vk.SetStencilOp(cb, mask, x[0], x[2], x[1], x[3]);
+            vk.SetStencilReference(cb, mask, x[4]);
+            vk.SetStencilCompareMask(cb, mask, x[5]);
+            vk.SetStencilWriteMask(cb, mask, x[6]);
+        }
+    }
+    if (all || s->raster[0] != s->set_raster[0]) vk.SetCullMode(cb, s->raster[0]);
+    if (all || s->raster[1] != s->set_raster[1]) vk.SetFrontFace(cb, s->raster[1]);
+    if (all || s->raster[2] != s->set_raster[2]) vk.SetDepthBiasEnable(cb, s->raster[2]);
+    if (all || memcmp(s->bias, s->set_bias, sizeof s->bias))
+        vk.SetDepthBias(cb, s->bias[0], s->bias[2], s->bias[1]);   /* constant, clamp, slope */
+    if (all || memcmp(s->constants, s->set_constants, sizeof s->constants)) vk.SetBlendConstants(cb, s->constants);
+    memcpy(s->set_ds, ds, sizeof s->set_ds);
+    memcpy(s->set_raster, s->raster, sizeof s->raster);
+    memcpy(s->set_bias, s->bias, sizeof s->bias);
+    memcpy(s->set_constants, s->constants, sizeof s->constants);
+    s->dyn_valid = 1;
 }
 
 /* The set-0 descriptors the draw needs, pushed where they differ from what was pushed last: push
@@ -392,20 +538,83 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
     D cb = r->cb;
     (void)size;
     switch (op) {
-    case OP_TARGET:
+    case OP_TARGET: case OP_DEPTH_TARGET: {
         end(s);
-        s->target = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 4));
+        uint32_t c = rd32(p + 4), d = op == OP_DEPTH_TARGET ? rd32(p + 8) : EMPTY_ID;
+        s->target = s->colors[0] = c == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), c);
+        s->ncolors = s->target != NULL;
+        s->depth = d == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), d);
         s->pipe_dirty = 1;
         s->have_viewport = 0;
         break;
-    case OP_CLEAR: {
+    }
+    case OP_RENDER_TARGETS: {      /* checked: colour targets 0..n-1 without a gap, then EMPTYs */
+        end(s);
+        uint32_t cnt = rd32(p + 4), d = rd32(p + 8 + 4 * cnt);
+        s->ncolors = 0;
+        for (uint32_t k = 0; k < cnt; k++)
+            if (rd32(p + 8 + 4 * k) != EMPTY_ID) s->colors[s->ncolors++] = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 8 + 4 * k));
+        s->target = s->ncolors ? s->colors[0] : NULL;
+        s->depth = d == EMPTY_ID ? NULL : find(r->rts, r->nrts, sizeof(nx_rt), d);
+        s->pipe_dirty = 1;
+        s->have_viewport = 0;
+        break;
+    }
+    case OP_CLEAR: case OP_CLEAR_TARGET: case OP_CLEAR_DEPTH_STENCIL: {
         begin(s);
         VkClearAttachment_ a;
         memset(&a, 0, sizeof a);
-        a.aspect = ASPECT_COLOR;
-        memcpy(a.v.f, p + 4, 16);
-        VkClearRect_ rc = {{0, 0, s->target->width, s->target->height}, 0, 1};
+        if (op == OP_CLEAR) {
+            a.aspect = ASPECT_COLOR;
+            memcpy(a.v.f, p + 4, 16);
+        } else if (op == OP_CLEAR_TARGET) {     /* colour attachment `index` */
+            a.aspect = ASPECT_COLOR;
+            a.att = rd32(p + 4);
+            memcpy(a.v.f, p + 8, 16);
+        } else {      /* the stencil of a format without one: nothing to clear there */
+            uint32_t asp = rd32(p + 12);
+            a.aspect = (asp & 1 ? ASPECT_DEPTH : 0) | (asp & 2 && s->depth->flags & 1 ? ASPECT_STENCIL : 0);
+            a.v.ds.depth = rdf(p + 4);
+            a.v.ds.stencil = rd32(p + 8);
+            if (!a.aspect) break;
+        }
+        VkClearRect_ rc = {{0, 0, sized(s)->width, sized(s)->height}, 0, 1};
         vk.ClearAttachments(cb, 1, &a, 1, &rc);
+        break;
+    }
+    case OP_DEPTH_STENCIL:
+        for (int k = 0; k < 18; k++) s->ds[k] = rd32(p + 4 + 4 * k);
+        s->dyn_dirty = 1;
+        break;
+    case OP_RASTER:
+        s->raster[0] = rd32(p + 4);
+        s->raster[1] = rd32(p + 8);
+        s->raster[2] = rd32(p + 16);
+        s->dyn_dirty = 1;
+        break;
+    case OP_DEPTH_BIAS:
+        memcpy(s->bias, p + 4, 12);
+        s->dyn_dirty = 1;
+        break;
+    case OP_BLEND_CONSTANT:
+        memcpy(s->constants, p + 4, 16);
+        s->dyn_dirty = 1;
+        break;
+    case OP_BLEND: case OP_BLEND_STATE: case OP_MULTISAMPLE:
+        s->pipe_dirty = 1;        /* the planned key of the next draw names its pipeline */
+        break;
+    case OP_RESOLVE: {            /* checked: a multisampled colour target into a one-sample one */
+        end(s);
+        const nx_rt *a = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 4));
+        const nx_rt *b = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 8));
+        VkImageResolve_ rv;
+        memset(&rv, 0, sizeof rv);
+        rv.src.aspect = rv.dst.aspect = ASPECT_COLOR;
+        rv.src.count = rv.dst.count = 1;
+        rv.w = a->width; rv.h = a->height; rv.d = 1;
+        barrier(cb);
+        vk.ResolveImage(cb, a->image, LAYOUT_GENERAL, b->image, LAYOUT_GENERAL, 1, &rv);
+        barrier(cb);
         break;
     }
     case OP_PROGRAM:
@@ -476,13 +685,17 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
             }
             s->pipe_dirty = 0;
         }
-        if (!s->dyn_set) {
-            set_dynamic_defaults(cb);
-            s->dyn_set = 1;
+        if (s->dyn_dirty || !s->dyn_valid) {
+            set_dynamic(s);
+            s->dyn_dirty = 0;
         }
         if (s->desc_dirty) {
             push_descriptors(s);
             s->desc_dirty = 0;
+        }
+        if (s->prog->pools && s->pools_dirty) {
+            vk.BindDescriptorSets(cb, BIND_GRAPHICS, r->layout, 1, 1, &r->pool_sets[s->pools_idx], 0, NULL);
+            s->pools_dirty = 0;
         }
         if (op == OP_DRAW) {
             vk.Draw(cb, rd32(p + 4), rd32(p + 8), rd32(p + 12), rd32(p + 16));
@@ -493,21 +706,39 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         }
         r->draws++;
         break;
-    case OP_PRESENT: {
+    case OP_PRESENT: case OP_WRITEBACK: {     /* a target's texels into the read-back buffer */
         end(s);
-        const nx_rt *t = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + 12));
+        const nx_rt *t = find(r->rts, r->nrts, sizeof(nx_rt), rd32(p + (op == OP_PRESENT ? 12 : 4)));
         barrier(cb);
-        VkBufferImageCopy_ c;
-        memset(&c, 0, sizeof c);
-        c.offset = r->present_at[s->npresent++];
-        c.aspect = ASPECT_COLOR;
-        c.count = 1;
-        c.w = t->width; c.h = t->height; c.d = 1;
-        vk.CopyImageToBuffer(cb, t->image, LAYOUT_GENERAL, r->readback, 1, &c);
+        VkBufferImageCopy_ c[2];
+        memset(c, 0, sizeof c);
+        uint32_t n = 1, i = s->npresent++;
+        c[0].offset = r->present_at[i];
+        c[0].aspect = t->flags & 2 ? ASPECT_DEPTH : ASPECT_COLOR;
+        if (t->flags & 1) {      /* a depth target's stencil aspect: its own region (replay._aspect_copies) */
+            c[1] = c[0];
+            c[1].offset = r->present_at[i] + r->stencil_at[i];
+            c[1].aspect = ASPECT_STENCIL;
+            n = 2;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            c[k].count = 1;
+            c[k].w = t->width; c[k].h = t->height; c[k].d = 1;
+        }
+        vk.CopyImageToBuffer(cb, t->image, LAYOUT_GENERAL, r->readback, n, c);
         barrier(cb);
         break;
     }
     case OP_SIGNAL:   /* published by the caller after the run */
+    case OP_DIRTY:    /* applied by the caller before the snapshot */
+        break;
+    case OP_EVENT_SIGNAL:   /* the caller applies it after the run; its place in the copies' order */
+    case OP_PRESENT_IMAGE:  /* the caller makes its frame from the snapshot */
+        s->npresent++;
+        break;
+    case OP_POOLS:
+        s->pools_idx = r->aux[idx];
+        s->pools_dirty = 1;
         break;
     default:          /* nx_pkt_check sends every other op to the Python path */
         return fail(e, idx, op, "op", "%s: not replayed natively (nx_pkt_check should have said so)", op_name(op));
@@ -522,8 +753,13 @@ int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
     memset(&s, 0, sizeof s);
     s.r = r;
     s.pipe_dirty = s.desc_dirty = 1;
+    /* packets.DS_DEFAULT: depth and stencil tests off, less, keep/always, ref 0, masks 255 */
+    static const uint32_t ds_default[18] = {0, 0, 1, 0, 0, 0, 0, 7, 0, 255, 255, 0, 0, 0, 7, 0, 255, 255};
+    memcpy(s.ds, ds_default, sizeof s.ds);
     s.vertex_range = s.index_range = -1;
     for (int k = 0; k < 4; k++) s.ubo[k] = -1;
+    s.pools_idx = r->npool_sets - 1;     /* no POOLS yet: every entry empty */
+    s.pools_dirty = 1;
     r->draws = r->skipped = 0;
     memset(e, 0, sizeof *e);
     int rc = walk(buf, len, visit_record, &s, NULL, e);
@@ -547,11 +783,13 @@ uint32_t nx_vk_layout(uint32_t *out) {
         sizeof(VkWriteDescriptorSet_), OFF(VkWriteDescriptorSet_, set), OFF(VkWriteDescriptorSet_, binding),
         OFF(VkWriteDescriptorSet_, type), OFF(VkWriteDescriptorSet_, images), OFF(VkWriteDescriptorSet_, buffers),
         sizeof(VkBufferImageCopy_), OFF(VkBufferImageCopy_, aspect), OFF(VkBufferImageCopy_, ox),
-        OFF(VkBufferImageCopy_, w),
+        OFF(VkBufferImageCopy_, w), sizeof(VkImageResolve_), OFF(VkImageResolve_, sx), OFF(VkImageResolve_, dst),
+        OFF(VkImageResolve_, dx), OFF(VkImageResolve_, w),
         ST_MEMORY_BARRIER, ST_WRITE_DESCRIPTOR_SET, ST_RENDERING_INFO, ST_RENDERING_ATTACHMENT_INFO,
         LAYOUT_GENERAL, LOAD_OP_LOAD, STORE_OP_STORE, ASPECT_COLOR, STAGE_ALL_COMMANDS, ACCESS_MEMORY_READ,
         ACCESS_MEMORY_WRITE, DESC_UNIFORM_BUFFER, DESC_COMBINED_IMAGE_SAMPLER, BIND_GRAPHICS, INDEX_UINT16,
-        INDEX_UINT32, STENCIL_FRONT_AND_BACK, COMPARE_LESS, COMPARE_ALWAYS};
+        INDEX_UINT32, STENCIL_FRONT_AND_BACK, COMPARE_LESS, COMPARE_ALWAYS, ASPECT_DEPTH, ASPECT_STENCIL,
+        STENCIL_FRONT, STENCIL_BACK};
     memcpy(out, v, sizeof v);
     return (uint32_t)(sizeof v / sizeof *v);
 }

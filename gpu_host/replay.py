@@ -371,10 +371,9 @@ class Replayer:
                 raw = a.tobytes()
             result.frames.append(FrameOut(frame, t.width, t.height, raw, hashlib.sha256(raw).hexdigest()))
         if plan.images:        # PRESENT_IMAGE: pixels from the snapshot, no Vulkan work (present_image.py)
-            for c in plan.commands:
-                if c[0] == P.OP_PRESENT_IMAGE:
-                    raw = present_image.rgba(c, mem.read(*present_image.key(c)))
-                    result.frames.append(FrameOut(c[1], c[4], c[5], raw, hashlib.sha256(raw).hexdigest()))
+            for c in plan.image_cmds:
+                raw = present_image.rgba(c, mem.read(*present_image.key(c)))
+                result.frames.append(FrameOut(c[1], c[4], c[5], raw, hashlib.sha256(raw).hexdigest()))
             result.frames.sort(key=lambda f: f.frame)     # one client numbers its frames in order
         return result
 

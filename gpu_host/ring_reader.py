@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import select
+import time
+from typing import Any, Callable
 
 from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_ARRAY, TAG_BLOB, TAG_PACKET, TAG_PAD,
                                   RingFormatError, RingView, align8)
@@ -15,10 +17,19 @@ class RingReader:
         self.doorbell = doorbell_fd
         self.cap = view.capacity
 
-    def wait(self, timeout: float) -> None:
-        """Sleep until the producer rings the doorbell (or ``timeout`` seconds pass)."""
-        if self.view.write.value != self.view.read.value:
+    def wait(self, timeout: float, spin_until: float = 0.0) -> None:
+        """Sleep until the producer rings the doorbell (or ``timeout`` seconds pass).  Before
+        sleeping, poll the write position until ``spin_until`` (``time.perf_counter()``): a
+        consumer that polls sees a record without the doorbell's wake-up (an eventfd, a
+        ``select`` return and a thread switch: tens of microseconds, more in a VM).  Each poll
+        yields the CPU and the GIL (``os.sched_yield``), so gRPC threads keep being served."""
+        v = self.view
+        if v.write.value != v.read.value:
             return
+        while spin_until and time.perf_counter() < spin_until:
+            os.sched_yield()
+            if v.write.value != v.read.value:
+                return
         r, _, _ = select.select([self.doorbell], [], [], timeout)
         if r:
             try:
@@ -30,8 +41,18 @@ class RingReader:
         """Up to ``limit`` record payloads published so far, consumed (the read position moves on)."""
         return [p for _, p in self.records(limit)]
 
-    def records(self, limit: int = 4096) -> list[tuple[int, bytes]]:
-        """Up to ``limit`` records ``(tag, payload)`` published so far, consumed."""
+    def records(self, limit: int = 4096, blob_sink: Callable[[memoryview], Any] | None = None
+                ) -> list[tuple[int, Any]]:
+        """Up to ``limit`` records ``(tag, payload)`` published so far, consumed: each payload
+        copied out of the ring as ``bytes``, or, for a binary part record (tag 4) when
+        ``blob_sink`` is given, what ``blob_sink`` returns for a view of the record in the ring
+        (it must copy what it keeps: the view dies and the bytes may change once consumed)."""
+        if blob_sink is not None:
+            with memoryview(self.view.mm) as ring:
+                return self._records(limit, blob_sink, ring)
+        return self._records(limit, None, None)
+
+    def _records(self, limit: int, blob_sink, ring) -> list[tuple[int, Any]]:
         v, cap, mm = self.view, self.cap, self.view.mm
         out: list[tuple[int, bytes]] = []
         rpos = v.read.value
@@ -49,7 +70,10 @@ class RingReader:
                 if length > MAX_PACKET or off + REC_HDR.size + length > cap:
                     raise RingFormatError(f"ring record at position {rpos}: length {length} runs past the ring")
                 start = HEADER_SIZE + off + REC_HDR.size
-                out.append((tag, mm[start:start + length]))
+                if tag == TAG_BLOB and blob_sink is not None:
+                    out.append((tag, blob_sink(ring[start:start + length])))
+                else:
+                    out.append((tag, mm[start:start + length]))
                 nxt = rpos + REC_HDR.size + align8(length)
             else:
                 raise RingFormatError(f"ring record at position {rpos}: unknown tag {tag}")

@@ -30,6 +30,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from gpu_host import fdpass
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_socket_path
 from gpu_host import binpackets
+from gpu_host.blob_assembly import Assembly, Part
 from gpu_host import packets as P
 from gpu_host.engine import Engine
 from gpu_host.objects import MappedPools, ObjectError
@@ -55,9 +56,14 @@ class Session:
     packets: int = 0
     closed: bool = False
     blob: tuple[int, int, list] | None = None   # open binary submission: (seq, next part, part bodies)
+    assembly: Assembly | None = None     # where binary parts are copied out of the ring (blob_assembly)
 
 
 _first = operator.itemgetter(0)
+# While a binary submission is open (parts published as the client writes them), the consumer
+# polls the ring this long after the last record before it sleeps on the doorbell: the next part
+# follows within a part's write time (~0.04 ms for 128 KiB), well under a wake-up's latency.
+OPEN_PART_SPIN_S = 0.002
 
 
 @contextlib.contextmanager
@@ -127,8 +133,14 @@ class FdInbox:
 class GpuServer(gpu_pb2_grpc.GpuControlServicer):
     def __init__(self, socket_dir: str | Path, frames_dir: str = "", keep_frames: int = 32,
                  record: str = "", device: str = "", attach_timeout: float = 2.0, window: str = "off",
-                 window_size: tuple[int, int] = (1280, 720), window_title: str = "nxrecomp") -> None:
+                 window_size: tuple[int, int] = (1280, 720), window_title: str = "nxrecomp",
+                 ring_spin_us: int = 0, timing_log: str = "") -> None:
         self.dir = Path(socket_dir)
+        self.ring_spin = max(0, ring_spin_us) / 1e6
+        # gpu_host.timing_log: one line per submission with the consumer's clock readings
+        # (bench/gpu_split.py splits the transport with them); None: not kept.
+        self.timing = open(timing_log, "a", buffering=1) if timing_log else None
+        self.stamps: list[float] = []
         self.frames_dir, self.keep_frames = frames_dir, keep_frames
         self.record_path = record
         self.attach_timeout = attach_timeout
@@ -217,7 +229,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             pools = MappedPools()
             self.engine.reset(pools)
             sid = next(self.ids)
-            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools, reply_fd)
+            # Binary parts are copied out of the ring into this buffer: one drain's records (at
+            # most the ring's capacity) and a submission left open by the drain before.
+            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools, reply_fd,
+                                   assembly=Assembly(2 * view.capacity + (1 << 20)))
             if old is not None:
                 old.closed = True
         log.info("attached client=%s session=%d ring=%d", request.client, sid, view.capacity)
@@ -310,15 +325,22 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
     def _consume(self) -> None:
         cur: tuple[int, list] | None = None
         s: Session | None = None
+        last = 0.0           # perf_counter() of the last record: gpu_host.ring_spin_us polls after it
         while not self.stop.is_set():
             if self.session is not s:
                 s, cur = self.session, None
             if s is None:
                 time.sleep(0.01)
                 continue
-            s.reader.wait(0.05)
+            spin = last + self.ring_spin if self.ring_spin else 0.0
+            if s.blob is not None:       # a binary submission's next part is being written: poll for it
+                spin = max(spin, last + OPEN_PART_SPIN_S)
+            s.reader.wait(0.05, spin)
+            if self.timing:
+                self.stamps = [time.perf_counter()]
             try:
-                batch = s.reader.records()
+                s.assembly.start_drain()
+                batch = s.reader.records(blob_sink=s.assembly.take)
             except RingFormatError as e:
                 log.error("session %d: %s; session detached (client must re-attach)", s.id, e)
                 with self.lock:
@@ -326,6 +348,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                         self.session = None
                     s.closed = True
                 continue
+            if batch:
+                last = time.perf_counter()
+                if self.timing:
+                    self.stamps.append(last)
             with gc_paused():
                 for tag, record in batch:
                     try:
@@ -383,13 +409,16 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         self.engine.reject(seq, f"binary submission: {why}")
         self._done(s, seq, None)
 
-    def _blob_part(self, s: Session, record: bytes, cur):
+    def _blob_part(self, s: Session, record: bytes | Part, cur):
         """A part of a binary-packet submission (ring tag 4, PROTOCOL.md "Binary packets"): its
         blobs' packets are joined and replayed at the last part.  A msgpack submission still open
-        is dropped (no END before it)."""
+        is dropped (no END before it).  ``record`` is the record's bytes, or where
+        ``Assembly.take`` copied it (its header bytes; its packet bodies in the session's buffer)."""
         if cur is not None and cur[0] is not None:
             self.engine.reject(cur[0], "no END before a binary submission")
             self._done(s, cur[0], None)
+        if isinstance(record, Part):
+            return self._assembled_part(s, record)
         if len(record) < BLOB_PART.size:
             log.warning("binary part record of %d bytes is shorter than its header; ignored", len(record))
             return None
@@ -414,13 +443,50 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         s.blob = (seq, part + 1, s.blob[2])
         if flags & BLOB_LAST:
             parts, s.blob = s.blob[2], None
-            try:
-                blob = binpackets.join(parts)
-            except ValueError as e:
-                self.engine.reject(seq, str(e))
-                self._done(s, seq, None)
+            self._replay_blob(s, seq, parts)
+        return None
+
+    def _replay_blob(self, s: Session, seq: int, parts: list) -> None:
+        """Join a binary submission's parts (blobs as bytes views, or ``Part``s in the session's
+        assembly buffer) and replay it; a bad blob header drops it naming the part and field."""
+        try:
+            if all(isinstance(q, Part) for q in parts):
+                count = sum(binpackets.part_count(q.head[BLOB_PART.size:], q.size, i) for i, q in enumerate(parts))
+                blob = s.assembly.blob(parts, count)
+            else:
+                blob = None
+            if blob is None:        # parts not back to back in the buffer: joined by copying
+                blob = binpackets.join([bytes(q.head[BLOB_PART.size:]) + s.assembly.body(q) if isinstance(q, Part)
+                                        else q for q in parts])
+        except ValueError as e:
+            self.engine.reject(seq, str(e))
+            self._done(s, seq, None)
+            return
+        if self.timing:
+            self.stamps.append(time.perf_counter())
+        res = self.engine.submit_blob(seq, blob)
+        if self.timing:
+            self.stamps.append(time.perf_counter())
+        self._done(s, seq, res)
+
+    def _assembled_part(self, s: Session, p: Part):
+        """``_blob_part`` for a part that ``Assembly.take`` copied: the same checks, in the same
+        order, on its header bytes; at the last part the blob is a view of the assembly buffer
+        (or, where its parts do not lie back to back, joined by copying)."""
+        seq, part, flags = BLOB_PART.unpack_from(p.head)
+        if s.blob is not None and (s.blob[0] != seq or s.blob[1] != part):
+            self._drop_blob(s, f"part {part} of submission {seq} came instead of part {s.blob[1]}")
+        if s.blob is None:
+            if part != 0:
+                log.warning("binary part %d of submission %d without its part 0; ignored", part, seq)
                 return None
-            self._done(s, seq, self.engine.submit_blob(seq, blob))
+            s.blob = (seq, 0, [])
+        s.blob[2].append(p)
+        s.packets += 1
+        s.blob = (seq, part + 1, s.blob[2])
+        if flags & BLOB_LAST:
+            parts, s.blob = s.blob[2], None
+            self._replay_blob(s, seq, parts)
         return None
 
     def _packet(self, s: Session, obj, cur):
@@ -461,10 +527,19 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             if res.frames:
                 v.presented.value = res.frames[-1].frame
         v.completed.value = seq
+        if self.timing and len(self.stamps) == 4:
+            # seq, then perf_counter() (CLOCK_MONOTONIC, one clock for all processes) when the
+            # consumer woke, had copied the records out of the ring, began and ended the replay,
+            # and had published the completion (before the reply eventfd is rung).
+            self.stamps += [time.perf_counter(), seq]
         try:
             os.eventfd_write(s.reply, 1)
         except OSError:
             pass
+        if self.timing and len(self.stamps) == 6:
+            *ts, seq = self.stamps
+            self.timing.write(f"{seq} {' '.join(f'{t:.7f}' for t in ts)}\n")
+            self.stamps = []
         with self.fence_cond:
             self.fence_cond.notify_all()
 
@@ -572,7 +647,9 @@ def _make_server(a: argparse.Namespace) -> GpuServer:
                      attach_timeout=settings.get("gpu_host", "attach_timeout"),
                      window=settings.get("gpu_host", "window"),
                      window_size=settings.get("gpu_host", "window_size"),
-                     window_title=settings.get("gpu_host", "window_title"))
+                     window_title=settings.get("gpu_host", "window_title"),
+                     ring_spin_us=settings.get("gpu_host", "ring_spin_us"),
+                     timing_log=settings.get("gpu_host", "timing_log"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,21 @@ SETTINGS = [
     Setting("gpu_host", "native_replay", "auto",
             "replay submissions in C (gpu_host/nxreplay.c) where every packet is one the C path knows: auto "
             "(where it builds and loads, else Python), on (fail at start without it), off (Python only)"),
+    Setting("gpu_host", "ring_spin_us", 0,
+            "after each ring record the consumer polls the ring this long (microseconds, yielding the CPU) "
+            "before it sleeps on the doorbell: no wake-up on the frame's path while a game submits "
+            "(one core busy meanwhile; 0: always sleep)", int),
+    Setting("gpu_host", "client_spin_us", -1,
+            "a client waiting for a submission polls its completion this long (microseconds, yielding the "
+            "CPU) before it sleeps on the reply eventfd: no wake-up on the frame's path (0: always sleep; "
+            "-1: 20000 on machines of 8 or more CPUs, else 0)", int),
+    Setting("gpu_host", "ring_part_bytes", 128 << 10,
+            "a binary submission goes through the ring in parts of about this many bytes, each published as "
+            "soon as it is written (the GPU process copies one while the client writes the next; at most 1 MiB)",
+            int),
+    Setting("gpu_host", "timing_log", "",
+            "append one line per binary submission with the consumer's clock readings to this file "
+            "(bench/gpu_split.py's transport breakdown; empty: none)"),
     Setting("gpu_host", "event_wait_timeout_s", 10.0,
             "seconds an EVENT_WAIT waits for its event before the rest of the submission is dropped", float),
 ]

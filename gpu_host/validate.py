@@ -26,6 +26,7 @@ class Plan:
     dirty: list[tuple[int, int, int]] = field(default_factory=list)    # (pool, offset, size) the CPU wrote
     waits: int = 0                                                      # EVENT_WAITs: replayed in parts (events.py)
     images: list[tuple[int, int, int]] = field(default_factory=list)   # PRESENT_IMAGE ranges (present_image.py)
+    image_cmds: list[tuple] = field(default_factory=list)              # the PRESENT_IMAGE packets, in order
 
 
 def _range(objects: Objects, where: str, pool: int, offset: int, size: int) -> None:
@@ -338,6 +339,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             _range(objects, where, *img)
             if img not in pl.images:
                 pl.images.append(img)
+            pl.image_cmds.append(cmd)
         elif op == P.OP_RESOLVE:
             _resolve(where, cmd, objects)
         elif op == P.OP_MULTISAMPLE:

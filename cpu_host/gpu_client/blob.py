@@ -14,8 +14,13 @@ from typing import Any, Iterable
 from gpu_host import binpackets
 from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, MAX_PACKET
 
-CHUNK = 512 << 10               # recorder.c's NXR_CHUNK: a chunk's bytes at most
+CHUNK = 128 << 10               # recorder.c's NXR_CHUNK: a chunk's bytes at most
 PART_BODY = MAX_PACKET - BLOB_PART.size - binpackets.HEADER
+# Parts of about this size: the client publishes each one as soon as it is written, so the GPU
+# process copies part k out of the ring while the client writes part k + 1 (the copies overlap;
+# only the last part's copy is left on the frame's path).
+PART_TARGET = CHUNK
+MAX_PARTS = 8     # a larger submission gets larger parts: each part costs a record and a doorbell
 _POISON = struct.pack("<BBH", 0, 0, 4)    # op 0: refused by name by the GPU process's decoder
 
 
@@ -59,14 +64,18 @@ def _chunks(items: Iterable) -> Iterable[tuple[bytes | memoryview, int]]:
         yield b"".join(small), len(small)
 
 
-def part_records(seq: int, items: list) -> list[BlobRecord]:
+def part_records(seq: int, items: list, target: int = PART_TARGET) -> list[BlobRecord]:
     """The part records of submission ``seq`` (at least one: an empty submission is one empty
-    part, the last).  No packet bytes are copied here: the ring write copies each piece once."""
+    part, the last), each of about ``target`` bytes of packets (whole chunks; at most PART_BODY).
+    No packet bytes are copied here: the ring write copies each piece once."""
     keep = tuple(x for x in items if isinstance(x, Block))
+    chunks = list(_chunks(items))
+    total = sum(len(b) for b, _ in chunks)
+    target = min(max(target, 1, -(-total // MAX_PARTS)), PART_BODY)
     parts: list[tuple[list, int, int]] = [([], 0, 0)]      # (bodies, packets, bytes)
-    for body, count in _chunks(items):
+    for body, count in chunks:
         bodies, n, size = parts[-1]
-        if size and size + len(body) > PART_BODY:
+        if size and size + len(body) > target:
             parts.append(([], 0, 0))
             bodies, n, size = parts[-1]
         bodies.append(body)

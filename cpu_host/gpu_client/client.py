@@ -52,6 +52,11 @@ class GpuClient:
         self.name = name
         self.reconnect_timeout = reconnect_timeout
         cap = ring_capacity or settings.get("gpu_host", "ring_size")
+        spin = settings.get("gpu_host", "client_spin_us")
+        if spin < 0:          # auto: poll where a core to spare is likely (the GPU process has its own)
+            spin = 20000 if (os.cpu_count() or 1) >= 8 else 0
+        self.spin = spin / 1e6
+        self.part_bytes = settings.get("gpu_host", "ring_part_bytes")
         self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
         self.view = init_ring(self.ring_fd, cap)
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
@@ -200,7 +205,7 @@ class GpuClient:
         self.seq += 1
         items = [commands] if isinstance(commands, (P.Encoded, Block)) else commands
         if any(isinstance(x, Block) for x in items):
-            records: list = part_records(self.seq, items)
+            records: list = part_records(self.seq, items, self.part_bytes)
         else:
             # Array records of whole packets: one ring write per record (not per packet), already
             # encoded blocks copied as they are.
@@ -219,6 +224,8 @@ class GpuClient:
         for r in records:
             if isinstance(r, BlobRecord):
                 self.writer.write(r.pieces, wait=self._check, tag=TAG_BLOB)
+                if r is not records[-1]:
+                    self.writer.publish()     # the GPU process copies this part while the next is written
             elif isinstance(r, tuple):
                 self.writer.write(r, wait=self._check, tag=TAG_ARRAY)
             else:
@@ -235,6 +242,11 @@ class GpuClient:
 
     def wait(self, seq: int, timeout: float = 30.0) -> None:
         """Block until submission ``seq`` was replayed (or dropped), riding out GPU restarts."""
+        if self.spin and self.view.completed.value < seq:
+            # gpu_host.client_spin_us: poll before sleeping (no eventfd wake-up when it comes soon)
+            end = time.perf_counter() + self.spin
+            while self.view.completed.value < seq and time.perf_counter() < end:
+                os.sched_yield()
         deadline = time.monotonic() + timeout
         probe = time.monotonic() + 0.5
         while self.completed() < seq:

@@ -66,6 +66,32 @@ def to8(c) -> np.ndarray:
     return np.round(np.clip(np.asarray(c, np.float64), 0, 1) * 255).astype(np.uint8)
 
 
+def unorm8(c) -> np.ndarray:
+    """The exact 8-bit UNORM value of colour ``c`` before rounding: c x 255 in single precision
+    (the precision the colour has in a uniform block or a clear value), as float64."""
+    c = np.clip(np.asarray(c, np.float32), 0, 1)
+    return (c * np.float32(255)).astype(np.float64)
+
+
+def assert_unorm(img: np.ndarray, exact: np.ndarray, what: str = "frame") -> None:
+    """Every channel of ``img`` is what Vulkan allows for a float written to an 8-bit UNORM
+    target (spec, "Conversion from Floating-Point to Normalized Fixed-Point": one of the two
+    integers closest to c x 255, "should" round to nearest; an integer must come out exactly).
+    So 0.5 (127.5) may be 127 (NVIDIA) or 128 (lavapipe); 0.2 (51.0 in single precision) only 51.
+    A failure lists the distinct (exact value, got) pairs."""
+    assert img.shape == exact.shape, f"{what}: shape {img.shape}, expected {exact.shape}"
+    got = img.astype(np.float64)
+    bad = (got != np.floor(exact)) & (got != np.ceil(exact))
+    if bad.any():
+        pairs = sorted({(float(e), int(g)) for e, g in zip(exact[bad][:4096], got[bad][:4096])})[:8]
+        raise AssertionError(f"{what}: {int(bad.sum())} channels outside the two nearest integers; "
+                             f"(exact, got): {pairs}")
+    ties = (got != np.round(exact)) & (exact != np.round(exact))
+    if ties.any():            # said, not failed: the device rounded a non-integer the other way
+        print(f"{what}: {int(ties.sum())} channels rounded away from the nearest integer "
+              f"(exact {sorted({float(e) for e in exact[ties][:4096]})[:4]})")
+
+
 def start_gpu(extra_env: dict | None = None, args: list[str] = ()) -> tuple[subprocess.Popen, str]:
     """A real GPU process on a fresh socket folder (short path: UNIX socket names are limited)."""
     d = tempfile.mkdtemp(prefix="nxg")

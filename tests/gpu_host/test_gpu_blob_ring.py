@@ -83,6 +83,51 @@ def test_blob_frame_equals_msgpack_frame(env):
     assert gpu.client.frame(n1).sha256 == gpu.client.frame(n2).sha256 == gpu.client.frame(n3).sha256
 
 
+def test_parts_across_drains(env):
+    """A submission whose parts the GPU process drains one at a time (published apart): its
+    bodies are copied out of the ring into the assembly buffer back to back across drains."""
+    gpu = env[0]
+    n = next(gpu.frames)
+    cmds = scene(env, n)
+    c = gpu.client
+    c.seq += 1
+    c.pending[c.seq] = []
+    parts = [B.convert(cmds[:4]), B.convert(cmds[4:9]), B.convert(cmds[9:])]
+    for i, part in enumerate(parts):
+        c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part, tag=TAG_BLOB)
+        c.writer.publish()
+        deadline = time.monotonic() + 5             # the consumer has taken this part alone
+        while c.view.read.value != c.view.write.value and time.monotonic() < deadline:
+            time.sleep(0.005)
+    assert np.array_equal(frame_of(gpu, c.seq, n), expected())
+
+
+def test_assembly_joins_in_place():
+    """Assembly (gpu_host/blob_assembly.py) against binpackets.join, the copying join: the same
+    blob from parts copied back to back; parts of different submissions not joined in place; a
+    record too big for the buffer handed back as bytes; the buffer reused only between
+    submissions."""
+    from gpu_host.blob_assembly import Assembly, Part
+
+    cmds = [(P.OP_DRAW, 3, 1, k, 0) for k in range(30)]
+    blobs = [B.convert(cmds[:10]), B.convert(cmds[10:25]), B.convert(cmds[25:])]
+    recs = [BLOB_PART.pack(7, i, BLOB_LAST if i == 2 else 0) + b for i, b in enumerate(blobs)]
+    a = Assembly(4096)
+    a.start_drain()
+    got = [a.take(memoryview(r)) for r in recs[:2]]
+    a.start_drain()                                 # a submission is open: nothing is freed
+    got.append(a.take(memoryview(recs[2])))
+    assert all(isinstance(p, Part) for p in got) and [p.contiguous for p in got] == [False, True, True]
+    assert bytes(a.blob(got, 30)) == B.join(blobs) == B.convert(cmds)
+    a.start_drain()                                 # closed: the next submission starts at 0 again
+    again = a.take(memoryview(BLOB_PART.pack(8, 0, BLOB_LAST) + blobs[0]))
+    assert again.at == B.HEADER and bytes(a.blob([again], 10)) == blobs[0]
+    other = a.take(memoryview(BLOB_PART.pack(9, 1, BLOB_LAST) + blobs[1]))    # part 1 of another seq
+    assert not other.contiguous and a.blob([again, other], 25) is None
+    big = BLOB_PART.pack(10, 0, BLOB_LAST) + B.convert(cmds * 20)
+    assert a.take(memoryview(big)) == big           # past the buffer: a copy, joined as before
+
+
 def test_blob_with_an_op_only_python_replays(env):
     gpu = env[0]
     n = next(gpu.frames)

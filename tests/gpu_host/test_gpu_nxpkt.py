@@ -175,6 +175,10 @@ def objects():
                      block_height_log2=0, pitch=0, render_target=True)
     objs.add_texture(id=10, pool=1, offset=0, width=8, height=8, format="RGBA8", block_linear=False,
                      block_height_log2=0, pitch=32, render_target=False)
+    objs.add_texture(id=12, pool=0, offset=0, width=16, height=32, format="D24S8", block_linear=False,
+                     block_height_log2=0, pitch=0, render_target=True)
+    objs.add_texture(id=13, pool=0, offset=0, width=32, height=32, format="RGBA8", block_linear=False,
+                     block_height_log2=0, pitch=0, render_target=True, samples=4)
     objs.add_sampler(1, False, False)
     objs.add_sampler(2, False, False, compare=2)
     return objs
@@ -186,8 +190,11 @@ def random_submission(rng: random.Random) -> list[tuple]:
     cmds = []
     for _ in range(rng.randint(1, 30)):
         k = rng.random()
-        if k < 0.06:
+        if k < 0.04:
             cmds.append((P.OP_TARGET, pick([7], [8, 10, 99])))
+        elif k < 0.06:      # colour + depth, depth alone; a wrong kind, size or id (the Python path names those)
+            cmds.append((P.OP_DEPTH_TARGET, *pick([(7, 8), (P.EMPTY, 8), (7, P.EMPTY)],
+                                                  [(8, 8), (7, 7), (7, 12), (P.EMPTY, P.EMPTY), (99, 8), (7, 10)])))
         elif k < 0.1:
             cmds.append((P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0))
         elif k < 0.16:
@@ -208,14 +215,29 @@ def random_submission(rng: random.Random) -> list[tuple]:
         elif k < 0.62:
             cmds.append(rng.choice([(P.OP_VIEWPORT, 0.0, 0.0, 32.0, 32.0), (P.OP_SCISSOR, 0, 0, 8, 8),
                                     (P.OP_BLEND_CONSTANT, 1.0, 0.0, 0.0, 1.0), (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.0),
-                                    (P.OP_SIGNAL, pick([0, 63], [64, 1000]), 5), (P.OP_PRESENT, 1, pick([7], [8, 10]))]))
+                                    (P.OP_SIGNAL, pick([0, 63], [64, 1000]), 5), (P.OP_PRESENT, 1, pick([7], [8, 10])),
+                                    (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), P.DS_DEFAULT, P.BLEND_OVER,
+                                    (P.OP_RASTER, 1, 1, 0, True),
+                                    (P.OP_DIRTY, pick([1, 2], [3]), pick([0, 64], [1 << 20]), pick([64], [0, 1 << 21])),
+                                    (P.OP_WRITEBACK, pick([7], [10, 99])),
+                                    (P.OP_RENDER_TARGETS, *pick([((7,), 8), ((7, P.EMPTY), P.EMPTY)],
+                                                                [((7, 7), 8), ((P.EMPTY, 7), 8), ((8,), P.EMPTY),
+                                                                 ((10,), P.EMPTY), ((7,), 12)])),
+                                    (P.OP_CLEAR_TARGET, pick([0], [1, 7]), 0.0, 0.0, 0.0, 1.0),
+                                    (P.OP_BLEND_STATE, 3, True, 1, 1, 0, 1, 1, 0, 15),
+                                    (P.OP_TARGET, 13), (P.OP_MULTISAMPLE, rng.choice([1, 2, 4]), rng.random() < 0.5),
+                                    (P.OP_RESOLVE, *pick([(13, 7)], [(7, 13), (13, 8), (13, 10), (13, 99)])),
+                                    (P.OP_EVENT_SIGNAL, *pick([(1, 64), (2, 4092)], [(2, 4094), (2, 4096), (3, 0)]),
+                                     rng.randrange(2), 7)]))
         elif k < 0.97:
             if rng.random() < 0.7:
                 cmds.append((P.OP_DRAW, pick([6, 3, 0], [7, 100]), 1, pick([0, 1], [4, 50]), 0))
             else:
                 cmds.append((P.OP_DRAW_INDEXED, pick([3, 6], [40]), 1, pick([0, 2], [30]), 0, 0))
         else:
-            cmds.append(rng.choice([(P.OP_BLEND, True), (P.OP_BEGIN, 3)]))
+            # (BEGIN: refused; the rest only the Python path replays: line fill, a bias clamp, MULTISAMPLE)
+            cmds.append(rng.choice([(P.OP_RASTER, 0, 0, 1, False), (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.5),
+                                    (P.OP_MULTISAMPLE, 1, False), (P.OP_BEGIN, 3)]))
     return cmds
 
 

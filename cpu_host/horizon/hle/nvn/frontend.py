@@ -17,13 +17,18 @@ it with nvnCommandBufferDownsample (RESOLVE).
 
 With ``cpu_host.nvn_recorder = native`` (the default) the per-draw calls (draws; vertex/index/
 uniform/texture/program binds; vertex, polygon, depth-stencil, colour, blend, channel-mask and
-multisample state binds; stencil values; viewport, scissor) are host functions in C (``recorder.c`` through
+multisample state binds; stencil values; viewport, scissor, depth bias, blend colour) are host functions in C (``recorder.c`` through
 ``native.py``) that record binary packets with no Python on the call path; this file mirrors the
 objects they need into the recorder, appends the packets of the calls it still serves into the same
 stream, and answers for the hot calls only where the C code cannot (a named guest error, a command
 buffer struct it has not seen).  A recording then ends as a ``blob.Block`` and a queue's submission
 goes through the ring as binary packets (tag 4).  With ``python`` everything is recorded here as
 packet tuples and sent as msgpack, as before.
+
+A command handle (``nvnCommandBufferEndRecording``) keeps its recording until the command or
+control memory it was recorded into is given to a command buffer again; recordings made with no
+command memory are kept within ``cpu_host.nvn_unbacked_command_bytes``, least recently used
+freed first (``handles.py``).
 
 Guest mistakes (a bad handle, an address outside every pool, a texture used as a target that
 was not made one) end the process with a report naming the function and the value: the GPU
@@ -41,12 +46,14 @@ from typing import Any, Callable
 from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.nvn.events import EventFunctions
 from cpu_host.horizon.hle.nvn.guest_memory import back_with_memfd
+from cpu_host.horizon.hle.nvn.handles import CommandHandles, Held, nbytes
 from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, DescriptorPool, Device, MemoryPool, Program,
                                               Queue, RecordedCommands, Recording, Sampler, Sync, Texture, Window)
 from cpu_host.horizon.hle.registry import Binding, HostFunction
 from gpu_host import blocklinear
 from gpu_host import packets as P
 from gpu_host.spirv_reflect import SpirvError, reflect
+from nxrecomp import settings
 
 log = logging.getLogger("cpu_host.nvn")
 
@@ -145,7 +152,8 @@ class NvnService:
     next_id: int = 1
     texture_slots: dict[int, Texture] = field(default_factory=dict)
     sampler_slots: dict[int, Sampler] = field(default_factory=dict)
-    commands: dict[int, RecordedCommands] = field(default_factory=dict)   # command handle -> recording
+    handles: CommandHandles = field(default_factory=lambda: CommandHandles(
+        settings.get("cpu_host", "nvn_unbacked_command_bytes")))    # command handle -> recording, while alive
     frame: int = 0
     proc_addresses: dict[str, int] = field(default_factory=dict)
     present_times: list[float] = field(default_factory=list)   # time.monotonic() of each present
@@ -433,14 +441,39 @@ class NvnService:
             self._new(c, 0, lambda i: CommandBuffer(i))
         return 1
 
-    def cb_memory(self, c: Call) -> None:
+    def cb_command_memory(self, c: Call) -> None:
+        """nvnCommandBufferAddCommandMemory(cb, pool, offset, size): commands are recorded host-side,
+        but the range says which handles die: those recorded into it before (handles.py)."""
         with self.lock:
-            self._obj(c, 0, CommandBuffer, "nvnCommandBufferAdd*Memory")   # recorded host-side instead
+            what = "nvnCommandBufferAddCommandMemory"
+            cb = self._obj(c, 0, CommandBuffer, what)
+            pool = self._obj(c, 1, MemoryPool, what)
+            off, size = c.arg(2), c.arg(3)
+            if off > pool.size or size > pool.size - off:
+                raise GuestError(f"{what}: {off:#x}+{size:#x} past the pool's end {pool.size:#x}")
+            self._cb_memory(cb, "command", pool.addr + off, size, what)
+
+    def cb_control_memory(self, c: Call) -> None:
+        """nvnCommandBufferAddControlMemory(cb, memory, size): as command memory, in CPU memory."""
+        with self.lock:
+            what = "nvnCommandBufferAddControlMemory"
+            cb = self._obj(c, 0, CommandBuffer, what)
+            addr, size = c.arg(1), c.arg(2)
+            c.check(addr, size, 3, f"{what} memory")
+            self._cb_memory(cb, "control", addr, size, what)
+
+    def _cb_memory(self, cb: CommandBuffer, kind: str, start: int, size: int, what: str) -> None:
+        if not size:
+            return
+        self.handles.memory_reused(start, start + size, what)
+        cb.memory[kind] = (start, start + size)
+        if cb.recording is not None:
+            cb.recording.ranges.add(cb.memory[kind])
 
     def cb_begin(self, c: Call) -> None:
         with self.lock:
             cb = self._obj(c, 0, CommandBuffer, "nvnCommandBufferBeginRecording")
-            cb.recording = Recording()
+            cb.recording = Recording(ranges=set(cb.memory.values()))
             if self.native:      # the C recorder's stream (the struct's address checked just now)
                 cb.recording.commands = self.native.begin(cb.id, c.arg(0))
 
@@ -455,9 +488,10 @@ class NvnService:
             # a submit then only copies bytes into the ring.
             cmds = cb.recording.commands
             if isinstance(cmds, list):
-                self.commands[handle] = RecordedCommands(P.encode_commands(cmds), frozenset(_targets(cmds)))
+                rc = RecordedCommands(P.encode_commands(cmds), frozenset(_targets(cmds)))
             else:                # native: the packets as the C recorder holds them
-                self.commands[handle] = RecordedCommands(self.native.end(cb.id), frozenset(cmds.targets))
+                rc = RecordedCommands(self.native.end(cb.id), frozenset(cmds.targets))
+            self.handles.add(handle, Held(rc, cb.id, frozenset(cb.recording.ranges), nbytes(rc)))
             cb.recording = None
             return handle
 
@@ -878,9 +912,9 @@ class NvnService:
             if not 0 <= n <= 4096:
                 raise GuestError(f"nvnQueueSubmitCommands: count {n}")
             for h in struct.unpack(f"<{n}Q", c.read(c.arg(2), 8 * n, "command handles")):
-                rec = self.commands.get(h)
-                if rec is None:
-                    raise GuestError(f"nvnQueueSubmitCommands: {h:#x} is not a command handle")
+                rec = self.handles.use(h)
+                if isinstance(rec, str):
+                    raise GuestError(f"nvnQueueSubmitCommands: {h:#x} is not a command handle ({rec})")
                 q.pending.append(rec.encoded)
                 q.targets |= rec.targets
 
@@ -1048,8 +1082,8 @@ class NvnService:
             ("nvnWindowInitialize", self.window_initialize, False),
             ("nvnWindowAcquireTexture", self.window_acquire, False),
             ("nvnCommandBufferInitialize", self.cb_initialize, False),
-            ("nvnCommandBufferAddCommandMemory", self.cb_memory, False),
-            ("nvnCommandBufferAddControlMemory", self.cb_memory, False),
+            ("nvnCommandBufferAddCommandMemory", self.cb_command_memory, False),
+            ("nvnCommandBufferAddControlMemory", self.cb_control_memory, False),
             ("nvnCommandBufferBeginRecording", self.cb_begin, False),
             ("nvnCommandBufferEndRecording", self.cb_end, False),
             ("nvnCommandBufferSetRenderTargets", self.cb_targets, False),

@@ -93,6 +93,7 @@ class Recording:
     channel_mask: int | None = None                          # NVNchannelMaskState.masks; None: none bound
     blends: dict = field(default_factory=dict)   # targets 1..7: (src_c, dst_c, src_a, dst_a, eq_c, eq_a) bound
     extra_sent: set = field(default_factory=set)  # targets 1..7 whose BLEND_STATE was recorded (not the default)
+    ranges: set = field(default_factory=set)      # guest memory [start, end) the recording went into (handles.py)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class RecordedCommands:
 class CommandBuffer:
     id: int
     recording: Recording | None = None
+    memory: dict = field(default_factory=dict)    # "command" / "control": the guest range [start, end) given last
 
 
 @dataclass

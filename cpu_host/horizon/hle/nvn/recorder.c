@@ -27,6 +27,7 @@
  *  - A recording's packets are kept in chunks of at most NXR_CHUNK bytes (whole packets), so the
  *    client can cut a submission into ring records (at most 1 MiB each) without walking packets.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,9 +46,9 @@
 #define SAMPLER_SLOTS 4096
 #define TEXTURE_SLOTS (1u << 20)
 #define HANDLE_SAMPLER_SHIFT 20
-#define NXR_CHUNK (512u << 10)
+#define NXR_CHUNK (128u << 10)   /* blob.py CHUNK: a ring part each, published as written (overlap) */
 
-enum { OP_BLEND = 16, OP_BLEND_STATE = 26, OP_MULTISAMPLE = 28, OP_DEPTH_STENCIL = 22, OP_RASTER = 23, OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
+enum { OP_BLEND = 16, OP_BLEND_STATE = 26, OP_DEPTH_BIAS = 24, OP_BLEND_CONSTANT = 27, OP_MULTISAMPLE = 28, OP_DEPTH_STENCIL = 22, OP_RASTER = 23, OP_PROGRAM = 5, OP_VERTEX_LAYOUT = 6, OP_VERTEX = 7, OP_INDEX = 8, OP_UNIFORM = 9, OP_TEXTURE = 10,
        OP_VIEWPORT = 11, OP_DRAW = 12, OP_DRAW_INDEXED = 13, OP_POOLS = 19, OP_SCISSOR = 25 };
 
 typedef void (*HostFn)(NxCpu *);
@@ -93,7 +94,7 @@ static RangeOk range_ok;
 enum { FN_DRAW_ARRAYS, FN_DRAW_ARRAYS_INST, FN_DRAW_ELEMENTS, FN_DRAW_ELEMENTS_INST, FN_VERTEX_BUFFER,
        FN_UNIFORM, FN_TEXTURE, FN_PROGRAM, FN_VIEWPORT, FN_SCISSOR, FN_ATTRIBS, FN_STREAMS, FN_POLYGON,
        FN_DEPTH_STENCIL, FN_STENCIL_REF, FN_STENCIL_VALUE_MASK, FN_STENCIL_MASK, FN_COLOR, FN_BLEND,
-       FN_CHANNEL_MASK, FN_MULTISAMPLE, FN_COUNT };
+       FN_CHANNEL_MASK, FN_MULTISAMPLE, FN_DEPTH_BIAS, FN_BLEND_COLOR, FN_COUNT };
 static HostFn fallback[FN_COUNT];
 static const char *const FN_NAMES[FN_COUNT] = {
     "nvnCommandBufferDrawArrays", "nvnCommandBufferDrawArraysInstanced", "nvnCommandBufferDrawElements",
@@ -103,7 +104,8 @@ static const char *const FN_NAMES[FN_COUNT] = {
     "nvnCommandBufferBindVertexStreamState", "nvnCommandBufferBindPolygonState",
     "nvnCommandBufferBindDepthStencilState", "nvnCommandBufferSetStencilRef", "nvnCommandBufferSetStencilValueMask",
     "nvnCommandBufferSetStencilMask", "nvnCommandBufferBindColorState", "nvnCommandBufferBindBlendState",
-    "nvnCommandBufferBindChannelMaskState", "nvnCommandBufferBindMultisampleState"};
+    "nvnCommandBufferBindChannelMaskState", "nvnCommandBufferBindMultisampleState", "nvnCommandBufferSetDepthBias",
+    "nvnCommandBufferSetBlendColor"};
 
 /* ---- control (Python, under frontend.py's lock) ------------------------------------------- */
 int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn);
@@ -736,6 +738,23 @@ static int multisample_state(NxCpu *s, Rec *r, char *err) {
     return OK;
 }
 
+/* SetDepthBias (constant, slope, clamp) / SetBlendColor (r, g, b, a): `n` floats at x1, recorded as
+ * DEPTH_BIAS / BLEND_CONSTANT; a value that is not finite is Python's to name (its words print the
+ * values as Python does). */
+static int floats(NxCpu *s, Rec *r, int op, int n) {
+    uint64_t a = s->x[1];
+    if (!a || !range_ok(a, 4 * (uint64_t)n, 1)) return SLOW;
+    float v[4];
+    memcpy(v, (const void *)(uintptr_t)a, 4 * (size_t)n);
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i])) return SLOW;
+    uint8_t *p = put(r, 4 + 4 * (uint32_t)n);
+    if (!p) return SLOW;
+    p[0] = (uint8_t)op;
+    memcpy(p + 4, v, 4 * (size_t)n);
+    return OK;
+}
+
 /* One hot call: OK (recorded), SLOW (Python's turn: unknown command buffer or object) or BAD
  * (`err` says what is wrong, in frontend.py's words). */
 int nxr_try(int fn, uint64_t cpu, char *err);
@@ -766,6 +785,8 @@ int nxr_try(int fn, uint64_t cpu, char *err) {
         case FN_BLEND: rc = blend_state(s, r, err); break;
         case FN_CHANNEL_MASK: rc = channel_mask_state(s, r, err); break;
         case FN_MULTISAMPLE: rc = multisample_state(s, r, err); break;
+        case FN_DEPTH_BIAS: rc = floats(s, r, OP_DEPTH_BIAS, 3); break;
+        case FN_BLEND_COLOR: rc = floats(s, r, OP_BLEND_CONSTANT, 4); break;
         default: rc = ERR("no hot function %d", fn);
     }
     pthread_mutex_unlock(&M);
@@ -805,12 +826,15 @@ HOT(color, FN_COLOR)
 HOT(blend, FN_BLEND)
 HOT(channel_mask, FN_CHANNEL_MASK)
 HOT(multisample, FN_MULTISAMPLE)
+HOT(depth_bias, FN_DEPTH_BIAS)
+HOT(blend_color, FN_BLEND_COLOR)
 
 static const HostFn HOTS[FN_COUNT] = {hot_draw_arrays, hot_draw_arrays_inst, hot_draw_elements,
                                       hot_draw_elements_inst, hot_vertex_buffer, hot_uniform, hot_texture,
                                       hot_program, hot_viewport, hot_scissor, hot_attribs, hot_streams,
                                       hot_polygon, hot_depth_stencil, hot_stencil_ref, hot_stencil_value_mask,
-                                      hot_stencil_mask, hot_color, hot_blend, hot_channel_mask, hot_multisample};
+                                      hot_stencil_mask, hot_color, hot_blend, hot_channel_mask, hot_multisample,
+                                      hot_depth_bias, hot_blend_color};
 
 /* The host function of hot call `i` (what nx_host_bind takes), or 0. */
 uint64_t nxr_hot(int i);
