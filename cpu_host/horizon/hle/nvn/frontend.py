@@ -53,7 +53,7 @@ from cpu_host.horizon.hle.registry import Binding, HostFunction
 from gpu_host import blocklinear
 from gpu_host import packets as P
 from gpu_host.spirv_reflect import SpirvError, reflect
-from nxrecomp import settings
+from nxrecomp.common import settings
 
 log = logging.getLogger("cpu_host.nvn")
 
