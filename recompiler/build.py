@@ -11,7 +11,7 @@ the recompiler's own code).
 
 Lifting and compiling share one pool of ``recompiler.jobs`` workers.  Compiling starts once
 every shard is lifted: the call sites' store and reload lists come from whole-program register
-summaries (``recompiler/interproc.py``, ~2 s for busybox in this process), so each shard's C is
+summaries (``recompiler/lift/interproc.py``, ~2 s for busybox in this process), so each shard's C is
 written only then.  The compile estimated longest goes first, so no core waits on one long
 shard at the end.  Each unit's compiler CPU time goes to the log and the manifest's stats
 (``cpu_seconds``, ``slowest``).
@@ -35,7 +35,8 @@ from pathlib import Path
 
 from nxrecomp import settings
 from nxrecomp.progress import Progress
-from recompiler import cc, inline_leaves, interproc
+from recompiler import cc, inline_leaves
+from recompiler.lift import interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
 from recompiler.lift.control import SHARED_TABLE

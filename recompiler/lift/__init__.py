@@ -5,7 +5,7 @@ import logging
 
 from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
                              fp_simd, integer, memory, simd_bits, simd_dot, simd_int, simd_vec)
-from recompiler.interproc import FnLive
+from recompiler.lift.interproc import FnLive
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
 
 HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS,

@@ -5,8 +5,8 @@ Registers the function uses live in C locals (``x0``..``x30``, ``sp``, ``v0``..`
 calls, SVCs and exits.  Handlers name a vector register ``s->v[N]``; the emitter renames it to
 its local, so scalar FP stays in host registers instead of going through memory that every
 guest store may alias.  With ``trust_abi`` (AAPCS64) each call site gets its own lists from a
-liveness pass over the function's C (``recompiler/liveness.py``) and the callee's register
-summary (``recompiler/interproc.py``, which also writes the lists: the emitter leaves
+liveness pass over the function's C (``recompiler/lift/liveness.py``) and the callee's register
+summary (``recompiler/lift/interproc.py``, which also writes the lists: the emitter leaves
 ``@@SC/RC/SR:<entry>:<k>@@`` placeholders and the facts in ``self.facts``): it stores what the
 callee may read and what is live after it that the callee may change, and reloads the latter;
 a return stores the caller-saved registers it changed (X19-X29 and SP only where its own call
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from nxrecomp import settings
-from recompiler import interproc, liveness
+from recompiler.lift import interproc, liveness
 from recompiler.decode import Insn, disasm
 
 CALLER_SAVED = set(range(19)) | {30}

@@ -1,4 +1,4 @@
-"""The liveness reading of lifted C (recompiler/liveness.py) stays on the safe side: a register
+"""The liveness reading of lifted C (recompiler/lift/liveness.py) stays on the safe side: a register
 counts as overwritten only by an unconditional full assignment that does not read it; anything
 else that names it reads it.  (Whole programs against qemu-aarch64 are the real check of the
 call-site lists built on it: tests/realprogs, tests/recompiler/test_busybox_recompiled.py.)"""
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recompiler import liveness as L
+from recompiler.lift import liveness as L
 from recompiler.lift.emitter import SIG, FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
 from recompiler.lift import HANDLERS
@@ -69,7 +69,7 @@ def test_call_site_reloads_only_what_is_read_after():
 def _lift_program(funcs: dict[int, list[int]], elide_saves: bool = True, results_only: bool = False) -> dict[int, str]:
     """Each function's C with its call sites' lists written from whole-program summaries
     (``results_only``: as a whole-program build places them, AAPCS64 trusted)."""
-    from recompiler import interproc
+    from recompiler.lift import interproc
     from recompiler.lift import lift_function
     plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in funcs.items()}
     lifted = {a: lift_function(p, set(funcs), defer=True, elide_saves=elide_saves) for a, p in plans.items()}

@@ -2,7 +2,7 @@
 
 The emitter (``recompiler/lift/emitter.py``) asks which guest registers are live after each
 call site, which are live at the function's entry and which are surely written before each
-call, for the call sites' store and reload lists that ``recompiler/interproc.py`` writes
+call, for the call sites' store and reload lists that ``recompiler/lift/interproc.py`` writes
 (AAPCS64, with ``recompiler.trust_abi``).  The analysis reads the C text of each instruction
 (its *chunk*) rather than a second table of what each instruction reads and writes: the text
 is what actually runs, so the two cannot disagree.  Every approximation is on the safe side:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from recompiler import liveness as L
+from recompiler.lift import liveness as L
 
 X30 = L.xbit(30)
 X0, X1 = L.xbit(0), L.xbit(1)
