@@ -25,8 +25,9 @@ import re
 from dataclasses import dataclass, field
 
 from nxrecomp import settings
-from recompiler.lift import interproc, liveness
+from recompiler.lift import effects, interproc, liveness
 from recompiler.decode import Insn, disasm
+from recompiler.lift.result import Lifted
 
 CALLER_SAVED = set(range(19)) | {30}
 # A lifted function's C signature (cpu_host/runtime/nxrt.h): guest X0, X1, the link register and
@@ -36,8 +37,8 @@ CALLER_SAVED = set(range(19)) | {30}
 SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp)"
 ARGS = "(s, x0, x1, x30, sp)"
 ARG_REGS = (0, 1, 30)
-# control.py's BR to a register outside any table: the site's inline cache, else nx_jump.  The
-# liveness pass takes this very text off a chunk (the jump's reads are its leaves)
+# control.py's BR to a register outside any table (``FunctionEmitter.jump_out``): the site's inline
+# cache, else nx_jump.  An instruction's effects are read without it (the jump's reads are its leaves)
 JUMP_OUT = ("STORE_INDIRECT; s->pc = _t; { static const NxEntry *_ic = &nx_ic_empty_jump; "
             f"const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn{ARGS}; "
             f"if (nx_ic_fill) s = nx_ic_fill(s, &_ic); }} MUSTTAIL return nx_jump{ARGS};")
@@ -66,27 +67,10 @@ _VQ_STORE = re.compile(r"\bSV128\(([^;]*?), (v\d+)\);")
 
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
 _SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
-# an exit that writes every local back: a jump out through a register, a tail call that liveness
-# did not read (after a call; in a table's shared block), a jump to an address outside
-_FULL_EXIT_RE = re.compile(r"STORE_INDIRECT;|STORE_ALL; (?:s->pc = [^;]*; )?MUSTTAIL")
-_FATAL_RE = re.compile(r"\bnx_(?:unimplemented|brk)\(")
-# fp_fpsr.py's accesses of FPSR and FPCR (each after a STORE_ALL)
-_FP_ENV_RE = re.compile(r"\bNX_(?:FPSR_HOST|FPSR_CLEAR_HOST|FPCR_APPLY_KEEP)\(")
-# emitter.goto's tail call to a lifted function
-_TAIL_RE = re.compile(r"\{ (?:STORE_ALL|@@ST@@); MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + r"; \}")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
                           r"|&v([0-9]|[12][0-9]|3[01])\b")
-
-
-# an instruction's C that reads NZCV (the flags' locals), and one that writes every local back,
-# flags too: an exit to an address outside reads them (it may be a false entry too), an SVC,
-# an FPSR/FPCR access or a fatal error does not (STORE_INDIRECT never stores them: see _wrap)
-_FLAG_READ_RE = re.compile(r"\b[NZCV]\b|FLAGS_STORE")
-_FULL_RE = re.compile(r"\b(?:STORE_ALL|RELOAD_ALL)\b")
-# what ends an instruction's straight-line code: no write-through store can follow it
-_WT_BRANCH_RE = re.compile(r"\b(?:goto|return|NX_BACK|NX_CATCH)\b|@@")
 
 
 def _vector_writes(body: str) -> str:
@@ -204,7 +188,7 @@ class FunctionEmitter:
         self.facts: interproc.FnLive | None = None   # what placing the call sites' lists needs
         self.falls: dict[int, int] = {}              # address -> the address it falls through to
         self.n_rets = 0
-        self.events: set[int] = set()                # instructions that set _c (_overwrites_nxcpu)
+        self.events: set[int] = set()                # instructions that set _c (result.Lifted.overwrites_nxcpu)
         self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
         self.in_shared = False                       # writing a table's shared block (goto)
         self.saves: dict[int, int] = {}              # save instruction -> registers (_elided_saves)
@@ -212,6 +196,11 @@ class FunctionEmitter:
         # registers it writes, and those some instruction writes on its way out (a branch)
         self.wt_sites: dict[int, int] = {}
         self.wt_unsafe = 0
+        self.records: list[Lifted] = []              # each instruction's C and effects (result.py)
+        self.cur: Lifted | None = None               # the instruction being lifted
+        # some exit stores every local (a jump out through a register, a table's miss, a jump
+        # to an address outside, a tail call liveness did not number): every register goes back
+        self.full_exit = False
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -247,11 +236,21 @@ class FunctionEmitter:
         self.flags_written = True
         if self.insn is not None:
             self.flag_writers.add(self.insn.addr)
+        if self.cur is not None:
+            self.cur.flags_set = True
+
+    def _here(self) -> Lifted | None:
+        """The record an API call adds to: the instruction's own part (not the callee's part
+        after its call site, not a table's shared block)."""
+        c = self.cur
+        return c if c is not None and c.call is None and not self.in_shared else None
 
     def goto(self, target: int) -> str:
         """C statement that transfers control to ``target`` (jump, tail call, or exit)."""
         if target in self.addrs:
             self.labels.add(target)
+            if (c := self._here()) is not None:
+                c.succs.append(target)
             if target <= self.pc:      # a loop's back edge: guest memory is read again (lifted.h)
                 poll = f"NX_SIGPOLL({target:#x}ull); " if self.signal_polls else ""
                 return f"{{ {poll}NX_LOOP_EDGE; goto L_{target:x}; }}"
@@ -262,8 +261,49 @@ class FunctionEmitter:
             # (@@ST@@, numbered by _liveness, filled by interproc.place); in a table's shared
             # block, which liveness does not read, everything
             store = "@@ST@@" if self.live and not self.in_shared else "STORE_ALL"
-            return f"{{ {store}; MUSTTAIL return {fname(target)}{ARGS}; }}"
+            text = f"{{ {store}; MUSTTAIL return {fname(target)}{ARGS}; }}"
+            if (c := self._here()) is not None:
+                c.tails.append(target)
+                c.tail_texts.append(text)
+            if store == "STORE_ALL":
+                self.full_exit = True
+            return text
+        self.full_exit = True
         return f"{{ STORE_ALL; s->pc = {target:#x}ull; MUSTTAIL return nx_jump{ARGS}; }}"
+
+    def jump_out(self) -> str:
+        """C of an indirect jump to the unknown target in ``_t`` (BR): the site's inline cache,
+        else nx_jump."""
+        if (c := self._here()) is not None:
+            c.jump_out = True
+        self.full_exit = True
+        return JUMP_OUT
+
+    def goto_table(self, label: str) -> str:
+        """C of a dispatch through the jump table ``label`` (``shared_table``; ``_jt`` holds the
+        target)."""
+        if (c := self._here()) is not None:
+            c.tables.append(label)
+        return f"goto {label};"
+
+    def system_call(self) -> None:
+        """The instruction is a system call: its C stores every local, calls nx_svc and
+        reloads them (control.h_svc)."""
+        if self.cur is not None:
+            self.cur.svc = True
+
+    def fp_env(self) -> None:
+        """The instruction reads or writes FPSR/FPCR (fp_fpsr.py): its C stores every local
+        only to order the FP arithmetic before it."""
+        if self.cur is not None:
+            self.cur.fp_env = True
+
+    def trap(self, text: str) -> None:
+        """A fatal error (an instruction not lifted, BRK/UDF): ``text`` stores every local and
+        calls the runtime, which does not come back."""
+        if self.cur is not None:
+            self.cur.fatal = True
+        self.out(text)
 
     def call(self, target: int | None, target_expr: str | None = None) -> None:
         ret = self.pc + 4
@@ -273,6 +313,8 @@ class FunctionEmitter:
         self.call_rets.append(ret)
         self.call_targets.append(target if target is not None and target in self.functions else None)
         self.out(f"{f'@@SJ{k}@@' if self.live else ''}x30 = {ret:#x}ull; {f'@@SC{k}@@' if self.live else 'STORE_CALL'};")
+        if (c := self._here()) is not None:
+            c.call, c.call_marker = k, f"@@SC{k}@@" if self.live else "STORE_CALL"
         if target is not None and target in self.functions:
             self.callees.add(target)
             self.out(f"_r = {fname(target)}{ARGS};")
@@ -288,6 +330,8 @@ class FunctionEmitter:
     def leave(self, target_expr: str) -> None:
         """RET: stores what a caller may read after it (``@@SR@@``, see _wrap)."""
         self.out(f"{f'@@SR{self.n_rets}@@' if self.live else 'STORE_ALL'}; return (NxRet){{ {target_expr}, x0 }};")
+        if (c := self._here()) is not None:
+            c.ret = self.n_rets
         self.n_rets += 1
 
     def shared_table(self, targets: list[int]) -> str:
@@ -332,6 +376,7 @@ class FunctionEmitter:
                 self.in_shared = False
                 lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
             lines.append(f"  {{ STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump{ARGS}; }}")
+            self.full_exit = True
             if not lines[0].startswith(f" {label}:"):
                 lines[0] = f" {label}:" + lines[0][1:]
             self.shared_blocks.append("\n".join(lines))
@@ -407,6 +452,8 @@ class FunctionEmitter:
                 self._fall_out(prev_addr, chunks)
             self.insn = insn
             chunks.append((insn.addr, len(self.body)))
+            self.cur = Lifted(insn.addr, len(self.body))
+            self.records.append(self.cur)
             if self.comments:
                 self.out(f"/* {insn.addr:x}: {disasm(insn.word, insn.addr)} */")
             h = handlers.get(insn.name)
@@ -417,12 +464,13 @@ class FunctionEmitter:
                 r = h(self, insn)
                 falls = r is not False
             except LiftError:
-                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
+                self.trap(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
                 falls = False
             except Exception as e:  # a lifter bug: keep building, report it in the stats
                 self.internal_errors.append(f"{insn.addr:#x} {insn.word:#010x} {insn.name}: {e!r}")
-                self.out(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
+                self.trap(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
                 falls = False
+            self.cur.falls = falls
             prev_falls, prev_addr = falls, insn.addr
             if insn.addr in self.saves:
                 self._mark_saves(chunks[-1][1], self.saves[insn.addr])
@@ -430,13 +478,16 @@ class FunctionEmitter:
                 self._mark_write_through(chunks[-1][1], falls)
             if falls:
                 self.falls[insn.addr] = insn.addr + 4
-                if self.live and self._overwrites_nxcpu(chunks[-1][1]):
+                if self.live and self.cur.overwrites_nxcpu:
                     self.out("_c = 1;")
                     self.events.add(insn.addr)
         if prev_falls and prev_addr is not None:
             self._fall_out(prev_addr, chunks)
+        for j, rec in enumerate(self.records):
+            rec.stop = self.records[j + 1].start if j + 1 < len(self.records) else len(self.body)
+        self.cur = None
         if self.live:
-            self._liveness(chunks, len(self.body))
+            self._liveness()
         # labels go before the instruction lines that start at their address
         lines = self.body[body_start:]
         starts = dict(chunks)
@@ -467,6 +518,7 @@ class FunctionEmitter:
         for j in range(start, stop):
             while "@@ST@@" in self.body[j]:
                 tag = f"@@ST{k}@@" if k < first + count else "STORE_ALL"
+                self.full_exit |= tag == "STORE_ALL"
                 self.body[j] = self.body[j].replace("@@ST@@", tag, 1)
                 k += 1
 
@@ -492,11 +544,12 @@ class FunctionEmitter:
         them the function keeps current in ``NxCpu`` (``interproc.write_through``), whose call
         sites then store nothing of them.  Only after straight-line code: a register written on
         the way out of an instruction that branches is never written through."""
-        text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:]))
-        w = liveness.writes(text) & liveness.WT_CANDIDATES
+        w = effects.writes(effects.SV_RE.sub(r"v\1", "\n".join(self.body[start:]))) & liveness.WT_CANDIDATES
         if not w:
             return
-        if not falls or _WT_BRANCH_RE.search(text):
+        c = self.cur
+        if not falls or c.succs or c.tails or c.tables or c.jump_out or c.call is not None \
+                or c.ret is not None or c.fatal or c.svc:
             self.wt_unsafe |= w
             return
         self.wt_sites[self.insn.addr] = w
@@ -513,18 +566,11 @@ class FunctionEmitter:
         if not any("@@SC" in line for line in self.body[start:]):
             self.falls.pop(addr, None)
 
-    def _overwrites_nxcpu(self, start: int) -> bool:
-        """Whether the instruction whose lines begin at ``start`` writes this function's own
-        values into ``NxCpu`` on the way through it (a call site's store list, an SVC's or an
-        FPSR/FPCR access's STORE_ALL; not an exit's).  Such a chunk sets ``_c``: a return reached
-        without one stores only the caller-saved registers written on the way (interproc.quiet_returns)."""
-        return any("@@SC" in line or ("STORE_ALL;" in line and "return" not in line)
-                   for line in self.body[start:])
-
-    def _liveness(self, chunks: list[tuple[int, int]], end: int) -> None:
+    def _liveness(self) -> None:
         """What placing the call sites' and returns' lists needs (``self.facts``), from each
-        instruction's C: live registers after each call site, the registers live at the entry
-        if direct callees read nothing, and those not surely written before each call."""
+        instruction's record (``self.records``): live registers after each call site, the
+        registers live at the entry if direct callees read nothing, and those not surely
+        written before each call."""
         L = liveness
         cs: list[liveness.Chunk] = []
         ret_of: dict[int, int] = {}
@@ -541,20 +587,13 @@ class FunctionEmitter:
         saves = self.saves
         lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
         flag_reads: set[int] = set()    # chunks that may read NZCV (_flags_at_entry)
-        for j, (addr, start) in enumerate(chunks):
-            stop = chunks[j + 1][1] if j + 1 < len(chunks) else end
-            text = _SV_RE.sub(r"v\1", "\n".join(self.body[start:stop]))
-            call = re.search(r"@@SC(\d+)@@", text)
-            ret = re.search(r"@@SR(\d+)@@", text)
-            k = None
-            if call:
-                k = int(call.group(1))
-                text = text[:call.start()]      # the callee's reads: Chunk.call_gen
-            if ret:
-                ret_of[addr] = int(ret.group(1))
-                text = text.replace(ret.group(0), "")
-            indirect = JUMP_OUT in text
-            text = text.replace(JUMP_OUT, "")
+        for rec in self.records:
+            addr = rec.addr
+            effects.scan(rec, effects.own_text(rec, self.body[rec.start:rec.stop], JUMP_OUT))
+            k = rec.call
+            if rec.ret is not None:
+                ret_of[addr] = rec.ret
+            indirect = rec.jump_out
             # ``leaves``: what leaving here reads, for the liveness of this function's own call
             # sites; ``summary_leaves``: the same without what a return or a direct tail call
             # hands on (their callers reload only what we may write; a tail callee's reads come
@@ -571,16 +610,13 @@ class FunctionEmitter:
             if indirect and table and all(a in self.addrs for a in table):
                 # the fallback of a small table of this function's own labels: a miss, as below
                 summary_leaves = self._elide(L.EXIT_USES)
-            leaves = (L.RET_LIVE if ret else 0) | summary_leaves
-            found = list(_TAIL_RE.finditer(text))
-            self._number_tails(start, stop, len(tails), len(found))
-            for m in found:
-                tails.append((addr, int(m.group(1), 16)))
+            leaves = (L.RET_LIVE if rec.ret is not None else 0) | summary_leaves
+            self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
+            for t in rec.tails:
+                tails.append((addr, t))
                 leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
-            text = _TAIL_RE.sub("", text)
-            succs = L.successors(text)
-            for label in re.findall(r"\bgoto (JT_\d+);", text):
-                text = text.replace(f"goto {label};", "")
+            succs = list(rec.succs)
+            for label in rec.tables:
                 targets = self.shared_targets[label]
                 succs += targets or []
                 miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
@@ -590,28 +626,27 @@ class FunctionEmitter:
             if indirect:
                 succs += inner
                 opaque = True
-            if _FLAG_READ_RE.search(text) or _FULL_RE.search(text) and not (
-                    "nx_svc(" in text or _FP_ENV_RE.search(text) or _FATAL_RE.search(text)):
+            if rec.flags_read:
                 flag_reads.add(addr)
-            gen, kill = L.effects(text)
+            gen, kill = rec.reads, rec.kills
             gen &= ~saves.get(addr, 0)
-            if _FATAL_RE.search(text):
+            if rec.fatal:
                 # a fatal error (an instruction we do not lift, BRK/UDF) reads nothing a caller
                 # must provide: glibc's SVE variants of memcpy and friends, never picked here,
                 # otherwise made every memcpy call store every register
                 gen = kill = 0
             elif gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
                 opaque = True
-                if self.elide_saves and "nx_svc(" in text:
+                if self.elide_saves and rec.svc:
                     gen = L.SVC_USES
-                elif self.elide_saves and _FP_ENV_RE.search(text):
+                elif self.elide_saves and rec.fp_env:
                     # an FPSR/FPCR access stores every local only to order the FP arithmetic
                     # before it (fp_fpsr.py); a callee-saved register it has not written goes
                     # back as it came, so that is no read of the caller's value: as a read it
                     # made every function whose calls may reach __feraiseexcept (strtod,
                     # printf's float formatting) read D8-D15, and their callers store them
                     gen = L.ALL & ~L.ELIDED_SAVES
-            cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=L.writes(text),
+            cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=rec.writes,
                               call_gen=self._elide(L.CALL_USES)))
             base_leaves.append(summary_leaves)
         # past the end after a call: the guest compiler put nothing there because the callee
@@ -682,7 +717,7 @@ class FunctionEmitter:
         writes it before: else it is a spill of the function's own value, which is read back),
         and no restore of one is read before the function leaves (the restored entry value goes
         only to a return or a tail call, which elide_saves does not count as reading it)."""
-        if not saves or any(_FULL_EXIT_RE.search(line) for line in [*self.body, *self.shared_blocks]):
+        if not saves or self.full_exit:
             return 0    # an exit that stores every local hands every register back
         written = liveness.may_written_before(cs, self.falls)
         drop = self._owned()
@@ -759,7 +794,7 @@ class FunctionEmitter:
         decl.append("FLAGS_DECL;" if uses_flags else "")
         if uses_flags:
             decl.append("FLAGS_LOAD;")
-        if self.events:   # set once the function wrote its own values into NxCpu (see _overwrites_nxcpu)
+        if self.events:   # set once the function wrote its own values into NxCpu (result.Lifted.overwrites_nxcpu)
             decl.append("u8 _c = 0;")
         if self.call_rets:
             decl.append("NxRet _r;")

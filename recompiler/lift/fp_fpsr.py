@@ -21,6 +21,7 @@ def h_mrs(em: FunctionEmitter, i: Insn) -> None:
     if control._sysreg(i.f) != control._FPSR:
         control.h_mrs(em, i)
         return
+    em.fp_env()
     em.out("STORE_ALL;")
     em.setx(i.f["Rt"], "(s->fpsr | NX_FPSR_HOST())")
     em.out("RELOAD_V;")
@@ -30,8 +31,10 @@ def h_msr(em: FunctionEmitter, i: Insn) -> None:
     r = control._sysreg(i.f)
     v = em.x(i.f["Rt"])
     if r == control._FPSR:     # N Z C V QC and the cumulative exception flags
+        em.fp_env()
         em.out(f"STORE_ALL; s->fpsr = {v} & 0xf800009full; NX_FPSR_CLEAR_HOST(); RELOAD_V;")
     elif r == control._FPCR:   # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
+        em.fp_env()
         em.out(f"STORE_ALL; s->fpcr = {v} & 0x07ff0000ull; NX_FPCR_APPLY_KEEP(s->fpcr); RELOAD_V;")
     else:
         control.h_msr(em, i)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recompiler.lift import liveness as L
+from recompiler.lift import effects, liveness as L
 from recompiler.lift.emitter import SIG, FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
 from recompiler.lift import HANDLERS
@@ -17,35 +17,35 @@ def x(n: int) -> int:
 
 
 def test_full_assignment_kills_and_reads_are_gen():
-    gen, kill = L.effects("x0 = (u64)L64(x1 + 0x8ull);")
+    gen, kill = effects.effects("x0 = (u64)L64(x1 + 0x8ull);")
     assert kill == x(0) and gen == x(1)
 
 
 def test_assignment_reading_itself_is_a_read():
-    gen, kill = L.effects("x9 = (u32)((u32)((u32)x9) + (u32)(0x1));")
+    gen, kill = effects.effects("x9 = (u32)((u32)((u32)x9) + (u32)(0x1));")
     assert gen == x(9) and kill == 0
 
 
 def test_conditional_assignment_is_not_a_kill():
     for text in ("if (Z) x3 = x4;", "{ u64 _t = C ? 1 : 2; x3 = _t; }", "switch (x2) { case 1: x3 = 0; }"):
-        gen, kill = L.effects(text)
+        gen, kill = effects.effects(text)
         assert kill & x(3) == 0 and gen & x(3), text
 
 
 def test_partial_vector_write_is_a_read():
-    gen, kill = L.effects("v3.d[1] = x2;")
+    gen, kill = effects.effects("v3.d[1] = x2;")
     assert gen & L.vbit(3) and not kill & L.vbit(3)
-    gen, kill = L.effects("{ double _r = v1.fd[0] + v2.fd[0]; v0.q = 0; v0.fd[0] = _r; }")
+    gen, kill = effects.effects("{ double _r = v1.fd[0] + v2.fd[0]; v0.q = 0; v0.fd[0] = _r; }")
     assert kill == L.vbit(0) and gen == L.vbit(1) | L.vbit(2)
 
 
 def test_store_all_reads_everything():
-    gen, kill = L.effects("x0 = 1; STORE_ALL; return;")
+    gen, kill = effects.effects("x0 = 1; STORE_ALL; return;")
     assert gen == L.ALL and kill == 0
 
 
 def test_fields_and_hex_are_not_registers():
-    gen, kill = L.effects("S64(s->sp, 0x30ull); s->x[5] = 0x1ull;")
+    gen, kill = effects.effects("S64(s->sp, 0x30ull); s->x[5] = 0x1ull;")
     assert gen == 0 and kill == 0
 
 
