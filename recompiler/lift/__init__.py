@@ -1,20 +1,14 @@
-"""Lift one guest function to C: the emitter plus the handler table of every instruction form."""
+"""Lift one guest function to C: the emitter (``emitter.py``) and the table of each form's handler
+(``forms.py``)."""
 from __future__ import annotations
 
 import logging
 
-from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
-                             fp_simd, integer, memory, simd_bits, simd_dot, simd_int, simd_vec)
-from recompiler.lift.interproc import FnLive
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan
+from recompiler.lift.forms import HANDLERS
+from recompiler.lift.interproc import FnLive
 
-HANDLERS: dict = {**integer.HANDLERS, **memory.HANDLERS, **control.HANDLERS, **fp_simd.HANDLERS,
-                  **simd_bits.HANDLERS, **fp_fixed.HANDLERS, **crypto.HANDLERS,
-                  **fp_recip.HANDLERS, **fp_half.HANDLERS, **fp_round.HANDLERS, **fp_f16.HANDLERS,
-                  **fp_across.HANDLERS, **simd_dot.HANDLERS,
-                  **simd_int.HANDLERS,   # after fp_simd's: takes its forms first, hands the rest back
-                  **simd_vec.HANDLERS,   # after both: the forms with a vector-typed lowering
-                  **fp_fpsr.HANDLERS}   # after control's: takes FPSR/FPCR accesses, hands the rest back
+__all__ = ["HANDLERS", "FunctionEmitter", "FunctionPlan", "FnLive", "lift_function"]
 
 
 def lift_function(plan: FunctionPlan, functions: set[int], *, trust_abi: bool = True,

@@ -232,11 +232,3 @@ def h_msr(em: FunctionEmitter, i: Insn) -> None:
         em.out(f"s->fpsr = {v} & 0xf800009full;")
     else:
         em.out(f"nx_sysreg_write(s, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {r[4]}, {v});")
-
-
-HANDLERS = {
-    "B": h_b, "BL": h_bl, "BCOND": h_bcond, "CBZ": h_cbz, "TBZ": h_tbz, "BR": h_br,
-    "BLR": h_blr, "RET": h_ret, "SVC": h_svc, "BRK": h_brk, "UDF": h_brk, "HINT": h_hint,
-    "CLREX": h_clrex, "BARRIER": h_barrier, "MSR_imm": h_msr_imm, "SYS": h_sys,
-    "MRS": h_mrs, "MSR_reg": h_msr,
-}

@@ -38,6 +38,3 @@ def h_msr(em: FunctionEmitter, i: Insn) -> None:
         em.out(f"STORE_ALL; s->fpcr = {v} & 0x07ff0000ull; NX_FPCR_APPLY_KEEP(s->fpcr); RELOAD_V;")
     else:
         control.h_msr(em, i)
-
-
-HANDLERS = {"MRS": h_mrs, "MSR_reg": h_msr}

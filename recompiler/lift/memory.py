@@ -368,11 +368,3 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
         m = f["Rm"]
         parts.append(f"{base} = _a + {total if m == 31 else em.x(m)};")
     em.out("{ " + " ".join(parts) + " }")
-
-
-HANDLERS = {
-    "LDST_uimm": h_uimm, "LDST_imm9": h_imm9, "LDST_rcpc2": h_rcpc2, "LDST_regoff": h_regoff, "LDR_lit": h_lit,
-    "LDST_pair": h_pair, "LDSTX": h_excl, "LDST_atomic": h_atomic,
-    "LDST_multi": h_simd_multi, "LDST_multi_post": h_simd_multi,
-    "LDST_single": h_simd_single, "LDST_single_post": h_simd_single,
-}

@@ -302,13 +302,3 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
         _emit(em, d, 1, w, _sat(src, lo, hi, ut), {"a": n})
         return
     core.h_scalar_two_reg(em, i)
-
-
-HANDLERS = {
-    "SIMD_three_same": h_three_same, "SIMD_scalar_three_same": h_scalar_three_same,
-    "SIMD_three_diff": h_three_diff, "SIMD_scalar_three_diff": h_scalar_three_diff,
-    "SIMD_elem": h_elem, "SIMD_scalar_elem": h_elem,
-    "SIMD_shift_imm": h_shift_imm, "SIMD_scalar_shift_imm": h_shift_imm,
-    "SIMD_two_reg": h_two_reg, "SIMD_scalar_two_reg": h_scalar_two_reg,
-    "SIMD_rdm": h_rdm, "SIMD_scalar_rdm": h_rdm,
-}

@@ -271,9 +271,3 @@ def h_copy(em: FunctionEmitter, i: Insn) -> None:
             _emit(em, f["Rd"], Q, size, e, {})
         return
     fp_simd.h_copy(em, i)
-
-
-HANDLERS = {
-    "SIMD_three_same": h_three_same, "SIMD_three_diff": h_three_diff, "SIMD_shift_imm": h_shift_imm,
-    "SIMD_two_reg": h_two_reg, "SIMD_perm": h_perm, "SIMD_ext": h_ext, "SIMD_copy": h_copy,
-}
