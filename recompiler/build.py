@@ -41,6 +41,7 @@ from recompiler.analyse import Program
 from recompiler.lift import lift_function
 from recompiler.lift.control import SHARED_TABLE
 from recompiler.lift.emitter import SIG, no_opt
+from recompiler.lift.template import CText
 
 log = logging.getLogger("recompiler.build")
 
@@ -80,7 +81,7 @@ class ShardResult:
     cpu_s: float = 0.0                    # Python CPU time spent lifting it
     cost: float = 0.0                     # estimated compile time (compile_cost)
     cached: bool = False                  # its C came from the lift cache
-    text: str = ""                        # its C, call sites' lists still placeholders
+    text: CText | str = ""                # its C, call sites' lists still slots (lift/template.py)
     facts: list = field(default_factory=list)   # interproc.FnLive of each function (deferred lists)
 
 
@@ -264,7 +265,7 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
         entries.extend((r, resume_fn, 2) for r in plan.resume_points)
         callees |= called
     protos = "".join(f"NxRet {fname(a)}{SIG};\n" for a in sorted(callees | {p.entry for p in plans}))
-    text = '#include "lifted.h"\n' + protos + "\n".join(bodies)
+    text = CText.join(['#include "lifted.h"\n' + protos, CText.join(bodies, "\n")])
     return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]),
                        text=text, facts=facts)
 

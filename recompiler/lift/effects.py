@@ -88,7 +88,7 @@ def own_text(rec: Lifted, lines: list[str], jump_out_text: str) -> str:
     if rec.call is not None:
         text = text[:text.index(rec.call_marker)]
     if rec.ret is not None:
-        text = text.replace(f"@@SR{rec.ret}@@", "")
+        text = text.replace(rec.ret_marker, "")
     text = text.replace(jump_out_text, "")
     for t in rec.tail_texts:
         text = text.replace(t, "", 1)

@@ -8,7 +8,7 @@ guest store may alias.  Each instruction's C and effects are a record (``result.
 the API below fills as the handler (``forms.py``) runs.  With ``trust_abi`` (AAPCS64) each call
 site gets its own lists from a liveness pass over those records (``facts.py``, ``liveness.py``)
 and the callee's register summary (``interproc.py``, which also writes the lists: the emitter
-leaves ``@@SC/RC/SR:<entry>:<k>@@`` slots and the facts in ``self.facts``): it stores what the
+leaves slots (``template.py``) and the facts in ``self.facts``): it stores what the
 callee may read and what is live after it that the callee may change, and reloads the latter;
 a return stores the caller-saved registers it changed (X19-X29 and SP only where its own call
 sites overwrote their ``NxCpu`` slots).  ``trust_abi=False`` stores every written register and reloads every one it
@@ -31,6 +31,7 @@ from recompiler.decode import Insn, disasm
 from recompiler.lift import interproc
 from recompiler.lift.facts import FunctionFacts
 from recompiler.lift.result import Lifted
+from recompiler.lift import template as T
 from recompiler.lift.signature import ARGS, ARG_REGS, CALLER_SAVED, JUMP_OUT, SIG, fname, rname
 from recompiler.lift.wrap import FunctionWrapper
 
@@ -146,6 +147,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         # registers it writes, and those some instruction writes on its way out (a branch)
         self.wt_sites: dict[int, int] = {}
         self.wt_unsafe = 0
+        self.slots = T.Slots()                       # the places interproc.place fills (template.py)
         self.records: list[Lifted] = []              # each instruction's C and effects (result.py)
         self.cur: Lifted | None = None               # the instruction being lifted
         # some exit stores every local (a jump out through a register, a table's miss, a jump
@@ -208,9 +210,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         if target in self.functions:
             self.callees.add(target)
             # a direct tail call stores what its callee reads and what a return here would
-            # (@@ST@@, numbered by _liveness, filled by interproc.place); in a table's shared
-            # block, which liveness does not read, everything
-            store = "@@ST@@" if self.live and not self.in_shared else "STORE_ALL"
+            # (a STORE_TAIL slot, numbered by _liveness, filled by interproc.place); in a table's
+            # shared block, which liveness does not read, everything
+            store = self.slot(T.STORE_TAIL, -1) if self.live and not self.in_shared else "STORE_ALL"
             text = f"{{ {store}; MUSTTAIL return {fname(target)}{ARGS}; }}"
             if (c := self._here()) is not None:
                 c.tails.append(target)
@@ -220,6 +222,10 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             return text
         self.full_exit = True
         return f"{{ STORE_ALL; s->pc = {target:#x}ull; MUSTTAIL return nx_jump{ARGS}; }}"
+
+    def slot(self, kind: str, k: int) -> str:
+        """The anchor of a new slot of this function in the C being built (template.py)."""
+        return self.slots.anchor(T.Slot(kind, self.plan.entry, k))
 
     def jump_out(self) -> str:
         """C of an indirect jump to the unknown target in ``_t`` (BR): the site's inline cache,
@@ -262,9 +268,10 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         k = len(self.call_rets)
         self.call_rets.append(ret)
         self.call_targets.append(target if target is not None and target in self.functions else None)
-        self.out(f"{f'@@SJ{k}@@' if self.live else ''}x30 = {ret:#x}ull; {f'@@SC{k}@@' if self.live else 'STORE_CALL'};")
+        store = self.slot(T.STORE_CALL, k) if self.live else "STORE_CALL"
+        self.out(f"{self.slot(T.NOTE_SP, k) if self.live else ''}x30 = {ret:#x}ull; {store};")
         if (c := self._here()) is not None:
-            c.call, c.call_marker = k, f"@@SC{k}@@" if self.live else "STORE_CALL"
+            c.call, c.call_marker = k, store
         if target is not None and target in self.functions:
             self.callees.add(target)
             self.out(f"_r = {fname(target)}{ARGS};")
@@ -275,13 +282,14 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
                      f"if (_e) _r = _e->fn{ARGS}; else {{ if (nx_ic_fill) s = nx_ic_fill(s, &_ic); _r = nx_call_ind{ARGS}; }} }}")
         # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
         self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;")
-        self.out(f"x0 = _r.x0; {f'@@RC{k}@@' if self.live else 'RELOAD_CALL'};")
+        self.out(f"x0 = _r.x0; {self.slot(T.RELOAD_CALL, k) if self.live else 'RELOAD_CALL'};")
 
     def leave(self, target_expr: str) -> None:
-        """RET: stores what a caller may read after it (``@@SR@@``, see _wrap)."""
-        self.out(f"{f'@@SR{self.n_rets}@@' if self.live else 'STORE_ALL'}; return (NxRet){{ {target_expr}, x0 }};")
+        """RET: stores what a caller may read after it (a STORE_RET slot, see _wrap)."""
+        store = self.slot(T.STORE_RET, self.n_rets) if self.live else "STORE_ALL"
+        self.out(f"{store}; return (NxRet){{ {target_expr}, x0 }};")
         if (c := self._here()) is not None:
-            c.ret = self.n_rets
+            c.ret, c.ret_marker = self.n_rets, store
         self.n_rets += 1
 
     def shared_table(self, targets: list[int]) -> str:
@@ -399,7 +407,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         chunks: list[tuple[int, int]] = []
         for insn in self.plan.insns:
             if prev_falls and prev_addr is not None and insn.addr != prev_addr + 4:
-                self._fall_out(prev_addr, chunks)
+                self._fall_out(prev_addr)
             self.insn = insn
             chunks.append((insn.addr, len(self.body)))
             self.cur = Lifted(insn.addr, len(self.body))
@@ -432,7 +440,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
                     self.out("_c = 1;")
                     self.events.add(insn.addr)
         if prev_falls and prev_addr is not None:
-            self._fall_out(prev_addr, chunks)
+            self._fall_out(prev_addr)
         for j, rec in enumerate(self.records):
             rec.stop = self.records[j + 1].start if j + 1 < len(self.records) else len(self.body)
         self.cur = None
@@ -454,17 +462,16 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         if self.shared_blocks:   # C allows a goto past this declaration (no initialiser runs)
             out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
         body = "\n".join(out_lines)
-        text = self._wrap(body)
-        if self.facts is not None and not defer:
-            text = interproc.place(text, [self.facts], {})
+        text = self.slots.template(self._wrap(body))
+        if not defer:
+            return interproc.place(text, [self.facts] if self.facts is not None else [], {})
         return text
 
-    def _fall_out(self, addr: int, chunks: list[tuple[int, int]]) -> None:
+    def _fall_out(self, addr: int) -> None:
         """The fall from ``addr`` to code outside this function: a jump there, in the text of
         the instruction at ``addr``, which liveness reads (a direct tail call reads its callee's
         summary) instead of taking the fall as reading everything.  The fall after a call stays
         (the callee's part of the text is not read: liveness takes it as a noreturn callee's)."""
-        start = chunks[-1][1]
         self.out(self.goto(addr + 4))
-        if not any("@@SC" in line for line in self.body[start:]):
+        if not (self.live and self.cur.call is not None):
             self.falls.pop(addr, None)

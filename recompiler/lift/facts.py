@@ -10,10 +10,11 @@ from __future__ import annotations
 import re
 
 from recompiler.lift import effects, interproc, liveness
+from recompiler.lift import template as T
 from recompiler.lift.signature import CALLER_SAVED, JUMP_OUT
 
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
-_SAVE_STORE_RE = re.compile(r"S64\([^;@]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
+_SAVE_STORE_RE = re.compile(r"S64\([^;@\x00]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
 
 
 class FunctionFacts:
@@ -26,15 +27,20 @@ class FunctionFacts:
         callee) stores everything."""
         k = first
         for j in range(start, stop):
-            while "@@ST@@" in self.body[j]:
-                tag = f"@@ST{k}@@" if k < first + count else "STORE_ALL"
-                self.full_exit |= tag == "STORE_ALL"
-                self.body[j] = self.body[j].replace("@@ST@@", tag, 1)
+            for anchor in T.ANCHOR.findall(self.body[j]):
+                slot = self.slots.of(anchor)
+                if slot.kind != T.STORE_TAIL or slot.k >= 0:
+                    continue
+                if k < first + count:
+                    slot.k = k
+                else:
+                    self.full_exit = True
+                    self.body[j] = self.body[j].replace(anchor, "STORE_ALL", 1)
                 k += 1
 
     def _mark_saves(self, start: int, mask: int) -> None:
         """Each store of a saved callee-saved register in the lines from ``start`` (one save
-        instruction) between ``@@SV:entry:bit@@`` and ``@@ES@@``: ``interproc.place`` drops it
+        instruction) in a SAVE slot (template.py): ``interproc.place`` drops it
         where nothing reads the slot back (``FnLive.save_drop``) and no return hands the
         register back, so the store and the load of the caller's stale ``NxCpu`` value feeding it
         go away (``recompiler.elide_saves``: the caller keeps its value in its own local)."""
@@ -44,13 +50,14 @@ class FunctionFacts:
                 liveness.vbit(int(re.search(r"\d+", reg).group()))
             if not bit & mask:
                 return m.group(0)
-            return f"@@SV:{self.plan.entry:x}:{bit.bit_length() - 1}@@{m.group(0)}@@ES@@"
+            a, b = self.slots.bracket(T.Slot(T.SAVE, self.plan.entry, bit.bit_length() - 1))
+            return f"{a}{m.group(0)}{b}"
         for j in range(start, len(self.body)):
             self.body[j] = _SAVE_STORE_RE.sub(wrap, self.body[j])
 
     def _mark_write_through(self, start: int, falls: bool) -> None:
         """A placeholder after the instruction whose lines begin at ``start`` where it writes
-        caller-saved registers (``@@WT:entry:addr@@``): ``interproc.place`` stores there those of
+        caller-saved registers (a WRITE_THROUGH slot): ``interproc.place`` stores there those of
         them the function keeps current in ``NxCpu`` (``interproc.write_through``), whose call
         sites then store nothing of them.  Only after straight-line code: a register written on
         the way out of an instruction that branches is never written through."""
@@ -64,7 +71,7 @@ class FunctionFacts:
             return
         self.wt_sites[self.insn.addr] = w
         # on the instruction's last line: inline_leaves counts a leaf's lines
-        self.body[-1] += f" @@WT:{self.plan.entry:x}:{self.insn.addr:x}@@"
+        self.body[-1] += " " + self.slots.anchor(T.Slot(T.WRITE_THROUGH, self.plan.entry, self.insn.addr))
 
     def _liveness(self) -> None:
         """What placing the call sites' and returns' lists needs (``self.facts``), from each
@@ -259,13 +266,12 @@ class FunctionFacts:
             out |= m
         return out
 
-    def _tag_sites(self, body: str, regs: list[int], v_used: list[int],
-                   w_regs: list[int], w_sp: bool, v_written: list[int], uses_flags: bool) -> str:
-        """The call sites' and returns' placeholders, named by this function for
-        ``interproc.place``; what writing their lists needs goes in ``self.facts``."""
+    def _tag_sites(self, regs: list[int], v_used: list[int],
+                   w_regs: list[int], w_sp: bool, v_written: list[int], uses_flags: bool) -> None:
+        """What writing the call sites' and returns' lists (``interproc.place``) needs of the
+        function's locals goes in ``self.facts``."""
         f = self.facts
         f.regs = [r for r in regs if r in CALLER_SAVED]
         f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
         f.ret_extra = "FLAGS_STORE;" if self.ret_flags and self.flags_written else ""
         f.flags_local = uses_flags
-        return re.sub(r"@@(SC|RC|SR|RZ|ST|SJ)(\d+)@@", lambda m: f"@@{m.group(1)}:{self.plan.entry:x}:{m.group(2)}@@", body)

@@ -50,6 +50,7 @@ class Lifted:
     call_marker: str = ""            # the store slot of that call site (what precedes it is the
     #                                  instruction's own part; the rest is the callee's)
     ret: int | None = None           # its return's number (RET)
+    ret_marker: str = ""             # (the store slot of that return)
     tails: list[int] = field(default_factory=list)      # direct tail calls, before any call site
     tail_texts: list[str] = field(default_factory=list)  # (their C, which liveness does not read)
     tables: list[str] = field(default_factory=list)     # jump tables it dispatches through

@@ -10,6 +10,7 @@ import re
 
 from nxrecomp import settings
 from recompiler.lift import interproc
+from recompiler.lift import template as T
 from recompiler.lift.signature import ARG_REGS, CALLER_SAVED, SIG, fname, rname
 
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
@@ -122,15 +123,17 @@ class FunctionWrapper:
         if catches:
             decl.append("u64 _sjsp = 0;")
         else:
-            body = re.sub(r"@@SJ\d+@@", "", body)
+            for n, slot in enumerate(self.slots.all):   # no frame to note the SP of
+                if slot.kind == T.NOTE_SP:
+                    body = body.replace(f"\x00{n}\x00", "")
         if self.live:   # AAPCS64: a return hands no flags back
-            body = self._tag_sites(body, regs, v_used, w_regs, w_sp, v_written, uses_flags)
+            self._tag_sites(regs, v_used, w_regs, w_sp, v_written, uses_flags)
         resume = ""
         if self.resume:
             # a resume point at a call site that did not store the callee-saved registers live
-            # after it is a fatal error (@@RZ@@, filled by interproc.place: elide_saves)
+            # after it is a fatal error (a RESUME_CHECK slot, filled by interproc.place: elide_saves)
             site = {a: k for k, a in enumerate(self.call_rets)}
-            cases = " ".join(f"case {a:#x}ull: {f'@@RZ:{self.plan.entry:x}:{site[a]}@@' if self.live and a in site else ''}goto L_{a:x};"
+            cases = " ".join(f"case {a:#x}ull: {self.slot(T.RESUME_CHECK, site[a]) if self.live and a in site else ''}goto L_{a:x};"
                              for a in sorted(set(self.resume)))
             c_set = "_c = 1; " if self.events else ""   # a resumed frame may have stored anything
             # s->resume 2: a frame's own try (NX_CATCH); a pc that is not its own goes on up
