@@ -1,6 +1,6 @@
 """What lifting one instruction produced: its C and its effects, as data for the later stages.
 
-A handler (``recompiler/lift/forms.py`` names the one of each form) writes the instruction's C
+A handler (``recompiler/lift/forms.py`` says which lifts each encoding) writes the instruction's C
 through the emitter's API (``out``, ``setx``, ``goto``, ``call``, ``leave``, ``jump_out``,
 ``goto_table``, ``system_call``, ``fp_env``); the emitter keeps, per instruction, a ``Lifted``
 record that those calls fill as they happen: the labels it may branch to, its call site, its
