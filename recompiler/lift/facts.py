@@ -11,6 +11,7 @@ import re
 
 from recompiler.lift import effects, interproc, liveness
 from recompiler.lift import template as T
+from recompiler.lift.result import Lifted
 from recompiler.lift.signature import CALLER_SAVED, JUMP_OUT
 
 # a 64-bit store of a general register or of a D register's bits (memory.py's forms)
@@ -79,83 +80,7 @@ class FunctionFacts:
         registers live at the entry if direct callees read nothing, and those not surely
         written before each call."""
         L = liveness
-        cs: list[liveness.Chunk] = []
-        ret_of: dict[int, int] = {}
-        tails: list[tuple[int, int]] = []     # (chunk address, lifted callee) of direct tail calls
-        base_leaves: list[int] = []
-        # a call through a register is not opaque (interproc.FnLive.calls_unknown): its site
-        # stores what an unknown callee reads, its returns what its own call sites overwrote
-        opaque = False
-        # where an indirect jump may land inside this function besides its tables: a false
-        # entry (a label that analysis also took for a function).  A resume point reached so
-        # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
-        # every indirect jump's ``leaves``).
-        inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
-        saves = self.saves
-        lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
-        flag_reads: set[int] = set()    # chunks that may read NZCV (_flags_at_entry)
-        for rec in self.records:
-            addr = rec.addr
-            effects.scan(rec, effects.own_text(rec, self.body[rec.start:rec.stop], JUMP_OUT))
-            k = rec.call
-            if rec.ret is not None:
-                ret_of[addr] = rec.ret
-            indirect = rec.jump_out
-            # ``leaves``: what leaving here reads, for the liveness of this function's own call
-            # sites; ``summary_leaves``: the same without what a return or a direct tail call
-            # hands on (their callers reload only what we may write; a tail callee's reads come
-            # from its summary, ``tails``), for the registers live at the entry
-            summary_leaves = self._elide(L.INDIRECT_USES) if indirect else 0
-            if indirect and addr in lr_jumps:
-                # a jump through the link register is a return (a tail call keeps LR for its
-                # callee, so its target is never in X30): longjmp's ``br x30`` lands on a resume
-                # point, which reads what any return to somewhere else reads.  As a tail call it
-                # would make every caller of a function that may throw (Lua: nearly all) keep
-                # X2-X8 and V0-V7 live across its calls.
-                summary_leaves = self._elide(L.EXIT_USES)
-            table = self.plan.jump_tables.get(addr)
-            if indirect and table and all(a in self.addrs for a in table):
-                # the fallback of a small table of this function's own labels: a miss, as below
-                summary_leaves = self._elide(L.EXIT_USES)
-            leaves = (L.RET_LIVE if rec.ret is not None else 0) | summary_leaves
-            self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
-            for t in rec.tails:
-                tails.append((addr, t))
-                leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
-            succs = list(rec.succs)
-            for label in rec.tables:
-                targets = self.shared_targets[label]
-                succs += targets or []
-                miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
-                leaves |= miss
-                summary_leaves |= miss
-                indirect = True
-            if indirect:
-                succs += inner
-                opaque = True
-            if rec.flags_read:
-                flag_reads.add(addr)
-            gen, kill = rec.reads, rec.kills
-            gen &= ~saves.get(addr, 0)
-            if rec.fatal:
-                # a fatal error (an instruction we do not lift, BRK/UDF) reads nothing a caller
-                # must provide: glibc's SVE variants of memcpy and friends, never picked here,
-                # otherwise made every memcpy call store every register
-                gen = kill = 0
-            elif gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
-                opaque = True
-                if self.elide_saves and rec.svc:
-                    gen = L.SVC_USES
-                elif self.elide_saves and rec.fp_env:
-                    # an FPSR/FPCR access stores every local only to order the FP arithmetic
-                    # before it (fp_fpsr.py); a callee-saved register it has not written goes
-                    # back as it came, so that is no read of the caller's value: as a read it
-                    # made every function whose calls may reach __feraiseexcept (strtod,
-                    # printf's float formatting) read D8-D15, and their callers store them
-                    gen = L.ALL & ~L.ELIDED_SAVES
-            cs.append(L.Chunk(addr, gen, kill, succs, call=k, leaves=leaves, writes=rec.writes,
-                              call_gen=self._elide(L.CALL_USES)))
-            base_leaves.append(summary_leaves)
+        cs, base_leaves, tails, opaque = self._chunks()
         # past the end after a call: the guest compiler put nothing there because the callee
         # does not return.  Were it to return, what runs there could rely only on what a return
         # hands on (results, callee-saved registers), as at any return point: not the argument
@@ -167,8 +92,101 @@ class FunctionFacts:
                 c.call_gen = 0
             c.leaves = b
         base_in, _ = L.solve(cs, self.falls, past_end)
+        self.facts = self._fn_live(cs, live_out, base_in, tails, opaque)
+
+    def _chunks(self) -> tuple[list[liveness.Chunk], list[int], list[tuple[int, int]], bool]:
+        """Each instruction's liveness ``Chunk`` (its record's effects; what leaving the function
+        there reads, ``leaves``), the same leaves without what a return or a direct tail call
+        hands on, the direct tail calls (chunk address, lifted callee) and whether the function
+        is opaque (it jumps through a register or writes every register back)."""
+        cs: list[liveness.Chunk] = []
+        base_leaves: list[int] = []
+        tails: list[tuple[int, int]] = []
+        # a call through a register is not opaque (interproc.FnLive.calls_unknown): its site
+        # stores what an unknown callee reads, its returns what its own call sites overwrote
+        opaque = False
+        # where an indirect jump may land inside this function besides its tables: a false
+        # entry (a label that analysis also took for a function).  A resume point reached so
+        # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
+        # every indirect jump's ``leaves``).
+        inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
+        lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
+        for rec in self.records:
+            effects.scan(rec, effects.own_text(rec, self.body[rec.start:rec.stop], JUMP_OUT))
+            self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
+            tails += [(rec.addr, t) for t in rec.tails]
+            c, summary_leaves, opaque_here = self._chunk(rec, inner, rec.addr in lr_jumps)
+            cs.append(c)
+            base_leaves.append(summary_leaves)
+            opaque |= opaque_here
+        return cs, base_leaves, tails, opaque
+
+    def _chunk(self, rec: Lifted, inner: list[int], lr_jump: bool) -> tuple[liveness.Chunk, int, bool]:
+        """``rec``'s liveness chunk, what leaving there reads without what a return or a direct
+        tail call hands on, and whether it makes the function opaque."""
+        L = liveness
+        addr = rec.addr
+        opaque = False
+        indirect = rec.jump_out
+        # ``leaves``: what leaving here reads, for the liveness of this function's own call
+        # sites; ``summary_leaves``: the same without what a return or a direct tail call
+        # hands on (their callers reload only what we may write; a tail callee's reads come
+        # from its summary, ``tails``), for the registers live at the entry
+        summary_leaves = self._elide(L.INDIRECT_USES) if indirect else 0
+        if indirect and lr_jump:
+            # a jump through the link register is a return (a tail call keeps LR for its
+            # callee, so its target is never in X30): longjmp's ``br x30`` lands on a resume
+            # point, which reads what any return to somewhere else reads.  As a tail call it
+            # would make every caller of a function that may throw (Lua: nearly all) keep
+            # X2-X8 and V0-V7 live across its calls.
+            summary_leaves = self._elide(L.EXIT_USES)
+        table = self.plan.jump_tables.get(addr)
+        if indirect and table and all(a in self.addrs for a in table):
+            # the fallback of a small table of this function's own labels: a miss, as below
+            summary_leaves = self._elide(L.EXIT_USES)
+        leaves = (L.RET_LIVE if rec.ret is not None else 0) | summary_leaves
+        for _t in rec.tails:
+            leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
+        succs = list(rec.succs)
+        for label in rec.tables:
+            targets = self.shared_targets[label]
+            succs += targets or []
+            miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
+            leaves |= miss
+            summary_leaves |= miss
+            indirect = True
+        if indirect:
+            succs += inner
+            opaque = True
+        gen, kill = rec.reads, rec.kills
+        gen &= ~self.saves.get(addr, 0)
+        if rec.fatal:
+            # a fatal error (an instruction we do not lift, BRK/UDF) reads nothing a caller
+            # must provide: glibc's SVE variants of memcpy and friends, never picked here,
+            # otherwise made every memcpy call store every register
+            gen = kill = 0
+        elif gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
+            opaque = True
+            if self.elide_saves and rec.svc:
+                gen = L.SVC_USES
+            elif self.elide_saves and rec.fp_env:
+                # an FPSR/FPCR access stores every local only to order the FP arithmetic
+                # before it (fp_fpsr.py); a callee-saved register it has not written goes
+                # back as it came, so that is no read of the caller's value: as a read it
+                # made every function whose calls may reach __feraiseexcept (strtod,
+                # printf's float formatting) read D8-D15, and their callers store them
+                gen = L.ALL & ~L.ELIDED_SAVES
+        chunk = L.Chunk(addr, gen, kill, succs, call=rec.call, leaves=leaves, writes=rec.writes,
+                        call_gen=self._elide(L.CALL_USES))
+        return chunk, summary_leaves, opaque
+
+    def _fn_live(self, cs: list, live_out: dict[int, int], base_in: dict[int, int],
+                 tails: list[tuple[int, int]], opaque: bool) -> interproc.FnLive:
+        """The function's ``interproc.FnLive`` from its chunks and their liveness."""
+        L = liveness
         must = L.must_written(cs, self.falls, self.plan.entry)
         index = {c.addr: i for i, c in enumerate(cs)}
+        ret_of = {r.addr: r.ret for r in self.records if r.ret is not None}
         n_sites = len(self.call_rets)
         # a function that saves a callee-saved register owns it: by AAPCS64 its own reads of
         # the entry value mean nothing (they lie on paths the guest compiler knew do not
@@ -181,7 +199,7 @@ class FunctionFacts:
         f.calls_unknown = any(t is None for t in self.call_targets)
         f.unknown_uses = self._elide(L.CALL_USES)
         f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
-        f.save_drop = self._save_drop(cs, saves, live_out)
+        f.save_drop = self._save_drop(cs, self.saves, live_out)
         f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
         f.entry_index = index.get(self.plan.entry, -1)
         for c in cs:
@@ -199,8 +217,9 @@ class FunctionFacts:
             f.tail_chunk.append(index[a])
             f.tail_target.append(t)
             f.tail_open.append(L.ALL & ~must[a])
+        flag_reads = {r.addr for r in self.records if r.flags_read}
         f.flags_in, f.tail_flags_open = self._flags_at_entry(cs, flag_reads, tails)
-        self.facts = f
+        return f
 
     def _flags_at_entry(self, cs: list, flag_reads: set[int], tails: list[tuple[int, int]]) -> tuple[bool, list[bool]]:
         """Whether the function may read NZCV before writing them (a false entry: analysis took

@@ -7,6 +7,7 @@ A mixin of ``FunctionEmitter`` (``emitter.py``), run once its body and facts are
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from nxrecomp import settings
 from recompiler.lift import interproc
@@ -52,41 +53,106 @@ def _vector_writes(body: str) -> str:
     return _VR_LOW.sub(lambda m: f"(NXV(NxV2u64, {m[1]})[0])", body)
 
 
+@dataclass
+class Locals:
+    """The guest registers a function's body names, as C locals."""
+    regs: list[int]          # X registers it uses (X0, X1, X30 always: they arrive as arguments)
+    uses_sp: bool
+    v_used: list[int]
+    v_written: list[int]
+    w_regs: list[int]        # X registers it may write (X0, X1, X30 always)
+    w_sp: bool
+    uses_flags: bool
+
+
 class FunctionWrapper:
     """The function's C around its body (mixed into ``FunctionEmitter``)."""
 
     def _wrap(self, body: str) -> str:
         body = _SV_RE.sub(r"v\1", body)
+        loc = self._locals(body)
+        lists = self._lists(loc)
+        decl = self._decl(loc)
+        self.resume = [a for a in self.resume if a in self.addrs]
+        # A function with resume points gets a twin that holds them (see below), and with an SP
+        # a catch (C_x) that also knows the SP of its last setjmp call (_sjsp: a VLA or alloca
+        # may move SP between it and the call a longjmp comes back through)
+        twin = bool(self.resume) and not self.trace and "twins" not in self.no_opt
+        catches = twin and loc.uses_sp
+        if catches:
+            decl.append("u64 _sjsp = 0;")
+        else:
+            for n, slot in enumerate(self.slots.all):   # no frame to note the SP of
+                if slot.kind == T.NOTE_SP:
+                    body = body.replace(f"\x00{n}\x00", "")
+        if self.live:   # AAPCS64: a return hands no flags back
+            self._tag_sites(loc.regs, loc.v_used, loc.w_regs, loc.w_sp, loc.v_written, loc.uses_flags)
+        resume = self._resume_switch()
+        self.plan.resume_points = sorted(set(self.resume))
+        # A function with resume points gets a twin that holds them: where every return
+        # address can also be entered from the start, each value live there merges with one
+        # loaded from NxCpu, so clang can keep nothing in a constant or a register it would not
+        # spill (Lua's luaV_execute: ~20 % of its time; busybox sort's key compare, which calls
+        # get_key twice: 8 %).  The function itself then has no resume switch.  A twin runs
+        # only in a frame re-entered after a return to somewhere else (a longjmp below it), and
+        # there only until that frame returns, except in a loop that dispatches through a jump
+        # table (an interpreter after a caught error runs on in its twin): the twins of other
+        # functions are compiled as cold code (smaller, ~half the compile time of a copy).
+        self.plan.resume_twin = twin
+        catch, prelude = self._catch(catches)
+        body = _vector_writes(body)   # after every reading of the body's register writes
+        name = fname(self.plan.entry)
+        if not twin:
+            return self._function(name, resume, "", loc, lists, decl, catch, body)
+        # The function itself has no check of s->resume: the entry table holds it for its own
+        # address only (kind 1, build._table_source), and every way in (nx_run, nx_call_ind,
+        # nx_jump, an inline cache, a direct call from lifted code, whose frame consumed any
+        # resume in its own twin's switch) enters it with s->resume 0.  Two instructions at
+        # each call, in each inlined copy too (sort's key compare: three a comparison).
+        return (prelude + self._function(name, "", "", loc, lists, decl, catch, body)
+                + self._function(rname(self.plan.entry), resume,
+                                 "" if self.plan.jump_tables else "__attribute__((cold)) ",
+                                 loc, lists, decl, catch, body))
+
+    def _locals(self, body: str) -> Locals:
         v_used = sorted({int(m) for m in _V_RE.findall(body)})
         v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
         # X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used): every
         # function has them and writes them back where it writes back what it changed
         used = {int(m) for m in _REG_RE.findall(body)} | set(ARG_REGS)
-        uses_sp = bool(_SP_RE.search(body))
         written = {m for m in _ASSIGN_RE.findall(body)}
-        w_regs = sorted({int(r[1:]) for r in written if r != "sp"} | set(ARG_REGS))
-        w_sp = "sp" in written
-        uses_flags = self.flags_written or bool(re.search(r"\b[NZCV]\b", body))
-        regs = sorted(used)
+        return Locals(sorted(used), bool(_SP_RE.search(body)), v_used, v_written,
+                      sorted({int(r[1:]) for r in written if r != "sp"} | set(ARG_REGS)), "sp" in written,
+                      self.flags_written or bool(re.search(r"\b[NZCV]\b", body)))
+
+    def _decl(self, loc: Locals) -> list[str]:
+        """The locals' declarations, loaded from the arguments and ``NxCpu``."""
         decl = []
-        if regs:
+        if loc.regs:
             decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]"
-                                           for r in regs) + ";")
-        if uses_sp:
+                                           for r in loc.regs) + ";")
+        if loc.uses_sp:
             decl.append("u64 sp = asp;")
-        if v_used:
-            decl.append("NxVec " + ", ".join(f"v{r}" for r in v_used) + "; " + " ".join(interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in v_used))
-        decl.append("FLAGS_DECL;" if uses_flags else "")
-        if uses_flags:
+        if loc.v_used:
+            decl.append("NxVec " + ", ".join(f"v{r}" for r in loc.v_used) + "; "
+                        + " ".join(interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in loc.v_used))
+        decl.append("FLAGS_DECL;" if loc.uses_flags else "")
+        if loc.uses_flags:
             decl.append("FLAGS_LOAD;")
         if self.events:   # set once the function wrote its own values into NxCpu (result.Lifted.overwrites_nxcpu)
             decl.append("u8 _c = 0;")
         if self.call_rets:
             decl.append("NxRet _r;")
-        store = [f"s->x[{r}] = x{r};" for r in w_regs]
-        if w_sp:
+        return decl
+
+    def _lists(self, loc: Locals) -> dict[str, list[str]]:
+        """The statements of each store and reload macro (STORE_ALL, STORE_CALL, RELOAD_CALL,
+        RELOAD_ALL, RELOAD_V, STORE_INDIRECT)."""
+        regs, v_used, uses_sp, uses_flags = loc.regs, loc.v_used, loc.uses_sp, loc.uses_flags
+        store = [f"s->x[{r}] = x{r};" for r in loc.w_regs]
+        if loc.w_sp:
             store.append("s->sp = sp;")
-        store += [interproc.vcopy(f"s->v[{r}]", f"v{r}") for r in v_written]
+        store += [interproc.vcopy(f"s->v[{r}]", f"v{r}") for r in loc.v_written]
         if uses_flags and self.flags_written:
             store.append("FLAGS_STORE;")
         # An indirect jump out (BR to a register, a computed goto's miss) reaches a function
@@ -112,72 +178,52 @@ class FunctionWrapper:
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
-        # the frame's catch (below) also knows the SP of its last setjmp call (_sjsp: a VLA or
-        # alloca may move SP between it and the call a longjmp comes back through)
-        self.resume = [a for a in self.resume if a in self.addrs]
-        # A function with resume points gets a twin that holds them (see below), and with an SP
-        # a catch (C_x) that also knows the SP of its last setjmp call (_sjsp: a VLA or alloca
-        # may move SP between it and the call a longjmp comes back through)
-        twin = bool(self.resume) and not self.trace and "twins" not in self.no_opt
-        catches = twin and uses_sp
-        if catches:
-            decl.append("u64 _sjsp = 0;")
-        else:
-            for n, slot in enumerate(self.slots.all):   # no frame to note the SP of
-                if slot.kind == T.NOTE_SP:
-                    body = body.replace(f"\x00{n}\x00", "")
-        if self.live:   # AAPCS64: a return hands no flags back
-            self._tag_sites(regs, v_used, w_regs, w_sp, v_written, uses_flags)
-        resume = ""
-        if self.resume:
-            # a resume point at a call site that did not store the callee-saved registers live
-            # after it is a fatal error (a RESUME_CHECK slot, filled by interproc.place: elide_saves)
-            site = {a: k for k, a in enumerate(self.call_rets)}
-            cases = " ".join(f"case {a:#x}ull: {self.slot(T.RESUME_CHECK, site[a]) if self.live and a in site else ''}goto L_{a:x};"
-                             for a in sorted(set(self.resume)))
-            c_set = "_c = 1; " if self.events else ""   # a resumed frame may have stored anything
-            # s->resume 2: a frame's own try (NX_CATCH); a pc that is not its own goes on up
-            resume = (f"  if (UNLIKELY(s->resume)) {{ u64 _m = s->resume; s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
-                      f"default: if (_m == 2) NX_BACK; nx_bad_resume(s); NX_BACK; }} }}\n")
-        # the body is in address order; the entry may lie above code it branches back to
-        first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry \
-            else f"  goto L_{self.plan.entry:x};\n"
-        name = fname(self.plan.entry)
-        self.plan.resume_points = sorted(set(self.resume))
-        # A function with resume points gets a twin that holds them: where every return
-        # address can also be entered from the start, each value live there merges with one
-        # loaded from NxCpu, so clang can keep nothing in a constant or a register it would not
-        # spill (Lua's luaV_execute: ~20 % of its time; busybox sort's key compare, which calls
-        # get_key twice: 8 %).  The function itself then has no resume switch.  A twin runs
-        # only in a frame re-entered after a return to somewhere else (a longjmp below it), and
-        # there only until that frame returns, except in a loop that dispatches through a jump
-        # table (an interpreter after a caught error runs on in its twin): the twins of other
-        # functions are compiled as cold code (smaller, ~half the compile time of a copy).
-        self.plan.resume_twin = twin
+        return {"STORE_ALL": store, "STORE_CALL": store_call, "RELOAD_CALL": reload, "RELOAD_ALL": reload_all,
+                "RELOAD_V": reload_v_all, "STORE_INDIRECT": store_indirect}
 
-        # A return to somewhere else that comes up to a call site of a function with a twin
-        # tries that frame first (C_x): if the guest SP is this frame's, the pc may be one of
-        # its resume points (a longjmp to the setjmp of this frame), and the twin runs on from
-        # NxCpu in this frame's place, so the C frames of its callers, which hold registers in
-        # their locals only (elide_saves), stay as they are.  Else it goes on up, to nx_run.
-        catch = "return _r"
-        prelude = ""
-        if catches:
-            cname = f"C_{self.plan.entry:x}"
-            catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp, sp)"
-            prelude = (f"NxRet {rname(self.plan.entry)}{SIG};\n"
-                       f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
-                       "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
-                       "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
-                       f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30], s->sp);\n}}\n")
+    def _resume_switch(self) -> str:
+        """The check of ``s->resume`` at the entry of a function with resume points: a frame
+        re-entered at one of its return addresses goes there."""
+        if not self.resume:
+            return ""
+        # a resume point at a call site that did not store the callee-saved registers live
+        # after it is a fatal error (a RESUME_CHECK slot, filled by interproc.place: elide_saves)
+        site = {a: k for k, a in enumerate(self.call_rets)}
+        cases = " ".join(f"case {a:#x}ull: {self.slot(T.RESUME_CHECK, site[a]) if self.live and a in site else ''}goto L_{a:x};"
+                         for a in sorted(set(self.resume)))
+        c_set = "_c = 1; " if self.events else ""   # a resumed frame may have stored anything
+        # s->resume 2: a frame's own try (NX_CATCH); a pc that is not its own goes on up
+        return (f"  if (UNLIKELY(s->resume)) {{ u64 _m = s->resume; s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
+                f"default: if (_m == 2) NX_BACK; nx_bad_resume(s); NX_BACK; }} }}\n")
 
-        body = _vector_writes(body)   # after every reading of the body's register writes
+    def _catch(self, catches: bool) -> tuple[str, str]:
+        """What a call site does with a return to somewhere else (``NX_CATCH``), and the catch
+        function (C_x) that goes before the function where it has one.
 
+        A return to somewhere else that comes up to a call site of a function with a twin
+        tries that frame first (C_x): if the guest SP is this frame's, the pc may be one of
+        its resume points (a longjmp to the setjmp of this frame), and the twin runs on from
+        NxCpu in this frame's place, so the C frames of its callers, which hold registers in
+        their locals only (elide_saves), stay as they are.  Else it goes on up, to nx_run."""
+        if not catches:
+            return "return _r", ""
+        cname = f"C_{self.plan.entry:x}"
+        catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp, sp)"
+        prelude = (f"NxRet {rname(self.plan.entry)}{SIG};\n"
+                   f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
+                   "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
+                   "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
+                   f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30], s->sp);\n}}\n")
+        return catch, prelude
+
+    def _function(self, fn: str, entry_check: str, attrs: str, loc: Locals, lists: dict[str, list[str]],
+                  decl: list[str], catch: str, body: str) -> str:
+        """One C function of the body: its macros, declarations, entry check and body."""
         # a signal delivered at a backward branch (recompiler.signal_polls): runs its handler
         # nested on NxCpu and puts everything back, so the locals are reloaded unchanged;
         # liveness does not see it (no register is read or written in effect)
         sigpoll = ("#define NX_SIGPOLL(t) do { if (UNLIKELY(nx_signal_flag)) { s->pc = (t); "
-                   f"(s->sp) = {'sp' if uses_sp else 'asp'}; STORE_ALL; nx_signal_poll(s); RELOAD_ALL; }} }} while (0)\n"
+                   f"(s->sp) = {'sp' if loc.uses_sp else 'asp'}; STORE_ALL; nx_signal_poll(s); RELOAD_ALL; }} }} while (0)\n"
                    if self.signal_polls else "")
         # recompiler.entry_log: the arguments logged at the entry, NxCpu left as it was (its
         # slots of X0, X1, X30 and SP may be stale here by design: a log that kept them would
@@ -186,30 +232,20 @@ class FunctionWrapper:
                      f"s->x[1] = a1; s->x[30] = a30; s->sp = asp; nx_trace_entry(s, {self.plan.entry:#x}ull); "
                      "s->x[0] = _o[0]; s->x[1] = _o[1]; s->x[30] = _o[2]; s->sp = _o[3]; }"
                      if settings.get("recompiler", "entry_log") else "")
+        trace = ("  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) "
+                 f"nx_trace_entry(s, {self.plan.entry:#x}ull);")
+        # the body is in address order; the entry may lie above code it branches back to
+        first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry \
+            else f"  goto L_{self.plan.entry:x};\n"
 
-        def function(fn: str, entry_check: str, attrs: str = "") -> str:
-            return (f"{attrs}NxRet {fn}{SIG} {{\n"
-                    f"#define NX_CATCH {catch}\n"
-                    f"#define STORE_ALL do {{ {' '.join(store)} }} while (0)\n"
-                    f"#define STORE_CALL do {{ {' '.join(store_call)} }} while (0)\n"
-                    f"#define RELOAD_CALL do {{ {' '.join(reload)} }} while (0)\n"
-                    f"#define RELOAD_ALL do {{ {' '.join(reload_all)} }} while (0)\n"
-                    f"#define RELOAD_V do {{ {' '.join(reload_v_all)} }} while (0)\n"
-                    f"{sigpoll}"
-                    f"#define STORE_INDIRECT do {{ {' '.join(store_indirect)} }} while (0)\n"
-                    f"  {' '.join(d for d in decl if d)}\n"
-                    f"{'  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) nx_trace_entry(s, %#xull);' % self.plan.entry if self.trace else entry_log}\n{entry_check}"
-                    f"{first_jump}{body}\n"
-                    f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
-                    f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}}}\n")
-
-        if not twin:
-            return function(name, resume)
-        # The function itself has no check of s->resume: the entry table holds it for its own
-        # address only (kind 1, build._table_source), and every way in (nx_run, nx_call_ind,
-        # nx_jump, an inline cache, a direct call from lifted code, whose frame consumed any
-        # resume in its own twin's switch) enters it with s->resume 0.  Two instructions at
-        # each call, in each inlined copy too (sort's key compare: three a comparison).
-        return (prelude + function(name, "")
-                + function(rname(self.plan.entry), resume,
-                           "" if self.plan.jump_tables else "__attribute__((cold)) "))
+        def macro(name: str) -> str:
+            return f"#define {name} do {{ {' '.join(lists[name])} }} while (0)\n"
+        return (f"{attrs}NxRet {fn}{SIG} {{\n"
+                f"#define NX_CATCH {catch}\n"
+                + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V"))
+                + sigpoll + macro("STORE_INDIRECT")
+                + f"  {' '.join(d for d in decl if d)}\n"
+                f"{trace if self.trace else entry_log}\n{entry_check}"
+                f"{first_jump}{body}\n"
+                f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
+                f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}}}\n")
