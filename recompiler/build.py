@@ -204,7 +204,7 @@ def _lift_paths(args: tuple) -> tuple[Path, Path]:
 
 
 def _from_lift_cache(args: tuple) -> ShardResult | None:
-    """A shard's lifted C (call sites' lists still placeholders) and facts from the lift cache,
+    """A shard's lifted C (call sites' lists still slots) and facts from the lift cache,
     or None.  Called in the main process: a hit needs no worker, and its plans are never
     pickled."""
     path, cached = _lift_paths(args)
@@ -230,7 +230,7 @@ _FNLIVE_FIELDS = {f.name for f in dataclasses.fields(interproc.FnLive)}
 
 
 def _lift_shard(args: tuple) -> ShardResult:
-    """Lift one shard (its C with placeholders, its functions' facts) and store that in the
+    """Lift one shard (its C with slots, its functions' facts) and store that in the
     lift cache (a rebuild after one function changed then lifts one shard, not all)."""
     index, plans, functions, out_dir, trust_abi, elide_saves, comments, trace, fingerprint = args
     t0 = time.process_time()

@@ -23,7 +23,6 @@ resume twin and catch) is ``wrap.py``'s.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from nxrecomp import settings
@@ -396,20 +395,18 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         raise ValueError(f"no C for symbolic value {e!r}")
 
     # ---- emission -------------------------------------------------------------------
-    def emit(self, handlers: dict, defer: bool = False) -> str:
+    def emit(self, handlers: dict, defer: bool = False) -> T.CText | str:
         """The function's C.  With ``defer`` (whole-program builds) the call sites' and returns'
-        store and reload lists stay placeholders for ``interproc.place`` to fill once every
+        store and reload lists stay slots (a ``CText``) for ``interproc.place`` to fill once every
         function's summary is known (``self.facts``); otherwise they assume unknown callees."""
         body_start = len(self.body)
         self.saves = self._elided_saves() if self.live else {}
         prev_falls = False
         prev_addr = None
-        chunks: list[tuple[int, int]] = []
         for insn in self.plan.insns:
             if prev_falls and prev_addr is not None and insn.addr != prev_addr + 4:
                 self._fall_out(prev_addr)
             self.insn = insn
-            chunks.append((insn.addr, len(self.body)))
             self.cur = Lifted(insn.addr, len(self.body))
             self.records.append(self.cur)
             if self.comments:
@@ -431,9 +428,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             self.cur.falls = falls
             prev_falls, prev_addr = falls, insn.addr
             if insn.addr in self.saves:
-                self._mark_saves(chunks[-1][1], self.saves[insn.addr])
+                self._mark_saves(self.cur.start, self.saves[insn.addr])
             if self.live:
-                self._mark_write_through(chunks[-1][1], falls)
+                self._mark_write_through(self.cur.start, falls)
             if falls:
                 self.falls[insn.addr] = insn.addr + 4
                 if self.live and self.cur.overwrites_nxcpu:
@@ -446,19 +443,18 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.cur = None
         if self.live:
             self._liveness()
+        for rec in self.records:   # each BR site its own indirect jump (see shared_table)
+            for label in rec.tables:
+                if label in self.dense_gotos:
+                    for j in range(rec.start, rec.stop):
+                        self.body[j] = self.body[j].replace(f"goto {label};", self.dense_gotos[label])
         # labels go before the instruction lines that start at their address
-        lines = self.body[body_start:]
-        starts = dict(chunks)
+        label_at = {r.start: r.addr for r in self.records if r.addr in self.labels or r.addr == self.plan.entry}
         out_lines: list[str] = []
-        idx_to_label = {v: k for k, v in starts.items() if k in self.labels or k == self.plan.entry}
-        for i, line in enumerate(lines):
-            if i + body_start in idx_to_label:
-                out_lines.append(f" L_{idx_to_label[i + body_start]:x}:;")
-            out_lines.append(line)
-        if self.dense_gotos:     # each BR site its own indirect jump (see shared_table)
-            site = re.compile(r"\bgoto (JT_\d+);")
-            out_lines = [site.sub(lambda m: self.dense_gotos.get(m.group(1), m.group(0)), line)
-                         if "goto JT_" in line else line for line in out_lines]
+        for j in range(body_start, len(self.body)):
+            if j in label_at:
+                out_lines.append(f" L_{label_at[j]:x}:;")
+            out_lines.append(self.body[j])
         if self.shared_blocks:   # C allows a goto past this declaration (no initialiser runs)
             out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
         body = "\n".join(out_lines)

@@ -22,7 +22,7 @@ class FunctionFacts:
     """Liveness and the facts of one function (mixed into ``FunctionEmitter``)."""
 
     def _number_tails(self, start: int, stop: int, first: int, count: int) -> None:
-        """Number the first ``count`` direct tail calls' store placeholders in body lines
+        """Number the first ``count`` direct tail calls' store slots in body lines
         [start, stop) from ``first``, in the order liveness met them (``FnLive.tail_target``);
         one it did not read (after a call in the same instruction: the fall past a noreturn
         callee) stores everything."""
@@ -57,7 +57,7 @@ class FunctionFacts:
             self.body[j] = _SAVE_STORE_RE.sub(wrap, self.body[j])
 
     def _mark_write_through(self, start: int, falls: bool) -> None:
-        """A placeholder after the instruction whose lines begin at ``start`` where it writes
+        """A slot after the instruction whose lines begin at ``start`` where it writes
         caller-saved registers (a WRITE_THROUGH slot): ``interproc.place`` stores there those of
         them the function keeps current in ``NxCpu`` (``interproc.write_through``), whose call
         sites then store nothing of them.  Only after straight-line code: a register written on

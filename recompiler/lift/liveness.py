@@ -81,7 +81,7 @@ class Chunk:
     gen: int
     kill: int
     succs: list[int]
-    call: int | None = None    # the call site's number (a STORE_CALL placeholder) if any
+    call: int | None = None    # the call site's number (result.Lifted.call) if any
     leaves: int = 0            # what leaving the function here reads (EXIT_USES for a return...)
     writes: int = 0            # every register it may write (before its call, for a call)
     call_gen: int = CALL_USES  # what the callee of its call may read
