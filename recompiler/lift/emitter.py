@@ -226,6 +226,14 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         """The anchor of a new slot of this function in the C being built (template.py)."""
         return self.slots.anchor(T.Slot(kind, self.plan.entry, k))
 
+    def reg_store(self, bit: int, text: str) -> str:
+        """``text``, the C of a 64-bit store of the register ``bit`` (liveness bit) to guest
+        memory, noted in the instruction's record: a prologue's save store of a callee-saved
+        register may be dropped at placement (``facts._mark_saves``)."""
+        if self.cur is not None:
+            self.cur.reg_stores.append((bit, text))
+        return text
+
     def jump_out(self) -> str:
         """C of an indirect jump to the unknown target in ``_t`` (BR): the site's inline cache,
         else nx_jump."""

@@ -7,15 +7,12 @@ save stores, write-through points and tail calls in the emitter's body for place
 """
 from __future__ import annotations
 
-import re
 
 from recompiler.lift import effects, interproc, liveness
 from recompiler.lift import template as T
 from recompiler.lift.result import Lifted
 from recompiler.lift.signature import CALLER_SAVED, JUMP_OUT
 
-# a 64-bit store of a general register or of a D register's bits (memory.py's forms)
-_SAVE_STORE_RE = re.compile(r"S64\([^;@\x00]*?, (?:\(u64\)(?P<x>x\d+)|NX_SPLIT\((?P<x2>x\d+)\)|\(u64\)(?P<v>s->v\[\d+\])\.q)\);")
 
 
 class FunctionFacts:
@@ -45,16 +42,14 @@ class FunctionFacts:
         where nothing reads the slot back (``FnLive.save_drop``) and no return hands the
         register back, so the store and the load of the caller's stale ``NxCpu`` value feeding it
         go away (``recompiler.elide_saves``: the caller keeps its value in its own local)."""
-        def wrap(m: re.Match) -> str:
-            reg = m.group("x") or m.group("x2") or m.group("v")
-            bit = liveness.xbit(int(reg[1:])) if reg.startswith("x") else \
-                liveness.vbit(int(re.search(r"\d+", reg).group()))
+        for bit, text in self.cur.reg_stores:
             if not bit & mask:
-                return m.group(0)
+                continue
             a, b = self.slots.bracket(T.Slot(T.SAVE, self.plan.entry, bit.bit_length() - 1))
-            return f"{a}{m.group(0)}{b}"
-        for j in range(start, len(self.body)):
-            self.body[j] = _SAVE_STORE_RE.sub(wrap, self.body[j])
+            for j in range(start, len(self.body)):
+                if text in self.body[j]:
+                    self.body[j] = self.body[j].replace(text, f"{a}{text}{b}", 1)
+                    break
 
     def _mark_write_through(self, start: int, falls: bool) -> None:
         """A slot after the instruction whose lines begin at ``start`` where it writes

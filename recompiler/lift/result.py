@@ -59,6 +59,9 @@ class Lifted:
     fp_env: bool = False             # an FPSR/FPCR access (stores every local to order FP code)
     fatal: bool = False              # a fatal error (not lifted, BRK/UDF)
     flags_set: bool = False          # writes all of NZCV (FunctionEmitter.flags_touched)
+    # its stores of a whole 64-bit register (register bit, the store's C): a prologue's save
+    # of a callee-saved register is one (FunctionEmitter.reg_store, facts._mark_saves)
+    reg_stores: list[tuple[int, str]] = field(default_factory=list)
     # added by effects.scan once the body is complete
     reads: int = 0                   # registers read before the instruction writes them (gen)
     kills: int = 0                   # registers it surely overwrites
