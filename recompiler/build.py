@@ -11,7 +11,7 @@ the recompiler's own code).
 
 Lifting and compiling share one pool of ``recompiler.jobs`` workers.  Compiling starts once
 every shard is lifted: the call sites' store and reload lists come from whole-program register
-summaries (``recompiler/interproc.py``, ~2 s for busybox in this process), so each shard's C is
+summaries (``recompiler/lift/interproc.py``, ~2 s for busybox in this process), so each shard's C is
 written only then.  The compile estimated longest goes first, so no core waits on one long
 shard at the end.  Each unit's compiler CPU time goes to the log and the manifest's stats
 (``cpu_seconds``, ``slowest``).
@@ -36,11 +36,13 @@ from pathlib import Path
 from nxrecomp.common import settings
 from nxrecomp.common.errors import NxError
 from nxrecomp.common.progress import Progress
-from recompiler import cc, inline_leaves, interproc
+from recompiler import cc, inline_leaves
+from recompiler.lift import interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
 from recompiler.lift.control import SHARED_TABLE
 from recompiler.lift.emitter import SIG, no_opt
+from recompiler.lift.template import CText
 
 log = logging.getLogger("recompiler.build")
 
@@ -85,7 +87,7 @@ class ShardResult:
     cpu_s: float = 0.0                    # Python CPU time spent lifting it
     cost: float = 0.0                     # estimated compile time (compile_cost)
     cached: bool = False                  # its C came from the lift cache
-    text: str = ""                        # its C, call sites' lists still placeholders
+    text: CText | str = ""                # its C, call sites' lists still slots (lift/template.py)
     facts: list = field(default_factory=list)   # interproc.FnLive of each function (deferred lists)
 
 
@@ -208,7 +210,7 @@ def _lift_paths(args: tuple) -> tuple[Path, Path]:
 
 
 def _from_lift_cache(args: tuple) -> ShardResult | None:
-    """A shard's lifted C (call sites' lists still placeholders) and facts from the lift cache,
+    """A shard's lifted C (call sites' lists still slots) and facts from the lift cache,
     or None.  Called in the main process: a hit needs no worker, and its plans are never
     pickled."""
     path, cached = _lift_paths(args)
@@ -234,7 +236,7 @@ _FNLIVE_FIELDS = {f.name for f in dataclasses.fields(interproc.FnLive)}
 
 
 def _lift_shard(args: tuple) -> ShardResult:
-    """Lift one shard (its C with placeholders, its functions' facts) and store that in the
+    """Lift one shard (its C with slots, its functions' facts) and store that in the
     lift cache (a rebuild after one function changed then lifts one shard, not all)."""
     index, plans, functions, out_dir, trust_abi, elide_saves, comments, trace, fingerprint = args
     t0 = time.process_time()
@@ -269,7 +271,7 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
         entries.extend((r, resume_fn, 2) for r in plan.resume_points)
         callees |= called
     protos = "".join(f"NxRet {fname(a)}{SIG};\n" for a in sorted(callees | {p.entry for p in plans}))
-    text = '#include "lifted.h"\n' + protos + "\n".join(bodies)
+    text = CText.join(['#include "lifted.h"\n' + protos, CText.join(bodies, "\n")])
     return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]),
                        text=text, facts=facts)
 

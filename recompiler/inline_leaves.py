@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from recompiler import interproc
+from recompiler.lift import interproc
 from recompiler.lift.emitter import ARGS, SIG
 
 MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line), comments not counted

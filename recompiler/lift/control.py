@@ -4,7 +4,7 @@ from __future__ import annotations
 import bisect
 
 from recompiler.decode import Insn
-from recompiler.lift.emitter import JUMP_OUT, FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
 
 M64 = (1 << 64) - 1
@@ -71,7 +71,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         label = em.shared_table(sorted(set(table)))
         d = em.plan.direct_tables.get(i.addr)
         direct = em.direct_goto(label, d) if d is not None and label in em.dense_gotos else ""
-        em.out(f"{{ {direct}_jt = {t}; goto {label}; }}")
+        em.out(f"{{ {direct}_jt = {t}; {em.goto_table(label)} }}")
         return False
     cands = em.plan.ifunc_targets.get(i.addr)
     if cands:
@@ -86,7 +86,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         cases = " ".join(f"case {a:#x}ull: {em.goto(a)}" for a in sorted(set(table)))
         em.out(f"switch ({t}) {{ {cases} default: break; }}")
     # an unknown target: the site's inline cache (lifted.h NX_IC), else the runtime's lookup
-    em.out(f"{{ u64 _t = {t}; {JUMP_OUT} }}")
+    em.out(f"{{ u64 _t = {t}; {em.jump_out()} }}")
     return False
 
 
@@ -140,6 +140,7 @@ def h_svc(em: FunctionEmitter, i: Insn) -> None:
     # then every register is in NxCpu and control goes there as a BR would take it.  Two
     # lines: the first is the chunk's store into NxCpu (the emitter's _c), the second an exit.
     next_pc = f"{i.addr + 4:#x}ull"
+    em.system_call()
     em.out(f"s->pc = {next_pc}; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']});")
     em.out(f"if (UNLIKELY(s->pc != {next_pc})) MUSTTAIL return nx_jump(s, s->x[0], s->x[1], s->x[30], s->sp); "
            "RELOAD_ALL;")
@@ -152,7 +153,7 @@ def h_svc(em: FunctionEmitter, i: Insn) -> None:
 
 
 def h_brk(em: FunctionEmitter, i: Insn) -> bool:
-    em.out(f"STORE_ALL; nx_brk(s, {i.addr:#x}ull, {i.f['imm16']}); NX_BACK;")
+    em.trap(f"STORE_ALL; nx_brk(s, {i.addr:#x}ull, {i.f['imm16']}); NX_BACK;")
     return False
 
 
@@ -231,11 +232,3 @@ def h_msr(em: FunctionEmitter, i: Insn) -> None:
         em.out(f"s->fpsr = {v} & 0xf800009full;")
     else:
         em.out(f"nx_sysreg_write(s, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {r[4]}, {v});")
-
-
-HANDLERS = {
-    "B": h_b, "BL": h_bl, "BCOND": h_bcond, "CBZ": h_cbz, "TBZ": h_tbz, "BR": h_br,
-    "BLR": h_blr, "RET": h_ret, "SVC": h_svc, "BRK": h_brk, "UDF": h_brk, "HINT": h_hint,
-    "CLREX": h_clrex, "BARRIER": h_barrier, "MSR_imm": h_msr_imm, "SYS": h_sys,
-    "MRS": h_mrs, "MSR_reg": h_msr,
-}

@@ -66,9 +66,6 @@ def h_pmull(em: FunctionEmitter, i: Insn) -> None:
         raise LiftError("reserved PMULL size")
 
 
-HANDLERS = {"AES": h_aes, "SHA_3reg": h_sha3reg, "SHA_2reg": h_sha2reg, "PMULL": h_pmull}
-
-
 # ---- Armv8.2 SHA512 and SHA3 (optional features; Switch 1's Cortex-A57 has neither, so
 # HWCAP does not claim them, but programs built for newer cores use them unconditionally) ----
 def _s512(e: str, a: int, b: int, c: int, shift: bool) -> str:
@@ -117,6 +114,3 @@ def h_xar(em: FunctionEmitter, i: Insn) -> None:
     n, m, d, r = f["Rn"], f["Rm"], f["Rd"], f["imm6"]
     em.out(f"{{ NxVec a = s->v[{n}], b = s->v[{m}], T; for (int i = 0; i < 2; i++) T.d[i] = ROR64(a.d[i] ^ b.d[i], {r}); "
            f"s->v[{d}] = T; }}")
-
-
-HANDLERS.update({"SHA512_3reg": h_sha512, "SHA512SU0": h_sha512su0, "SHA3_4reg": h_sha3_4reg, "XAR": h_xar})

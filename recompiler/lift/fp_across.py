@@ -34,6 +34,3 @@ def h_fp_across(em: FunctionEmitter, i: Insn) -> None:
         return f"NX_HMINMAX({x}, {y}, s->fpcr, {mx}, {nm})"
     lanes = [f"s->v[{n}].h[{k}]" for k in range(8 if Q else 4)]
     em.out(f"{{ u16 _h = {_tree(lanes, hop)}; s->v[{d}].q = (u128)_h; }}")
-
-
-HANDLERS = {"SIMD_fp_across": h_fp_across}

@@ -209,9 +209,3 @@ def h_two_reg_fp16(em: FunctionEmitter, i: Insn) -> None:
     else:
         raise LiftError("FP16 two-register form")
     _hloop(em, f["Rd"], _lanes(i), e, {"a": f["Rn"]})
-
-
-HANDLERS = {"SIMD_three_same_fp16": h_three_same_fp16, "SIMD_two_reg_fp16": h_two_reg_fp16,
-            "SIMD_scalar_three_same_fp16": h_three_same_fp16, "SIMD_scalar_two_reg_fp16": h_two_reg_fp16,
-            "FP_DP1_H": h_dp1_h, "FP_DP2_H": h_dp2_h, "FP_DP3_H": h_dp3_h, "FP_CMP_H": h_cmp_h,
-            "FP_CCMP_H": h_ccmp_h, "FCSEL_H": h_fcsel_h, "FMOV_imm_H": h_fmov_imm_h, "FP_INT_H": h_fp_int_h}

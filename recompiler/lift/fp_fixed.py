@@ -59,6 +59,3 @@ def _half(em: FunctionEmitter, i: Insn, fbits: int) -> None:
         em.setx(d, f"FCVT_{'S' if op == 0 else 'U'}{bits}(__builtin_trunc(NX_HVAL(s->v[{n}].h[0], s->fpcr) * 0x1p{fbits}))", sf)
         return
     raise LiftError("fixed-point conversion form")
-
-
-HANDLERS = {"FP_FIX_CONV": h_fp_fix}

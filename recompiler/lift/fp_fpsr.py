@@ -9,7 +9,7 @@ is stored, so an FP result held in a local (FCVTZS into X0, FADD into D0...) is 
 after it the vector locals are reloaded from ``NxCpu`` (``RELOAD_V``), so an FP operation that
 follows reads values the asm's memory clobber orders after it (the compiler may move
 arithmetic on locals across an asm).  Limits: docs/ARCHITECTURE.md,
-"FPSR".  Every other system register goes to control.py's handlers."""
+"FPSR".  Every other system register is control.py's (the rows in forms.py say which)."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -17,24 +17,29 @@ from recompiler.lift import control
 from recompiler.lift.emitter import FunctionEmitter
 
 
+def takes_mrs(i: Insn) -> bool:
+    """MRS of FPSR (forms.py: control.h_mrs reads every other system register)."""
+    return control._sysreg(i.f) == control._FPSR
+
+
 def h_mrs(em: FunctionEmitter, i: Insn) -> None:
-    if control._sysreg(i.f) != control._FPSR:
-        control.h_mrs(em, i)
-        return
+    em.fp_env()
     em.out("STORE_ALL;")
     em.setx(i.f["Rt"], "(s->fpsr | NX_FPSR_HOST())")
     em.out("RELOAD_V;")
+
+
+def takes_msr(i: Insn) -> bool:
+    """MSR of FPSR or FPCR (forms.py: control.h_msr writes every other system register)."""
+    return control._sysreg(i.f) in (control._FPSR, control._FPCR)
 
 
 def h_msr(em: FunctionEmitter, i: Insn) -> None:
     r = control._sysreg(i.f)
     v = em.x(i.f["Rt"])
     if r == control._FPSR:     # N Z C V QC and the cumulative exception flags
+        em.fp_env()
         em.out(f"STORE_ALL; s->fpsr = {v} & 0xf800009full; NX_FPSR_CLEAR_HOST(); RELOAD_V;")
     elif r == control._FPCR:   # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
+        em.fp_env()
         em.out(f"STORE_ALL; s->fpcr = {v} & 0x07ff0000ull; NX_FPCR_APPLY_KEEP(s->fpcr); RELOAD_V;")
-    else:
-        control.h_msr(em, i)
-
-
-HANDLERS = {"MRS": h_mrs, "MSR_reg": h_msr}

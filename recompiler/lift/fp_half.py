@@ -64,7 +64,3 @@ def h_scalar_fcvtxn(em: FunctionEmitter, i: Insn) -> None:
     if not f["sz"]:
         raise LiftError("reserved FCVTXN size")
     _fset(em, f["Rd"], _FT[0], f"NX_D2F_ODD(s->v[{f['Rn']}].fd[0], s->fpcr)")
-
-
-HANDLERS = {"FCVT_to_half": h_fcvt_to_half, "FCVT_from_half": h_fcvt_from_half,
-            "SIMD_fcvt_nl": h_fcvt_nl, "SIMD_scalar_fcvtxn": h_scalar_fcvtxn}

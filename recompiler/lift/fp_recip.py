@@ -58,7 +58,3 @@ def h_recip_step(em: FunctionEmitter, i: Insn) -> None:
         return
     T, w, iw, ut, L = _fp_lanes(em, dict(f, size=f["sz"]))
     _fp_loop(em, f["Rd"], L, w, f"{fn}_{T}(a.{w}[i], b.{w}[i], s->fpcr)", {"a": f["Rn"], "b": f["Rm"]})
-
-
-HANDLERS = {"SIMD_recip_est": h_recip_est, "SIMD_scalar_recip_est": h_scalar_recip_est,
-            "SIMD_recip_step": h_recip_step, "SIMD_scalar_recip_step": h_recip_step}

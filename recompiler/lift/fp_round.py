@@ -36,6 +36,3 @@ def h_fjcvtzs(em: FunctionEmitter, i: Insn) -> None:
     em.out(f"{{ u8 _z; u64 _j = NX_FJCVTZS(s->v[{f['Rn']}].d[0], s->fpcr, &_z); FLAGS_SET((u32)_z << 2);")
     em.setx(f["Rd"], "_j", 0)
     em.out("}")
-
-
-HANDLERS = {"FP_RINT_N": h_frint_n, "SIMD_frint_n": h_simd_frint_n, "FJCVTZS": h_fjcvtzs}

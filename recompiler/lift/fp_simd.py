@@ -898,15 +898,3 @@ def h_fp_scalar_pair(em: FunctionEmitter, f: dict) -> None:
     else:
         e = f"{kind}_{T}(FZIN_{T}({a}, s->fpcr), FZIN_{T}({b}, s->fpcr))"
     _fset_dn(em, f["Rd"], (_FT[1] if T == "D" else _FT[0]), e)
-
-
-HANDLERS = {
-    "FP_INT": h_fp_int, "FP_DP1": h_fp_dp1, "FP_DP2": h_fp_dp2, "FP_DP3": h_fp_dp3,
-    "FP_CMP": h_fp_cmp, "FP_CCMP": h_fp_ccmp, "FCSEL": h_fcsel, "FMOV_imm": h_fmov_imm,
-    "SIMD_movi": h_movi, "SIMD_copy": h_copy, "SIMD_scalar_copy": h_scalar_copy,
-    "SIMD_three_same": h_three_same, "SIMD_three_diff": h_three_diff, "SIMD_two_reg": h_two_reg, "SIMD_across": h_across,
-    "SIMD_scalar_pair": h_across, "SIMD_shift_imm": h_shift_imm, "SIMD_scalar_shift_imm": h_shift_imm,
-    "SIMD_ext": h_ext, "SIMD_tbl": h_tbl, "SIMD_perm": h_perm,
-    "SIMD_scalar_three_same": h_scalar_three_same, "SIMD_scalar_two_reg": h_scalar_two_reg,
-    "SIMD_elem": h_elem, "SIMD_scalar_elem": h_elem,
-}

@@ -317,11 +317,3 @@ def h_dp1(em: FunctionEmitter, i: Insn) -> None:
     else:
         raise LiftError("unallocated DP1")
     em.setx(f["Rd"], e, sf)
-
-
-HANDLERS = {
-    "ADDSUB_imm": h_addsub_imm, "ADDSUB_sreg": h_addsub_sreg, "ADDSUB_ereg": h_addsub_ereg,
-    "ADC": h_adc, "LOGIC_imm": h_logic_imm, "LOGIC_sreg": h_logic_sreg, "MOVW": h_movw,
-    "BITFIELD": h_bitfield, "EXTR": h_extr, "ADR": h_pcrel, "ADRP": h_pcrel, "CSEL": h_csel,
-    "CCMP_reg": h_ccmp, "CCMP_imm": h_ccmp, "DP3": h_dp3, "DP2": h_dp2, "DP1": h_dp1,
-}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from recompiler.decode import Insn
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
+from recompiler.lift.liveness import vbit, xbit
 
 _LD = {1: "L8", 2: "L16", 4: "L32", 8: "L64", 16: "L128"}
 _ST = {1: "S8", 2: "S16", 4: "S32", 8: "S64", 16: "S128"}
@@ -24,7 +25,8 @@ def _gp_load(em: FunctionEmitter, rt: int, size: int, signed: bool, to64: bool, 
 
 
 def _gp_store(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
-    return f"{_ST[size]}({addr}, ({_UT[size]}){em.x(rt)});"
+    text = f"{_ST[size]}({addr}, ({_UT[size]}){em.x(rt)});"
+    return em.reg_store(xbit(rt), text) if size == 8 and rt != 31 else text
 
 
 def _v_load(rt: int, size: int, addr: str) -> str:
@@ -33,10 +35,11 @@ def _v_load(rt: int, size: int, addr: str) -> str:
     return f"s->v[{rt}].q = (u128){_LD[size]}({addr});"
 
 
-def _v_store(rt: int, size: int, addr: str) -> str:
+def _v_store(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
     if size == 16:
         return f"SV128({addr}, s->v[{rt}]);"
-    return f"{_ST[size]}({addr}, ({_UT[size]})s->v[{rt}].q);"
+    text = f"{_ST[size]}({addr}, ({_UT[size]})s->v[{rt}].q);"
+    return em.reg_store(vbit(rt), text) if size == 8 else text
 
 
 def _single(em: FunctionEmitter, f: dict, addr: str) -> str:
@@ -47,7 +50,7 @@ def _single(em: FunctionEmitter, f: dict, addr: str) -> str:
         size = 16 if (size_f == 0 and opc & 2) else 1 << size_f
         if opc & 2 and size_f != 0:
             raise LiftError("unallocated SIMD load/store")
-        return _v_load(rt, size, addr) if opc & 1 else _v_store(rt, size, addr)
+        return _v_load(rt, size, addr) if opc & 1 else _v_store(em, rt, size, addr)
     size = 1 << size_f
     if opc == 0:
         return _gp_store(em, rt, size, addr)
@@ -163,7 +166,7 @@ def h_pair(em: FunctionEmitter, i: Insn) -> None:
             # load both before writing, as with the general registers
             parts.append(f"{_v_load(t, size, '_a')} {_v_load(t2, size, f'_a + {size}')}")
         else:
-            parts.append(f"{_v_store(t, size, '_a')} {_v_store(t2, size, f'_a + {size}')}")
+            parts.append(f"{_v_store(em, t, size, '_a')} {_v_store(em, t2, size, f'_a + {size}')}")
     elif L:
         ld = (lambda a: f"(u64)(i64)(i32)L32({a})") if signed else (lambda a: f"(u64){_LD[size]}({a})")
         v2 = ld(f'_a + {size}')
@@ -173,10 +176,12 @@ def h_pair(em: FunctionEmitter, i: Insn) -> None:
         if t2 != 31:
             parts.append(f"x{t2} = _v2;")
     else:
-        second = _gp_store(em, t2, size, f"_a + {size}")
+        first = _gp_store(em, t, size, "_a")
         if size == 8 and t2 != 31:   # see NX_SPLIT (lifted.h)
-            second = f"S64(_a + 8, NX_SPLIT({em.x(t2)}));"
-        parts.append(_gp_store(em, t, size, "_a") + " " + second)
+            second = em.reg_store(xbit(t2), f"S64(_a + 8, NX_SPLIT({em.x(t2)}));")
+        else:
+            second = _gp_store(em, t2, size, f"_a + {size}")
+        parts.append(first + " " + second)
     if idx == 1:
         parts.append(f"{base} = _a + {off & (2**64 - 1):#x}ull;")
     elif idx == 3:
@@ -297,7 +302,7 @@ def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
             if L:
                 parts.append(_v_load(r, nbytes, f"_a + {k * nbytes}"))
             else:
-                parts.append(_v_store(r, nbytes, f"_a + {k * nbytes}"))
+                parts.append(_v_store(em, r, nbytes, f"_a + {k * nbytes}"))
     elif inter:
         esize = 1 << size
         if size == 3 and not Q:
@@ -368,11 +373,3 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
         m = f["Rm"]
         parts.append(f"{base} = _a + {total if m == 31 else em.x(m)};")
     em.out("{ " + " ".join(parts) + " }")
-
-
-HANDLERS = {
-    "LDST_uimm": h_uimm, "LDST_imm9": h_imm9, "LDST_rcpc2": h_rcpc2, "LDST_regoff": h_regoff, "LDR_lit": h_lit,
-    "LDST_pair": h_pair, "LDSTX": h_excl, "LDST_atomic": h_atomic,
-    "LDST_multi": h_simd_multi, "LDST_multi_post": h_simd_multi,
-    "LDST_single": h_simd_single, "LDST_single_post": h_simd_single,
-}

@@ -61,7 +61,3 @@ def h_shift_ins(em: FunctionEmitter, i: Insn) -> None:
     lanes = 1 if scalar else _lanes(Q, size)
     em.out(f"{{ NxVec a = s->v[{f['Rn']}], c = s->v[{f['Rd']}]; NxVec _r; _r.q = 0; "
            f"for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; s->v[{f['Rd']}] = _r; }}")
-
-
-HANDLERS = {"SIMD_bitcount": h_bitcount, "SIMD_addlp": h_addlp,
-            "SIMD_shift_ins": h_shift_ins, "SIMD_scalar_shift_ins": h_shift_ins}

@@ -26,6 +26,3 @@ def h_dot_elem(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     index = f["H"] << 1 | f["L"]
     _dot(em, i, f["M"] << 4 | f["Rm"], str(4 * index))
-
-
-HANDLERS = {"SIMD_dot": h_dot, "SIMD_dot_elem": h_dot_elem}

@@ -10,8 +10,8 @@ left by up to 63, a doubled 32x32 product) and then clamped or truncated, so one
 states the architecture's pseudocode and clang narrows the arithmetic.  FPSR.QC (cumulative
 saturation) is not tracked, as for the core saturating forms.
 
-Each handler takes the forms it knows and hands every other one to the core handler of the same
-row (``fp_simd``), so the two modules share the decode table's rows.
+Each handler's predicate (``takes_*``) says which encodings of its form it lifts; forms.py puts
+its row before the core handler's (``fp_simd``), which lifts the rest of the form.
 """
 from __future__ import annotations
 
@@ -90,23 +90,29 @@ def _three_same_expr(U: int, op: int, size: int, scalar: bool) -> str | None:
     return None
 
 
-def h_three_same(em: FunctionEmitter, i: Insn) -> None:
+def takes_three_same(i: Insn) -> bool:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
     e = _three_same_expr(U, op, size, False) if op < 24 and op != 3 else None
-    if e is None or (size == 3 and not f["Q"]):
-        core.h_three_same(em, i)
-        return
+    return not (e is None or (size == 3 and not f["Q"]))
+
+
+def h_three_same(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    U, size, op = f["U"], f["size"], f["opcode"]
+    e = _three_same_expr(U, op, size, False)
     _emit(em, f["Rd"], _lanes(f["Q"], size), _LANE[size][0], e, {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
+
+
+def takes_scalar_three_same(i: Insn) -> bool:
+    f = i.f
+    return f["opcode"] < 24 and _three_same_expr(f["U"], f["opcode"], f["size"], True) is not None
 
 
 def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
-    e = _three_same_expr(U, op, size, True) if op < 24 else None
-    if e is None:
-        core.h_scalar_three_same(em, i)
-        return
+    e = _three_same_expr(U, op, size, True)
     _emit(em, f["Rd"], 1, _LANE[size][0], e, {"a": f["Rn"], "b": f["Rm"]})
 
 
@@ -130,30 +136,40 @@ def h_rdm(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- three registers, different types (long / wide / narrow) --------------------------------
-def _long(em: FunctionEmitter, f: dict, scalar: bool, y_index: str | None = None, m: int | None = None) -> bool:
-    """Long forms with a narrow Vn (upper half for the "2" forms) and a wide Vd: [SU]ABAL,
-    [SU]ABDL, SQDMLAL, SQDMLSL, SQDMULL; by element ([SU]MLAL/MLSL/MULL, SQDM*) when
-    ``y_index`` names the element.  False when the form is not one of them."""
+def _long_kind(f: dict, scalar: bool, elem: bool) -> str | None:
+    """Which long form with a narrow Vn and a wide Vd ``f`` is (``_long``), None for another."""
     U, size, op = f["U"], f["size"], f["opcode"]
     if size == 3:
-        return False
-    w, ut, st, bits = _LANE[size]
-    ww, wut, wst, wbits = _LANE[size + 1]
-    half = 1 if scalar else 8 // (bits // 8)
-    part = 0 if scalar else (half if f["Q"] else 0)
-    elem = y_index is not None
-    pos = f"{part} + i"
+        return None
     if elem:
         kind = {2: "mlal", 6: "mlsl", 10: "mull", 3: "dmlal", 7: "dmlsl", 11: "dmull"}.get(op)
         if kind is None or (kind.startswith("d") and U) or (scalar and not kind.startswith("d")):
-            return False
+            return None
     else:
         kind = {(0, 5): "abal", (1, 5): "abal", (0, 7): "abdl", (1, 7): "abdl",
                 (0, 9): "dmlal", (0, 11): "dmlsl", (0, 13): "dmull"}.get((U, op))
         if kind is None or (scalar and not kind.startswith("d")):
-            return False
+            return None
     if kind.startswith("d") and size == 0:              # SQDM* have no byte form
+        return None
+    return kind
+
+
+def _long(em: FunctionEmitter, f: dict, scalar: bool, y_index: str | None = None, m: int | None = None) -> bool:
+    """Long forms with a narrow Vn (upper half for the "2" forms) and a wide Vd: [SU]ABAL,
+    [SU]ABDL, SQDMLAL, SQDMLSL, SQDMULL; by element ([SU]MLAL/MLSL/MULL, SQDM*) when
+    ``y_index`` names the element.  False when the form is not one of them."""
+    size = f["size"]
+    elem = y_index is not None
+    kind = _long_kind(f, scalar, elem)
+    if kind is None:
         return False
+    U = f["U"]
+    w, ut, st, bits = _LANE[size]
+    ww, wut, wst, wbits = _LANE[size + 1]
+    half = 1 if scalar else 8 // (bits // 8)
+    part = 0 if scalar else (half if f["Q"] else 0)
+    pos = f"{part} + i"
     signed = kind.startswith("d") or not U
     X = _val("a", size, signed, pos)
     Y = _val("b", size, signed, y_index if elem else pos)
@@ -175,6 +191,11 @@ def _long(em: FunctionEmitter, f: dict, scalar: bool, y_index: str | None = None
     return True
 
 
+def takes_three_diff(i: Insn) -> bool:
+    f = i.f
+    return f["opcode"] in (4, 6) and f["U"] == 1 and f["size"] < 3 or _long_kind(f, False, False) is not None
+
+
 def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
@@ -185,7 +206,7 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
         core._narrow(em, f["Rd"], f["Q"], w, 8 // (bits // 8), hi, {"a": f["Rn"], "b": f["Rm"]})
         return
     if not _long(em, f, scalar=False):
-        core.h_three_diff(em, i)
+        raise LiftError("three-different form")   # (takes_three_diff said it was one)
 
 
 def h_scalar_three_diff(em: FunctionEmitter, i: Insn) -> None:
@@ -198,6 +219,14 @@ def _elem_index(f: dict) -> tuple[int, int]:
     if f["size"] <= 1:
         return (f["H"] << 2) | (f["L"] << 1) | f["M"], f["Rm"]
     return (f["H"] << 1) | f["L"], (f["M"] << 4) | f["Rm"]
+
+
+def takes_elem(i: Insn) -> bool:
+    f = i.f
+    scalar = i.name == "SIMD_scalar_elem"
+    U, size, op = f["U"], f["size"], f["opcode"]
+    return size in (1, 2) and (op in (13, 15) and U == 1 or op in (12, 13) and U == 0
+                               or op in (2, 6, 10, 3, 7, 11) and _long_kind(f, scalar, True) is not None)
 
 
 def h_elem(em: FunctionEmitter, i: Insn) -> None:
@@ -218,18 +247,22 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
             return
         if op in (2, 6, 10, 3, 7, 11) and _long(em, f, scalar, str(idx), m):
             return
-    core.h_elem(em, i)
+    raise LiftError("by-element form")   # (takes_elem said it was one)
 
 
 # ---- shifts by immediate --------------------------------------------------------------------
+def takes_shift_imm(i: Insn) -> bool:
+    f = i.f
+    immh, op, U = f["immh"], f["opcode"], f["U"]
+    scalar = i.name == "SIMD_scalar_shift_imm"
+    return not (immh == 0 or op not in (12, 14, 16, 17, 18, 19) or (op == 12 and not U)
+                or (op in (16, 17) and not U and (scalar or op == 16)))   # SHRN and the core forms
+
+
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     immh, immb, op, U = f["immh"], f["immb"], f["opcode"], f["U"]
     scalar = i.name == "SIMD_scalar_shift_imm"
-    if immh == 0 or op not in (12, 14, 16, 17, 18, 19) or (op == 12 and not U) \
-            or (op in (16, 17) and not U and (scalar or op == 16)):
-        core.h_shift_imm(em, i)                          # SHRN and the core forms
-        return
     size = immh.bit_length() - 1
     Q = 1 if scalar else f["Q"]
     imm = (immh << 3) | immb
@@ -277,14 +310,24 @@ def _two_reg_expr(U: int, op: int, size: int) -> str | None:
     return None
 
 
-def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
+def takes_two_reg(i: Insn) -> bool:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
     e = _two_reg_expr(U, op, size) if op in (3, 7) else None
-    if e is None or (size == 3 and not f["Q"]):
-        core.h_two_reg(em, i)
-        return
+    return not (e is None or (size == 3 and not f["Q"]))
+
+
+def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    U, size, op = f["U"], f["size"], f["opcode"]
+    e = _two_reg_expr(U, op, size)
     _emit(em, f["Rd"], _lanes(f["Q"], size), _LANE[size][0], e, {"a": f["Rn"], "c": f["Rd"]})
+
+
+def takes_scalar_two_reg(i: Insn) -> bool:
+    f = i.f
+    U, size, op = f["U"], f["size"], f["opcode"]
+    return op in (3, 7) or (op == 20 or (op == 18 and U)) and size < 3
 
 
 def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
@@ -301,14 +344,4 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
         lo, hi = _rng(bits, signed=not U)
         _emit(em, d, 1, w, _sat(src, lo, hi, ut), {"a": n})
         return
-    core.h_scalar_two_reg(em, i)
-
-
-HANDLERS = {
-    "SIMD_three_same": h_three_same, "SIMD_scalar_three_same": h_scalar_three_same,
-    "SIMD_three_diff": h_three_diff, "SIMD_scalar_three_diff": h_scalar_three_diff,
-    "SIMD_elem": h_elem, "SIMD_scalar_elem": h_elem,
-    "SIMD_shift_imm": h_shift_imm, "SIMD_scalar_shift_imm": h_shift_imm,
-    "SIMD_two_reg": h_two_reg, "SIMD_scalar_two_reg": h_scalar_two_reg,
-    "SIMD_rdm": h_rdm, "SIMD_scalar_rdm": h_rdm,
-}
+    raise LiftError("scalar two-register form")   # (takes_scalar_two_reg said it was one)

@@ -10,15 +10,14 @@ permutes, halves and narrows, ``__builtin_convertvector`` for widening and narro
 ``__builtin_elementwise_max/min``, and plain operators, which clang lowers to SSE/AVX
 (pmuludq, pshufd, punpck, packs, pcmpeq ...).
 
-Each handler takes its forms first and hands every other encoding (reserved ones included) back
-to the handler it replaces, so the errors and the exact semantics of everything else stay
-where they were.  The Unicorn differential test (tests/recompiler/test_unicorn.py) runs these
+Each handler's predicate (``takes_*``) says which encodings of its form it lifts; forms.py puts
+its row before the row of the handler it replaces, which keeps every other encoding (reserved
+ones included), so the errors and the exact semantics of everything else stay where they were.  The Unicorn differential test (tests/recompiler/test_unicorn.py) runs these
 classes as before.
 """
 from __future__ import annotations
 
 from recompiler.decode import Insn
-from recompiler.lift import fp_simd, simd_int
 from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.fp_simd import _LANE, _lanes
 
@@ -120,27 +119,28 @@ def _three_same(f: dict) -> tuple[str, int, bool] | None:
     return None
 
 
+def takes_three_same(i: Insn) -> bool:
+    return _three_same(i.f) is not None
+
+
 def h_three_same(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    r = _three_same(f)
-    if r is None:
-        simd_int.h_three_same(em, i)
-        return
-    e, size, reads_d = r
+    e, size, reads_d = _three_same(f)
     srcs = {"a": f["Rn"], "b": f["Rm"], **({"c": f["Rd"]} if reads_d else {})}
     _emit(em, f["Rd"], f["Q"], size, e, srcs)
 
 
 # ---- three registers, different types: the long and wide forms ------------------------------
+def takes_three_diff(i: Insn) -> bool:
+    return not (i.f["size"] == 3 or i.f["opcode"] not in (0, 1, 2, 3, 8, 10, 12))
+
+
 def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
     """[SU]ADDL/SUBL/MULL/MLAL/MLSL and [SU]ADDW/SUBW (+2): the narrow half widened by
     ``__builtin_convertvector``, the arithmetic in the wide lanes (a product of two extended
     lanes fits them, so its low half is the whole product)."""
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
-    if size == 3 or op not in (0, 1, 2, 3, 8, 10, 12):
-        simd_int.h_three_diff(em, i)
-        return
     signed, upper = not U, bool(Q)
     nb = _widen("b", size, signed, upper)
     na = V("a", size + 1) if op in (1, 3) else _widen("a", size, signed, upper)
@@ -152,30 +152,30 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- shifts by an immediate -----------------------------------------------------------------
+def takes_shift_imm(i: Insn) -> bool:
+    f = i.f
+    immh, op, U, Q = f["immh"], f["opcode"], f["U"], f["Q"]
+    if immh == 0 or op not in (0, 2, 10, 16, 20) or (op in (10, 16) and U):
+        return False
+    size = immh.bit_length() - 1
+    return not (size == 3 and (op in (16, 20) or not Q))
+
+
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     """SSHR/USHR, SSRA/USRA, SHL, SHRN(2), SSHLL/USHLL(2) (vector forms)."""
     f = i.f
     immh, immb, op, U, Q = f["immh"], f["immb"], f["opcode"], f["U"], f["Q"]
-    if immh == 0 or op not in (0, 2, 10, 16, 20) or (op in (10, 16) and U):
-        simd_int.h_shift_imm(em, i)
-        return
     size = immh.bit_length() - 1
     bits = _bits(size)
     imm = (immh << 3) | immb
     rshift, lshift = 2 * bits - imm, imm - bits
     n, d = f["Rn"], f["Rd"]
     if op in (16, 20):
-        if size == 3:
-            simd_int.h_shift_imm(em, i)
-            return
         if op == 16:   # SHRN: the wide lanes shifted, each narrowed to its low half
             wide = f"{V('a', size + 1)} >> {rshift}"
             _put_narrow(em, d, Q, size, f"__builtin_convertvector({wide}, {_vt(size, half=True)})", {"a": n})
         else:          # SSHLL/USHLL (SXTL/UXTL)
             _emit(em, d, 1, size + 1, f"{_widen('a', size, not U, bool(Q))} << {lshift}", {"a": n})
-        return
-    if size == 3 and not Q:
-        simd_int.h_shift_imm(em, i)
         return
     if op == 10:
         _emit(em, d, Q, size, f"{V('a', size)} << {lshift}", {"a": n})
@@ -192,6 +192,16 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- two registers: XTN ---------------------------------------------------------------------
+_CMP_ZERO = {(8, 0): ">", (8, 1): ">=", (9, 0): "==", (9, 1): "<=", (10, 0): "<"}
+
+
+def takes_two_reg(i: Insn) -> bool:
+    f = i.f
+    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
+    return op == 18 and U == 0 and size < 3 or \
+        (op == 11 or (op, U) in _CMP_ZERO) and not (size == 3 and not Q)
+
+
 def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
@@ -205,23 +215,21 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     if op == 11 and U == 0 and not (size == 3 and not Q):   # ABS (of the most negative: itself)
         _emit(em, f["Rd"], Q, size, f"__builtin_elementwise_abs({V('a', size, True)})", {"a": f["Rn"]})
         return
-    cmp = {(8, 0): ">", (8, 1): ">=", (9, 0): "==", (9, 1): "<=", (10, 0): "<"}.get((op, U))
-    if cmp and not (size == 3 and not Q):
-        # CMGT/CMGE/CMEQ/CMLE/CMLT against zero: glibc's strlen, strchr, memchr and strcpy
-        # find their NUL or byte with CMEQ #0; as sixteen lanes each was ~80 scalar instructions
-        _emit(em, f["Rd"], Q, size, f"{V('a', size, True)} {cmp} 0", {"a": f["Rn"]})
-        return
-    simd_int.h_two_reg(em, i)
+    # CMGT/CMGE/CMEQ/CMLE/CMLT against zero: glibc's strlen, strchr, memchr and strcpy
+    # find their NUL or byte with CMEQ #0; as sixteen lanes each was ~80 scalar instructions
+    _emit(em, f["Rd"], Q, size, f"{V('a', size, True)} {_CMP_ZERO[(op, U)]} 0", {"a": f["Rn"]})
 
 
 # ---- permutes -------------------------------------------------------------------------------
+def takes_perm(i: Insn) -> bool:
+    f = i.f
+    return not ((f["size"] == 3 and not f["Q"]) or f["opcode"] not in (1, 2, 3, 5, 6, 7))
+
+
 def h_perm(em: FunctionEmitter, i: Insn) -> None:
     """UZP1/2, ZIP1/2, TRN1/2: one shuffle of the two registers' lanes."""
     f = i.f
     Q, size, op = f["Q"], f["size"], f["opcode"]
-    if (size == 3 and not Q) or op not in (1, 2, 3, 5, 6, 7):
-        fp_simd.h_perm(em, i)
-        return
     lanes, full = _lanes(Q, size), 16 >> size
     half = lanes // 2
 
@@ -244,12 +252,13 @@ def h_perm(em: FunctionEmitter, i: Insn) -> None:
     _emit(em, f["Rd"], Q, size, _shuffle(V("a", size), V("b", size), idx), {"a": f["Rn"], "b": f["Rm"]})
 
 
+def takes_ext(i: Insn) -> bool:
+    return not (not i.f["Q"] and i.f["imm4"] > 7)
+
+
 def h_ext(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, imm4 = f["Q"], f["imm4"]
-    if not Q and imm4 > 7:
-        fp_simd.h_ext(em, i)
-        return
     if Q:
         idx = list(range(imm4, imm4 + 16))
     else:   # bytes imm4.. of Vm[7:0]:Vn[7:0]
@@ -258,22 +267,20 @@ def h_ext(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- DUP ------------------------------------------------------------------------------------
-def h_copy(em: FunctionEmitter, i: Insn) -> None:
+def takes_copy(i: Insn) -> bool:
     f = i.f
     Q, op, imm5, imm4 = f["Q"], f["op"], f["imm5"], f["imm4"]
     size = (imm5 & -imm5).bit_length() - 1
-    if op == 0 and imm4 in (0, 1) and 0 <= size <= 3 and not (size == 3 and not Q):
-        if imm4 == 0:   # DUP (element)
-            e = _shuffle(V("a", size), V("a", size), [imm5 >> (size + 1)] * (16 >> size))
-            _emit(em, f["Rd"], Q, size, e, {"a": f["Rn"]})
-        else:           # DUP (general): a scalar added to a zero vector is splatted
-            e = f"({_vt(size)}){{0}} + (u{_bits(size)}){em.x(f['Rn'])}"
-            _emit(em, f["Rd"], Q, size, e, {})
-        return
-    fp_simd.h_copy(em, i)
+    return op == 0 and imm4 in (0, 1) and 0 <= size <= 3 and not (size == 3 and not Q)
 
 
-HANDLERS = {
-    "SIMD_three_same": h_three_same, "SIMD_three_diff": h_three_diff, "SIMD_shift_imm": h_shift_imm,
-    "SIMD_two_reg": h_two_reg, "SIMD_perm": h_perm, "SIMD_ext": h_ext, "SIMD_copy": h_copy,
-}
+def h_copy(em: FunctionEmitter, i: Insn) -> None:
+    f = i.f
+    Q, imm5, imm4 = f["Q"], f["imm5"], f["imm4"]
+    size = (imm5 & -imm5).bit_length() - 1
+    if imm4 == 0:   # DUP (element)
+        e = _shuffle(V("a", size), V("a", size), [imm5 >> (size + 1)] * (16 >> size))
+        _emit(em, f["Rd"], Q, size, e, {"a": f["Rn"]})
+    else:           # DUP (general): a scalar added to a zero vector is splatted
+        e = f"({_vt(size)}){{0}} + (u{_bits(size)}){em.x(f['Rn'])}"
+        _emit(em, f["Rd"], Q, size, e, {})

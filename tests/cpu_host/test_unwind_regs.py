@@ -1,5 +1,5 @@
 """Callee-saved registers across calls, tail calls and longjmps, with whole-program register
-summaries (recompiler/interproc.py): a call stores only what its callee may read, a return
+summaries (recompiler/lift/interproc.py): a call stores only what its callee may read, a return
 stores X19-X29 back only where its own calls overwrote them, and frames whose C frames a
 longjmp unwound are re-entered from NxCpu.  A program built here for aarch64 keeps values live
 in callee-saved registers across all of these and prints them; the recompiled program must

@@ -8,7 +8,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from recompiler import cc, inline_leaves, interproc
+from recompiler import cc, inline_leaves
+from recompiler.lift import interproc
 from recompiler.build import FLAGS, RUNTIME_DIR
 from recompiler.inline_leaves import COPY_SIG, copy_call
 from recompiler.lift.emitter import ARGS, SIG

@@ -1,4 +1,4 @@
-"""The liveness reading of lifted C (recompiler/liveness.py) stays on the safe side: a register
+"""The liveness reading of lifted C (recompiler/lift/liveness.py) stays on the safe side: a register
 counts as overwritten only by an unconditional full assignment that does not read it; anything
 else that names it reads it.  (Whole programs against qemu-aarch64 are the real check of the
 call-site lists built on it: tests/realprogs, tests/recompiler/test_busybox_recompiled.py.)"""
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recompiler import liveness as L
+from recompiler.lift import effects, liveness as L
 from recompiler.lift.emitter import SIG, FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
 from recompiler.lift import HANDLERS
@@ -17,35 +17,35 @@ def x(n: int) -> int:
 
 
 def test_full_assignment_kills_and_reads_are_gen():
-    gen, kill = L.effects("x0 = (u64)L64(x1 + 0x8ull);")
+    gen, kill = effects.effects("x0 = (u64)L64(x1 + 0x8ull);")
     assert kill == x(0) and gen == x(1)
 
 
 def test_assignment_reading_itself_is_a_read():
-    gen, kill = L.effects("x9 = (u32)((u32)((u32)x9) + (u32)(0x1));")
+    gen, kill = effects.effects("x9 = (u32)((u32)((u32)x9) + (u32)(0x1));")
     assert gen == x(9) and kill == 0
 
 
 def test_conditional_assignment_is_not_a_kill():
     for text in ("if (Z) x3 = x4;", "{ u64 _t = C ? 1 : 2; x3 = _t; }", "switch (x2) { case 1: x3 = 0; }"):
-        gen, kill = L.effects(text)
+        gen, kill = effects.effects(text)
         assert kill & x(3) == 0 and gen & x(3), text
 
 
 def test_partial_vector_write_is_a_read():
-    gen, kill = L.effects("v3.d[1] = x2;")
+    gen, kill = effects.effects("v3.d[1] = x2;")
     assert gen & L.vbit(3) and not kill & L.vbit(3)
-    gen, kill = L.effects("{ double _r = v1.fd[0] + v2.fd[0]; v0.q = 0; v0.fd[0] = _r; }")
+    gen, kill = effects.effects("{ double _r = v1.fd[0] + v2.fd[0]; v0.q = 0; v0.fd[0] = _r; }")
     assert kill == L.vbit(0) and gen == L.vbit(1) | L.vbit(2)
 
 
 def test_store_all_reads_everything():
-    gen, kill = L.effects("x0 = 1; STORE_ALL; return;")
+    gen, kill = effects.effects("x0 = 1; STORE_ALL; return;")
     assert gen == L.ALL and kill == 0
 
 
 def test_fields_and_hex_are_not_registers():
-    gen, kill = L.effects("S64(s->sp, 0x30ull); s->x[5] = 0x1ull;")
+    gen, kill = effects.effects("S64(s->sp, 0x30ull); s->x[5] = 0x1ull;")
     assert gen == 0 and kill == 0
 
 
@@ -69,7 +69,7 @@ def test_call_site_reloads_only_what_is_read_after():
 def _lift_program(funcs: dict[int, list[int]], elide_saves: bool = True, results_only: bool = False) -> dict[int, str]:
     """Each function's C with its call sites' lists written from whole-program summaries
     (``results_only``: as a whole-program build places them, AAPCS64 trusted)."""
-    from recompiler import interproc
+    from recompiler.lift import interproc
     from recompiler.lift import lift_function
     plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in funcs.items()}
     lifted = {a: lift_function(p, set(funcs), defer=True, elide_saves=elide_saves) for a, p in plans.items()}

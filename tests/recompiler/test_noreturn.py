@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from recompiler import interproc
+from recompiler.lift import interproc
 from recompiler.analyse import Memory, analyse
 from recompiler.lift import lift_function
 

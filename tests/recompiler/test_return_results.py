@@ -15,7 +15,7 @@ from pathlib import Path
 
 from recompiler.analyse import Memory, analyse
 from recompiler.build import build
-from recompiler.interproc import vcopy
+from recompiler.lift.interproc import vcopy
 from recompiler.decode import decode
 from recompiler.lift import lift_function
 from recompiler.lift.emitter import SIG, FunctionPlan

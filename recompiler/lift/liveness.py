@@ -1,21 +1,18 @@
-"""Register liveness over one lifted function, read from the C each instruction became.
+"""Register liveness over one lifted function: data-flow over its instructions' records.
 
-The emitter (``recompiler/lift/emitter.py``) asks which guest registers are live after each
-call site, which are live at the function's entry and which are surely written before each
-call, for the call sites' store and reload lists that ``recompiler/interproc.py`` writes
-(AAPCS64, with ``recompiler.trust_abi``).  The analysis reads the C text of each instruction
-(its *chunk*) rather than a second table of what each instruction reads and writes: the text
-is what actually runs, so the two cannot disagree.  Every approximation is on the safe side:
-a register named anywhere in a chunk counts as read, except where the chunk plainly
-overwrites it first (an unconditional ``xN = expr;`` whose ``expr`` does not name it), and a
-chunk that writes every register back (``STORE_ALL``: an exit, an SVC, a trap, an indirect
-branch, a tail call) reads them all.
+The emitter's facts (``recompiler/lift/facts.py``) ask which guest registers are live after
+each call site, which are live at the function's entry and which are surely written before
+each call, for the call sites' store and reload lists that ``recompiler/lift/interproc.py``
+writes (AAPCS64, with ``recompiler.trust_abi``).  Each instruction is a ``Chunk`` built from
+its ``result.Lifted`` record (what it reads before writing, what it surely overwrites, the
+labels it may branch to, its call site, what leaving the function there reads); this module
+reads no C.  It also holds the AAPCS64 register sets the lifter's lists are made of, and the
+save/restore shapes of prologues and epilogues (read from the instruction words).
 
 Registers are bits of an int: X0-X30 are bits 0-30, SP bit 31, V0-V31 bits 32-63.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 SP_BIT = 31
@@ -76,18 +73,6 @@ V_PRESERVED_LOW_MASK = _mask(vs=V_PRESERVED_LOW)
 # vector registers those a callee keeps no half of
 WT_CANDIDATES = _mask(xs=range(2, 19), vs=[*range(8), *range(16, 32)])
 
-_TOKEN = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))\b")
-_CONTROL = re.compile(r"\b(?:if|else|for|while|switch|case|goto|return|do)\b|\?")
-_COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_GOTO = re.compile(r"\bgoto L_([0-9a-f]+);")
-
-
-def token_bit(tok: str) -> int:
-    if tok == "sp":
-        return xbit(SP_BIT)
-    return xbit(int(tok[1:])) if tok[0] == "x" else vbit(int(tok[1:]))
-
-
 @dataclass
 class Chunk:
     """One instruction's C: what it reads before writing (gen), what it surely overwrites
@@ -96,28 +81,10 @@ class Chunk:
     gen: int
     kill: int
     succs: list[int]
-    call: int | None = None    # the call site's number (a STORE_CALL placeholder) if any
+    call: int | None = None    # the call site's number (result.Lifted.call) if any
     leaves: int = 0            # what leaving the function here reads (EXIT_USES for a return...)
     writes: int = 0            # every register it may write (before its call, for a call)
     call_gen: int = CALL_USES  # what the callee of its call may read
-
-
-def _kills(text: str, m: re.Match) -> bool:
-    """Whether the token at ``m`` is the target of an unconditional full assignment that does
-    not read it: ``xN = expr;`` (``vN = ...;`` or ``vN.q = ...;`` for a vector register)."""
-    tok = m.group(1)
-    after = text[m.end():]
-    if tok[0] == "v" and after.startswith(".q"):
-        after = after[2:]
-    a = re.match(r"\s*=(?!=)", after)
-    if not a:
-        return False
-    if _CONTROL.search(text, 0, m.start()) or "({" in text[:m.start()]:
-        return False
-    rhs = after[a.end():].split(";", 1)[0]
-    return "({" not in rhs and not re.search(rf"(?<![\w>.]){tok}\b", rhs)
-
-
 
 
 # What a system call reads: its number and arguments (X8, X0-X7; Horizon's SVCs take X0-X7) and
@@ -160,41 +127,6 @@ def _slot_regs(word: int, pairs: dict, singles: dict) -> int:
     for r, is_fp in regs:
         out |= vbit(r) if is_fp else (xbit(r) if r != 31 else 0)
     return out & ELIDED_SAVES
-
-
-def effects(text: str) -> tuple[int, int]:
-    """(gen, kill) of one chunk's C text (comments, placeholders and the indirect jump out
-    already taken off)."""
-    text = _COMMENT.sub("", text)
-    if "STORE_ALL" in text or "RELOAD_ALL" in text or "STORE_INDIRECT" in text:
-        return ALL, 0
-    gen = kill = 0
-    for m in _TOKEN.finditer(text):
-        b = token_bit(m.group(1))
-        if (gen | kill) & b:
-            continue
-        if _kills(text, m):
-            kill |= b
-        else:
-            gen |= b
-    return gen, kill
-
-
-_WRITE = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))"
-                    r"(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)|&(v(?:[12][0-9]|3[01]|[0-9]))\b")
-
-
-def writes(text: str) -> int:
-    """Every register ``text`` may write: an assignment to it or to a lane of it, or a vector
-    register's address taken."""
-    m = 0
-    for a, b in _WRITE.findall(_COMMENT.sub("", text)):
-        m |= token_bit(a or b)
-    return m
-
-
-def successors(text: str) -> list[int]:
-    return [int(a, 16) for a in _GOTO.findall(_COMMENT.sub("", text))]
 
 
 def solve(chunks: list[Chunk], falls: dict[int, int],

@@ -23,10 +23,11 @@ SP, so a caller never reloads them; everything else is what the lifted C itself 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from recompiler import liveness as L
+from recompiler.lift import liveness as L
+from recompiler.lift import template as T
+from recompiler.lift.template import CText
 
 X30 = L.xbit(30)
 X0, X1 = L.xbit(0), L.xbit(1)
@@ -348,14 +349,12 @@ def quiet_returns(f: FnLive, wt: int = 0, results_only: bool = False) -> list[in
     return out
 
 
-_SITE = re.compile(r"@@(SC|RC|SR|RZ|ST|SJ):([0-9a-f]+):(\d+)@@")
-_WT = re.compile(r"@@WT:([0-9a-f]+):([0-9a-f]+)@@")
-_SAVE = re.compile(r"@@SV:([0-9a-f]+):(\d+)@@(.*?)@@ES@@")
-
-
-def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: bool = False) -> str:
-    """``text`` (one or more lifted functions) with every call site's and return's
-    placeholder replaced by its store or reload list."""
+def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], results_only: bool = False) -> str:
+    """The C of ``text`` (one or more lifted functions) with every slot (``template.py``) filled:
+    each call site's and return's store or reload list, each write-through store, each save
+    store kept or dropped.  A plain string has no slots."""
+    if isinstance(text, str):
+        return text
     lists = {}
     wts: dict[int, tuple[FnLive, int]] = {}
     for f in fns:
@@ -371,26 +370,26 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: 
             handed |= m
         lists[f.entry] = (f, st, rl, rs, quiet, el, ts, handed)
 
-    def save(m: re.Match) -> str:
-        """A save's store (emitter._mark_saves): dropped where nothing reads the slot back."""
-        f, *_lists, handed = lists[int(m.group(1), 16)]
-        bit = 1 << int(m.group(2))
-        return "" if f.save_drop & bit and not handed & bit else m.group(3)
-
-    def one(m: re.Match) -> str:
-        f, st, rl, rs, quiet, el, ts, _handed = lists[int(m.group(2), 16)]
-        k = int(m.group(3))
-        if m.group(1) == "SC":
+    def one(slot: T.Slot) -> str:
+        f, st, rl, rs, quiet, el, ts, handed = lists[slot.entry]
+        k, kind = slot.k, slot.kind
+        if kind == T.SAVE:   # a save's store (facts._mark_saves): dropped where nothing reads the slot back
+            bit = 1 << k
+            return "" if f.save_drop & bit and not handed & bit else slot.text
+        if kind == T.WRITE_THROUGH:
+            mask = f.wt_sites.get(k, 0) & wts[slot.entry][1]
+            return " ".join(_store_statements(f, mask))
+        if kind == T.STORE_CALL:
             return _stores(f, st[k])
-        if m.group(1) == "ST":
+        if kind == T.STORE_TAIL:
             flags = "FLAGS_STORE;" if f.flags_local and _tail_reads_flags(f.tail_target[k], summ) else ""
             return _stores(f, ts[k], f.ret_extra + flags)
-        if m.group(1) == "SJ":   # call site k calls setjmp or the like: note this frame's SP
+        if kind == T.NOTE_SP:   # call site k calls setjmp or the like: note this frame's SP
             g = f.site_target[k]
             return "_sjsp = sp; " if g is not None and g in summ and summ[g].captures else ""
-        if m.group(1) == "RZ":   # a resume point at call site k (emitter: the twin's switch)
+        if kind == T.RESUME_CHECK:   # a resume point at call site k (wrap.py: the twin's switch)
             return "nx_elided_resume(s); NX_BACK; " if el[k] else ""
-        if m.group(1) == "SR":
+        if kind == T.STORE_RET:
             full = _stores(f, rs[k], f.ret_extra)
             if quiet[k] is None or quiet[k] == rs[k]:
                 return full
@@ -398,12 +397,7 @@ def place(text: str, fns: list[FnLive], summ: dict[int, Summary], results_only: 
             return f"if (_c) {full}; else {_stores(f, quiet[k], f.ret_extra)}"
         return _reloads(f, rl[k])
 
-    def through(m: re.Match) -> str:
-        f, wt = wts[int(m.group(1), 16)]
-        mask = f.wt_sites.get(int(m.group(2), 16), 0) & wt
-        return " ".join(_store_statements(f, mask))
-
-    return _WT.sub(through, _SITE.sub(one, _SAVE.sub(save, text)))
+    return text.fill(one)
 
 
 def _store_statements(f: FnLive, mask: int) -> list[str]:

@@ -1,0 +1,291 @@
+"""The function's facts, from its instructions' records (``result.Lifted``): liveness at call
+sites and returns, the registers live at the entry, the callee-saved saves that may be dropped
+(``recompiler.elide_saves``), the write-through points, the flags at the entry, and the
+``interproc.FnLive`` that ``interproc.place`` fills the call sites' lists from.  A mixin of
+``FunctionEmitter`` (``emitter.py``): it reads the emitter's records and plan, and marks the
+save stores, write-through points and tail calls in the emitter's body for placement.
+"""
+from __future__ import annotations
+
+
+from recompiler.lift import effects, interproc, liveness
+from recompiler.lift import template as T
+from recompiler.lift.result import Lifted
+from recompiler.lift.signature import CALLER_SAVED, JUMP_OUT
+
+
+
+class FunctionFacts:
+    """Liveness and the facts of one function (mixed into ``FunctionEmitter``)."""
+
+    def _number_tails(self, start: int, stop: int, first: int, count: int) -> None:
+        """Number the first ``count`` direct tail calls' store slots in body lines
+        [start, stop) from ``first``, in the order liveness met them (``FnLive.tail_target``);
+        one it did not read (after a call in the same instruction: the fall past a noreturn
+        callee) stores everything."""
+        k = first
+        for j in range(start, stop):
+            for anchor in T.ANCHOR.findall(self.body[j]):
+                slot = self.slots.of(anchor)
+                if slot.kind != T.STORE_TAIL or slot.k >= 0:
+                    continue
+                if k < first + count:
+                    slot.k = k
+                else:
+                    self.full_exit = True
+                    self.body[j] = self.body[j].replace(anchor, "STORE_ALL", 1)
+                k += 1
+
+    def _mark_saves(self, start: int, mask: int) -> None:
+        """Each store of a saved callee-saved register in the lines from ``start`` (one save
+        instruction) in a SAVE slot (template.py): ``interproc.place`` drops it
+        where nothing reads the slot back (``FnLive.save_drop``) and no return hands the
+        register back, so the store and the load of the caller's stale ``NxCpu`` value feeding it
+        go away (``recompiler.elide_saves``: the caller keeps its value in its own local)."""
+        for bit, text in self.cur.reg_stores:
+            if not bit & mask:
+                continue
+            a, b = self.slots.bracket(T.Slot(T.SAVE, self.plan.entry, bit.bit_length() - 1))
+            for j in range(start, len(self.body)):
+                if text in self.body[j]:
+                    self.body[j] = self.body[j].replace(text, f"{a}{text}{b}", 1)
+                    break
+
+    def _mark_write_through(self, start: int, falls: bool) -> None:
+        """A slot after the instruction whose lines begin at ``start`` where it writes
+        caller-saved registers (a WRITE_THROUGH slot): ``interproc.place`` stores there those of
+        them the function keeps current in ``NxCpu`` (``interproc.write_through``), whose call
+        sites then store nothing of them.  Only after straight-line code: a register written on
+        the way out of an instruction that branches is never written through."""
+        w = effects.writes(effects.SV_RE.sub(r"v\1", "\n".join(self.body[start:]))) & liveness.WT_CANDIDATES
+        if not w:
+            return
+        c = self.cur
+        if not falls or c.succs or c.tails or c.tables or c.jump_out or c.call is not None \
+                or c.ret is not None or c.fatal or c.svc:
+            self.wt_unsafe |= w
+            return
+        self.wt_sites[self.insn.addr] = w
+        # on the instruction's last line: inline_leaves counts a leaf's lines
+        self.body[-1] += " " + self.slots.anchor(T.Slot(T.WRITE_THROUGH, self.plan.entry, self.insn.addr))
+
+    def _liveness(self) -> None:
+        """What placing the call sites' and returns' lists needs (``self.facts``), from each
+        instruction's record (``self.records``): live registers after each call site, the
+        registers live at the entry if direct callees read nothing, and those not surely
+        written before each call."""
+        L = liveness
+        cs, base_leaves, tails, opaque = self._chunks()
+        # past the end after a call: the guest compiler put nothing there because the callee
+        # does not return.  Were it to return, what runs there could rely only on what a return
+        # hands on (results, callee-saved registers), as at any return point: not the argument
+        # registers (every caller of Lua's luaD_throw kept X2-X8 live across its calls for them)
+        past_end = self._elide(L.EXIT_USES)
+        _live_in, live_out = L.solve(cs, self.falls, past_end)
+        for c, b in zip(cs, base_leaves):   # a direct callee's reads come from its summary
+            if c.call is not None and self.call_targets[c.call] is not None:
+                c.call_gen = 0
+            c.leaves = b
+        base_in, _ = L.solve(cs, self.falls, past_end)
+        self.facts = self._fn_live(cs, live_out, base_in, tails, opaque)
+
+    def _chunks(self) -> tuple[list[liveness.Chunk], list[int], list[tuple[int, int]], bool]:
+        """Each instruction's liveness ``Chunk`` (its record's effects; what leaving the function
+        there reads, ``leaves``), the same leaves without what a return or a direct tail call
+        hands on, the direct tail calls (chunk address, lifted callee) and whether the function
+        is opaque (it jumps through a register or writes every register back)."""
+        cs: list[liveness.Chunk] = []
+        base_leaves: list[int] = []
+        tails: list[tuple[int, int]] = []
+        # a call through a register is not opaque (interproc.FnLive.calls_unknown): its site
+        # stores what an unknown callee reads, its returns what its own call sites overwrote
+        opaque = False
+        # where an indirect jump may land inside this function besides its tables: a false
+        # entry (a label that analysis also took for a function).  A resume point reached so
+        # is a return to somewhere else, which reads what a return hands on (EXIT_USES, in
+        # every indirect jump's ``leaves``).
+        inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
+        lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
+        for rec in self.records:
+            effects.scan(rec, effects.own_text(rec, self.body[rec.start:rec.stop], JUMP_OUT))
+            self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
+            tails += [(rec.addr, t) for t in rec.tails]
+            c, summary_leaves, opaque_here = self._chunk(rec, inner, rec.addr in lr_jumps)
+            cs.append(c)
+            base_leaves.append(summary_leaves)
+            opaque |= opaque_here
+        return cs, base_leaves, tails, opaque
+
+    def _chunk(self, rec: Lifted, inner: list[int], lr_jump: bool) -> tuple[liveness.Chunk, int, bool]:
+        """``rec``'s liveness chunk, what leaving there reads without what a return or a direct
+        tail call hands on, and whether it makes the function opaque."""
+        L = liveness
+        addr = rec.addr
+        opaque = False
+        indirect = rec.jump_out
+        # ``leaves``: what leaving here reads, for the liveness of this function's own call
+        # sites; ``summary_leaves``: the same without what a return or a direct tail call
+        # hands on (their callers reload only what we may write; a tail callee's reads come
+        # from its summary, ``tails``), for the registers live at the entry
+        summary_leaves = self._elide(L.INDIRECT_USES) if indirect else 0
+        if indirect and lr_jump:
+            # a jump through the link register is a return (a tail call keeps LR for its
+            # callee, so its target is never in X30): longjmp's ``br x30`` lands on a resume
+            # point, which reads what any return to somewhere else reads.  As a tail call it
+            # would make every caller of a function that may throw (Lua: nearly all) keep
+            # X2-X8 and V0-V7 live across its calls.
+            summary_leaves = self._elide(L.EXIT_USES)
+        table = self.plan.jump_tables.get(addr)
+        if indirect and table and all(a in self.addrs for a in table):
+            # the fallback of a small table of this function's own labels: a miss, as below
+            summary_leaves = self._elide(L.EXIT_USES)
+        leaves = (L.RET_LIVE if rec.ret is not None else 0) | summary_leaves
+        for _t in rec.tails:
+            leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
+        succs = list(rec.succs)
+        for label in rec.tables:
+            targets = self.shared_targets[label]
+            succs += targets or []
+            miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
+            leaves |= miss
+            summary_leaves |= miss
+            indirect = True
+        if indirect:
+            succs += inner
+            opaque = True
+        gen, kill = rec.reads, rec.kills
+        gen &= ~self.saves.get(addr, 0)
+        if rec.fatal:
+            # a fatal error (an instruction we do not lift, BRK/UDF) reads nothing a caller
+            # must provide: glibc's SVE variants of memcpy and friends, never picked here,
+            # otherwise made every memcpy call store every register
+            gen = kill = 0
+        elif gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
+            opaque = True
+            if self.elide_saves and rec.svc:
+                gen = L.SVC_USES
+            elif self.elide_saves and rec.fp_env:
+                # an FPSR/FPCR access stores every local only to order the FP arithmetic
+                # before it (fp_fpsr.py); a callee-saved register it has not written goes
+                # back as it came, so that is no read of the caller's value: as a read it
+                # made every function whose calls may reach __feraiseexcept (strtod,
+                # printf's float formatting) read D8-D15, and their callers store them
+                gen = L.ALL & ~L.ELIDED_SAVES
+        chunk = L.Chunk(addr, gen, kill, succs, call=rec.call, leaves=leaves, writes=rec.writes,
+                        call_gen=self._elide(L.CALL_USES))
+        return chunk, summary_leaves, opaque
+
+    def _fn_live(self, cs: list, live_out: dict[int, int], base_in: dict[int, int],
+                 tails: list[tuple[int, int]], opaque: bool) -> interproc.FnLive:
+        """The function's ``interproc.FnLive`` from its chunks and their liveness."""
+        L = liveness
+        must = L.must_written(cs, self.falls, self.plan.entry)
+        index = {c.addr: i for i, c in enumerate(cs)}
+        ret_of = {r.addr: r.ret for r in self.records if r.ret is not None}
+        n_sites = len(self.call_rets)
+        # a function that saves a callee-saved register owns it: by AAPCS64 its own reads of
+        # the entry value mean nothing (they lie on paths the guest compiler knew do not
+        # happen, as verror_msg's read of X23 where its flag was clear), so they are no input
+        # (a callee's read on a path that leaves it untouched, as setjmp's, still is: site_open)
+        owned = self._owned()
+        f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned,
+                             0, opaque, sorted(self.callees))
+        f.site_target = list(self.call_targets)
+        f.calls_unknown = any(t is None for t in self.call_targets)
+        f.unknown_uses = self._elide(L.CALL_USES)
+        f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
+        f.save_drop = self._save_drop(cs, self.saves, live_out)
+        f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
+        f.entry_index = index.get(self.plan.entry, -1)
+        for c in cs:
+            f.event.append(c.addr in self.events)
+            f.writes.append(c.writes)
+            f.writes_all |= c.writes
+            nxt = [*c.succs, *([self.falls[c.addr]] if c.addr in self.falls else [])]
+            f.succs.append(sorted({index[t] for t in nxt if t in index}))
+            f.site.append(-1 if c.call is None else c.call)
+            f.ret.append(ret_of.get(c.addr, -1))
+            if c.call is not None:
+                f.site_live[c.call] = live_out[c.addr]
+                f.site_open[c.call] = L.ALL & ~must[c.addr]
+        for a, t in tails:
+            f.tail_chunk.append(index[a])
+            f.tail_target.append(t)
+            f.tail_open.append(L.ALL & ~must[a])
+        flag_reads = {r.addr for r in self.records if r.flags_read}
+        f.flags_in, f.tail_flags_open = self._flags_at_entry(cs, flag_reads, tails)
+        return f
+
+    def _flags_at_entry(self, cs: list, flag_reads: set[int], tails: list[tuple[int, int]]) -> tuple[bool, list[bool]]:
+        """Whether the function may read NZCV before writing them (a false entry: analysis took
+        a label for a function, and code falls or branches into it with the flags set, as
+        zsh's lexer did between a ``cmp`` and the ``b.ne`` after it), and for each direct tail
+        call whether NZCV may still hold what they held at the entry.  A direct tail call hands
+        the flags on where its callee reads them (``interproc.place``); AAPCS64 leaves them
+        undefined at a true entry, so no other call does.  One bit of liveness over the
+        instructions: a read is any mention of a flag or a write-back of every local, a write
+        one that sets all four (``flags_touched``) or a call (after it they are the callee's)."""
+        L = liveness
+        fcs = [L.Chunk(c.addr, 1 if c.addr in flag_reads else 0,
+                       1 if c.addr in self.flag_writers or c.call is not None else 0, c.succs) for c in cs]
+        live_in, _ = L.solve(fcs, self.falls, 0)
+        must = L.must_written(fcs, self.falls, self.plan.entry)
+        return bool(live_in.get(self.plan.entry, 1) & 1), [not must[a] & 1 for a, _t in tails]
+
+    def _save_drop(self, cs: list, saves: dict[int, int], live_out: dict[int, int]) -> int:
+        """The callee-saved registers whose saves may be dropped unless a return hands them
+        back (``interproc.place``): every save of one stores its value at the entry (no path
+        writes it before: else it is a spill of the function's own value, which is read back),
+        and no restore of one is read before the function leaves (the restored entry value goes
+        only to a return or a tail call, which elide_saves does not count as reading it)."""
+        if not saves or self.full_exit:
+            return 0    # an exit that stores every local hands every register back
+        written = liveness.may_written_before(cs, self.falls)
+        drop = self._owned()
+        for a, m in saves.items():
+            drop &= ~(m & written.get(a, liveness.ALL))
+        words = {i.addr: i.word for i in self.plan.insns}
+        for c in cs:
+            r = liveness.restore_writes(words.get(c.addr, 0))
+            drop &= ~(r & live_out.get(c.addr, liveness.ALL))
+        return drop
+
+    def _elide(self, uses: int) -> int:
+        """``uses`` without the callee-saved registers with ``recompiler.elide_saves``: what an
+        exit whose reader is not this program's own code reads of them (an unknown callee, a
+        jump out, a table's miss, the fall past a noreturn call).  AAPCS64 code reads them only
+        to save them; a frame that a return to somewhere else re-enters finds them where
+        whatever captured them (setjmp) put them, and one resumed at a call site that did not
+        store them is a fatal error naming the setting (docs/ARCHITECTURE.md)."""
+        return uses & ~liveness.ELIDED_SAVES if self.elide_saves else uses
+
+    def _elided_saves(self) -> dict[int, int]:
+        """Address -> the callee-saved registers the instruction there saves into a stack slot,
+        reads that do not count as reads of the function (``recompiler.elide_saves``): a caller
+        then keeps such a register in its C local only, and this function saves whatever its
+        ``NxCpu`` slot holds (its epilogue's reload of the slot goes nowhere: the caller trusts
+        AAPCS64).  None for a function that saves every one of X19-X28 and D8-D15: that is
+        ``__builtin_unwind_init``'s prologue, whose function (an unwinder) reads its own save
+        slots to find its callers' registers."""
+        if not self.elide_saves:
+            return {}
+        saves = {i.addr: m for i in self.plan.insns if (m := liveness.save_reads(i.word))}
+        every = liveness.ELIDED_SAVES
+        return {} if self._owned(saves) & every == every else saves
+
+    def _owned(self, saves: dict[int, int] | None = None) -> int:
+        """Every callee-saved register the function saves (``self.saves`` by default)."""
+        out = 0
+        for m in (self.saves if saves is None else saves).values():
+            out |= m
+        return out
+
+    def _tag_sites(self, regs: list[int], v_used: list[int],
+                   w_regs: list[int], w_sp: bool, v_written: list[int], uses_flags: bool) -> None:
+        """What writing the call sites' and returns' lists (``interproc.place``) needs of the
+        function's locals goes in ``self.facts``."""
+        f = self.facts
+        f.regs = [r for r in regs if r in CALLER_SAVED]
+        f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
+        f.ret_extra = "FLAGS_STORE;" if self.ret_flags and self.flags_written else ""
+        f.flags_local = uses_flags

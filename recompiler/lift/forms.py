@@ -1,0 +1,203 @@
+"""The one table of which handler lifts each instruction form: rows for each form of
+``recompiler/isa.py`` (the decoder's table), one handler per row, nothing chosen by the order
+in which modules are merged.  The lifter (``lift_function``), the Unicorn differential test
+(``tests/recompiler/test_unicorn.py``) and the scan of unimplemented instructions read it
+(``HANDLERS``: form -> the one callable that lifts it); ``tests/recompiler/test_forms.py``
+checks that every decodable encoding gets exactly one handler and that none hands it on.
+
+A handler is ``h(em, insn)``: it writes the instruction's C through the emitter's API
+(``FunctionEmitter``) and returns False where control never goes on to the next address.  Its
+effects end up in a ``result.Lifted`` record (``result.py``).
+
+Handlers live in files named after the Arm ARM's encoding groups.  Where one form's encodings
+are split between handlers (a later, more exact or faster lowering of some of them), the form
+has several rows, each with a predicate on the instruction's fields (``takes``) but the last,
+tried in order: the first row that takes the encoding lifts it, and no handler calls another.
+(A split by field values, as the decoder's own table splits by bit patterns; the predicates are
+the handlers' own conditions, so each encoding keeps the handler it had.)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from recompiler.decode import Insn
+from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
+                             fp_simd, integer, memory, simd_bits, simd_dot, simd_int, simd_vec)
+
+Handler = Callable[..., "bool | None"]
+
+
+@dataclass(frozen=True)
+class Row:
+    form: str                                  # the isa.py form
+    handler: Handler
+    takes: Callable[[Insn], bool] | None = None   # which encodings of the form (None: the rest)
+
+
+ROWS: list[Row] = [
+    Row("ADR", integer.h_pcrel),
+    Row("ADRP", integer.h_pcrel),
+    Row("ADDSUB_imm", integer.h_addsub_imm),
+    Row("LOGIC_imm", integer.h_logic_imm),
+    Row("MOVW", integer.h_movw),
+    Row("BITFIELD", integer.h_bitfield),
+    Row("EXTR", integer.h_extr),
+    Row("B", control.h_b),
+    Row("BL", control.h_bl),
+    Row("CBZ", control.h_cbz),
+    Row("TBZ", control.h_tbz),
+    Row("BCOND", control.h_bcond),
+    Row("SVC", control.h_svc),
+    Row("BRK", control.h_brk),
+    Row("UDF", control.h_brk),
+    Row("HINT", control.h_hint),
+    Row("CLREX", control.h_clrex),
+    Row("BARRIER", control.h_barrier),
+    Row("MSR_imm", control.h_msr_imm),
+    Row("SYS", control.h_sys),
+    Row("MRS", fp_fpsr.h_mrs, fp_fpsr.takes_mrs),
+    Row("MRS", control.h_mrs),
+    Row("MSR_reg", fp_fpsr.h_msr, fp_fpsr.takes_msr),
+    Row("MSR_reg", control.h_msr),
+    Row("BR", control.h_br),
+    Row("BLR", control.h_blr),
+    Row("RET", control.h_ret),
+    Row("LDR_lit", memory.h_lit),
+    Row("LDSTX", memory.h_excl),
+    Row("LDST_pair", memory.h_pair),
+    Row("LDST_atomic", memory.h_atomic),
+    Row("LDST_regoff", memory.h_regoff),
+    Row("LDST_rcpc2", memory.h_rcpc2),
+    Row("LDST_imm9", memory.h_imm9),
+    Row("LDST_uimm", memory.h_uimm),
+    Row("LDST_multi", memory.h_simd_multi),
+    Row("LDST_multi_post", memory.h_simd_multi),
+    Row("LDST_single", memory.h_simd_single),
+    Row("LDST_single_post", memory.h_simd_single),
+    Row("LOGIC_sreg", integer.h_logic_sreg),
+    Row("ADDSUB_sreg", integer.h_addsub_sreg),
+    Row("ADDSUB_ereg", integer.h_addsub_ereg),
+    Row("ADC", integer.h_adc),
+    Row("CCMP_reg", integer.h_ccmp),
+    Row("CCMP_imm", integer.h_ccmp),
+    Row("CSEL", integer.h_csel),
+    Row("DP3", integer.h_dp3),
+    Row("DP2", integer.h_dp2),
+    Row("DP1", integer.h_dp1),
+    Row("FP_RINT_N", fp_round.h_frint_n),
+    Row("FJCVTZS", fp_round.h_fjcvtzs),
+    Row("FCVT_from_half", fp_half.h_fcvt_from_half),
+    Row("FCVT_to_half", fp_half.h_fcvt_to_half),
+    Row("FP_INT_H", fp_f16.h_fp_int_h),
+    Row("FP_DP1_H", fp_f16.h_dp1_h),
+    Row("FP_CMP_H", fp_f16.h_cmp_h),
+    Row("FMOV_imm_H", fp_f16.h_fmov_imm_h),
+    Row("FP_CCMP_H", fp_f16.h_ccmp_h),
+    Row("FP_DP2_H", fp_f16.h_dp2_h),
+    Row("FCSEL_H", fp_f16.h_fcsel_h),
+    Row("FP_DP3_H", fp_f16.h_dp3_h),
+    Row("FP_INT", fp_simd.h_fp_int),
+    Row("FP_DP1", fp_simd.h_fp_dp1),
+    Row("FP_CMP", fp_simd.h_fp_cmp),
+    Row("FMOV_imm", fp_simd.h_fmov_imm),
+    Row("FP_CCMP", fp_simd.h_fp_ccmp),
+    Row("FP_DP2", fp_simd.h_fp_dp2),
+    Row("FCSEL", fp_simd.h_fcsel),
+    Row("FP_DP3", fp_simd.h_fp_dp3),
+    Row("SIMD_frint_n", fp_round.h_simd_frint_n),
+    Row("SIMD_fcvt_nl", fp_half.h_fcvt_nl),
+    Row("SIMD_scalar_fcvtxn", fp_half.h_scalar_fcvtxn),
+    Row("SIMD_recip_est", fp_recip.h_recip_est),
+    Row("SIMD_scalar_recip_est", fp_recip.h_scalar_recip_est),
+    Row("SIMD_recip_step", fp_recip.h_recip_step),
+    Row("SIMD_scalar_recip_step", fp_recip.h_recip_step),
+    Row("SIMD_fp_across", fp_across.h_fp_across),
+    Row("SIMD_three_same_fp16", fp_f16.h_three_same_fp16),
+    Row("SIMD_two_reg_fp16", fp_f16.h_two_reg_fp16),
+    Row("SIMD_scalar_three_same_fp16", fp_f16.h_three_same_fp16),
+    Row("SIMD_scalar_two_reg_fp16", fp_f16.h_two_reg_fp16),
+    Row("SIMD_movi", fp_simd.h_movi),
+    Row("SIMD_shift_ins", simd_bits.h_shift_ins),
+    Row("SIMD_scalar_shift_ins", simd_bits.h_shift_ins),
+    Row("SIMD_shift_imm", simd_vec.h_shift_imm, simd_vec.takes_shift_imm),
+    Row("SIMD_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
+    Row("SIMD_shift_imm", fp_simd.h_shift_imm),
+    Row("SIMD_copy", simd_vec.h_copy, simd_vec.takes_copy),
+    Row("SIMD_copy", fp_simd.h_copy),
+    Row("SIMD_dot", simd_dot.h_dot),
+    Row("SIMD_rdm", simd_int.h_rdm),
+    Row("SIMD_scalar_rdm", simd_int.h_rdm),
+    Row("SIMD_three_same", simd_vec.h_three_same, simd_vec.takes_three_same),
+    Row("SIMD_three_same", simd_int.h_three_same, simd_int.takes_three_same),
+    Row("SIMD_three_same", fp_simd.h_three_same),
+    Row("PMULL", crypto.h_pmull),
+    Row("SIMD_three_diff", simd_vec.h_three_diff, simd_vec.takes_three_diff),
+    Row("SIMD_three_diff", simd_int.h_three_diff, simd_int.takes_three_diff),
+    Row("SIMD_three_diff", fp_simd.h_three_diff),
+    Row("SIMD_bitcount", simd_bits.h_bitcount),
+    Row("SIMD_addlp", simd_bits.h_addlp),
+    Row("SIMD_two_reg", simd_vec.h_two_reg, simd_vec.takes_two_reg),
+    Row("SIMD_two_reg", simd_int.h_two_reg, simd_int.takes_two_reg),
+    Row("SIMD_two_reg", fp_simd.h_two_reg),
+    Row("SIMD_across", fp_simd.h_across),
+    Row("SIMD_ext", simd_vec.h_ext, simd_vec.takes_ext),
+    Row("SIMD_ext", fp_simd.h_ext),
+    Row("SIMD_tbl", fp_simd.h_tbl),
+    Row("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
+    Row("SIMD_perm", fp_simd.h_perm),
+    Row("SIMD_scalar_copy", fp_simd.h_scalar_copy),
+    Row("SIMD_scalar_pair", fp_simd.h_across),
+    Row("SIMD_scalar_three_same", simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
+    Row("SIMD_scalar_three_same", fp_simd.h_scalar_three_same),
+    Row("SIMD_scalar_three_diff", simd_int.h_scalar_three_diff),
+    Row("SIMD_scalar_two_reg", simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
+    Row("SIMD_scalar_two_reg", fp_simd.h_scalar_two_reg),
+    Row("SIMD_scalar_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
+    Row("SIMD_scalar_shift_imm", fp_simd.h_shift_imm),
+    Row("SIMD_dot_elem", simd_dot.h_dot_elem),
+    Row("SIMD_elem", simd_int.h_elem, simd_int.takes_elem),
+    Row("SIMD_elem", fp_simd.h_elem),
+    Row("SIMD_scalar_elem", simd_int.h_elem, simd_int.takes_elem),
+    Row("SIMD_scalar_elem", fp_simd.h_elem),
+    Row("AES", crypto.h_aes),
+    Row("SHA_3reg", crypto.h_sha3reg),
+    Row("SHA_2reg", crypto.h_sha2reg),
+    Row("SHA512_3reg", crypto.h_sha512),
+    Row("SHA512SU0", crypto.h_sha512su0),
+    Row("SHA3_4reg", crypto.h_sha3_4reg),
+    Row("XAR", crypto.h_xar),
+    Row("FP_FIX_CONV", fp_fixed.h_fp_fix),
+]
+
+
+def _dispatch(rows: list[Row]) -> Handler:
+    """The handler of a form whose encodings are split between rows: the first row that takes
+    the instruction lifts it."""
+    def lift(em, insn: Insn):
+        for r in rows:
+            if r.takes is None or r.takes(insn):
+                return r.handler(em, insn)
+        raise AssertionError(f"no row of {insn.name} takes {insn.word:#010x}")   # test_forms: never
+    return lift
+
+
+def _handlers() -> dict[str, Handler]:
+    by_form: dict[str, list[Row]] = {}
+    for r in ROWS:
+        by_form.setdefault(r.form, []).append(r)
+    return {f: rs[0].handler if len(rs) == 1 else _dispatch(rs) for f, rs in by_form.items()}
+
+
+# form -> the one callable that lifts it (the emitter, the Unicorn harness and the scan of
+# unimplemented forms look a form up here)
+HANDLERS: dict[str, Handler] = _handlers()
+
+
+def handler(insn: Insn) -> Handler | None:
+    """The handler of ``insn``'s own encoding (its form's row that takes it), None for a form with
+    no row."""
+    for r in ROWS:
+        if r.form == insn.name and (r.takes is None or r.takes(insn)):
+            return r.handler
+    return None
