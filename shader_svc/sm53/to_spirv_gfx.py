@@ -1,10 +1,9 @@
 """Vertex and fragment programs (SM53, Maxwell) to SPIR-V.
 
-Built from the two lowerings that exist: Maxwell's ALU, carry, reconvergence stack and
-dispatcher loop (``to_spirv._Lower53``) and the graphics stages' interface of the SM86 lowering
-(``sm86.to_spirv_gfx._GfxLower``: uniform blocks at bindings 0-3, combined image samplers at
-4-7, attribute locations, FragCoord/Position/VertexIndex/InstanceIndex, colour outputs from R0..
-at EXIT per the shader program header).  The interface is the one written down in
+Built from Maxwell's lowering (``to_spirv.Compute53``: ALU, carry, reconvergence stack, control
+flow) and the shared graphics lowering (``lower/graphics.py``: uniform blocks at bindings 0-3,
+combined image samplers at 4-7, attribute locations, FragCoord/Position/VertexIndex/
+InstanceIndex, colour outputs from R0.. at EXIT per the shader program header).  The interface is the one written down in
 shader_svc/README.md "Graphics-stage interface"; what differs on Maxwell is the instructions:
 
 - ALD/AST with a vector size (.64/.96/.128), IPA in its four modes, KIL, the full texture forms
@@ -27,11 +26,13 @@ process's device enables neither Float64 nor Int64, so Maxwell's 64-bit helpers 
 """
 from __future__ import annotations
 
+from shader_svc.lower.base import TranslateError
+from shader_svc.lower.graphics import GLSL_EXP2, GLSL_FMA, TEX_SLOTS, TXQ_KNOWN, GraphicsLowering
 from shader_svc.sm53.decode import Inst
+from shader_svc.sm53.lower import LOWERED
+from shader_svc.sm53.lower_control import _code_base, _entry_addr
 from shader_svc.sm53.table import TEXS_DIM, TEXS_LOD, TLDS_DIM, TLDS_LOD
-from shader_svc.sm53.to_spirv import LOWERED, _code_base, _entry_addr, _Lower53
-from shader_svc.sm86.to_spirv import TranslateError
-from shader_svc.sm86.to_spirv_gfx import GLSL_EXP2, GLSL_FMA, TEX_SLOTS, TXQ_KNOWN, _GfxLower
+from shader_svc.sm53.to_spirv import Compute53
 from shader_svc.sph import POSITION, Header
 
 NOT_IN_GRAPHICS = {"S2R", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS", "RED", "BAR", "VOTE", "SHFL",
@@ -96,7 +97,12 @@ def _dst_regs(inst: Inst) -> set[int]:
     return out
 
 
-class _Gfx53(_GfxLower, _Lower53):
+class Gfx53(GraphicsLowering, Compute53):
+    RULES = {**Compute53.RULES, "ALD": "ald53", "AST": "ast53", "IPA": "ipa53", "TEXS": "tex_short",
+             "TLDS": "tex_short", "TLD4S": "tex_short", "TEX": "tex_full", "TLD": "tex_full", "TLD4": "tld4_53",
+             "TEX.B": "tex_bindless53", "TLD.B": "tex_bindless53", "TLD4.B": "tex_bindless53",
+             "TXQ.B": "txq_bindless53", "TXQ": "txq53", "FFMA": "op_ffma_glsl"}
+
     def __init__(self, insts: list[Inst], header: Header) -> None:
         self.w_regs: set[int] = set()        # registers holding FragCoord.w (IPA.PASS a[0x7c])
         self.rcpw_regs: set[int] = set()     # registers holding MUFU.RCP of such a register
@@ -163,33 +169,7 @@ class _Gfx53(_GfxLower, _Lower53):
         w_src = inst.ops.get("a", {}).get("reg", 255) if ir == "MUFU" else 255
         rcp_of_w = ir == "MUFU" and inst.mods["op"] == 4 and w_src in self.w_regs and not any(
             inst.ops["a"].get(k) for k in ("neg", "abs")) and not inst.mods.get("SAT")
-        if ir == "ALD":
-            self.ald53(inst)
-        elif ir == "AST":
-            self.ast53(inst)
-        elif ir == "IPA":
-            self.ipa53(inst)
-        elif ir in ("TEXS", "TLDS", "TLD4S"):
-            self.tex_short(inst)
-        elif ir in ("TEX", "TLD"):
-            self.tex_full(inst)
-        elif ir == "TLD4":
-            self.tld4_53(inst)
-        elif ir in ("TEX.B", "TLD.B", "TLD4.B"):
-            self.tex_bindless53(inst)
-        elif ir == "TXQ.B":
-            self.txq_bindless53(inst)
-        elif ir == "TXQ":
-            self.txq53(inst)
-        elif ir == "FFMA":
-            self.need(inst, ftz=0, rnd=0, SAT=0)
-            if inst.ops["d"].get("cc"):
-                self.bad(inst, "condition code from FP not translated yet")
-            a, b, c = (self.fval(inst, n) for n in ("a", "b", "c"))
-            r = self.op("OpExtInst", self.f32, self.glsl, GLSL_FMA, a, b, c)
-            self.set_reg(inst.ops["d"]["reg"], self.op("OpBitcast", self.u32, r))
-        else:
-            _Lower53.lower(self, inst)
+        super().lower(inst)
         # what the IPA idiom needs to know, updated after the instruction (a guarded one may not
         # have written: its destinations are forgotten, never added)
         self.w_regs -= written
@@ -199,6 +179,15 @@ class _Gfx53(_GfxLower, _Lower53):
                 self.w_regs.add(inst.ops["d"]["reg"])
             if rcp_of_w:
                 self.rcpw_regs.add(inst.ops["d"]["reg"])
+
+    def op_ffma_glsl(self, inst: Inst) -> None:
+        """FFMA as GLSL's Fma (no Float64 for the exact emulation)."""
+        self.need(inst, ftz=0, rnd=0, SAT=0)
+        if inst.ops["d"].get("cc"):
+            self.bad(inst, "condition code from FP not translated yet")
+        a, b, c = (self.fval(inst, n) for n in ("a", "b", "c"))
+        r = self.op("OpExtInst", self.f32, self.glsl, GLSL_FMA, a, b, c)
+        self.set_reg(inst.ops["d"]["reg"], self.op("OpBitcast", self.u32, r))
 
     # --- attributes ----------------------------------------------------------------------------
     def _word(self, a: int, inst: Inst) -> int:
@@ -584,4 +573,4 @@ class _Gfx53(_GfxLower, _Lower53):
 
 def translate_graphics(insts: list[Inst], header: Header) -> bytes:
     """SPIR-V binary of an SM53 vertex or fragment program (instructions after its header)."""
-    return _Gfx53(insts, header).build()
+    return Gfx53(insts, header).build()

@@ -19,7 +19,7 @@ Layout = Callable[[int, tuple[int, int, int], tuple[int, int, int], bytes], byte
 @contextmanager
 def open_device() -> Iterator:
     """A ComputeDevice, closed on leaving; a loud skip without Vulkan."""
-    from shader_svc import vk_compute
+    import vk_compute
 
     try:
         dev = vk_compute.ComputeDevice()

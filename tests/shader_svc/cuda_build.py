@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 
 from nxrecomp import settings
-from shader_svc import nvtools
-from shader_svc.cubin import kernels as cubin_kernels
+import nvtools
+from cubin import kernels as cubin_kernels
 
 OPTS = ("O3", "G")
 

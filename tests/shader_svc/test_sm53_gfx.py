@@ -28,7 +28,8 @@ from guest_frames import check_demo_matches_reference, check_gfx_guest_frames
 from nxrecomp.errors import NxError
 from shader_svc import sph
 from shader_svc import translate as tr
-from shader_svc.sm53 import corpus, tools
+import sm53_corpus as corpus
+import sm53_tools as tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.assemble import assemble_program
 from shader_svc.sm53.table import ROWS
@@ -153,7 +154,7 @@ def _draw_pair(gpu, fs53: bytes, fs_glsl: str, verts, size, **kw):
 def test_texel_fetch_gather_and_size_query_match_glsl(gpu):
     """TLDS.LZ at each pixel's FragCoord (F2I), TXQ's width in alpha; TLD4S.G between texels;
     TEX.LL / TLD.LZ full forms: each equal to its GLSL."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(77)
     texels = rng.integers(0, 256, (8, 12, 4), dtype=np.uint8)

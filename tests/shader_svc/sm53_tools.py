@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from nxrecomp.errors import NxError
-from shader_svc.nvtools import OracleLine, ToolUnavailable, _tools_dir
+from nvtools import OracleLine, ToolUnavailable, _tools_dir
 
 DEB_PACKAGE = "nvidia-cuda-toolkit"
 DEB_VERSION = "11.8.89~11.8.0-5~deb12u1"

@@ -1,0 +1,277 @@
+"""SM53 floating-point instructions: FADD/FMUL/FFMA (exactly rounded FFMA, .FTZ, .SAT), FMNMX,
+FSETP, I2F/F2I/F2F of every width with directed rounding, RRO + MUFU, and FP64 (DADD/DMUL/DFMA
+with the exact DFMA of ``lower/semantics.py``, DSETP; double immediates are the top 20 bits)."""
+from __future__ import annotations
+
+import struct
+
+from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.sm53.decode import Inst
+from shader_svc.sm53.lower import Lower53
+
+
+def _f32(v: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+class Float53(Lower53):
+    """Mixin of ``to_spirv.Compute53``: the floating-point handlers and their helpers."""
+
+    def dval(self, inst: Inst, name: str) -> int:
+        """A double operand: a register pair, a bank's two words, or a 20-bit immediate (the
+        double's top bits), with its neg/abs."""
+        v = inst.ops[name]
+        t = self.f64t
+        if "imm" in v:
+            x = self.m.const(t, v["imm"] & 0xFFFFFFFF, v["imm"] >> 32)
+        elif "bank" in v:
+            x = self.op("OpBitcast", t, self.join64(self.cbank_word(v["off"], v["bank"], inst),
+                                                     self.cbank_word(v["off"] + 4, v["bank"], inst)))
+        elif v["reg"] == 255:
+            x = self.m.const(t, 0, 0)
+        else:
+            x = self.op("OpBitcast", t, self.join64(self.reg(v["reg"]), self.reg(v["reg"] + 1)))
+        if v.get("abs"):
+            x = self.op("OpExtInst", t, self.glsl, GLSL["FAbs"], x)
+        if v.get("neg"):
+            x = self.op("OpFNegate", t, x)
+        return x
+
+    def _i2f53(self, inst: Inst, d: int) -> None:
+        """I2F from 8/16/32/64-bit integers (byte select, |x|, -x) to F32 or F64, rounded to
+        nearest or directed (.RM/.RP/.RZ: ptxas's division estimates use .RP)."""
+        mods, u32 = inst.mods, self.u32
+        widths = {0: 8, 1: 16, 2: 32, 3: 64, 4: 8, 5: 16, 6: 32, 7: 64}
+        w, signed = widths[mods["src"]], mods["src"] >= 4
+        if mods["dst"] not in (2, 3):
+            self.bad(inst, "F16 result not translated yet")
+        b = inst.ops["b"]
+        raw = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+        if w == 64:
+            if b.get("abs") or b.get("neg") or "reg" not in b:
+                self.bad(inst, "64-bit source form not translated yet")
+            x = self.join64(raw, self.reg(b["reg"] + 1) if b["reg"] != 255 else self.c(0))
+        else:
+            x = raw
+            if b.get("bsel"):
+                x = self.op("OpShiftRightLogical", u32, x, self.c(8 * b["bsel"]))
+            if w < 32:
+                x = self.op("OpBitFieldSExtract" if signed else "OpBitFieldUExtract", u32, x, self.c(0), self.c(w))
+            if b.get("abs") and signed:
+                x = self.op("OpExtInst", u32, self.glsl, 5, x)      # SAbs
+            if b.get("neg"):
+                x = self.op("OpSNegate", u32, x)
+        conv = "OpConvertSToF" if signed else "OpConvertUToF"
+        if mods["dst"] == 3:
+            if mods["rnd"] and w == 64:
+                self.bad(inst, "directed rounding of a 64-bit integer to F64 not translated yet")
+            self.set64(d, self.op("OpBitcast", self.u64, self.op(conv, self.f64t, x)))
+            return
+        f = self.op(conv, self.f32, x)
+        if mods["rnd"]:
+            f = self._directed(inst, f, x, signed, w == 64, mods["rnd"])
+        self.set_reg(d, self.op("OpBitcast", u32, f))
+
+    def _f2i53(self, inst: Inst) -> int:
+        """F2I with FLOOR/CEIL/TRUNC from F32 or F64: round, saturate to the range, NaN -> 0 (as
+        NVIDIA).  .FTZ flushes a denormal source to a zero of its sign first."""
+        rnd = {0: "RoundEven", 1: "Floor", 2: "Ceil", 3: "Trunc"}[inst.mods["rnd"]]
+        signed = inst.mods["dst"] == 6
+        if inst.mods["src"] == 2:
+            x = self.fval(inst, "b")
+            if inst.mods["FTZ"]:
+                tiny = self.op("OpFOrdLessThan", self.bool, self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], x),
+                               self.m.const(self.f32, 0x00800000))
+                zero = self.op("OpBitcast", self.f32, self.op("OpBitwiseAnd", self.u32, self.op("OpBitcast", self.u32, x),
+                                                              self.c(0x80000000)))
+                x = self.op("OpSelect", self.f32, tiny, zero, x)
+            if inst.mods["dst"] in (2, 6):
+                return self._f2i_sat(x, rnd, signed)
+        # F64 source or 64-bit result: round, then saturate in double (the bounds are exact there)
+        t = self.f64t
+        wide = inst.mods["dst"] in (3, 7)
+        signed = inst.mods["dst"] in (6, 7)
+        if inst.mods["src"] == 2:
+            x = self.op("OpFConvert", t, self.op("OpExtInst", self.f32, self.glsl, GLSL[rnd], self.fval(inst, "b")))
+        else:
+            x = self.op("OpExtInst", t, self.glsl, GLSL[rnd], self.dval(inst, "b"))
+        dc = lambda v: self.m.const(t, *struct.unpack("<II", struct.pack("<d", v)))  # noqa: E731
+        bits = 64 if wide else 32
+        lo, top = (-2.0 ** (bits - 1), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
+        ity = self.u64 if wide else self.u32
+        cst = self.c64 if wide else self.c
+        sat_hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+        sat_lo = 1 << (bits - 1) if signed else 0
+        safe = self.op("OpExtInst", t, self.glsl, GLSL["NMax"], x, dc(lo))
+        safe = self.op("OpSelect", t, self.op("OpFOrdGreaterThanEqual", self.bool, safe, dc(top)), dc(lo), safe)
+        v = self.op("OpConvertFToS" if signed else "OpConvertFToU", ity, safe)
+        v = self.op("OpSelect", ity, self.op("OpFOrdGreaterThanEqual", self.bool, x, dc(top)), cst(sat_hi), v)
+        v = self.op("OpSelect", ity, self.op("OpFOrdLessThan", self.bool, x, dc(lo)), cst(sat_lo), v)
+        return self.op("OpSelect", ity, self.op("OpIsNan", self.bool, x), cst(0), v)
+
+    def _f2f(self, inst: Inst, put) -> None:
+        """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
+        mods = inst.mods
+        pair = (mods["dst"], mods["src"])
+        if pair in ((2, 2), (3, 3), (2, 3), (3, 2)):
+            self._f2f_wide(inst, put, pair)
+            return
+        self.need(inst, FTZ=0, rnd=0, SAT=0)
+        v2 = self.m.type("OpTypeVector", self.f32, 2)
+        if (mods["dst"], mods["src"]) == (1, 2):
+            x = self.fval(inst, "b")
+            vec = self.op("OpCompositeConstruct", v2, x, self.m.const(self.f32, 0))
+            put(self.op("OpExtInst", self.u32, self.glsl, 58, vec))
+        elif (mods["dst"], mods["src"]) == (2, 1):
+            b = inst.ops["b"]
+            raw = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+            vec = self.op("OpExtInst", v2, self.glsl, 62, raw)
+            r = self.op("OpCompositeExtract", self.f32, vec, 1 if b.get("h1") else 0)
+            if b.get("abs"):
+                r = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], r)
+            if b.get("neg"):
+                r = self.op("OpFNegate", self.f32, r)
+            put(self.op("OpBitcast", self.u32, r))
+        else:
+            raise TranslateError(f"{inst.text()}: conversion not translated yet", offset=inst.addr)
+
+    def _f2f_wide(self, inst: Inst, put, pair: tuple[int, int]) -> None:
+        """F2F between F32/F64: .ROUND/.FLOOR/.CEIL/.TRUNC (rnd 4..7) round to an integral value
+        in the same type; F32 -> F64 is exact, F64 -> F32 rounds to nearest even (OpFConvert is
+        correctly rounded in Vulkan); .FTZ flushes an F32 source; directed narrowing, .SAT and
+        a denormal-flushing F64 are refused."""
+        mods = inst.mods
+        self.need(inst, SAT=0)
+        fn = {4: "RoundEven", 5: "Floor", 6: "Ceil", 7: "Trunc"}.get(mods["rnd"])
+        if pair[1] == 2:
+            x = self._ftz32(self.fval(inst, "b"), mods["FTZ"])
+        else:
+            self.need(inst, FTZ=0)
+            x = self.dval(inst, "b")
+        if pair[0] == pair[1]:
+            if fn is None:
+                self.bad(inst, "F2F to the same type other than rounding to an integral value")
+            r = self.op("OpExtInst", self.f32 if pair[0] == 2 else self.f64t, self.glsl, GLSL[fn], x)
+        else:
+            if mods["rnd"]:
+                self.bad(inst, "F2F with a directed rounding between F32 and F64 not translated yet")
+            r = self.op("OpFConvert", self.f32 if pair[0] == 2 else self.f64t, x)
+        if pair[0] == 2:
+            put(self.op("OpBitcast", self.u32, r))
+        else:
+            v = self.op("OpBitcast", self.u64, r)
+            d = inst.ops["d"]["reg"]
+            if d != 255:
+                self.set_reg(d, self.op("OpUConvert", self.u32, v))
+                self.set_reg(d + 1, self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v,
+                                                                            self.c64(32))))
+
+    def _mufu(self, inst: Inst, x: int) -> int:
+        g = {2: 29, 3: 30}           # Exp2, Log2
+        o = inst.mods["op"]
+        two_pi = self.m.const(self.f32, _f32(6.283185307179586))
+        if o in (0, 1):              # the operand was scaled by 1/(2 pi) by RRO
+            t = self.fop("OpFMul", self.f32, x, two_pi)
+            return self.op("OpExtInst", self.f32, self.glsl, 14 if o == 0 else 13, t)
+        if o in g:
+            return self.op("OpExtInst", self.f32, self.glsl, g[o], x)
+        if o == 4:
+            return self.fop("OpFDiv", self.f32, self.m.const(self.f32, _f32(1.0)), x)
+        if o == 5:
+            return self.op("OpExtInst", self.f32, self.glsl, 32, x)   # InverseSqrt
+        if o in (6, 7):
+            return self.op("OpBitcast", self.f32, self._mufu64h(o, self.op("OpBitcast", self.u32, x)))
+        raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
+
+    # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
+    def op_fp32(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ir, ops, mods = inst.row.ir, inst.ops, inst.mods
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        u32 = self.u32
+        self.need(inst, rnd=0, scale=0)
+        if cc:
+            self.bad(inst, "condition code from FP not translated yet")
+        ftz = mods.get("ftz", mods.get("FTZ", 0))
+        if ftz == 2:
+            self.bad(inst, ".FMZ not translated yet")
+        a, b = self._ftz32(self.fval(inst, "a"), ftz), self._ftz32(self.fval(inst, "b"), ftz)
+        if ir == "FFMA":
+            r = self._fma(a, b, self._ftz32(self.fval(inst, "c"), ftz))
+        else:
+            r = self.fop("OpFMul" if ir == "FMUL" else "OpFAdd", self.f32, a, b)
+        r = self._ftz32(r, ftz)
+        if mods.get("SAT", 0):
+            r = self._sat32(r)
+        put(self.op("OpBitcast", u32, r))
+
+    def op_fmnmx(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        u32 = self.u32
+        self.need(inst, FTZ=0)
+        a, b = self.fval(inst, "a"), self.fval(inst, "b")
+        put(self.op("OpBitcast", u32, self._fminmax(a, b, self.pv(ops["pc"]))))
+
+    def op_fsetp(self, inst: Inst) -> None:
+        mods = inst.mods
+        self.need(inst, FTZ=0)
+        self._setp(inst, self._fcmp(mods["cmp"], self.fval(inst, "a"), self.fval(inst, "b")))
+
+    def op_i2f(self, inst: Inst) -> None:
+        ops = inst.ops
+        dv = ops.get('d', {})
+        d = dv.get('reg', 255)
+        self._i2f53(inst, d)
+
+    def op_dadd(self, inst: Inst) -> None:
+        ir, ops = inst.row.ir, inst.ops
+        dv = ops.get('d', {})
+        d = dv.get('reg', 255)
+        self.need(inst, rnd=0)
+        a, b = self.dval(inst, "a"), self.dval(inst, "b")
+        if ir == "DFMA":
+            r = self._dfma(a, b, self.dval(inst, "c"))
+        else:
+            r = self.fop("OpFAdd" if ir == "DADD" else "OpFMul", self.f64t, a, b)
+        self.set64(d, self.op("OpBitcast", self.u64, r))
+
+    def op_dsetp(self, inst: Inst) -> None:
+        mods = inst.mods
+        self._setp(inst, self._fcmp(mods["cmp"], self.dval(inst, "a"), self.dval(inst, "b")))
+
+    def op_f2i(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        dv = ops.get('d', {})
+        d = dv.get('reg', 255)
+        if mods["src"] not in (2, 3):
+            self.bad(inst, "F16 source not translated yet")
+        if mods["dst"] not in (2, 3, 6, 7):
+            self.bad(inst, "integer result type not translated yet")
+        r = self._f2i53(inst)
+        if mods["dst"] in (3, 7):
+            self.set64(d, r)
+        else:
+            put(r)
+
+    def op_f2f(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self._f2f(inst, put)
+
+    def op_rro(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        mods = inst.mods
+        u32 = self.u32
+        # range reduction is folded into MUFU: RRO.SINCOS scales by 1/(2 pi), MUFU.SIN/COS undo it
+        x = self.fval(inst, "b")
+        if mods["mode"] == 0:
+            x = self.fop("OpFMul", self.f32, x, self.m.const(self.f32, _f32(0.15915494309189535)))
+        put(self.op("OpBitcast", u32, x))
+
+    def op_mufu(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        u32 = self.u32
+        self.need(inst, SAT=0)
+        put(self.op("OpBitcast", u32, self._mufu(inst, self.fval(inst, "a"))))

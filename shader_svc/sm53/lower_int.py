@@ -1,0 +1,471 @@
+"""SM53 integer instructions: IADD/IADD3/ISCADD with the condition code, XMAD (the 16x16-bit
+multiply-add ptxas builds 32-bit multiplies from), IMUL/IMAD, LEA, shifts (SHL/SHR/SHF), LOP/LOP3,
+comparisons (ISETP incl. .X, ICMP, PSETP), IMNMX, SEL, BFE/BFI, PRMT, POPC, FLO, I2I, MOV, S2R."""
+from __future__ import annotations
+
+from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.sm53.decode import Inst
+from shader_svc.sm53.lower import Lower53
+
+
+class Int53(Lower53):
+    """Mixin of ``to_spirv.Compute53``: the integer handlers and their helpers."""
+
+    def _isetp_x(self, inst: Inst) -> int:
+        """ISETP.X: the high words of a 64-bit comparison whose low words were subtracted with
+        .CC just before (carry = no borrow = low a >= low b; zero = low words equal): the high
+        words decide, equal high words defer to the low flags."""
+        a, b = self.val(inst, "a"), self.val(inst, "b")
+        unsigned = inst.mods["u32"] == 0
+        cmp = inst.mods["cmp"]
+        c_lo = self.carry()
+        z_lo = self.op("OpLoad", self.bool, self.var("CCZ", self.fn_bool))
+        eq_hi = self.op("OpIEqual", self.bool, a, b)
+        gt_hi = self.op("OpUGreaterThan" if unsigned else "OpSGreaterThan", self.bool, a, b)
+        L, O, N = "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot"
+        eq = self.op(L, self.bool, eq_hi, z_lo)
+        ge = self.op(O, self.bool, gt_hi, self.op(L, self.bool, eq_hi, c_lo))
+        gt = self.op(L, self.bool, ge, self.op(N, self.bool, eq))
+        table = {1: lambda: self.op(N, self.bool, ge), 2: lambda: eq, 3: lambda: self.op(N, self.bool, gt),
+                 4: lambda: gt, 5: lambda: self.op(N, self.bool, eq), 6: lambda: ge}
+        if cmp in table:
+            return table[cmp]()
+        return self.m.const_bool(cmp == 7)
+
+    def _iadd_neg_carry(self, inst: Inst, cc: bool) -> int:
+        """IADD with a negated operand and a carry: -x is ~x + 1 (its +1 reaches the carry, so
+        0 - 0 carries out, as a subtraction without borrow does); with .X, -x is ~x and the
+        carry-in completes the subtraction (borrow chains of 64-bit subtractions)."""
+        x_mode = bool(inst.mods.get("X"))
+        u64 = self.u64
+        s = self.c64(0)
+        for n in ("a", "b"):
+            v = dict(inst.ops[n])
+            neg = v.get("neg")
+            raw = self.val(inst, n) if not neg else None
+            if neg:
+                raw = self.reg(v["reg"]) if "reg" in v else (self.cbank_word(v["off"], v["bank"], inst) if "bank" in v
+                                                              else self.c(v["imm"]))
+                raw = self.op("OpNot", self.u32, raw)
+            t = self.op("OpUConvert", u64, raw)
+            if neg and not x_mode:
+                t = self.op("OpIAdd", u64, t, self.c64(1))
+            s = self.op("OpIAdd", u64, s, t)
+        if x_mode:
+            s = self.op("OpIAdd", u64, s, self.op("OpSelect", u64, self.carry(), self.c64(1), self.c64(0)))
+        r = self.op("OpUConvert", self.u32, s)
+        if cc:
+            self.set_carry(self.op("OpINotEqual", self.bool, self.op("OpShiftRightLogical", u64, s, self.c64(32)),
+                                   self.c64(0)))
+            self.set_zero(r, x_mode)
+        return r
+
+    def _lea53(self, inst: Inst, put, cc: bool) -> None:
+        """LEA: (a << s) + b; LEA.HI: the high word of (c:a) << s, plus b; .X adds the carry,
+        .CC writes it (the 64-bit address pairs ptxas builds)."""
+        ops, mods = inst.ops, inst.mods
+        sh = ops["s"]["imm"]
+        a = self.val(inst, "a")
+        if inst.row.ir == "LEA_HI":
+            v = self.join64(a, self.val(inst, "c"))
+            t = self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, self.op(
+                "OpShiftLeftLogical", self.u64, v, self.c64(sh)), self.c64(32)))
+        else:
+            t = self.op("OpShiftLeftLogical", self.u32, a, self.c(sh))
+        r = self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc)
+        if ops["pd"]["pred"] != 7:
+            # LEA.HI's predicate: the high word of a 64-bit generic address is not 0, i.e. the
+            # address is global (shared and local windows lie below 4 GiB: ptxas builds a
+            # shared variable's generic address as c[0x0][0x0] + offset, high word 0).  Read from
+            # ptxas's own use: a generic atomic branches on it (@!P ATOMS on the low word,
+            # otherwise ATOM.E); LD/ST take it as an operand and here go by the address itself.
+            if inst.row.ir != "LEA_HI":
+                self.bad(inst, "LEA predicate output not translated yet")
+            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, r, self.c(0)))
+        put(r)
+
+    def _i2i(self, inst: Inst) -> int:
+        """I2I between 8/16/32-bit integer types: the source field (byte select .B1..B3) extended
+        by its sign, |x| / -x, then the destination width, saturated with .SAT."""
+        mods, ops, u32, c = inst.mods, inst.ops, self.u32, self.c
+        widths = {0: 8, 1: 16, 2: 32, 4: 8, 5: 16, 6: 32}
+        if mods["src"] not in widths or mods["dst"] not in widths:
+            self.bad(inst, "64-bit I2I not translated yet")
+        sw, ssig = widths[mods["src"]], mods["src"] >= 4
+        dw, dsig = widths[mods["dst"]], mods["dst"] >= 4
+        b = ops["b"]
+        x = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+        if b.get("bsel"):
+            x = self.op("OpShiftRightLogical", u32, x, c(8 * b["bsel"]))
+        if sw < 32:
+            x = self.op("OpBitFieldSExtract" if ssig else "OpBitFieldUExtract", u32, x, c(0), c(sw))
+        if b.get("abs"):
+            x = self.op("OpExtInst", u32, self.glsl, 5, x) if ssig else x
+        if b.get("neg"):
+            x = self.op("OpSNegate", u32, x)
+        signed_val = ssig or bool(b.get("neg"))
+        if mods["SAT"]:
+            lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if dsig else (0, (1 << dw) - 1)
+            if signed_val:
+                x = self.op("OpExtInst", u32, self.glsl, GLSL["SMax"], x, c(lo))
+                if not (dsig and dw == 32):
+                    x = self.op("OpExtInst", u32, self.glsl, GLSL["SMin"], x, c(hi)) if hi < 2**31 else x
+            else:
+                x = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], x, c(hi))
+        if dw < 32:
+            x = self.op("OpBitFieldSExtract" if dsig else "OpBitFieldUExtract", u32, x, c(0), c(dw))
+        return x
+
+    def _pop_pred(self, inst: Inst, r: int) -> None:
+        pr = inst.ops.get("pr", {}).get("pred", 7)
+        pop = inst.mods.get("pop", 0)
+        if pr == 7:
+            return
+        z = self.op("OpIEqual", self.bool, r, self.c(0))
+        v = {1: self.m.const_bool(True), 2: z, 3: self.op("OpLogicalNot", self.bool, z)}.get(pop)
+        if v is None:
+            raise TranslateError(f"{inst.text()}: predicate result .F not translated", offset=inst.addr)
+        self.set_pred(pr, v)
+
+    def _icmp(self, inst: Inst, a: int, b: int) -> int:
+        return self._icmp_op(inst.mods["cmp"], inst.mods["u32"] == 0, a, b)
+
+    def _half(self, full: int, h1: bool, signed: bool) -> int:
+        sh = self.op("OpShiftRightLogical", self.u32, full, self.c(16)) if h1 else full
+        if signed:
+            return self.op("OpBitFieldSExtract", self.u32, sh, self.c(0), self.c(16))
+        return self.op("OpBitwiseAnd", self.u32, sh, self.c(0xFFFF))
+
+    def _xmad(self, inst: Inst, cc: bool) -> int:
+        """XMAD: 16x16-bit product (+ shift by 16 with PSL) + C adjusted by the mode, then MRG
+        puts B's low half on top (public descriptions: Ryujinx InstEmitIntegerArithmetic, NAK)."""
+        ops, mods = inst.ops, inst.mods
+        if mods["mode"] == 3:
+            raise TranslateError(f"{inst.text()}: XMAD.CSFU not translated", offset=inst.addr)
+        a_raw = self.reg(ops["a"]["reg"])
+        bv = ops["b"]
+        if "imm" in bv:
+            b_raw = self.c(bv["imm"])
+        elif "bank" in bv:
+            b_raw = self.cbank_word(bv["off"], bv["bank"], inst)
+        else:
+            b_raw = self.reg(bv["reg"])
+        a16 = self._half(a_raw, ops["a"]["h1"], mods["sign"] in (1, 3))
+        b16 = self._half(b_raw, bv.get("h1", False), mods["sign"] in (2, 3))
+        p = self.op("OpIMul", self.u32, a16, b16)
+        if mods["PSL"]:
+            p = self.op("OpShiftLeftLogical", self.u32, p, self.c(16))
+        cval = self.val(inst, "c")
+        mode = mods["mode"]
+        if mode == 1:
+            cval = self.op("OpBitwiseAnd", self.u32, cval, self.c(0xFFFF))
+        elif mode == 2:
+            cval = self.op("OpShiftRightLogical", self.u32, cval, self.c(16))
+        elif mode == 4:
+            cval = self.op("OpIAdd", self.u32, cval, self.op("OpShiftLeftLogical", self.u32, b_raw, self.c(16)))
+        r = self.add_cc(inst, [p, cval], bool(mods["X"]), cc)
+        if mods["MRG"]:
+            r = self.op("OpBitwiseOr", self.u32, self.op("OpBitwiseAnd", self.u32, r, self.c(0xFFFF)),
+                        self.op("OpShiftLeftLogical", self.u32, b_raw, self.c(16)))
+        return r
+
+    def _shift(self, inst: Inst, put) -> None:
+        mods = inst.mods
+        if mods.get("BREV"):
+            raise TranslateError(f"{inst.text()}: SHR.BREV not translated", offset=inst.addr)
+        if mods.get("X") or mods.get("x"):
+            raise TranslateError(f"{inst.text()}: shift with carry not translated", offset=inst.addr)
+        a, s = self.val(inst, "a"), self.val(inst, "b")
+        big = self.op("OpUGreaterThanEqual", self.bool, s, self.c(32))
+        if mods["W"]:
+            s = self.op("OpBitwiseAnd", self.u32, s, self.c(31))
+            big = self.m.const_bool(False)
+        else:
+            s = self.op("OpExtInst", self.u32, self.glsl, GLSL["UMin"], s, self.c(31))
+        if inst.row.ir == "SHL":
+            r = self.op("OpSelect", self.u32, big, self.c(0), self.op("OpShiftLeftLogical", self.u32, a, s))
+        elif mods["u32"] == 0:
+            r = self.op("OpSelect", self.u32, big, self.c(0), self.op("OpShiftRightLogical", self.u32, a, s))
+        else:   # arithmetic: shifting by >= 32 leaves the sign everywhere, which a shift by 31 gives
+            r = self.op("OpShiftRightArithmetic", self.u32, a, s)
+        put(r)
+
+    def _shf53(self, inst: Inst) -> int:
+        """Funnel shift of the pair C:A (C high): SHF.L gives the high word of (C:A) << s,
+        SHF.R the low word of (C:A) >> s; .W wraps s to 0..31, otherwise s is clamped to 32
+        (to 64 with .U64), as PTX's shf.wrap / shf.clamp and 64-bit shifts need."""
+        mods = inst.mods
+        if mods["xhi"] or mods["maxshift"] not in (0, 2, 3) or inst.ops["d"].get("cc"):
+            raise TranslateError(f"{inst.text()}: SHF form not translated yet", offset=inst.addr)
+        u32, u64, c = self.u32, self.u64, self.c
+        v = self.join64(self.val(inst, "a"), self.val(inst, "c"))
+        sh = self.val(inst, "b")
+        limit = 64 if mods["maxshift"] in (2, 3) else 32
+        if mods["maxshift"] == 3 and inst.row.mnemonic == "SHF.R":     # .S64: arithmetic, sign-filled
+            s = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], sh, c(63)) if not mods["W"] else \
+                self.op("OpBitwiseAnd", u32, sh, c(31))
+            r = self.op("OpShiftRightArithmetic", u64, v, self.op("OpUConvert", u64, s))
+            return self.op("OpUConvert", u32, r)
+        sh = self.op("OpBitwiseAnd", u32, sh, c(31)) if mods["W"] else \
+            self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], sh, c(limit))
+        big = self.op("OpUGreaterThanEqual", self.bool, sh, c(64))
+        s64 = self.op("OpUConvert", u64, self.op("OpBitwiseAnd", u32, sh, c(63)))
+        if inst.row.mnemonic == "SHF.L":
+            r = self.op("OpShiftRightLogical", u64, self.op("OpShiftLeftLogical", u64, v, s64), self.c64(32))
+        else:
+            r = self.op("OpShiftRightLogical", u64, v, s64)
+        return self.op("OpSelect", u32, big, c(0), self.op("OpUConvert", u32, r))
+
+    def _bfe(self, a: int, b: int, signed: bool) -> int:
+        """BFE: position = b[7:0], length = b[15:8]; PTX bfe semantics (length 0 -> 0, the sign
+        bit is the last one taken, or bit 31)."""
+        u32, c, op = self.u32, self.c, self.op
+        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
+        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
+        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(31))
+        shifted = op("OpShiftRightLogical", u32, a, posc)
+        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, c(32))
+        mask = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, lnc, c(32)), c(0xFFFFFFFF),
+                  op("OpISub", u32, op("OpShiftLeftLogical", u32, c(1), op("OpExtInst", u32, self.glsl, GLSL["UMin"],
+                                                                           lnc, c(31))), c(1)))
+        val = op("OpBitwiseAnd", u32, shifted, mask)
+        val = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), c(0), val)
+        if signed:
+            last = op("OpExtInst", u32, self.glsl, GLSL["UMin"], op("OpISub", u32, op("OpIAdd", u32, pos, ln), c(1)),
+                      c(31))
+            sign = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, a, last), c(1)),
+                      c(0))
+            val = op("OpSelect", u32, sign, op("OpBitwiseOr", u32, val, op("OpNot", u32, mask)), val)
+        return op("OpSelect", u32, op("OpIEqual", self.bool, ln, c(0)), c(0), val)
+
+    def _bfi(self, a: int, b: int, base: int) -> int:
+        """BFI: insert a's low bits into ``base`` at b[7:0], length b[15:8] (clamped to the word)."""
+        u32, c, op = self.u32, self.c, self.op
+        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
+        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
+        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(32))
+        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, op("OpISub", u32, c(32), posc))
+        r = op("OpBitFieldInsert", u32, base, a, op("OpExtInst", u32, self.glsl, GLSL["UMin"], posc, c(31)), lnc)
+        return op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), base, r)
+
+    # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
+    def op_nop(self, inst: Inst) -> None:
+        """NOP: nothing to do."""
+
+    def op_mov(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        put(self.val(inst, "b"))
+
+    def op_s2r(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        u32, c = self.u32, self.c
+        names = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
+                 0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
+        sr = ops["sr"]["sr"]
+        if sr in (0x00, 0x39):          # lane id / lanes below this one, in the emulated warp
+            lane = self.op("OpBitwiseAnd", u32, self._lid(), c(31))
+            put(lane if sr == 0 else self.op("OpISub", u32, self.op("OpShiftLeftLogical", u32, c(1), lane), c(1)))
+            return
+        if sr == 0x37:
+            # the local window's low end: 0 (local addresses wrap in the per-invocation
+            # array), so -G code's stack check (R1 >= SR_LMEMHIOFF, unsigned) passes
+            put(c(0))
+            return
+        if sr not in names:
+            self.bad(inst, "special register not translated yet")
+        bi, comp = names[sr]
+        put(self.op("OpCompositeExtract", u32, self.op("OpLoad", self.v3, self.builtins[bi]), comp))
+
+    def op_iadd(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        self.need(inst, SAT=0)
+        if (ops["a"].get("neg") or ops["b"].get("neg")) and (cc or mods.get("X")):
+            put(self._iadd_neg_carry(inst, cc))
+        else:
+            a, b = self.val(inst, "a"), self.val(inst, "b")
+            put(self.add_cc(inst, [a, b], bool(mods.get("X")), cc))
+
+    def op_iadd3(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        u32 = self.u32
+        t = [self.val(inst, n) for n in ("a", "b", "c")]
+        if any(ops[n].get("neg") for n in ("a", "b", "c")) and (cc or mods.get("X")):
+            self.bad(inst, "negated operand with carry not translated yet")
+        if mods.get("mode", 0):     # .RS / .LS: the 33-bit a + b shifted by 16, then + c
+            if cc or mods.get("X"):
+                self.bad(inst, "IADD3 shift mode with carry not translated yet")
+            u64 = self.u64
+            ab = self.op("OpIAdd", u64, self.op("OpUConvert", u64, t[0]), self.op("OpUConvert", u64, t[1]))
+            sh = "OpShiftRightLogical" if mods["mode"] == 1 else "OpShiftLeftLogical"
+            put(self.op("OpIAdd", u32, self.op("OpUConvert", u32, self.op(sh, u64, ab, self.c64(16))), t[2]))
+        else:
+            put(self.add_cc(inst, t, bool(mods.get("X")), cc))
+
+    def op_iscadd(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        u32, c = self.u32, self.c
+        a = self.op("OpShiftLeftLogical", u32, self.val(inst, "a"), c(ops["s"]["imm"]))
+        if ops["a"].get("neg") and cc:
+            self.bad(inst, "negated operand with carry not translated yet")
+        put(self.add_cc(inst, [a, self.val(inst, "b")], False, cc))
+
+    def op_xmad(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        put(self._xmad(inst, cc))
+
+    def op_shl(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self._shift(inst, put)
+
+    def op_shf(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        put(self._shf53(inst))
+
+    def op_lop(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        mods = inst.mods
+        u32 = self.u32
+        self.need(inst, X=0)
+        a, b = self.val(inst, "a"), self.val(inst, "b")
+        r = {0: lambda: self.op("OpBitwiseAnd", u32, a, b), 1: lambda: self.op("OpBitwiseOr", u32, a, b),
+             2: lambda: self.op("OpBitwiseXor", u32, a, b), 3: lambda: b}[mods["op"]]()
+        put(r)
+        self._pop_pred(inst, r)
+
+    def op_lop3(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        u32, c = self.u32, self.c
+        self.need(inst, X=0)
+        r = self._lut(ops["lut"]["imm"], self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c"), u32,
+                      "OpBitwiseAnd", "OpBitwiseOr", "OpNot", c(0))
+        put(r)
+        self._pop_pred(inst, r)
+
+    def op_isetp(self, inst: Inst) -> None:
+        if inst.mods.get("X"):
+            self._setp(inst, self._isetp_x(inst))
+        else:
+            self._setp(inst, self._icmp(inst, self.val(inst, "a"), self.val(inst, "b")))
+
+    def op_icmp(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        u32, c = self.u32, self.c
+        z = self._icmp(inst, self.val(inst, "c"), c(0))
+        put(self.op("OpSelect", u32, z, self.val(inst, "a"), self.val(inst, "b")))
+
+    def op_psetp(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}
+        ab = self.op(bop[mods["bop1"]], self.bool, self.pv(ops["pa"]), self.pv(ops["pb"]))
+        pc = self.pv(ops["pc"])
+        self.set_pred(ops["pd"]["pred"], self.op(bop[mods["bop2"]], self.bool, ab, pc))
+        if ops["qd"]["pred"] != 7:
+            nab = self.op("OpLogicalNot", self.bool, ab)
+            self.set_pred(ops["qd"]["pred"], self.op(bop[mods["bop2"]], self.bool, nab, pc))
+
+    def op_imnmx(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        u32 = self.u32
+        self.need(inst, xm=0)
+        u = mods["u32"] == 0
+        lo = self.op("OpExtInst", u32, self.glsl, GLSL["UMin" if u else "SMin"], self.val(inst, "a"),
+                     self.val(inst, "b"))
+        hi = self.op("OpExtInst", u32, self.glsl, GLSL["UMax" if u else "SMax"], self.val(inst, "a"),
+                     self.val(inst, "b"))
+        put(self.op("OpSelect", u32, self.pv(ops["pc"]), lo, hi))
+
+    def op_sel(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        u32 = self.u32
+        put(self.op("OpSelect", u32, self.pv(ops["pc"]), self.val(inst, "a"), self.val(inst, "b")))
+
+    def op_bfe(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        mods = inst.mods
+        u32 = self.u32
+        a = self.val(inst, "a")
+        if mods["BREV"]:            # the source bit-reversed before the extraction (__brev)
+            a = self.op("OpBitReverse", u32, a)
+        put(self._bfe(a, self.val(inst, "b"), mods["u32"] == 1))
+
+    def op_bfi(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        put(self._bfi(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
+
+    def op_prmt(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self.need(inst, mode=0)
+        put(self._prmt(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
+
+    def op_popc(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        u32 = self.u32
+        put(self.op("OpBitCount", u32, self.val(inst, "b")))
+
+    def op_flo(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        mods = inst.mods
+        put(self._flo(self.val(inst, "b"), mods["u32"] != 0, mods["SH"]))
+
+    def op_imul(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        u32 = self.u32
+        if cc:
+            self.bad(inst, "IMUL with the condition code not translated yet")
+        sa, sb = mods["sign"] & 1, mods["sign"] >> 1
+        u64 = self.u64
+        a = self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a"))
+        b = self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b"))
+        p = self.op("OpIMul", u64, a, b)
+        if mods["HI"]:
+            p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
+        put(self.op("OpUConvert", u32, p))
+
+    def op_imad(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        u32 = self.u32
+        # the low (or .HI high) word of the 64-bit product, plus c (+ the carry with .X);
+        # .CC takes the carry out of that 32-bit sum, as -G's 64-bit multiply chains need
+        self.need(inst, SAT=0)
+        if ops["a"].get("neg") or ops["c"].get("neg"):
+            self.bad(inst, "IMAD with a negated operand not translated yet")
+        sa, sb = mods["sign"] & 1, mods["sign"] >> 1
+        u64 = self.u64
+        p = self.op("OpIMul", u64, self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a")),
+                    self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b")))
+        if mods["HI"]:
+            p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
+        put(self.add_cc(inst, [self.op("OpUConvert", u32, p), self.val(inst, "c")], bool(mods["X"]), cc))
+
+    def op_lea(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        dv = ops.get('d', {})
+        cc = bool(dv.get('cc'))
+        self._lea53(inst, put, cc)
+
+    def op_i2i(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        put(self._i2i(inst))

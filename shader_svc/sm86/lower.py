@@ -1,0 +1,299 @@
+"""SM86 (Ampere) to SPIR-V, the shared subset: the ISA part on the shared lowering
+(``shader_svc/lower``): operand reading (registers of both files, constant bank words, neg/abs
+as integer or float), and the table ``RULES`` from each row's lowering key to its handler.
+
+Machine registers become function-local variables; constant bank 0 is a read-only storage
+buffer laid out as the NVIDIA driver lays it out (``sm86/cbank.py``); global memory is reached
+through 64-bit physical storage buffer pointers built from the register pairs, exactly as the
+machine code computes its addresses.
+
+``Lower86`` holds the ALU subset listed in ``LOWERED`` with predication, BRA/EXIT, LDG/STG: the
+part the graphics lowering (``to_spirv_gfx.py``) shares; ``to_spirv.Compute86`` adds the
+rest of what compute kernels use.  Anything else raises ``TranslateError`` naming the
+instruction and its address.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from shader_svc.lower.base import GLSL, ICMP_NAMES, TranslateError
+from shader_svc.lower.lowering import Lowering
+from shader_svc.sm86.decode import Inst
+
+LOWERED = {"MOV", "S2R", "NOP", "IMAD", "IMAD.WIDE", "IADD3", "ISETP", "LOP3", "PLOP3", "SHF", "FFMA", "FMUL",
+           "FADD", "IMNMX", "SEL", "ULDC", "LDG", "STG", "BRA", "EXIT", "F2I", "I2F", "FSETP", "FMNMX"}
+
+
+class Lower86(Lowering):
+    # lowering key (the row's ``ir``) -> handler method
+    RULES = {"NOP": "op_nop", "MOV": "op_mov", "S2R": "op_s2r", "IMAD": "op_imad", "IMAD.WIDE": "op_imad_wide",
+             "IADD3": "op_iadd3", "ISETP": "op_isetp", "LOP3": "op_lop3", "PLOP3": "op_plop3", "SHF": "op_shf",
+             "FFMA": "op_fp32", "FMUL": "op_fp32", "FADD": "op_fp32", "F2I": "op_f2i", "I2F": "op_i2f", "FSETP":
+             "op_fsetp", "FMNMX": "op_fmnmx", "IMNMX": "op_imnmx", "SEL": "op_sel", "ULDC": "op_uldc", "LDG":
+             "op_ldg", "STG": "op_stg"}
+
+    def lowered(self, ir: str) -> bool:
+        return ir in LOWERED
+
+    def lower(self, inst: Inst) -> None:
+        """Lower one (unguarded part of an) instruction through ``RULES``."""
+        name = self.RULES.get(inst.row.ir)
+        if name is None:
+            raise TranslateError(f"{inst.text()}: not translated yet", offset=inst.addr)
+        getattr(self, name)(inst)
+
+    def dest(self, inst: Inst) -> Callable[[int], None]:
+        """The writer of the instruction's destination ``d`` (uniform instructions write UR
+        registers; RZ/URZ discard)."""
+        dv = inst.ops.get("d", {})
+        d, dfile = dv.get("reg", 255), dv.get("file", "R")
+        return lambda val: self.set_reg(d, val, dfile)
+
+    # --- operands ----------------------------------------------------------------------------
+    def src(self, inst: Inst, name: str, fp: bool = False) -> int:
+        """Value of a source operand as u32 (neg/abs applied, as integer or float)."""
+        o = next(x for x in inst.row.operands if x.name == name)
+        v = inst.ops[name]
+        if "imm" in v:
+            return self.c(v["imm"])
+        if "bank" in v:
+            val = self.cbank_word(v["off"], v["bank"], inst)
+        else:
+            val = self.reg(v["reg"], v.get("file", "R"))
+        if v.get("abs") or v.get("neg"):
+            if fp:
+                f = self.op("OpBitcast", self.f32, val)
+                if v.get("abs"):
+                    f = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], f)
+                if v.get("neg"):
+                    f = self.op("OpFNegate", self.f32, f)
+                val = self.op("OpBitcast", self.u32, f)
+            else:
+                if v.get("abs"):
+                    raise TranslateError("integer |x| not supported", offset=inst.addr)
+                if inst.mods.get("X") == 1 or o.neg_sym == "~":
+                    val = self.op("OpNot", self.u32, val)
+                else:
+                    val = self.op("OpSNegate", self.u32, val)
+        return val
+
+    def src64(self, inst: Inst, name: str) -> int:
+        v = inst.ops[name]
+        if "bank" in v:
+            lo, hi = self.cbank_word(v["off"], v["bank"], inst), self.cbank_word(v["off"] + 4, v["bank"], inst)
+        elif "imm" in v:
+            return self.c64(v["imm"])
+        elif v["reg"] == 255:
+            return self.c64(0)
+        else:
+            lo, hi = self.reg(v["reg"]), self.reg(v["reg"] + 1)
+        if v.get("neg"):
+            raise TranslateError("negated 64-bit operand not supported", offset=inst.addr)
+        return self.join64(lo, hi)
+
+    def addr(self, inst: Inst) -> int:
+        a = inst.ops["addr"]
+        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
+        a64 = self.op("OpIAdd", self.u64, base, self.c64(a["off"]))
+        return self.op("OpConvertUToPtr", self.psb_ptr, a64)
+
+    def _f2i(self, inst: Inst) -> int:
+        """F2I: round as the modifier says, then saturate to the integer range; NaN gives 0
+        (SPIR-V leaves out-of-range conversions undefined, NVIDIA saturates)."""
+        self.require(inst, size=2)
+        x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+        return self._f2i_sat(x, ("RoundEven", "Floor", "Ceil", "Trunc")[inst.mods["rnd"]], inst.mods["sign"] == 1)
+
+    def _set_bop(self, inst: Inst, r: int) -> None:
+        pp = inst.ops["pp"]
+        c = self.pred(pp["pred"], pp["not"])
+        bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}[inst.mods["bop"]]
+        self.set_pred(inst.ops["p"]["pred"], self.op(bop, self.bool, r, c))
+        if inst.ops["q"]["pred"] != 7:
+            self.set_pred(inst.ops["q"]["pred"], self.op(bop, self.bool, self.op("OpLogicalNot", self.bool, r), c))
+
+    def _shf(self, inst: Inst, d: int) -> None:
+        mods = inst.mods
+        wide = {1: False, 2: True, 3: True}[mods["type"]]  # .U64 uses 64-bit shifts; S32/U32 32-bit ones
+        if not wide:
+            raise TranslateError(f"{inst.text()}: 64-bit funnel shift not supported", offset=inst.addr)
+        v = self.join64(self.src(inst, "a"), self.src(inst, "c"))
+        s = self.src(inst, "b")
+        s = self.op("OpBitwiseAnd", self.u32, s, self.c(31)) if mods["W"] else \
+            self.op("OpExtInst", self.u32, self.glsl, GLSL["UMin"], s, self.c(32))
+        s64 = self.op("OpUConvert", self.u64, s)
+        if mods["dir"] == 0:
+            r = self.op("OpShiftLeftLogical", self.u64, v, s64)
+        else:
+            r = self.op("OpShiftRightArithmetic" if mods["type"] == 2 else "OpShiftRightLogical", self.u64, v, s64)
+        if mods["HI"]:
+            r = self.op("OpShiftRightLogical", self.u64, r, self.c64(32))
+        self.set_reg(d, self.op("OpUConvert", self.u32, r))
+
+    # --- instructions (RULES) ------------------------------------------------------------------
+    def op_nop(self, inst: Inst) -> None:
+        return
+
+    def op_mov(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        put(self.src(inst, "b"))
+
+    def op_s2r(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        sr = ops["sr"]["sr"]
+        names = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
+                 0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
+        if sr not in names:
+            raise TranslateError(f"{inst.text()}: special register not supported", offset=inst.addr)
+        bi, comp = names[sr]
+        vec = self.op("OpLoad", self.v3, self.builtins[bi])
+        put(self.op("OpCompositeExtract", self.u32, vec, comp))
+
+    def op_imad(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self.require(inst, X=0)
+        a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
+        put(self.op("OpIAdd", self.u32, self.op("OpIMul", self.u32, a, b), c))
+
+    def op_imad_wide(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self.require(inst, X=0)
+        if ops["co"]["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
+        conv = "OpUConvert" if inst.mods["U32"] == 0 else "OpSConvert"
+        a = self.op(conv, self.u64, self.src(inst, "a"))
+        b = self.op(conv, self.u64, self.src(inst, "b"))
+        self.set64(d, self.op("OpIAdd", self.u64, self.op("OpIMul", self.u64, a, b), self.src64(inst, "c")))
+
+    def op_iadd3(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        self.require(inst, X=0)
+        if ops["co0"]["pred"] != 7 or ops["co1"]["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
+        s = self.op("OpIAdd", self.u32, self.src(inst, "a"), self.src(inst, "b"))
+        put(self.op("OpIAdd", self.u32, s, self.src(inst, "c")))
+
+    def op_isetp(self, inst: Inst) -> None:
+        self.require(inst, EX=0)
+        a, b = self.src(inst, "a"), self.src(inst, "b")
+        if inst.mods["cmp"] not in ICMP_NAMES:
+            raise TranslateError(f"{inst.text()}: comparison not supported", offset=inst.addr)
+        self._set_bop(inst, self._icmp_op(inst.mods["cmp"], inst.mods["U32"] == 0, a, b))
+
+    def op_lop3(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        self.require(inst, PAND=0)
+        a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
+        r = self._lut(ops["lut"]["imm"], a, b, c, self.u32, "OpBitwiseAnd", "OpBitwiseOr", "OpNot", self.c(0))
+        put(r)
+        if ops["pd"]["pred"] != 7:
+            pp = ops["pp"]
+            if not (pp["pred"] == 7 and pp["not"]):
+                raise TranslateError(f"{inst.text()}: predicate combine not supported", offset=inst.addr)
+            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, r, self.c(0)))
+
+    def op_plop3(self, inst: Inst) -> None:
+        ops = inst.ops
+        a = self.pred(ops["a"]["pred"], ops["a"]["not"])
+        b = self.pred(ops["b"]["pred"], ops["b"]["not"])
+        c = self.pred(ops["c"]["pred"], ops["c"]["not"])
+        f = self.m.const_bool(False)
+        self.set_pred(ops["p"]["pred"], self._lut(ops["lut"]["imm"], a, b, c, self.bool, "OpLogicalAnd",
+                                                  "OpLogicalOr", "OpLogicalNot", f))
+        self.set_pred(ops["q"]["pred"], self._lut(ops["lut2"]["imm"], a, b, c, self.bool, "OpLogicalAnd",
+                                                  "OpLogicalOr", "OpLogicalNot", f))
+
+    def op_shf(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self._shf(inst, d)
+
+    def op_fp32(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ir = inst.row.ir
+        self.require(inst, FMZ=0, rnd=0, scale=4)
+        ftz = inst.mods.get("FTZ", 0)
+        a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
+        b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
+        if ir == "FFMA":
+            c = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "c", True)), ftz)
+            r = self._fma(a, b, c)
+        elif ir == "FMUL":
+            r = self.fop("OpFMul", self.f32, a, b)
+        else:
+            r = self.fop("OpFAdd", self.f32, a, b)
+        r = self._ftz32(r, ftz)
+        if inst.mods.get("SAT", 0):
+            r = self._sat32(r)
+        put(self.op("OpBitcast", self.u32, r))
+
+    def op_f2i(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        put(self._f2i(inst))
+
+    def op_i2f(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self.require(inst, dst=2)
+        signed = inst.mods["sign"] == 1
+        x = self.src(inst, "b")
+        f = self.op("OpConvertSToF" if signed else "OpConvertUToF", self.f32, x)
+        if inst.mods["rnd"]:
+            f = self._directed(inst, f, x, signed, False, inst.mods["rnd"])
+        put(self.op("OpBitcast", self.u32, f))
+
+    def op_fsetp(self, inst: Inst) -> None:
+        ftz = inst.mods.get("FTZ", 0)
+        a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
+        b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
+        self._set_bop(inst, self._fcmp(inst.mods["cmp"], a, b))
+
+    def op_fmnmx(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        self.require(inst, FTZ=0, NAN=0, XORSIGN=0)
+        a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
+        b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+        pp = ops["pp"]
+        put(self.op("OpBitcast", self.u32, self._fminmax(a, b, self.pred(pp["pred"], pp["not"]))))
+
+    def op_imnmx(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        pp = ops["pp"]
+        if pp["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: predicate-selected min/max not supported", offset=inst.addr)
+        u = inst.mods["U32"] == 0
+        fn = ("UMax" if u else "SMax") if pp["not"] else ("UMin" if u else "SMin")
+        put(self.op("OpExtInst", self.u32, self.glsl, GLSL[fn], self.src(inst, "a"),
+                                self.src(inst, "b")))
+
+    def op_sel(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        p = self.pred(ops["pp"]["pred"], ops["pp"]["not"])
+        put(self.op("OpSelect", self.u32, p, self.src(inst, "a"), self.src(inst, "b")))
+
+    def op_uldc(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        cb = ops["cb"]
+        n = 2 if inst.mods["size"] == 5 else 1
+        for i in range(n):
+            self.set_reg(d + i if d != 63 else 63, self.cbank_word(cb["off"] + 4 * i, cb["bank"], inst), "UR")
+
+    def op_ldg(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops = inst.ops
+        self.require(inst, size=4, order=0, cache=1)
+        if ops["d"]["reg"] != 255:
+            ptr = self.addr(inst)
+            put(self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
+
+    def op_stg(self, inst: Inst) -> None:
+        self.require(inst, size=4, order=0, cache=1)
+        ptr = self.addr(inst)
+        self.do("OpStore", ptr, self.src(inst, "b"), self.m.E("MemoryAccess", "Aligned"), 4)

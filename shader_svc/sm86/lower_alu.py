@@ -1,0 +1,444 @@
+"""SM86 compute arithmetic beyond the shared subset (issue 31): carries (IADD3/LEA carry-out and
+.X carry-in), the LEA family, IMAD.HI/.X, IABS, 64-bit funnel shifts, FP64 (DADD/DMUL/DFMA/
+DSETP), I2F/F2I between every width with directed rounding, MUFU, FRND/F2F, PRMT, SGXT, the
+uniform datapath (R2UR).
+
+Carries: IADD3's total carry t = (sum >> 32) splits as CO0 = t >= 1, CO1 = t >= 2 so that
+IADD3.X with both carry-ins adds t back; a negated operand without .X is ~x + 1 (its +1 reaches
+the carry), with .X it is ~x (nvdisasm prints '~').  DFMA is the exactly rounded emulation of
+``lower/semantics.py`` (no reliance on a fused device Fma).
+"""
+from __future__ import annotations
+
+import struct
+
+from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.sm86.decode import Inst
+from shader_svc.sm86.lower import Lower86
+
+
+def _f(v: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+class Alu86(Lower86):
+    """Mixin of ``to_spirv.Compute86``: the arithmetic handlers and their helpers."""
+
+    # --- integer ------------------------------------------------------------------------------
+    def _term64(self, inst: Inst, name: str, x_mode: bool) -> int:
+        """An IADD3/LEA operand as u64 for a carry-exact sum: -x is ~x + 1 (without .X) or ~x."""
+        v = inst.ops[name]
+        raw = dict(v)
+        if v.get("neg"):
+            raw["neg"] = False
+        val = self._plain(inst, name, raw)
+        if v.get("neg"):
+            val = self.op("OpNot", self.u32, val)
+        t = self.op("OpUConvert", self.u64, val)
+        if v.get("neg") and not x_mode:
+            t = self.op("OpIAdd", self.u64, t, self.c64(1))
+        return t
+
+    def _plain(self, inst: Inst, name: str, v: dict) -> int:
+        if "imm" in v:
+            return self.c(v["imm"])
+        if "bank" in v:
+            return self.cbank_word(v["off"], v["bank"], inst)
+        return self.reg(v["reg"], v.get("file", "R"))
+
+    def _carry_in(self, inst: Inst, name: str) -> int:
+        p = inst.ops[name]
+        return self.op("OpSelect", self.u64, self.pred(p["pred"], p["not"]), self.c64(1), self.c64(0))
+
+    def _iadd3_carry(self, inst: Inst) -> None:
+        x = bool(inst.mods["X"])
+        s = self._term64(inst, "a", x)
+        for n in ("b", "c"):
+            s = self.op("OpIAdd", self.u64, s, self._term64(inst, n, x))
+        if x:
+            s = self.op("OpIAdd", self.u64, s, self._carry_in(inst, "ci0"))
+            s = self.op("OpIAdd", self.u64, s, self._carry_in(inst, "ci1"))
+        self._carry_out(inst, s, ("co0", "co1"))
+        self.set_reg(inst.ops["d"]["reg"], self.op("OpUConvert", self.u32, s), inst.ops["d"].get("file", "R"))
+
+    def _carry_out(self, inst: Inst, s: int, names: tuple[str, ...]) -> None:
+        t = self.op("OpShiftRightLogical", self.u64, s, self.c64(32))
+        for k, n in enumerate(names):
+            p = inst.ops[n]["pred"]
+            if p != 7:
+                self.set_pred(p, self.op("OpUGreaterThanEqual", self.bool, t, self.c64(k + 1)))
+
+    def _lea(self, inst: Inst) -> None:
+        """LEA: (a << s) + b; LEA.HI: high word of (hi:a) << s, plus b; .X adds the carry-in."""
+        ops, mods = inst.ops, inst.mods
+        u32, u64 = self.u32, self.u64
+        x = bool(mods["X"])
+        sh = ops["s"]["imm"]
+        a = self.src(inst, "a")         # -a / ~a applied
+        if mods["HI"]:
+            hi = self.op("OpShiftRightArithmetic", u32, a, self.c(31)) if mods["SX32"] else self.src(inst, "c")
+            v = self.join64(a, hi)
+            shifted = self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, self.op(
+                "OpShiftLeftLogical", u64, v, self.c64(sh)), self.c64(32)))
+        else:
+            shifted = self.op("OpShiftLeftLogical", u32, a, self.c(sh))
+        s = self.op("OpIAdd", u64, self.op("OpUConvert", u64, shifted), self._term64(inst, "b", x))
+        if x:
+            s = self.op("OpIAdd", u64, s, self._carry_in(inst, "ci"))
+        self._carry_out(inst, s, ("co",))
+        self.set_reg(ops["d"]["reg"], self.op("OpUConvert", u32, s))
+
+    def _shf_any(self, inst: Inst, d: int) -> None:
+        """SHF of the pair (c:a) (c high) by b: .L keeps the low or (.HI) high word of the left
+        shift, .R of the right shift (arithmetic for .S32/.S64).  The count wraps (.W: modulo 32
+        for 32-bit types, 64 for 64-bit ones) or clamps (32 / 64)."""
+        mods = inst.mods
+        u32, u64, c = self.u32, self.u64, self.c
+        t = mods["type"]                     # 0 S64, 1 U64, 2 S32, 3 U32
+        wide = t in (0, 1)
+        v = self.join64(self.src(inst, "a"), self.src(inst, "c"))
+        s = self.src(inst, "b")
+        lim = 64 if wide else 32
+        s = self.op("OpBitwiseAnd", u32, s, c(lim - 1)) if mods["W"] else \
+            self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], s, c(lim))
+        big = self.op("OpUGreaterThanEqual", self.bool, s, c(64))
+        s64 = self.op("OpUConvert", u64, self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], s, c(63)))
+        signed = t in (0, 2)
+        if mods["dir"] == 0:
+            r = self.op("OpShiftLeftLogical", u64, v, s64)
+            r = self.op("OpSelect", u64, big, self.c64(0), r)
+        elif signed:                         # a shift by 64 leaves the sign, as a shift by 63 does
+            r = self.op("OpShiftRightArithmetic", u64, v, s64)
+        else:
+            r = self.op("OpSelect", u64, big, self.c64(0), self.op("OpShiftRightLogical", u64, v, s64))
+        if mods["HI"]:
+            r = self.op("OpShiftRightLogical", u64, r, self.c64(32))
+        self.set_reg(d, self.op("OpUConvert", u32, r))
+
+    # --- FP64 and conversions -----------------------------------------------------------------
+    def f64src(self, inst: Inst, name: str) -> int:
+        v = inst.ops[name]
+        if "imm" in v:
+            bits = v["imm"] << 32
+            val = self.m.const(self.f64t, bits & 0xFFFFFFFF, bits >> 32)
+        else:
+            raw = dict(v, neg=False, abs=False)
+            inst2 = inst
+            if "bank" in v:
+                lo, hi = self.cbank_word(v["off"], v["bank"], inst2), self.cbank_word(v["off"] + 4, v["bank"], inst2)
+            elif v["reg"] == 255:
+                lo = hi = self.c(0)
+            else:
+                lo, hi = self.reg(raw["reg"]), self.reg(raw["reg"] + 1)
+            val = self.op("OpBitcast", self.f64t, self.join64(lo, hi))
+        if v.get("abs"):
+            val = self.op("OpExtInst", self.f64t, self.glsl, GLSL["FAbs"], val)
+        if v.get("neg"):
+            val = self.op("OpFNegate", self.f64t, val)
+        return val
+
+    def _int_src(self, inst: Inst, signed: bool, size: int) -> tuple[int, bool]:
+        """The integer source of I2F as (value, is64): 8/16-bit sources are extended."""
+        if size == 3:
+            v = inst.ops["b"]
+            lo = self._plain(inst, "b", v)
+            hi = self.reg(v["reg"] + 1) if "reg" in v and v["reg"] != 255 else self.c(0)
+            return self.join64(lo, hi), True
+        x = self.src(inst, "b")
+        if size in (0, 1):
+            w = 8 if size == 0 else 16
+            x = self.op("OpBitFieldSExtract" if signed else "OpBitFieldUExtract", self.u32, x, self.c(0), self.c(w))
+        return x, False
+
+    def _i2f(self, inst: Inst, d: int) -> None:
+        mods = inst.mods
+        size = (inst.row.base >> 84) & 3
+        signed = bool((inst.row.base >> 74) & 1)
+        if mods["dst"] == 1:
+            raise TranslateError(f"{inst.text()}: F16 results not translated yet", offset=inst.addr)
+        x, is64 = self._int_src(inst, signed, size)
+        conv = "OpConvertSToF" if signed else "OpConvertUToF"
+        rnd = mods["rnd"]
+        if mods["dst"] == 3:                                  # F64
+            if rnd and is64:
+                raise TranslateError(f"{inst.text()}: directed rounding of a 64-bit integer to F64 not translated",
+                                     offset=inst.addr)
+            self.set64(d, self.op("OpBitcast", self.u64, self.op(conv, self.f64t, x)))
+            return
+        f = self.op(conv, self.f32, x)
+        if rnd:
+            f = self._directed(inst, f, x, signed, is64, rnd)
+        self.set_reg(d, self.op("OpBitcast", self.u32, f))
+
+    def _f2i64(self, inst: Inst, d: int) -> None:
+        """F2I from F32 or F64 to 32- or 64-bit integers: rounded as the modifier says, saturated,
+        NaN -> 0."""
+        mods = inst.mods
+        self.require(inst, FTZ=0)
+        signed = bool((inst.row.base >> 72) & 1)
+        src64 = mods["src"] == 3
+        ty = self.f64t if src64 else self.f32
+        if src64:
+            x = self.f64src(inst, "b")
+        else:
+            x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+        x = self.op("OpExtInst", ty, self.glsl, GLSL[("RoundEven", "Floor", "Ceil", "Trunc")[mods["rnd"]]], x)
+        x = self.op("OpFConvert", self.f64t, x) if not src64 else x
+        wide = mods["size"] == 3
+        bits = 64 if wide else 32
+        lo = -(2.0 ** (bits - 1)) if signed else 0.0
+        top = 2.0 ** (bits - 1) if signed else 2.0 ** bits
+        f64c = lambda v: self.m.const(self.f64t, *struct.unpack("<II", struct.pack("<d", v)))  # noqa: E731
+        ity = self.u64 if wide else self.u32
+        sat_hi = ((1 << (bits - 1)) - 1) if signed else (1 << bits) - 1
+        sat_lo = (1 << (bits - 1)) if signed else 0
+        cst = (lambda v: self.c64(v)) if wide else (lambda v: self.c(v))
+        safe = self.op("OpExtInst", self.f64t, self.glsl, GLSL["NMax"], x, f64c(lo))
+        safe = self.op("OpSelect", self.f64t, self.op("OpFOrdGreaterThanEqual", self.bool, safe, f64c(top)), f64c(lo), safe)
+        v = self.op("OpConvertFToS" if signed else "OpConvertFToU", ity, safe)
+        v = self.op("OpSelect", ity, self.op("OpFOrdGreaterThanEqual", self.bool, x, f64c(top)), cst(sat_hi), v)
+        v = self.op("OpSelect", ity, self.op("OpFOrdLessThan", self.bool, x, f64c(lo)), cst(sat_lo), v)
+        v = self.op("OpSelect", ity, self.op("OpIsNan", self.bool, x), cst(0), v)
+        if wide:
+            self.set64(d, v)
+        else:
+            self.set_reg(d, v)
+
+    def _mufu86(self, inst: Inst, put) -> None:
+        """MUFU: the approximate unit, as the device's GLSL functions (accuracy is the device's:
+        the corpus compares these within an ulp bound).  SIN/COS take turns (x * 2 pi), as on
+        Volta+, where the compiler scales by 1/(2 pi) first."""
+        o = inst.mods["op"]
+        f32 = self.f32
+        if o in (6, 7):
+            put(self._mufu64h(o, self.src(inst, "b", True)))
+            return
+        x = self.op("OpBitcast", f32, self.src(inst, "b", True))
+        if o in (0, 1):
+            t = self.fop("OpFMul", f32, x, self.m.const(f32, _f(6.283185307179586)))
+            r = self.op("OpExtInst", f32, self.glsl, 14 if o == 0 else 13, t)
+        elif o == 2:
+            r = self.op("OpExtInst", f32, self.glsl, 29, x)
+        elif o == 3:
+            r = self.op("OpExtInst", f32, self.glsl, 30, x)
+        elif o == 4:
+            r = self.fop("OpFDiv", f32, self.m.const(f32, _f(1.0)), x)
+        elif o == 5:
+            r = self.op("OpExtInst", f32, self.glsl, 32, x)
+        elif o == 8:
+            r = self.op("OpExtInst", f32, self.glsl, 31, x)
+        else:
+            raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
+        put(self.op("OpBitcast", self.u32, r))
+
+    def _frnd(self, inst: Inst, d: int) -> None:
+        """FRND: to an integral value, nearest-even / floor / ceil / trunc, F32 or F64."""
+        fn = {0: 2, 1: 8, 2: 9, 3: 3}[inst.mods["rnd"]]          # GLSL RoundEven, Floor, Ceil, Trunc
+        if "f64" in inst.mods:
+            self.require(inst, FTZ=0)
+            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpExtInst", self.f64t, self.glsl, fn,
+                                                                  self.f64src(inst, "b"))))
+            return
+        x = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), inst.mods["FTZ"])
+        self.set_reg(d, self.op("OpBitcast", self.u32, self.op("OpExtInst", self.f32, self.glsl, fn, x)))
+
+    def _f2f86(self, inst: Inst, d: int) -> None:
+        """F2F between F32 and F64: widening is exact; narrowing rounds to nearest even (OpFConvert
+        is correctly rounded in Vulkan); directed narrowing is refused."""
+        self.require(inst, FTZ=0)
+        if inst.row.base >> 84 & 1:                          # .F32.F64
+            self.require(inst, rnd=0)
+            f = self.op("OpFConvert", self.f32, self.f64src(inst, "b"))
+            self.set_reg(d, self.op("OpBitcast", self.u32, f))
+        else:
+            x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
+            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpFConvert", self.f64t, x)))
+
+    # --- instructions (Compute86.RULES) -------------------------------------------------------
+    def op_iadd3(self, inst: Inst) -> None:
+        mods, ops = inst.mods, inst.ops
+        if mods["X"] or ops["co0"]["pred"] != 7 or ops["co1"]["pred"] != 7:
+            self._iadd3_carry(inst)
+        else:
+            super().op_iadd3(inst)
+
+    def op_lea(self, inst: Inst) -> None:
+        self._lea(inst)
+
+    def op_imad_wide(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        if mods["X"] or ops["co"]["pred"] != 7:
+            d = ops.get('d', {}).get('reg', 255)
+            u64 = self.u64
+            conv = "OpUConvert" if mods["U32"] == 0 else "OpSConvert"
+            p = self.op("OpIMul", u64, self.op(conv, u64, self.src(inst, "a")), self.op(conv, u64, self.src(inst, "b")))
+            cc = self.src64(inst, "c")
+            s = self.op("OpIAdd", u64, p, cc)
+            out = self.op("OpULessThan", self.bool, s, cc)
+            if mods["X"]:
+                s2 = self.op("OpIAdd", u64, s, self._carry_in(inst, "ci"))
+                out = self.op("OpLogicalOr", self.bool, out, self.op("OpULessThan", self.bool, s2, s))
+                s = s2
+            if ops["co"]["pred"] != 7:
+                self.set_pred(ops["co"]["pred"], out)
+            self.set64(d, s)
+        else:
+            super().op_imad_wide(inst)
+
+    def op_imad(self, inst: Inst) -> None:
+        if inst.mods["X"]:
+            put = self.dest(inst)
+            u32 = self.u32
+            p = self.op("OpIMul", u32, self.src(inst, "a"), self.src(inst, "b"))
+            s = self.op("OpIAdd", u32, self.op("OpIAdd", u32, p, self.src(inst, "c")),
+                        self.op("OpUConvert", u32, self._carry_in(inst, "ci")))
+            put(s)
+        else:
+            super().op_imad(inst)
+
+    def op_imad_hi(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        u32, u64 = self.u32, self.u64
+        # the high half of IMAD.WIDE: (a * b + the pair c+1:c) >> 32, as the 32-bit division
+        # sequence shows (IMAD.HI.U32 q, q, e, r with q = r+1's copy: q + hi(q * e)); the
+        # 64-bit add's carry goes out, .X adds the carry-in
+        self.require(inst, X=0)
+        conv = "OpUConvert" if mods["U32"] == 0 else "OpSConvert"
+        p = self.op("OpIMul", u64, self.op(conv, u64, self.src(inst, "a")), self.op(conv, u64, self.src(inst, "b")))
+        cc = self.src64(inst, "c")
+        s = self.op("OpIAdd", u64, p, cc)
+        if ops["co"]["pred"] != 7:
+            self.set_pred(ops["co"]["pred"], self.op("OpULessThan", self.bool, s, cc))
+        put(self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, s, self.c64(32))))
+
+    def op_isetp(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        if mods["EX"]:
+            # the high words of a 64-bit comparison: where they are equal the low words' result
+            # (the ex predicate) decides (EQ: both equal; NE: either differs)
+            a, b = self.src(inst, "a"), self.src(inst, "b")
+            cmp, uns = mods["cmp"], mods["U32"] == 0
+            ex = self.pred(ops["ex"]["pred"], ops["ex"]["not"])
+            eq = self.op("OpIEqual", self.bool, a, b)
+            if cmp in (1, 3, 4, 6):
+                strict = self._icmp_op(1 if cmp in (1, 3) else 4, uns, a, b)
+                r = self.op("OpLogicalOr", self.bool, strict, self.op("OpLogicalAnd", self.bool, eq, ex))
+            elif cmp == 2:
+                r = self.op("OpLogicalAnd", self.bool, eq, ex)
+            elif cmp == 5:
+                r = self.op("OpLogicalOr", self.bool, self.op("OpLogicalNot", self.bool, eq), ex)
+            else:
+                r = self.m.const_bool(cmp == 7)
+            self._set_bop(inst, r)
+        else:
+            super().op_isetp(inst)
+
+    def op_r2ur(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        if ops["p"]["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: predicate out not translated", offset=inst.addr)
+        self.set_reg(d, self.src(inst, "a"), "UR")
+
+    def op_prmt(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self.require(inst, mode=0)
+        put(self._prmt(self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")))
+
+    def op_sgxt(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        mods = inst.mods
+        u32, c = self.u32, self.c
+        # extend the low b bits (b clamped to 32; .W: b modulo 32) with the sign or zeros
+        self.require(inst, W=0)
+        n = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], self.src(inst, "b"), c(32))
+        ext = "OpBitFieldUExtract" if mods["U32"] == 0 else "OpBitFieldSExtract"
+        put(self.op(ext, u32, self.src(inst, "a"), c(0), n))
+
+    def op_iabs(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        u32 = self.u32
+        put(self.op("OpExtInst", u32, self.glsl, 5, self.src(inst, "b")))       # SAbs
+
+    def op_popc(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        u32 = self.u32
+        put(self.op("OpBitCount", u32, self.src(inst, "b")))
+
+    def op_brev(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        u32 = self.u32
+        put(self.op("OpBitReverse", u32, self.src(inst, "b")))
+
+    def op_flo(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        ops, mods = inst.ops, inst.mods
+        if ops["pd"]["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: predicate out not supported", offset=inst.addr)
+        put(self._flo(self.src(inst, "b"), mods["U32"] != 0, mods["SH"]))
+
+    def op_shf(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self._shf_any(inst, d)
+
+    def op_dadd(self, inst: Inst) -> None:
+        ir, ops = inst.row.ir, inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        u64 = self.u64
+        self.require(inst, rnd=0)
+        a, b = self.f64src(inst, "a"), self.f64src(inst, "b")
+        if ir == "DFMA":
+            r = self._dfma(a, b, self.f64src(inst, "c"))
+        else:
+            r = self.fop("OpFAdd" if ir == "DADD" else "OpFMul", self.f64t, a, b)
+        self.set64(d, self.op("OpBitcast", u64, r))
+
+    def op_dsetp(self, inst: Inst) -> None:
+        mods = inst.mods
+        if mods["cmp"] in (0, 15):
+            raise TranslateError(f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's "
+                                 f"NaN rule is not documented)", offset=inst.addr)
+        self._set_bop(inst, self._fcmp(mods["cmp"], self.f64src(inst, "a"), self.f64src(inst, "b")))
+
+    def op_i2f(self, inst: Inst) -> None:
+        ops = inst.ops
+        if inst.row.opcode & 0x1FF in (0x106, 0x112):
+            d = ops.get('d', {}).get('reg', 255)
+            self._i2f(inst, d)
+        else:
+            super().op_i2f(inst)
+
+    def op_f2i(self, inst: Inst) -> None:
+        ops = inst.ops
+        if inst.row.opcode & 0x1FF == 0x111:
+            d = ops.get('d', {}).get('reg', 255)
+            self._f2i64(inst, d)
+        else:
+            super().op_f2i(inst)
+
+    def op_mufu(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self._mufu86(inst, put)
+
+    def op_cs2r(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        c = self.c
+        # one invocation is one thread: only the zero register pair has a meaning here
+        if inst.ops["sr"]["sr"] != 0xFF:
+            raise TranslateError(f"{inst.text()}: special register pair not translated", offset=inst.addr)
+        for k in range(2 if inst.mods["w32"] else 1):
+            if d != 255:
+                self.set_reg(d + k, c(0))
+
+    def op_frnd(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self._frnd(inst, d)
+
+    def op_f2f(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self._f2f86(inst, d)
