@@ -6,7 +6,6 @@ written into the constant bank image, as the NVIDIA driver writes kernel paramet
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import vulkan as vk
