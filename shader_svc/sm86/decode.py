@@ -8,19 +8,16 @@ exactly is refused instead of being printed wrong.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from nxrecomp.errors import NxError
+from shader_svc.isa import inst as isa
+from shader_svc.isa.inst import Control, DecodeError  # noqa: F401  (this module's names)
 from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     get, sext)
 from shader_svc.sm86.table import ROWS, SREGS
 
 MASK105 = (1 << CONTROL_LO) - 1
 SWZ = {0: "", 1: ".F32", 2: ".H0_H0", 3: ".H1_H1"}
-
-
-class DecodeError(NxError):
-    pass
 
 
 def _known_mask(row: Row) -> int:
@@ -35,32 +32,9 @@ for _r in ROWS:
     _BY_OPCODE.setdefault(_r.opcode, []).append((_r, _known_mask(_r)))
 
 
-@dataclass(frozen=True)
-class Control:
-    stall: int
-    yield_: int
-    wbar: int
-    rbar: int
-    wait: int
-    reuse: int
-
-
 @dataclass
-class Inst:
-    addr: int
-    row: Row
-    word: int
-    pred: int                 # guard predicate 0..7 (7 = PT)
-    pred_not: bool
-    mods: dict[str, int]
-    ops: dict[str, object]    # operand name -> decoded value (see _operand)
-    control: Control
-    alias: str = ""
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def mnemonic(self) -> str:
-        return self.row.mnemonic
+class Inst(isa.Inst):
+    """A decoded SM86 instruction (``row``: a ``fields.Row``), printed as nvdisasm 13 does."""
 
     def text(self) -> str:
         return render(self)
