@@ -60,7 +60,6 @@ HANDLE_TEXTURE_BITS = 20
 TXQ_KNOWN = {("1D", 0): 0b1001, ("1D", 1): 0b1001, ("2D", 0): 0b1111, ("2D", 1): 0b1011, ("3D", 0): 0b1111,
              ("Cube", 0): 0b1011, ("Cube", 1): 0b1011}
 
-GLSL_FMA = 50
 
 GLSL_EXP2 = 29
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
+from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sm53.decode import Inst
 
@@ -42,7 +44,15 @@ class Lower53(Lowering):
 
     # --- operands ---------------------------------------------------------------------------
     def val(self, inst: Inst, name: str, fp: bool = False) -> int:
-        """A source operand as u32 with its neg/abs/inv applied."""
+        """A source operand as u32 with its neg/abs/inv applied: ``val_ir`` lowered at once (the
+        operand read is written once, in IR)."""
+        b = Block()
+        return ir_spirv.emit_value(self, b, self.val_ir(b, inst, name, fp))
+
+    def val_ir(self, b: Block, inst: Inst, name: str, fp: bool = False) -> Value:
+        """A source operand as a u32 IR value: immediate (float neg/abs or .INV folded in),
+        constant bank word or register, its .H1 half (integer reads), .INV, then neg/abs as
+        float operations (``fp``) or integer negation (integer |x| is refused)."""
         v = inst.ops[name]
         if "imm" in v:
             x = v["imm"]
@@ -50,24 +60,21 @@ class Lower53(Lowering):
                 x = (x & 0x7FFFFFFF if v.get("abs") else x) ^ (0x80000000 if v.get("neg") else 0)
             elif v.get("inv"):
                 x = ~x
-            return self.c(x)
-        if "bank" in v:
-            r = self.cbank_word(v["off"], v["bank"], inst)
-        else:
-            r = self.reg(v["reg"])
+            return b.const_u32(x)
+        r = b.cbank_u32(v["bank"], v["off"], inst) if "bank" in v else b.get_reg(v["reg"])
         if v.get("h1") and not fp:
-            r = self.op("OpShiftRightLogical", self.u32, r, self.c(16))
+            r = b.op("IShr32", r, b.const_u32(16))
         if v.get("inv"):
-            r = self.op("OpNot", self.u32, r)
+            r = b.op("INot32", r)
         if fp and (v.get("abs") or v.get("neg")):
-            f = self.op("OpBitcast", self.f32, r)
+            f = b.op("BitcastF32", r)
             if v.get("abs"):
-                f = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], f)
+                f = b.op("FAbs32", f)
             if v.get("neg"):
-                f = self.op("OpFNegate", self.f32, f)
-            r = self.op("OpBitcast", self.u32, f)
+                f = b.op("FNeg32", f)
+            r = b.op("BitcastU32", f)
         elif v.get("neg"):
-            r = self.op("OpSNegate", self.u32, r)
+            r = b.op("INeg32", r)
         elif v.get("abs"):
             raise TranslateError(f"{inst.text()}: integer |x| not supported", offset=inst.addr)
         return r

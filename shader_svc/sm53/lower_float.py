@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import struct
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import GLSL, TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
@@ -12,6 +14,8 @@ from shader_svc.sm53.lower import Lower53
 
 def _f32(v: float) -> int:
     return struct.unpack("<I", struct.pack("<f", v))[0]
+
+FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}       # FFMA: the lowering's choice (fp32_ir)
 
 
 class Float53(Lower53):
@@ -185,26 +189,31 @@ class Float53(Lower53):
 
     # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
     def op_fp32(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ir, ops, mods = inst.row.ir, inst.ops, inst.mods
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
-        u32 = self.u32
         self.need(inst, rnd=0, scale=0)
-        if cc:
+        if inst.ops["d"].get("cc"):
             self.bad(inst, "condition code from FP not translated yet")
-        ftz = mods.get("ftz", mods.get("FTZ", 0))
+        ftz = inst.mods.get("ftz", inst.mods.get("FTZ", 0))
         if ftz == 2:
             self.bad(inst, ".FMZ not translated yet")
-        a, b = self._ftz32(self.fval(inst, "a"), ftz), self._ftz32(self.fval(inst, "b"), ftz)
-        if ir == "FFMA":
-            r = self._fma(a, b, self._ftz32(self.fval(inst, "c"), ftz))
-        else:
-            r = self.fop("OpFMul" if ir == "FMUL" else "OpFAdd", self.f32, a, b)
-        r = self._ftz32(r, ftz)
-        if mods.get("SAT", 0):
-            r = self._sat32(r)
-        put(self.op("OpBitcast", u32, r))
+        self.fp32_ir(inst, "FFma32", ftz)
+
+    def fp32_ir(self, inst: Inst, fma: str, ftz: int) -> None:
+        """FADD / FMUL / FFMA (``fma``: the IR operation FFMA becomes) with .FTZ on the operands
+        and the result, then .SAT, in IR."""
+        b = Block()
+
+        def operand(name: str) -> Value:
+            x = b.op("BitcastF32", self.val_ir(b, inst, name, True))
+            return b.op("FFlushDenorm32", x) if ftz else x
+
+        x, y = operand("a"), operand("b")
+        r = b.op(fma, x, y, operand("c")) if inst.row.ir == "FFMA" else b.op(FP32_OPS[inst.row.ir], x, y)
+        if ftz:
+            r = b.op("FFlushDenorm32", r)
+        if inst.mods.get("SAT", 0):
+            r = b.op("FSaturate32", r)
+        b.set_reg(inst.ops["d"]["reg"], b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)
 
     def op_fmnmx(self, inst: Inst) -> None:
         put = self.dest(inst)

@@ -27,7 +27,7 @@ process's device enables neither Float64 nor Int64, so Maxwell's 64-bit helpers 
 from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
-from shader_svc.lower.graphics import GLSL_EXP2, GLSL_FMA, TEX_SLOTS, TXQ_KNOWN, GraphicsLowering
+from shader_svc.lower.graphics import GLSL_EXP2, TEX_SLOTS, TXQ_KNOWN, GraphicsLowering
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import LOWERED
 from shader_svc.sm53.lower_control import _code_base, _entry_addr
@@ -181,13 +181,11 @@ class Gfx53(GraphicsLowering, Compute53):
                 self.rcpw_regs.add(inst.ops["d"]["reg"])
 
     def op_ffma_glsl(self, inst: Inst) -> None:
-        """FFMA as GLSL's Fma (no Float64 for the exact emulation)."""
+        """FFMA as the device's fused multiply-add (no Float64 for the exact one)."""
         self.need(inst, ftz=0, rnd=0, SAT=0)
         if inst.ops["d"].get("cc"):
             self.bad(inst, "condition code from FP not translated yet")
-        a, b, c = (self.fval(inst, n) for n in ("a", "b", "c"))
-        r = self.op("OpExtInst", self.f32, self.glsl, GLSL_FMA, a, b, c)
-        self.set_reg(inst.ops["d"]["reg"], self.op("OpBitcast", self.u32, r))
+        self.fp32_ir(inst, "FFmaDevice32", 0)
 
     # --- attributes ----------------------------------------------------------------------------
     def _word(self, a: int, inst: Inst) -> int:

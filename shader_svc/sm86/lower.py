@@ -16,12 +16,16 @@ from __future__ import annotations
 
 from typing import Callable
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import GLSL, ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sm86.decode import Inst
 
 LOWERED = {"MOV", "S2R", "NOP", "IMAD", "IMAD.WIDE", "IADD3", "ISETP", "LOP3", "PLOP3", "SHF", "FFMA", "FMUL",
            "FADD", "IMNMX", "SEL", "ULDC", "LDG", "STG", "BRA", "EXIT", "F2I", "I2F", "FSETP", "FMNMX"}
+
+FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}       # FFMA: the lowering's choice (fp32_ir)
 
 
 class Lower86(Lowering):
@@ -51,30 +55,35 @@ class Lower86(Lowering):
 
     # --- operands ----------------------------------------------------------------------------
     def src(self, inst: Inst, name: str, fp: bool = False) -> int:
-        """Value of a source operand as u32 (neg/abs applied, as integer or float)."""
+        """Value of a source operand as u32 (neg/abs applied, as integer or float): ``src_ir``
+        lowered at once (the operand read is written once, in IR)."""
+        b = Block()
+        return ir_spirv.emit_value(self, b, self.src_ir(b, inst, name, fp))
+
+    def src_ir(self, b: Block, inst: Inst, name: str, fp: bool = False) -> Value:
+        """A source operand as a u32 IR value: register (either file), constant bank word or
+        immediate, with its neg/abs as float operations (``fp``) or as integer ones (neg is
+        ``~x`` with .X or where the row prints '~', else ``-x``; integer |x| is refused)."""
         o = next(x for x in inst.row.operands if x.name == name)
         v = inst.ops[name]
         if "imm" in v:
-            return self.c(v["imm"])
+            return b.const_u32(v["imm"])
         if "bank" in v:
-            val = self.cbank_word(v["off"], v["bank"], inst)
+            val = b.cbank_u32(v["bank"], v["off"], inst)
         else:
-            val = self.reg(v["reg"], v.get("file", "R"))
+            val = b.get_reg(v["reg"], v.get("file", "R"))
         if v.get("abs") or v.get("neg"):
             if fp:
-                f = self.op("OpBitcast", self.f32, val)
+                f = b.op("BitcastF32", val)
                 if v.get("abs"):
-                    f = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], f)
+                    f = b.op("FAbs32", f)
                 if v.get("neg"):
-                    f = self.op("OpFNegate", self.f32, f)
-                val = self.op("OpBitcast", self.u32, f)
+                    f = b.op("FNeg32", f)
+                val = b.op("BitcastU32", f)
             else:
                 if v.get("abs"):
                     raise TranslateError("integer |x| not supported", offset=inst.addr)
-                if inst.mods.get("X") == 1 or o.neg_sym == "~":
-                    val = self.op("OpNot", self.u32, val)
-                else:
-                    val = self.op("OpSNegate", self.u32, val)
+                val = b.op("INot32" if inst.mods.get("X") == 1 or o.neg_sym == "~" else "INeg32", val)
         return val
 
     def src64(self, inst: Inst, name: str) -> int:
@@ -213,23 +222,28 @@ class Lower86(Lowering):
         self._shf(inst, d)
 
     def op_fp32(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ir = inst.row.ir
         self.require(inst, FMZ=0, rnd=0, scale=4)
+        self.fp32_ir(inst, "FFma32")
+
+    def fp32_ir(self, inst: Inst, fma: str) -> None:
+        """FADD / FMUL / FFMA (``fma``: the IR operation FFMA becomes) with .FTZ on the operands
+        and the result, then .SAT, in IR."""
         ftz = inst.mods.get("FTZ", 0)
-        a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
-        b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
-        if ir == "FFMA":
-            c = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "c", True)), ftz)
-            r = self._fma(a, b, c)
-        elif ir == "FMUL":
-            r = self.fop("OpFMul", self.f32, a, b)
-        else:
-            r = self.fop("OpFAdd", self.f32, a, b)
-        r = self._ftz32(r, ftz)
+        b = Block()
+
+        def operand(name: str) -> Value:
+            x = b.op("BitcastF32", self.src_ir(b, inst, name, True))
+            return b.op("FFlushDenorm32", x) if ftz else x
+
+        x, y = operand("a"), operand("b")
+        r = b.op(fma, x, y, operand("c")) if inst.row.ir == "FFMA" else b.op(FP32_OPS[inst.row.ir], x, y)
+        if ftz:
+            r = b.op("FFlushDenorm32", r)
         if inst.mods.get("SAT", 0):
-            r = self._sat32(r)
-        put(self.op("OpBitcast", self.u32, r))
+            r = b.op("FSaturate32", r)
+        dv = inst.ops["d"]
+        b.set_reg(dv["reg"], b.op("BitcastU32", r), dv.get("file", "R"))
+        ir_spirv.emit(self, b)
 
     def op_f2i(self, inst: Inst) -> None:
         put = self.dest(inst)

@@ -11,7 +11,7 @@ process's device).
 from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
-from shader_svc.lower.graphics import (GLSL_EXP2, GLSL_FMA, SAMPLER_POOL, TEX_SLOTS, TEXTURE_POOL,  # noqa: F401
+from shader_svc.lower.graphics import (GLSL_EXP2, SAMPLER_POOL, TEX_SLOTS, TEXTURE_POOL,  # noqa: F401
                                        TXQ_KNOWN, GraphicsLowering)
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
@@ -335,11 +335,9 @@ class Gfx86(GraphicsLowering, Lower86):
         self._write_texel(inst, vec, self.u32)
 
     def op_ffma_glsl(self, inst: Inst) -> None:
-        """FFMA as GLSL's Fma (no Float64 for the exact emulation)."""
+        """FFMA as the device's fused multiply-add (no Float64 for the exact one)."""
         self.require(inst, FTZ=0, FMZ=0, rnd=0, SAT=0)
-        a, b, c = (self.op("OpBitcast", self.f32, self.src(inst, n, True)) for n in ("a", "b", "c"))
-        r = self.op("OpExtInst", self.f32, self.glsl, GLSL_FMA, a, b, c)
-        self.set_reg(inst.ops["d"]["reg"], self.op("OpBitcast", self.u32, r))
+        self.fp32_ir(inst, "FFmaDevice32")
 
     def lower(self, inst: Inst) -> None:
         stages = inst.row.stages

@@ -1,0 +1,64 @@
+"""A block of IR: the operations one machine instruction (or more) became, in order, each
+result a typed ``Value``.  ``Block.emit`` checks the operation against its row in ``ops.OPS``
+(argument count and types, attributes), so an ISA part cannot build an ill-typed program."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from shader_svc.ir.ops import OPS, OpDef
+from shader_svc.ir.types import Type
+
+
+class IRError(TypeError):
+    """An operation used against its row in ``ops.OPS`` (a bug of the ISA part that built it)."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """The result of operation ``index`` of its block."""
+    index: int
+    type: Type
+
+
+@dataclass(frozen=True)
+class Op:
+    op: OpDef
+    args: tuple[Value, ...]
+    attrs: dict[str, Any]
+    result: Value | None
+
+
+@dataclass
+class Block:
+    ops: list[Op] = field(default_factory=list)
+
+    def emit(self, name: str, *args: Value, **attrs: Any) -> Value | None:
+        d = OPS.get(name)
+        if d is None:
+            raise IRError(f"unknown IR operation {name}")
+        got = tuple(a.type for a in args)
+        if got != d.args:
+            raise IRError(f"{name}: arguments {[t.value for t in got]}, wants {[t.value for t in d.args]}")
+        if set(attrs) != set(d.attrs):
+            raise IRError(f"{name}: attributes {sorted(attrs)}, wants {sorted(d.attrs)}")
+        res = Value(len(self.ops), d.result) if d.result is not None else None
+        self.ops.append(Op(d, args, attrs, res))
+        return res
+
+    # the operations, by name (one line each; the row in ops.OPS is the contract)
+    def get_reg(self, reg: int, file: str = "R") -> Value:
+        return self.emit("GetReg", reg=reg, file=file)
+
+    def set_reg(self, reg: int, v: Value, file: str = "R") -> None:
+        self.emit("SetReg", v, reg=reg, file=file)
+
+    def const_u32(self, value: int) -> Value:
+        return self.emit("ConstU32", value=value & 0xFFFFFFFF)
+
+    def cbank_u32(self, bank: int, offset: int, inst: Any) -> Value:
+        return self.emit("CBankU32", bank=bank, offset=offset, inst=inst)
+
+    def op(self, name: str, *args: Value) -> Value:
+        """An operation without attributes (``FAdd32``, ``BitcastF32``...)."""
+        return self.emit(name, *args)

@@ -1,0 +1,55 @@
+"""The one lowering of IR to SPIR-V, both ISAs: a block's operations in order, each through
+its function below, into the function body the shared lowering (``shader_svc/lower``) is
+writing.  The SPIR-V of an operation is the one ``lower/semantics.py`` defines for it (the
+exact FFMA, .FTZ, .SAT), so a machine instruction means the same on SM53 and SM86."""
+from __future__ import annotations
+
+from typing import Callable
+
+from shader_svc.ir.block import Block, Op, Value
+from shader_svc.lower.base import GLSL
+from shader_svc.lower.semantics import Semantics
+
+
+
+def _get_reg(lw: Semantics, o: Op, a: list[int]) -> int:
+    return lw.reg(o.attrs["reg"], o.attrs["file"])
+
+
+def _set_reg(lw: Semantics, o: Op, a: list[int]) -> None:
+    lw.set_reg(o.attrs["reg"], a[0], o.attrs["file"])
+
+
+LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
+    "GetReg": _get_reg,
+    "SetReg": _set_reg,
+    "ConstU32": lambda lw, o, a: lw.c(o.attrs["value"]),
+    "CBankU32": lambda lw, o, a: lw.cbank_word(o.attrs["offset"], o.attrs["bank"], o.attrs["inst"]),
+    "BitcastF32": lambda lw, o, a: lw.op("OpBitcast", lw.f32, a[0]),
+    "BitcastU32": lambda lw, o, a: lw.op("OpBitcast", lw.u32, a[0]),
+    "INot32": lambda lw, o, a: lw.op("OpNot", lw.u32, a[0]),
+    "INeg32": lambda lw, o, a: lw.op("OpSNegate", lw.u32, a[0]),
+    "IShr32": lambda lw, o, a: lw.op("OpShiftRightLogical", lw.u32, *a),
+    "FAbs32": lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL["FAbs"], a[0]),
+    "FNeg32": lambda lw, o, a: lw.op("OpFNegate", lw.f32, a[0]),
+    "FAdd32": lambda lw, o, a: lw.fop("OpFAdd", lw.f32, *a),
+    "FMul32": lambda lw, o, a: lw.fop("OpFMul", lw.f32, *a),
+    "FFma32": lambda lw, o, a: lw._fma(*a),
+    "FFmaDevice32": lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL["Fma"], *a),
+    "FFlushDenorm32": lambda lw, o, a: lw._ftz32(a[0]),
+    "FSaturate32": lambda lw, o, a: lw._sat32(a[0]),
+}
+
+
+def emit(lw: Semantics, block: Block) -> list[int | None]:
+    """Lower ``block`` into ``lw``'s function body, the operations in order; the SPIR-V id of
+    each operation's result (None for effects)."""
+    ids: list[int | None] = []
+    for o in block.ops:
+        ids.append(LOWER[o.op.name](lw, o, [ids[v.index] for v in o.args]))
+    return ids
+
+
+def emit_value(lw: Semantics, block: Block, v: Value) -> int:
+    """Lower ``block`` and give the SPIR-V id of its value ``v`` (an operand read)."""
+    return emit(lw, block)[v.index]

@@ -1,0 +1,13 @@
+"""The IR's value types: the machine's 32-bit registers and predicates, and the wider and
+floating-point values the operations compute with (each lowers to one SPIR-V type)."""
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Type(Enum):
+    BOOL = "bool"
+    U32 = "u32"
+    U64 = "u64"
+    F32 = "f32"
+    F64 = "f64"
