@@ -173,7 +173,7 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
 
 
 def build(source: str, isa: int, opt: str) -> dict:
-    """{kernel name: shader_svc.cubin.Kernel} of a compiled source; SM86 kernels linked with the
+    """{kernel name: cubin.Kernel} of a compiled source; SM86 kernels linked with the
     functions they call (``link``)."""
     from dataclasses import replace
 

@@ -3,7 +3,7 @@ shader_svc's assembler at build time) draw the same pixels as the GLSL they repl
 
 Oracle: the GLSL (examples/demo/shaders/scene.vert/.frag; tests/gpu_host/gpu_guest.py's
 COLOR_*/TEX_*) compiled by glslang and drawn by the same Vulkan driver with the same inputs,
-binding layout and vertex data (shader_svc/vk_graphics.py).  The SM86 pair goes through the
+binding layout and vertex data (tests/shader_svc/vk_graphics.py).  The SM86 pair goes through the
 shader service's translator.  On lavapipe the images are equal bit for bit: the listings
 compute in the order lavapipe evaluates the GLSL (mvp * v from column 3 inwards), and inputs
 include rounding ties (0.5 * odd texels) so a one-ulp difference anywhere upstream would show.

@@ -6,7 +6,7 @@ Oracles nobody here wrote:
 - nvdisasm 11.8 (Debian non-free, fetched at test time; tools.py): every word of the listings
   prints as the listing's line, field by field, and randomly mutated words of the graphics rows
   (ALD/AST/IPA/KIL/OUT/TEXS/TLDS/TLD4S/TEX/TLD/TXQ) print as nvdisasm prints them or are refused;
-- glslang + the same Vulkan driver (shader_svc/vk_graphics.py): the GLSL versions of the
+- glslang + the same Vulkan driver (tests/shader_svc/vk_graphics.py): the GLSL versions of the
   programs (scene.vert/.frag, gpu_guest's COLOR_*/TEX_*), and small GLSL programs written from
   the GLSL specification for the texture forms (texelFetch, textureGather, textureLod,
   textureSize, discard), drawn with the same inputs, must give the same pixels.
