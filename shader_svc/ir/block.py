@@ -59,6 +59,15 @@ class Block:
     def cbank_u32(self, bank: int, offset: int, inst: Any) -> Value:
         return self.emit("CBankU32", bank=bank, offset=offset, inst=inst)
 
+    def get_pred(self, pred: int, negate: bool = False, file: str = "P") -> Value:
+        return self.emit("GetPred", pred=pred, file=file, **{"not": bool(negate)})
+
+    def set_pred(self, pred: int, v: Value) -> None:
+        self.emit("SetPred", v, pred=pred)
+
+    def const_bool(self, value: bool) -> Value:
+        return self.emit("ConstBool", value=bool(value))
+
     def op(self, name: str, *args: Value) -> Value:
         """An operation without attributes (``FAdd32``, ``BitcastF32``...)."""
         return self.emit(name, *args)

@@ -16,6 +16,13 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
   one needs.
 - ``FFlushDenorm32``: a denormal becomes a zero of its sign (.FTZ).  ``FSaturate32``: clamped
   to [+0, 1], NaN and -0 give +0 (.SAT).
+- ``GetPred``/``SetPred``: a predicate register (PT reads true, writes to PT are dropped), read
+  negated with ``not``.  ``ConstBool``, ``LNot``: a boolean constant, logical not.
+- ``IAdd32``, ``IMul32``: modulo 2^32.  ``IAnd32``/``IOr32``/``IXor32``: bitwise.  ``Lut3``:
+  LOP3's three-input truth table ``lut`` (bit i = the result for a, b, c = bits 2, 1, 0 of i).
+  ``UMin32``/``SMin32``/``UMax32``/``SMax32``: unsigned / signed minimum and maximum.
+  ``BitCount32``: population count.  ``IEq32``/``INe32``: comparisons to bool.
+  ``Select32``: the second argument where the first holds, else the third.
 """
 from __future__ import annotations
 
@@ -52,4 +59,22 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("FFmaDevice32", F32, (F32, F32, F32)),
     OpDef("FFlushDenorm32", F32, (F32,)),
     OpDef("FSaturate32", F32, (F32,)),
+    OpDef("GetPred", B, (), ("pred", "not", "file")),
+    OpDef("SetPred", None, (B,), ("pred",)),
+    OpDef("ConstBool", B, (), ("value",)),
+    OpDef("LNot", B, (B,)),
+    OpDef("IAdd32", U32, (U32, U32)),
+    OpDef("IMul32", U32, (U32, U32)),
+    OpDef("IAnd32", U32, (U32, U32)),
+    OpDef("IOr32", U32, (U32, U32)),
+    OpDef("IXor32", U32, (U32, U32)),
+    OpDef("Lut3", U32, (U32, U32, U32), ("lut",)),
+    OpDef("UMin32", U32, (U32, U32)),
+    OpDef("SMin32", U32, (U32, U32)),
+    OpDef("UMax32", U32, (U32, U32)),
+    OpDef("SMax32", U32, (U32, U32)),
+    OpDef("BitCount32", U32, (U32,)),
+    OpDef("IEq32", B, (U32, U32)),
+    OpDef("INe32", B, (U32, U32)),
+    OpDef("Select32", U32, (B, U32, U32)),
 )}

@@ -20,6 +20,14 @@ def _set_reg(lw: Semantics, o: Op, a: list[int]) -> None:
     lw.set_reg(o.attrs["reg"], a[0], o.attrs["file"])
 
 
+def _u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op(name, lw.u32, *a)
+
+
+def _glsl_u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op("OpExtInst", lw.u32, lw.glsl, GLSL[name], *a)
+
+
 LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "GetReg": _get_reg,
     "SetReg": _set_reg,
@@ -38,6 +46,24 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "FFmaDevice32": lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL["Fma"], *a),
     "FFlushDenorm32": lambda lw, o, a: lw._ftz32(a[0]),
     "FSaturate32": lambda lw, o, a: lw._sat32(a[0]),
+    "GetPred": lambda lw, o, a: lw.pred(o.attrs["pred"], o.attrs["not"], o.attrs["file"]),
+    "SetPred": lambda lw, o, a: lw.set_pred(o.attrs["pred"], a[0]),
+    "ConstBool": lambda lw, o, a: lw.m.const_bool(o.attrs["value"]),
+    "LNot": lambda lw, o, a: lw.op("OpLogicalNot", lw.bool, a[0]),
+    "IAdd32": _u32("OpIAdd"),
+    "IMul32": _u32("OpIMul"),
+    "IAnd32": _u32("OpBitwiseAnd"),
+    "IOr32": _u32("OpBitwiseOr"),
+    "IXor32": _u32("OpBitwiseXor"),
+    "Lut3": lambda lw, o, a: lw._lut(o.attrs["lut"], *a, lw.u32, "OpBitwiseAnd", "OpBitwiseOr", "OpNot", lw.c(0)),
+    "UMin32": _glsl_u32("UMin"),
+    "SMin32": _glsl_u32("SMin"),
+    "UMax32": _glsl_u32("UMax"),
+    "SMax32": _glsl_u32("SMax"),
+    "BitCount32": _u32("OpBitCount"),
+    "IEq32": lambda lw, o, a: lw.op("OpIEqual", lw.bool, *a),
+    "INe32": lambda lw, o, a: lw.op("OpINotEqual", lw.bool, *a),
+    "Select32": _u32("OpSelect"),
 }
 
 

@@ -43,6 +43,10 @@ class Lower53(Lowering):
         return ir in LOWERED
 
     # --- operands ---------------------------------------------------------------------------
+    def put_ir(self, b: Block, inst: Inst, v: Value) -> None:
+        """Write ``v`` to the instruction's destination register ``d`` (RZ discards), in IR."""
+        b.set_reg(inst.ops.get("d", {}).get("reg", 255), v)
+
     def val(self, inst: Inst, name: str, fp: bool = False) -> int:
         """A source operand as u32 with its neg/abs/inv applied: ``val_ir`` lowered at once (the
         operand read is written once, in IR)."""

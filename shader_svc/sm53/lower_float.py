@@ -212,7 +212,7 @@ class Float53(Lower53):
             r = b.op("FFlushDenorm32", r)
         if inst.mods.get("SAT", 0):
             r = b.op("FSaturate32", r)
-        b.set_reg(inst.ops["d"]["reg"], b.op("BitcastU32", r))
+        self.put_ir(b, inst, b.op("BitcastU32", r))
         ir_spirv.emit(self, b)
 
     def op_fmnmx(self, inst: Inst) -> None:

@@ -3,6 +3,8 @@ multiply-add ptxas builds 32-bit multiplies from), IMUL/IMAD, LEA, shifts (SHL/S
 comparisons (ISETP incl. .X, ICMP, PSETP), IMNMX, SEL, BFE/BFI, PRMT, POPC, FLO, I2I, MOV, S2R."""
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import GLSL, TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
@@ -116,16 +118,18 @@ class Int53(Lower53):
             x = self.op("OpBitFieldSExtract" if dsig else "OpBitFieldUExtract", u32, x, c(0), c(dw))
         return x
 
-    def _pop_pred(self, inst: Inst, r: int) -> None:
+    def _pop_pred_ir(self, b: Block, inst: Inst, r: Value) -> None:
+        """LOP/LOP3's predicate result: .T (true), .Z (the result is 0), .NZ; .F is refused.
+        (The three candidates are built whichever is kept, as this lowering always has, so the
+        module's ids stay where they were; the SSA clean-up drops the unused ones.)"""
         pr = inst.ops.get("pr", {}).get("pred", 7)
-        pop = inst.mods.get("pop", 0)
         if pr == 7:
             return
-        z = self.op("OpIEqual", self.bool, r, self.c(0))
-        v = {1: self.m.const_bool(True), 2: z, 3: self.op("OpLogicalNot", self.bool, z)}.get(pop)
+        z = b.op("IEq32", r, b.const_u32(0))
+        v = {1: b.const_bool(True), 2: z, 3: b.op("LNot", z)}.get(inst.mods.get("pop", 0))
         if v is None:
             raise TranslateError(f"{inst.text()}: predicate result .F not translated", offset=inst.addr)
-        self.set_pred(pr, v)
+        b.set_pred(pr, v)
 
     def _icmp(self, inst: Inst, a: int, b: int) -> int:
         return self._icmp_op(inst.mods["cmp"], inst.mods["u32"] == 0, a, b)
@@ -253,8 +257,9 @@ class Int53(Lower53):
         """NOP: nothing to do."""
 
     def op_mov(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        put(self.val(inst, "b"))
+        b = Block()
+        self.put_ir(b, inst, self.val_ir(b, inst, "b"))
+        ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:
         put = self.dest(inst)
@@ -335,25 +340,23 @@ class Int53(Lower53):
         put(self._shf53(inst))
 
     def op_lop(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        mods = inst.mods
-        u32 = self.u32
         self.need(inst, X=0)
-        a, b = self.val(inst, "a"), self.val(inst, "b")
-        r = {0: lambda: self.op("OpBitwiseAnd", u32, a, b), 1: lambda: self.op("OpBitwiseOr", u32, a, b),
-             2: lambda: self.op("OpBitwiseXor", u32, a, b), 3: lambda: b}[mods["op"]]()
-        put(r)
-        self._pop_pred(inst, r)
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        op = inst.mods["op"]
+        r = y if op == 3 else b.op(("IAnd32", "IOr32", "IXor32")[op], x, y)
+        self.put_ir(b, inst, r)
+        self._pop_pred_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
     def op_lop3(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        u32, c = self.u32, self.c
         self.need(inst, X=0)
-        r = self._lut(ops["lut"]["imm"], self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c"), u32,
-                      "OpBitwiseAnd", "OpBitwiseOr", "OpNot", c(0))
-        put(r)
-        self._pop_pred(inst, r)
+        b = Block()
+        x, y, z = (self.val_ir(b, inst, n) for n in ("a", "b", "c"))
+        r = b.emit("Lut3", x, y, z, lut=inst.ops["lut"]["imm"])
+        self.put_ir(b, inst, r)
+        self._pop_pred_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
     def op_isetp(self, inst: Inst) -> None:
         if inst.mods.get("X"):
@@ -378,22 +381,21 @@ class Int53(Lower53):
             self.set_pred(ops["qd"]["pred"], self.op(bop[mods["bop2"]], self.bool, nab, pc))
 
     def op_imnmx(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops, mods = inst.ops, inst.mods
-        u32 = self.u32
         self.need(inst, xm=0)
-        u = mods["u32"] == 0
-        lo = self.op("OpExtInst", u32, self.glsl, GLSL["UMin" if u else "SMin"], self.val(inst, "a"),
-                     self.val(inst, "b"))
-        hi = self.op("OpExtInst", u32, self.glsl, GLSL["UMax" if u else "SMax"], self.val(inst, "a"),
-                     self.val(inst, "b"))
-        put(self.op("OpSelect", u32, self.pv(ops["pc"]), lo, hi))
+        u = inst.mods["u32"] == 0
+        b = Block()
+        lo = b.op("UMin32" if u else "SMin32", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"))
+        hi = b.op("UMax32" if u else "SMax32", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"))
+        pc = inst.ops["pc"]
+        self.put_ir(b, inst, b.op("Select32", b.get_pred(pc["pred"], pc["not"]), lo, hi))
+        ir_spirv.emit(self, b)
 
     def op_sel(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        u32 = self.u32
-        put(self.op("OpSelect", u32, self.pv(ops["pc"]), self.val(inst, "a"), self.val(inst, "b")))
+        pc = inst.ops["pc"]
+        b = Block()
+        p = b.get_pred(pc["pred"], pc["not"])
+        self.put_ir(b, inst, b.op("Select32", p, self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
 
     def op_bfe(self, inst: Inst) -> None:
         put = self.dest(inst)
@@ -414,9 +416,9 @@ class Int53(Lower53):
         put(self._prmt(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
 
     def op_popc(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        u32 = self.u32
-        put(self.op("OpBitCount", u32, self.val(inst, "b")))
+        b = Block()
+        self.put_ir(b, inst, b.op("BitCount32", self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
 
     def op_flo(self, inst: Inst) -> None:
         put = self.dest(inst)

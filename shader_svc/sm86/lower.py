@@ -53,6 +53,11 @@ class Lower86(Lowering):
         d, dfile = dv.get("reg", 255), dv.get("file", "R")
         return lambda val: self.set_reg(d, val, dfile)
 
+    def put_ir(self, b: Block, inst: Inst, v: Value) -> None:
+        """Write ``v`` to the instruction's destination ``d`` (its register file), in IR."""
+        dv = inst.ops.get("d", {})
+        b.set_reg(dv.get("reg", 255), v, dv.get("file", "R"))
+
     # --- operands ----------------------------------------------------------------------------
     def src(self, inst: Inst, name: str, fp: bool = False) -> int:
         """Value of a source operand as u32 (neg/abs applied, as integer or float): ``src_ir``
@@ -144,8 +149,9 @@ class Lower86(Lowering):
         return
 
     def op_mov(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        put(self.src(inst, "b"))
+        b = Block()
+        self.put_ir(b, inst, self.src_ir(b, inst, "b"))
+        ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:
         put = self.dest(inst)
@@ -160,10 +166,11 @@ class Lower86(Lowering):
         put(self.op("OpCompositeExtract", self.u32, vec, comp))
 
     def op_imad(self, inst: Inst) -> None:
-        put = self.dest(inst)
         self.require(inst, X=0)
-        a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
-        put(self.op("OpIAdd", self.u32, self.op("OpIMul", self.u32, a, b), c))
+        b = Block()
+        x, y, z = (self.src_ir(b, inst, n) for n in ("a", "b", "c"))
+        self.put_ir(b, inst, b.op("IAdd32", b.op("IMul32", x, y), z))
+        ir_spirv.emit(self, b)
 
     def op_imad_wide(self, inst: Inst) -> None:
         ops = inst.ops
@@ -177,13 +184,13 @@ class Lower86(Lowering):
         self.set64(d, self.op("OpIAdd", self.u64, self.op("OpIMul", self.u64, a, b), self.src64(inst, "c")))
 
     def op_iadd3(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
         self.require(inst, X=0)
-        if ops["co0"]["pred"] != 7 or ops["co1"]["pred"] != 7:
+        if inst.ops["co0"]["pred"] != 7 or inst.ops["co1"]["pred"] != 7:
             raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
-        s = self.op("OpIAdd", self.u32, self.src(inst, "a"), self.src(inst, "b"))
-        put(self.op("OpIAdd", self.u32, s, self.src(inst, "c")))
+        b = Block()
+        s = b.op("IAdd32", self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b"))
+        self.put_ir(b, inst, b.op("IAdd32", s, self.src_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
 
     def op_isetp(self, inst: Inst) -> None:
         self.require(inst, EX=0)
@@ -193,17 +200,18 @@ class Lower86(Lowering):
         self._set_bop(inst, self._icmp_op(inst.mods["cmp"], inst.mods["U32"] == 0, a, b))
 
     def op_lop3(self, inst: Inst) -> None:
-        put = self.dest(inst)
         ops = inst.ops
         self.require(inst, PAND=0)
-        a, b, c = self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")
-        r = self._lut(ops["lut"]["imm"], a, b, c, self.u32, "OpBitwiseAnd", "OpBitwiseOr", "OpNot", self.c(0))
-        put(r)
+        b = Block()
+        x, y, z = (self.src_ir(b, inst, n) for n in ("a", "b", "c"))
+        r = b.emit("Lut3", x, y, z, lut=ops["lut"]["imm"])
+        self.put_ir(b, inst, r)
         if ops["pd"]["pred"] != 7:
             pp = ops["pp"]
             if not (pp["pred"] == 7 and pp["not"]):
                 raise TranslateError(f"{inst.text()}: predicate combine not supported", offset=inst.addr)
-            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, r, self.c(0)))
+            b.set_pred(ops["pd"]["pred"], b.op("INe32", r, b.const_u32(0)))
+        ir_spirv.emit(self, b)
 
     def op_plop3(self, inst: Inst) -> None:
         ops = inst.ops
@@ -275,21 +283,21 @@ class Lower86(Lowering):
         put(self.op("OpBitcast", self.u32, self._fminmax(a, b, self.pred(pp["pred"], pp["not"]))))
 
     def op_imnmx(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        pp = ops["pp"]
+        pp = inst.ops["pp"]
         if pp["pred"] != 7:
             raise TranslateError(f"{inst.text()}: predicate-selected min/max not supported", offset=inst.addr)
         u = inst.mods["U32"] == 0
-        fn = ("UMax" if u else "SMax") if pp["not"] else ("UMin" if u else "SMin")
-        put(self.op("OpExtInst", self.u32, self.glsl, GLSL[fn], self.src(inst, "a"),
-                                self.src(inst, "b")))
+        fn = ("UMax32" if u else "SMax32") if pp["not"] else ("UMin32" if u else "SMin32")
+        b = Block()
+        self.put_ir(b, inst, b.op(fn, self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
 
     def op_sel(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        p = self.pred(ops["pp"]["pred"], ops["pp"]["not"])
-        put(self.op("OpSelect", self.u32, p, self.src(inst, "a"), self.src(inst, "b")))
+        pp = inst.ops["pp"]
+        b = Block()
+        p = b.get_pred(pp["pred"], pp["not"])
+        self.put_ir(b, inst, b.op("Select32", p, self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
 
     def op_uldc(self, inst: Inst) -> None:
         ops = inst.ops
