@@ -4,7 +4,7 @@ result a typed ``Value``.  ``Block.emit`` checks the operation against its row i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from shader_svc.ir.ops import OPS, OpDef
 from shader_svc.ir.types import Type
@@ -14,15 +14,13 @@ class IRError(TypeError):
     """An operation used against its row in ``ops.OPS`` (a bug of the ISA part that built it)."""
 
 
-@dataclass(frozen=True)
-class Value:
+class Value(NamedTuple):
     """The result of operation ``index`` of its block."""
     index: int
     type: Type
 
 
-@dataclass(frozen=True)
-class Op:
+class Op(NamedTuple):
     op: OpDef
     args: tuple[Value, ...]
     attrs: dict[str, Any]
@@ -37,10 +35,10 @@ class Block:
         d = OPS.get(name)
         if d is None:
             raise IRError(f"unknown IR operation {name}")
-        got = tuple(a.type for a in args)
+        got = tuple([a.type for a in args])
         if got != d.args:
             raise IRError(f"{name}: arguments {[t.value for t in got]}, wants {[t.value for t in d.args]}")
-        if set(attrs) != set(d.attrs):
+        if attrs.keys() != d.attr_set:
             raise IRError(f"{name}: attributes {sorted(attrs)}, wants {sorted(d.attrs)}")
         res = Value(len(self.ops), d.result) if d.result is not None else None
         self.ops.append(Op(d, args, attrs, res))

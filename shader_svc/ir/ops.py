@@ -26,7 +26,7 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shader_svc.ir.types import Type
 
@@ -39,6 +39,10 @@ class OpDef:
     result: Type | None
     args: tuple[Type, ...] = ()
     attrs: tuple[str, ...] = ()
+    attr_set: frozenset[str] = field(default=frozenset(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attr_set", frozenset(self.attrs))
 
 
 OPS: dict[str, OpDef] = {d.name: d for d in (

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from shader_svc.isa import inst as isa
 from shader_svc.isa.inst import DecodeError
+from shader_svc.isa.text import fmt_f64
 from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, Attr, CBuf, CIdx, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     TexsMask, channels, get, sext)
 from shader_svc.sm53.table import ROWS, SREGS
@@ -238,8 +239,6 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         if o.kind in ("f20", "f32"):
             s = fmt_f32(x)
         elif o.kind == "d20":
-            from shader_svc.sm86.decode import fmt_f64
-
             s = fmt_f64(x)
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from shader_svc.isa import inst as isa
 from shader_svc.isa.inst import Control, DecodeError  # noqa: F401  (this module's names)
+from shader_svc.isa.text import fmt_f64
 from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     get, sext)
 from shader_svc.sm86.table import ROWS, SREGS
@@ -154,18 +155,6 @@ def fmt_f32(bits: int) -> str:
             return f"{sign}INF "
         return f"{sign}{'Q' if frac >> 22 else 'S'}NAN "
     v = struct.unpack("<f", struct.pack("<I", bits))[0]
-    if v != 0 and abs(v) >= 1e9:
-        return f"{v:.20e}"
-    return f"{v:.20g}"
-
-
-def fmt_f64(bits: int) -> str:
-    if bits == 1 << 63:
-        return "-0.0"
-    exp, frac, sign = (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1), "-" if bits >> 63 else "+"
-    if exp == 0x7FF:
-        return f"{sign}INF " if frac == 0 else f"{sign}{'Q' if frac >> 51 else 'S'}NAN "
-    v = struct.unpack("<d", struct.pack("<Q", bits))[0]
     if v != 0 and abs(v) >= 1e9:
         return f"{v:.20e}"
     return f"{v:.20g}"

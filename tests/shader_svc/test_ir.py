@@ -80,3 +80,30 @@ def test_fadd_is_the_same_ir_on_both_isas(monkeypatch):
     assert ir86 == ir53 == [["GetReg", "BitcastF32", "FNeg32", "BitcastU32", "BitcastF32", "FFlushDenorm32",
                              "GetReg", "BitcastF32", "FAbs32", "BitcastU32", "BitcastF32", "FFlushDenorm32",
                              "FAdd32", "FFlushDenorm32", "BitcastU32", "SetReg"]]
+
+
+def _imports(folder: str) -> dict[str, set[str]]:
+    """Module file -> the ``shader_svc`` modules it imports (anywhere in its body)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "shader_svc" / folder
+    out = {}
+    for f in sorted(root.rglob("*.py")):
+        names = set()
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        out[f.name] = {n for n in names if n.startswith("shader_svc")}
+    return out
+
+
+@pytest.mark.parametrize("folder,forbidden", [("sm53", "shader_svc.sm86"), ("sm86", "shader_svc.sm53"),
+                                              ("isa", "shader_svc.sm"), ("ir", "shader_svc.sm"),
+                                              ("lower", "shader_svc.sm")])
+def test_layers(folder, forbidden):
+    """The neutral core (isa/, ir/, lower/) knows no ISA; neither ISA part imports the other."""
+    bad = {f: sorted(n for n in names if n.startswith(forbidden)) for f, names in _imports(folder).items()}
+    assert {f: n for f, n in bad.items() if n} == {}
