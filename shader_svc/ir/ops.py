@@ -23,6 +23,9 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
   ``UMin32``/``SMin32``/``UMax32``/``SMax32``: unsigned / signed minimum and maximum.
   ``BitCount32``: population count.  ``IEq32``/``INe32``: comparisons to bool.
   ``Select32``: the second argument where the first holds, else the third.
+- ``LAnd``/``LOr``/``LXor``: boolean and, or, exclusive or.  ``Lut3Bool``: PLOP3's truth table
+  on three predicates.  ``FMinMax32``: the minimum where the predicate holds, else the maximum,
+  NaN-suppressing as NVIDIA's FMNMX (a NaN operand gives the other one).
 """
 from __future__ import annotations
 
@@ -81,4 +84,9 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("IEq32", B, (U32, U32)),
     OpDef("INe32", B, (U32, U32)),
     OpDef("Select32", U32, (B, U32, U32)),
+    OpDef("LAnd", B, (B, B)),
+    OpDef("LOr", B, (B, B)),
+    OpDef("LXor", B, (B, B)),
+    OpDef("Lut3Bool", B, (B, B, B), ("lut",)),
+    OpDef("FMinMax32", F32, (F32, F32, B)),
 )}

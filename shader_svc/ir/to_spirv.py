@@ -64,6 +64,12 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "IEq32": lambda lw, o, a: lw.op("OpIEqual", lw.bool, *a),
     "INe32": lambda lw, o, a: lw.op("OpINotEqual", lw.bool, *a),
     "Select32": _u32("OpSelect"),
+    "LAnd": lambda lw, o, a: lw.op("OpLogicalAnd", lw.bool, *a),
+    "LOr": lambda lw, o, a: lw.op("OpLogicalOr", lw.bool, *a),
+    "LXor": lambda lw, o, a: lw.op("OpLogicalNotEqual", lw.bool, *a),
+    "Lut3Bool": lambda lw, o, a: lw._lut(o.attrs["lut"], *a, lw.bool, "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot",
+                                         lw.m.const_bool(False)),
+    "FMinMax32": lambda lw, o, a: lw._fminmax(*a),
 }
 
 

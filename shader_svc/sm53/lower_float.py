@@ -216,12 +216,13 @@ class Float53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_fmnmx(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        u32 = self.u32
         self.need(inst, FTZ=0)
-        a, b = self.fval(inst, "a"), self.fval(inst, "b")
-        put(self.op("OpBitcast", u32, self._fminmax(a, b, self.pv(ops["pc"]))))
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        pc = inst.ops["pc"]
+        self.put_ir(b, inst, b.op("BitcastU32", b.op("FMinMax32", x, y, b.get_pred(pc["pred"], pc["not"]))))
+        ir_spirv.emit(self, b)
 
     def op_fsetp(self, inst: Inst) -> None:
         mods = inst.mods

@@ -372,13 +372,15 @@ class Int53(Lower53):
 
     def op_psetp(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}
-        ab = self.op(bop[mods["bop1"]], self.bool, self.pv(ops["pa"]), self.pv(ops["pb"]))
-        pc = self.pv(ops["pc"])
-        self.set_pred(ops["pd"]["pred"], self.op(bop[mods["bop2"]], self.bool, ab, pc))
+        bop = ("LAnd", "LOr", "LXor")
+        b = Block()
+        pa, pb = (b.get_pred(ops[n]["pred"], ops[n]["not"]) for n in ("pa", "pb"))
+        ab = b.op(bop[mods["bop1"]], pa, pb)
+        pc = b.get_pred(ops["pc"]["pred"], ops["pc"]["not"])
+        b.set_pred(ops["pd"]["pred"], b.op(bop[mods["bop2"]], ab, pc))
         if ops["qd"]["pred"] != 7:
-            nab = self.op("OpLogicalNot", self.bool, ab)
-            self.set_pred(ops["qd"]["pred"], self.op(bop[mods["bop2"]], self.bool, nab, pc))
+            b.set_pred(ops["qd"]["pred"], b.op(bop[mods["bop2"]], b.op("LNot", ab), pc))
+        ir_spirv.emit(self, b)
 
     def op_imnmx(self, inst: Inst) -> None:
         self.need(inst, xm=0)

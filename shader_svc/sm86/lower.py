@@ -215,14 +215,11 @@ class Lower86(Lowering):
 
     def op_plop3(self, inst: Inst) -> None:
         ops = inst.ops
-        a = self.pred(ops["a"]["pred"], ops["a"]["not"])
-        b = self.pred(ops["b"]["pred"], ops["b"]["not"])
-        c = self.pred(ops["c"]["pred"], ops["c"]["not"])
-        f = self.m.const_bool(False)
-        self.set_pred(ops["p"]["pred"], self._lut(ops["lut"]["imm"], a, b, c, self.bool, "OpLogicalAnd",
-                                                  "OpLogicalOr", "OpLogicalNot", f))
-        self.set_pred(ops["q"]["pred"], self._lut(ops["lut2"]["imm"], a, b, c, self.bool, "OpLogicalAnd",
-                                                  "OpLogicalOr", "OpLogicalNot", f))
+        b = Block()
+        x, y, z = (b.get_pred(ops[n]["pred"], ops[n]["not"]) for n in ("a", "b", "c"))
+        b.set_pred(ops["p"]["pred"], b.emit("Lut3Bool", x, y, z, lut=ops["lut"]["imm"]))
+        b.set_pred(ops["q"]["pred"], b.emit("Lut3Bool", x, y, z, lut=ops["lut2"]["imm"]))
+        ir_spirv.emit(self, b)
 
     def op_shf(self, inst: Inst) -> None:
         ops = inst.ops
@@ -274,13 +271,13 @@ class Lower86(Lowering):
         self._set_bop(inst, self._fcmp(inst.mods["cmp"], a, b))
 
     def op_fmnmx(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
         self.require(inst, FTZ=0, NAN=0, XORSIGN=0)
-        a = self.op("OpBitcast", self.f32, self.src(inst, "a", True))
-        b = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
-        pp = ops["pp"]
-        put(self.op("OpBitcast", self.u32, self._fminmax(a, b, self.pred(pp["pred"], pp["not"]))))
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        pp = inst.ops["pp"]
+        self.put_ir(b, inst, b.op("BitcastU32", b.op("FMinMax32", x, y, b.get_pred(pp["pred"], pp["not"]))))
+        ir_spirv.emit(self, b)
 
     def op_imnmx(self, inst: Inst) -> None:
         pp = inst.ops["pp"]
