@@ -107,3 +107,13 @@ def test_layers(folder, forbidden):
     """The neutral core (isa/, ir/, lower/) knows no ISA; neither ISA part imports the other."""
     bad = {f: sorted(n for n in names if n.startswith(forbidden)) for f, names in _imports(folder).items()}
     assert {f: n for f, n in bad.items() if n} == {}
+
+
+def test_translator_identity_covers_every_translator_folder():
+    """Every folder of the translator is hashed into the translator id, so a change to the IR,
+    the shared lowering or an ISA part makes the service translate again (failed while ``ir/``
+    was missing from ``identity.SOURCES``)."""
+    from shader_svc import identity
+
+    folders = {p.name for p in identity.PKG.iterdir() if p.is_dir() and any(p.glob("*.py"))}
+    assert sorted(folders - set(identity.SOURCES)) == []
