@@ -54,6 +54,9 @@ class Block:
     def const_u32(self, value: int) -> Value:
         return self.emit("ConstU32", value=value & 0xFFFFFFFF)
 
+    def const_u64(self, value: int) -> Value:
+        return self.emit("ConstU64", value=value & 0xFFFFFFFFFFFFFFFF)
+
     def cbank_u32(self, bank: int, offset: int, inst: Any) -> Value:
         return self.emit("CBankU32", bank=bank, offset=offset, inst=inst)
 

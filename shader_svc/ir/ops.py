@@ -26,6 +26,23 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
 - ``LAnd``/``LOr``/``LXor``: boolean and, or, exclusive or.  ``Lut3Bool``: PLOP3's truth table
   on three predicates.  ``FMinMax32``: the minimum where the predicate holds, else the maximum,
   NaN-suppressing as NVIDIA's FMNMX (a NaN operand gives the other one).
+- ``IShl32``, ``ISar32``: left / arithmetic right shift (amount < 32).  ``UGe32``: unsigned >=.
+  ``SBitExtract32``: the field of ``count`` bits at ``offset`` (second and third arguments),
+  sign-extended.
+- 64-bit integers (carries are the high half of a u64 sum, as the machine's carry chains mean):
+  ``ConstU64``; ``ZExt64``/``SExt64``: a u32 widened with zeros / its sign; ``Trunc32``: the low
+  word; ``Pack64``: (lo, hi) as one u64; ``IAdd64``/``IMul64`` modulo 2^64; ``Shl64``/``Shr64``/
+  ``Sar64`` (amount < 64, as u64); ``UGe64``/``ULt64``/``INe64``: comparisons; ``Select64``.
+- ``ICmp32``: the integer comparison ``cmp`` in NVIDIA's numbering, the same in both ISAs (0 F,
+  1 LT, 2 EQ, 3 LE, 4 GT, 5 NE, 6 GE, 7 T), ``unsigned`` or signed.  ``FCmp32``: FSETP's 16
+  comparisons ``cmp`` (1..6 ordered LT EQ LE GT NE GE, false on NaN; 9..14 the unordered ones,
+  true on NaN; 7 NUM, 8 NAN; 0 F, 15 T).
+- FP64: ``ConstF64`` (its ``bits``); ``PackF64``: the double whose low and high words are the
+  arguments; ``BitcastU64``: its 64 bits; ``FAbs64``, ``FNeg64``; ``FAdd64``, ``FMul64``: one
+  binary64 operation rounded to nearest even, never fused; ``FFma64``: a*b+c rounded once
+  (DFMA), exactly on any device; ``FCmp64``: ``FCmp32``'s comparisons on doubles.
+- ``GetFlag``/``SetFlag``: SM53's condition code, one boolean per ``flag`` ('CC' the carry, 'CCZ'
+  the zero flag), written by ``.CC`` and read by ``.X``.
 """
 from __future__ import annotations
 
@@ -89,4 +106,35 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("LXor", B, (B, B)),
     OpDef("Lut3Bool", B, (B, B, B), ("lut",)),
     OpDef("FMinMax32", F32, (F32, F32, B)),
+    OpDef("IShl32", U32, (U32, U32)),
+    OpDef("ISar32", U32, (U32, U32)),
+    OpDef("UGe32", B, (U32, U32)),
+    OpDef("SBitExtract32", U32, (U32, U32, U32)),
+    OpDef("ConstU64", U64, (), ("value",)),
+    OpDef("ZExt64", U64, (U32,)),
+    OpDef("SExt64", U64, (U32,)),
+    OpDef("Trunc32", U32, (U64,)),
+    OpDef("Pack64", U64, (U32, U32)),
+    OpDef("IAdd64", U64, (U64, U64)),
+    OpDef("IMul64", U64, (U64, U64)),
+    OpDef("Shl64", U64, (U64, U64)),
+    OpDef("Shr64", U64, (U64, U64)),
+    OpDef("Sar64", U64, (U64, U64)),
+    OpDef("UGe64", B, (U64, U64)),
+    OpDef("ULt64", B, (U64, U64)),
+    OpDef("INe64", B, (U64, U64)),
+    OpDef("Select64", U64, (B, U64, U64)),
+    OpDef("ICmp32", B, (U32, U32), ("cmp", "unsigned")),
+    OpDef("FCmp32", B, (F32, F32), ("cmp",)),
+    OpDef("ConstF64", F64, (), ("bits",)),
+    OpDef("PackF64", F64, (U32, U32)),
+    OpDef("BitcastU64", U64, (F64,)),
+    OpDef("FAbs64", F64, (F64,)),
+    OpDef("FNeg64", F64, (F64,)),
+    OpDef("FAdd64", F64, (F64, F64)),
+    OpDef("FMul64", F64, (F64, F64)),
+    OpDef("FFma64", F64, (F64, F64, F64)),
+    OpDef("FCmp64", B, (F64, F64), ("cmp",)),
+    OpDef("GetFlag", B, (), ("flag",)),
+    OpDef("SetFlag", None, (B,), ("flag",)),
 )}

@@ -24,6 +24,10 @@ def _u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
     return lambda lw, o, a: lw.op(name, lw.u32, *a)
 
 
+def _u64(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op(name, lw.u64, *a)
+
+
 def _glsl_u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
     return lambda lw, o, a: lw.op("OpExtInst", lw.u32, lw.glsl, GLSL[name], *a)
 
@@ -70,6 +74,37 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "Lut3Bool": lambda lw, o, a: lw._lut(o.attrs["lut"], *a, lw.bool, "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot",
                                          lw.m.const_bool(False)),
     "FMinMax32": lambda lw, o, a: lw._fminmax(*a),
+    "IShl32": _u32("OpShiftLeftLogical"),
+    "ISar32": _u32("OpShiftRightArithmetic"),
+    "UGe32": lambda lw, o, a: lw.op("OpUGreaterThanEqual", lw.bool, *a),
+    "SBitExtract32": _u32("OpBitFieldSExtract"),
+    "ConstU64": lambda lw, o, a: lw.c64(o.attrs["value"]),
+    "ZExt64": _u64("OpUConvert"),
+    "SExt64": _u64("OpSConvert"),
+    "Trunc32": _u32("OpUConvert"),
+    "Pack64": lambda lw, o, a: lw.join64(*a),
+    "IAdd64": _u64("OpIAdd"),
+    "IMul64": _u64("OpIMul"),
+    "Shl64": _u64("OpShiftLeftLogical"),
+    "Shr64": _u64("OpShiftRightLogical"),
+    "Sar64": _u64("OpShiftRightArithmetic"),
+    "UGe64": lambda lw, o, a: lw.op("OpUGreaterThanEqual", lw.bool, *a),
+    "ULt64": lambda lw, o, a: lw.op("OpULessThan", lw.bool, *a),
+    "INe64": lambda lw, o, a: lw.op("OpINotEqual", lw.bool, *a),
+    "Select64": _u64("OpSelect"),
+    "ICmp32": lambda lw, o, a: lw._icmp_op(o.attrs["cmp"], o.attrs["unsigned"], *a),
+    "FCmp32": lambda lw, o, a: lw._fcmp(o.attrs["cmp"], *a),
+    "ConstF64": lambda lw, o, a: lw.m.const(lw.f64t, o.attrs["bits"] & 0xFFFFFFFF, o.attrs["bits"] >> 32 & 0xFFFFFFFF),
+    "PackF64": lambda lw, o, a: lw.op("OpBitcast", lw.f64t, lw.join64(*a)),
+    "BitcastU64": _u64("OpBitcast"),
+    "FAbs64": lambda lw, o, a: lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL["FAbs"], a[0]),
+    "FNeg64": lambda lw, o, a: lw.op("OpFNegate", lw.f64t, a[0]),
+    "FAdd64": lambda lw, o, a: lw.fop("OpFAdd", lw.f64t, *a),
+    "FMul64": lambda lw, o, a: lw.fop("OpFMul", lw.f64t, *a),
+    "FFma64": lambda lw, o, a: lw._dfma(*a),
+    "FCmp64": lambda lw, o, a: lw._fcmp(o.attrs["cmp"], *a),
+    "GetFlag": lambda lw, o, a: lw.op("OpLoad", lw.bool, lw.var(o.attrs["flag"], lw.fn_bool)),
+    "SetFlag": lambda lw, o, a: lw.do("OpStore", lw.var(o.attrs["flag"], lw.fn_bool), a[0]),
 }
 
 

@@ -89,35 +89,47 @@ class Lower53(Lowering):
     def pv(self, v: dict) -> int:
         return self.pred(v["pred"], v["not"])
 
-    def carry(self) -> int:
-        return self.op("OpLoad", self.bool, self.var("CC", self.fn_bool))
+    def raw_ir(self, b: Block, inst: Inst, name: str) -> Value:
+        """A source operand's 32 bits as they are (no half select, inv, neg or abs)."""
+        v = inst.ops[name]
+        if "reg" in v:
+            return b.get_reg(v["reg"])
+        return b.cbank_u32(v["bank"], v["off"], inst) if "bank" in v else b.const_u32(v["imm"])
 
-    def set_carry(self, v: int) -> None:
-        self.do("OpStore", self.var("CC", self.fn_bool), v)
-
-    def add_cc(self, inst: Inst, terms: list[int], x: bool, cc: bool) -> int:
-        """Sum of 32-bit terms (+ carry-in with .X) with the carry-out written when .CC."""
+    @staticmethod
+    def add_cc_ir(b: Block, terms: list[Value], x: bool, cc: bool) -> Value:
+        """Sum of 32-bit terms (+ the carry flag with .X), the carry and zero flags written with
+        .CC: the carry is the high word of the u64 sum."""
         if not cc:
-            s = terms[0]
-            for t in terms[1:] + ([self.op("OpSelect", self.u32, self.carry(), self.c(1), self.c(0))] if x else []):
-                s = self.op("OpIAdd", self.u32, s, t)
+            s, rest = terms[0], terms[1:]
+            if x:
+                rest.append(b.op("Select32", b.emit("GetFlag", flag="CC"), b.const_u32(1), b.const_u32(0)))
+            for t in rest:
+                s = b.op("IAdd32", s, t)
             return s
-        s = self.op("OpUConvert", self.u64, terms[0])
-        for t in terms[1:] + ([self.op("OpSelect", self.u32, self.carry(), self.c(1), self.c(0))] if x else []):
-            s = self.op("OpIAdd", self.u64, s, self.op("OpUConvert", self.u64, t))
-        self.set_carry(self.op("OpINotEqual", self.bool, self.op("OpShiftRightLogical", self.u64, s, self.c64(32)),
-                               self.c64(0)))
-        r = self.op("OpUConvert", self.u32, s)
-        self.set_zero(r, x)
+        s, rest = b.op("ZExt64", terms[0]), terms[1:]
+        if x:
+            rest.append(b.op("Select32", b.emit("GetFlag", flag="CC"), b.const_u32(1), b.const_u32(0)))
+        for t in rest:
+            s = b.op("IAdd64", s, b.op("ZExt64", t))
+        Lower53.set_carry_ir(b, s)
+        r = b.op("Trunc32", s)
+        Lower53.set_zero_ir(b, r, x)
         return r
 
-    def set_zero(self, r: int, x: bool) -> None:
-        """The condition code's zero flag: the result is 0 (with .X: and the flag was already
-        set, so a 64-bit chain's flag says the whole value is 0)."""
-        z = self.op("OpIEqual", self.bool, r, self.c(0))
+    @staticmethod
+    def set_carry_ir(b: Block, s: Value) -> None:
+        """.CC's carry flag from the u64 sum ``s``: its high word is not 0."""
+        b.emit("SetFlag", b.op("INe64", b.op("Shr64", s, b.const_u64(32)), b.const_u64(0)), flag="CC")
+
+    @staticmethod
+    def set_zero_ir(b: Block, r: Value, x: bool) -> None:
+        """.CC's zero flag: the result ``r`` is 0 (with .X: and the flag was already set, so a
+        64-bit chain's flag says the whole value is 0)."""
+        z = b.op("IEq32", r, b.const_u32(0))
         if x:
-            z = self.op("OpLogicalAnd", self.bool, z, self.op("OpLoad", self.bool, self.var("CCZ", self.fn_bool)))
-        self.do("OpStore", self.var("CCZ", self.fn_bool), z)
+            z = b.op("LAnd", z, b.emit("GetFlag", flag="CCZ"))
+        b.emit("SetFlag", z, flag="CCZ")
 
     def need(self, inst: Inst, **mods: int) -> None:
         for k, want in mods.items():
@@ -127,10 +139,19 @@ class Lower53(Lowering):
     def bad(self, inst: Inst, why: str = "not translated yet"):
         raise TranslateError(f"{inst.text()}: {why}", offset=inst.addr)
 
-    def _setp(self, inst: Inst, r: int) -> None:
+    @staticmethod
+    def setp_ir(b: Block, inst: Inst, r: Value) -> None:
+        """A comparison's predicates: pd = r BOP pc, qd = !r BOP pc (BOP: .AND, .OR, .XOR)."""
         ops = inst.ops
-        pc = self.pv(ops["pc"])
-        bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}[inst.mods["bop"]]
-        self.set_pred(ops["pd"]["pred"], self.op(bop, self.bool, r, pc))
+        pc = b.get_pred(ops["pc"]["pred"], ops["pc"]["not"])
+        bop = ("LAnd", "LOr", "LXor")[inst.mods["bop"]]
+        b.set_pred(ops["pd"]["pred"], b.op(bop, r, pc))
         if ops["qd"]["pred"] != 7:
-            self.set_pred(ops["qd"]["pred"], self.op(bop, self.bool, self.op("OpLogicalNot", self.bool, r), pc))
+            b.set_pred(ops["qd"]["pred"], b.op(bop, b.op("LNot", r), pc))
+
+    @staticmethod
+    def put64_ir(b: Block, d: int, v: Value) -> None:
+        """Write the u64 ``v`` to the register pair d, d+1 (RZ discards both)."""
+        b.set_reg(d, b.op("Trunc32", v))
+        if d != 255:
+            b.set_reg(d + 1, b.op("Trunc32", b.op("Shr64", v, b.const_u64(32))))

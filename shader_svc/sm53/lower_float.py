@@ -22,23 +22,29 @@ class Float53(Lower53):
     """Mixin of ``to_spirv.Compute53``: the floating-point handlers and their helpers."""
 
     def dval(self, inst: Inst, name: str) -> int:
-        """A double operand: a register pair, a bank's two words, or a 20-bit immediate (the
-        double's top bits), with its neg/abs."""
+        """A double operand: ``dval_ir`` lowered at once."""
+        b = Block()
+        return ir_spirv.emit_value(self, b, self.dval_ir(b, inst, name))
+
+    def dval_ir(self, b: Block, inst: Inst, name: str) -> Value:
+        """A double operand as an f64 IR value: a register pair, a bank's two words, or a 20-bit
+        immediate (the double's top bits), with its neg/abs.  (The f64 type is declared now,
+        before the block is lowered, where this lowering always declared it: the module's ids
+        stay where they were.)"""
         v = inst.ops[name]
-        t = self.f64t
+        self.f64t
         if "imm" in v:
-            x = self.m.const(t, v["imm"] & 0xFFFFFFFF, v["imm"] >> 32)
+            x = b.emit("ConstF64", bits=v["imm"])
         elif "bank" in v:
-            x = self.op("OpBitcast", t, self.join64(self.cbank_word(v["off"], v["bank"], inst),
-                                                     self.cbank_word(v["off"] + 4, v["bank"], inst)))
+            x = b.op("PackF64", b.cbank_u32(v["bank"], v["off"], inst), b.cbank_u32(v["bank"], v["off"] + 4, inst))
         elif v["reg"] == 255:
-            x = self.m.const(t, 0, 0)
+            x = b.emit("ConstF64", bits=0)
         else:
-            x = self.op("OpBitcast", t, self.join64(self.reg(v["reg"]), self.reg(v["reg"] + 1)))
+            x = b.op("PackF64", b.get_reg(v["reg"]), b.get_reg(v["reg"] + 1))
         if v.get("abs"):
-            x = self.op("OpExtInst", t, self.glsl, GLSL["FAbs"], x)
+            x = b.op("FAbs64", x)
         if v.get("neg"):
-            x = self.op("OpFNegate", t, x)
+            x = b.op("FNeg64", x)
         return x
 
     def _i2f53(self, inst: Inst, d: int) -> None:
@@ -225,9 +231,12 @@ class Float53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_fsetp(self, inst: Inst) -> None:
-        mods = inst.mods
         self.need(inst, FTZ=0)
-        self._setp(inst, self._fcmp(mods["cmp"], self.fval(inst, "a"), self.fval(inst, "b")))
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        self.setp_ir(b, inst, b.emit("FCmp32", x, y, cmp=inst.mods["cmp"]))
+        ir_spirv.emit(self, b)
 
     def op_i2f(self, inst: Inst) -> None:
         ops = inst.ops
@@ -236,20 +245,21 @@ class Float53(Lower53):
         self._i2f53(inst, d)
 
     def op_dadd(self, inst: Inst) -> None:
-        ir, ops = inst.row.ir, inst.ops
-        dv = ops.get('d', {})
-        d = dv.get('reg', 255)
         self.need(inst, rnd=0)
-        a, b = self.dval(inst, "a"), self.dval(inst, "b")
-        if ir == "DFMA":
-            r = self._dfma(a, b, self.dval(inst, "c"))
+        b = Block()
+        x, y = self.dval_ir(b, inst, "a"), self.dval_ir(b, inst, "b")
+        if inst.row.ir == "DFMA":
+            r = b.op("FFma64", x, y, self.dval_ir(b, inst, "c"))
         else:
-            r = self.fop("OpFAdd" if ir == "DADD" else "OpFMul", self.f64t, a, b)
-        self.set64(d, self.op("OpBitcast", self.u64, r))
+            r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
+        self.put64_ir(b, inst.ops.get('d', {}).get('reg', 255), b.op("BitcastU64", r))
+        ir_spirv.emit(self, b)
 
     def op_dsetp(self, inst: Inst) -> None:
-        mods = inst.mods
-        self._setp(inst, self._fcmp(mods["cmp"], self.dval(inst, "a"), self.dval(inst, "b")))
+        b = Block()
+        x, y = self.dval_ir(b, inst, "a"), self.dval_ir(b, inst, "b")
+        self.setp_ir(b, inst, b.emit("FCmp64", x, y, cmp=inst.mods["cmp"]))
+        ir_spirv.emit(self, b)
 
     def op_f2i(self, inst: Inst) -> None:
         put = self.dest(inst)

@@ -13,68 +13,60 @@ from shader_svc.sm53.lower import Lower53
 class Int53(Lower53):
     """Mixin of ``to_spirv.Compute53``: the integer handlers and their helpers."""
 
-    def _isetp_x(self, inst: Inst) -> int:
+    @staticmethod
+    def _isetp_x(b: Block, inst: Inst, x: Value, y: Value) -> Value:
         """ISETP.X: the high words of a 64-bit comparison whose low words were subtracted with
         .CC just before (carry = no borrow = low a >= low b; zero = low words equal): the high
         words decide, equal high words defer to the low flags."""
-        a, b = self.val(inst, "a"), self.val(inst, "b")
-        unsigned = inst.mods["u32"] == 0
         cmp = inst.mods["cmp"]
-        c_lo = self.carry()
-        z_lo = self.op("OpLoad", self.bool, self.var("CCZ", self.fn_bool))
-        eq_hi = self.op("OpIEqual", self.bool, a, b)
-        gt_hi = self.op("OpUGreaterThan" if unsigned else "OpSGreaterThan", self.bool, a, b)
-        L, O, N = "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot"
-        eq = self.op(L, self.bool, eq_hi, z_lo)
-        ge = self.op(O, self.bool, gt_hi, self.op(L, self.bool, eq_hi, c_lo))
-        gt = self.op(L, self.bool, ge, self.op(N, self.bool, eq))
-        table = {1: lambda: self.op(N, self.bool, ge), 2: lambda: eq, 3: lambda: self.op(N, self.bool, gt),
-                 4: lambda: gt, 5: lambda: self.op(N, self.bool, eq), 6: lambda: ge}
+        c_lo = b.emit("GetFlag", flag="CC")
+        z_lo = b.emit("GetFlag", flag="CCZ")
+        eq_hi = b.op("IEq32", x, y)
+        gt_hi = b.emit("ICmp32", x, y, cmp=4, unsigned=inst.mods["u32"] == 0)
+        eq = b.op("LAnd", eq_hi, z_lo)
+        ge = b.op("LOr", gt_hi, b.op("LAnd", eq_hi, c_lo))
+        gt = b.op("LAnd", ge, b.op("LNot", eq))
+        table = {1: lambda: b.op("LNot", ge), 2: lambda: eq, 3: lambda: b.op("LNot", gt),
+                 4: lambda: gt, 5: lambda: b.op("LNot", eq), 6: lambda: ge}
         if cmp in table:
             return table[cmp]()
-        return self.m.const_bool(cmp == 7)
+        return b.const_bool(cmp == 7)
 
-    def _iadd_neg_carry(self, inst: Inst, cc: bool) -> int:
+    def _iadd_neg_carry(self, b: Block, inst: Inst, cc: bool) -> Value:
         """IADD with a negated operand and a carry: -x is ~x + 1 (its +1 reaches the carry, so
         0 - 0 carries out, as a subtraction without borrow does); with .X, -x is ~x and the
         carry-in completes the subtraction (borrow chains of 64-bit subtractions)."""
         x_mode = bool(inst.mods.get("X"))
-        u64 = self.u64
-        s = self.c64(0)
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        s = b.const_u64(0)
         for n in ("a", "b"):
-            v = dict(inst.ops[n])
-            neg = v.get("neg")
-            raw = self.val(inst, n) if not neg else None
-            if neg:
-                raw = self.reg(v["reg"]) if "reg" in v else (self.cbank_word(v["off"], v["bank"], inst) if "bank" in v
-                                                              else self.c(v["imm"]))
-                raw = self.op("OpNot", self.u32, raw)
-            t = self.op("OpUConvert", u64, raw)
+            neg = inst.ops[n].get("neg")
+            raw = b.op("INot32", self.raw_ir(b, inst, n)) if neg else self.val_ir(b, inst, n)
+            t = b.op("ZExt64", raw)
             if neg and not x_mode:
-                t = self.op("OpIAdd", u64, t, self.c64(1))
-            s = self.op("OpIAdd", u64, s, t)
+                t = b.op("IAdd64", t, b.const_u64(1))
+            s = b.op("IAdd64", s, t)
         if x_mode:
-            s = self.op("OpIAdd", u64, s, self.op("OpSelect", u64, self.carry(), self.c64(1), self.c64(0)))
-        r = self.op("OpUConvert", self.u32, s)
+            s = b.op("IAdd64", s, b.op("Select64", b.emit("GetFlag", flag="CC"), b.const_u64(1), b.const_u64(0)))
+        r = b.op("Trunc32", s)
         if cc:
-            self.set_carry(self.op("OpINotEqual", self.bool, self.op("OpShiftRightLogical", u64, s, self.c64(32)),
-                                   self.c64(0)))
-            self.set_zero(r, x_mode)
+            self.set_carry_ir(b, s)
+            self.set_zero_ir(b, r, x_mode)
         return r
 
-    def _lea53(self, inst: Inst, put, cc: bool) -> None:
+    def _lea53(self, inst: Inst, cc: bool) -> None:
         """LEA: (a << s) + b; LEA.HI: the high word of (c:a) << s, plus b; .X adds the carry,
         .CC writes it (the 64-bit address pairs ptxas builds)."""
         ops, mods = inst.ops, inst.mods
         sh = ops["s"]["imm"]
-        a = self.val(inst, "a")
+        b = Block()
+        a = self.val_ir(b, inst, "a")
         if inst.row.ir == "LEA_HI":
-            v = self.join64(a, self.val(inst, "c"))
-            t = self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, self.op(
-                "OpShiftLeftLogical", self.u64, v, self.c64(sh)), self.c64(32)))
+            v = b.op("Pack64", a, self.val_ir(b, inst, "c"))
+            t = b.op("Trunc32", b.op("Shr64", b.op("Shl64", v, b.const_u64(sh)), b.const_u64(32)))
         else:
-            t = self.op("OpShiftLeftLogical", self.u32, a, self.c(sh))
-        r = self.add_cc(inst, [t, self.val(inst, "b")], bool(mods["X"]), cc)
+            t = b.op("IShl32", a, b.const_u32(sh))
+        r = self.add_cc_ir(b, [t, self.val_ir(b, inst, "b")], bool(mods["X"]), cc)
         if ops["pd"]["pred"] != 7:
             # LEA.HI's predicate: the high word of a 64-bit generic address is not 0, i.e. the
             # address is global (shared and local windows lie below 4 GiB: ptxas builds a
@@ -83,8 +75,9 @@ class Int53(Lower53):
             # otherwise ATOM.E); LD/ST take it as an operand and here go by the address itself.
             if inst.row.ir != "LEA_HI":
                 self.bad(inst, "LEA predicate output not translated yet")
-            self.set_pred(ops["pd"]["pred"], self.op("OpINotEqual", self.bool, r, self.c(0)))
-        put(r)
+            b.set_pred(ops["pd"]["pred"], b.op("INe32", r, b.const_u32(0)))
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
     def _i2i(self, inst: Inst) -> int:
         """I2I between 8/16/32-bit integer types: the source field (byte select .B1..B3) extended
@@ -131,94 +124,98 @@ class Int53(Lower53):
             raise TranslateError(f"{inst.text()}: predicate result .F not translated", offset=inst.addr)
         b.set_pred(pr, v)
 
-    def _icmp(self, inst: Inst, a: int, b: int) -> int:
-        return self._icmp_op(inst.mods["cmp"], inst.mods["u32"] == 0, a, b)
+    @staticmethod
+    def _icmp(b: Block, inst: Inst, x: Value, y: Value) -> Value:
+        return b.emit("ICmp32", x, y, cmp=inst.mods["cmp"], unsigned=inst.mods["u32"] == 0)
 
-    def _half(self, full: int, h1: bool, signed: bool) -> int:
-        sh = self.op("OpShiftRightLogical", self.u32, full, self.c(16)) if h1 else full
+    @staticmethod
+    def _half(b: Block, full: Value, h1: bool, signed: bool) -> Value:
+        sh = b.op("IShr32", full, b.const_u32(16)) if h1 else full
         if signed:
-            return self.op("OpBitFieldSExtract", self.u32, sh, self.c(0), self.c(16))
-        return self.op("OpBitwiseAnd", self.u32, sh, self.c(0xFFFF))
+            return b.op("SBitExtract32", sh, b.const_u32(0), b.const_u32(16))
+        return b.op("IAnd32", sh, b.const_u32(0xFFFF))
 
-    def _xmad(self, inst: Inst, cc: bool) -> int:
+    def _xmad(self, inst: Inst, cc: bool) -> None:
         """XMAD: 16x16-bit product (+ shift by 16 with PSL) + C adjusted by the mode, then MRG
         puts B's low half on top (public descriptions: Ryujinx InstEmitIntegerArithmetic, NAK)."""
         ops, mods = inst.ops, inst.mods
         if mods["mode"] == 3:
             raise TranslateError(f"{inst.text()}: XMAD.CSFU not translated", offset=inst.addr)
-        a_raw = self.reg(ops["a"]["reg"])
-        bv = ops["b"]
-        if "imm" in bv:
-            b_raw = self.c(bv["imm"])
-        elif "bank" in bv:
-            b_raw = self.cbank_word(bv["off"], bv["bank"], inst)
-        else:
-            b_raw = self.reg(bv["reg"])
-        a16 = self._half(a_raw, ops["a"]["h1"], mods["sign"] in (1, 3))
-        b16 = self._half(b_raw, bv.get("h1", False), mods["sign"] in (2, 3))
-        p = self.op("OpIMul", self.u32, a16, b16)
+        b = Block()
+        a_raw = b.get_reg(ops["a"]["reg"])
+        b_raw = self.raw_ir(b, inst, "b")
+        a16 = self._half(b, a_raw, ops["a"]["h1"], mods["sign"] in (1, 3))
+        b16 = self._half(b, b_raw, inst.ops["b"].get("h1", False), mods["sign"] in (2, 3))
+        p = b.op("IMul32", a16, b16)
         if mods["PSL"]:
-            p = self.op("OpShiftLeftLogical", self.u32, p, self.c(16))
-        cval = self.val(inst, "c")
+            p = b.op("IShl32", p, b.const_u32(16))
+        cval = self.val_ir(b, inst, "c")
         mode = mods["mode"]
         if mode == 1:
-            cval = self.op("OpBitwiseAnd", self.u32, cval, self.c(0xFFFF))
+            cval = b.op("IAnd32", cval, b.const_u32(0xFFFF))
         elif mode == 2:
-            cval = self.op("OpShiftRightLogical", self.u32, cval, self.c(16))
+            cval = b.op("IShr32", cval, b.const_u32(16))
         elif mode == 4:
-            cval = self.op("OpIAdd", self.u32, cval, self.op("OpShiftLeftLogical", self.u32, b_raw, self.c(16)))
-        r = self.add_cc(inst, [p, cval], bool(mods["X"]), cc)
+            cval = b.op("IAdd32", cval, b.op("IShl32", b_raw, b.const_u32(16)))
+        r = self.add_cc_ir(b, [p, cval], bool(mods["X"]), cc)
         if mods["MRG"]:
-            r = self.op("OpBitwiseOr", self.u32, self.op("OpBitwiseAnd", self.u32, r, self.c(0xFFFF)),
-                        self.op("OpShiftLeftLogical", self.u32, b_raw, self.c(16)))
-        return r
+            lo = b.op("IAnd32", r, b.const_u32(0xFFFF))
+            r = b.op("IOr32", lo, b.op("IShl32", b_raw, b.const_u32(16)))
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
-    def _shift(self, inst: Inst, put) -> None:
+    def _shift(self, inst: Inst) -> None:
         mods = inst.mods
         if mods.get("BREV"):
             raise TranslateError(f"{inst.text()}: SHR.BREV not translated", offset=inst.addr)
         if mods.get("X") or mods.get("x"):
             raise TranslateError(f"{inst.text()}: shift with carry not translated", offset=inst.addr)
-        a, s = self.val(inst, "a"), self.val(inst, "b")
-        big = self.op("OpUGreaterThanEqual", self.bool, s, self.c(32))
+        b = Block()
+        a, s = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        big = b.op("UGe32", s, b.const_u32(32))
         if mods["W"]:
-            s = self.op("OpBitwiseAnd", self.u32, s, self.c(31))
-            big = self.m.const_bool(False)
+            s = b.op("IAnd32", s, b.const_u32(31))
+            big = b.const_bool(False)
         else:
-            s = self.op("OpExtInst", self.u32, self.glsl, GLSL["UMin"], s, self.c(31))
+            s = b.op("UMin32", s, b.const_u32(31))
         if inst.row.ir == "SHL":
-            r = self.op("OpSelect", self.u32, big, self.c(0), self.op("OpShiftLeftLogical", self.u32, a, s))
+            zero = b.const_u32(0)
+            r = b.op("Select32", big, zero, b.op("IShl32", a, s))
         elif mods["u32"] == 0:
-            r = self.op("OpSelect", self.u32, big, self.c(0), self.op("OpShiftRightLogical", self.u32, a, s))
+            zero = b.const_u32(0)
+            r = b.op("Select32", big, zero, b.op("IShr32", a, s))
         else:   # arithmetic: shifting by >= 32 leaves the sign everywhere, which a shift by 31 gives
-            r = self.op("OpShiftRightArithmetic", self.u32, a, s)
-        put(r)
+            r = b.op("ISar32", a, s)
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
-    def _shf53(self, inst: Inst) -> int:
+    def _shf53(self, inst: Inst) -> None:
         """Funnel shift of the pair C:A (C high): SHF.L gives the high word of (C:A) << s,
         SHF.R the low word of (C:A) >> s; .W wraps s to 0..31, otherwise s is clamped to 32
         (to 64 with .U64), as PTX's shf.wrap / shf.clamp and 64-bit shifts need."""
         mods = inst.mods
         if mods["xhi"] or mods["maxshift"] not in (0, 2, 3) or inst.ops["d"].get("cc"):
             raise TranslateError(f"{inst.text()}: SHF form not translated yet", offset=inst.addr)
-        u32, u64, c = self.u32, self.u64, self.c
-        v = self.join64(self.val(inst, "a"), self.val(inst, "c"))
-        sh = self.val(inst, "b")
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        v = b.op("Pack64", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "c"))
+        sh = self.val_ir(b, inst, "b")
         limit = 64 if mods["maxshift"] in (2, 3) else 32
         if mods["maxshift"] == 3 and inst.row.mnemonic == "SHF.R":     # .S64: arithmetic, sign-filled
-            s = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], sh, c(63)) if not mods["W"] else \
-                self.op("OpBitwiseAnd", u32, sh, c(31))
-            r = self.op("OpShiftRightArithmetic", u64, v, self.op("OpUConvert", u64, s))
-            return self.op("OpUConvert", u32, r)
-        sh = self.op("OpBitwiseAnd", u32, sh, c(31)) if mods["W"] else \
-            self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], sh, c(limit))
-        big = self.op("OpUGreaterThanEqual", self.bool, sh, c(64))
-        s64 = self.op("OpUConvert", u64, self.op("OpBitwiseAnd", u32, sh, c(63)))
+            s = b.op("UMin32", sh, b.const_u32(63)) if not mods["W"] else b.op("IAnd32", sh, b.const_u32(31))
+            self.put_ir(b, inst, b.op("Trunc32", b.op("Sar64", v, b.op("ZExt64", s))))
+            ir_spirv.emit(self, b)
+            return
+        sh = b.op("IAnd32", sh, b.const_u32(31)) if mods["W"] else b.op("UMin32", sh, b.const_u32(limit))
+        big = b.op("UGe32", sh, b.const_u32(64))
+        s64 = b.op("ZExt64", b.op("IAnd32", sh, b.const_u32(63)))
         if inst.row.mnemonic == "SHF.L":
-            r = self.op("OpShiftRightLogical", u64, self.op("OpShiftLeftLogical", u64, v, s64), self.c64(32))
+            r = b.op("Shr64", b.op("Shl64", v, s64), b.const_u64(32))
         else:
-            r = self.op("OpShiftRightLogical", u64, v, s64)
-        return self.op("OpSelect", u32, big, c(0), self.op("OpUConvert", u32, r))
+            r = b.op("Shr64", v, s64)
+        zero = b.const_u32(0)
+        self.put_ir(b, inst, b.op("Select32", big, zero, b.op("Trunc32", r)))
+        ir_spirv.emit(self, b)
 
     def _bfe(self, a: int, b: int, signed: bool) -> int:
         """BFE: position = b[7:0], length = b[15:8]; PTX bfe semantics (length 0 -> 0, the sign
@@ -283,61 +280,55 @@ class Int53(Lower53):
         put(self.op("OpCompositeExtract", u32, self.op("OpLoad", self.v3, self.builtins[bi]), comp))
 
     def op_iadd(self, inst: Inst) -> None:
-        put = self.dest(inst)
         ops, mods = inst.ops, inst.mods
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
+        cc = bool(ops.get('d', {}).get('cc'))
         self.need(inst, SAT=0)
+        b = Block()
         if (ops["a"].get("neg") or ops["b"].get("neg")) and (cc or mods.get("X")):
-            put(self._iadd_neg_carry(inst, cc))
+            r = self._iadd_neg_carry(b, inst, cc)
         else:
-            a, b = self.val(inst, "a"), self.val(inst, "b")
-            put(self.add_cc(inst, [a, b], bool(mods.get("X")), cc))
+            x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+            r = self.add_cc_ir(b, [x, y], bool(mods.get("X")), cc)
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
     def op_iadd3(self, inst: Inst) -> None:
-        put = self.dest(inst)
         ops, mods = inst.ops, inst.mods
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
-        u32 = self.u32
-        t = [self.val(inst, n) for n in ("a", "b", "c")]
+        cc = bool(ops.get('d', {}).get('cc'))
+        b = Block()
+        t = [self.val_ir(b, inst, n) for n in ("a", "b", "c")]
         if any(ops[n].get("neg") for n in ("a", "b", "c")) and (cc or mods.get("X")):
             self.bad(inst, "negated operand with carry not translated yet")
         if mods.get("mode", 0):     # .RS / .LS: the 33-bit a + b shifted by 16, then + c
             if cc or mods.get("X"):
                 self.bad(inst, "IADD3 shift mode with carry not translated yet")
-            u64 = self.u64
-            ab = self.op("OpIAdd", u64, self.op("OpUConvert", u64, t[0]), self.op("OpUConvert", u64, t[1]))
-            sh = "OpShiftRightLogical" if mods["mode"] == 1 else "OpShiftLeftLogical"
-            put(self.op("OpIAdd", u32, self.op("OpUConvert", u32, self.op(sh, u64, ab, self.c64(16))), t[2]))
+            x = b.op("ZExt64", t[0])
+            ab = b.op("IAdd64", x, b.op("ZExt64", t[1]))
+            r = b.op("Trunc32", b.op("Shr64" if mods["mode"] == 1 else "Shl64", ab, b.const_u64(16)))
+            r = b.op("IAdd32", r, t[2])
         else:
-            put(self.add_cc(inst, t, bool(mods.get("X")), cc))
+            r = self.add_cc_ir(b, t, bool(mods.get("X")), cc)
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
     def op_iscadd(self, inst: Inst) -> None:
-        put = self.dest(inst)
         ops = inst.ops
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
-        u32, c = self.u32, self.c
-        a = self.op("OpShiftLeftLogical", u32, self.val(inst, "a"), c(ops["s"]["imm"]))
+        cc = bool(ops.get('d', {}).get('cc'))
+        b = Block()
+        a = b.op("IShl32", self.val_ir(b, inst, "a"), b.const_u32(ops["s"]["imm"]))
         if ops["a"].get("neg") and cc:
             self.bad(inst, "negated operand with carry not translated yet")
-        put(self.add_cc(inst, [a, self.val(inst, "b")], False, cc))
+        self.put_ir(b, inst, self.add_cc_ir(b, [a, self.val_ir(b, inst, "b")], False, cc))
+        ir_spirv.emit(self, b)
 
     def op_xmad(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
-        put(self._xmad(inst, cc))
+        self._xmad(inst, bool(inst.ops.get('d', {}).get('cc')))
 
     def op_shl(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        self._shift(inst, put)
+        self._shift(inst)
 
     def op_shf(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        put(self._shf53(inst))
+        self._shf53(inst)
 
     def op_lop(self, inst: Inst) -> None:
         self.need(inst, X=0)
@@ -359,16 +350,17 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_isetp(self, inst: Inst) -> None:
-        if inst.mods.get("X"):
-            self._setp(inst, self._isetp_x(inst))
-        else:
-            self._setp(inst, self._icmp(inst, self.val(inst, "a"), self.val(inst, "b")))
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        self.setp_ir(b, inst, self._isetp_x(b, inst, x, y) if inst.mods.get("X") else self._icmp(b, inst, x, y))
+        ir_spirv.emit(self, b)
 
     def op_icmp(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        u32, c = self.u32, self.c
-        z = self._icmp(inst, self.val(inst, "c"), c(0))
-        put(self.op("OpSelect", u32, z, self.val(inst, "a"), self.val(inst, "b")))
+        b = Block()
+        z = self._icmp(b, inst, self.val_ir(b, inst, "c"), b.const_u32(0))
+        x = self.val_ir(b, inst, "a")
+        self.put_ir(b, inst, b.op("Select32", z, x, self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
 
     def op_psetp(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
@@ -427,48 +419,41 @@ class Int53(Lower53):
         mods = inst.mods
         put(self._flo(self.val(inst, "b"), mods["u32"] != 0, mods["SH"]))
 
-    def op_imul(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops, mods = inst.ops, inst.mods
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
-        u32 = self.u32
-        if cc:
-            self.bad(inst, "IMUL with the condition code not translated yet")
+    def _product_ir(self, b: Block, inst: Inst) -> Value:
+        """IMUL/IMAD's product: the two 32-bit sources widened by their signedness, multiplied
+        to 64 bits, its high word with .HI (still as u64)."""
+        mods = inst.mods
         sa, sb = mods["sign"] & 1, mods["sign"] >> 1
-        u64 = self.u64
-        a = self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a"))
-        b = self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b"))
-        p = self.op("OpIMul", u64, a, b)
+        x = b.op("SExt64" if sa else "ZExt64", self.val_ir(b, inst, "a"))
+        p = b.op("IMul64", x, b.op("SExt64" if sb else "ZExt64", self.val_ir(b, inst, "b")))
         if mods["HI"]:
-            p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
-        put(self.op("OpUConvert", u32, p))
+            p = b.op("Shr64", p, b.const_u64(32))
+        return p
+
+    def op_imul(self, inst: Inst) -> None:
+        if inst.ops.get('d', {}).get('cc'):
+            self.bad(inst, "IMUL with the condition code not translated yet")
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        self.put_ir(b, inst, b.op("Trunc32", self._product_ir(b, inst)))
+        ir_spirv.emit(self, b)
 
     def op_imad(self, inst: Inst) -> None:
-        put = self.dest(inst)
         ops, mods = inst.ops, inst.mods
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
-        u32 = self.u32
+        cc = bool(ops.get('d', {}).get('cc'))
         # the low (or .HI high) word of the 64-bit product, plus c (+ the carry with .X);
         # .CC takes the carry out of that 32-bit sum, as -G's 64-bit multiply chains need
         self.need(inst, SAT=0)
         if ops["a"].get("neg") or ops["c"].get("neg"):
             self.bad(inst, "IMAD with a negated operand not translated yet")
-        sa, sb = mods["sign"] & 1, mods["sign"] >> 1
-        u64 = self.u64
-        p = self.op("OpIMul", u64, self.op("OpSConvert" if sa else "OpUConvert", u64, self.val(inst, "a")),
-                    self.op("OpSConvert" if sb else "OpUConvert", u64, self.val(inst, "b")))
-        if mods["HI"]:
-            p = self.op("OpShiftRightLogical", u64, p, self.c64(32))
-        put(self.add_cc(inst, [self.op("OpUConvert", u32, p), self.val(inst, "c")], bool(mods["X"]), cc))
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        p = b.op("Trunc32", self._product_ir(b, inst))
+        self.put_ir(b, inst, self.add_cc_ir(b, [p, self.val_ir(b, inst, "c")], bool(mods["X"]), cc))
+        ir_spirv.emit(self, b)
 
     def op_lea(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        dv = ops.get('d', {})
-        cc = bool(dv.get('cc'))
-        self._lea53(inst, put, cc)
+        self._lea53(inst, bool(inst.ops.get('d', {}).get('cc')))
 
     def op_i2i(self, inst: Inst) -> None:
         put = self.dest(inst)

@@ -18,7 +18,7 @@ from typing import Callable
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
-from shader_svc.lower.base import GLSL, ICMP_NAMES, TranslateError
+from shader_svc.lower.base import ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sm86.decode import Inst
 
@@ -71,12 +71,9 @@ class Lower86(Lowering):
         ``~x`` with .X or where the row prints '~', else ``-x``; integer |x| is refused)."""
         o = next(x for x in inst.row.operands if x.name == name)
         v = inst.ops[name]
+        val = self.plain_ir(b, inst, name)
         if "imm" in v:
-            return b.const_u32(v["imm"])
-        if "bank" in v:
-            val = b.cbank_u32(v["bank"], v["off"], inst)
-        else:
-            val = b.get_reg(v["reg"], v.get("file", "R"))
+            return val
         if v.get("abs") or v.get("neg"):
             if fp:
                 f = b.op("BitcastF32", val)
@@ -91,19 +88,36 @@ class Lower86(Lowering):
                 val = b.op("INot32" if inst.mods.get("X") == 1 or o.neg_sym == "~" else "INeg32", val)
         return val
 
-    def src64(self, inst: Inst, name: str) -> int:
+    def plain_ir(self, b: Block, inst: Inst, name: str) -> Value:
+        """A source operand's 32 bits as they are (its neg/abs not applied)."""
+        v = inst.ops[name]
+        if "imm" in v:
+            return b.const_u32(v["imm"])
+        if "bank" in v:
+            return b.cbank_u32(v["bank"], v["off"], inst)
+        return b.get_reg(v["reg"], v.get("file", "R"))
+
+    def src64_ir(self, b: Block, inst: Inst, name: str) -> Value:
+        """A 64-bit source operand: a register pair, two constant bank words, or an immediate."""
         v = inst.ops[name]
         if "bank" in v:
-            lo, hi = self.cbank_word(v["off"], v["bank"], inst), self.cbank_word(v["off"] + 4, v["bank"], inst)
+            lo, hi = b.cbank_u32(v["bank"], v["off"], inst), b.cbank_u32(v["bank"], v["off"] + 4, inst)
         elif "imm" in v:
-            return self.c64(v["imm"])
+            return b.const_u64(v["imm"])
         elif v["reg"] == 255:
-            return self.c64(0)
+            return b.const_u64(0)
         else:
-            lo, hi = self.reg(v["reg"]), self.reg(v["reg"] + 1)
+            lo, hi = b.get_reg(v["reg"]), b.get_reg(v["reg"] + 1)
         if v.get("neg"):
             raise TranslateError("negated 64-bit operand not supported", offset=inst.addr)
-        return self.join64(lo, hi)
+        return b.op("Pack64", lo, hi)
+
+    @staticmethod
+    def put64_ir(b: Block, d: int, v: Value) -> None:
+        """Write the u64 ``v`` to the register pair d, d+1 (RZ discards both)."""
+        b.set_reg(d, b.op("Trunc32", v))
+        if d != 255:
+            b.set_reg(d + 1, b.op("Trunc32", b.op("Shr64", v, b.const_u64(32))))
 
     def addr(self, inst: Inst) -> int:
         a = inst.ops["addr"]
@@ -118,31 +132,36 @@ class Lower86(Lowering):
         x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
         return self._f2i_sat(x, ("RoundEven", "Floor", "Ceil", "Trunc")[inst.mods["rnd"]], inst.mods["sign"] == 1)
 
-    def _set_bop(self, inst: Inst, r: int) -> None:
+    @staticmethod
+    def set_bop_ir(b: Block, inst: Inst, r: Value) -> None:
+        """A comparison's predicates: p = r BOP pp, q = !r BOP pp (BOP: .AND, .OR, .XOR)."""
         pp = inst.ops["pp"]
-        c = self.pred(pp["pred"], pp["not"])
-        bop = {0: "OpLogicalAnd", 1: "OpLogicalOr", 2: "OpLogicalNotEqual"}[inst.mods["bop"]]
-        self.set_pred(inst.ops["p"]["pred"], self.op(bop, self.bool, r, c))
+        c = b.get_pred(pp["pred"], pp["not"])
+        bop = ("LAnd", "LOr", "LXor")[inst.mods["bop"]]
+        b.set_pred(inst.ops["p"]["pred"], b.op(bop, r, c))
         if inst.ops["q"]["pred"] != 7:
-            self.set_pred(inst.ops["q"]["pred"], self.op(bop, self.bool, self.op("OpLogicalNot", self.bool, r), c))
+            b.set_pred(inst.ops["q"]["pred"], b.op(bop, b.op("LNot", r), c))
 
     def _shf(self, inst: Inst, d: int) -> None:
+        """SHF of the pair (c:a) by b, 64-bit types (.U64/.S64 from the shared subset): the low
+        or (.HI) high word of the shift; the count wraps (.W) modulo 32 or clamps to 32."""
         mods = inst.mods
         wide = {1: False, 2: True, 3: True}[mods["type"]]  # .U64 uses 64-bit shifts; S32/U32 32-bit ones
         if not wide:
             raise TranslateError(f"{inst.text()}: 64-bit funnel shift not supported", offset=inst.addr)
-        v = self.join64(self.src(inst, "a"), self.src(inst, "c"))
-        s = self.src(inst, "b")
-        s = self.op("OpBitwiseAnd", self.u32, s, self.c(31)) if mods["W"] else \
-            self.op("OpExtInst", self.u32, self.glsl, GLSL["UMin"], s, self.c(32))
-        s64 = self.op("OpUConvert", self.u64, s)
+        b = Block()
+        v = b.op("Pack64", self.src_ir(b, inst, "a"), self.src_ir(b, inst, "c"))
+        s = self.src_ir(b, inst, "b")
+        s = b.op("IAnd32", s, b.const_u32(31)) if mods["W"] else b.op("UMin32", s, b.const_u32(32))
+        s64 = b.op("ZExt64", s)
         if mods["dir"] == 0:
-            r = self.op("OpShiftLeftLogical", self.u64, v, s64)
+            r = b.op("Shl64", v, s64)
         else:
-            r = self.op("OpShiftRightArithmetic" if mods["type"] == 2 else "OpShiftRightLogical", self.u64, v, s64)
+            r = b.op("Sar64" if mods["type"] == 2 else "Shr64", v, s64)
         if mods["HI"]:
-            r = self.op("OpShiftRightLogical", self.u64, r, self.c64(32))
-        self.set_reg(d, self.op("OpUConvert", self.u32, r))
+            r = b.op("Shr64", r, b.const_u64(32))
+        b.set_reg(d, b.op("Trunc32", r))
+        ir_spirv.emit(self, b)
 
     # --- instructions (RULES) ------------------------------------------------------------------
     def op_nop(self, inst: Inst) -> None:
@@ -174,14 +193,21 @@ class Lower86(Lowering):
 
     def op_imad_wide(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
         self.require(inst, X=0)
         if ops["co"]["pred"] != 7:
             raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
-        conv = "OpUConvert" if inst.mods["U32"] == 0 else "OpSConvert"
-        a = self.op(conv, self.u64, self.src(inst, "a"))
-        b = self.op(conv, self.u64, self.src(inst, "b"))
-        self.set64(d, self.op("OpIAdd", self.u64, self.op("OpIMul", self.u64, a, b), self.src64(inst, "c")))
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        p = self.wide_product_ir(b, inst)
+        self.put64_ir(b, ops.get('d', {}).get('reg', 255), b.op("IAdd64", p, self.src64_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
+
+    def wide_product_ir(self, b: Block, inst: Inst) -> Value:
+        """IMAD.WIDE's product: a * b of the two 32-bit sources widened (.U32 with zeros, else
+        with their signs)."""
+        conv = "ZExt64" if inst.mods["U32"] == 0 else "SExt64"
+        x = b.op(conv, self.src_ir(b, inst, "a"))
+        return b.op("IMul64", x, b.op(conv, self.src_ir(b, inst, "b")))
 
     def op_iadd3(self, inst: Inst) -> None:
         self.require(inst, X=0)
@@ -194,10 +220,12 @@ class Lower86(Lowering):
 
     def op_isetp(self, inst: Inst) -> None:
         self.require(inst, EX=0)
-        a, b = self.src(inst, "a"), self.src(inst, "b")
+        b = Block()
+        x, y = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
         if inst.mods["cmp"] not in ICMP_NAMES:
             raise TranslateError(f"{inst.text()}: comparison not supported", offset=inst.addr)
-        self._set_bop(inst, self._icmp_op(inst.mods["cmp"], inst.mods["U32"] == 0, a, b))
+        self.set_bop_ir(b, inst, b.emit("ICmp32", x, y, cmp=inst.mods["cmp"], unsigned=inst.mods["U32"] == 0))
+        ir_spirv.emit(self, b)
 
     def op_lop3(self, inst: Inst) -> None:
         ops = inst.ops
@@ -266,9 +294,15 @@ class Lower86(Lowering):
 
     def op_fsetp(self, inst: Inst) -> None:
         ftz = inst.mods.get("FTZ", 0)
-        a = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "a", True)), ftz)
-        b = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), ftz)
-        self._set_bop(inst, self._fcmp(inst.mods["cmp"], a, b))
+        b = Block()
+
+        def operand(name: str) -> Value:
+            x = b.op("BitcastF32", self.src_ir(b, inst, name, True))
+            return b.op("FFlushDenorm32", x) if ftz else x
+
+        x = operand("a")
+        self.set_bop_ir(b, inst, b.emit("FCmp32", x, operand("b"), cmp=inst.mods["cmp"]))
+        ir_spirv.emit(self, b)
 
     def op_fmnmx(self, inst: Inst) -> None:
         self.require(inst, FTZ=0, NAN=0, XORSIGN=0)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import struct
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import GLSL, TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
@@ -25,18 +27,15 @@ class Alu86(Lower86):
     """Mixin of ``to_spirv.Compute86``: the arithmetic handlers and their helpers."""
 
     # --- integer ------------------------------------------------------------------------------
-    def _term64(self, inst: Inst, name: str, x_mode: bool) -> int:
+    def _term64(self, b: Block, inst: Inst, name: str, x_mode: bool) -> Value:
         """An IADD3/LEA operand as u64 for a carry-exact sum: -x is ~x + 1 (without .X) or ~x."""
-        v = inst.ops[name]
-        raw = dict(v)
-        if v.get("neg"):
-            raw["neg"] = False
-        val = self._plain(inst, name, raw)
-        if v.get("neg"):
-            val = self.op("OpNot", self.u32, val)
-        t = self.op("OpUConvert", self.u64, val)
-        if v.get("neg") and not x_mode:
-            t = self.op("OpIAdd", self.u64, t, self.c64(1))
+        neg = inst.ops[name].get("neg")
+        val = self.plain_ir(b, inst, name)
+        if neg:
+            val = b.op("INot32", val)
+        t = b.op("ZExt64", val)
+        if neg and not x_mode:
+            t = b.op("IAdd64", t, b.const_u64(1))
         return t
 
     def _plain(self, inst: Inst, name: str, v: dict) -> int:
@@ -46,95 +45,108 @@ class Alu86(Lower86):
             return self.cbank_word(v["off"], v["bank"], inst)
         return self.reg(v["reg"], v.get("file", "R"))
 
-    def _carry_in(self, inst: Inst, name: str) -> int:
+    @staticmethod
+    def _carry_in(b: Block, inst: Inst, name: str) -> Value:
         p = inst.ops[name]
-        return self.op("OpSelect", self.u64, self.pred(p["pred"], p["not"]), self.c64(1), self.c64(0))
+        return b.op("Select64", b.get_pred(p["pred"], p["not"]), b.const_u64(1), b.const_u64(0))
 
     def _iadd3_carry(self, inst: Inst) -> None:
         x = bool(inst.mods["X"])
-        s = self._term64(inst, "a", x)
+        b = Block()
+        s = self._term64(b, inst, "a", x)
         for n in ("b", "c"):
-            s = self.op("OpIAdd", self.u64, s, self._term64(inst, n, x))
+            s = b.op("IAdd64", s, self._term64(b, inst, n, x))
         if x:
-            s = self.op("OpIAdd", self.u64, s, self._carry_in(inst, "ci0"))
-            s = self.op("OpIAdd", self.u64, s, self._carry_in(inst, "ci1"))
-        self._carry_out(inst, s, ("co0", "co1"))
-        self.set_reg(inst.ops["d"]["reg"], self.op("OpUConvert", self.u32, s), inst.ops["d"].get("file", "R"))
+            s = b.op("IAdd64", s, self._carry_in(b, inst, "ci0"))
+            s = b.op("IAdd64", s, self._carry_in(b, inst, "ci1"))
+        self._carry_out(b, inst, s, ("co0", "co1"))
+        self.put_ir(b, inst, b.op("Trunc32", s))
+        ir_spirv.emit(self, b)
 
-    def _carry_out(self, inst: Inst, s: int, names: tuple[str, ...]) -> None:
-        t = self.op("OpShiftRightLogical", self.u64, s, self.c64(32))
+    @staticmethod
+    def _carry_out(b: Block, inst: Inst, s: Value, names: tuple[str, ...]) -> None:
+        t = b.op("Shr64", s, b.const_u64(32))
         for k, n in enumerate(names):
             p = inst.ops[n]["pred"]
             if p != 7:
-                self.set_pred(p, self.op("OpUGreaterThanEqual", self.bool, t, self.c64(k + 1)))
+                b.set_pred(p, b.op("UGe64", t, b.const_u64(k + 1)))
 
     def _lea(self, inst: Inst) -> None:
         """LEA: (a << s) + b; LEA.HI: high word of (hi:a) << s, plus b; .X adds the carry-in."""
         ops, mods = inst.ops, inst.mods
-        u32, u64 = self.u32, self.u64
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
         x = bool(mods["X"])
         sh = ops["s"]["imm"]
-        a = self.src(inst, "a")         # -a / ~a applied
+        b = Block()
+        a = self.src_ir(b, inst, "a")         # -a / ~a applied
         if mods["HI"]:
-            hi = self.op("OpShiftRightArithmetic", u32, a, self.c(31)) if mods["SX32"] else self.src(inst, "c")
-            v = self.join64(a, hi)
-            shifted = self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, self.op(
-                "OpShiftLeftLogical", u64, v, self.c64(sh)), self.c64(32)))
+            hi = b.op("ISar32", a, b.const_u32(31)) if mods["SX32"] else self.src_ir(b, inst, "c")
+            v = b.op("Pack64", a, hi)
+            wide = b.op("Shl64", v, b.const_u64(sh))
+            shifted = b.op("Trunc32", b.op("Shr64", wide, b.const_u64(32)))
         else:
-            shifted = self.op("OpShiftLeftLogical", u32, a, self.c(sh))
-        s = self.op("OpIAdd", u64, self.op("OpUConvert", u64, shifted), self._term64(inst, "b", x))
+            shifted = b.op("IShl32", a, b.const_u32(sh))
+        s = b.op("ZExt64", shifted)
+        s = b.op("IAdd64", s, self._term64(b, inst, "b", x))
         if x:
-            s = self.op("OpIAdd", u64, s, self._carry_in(inst, "ci"))
-        self._carry_out(inst, s, ("co",))
-        self.set_reg(ops["d"]["reg"], self.op("OpUConvert", u32, s))
+            s = b.op("IAdd64", s, self._carry_in(b, inst, "ci"))
+        self._carry_out(b, inst, s, ("co",))
+        b.set_reg(ops["d"]["reg"], b.op("Trunc32", s))
+        ir_spirv.emit(self, b)
 
     def _shf_any(self, inst: Inst, d: int) -> None:
         """SHF of the pair (c:a) (c high) by b: .L keeps the low or (.HI) high word of the left
         shift, .R of the right shift (arithmetic for .S32/.S64).  The count wraps (.W: modulo 32
         for 32-bit types, 64 for 64-bit ones) or clamps (32 / 64)."""
         mods = inst.mods
-        u32, u64, c = self.u32, self.u64, self.c
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
         t = mods["type"]                     # 0 S64, 1 U64, 2 S32, 3 U32
         wide = t in (0, 1)
-        v = self.join64(self.src(inst, "a"), self.src(inst, "c"))
-        s = self.src(inst, "b")
+        b = Block()
+        v = b.op("Pack64", self.src_ir(b, inst, "a"), self.src_ir(b, inst, "c"))
+        s = self.src_ir(b, inst, "b")
         lim = 64 if wide else 32
-        s = self.op("OpBitwiseAnd", u32, s, c(lim - 1)) if mods["W"] else \
-            self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], s, c(lim))
-        big = self.op("OpUGreaterThanEqual", self.bool, s, c(64))
-        s64 = self.op("OpUConvert", u64, self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], s, c(63)))
+        s = b.op("IAnd32", s, b.const_u32(lim - 1)) if mods["W"] else b.op("UMin32", s, b.const_u32(lim))
+        big = b.op("UGe32", s, b.const_u32(64))
+        s64 = b.op("ZExt64", b.op("UMin32", s, b.const_u32(63)))
         signed = t in (0, 2)
         if mods["dir"] == 0:
-            r = self.op("OpShiftLeftLogical", u64, v, s64)
-            r = self.op("OpSelect", u64, big, self.c64(0), r)
+            r = b.op("Shl64", v, s64)
+            r = b.op("Select64", big, b.const_u64(0), r)
         elif signed:                         # a shift by 64 leaves the sign, as a shift by 63 does
-            r = self.op("OpShiftRightArithmetic", u64, v, s64)
+            r = b.op("Sar64", v, s64)
         else:
-            r = self.op("OpSelect", u64, big, self.c64(0), self.op("OpShiftRightLogical", u64, v, s64))
+            zero = b.const_u64(0)
+            r = b.op("Select64", big, zero, b.op("Shr64", v, s64))
         if mods["HI"]:
-            r = self.op("OpShiftRightLogical", u64, r, self.c64(32))
-        self.set_reg(d, self.op("OpUConvert", u32, r))
+            r = b.op("Shr64", r, b.const_u64(32))
+        b.set_reg(d, b.op("Trunc32", r))
+        ir_spirv.emit(self, b)
 
     # --- FP64 and conversions -----------------------------------------------------------------
     def f64src(self, inst: Inst, name: str) -> int:
+        """A double operand: ``f64src_ir`` lowered at once."""
+        b = Block()
+        return ir_spirv.emit_value(self, b, self.f64src_ir(b, inst, name))
+
+    def f64src_ir(self, b: Block, inst: Inst, name: str) -> Value:
+        """A double operand as an f64 IR value: a register pair, two constant bank words, or a
+        32-bit immediate (the double's high word), with its abs and neg."""
         v = inst.ops[name]
         if "imm" in v:
-            bits = v["imm"] << 32
-            val = self.m.const(self.f64t, bits & 0xFFFFFFFF, bits >> 32)
+            val = b.emit("ConstF64", bits=v["imm"] << 32)
         else:
-            raw = dict(v, neg=False, abs=False)
-            inst2 = inst
             if "bank" in v:
-                lo, hi = self.cbank_word(v["off"], v["bank"], inst2), self.cbank_word(v["off"] + 4, v["bank"], inst2)
+                lo, hi = b.cbank_u32(v["bank"], v["off"], inst), b.cbank_u32(v["bank"], v["off"] + 4, inst)
             elif v["reg"] == 255:
-                lo = hi = self.c(0)
+                lo = hi = b.const_u32(0)
             else:
-                lo, hi = self.reg(raw["reg"]), self.reg(raw["reg"] + 1)
-            val = self.op("OpBitcast", self.f64t, self.join64(lo, hi))
+                lo, hi = b.get_reg(v["reg"]), b.get_reg(v["reg"] + 1)
+            val = b.op("PackF64", lo, hi)
         if v.get("abs"):
-            val = self.op("OpExtInst", self.f64t, self.glsl, GLSL["FAbs"], val)
+            val = b.op("FAbs64", val)
         if v.get("neg"):
-            val = self.op("OpFNegate", self.f64t, val)
+            val = b.op("FNeg64", val)
         return val
 
     def _int_src(self, inst: Inst, signed: bool, size: int) -> tuple[int, bool]:
@@ -268,71 +280,72 @@ class Alu86(Lower86):
     def op_imad_wide(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
         if mods["X"] or ops["co"]["pred"] != 7:
-            d = ops.get('d', {}).get('reg', 255)
-            u64 = self.u64
-            conv = "OpUConvert" if mods["U32"] == 0 else "OpSConvert"
-            p = self.op("OpIMul", u64, self.op(conv, u64, self.src(inst, "a")), self.op(conv, u64, self.src(inst, "b")))
-            cc = self.src64(inst, "c")
-            s = self.op("OpIAdd", u64, p, cc)
-            out = self.op("OpULessThan", self.bool, s, cc)
+            self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+            b = Block()
+            p = self.wide_product_ir(b, inst)
+            cc = self.src64_ir(b, inst, "c")
+            s = b.op("IAdd64", p, cc)
+            out = b.op("ULt64", s, cc)
             if mods["X"]:
-                s2 = self.op("OpIAdd", u64, s, self._carry_in(inst, "ci"))
-                out = self.op("OpLogicalOr", self.bool, out, self.op("OpULessThan", self.bool, s2, s))
+                s2 = b.op("IAdd64", s, self._carry_in(b, inst, "ci"))
+                out = b.op("LOr", out, b.op("ULt64", s2, s))
                 s = s2
             if ops["co"]["pred"] != 7:
-                self.set_pred(ops["co"]["pred"], out)
-            self.set64(d, s)
+                b.set_pred(ops["co"]["pred"], out)
+            self.put64_ir(b, ops.get('d', {}).get('reg', 255), s)
+            ir_spirv.emit(self, b)
         else:
             super().op_imad_wide(inst)
 
     def op_imad(self, inst: Inst) -> None:
         if inst.mods["X"]:
-            put = self.dest(inst)
-            u32 = self.u32
-            p = self.op("OpIMul", u32, self.src(inst, "a"), self.src(inst, "b"))
-            s = self.op("OpIAdd", u32, self.op("OpIAdd", u32, p, self.src(inst, "c")),
-                        self.op("OpUConvert", u32, self._carry_in(inst, "ci")))
-            put(s)
+            b = Block()
+            p = b.op("IMul32", self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b"))
+            s = b.op("IAdd32", p, self.src_ir(b, inst, "c"))
+            self.put_ir(b, inst, b.op("IAdd32", s, b.op("Trunc32", self._carry_in(b, inst, "ci"))))
+            ir_spirv.emit(self, b)
         else:
             super().op_imad(inst)
 
     def op_imad_hi(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops, mods = inst.ops, inst.mods
-        u32, u64 = self.u32, self.u64
+        ops = inst.ops
         # the high half of IMAD.WIDE: (a * b + the pair c+1:c) >> 32, as the 32-bit division
         # sequence shows (IMAD.HI.U32 q, q, e, r with q = r+1's copy: q + hi(q * e)); the
         # 64-bit add's carry goes out, .X adds the carry-in
         self.require(inst, X=0)
-        conv = "OpUConvert" if mods["U32"] == 0 else "OpSConvert"
-        p = self.op("OpIMul", u64, self.op(conv, u64, self.src(inst, "a")), self.op(conv, u64, self.src(inst, "b")))
-        cc = self.src64(inst, "c")
-        s = self.op("OpIAdd", u64, p, cc)
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        p = self.wide_product_ir(b, inst)
+        cc = self.src64_ir(b, inst, "c")
+        s = b.op("IAdd64", p, cc)
         if ops["co"]["pred"] != 7:
-            self.set_pred(ops["co"]["pred"], self.op("OpULessThan", self.bool, s, cc))
-        put(self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, s, self.c64(32))))
+            b.set_pred(ops["co"]["pred"], b.op("ULt64", s, cc))
+        self.put_ir(b, inst, b.op("Trunc32", b.op("Shr64", s, b.const_u64(32))))
+        ir_spirv.emit(self, b)
 
     def op_isetp(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        if mods["EX"]:
-            # the high words of a 64-bit comparison: where they are equal the low words' result
-            # (the ex predicate) decides (EQ: both equal; NE: either differs)
-            a, b = self.src(inst, "a"), self.src(inst, "b")
-            cmp, uns = mods["cmp"], mods["U32"] == 0
-            ex = self.pred(ops["ex"]["pred"], ops["ex"]["not"])
-            eq = self.op("OpIEqual", self.bool, a, b)
-            if cmp in (1, 3, 4, 6):
-                strict = self._icmp_op(1 if cmp in (1, 3) else 4, uns, a, b)
-                r = self.op("OpLogicalOr", self.bool, strict, self.op("OpLogicalAnd", self.bool, eq, ex))
-            elif cmp == 2:
-                r = self.op("OpLogicalAnd", self.bool, eq, ex)
-            elif cmp == 5:
-                r = self.op("OpLogicalOr", self.bool, self.op("OpLogicalNot", self.bool, eq), ex)
-            else:
-                r = self.m.const_bool(cmp == 7)
-            self._set_bop(inst, r)
-        else:
+        if not mods["EX"]:
             super().op_isetp(inst)
+            return
+        # the high words of a 64-bit comparison: where they are equal the low words' result
+        # (the ex predicate) decides (EQ: both equal; NE: either differs)
+        b = Block()
+        x, y = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
+        cmp, uns = mods["cmp"], mods["U32"] == 0
+        ex = b.get_pred(ops["ex"]["pred"], ops["ex"]["not"])
+        eq = b.op("IEq32", x, y)
+        if cmp in (1, 3, 4, 6):
+            strict = b.emit("ICmp32", x, y, cmp=1 if cmp in (1, 3) else 4, unsigned=uns)
+            r = b.op("LOr", strict, b.op("LAnd", eq, ex))
+        elif cmp == 2:
+            r = b.op("LAnd", eq, ex)
+        elif cmp == 5:
+            r = b.op("LOr", b.op("LNot", eq), ex)
+        else:
+            r = b.const_bool(cmp == 7)
+        self.set_bop_ir(b, inst, r)
+        ir_spirv.emit(self, b)
 
     def op_r2ur(self, inst: Inst) -> None:
         ops = inst.ops
@@ -384,23 +397,27 @@ class Alu86(Lower86):
         self._shf_any(inst, d)
 
     def op_dadd(self, inst: Inst) -> None:
-        ir, ops = inst.row.ir, inst.ops
-        d = ops.get('d', {}).get('reg', 255)
-        u64 = self.u64
+        ops = inst.ops
         self.require(inst, rnd=0)
-        a, b = self.f64src(inst, "a"), self.f64src(inst, "b")
-        if ir == "DFMA":
-            r = self._dfma(a, b, self.f64src(inst, "c"))
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        x, y = self.f64src_ir(b, inst, "a"), self.f64src_ir(b, inst, "b")
+        if inst.row.ir == "DFMA":
+            r = b.op("FFma64", x, y, self.f64src_ir(b, inst, "c"))
         else:
-            r = self.fop("OpFAdd" if ir == "DADD" else "OpFMul", self.f64t, a, b)
-        self.set64(d, self.op("OpBitcast", u64, r))
+            r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
+        self.put64_ir(b, ops.get('d', {}).get('reg', 255), b.op("BitcastU64", r))
+        ir_spirv.emit(self, b)
 
     def op_dsetp(self, inst: Inst) -> None:
         mods = inst.mods
         if mods["cmp"] in (0, 15):
             raise TranslateError(f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's "
                                  f"NaN rule is not documented)", offset=inst.addr)
-        self._set_bop(inst, self._fcmp(mods["cmp"], self.f64src(inst, "a"), self.f64src(inst, "b")))
+        b = Block()
+        x = self.f64src_ir(b, inst, "a")
+        self.set_bop_ir(b, inst, b.emit("FCmp64", x, self.f64src_ir(b, inst, "b"), cmp=mods["cmp"]))
+        ir_spirv.emit(self, b)
 
     def op_i2f(self, inst: Inst) -> None:
         ops = inst.ops
