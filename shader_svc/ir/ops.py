@@ -27,8 +27,8 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
   on three predicates.  ``FMinMax32``: the minimum where the predicate holds, else the maximum,
   NaN-suppressing as NVIDIA's FMNMX (a NaN operand gives the other one).
 - ``IShl32``, ``ISar32``: left / arithmetic right shift (amount < 32).  ``UGe32``: unsigned >=.
-  ``SBitExtract32``: the field of ``count`` bits at ``offset`` (second and third arguments),
-  sign-extended.
+  ``SBitExtract32``/``UBitExtract32``: the field of ``count`` bits at ``offset`` (second and
+  third arguments), sign- / zero-extended.  ``SAbs32``: |x| of a signed word (|-2^31| = -2^31).
 - 64-bit integers (carries are the high half of a u64 sum, as the machine's carry chains mean):
   ``ConstU64``; ``ZExt64``/``SExt64``: a u32 widened with zeros / its sign; ``Trunc32``: the low
   word; ``Pack64``: (lo, hi) as one u64; ``IAdd64``/``IMul64`` modulo 2^64; ``Shl64``/``Shr64``/
@@ -41,6 +41,15 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
   arguments; ``BitcastU64``: its 64 bits; ``FAbs64``, ``FNeg64``; ``FAdd64``, ``FMul64``: one
   binary64 operation rounded to nearest even, never fused; ``FFma64``: a*b+c rounded once
   (DFMA), exactly on any device; ``FCmp64``: ``FCmp32``'s comparisons on doubles.
+- Conversions (``rnd``: 0 to nearest even, 1 floor, 2 ceil, 3 toward zero — NVIDIA's RN/RM/RP/RZ
+  numbering in both ISAs): ``RoundF32``/``RoundF64``: to an integral value of the same type;
+  ``F2ISat32``: rounded, then converted to a 32-bit integer (``signed`` or not) saturating at the
+  range's ends, NaN -> 0; ``F2ISatF64To32``/``F2ISatF64To64``: an integral f64 to a 32-/64-bit
+  integer, saturating the same way; ``I2F32``/``I2F32From64``/``I2F64``/``I2F64From64``: a 32- or
+  64-bit integer (``signed`` or not) to the nearest f32 / f64; ``RoundDirectedF32``/
+  ``RoundDirectedF32From64``: that nearest f32 (first argument) of the integer (second) moved one
+  ulp where ``rnd`` rounds the other way; ``CvtF64``: f32 -> f64 (exact); ``CvtF32``: f64 -> f32
+  rounded to nearest even.
 - ``GetFlag``/``SetFlag``: SM53's condition code, one boolean per ``flag`` ('CC' the carry, 'CCZ'
   the zero flag), written by ``.CC`` and read by ``.X``.
 """
@@ -110,6 +119,8 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("ISar32", U32, (U32, U32)),
     OpDef("UGe32", B, (U32, U32)),
     OpDef("SBitExtract32", U32, (U32, U32, U32)),
+    OpDef("UBitExtract32", U32, (U32, U32, U32)),
+    OpDef("SAbs32", U32, (U32,)),
     OpDef("ConstU64", U64, (), ("value",)),
     OpDef("ZExt64", U64, (U32,)),
     OpDef("SExt64", U64, (U32,)),
@@ -135,6 +146,19 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("FMul64", F64, (F64, F64)),
     OpDef("FFma64", F64, (F64, F64, F64)),
     OpDef("FCmp64", B, (F64, F64), ("cmp",)),
+    OpDef("RoundF32", F32, (F32,), ("rnd",)),
+    OpDef("RoundF64", F64, (F64,), ("rnd",)),
+    OpDef("F2ISat32", U32, (F32,), ("rnd", "signed")),
+    OpDef("F2ISatF64To32", U32, (F64,), ("signed",)),
+    OpDef("F2ISatF64To64", U64, (F64,), ("signed",)),
+    OpDef("I2F32", F32, (U32,), ("signed",)),
+    OpDef("I2F32From64", F32, (U64,), ("signed",)),
+    OpDef("I2F64", F64, (U32,), ("signed",)),
+    OpDef("I2F64From64", F64, (U64,), ("signed",)),
+    OpDef("RoundDirectedF32", F32, (F32, U32), ("rnd", "signed", "inst")),
+    OpDef("RoundDirectedF32From64", F32, (F32, U64), ("rnd", "signed", "inst")),
+    OpDef("CvtF64", F64, (F32,)),
+    OpDef("CvtF32", F32, (F64,)),
     OpDef("GetFlag", B, (), ("flag",)),
     OpDef("SetFlag", None, (B,), ("flag",)),
 )}

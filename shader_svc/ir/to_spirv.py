@@ -11,6 +11,8 @@ from shader_svc.lower.base import GLSL
 from shader_svc.lower.semantics import Semantics
 
 
+ROUND = ("RoundEven", "Floor", "Ceil", "Trunc")     # an operation's ``rnd`` -> GLSL.std.450
+
 
 def _get_reg(lw: Semantics, o: Op, a: list[int]) -> int:
     return lw.reg(o.attrs["reg"], o.attrs["file"])
@@ -26,6 +28,10 @@ def _u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
 
 def _u64(name: str) -> Callable[[Semantics, Op, list[int]], int]:
     return lambda lw, o, a: lw.op(name, lw.u64, *a)
+
+
+def _i2f(o: Op) -> str:
+    return "OpConvertSToF" if o.attrs["signed"] else "OpConvertUToF"
 
 
 def _glsl_u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
@@ -78,6 +84,8 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "ISar32": _u32("OpShiftRightArithmetic"),
     "UGe32": lambda lw, o, a: lw.op("OpUGreaterThanEqual", lw.bool, *a),
     "SBitExtract32": _u32("OpBitFieldSExtract"),
+    "UBitExtract32": _u32("OpBitFieldUExtract"),
+    "SAbs32": _glsl_u32("SAbs"),
     "ConstU64": lambda lw, o, a: lw.c64(o.attrs["value"]),
     "ZExt64": _u64("OpUConvert"),
     "SExt64": _u64("OpSConvert"),
@@ -103,6 +111,20 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "FMul64": lambda lw, o, a: lw.fop("OpFMul", lw.f64t, *a),
     "FFma64": lambda lw, o, a: lw._dfma(*a),
     "FCmp64": lambda lw, o, a: lw._fcmp(o.attrs["cmp"], *a),
+    "RoundF32": lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL[ROUND[o.attrs["rnd"]]], a[0]),
+    "RoundF64": lambda lw, o, a: lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL[ROUND[o.attrs["rnd"]]], a[0]),
+    "F2ISat32": lambda lw, o, a: lw._f2i_sat(a[0], ROUND[o.attrs["rnd"]], o.attrs["signed"]),
+    "F2ISatF64To32": lambda lw, o, a: lw._f2i_sat_f64(a[0], o.attrs["signed"], False),
+    "F2ISatF64To64": lambda lw, o, a: lw._f2i_sat_f64(a[0], o.attrs["signed"], True),
+    "I2F32": lambda lw, o, a: lw.op(_i2f(o), lw.f32, a[0]),
+    "I2F32From64": lambda lw, o, a: lw.op(_i2f(o), lw.f32, a[0]),
+    "I2F64": lambda lw, o, a: lw.op(_i2f(o), lw.f64t, a[0]),
+    "I2F64From64": lambda lw, o, a: lw.op(_i2f(o), lw.f64t, a[0]),
+    "RoundDirectedF32": lambda lw, o, a: lw._directed(o.attrs["inst"], *a, o.attrs["signed"], False, o.attrs["rnd"]),
+    "RoundDirectedF32From64": lambda lw, o, a: lw._directed(o.attrs["inst"], *a, o.attrs["signed"], True,
+                                                            o.attrs["rnd"]),
+    "CvtF64": lambda lw, o, a: lw.op("OpFConvert", lw.f64t, a[0]),
+    "CvtF32": lambda lw, o, a: lw.op("OpFConvert", lw.f32, a[0]),
     "GetFlag": lambda lw, o, a: lw.op("OpLoad", lw.bool, lw.var(o.attrs["flag"], lw.fn_bool)),
     "SetFlag": lambda lw, o, a: lw.do("OpStore", lw.var(o.attrs["flag"], lw.fn_bool), a[0]),
 }

@@ -113,6 +113,24 @@ class Semantics(LowerBase):
         v = self.op("OpSelect", self.u32, self.op("OpFOrdGreaterThanEqual", self.bool, r, f(top)), self.c(sat), v)
         return self.op("OpSelect", self.u32, self.op("OpIsNan", self.bool, r), self.c(0), v)
 
+    def _f2i_sat_f64(self, x: int, signed: bool, wide: bool) -> int:
+        """The integral double ``x`` to a 32- or (``wide``) 64-bit integer, saturating at the
+        range's ends, NaN -> 0: the bounds are exact in double, so the comparisons are too."""
+        t = self.f64t
+        bits = 64 if wide else 32
+        lo, top = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
+        dc = lambda v: self.m.const(t, *struct.unpack("<II", struct.pack("<d", v)))  # noqa: E731
+        ity = self.u64 if wide else self.u32
+        cst = self.c64 if wide else self.c
+        sat_hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+        sat_lo = 1 << (bits - 1) if signed else 0
+        safe = self.op("OpExtInst", t, self.glsl, GLSL["NMax"], x, dc(lo))
+        safe = self.op("OpSelect", t, self.op("OpFOrdGreaterThanEqual", self.bool, safe, dc(top)), dc(lo), safe)
+        v = self.op("OpConvertFToS" if signed else "OpConvertFToU", ity, safe)
+        v = self.op("OpSelect", ity, self.op("OpFOrdGreaterThanEqual", self.bool, x, dc(top)), cst(sat_hi), v)
+        v = self.op("OpSelect", ity, self.op("OpFOrdLessThan", self.bool, x, dc(lo)), cst(sat_lo), v)
+        return self.op("OpSelect", ity, self.op("OpIsNan", self.bool, x), cst(0), v)
+
     def _fcmp(self, cmp: int, a: int, b: int) -> int:
         """FSETP's 16 comparisons: ordered ones false on NaN, the U forms true, NUM/NAN, F/T."""
         if cmp in FCMP_OPS:

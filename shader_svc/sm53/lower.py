@@ -83,6 +83,17 @@ class Lower53(Lowering):
             raise TranslateError(f"{inst.text()}: integer |x| not supported", offset=inst.addr)
         return r
 
+    @staticmethod
+    def _int_field(b: Block, x: Value, v: dict, w: int, signed: bool) -> Value:
+        """An 8/16/32-bit integer operand's value: its byte select (.B1..B3) shifted down, then
+        the field of ``w`` bits extended by its sign (``signed``) or zeros."""
+        if v.get("bsel"):
+            x = b.op("IShr32", x, b.const_u32(8 * v["bsel"]))
+        if w < 32:
+            z = b.const_u32(0)
+            x = b.op("SBitExtract32" if signed else "UBitExtract32", x, z, b.const_u32(w))
+        return x
+
     def fval(self, inst: Inst, name: str) -> int:
         return self.op("OpBitcast", self.f32, self.val(inst, name, True))
 

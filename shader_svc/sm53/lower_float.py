@@ -50,81 +50,74 @@ class Float53(Lower53):
     def _i2f53(self, inst: Inst, d: int) -> None:
         """I2F from 8/16/32/64-bit integers (byte select, |x|, -x) to F32 or F64, rounded to
         nearest or directed (.RM/.RP/.RZ: ptxas's division estimates use .RP)."""
-        mods, u32 = inst.mods, self.u32
+        mods = inst.mods
         widths = {0: 8, 1: 16, 2: 32, 3: 64, 4: 8, 5: 16, 6: 32, 7: 64}
         w, signed = widths[mods["src"]], mods["src"] >= 4
         if mods["dst"] not in (2, 3):
             self.bad(inst, "F16 result not translated yet")
-        b = inst.ops["b"]
-        raw = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+        v = inst.ops["b"]
+        b = Block()
+        raw = b.get_reg(v["reg"]) if "reg" in v else b.cbank_u32(v["bank"], v["off"], inst)
         if w == 64:
-            if b.get("abs") or b.get("neg") or "reg" not in b:
+            if v.get("abs") or v.get("neg") or "reg" not in v:
                 self.bad(inst, "64-bit source form not translated yet")
-            x = self.join64(raw, self.reg(b["reg"] + 1) if b["reg"] != 255 else self.c(0))
+            x = b.op("Pack64", raw, b.get_reg(v["reg"] + 1) if v["reg"] != 255 else b.const_u32(0))
         else:
-            x = raw
-            if b.get("bsel"):
-                x = self.op("OpShiftRightLogical", u32, x, self.c(8 * b["bsel"]))
-            if w < 32:
-                x = self.op("OpBitFieldSExtract" if signed else "OpBitFieldUExtract", u32, x, self.c(0), self.c(w))
-            if b.get("abs") and signed:
-                x = self.op("OpExtInst", u32, self.glsl, 5, x)      # SAbs
-            if b.get("neg"):
-                x = self.op("OpSNegate", u32, x)
-        conv = "OpConvertSToF" if signed else "OpConvertUToF"
+            x = self._int_field(b, raw, v, w, signed)
+            if v.get("abs") and signed:
+                x = b.op("SAbs32", x)
+            if v.get("neg"):
+                x = b.op("INeg32", x)
+        wide = w == 64
         if mods["dst"] == 3:
-            if mods["rnd"] and w == 64:
+            if mods["rnd"] and wide:
                 self.bad(inst, "directed rounding of a 64-bit integer to F64 not translated yet")
-            self.set64(d, self.op("OpBitcast", self.u64, self.op(conv, self.f64t, x)))
+            self.put64_ir(b, d, b.op("BitcastU64", b.emit("I2F64From64" if wide else "I2F64", x, signed=signed)))
+            ir_spirv.emit(self, b)
             return
-        f = self.op(conv, self.f32, x)
+        f = b.emit("I2F32From64" if wide else "I2F32", x, signed=signed)
         if mods["rnd"]:
-            f = self._directed(inst, f, x, signed, w == 64, mods["rnd"])
-        self.set_reg(d, self.op("OpBitcast", u32, f))
+            f = b.emit("RoundDirectedF32From64" if wide else "RoundDirectedF32", f, x, rnd=mods["rnd"], signed=signed,
+                       inst=inst)
+        b.set_reg(d, b.op("BitcastU32", f))
+        ir_spirv.emit(self, b)
 
-    def _f2i53(self, inst: Inst) -> int:
+    def _f2i53(self, inst: Inst) -> None:
         """F2I with FLOOR/CEIL/TRUNC from F32 or F64: round, saturate to the range, NaN -> 0 (as
         NVIDIA).  .FTZ flushes a denormal source to a zero of its sign first."""
-        rnd = {0: "RoundEven", 1: "Floor", 2: "Ceil", 3: "Trunc"}[inst.mods["rnd"]]
-        signed = inst.mods["dst"] == 6
-        if inst.mods["src"] == 2:
-            x = self.fval(inst, "b")
-            if inst.mods["FTZ"]:
-                tiny = self.op("OpFOrdLessThan", self.bool, self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], x),
-                               self.m.const(self.f32, 0x00800000))
-                zero = self.op("OpBitcast", self.f32, self.op("OpBitwiseAnd", self.u32, self.op("OpBitcast", self.u32, x),
-                                                              self.c(0x80000000)))
-                x = self.op("OpSelect", self.f32, tiny, zero, x)
-            if inst.mods["dst"] in (2, 6):
-                return self._f2i_sat(x, rnd, signed)
+        mods = inst.mods
+        rnd, d = mods["rnd"], inst.ops.get("d", {}).get("reg", 255)
+        b = Block()
+        if mods["src"] == 2:
+            x = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+            if mods["FTZ"]:
+                x = b.op("FFlushDenorm32", x)
+            if mods["dst"] in (2, 6):
+                self.put_ir(b, inst, b.emit("F2ISat32", x, rnd=rnd, signed=mods["dst"] == 6))
+                ir_spirv.emit(self, b)
+                return
+            # (the 64-bit results read the operand again, unflushed, as this lowering always has)
+            ir_spirv.emit(self, b)
+            b = Block()
         # F64 source or 64-bit result: round, then saturate in double (the bounds are exact there)
-        t = self.f64t
-        wide = inst.mods["dst"] in (3, 7)
-        signed = inst.mods["dst"] in (6, 7)
-        if inst.mods["src"] == 2:
-            x = self.op("OpFConvert", t, self.op("OpExtInst", self.f32, self.glsl, GLSL[rnd], self.fval(inst, "b")))
+        self.f64t
+        signed = mods["dst"] in (6, 7)
+        if mods["src"] == 2:
+            x = b.op("CvtF64", b.emit("RoundF32", b.op("BitcastF32", self.val_ir(b, inst, "b", True)), rnd=rnd))
         else:
-            x = self.op("OpExtInst", t, self.glsl, GLSL[rnd], self.dval(inst, "b"))
-        dc = lambda v: self.m.const(t, *struct.unpack("<II", struct.pack("<d", v)))  # noqa: E731
-        bits = 64 if wide else 32
-        lo, top = (-2.0 ** (bits - 1), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
-        ity = self.u64 if wide else self.u32
-        cst = self.c64 if wide else self.c
-        sat_hi = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
-        sat_lo = 1 << (bits - 1) if signed else 0
-        safe = self.op("OpExtInst", t, self.glsl, GLSL["NMax"], x, dc(lo))
-        safe = self.op("OpSelect", t, self.op("OpFOrdGreaterThanEqual", self.bool, safe, dc(top)), dc(lo), safe)
-        v = self.op("OpConvertFToS" if signed else "OpConvertFToU", ity, safe)
-        v = self.op("OpSelect", ity, self.op("OpFOrdGreaterThanEqual", self.bool, x, dc(top)), cst(sat_hi), v)
-        v = self.op("OpSelect", ity, self.op("OpFOrdLessThan", self.bool, x, dc(lo)), cst(sat_lo), v)
-        return self.op("OpSelect", ity, self.op("OpIsNan", self.bool, x), cst(0), v)
+            x = b.emit("RoundF64", self.dval_ir(b, inst, "b"), rnd=rnd)
+        if mods["dst"] in (3, 7):
+            self.put64_ir(b, d, b.emit("F2ISatF64To64", x, signed=signed))
+        else:
+            self.put_ir(b, inst, b.emit("F2ISatF64To32", x, signed=signed))
+        ir_spirv.emit(self, b)
 
     def _f2f(self, inst: Inst, put) -> None:
         """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
         mods = inst.mods
         pair = (mods["dst"], mods["src"])
         if pair in ((2, 2), (3, 3), (2, 3), (3, 2)):
-            self._f2f_wide(inst, put, pair)
+            self._f2f_wide(inst, pair)
             return
         self.need(inst, FTZ=0, rnd=0, SAT=0)
         v2 = self.m.type("OpTypeVector", self.f32, 2)
@@ -145,36 +138,36 @@ class Float53(Lower53):
         else:
             raise TranslateError(f"{inst.text()}: conversion not translated yet", offset=inst.addr)
 
-    def _f2f_wide(self, inst: Inst, put, pair: tuple[int, int]) -> None:
+    def _f2f_wide(self, inst: Inst, pair: tuple[int, int]) -> None:
         """F2F between F32/F64: .ROUND/.FLOOR/.CEIL/.TRUNC (rnd 4..7) round to an integral value
         in the same type; F32 -> F64 is exact, F64 -> F32 rounds to nearest even (OpFConvert is
         correctly rounded in Vulkan); .FTZ flushes an F32 source; directed narrowing, .SAT and
         a denormal-flushing F64 are refused."""
         mods = inst.mods
         self.need(inst, SAT=0)
-        fn = {4: "RoundEven", 5: "Floor", 6: "Ceil", 7: "Trunc"}.get(mods["rnd"])
+        b = Block()
         if pair[1] == 2:
-            x = self._ftz32(self.fval(inst, "b"), mods["FTZ"])
+            x = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+            if mods["FTZ"]:
+                x = b.op("FFlushDenorm32", x)
         else:
             self.need(inst, FTZ=0)
-            x = self.dval(inst, "b")
+            x = self.dval_ir(b, inst, "b")
         if pair[0] == pair[1]:
-            if fn is None:
+            if mods["rnd"] < 4:
                 self.bad(inst, "F2F to the same type other than rounding to an integral value")
-            r = self.op("OpExtInst", self.f32 if pair[0] == 2 else self.f64t, self.glsl, GLSL[fn], x)
+            r = b.emit("RoundF32" if pair[0] == 2 else "RoundF64", x, rnd=mods["rnd"] - 4)
         else:
             if mods["rnd"]:
                 self.bad(inst, "F2F with a directed rounding between F32 and F64 not translated yet")
-            r = self.op("OpFConvert", self.f32 if pair[0] == 2 else self.f64t, x)
+            r = b.op("CvtF32" if pair[0] == 2 else "CvtF64", x)
         if pair[0] == 2:
-            put(self.op("OpBitcast", self.u32, r))
+            self.put_ir(b, inst, b.op("BitcastU32", r))
         else:
-            v = self.op("OpBitcast", self.u64, r)
-            d = inst.ops["d"]["reg"]
-            if d != 255:
-                self.set_reg(d, self.op("OpUConvert", self.u32, v))
-                self.set_reg(d + 1, self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v,
-                                                                            self.c64(32))))
+            v = b.op("BitcastU64", r)
+            if inst.ops["d"]["reg"] != 255:
+                self.put64_ir(b, inst.ops["d"]["reg"], v)
+        ir_spirv.emit(self, b)
 
     def _mufu(self, inst: Inst, x: int) -> int:
         g = {2: 29, 3: 30}           # Exp2, Log2
@@ -262,19 +255,12 @@ class Float53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_f2i(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops, mods = inst.ops, inst.mods
-        dv = ops.get('d', {})
-        d = dv.get('reg', 255)
+        mods = inst.mods
         if mods["src"] not in (2, 3):
             self.bad(inst, "F16 source not translated yet")
         if mods["dst"] not in (2, 3, 6, 7):
             self.bad(inst, "integer result type not translated yet")
-        r = self._f2i53(inst)
-        if mods["dst"] in (3, 7):
-            self.set64(d, r)
-        else:
-            put(r)
+        self._f2i53(inst)
 
     def op_f2f(self, inst: Inst) -> None:
         put = self.dest(inst)

@@ -79,37 +79,36 @@ class Int53(Lower53):
         self.put_ir(b, inst, r)
         ir_spirv.emit(self, b)
 
-    def _i2i(self, inst: Inst) -> int:
+    def _i2i(self, inst: Inst) -> None:
         """I2I between 8/16/32-bit integer types: the source field (byte select .B1..B3) extended
         by its sign, |x| / -x, then the destination width, saturated with .SAT."""
-        mods, ops, u32, c = inst.mods, inst.ops, self.u32, self.c
+        mods, v = inst.mods, inst.ops["b"]
         widths = {0: 8, 1: 16, 2: 32, 4: 8, 5: 16, 6: 32}
         if mods["src"] not in widths or mods["dst"] not in widths:
             self.bad(inst, "64-bit I2I not translated yet")
         sw, ssig = widths[mods["src"]], mods["src"] >= 4
         dw, dsig = widths[mods["dst"]], mods["dst"] >= 4
-        b = ops["b"]
-        x = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
-        if b.get("bsel"):
-            x = self.op("OpShiftRightLogical", u32, x, c(8 * b["bsel"]))
-        if sw < 32:
-            x = self.op("OpBitFieldSExtract" if ssig else "OpBitFieldUExtract", u32, x, c(0), c(sw))
-        if b.get("abs"):
-            x = self.op("OpExtInst", u32, self.glsl, 5, x) if ssig else x
-        if b.get("neg"):
-            x = self.op("OpSNegate", u32, x)
-        signed_val = ssig or bool(b.get("neg"))
+        b = Block()
+        raw = b.get_reg(v["reg"]) if "reg" in v else b.cbank_u32(v["bank"], v["off"], inst)
+        x = self._int_field(b, raw, v, sw, ssig)
+        if v.get("abs") and ssig:
+            x = b.op("SAbs32", x)
+        if v.get("neg"):
+            x = b.op("INeg32", x)
+        signed_val = ssig or bool(v.get("neg"))
         if mods["SAT"]:
             lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if dsig else (0, (1 << dw) - 1)
             if signed_val:
-                x = self.op("OpExtInst", u32, self.glsl, GLSL["SMax"], x, c(lo))
-                if not (dsig and dw == 32):
-                    x = self.op("OpExtInst", u32, self.glsl, GLSL["SMin"], x, c(hi)) if hi < 2**31 else x
+                x = b.op("SMax32", x, b.const_u32(lo))
+                if not (dsig and dw == 32) and hi < 2**31:
+                    x = b.op("SMin32", x, b.const_u32(hi))
             else:
-                x = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], x, c(hi))
+                x = b.op("UMin32", x, b.const_u32(hi))
         if dw < 32:
-            x = self.op("OpBitFieldSExtract" if dsig else "OpBitFieldUExtract", u32, x, c(0), c(dw))
-        return x
+            z = b.const_u32(0)
+            x = b.op("SBitExtract32" if dsig else "UBitExtract32", x, z, b.const_u32(dw))
+        self.put_ir(b, inst, x)
+        ir_spirv.emit(self, b)
 
     def _pop_pred_ir(self, b: Block, inst: Inst, r: Value) -> None:
         """LOP/LOP3's predicate result: .T (true), .Z (the result is 0), .NZ; .F is refused.
@@ -456,5 +455,4 @@ class Int53(Lower53):
         self._lea53(inst, bool(inst.ops.get('d', {}).get('cc')))
 
     def op_i2i(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        put(self._i2i(inst))
+        self._i2i(inst)

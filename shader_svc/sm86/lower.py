@@ -125,13 +125,6 @@ class Lower86(Lowering):
         a64 = self.op("OpIAdd", self.u64, base, self.c64(a["off"]))
         return self.op("OpConvertUToPtr", self.psb_ptr, a64)
 
-    def _f2i(self, inst: Inst) -> int:
-        """F2I: round as the modifier says, then saturate to the integer range; NaN gives 0
-        (SPIR-V leaves out-of-range conversions undefined, NVIDIA saturates)."""
-        self.require(inst, size=2)
-        x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
-        return self._f2i_sat(x, ("RoundEven", "Floor", "Ceil", "Trunc")[inst.mods["rnd"]], inst.mods["sign"] == 1)
-
     @staticmethod
     def set_bop_ir(b: Block, inst: Inst, r: Value) -> None:
         """A comparison's predicates: p = r BOP pp, q = !r BOP pp (BOP: .AND, .OR, .XOR)."""
@@ -279,18 +272,24 @@ class Lower86(Lowering):
         ir_spirv.emit(self, b)
 
     def op_f2i(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        put(self._f2i(inst))
+        """F2I to 32 bits: round as the modifier says, then saturate to the integer range; NaN
+        gives 0 (SPIR-V leaves out-of-range conversions undefined, NVIDIA saturates)."""
+        self.require(inst, size=2)
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        self.put_ir(b, inst, b.emit("F2ISat32", x, rnd=inst.mods["rnd"], signed=inst.mods["sign"] == 1))
+        ir_spirv.emit(self, b)
 
     def op_i2f(self, inst: Inst) -> None:
-        put = self.dest(inst)
         self.require(inst, dst=2)
         signed = inst.mods["sign"] == 1
-        x = self.src(inst, "b")
-        f = self.op("OpConvertSToF" if signed else "OpConvertUToF", self.f32, x)
+        b = Block()
+        x = self.src_ir(b, inst, "b")
+        f = b.emit("I2F32", x, signed=signed)
         if inst.mods["rnd"]:
-            f = self._directed(inst, f, x, signed, False, inst.mods["rnd"])
-        put(self.op("OpBitcast", self.u32, f))
+            f = b.emit("RoundDirectedF32", f, x, rnd=inst.mods["rnd"], signed=signed, inst=inst)
+        self.put_ir(b, inst, b.op("BitcastU32", f))
+        ir_spirv.emit(self, b)
 
     def op_fsetp(self, inst: Inst) -> None:
         ftz = inst.mods.get("FTZ", 0)

@@ -38,13 +38,6 @@ class Alu86(Lower86):
             t = b.op("IAdd64", t, b.const_u64(1))
         return t
 
-    def _plain(self, inst: Inst, name: str, v: dict) -> int:
-        if "imm" in v:
-            return self.c(v["imm"])
-        if "bank" in v:
-            return self.cbank_word(v["off"], v["bank"], inst)
-        return self.reg(v["reg"], v.get("file", "R"))
-
     @staticmethod
     def _carry_in(b: Block, inst: Inst, name: str) -> Value:
         p = inst.ops[name]
@@ -149,17 +142,17 @@ class Alu86(Lower86):
             val = b.op("FNeg64", val)
         return val
 
-    def _int_src(self, inst: Inst, signed: bool, size: int) -> tuple[int, bool]:
+    def _int_src(self, b: Block, inst: Inst, signed: bool, size: int) -> tuple[Value, bool]:
         """The integer source of I2F as (value, is64): 8/16-bit sources are extended."""
         if size == 3:
             v = inst.ops["b"]
-            lo = self._plain(inst, "b", v)
-            hi = self.reg(v["reg"] + 1) if "reg" in v and v["reg"] != 255 else self.c(0)
-            return self.join64(lo, hi), True
-        x = self.src(inst, "b")
+            lo = self.plain_ir(b, inst, "b")
+            hi = b.get_reg(v["reg"] + 1) if "reg" in v and v["reg"] != 255 else b.const_u32(0)
+            return b.op("Pack64", lo, hi), True
+        x = self.src_ir(b, inst, "b")
         if size in (0, 1):
-            w = 8 if size == 0 else 16
-            x = self.op("OpBitFieldSExtract" if signed else "OpBitFieldUExtract", self.u32, x, self.c(0), self.c(w))
+            z = b.const_u32(0)
+            x = b.op("SBitExtract32" if signed else "UBitExtract32", x, z, b.const_u32(8 if size == 0 else 16))
         return x, False
 
     def _i2f(self, inst: Inst, d: int) -> None:
@@ -168,19 +161,22 @@ class Alu86(Lower86):
         signed = bool((inst.row.base >> 74) & 1)
         if mods["dst"] == 1:
             raise TranslateError(f"{inst.text()}: F16 results not translated yet", offset=inst.addr)
-        x, is64 = self._int_src(inst, signed, size)
-        conv = "OpConvertSToF" if signed else "OpConvertUToF"
+        b = Block()
+        x, is64 = self._int_src(b, inst, signed, size)
         rnd = mods["rnd"]
         if mods["dst"] == 3:                                  # F64
             if rnd and is64:
                 raise TranslateError(f"{inst.text()}: directed rounding of a 64-bit integer to F64 not translated",
                                      offset=inst.addr)
-            self.set64(d, self.op("OpBitcast", self.u64, self.op(conv, self.f64t, x)))
+            f64 = b.emit("I2F64From64" if is64 else "I2F64", x, signed=signed)
+            self.put64_ir(b, d, b.op("BitcastU64", f64))
+            ir_spirv.emit(self, b)
             return
-        f = self.op(conv, self.f32, x)
+        f = b.emit("I2F32From64" if is64 else "I2F32", x, signed=signed)
         if rnd:
-            f = self._directed(inst, f, x, signed, is64, rnd)
-        self.set_reg(d, self.op("OpBitcast", self.u32, f))
+            f = b.emit("RoundDirectedF32From64" if is64 else "RoundDirectedF32", f, x, rnd=rnd, signed=signed, inst=inst)
+        b.set_reg(d, b.op("BitcastU32", f))
+        ir_spirv.emit(self, b)
 
     def _f2i64(self, inst: Inst, d: int) -> None:
         """F2I from F32 or F64 to 32- or 64-bit integers: rounded as the modifier says, saturated,
@@ -188,33 +184,18 @@ class Alu86(Lower86):
         mods = inst.mods
         self.require(inst, FTZ=0)
         signed = bool((inst.row.base >> 72) & 1)
-        src64 = mods["src"] == 3
-        ty = self.f64t if src64 else self.f32
-        if src64:
-            x = self.f64src(inst, "b")
+        b = Block()
+        if mods["src"] == 3:
+            self.f64t   # declared before the operand is read, where this lowering always did (ids kept)
+            x = b.emit("RoundF64", self.f64src_ir(b, inst, "b"), rnd=mods["rnd"])
         else:
-            x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
-        x = self.op("OpExtInst", ty, self.glsl, GLSL[("RoundEven", "Floor", "Ceil", "Trunc")[mods["rnd"]]], x)
-        x = self.op("OpFConvert", self.f64t, x) if not src64 else x
-        wide = mods["size"] == 3
-        bits = 64 if wide else 32
-        lo = -(2.0 ** (bits - 1)) if signed else 0.0
-        top = 2.0 ** (bits - 1) if signed else 2.0 ** bits
-        f64c = lambda v: self.m.const(self.f64t, *struct.unpack("<II", struct.pack("<d", v)))  # noqa: E731
-        ity = self.u64 if wide else self.u32
-        sat_hi = ((1 << (bits - 1)) - 1) if signed else (1 << bits) - 1
-        sat_lo = (1 << (bits - 1)) if signed else 0
-        cst = (lambda v: self.c64(v)) if wide else (lambda v: self.c(v))
-        safe = self.op("OpExtInst", self.f64t, self.glsl, GLSL["NMax"], x, f64c(lo))
-        safe = self.op("OpSelect", self.f64t, self.op("OpFOrdGreaterThanEqual", self.bool, safe, f64c(top)), f64c(lo), safe)
-        v = self.op("OpConvertFToS" if signed else "OpConvertFToU", ity, safe)
-        v = self.op("OpSelect", ity, self.op("OpFOrdGreaterThanEqual", self.bool, x, f64c(top)), cst(sat_hi), v)
-        v = self.op("OpSelect", ity, self.op("OpFOrdLessThan", self.bool, x, f64c(lo)), cst(sat_lo), v)
-        v = self.op("OpSelect", ity, self.op("OpIsNan", self.bool, x), cst(0), v)
-        if wide:
-            self.set64(d, v)
+            x = b.emit("RoundF32", b.op("BitcastF32", self.src_ir(b, inst, "b", True)), rnd=mods["rnd"])
+            x = b.op("CvtF64", x)
+        if mods["size"] == 3:
+            self.put64_ir(b, d, b.emit("F2ISatF64To64", x, signed=signed))
         else:
-            self.set_reg(d, v)
+            b.set_reg(d, b.emit("F2ISatF64To32", x, signed=signed))
+        ir_spirv.emit(self, b)
 
     def _mufu86(self, inst: Inst, put) -> None:
         """MUFU: the approximate unit, as the device's GLSL functions (accuracy is the device's:
@@ -245,26 +226,33 @@ class Alu86(Lower86):
 
     def _frnd(self, inst: Inst, d: int) -> None:
         """FRND: to an integral value, nearest-even / floor / ceil / trunc, F32 or F64."""
-        fn = {0: 2, 1: 8, 2: 9, 3: 3}[inst.mods["rnd"]]          # GLSL RoundEven, Floor, Ceil, Trunc
+        rnd = inst.mods["rnd"]
         if "f64" in inst.mods:
             self.require(inst, FTZ=0)
-            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpExtInst", self.f64t, self.glsl, fn,
-                                                                  self.f64src(inst, "b"))))
+            self.u64, self.f64t     # declared before the operand is read, as this lowering always did (ids kept)
+            b = Block()
+            self.put64_ir(b, d, b.op("BitcastU64", b.emit("RoundF64", self.f64src_ir(b, inst, "b"), rnd=rnd)))
+            ir_spirv.emit(self, b)
             return
-        x = self._ftz32(self.op("OpBitcast", self.f32, self.src(inst, "b", True)), inst.mods["FTZ"])
-        self.set_reg(d, self.op("OpBitcast", self.u32, self.op("OpExtInst", self.f32, self.glsl, fn, x)))
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        if inst.mods["FTZ"]:
+            x = b.op("FFlushDenorm32", x)
+        b.set_reg(d, b.op("BitcastU32", b.emit("RoundF32", x, rnd=rnd)))
+        ir_spirv.emit(self, b)
 
     def _f2f86(self, inst: Inst, d: int) -> None:
         """F2F between F32 and F64: widening is exact; narrowing rounds to nearest even (OpFConvert
         is correctly rounded in Vulkan); directed narrowing is refused."""
         self.require(inst, FTZ=0)
+        b = Block()
         if inst.row.base >> 84 & 1:                          # .F32.F64
             self.require(inst, rnd=0)
-            f = self.op("OpFConvert", self.f32, self.f64src(inst, "b"))
-            self.set_reg(d, self.op("OpBitcast", self.u32, f))
+            b.set_reg(d, b.op("BitcastU32", b.op("CvtF32", self.f64src_ir(b, inst, "b"))))
         else:
-            x = self.op("OpBitcast", self.f32, self.src(inst, "b", True))
-            self.set64(d, self.op("OpBitcast", self.u64, self.op("OpFConvert", self.f64t, x)))
+            x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+            self.put64_ir(b, d, b.op("BitcastU64", b.op("CvtF64", x)))
+        ir_spirv.emit(self, b)
 
     # --- instructions (Compute86.RULES) -------------------------------------------------------
     def op_iadd3(self, inst: Inst) -> None:
