@@ -72,3 +72,15 @@ class Block:
     def op(self, name: str, *args: Value) -> Value:
         """An operation without attributes (``FAdd32``, ``BitcastF32``...)."""
         return self.emit(name, *args)
+
+
+def global_words_ir(b: Block, base: Value, off: int, n: int, reg: int, load: bool) -> None:
+    """``n`` consecutive words at the global address ``base`` + ``off`` loaded into (``load``)
+    or stored from registers reg, reg+1...; RZ (255) discards loads and stores zeros."""
+    for i in range(n):
+        ptr = b.op("GlobalPtr", b.op("IAdd64", base, b.const_u64(off + 4 * i)))
+        if load:
+            if reg != 255:
+                b.set_reg(reg + i, b.op("LoadGlobal32", ptr))
+        else:
+            b.emit("StoreGlobal32", ptr, b.get_reg(reg + i) if reg != 255 else b.const_u32(0))

@@ -50,6 +50,9 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
   ``RoundDirectedF32From64``: that nearest f32 (first argument) of the integer (second) moved one
   ulp where ``rnd`` rounds the other way; ``CvtF64``: f32 -> f64 (exact); ``CvtF32``: f64 -> f32
   rounded to nearest even.
+- Memory: ``GlobalPtr``: the u32 at a 64-bit global address; ``LoadGlobal32``/``StoreGlobal32``
+  (4-byte aligned).  ``SharedPtr``: the word of shared memory at a byte address (taken modulo
+  the emulated 32 KiB); ``LoadShared32``/``StoreShared32``.
 - ``GetFlag``/``SetFlag``: SM53's condition code, one boolean per ``flag`` ('CC' the carry, 'CCZ'
   the zero flag), written by ``.CC`` and read by ``.X``.
 """
@@ -60,6 +63,7 @@ from dataclasses import dataclass, field
 from shader_svc.ir.types import Type
 
 B, U32, U64, F32, F64 = Type.BOOL, Type.U32, Type.U64, Type.F32, Type.F64
+GPTR, SPTR = Type.PTR_GLOBAL, Type.PTR_SHARED
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,12 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("RoundDirectedF32From64", F32, (F32, U64), ("rnd", "signed", "inst")),
     OpDef("CvtF64", F64, (F32,)),
     OpDef("CvtF32", F32, (F64,)),
+    OpDef("GlobalPtr", GPTR, (U64,)),
+    OpDef("LoadGlobal32", U32, (GPTR,)),
+    OpDef("StoreGlobal32", None, (GPTR, U32)),
+    OpDef("SharedPtr", SPTR, (U32,)),
+    OpDef("LoadShared32", U32, (SPTR,)),
+    OpDef("StoreShared32", None, (SPTR, U32)),
     OpDef("GetFlag", B, (), ("flag",)),
     OpDef("SetFlag", None, (B,), ("flag",)),
 )}

@@ -125,6 +125,12 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
                                                             o.attrs["rnd"]),
     "CvtF64": lambda lw, o, a: lw.op("OpFConvert", lw.f64t, a[0]),
     "CvtF32": lambda lw, o, a: lw.op("OpFConvert", lw.f32, a[0]),
+    "GlobalPtr": lambda lw, o, a: lw.op("OpConvertUToPtr", lw.psb_ptr, a[0]),
+    "LoadGlobal32": lambda lw, o, a: lw.op("OpLoad", lw.u32, a[0], lw.m.E("MemoryAccess", "Aligned"), 4),
+    "StoreGlobal32": lambda lw, o, a: lw.do("OpStore", *a, lw.m.E("MemoryAccess", "Aligned"), 4),
+    "SharedPtr": lambda lw, o, a: lw.shared_word(a[0]),
+    "LoadShared32": lambda lw, o, a: lw.op("OpLoad", lw.u32, a[0]),
+    "StoreShared32": lambda lw, o, a: lw.do("OpStore", *a),
     "GetFlag": lambda lw, o, a: lw.op("OpLoad", lw.bool, lw.var(o.attrs["flag"], lw.fn_bool)),
     "SetFlag": lambda lw, o, a: lw.do("OpStore", lw.var(o.attrs["flag"], lw.fn_bool), a[0]),
 }

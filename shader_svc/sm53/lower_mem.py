@@ -3,6 +3,8 @@ at c[0x0][0x0], ``sm53/cbank.py``), LDS/STS, LDL/STL, LDC, atomics (ATOMS/ATOM/A
 SHFL and VOTE on the emulated 32-lane warp (``lower/memory.py``)."""
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, global_words_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
@@ -14,7 +16,7 @@ ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAto
 class Memory53(Lower53):
     """Mixin of ``to_spirv.Compute53``: the memory and warp handlers and their helpers."""
 
-    def _global(self, inst: Inst, put) -> None:
+    def _global(self, inst: Inst) -> None:
         mods = inst.mods
         if not mods["E"]:
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
@@ -22,15 +24,10 @@ class Memory53(Lower53):
         if n is None:
             raise TranslateError(f"{inst.text()}: sub-word access not translated yet", offset=inst.addr)
         a = inst.ops["addr"]
-        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
-        d = inst.ops["d"]["reg"]
-        for i in range(n):
-            ptr = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", self.u64, base, self.c64(a["off"] + 4 * i)))
-            if inst.row.ir == "LDG":
-                if d != 255:
-                    self.set_reg(d + i, self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
-            else:
-                self.do("OpStore", ptr, self.reg(d + i) if d != 255 else self.c(0), self.m.E("MemoryAccess", "Aligned"), 4)
+        b = Block()
+        base = b.op("Pack64", b.get_reg(a["reg"]), b.get_reg(a["reg"] + 1)) if a["reg"] != 255 else b.const_u64(0)
+        global_words_ir(b, base, a["off"], n, inst.ops["d"]["reg"], inst.row.ir == "LDG")
+        ir_spirv.emit(self, b)
 
     def _generic53(self, inst: Inst) -> None:
         """LD/ST on a generic 64-bit address (register pair + signed 32-bit offset): the shared
@@ -60,15 +57,18 @@ class Memory53(Lower53):
         n = {4: 1, 5: 2, 6: 4}.get(inst.mods["size"])
         if n is None:
             raise TranslateError(f"{inst.text()}: sub-word shared access not translated yet", offset=inst.addr)
-        addr = self._mem_addr(inst)
+        a = inst.ops["addr"]
+        b = Block()
+        addr = b.op("IAdd32", b.get_reg(a["reg"]) if a["reg"] != 255 else b.const_u32(0), b.const_u32(a["off"]))
         d = inst.ops["d"]["reg"]
         for i in range(n):
-            p = self.shared_word(self.op("OpIAdd", self.u32, addr, self.c(4 * i)))
+            p = b.op("SharedPtr", b.op("IAdd32", addr, b.const_u32(4 * i)))
             if inst.row.ir == "LDS":
                 if d != 255:
-                    self.set_reg(d + i, self.op("OpLoad", self.u32, p))
+                    b.set_reg(d + i, b.op("LoadShared32", p))
             else:
-                self.do("OpStore", p, self.reg(d + i) if d != 255 else self.c(0))
+                b.emit("StoreShared32", p, b.get_reg(d + i) if d != 255 else b.const_u32(0))
+        ir_spirv.emit(self, b)
 
     def _local(self, inst: Inst) -> None:
         """LDL/STL: a per-invocation array; the stack pointer comes from c[0x0][0x20] as the
@@ -132,8 +132,7 @@ class Memory53(Lower53):
 
     # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
     def op_ldg(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        self._global(inst, put)
+        self._global(inst)
 
     def op_ld(self, inst: Inst) -> None:
         self._generic53(inst)

@@ -119,11 +119,14 @@ class Lower86(Lowering):
         if d != 255:
             b.set_reg(d + 1, b.op("Trunc32", b.op("Shr64", v, b.const_u64(32))))
 
-    def addr(self, inst: Inst) -> int:
+    def base64_ir(self, b: Block, inst: Inst) -> Value:
+        """A memory operand's 64-bit base: its register pair (RZ: 0)."""
         a = inst.ops["addr"]
-        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
-        a64 = self.op("OpIAdd", self.u64, base, self.c64(a["off"]))
-        return self.op("OpConvertUToPtr", self.psb_ptr, a64)
+        return b.op("Pack64", b.get_reg(a["reg"]), b.get_reg(a["reg"] + 1)) if a["reg"] != 255 else b.const_u64(0)
+
+    def addr_ir(self, b: Block, inst: Inst) -> Value:
+        """The global address of LDG/STG: the register pair plus the offset."""
+        return b.op("GlobalPtr", b.op("IAdd64", self.base64_ir(b, inst), b.const_u64(inst.ops["addr"]["off"])))
 
     @staticmethod
     def set_bop_ir(b: Block, inst: Inst, r: Value) -> None:
@@ -338,14 +341,15 @@ class Lower86(Lowering):
             self.set_reg(d + i if d != 63 else 63, self.cbank_word(cb["off"] + 4 * i, cb["bank"], inst), "UR")
 
     def op_ldg(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
         self.require(inst, size=4, order=0, cache=1)
-        if ops["d"]["reg"] != 255:
-            ptr = self.addr(inst)
-            put(self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
+        if inst.ops["d"]["reg"] != 255:
+            b = Block()
+            self.put_ir(b, inst, b.op("LoadGlobal32", self.addr_ir(b, inst)))
+            ir_spirv.emit(self, b)
 
     def op_stg(self, inst: Inst) -> None:
         self.require(inst, size=4, order=0, cache=1)
-        ptr = self.addr(inst)
-        self.do("OpStore", ptr, self.src(inst, "b"), self.m.E("MemoryAccess", "Aligned"), 4)
+        b = Block()
+        ptr = self.addr_ir(b, inst)
+        b.emit("StoreGlobal32", ptr, self.src_ir(b, inst, "b"))
+        ir_spirv.emit(self, b)

@@ -5,6 +5,8 @@
 emulated 32-lane warp (``lower/memory.py``), the lane id."""
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value, global_words_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
@@ -34,25 +36,33 @@ class Memory86(Lower86):
 
     # --- memory -------------------------------------------------------------------------------
     def _smem_addr(self, inst: Inst) -> int:
+        b = Block()
+        return ir_spirv.emit_value(self, b, self._smem_addr_ir(b, inst))
+
+    @staticmethod
+    def _smem_addr_ir(b: Block, inst: Inst) -> Value:
+        """A shared (or local) address: the register times the .X4/.X8/.X16 scale, plus the offset."""
         a = inst.ops["addr"]
-        base = self.reg(a["reg"]) if a["reg"] != 255 else self.c(0)
+        base = b.get_reg(a["reg"]) if a["reg"] != 255 else b.const_u32(0)
         if a["scale"]:
-            base = self.op("OpIMul", self.u32, base, self.c((1, 4, 8, 16)[a["scale"]]))
-        return self.op("OpIAdd", self.u32, base, self.c(a["off"]))
+            base = b.op("IMul32", base, b.const_u32((1, 4, 8, 16)[a["scale"]]))
+        return b.op("IAdd32", base, b.const_u32(a["off"]))
 
     def _lds_sts(self, inst: Inst) -> None:
         n = SIZES.get(inst.mods["size"])
         if n is None:
             raise TranslateError(f"{inst.text()}: sub-word shared access not translated yet", offset=inst.addr)
-        addr = self._smem_addr(inst)
+        b = Block()
+        addr = self._smem_addr_ir(b, inst)
         reg = inst.ops["d"]["reg"] if inst.row.ir == "LDS" else inst.ops["b"]["reg"]
         for i in range(n):
-            p = self.shared_word(self.op("OpIAdd", self.u32, addr, self.c(4 * i)))
+            p = b.op("SharedPtr", b.op("IAdd32", addr, b.const_u32(4 * i)))
             if inst.row.ir == "LDS":
                 if reg != 255:
-                    self.set_reg(reg + i, self.op("OpLoad", self.u32, p))
+                    b.set_reg(reg + i, b.op("LoadShared32", p))
             else:
-                self.do("OpStore", p, self.reg(reg + i) if reg != 255 else self.c(0))
+                b.emit("StoreShared32", p, b.get_reg(reg + i) if reg != 255 else b.const_u32(0))
+        ir_spirv.emit(self, b)
 
     def _local86(self, inst: Inst) -> None:
         """LDL/STL: a per-invocation array of 4 KiB; addresses (R1, the stack pointer, starts at
@@ -103,18 +113,11 @@ class Memory86(Lower86):
         self.require(inst, cache=1)
         if inst.mods["order"] not in (0, 4):
             raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
-        n = SIZES[inst.mods["size"]]
-        a = inst.ops["addr"]
-        base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
         reg = inst.ops["d"]["reg"] if inst.row.ir == "LDG" else inst.ops["b"]["reg"]
-        for i in range(n):
-            ptr = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", self.u64, base, self.c64(a["off"] + 4 * i)))
-            if inst.row.ir == "LDG":
-                if reg != 255:
-                    self.set_reg(reg + i, self.op("OpLoad", self.u32, ptr, self.m.E("MemoryAccess", "Aligned"), 4))
-            else:
-                self.do("OpStore", ptr, self.reg(reg + i) if reg != 255 else self.c(0),
-                        self.m.E("MemoryAccess", "Aligned"), 4)
+        b = Block()
+        global_words_ir(b, self.base64_ir(b, inst), inst.ops["addr"]["off"], SIZES[inst.mods["size"]], reg,
+                        inst.row.ir == "LDG")
+        ir_spirv.emit(self, b)
 
     def _atomic86(self, inst: Inst, put) -> None:
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops

@@ -53,12 +53,13 @@ def test_rules_cover_what_each_lowering_declares(cls, lowered):
     assert sorted(k for k, m in cls.RULES.items() if not callable(getattr(cls, m, None))) == []
 
 
-def _ir_of(monkeypatch, translate, insts) -> list[list[str]]:
-    """The IR blocks of the FP32 family a translation builds (operand reads included)."""
+def _ir_of(monkeypatch, translate, insts, family: str = "FAdd") -> list[list[str]]:
+    """The IR blocks a translation builds that hold an operation named ``family...`` (operand
+    reads included)."""
     blocks: list[list[str]] = []
 
     def spy(lw, block):
-        if any(o.op.name.startswith("FAdd") for o in block.ops):
+        if any(o.op.name.startswith(family) for o in block.ops):
             blocks.append([o.op.name for o in block.ops])
         return REAL_EMIT(lw, block)
     monkeypatch.setattr(ir_spirv, "emit", spy)
@@ -80,6 +81,31 @@ def test_fadd_is_the_same_ir_on_both_isas(monkeypatch):
     assert ir86 == ir53 == [["GetReg", "BitcastF32", "FNeg32", "BitcastU32", "BitcastF32", "FFlushDenorm32",
                              "GetReg", "BitcastF32", "FAbs32", "BitcastU32", "BitcastF32", "FFlushDenorm32",
                              "FAdd32", "FFlushDenorm32", "BitcastU32", "SetReg"]]
+
+
+@pytest.mark.parametrize("text,family,want", [
+    ("ISETP.GE.U32.AND P0, PT, R0, R1, PT", "ICmp",
+     ["GetReg", "GetReg", "ICmp32", "GetPred", "LAnd", "SetPred"]),
+    ("DSETP.GT.AND P0, PT, R2, R4, PT", "FCmp",
+     ["GetReg", "GetReg", "PackF64", "GetReg", "GetReg", "PackF64", "FCmp64", "GetPred", "LAnd", "SetPred"]),
+    ("DADD R0, R2, -R4", "FAdd64",
+     ["GetReg", "GetReg", "PackF64", "GetReg", "GetReg", "PackF64", "FNeg64", "FAdd64", "BitcastU64", "Trunc32",
+      "SetReg", "ConstU64", "Shr64", "Trunc32", "SetReg"]),
+])
+def test_comparisons_and_fp64_are_the_same_ir_on_both_isas(monkeypatch, text, family, want):
+    """Integer and FP64 comparisons and FP64 arithmetic: one meaning, written once (the SM53
+    and SM86 encodings become the same operations, so the same SPIR-V)."""
+    from shader_svc.sm53 import assemble as asm53
+    from shader_svc.sm53 import decode as dec53
+    from shader_svc.sm53.to_spirv import translate_compute as t53
+    from shader_svc.sm86 import decode as dec86
+    from shader_svc.sm86.assemble import assemble_program
+    from shader_svc.sm86.to_spirv import translate_compute as t86
+
+    text += "\nEXIT\n"
+    ir86 = _ir_of(monkeypatch, t86, dec86.decode_stream(assemble_program(text)), family)
+    ir53 = _ir_of(monkeypatch, t53, dec53.decode_stream(asm53.assemble_program(text)), family)
+    assert ir86 == ir53 == [want]
 
 
 def _imports(folder: str) -> dict[str, set[str]]:
