@@ -29,6 +29,12 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
 - ``IShl32``, ``ISar32``: left / arithmetic right shift (amount < 32).  ``UGe32``: unsigned >=.
   ``SBitExtract32``/``UBitExtract32``: the field of ``count`` bits at ``offset`` (second and
   third arguments), sign- / zero-extended.  ``SAbs32``: |x| of a signed word (|-2^31| = -2^31).
+  ``BitReverse32``.  ``FindMsb32``: the position of the most significant set bit (``signed``:
+  of the first bit unlike the sign), 0xffffffff for none; ``sh``: 31 - that position (FLO.SH).
+  ``Permute32``: PRMT's byte permutation of (a, c) selected by b (the second argument).
+  ``BitFieldExtractPacked``/``BitFieldInsertPacked``: PTX bfe / bfi with the position and
+  length in bytes 0 and 1 of the second argument (length 0 extracts 0; ``signed`` fills with the
+  last bit taken); the insert puts the first argument's low bits into the third.
 - 64-bit integers (carries are the high half of a u64 sum, as the machine's carry chains mean):
   ``ConstU64``; ``ZExt64``/``SExt64``: a u32 widened with zeros / its sign; ``Trunc32``: the low
   word; ``Pack64``: (lo, hi) as one u64; ``IAdd64``/``IMul64`` modulo 2^64; ``Shl64``/``Shr64``/
@@ -53,6 +59,14 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
 - Memory: ``GlobalPtr``: the u32 at a 64-bit global address; ``LoadGlobal32``/``StoreGlobal32``
   (4-byte aligned).  ``SharedPtr``: the word of shared memory at a byte address (taken modulo
   the emulated 32 KiB); ``LoadShared32``/``StoreShared32``.
+- The approximate unit (MUFU; accuracy is the device's): ``Cos32``/``Sin32`` (radians),
+  ``Exp2_32``, ``Log2_32``, ``RSqrt32``, ``Sqrt32``; ``FDiv32``: a / b, one rounding;
+  ``Rcp64H``/``RSqrt64H``: the high word of 1/x (1/sqrt(x)) for the double whose high word is the
+  argument (low word 0).  ``ConstF32``: a constant (its ``bits``).
+- Special registers: ``BuiltinU32``: component ``comp`` of the compute builtin ``builtin``
+  (LocalInvocationId, WorkgroupId); ``LocalIndex``: the invocation's flat index in its workgroup
+  (x + y * X + z * X * Y), whose low 5 bits are its lane in the emulated 32-lane warp.
+  ``ISub32``: modulo 2^32.
 - ``GetFlag``/``SetFlag``: SM53's condition code, one boolean per ``flag`` ('CC' the carry, 'CCZ'
   the zero flag), written by ``.CC`` and read by ``.X``.
 """
@@ -125,6 +139,11 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("SBitExtract32", U32, (U32, U32, U32)),
     OpDef("UBitExtract32", U32, (U32, U32, U32)),
     OpDef("SAbs32", U32, (U32,)),
+    OpDef("BitReverse32", U32, (U32,)),
+    OpDef("FindMsb32", U32, (U32,), ("signed", "sh")),
+    OpDef("Permute32", U32, (U32, U32, U32)),
+    OpDef("BitFieldExtractPacked", U32, (U32, U32), ("signed",)),
+    OpDef("BitFieldInsertPacked", U32, (U32, U32, U32)),
     OpDef("ConstU64", U64, (), ("value",)),
     OpDef("ZExt64", U64, (U32,)),
     OpDef("SExt64", U64, (U32,)),
@@ -169,6 +188,19 @@ OPS: dict[str, OpDef] = {d.name: d for d in (
     OpDef("SharedPtr", SPTR, (U32,)),
     OpDef("LoadShared32", U32, (SPTR,)),
     OpDef("StoreShared32", None, (SPTR, U32)),
+    OpDef("ConstF32", F32, (), ("bits",)),
+    OpDef("Cos32", F32, (F32,)),
+    OpDef("Sin32", F32, (F32,)),
+    OpDef("Exp2_32", F32, (F32,)),
+    OpDef("Log2_32", F32, (F32,)),
+    OpDef("RSqrt32", F32, (F32,)),
+    OpDef("Sqrt32", F32, (F32,)),
+    OpDef("FDiv32", F32, (F32, F32)),
+    OpDef("Rcp64H", U32, (U32,)),
+    OpDef("RSqrt64H", U32, (U32,)),
+    OpDef("BuiltinU32", U32, (), ("builtin", "comp")),
+    OpDef("LocalIndex", U32, ()),
+    OpDef("ISub32", U32, (U32, U32)),
     OpDef("GetFlag", B, (), ("flag",)),
     OpDef("SetFlag", None, (B,), ("flag",)),
 )}

@@ -30,6 +30,10 @@ def _u64(name: str) -> Callable[[Semantics, Op, list[int]], int]:
     return lambda lw, o, a: lw.op(name, lw.u64, *a)
 
 
+def _glsl_f32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL[name], a[0])
+
+
 def _i2f(o: Op) -> str:
     return "OpConvertSToF" if o.attrs["signed"] else "OpConvertUToF"
 
@@ -86,6 +90,11 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "SBitExtract32": _u32("OpBitFieldSExtract"),
     "UBitExtract32": _u32("OpBitFieldUExtract"),
     "SAbs32": _glsl_u32("SAbs"),
+    "BitReverse32": _u32("OpBitReverse"),
+    "FindMsb32": lambda lw, o, a: lw._flo(a[0], o.attrs["signed"], o.attrs["sh"]),
+    "Permute32": lambda lw, o, a: lw._prmt(*a),
+    "BitFieldExtractPacked": lambda lw, o, a: lw._bfe(*a, o.attrs["signed"]),
+    "BitFieldInsertPacked": lambda lw, o, a: lw._bfi(*a),
     "ConstU64": lambda lw, o, a: lw.c64(o.attrs["value"]),
     "ZExt64": _u64("OpUConvert"),
     "SExt64": _u64("OpSConvert"),
@@ -131,6 +140,20 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "SharedPtr": lambda lw, o, a: lw.shared_word(a[0]),
     "LoadShared32": lambda lw, o, a: lw.op("OpLoad", lw.u32, a[0]),
     "StoreShared32": lambda lw, o, a: lw.do("OpStore", *a),
+    "ConstF32": lambda lw, o, a: lw.m.const(lw.f32, o.attrs["bits"]),
+    "Cos32": _glsl_f32("Cos"),
+    "Sin32": _glsl_f32("Sin"),
+    "Exp2_32": _glsl_f32("Exp2"),
+    "Log2_32": _glsl_f32("Log2"),
+    "RSqrt32": _glsl_f32("InverseSqrt"),
+    "Sqrt32": _glsl_f32("Sqrt"),
+    "FDiv32": lambda lw, o, a: lw.fop("OpFDiv", lw.f32, *a),
+    "Rcp64H": lambda lw, o, a: lw._mufu64h(6, a[0]),
+    "RSqrt64H": lambda lw, o, a: lw._mufu64h(7, a[0]),
+    "BuiltinU32": lambda lw, o, a: lw.op("OpCompositeExtract", lw.u32, lw.op("OpLoad", lw.v3, lw.builtins[o.attrs["builtin"]]),
+                                         o.attrs["comp"]),
+    "LocalIndex": lambda lw, o, a: lw._lid(),
+    "ISub32": _u32("OpISub"),
     "GetFlag": lambda lw, o, a: lw.op("OpLoad", lw.bool, lw.var(o.attrs["flag"], lw.fn_bool)),
     "SetFlag": lambda lw, o, a: lw.do("OpStore", lw.var(o.attrs["flag"], lw.fn_bool), a[0]),
 }

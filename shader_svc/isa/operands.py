@@ -38,6 +38,12 @@ class Pred:
         return [(self.lo, 3)] + ([(self.not_bit, 1)] if self.not_bit is not None else [])
 
 
+# S2R's special registers that are compute builtins (the same numbers on SM53 and SM86, as
+# nvdisasm prints them: SR_TID.X/Y/Z 0x21-0x23, SR_CTAID.X/Y/Z 0x25-0x27) -> builtin, component
+SREG_BUILTINS = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
+                 0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
+
+
 @dataclass(frozen=True)
 class SReg:
     """Special register of S2R (8 bits at ``lo``)."""

@@ -13,7 +13,8 @@ from shader_svc.spirv.builder import Module
 
 DONE = 0xFFFFFFFF            # the dispatcher loop's "block" value after the program's end
 GLSL = {"RoundEven": 2, "Trunc": 3, "FAbs": 4, "SAbs": 5, "Floor": 8, "Ceil": 9, "UMin": 38, "SMin": 39, "UMax": 41, "Fma": 50,
-        "SMax": 42, "NMin": 79, "NMax": 80}
+        "SMax": 42, "NMin": 79, "NMax": 80, "Sin": 13, "Cos": 14, "Exp2": 29, "Log2": 30, "Sqrt": 31,
+        "InverseSqrt": 32}
 # FSETP comparisons: ordered ones are false when an operand is NaN, the U forms true
 ICMP_NAMES = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual", 6: "GreaterThanEqual"}
 

@@ -79,6 +79,38 @@ class Semantics(LowerBase):
         none = self.op("OpIEqual", self.bool, r, self.c(0xFFFFFFFF))
         return self.op("OpSelect", self.u32, none, r, self.op("OpISub", self.u32, self.c(31), r))
 
+    def _bfe(self, a: int, b: int, signed: bool) -> int:
+        """BFE (Maxwell) / PTX bfe: position = b[7:0], length = b[15:8]; PTX bfe semantics (length 0 -> 0, the sign
+        bit is the last one taken, or bit 31)."""
+        u32, c, op = self.u32, self.c, self.op
+        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
+        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
+        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(31))
+        shifted = op("OpShiftRightLogical", u32, a, posc)
+        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, c(32))
+        mask = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, lnc, c(32)), c(0xFFFFFFFF),
+                  op("OpISub", u32, op("OpShiftLeftLogical", u32, c(1), op("OpExtInst", u32, self.glsl, GLSL["UMin"],
+                                                                           lnc, c(31))), c(1)))
+        val = op("OpBitwiseAnd", u32, shifted, mask)
+        val = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), c(0), val)
+        if signed:
+            last = op("OpExtInst", u32, self.glsl, GLSL["UMin"], op("OpISub", u32, op("OpIAdd", u32, pos, ln), c(1)),
+                      c(31))
+            sign = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, a, last), c(1)),
+                      c(0))
+            val = op("OpSelect", u32, sign, op("OpBitwiseOr", u32, val, op("OpNot", u32, mask)), val)
+        return op("OpSelect", u32, op("OpIEqual", self.bool, ln, c(0)), c(0), val)
+
+    def _bfi(self, a: int, b: int, base: int) -> int:
+        """BFI (Maxwell) / PTX bfi: insert a's low bits into ``base`` at b[7:0], length b[15:8] (clamped to the word)."""
+        u32, c, op = self.u32, self.c, self.op
+        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
+        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
+        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(32))
+        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, op("OpISub", u32, c(32), posc))
+        r = op("OpBitFieldInsert", u32, base, a, op("OpExtInst", u32, self.glsl, GLSL["UMin"], posc, c(31)), lnc)
+        return op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), base, r)
+
     def _mufu64h(self, o: int, hi: int) -> int:
         """MUFU.RCP64H (6) / RSQ64H (7): the high word of 1/x (1/sqrt(x)) for the double whose
         high word is ``hi`` (low word 0); the compilers' Newton steps (DFMA) refine it."""

@@ -16,6 +16,9 @@ def _f32(v: float) -> int:
     return struct.unpack("<I", struct.pack("<f", v))[0]
 
 FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}       # FFMA: the lowering's choice (fp32_ir)
+# MUFU's function field (both ISAs) -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
+MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H",
+        8: "Sqrt32"}
 
 
 class Float53(Lower53):
@@ -169,23 +172,6 @@ class Float53(Lower53):
                 self.put64_ir(b, inst.ops["d"]["reg"], v)
         ir_spirv.emit(self, b)
 
-    def _mufu(self, inst: Inst, x: int) -> int:
-        g = {2: 29, 3: 30}           # Exp2, Log2
-        o = inst.mods["op"]
-        two_pi = self.m.const(self.f32, _f32(6.283185307179586))
-        if o in (0, 1):              # the operand was scaled by 1/(2 pi) by RRO
-            t = self.fop("OpFMul", self.f32, x, two_pi)
-            return self.op("OpExtInst", self.f32, self.glsl, 14 if o == 0 else 13, t)
-        if o in g:
-            return self.op("OpExtInst", self.f32, self.glsl, g[o], x)
-        if o == 4:
-            return self.fop("OpFDiv", self.f32, self.m.const(self.f32, _f32(1.0)), x)
-        if o == 5:
-            return self.op("OpExtInst", self.f32, self.glsl, 32, x)   # InverseSqrt
-        if o in (6, 7):
-            return self.op("OpBitcast", self.f32, self._mufu64h(o, self.op("OpBitcast", self.u32, x)))
-        raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
-
     # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
     def op_fp32(self, inst: Inst) -> None:
         self.need(inst, rnd=0, scale=0)
@@ -267,17 +253,30 @@ class Float53(Lower53):
         self._f2f(inst, put)
 
     def op_rro(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        mods = inst.mods
-        u32 = self.u32
         # range reduction is folded into MUFU: RRO.SINCOS scales by 1/(2 pi), MUFU.SIN/COS undo it
-        x = self.fval(inst, "b")
-        if mods["mode"] == 0:
-            x = self.fop("OpFMul", self.f32, x, self.m.const(self.f32, _f32(0.15915494309189535)))
-        put(self.op("OpBitcast", u32, x))
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        if inst.mods["mode"] == 0:
+            x = b.op("FMul32", x, b.emit("ConstF32", bits=_f32(0.15915494309189535)))
+        self.put_ir(b, inst, b.op("BitcastU32", x))
+        ir_spirv.emit(self, b)
 
     def op_mufu(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        u32 = self.u32
+        """MUFU: the device's functions; SIN/COS take the operand RRO divided by 2 pi."""
         self.need(inst, SAT=0)
-        put(self.op("OpBitcast", u32, self._mufu(inst, self.fval(inst, "a"))))
+        o = inst.mods["op"]
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
+        two_pi = b.emit("ConstF32", bits=_f32(6.283185307179586))   # built first, as this lowering always has
+        if o in (0, 1):
+            r = b.op(MUFU[o], b.op("FMul32", x, two_pi))
+        elif o == 4:
+            r = b.op("FDiv32", b.emit("ConstF32", bits=_f32(1.0)), x)
+        elif o in (6, 7):
+            r = b.op("BitcastF32", b.op(MUFU[o], b.op("BitcastU32", x)))
+        elif o in MUFU and o != 8:
+            r = b.op(MUFU[o], x)
+        else:
+            raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
+        self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)

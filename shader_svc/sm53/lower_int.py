@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
-from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.isa.operands import SREG_BUILTINS
+from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
 
@@ -216,38 +217,6 @@ class Int53(Lower53):
         self.put_ir(b, inst, b.op("Select32", big, zero, b.op("Trunc32", r)))
         ir_spirv.emit(self, b)
 
-    def _bfe(self, a: int, b: int, signed: bool) -> int:
-        """BFE: position = b[7:0], length = b[15:8]; PTX bfe semantics (length 0 -> 0, the sign
-        bit is the last one taken, or bit 31)."""
-        u32, c, op = self.u32, self.c, self.op
-        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
-        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
-        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(31))
-        shifted = op("OpShiftRightLogical", u32, a, posc)
-        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, c(32))
-        mask = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, lnc, c(32)), c(0xFFFFFFFF),
-                  op("OpISub", u32, op("OpShiftLeftLogical", u32, c(1), op("OpExtInst", u32, self.glsl, GLSL["UMin"],
-                                                                           lnc, c(31))), c(1)))
-        val = op("OpBitwiseAnd", u32, shifted, mask)
-        val = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), c(0), val)
-        if signed:
-            last = op("OpExtInst", u32, self.glsl, GLSL["UMin"], op("OpISub", u32, op("OpIAdd", u32, pos, ln), c(1)),
-                      c(31))
-            sign = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, a, last), c(1)),
-                      c(0))
-            val = op("OpSelect", u32, sign, op("OpBitwiseOr", u32, val, op("OpNot", u32, mask)), val)
-        return op("OpSelect", u32, op("OpIEqual", self.bool, ln, c(0)), c(0), val)
-
-    def _bfi(self, a: int, b: int, base: int) -> int:
-        """BFI: insert a's low bits into ``base`` at b[7:0], length b[15:8] (clamped to the word)."""
-        u32, c, op = self.u32, self.c, self.op
-        pos = op("OpBitwiseAnd", u32, b, c(0xFF))
-        ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
-        posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(32))
-        lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, op("OpISub", u32, c(32), posc))
-        r = op("OpBitFieldInsert", u32, base, a, op("OpExtInst", u32, self.glsl, GLSL["UMin"], posc, c(31)), lnc)
-        return op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), base, r)
-
     # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
     def op_nop(self, inst: Inst) -> None:
         """NOP: nothing to do."""
@@ -258,25 +227,22 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        u32, c = self.u32, self.c
-        names = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
-                 0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
-        sr = ops["sr"]["sr"]
+        sr = inst.ops["sr"]["sr"]
+        b = Block()
         if sr in (0x00, 0x39):          # lane id / lanes below this one, in the emulated warp
-            lane = self.op("OpBitwiseAnd", u32, self._lid(), c(31))
-            put(lane if sr == 0 else self.op("OpISub", u32, self.op("OpShiftLeftLogical", u32, c(1), lane), c(1)))
-            return
-        if sr == 0x37:
+            lane = b.op("IAnd32", b.emit("LocalIndex"), b.const_u32(31))
+            if sr == 0x39:
+                lane = b.op("ISub32", b.op("IShl32", b.const_u32(1), lane), b.const_u32(1))
+            self.put_ir(b, inst, lane)
+        elif sr == 0x37:
             # the local window's low end: 0 (local addresses wrap in the per-invocation
             # array), so -G code's stack check (R1 >= SR_LMEMHIOFF, unsigned) passes
-            put(c(0))
-            return
-        if sr not in names:
+            self.put_ir(b, inst, b.const_u32(0))
+        elif sr in SREG_BUILTINS:
+            self.put_ir(b, inst, b.emit("BuiltinU32", builtin=SREG_BUILTINS[sr][0], comp=SREG_BUILTINS[sr][1]))
+        else:
             self.bad(inst, "special register not translated yet")
-        bi, comp = names[sr]
-        put(self.op("OpCompositeExtract", u32, self.op("OpLoad", self.v3, self.builtins[bi]), comp))
+        ir_spirv.emit(self, b)
 
     def op_iadd(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
@@ -391,22 +357,25 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_bfe(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        mods = inst.mods
-        u32 = self.u32
-        a = self.val(inst, "a")
-        if mods["BREV"]:            # the source bit-reversed before the extraction (__brev)
-            a = self.op("OpBitReverse", u32, a)
-        put(self._bfe(a, self.val(inst, "b"), mods["u32"] == 1))
+        b = Block()
+        a = self.val_ir(b, inst, "a")
+        if inst.mods["BREV"]:            # the source bit-reversed before the extraction (__brev)
+            a = b.op("BitReverse32", a)
+        self.put_ir(b, inst, b.emit("BitFieldExtractPacked", a, self.val_ir(b, inst, "b"), signed=inst.mods["u32"] == 1))
+        ir_spirv.emit(self, b)
 
     def op_bfi(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        put(self._bfi(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        self.put_ir(b, inst, b.op("BitFieldInsertPacked", x, y, self.val_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
 
     def op_prmt(self, inst: Inst) -> None:
-        put = self.dest(inst)
         self.need(inst, mode=0)
-        put(self._prmt(self.val(inst, "a"), self.val(inst, "b"), self.val(inst, "c")))
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        self.put_ir(b, inst, b.op("Permute32", x, y, self.val_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
 
     def op_popc(self, inst: Inst) -> None:
         b = Block()
@@ -414,9 +383,10 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_flo(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        mods = inst.mods
-        put(self._flo(self.val(inst, "b"), mods["u32"] != 0, mods["SH"]))
+        b = Block()
+        x = self.val_ir(b, inst, "b")
+        self.put_ir(b, inst, b.emit("FindMsb32", x, signed=inst.mods["u32"] != 0, sh=bool(inst.mods["SH"])))
+        ir_spirv.emit(self, b)
 
     def _product_ir(self, b: Block, inst: Inst) -> Value:
         """IMUL/IMAD's product: the two 32-bit sources widened by their signedness, multiplied

@@ -18,6 +18,7 @@ from typing import Callable
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.isa.operands import SREG_BUILTINS
 from shader_svc.lower.base import ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sm86.decode import Inst
@@ -169,16 +170,12 @@ class Lower86(Lowering):
         ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops = inst.ops
-        sr = ops["sr"]["sr"]
-        names = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
-                 0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
-        if sr not in names:
+        sr = inst.ops["sr"]["sr"]
+        if sr not in SREG_BUILTINS:
             raise TranslateError(f"{inst.text()}: special register not supported", offset=inst.addr)
-        bi, comp = names[sr]
-        vec = self.op("OpLoad", self.v3, self.builtins[bi])
-        put(self.op("OpCompositeExtract", self.u32, vec, comp))
+        b = Block()
+        self.put_ir(b, inst, b.emit("BuiltinU32", builtin=SREG_BUILTINS[sr][0], comp=SREG_BUILTINS[sr][1]))
+        ir_spirv.emit(self, b)
 
     def op_imad(self, inst: Inst) -> None:
         self.require(inst, X=0)

@@ -14,9 +14,14 @@ import struct
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
-from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
+
+
+# MUFU's function field -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
+MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H",
+        8: "Sqrt32"}
 
 
 def _f(v: float) -> int:
@@ -197,32 +202,27 @@ class Alu86(Lower86):
             b.set_reg(d, b.emit("F2ISatF64To32", x, signed=signed))
         ir_spirv.emit(self, b)
 
-    def _mufu86(self, inst: Inst, put) -> None:
+    def _mufu86(self, inst: Inst) -> None:
         """MUFU: the approximate unit, as the device's GLSL functions (accuracy is the device's:
         the corpus compares these within an ulp bound).  SIN/COS take turns (x * 2 pi), as on
         Volta+, where the compiler scales by 1/(2 pi) first."""
         o = inst.mods["op"]
-        f32 = self.f32
+        b = Block()
         if o in (6, 7):
-            put(self._mufu64h(o, self.src(inst, "b", True)))
+            self.put_ir(b, inst, b.op(MUFU[o], self.src_ir(b, inst, "b", True)))
+            ir_spirv.emit(self, b)
             return
-        x = self.op("OpBitcast", f32, self.src(inst, "b", True))
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
         if o in (0, 1):
-            t = self.fop("OpFMul", f32, x, self.m.const(f32, _f(6.283185307179586)))
-            r = self.op("OpExtInst", f32, self.glsl, 14 if o == 0 else 13, t)
-        elif o == 2:
-            r = self.op("OpExtInst", f32, self.glsl, 29, x)
-        elif o == 3:
-            r = self.op("OpExtInst", f32, self.glsl, 30, x)
+            r = b.op(MUFU[o], b.op("FMul32", x, b.emit("ConstF32", bits=_f(6.283185307179586))))
         elif o == 4:
-            r = self.fop("OpFDiv", f32, self.m.const(f32, _f(1.0)), x)
-        elif o == 5:
-            r = self.op("OpExtInst", f32, self.glsl, 32, x)
-        elif o == 8:
-            r = self.op("OpExtInst", f32, self.glsl, 31, x)
+            r = b.op("FDiv32", b.emit("ConstF32", bits=_f(1.0)), x)
+        elif o in MUFU:
+            r = b.op(MUFU[o], x)
         else:
             raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
-        put(self.op("OpBitcast", self.u32, r))
+        self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)
 
     def _frnd(self, inst: Inst, d: int) -> None:
         """FRND: to an integral value, nearest-even / floor / ceil / trunc, F32 or F64."""
@@ -343,41 +343,43 @@ class Alu86(Lower86):
         self.set_reg(d, self.src(inst, "a"), "UR")
 
     def op_prmt(self, inst: Inst) -> None:
-        put = self.dest(inst)
         self.require(inst, mode=0)
-        put(self._prmt(self.src(inst, "a"), self.src(inst, "b"), self.src(inst, "c")))
+        b = Block()
+        x, y = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
+        self.put_ir(b, inst, b.op("Permute32", x, y, self.src_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
 
     def op_sgxt(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        mods = inst.mods
-        u32, c = self.u32, self.c
         # extend the low b bits (b clamped to 32; .W: b modulo 32) with the sign or zeros
         self.require(inst, W=0)
-        n = self.op("OpExtInst", u32, self.glsl, GLSL["UMin"], self.src(inst, "b"), c(32))
-        ext = "OpBitFieldUExtract" if mods["U32"] == 0 else "OpBitFieldSExtract"
-        put(self.op(ext, u32, self.src(inst, "a"), c(0), n))
+        b = Block()
+        n = b.op("UMin32", self.src_ir(b, inst, "b"), b.const_u32(32))
+        x = self.src_ir(b, inst, "a")
+        z = b.const_u32(0)
+        self.put_ir(b, inst, b.op("UBitExtract32" if inst.mods["U32"] == 0 else "SBitExtract32", x, z, n))
+        ir_spirv.emit(self, b)
+
+    def _unary_ir(self, inst: Inst, name: str) -> None:
+        b = Block()
+        self.put_ir(b, inst, b.op(name, self.src_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
 
     def op_iabs(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        u32 = self.u32
-        put(self.op("OpExtInst", u32, self.glsl, 5, self.src(inst, "b")))       # SAbs
+        self._unary_ir(inst, "SAbs32")
 
     def op_popc(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        u32 = self.u32
-        put(self.op("OpBitCount", u32, self.src(inst, "b")))
+        self._unary_ir(inst, "BitCount32")
 
     def op_brev(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        u32 = self.u32
-        put(self.op("OpBitReverse", u32, self.src(inst, "b")))
+        self._unary_ir(inst, "BitReverse32")
 
     def op_flo(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        ops, mods = inst.ops, inst.mods
-        if ops["pd"]["pred"] != 7:
+        if inst.ops["pd"]["pred"] != 7:
             raise TranslateError(f"{inst.text()}: predicate out not supported", offset=inst.addr)
-        put(self._flo(self.src(inst, "b"), mods["U32"] != 0, mods["SH"]))
+        b = Block()
+        x = self.src_ir(b, inst, "b")
+        self.put_ir(b, inst, b.emit("FindMsb32", x, signed=inst.mods["U32"] != 0, sh=bool(inst.mods["SH"])))
+        ir_spirv.emit(self, b)
 
     def op_shf(self, inst: Inst) -> None:
         ops = inst.ops
@@ -424,8 +426,7 @@ class Alu86(Lower86):
             super().op_f2i(inst)
 
     def op_mufu(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        self._mufu86(inst, put)
+        self._mufu86(inst)
 
     def op_cs2r(self, inst: Inst) -> None:
         ops = inst.ops

@@ -212,14 +212,17 @@ class Memory86(Lower86):
 
     def op_s2r(self, inst: Inst) -> None:
         sr = inst.ops["sr"]["sr"]
+        if sr not in (0x00, 0x37):
+            super().op_s2r(inst)
+            return
+        b = Block()
         if sr == 0x00:              # lane id in the emulated warp
-            self.dest(inst)(self.op("OpBitwiseAnd", self.u32, self._lid(), self.c(31)))
-        elif sr == 0x37:
+            self.put_ir(b, inst, b.op("IAnd32", b.emit("LocalIndex"), b.const_u32(31)))
+        else:
             # the local window's low end: 0 (local addresses wrap in the 4 KiB array), so the
             # stack check of -G code (R1 >= SR_LMEMHIOFF, unsigned) always passes
-            self.dest(inst)(self.c(0))
-        else:
-            super().op_s2r(inst)
+            self.put_ir(b, inst, b.const_u32(0))
+        ir_spirv.emit(self, b)
 
     def op_ldl(self, inst: Inst) -> None:
         self._local86(inst)
