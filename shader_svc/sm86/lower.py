@@ -333,9 +333,10 @@ class Lower86(Lowering):
         ops = inst.ops
         d = ops.get('d', {}).get('reg', 255)
         cb = ops["cb"]
-        n = 2 if inst.mods["size"] == 5 else 1
-        for i in range(n):
-            self.set_reg(d + i if d != 63 else 63, self.cbank_word(cb["off"] + 4 * i, cb["bank"], inst), "UR")
+        b = Block()
+        for i in range(2 if inst.mods["size"] == 5 else 1):
+            b.set_reg(d + i if d != 63 else 63, b.cbank_u32(cb["bank"], cb["off"] + 4 * i, inst), "UR")
+        ir_spirv.emit(self, b)
 
     def op_ldg(self, inst: Inst) -> None:
         self.require(inst, size=4, order=0, cache=1)

@@ -340,7 +340,9 @@ class Alu86(Lower86):
         d = ops.get('d', {}).get('reg', 255)
         if ops["p"]["pred"] != 7:
             raise TranslateError(f"{inst.text()}: predicate out not translated", offset=inst.addr)
-        self.set_reg(d, self.src(inst, "a"), "UR")
+        b = Block()
+        b.set_reg(d, self.src_ir(b, inst, "a"), "UR")
+        ir_spirv.emit(self, b)
 
     def op_prmt(self, inst: Inst) -> None:
         self.require(inst, mode=0)
@@ -431,13 +433,14 @@ class Alu86(Lower86):
     def op_cs2r(self, inst: Inst) -> None:
         ops = inst.ops
         d = ops.get('d', {}).get('reg', 255)
-        c = self.c
         # one invocation is one thread: only the zero register pair has a meaning here
         if inst.ops["sr"]["sr"] != 0xFF:
             raise TranslateError(f"{inst.text()}: special register pair not translated", offset=inst.addr)
+        b = Block()
         for k in range(2 if inst.mods["w32"] else 1):
             if d != 255:
-                self.set_reg(d + k, c(0))
+                b.set_reg(d + k, b.const_u32(0))
+        ir_spirv.emit(self, b)
 
     def op_frnd(self, inst: Inst) -> None:
         ops = inst.ops
