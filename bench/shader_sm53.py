@@ -11,10 +11,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "shader_svc")]   # the oracles and harnesses live with the tests
 
-from shader_svc import cubin, nvtools  # noqa: E402
-from shader_svc.sm53 import assemble as asm53, corpus, decode as dec53, to_spirv as ts53  # noqa: E402
+import cubin  # noqa: E402
+import nvtools  # noqa: E402
+import sm53_corpus as corpus  # noqa: E402
+from shader_svc.sm53 import assemble as asm53, decode as dec53, to_spirv as ts53  # noqa: E402
 from shader_svc.sm86 import assemble as asm86, decode as dec86, to_spirv as ts86  # noqa: E402
 
 SHARED = ["add_i32", "saxpy", "loop_sum", "branch", "int_ops", "fp_ops"]   # translated on both

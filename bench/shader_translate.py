@@ -175,26 +175,27 @@ def main() -> None:
           f"clean-up: time x{dt / dt_raw:.2f}, SPIR-V x{spv_bytes / raw_bytes:.2f}")
 
     # the same through the dispatcher loop (the structuriser of shader_svc/spirv/structure.py off)
-    from shader_svc.sm86.to_spirv import _Lower
-    structure_ok = _Lower.structure_ok
-    _Lower.structure_ok = lambda self: False
+    from shader_svc.lower.control import ControlFlow
+    structure_ok = ControlFlow.structure_ok
+    ControlFlow.structure_ok = lambda self: False
     try:
         t0 = time.perf_counter()
         disp_bytes = sum(len(tr.translate(p)) for p in progs[:n_cold])
         dt_disp = time.perf_counter() - t0
     finally:
-        _Lower.structure_ok = structure_ok
+        ControlFlow.structure_ok = structure_ok
     print(f"  dispatcher loop instead of structured control flow: {n_cold / dt_disp:.1f} programs/s, "
           f"{disp_bytes / n_cold / 1024:.1f} KiB each; structured: time x{dt / dt_disp:.2f}, "
           f"SPIR-V x{spv_bytes / disp_bytes:.2f}")
     # where the cold time goes: decode, lowering (module built), SSA clean-up + encoding
     from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.to_spirv import Compute86
     t_dec = t_low = t_opt = 0.0
     for p in progs[:n_cold]:
         t0 = time.perf_counter()
         insts = dec.decode_stream(p.code)
         t1 = time.perf_counter()
-        lo = _Lower(insts, tr_spec(p))
+        lo = Compute86(insts, tr_spec(p))
         orig_emit = lo._emit_function
         marks = {}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent
 # Folders/files whose content is the translator.  Sorted walk so the hash is stable.
-SOURCES = ("sm86", "sm53", "spirv", "translate.py", "sph.py")
+SOURCES = ("isa", "ir", "lower", "sm86", "sm53", "spirv", "reflection.py", "translate.py", "sph.py")
 
 
 def source_files(root: Path = PKG) -> list[Path]:

@@ -28,7 +28,7 @@ from nxrecomp.common.progress import Progress
 from proto import shader_pb2, shader_pb2_grpc
 from shader_svc import identity, translate as tr
 from shader_svc.disk_cache import DiskCache
-from shader_svc.sm86.reflect import Reflection
+from shader_svc.reflection import Reflection
 
 log = logging.getLogger("shader_svc.service")
 SERVICE = "nxshader.ShaderTranslator"

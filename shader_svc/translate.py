@@ -16,7 +16,7 @@ def translate(p: Program) -> bytes:
 
         return translate_graphics(*_decode_graphics(p))
     from shader_svc.sm86.to_spirv import ComputeSpec
-    from shader_svc.sm86.to_spirv_ext import translate_compute
+    from shader_svc.sm86.to_spirv import translate_compute
 
     return translate_compute(_decode(p), ComputeSpec(p.local_size))
 
@@ -46,7 +46,7 @@ def translate_full(p: Program):
         insts, header = _decode_graphics(p)
         return translate_graphics(insts, header), rf.reflect(insts, header)
     from shader_svc.sm86.to_spirv import ComputeSpec
-    from shader_svc.sm86.to_spirv_ext import translate_compute
+    from shader_svc.sm86.to_spirv import translate_compute
 
     insts = _decode(p)
     return translate_compute(insts, ComputeSpec(p.local_size)), rf.reflect(insts)

@@ -15,6 +15,7 @@ import re
 import struct
 
 from nxrecomp.common.errors import NxError
+from shader_svc.isa.text import parse_f64
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, TEXS_MASKS_ONE, TEXS_MASKS_TWO, Attr, CBuf, CIdx, Imm, Mem, Mod,
                                     Pred, Reg, Row, SReg, Sym, Target, TexsMask, channels, get, put)
@@ -65,13 +66,9 @@ def _f32_bits(s: str) -> int:
 
 
 def _f64_bits(s: str) -> int:
-    t = s.strip()
-    specials = {"+INF": 0x7FF << 52, "-INF": 0xFFF << 52, "+QNAN": 0xFFF << 51, "-QNAN": 0x1FFF << 51, "-0.0": 1 << 63}
-    if t in specials:
-        return specials[t]
     try:
-        return struct.unpack("<Q", struct.pack("<d", float(t)))[0]
-    except (ValueError, OverflowError):
+        return parse_f64(s)
+    except ValueError:
         raise _Miss(s) from None
 
 

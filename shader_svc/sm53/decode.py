@@ -10,27 +10,20 @@ instructions.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from nxrecomp.common.errors import NxError
+from shader_svc.isa import inst as isa
+from shader_svc.isa.inst import DecodeError
+from shader_svc.isa.text import fmt_f64
 from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, Attr, CBuf, CIdx, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     TexsMask, channels, get, sext)
 from shader_svc.sm53.table import ROWS, SREGS
 
 
-class DecodeError(NxError):
-    pass
-
-
 @dataclass(frozen=True)
-class Control:
-    """Scheduling bits of one instruction, from the control word before its group."""
-    stall: int
-    yield_: int
-    wbar: int
-    rbar: int
-    wait: int
-    reuse: int
+class Control(isa.Control):
+    """Scheduling bits of one instruction, from the control word before its group (21 bits per
+    instruction: stall 4, yield 1, write barrier 3, read barrier 3, wait mask 6, reuse 4)."""
 
     @classmethod
     def from_bits(cls, c: int) -> "Control":
@@ -45,20 +38,9 @@ NO_CONTROL = Control(0, 0, 7, 7, 0, 0)
 
 
 @dataclass
-class Inst:
-    addr: int
-    row: Row
-    word: int
-    pred: int                 # guard predicate 0..7 (7 = PT)
-    pred_not: bool
-    mods: dict[str, int]
-    ops: dict[str, dict]
+class Inst(isa.Inst):
+    """A decoded SM53 instruction (``row``: a ``fields.Row``), printed as nvdisasm 11.8 does."""
     control: Control = NO_CONTROL
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def mnemonic(self) -> str:
-        return self.row.mnemonic
 
     def text(self) -> str:
         return render(self)
@@ -257,8 +239,6 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         if o.kind in ("f20", "f32"):
             s = fmt_f32(x)
         elif o.kind == "d20":
-            from shader_svc.sm86.decode import fmt_f64
-
             s = fmt_f64(x)
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")

@@ -14,21 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shader_svc.isa import operands
+from shader_svc.isa.bits import get, put, sext  # noqa: F401  (the table's readers import them from here)
+from shader_svc.isa.operands import Named, Pred, Sym
+
 CTRL_BITS = 21
+# ``Sym`` (isa/operands.py) here: several values may share a text (TEXS's target field gives both the
+# LOD modifiers and the dimension); the assembler keeps the value a modifier already put there
+# when its text matches.
 RZ, PT = 255, 7
-
-
-def get(word: int, lo: int, width: int) -> int:
-    return (word >> lo) & ((1 << width) - 1)
-
-
-def put(word: int, lo: int, width: int, value: int) -> int:
-    mask = ((1 << width) - 1) << lo
-    return (word & ~mask) | ((value << lo) & mask)
-
-
-def sext(v: int, width: int) -> int:
-    return v - (1 << width) if v >> (width - 1) & 1 else v
 
 
 def _flag(bit: int | None) -> list[tuple[int, int]]:
@@ -63,19 +57,6 @@ class Reg:
             if b is not None:
                 out.append((b, 2))
         return out
-
-
-@dataclass(frozen=True)
-class Pred:
-    """A predicate (3 bits, 7 = PT) with an optional 'not' bit.  ``hide_pt``: left out of the
-    text while it is PT (LOP's optional predicate result)."""
-    name: str
-    lo: int
-    not_bit: int | None = None
-    hide_pt: bool = False
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, 3)] + _flag(self.not_bit)
 
 
 @dataclass(frozen=True)
@@ -145,29 +126,21 @@ class Mem:
 
 
 @dataclass(frozen=True)
-class SReg:
+class SReg(operands.SReg):
     """Special register of S2R (bits 20..27)."""
-    name: str
     lo: int = 20
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, 8)]
 
 
 @dataclass(frozen=True)
-class Target:
+class Target(operands.Target):
     """Branch target: signed byte offset (bits 20..43) from the next instruction, printed as
     the absolute address."""
-    name: str
     lo: int = 20
     width: int = 24
 
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, self.width)]
-
 
 @dataclass(frozen=True)
-class Mod:
+class Mod(Named):
     """A modifier printed after the mnemonic.  ``pieces``: (lo, width) bit ranges, the first
     holding the low bits of the value; ``names``: value -> printed text ('' = nothing).  A
     value not listed is refused by the decoder, never guessed."""
@@ -191,42 +164,12 @@ class Mod:
             v >>= w
         return word
 
-    def lookup(self, v: int) -> str | None:
-        for k, s in self.names:
-            if k == v:
-                return s
-        return None
-
 
 @dataclass(frozen=True)
-class Attr:
+class Attr(operands.Attr):
     """Attribute byte address a[0x80] of ALD/AST/IPA: ``width`` bits at ``lo``.  ``zero``: the
     text of address 0 (ALD/AST print 'a[RZ]', IPA 'a[0x0]')."""
-    name: str
-    lo: int
-    width: int
     zero: str = "0x0"
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, self.width)]
-
-
-@dataclass(frozen=True)
-class Sym:
-    """A field nvdisasm prints as an operand word (texture dimension '2D', TXQ's query).
-    ``names``: value -> text; a value not listed is refused.  Several values may share a text
-    (TEXS's target field gives both the LOD modifiers and the dimension): the assembler keeps
-    the value a modifier already put there when its text matches."""
-    name: str
-    lo: int
-    width: int
-    names: tuple[tuple[int, str], ...]
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, self.width)]
-
-    def lookup(self, v: int) -> str | None:
-        return dict(self.names).get(v)
 
 
 # TEXS/TLDS component masks: the 3-bit field's meaning depends on whether the second

@@ -1,11 +1,11 @@
 """Vertex and fragment programs (SM53, Maxwell) to SPIR-V.
 
-Built from the two lowerings that exist: Maxwell's ALU, carry, reconvergence stack and
-dispatcher loop (``to_spirv._Lower53``) and the graphics stages' interface of the SM86 lowering
-(``sm86.to_spirv_gfx._GfxLower``: uniform blocks at bindings 0-3, combined image samplers at
-4-7, attribute locations, FragCoord/Position/VertexIndex/InstanceIndex, colour outputs from R0..
-at EXIT per the shader program header).  The interface is the one written down in
-shader_svc/README.md "Graphics-stage interface"; what differs on Maxwell is the instructions:
+Built from Maxwell's lowering (``to_spirv.Compute53``: ALU, carry, reconvergence stack, control
+flow) and the shared graphics lowering (``lower/graphics.py``: uniform blocks at bindings 0-3,
+combined image samplers at 4-7, attribute locations, FragCoord/Position/VertexIndex/
+InstanceIndex, colour outputs from R0.. at EXIT per the shader program header).  The interface is the one written down in
+shader_svc/README.md "Graphics-stage interface"; what differs on Maxwell is the instructions (the texture
+handlers are in ``gfx_tex.py``):
 
 - ALD/AST with a vector size (.64/.96/.128), IPA in its four modes, KIL, the full texture forms
   TEX/TLD/TXQ (consecutive destination registers for the enabled components) and the short
@@ -27,11 +27,12 @@ process's device enables neither Float64 nor Int64, so Maxwell's 64-bit helpers 
 """
 from __future__ import annotations
 
+from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
-from shader_svc.sm53.table import TEXS_DIM, TEXS_LOD, TLDS_DIM, TLDS_LOD
-from shader_svc.sm53.to_spirv import LOWERED, _code_base, _entry_addr, _Lower53
-from shader_svc.sm86.to_spirv import TranslateError
-from shader_svc.sm86.to_spirv_gfx import GLSL_EXP2, GLSL_FMA, TEX_SLOTS, TXQ_KNOWN, _GfxLower
+from shader_svc.sm53.gfx_tex import GLSL_NCLAMP, TEX_DIMS, TEXS_FORMS, TLDS_FORMS, Tex53  # noqa: F401  (forms the tests read)
+from shader_svc.sm53.lower import LOWERED
+from shader_svc.sm53.lower_control import _code_base, _entry_addr
+from shader_svc.sm53.to_spirv import Compute53
 from shader_svc.sph import POSITION, Header
 
 NOT_IN_GRAPHICS = {"S2R", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS", "RED", "BAR", "VOTE", "SHFL",
@@ -40,40 +41,6 @@ GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {"ALD", "AST", "IPA", "KIL", "TEXS",
                                             "TEX.B", "TLD.B", "TLD4.B", "TXQ.B", "TLD4"}
 STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
 POS_W = POSITION + 12
-GLSL_NCLAMP = 43             # GLSL.std.450 NClamp
-# TEXS / TLDS target -> (SPIR-V Dim, arrayed, LOD, Ra's registers, Rb's registers), each register
-# named by its role: x/y/z (float coordinates for TEXS, integer texels for TLDS), "layer" (an
-# integer), "lod", "off" (texel offsets).  The packing is the one ptxas (12.9, sm_53) makes
-# (tests/shader_svc/test_tex_short_dims.py reads it back from ptxas's own output); the 2D rows
-# are the ones this lowering had before.  TEXS .DC (implicit LOD: .LZ.DC's registers, as every
-# implicit / .LZ pair ptxas makes shares them) compares with the reference; its result is R (what
-# G, B, A hold depends on the texture header's swizzle, so masks other than R are refused).
-# Targets ptxas was not seen to use (TEXS 1D, TLDS 1D.LL, TLDS .LL.AOFFI) and multisample (.MS)
-# stay refused.
-TEXS_FORMS = {1: ("2D", 0, "implicit", ("x",), ("y",)), 2: ("2D", 0, "zero", ("x",), ("y",)),
-              3: ("2D", 0, "level", ("x", "y"), ("lod",)),
-              7: ("2D", 1, "implicit", ("layer", "x"), ("y",)), 8: ("2D", 1, "zero", ("layer", "x"), ("y",)),
-              10: ("3D", 0, "implicit", ("x", "y"), ("z",)), 11: ("3D", 0, "zero", ("x", "y"), ("z",)),
-              12: ("Cube", 0, "implicit", ("x", "y"), ("z",)), 13: ("Cube", 0, "level", ("x", "y"), ("z", "lod")),
-              # depth compare (.DC): the reference last; only the R result is translated
-              4: ("2D", 0, "implicit", ("x", "y"), ("dref",)), 5: ("2D", 0, "level", ("x", "y"), ("lod", "dref")),
-              6: ("2D", 0, "zero", ("x", "y"), ("dref",)), 9: ("2D", 1, "zero", ("layer", "x"), ("y", "dref"))}
-TLDS_FORMS = {0: ("1D", 0, "zero", ("x",), ()), 2: ("2D", 0, "zero", ("x",), ("y",)),
-              4: ("2D", 0, "zero", ("x", "y"), ("off",)), 5: ("2D", 0, "level", ("x", "y"), ("lod",)),
-              7: ("3D", 0, "zero", ("x", "y"), ("z",)), 8: ("2D", 1, "zero", ("layer",), ("x", "y"))}
-
-
-def _form_names(forms: dict) -> str:
-    dims, lods = (TEXS_DIM, TEXS_LOD) if forms is TEXS_FORMS else (TLDS_DIM, TLDS_LOD)
-    return ", ".join(f"{lods[t] or '(implicit)'} {dims[t]}" for t in sorted(forms))
-
-
-# TEX/TLD dimension field -> (SPIR-V Dim, arrayed, coordinate count); 1D declares the Sampled1D
-# capability, cube arrays SampledCubeArray (Vulkan's imageCubeArray feature)
-TEX_DIMS = {0: ("1D", 0, 1), 1: ("1D", 1, 1), 2: ("2D", 0, 2), 3: ("2D", 1, 2), 4: ("3D", 0, 3), 6: ("Cube", 0, 3),
-            7: ("Cube", 1, 3)}
-
-
 def _dst_regs(inst: Inst) -> set[int]:
     """Registers an instruction writes (for the block-local idiom tracking): ALD its vector,
     the full texture forms one per enabled component, the short forms a pair per destination,
@@ -96,7 +63,12 @@ def _dst_regs(inst: Inst) -> set[int]:
     return out
 
 
-class _Gfx53(_GfxLower, _Lower53):
+class Gfx53(Tex53):
+    RULES = {**Compute53.RULES, "ALD": "ald53", "AST": "ast53", "IPA": "ipa53", "TEXS": "tex_short",
+             "TLDS": "tex_short", "TLD4S": "tex_short", "TEX": "tex_full", "TLD": "tex_full", "TLD4": "tld4_53",
+             "TEX.B": "tex_bindless53", "TLD.B": "tex_bindless53", "TLD4.B": "tex_bindless53",
+             "TXQ.B": "txq_bindless53", "TXQ": "txq53", "FFMA": "op_ffma_glsl"}
+
     def __init__(self, insts: list[Inst], header: Header) -> None:
         self.w_regs: set[int] = set()        # registers holding FragCoord.w (IPA.PASS a[0x7c])
         self.rcpw_regs: set[int] = set()     # registers holding MUFU.RCP of such a register
@@ -163,33 +135,7 @@ class _Gfx53(_GfxLower, _Lower53):
         w_src = inst.ops.get("a", {}).get("reg", 255) if ir == "MUFU" else 255
         rcp_of_w = ir == "MUFU" and inst.mods["op"] == 4 and w_src in self.w_regs and not any(
             inst.ops["a"].get(k) for k in ("neg", "abs")) and not inst.mods.get("SAT")
-        if ir == "ALD":
-            self.ald53(inst)
-        elif ir == "AST":
-            self.ast53(inst)
-        elif ir == "IPA":
-            self.ipa53(inst)
-        elif ir in ("TEXS", "TLDS", "TLD4S"):
-            self.tex_short(inst)
-        elif ir in ("TEX", "TLD"):
-            self.tex_full(inst)
-        elif ir == "TLD4":
-            self.tld4_53(inst)
-        elif ir in ("TEX.B", "TLD.B", "TLD4.B"):
-            self.tex_bindless53(inst)
-        elif ir == "TXQ.B":
-            self.txq_bindless53(inst)
-        elif ir == "TXQ":
-            self.txq53(inst)
-        elif ir == "FFMA":
-            self.need(inst, ftz=0, rnd=0, SAT=0)
-            if inst.ops["d"].get("cc"):
-                self.bad(inst, "condition code from FP not translated yet")
-            a, b, c = (self.fval(inst, n) for n in ("a", "b", "c"))
-            r = self.op("OpExtInst", self.f32, self.glsl, GLSL_FMA, a, b, c)
-            self.set_reg(inst.ops["d"]["reg"], self.op("OpBitcast", self.u32, r))
-        else:
-            _Lower53.lower(self, inst)
+        super().lower(inst)
         # what the IPA idiom needs to know, updated after the instruction (a guarded one may not
         # have written: its destinations are forgotten, never added)
         self.w_regs -= written
@@ -199,6 +145,13 @@ class _Gfx53(_GfxLower, _Lower53):
                 self.w_regs.add(inst.ops["d"]["reg"])
             if rcp_of_w:
                 self.rcpw_regs.add(inst.ops["d"]["reg"])
+
+    def op_ffma_glsl(self, inst: Inst) -> None:
+        """FFMA as the device's fused multiply-add (no Float64 for the exact one)."""
+        self.need(inst, ftz=0, rnd=0, SAT=0)
+        if inst.ops["d"].get("cc"):
+            self.bad(inst, "condition code from FP not translated yet")
+        self.fp32_ir(inst, "FFmaDevice32", 0)
 
     # --- attributes ----------------------------------------------------------------------------
     def _word(self, a: int, inst: Inst) -> int:
@@ -251,337 +204,20 @@ class _Gfx53(_GfxLower, _Lower53):
             val = self.op("OpExtInst", self.f32, self.glsl, GLSL_NCLAMP, val, zero, one)
         self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, val))
 
-    # --- textures --------------------------------------------------------------------------------
-    def _sampled(self, inst: Inst, dim: str = "2D", arrayed: int = 0, depth: int = 0) -> int:
-        """The loaded combined image sampler of the instruction's texture index (its binding's
-        SPIR-V dimension ``dim`` / ``arrayed``; ``depth`` for a depth comparison)."""
-        slot = inst.ops["tid"]["imm"]
-        if slot not in TEX_SLOTS:
-            self.bad(inst, f"texture {slot:#x} has no binding (indices 0..3 are bindings 4..7)")
-        if dim == "1D" and not getattr(self, "_sampled1d", False):
-            self._sampled1d = True
-            self.m.emit("cap", "OpCapability", self.m.E("Capability", "Sampled1D"))
-        if dim == "Cube" and arrayed and not getattr(self, "_cube_array", False):
-            self._cube_array = True          # Vulkan's imageCubeArray feature
-            self.m.emit("cap", "OpCapability", self.m.E("Capability", "SampledCubeArray"))
-        try:
-            var = self.slot_var(slot, dim, arrayed, depth)      # declares the image types on first use
-        except TranslateError as e:
-            self.bad(inst, str(e))
-        return self.op("OpLoad", self.sampled_t, var)
 
-    def _f(self, r: int) -> int:
-        return self.op("OpBitcast", self.f32, self.reg(r) if r != 255 else self.c(0))
 
-    def _r(self, r: int) -> int:
-        return self.reg(r) if r != 255 else self.c(0)
 
-    def _write(self, vec: int, mask: int, dests: list[int], comp_ty: int) -> None:
-        """Enabled components of ``vec`` in order into ``dests`` (255 = dropped)."""
-        k = 0
-        for c in range(4):
-            if mask >> c & 1:
-                r = dests[k]
-                k += 1
-                if r != 255:
-                    v = self.op("OpCompositeExtract", comp_ty, vec, c)
-                    self.set_reg(r, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
 
-    def _sample(self, inst: Inst, si: int, coord: int, lod: str, lv: int | None) -> int:
-        """lod: 'implicit' (fragment) / 'zero' / 'level' (lv) / 'bias' (lv)."""
-        E = self.m.E
-        if lod == "implicit" and self.header.stage != "fragment":
-            lod, lv = "zero", None
-        if lod == "implicit":
-            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
-        if lod == "bias":
-            if self.header.stage != "fragment":
-                self.bad(inst, "LOD bias outside a fragment program")
-            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"), lv)
-        if lv is None:
-            lv = self.m.const(self.f32, 0)
-        return self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv)
 
-    def tex_short(self, inst: Inst) -> None:
-        """TEXS/TLDS/TLD4S: components 0, 1 to the pair d, 2, 3 to the pair d2."""
-        ops, mods, ir = inst.ops, inst.mods, inst.row.ir
-        if mods.get("f16"):
-            self.bad(inst, ".F16 results not translated yet")
-        ra, rb = ops["a"]["reg"], ops["b"]["reg"]
-        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
-        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
-        if ir in ("TEXS", "TLDS"):
-            forms = TEXS_FORMS if ir == "TEXS" else TLDS_FORMS
-            form = forms.get(mods["target"])
-            if form is None:
-                self.bad(inst, f"this {ir} target is not translated yet (translated: {_form_names(forms)})")
-            if "dref" in form[4] and ops["mask"]["mask"] != 0x1:
-                self.bad(inst, "a depth comparison's components other than R are not translated (the texture "
-                               "header's swizzle decides them)")
-            vec = self._short_form(inst, form, ir == "TLDS")
-            self._write(vec, ops["mask"]["mask"], dests, self.f32)
-        else:
-            si = self._sampled(inst, depth=mods["DC"])
-            if mods["AOFFI"] or mods["DC"]:
-                # ptxas: coordinates in Ra's pair, Rb's tuple the offsets word then the reference
-                rb1 = rb + 1 if rb != 255 else 255
-                coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra + 1 if ra != 255 else 255))
-                off = self._r(rb) if mods["AOFFI"] else None
-                dref = self._f(rb1 if mods["AOFFI"] else rb) if mods["DC"] else None
-                vec = self.gather(si, coord, mods["comp"], off, dref)
-            else:
-                coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(rb))
-                vec = self.gather(si, coord, mods["comp"])
-            self._write(vec, 0x3 if d2 == 255 else 0xF, dests, self.f32)
 
-    def _short_form(self, inst: Inst, form: tuple, fetch: bool) -> int:
-        """TEXS / TLDS on the registers ``form`` names (see TEXS_FORMS): Ra's tuple then Rb's,
-        each register by its role; coordinates float (TEXS) or integer texels (TLDS), the layer an
-        integer (last for Vulkan, converted to float for sampling), TLDS's .AOFFI offsets added
-        to the texel coordinates (signed 4-bit x at bits 0..3, y at 4..7)."""
-        dim, arrayed, lod, ra_roles, rb_roles = form
-        ra, rb = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
-        regs = {role: (r + i if r != 255 else 255) for r, roles in ((ra, ra_roles), (rb, rb_roles))
-                for i, role in enumerate(roles)}
-        si = self._sampled(inst, dim, arrayed, int("dref" in regs))
-        n = {"1D": 1, "2D": 2, "3D": 3, "Cube": 3}[dim]
-        axes = ("x", "y", "z")[:n]
-        if not fetch:
-            parts = [self._f(regs[a]) for a in axes]
-            if arrayed:
-                parts.append(self.op("OpConvertUToF", self.f32, self._r(regs["layer"])))
-            coord = parts[0] if len(parts) == 1 else self.op(
-                "OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-            if "dref" in regs:
-                return self._sample_dref(inst, si, coord, lod, self._f(regs["dref"]),
-                                         self._f(regs["lod"]) if lod == "level" else None)
-            return self._sample(inst, si, coord, lod, self._f(regs["lod"]) if lod == "level" else None)
-        ints = [self._r(regs[a]) for a in axes]
-        if "off" in regs:            # signed 4-bit fields
-            ints = [self.op("OpIAdd", self.u32, v, o) for v, o in zip(ints, self.offsets(self._r(regs["off"]), 4, 4, n))]
-        if arrayed:
-            ints.append(self._r(regs["layer"]))
-        i32 = self.m.type("OpTypeInt", 32, 1)
-        if len(ints) == 1:
-            c = self.op("OpBitcast", i32, ints[0])
-        else:
-            c = self.op("OpBitcast", self.m.type("OpTypeVector", i32, len(ints)), self.op(
-                "OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, len(ints)), *ints))
-        img = self.op("OpImage", self.img_t, si)
-        lv = self._r(regs["lod"]) if lod == "level" else self.c(0)
-        return self.op("OpImageFetch", self.v4f, img, c, self.m.E("ImageOperands", "Lod"), lv)
 
-    def tex_full(self, inst: Inst) -> None:
-        """TEX/TLD: coordinates in Ra, Ra+1; LOD or bias in Rb; results in d, d+1, ... for the
-        enabled components."""
-        ops, mods, ir = inst.ops, inst.mods, inst.row.ir
-        if ops["pd"]["pred"] != 7:
-            self.bad(inst, "a texture predicate result is not translated yet")
-        dim = TEX_DIMS.get(ops["dim"]["sym"])
-        if dim is None or (ir == "TLD" and dim[0] == "Cube"):
-            self.bad(inst, "fetches from cubes (TLD) are not translated (Vulkan fetches no texels from cubes)")
-        spv_dim, arrayed, n = dim
-        dc = ir == "TEX" and mods["DC"]
-        if dc and (spv_dim == "3D" or spv_dim == "1D" or ops["mask"]["imm"] != 0x1 or mods["lod"] == 2):
-            self.bad(inst, "a depth comparison is translated on 2D (array) and cube (array) textures, without "
-                           ".LB, with the mask 0x1 (its other components depend on the texture header's swizzle)")
-        si = self._sampled(inst, spv_dim, arrayed, int(dc))
-        ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
-        # Ra's tuple: the array layer (an integer) first, then the coordinates (Ryujinx's reading
-        # of Maxwell's TEX/TLD sources, and ptxas's); Vulkan wants the layer last
-        regs = [ra + i if ra != 255 else 255 for i in range(arrayed + n)]
-        layer, coords = regs[:arrayed], regs[arrayed:]
-        mask = ops["mask"]["imm"]
-        dests = [d + i if d != 255 else 255 for i in range(4)]
-        if ir == "TEX":
-            lod = {0: "implicit", 1: "zero", 2: "bias", 3: "level"}.get(mods["lod"])
-            if lod is None:
-                self.bad(inst, "level-of-detail mode not translated yet")
-            if lod in ("implicit", "zero") and rb != 255 and not dc:
-                self.bad(inst, "a second source register without .LL/.LB is not translated yet")
-            parts = [self._f(r) for r in coords] + [self.op("OpConvertUToF", self.f32, self._r(r)) for r in layer]
-            coord = parts[0] if len(parts) == 1 else self.op(
-                "OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-            if dc:       # Rb's tuple: (the level,) the reference (ptxas's packing)
-                rb1 = rb + 1 if rb != 255 else 255
-                vec = self._sample_dref(inst, si, coord, lod, self._f(rb1 if lod == "level" else rb),
-                                        self._f(rb) if lod == "level" else None)
-            else:
-                vec = self._sample(inst, si, coord, lod, self._f(rb) if lod in ("bias", "level") else None)
-        else:
-            # Rb's tuple: the level (.LL), then the .AOFFI offsets word (ptxas's packing): signed
-            # 4-bit x, y, z at bits 0, 4, 8, added to the texel coordinates
-            rb_roles = ["lod"] * (mods["lod"] == 1) + ["off"] * mods["AOFFI"]
-            if not rb_roles and rb != 255:
-                self.bad(inst, "a second source register with .LZ is not translated yet")
-            src = {role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)}
-            lv = self._r(src["lod"]) if "lod" in src else self.c(0)
-            ints = [self._r(r) for r in coords]
-            if "off" in src:
-                ints = [self.op("OpIAdd", self.u32, v, o)
-                        for v, o in zip(ints, self.offsets(self._r(src["off"]), 4, 4, len(ints)))]
-            ints += [self._r(r) for r in layer]
-            i32 = self.m.type("OpTypeInt", 32, 1)
-            if len(ints) == 1:
-                c = self.op("OpBitcast", i32, ints[0])
-            else:
-                vu = self.m.type("OpTypeVector", self.u32, len(ints))
-                c = self.op("OpBitcast", self.m.type("OpTypeVector", i32, len(ints)),
-                            self.op("OpCompositeConstruct", vu, *ints))
-            img = self.op("OpImage", self.img_t, si)
-            vec = self.op("OpImageFetch", self.v4f, img, c, self.m.E("ImageOperands", "Lod"), lv)
-        self._write(vec, mask, dests, self.f32)
 
-    def tld4_53(self, inst: Inst) -> None:
-        """TLD4 on a bound 2D, 2D array or cube texture: Ra's tuple the layer (an integer) then
-        the coordinates, Rb's the .AOFFI offsets word then the .DC reference (ptxas's packing;
-        tests/shader_svc/test_tld4_offsets.py); the gathered component's four texels in d.. per
-        the mask (Vulkan's and NVIDIA's gather order).  .PTP: Rb's pair holds the per-texel offsets
-        (Mesa NAK's packing: ptxas makes no .PTP, PTX having no per-texel offsets), then .DC's
-        reference."""
-        ops, mods = inst.ops, inst.mods
-        if ops["pd"]["pred"] != 7:
-            self.bad(inst, "a texture predicate result is not translated yet")
-        dim = TEX_DIMS.get(ops["dim"]["sym"])
-        if dim is None or dim[0] not in ("2D", "Cube"):
-            self.bad(inst, "TLD4 is translated on 2D, 2D array and cube textures")
-        spv_dim, arrayed, n = dim
-        if spv_dim == "Cube" and mods["off"]:
-            self.bad(inst, "offsets on a cube texture (Vulkan has no gather offsets for cubes)")
-        ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
-        rb_roles = {1: ["off"], 2: ["ptp0", "ptp1"]}.get(mods["off"], []) + (["dref"] if mods["DC"] else [])
-        if not rb_roles and rb != 255:
-            self.bad(inst, "a second source register in TLD4 without .AOFFI / .DC")
-        si = self._sampled(inst, spv_dim, arrayed, mods["DC"])
-        regs = [ra + i if ra != 255 else 255 for i in range(arrayed + n)]
-        parts = [self._f(r) for r in regs[arrayed:]] + [self.op("OpConvertUToF", self.f32, self._r(r))
-                                                         for r in regs[:arrayed]]
-        coord = self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-        src = {role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)}
-        vec = self.gather(si, coord, mods["comp"], self._r(src["off"]) if "off" in src else None,
-                          self._f(src["dref"]) if "dref" in src else None,
-                          (self._r(src["ptp0"]), self._r(src["ptp1"])) if "ptp0" in src else None)
-        self._write(vec, ops["mask"]["imm"], [d + i if d != 255 else 255 for i in range(4)], self.f32)
 
-    def tex_bindless53(self, inst: Inst) -> None:
-        """TEX.B / TLD.B / TLD4.B: the handle in Rb (the first register of the second source tuple, as
-        Ryujinx reads Maxwell's bindless forms), the level (.LL) or bias (.LB) in Rb+1,
-        coordinates in Ra, Ra+1; the pools and the switch are the SM86 lowering's (set 1)."""
-        ops, mods, ir = inst.ops, inst.mods, inst.row.ir
-        if ops["dim"]["sym"] != 2:
-            self.bad(inst, "only 2D textures are translated yet")
-        ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
-        if rb == 255:
-            self.bad(inst, "a bindless handle of RZ")
-        handle = self.reg(rb)
-        ra1 = ra + 1 if ra != 255 else 255
-        dests = [d + i if d != 255 else 255 for i in range(4)]
-        E = self.m.E
-        if ir == "TLD.B":
-            v2u = self.m.type("OpTypeVector", self.u32, 2)
-            coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, self._r(ra), self._r(ra1)))
-            lv = self._r(rb + 1) if mods["lod"] == 1 else self.c(0)
-            vec = self.bindless(handle, False, self.v4f, lambda img, si: self.op(
-                "OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv))
-        elif ir == "TLD4.B":
-            # a gather reads level 0 whatever the derivatives, so .NDV changes nothing
-            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
-            comp = self.c(mods["comp"])
-            vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                "OpImageGather", self.v4f, si, coord, comp))
-        else:
-            lod = {0: "implicit", 1: "zero", 2: "bias", 3: "level"}.get(mods["lod"])
-            if lod is None or mods["NDV"]:
-                self.bad(inst, "level-of-detail mode not translated yet")
-            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
-            if lod in ("implicit", "bias") and self.header.stage == "fragment":
-                dx = self.op("OpDPdx", self.v2f, coord)
-                dy = self.op("OpDPdy", self.v2f, coord)
-                if lod == "bias":
-                    scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self._f(rb + 1))
-                    dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
-                    dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy))
-            elif lod == "bias":
-                self.bad(inst, "LOD bias outside a fragment program")
-            else:
-                lv = self._f(rb + 1) if lod == "level" else self.m.const(self.f32, 0)
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv))
-        self._write(vec, ops["mask"]["imm"], dests, self.f32)
 
-    def txq_bindless53(self, inst: Inst) -> None:
-        """TXQ.B TEX_HEADER_DIMENSION: the handle in Ra, the level in Ra+1 (Ryujinx's reading of
-        Maxwell's bindless TXQ); width, height, depth 1 and the level count of the pool entry."""
-        ops = inst.ops
-        if ops["query"]["sym"] != 1:
-            self.bad(inst, "only TEX_HEADER_DIMENSION is translated")
-        ra = ops["a"]["reg"]
-        if ra == 255:
-            self.bad(inst, "a bindless handle of RZ")
-        level = self._r(ra + 1)
-        v2u = self.m.type("OpTypeVector", self.u32, 2)
-        v4u = self.m.type("OpTypeVector", self.u32, 4)
 
-        def query(img: int, si) -> int:
-            size = self.op("OpImageQuerySizeLod", v2u, img, level)
-            w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
-            return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
-        d = ops["d"]["reg"]
-        self._write(self.bindless(self.reg(ra), False, v4u, query), ops["mask"]["imm"],
-                    [d + i if d != 255 else 255 for i in range(4)], self.u32)
 
-    def _slot_dims(self) -> dict[int, tuple[str, int, int]]:
-        """Slot -> (SPIR-V Dim, arrayed, depth comparison) as the program's sampling / fetching
-        instructions read it (TXQ has no dimension of its own and queries the slot's view)."""
-        if getattr(self, "_dims_seen", None) is None:
-            self._dims_seen = {}
-            for ins in self.insts:
-                ir, ops = ins.row.ir, ins.ops
-                if ir in ("TEX", "TLD", "TLD4"):
-                    d = TEX_DIMS.get(ops["dim"]["sym"])
-                elif ir in ("TEXS", "TLDS"):
-                    d = (TEXS_FORMS if ir == "TEXS" else TLDS_FORMS).get(ins.mods["target"])
-                elif ir == "TLD4S":
-                    d = ("2D", 0)
-                else:
-                    continue
-                if d is not None:
-                    depth = int(bool(ins.mods.get("DC"))) if ir in ("TLD4", "TLD4S", "TEX") else \
-                        int(ir == "TEXS" and "dref" in d[4])
-                    self._dims_seen.setdefault(ops["tid"]["imm"], (d[0], d[1], depth))
-        return self._dims_seen
-
-    def txq53(self, inst: Inst) -> None:
-        """TXQ TEX_HEADER_DIMENSION of the slot's view (the dimension the program samples it
-        as, 2D when only TXQ reads it): width, height, depth, level count in x, y, z, w.  Which
-        component carries what on NVIDIA is known for width, height, 3D depth (ptxas compiles
-        PTX's txq.width / .height / .depth to components 0x1 / 0x2 / 0x4) and the levels as the
-        2D lowering had them (a 2D view's depth 1 too); asking a 1D view for its height, a cube
-        for its depth or an array for its layer count is refused (not established here)."""
-        ops = inst.ops
-        if ops["query"]["sym"] != 1:
-            self.bad(inst, "only TEX_HEADER_DIMENSION is translated")
-        dim, arrayed, depth = self._slot_dims().get(ops["tid"]["imm"], ("2D", 0, 0))
-        mask = ops["mask"]["imm"]
-        known = TXQ_KNOWN[dim, arrayed]
-        if mask & ~known:
-            self.bad(inst, f"TXQ components {mask & ~known:#x} of a {'array ' if arrayed else ''}{dim} texture are "
-                           f"not translated (their meaning on NVIDIA is not established here)")
-        si = self._sampled(inst, dim, arrayed, depth)
-        img = self.op("OpImage", self.img_t, si)
-        n = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim] + arrayed
-        size_t = self.u32 if n == 1 else self.m.type("OpTypeVector", self.u32, n)
-        size = self.op("OpImageQuerySizeLod", size_t, img, self._r(ops["a"]["reg"]))
-        comps = [size] if n == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(n)]
-        xyz = (comps[:{"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim]] + [self.c(1)] * 3)[:3]
-        levels = self.op("OpImageQueryLevels", self.u32, img)
-        vec = self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, 4), *xyz, levels)
-        d = ops["d"]["reg"]
-        self._write(vec, mask, [d + i if d != 255 else 255 for i in range(4)], self.u32)
 
 
 def translate_graphics(insts: list[Inst], header: Header) -> bytes:
     """SPIR-V binary of an SM53 vertex or fragment program (instructions after its header)."""
-    return _Gfx53(insts, header).build()
+    return Gfx53(insts, header).build()

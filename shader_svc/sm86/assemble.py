@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass
 
 from nxrecomp.common.errors import NxError
+from shader_svc.isa.text import parse_f64
 from shader_svc.sm86.decode import MASK105, SWZ, Control, DecodeError, Inst, decode
 from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
 from shader_svc.sm86.table import ROWS, SREGS
@@ -181,10 +182,8 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         return [(o.lo, o.width, _int(m.group(1)) // o.scale)], 0
     if isinstance(o, Imm):
         if o.kind == "f64":                # the high word of a double (DADD/DMUL/DFMA/DSETP)
-            from shader_svc.sm53.assemble import _f64_bits
-
             try:
-                bits = _f64_bits(text)
+                bits = parse_f64(text)
             except Exception:
                 raise _NoMatch(text) from None
             if bits & 0xFFFFFFFF:

@@ -8,19 +8,17 @@ exactly is refused instead of being printed wrong.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from nxrecomp.common.errors import NxError
+from shader_svc.isa import inst as isa
+from shader_svc.isa.inst import Control, DecodeError  # noqa: F401  (this module's names)
+from shader_svc.isa.text import fmt_f64
 from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
                                     get, sext)
 from shader_svc.sm86.table import ROWS, SREGS
 
 MASK105 = (1 << CONTROL_LO) - 1
 SWZ = {0: "", 1: ".F32", 2: ".H0_H0", 3: ".H1_H1"}
-
-
-class DecodeError(NxError):
-    pass
 
 
 def _known_mask(row: Row) -> int:
@@ -35,32 +33,9 @@ for _r in ROWS:
     _BY_OPCODE.setdefault(_r.opcode, []).append((_r, _known_mask(_r)))
 
 
-@dataclass(frozen=True)
-class Control:
-    stall: int
-    yield_: int
-    wbar: int
-    rbar: int
-    wait: int
-    reuse: int
-
-
 @dataclass
-class Inst:
-    addr: int
-    row: Row
-    word: int
-    pred: int                 # guard predicate 0..7 (7 = PT)
-    pred_not: bool
-    mods: dict[str, int]
-    ops: dict[str, object]    # operand name -> decoded value (see _operand)
-    control: Control
-    alias: str = ""
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def mnemonic(self) -> str:
-        return self.row.mnemonic
+class Inst(isa.Inst):
+    """A decoded SM86 instruction (``row``: a ``fields.Row``), printed as nvdisasm 13 does."""
 
     def text(self) -> str:
         return render(self)
@@ -180,18 +155,6 @@ def fmt_f32(bits: int) -> str:
             return f"{sign}INF "
         return f"{sign}{'Q' if frac >> 22 else 'S'}NAN "
     v = struct.unpack("<f", struct.pack("<I", bits))[0]
-    if v != 0 and abs(v) >= 1e9:
-        return f"{v:.20e}"
-    return f"{v:.20g}"
-
-
-def fmt_f64(bits: int) -> str:
-    if bits == 1 << 63:
-        return "-0.0"
-    exp, frac, sign = (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1), "-" if bits >> 63 else "+"
-    if exp == 0x7FF:
-        return f"{sign}INF " if frac == 0 else f"{sign}{'Q' if frac >> 51 else 'S'}NAN "
-    v = struct.unpack("<d", struct.pack("<Q", bits))[0]
     if v != 0 and abs(v) >= 1e9:
         return f"{v:.20e}"
     return f"{v:.20g}"

@@ -11,22 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shader_svc.isa import operands
+from shader_svc.isa.bits import get, put, sext  # noqa: F401  (the table's readers import them from here)
+from shader_svc.isa.operands import Named, Pred
+
 # Control bits (scheduling): present on every instruction, never part of an opcode.
 CONTROL_LO = 105
 REUSE_BIT = {"a": 122, "b": 123, "c": 124}
-
-
-def get(word: int, lo: int, width: int) -> int:
-    return (word >> lo) & ((1 << width) - 1)
-
-
-def put(word: int, lo: int, width: int, value: int) -> int:
-    mask = ((1 << width) - 1) << lo
-    return (word & ~mask) | ((value << lo) & mask)
-
-
-def sext(v: int, width: int) -> int:
-    return v - (1 << width) if v >> (width - 1) & 1 else v
 
 
 @dataclass(frozen=True)
@@ -52,20 +43,6 @@ class Reg:
         out = [(self.lo, self.width)]
         out += [(b, 1) for b in (self.neg, self.abs) if b is not None]
         return out
-
-
-@dataclass(frozen=True)
-class Pred:
-    """A predicate operand (3 bits, 7 = PT/UPT) with an optional 'not' bit.  ``hide_pt``: the
-    operand is left out of the text while it is PT (optional carry-outs)."""
-    name: str
-    lo: int
-    not_bit: int | None = None
-    file: str = "P"
-    hide_pt: bool = False
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, 3)] + ([(self.not_bit, 1)] if self.not_bit is not None else [])
 
 
 @dataclass(frozen=True)
@@ -127,62 +104,35 @@ class Mem:
 
 
 @dataclass(frozen=True)
-class SReg:
+class SReg(operands.SReg):
     """Special register of S2R (bits 72..79)."""
-    name: str
     lo: int = 72
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, 8)]
 
 
 @dataclass(frozen=True)
-class Target:
+class Target(operands.Target):
     """Branch target: signed offset in 4-byte units relative to the next instruction."""
-    name: str
     lo: int = 34
     width: int = 48
 
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, self.width)]
-
 
 @dataclass(frozen=True)
-class Attr:
+class Attr(operands.Attr):
     """Attribute address a[0x80] (ALD/AST/IPA): ``width`` bits at ``lo``, in units of ``scale``
     bytes."""
-    name: str
-    lo: int
-    width: int
     scale: int = 1
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, self.width)]
 
 
 @dataclass(frozen=True)
-class Sym:
+class Sym(operands.Sym):
     """A field nvdisasm prints as an operand word rather than a '.MOD' (TEX's dimension '2D',
     TXQ's query, TEX's component mask '0x3').  ``names``: value -> text; a value missing is
     refused.  ``hide``: value printed as nothing (TEX's full mask 0xf)."""
-    name: str
-    lo: int
-    width: int
-    names: tuple[tuple[int, str], ...]
     hide: int | None = None
-
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.lo, self.width)]
-
-    def lookup(self, v: int) -> str | None:
-        for k, s in self.names:
-            if k == v:
-                return s
-        return None
 
 
 @dataclass(frozen=True)
-class Mod:
+class Mod(Named):
     """A modifier field printed as '.NAME' after the mnemonic ('' prints nothing).  A value
     missing from ``names`` is not decoded (the decoder refuses the instruction)."""
     name: str
@@ -192,12 +142,6 @@ class Mod:
 
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)]
-
-    def lookup(self, v: int) -> str | None:
-        for k, s in self.names:
-            if k == v:
-                return s
-        return None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 import numpy as np
 import pytest
 
-# cbank0(size, block, grid, params) -> image: shader_svc.vk_compute.cbank0 (SM86) or
+# cbank0(size, block, grid, params) -> image: shader_svc.sm86.cbank.cbank0 (SM86) or
 # shader_svc.sm53.to_spirv.cbank0 (SM53); the two ISAs put the dims and parameters apart
 Layout = Callable[[int, tuple[int, int, int], tuple[int, int, int], bytes], bytes]
 
@@ -19,7 +19,7 @@ Layout = Callable[[int, tuple[int, int, int], tuple[int, int, int], bytes], byte
 @contextmanager
 def open_device() -> Iterator:
     """A ComputeDevice, closed on leaving; a loud skip without Vulkan."""
-    from shader_svc import vk_compute
+    import vk_compute
 
     try:
         dev = vk_compute.ComputeDevice()

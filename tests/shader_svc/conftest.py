@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from shader_svc import nvtools
-
 # the helper modules beside this file (compute_dispatch, spirv_checks, listings...) import by
 # their own names: --import-mode=importlib puts no test folder on sys.path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import nvtools  # noqa: E402  (a helper beside this file, see above)
 
 PTX_DIR = Path(__file__).parent / "ptx"
 PTX_FILES = sorted(PTX_DIR.glob("*.ptx"))
@@ -46,7 +46,7 @@ def compute_device():
 @pytest.fixture(scope="module")
 def gpu():
     """A Vulkan graphics device (lavapipe) for a module's draws."""
-    from shader_svc.vk_graphics import GraphicsDevice
+    from vk_graphics import GraphicsDevice
 
     dev = GraphicsDevice()
     yield dev
@@ -64,7 +64,7 @@ def nv_tools():
 @pytest.fixture(scope="session")
 def corpus_sm86(nv_tools):
     """{kernel name: Kernel} for every PTX file of the corpus, built by ptxas for sm_86."""
-    from shader_svc import cubin
+    import cubin
 
     out = {}
     for f in PTX_FILES:
@@ -75,7 +75,8 @@ def corpus_sm86(nv_tools):
 @pytest.fixture(scope="session")
 def corpus_sm53():
     """{kernel name: Kernel} for every PTX file of ptx/sm53, built by ptxas for sm_53."""
-    from shader_svc.sm53 import corpus, tools
+    import sm53_corpus as corpus
+    import sm53_tools as tools
 
     try:
         return corpus.build(PTX_DIR / "sm53")
@@ -98,7 +99,7 @@ def pool_textures():
 @pytest.fixture(scope="session")
 def nvdisasm53():
     """Debian's nvdisasm 11.8 (it reads SM53); a loud skip where Debian is unreachable."""
-    from shader_svc.sm53 import tools
+    import sm53_tools as tools
 
     try:
         return tools.nvdisasm53_path()

@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 
 from nxrecomp.common import settings
-from shader_svc import nvtools
-from shader_svc.cubin import kernels as cubin_kernels
+import nvtools
+from cubin import kernels as cubin_kernels
 
 OPTS = ("O3", "G")
 
@@ -173,7 +173,7 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
 
 
 def build(source: str, isa: int, opt: str) -> dict:
-    """{kernel name: shader_svc.cubin.Kernel} of a compiled source; SM86 kernels linked with the
+    """{kernel name: cubin.Kernel} of a compiled source; SM86 kernels linked with the
     functions they call (``link``)."""
     from dataclasses import replace
 

@@ -350,7 +350,7 @@ def decode_texts(isa: int, code: bytes) -> list[tuple[int, str, str]]:
     out = []
     if isa == 86:
         import listings
-        from shader_svc import nvtools
+        import nvtools
         from shader_svc.sm86 import decode as dec
 
         words = listings.sm86_words(code)
@@ -364,8 +364,8 @@ def decode_texts(isa: int, code: bytes) -> list[tuple[int, str, str]]:
         return out
     import listings
     from shader_svc.sm53 import decode as dec
-    from shader_svc.sm53 import tools
-    from shader_svc.sm53.corpus import Kernel53
+    import sm53_tools as tools
+    from sm53_corpus import Kernel53
 
     ref = tools.nvdisasm53_code(code)
     for addr, word, ctrl in Kernel53("k", code, 0).slots():
@@ -397,7 +397,7 @@ def round_trips(isa: int, code: bytes, texts: list[tuple[int, str, str]]) -> lis
                 out.append(False)
         return out
     from shader_svc.sm53 import assemble as asm
-    from shader_svc.sm53.corpus import Kernel53
+    from sm53_corpus import Kernel53
 
     words = {a: w for a, w, _ in Kernel53("k", code, 0).slots()}
     for addr, ours, ref in texts:
@@ -412,7 +412,7 @@ def translate(isa: int, code: bytes) -> tuple[bytes, set]:
     if isa == 86:
         from shader_svc.sm86 import decode as dec
         from shader_svc.sm86.to_spirv import ComputeSpec
-        from shader_svc.sm86.to_spirv_ext import translate_compute
+        from shader_svc.sm86.to_spirv import translate_compute
     else:
         from shader_svc.sm53 import decode as dec
         from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
@@ -443,7 +443,7 @@ def ulp_distance(got: np.ndarray, want: np.ndarray, kind: str) -> np.ndarray:
 
 def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str]:
     from compute_dispatch import run_spirv, upload
-    from shader_svc import vk_compute
+    import vk_compute
     from shader_svc.sm53.to_spirv import cbank0 as cbank53
 
     x = c.inputs(np.random.default_rng(seed))
@@ -519,10 +519,10 @@ def isa_set(isa: int) -> set[str]:
     if path.is_file():
         return set(json.loads(path.read_text()))
     if isa == 86:
-        from shader_svc import nvtools
+        import nvtools
         ref = nvtools.nvdisasm_raw([(op | 0x7000, 0x000FC00000000000 | u << 27) for u in (0, 1) for op in range(4096)])
     else:
-        from shader_svc.sm53 import tools
+        import sm53_tools as tools
         ref = tools.nvdisasm53_raw([(top << 48) | (0x7 << 16) for top in range(65536)])
     names = sorted({r.opcode.split(".")[0] for r in ref if r and not r.opcode.startswith("__")})
     path.write_text(json.dumps(names))

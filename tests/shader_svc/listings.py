@@ -43,7 +43,7 @@ def sm86_mutations(base: list[int], count: int, seed: int, flips: tuple[int, ...
 
 def check_sm86(texts) -> None:
     """Each SM86 program text, assembled, disassembles to the same lines."""
-    from shader_svc import nvtools
+    import nvtools
     from shader_svc.sm86.assemble import assemble_program
 
     for text in texts:
@@ -53,7 +53,7 @@ def check_sm86(texts) -> None:
 def check_sm53(texts) -> None:
     """Each SM53 program text, assembled (a control word before every three instructions),
     disassembles to the same lines; a loud skip where Debian's nvdisasm 11.8 is unreachable."""
-    from shader_svc.sm53 import tools
+    import sm53_tools as tools
     from shader_svc.sm53.assemble import assemble_program
 
     try:
@@ -72,7 +72,8 @@ def sm53_mutations_agree(irs: set[str], count: int, seed: int) -> dict[str, int]
     """``count`` words mutated from the SM53 table rows of the IR names ``irs``: every word our
     decoder reads, nvdisasm 11.8 prints the same (white space folded) and does not refuse.
     Returns how many of the words we read are of each of ``irs`` (a test asks for enough)."""
-    from shader_svc.sm53 import corpus, tools
+    import sm53_corpus as corpus
+    import sm53_tools as tools
     from shader_svc.sm53 import decode as dec53
     from shader_svc.sm53.table import ROWS
 

@@ -75,9 +75,10 @@ class Packed:
 def packed_sm53(ins: str, opcode: str) -> Packed:
     """ptx_kernel(ins) built by ptxas for sm_53 and listed by nvdisasm 11.8: its one instruction
     whose opcode starts with ``opcode``."""
-    from shader_svc import cubin, nvtools
+    import cubin
+    import nvtools
     from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53 import tools
+    import sm53_tools as tools
 
     cub = nvtools.ptxas(ptx_kernel(ins), "sm_53")
     listing = tools.nvdisasm53_cubin(cub)["k"]

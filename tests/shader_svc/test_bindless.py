@@ -97,7 +97,7 @@ def handle(texture: int, sampler: int) -> int:
 
 
 def draw(gpu, fs_text, pools, uniforms=None, vs=None, fs_hdr=FS_HDR, verts=None):
-    from shader_svc.vk_graphics import Pools
+    from vk_graphics import Pools
 
     fs = spirv("fragment", fs_text, fs_hdr)
     vs = vs or spirv("vertex", VS_PASS, VS_PASS_HDR)
@@ -169,7 +169,7 @@ def test_reflection_reports_the_pools():
     assert refl.texture_pools and refl.textures == ()
     refl = tr.reflect(tr.make_program(86, 3, program("fragment", FS_COLOUR, FS_COLOUR_HDR)))
     assert not refl.texture_pools
-    from shader_svc.sm86.reflect import Reflection
+    from shader_svc.reflection import Reflection
 
     refl = tr.reflect(tr.make_program(86, 2, program("vertex", VS_SAMPLE, VS_SAMPLE_HDR)))
     assert Reflection.from_dict(refl.to_dict()) == refl and refl.texture_pools
@@ -281,7 +281,7 @@ TLD.B.LL R0, R4, R12, 0x0, 2D, 0xf
 EXIT
 """
 def test_sm53_bindless_draws_equal_numpy(gpu, pool_textures, tmp_path):
-    from shader_svc.vk_graphics import Pools
+    from vk_graphics import Pools
 
     fs = fragment53(FS53_PER_PIXEL)
     spirv_val(fs, tmp_path, "fs53")

@@ -3,7 +3,7 @@ shader_svc's assembler at build time) draw the same pixels as the GLSL they repl
 
 Oracle: the GLSL (examples/demo/shaders/scene.vert/.frag; tests/gpu_host/gpu_guest.py's
 COLOR_*/TEX_*) compiled by glslang and drawn by the same Vulkan driver with the same inputs,
-binding layout and vertex data (shader_svc/vk_graphics.py).  The SM86 pair goes through the
+binding layout and vertex data (tests/shader_svc/vk_graphics.py).  The SM86 pair goes through the
 shader service's translator.  On lavapipe the images are equal bit for bit: the listings
 compute in the order lavapipe evaluates the GLSL (mvp * v from column 3 inwards), and inputs
 include rounding ties (0.5 * odd texels) so a one-ulp difference anywhere upstream would show.
@@ -27,7 +27,8 @@ import pytest
 
 from examples.demo.shaders import build as shaders
 from nxrecomp.common.errors import NxError
-from shader_svc import nvtools, sph
+import nvtools
+from shader_svc import sph
 from shader_svc import translate as tr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu_host"))
@@ -102,7 +103,7 @@ def scene_vertices(rng, n_tri: int) -> np.ndarray:
 
 @pytest.mark.parametrize("linear", [False, True], ids=["nearest", "linear"])
 def test_scene_under_perspective_matches_glsl(gpu, arch, linear):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(21)
     tex = Texture(rng.integers(0, 256, (16, 16, 4), dtype=np.uint8), linear=linear)
@@ -118,7 +119,7 @@ def test_scene_rounding_ties_match_glsl(gpu, arch):
     """Colour 0.5 times odd texels: every pixel is a tie in the 8-bit conversion, so the
     interpolated colour must equal the GLSL's to the last bit (which needs w alike, which needs
     the position computed in the same order)."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(8)
     tex = Texture((rng.integers(0, 128, (8, 8, 4)) * 2 + 1).astype(np.uint8))
@@ -133,7 +134,7 @@ def test_scene_rounding_ties_match_glsl(gpu, arch):
 def test_scene_screen_quad_equals_the_texture(gpu, arch):
     """Identity mvp, uv scaled by uvx onto the texture's texels, colour 1: the image is the
     texture (numpy slicing), and the GLSL draws the same."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     texels = np.random.default_rng(3).integers(0, 256, (12, 16, 4), dtype=np.uint8)
     verts = np.zeros((6, 2, 4), np.float32)
@@ -154,7 +155,7 @@ def color_ubo(color, offset, step) -> bytes:
 def test_color_program_with_instances_matches_glsl(gpu, arch, monkeypatch):
     """COLOR_VS places instance i at offset + i * step (gl_InstanceIndex = ALD a[0x2f8]).
     vk_graphics draws one instance; here its vkCmdDraw draws 4 (the later ones on top)."""
-    import shader_svc.vk_graphics as vkg
+    import vk_graphics as vkg
 
     real = vkg.vk.vkCmdDraw
     monkeypatch.setattr(vkg.vk, "vkCmdDraw", lambda cb, n, inst, fv, fi: real(cb, n, 4, fv, fi))
@@ -174,7 +175,7 @@ def test_color_program_with_instances_matches_glsl(gpu, arch, monkeypatch):
 
 
 def test_texture_program_matches_glsl(gpu, arch):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(30)
     for linear in (False, True):
@@ -191,7 +192,7 @@ def test_texture_program_matches_glsl(gpu, arch):
 def test_rect_program_as_the_gfx_test_uses_it(gpu, arch):
     """gpu_guest's pixel-aligned rectangle with uv 0..1 over a texture of the same size: the
     texture itself, from both programs."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     texels = np.random.default_rng(1).integers(0, 256, (8, 12, 4), dtype=np.uint8)
     v = gpu_guest.rect_uv_px(0, 0, 12, 8, 12, 8)

@@ -67,7 +67,7 @@ def test_translate_runs_on_lavapipe_and_second_call_hits_cache(server, corpus_sm
     assert not list(cache.rglob("*.tmp"))          # atomic writes leave no temp files
     spirv_val(b.spirv, cache, "check", required=False)
     # the cached SPIR-V computes what numpy computes
-    from shader_svc import vk_compute
+    import vk_compute
 
     with open_device() as dev:
         n = 200

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from shader_svc.sm53 import assemble as asm
-from shader_svc.sm53 import corpus, tools
+import sm53_corpus as corpus
+import sm53_tools as tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.table import ROWS
 

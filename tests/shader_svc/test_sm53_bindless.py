@@ -44,7 +44,7 @@ COMPS = {"R": 0, "G": 1, "B": 2, "A": 3}
 
 @pytest.mark.parametrize("comp", ["G", "A"])
 def test_tld4_b_gathers_through_per_pixel_handles(gpu, pool_textures, tmp_path, comp):
-    from shader_svc.vk_graphics import Pools
+    from vk_graphics import Pools
 
     prog = tr.make_program(53, 3, program53(FS53_GATHER.format(comp=comp), FS53_HDR))
     fs = tr.translate(prog)
@@ -56,7 +56,7 @@ def test_tld4_b_gathers_through_per_pixel_handles(gpu, pool_textures, tmp_path, 
 
 
 def test_txq_b_reports_each_pool_entrys_size(gpu, tmp_path):
-    from shader_svc.vk_graphics import Pools
+    from vk_graphics import Pools
 
     sizes = [(t + 1, 2 * t + 1) for t in range(16)]                 # (width, height) of texture t
     texs = [np.zeros((h, w, 4), np.uint8) for w, h in sizes]

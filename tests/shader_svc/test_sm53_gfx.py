@@ -6,7 +6,7 @@ Oracles nobody here wrote:
 - nvdisasm 11.8 (Debian non-free, fetched at test time; tools.py): every word of the listings
   prints as the listing's line, field by field, and randomly mutated words of the graphics rows
   (ALD/AST/IPA/KIL/OUT/TEXS/TLDS/TLD4S/TEX/TLD/TXQ) print as nvdisasm prints them or are refused;
-- glslang + the same Vulkan driver (shader_svc/vk_graphics.py): the GLSL versions of the
+- glslang + the same Vulkan driver (tests/shader_svc/vk_graphics.py): the GLSL versions of the
   programs (scene.vert/.frag, gpu_guest's COLOR_*/TEX_*), and small GLSL programs written from
   the GLSL specification for the texture forms (texelFetch, textureGather, textureLod,
   textureSize, discard), drawn with the same inputs, must give the same pixels.
@@ -28,7 +28,8 @@ from guest_frames import check_demo_matches_reference, check_gfx_guest_frames
 from nxrecomp.common.errors import NxError
 from shader_svc import sph
 from shader_svc import translate as tr
-from shader_svc.sm53 import corpus, tools
+import sm53_corpus as corpus
+import sm53_tools as tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.assemble import assemble_program
 from shader_svc.sm53.table import ROWS
@@ -153,7 +154,7 @@ def _draw_pair(gpu, fs53: bytes, fs_glsl: str, verts, size, **kw):
 def test_texel_fetch_gather_and_size_query_match_glsl(gpu):
     """TLDS.LZ at each pixel's FragCoord (F2I), TXQ's width in alpha; TLD4S.G between texels;
     TEX.LL / TLD.LZ full forms: each equal to its GLSL."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(77)
     texels = rng.integers(0, 256, (8, 12, 4), dtype=np.uint8)

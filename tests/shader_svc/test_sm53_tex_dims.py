@@ -102,7 +102,7 @@ PROGRAMS = (FS_ARRAY, FS_FETCH_3D, FS_SAMPLE_3D, FS_CUBE, FS_1D, FS_ARRAY_1D, FS
 
 
 def test_array_layer_then_coordinates(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     arr = np.random.default_rng(1).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS_ARRAY, Texture(arr, kind="ARRAY_2D"))
@@ -114,7 +114,7 @@ def test_array_layer_then_coordinates(gpu, tmp_path):
 
 
 def test_volume_fetch_and_sample(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     vol = np.random.default_rng(2).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS_FETCH_3D, Texture(vol, kind="3D"))
@@ -133,7 +133,7 @@ def test_volume_fetch_and_sample(gpu, tmp_path):
 @pytest.mark.parametrize("d", [(1.0, 0.3, -0.6), (-1.0, -0.2, 0.7), (0.4, 1.0, 0.1), (-0.3, -1.0, 0.8),
                                (0.6, -0.45, 1.0), (-0.1, 0.9, -1.0)])
 def test_cube_faces(gpu, tmp_path, d):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     faces = np.random.default_rng(3).integers(0, 256, (6, TS, TS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS_CUBE, Texture(faces, kind="CUBE"), uniforms={0: struct.pack("<3f", *d) + bytes(52)})
@@ -142,7 +142,7 @@ def test_cube_faces(gpu, tmp_path, d):
 
 
 def test_1d_and_1d_array_sample_and_fetch(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(4)
     line = rng.integers(0, 256, (1, 1, TS, 4), dtype=np.uint8)
@@ -157,7 +157,7 @@ def test_1d_and_1d_array_sample_and_fetch(gpu, tmp_path):
     for y in range(H):
         for x in range(W):
             assert (img[y, x] == lines[y & 3, 0, int(uv(x, y)[0] * TS)]).all(), (x, y)
-    from shader_svc.vk_graphics import Texture as T
+    from vk_graphics import Texture as T
 
     fs = fragment53(FS_FETCH_1D)
     spirv_val(fs, tmp_path, "f1d")

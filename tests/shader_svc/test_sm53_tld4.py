@@ -23,7 +23,7 @@ EXIT
 
 @pytest.mark.parametrize("comp,index", [("R", 0), ("B", 2)])
 def test_tld4_gathers_the_bound_texture(gpu, tmp_path, comp, index):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     tex = np.random.default_rng(11).integers(0, 256, (4, 4, 4), dtype=np.uint8)
     prog = tr.make_program(53, 3, program53(FS_TLD4.format(comp=comp), FS53_HDR))

@@ -13,7 +13,7 @@ import pytest
 
 import listings
 from compute_dispatch import run_spirv, upload
-from shader_svc import nvtools
+import nvtools
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.assemble import AsmError, assemble_line, assemble_program, unshown
 
@@ -156,9 +156,9 @@ def test_control_prefix_and_default_schedule():
 
 
 def test_hand_written_kernel_runs_on_lavapipe(compute_device):
-    from shader_svc import vk_compute
+    import vk_compute
     from shader_svc.sm86.to_spirv import ComputeSpec
-    from shader_svc.sm86.to_spirv_ext import translate_compute
+    from shader_svc.sm86.to_spirv import translate_compute
 
     dev = compute_device
     spirv = translate_compute(dec.decode_stream(assemble_program(MUL_BY_ADDS)), ComputeSpec((32, 1, 1)))

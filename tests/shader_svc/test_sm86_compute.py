@@ -9,7 +9,7 @@ import compute_cases as cc
 from compute_dispatch import KernelRunner
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.to_spirv import ComputeSpec
-from shader_svc.sm86.to_spirv_ext import translate_compute
+from shader_svc.sm86.to_spirv import translate_compute
 from spirv_checks import spirv_val
 
 BS = 64
@@ -22,7 +22,7 @@ def _spirv(code: bytes) -> bytes:
 
 @pytest.fixture(scope="module")
 def k86(compute_device, corpus_sm86) -> KernelRunner:
-    from shader_svc import vk_compute
+    import vk_compute
 
     return KernelRunner(compute_device, corpus_sm86, vk_compute.cbank0, _spirv, BS)
 

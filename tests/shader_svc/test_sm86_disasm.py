@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import listings
-from shader_svc import nvtools
+import nvtools
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.table import ROWS
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from quad_draw import VS_PASS, VS_PASS_HDR, program, spirv
-from shader_svc import nvtools, sph
+import nvtools
+from shader_svc import sph
 from shader_svc import translate as tr
 from shader_svc.sm86.assemble import assemble_program
 from spirv_checks import spirv_val
@@ -142,7 +143,7 @@ def test_uniforms_texture_and_kill_match_numpy(gpu, tmp_path):
     fs = spirv("fragment", FS_TEXTURE, FS_TEXTURE_HDR)
     spirv_val(vs, tmp_path, "vs")
     spirv_val(fs, tmp_path, "fs")
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     size = (32, 24)
     rng = np.random.default_rng(11)
@@ -167,7 +168,7 @@ def test_uniforms_texture_and_kill_match_numpy(gpu, tmp_path):
 
 
 def test_texel_fetch_and_size_query_match_numpy(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_FETCH, FS_FETCH_HDR)
     spirv_val(fs, tmp_path, "fetch")
@@ -190,7 +191,7 @@ EXIT
 
 
 def test_gather_matches_numpy(gpu):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
     fs = spirv("fragment", FS_GATHER, dict(inputs={0x80: "perspective", 0x84: "perspective"}, targets=(0xF,)))

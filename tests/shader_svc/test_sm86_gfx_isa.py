@@ -5,7 +5,7 @@ both accept assembles back to the same word."""
 from __future__ import annotations
 
 import listings
-from shader_svc import nvtools
+import nvtools
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.assemble import assemble_line, unshown
 

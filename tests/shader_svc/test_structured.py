@@ -11,12 +11,14 @@ import struct
 import numpy as np
 import pytest
 
-from shader_svc import nvtools
+import nvtools
 from shader_svc.sm86 import decode as dec
 from compute_dispatch import run_spirv, upload
 from quad_draw import H, W, draw_quad, spirv
 from shader_svc.sm86.assemble import assemble_program
-from shader_svc.sm86.to_spirv import ComputeSpec, _Lower
+from shader_svc.lower.base import ComputeSpec
+from shader_svc.lower.control import ControlFlow
+from shader_svc.sm86.lower import Lower86
 from shader_svc.spirv.structure import RET, Unstructured, plan
 from spirv_checks import spirv_val
 
@@ -162,8 +164,8 @@ def opcodes(spirv: bytes) -> list[int]:
     return out
 
 
-def lower(text: str) -> tuple[_Lower, bytes]:
-    lo = _Lower(dec.decode_stream(assemble_program(text)), ComputeSpec((32, 1, 1)))
+def lower(text: str) -> tuple[Lower86, bytes]:
+    lo = Lower86(dec.decode_stream(assemble_program(text)), ComputeSpec((32, 1, 1)))
     return lo, lo.build()
 
 
@@ -203,7 +205,7 @@ def test_refused_shapes(succ, why):
 # --- kernels on lavapipe ------------------------------------------------------------------------
 
 def run(dev, spirv: bytes, a: np.ndarray, k: int, lim: int) -> np.ndarray:
-    from shader_svc import vk_compute
+    import vk_compute
 
     n = len(a)
     ba, bo = upload(dev, a), upload(dev, np.full(n + 16, 0xEEEEEEEE, np.uint32))
@@ -248,7 +250,7 @@ def test_structured_modules_are_smaller_than_the_dispatcher(monkeypatch):
     """The same kernels through the dispatcher loop (the structuriser refusing) are larger."""
     for _, text, *_ in CASES:
         _, structured = lower(text)
-        monkeypatch.setattr(_Lower, "structure_ok", lambda self: False)
+        monkeypatch.setattr(ControlFlow, "structure_ok", lambda self: False)
         lo, dispatched = lower(text)
         monkeypatch.undo()
         assert not lo.structured and len(structured) < len(dispatched)
@@ -294,16 +296,16 @@ def test_sm53_reconvergence_stack_is_resolved_statically(nv_tools):
     static stack state (spirv/expand.py: the callee is inlined at each call)."""
     from pathlib import Path
 
-    from shader_svc import cubin
+    import cubin
     from shader_svc.sm53 import decode as dec53
-    from shader_svc.sm53.to_spirv import _Lower53
+    from shader_svc.sm53.to_spirv import Compute53
 
     src = (Path(__file__).parent / "ptx" / "sm53" / "control.ptx").read_text()
     kernels = cubin.kernels(nvtools.ptxas(src, "sm_53"), "control.ptx")
     got = {}
     for name, k in kernels.items():
         insts = dec53.decode_stream(k.code)
-        lo = _Lower53(insts, ComputeSpec())
+        lo = Compute53(insts, ComputeSpec())
         spirv = lo.build()
         got[name] = (lo.structured, {i.row.ir for i in insts} & {"SSY", "SYNC", "CAL", "RET"},
                      OP_SWITCH in opcodes(spirv))

@@ -155,7 +155,7 @@ LISTINGS = [FS_TEXS_ARRAY.format(lod=""), FS_TEXS_ARRAY.format(lod=".LZ"), FS_TE
 
 @pytest.mark.parametrize("lod", ["", ".LZ"])
 def test_texs_array_and_volume(gpu, tmp_path, lod):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     arr = np.random.default_rng(11).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS_TEXS_ARRAY.format(lod=lod), Texture(arr, kind="ARRAY_2D"))
@@ -170,7 +170,7 @@ def test_texs_array_and_volume(gpu, tmp_path, lod):
 
 @pytest.mark.parametrize("lod", ["", ".LL"])
 def test_texs_cube(gpu, tmp_path, lod):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     faces = np.random.default_rng(12).integers(0, 256, (6, TS, TS, 4), dtype=np.uint8)
     text = FS_TEXS_CUBE.format(lod=lod)
@@ -181,7 +181,7 @@ def test_texs_cube(gpu, tmp_path, lod):
 
 
 def test_tlds_1d_3d_array(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(13)
     line = rng.integers(0, 256, (1, 1, TS, 4), dtype=np.uint8)
@@ -202,7 +202,7 @@ def test_tlds_1d_3d_array(gpu, tmp_path):
 def test_tlds_offsets(gpu, tmp_path, dx, dy):
     """Signed 4-bit offsets, x in bits 0..3 and y in 4..7 (ptxas's BFI packing), added to the
     texel coordinates; dx != dy catches swapped fields, -1 the sign."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     tex = np.random.default_rng(14).integers(0, 256, (TS, TS, 4), dtype=np.uint8)
     word = (dx & 0xF) | (dy & 0xF) << 4
@@ -266,7 +266,7 @@ TXQ_USES = {"3D": "TEXS.LZ R10, R8, R8, R10, 0x0, 3D, RGBA", "CUBE": "TEXS R10, 
     ("ARRAY_2D", (3, 4, 8), "0xb", (8, 4, 1)),       # x, y, levels
 ])
 def test_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, want):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     texels = np.random.default_rng(15).integers(0, 256, shape + (4,), dtype=np.uint8)
     text = FS_TXQ.format(mask=mask, use=TXQ_USES[kind])
@@ -332,8 +332,9 @@ def test_sm86_packing_is_what_ptxas_makes(nv_tools):
     """For each PTX texture instruction, ptxas's TEX/TLD/TLD4 for sm_86 holds the layer /
     coordinates / level / offsets in the registers ``source_split`` assigns them (two values:
     Rb = Ra+1, where both readings agree); every count the lowering uses (1..5) is seen."""
-    from shader_svc import cubin, nvtools
-    from shader_svc.sm86.to_spirv_gfx import DIMS86, _GfxLower, source_split
+    import cubin
+    import nvtools
+    from shader_svc.sm86.to_spirv_gfx import DIMS86, Gfx86, source_split
 
     names = {"1D": 0, "2D": 1, "3D": 2, "CUBE": 3, "ARRAY_1D": 4, "ARRAY_2D": 5, "ARRAY_CUBE": 7}
     counts = set()
@@ -350,7 +351,7 @@ def test_sm86_packing_is_what_ptxas_makes(nv_tools):
         b = int(regs[3][1:]) if len(regs) > 3 and regs[3] != "RZ" else 255
         dim, arrayed, n = DIMS86[names[ops[-1]]]
         lod = ".LL" in tex.opcode
-        roles = _GfxLower._roles(arrayed, n, lod) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (
+        roles = Gfx86._roles(arrayed, n, lod) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (
             ".DC" in tex.opcode)
         split = source_split(len(roles), sum(r in ("layer", "x", "y", "z") for r in roles))
         counts.add(len(roles))
@@ -433,7 +434,7 @@ LISTINGS86 = [FS86_TEX_ARRAY.format(lod=".LZ"), FS86_TEX_ARRAY.format(lod=".LL")
 
 @pytest.mark.parametrize("lod", [".LZ", ".LL", ""])
 def test_sm86_tex_array_and_volume(gpu, tmp_path, lod):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     arr = np.random.default_rng(21).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     want = np.array([[arr[y & 3, int(uv(x, y)[1] * TS), int(uv(x, y)[0] * TS)] for x in range(W)]
@@ -448,7 +449,7 @@ def test_sm86_tex_array_and_volume(gpu, tmp_path, lod):
 
 @pytest.mark.parametrize("lod", [".LZ", ".LL"])
 def test_sm86_tex_cube(gpu, tmp_path, lod):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     faces = np.random.default_rng(22).integers(0, 256, (6, TS, TS, 4), dtype=np.uint8)
     for d in [(1.0, 0.3, -0.6), (-0.2, -1.0, 0.7), (0.6, -0.45, 1.0), (-0.1, 0.9, -1.0)]:
@@ -459,7 +460,7 @@ def test_sm86_tex_cube(gpu, tmp_path, lod):
 
 
 def test_sm86_tld_volume_array_line(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     rng = np.random.default_rng(23)
     vol = rng.integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
@@ -477,7 +478,7 @@ def test_sm86_tld_volume_array_line(gpu, tmp_path):
 
 
 def test_sm86_tld4_on_an_array(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     arr = np.random.default_rng(24).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     fs, img = draw86(gpu, FS86_TLD4_ARRAY, Texture(arr, kind="ARRAY_2D"))
@@ -508,7 +509,7 @@ EXIT
     ("CUBE", (6, 4, 4), "0xb", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, CUBE", (4, 4, 1)),
 ])
 def test_sm86_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, use, want):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     texels = np.random.default_rng(25).integers(0, 256, shape + (4,), dtype=np.uint8)
     fs, img = draw86(gpu, FS86_TXQ.format(mask=mask, use=use), Texture(texels, kind=kind))
@@ -572,7 +573,7 @@ CUBE_DIRS = [(1.0, 0.3, -0.6), (-0.2, -1.0, 0.7), (0.6, -0.45, 1.0), (-0.1, 0.5,
                                        (53, FS53_CUBE_ARRAY.format(lod=".LL", rb="R8, ")),
                                        (86, FS86_CUBE_ARRAY_LL), (86, FS86_CUBE_ARRAY_LZ)])
 def test_cube_array_samples(gpu, tmp_path, arch, text):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     faces = np.random.default_rng(26).integers(0, 256, (12, TS, TS, 4), dtype=np.uint8)
     for cube in (0, 1):
@@ -588,7 +589,7 @@ def test_cube_array_samples(gpu, tmp_path, arch, text):
 
 @pytest.mark.parametrize("arch", [53, 86])
 def test_cube_array_gathers(gpu, tmp_path, arch):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     faces = np.zeros((12, TS, TS, 4), np.uint8)
     faces[..., 2] = (np.arange(12, dtype=np.uint8) * 20 + 10)[:, None, None]
@@ -631,7 +632,7 @@ TEXS_DC = {"LZ": "TEXS.LZ.DC RZ, R0, R8, R11, 0x0, 2D, R", "implicit": "TEXS.DC 
 
 @pytest.mark.parametrize("form", list(TEXS_DC))
 def test_texs_depth_compare(gpu, tmp_path, form):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     depths = np.random.default_rng(27).integers(1, 1000, (4, TS, TS)).astype(np.float32) / 1000
     tex = Texture(depths, kind="ARRAY_2D", compare="LESS") if form == "array" else Texture(depths[0], compare="LESS")
@@ -665,7 +666,7 @@ EXIT
 
 @pytest.mark.parametrize("form", list(FS_TEX_DC))
 def test_tex_depth_compare(gpu, tmp_path, form):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     depths = np.random.default_rng(28).integers(1, 1000, (4, TS, TS)).astype(np.float32) / 1000
     array = form.endswith("array")
@@ -722,7 +723,7 @@ TEX.LL.DC R6, R4, R0, R14, 0x0, 0x0, ARRAY_2D, 0x1
 
 @pytest.mark.parametrize("form", list(FS86_TEX_DC))
 def test_sm86_tex_depth_compare(gpu, tmp_path, form, nv_tools):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     depths = np.random.default_rng(29).integers(1, 1000, (4, TS, TS)).astype(np.float32) / 1000
     array = form.endswith("array")

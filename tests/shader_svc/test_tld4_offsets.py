@@ -67,7 +67,7 @@ def _uniforms(dx: int, dy: int, dref: float) -> dict:
 def test_sm53_tld4s_offsets(gpu, tmp_path, dx, dy):
     """dx != dy catches swapped fields, negative values the sign, -32 / 31 the field width
     (a 4- or 8-bit reading would differ)."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     texels = np.random.default_rng(31).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS53_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
@@ -78,7 +78,7 @@ def test_sm53_tld4s_offsets(gpu, tmp_path, dx, dy):
 @pytest.mark.parametrize("text,dx,dy", [(FS53_DC, 0, 0), (FS53_OFF_DC, 2, -1)])
 def test_sm53_tld4s_depth_compare(gpu, tmp_path, text, dx, dy):
     """The sampler compares the reference with each texel (LESS: ref < texel -> 1)."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     depths = np.random.default_rng(32).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for dref in (0.25, 0.5, 0.7505):
@@ -145,7 +145,7 @@ LISTINGS53_FULL = [FS53_FULL_ARRAY_OFF, FS53_FULL_OFF_DC, FS53_FULL_DC, FS53_FUL
 
 @pytest.mark.parametrize("dx,dy", [(2, -1), (-5, 3)])
 def test_sm53_tld4_array_with_offsets(gpu, tmp_path, dx, dy):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     arr = np.random.default_rng(33).integers(0, 256, (4, GS, GS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS53_FULL_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
@@ -158,7 +158,7 @@ def test_sm53_tld4_array_with_offsets(gpu, tmp_path, dx, dy):
 
 @pytest.mark.parametrize("text,dx,dy", [(FS53_FULL_DC, 0, 0), (FS53_FULL_OFF_DC, -2, 3)])
 def test_sm53_tld4_depth_compare(gpu, tmp_path, text, dx, dy):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     depths = np.random.default_rng(34).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for dref in (0.3, 0.6125):
@@ -170,7 +170,7 @@ def test_sm53_tld4_depth_compare(gpu, tmp_path, text, dx, dy):
 
 def test_sm53_tld4_cube_picks_the_face(gpu, tmp_path):
     """Faces of one colour each: every gathered texel is the face's blue (x, y, z from Ra..Ra+2)."""
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     faces = np.zeros((6, 4, 4, 4), np.uint8)
     faces[..., 2] = np.array([20, 60, 100, 140, 180, 220], np.uint8)[:, None, None]
@@ -255,7 +255,7 @@ LISTINGS86 = [FS86_OFF, FS86_DC, FS86_OFF_DC, FS86_ARRAY_OFF]
 
 @pytest.mark.parametrize("dx,dy", [(1, -2), (-32, 31), (0, 0)])
 def test_sm86_tld4_offsets(gpu, tmp_path, dx, dy):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     texels = np.random.default_rng(41).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
     fs, img = draw86(gpu, FS86_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
@@ -271,7 +271,7 @@ def test_sm86_tld4_offsets(gpu, tmp_path, dx, dy):
 
 @pytest.mark.parametrize("text,dx,dy", [(FS86_DC, 0, 0), (FS86_OFF_DC, 3, -1)])
 def test_sm86_tld4_depth_compare(gpu, tmp_path, text, dx, dy):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     depths = np.random.default_rng(43).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for dref in (0.2, 0.5005):
@@ -281,8 +281,8 @@ def test_sm86_tld4_depth_compare(gpu, tmp_path, text, dx, dy):
 
 
 def test_sm86_tld4_packing_is_what_ptxas_makes(nv_tools):
-    from shader_svc import nvtools
-    from shader_svc.sm86.to_spirv_gfx import DIMS86, _GfxLower, source_split
+    import nvtools
+    from shader_svc.sm86.to_spirv_gfx import DIMS86, Gfx86, source_split
 
     v = "{%f10,%f11,%f12,%f13}"
     cases = [f"tld4.g.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], {{%r3,%r4}};",
@@ -305,7 +305,7 @@ def test_sm86_tld4_packing_is_what_ptxas_makes(nv_tools):
         regs = [o for o in ops if re.fullmatch(r"R\d+|RZ", o)]
         a, b = int(regs[2][1:]), (int(regs[3][1:]) if len(regs) > 3 and regs[3] != "RZ" else 255)
         _, arrayed, n = DIMS86[names[ops[-1]]]
-        roles = _GfxLower._roles(arrayed, n, False) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (
+        roles = Gfx86._roles(arrayed, n, False) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (
             ".DC" in tex.opcode)
         split = source_split(len(roles), sum(r in ("layer", "x", "y", "z") for r in roles))
         src = register_sources(lines[:at[0]])
@@ -361,7 +361,7 @@ def _ptp_ref(tex: np.ndarray, offs: list[tuple[int, int]]) -> np.ndarray:
 
 @pytest.mark.parametrize("offs", PTP_CASES)
 def test_ptp_gathers_move_each_texel(gpu, tmp_path, offs):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     texels = np.random.default_rng(51).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS53_PTP, Texture(texels), _ptp_uniforms(offs))
@@ -424,7 +424,7 @@ def _fetch_word(dx: int, dy: int, dz: int) -> dict:
 
 @pytest.mark.parametrize("dx,dy,dz", FETCH_OFFSETS)
 def test_tld_offsets_move_the_fetched_texel(gpu, tmp_path, dx, dy, dz):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     vol = np.random.default_rng(61).integers(0, 256, (4, 4, 4, 4), dtype=np.uint8)
     want3 = np.array([[vol[1 + dz, 1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
@@ -454,7 +454,7 @@ TLD4.R.PTP.DC R6, R4, R0, R12, 0x0, 0x0, 2D
 
 
 def test_sm86_ptp_with_depth_compare(gpu, tmp_path):
-    from shader_svc.vk_graphics import Texture
+    from vk_graphics import Texture
 
     depths = np.random.default_rng(53).integers(1, 1000, (GS, GS)).astype(np.float32) / 1000
     for offs in PTP_CASES:

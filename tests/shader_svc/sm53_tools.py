@@ -8,7 +8,7 @@ private sources list / state / cache folder (the system's apt setup is not touch
 one file is taken out of the package into ``<cache_dir>/nvidia/debian-nvdisasm-11.8``.  Nothing of
 NVIDIA's is committed or linked.
 
-``ptxas`` for sm_53 is the PyPI one of ``shader_svc.nvtools`` (12.9 still assembles Maxwell).
+``ptxas`` for sm_53 is the PyPI one of ``nvtools`` (beside this file) (12.9 still assembles Maxwell).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from nxrecomp.common.errors import NxError
-from shader_svc.nvtools import OracleLine, ToolUnavailable, _tools_dir
+from nvtools import OracleLine, ToolUnavailable, _tools_dir
 
 DEB_PACKAGE = "nvidia-cuda-toolkit"
 DEB_VERSION = "11.8.89~11.8.0-5~deb12u1"

@@ -7,7 +7,9 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from shader_svc import cubin, nvtools
+import cubin
+
+import nvtools
 from shader_svc.sm53.decode import Control
 from shader_svc.sm53.fields import CTRL_BITS
 

@@ -6,12 +6,12 @@ written into the constant bank image, as the NVIDIA driver writes kernel paramet
 """
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import vulkan as vk
 
 from nxrecomp.common.errors import NxError
+from shader_svc.sm86.cbank import SHARED_WINDOW, cbank0  # noqa: F401  (the SM86 layout the harness writes)
 
 # Vulkan 1.2 core values the binding (1.3.275.1) leaves as None.
 BUFFER_USAGE_SHADER_DEVICE_ADDRESS = 0x00020000
@@ -131,19 +131,3 @@ class ComputeDevice:
             vk.vkFreeMemory(self.device, b.memory, None)
         vk.vkDestroyDevice(self.device, None)
         vk.vkDestroyInstance(self.instance, None)
-
-
-# a generic address no host allocation reaches (user space ends at 2^47 on x86-64 and arm64)
-SHARED_WINDOW = 1 << 48
-
-
-def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
-    """Constant bank 0 as the CUDA driver fills it for SM86: block dims at 0x0, grid dims at 0xc,
-    the shared memory window's generic base at 0x18 (``SHARED_WINDOW``: generic loads/stores
-    of -G code reach shared memory through it), kernel parameters at 0x160."""
-    img = bytearray(max(size, 0x160 + len(params)))
-    struct.pack_into("<3I", img, 0x0, *block)
-    struct.pack_into("<3I", img, 0xC, *grid)
-    struct.pack_into("<Q", img, 0x18, SHARED_WINDOW)
-    img[0x160:0x160 + len(params)] = params
-    return bytes(img)

@@ -1,0 +1,206 @@
+"""Every IR operation, one row each: its name, result type (None: an effect only), argument
+types, and the attributes it carries besides values (a register number, a constant, the
+instruction it came from for error messages).  The builder checks every use against its row;
+the lowering (``to_spirv.py``) has one function per row.  Semantics:
+
+- ``GetReg``/``SetReg``: a machine register of a file ('R', 'UR') as u32; RZ/URZ read 0 and
+  discard writes.  ``CBankU32``: the u32 at byte ``offset`` of constant bank ``bank``.
+  ``ConstU32``: a constant.
+- ``BitcastF32``/``BitcastU32``: the same 32 bits as f32 / u32.  ``INot32``: bitwise not;
+  ``INeg32``: two's-complement negation; ``IShr32``: logical right shift (amount < 32).
+- ``FAbs32``, ``FNeg32``: sign operations (exact, NaN payload kept).
+- ``FAdd32``, ``FMul32``: one IEEE binary32 operation rounded to nearest even, never fused
+  with a neighbour (NVIDIA's FADD/FMUL round each; SPIR-V NoContraction).
+- ``FFma32``: a*b+c rounded once (FFMA.RN), exactly on any device.  ``FFmaDevice32``: the
+  device's fused multiply-add (GLSL Fma), for stages whose device lacks the Float64 the exact
+  one needs.
+- ``FFlushDenorm32``: a denormal becomes a zero of its sign (.FTZ).  ``FSaturate32``: clamped
+  to [+0, 1], NaN and -0 give +0 (.SAT).
+- ``GetPred``/``SetPred``: a predicate register (PT reads true, writes to PT are dropped), read
+  negated with ``not``.  ``ConstBool``, ``LNot``: a boolean constant, logical not.
+- ``IAdd32``, ``IMul32``: modulo 2^32.  ``IAnd32``/``IOr32``/``IXor32``: bitwise.  ``Lut3``:
+  LOP3's three-input truth table ``lut`` (bit i = the result for a, b, c = bits 2, 1, 0 of i).
+  ``UMin32``/``SMin32``/``UMax32``/``SMax32``: unsigned / signed minimum and maximum.
+  ``BitCount32``: population count.  ``IEq32``/``INe32``: comparisons to bool.
+  ``Select32``: the second argument where the first holds, else the third.
+- ``LAnd``/``LOr``/``LXor``: boolean and, or, exclusive or.  ``Lut3Bool``: PLOP3's truth table
+  on three predicates.  ``FMinMax32``: the minimum where the predicate holds, else the maximum,
+  NaN-suppressing as NVIDIA's FMNMX (a NaN operand gives the other one).
+- ``IShl32``, ``ISar32``: left / arithmetic right shift (amount < 32).  ``UGe32``: unsigned >=.
+  ``SBitExtract32``/``UBitExtract32``: the field of ``count`` bits at ``offset`` (second and
+  third arguments), sign- / zero-extended.  ``SAbs32``: |x| of a signed word (|-2^31| = -2^31).
+  ``BitReverse32``.  ``FindMsb32``: the position of the most significant set bit (``signed``:
+  of the first bit unlike the sign), 0xffffffff for none; ``sh``: 31 - that position (FLO.SH).
+  ``Permute32``: PRMT's byte permutation of (a, c) selected by b (the second argument).
+  ``BitFieldExtractPacked``/``BitFieldInsertPacked``: PTX bfe / bfi with the position and
+  length in bytes 0 and 1 of the second argument (length 0 extracts 0; ``signed`` fills with the
+  last bit taken); the insert puts the first argument's low bits into the third.
+- 64-bit integers (carries are the high half of a u64 sum, as the machine's carry chains mean):
+  ``ConstU64``; ``ZExt64``/``SExt64``: a u32 widened with zeros / its sign; ``Trunc32``: the low
+  word; ``Pack64``: (lo, hi) as one u64; ``IAdd64``/``IMul64`` modulo 2^64; ``Shl64``/``Shr64``/
+  ``Sar64`` (amount < 64, as u64); ``UGe64``/``ULt64``/``INe64``: comparisons; ``Select64``.
+- ``ICmp32``: the integer comparison ``cmp`` in NVIDIA's numbering, the same in both ISAs (0 F,
+  1 LT, 2 EQ, 3 LE, 4 GT, 5 NE, 6 GE, 7 T), ``unsigned`` or signed.  ``FCmp32``: FSETP's 16
+  comparisons ``cmp`` (1..6 ordered LT EQ LE GT NE GE, false on NaN; 9..14 the unordered ones,
+  true on NaN; 7 NUM, 8 NAN; 0 F, 15 T).
+- FP64: ``ConstF64`` (its ``bits``); ``PackF64``: the double whose low and high words are the
+  arguments; ``BitcastU64``: its 64 bits; ``FAbs64``, ``FNeg64``; ``FAdd64``, ``FMul64``: one
+  binary64 operation rounded to nearest even, never fused; ``FFma64``: a*b+c rounded once
+  (DFMA), exactly on any device; ``FCmp64``: ``FCmp32``'s comparisons on doubles.
+- Conversions (``rnd``: 0 to nearest even, 1 floor, 2 ceil, 3 toward zero — NVIDIA's RN/RM/RP/RZ
+  numbering in both ISAs): ``RoundF32``/``RoundF64``: to an integral value of the same type;
+  ``F2ISat32``: rounded, then converted to a 32-bit integer (``signed`` or not) saturating at the
+  range's ends, NaN -> 0; ``F2ISatF64To32``/``F2ISatF64To64``: an integral f64 to a 32-/64-bit
+  integer, saturating the same way; ``I2F32``/``I2F32From64``/``I2F64``/``I2F64From64``: a 32- or
+  64-bit integer (``signed`` or not) to the nearest f32 / f64; ``RoundDirectedF32``/
+  ``RoundDirectedF32From64``: that nearest f32 (first argument) of the integer (second) moved one
+  ulp where ``rnd`` rounds the other way; ``CvtF64``: f32 -> f64 (exact); ``CvtF32``: f64 -> f32
+  rounded to nearest even.
+- Memory: ``GlobalPtr``: the u32 at a 64-bit global address; ``LoadGlobal32``/``StoreGlobal32``
+  (4-byte aligned).  ``SharedPtr``: the word of shared memory at a byte address (taken modulo
+  the emulated 32 KiB); ``LoadShared32``/``StoreShared32``.
+- The approximate unit (MUFU; accuracy is the device's): ``Cos32``/``Sin32`` (radians),
+  ``Exp2_32``, ``Log2_32``, ``RSqrt32``, ``Sqrt32``; ``FDiv32``: a / b, one rounding;
+  ``Rcp64H``/``RSqrt64H``: the high word of 1/x (1/sqrt(x)) for the double whose high word is the
+  argument (low word 0).  ``ConstF32``: a constant (its ``bits``).
+- Special registers: ``BuiltinU32``: component ``comp`` of the compute builtin ``builtin``
+  (LocalInvocationId, WorkgroupId); ``LocalIndex``: the invocation's flat index in its workgroup
+  (x + y * X + z * X * Y), whose low 5 bits are its lane in the emulated 32-lane warp.
+  ``ISub32``: modulo 2^32.
+- ``GetFlag``/``SetFlag``: SM53's condition code, one boolean per ``flag`` ('CC' the carry, 'CCZ'
+  the zero flag), written by ``.CC`` and read by ``.X``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from shader_svc.ir.types import Type
+
+B, U32, U64, F32, F64 = Type.BOOL, Type.U32, Type.U64, Type.F32, Type.F64
+GPTR, SPTR = Type.PTR_GLOBAL, Type.PTR_SHARED
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    result: Type | None
+    args: tuple[Type, ...] = ()
+    attrs: tuple[str, ...] = ()
+    attr_set: frozenset[str] = field(default=frozenset(), compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attr_set", frozenset(self.attrs))
+
+
+OPS: dict[str, OpDef] = {d.name: d for d in (
+    OpDef("GetReg", U32, (), ("reg", "file")),
+    OpDef("SetReg", None, (U32,), ("reg", "file")),
+    OpDef("ConstU32", U32, (), ("value",)),
+    OpDef("CBankU32", U32, (), ("bank", "offset", "inst")),
+    OpDef("BitcastF32", F32, (U32,)),
+    OpDef("BitcastU32", U32, (F32,)),
+    OpDef("INot32", U32, (U32,)),
+    OpDef("INeg32", U32, (U32,)),
+    OpDef("IShr32", U32, (U32, U32)),
+    OpDef("FAbs32", F32, (F32,)),
+    OpDef("FNeg32", F32, (F32,)),
+    OpDef("FAdd32", F32, (F32, F32)),
+    OpDef("FMul32", F32, (F32, F32)),
+    OpDef("FFma32", F32, (F32, F32, F32)),
+    OpDef("FFmaDevice32", F32, (F32, F32, F32)),
+    OpDef("FFlushDenorm32", F32, (F32,)),
+    OpDef("FSaturate32", F32, (F32,)),
+    OpDef("GetPred", B, (), ("pred", "not", "file")),
+    OpDef("SetPred", None, (B,), ("pred",)),
+    OpDef("ConstBool", B, (), ("value",)),
+    OpDef("LNot", B, (B,)),
+    OpDef("IAdd32", U32, (U32, U32)),
+    OpDef("IMul32", U32, (U32, U32)),
+    OpDef("IAnd32", U32, (U32, U32)),
+    OpDef("IOr32", U32, (U32, U32)),
+    OpDef("IXor32", U32, (U32, U32)),
+    OpDef("Lut3", U32, (U32, U32, U32), ("lut",)),
+    OpDef("UMin32", U32, (U32, U32)),
+    OpDef("SMin32", U32, (U32, U32)),
+    OpDef("UMax32", U32, (U32, U32)),
+    OpDef("SMax32", U32, (U32, U32)),
+    OpDef("BitCount32", U32, (U32,)),
+    OpDef("IEq32", B, (U32, U32)),
+    OpDef("INe32", B, (U32, U32)),
+    OpDef("Select32", U32, (B, U32, U32)),
+    OpDef("LAnd", B, (B, B)),
+    OpDef("LOr", B, (B, B)),
+    OpDef("LXor", B, (B, B)),
+    OpDef("Lut3Bool", B, (B, B, B), ("lut",)),
+    OpDef("FMinMax32", F32, (F32, F32, B)),
+    OpDef("IShl32", U32, (U32, U32)),
+    OpDef("ISar32", U32, (U32, U32)),
+    OpDef("UGe32", B, (U32, U32)),
+    OpDef("SBitExtract32", U32, (U32, U32, U32)),
+    OpDef("UBitExtract32", U32, (U32, U32, U32)),
+    OpDef("SAbs32", U32, (U32,)),
+    OpDef("BitReverse32", U32, (U32,)),
+    OpDef("FindMsb32", U32, (U32,), ("signed", "sh")),
+    OpDef("Permute32", U32, (U32, U32, U32)),
+    OpDef("BitFieldExtractPacked", U32, (U32, U32), ("signed",)),
+    OpDef("BitFieldInsertPacked", U32, (U32, U32, U32)),
+    OpDef("ConstU64", U64, (), ("value",)),
+    OpDef("ZExt64", U64, (U32,)),
+    OpDef("SExt64", U64, (U32,)),
+    OpDef("Trunc32", U32, (U64,)),
+    OpDef("Pack64", U64, (U32, U32)),
+    OpDef("IAdd64", U64, (U64, U64)),
+    OpDef("IMul64", U64, (U64, U64)),
+    OpDef("Shl64", U64, (U64, U64)),
+    OpDef("Shr64", U64, (U64, U64)),
+    OpDef("Sar64", U64, (U64, U64)),
+    OpDef("UGe64", B, (U64, U64)),
+    OpDef("ULt64", B, (U64, U64)),
+    OpDef("INe64", B, (U64, U64)),
+    OpDef("Select64", U64, (B, U64, U64)),
+    OpDef("ICmp32", B, (U32, U32), ("cmp", "unsigned")),
+    OpDef("FCmp32", B, (F32, F32), ("cmp",)),
+    OpDef("ConstF64", F64, (), ("bits",)),
+    OpDef("PackF64", F64, (U32, U32)),
+    OpDef("BitcastU64", U64, (F64,)),
+    OpDef("FAbs64", F64, (F64,)),
+    OpDef("FNeg64", F64, (F64,)),
+    OpDef("FAdd64", F64, (F64, F64)),
+    OpDef("FMul64", F64, (F64, F64)),
+    OpDef("FFma64", F64, (F64, F64, F64)),
+    OpDef("FCmp64", B, (F64, F64), ("cmp",)),
+    OpDef("RoundF32", F32, (F32,), ("rnd",)),
+    OpDef("RoundF64", F64, (F64,), ("rnd",)),
+    OpDef("F2ISat32", U32, (F32,), ("rnd", "signed")),
+    OpDef("F2ISatF64To32", U32, (F64,), ("signed",)),
+    OpDef("F2ISatF64To64", U64, (F64,), ("signed",)),
+    OpDef("I2F32", F32, (U32,), ("signed",)),
+    OpDef("I2F32From64", F32, (U64,), ("signed",)),
+    OpDef("I2F64", F64, (U32,), ("signed",)),
+    OpDef("I2F64From64", F64, (U64,), ("signed",)),
+    OpDef("RoundDirectedF32", F32, (F32, U32), ("rnd", "signed", "inst")),
+    OpDef("RoundDirectedF32From64", F32, (F32, U64), ("rnd", "signed", "inst")),
+    OpDef("CvtF64", F64, (F32,)),
+    OpDef("CvtF32", F32, (F64,)),
+    OpDef("GlobalPtr", GPTR, (U64,)),
+    OpDef("LoadGlobal32", U32, (GPTR,)),
+    OpDef("StoreGlobal32", None, (GPTR, U32)),
+    OpDef("SharedPtr", SPTR, (U32,)),
+    OpDef("LoadShared32", U32, (SPTR,)),
+    OpDef("StoreShared32", None, (SPTR, U32)),
+    OpDef("ConstF32", F32, (), ("bits",)),
+    OpDef("Cos32", F32, (F32,)),
+    OpDef("Sin32", F32, (F32,)),
+    OpDef("Exp2_32", F32, (F32,)),
+    OpDef("Log2_32", F32, (F32,)),
+    OpDef("RSqrt32", F32, (F32,)),
+    OpDef("Sqrt32", F32, (F32,)),
+    OpDef("FDiv32", F32, (F32, F32)),
+    OpDef("Rcp64H", U32, (U32,)),
+    OpDef("RSqrt64H", U32, (U32,)),
+    OpDef("BuiltinU32", U32, (), ("builtin", "comp")),
+    OpDef("LocalIndex", U32, ()),
+    OpDef("ISub32", U32, (U32, U32)),
+    OpDef("GetFlag", B, (), ("flag",)),
+    OpDef("SetFlag", None, (B,), ("flag",)),
+)}

@@ -1,0 +1,173 @@
+"""The one lowering of IR to SPIR-V, both ISAs: a block's operations in order, each through
+its function below, into the function body the shared lowering (``shader_svc/lower``) is
+writing.  The SPIR-V of an operation is the one ``lower/semantics.py`` defines for it (the
+exact FFMA, .FTZ, .SAT), so a machine instruction means the same on SM53 and SM86."""
+from __future__ import annotations
+
+from typing import Callable
+
+from shader_svc.ir.block import Block, Op, Value
+from shader_svc.lower.base import GLSL
+from shader_svc.lower.semantics import Semantics
+
+
+ROUND = ("RoundEven", "Floor", "Ceil", "Trunc")     # an operation's ``rnd`` -> GLSL.std.450
+
+
+def _get_reg(lw: Semantics, o: Op, a: list[int]) -> int:
+    return lw.reg(o.attrs["reg"], o.attrs["file"])
+
+
+def _set_reg(lw: Semantics, o: Op, a: list[int]) -> None:
+    lw.set_reg(o.attrs["reg"], a[0], o.attrs["file"])
+
+
+def _u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op(name, lw.u32, *a)
+
+
+def _u64(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op(name, lw.u64, *a)
+
+
+def _glsl_f32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL[name], a[0])
+
+
+def _i2f(o: Op) -> str:
+    return "OpConvertSToF" if o.attrs["signed"] else "OpConvertUToF"
+
+
+def _glsl_u32(name: str) -> Callable[[Semantics, Op, list[int]], int]:
+    return lambda lw, o, a: lw.op("OpExtInst", lw.u32, lw.glsl, GLSL[name], *a)
+
+
+LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
+    "GetReg": _get_reg,
+    "SetReg": _set_reg,
+    "ConstU32": lambda lw, o, a: lw.c(o.attrs["value"]),
+    "CBankU32": lambda lw, o, a: lw.cbank_word(o.attrs["offset"], o.attrs["bank"], o.attrs["inst"]),
+    "BitcastF32": lambda lw, o, a: lw.op("OpBitcast", lw.f32, a[0]),
+    "BitcastU32": lambda lw, o, a: lw.op("OpBitcast", lw.u32, a[0]),
+    "INot32": lambda lw, o, a: lw.op("OpNot", lw.u32, a[0]),
+    "INeg32": lambda lw, o, a: lw.op("OpSNegate", lw.u32, a[0]),
+    "IShr32": lambda lw, o, a: lw.op("OpShiftRightLogical", lw.u32, *a),
+    "FAbs32": lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL["FAbs"], a[0]),
+    "FNeg32": lambda lw, o, a: lw.op("OpFNegate", lw.f32, a[0]),
+    "FAdd32": lambda lw, o, a: lw.fop("OpFAdd", lw.f32, *a),
+    "FMul32": lambda lw, o, a: lw.fop("OpFMul", lw.f32, *a),
+    "FFma32": lambda lw, o, a: lw._fma(*a),
+    "FFmaDevice32": lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL["Fma"], *a),
+    "FFlushDenorm32": lambda lw, o, a: lw._ftz32(a[0]),
+    "FSaturate32": lambda lw, o, a: lw._sat32(a[0]),
+    "GetPred": lambda lw, o, a: lw.pred(o.attrs["pred"], o.attrs["not"], o.attrs["file"]),
+    "SetPred": lambda lw, o, a: lw.set_pred(o.attrs["pred"], a[0]),
+    "ConstBool": lambda lw, o, a: lw.m.const_bool(o.attrs["value"]),
+    "LNot": lambda lw, o, a: lw.op("OpLogicalNot", lw.bool, a[0]),
+    "IAdd32": _u32("OpIAdd"),
+    "IMul32": _u32("OpIMul"),
+    "IAnd32": _u32("OpBitwiseAnd"),
+    "IOr32": _u32("OpBitwiseOr"),
+    "IXor32": _u32("OpBitwiseXor"),
+    "Lut3": lambda lw, o, a: lw._lut(o.attrs["lut"], *a, lw.u32, "OpBitwiseAnd", "OpBitwiseOr", "OpNot", lw.c(0)),
+    "UMin32": _glsl_u32("UMin"),
+    "SMin32": _glsl_u32("SMin"),
+    "UMax32": _glsl_u32("UMax"),
+    "SMax32": _glsl_u32("SMax"),
+    "BitCount32": _u32("OpBitCount"),
+    "IEq32": lambda lw, o, a: lw.op("OpIEqual", lw.bool, *a),
+    "INe32": lambda lw, o, a: lw.op("OpINotEqual", lw.bool, *a),
+    "Select32": _u32("OpSelect"),
+    "LAnd": lambda lw, o, a: lw.op("OpLogicalAnd", lw.bool, *a),
+    "LOr": lambda lw, o, a: lw.op("OpLogicalOr", lw.bool, *a),
+    "LXor": lambda lw, o, a: lw.op("OpLogicalNotEqual", lw.bool, *a),
+    "Lut3Bool": lambda lw, o, a: lw._lut(o.attrs["lut"], *a, lw.bool, "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot",
+                                         lw.m.const_bool(False)),
+    "FMinMax32": lambda lw, o, a: lw._fminmax(*a),
+    "IShl32": _u32("OpShiftLeftLogical"),
+    "ISar32": _u32("OpShiftRightArithmetic"),
+    "UGe32": lambda lw, o, a: lw.op("OpUGreaterThanEqual", lw.bool, *a),
+    "SBitExtract32": _u32("OpBitFieldSExtract"),
+    "UBitExtract32": _u32("OpBitFieldUExtract"),
+    "SAbs32": _glsl_u32("SAbs"),
+    "BitReverse32": _u32("OpBitReverse"),
+    "FindMsb32": lambda lw, o, a: lw._flo(a[0], o.attrs["signed"], o.attrs["sh"]),
+    "Permute32": lambda lw, o, a: lw._prmt(*a),
+    "BitFieldExtractPacked": lambda lw, o, a: lw._bfe(*a, o.attrs["signed"]),
+    "BitFieldInsertPacked": lambda lw, o, a: lw._bfi(*a),
+    "ConstU64": lambda lw, o, a: lw.c64(o.attrs["value"]),
+    "ZExt64": _u64("OpUConvert"),
+    "SExt64": _u64("OpSConvert"),
+    "Trunc32": _u32("OpUConvert"),
+    "Pack64": lambda lw, o, a: lw.join64(*a),
+    "IAdd64": _u64("OpIAdd"),
+    "IMul64": _u64("OpIMul"),
+    "Shl64": _u64("OpShiftLeftLogical"),
+    "Shr64": _u64("OpShiftRightLogical"),
+    "Sar64": _u64("OpShiftRightArithmetic"),
+    "UGe64": lambda lw, o, a: lw.op("OpUGreaterThanEqual", lw.bool, *a),
+    "ULt64": lambda lw, o, a: lw.op("OpULessThan", lw.bool, *a),
+    "INe64": lambda lw, o, a: lw.op("OpINotEqual", lw.bool, *a),
+    "Select64": _u64("OpSelect"),
+    "ICmp32": lambda lw, o, a: lw._icmp_op(o.attrs["cmp"], o.attrs["unsigned"], *a),
+    "FCmp32": lambda lw, o, a: lw._fcmp(o.attrs["cmp"], *a),
+    "ConstF64": lambda lw, o, a: lw.m.const(lw.f64t, o.attrs["bits"] & 0xFFFFFFFF, o.attrs["bits"] >> 32 & 0xFFFFFFFF),
+    "PackF64": lambda lw, o, a: lw.op("OpBitcast", lw.f64t, lw.join64(*a)),
+    "BitcastU64": _u64("OpBitcast"),
+    "FAbs64": lambda lw, o, a: lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL["FAbs"], a[0]),
+    "FNeg64": lambda lw, o, a: lw.op("OpFNegate", lw.f64t, a[0]),
+    "FAdd64": lambda lw, o, a: lw.fop("OpFAdd", lw.f64t, *a),
+    "FMul64": lambda lw, o, a: lw.fop("OpFMul", lw.f64t, *a),
+    "FFma64": lambda lw, o, a: lw._dfma(*a),
+    "FCmp64": lambda lw, o, a: lw._fcmp(o.attrs["cmp"], *a),
+    "RoundF32": lambda lw, o, a: lw.op("OpExtInst", lw.f32, lw.glsl, GLSL[ROUND[o.attrs["rnd"]]], a[0]),
+    "RoundF64": lambda lw, o, a: lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL[ROUND[o.attrs["rnd"]]], a[0]),
+    "F2ISat32": lambda lw, o, a: lw._f2i_sat(a[0], ROUND[o.attrs["rnd"]], o.attrs["signed"]),
+    "F2ISatF64To32": lambda lw, o, a: lw._f2i_sat_f64(a[0], o.attrs["signed"], False),
+    "F2ISatF64To64": lambda lw, o, a: lw._f2i_sat_f64(a[0], o.attrs["signed"], True),
+    "I2F32": lambda lw, o, a: lw.op(_i2f(o), lw.f32, a[0]),
+    "I2F32From64": lambda lw, o, a: lw.op(_i2f(o), lw.f32, a[0]),
+    "I2F64": lambda lw, o, a: lw.op(_i2f(o), lw.f64t, a[0]),
+    "I2F64From64": lambda lw, o, a: lw.op(_i2f(o), lw.f64t, a[0]),
+    "RoundDirectedF32": lambda lw, o, a: lw._directed(o.attrs["inst"], *a, o.attrs["signed"], False, o.attrs["rnd"]),
+    "RoundDirectedF32From64": lambda lw, o, a: lw._directed(o.attrs["inst"], *a, o.attrs["signed"], True,
+                                                            o.attrs["rnd"]),
+    "CvtF64": lambda lw, o, a: lw.op("OpFConvert", lw.f64t, a[0]),
+    "CvtF32": lambda lw, o, a: lw.op("OpFConvert", lw.f32, a[0]),
+    "GlobalPtr": lambda lw, o, a: lw.op("OpConvertUToPtr", lw.psb_ptr, a[0]),
+    "LoadGlobal32": lambda lw, o, a: lw.op("OpLoad", lw.u32, a[0], lw.m.E("MemoryAccess", "Aligned"), 4),
+    "StoreGlobal32": lambda lw, o, a: lw.do("OpStore", *a, lw.m.E("MemoryAccess", "Aligned"), 4),
+    "SharedPtr": lambda lw, o, a: lw.shared_word(a[0]),
+    "LoadShared32": lambda lw, o, a: lw.op("OpLoad", lw.u32, a[0]),
+    "StoreShared32": lambda lw, o, a: lw.do("OpStore", *a),
+    "ConstF32": lambda lw, o, a: lw.m.const(lw.f32, o.attrs["bits"]),
+    "Cos32": _glsl_f32("Cos"),
+    "Sin32": _glsl_f32("Sin"),
+    "Exp2_32": _glsl_f32("Exp2"),
+    "Log2_32": _glsl_f32("Log2"),
+    "RSqrt32": _glsl_f32("InverseSqrt"),
+    "Sqrt32": _glsl_f32("Sqrt"),
+    "FDiv32": lambda lw, o, a: lw.fop("OpFDiv", lw.f32, *a),
+    "Rcp64H": lambda lw, o, a: lw._mufu64h(6, a[0]),
+    "RSqrt64H": lambda lw, o, a: lw._mufu64h(7, a[0]),
+    "BuiltinU32": lambda lw, o, a: lw.op("OpCompositeExtract", lw.u32, lw.op("OpLoad", lw.v3, lw.builtins[o.attrs["builtin"]]),
+                                         o.attrs["comp"]),
+    "LocalIndex": lambda lw, o, a: lw._lid(),
+    "ISub32": _u32("OpISub"),
+    "GetFlag": lambda lw, o, a: lw.op("OpLoad", lw.bool, lw.var(o.attrs["flag"], lw.fn_bool)),
+    "SetFlag": lambda lw, o, a: lw.do("OpStore", lw.var(o.attrs["flag"], lw.fn_bool), a[0]),
+}
+
+
+def emit(lw: Semantics, block: Block) -> list[int | None]:
+    """Lower ``block`` into ``lw``'s function body, the operations in order; the SPIR-V id of
+    each operation's result (None for effects)."""
+    ids: list[int | None] = []
+    for o in block.ops:
+        ids.append(LOWER[o.op.name](lw, o, [ids[v.index] for v in o.args]))
+    return ids
+
+
+def emit_value(lw: Semantics, block: Block, v: Value) -> int:
+    """Lower ``block`` and give the SPIR-V id of its value ``v`` (an operand read)."""
+    return emit(lw, block)[v.index]

@@ -1,0 +1,202 @@
+"""The lowering's ground floor: the SPIR-V module being written, the register model (machine
+registers and predicates are function-local variables, RZ/PT constants), constant bank 0 of a
+compute kernel (a read-only storage buffer, set 0 binding 0), the builtins, and the function's
+emission.  ISA-neutral: operands are read by the ISA parts (``sm86/to_spirv.py``,
+``sm53/to_spirv.py``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nxrecomp.common.errors import NxError
+from shader_svc.isa.inst import Inst
+from shader_svc.spirv.builder import Module
+
+DONE = 0xFFFFFFFF            # the dispatcher loop's "block" value after the program's end
+GLSL = {"RoundEven": 2, "Trunc": 3, "FAbs": 4, "SAbs": 5, "Floor": 8, "Ceil": 9, "UMin": 38, "SMin": 39, "UMax": 41, "Fma": 50,
+        "SMax": 42, "NMin": 79, "NMax": 80, "Sin": 13, "Cos": 14, "Exp2": 29, "Log2": 30, "Sqrt": 31,
+        "InverseSqrt": 32}
+# FSETP comparisons: ordered ones are false when an operand is NaN, the U forms true
+ICMP_NAMES = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual", 6: "GreaterThanEqual"}
+
+FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: "OpFOrdGreaterThan",
+            5: "OpFOrdNotEqual", 6: "OpFOrdGreaterThanEqual", 9: "OpFUnordLessThan", 10: "OpFUnordEqual",
+            11: "OpFUnordLessThanEqual", 12: "OpFUnordGreaterThan", 13: "OpFUnordNotEqual",
+            14: "OpFUnordGreaterThanEqual"}
+
+
+SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
+
+
+LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
+
+
+class TranslateError(NxError):
+    pass
+
+
+@dataclass(frozen=True)
+class ComputeSpec:
+    local_size: tuple[int, int, int] = (64, 1, 1)
+
+
+class LowerBase:
+    """State and helpers of one program's lowering (see the module docstring)."""
+
+    def __init__(self, insts: list[Inst], spec) -> None:
+        self.insts, self.spec = insts, spec
+        m = self.m = Module((1, 5))
+        self.u32 = m.type("OpTypeInt", 32, 0)
+        self.f32 = m.type("OpTypeFloat", 32)
+        self.bool = m.type("OpTypeBool")
+        self.glsl = m.id()
+        fn = m.E("StorageClass", "Function")
+        self.fn_u32, self.fn_bool = m.type("OpTypePointer", fn, self.u32), m.type("OpTypePointer", fn, self.bool)
+        self.vars: dict[str, int] = {}
+        self.f64: int | None = None
+        self.body: list[tuple] = []   # function body instructions, emitted after the variables
+        self.interface: list[int] = []  # global variables the entry point lists
+        self.vars_global: dict[str, tuple[int, int]] = {}   # shared memory, the warp exchange array
+        self._setup()
+        m.emit("import", "OpExtInstImport", self.glsl, "GLSL.std.450")
+
+    @property
+    def u64(self) -> int:
+        # declared on first use: a 64-bit type needs the Int64 capability (graphics stages avoid it)
+        return self.m.type("OpTypeInt", 64, 0)
+
+    def _setup(self) -> None:
+        """Compute: capabilities, memory model, constant bank 0 and the builtins."""
+        m, E = self.m, self.m.E
+        self.v3 = m.type("OpTypeVector", self.u32, 3)
+        for cap in ("Shader", "Int64", "PhysicalStorageBufferAddresses"):
+            m.emit("cap", "OpCapability", E("Capability", cap))
+        m.emit("memmodel", "OpMemoryModel", E("AddressingModel", "PhysicalStorageBuffer64"),
+               E("MemoryModel", "GLSL450"))
+        # constant bank 0: struct { uint data[]; } as a read-only storage buffer
+        rt = m.id()
+        m.emit("types", "OpTypeRuntimeArray", rt, self.u32)
+        m.emit("annot", "OpDecorate", rt, E("Decoration", "ArrayStride"), 4)
+        st = m.id()
+        m.emit("types", "OpTypeStruct", st, rt)
+        m.emit("annot", "OpDecorate", st, E("Decoration", "Block"))
+        m.emit("annot", "OpMemberDecorate", st, 0, E("Decoration", "Offset"), 0)
+        m.emit("annot", "OpMemberDecorate", st, 0, E("Decoration", "NonWritable"))
+        sb = E("StorageClass", "StorageBuffer")
+        self.cb_ptr = m.type("OpTypePointer", sb, self.u32)
+        self.cbank = m.id()
+        m.emit("types", "OpVariable", m.type("OpTypePointer", sb, st), self.cbank, sb)
+        m.emit("annot", "OpDecorate", self.cbank, E("Decoration", "DescriptorSet"), 0)
+        m.emit("annot", "OpDecorate", self.cbank, E("Decoration", "Binding"), 0)
+        inp = E("StorageClass", "Input")
+        self.builtins = {}
+        for name in ("LocalInvocationId", "WorkgroupId"):
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", inp, self.v3), v, inp)
+            m.emit("annot", "OpDecorate", v, E("Decoration", "BuiltIn"), E("BuiltIn", name))
+            self.builtins[name] = v
+        self.psb_ptr = m.type("OpTypePointer", E("StorageClass", "PhysicalStorageBuffer"), self.u32)
+        self.interface = [self.cbank] + list(self.builtins.values())
+
+    def _entry(self, main: int) -> None:
+        E = self.m.E
+        self.m.emit("entry", "OpEntryPoint", E("ExecutionModel", "GLCompute"), main, "main", *self.interface)
+        self.m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "LocalSize"), *self.spec.local_size)
+
+    def _epilogue(self) -> None:
+        """Code after the program's last EXIT (fragment outputs are read from registers here)."""
+
+    def lowered(self, ir: str) -> bool:
+        return False
+
+    # --- helpers ---------------------------------------------------------------------------
+    def c(self, v: int) -> int:
+        return self.m.const(self.u32, v & 0xFFFFFFFF)
+
+    def c64(self, v: int) -> int:
+        v &= 2**64 - 1
+        return self.m.const(self.u64, v & 0xFFFFFFFF, v >> 32)
+
+    def op(self, name: str, ty: int, *args) -> int:
+        r = self.m.id()
+        self.body.append((name, ty, r) + args)
+        return r
+
+    def do(self, name: str, *args) -> None:
+        self.body.append((name,) + args)
+
+    def label(self) -> int:
+        return self.m.id()
+
+    def put_label(self, lab: int) -> None:
+        self.body.append(("OpLabel", lab))
+
+    def var(self, key: str, ty_ptr: int) -> int:
+        if key not in self.vars:
+            self.vars[key] = (self.m.id(), ty_ptr)
+        return self.vars[key][0]
+
+    def reg(self, n: int, file: str = "R") -> int:
+        if (file == "R" and n == 255) or (file == "UR" and n == 63):
+            return self.c(0)
+        return self.op("OpLoad", self.u32, self.var(f"{file}{n}", self.fn_u32))
+
+    def set_reg(self, n: int, val: int, file: str = "R") -> None:
+        if (file == "R" and n == 255) or (file == "UR" and n == 63):
+            return
+        self.do("OpStore", self.var(f"{file}{n}", self.fn_u32), val)
+
+    def pred(self, p: int, neg: bool = False, file: str = "P") -> int:
+        v = self.m.const_bool(True) if p == 7 else self.op("OpLoad", self.bool, self.var(f"{file}{p}", self.fn_bool))
+        return self.op("OpLogicalNot", self.bool, v) if neg else v
+
+    def set_pred(self, p: int, val: int) -> None:
+        if p != 7:
+            self.do("OpStore", self.var(f"P{p}", self.fn_bool), val)
+
+    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+        if bank != 0 or off % 4 or off < 0:
+            raise TranslateError(f"constant bank c[{bank:#x}][{off:#x}] not supported", offset=inst.addr)
+        p = self.op("OpAccessChain", self.cb_ptr, self.cbank, self.c(0), self.c(off // 4))
+        return self.op("OpLoad", self.u32, p)
+
+    def join64(self, lo: int, hi: int) -> int:
+        lo64, hi64 = self.op("OpUConvert", self.u64, lo), self.op("OpUConvert", self.u64, hi)
+        return self.op("OpBitwiseOr", self.u64, lo64, self.op("OpShiftLeftLogical", self.u64, hi64, self.c64(32)))
+
+    def set64(self, d: int, v64: int) -> None:
+        self.set_reg(d, self.op("OpUConvert", self.u32, v64))
+        if d != 255:
+            self.set_reg(d + 1, self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v64, self.c64(32))))
+
+    def require(self, inst: Inst, **mods: int) -> None:
+        for k, want in mods.items():
+            if inst.mods.get(k, want) != want:
+                raise TranslateError(f"{inst.text()}: modifier {k} not supported", offset=inst.addr)
+
+    def kill(self, ins: Inst) -> None:
+        raise TranslateError(f"{ins.text()}: KILL outside a fragment program", offset=ins.addr)
+
+    def fop(self, name: str, ty: int, *args: int) -> int:
+        """A floating-point operation the driver must do exactly as written: NoContraction keeps
+        it from being fused with its neighbours (FMUL then FADD are two roundings on NVIDIA)
+        or re-associated (the error terms of ``_fma`` would vanish)."""
+        r = self.op(name, ty, *args)
+        self.m.emit("annot", "OpDecorate", r, self.m.E("Decoration", "NoContraction"))
+        return r
+
+    def _guard(self, ins: Inst) -> int:
+        return self.pred(ins.pred, ins.pred_not, "UP" if getattr(ins.row, "uniform", False) else "P")
+
+    def _emit_function(self, entry: int) -> bytes:
+        """The function: header, the variables in the first block, then the body; the entry
+        point; the module's binary."""
+        m, E = self.m, self.m.E
+        void = m.type("OpTypeVoid")
+        fnty = m.type("OpTypeFunction", void)
+        main = m.id()
+        fn = E("StorageClass", "Function")
+        m.function = [("OpFunction", void, main, 0, fnty), ("OpLabel", entry),
+                      *[("OpVariable", ptr, vid, fn) for vid, ptr in self.vars.values()], *self.body,
+                      ("OpFunctionEnd",)]
+        self._entry(main)
+        return m.binary()

@@ -1,0 +1,203 @@
+"""SM53 control flow: the reconvergence stack.  SSY/PBK push a target, SYNC/BRK pop and jump
+there, CAL/JCAL push the return point and RET pops it.  Each invocation runs alone in SPIR-V, so
+a per-invocation stack (64 entries, typed: SYNC/BRK/RET unwind to their own kind) gives exactly
+the single-thread semantics; the structuriser sees the stack as a static state
+(``spirv/expand.py``), the dispatcher loop keeps it at run time.  A branch to a group's control
+word resumes at the group's first instruction."""
+from __future__ import annotations
+
+from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.sm53.decode import Inst
+from shader_svc.sm53.lower import BRANCHES, Lower53
+from shader_svc.spirv.structure import RET, Unstructured
+
+STACK = 64                  # entries of the emulated reconvergence stack (the machine spills its own to memory)
+ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET": 3}   # run-time stack entries' kinds
+WARP = {"VOTE", "SHFL"}
+STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT")
+
+
+def _entry_addr(t: int, base: int = 0) -> int:
+    """A branch to a group's control word resumes at the group's first instruction (groups
+    count from the code's start ``base``: graphics code starts after its header)."""
+    return t + 8 if (t - base) % 32 == 0 else t
+
+
+def _code_base(insts: list[Inst]) -> int:
+    return insts[0].addr - 8 if insts else 0
+
+
+def _target(ins: Inst, base: int) -> int:
+    """Where a branch goes: relative targets are decoded as addresses; JCAL's is an offset from
+    the code's start (the linked program's first byte)."""
+    if ins.row.ir == "JCAL":
+        return _entry_addr(base + ins.ops["t"]["imm"], base)
+    return _entry_addr(ins.ops["t"]["target"], base)
+
+
+def _blocks(insts: list[Inst]) -> list[list[Inst]]:
+    leaders = {insts[0].addr} if insts else set()
+    base = _code_base(insts)
+    for i, ins in enumerate(insts):
+        ir = ins.row.ir
+        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "JCAL", "KIL", "BPT") and i + 1 < len(insts):
+            leaders.add(insts[i + 1].addr)
+        if ir in ("BRA", "SSY", "PBK", "CAL", "JCAL"):
+            leaders.add(_target(ins, base))
+    blocks, cur = [], []
+    for ins in insts:
+        if ins.addr in leaders and cur:
+            blocks.append(cur)
+            cur = []
+        cur.append(ins)
+    if cur:
+        blocks.append(cur)
+    return blocks
+
+
+class Control53(Lower53):
+    """Mixin of ``to_spirv.Compute53``: blocks, the reconvergence stack, branches."""
+
+    # --- control flow -----------------------------------------------------------------------
+    def _push(self, value: int) -> None:
+        sp_var = self.var("sp", self.fn_u32)
+        sp = self.op("OpLoad", self.u32, sp_var)
+        slot = self.var_array()
+        p = self.op("OpAccessChain", self.fn_u32, slot, self.op("OpBitwiseAnd", self.u32, sp, self.c(STACK - 1)))
+        self.do("OpStore", p, value)
+        self.do("OpStore", sp_var, self.op("OpIAdd", self.u32, sp, self.c(1)))
+
+    def var_array(self) -> int:
+        if "stack" not in self.vars:
+            arr = self.m.type("OpTypeArray", self.u32, self.c(STACK))
+            self.vars["stack"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
+        return self.vars["stack"][0]
+
+    def _stack_unwind(self, kind: int) -> int:
+        """SYNC/BRK/RET at run time: pop entries until one of ``kind`` (its block number in the
+        low 28 bits), as the machine unwinds its typed stack (a BRK out of an if inside a loop
+        drops the if's SSY entry).  A loop in SPIR-V: pop, test the kind, repeat."""
+        res = self.var("unwound", self.fn_u32)
+        head, body, cont, merge = (self.label() for _ in range(4))
+        self.do("OpBranch", head)
+        self.put_label(head)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", body)
+        self.put_label(body)
+        v = self._stack_pop()
+        self.do("OpStore", res, v)
+        hit = self.op("OpIEqual", self.bool, self.op("OpShiftRightLogical", self.u32, v, self.c(28)), self.c(kind))
+        sp = self.op("OpLoad", self.u32, self.var("sp", self.fn_u32))
+        empty = self.op("OpIEqual", self.bool, sp, self.c(0))     # nothing left: stop (a bad program)
+        self.do("OpBranchConditional", self.op("OpLogicalOr", self.bool, hit, empty), merge, cont)
+        self.put_label(cont)
+        self.do("OpBranch", head)
+        self.put_label(merge)
+        return self.op("OpBitwiseAnd", self.u32, self.op("OpLoad", self.u32, res), self.c((1 << 28) - 1))
+
+    def _stack_pop(self) -> int:
+        sp_var = self.var("sp", self.fn_u32)
+        sp = self.op("OpISub", self.u32, self.op("OpLoad", self.u32, sp_var), self.c(1))
+        self.do("OpStore", sp_var, sp)
+        p = self.op("OpAccessChain", self.fn_u32, self.var_array(), self.op("OpBitwiseAnd", self.u32, sp, self.c(STACK - 1)))
+        return self.op("OpLoad", self.u32, p)
+
+    # --- control flow through the shared lowering (lower/control.py: ControlFlow.build) -------
+    def build(self) -> bytes:
+        for ins in self.insts:
+            if ins.row.ir == "JCAL":
+                self.need(ins, inc=1)
+            if ins.row.ir == "BPT":
+                self.need(ins, mode=3)      # a trap ends the kernel; here it ends the invocation
+            if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
+                raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
+                                     f"warp is emulated with workgroup barriers, which every invocation must "
+                                     f"reach)", offset=ins.addr)
+        return super().build()
+
+    def block_list(self) -> list[list[Inst]]:
+        return _blocks(self.insts)
+
+    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT")
+
+    STRUCT_SKIP = ("SSY", "PBK")
+
+    def _step(self, blocks: list[list[Inst]], target):
+        """The reconvergence stack as the state ``spirv.expand`` walks, its entries typed as on
+        the machine: SSY pushes (S, target), PBK (B, target), CAL/JCAL (C, return block) and go
+        to the callee; SYNC unwinds to the innermost S entry, BRK to the innermost B, RET to the
+        innermost C, dropping what was pushed above it (a BRK out of an if inside a loop leaves
+        the if's SSY entry behind) and going to its block.  A block entered with two different
+        stacks becomes two nodes (a function called from two places is inlined twice); an
+        unwind that finds no entry of its kind on the path, or a stack deeper than STACK
+        entries (recursion), is refused: the dispatcher loop's run-time stack runs it."""
+        n = len(blocks)
+        kinds = {"SSY": "S", "PBK": "B", "CAL": "C", "JCAL": "C"}
+        pops = {"SYNC": "S", "BRK": "B", "RET": "C"}
+
+        def step(i: int, stack: tuple) -> list:
+            nxt = i + 1 if i + 1 < n else RET
+            for ins in blocks[i]:
+                if ins.row.ir in ("SSY", "PBK"):
+                    stack = stack + ((kinds[ins.row.ir], target(ins)),)
+            last = blocks[i][-1]
+            ir = last.row.ir
+            guarded = not (last.pred == 7 and not last.pred_not)
+            if ir in ("CAL", "JCAL"):
+                if nxt == RET:
+                    raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
+                taken = (target(last), stack + (("C", nxt),))
+            elif ir in ("BRA", "EXIT", "BPT"):
+                taken = (target(last) if ir == "BRA" else RET, stack)
+            elif ir in pops:
+                j = next((k for k in range(len(stack) - 1, -1, -1) if stack[k][0] == pops[ir]), None)
+                if j is None:
+                    raise Unstructured(f"offset {last.addr:#x}: {ir} with nothing of its kind pushed on this path")
+                taken = (stack[j][1], stack[:j])
+            else:
+                return [(nxt, stack)]
+            if len(taken[1]) > STACK:
+                raise Unstructured(f"reconvergence stack deeper than its {STACK} entries")
+            return [taken, (nxt, stack)] if guarded and ir in STRUCT_ENDS else [taken]
+        return step
+
+    def branch_target(self, ins: Inst) -> int:
+        return _target(ins, _code_base(self.insts))
+
+    def _prologue(self) -> None:
+        self.do("OpStore", self.var("sp", self.fn_u32), self.c(0))
+        self.do("OpStore", self.var("CC", self.fn_bool), self.m.const_bool(False))
+        self.do("OpStore", self.var("CCZ", self.fn_bool), self.m.const_bool(False))
+
+    def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
+        """SSY/PBK push their target; BRA/CAL/EXIT/SYNC/BRK/RET pick the next block (CAL pushes
+        its return block; SYNC/BRK/RET pop, only when taken, hence a selection, not OpSelect)."""
+        ir = ins.row.ir
+        if ir in ("SSY", "PBK"):
+            self._push(self.c(target(ins) | ENTRY_KIND[ir] << 28))
+            return nxt
+        if ir not in BRANCHES:
+            return None
+        if ir in ("CAL", "JCAL"):
+            self._push(self.c(i + 1 | ENTRY_KIND["CAL"] << 28))
+        if ins.pred == 7 and not ins.pred_not:
+            return self._branch_value(ins, target)
+        p = self.pred(ins.pred, ins.pred_not)
+        then, after = self.label(), self.label()
+        res = self.var(f"t{ins.addr}", self.fn_u32)
+        self.do("OpStore", res, nxt)
+        self.do("OpSelectionMerge", after, 0)
+        self.do("OpBranchConditional", p, then, after)
+        self.put_label(then)
+        self.do("OpStore", res, self._branch_value(ins, target))
+        self.do("OpBranch", after)
+        self.put_label(after)
+        return self.op("OpLoad", self.u32, res)
+
+    def _branch_value(self, ins: Inst, target) -> int:
+        ir = ins.row.ir
+        if ir in ("EXIT", "BPT"):
+            return self.c(DONE)
+        if ir in ("BRA", "CAL", "JCAL"):
+            return self.c(target(ins))
+        return self._stack_unwind(ENTRY_KIND[ir])      # SYNC, BRK, RET

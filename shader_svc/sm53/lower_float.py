@@ -1,0 +1,282 @@
+"""SM53 floating-point instructions: FADD/FMUL/FFMA (exactly rounded FFMA, .FTZ, .SAT), FMNMX,
+FSETP, I2F/F2I/F2F of every width with directed rounding, RRO + MUFU, and FP64 (DADD/DMUL/DFMA
+with the exact DFMA of ``lower/semantics.py``, DSETP; double immediates are the top 20 bits)."""
+from __future__ import annotations
+
+import struct
+
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
+from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.sm53.decode import Inst
+from shader_svc.sm53.lower import Lower53
+
+
+def _f32(v: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}       # FFMA: the lowering's choice (fp32_ir)
+# MUFU's function field (both ISAs) -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
+MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H",
+        8: "Sqrt32"}
+
+
+class Float53(Lower53):
+    """Mixin of ``to_spirv.Compute53``: the floating-point handlers and their helpers."""
+
+    def dval(self, inst: Inst, name: str) -> int:
+        """A double operand: ``dval_ir`` lowered at once."""
+        b = Block()
+        return ir_spirv.emit_value(self, b, self.dval_ir(b, inst, name))
+
+    def dval_ir(self, b: Block, inst: Inst, name: str) -> Value:
+        """A double operand as an f64 IR value: a register pair, a bank's two words, or a 20-bit
+        immediate (the double's top bits), with its neg/abs.  (The f64 type is declared now,
+        before the block is lowered, where this lowering always declared it: the module's ids
+        stay where they were.)"""
+        v = inst.ops[name]
+        self.f64t
+        if "imm" in v:
+            x = b.emit("ConstF64", bits=v["imm"])
+        elif "bank" in v:
+            x = b.op("PackF64", b.cbank_u32(v["bank"], v["off"], inst), b.cbank_u32(v["bank"], v["off"] + 4, inst))
+        elif v["reg"] == 255:
+            x = b.emit("ConstF64", bits=0)
+        else:
+            x = b.op("PackF64", b.get_reg(v["reg"]), b.get_reg(v["reg"] + 1))
+        if v.get("abs"):
+            x = b.op("FAbs64", x)
+        if v.get("neg"):
+            x = b.op("FNeg64", x)
+        return x
+
+    def _i2f53(self, inst: Inst, d: int) -> None:
+        """I2F from 8/16/32/64-bit integers (byte select, |x|, -x) to F32 or F64, rounded to
+        nearest or directed (.RM/.RP/.RZ: ptxas's division estimates use .RP)."""
+        mods = inst.mods
+        widths = {0: 8, 1: 16, 2: 32, 3: 64, 4: 8, 5: 16, 6: 32, 7: 64}
+        w, signed = widths[mods["src"]], mods["src"] >= 4
+        if mods["dst"] not in (2, 3):
+            self.bad(inst, "F16 result not translated yet")
+        v = inst.ops["b"]
+        b = Block()
+        raw = b.get_reg(v["reg"]) if "reg" in v else b.cbank_u32(v["bank"], v["off"], inst)
+        if w == 64:
+            if v.get("abs") or v.get("neg") or "reg" not in v:
+                self.bad(inst, "64-bit source form not translated yet")
+            x = b.op("Pack64", raw, b.get_reg(v["reg"] + 1) if v["reg"] != 255 else b.const_u32(0))
+        else:
+            x = self._int_field(b, raw, v, w, signed)
+            if v.get("abs") and signed:
+                x = b.op("SAbs32", x)
+            if v.get("neg"):
+                x = b.op("INeg32", x)
+        wide = w == 64
+        if mods["dst"] == 3:
+            if mods["rnd"] and wide:
+                self.bad(inst, "directed rounding of a 64-bit integer to F64 not translated yet")
+            self.put64_ir(b, d, b.op("BitcastU64", b.emit("I2F64From64" if wide else "I2F64", x, signed=signed)))
+            ir_spirv.emit(self, b)
+            return
+        f = b.emit("I2F32From64" if wide else "I2F32", x, signed=signed)
+        if mods["rnd"]:
+            f = b.emit("RoundDirectedF32From64" if wide else "RoundDirectedF32", f, x, rnd=mods["rnd"], signed=signed,
+                       inst=inst)
+        b.set_reg(d, b.op("BitcastU32", f))
+        ir_spirv.emit(self, b)
+
+    def _f2i53(self, inst: Inst) -> None:
+        """F2I with FLOOR/CEIL/TRUNC from F32 or F64: round, saturate to the range, NaN -> 0 (as
+        NVIDIA).  .FTZ flushes a denormal source to a zero of its sign first."""
+        mods = inst.mods
+        rnd, d = mods["rnd"], inst.ops.get("d", {}).get("reg", 255)
+        b = Block()
+        if mods["src"] == 2:
+            x = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+            if mods["FTZ"]:
+                x = b.op("FFlushDenorm32", x)
+            if mods["dst"] in (2, 6):
+                self.put_ir(b, inst, b.emit("F2ISat32", x, rnd=rnd, signed=mods["dst"] == 6))
+                ir_spirv.emit(self, b)
+                return
+            # (the 64-bit results read the operand again, unflushed, as this lowering always has)
+            ir_spirv.emit(self, b)
+            b = Block()
+        # F64 source or 64-bit result: round, then saturate in double (the bounds are exact there)
+        self.f64t
+        signed = mods["dst"] in (6, 7)
+        if mods["src"] == 2:
+            x = b.op("CvtF64", b.emit("RoundF32", b.op("BitcastF32", self.val_ir(b, inst, "b", True)), rnd=rnd))
+        else:
+            x = b.emit("RoundF64", self.dval_ir(b, inst, "b"), rnd=rnd)
+        if mods["dst"] in (3, 7):
+            self.put64_ir(b, d, b.emit("F2ISatF64To64", x, signed=signed))
+        else:
+            self.put_ir(b, inst, b.emit("F2ISatF64To32", x, signed=signed))
+        ir_spirv.emit(self, b)
+
+    def _f2f(self, inst: Inst, put) -> None:
+        """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
+        mods = inst.mods
+        pair = (mods["dst"], mods["src"])
+        if pair in ((2, 2), (3, 3), (2, 3), (3, 2)):
+            self._f2f_wide(inst, pair)
+            return
+        self.need(inst, FTZ=0, rnd=0, SAT=0)
+        v2 = self.m.type("OpTypeVector", self.f32, 2)
+        if (mods["dst"], mods["src"]) == (1, 2):
+            x = self.fval(inst, "b")
+            vec = self.op("OpCompositeConstruct", v2, x, self.m.const(self.f32, 0))
+            put(self.op("OpExtInst", self.u32, self.glsl, 58, vec))
+        elif (mods["dst"], mods["src"]) == (2, 1):
+            b = inst.ops["b"]
+            raw = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
+            vec = self.op("OpExtInst", v2, self.glsl, 62, raw)
+            r = self.op("OpCompositeExtract", self.f32, vec, 1 if b.get("h1") else 0)
+            if b.get("abs"):
+                r = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], r)
+            if b.get("neg"):
+                r = self.op("OpFNegate", self.f32, r)
+            put(self.op("OpBitcast", self.u32, r))
+        else:
+            raise TranslateError(f"{inst.text()}: conversion not translated yet", offset=inst.addr)
+
+    def _f2f_wide(self, inst: Inst, pair: tuple[int, int]) -> None:
+        """F2F between F32/F64: .ROUND/.FLOOR/.CEIL/.TRUNC (rnd 4..7) round to an integral value
+        in the same type; F32 -> F64 is exact, F64 -> F32 rounds to nearest even (OpFConvert is
+        correctly rounded in Vulkan); .FTZ flushes an F32 source; directed narrowing, .SAT and
+        a denormal-flushing F64 are refused."""
+        mods = inst.mods
+        self.need(inst, SAT=0)
+        b = Block()
+        if pair[1] == 2:
+            x = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+            if mods["FTZ"]:
+                x = b.op("FFlushDenorm32", x)
+        else:
+            self.need(inst, FTZ=0)
+            x = self.dval_ir(b, inst, "b")
+        if pair[0] == pair[1]:
+            if mods["rnd"] < 4:
+                self.bad(inst, "F2F to the same type other than rounding to an integral value")
+            r = b.emit("RoundF32" if pair[0] == 2 else "RoundF64", x, rnd=mods["rnd"] - 4)
+        else:
+            if mods["rnd"]:
+                self.bad(inst, "F2F with a directed rounding between F32 and F64 not translated yet")
+            r = b.op("CvtF32" if pair[0] == 2 else "CvtF64", x)
+        if pair[0] == 2:
+            self.put_ir(b, inst, b.op("BitcastU32", r))
+        else:
+            v = b.op("BitcastU64", r)
+            if inst.ops["d"]["reg"] != 255:
+                self.put64_ir(b, inst.ops["d"]["reg"], v)
+        ir_spirv.emit(self, b)
+
+    # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
+    def op_fp32(self, inst: Inst) -> None:
+        self.need(inst, rnd=0, scale=0)
+        if inst.ops["d"].get("cc"):
+            self.bad(inst, "condition code from FP not translated yet")
+        ftz = inst.mods.get("ftz", inst.mods.get("FTZ", 0))
+        if ftz == 2:
+            self.bad(inst, ".FMZ not translated yet")
+        self.fp32_ir(inst, "FFma32", ftz)
+
+    def fp32_ir(self, inst: Inst, fma: str, ftz: int) -> None:
+        """FADD / FMUL / FFMA (``fma``: the IR operation FFMA becomes) with .FTZ on the operands
+        and the result, then .SAT, in IR."""
+        b = Block()
+
+        def operand(name: str) -> Value:
+            x = b.op("BitcastF32", self.val_ir(b, inst, name, True))
+            return b.op("FFlushDenorm32", x) if ftz else x
+
+        x, y = operand("a"), operand("b")
+        r = b.op(fma, x, y, operand("c")) if inst.row.ir == "FFMA" else b.op(FP32_OPS[inst.row.ir], x, y)
+        if ftz:
+            r = b.op("FFlushDenorm32", r)
+        if inst.mods.get("SAT", 0):
+            r = b.op("FSaturate32", r)
+        self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)
+
+    def op_fmnmx(self, inst: Inst) -> None:
+        self.need(inst, FTZ=0)
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        pc = inst.ops["pc"]
+        self.put_ir(b, inst, b.op("BitcastU32", b.op("FMinMax32", x, y, b.get_pred(pc["pred"], pc["not"]))))
+        ir_spirv.emit(self, b)
+
+    def op_fsetp(self, inst: Inst) -> None:
+        self.need(inst, FTZ=0)
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        self.setp_ir(b, inst, b.emit("FCmp32", x, y, cmp=inst.mods["cmp"]))
+        ir_spirv.emit(self, b)
+
+    def op_i2f(self, inst: Inst) -> None:
+        ops = inst.ops
+        dv = ops.get('d', {})
+        d = dv.get('reg', 255)
+        self._i2f53(inst, d)
+
+    def op_dadd(self, inst: Inst) -> None:
+        self.need(inst, rnd=0)
+        b = Block()
+        x, y = self.dval_ir(b, inst, "a"), self.dval_ir(b, inst, "b")
+        if inst.row.ir == "DFMA":
+            r = b.op("FFma64", x, y, self.dval_ir(b, inst, "c"))
+        else:
+            r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
+        self.put64_ir(b, inst.ops.get('d', {}).get('reg', 255), b.op("BitcastU64", r))
+        ir_spirv.emit(self, b)
+
+    def op_dsetp(self, inst: Inst) -> None:
+        b = Block()
+        x, y = self.dval_ir(b, inst, "a"), self.dval_ir(b, inst, "b")
+        self.setp_ir(b, inst, b.emit("FCmp64", x, y, cmp=inst.mods["cmp"]))
+        ir_spirv.emit(self, b)
+
+    def op_f2i(self, inst: Inst) -> None:
+        mods = inst.mods
+        if mods["src"] not in (2, 3):
+            self.bad(inst, "F16 source not translated yet")
+        if mods["dst"] not in (2, 3, 6, 7):
+            self.bad(inst, "integer result type not translated yet")
+        self._f2i53(inst)
+
+    def op_f2f(self, inst: Inst) -> None:
+        put = self.dest(inst)
+        self._f2f(inst, put)
+
+    def op_rro(self, inst: Inst) -> None:
+        # range reduction is folded into MUFU: RRO.SINCOS scales by 1/(2 pi), MUFU.SIN/COS undo it
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        if inst.mods["mode"] == 0:
+            x = b.op("FMul32", x, b.emit("ConstF32", bits=_f32(0.15915494309189535)))
+        self.put_ir(b, inst, b.op("BitcastU32", x))
+        ir_spirv.emit(self, b)
+
+    def op_mufu(self, inst: Inst) -> None:
+        """MUFU: the device's functions; SIN/COS take the operand RRO divided by 2 pi."""
+        self.need(inst, SAT=0)
+        o = inst.mods["op"]
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
+        two_pi = b.emit("ConstF32", bits=_f32(6.283185307179586))   # built first, as this lowering always has
+        if o in (0, 1):
+            r = b.op(MUFU[o], b.op("FMul32", x, two_pi))
+        elif o == 4:
+            r = b.op("FDiv32", b.emit("ConstF32", bits=_f32(1.0)), x)
+        elif o in (6, 7):
+            r = b.op("BitcastF32", b.op(MUFU[o], b.op("BitcastU32", x)))
+        elif o in MUFU and o != 8:
+            r = b.op(MUFU[o], x)
+        else:
+            raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
+        self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)

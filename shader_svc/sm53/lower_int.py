@@ -1,0 +1,428 @@
+"""SM53 integer instructions: IADD/IADD3/ISCADD with the condition code, XMAD (the 16x16-bit
+multiply-add ptxas builds 32-bit multiplies from), IMUL/IMAD, LEA, shifts (SHL/SHR/SHF), LOP/LOP3,
+comparisons (ISETP incl. .X, ICMP, PSETP), IMNMX, SEL, BFE/BFI, PRMT, POPC, FLO, I2I, MOV, S2R."""
+from __future__ import annotations
+
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
+from shader_svc.isa.operands import SREG_BUILTINS
+from shader_svc.lower.base import TranslateError
+from shader_svc.sm53.decode import Inst
+from shader_svc.sm53.lower import Lower53
+
+
+class Int53(Lower53):
+    """Mixin of ``to_spirv.Compute53``: the integer handlers and their helpers."""
+
+    @staticmethod
+    def _isetp_x(b: Block, inst: Inst, x: Value, y: Value) -> Value:
+        """ISETP.X: the high words of a 64-bit comparison whose low words were subtracted with
+        .CC just before (carry = no borrow = low a >= low b; zero = low words equal): the high
+        words decide, equal high words defer to the low flags."""
+        cmp = inst.mods["cmp"]
+        c_lo = b.emit("GetFlag", flag="CC")
+        z_lo = b.emit("GetFlag", flag="CCZ")
+        eq_hi = b.op("IEq32", x, y)
+        gt_hi = b.emit("ICmp32", x, y, cmp=4, unsigned=inst.mods["u32"] == 0)
+        eq = b.op("LAnd", eq_hi, z_lo)
+        ge = b.op("LOr", gt_hi, b.op("LAnd", eq_hi, c_lo))
+        gt = b.op("LAnd", ge, b.op("LNot", eq))
+        table = {1: lambda: b.op("LNot", ge), 2: lambda: eq, 3: lambda: b.op("LNot", gt),
+                 4: lambda: gt, 5: lambda: b.op("LNot", eq), 6: lambda: ge}
+        if cmp in table:
+            return table[cmp]()
+        return b.const_bool(cmp == 7)
+
+    def _iadd_neg_carry(self, b: Block, inst: Inst, cc: bool) -> Value:
+        """IADD with a negated operand and a carry: -x is ~x + 1 (its +1 reaches the carry, so
+        0 - 0 carries out, as a subtraction without borrow does); with .X, -x is ~x and the
+        carry-in completes the subtraction (borrow chains of 64-bit subtractions)."""
+        x_mode = bool(inst.mods.get("X"))
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        s = b.const_u64(0)
+        for n in ("a", "b"):
+            neg = inst.ops[n].get("neg")
+            raw = b.op("INot32", self.raw_ir(b, inst, n)) if neg else self.val_ir(b, inst, n)
+            t = b.op("ZExt64", raw)
+            if neg and not x_mode:
+                t = b.op("IAdd64", t, b.const_u64(1))
+            s = b.op("IAdd64", s, t)
+        if x_mode:
+            s = b.op("IAdd64", s, b.op("Select64", b.emit("GetFlag", flag="CC"), b.const_u64(1), b.const_u64(0)))
+        r = b.op("Trunc32", s)
+        if cc:
+            self.set_carry_ir(b, s)
+            self.set_zero_ir(b, r, x_mode)
+        return r
+
+    def _lea53(self, inst: Inst, cc: bool) -> None:
+        """LEA: (a << s) + b; LEA.HI: the high word of (c:a) << s, plus b; .X adds the carry,
+        .CC writes it (the 64-bit address pairs ptxas builds)."""
+        ops, mods = inst.ops, inst.mods
+        sh = ops["s"]["imm"]
+        b = Block()
+        a = self.val_ir(b, inst, "a")
+        if inst.row.ir == "LEA_HI":
+            v = b.op("Pack64", a, self.val_ir(b, inst, "c"))
+            t = b.op("Trunc32", b.op("Shr64", b.op("Shl64", v, b.const_u64(sh)), b.const_u64(32)))
+        else:
+            t = b.op("IShl32", a, b.const_u32(sh))
+        r = self.add_cc_ir(b, [t, self.val_ir(b, inst, "b")], bool(mods["X"]), cc)
+        if ops["pd"]["pred"] != 7:
+            # LEA.HI's predicate: the high word of a 64-bit generic address is not 0, i.e. the
+            # address is global (shared and local windows lie below 4 GiB: ptxas builds a
+            # shared variable's generic address as c[0x0][0x0] + offset, high word 0).  Read from
+            # ptxas's own use: a generic atomic branches on it (@!P ATOMS on the low word,
+            # otherwise ATOM.E); LD/ST take it as an operand and here go by the address itself.
+            if inst.row.ir != "LEA_HI":
+                self.bad(inst, "LEA predicate output not translated yet")
+            b.set_pred(ops["pd"]["pred"], b.op("INe32", r, b.const_u32(0)))
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def _i2i(self, inst: Inst) -> None:
+        """I2I between 8/16/32-bit integer types: the source field (byte select .B1..B3) extended
+        by its sign, |x| / -x, then the destination width, saturated with .SAT."""
+        mods, v = inst.mods, inst.ops["b"]
+        widths = {0: 8, 1: 16, 2: 32, 4: 8, 5: 16, 6: 32}
+        if mods["src"] not in widths or mods["dst"] not in widths:
+            self.bad(inst, "64-bit I2I not translated yet")
+        sw, ssig = widths[mods["src"]], mods["src"] >= 4
+        dw, dsig = widths[mods["dst"]], mods["dst"] >= 4
+        b = Block()
+        raw = b.get_reg(v["reg"]) if "reg" in v else b.cbank_u32(v["bank"], v["off"], inst)
+        x = self._int_field(b, raw, v, sw, ssig)
+        if v.get("abs") and ssig:
+            x = b.op("SAbs32", x)
+        if v.get("neg"):
+            x = b.op("INeg32", x)
+        signed_val = ssig or bool(v.get("neg"))
+        if mods["SAT"]:
+            lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if dsig else (0, (1 << dw) - 1)
+            if signed_val:
+                x = b.op("SMax32", x, b.const_u32(lo))
+                if not (dsig and dw == 32) and hi < 2**31:
+                    x = b.op("SMin32", x, b.const_u32(hi))
+            else:
+                x = b.op("UMin32", x, b.const_u32(hi))
+        if dw < 32:
+            z = b.const_u32(0)
+            x = b.op("SBitExtract32" if dsig else "UBitExtract32", x, z, b.const_u32(dw))
+        self.put_ir(b, inst, x)
+        ir_spirv.emit(self, b)
+
+    def _pop_pred_ir(self, b: Block, inst: Inst, r: Value) -> None:
+        """LOP/LOP3's predicate result: .T (true), .Z (the result is 0), .NZ; .F is refused.
+        (The three candidates are built whichever is kept, as this lowering always has, so the
+        module's ids stay where they were; the SSA clean-up drops the unused ones.)"""
+        pr = inst.ops.get("pr", {}).get("pred", 7)
+        if pr == 7:
+            return
+        z = b.op("IEq32", r, b.const_u32(0))
+        v = {1: b.const_bool(True), 2: z, 3: b.op("LNot", z)}.get(inst.mods.get("pop", 0))
+        if v is None:
+            raise TranslateError(f"{inst.text()}: predicate result .F not translated", offset=inst.addr)
+        b.set_pred(pr, v)
+
+    @staticmethod
+    def _icmp(b: Block, inst: Inst, x: Value, y: Value) -> Value:
+        return b.emit("ICmp32", x, y, cmp=inst.mods["cmp"], unsigned=inst.mods["u32"] == 0)
+
+    @staticmethod
+    def _half(b: Block, full: Value, h1: bool, signed: bool) -> Value:
+        sh = b.op("IShr32", full, b.const_u32(16)) if h1 else full
+        if signed:
+            return b.op("SBitExtract32", sh, b.const_u32(0), b.const_u32(16))
+        return b.op("IAnd32", sh, b.const_u32(0xFFFF))
+
+    def _xmad(self, inst: Inst, cc: bool) -> None:
+        """XMAD: 16x16-bit product (+ shift by 16 with PSL) + C adjusted by the mode, then MRG
+        puts B's low half on top (public descriptions: Ryujinx InstEmitIntegerArithmetic, NAK)."""
+        ops, mods = inst.ops, inst.mods
+        if mods["mode"] == 3:
+            raise TranslateError(f"{inst.text()}: XMAD.CSFU not translated", offset=inst.addr)
+        b = Block()
+        a_raw = b.get_reg(ops["a"]["reg"])
+        b_raw = self.raw_ir(b, inst, "b")
+        a16 = self._half(b, a_raw, ops["a"]["h1"], mods["sign"] in (1, 3))
+        b16 = self._half(b, b_raw, inst.ops["b"].get("h1", False), mods["sign"] in (2, 3))
+        p = b.op("IMul32", a16, b16)
+        if mods["PSL"]:
+            p = b.op("IShl32", p, b.const_u32(16))
+        cval = self.val_ir(b, inst, "c")
+        mode = mods["mode"]
+        if mode == 1:
+            cval = b.op("IAnd32", cval, b.const_u32(0xFFFF))
+        elif mode == 2:
+            cval = b.op("IShr32", cval, b.const_u32(16))
+        elif mode == 4:
+            cval = b.op("IAdd32", cval, b.op("IShl32", b_raw, b.const_u32(16)))
+        r = self.add_cc_ir(b, [p, cval], bool(mods["X"]), cc)
+        if mods["MRG"]:
+            lo = b.op("IAnd32", r, b.const_u32(0xFFFF))
+            r = b.op("IOr32", lo, b.op("IShl32", b_raw, b.const_u32(16)))
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def _shift(self, inst: Inst) -> None:
+        mods = inst.mods
+        if mods.get("BREV"):
+            raise TranslateError(f"{inst.text()}: SHR.BREV not translated", offset=inst.addr)
+        if mods.get("X") or mods.get("x"):
+            raise TranslateError(f"{inst.text()}: shift with carry not translated", offset=inst.addr)
+        b = Block()
+        a, s = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        big = b.op("UGe32", s, b.const_u32(32))
+        if mods["W"]:
+            s = b.op("IAnd32", s, b.const_u32(31))
+            big = b.const_bool(False)
+        else:
+            s = b.op("UMin32", s, b.const_u32(31))
+        if inst.row.ir == "SHL":
+            zero = b.const_u32(0)
+            r = b.op("Select32", big, zero, b.op("IShl32", a, s))
+        elif mods["u32"] == 0:
+            zero = b.const_u32(0)
+            r = b.op("Select32", big, zero, b.op("IShr32", a, s))
+        else:   # arithmetic: shifting by >= 32 leaves the sign everywhere, which a shift by 31 gives
+            r = b.op("ISar32", a, s)
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def _shf53(self, inst: Inst) -> None:
+        """Funnel shift of the pair C:A (C high): SHF.L gives the high word of (C:A) << s,
+        SHF.R the low word of (C:A) >> s; .W wraps s to 0..31, otherwise s is clamped to 32
+        (to 64 with .U64), as PTX's shf.wrap / shf.clamp and 64-bit shifts need."""
+        mods = inst.mods
+        if mods["xhi"] or mods["maxshift"] not in (0, 2, 3) or inst.ops["d"].get("cc"):
+            raise TranslateError(f"{inst.text()}: SHF form not translated yet", offset=inst.addr)
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        v = b.op("Pack64", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "c"))
+        sh = self.val_ir(b, inst, "b")
+        limit = 64 if mods["maxshift"] in (2, 3) else 32
+        if mods["maxshift"] == 3 and inst.row.mnemonic == "SHF.R":     # .S64: arithmetic, sign-filled
+            s = b.op("UMin32", sh, b.const_u32(63)) if not mods["W"] else b.op("IAnd32", sh, b.const_u32(31))
+            self.put_ir(b, inst, b.op("Trunc32", b.op("Sar64", v, b.op("ZExt64", s))))
+            ir_spirv.emit(self, b)
+            return
+        sh = b.op("IAnd32", sh, b.const_u32(31)) if mods["W"] else b.op("UMin32", sh, b.const_u32(limit))
+        big = b.op("UGe32", sh, b.const_u32(64))
+        s64 = b.op("ZExt64", b.op("IAnd32", sh, b.const_u32(63)))
+        if inst.row.mnemonic == "SHF.L":
+            r = b.op("Shr64", b.op("Shl64", v, s64), b.const_u64(32))
+        else:
+            r = b.op("Shr64", v, s64)
+        zero = b.const_u32(0)
+        self.put_ir(b, inst, b.op("Select32", big, zero, b.op("Trunc32", r)))
+        ir_spirv.emit(self, b)
+
+    # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------
+    def op_nop(self, inst: Inst) -> None:
+        """NOP: nothing to do."""
+
+    def op_mov(self, inst: Inst) -> None:
+        b = Block()
+        self.put_ir(b, inst, self.val_ir(b, inst, "b"))
+        ir_spirv.emit(self, b)
+
+    def op_s2r(self, inst: Inst) -> None:
+        sr = inst.ops["sr"]["sr"]
+        b = Block()
+        if sr in (0x00, 0x39):          # lane id / lanes below this one, in the emulated warp
+            lane = b.op("IAnd32", b.emit("LocalIndex"), b.const_u32(31))
+            if sr == 0x39:
+                lane = b.op("ISub32", b.op("IShl32", b.const_u32(1), lane), b.const_u32(1))
+            self.put_ir(b, inst, lane)
+        elif sr == 0x37:
+            # the local window's low end: 0 (local addresses wrap in the per-invocation
+            # array), so -G code's stack check (R1 >= SR_LMEMHIOFF, unsigned) passes
+            self.put_ir(b, inst, b.const_u32(0))
+        elif sr in SREG_BUILTINS:
+            self.put_ir(b, inst, b.emit("BuiltinU32", builtin=SREG_BUILTINS[sr][0], comp=SREG_BUILTINS[sr][1]))
+        else:
+            self.bad(inst, "special register not translated yet")
+        ir_spirv.emit(self, b)
+
+    def op_iadd(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        cc = bool(ops.get('d', {}).get('cc'))
+        self.need(inst, SAT=0)
+        b = Block()
+        if (ops["a"].get("neg") or ops["b"].get("neg")) and (cc or mods.get("X")):
+            r = self._iadd_neg_carry(b, inst, cc)
+        else:
+            x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+            r = self.add_cc_ir(b, [x, y], bool(mods.get("X")), cc)
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def op_iadd3(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        cc = bool(ops.get('d', {}).get('cc'))
+        b = Block()
+        t = [self.val_ir(b, inst, n) for n in ("a", "b", "c")]
+        if any(ops[n].get("neg") for n in ("a", "b", "c")) and (cc or mods.get("X")):
+            self.bad(inst, "negated operand with carry not translated yet")
+        if mods.get("mode", 0):     # .RS / .LS: the 33-bit a + b shifted by 16, then + c
+            if cc or mods.get("X"):
+                self.bad(inst, "IADD3 shift mode with carry not translated yet")
+            x = b.op("ZExt64", t[0])
+            ab = b.op("IAdd64", x, b.op("ZExt64", t[1]))
+            r = b.op("Trunc32", b.op("Shr64" if mods["mode"] == 1 else "Shl64", ab, b.const_u64(16)))
+            r = b.op("IAdd32", r, t[2])
+        else:
+            r = self.add_cc_ir(b, t, bool(mods.get("X")), cc)
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def op_iscadd(self, inst: Inst) -> None:
+        ops = inst.ops
+        cc = bool(ops.get('d', {}).get('cc'))
+        b = Block()
+        a = b.op("IShl32", self.val_ir(b, inst, "a"), b.const_u32(ops["s"]["imm"]))
+        if ops["a"].get("neg") and cc:
+            self.bad(inst, "negated operand with carry not translated yet")
+        self.put_ir(b, inst, self.add_cc_ir(b, [a, self.val_ir(b, inst, "b")], False, cc))
+        ir_spirv.emit(self, b)
+
+    def op_xmad(self, inst: Inst) -> None:
+        self._xmad(inst, bool(inst.ops.get('d', {}).get('cc')))
+
+    def op_shl(self, inst: Inst) -> None:
+        self._shift(inst)
+
+    def op_shf(self, inst: Inst) -> None:
+        self._shf53(inst)
+
+    def op_lop(self, inst: Inst) -> None:
+        self.need(inst, X=0)
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        op = inst.mods["op"]
+        r = y if op == 3 else b.op(("IAnd32", "IOr32", "IXor32")[op], x, y)
+        self.put_ir(b, inst, r)
+        self._pop_pred_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def op_lop3(self, inst: Inst) -> None:
+        self.need(inst, X=0)
+        b = Block()
+        x, y, z = (self.val_ir(b, inst, n) for n in ("a", "b", "c"))
+        r = b.emit("Lut3", x, y, z, lut=inst.ops["lut"]["imm"])
+        self.put_ir(b, inst, r)
+        self._pop_pred_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def op_isetp(self, inst: Inst) -> None:
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        self.setp_ir(b, inst, self._isetp_x(b, inst, x, y) if inst.mods.get("X") else self._icmp(b, inst, x, y))
+        ir_spirv.emit(self, b)
+
+    def op_icmp(self, inst: Inst) -> None:
+        b = Block()
+        z = self._icmp(b, inst, self.val_ir(b, inst, "c"), b.const_u32(0))
+        x = self.val_ir(b, inst, "a")
+        self.put_ir(b, inst, b.op("Select32", z, x, self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
+
+    def op_psetp(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        bop = ("LAnd", "LOr", "LXor")
+        b = Block()
+        pa, pb = (b.get_pred(ops[n]["pred"], ops[n]["not"]) for n in ("pa", "pb"))
+        ab = b.op(bop[mods["bop1"]], pa, pb)
+        pc = b.get_pred(ops["pc"]["pred"], ops["pc"]["not"])
+        b.set_pred(ops["pd"]["pred"], b.op(bop[mods["bop2"]], ab, pc))
+        if ops["qd"]["pred"] != 7:
+            b.set_pred(ops["qd"]["pred"], b.op(bop[mods["bop2"]], b.op("LNot", ab), pc))
+        ir_spirv.emit(self, b)
+
+    def op_imnmx(self, inst: Inst) -> None:
+        self.need(inst, xm=0)
+        u = inst.mods["u32"] == 0
+        b = Block()
+        lo = b.op("UMin32" if u else "SMin32", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"))
+        hi = b.op("UMax32" if u else "SMax32", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"))
+        pc = inst.ops["pc"]
+        self.put_ir(b, inst, b.op("Select32", b.get_pred(pc["pred"], pc["not"]), lo, hi))
+        ir_spirv.emit(self, b)
+
+    def op_sel(self, inst: Inst) -> None:
+        pc = inst.ops["pc"]
+        b = Block()
+        p = b.get_pred(pc["pred"], pc["not"])
+        self.put_ir(b, inst, b.op("Select32", p, self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
+
+    def op_bfe(self, inst: Inst) -> None:
+        b = Block()
+        a = self.val_ir(b, inst, "a")
+        if inst.mods["BREV"]:            # the source bit-reversed before the extraction (__brev)
+            a = b.op("BitReverse32", a)
+        self.put_ir(b, inst, b.emit("BitFieldExtractPacked", a, self.val_ir(b, inst, "b"), signed=inst.mods["u32"] == 1))
+        ir_spirv.emit(self, b)
+
+    def op_bfi(self, inst: Inst) -> None:
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        self.put_ir(b, inst, b.op("BitFieldInsertPacked", x, y, self.val_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
+
+    def op_prmt(self, inst: Inst) -> None:
+        self.need(inst, mode=0)
+        b = Block()
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        self.put_ir(b, inst, b.op("Permute32", x, y, self.val_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
+
+    def op_popc(self, inst: Inst) -> None:
+        b = Block()
+        self.put_ir(b, inst, b.op("BitCount32", self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
+
+    def op_flo(self, inst: Inst) -> None:
+        b = Block()
+        x = self.val_ir(b, inst, "b")
+        self.put_ir(b, inst, b.emit("FindMsb32", x, signed=inst.mods["u32"] != 0, sh=bool(inst.mods["SH"])))
+        ir_spirv.emit(self, b)
+
+    def _product_ir(self, b: Block, inst: Inst) -> Value:
+        """IMUL/IMAD's product: the two 32-bit sources widened by their signedness, multiplied
+        to 64 bits, its high word with .HI (still as u64)."""
+        mods = inst.mods
+        sa, sb = mods["sign"] & 1, mods["sign"] >> 1
+        x = b.op("SExt64" if sa else "ZExt64", self.val_ir(b, inst, "a"))
+        p = b.op("IMul64", x, b.op("SExt64" if sb else "ZExt64", self.val_ir(b, inst, "b")))
+        if mods["HI"]:
+            p = b.op("Shr64", p, b.const_u64(32))
+        return p
+
+    def op_imul(self, inst: Inst) -> None:
+        if inst.ops.get('d', {}).get('cc'):
+            self.bad(inst, "IMUL with the condition code not translated yet")
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        self.put_ir(b, inst, b.op("Trunc32", self._product_ir(b, inst)))
+        ir_spirv.emit(self, b)
+
+    def op_imad(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        cc = bool(ops.get('d', {}).get('cc'))
+        # the low (or .HI high) word of the 64-bit product, plus c (+ the carry with .X);
+        # .CC takes the carry out of that 32-bit sum, as -G's 64-bit multiply chains need
+        self.need(inst, SAT=0)
+        if ops["a"].get("neg") or ops["c"].get("neg"):
+            self.bad(inst, "IMAD with a negated operand not translated yet")
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        p = b.op("Trunc32", self._product_ir(b, inst))
+        self.put_ir(b, inst, self.add_cc_ir(b, [p, self.val_ir(b, inst, "c")], bool(mods["X"]), cc))
+        ir_spirv.emit(self, b)
+
+    def op_lea(self, inst: Inst) -> None:
+        self._lea53(inst, bool(inst.ops.get('d', {}).get('cc')))
+
+    def op_i2i(self, inst: Inst) -> None:
+        self._i2i(inst)

@@ -1,0 +1,453 @@
+"""SM86 compute arithmetic beyond the shared subset (issue 31): carries (IADD3/LEA carry-out and
+.X carry-in), the LEA family, IMAD.HI/.X, IABS, 64-bit funnel shifts, FP64 (DADD/DMUL/DFMA/
+DSETP), I2F/F2I between every width with directed rounding, MUFU, FRND/F2F, PRMT, SGXT, the
+uniform datapath (R2UR).
+
+Carries: IADD3's total carry t = (sum >> 32) splits as CO0 = t >= 1, CO1 = t >= 2 so that
+IADD3.X with both carry-ins adds t back; a negated operand without .X is ~x + 1 (its +1 reaches
+the carry), with .X it is ~x (nvdisasm prints '~').  DFMA is the exactly rounded emulation of
+``lower/semantics.py`` (no reliance on a fused device Fma).
+"""
+from __future__ import annotations
+
+import struct
+
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
+from shader_svc.lower.base import TranslateError
+from shader_svc.sm86.decode import Inst
+from shader_svc.sm86.lower import Lower86
+
+
+# MUFU's function field -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
+MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H",
+        8: "Sqrt32"}
+
+
+def _f(v: float) -> int:
+    return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+class Alu86(Lower86):
+    """Mixin of ``to_spirv.Compute86``: the arithmetic handlers and their helpers."""
+
+    # --- integer ------------------------------------------------------------------------------
+    def _term64(self, b: Block, inst: Inst, name: str, x_mode: bool) -> Value:
+        """An IADD3/LEA operand as u64 for a carry-exact sum: -x is ~x + 1 (without .X) or ~x."""
+        neg = inst.ops[name].get("neg")
+        val = self.plain_ir(b, inst, name)
+        if neg:
+            val = b.op("INot32", val)
+        t = b.op("ZExt64", val)
+        if neg and not x_mode:
+            t = b.op("IAdd64", t, b.const_u64(1))
+        return t
+
+    @staticmethod
+    def _carry_in(b: Block, inst: Inst, name: str) -> Value:
+        p = inst.ops[name]
+        return b.op("Select64", b.get_pred(p["pred"], p["not"]), b.const_u64(1), b.const_u64(0))
+
+    def _iadd3_carry(self, inst: Inst) -> None:
+        x = bool(inst.mods["X"])
+        b = Block()
+        s = self._term64(b, inst, "a", x)
+        for n in ("b", "c"):
+            s = b.op("IAdd64", s, self._term64(b, inst, n, x))
+        if x:
+            s = b.op("IAdd64", s, self._carry_in(b, inst, "ci0"))
+            s = b.op("IAdd64", s, self._carry_in(b, inst, "ci1"))
+        self._carry_out(b, inst, s, ("co0", "co1"))
+        self.put_ir(b, inst, b.op("Trunc32", s))
+        ir_spirv.emit(self, b)
+
+    @staticmethod
+    def _carry_out(b: Block, inst: Inst, s: Value, names: tuple[str, ...]) -> None:
+        t = b.op("Shr64", s, b.const_u64(32))
+        for k, n in enumerate(names):
+            p = inst.ops[n]["pred"]
+            if p != 7:
+                b.set_pred(p, b.op("UGe64", t, b.const_u64(k + 1)))
+
+    def _lea(self, inst: Inst) -> None:
+        """LEA: (a << s) + b; LEA.HI: high word of (hi:a) << s, plus b; .X adds the carry-in."""
+        ops, mods = inst.ops, inst.mods
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        x = bool(mods["X"])
+        sh = ops["s"]["imm"]
+        b = Block()
+        a = self.src_ir(b, inst, "a")         # -a / ~a applied
+        if mods["HI"]:
+            hi = b.op("ISar32", a, b.const_u32(31)) if mods["SX32"] else self.src_ir(b, inst, "c")
+            v = b.op("Pack64", a, hi)
+            wide = b.op("Shl64", v, b.const_u64(sh))
+            shifted = b.op("Trunc32", b.op("Shr64", wide, b.const_u64(32)))
+        else:
+            shifted = b.op("IShl32", a, b.const_u32(sh))
+        s = b.op("ZExt64", shifted)
+        s = b.op("IAdd64", s, self._term64(b, inst, "b", x))
+        if x:
+            s = b.op("IAdd64", s, self._carry_in(b, inst, "ci"))
+        self._carry_out(b, inst, s, ("co",))
+        b.set_reg(ops["d"]["reg"], b.op("Trunc32", s))
+        ir_spirv.emit(self, b)
+
+    def _shf_any(self, inst: Inst, d: int) -> None:
+        """SHF of the pair (c:a) (c high) by b: .L keeps the low or (.HI) high word of the left
+        shift, .R of the right shift (arithmetic for .S32/.S64).  The count wraps (.W: modulo 32
+        for 32-bit types, 64 for 64-bit ones) or clamps (32 / 64)."""
+        mods = inst.mods
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        t = mods["type"]                     # 0 S64, 1 U64, 2 S32, 3 U32
+        wide = t in (0, 1)
+        b = Block()
+        v = b.op("Pack64", self.src_ir(b, inst, "a"), self.src_ir(b, inst, "c"))
+        s = self.src_ir(b, inst, "b")
+        lim = 64 if wide else 32
+        s = b.op("IAnd32", s, b.const_u32(lim - 1)) if mods["W"] else b.op("UMin32", s, b.const_u32(lim))
+        big = b.op("UGe32", s, b.const_u32(64))
+        s64 = b.op("ZExt64", b.op("UMin32", s, b.const_u32(63)))
+        signed = t in (0, 2)
+        if mods["dir"] == 0:
+            r = b.op("Shl64", v, s64)
+            r = b.op("Select64", big, b.const_u64(0), r)
+        elif signed:                         # a shift by 64 leaves the sign, as a shift by 63 does
+            r = b.op("Sar64", v, s64)
+        else:
+            zero = b.const_u64(0)
+            r = b.op("Select64", big, zero, b.op("Shr64", v, s64))
+        if mods["HI"]:
+            r = b.op("Shr64", r, b.const_u64(32))
+        b.set_reg(d, b.op("Trunc32", r))
+        ir_spirv.emit(self, b)
+
+    # --- FP64 and conversions -----------------------------------------------------------------
+    def f64src(self, inst: Inst, name: str) -> int:
+        """A double operand: ``f64src_ir`` lowered at once."""
+        b = Block()
+        return ir_spirv.emit_value(self, b, self.f64src_ir(b, inst, name))
+
+    def f64src_ir(self, b: Block, inst: Inst, name: str) -> Value:
+        """A double operand as an f64 IR value: a register pair, two constant bank words, or a
+        32-bit immediate (the double's high word), with its abs and neg."""
+        v = inst.ops[name]
+        if "imm" in v:
+            val = b.emit("ConstF64", bits=v["imm"] << 32)
+        else:
+            if "bank" in v:
+                lo, hi = b.cbank_u32(v["bank"], v["off"], inst), b.cbank_u32(v["bank"], v["off"] + 4, inst)
+            elif v["reg"] == 255:
+                lo = hi = b.const_u32(0)
+            else:
+                lo, hi = b.get_reg(v["reg"]), b.get_reg(v["reg"] + 1)
+            val = b.op("PackF64", lo, hi)
+        if v.get("abs"):
+            val = b.op("FAbs64", val)
+        if v.get("neg"):
+            val = b.op("FNeg64", val)
+        return val
+
+    def _int_src(self, b: Block, inst: Inst, signed: bool, size: int) -> tuple[Value, bool]:
+        """The integer source of I2F as (value, is64): 8/16-bit sources are extended."""
+        if size == 3:
+            v = inst.ops["b"]
+            lo = self.plain_ir(b, inst, "b")
+            hi = b.get_reg(v["reg"] + 1) if "reg" in v and v["reg"] != 255 else b.const_u32(0)
+            return b.op("Pack64", lo, hi), True
+        x = self.src_ir(b, inst, "b")
+        if size in (0, 1):
+            z = b.const_u32(0)
+            x = b.op("SBitExtract32" if signed else "UBitExtract32", x, z, b.const_u32(8 if size == 0 else 16))
+        return x, False
+
+    def _i2f(self, inst: Inst, d: int) -> None:
+        mods = inst.mods
+        size = (inst.row.base >> 84) & 3
+        signed = bool((inst.row.base >> 74) & 1)
+        if mods["dst"] == 1:
+            raise TranslateError(f"{inst.text()}: F16 results not translated yet", offset=inst.addr)
+        b = Block()
+        x, is64 = self._int_src(b, inst, signed, size)
+        rnd = mods["rnd"]
+        if mods["dst"] == 3:                                  # F64
+            if rnd and is64:
+                raise TranslateError(f"{inst.text()}: directed rounding of a 64-bit integer to F64 not translated",
+                                     offset=inst.addr)
+            f64 = b.emit("I2F64From64" if is64 else "I2F64", x, signed=signed)
+            self.put64_ir(b, d, b.op("BitcastU64", f64))
+            ir_spirv.emit(self, b)
+            return
+        f = b.emit("I2F32From64" if is64 else "I2F32", x, signed=signed)
+        if rnd:
+            f = b.emit("RoundDirectedF32From64" if is64 else "RoundDirectedF32", f, x, rnd=rnd, signed=signed, inst=inst)
+        b.set_reg(d, b.op("BitcastU32", f))
+        ir_spirv.emit(self, b)
+
+    def _f2i64(self, inst: Inst, d: int) -> None:
+        """F2I from F32 or F64 to 32- or 64-bit integers: rounded as the modifier says, saturated,
+        NaN -> 0."""
+        mods = inst.mods
+        self.require(inst, FTZ=0)
+        signed = bool((inst.row.base >> 72) & 1)
+        b = Block()
+        if mods["src"] == 3:
+            self.f64t   # declared before the operand is read, where this lowering always did (ids kept)
+            x = b.emit("RoundF64", self.f64src_ir(b, inst, "b"), rnd=mods["rnd"])
+        else:
+            x = b.emit("RoundF32", b.op("BitcastF32", self.src_ir(b, inst, "b", True)), rnd=mods["rnd"])
+            x = b.op("CvtF64", x)
+        if mods["size"] == 3:
+            self.put64_ir(b, d, b.emit("F2ISatF64To64", x, signed=signed))
+        else:
+            b.set_reg(d, b.emit("F2ISatF64To32", x, signed=signed))
+        ir_spirv.emit(self, b)
+
+    def _mufu86(self, inst: Inst) -> None:
+        """MUFU: the approximate unit, as the device's GLSL functions (accuracy is the device's:
+        the corpus compares these within an ulp bound).  SIN/COS take turns (x * 2 pi), as on
+        Volta+, where the compiler scales by 1/(2 pi) first."""
+        o = inst.mods["op"]
+        b = Block()
+        if o in (6, 7):
+            self.put_ir(b, inst, b.op(MUFU[o], self.src_ir(b, inst, "b", True)))
+            ir_spirv.emit(self, b)
+            return
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        if o in (0, 1):
+            r = b.op(MUFU[o], b.op("FMul32", x, b.emit("ConstF32", bits=_f(6.283185307179586))))
+        elif o == 4:
+            r = b.op("FDiv32", b.emit("ConstF32", bits=_f(1.0)), x)
+        elif o in MUFU:
+            r = b.op(MUFU[o], x)
+        else:
+            raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
+        self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)
+
+    def _frnd(self, inst: Inst, d: int) -> None:
+        """FRND: to an integral value, nearest-even / floor / ceil / trunc, F32 or F64."""
+        rnd = inst.mods["rnd"]
+        if "f64" in inst.mods:
+            self.require(inst, FTZ=0)
+            self.u64, self.f64t     # declared before the operand is read, as this lowering always did (ids kept)
+            b = Block()
+            self.put64_ir(b, d, b.op("BitcastU64", b.emit("RoundF64", self.f64src_ir(b, inst, "b"), rnd=rnd)))
+            ir_spirv.emit(self, b)
+            return
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        if inst.mods["FTZ"]:
+            x = b.op("FFlushDenorm32", x)
+        b.set_reg(d, b.op("BitcastU32", b.emit("RoundF32", x, rnd=rnd)))
+        ir_spirv.emit(self, b)
+
+    def _f2f86(self, inst: Inst, d: int) -> None:
+        """F2F between F32 and F64: widening is exact; narrowing rounds to nearest even (OpFConvert
+        is correctly rounded in Vulkan); directed narrowing is refused."""
+        self.require(inst, FTZ=0)
+        b = Block()
+        if inst.row.base >> 84 & 1:                          # .F32.F64
+            self.require(inst, rnd=0)
+            b.set_reg(d, b.op("BitcastU32", b.op("CvtF32", self.f64src_ir(b, inst, "b"))))
+        else:
+            x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+            self.put64_ir(b, d, b.op("BitcastU64", b.op("CvtF64", x)))
+        ir_spirv.emit(self, b)
+
+    # --- instructions (Compute86.RULES) -------------------------------------------------------
+    def op_iadd3(self, inst: Inst) -> None:
+        mods, ops = inst.mods, inst.ops
+        if mods["X"] or ops["co0"]["pred"] != 7 or ops["co1"]["pred"] != 7:
+            self._iadd3_carry(inst)
+        else:
+            super().op_iadd3(inst)
+
+    def op_lea(self, inst: Inst) -> None:
+        self._lea(inst)
+
+    def op_imad_wide(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        if mods["X"] or ops["co"]["pred"] != 7:
+            self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+            b = Block()
+            p = self.wide_product_ir(b, inst)
+            cc = self.src64_ir(b, inst, "c")
+            s = b.op("IAdd64", p, cc)
+            out = b.op("ULt64", s, cc)
+            if mods["X"]:
+                s2 = b.op("IAdd64", s, self._carry_in(b, inst, "ci"))
+                out = b.op("LOr", out, b.op("ULt64", s2, s))
+                s = s2
+            if ops["co"]["pred"] != 7:
+                b.set_pred(ops["co"]["pred"], out)
+            self.put64_ir(b, ops.get('d', {}).get('reg', 255), s)
+            ir_spirv.emit(self, b)
+        else:
+            super().op_imad_wide(inst)
+
+    def op_imad(self, inst: Inst) -> None:
+        if inst.mods["X"]:
+            b = Block()
+            p = b.op("IMul32", self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b"))
+            s = b.op("IAdd32", p, self.src_ir(b, inst, "c"))
+            self.put_ir(b, inst, b.op("IAdd32", s, b.op("Trunc32", self._carry_in(b, inst, "ci"))))
+            ir_spirv.emit(self, b)
+        else:
+            super().op_imad(inst)
+
+    def op_imad_hi(self, inst: Inst) -> None:
+        ops = inst.ops
+        # the high half of IMAD.WIDE: (a * b + the pair c+1:c) >> 32, as the 32-bit division
+        # sequence shows (IMAD.HI.U32 q, q, e, r with q = r+1's copy: q + hi(q * e)); the
+        # 64-bit add's carry goes out, .X adds the carry-in
+        self.require(inst, X=0)
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        p = self.wide_product_ir(b, inst)
+        cc = self.src64_ir(b, inst, "c")
+        s = b.op("IAdd64", p, cc)
+        if ops["co"]["pred"] != 7:
+            b.set_pred(ops["co"]["pred"], b.op("ULt64", s, cc))
+        self.put_ir(b, inst, b.op("Trunc32", b.op("Shr64", s, b.const_u64(32))))
+        ir_spirv.emit(self, b)
+
+    def op_isetp(self, inst: Inst) -> None:
+        ops, mods = inst.ops, inst.mods
+        if not mods["EX"]:
+            super().op_isetp(inst)
+            return
+        # the high words of a 64-bit comparison: where they are equal the low words' result
+        # (the ex predicate) decides (EQ: both equal; NE: either differs)
+        b = Block()
+        x, y = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
+        cmp, uns = mods["cmp"], mods["U32"] == 0
+        ex = b.get_pred(ops["ex"]["pred"], ops["ex"]["not"])
+        eq = b.op("IEq32", x, y)
+        if cmp in (1, 3, 4, 6):
+            strict = b.emit("ICmp32", x, y, cmp=1 if cmp in (1, 3) else 4, unsigned=uns)
+            r = b.op("LOr", strict, b.op("LAnd", eq, ex))
+        elif cmp == 2:
+            r = b.op("LAnd", eq, ex)
+        elif cmp == 5:
+            r = b.op("LOr", b.op("LNot", eq), ex)
+        else:
+            r = b.const_bool(cmp == 7)
+        self.set_bop_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def op_r2ur(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        if ops["p"]["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: predicate out not translated", offset=inst.addr)
+        b = Block()
+        b.set_reg(d, self.src_ir(b, inst, "a"), "UR")
+        ir_spirv.emit(self, b)
+
+    def op_prmt(self, inst: Inst) -> None:
+        self.require(inst, mode=0)
+        b = Block()
+        x, y = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
+        self.put_ir(b, inst, b.op("Permute32", x, y, self.src_ir(b, inst, "c")))
+        ir_spirv.emit(self, b)
+
+    def op_sgxt(self, inst: Inst) -> None:
+        # extend the low b bits (b clamped to 32; .W: b modulo 32) with the sign or zeros
+        self.require(inst, W=0)
+        b = Block()
+        n = b.op("UMin32", self.src_ir(b, inst, "b"), b.const_u32(32))
+        x = self.src_ir(b, inst, "a")
+        z = b.const_u32(0)
+        self.put_ir(b, inst, b.op("UBitExtract32" if inst.mods["U32"] == 0 else "SBitExtract32", x, z, n))
+        ir_spirv.emit(self, b)
+
+    def _unary_ir(self, inst: Inst, name: str) -> None:
+        b = Block()
+        self.put_ir(b, inst, b.op(name, self.src_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
+
+    def op_iabs(self, inst: Inst) -> None:
+        self._unary_ir(inst, "SAbs32")
+
+    def op_popc(self, inst: Inst) -> None:
+        self._unary_ir(inst, "BitCount32")
+
+    def op_brev(self, inst: Inst) -> None:
+        self._unary_ir(inst, "BitReverse32")
+
+    def op_flo(self, inst: Inst) -> None:
+        if inst.ops["pd"]["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: predicate out not supported", offset=inst.addr)
+        b = Block()
+        x = self.src_ir(b, inst, "b")
+        self.put_ir(b, inst, b.emit("FindMsb32", x, signed=inst.mods["U32"] != 0, sh=bool(inst.mods["SH"])))
+        ir_spirv.emit(self, b)
+
+    def op_shf(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self._shf_any(inst, d)
+
+    def op_dadd(self, inst: Inst) -> None:
+        ops = inst.ops
+        self.require(inst, rnd=0)
+        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        b = Block()
+        x, y = self.f64src_ir(b, inst, "a"), self.f64src_ir(b, inst, "b")
+        if inst.row.ir == "DFMA":
+            r = b.op("FFma64", x, y, self.f64src_ir(b, inst, "c"))
+        else:
+            r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
+        self.put64_ir(b, ops.get('d', {}).get('reg', 255), b.op("BitcastU64", r))
+        ir_spirv.emit(self, b)
+
+    def op_dsetp(self, inst: Inst) -> None:
+        mods = inst.mods
+        if mods["cmp"] in (0, 15):
+            raise TranslateError(f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's "
+                                 f"NaN rule is not documented)", offset=inst.addr)
+        b = Block()
+        x = self.f64src_ir(b, inst, "a")
+        self.set_bop_ir(b, inst, b.emit("FCmp64", x, self.f64src_ir(b, inst, "b"), cmp=mods["cmp"]))
+        ir_spirv.emit(self, b)
+
+    def op_i2f(self, inst: Inst) -> None:
+        ops = inst.ops
+        if inst.row.opcode & 0x1FF in (0x106, 0x112):
+            d = ops.get('d', {}).get('reg', 255)
+            self._i2f(inst, d)
+        else:
+            super().op_i2f(inst)
+
+    def op_f2i(self, inst: Inst) -> None:
+        ops = inst.ops
+        if inst.row.opcode & 0x1FF == 0x111:
+            d = ops.get('d', {}).get('reg', 255)
+            self._f2i64(inst, d)
+        else:
+            super().op_f2i(inst)
+
+    def op_mufu(self, inst: Inst) -> None:
+        self._mufu86(inst)
+
+    def op_cs2r(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        # one invocation is one thread: only the zero register pair has a meaning here
+        if inst.ops["sr"]["sr"] != 0xFF:
+            raise TranslateError(f"{inst.text()}: special register pair not translated", offset=inst.addr)
+        b = Block()
+        for k in range(2 if inst.mods["w32"] else 1):
+            if d != 255:
+                b.set_reg(d + k, b.const_u32(0))
+        ir_spirv.emit(self, b)
+
+    def op_frnd(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self._frnd(inst, d)
+
+    def op_f2f(self, inst: Inst) -> None:
+        ops = inst.ops
+        d = ops.get('d', {}).get('reg', 255)
+        self._f2f86(inst, d)

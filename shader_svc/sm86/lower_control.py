@@ -1,0 +1,126 @@
+"""SM86 compute control flow beyond BRA/EXIT: calls (CALL.REL/CALL.ABS, RET.REL/RET.ABS) inlined
+for the structuriser or followed through the dispatcher loop, BPT.TRAP, and the convergence
+barriers (BSSY/BSYNC/BREAK: no-ops, one invocation is one thread).
+
+CALL.REL jumps (the caller has put the return address in a register pair with MOV, as nvcc
+does), RET.REL jumps to that register + its target field (the code start), resolved against
+the block table in the dispatcher loop."""
+from __future__ import annotations
+
+from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.sm86.decode import Inst
+from shader_svc.sm86.lower import Lower86
+from shader_svc.spirv.structure import RET, Unstructured
+
+WARP = {"SHFL", "VOTE"}
+
+
+class Control86(Lower86):
+    """Mixin of ``to_spirv.Compute86``: the blocks and control instructions of compute kernels."""
+
+    # --- calls inlined for the structuriser (spirv/expand.py) ----------------------------------
+    STRUCT_BRANCH = ("BRA", "EXIT", "BPT", "CALL", "CALL.ABS", "RET", "RET.ABS")
+
+    def _step(self, blocks: list[list[Inst]], target):
+        """States are the calls in progress (a tuple of (call block, return block)): CALL goes
+        to the callee with its return block pushed, RET to the innermost return block.  RET
+        jumps to a register (+ its field): it is taken to return to the block after the call
+        only when the caller's block put exactly that address in that register with a MOV (as
+        nvcc and ptxas do; the callee keeps it, saving it on its stack where it calls on);
+        anything else — a guarded CALL/RET, another return address, a RET with no call in
+        progress — is refused here and runs in the dispatcher loop, which follows the register."""
+        base = super()._step(blocks, target)
+
+        def ret_addr(call_block: int, ra: int) -> int | None:
+            for ins in reversed(blocks[call_block][:-1]):
+                d = ins.ops.get("d", {})
+                if d.get("reg") == ra and d.get("file", "R") == "R":
+                    b = ins.ops.get("b", {})
+                    return b["imm"] if ins.row.ir == "MOV" and ins.pred == 7 and "imm" in b else None
+            return None
+
+        def step(i: int, st: tuple) -> list:
+            last = blocks[i][-1]
+            ir = last.row.ir
+            if ir not in ("CALL", "CALL.ABS", "RET", "RET.ABS", "BPT"):
+                return base(i, st)
+            if not self._unconditional(last):
+                raise Unstructured(f"offset {last.addr:#x}: guarded {ir}")
+            if ir == "BPT":
+                return [(RET, st)]
+            if ir in ("CALL", "CALL.ABS"):
+                if i + 1 >= len(blocks):
+                    raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
+                return [(self._block_at(last.ops["target"]["target"] if ir == "CALL" else last.ops["target"]["imm"],
+                                        last), st + ((i, i + 1),))]
+            if not st:
+                raise Unstructured(f"offset {last.addr:#x}: {ir} with no call in progress")
+            call_block, back = st[-1]
+            rt = last.ops["rt"]["target"] if ir == "RET" else last.ops["rt"]["imm"]
+            ra = ret_addr(call_block, last.ops["ra"]["reg"])
+            if ra is None or (ra + rt) & 0xFFFFFFFF != blocks[back][0].addr:
+                raise Unstructured(f"offset {last.addr:#x}: {ir} to an address the caller did not set")
+            return [(back, st[:-1])]
+        return step
+
+    def _block_at(self, addr: int, ins: Inst) -> int:
+        t = next((k for k, a in enumerate(self._starts) if a == addr), None)
+        if t is None:
+            raise TranslateError(f"{ins.text()}: call target outside the program (an unlinked call?)", offset=ins.addr)
+        return t
+
+    def build(self) -> bytes:
+        for ins in self.insts:
+            if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
+                raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
+                                     f"warp is emulated with workgroup barriers, which every invocation must "
+                                     f"reach)", offset=ins.addr)
+        return super().build()
+
+    # --- control flow -------------------------------------------------------------------------
+    STRUCT_SKIP = ("BSSY", "BSYNC", "BREAK")
+
+    def block_list(self) -> list[list[Inst]]:
+        leaders = {self.insts[0].addr} if self.insts else set()
+        for i, ins in enumerate(self.insts):
+            if ins.row.ir in ("BRA", "EXIT", "CALL", "RET", "CALL.ABS", "RET.ABS", "BPT"):
+                if i + 1 < len(self.insts):
+                    leaders.add(self.insts[i + 1].addr)
+                if ins.row.ir in ("BRA", "CALL"):
+                    leaders.add(ins.ops["target"]["target"])
+                if ins.row.ir == "CALL.ABS":
+                    leaders.add(ins.ops["target"]["imm"])
+        blocks, cur = [], []
+        for ins in self.insts:
+            if ins.addr in leaders and cur:
+                blocks.append(cur)
+                cur = []
+            cur.append(ins)
+        if cur:
+            blocks.append(cur)
+        self._starts = [b[0].addr for b in blocks]
+        return blocks
+
+    def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
+        ir = ins.row.ir
+        if ir in ("BSSY", "BSYNC", "BREAK"):
+            return nxt
+        if ir == "CALL":
+            tgt = self.c(target(ins))
+        elif ir == "CALL.ABS":
+            tgt = self.c(self._block_at(ins.ops["target"]["imm"], ins))
+        elif ir == "BPT":
+            # a trap ends the kernel on the machine; here it ends the invocation
+            tgt = self.c(DONE)
+        elif ir in ("RET", "RET.ABS"):
+            # the return address (a byte offset from the code start) + the target field
+            rt = ins.ops["rt"]["target"] if ir == "RET" else ins.ops["rt"]["imm"]
+            ra = self.op("OpIAdd", self.u32, self.reg(ins.ops["ra"]["reg"]), self.c(rt))
+            tgt = self.c(DONE)
+            for k, start in enumerate(self._starts):
+                tgt = self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, ra, self.c(start)), self.c(k), tgt)
+        else:
+            return super()._control(ins, i, nxt, target)
+        if self._unconditional(ins):
+            return tgt
+        return self.op("OpSelect", self.u32, self._branch_guard(ins), tgt, nxt)
