@@ -437,9 +437,6 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS or _dispatch_loop(p) for p in lift[1])}
-    huge = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
-    k = flags.index(TAIL_DUP_FLAGS[1])   # (the same flags, the tail duplication limits left out)
-    huge_flags = [*flags[:k - 1], *flags[k - 1 + len(TAIL_DUP_FLAGS):]]
     runtime_c = sorted(RUNTIME_DIR.glob("*.c")) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []
@@ -465,6 +462,9 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None) ->
         for x, text in zip(results, texts):
             _write_if_changed(Path(x.c_path), text)
         place_s = time.process_time() - t
+        huge = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
+        k = flags.index(TAIL_DUP_FLAGS[1])   # (the same flags, the tail duplication limits left out)
+        huge_flags = [*flags[:k - 1], *flags[k - 1 + len(TAIL_DUP_FLAGS):]]
         units = [_Unit(-x.cost, x.c_path, [*(huge_flags if x.index in huge else flags),
                                             *(["-fno-slp-vectorize"] if x.index in giants else [])])
                  for x in results]
