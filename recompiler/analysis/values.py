@@ -42,6 +42,7 @@ class FunctionValues:
         # phi leaf -> (constants reaching it, whether something else reaches it too)
         self.cands: dict[tuple, tuple[frozenset, bool]] = {}
         self._joined: dict[int, State] = {}     # block -> its last join (the incremental ones)
+        self._phi_blocks: set[int] = set()      # blocks with a phi (``phis``' blocks)
         self._solve()
 
     # ---- CFG --------------------------------------------------------------------------
@@ -225,7 +226,11 @@ class FunctionValues:
             return ins[0]
         regs = []
         phis, last = self.phis, self._last
-        for r, vals in enumerate(zip(*[s.regs for s in ins])):
+        rl = [s.regs for s in ins]
+        if b not in self._phi_blocks and all(x == rl[0] for x in rl[1:]):
+            rl = ()      # every predecessor passes the same registers and none is a phi here
+            regs = list(ins[0].regs)
+        for r, vals in enumerate(zip(*rl)):
             if (b, r) not in phis:
                 first = vals[0]
                 if vals.count(first) == len(vals):
@@ -238,10 +243,13 @@ class FunctionValues:
                     continue
             regs.append(self._merge(b, r, vals))
         slots = {}
-        for off in set.intersection(*(set(s.slots) for s in ins)):
+        same = b not in self._phi_blocks and all(s.slots == ins[0].slots for s in ins[1:])
+        for off in () if same else set.intersection(*(set(s.slots) for s in ins)):
             sizes = {s.slots[off][0] for s in ins}
             if len(sizes) == 1:
                 slots[off] = (sizes.pop(), self._merge(b, ("s", off), tuple(s.slots[off][1] for s in ins)))
+        if same:
+            slots = dict(ins[0].slots)
         flags = ins[0].flags if all(s.flags == ins[0].flags for s in ins) else None
         bounds = {}
         for k in set.intersection(*(set(s.bounds) for s in ins)):
@@ -254,6 +262,7 @@ class FunctionValues:
         if (b, loc) not in self.phis and vals.count(first) == len(vals):
             return first
         self.phis.add((b, loc))
+        self._phi_blocks.add(b)
         if self._last.get(phi) == vals:
             return phi
         self._last[phi] = vals
