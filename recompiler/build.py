@@ -68,6 +68,11 @@ TAIL_DUP_FLAGS = ["-mllvm", "-tail-dup-pred-size=512", "-mllvm", "-tail-dup-succ
 # calls, not PLT jumps, and clang may inline within a shard.  The runtime keeps default
 # visibility (the runners dlsym it); -Bsymbolic binds the shards' calls into it directly too.
 SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden", *TAIL_DUP_FLAGS]
+# ... but not in a shard of a function over SLP_MAX_INSNS instructions (QuickJS's JS_CallInternal,
+# 10,000, with 430 dispatch sites; SQLite's sqlite3VdbeExec): copying the dispatch into every
+# handler there made each of them reconcile the register allocation of every other at its
+# indirect jump (stack-to-stack copies at each handler's end), 10-25 % slower on QuickJS's
+# loops (bench/corpus.py); Lua's 3,000-instruction luaV_execute kept the same speed either way.
 # A function of more instructions than this is compiled without the SLP vectorizer: its time
 # grows faster than the function (busybox's two ~8,000-instruction functions: 59 and 43 s of
 # CPU with it, 13 and 12 s without, half the cold build), while in ordinary functions it is
@@ -479,7 +484,11 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
         for x, text in zip(results, texts):
             _write_if_changed(Path(x.c_path), text)
         place_s = time.process_time() - t
-        units = [_Unit(-x.cost, x.c_path, [*flags, "-fno-slp-vectorize"] if x.index in giants else flags)
+        huge = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
+        k = flags.index(TAIL_DUP_FLAGS[1])   # (the same flags, the tail duplication limits left out)
+        huge_flags = [*flags[:k - 1], *flags[k - 1 + len(TAIL_DUP_FLAGS):]]
+        units = [_Unit(-x.cost, x.c_path, [*(huge_flags if x.index in huge else flags),
+                                            *(["-fno-slp-vectorize"] if x.index in giants else [])])
                  for x in results]
         keep = {Path(x.c_path).name for x in results}
         for stale in src_dir.glob("shard_*.c"):

@@ -41,8 +41,8 @@ class FunctionValues:
         self._last: dict[tuple, tuple] = {}    # phi -> the values last merged into it
         # phi leaf -> (constants reaching it, whether something else reaches it too)
         self.cands: dict[tuple, tuple[frozenset, bool]] = {}
-        # block -> (predecessor -> the state it passed at the last join, that join)
-        self._joined: dict[int, tuple[dict[int, State], State]] = {}
+        self._joined: dict[int, State] = {}     # block -> its last join (the incremental ones)
+        self._phi_blocks: set[int] = set()      # blocks with a phi (``phis``' blocks)
         self._solve()
 
     # ---- CFG --------------------------------------------------------------------------
@@ -87,7 +87,15 @@ class FunctionValues:
     # ---- fixed point --------------------------------------------------------------------
     def _solve(self) -> None:
         self.state_in: dict[int, State] = {}
-        self.out: dict[tuple[int, int], State] = {}
+        # block -> predecessor -> the state it passes to the block (an edge's last, where a
+        # block reaches a successor by two edges); kept per block so that a join reads only
+        # its own predecessors' states, and those that changed since its last join
+        # (``_dirty``), never the whole predecessor list of an interpreter's handler
+        self.incoming: dict[int, dict[int, State]] = {b: {} for b in self.starts}
+        self._dirty: dict[int, list[int]] = {}
+        # entries of a block's predecessor list that have passed it a state (a predecessor
+        # reaching it by two edges counts twice, as the list does)
+        self._reached: dict[int, int] = {}
         order = self._rpo()
         work = [(order[self.entry], self.entry)] if self.entry in self.preds else []
         queued = {self.entry}
@@ -115,8 +123,13 @@ class FunctionValues:
                 if taken is not None:
                     o = st.copy()
                     edge_refine(o, last, taken)
-                if self.out.get((b, s)) != o:
-                    self.out[(b, s)] = o
+                inc = self.incoming[s]
+                old = inc.get(b)
+                if old != o:
+                    if old is None:
+                        self._reached[s] = self._reached.get(s, 0) + self.preds[s].count(b)
+                    inc[b] = o
+                    self._dirty.setdefault(s, []).append(b)
                     if s not in queued:
                         queued.add(s)
                         heapq.heappush(work, (order[s], s))
@@ -144,18 +157,16 @@ class FunctionValues:
         return order
 
     def _join(self, b: int) -> State:
-        preds = [p for p in self.preds[b] if (p, b) in self.out]
-        if len(preds) < INCREMENTAL_PREDS or b == self.entry:
-            return self._full_join(b, preds)
-        outs = {p: self.out[(p, b)] for p in preds}
-        prev = self._joined.get(b)
-        if prev is None or not prev[0].keys() <= outs.keys():
-            st = self._full_join(b, preds)
-        else:   # (a predecessor reached for the first time is one that changed)
-            used, st = prev
-            changed = [o for p, o in outs.items() if o is not used.get(p)]
-            st = self._add_outs(b, st, changed) if changed else st
-        self._joined[b] = (outs, st)
+        dirty = self._dirty.pop(b, ())
+        if self._reached.get(b, 0) < INCREMENTAL_PREDS or b == self.entry:
+            return self._full_join(b)
+        st = self._joined.get(b)
+        if st is None:
+            st = self._full_join(b)
+        elif dirty:   # (a predecessor reached for the first time is one that changed)
+            inc = self.incoming[b]
+            st = self._add_outs(b, st, [inc[p] for p in dict.fromkeys(dirty)])
+        self._joined[b] = st
         return st
 
     def _add_outs(self, b: int, j: State, outs: list[State]) -> State:
@@ -168,11 +179,19 @@ class FunctionValues:
         at each visit.  What is only kept where every predecessor agrees (a slot, the flags, a
         bound) is dropped or widened by a new state, never brought back (less known: sound)."""
         regs = list(j.regs)
+        last, cands = self._last, self.cands
         for r in range(32):
             cur = regs[r]
             vals = tuple({o.regs[r] for o in outs})
-            if (b, r) in self.phis or vals != (cur,):
-                regs[r] = self._merge(b, r, (cur, *vals))
+            if cur[0] == "phi" and cur[1] == b and cur[2] == r and cands[cur][1] and \
+                    all(v == cur or (v[0] not in E.CONSTS and v[0] != "phi") for v in vals):
+                # the block's phi, already reached by something else than constants, and no
+                # new candidate: what _merge would note of it, without the rest
+                last[cur] = (cur, *vals)
+                continue
+            if vals == (cur,) and (b, r) not in self.phis:
+                continue
+            regs[r] = self._merge(b, r, (cur, *vals))
         slots = {}
         for off, (size, cur) in j.slots.items():
             vals = []
@@ -198,15 +217,20 @@ class FunctionValues:
                 bounds[k] = v
         return State(regs, slots, flags, bounds)
 
-    def _full_join(self, b: int, preds: list[int]) -> State:
-        ins = [self.out[(p, b)] for p in preds]
+    def _full_join(self, b: int) -> State:
+        inc = self.incoming[b]
+        ins = [inc[p] for p in self.preds[b] if p in inc]
         if b == self.entry:
             ins.append(State.entry())
         if len(ins) == 1 and b != self.entry:
             return ins[0]
         regs = []
         phis, last = self.phis, self._last
-        for r, vals in enumerate(zip(*[s.regs for s in ins])):
+        rl = [s.regs for s in ins]
+        if b not in self._phi_blocks and all(x == rl[0] for x in rl[1:]):
+            rl = ()      # every predecessor passes the same registers and none is a phi here
+            regs = list(ins[0].regs)
+        for r, vals in enumerate(zip(*rl)):
             if (b, r) not in phis:
                 first = vals[0]
                 if vals.count(first) == len(vals):
@@ -219,10 +243,13 @@ class FunctionValues:
                     continue
             regs.append(self._merge(b, r, vals))
         slots = {}
-        for off in set.intersection(*(set(s.slots) for s in ins)):
+        same = b not in self._phi_blocks and all(s.slots == ins[0].slots for s in ins[1:])
+        for off in () if same else set.intersection(*(set(s.slots) for s in ins)):
             sizes = {s.slots[off][0] for s in ins}
             if len(sizes) == 1:
                 slots[off] = (sizes.pop(), self._merge(b, ("s", off), tuple(s.slots[off][1] for s in ins)))
+        if same:
+            slots = dict(ins[0].slots)
         flags = ins[0].flags if all(s.flags == ins[0].flags for s in ins) else None
         bounds = {}
         for k in set.intersection(*(set(s.bounds) for s in ins)):
@@ -235,6 +262,7 @@ class FunctionValues:
         if (b, loc) not in self.phis and vals.count(first) == len(vals):
             return first
         self.phis.add((b, loc))
+        self._phi_blocks.add(b)
         if self._last.get(phi) == vals:
             return phi
         self._last[phi] = vals
