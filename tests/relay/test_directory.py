@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -272,6 +273,13 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
         # kill worker 1: its rooms' players time out; worker 0's rooms play on; worker 1 comes back
         victim = udp_owner(proc.pid, relay[1], worker=1)
         os.kill(victim, signal.SIGKILL)
+        wait_until(lambda: _exited(victim), 5, "worker 1 to exit")
+        # its /metrics port stays bound (the supervisor's socket) while it is down: no other
+        # program's connection can take it before the restart (a worker that bound the port
+        # itself could not come back then: the shared-port flake under -n 2)
+        with socket.socket() as s, pytest.raises(OSError):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)     # past TIME_WAIT: only a listener refuses
+            s.bind(("127.0.0.1", int(METRICS[relay, 1].rsplit(":", 1)[1].split("/")[0])))
         r1 = next(r for r in names if room_worker(r, 2) == 1)
         r0 = next(r for r in names if room_worker(r, 2) == 0)
         assert closed(rooms[r1][0], 5) == "timeout"
@@ -288,6 +296,14 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
             c.close()
         stop(proc)
     assert proc.returncode == 0
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has exited (gone, or a zombie its parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def _up(url: str) -> bool:
