@@ -23,28 +23,7 @@ sys.path.insert(0, str(ROOT))
 from cpu_host.horizon.ipc import cmif, hipc  # noqa: E402
 from cpu_host.horizon.ipc.dispatcher import Server  # noqa: E402
 from cpu_host.horizon.services import psm  # noqa: E402
-
-
-class Memory:
-    """Guest memory as a bytearray from address 0 (what the dispatcher asks of a kernel)."""
-
-    def __init__(self) -> None:
-        self.mem = bytearray(0x10000)
-
-    def mapped(self, addr: int, size: int, perm: int) -> bool:
-        return 0x1000 <= addr and addr + size <= len(self.mem)
-
-    def read(self, addr: int, size: int) -> bytes:
-        return bytes(self.mem[addr:addr + size])
-
-    def write(self, addr: int, data: bytes) -> None:
-        self.mem[addr:addr + len(data)] = data
-
-    def handle_kind(self, h: int) -> int:
-        return 1
-
-    def session_handle(self, sid: int) -> int:
-        return 0x9000 + sid
+from tests.horizon.guest_memory import BytesMemory  # noqa: E402
 
 
 def best(fns: dict, number: int = 3000, repeat: int = 20) -> dict:
@@ -62,7 +41,7 @@ def main() -> int:
                               b=[hipc.Buffer(0x2000, 0x10, 0)], c=[hipc.Static(0, 0x3000, 8)])
     plain, rich = (m + bytes(0x100 - len(m)) for m in (plain, rich))
     hipc.parse(plain)                                   # build/load the C library first
-    srv, mem = Server(), Memory()
+    srv, mem = Server(), BytesMemory()
     psm.register(srv)
     sid = srv.open(srv.services["psm"]())
     msg = hipc.parse(plain)

@@ -8,23 +8,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.shader_sm53 import rate  # noqa: E402 (items per second, as the compute bench measures)
 from examples.demo.shaders import build as shaders  # noqa: E402
 from shader_svc import translate as tr  # noqa: E402
 
 STAGES = {"vertex": 2, "fragment": 3}
-
-
-def rate(fn, n_items: int, repeat: int) -> float:
-    t0 = time.perf_counter()
-    for _ in range(repeat):
-        fn()
-    return n_items * repeat / (time.perf_counter() - t0)
 
 
 def main() -> None:

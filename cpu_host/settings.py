@@ -38,7 +38,7 @@ SETTINGS = [
     Setting("cpu_host", "relay_token", "", "this player's join token (nxrecomp relay token ...; --host opens the room)"),
     Setting("cpu_host", "relay_password", "", "the room's password, if it has one"),
     Setting("cpu_host", "relay_join_timeout_s", 15.0, "seconds the game's join of a co-op room waits for the relay's "
-            "answer (retransmitting) before it plays alone; a loaded machine or a far relay needs more than 5", float),
+            "answer (retransmitting) and, joining, for the host to open the room, before it plays alone", float),
     Setting("cpu_host", "native_launcher", True, "'nxrecomp exec' starts Linux programs through the bundle's "
             "native launcher (C, ~3 ms) instead of Python + cffi (~130 ms)", parse_bool),
     Setting("cpu_host", "huge_pages", False, "ask the kernel for transparent huge pages for the guest's heap (the "

@@ -6,6 +6,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 from pathlib import Path
 
 from nxrecomp.common.errors import NxError
@@ -22,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, help="relay processes, one per core, on consecutive ports (default: relay.workers)")
     p.add_argument("--directory", help="room directory redis://HOST:PORT/DB, '' for none (default: relay.directory)")
     p.add_argument("--inherit-fd", type=int, help=argparse.SUPPRESS)      # a worker's socket, from relay.workers
+    p.add_argument("--inherit-metrics-fd", type=int, help=argparse.SUPPRESS)   # its /metrics listener, likewise
     p.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--advertise", help="HOST:PORT players reach this relay at, for the directory (default: relay.advertise or the bound address)")
     p.set_defaults(func=_serve)
@@ -96,13 +98,11 @@ def _serve(args: argparse.Namespace) -> int:
     if workers != 1:
         from relay.workers import supervise
         return supervise(workers, args)
-    sock = None
-    if args.inherit_fd is not None:
-        import socket
-        sock = socket.socket(fileno=args.inherit_fd)
+    sock = socket.socket(fileno=args.inherit_fd) if args.inherit_fd is not None else None
     server = RelayServer(RelayConfig.from_settings(listen=args.listen), load_secret(), sock=sock, worker=args.worker_index)
     metrics_at = settings.get("relay", "metrics_listen") if args.metrics is None else args.metrics
-    metrics = MetricsServer(metrics_at, lambda: server.snapshot).start() if metrics_at else None
+    msock = socket.socket(fileno=args.inherit_metrics_fd) if args.inherit_metrics_fd is not None else None
+    metrics = MetricsServer(metrics_at, lambda: server.snapshot, msock).start() if metrics_at else None
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: server.stop())
     host, port = server.address

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import http.server
+import socket
 import threading
 import time
 from typing import Callable
@@ -95,7 +96,9 @@ def healthy(s: Snapshot) -> bool:
 class MetricsServer:
     """``/metrics`` and ``/healthz`` over HTTP for ``get_snapshot()`` (a plain attribute read)."""
 
-    def __init__(self, listen: str, get_snapshot: Callable[[], Snapshot]) -> None:
+    def __init__(self, listen: str, get_snapshot: Callable[[], Snapshot], sock: socket.socket | None = None) -> None:
+        """Serves on ``listen``, or on ``sock``, a listening TCP socket made by a supervisor
+        (``relay.workers``), so that a restarted worker never has to bind its port again."""
         _, host, port = parse_hostport(listen, "relay.metrics_listen")
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -119,9 +122,12 @@ class MetricsServer:
                 pass                     # quiet: scrapes are not news
 
         try:
-            self.httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+            self.httpd = http.server.ThreadingHTTPServer((host, port), Handler, bind_and_activate=sock is None)
         except OSError as e:
             raise NxError(f"relay.metrics_listen {listen}: {e.strerror}") from None
+        if sock is not None:
+            self.httpd.socket.close()
+            self.httpd.socket, self.httpd.server_address = sock, sock.getsockname()
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="relay-metrics", daemon=True)
 

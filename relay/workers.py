@@ -2,8 +2,11 @@
 
 A relay process forwards on one core (the C fast path is single-threaded and its tables have
 no locks), so a host scales by running one per core.  Each worker is a plain ``nxrecomp relay``
-process with its own /metrics (metrics port + i), the same secret and directory, pinned to
-core i mod cores.  A room lives on exactly one worker; two ways to get its players there
+process with its own /metrics (metrics port + i; port 0: each its own free port), the same
+secret and directory, pinned to core i mod cores.  The supervisor binds each worker's /metrics
+listener and keeps it, as it keeps the UDP sockets: a restarted worker serves on the same
+socket instead of binding its port again (a port freed by a dead worker, even for a second,
+may be taken by any other program's connection meanwhile).  A room lives on exactly one worker; two ways to get its players there
 (``relay.worker_ports``):
 
 - ``shared`` (default): one UDP port for the host.  The supervisor binds N sockets to it with
@@ -48,8 +51,10 @@ def _with_port(host: str, port: int) -> str:
 class Worker:
     def __init__(self, i: int, listen: str, metrics: str, advertise: str, extra: list[str],
                  sock: socket.socket | None = None) -> None:
-        self.i, self.listen, self.metrics, self.advertise, self.extra = i, listen, metrics, advertise, extra
+        self.i, self.listen, self.advertise, self.extra = i, listen, advertise, extra
         self.sock = sock
+        self.msock = metrics_socket(metrics) if metrics else None
+        self.metrics = _with_port(*self.msock.getsockname()[:2]) if self.msock else ""
         self.proc: subprocess.Popen | None = None
         self.line = ""
 
@@ -62,6 +67,9 @@ class Worker:
         if self.sock is not None:
             cmd += ["--inherit-fd", str(self.sock.fileno()), "--worker-index", str(self.i)]
             fds = (self.sock.fileno(),)
+        if self.msock is not None:
+            cmd += ["--inherit-metrics-fd", str(self.msock.fileno())]
+            fds += (self.msock.fileno(),)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, pass_fds=fds)
         cores = sorted(os.sched_getaffinity(0))
         try:
@@ -73,12 +81,19 @@ class Worker:
         if not m:
             self.proc.kill()
             raise NxError(f"relay worker {self.i} ({self.listen}) did not start: {self.line!r}")
-        # a restart takes the same ports again, even when the first start asked for port 0
+        # a restart takes the same UDP port again, even when the first start asked for port 0
         self.listen = _with_port(m[1], int(m[2]))
-        if m[3]:
-            self.metrics = _with_port(m[3], int(m[4]))
         threading.Thread(target=self.proc.stdout.read, daemon=True).start()   # keep its pipe drained
         return self.line
+
+
+def metrics_socket(listen: str) -> socket.socket:
+    """A worker's /metrics listener, bound by the supervisor (port 0: a free one)."""
+    family, host, port = parse_hostport(listen, "relay.metrics_listen")
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as e:
+        raise NxError(f"relay.metrics_listen {listen}: {e.strerror}") from None
 
 
 def shared_sockets(listen: str, n: int) -> list[socket.socket]:

@@ -108,6 +108,7 @@ class CoopClient:
         self._timeout_s = 10.0
         self._state = "idle"             # idle -> handshake -> joined (-> leaving) -> closed
         self._join_packet: tuple[bytes, bytes, int] | None = None   # token, password, flags
+        self._wait_for_room = False      # this handshake outlasts no_room (join(wait_for_room=True))
         self._handshake_done = threading.Event()
         self._handshake_error: CoopError | None = None
         self._next_handshake_s = 0.0
@@ -130,9 +131,11 @@ class CoopClient:
         """Create the token's room (token must be a host token) and sit in it; returns our slot."""
         return self._handshake(token, password, P.J_OPEN)
 
-    def join(self, token: str | bytes, password: str = "") -> int:
-        """Sit in the token's existing room; returns our slot."""
-        return self._handshake(token, password, 0)
+    def join(self, token: str | bytes, password: str = "", wait_for_room: bool = False) -> int:
+        """Sit in the token's existing room; returns our slot.  ``wait_for_room``: a room not
+        open yet (the relay's ``no_room``) is asked for again (every 0.25 s) until the host opens
+        it or the handshake deadline passes, so players started together need no start order."""
+        return self._handshake(token, password, 0, wait_for_room)
 
     def send(self, dst: int, channel: int, payload: bytes, reliable: bool = False) -> None:
         """Queue ``payload`` for player ``dst`` (or ``ALL``) on ``channel`` (0..255)."""
@@ -234,7 +237,7 @@ class CoopClient:
         except OSError as e:           # a full buffer or a closed socket loses a datagram, like the network
             log.debug("send failed: %s", e)
 
-    def _handshake(self, token: str | bytes, password: str, flags: int) -> int:
+    def _handshake(self, token: str | bytes, password: str, flags: int, wait_for_room: bool = False) -> int:
         try:
             tok = tokens.from_text(token) if isinstance(token, str) else token
         except tokens.TokenError as e:
@@ -247,6 +250,7 @@ class CoopClient:
             self._seats, self._epoch = {}, -1
             self._tx_seq.clear(), self._pending.clear(), self._rx.clear()
             self._join_packet = (tok, password.encode(), flags)
+            self._wait_for_room = wait_for_room
             self._handshake_done.clear()
             self._handshake_error = None
             self._next_handshake_s = 0.0
@@ -256,7 +260,8 @@ class CoopClient:
         if not self._handshake_done.wait(self.handshake_timeout_s):
             with self._lock:
                 self._state = "idle"
-            raise CoopError(E_TIMEOUT, f"no answer from relay {self.server[0]}:{self.server[1]} in {self.handshake_timeout_s}s")
+            what = "the room did not open" if self._wait_for_room else "no answer from relay"
+            raise CoopError(E_TIMEOUT, f"{what} at {self.server[0]}:{self.server[1]} in {self.handshake_timeout_s}s")
         if self._handshake_error:
             raise self._handshake_error
         return self.slot
@@ -357,6 +362,8 @@ class CoopClient:
                 self._handshake_done.set()
         elif t == P.REFUSED and self._state == "handshake":
             reason = data[4] if len(data) > 4 else 0
+            if reason == P.R_NO_ROOM and self._wait_for_room:
+                return []                 # the JOIN timer asks again until the deadline
             self._handshake_error = CoopError(E_REFUSED_BASE + reason,
                                               f"relay refused: {P.REFUSED_NAMES.get(reason, reason)}")
             self._state = "idle"

@@ -15,6 +15,7 @@ from the output position itself, never outside the buffer); the NSO loader's SHA
 catches such a segment either way."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from nxrecomp.common.errors import NxError
@@ -47,6 +48,20 @@ def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: st
     return _decompress_py(src, size, path, field, base)
 
 
+def _more_length(src: bytes, i: int, length: int, what: str, bad: Callable[[str, int], NxError]) -> tuple[int, int]:
+    """A length nibble of 15 goes on in the bytes at ``i``: each adds itself, 255 continues.
+    Returns the length and the position after its last byte."""
+    n = len(src)
+    while True:
+        if i >= n:
+            raise bad(f"LZ4 {what} length runs past the end of the stream", i)
+        b = src[i]
+        i += 1
+        length += b
+        if b != 255:
+            return length, i
+
+
 def _decompress_py(src: bytes, size: int, path: str, field: str, base: int) -> bytes:
     n = len(src)
     out = bytearray()
@@ -64,14 +79,7 @@ def _decompress_py(src: bytes, size: int, path: str, field: str, base: int) -> b
         lit = token >> 4
         if lit:
             if lit == 15:
-                while True:
-                    if i >= n:
-                        raise bad("LZ4 literal length runs past the end of the stream", i)
-                    b = src[i]
-                    i += 1
-                    lit += b
-                    if b != 255:
-                        break
+                lit, i = _more_length(src, i, lit, "literal", bad)
             j = i + lit
             if j > n:
                 raise bad(f"LZ4 literal run of {lit:#x} bytes runs past the end of the stream", i)
@@ -91,14 +99,7 @@ def _decompress_py(src: bytes, size: int, path: str, field: str, base: int) -> b
         i += 2
         ml = token & 15
         if ml == 15:
-            while True:
-                if i >= n:
-                    raise bad("LZ4 match length runs past the end of the stream", i)
-                b = src[i]
-                i += 1
-                ml += b
-                if b != 255:
-                    break
+            ml, i = _more_length(src, i, ml, "match", bad)
         ml += 4
         if olen + ml > size:
             raise bad(f"LZ4 data expands past the declared size {size:#x}", i)

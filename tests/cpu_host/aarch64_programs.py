@@ -2,9 +2,13 @@
 zig's clang, for tests that recompile them and compare with qemu-aarch64."""
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
@@ -15,4 +19,21 @@ def build(name: str, out_dir: Path) -> Path:
     r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-musl", "-static", "-O2",
                         str(PROGRAMS / f"{name}.c"), "-o", str(out)], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
+    return out
+
+
+def build_for_qemu(name: str, out_dir: Path) -> Path:
+    """``build()``, skipping the test loudly where qemu-aarch64, the reference it is compared
+    with, is not installed."""
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
+    return build(name, out_dir)
+
+
+def recompile(program: Path, out: Path, **settings: str) -> Path:
+    """``nxrecomp recompile PROGRAM -o OUT`` with settings given as their NXRECOMP_* variables
+    (e.g. ``NXRECOMP_RECOMPILER_SIGNAL_POLLS="1"``); returns ``out``."""
+    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+                       capture_output=True, text=True, timeout=1800, env={**os.environ, **settings})
+    assert r.returncode == 0, r.stderr[-2000:]
     return out

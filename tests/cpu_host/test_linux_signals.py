@@ -14,10 +14,7 @@ scripts (the bundle the busybox suites share).  Not compared: busybox ``timeout`
 qemu-aarch64 cannot exec /proc/self/exe and runs the host's coreutils timeout instead."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -32,17 +29,11 @@ STATUS = {"pipedie": -13, "resethand": -10}
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory) -> Path:
-    if not shutil.which("qemu-aarch64"):
-        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
-    return aarch64_programs.build("signals", tmp_path_factory.mktemp("signals"))
+    return aarch64_programs.build_for_qemu("signals", tmp_path_factory.mktemp("signals"))
 
 
 def _recompile(program: Path, out: Path, polls: bool) -> Path:
-    env = {**os.environ, "NXRECOMP_RECOMPILER_SIGNAL_POLLS": "1" if polls else "0"}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800, env=env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return out
+    return aarch64_programs.recompile(program, out, NXRECOMP_RECOMPILER_SIGNAL_POLLS="1" if polls else "0")
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,7 @@ stops with a fatal error naming the setting.  ``programs/nonlocal_sites.c`` land
 else three ways; qemu-aarch64 runs the same binary as the reference."""
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,17 +20,11 @@ FATAL = "recompile with NXRECOMP_RECOMPILER_ELIDE_SAVES=0"
 
 @pytest.fixture(scope="module")
 def program(tmp_path_factory) -> Path:
-    if not shutil.which("qemu-aarch64"):
-        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
-    return aarch64_programs.build("nonlocal_sites", tmp_path_factory.mktemp("nonlocal"))
+    return aarch64_programs.build_for_qemu("nonlocal_sites", tmp_path_factory.mktemp("nonlocal"))
 
 
 def _bundle(program: Path, out: Path, elide: bool) -> Path:
-    env = {**os.environ, "NXRECOMP_RECOMPILER_ELIDE_SAVES": "1" if elide else "0"}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800, env=env)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return out
+    return aarch64_programs.recompile(program, out, NXRECOMP_RECOMPILER_ELIDE_SAVES="1" if elide else "0")
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,12 @@ from tests.demo.test_demo import ROOT, native_states, read
 from tests.relay.relaytest import Relay
 
 
+JOIN_WAIT_S = 300     # bob's join waits this long for alice's room: alice's whole start-up on a loaded machine
+
+
 def start(out: Path, frames: int, relay: tuple[str, int], token: bytes, saves: Path) -> subprocess.Popen:
-    env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(saves)}
+    env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(saves),
+           "NXRECOMP_CPU_HOST_RELAY_JOIN_TIMEOUT_S": str(JOIN_WAIT_S)}
     return subprocess.Popen([sys.executable, "-m", "nxrecomp", "demo", "--frames", str(frames), "--out", str(out),
                              "--screenshot-every", "0", "--relay", f"{relay[0]}:{relay[1]}",
                              "--coop-token", tokens.to_text(token)],
@@ -30,15 +34,18 @@ def test_two_demos_meet_through_the_relay(tmp_path) -> None:
     relay = Relay(RelayConfig(listen="127.0.0.1:0"))
     a = b = None
     try:
-        a = start(tmp_path / "a", 900, relay.address, relay.token("arena", "alice", host=True), tmp_path / "sa")
-        log_a = tmp_path / "a" / "run" / "run.log"
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and a.poll() is None:
-            if log_a.exists() and "coop: in the room as player" in log_a.read_text():
-                break
-            time.sleep(0.1)
-        assert a.poll() is None, a.communicate()[0][-3000:]
+        # Bob first: his game's join waits for the room (the relay refuses it as no_room until
+        # alice opens it).  Only then alice, so bob is in the room one JOIN retry (0.25 s) after
+        # it opens, whatever either start-up costs: alice's 900 frames need only outlast bob's
+        # 120, played at the same time.  (Alice first raced her 900 unpaced frames against bob's
+        # whole start-up, ~12 s each on an idle machine, and bob found no room.)
         b = start(tmp_path / "b", 120, relay.address, relay.token("arena", "bob"), tmp_path / "sb")
+        deadline = time.monotonic() + JOIN_WAIT_S
+        while relay.server.events["refused_no_room"] == 0 and b.poll() is None:
+            assert time.monotonic() < deadline, "bob's game never asked the relay for the room"
+            time.sleep(0.1)
+        assert b.poll() is None, b.communicate()[0][-3000:]
+        a = start(tmp_path / "a", 900, relay.address, relay.token("arena", "alice", host=True), tmp_path / "sa")
         out_b = b.communicate(timeout=600)[0]
         assert b.returncode == 0, out_b[-3000:]
         out_a = a.communicate(timeout=600)[0]

@@ -10,6 +10,7 @@ import pytest
 from cpu_host.horizon.ipc import cmif, hipc
 from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
 from cpu_host.horizon.ipc.results import IpcError
+from tests.horizon.guest_memory import BytesMemory
 
 
 def hand_made_request() -> bytes:
@@ -86,26 +87,9 @@ class Echo(Interface):
         ctx.push("I", ctx.u32() + 1)
 
 
-class Memory:
-    """Plain bytes standing for guest memory at address 0."""
-
-    def __init__(self) -> None:
-        self.mem = bytearray(0x10000)
-
-    def mapped(self, addr: int, size: int, perm: int) -> bool:
-        return 0x1000 <= addr and addr + size <= len(self.mem)
-
-    def read(self, addr: int, size: int) -> bytes:
-        return bytes(self.mem[addr:addr + size])
-
-    def write(self, addr: int, data: bytes) -> None:
-        self.mem[addr:addr + len(data)] = data
-
-    def handle_kind(self, h: int) -> int:
-        return 1 if h in (0xFFFF8001, 0x8001) else 0
-
-    def session_handle(self, sid: int) -> int:
-        return 0x9000 + sid
+def memory() -> BytesMemory:
+    """Guest memory in which the copy handles of these messages (0xFFFF8001, 0x8001) are objects."""
+    return BytesMemory(handles=(0xFFFF8001, 0x8001))
 
 
 def reply_result(reply: bytes, domain: bool = False) -> int:
@@ -132,9 +116,9 @@ def test_dispatch_results(raw: bytes, kernel: int | None, cmif_result: int | Non
     sid = srv.open(Echo())
     if kernel is None:
         with pytest.raises(Unserved, match=r"service 'echo', interface test::IEcho, command 6"):
-            srv.handle(Memory(), sid, raw + bytes(0x100 - len(raw)))
+            srv.handle(memory(), sid, raw + bytes(0x100 - len(raw)))
         return
-    rc, reply = srv.handle(Memory(), sid, raw + bytes(0x100 - len(raw)))
+    rc, reply = srv.handle(memory(), sid, raw + bytes(0x100 - len(raw)))
     assert rc == kernel
     if cmif_result is not None:
         assert reply_result(reply) == cmif_result
@@ -143,7 +127,7 @@ def test_dispatch_results(raw: bytes, kernel: int | None, cmif_result: int | Non
 
 
 def test_domain_objects() -> None:
-    srv, mem = Server(), Memory()
+    srv, mem = Server(), memory()
     sid = srv.open(Echo())
     raw = hipc.build_request(5, cmif.request_payload(0))            # ConvertCurrentObjectToDomain
     rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
@@ -166,7 +150,7 @@ def test_settings_item_not_found() -> None:
     X buffers 0 and 1, 0x48 bytes each)."""
     from cpu_host.horizon.services.settings import SystemSettingsServer
 
-    srv, mem = Server(), Memory()
+    srv, mem = Server(), memory()
     sid = srv.open(SystemSettingsServer())
     mem.write(0x2000, b"hbloader".ljust(0x48, b"\0"))
     mem.write(0x3000, b"item".ljust(0x48, b"\0"))
@@ -182,7 +166,7 @@ def test_sm_tipc_and_names() -> None:
     name (one move handle)."""
     from cpu_host.horizon.services import psm, sm
 
-    srv, mem = Server(), Memory()
+    srv, mem = Server(), memory()
     sm.register(srv)
     psm.register(srv)
     sid = srv.connect("sm:")
@@ -213,7 +197,7 @@ def test_release_closes_objects_no_clone_holds() -> None:
         def closed(self) -> None:
             self.was_closed = True
 
-    srv, mem = Server(), Memory()
+    srv, mem = Server(), memory()
     a, b = Tracked(), Tracked()
     sa, sb = srv.open(a), srv.open(b)
     raw = hipc.build_request(5, cmif.request_payload(2))              # CloneCurrentObject of b's session

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -38,9 +39,9 @@ def redis_url(tmp_path):
 
 def relay_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NXRECOMP_RELAY_")}
-    env.update(extra)
     env.update(NXRECOMP_RELAY_SECRET=SECRET, NXRECOMP_RELAY_HEARTBEAT_MS="200", NXRECOMP_RELAY_TIMEOUT_MS="1500",
                NXRECOMP_RELAY_SEAT_TAKEOVER_MS="600", NXRECOMP_RELAY_DIRECTORY_TTL_MS=str(TTL_MS), PYTHONPATH=str(ROOT))
+    env.update(extra)
     return env
 
 
@@ -125,9 +126,13 @@ def test_room_moves_when_its_relay_dies(redis_url):
     try:
         live = wait_until(lambda: len(d.relays()) == 2 and d.relays(), 5, "both relays in the directory")
         assert set(live) == {f"{h}:{p}" for h, p in (addr_a, addr_b)}
-        # matchmaking from the command line names the relay the room is put on
+        # matchmaking from the command line names the relay the room is put on.  Its claim must
+        # outlast the players' arrival, which no relay refreshes until the room opens: with the
+        # relays' 600 ms TTL it expired under load (-n 2) before the next line looked it up, so
+        # matchmaking gets a TTL of its own; the relay's claim when the room opens replaces it.
         loc = subprocess.run([sys.executable, "-m", "nxrecomp", "relay", "locate", "doomed", "--directory", redis_url],
-                             cwd=ROOT, env=relay_env(), capture_output=True, text=True, timeout=60)
+                             cwd=ROOT, env=relay_env(NXRECOMP_RELAY_DIRECTORY_TTL_MS="120000"), capture_output=True,
+                             text=True, timeout=60)
         assert loc.returncode == 0 and loc.stdout.strip() in live and d.lookup("doomed") == loc.stdout.strip()
         # two rooms: the directory spreads them over the two relays
         a, where = join_room(d, "doomed", "a", host=True)
@@ -135,8 +140,10 @@ def test_room_moves_when_its_relay_dies(redis_url):
         x, other = join_room(d, "safe", "x", host=True)
         y, _ = join_room(d, "safe", "y", host=False)
         clients += [a, b, x, y]
-        assert where == where_b and other != where
+        assert where == where_b == loc.stdout.strip() and other != where
         exchange(a, b, b"before")
+        # the room's relay has made matchmaking's claim its own (its TTL, refreshed while it lives)
+        wait_until(lambda: 0 < d.r.pttl(d._room("doomed")) <= TTL_MS, 5, "the relay's claim on the room")
         victim, survivor = (pa, pb) if where == "{}:{}".format(*addr_a) else (pb, pa)
         t0 = time.monotonic()
         victim.send_signal(signal.SIGKILL)
@@ -266,6 +273,13 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
         # kill worker 1: its rooms' players time out; worker 0's rooms play on; worker 1 comes back
         victim = udp_owner(proc.pid, relay[1], worker=1)
         os.kill(victim, signal.SIGKILL)
+        wait_until(lambda: _exited(victim), 5, "worker 1 to exit")
+        # its /metrics port stays bound (the supervisor's socket) while it is down: no other
+        # program's connection can take it before the restart (a worker that bound the port
+        # itself could not come back then: the shared-port flake under -n 2)
+        with socket.socket() as s, pytest.raises(OSError):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)     # past TIME_WAIT: only a listener refuses
+            s.bind(("127.0.0.1", int(METRICS[relay, 1].rsplit(":", 1)[1].split("/")[0])))
         r1 = next(r for r in names if room_worker(r, 2) == 1)
         r0 = next(r for r in names if room_worker(r, 2) == 0)
         assert closed(rooms[r1][0], 5) == "timeout"
@@ -282,6 +296,14 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
             c.close()
         stop(proc)
     assert proc.returncode == 0
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` has exited (gone, or a zombie its parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def _up(url: str) -> bool:

@@ -9,7 +9,7 @@ import pytest
 
 from relaytest import wait_for
 from cpu_host.coop import ALL, CoopClient, CoopError
-from cpu_host.coop.client import E_REFUSED_BASE
+from cpu_host.coop.client import E_REFUSED_BASE, E_TIMEOUT
 from relay import protocol as P
 
 
@@ -229,6 +229,34 @@ def test_password_and_host_rules(relay):
             assert snap[("relay_refused_total", (("reason", reason),))] == 1, reason
     finally:
         for c in (host, guest, stranger):
+            c.close()
+
+
+def test_join_waits_for_the_room_to_open(relay):
+    """A joiner started before its host: join(wait_for_room=True) asks again through the
+    relay's no_room refusals and sits down once the host opens the room; a plain join fails at
+    once with no_room, and a waiting join of a room that never opens fails at its deadline."""
+    import threading
+
+    host, early, plain, never = (CoopClient(relay.address, handshake_timeout_s=t) for t in (5, 30, 5, 0.6))
+    try:
+        got: list = []
+        t = threading.Thread(target=lambda: got.append(early.join(relay.token("later", "g"), wait_for_room=True)))
+        t.start()
+        wait_for(lambda: relay.server.events["refused_no_room"] >= 2, what="the joiner asking twice")
+        assert t.is_alive() and not got                           # refused, still waiting
+        with pytest.raises(CoopError) as e:
+            plain.join(relay.token("later", "p"))
+        assert e.value.code == E_REFUSED_BASE + P.R_NO_ROOM
+        assert host.open(relay.token("later", "h", host=True)) == 0
+        t.join(timeout=5)
+        assert got == [1]
+        wait_for(lambda: len(host.roster) == 2 and len(early.roster) == 2, what="both rosters")
+        with pytest.raises(CoopError) as e:
+            never.join(relay.token("never-opened", "n"), wait_for_room=True)
+        assert e.value.code == E_TIMEOUT and "did not open" in str(e.value)
+    finally:
+        for c in (host, early, plain, never):
             c.close()
 
 

@@ -59,7 +59,9 @@ class CoopService:
                 except CoopError as e:
                     return e.code
                 try:
-                    slot = (client.open if is_host else client.join)(token, self.password)
+                    # a joiner waits for the room (players start in any order), within the deadline
+                    slot = client.open(token, self.password) if is_host else \
+                        client.join(token, self.password, wait_for_room=True)
                 except CoopError as e:
                     client.close()
                     return e.code
