@@ -127,7 +127,7 @@ def test_bytes_values_and_message_and_traceback_escaped():
 def test_traceback_through_the_log_queue_stays_under_its_record():
     """Through setup()'s queue (a real process): the traceback follows its record on lines
     indented by four spaces, a hostile exception text cannot start a record of its own."""
-    code = ("import logging\nfrom nxrecomp import log\nlog.setup('p', 'debug')\n"
+    code = ("import logging\nfrom nxrecomp.common import log\nlog.setup('p', 'debug')\n"
             f"try:\n    raise ValueError({chr(10) + FORGED!r} + '\\x1b[2J')\n"
             "except ValueError:\n    logging.getLogger('c').exception('boom %s', 'x\\ny')\n"
             "log.kv(logging.getLogger('c'), logging.INFO, 'after', n=1)\nlog.flush()\n")
