@@ -28,6 +28,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,7 @@ def _build_module(base: int, addr: int, data: bytes, out: Path) -> LoadedLift:
     image, _host = link_exefs(ExeFs(where, npdm, [("main", nro)], []), base=base)   # type: ignore[list-item]
     program = analyse_image(image, {addr})
     build(program, out, loaded=True)
+    shutil.rmtree(out / "src", ignore_errors=True)   # its objects are in the build's cache; the C is not needed
     secs = time.monotonic() - t0
     insns = sum(len(p.insns) for p in program.functions.values())
     text = nro.segments[0].size
