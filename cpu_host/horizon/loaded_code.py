@@ -95,6 +95,31 @@ def _cache(key: str) -> Path:
     return p
 
 
+def _prune(keep: Path) -> None:
+    """Whole entries of ``loaded_code``, least recently used first, until it holds at most
+    ``recompiler.cache_mb``: a loader that picks a new random address every run (no
+    cpu_host.deterministic) leaves a new entry each time.  An entry being built (no
+    ``functions.json`` yet) and ``keep`` stay."""
+    root = keep.parent
+    entries = []
+    for d in root.iterdir():
+        meta = d / "functions.json"
+        if d == keep or not meta.exists():
+            continue
+        try:
+            size = sum(f.stat().st_size for f in d.iterdir() if f.is_file())
+            entries.append((meta.stat().st_mtime, size, d))
+        except OSError:
+            continue
+    total = sum(e[1] for e in entries) + sum(f.stat().st_size for f in keep.iterdir() if f.is_file())
+    cap = int(settings.get("recompiler", "cache_mb")) << 20
+    for _t, size, d in sorted(entries, key=lambda e: e[0]):
+        if total <= cap:
+            break
+        shutil.rmtree(d, ignore_errors=True)
+        total -= size
+
+
 def _is_nro(data: bytes) -> bool:
     return len(data) >= 0x80 and data[NRO_MAGIC_AT:NRO_MAGIC_AT + 4] == b"NRO0"
 
@@ -123,6 +148,7 @@ def _build_module(base: int, addr: int, data: bytes, out: Path) -> LoadedLift:
     text = nro.segments[0].size
     (out / "functions.json").write_text(json.dumps({"base": base, "functions": sorted(program.functions),
                                                     "insns": insns, "text_bytes": text}))
+    _prune(out)
     return LoadedLift(out / "loaded.so", insns, text, secs, False, len(program.functions))
 
 
@@ -156,6 +182,7 @@ def lift_loaded(addr: int, base: int, snapshot: Path, pieces_text: str) -> Loade
             return _build_module(base, addr, data, out)
         known = set(json.loads(meta.read_text())["functions"]) if meta.exists() else set()
         if addr in known:
+            meta.touch()    # recently used (_prune)
             m = json.loads(meta.read_text())
             return LoadedLift(out / "loaded.so", m["insns"], m["text_bytes"], 0.0, True, len(known))
         return _lift_one(base, addr, data, pieces, known)
