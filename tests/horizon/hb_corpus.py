@@ -64,9 +64,9 @@ class Homebrew:
 FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) and ns:am2's "
              "control data it gets its own process handle through a session to itself (svcCreateSession 0x40, "
              "ReplyAndReceive on a second thread whose stack it maps from .bss, a copied 0xFFFF8001) and probes "
-             "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent: "
-             "hbloader's fatal 347-3 (0x75b); with an NRO there (nx.js's: test_hbloader_chain.py) it reads it and maps it "
-             "with MapProcessCodeMemory (0x77) on its process handle: code unseen at build time, not served (issue 30)")
+             "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent here: "
+             "hbloader's fatal 347-3 (0x75b), its documented stop; given NROs (test_hbloader_chain.py) it maps each with "
+             "MapProcessCodeMemory (0x77), the host lifts it when first branched to, and it runs, returns and chains")
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro (the host now places it there, as hbloader does; these "
            "versions were not re-run since: their last record is fs PathNotFound 0x202)")
