@@ -59,6 +59,7 @@ static Overlay *overlay;                /* published array (acquire/release), or
 static pthread_mutex_t lift_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t lift_count;             /* run-time lifts of this process */
 static uint64_t lift_waits;             /* misses that found another thread's lift done */
+static uint64_t lift_loaded;            /* of lift_count: in code the program mapped at run time */
 static uint64_t lifted_addrs[16];       /* the first few, for the exit summary */
 
 /* What nx_lift_setup was given: the bundle folder and the helper's interpreter and path. */
@@ -199,7 +200,11 @@ void nx_lift_report(int status) {
     uint64_t w = __atomic_load_n(&lift_waits, __ATOMIC_RELAXED);
     if (w) k += snprintf(buf + k, sizeof buf - k, "; %llu miss%s waited for another thread's lift",
                          (unsigned long long)w, w == 1 ? "" : "es");
-    k += snprintf(buf + k, sizeof buf - k, "; the next build lifts them statically\n");
+    uint64_t l = __atomic_load_n(&lift_loaded, __ATOMIC_RELAXED);
+    if (l == n) k += snprintf(buf + k, sizeof buf - k, "; all in code loaded at run time (cached objects next run)\n");
+    else if (l) k += snprintf(buf + k, sizeof buf - k, "; %llu in code loaded at run time; the next build lifts the "
+                              "others statically\n", (unsigned long long)l);
+    else k += snprintf(buf + k, sizeof buf - k, "; the next build lifts them statically\n");
     if (write(2, buf, (size_t)k) < 0) {}
 }
 
@@ -501,6 +506,7 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
         if (strncmp(p, "nxlift ", 7)) fprintf(stderr, "%.*s\n", (int)len, p);
         p = nl ? nl + 1 : NULL;
     }
+    if (loaded_path[0]) __atomic_fetch_add(&lift_loaded, 1, __ATOMIC_RELAXED);
     uint64_t k = __atomic_fetch_add(&lift_count, 1, __ATOMIC_RELAXED);
     if (k < 16) lifted_addrs[k] = target;
     if (loaded_path[0])
