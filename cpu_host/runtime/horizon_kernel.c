@@ -1356,7 +1356,12 @@ static void svc_unmap_process_code(HzThread *t, NxCpu *s) {
     region_put(src, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W, 0);
     nx_lift_forget(dst, dst + size);      /* code lifted from these pages is gone with them */
     code_maps[k].live -= size;
-    if (!code_maps[k].live) code_maps[k] = code_maps[--ncode_maps];
+    if (!code_maps[k].live) {   /* the last piece: say so (a loader's program has returned to it) */
+        fprintf(stderr, "nxrecomp: notice: the code mapped at %#llx (%#llx bytes) was unmapped (svcUnmapProcessCodeMemory)\n",
+                (unsigned long long)code_maps[k].dst, (unsigned long long)code_maps[k].size);
+        fflush(stderr);
+        code_maps[k] = code_maps[--ncode_maps];
+    }
     s->x[0] = 0;
 }
 

@@ -120,6 +120,9 @@ def test_forwarder_loads_and_runs_nros_through_map_process_code_memory(
     loads = LOADED.findall(r.stderr)
     assert len(loads) == 2 and all(base == entry for base, entry in loads), r.stderr[-3000:]
     assert loads[0][0] != loads[1][0], loads
+    # chain.nro's pages went back when it returned (all its pieces: one notice); last.nro never returns
+    assert re.findall(r"the code mapped at (0x[0-9a-f]+) \(0x[0-9a-f]+ bytes\) was unmapped", r.stderr) == [loads[0][0]], \
+        r.stderr[-3000:]
     assert "every guest thread is parked in an endless branch-to-self" in r.stderr, r.stderr[-2000:]
 
     # again: the same random addresses (RandomEntropy fixed), the objects come from the cache

@@ -163,3 +163,5 @@ def test_process_code_memory_svcs(tmp_path) -> None:
     assert r.stdout.splitlines() == EXPECTED, r.stdout + r.stderr[-2000:]
     assert "lifted at run time: code loaded at 0x100000000, from the function at 0x100000000 (2 instructions" \
         in r.stderr, r.stderr[-2000:]
+    assert r.stderr.count("was unmapped") == 1 and \
+        "the code mapped at 0x100000000 (0x2000 bytes) was unmapped (svcUnmapProcessCodeMemory)" in r.stderr, r.stderr
