@@ -715,10 +715,11 @@ static void svc_map_memory(NxCpu *s, int unmap) {
     if (r) { s->x[0] = r; return; }
     if (!unmap) {
         /* the source may be heap or a module's data (.data/.bss): both states carry FlagCanAlias
-         * (Atmosphere's KMemoryState_Normal 0x037EBD05 and KMemoryState_CodeData 0x03FEBD04);
+         * (Atmosphere's KMemoryState_Normal 0x037EBD05, KMemoryState_CodeData 0x03FEBD04 and
+         * KMemoryState_AliasCodeData 0x0FFFBD09: a loaded NRO's .bss);
          * nx-hbloader maps its threads' stacks from its .bss this way */
         HzRegion *sr = region_holding(src, 1);
-        uint32_t src_type = sr && sr->type == HZ_MEM_CODE_MUTABLE ? HZ_MEM_CODE_MUTABLE : HZ_MEM_HEAP;
+        uint32_t src_type = sr && (sr->type == HZ_MEM_CODE_MUTABLE || sr->type == 0x09) ? sr->type : HZ_MEM_HEAP;
         if (!all_of_type(src, size, src_type, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size) ||
             nmappings == HZ_MAX_MAPPINGS) {
             s->x[0] = R_INVALID_CUR_MEM;
@@ -750,7 +751,8 @@ static void svc_map_memory(NxCpu *s, int unmap) {
  * reprotection (Atmosphere's KMemoryState FlagCanReprotect: heap, CodeMutable = a module's
  * data such as its RELRO, Normal); not on code, stacks, shared or locked memory. */
 static int reprotect_ok(uint32_t type) {
-    return type == HZ_MEM_HEAP || type == HZ_MEM_CODE_MUTABLE || type == HZ_MEM_NORMAL;
+    /* AliasCodeData (0x0FFFBD09) carries CodeData's (0x0FFEBD04) data flags: a loaded NRO's RELRO */
+    return type == HZ_MEM_HEAP || type == HZ_MEM_CODE_MUTABLE || type == HZ_MEM_NORMAL || type == 0x09;
 }
 
 static void svc_set_memory_permission(NxCpu *s) {
@@ -1223,7 +1225,7 @@ static void svc_create_code_memory(NxCpu *s) {
     if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
     if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
     HzRegion *g = region_holding(addr, size);
-    if (!g || (g->type != HZ_MEM_HEAP && g->type != HZ_MEM_CODE_MUTABLE) || g->attr ||
+    if (!g || (g->type != HZ_MEM_HEAP && g->type != HZ_MEM_CODE_MUTABLE && g->type != 0x09) || g->attr ||
         g->perm != (HZ_PERM_R | HZ_PERM_W)) {
         s->x[0] = R_INVALID_CUR_MEM;
         return;

@@ -12,7 +12,8 @@ InvalidCurrentMemory 0xD401, ``GetObjectWithoutPseudoHandle``: the pseudo-handle
 RW without attributes, dst Free, else InvalidCurrentMemory; src then Locked with no permission,
 dst AliasCode = QueryMemory type 8; a writable AliasCode page becomes AliasCodeData = type 9; an
 unmap whose pages differ is InvalidMemoryRegion 0xDC01); svc::MemoryState values (Normal 5);
-the A64 encodings of MOVZ and RET (Arm ARM).  The process handle is got as nx-hbloader gets it
+KMemoryState AliasCodeData 0x0FFFBD09 with CodeData's data flags (svcSetMemoryPermission
+reprotects it; AliasCode 0x04DD7E08 it does not); the A64 encodings of MOVZ and RET (Arm ARM).  The process handle is got as nx-hbloader gets it
 (a session to itself, a copied 0xFFFF8001).  Before these SVCs were served the program stopped at
 SVC 0x77 (a crash report)."""
 from __future__ import annotations
@@ -107,6 +108,10 @@ int hz_main(void) {
     show("text", dst);
     hz_printf("perm RW: %x\n", spmp(g_proc, dst + 0x1000, 0x1000, 3));
     show("data", dst + 0x1000);
+    hz_printf("SetMemoryPermission R on the data: %x\n", svcSetMemoryPermission((void *)(uintptr_t)(dst + 0x1000), 0x1000, 1));
+    show("data read-only", dst + 0x1000);
+    hz_printf("SetMemoryPermission RW on the data: %x\n", svcSetMemoryPermission((void *)(uintptr_t)(dst + 0x1000), 0x1000, 3));
+    hz_printf("SetMemoryPermission R on the text: %x\n", svcSetMemoryPermission((void *)(uintptr_t)dst, 0x1000, 1));
     hz_printf("perm on the heap: %x\n", spmp(g_proc, src + 0x4000, 0x1000, 1));
     hz_printf("the same pages: %x\n", ((volatile uint32_t *)(uintptr_t)dst)[0x400]);
     ((volatile uint32_t *)(uintptr_t)dst)[0x401] = 0xCAFE;
@@ -142,6 +147,10 @@ EXPECTED = [
     "text: type 8 perm 5 attr 0",
     "perm RW: 0",
     "data: type 9 perm 3 attr 0",                # AliasCodeData
+    "SetMemoryPermission R on the data: 0",      # AliasCodeData carries the data flags (FlagCanReprotect): a RELRO
+    "data read-only: type 9 perm 1 attr 0",
+    "SetMemoryPermission RW on the data: 0",
+    "SetMemoryPermission R on the text: d401",   # AliasCode is code: not reprotectable this way
     "perm on the heap: d401",                    # Normal has no code flag
     "the same pages: 5eed",
     "call into the mapped code: 1234",
