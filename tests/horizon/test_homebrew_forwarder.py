@@ -87,11 +87,20 @@ def _run_until_returned(bundle: Path, sd: Path, work: Path, extra_env: dict[str,
             while p.poll() is None and time.monotonic() < deadline and not UNMAPPED.search(err_path.read_text()):
                 time.sleep(1)
         finally:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)     # the run and its lifter helpers
+            if p.poll() is None:            # stopped as a user would: the run finalises its WAV (stop.py)
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    pass
+            try:
+                os.killpg(p.pid, signal.SIGKILL)     # whatever is left: a lifter helper of the next load
+            except ProcessLookupError:
+                pass
             p.wait()
     text = err_path.read_text()
     assert UNMAPPED.search(text), f"nx.js did not return to hbloader (status {p.returncode}): " + text[-4000:]
+    assert p.returncode == 128 + signal.SIGTERM and "notice: stopped by SIGTERM" in text, (p.returncode, text[-3000:])
     loaded = LOADED.findall(text)
     assert loaded and UNMAPPED.search(text).group(1) == loaded[0], text[-3000:]
     return text
