@@ -21,6 +21,10 @@ Switch homebrew: ``nxstart`` (templates only), ``nxsuite`` (Windows DLLs of hact
 ``nro``/``nsp`` (JavaScript only); Debian's ``yuzu`` ships no homebrew.  No libtransistor build is
 on any reachable registry.  The corpus is therefore libnx only, of several vintages (2019-2025).
 
+Sound (issue 35): nx.js 0.0.69's runtime has an ``Audio`` element (its RomFS script: ``$.audioInit``,
+``$.audioDecode``, ``$.audioPlay``; the NRO's strings: ``audrenInitialize``), playing through libnx's
+audren; 0.0.36 has none (no audren string).  ``test_homebrew_forwarder.py`` plays a tone with it.
+
 Every entry names what today's host is expected to reach (``expect``): the kernel and IPC
 work of issue 30's other parts moves these further (then the expectation changes here).
 """
