@@ -18,7 +18,8 @@ Facts: nx-hbloader's ``loadNro`` (fatal codes: module 347 = Module_HomebrewLoade
 could not be opened, 18/19/20/21 = map and permission failures, 24/25/26 = unmap failures);
 libnx ``env.h`` (loader config keys: 2 NextLoadPath, 5 Argv, 10 ProcessHandle, 11
 LastLoadResult); switchbrew's NRO page (header at 0x10: magic ``NRO0``, image size at 0x18, bss
-size at 0x38) and SVC page.  Before 0x77/0x78/0x73 were served, the run stopped at SVC 0x77."""
+size at 0x38) and SVC page.  Before 0x77/0x78/0x73 were served, the run stopped at SVC 0x77.
+(Without any NRO the forwarders stop at hbloader's fatal 347-3: test_homebrew_corpus.py.)"""
 from __future__ import annotations
 
 import os
@@ -130,14 +131,3 @@ def test_forwarder_loads_and_runs_nros_through_map_process_code_memory(
     assert again.returncode == 0 and again.stdout == r.stdout, again.stderr[-3000:]
     assert LOADED.findall(again.stderr) == loads and again.stderr.count("(cached object)") == 2, again.stderr[-3000:]
 
-
-def test_without_an_nro_hbloader_stops_with_its_own_fatal(tmp_path: Path) -> None:
-    """No RomFS and no sdmc:/hbmenu.nro: hbloader got through its session to itself (else a
-    fatal 347-12/10/13/15/17) and fails to open the NRO: 347-3, reported by name."""
-    from recompiler.horizon import recompile_exefs
-
-    recompile_exefs(_get("nton-1.0.1-forwarder"), tmp_path / "bundle")
-    sd = tmp_path / "sd"
-    sd.mkdir()
-    r = _run(tmp_path / "bundle", sd)
-    assert "with result 0x75b (module 347, description 3)" in r.stderr, r.stderr[-2000:]
