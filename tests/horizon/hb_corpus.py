@@ -74,17 +74,22 @@ FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, se
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro (the host now places it there, as hbloader does; these "
            "versions were not re-run since: their last record is fs PathNotFound 0x202)")
-NRO_SOCKETS = ("the host puts the NRO at its argv path (as hbloader), so romfsInit reads its RomFS; sockets (bsd:s), "
-               "pl:u and fsp-srv GetFileTimeStampRaw pass; it reaches nvdrv and the binder, and runs its script "
-               "(test_homebrew_console.py: a console.log line in presented frames, exit code 0 on a scripted PLUS)")
+NRO_EXITS = ("libnx's start-up over IPC, the NRO placed at its argv path (as hbloader), sockets (bsd:s), pl:u, nvdrv "
+             "and the binder pass; with an empty SD card it runs its frame loop and exits with code 0 on the scripted "
+             "PLUS (with a script: test_homebrew_console.py's console text; through a forwarder: "
+             "test_homebrew_forwarder.py, console and Audio)")
+# what each nx.js NRO reached when last re-run (issue 30 session 23: PLUS scripted, fresh SD card);
+# a version absent here was not re-run since the NRO is placed on the SD card (its last record stays)
+NRO_RECORD: dict[str, tuple[str, str]] = {
+    "0.0.69": ("exit:0x0", NRO_EXITS),
+}
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
     if kind == "nro":
-        measured = version == "0.0.69"      # the others not re-run since the NRO is placed on the SD card
+        expect, why = NRO_RECORD.get(version, ("break:0x202", OWN_NRO))
         return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
-                        ("package/dist/nxjs.nro",), True, "ipc:bsd:s" if measured else "break:0x202",
-                        NRO_SOCKETS if measured else OWN_NRO)
+                        ("package/dist/nxjs.nro",), True, expect, why)
     return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
                     ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0x202", OWN_NRO)
 

@@ -186,4 +186,6 @@ def test_homebrew_program(hb: Homebrew, tmp_path: Path) -> None:
         # progress (or another stop of the same stage): keep the record true
         pytest.fail(f"outcome {run.outcome} differs from the recorded {hb.expect}: update hb_corpus.CORPUS. "
                     + detail)
+    if run.outcome.startswith("exit:"):
+        return              # it ran to its own end: nothing missing
     pytest.xfail(f"{hb.why} (ended: {run.ended}, {run.reached})")
