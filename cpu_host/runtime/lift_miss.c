@@ -57,6 +57,10 @@ typedef struct Overlay {
 
 static Overlay *overlay;                /* published array (acquire/release), or NULL */
 static pthread_mutex_t lift_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Publishing a new overlay array (a lift's rows in, an unmap's rows out): a leaf lock, held
+ * briefly.  The kernel drops rows under its own lock (nx_lift_forget) while a lift may hold
+ * lift_lock for minutes and ask the kernel (nx_loaded_code_region): that order needs this one. */
+static pthread_mutex_t overlay_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t lift_count;             /* run-time lifts of this process */
 static uint64_t lift_waits;             /* misses that found another thread's lift done */
 static uint64_t lift_loaded;            /* of lift_count: in code the program mapped at run time */
@@ -96,7 +100,7 @@ __attribute__((weak)) int nx_loaded_code_region(uint64_t addr, uint64_t *base, u
  * checked against its address only, so code mapped again at the very same address could reach
  * the old row through it: loaders choose a new random address for every load. */
 void nx_lift_forget(uint64_t lo, uint64_t hi) {
-    pthread_mutex_lock(&lift_lock);
+    pthread_mutex_lock(&overlay_lock);
     const Overlay *old = __atomic_load_n(&overlay, __ATOMIC_ACQUIRE);
     if (old) {
         Overlay *o = malloc(sizeof *o + old->count * sizeof(NxEntry));
@@ -108,7 +112,7 @@ void nx_lift_forget(uint64_t lo, uint64_t hi) {
             __atomic_store_n(&overlay, o, __ATOMIC_RELEASE);
         }
     }
-    pthread_mutex_unlock(&lift_lock);
+    pthread_mutex_unlock(&overlay_lock);
 }
 
 /* The executable segments of the objects loaded here (append-only: the spin probe's signal
@@ -335,10 +339,11 @@ static int by_addr(const void *a, const void *b) {
 
 /* Publish the object's rows (those no table has yet) in a new overlay array. */
 static int enter_rows(const NxEntry *rows, uint64_t n) {
+    pthread_mutex_lock(&overlay_lock);
     const Overlay *old = __atomic_load_n(&overlay, __ATOMIC_ACQUIRE);
     uint64_t n_old = old ? old->count : 0;
     Overlay *o = malloc(sizeof *o + (n_old + n) * sizeof(NxEntry));
-    if (!o) return -1;
+    if (!o) { pthread_mutex_unlock(&overlay_lock); return -1; }
     uint64_t k = 0;
     for (uint64_t i = 0; i < n_old; i++) o->rows[k++] = old->rows[i];
     for (uint64_t i = 0; i < n; i++) {
@@ -355,6 +360,7 @@ static int enter_rows(const NxEntry *rows, uint64_t n) {
     o->count = k;
     qsort(o->rows, k, sizeof(NxEntry), by_addr);
     __atomic_store_n(&overlay, o, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&overlay_lock);
     return 0;
 }
 
