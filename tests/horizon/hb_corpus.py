@@ -82,6 +82,7 @@ NRO_EXITS = ("libnx's start-up over IPC, the NRO placed at its argv path (as hbl
 # a version absent here was not re-run since the NRO is placed on the SD card (its last record stays)
 NRO_RECORD: dict[str, tuple[str, str]] = {
     "0.0.36": ("exit:0x0", NRO_EXITS),
+    "0.0.60": ("exit:0x0", NRO_EXITS),
     "0.0.69": ("exit:0x0", NRO_EXITS),
 }
 
