@@ -83,6 +83,7 @@ NRO_EXITS = ("libnx's start-up over IPC, the NRO placed at its argv path (as hbl
 NRO_RECORD: dict[str, tuple[str, str]] = {
     "0.0.36": ("exit:0x0", NRO_EXITS),
     "0.0.60": ("exit:0x0", NRO_EXITS),
+    "0.0.63": ("exit:0x0", NRO_EXITS),
     "0.0.69": ("exit:0x0", NRO_EXITS),
 }
 
