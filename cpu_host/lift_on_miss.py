@@ -1,4 +1,5 @@
-"""The run-time lifter's helper process: ``python -m cpu_host.lift_on_miss BUNDLE ADDR``.
+"""The run-time lifter's helper process: ``python -m cpu_host.lift_on_miss BUNDLE ADDR
+[--loaded BASE FILE PIECES]``.
 
 Started by the runtime (``cpu_host/runtime/core/lift_miss.c``) when a branch reaches an address
 with no lifted code, in either personality.  A process of its own, not Python inside the
@@ -7,6 +8,11 @@ lifter and compiler are Python, and a crash or a slow import here never takes th
 it.  It lifts the function at ADDR (``recompiler.runtime_lift``), appends ADDR to the bundle's
 discovered entries (``recompiler.discovered``; a read-only bundle only loses that note) and
 prints, last, one result line the runtime reads:
+
+With ``--loaded``, ADDR is in code the program mapped at run time (a Horizon loader's
+``svcMapProcessCodeMemory``): FILE is a copy of that mapping at BASE, PIECES its parts
+(``offset:size:perm``); ``cpu_host.horizon.loaded_code`` lifts it (a whole NRO at its first
+miss) and nothing is noted in the bundle.
 
     nxlift ok SO_PATH INSTRUCTIONS GUEST_BYTES COMPILE_SECONDS CACHED(0|1)
     nxlift notcode          (ADDR is not code of the program: the runtime's fatal error)
@@ -24,15 +30,18 @@ log = logging.getLogger("cpu_host.lift_on_miss")
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m cpu_host.lift_on_miss BUNDLE ADDR\nnxlift error", flush=True)
+    if len(argv) not in (2, 6) or (len(argv) == 6 and argv[2] != "--loaded"):
+        print("usage: python -m cpu_host.lift_on_miss BUNDLE ADDR [--loaded BASE FILE PIECES]\nnxlift error", flush=True)
         return 2
     bundle = Path(argv[0])
     try:
         addr = int(argv[1], 16)
+        base = int(argv[3], 16) if len(argv) == 6 else 0
     except ValueError:
-        print(f"{argv[1]!r} is not a hex address\nnxlift error", flush=True)
+        print(f"{argv[1]!r} or the base is not a hex address\nnxlift error", flush=True)
         return 2
+    if len(argv) == 6:
+        return _loaded(addr, base, Path(argv[4]), argv[5])
     from recompiler import discovered, runtime_lift
 
     try:
@@ -47,6 +56,24 @@ def main(argv: list[str]) -> int:
         discovered.append(bundle, addr)
     except (OSError, NxError) as e:   # a bundle on read-only media: the run goes on
         print(f"nxrecomp: warning: cannot note {addr:#x} in {bundle / discovered.FILE}: {e}", flush=True)
+    print(f"nxlift ok {r.so_path} {r.insns} {r.guest_bytes} {r.compile_s:.3f} {int(r.cached)}", flush=True)
+    return 0
+
+
+def _loaded(addr: int, base: int, snapshot: Path, pieces: str) -> int:
+    from cpu_host.horizon.loaded_code import lift_loaded
+
+    try:
+        r = lift_loaded(addr, base, snapshot, pieces)
+    except (NxError, OSError) as e:
+        print(f"lifting the code loaded at {base:#x} (branch to {addr:#x}): {e}\nnxlift error", flush=True)
+        return 1
+    if r.so_path is None:
+        print("nxlift notcode", flush=True)
+        return 0
+    if r.functions > 1 and not r.cached:
+        print(f"nxrecomp: the NRO loaded at {base:#x}: {r.functions} functions lifted and compiled as one object "
+              f"in {r.compile_s:.1f} s", flush=True)
     print(f"nxlift ok {r.so_path} {r.insns} {r.guest_bytes} {r.compile_s:.3f} {int(r.cached)}", flush=True)
     return 0
 

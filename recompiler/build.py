@@ -432,9 +432,12 @@ def runtime_sources(personality: str) -> list[Path]:
     return [p for d in (RUNTIME_DIR, RUNTIME_ROOT / personality) for p in sorted(d.glob("*.c"))]
 
 
-def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, personality: str = "linux") -> dict:
+def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, personality: str = "linux",
+          loaded: bool = False) -> dict:
     """Lift and compile ``program`` into ``out_dir/game.so`` with the runtime of ``personality``;
-    returns build statistics."""
+    returns build statistics.  ``loaded``: code a program maps at run time
+    (``cpu_host/horizon/loaded_code.py``): no runtime in it, its rows exported as a run-time lift's
+    (``nx_lift_entries``), into ``out_dir/loaded.so``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     src_dir = out_dir / "src"
     src_dir.mkdir(exist_ok=True)
@@ -459,7 +462,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS or _dispatch_loop(p) for p in lift[1])}
-    runtime_c = runtime_sources(personality) + list(extra_c or [])
+    runtime_c = ([] if loaded else runtime_sources(personality)) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []
     place_s = 0.0
@@ -495,7 +498,7 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
             if stale.name not in keep:
                 stale.unlink()
         table_path = src_dir / "table.c"
-        _write_if_changed(table_path, _table_source(results, program.entry))
+        _write_if_changed(table_path, _table_source(results, program.entry, loaded))
         # the table is data: ~0.6 s of CPU per MB, a fifth of a shard's rate
         return [*units, _Unit(-table_path.stat().st_size / 5, str(table_path), flags)]
 
@@ -508,10 +511,11 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
     rank = {str(src_dir / "table.c"): (0, ""), **{str(p): (1, str(p)) for p in runtime_c}}
     compiled.sort(key=lambda c: rank.get(c.c_path, (2, c.c_path)))
     objs = [c.obj for c in compiled]
-    so_tmp = out_dir / "game.so.tmp"
+    so_name = "loaded.so" if loaded else "game.so"
+    so_tmp = out_dir / f"{so_name}.tmp"
     cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-ldl", "-fno-sanitize=all", *LINK_FLAGS],
-           "game.so (link)")   # -ldl: lift on miss dlopens (glibc before 2.34 has it there)
-    os.replace(so_tmp, out_dir / "game.so")
+           f"{so_name} (link)")   # -ldl: lift on miss dlopens (glibc before 2.34 has it there)
+    os.replace(so_tmp, out_dir / so_name)
     cap = int(settings.get("recompiler", "cache_mb")) << 20
     pruned = prune(_lift_cache(), cap) + prune(_obj_cache(), cap)
     if pruned:
@@ -557,7 +561,7 @@ def _included(header: Path, seen: set[Path] | None = None) -> list[Path]:
     return out
 
 
-def _table_source(results: list[ShardResult], entry: int) -> str:
+def _table_source(results: list[ShardResult], entry: int, loaded: bool = False) -> str:
     rows: dict[int, tuple[str, int]] = {}
     for r in results:
         for addr, name, kind in r.entries:
@@ -568,6 +572,12 @@ def _table_source(results: list[ShardResult], entry: int) -> str:
     lines = ['#include "nxrt.h"']
     sig = SIG.replace("u64", "uint64_t")   # the table includes nxrt.h only
     lines += [f"NxRet {n}{sig};" for n in names]
+    if loaded:   # the rows of a run-time lift (lift_miss.c reads them from the object it loads)
+        lines.append('__attribute__((visibility("default"))) const NxEntry nx_lift_entries[] = {')
+        lines += [f"  {{{a:#x}ull, {n}, {k}, 0}}," for a, (n, k) in sorted(rows.items())]
+        lines.append("};")
+        lines.append(f'__attribute__((visibility("default"))) const uint64_t nx_lift_entry_count = {len(rows)};')
+        return "\n".join(lines) + "\n"
     lines.append("const NxEntry nx_entries[] = {")
     lines += [f"  {{{a:#x}ull, {n}, {k}, 0}}," for a, (n, k) in sorted(rows.items())]
     lines.append("};")

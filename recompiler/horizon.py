@@ -77,8 +77,9 @@ def _align(v: int, a: int) -> int:
     return (v + a - 1) // a * a
 
 
-def layout(exefs: ExeFs) -> list[PlacedModule]:
-    """Place every module of ``exefs`` (rtld included: it keeps its slot) at its base."""
+def layout(exefs: ExeFs, base: int | None = None) -> list[PlacedModule]:
+    """Place every module of ``exefs`` (rtld included: it keeps its slot) at its base: from the
+    code region's start, or from ``base`` (code a loader mapped there at run time)."""
     npdm = exefs.npdm
     if npdm is None:
         raise NxError("an ExeFS needs main.npdm (it names the address space and the main thread)",
@@ -87,7 +88,7 @@ def layout(exefs: ExeFs) -> list[PlacedModule]:
         raise NxError("32-bit programs are not supported (the recompiler lifts AArch64 only)",
                       path=npdm.path, field="META.Flags.Is64BitInstruction", offset=0xC)
     limit = 1 << ADDRESS_SPACE_BITS[npdm.address_space]
-    addr = CODE_REGION_START[npdm.address_space]
+    addr = CODE_REGION_START[npdm.address_space] if base is None else base
     placed = []
     for name, nso in exefs.modules:
         size = _align(nso.module.memory_size, PAGE)
@@ -222,9 +223,9 @@ def _eh_frame(p: PlacedModule) -> tuple[int, bytes] | None:
     return None
 
 
-def link_exefs(exefs: ExeFs) -> tuple[LinkedImage, HostImports]:
-    """Lay out, relocate and bind the modules of ``exefs``; rtld is dropped."""
-    placed = layout(exefs)
+def link_exefs(exefs: ExeFs, base: int | None = None) -> tuple[LinkedImage, HostImports]:
+    """Lay out (from ``base`` when given), relocate and bind the modules of ``exefs``; rtld is dropped."""
+    placed = layout(exefs, base)
     live = [p for p in placed if p.name != "rtld"]
     if any(p.name == "rtld" for p in placed):
         log.info("rtld dropped: the host links the modules")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import cffi
 
-from cpu_host.horizon import homebrew, spin
+from cpu_host.horizon import homebrew, spin, stop
 from cpu_host.horizon.address_space import AddressSpace, address_space, check_modules_fit
 from cpu_host.horizon.crash import Symbolizer, report
 from cpu_host.horizon.hle.abi import NXCPU_CDEF
@@ -184,6 +184,9 @@ def write_frame_times(services: Services) -> None:
 def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) -> int:
     """Run the bundle until the guest exits; returns the exit status (0, or 134 after a crash
     report on stderr)."""
+    held: list[Services] = []
+    # before any thread exists: a SIGTERM/SIGINT then ends the run as an exit does (stop.py)
+    stop.install(lambda: write_frame_times(held[0]) if held else None)
     bundle = Path(bundle).resolve()
     manifest = load_manifest(bundle)
     proc = manifest["process"]
@@ -216,6 +219,7 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     for region, mtype in mapped:
         lib.nx_hz_add_region(region.start, region.size, mtype, _perm(region.prot))
     services = bind_host_functions(ffi, lib, manifest, image, input_script)
+    held.append(services)
     sys.stdout.flush()
     log.info("starting %s: entry %#x, main thread priority %d on core %d", proc["name"], image.entry,
              proc["main_thread_priority"], proc["main_thread_core"])

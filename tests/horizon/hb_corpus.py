@@ -21,6 +21,10 @@ Switch homebrew: ``nxstart`` (templates only), ``nxsuite`` (Windows DLLs of hact
 ``nro``/``nsp`` (JavaScript only); Debian's ``yuzu`` ships no homebrew.  No libtransistor build is
 on any reachable registry.  The corpus is therefore libnx only, of several vintages (2019-2025).
 
+Sound (issue 35): nx.js 0.0.69's runtime has an ``Audio`` element (its RomFS script: ``$.audioInit``,
+``$.audioDecode``, ``$.audioPlay``; the NRO's strings: ``audrenInitialize``), playing through libnx's
+audren; 0.0.36 has none (no audren string).  ``test_homebrew_forwarder.py`` plays a tone with it.
+
 Every entry names what today's host is expected to reach (``expect``): the kernel and IPC
 work of issue 30's other parts moves these further (then the expectation changes here).
 """
@@ -64,25 +68,40 @@ class Homebrew:
 FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) and ns:am2's "
              "control data it gets its own process handle through a session to itself (svcCreateSession 0x40, "
              "ReplyAndReceive on a second thread whose stack it maps from .bss, a copied 0xFFFF8001) and probes "
-             "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent: "
-             "hbloader's fatal 347-3 (0x75b); with an NRO there (nx.js's: test_hbloader_chain.py) it reads it and maps it "
-             "with MapProcessCodeMemory (0x77) on its process handle: code unseen at build time, not served (issue 30)")
+             "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent here: "
+             "hbloader's fatal 347-3 (0x75b), its documented stop; given NROs (test_hbloader_chain.py) it maps each with "
+             "MapProcessCodeMemory (0x77), the host lifts it when first branched to, and it runs, returns and chains")
 OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
            "own NRO at its argv path sdmc:/switch/nx.js.nro (the host now places it there, as hbloader does; these "
            "versions were not re-run since: their last record is fs PathNotFound 0x202)")
-NRO_SOCKETS = ("the host puts the NRO at its argv path (as hbloader), so romfsInit reads its RomFS; sockets (bsd:s), "
-               "pl:u and fsp-srv GetFileTimeStampRaw pass; it reaches nvdrv and the binder, and runs its script "
-               "(test_homebrew_console.py: a console.log line in presented frames, exit code 0 on a scripted PLUS)")
+NRO_EXITS = ("libnx's start-up over IPC, the NRO placed at its argv path (as hbloader), sockets (bsd:s), pl:u, nvdrv "
+             "and the binder pass; with an empty SD card it runs its frame loop and exits with code 0 on the scripted "
+             "PLUS (with a script: test_homebrew_console.py's console text; through a forwarder: "
+             "test_homebrew_forwarder.py, console and Audio)")
+# what each nx.js NRO reached when last re-run (issue 30 session 23: PLUS scripted, fresh SD card);
+# a version absent here was not re-run since the NRO is placed on the SD card (its last record stays)
+NRO_RECORD: dict[str, tuple[str, str]] = {
+    "0.0.36": ("exit:0x0", NRO_EXITS),
+    "0.0.60": ("exit:0x0", NRO_EXITS),
+    "0.0.63": ("exit:0x0", NRO_EXITS),
+    "0.0.69": ("exit:0x0", NRO_EXITS),
+}
+
+
+NSO_ROMFS = ("the ExeFS form (re-run for all four versions, issue 30 session 23): libnx's start-up over IPC passes; it "
+             "then opens its own RomFS (fsp-srv OpenDataStorageByCurrentProcess, cmd 200), which an ExeFS alone lacks "
+             "(@nx.js/nsp builds the NSP's RomFS from the app's files): fs PathNotFound 0x202, libnx's abort.  Given a "
+             "RomFS with main.js, 0.0.69's ran past start-up but did not end on the scripted PLUS within 180 s "
+             "(not investigated yet)")
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
     if kind == "nro":
-        measured = version == "0.0.69"      # the others not re-run since the NRO is placed on the SD card
+        expect, why = NRO_RECORD.get(version, ("break:0x202", OWN_NRO))
         return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
-                        ("package/dist/nxjs.nro",), True, "ipc:bsd:s" if measured else "break:0x202",
-                        NRO_SOCKETS if measured else OWN_NRO)
+                        ("package/dist/nxjs.nro",), True, expect, why)
     return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
-                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0x202", OWN_NRO)
+                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0x202", NSO_ROMFS)
 
 
 CORPUS: tuple[Homebrew, ...] = (

@@ -32,6 +32,7 @@
 #define _GNU_SOURCE 1
 #include "lift_miss.h"
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -56,8 +57,13 @@ typedef struct Overlay {
 
 static Overlay *overlay;                /* published array (acquire/release), or NULL */
 static pthread_mutex_t lift_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Publishing a new overlay array (a lift's rows in, an unmap's rows out): a leaf lock, held
+ * briefly.  The kernel drops rows under its own lock (nx_lift_forget) while a lift may hold
+ * lift_lock for minutes and ask the kernel (nx_loaded_code_region): that order needs this one. */
+static pthread_mutex_t overlay_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t lift_count;             /* run-time lifts of this process */
 static uint64_t lift_waits;             /* misses that found another thread's lift done */
+static uint64_t lift_loaded;            /* of lift_count: in code the program mapped at run time */
 static uint64_t lifted_addrs[16];       /* the first few, for the exit summary */
 
 /* What nx_lift_setup was given: the bundle folder and the helper's interpreter and path. */
@@ -78,6 +84,74 @@ const NxEntry *nx_overlay_find(uint64_t addr) {
         if (o->rows[mid].addr < addr) lo = mid + 1; else hi = mid;
     }
     return lo < o->count && o->rows[lo].addr == addr ? &o->rows[lo] : NULL;
+}
+
+/* Code the program mapped at run time (the Horizon kernel's MapProcessCodeMemory: a homebrew
+ * loader's NRO): the mapping holding addr, and its pieces as "offset:size:perm" words.  The
+ * kernel of the personality defines it; without one (Linux) nothing is such code. */
+__attribute__((weak)) int nx_loaded_code_region(uint64_t addr, uint64_t *base, uint64_t *size, char *segs, size_t n) {
+    (void)addr; (void)base; (void)size; (void)segs; (void)n;
+    return 0;
+}
+
+/* The rows of [lo, hi) leave the overlay: the pages they were lifted from were unmapped (a
+ * loader's UnmapProcessCodeMemory), so whatever is mapped there next is lifted anew.  Old arrays
+ * stay (a reader may be searching one); an inline cache that still holds a dropped row is
+ * checked against its address only, so code mapped again at the very same address could reach
+ * the old row through it: loaders choose a new random address for every load. */
+void nx_lift_forget(uint64_t lo, uint64_t hi) {
+    pthread_mutex_lock(&overlay_lock);
+    const Overlay *old = __atomic_load_n(&overlay, __ATOMIC_ACQUIRE);
+    if (old) {
+        Overlay *o = malloc(sizeof *o + old->count * sizeof(NxEntry));
+        if (o) {
+            uint64_t k = 0;
+            for (uint64_t i = 0; i < old->count; i++)
+                if (old->rows[i].addr < lo || old->rows[i].addr >= hi) o->rows[k++] = old->rows[i];
+            o->count = k;
+            __atomic_store_n(&overlay, o, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&overlay_lock);
+}
+
+/* The executable segments of the objects loaded here (append-only: the spin probe's signal
+ * handler reads them without a lock, horizon_spin.c). */
+#define MAX_LIFT_TEXTS 1024
+static struct { uintptr_t lo, hi; } lift_texts[MAX_LIFT_TEXTS];
+static int n_lift_texts;
+
+static int note_text(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    const char *want = data;
+    if (!info->dlpi_name || strcmp(info->dlpi_name, want)) return 0;
+    for (int i = 0; i < info->dlpi_phnum && n_lift_texts < MAX_LIFT_TEXTS; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            lift_texts[n_lift_texts].lo = info->dlpi_addr + ph->p_vaddr;
+            lift_texts[n_lift_texts].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+            __atomic_store_n(&n_lift_texts, n_lift_texts + 1, __ATOMIC_RELEASE);
+        }
+    }
+    return 1;
+}
+
+/* Whether host pc lies in an object lifted at run time; *hi: the end of its executable segment,
+ * *guest: the guest address of the overlay row whose host function starts closest below it.
+ * Async-signal-safe (no lock). */
+int nx_lift_text_find(uintptr_t pc, uint64_t *guest, uintptr_t *hi) {
+    int n = __atomic_load_n(&n_lift_texts, __ATOMIC_ACQUIRE), in = 0;
+    for (int i = 0; i < n && !in; i++)
+        if (lift_texts[i].lo <= pc && pc < lift_texts[i].hi) { in = 1; *hi = lift_texts[i].hi; }
+    if (!in) return 0;
+    const Overlay *o = __atomic_load_n(&overlay, __ATOMIC_ACQUIRE);
+    uintptr_t best = 0;
+    *guest = 0;
+    for (uint64_t i = 0; o && i < o->count; i++) {
+        uintptr_t f = (uintptr_t)o->rows[i].fn;
+        if (f <= pc && f > best) { best = f; *guest = o->rows[i].addr; }
+    }
+    return 1;
 }
 
 static char *dup_or_null(const char *p) { return p && *p ? strdup(p) : NULL; }
@@ -130,7 +204,11 @@ void nx_lift_report(int status) {
     uint64_t w = __atomic_load_n(&lift_waits, __ATOMIC_RELAXED);
     if (w) k += snprintf(buf + k, sizeof buf - k, "; %llu miss%s waited for another thread's lift",
                          (unsigned long long)w, w == 1 ? "" : "es");
-    k += snprintf(buf + k, sizeof buf - k, "; the next build lifts them statically\n");
+    uint64_t l = __atomic_load_n(&lift_loaded, __ATOMIC_RELAXED);
+    if (l == n) k += snprintf(buf + k, sizeof buf - k, "; all in code loaded at run time (cached objects next run)\n");
+    else if (l) k += snprintf(buf + k, sizeof buf - k, "; %llu in code loaded at run time; the next build lifts the "
+                              "others statically\n", (unsigned long long)l);
+    else k += snprintf(buf + k, sizeof buf - k, "; the next build lifts them statically\n");
     if (write(2, buf, (size_t)k) < 0) {}
 }
 
@@ -164,10 +242,11 @@ static int spawn_child(void *p) {
 
 /* Run the helper for addr; its output (stdout and stderr) in *out (malloc'd, NUL-ended).
  * Returns its exit status, or -1 with *out describing why it could not run. */
-static int run_helper(uint64_t addr, char **out) {
+static int run_helper(uint64_t addr, char *const *more, char **out) {
     char addr_s[32];
     snprintf(addr_s, sizeof addr_s, "%#llx", (unsigned long long)addr);
-    char *argv[] = {cfg_python, "-m", "cpu_host.lift_on_miss", cfg_bundle, addr_s, NULL};
+    char *argv[10] = {cfg_python, "-m", "cpu_host.lift_on_miss", cfg_bundle, addr_s, NULL};
+    for (int i = 0; more && more[i] && i < 4; i++) argv[5 + i] = more[i];
     size_t n_env = 0;
     while (environ && environ[n_env]) n_env++;
     char **envp = calloc(n_env + 2 + MAX_LIFT_ENV, sizeof *envp);
@@ -260,10 +339,11 @@ static int by_addr(const void *a, const void *b) {
 
 /* Publish the object's rows (those no table has yet) in a new overlay array. */
 static int enter_rows(const NxEntry *rows, uint64_t n) {
+    pthread_mutex_lock(&overlay_lock);
     const Overlay *old = __atomic_load_n(&overlay, __ATOMIC_ACQUIRE);
     uint64_t n_old = old ? old->count : 0;
     Overlay *o = malloc(sizeof *o + (n_old + n) * sizeof(NxEntry));
-    if (!o) return -1;
+    if (!o) { pthread_mutex_unlock(&overlay_lock); return -1; }
     uint64_t k = 0;
     for (uint64_t i = 0; i < n_old; i++) o->rows[k++] = old->rows[i];
     for (uint64_t i = 0; i < n; i++) {
@@ -280,6 +360,7 @@ static int enter_rows(const NxEntry *rows, uint64_t n) {
     o->count = k;
     qsort(o->rows, k, sizeof(NxEntry), by_addr);
     __atomic_store_n(&overlay, o, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&overlay_lock);
     return 0;
 }
 
@@ -298,6 +379,36 @@ static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Copy the readable pieces of a code mapping [base, base + size) into a new file (unreadable
+ * pages as zeros); its path in path.  NULL, or why not. */
+static const char *snapshot_code(uint64_t base, uint64_t size, const char *segs, char *path, size_t n) {
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, n, "%s/nxrecomp-code-XXXXXX", dir && *dir && strlen(dir) < n - 24 ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) { path[0] = 0; return strerror(errno); }
+    const char *why = NULL;
+    if (ftruncate(fd, (off_t)size) != 0) why = strerror(errno);
+    for (const char *p = segs; !why && p && *p;) {
+        unsigned long long off, len;
+        unsigned perm;
+        if (sscanf(p, "%llx:%llx:%u", &off, &len, &perm) != 3) break;
+        if (perm & 1 && off + len <= size) {
+            const char *src = (const char *)(uintptr_t)(base + off);
+            for (unsigned long long done = 0; done < len && !why;) {
+                ssize_t w = pwrite(fd, src + done, (size_t)(len - done), (off_t)(off + done));
+                if (w < 0 && errno == EINTR) continue;
+                if (w <= 0) why = w < 0 ? strerror(errno) : "short write";
+                else done += (unsigned long long)w;
+            }
+        }
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    close(fd);
+    if (why) { unlink(path); path[0] = 0; }
+    return why;
 }
 
 /* A fatal error with the helper's output first (a compile failure names the function and the
@@ -343,7 +454,24 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
     }
     double t0 = now_s();
     char *out = NULL;
-    int rc = run_helper(target, &out);
+    char loaded_path[512] = "", loaded_base[32], loaded_segs[1024];
+    char *more[5] = {NULL};
+    uint64_t lbase, lsize;
+    if (nx_loaded_code_region(target, &lbase, &lsize, loaded_segs, sizeof loaded_segs)) {
+        /* code mapped at run time is in no bundle: the helper lifts from a copy of its mapping */
+        const char *why = snapshot_code(lbase, lsize, loaded_segs, loaded_path, sizeof loaded_path);
+        if (why) {
+            pthread_mutex_unlock(&lift_lock);
+            snprintf(what, sizeof what, "branch into code loaded at run time (%s): cannot copy its mapping "
+                     "[%#llx, %#llx) for the lifter: %s", how, (unsigned long long)lbase,
+                     (unsigned long long)(lbase + lsize), why);
+            nx_die(s, what, target, from);
+        }
+        snprintf(loaded_base, sizeof loaded_base, "%#llx", (unsigned long long)lbase);
+        more[0] = "--loaded"; more[1] = loaded_base; more[2] = loaded_path; more[3] = loaded_segs;
+    }
+    int rc = run_helper(target, more, &out);
+    if (loaded_path[0]) unlink(loaded_path);
     const char *res = result_line(out);
     char so_path[4096] = "";
     unsigned long long n_insns = 0, n_bytes = 0;
@@ -373,6 +501,7 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
                  so_path, why, how);
         die_with(s, what, out, target, from);
     }
+    dl_iterate_phdr(note_text, so_path);
     if (enter_rows(rows, *count) != 0) {
         pthread_mutex_unlock(&lift_lock);
         nx_die(s, "run-time lift: out of memory for the overlay table", target, from);
@@ -383,12 +512,18 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
         if (strncmp(p, "nxlift ", 7)) fprintf(stderr, "%.*s\n", (int)len, p);
         p = nl ? nl + 1 : NULL;
     }
+    if (loaded_path[0]) __atomic_fetch_add(&lift_loaded, 1, __ATOMIC_RELAXED);
     uint64_t k = __atomic_fetch_add(&lift_count, 1, __ATOMIC_RELAXED);
     if (k < 16) lifted_addrs[k] = target;
-    fprintf(stderr, "nxrecomp: lifted at run time: function at %#llx (%llu instructions, %llu bytes of guest code), "
-            "compiled in %.2f s%s, %.2f s in all (%s); noted in %s/discovered_entries.txt for the next build\n",
-            (unsigned long long)target, n_insns, n_bytes, cc_s, cached ? " (cached object)" : "",
-            now_s() - t0, how, cfg_bundle);
+    if (loaded_path[0])
+        fprintf(stderr, "nxrecomp: lifted at run time: code loaded at %s, from the function at %#llx (%llu "
+                "instructions, %llu bytes of guest code), compiled in %.2f s%s, %.2f s in all (%s)\n", loaded_base,
+                (unsigned long long)target, n_insns, n_bytes, cc_s, cached ? " (cached object)" : "", now_s() - t0, how);
+    else
+        fprintf(stderr, "nxrecomp: lifted at run time: function at %#llx (%llu instructions, %llu bytes of guest code), "
+                "compiled in %.2f s%s, %.2f s in all (%s); noted in %s/discovered_entries.txt for the next build\n",
+                (unsigned long long)target, n_insns, n_bytes, cc_s, cached ? " (cached object)" : "",
+                now_s() - t0, how, cfg_bundle);
     fflush(stderr);
     free(out);
     f = nx_lookup(target, kind);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -714,10 +715,11 @@ static void svc_map_memory(NxCpu *s, int unmap) {
     if (r) { s->x[0] = r; return; }
     if (!unmap) {
         /* the source may be heap or a module's data (.data/.bss): both states carry FlagCanAlias
-         * (Atmosphere's KMemoryState_Normal 0x037EBD05 and KMemoryState_CodeData 0x03FEBD04);
+         * (Atmosphere's KMemoryState_Normal 0x037EBD05, KMemoryState_CodeData 0x03FEBD04 and
+         * KMemoryState_AliasCodeData 0x0FFFBD09: a loaded NRO's .bss);
          * nx-hbloader maps its threads' stacks from its .bss this way */
         HzRegion *sr = region_holding(src, 1);
-        uint32_t src_type = sr && sr->type == HZ_MEM_CODE_MUTABLE ? HZ_MEM_CODE_MUTABLE : HZ_MEM_HEAP;
+        uint32_t src_type = sr && (sr->type == HZ_MEM_CODE_MUTABLE || sr->type == 0x09) ? sr->type : HZ_MEM_HEAP;
         if (!all_of_type(src, size, src_type, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size) ||
             nmappings == HZ_MAX_MAPPINGS) {
             s->x[0] = R_INVALID_CUR_MEM;
@@ -749,7 +751,8 @@ static void svc_map_memory(NxCpu *s, int unmap) {
  * reprotection (Atmosphere's KMemoryState FlagCanReprotect: heap, CodeMutable = a module's
  * data such as its RELRO, Normal); not on code, stacks, shared or locked memory. */
 static int reprotect_ok(uint32_t type) {
-    return type == HZ_MEM_HEAP || type == HZ_MEM_CODE_MUTABLE || type == HZ_MEM_NORMAL;
+    /* AliasCodeData (0x0FFFBD09) carries CodeData's (0x0FFEBD04) data flags: a loaded NRO's RELRO */
+    return type == HZ_MEM_HEAP || type == HZ_MEM_CODE_MUTABLE || type == HZ_MEM_NORMAL || type == 0x09;
 }
 
 static void svc_set_memory_permission(NxCpu *s) {
@@ -825,6 +828,26 @@ static uint64_t used_memory(void) {
     return n;
 }
 
+/* cpu_host.deterministic (env NXRECOMP_CPU_HOST_DETERMINISTIC): RandomEntropy answers fixed words,
+ * so a program that seeds its generator from them (libnx's randomGet64) makes the same choices
+ * each run: a loader's random load address among them, which keeps code lifted at run time in
+ * the cache (cpu_host/horizon/loaded_code.py). */
+static int deterministic_entropy(void) {
+    static int det = -1;
+    if (det < 0) {
+        const char *v = getenv("NXRECOMP_CPU_HOST_DETERMINISTIC");
+        det = v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "on") || !strcasecmp(v, "yes"));
+    }
+    return det;
+}
+
+static uint64_t splitmix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
 static void svc_get_info(HzThread *t, NxCpu *s) {
     uint32_t id0 = (uint32_t)s->x[1], h = (uint32_t)s->x[2];
     uint64_t id1 = s->x[3], v = 0;
@@ -834,7 +857,8 @@ static void svc_get_info(HzThread *t, NxCpu *s) {
         if (h != 0) { s->x[0] = R_INVALID_HANDLE; return; }
         if (id0 == 11) {
             if (id1 > 3) { s->x[0] = R_INVALID_COMBO; return; }
-            if (getrandom(&v, sizeof v, 0) != sizeof v) v = nx_counter();
+            if (deterministic_entropy()) v = splitmix64(0x6E787265636F6D70ull + id1);
+            else if (getrandom(&v, sizeof v, 0) != sizeof v) v = nx_counter();
         }
         s->x[0] = 0; s->x[1] = v;
         return;
@@ -1201,7 +1225,7 @@ static void svc_create_code_memory(NxCpu *s) {
     if (!size || (size & 0xFFF)) { s->x[0] = R_INVALID_SIZE; return; }
     if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
     HzRegion *g = region_holding(addr, size);
-    if (!g || (g->type != HZ_MEM_HEAP && g->type != HZ_MEM_CODE_MUTABLE) || g->attr ||
+    if (!g || (g->type != HZ_MEM_HEAP && g->type != HZ_MEM_CODE_MUTABLE && g->type != 0x09) || g->attr ||
         g->perm != (HZ_PERM_R | HZ_PERM_W)) {
         s->x[0] = R_INVALID_CUR_MEM;
         return;
@@ -1225,6 +1249,184 @@ static void svc_control_code_memory(HzThread *t, NxCpu *s) {
     void *o = handle_obj(t, (uint32_t)s->x[0], &kind);
     if (!o || kind != H_CODEMEM) { s->x[0] = R_INVALID_HANDLE; return; }
     s->x[0] = R_INVALID_CUR_MEM;     /* the owner itself: see above */
+}
+
+/* ---- code loaded at run time: MapProcessCodeMemory and friends ---------------------------------
+ * How a homebrew loader (nx-hbloader) runs an NRO it read into its heap: MapProcessCodeMemory
+ * (0x77) aliases the heap pages at a free address as code, SetProcessMemoryPermission (0x73) makes
+ * the text R-X, the rodata R and the data RW, the loader jumps to it, and UnmapProcessCodeMemory
+ * (0x78, per segment) gives the pages back to the heap when the program returns.  Facts
+ * (Atmosphère's kern_svc_process_memory.cpp and KPageTableBase::MapCodeMemory /
+ * UnmapCodeMemory / SetProcessMemoryPermission, switchbrew's SVC page; facts only):
+ *  - all three take a process handle; 0x77/0x78 refuse the pseudo-handle (InvalidHandle: a loader
+ *    first gets a real handle to itself), 0x73 accepts it;
+ *  - page-aligned addresses (InvalidAddress), size non-zero and page-aligned (InvalidSize), no
+ *    wrap (InvalidCurrentMemory);
+ *  - dst must lie in the alias-code region (here: the code region) outside the heap and alias
+ *    regions (InvalidCurrentMemory at the SVC, InvalidMemoryRegion in the page table: both are
+ *    what hbloader's retry loop expects, 0xD401 / 0xDC01), and be free (InvalidCurrentMemory);
+ *    src must be heap with RW and no attribute (InvalidCurrentMemory);
+ *  - after the map: src keeps its state with no user permission and the Locked attribute; dst is
+ *    AliasCode (QueryMemory type 8) with no user permission; SetProcessMemoryPermission on memory
+ *    whose state has the code flag (Code, CodeData, AliasCode, AliasCodeData) sets none, R, RW,
+ *    R-X or X (else InvalidNewMemoryPermission); a writable AliasCode page becomes AliasCodeData
+ *    (type 9), a writable Code page CodeData;
+ *  - unmap: dst must be AliasCode/AliasCodeData holding the very pages of src (else
+ *    InvalidMemoryRegion), src locked heap; afterwards dst is free and src RW heap again.
+ * Here the pages move (mremap), as MapMemory's do; a PROT_NONE placeholder keeps src.  The run-time
+ * lifter (lift_miss.c) asks nx_loaded_code_region which mapping a branch target lies in, and
+ * lifts from a copy of that mapping; an unmap drops the lifted rows of the range (nx_lift_forget). */
+#define HZ_MEM_ALIAS_CODE      0x08
+#define HZ_MEM_ALIAS_CODE_DATA 0x09
+#define HZ_MAX_CODE_MAPS 64
+static struct { uint64_t dst, src, size, live; } code_maps[HZ_MAX_CODE_MAPS];   /* live: bytes still mapped */
+static int ncode_maps;
+
+void nx_lift_forget(uint64_t lo, uint64_t hi);
+
+static int is_code_state(uint32_t type) {
+    return type == HZ_MEM_CODE_STATIC || type == HZ_MEM_CODE_MUTABLE || type == HZ_MEM_ALIAS_CODE ||
+           type == HZ_MEM_ALIAS_CODE_DATA;
+}
+
+/* the common argument checks of 0x77/0x78; 0 or the result */
+static uint32_t process_code_args(HzThread *t, NxCpu *s) {
+    uint64_t dst = s->x[1], src = s->x[2], size = s->x[3];
+    if ((dst | src) & 0xFFF) return R_INVALID_ADDRESS;
+    if (!size || size & 0xFFF) return R_INVALID_SIZE;
+    if (dst + size <= dst || src + size <= src) return R_INVALID_CUR_MEM;
+    int kind;
+    uint32_t h = (uint32_t)s->x[0];
+    if (h == HZ_PSEUDO_PROCESS || h == HZ_PSEUDO_THREAD || !handle_obj(t, h, &kind) || kind != H_PROCESS)
+        return R_INVALID_HANDLE;
+    if (src + size > cfg.address_space_end) return R_INVALID_CUR_MEM;
+    int in_code = in_range(dst, size, cfg.code_base, cfg.code_size);
+    int in_heap = dst < cfg.heap_base + cfg.heap_size && cfg.heap_base < dst + size;
+    int in_alias = dst < cfg.alias_base + cfg.alias_size && cfg.alias_base < dst + size;
+    if (!in_code || in_heap || in_alias) return R_INVALID_CUR_MEM;
+    return 0;
+}
+
+static void svc_map_process_code(HzThread *t, NxCpu *s) {
+    uint64_t dst = s->x[1], src = s->x[2], size = s->x[3];
+    uint32_t r = process_code_args(t, s);
+    if (r) { s->x[0] = r; return; }
+    if (!all_heap(src, size, HZ_PERM_R | HZ_PERM_W, 0) || !nothing_mapped(dst, size)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    if (ncode_maps == HZ_MAX_CODE_MAPS) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+    /* a host mapping the guest does not know of (the host's own) also makes dst unusable */
+    void *probe = mmap((void *)(uintptr_t)dst, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+                       MAP_FIXED_NOREPLACE, -1, 0);
+    if (probe != (void *)(uintptr_t)dst) {
+        if (probe != MAP_FAILED) munmap(probe, size);
+        s->x[0] = R_INVALID_CUR_MEM;
+        return;
+    }
+    void *m = mremap((void *)(uintptr_t)src, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)dst);
+    if (m == MAP_FAILED) { munmap(probe, size); s->x[0] = R_OUT_OF_RESOURCE; return; }
+    mprotect(m, size, PROT_NONE);
+    mmap((void *)(uintptr_t)src, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    region_put(src, size, HZ_MEM_HEAP, 0, HZ_ATTR_LOCKED);
+    region_put(dst, size, HZ_MEM_ALIAS_CODE, 0, 0);
+    code_maps[ncode_maps].dst = dst; code_maps[ncode_maps].src = src;
+    code_maps[ncode_maps].size = code_maps[ncode_maps].live = size;
+    ncode_maps++;
+    s->x[0] = 0;
+}
+
+static void svc_unmap_process_code(HzThread *t, NxCpu *s) {
+    uint64_t dst = s->x[1], src = s->x[2], size = s->x[3];
+    uint32_t r = process_code_args(t, s);
+    if (r) { s->x[0] = r; return; }
+    if (!all_of_type(src, size, HZ_MEM_HEAP, 0, HZ_ATTR_LOCKED)) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    for (uint64_t at = dst; at < dst + size;) {
+        HzRegion *g = region_holding(at, 1);
+        if (!g || (g->type != HZ_MEM_ALIAS_CODE && g->type != HZ_MEM_ALIAS_CODE_DATA) || g->attr) {
+            s->x[0] = R_INVALID_CUR_MEM;
+            return;
+        }
+        at = g->addr + g->size;
+    }
+    int k;   /* the same pages: dst and src at the same offset of one mapping */
+    for (k = 0; k < ncode_maps; k++)
+        if (in_range(dst, size, code_maps[k].dst, code_maps[k].size) && src - code_maps[k].src == dst - code_maps[k].dst)
+            break;
+    if (k == ncode_maps) { s->x[0] = R_INVALID_MEM_REGION; return; }
+    void *m = mremap((void *)(uintptr_t)dst, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)src);
+    if (m == MAP_FAILED) { s->x[0] = R_OUT_OF_RESOURCE; return; }
+    mprotect(m, size, PROT_READ | PROT_WRITE);
+    region_carve(dst, size);
+    region_put(src, size, HZ_MEM_HEAP, HZ_PERM_R | HZ_PERM_W, 0);
+    nx_lift_forget(dst, dst + size);      /* code lifted from these pages is gone with them */
+    code_maps[k].live -= size;
+    if (!code_maps[k].live) {   /* the last piece: say so (a loader's program has returned to it) */
+        fprintf(stderr, "nxrecomp: notice: the code mapped at %#llx (%#llx bytes) was unmapped (svcUnmapProcessCodeMemory)\n",
+                (unsigned long long)code_maps[k].dst, (unsigned long long)code_maps[k].size);
+        fflush(stderr);
+        code_maps[k] = code_maps[--ncode_maps];
+    }
+    s->x[0] = 0;
+}
+
+static void svc_set_process_memory_permission(HzThread *t, NxCpu *s) {
+    uint64_t addr = s->x[1], size = s->x[2];
+    uint32_t perm = (uint32_t)s->x[3];
+    if (addr & 0xFFF) { s->x[0] = R_INVALID_ADDRESS; return; }
+    if (!size || size & 0xFFF) { s->x[0] = R_INVALID_SIZE; return; }
+    if (addr + size <= addr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    if (perm != 0 && perm != HZ_PERM_R && perm != (HZ_PERM_R | HZ_PERM_W) && perm != (HZ_PERM_R | HZ_PERM_X) &&
+        perm != HZ_PERM_X) {
+        s->x[0] = R_INVALID_NEW_PERM;
+        return;
+    }
+    int kind;
+    if (!handle_obj(t, (uint32_t)s->x[0], &kind) || kind != H_PROCESS) { s->x[0] = R_INVALID_HANDLE; return; }
+    if (addr + size > cfg.address_space_end) { s->x[0] = R_INVALID_CUR_MEM; return; }
+    for (uint64_t at = addr; at < addr + size;) {
+        HzRegion *g = region_holding(at, 1);
+        if (!g || !is_code_state(g->type) || g->attr) { s->x[0] = R_INVALID_CUR_MEM; return; }
+        at = g->addr + g->size;
+    }
+    for (uint64_t at = addr; at < addr + size;) {
+        HzRegion *g = region_holding(at, 1);
+        uint64_t end = g->addr + g->size < addr + size ? g->addr + g->size : addr + size;
+        uint32_t type = g->type;
+        if (perm & HZ_PERM_W)
+            type = type == HZ_MEM_ALIAS_CODE ? HZ_MEM_ALIAS_CODE_DATA : type == HZ_MEM_CODE_STATIC ? HZ_MEM_CODE_MUTABLE : type;
+        /* guest code is data to the host: R-X is readable, never executable here */
+        mprotect((void *)(uintptr_t)at, end - at, perm & (HZ_PERM_R | HZ_PERM_X) ? PROT_READ | (perm & HZ_PERM_W ? PROT_WRITE : 0)
+                                                                                 : PROT_NONE);
+        region_put(at, end - at, type, perm, 0);
+        at = end;
+    }
+    s->x[0] = 0;
+}
+
+/* For the run-time lifter: the code mapping holding addr ([*base, *base + *size)) and its pieces as
+ * "offset:size:perm" words joined by ',' (perm as QueryMemory's bits); 0 when addr is in none. */
+int nx_loaded_code_region(uint64_t addr, uint64_t *base, uint64_t *size, char *segs, size_t n) {
+    pthread_mutex_lock(&K);
+    int k, found = 0;
+    for (k = 0; k < ncode_maps; k++)
+        if (addr >= code_maps[k].dst && addr < code_maps[k].dst + code_maps[k].size) break;
+    if (k < ncode_maps) {
+        HzRegion *g = region_holding(addr, 1);
+        found = g && (g->type == HZ_MEM_ALIAS_CODE || g->type == HZ_MEM_ALIAS_CODE_DATA);
+    }
+    if (found) {
+        *base = code_maps[k].dst;
+        *size = code_maps[k].size;
+        size_t used = 0;
+        segs[0] = 0;
+        for (int i = 0; i < nregions && used + 64 < n; i++) {
+            HzRegion *g = &regions[i];
+            if (g->addr < *base || g->addr + g->size > *base + *size) continue;
+            if (g->type != HZ_MEM_ALIAS_CODE && g->type != HZ_MEM_ALIAS_CODE_DATA) continue;
+            used += (size_t)snprintf(segs + used, n - used, "%s%llx:%llx:%u", used ? "," : "",
+                                     (unsigned long long)(g->addr - *base), (unsigned long long)g->size, g->perm);
+        }
+    }
+    pthread_mutex_unlock(&K);
+    return found;
 }
 
 static void tmem_release(HzTmem *o) {
@@ -1933,6 +2135,9 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     case 0x4B: svc_create_code_memory(s); break;
     case 0x4C: svc_control_code_memory(t, s); break;
     case 0x52: svc_map_transfer(t, s, 1); break;
+    case 0x73: svc_set_process_memory_permission(t, s); break;
+    case 0x77: svc_map_process_code(t, s); break;
+    case 0x78: svc_unmap_process_code(t, s); break;
     case 0x20: case 0x40: case 0x41: case 0x42: case 0x43: case 0x44: case 0x70: case 0x71: case 0x72:
         svc_kipc(t, s, imm);
         break;

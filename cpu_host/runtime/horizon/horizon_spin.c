@@ -46,6 +46,8 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
+int nx_lift_text_find(uintptr_t pc, uint64_t *guest, uintptr_t *hi);   /* lift_miss.c */
+
 static void probe_handler(int sig, siginfo_t *si, void *uc) {
     (void)sig; (void)si;
     uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
@@ -55,14 +57,18 @@ static void probe_handler(int sig, siginfo_t *si, void *uc) {
         if (f <= pc && (!best || f > (uintptr_t)best->fn)) best = &nx_entries[i];
     }
     const uint8_t *p = (const uint8_t *)pc;
-    /* only game.so's own lifted code is read (the runtime's objects come first in it, below
-     * every lifted function; other libraries lie outside its executable segment) */
-    int lifted = best != NULL;
+    /* only lifted code is read: game.so's own (the runtime's objects come first in it, below
+     * every lifted function; other libraries lie outside its executable segment) or an object
+     * lifted at run time (lift_miss.c keeps their executable segments) */
+    uint64_t loaded_guest = 0;
+    uintptr_t loaded_hi = 0;
+    int loaded = !best && nx_lift_text_find(pc, &loaded_guest, &loaded_hi) && pc + 5 <= loaded_hi;
+    int lifted = best != NULL || loaded;
     probe_spin = lifted && ((p[0] == 0xEB && p[1] == 0xFE) ||
                             (p[0] == 0xE9 && p[1] == 0xFB && p[2] == 0xFF && p[3] == 0xFF && p[4] == 0xFF));
     probe_lifted = lifted;
     probe_pc = pc;
-    probe_guest = best ? best->addr : 0;
+    probe_guest = best ? best->addr : loaded_guest;
     __atomic_store_n(&probe_done, 1, __ATOMIC_RELEASE);
 }
 

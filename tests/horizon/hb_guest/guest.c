@@ -54,6 +54,33 @@ static void relocate(u64 base) {
     }
 }
 
+static int contains(const char *s, const char *w) {
+    for (; *s; s++) {
+        u64 i = 0;
+        while (w[i] && s[i] == w[i]) i++;
+        if (!w[i]) return 1;
+    }
+    return 0;
+}
+
+static void copy(char *dst, const char *src) { while ((*dst++ = *src++)) {} }
+
+/* Loaded as .../chain.nro, it asks its loader to start sdmc:/switch/last.nro next, through the
+ * NextLoadPath entry's buffers (the Homebrew ABI: what libnx's envSetNextLoad writes). */
+static void chain(Entry *cfg) {
+    const char *argv = 0;
+    Entry *next = 0;
+    for (Entry *e = cfg; e->key; e++) {
+        if (e->key == 5) argv = (const char *)e->value[1];
+        if (e->key == 2) next = e;
+    }
+    if (argv && next && contains(argv, "chain.nro")) {
+        copy((char *)next->value[0], "sdmc:/switch/last.nro");
+        copy((char *)next->value[1], "sdmc:/switch/last.nro");
+        say("next load sdmc:/switch/last.nro\n");
+    }
+}
+
 int hb_start(Entry *cfg, u64 x1, u64 base, u64 ret) {
     (void)ret;
     relocate(base);
@@ -66,7 +93,10 @@ int hb_start(Entry *cfg, u64 x1, u64 base, u64 ret) {
             else if (e->key == 3) hex("heap size ", e->value[1]);
             else if (e->key == 7) hex("applet type ", e->value[0]);
             else if (e->key == 6) hex("syscall hint ", e->value[0] & e->value[1]);
+            else if (e->key == 10) hex("process handle ", e->value[0]);
+            else if (e->key == 11) hex("last load result ", e->value[0]);
         }
+        chain(cfg);
     } else {
         say("form nso\n");
         hex("main thread handle ", x1);
