@@ -11,6 +11,7 @@ on two bundles: CPU time, not wall, and the least, since interference only ever 
 each label's seconds and the first label's time over it (the speed relative to the first).
 For A/B decisions on any program; the benchmarks of record are ``bench/busybox.py`` and
 ``bench/realprogs.py``."""
+
 from __future__ import annotations
 
 import argparse

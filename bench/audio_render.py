@@ -7,6 +7,7 @@ renderer (np.interp SRC + gain per voice, tests/audio/reference.py) in the same 
 Each voice: PCM16 mono, its own sample rate (22.05..48 kHz) and pitch, looping, mixed into a
 stereo final mix.  Real time needs 200 frames/s; the ratio column is ours / numpy.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,10 +19,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cpu_host.horizon.audio import client as C            # noqa: E402
+from cpu_host.horizon.audio import client as C  # noqa: E402
 from cpu_host.horizon.audio.renderer import AudioRenderer, BytesMemory  # noqa: E402
 from cpu_host.horizon.audio.request import RendererParameter  # noqa: E402
-from tests.audio.reference import render_numpy_frame       # noqa: E402
+from tests.audio.reference import render_numpy_frame  # noqa: E402
 
 
 def ours(n_voices: int, frames: int) -> float:
@@ -34,8 +35,15 @@ def ours(n_voices: int, frames: int) -> float:
         src = (np.sin(np.arange(rate) * 2 * np.pi * 440 / rate) * 3000).astype(np.int16)
         addr = 0x100000 * (v + 1)
         mem.map(addr, src.tobytes())
-        voices[v] = C.Voice(v, channel_ids=[v], sample_rate=rate, pitch=float(rng.uniform(0.8, 1.2)), volume=0.3,
-                            is_new=True, waves=[C.Wave(addr, src.nbytes, 0, rate, loop=True)])
+        voices[v] = C.Voice(
+            v,
+            channel_ids=[v],
+            sample_rate=rate,
+            pitch=float(rng.uniform(0.8, 1.2)),
+            volume=0.3,
+            is_new=True,
+            waves=[C.Wave(addr, src.nbytes, 0, rate, loop=True)],
+        )
         chans[v] = [0.7, 0.5]
     r = AudioRenderer(p, mem)
     r.update(C.Update(p, voices=voices, channels=chans, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]).pack())

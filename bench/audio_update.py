@@ -7,6 +7,7 @@ read back: ``cpu_host/horizon/audio/nn_audio.py``) and one present's audio in th
 
 A 60 Hz game has 16.7 ms a frame; the columns say how much of it sound takes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,13 +19,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cpu_host.horizon.audio import client as C                      # noqa: E402
-from cpu_host.horizon.audio import layout as L                      # noqa: E402
-from cpu_host.horizon.audio.host import AudioHost                   # noqa: E402
-from cpu_host.horizon.audio.nn_audio import ConfigModel, NnAudio, VoiceModel   # noqa: E402
-from cpu_host.horizon.audio.output import NullSink                  # noqa: E402
-from cpu_host.horizon.audio.renderer import BytesMemory             # noqa: E402
-from cpu_host.horizon.audio.request import RendererParameter        # noqa: E402
+from cpu_host.horizon.audio import client as C  # noqa: E402
+from cpu_host.horizon.audio import layout as L  # noqa: E402
+from cpu_host.horizon.audio.host import AudioHost  # noqa: E402
+from cpu_host.horizon.audio.nn_audio import ConfigModel, NnAudio, VoiceModel  # noqa: E402
+from cpu_host.horizon.audio.output import NullSink  # noqa: E402
+from cpu_host.horizon.audio.renderer import BytesMemory  # noqa: E402
+from cpu_host.horizon.audio.request import RendererParameter  # noqa: E402
 
 
 def run(n: int, frames: int) -> tuple[float, float]:

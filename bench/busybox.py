@@ -9,6 +9,7 @@ after one function changed (one instruction of one function patched in a copy of
 Ours runs through the bundle's native launcher (``BUNDLE/nxrun``, cpu_host/launcher), which
 is what ``nxrecomp exec`` execs into.  Prints a table of seconds and ratios (native/ours: 1.0
 is native speed, higher is faster)."""
+
 from __future__ import annotations
 
 import argparse
@@ -75,15 +76,18 @@ def recompile(src: Path, out: Path, cache: Path, zig_cache: Path | None = None) 
     if zig_cache is not None:
         env.update(ZIG_GLOBAL_CACHE_DIR=str(zig_cache), ZIG_LOCAL_CACHE_DIR=str(zig_cache))
     load0, r0, t = os.getloadavg(), resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(src), "-o", str(out)], env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(src), "-o", str(out)], env=env, capture_output=True, text=True
+    )
     wall, r1 = time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode:
         raise SystemExit(r.stderr[-2000:])
     stats = json.loads((out / "manifest.json").read_text())["stats"]
-    print(f"recompile {src.name} -> {out.name}: {wall:.1f} s wall, {r1.ru_utime - r0.ru_utime:.0f} s user "
-          f"+ {r1.ru_stime - r0.ru_stime:.0f} s sys; load average {load0[0]:.2f} before, "
-          f"{os.getloadavg()[0]:.2f} after; {json.dumps({k: stats.get(k) for k in _STATS})}")
+    print(
+        f"recompile {src.name} -> {out.name}: {wall:.1f} s wall, {r1.ru_utime - r0.ru_utime:.0f} s user "
+        f"+ {r1.ru_stime - r0.ru_stime:.0f} s sys; load average {load0[0]:.2f} before, "
+        f"{os.getloadavg()[0]:.2f} after; {json.dumps({k: stats.get(k) for k in _STATS})}"
+    )
     return wall
 
 
@@ -97,8 +101,23 @@ def warm_zig_libc(zig_cache: Path) -> None:
         (Path(d) / "t.c").write_text("int main(void) { return 0; }\n")
         env = {**os.environ, "ZIG_GLOBAL_CACHE_DIR": str(zig_cache), "ZIG_LOCAL_CACHE_DIR": str(zig_cache)}
         for extra in (["-shared", "-fPIC"], ["-fPIE", "-pie"]):
-            subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", *extra,
-                            "-o", str(Path(d) / "t.out"), str(Path(d) / "t.c"), "-lpthread"], env=env, check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "ziglang",
+                    "cc",
+                    "-target",
+                    "x86_64-linux-gnu",
+                    *extra,
+                    "-o",
+                    str(Path(d) / "t.out"),
+                    str(Path(d) / "t.c"),
+                    "-lpthread",
+                ],
+                env=env,
+                check=True,
+            )
 
 
 def patch_one_function(src: Path, dst: Path) -> None:
@@ -111,7 +130,7 @@ def patch_one_function(src: Path, dst: Path) -> None:
     off = data.find(mov_fp, 0x10000)
     while off % 4:
         off = data.find(mov_fp, off + 1)
-    data[off:off + 4] = (0x910043FD).to_bytes(4, "little")
+    data[off : off + 4] = (0x910043FD).to_bytes(4, "little")
     dst.write_bytes(bytes(data))
     dst.chmod(0o755)
 
@@ -154,10 +173,14 @@ def main() -> None:
     s_nat = timed([str(amd), "true"], work, 5)
     s_ours = timed([*ours_cmd, "true"], work, 5)
     s_q = timed([qemu, "-0", "true", str(arm)], work, 5) if qemu else float("nan")
-    print(f"inputs: {a.mb} MB files; best of {a.reps}, the ways interleaved; cores: {os.cpu_count()}; "
-          f"start-up (busybox true): native {s_nat * 1000:.0f} ms, ours {s_ours * 1000:.0f} ms, qemu {s_q * 1000:.0f} ms")
-    print(f"{'workload':12} {'native amd64':>13} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} "
-          f"{'qemu/ours':>10} {'compute only: native/ours':>26}")
+    print(
+        f"inputs: {a.mb} MB files; best of {a.reps}, the ways interleaved; cores: {os.cpu_count()}; "
+        f"start-up (busybox true): native {s_nat * 1000:.0f} ms, ours {s_ours * 1000:.0f} ms, qemu {s_q * 1000:.0f} ms"
+    )
+    print(
+        f"{'workload':12} {'native amd64':>13} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} "
+        f"{'qemu/ours':>10} {'compute only: native/ours':>26}"
+    )
     ratios, compute = [], []
     drawn: dict[str, dict[str, float]] = {}
     for name, argv in WORKLOADS.items():
@@ -170,14 +193,16 @@ def main() -> None:
         c = (t_nat - s_nat) / max(t_ours - s_ours, 1e-6)
         compute.append(c)
         drawn[name] = {"native amd64": t_nat, "recompiled": t_ours, "qemu-aarch64": t_q}
-        print(f"{name:12} {t_nat:12.2f}s {t_ours:10.2f}s {t_q:8.2f}s {t_nat / t_ours:11.2f}x {t_q / t_ours:9.2f}x "
-              f"{c:25.2f}x")
-    print(f"geometric mean speed vs native: {statistics.geometric_mean(ratios):.2f}x whole runs, "
-          f"{statistics.geometric_mean(compute):.2f}x without start-up (target >= 0.8x)")
+        print(f"{name:12} {t_nat:12.2f}s {t_ours:10.2f}s {t_q:8.2f}s {t_nat / t_ours:11.2f}x {t_q / t_ours:9.2f}x {c:25.2f}x")
+    print(
+        f"geometric mean speed vs native: {statistics.geometric_mean(ratios):.2f}x whole runs, "
+        f"{statistics.geometric_mean(compute):.2f}x without start-up (target >= 0.8x)"
+    )
     for what, sec in rows:
         print(f"{what}: {sec:.1f}s")
-    groups(__file__, "workloads", drawn, title=f"busybox on {a.mb} MB inputs (best of {a.reps}; lower is faster)",
-           ylabel="seconds")
+    groups(
+        __file__, "workloads", drawn, title=f"busybox on {a.mb} MB inputs (best of {a.reps}; lower is faster)", ylabel="seconds"
+    )
     shutil.rmtree(tmp, ignore_errors=True)
 
 

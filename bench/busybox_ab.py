@@ -8,6 +8,7 @@ figure kept is the least user + system CPU time of each (CPU time, not wall: on 
 machine a run that waits for a core is not slower code; the least of many because
 interference only ever adds).  Prints seconds, native/A, native/B and B/A speed-up.
 ``bench/busybox.py`` is the benchmark of record; this one is for A/B decisions."""
+
 from __future__ import annotations
 
 import argparse
@@ -47,8 +48,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="nxab-") as d:
         work = Path(d)
         make_inputs(work, a.mb)
-        print(f"inputs {a.mb} MB, least CPU seconds of {a.reps} interleaved runs; load average "
-              f"{os.getloadavg()[0]:.1f}; A = {a.a}, B = {a.b}")
+        print(
+            f"inputs {a.mb} MB, least CPU seconds of {a.reps} interleaved runs; load average "
+            f"{os.getloadavg()[0]:.1f}; A = {a.a}, B = {a.b}"
+        )
         print(f"{'workload':12} {'native':>8} {'A':>8} {'B':>8} {'native/A':>9} {'native/B':>9} {'B vs A':>7}")
         ra, rb = [], []
         for name, argv in WORKLOADS.items():
@@ -58,8 +61,10 @@ def main() -> None:
                     best[k] = min(best[k], cpu_seconds([*pre, *argv], work))
             ra.append(best["native"] / best["A"])
             rb.append(best["native"] / best["B"])
-            print(f"{name:12} {best['native']:8.3f} {best['A']:8.3f} {best['B']:8.3f} {ra[-1]:8.2f}x {rb[-1]:8.2f}x "
-                  f"{best['A'] / best['B']:6.2f}x")
+            print(
+                f"{name:12} {best['native']:8.3f} {best['A']:8.3f} {best['B']:8.3f} {ra[-1]:8.2f}x {rb[-1]:8.2f}x "
+                f"{best['A'] / best['B']:6.2f}x"
+            )
         print(f"geometric mean vs native: A {statistics.geometric_mean(ra):.3f}x, B {statistics.geometric_mean(rb):.3f}x")
 
 

@@ -7,6 +7,7 @@ the text it draws.
     from bench.chart import bars, groups, lines
     groups(__file__, "workloads", {"md5sum": {"native": 0.21, "ours": 0.25}}, title=..., ylabel="s")
 """
+
 from __future__ import annotations
 
 import os
@@ -31,16 +32,19 @@ def _done(p: Path) -> Path:
 def bars(bench_file: str, name: str, values: dict[str, float], **kw) -> Path:
     """One bar per measured thing (``title``, ``ylabel``, ``logy`` as nxrecomp.app.plot.bar_chart)."""
     from nxrecomp.app.plot import bar_chart
+
     return _done(bar_chart(chart_path(bench_file, name), values, **kw))
 
 
 def groups(bench_file: str, name: str, values: dict[str, dict[str, float]], **kw) -> Path:
     """Bars grouped per case, one colour per way of running it (nxrecomp.app.plot.grouped_bar_chart)."""
     from nxrecomp.app.plot import grouped_bar_chart
+
     return _done(grouped_bar_chart(chart_path(bench_file, name), values, **kw))
 
 
 def lines(bench_file: str, name: str, series: dict[str, tuple[list[float], list[float]]], **kw) -> Path:
     """One line per series over a swept parameter (nxrecomp.app.plot.line_chart)."""
     from nxrecomp.app.plot import line_chart
+
     return _done(line_chart(chart_path(bench_file, name), series, **kw))

@@ -23,6 +23,7 @@ Workloads:
 Prints seconds and ratios (native/ours: 1.0 is native speed, higher is faster; qemu/ours: how
 much faster than qemu), and the geometric mean of native/ours (targets: every program >= 0.8x,
 mean >= 1.0x).  Outputs of ours and qemu must be identical (microbench's timings excepted)."""
+
 from __future__ import annotations
 
 import argparse
@@ -45,6 +46,8 @@ from tests.realprogs.test_xxhash_zstd import text_data  # noqa: E402
 
 PROGRAMS = ("sqlite3", "brotli", "qjs")
 TEXTS = ("alice29.txt", "asyoulik.txt", "lcet10.txt", "plrabn12.txt")
+
+
 def workloads(scale: float) -> list[tuple[str, str, list[str], str | None]]:
     """(label, program, argv after the program, stdin file or None)"""
     mb = max(1, int(16 * scale))
@@ -78,8 +81,7 @@ def microbench(ways: dict[str, list[str]], tmp: Path) -> dict[str, float]:
     # (microbench saves its results only when it ran its whole list: all tests, every way)
     # (--std: microbench reads its clock (os.now) and writes/reads results through std/os;
     # without it, it falls back to Date.now's milliseconds and cannot save a reference)
-    subprocess.run([*ways["native"], "--std", "microbench.js", "-s", "ref.txt"], cwd=tmp, check=True,
-                   capture_output=True)
+    subprocess.run([*ways["native"], "--std", "microbench.js", "-s", "ref.txt"], cwd=tmp, check=True, capture_output=True)
     if not (tmp / "ref.txt").exists():
         raise SystemExit("qjs microbench.js -s ref.txt wrote no reference file")
     scores = {}
@@ -105,8 +107,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="nxbench-corpus-cold-") as d:
             warm_zig_libc(Path(d) / "zig-cache")
             for name in only:
-                recompile(sources.build(name, "aarch64"), Path(d) / f"{name}-bundle", Path(d) / f"cache-{name}",
-                          Path(d) / "zig-cache")
+                recompile(
+                    sources.build(name, "aarch64"), Path(d) / f"{name}-bundle", Path(d) / f"cache-{name}", Path(d) / "zig-cache"
+                )
         return
     qemu = None if a.no_qemu else shutil.which("qemu-aarch64")
     tmp = Path(tempfile.mkdtemp(prefix="nxbench-corpus-"))
@@ -114,8 +117,11 @@ def main() -> None:
     for name in only:
         arm[name], nat[name] = sources.build(name, "aarch64"), sources.build(name, "x86_64")
         bundles[name] = tmp / f"{name}-bundle"
-        r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(arm[name]), "-o", str(bundles[name])],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "recompile", str(arm[name]), "-o", str(bundles[name])],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode:
             raise SystemExit(r.stderr[-2000:])
     prepare(tmp, a.scale)
@@ -126,8 +132,10 @@ def main() -> None:
             w["qemu"] = [qemu, "-0", prog, str(arm[prog])]
         return w
 
-    print(f"scale {a.scale}; best of {a.reps}, the ways interleaved; cores: {os.cpu_count()}; "
-          f"recompiled code compiled for {cc.march()}; native built for x86-64 baseline (same clang, -O2)")
+    print(
+        f"scale {a.scale}; best of {a.reps}, the ways interleaved; cores: {os.cpu_count()}; "
+        f"recompiled code compiled for {cc.march()}; native built for x86-64 baseline (same clang, -O2)"
+    )
     print(f"{'workload':24} {'native':>9} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} {'qemu/ours':>10}")
     per_prog: dict[str, list[float]] = {}
     for label, prog, argv, stdin in workloads(a.scale):
@@ -139,20 +147,25 @@ def main() -> None:
             raise SystemExit(f"{label}: recompiled output differs from qemu's")
         per_prog.setdefault(prog, []).append(t["native"] / t["ours"])
         tq = t.get("qemu", float("nan"))
-        print(f"{label:24} {t['native']:8.2f}s {t['ours']:10.2f}s {tq:8.2f}s {t['native'] / t['ours']:11.2f}x "
-              f"{tq / t['ours']:9.2f}x")
+        print(
+            f"{label:24} {t['native']:8.2f}s {t['ours']:10.2f}s {tq:8.2f}s {t['native'] / t['ours']:11.2f}x "
+            f"{tq / t['ours']:9.2f}x"
+        )
     if "qjs" in only:
         s = microbench(ways("qjs"), tmp)
         per_prog["qjs"] = [s["ours"] / s["native"]]
         sq = s.get("qemu", float("nan"))
-        print(f"{'qjs microbench.js score':24} {s['native']:9.0f} {s['ours']:11.0f} {sq:9.0f} "
-              f"{s['ours'] / s['native']:11.2f}x {s['ours'] / sq:9.2f}x   (microbench's total score; higher is faster)")
+        print(
+            f"{'qjs microbench.js score':24} {s['native']:9.0f} {s['ours']:11.0f} {sq:9.0f} "
+            f"{s['ours'] / s['native']:11.2f}x {s['ours'] / sq:9.2f}x   (microbench's total score; higher is faster)"
+        )
     means = {p: statistics.geometric_mean(v) for p, v in per_prog.items()}
-    print("per program (geometric mean of its workloads), native/ours: " +
-          ", ".join(f"{p} {m:.2f}x" for p, m in means.items()))
+    print("per program (geometric mean of its workloads), native/ours: " + ", ".join(f"{p} {m:.2f}x" for p, m in means.items()))
     if means:
-        print(f"geometric mean over programs: {statistics.geometric_mean(list(means.values())):.2f}x "
-              f"(targets: every program >= 0.8x, mean >= 1.0x)")
+        print(
+            f"geometric mean over programs: {statistics.geometric_mean(list(means.values())):.2f}x "
+            f"(targets: every program >= 0.8x, mean >= 1.0x)"
+        )
     shutil.rmtree(tmp, ignore_errors=True)
 
 

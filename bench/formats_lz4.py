@@ -7,6 +7,7 @@ offline.  ``auto`` is what the loaders use: liblz4 through the maintained PyPI b
     .venv/bin/python bench/formats_lz4.py
 
 Prints MB/s of each and the ratios (ours / reference), and draws them (bench/chart.py)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -29,6 +30,7 @@ from recompiler.formats.pack_nso import pack_nso  # noqa: E402
 def sample() -> tuple[str, bytes]:
     try:
         from nxrecomp.common import debian
+
         p = debian.busybox("arm64")
         return "busybox-static arm64", p.read_bytes()
     except (NxError, OSError) as e:
@@ -61,11 +63,13 @@ def big_dynamic(nsyms: int = 100_000, nrel: int = 200_000) -> tuple[bytes, int]:
     hash_at = str_at + len(strtab)
     rel_at = (hash_at + len(hashtab) + 7) & ~7
     dyn_at = rel_at + len(relocs)
-    dyn = b"".join(struct.pack("<qQ", t, v) for t, v in [(6, sym_at), (5, str_at), (10, len(strtab)), (4, hash_at),
-                                                          (7, rel_at), (8, len(relocs)), (0, 0)])
+    dyn = b"".join(
+        struct.pack("<qQ", t, v)
+        for t, v in [(6, sym_at), (5, str_at), (10, len(strtab)), (4, hash_at), (7, rel_at), (8, len(relocs)), (0, 0)]
+    )
     img = bytearray(dyn_at + len(dyn))
     for at, blob in ((sym_at, symtab), (str_at, strtab), (hash_at, hashtab), (rel_at, relocs), (dyn_at, dyn)):
-        img[at:at + len(blob)] = blob
+        img[at : at + len(blob)] = blob
     return bytes(img), dyn_at
 
 
@@ -87,42 +91,66 @@ def main() -> None:
     t_our_d = best(lambda: decompress_block(ref_block, len(data), engine="python"))
     t_auto_d = best(lambda: decompress_block(ref_block, len(data)))
     import lz4.block
+
     t_bind_d = best(lambda: lz4.block.decompress(ref_block, uncompressed_size=len(data)))
     t_bind_c = best(lambda: lz4.block.compress(data, store_size=False))
     t_auto_c = best(lambda: compress_block(data))
     third = len(data) // 3
-    nso = pack_nso(data[:third], data[third:2 * third], data[2 * third:], bss_size=0x10000)
+    nso = pack_nso(data[:third], data[third : 2 * third], data[2 * third :], bss_size=0x10000)
     t_nso = best(lambda: parse_nso(nso, "bench.nso"))
     import recompiler.formats.lz4_native as native
+
     saved = native.library
-    native.library = lambda: None          # as on a machine without liblz4
+    native.library = lambda: None  # as on a machine without liblz4
     try:
         t_nso_py = best(lambda: parse_nso(nso, "bench.nso"), 1)
     finally:
         native.library = saved
 
-    print(f"input: {name}, {mb:.2f} MB; liblz4 block {len(ref_block) / len(data):.3f} of input, ours "
-          f"{len(our_block) / len(data):.3f}")
-    print(f"decompress  python {mb / t_our_d:8.1f} MB/s   auto {mb / t_auto_d:8.1f} MB/s   liblz4 {mb / t_ref_d:8.1f} MB/s"
-          f"   python/liblz4 {t_our_d / t_ref_d:6.1f}x slower, auto/liblz4 {t_auto_d / t_ref_d:.2f}x")
-    print(f"compress    python {mb / t_our_c:8.1f} MB/s   auto {mb / t_auto_c:8.1f} MB/s   liblz4 {mb / t_ref_c:8.1f} MB/s"
-          f"   python/liblz4 {t_our_c / t_ref_c:6.1f}x slower, auto/liblz4 {t_auto_c / t_ref_c:.2f}x")
-    print(f"binding (lz4 {lz4.library_version_string()}) bare calls: decompress {mb / t_bind_d:8.1f} MB/s "
-          f"({t_bind_d / t_ref_d:.2f}x ctypes liblz4's time), compress {mb / t_bind_c:8.1f} MB/s "
-          f"({t_bind_c / t_ref_c:.2f}x)")
-    print(f"parse_nso (3 LZ4 segments + SHA-256 checks): auto {mb / t_nso:8.1f} MB/s ({t_nso * 1000:.0f} ms), "
-          f"python-only {mb / t_nso_py:.1f} MB/s ({t_nso_py * 1000:.0f} ms); "
-          f"auto = {t_nso / t_ref_d:.1f}x liblz4's bare decompression")
+    print(
+        f"input: {name}, {mb:.2f} MB; liblz4 block {len(ref_block) / len(data):.3f} of input, ours "
+        f"{len(our_block) / len(data):.3f}"
+    )
+    print(
+        f"decompress  python {mb / t_our_d:8.1f} MB/s   auto {mb / t_auto_d:8.1f} MB/s   liblz4 {mb / t_ref_d:8.1f} MB/s"
+        f"   python/liblz4 {t_our_d / t_ref_d:6.1f}x slower, auto/liblz4 {t_auto_d / t_ref_d:.2f}x"
+    )
+    print(
+        f"compress    python {mb / t_our_c:8.1f} MB/s   auto {mb / t_auto_c:8.1f} MB/s   liblz4 {mb / t_ref_c:8.1f} MB/s"
+        f"   python/liblz4 {t_our_c / t_ref_c:6.1f}x slower, auto/liblz4 {t_auto_c / t_ref_c:.2f}x"
+    )
+    print(
+        f"binding (lz4 {lz4.library_version_string()}) bare calls: decompress {mb / t_bind_d:8.1f} MB/s "
+        f"({t_bind_d / t_ref_d:.2f}x ctypes liblz4's time), compress {mb / t_bind_c:8.1f} MB/s "
+        f"({t_bind_c / t_ref_c:.2f}x)"
+    )
+    print(
+        f"parse_nso (3 LZ4 segments + SHA-256 checks): auto {mb / t_nso:8.1f} MB/s ({t_nso * 1000:.0f} ms), "
+        f"python-only {mb / t_nso_py:.1f} MB/s ({t_nso_py * 1000:.0f} ms); "
+        f"auto = {t_nso / t_ref_d:.1f}x liblz4's bare decompression"
+    )
 
     img, dyn_at = big_dynamic()
     t_dyn = best(lambda: parse_dynamic(img, dyn_at, "bench"))
     print(f"parse_dynamic: 100000 symbols + 200000 RELA relocations as records in {t_dyn * 1000:.0f} ms")
-    bars(__file__, "mbps", {"decompress, python": mb / t_our_d, "decompress, auto (lz4 binding)": mb / t_auto_d,
-                            "decompress, lz4 binding bare": mb / t_bind_d, "decompress, liblz4 via ctypes": mb / t_ref_d,
-                            "compress, python": mb / t_our_c, "compress, auto (lz4 binding)": mb / t_auto_c,
-                            "compress, liblz4 via ctypes": mb / t_ref_c, "parse_nso, auto": mb / t_nso,
-                            "parse_nso, python only": mb / t_nso_py},
-         title=f"LZ4 blocks on {name} ({mb:.1f} MB)", ylabel="MB/s (log scale)", logy=True)
+    bars(
+        __file__,
+        "mbps",
+        {
+            "decompress, python": mb / t_our_d,
+            "decompress, auto (lz4 binding)": mb / t_auto_d,
+            "decompress, lz4 binding bare": mb / t_bind_d,
+            "decompress, liblz4 via ctypes": mb / t_ref_d,
+            "compress, python": mb / t_our_c,
+            "compress, auto (lz4 binding)": mb / t_auto_c,
+            "compress, liblz4 via ctypes": mb / t_ref_c,
+            "parse_nso, auto": mb / t_nso,
+            "parse_nso, python only": mb / t_nso_py,
+        },
+        title=f"LZ4 blocks on {name} ({mb:.1f} MB)",
+        ylabel="MB/s (log scale)",
+        logy=True,
+    )
 
 
 if __name__ == "__main__":

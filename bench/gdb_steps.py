@@ -22,6 +22,7 @@ With ``--memops`` it also counts the instructions that write memory and those th
 
 Stepping runs ~10,000 instructions a second, so a cycle should be thousands, not millions.
 Needs gdb (Debian: ``apt-get install gdb``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
 
 def memop(insn: str) -> tuple[int, int]:
     """(writes, reads) of memory by one x86-64 instruction in gdb's AT&T text ("mov %rax,0x8(%rbx)"):
@@ -62,7 +64,7 @@ def memop(insn: str) -> tuple[int, int]:
         if op.startswith("*"):
             op = op[1:]
         elif branch:
-            return False   # jmp 0x401000: a target
+            return False  # jmp 0x401000: a target
         return "(" in op or op.startswith(("%fs:", "%gs:")) or op[:1].isdigit() or op.startswith("-")
 
     if ops and mem(ops[-1]) and not mn.startswith(("cmp", "test", "bt", "j")):
@@ -71,7 +73,7 @@ def memop(insn: str) -> tuple[int, int]:
 
 
 # runs inside gdb's Python (with memop's source before it): the numbers come back as one JSON line
-_GDB_SCRIPT = r'''
+_GDB_SCRIPT = r"""
 import gdb, json
 def _fn(pc):
     b = gdb.block_for_pc(pc)
@@ -124,7 +126,7 @@ def nx_steps(where, skip, cycles, want_lines=False, want_memops=False):
         per_cycle.append(n)
     print("NXSTEPS " + json.dumps({"cycles": per_cycle, "bins": bins, "lines": lines, "memops": mem}))
     gdb.execute("kill")
-'''
+"""
 
 
 def count(where: str, skip: int, cycles: int, argv: list[str], lines: bool = False, memops: bool = False) -> dict:
@@ -138,31 +140,48 @@ def count(where: str, skip: int, cycles: int, argv: list[str], lines: bool = Fal
         f.write(inspect.getsource(memop) + _GDB_SCRIPT)
         script = f.name
     try:
-        r = subprocess.run([gdb, "-q", "-batch", "-ex", f"source {script}",
-                            "-ex", f"python nx_steps({where!r}, {skip}, {cycles}, {lines!r}, {memops!r})", "--args", *argv],
-                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        r = subprocess.run(
+            [
+                gdb,
+                "-q",
+                "-batch",
+                "-ex",
+                f"source {script}",
+                "-ex",
+                f"python nx_steps({where!r}, {skip}, {cycles}, {lines!r}, {memops!r})",
+                "--args",
+                *argv,
+            ],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
     finally:
         os.unlink(script)
     for line in r.stdout.splitlines():
         if line.startswith("NXSTEPS "):
-            return json.loads(line[len("NXSTEPS "):])
+            return json.loads(line[len("NXSTEPS ") :])
     tail = (r.stdout + r.stderr).strip().splitlines()[-5:]
-    raise SystemExit("gdb_steps: no count came back (the breakpoint was never reached "
-                     f"{skip + 1} times?):\n  " + "\n  ".join(tail))
+    raise SystemExit(
+        f"gdb_steps: no count came back (the breakpoint was never reached {skip + 1} times?):\n  " + "\n  ".join(tail)
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--break", dest="where", required=True,
-                    help="where a cycle starts: a function name, or *0xADDRESS")
+    ap.add_argument("--break", dest="where", required=True, help="where a cycle starts: a function name, or *0xADDRESS")
     ap.add_argument("--skip", type=int, default=1000, help="hits to let pass first (warm-up)")
     ap.add_argument("--cycles", type=int, default=10)
     ap.add_argument("--top", type=int, default=12, help="functions to list")
-    ap.add_argument("--lines", type=int, default=0, metavar="N",
-                    help="also list the N lifted C lines that ran the most instructions (a bundle "
-                         "built with recompiler.debug_info, best with recompiler.comments)")
-    ap.add_argument("--memops", action="store_true",
-                    help="also count the instructions that write memory and those that read it")
+    ap.add_argument(
+        "--lines",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also list the N lifted C lines that ran the most instructions (a bundle "
+        "built with recompiler.debug_info, best with recompiler.comments)",
+    )
+    ap.add_argument("--memops", action="store_true", help="also count the instructions that write memory and those that read it")
     ap.add_argument("argv", nargs=argparse.REMAINDER, help="-- PROGRAM ARGS...")
     a = ap.parse_args()
     argv = a.argv[1:] if a.argv[:1] == ["--"] else a.argv
@@ -174,7 +193,7 @@ def main() -> None:
     if a.memops:
         w, r = res["memops"]
         print(f"  writing memory {w / len(cyc):.1f}, reading memory {r / len(cyc):.1f} a cycle")
-    for name, n in sorted(res["bins"].items(), key=lambda kv: -kv[1])[:a.top]:
+    for name, n in sorted(res["bins"].items(), key=lambda kv: -kv[1])[: a.top]:
         print(f"  {n / len(cyc):8.1f}  {name}")
     if a.lines:
         print_lines(res["lines"], len(cyc), a.lines)
@@ -189,8 +208,10 @@ def print_lines(lines: dict[str, int], cycles: int, top: int) -> None:
         print("no instruction had a lifted C line: build the bundle with NXRECOMP_RECOMPILER_DEBUG_INFO=1")
         return
     off = sum(n for k, n in lines.items() if k.startswith("after "))
-    print(f"lifted C lines: {total - off} instructions on a line of their own, {off} "
-          f"({100 * off / max(total, 1):.0f} %) without one (counted after the line stepped before)")
+    print(
+        f"lifted C lines: {total - off} instructions on a line of their own, {off} "
+        f"({100 * off / max(total, 1):.0f} %) without one (counted after the line stepped before)"
+    )
     texts: dict[str, list[str]] = {}
     for key, n in sorted(lines.items(), key=lambda kv: -kv[1])[:top]:
         where = key.removeprefix("after ")
@@ -202,7 +223,7 @@ def print_lines(lines: dict[str, int], cycles: int, top: int) -> None:
                 texts[path] = []
         src = texts[path]
         k = int(num) if num.isdigit() else 0
-        shown = " | ".join(t.strip()[:70] for t in src[max(k - 2, 0):k]) if 0 < k <= len(src) else ""
+        shown = " | ".join(t.strip()[:70] for t in src[max(k - 2, 0) : k]) if 0 < k <= len(src) else ""
         tag = "after " if key.startswith("after ") else ""
         print(f"  {n / cycles:8.1f}  {tag}{os.path.basename(path)}:{num}  {shown}")
 

@@ -13,6 +13,7 @@ each form's ratio to plain.
 
     .venv/bin/python bench/gpu_depth_state.py [--draws 4000] [--runs 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,18 +39,20 @@ def main() -> None:
         g.client.register(TextureDesc(d, 0, 0, 64, 64, "D24S8", render_target=True))
         sc = Scene(g.pool, 0)
         vb, ub = sc.put(rect_px(0, 0, 4, 4, 64, 64).tobytes()), sc.put(ubo((1, 0, 0, 1)))
-        body = [(P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, *vb),
-                (P.OP_UNIFORM, 0, *ub)]
+        body = [(P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, *vb), (P.OP_UNIFORM, 0, *ub)]
         ds_on = (*P.DS_DEFAULT[:1], True, True, 3, *P.DS_DEFAULT[4:])
         draw = (P.OP_DRAW, 6, 1, 0, 0)
         add = (P.OP_BLEND_STATE, 0, True, 1, 1, 0, 1, 1, 0, 15)
         forms = {
             "plain": [(P.OP_TARGET, c), (P.OP_CLEAR, 0, 0, 0, 1)] + body + [draw] * a.draws,
-            "depth": [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3),
-                      ds_on] + body + [draw] * a.draws,
+            "depth": [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), ds_on]
+            + body
+            + [draw] * a.draws,
             "per_draw": [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3)]
-            + body + [x for i in range(a.draws) for x in (ds_on, (P.OP_RASTER, i % 3, 0, 0, False), draw)],
-            "blend": [(P.OP_TARGET, c), (P.OP_CLEAR, 0, 0, 0, 1)] + body
+            + body
+            + [x for i in range(a.draws) for x in (ds_on, (P.OP_RASTER, i % 3, 0, 0, False), draw)],
+            "blend": [(P.OP_TARGET, c), (P.OP_CLEAR, 0, 0, 0, 1)]
+            + body
             + [x for i in range(a.draws) for x in (add if i % 2 else P.BLEND_OVER, draw)],
         }
         best = {}
@@ -62,8 +65,10 @@ def main() -> None:
             assert g.client.dropped() == 0, g.log()[-2000:]
             best[name] = min(times)
         for name, ms in best.items():
-            print(f"{name:9} {ms:8.1f} ms per submission of {a.draws} draws  {ms * 1000 / a.draws:6.2f} us/draw  "
-                  f"x{ms / best['plain']:.2f} of plain")
+            print(
+                f"{name:9} {ms:8.1f} ms per submission of {a.draws} draws  {ms * 1000 / a.draws:6.2f} us/draw  "
+                f"x{ms / best['plain']:.2f} of plain"
+            )
     finally:
         g.close()
 

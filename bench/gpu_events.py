@@ -11,6 +11,7 @@ Prints the best of the runs for each, and split/signals as ratios to plain.
 
     .venv/bin/python bench/gpu_events.py [--draws 2000] [--waits 8] [--runs 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,14 @@ def main() -> None:
         g.client.register(TextureDesc(t, 0, 0, 64, 64, "RGBA8", render_target=True))
         sc = Scene(g.pool, 0)
         vb, ub = sc.put(rect_px(0, 0, 4, 4, 64, 64).tobytes()), sc.put(ubo((1, 0, 0, 1)))
-        head = [(P.OP_TARGET, t), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), (P.OP_PROGRAM, 1),
-                (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, *vb), (P.OP_UNIFORM, 0, *ub)]
+        head = [
+            (P.OP_TARGET, t),
+            (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0),
+            (P.OP_PROGRAM, 1),
+            (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+            (P.OP_VERTEX, *vb),
+            (P.OP_UNIFORM, 0, *ub),
+        ]
         draw = (P.OP_DRAW, 6, 1, 0, 0)
         g.pool.write(EV, (1).to_bytes(4, "little"))
         plain = head + [draw] * a.draws
@@ -61,14 +68,16 @@ def main() -> None:
         for _ in range(a.draws):
             signals += [draw, (P.OP_EVENT_SIGNAL, 1, EV + 4, 1, 1)]
         for cmds in (plain, split, signals):
-            timed(g, cmds)                           # pipelines built, arena sized
-        best = {name: min(timed(g, cmds) for _ in range(a.runs))
-                for name, cmds in (("plain", plain), ("split", split), ("signals", signals))}
+            timed(g, cmds)  # pipelines built, arena sized
+        best = {
+            name: min(timed(g, cmds) for _ in range(a.runs))
+            for name, cmds in (("plain", plain), ("split", split), ("signals", signals))
+        }
         lat = []
         for i in range(a.runs):
             g.pool.write(EV + 8, (0).to_bytes(4, "little"))
             seq = g.client.submit(head + [(P.OP_EVENT_WAIT, 1, EV + 8, 0, 1), draw])
-            time.sleep(0.15)                         # the GPU process is polling by now (backed off)
+            time.sleep(0.15)  # the GPU process is polling by now (backed off)
             t0 = time.perf_counter()
             g.pool.write(EV + 8, (1).to_bytes(4, "little"))
             g.client.wait(seq)
@@ -76,12 +85,9 @@ def main() -> None:
         waits = sum(c[0] == P.OP_EVENT_WAIT for c in split)
         print(f"draws {a.draws}, runs {a.runs}, device {g.client.device}")
         print(f"plain    {best['plain']:8.1f} ms")
-        print(f"split    {best['split']:8.1f} ms  ({waits} waits, {waits + 1} parts)  "
-              f"ratio {best['split'] / best['plain']:.2f}")
-        print(f"signals  {best['signals']:8.1f} ms  ({a.draws} EVENT_SIGNAL ADD)  "
-              f"ratio {best['signals'] / best['plain']:.2f}")
-        print(f"release  median {statistics.median(lat):6.1f} ms, max {max(lat):6.1f} ms "
-              "(CPU write of the event -> completed)")
+        print(f"split    {best['split']:8.1f} ms  ({waits} waits, {waits + 1} parts)  ratio {best['split'] / best['plain']:.2f}")
+        print(f"signals  {best['signals']:8.1f} ms  ({a.draws} EVENT_SIGNAL ADD)  ratio {best['signals'] / best['plain']:.2f}")
+        print(f"release  median {statistics.median(lat):6.1f} ms, max {max(lat):6.1f} ms (CPU write of the event -> completed)")
     finally:
         g.close()
 

@@ -12,6 +12,7 @@ NVIDIA's modifier (public, Linux drm_fourcc.h): vendor 0x03 in bits 56-63; 0x10 
 linear; bits 0-3 the block height log2 (GOBs); 12-19 the page kind; 20-21 the GOB height /
 kind generation; 22 sector layout; 23-25 compression.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,7 @@ from gpu_host import blocklinear  # noqa: E402
 from gpu_host.vkdevice import COLOR_LAYERS, COLOR_RANGE, Device  # noqa: E402
 
 FMT = vk.VK_FORMAT_R8G8B8A8_UNORM
-W, H = 64, 256         # 256 bytes a row: 4 GOBs wide; 256 rows: 32 GOBs, the tallest block (2^5 GOBs)
+W, H = 64, 256  # 256 bytes a row: 4 GOBs wide; 256 rows: 32 GOBs, the tallest block (2^5 GOBs)
 
 
 def modifiers(d: Device) -> list[int]:
@@ -43,16 +44,25 @@ def modifiers(d: Device) -> list[int]:
     arr = ffi.new("VkDrmFormatModifierPropertiesEXT[]", max(1, lst.drmFormatModifierCount))
     lst.pDrmFormatModifierProperties = arr
     lib.vkGetPhysicalDeviceFormatProperties2(d.pd, FMT, p2)
-    want = 0x4000 | 0x8000     # VK_FORMAT_FEATURE_TRANSFER_DST_BIT | _SRC_BIT (1.1 core; the binding lacks the names)
-    return [int(arr[i].drmFormatModifier) for i in range(lst.drmFormatModifierCount)
-            if arr[i].drmFormatModifierPlaneCount == 1
-            and (arr[i].drmFormatModifierTilingFeatures & want) == want]
+    want = 0x4000 | 0x8000  # VK_FORMAT_FEATURE_TRANSFER_DST_BIT | _SRC_BIT (1.1 core; the binding lacks the names)
+    return [
+        int(arr[i].drmFormatModifier)
+        for i in range(lst.drmFormatModifierCount)
+        if arr[i].drmFormatModifierPlaneCount == 1 and (arr[i].drmFormatModifierTilingFeatures & want) == want
+    ]
 
 
 def decode(mod: int) -> dict:
-    return {"modifier": f"{mod:#018x}", "vendor": mod >> 56, "block_linear": bool(mod & 0x10),
-            "block_height_log2": mod & 0xF, "kind": (mod >> 12) & 0xFF, "gob_generation": (mod >> 20) & 3,
-            "sector_layout": (mod >> 22) & 1, "compression": (mod >> 23) & 7}
+    return {
+        "modifier": f"{mod:#018x}",
+        "vendor": mod >> 56,
+        "block_linear": bool(mod & 0x10),
+        "block_height_log2": mod & 0xF,
+        "kind": (mod >> 12) & 0xFF,
+        "gob_generation": (mod >> 20) & 3,
+        "sector_layout": (mod >> 22) & 1,
+        "compression": (mod >> 23) & 7,
+    }
 
 
 def pattern() -> np.ndarray:
@@ -87,42 +97,82 @@ def raw_bytes(d: Device, mod: int | None, lin: np.ndarray) -> bytes:
     if r != 0:
         raise RuntimeError(f"vkCreateImage with modifier {mod:#x}: VkResult {r}")
     ireq = vk.vkGetImageMemoryRequirements(d.device, img[0])
-    alias = vk.vkCreateBuffer(d.device, vk.VkBufferCreateInfo(
-        size=ireq.size, usage=vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
+    alias = vk.vkCreateBuffer(
+        d.device,
+        vk.VkBufferCreateInfo(
+            size=ireq.size, usage=vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE
+        ),
+        None,
+    )
     breq = vk.vkGetBufferMemoryRequirements(d.device, alias)
     bits = ireq.memoryTypeBits & breq.memoryTypeBits
     if not bits:
-        raise RuntimeError(f"no memory type serves both the image ({ireq.memoryTypeBits:#x}) and a buffer "
-                           f"({breq.memoryTypeBits:#x})")
+        raise RuntimeError(
+            f"no memory type serves both the image ({ireq.memoryTypeBits:#x}) and a buffer ({breq.memoryTypeBits:#x})"
+        )
     mt = d._mem_type(bits, 0)
-    mem = vk.vkAllocateMemory(d.device, vk.VkMemoryAllocateInfo(
-        allocationSize=max(ireq.size, breq.size), memoryTypeIndex=mt), None)
+    mem = vk.vkAllocateMemory(
+        d.device, vk.VkMemoryAllocateInfo(allocationSize=max(ireq.size, breq.size), memoryTypeIndex=mt), None
+    )
     vk.vkBindImageMemory(d.device, img[0], mem, 0)
     vk.vkBindBufferMemory(d.device, alias, mem, 0)
     up = d.buffer(lin.size, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT)
-    up.mapped[0:lin.size] = lin.tobytes()
+    up.mapped[0 : lin.size] = lin.tobytes()
     down = d.buffer(ireq.size, vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
     cb = d.begin_once()
 
     def barrier(old: int, new: int) -> None:
-        vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                                0, 1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                                          dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT
-                                                          | vk.VK_ACCESS_MEMORY_WRITE_BIT)],
-                                0, None, 1, [vk.VkImageMemoryBarrier(
-                                    srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                    dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                    oldLayout=old, newLayout=new, srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img[0],
-                                    subresourceRange=COLOR_RANGE)])
+        vk.vkCmdPipelineBarrier(
+            cb,
+            vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+            vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+            0,
+            1,
+            [
+                vk.VkMemoryBarrier(
+                    srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                    dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                )
+            ],
+            0,
+            None,
+            1,
+            [
+                vk.VkImageMemoryBarrier(
+                    srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                    dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                    oldLayout=old,
+                    newLayout=new,
+                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                    image=img[0],
+                    subresourceRange=COLOR_RANGE,
+                )
+            ],
+        )
+
     barrier(vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_GENERAL)
-    vk.vkCmdCopyBufferToImage(cb, up.handle, img[0], vk.VK_IMAGE_LAYOUT_GENERAL, 1, [vk.VkBufferImageCopy(
-        bufferOffset=0, bufferRowLength=0, bufferImageHeight=0, imageSubresource=COLOR_LAYERS,
-        imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(W, H, 1))])
+    vk.vkCmdCopyBufferToImage(
+        cb,
+        up.handle,
+        img[0],
+        vk.VK_IMAGE_LAYOUT_GENERAL,
+        1,
+        [
+            vk.VkBufferImageCopy(
+                bufferOffset=0,
+                bufferRowLength=0,
+                bufferImageHeight=0,
+                imageSubresource=COLOR_LAYERS,
+                imageOffset=vk.VkOffset3D(0, 0, 0),
+                imageExtent=vk.VkExtent3D(W, H, 1),
+            )
+        ],
+    )
     barrier(vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_IMAGE_LAYOUT_GENERAL)
     vk.vkCmdCopyBuffer(cb, alias, down.handle, 1, [vk.VkBufferCopy(srcOffset=0, dstOffset=0, size=ireq.size)])
     d.end_once(cb)
-    raw = bytes(down.mapped[0:ireq.size])
+    raw = bytes(down.mapped[0 : ireq.size])
     d.free_buffer(up)
     d.free_buffer(down)
     vk.vkDestroyBuffer(d.device, alias, None)
@@ -157,7 +207,7 @@ def main() -> int:
     if a.linear:
         d = Device()
         raw = np.frombuffer(raw_bytes(d, None, lin), np.uint8)
-        print("linear image read back raw:", bool((raw[:lin.size] == lin.reshape(-1)).all()))
+        print("linear image read back raw:", bool((raw[: lin.size] == lin.reshape(-1)).all()))
         d.close()
         return 0
     d = Device(device_extensions=["VK_EXT_image_drm_format_modifier"])
@@ -168,7 +218,7 @@ def main() -> int:
             continue
         try:
             info["match"] = check(raw_bytes(d, mod, lin), lin, info["block_height_log2"])
-        except Exception as e:      # one modifier the driver lists but will not make: say so, go on
+        except Exception as e:  # one modifier the driver lists but will not make: say so, go on
             info["error"] = f"{type(e).__name__}: {e}"
         results["modifiers"].append(info)
         print(json.dumps(info), flush=True)

@@ -21,6 +21,7 @@ the reference has within 3x3 (an edge or a nearest-sampled texel boundary moved 
 rasterisation and sampling decisions show up there, filtering and arithmetic as small
 differences in interiors.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,26 +48,43 @@ from nxrecomp.common.errors import NxError  # noqa: E402
 @dataclass
 class FrameDiff:
     frame: int
-    identical: bool          # byte-identical RGBA
-    max_diff: int            # largest |a - b| over pixels and channels
-    mean_diff: float         # mean |a - b| over all pixels and channels
-    over: int                # pixels whose largest channel difference exceeds the tolerance
-    over_on_edges: int       # ... of which on an edge of the reference image
-    over_neighbour: int      # ... of which show a colour the reference has within 3x3 (an edge or texel moved)
-    bbox: tuple[int, int, int, int] | None   # y0, x0, y1, x1 (inclusive) of the pixels over tolerance
+    identical: bool  # byte-identical RGBA
+    max_diff: int  # largest |a - b| over pixels and channels
+    mean_diff: float  # mean |a - b| over all pixels and channels
+    over: int  # pixels whose largest channel difference exceeds the tolerance
+    over_on_edges: int  # ... of which on an edge of the reference image
+    over_neighbour: int  # ... of which show a colour the reference has within 3x3 (an edge or texel moved)
+    bbox: tuple[int, int, int, int] | None  # y0, x0, y1, x1 (inclusive) of the pixels over tolerance
 
 
 def nxrecomp(*args: str, env: dict | None = None, timeout: float = 1800) -> None:
-    r = subprocess.run([sys.executable, "-m", "nxrecomp.app.cli", *args], cwd=ROOT, text=True, capture_output=True,
-                       env={**os.environ, **(env or {})}, timeout=timeout)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp.app.cli", *args],
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
     if r.returncode != 0:
         raise NxError(f"nxrecomp {' '.join(args)} exited {r.returncode}: {(r.stdout + r.stderr).strip()[-1500:]}")
 
 
 def record_demo(out: Path, frames: int, shaders: str) -> Path:
     rec = out / f"demo_{shaders}.rec"
-    nxrecomp("demo", "--frames", str(frames), "--record", str(rec), "--shaders", shaders,
-             "--out", str(out / f"demo_{shaders}.run"), "--screenshot-every", "0")
+    nxrecomp(
+        "demo",
+        "--frames",
+        str(frames),
+        "--record",
+        str(rec),
+        "--shaders",
+        shaders,
+        "--out",
+        str(out / f"demo_{shaders}.run"),
+        "--screenshot-every",
+        "0",
+    )
     return rec
 
 
@@ -84,7 +102,7 @@ def record_gfx(out: Path, frames: int) -> Path:
     rom.write_bytes(pack_romfs({**shader_files(), "/config/frames": str(frames).encode()}))
     recompile_exefs(exefs, work / "bundle", romfs=rom)
     rec = out / "gfx.rec"
-    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
+    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:  # short: UNIX socket names
         nxrecomp("run", str(work / "bundle"), "--run-dir", run_dir, "--record", str(rec))
     return rec
 
@@ -96,7 +114,7 @@ def record_guest(out: Path, name: str, c_text: str, romfs_files: dict[str, bytes
 
     bundle = bundle_from_c(c_text, romfs_files, out / f"{name}.build")
     rec = out / f"{name}.rec"
-    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:     # short: UNIX socket names
+    with tempfile.TemporaryDirectory(prefix="nxcmp") as run_dir:  # short: UNIX socket names
         nxrecomp("run", str(bundle), "--run-dir", run_dir, "--record", str(rec))
     return rec
 
@@ -107,9 +125,17 @@ def record_depth(out: Path) -> Path:
     from cpu_host.gpu_client.shaders import compile_glsl
     from tests.horizon import test_horizon_nvn_depth as t
 
-    return record_guest(out, "depth", t.c_program(), {
-        "/shaders/z.vs": compile_glsl(t.VS, "vert"), "/shaders/z.fs": compile_glsl(t.FS, "frag"),
-        "/shaders/shadow.vs": compile_glsl(t.SHADOW_VS, "vert"), "/shaders/shadow.fs": compile_glsl(t.SHADOW_FS, "frag")})
+    return record_guest(
+        out,
+        "depth",
+        t.c_program(),
+        {
+            "/shaders/z.vs": compile_glsl(t.VS, "vert"),
+            "/shaders/z.fs": compile_glsl(t.FS, "frag"),
+            "/shaders/shadow.vs": compile_glsl(t.SHADOW_VS, "vert"),
+            "/shaders/shadow.fs": compile_glsl(t.SHADOW_FS, "frag"),
+        },
+    )
 
 
 def record_mrt(out: Path) -> Path:
@@ -118,9 +144,17 @@ def record_mrt(out: Path) -> Path:
     from cpu_host.gpu_client.shaders import compile_glsl
     from tests.horizon import test_horizon_nvn_mrt as t
 
-    return record_guest(out, "mrt", t.c_program(), {
-        "/shaders/gb.vs": compile_glsl(t.GB_VS, "vert"), "/shaders/gb.fs": compile_glsl(t.GB_FS, "frag"),
-        "/shaders/resolve.vs": compile_glsl(t.RESOLVE_VS, "vert"), "/shaders/resolve.fs": compile_glsl(t.RESOLVE_FS, "frag")})
+    return record_guest(
+        out,
+        "mrt",
+        t.c_program(),
+        {
+            "/shaders/gb.vs": compile_glsl(t.GB_VS, "vert"),
+            "/shaders/gb.fs": compile_glsl(t.GB_FS, "frag"),
+            "/shaders/resolve.vs": compile_glsl(t.RESOLVE_VS, "vert"),
+            "/shaders/resolve.fs": compile_glsl(t.RESOLVE_FS, "frag"),
+        },
+    )
 
 
 def record_msaa(out: Path) -> Path:
@@ -129,8 +163,9 @@ def record_msaa(out: Path) -> Path:
     from cpu_host.gpu_client.shaders import compile_glsl
     from tests.horizon import test_horizon_nvn_msaa as t
 
-    return record_guest(out, "msaa", t.c_program(), {
-        "/shaders/tri.vs": compile_glsl(t.VS, "vert"), "/shaders/tri.fs": compile_glsl(t.FS, "frag")})
+    return record_guest(
+        out, "msaa", t.c_program(), {"/shaders/tri.vs": compile_glsl(t.VS, "vert"), "/shaders/tri.fs": compile_glsl(t.FS, "frag")}
+    )
 
 
 def replay(rec: Path, out: Path) -> None:
@@ -144,11 +179,12 @@ def frame_files(src: Path, scratch: Path) -> dict[int, Path]:
             raise NxError("neither a folder nor a tar file", path=str(src))
         dest = scratch / hashlib.sha256(str(src).encode()).hexdigest()[:12]
         with tarfile.open(src) as t:
-            if hasattr(tarfile, "data_filter"):      # refuses absolute paths and links out of dest
+            if hasattr(tarfile, "data_filter"):  # refuses absolute paths and links out of dest
                 t.extractall(dest, filter="data")
             else:
-                if any(m.name.startswith("/") or ".." in Path(m.name).parts or not (m.isfile() or m.isdir())
-                       for m in t.getmembers()):
+                if any(
+                    m.name.startswith("/") or ".." in Path(m.name).parts or not (m.isfile() or m.isdir()) for m in t.getmembers()
+                ):
                     raise NxError("tar file holds links or paths outside its folder", path=str(src))
                 t.extractall(dest)
         src = dest
@@ -179,7 +215,7 @@ def shifted(img: np.ndarray):
     h, w = img.shape[:2]
     for dy in range(3):
         for dx in range(3):
-            yield p[dy:dy + h, dx:dx + w]
+            yield p[dy : dy + h, dx : dx + w]
 
 
 def edges(img: np.ndarray) -> np.ndarray:
@@ -209,14 +245,23 @@ def compare(frame: int, ref: np.ndarray, got: np.ndarray, tol: int) -> FrameDiff
     bbox = (int(ys.min()), int(xs.min()), int(ys.max()), int(xs.max())) if len(ys) else None
     if not over.any():
         return FrameDiff(frame, bool((d == 0).all()), int(d.max()), float(d.mean()), 0, 0, 0, None)
-    return FrameDiff(frame, False, int(d.max()), float(d.mean()), int(over.sum()), int((over & edges(ref)).sum()),
-                     int((over & near_neighbour(ref, got, tol)).sum()), bbox)
+    return FrameDiff(
+        frame,
+        False,
+        int(d.max()),
+        float(d.mean()),
+        int(over.sum()),
+        int((over & edges(ref)).sum()),
+        int((over & near_neighbour(ref, got, tol)).sum()),
+        bbox,
+    )
 
 
 def oracle(name: str, frame: int) -> np.ndarray:
     if name != "gfx":
         raise NxError(f"unknown oracle {name!r} (known: gfx)")
     from tests.horizon.test_horizon_nvn import expected_frame
+
     return expected_frame(frame)
 
 
@@ -233,11 +278,16 @@ def diff_image(ref: np.ndarray, got: np.ndarray) -> np.ndarray:
 # beside, on PATH/LD_LIBRARY_PATH: spirv-val (gpu_host validates every program with it),
 # glslangValidator (bench/gpu_split.py's GLSL, cached) and a few X libraries.
 DEBS_ROOT = ["libvulkan1", "libegl1", "libglvnd0", "libopengl0", "libgl1", "libglx0", "libgles2"]
-DEBS_SIDE = ["spirv-tools", "glslang-tools", "libx11-6", "libxcb1", "libxau6", "libxdmcp6", "libxext6", "libbsd0",
-             "libmd0"]
+DEBS_SIDE = ["spirv-tools", "glslang-tools", "libx11-6", "libxcb1", "libxau6", "libxdmcp6", "libxext6", "libbsd0", "libmd0"]
 WHEELS = ["vulkan", "cffi", "pycparser", "msgpack", "grpcio", "grpcio-health-checking", "protobuf"]
-PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
-             "manylinux2014_x86_64", "manylinux1_x86_64"]
+PLATFORMS = [
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_24_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+]
 
 DEVICE_SH = r"""# Written by bench/gpu_nvidia_compare.py stage; runs on the device machine from the repo root.
 # Env: SKIP_GOB=1, SKIP_PIPELINES=1, SKIP_REPLAY=1, SKIP_SPLIT=1, SPLIT_RUNS (1), SPLIT_FRAMES (11).
@@ -299,9 +349,28 @@ def cmd_stage(a: argparse.Namespace) -> None:
     run_ok(["apt-get", "download", *DEBS_SIDE], carry / "deb", "apt-get download")
     plat = [x for p in PLATFORMS for x in ("--platform", p)]
     pins = [f"{w}=={importlib.metadata.version(w)}" for w in WHEELS]
-    run_ok([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "--python-version",
-            "3.12", "--implementation", "cp", *plat, "-d", str(carry / "whl"), *pins], ROOT, "pip download")
-    with tempfile.TemporaryDirectory() as d:       # stubs of the .proto files as they are now
+    run_ok(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.12",
+            "--implementation",
+            "cp",
+            *plat,
+            "-d",
+            str(carry / "whl"),
+            *pins,
+        ],
+        ROOT,
+        "pip download",
+    )
+    with tempfile.TemporaryDirectory() as d:  # stubs of the .proto files as they are now
         (Path(d) / "proto").mkdir()
         for f in [*(ROOT / "proto").glob("*.proto"), ROOT / "proto" / "gen.py", ROOT / "proto" / "__init__.py"]:
             shutil.copy(f, Path(d) / "proto")
@@ -310,7 +379,8 @@ def cmd_stage(a: argparse.Namespace) -> None:
             shutil.copy(f, carry / "proto")
     sys.path.insert(0, str(ROOT / "tests" / "gpu_host"))
     from gpu_guest import COLOR_FS, COLOR_VS
-    GlslSource(COLOR_VS, COLOR_FS).spirv()          # make sure gpu_split's shaders are cached
+
+    GlslSource(COLOR_VS, COLOR_FS).spirv()  # make sure gpu_split's shaders are cached
     cache = Path(settings.get("nxrecomp", "cache_dir"))
     for f in (cache / "glsl").glob("*.spv"):
         shutil.copy(f, carry / "cache" / "glsl")
@@ -319,8 +389,10 @@ def cmd_stage(a: argparse.Namespace) -> None:
         shutil.copy(r, carry / "rec")
     (carry / "device.sh").write_text(DEVICE_SH)
     size = sum(f.stat().st_size for f in carry.rglob("*") if f.is_file())
-    print(f"staged {len(recs)} recordings and the device's needs in {carry}: {size / 2**20:.1f} MiB "
-          f"(the device tool carries at most 64 MiB with the working tree)")
+    print(
+        f"staged {len(recs)} recordings and the device's needs in {carry}: {size / 2**20:.1f} MiB "
+        f"(the device tool carries at most 64 MiB with the working tree)"
+    )
 
 
 def cmd_record(a: argparse.Namespace) -> None:
@@ -341,8 +413,9 @@ def cmd_record(a: argparse.Namespace) -> None:
         recs.append(record_msaa(out))
     for rec in recs:
         replay(rec, out / rec.name.replace(".rec", ".lavapipe"))
-        print(f"{rec}  ({rec.stat().st_size / 2**20:.1f} MiB) -> lavapipe frames in "
-              f"{out / rec.name.replace('.rec', '.lavapipe')}")
+        print(
+            f"{rec}  ({rec.stat().st_size / 2**20:.1f} MiB) -> lavapipe frames in {out / rec.name.replace('.rec', '.lavapipe')}"
+        )
 
 
 def cmd_compare(a: argparse.Namespace) -> None:
@@ -353,8 +426,7 @@ def cmd_compare(a: argparse.Namespace) -> None:
             only_r, only_o = sorted(set(ref) - set(other)), sorted(set(other) - set(ref))
             raise NxError(f"frame sets differ: only in {a.ref}: {only_r[:10]}, only in {a.other}: {only_o[:10]}")
         diffs, worst = [], None
-        print(f"{'frame':>6} {'max':>4} {'mean':>8} {f'>{a.tol}':>7} {'on edges':>8} {'3x3 colour':>10}  "
-              "bbox (y0,x0,y1,x1)")
+        print(f"{'frame':>6} {'max':>4} {'mean':>8} {f'>{a.tol}':>7} {'on edges':>8} {'3x3 colour':>10}  bbox (y0,x0,y1,x1)")
         for f in sorted(ref):
             r, g = read_rgba(ref[f]), read_rgba(other[f])
             fd = compare(f, r, g, a.tol)
@@ -362,33 +434,36 @@ def cmd_compare(a: argparse.Namespace) -> None:
             if worst is None or (fd.over, fd.max_diff) > (worst[0].over, worst[0].max_diff):
                 worst = (fd, r, g)
             if not fd.identical or a.all:
-                print(f"{f:6d} {fd.max_diff:4d} {fd.mean_diff:8.4f} {fd.over:7d} {fd.over_on_edges:8d} "
-                      f"{fd.over_neighbour:10d}  {fd.bbox}")
+                print(
+                    f"{f:6d} {fd.max_diff:4d} {fd.mean_diff:8.4f} {fd.over:7d} {fd.over_on_edges:8d} "
+                    f"{fd.over_neighbour:10d}  {fd.bbox}"
+                )
             if a.oracle:
                 want = oracle(a.oracle, f)
                 for label, img in (("ref", r), ("other", g)):
                     od = compare(f, want, img, a.tol)
                     if od.over:
-                        print(f"{'':6} oracle vs {label}: max {od.max_diff}, {od.over} pixels over {a.tol}, "
-                              f"bbox {od.bbox}")
+                        print(f"{'':6} oracle vs {label}: max {od.max_diff}, {od.over} pixels over {a.tol}, bbox {od.bbox}")
         n = len(diffs)
         ident = sum(d.identical for d in diffs)
         within = sum(d.over == 0 for d in diffs)
-        print(f"\n{n} frames ({ref[min(ref)].parent} vs {other[min(other)].parent}): {ident} byte-identical, "
-              f"{within} within tolerance {a.tol}; max difference {max(d.max_diff for d in diffs)}, "
-              f"mean difference {sum(d.mean_diff for d in diffs) / n:.5f}, pixels over tolerance "
-              f"{sum(d.over for d in diffs)} in all (on edges {sum(d.over_on_edges for d in diffs)}; showing a colour "
-              f"the reference has within 3x3 {sum(d.over_neighbour for d in diffs)}), "
-              f"most in one frame {max(d.over for d in diffs)}")
-        if a.reference:     # the demo test's own rule (tests/demo/test_demo.py close_to_reference)
+        print(
+            f"\n{n} frames ({ref[min(ref)].parent} vs {other[min(other)].parent}): {ident} byte-identical, "
+            f"{within} within tolerance {a.tol}; max difference {max(d.max_diff for d in diffs)}, "
+            f"mean difference {sum(d.mean_diff for d in diffs) / n:.5f}, pixels over tolerance "
+            f"{sum(d.over for d in diffs)} in all (on edges {sum(d.over_on_edges for d in diffs)}; showing a colour "
+            f"the reference has within 3x3 {sum(d.over_neighbour for d in diffs)}), "
+            f"most in one frame {max(d.over for d in diffs)}"
+        )
+        if a.reference:  # the demo test's own rule (tests/demo/test_demo.py close_to_reference)
             sys.path.insert(0, str(ROOT / "tests" / "demo"))
             from test_demo import close_to_reference
+
             for ref_png in sorted(Path(a.reference).glob("frame_*.png")):
                 f = int(ref_png.stem.split("_")[1])
                 if f in other:
                     ok, why = close_to_reference(read_rgba(other[f]), read_rgba(ref_png))
-                    print(f"reference picture {ref_png.name}: {'within' if ok else 'OUTSIDE'} the demo test's "
-                          f"tolerance ({why})")
+                    print(f"reference picture {ref_png.name}: {'within' if ok else 'OUTSIDE'} the demo test's tolerance ({why})")
         if a.diff_png and worst is not None:
             img = diff_image(worst[1], worst[2])
             tmp = Path(a.diff_png).with_suffix(".tmp")
@@ -421,8 +496,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("other", help="the other device's frames")
     c.add_argument("--tol", type=int, default=2, help="a pixel differs when a channel differs by more (2)")
     c.add_argument("--all", action="store_true", help="print identical frames too")
-    c.add_argument("--reference", help="also check the other frames against the demo's reference pictures "
-                                       "(tests/demo/reference) with the demo test's tolerance")
+    c.add_argument(
+        "--reference",
+        help="also check the other frames against the demo's reference pictures "
+        "(tests/demo/reference) with the demo test's tolerance",
+    )
     c.add_argument("--oracle", help="also compare both with an independent expectation (gfx)")
     c.add_argument("--diff-png", help="write the worst frame as reference | other | difference x16")
     c.set_defaults(func=cmd_compare)

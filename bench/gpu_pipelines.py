@@ -18,6 +18,7 @@ one after another (``gpu_host.pipeline_threads = 0``), made by 4 workers in para
 replay waits (policy ``wait``: the same frame), and the ``skip`` policy (no wait: the frame is
 drawn without those draws; the next frames are replayed until every draw is drawn).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -57,7 +58,7 @@ def worker(programs: int, library: bool) -> dict:
     from gpu_host.vkdevice import Device
     from nxrecomp.common import settings
 
-    progs = [GlslSource(COLOR_VS, fragment(k)).spirv() for k in range(programs)]     # outside the timing
+    progs = [GlslSource(COLOR_VS, fragment(k)).spirv() for k in range(programs)]  # outside the timing
     dev = Device()
     objs = Objects(memory=None)
     cache = cache_file(dev, settings.get("nxrecomp", "cache_dir"))
@@ -72,8 +73,7 @@ def worker(programs: int, library: bool) -> dict:
                     pipes.get(p, layout, getattr(vk, fmt), blend)
                     n += 1
     dt = time.perf_counter() - t
-    out = {"device": dev.name, "library": pipes.library, "pipelines": n, "seconds": dt,
-           "parts": len(pipes.parts)}
+    out = {"device": dev.name, "library": pipes.library, "pipelines": n, "seconds": dt, "parts": len(pipes.parts)}
     pipes.close()
     dev.close()
     return out
@@ -89,7 +89,7 @@ def frame_worker(programs: int) -> dict:
     from gpu_host.objects import MappedPools
     from gpu_host.vkdevice import Device
 
-    progs = [GlslSource(COLOR_VS, fragment(k)).spirv() for k in range(programs)]     # outside the timing
+    progs = [GlslSource(COLOR_VS, fragment(k)).spirv() for k in range(programs)]  # outside the timing
     pool = Pool(1, 1 << 16)
     pool.write(0, rect_px(0, 0, 4, 4, 64, 64).tobytes())
     pool.write(4096, ubo((1, 0.5, 0.25, 1)))
@@ -99,10 +99,25 @@ def frame_worker(programs: int) -> dict:
     eng = Engine(dev, mp, keep_frames=2)
     for i, (v, f) in enumerate(progs):
         eng.register_program(1 + i, v, f)
-    eng.register_texture(id=7, pool=0, offset=0, width=64, height=64, format="RGBA8", block_linear=False,
-                         block_height_log2=0, pitch=0, render_target=True)
-    cmds = [(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, 1, 0, 48),
-            (P.OP_UNIFORM, 0, 1, 4096, 48)]
+    eng.register_texture(
+        id=7,
+        pool=0,
+        offset=0,
+        width=64,
+        height=64,
+        format="RGBA8",
+        block_linear=False,
+        block_height_log2=0,
+        pitch=0,
+        render_target=True,
+    )
+    cmds = [
+        (P.OP_TARGET, 7),
+        (P.OP_CLEAR, 0, 0, 0, 1),
+        (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+        (P.OP_VERTEX, 1, 0, 48),
+        (P.OP_UNIFORM, 0, 1, 4096, 48),
+    ]
     for k in range(programs):
         cmds += [(P.OP_PROGRAM, 1 + k), (P.OP_DRAW, 6, 1, 0, 0)]
     t = time.perf_counter()
@@ -110,7 +125,7 @@ def frame_worker(programs: int) -> dict:
     first = time.perf_counter() - t
     out = {"device": dev.name, "first_ms": first * 1000, "skipped": res.skipped}
     n = 1
-    while res.skipped and n < 100000:        # the skip policy: frames until every draw is drawn
+    while res.skipped and n < 100000:  # the skip policy: frames until every draw is drawn
         n += 1
         res = eng.submit(n, cmds + [(P.OP_PRESENT, n, 7)])
     out["complete_ms"] = (time.perf_counter() - t) * 1000
@@ -123,34 +138,51 @@ def frame_worker(programs: int) -> dict:
 
 
 def run_frames(programs: int, threads: int, policy: str) -> dict:
-    env = {**os.environ, "NXRECOMP_GPU_HOST_PIPELINE_THREADS": str(threads),
-           "NXRECOMP_GPU_HOST_PIPELINE_NOT_READY": policy, "NXRECOMP_GPU_HOST_PIPELINE_CACHE": "0",
-           # the drivers' own disk caches off too (Mesa's, NVIDIA's): every run compiles
-           "MESA_SHADER_CACHE_DISABLE": "true", "__GL_SHADER_DISK_CACHE": "0"}
-    r = subprocess.run([sys.executable, __file__, "--frame-worker", str(programs)], capture_output=True, text=True,
-                       env=env, timeout=1200)
+    env = {
+        **os.environ,
+        "NXRECOMP_GPU_HOST_PIPELINE_THREADS": str(threads),
+        "NXRECOMP_GPU_HOST_PIPELINE_NOT_READY": policy,
+        "NXRECOMP_GPU_HOST_PIPELINE_CACHE": "0",
+        # the drivers' own disk caches off too (Mesa's, NVIDIA's): every run compiles
+        "MESA_SHADER_CACHE_DISABLE": "true",
+        "__GL_SHADER_DISK_CACHE": "0",
+    }
+    r = subprocess.run(
+        [sys.executable, __file__, "--frame-worker", str(programs)], capture_output=True, text=True, env=env, timeout=1200
+    )
     if r.returncode != 0:
         raise SystemExit(f"worker failed: {r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def first_frame(programs: int) -> None:
-    rows = [("on the replay thread", run_frames(programs, 0, "wait")),
-            ("4 workers, wait", run_frames(programs, 4, "wait")),
-            ("4 workers, skip", run_frames(programs, 4, "skip"))]
+    rows = [
+        ("on the replay thread", run_frames(programs, 0, "wait")),
+        ("4 workers, wait", run_frames(programs, 4, "wait")),
+        ("4 workers, skip", run_frames(programs, 4, "skip")),
+    ]
     print(f"device {rows[0][1]['device']}: the first frame drawing with {programs} programs, no pipeline made yet")
     for name, r in rows:
-        print(f"  {name:22s} first frame {r['first_ms']:8.1f} ms ({r['skipped']} draws skipped); every draw drawn "
-              f"after {r['complete_ms']:8.1f} ms, {r['frames']} frames")
+        print(
+            f"  {name:22s} first frame {r['first_ms']:8.1f} ms ({r['skipped']} draws skipped); every draw drawn "
+            f"after {r['complete_ms']:8.1f} ms, {r['frames']} frames"
+        )
     assert len({r["sha256"] for _, r in rows}) == 1, "the complete frames differ"
-    print(f"  wait with workers / on the replay thread: {rows[1][1]['first_ms'] / rows[0][1]['first_ms']:.3f}; "
-          "complete frames identical (SHA-256)")
+    print(
+        f"  wait with workers / on the replay thread: {rows[1][1]['first_ms'] / rows[0][1]['first_ms']:.3f}; "
+        "complete frames identical (SHA-256)"
+    )
 
 
 def run(programs: int, cache_dir: str, library: bool) -> dict:
     env = {**os.environ, "NXRECOMP_NXRECOMP_CACHE_DIR": cache_dir}
-    r = subprocess.run([sys.executable, __file__, "--worker", str(programs), "1" if library else "0"],
-                       capture_output=True, text=True, env=env, timeout=1200)
+    r = subprocess.run(
+        [sys.executable, __file__, "--worker", str(programs), "1" if library else "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+    )
     if r.returncode != 0:
         raise SystemExit(f"worker failed: {r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -171,19 +203,21 @@ def main() -> None:
         return
     if a.first_frame:
         return first_frame(a.programs)
-    glsl = os.environ.get("NXRECOMP_NXRECOMP_CACHE_DIR")   # glslang results may be shared
+    glsl = os.environ.get("NXRECOMP_NXRECOMP_CACHE_DIR")  # glslang results may be shared
     with tempfile.TemporaryDirectory() as d1, tempfile.TemporaryDirectory() as d2:
         if glsl:
             for d in (d1, d2):
                 if (Path(glsl) / "glsl").exists():
                     os.symlink(Path(glsl) / "glsl", Path(d) / "glsl")
-        whole = run(a.programs, d1, False)          # fills d1's disk cache
+        whole = run(a.programs, d1, False)  # fills d1's disk cache
         linked = run(a.programs, d2, True)
-        warm = run(a.programs, d1, False)           # a new process, d1's cache warm
+        warm = run(a.programs, d1, False)  # a new process, d1's cache warm
     per = {k: r["seconds"] / r["pipelines"] * 1000 for k, r in (("whole", whole), ("linked", linked), ("warm", warm))}
-    print(f"device {whole['device']}: {whole['pipelines']} pipelines ({a.programs} programs x {len(LAYOUTS)} layouts "
-          f"x {len(FORMATS)} formats x 2 blend states); linked from {linked['parts']} parts"
-          + ("" if linked["library"] else " [the driver has no pipeline library: linked = whole]"))
+    print(
+        f"device {whole['device']}: {whole['pipelines']} pipelines ({a.programs} programs x {len(LAYOUTS)} layouts "
+        f"x {len(FORMATS)} formats x 2 blend states); linked from {linked['parts']} parts"
+        + ("" if linked["library"] else " [the driver has no pipeline library: linked = whole]")
+    )
     for k in ("whole", "linked", "warm"):
         print(f"  {k:7s} {per[k]:8.2f} ms per pipeline")
     print(f"  linked/whole {per['linked'] / per['whole']:.3f}   warm/whole {per['warm'] / per['whole']:.3f}")

@@ -3,6 +3,7 @@ and without the warm standby process.  Prints median / max and the ratio.
 
     .venv/bin/python bench/gpu_restart.py [--kills 10]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,10 +29,10 @@ from nxrecomp.app.supervisor import Policy, Supervisor  # noqa: E402
 def measure(kills: int, standby: bool) -> list[float]:
     run_dir = Path(tempfile.mkdtemp(prefix="nxb"))
     spec = gpu_spec(run_dir)
-    spec.env["NXRECOMP_NXRECOMP_LOG_LEVEL"] = "info"     # the standby says when it is ready
+    spec.env["NXRECOMP_NXRECOMP_LOG_LEVEL"] = "info"  # the standby says when it is ready
     if not standby:
         spec.standby_argv = None
-    sup = Supervisor([spec], run_dir / "run.log", Policy(max_crashes=10 ** 6))
+    sup = Supervisor([spec], run_dir / "run.log", Policy(max_crashes=10**6))
     th = threading.Thread(target=sup.run, daemon=True)
     th.start()
     c = GpuClient(run_dir, ring_capacity=1 << 20)
@@ -44,14 +45,13 @@ def measure(kills: int, standby: bool) -> list[float]:
     frame = 0
     try:
         for k in range(kills):
-            for _ in range(5):                   # a few frames between kills
+            for _ in range(5):  # a few frames between kills
                 frame += 1
                 g.step()
                 c.wait(c.submit(g.commands(pool, frame, 7)))
             deadline = time.monotonic() + 30
-            while standby and (run_dir / "run.log").read_text().count("standby: ready") <= k \
-                    and time.monotonic() < deadline:
-                time.sleep(0.05)                 # measure a restart with its spare ready
+            while standby and (run_dir / "run.log").read_text().count("standby: ready") <= k and time.monotonic() < deadline:
+                time.sleep(0.05)  # measure a restart with its spare ready
             time.sleep(0.2)
             os.kill(sup.pid("gpu"), signal.SIGKILL)
             t = time.perf_counter()
@@ -73,8 +73,10 @@ def main() -> None:
     warm = measure(a.kills, True)
     cold = measure(a.kills, False)
     for name, v in (("warm standby", warm), ("cold restart", cold)):
-        print(f"kill -> next presented frame, {name}: median {statistics.median(v) * 1000:6.0f} ms  "
-              f"max {max(v) * 1000:6.0f} ms  ({len(v)} kills)")
+        print(
+            f"kill -> next presented frame, {name}: median {statistics.median(v) * 1000:6.0f} ms  "
+            f"max {max(v) * 1000:6.0f} ms  ({len(v)} kills)"
+        )
     print(f"cold / warm: {statistics.median(cold) / statistics.median(warm):.1f}x")
 
 

@@ -4,6 +4,7 @@ socket carrying the same packets (what per-draw RPCs would cost).  Prints both a
 
     .venv/bin/python bench/gpu_ring.py [--packets 500000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,7 +68,7 @@ def ring_rate(packets: list[bytes], batch: int, commands: list | None = None, pa
     bell = os.eventfd(0, os.EFD_NONBLOCK)
     w = RingWriter(init_ring(fd, 8 << 20), bell)
     fdpass.send(conn, {"count": len(packets), "batched": commands is not None}, [fd, bell])
-    groups = [commands[i:i + batch] for i in range(0, len(commands), batch)] if commands else []
+    groups = [commands[i : i + batch] for i in range(0, len(commands), batch)] if commands else []
     if path == "encoded":
         groups = [P.encode_commands(g) for g in groups]
     t = time.perf_counter()
@@ -83,11 +84,11 @@ def ring_rate(packets: list[bytes], batch: int, commands: list | None = None, pa
                 w.publish()
     else:
         for i in range(0, len(commands), batch):
-            for rec in P.encode_records(commands[i:i + batch]):
+            for rec in P.encode_records(commands[i : i + batch]):
                 w.write(rec, timeout=30)
             w.publish()
     w.publish()
-    got = int(conn.recv(64))                    # the reader has consumed every packet
+    got = int(conn.recv(64))  # the reader has consumed every packet
     dt = time.perf_counter() - t
     child.wait()
     assert path or got == sum(map(len, packets))
@@ -98,8 +99,9 @@ def grpc_rate(packets: list[bytes]) -> float:
     d = tempfile.mkdtemp(prefix="nxb")
     addr = f"unix://{d}/g.sock"
     ident = lambda x: x  # noqa: E731
-    handler = grpc.method_handlers_generic_handler("bench.Sink", {
-        "Put": grpc.unary_unary_rpc_method_handler(lambda req, ctx: b"", ident, ident)})
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Sink", {"Put": grpc.unary_unary_rpc_method_handler(lambda req, ctx: b"", ident, ident)}
+    )
     srv = grpc.server(futures.ThreadPoolExecutor(4))
     srv.add_generic_rpc_handlers((handler,))
     srv.add_insecure_port(addr)
@@ -119,14 +121,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--packets", type=int, default=500000)
     a = ap.parse_args()
-    cmds = [(P.OP_DRAW, 6, 1, i & 0xFFFF, 0) if i % 4 else (P.OP_UNIFORM, 0, 1, 4096 * (i & 63), 256)
-            for i in range(a.packets)]
+    cmds = [(P.OP_DRAW, 6, 1, i & 0xFFFF, 0) if i % 4 else (P.OP_UNIFORM, 0, 1, 4096 * (i & 63), 256) for i in range(a.packets)]
     pk = [P.encode(*c) for c in cmds]
     r1 = ring_rate(pk, 1000)
     rb = ring_rate(pk, 10000, cmds, "records")
     rs = ring_rate(pk, 10000, cmds, "submit")
     re = ring_rate(pk, 10000, cmds, "encoded")
-    g = grpc_rate(pk[:min(len(pk), 20000)])
+    g = grpc_rate(pk[: min(len(pk), 20000)])
     print(f"ring, one record per packet (pre-encoded), doorbell every 1000: {r1:12,.0f} packets/s")
     print(f"ring, packets back to back (encode_records + unpack one by one): {rb:12,.0f} packets/s")
     print(f"ring, client submit: array records encoded at submit, 10000/sub: {rs:12,.0f} packets/s")

@@ -22,6 +22,7 @@ replay time).
 With native replay on, each frame is also sent as binary packets (ring tag 4, the transport a
 native recorder of the NVN front end will use) and timed the same way.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,11 +62,11 @@ DRAWS = (1000, 10000, 50000)
 # the ring, the join of parts / hand-over to the replay, the replay (Engine.submit_blob), the
 # completion published (header, fences, reply eventfd), the client running again; and the total.
 STEPS = ("submit", "wake", "copy", "prepare", "replay", "complete", "client_wake", "total")
-PIPE_EVERY, TEX_EVERY = 50, 5          # issue 32: a pipeline change every 50 draws, a texture bind every 5
+PIPE_EVERY, TEX_EVERY = 50, 5  # issue 32: a pipeline change every 50 draws, a texture bind every 5
 UBOS, TEXS, TEX_W = 64, 4, 8
-UBO_AT, TEX_AT = 4096, 65536           # pool offsets of the uniform ranges and of the textures
+UBO_AT, TEX_AT = 4096, 65536  # pool offsets of the uniform ranges and of the textures
 TARGET, SAMPLER = 7, 1
-PART = 16384                           # packets per binary part record (< 1 MiB)
+PART = 16384  # packets per binary part record (< 1 MiB)
 # Two programs (a pipeline each) that tint a textured quad by a uniform colour; the second swaps
 # channels so a missed PROGRAM packet would show in the frame's hash.
 BENCH_VS = """#version 450
@@ -75,12 +76,16 @@ layout(set=0, binding=0) uniform U { vec4 color; vec4 offset; vec4 step; } u;
 layout(location=0) out vec4 c;
 layout(location=1) out vec2 t;
 void main() { gl_Position = vec4(pos + u.offset.xy, 0.0, 1.0); c = u.color; t = uv; }"""
-BENCH_FS = ["""#version 450
+BENCH_FS = [
+    """#version 450
 layout(location=0) in vec4 c;
 layout(location=1) in vec2 t;
 layout(set=0, binding=4) uniform sampler2D tex;
 layout(location=0) out vec4 o;
-void main() { o = c * texture(tex, t)%s; }""" % sw for sw in ("", ".bgra")]
+void main() { o = c * texture(tex, t)%s; }"""
+    % sw
+    for sw in ("", ".bgra")
+]
 
 
 def quad() -> bytes:
@@ -91,8 +96,12 @@ def quad() -> bytes:
 
 
 def frame_commands(draws: int, frame: int) -> list[tuple]:
-    cmds = [(P.OP_TARGET, TARGET), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-            (P.OP_VERTEX, 1, 0, 96)]
+    cmds = [
+        (P.OP_TARGET, TARGET),
+        (P.OP_CLEAR, 0, 0, 0, 1),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, 1, 0, 96),
+    ]
     for i in range(draws):
         if i % PIPE_EVERY == 0:
             cmds.append((P.OP_PROGRAM, 1 + (i // PIPE_EVERY) % 2))
@@ -106,8 +115,9 @@ def frame_commands(draws: int, frame: int) -> list[tuple]:
 def fill(pool) -> None:
     pool.write(0, quad())
     for k in range(UBOS):
-        pool.write(UBO_AT + 256 * k, ubo(((k % 4 + 1) / 4, (k // 4 % 4 + 1) / 4, 0.5, 1),
-                                         (2 * (k % 8) * 8 / W, 2 * (k // 8) * 8 / H)))
+        pool.write(
+            UBO_AT + 256 * k, ubo(((k % 4 + 1) / 4, (k // 4 % 4 + 1) / 4, 0.5, 1), (2 * (k % 8) * 8 / W, 2 * (k // 8) * 8 / H))
+        )
     for k in range(TEXS):
         rgba = np.zeros((TEX_W, TEX_W, 4), np.uint8)
         rgba[..., k % 3] = 255
@@ -118,8 +128,9 @@ def fill(pool) -> None:
 
 def textures() -> list[TextureDesc]:
     return [TextureDesc(TARGET, 0, 0, W, H, "RGBA8", render_target=True)] + [
-        TextureDesc(10 + k, 1, TEX_AT + k * TEX_W * TEX_W * 4, TEX_W, TEX_W, "RGBA8", block_linear=False,
-                    pitch=TEX_W * 4) for k in range(TEXS)]
+        TextureDesc(10 + k, 1, TEX_AT + k * TEX_W * TEX_W * 4, TEX_W, TEX_W, "RGBA8", block_linear=False, pitch=TEX_W * 4)
+        for k in range(TEXS)
+    ]
 
 
 def recording_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
@@ -142,7 +153,8 @@ class NativeFrames:
     recorder.c) through its host functions, called as a guest's calls reach them (a CPU record of
     our own, no guest kernel: no scheduling point after a call): the CPU-side recording cost on
     its own, and the ``Block`` of binary packets the client submits as ring tag 4."""
-    CB, BASE = 7777, 0x10_0000_0000      # a command buffer id, the pool's (fake) guest address
+
+    CB, BASE = 7777, 0x10_0000_0000  # a command buffer id, the pool's (fake) guest address
 
     def __init__(self) -> None:
         from cpu_host.horizon.hle.nvn.native import NativeRecorder
@@ -156,11 +168,11 @@ class NativeFrames:
         for k in range(TEXS):
             r.texture_slot(k, 10 + k)
         r.sampler_slot(0, SAMPLER)
-        self.cpu = ffi.new("uint64_t[64]")         # NxCpu's x0..x30, sp, pc (all the recorder reads)
-        self.progs = ffi.new("uint64_t[]", [1 + k for k in range(len(BENCH_FS))])   # the guest's NVNprogram structs
+        self.cpu = ffi.new("uint64_t[64]")  # NxCpu's x0..x30, sp, pc (all the recorder reads)
+        self.progs = ffi.new("uint64_t[]", [1 + k for k in range(len(BENCH_FS))])  # the guest's NVNprogram structs
         self.prog_ptrs = ffi.new("uint64_t[]", [self.addr(self.progs) + 8 * k for k in range(len(BENCH_FS))])
-        self.cb = ffi.new("uint64_t *", self.CB)   # the guest's NVNcommandBuffer struct: its id
-        self.handles = ffi.new("uint64_t[]", list(range(TEXS)))     # texture id k, sampler id 0
+        self.cb = ffi.new("uint64_t *", self.CB)  # the guest's NVNcommandBuffer struct: its id
+        self.handles = ffi.new("uint64_t[]", list(range(TEXS)))  # texture id k, sampler id 0
 
     def addr(self, p) -> int:
         return int(self.r.ffi.cast("uintptr_t", p))
@@ -177,8 +189,17 @@ class NativeFrames:
         self.cpu[0:5] = [cb, 0, self.BASE, 96, 0]
         assert r.try_call(r.names().index("nvnCommandBufferBindVertexBuffer"), self.addr(self.cpu)) is None
         t = time.thread_time()
-        r.L.nxr_bench_frame(self.addr(self.cpu), cb, self.addr(self.prog_ptrs), draws, self.BASE + UBO_AT, UBOS,
-                            frame, self.addr(self.handles), TEXS)
+        r.L.nxr_bench_frame(
+            self.addr(self.cpu),
+            cb,
+            self.addr(self.prog_ptrs),
+            draws,
+            self.BASE + UBO_AT,
+            UBOS,
+            frame,
+            self.addr(self.handles),
+            TEXS,
+        )
         dt = time.thread_time() - t
         cmds.append((P.OP_PRESENT, frame if present is None else present, TARGET))
         return r.end(self.CB), dt / draws * 1e6
@@ -196,12 +217,12 @@ class Split:
         env = {"NXRECOMP_GPU_HOST_NATIVE_REPLAY": native, "NXRECOMP_GPU_HOST_TIMING_LOG": str(self.timing)}
         if spin is not None:
             env["NXRECOMP_GPU_HOST_RING_SPIN_US"] = str(spin[0])
-            os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(spin[1])    # read by GpuClient below
+            os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(spin[1])  # read by GpuClient below
         self.proc, d = start_gpu(env)
         # the ring of gpu_host.ring_size (8 MiB by default), as a game gets: its size decides whether
         # a frame's bytes are still in the caches when the next frame is written over them
         self.c = GpuClient(d)
-        self.client_stamps: dict[int, tuple[float, float, float]] = {}   # seq -> submit, published, woken
+        self.client_stamps: dict[int, tuple[float, float, float]] = {}  # seq -> submit, published, woken
         self.c.connect(timeout=30)
         pool = self.c.create_pool(1, 1 << 20)
         fill(pool)
@@ -211,8 +232,8 @@ class Split:
             self.c.register(t)
         self.c.register(SamplerDesc(SAMPLER))
         self.replay_ms: list[float] = []
-        self.encode_s: list[float] = []     # encoding at the end of recording (the game's CPU time)
-        self.submit_s: list[float] = []     # the client's submit call: copy into the ring, doorbell
+        self.encode_s: list[float] = []  # encoding at the end of recording (the game's CPU time)
+        self.submit_s: list[float] = []  # the client's submit call: copy into the ring, doorbell
 
     def frame(self, cmds: list[tuple], n: int) -> tuple[float, str]:
         # The game's recording ends: its command buffer is encoded then (its own CPU time, before
@@ -233,15 +254,14 @@ class Split:
         bypassing the client's msgpack path: the transport the native recorder will use.  The
         conversion (a stand-in for that recorder) is timed apart, like the encode above."""
         t = time.perf_counter()
-        parts = [binpackets.convert(cmds[i:i + PART]) for i in range(0, len(cmds), PART)]
+        parts = [binpackets.convert(cmds[i : i + PART]) for i in range(0, len(cmds), PART)]
         self.encode_s.append(time.perf_counter() - t)
         c = self.c
         t = time.perf_counter()
         c.seq += 1
         c.pending[c.seq] = []
         for i, part in enumerate(parts):
-            c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part,
-                           wait=c._check, tag=TAG_BLOB)
+            c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part, wait=c._check, tag=TAG_BLOB)
         c.writer.publish()
         c.wait(c.seq, timeout=300)
         dt = time.perf_counter() - t
@@ -276,8 +296,9 @@ class Split:
                 continue
             t0, tp, tw = self.client_stamps[seq]
             wake, drained, start, end, done = gpu[seq]
-            for k, v in zip(STEPS, (tp - t0, wake - tp, drained - wake, start - drained, end - start, done - end,
-                                    tw - done, tw - t0)):
+            for k, v in zip(
+                STEPS, (tp - t0, wake - tp, drained - wake, start - drained, end - start, done - end, tw - done, tw - t0)
+            ):
                 steps[k].append(v * 1000)
         return {k: statistics.median(v) for k, v in steps.items() if v}
 
@@ -329,17 +350,26 @@ class Local:
             v, f = GlslSource(BENCH_VS, fs).spirv()
             self.eng.register_program(id=1 + k, vertex=v, fragment=f)
         for t in textures():
-            self.eng.register_texture(id=t.id, pool=t.pool, offset=t.offset, width=t.width, height=t.height,
-                                      format=t.format, block_linear=t.block_linear, block_height_log2=0,
-                                      pitch=t.pitch, render_target=t.render_target)
+            self.eng.register_texture(
+                id=t.id,
+                pool=t.pool,
+                offset=t.offset,
+                width=t.width,
+                height=t.height,
+                format=t.format,
+                block_linear=t.block_linear,
+                block_height_log2=0,
+                pitch=t.pitch,
+                render_target=t.render_target,
+            )
         self.eng.register_sampler(SAMPLER, False, False)
 
     def frame(self, cmds: list[tuple], n: int) -> tuple[float, float, str]:
         """(wall seconds, thread CPU seconds, frame SHA-256) of one submission's replay."""
-        packets = list(cmds)                       # the recorded tuples as they are
+        packets = list(cmds)  # the recorded tuples as they are
         t, c = time.perf_counter(), time.thread_time()
-        with gc_paused():                          # as the GPU process replays (gpu_host.server)
-            self.eng.submit(n, packets)            # no serialisation: one process needs none
+        with gc_paused():  # as the GPU process replays (gpu_host.server)
+            self.eng.submit(n, packets)  # no serialisation: one process needs none
         dt, dc = time.perf_counter() - t, time.thread_time() - c
         return dt, dc, self.eng.frames[-1].sha256
 
@@ -359,6 +389,7 @@ class Local:
 class Receiver:
     """The GPU process's receiving code (``GpuServer._record``/``_packet``, the real functions)
     with the replay left out: it only counts the packets each submission would replay."""
+
     _record = GpuServer._record
     _packet = GpuServer._packet
 
@@ -410,8 +441,11 @@ def transport_cpu(draws: int, reps: int = 15) -> dict[str, float]:
         n = 0
         for rec in rd.drain():
             objs, err = P.unpack_record(rec)
-            marks = [i for i, o in enumerate(objs) if type(o) is list and o and type(o[0]) is int
-                     and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)]
+            marks = [
+                i
+                for i, o in enumerate(objs)
+                if type(o) is list and o and type(o[0]) is int and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)
+            ]
             n += len(objs) - len(marks)
         t5 = clock()
         assert n == len(cmds)
@@ -439,8 +473,18 @@ def native_check_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
     for k, fs in enumerate(BENCH_FS):
         objs.add_program(1 + k, *GlslSource(BENCH_VS, fs).spirv())
     for t in textures():
-        objs.add_texture(id=t.id, pool=t.pool, offset=t.offset, width=t.width, height=t.height, format=t.format,
-                         block_linear=t.block_linear, block_height_log2=0, pitch=t.pitch, render_target=t.render_target)
+        objs.add_texture(
+            id=t.id,
+            pool=t.pool,
+            offset=t.offset,
+            width=t.width,
+            height=t.height,
+            format=t.format,
+            block_linear=t.block_linear,
+            block_height_log2=0,
+            pitch=t.pitch,
+            render_target=t.render_target,
+        )
     objs.add_sampler(SAMPLER, False, False)
     tabs = nxpkt.tables(objs, {1: 1 << 20})
     conv, chk = [], []
@@ -463,7 +507,7 @@ def local_worker() -> None:
     frame is replayed from its binary packets (Engine.submit_blob, as the GPU process replays a
     tag-4 submission; converted beforehand, outside the timing) and presented as frame PRESENT."""
     side = Local()
-    gc.freeze()       # as the GPU process does after its start-up (gpu_host.server.main)
+    gc.freeze()  # as the GPU process does after its start-up (gpu_host.server.main)
     try:
         for line in sys.stdin:
             draws, n, *present = map(int, line.split())
@@ -480,9 +524,14 @@ def local_worker() -> None:
 class LocalProc:
     def __init__(self, native: str = "auto") -> None:
         import subprocess
-        self.p = subprocess.Popen([sys.executable, __file__, "--local-worker"], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True,
-                                  env={**os.environ, "NXRECOMP_GPU_HOST_NATIVE_REPLAY": native})
+
+        self.p = subprocess.Popen(
+            [sys.executable, __file__, "--local-worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "NXRECOMP_GPU_HOST_NATIVE_REPLAY": native},
+        )
 
     def frame(self, draws: int, n: int, present: int | None = None) -> tuple[float, float, str]:
         self.p.stdin.write(f"{draws} {n}{'' if present is None else f' {present}'}\n")
@@ -503,7 +552,7 @@ def profile(draws: int, frames: int = 5) -> None:
 
     side = Local()
     blobs = [binpackets.convert(frame_commands(draws, n)) for n in range(frames + 2)]
-    for n in range(2):                    # pipelines compiled, caches warm
+    for n in range(2):  # pipelines compiled, caches warm
         side.eng.submit_blob(n, blobs[n])
     pr = cProfile.Profile()
     t = time.thread_time()
@@ -524,16 +573,19 @@ def main() -> None:
     ap.add_argument("--draws", default=",".join(map(str, DRAWS)), help="draws per frame, comma-separated")
     ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
     ap.add_argument("--local-worker", action="store_true")
-    ap.add_argument("--spin", default="",
-                    help="comma-separated RING/CLIENT[/PART] settings (gpu_host.ring_spin_us / client_spin_us in "
-                         "microseconds, ring_part_bytes): the native-recorder frames again through a GPU process "
-                         "with each, transport broken down")
+    ap.add_argument(
+        "--spin",
+        default="",
+        help="comma-separated RING/CLIENT[/PART] settings (gpu_host.ring_spin_us / client_spin_us in "
+        "microseconds, ring_part_bytes): the native-recorder frames again through a GPU process "
+        "with each, transport broken down",
+    )
     a = ap.parse_args()
     if a.local_worker:
         return local_worker()
     if a.profile:
         return profile(a.profile)
-    shas: dict[int, str] = {}        # frame -> SHA-256, equal across the native_replay settings
+    shas: dict[int, str] = {}  # frame -> SHA-256, equal across the native_replay settings
     for mode in a.native.split(","):
         print(f"gpu_host.native_replay = {mode}")
         split, local = Split(mode), LocalProc(mode)
@@ -564,22 +616,24 @@ def spin_ab(a: argparse.Namespace) -> None:
             seqs: list[list[int]] = [[] for _ in pairs]
             tot: list[list[float]] = [[] for _ in pairs]
             for rep in range(a.frames + 1):
-                for k in (range(len(pairs)) if rep % 2 else reversed(range(len(pairs)))):
+                for k in range(len(pairs)) if rep % 2 else reversed(range(len(pairs))):
                     sp = splits[k]
                     sp.c.spin = pairs[k][1] / 1e6
-                    block, _ = rec.frame(draws, rep, 2 * 10 ** 6 + rep)
-                    dt, _ = sp.frame_block(block, 2 * 10 ** 6 + rep)
-                    if rep:                           # the first frame compiles pipelines
+                    block, _ = rec.frame(draws, rep, 2 * 10**6 + rep)
+                    dt, _ = sp.frame_block(block, 2 * 10**6 + rep)
+                    if rep:  # the first frame compiles pipelines
                         seqs[k].append(sp.c.seq)
                         tot[k].append(dt)
             for k, (ring, client, part) in enumerate(pairs):
                 b = splits[k].breakdown(seqs[k])
                 rp = b.get("replay", 0.0)
                 tm = statistics.median(tot[k]) * 1000
-                print(f"{draws:6d} draws, ring spin {ring:6d} us, client spin {client:6d} us, parts "
-                      f"{(part or splits[k].c.part_bytes) >> 10:4d} KiB: end to end "
-                      f"{tm:6.2f} ms, replay {rp:6.2f} ms -> transport {tm - rp:5.2f} ms = "
-                      f"{(tm - rp) / tm * 100:4.1f}% | " + "  ".join(f"{s} {b[s]:.3f}" for s in STEPS if s in b))
+                print(
+                    f"{draws:6d} draws, ring spin {ring:6d} us, client spin {client:6d} us, parts "
+                    f"{(part or splits[k].c.part_bytes) >> 10:4d} KiB: end to end "
+                    f"{tm:6.2f} ms, replay {rp:6.2f} ms -> transport {tm - rp:5.2f} ms = "
+                    f"{(tm - rp) / tm * 100:4.1f}% | " + "  ".join(f"{s} {b[s]:.3f}" for s in STEPS if s in b)
+                )
     finally:
         for sp in splits:
             sp.close()
@@ -601,39 +655,49 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                 ldt, ldc, lsha = local.frame(draws, n)
             assert ssha == lsha, "split and in-process frames differ"
             assert shas.setdefault(n, ssha) == ssha, f"frame {n} differs between native_replay settings"
-            if rep:                              # the first frame compiles pipelines
+            if rep:  # the first frame compiles pipelines
                 st.append(sdt)
                 lt.append(ldt)
                 reps.append(split.replay_ms[-1] / 1000)
                 lc.append(ldc)
         lm, sm, rep = statistics.median(lt), statistics.median(st), statistics.median(reps)
-        print(f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
-              f"split/in-process {sm / lm:.3f}  (medians of {len(st)} interleaved frames; frames identical)")
-        enc, sub = statistics.median(split.encode_s[-len(st):]), statistics.median(split.submit_s[-len(st):])
-        print(f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (ring copy, doorbell, "
-              f"wake-up, unpack) {(sm - rep) * 1000:5.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame")
-        print(f"{'':20}encode at record time {enc * 1000:5.1f} ms (the game's CPU time, before the submit; "
-              f"transport + encode {(sm - rep + enc) * 1000:5.1f} ms = {(sm - rep + enc) / (sm + enc) * 100:.1f}%)"
-              f"  client submit call {sub * 1000:5.2f} ms")
-        print(f"{'':20}per draw, thread CPU: GPU-process replay {statistics.median(lc) / draws * 1e6:6.2f} us "
-              f"(Engine.submit; {statistics.median(lc) * 1000:.1f} ms a frame)")
+        print(
+            f"{draws:6d} draws/frame: in-process {lm * 1000:7.1f} ms  split {sm * 1000:7.1f} ms  "
+            f"split/in-process {sm / lm:.3f}  (medians of {len(st)} interleaved frames; frames identical)"
+        )
+        enc, sub = statistics.median(split.encode_s[-len(st) :]), statistics.median(split.submit_s[-len(st) :])
+        print(
+            f"{'':20}GPU process's own replay {rep * 1000:7.1f} ms -> transport (ring copy, doorbell, "
+            f"wake-up, unpack) {(sm - rep) * 1000:5.1f} ms = {(sm - rep) / sm * 100:.1f}% of the split frame"
+        )
+        print(
+            f"{'':20}encode at record time {enc * 1000:5.1f} ms (the game's CPU time, before the submit; "
+            f"transport + encode {(sm - rep + enc) * 1000:5.1f} ms = {(sm - rep + enc) / (sm + enc) * 100:.1f}%)"
+            f"  client submit call {sub * 1000:5.2f} ms"
+        )
+        print(
+            f"{'':20}per draw, thread CPU: GPU-process replay {statistics.median(lc) / draws * 1e6:6.2f} us "
+            f"(Engine.submit; {statistics.median(lc) * 1000:.1f} ms a frame)"
+        )
         if first:
             build, enc_us = recording_cpu(draws)
             conv, chk = native_check_cpu(draws)
-            print(f"{'':20}CPU-side recording {build + enc_us:5.2f} us/draw (packets built {build:.2f} + encoded "
-                  f"{enc_us:.2f}; target 0.2) | binary packets: native decode + validation {chk:.3f} us/draw "
-                  f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)")
+            print(
+                f"{'':20}CPU-side recording {build + enc_us:5.2f} us/draw (packets built {build:.2f} + encoded "
+                f"{enc_us:.2f}; target 0.2) | binary packets: native decode + validation {chk:.3f} us/draw "
+                f"(nxpkt.c, one call a frame), tuples -> binary converter {conv:.2f} us/draw (Python)"
+            )
         if split.native != "off":
             rec = NativeFrames()
             bt, br, ru, blt, blc = [], [], [], [], []
-            for rep, m in enumerate(ns):      # the same frames again, presented as m + 10**6
-                block, us = rec.frame(draws, m, m + 10 ** 6)
-                if rep % 2:                   # interleaved with the in-process replay of the same blob
-                    ldt, ldc, lsha = local.frame(draws, m, m + 10 ** 6)
-                    bdt, bsha = split.frame_block(block, m + 10 ** 6)
+            for rep, m in enumerate(ns):  # the same frames again, presented as m + 10**6
+                block, us = rec.frame(draws, m, m + 10**6)
+                if rep % 2:  # interleaved with the in-process replay of the same blob
+                    ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
+                    bdt, bsha = split.frame_block(block, m + 10**6)
                 else:
-                    bdt, bsha = split.frame_block(block, m + 10 ** 6)
-                    ldt, ldc, lsha = local.frame(draws, m, m + 10 ** 6)
+                    bdt, bsha = split.frame_block(block, m + 10**6)
+                    ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
                 assert shas[m] == bsha == lsha, f"frame {m} differs through the native recorder and the binary ring"
                 ru.append(us)
                 if rep:
@@ -642,27 +706,35 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                     blt.append(ldt)
                     blc.append(ldc)
             bm, brp, blm = statistics.median(bt), statistics.median(br), statistics.median(blt)
-            print(f"{'':20}native recorder -> binary packets (ring tag 4): split {bm * 1000:7.1f} ms, GPU process's "
-                  f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%"
-                  f"  | CPU-side recording (C, per draw) {statistics.median(ru):.3f} us")
-            print(f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
-                  f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) -> split overhead {(bm / blm - 1) * 100:.1f}%")
+            print(
+                f"{'':20}native recorder -> binary packets (ring tag 4): split {bm * 1000:7.1f} ms, GPU process's "
+                f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%"
+                f"  | CPU-side recording (C, per draw) {statistics.median(ru):.3f} us"
+            )
+            print(
+                f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
+                f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) -> split overhead {(bm / blm - 1) * 100:.1f}%"
+            )
             si = split.interval_native(rec, draws, [n + 1 + k for k in range(a.frames)])
             n += a.frames
-            print(f"{'':20}running game, native recorder (2 frames in flight): {si * 1000:7.1f} ms/frame "
-                  f"= {1 / si:.1f} fps  split/in-process {si / lm:.3f}")
+            print(
+                f"{'':20}running game, native recorder (2 frames in flight): {si * 1000:7.1f} ms/frame "
+                f"= {1 / si:.1f} fps  split/in-process {si / lm:.3f}"
+            )
         batch = []
         for _ in range(a.frames):
             n += 1
             batch.append((n, frame_commands(draws, n)))
         si = split.interval(batch)
-        print(f"{'':20}running game (2 frames in flight): split {si * 1000:7.1f} ms/frame  "
-              f"split/in-process {si / lm:.3f}")
+        print(f"{'':20}running game (2 frames in flight): split {si * 1000:7.1f} ms/frame  split/in-process {si / lm:.3f}")
         if first:
             cpu = transport_cpu(draws)
-            print(f"{'':20}transport CPU per frame (thread CPU time, same code, one process): encode "
-                  f"{cpu['encode']:.2f} ms | submit {cpu['submit']:.2f} ms | GPU-process receive {cpu['receive']:.2f} ms"
-                  f"  (previous path: submit {cpu['old_submit']:.2f} ms, receive {cpu['old_receive']:.2f} ms)")
+            print(
+                f"{'':20}transport CPU per frame (thread CPU time, same code, one process): encode "
+                f"{cpu['encode']:.2f} ms | submit {cpu['submit']:.2f} ms | GPU-process receive {cpu['receive']:.2f} ms"
+                f"  (previous path: submit {cpu['old_submit']:.2f} ms, receive {cpu['old_receive']:.2f} ms)"
+            )
+
 
 if __name__ == "__main__":
     main()

@@ -8,6 +8,7 @@ svcGetThreadPriority (the SVC floor), best of 5 rounds, and prints ns per call.
 
     .venv/bin/python bench/hz_ipc.py
 """
+
 from __future__ import annotations
 
 import sys
@@ -62,7 +63,7 @@ int hz_main(void) {
 
 def main() -> int:
     src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
-    src = src[:src.index("int hz_main(void)")] + MAIN
+    src = src[: src.index("int hz_main(void)")] + MAIN
     with tempfile.TemporaryDirectory() as tmp:
         bundle = bundle_from_c(src, {}, Path(tmp) / "w")
         r = nxrecomp("hz-run", str(bundle), timeout=600)

@@ -10,6 +10,7 @@ into Python, the GIL) and out.
 
     .venv/bin/python bench/hz_ipc_codec.py
 """
+
 from __future__ import annotations
 
 import sys
@@ -37,24 +38,39 @@ def best(fns: dict, number: int = 3000, repeat: int = 20) -> dict:
 
 def main() -> int:
     plain = hipc.build_request(4, cmif.request_payload(0))
-    rich = hipc.build_request(4, cmif.request_payload(0), pid=5, copy_handles=[1], x=[hipc.Static(0, 0x1000, 0x10)],
-                              b=[hipc.Buffer(0x2000, 0x10, 0)], c=[hipc.Static(0, 0x3000, 8)])
+    rich = hipc.build_request(
+        4,
+        cmif.request_payload(0),
+        pid=5,
+        copy_handles=[1],
+        x=[hipc.Static(0, 0x1000, 0x10)],
+        b=[hipc.Buffer(0x2000, 0x10, 0)],
+        c=[hipc.Static(0, 0x3000, 8)],
+    )
     plain, rich = (m + bytes(0x100 - len(m)) for m in (plain, rich))
-    hipc.parse(plain)                                   # build/load the C library first
+    hipc.parse(plain)  # build/load the C library first
     srv, mem = Server(), BytesMemory()
     psm.register(srv)
     sid = srv.open(srv.services["psm"]())
     msg = hipc.parse(plain)
-    t = best({"parse C plain": lambda: hipc.parse(plain), "parse Python plain": lambda: hipc.parse_py(plain),
-              "parse C rich": lambda: hipc.parse(rich), "parse Python rich": lambda: hipc.parse_py(rich),
-              "cmif request": lambda: cmif.parse_request(msg, False),
-              "memory check": lambda: srv._check_memory(mem, msg),
-              "reply build": lambda: hipc.build(0, cmif.reply_payload(0, b"1234")),
-              "Server.handle psm#0": lambda: srv.handle(mem, sid, plain)})
+    t = best(
+        {
+            "parse C plain": lambda: hipc.parse(plain),
+            "parse Python plain": lambda: hipc.parse_py(plain),
+            "parse C rich": lambda: hipc.parse(rich),
+            "parse Python rich": lambda: hipc.parse_py(rich),
+            "cmif request": lambda: cmif.parse_request(msg, False),
+            "memory check": lambda: srv._check_memory(mem, msg),
+            "reply build": lambda: hipc.build(0, cmif.reply_payload(0, b"1234")),
+            "Server.handle psm#0": lambda: srv.handle(mem, sid, plain),
+        }
+    )
     for k, v in t.items():
         print(f"{k:22s} {v:7.2f} us CPU")
-    print(f"(rich: PID, a copy handle, X, B and C descriptors; C/Python: plain "
-          f"{t['parse Python plain'] / t['parse C plain']:.2f}x, rich {t['parse Python rich'] / t['parse C rich']:.2f}x)")
+    print(
+        f"(rich: PID, a copy handle, X, B and C descriptors; C/Python: plain "
+        f"{t['parse Python plain'] / t['parse C plain']:.2f}x, rich {t['parse Python rich'] / t['parse C rich']:.2f}x)"
+    )
     return 0
 
 

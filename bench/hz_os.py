@@ -10,6 +10,7 @@ and the same event ping-pong between two threads through the kernel's SVCs.
 
     .venv/bin/python bench/hz_os.py [RUNS]
 """
+
 from __future__ import annotations
 
 import statistics

@@ -10,6 +10,7 @@
     .venv/bin/python bench/linux_personality.py
 
 Prints ns per call / seconds and the ratios."""
+
 from __future__ import annotations
 
 import shutil
@@ -88,19 +89,34 @@ def syscalls() -> None:
         d = Path(d)
         (d / "b.c").write_text(BENCH_C)
         (d / "g.c").write_text(GUEST_C)
-        zig("-target", "x86_64-linux-gnu", "-fno-sanitize=all", "-O2", "-Wno-comment", f"-I{rt / 'core'}", f"-I{rt / 'linux'}",
+        zig(
+            "-target",
+            "x86_64-linux-gnu",
+            "-fno-sanitize=all",
+            "-O2",
+            "-Wno-comment",
+            f"-I{rt / 'core'}",
+            f"-I{rt / 'linux'}",
             *map(str, sorted((rt / "linux").glob("linux_*.c"))),
-            str(d / "b.c"), "-o", str(d / "b"))
-        ours_w, host_w, ours_s, host_s = map(float, subprocess.run([str(d / "b"), str(N)], capture_output=True,
-                                                                   text=True, check=True).stdout.split())
+            str(d / "b.c"),
+            "-o",
+            str(d / "b"),
+        )
+        ours_w, host_w, ours_s, host_s = map(
+            float, subprocess.run([str(d / "b"), str(N)], capture_output=True, text=True, check=True).stdout.split()
+        )
         print(f"write(1 byte): nx_linux_syscall {ours_w:.0f} ns, host {host_w:.0f} ns, ratio {ours_w / host_w:.2f}")
         print(f"fstat:         nx_linux_syscall {ours_s:.0f} ns, host {host_s:.0f} ns, ratio {ours_s / host_s:.2f}")
         if shutil.which("qemu-aarch64"):
             zig("-target", "aarch64-linux-musl", "-static", "-O2", str(d / "g.c"), "-o", str(d / "g"))
-            q_w, q_s = map(float, subprocess.run(["qemu-aarch64", str(d / "g"), str(N)], capture_output=True,
-                                                 text=True, check=True).stdout.split())
-            print(f"qemu-aarch64:  write {q_w:.0f} ns, fstat {q_s:.0f} ns; "
-                  f"ours/qemu: write {ours_w / q_w:.2f}, fstat {ours_s / q_s:.2f}")
+            q_w, q_s = map(
+                float,
+                subprocess.run(["qemu-aarch64", str(d / "g"), str(N)], capture_output=True, text=True, check=True).stdout.split(),
+            )
+            print(
+                f"qemu-aarch64:  write {q_w:.0f} ns, fstat {q_s:.0f} ns; "
+                f"ours/qemu: write {ours_w / q_w:.2f}, fstat {ours_s / q_s:.2f}"
+            )
 
 
 def best(fn, reps: int = 3) -> float:
@@ -144,8 +160,10 @@ def load_link() -> None:
     t_link = best(lambda: link_program(lua, roots[1:]))
     t_ref = best(pyelf)
     t_bb = best(lambda: link_program(bb))
-    print(f"load 6 modules of lua5.4: ours {t_ours * 1e3:.1f} ms, pyelftools (symbols+relocs only) "
-          f"{t_ref * 1e3:.1f} ms, ratio {t_ours / t_ref:.2f}")
+    print(
+        f"load 6 modules of lua5.4: ours {t_ours * 1e3:.1f} ms, pyelftools (symbols+relocs only) "
+        f"{t_ref * 1e3:.1f} ms, ratio {t_ours / t_ref:.2f}"
+    )
     print(f"load+link lua5.4 + 5 libraries: {t_link * 1e3:.1f} ms; busybox-static: {t_bb * 1e3:.1f} ms")
 
 

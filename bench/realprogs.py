@@ -11,6 +11,7 @@ and decompress of text-like data, xxhsum (XXH32/64/XXH3/XXH128 + seeded streamin
 file.  Programs and sources come from ``tests/realprogs/sources.py`` (cached).  Prints seconds
 and ratios (native/ours: 1.0 is native speed, higher is faster; qemu/ours: how much faster than
 qemu); "compute only" takes each way's start-up (``lua -e ''``) off both sides."""
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,7 @@ def workloads(scale: float) -> dict[str, tuple[str, list[str], str | None]]:
     """name -> (program, argv after the program, stdin file or None)"""
     return {
         "lua n-body": ("lua", [str(LUA / "nbody.lua"), str(int(400_000 * scale))], None),
-        "lua spectral-norm": ("lua", [str(LUA / "spectral.lua"), str(int(500 * scale ** 0.5))], None),
+        "lua spectral-norm": ("lua", [str(LUA / "spectral.lua"), str(int(500 * scale**0.5))], None),
         "zstd -3 compress": ("zstd", ["-3"], "big.txt"),
         "zstd decompress": ("zstd", ["-d"], "big.txt.zst"),
         "xxhsum": ("xxhsum", ["big.bin"], None),
@@ -82,19 +83,29 @@ def main() -> None:
         if v3:
             nat3[name] = sources.build(name, "x86_64", cpu="x86_64_v3")
         bundles[name] = tmp / f"{name}-bundle"
-        r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(arm[name]), "-o", str(bundles[name])],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "recompile", str(arm[name]), "-o", str(bundles[name])],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode:
             raise SystemExit(r.stderr[-2000:])
     mb = max(1, int(48 * a.scale))
     (tmp / "big.txt").write_bytes(text_data(mb << 20, 1))
     (tmp / "big.bin").write_bytes(os.urandom(4 * mb << 20))
-    subprocess.run([str(nat["zstd"]), "-3"], stdin=open(tmp / "big.txt", "rb"), stdout=open(tmp / "big.txt.zst", "wb"),
-                   stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        [str(nat["zstd"]), "-3"],
+        stdin=open(tmp / "big.txt", "rb"),
+        stdout=open(tmp / "big.txt.zst", "wb"),
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
 
     def ways(prog: str) -> dict[str, list[str]]:
-        w = {"native": [str(nat[prog])],
-             "ours": [str(bundles[prog] / "nxrun"), prog]}   # native launcher (what `nxrecomp exec` execs)
+        w = {
+            "native": [str(nat[prog])],
+            "ours": [str(bundles[prog] / "nxrun"), prog],
+        }  # native launcher (what `nxrecomp exec` execs)
         if v3:
             w["native v3"] = [str(nat3[prog])]
         if qemu:
@@ -102,12 +113,15 @@ def main() -> None:
         return w
 
     start = {k: timed([*v, "-e", ""], tmp, 5, None)[0] for k, v in ways("lua").items()}
-    print(f"inputs: text {mb} MB, random {4 * mb} MB, n-body {int(400_000 * a.scale)} steps; best of {a.reps}, the ways interleaved; "
-          f"cores: {os.cpu_count()}; start-up (lua -e ''): " +
-          ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in start.items()))
+    print(
+        f"inputs: text {mb} MB, random {4 * mb} MB, n-body {int(400_000 * a.scale)} steps; best of {a.reps}, the ways interleaved; "
+        f"cores: {os.cpu_count()}; start-up (lua -e ''): " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in start.items())
+    )
     print(f"recompiled code compiled for {cc.march()}")
-    print(f"{'workload':18} {'native x86-64':>13} {'native v3':>10} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} "
-          f"{'v3/ours':>8} {'qemu/ours':>10} {'compute only: native/ours':>26}")
+    print(
+        f"{'workload':18} {'native x86-64':>13} {'native v3':>10} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} "
+        f"{'v3/ours':>8} {'qemu/ours':>10} {'compute only: native/ours':>26}"
+    )
     ratios, ratios3, compute = [], [], []
     for name, (prog, argv, stdin) in workloads(a.scale).items():
         res = timed_ways({way: [*cmd, *argv] for way, cmd in ways(prog).items()}, tmp, a.reps, stdin)
@@ -119,16 +133,21 @@ def main() -> None:
         t3 = t.get("native v3", float("nan"))
         if t3 == t3:
             ratios3.append(t3 / t["ours"])
-        c = (t["native"] - start["native"]) / (t["ours"] - start["ours"]) \
-            if t["ours"] - start["ours"] > 0.05 else float("nan")   # too short to tell
+        c = (
+            (t["native"] - start["native"]) / (t["ours"] - start["ours"]) if t["ours"] - start["ours"] > 0.05 else float("nan")
+        )  # too short to tell
         if c == c:
             compute.append(c)
         tq = t.get("qemu", float("nan"))
-        print(f"{name:18} {t['native']:12.2f}s {t3:9.2f}s {t['ours']:10.2f}s {tq:8.2f}s {t['native'] / t['ours']:11.2f}x "
-              f"{t3 / t['ours']:7.2f}x {tq / t['ours']:9.2f}x {c:25.2f}x")
-    print(f"geometric mean speed vs native: {statistics.geometric_mean(ratios):.2f}x whole runs, "
-          f"{statistics.geometric_mean(compute) if compute else float('nan'):.2f}x without start-up (target >= 0.8x)"
-          + (f"; vs native built for x86-64-v3: {statistics.geometric_mean(ratios3):.2f}x" if ratios3 else ""))
+        print(
+            f"{name:18} {t['native']:12.2f}s {t3:9.2f}s {t['ours']:10.2f}s {tq:8.2f}s {t['native'] / t['ours']:11.2f}x "
+            f"{t3 / t['ours']:7.2f}x {tq / t['ours']:9.2f}x {c:25.2f}x"
+        )
+    print(
+        f"geometric mean speed vs native: {statistics.geometric_mean(ratios):.2f}x whole runs, "
+        f"{statistics.geometric_mean(compute) if compute else float('nan'):.2f}x without start-up (target >= 0.8x)"
+        + (f"; vs native built for x86-64-v3: {statistics.geometric_mean(ratios3):.2f}x" if ratios3 else "")
+    )
     shutil.rmtree(tmp, ignore_errors=True)
 
 

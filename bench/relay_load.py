@@ -18,6 +18,7 @@ of the relay, loss, and the added latency p50/p99 (send stamp -> kernel receive 
 receiving player, so it includes two loopback hops), plus the relay's own p99 from /metrics.
 Every round runs a fresh relay process so one round's backlog can't spill into the next.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,8 @@ from relay import protocol as P
 from relay import tokens
 from relay.build import build
 
-ALL_CPUS = sorted(os.sched_getaffinity(0))     # before main() pins this process to the last one
-NHIST = 200_000           # 1 us buckets up to 200 ms
+ALL_CPUS = sorted(os.sched_getaffinity(0))  # before main() pins this process to the last one
+NHIST = 200_000  # 1 us buckets up to 200 ms
 TARGET_PPS = 100_000
 CDEF = """
 typedef struct { uint64_t sent, received, bad; double elapsed; } lg_result;
@@ -99,7 +100,7 @@ def relay_stats(metrics_urls: list[str]) -> tuple[float, int]:
 
 def start_relay(cmd: list[str], env: dict, lines: int) -> tuple[subprocess.Popen, list[tuple[str, int]], list[str]]:
     mine = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, ALL_CPUS)           # the relay (a --workers supervisor) inherits every core
+    os.sched_setaffinity(0, ALL_CPUS)  # the relay (a --workers supervisor) inherits every core
     try:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     finally:
@@ -128,6 +129,7 @@ class Redis:
     def __init__(self) -> None:
         import shutil
         import tempfile
+
         exe = shutil.which("redis-server")
         if not exe:
             raise SystemExit("topology dir2 needs redis-server (apt-get install redis-server)")
@@ -135,10 +137,13 @@ class Redis:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         self.dir = tempfile.TemporaryDirectory()
-        self.proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                      "--dir", self.dir.name], stdout=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir.name],
+            stdout=subprocess.DEVNULL,
+        )
         self.url = f"redis://127.0.0.1:{port}/0"
         import redis
+
         for _ in range(100):
             try:
                 redis.Redis.from_url(self.url).ping()
@@ -170,6 +175,7 @@ def round_(rooms: int, rate: float, seconds: float, payload: int, lg, ffi, impl:
             procs.append((p, n > 1))
         elif topology == "dir2":
             from relay.directory import Directory
+
             redis_srv = Redis()
             relays, metrics = [], []
             for host in ("127.0.0.1", "127.0.0.2"):
@@ -184,7 +190,7 @@ def round_(rooms: int, rate: float, seconds: float, payload: int, lg, ffi, impl:
         else:
             raise SystemExit(f"unknown topology {topology!r}")
         pids = [pid for p, w in procs for pid in relay_pids(p, w)]
-        for k, pid in enumerate(pids):          # relay k on core k (the generator has the last one)
+        for k, pid in enumerate(pids):  # relay k on core k (the generator has the last one)
             os.sched_setaffinity(pid, {ALL_CPUS[k % len(ALL_CPUS)]})
         sids = []
         for r in range(rooms):
@@ -195,7 +201,7 @@ def round_(rooms: int, rate: float, seconds: float, payload: int, lg, ffi, impl:
                 relay = relays[r % len(relays)]
             for p in range(8):
                 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                s.bind((f"127.1.{r}.{p + 1}", 0))       # every player its own address, as on the internet
+                s.bind((f"127.1.{r}.{p + 1}", 0))  # every player its own address, as on the internet
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
                 s.settimeout(1)
                 tok = tokens.issue(secret.encode(), f"room{r}", f"p{p}", 600, host=p == 0)
@@ -205,7 +211,7 @@ def round_(rooms: int, rate: float, seconds: float, payload: int, lg, ffi, impl:
                 socks.append(s)
                 sids.append(w.session)
         time.sleep(0.2)
-        for s in socks:                                 # PEER events from the joins
+        for s in socks:  # PEER events from the joins
             try:
                 while s.recv(2048):
                     pass
@@ -223,11 +229,21 @@ def round_(rooms: int, rate: float, seconds: float, payload: int, lg, ffi, impl:
         relay_p99, kdrops = relay_stats(metrics) if impl == "c" else (float("nan"), 0)
         expected = res.sent * 7
         got = res.received
-        return dict(topology=topology if impl == "c" else "py", rooms=rooms, players=len(socks), offered=expected / res.elapsed, forwarded=got / res.elapsed,
-                    loss=1 - got / expected if expected else 0.0, cpu=cpu / (res.elapsed + 0.3),
-                    per_cpu_s=got / cpu if cpu else float("inf"),
-                    p50=percentile(hist, got, 0.50), p99=percentile(hist, got, 0.99), relay_p99_le=relay_p99,
-                    kdrops=kdrops, relays=len(pids))
+        return dict(
+            topology=topology if impl == "c" else "py",
+            rooms=rooms,
+            players=len(socks),
+            offered=expected / res.elapsed,
+            forwarded=got / res.elapsed,
+            loss=1 - got / expected if expected else 0.0,
+            cpu=cpu / (res.elapsed + 0.3),
+            per_cpu_s=got / cpu if cpu else float("inf"),
+            p50=percentile(hist, got, 0.50),
+            p99=percentile(hist, got, 0.99),
+            relay_p99_le=relay_p99,
+            kdrops=kdrops,
+            relays=len(pids),
+        )
     finally:
         for p, _ in procs:
             p.terminate()
@@ -245,10 +261,17 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=60.0, help="packets/s each player sends (default 60: one per frame)")
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--payload", type=int, default=64, help="DATA payload bytes (>= 8)")
-    ap.add_argument("--impl", choices=("c", "python"), default="c",
-                    help="relay fast path: c (the product) or python (the anchor, bench/relay_pyforward.py)")
-    ap.add_argument("--topology", default="w1,w2,dir2",
-                    help="comma-separated: w1 (one relay), w2 (--workers 2), dir2 (two relays + Redis directory)")
+    ap.add_argument(
+        "--impl",
+        choices=("c", "python"),
+        default="c",
+        help="relay fast path: c (the product) or python (the anchor, bench/relay_pyforward.py)",
+    )
+    ap.add_argument(
+        "--topology",
+        default="w1,w2,dir2",
+        help="comma-separated: w1 (one relay), w2 (--workers 2), dir2 (two relays + Redis directory)",
+    )
     args = ap.parse_args()
     if len(ALL_CPUS) < 2:
         print("warning: fewer than 2 CPUs: relay and load generator share one", file=sys.stderr)
@@ -258,17 +281,24 @@ def main() -> int:
     ffi = cffi.FFI()
     ffi.cdef(CDEF)
     lg = ffi.dlopen(str(build("loadgen", ["loadgen.c"])))
-    print(f"relay load test ({args.impl} fast path): rooms of 8, each player {args.rate:g} pkt/s to ALL, payload {args.payload} B, "
-          f"{args.seconds:g} s per round; relay k pinned to CPU k, generator to CPU {ALL_CPUS[-1]}")
-    print(f"{'topo':>4} {'rooms':>5} {'players':>7} {'offered/s':>10} {'fwd/s':>10} {'x target':>8} {'relay CPU':>9} "
-          f"{'fwd/CPU-s':>10} {'loss':>7} {'p50 us':>7} {'p99 us':>7} {'relay p99 <=':>12} {'kdrops':>7}")
-    for topology in (args.topology.split(",") if args.impl == "c" else ["w1"]):
+    print(
+        f"relay load test ({args.impl} fast path): rooms of 8, each player {args.rate:g} pkt/s to ALL, payload {args.payload} B, "
+        f"{args.seconds:g} s per round; relay k pinned to CPU k, generator to CPU {ALL_CPUS[-1]}"
+    )
+    print(
+        f"{'topo':>4} {'rooms':>5} {'players':>7} {'offered/s':>10} {'fwd/s':>10} {'x target':>8} {'relay CPU':>9} "
+        f"{'fwd/CPU-s':>10} {'loss':>7} {'p50 us':>7} {'p99 us':>7} {'relay p99 <=':>12} {'kdrops':>7}"
+    )
+    for topology in args.topology.split(",") if args.impl == "c" else ["w1"]:
         for rooms in (int(x) for x in args.rooms.split(",")):
             r = round_(rooms, args.rate, args.seconds, args.payload, lg, ffi, args.impl, topology)
-            print(f"{r['topology']:>4} {r['rooms']:>5} {r['players']:>7} {r['offered']:>10.0f} {r['forwarded']:>10.0f} "
-                  f"{r['forwarded'] / TARGET_PPS:>8.2f} {r['cpu'] * 100:>8.0f}% {r['per_cpu_s']:>10.0f} "
-                  f"{r['loss'] * 100:>6.2f}% {r['p50']:>7} {r['p99']:>7} {r['relay_p99_le'] * 1e6:>10.0f}us "
-                  f"{r['kdrops']:>7}", flush=True)
+            print(
+                f"{r['topology']:>4} {r['rooms']:>5} {r['players']:>7} {r['offered']:>10.0f} {r['forwarded']:>10.0f} "
+                f"{r['forwarded'] / TARGET_PPS:>8.2f} {r['cpu'] * 100:>8.0f}% {r['per_cpu_s']:>10.0f} "
+                f"{r['loss'] * 100:>6.2f}% {r['p50']:>7} {r['p99']:>7} {r['relay_p99_le'] * 1e6:>10.0f}us "
+                f"{r['kdrops']:>7}",
+                flush=True,
+            )
     return 0
 
 

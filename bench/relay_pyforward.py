@@ -4,6 +4,7 @@ Run by `relay_load.py --impl python`; not used by the product.
 
     .venv/bin/python bench/relay_pyforward.py   (listens on 127.0.0.1:0, prints its port)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,8 +40,8 @@ class PyFastPath:
     def __init__(self, fd: int, **_limits: object) -> None:
         self.sock = socket.socket(fileno=os.dup(fd))
         self.sock.setblocking(False)
-        self.sessions: dict[int, list] = {}          # idx -> [sid, addr tuple, room, slot, inc, seen]
-        self.rooms: dict[int, dict[int, int]] = {}   # room -> slot -> idx
+        self.sessions: dict[int, list] = {}  # idx -> [sid, addr tuple, room, slot, inc, seen]
+        self.rooms: dict[int, dict[int, int]] = {}  # room -> slot -> idx
         self.epochs: dict[int, int] = {}
         self.c = dict.fromkeys(COUNTER_NAMES, 0)
         self.key = os.urandom(16)

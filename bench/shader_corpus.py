@@ -7,6 +7,7 @@ service's disk cache (target < 0.5 s) is bench/shader_translate.py's.
 
     .venv/bin/python bench/shader_corpus.py [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,7 @@ def main() -> None:
             for g in cc.GROUPS:
                 try:
                     ks = cuda_build.build(cc.group_source(g), isa, opt)
-                except Exception as e:          # a compiler refusing a group: leave it out, say so
+                except Exception as e:  # a compiler refusing a group: leave it out, say so
                     print(f"  (group {g} not built: {str(e)[:80]})")
                     continue
                 codes += [ks[c.name].code for c in cc.CASES if c.group == g]
@@ -59,8 +60,10 @@ def main() -> None:
                 for x in ok:
                     cc.translate(isa, x)
                 best = min(best, time.perf_counter() - t0)
-            print(f"SM{isa:<3} {opt:5} {len(ok):>8} {n_inst:>12} {1e6 * cold / max(n_all, 1):>13.1f} "
-                  f"{1e6 * best / max(n_inst, 1):>13.1f}")
+            print(
+                f"SM{isa:<3} {opt:5} {len(ok):>8} {n_inst:>12} {1e6 * cold / max(n_all, 1):>13.1f} "
+                f"{1e6 * best / max(n_inst, 1):>13.1f}"
+            )
 
 
 if __name__ == "__main__":

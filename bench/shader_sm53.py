@@ -3,6 +3,7 @@ ones on the same PTX corpus (each built by ptxas for its architecture), as ratio
 
     .venv/bin/python bench/shader_sm53.py [--repeat 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -11,7 +12,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "shader_svc")]   # the oracles and harnesses live with the tests
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "shader_svc")]  # the oracles and harnesses live with the tests
 
 import cubin  # noqa: E402
 import nvtools  # noqa: E402
@@ -19,7 +20,7 @@ import sm53_corpus as corpus  # noqa: E402
 from shader_svc.sm53 import assemble as asm53, decode as dec53, to_spirv as ts53  # noqa: E402
 from shader_svc.sm86 import assemble as asm86, decode as dec86, to_spirv as ts86  # noqa: E402
 
-SHARED = ["add_i32", "saxpy", "loop_sum", "branch", "int_ops", "fp_ops"]   # translated on both
+SHARED = ["add_i32", "saxpy", "loop_sum", "branch", "int_ops", "fp_ops"]  # translated on both
 
 
 def rate(fn, n_items: int, repeat: int) -> float:
@@ -45,14 +46,26 @@ def main() -> None:
     t53 = [[i.text() for i in p] for p in i53]
     t86 = [[i.text() for i in p] for p in i86]
     rows = [
-        ("decode (instructions/s)", rate(lambda: [dec53.decode_stream(c) for c in codes53], n53, r),
-         rate(lambda: [dec86.decode_stream(c) for c in codes86], n86, r)),
-        ("print (instructions/s)", rate(lambda: [[i.text() for i in p] for p in i53], n53, r),
-         rate(lambda: [[i.text() for i in p] for p in i86], n86, r)),
-        ("assemble (instructions/s)", rate(lambda: [asm53.assemble(t) for p in t53 for t in p], n53, max(1, r // 4)),
-         rate(lambda: [asm86.assemble_line(t) for p in t86 for t in p], n86, max(1, r // 4))),
-        ("translate (programs/s)", rate(lambda: [ts53.translate_compute(p) for p in i53], len(SHARED), r),
-         rate(lambda: [ts86.translate_compute(p) for p in i86], len(SHARED), r)),
+        (
+            "decode (instructions/s)",
+            rate(lambda: [dec53.decode_stream(c) for c in codes53], n53, r),
+            rate(lambda: [dec86.decode_stream(c) for c in codes86], n86, r),
+        ),
+        (
+            "print (instructions/s)",
+            rate(lambda: [[i.text() for i in p] for p in i53], n53, r),
+            rate(lambda: [[i.text() for i in p] for p in i86], n86, r),
+        ),
+        (
+            "assemble (instructions/s)",
+            rate(lambda: [asm53.assemble(t) for p in t53 for t in p], n53, max(1, r // 4)),
+            rate(lambda: [asm86.assemble_line(t) for p in t86 for t in p], n86, max(1, r // 4)),
+        ),
+        (
+            "translate (programs/s)",
+            rate(lambda: [ts53.translate_compute(p) for p in i53], len(SHARED), r),
+            rate(lambda: [ts86.translate_compute(p) for p in i86], len(SHARED), r),
+        ),
     ]
     print(f"{len(SHARED)} kernels: {n53} SM53 instructions, {n86} SM86 instructions")
     print(f"{'':28s} {'SM53':>10s} {'SM86':>10s} {'SM53/SM86':>10s}")

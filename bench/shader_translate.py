@@ -11,6 +11,7 @@ store, each one distinct.
 
     .venv/bin/python bench/shader_translate.py [--programs 1000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -66,25 +67,40 @@ def program_text(rng: random.Random, n: int) -> str:
         if i == n // 2:
             body.append("    MOV R30, 0x8\nLOOP:")
         op = rng.choice(OPS)
-        body.append("    " + op.format(d=rng.choice(regs), a=rng.choice(regs), b=rng.choice(regs), c=rng.choice(regs),
-                                       lut=rng.randrange(256), s=rng.randrange(1, 32)))
-    body.append("""    IADD3 R30, R30, -0x1, RZ
+        body.append(
+            "    "
+            + op.format(
+                d=rng.choice(regs),
+                a=rng.choice(regs),
+                b=rng.choice(regs),
+                c=rng.choice(regs),
+                lut=rng.randrange(256),
+                s=rng.randrange(1, 32),
+            )
+        )
+    body.append(
+        """    IADD3 R30, R30, -0x1, RZ
     ISETP.NE.AND P0, PT, R30, RZ, PT
     @P0 BRA LOOP
     STG.E [R2.64], R{0}
     EXIT
-END: BRA END""".format(rng.choice(regs)))
+END: BRA END""".format(rng.choice(regs))
+    )
     return "\n".join(body)
 
 
 def make_programs(count: int) -> list[tr.Program]:
     rng = random.Random(2026)
-    return [tr.Program(86, 1, assemble_program(program_text(rng, rng.randrange(20, 300))), (64, 1, 1))
-            for _ in range(count)]
+    return [tr.Program(86, 1, assemble_program(program_text(rng, rng.randrange(20, 300))), (64, 1, 1)) for _ in range(count)]
 
 
-GFX_OPS = ["FFMA R{d}, R{a}, R{b}, R{c}", "FMUL R{d}, R{a}, c[0x1][0x{o:x}]", "FADD R{d}, R{a}, -R{b}",
-           "IMAD R{d}, R{a}, R{b}, R{c}", "LOP3.LUT R{d}, R{a}, R{b}, R{c}, 0x{lut:x}, !PT"]
+GFX_OPS = [
+    "FFMA R{d}, R{a}, R{b}, R{c}",
+    "FMUL R{d}, R{a}, c[0x1][0x{o:x}]",
+    "FADD R{d}, R{a}, -R{b}",
+    "IMAD R{d}, R{a}, R{b}, R{c}",
+    "LOP3.LUT R{d}, R{a}, R{b}, R{c}, 0x{lut:x}, !PT",
+]
 
 
 def graphics_programs(count: int) -> list[tr.Program]:
@@ -93,19 +109,32 @@ def graphics_programs(count: int) -> list[tr.Program]:
     from shader_svc import sph
 
     rng = random.Random(86)
-    vh = sph.build("vertex", inputs={0x80 + 4 * i for i in range(8)}, outputs={0x70, 0x74, 0x78, 0x7c, 0x80, 0x84})
+    vh = sph.build("vertex", inputs={0x80 + 4 * i for i in range(8)}, outputs={0x70, 0x74, 0x78, 0x7C, 0x80, 0x84})
     fh = sph.build("fragment", inputs={0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
     out = []
     for i in range(count):
         vert = i % 2 == 0
-        body = ["ALD.128 R0, a[0x80]", "ALD.128 R4, a[0x90]"] if vert else \
-            ["IPA.PASS R0, a[0x80]", "IPA.PASS R1, a[0x84]", "TEX.LZ R6, R4, R0, 0x0, 0x1, 2D"]
+        body = (
+            ["ALD.128 R0, a[0x80]", "ALD.128 R4, a[0x90]"]
+            if vert
+            else ["IPA.PASS R0, a[0x80]", "IPA.PASS R1, a[0x84]", "TEX.LZ R6, R4, R0, 0x0, 0x1, 2D"]
+        )
         for _ in range(rng.randrange(10, 60)):
-            body.append(rng.choice(GFX_OPS).format(d=rng.randrange(8, 16), a=rng.randrange(0, 16),
-                                                   b=rng.randrange(0, 16), c=rng.randrange(0, 16),
-                                                   o=4 * rng.randrange(64), lut=rng.randrange(256)))
-        body += ["AST.128 a[0x70], R0", "AST.64 a[0x80], R8", "EXIT"] if vert else \
-            ["MOV R0, R8", "MOV R1, R9", "MOV R2, R10", "MOV R3, R11", "EXIT"]
+            body.append(
+                rng.choice(GFX_OPS).format(
+                    d=rng.randrange(8, 16),
+                    a=rng.randrange(0, 16),
+                    b=rng.randrange(0, 16),
+                    c=rng.randrange(0, 16),
+                    o=4 * rng.randrange(64),
+                    lut=rng.randrange(256),
+                )
+            )
+        body += (
+            ["AST.128 a[0x70], R0", "AST.64 a[0x80], R8", "EXIT"]
+            if vert
+            else ["MOV R0, R8", "MOV R1, R9", "MOV R2, R10", "MOV R3, R11", "EXIT"]
+        )
         h = vh if vert else fh
         out.append(tr.Program(86, 2 if vert else 3, h + assemble_program("\n".join(body), base=len(h)), (64, 1, 1)))
     return out
@@ -120,8 +149,12 @@ def tr_spec(p: tr.Program):
 def start_service(cache: Path) -> tuple[subprocess.Popen, str, float]:
     """A real service process; returns it, its address and the seconds until it listened."""
     t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-m", "shader_svc.service", "--listen", "127.0.0.1:0", "--cache-dir",
-                          str(cache)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "shader_svc.service", "--listen", "127.0.0.1:0", "--cache-dir", str(cache)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     line = p.stdout.readline()
     if "listening on" not in line:
         p.kill()
@@ -143,8 +176,10 @@ def main() -> None:
     progs = make_programs(a.programs)
     t_asm = time.perf_counter() - t0
     insts = sum(len(p.code) // 16 for p in progs)
-    print(f"{len(progs)} programs, {insts} instructions ({insts / len(progs):.0f} per program); "
-          f"assembled in {t_asm:.2f} s ({insts / t_asm:.0f} instructions/s)")
+    print(
+        f"{len(progs)} programs, {insts} instructions ({insts / len(progs):.0f} per program); "
+        f"assembled in {t_asm:.2f} s ({insts / t_asm:.0f} instructions/s)"
+    )
 
     # cold, in process: decode + lower + SPIR-V, one core (after 5 programs that load the
     # grammar and fill the per-opcode caches, so the comparisons below start equal)
@@ -154,16 +189,20 @@ def main() -> None:
     t0 = time.perf_counter()
     spv_bytes = sum(len(tr.translate(p)) for p in progs[:n_cold])
     dt = time.perf_counter() - t0
-    print(f"cold, in process: {n_cold / dt:.1f} programs/s ("
-          f"{sum(len(p.code) // 16 for p in progs[:n_cold]) / dt:.0f} instructions/s, "
-          f"{spv_bytes / n_cold / 1024:.1f} KiB SPIR-V each)")
+    print(
+        f"cold, in process: {n_cold / dt:.1f} programs/s ("
+        f"{sum(len(p.code) // 16 for p in progs[:n_cold]) / dt:.0f} instructions/s, "
+        f"{spv_bytes / n_cold / 1024:.1f} KiB SPIR-V each)"
+    )
     # the same without the SSA clean-up (shader_svc/spirv/optimize.py), for its cost and gain
     from shader_svc.spirv import builder
+
     orig = builder.Module.binary
 
     def plain(self):
         self.optimize = False
         return orig(self)
+
     builder.Module.binary = plain
     try:
         t0 = time.perf_counter()
@@ -171,11 +210,14 @@ def main() -> None:
         dt_raw = time.perf_counter() - t0
     finally:
         builder.Module.binary = orig
-    print(f"  without the SSA clean-up: {n_cold / dt_raw:.1f} programs/s, {raw_bytes / n_cold / 1024:.1f} KiB each; "
-          f"clean-up: time x{dt / dt_raw:.2f}, SPIR-V x{spv_bytes / raw_bytes:.2f}")
+    print(
+        f"  without the SSA clean-up: {n_cold / dt_raw:.1f} programs/s, {raw_bytes / n_cold / 1024:.1f} KiB each; "
+        f"clean-up: time x{dt / dt_raw:.2f}, SPIR-V x{spv_bytes / raw_bytes:.2f}"
+    )
 
     # the same through the dispatcher loop (the structuriser of shader_svc/spirv/structure.py off)
     from shader_svc.lower.control import ControlFlow
+
     structure_ok = ControlFlow.structure_ok
     ControlFlow.structure_ok = lambda self: False
     try:
@@ -184,12 +226,15 @@ def main() -> None:
         dt_disp = time.perf_counter() - t0
     finally:
         ControlFlow.structure_ok = structure_ok
-    print(f"  dispatcher loop instead of structured control flow: {n_cold / dt_disp:.1f} programs/s, "
-          f"{disp_bytes / n_cold / 1024:.1f} KiB each; structured: time x{dt / dt_disp:.2f}, "
-          f"SPIR-V x{spv_bytes / disp_bytes:.2f}")
+    print(
+        f"  dispatcher loop instead of structured control flow: {n_cold / dt_disp:.1f} programs/s, "
+        f"{disp_bytes / n_cold / 1024:.1f} KiB each; structured: time x{dt / dt_disp:.2f}, "
+        f"SPIR-V x{spv_bytes / disp_bytes:.2f}"
+    )
     # where the cold time goes: decode, lowering (module built), SSA clean-up + encoding
     from shader_svc.sm86 import decode as dec
     from shader_svc.sm86.to_spirv import Compute86
+
     t_dec = t_low = t_opt = 0.0
     for p in progs[:n_cold]:
         t0 = time.perf_counter()
@@ -202,6 +247,7 @@ def main() -> None:
         def emit(entry, lo=lo, orig_emit=orig_emit, marks=marks):
             marks["lowered"] = time.perf_counter()
             return orig_emit(entry)
+
         lo._emit_function = emit
         lo.build()
         t2 = time.perf_counter()
@@ -209,9 +255,11 @@ def main() -> None:
         t_low += marks["lowered"] - t1
         t_opt += t2 - marks["lowered"]
     tot = t_dec + t_low + t_opt
-    print(f"  cold time per program: decode {1e3 * t_dec / n_cold:.2f} ms ({t_dec / tot:.0%}), lowering "
-          f"{1e3 * t_low / n_cold:.2f} ms ({t_low / tot:.0%}), SSA clean-up + encoding {1e3 * t_opt / n_cold:.2f} ms "
-          f"({t_opt / tot:.0%})")
+    print(
+        f"  cold time per program: decode {1e3 * t_dec / n_cold:.2f} ms ({t_dec / tot:.0%}), lowering "
+        f"{1e3 * t_low / n_cold:.2f} ms ({t_low / tot:.0%}), SSA clean-up + encoding {1e3 * t_opt / n_cold:.2f} ms "
+        f"({t_opt / tot:.0%})"
+    )
 
     # cold, in process: vertex/fragment programs (header parse, attributes, texture)
     gfx = graphics_programs(200)
@@ -219,10 +267,12 @@ def main() -> None:
     spv_bytes = sum(len(tr.translate(p)) for p in gfx)
     dt_g = time.perf_counter() - t0
     n_g = sum((len(p.code) - 0x80) // 16 for p in gfx)
-    print(f"graphics cold, in process: {len(gfx) / dt_g:.1f} programs/s ({n_g / dt_g:.0f} instructions/s, "
-          f"{n_g / len(gfx):.0f} per program, {spv_bytes / len(gfx) / 1024:.1f} KiB SPIR-V each); "
-          f"instructions/s ratio graphics/compute: "
-          f"{(n_g / dt_g) / (sum(len(p.code) // 16 for p in progs[:n_cold]) / dt):.2f}")
+    print(
+        f"graphics cold, in process: {len(gfx) / dt_g:.1f} programs/s ({n_g / dt_g:.0f} instructions/s, "
+        f"{n_g / len(gfx):.0f} per program, {spv_bytes / len(gfx) / 1024:.1f} KiB SPIR-V each); "
+        f"instructions/s ratio graphics/compute: "
+        f"{(n_g / dt_g) / (sum(len(p.code) // 16 for p in progs[:n_cold]) / dt):.2f}"
+    )
 
     with tempfile.TemporaryDirectory(prefix="nxshader-bench") as tmp:
         cache = Path(tmp) / "cache"
@@ -230,15 +280,20 @@ def main() -> None:
         try:
             ch = grpc.insecure_channel(addr, options=[("grpc.max_receive_message_length", 64 << 20)])
             stub = shader_pb2_grpc.ShaderTranslatorStub(ch)
-            req = shader_pb2.ProgramList(programs=[shader_pb2.Program(arch=p.arch, stage=p.stage, code=p.code,
-                                                                      local_size=list(p.local_size)) for p in progs])
+            req = shader_pb2.ProgramList(
+                programs=[
+                    shader_pb2.Program(arch=p.arch, stage=p.stage, code=p.code, local_size=list(p.local_size)) for p in progs
+                ]
+            )
             t0 = time.perf_counter()
             evs = list(stub.TranslateBatch(req))
             dt = time.perf_counter() - t0
             errs = [e.error for e in evs if e.error_code]
             assert not errs and len(evs) == len(progs), errs[:3]
-            print(f"cold, through the service (TranslateBatch, cache written): {len(progs) / dt:.1f} programs/s "
-                  f"({dt:.2f} s for {len(progs)})")
+            print(
+                f"cold, through the service (TranslateBatch, cache written): {len(progs) / dt:.1f} programs/s "
+                f"({dt:.2f} s for {len(progs)})"
+            )
             ch.close()
         finally:
             stop(proc)
@@ -262,10 +317,12 @@ def main() -> None:
                 stop(proc)
             runs.append((t_listen, t2 - t1, t2 - t0))
         best = min(runs, key=lambda r: r[2])
-        print(f"warm boot of {len(progs)} programs (best of 3): process listening {best[0]:.2f} s, "
-              f"Prepare all {best[1]:.3f} s ({len(progs) / best[1]:.0f} programs/s), "
-              f"spawn-to-all-ready {best[2]:.2f} s; target Prepare < 0.5 s: "
-              f"{'MET' if best[1] < 0.5 else 'NOT MET'} ({best[1] / 0.5:.2f} of the budget)")
+        print(
+            f"warm boot of {len(progs)} programs (best of 3): process listening {best[0]:.2f} s, "
+            f"Prepare all {best[1]:.3f} s ({len(progs) / best[1]:.0f} programs/s), "
+            f"spawn-to-all-ready {best[2]:.2f} s; target Prepare < 0.5 s: "
+            f"{'MET' if best[1] < 0.5 else 'NOT MET'} ({best[1] / 0.5:.2f} of the budget)"
+        )
         # translator change: this translator's files move to an older identity; a boot with
         # carry serves them at once and re-translates in the background
         own = next(d for d in cache.iterdir() if d.name != "programs")
@@ -287,10 +344,14 @@ def main() -> None:
             ch.close()
         finally:
             stop(proc)
-        print(f"boot after a translator change, Prepare(carry): {t2 - t1:.3f} s for {len(progs)} "
-              f"(older files served at once); background re-translation done {t3 - t1:.1f} s after boot")
-        print(f"cache on disk: {sum(f.stat().st_size for f in cache.rglob('*') if f.is_file()) / 2**20:.1f} MiB, "
-              f"{os.cpu_count()} CPUs")
+        print(
+            f"boot after a translator change, Prepare(carry): {t2 - t1:.3f} s for {len(progs)} "
+            f"(older files served at once); background re-translation done {t3 - t1:.1f} s after boot"
+        )
+        print(
+            f"cache on disk: {sum(f.stat().st_size for f in cache.rglob('*') if f.is_file()) / 2**20:.1f} MiB, "
+            f"{os.cpu_count()} CPUs"
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ traffic) recompiled vs qemu.  The ways run interleaved (bench/realprogs.py timed
 Prints seconds and ratios (native/ours: 1.0 is native speed; qemu/ours: how much faster than
 qemu) and, per way, the speed-up of N workers over none (how much the threads run in parallel:
 bounded by the machine's cores)."""
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,9 @@ from tests.realprogs.test_xxhash_zstd import text_data  # noqa: E402
 
 
 def recompile(binary: Path, out: Path) -> Path:
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)], capture_output=True, text=True
+    )
     if r.returncode:
         raise SystemExit(r.stderr[-2000:])
     return out
@@ -65,17 +67,20 @@ def main() -> None:
             if not w:
                 base = dict(t)
             tq = t.get("qemu", float("nan"))
-            speedup = "" if not w else "   speed-up over no pool: " + ", ".join(
-                f"{k} {base[k] / t[k]:.2f}x" for k in t)
-            print(f"{'workers ' + str(w):12} {t['native']:8.2f}s {t['ours']:10.2f}s {tq:8.2f}s "
-                  f"{t['native'] / t['ours']:11.2f}x {tq / t['ours']:9.2f}x{speedup}")
+            speedup = "" if not w else "   speed-up over no pool: " + ", ".join(f"{k} {base[k] / t[k]:.2f}x" for k in t)
+            print(
+                f"{'workers ' + str(w):12} {t['native']:8.2f}s {t['ours']:10.2f}s {tq:8.2f}s "
+                f"{t['native'] / t['ours']:11.2f}x {tq / t['ours']:9.2f}x{speedup}"
+            )
         ways = {"ours": [str(p_b / "nxrun"), "pthreads_test"]}
         if qemu:
             ways["qemu"] = [qemu, "-0", "pthreads_test", str(p_arm)]
         res = timed_ways(ways, tmp, a.reps, None)
         tq = res["qemu"][0] if qemu else float("nan")
-        print(f"pthreads_test (every part; ~80 ms of it timed waits): recompiled {res['ours'][0]:.2f}s, "
-              f"qemu {tq:.2f}s, qemu/ours {tq / res['ours'][0]:.2f}x")
+        print(
+            f"pthreads_test (every part; ~80 ms of it timed waits): recompiled {res['ours'][0]:.2f}s, "
+            f"qemu {tq:.2f}s, qemu/ours {tq / res['ours'][0]:.2f}x"
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -9,6 +9,7 @@ members cffi can declare, and the generator inserts explicit padding wherever C'
 rule (16 for ``NxVec``, the natural size for scalars) moves a field; ``tests/cpu_host/
 test_abi_layout.py`` compiles the header and compares every field's offset and the size.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,20 +20,29 @@ from pathlib import Path
 HEADER = Path(__file__).parent / "runtime" / "core" / "nxrt.h"
 
 # C type -> (size, alignment) on x86-64 for the types NxCpu may hold
-_SCALARS = {"uint64_t": (8, 8), "int64_t": (8, 8), "uint32_t": (4, 4), "int32_t": (4, 4),
-            "uint16_t": (2, 2), "uint8_t": (1, 1), "void *": (8, 8), "NxVec": (16, 16)}
+_SCALARS = {
+    "uint64_t": (8, 8),
+    "int64_t": (8, 8),
+    "uint32_t": (4, 4),
+    "int32_t": (4, 4),
+    "uint16_t": (2, 2),
+    "uint8_t": (1, 1),
+    "void *": (8, 8),
+    "NxVec": (16, 16),
+}
 
 # cffi's NxVec: the same 16 bytes, the members cffi can declare (no __int128, no attribute)
-NXVEC_CDEF = ("typedef union NxVec { uint8_t b[16]; uint16_t h[8]; uint32_t s[4]; uint64_t d[2];"
-              " float f[4]; double fd[2]; } NxVec;")
+NXVEC_CDEF = (
+    "typedef union NxVec { uint8_t b[16]; uint16_t h[8]; uint32_t s[4]; uint64_t d[2]; float f[4]; double fd[2]; } NxVec;"
+)
 
 
 @dataclass(frozen=True)
 class Field:
     name: str
     ctype: str
-    count: int          # array length, 1 for a scalar
-    offset: int         # by C's layout rules
+    count: int  # array length, 1 for a scalar
+    offset: int  # by C's layout rules
 
     @property
     def size(self) -> int:

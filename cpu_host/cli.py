@@ -1,4 +1,5 @@
 """``nxrecomp exec``: run a recompiled Linux AArch64 program (the test personality)."""
+
 from __future__ import annotations
 
 import argparse

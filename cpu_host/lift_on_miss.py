@@ -18,6 +18,7 @@ miss) and nothing is noted in the bundle.
     nxlift notcode          (ADDR is not code of the program: the runtime's fatal error)
     nxlift error            (after the error's text, which names the function and the cause)
 """
+
 from __future__ import annotations
 
 import logging
@@ -46,7 +47,7 @@ def main(argv: list[str]) -> int:
 
     try:
         r = runtime_lift.lift_at(bundle, addr)
-    except (NxError, OSError) as e:   # a compile failure, an unusable cache folder: one clear line
+    except (NxError, OSError) as e:  # a compile failure, an unusable cache folder: one clear line
         print(f"lifting the function at {addr:#x}: {e}\nnxlift error", flush=True)
         return 1
     if r.so_path is None:
@@ -54,7 +55,7 @@ def main(argv: list[str]) -> int:
         return 0
     try:
         discovered.append(bundle, addr)
-    except (OSError, NxError) as e:   # a bundle on read-only media: the run goes on
+    except (OSError, NxError) as e:  # a bundle on read-only media: the run goes on
         print(f"nxrecomp: warning: cannot note {addr:#x} in {bundle / discovered.FILE}: {e}", flush=True)
     print(f"nxlift ok {r.so_path} {r.insns} {r.guest_bytes} {r.compile_s:.3f} {int(r.cached)}", flush=True)
     return 0
@@ -72,8 +73,11 @@ def _loaded(addr: int, base: int, snapshot: Path, pieces: str) -> int:
         print("nxlift notcode", flush=True)
         return 0
     if r.functions > 1 and not r.cached:
-        print(f"nxrecomp: the NRO loaded at {base:#x}: {r.functions} functions lifted and compiled as one object "
-              f"in {r.compile_s:.1f} s", flush=True)
+        print(
+            f"nxrecomp: the NRO loaded at {base:#x}: {r.functions} functions lifted and compiled as one object "
+            f"in {r.compile_s:.1f} s",
+            flush=True,
+        )
     print(f"nxlift ok {r.so_path} {r.insns} {r.guest_bytes} {r.compile_s:.3f} {int(r.cached)}", flush=True)
     return 0
 

@@ -3,6 +3,7 @@ initial stack (``cpu_host.linux.process``), load ``game.so`` with cffi and run t
 host thread with a deep stack.  The process exits with the guest's exit status (exit_group
 ends it from C).  By default (``cpu_host.native_launcher``) all of that is done by the
 bundle's native launcher (``cpu_host/launcher``), which this process execs into."""
+
 from __future__ import annotations
 
 import os
@@ -19,13 +20,15 @@ from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import LinkedImage
 from nxrecomp.common.errors import NxError
 
-HOST_STACK = 1 << 30   # host stack of the guest thread: deep guest recursion runs on it
+HOST_STACK = 1 << 30  # host stack of the guest thread: deep guest recursion runs on it
 # What the lifter implements decides what we report (cpu_host/runtime/core/cpu_features.h): no
 # SVE/MTE/LSE2/PAC; AT_HWCAP2 likewise (the launcher and setup_process take it from the table).
 HWCAP = HWCAP_DEFAULT
 
 # NxCpu as nxrt.h declares it (cpu_host/abi.py generates the cffi form; a test checks the offsets)
-CDEF = abi.nxcpu_cdef() + """
+CDEF = (
+    abi.nxcpu_cdef()
+    + """
 int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);
 int nx_linux_set_brk(uint64_t start, uint64_t reserve);
 void nx_linux_set_exe(const char *path);
@@ -36,6 +39,7 @@ void nx_lift_setup(const char *bundle, const char *python, const char *pythonpat
 int nx_lift_add_env(const char *kv);
 void nx_lift_report(int status);
 """
+)
 
 
 def lift_on_miss_env(env: dict[str, str]) -> None:
@@ -69,7 +73,7 @@ def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) 
     why = launch.not_runnable(manifest["image"].get("static", True), manifest.get("program"))
     if why:
         raise NxError(why, path=str(bundle))
-    image = LinkedImage.from_json(manifest["image"], bundle)   # checks image.bin against the manifest
+    image = LinkedImage.from_json(manifest["image"], bundle)  # checks image.bin against the manifest
     env = dict(env) if env is not None else dict(os.environ)
     # the runtime reads it from its environment, unset meaning off (so that, off, the guest's
     # environment, and so its stack, is the one it was given: the lockstep tests compare SP)
@@ -88,14 +92,15 @@ def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) 
     envp = [f"{k}={v}".encode() for k, v in env.items()]
     # a lockstep trace needs the same AT_RANDOM bytes as the Unicorn run it is compared with
     random = bytes(16) if os.environ.get("NXRECOMP_TRACE_FILE") else None
-    proc = setup_process(image, [os.fsencode(a) for a in argv], envp, personality=lib,
-                         exe_path=manifest.get("program"), hwcap=HWCAP, random=random)
+    proc = setup_process(
+        image, [os.fsencode(a) for a in argv], envp, personality=lib, exe_path=manifest.get("program"), hwcap=HWCAP, random=random
+    )
     # busybox's shell runs its own applets by execve("/proc/self/exe"): start this bundle again
     prefix = [sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--"]
     keep = [ffi.new("char[]", os.fsencode(p)) for p in prefix]
     lib.nx_linux_set_self_exec(ffi.new("char *[]", keep), len(keep))
     setup_lift_on_miss(ffi, lib, bundle)
-    lib.nx_linux_set_exit_hook(lib.nx_lift_report)   # the exit summary counts run-time lifts
+    lib.nx_linux_set_exit_hook(lib.nx_lift_report)  # the exit summary counts run-time lifts
     cpu = ffi.new("NxCpu *")
     cpu.sp = proc.sp
     cpu.pc = proc.entry

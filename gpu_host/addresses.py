@@ -1,4 +1,5 @@
 """Where a GPU process listens, given its socket folder (shared by server, client, supervisor)."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -15,6 +15,7 @@ ring carries them) into a blob, checking each with ``packets.check`` first, so a
 cannot be converted is refused with the same named error the Python path gives.  ``pack_raw``
 packs values as they are, for tests of the native decoder's own checks.
 """
+
 from __future__ import annotations
 
 import struct
@@ -23,10 +24,10 @@ from typing import Any, Iterable
 from gpu_host import packets as P
 
 VERSION = 1
-MAGIC = 0x4247584E          # b"NXGB" read as a little-endian u32
+MAGIC = 0x4247584E  # b"NXGB" read as a little-endian u32
 HEADER = 16
-MAX_PACKETS = 1 << 24       # packets one blob may hold
-MAX_PACKET_BYTES = 0xFFFC   # a packet's size field is a u16, a multiple of 4
+MAX_PACKETS = 1 << 24  # packets one blob may hold
+MAX_PACKET_BYTES = 0xFFFC  # a packet's size field is a u16, a multiple of 4
 _HDR = struct.Struct("<IHHII")
 _PKT = struct.Struct("<BBH")
 _WIDTH = {P.U32: "I", P.I32: "i", P.F32: "f", P.BOOL: "I", P.U64: "Q"}
@@ -47,7 +48,7 @@ def _pack_fields(op: P.Op, vals: Iterable[Any]) -> bytes:
             items = [x for a in v for x in a] if kind == P.ATTRS else list(v)
             fmt.append(f"I{len(items)}I")
             args += [len(v), *items]
-        else:     # TEX_IDS / SMP_IDS: fixed length, no count
+        else:  # TEX_IDS / SMP_IDS: fixed length, no count
             fmt.append(f"{len(v)}I")
             args += list(v)
     return struct.pack("".join(fmt), *args)
@@ -67,7 +68,7 @@ def packet(cmd: tuple) -> bytes:
     """One packet's bytes from a packet tuple whose values fit their wire widths (not checked
     beyond that: ``convert`` checks first)."""
     st = _FIXED.get(cmd[0])
-    if st is not None:     # the per-draw ops: one precompiled pack
+    if st is not None:  # the per-draw ops: one precompiled pack
         return st.pack(cmd[0], 0, st.size, *cmd[1:])
     op = P.OPS[cmd[0]]
     body = _pack_fields(op, cmd[1:])
@@ -87,8 +88,7 @@ def part_count(header: bytes | memoryview, body_size: int, i: int) -> int:
         if v != want:
             raise ValueError(f"part {i}: blob header: field {name} = {v:#x} is not {want:#x}")
     if size != body_size:
-        raise ValueError(f"part {i}: blob header: field body_size = {size} but {body_size} bytes follow "
-                         "the header")
+        raise ValueError(f"part {i}: blob header: field body_size = {size} but {body_size} bytes follow the header")
     return n
 
 
@@ -107,9 +107,9 @@ def join(parts: list) -> bytes:
             raise ValueError(f"part {i}: {len(b)} bytes, shorter than a blob header")
         count += part_count(b, len(b) - HEADER, i)
         bodies.append(b[HEADER:])
-    if len(parts) == 1:       # one part is the blob itself: no copy (a view of the ring record)
+    if len(parts) == 1:  # one part is the blob itself: no copy (a view of the ring record)
         return parts[0]
-    size = sum(map(len, bodies))       # one copy: the header and the bodies joined at once
+    size = sum(map(len, bodies))  # one copy: the header and the bodies joined at once
     return b"".join([_HDR.pack(MAGIC, VERSION, HEADER, count & 0xFFFFFFFF, size), *bodies])
 
 
@@ -129,8 +129,7 @@ def convert(commands: Iterable[Any]) -> bytes:
             out.append(st.pack(t[0], 0, st.size, *t[1:]) if st is not None else packet(t))
         except (struct.error, OverflowError) as e:
             op = P.OPS[t[0]]
-            bad = next((n for (n, k), v in zip(op.fields, t[1:]) if k == P.F32 and abs(v) > 3.4028234663852886e38),
-                       "?")
+            bad = next((n for (n, k), v in zip(op.fields, t[1:]) if k == P.F32 and abs(v) > 3.4028234663852886e38), "?")
             raise ConvertError(f"packet {i}: {op.name}: field {bad} has no f32 form ({e})") from None
     if len(out) > MAX_PACKETS:
         raise ConvertError(f"{len(out)} packets exceed the {MAX_PACKETS} of one blob")
@@ -149,7 +148,7 @@ def from_words(words: list[int]) -> list[tuple]:
     out, i = [], 0
     while i < len(words):
         code, n = words[i], words[i + 1]
-        w = words[i + 2:i + 2 + n]
+        w = words[i + 2 : i + 2 + n]
         i += 2 + n
         op, vals, j = P.OPS[code], [], 0
         for _, kind in op.fields:
@@ -161,15 +160,15 @@ def from_words(words: list[int]) -> list[tuple]:
                 vals.append(bool(w[j]))
             elif kind == P.ATTRS:
                 k = w[j]
-                vals.append(tuple(tuple(w[j + 1 + 3 * a:j + 4 + 3 * a]) for a in range(k)))
+                vals.append(tuple(tuple(w[j + 1 + 3 * a : j + 4 + 3 * a]) for a in range(k)))
                 j += 3 * k
             elif kind == P.COLOR_IDS:
                 k = w[j]
-                vals.append(tuple(w[j + 1:j + 1 + k]))
+                vals.append(tuple(w[j + 1 : j + 1 + k]))
                 j += k
             elif kind in (P.TEX_IDS, P.SMP_IDS):
                 k = P.POOL_TEXTURES if kind == P.TEX_IDS else P.POOL_SAMPLERS
-                vals.append(tuple(w[j:j + k]))
+                vals.append(tuple(w[j : j + k]))
                 j += k - 1
             else:
                 vals.append(w[j])
@@ -180,10 +179,11 @@ def from_words(words: list[int]) -> list[tuple]:
 
 def _format_codes() -> dict[str, int]:
     from gpu_host.formats import FORMATS
+
     return {name: i + 1 for i, name in enumerate(sorted(FORMATS))}
 
 
-FORMAT_CODES = _format_codes()     # nx_tex.format (nxpkt.c): a number per texture format name, 1..n
+FORMAT_CODES = _format_codes()  # nx_tex.format (nxpkt.c): a number per texture format name, 1..n
 
 
 def c_header() -> str:
@@ -191,20 +191,29 @@ def c_header() -> str:
     format is written down once."""
     from gpu_host.ring_layout import NUM_FENCES
     from gpu_host.validate import MAX_UNIFORM
-    kinds = {P.U32: 1, P.U64: 2, P.I32: 3, P.F32: 4, P.BOOL: 5, P.ATTRS: 6, P.TEX_IDS: 7, P.SMP_IDS: 8,
-             P.COLOR_IDS: 9}
+
+    kinds = {P.U32: 1, P.U64: 2, P.I32: 3, P.F32: 4, P.BOOL: 5, P.ATTRS: 6, P.TEX_IDS: 7, P.SMP_IDS: 8, P.COLOR_IDS: 9}
     nmax = max(len(o.fields) for o in P.OPS.values())
-    lines = ["/* generated by gpu_host/binpackets.py c_header(): do not edit */",
-             f"#define NX_VERSION {VERSION}",
-             "enum { K_U32 = 1, K_U64, K_I32, K_F32, K_BOOL, K_ATTRS, K_TEX_IDS, K_SMP_IDS, K_COLOR_IDS };",
-             f"typedef struct {{ const char *name; int nfields; uint8_t kinds[{nmax}]; uint32_t maxes[{nmax}]; "
-             f"const char *fields[{nmax}]; }} nx_op;",
-             f"#define NX_NOPS {max(P.OPS) + 1}"]
-    for name, v in (("MAX_ATTRS", P.MAX_ATTRS), ("MAX_COLOR_TARGETS", P.MAX_COLOR_TARGETS),
-                    ("POOL_TEXTURES", P.POOL_TEXTURES), ("POOL_SAMPLERS", P.POOL_SAMPLERS),
-                    ("UNIFORM_SLOTS", P.UNIFORM_SLOTS), ("TEXTURE_SLOTS", P.TEXTURE_SLOTS),
-                    ("MAX_DRAW_COUNT", P.MAX_DRAW_COUNT), ("MAX_UNIFORM", MAX_UNIFORM), ("NUM_FENCES", NUM_FENCES),
-                    ("MAX_PACKETS", MAX_PACKETS)):
+    lines = [
+        "/* generated by gpu_host/binpackets.py c_header(): do not edit */",
+        f"#define NX_VERSION {VERSION}",
+        "enum { K_U32 = 1, K_U64, K_I32, K_F32, K_BOOL, K_ATTRS, K_TEX_IDS, K_SMP_IDS, K_COLOR_IDS };",
+        f"typedef struct {{ const char *name; int nfields; uint8_t kinds[{nmax}]; uint32_t maxes[{nmax}]; "
+        f"const char *fields[{nmax}]; }} nx_op;",
+        f"#define NX_NOPS {max(P.OPS) + 1}",
+    ]
+    for name, v in (
+        ("MAX_ATTRS", P.MAX_ATTRS),
+        ("MAX_COLOR_TARGETS", P.MAX_COLOR_TARGETS),
+        ("POOL_TEXTURES", P.POOL_TEXTURES),
+        ("POOL_SAMPLERS", P.POOL_SAMPLERS),
+        ("UNIFORM_SLOTS", P.UNIFORM_SLOTS),
+        ("TEXTURE_SLOTS", P.TEXTURE_SLOTS),
+        ("MAX_DRAW_COUNT", P.MAX_DRAW_COUNT),
+        ("MAX_UNIFORM", MAX_UNIFORM),
+        ("NUM_FENCES", NUM_FENCES),
+        ("MAX_PACKETS", MAX_PACKETS),
+    ):
         lines.append(f"#define {name} {v}")
     for o in P.OPS.values():
         lines.append(f"#define OP_{o.name} {o.code}")

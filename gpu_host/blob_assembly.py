@@ -12,6 +12,7 @@ a view of the buffer, with no join copy.  Everything ``take`` returns is only va
 next drain that starts with no submission open (``start_drain``); the consumer replays each
 submission before it drains again.  A record that does not fit the buffer comes back as a
 ``bytes`` copy (the caller joins those as before)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -19,26 +20,27 @@ from dataclasses import dataclass
 from gpu_host import binpackets
 from gpu_host.ring_layout import BLOB_LAST, BLOB_PART
 
-HEAD = BLOB_PART.size + binpackets.HEADER     # the bytes of a part record before its packet bodies
+HEAD = BLOB_PART.size + binpackets.HEADER  # the bytes of a part record before its packet bodies
 
 
 @dataclass(frozen=True)
 class Part:
     """One part record as copied: its header bytes and where its bodies lie in the buffer."""
-    head: bytes           # the part header and the blob header (fewer bytes for a short record)
-    at: int               # offset of the bodies in Assembly.buf
-    size: int             # bytes of bodies
-    contiguous: bool      # right behind the previous part's bodies of the same submission
+
+    head: bytes  # the part header and the blob header (fewer bytes for a short record)
+    at: int  # offset of the bodies in Assembly.buf
+    size: int  # bytes of bodies
+    contiguous: bool  # right behind the previous part's bodies of the same submission
 
 
 class Assembly:
     def __init__(self, size: int) -> None:
         self.buf = bytearray(size)
         self.view = memoryview(self.buf)
-        for i in range(0, size, 4096):      # fault the pages in now, not during a frame
+        for i in range(0, size, 4096):  # fault the pages in now, not during a frame
             self.buf[i] = 0
         self.end = 0
-        self.open: tuple[int, int] | None = None    # (seq, part) of the last part taken, not the last
+        self.open: tuple[int, int] | None = None  # (seq, part) of the last part taken, not the last
 
     def start_drain(self) -> None:
         """A new drain of the ring: with no submission open, the buffer is free again."""
@@ -51,7 +53,7 @@ class Assembly:
         n = len(record)
         if n < HEAD:
             self.open = None
-            return bytes(record)                   # too short: the caller names what is missing
+            return bytes(record)  # too short: the caller names what is missing
         head = bytes(record[:HEAD])
         seq, part, flags = BLOB_PART.unpack_from(head)
         follows = self.open is not None and part > 0 and self.open == (seq, part - 1)
@@ -60,7 +62,7 @@ class Assembly:
         if at + size > len(self.buf):
             self.open = None
             return bytes(record)
-        self.view[at:at + size] = record[HEAD:]
+        self.view[at : at + size] = record[HEAD:]
         self.end = at + size
         self.open = None if flags & BLOB_LAST else (seq, part)
         return Part(head, at, size, follows)
@@ -75,7 +77,7 @@ class Assembly:
         if parts[-1].at + parts[-1].size != parts[0].at + size:
             return None
         binpackets.header_into(self.view, start, count, size)
-        return self.view[start:parts[0].at + size]
+        return self.view[start : parts[0].at + size]
 
     def body(self, p: Part) -> memoryview:
-        return self.view[p.at:p.at + p.size]
+        return self.view[p.at : p.at + p.size]

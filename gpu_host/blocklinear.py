@@ -14,6 +14,7 @@ A block is ``2**block_height_log2`` GOBs stacked vertically; blocks are laid out
 Tegra X1 TRM description, switchbrew, and Mesa's NIL (nouveau) tiling notes; this is our own
 vectorised formulation.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -22,7 +23,7 @@ import numpy as np
 
 GOB_W, GOB_H, GOB_SIZE = 64, 8, 512
 GOB_KINDS = ("fermi", "turing")
-GENERATION_GOB = {"switch1": "fermi", "switch2": "turing"}   # a console's colour surfaces
+GENERATION_GOB = {"switch1": "fermi", "switch2": "turing"}  # a console's colour surfaces
 
 
 def size_bytes(width_bytes: int, height: int, block_height_log2: int) -> int:
@@ -64,8 +65,9 @@ def _offsets(width_bytes: int, height: int, block_height_log2: int, gob: str = "
     return offs
 
 
-def deswizzle(src: bytes | memoryview | np.ndarray, width_bytes: int, height: int,
-              block_height_log2: int, gob: str = "fermi") -> np.ndarray:
+def deswizzle(
+    src: bytes | memoryview | np.ndarray, width_bytes: int, height: int, block_height_log2: int, gob: str = "fermi"
+) -> np.ndarray:
     """Linear ``height x width_bytes`` uint8 image from block-linear bytes ``src``."""
     need = size_bytes(width_bytes, height, block_height_log2)
     buf = np.frombuffer(src, dtype=np.uint8) if not isinstance(src, np.ndarray) else src.reshape(-1)

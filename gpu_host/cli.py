@@ -1,6 +1,7 @@
 """``nxrecomp gpu-host``: the GPU process's entry point (gRPC control + command ring + Vulkan).
 The GPU side's other commands (``run``, ``replay``, ``build-sdl3``) are the application's:
 nxrecomp/app/."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,6 +1,7 @@
 """The GPU process's work, independent of transport: object registration and the replay of whole
 submissions (decode -> validate -> snapshot -> Vulkan -> frames), with recording and headless
 frame output.  Used by the server (ring + gRPC), by ``nxrecomp replay`` and by the benches."""
+
 from __future__ import annotations
 
 import collections
@@ -25,21 +26,35 @@ log = logging.getLogger("gpu_host.engine")
 
 
 class Engine:
-    def __init__(self, dev: Device, memory: Memory, frames_dir: str | Path | None = None,
-                 keep_frames: int = 32, recorder: Recorder | None = None) -> None:
+    def __init__(
+        self,
+        dev: Device,
+        memory: Memory,
+        frames_dir: str | Path | None = None,
+        keep_frames: int = 32,
+        recorder: Recorder | None = None,
+    ) -> None:
         self.dev = dev
         self.objects = Objects(memory)
         from nxrecomp.common import settings
         from gpu_host import texdecode
+
         lib = settings.get("gpu_host", "pipeline_library")
         if lib not in ("auto", "off"):
             raise ValueError(f"gpu_host.pipeline_library = {lib!r} is not auto or off")
-        self.replayer = Replayer(dev, self.objects, settings.get("gpu_host", "decode_compressed"),
-                                 settings.get("nxrecomp", "cache_dir") if settings.get("gpu_host", "pipeline_cache")
-                                 else None, lib == "auto", settings.get("gpu_host", "avoid_formats"),
-                                 settings.get("gpu_host", "pipeline_threads"), settings.get("gpu_host", "pipeline_not_ready"))
+        self.replayer = Replayer(
+            dev,
+            self.objects,
+            settings.get("gpu_host", "decode_compressed"),
+            settings.get("nxrecomp", "cache_dir") if settings.get("gpu_host", "pipeline_cache") else None,
+            lib == "auto",
+            settings.get("gpu_host", "avoid_formats"),
+            settings.get("gpu_host", "pipeline_threads"),
+            settings.get("gpu_host", "pipeline_not_ready"),
+        )
         texdecode.prepare()
         from gpu_host.native_replay import NativeReplay
+
         self.native = NativeReplay.create(self.replayer, settings.get("gpu_host", "native_replay"))
         self.replayer.native = self.native
         self.frames_dir = Path(frames_dir) if frames_dir else None
@@ -47,9 +62,9 @@ class Engine:
             self.frames_dir.mkdir(parents=True, exist_ok=True)
         self.frames: collections.deque[FrameOut] = collections.deque(maxlen=max(1, keep_frames))
         self.recorder = recorder
-        self.lock = threading.Lock()   # registrations vs. a running submission
+        self.lock = threading.Lock()  # registrations vs. a running submission
         self.submissions = self.dropped = 0
-        self.skipped_draws = 0         # draws left out because their pipeline was still being made (policy skip)
+        self.skipped_draws = 0  # draws left out because their pipeline was still being made (policy skip)
         self.last_replay_ms = 0.0
         self.on_frame: Callable[[FrameOut], None] | None = None
 
@@ -78,16 +93,18 @@ class Engine:
                 except ObjectError as e:
                     raise ObjectError(f"texture {desc.get('id')}: {e}") from None
             samples = desc.get("samples") or 1
-            if samples in SAMPLE_COUNTS and samples > 1 and fmt is not None:   # others: add_texture names them
-                limit = (self.dev.limits.framebufferDepthSampleCounts if fmt.depth
-                         else self.dev.limits.framebufferColorSampleCounts)
-                if not limit & samples:     # VkSampleCountFlagBits: the bit of value n is n samples
+            if samples in SAMPLE_COUNTS and samples > 1 and fmt is not None:  # others: add_texture names them
+                limit = (
+                    self.dev.limits.framebufferDepthSampleCounts if fmt.depth else self.dev.limits.framebufferColorSampleCounts
+                )
+                if not limit & samples:  # VkSampleCountFlagBits: the bit of value n is n samples
                     name = "framebufferDepthSampleCounts" if fmt.depth else "framebufferColorSampleCounts"
-                    raise ObjectError(f"texture {desc.get('id')}: field samples {samples} is not in {self.dev.name}'s "
-                                      f"{name} ({[n for n in (1, 2, 4, 8, 16, 32, 64) if limit & n]})")
+                    raise ObjectError(
+                        f"texture {desc.get('id')}: field samples {samples} is not in {self.dev.name}'s "
+                        f"{name} ({[n for n in (1, 2, 4, 8, 16, 32, 64) if limit & n]})"
+                    )
             if desc.get("cube") and (desc.get("layers") or 1) > 6 and "imageCubeArray" not in self.dev.image_features:
-                raise ObjectError(f"texture {desc.get('id')}: a cube array needs imageCubeArray, which "
-                                  f"{self.dev.name} lacks")
+                raise ObjectError(f"texture {desc.get('id')}: a cube array needs imageCubeArray, which {self.dev.name} lacks")
             self.objects.add_texture(**desc)
             if self.recorder:
                 self.recorder.texture(desc)
@@ -130,7 +147,7 @@ class Engine:
         with self.lock:
             try:
                 nat = self.native.prepare(seq, packets, self.objects) if self.native is not None else None
-                if nat is not None:     # decode, validation and recording in C (native_replay.py)
+                if nat is not None:  # decode, validation and recording in C (native_replay.py)
                     pl = nat.plan
                     t1 = time.perf_counter()
                 else:
@@ -147,7 +164,7 @@ class Engine:
                     reads = self.replayer.texture_reads(pl)
                     snap = snapshot or Snapshot.take(pl, self.objects.memory, reads)
                     res = self.replayer.run(pl, snap, reads, native=nat)
-                elif pl.waits and snapshot is None:   # EVENT_WAIT: run in parts, waiting between them
+                elif pl.waits and snapshot is None:  # EVENT_WAIT: run in parts, waiting between them
                     res, snap = event_parts.run_parts(self, pl), None
                 else:
                     reads = self.replayer.texture_reads(pl)
@@ -155,19 +172,26 @@ class Engine:
                     res = self.replayer.run(pl, snap, reads)
             except SubmissionError as e:
                 self.dropped += 1
-                self.replayer.forget_uploads()     # its DIRTY ranges are lost with it
+                self.replayer.forget_uploads()  # its DIRTY ranges are lost with it
                 log.warning("dropped %s", e)
                 return None
-            except Exception:   # our bug or a driver error: drop this one, keep serving
+            except Exception:  # our bug or a driver error: drop this one, keep serving
                 self.dropped += 1
                 self.replayer.forget_uploads()
                 log.exception("dropped submission %d: replay failed", seq)
                 return None
             self.submissions += 1
             self.last_replay_ms = (time.perf_counter() - t0) * 1000
-            log.debug("submission %d: %d packets %d draws in %.1f ms (check %.1f, plan %.1f, replay %.1f)", seq,
-                      len(packets), res.draws, self.last_replay_ms, (t1 - t0) * 1000, (t2 - t1) * 1000,
-                      (time.perf_counter() - t2) * 1000)
+            log.debug(
+                "submission %d: %d packets %d draws in %.1f ms (check %.1f, plan %.1f, replay %.1f)",
+                seq,
+                len(packets),
+                res.draws,
+                self.last_replay_ms,
+                (t1 - t0) * 1000,
+                (t2 - t1) * 1000,
+                (time.perf_counter() - t2) * 1000,
+            )
             if self.recorder and snapshot is None and snap is not None:
                 self.recorder.submit(seq, packets, snap.data)
         self._frames(res)
@@ -178,6 +202,7 @@ class Engine:
         every packet is one the C path replays, else decoded (in C) and replayed by the Python
         path; a blob the native decoder refuses is dropped with its named error."""
         from gpu_host import nxpkt
+
         if self.native is not None:
             t0 = time.perf_counter()
             with self.lock:
@@ -200,14 +225,14 @@ class Engine:
                 if nat is not None:
                     self.submissions += 1
                     self.last_replay_ms = (time.perf_counter() - t0) * 1000
-                    if self.recorder:     # recordings hold msgpack packets (PROTOCOL.md "Recording")
+                    if self.recorder:  # recordings hold msgpack packets (PROTOCOL.md "Recording")
                         self.recorder.submit(seq, nxpkt.decode(blob), snap.data)
             if nat is not None:
                 self._frames(res)
                 return res
         try:
             packets = nxpkt.decode(blob)
-        except Exception as e:       # NativePacketError, or no native library at all
+        except Exception as e:  # NativePacketError, or no native library at all
             with self.lock:
                 self.dropped += 1
                 self.replayer.forget_uploads()
@@ -218,8 +243,12 @@ class Engine:
     def _frames(self, res: Result) -> None:
         if res.skipped:
             self.skipped_draws += res.skipped
-            log.info("submission %d: %d draws skipped, their pipelines still being made (%d so far)", res.seq,
-                     res.skipped, self.skipped_draws)
+            log.info(
+                "submission %d: %d draws skipped, their pipelines still being made (%d so far)",
+                res.seq,
+                res.skipped,
+                self.skipped_draws,
+            )
         for fr in res.frames:
             self.frames.append(fr)
             if self.frames_dir:
@@ -243,4 +272,3 @@ class Engine:
         self.replayer.close()
         if self.recorder:
             self.recorder.close()
-

@@ -2,6 +2,7 @@
 once a part; ``gpu_host/events.py`` holds the event semantics these parts rely on).  Apart from
 events.py so that the leaf module validate.py imports stays a leaf: no import loop between
 events, validate, replay and snapshot."""
+
 from __future__ import annotations
 
 import logging
@@ -34,7 +35,7 @@ def run_parts(engine: Any, pl: Any) -> Any:
                     return read_value(objects.memory, pool, off)
 
             timeout = settings.get("gpu_host", "event_wait_timeout_s")
-            engine.lock.release()      # serve registrations while the GPU waits
+            engine.lock.release()  # serve registrations while the GPU waits
             try:
                 ok, seen = wait(read, mode, want, timeout)
             finally:
@@ -43,12 +44,24 @@ def run_parts(engine: Any, pl: Any) -> Any:
                 engine.dropped += 1
                 total.dropped = True
                 if ok is None:
-                    log.warning("dropped the rest of submission %d at packet %d EVENT_WAIT: the session was "
-                                "replaced while it waited", pl.seq, w)
+                    log.warning(
+                        "dropped the rest of submission %d at packet %d EVENT_WAIT: the session was replaced while it waited",
+                        pl.seq,
+                        w,
+                    )
                 else:
-                    log.warning("dropped the rest of submission %d: packet %d EVENT_WAIT: event pool %d offset "
-                                "%#x holds %d, waited %g s for %s %d", pl.seq, w, pool, off, seen, timeout,
-                                P.EVENT_WAIT_MODES[mode], want)
+                    log.warning(
+                        "dropped the rest of submission %d: packet %d EVENT_WAIT: event pool %d offset "
+                        "%#x holds %d, waited %g s for %s %d",
+                        pl.seq,
+                        w,
+                        pool,
+                        off,
+                        seen,
+                        timeout,
+                        P.EVENT_WAIT_MODES[mode],
+                        want,
+                    )
                 return total
         # objects may have changed while it waited: planned now; in C where every packet of the part
         # is one the native replay knows (the same checks, the same commands as the Python path's)
@@ -60,6 +73,6 @@ def run_parts(engine: Any, pl: Any) -> Any:
         total.fences += res.fences
         total.frames += res.frames
         total.draws += res.draws
-        if engine.recorder:     # each part as a submission of its own, with its own snapshot
+        if engine.recorder:  # each part as a submission of its own, with its own snapshot
             engine.recorder.submit(pl.seq, [list(c) for c in cmds], snap.data)
     return total

@@ -8,6 +8,7 @@ packets current at the wait (``carried_state``), so it draws exactly as the unsp
 would.  The engine lock is released while polling, so registrations (the guest goes on after a
 flush) are served meanwhile; a part is checked again against the objects as they are when it runs.
 """
+
 from __future__ import annotations
 
 import logging
@@ -21,14 +22,23 @@ log = logging.getLogger("gpu_host.events")
 MASK = 0xFFFFFFFF
 SIGNAL_WRITE, SIGNAL_ADD = 0, 1
 WAIT_EQUAL, WAIT_GEQUAL_WRAP = 0, 1
-POLL_FIRST_S, POLL_MAX_S = 0.0005, 0.01    # polls back off to 10 ms: a wait costs no CPU core
+POLL_FIRST_S, POLL_MAX_S = 0.0005, 0.01  # polls back off to 10 ms: a wait costs no CPU core
 
 # State packets that hold from where they stand to the end of a submission (PROTOCOL.md), keyed by
 # what they set: a later packet of the same key replaces an earlier one.
-_STATE_KEYS = {P.OP_PROGRAM: "program", P.OP_VERTEX_LAYOUT: "layout", P.OP_VERTEX: "vertex",
-               P.OP_INDEX: "index", P.OP_POOLS: "pools",
-               P.OP_DEPTH_STENCIL: "ds", P.OP_RASTER: "raster", P.OP_DEPTH_BIAS: "bias",
-               P.OP_BLEND_CONSTANT: "constants", P.OP_SCISSOR: "scissor", P.OP_MULTISAMPLE: "ms"}
+_STATE_KEYS = {
+    P.OP_PROGRAM: "program",
+    P.OP_VERTEX_LAYOUT: "layout",
+    P.OP_VERTEX: "vertex",
+    P.OP_INDEX: "index",
+    P.OP_POOLS: "pools",
+    P.OP_DEPTH_STENCIL: "ds",
+    P.OP_RASTER: "raster",
+    P.OP_DEPTH_BIAS: "bias",
+    P.OP_BLEND_CONSTANT: "constants",
+    P.OP_SCISSOR: "scissor",
+    P.OP_MULTISAMPLE: "ms",
+}
 
 
 def problem(memory: Any, cmd: tuple) -> str | None:
@@ -55,7 +65,7 @@ def read_value(memory: Any, pool: int, offset: int) -> int:
 
 def apply_signal(memory: Any, cmd: tuple) -> None:
     """EVENT_SIGNAL into pool memory (WRITE: the value; ADD: added, modulo 2^32)."""
-    if not hasattr(memory, "write"):      # a recording being replayed: nothing to write to
+    if not hasattr(memory, "write"):  # a recording being replayed: nothing to write to
         return
     _, pool, off, mode, value = cmd
     if mode == SIGNAL_ADD:
@@ -80,7 +90,7 @@ def carried_state(commands: list[tuple]) -> list[tuple]:
         op = cmd[0]
         if op == P.OP_TARGET or op == P.OP_DEPTH_TARGET or op == P.OP_RENDER_TARGETS:
             target, viewport = cmd, None
-        elif op == P.OP_BLEND or op == P.OP_BLEND_STATE:     # per colour target (BLEND: target 0)
+        elif op == P.OP_BLEND or op == P.OP_BLEND_STATE:  # per colour target (BLEND: target 0)
             state[("blend", cmd[1] if op == P.OP_BLEND_STATE else 0)] = cmd
         elif op == P.OP_VIEWPORT:
             viewport = cmd
@@ -105,7 +115,7 @@ def split(commands: list[tuple]) -> list[tuple[int | None, list[tuple]]]:
     parts.append((wait_at, commands[start:]))
     out = []
     for k, (w, cmds) in enumerate(parts):
-        if k:   # the state current at the wait: everything before it, in order
+        if k:  # the state current at the wait: everything before it, in order
             cmds = carried_state([c for c in commands[:w] if c[0] != P.OP_EVENT_WAIT]) + cmds
         out.append((w, cmds))
     return out

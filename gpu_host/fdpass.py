@@ -1,5 +1,6 @@
 """Passing file descriptors (memfds, eventfds) between processes over a UNIX socket with
 SCM_RIGHTS.  Each message is one msgpack map (the *label*: what the fds are) plus its fds."""
+
 from __future__ import annotations
 
 import socket

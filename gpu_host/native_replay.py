@@ -15,6 +15,7 @@ behaviour stays exact.  ``auto``: native where the library builds and the device
 entry point, else Python (said once in the log); ``on``: the same, but failing to build or load
 is an error at start; ``off``: Python only.
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,9 +33,9 @@ from gpu_host.validate import Plan, SubmissionError
 
 log = logging.getLogger("gpu_host.native_replay")
 MODES = ("auto", "on", "off")
-NO_FRAME = (1 << 64) - 1      # nxreplay.c's presents[] frame of a WRITEBACK
-EVENT_FRAME = (1 << 64) - 2   # ... of an EVENT_SIGNAL (the packet's byte offset beside it)
-IMAGE_FRAME = (1 << 64) - 3   # ... of a PRESENT_IMAGE (likewise)
+NO_FRAME = (1 << 64) - 1  # nxreplay.c's presents[] frame of a WRITEBACK
+EVENT_FRAME = (1 << 64) - 2  # ... of an EVENT_SIGNAL (the packet's byte offset beside it)
+IMAGE_FRAME = (1 << 64) - 3  # ... of a PRESENT_IMAGE (likewise)
 
 
 def h(x: Any) -> int:
@@ -45,12 +46,13 @@ def h(x: Any) -> int:
 @dataclass
 class NativeSubmission:
     """One planned submission: the blob, the C plan and the Plan the snapshot is taken from."""
+
     blob: bytes
     cplan: Any
     keep: tuple
     plan: Plan
     packets: list
-    presents: list[tuple[int | None, int]]     # PRESENT (frame, texture), WRITEBACK (None, texture), EVENT_SIGNAL
+    presents: list[tuple[int | None, int]]  # PRESENT (frame, texture), WRITEBACK (None, texture), EVENT_SIGNAL
     #                                            (EVENT_FRAME, packet offset), in order
     frame_ids: list[int]
 
@@ -65,8 +67,8 @@ class NativeReplay:
         if rc:
             raise RuntimeError("no Vulkan loader" if rc < 0 else f"the device lacks vkCmd entry point {rc}")
         self._tables: tuple[int, Any] | None = None
-        self.generation = 0          # bumped by every registration: the C tables are rebuilt then
-        self.native = self.fallback = self.refused = 0   # submissions replayed in C / sent to Python
+        self.generation = 0  # bumped by every registration: the C tables are rebuilt then
+        self.native = self.fallback = self.refused = 0  # submissions replayed in C / sent to Python
         self.plan_bufs: tuple = ()
         self.plan_cap = self.hash_cap = 0
 
@@ -95,8 +97,9 @@ class NativeReplay:
             dev = self.replayer.dev
             tabs.c.max_colors = min(P.MAX_COLOR_TARGETS, dev.limits.maxColorAttachments)
             tabs.c.independent_blend = 1 if dev.independent_blend else 0
-            tabs.c.raster_features = ((1 if "fillModeNonSolid" in dev.raster_features else 0)
-                                      | (2 if "depthBiasClamp" in dev.raster_features else 0))
+            tabs.c.raster_features = (1 if "fillModeNonSolid" in dev.raster_features else 0) | (
+                2 if "depthBiasClamp" in dev.raster_features else 0
+            )
             self._tables = (self.generation, tabs, objects, self._handles(objects))
         return self._tables
 
@@ -124,26 +127,25 @@ class NativeReplay:
     def prepare(self, seq: int, packets: list, objects: Objects) -> NativeSubmission | None:
         """The planned native submission, or None: it goes to the Python path (an op the C path
         does not replay).  A bad packet raises SubmissionError naming it, as the Python path does."""
-        try:     # msgpack again (one C call), then to binary in C: no Python per packet
+        try:  # msgpack again (one C call), then to binary in C: no Python per packet
             blob = nxpkt.from_msgpack(msgpack.packb(packets, use_bin_type=True))
         except (ValueError, TypeError, OverflowError):
             blob = None
-        if blob is None:     # a value of another type: the Python converter names it
+        if blob is None:  # a value of another type: the Python converter names it
             try:
                 blob = binpackets.convert(packets)
             except P.PacketError as e:
                 raise SubmissionError(f"submission {seq}: {e}") from None
         return self.prepare_blob(seq, blob, objects, packets)
 
-    def prepare_blob(self, seq: int, blob: bytes, objects: Objects, packets: list | None = None
-                     ) -> NativeSubmission | None:
+    def prepare_blob(self, seq: int, blob: bytes, objects: Objects, packets: list | None = None) -> NativeSubmission | None:
         """``prepare`` for a blob (from the ring's binary records when ``packets`` is None): None
         sends it to the Python path (decoded with ``nxpkt.decode`` when it came as a blob)."""
         tabs = self.tables(objects)
         try:
             got = nxpkt.check(blob, tabs[1])
         except nxpkt.NativePacketError as e:
-            if packets is None:        # the binary format's own named error is the message
+            if packets is None:  # the binary format's own named error is the message
                 raise SubmissionError(f"submission {seq}: {e}") from None
             # Refused: the Python path validates it again and drops it with its own message, so
             # a dropped submission's log line is the same whichever path runs (rare: no cost).
@@ -160,15 +162,22 @@ class NativeReplay:
             # (nx_plan writes each entry before reading it and clears its hash table itself).
             n = max(n, 2 * self.plan_cap, 1024)
             cap = 1 << max(4, (2 * n - 1).bit_length())
-            self.plan_bufs = (ffi.new("nx_range[]", n), ffi.new("nx_pipekey[]", n), ffi.new("uint32_t[]", n),
-                              ffi.new("uint32_t[]", cap), ffi.new("uint32_t[]", n), ffi.new("uint64_t[]", 2 * n),
-                              ffi.new("uint64_t[]", 2 * n), ffi.new("uint32_t[]", n), ffi.new("nx_range[]", n),
-                              ffi.new("uint32_t[]", n))
+            self.plan_bufs = (
+                ffi.new("nx_range[]", n),
+                ffi.new("nx_pipekey[]", n),
+                ffi.new("uint32_t[]", n),
+                ffi.new("uint32_t[]", cap),
+                ffi.new("uint32_t[]", n),
+                ffi.new("uint64_t[]", 2 * n),
+                ffi.new("uint64_t[]", 2 * n),
+                ffi.new("uint32_t[]", n),
+                ffi.new("nx_range[]", n),
+                ffi.new("uint32_t[]", n),
+            )
             self.plan_cap, self.hash_cap = n, cap
         keep = self.plan_bufs
         pl = ffi.new("nx_plan_t *")
-        (pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets, pl.dirty,
-         pl.poolsets) = keep
+        (pl.ranges, pl.pipes, pl.aux, pl.hash, pl.textures, pl.presents, pl.signals, pl.targets, pl.dirty, pl.poolsets) = keep
         pl.hash_cap, pl.cap = self.hash_cap, self.plan_cap
         err = ffi.new("nx_error *")
         if self.lib.nx_plan(ffi.from_buffer(blob), len(blob), pl, err):
@@ -181,19 +190,22 @@ class NativeReplay:
                 uploads.append(t)
         # (frame, texture) of each PRESENT and WRITEBACK in order (a WRITEBACK's frame: None), an
         # EVENT_SIGNAL's (EVENT_FRAME, its packet's byte offset) among them
-        presents = [(None if pl.presents[2 * i] == NO_FRAME else int(pl.presents[2 * i]), int(pl.presents[2 * i + 1]))
-                    for i in range(pl.npresents)]
+        presents = [
+            (None if pl.presents[2 * i] == NO_FRAME else int(pl.presents[2 * i]), int(pl.presents[2 * i + 1]))
+            for i in range(pl.npresents)
+        ]
         plan = Plan(seq, packets, ranges, uploads)
         plan.dirty = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.dirty, pl.ndirty)]
-        for f, at in presents:       # PRESENT_IMAGE: its range snapshotted, its frame made after the run
+        for f, at in presents:  # PRESENT_IMAGE: its range snapshotted, its frame made after the run
             if f == IMAGE_FRAME:
                 c = self._packet_at(blob, at)
                 plan.image_cmds.append(c)
                 if present_image.key(c) not in plan.images:
                     plan.images.append(present_image.key(c))
         self.native += 1
-        return NativeSubmission(blob, pl, keep, plan, packets, presents,
-                                [t for f, t in presents if f not in (EVENT_FRAME, IMAGE_FRAME)])
+        return NativeSubmission(
+            blob, pl, keep, plan, packets, presents, [t for f, t in presents if f not in (EVENT_FRAME, IMAGE_FRAME)]
+        )
 
     def _layout(self, sub: NativeSubmission, index: int) -> tuple:
         """The VERTEX_LAYOUT packet ``index`` of ``sub`` as a checked tuple (nx_plan left its byte
@@ -202,7 +214,7 @@ class NativeReplay:
             return P.check(sub.packets[index])
         at = sub.cplan.aux[index]
         size = sub.blob[at + 2] | sub.blob[at + 3] << 8
-        return nxpkt.decode(binpackets.blob([sub.blob[at:at + size]]))[0]
+        return nxpkt.decode(binpackets.blob([sub.blob[at : at + size]]))[0]
 
     @staticmethod
     def _packet(sub: NativeSubmission, at: int) -> tuple:
@@ -212,7 +224,7 @@ class NativeReplay:
     @staticmethod
     def _packet_at(blob: Any, at: int) -> tuple:
         size = blob[at + 2] | blob[at + 3] << 8
-        return nxpkt.decode(binpackets.blob([bytes(blob[at:at + size])]))[0]
+        return nxpkt.decode(binpackets.blob([bytes(blob[at : at + size])]))[0]
 
     def _blend(self, sub: NativeSubmission, at: int) -> tuple:
         """A colour target's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
@@ -237,7 +249,7 @@ class NativeReplay:
         args = []
         for i in range(pl.npipes):
             k = pl.pipes[i]
-            if k.rt != P.EMPTY:      # RENDER_TARGETS: its colour targets, in attachment order
+            if k.rt != P.EMPTY:  # RENDER_TARGETS: its colour targets, in attachment order
                 ids = [t for t in self._packet(sub, k.rt)[1] if t != P.EMPTY]
             else:
                 ids = [] if k.target == P.EMPTY else [k.target]
@@ -247,10 +259,19 @@ class NativeReplay:
             samples = (cimgs[0] if cimgs else dimg).samples
             # as replay.py's _record keys them: the colour formats and each one's blend state, the
             # depth (and stencil) format, polygon mode, the targets' sample count
-            args.append((objs.programs[k.program], self._layout(sub, k.layout), tuple(c.vk_format for c in cimgs),
-                         tuple(self._blend(sub, k.blend[j]) for j in range(len(ids))),
-                         dimg.vk_format if dimg else 0, dimg.vk_format if stencil else 0, k.mode, samples,
-                         bool(k.a2c) and samples > 1))     # alpha-to-coverage only where multisampled
+            args.append(
+                (
+                    objs.programs[k.program],
+                    self._layout(sub, k.layout),
+                    tuple(c.vk_format for c in cimgs),
+                    tuple(self._blend(sub, k.blend[j]) for j in range(len(ids))),
+                    dimg.vk_format if dimg else 0,
+                    dimg.vk_format if stencil else 0,
+                    k.mode,
+                    samples,
+                    bool(k.a2c) and samples > 1,
+                )
+            )  # alpha-to-coverage only where multisampled
             rp.pipes.request(*args[-1])
         for i, a in enumerate(args):
             p = rp.pipes.ready(*a) if rp.skip_not_ready else rp.pipes.get(*a)
@@ -261,8 +282,7 @@ class NativeReplay:
             t = objs.textures[tid]
             img = rp.image_for(t)
             rts[i].id, rts[i].width, rts[i].height = tid, t.width, t.height
-            rts[i].flags = ((1 if t.fmt.depth and img.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0)
-                            | (2 if t.fmt.depth else 0))
+            rts[i].flags = (1 if t.fmt.depth and img.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0) | (2 if t.fmt.depth else 0)
             rts[i].image, rts[i].view, rts[i].sample_view = h(img.handle), h(img.view), h(img.sample_view)
         tex_ids = sorted(ffi.unpack(pl.textures, pl.ntextures))
         views = ffi.new("nx_view[]", max(1, len(tex_ids)))
@@ -274,12 +294,12 @@ class NativeReplay:
             if frame == EVENT_FRAME or frame == IMAGE_FRAME:
                 present_at.append(0)
                 stencil_at.append(0)
-                if frame == EVENT_FRAME:     # applied after the run, in order (replay.run's step 4)
+                if frame == EVENT_FRAME:  # applied after the run, in order (replay.run's step 4)
                     reads.append((None, self._packet(sub, tid), -1))
                 continue
             t = objs.textures[tid]
             present_at.append(off)
-            aspects = rp._aspect_copies(t)       # a depth target: depth, then stencil in its own region
+            aspects = rp._aspect_copies(t)  # a depth target: depth, then stencil in its own region
             stencil_at.append(aspects[1][1] if len(aspects) > 1 else 0)
             reads.append((frame, t, off))
             off += rp._readback_size(t)
@@ -311,8 +331,7 @@ class NativeReplay:
         err = ffi.new("nx_error *")
         rc = self.lib.nx_record(ffi.from_buffer(sub.blob), len(sub.blob), r, err)
         if rc:
-            e = nxpkt.NativePacketError(err.index, err.op, ffi.string(err.field).decode(),
-                                        ffi.string(err.message).decode())
+            e = nxpkt.NativePacketError(err.index, err.op, ffi.string(err.field).decode(), ffi.string(err.message).decode())
             raise SubmissionError(f"submission {sub.plan.seq}: {e}")
         res.draws, res.skipped = r.draws, r.skipped
         res.fences = [(int(pl.signals[2 * i]), int(pl.signals[2 * i + 1])) for i in range(pl.nsignals)]

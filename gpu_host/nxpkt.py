@@ -8,6 +8,7 @@ ABI mode.  ``check`` runs the format pass and, given an ``ObjectTables``, the va
 against the registered objects; a bad blob raises ``NativePacketError`` naming the packet index,
 op and field.  Nothing is Python per packet: one call per blob.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from gpu_host.objects import Objects
 from nxrecomp.common import clib
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "nxreplay.c"     # includes nxpkt.c: one library for decode, validate and record
+SOURCE = HERE / "nxreplay.c"  # includes nxpkt.c: one library for decode, validate and record
 DECODER = HERE / "nxpkt.c"
 FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-Werror", "-ldl"]
 OK, BAD, FALLBACK = 0, 1, 2
@@ -102,22 +103,30 @@ class NativePacketError(P.PacketError):
         self.index, self.op, self.field = index, op, field
         name = P.OPS[op].name if op in P.OPS else f"op {op}"
         where = "blob header" if index < 0 else f"packet {index} {name}"
-        if message.startswith(name + ": "):     # the C message names the op itself
-            message = message[len(name) + 2:]
+        if message.startswith(name + ": "):  # the C message names the op itself
+            message = message[len(name) + 2 :]
         super().__init__(f"{where}: {message}")
 
 
 def _build() -> Path:
-    return clib.build_shared("nxpkt", [SOURCE], FLAGS, "gpu_host", inputs=(DECODER,), includes=(HERE,),
-                             generated={"nxpkt_ops.h": binpackets.c_header()})
+    return clib.build_shared(
+        "nxpkt",
+        [SOURCE],
+        FLAGS,
+        "gpu_host",
+        inputs=(DECODER,),
+        includes=(HERE,),
+        generated={"nxpkt_ops.h": binpackets.c_header()},
+    )
 
 
-lib = clib.Loaded(CDEF, _build)     # () -> (ffi, lib) of the built decoder, built at the first call
+lib = clib.Loaded(CDEF, _build)  # () -> (ffi, lib) of the built decoder, built at the first call
 
 
 @dataclass
 class ObjectTables:
     """The registered objects as the C validator reads them (sorted C arrays, kept alive here)."""
+
     c: Any
     keep: tuple
 
@@ -134,14 +143,24 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
     ts = sorted(objects.textures.items())
     ct = ffi.new("nx_tex[]", max(1, len(ts)))
     for i, (tid, t) in enumerate(ts):
-        present = (t.render_target and not t.fmt.depth and t.samples == 1 and t.fmt.name in ("RGBA8", "BGRA8"))
+        present = t.render_target and not t.fmt.depth and t.samples == 1 and t.fmt.name in ("RGBA8", "BGRA8")
         # WRITEBACK in C: what validate.plan accepts
-        back = (t.render_target and t.samples == 1 and (t.block_linear or t.pitch >= t.row_bytes)
-                and t.pool in pools and t.offset + t.byte_size <= pools[t.pool]
-                and (can_write is None or can_write(t.pool)))
+        back = (
+            t.render_target
+            and t.samples == 1
+            and (t.block_linear or t.pitch >= t.row_bytes)
+            and t.pool in pools
+            and t.offset + t.byte_size <= pools[t.pool]
+            and (can_write is None or can_write(t.pool))
+        )
         ct[i].id = tid
-        ct[i].flags = (1 if t.render_target else 0) | (2 if t.fmt.depth else 0) | (4 if t.samples > 1 else 0) \
-            | (8 if present else 0) | (16 if back else 0)
+        ct[i].flags = (
+            (1 if t.render_target else 0)
+            | (2 if t.fmt.depth else 0)
+            | (4 if t.samples > 1 else 0)
+            | (8 if present else 0)
+            | (16 if back else 0)
+        )
         ct[i].kind = KINDS[t.view_kind]
         ct[i].width, ct[i].height, ct[i].samples = t.width, t.height, t.samples
         ct[i].format = binpackets.FORMAT_CODES[t.fmt.name]
@@ -171,7 +190,7 @@ def tables(objects: Objects, pools: dict[int, int]) -> ObjectTables:
 class Checked:
     packets: int
     draws: int
-    fallback_op: int       # 0, or the first op only the Python path replays (the blob goes there whole)
+    fallback_op: int  # 0, or the first op only the Python path replays (the blob goes there whole)
 
 
 def check(data: bytes, objects: ObjectTables | None = None) -> Checked:
@@ -190,7 +209,7 @@ def decode(data: bytes) -> list[tuple]:
     """Packet tuples of a blob, decoded in C (format-checked first)."""
     check(data)
     ffi, L = lib()
-    cap = len(data)          # at most one word per 4 bytes of blob, plus the (op, count) pair per packet
+    cap = len(data)  # at most one word per 4 bytes of blob, plus the (op, count) pair per packet
     buf = ffi.new("uint64_t[]", cap)
     n = L.nx_pkt_decode(ffi.from_buffer(data), len(data), buf, cap)
     if n < 0:
@@ -203,6 +222,6 @@ def from_msgpack(raw: bytes) -> bytes | None:
     C byte for byte as ``binpackets.convert`` would; None where a value is not of the exact type
     ``packets.check`` accepts (``convert`` then names it).  Ranges are left to ``check``."""
     ffi, L = lib()
-    out = bytearray(4 * len(raw) + 64)     # a packet's binary form is at most 4x its msgpack bytes
+    out = bytearray(4 * len(raw) + 64)  # a packet's binary form is at most 4x its msgpack bytes
     n = L.nx_from_msgpack(ffi.from_buffer(raw), len(raw), ffi.from_buffer(out), len(out))
     return bytes(out[:n]) if n >= 0 else None

@@ -1,6 +1,7 @@
 """What the GPU process knows about the client's objects: pools (mapped memfds), textures,
 samplers, programs.  Everything here is rebuilt from the client's registry after a restart.
 Registration checks every field; a bad descriptor raises ObjectError naming it."""
+
 from __future__ import annotations
 
 import fcntl
@@ -17,7 +18,7 @@ from gpu_host.spirv_reflect import Reflection, SpirvError, reflect
 MAX_TEX_DIM = 8192
 MAX_LAYERS = 2048
 MAX_POOL = 1 << 34
-SAMPLE_COUNTS = (1, 2, 4, 8)      # a render target's sample counts (the device may offer fewer)
+SAMPLE_COUNTS = (1, 2, 4, 8)  # a render target's sample counts (the device may offer fewer)
 
 
 class ObjectError(ValueError):
@@ -43,10 +44,10 @@ class Texture:
     block_height_log2: int
     pitch: int
     render_target: bool
-    gob: str = "fermi"        # GOB kind (gpu_host/blocklinear.py): Switch 1 "fermi", Switch 2 "turing"
-    layers: int = 1           # array layers (a cube: 6 faces per cube, +X -X +Y -Y +Z -Z)
-    cube: bool = False        # sampled as a cube (layers 6) or cube array (layers 6n)
-    samples: int = 1          # a multisampled render target (2, 4, 8): drawn into, resolved, never sampled
+    gob: str = "fermi"  # GOB kind (gpu_host/blocklinear.py): Switch 1 "fermi", Switch 2 "turing"
+    layers: int = 1  # array layers (a cube: 6 faces per cube, +X -X +Y -Y +Z -Z)
+    cube: bool = False  # sampled as a cube (layers 6) or cube array (layers 6n)
+    samples: int = 1  # a multisampled render target (2, 4, 8): drawn into, resolved, never sampled
 
     @property
     def row_bytes(self) -> int:
@@ -88,7 +89,7 @@ class Sampler:
     id: int
     linear: bool
     repeat: bool
-    compare: int = 0        # depth compare: 0 none, else 1 + compare op (packets.COMPARE_OPS)
+    compare: int = 0  # depth compare: 0 none, else 1 + compare op (packets.COMPARE_OPS)
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ class MappedPools:
         try:
             self.maps[pool] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
             self.writable.add(pool)
-        except PermissionError:      # a read-only fd or F_SEAL_WRITE: no WRITEBACK into this pool
+        except PermissionError:  # a read-only fd or F_SEAL_WRITE: no WRITEBACK into this pool
             self.maps[pool] = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
 
     def pool_size(self, pool: int) -> int | None:
@@ -160,13 +161,13 @@ class MappedPools:
         return None if m is None else len(m)
 
     def read(self, pool: int, offset: int, size: int) -> memoryview:
-        return memoryview(self.maps[pool])[offset:offset + size]
+        return memoryview(self.maps[pool])[offset : offset + size]
 
     def can_write(self, pool: int) -> bool:
         return pool in self.writable
 
     def write(self, pool: int, offset: int, data: bytes | memoryview) -> None:
-        self.maps[pool][offset:offset + len(data)] = data
+        self.maps[pool][offset : offset + len(data)] = data
 
     def close(self) -> None:
         for m in self.maps.values():
@@ -183,11 +184,25 @@ class Objects:
         self.textures: dict[int, Texture] = {}
         self.samplers: dict[int, Sampler] = {}
         self.programs: dict[int, Program] = {}
-        self.flushed_pools: set[int] = set()   # pools whose CPU writes arrive as DIRTY packets
+        self.flushed_pools: set[int] = set()  # pools whose CPU writes arrive as DIRTY packets
 
-    def add_texture(self, id: int, pool: int, offset: int, width: int, height: int, format: str,
-                    block_linear: bool, block_height_log2: int, pitch: int, render_target: bool,
-                    gob: str = "fermi", layers: int = 1, cube: bool = False, samples: int = 1) -> Texture:
+    def add_texture(
+        self,
+        id: int,
+        pool: int,
+        offset: int,
+        width: int,
+        height: int,
+        format: str,
+        block_linear: bool,
+        block_height_log2: int,
+        pitch: int,
+        render_target: bool,
+        gob: str = "fermi",
+        layers: int = 1,
+        cube: bool = False,
+        samples: int = 1,
+    ) -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
             raise ObjectError(f"texture {id}: field format {format!r} is not one of {sorted(FORMATS)}")
@@ -200,28 +215,43 @@ class Objects:
             raise ObjectError(f"texture {id}: field format {format} is a depth format; it must be a render target")
         if block_linear and block_height_log2 > 5:
             raise ObjectError(f"texture {id}: field block_height_log2 {block_height_log2} is above 5")
-        gob = gob or "fermi"      # recordings and clients from before GOB kinds: Switch 1's
+        gob = gob or "fermi"  # recordings and clients from before GOB kinds: Switch 1's
         if gob not in blocklinear.GOB_KINDS:
             raise ObjectError(f"texture {id}: field gob {gob!r} is not one of {', '.join(blocklinear.GOB_KINDS)}")
-        layers = layers or 1      # clients from before layers send 0
+        layers = layers or 1  # clients from before layers send 0
         if not 1 <= layers <= MAX_LAYERS:
             raise ObjectError(f"texture {id}: field layers {layers} is not in 1..{MAX_LAYERS}")
         if cube and (layers % 6 or width != height):
-            raise ObjectError(f"texture {id}: a cube needs square faces and layers a multiple of 6 "
-                              f"(got {width}x{height}, field layers {layers})")
+            raise ObjectError(
+                f"texture {id}: a cube needs square faces and layers a multiple of 6 "
+                f"(got {width}x{height}, field layers {layers})"
+            )
         if render_target and (layers > 1 or cube):
             raise ObjectError(f"texture {id}: a render target has one layer (field layers {layers}, cube {cube})")
-        samples = samples or 1    # clients from before multisampling send 0
+        samples = samples or 1  # clients from before multisampling send 0
         if samples not in SAMPLE_COUNTS:
             raise ObjectError(f"texture {id}: field samples {samples} is not one of {SAMPLE_COUNTS}")
         if samples > 1 and not render_target:
-            raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are "
-                              "multisampled)")
+            raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are multisampled)")
         row = fmt.blocks(width, height)[0] * fmt.bpp
         if not block_linear and not render_target and pitch < row:
             raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {row} bytes")
-        t = Texture(id, pool, offset, width, height, fmt, block_linear, block_height_log2, pitch, render_target, gob,
-                    layers, cube, samples)
+        t = Texture(
+            id,
+            pool,
+            offset,
+            width,
+            height,
+            fmt,
+            block_linear,
+            block_height_log2,
+            pitch,
+            render_target,
+            gob,
+            layers,
+            cube,
+            samples,
+        )
         if not render_target:
             psize = self.memory.pool_size(pool)
             if psize is None:
@@ -245,8 +275,9 @@ class Objects:
         except SpirvError as e:
             raise ObjectError(str(e)) from None
         if v.execution_model != 0 or f.execution_model != 4:
-            raise ObjectError(f"program {id}: stages are models {v.execution_model}/{f.execution_model}, "
-                              "expected vertex (0) and fragment (4)")
+            raise ObjectError(
+                f"program {id}: stages are models {v.execution_model}/{f.execution_model}, expected vertex (0) and fragment (4)"
+            )
         _spirv_val(vertex_spirv, f"program {id} vertex")
         _spirv_val(fragment_spirv, f"program {id} fragment")
         p = Program(id, vertex_spirv, fragment_spirv, v, f)
@@ -262,7 +293,6 @@ def _spirv_val(code: bytes, what: str) -> None:
     with tempfile.NamedTemporaryFile(suffix=".spv") as f:
         f.write(code)
         f.flush()
-        r = subprocess.run(["spirv-val", "--target-env", "vulkan1.3", f.name], capture_output=True,
-                           text=True, errors="replace")
+        r = subprocess.run(["spirv-val", "--target-env", "vulkan1.3", f.name], capture_output=True, text=True, errors="replace")
     if r.returncode != 0:
         raise ObjectError(f"{what}: spirv-val rejects it: {(r.stderr or r.stdout).strip().splitlines()[0][:200]}")

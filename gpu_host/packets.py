@@ -7,6 +7,7 @@ array records (``submission_records``); the GPU process unpacks each record in o
 (``unpack_array_record``).  Both sides share the one ``OPS`` table so the format is written down
 once.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,10 +23,10 @@ U32 = "u32"
 U64 = "u64"
 I32 = "i32"
 F32 = "f32"
-ATTRS = "attrs"    # list of [location u32, vertex format u32, offset u32]
-TEX_IDS = "tex_ids"    # list of exactly POOL_TEXTURES u32 texture ids (EMPTY: no texture)
-SMP_IDS = "smp_ids"    # list of exactly POOL_SAMPLERS u32 sampler ids (EMPTY: no sampler)
-COLOR_IDS = "color_ids"    # list of 1..MAX_COLOR_TARGETS u32 texture ids (EMPTY: no target at that index)
+ATTRS = "attrs"  # list of [location u32, vertex format u32, offset u32]
+TEX_IDS = "tex_ids"  # list of exactly POOL_TEXTURES u32 texture ids (EMPTY: no texture)
+SMP_IDS = "smp_ids"  # list of exactly POOL_SAMPLERS u32 sampler ids (EMPTY: no sampler)
+COLOR_IDS = "color_ids"  # list of 1..MAX_COLOR_TARGETS u32 texture ids (EMPTY: no target at that index)
 BOOL = "bool"
 
 
@@ -49,8 +50,11 @@ _OPS = [
     Op(10, "TEXTURE", (("slot", U32), ("texture", U32), ("sampler", U32))),
     Op(11, "VIEWPORT", (("x", F32), ("y", F32), ("width", F32), ("height", F32))),
     Op(12, "DRAW", (("vertex_count", U32), ("instance_count", U32), ("first_vertex", U32), ("first_instance", U32))),
-    Op(13, "DRAW_INDEXED", (("index_count", U32), ("instance_count", U32), ("first_index", U32),
-                            ("vertex_offset", I32), ("first_instance", U32))),
+    Op(
+        13,
+        "DRAW_INDEXED",
+        (("index_count", U32), ("instance_count", U32), ("first_index", U32), ("vertex_offset", I32), ("first_instance", U32)),
+    ),
     Op(14, "SIGNAL", (("fence", U32), ("value", U64))),
     Op(15, "PRESENT", (("frame", U64), ("texture", U32))),
     Op(16, "BLEND", (("enable", BOOL),)),
@@ -61,15 +65,39 @@ _OPS = [
     # its state for the draws after it in the submission; a submission starts from the defaults.
     Op(20, "DEPTH_TARGET", (("color", U32), ("depth", U32))),
     Op(21, "CLEAR_DEPTH_STENCIL", (("depth", F32), ("stencil", U32), ("aspects", U32))),
-    Op(22, "DEPTH_STENCIL", (("depth_test", BOOL), ("depth_write", BOOL), ("depth_func", U32), ("stencil_test", BOOL),
-                             *((f"{face}_{f}", U32) for face in ("front", "back")
-                               for f in ("fail", "depth_fail", "pass", "func", "ref", "read_mask", "write_mask")))),
+    Op(
+        22,
+        "DEPTH_STENCIL",
+        (
+            ("depth_test", BOOL),
+            ("depth_write", BOOL),
+            ("depth_func", U32),
+            ("stencil_test", BOOL),
+            *(
+                (f"{face}_{f}", U32)
+                for face in ("front", "back")
+                for f in ("fail", "depth_fail", "pass", "func", "ref", "read_mask", "write_mask")
+            ),
+        ),
+    ),
     Op(23, "RASTER", (("cull", U32), ("front_face", U32), ("polygon_mode", U32), ("depth_bias", BOOL))),
     Op(24, "DEPTH_BIAS", (("constant", F32), ("slope", F32), ("clamp", F32))),
     Op(25, "SCISSOR", (("x", U32), ("y", U32), ("width", U32), ("height", U32))),
-    Op(26, "BLEND_STATE", (("target", U32), ("enable", BOOL), ("src_color", U32), ("dst_color", U32),
-                           ("color_op", U32), ("src_alpha", U32), ("dst_alpha", U32), ("alpha_op", U32),
-                           ("write_mask", U32))),
+    Op(
+        26,
+        "BLEND_STATE",
+        (
+            ("target", U32),
+            ("enable", BOOL),
+            ("src_color", U32),
+            ("dst_color", U32),
+            ("color_op", U32),
+            ("src_alpha", U32),
+            ("dst_alpha", U32),
+            ("alpha_op", U32),
+            ("write_mask", U32),
+        ),
+    ),
     Op(27, "BLEND_CONSTANT", (("r", F32), ("g", F32), ("b", F32), ("a", F32))),
     Op(28, "MULTISAMPLE", (("samples", U32), ("alpha_to_coverage", BOOL))),
     # NVN events (gpu_host/events.py): a u32 in pool memory the GPU writes/adds or waits on.
@@ -83,8 +111,21 @@ _OPS = [
     Op(33, "RESOLVE", (("src", U32), ("dst", U32))),
     # Presented images (PROTOCOL.md "Presented images", gpu_host/present_image.py): a framebuffer
     # in pool memory shown as a frame (a Horizon program's buffer queued through vi's binder).
-    Op(40, "PRESENT_IMAGE", (("frame", U64), ("pool", U32), ("offset", U64), ("width", U32), ("height", U32),
-                             ("layout", U32), ("pitch", U32), ("block_height_log2", U32), ("format", U32))),
+    Op(
+        40,
+        "PRESENT_IMAGE",
+        (
+            ("frame", U64),
+            ("pool", U32),
+            ("offset", U64),
+            ("width", U32),
+            ("height", U32),
+            ("layout", U32),
+            ("pitch", U32),
+            ("block_height_log2", U32),
+            ("format", U32),
+        ),
+    ),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -103,16 +144,38 @@ EVENT_WAIT_MODES = ("equal", "gequal_wrap")
 
 # Enumerations of the state packets: Vulkan's own numbering, so replay passes them straight on.
 COMPARE_OPS = ("never", "less", "equal", "less_or_equal", "greater", "not_equal", "greater_or_equal", "always")
-STENCIL_OPS = ("keep", "zero", "replace", "increment_and_clamp", "decrement_and_clamp", "invert",
-               "increment_and_wrap", "decrement_and_wrap")
+STENCIL_OPS = (
+    "keep",
+    "zero",
+    "replace",
+    "increment_and_clamp",
+    "decrement_and_clamp",
+    "invert",
+    "increment_and_wrap",
+    "decrement_and_wrap",
+)
 CULL_MODES = ("none", "front", "back", "front_and_back")
 FRONT_FACES = ("counter_clockwise", "clockwise")
 POLYGON_MODES = ("fill", "line")
-BLEND_FACTORS = ("zero", "one", "src_color", "one_minus_src_color", "dst_color", "one_minus_dst_color",
-                 "src_alpha", "one_minus_src_alpha", "dst_alpha", "one_minus_dst_alpha", "constant_color",
-                 "one_minus_constant_color", "constant_alpha", "one_minus_constant_alpha", "src_alpha_saturate")
+BLEND_FACTORS = (
+    "zero",
+    "one",
+    "src_color",
+    "one_minus_src_color",
+    "dst_color",
+    "one_minus_dst_color",
+    "src_alpha",
+    "one_minus_src_alpha",
+    "dst_alpha",
+    "one_minus_dst_alpha",
+    "constant_color",
+    "one_minus_constant_color",
+    "constant_alpha",
+    "one_minus_constant_alpha",
+    "src_alpha_saturate",
+)
 BLEND_OPS = ("add", "subtract", "reverse_subtract", "min", "max")
-MAX_COLOR_TARGETS = 8          # colour attachments a submission may name (RENDER_TARGETS, BLEND_STATE, CLEAR_TARGET)
+MAX_COLOR_TARGETS = 8  # colour attachments a submission may name (RENDER_TARGETS, BLEND_STATE, CLEAR_TARGET)
 SAMPLE_COUNTS = (1, 2, 4, 8, 16)
 DS_DEFAULT = (OP_DEPTH_STENCIL, False, False, 1, False, *(0, 0, 0, 7, 0, 255, 255) * 2)
 RASTER_DEFAULT = (OP_RASTER, 0, 0, 0, False)
@@ -124,20 +187,34 @@ BLEND_OVER = (OP_BLEND_STATE, 0, True, 6, 7, 0, 1, 7, 0, 15)
 def _enum_limits() -> dict[tuple[int, str], int]:
     """Largest value of each enumerated or bounded u32 field, by (op, field name)."""
     lim: dict[tuple[int, str], int] = {
-        (OP_CLEAR_DEPTH_STENCIL, "stencil"): 255, (OP_CLEAR_DEPTH_STENCIL, "aspects"): 3,
+        (OP_CLEAR_DEPTH_STENCIL, "stencil"): 255,
+        (OP_CLEAR_DEPTH_STENCIL, "aspects"): 3,
         (OP_DEPTH_STENCIL, "depth_func"): len(COMPARE_OPS) - 1,
-        (OP_RASTER, "cull"): len(CULL_MODES) - 1, (OP_RASTER, "front_face"): len(FRONT_FACES) - 1,
+        (OP_RASTER, "cull"): len(CULL_MODES) - 1,
+        (OP_RASTER, "front_face"): len(FRONT_FACES) - 1,
         (OP_RASTER, "polygon_mode"): len(POLYGON_MODES) - 1,
-        (OP_BLEND_STATE, "target"): MAX_COLOR_TARGETS - 1, (OP_BLEND_STATE, "write_mask"): 15,
-        (OP_BLEND_STATE, "color_op"): len(BLEND_OPS) - 1, (OP_BLEND_STATE, "alpha_op"): len(BLEND_OPS) - 1,
-        (OP_SCISSOR, "x"): 16384, (OP_SCISSOR, "y"): 16384, (OP_SCISSOR, "width"): 16384,
-        (OP_SCISSOR, "height"): 16384, (OP_MULTISAMPLE, "samples"): 16,
+        (OP_BLEND_STATE, "target"): MAX_COLOR_TARGETS - 1,
+        (OP_BLEND_STATE, "write_mask"): 15,
+        (OP_BLEND_STATE, "color_op"): len(BLEND_OPS) - 1,
+        (OP_BLEND_STATE, "alpha_op"): len(BLEND_OPS) - 1,
+        (OP_SCISSOR, "x"): 16384,
+        (OP_SCISSOR, "y"): 16384,
+        (OP_SCISSOR, "width"): 16384,
+        (OP_SCISSOR, "height"): 16384,
+        (OP_MULTISAMPLE, "samples"): 16,
         (OP_CLEAR_TARGET, "index"): MAX_COLOR_TARGETS - 1,
-        (OP_EVENT_SIGNAL, "mode"): len(EVENT_SIGNAL_MODES) - 1, (OP_EVENT_WAIT, "mode"): len(EVENT_WAIT_MODES) - 1,
+        (OP_EVENT_SIGNAL, "mode"): len(EVENT_SIGNAL_MODES) - 1,
+        (OP_EVENT_WAIT, "mode"): len(EVENT_WAIT_MODES) - 1,
     }
-    lim.update({(OP_PRESENT_IMAGE, "width"): 16384, (OP_PRESENT_IMAGE, "height"): 16384,
-                (OP_PRESENT_IMAGE, "layout"): 1, (OP_PRESENT_IMAGE, "block_height_log2"): 5,
-                (OP_PRESENT_IMAGE, "format"): 3})
+    lim.update(
+        {
+            (OP_PRESENT_IMAGE, "width"): 16384,
+            (OP_PRESENT_IMAGE, "height"): 16384,
+            (OP_PRESENT_IMAGE, "layout"): 1,
+            (OP_PRESENT_IMAGE, "block_height_log2"): 5,
+            (OP_PRESENT_IMAGE, "format"): 3,
+        }
+    )
     for face in ("front", "back"):
         for f in ("fail", "depth_fail", "pass"):
             lim[(OP_DEPTH_STENCIL, f"{face}_{f}")] = len(STENCIL_OPS) - 1
@@ -152,15 +229,23 @@ def _enum_limits() -> dict[tuple[int, str], int]:
 FIELD_MAX = _enum_limits()
 
 # Vertex attribute formats: code -> (Vulkan format name, bytes)
-VERTEX_FORMATS = {1: ("VK_FORMAT_R32_SFLOAT", 4), 2: ("VK_FORMAT_R32G32_SFLOAT", 8),
-                  3: ("VK_FORMAT_R32G32B32_SFLOAT", 12), 4: ("VK_FORMAT_R32G32B32A32_SFLOAT", 16),
-                  5: ("VK_FORMAT_R8G8B8A8_UNORM", 4)}
-TOPOLOGIES = {0: "VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST", 1: "VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP",
-              2: "VK_PRIMITIVE_TOPOLOGY_LINE_LIST", 3: "VK_PRIMITIVE_TOPOLOGY_POINT_LIST"}
+VERTEX_FORMATS = {
+    1: ("VK_FORMAT_R32_SFLOAT", 4),
+    2: ("VK_FORMAT_R32G32_SFLOAT", 8),
+    3: ("VK_FORMAT_R32G32B32_SFLOAT", 12),
+    4: ("VK_FORMAT_R32G32B32A32_SFLOAT", 16),
+    5: ("VK_FORMAT_R8G8B8A8_UNORM", 4),
+}
+TOPOLOGIES = {
+    0: "VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST",
+    1: "VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP",
+    2: "VK_PRIMITIVE_TOPOLOGY_LINE_LIST",
+    3: "VK_PRIMITIVE_TOPOLOGY_POINT_LIST",
+}
 UNIFORM_SLOTS = 4
 TEXTURE_SLOTS = 4
 MAX_ATTRS = 8
-EMPTY = 0xFFFFFFFF     # a pool entry with nothing registered in it
+EMPTY = 0xFFFFFFFF  # a pool entry with nothing registered in it
 MAX_DRAW_COUNT = 1 << 24
 
 
@@ -196,8 +281,12 @@ def _check(op: Op, fname: str, kind: str, v: Any) -> Any:
             raise bad(f"is not a list of 1..{MAX_ATTRS} attributes")
         out = []
         for i, a in enumerate(v):
-            if (type(a) is not list and type(a) is not tuple or len(a) != 3
-                    or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 16 for x in a)):
+            if (
+                type(a) is not list
+                and type(a) is not tuple
+                or len(a) != 3
+                or not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 16 for x in a)
+            ):
                 raise PacketError(f"{op.name}: field attrs[{i}] = {a!r:.60} is not [location, format, offset]")
             if a[1] not in VERTEX_FORMATS:
                 raise PacketError(f"{op.name}: field attrs[{i}] has unknown vertex format {a[1]}")
@@ -223,9 +312,15 @@ def _check(op: Op, fname: str, kind: str, v: Any) -> Any:
     raise AssertionError(kind)
 
 
-_LIMITS = dict(raw=False, strict_map_key=True, max_bin_len=0, max_str_len=0, max_ext_len=0,
-               max_array_len=max(MAX_ATTRS + 8, POOL_TEXTURES, 1 + max(len(o.fields) for o in _OPS)),
-               max_map_len=0)
+_LIMITS = dict(
+    raw=False,
+    strict_map_key=True,
+    max_bin_len=0,
+    max_str_len=0,
+    max_ext_len=0,
+    max_array_len=max(MAX_ATTRS + 8, POOL_TEXTURES, 1 + max(len(o.fields) for o in _OPS)),
+    max_map_len=0,
+)
 
 
 def decode(payload: bytes) -> tuple:
@@ -237,9 +332,9 @@ def decode(payload: bytes) -> tuple:
     return check(obj)
 
 
-GROUP = 4096   # packets per record from encode_records; a packet is < 256 bytes, so < 1 MiB
-RECORD_PACKETS = 1 << 16   # most packets one array record may hold (the reader's array limit)
-RECORD_BYTES = (1 << 20) - 8   # an array record's payload, header included, stays under MAX_PACKET
+GROUP = 4096  # packets per record from encode_records; a packet is < 256 bytes, so < 1 MiB
+RECORD_PACKETS = 1 << 16  # most packets one array record may hold (the reader's array limit)
+RECORD_BYTES = (1 << 20) - 8  # an array record's payload, header included, stays under MAX_PACKET
 
 
 def encode_records(commands: list) -> list[bytes]:
@@ -248,10 +343,10 @@ def encode_records(commands: list) -> list[bytes]:
     leaves exactly the concatenated packets."""
     out = []
     for i in range(0, len(commands), GROUP):
-        group = commands[i:i + GROUP]
+        group = commands[i : i + GROUP]
         blob = msgpack.packb(group, use_bin_type=True)
         n = len(group)
-        out.append(blob[1 if n < 16 else 3 if n < 65536 else 5:])
+        out.append(blob[1 if n < 16 else 3 if n < 65536 else 5 :])
     return out
 
 
@@ -269,6 +364,7 @@ class Encoded:
     """Commands encoded once, when their recording ended: ``chunks`` of whole msgpack packets back
     to back with their packet counts, each small enough for one ring record.  A submit then only
     copies these bytes into the ring (behind an array header), however often it is submitted."""
+
     chunks: tuple[tuple[bytes, int], ...]
     count: int
 
@@ -285,8 +381,8 @@ def encode_commands(commands: list) -> Encoded:
     while todo:
         a, b = todo.pop(0)
         blob = msgpack.packb(commands[a:b], use_bin_type=True)
-        body = blob[len(array_header(b - a)):]
-        if len(body) + 5 > RECORD_BYTES:       # huge packets: split the group until it fits
+        body = blob[len(array_header(b - a)) :]
+        if len(body) + 5 > RECORD_BYTES:  # huge packets: split the group until it fits
             if b - a == 1:
                 raise ValueError(f"command {commands[a][0]!r} encodes to {len(body)} bytes, over a ring record")
             m = (a + b) // 2
@@ -356,8 +452,7 @@ def unpack_array_record(record: bytes) -> tuple[tuple | list, PacketError | None
             objs.append(up.unpack())
     except Exception as e:
         return objs, PacketError(f"not a msgpack packet ({type(e).__name__}: {e})")
-    return objs, PacketError(f"not a msgpack packet (the record has {len(record) - up.tell()} bytes after "
-                             f"its {n} packets)")
+    return objs, PacketError(f"not a msgpack packet (the record has {len(record) - up.tell()} bytes after its {n} packets)")
 
 
 def unpack_record(record: bytes) -> tuple[list, PacketError | None]:
@@ -397,8 +492,7 @@ _RULES = {
 def _bounded(code: int, rule):
     """``rule`` plus every FIELD_MAX bound of op ``code`` (fields at their packet positions)."""
     op = OPS[code]
-    bounds = tuple((1 + i, FIELD_MAX[(code, name)]) for i, (name, _) in enumerate(op.fields)
-                   if (code, name) in FIELD_MAX)
+    bounds = tuple((1 + i, FIELD_MAX[(code, name)]) for i, (name, _) in enumerate(op.fields) if (code, name) in FIELD_MAX)
     if not bounds:
         return rule
 
@@ -407,6 +501,7 @@ def _bounded(code: int, rule):
             if t[i] > hi:
                 return False
         return rule is None or rule(t)
+
     return check_bounds
 
 
@@ -444,6 +539,7 @@ def _fast_check(op: Op):
             i += 1
         t = obj if type(obj) is tuple else tuple(obj)
         return t if rule is None or rule(t) else None
+
     return fast
 
 
@@ -510,5 +606,6 @@ def check_full(obj: Any) -> tuple:
 
 
 def _image_problem(t: tuple) -> str | None:
-    from gpu_host import present_image      # its rules between fields, written once there
+    from gpu_host import present_image  # its rules between fields, written once there
+
     return present_image.problem(t)

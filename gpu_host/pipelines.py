@@ -21,6 +21,7 @@ waits for a pipeline still being made (the *wait* policy: frames as if made in p
 returns None for one not made yet, and the replay skips that draw and counts it (the *skip*
 policy, ``gpu_host.pipeline_not_ready = skip``: no stall, frames differ until it is made).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -44,7 +45,7 @@ from gpu_host.vkdevice import Device
 log = logging.getLogger("gpu_host.pipelines")
 STAGES = vk.VK_SHADER_STAGE_VERTEX_BIT | vk.VK_SHADER_STAGE_FRAGMENT_BIT
 CACHE_MAGIC = b"NXPC0001"
-SAVE_EVERY = 2.0      # seconds between saves of a grown pipeline cache (and at close)
+SAVE_EVERY = 2.0  # seconds between saves of a grown pipeline cache (and at close)
 VI = vk.VK_GRAPHICS_PIPELINE_LIBRARY_VERTEX_INPUT_INTERFACE_BIT_EXT
 PRE = vk.VK_GRAPHICS_PIPELINE_LIBRARY_PRE_RASTERIZATION_SHADERS_BIT_EXT
 FS = vk.VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_SHADER_BIT_EXT
@@ -53,26 +54,37 @@ OUT = vk.VK_GRAPHICS_PIPELINE_LIBRARY_FRAGMENT_OUTPUT_INTERFACE_BIT_EXT
 
 # State set per draw by the replay (Vulkan 1.3 core: the extended dynamic states were promoted), so a
 # pipeline is not multiplied by depth/stencil, cull, front face, bias or blend-constant states.
-DYNAMIC = [vk.VK_DYNAMIC_STATE_VIEWPORT, vk.VK_DYNAMIC_STATE_SCISSOR, vk.VK_DYNAMIC_STATE_CULL_MODE,
-           vk.VK_DYNAMIC_STATE_FRONT_FACE, vk.VK_DYNAMIC_STATE_DEPTH_TEST_ENABLE,
-           vk.VK_DYNAMIC_STATE_DEPTH_WRITE_ENABLE, vk.VK_DYNAMIC_STATE_DEPTH_COMPARE_OP,
-           vk.VK_DYNAMIC_STATE_DEPTH_BOUNDS_TEST_ENABLE, vk.VK_DYNAMIC_STATE_STENCIL_TEST_ENABLE,
-           vk.VK_DYNAMIC_STATE_STENCIL_OP, vk.VK_DYNAMIC_STATE_STENCIL_COMPARE_MASK,
-           vk.VK_DYNAMIC_STATE_STENCIL_WRITE_MASK, vk.VK_DYNAMIC_STATE_STENCIL_REFERENCE,
-           vk.VK_DYNAMIC_STATE_DEPTH_BIAS, vk.VK_DYNAMIC_STATE_DEPTH_BIAS_ENABLE,
-           vk.VK_DYNAMIC_STATE_BLEND_CONSTANTS]
+DYNAMIC = [
+    vk.VK_DYNAMIC_STATE_VIEWPORT,
+    vk.VK_DYNAMIC_STATE_SCISSOR,
+    vk.VK_DYNAMIC_STATE_CULL_MODE,
+    vk.VK_DYNAMIC_STATE_FRONT_FACE,
+    vk.VK_DYNAMIC_STATE_DEPTH_TEST_ENABLE,
+    vk.VK_DYNAMIC_STATE_DEPTH_WRITE_ENABLE,
+    vk.VK_DYNAMIC_STATE_DEPTH_COMPARE_OP,
+    vk.VK_DYNAMIC_STATE_DEPTH_BOUNDS_TEST_ENABLE,
+    vk.VK_DYNAMIC_STATE_STENCIL_TEST_ENABLE,
+    vk.VK_DYNAMIC_STATE_STENCIL_OP,
+    vk.VK_DYNAMIC_STATE_STENCIL_COMPARE_MASK,
+    vk.VK_DYNAMIC_STATE_STENCIL_WRITE_MASK,
+    vk.VK_DYNAMIC_STATE_STENCIL_REFERENCE,
+    vk.VK_DYNAMIC_STATE_DEPTH_BIAS,
+    vk.VK_DYNAMIC_STATE_DEPTH_BIAS_ENABLE,
+    vk.VK_DYNAMIC_STATE_BLEND_CONSTANTS,
+]
 
 
 @dataclass(frozen=True)
 class Shape:
     """The state that shapes a pipeline beyond its program (the rest is dynamic)."""
+
     layout: tuple
-    vk_format: tuple         # colour attachments' formats, attachment 0 first (empty: none)
-    blend: tuple             # one BLEND_STATE packet per colour attachment
+    vk_format: tuple  # colour attachments' formats, attachment 0 first (empty: none)
+    blend: tuple  # one BLEND_STATE packet per colour attachment
     depth_format: int = 0
     stencil_format: int = 0
     polygon_mode: int = 0
-    samples: int = 1         # rasterizationSamples: the bound targets' sample count
+    samples: int = 1  # rasterizationSamples: the bound targets' sample count
     alpha_to_coverage: bool = False
 
 
@@ -112,8 +124,8 @@ class Pipelines:
     def __init__(self, dev: Device, cache_path: Path | None = None, library: bool = True, threads: int = 0) -> None:
         self.dev = dev
         self.lock = threading.Lock()
-        self.pending: dict[tuple, Future] = {}       # pipelines being made on a worker, by key
-        self._making: dict[tuple, Future] = {}       # parts / shader modules being made, by (table, key)
+        self.pending: dict[tuple, Future] = {}  # pipelines being made on a worker, by key
+        self._making: dict[tuple, Future] = {}  # parts / shader modules being made, by (table, key)
         self.workers = ThreadPoolExecutor(threads, thread_name_prefix="pipelines") if threads > 0 else None
         self.library = library and dev.pipeline_library
         self.cache_path = cache_path
@@ -129,29 +141,51 @@ class Pipelines:
         self.vk_cache = handle[0]
         self.saved_size = len(initial)
         self.last_save = time.monotonic()
-        self.created = 0           # pipelines made (linked or compiled) by this process
+        self.created = 0  # pipelines made (linked or compiled) by this process
         if cache_path:
             log.info("pipeline cache %s: %d bytes loaded", cache_path, len(initial))
         log.info("pipeline library: %s", "on" if self.library else "off")
-        self.parts: dict[tuple, Any] = {}      # library parts by what shapes them
-        bindings = [vk.VkDescriptorSetLayoutBinding(
-            binding=b, descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4
-            else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=1, stageFlags=STAGES)
-            for b in range(8)]
-        self.set_layout = vk.vkCreateDescriptorSetLayout(dev.device, vk.VkDescriptorSetLayoutCreateInfo(
-            flags=vk.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
-            bindingCount=8, pBindings=bindings), None)
+        self.parts: dict[tuple, Any] = {}  # library parts by what shapes them
+        bindings = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=b,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4 else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                descriptorCount=1,
+                stageFlags=STAGES,
+            )
+            for b in range(8)
+        ]
+        self.set_layout = vk.vkCreateDescriptorSetLayout(
+            dev.device,
+            vk.VkDescriptorSetLayoutCreateInfo(
+                flags=vk.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR, bindingCount=8, pBindings=bindings
+            ),
+            None,
+        )
         # Set 1: the guest's bindless pools (spirv_reflect's layout), written per draw from the
         # submission's POOLS packet.  One layout for every program: a set a program does not
         # read needs no binding, and set 0's pushes are compatible across all pipelines.
-        self.pool_layout = vk.vkCreateDescriptorSetLayout(dev.device, vk.VkDescriptorSetLayoutCreateInfo(
-            bindingCount=2, pBindings=[
-                vk.VkDescriptorSetLayoutBinding(binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                                                descriptorCount=POOL_TEXTURES, stageFlags=STAGES),
-                vk.VkDescriptorSetLayoutBinding(binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
-                                                descriptorCount=POOL_SAMPLERS, stageFlags=STAGES)]), None)
-        self.layout = vk.vkCreatePipelineLayout(dev.device, vk.VkPipelineLayoutCreateInfo(
-            setLayoutCount=2, pSetLayouts=[self.set_layout, self.pool_layout]), None)
+        self.pool_layout = vk.vkCreateDescriptorSetLayout(
+            dev.device,
+            vk.VkDescriptorSetLayoutCreateInfo(
+                bindingCount=2,
+                pBindings=[
+                    vk.VkDescriptorSetLayoutBinding(
+                        binding=0,
+                        descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                        descriptorCount=POOL_TEXTURES,
+                        stageFlags=STAGES,
+                    ),
+                    vk.VkDescriptorSetLayoutBinding(
+                        binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=POOL_SAMPLERS, stageFlags=STAGES
+                    ),
+                ],
+            ),
+            None,
+        )
+        self.layout = vk.vkCreatePipelineLayout(
+            dev.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.set_layout, self.pool_layout]), None
+        )
         self.cache: dict[tuple, Any] = {}
         # Keyed by shader content, not by handle: the cache survives client sessions (restarts).
         self.modules: dict[bytes, tuple[Any, Any]] = {}
@@ -186,22 +220,31 @@ class Pipelines:
         return v
 
     def _modules(self, prog: Program) -> tuple[Any, Any]:
-        return self._once(self.modules, prog.digest, lambda: (self.dev.shader_module(prog.vertex_spirv),
-                                                              self.dev.shader_module(prog.fragment_spirv)))
+        return self._once(
+            self.modules,
+            prog.digest,
+            lambda: (self.dev.shader_module(prog.vertex_spirv), self.dev.shader_module(prog.fragment_spirv)),
+        )
 
     @staticmethod
-    def _key(prog: Program, layout: tuple, vk_format: int | tuple, blend: bool | tuple, depth_format: int = 0,
-             stencil_format: int = 0, polygon_mode: int = 0, samples: int = 1,
-             alpha_to_coverage: bool = False) -> tuple[tuple, "Shape"]:
+    def _key(
+        prog: Program,
+        layout: tuple,
+        vk_format: int | tuple,
+        blend: bool | tuple,
+        depth_format: int = 0,
+        stencil_format: int = 0,
+        polygon_mode: int = 0,
+        samples: int = 1,
+        alpha_to_coverage: bool = False,
+    ) -> tuple[tuple, "Shape"]:
         formats = vk_format if isinstance(vk_format, tuple) else (vk_format,) if vk_format else ()
         if not isinstance(blend, tuple):
             blend = P.BLEND_OVER if blend else P.BLEND_OFF
-        if not blend or not isinstance(blend[0], tuple):     # one state for every attachment
+        if not blend or not isinstance(blend[0], tuple):  # one state for every attachment
             blend = (blend,) * len(formats)
-        key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode, samples,
-               alpha_to_coverage)
-        return key, Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples,
-                          alpha_to_coverage)
+        key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage)
+        return key, Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage)
 
     def _make(self, prog: Program, sh: "Shape") -> Any:
         # Colour targets with different blend states are compiled whole: lavapipe (Mesa 22.3)
@@ -244,14 +287,23 @@ class Pipelines:
         return self._finish(key, fut) if fut.done() else None
 
     def _finish(self, key: tuple, fut: Future) -> Any:
-        p = fut.result()           # a worker's failure is raised here, on the replay thread
+        p = fut.result()  # a worker's failure is raised here, on the replay thread
         with self.lock:
             del self.pending[key]
         return self._made(key, p)
 
-    def get(self, prog: Program, layout: tuple, vk_format: int | tuple, blend: bool | tuple,
-            depth_format: int = 0, stencil_format: int = 0, polygon_mode: int = 0, samples: int = 1,
-            alpha_to_coverage: bool = False) -> Any:
+    def get(
+        self,
+        prog: Program,
+        layout: tuple,
+        vk_format: int | tuple,
+        blend: bool | tuple,
+        depth_format: int = 0,
+        stencil_format: int = 0,
+        polygon_mode: int = 0,
+        samples: int = 1,
+        alpha_to_coverage: bool = False,
+    ) -> Any:
         """The pipeline for this program, vertex layout, attachment formats (``vk_format``: one
         colour format, 0 for none, or a tuple of the colour targets' formats;
         ``depth_format``/``stencil_format`` 0: none), blend (the old BLEND bool, a BLEND_STATE
@@ -259,8 +311,9 @@ class Pipelines:
         polygon mode.  Depth/stencil tests, cull mode, front face, depth bias and blend constants
         are dynamic state: one pipeline serves them all.  One being made on a worker is waited
         for."""
-        key, shape = self._key(prog, layout, vk_format, blend, depth_format, stencil_format, polygon_mode, samples,
-                               alpha_to_coverage)
+        key, shape = self._key(
+            prog, layout, vk_format, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage
+        )
         p = self.cache.get(key)
         if p is not None:
             return p
@@ -284,7 +337,7 @@ class Pipelines:
         try:
             write_cache(self.cache_path, bytes(ffi.buffer(data, size[0])))
             self.saved_size = size[0]
-        except OSError as e:     # a full disk costs the next start some compiling, nothing else
+        except OSError as e:  # a full disk costs the next start some compiling, nothing else
             log.warning("pipeline cache %s not written: %s", self.cache_path, e)
 
     # -- the four parts and their link (VK_EXT_graphics_pipeline_library) ------------------
@@ -293,27 +346,54 @@ class Pipelines:
             rendering = state.pop("rendering", None)
             info = vk.VkGraphicsPipelineCreateInfo(
                 pNext=vk.VkGraphicsPipelineLibraryCreateInfoEXT(pNext=rendering, flags=flags),
-                flags=vk.VK_PIPELINE_CREATE_LIBRARY_BIT_KHR, layout=self.layout, **state)
+                flags=vk.VK_PIPELINE_CREATE_LIBRARY_BIT_KHR,
+                layout=self.layout,
+                **state,
+            )
             return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
+
         return self._once(self.parts, key, make)
 
     def _link(self, prog: Program, sh: "Shape") -> Any:
         s = self._state(prog, sh)
         # the multisample state is in both the fragment-shader and the output parts
         fmts = (sh.vk_format, sh.depth_format, sh.stencil_format, sh.samples, sh.alpha_to_coverage)
-        vi = self._part(("vi", sh.layout[1:]), VI, pVertexInputState=s["vin"], pInputAssemblyState=s["ia"],
-                        pDynamicState=s["dyn"])
+        vi = self._part(
+            ("vi", sh.layout[1:]), VI, pVertexInputState=s["vin"], pInputAssemblyState=s["ia"], pDynamicState=s["dyn"]
+        )
         vstages = [s["vstage"]]
-        pre = self._part(("pre", prog.digest, sh.polygon_mode), PRE, stageCount=1, pStages=vstages,
-                         pViewportState=s["vp"], pRasterizationState=s["rs"], pDynamicState=s["dyn"])
+        pre = self._part(
+            ("pre", prog.digest, sh.polygon_mode),
+            PRE,
+            stageCount=1,
+            pStages=vstages,
+            pViewportState=s["vp"],
+            pRasterizationState=s["rs"],
+            pDynamicState=s["dyn"],
+        )
         fstages = [s["fstage"]]
-        fs = self._part(("fs", prog.digest, fmts), FS, stageCount=1, pStages=fstages, pMultisampleState=s["ms"],
-                        pDepthStencilState=s["ds"], pDynamicState=s["dyn"], rendering=s["rendering"])
-        out = self._part(("out", fmts, sh.blend), OUT, pColorBlendState=s["cb"], pMultisampleState=s["ms"],
-                         pDynamicState=s["dyn"], rendering=s["rendering"])
+        fs = self._part(
+            ("fs", prog.digest, fmts),
+            FS,
+            stageCount=1,
+            pStages=fstages,
+            pMultisampleState=s["ms"],
+            pDepthStencilState=s["ds"],
+            pDynamicState=s["dyn"],
+            rendering=s["rendering"],
+        )
+        out = self._part(
+            ("out", fmts, sh.blend),
+            OUT,
+            pColorBlendState=s["cb"],
+            pMultisampleState=s["ms"],
+            pDynamicState=s["dyn"],
+            rendering=s["rendering"],
+        )
         libs = [vi, pre, fs, out]
         info = vk.VkGraphicsPipelineCreateInfo(
-            pNext=vk.VkPipelineLibraryCreateInfoKHR(libraryCount=4, pLibraries=libs), layout=self.layout)
+            pNext=vk.VkPipelineLibraryCreateInfoKHR(libraryCount=4, pLibraries=libs), layout=self.layout
+        )
         return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
 
     # -- one whole pipeline ------------------------------------------------------------------
@@ -325,44 +405,72 @@ class Pipelines:
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
         vin = vk.VkPipelineVertexInputStateCreateInfo(
             vertexBindingDescriptionCount=1,
-            pVertexBindingDescriptions=[vk.VkVertexInputBindingDescription(
-                binding=0, stride=stride, inputRate=vk.VK_VERTEX_INPUT_RATE_VERTEX)],
+            pVertexBindingDescriptions=[
+                vk.VkVertexInputBindingDescription(binding=0, stride=stride, inputRate=vk.VK_VERTEX_INPUT_RATE_VERTEX)
+            ],
             vertexAttributeDescriptionCount=len(attrs),
-            pVertexAttributeDescriptions=[vk.VkVertexInputAttributeDescription(
-                location=loc, binding=0, format=getattr(vk, P.VERTEX_FORMATS[fmt][0]), offset=off)
-                for loc, fmt, off in attrs])
+            pVertexAttributeDescriptions=[
+                vk.VkVertexInputAttributeDescription(
+                    location=loc, binding=0, format=getattr(vk, P.VERTEX_FORMATS[fmt][0]), offset=off
+                )
+                for loc, fmt, off in attrs
+            ],
+        )
         ia = vk.VkPipelineInputAssemblyStateCreateInfo(topology=getattr(vk, P.TOPOLOGIES[topology]))
         vp = vk.VkPipelineViewportStateCreateInfo(viewportCount=1, scissorCount=1)
         rs = vk.VkPipelineRasterizationStateCreateInfo(
             polygonMode=vk.VK_POLYGON_MODE_LINE if sh.polygon_mode == 1 else vk.VK_POLYGON_MODE_FILL,
-            cullMode=vk.VK_CULL_MODE_NONE, frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE, lineWidth=1.0)
+            cullMode=vk.VK_CULL_MODE_NONE,
+            frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE,
+            lineWidth=1.0,
+        )
         ms = vk.VkPipelineMultisampleStateCreateInfo(
-            rasterizationSamples=sh.samples,     # VkSampleCountFlagBits: the bit of value n is n samples
-            alphaToCoverageEnable=vk.VK_TRUE if sh.alpha_to_coverage else vk.VK_FALSE)
+            rasterizationSamples=sh.samples,  # VkSampleCountFlagBits: the bit of value n is n samples
+            alphaToCoverageEnable=vk.VK_TRUE if sh.alpha_to_coverage else vk.VK_FALSE,
+        )
         atts = []
         for _, _, enable, sc, dc, cop, sa, da, aop, mask in sh.blend:
-            atts.append(vk.VkPipelineColorBlendAttachmentState(
-                blendEnable=vk.VK_TRUE if enable else vk.VK_FALSE,
-                srcColorBlendFactor=sc, dstColorBlendFactor=dc, colorBlendOp=cop,
-                srcAlphaBlendFactor=sa, dstAlphaBlendFactor=da, alphaBlendOp=aop, colorWriteMask=mask))
+            atts.append(
+                vk.VkPipelineColorBlendAttachmentState(
+                    blendEnable=vk.VK_TRUE if enable else vk.VK_FALSE,
+                    srcColorBlendFactor=sc,
+                    dstColorBlendFactor=dc,
+                    colorBlendOp=cop,
+                    srcAlphaBlendFactor=sa,
+                    dstAlphaBlendFactor=da,
+                    alphaBlendOp=aop,
+                    colorWriteMask=mask,
+                )
+            )
         ncol = len(sh.vk_format)
         cb = vk.VkPipelineColorBlendStateCreateInfo(attachmentCount=ncol, pAttachments=atts or None)
         dyn = vk.VkPipelineDynamicStateCreateInfo(dynamicStateCount=len(DYNAMIC), pDynamicStates=DYNAMIC)
         rendering = vk.VkPipelineRenderingCreateInfo(
-            colorAttachmentCount=ncol, pColorAttachmentFormats=list(sh.vk_format) or None,
-            depthAttachmentFormat=sh.depth_format, stencilAttachmentFormat=sh.stencil_format)
+            colorAttachmentCount=ncol,
+            pColorAttachmentFormats=list(sh.vk_format) or None,
+            depthAttachmentFormat=sh.depth_format,
+            stencilAttachmentFormat=sh.stencil_format,
+        )
         ds = vk.VkPipelineDepthStencilStateCreateInfo(minDepthBounds=0.0, maxDepthBounds=1.0)
-        return dict(vstage=vstage, fstage=fstage, vin=vin, ia=ia, vp=vp, rs=rs, ms=ms, cb=cb, dyn=dyn,
-                    rendering=rendering, ds=ds)
+        return dict(vstage=vstage, fstage=fstage, vin=vin, ia=ia, vp=vp, rs=rs, ms=ms, cb=cb, dyn=dyn, rendering=rendering, ds=ds)
 
     def _create(self, prog: Program, sh: "Shape") -> Any:
         s = self._state(prog, sh)
         stages = [s["vstage"], s["fstage"]]
         info = vk.VkGraphicsPipelineCreateInfo(
-            pNext=s["rendering"], stageCount=2, pStages=stages, pVertexInputState=s["vin"],
-            pInputAssemblyState=s["ia"], pViewportState=s["vp"], pRasterizationState=s["rs"],
-            pMultisampleState=s["ms"], pDepthStencilState=s["ds"], pColorBlendState=s["cb"],
-            pDynamicState=s["dyn"], layout=self.layout)
+            pNext=s["rendering"],
+            stageCount=2,
+            pStages=stages,
+            pVertexInputState=s["vin"],
+            pInputAssemblyState=s["ia"],
+            pViewportState=s["vp"],
+            pRasterizationState=s["rs"],
+            pMultisampleState=s["ms"],
+            pDepthStencilState=s["ds"],
+            pColorBlendState=s["cb"],
+            pDynamicState=s["dyn"],
+            layout=self.layout,
+        )
         return vk.vkCreateGraphicsPipelines(self.dev.device, self.vk_cache, 1, [info], None)[0]
 
     def close(self) -> None:

@@ -1,4 +1,5 @@
 """Minimal PNG (RGBA8, 8-bit) writer and reader: frames are dumped without any imaging library."""
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,7 @@ def _chunk(tag: bytes, data: bytes) -> bytes:
 
 def encode(rgba: bytes, width: int, height: int) -> bytes:
     rows = np.frombuffer(rgba, np.uint8).reshape(height, width * 4)
-    raw = np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes()   # filter type 0 per row
+    raw = np.hstack([np.zeros((height, 1), np.uint8), rows]).tobytes()  # filter type 0 per row
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)
     return SIG + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(raw, 6)) + _chunk(b"IEND", b"")
 
@@ -35,8 +36,8 @@ def decode(data: bytes) -> tuple[int, int, np.ndarray]:
         raise ValueError("not a PNG file")
     pos, idat, hdr = 8, b"", None
     while pos < len(data):
-        n, tag = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
+        n, tag = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + n]
         if tag == b"IHDR":
             hdr = struct.unpack(">IIBBBBB", body)
         elif tag == b"IDAT":
@@ -51,7 +52,7 @@ def decode(data: bytes) -> tuple[int, int, np.ndarray]:
     for y in range(h):
         f, line = raw[y, 0], raw[y, 1:].astype(np.int32)
         cur = np.zeros(w * 4, np.int32)
-        if f in (0, 2):   # the common filters, vectorised
+        if f in (0, 2):  # the common filters, vectorised
             out[y] = prev = (line + (prev if f == 2 else 0)) & 0xFF
             continue
         for x in range(w * 4):

@@ -4,7 +4,7 @@ a presented frame, with no render target and no Vulkan work.
 
 Fields: ``frame`` u64, ``pool`` u32, ``offset`` u64, ``width``, ``height`` (1..16384),
 ``layout`` (0 pitch-linear, 1 block-linear), ``pitch`` (bytes from one row to the next; for a
-block-linear surface the surface's width in bytes, a multiple of the 64-byte GOB), 
+block-linear surface the surface's width in bytes, a multiple of the 64-byte GOB),
 ``block_height_log2`` (0..5: GOBs per block, block-linear only), ``format`` (0 RGBA8, 1 RGBX8:
 the fourth byte is ignored and shown opaque, 2 BGRA8, 3 RGB565: a little-endian u16 with red in
 bits 15..11, green 10..5, blue 4..0 — Android's and libnx's PIXEL_FORMAT_RGB_565, what libnx's
@@ -17,6 +17,7 @@ Facts: the Switch 1 display surface is a Fermi-GOB block-linear RGBA8 image (lib
 ``framebuffer.c``: 16-GOB blocks for 720 rows; Tegra X1 TRM "Block Linear" and Ryujinx's
 ``BlockLinearLayout`` describe the GOB: 64 bytes x 8 rows in 32-byte sectors); the deswizzle is
 ``gpu_host.blocklinear``'s, shared with texture uploads."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -66,12 +67,11 @@ def rgba(cmd: tuple, src: bytes | memoryview) -> bytes:
     else:
         lin = np.frombuffer(src, np.uint8, pitch * h).reshape(h, pitch)
     if cmd[F_FORMAT] == FORMAT_RGB565:
-        v = lin[:, :w * 2].copy().view("<u2").astype(np.uint16)
+        v = lin[:, : w * 2].copy().view("<u2").astype(np.uint16)
         r, g, b = (v >> 11) & 31, (v >> 5) & 63, v & 31
-        px = np.stack([(r << 3) | (r >> 2), (g << 2) | (g >> 4), (b << 3) | (b >> 2),
-                       np.full_like(v, 255)], -1).astype(np.uint8)
+        px = np.stack([(r << 3) | (r >> 2), (g << 2) | (g >> 4), (b << 3) | (b >> 2), np.full_like(v, 255)], -1).astype(np.uint8)
         return px.tobytes()
-    px = lin[:, :w * 4].reshape(h, w, 4)
+    px = lin[:, : w * 4].reshape(h, w, 4)
     if cmd[F_FORMAT] == FORMAT_BGRA8:
         px = px[:, :, [2, 1, 0, 3]]
     elif cmd[F_FORMAT] == FORMAT_RGBX8:

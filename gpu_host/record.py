@@ -12,6 +12,7 @@ supervisor starts next appends to the same file (its re-registrations and resubm
 again; replaying them draws the same frames again).  Nothing is created until the first
 event, so a warm standby that never takes over leaves no file behind.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@ the "uniform snapshot" — the guest may rewrite them as soon as it has submitte
 texture it samples from pool memory (deswizzled) into one host-visible arena; (2) record the
 commands; (3) submit and wait; (4) read back presented frames and report signalled fences.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import vulkan as vk
-from vulkan._vulkan import lib as _vklib   # direct entry points for the per-draw calls
+from vulkan._vulkan import lib as _vklib  # direct entry points for the per-draw calls
 
 from gpu_host import blocklinear, events, present_image, texdecode
 from gpu_host import packets as P
@@ -28,20 +29,34 @@ from gpu_host.vkdevice import COLOR_LAYERS, Buffer, Device, Image
 
 log = logging.getLogger("gpu_host.replay")
 ALIGN = 256
-ARENA_USAGE = (vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT | vk.VK_BUFFER_USAGE_INDEX_BUFFER_BIT
-               | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT)
-RT_USAGE = (vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_SAMPLED_BIT
-            | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
+ARENA_USAGE = (
+    vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT
+    | vk.VK_BUFFER_USAGE_INDEX_BUFFER_BIT
+    | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT
+    | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
+)
+RT_USAGE = (
+    vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT
+    | vk.VK_IMAGE_USAGE_SAMPLED_BIT
+    | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
+    | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+)
 TEX_USAGE = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-DEPTH_USAGE = (vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_SAMPLED_BIT
-               | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
+DEPTH_USAGE = (
+    vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
+    | vk.VK_IMAGE_USAGE_SAMPLED_BIT
+    | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
+    | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+)
 # VK_FORMAT_FEATURE_TRANSFER_SRC_BIT 0x4000 | _DST_BIT 0x8000 (1.1 core; the binding lacks the names)
-DEPTH_FEATURES = (vk.VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT
-                  | 0x4000 | 0x8000)
-RENDER_FEATURES = (vk.VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT
-                   | 0x4000 | 0x8000)
-DEPTH_BYTES = {"VK_FORMAT_D16_UNORM": 2, "VK_FORMAT_D24_UNORM_S8_UINT": 4, "VK_FORMAT_D32_SFLOAT": 4,
-               "VK_FORMAT_D32_SFLOAT_S8_UINT": 4}   # bytes a texel of the depth aspect copies to a buffer
+DEPTH_FEATURES = vk.VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | 0x4000 | 0x8000
+RENDER_FEATURES = vk.VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | 0x4000 | 0x8000
+DEPTH_BYTES = {
+    "VK_FORMAT_D16_UNORM": 2,
+    "VK_FORMAT_D24_UNORM_S8_UINT": 4,
+    "VK_FORMAT_D32_SFLOAT": 4,
+    "VK_FORMAT_D32_SFLOAT_S8_UINT": 4,
+}  # bytes a texel of the depth aspect copies to a buffer
 
 
 @dataclass
@@ -59,15 +74,15 @@ class Result:
     fences: list[tuple[int, int]] = field(default_factory=list)
     frames: list[FrameOut] = field(default_factory=list)
     draws: int = 0
-    skipped: int = 0           # draws skipped: their pipeline was still being made (policy skip)
-    dropped: bool = False      # its rest was dropped (an EVENT_WAIT timed out): counted as dropped
+    skipped: int = 0  # draws skipped: their pipeline was still being made (policy skip)
+    dropped: bool = False  # its rest was dropped (an EVENT_WAIT timed out): counted as dropped
 
 
 def _up(n: int) -> int:
     return (n + ALIGN - 1) & ~(ALIGN - 1)
 
 
-FORMAT_FEATURE_TRANSFER_DST = 0x4000   # VK_FORMAT_FEATURE_TRANSFER_DST_BIT (1.1 core); the binding lacks the name
+FORMAT_FEATURE_TRANSFER_DST = 0x4000  # VK_FORMAT_FEATURE_TRANSFER_DST_BIT (1.1 core); the binding lacks the name
 SAMPLE_FEATURES = vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | FORMAT_FEATURE_TRANSFER_DST
 EMPTY_POOLS = ((P.EMPTY,) * POOL_TEXTURES, (P.EMPTY,) * POOL_SAMPLERS)
 SETS_PER_POOL = 64
@@ -81,7 +96,7 @@ class PoolSets:
     def __init__(self, dev: Device, layout: Any) -> None:
         self.dev, self.layout = dev, layout
         self.pools: list[Any] = []
-        self.used = 0          # sets handed out this submission
+        self.used = 0  # sets handed out this submission
 
     def reset(self) -> None:
         if self.used:
@@ -92,15 +107,29 @@ class PoolSets:
     def allocate(self) -> Any:
         k, n = divmod(self.used, SETS_PER_POOL)
         if k == len(self.pools):
-            self.pools.append(vk.vkCreateDescriptorPool(self.dev.device, vk.VkDescriptorPoolCreateInfo(
-                maxSets=SETS_PER_POOL, poolSizeCount=2, pPoolSizes=[
-                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                                            descriptorCount=POOL_TEXTURES * SETS_PER_POOL),
-                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
-                                            descriptorCount=POOL_SAMPLERS * SETS_PER_POOL)]), None))
+            self.pools.append(
+                vk.vkCreateDescriptorPool(
+                    self.dev.device,
+                    vk.VkDescriptorPoolCreateInfo(
+                        maxSets=SETS_PER_POOL,
+                        poolSizeCount=2,
+                        pPoolSizes=[
+                            vk.VkDescriptorPoolSize(
+                                type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=POOL_TEXTURES * SETS_PER_POOL
+                            ),
+                            vk.VkDescriptorPoolSize(
+                                type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=POOL_SAMPLERS * SETS_PER_POOL
+                            ),
+                        ],
+                    ),
+                    None,
+                )
+            )
         self.used += 1
-        return vk.vkAllocateDescriptorSets(self.dev.device, vk.VkDescriptorSetAllocateInfo(
-            descriptorPool=self.pools[k], descriptorSetCount=1, pSetLayouts=[self.layout]))[0]
+        return vk.vkAllocateDescriptorSets(
+            self.dev.device,
+            vk.VkDescriptorSetAllocateInfo(descriptorPool=self.pools[k], descriptorSetCount=1, pSetLayouts=[self.layout]),
+        )[0]
 
     def close(self) -> None:
         for p in self.pools:
@@ -109,10 +138,17 @@ class PoolSets:
 
 
 class Replayer:
-    def __init__(self, dev: Device, objects: Objects, decode_compressed: str = "auto",
-                 pipeline_cache: str | None = None, pipeline_library: bool = True,
-                 avoid_formats: frozenset[str] = frozenset(), pipeline_threads: int = 0,
-                 not_ready: str = "wait") -> None:
+    def __init__(
+        self,
+        dev: Device,
+        objects: Objects,
+        decode_compressed: str = "auto",
+        pipeline_cache: str | None = None,
+        pipeline_library: bool = True,
+        avoid_formats: frozenset[str] = frozenset(),
+        pipeline_threads: int = 0,
+        not_ready: str = "wait",
+    ) -> None:
         """``pipeline_cache``: the cache_dir under which the driver's compiled pipelines are kept
         (None: not kept); ``pipeline_library``: link pipelines from parts where the driver can;
         ``avoid_formats``: Vulkan format names treated as unsupported (gpu_host.avoid_formats);
@@ -124,21 +160,22 @@ class Replayer:
         self.skip_not_ready = not_ready == "skip"
         self.dev = dev
         self.avoid_formats = avoid_formats
-        self.depth_formats: dict[str, TexFormat] = {}   # depth format name -> the format its images use
-        self.render_formats: set[str] = set()            # colour formats checked renderable here
+        self.depth_formats: dict[str, TexFormat] = {}  # depth format name -> the format its images use
+        self.render_formats: set[str] = set()  # colour formats checked renderable here
         self.objects = objects
         if decode_compressed not in ("auto", "always"):
             raise ValueError(f"gpu_host.decode_compressed = {decode_compressed!r} is not auto or always")
         self.decode_always = decode_compressed == "always"
-        self.formats: dict[str, tuple[int, str]] = {}   # format name -> (Vulkan format, CPU decoder or "")
-        self.pipes = Pipelines(dev, cache_file(dev, pipeline_cache) if pipeline_cache else None, pipeline_library,
-                               pipeline_threads)
+        self.formats: dict[str, tuple[int, str]] = {}  # format name -> (Vulkan format, CPU decoder or "")
+        self.pipes = Pipelines(
+            dev, cache_file(dev, pipeline_cache) if pipeline_cache else None, pipeline_library, pipeline_threads
+        )
         self.arena: Buffer | None = None
         self.readback: Buffer | None = None
         self.images: dict[int, tuple[Texture, Image]] = {}
-        self.uploaded: dict[int, int] = {}      # texture id -> crc of the bytes last uploaded
-        self.stale: set[int] = set()            # textures of flushed-write pools a DIRTY range touched
-        self.texture_bytes_read = 0             # pool bytes read for textures (what DIRTY tracking saves)
+        self.uploaded: dict[int, int] = {}  # texture id -> crc of the bytes last uploaded
+        self.stale: set[int] = set()  # textures of flushed-write pools a DIRTY range touched
+        self.texture_bytes_read = 0  # pool bytes read for textures (what DIRTY tracking saves)
         self.samplers: dict[tuple[bool, bool, int], Any] = {}
         self.cb = dev.command_buffer()
         self.dummy_ubo = dev.buffer(ALIGN, vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT)
@@ -146,7 +183,7 @@ class Replayer:
         self.dummy_img = dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE)
         self.dummies: dict[str, Image] = {"2d": self.dummy_img, "other": self.dummy_img}
         self.pool_sets = PoolSets(dev, self.pipes.pool_layout)
-        self.native: Any = None      # native_replay.NativeReplay, set by the Engine (gpu_host.native_replay)
+        self.native: Any = None  # native_replay.NativeReplay, set by the Engine (gpu_host.native_replay)
 
     def reset(self, objects: Objects) -> None:
         """A new client session: drop its predecessor's images (pipelines stay cached)."""
@@ -176,17 +213,22 @@ class Replayer:
         got = self.formats.get(fmt.name)
         if got is None:
             native = getattr(vk, fmt.vk_name)
-            feature = ("textureCompressionBC" if fmt.name.startswith("BC")
-                       else "textureCompressionASTC_LDR" if fmt.name.startswith("ASTC") else None)
-            ok = ((feature is None or feature in self.dev.compression)
-                  and self.dev.format_supported(native, SAMPLE_FEATURES))
+            feature = (
+                "textureCompressionBC"
+                if fmt.name.startswith("BC")
+                else "textureCompressionASTC_LDR"
+                if fmt.name.startswith("ASTC")
+                else None
+            )
+            ok = (feature is None or feature in self.dev.compression) and self.dev.format_supported(native, SAMPLE_FEATURES)
             if fmt.decoder and (self.decode_always or not ok):
                 got = (vk.VK_FORMAT_R8G8B8A8_UNORM, fmt.decoder)
             elif ok:
                 got = (native, "")
             else:
-                raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot sample {fmt.vk_name} "
-                                  "and there is no CPU decoder for it")
+                raise ObjectError(
+                    f"format {fmt.name}: device {self.dev.name} cannot sample {fmt.vk_name} and there is no CPU decoder for it"
+                )
             log.info("format %s: %s", fmt.name, f"decoded on upload ({got[1]})" if got[1] else "native")
             self.formats[fmt.name] = got
         return got
@@ -204,10 +246,13 @@ class Replayer:
             if not self._has(fmt.vk_name, DEPTH_FEATURES):
                 got = FORMATS.get(fmt.fallback) if fmt.fallback else None
                 if got is None or not self._has(got.vk_name, DEPTH_FEATURES):
-                    raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot render, sample and copy "
-                                      f"{fmt.vk_name}" + (f" nor its fallback {fmt.fallback}" if fmt.fallback else ""))
-                log.warning("format %s: device %s lacks %s; depth targets use %s", fmt.name, self.dev.name,
-                            fmt.vk_name, got.vk_name)
+                    raise ObjectError(
+                        f"format {fmt.name}: device {self.dev.name} cannot render, sample and copy "
+                        f"{fmt.vk_name}" + (f" nor its fallback {fmt.fallback}" if fmt.fallback else "")
+                    )
+                log.warning(
+                    "format %s: device %s lacks %s; depth targets use %s", fmt.name, self.dev.name, fmt.vk_name, got.vk_name
+                )
             self.depth_formats[fmt.name] = got
         return got
 
@@ -217,8 +262,7 @@ class Replayer:
         if not fmt.renderable or fmt.depth or fmt.name in self.render_formats:
             return
         if not self._has(fmt.vk_name, RENDER_FEATURES):
-            raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot render into, sample and copy "
-                              f"{fmt.vk_name}")
+            raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot render into, sample and copy {fmt.vk_name}")
         self.render_formats.add(fmt.name)
 
     def image_for(self, t: Texture) -> Image:
@@ -240,8 +284,9 @@ class Replayer:
         usage = RT_USAGE if t.render_target else TEX_USAGE
         if t.samples > 1:
             usage = vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
-        img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], usage,
-                             layers=t.layers, cube=t.cube, samples=t.samples)
+        img = self.dev.image(
+            t.width, t.height, self.upload_format(t.fmt)[0], usage, layers=t.layers, cube=t.cube, samples=t.samples
+        )
         self.images[t.id] = (t, img)
         return img
 
@@ -252,10 +297,21 @@ class Replayer:
         if s is None:
             f = vk.VK_FILTER_LINEAR if linear else vk.VK_FILTER_NEAREST
             a = vk.VK_SAMPLER_ADDRESS_MODE_REPEAT if repeat else vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-            s = vk.vkCreateSampler(self.dev.device, vk.VkSamplerCreateInfo(
-                magFilter=f, minFilter=f, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-                addressModeU=a, addressModeV=a, addressModeW=a, maxLod=0.0,
-                compareEnable=vk.VK_TRUE if compare else vk.VK_FALSE, compareOp=max(compare - 1, 0)), None)
+            s = vk.vkCreateSampler(
+                self.dev.device,
+                vk.VkSamplerCreateInfo(
+                    magFilter=f,
+                    minFilter=f,
+                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
+                    addressModeU=a,
+                    addressModeV=a,
+                    addressModeW=a,
+                    maxLod=0.0,
+                    compareEnable=vk.VK_TRUE if compare else vk.VK_FALSE,
+                    compareOp=max(compare - 1, 0),
+                ),
+                None,
+            )
             self.samplers[key] = s
         return s
 
@@ -278,8 +334,7 @@ class Replayer:
         out = []
         for t in plan.uploads:
             cur = self.images.get(t.id)
-            if (t.pool in flushed and t.id not in self.stale and t.id in self.uploaded
-                    and cur is not None and cur[0] == t):
+            if t.pool in flushed and t.id not in self.stale and t.id in self.uploaded and cur is not None and cur[0] == t:
                 continue
             out.append(t)
         return out
@@ -294,10 +349,10 @@ class Replayer:
             to_read = self.texture_reads(plan)
         must_read = {t.id for t in to_read}
         texels: list[tuple[Texture, np.ndarray | None]] = []
-        crcs: dict[int, int] = {}     # recorded as uploaded only once the submission ran
+        crcs: dict[int, int] = {}  # recorded as uploaded only once the submission ran
         size = sum(_up(r[2]) for r in plan.ranges)
         for t in plan.uploads:
-            if t.id not in must_read:         # unchanged since its upload, as the client said
+            if t.id not in must_read:  # unchanged since its upload, as the client said
                 texels.append((t, None))
                 continue
             src = mem.read(t.pool, t.offset, t.byte_size)
@@ -307,8 +362,11 @@ class Replayer:
             if cur is not None and cur[0] == t and self.uploaded.get(t.id) == crc:
                 texels.append((t, None))
                 continue
-            lin = np.concatenate([self._layer_texels(t, src, k) for k in range(t.layers)]) if t.layers > 1 \
+            lin = (
+                np.concatenate([self._layer_texels(t, src, k) for k in range(t.layers)])
+                if t.layers > 1
                 else self._layer_texels(t, src, 0)
+            )
             texels.append((t, np.ascontiguousarray(lin)))
             crcs[t.id] = crc
             size += _up(lin.size)
@@ -317,30 +375,49 @@ class Replayer:
         off = 0
         amap = arena.mapped
         for r in plan.ranges:
-            amap[off:off + r[2]] = mem.read(*r)
+            amap[off : off + r[2]] = mem.read(*r)
             where[r] = off
             off += _up(r[2])
         tex_off: list[tuple[Texture, int, Image]] = []
         for t, lin in texels:
             img = self.image_for(t)
             if lin is not None:
-                amap[off:off + lin.size] = lin.tobytes()
+                amap[off : off + lin.size] = lin.tobytes()
                 tex_off.append((t, off, img))
                 off += _up(lin.size)
         # 2. record
-        frames = native.frame_ids if native is not None else [
-            c[2] if c[0] == P.OP_PRESENT else c[1] for c in plan.commands if c[0] in (P.OP_PRESENT, P.OP_WRITEBACK)]
+        frames = (
+            native.frame_ids
+            if native is not None
+            else [c[2] if c[0] == P.OP_PRESENT else c[1] for c in plan.commands if c[0] in (P.OP_PRESENT, P.OP_WRITEBACK)]
+        )
         rb_size = sum(self._readback_size(self.objects.textures[t]) for t in frames)
         rb = self._buffer("readback", max(rb_size, ALIGN), vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT) if frames else None
         cb = self.cb
         vk.vkResetCommandBuffer(cb, 0)
         vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo(flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
         for t, o, img in tex_off:
-            vk.vkCmdCopyBufferToImage(cb, arena.handle, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, 1, [vk.VkBufferImageCopy(
-                bufferOffset=o, bufferRowLength=0, bufferImageHeight=0,
-                imageSubresource=COLOR_LAYERS if t.layers == 1 else vk.VkImageSubresourceLayers(
-                    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=t.layers),
-                imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
+            vk.vkCmdCopyBufferToImage(
+                cb,
+                arena.handle,
+                img.handle,
+                vk.VK_IMAGE_LAYOUT_GENERAL,
+                1,
+                [
+                    vk.VkBufferImageCopy(
+                        bufferOffset=o,
+                        bufferRowLength=0,
+                        bufferImageHeight=0,
+                        imageSubresource=COLOR_LAYERS
+                        if t.layers == 1
+                        else vk.VkImageSubresourceLayers(
+                            aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=t.layers
+                        ),
+                        imageOffset=vk.VkOffset3D(0, 0, 0),
+                        imageExtent=vk.VkExtent3D(t.width, t.height, 1),
+                    )
+                ],
+            )
         _barrier(cb)
         try:
             if native is not None:
@@ -358,23 +435,23 @@ class Replayer:
         # 4. write-backs (before the caller publishes fences: a guest waiting on one sees the
         #    bytes), then frames
         for frame, t, o in reads:
-            if frame is None and type(t) is tuple:     # EVENT_SIGNAL (gpu_host/events.py)
+            if frame is None and type(t) is tuple:  # EVENT_SIGNAL (gpu_host/events.py)
                 events.apply_signal(self.objects.memory, t)
             elif frame is None:
                 self._write_back(t, self._guest_texels(t, rb.mapped, o))
         for frame, t, o in reads:
             if frame is None:
                 continue
-            raw = bytes(rb.mapped[o:o + t.width * t.height * 4])
+            raw = bytes(rb.mapped[o : o + t.width * t.height * 4])
             if t.fmt.name == "BGRA8":
                 a = np.frombuffer(raw, np.uint8).reshape(-1, 4)[:, [2, 1, 0, 3]]
                 raw = a.tobytes()
             result.frames.append(FrameOut(frame, t.width, t.height, raw, hashlib.sha256(raw).hexdigest()))
-        if plan.images:        # PRESENT_IMAGE: pixels from the snapshot, no Vulkan work (present_image.py)
+        if plan.images:  # PRESENT_IMAGE: pixels from the snapshot, no Vulkan work (present_image.py)
             for c in plan.image_cmds:
                 raw = present_image.rgba(c, mem.read(*present_image.key(c)))
                 result.frames.append(FrameOut(c[1], c[4], c[5], raw, hashlib.sha256(raw).hexdigest()))
-            result.frames.sort(key=lambda f: f.frame)     # one client numbers its frames in order
+            result.frames.sort(key=lambda f: f.frame)  # one client numbers its frames in order
         return result
 
     def _layer_texels(self, t: Texture, src: Any, k: int) -> np.ndarray:
@@ -382,14 +459,13 @@ class Replayer:
         where the device lacks the format."""
         wb, base = t.row_bytes, k * t.layer_stride
         if t.block_linear:
-            lin = blocklinear.deswizzle(src[base:base + t.layer_size], wb, t.rows, t.block_height_log2, t.gob)
+            lin = blocklinear.deswizzle(src[base : base + t.layer_size], wb, t.rows, t.block_height_log2, t.gob)
         else:
             rows = np.frombuffer(src, np.uint8, count=t.layer_size, offset=base)
             lin = np.lib.stride_tricks.as_strided(rows, (t.rows, wb), (t.pitch, 1))
         decoder = self.upload_format(t.fmt)[1]
-        if decoder:     # the device lacks the format: RGBA8 decoded here
-            lin, _ = texdecode.decode(decoder, np.ascontiguousarray(lin), t.width, t.height,
-                                      t.fmt.block_w, t.fmt.block_h)
+        if decoder:  # the device lacks the format: RGBA8 decoded here
+            lin, _ = texdecode.decode(decoder, np.ascontiguousarray(lin), t.width, t.height, t.fmt.block_w, t.fmt.block_h)
         return np.ascontiguousarray(lin)
 
     def dummy(self, kind: str, depth: bool = False) -> Image:
@@ -401,8 +477,9 @@ class Replayer:
         if img is None:
             layers, cube = {"cube": (6, True), "cube_array": (12, True), "2d_array": (2, False)}.get(kind, (1, False))
             if depth:
-                img = self.dev.image(1, 1, vk.VK_FORMAT_D32_SFLOAT, TEX_USAGE, aspect=vk.VK_IMAGE_ASPECT_DEPTH_BIT,
-                                     layers=layers, cube=cube)
+                img = self.dev.image(
+                    1, 1, vk.VK_FORMAT_D32_SFLOAT, TEX_USAGE, aspect=vk.VK_IMAGE_ASPECT_DEPTH_BIT, layers=layers, cube=cube
+                )
             else:
                 img = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, layers=layers, cube=cube)
             self.dummies[key] = img
@@ -413,29 +490,29 @@ class Replayer:
         res = Result(plan.seq)
         reads: list[tuple[int, Texture, int]] = []
         rb_off = 0
-        colors: list[tuple[Texture, Image]] = []        # colour targets, attachment 0 first
-        depth: tuple[Texture, Image] | None = None      # depth (and stencil) target
+        colors: list[tuple[Texture, Image]] = []  # colour targets, attachment 0 first
+        depth: tuple[Texture, Image] | None = None  # depth (and stencil) target
         rendering = False
         program = layout = None
-        blends: dict[int, tuple] = {}        # BLEND_STATE by colour target index (absent: blending off)
+        blends: dict[int, tuple] = {}  # BLEND_STATE by colour target index (absent: blending off)
         pipe_dirty = True
         vertex = index = None
         ubos: dict[int, tuple] = {}
         texs: dict[int, tuple[Texture, int]] = {}
         desc_dirty = True
         viewport = None
-        scissor: tuple | None = None         # SCISSOR's x, y, w, h; None: the whole target
+        scissor: tuple | None = None  # SCISSOR's x, y, w, h; None: the whole target
         ds, raster, bias, constants = P.DS_DEFAULT, P.RASTER_DEFAULT, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)
-        dyn = _Dynamic()                     # dynamic state as last set in this command buffer
-        dyn_dirty = True                     # a state packet changed something since the last draw
+        dyn = _Dynamic()  # dynamic state as last set in this command buffer
+        dyn_dirty = True  # a state packet changed something since the last draw
         bound_pipe = None
         amap = arena.mapped
-        push_cache: dict[tuple, list] = {}   # descriptor writes by binding state, this submission
-        pools = EMPTY_POOLS                  # the last POOLS packet's (texture ids, sampler ids)
-        a2c = False                          # MULTISAMPLE's alpha-to-coverage
+        push_cache: dict[tuple, list] = {}  # descriptor writes by binding state, this submission
+        pools = EMPTY_POOLS  # the last POOLS packet's (texture ids, sampler ids)
+        a2c = False  # MULTISAMPLE's alpha-to-coverage
         pools_dirty = True
-        pool_sets: dict[tuple, Any] = {}     # set 1 by pool contents, this submission
-        self.pool_sets.reset()               # the previous submission has finished (submit_wait)
+        pool_sets: dict[tuple, Any] = {}  # set 1 by pool contents, this submission
+        self.pool_sets.reset()  # the previous submission has finished (submit_wait)
 
         def size() -> tuple[int, int]:
             t = (colors[0] if colors else depth)[0]
@@ -445,36 +522,53 @@ class Replayer:
             w, h = size()
             if scissor is None:
                 x0, y0, x1, y1 = 0, 0, w, h
-            else:   # clamped to the target: the render area bounds what may be drawn
+            else:  # clamped to the target: the render area bounds what may be drawn
                 x0, y0 = min(scissor[0], w), min(scissor[1], h)
                 x1, y1 = min(scissor[0] + scissor[2], w), min(scissor[1] + scissor[3], h)
-            vk.vkCmdSetScissor(cb, 0, 1, [vk.VkRect2D(offset=vk.VkOffset2D(x0, y0),
-                                                      extent=vk.VkExtent2D(x1 - x0, y1 - y0))])
+            vk.vkCmdSetScissor(cb, 0, 1, [vk.VkRect2D(offset=vk.VkOffset2D(x0, y0), extent=vk.VkExtent2D(x1 - x0, y1 - y0))])
 
         def begin() -> None:
             nonlocal rendering
             if rendering:
                 return
             w, h = size()
-            atts = [vk.VkRenderingAttachmentInfo(
-                imageView=c[1].view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
-                resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
-                storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE) for c in colors]
+            atts = [
+                vk.VkRenderingAttachmentInfo(
+                    imageView=c[1].view,
+                    imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                    resolveMode=vk.VK_RESOLVE_MODE_NONE,
+                    loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
+                    storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
+                )
+                for c in colors
+            ]
             datt = satt = None
             if depth is not None:
                 datt = vk.VkRenderingAttachmentInfo(
-                    imageView=depth[1].view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
-                    resolveMode=vk.VK_RESOLVE_MODE_NONE, loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
-                    storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE)
+                    imageView=depth[1].view,
+                    imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                    resolveMode=vk.VK_RESOLVE_MODE_NONE,
+                    loadOp=vk.VK_ATTACHMENT_LOAD_OP_LOAD,
+                    storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
+                )
                 if depth[1].aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT:
                     satt = datt
             area = vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h))
-            vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(
-                renderArea=area, layerCount=1, colorAttachmentCount=len(atts),
-                pColorAttachments=atts or None, pDepthAttachment=datt, pStencilAttachment=satt))
+            vk.vkCmdBeginRendering(
+                cb,
+                vk.VkRenderingInfo(
+                    renderArea=area,
+                    layerCount=1,
+                    colorAttachmentCount=len(atts),
+                    pColorAttachments=atts or None,
+                    pDepthAttachment=datt,
+                    pStencilAttachment=satt,
+                ),
+            )
             vp = viewport or (0.0, 0.0, float(w), float(h))
-            vk.vkCmdSetViewport(cb, 0, 1, [vk.VkViewport(x=vp[0], y=vp[1], width=vp[2], height=vp[3],
-                                                         minDepth=0.0, maxDepth=1.0)])
+            vk.vkCmdSetViewport(
+                cb, 0, 1, [vk.VkViewport(x=vp[0], y=vp[1], width=vp[2], height=vp[3], minDepth=0.0, maxDepth=1.0)]
+            )
             set_scissor()
             rendering = True
 
@@ -498,8 +592,10 @@ class Replayer:
                     limit = self.dev.limits.maxColorAttachments
                     n = sum(tid != P.EMPTY for tid in ts)
                     if n > limit:
-                        raise SubmissionError(f"submission {plan.seq}: packet {i} RENDER_TARGETS: field colors names "
-                                              f"{n} colour targets; {self.dev.name} has maxColorAttachments {limit}")
+                        raise SubmissionError(
+                            f"submission {plan.seq}: packet {i} RENDER_TARGETS: field colors names "
+                            f"{n} colour targets; {self.dev.name} has maxColorAttachments {limit}"
+                        )
                 colors = [(objs.textures[tid], self.image_for(objs.textures[tid])) for tid in ts if tid != P.EMPTY]
                 depth = None if d == P.EMPTY else (objs.textures[d], self.image_for(objs.textures[d]))
                 pipe_dirty = True
@@ -508,25 +604,46 @@ class Replayer:
                 begin()
                 w, h = size()
                 k, rgba = (0, cmd[1:5]) if op == P.OP_CLEAR else (cmd[1], cmd[2:6])
-                vk.vkCmdClearAttachments(cb, 1, [vk.VkClearAttachment(
-                    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, colorAttachment=k,
-                    clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(rgba))))],
-                    1, [_whole(w, h)])
+                vk.vkCmdClearAttachments(
+                    cb,
+                    1,
+                    [
+                        vk.VkClearAttachment(
+                            aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT,
+                            colorAttachment=k,
+                            clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(rgba))),
+                        )
+                    ],
+                    1,
+                    [_whole(w, h)],
+                )
             elif op == P.OP_CLEAR_DEPTH_STENCIL:
                 begin()
                 w, h = size()
-                aspects = ((vk.VK_IMAGE_ASPECT_DEPTH_BIT if cmd[3] & 1 else 0)
-                           | (vk.VK_IMAGE_ASPECT_STENCIL_BIT if cmd[3] & 2 else 0)) & depth[1].aspect
-                if aspects:     # the stencil of a format without one: nothing to clear
-                    vk.vkCmdClearAttachments(cb, 1, [vk.VkClearAttachment(
-                        aspectMask=aspects, colorAttachment=0, clearValue=vk.VkClearValue(
-                            depthStencil=vk.VkClearDepthStencilValue(depth=cmd[1], stencil=cmd[2])))],
-                        1, [_whole(w, h)])
+                aspects = (
+                    (vk.VK_IMAGE_ASPECT_DEPTH_BIT if cmd[3] & 1 else 0) | (vk.VK_IMAGE_ASPECT_STENCIL_BIT if cmd[3] & 2 else 0)
+                ) & depth[1].aspect
+                if aspects:  # the stencil of a format without one: nothing to clear
+                    vk.vkCmdClearAttachments(
+                        cb,
+                        1,
+                        [
+                            vk.VkClearAttachment(
+                                aspectMask=aspects,
+                                colorAttachment=0,
+                                clearValue=vk.VkClearValue(
+                                    depthStencil=vk.VkClearDepthStencilValue(depth=cmd[1], stencil=cmd[2])
+                                ),
+                            )
+                        ],
+                        1,
+                        [_whole(w, h)],
+                    )
             elif op == P.OP_PROGRAM:
                 prev, program = program, objs.programs[cmd[1]]
                 pipe_dirty = True
                 if prev is None or prev.sampler_kinds != program.sampler_kinds or prev.lookups != program.lookups:
-                    desc_dirty = True     # unbound slots get a dummy of the kind the program samples
+                    desc_dirty = True  # unbound slots get a dummy of the kind the program samples
             elif op == P.OP_VERTEX_LAYOUT:
                 layout = cmd
                 pipe_dirty = True
@@ -543,8 +660,10 @@ class Replayer:
                     dyn_dirty = True
             elif op == P.OP_RASTER:
                 if cmd[3] == 1 and "fillModeNonSolid" not in self.dev.raster_features:
-                    raise SubmissionError(f"submission {plan.seq}: packet {i} RASTER: field polygon_mode = 1 "
-                                          f"(line) needs fillModeNonSolid, which {self.dev.name} lacks")
+                    raise SubmissionError(
+                        f"submission {plan.seq}: packet {i} RASTER: field polygon_mode = 1 "
+                        f"(line) needs fillModeNonSolid, which {self.dev.name} lacks"
+                    )
                 if cmd[3] != raster[3]:
                     pipe_dirty = True
                 if cmd != raster:
@@ -552,8 +671,10 @@ class Replayer:
                     dyn_dirty = True
             elif op == P.OP_DEPTH_BIAS:
                 if cmd[3] != 0.0 and "depthBiasClamp" not in self.dev.raster_features:
-                    raise SubmissionError(f"submission {plan.seq}: packet {i} DEPTH_BIAS: field clamp = {cmd[3]} "
-                                          f"needs depthBiasClamp, which {self.dev.name} lacks")
+                    raise SubmissionError(
+                        f"submission {plan.seq}: packet {i} DEPTH_BIAS: field clamp = {cmd[3]} "
+                        f"needs depthBiasClamp, which {self.dev.name} lacks"
+                    )
                 bias = cmd[1:4]
                 dyn_dirty = True
             elif op == P.OP_BLEND_CONSTANT:
@@ -574,21 +695,38 @@ class Replayer:
                 src, dst = objs.textures[cmd[1]], objs.textures[cmd[2]]
                 simg, dimg = self.image_for(src), self.image_for(dst)
                 _barrier(cb)
-                layers = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0,
-                                                     baseArrayLayer=0, layerCount=1)
-                vk.vkCmdResolveImage(cb, simg.handle, vk.VK_IMAGE_LAYOUT_GENERAL, dimg.handle,
-                                     vk.VK_IMAGE_LAYOUT_GENERAL, 1, [vk.VkImageResolve(
-                                         srcSubresource=layers, srcOffset=vk.VkOffset3D(0, 0, 0),
-                                         dstSubresource=layers, dstOffset=vk.VkOffset3D(0, 0, 0),
-                                         extent=vk.VkExtent3D(src.width, src.height, 1))])
+                layers = vk.VkImageSubresourceLayers(
+                    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1
+                )
+                vk.vkCmdResolveImage(
+                    cb,
+                    simg.handle,
+                    vk.VK_IMAGE_LAYOUT_GENERAL,
+                    dimg.handle,
+                    vk.VK_IMAGE_LAYOUT_GENERAL,
+                    1,
+                    [
+                        vk.VkImageResolve(
+                            srcSubresource=layers,
+                            srcOffset=vk.VkOffset3D(0, 0, 0),
+                            dstSubresource=layers,
+                            dstOffset=vk.VkOffset3D(0, 0, 0),
+                            extent=vk.VkExtent3D(src.width, src.height, 1),
+                        )
+                    ],
+                )
                 _barrier(cb)
             elif op == P.OP_VERTEX:
                 vertex = cmd
                 vk.vkCmdBindVertexBuffers(cb, 0, 1, [arena.handle], [where[(cmd[1], cmd[2], cmd[3])]])
             elif op == P.OP_INDEX:
                 index = cmd
-                vk.vkCmdBindIndexBuffer(cb, arena.handle, where[(cmd[1], cmd[2], cmd[3])],
-                                        vk.VK_INDEX_TYPE_UINT16 if cmd[4] == 2 else vk.VK_INDEX_TYPE_UINT32)
+                vk.vkCmdBindIndexBuffer(
+                    cb,
+                    arena.handle,
+                    where[(cmd[1], cmd[2], cmd[3])],
+                    vk.VK_INDEX_TYPE_UINT16 if cmd[4] == 2 else vk.VK_INDEX_TYPE_UINT32,
+                )
             elif op == P.OP_UNIFORM:
                 ubos[cmd[1]] = cmd
                 desc_dirty = True
@@ -602,8 +740,9 @@ class Replayer:
             elif op == P.OP_VIEWPORT:
                 viewport = cmd[1:5]
                 if rendering:
-                    vk.vkCmdSetViewport(cb, 0, 1, [vk.VkViewport(x=cmd[1], y=cmd[2], width=cmd[3], height=cmd[4],
-                                                                 minDepth=0.0, maxDepth=1.0)])
+                    vk.vkCmdSetViewport(
+                        cb, 0, 1, [vk.VkViewport(x=cmd[1], y=cmd[2], width=cmd[3], height=cmd[4], minDepth=0.0, maxDepth=1.0)]
+                    )
             elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
                 begin()
                 if pipe_dirty:
@@ -614,14 +753,23 @@ class Replayer:
                     per = tuple(_blend_for(blends, k) for k in range(len(colors)))
                     if len(set(per)) > 1 and not self.dev.independent_blend:
                         end()
-                        raise SubmissionError(f"submission {plan.seq}: packet {i} {P.OPS[op].name}: the colour "
-                                              f"targets' BLEND_STATEs differ, which needs independentBlend; "
-                                              f"{self.dev.name} lacks it")
+                        raise SubmissionError(
+                            f"submission {plan.seq}: packet {i} {P.OPS[op].name}: the colour "
+                            f"targets' BLEND_STATEs differ, which needs independentBlend; "
+                            f"{self.dev.name} lacks it"
+                        )
                     p = (self.pipes.ready if self.skip_not_ready else self.pipes.get)(
-                        program, layout, tuple(c[1].vk_format for c in colors), per, dimg.vk_format if dimg else 0,
+                        program,
+                        layout,
+                        tuple(c[1].vk_format for c in colors),
+                        per,
+                        dimg.vk_format if dimg else 0,
                         dimg.vk_format if dimg and dimg.aspect & vk.VK_IMAGE_ASPECT_STENCIL_BIT else 0,
-                        raster[3], samples, a2c and samples > 1)
-                    if p is None:       # still being made (policy skip): this draw is skipped
+                        raster[3],
+                        samples,
+                        a2c and samples > 1,
+                    )
+                    if p is None:  # still being made (policy skip): this draw is skipped
                         res.skipped += 1
                         continue
                     if p is not bound_pipe:
@@ -632,20 +780,21 @@ class Replayer:
                     dyn.set(cb, ds, raster, bias, constants)
                     dyn_dirty = False
                 if desc_dirty:
-                    key = (tuple((b, where[u[2:5]], u[4]) for b, u in sorted(ubos.items())),
-                           tuple((b, t[0].id, t[1]) for b, t in sorted(texs.items())), program.id)
+                    key = (
+                        tuple((b, where[u[2:5]], u[4]) for b, u in sorted(ubos.items())),
+                        tuple((b, t[0].id, t[1]) for b, t in sorted(texs.items())),
+                        program.id,
+                    )
                     writes = push_cache.get(key)
                     if writes is None:
                         writes = push_cache[key] = self._writes(arena, where, ubos, texs, program)
-                    self.dev.push_descriptor(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 0,
-                                             len(writes), writes)
+                    self.dev.push_descriptor(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 0, len(writes), writes)
                     desc_dirty = False
                 if program.pools and pools_dirty:
                     dset = pool_sets.get(pools)
                     if dset is None:
                         dset = pool_sets[pools] = self._pool_set(pools)
-                    vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 1, 1,
-                                               [dset], 0, None)
+                    vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, self.pipes.layout, 1, 1, [dset], 0, None)
                     pools_dirty = False
                 if op == P.OP_DRAW:
                     _vklib.vkCmdDraw(cb, cmd[1], cmd[2], cmd[3], cmd[4])
@@ -653,13 +802,13 @@ class Replayer:
                     try:
                         self._check_indices(plan.seq, i, cmd, index, vertex, layout, amap, where)
                     except SubmissionError:
-                        end()       # the command buffer must not end inside rendering
+                        end()  # the command buffer must not end inside rendering
                         raise
                     _vklib.vkCmdDrawIndexed(cb, cmd[1], cmd[2], cmd[3], cmd[4], cmd[5])
                 res.draws += 1
             elif op == P.OP_SIGNAL:
                 res.fences.append((cmd[1], cmd[2]))
-            elif op == P.OP_EVENT_SIGNAL:     # applied after the run, in order with write-backs
+            elif op == P.OP_EVENT_SIGNAL:  # applied after the run, in order with write-backs
                 reads.append((None, cmd, -1))
             elif op in (P.OP_PRESENT, P.OP_WRITEBACK):
                 end()
@@ -681,7 +830,7 @@ class Replayer:
         made = self.depth_format(t.fmt)
         n = t.width * t.height
         out = [(vk.VK_IMAGE_ASPECT_DEPTH_BIT, 0, n * DEPTH_BYTES[made.vk_name])]
-        if made.stencil:     # buffer offsets of depth/stencil copies are multiples of 4
+        if made.stencil:  # buffer offsets of depth/stencil copies are multiples of 4
             out.append((vk.VK_IMAGE_ASPECT_STENCIL_BIT, (out[0][2] + 15) & ~15, n))
         return out
 
@@ -691,11 +840,25 @@ class Replayer:
 
     def _copy_out(self, cb: Any, t: Texture, img: Image, rb: Buffer, at: int) -> None:
         for aspect, o, _ in self._aspect_copies(t):
-            vk.vkCmdCopyImageToBuffer(cb, img.handle, vk.VK_IMAGE_LAYOUT_GENERAL, rb.handle, 1, [vk.VkBufferImageCopy(
-                bufferOffset=at + o, bufferRowLength=0, bufferImageHeight=0,
-                imageSubresource=vk.VkImageSubresourceLayers(aspectMask=aspect, mipLevel=0, baseArrayLayer=0,
-                                                             layerCount=1),
-                imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(t.width, t.height, 1))])
+            vk.vkCmdCopyImageToBuffer(
+                cb,
+                img.handle,
+                vk.VK_IMAGE_LAYOUT_GENERAL,
+                rb.handle,
+                1,
+                [
+                    vk.VkBufferImageCopy(
+                        bufferOffset=at + o,
+                        bufferRowLength=0,
+                        bufferImageHeight=0,
+                        imageSubresource=vk.VkImageSubresourceLayers(
+                            aspectMask=aspect, mipLevel=0, baseArrayLayer=0, layerCount=1
+                        ),
+                        imageOffset=vk.VkOffset3D(0, 0, 0),
+                        imageExtent=vk.VkExtent3D(t.width, t.height, 1),
+                    )
+                ],
+            )
 
     def _guest_texels(self, t: Texture, mapped: Any, at: int) -> np.ndarray:
         """``t``'s read-back as the guest's pool holds it (formats.py): height rows of width *
@@ -707,13 +870,14 @@ class Replayer:
         copies = self._aspect_copies(t)
         made = self.depth_format(t.fmt)
         raw = np.frombuffer(mapped, np.uint8, count=copies[0][2], offset=at + copies[0][1])
-        stencil = (np.frombuffer(mapped, np.uint8, count=n, offset=at + copies[1][1]).astype(np.uint32)
-                   if len(copies) > 1 else None)
+        stencil = (
+            np.frombuffer(mapped, np.uint8, count=n, offset=at + copies[1][1]).astype(np.uint32) if len(copies) > 1 else None
+        )
         if made.vk_name == "VK_FORMAT_D16_UNORM":
             out = raw.view("<u2")
         elif made.vk_name == "VK_FORMAT_D24_UNORM_S8_UINT":
             out = (raw.view("<u4") & 0xFFFFFF) | stencil << 24
-        else:   # float depth: D32F, D32F_S8, or the fallback of D24S8
+        else:  # float depth: D32F, D32F_S8, or the fallback of D24S8
             d = raw.view("<f4")
             if t.fmt.name == "D24S8":
                 out = np.round(np.clip(d.astype(np.float64), 0, 1) * 0xFFFFFF).astype("<u4") | stencil << 24
@@ -727,16 +891,17 @@ class Replayer:
         """A render target's texels (rows of bytes in the guest's format) into its pool range, in
         its layout: block-linear (swizzled, padding included) or pitch-linear rows."""
         mem = self.objects.memory
-        if not hasattr(mem, "write"):     # a recording being replayed: nothing to write to
+        if not hasattr(mem, "write"):  # a recording being replayed: nothing to write to
             return
         if t.block_linear:
             mem.write(t.pool, t.offset, blocklinear.swizzle(lin, t.block_height_log2, t.gob))
         else:
-            for y in range(t.height):      # rows only: the bytes between rows are the guest's
+            for y in range(t.height):  # rows only: the bytes between rows are the guest's
                 mem.write(t.pool, t.offset + y * t.pitch, lin[y].tobytes())
 
-    def _check_indices(self, seq: int, i: int, cmd: tuple, index: tuple, vertex: tuple, layout: tuple,
-                       amap: Any, where: dict) -> None:
+    def _check_indices(
+        self, seq: int, i: int, cmd: tuple, index: tuple, vertex: tuple, layout: tuple, amap: Any, where: dict
+    ) -> None:
         """Indices are checked on the snapshot (the bytes the GPU will read), not on live memory."""
         if cmd[1] == 0:
             return
@@ -747,8 +912,10 @@ class Replayer:
         stride, attrs = layout[1], layout[3]
         attr_end = max(a[2] + P.VERTEX_FORMATS[a[1]][1] for a in attrs)
         if lo < 0 or hi * stride + attr_end > vertex[3]:
-            raise SubmissionError(f"submission {seq}: packet {i} DRAW_INDEXED: vertex indices {lo}..{hi} run "
-                                  f"outside the {vertex[3]}-byte vertex buffer")
+            raise SubmissionError(
+                f"submission {seq}: packet {i} DRAW_INDEXED: vertex indices {lo}..{hi} run "
+                f"outside the {vertex[3]}-byte vertex buffer"
+            )
 
     def _writes(self, arena: Buffer, where: dict, ubos: dict, texs: dict, program: Any) -> list:
         # All eight bindings every time: an unbound slot a shader reads gets a harmless dummy.
@@ -759,9 +926,11 @@ class Replayer:
                 info = vk.VkDescriptorBufferInfo(buffer=self.dummy_ubo.handle, offset=0, range=ALIGN)
             else:
                 info = vk.VkDescriptorBufferInfo(buffer=arena.handle, offset=where[(u[2], u[3], u[4])], range=u[4])
-            writes.append(vk.VkWriteDescriptorSet(dstBinding=b, descriptorCount=1,
-                                                  descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
-                                                  pBufferInfo=[info]))
+            writes.append(
+                vk.VkWriteDescriptorSet(
+                    dstBinding=b, descriptorCount=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, pBufferInfo=[info]
+                )
+            )
         for s in range(4):
             t = texs.get(s)
             if t is None:
@@ -776,9 +945,14 @@ class Replayer:
             else:
                 sm = self.objects.samplers[t[1]]
                 view, smp = self.image_for(t[0]).sample_view, self.sampler(sm.linear, sm.repeat, sm.compare)
-            writes.append(vk.VkWriteDescriptorSet(
-                dstBinding=4 + s, descriptorCount=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                pImageInfo=[vk.VkDescriptorImageInfo(sampler=smp, imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL)]))
+            writes.append(
+                vk.VkWriteDescriptorSet(
+                    dstBinding=4 + s,
+                    descriptorCount=1,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                    pImageInfo=[vk.VkDescriptorImageInfo(sampler=smp, imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL)],
+                )
+            )
         return writes
 
     def _pool_set(self, pools: tuple) -> Any:
@@ -792,13 +966,33 @@ class Replayer:
         smps = []
         for sid in pools[1]:
             sm = None if sid == P.EMPTY else self.objects.samplers[sid]
-            smps.append(vk.VkDescriptorImageInfo(
-                sampler=self.sampler(False, False) if sm is None else self.sampler(sm.linear, sm.repeat, sm.compare)))
-        vk.vkUpdateDescriptorSets(self.dev.device, 2, [
-            vk.VkWriteDescriptorSet(dstSet=ds, dstBinding=0, descriptorCount=POOL_TEXTURES,
-                                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, pImageInfo=infos),
-            vk.VkWriteDescriptorSet(dstSet=ds, dstBinding=1, descriptorCount=POOL_SAMPLERS,
-                                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, pImageInfo=smps)], 0, None)
+            smps.append(
+                vk.VkDescriptorImageInfo(
+                    sampler=self.sampler(False, False) if sm is None else self.sampler(sm.linear, sm.repeat, sm.compare)
+                )
+            )
+        vk.vkUpdateDescriptorSets(
+            self.dev.device,
+            2,
+            [
+                vk.VkWriteDescriptorSet(
+                    dstSet=ds,
+                    dstBinding=0,
+                    descriptorCount=POOL_TEXTURES,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                    pImageInfo=infos,
+                ),
+                vk.VkWriteDescriptorSet(
+                    dstSet=ds,
+                    dstBinding=1,
+                    descriptorCount=POOL_SAMPLERS,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+                    pImageInfo=smps,
+                ),
+            ],
+            0,
+            None,
+        )
         return ds
 
     def close(self) -> None:
@@ -825,8 +1019,9 @@ def _blend_for(blends: dict[int, tuple], k: int) -> tuple:
 
 
 def _whole(w: int, h: int) -> Any:
-    return vk.VkClearRect(rect=vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h)),
-                          baseArrayLayer=0, layerCount=1)
+    return vk.VkClearRect(
+        rect=vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h)), baseArrayLayer=0, layerCount=1
+    )
 
 
 FACE_FRONT, FACE_BACK = vk.VK_STENCIL_FACE_FRONT_BIT, vk.VK_STENCIL_FACE_BACK_BIT
@@ -858,10 +1053,9 @@ class _Dynamic:
         faces = ds[5:19]
         if faces != self.faces:
             front, back = faces[:7], faces[7:]
-            for mask, f in ((FACE_FRONT | FACE_BACK, front),) if front == back else ((FACE_FRONT, front),
-                                                                                    (FACE_BACK, back)):
+            for mask, f in ((FACE_FRONT | FACE_BACK, front),) if front == back else ((FACE_FRONT, front), (FACE_BACK, back)):
                 fail, depth_fail, pass_, func, ref, read_mask, write_mask = f
-                L.vkCmdSetStencilOp(cb, mask, fail, pass_, depth_fail, func)   # Vulkan's order: fail, pass, depth-fail
+                L.vkCmdSetStencilOp(cb, mask, fail, pass_, depth_fail, func)  # Vulkan's order: fail, pass, depth-fail
                 L.vkCmdSetStencilReference(cb, mask, ref)
                 L.vkCmdSetStencilCompareMask(cb, mask, read_mask)
                 L.vkCmdSetStencilWriteMask(cb, mask, write_mask)
@@ -869,14 +1063,14 @@ class _Dynamic:
         if raster != self.raster:
             old = self.raster or (None,) * 5
             if raster[1] != old[1]:
-                L.vkCmdSetCullMode(cb, raster[1])          # none/front/back/both = Vulkan's bits 0..3
+                L.vkCmdSetCullMode(cb, raster[1])  # none/front/back/both = Vulkan's bits 0..3
             if raster[2] != old[2]:
                 L.vkCmdSetFrontFace(cb, raster[2])
             if raster[4] != old[4]:
                 L.vkCmdSetDepthBiasEnable(cb, raster[4])
             self.raster = raster
         if bias != self.bias:
-            L.vkCmdSetDepthBias(cb, bias[0], bias[2], bias[1])   # Vulkan's order: constant, clamp, slope
+            L.vkCmdSetDepthBias(cb, bias[0], bias[2], bias[1])  # Vulkan's order: constant, clamp, slope
             self.bias = bias
         if constants != self.constants:
             vk.vkCmdSetBlendConstants(cb, list(constants))
@@ -885,7 +1079,20 @@ class _Dynamic:
 
 def _barrier(cb: Any) -> None:
     """Full memory barrier: simple, and correct for render-to-texture, uploads and readback."""
-    vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
-                            1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                                   dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT)],
-                            0, None, 0, None)
+    vk.vkCmdPipelineBarrier(
+        cb,
+        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        0,
+        1,
+        [
+            vk.VkMemoryBarrier(
+                srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
+            )
+        ],
+        0,
+        None,
+        0,
+        None,
+    )

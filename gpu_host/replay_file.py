@@ -1,5 +1,6 @@
 """``nxrecomp replay FILE``: render a recording alone (no CPU host) and dump its frames, so frames
 can be compared across runs, versions and drivers."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,7 +37,7 @@ def replay_file(path: Path, out: Path, device: str = "") -> list[FrameOut]:
     dev = Device(device or settings.get("gpu_host", "device"))
     eng = Engine(dev, pools, out, keep_frames=1)
     frames: list[FrameOut] = []
-    audio: list[list] = []            # the run's sound, appended after the GPU's events (cpu_host/horizon/audio/wavfile.py)
+    audio: list[list] = []  # the run's sound, appended after the GPU's events (cpu_host/horizon/audio/wavfile.py)
     eng.on_frame = frames.append
     try:
         with Progress("replaying", len(events)) as prog:
@@ -57,6 +58,7 @@ def replay_file(path: Path, out: Path, device: str = "") -> list[FrameOut]:
     tmp.replace(out / "frames.txt")
     if audio:
         from cpu_host.horizon.audio.wavfile import write_events
+
         write_events(audio, out / "audio.wav")
     return frames
 

@@ -7,6 +7,7 @@ monotonic 64-bit byte counters (offset = pos % capacity), so full/empty never ge
 Every record is ``u32 length | u32 tag`` followed by ``length`` payload bytes, padded to 8.
 Tag 1 payloads are packets back to back, tag 3 payloads one msgpack array of packets.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -18,22 +19,22 @@ MAGIC = 0x3130474E49525858  # b"XXRING01" little-endian
 HEADER_SIZE = 4096
 REC_HDR = struct.Struct("<II")
 TAG_PACKET = 1
-TAG_PAD = 2          # filler up to the end of the data area; the reader skips to offset 0
-TAG_ARRAY = 3        # one msgpack array of packets (the client's records: one C-level unpack each)
-TAG_BLOB = 4         # a part of a binary-packet submission: u64 seq, u32 part, u32 flags, a blob (PROTOCOL.md)
+TAG_PAD = 2  # filler up to the end of the data area; the reader skips to offset 0
+TAG_ARRAY = 3  # one msgpack array of packets (the client's records: one C-level unpack each)
+TAG_BLOB = 4  # a part of a binary-packet submission: u64 seq, u32 part, u32 flags, a blob (PROTOCOL.md)
 BLOB_PART = struct.Struct("<QII")
-BLOB_LAST = 1        # flags: the submission's last part
+BLOB_LAST = 1  # flags: the submission's last part
 MAX_PACKET = 1 << 20  # a larger record is corruption, never a packet
 
 # Header fields (byte offsets).  Producer- and consumer-written words sit on separate cache lines.
 OFF_MAGIC = 0
 OFF_CAPACITY = 8
-OFF_WRITE = 64        # producer: bytes published
-OFF_READ = 128        # consumer: bytes consumed
-OFF_COMPLETED = 192   # consumer: seq of the last submission replayed (or dropped)
-OFF_PRESENTED = 200   # consumer: number of the last frame presented
-OFF_DROPPED = 208     # consumer: submissions dropped for bad input
-OFF_FENCES = 256      # consumer: NUM_FENCES u64 fence values signalled by the GPU
+OFF_WRITE = 64  # producer: bytes published
+OFF_READ = 128  # consumer: bytes consumed
+OFF_COMPLETED = 192  # consumer: seq of the last submission replayed (or dropped)
+OFF_PRESENTED = 200  # consumer: number of the last frame presented
+OFF_DROPPED = 208  # consumer: submissions dropped for bad input
+OFF_FENCES = 256  # consumer: NUM_FENCES u64 fence values signalled by the GPU
 NUM_FENCES = 64
 
 

@@ -1,5 +1,6 @@
 """Consumer side of the command ring: yields raw packet payloads, trusting nothing the producer
 wrote (positions and record lengths are checked before any byte is read)."""
+
 from __future__ import annotations
 
 import os
@@ -7,8 +8,18 @@ import select
 import time
 from typing import Any, Callable
 
-from gpu_host.ring_layout import (HEADER_SIZE, MAX_PACKET, REC_HDR, TAG_ARRAY, TAG_BLOB, TAG_PACKET, TAG_PAD,
-                                  RingFormatError, RingView, align8)
+from gpu_host.ring_layout import (
+    HEADER_SIZE,
+    MAX_PACKET,
+    REC_HDR,
+    TAG_ARRAY,
+    TAG_BLOB,
+    TAG_PACKET,
+    TAG_PAD,
+    RingFormatError,
+    RingView,
+    align8,
+)
 
 
 class RingReader:
@@ -41,8 +52,7 @@ class RingReader:
         """Up to ``limit`` record payloads published so far, consumed (the read position moves on)."""
         return [p for _, p in self.records(limit)]
 
-    def records(self, limit: int = 4096, blob_sink: Callable[[memoryview], Any] | None = None
-                ) -> list[tuple[int, Any]]:
+    def records(self, limit: int = 4096, blob_sink: Callable[[memoryview], Any] | None = None) -> list[tuple[int, Any]]:
         """Up to ``limit`` records ``(tag, payload)`` published so far, consumed: each payload
         copied out of the ring as ``bytes``, or, for a binary part record (tag 4) when
         ``blob_sink`` is given, what ``blob_sink`` returns for a view of the record in the ring
@@ -71,9 +81,9 @@ class RingReader:
                     raise RingFormatError(f"ring record at position {rpos}: length {length} runs past the ring")
                 start = HEADER_SIZE + off + REC_HDR.size
                 if tag == TAG_BLOB and blob_sink is not None:
-                    out.append((tag, blob_sink(ring[start:start + length])))
+                    out.append((tag, blob_sink(ring[start : start + length])))
                 else:
-                    out.append((tag, mm[start:start + length]))
+                    out.append((tag, mm[start : start + length]))
                 nxt = rpos + REC_HDR.size + align8(length)
             else:
                 raise RingFormatError(f"ring record at position {rpos}: unknown tag {tag}")

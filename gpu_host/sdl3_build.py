@@ -10,6 +10,7 @@ libx11-dev, libxext-dev, dpkg-dev) are in scripts/nx.sh's APT_PACKAGES.
 
 Run ``python -m gpu_host.sdl3_build`` to build it ahead of time; it prints the folder.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -27,16 +28,46 @@ from nxrecomp.common.progress import Progress
 
 SUITE = "trixie"
 PACKAGE = "libsdl3"
-CMAKE_FLAGS = ["-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DSDL_SHARED=ON", "-DSDL_STATIC=OFF",
-               "-DSDL_TESTS=OFF", "-DSDL_EXAMPLES=OFF", "-DSDL_INSTALL_TESTS=OFF",
-               "-DSDL_X11=ON", "-DSDL_VULKAN=ON", "-DSDL_OFFSCREEN=ON", "-DSDL_DUMMYVIDEO=ON",
-               "-DSDL_WAYLAND=OFF", "-DSDL_KMSDRM=OFF", "-DSDL_OPENGL=OFF", "-DSDL_OPENGLES=OFF",
-               "-DSDL_PIPEWIRE=OFF", "-DSDL_PULSEAUDIO=OFF", "-DSDL_ALSA=OFF", "-DSDL_JACK=OFF",
-               "-DSDL_SNDIO=OFF", "-DSDL_HIDAPI_LIBUSB=OFF", "-DSDL_LIBUDEV=OFF", "-DSDL_DBUS=OFF",
-               "-DSDL_IBUS=OFF", "-DSDL_X11_XTEST=OFF", "-DSDL_CAMERA=OFF",
-               # video (X11 + Vulkan), input and audio (cpu_host/horizon/audio/output.py) are used
-               "-DSDL_AUDIO=ON", "-DSDL_DUMMYAUDIO=ON", "-DSDL_DISKAUDIO=OFF", "-DSDL_RENDER=OFF", "-DSDL_GPU=OFF", "-DSDL_HAPTIC=OFF",
-               "-DSDL_POWER=OFF", "-DSDL_SENSOR=OFF", "-DSDL_DIALOG=OFF", "-DSDL_TRAY=OFF"]
+CMAKE_FLAGS = [
+    "-G",
+    "Ninja",
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DSDL_SHARED=ON",
+    "-DSDL_STATIC=OFF",
+    "-DSDL_TESTS=OFF",
+    "-DSDL_EXAMPLES=OFF",
+    "-DSDL_INSTALL_TESTS=OFF",
+    "-DSDL_X11=ON",
+    "-DSDL_VULKAN=ON",
+    "-DSDL_OFFSCREEN=ON",
+    "-DSDL_DUMMYVIDEO=ON",
+    "-DSDL_WAYLAND=OFF",
+    "-DSDL_KMSDRM=OFF",
+    "-DSDL_OPENGL=OFF",
+    "-DSDL_OPENGLES=OFF",
+    "-DSDL_PIPEWIRE=OFF",
+    "-DSDL_PULSEAUDIO=OFF",
+    "-DSDL_ALSA=OFF",
+    "-DSDL_JACK=OFF",
+    "-DSDL_SNDIO=OFF",
+    "-DSDL_HIDAPI_LIBUSB=OFF",
+    "-DSDL_LIBUDEV=OFF",
+    "-DSDL_DBUS=OFF",
+    "-DSDL_IBUS=OFF",
+    "-DSDL_X11_XTEST=OFF",
+    "-DSDL_CAMERA=OFF",
+    # video (X11 + Vulkan), input and audio (cpu_host/horizon/audio/output.py) are used
+    "-DSDL_AUDIO=ON",
+    "-DSDL_DUMMYAUDIO=ON",
+    "-DSDL_DISKAUDIO=OFF",
+    "-DSDL_RENDER=OFF",
+    "-DSDL_GPU=OFF",
+    "-DSDL_HAPTIC=OFF",
+    "-DSDL_POWER=OFF",
+    "-DSDL_SENSOR=OFF",
+    "-DSDL_DIALOG=OFF",
+    "-DSDL_TRAY=OFF",
+]
 
 
 class SdlUnavailable(NxError):
@@ -91,9 +122,14 @@ def lib_dir(build: bool = True) -> Path:
         (work / "cache" / "archives" / "partial").mkdir(parents=True)
         srclist = work / "sources.list"
         srclist.write_text(f"deb-src {_mirror()} {SUITE} main\n")
-        opts = [f"-oDir::Etc::SourceList={srclist}", "-oDir::Etc::SourceParts=/nonexistent",
-                f"-oDir::State::Lists={work / 'lists'}", f"-oDir::Cache={work / 'cache'}",
-                "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root"]
+        opts = [
+            f"-oDir::Etc::SourceList={srclist}",
+            "-oDir::Etc::SourceParts=/nonexistent",
+            f"-oDir::State::Lists={work / 'lists'}",
+            f"-oDir::Cache={work / 'cache'}",
+            "-oDebug::NoLocking=1",
+            "-oAPT::Sandbox::User=root",
+        ]
         prog = Progress("building SDL3 (once)", 5)
         try:
             _run(["apt-get", *opts, "update"], work, "apt-get update (trixie sources)")
@@ -124,11 +160,17 @@ def lib_dir(build: bool = True) -> Path:
 
 def pysdl3_env(lib: Path) -> dict[str, str]:
     """Environment that makes pysdl3 load ``lib`` and never reach for the network."""
-    return {"SDL_BINARY_PATH": str(lib), "SDL_DISABLE_METADATA": "1", "SDL_DOWNLOAD_BINARIES": "0",
-            "SDL_CHECK_VERSION": "0", "SDL_DOC_GENERATOR": "0", "SDL_FIND_BINARIES": "0",
-            # pysdl3 is written against a newer SDL 3.x; SDL3 keeps its ABI within 3.x, and
-            # functions the older library lacks are left unbound.
-            "SDL_CHECK_BINARY_VERSION": "0"}
+    return {
+        "SDL_BINARY_PATH": str(lib),
+        "SDL_DISABLE_METADATA": "1",
+        "SDL_DOWNLOAD_BINARIES": "0",
+        "SDL_CHECK_VERSION": "0",
+        "SDL_DOC_GENERATOR": "0",
+        "SDL_FIND_BINARIES": "0",
+        # pysdl3 is written against a newer SDL 3.x; SDL3 keeps its ABI within 3.x, and
+        # functions the older library lacks are left unbound.
+        "SDL_CHECK_BINARY_VERSION": "0",
+    }
 
 
 if __name__ == "__main__":

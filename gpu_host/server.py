@@ -5,6 +5,7 @@ the command ring and replays submissions.  Run: ``python -m gpu_host.server --so
 One client session at a time; a new Attach replaces the old session and all its objects (the
 process holds nothing that the client cannot re-send).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,11 +53,11 @@ class Session:
     view: RingView
     reader: RingReader
     pools: MappedPools
-    reply: int                    # eventfd the client sleeps on while it waits for completions
+    reply: int  # eventfd the client sleeps on while it waits for completions
     packets: int = 0
     closed: bool = False
-    blob: tuple[int, int, list] | None = None   # open binary submission: (seq, next part, part bodies)
-    assembly: Assembly | None = None     # where binary parts are copied out of the ring (blob_assembly)
+    blob: tuple[int, int, list] | None = None  # open binary submission: (seq, next part, part bodies)
+    assembly: Assembly | None = None  # where binary parts are copied out of the ring (blob_assembly)
 
 
 _first = operator.itemgetter(0)
@@ -83,8 +84,7 @@ def gc_paused():
 
 
 def _is_marker(o) -> bool:
-    return (type(o) is tuple or type(o) is list) and len(o) > 0 and type(o[0]) is int \
-        and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)
+    return (type(o) is tuple or type(o) is list) and len(o) > 0 and type(o[0]) is int and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)
 
 
 def _markers(objs: list) -> list[int]:
@@ -94,8 +94,11 @@ def _markers(objs: list) -> list[int]:
     try:
         ops = list(map(_first, objs))
     except Exception:
-        return [i for i, o in enumerate(objs) if type(o) in (list, tuple) and o and type(o[0]) is int
-                and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)]
+        return [
+            i
+            for i, o in enumerate(objs)
+            if type(o) in (list, tuple) and o and type(o[0]) is int and (o[0] == P.OP_BEGIN or o[0] == P.OP_END)
+        ]
     marks = []
     for op in (P.OP_BEGIN, P.OP_END):
         i = -1
@@ -131,10 +134,20 @@ class FdInbox:
 
 
 class GpuServer(gpu_pb2_grpc.GpuControlServicer):
-    def __init__(self, socket_dir: str | Path, frames_dir: str = "", keep_frames: int = 32,
-                 record: str = "", device: str = "", attach_timeout: float = 2.0, window: str = "off",
-                 window_size: tuple[int, int] = (1280, 720), window_title: str = "nxrecomp",
-                 ring_spin_us: int = 0, timing_log: str = "") -> None:
+    def __init__(
+        self,
+        socket_dir: str | Path,
+        frames_dir: str = "",
+        keep_frames: int = 32,
+        record: str = "",
+        device: str = "",
+        attach_timeout: float = 2.0,
+        window: str = "off",
+        window_size: tuple[int, int] = (1280, 720),
+        window_title: str = "nxrecomp",
+        ring_spin_us: int = 0,
+        timing_log: str = "",
+    ) -> None:
         self.dir = Path(socket_dir)
         self.ring_spin = max(0, ring_spin_us) / 1e6
         # gpu_host.timing_log: one line per submission with the consumer's clock readings
@@ -159,8 +172,9 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 if window == "on":
                     raise VulkanUnavailable(f"gpu_host.window = on, but no window: {e}") from None
                 log.info("headless (no window: %s)", e)
-        self.dev = Device(device, self.winsys.instance_extensions if self.winsys else [],
-                          ["VK_KHR_swapchain"] if self.winsys else [])
+        self.dev = Device(
+            device, self.winsys.instance_extensions if self.winsys else [], ["VK_KHR_swapchain"] if self.winsys else []
+        )
         self.inbox = FdInbox()
         self.session: Session | None = None
         self.lock = threading.Lock()
@@ -211,8 +225,9 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         if fds is None or len(fds) != 3:
             for fd in fds or []:
                 os.close(fd)
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"attach: no ring + doorbell + reply fds arrived with token {request.token!r}")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"attach: no ring + doorbell + reply fds arrived with token {request.token!r}"
+            )
         ring_fd, bell_fd, reply_fd = fds
         try:
             view = open_ring(ring_fd)
@@ -231,8 +246,15 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             sid = next(self.ids)
             # Binary parts are copied out of the ring into this buffer: one drain's records (at
             # most the ring's capacity) and a submission left open by the drain before.
-            self.session = Session(sid, request.token, view, RingReader(view, bell_fd), pools, reply_fd,
-                                   assembly=Assembly(2 * view.capacity + (1 << 20)))
+            self.session = Session(
+                sid,
+                request.token,
+                view,
+                RingReader(view, bell_fd),
+                pools,
+                reply_fd,
+                assembly=Assembly(2 * view.capacity + (1 << 20)),
+            )
             if old is not None:
                 old.closed = True
         log.info("attached client=%s session=%d ring=%d", request.client, sid, view.capacity)
@@ -263,28 +285,39 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         except ObjectError as e:
             log.warning("rejected %s", e)
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
-        except Exception as e:   # a bug of ours must not take the process down either
+        except Exception as e:  # a bug of ours must not take the process down either
             log.exception("registration failed")
             context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
         return gpu_pb2.Ack()
 
     def RegisterTexture(self, r, context):
         self._session(r.session, context)
-        return self._register(context, self.engine.register_texture, id=r.id, pool=r.pool, offset=r.offset,
-                              width=r.width, height=r.height, format=r.format, block_linear=r.block_linear,
-                              block_height_log2=r.block_height_log2, pitch=r.pitch, render_target=r.render_target,
-                              gob=r.gob or "fermi", layers=r.layers or 1, cube=r.cube,
-                              samples=r.samples or 1)
+        return self._register(
+            context,
+            self.engine.register_texture,
+            id=r.id,
+            pool=r.pool,
+            offset=r.offset,
+            width=r.width,
+            height=r.height,
+            format=r.format,
+            block_linear=r.block_linear,
+            block_height_log2=r.block_height_log2,
+            pitch=r.pitch,
+            render_target=r.render_target,
+            gob=r.gob or "fermi",
+            layers=r.layers or 1,
+            cube=r.cube,
+            samples=r.samples or 1,
+        )
 
     def RegisterSampler(self, r, context):
         self._session(r.session, context)
-        return self._register(context, self.engine.register_sampler, id=r.id, linear=r.linear, repeat=r.repeat,
-                              compare=r.compare)
+        return self._register(context, self.engine.register_sampler, id=r.id, linear=r.linear, repeat=r.repeat, compare=r.compare)
 
     def RegisterProgram(self, r, context):
         self._session(r.session, context)
-        return self._register(context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv,
-                              fragment=r.fragment_spirv)
+        return self._register(context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv, fragment=r.fragment_spirv)
 
     def WaitFence(self, r, context):
         s = self._session(r.session, context)
@@ -306,9 +339,15 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         if s is None:
             return gpu_pb2.Status()
         last = self.engine.frames[-1] if self.engine.frames else None
-        return gpu_pb2.Status(session=s.id, submissions=self.engine.submissions, dropped=self.engine.dropped,
-                              last_frame=last.frame if last else 0, last_sha256=last.sha256 if last else "",
-                              packets=s.packets, last_replay_ms=self.engine.last_replay_ms)
+        return gpu_pb2.Status(
+            session=s.id,
+            submissions=self.engine.submissions,
+            dropped=self.engine.dropped,
+            last_frame=last.frame if last else 0,
+            last_sha256=last.sha256 if last else "",
+            packets=s.packets,
+            last_replay_ms=self.engine.last_replay_ms,
+        )
 
     # -- the ring consumer --------------------------------------------------------------
     def consume(self) -> None:
@@ -319,13 +358,14 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             # exit, and let the supervisor restart us.
             log.exception("ring consumer died; exiting")
             from nxrecomp.common import log as nxlog
+
             nxlog.flush()
             os._exit(70)
 
     def _consume(self) -> None:
         cur: tuple[int, list] | None = None
         s: Session | None = None
-        last = 0.0           # perf_counter() of the last record: gpu_host.ring_spin_us polls after it
+        last = 0.0  # perf_counter() of the last record: gpu_host.ring_spin_us polls after it
         while not self.stop.is_set():
             if self.session is not s:
                 s, cur = self.session, None
@@ -333,7 +373,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 time.sleep(0.01)
                 continue
             spin = last + self.ring_spin if self.ring_spin else 0.0
-            if s.blob is not None:       # a binary submission's next part is being written: poll for it
+            if s.blob is not None:  # a binary submission's next part is being written: poll for it
                 spin = max(spin, last + OPEN_PART_SPIN_S)
             s.reader.wait(0.05, spin)
             if self.timing:
@@ -368,7 +408,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         part)."""
         if tag == TAG_BLOB:
             return self._blob_part(s, record, cur)
-        if s.blob is not None:        # msgpack records while a binary submission is open: drop it
+        if s.blob is not None:  # msgpack records while a binary submission is open: drop it
             self._drop_blob(s, "a msgpack record came before its last part")
         if tag == TAG_ARRAY:
             # A BEGIN only opens an array record and an END only closes one (PROTOCOL.md): a
@@ -400,7 +440,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             else:
                 self.engine.reject(cur[0], f"packet {len(cur[1])}: {err}")
                 self._done(s, cur[0], None)
-            cur = (None, [])        # skip the rest of this submission, up to the next BEGIN
+            cur = (None, [])  # skip the rest of this submission, up to the next BEGIN
         return cur
 
     def _drop_blob(self, s: Session, why: str) -> None:
@@ -427,8 +467,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             if s.blob is not None and s.blob[0] != seq:
                 self._drop_blob(s, f"part {part} of submission {seq} came instead of part {s.blob[1]}")
             s.blob = None
-            self.engine.reject(seq, f"binary part {part}: {len(record) - BLOB_PART.size} bytes, shorter than a "
-                                    "blob header")
+            self.engine.reject(seq, f"binary part {part}: {len(record) - BLOB_PART.size} bytes, shorter than a blob header")
             self._done(s, seq, None)
             return None
         if s.blob is not None and (s.blob[0] != seq or s.blob[1] != part):
@@ -438,7 +477,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 log.warning("binary part %d of submission %d without its part 0; ignored", part, seq)
                 return None
             s.blob = (seq, 0, [])
-        s.blob[2].append(memoryview(record)[BLOB_PART.size:])
+        s.blob[2].append(memoryview(record)[BLOB_PART.size :])
         s.packets += 1
         s.blob = (seq, part + 1, s.blob[2])
         if flags & BLOB_LAST:
@@ -451,13 +490,14 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         assembly buffer) and replay it; a bad blob header drops it naming the part and field."""
         try:
             if all(isinstance(q, Part) for q in parts):
-                count = sum(binpackets.part_count(q.head[BLOB_PART.size:], q.size, i) for i, q in enumerate(parts))
+                count = sum(binpackets.part_count(q.head[BLOB_PART.size :], q.size, i) for i, q in enumerate(parts))
                 blob = s.assembly.blob(parts, count)
             else:
                 blob = None
-            if blob is None:        # parts not back to back in the buffer: joined by copying
-                blob = binpackets.join([bytes(q.head[BLOB_PART.size:]) + s.assembly.body(q) if isinstance(q, Part)
-                                        else q for q in parts])
+            if blob is None:  # parts not back to back in the buffer: joined by copying
+                blob = binpackets.join(
+                    [bytes(q.head[BLOB_PART.size :]) + s.assembly.body(q) if isinstance(q, Part) else q for q in parts]
+                )
         except ValueError as e:
             self.engine.reject(seq, str(e))
             self._done(s, seq, None)
@@ -490,8 +530,14 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         return None
 
     def _packet(self, s: Session, obj, cur):
-        marker = (type(obj) in (list, tuple) and len(obj) == 2 and type(obj[0]) is int
-                  and obj[0] in (P.OP_BEGIN, P.OP_END) and type(obj[1]) is int and 0 <= obj[1] < 1 << 64)
+        marker = (
+            type(obj) in (list, tuple)
+            and len(obj) == 2
+            and type(obj[0]) is int
+            and obj[0] in (P.OP_BEGIN, P.OP_END)
+            and type(obj[1]) is int
+            and 0 <= obj[1] < 1 << 64
+        )
         if marker and obj[0] == P.OP_BEGIN:
             if cur is not None and cur[0] is not None:
                 self.engine.reject(cur[0], f"no END before BEGIN {obj[1]}")
@@ -499,11 +545,11 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             return (obj[1], [])
         if marker:
             if cur is not None and cur[0] is None:
-                return None         # the END of a submission already dropped
+                return None  # the END of a submission already dropped
             if cur is None:
                 log.warning("END %d without its BEGIN; ignored", obj[1])
                 return None
-            if cur[0] != obj[1]:       # the open submission never gets its own END: drop it
+            if cur[0] != obj[1]:  # the open submission never gets its own END: drop it
                 self.engine.reject(cur[0], f"END {obj[1]} ends submission {cur[0]}")
                 self._done(s, cur[0], None)
                 return None
@@ -550,10 +596,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         if self.winsys is None:
             return
         import vulkan as vk
+
         try:
             surface = self.winsys.open(self.dev.instance)
-            self.presenter = Presenter(self.dev, vk.ffi.cast("VkSurfaceKHR", surface),
-                                       self.winsys.width, self.winsys.height)
+            self.presenter = Presenter(self.dev, vk.ffi.cast("VkSurfaceKHR", surface), self.winsys.width, self.winsys.height)
         except Exception as e:
             if self.window_mode == "on":
                 raise
@@ -639,17 +685,19 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
 def _make_server(a: argparse.Namespace) -> GpuServer:
     from nxrecomp.common import settings
 
-    return GpuServer(a.socket_dir,
-                     frames_dir=a.frames_dir if a.frames_dir is not None else settings.get("gpu_host", "frames_dir"),
-                     keep_frames=settings.get("gpu_host", "keep_frames"),
-                     record=a.record if a.record is not None else settings.get("gpu_host", "record"),
-                     device=settings.get("gpu_host", "device"),
-                     attach_timeout=settings.get("gpu_host", "attach_timeout"),
-                     window=settings.get("gpu_host", "window"),
-                     window_size=settings.get("gpu_host", "window_size"),
-                     window_title=settings.get("gpu_host", "window_title"),
-                     ring_spin_us=settings.get("gpu_host", "ring_spin_us"),
-                     timing_log=settings.get("gpu_host", "timing_log"))
+    return GpuServer(
+        a.socket_dir,
+        frames_dir=a.frames_dir if a.frames_dir is not None else settings.get("gpu_host", "frames_dir"),
+        keep_frames=settings.get("gpu_host", "keep_frames"),
+        record=a.record if a.record is not None else settings.get("gpu_host", "record"),
+        device=settings.get("gpu_host", "device"),
+        attach_timeout=settings.get("gpu_host", "attach_timeout"),
+        window=settings.get("gpu_host", "window"),
+        window_size=settings.get("gpu_host", "window_size"),
+        window_title=settings.get("gpu_host", "window_title"),
+        ring_spin_us=settings.get("gpu_host", "ring_spin_us"),
+        timing_log=settings.get("gpu_host", "timing_log"),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -659,8 +707,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--socket-dir", required=True)
     ap.add_argument("--frames-dir", default=None)
     ap.add_argument("--record", default=None)
-    ap.add_argument("--standby", action="store_true",
-                    help="initialise, then wait for SIGUSR1 before serving (a supervisor's warm spare)")
+    ap.add_argument(
+        "--standby", action="store_true", help="initialise, then wait for SIGUSR1 before serving (a supervisor's warm spare)"
+    )
     a = ap.parse_args(argv)
     stops = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT}
     if a.standby:
@@ -675,6 +724,7 @@ def main(argv: list[str] | None = None) -> int:
     # Everything made so far (imports: the vulkan/cffi modules, the device) lives as long as the
     # process: keep it out of the collector's full passes, which the packets of every frame trigger.
     gc.freeze()
+
     def promoted() -> bool:
         got = signal.sigwait(stops)
         signal.signal(signal.SIGTERM, lambda *_: srv.stop.set())

@@ -1,4 +1,5 @@
 """Settings of the GPU process (see nxrecomp/common/settings.py)."""
+
 from nxrecomp.common.settings import Setting
 
 
@@ -10,51 +11,107 @@ def _size(text: str) -> tuple[int, int]:
 
 
 SETTINGS = [
-    Setting("gpu_host", "pipeline_library", "auto",
-            "build pipelines from graphics pipeline library parts where the driver has them (auto|off)"),
-    Setting("gpu_host", "pipeline_threads", 2,
-            "worker threads making pipelines off the replay thread, in parallel (0: on the replay thread)", int),
-    Setting("gpu_host", "pipeline_not_ready", "wait",
-            "a draw whose pipeline a worker is still making: wait (frames as if made in place) or skip (the draw "
-            "is left out and counted: no stall)"),
-    Setting("gpu_host", "pipeline_cache", True,
-            "keep the driver's compiled pipelines on disk (cache_dir/gpu_host) across GPU-process starts",
-            lambda t: str(t).lower() in ("1", "true", "yes", "on")),
+    Setting(
+        "gpu_host",
+        "pipeline_library",
+        "auto",
+        "build pipelines from graphics pipeline library parts where the driver has them (auto|off)",
+    ),
+    Setting(
+        "gpu_host",
+        "pipeline_threads",
+        2,
+        "worker threads making pipelines off the replay thread, in parallel (0: on the replay thread)",
+        int,
+    ),
+    Setting(
+        "gpu_host",
+        "pipeline_not_ready",
+        "wait",
+        "a draw whose pipeline a worker is still making: wait (frames as if made in place) or skip (the draw "
+        "is left out and counted: no stall)",
+    ),
+    Setting(
+        "gpu_host",
+        "pipeline_cache",
+        True,
+        "keep the driver's compiled pipelines on disk (cache_dir/gpu_host) across GPU-process starts",
+        lambda t: str(t).lower() in ("1", "true", "yes", "on"),
+    ),
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
     Setting("gpu_host", "keep_frames", 32, "presented frames kept in memory for GetFrame", int),
     Setting("gpu_host", "ring_size", 8 << 20, "bytes of the shared-memory command ring (client side)", int),
     Setting("gpu_host", "device", "", "prefer the Vulkan device whose name contains this (empty: first 1.3 device)"),
     Setting("gpu_host", "record", "", "record the command stream and referenced memory to this file"),
     Setting("gpu_host", "attach_timeout", 2.0, "seconds Attach/RegisterPool wait for fds sent on the fd socket", float),
-    Setting("gpu_host", "decode_compressed", "auto",
-            "compressed textures: auto (native where the device samples the format, else decoded "
-            "to RGBA8 on upload) or always (decode on upload everywhere)"),
-    Setting("gpu_host", "avoid_formats", frozenset(),
-            "Vulkan format names (comma-separated, e.g. VK_FORMAT_D24_UNORM_S8_UINT) treated as unsupported: "
-            "their fallbacks are used, as on a device without them",
-            lambda t: frozenset(x.strip() for x in str(t).split(",") if x.strip())),
-    Setting("gpu_host", "window", "auto",
-            "present into an SDL3 window: auto (when DISPLAY is set and SDL3 builds), on (fail without one), off"),
+    Setting(
+        "gpu_host",
+        "decode_compressed",
+        "auto",
+        "compressed textures: auto (native where the device samples the format, else decoded "
+        "to RGBA8 on upload) or always (decode on upload everywhere)",
+    ),
+    Setting(
+        "gpu_host",
+        "avoid_formats",
+        frozenset(),
+        "Vulkan format names (comma-separated, e.g. VK_FORMAT_D24_UNORM_S8_UINT) treated as unsupported: "
+        "their fallbacks are used, as on a device without them",
+        lambda t: frozenset(x.strip() for x in str(t).split(",") if x.strip()),
+    ),
+    Setting(
+        "gpu_host",
+        "window",
+        "auto",
+        "present into an SDL3 window: auto (when DISPLAY is set and SDL3 builds), on (fail without one), off",
+    ),
     Setting("gpu_host", "window_size", (1280, 720), "window size WxH; frames are scaled to it", _size),
     Setting("gpu_host", "window_title", "nxrecomp", "window title"),
-    Setting("gpu_host", "native_replay", "auto",
-            "replay submissions in C (gpu_host/nxreplay.c) where every packet is one the C path knows: auto "
-            "(where it builds and loads, else Python), on (fail at start without it), off (Python only)"),
-    Setting("gpu_host", "ring_spin_us", 0,
-            "after each ring record the consumer polls the ring this long (microseconds, yielding the CPU) "
-            "before it sleeps on the doorbell: no wake-up on the frame's path while a game submits "
-            "(one core busy meanwhile; 0: always sleep)", int),
-    Setting("gpu_host", "client_spin_us", -1,
-            "a client waiting for a submission polls its completion this long (microseconds, yielding the "
-            "CPU) before it sleeps on the reply eventfd: no wake-up on the frame's path (0: always sleep; "
-            "-1: 20000 on machines of 8 or more CPUs, else 0)", int),
-    Setting("gpu_host", "ring_part_bytes", 128 << 10,
-            "a binary submission goes through the ring in parts of about this many bytes, each published as "
-            "soon as it is written (the GPU process copies one while the client writes the next; at most 1 MiB)",
-            int),
-    Setting("gpu_host", "timing_log", "",
-            "append one line per binary submission with the consumer's clock readings to this file "
-            "(bench/gpu_split.py's transport breakdown; empty: none)"),
-    Setting("gpu_host", "event_wait_timeout_s", 10.0,
-            "seconds an EVENT_WAIT waits for its event before the rest of the submission is dropped", float),
+    Setting(
+        "gpu_host",
+        "native_replay",
+        "auto",
+        "replay submissions in C (gpu_host/nxreplay.c) where every packet is one the C path knows: auto "
+        "(where it builds and loads, else Python), on (fail at start without it), off (Python only)",
+    ),
+    Setting(
+        "gpu_host",
+        "ring_spin_us",
+        0,
+        "after each ring record the consumer polls the ring this long (microseconds, yielding the CPU) "
+        "before it sleeps on the doorbell: no wake-up on the frame's path while a game submits "
+        "(one core busy meanwhile; 0: always sleep)",
+        int,
+    ),
+    Setting(
+        "gpu_host",
+        "client_spin_us",
+        -1,
+        "a client waiting for a submission polls its completion this long (microseconds, yielding the "
+        "CPU) before it sleeps on the reply eventfd: no wake-up on the frame's path (0: always sleep; "
+        "-1: 20000 on machines of 8 or more CPUs, else 0)",
+        int,
+    ),
+    Setting(
+        "gpu_host",
+        "ring_part_bytes",
+        128 << 10,
+        "a binary submission goes through the ring in parts of about this many bytes, each published as "
+        "soon as it is written (the GPU process copies one while the client writes the next; at most 1 MiB)",
+        int,
+    ),
+    Setting(
+        "gpu_host",
+        "timing_log",
+        "",
+        "append one line per binary submission with the consumer's clock readings to this file "
+        "(bench/gpu_split.py's transport breakdown; empty: none)",
+    ),
+    Setting(
+        "gpu_host",
+        "event_wait_timeout_s",
+        10.0,
+        "seconds an EVENT_WAIT waits for its event before the rest of the submission is dropped",
+        float,
+    ),
 ]

@@ -1,6 +1,7 @@
 """The bytes one submission reads, copied once at the start of its replay.  The replay and the
 recorder both read this copy, so what is recorded is exactly what was rendered, and a guest
 that rewrites a uniform block right after submitting does not change the frame."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,8 +21,11 @@ class Snapshot:
     def take(cls, plan: Plan, memory: Memory, textures: list | None = None) -> "Snapshot":
         """The plan's ranges and the bytes of ``textures`` (default: every texture it samples;
         the replayer names the ones it must read, ``Replayer.texture_reads``)."""
-        keys = list(plan.ranges) + list(plan.images) + [(t.pool, t.offset, t.byte_size)
-                                    for t in (plan.uploads if textures is None else textures)]
+        keys = (
+            list(plan.ranges)
+            + list(plan.images)
+            + [(t.pool, t.offset, t.byte_size) for t in (plan.uploads if textures is None else textures)]
+        )
         data = {k: bytes(memory.read(*k)) for k in keys}
         sizes = {k[0]: memory.pool_size(k[0]) for k in keys}
         return cls(sizes, data)

@@ -9,6 +9,7 @@ vertex stage's input locations, the view kind of each set-0 sampler and whether 
 lookups through it compare with a reference (Dref) or not (``lookups``, checked against the
 bound sampler's compare op at every draw).
 """
+
 from __future__ import annotations
 
 import struct
@@ -24,8 +25,8 @@ OP_LOAD, OP_COPY_OBJECT = 61, 83
 DREF_LOOKUPS = frozenset({89, 90, 93, 94, 97, 307, 308, 311, 312, 315})
 PLAIN_LOOKUPS = frozenset({87, 88, 91, 92, 96, 305, 306, 309, 310, 314})
 DIM_2D, DIM_CUBE = 1, 3
-POOL_TEXTURES = 16     # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
-POOL_SAMPLERS = 4      # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
+POOL_TEXTURES = 16  # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
+POOL_SAMPLERS = 4  # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
 DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 11, 30, 33, 34
 SC_UNIFORM_CONSTANT, SC_INPUT, SC_UNIFORM, SC_PUSH_CONSTANT, SC_STORAGE_BUFFER = 0, 1, 2, 9, 12
 UBO_BINDINGS = range(0, 4)
@@ -41,7 +42,7 @@ class Reflection:
     execution_model: int
     input_locations: frozenset[int]
     bindings: frozenset[int]
-    pools: bool = False        # reads the bindless pools of descriptor set 1
+    pools: bool = False  # reads the bindless pools of descriptor set 1
     # (binding, kind) of each set-0 sampler: "2d", "2d_array", "cube", "cube_array" or "other"
     # (what image view it must be given: a view of another type is undefined behaviour)
     sampler_kinds: tuple[tuple[int, str], ...] = ()
@@ -60,23 +61,23 @@ def reflect(code: bytes, what: str) -> Reflection:
     deco: dict[int, dict[int, int]] = {}
     ptr_sc: dict[int, int] = {}
     ptr_to: dict[int, int] = {}
-    arrays: dict[int, tuple[int, int]] = {}      # array type -> (element type, length constant)
+    arrays: dict[int, tuple[int, int]] = {}  # array type -> (element type, length constant)
     consts: dict[int, int] = {}
-    images: dict[int, tuple[int, int]] = {}      # image type -> (dim, sampled)
-    arrayed: dict[int, int] = {}                 # image type -> Arrayed
-    sampled_images: dict[int, int] = {}          # sampled image type -> its image type
+    images: dict[int, tuple[int, int]] = {}  # image type -> (dim, sampled)
+    arrayed: dict[int, int] = {}  # image type -> Arrayed
+    sampled_images: dict[int, int] = {}  # sampled image type -> its image type
     sampler_types: set[int] = set()
     variables: list[tuple[int, int]] = []
-    ptr_of: dict[int, int] = {}                  # variable -> its pointer type
+    ptr_of: dict[int, int] = {}  # variable -> its pointer type
     models = []
-    loaded: dict[int, int] = {}                  # OpLoad / OpCopyObject result -> what it was read from
-    uses: dict[int, set[str]] = {}               # variable -> "dref" / "plain" lookups through it
+    loaded: dict[int, int] = {}  # OpLoad / OpCopyObject result -> what it was read from
+    uses: dict[int, set[str]] = {}  # variable -> "dref" / "plain" lookups through it
     i = 5
     while i < len(words):
         wc, op = words[i] >> 16, words[i] & 0xFFFF
         if wc == 0 or i + wc > len(words):
             raise SpirvError(f"{what}: instruction at word {i} has bad word count {wc}")
-        ins = words[i:i + wc]
+        ins = words[i : i + wc]
         if op == OP_DECORATE and wc >= 3:
             deco.setdefault(ins[1], {})[ins[2]] = ins[3] if wc >= 4 else 1
         elif op == OP_TYPE_POINTER and wc == 4:
@@ -102,8 +103,8 @@ def reflect(code: bytes, what: str) -> Reflection:
             loaded[ins[2]] = ins[3]
         elif (op in DREF_LOOKUPS or op in PLAIN_LOOKUPS) and wc >= 4:
             src = ins[3]
-            for _ in range(8):                   # the variable the sampled image was loaded from
-                if src not in loaded:            # (bounded: a hostile module may loop its ids)
+            for _ in range(8):  # the variable the sampled image was loaded from
+                if src not in loaded:  # (bounded: a hostile module may loop its ids)
                     break
                 src = loaded[src]
             uses.setdefault(src, set()).add("dref" if op in DREF_LOOKUPS else "plain")
@@ -138,18 +139,21 @@ def reflect(code: bytes, what: str) -> Reflection:
     for vid, sc in variables:
         d = deco.get(vid, {})
         if sc in (SC_PUSH_CONSTANT, SC_STORAGE_BUFFER):
-            raise SpirvError(f"{what}: variable %{vid} uses storage class {sc} (push constants / storage buffers are not supported)")
+            raise SpirvError(
+                f"{what}: variable %{vid} uses storage class {sc} (push constants / storage buffers are not supported)"
+            )
         if sc == SC_UNIFORM_CONSTANT and d.get(DEC_SET, 0) == 1:
             if d.get(DEC_BINDING) not in (0, 1):
-                raise SpirvError(f"{what}: resource %{vid} in set 1 at binding {d.get(DEC_BINDING)}, "
-                                 "must be 0 (texture pool) or 1 (sampler pool)")
+                raise SpirvError(
+                    f"{what}: resource %{vid} in set 1 at binding {d.get(DEC_BINDING)}, "
+                    "must be 0 (texture pool) or 1 (sampler pool)"
+                )
             pool_array(vid, d[DEC_BINDING])
             pools = True
             continue
         if sc in (SC_UNIFORM, SC_UNIFORM_CONSTANT):
             if d.get(DEC_SET, 0) != 0 or DEC_BINDING not in d:
-                raise SpirvError(f"{what}: resource %{vid} is not in descriptor set 0 with a binding "
-                                 "(or set 1's pools)")
+                raise SpirvError(f"{what}: resource %{vid} is not in descriptor set 0 with a binding (or set 1's pools)")
             b = d[DEC_BINDING]
             want = UBO_BINDINGS if sc == SC_UNIFORM else SAMPLER_BINDINGS
             if b not in want:
@@ -163,5 +167,6 @@ def reflect(code: bytes, what: str) -> Reflection:
                     lookups[b] = "both" if len(u) == 2 else next(iter(u))
         elif sc == SC_INPUT and DEC_LOCATION in d and DEC_BUILTIN not in d:
             inputs.add(d[DEC_LOCATION])
-    return Reflection(models[0], frozenset(inputs), frozenset(bindings), pools, tuple(sorted(kinds.items())),
-                      tuple(sorted(lookups.items())))
+    return Reflection(
+        models[0], frozenset(inputs), frozenset(bindings), pools, tuple(sorted(kinds.items())), tuple(sorted(lookups.items()))
+    )

@@ -1,6 +1,7 @@
 """First pass over a submission: check every handle, pool range and piece of state a command
 needs, and list the memory the replay must snapshot.  Nothing reaches Vulkan before this passes,
 so a hostile submission is dropped whole with one clear message."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,12 +22,12 @@ class SubmissionError(ValueError):
 class Plan:
     seq: int
     commands: list[tuple]
-    ranges: list[tuple[int, int, int]] = field(default_factory=list)   # (pool, offset, size) to snapshot
-    uploads: list[Texture] = field(default_factory=list)                # textures read from pool memory
-    dirty: list[tuple[int, int, int]] = field(default_factory=list)    # (pool, offset, size) the CPU wrote
-    waits: int = 0                                                      # EVENT_WAITs: replayed in parts (events.py)
-    images: list[tuple[int, int, int]] = field(default_factory=list)   # PRESENT_IMAGE ranges (present_image.py)
-    image_cmds: list[tuple] = field(default_factory=list)              # the PRESENT_IMAGE packets, in order
+    ranges: list[tuple[int, int, int]] = field(default_factory=list)  # (pool, offset, size) to snapshot
+    uploads: list[Texture] = field(default_factory=list)  # textures read from pool memory
+    dirty: list[tuple[int, int, int]] = field(default_factory=list)  # (pool, offset, size) the CPU wrote
+    waits: int = 0  # EVENT_WAITs: replayed in parts (events.py)
+    images: list[tuple[int, int, int]] = field(default_factory=list)  # PRESENT_IMAGE ranges (present_image.py)
+    image_cmds: list[tuple] = field(default_factory=list)  # the PRESENT_IMAGE packets, in order
 
 
 def _range(objects: Objects, where: str, pool: int, offset: int, size: int) -> None:
@@ -53,11 +54,12 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
         if not depth.render_target:
             raise SubmissionError(f"{where}: field depth = {depth.id} was not registered as a render target")
         if not depth.fmt.depth:
-            raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, "
-                                  "not a depth format")
+            raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, not a depth format")
     if color is not None and depth is not None and (color.width, color.height) != (depth.width, depth.height):
-        raise SubmissionError(f"{where}: field depth = {depth.id} is {depth.width}x{depth.height}, the colour "
-                              f"target {color.id} {color.width}x{color.height}")
+        raise SubmissionError(
+            f"{where}: field depth = {depth.id} is {depth.width}x{depth.height}, the colour "
+            f"target {color.id} {color.width}x{color.height}"
+        )
     return color, depth
 
 
@@ -78,33 +80,33 @@ def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Text
     colors: list[Texture] = []
     ids = cmd[1]
     last = max((k for k, tid in enumerate(ids) if tid != P.EMPTY), default=-1)
-    for k, tid in enumerate(ids[:last + 1]):
+    for k, tid in enumerate(ids[: last + 1]):
         name = f"field colors[{k}]"
         if tid == P.EMPTY:
-            raise SubmissionError(f"{where}: {name} is empty but a later colour target is set "
-                                  "(colour targets are attachments 0..n-1 with no gaps)")
+            raise SubmissionError(
+                f"{where}: {name} is empty but a later colour target is set (colour targets are attachments 0..n-1 with no gaps)"
+            )
         t = _render_target(where, objects, f"colors[{k}]", tid)
         if t.fmt.depth:
-            raise SubmissionError(f"{where}: {name} = {tid} has depth format {t.fmt.name}; "
-                                  "a depth target goes in field depth")
+            raise SubmissionError(f"{where}: {name} = {tid} has depth format {t.fmt.name}; a depth target goes in field depth")
         if tid in ids[:k]:
-            raise SubmissionError(f"{where}: {name} = {tid} is also colors[{ids.index(tid)}] "
-                                  "(a texture is bound once)")
+            raise SubmissionError(f"{where}: {name} = {tid} is also colors[{ids.index(tid)}] (a texture is bound once)")
         colors.append(t)
     depth = None
     if cmd[2] != P.EMPTY:
         depth = _render_target(where, objects, "depth", cmd[2])
         if not depth.fmt.depth:
-            raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, "
-                                  "not a depth format")
+            raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, not a depth format")
     if not colors and depth is None:
         raise SubmissionError(f"{where}: fields colors and depth are all empty")
     first = colors[0] if colors else depth
     for name, t in [*((f"colors[{k}]", t) for k, t in enumerate(colors)), ("depth", depth)]:
         if t is not None and (t.width, t.height) != (first.width, first.height):
-            raise SubmissionError(f"{where}: field {name} = {t.id} is {t.width}x{t.height}, "
-                                  f"{'colors[0]' if colors else 'depth'} = {first.id} {first.width}x{first.height} "
-                                  "(all targets must be one size)")
+            raise SubmissionError(
+                f"{where}: field {name} = {t.id} is {t.width}x{t.height}, "
+                f"{'colors[0]' if colors else 'depth'} = {first.id} {first.width}x{first.height} "
+                "(all targets must be one size)"
+            )
     return colors, depth
 
 
@@ -116,17 +118,23 @@ def _compare_matches(where: str, program: Program, slot: int, t: Texture, s: Sam
     support comparison).  A binding the code never looks up through (or only fetches from) passes."""
     use = program.lookups.get(4 + slot)
     if use in ("dref", "both") and not t.fmt.depth:
-        raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is a {t.fmt.name} texture, but program "
-                              f"{program.id} looks binding {4 + slot} up with a depth comparison (Dref), which "
-                              "needs a depth format (Vulkan leaves it undefined on colour formats)")
+        raise SubmissionError(
+            f"{where}: texture {t.id} in slot {slot} is a {t.fmt.name} texture, but program "
+            f"{program.id} looks binding {4 + slot} up with a depth comparison (Dref), which "
+            "needs a depth format (Vulkan leaves it undefined on colour formats)"
+        )
     if use in ("dref", "both") and not s.compare:
-        raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is looked up with a depth comparison "
-                              f"(Dref) by program {program.id} at binding {4 + slot}, but sampler {s.id} is a "
-                              "plain sampler (no compare op; Vulkan leaves the result undefined)")
+        raise SubmissionError(
+            f"{where}: texture {t.id} in slot {slot} is looked up with a depth comparison "
+            f"(Dref) by program {program.id} at binding {4 + slot}, but sampler {s.id} is a "
+            "plain sampler (no compare op; Vulkan leaves the result undefined)"
+        )
     if use in ("plain", "both") and s.compare:
-        raise SubmissionError(f"{where}: sampler {s.id} in slot {slot} (texture {t.id}) has a compare op, but "
-                              f"program {program.id}'s lookup at binding {4 + slot} does not compare (no Dref; "
-                              "Vulkan leaves the result undefined)")
+        raise SubmissionError(
+            f"{where}: sampler {s.id} in slot {slot} (texture {t.id}) has a compare op, but "
+            f"program {program.id}'s lookup at binding {4 + slot} does not compare (no Dref; "
+            "Vulkan leaves the result undefined)"
+        )
 
 
 def _resolve(where: str, cmd: tuple, objects: Objects) -> None:
@@ -136,8 +144,9 @@ def _resolve(where: str, cmd: tuple, objects: Objects) -> None:
     for name, tid in (("src", cmd[1]), ("dst", cmd[2])):
         t = _render_target(where, objects, name, tid)
         if t.fmt.depth:
-            raise SubmissionError(f"{where}: field {name} = {tid} has depth format {t.fmt.name}; "
-                                  "only colour targets are resolved")
+            raise SubmissionError(
+                f"{where}: field {name} = {tid} has depth format {t.fmt.name}; only colour targets are resolved"
+            )
         ts.append(t)
     src, dst = ts
     if src.samples == 1:
@@ -145,23 +154,26 @@ def _resolve(where: str, cmd: tuple, objects: Objects) -> None:
     if dst.samples != 1:
         raise SubmissionError(f"{where}: field dst = {dst.id} has {dst.samples} samples; it must have one")
     if (src.width, src.height) != (dst.width, dst.height):
-        raise SubmissionError(f"{where}: field dst = {dst.id} is {dst.width}x{dst.height}, src = {src.id} "
-                              f"{src.width}x{src.height} (they must be one size)")
+        raise SubmissionError(
+            f"{where}: field dst = {dst.id} is {dst.width}x{dst.height}, src = {src.id} "
+            f"{src.width}x{src.height} (they must be one size)"
+        )
     if src.fmt.name != dst.fmt.name:
-        raise SubmissionError(f"{where}: field dst = {dst.id} has format {dst.fmt.name}, src = {src.id} "
-                              f"{src.fmt.name} (they must be one format)")
+        raise SubmissionError(
+            f"{where}: field dst = {dst.id} has format {dst.fmt.name}, src = {src.id} {src.fmt.name} (they must be one format)"
+        )
 
 
 def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     pl = Plan(seq, commands)
     seen: set[tuple[int, int, int]] = set()
     uploads: dict[int, Texture] = {}
-    colors: list[Texture] = []       # the bound colour targets, attachment 0 first
+    colors: list[Texture] = []  # the bound colour targets, attachment 0 first
     depth = program = layout = vertex = index = None
     tex_slots: dict[int, Texture] = {}
     slot_samplers: dict[int, Sampler] = {}
-    pool_textures: list[Texture] = []      # the last POOLS packet's registered entries
-    ms_samples: int | None = None          # the last MULTISAMPLE packet's count (None: none sent)
+    pool_textures: list[Texture] = []  # the last POOLS packet's registered entries
+    ms_samples: int | None = None  # the last MULTISAMPLE packet's count (None: none sent)
     for i, cmd in enumerate(commands):
         op = cmd[0]
         where = f"submission {seq}: packet {i} {P.OPS[op].name}"
@@ -178,8 +190,9 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if not target.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[1]} was not registered as a render target")
             if target.fmt.depth:
-                raise SubmissionError(f"{where}: field texture {cmd[1]} has depth format {target.fmt.name}; "
-                                      "bind it with DEPTH_TARGET")
+                raise SubmissionError(
+                    f"{where}: field texture {cmd[1]} has depth format {target.fmt.name}; bind it with DEPTH_TARGET"
+                )
             colors = [target]
         elif op == P.OP_DEPTH_TARGET:
             target, depth = _depth_target(where, cmd, need_texture)
@@ -188,12 +201,14 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             colors, depth = _render_targets(where, cmd, objects)
         elif op == P.OP_CLEAR:
             if not colors:
-                raise SubmissionError(f"{where}: no render target set" if depth is None else
-                                      f"{where}: no colour target set (the depth target {depth.id} is bound alone)")
+                raise SubmissionError(
+                    f"{where}: no render target set"
+                    if depth is None
+                    else f"{where}: no colour target set (the depth target {depth.id} is bound alone)"
+                )
         elif op == P.OP_CLEAR_TARGET:
             if cmd[1] >= len(colors):
-                raise SubmissionError(f"{where}: field index = {cmd[1]} names no bound colour target "
-                                      f"({len(colors)} bound)")
+                raise SubmissionError(f"{where}: field index = {cmd[1]} names no bound colour target ({len(colors)} bound)")
         elif op == P.OP_CLEAR_DEPTH_STENCIL:
             if depth is None:
                 raise SubmissionError(f"{where}: no depth target set")
@@ -221,8 +236,10 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if cmd[3] not in objects.samplers:
                 raise SubmissionError(f"{where}: field sampler {cmd[3]} is not a registered sampler")
             if t.samples > 1:
-                raise SubmissionError(f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
-                                      "RESOLVE it into a one-sample texture to sample it")
+                raise SubmissionError(
+                    f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
+                    "RESOLVE it into a one-sample texture to sample it"
+                )
             tex_slots[cmd[1]] = t
             slot_samplers[cmd[1]] = objects.samplers[cmd[3]]
             if not t.render_target:
@@ -236,11 +253,14 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 if t is None:
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
                 if t.view_kind != "2d":
-                    raise SubmissionError(f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; "
-                                          "the texture pool holds 2D textures")
+                    raise SubmissionError(
+                        f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds 2D textures"
+                    )
                 if t.samples > 1:
-                    raise SubmissionError(f"{where}: field textures[{j}] = {tid} is multisampled ({t.samples} "
-                                          "samples); RESOLVE it into a one-sample texture to sample it")
+                    raise SubmissionError(
+                        f"{where}: field textures[{j}] = {tid} is multisampled ({t.samples} "
+                        "samples); RESOLVE it into a one-sample texture to sample it"
+                    )
                 pool_textures.append(t)
                 if not t.render_target:
                     uploads[t.id] = t
@@ -248,8 +268,12 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 if sid != P.EMPTY and sid not in objects.samplers:
                     raise SubmissionError(f"{where}: field samplers[{j}] = {sid} is not a registered sampler")
         elif op in (P.OP_DRAW, P.OP_DRAW_INDEXED):
-            for what, v in (("render target", colors or depth), ("program", program), ("vertex layout", layout),
-                            ("vertex buffer", vertex)):
+            for what, v in (
+                ("render target", colors or depth),
+                ("program", program),
+                ("vertex layout", layout),
+                ("vertex buffer", vertex),
+            ):
                 if v is None:
                     raise SubmissionError(f"{where}: no {what} set")
             bound = [t for t in (*colors, depth) if t is not None]
@@ -258,11 +282,13 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             # a multisampled one must match it: Vulkan has no mixed-sample rasterization here.
             if ms_samples is not None and any(t.samples > 1 and t.samples != ms_samples for t in bound):
                 t = next(t for t in bound if t.samples != ms_samples)
-                raise SubmissionError(f"{where}: MULTISAMPLE's samples = {ms_samples} but target {t.id} has "
-                                      f"{t.samples} sample(s)")
+                raise SubmissionError(
+                    f"{where}: MULTISAMPLE's samples = {ms_samples} but target {t.id} has {t.samples} sample(s)"
+                )
             if len({t.samples for t in bound}) > 1:
-                raise SubmissionError(f"{where}: the bound targets' sample counts differ "
-                                      f"({', '.join(f'{t.id}: {t.samples}' for t in bound)})")
+                raise SubmissionError(
+                    f"{where}: the bound targets' sample counts differ ({', '.join(f'{t.id}: {t.samples}' for t in bound)})"
+                )
             locs = {a[0] for a in layout[3]}
             missing = program.vertex.input_locations - locs
             if missing:
@@ -274,28 +300,32 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 want = kinds.get(4 + slot)
                 # a plain 2D texture where a shader's kind is not one we model stays as it was
                 if want is not None and t.view_kind != want and (t.view_kind != "2d" or want != "other"):
-                    raise SubmissionError(f"{where}: texture {t.id} in slot {slot} is a {t.view_kind} texture; "
-                                          f"program {program.id} samples binding {4 + slot} as {want}")
+                    raise SubmissionError(
+                        f"{where}: texture {t.id} in slot {slot} is a {t.view_kind} texture; "
+                        f"program {program.id} samples binding {4 + slot} as {want}"
+                    )
                 _compare_matches(where, program, slot, t, slot_samplers[slot])
             if program.pools:
                 for t in pool_textures:
                     if t is depth or any(t is c for c in colors):
-                        raise SubmissionError(f"{where}: texture {t.id} in the texture pool is the current "
-                                              "render target")
+                        raise SubmissionError(f"{where}: texture {t.id} in the texture pool is the current render target")
             stride, attrs = layout[1], layout[3]
             attr_end = max(a[2] + P.VERTEX_FORMATS[a[1]][1] for a in attrs)
             if op == P.OP_DRAW:
                 count, first = cmd[1], cmd[3]
                 if count and (first + count - 1) * stride + attr_end > vertex[3]:
-                    raise SubmissionError(f"{where}: vertices {first}..{first + count - 1} run past the "
-                                          f"{vertex[3]}-byte vertex buffer (stride {stride})")
+                    raise SubmissionError(
+                        f"{where}: vertices {first}..{first + count - 1} run past the "
+                        f"{vertex[3]}-byte vertex buffer (stride {stride})"
+                    )
             else:
                 if index is None:
                     raise SubmissionError(f"{where}: no index buffer set")
                 count, first = cmd[1], cmd[3]
                 if (first + count) * index[4] > index[3]:
-                    raise SubmissionError(f"{where}: indices {first}..{first + count - 1} run past the "
-                                          f"{index[3]}-byte index buffer")
+                    raise SubmissionError(
+                        f"{where}: indices {first}..{first + count - 1} run past the {index[3]}-byte index buffer"
+                    )
         elif op == P.OP_DIRTY:
             _range(objects, where, cmd[1], cmd[2], cmd[3])
             pl.dirty.append((cmd[1], cmd[2], cmd[3]))
@@ -307,18 +337,20 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if not t.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[1]} is not a render target")
             if t.samples > 1:
-                raise SubmissionError(f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
-                                      "RESOLVE it into a one-sample target and write that back")
+                raise SubmissionError(
+                    f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
+                    "RESOLVE it into a one-sample target and write that back"
+                )
             if not t.block_linear and t.pitch < t.row_bytes:
-                raise SubmissionError(f"{where}: texture {t.id}'s field pitch {t.pitch} is below a row of "
-                                      f"{t.row_bytes} bytes")
+                raise SubmissionError(f"{where}: texture {t.id}'s field pitch {t.pitch} is below a row of {t.row_bytes} bytes")
             can_write = getattr(objects.memory, "can_write", None)
             psize = objects.memory.pool_size(t.pool)
             if psize is None:
                 raise SubmissionError(f"{where}: texture {t.id}'s field pool {t.pool} is not a registered pool")
             if t.offset + t.byte_size > psize:
-                raise SubmissionError(f"{where}: texture {t.id}'s bytes {t.offset:#x}+{t.byte_size:#x} run past "
-                                      f"pool {t.pool}'s end {psize:#x}")
+                raise SubmissionError(
+                    f"{where}: texture {t.id}'s bytes {t.offset:#x}+{t.byte_size:#x} run past pool {t.pool}'s end {psize:#x}"
+                )
             if can_write is not None and not can_write(t.pool):
                 raise SubmissionError(f"{where}: pool {t.pool} was mapped read-only (its memfd refuses writes)")
         elif op == P.OP_PRESENT:
@@ -326,14 +358,19 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if not t.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[2]} is not a render target")
             if t.fmt.depth:
-                raise SubmissionError(f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; "
-                                      "only colour targets are presented")
+                raise SubmissionError(
+                    f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; only colour targets are presented"
+                )
             if t.samples > 1:
-                raise SubmissionError(f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
-                                      "RESOLVE it into a one-sample target and present that")
+                raise SubmissionError(
+                    f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
+                    "RESOLVE it into a one-sample target and present that"
+                )
             if t.fmt.name not in ("RGBA8", "BGRA8"):
-                raise SubmissionError(f"{where}: field texture {cmd[2]} has format {t.fmt.name}; only RGBA8 and "
-                                      "BGRA8 targets are presented (WRITEBACK reads the others)")
+                raise SubmissionError(
+                    f"{where}: field texture {cmd[2]} has format {t.fmt.name}; only RGBA8 and "
+                    "BGRA8 targets are presented (WRITEBACK reads the others)"
+                )
         elif op == P.OP_PRESENT_IMAGE:
             img = present_image.key(cmd)
             _range(objects, where, *img)

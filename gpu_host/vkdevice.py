@@ -1,5 +1,6 @@
 """A headless Vulkan 1.3 device through the ``vulkan`` binding, plus the few helpers the
 replayer needs (buffers, images, shader modules, one-shot command buffers)."""
+
 from __future__ import annotations
 
 import logging
@@ -8,7 +9,7 @@ from typing import Any
 
 import vulkan as vk
 
-FENCE_TIMEOUT_NS = 120 * 10**9   # one submission's replay, first-draw shader compiles included
+FENCE_TIMEOUT_NS = 120 * 10**9  # one submission's replay, first-draw shader compiles included
 
 log = logging.getLogger("gpu_host.vk")
 
@@ -22,7 +23,7 @@ class Buffer:
     handle: Any
     memory: Any
     size: int
-    mapped: Any = None   # cffi buffer when host visible
+    mapped: Any = None  # cffi buffer when host visible
 
 
 @dataclass
@@ -33,9 +34,9 @@ class Image:
     width: int
     height: int
     vk_format: int
-    aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT   # every aspect of the format (depth | stencil for D24S8)
-    sample_view: Any = None    # the view shaders sample: ``view``, or the depth aspect alone of a depth format
-    samples: int = 1           # samples per pixel (a multisampled render target: 2, 4, 8)
+    aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT  # every aspect of the format (depth | stencil for D24S8)
+    sample_view: Any = None  # the view shaders sample: ``view``, or the depth aspect alone of a depth format
+    samples: int = 1  # samples per pixel (a multisampled render target: 2, 4, 8)
 
     def __post_init__(self) -> None:
         if self.sample_view is None:
@@ -43,19 +44,31 @@ class Image:
 
 
 class Device:
-    def __init__(self, prefer: str = "", instance_extensions: list[str] = (),
-                 device_extensions: list[str] = (), pipeline_library: bool = True) -> None:
+    def __init__(
+        self,
+        prefer: str = "",
+        instance_extensions: list[str] = (),
+        device_extensions: list[str] = (),
+        pipeline_library: bool = True,
+    ) -> None:
         """``instance_extensions``/``device_extensions``: extra ones a window needs (surface,
         swapchain); without them the device is headless.  ``pipeline_library``: enable
         VK_EXT_graphics_pipeline_library where the driver has it (``self.pipeline_library``)."""
-        app = vk.VkApplicationInfo(pApplicationName="nxrecomp-gpu", applicationVersion=1,
-                                   pEngineName="nxrecomp", engineVersion=1,
-                                   apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
+        app = vk.VkApplicationInfo(
+            pApplicationName="nxrecomp-gpu",
+            applicationVersion=1,
+            pEngineName="nxrecomp",
+            engineVersion=1,
+            apiVersion=vk.VK_MAKE_VERSION(1, 3, 0),
+        )
         try:
             iexts = list(instance_extensions)
-            self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(
-                pApplicationInfo=app, enabledExtensionCount=len(iexts),
-                ppEnabledExtensionNames=iexts or None), None)
+            self.instance = vk.vkCreateInstance(
+                vk.VkInstanceCreateInfo(
+                    pApplicationInfo=app, enabledExtensionCount=len(iexts), ppEnabledExtensionNames=iexts or None
+                ),
+                None,
+            )
             pds = vk.vkEnumeratePhysicalDevices(self.instance)
         except vk.VkError as e:
             raise VulkanUnavailable(f"no Vulkan instance: {type(e).__name__}") from None
@@ -81,28 +94,45 @@ class Device:
             q = vk.VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT()
             vk.vkGetPhysicalDeviceFeatures2(self.pd, vk.VkPhysicalDeviceFeatures2(pNext=q))
             self.pipeline_library = bool(q.graphicsPipelineLibrary)
-        gpl = vk.VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT(graphicsPipelineLibrary=vk.VK_TRUE) \
-            if self.pipeline_library else None
+        gpl = (
+            vk.VkPhysicalDeviceGraphicsPipelineLibraryFeaturesEXT(graphicsPipelineLibrary=vk.VK_TRUE)
+            if self.pipeline_library
+            else None
+        )
         f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=gpl, dynamicRendering=vk.VK_TRUE)
         have = vk.vkGetPhysicalDeviceFeatures(self.pd)
         # Compressed formats may only be used with their feature enabled; enable what exists.
-        self.compression = {name for name in ("textureCompressionBC", "textureCompressionASTC_LDR")
-                            if getattr(have, name)}
+        self.compression = {name for name in ("textureCompressionBC", "textureCompressionASTC_LDR") if getattr(have, name)}
         # Raster state: line polygon mode and a clamped depth bias where the device has them.
         self.raster_features = {name for name in ("fillModeNonSolid", "depthBiasClamp") if getattr(have, name)}
         # Cube-array views and textureGatherOffset with non-constant offsets, where present.
         self.image_features = {name for name in ("imageCubeArray", "shaderImageGatherExtended") if getattr(have, name)}
         # Different blend states per colour target (MRT) where the device has it.
         self.independent_blend = bool(have.independentBlend)
-        feats = vk.VkPhysicalDeviceFeatures(robustBufferAccess=vk.VK_TRUE, independentBlend=have.independentBlend, **{
-            name: vk.VK_TRUE for name in self.compression | self.raster_features | self.image_features})
+        feats = vk.VkPhysicalDeviceFeatures(
+            robustBufferAccess=vk.VK_TRUE,
+            independentBlend=have.independentBlend,
+            **{name: vk.VK_TRUE for name in self.compression | self.raster_features | self.image_features},
+        )
         exts = ["VK_KHR_push_descriptor", *device_extensions, *(gpl_exts if self.pipeline_library else [])]
-        self.device = vk.vkCreateDevice(self.pd, vk.VkDeviceCreateInfo(
-            pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=feats,
-            enabledExtensionCount=len(exts), ppEnabledExtensionNames=exts), None)
+        self.device = vk.vkCreateDevice(
+            self.pd,
+            vk.VkDeviceCreateInfo(
+                pNext=f13,
+                queueCreateInfoCount=1,
+                pQueueCreateInfos=[qinfo],
+                pEnabledFeatures=feats,
+                enabledExtensionCount=len(exts),
+                ppEnabledExtensionNames=exts,
+            ),
+            None,
+        )
         self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)
-        self.cmd_pool = vk.vkCreateCommandPool(self.device, vk.VkCommandPoolCreateInfo(
-            flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.qfam), None)
+        self.cmd_pool = vk.vkCreateCommandPool(
+            self.device,
+            vk.VkCommandPoolCreateInfo(flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, queueFamilyIndex=self.qfam),
+            None,
+        )
         self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.pd)
         self.push_descriptor = vk.vkGetDeviceProcAddr(self.device, "vkCmdPushDescriptorSetKHR")
         self.fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
@@ -116,13 +146,20 @@ class Device:
         raise VulkanUnavailable(f"no memory type with flags {want:#x}")
 
     def buffer(self, size: int, usage: int, host: bool = True) -> Buffer:
-        h = vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(
-            size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
+        h = vk.vkCreateBuffer(
+            self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None
+        )
         req = vk.vkGetBufferMemoryRequirements(self.device, h)
-        flags = (vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) if host \
+        flags = (
+            (vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+            if host
             else vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
-        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(
-            allocationSize=req.size, memoryTypeIndex=self._mem_type(req.memoryTypeBits, flags)), None)
+        )
+        mem = vk.vkAllocateMemory(
+            self.device,
+            vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=self._mem_type(req.memoryTypeBits, flags)),
+            None,
+        )
         vk.vkBindBufferMemory(self.device, h, mem, 0)
         mapped = vk.vkMapMemory(self.device, mem, 0, size, 0) if host else None
         return Buffer(h, mem, size, mapped)
@@ -133,44 +170,97 @@ class Device:
         vk.vkDestroyBuffer(self.device, b.handle, None)
         vk.vkFreeMemory(self.device, b.memory, None)
 
-    def image(self, width: int, height: int, vk_format: int, usage: int,
-              aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT, layers: int = 1, cube: bool = False,
-              samples: int = 1) -> Image:
+    def image(
+        self,
+        width: int,
+        height: int,
+        vk_format: int,
+        usage: int,
+        aspect: int = vk.VK_IMAGE_ASPECT_COLOR_BIT,
+        layers: int = 1,
+        cube: bool = False,
+        samples: int = 1,
+    ) -> Image:
         """A 2D image in GENERAL layout.  ``aspect``: its format's aspects (depth, depth | stencil);
         a depth image also gets a view of its depth aspect alone, which is what shaders sample.
         ``layers``/``cube``: an array (view 2D_ARRAY) or cubes (view CUBE for 6 layers, else
         CUBE_ARRAY)."""
-        h = vk.vkCreateImage(self.device, vk.VkImageCreateInfo(
-            flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if cube else 0,
-            imageType=vk.VK_IMAGE_TYPE_2D, format=vk_format,
-            extent=vk.VkExtent3D(width=width, height=height, depth=1), mipLevels=1, arrayLayers=layers,
-            samples=samples, tiling=vk.VK_IMAGE_TILING_OPTIMAL, usage=usage,
-            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None)
+        h = vk.vkCreateImage(
+            self.device,
+            vk.VkImageCreateInfo(
+                flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if cube else 0,
+                imageType=vk.VK_IMAGE_TYPE_2D,
+                format=vk_format,
+                extent=vk.VkExtent3D(width=width, height=height, depth=1),
+                mipLevels=1,
+                arrayLayers=layers,
+                samples=samples,
+                tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+                usage=usage,
+                sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+                initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+            ),
+            None,
+        )
         req = vk.vkGetImageMemoryRequirements(self.device, h)
-        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(
-            allocationSize=req.size,
-            memoryTypeIndex=self._mem_type(req.memoryTypeBits, vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)), None)
+        mem = vk.vkAllocateMemory(
+            self.device,
+            vk.VkMemoryAllocateInfo(
+                allocationSize=req.size,
+                memoryTypeIndex=self._mem_type(req.memoryTypeBits, vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT),
+            ),
+            None,
+        )
         vk.vkBindImageMemory(self.device, h, mem, 0)
         full = _range(aspect, layers)
-        view_type = ((vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY) if cube
-                     else vk.VK_IMAGE_VIEW_TYPE_2D if layers == 1 else vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY)
-        view = vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
-            image=h, viewType=view_type, format=vk_format, subresourceRange=full), None)
+        view_type = (
+            (vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY)
+            if cube
+            else vk.VK_IMAGE_VIEW_TYPE_2D
+            if layers == 1
+            else vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY
+        )
+        view = vk.vkCreateImageView(
+            self.device, vk.VkImageViewCreateInfo(image=h, viewType=view_type, format=vk_format, subresourceRange=full), None
+        )
         sample_view = view
         if aspect & vk.VK_IMAGE_ASPECT_DEPTH_BIT and aspect != vk.VK_IMAGE_ASPECT_DEPTH_BIT:
-            sample_view = vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
-                image=h, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk_format,
-                subresourceRange=_range(vk.VK_IMAGE_ASPECT_DEPTH_BIT)), None)
+            sample_view = vk.vkCreateImageView(
+                self.device,
+                vk.VkImageViewCreateInfo(
+                    image=h,
+                    viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
+                    format=vk_format,
+                    subresourceRange=_range(vk.VK_IMAGE_ASPECT_DEPTH_BIT),
+                ),
+                None,
+            )
         img = Image(h, mem, view, width, height, vk_format, aspect, sample_view, samples)
         # Every image lives in GENERAL layout: valid for attachment, sampling and copies alike.
         cb = self.begin_once()
-        vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                                0, 0, None, 0, None, 1, [vk.VkImageMemoryBarrier(
-                                    srcAccessMask=0, dstAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                    oldLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED, newLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
-                                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                    image=h, subresourceRange=full)])
+        vk.vkCmdPipelineBarrier(
+            cb,
+            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+            vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+            0,
+            0,
+            None,
+            0,
+            None,
+            1,
+            [
+                vk.VkImageMemoryBarrier(
+                    srcAccessMask=0,
+                    dstAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                    oldLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+                    newLayout=vk.VK_IMAGE_LAYOUT_GENERAL,
+                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                    image=h,
+                    subresourceRange=full,
+                )
+            ],
+        )
         # Zeroed, not left undefined: a texture slot a shader reads with nothing bound samples a
         # dummy image, and a target drawn before any CLEAR keeps what was there; both must not
         # depend on the driver's recycled memory (frames equal run to run, native and Python).
@@ -178,16 +268,26 @@ class Device:
         # HDR extension's; their bytes always come from the pool before any use.)
         compressed = 131 <= vk_format <= 184 or 1000066000 <= vk_format <= 1000066013
         if usage & vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT and not compressed:
-            vk.vkCmdPipelineBarrier(cb, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-                                    0, 1, [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                                                              dstAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT)],
-                                    0, None, 0, None)
+            vk.vkCmdPipelineBarrier(
+                cb,
+                vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                0,
+                1,
+                [vk.VkMemoryBarrier(srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT, dstAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT)],
+                0,
+                None,
+                0,
+                None,
+            )
             if aspect & vk.VK_IMAGE_ASPECT_COLOR_BIT:
-                vk.vkCmdClearColorImage(cb, h, vk.VK_IMAGE_LAYOUT_GENERAL,
-                                        vk.VkClearColorValue(float32=[0.0, 0.0, 0.0, 0.0]), 1, [full])
+                vk.vkCmdClearColorImage(
+                    cb, h, vk.VK_IMAGE_LAYOUT_GENERAL, vk.VkClearColorValue(float32=[0.0, 0.0, 0.0, 0.0]), 1, [full]
+                )
             else:
-                vk.vkCmdClearDepthStencilImage(cb, h, vk.VK_IMAGE_LAYOUT_GENERAL,
-                                               vk.VkClearDepthStencilValue(depth=0.0, stencil=0), 1, [full])
+                vk.vkCmdClearDepthStencilImage(
+                    cb, h, vk.VK_IMAGE_LAYOUT_GENERAL, vk.VkClearDepthStencilValue(depth=0.0, stencil=0), 1, [full]
+                )
         self.end_once(cb)
         return img
 
@@ -204,8 +304,12 @@ class Device:
 
     # -- commands --------------------------------------------------------------
     def command_buffer(self) -> Any:
-        return vk.vkAllocateCommandBuffers(self.device, vk.VkCommandBufferAllocateInfo(
-            commandPool=self.cmd_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+        return vk.vkAllocateCommandBuffers(
+            self.device,
+            vk.VkCommandBufferAllocateInfo(
+                commandPool=self.cmd_pool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1
+            ),
+        )[0]
 
     def begin_once(self) -> Any:
         cb = self.command_buffer()
@@ -236,11 +340,10 @@ class Device:
 
 
 def _range(aspect: int, layers: int = 1) -> Any:
-    return vk.VkImageSubresourceRange(aspectMask=aspect, baseMipLevel=0, levelCount=1, baseArrayLayer=0,
-                                      layerCount=layers)
+    return vk.VkImageSubresourceRange(aspectMask=aspect, baseMipLevel=0, levelCount=1, baseArrayLayer=0, layerCount=layers)
 
 
-COLOR_RANGE = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=0,
-                                         levelCount=1, baseArrayLayer=0, layerCount=1)
-COLOR_LAYERS = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0,
-                                           baseArrayLayer=0, layerCount=1)
+COLOR_RANGE = vk.VkImageSubresourceRange(
+    aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=0, levelCount=1, baseArrayLayer=0, layerCount=1
+)
+COLOR_LAYERS = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1)

@@ -7,6 +7,7 @@ events read on the thread that made the window).  Keyboard and gamepad events be
 ``nxgpu_input.InputEvent`` messages broadcast by ``InputHub`` to every ``GpuInput.Events``
 stream (proto/gpu_input.proto).  No display, or no SDL3: the process stays headless.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -73,6 +74,7 @@ def _sdl(build: bool):
     lib = sdl3_build.lib_dir(build)
     os.environ.update(sdl3_build.pysdl3_env(lib))
     import sdl3
+
     return sdl3
 
 
@@ -91,7 +93,7 @@ class WindowSystem:
             raise WindowUnavailable("no DISPLAY")
         try:
             sdl = _sdl(build)
-        except Exception as e:          # SDL3 not buildable here, pysdl3 refusing to load, ...
+        except Exception as e:  # SDL3 not buildable here, pysdl3 refusing to load, ...
             raise WindowUnavailable(f"SDL3: {e}") from None
         sdl.SDL_SetHint(b"SDL_VIDEO_DRIVER", b"x11")
         if not sdl.SDL_Init(sdl.SDL_INIT_VIDEO | sdl.SDL_INIT_GAMEPAD):
@@ -104,8 +106,13 @@ class WindowSystem:
             raise WindowUnavailable(f"SDL_Vulkan_GetInstanceExtensions: {sdl.SDL_GetError().decode(errors='replace')}")
         self.instance_extensions = [names[i].decode() for i in range(n.value)]
         v = sdl.SDL_GetVersion()
-        log.info("SDL %d.%d.%d, video driver %s", v // 1000000, v // 1000 % 1000, v % 1000,
-                 (sdl.SDL_GetCurrentVideoDriver() or b"?").decode())
+        log.info(
+            "SDL %d.%d.%d, video driver %s",
+            v // 1000000,
+            v // 1000 % 1000,
+            v % 1000,
+            (sdl.SDL_GetCurrentVideoDriver() or b"?").decode(),
+        )
         self.sdl = sdl
 
     def open(self, vk_instance: Any) -> int:
@@ -136,13 +143,21 @@ class WindowSystem:
             if t in (sdl.SDL_EVENT_KEY_DOWN, sdl.SDL_EVENT_KEY_UP):
                 k = ev.key
                 name = sdl.SDL_GetKeyName(k.key) or b""
-                hub.publish(kind=Ev.KEY_DOWN if t == sdl.SDL_EVENT_KEY_DOWN else Ev.KEY_UP,
-                            timestamp_ns=k.timestamp, scancode=k.scancode, key=name.decode(errors="replace"),
-                            repeat=bool(k.repeat))
+                hub.publish(
+                    kind=Ev.KEY_DOWN if t == sdl.SDL_EVENT_KEY_DOWN else Ev.KEY_UP,
+                    timestamp_ns=k.timestamp,
+                    scancode=k.scancode,
+                    key=name.decode(errors="replace"),
+                    repeat=bool(k.repeat),
+                )
             elif t in (sdl.SDL_EVENT_GAMEPAD_BUTTON_DOWN, sdl.SDL_EVENT_GAMEPAD_BUTTON_UP):
                 b = ev.gbutton
-                hub.publish(kind=Ev.BUTTON_DOWN if t == sdl.SDL_EVENT_GAMEPAD_BUTTON_DOWN else Ev.BUTTON_UP,
-                            timestamp_ns=b.timestamp, gamepad=b.which, button=b.button)
+                hub.publish(
+                    kind=Ev.BUTTON_DOWN if t == sdl.SDL_EVENT_GAMEPAD_BUTTON_DOWN else Ev.BUTTON_UP,
+                    timestamp_ns=b.timestamp,
+                    gamepad=b.which,
+                    button=b.button,
+                )
             elif t == sdl.SDL_EVENT_GAMEPAD_AXIS_MOTION:
                 a = ev.gaxis
                 hub.publish(kind=Ev.AXIS, timestamp_ns=a.timestamp, gamepad=a.which, axis=a.axis, value=a.value)

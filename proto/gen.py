@@ -4,6 +4,7 @@ Stubs are generated at setup, not committed: they always match the .proto files 
 grpcio-tools.  Imports inside generated ``*_pb2_grpc.py`` are rewritten to ``proto.x_pb2`` so the
 stubs work as a package.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,8 +25,7 @@ def generate() -> list[Path]:
         targets = [HERE / f"{stem}_pb2.py", HERE / f"{stem}_pb2_grpc.py"]
         if all(t.exists() and t.stat().st_mtime >= proto.stat().st_mtime for t in targets):
             continue
-        rc = protoc.main(["protoc", f"-I{HERE}", f"-I{include}", f"--python_out={HERE}",
-                          f"--grpc_python_out={HERE}", str(proto)])
+        rc = protoc.main(["protoc", f"-I{HERE}", f"-I{include}", f"--python_out={HERE}", f"--grpc_python_out={HERE}", str(proto)])
         if rc != 0:
             raise SystemExit(f"protoc failed on {proto}")
         g = HERE / f"{stem}_pb2_grpc.py"

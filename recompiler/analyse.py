@@ -6,6 +6,7 @@ target of a linear sweep over the executable segments.  A false entry is harmles
 into it becomes a tail call.  A body is what its entry reaches by fall-through and direct
 branches, stopping at other entries.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -24,13 +25,14 @@ from recompiler.lift.integer import pcrel_value, sext
 
 M64 = (1 << 64) - 1
 _ENDS = {"B", "BR", "RET", "BRK", "UDF"}
-POINTER_ROUNDS = 8   # rounds of pointer discovery (each lifts what the last one found)
-MAX_ROUNDS = 32   # value analysis reruns per function as its jump tables grow its body
+POINTER_ROUNDS = 8  # rounds of pointer discovery (each lifts what the last one found)
+MAX_ROUNDS = 32  # value analysis reruns per function as its jump tables grow its body
 
 
 @dataclass
 class Memory:
     """Read-only view of the image's initialised bytes, by guest address."""
+
     segments: list[tuple[int, int, bytes, bool]]  # (vaddr, memsz, data, executable)
     # (vaddr, memsz) of what the program cannot write at run time (segments without write
     # permission): tables read from there may be read once, here, instead of at each dispatch
@@ -43,13 +45,13 @@ class Memory:
         for va, memsz, data, _x in self.segments:
             if va <= addr and addr + n <= va + memsz:
                 off = addr - va
-                chunk = data[off:off + n]
+                chunk = data[off : off + n]
                 return chunk + b"\0" * (n - len(chunk))
         return None
 
     def is_code(self, addr: int) -> bool:
         ranges = self.__dict__.get("_code")
-        if ranges is None:   # (asked once per instruction and candidate: kept as plain ranges)
+        if ranges is None:  # (asked once per instruction and candidate: kept as plain ranges)
             ranges = self.__dict__["_code"] = [(va, va + len(data)) for va, _m, data, x in self.segments if x]
         for lo, hi in ranges:
             if lo <= addr < hi:
@@ -62,7 +64,7 @@ class Program:
     functions: dict[int, FunctionPlan]
     entry: int
     unresolved_br: list[int] = field(default_factory=list)
-    stats: AnalysisStats | None = None       # what analysis found (recompile --stats)
+    stats: AnalysisStats | None = None  # what analysis found (recompile --stats)
 
 
 def _loads(i: Insn) -> bool:
@@ -121,9 +123,9 @@ def _cie_fde_encoding(data: bytes, p: int, end: int) -> int:
     z = data.index(b"\0", p, end)
     aug = data[p:z].decode("ascii", "replace")
     p = z + 1
-    _, p = _uleb(data, p)   # code alignment
-    _, p = _uleb(data, p)   # data alignment (sleb, same length)
-    p += 1                  # return register (version 1: one byte)
+    _, p = _uleb(data, p)  # code alignment
+    _, p = _uleb(data, p)  # data alignment (sleb, same length)
+    p += 1  # return register (version 1: one byte)
     enc = 0
     if aug.startswith("z"):
         _, p = _uleb(data, p)
@@ -164,11 +166,11 @@ class Analyser:
         self.weak: set[int] = set()
         self._strong: list[int] | None = None
         self._cache: dict[int, Insn] = {}
-        self.direct: dict[int, DirectTable] = {}   # BR address -> its table indexed directly
+        self.direct: dict[int, DirectTable] = {}  # BR address -> its table indexed directly
         self.transfer = Transfer(mem)
-        self.table_kinds: dict[int, dict[int, str]] = {}   # function -> BR -> how its table was found
-        self.source: dict[int, str] = {}    # entry -> how it was found first (analysis.stats)
-        self.inexact: set[int] = set()      # BRs whose table rests on a guessed base
+        self.table_kinds: dict[int, dict[int, str]] = {}  # function -> BR -> how its table was found
+        self.source: dict[int, str] = {}  # entry -> how it was found first (analysis.stats)
+        self.inexact: set[int] = set()  # BRs whose table rests on a guessed base
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -185,7 +187,7 @@ class Analyser:
         address (function pointers passed in registers), and every aligned 64-bit word of
         the image that points at code (function pointers in data and rodata)."""
         for va, _memsz, data, x in self.mem.segments:
-            off = -va % 8   # the first 8-aligned guest address in the segment
+            off = -va % 8  # the first 8-aligned guest address in the segment
             if len(data) >= off + 8:
                 for k, v in enumerate(struct.unpack_from(f"<{(len(data) - off) // 8}Q", data, off)):
                     if v % 4 == 0 and self.mem.is_code(v) and v not in self.entries:
@@ -227,7 +229,7 @@ class Analyser:
         tables: dict[int, list[int]] = {}
         kinds: dict[int, str] = {}
         direct: dict[int, DirectTable] = {}
-        inner: set[int] = set()   # weak entries this function's own jump tables reach: its labels
+        inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
         settled = False
         for _round in range(MAX_ROUNDS):
             self._walk(entry, seen, work, inner)
@@ -267,7 +269,7 @@ class Analyser:
                 settled = True
                 break
         if not settled:
-            direct.clear()   # the last analysis did not see the final body
+            direct.clear()  # the last analysis did not see the final body
         if inner:
             # an interpreter's computed goto: a dispatch whose table base was not found is
             # most likely the same table, so it gets the same label switch; the lifted BR
@@ -292,8 +294,13 @@ class Analyser:
                 seen[a] = i
                 n = i.name
                 t = branch_target(i)
-                if n != "BL" and t is not None and t not in seen and (t not in self.entries or t in inner) \
-                        and self.mem.is_code(t):
+                if (
+                    n != "BL"
+                    and t is not None
+                    and t not in seen
+                    and (t not in self.entries or t in inner)
+                    and self.mem.is_code(t)
+                ):
                     work.append(t)
                 if n in _ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
@@ -333,22 +340,26 @@ class Analyser:
                 sh = f["size"] if f["S"] else 0
                 addr = ("add", get(f["Rn"]), ("shl", ("ext", f["option"], get(f["Rm"])), sh))
                 val = ("load", 1 << f["size"], f["opc"] != 1, addr)
-            elif n == "LOGIC_imm" and f["opc"] == 0 and f["immr"] == 0 and \
-                    ((f["sf"] and f["N"] and f["imms"] < 63) or (not f["sf"] and not f["N"] and f["imms"] < 31)):
-                val = ("mask", get(f["Rn"]), (1 << (f["imms"] + 1)) - 1)   # and xD, xN, #(2^k - 1)
+            elif (
+                n == "LOGIC_imm"
+                and f["opc"] == 0
+                and f["immr"] == 0
+                and ((f["sf"] and f["N"] and f["imms"] < 63) or (not f["sf"] and not f["N"] and f["imms"] < 31))
+            ):
+                val = ("mask", get(f["Rn"]), (1 << (f["imms"] + 1)) - 1)  # and xD, xN, #(2^k - 1)
             elif n == "LOGIC_sreg" and f["opc"] == 1 and not f["N"] and f["Rn"] == 31 and f["imm6"] == 0:
-                val = get(f["Rm"]) if f["sf"] else ("ext", 2, get(f["Rm"]))   # mov xD, xM / mov wD, wM
+                val = get(f["Rm"]) if f["sf"] else ("ext", 2, get(f["Rm"]))  # mov xD, xM / mov wD, wM
             elif n == "MOVW" and f["opc"] == 2:
                 val = ("const", f["imm16"] << (16 * f["hw"]))
             elif n == "LDST_uimm" and not f["V"] and f["opc"] == 1 and f["size"] == 3 and f["Rn"] == 31:
-                val = ("spill", f["imm12"] * 8)   # a table base spilled to the stack frame
+                val = ("spill", f["imm12"] * 8)  # a table base spilled to the stack frame
             elif n == "LDST_uimm" and not f["V"] and f["opc"] in (1, 2) and get(f["Rn"])[0] == "add":
                 # an entry of a table whose address this block computed (glibc's memcpy
                 # variants: adrp + add + add index + ldrsw + add + br)
                 addr = ("add", get(f["Rn"]), ("const", f["imm12"] << f["size"]))
                 val = ("load", 1 << f["size"], f["opc"] == 2, addr)
             elif rd is not None and n in ("LDST_uimm", "LDST_imm9", "LDST_regoff") and not f["V"] and f["opc"]:
-                val = ("reg", rd)     # a value loaded here (a bytecode word): a candidate index
+                val = ("reg", rd)  # a value loaded here (a bytecode word): a candidate index
                 loaded.add(rd)
             elif rd is not None:
                 val = ("unknown",)
@@ -367,8 +378,11 @@ class Analyser:
             # the base may be set at the function's entry, thousands of instructions before an
             # interpreter's last handlers (a wrong guess costs the lookup of the real target,
             # and a DirectTable checks it at run time)
-            consts = {u: (self._spilled_const(u[1], start) if u[0] == "spill" else self._const_before(u[1], start, 8192))
-                      for u in unknowns if not (u[0] == "reg" and u[1] in loaded)}
+            consts = {
+                u: (self._spilled_const(u[1], start) if u[0] == "spill" else self._const_before(u[1], start, 8192))
+                for u in unknowns
+                if not (u[0] == "reg" and u[1] in loaded)
+            }
             subst = {u: c for u, c in consts.items() if c is not None}
             target = self._subst(target, subst)
             unknowns = set()
@@ -403,8 +417,16 @@ class Analyser:
             out.append(v)
         return out
 
-    def _direct(self, br_addr: int, window: list[Insn], regs: dict[int, tuple], target: tuple,
-                idx_reg: int, subst: dict[tuple, int], out: list[int]) -> None:
+    def _direct(
+        self,
+        br_addr: int,
+        window: list[Insn],
+        regs: dict[int, tuple],
+        target: tuple,
+        idx_reg: int,
+        subst: dict[tuple, int],
+        out: list[int],
+    ) -> None:
         """Record a masked table (``out``: its first entries, up to one that is not code) as indexed directly by
         the masked register (``DirectTable``) where that is the same jump: the register is
         the expression's one use of the index and holds that value at the BR (``regs``: the
@@ -418,14 +440,17 @@ class Analyser:
         guards = tuple(sorted((u[1], c) for u, c in subst.items()))
         for r in (idx_reg, *(r for r, _ in guards)):
             if regs.get(r, ("reg", r)) != ("reg", r):
-                return          # the block changed it after its value was taken
+                return  # the block changed it after its value was taken
         kept = {idx_reg, *(r for r, _ in guards)}
         for i in window:
             f = i.f
             # what the symbolic pass does not follow: a base register's writeback, an
             # exclusive's status, an SVC's results
-            if i.name in ("LDST_imm9", "LDST_pair", "LDST_multi_post", "LDST_single_post") and \
-                    f.get("idx", 1) in (1, 3) and f["Rn"] in kept:
+            if (
+                i.name in ("LDST_imm9", "LDST_pair", "LDST_multi_post", "LDST_single_post")
+                and f.get("idx", 1) in (1, 3)
+                and f["Rn"] in kept
+            ):
                 return
             if "Rs" in f and f["Rs"] in kept or i.name in ("SVC", "HVC", "SMC"):
                 return
@@ -447,8 +472,7 @@ class Analyser:
         """Every load of ``e`` for index ``k`` reads memory the program cannot write."""
         if e[0] == "load":
             addr = self._eval(e[3], idx_reg, k)
-            return addr is not None and self.mem.is_read_only(addr, e[1]) and \
-                self._loads_read_only(e[3], idx_reg, k)
+            return addr is not None and self.mem.is_read_only(addr, e[1]) and self._loads_read_only(e[3], idx_reg, k)
         return all(self._loads_read_only(x, idx_reg, k) for x in e[1:] if isinstance(x, tuple))
 
     def _const_before(self, reg: int, addr: int, limit: int = 256) -> int | None:
@@ -460,18 +484,37 @@ class Analyser:
             if i is None:
                 return None
             f = i.f
-            if f.get("Rd") == reg and i.name in ("ADRP", "ADR", "ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg",
-                                                  "LOGIC_imm", "LOGIC_sreg", "MOVW", "BITFIELD", "CSEL",
-                                                  "DP1", "DP2", "DP3", "EXTR", "ADC"):
+            if f.get("Rd") == reg and i.name in (
+                "ADRP",
+                "ADR",
+                "ADDSUB_imm",
+                "ADDSUB_sreg",
+                "ADDSUB_ereg",
+                "LOGIC_imm",
+                "LOGIC_sreg",
+                "MOVW",
+                "BITFIELD",
+                "CSEL",
+                "DP1",
+                "DP2",
+                "DP3",
+                "EXTR",
+                "ADC",
+            ):
                 if i.name in ("ADRP", "ADR"):
                     return pcrel_value(i)
                 if i.name == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rn"] == reg:
                     base = self._const_before(reg, i.addr, 16)
                     return None if base is None else (base + (f["imm12"] << (12 if f["sh"] else 0))) & M64
                 return None
-            if reg in (f.get("Rt"), f.get("Rt2")) and i.form is not None and i.form.cls.startswith("ldst") \
-                    and not f.get("V") and _loads(i):
-                return None   # (a store of the register leaves it as it was)
+            if (
+                reg in (f.get("Rt"), f.get("Rt2"))
+                and i.form is not None
+                and i.form.cls.startswith("ldst")
+                and not f.get("V")
+                and _loads(i)
+            ):
+                return None  # (a store of the register leaves it as it was)
             if i.name in ("BL", "BLR") and (reg < 19 or reg == 30):
                 return None  # x0-x18 and x30 do not survive a call; x19-x28 do
             a -= 4
@@ -514,7 +557,7 @@ class Analyser:
             if t is not None and t not in addrs:
                 return None
             if i.name == "RET" and self._loaded_x0(i.addr, addrs):
-                return None   # answers a pointer read from memory: a table could hold anything
+                return None  # answers a pointer read from memory: a table could hold anything
             v = None
             if i.name == "ADR":
                 v = pcrel_value(i)
@@ -534,8 +577,7 @@ class Analyser:
         while a in addrs:
             i = self.insn(a)
             f = i.f
-            if 0 in (f.get("Rt"), f.get("Rt2")) and i.form is not None and i.form.cls.startswith("ldst") \
-                    and not f.get("V"):
+            if 0 in (f.get("Rt"), f.get("Rt2")) and i.form is not None and i.form.cls.startswith("ldst") and not f.get("V"):
                 return True
             if f.get("Rd") == 0:
                 return False
@@ -553,8 +595,14 @@ class Analyser:
             f = i.f
             if i.name in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg") and f["Rd"] == 31 and not f["S"]:
                 return None
-            if i.name == "LDST_uimm" and not f["V"] and f["opc"] == 0 and f["size"] == 3 and f["Rn"] == 31 \
-                    and f["imm12"] * 8 == off:
+            if (
+                i.name == "LDST_uimm"
+                and not f["V"]
+                and f["opc"] == 0
+                and f["size"] == 3
+                and f["Rn"] == 31
+                and f["imm12"] * 8 == off
+            ):
                 return self._const_before(f["Rt"], i.addr)
             a -= 4
         return None
@@ -582,7 +630,7 @@ class Analyser:
             v = self._eval(target, idx_reg, k)
             if v is None or not self.mem.is_code(v) or abs(v - br_addr) > 0x4000 or v % 4:
                 if k == 0:
-                    continue   # an unused first slot (glibc's memcpy: index 0 is handled before)
+                    continue  # an unused first slot (glibc's memcpy: index 0 is handled before)
                 break
             out.append(v)
         return out or None
@@ -646,8 +694,13 @@ class Analyser:
             if i is None:
                 return None
             f = i.f
-            if i.name == "ADDSUB_imm" and f["S"] and f["op"] and f["Rd"] == 31 \
-                    and (f["Rn"] == reg or self._byte_of(a - 4, f["Rn"], reg)):
+            if (
+                i.name == "ADDSUB_imm"
+                and f["S"]
+                and f["op"]
+                and f["Rd"] == 31
+                and (f["Rn"] == reg or self._byte_of(a - 4, f["Rn"], reg))
+            ):
                 imm = f["imm12"] << (12 if f["sh"] else 0)
                 nxt = self._next_bcond(a + 4, br_addr)
                 if nxt is not None:
@@ -664,8 +717,17 @@ class Analyser:
         unmasked).  A wider index would pass the compare too; the table only names labels, and
         the lifted BR switches on the real target."""
         m = self.insn(at)
-        return m is not None and m.name == "LOGIC_imm" and m.f["opc"] == 0 and m.f["Rd"] == rk \
-            and m.f["Rn"] == reg and not m.f["sf"] and not m.f["N"] and m.f["immr"] == 0 and m.f["imms"] == 7
+        return (
+            m is not None
+            and m.name == "LOGIC_imm"
+            and m.f["opc"] == 0
+            and m.f["Rd"] == rk
+            and m.f["Rn"] == reg
+            and not m.f["sf"]
+            and not m.f["N"]
+            and m.f["immr"] == 0
+            and m.f["imms"] == 7
+        )
 
     def _mask_of(self, e: tuple, idx_reg: int) -> int | None:
         """The mask of a ``("mask", reg idx_reg, m)`` node inside ``e`` (bound of a masked index)."""
@@ -681,7 +743,7 @@ class Analyser:
     def _near(self, entry: int, x: int) -> bool:
         """``x`` lies after ``entry`` and before the next entry that is not weak: inside the
         same function's code, as the labels of its computed gotos are."""
-        if self._strong is None:   # entries are final once the analysis lifts functions
+        if self._strong is None:  # entries are final once the analysis lifts functions
             self._strong = sorted(self.entries - self.weak)
         k = bisect.bisect_right(self._strong, entry)
         return entry <= x and (k == len(self._strong) or self._strong[k] > x)
@@ -695,8 +757,9 @@ class Analyser:
                 return None
             if i.name == "BCOND":
                 return i
-            sets = (i.name in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg", "ADC") and i.f["S"]) or \
-                (i.name in ("LOGIC_imm", "LOGIC_sreg") and i.f["opc"] == 3)
+            sets = (i.name in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg", "ADC") and i.f["S"]) or (
+                i.name in ("LOGIC_imm", "LOGIC_sreg") and i.f["opc"] == 3
+            )
             if sets or i.form.cls in ("condcmp", "fp_cmp", "branch", "branch_reg", "sysreg"):
                 return None
             a += 4
@@ -714,21 +777,20 @@ def _returns_in_span(mem: Memory, funcs: dict[int, FunctionPlan]) -> set[int]:
         lo = min(body[0].addr, e)
         if k + 1 < len(starts):
             hi = max(body[-1].addr + 4, starts[k + 1])
-        else:   # the last function: up to the end of its code segment
+        else:  # the last function: up to the end of its code segment
             hi = max([body[-1].addr + 4, *(va + len(d) for va, _m, d, x in mem.segments if x and va <= e < va + len(d))])
         data = mem.read(lo, hi - lo) if hi > lo else None
         if data is None:
             out.add(e)
             continue
-        for (w,) in struct.iter_unpack("<I", data[:len(data) // 4 * 4]):
+        for (w,) in struct.iter_unpack("<I", data[: len(data) // 4 * 4]):
             if w & 0xFFFFFC1F == 0xD65F0000 or w in (0xD65F0BFF, 0xD65F0FFF, 0xD61F03C0):
                 out.add(e)
                 break
     return out
 
 
-def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None,
-                       inexact: set[int] = frozenset()) -> set[int]:
+def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None, inexact: set[int] = frozenset()) -> set[int]:
     """The functions that never return to their caller: no RET, no jump out through a register
     (a jump table's targets and an IFUNC stub's candidates count as tail calls), and every tail
     call (a branch out, the fall into the next function) goes to such a function.  What runs
@@ -747,8 +809,9 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
         out: set[int] | None = set()
         for i in plan.insns:
             n = i.name
-            if n == "RET" or (n == "BR" and (i.addr not in plan.jump_tables or i.addr in inexact)
-                              and i.addr not in plan.ifunc_targets):
+            if n == "RET" or (
+                n == "BR" and (i.addr not in plan.jump_tables or i.addr in inexact) and i.addr not in plan.ifunc_targets
+            ):
                 out = None
                 break
             targets = [*plan.jump_tables.get(i.addr, ()), *plan.ifunc_targets.get(i.addr, ())]
@@ -757,7 +820,7 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
                 targets.append(t)
             falls = i.form is not None and n not in _ENDS and not (n == "BCOND" and i.f["cond"] >> 1 == 7)
             if falls and i.addr + 4 not in addrs and n not in ("BL", "BLR"):
-                targets.append(i.addr + 4)      # the fall into the next function
+                targets.append(i.addr + 4)  # the fall into the next function
             out |= {x for x in targets if x not in addrs}
         if out is not None:
             tails[e] = out
@@ -798,16 +861,21 @@ def _merge_fallen_into(an: Analyser, funcs: dict[int, FunctionPlan]) -> None:
         an.source.pop(x, None)
         del funcs[x]
     an._strong = None
-    touched = {e for e, p in funcs.items()
-               if any(i.addr + 4 in fallen or branch_target(i) in fallen for i in p.insns)}
+    touched = {e for e, p in funcs.items() if any(i.addr + 4 in fallen or branch_target(i) in fallen for i in p.insns)}
     for e in touched:
         plan = an.function(e)
         if plan.insns:
             funcs[e] = plan
 
 
-def analyse(mem: Memory, entry: int, hints: set[int], eh_frames: list[tuple[int, bytes]],
-            ifunc_slots: dict[int, int] | None = None, noreturn: bool = True) -> Program:
+def analyse(
+    mem: Memory,
+    entry: int,
+    hints: set[int],
+    eh_frames: list[tuple[int, bytes]],
+    ifunc_slots: dict[int, int] | None = None,
+    noreturn: bool = True,
+) -> Program:
     """``ifunc_slots``: IFUNC slot -> resolver (``LinkedImage.ifunc_slots``), for PLT stubs;
     ``noreturn``: mark the calls of functions that never return (``recompiler.noreturn_calls``)."""
     an = Analyser(mem, set())

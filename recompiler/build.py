@@ -16,6 +16,7 @@ written only then.  The compile estimated longest goes first, so no core waits o
 shard at the end.  Each unit's compiler CPU time goes to the log and the manifest's stats
 (``cpu_seconds``, ``slowest``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -50,13 +51,22 @@ log = logging.getLogger("recompiler.build")
 # headers, dispatch, lift on miss) and one personality's folder, so a Linux program carries no
 # Horizon kernel and a game no Linux system calls.
 RUNTIME_ROOT = Path(__file__).resolve().parent.parent / "cpu_host" / "runtime"
-RUNTIME_DIR = RUNTIME_ROOT / "core"      # the shared headers (lifted code includes lifted.h from here)
+RUNTIME_DIR = RUNTIME_ROOT / "core"  # the shared headers (lifted code includes lifted.h from here)
 PERSONALITIES = ("linux", "horizon")
 # -g0: zig's clang emits DWARF unless told not to; nothing reads it (crash reports name guest
 # addresses by the guest's own symbols), and it is ~20 % of a shard's compile time and ~80 %
 # of its object's bytes.
-FLAGS = ["-fPIC", "-fno-strict-aliasing", "-fwrapv", "-mcx16", "-fno-sanitize=all", "-w",
-         "-fno-stack-protector", "-fomit-frame-pointer", "-g0"]
+FLAGS = [
+    "-fPIC",
+    "-fno-strict-aliasing",
+    "-fwrapv",
+    "-mcx16",
+    "-fno-sanitize=all",
+    "-w",
+    "-fno-stack-protector",
+    "-fomit-frame-pointer",
+    "-g0",
+]
 # A computed goto's dispatch is repeated at each BR site of an interpreter's handlers
 # (lift/emitter.py shared_table), but clang first merges every ``goto *`` into one indirectbr
 # block and its tail duplicator copies it back into the predecessors only where the block has
@@ -80,25 +90,26 @@ SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden", *TAIL_DUP_FLAGS]
 # 0.81x native with it).
 SLP_MAX_INSNS = 4096
 LINK_FLAGS = ["-Wl,-Bsymbolic"]
-DEBUG_FLAGS = ["-gdwarf-4", "-g2"]   # recompiler.debug_info
+DEBUG_FLAGS = ["-gdwarf-4", "-g2"]  # recompiler.debug_info
 
 
 @dataclass
 class ShardResult:
-    index: tuple[int, int]                # (address bucket, part)
+    index: tuple[int, int]  # (address bucket, part)
     c_path: str
-    entries: list[tuple[int, str, int]]   # (addr, C name, kind)
+    entries: list[tuple[int, str, int]]  # (addr, C name, kind)
     defined: list[str]
-    cpu_s: float = 0.0                    # Python CPU time spent lifting it
-    cost: float = 0.0                     # estimated compile time (compile_cost)
-    cached: bool = False                  # its C came from the lift cache
-    text: CText | str = ""                # its C, call sites' lists still slots (lift/template.py)
-    facts: list = field(default_factory=list)   # interproc.FnLive of each function (deferred lists)
+    cpu_s: float = 0.0  # Python CPU time spent lifting it
+    cost: float = 0.0  # estimated compile time (compile_cost)
+    cached: bool = False  # its C came from the lift cache
+    text: CText | str = ""  # its C, call sites' lists still slots (lift/template.py)
+    facts: list = field(default_factory=list)  # interproc.FnLive of each function (deferred lists)
 
 
 @dataclass
 class Compiled:
     """One compile unit's object: from the cache, or built now in ``cpu_s`` compiler CPU time."""
+
     c_path: str
     obj: str
     cached: bool
@@ -147,15 +158,24 @@ def compile_cost(function_sizes: list[int]) -> float:
     return float(sum(n + n * n / 30000 for n in function_sizes))
 
 
-def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: set[int],
-                       elide_saves: bool = True) -> str:
+def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: set[int], elide_saves: bool = True) -> str:
     """What a shard's C depends on besides its own functions: the recompiler's code (every
     module of the package, so no dependency of the lifter is missed), the lifting settings and
     the set of function entries (a call to an entry is a direct call)."""
-    h = hashlib.sha256(repr((trust_abi, comments, trace, elide_saves,
-                             bool(settings.get("recompiler", "signal_polls")),
-                             settings.get("recompiler", "no_opt"), settings.get("recompiler", "no_opt_at"),
-                             bool(settings.get("recompiler", "entry_log")))).encode())
+    h = hashlib.sha256(
+        repr(
+            (
+                trust_abi,
+                comments,
+                trace,
+                elide_saves,
+                bool(settings.get("recompiler", "signal_polls")),
+                settings.get("recompiler", "no_opt"),
+                settings.get("recompiler", "no_opt_at"),
+                bool(settings.get("recompiler", "entry_log")),
+            )
+        ).encode()
+    )
     h.update(_PACKAGE_SOURCE)
     h.update(b"".join(a.to_bytes(8, "little") for a in sorted(functions)))
     return h.hexdigest()
@@ -210,8 +230,7 @@ def _lift_cache() -> Path:
 def _lift_paths(args: tuple) -> tuple[Path, Path]:
     """A lift job's C file (``out_dir/shard_B_P.c``) and its entry in the lift cache."""
     index, plans, _functions, out_dir, _trust, _elide, _comments, _trace, fingerprint = args
-    return (Path(out_dir) / f"shard_{index[0]:05d}_{index[1]}.c",
-            _lift_cache() / f"{_lift_key(fingerprint, plans)}.pickle.z")
+    return (Path(out_dir) / f"shard_{index[0]:05d}_{index[1]}.c", _lift_cache() / f"{_lift_key(fingerprint, plans)}.pickle.z")
 
 
 def _from_lift_cache(args: tuple) -> ShardResult | None:
@@ -226,7 +245,7 @@ def _from_lift_cache(args: tuple) -> ShardResult | None:
         d = pickle.loads(zlib.decompress(cached.read_bytes()))
         facts = d["facts"]
         result = ShardResult(args[0], str(path), d["entries"], d["defined"], 0.0, d["cost"], True, d["c"], facts)
-    except Exception as e:   # unreadable: lift it again (and overwrite the entry)
+    except Exception as e:  # unreadable: lift it again (and overwrite the entry)
         log.warning("lift cache entry %s unreadable (%s); lifting the shard again", cached.name, e)
         return None
     # An entry written by a build whose workers ran other code than its key says (the
@@ -250,22 +269,33 @@ def _lift_shard(args: tuple) -> ShardResult:
     tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp")
     # zlib: lifted C compresses ~8x (a busybox build is 35 MB of it).  pickle: the entry is
     # this machine's own cache, written only by this code
-    data = pickle.dumps({"c": r.text, "facts": r.facts, "entries": r.entries, "defined": r.defined,
-                         "cost": r.cost}, protocol=pickle.HIGHEST_PROTOCOL)
+    data = pickle.dumps(
+        {"c": r.text, "facts": r.facts, "entries": r.entries, "defined": r.defined, "cost": r.cost},
+        protocol=pickle.HIGHEST_PROTOCOL,
+    )
     tmp.write_bytes(zlib.compress(data, 1))
-    os.replace(tmp, cached)    # atomic: a killed build never leaves a broken entry
+    os.replace(tmp, cached)  # atomic: a killed build never leaves a broken entry
     r.cpu_s = time.process_time() - t0
     return r
 
 
-def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[int], trust_abi: bool,
-                comments: bool, trace: bool, elide_saves: bool = True) -> ShardResult:
+def _lift_fresh(
+    index: tuple[int, int],
+    path: Path,
+    plans: list,
+    functions: set[int],
+    trust_abi: bool,
+    comments: bool,
+    trace: bool,
+    elide_saves: bool = True,
+) -> ShardResult:
     from recompiler.lift.emitter import fname, rname
 
     bodies, entries, defined, callees, facts = [], [], [], set(), []
     for plan in plans:
-        code, called, live = lift_function(plan, functions, trust_abi=trust_abi, comments=comments,
-                                           trace=trace, defer=True, elide_saves=elide_saves)
+        code, called, live = lift_function(
+            plan, functions, trust_abi=trust_abi, comments=comments, trace=trace, defer=True, elide_saves=elide_saves
+        )
         bodies.append(code)
         if live is not None:
             facts.append(live)
@@ -277,8 +307,7 @@ def _lift_fresh(index: tuple[int, int], path: Path, plans: list, functions: set[
         callees |= called
     protos = "".join(f"NxRet {fname(a)}{SIG};\n" for a in sorted(callees | {p.entry for p in plans}))
     text = CText.join(['#include "lifted.h"\n' + protos, CText.join(bodies, "\n")])
-    return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]),
-                       text=text, facts=facts)
+    return ShardResult(index, str(path), entries, defined, 0.0, compile_cost([len(b) for b in bodies]), text=text, facts=facts)
 
 
 def _touch(path: Path) -> None:
@@ -286,7 +315,7 @@ def _touch(path: Path) -> None:
     try:
         os.utime(path)
     except OSError:
-        pass   # removed meanwhile by another build's prune: this build has already read it
+        pass  # removed meanwhile by another build's prune: this build has already read it
 
 
 def prune(cache: Path, max_bytes: int) -> int:
@@ -339,19 +368,19 @@ def _compile_cached(args: tuple) -> Compiled:
     h.update(src)
     h.update("\0".join(flags).encode())
     h.update(cc_id.encode())
-    for hdr in headers:   # the headers it includes are part of the key
+    for hdr in headers:  # the headers it includes are part of the key
         h.update(Path(hdr).read_bytes())
     obj = _obj_cache() / f"{h.hexdigest()}.o"
     if obj.exists():
         _touch(obj)
         return Compiled(c_path, str(obj), True, 0.0)
-    fd, tmp = tempfile.mkstemp(suffix=".o.tmp", dir=obj.parent)   # ".tmp": prune passes it by
+    fd, tmp = tempfile.mkstemp(suffix=".o.tmp", dir=obj.parent)  # ".tmp": prune passes it by
     os.close(fd)
     # this worker runs one compiler at a time, so its children's CPU time is this unit's
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         cc.run(["-c", c_path, "-o", tmp, *flags, *[f"-I{d}" for d in include_dirs]], c_path)
-        os.replace(tmp, obj)    # atomic: a killed build never leaves a broken cache entry
+        os.replace(tmp, obj)  # atomic: a killed build never leaves a broken cache entry
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -363,13 +392,15 @@ def _compile_cached(args: tuple) -> Compiled:
 @dataclass(order=True)
 class _Unit:
     """A compile unit waiting for a worker; the costliest goes first."""
+
     neg_cost: float
     c_path: str = field(compare=True)
     flags: list[str] = field(compare=False, default_factory=list)
 
 
-def _schedule(ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: list[_Unit], cc_id: str,
-              finish_lift, prog: Progress) -> list[Compiled]:
+def _schedule(
+    ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: list[_Unit], cc_id: str, finish_lift, prog: Progress
+) -> list[Compiled]:
     """Run ``lifts`` (in order) and compile ``units`` plus every unit ``finish_lift`` returns
     for a finished lift (a list of units; called once more with None after the last lift),
     keeping at most ``jobs`` tasks in flight.  Lifts go first (a lift is short, and once all
@@ -377,7 +408,7 @@ def _schedule(ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: lis
     what keeps the last minutes from running one compile on one core (``compile_cost``)."""
     ready = list(units) + ([] if lifts else finish_lift(None))
     heapq.heapify(ready)
-    lifts = list(reversed(lifts))      # pop() takes the next in order
+    lifts = list(reversed(lifts))  # pop() takes the next in order
     running: dict[Future, str] = {}
     done: list[Compiled] = []
     lifting = 0
@@ -407,7 +438,7 @@ def _schedule(ex: ProcessPoolExecutor, jobs: int, lifts: list[tuple], units: lis
         finished, _ = wait(running, return_when=FIRST_COMPLETED)
         for f in finished:
             kind = running.pop(f)
-            r = f.result()        # a worker's NxError (compiler failure) ends the build here
+            r = f.result()  # a worker's NxError (compiler failure) ends the build here
             if kind == "lift":
                 lifting -= 1
                 lifted(r)
@@ -427,13 +458,15 @@ def runtime_sources(personality: str) -> list[Path]:
         raise NxError(f"unknown personality {personality!r} (one of {', '.join(PERSONALITIES)})")
     stray = sorted(RUNTIME_ROOT.glob("*.[ch]"))
     if stray:
-        raise NxError("runtime sources live in core/ (both personalities), linux/ or horizon/ of cpu_host/runtime",
-                      path=str(stray[0]))
+        raise NxError(
+            "runtime sources live in core/ (both personalities), linux/ or horizon/ of cpu_host/runtime", path=str(stray[0])
+        )
     return [p for d in (RUNTIME_DIR, RUNTIME_ROOT / personality) for p in sorted(d.glob("*.c"))]
 
 
-def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, personality: str = "linux",
-          loaded: bool = False) -> dict:
+def build(
+    program: Program, out_dir: Path, extra_c: list[Path] | None = None, personality: str = "linux", loaded: bool = False
+) -> dict:
     """Lift and compile ``program`` into ``out_dir/game.so`` with the runtime of ``personality``;
     returns build statistics.  ``loaded``: code a program maps at run time
     (``cpu_host/horizon/loaded_code.py``): no runtime in it, its rows exported as a run-time lift's
@@ -453,8 +486,11 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
         buckets.setdefault(_shard_of(addr, shard_bytes), []).append(program.functions[addr])
     max_insns = int(settings.get("recompiler", "shard_insns"))
     fingerprint = lifter_fingerprint(trust, comments, trace, functions, elide)
-    lifts = [((k, i), part, functions, str(src_dir), trust, elide, comments, trace, fingerprint)
-             for k, plans in sorted(buckets.items()) for i, part in enumerate(split_bucket(plans, max_insns))]
+    lifts = [
+        ((k, i), part, functions, str(src_dir), trust, elide, comments, trace, fingerprint)
+        for k, plans in sorted(buckets.items())
+        for i, part in enumerate(split_bucket(plans, max_insns))
+    ]
     arch = cc.arch_flags()
     flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *arch]
     if settings.get("recompiler", "debug_info"):
@@ -478,9 +514,8 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
         results.sort(key=lambda x: x.index)
         t = time.process_time()
         summ = interproc.summarize([f for x in results for f in x.facts])
-        shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts)
-                  for x in results]
-        if trace or "inline" in no_opt(-1):   # (-1: only where no_opt_at names no function)
+        shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts) for x in results]
+        if trace or "inline" in no_opt(-1):  # (-1: only where no_opt_at names no function)
             texts = [sh.text for sh in shards]
         else:
             texts = inline_leaves.single_callers(shards, inline_leaves.copy_into_callers(shards))
@@ -488,11 +523,16 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
             _write_if_changed(Path(x.c_path), text)
         place_s = time.process_time() - t
         huge = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
-        k = flags.index(TAIL_DUP_FLAGS[1])   # (the same flags, the tail duplication limits left out)
-        huge_flags = [*flags[:k - 1], *flags[k - 1 + len(TAIL_DUP_FLAGS):]]
-        units = [_Unit(-x.cost, x.c_path, [*(huge_flags if x.index in huge else flags),
-                                            *(["-fno-slp-vectorize"] if x.index in giants else [])])
-                 for x in results]
+        k = flags.index(TAIL_DUP_FLAGS[1])  # (the same flags, the tail duplication limits left out)
+        huge_flags = [*flags[: k - 1], *flags[k - 1 + len(TAIL_DUP_FLAGS) :]]
+        units = [
+            _Unit(
+                -x.cost,
+                x.c_path,
+                [*(huge_flags if x.index in huge else flags), *(["-fno-slp-vectorize"] if x.index in giants else [])],
+            )
+            for x in results
+        ]
         keep = {Path(x.c_path).name for x in results}
         for stale in src_dir.glob("shard_*.c"):
             if stale.name not in keep:
@@ -503,8 +543,10 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
         return [*units, _Unit(-table_path.stat().st_size / 5, str(table_path), flags)]
 
     t0 = time.monotonic()
-    with Progress("lifting and compiling shards", 2 * len(lifts) + len(units) + 1) as prog, \
-            ProcessPoolExecutor(max_workers=jobs) as ex:
+    with (
+        Progress("lifting and compiling shards", 2 * len(lifts) + len(units) + 1) as prog,
+        ProcessPoolExecutor(max_workers=jobs) as ex,
+    ):
         compiled = _schedule(ex, jobs, lifts, units, cc.identity(), finish_lift, prog)
     t_compile = time.monotonic()
     # link order: table, runtime, shards (as before), whatever order the compiles finished in
@@ -513,8 +555,9 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
     objs = [c.obj for c in compiled]
     so_name = "loaded.so" if loaded else "game.so"
     so_tmp = out_dir / f"{so_name}.tmp"
-    cc.run(["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-ldl", "-fno-sanitize=all", *LINK_FLAGS],
-           f"{so_name} (link)")   # -ldl: lift on miss dlopens (glibc before 2.34 has it there)
+    cc.run(
+        ["-shared", "-o", str(so_tmp), *objs, "-lpthread", "-ldl", "-fno-sanitize=all", *LINK_FLAGS], f"{so_name} (link)"
+    )  # -ldl: lift on miss dlopens (glibc before 2.34 has it there)
     os.replace(so_tmp, out_dir / so_name)
     cap = int(settings.get("recompiler", "cache_mb")) << 20
     pruned = prune(_lift_cache(), cap) + prune(_obj_cache(), cap)
@@ -522,14 +565,22 @@ def build(program: Program, out_dir: Path, extra_c: list[Path] | None = None, pe
         log.info("caches pruned to %d MB each: %d least recently used entries removed", cap >> 20, pruned)
     built = [c for c in compiled if not c.cached]
     slowest = sorted(built, key=lambda c: -c.cpu_s)[:5]
-    stats = {"functions": len(program.functions), "march": cc.march(), "shards": len(results), "objects": len(objs),
-             "objects_cached": len(compiled) - len(built), "unresolved_br": len(program.unresolved_br),
-             "shards_lift_cached": sum(r.cached for r in results),
-             "cpu_seconds": {"lift": round(sum(r.cpu_s for r in results), 1), "place": round(place_s, 1),
-                             "compile": round(sum(c.cpu_s for c in built), 1)},
-             "wall_seconds": {"lift_and_compile": round(t_compile - t0, 1),
-                              "link": round(time.monotonic() - t_compile, 1)},
-             "slowest": [[Path(c.c_path).name, round(c.cpu_s, 1)] for c in slowest]}
+    stats = {
+        "functions": len(program.functions),
+        "march": cc.march(),
+        "shards": len(results),
+        "objects": len(objs),
+        "objects_cached": len(compiled) - len(built),
+        "unresolved_br": len(program.unresolved_br),
+        "shards_lift_cached": sum(r.cached for r in results),
+        "cpu_seconds": {
+            "lift": round(sum(r.cpu_s for r in results), 1),
+            "place": round(place_s, 1),
+            "compile": round(sum(c.cpu_s for c in built), 1),
+        },
+        "wall_seconds": {"lift_and_compile": round(t_compile - t0, 1), "link": round(time.monotonic() - t_compile, 1)},
+        "slowest": [[Path(c.c_path).name, round(c.cpu_s, 1)] for c in slowest],
+    }
     log.info("build: %s", stats)
     return stats
 
@@ -570,9 +621,9 @@ def _table_source(results: list[ShardResult], entry: int, loaded: bool = False) 
                 rows[addr] = (name, kind)
     names = sorted({n for n, _k in rows.values()})
     lines = ['#include "nxrt.h"']
-    sig = SIG.replace("u64", "uint64_t")   # the table includes nxrt.h only
+    sig = SIG.replace("u64", "uint64_t")  # the table includes nxrt.h only
     lines += [f"NxRet {n}{sig};" for n in names]
-    if loaded:   # the rows of a run-time lift (lift_miss.c reads them from the object it loads)
+    if loaded:  # the rows of a run-time lift (lift_miss.c reads them from the object it loads)
         lines.append('__attribute__((visibility("default"))) const NxEntry nx_lift_entries[] = {')
         lines += [f"  {{{a:#x}ull, {n}, {k}, 0}}," for a, (n, k) in sorted(rows.items())]
         lines.append("};")

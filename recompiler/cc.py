@@ -1,6 +1,7 @@
 """The C compiler: a system clang where present (``NXRECOMP_RECOMPILER_CC``, else ``clang``),
 else clang from the ``ziglang`` wheel, which works on a bare machine.  gcc is not used: it
 lacks ``musttail``, which tail calls in lifted code need so they do not grow the host stack."""
+
 from __future__ import annotations
 
 import shutil

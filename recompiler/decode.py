@@ -5,6 +5,7 @@ comments and by the tests that check our table against capstone's decoding of re
 The lifter works from our table's fields because capstone's alias forms (``mov``, ``cmp``,
 ``ubfx``...) would make each semantic rule depend on which alias capstone picked.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,8 +18,8 @@ from recompiler.isa import FORMS, Form
 class Insn:
     addr: int
     word: int
-    form: Form | None          # None: not in our table (lifted as a fatal "unimplemented")
-    f: dict                    # field values
+    form: Form | None  # None: not in our table (lifted as a fatal "unimplemented")
+    f: dict  # field values
 
     @property
     def name(self) -> str:
@@ -62,6 +63,7 @@ def disasm(word: int, addr: int) -> str:
     global _cs
     if _cs is None:
         import capstone
+
         _cs = capstone.Cs(capstone.CS_ARCH_ARM64, capstone.CS_MODE_ARM)
     for _a, _s, mn, ops in _cs.disasm_lite(word.to_bytes(4, "little"), addr):
         return f"{mn} {ops}".strip()

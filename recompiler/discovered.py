@@ -8,6 +8,7 @@ Format: text, one guest address a line (``0x`` hex), ``#`` starts a comment.  Th
 replaced whole (temporary file + rename, under an exclusive ``flock`` of ``.lock`` beside it,
 since several processes of one bundle may lift at once): a reader never sees half a list.
 """
+
 from __future__ import annotations
 
 import fcntl

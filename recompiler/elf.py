@@ -4,6 +4,7 @@ Written with ``struct`` rather than a library so that every field is checked and
 gets one ``NxError`` line naming the file, the field and its offset.  Nothing is relocated here
 (see ``recompiler/link.py``); addresses are the file's own (unrelocated) virtual addresses.
 """
+
 from __future__ import annotations
 
 import struct
@@ -19,8 +20,7 @@ PT_GNU_EH_FRAME, PT_GNU_STACK, PT_GNU_RELRO = 0x6474E550, 0x6474E551, 0x6474E552
 PF_X, PF_W, PF_R = 1, 2, 4
 SHT_SYMTAB, SHT_STRTAB, SHT_RELA, SHT_NOBITS, SHT_DYNSYM = 2, 3, 4, 8, 11
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 1, 2, 4
-STT_NAMES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE", 5: "COMMON", 6: "TLS",
-             10: "GNU_IFUNC"}
+STT_NAMES = {0: "NOTYPE", 1: "OBJECT", 2: "FUNC", 3: "SECTION", 4: "FILE", 5: "COMMON", 6: "TLS", 10: "GNU_IFUNC"}
 STB_NAMES = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK", 10: "GNU_UNIQUE"}
 SHN_UNDEF, SHN_ABS = 0, 0xFFF1
 
@@ -33,7 +33,13 @@ DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ = 32, 33
 DT_RELRSZ, DT_RELR, DT_RELRENT = 35, 36, 37
 R_AARCH64_RELATIVE = 1027
 DT_GNU_HASH, DT_VERSYM, DT_VERDEF, DT_VERDEFNUM, DT_VERNEED, DT_VERNEEDNUM = (
-    0x6FFFFEF5, 0x6FFFFFF0, 0x6FFFFFFC, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF)
+    0x6FFFFEF5,
+    0x6FFFFFF0,
+    0x6FFFFFFC,
+    0x6FFFFFFD,
+    0x6FFFFFFE,
+    0x6FFFFFFF,
+)
 DT_FLAGS_1 = 0x6FFFFFFB
 
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
@@ -47,18 +53,18 @@ _DYN = struct.Struct("<qQ")
 @dataclass
 class LoadSegment:
     """One PT_LOAD: ``data`` is the file's ``filesz`` bytes; the rest up to ``memsz`` is zero."""
+
     vaddr: int
     memsz: int
     filesz: int
     offset: int
-    flags: int          # PF_R | PF_W | PF_X
+    flags: int  # PF_R | PF_W | PF_X
     align: int
     data: bytes = field(repr=False)
 
     @property
     def prot(self) -> str:
-        return ("r" if self.flags & PF_R else "-") + ("w" if self.flags & PF_W else "-") + \
-               ("x" if self.flags & PF_X else "-")
+        return ("r" if self.flags & PF_R else "-") + ("w" if self.flags & PF_W else "-") + ("x" if self.flags & PF_X else "-")
 
 
 @dataclass
@@ -88,11 +94,11 @@ class Symbol:
     name: str
     value: int
     size: int
-    type: str           # STT_* name: FUNC, OBJECT, TLS, GNU_IFUNC, NOTYPE, ...
-    bind: str           # LOCAL, GLOBAL, WEAK, GNU_UNIQUE
-    shndx: int          # 0 = undefined, 0xfff1 = absolute
+    type: str  # STT_* name: FUNC, OBJECT, TLS, GNU_IFUNC, NOTYPE, ...
+    bind: str  # LOCAL, GLOBAL, WEAK, GNU_UNIQUE
+    shndx: int  # 0 = undefined, 0xfff1 = absolute
     visibility: int = 0
-    version: str = ""   # dynamic symbols: version name ("GLIBC_2.17"), "" if unversioned
+    version: str = ""  # dynamic symbols: version name ("GLIBC_2.17"), "" if unversioned
     hidden_version: bool = False  # a non-default version (name@VER, not name@@VER)
 
     @property
@@ -102,12 +108,12 @@ class Symbol:
 
 @dataclass
 class Reloc:
-    offset: int          # address of the place (unrelocated)
-    type: int            # R_AARCH64_*
-    sym: int             # index into the symbol table the relocation section names (0: none)
+    offset: int  # address of the place (unrelocated)
+    type: int  # R_AARCH64_*
+    sym: int  # index into the symbol table the relocation section names (0: none)
     sym_name: str
     addend: int
-    table: str           # where it came from: "rela", "jmprel", or a section name
+    table: str  # where it came from: "rela", "jmprel", or a section name
 
 
 @dataclass
@@ -146,21 +152,21 @@ class DynamicInfo:
 @dataclass
 class ElfModule:
     path: str
-    type: str                       # "EXEC" or "DYN"
+    type: str  # "EXEC" or "DYN"
     entry: int
     phoff: int
     phent: int
     phnum: int
-    phdr_vaddr: int | None          # where the program headers are in memory (AT_PHDR, unrelocated)
+    phdr_vaddr: int | None  # where the program headers are in memory (AT_PHDR, unrelocated)
     segments: list[LoadSegment]
     tls: TlsTemplate | None
     dynamic_vaddr: int | None
     interp: str | None
-    gnu_stack_flags: int | None     # PF_* of PT_GNU_STACK (None: no such header)
-    relro: tuple[int, int] | None   # (vaddr, memsz) of PT_GNU_RELRO
+    gnu_stack_flags: int | None  # PF_* of PT_GNU_STACK (None: no such header)
+    relro: tuple[int, int] | None  # (vaddr, memsz) of PT_GNU_RELRO
     sections: list[Section]
-    symbols: list[Symbol]           # .symtab (empty when stripped)
-    dynsyms: list[Symbol]           # the dynamic symbol table (index = relocation sym index)
+    symbols: list[Symbol]  # .symtab (empty when stripped)
+    dynsyms: list[Symbol]  # the dynamic symbol table (index = relocation sym index)
     dynamic: DynamicInfo | None
     relocs: list[Reloc]
     eh_frame: tuple[int, bytes] | None = field(default=None, repr=False)
@@ -170,7 +176,7 @@ class ElfModule:
 
     @property
     def name(self) -> str:
-        return (self.dynamic.soname if self.dynamic and self.dynamic.soname else Path(self.path).name)
+        return self.dynamic.soname if self.dynamic and self.dynamic.soname else Path(self.path).name
 
     @property
     def is_pic(self) -> bool:
@@ -181,7 +187,7 @@ class ElfModule:
         for s in self.segments:
             if s.vaddr <= vaddr and vaddr + size <= s.vaddr + s.memsz:
                 off = vaddr - s.vaddr
-                chunk = s.data[off:off + size]
+                chunk = s.data[off : off + size]
                 return chunk + bytes(size - len(chunk))
         raise NxError(f"address {vaddr:#x}+{size:#x} is not inside a PT_LOAD segment", path=self.path)
 
@@ -197,8 +203,7 @@ class _Reader:
 
     def check(self, off: int, size: int, fld: str) -> None:
         if off < 0 or size < 0 or off + size > len(self.data):
-            raise self.fail(fld, f"range {off:#x}+{size:#x} runs past the end of the file "
-                                 f"(size {len(self.data):#x})", off)
+            raise self.fail(fld, f"range {off:#x}+{size:#x} runs past the end of the file (size {len(self.data):#x})", off)
 
     def unpack(self, st: struct.Struct, off: int, fld: str) -> tuple:
         self.check(off, st.size, fld)
@@ -206,7 +211,7 @@ class _Reader:
 
     def bytes(self, off: int, size: int, fld: str) -> bytes:
         self.check(off, size, fld)
-        return self.data[off:off + size]
+        return self.data[off : off + size]
 
     def cstr(self, table: bytes, idx: int, fld: str) -> str:
         if idx >= len(table) and idx:
@@ -233,8 +238,22 @@ def parse_elf(data: bytes, path: str = "<memory>") -> ElfModule:
         raise r.fail("e_ident", "not an ELF file (no \\x7fELF magic)", 0)
     if len(data) < _EHDR.size:
         raise r.fail("e_ident", f"truncated ELF header ({len(data)} bytes, need {_EHDR.size})", 0)
-    ident, e_type, e_machine, e_version, e_entry, e_phoff, e_shoff, _flags, e_ehsize, e_phentsize, \
-        e_phnum, e_shentsize, e_shnum, e_shstrndx = _EHDR.unpack_from(data, 0)
+    (
+        ident,
+        e_type,
+        e_machine,
+        e_version,
+        e_entry,
+        e_phoff,
+        e_shoff,
+        _flags,
+        e_ehsize,
+        e_phentsize,
+        e_phnum,
+        e_shentsize,
+        e_shnum,
+        e_shstrndx,
+    ) = _EHDR.unpack_from(data, 0)
     if ident[4] != 2:
         raise r.fail("e_ident[EI_CLASS]", f"class {ident[4]} is not ELFCLASS64", 4)
     if ident[5] != 1:
@@ -263,16 +282,18 @@ def parse_elf(data: bytes, path: str = "<memory>") -> ElfModule:
             if p_vaddr + p_memsz >= 1 << 48:
                 raise r.fail(f"{fld}.p_vaddr", f"segment {p_vaddr:#x}+{p_memsz:#x} is above 2^48", off)
             if p_align > 1 and (p_vaddr - p_offset) % p_align:
-                raise r.fail(f"{fld}.p_align", f"vaddr {p_vaddr:#x} and offset {p_offset:#x} disagree "
-                                               f"modulo align {p_align:#x}", off)
-            segments.append(LoadSegment(p_vaddr, p_memsz, p_filesz, p_offset, p_flags, p_align,
-                                        data[p_offset:p_offset + p_filesz]))
+                raise r.fail(
+                    f"{fld}.p_align", f"vaddr {p_vaddr:#x} and offset {p_offset:#x} disagree modulo align {p_align:#x}", off
+                )
+            segments.append(
+                LoadSegment(p_vaddr, p_memsz, p_filesz, p_offset, p_flags, p_align, data[p_offset : p_offset + p_filesz])
+            )
         elif p_type == PT_TLS:
-            tls = TlsTemplate(p_vaddr, p_filesz, p_memsz, max(p_align, 1), data[p_offset:p_offset + p_filesz])
+            tls = TlsTemplate(p_vaddr, p_filesz, p_memsz, max(p_align, 1), data[p_offset : p_offset + p_filesz])
         elif p_type == PT_DYNAMIC:
             dyn_v = (p_vaddr, p_offset, p_filesz)
         elif p_type == PT_INTERP:
-            interp = data[p_offset:p_offset + p_filesz].split(b"\0")[0].decode("utf-8", "replace")
+            interp = data[p_offset : p_offset + p_filesz].split(b"\0")[0].decode("utf-8", "replace")
         elif p_type == PT_GNU_STACK:
             stack = p_flags
         elif p_type == PT_GNU_RELRO:
@@ -295,11 +316,26 @@ def parse_elf(data: bytes, path: str = "<memory>") -> ElfModule:
                 phdr_v = s.vaddr + (e_phoff - s.offset)
                 break
 
-    mod = ElfModule(path=path, type="EXEC" if e_type == ET_EXEC else "DYN", entry=e_entry,
-                    phoff=e_phoff, phent=e_phentsize, phnum=e_phnum, phdr_vaddr=phdr_v,
-                    segments=segments, tls=tls, dynamic_vaddr=dyn_v[0] if dyn_v else None,
-                    interp=interp, gnu_stack_flags=stack, relro=relro, sections=[], symbols=[],
-                    dynsyms=[], dynamic=None, relocs=[])
+    mod = ElfModule(
+        path=path,
+        type="EXEC" if e_type == ET_EXEC else "DYN",
+        entry=e_entry,
+        phoff=e_phoff,
+        phent=e_phentsize,
+        phnum=e_phnum,
+        phdr_vaddr=phdr_v,
+        segments=segments,
+        tls=tls,
+        dynamic_vaddr=dyn_v[0] if dyn_v else None,
+        interp=interp,
+        gnu_stack_flags=stack,
+        relro=relro,
+        sections=[],
+        symbols=[],
+        dynsyms=[],
+        dynamic=None,
+        relocs=[],
+    )
     _read_sections(r, mod, e_shoff, e_shnum, e_shentsize, e_shstrndx)
     if dyn_v:
         _read_dynamic(r, mod, dyn_v)
@@ -329,19 +365,18 @@ def _read_sections(r: _Reader, mod: ElfModule, shoff: int, shnum: int, shentsize
     for i, (nm, typ, flg, addr, off, size, link, info, _al, ent) in enumerate(raw):
         if typ != SHT_NOBITS and typ != 0:
             r.check(off, size, f"shdr[{i}].sh_offset/sh_size")
-        mod.sections.append(Section(r.cstr(names, nm, f"shdr[{i}].sh_name"), typ, flg, addr, off, size,
-                                    ent, link, info))
+        mod.sections.append(Section(r.cstr(names, nm, f"shdr[{i}].sh_name"), typ, flg, addr, off, size, ent, link, info))
     for i, s in enumerate(mod.sections):
         if s.type == SHT_SYMTAB:
             mod.symbols = _symbols(r, mod, i, f"section {s.name}")
     byname = {s.name: s for s in mod.sections}
-    for nm, attr in ((".eh_frame", "eh_frame"), (".eh_frame_hdr", "eh_frame_hdr"),
-                     (".gcc_except_table", "gcc_except_table")):
+    for nm, attr in ((".eh_frame", "eh_frame"), (".eh_frame_hdr", "eh_frame_hdr"), (".gcc_except_table", "gcc_except_table")):
         s = byname.get(nm)
         if s and s.flags & SHF_ALLOC and s.type != SHT_NOBITS:
-            setattr(mod, attr, (s.addr, r.data[s.offset:s.offset + s.size]))
-    mod.text_ranges = sorted((s.addr, s.addr + s.size) for s in mod.sections
-                             if s.flags & SHF_ALLOC and s.flags & SHF_EXECINSTR and s.size)
+            setattr(mod, attr, (s.addr, r.data[s.offset : s.offset + s.size]))
+    mod.text_ranges = sorted(
+        (s.addr, s.addr + s.size) for s in mod.sections if s.flags & SHF_ALLOC and s.flags & SHF_EXECINSTR and s.size
+    )
 
 
 def _symbols(r: _Reader, mod: ElfModule, idx: int, fld: str) -> list[Symbol]:
@@ -351,32 +386,55 @@ def _symbols(r: _Reader, mod: ElfModule, idx: int, fld: str) -> list[Symbol]:
     if s.link >= len(mod.sections):
         raise r.fail(f"{fld}.sh_link", f"string table index {s.link} out of range")
     st = mod.sections[s.link]
-    strtab = r.data[st.offset:st.offset + st.size]
-    return _parse_syms(r, r.data[s.offset:s.offset + s.size - s.size % _SYM.size], strtab, fld)
+    strtab = r.data[st.offset : st.offset + st.size]
+    return _parse_syms(r, r.data[s.offset : s.offset + s.size - s.size % _SYM.size], strtab, fld)
 
 
 def _parse_syms(r: _Reader, raw: bytes, strtab: bytes, fld: str) -> list[Symbol]:
     out = []
     for i, (nm, info, other, shndx, value, size) in enumerate(_SYM.iter_unpack(raw)):
-        out.append(Symbol(r.cstr(strtab, nm, f"{fld}[{i}].st_name"), value, size,
-                          STT_NAMES.get(info & 15, str(info & 15)), STB_NAMES.get(info >> 4, str(info >> 4)),
-                          shndx, other & 3))
+        out.append(
+            Symbol(
+                r.cstr(strtab, nm, f"{fld}[{i}].st_name"),
+                value,
+                size,
+                STT_NAMES.get(info & 15, str(info & 15)),
+                STB_NAMES.get(info >> 4, str(info >> 4)),
+                shndx,
+                other & 3,
+            )
+        )
     return out
 
 
 def _read_dynamic(r: _Reader, mod: ElfModule, dyn_v: tuple[int, int, int]) -> None:
     _v, off, size = dyn_v
     d = DynamicInfo()
-    for i, (tag, val) in enumerate(_DYN.iter_unpack(r.data[off:off + size - size % 16])):
+    for i, (tag, val) in enumerate(_DYN.iter_unpack(r.data[off : off + size - size % 16])):
         if tag == DT_NULL:
             break
         d.tags.append((tag, val))
-    simple = {DT_RELA: "rela", DT_RELASZ: "relasz", DT_RELAENT: "relaent", DT_JMPREL: "jmprel",
-              DT_PLTRELSZ: "pltrelsz", DT_PLTREL: "pltrel", DT_INIT: "init", DT_FINI: "fini",
-              DT_INIT_ARRAY: "init_array", DT_INIT_ARRAYSZ: "init_arraysz", DT_FINI_ARRAY: "fini_array",
-              DT_FINI_ARRAYSZ: "fini_arraysz", DT_PREINIT_ARRAY: "preinit_array",
-              DT_PREINIT_ARRAYSZ: "preinit_arraysz", DT_SYMTAB: "symtab", DT_STRTAB: "strtab",
-              DT_STRSZ: "strsz", DT_FLAGS: "flags", DT_FLAGS_1: "flags_1"}
+    simple = {
+        DT_RELA: "rela",
+        DT_RELASZ: "relasz",
+        DT_RELAENT: "relaent",
+        DT_JMPREL: "jmprel",
+        DT_PLTRELSZ: "pltrelsz",
+        DT_PLTREL: "pltrel",
+        DT_INIT: "init",
+        DT_FINI: "fini",
+        DT_INIT_ARRAY: "init_array",
+        DT_INIT_ARRAYSZ: "init_arraysz",
+        DT_FINI_ARRAY: "fini_array",
+        DT_FINI_ARRAYSZ: "fini_arraysz",
+        DT_PREINIT_ARRAY: "preinit_array",
+        DT_PREINIT_ARRAYSZ: "preinit_arraysz",
+        DT_SYMTAB: "symtab",
+        DT_STRTAB: "strtab",
+        DT_STRSZ: "strsz",
+        DT_FLAGS: "flags",
+        DT_FLAGS_1: "flags_1",
+    }
     for tag, val in d.tags:
         if tag in simple:
             setattr(d, simple[tag], val)
@@ -387,7 +445,7 @@ def _read_dynamic(r: _Reader, mod: ElfModule, dyn_v: tuple[int, int, int]) -> No
     if d.strtab:
         if not d.strsz:
             raise r.fail("DT_STRSZ", "DT_STRTAB without DT_STRSZ")
-        strtab = r.data[(o := _vaddr_to_off(r, mod, d.strtab, d.strsz, "DT_STRTAB")):o + d.strsz]
+        strtab = r.data[(o := _vaddr_to_off(r, mod, d.strtab, d.strsz, "DT_STRTAB")) : o + d.strsz]
     for tag, val in d.tags:
         if tag == DT_NEEDED:
             d.needed.append(r.cstr(strtab, val, "DT_NEEDED"))
@@ -398,7 +456,7 @@ def _read_dynamic(r: _Reader, mod: ElfModule, dyn_v: tuple[int, int, int]) -> No
     if d.symtab:
         n = _dynsym_count(r, mod, d)
         off = _vaddr_to_off(r, mod, d.symtab, n * _SYM.size, "DT_SYMTAB")
-        mod.dynsyms = _parse_syms(r, r.data[off:off + n * _SYM.size], strtab, "DT_SYMTAB")
+        mod.dynsyms = _parse_syms(r, r.data[off : off + n * _SYM.size], strtab, "DT_SYMTAB")
         _read_versions(r, mod, d, strtab)
     for tag_addr, sz, name in ((d.rela, d.relasz, "rela"), (d.jmprel, d.pltrelsz, "jmprel")):
         if not tag_addr or not sz:
@@ -408,10 +466,9 @@ def _read_dynamic(r: _Reader, mod: ElfModule, dyn_v: tuple[int, int, int]) -> No
         if name == "rela" and d.relaent != _RELA.size:
             raise r.fail("DT_RELAENT", f"relocation entry size {d.relaent} is not {_RELA.size}")
         if sz % _RELA.size:
-            raise r.fail("DT_RELASZ" if name == "rela" else "DT_PLTRELSZ",
-                         f"size {sz:#x} is not a multiple of {_RELA.size}")
+            raise r.fail("DT_RELASZ" if name == "rela" else "DT_PLTRELSZ", f"size {sz:#x} is not a multiple of {_RELA.size}")
         off = _vaddr_to_off(r, mod, tag_addr, sz, "DT_RELA" if name == "rela" else "DT_JMPREL")
-        mod.relocs.extend(_parse_relocs(r, r.data[off:off + sz], mod.dynsyms, name))
+        mod.relocs.extend(_parse_relocs(r, r.data[off : off + sz], mod.dynsyms, name))
     relr, relrsz = d.get(DT_RELR), d.get(DT_RELRSZ) or 0
     if relr and relrsz:
         if relrsz % 8:
@@ -539,7 +596,7 @@ def _read_static_relocs(r: _Reader, mod: ElfModule) -> None:
             syms = mod.dynsyms
             if s.link and s.link < len(mod.sections) and mod.sections[s.link].type in (SHT_SYMTAB, SHT_DYNSYM):
                 syms = _symbols(r, mod, s.link, f"section {mod.sections[s.link].name}")
-            mod.relocs.extend(_parse_relocs(r, r.data[s.offset:s.offset + s.size], syms, s.name))
+            mod.relocs.extend(_parse_relocs(r, r.data[s.offset : s.offset + s.size], syms, s.name))
 
 
 def _find_unwind(r: _Reader, mod: ElfModule, ehf: tuple[int, int, int] | None) -> None:
@@ -550,7 +607,7 @@ def _find_unwind(r: _Reader, mod: ElfModule, ehf: tuple[int, int, int] | None) -
     if ehf is None or mod.eh_frame is not None:
         return
     vaddr, off, size = ehf
-    mod.eh_frame_hdr = (vaddr, r.data[off:off + size])
+    mod.eh_frame_hdr = (vaddr, r.data[off : off + size])
     if size < 8 or r.data[off] != 1:
         return
     enc = r.data[off + 1]
@@ -566,5 +623,5 @@ def _find_unwind(r: _Reader, mod: ElfModule, ehf: tuple[int, int, int] | None) -
                 if ln == 0 or ln == 0xFFFFFFFF:
                     break
                 end += 4 + ln
-            mod.eh_frame = (target, s.data[pos:min(end, len(s.data))])
+            mod.eh_frame = (target, s.data[pos : min(end, len(s.data))])
             return

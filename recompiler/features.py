@@ -5,6 +5,7 @@ A program picks code paths by AT_HWCAP/AT_HWCAP2 (glibc's IFUNCs, libgcc's outli
 musl's and zstd's feature checks) and by the ID registers: every bit we claim must be lifted
 exactly, and every feature we lift exactly may be claimed so programs take their fast paths.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,9 +20,9 @@ _ROW = re.compile(r'F\((\w+),\s*(\d+),\s*(\d+),\s*(\w+),\s*(\d+),\s*(\d+),\s*"([
 @dataclass(frozen=True)
 class Feature:
     name: str
-    hwcap_word: int          # 1: AT_HWCAP, 2: AT_HWCAP2, 0: not an HWCAP bit
+    hwcap_word: int  # 1: AT_HWCAP, 2: AT_HWCAP2, 0: not an HWCAP bit
     bit: int
-    id_reg: str              # ISAR0, ISAR1, PFR0 or NONE
+    id_reg: str  # ISAR0, ISAR1, PFR0 or NONE
     shift: int
     value: int
     classes: tuple[str, ...]  # Unicorn differential-test classes that prove it
@@ -30,9 +31,10 @@ class Feature:
 @lru_cache(maxsize=1)
 def features() -> tuple[Feature, ...]:
     text = TABLE.read_text()
-    body = text[text.index("#define NX_CPU_FEATURES(F)"):]
-    rows = tuple(Feature(m[1], int(m[2]), int(m[3]), m[4], int(m[5]), int(m[6]), tuple(m[7].split()))
-                 for m in _ROW.finditer(body))
+    body = text[text.index("#define NX_CPU_FEATURES(F)") :]
+    rows = tuple(
+        Feature(m[1], int(m[2]), int(m[3]), m[4], int(m[5]), int(m[6]), tuple(m[7].split())) for m in _ROW.finditer(body)
+    )
     if not rows:
         raise RuntimeError(f"{TABLE}: no F(...) rows in NX_CPU_FEATURES")
     return rows

@@ -24,6 +24,7 @@ Inputs and who relocates a module: ``recompiler/formats/program.py`` (``load_pro
 ``self_relocating``).  A self-relocating module (homebrew) keeps its stored bytes: its crt0
 relocates it; its relocations only seed the analysis and its initialisers are its crt0's.
 """
+
 from __future__ import annotations
 
 import logging
@@ -49,7 +50,7 @@ PAGE = 0x1000
 CODE_REGION_START = {0: 0x200000, 1: 0x8000000, 2: 0x200000, 3: 0x8000000}
 R_NONE, R_ABS64, R_GLOB_DAT, R_JUMP_SLOT, R_RELATIVE = 0, 257, 1025, 1026, 1027
 STT_FUNC, STT_TLS, STT_GNU_IFUNC = 2, 6, 10
-HOST_SLOT = 16              # bytes per host-import slot (the address is what matters)
+HOST_SLOT = 16  # bytes per host-import slot (the address is what matters)
 STB_LOCAL, STB_WEAK = 0, 2
 SHN_ABS = 0xFFF1
 _U64 = struct.Struct("<Q")
@@ -58,12 +59,13 @@ _U64 = struct.Struct("<Q")
 @dataclass
 class PlacedModule:
     """One NSO at its base address, with a writable copy of its memory (image + .bss)."""
+
     name: str
     nso: NsoModule | NroModule
     base: int
-    size: int            # page-rounded memory size
+    size: int  # page-rounded memory size
     mem: bytearray
-    self_relocating: bool = False     # its crt0 applies its relocations (see the module docstring)
+    self_relocating: bool = False  # its crt0 applies its relocations (see the module docstring)
 
     @property
     def path(self) -> str:
@@ -82,21 +84,27 @@ def layout(exefs: ExeFs, base: int | None = None) -> list[PlacedModule]:
     code region's start, or from ``base`` (code a loader mapped there at run time)."""
     npdm = exefs.npdm
     if npdm is None:
-        raise NxError("an ExeFS needs main.npdm (it names the address space and the main thread)",
-                      path=f"{exefs.path}/main.npdm")
+        raise NxError("an ExeFS needs main.npdm (it names the address space and the main thread)", path=f"{exefs.path}/main.npdm")
     if not npdm.is_64bit:
-        raise NxError("32-bit programs are not supported (the recompiler lifts AArch64 only)",
-                      path=npdm.path, field="META.Flags.Is64BitInstruction", offset=0xC)
+        raise NxError(
+            "32-bit programs are not supported (the recompiler lifts AArch64 only)",
+            path=npdm.path,
+            field="META.Flags.Is64BitInstruction",
+            offset=0xC,
+        )
     limit = 1 << ADDRESS_SPACE_BITS[npdm.address_space]
     addr = CODE_REGION_START[npdm.address_space] if base is None else base
     placed = []
     for name, nso in exefs.modules:
         size = _align(nso.module.memory_size, PAGE)
         if addr + size > limit:
-            raise NxError(f"module {name} would end at {addr + size:#x}, past the {npdm.address_space_name} "
-                          f"address space ({limit:#x})", path=nso.path, field="Size")
+            raise NxError(
+                f"module {name} would end at {addr + size:#x}, past the {npdm.address_space_name} address space ({limit:#x})",
+                path=nso.path,
+                field="Size",
+            )
         mem = bytearray(nso.module.memory_size)
-        mem[:len(nso.image)] = nso.image
+        mem[: len(nso.image)] = nso.image
         placed.append(PlacedModule(name, nso, addr, size, mem, self_relocating(exefs, nso)))
         addr += size
     return placed
@@ -115,10 +123,11 @@ def _exports(placed: list[PlacedModule]) -> dict[str, tuple[PlacedModule, Symbol
 @dataclass
 class HostImports:
     """The host-import region: one slot per function name no module defines."""
+
     base: int
     limit: int
     slots: dict[str, int]
-    called: set[str]        # names some module calls through a JUMP_SLOT: surely functions
+    called: set[str]  # names some module calls through a JUMP_SLOT: surely functions
 
     def slot(self, name: str) -> int | None:
         a = self.slots.get(name)
@@ -144,22 +153,34 @@ def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], ho
         if r.type == R_NONE:
             continue
         if not 0 <= r.offset <= len(p.mem) - 8:
-            raise NxError(f"{where}: place {r.offset:#x} is outside the module (size {len(p.mem):#x})",
-                          path=p.path, field="r_offset", offset=r.offset)
+            raise NxError(
+                f"{where}: place {r.offset:#x} is outside the module (size {len(p.mem):#x})",
+                path=p.path,
+                field="r_offset",
+                offset=r.offset,
+            )
         implicit = _U64.unpack_from(p.mem, r.offset)[0]
         addend = r.addend if r.addend is not None else implicit
         if r.type == R_RELATIVE:
             value = p.base + addend
         elif r.type in (R_ABS64, R_GLOB_DAT, R_JUMP_SLOT):
             if r.type != R_ABS64 and r.addend is None:
-                addend = 0   # REL GLOB_DAT/JUMP_SLOT: the word is the lazy-binding stub, not an addend
+                addend = 0  # REL GLOB_DAT/JUMP_SLOT: the word is the lazy-binding stub, not an addend
             if not 0 < r.symbol < len(syms):
-                raise NxError(f"{where}: symbol index {r.symbol} is out of range ({len(syms)} symbols)",
-                              path=p.path, field="r_info", offset=r.offset)
+                raise NxError(
+                    f"{where}: symbol index {r.symbol} is out of range ({len(syms)} symbols)",
+                    path=p.path,
+                    field="r_info",
+                    offset=r.offset,
+                )
             sym = syms[r.symbol]
             if sym.type in (STT_TLS, STT_GNU_IFUNC):
-                raise NxError(f"{where}: symbol {sym.name} of type {sym.type_name} is not supported",
-                              path=p.path, field="r_info", offset=r.offset)
+                raise NxError(
+                    f"{where}: symbol {sym.name} of type {sym.type_name} is not supported",
+                    path=p.path,
+                    field="r_info",
+                    offset=r.offset,
+                )
             if sym.defined and sym.binding == STB_LOCAL:
                 hit: tuple[PlacedModule, Symbol] | None = (p, sym)
             else:
@@ -170,19 +191,25 @@ def _relocate(p: PlacedModule, scope: dict[str, tuple[PlacedModule, Symbol]], ho
                 elif r.type == R_JUMP_SLOT or sym.type == STT_FUNC or sym.name in host.called:
                     slot = host.slot(sym.name)
                     if slot is None:
-                        raise NxError(f"{where}: no room for host import {sym.name!r} past the last module "
-                                      f"(address space ends at {host.limit:#x})", path=p.path, field="r_info",
-                                      offset=r.offset)
+                        raise NxError(
+                            f"{where}: no room for host import {sym.name!r} past the last module "
+                            f"(address space ends at {host.limit:#x})",
+                            path=p.path,
+                            field="r_info",
+                            offset=r.offset,
+                        )
                     value = slot + addend
                 else:
-                    raise NxError(f"{where}: undefined data symbol {sym.name!r} (no module exports it, "
-                                  "and the host serves only functions)", path=p.path, field="r_info",
-                                  offset=r.offset)
+                    raise NxError(
+                        f"{where}: undefined data symbol {sym.name!r} (no module exports it, and the host serves only functions)",
+                        path=p.path,
+                        field="r_info",
+                        offset=r.offset,
+                    )
             else:
                 value = hit[0].sym_addr(hit[1]) + addend
         else:
-            raise NxError(f"{where}: unsupported relocation type {r.type}", path=p.path, field="r_info",
-                          offset=r.offset)
+            raise NxError(f"{where}: unsupported relocation type {r.type}", path=p.path, field="r_info", offset=r.offset)
         _U64.pack_into(p.mem, r.offset, value & 0xFFFFFFFFFFFFFFFF)
 
 
@@ -219,7 +246,7 @@ def _eh_frame(p: PlacedModule) -> tuple[int, bytes] | None:
         return None
     for s in p.nso.segments:
         if s.mem_offset <= off < s.mem_offset + s.size:
-            return p.base + off, bytes(p.mem[off:s.mem_offset + s.size])
+            return p.base + off, bytes(p.mem[off : s.mem_offset + s.size])
     return None
 
 
@@ -230,17 +257,28 @@ def link_exefs(exefs: ExeFs, base: int | None = None) -> tuple[LinkedImage, Host
     if any(p.name == "rtld" for p in placed):
         log.info("rtld dropped: the host links the modules")
     scope = _exports(live)
-    assert exefs.npdm is not None     # layout() checked it
-    called = {p.nso.dynamic.symbols[r.symbol].name for p in live if p.nso.dynamic is not None
-              for r in p.nso.dynamic.relocations
-              if r.type == R_JUMP_SLOT and 0 < r.symbol < len(p.nso.dynamic.symbols)}
-    host = HostImports(base=placed[-1].base + placed[-1].size,
-                       limit=1 << ADDRESS_SPACE_BITS[exefs.npdm.address_space], slots={}, called=called)
+    assert exefs.npdm is not None  # layout() checked it
+    called = {
+        p.nso.dynamic.symbols[r.symbol].name
+        for p in live
+        if p.nso.dynamic is not None
+        for r in p.nso.dynamic.relocations
+        if r.type == R_JUMP_SLOT and 0 < r.symbol < len(p.nso.dynamic.symbols)
+    }
+    host = HostImports(
+        base=placed[-1].base + placed[-1].size, limit=1 << ADDRESS_SPACE_BITS[exefs.npdm.address_space], slots={}, called=called
+    )
     for p in live:
         if p.self_relocating:
-            log.info("%s relocates itself (no rtld; %s): its bytes are kept as its crt0 expects", p.name,
-                     "NRO" if isinstance(p.nso, NroModule) else
-                     "libnx MOD0 mark" if p.nso.mod0 is not None and p.nso.mod0.homebrew else "its only module")
+            log.info(
+                "%s relocates itself (no rtld; %s): its bytes are kept as its crt0 expects",
+                p.name,
+                "NRO"
+                if isinstance(p.nso, NroModule)
+                else "libnx MOD0 mark"
+                if p.nso.mod0 is not None and p.nso.mod0.homebrew
+                else "its only module",
+            )
         else:
             _relocate(p, scope, host)
     segments: list[Segment] = []
@@ -250,26 +288,28 @@ def link_exefs(exefs: ExeFs, base: int | None = None) -> tuple[LinkedImage, Host
     for p in live:
         text, ro, data = p.nso.segments
         text_range = (p.base + text.mem_offset, p.base + text.mem_offset + text.size)
-        bss_tail = bytes(p.mem[data.mem_offset + data.size:]).rstrip(b"\0")
-        for seg, prot, extra, blob in ((text, "r-x", 0, None), (ro, "r--", 0, None),
-                                       (data, "rw-", p.nso.bss_size, bss_tail)):
-            body = bytes(p.mem[seg.mem_offset:seg.mem_offset + seg.size]) + (blob or b"")
+        bss_tail = bytes(p.mem[data.mem_offset + data.size :]).rstrip(b"\0")
+        for seg, prot, extra, blob in ((text, "r-x", 0, None), (ro, "r--", 0, None), (data, "rw-", p.nso.bss_size, bss_tail)):
+            body = bytes(p.mem[seg.mem_offset : seg.mem_offset + seg.size]) + (blob or b"")
             if seg.size + extra:
                 segments.append(Segment(p.base + seg.mem_offset, seg.size + extra, body, prot, p.name))
         info = ModuleInfo(p.name, p.base, p.path, text_ranges=[text_range])
         dyn = p.nso.dynamic
         if p.self_relocating:
             # the crt0 runs its own initialisers; what its relocations will write seeds the analysis
-            hints.update(v for v in _relative_values(p)
-                         if any(q.base <= v < q.base + q.nso.segments[0].size for q in live))
+            hints.update(v for v in _relative_values(p) if any(q.base <= v < q.base + q.nso.segments[0].size for q in live))
         elif dyn is not None:
             for kind in ("INIT_ARRAY", "FINI_ARRAY"):
                 arr = dyn.array(kind)
                 if arr and arr[1]:
                     off, size = arr
                     if not 0 <= off <= off + size <= len(p.mem):
-                        raise NxError(f"DT_{kind} [{off:#x}, {off + size:#x}) is outside the module",
-                                      path=p.path, field=f"DT_{kind}", offset=off)
+                        raise NxError(
+                            f"DT_{kind} [{off:#x}, {off + size:#x}) is outside the module",
+                            path=p.path,
+                            field=f"DT_{kind}",
+                            offset=off,
+                        )
                     vals = [_U64.unpack_from(p.mem, off + 8 * i)[0] for i in range(size // 8)]
                     setattr(info, kind.lower(), [v for v in vals if v not in (0, 0xFFFFFFFFFFFFFFFF)])
             for kind in ("INIT", "FINI"):
@@ -298,18 +338,32 @@ def link_exefs(exefs: ExeFs, base: int | None = None) -> tuple[LinkedImage, Host
     symbols.setdefault(entry, "main:_start")
     for name, addr in host.slots.items():
         symbols[addr] = name
-    return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=modules,
-                       symbols=symbols, func_hints=hints, tls=None, phdr=0, phent=0, phnum=0,
-                       brk_start=0, static=False, unresolved=sorted(host.slots)), host
+    return LinkedImage(
+        segments=sorted(segments, key=lambda s: s.vaddr),
+        entry=entry,
+        modules=modules,
+        symbols=symbols,
+        func_hints=hints,
+        tls=None,
+        phdr=0,
+        phent=0,
+        phnum=0,
+        brk_start=0,
+        static=False,
+        unresolved=sorted(host.slots),
+    ), host
 
 
 def process_info(npdm: Npdm) -> dict:
     """What the kernel needs from main.npdm, in manifest form."""
     caps = npdm.aci0.access.kernel
     return {
-        "name": npdm.name, "program_id": npdm.aci0.program_id, "address_space": npdm.address_space,
+        "name": npdm.name,
+        "program_id": npdm.aci0.program_id,
+        "address_space": npdm.address_space,
         "address_space_bits": ADDRESS_SPACE_BITS[npdm.address_space],
-        "main_thread_priority": npdm.main_thread_priority, "main_thread_core": npdm.main_thread_core,
+        "main_thread_priority": npdm.main_thread_priority,
+        "main_thread_core": npdm.main_thread_core,
         "main_thread_stack_size": npdm.main_thread_stack_size,
         "system_resource_size": npdm.system_resource_size,
         # ThreadInfo capability; a program without one may use only what its main thread uses
@@ -323,23 +377,34 @@ def process_info(npdm: Npdm) -> dict:
 def _check_npdm(npdm: Npdm) -> None:
     info = process_info(npdm)
     if not info["highest_priority"] <= npdm.main_thread_priority <= info["lowest_priority"]:
-        raise NxError(f"main thread priority {npdm.main_thread_priority} is outside the ThreadInfo capability "
-                      f"({info['highest_priority']}..{info['lowest_priority']})", path=npdm.path,
-                      field="META.MainThreadPriority", offset=0xE)
+        raise NxError(
+            f"main thread priority {npdm.main_thread_priority} is outside the ThreadInfo capability "
+            f"({info['highest_priority']}..{info['lowest_priority']})",
+            path=npdm.path,
+            field="META.MainThreadPriority",
+            offset=0xE,
+        )
     if not info["min_core"] <= npdm.main_thread_core <= info["max_core"]:
-        raise NxError(f"main thread core {npdm.main_thread_core} is outside the ThreadInfo capability "
-                      f"({info['min_core']}..{info['max_core']})", path=npdm.path,
-                      field="META.MainThreadCoreNumber", offset=0xF)
+        raise NxError(
+            f"main thread core {npdm.main_thread_core} is outside the ThreadInfo capability "
+            f"({info['min_core']}..{info['max_core']})",
+            path=npdm.path,
+            field="META.MainThreadCoreNumber",
+            offset=0xF,
+        )
     if npdm.main_thread_stack_size == 0 or npdm.main_thread_stack_size % PAGE:
-        raise NxError(f"main thread stack size {npdm.main_thread_stack_size:#x} is not a non-zero multiple "
-                      "of the page size", path=npdm.path, field="META.MainThreadStackSize", offset=0x1C)
+        raise NxError(
+            f"main thread stack size {npdm.main_thread_stack_size:#x} is not a non-zero multiple of the page size",
+            path=npdm.path,
+            field="META.MainThreadStackSize",
+            offset=0x1C,
+        )
 
 
 GPU_GENERATIONS = ("switch1", "switch2")
 
 
-def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Path | None = None,
-                    gpu: str = "switch1") -> dict:
+def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Path | None = None, gpu: str = "switch1") -> dict:
     """load → link → analyse → build a program (any input of ``load_program``) into a bundle
     folder; returns the manifest.  ``gpu`` names the console the game was built for (its
     texture layout; manifest ``gpu``).  An NRO's own RomFS is written to ``romfs.bin`` in the
@@ -351,10 +416,10 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     src = Path(exefs_path)
     if gpu not in GPU_GENERATIONS:
         raise NxError(f"gpu {gpu!r} is not one of {', '.join(GPU_GENERATIONS)}")
-    program = load_program(src)     # bad input fails here or in the link, before anything is written
+    program = load_program(src)  # bad input fails here or in the link, before anything is written
     exefs = program.exefs
     image, host = link_exefs(exefs)
-    assert exefs.npdm is not None   # link_exefs checked it
+    assert exefs.npdm is not None  # link_exefs checked it
     _check_npdm(exefs.npdm)
     romfs_ref = None
     if romfs is not None:
@@ -367,21 +432,39 @@ def recompile_exefs(exefs_path: str | Path, out_dir: str | Path, romfs: str | Pa
     if romfs_ref is None and program.nro is not None and program.nro.assets and program.nro.assets.romfs.size:
         romfs_ref = str(_write_nro_romfs(program.nro, out).resolve())
     t_link = time.monotonic()
-    extra = discovered_entries(out)      # lifted at run time before: lifted statically now
+    extra = discovered_entries(out)  # lifted at run time before: lifted statically now
     analysed = analyse_image(image, extra)
     t_an = time.monotonic()
     stats = build(analysed, out, personality="horizon")
     note_discovered(analysed, extra, out, stats)
-    if analysed.stats is not None:   # what analysis found (the manifest's stats.analysis)
+    if analysed.stats is not None:  # what analysis found (the manifest's stats.analysis)
         stats["analysis"] = analysed.stats.to_json()
     t_build = time.monotonic()
-    return write_manifest(out, "horizon", image, analysed, stats, (t0, t_link, t_an, t_build), src,
-                          input=program.kind, homebrew=homebrew_info(program),
-                          exefs=str(src.resolve()), romfs=romfs_ref, gpu=gpu, process=process_info(exefs.npdm),
-                          modules=[{"name": m.name, "base": m.base,
-                                    "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
-                                    "build_id": dict(exefs.modules)[m.name].build_id.hex()} for m in image.modules],
-                          host_imports={"base": host.base, "size": host.size, "slots": host.slots})
+    return write_manifest(
+        out,
+        "horizon",
+        image,
+        analysed,
+        stats,
+        (t0, t_link, t_an, t_build),
+        src,
+        input=program.kind,
+        homebrew=homebrew_info(program),
+        exefs=str(src.resolve()),
+        romfs=romfs_ref,
+        gpu=gpu,
+        process=process_info(exefs.npdm),
+        modules=[
+            {
+                "name": m.name,
+                "base": m.base,
+                "size": _align(dict(exefs.modules)[m.name].module.memory_size, PAGE),
+                "build_id": dict(exefs.modules)[m.name].build_id.hex(),
+            }
+            for m in image.modules
+        ],
+        host_imports={"base": host.base, "size": host.size, "slots": host.slots},
+    )
 
 
 def _write_nro_romfs(nro: NroModule, out: Path) -> Path:
@@ -392,8 +475,7 @@ def _write_nro_romfs(nro: NroModule, out: Path) -> Path:
         f.seek(rng.offset)
         data = f.read(rng.size)
     if len(data) != rng.size:
-        raise NxError(f"ASET RomFS {rng.offset:#x}+{rng.size:#x} runs past the file", path=nro.path,
-                      field="ASET.romfs")
+        raise NxError(f"ASET RomFS {rng.offset:#x}+{rng.size:#x} runs past the file", path=nro.path, field="ASET.romfs")
     dst = out / "romfs.bin"
     tmp = out / "romfs.bin.tmp"
     tmp.write_bytes(data)
@@ -405,8 +487,10 @@ def homebrew_info(program: Program) -> dict:
     """Manifest ``homebrew``: how the main thread starts (``abi``: "nro", "nso" or null), which
     modules relocate themselves, whether main.npdm was the default, the NACP title."""
     nacp = program.nro.assets.nacp_info if program.nro is not None and program.nro.assets else None
-    return {"abi": program.homebrew_abi,
-            "self_relocating": [n for n, m in program.exefs.modules if self_relocating(program.exefs, m)],
-            "npdm_default": program.npdm_default,
-            "title": nacp.name if nacp is not None else None,
-            "version": nacp.display_version if nacp is not None else None}
+    return {
+        "abi": program.homebrew_abi,
+        "self_relocating": [n for n, m in program.exefs.modules if self_relocating(program.exefs, m)],
+        "npdm_default": program.npdm_default,
+        "title": nacp.name if nacp is not None else None,
+        "version": nacp.display_version if nacp is not None else None,
+    }

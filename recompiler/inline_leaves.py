@@ -35,6 +35,7 @@ move them off the fast path), and inlined into compare_keys the compare takes 21
 such a routine recompiles every shard that calls it (busybox strcmp: 73); a program's own
 functions are rarely called from so many sites.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,19 +44,19 @@ from dataclasses import dataclass
 from recompiler.lift import interproc
 from recompiler.lift.emitter import ARGS, SIG
 
-MAX_LINES = 48            # a leaf's C, in lines (about one guest instruction a line), comments not counted
-MAX_CALLER_SHARDS = 8     # shards a leaf may be copied into
-ROUTINE_SITES = 16        # direct call sites that make a leaf a library routine
-ROUTINE_LINES = 128       # a library routine's C, in lines
+MAX_LINES = 48  # a leaf's C, in lines (about one guest instruction a line), comments not counted
+MAX_CALLER_SHARDS = 8  # shards a leaf may be copied into
+ROUTINE_SITES = 16  # direct call sites that make a leaf a library routine
+ROUTINE_LINES = 128  # a library routine's C, in lines
 
 # A copy returns X0 as its C result and the pc it returns to through ``*_pc``: see as_copy.
 COPY_SIG = SIG[:-1] + ", u64 *_pc)"
 COPY_ARGS = ARGS[:-1] + ", &_pc)"
-_RETURN = re.compile(r"(?:MUSTTAIL )?return ([^;\n]+);")   # every way a leaf's C returns but NX_BACK
+_RETURN = re.compile(r"(?:MUSTTAIL )?return ([^;\n]+);")  # every way a leaf's C returns but NX_BACK
 _DEF = re.compile(r"^NxRet F_([0-9a-f]+)" + re.escape(SIG) + r" \{\n.*?^\}\n", re.M | re.S)
-_CALL = re.compile(r"^  _r = F_([0-9a-f]+)" + re.escape(ARGS) + ";$", re.M)   # emitter.call's direct call statement
-_TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + ";")   # emitter.goto's tail call
-_COMMENT_LINE = re.compile(r"^[ \t]*/\*.*\*/[ \t]*$", re.M)          # recompiler.comments' disassembly
+_CALL = re.compile(r"^  _r = F_([0-9a-f]+)" + re.escape(ARGS) + ";$", re.M)  # emitter.call's direct call statement
+_TAIL = re.compile(r"MUSTTAIL return F_([0-9a-f]+)" + re.escape(ARGS) + ";")  # emitter.goto's tail call
+_COMMENT_LINE = re.compile(r"^[ \t]*/\*.*\*/[ \t]*$", re.M)  # recompiler.comments' disassembly
 
 
 def code_lines(body: str) -> int:
@@ -66,8 +67,8 @@ def code_lines(body: str) -> int:
 
 @dataclass
 class Shard:
-    text: str                           # its C, call sites' lists placed
-    facts: list[interproc.FnLive]       # its functions
+    text: str  # its C, call sites' lists placed
+    facts: list[interproc.FnLive]  # its functions
 
 
 def leaves(shards: list[Shard], max_lines: int = MAX_LINES) -> dict[int, str]:
@@ -143,8 +144,9 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
             continue
         tails = sorted({t for e in w for t in _TAIL.findall(leaf[e])})
         copies = "".join(f"NxRet F_{t}{SIG};\n" for t in tails)
-        copies += "".join(("static __attribute__((always_inline)) " if e in routine else "static ")
-                          + as_copy(leaf[e], e) for e in sorted(w))
+        copies += "".join(
+            ("static __attribute__((always_inline)) " if e in routine else "static ") + as_copy(leaf[e], e) for e in sorted(w)
+        )
         text = _CALL.sub(lambda m: copy_call(m.group(1)) if int(m.group(1), 16) in w else m.group(0), sh.text)
         first = _DEF.search(text)
         at = first.start() if first else len(text)
@@ -152,7 +154,7 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
     return out
 
 
-MAX_SITES = 2      # direct call sites of a function inlined into its only caller (code growth)
+MAX_SITES = 2  # direct call sites of a function inlined into its only caller (code growth)
 
 
 def single_callers(shards: list[Shard], texts: list[str]) -> list[str]:
@@ -184,10 +186,12 @@ def single_callers(shards: list[Shard], texts: list[str]) -> list[str]:
             marked[where[g]].add(g)
     out = []
     for text, mark in zip(texts, marked):
+
         def one(m: re.Match) -> str:
             body = m.group(0)
             if int(m.group(1), 16) not in mark or "JT_" in body or "goto *" in body:
                 return body
             return "__attribute__((always_inline)) " + body
+
         out.append(_DEF.sub(one, text) if mark else text)
     return out

@@ -9,6 +9,7 @@ specific form before a general one that overlaps it.
 
 Facts come from the Arm Architecture Reference Manual's A64 encoding index.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,12 +17,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Form:
-    name: str          # e.g. "ADD_imm"
-    cls: str           # differential-test class, e.g. "addsub_imm"
+    name: str  # e.g. "ADD_imm"
+    cls: str  # differential-test class, e.g. "addsub_imm"
     pattern: str
     mask: int = 0
     value: int = 0
-    fields: tuple[tuple[str, int, int], ...] = ()   # (name, lsb, width)
+    fields: tuple[tuple[str, int, int], ...] = ()  # (name, lsb, width)
 
     def extract(self, word: int) -> dict[str, int]:
         return {n: (word >> lsb) & ((1 << w) - 1) for n, lsb, w in self.fields}
@@ -71,7 +72,7 @@ _ROWS: list[tuple[str, str, str]] = [
     ("BL", "branch", "1 00101 imm26:26"),
     ("CBZ", "branch", "sf:1 011010 op:1 imm19:19 Rt:5"),
     ("TBZ", "branch", "b5:1 011011 op:1 b40:5 imm14:14 Rt:5"),
-    ("BCOND", "branch", "0101010 0 imm19:19 x cond:4"),   # bit 4: BC.cond (a hint only)
+    ("BCOND", "branch", "0101010 0 imm19:19 x cond:4"),  # bit 4: BC.cond (a hint only)
     ("SVC", "exception", "11010100 000 imm16:16 00001"),
     ("BRK", "exception", "11010100 001 imm16:16 00000"),
     ("UDF", "exception", "0000000000000000 imm16:16"),
@@ -91,7 +92,7 @@ _ROWS: list[tuple[str, str, str]] = [
     ("LDST_pair", "ldst_pair", "opc:2 101 V:1 0 idx:2 L:1 imm7:7 Rt2:5 Rn:5 Rt:5"),
     ("LDST_atomic", "ldst_atomic", "size:2 111 V:1 00 A:1 R:1 1 Rs:5 o3:1 opc:3 00 Rn:5 Rt:5"),
     ("LDST_regoff", "ldst_reg", "size:2 111 V:1 00 opc:2 1 Rm:5 option:3 S:1 10 Rn:5 Rt:5"),
-    ("LDST_rcpc2", "ldst_imm", "size:2 011001 opc:2 0 imm9:9 00 Rn:5 Rt:5"),   # LDAPUR*/STLUR*
+    ("LDST_rcpc2", "ldst_imm", "size:2 011001 opc:2 0 imm9:9 00 Rn:5 Rt:5"),  # LDAPUR*/STLUR*
     ("LDST_imm9", "ldst_imm", "size:2 111 V:1 00 opc:2 0 imm9:9 idx:2 Rn:5 Rt:5"),
     ("LDST_uimm", "ldst_imm", "size:2 111 V:1 01 opc:2 imm12:12 Rn:5 Rt:5"),
     ("LDST_multi", "simd_ldst", "0 Q:1 0011000 L:1 000000 opcode:4 size:2 Rn:5 Rt:5"),
@@ -110,10 +111,10 @@ _ROWS: list[tuple[str, str, str]] = [
     ("DP2", "dp2", "sf:1 0 0 11010110 Rm:5 opcode:6 Rn:5 Rd:5"),
     ("DP1", "dp1", "sf:1 1 0 11010110 00000 opcode:6 Rn:5 Rd:5"),
     # ---- FP gaps (lift/fp_round.py, fp_half.py): before the general FP rows they overlap ----
-    ("FP_RINT_N", "fp_round", "0 0 0 11110 0 sz:1 1 0100 op:2 10000 Rn:5 Rd:5"),       # FRINT32Z/32X/64Z/64X
+    ("FP_RINT_N", "fp_round", "0 0 0 11110 0 sz:1 1 0100 op:2 10000 Rn:5 Rd:5"),  # FRINT32Z/32X/64Z/64X
     ("FJCVTZS", "fp_round", "0 0 0 11110 01 1 11 110 000000 Rn:5 Rd:5"),
-    ("FCVT_from_half", "fp_narrow", "0 0 0 11110 11 1 00010 o:1 10000 Rn:5 Rd:5"),     # FCVT Sd/Dd, Hn
-    ("FCVT_to_half", "fp_narrow", "0 0 0 11110 0 sz:1 1 000111 10000 Rn:5 Rd:5"),      # FCVT Hd, Sn/Dn
+    ("FCVT_from_half", "fp_narrow", "0 0 0 11110 11 1 00010 o:1 10000 Rn:5 Rd:5"),  # FCVT Sd/Dd, Hn
+    ("FCVT_to_half", "fp_narrow", "0 0 0 11110 0 sz:1 1 000111 10000 Rn:5 Rd:5"),  # FCVT Hd, Sn/Dn
     # half precision (lift/fp_f16.py): the general FP rows with ftype = 11; arithmetic in fp_half,
     # compares, selects, moves and integer conversions in fp_half_misc
     ("FP_INT_H", "fp_half_misc", "sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
@@ -136,14 +137,14 @@ _ROWS: list[tuple[str, str, str]] = [
     # ---- advanced SIMD (the subset compiled C and glibc use) ----
     # ---- FP gaps (lift/fp_recip.py, fp_half.py, fp_round.py, fp_across.py, fp_f16.py): before the
     # rows they overlap ----
-    ("SIMD_frint_n", "fp_round", "0 Q:1 U:1 01110 0 sz:1 10000 1111 op:1 10 Rn:5 Rd:5"),     # FRINT32/64 (vector)
-    ("SIMD_fcvt_nl", "fp_narrow", "0 Q:1 U:1 01110 0 sz:1 10000 1011 o:1 10 Rn:5 Rd:5"),     # FCVTN/FCVTL/FCVTXN(2)
+    ("SIMD_frint_n", "fp_round", "0 Q:1 U:1 01110 0 sz:1 10000 1111 op:1 10 Rn:5 Rd:5"),  # FRINT32/64 (vector)
+    ("SIMD_fcvt_nl", "fp_narrow", "0 Q:1 U:1 01110 0 sz:1 10000 1011 o:1 10 Rn:5 Rd:5"),  # FCVTN/FCVTL/FCVTXN(2)
     ("SIMD_scalar_fcvtxn", "fp_narrow", "01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5"),
-    ("SIMD_recip_est", "fp_recip", "0 Q:1 U:1 01110 1 sz:1 10000 1110 o:1 10 Rn:5 Rd:5"),    # FRECPE/FRSQRTE/URECPE/URSQRTE
+    ("SIMD_recip_est", "fp_recip", "0 Q:1 U:1 01110 1 sz:1 10000 1110 o:1 10 Rn:5 Rd:5"),  # FRECPE/FRSQRTE/URECPE/URSQRTE
     ("SIMD_scalar_recip_est", "fp_recip", "01 U:1 11110 1 sz:1 10000 111 o:2 10 Rn:5 Rd:5"),  # FRECPE/FRSQRTE/FRECPX
-    ("SIMD_recip_step", "fp_recip", "0 Q:1 0 01110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),      # FRECPS/FRSQRTS
+    ("SIMD_recip_step", "fp_recip", "0 Q:1 0 01110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),  # FRECPS/FRSQRTS
     ("SIMD_scalar_recip_step", "fp_recip", "01 0 11110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),
-    ("SIMD_fp_across", "fp_across", "0 Q:1 U:1 01110 a:1 sz:1 11000 011 o:2 10 Rn:5 Rd:5"),        # FMAXV/FMINV(NM)V
+    ("SIMD_fp_across", "fp_across", "0 Q:1 U:1 01110 a:1 sz:1 11000 011 o:2 10 Rn:5 Rd:5"),  # FMAXV/FMINV(NM)V
     ("SIMD_three_same_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
     ("SIMD_two_reg_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_three_same_fp16", "fp_half_vec", "01 U:1 11110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
@@ -153,8 +154,8 @@ _ROWS: list[tuple[str, str, str]] = [
     ("SIMD_scalar_shift_ins", "simd_shift_ins", "01 1 111110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
     ("SIMD_shift_imm", "simd_shift", "0 Q:1 U:1 011110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_copy", "simd_copy", "0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
-    ("SIMD_dot", "simd_dot", "0 Q:1 U:1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),          # SDOT/UDOT (vector)
-    ("SIMD_rdm", "simd_rdm", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),      # SQRDMLAH/SQRDMLSH
+    ("SIMD_dot", "simd_dot", "0 Q:1 U:1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),  # SDOT/UDOT (vector)
+    ("SIMD_rdm", "simd_rdm", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),  # SQRDMLAH/SQRDMLSH
     ("SIMD_scalar_rdm", "simd_rdm", "01 1 11110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),
     ("SIMD_three_same", "simd_3same", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
     ("PMULL", "crypto_pmull", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5"),

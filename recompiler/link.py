@@ -31,6 +31,7 @@ runtime does yet: dynamically linked programs refuse to start, nxrecomp/bundle/l
 static executable (no PT_INTERP) applies its own IRELATIVE relocations at startup, so its
 ``irelative`` is empty; its slots are still recorded, for the analysis of PLT stubs.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -54,11 +55,19 @@ R_AARCH64_TLS_DTPREL64 = 1029
 R_AARCH64_TLS_TPREL64 = 1030
 R_AARCH64_TLSDESC = 1031
 R_AARCH64_IRELATIVE = 1032
-RELOC_NAMES = {R_AARCH64_NONE: "NONE", R_AARCH64_ABS64: "ABS64", R_AARCH64_COPY: "COPY",
-               R_AARCH64_GLOB_DAT: "GLOB_DAT", R_AARCH64_JUMP_SLOT: "JUMP_SLOT",
-               R_AARCH64_RELATIVE: "RELATIVE", R_AARCH64_TLS_DTPMOD64: "TLS_DTPMOD64",
-               R_AARCH64_TLS_DTPREL64: "TLS_DTPREL64", R_AARCH64_TLS_TPREL64: "TLS_TPREL64",
-               R_AARCH64_TLSDESC: "TLSDESC", R_AARCH64_IRELATIVE: "IRELATIVE"}
+RELOC_NAMES = {
+    R_AARCH64_NONE: "NONE",
+    R_AARCH64_ABS64: "ABS64",
+    R_AARCH64_COPY: "COPY",
+    R_AARCH64_GLOB_DAT: "GLOB_DAT",
+    R_AARCH64_JUMP_SLOT: "JUMP_SLOT",
+    R_AARCH64_RELATIVE: "RELATIVE",
+    R_AARCH64_TLS_DTPMOD64: "TLS_DTPMOD64",
+    R_AARCH64_TLS_DTPREL64: "TLS_DTPREL64",
+    R_AARCH64_TLS_TPREL64: "TLS_TPREL64",
+    R_AARCH64_TLSDESC: "TLSDESC",
+    R_AARCH64_IRELATIVE: "IRELATIVE",
+}
 
 PAGE = 0x1000
 GUARD = 0x10000
@@ -75,6 +84,7 @@ def _align(v: int, a: int) -> int:
 
 
 # ---- loading the needed objects -------------------------------------------------------------
+
 
 def find_library(name: str, search_paths: list[str | Path]) -> Path | None:
     """``name`` (a DT_NEEDED soname) in the library folders of each unpacked root."""
@@ -101,13 +111,14 @@ def load_closure(modules: list[ElfModule], search_paths: list[str | Path]) -> li
             continue
         seen.add(id(m))
         order.append(m)
-        for need in (m.dynamic.needed if m.dynamic else []):
+        for need in m.dynamic.needed if m.dynamic else []:
             dep = by_name.get(need)
             if dep is None:
                 p = find_library(need, search_paths)
                 if p is None:
-                    raise NxError(f"needed library {need} not found in {[str(s) for s in search_paths]}",
-                                  path=m.path, field="DT_NEEDED")
+                    raise NxError(
+                        f"needed library {need} not found in {[str(s) for s in search_paths]}", path=m.path, field="DT_NEEDED"
+                    )
                 dep = load_elf(p)
                 by_name[need] = by_name.setdefault(dep.name, dep)
             queue.append(dep)
@@ -115,6 +126,7 @@ def load_closure(modules: list[ElfModule], search_paths: list[str | Path]) -> li
 
 
 # ---- the link -------------------------------------------------------------------------------
+
 
 class _Placed:
     """One module at its base: relocatable copies of its segments and its export table."""
@@ -124,8 +136,12 @@ class _Placed:
         self.segs = [(base + s.vaddr, base + s.vaddr + s.memsz, bytearray(s.data), s) for s in mod.segments]
         self.exports: dict[str, list[Symbol]] = {}
         for s in mod.dynsyms:
-            if s.defined and s.bind in ("GLOBAL", "WEAK", "GNU_UNIQUE") and s.visibility in (0, 3) \
-                    and s.type not in ("SECTION", "FILE"):
+            if (
+                s.defined
+                and s.bind in ("GLOBAL", "WEAK", "GNU_UNIQUE")
+                and s.visibility in (0, 3)
+                and s.type not in ("SECTION", "FILE")
+            ):
                 self.exports.setdefault(s.name, []).append(s)
         self.tls_modid = 0
         self.tls_offset = 0
@@ -142,23 +158,27 @@ class _Placed:
                 off = addr - lo
                 if off + len(data) > len(buf):  # a place in .bss: the data grows past filesz
                     buf.extend(bytes(off + len(data) - len(buf)))
-                buf[off:off + len(data)] = data
+                buf[off : off + len(data)] = data
                 return
-        raise NxError(f"{what}: place {addr - self.base:#x} is outside every PT_LOAD segment",
-                      path=self.mod.path, field="r_offset", offset=addr - self.base)
+        raise NxError(
+            f"{what}: place {addr - self.base:#x} is outside every PT_LOAD segment",
+            path=self.mod.path,
+            field="r_offset",
+            offset=addr - self.base,
+        )
 
     def read64(self, addr: int) -> int:
         for lo, hi, buf, _s in self.segs:
             if lo <= addr and addr + 8 <= hi:
                 off = addr - lo
-                chunk = bytes(buf[off:off + 8])
+                chunk = bytes(buf[off : off + 8])
                 return _U64.unpack(chunk + bytes(8 - len(chunk)))[0]
         raise NxError(f"address {addr - self.base:#x} is outside every PT_LOAD segment", path=self.mod.path)
 
     def read(self, addr: int, size: int) -> bytes:
         for lo, hi, buf, _s in self.segs:
             if lo <= addr and addr + size <= hi:
-                chunk = bytes(buf[addr - lo:addr - lo + size])
+                chunk = bytes(buf[addr - lo : addr - lo + size])
                 return chunk + bytes(size - len(chunk))
         raise NxError(f"range {addr - self.base:#x}+{size:#x} is outside every PT_LOAD segment", path=self.mod.path)
 
@@ -182,8 +202,7 @@ def _layout(mods: list[ElfModule], base_for_pie: int, dso_base: int) -> list[int
             raise NxError(f"module would end at {base + hi:#x}, above the 2^39 guest limit", path=m.path)
         for a, b, other in taken:
             if base + lo < b and a < base + hi:
-                raise NxError(f"module [{base + lo:#x}, {base + hi:#x}) overlaps {other} [{a:#x}, {b:#x})",
-                              path=m.path)
+                raise NxError(f"module [{base + lo:#x}, {base + hi:#x}) overlaps {other} [{a:#x}, {b:#x})", path=m.path)
         taken.append((base + lo, base + hi, m.name))
         bases.append(base)
     return bases
@@ -212,8 +231,13 @@ def _tls_layout(placed: list[_Placed]) -> TlsLayout | None:
     return TlsLayout(b.template, b.filesz, b.memsz, max(x.align for x in blocks), b.tp_offset, blocks, offset)
 
 
-def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_base: int = DEFAULT_DSO_BASE,
-         search_paths: list[str | Path] = ()) -> LinkedImage:
+def link(
+    modules: list[ElfModule],
+    *,
+    base_for_pie: int = DEFAULT_PIE_BASE,
+    dso_base: int = DEFAULT_DSO_BASE,
+    search_paths: list[str | Path] = (),
+) -> LinkedImage:
     """Link ``modules[0]`` (the program) with every object it needs (taken from ``modules`` or
     found by soname under ``search_paths``); see the module docstring for the rules."""
     if not modules:
@@ -268,12 +292,16 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
                     func_hints.add(v)
                 continue
             if t == R_AARCH64_IRELATIVE:
-                ifunc_slots[place] = p.base + r.addend   # a static program's startup applies it itself
+                ifunc_slots[place] = p.base + r.addend  # a static program's startup applies it itself
                 func_hints.add(p.base + r.addend)
                 continue
             if t not in RELOC_NAMES or t == R_AARCH64_TLSDESC:
-                raise NxError(f"unsupported relocation type {t} ({RELOC_NAMES.get(t, 'unknown')})",
-                              path=m.path, field="r_info", offset=r.offset)
+                raise NxError(
+                    f"unsupported relocation type {t} ({RELOC_NAMES.get(t, 'unknown')})",
+                    path=m.path,
+                    field="r_info",
+                    offset=r.offset,
+                )
             # symbol-based relocations
             if r.sym:
                 sym = m.dynsyms[r.sym] if r.sym < len(m.dynsyms) else None
@@ -293,8 +321,7 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
                         p.write64(place, 0, what)
                         continue
                     else:
-                        raise NxError(f"{what}: undefined symbol {sym.name}", path=m.path, field="r_info",
-                                      offset=r.offset)
+                        raise NxError(f"{what}: undefined symbol {sym.name}", path=m.path, field="r_info", offset=r.offset)
                 else:
                     dp, dsym = hit
             else:
@@ -318,8 +345,12 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
             elif t == R_AARCH64_TLS_TPREL64:
                 owner = dp if dsym is not None else p
                 if owner.tls_modid == 0:
-                    raise NxError(f"{what}: TLS relocation against {owner.mod.name}, which has no PT_TLS",
-                                  path=m.path, field="r_info", offset=r.offset)
+                    raise NxError(
+                        f"{what}: TLS relocation against {owner.mod.name}, which has no PT_TLS",
+                        path=m.path,
+                        field="r_info",
+                        offset=r.offset,
+                    )
                 p.write64(place, owner.tls_offset + (dsym.value if dsym else 0) + r.addend, what)
             elif t == R_AARCH64_TLS_DTPMOD64:
                 p.write64(place, (dp if dsym is not None else p).tls_modid, what)
@@ -357,10 +388,21 @@ def link(modules: list[ElfModule], *, base_for_pie: int = DEFAULT_PIE_BASE, dso_
     if main.phdr_vaddr is None:
         raise NxError("program headers are not inside a loaded segment (no AT_PHDR)", path=main.path, field="e_phoff")
     end = max(s.vaddr + s.memsz for s in main.segments) + placed[0].base
-    return LinkedImage(segments=sorted(segments, key=lambda s: s.vaddr), entry=entry, modules=infos,
-                       symbols=symbols, func_hints=func_hints, ifunc_slots=ifunc_slots, tls=tls,
-                       phdr=placed[0].base + main.phdr_vaddr, phent=main.phent, phnum=main.phnum,
-                       brk_start=_align(end, PAGE), static=static, unresolved=unresolved)
+    return LinkedImage(
+        segments=sorted(segments, key=lambda s: s.vaddr),
+        entry=entry,
+        modules=infos,
+        symbols=symbols,
+        func_hints=func_hints,
+        ifunc_slots=ifunc_slots,
+        tls=tls,
+        phdr=placed[0].base + main.phdr_vaddr,
+        phent=main.phent,
+        phnum=main.phnum,
+        brk_start=_align(end, PAGE),
+        static=static,
+        unresolved=unresolved,
+    )
 
 
 def _all_defs(placed: list[_Placed], sym: Symbol):
@@ -378,13 +420,18 @@ def _init_fini(p: _Placed) -> tuple[list[int], list[int], list[int], int, int]:
     d = m.dynamic
     arrays = {}
     if d is not None:
-        spec = {"init": (d.init_array, d.init_arraysz), "fini": (d.fini_array, d.fini_arraysz),
-                "preinit": (d.preinit_array, d.preinit_arraysz)}
+        spec = {
+            "init": (d.init_array, d.init_arraysz),
+            "fini": (d.fini_array, d.fini_arraysz),
+            "preinit": (d.preinit_array, d.preinit_arraysz),
+        }
         init, fini = (p.base + d.init if d.init else 0), (p.base + d.fini if d.fini else 0)
     else:
         secs = {s.name: s for s in m.sections}
-        spec = {k: ((secs[n].addr, secs[n].size) if n in secs else (0, 0))
-                for k, n in (("init", ".init_array"), ("fini", ".fini_array"), ("preinit", ".preinit_array"))}
+        spec = {
+            k: ((secs[n].addr, secs[n].size) if n in secs else (0, 0))
+            for k, n in (("init", ".init_array"), ("fini", ".fini_array"), ("preinit", ".preinit_array"))
+        }
         init = secs[".init"].addr if ".init" in secs else 0
         fini = secs[".fini"].addr if ".fini" in secs else 0
         init, fini = (p.base + init if init else 0), (p.base + fini if fini else 0)

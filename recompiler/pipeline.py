@@ -2,6 +2,7 @@
 ``manifest.json`` and ``image.bin`` of the bundle (``nxrecomp/bundle``).  The Linux host's
 native launcher (``nxrun`` and its ``launch.txt``) is added by ``nxrecomp recompile``
 (``nxrecomp/app/build.py``): the recompiler does not depend on the hosts."""
+
 from __future__ import annotations
 
 import logging
@@ -21,8 +22,10 @@ log = logging.getLogger("recompiler")
 
 
 def image_memory(image: LinkedImage) -> Memory:
-    return Memory([(s.vaddr, s.memsz, bytes(s.data), "x" in s.prot) for s in image.segments],
-                  [(s.vaddr, s.memsz) for s in image.segments if "w" not in s.prot])
+    return Memory(
+        [(s.vaddr, s.memsz, bytes(s.data), "x" in s.prot) for s in image.segments],
+        [(s.vaddr, s.memsz) for s in image.segments if "w" not in s.prot],
+    )
 
 
 def ifunc_slots(image: LinkedImage) -> dict[int, int]:
@@ -51,8 +54,10 @@ def hidden_entries(image: LinkedImage) -> set[int]:
         try:
             out.add(int(word, 16))
         except ValueError:
-            raise NxError(f"{word!r} is neither a hex address nor a symbol of the program",
-                          field="recompiler.hide_entries (NXRECOMP_RECOMPILER_HIDE_ENTRIES)") from None
+            raise NxError(
+                f"{word!r} is neither a hex address nor a symbol of the program",
+                field="recompiler.hide_entries (NXRECOMP_RECOMPILER_HIDE_ENTRIES)",
+            ) from None
     return out
 
 
@@ -62,9 +67,15 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
     function entries to start from (the bundle's discovered entries).  A hidden entry still
     ends the functions that run into it (as any entry does), but is not lifted: a branch to it
     is a miss at run time."""
-    program = analyse(image_memory(image), image.entry, set(image.func_hints) | set(extra_entries), eh_frames(image),
-                      ifunc_slots(image), bool(settings.get("recompiler", "noreturn_calls")))
-    hidden = hidden_entries(image) - set(extra_entries)   # the bundle's list is the remedy of a miss
+    program = analyse(
+        image_memory(image),
+        image.entry,
+        set(image.func_hints) | set(extra_entries),
+        eh_frames(image),
+        ifunc_slots(image),
+        bool(settings.get("recompiler", "noreturn_calls")),
+    )
+    hidden = hidden_entries(image) - set(extra_entries)  # the bundle's list is the remedy of a miss
     for a in hidden:
         if program.functions.pop(a, None) is not None:
             log.warning("recompiler.hide_entries: the function at %#x is left out of the build", a)
@@ -82,16 +93,17 @@ def note_discovered(program: Program, extra: set[int], out: Path, stats: dict) -
     taken = len(extra & set(program.functions))
     stats["discovered_entries"] = taken
     if extra:
-        log.warning("took %d of %d entries from %s (functions lifted at run time before)", taken, len(extra),
-                    out / discovered.FILE)
+        log.warning(
+            "took %d of %d entries from %s (functions lifted at run time before)", taken, len(extra), out / discovered.FILE
+        )
 
 
 def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str | Path] = ()) -> dict:
     t0 = time.monotonic()
     out = Path(out_dir)
-    image = link_program(path, search_paths)   # bad input fails here, before anything is written
+    image = link_program(path, search_paths)  # bad input fails here, before anything is written
     why = launch.not_runnable(image.static, str(path))
-    if why:   # said before the build, not after minutes of it
+    if why:  # said before the build, not after minutes of it
         log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)
     t_link = time.monotonic()
@@ -100,15 +112,31 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t_an = time.monotonic()
     stats = build(program, out)
     note_discovered(program, extra, out, stats)
-    if program.stats is not None:   # what analysis found (recompile --stats prints it)
+    if program.stats is not None:  # what analysis found (recompile --stats prints it)
         stats["analysis"] = program.stats.to_json()
     t_build = time.monotonic()
-    return write_manifest(out, bundle_manifest.LINUX, image, program, stats, (t0, t_link, t_an, t_build),
-                          program_path=path, program=str(Path(path).resolve()))
+    return write_manifest(
+        out,
+        bundle_manifest.LINUX,
+        image,
+        program,
+        stats,
+        (t0, t_link, t_an, t_build),
+        program_path=path,
+        program=str(Path(path).resolve()),
+    )
 
 
-def write_manifest(out: Path, kind: str, image: LinkedImage, analysed, stats: dict,
-                   times: tuple[float, float, float, float], program_path: str | Path, **fields) -> dict:
+def write_manifest(
+    out: Path,
+    kind: str,
+    image: LinkedImage,
+    analysed,
+    stats: dict,
+    times: tuple[float, float, float, float],
+    program_path: str | Path,
+    **fields,
+) -> dict:
     """Write ``out/manifest.json`` (atomically) for a built bundle; ``times`` are the monotonic
     clock at start, after link, after analyse, after build."""
     t0, t_link, t_an, t_build = times
@@ -118,8 +146,10 @@ def write_manifest(out: Path, kind: str, image: LinkedImage, analysed, stats: di
         **fields,
         "image": image.to_json(out / IMAGE_FILE),
         "functions": sorted(analysed.functions),
-        "stats": {**stats, "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2),
-                                       "build": round(t_build - t_an, 2)}},
+        "stats": {
+            **stats,
+            "seconds": {"link": round(t_link - t0, 2), "analyse": round(t_an - t_link, 2), "build": round(t_build - t_an, 2)},
+        },
     }
     bundle_manifest.write(out, manifest)
     log.info("recompiled %s: %s", program_path, manifest["stats"])

@@ -13,6 +13,7 @@ inline caches): the shards' symbols in ``game.so`` are hidden, and a call throug
 needs no symbol.  Objects are cached under ``cache_dir/runtime_lifts`` by the hash of their C,
 flags, compiler and runtime headers.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +36,9 @@ from recompiler.lift.emitter import SIG, fname, rname
 @dataclass
 class RuntimeLift:
     """One function lifted at run time: its object and what the notice says of it."""
+
     entry: int
-    so_path: Path | None        # None: addr is not code of the program
+    so_path: Path | None  # None: addr is not code of the program
     insns: int = 0
     guest_bytes: int = 0
     compile_s: float = 0.0
@@ -51,16 +53,19 @@ def _manifest_image(bundle: Path, manifest: dict):
 
 def c_source(plan, trust_abi: bool, elide_saves: bool, comments: bool, trace: bool) -> str:
     """The C of ``plan``'s function and its table rows (exported for the runtime)."""
-    code, called, _live = lift_function(plan, {plan.entry}, trust_abi=trust_abi, comments=comments,
-                                        trace=trace, defer=False, elide_saves=elide_saves)
+    code, called, _live = lift_function(
+        plan, {plan.entry}, trust_abi=trust_abi, comments=comments, trace=trace, defer=False, elide_saves=elide_saves
+    )
     rows = [(plan.entry, fname(plan.entry), 1)]
     resume_fn = rname(plan.entry) if plan.resume_twin else fname(plan.entry)
     rows += [(r, resume_fn, 2) for r in plan.resume_points if r != plan.entry]
     protos = "".join(f"NxRet {fname(a)}{SIG};\n" for a in sorted(called | {plan.entry}))
     table = ",\n".join(f"  {{{a:#x}ull, {n}, {k}, 0}}" for a, n, k in rows)
-    return ('#include "lifted.h"\n' + protos + code + "\n"
-            f'__attribute__((visibility("default"))) const NxEntry nx_lift_entries[] = {{\n{table}\n}};\n'
-            f'__attribute__((visibility("default"))) const uint64_t nx_lift_entry_count = {len(rows)};\n')
+    return (
+        '#include "lifted.h"\n' + protos + code + "\n"
+        f'__attribute__((visibility("default"))) const NxEntry nx_lift_entries[] = {{\n{table}\n}};\n'
+        f'__attribute__((visibility("default"))) const uint64_t nx_lift_entry_count = {len(rows)};\n'
+    )
 
 
 def _cache() -> Path:
@@ -89,9 +94,11 @@ def compile_object(text: str, entry: int, slp: bool = True) -> tuple[Path, float
     so_tmp = c_tmp[:-2] + ".so.tmp"
     t0 = time.monotonic()
     try:
-        cc.run(["-shared", "-o", so_tmp, c_tmp, *flags, f"-I{RUNTIME_DIR}", "-fno-sanitize=all", *LINK_FLAGS],
-               f"the function at {entry:#x} lifted at run time ({c_tmp})")
-        os.replace(so_tmp, out)     # atomic: two processes lifting it at once both get a whole file
+        cc.run(
+            ["-shared", "-o", so_tmp, c_tmp, *flags, f"-I{RUNTIME_DIR}", "-fno-sanitize=all", *LINK_FLAGS],
+            f"the function at {entry:#x} lifted at run time ({c_tmp})",
+        )
+        os.replace(so_tmp, out)  # atomic: two processes lifting it at once both get a whole file
     finally:
         for p in (so_tmp, c_tmp):
             if os.path.exists(p):
@@ -111,8 +118,13 @@ def lift_at(bundle: str | Path, addr: int, manifest: dict | None = None) -> Runt
     plan = Analyser(mem, entries).function(addr)
     if not plan.insns:
         return RuntimeLift(addr, None)
-    text = c_source(plan, bool(settings.get("recompiler", "trust_abi")), bool(settings.get("recompiler", "elide_saves")),
-                    bool(settings.get("recompiler", "comments")), bool(settings.get("recompiler", "trace")))
+    text = c_source(
+        plan,
+        bool(settings.get("recompiler", "trust_abi")),
+        bool(settings.get("recompiler", "elide_saves")),
+        bool(settings.get("recompiler", "comments")),
+        bool(settings.get("recompiler", "trace")),
+    )
     so, secs, cached = compile_object(text, addr, slp=len(plan.insns) <= SLP_MAX_INSNS)
     span = plan.insns[-1].addr + 4 - plan.insns[0].addr
     return RuntimeLift(addr, so, len(plan.insns), span, secs, cached)

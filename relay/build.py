@@ -5,6 +5,7 @@ name and renamed, so two processes building at once never load a half-written li
 The compiler is clang from the ``ziglang`` wheel (a pinned dependency, so it is there on a bare
 machine); ``relay.cc`` names another (e.g. ``cc``).
 """
+
 from __future__ import annotations
 
 import shlex
@@ -19,5 +20,13 @@ FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall"]
 def build(name: str, sources: list[str]) -> Path:
     """Shared library built from ``relay/<sources>``; rebuilt only when a source or flag changes."""
     cc = settings.get("relay", "cc")
-    return clib.build_shared(name, [HERE / s for s in sources], FLAGS, "relay", inputs=(HERE / "core.h",),
-                             includes=(HERE,), cc=shlex.split(cc) if cc else None, cc_setting="relay.cc")
+    return clib.build_shared(
+        name,
+        [HERE / s for s in sources],
+        FLAGS,
+        "relay",
+        inputs=(HERE / "core.h",),
+        includes=(HERE,),
+        cc=shlex.split(cc) if cc else None,
+        cc_setting="relay.cc",
+    )

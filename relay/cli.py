@@ -1,4 +1,5 @@
 """``nxrecomp relay``: run the relay; ``relay token``: issue a join token; ``relay keygen``: make a secret."""
+
 from __future__ import annotations
 
 import argparse
@@ -16,16 +17,22 @@ log = logging.getLogger("relay")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("relay", help="run the co-op UDP relay (or issue tokens: relay token -h)",
-                       description="Run the co-op relay until SIGTERM/SIGINT; players are told when it stops.")
+    p = sub.add_parser(
+        "relay",
+        help="run the co-op UDP relay (or issue tokens: relay token -h)",
+        description="Run the co-op relay until SIGTERM/SIGINT; players are told when it stops.",
+    )
     p.add_argument("--listen", help="UDP HOST:PORT (default: setting relay.listen)")
     p.add_argument("--metrics", help="HTTP HOST:PORT for /metrics and /healthz, '' for none (default: relay.metrics_listen)")
     p.add_argument("--workers", type=int, help="relay processes, one per core, on consecutive ports (default: relay.workers)")
     p.add_argument("--directory", help="room directory redis://HOST:PORT/DB, '' for none (default: relay.directory)")
-    p.add_argument("--inherit-fd", type=int, help=argparse.SUPPRESS)      # a worker's socket, from relay.workers
-    p.add_argument("--inherit-metrics-fd", type=int, help=argparse.SUPPRESS)   # its /metrics listener, likewise
+    p.add_argument("--inherit-fd", type=int, help=argparse.SUPPRESS)  # a worker's socket, from relay.workers
+    p.add_argument("--inherit-metrics-fd", type=int, help=argparse.SUPPRESS)  # its /metrics listener, likewise
     p.add_argument("--worker-index", type=int, default=0, help=argparse.SUPPRESS)
-    p.add_argument("--advertise", help="HOST:PORT players reach this relay at, for the directory (default: relay.advertise or the bound address)")
+    p.add_argument(
+        "--advertise",
+        help="HOST:PORT players reach this relay at, for the directory (default: relay.advertise or the bound address)",
+    )
     p.set_defaults(func=_serve)
     rs = p.add_subparsers(dest="relay_command", metavar="SUBCOMMAND")
     t = rs.add_parser("token", help="print a join token signed with the relay's secret")
@@ -97,6 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
     workers = settings.get("relay", "workers") if args.workers is None else args.workers
     if workers != 1:
         from relay.workers import supervise
+
         return supervise(workers, args)
     sock = socket.socket(fileno=args.inherit_fd) if args.inherit_fd is not None else None
     server = RelayServer(RelayConfig.from_settings(listen=args.listen), load_secret(), sock=sock, worker=args.worker_index)
@@ -111,15 +119,18 @@ def _serve(args: argparse.Namespace) -> int:
     agent = None
     if directory is not None:
         from relay.directory import DirectoryAgent
+
         agent = DirectoryAgent(directory, advertise, lambda: server.snapshot, args.worker_index).start()
     # One line on stdout so a supervisor (or a test) learns the bound port when asked for port 0.
-    print(f"relay listening on {host}:{port}" + (f" metrics on {metrics.address[0]}:{metrics.address[1]}" if metrics else ""),
-          flush=True)
+    print(
+        f"relay listening on {host}:{port}" + (f" metrics on {metrics.address[0]}:{metrics.address[1]}" if metrics else ""),
+        flush=True,
+    )
     try:
         server.serve()
     finally:
         if agent:
-            agent.stop()                 # gives its rooms back now rather than after the TTL
+            agent.stop()  # gives its rooms back now rather than after the TTL
         if metrics:
             metrics.close()
     kv(log, logging.INFO, "stopped")

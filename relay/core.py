@@ -3,6 +3,7 @@
 cffi ABI mode (``dlopen``) on a library built by ``relay.build``: no Python headers needed, and
 cffi releases the GIL during ``poll`` so clients in the same process (tests) run meanwhile.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,11 +14,31 @@ import cffi
 
 from relay.build import HERE, build
 
-COUNTER_NAMES = ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "forwarded", "pongs",
-                 "slow_path", "addr_changed",
-                 "malformed", "oversize", "unknown_session", "rate_player", "rate_addr",
-                 "bad_dst", "no_peer", "stale_peer", "slow_full", "leave_ignored",
-                 "send_error", "challenges", "rebind_challenges", "kernel_drops", "latency_ns_sum")
+COUNTER_NAMES = (
+    "rx_packets",
+    "rx_bytes",
+    "tx_packets",
+    "tx_bytes",
+    "forwarded",
+    "pongs",
+    "slow_path",
+    "addr_changed",
+    "malformed",
+    "oversize",
+    "unknown_session",
+    "rate_player",
+    "rate_addr",
+    "bad_dst",
+    "no_peer",
+    "stale_peer",
+    "slow_full",
+    "leave_ignored",
+    "send_error",
+    "challenges",
+    "rebind_challenges",
+    "kernel_drops",
+    "latency_ns_sum",
+)
 # Counters above that are drops (the rest are traffic); their names are the metric's reason label.
 DROP_REASONS = COUNTER_NAMES[8:18]
 SLOW_BUFFER = 256
@@ -52,21 +73,30 @@ def _lib() -> tuple[cffi.FFI, object]:
 @dataclass(frozen=True)
 class SlowPacket:
     data: bytes
-    addr: bytes            # raw sockaddr, as the kernel gave it
+    addr: bytes  # raw sockaddr, as the kernel gave it
 
 
 class FastPath:
     """The forwarding table and the batch loop for one socket ``fd``."""
 
-    def __init__(self, fd: int, *, max_sessions: int, max_rooms: int, max_packet: int,
-                 player_rate: float, player_burst: float, addr_rate: float, addr_burst: float) -> None:
+    def __init__(
+        self,
+        fd: int,
+        *,
+        max_sessions: int,
+        max_rooms: int,
+        max_packet: int,
+        player_rate: float,
+        player_burst: float,
+        addr_rate: float,
+        addr_burst: float,
+    ) -> None:
         self.ffi, self.lib = _lib()
         if not 20 <= max_packet <= self.lib.RL_MAX_PACKET:
             raise ValueError(f"max_packet {max_packet} outside 20..{self.lib.RL_MAX_PACKET}")
         if max_sessions > self.lib.RL_INDEX_MASK + 1:
             raise ValueError(f"max_sessions {max_sessions} above {self.lib.RL_INDEX_MASK + 1}")
-        core = self.lib.rl_new(fd, max_sessions, max_rooms, max_packet, player_rate, player_burst,
-                               addr_rate, addr_burst)
+        core = self.lib.rl_new(fd, max_sessions, max_rooms, max_packet, player_rate, player_burst, addr_rate, addr_burst)
         if core == self.ffi.NULL:
             raise MemoryError("rl_new failed")
         self.core = self.ffi.gc(core, self.lib.rl_free)

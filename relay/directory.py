@@ -20,6 +20,7 @@ directory names the relay: a room can move, a token need not be reissued).
 
 Sources of facts: redis.io command reference (SET with NX/PX/XX, PEXPIRE, SCAN, EVAL), redis-py.
 """
+
 from __future__ import annotations
 
 import json
@@ -76,7 +77,7 @@ class Directory:
         out: dict[str, dict] = {}
         for k, v in zip(keys, self.r.mget(keys) if keys else []):
             if v is not None:
-                addr = k[len(self.prefix) + 6:].decode().rsplit("#", 1)[0]
+                addr = k[len(self.prefix) + 6 :].decode().rsplit("#", 1)[0]
                 load = out.setdefault(addr, {"rooms": 0, "players": 0, "workers": 0})
                 got = json.loads(v)
                 load["rooms"] += got.get("rooms", 0)
@@ -101,8 +102,10 @@ class Directory:
             keys = [self.prefix + b"assigned:" + a.encode() for a in live]
             recent = {a: int(v or 0) for a, v in zip(live, self.r.mget(keys))}
             # the fewest rooms per worker (then players): a host with 4 workers takes 4 rooms to a 1-worker host's one
-            addr = min(live, key=lambda a: ((live[a]["rooms"] + recent[a]) / live[a]["workers"],
-                                            live[a]["players"] / live[a]["workers"], a))
+            addr = min(
+                live,
+                key=lambda a: ((live[a]["rooms"] + recent[a]) / live[a]["workers"], live[a]["players"] / live[a]["workers"], a),
+            )
             if self.r.set(self._room(room), addr, nx=True, px=self.ttl_ms):
                 k = self.prefix + b"assigned:" + addr.encode()
                 self.r.pipeline(transaction=False).incr(k).pexpire(k, self.ttl_ms).execute()
@@ -137,7 +140,7 @@ class DirectoryAgent:
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="relay-directory", daemon=True)
         self.failures = 0
-        self._held: set[str] = set()          # rooms published last time
+        self._held: set[str] = set()  # rooms published last time
 
     def start(self) -> DirectoryAgent:
         self.thread.start()
@@ -149,7 +152,7 @@ class DirectoryAgent:
             if not snap.draining:
                 try:
                     rooms = set(snap.room_names)
-                    self.d.release(self.addr, self._held - rooms, relay_too=False)   # closed rooms: free now
+                    self.d.release(self.addr, self._held - rooms, relay_too=False)  # closed rooms: free now
                     conflicts = self.d.publish(self.addr, rooms, snap.players, self.worker)
                     self._held = rooms
                     if self.failures:

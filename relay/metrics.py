@@ -1,6 +1,7 @@
 """Prometheus text exposition of a relay ``Snapshot`` (through the official client library,
 ``prometheus-client``), and the HTTP endpoint serving it
 (``/metrics``, ``/healthz``) on its own thread."""
+
 from __future__ import annotations
 
 import http.server
@@ -17,7 +18,7 @@ from relay.core import DROP_REASONS
 from relay.netaddr import parse_hostport
 from relay.server import Snapshot
 
-STALE_S = 3.0          # /healthz fails when the loop has not published for this long
+STALE_S = 3.0  # /healthz fails when the loop has not published for this long
 
 # control-plane events that are drops (packets thrown away), with the reason label they get
 PY_DROPS = {"malformed": "malformed", "leave_ignored": "leave_ignored", "internal_error": "internal_error"}
@@ -40,8 +41,9 @@ class _SnapshotCollector:
         def gauge(name: str, help_: str, value: float) -> GaugeMetricFamily:
             return GaugeMetricFamily(name, help_, value=value)
 
-        def counter(name: str, help_: str, value: float | None = None, label: str | None = None,
-                    samples: list[tuple[str, float]] = ()) -> CounterMetricFamily:
+        def counter(
+            name: str, help_: str, value: float | None = None, label: str | None = None, samples: list[tuple[str, float]] = ()
+        ) -> CounterMetricFamily:
             fam = CounterMetricFamily(name, help_, value=value, labels=[label] if label else None)
             for lv, v in samples:
                 fam.add_metric([lv], v)
@@ -61,16 +63,26 @@ class _SnapshotCollector:
         for k, label in PY_DROPS.items():
             drops[label] = drops.get(label, 0) + ev.get(k, 0)
         drops["send_error"] = c["send_error"]
-        yield counter("relay_dropped_packets", "Packets thrown away, by reason.", label="reason",
-                      samples=sorted(drops.items()))
-        yield counter("relay_kernel_dropped_packets", "Datagrams the kernel dropped at the relay's socket "
-                      "(receive buffer full: the relay lacks CPU), from SO_RXQ_OVFL.", c["kernel_drops"])
-        yield counter("relay_refused", "Handshakes refused, by reason.", label="reason",
-                      samples=sorted((k[len("refused_"):], v) for k, v in ev.items() if k.startswith("refused_")))
+        yield counter("relay_dropped_packets", "Packets thrown away, by reason.", label="reason", samples=sorted(drops.items()))
+        yield counter(
+            "relay_kernel_dropped_packets",
+            "Datagrams the kernel dropped at the relay's socket (receive buffer full: the relay lacks CPU), from SO_RXQ_OVFL.",
+            c["kernel_drops"],
+        )
+        yield counter(
+            "relay_refused",
+            "Handshakes refused, by reason.",
+            label="reason",
+            samples=sorted((k[len("refused_") :], v) for k, v in ev.items() if k.startswith("refused_")),
+        )
         sess = [(k, ev.get(k, 0)) for k in PY_HANDSHAKES] + [(k, c[k]) for k in ("challenges", "rebind_challenges")]
         yield counter("relay_handshakes", "Handshake outcomes.", label="result", samples=sess)
-        yield counter("relay_players_removed", "Players removed, by reason.", label="reason",
-                      samples=sorted((k[len("removed_"):], v) for k, v in ev.items() if k.startswith("removed_")))
+        yield counter(
+            "relay_players_removed",
+            "Players removed, by reason.",
+            label="reason",
+            samples=sorted((k[len("removed_") :], v) for k, v in ev.items() if k.startswith("removed_")),
+        )
         # Added latency: kernel receive timestamp of a DATA to the return of the sendmmsg carrying it.
         hist, cum, buckets = s.latency_hist, 0, []
         for i, n in enumerate(hist[:-1]):
@@ -78,8 +90,12 @@ class _SnapshotCollector:
             buckets.append((f"{(1 << i) * 1e-6:.6g}", cum))
         cum += hist[-1]
         buckets.append(("+Inf", cum))
-        yield HistogramMetricFamily("relay_forward_latency_seconds", "Time a forwarded packet spent in the relay.",
-                                    buckets=buckets, sum_value=c["latency_ns_sum"] / 1e9)
+        yield HistogramMetricFamily(
+            "relay_forward_latency_seconds",
+            "Time a forwarded packet spent in the relay.",
+            buckets=buckets,
+            sum_value=c["latency_ns_sum"] / 1e9,
+        )
 
 
 def render(s: Snapshot) -> str:
@@ -119,7 +135,7 @@ class MetricsServer:
                 self.wfile.write(data)
 
             def log_message(self, *args: object) -> None:
-                pass                     # quiet: scrapes are not news
+                pass  # quiet: scrapes are not news
 
         try:
             self.httpd = http.server.ThreadingHTTPServer((host, port), Handler, bind_and_activate=sock is None)

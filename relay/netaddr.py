@@ -1,4 +1,5 @@
 """Addresses: ``HOST:PORT`` text as users write it, and raw ``sockaddr`` bytes as the kernel gives them."""
+
 from __future__ import annotations
 
 import ipaddress

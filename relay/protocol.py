@@ -7,6 +7,7 @@ field; this module is the one place in Python that knows the byte layout (the C 
 Decoders raise ``ProtocolError`` naming the packet and field that is wrong; they never trust a
 length field.
 """
+
 from __future__ import annotations
 
 import struct
@@ -14,22 +15,33 @@ from dataclasses import dataclass
 
 MAGIC = b"NR"
 VERSION = 1
-HEADER = 4                     # magic(2) version(1) type(1)
+HEADER = 4  # magic(2) version(1) type(1)
 MAX_SLOTS = 8
-ALL = 0xFF                     # destination "every other player in the room"
+ALL = 0xFF  # destination "every other player in the room"
 COOKIE_LEN = 16
 RESUME_KEY_LEN = 16
-MIN_HANDSHAKE = 64             # JOIN/RESUME are padded to this: every pre-verification reply is smaller
-MAX_NAME = 32                  # room and player names, UTF-8 bytes
+MIN_HANDSHAKE = 64  # JOIN/RESUME are padded to this: every pre-verification reply is smaller
+MAX_NAME = 32  # room and player names, UTF-8 bytes
 
 # client -> relay
 JOIN, RESUME, DATA, PING, LEAVE = 0x01, 0x02, 0x10, 0x11, 0x12
 # relay -> client
 CHALLENGE, WELCOME, REFUSED, PEER, BYE, DELIVER, PONG = 0x81, 0x82, 0x83, 0x84, 0x85, 0x90, 0x91
 
-TYPE_NAMES = {JOIN: "JOIN", RESUME: "RESUME", DATA: "DATA", PING: "PING", LEAVE: "LEAVE",
-              CHALLENGE: "CHALLENGE", WELCOME: "WELCOME", REFUSED: "REFUSED", PEER: "PEER",
-              BYE: "BYE", DELIVER: "DELIVER", PONG: "PONG"}
+TYPE_NAMES = {
+    JOIN: "JOIN",
+    RESUME: "RESUME",
+    DATA: "DATA",
+    PING: "PING",
+    LEAVE: "LEAVE",
+    CHALLENGE: "CHALLENGE",
+    WELCOME: "WELCOME",
+    REFUSED: "REFUSED",
+    PEER: "PEER",
+    BYE: "BYE",
+    DELIVER: "DELIVER",
+    PONG: "PONG",
+}
 
 # DATA / DELIVER flags.  Reliable streams are per (sender, receiver, channel): a reliable
 # message "to all" is sent by the client as one copy per peer (see docs/coop.md).
@@ -37,18 +49,38 @@ F_RELIABLE, F_ACK = 0x01, 0x02
 F_KNOWN = F_RELIABLE | F_ACK
 
 # JOIN flags
-J_OPEN = 0x01                  # create the room (token must allow it); else the room must exist
+J_OPEN = 0x01  # create the room (token must allow it); else the room must exist
 
-DATA_HEADER = 24               # hdr(4) session(8) dst(1) channel(1) flags(1) 0(1) dst_inc(2) 0(2) seq(4)
-DELIVER_HEADER = 16            # hdr(4) src(1) dst(1) channel(1) flags(1) src_inc(2) 0(2) seq(4)
+DATA_HEADER = 24  # hdr(4) session(8) dst(1) channel(1) flags(1) 0(1) dst_inc(2) 0(2) seq(4)
+DELIVER_HEADER = 16  # hdr(4) src(1) dst(1) channel(1) flags(1) src_inc(2) 0(2) seq(4)
 
 # REFUSED reasons
-R_BAD_TOKEN, R_EXPIRED, R_WRONG_PASSWORD, R_ROOM_FULL, R_NO_ROOM, R_ROOM_EXISTS, R_NOT_HOST, \
-    R_NO_SESSION, R_SERVER_FULL, R_SHUTTING_DOWN, R_SEAT_TAKEN = range(1, 12)
-REFUSED_NAMES = {R_BAD_TOKEN: "bad_token", R_EXPIRED: "expired_token", R_WRONG_PASSWORD: "wrong_password",
-                 R_ROOM_FULL: "room_full", R_NO_ROOM: "no_room", R_ROOM_EXISTS: "room_exists",
-                 R_NOT_HOST: "not_host", R_NO_SESSION: "no_session", R_SERVER_FULL: "server_full",
-                 R_SHUTTING_DOWN: "shutting_down", R_SEAT_TAKEN: "seat_taken"}
+(
+    R_BAD_TOKEN,
+    R_EXPIRED,
+    R_WRONG_PASSWORD,
+    R_ROOM_FULL,
+    R_NO_ROOM,
+    R_ROOM_EXISTS,
+    R_NOT_HOST,
+    R_NO_SESSION,
+    R_SERVER_FULL,
+    R_SHUTTING_DOWN,
+    R_SEAT_TAKEN,
+) = range(1, 12)
+REFUSED_NAMES = {
+    R_BAD_TOKEN: "bad_token",
+    R_EXPIRED: "expired_token",
+    R_WRONG_PASSWORD: "wrong_password",
+    R_ROOM_FULL: "room_full",
+    R_NO_ROOM: "no_room",
+    R_ROOM_EXISTS: "room_exists",
+    R_NOT_HOST: "not_host",
+    R_NO_SESSION: "no_session",
+    R_SERVER_FULL: "server_full",
+    R_SHUTTING_DOWN: "shutting_down",
+    R_SEAT_TAKEN: "seat_taken",
+}
 
 # BYE reasons
 B_LEFT, B_SHUTDOWN, B_TIMEOUT, B_REPLACED = range(0, 4)
@@ -87,6 +119,7 @@ def _pad(body: bytes) -> bytes:
 
 # ---- handshake -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Join:
     flags: int
@@ -108,8 +141,10 @@ def decode_join(pkt: bytes) -> Join:
         raise ProtocolError(f"JOIN flags {flags:#x} at offset 4 has unknown bits")
     end = 24 + tok_len + pw_len
     if end > len(pkt):
-        raise ProtocolError(f"JOIN token_len {tok_len} + password_len {pw_len} at offset 5..7 run past the packet end ({len(pkt)})")
-    return Join(flags, pkt[8:24], pkt[24:24 + tok_len], pkt[24 + tok_len:end])
+        raise ProtocolError(
+            f"JOIN token_len {tok_len} + password_len {pw_len} at offset 5..7 run past the packet end ({len(pkt)})"
+        )
+    return Join(flags, pkt[8:24], pkt[24 : 24 + tok_len], pkt[24 + tok_len : end])
 
 
 @dataclass(frozen=True)
@@ -139,7 +174,7 @@ def decode_challenge(pkt: bytes) -> bytes:
 
 @dataclass(frozen=True)
 class Seat:
-    inc: int             # incarnation: differs for each player that has sat in this slot
+    inc: int  # incarnation: differs for each player that has sat in this slot
     name: str
 
 
@@ -151,13 +186,17 @@ class Welcome:
     max_players: int
     heartbeat_ms: int
     timeout_ms: int
-    epoch: int                       # the room's roster version (PONG carries the current one)
-    roster: dict[int, Seat]          # every seat, ours included
+    epoch: int  # the room's roster version (PONG carries the current one)
+    roster: dict[int, Seat]  # every seat, ours included
 
 
 def encode_welcome(w: Welcome) -> bytes:
-    out = bytearray(header(WELCOME) + struct.pack("<Q", w.session) + w.resume_key
-                    + struct.pack("<BBHIHB", w.slot, w.max_players, w.heartbeat_ms, w.timeout_ms, w.epoch, len(w.roster)))
+    out = bytearray(
+        header(WELCOME)
+        + struct.pack("<Q", w.session)
+        + w.resume_key
+        + struct.pack("<BBHIHB", w.slot, w.max_players, w.heartbeat_ms, w.timeout_ms, w.epoch, len(w.roster))
+    )
     for slot, seat in sorted(w.roster.items()):
         nb = seat.name.encode()
         out += struct.pack("<BHB", slot, seat.inc, len(nb)) + nb
@@ -174,7 +213,7 @@ def decode_welcome(pkt: bytes) -> Welcome:
         _need(pkt, off + 4, f"WELCOME roster entry {i}")
         s, inc, n = struct.unpack_from("<BHB", pkt, off)
         _need(pkt, off + 4 + n, f"WELCOME roster entry {i} name")
-        roster[s] = Seat(inc, pkt[off + 4:off + 4 + n].decode(errors="replace"))
+        roster[s] = Seat(inc, pkt[off + 4 : off + 4 + n].decode(errors="replace"))
         off += 4 + n
     return Welcome(session, key, slot, maxp, hb, to, epoch, roster)
 
@@ -201,7 +240,7 @@ def decode_peer(pkt: bytes) -> Peer:
     _need(pkt, 11, "PEER")
     event, slot, inc, epoch, n = struct.unpack_from("<BBHHB", pkt, 4)
     _need(pkt, 11 + n, "PEER name")
-    return Peer(event, slot, inc, epoch, pkt[11:11 + n].decode(errors="replace"))
+    return Peer(event, slot, inc, epoch, pkt[11 : 11 + n].decode(errors="replace"))
 
 
 def encode_bye(reason: int) -> bytes:
@@ -209,6 +248,7 @@ def encode_bye(reason: int) -> bytes:
 
 
 # ---- data path -----------------------------------------------------------------------------
+
 
 def encode_data(session: int, dst: int, channel: int, flags: int, seq: int, payload: bytes, dst_inc: int = 0) -> bytes:
     """``dst_inc``: incarnation of the seat ``dst`` as the sender knows it (0: any; used for ALL);

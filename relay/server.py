@@ -6,6 +6,7 @@ handled here, and the forwarding table is updated here only.  Nothing else touch
 socket or the tables, so there are no locks; the metrics thread reads only ``snapshot``,
 an immutable object replaced a few times a second.
 """
+
 from __future__ import annotations
 
 import collections
@@ -30,7 +31,7 @@ from relay.netaddr import parse_hostport, sockaddr_text
 
 log = logging.getLogger("relay")
 
-TICK_S = 0.1                  # timers (timeouts, snapshot) run at least this often
+TICK_S = 0.1  # timers (timeouts, snapshot) run at least this often
 SNAPSHOT_S = 0.25
 
 _REFUSE_CODE = {"bad_token": P.R_BAD_TOKEN, "expired_token": P.R_EXPIRED}
@@ -94,8 +95,8 @@ class Room:
     idx: int
     name: str
     password_mac: bytes
-    epoch: int = 0                   # roster version: +1 on every join and leave (wraps at 16 bits)
-    incs: int = 0                    # seatings so far: the next incarnation number
+    epoch: int = 0  # roster version: +1 on every join and leave (wraps at 16 bits)
+    incs: int = 0  # seatings so far: the next incarnation number
     seats: dict[int, "Session"] = field(default_factory=dict)
     by_player: dict[str, "Session"] = field(default_factory=dict)
 
@@ -115,19 +116,21 @@ class Session:
 @dataclass(frozen=True)
 class Snapshot:
     """What the metrics endpoint shows: copied from the loop, never shared with it."""
+
     time: float
     rooms: int
     players: int
     counters: Mapping[str, int]
-    events: Mapping[str, int]          # control-plane counts: joins, challenges, refused_<reason>, ...
+    events: Mapping[str, int]  # control-plane counts: joins, challenges, refused_<reason>, ...
     latency_hist: tuple[int, ...]
     draining: bool
     room_names: tuple[str, ...] = ()
 
 
 class RelayServer:
-    def __init__(self, config: RelayConfig, secret: bytes, fast_path: type = FastPath,
-                 sock: socket.socket | None = None, worker: int = 0) -> None:
+    def __init__(
+        self, config: RelayConfig, secret: bytes, fast_path: type = FastPath, sock: socket.socket | None = None, worker: int = 0
+    ) -> None:
         """``fast_path``: the forwarding engine; only benchmarks pass another (a pure-Python
         one, to measure what the C one buys).  ``sock``: a socket bound already (a worker
         handed one of its host's SO_REUSEPORT group, ``relay.workers``), whose ``worker``
@@ -152,10 +155,16 @@ class RelayServer:
                 self.sock.close()
                 raise NxError(f"relay.listen {config.listen}: {e.strerror}") from None
         self.sock.setblocking(False)
-        self.fast = fast_path(self.sock.fileno(), max_sessions=config.max_sessions, max_rooms=config.max_rooms,
-                             max_packet=config.max_packet, player_rate=config.player_rate,
-                             player_burst=config.player_burst, addr_rate=config.addr_rate,
-                             addr_burst=config.addr_burst)
+        self.fast = fast_path(
+            self.sock.fileno(),
+            max_sessions=config.max_sessions,
+            max_rooms=config.max_rooms,
+            max_packet=config.max_packet,
+            player_rate=config.player_rate,
+            player_burst=config.player_burst,
+            addr_rate=config.addr_rate,
+            addr_burst=config.addr_burst,
+        )
         self.rooms: dict[str, Room] = {}
         self.sessions: dict[int, Session] = {}
         self._free_rooms = list(range(config.max_rooms - 1, -1, -1))
@@ -206,9 +215,16 @@ class RelayServer:
             self.snapshot = self._make_snapshot()
 
     def _make_snapshot(self) -> Snapshot:
-        return Snapshot(time.time(), len(self.rooms), len(self.sessions),
-                        MappingProxyType(self.fast.counters()), MappingProxyType(dict(self.events)),
-                        tuple(self.fast.latency_hist()), self.draining, tuple(self.rooms))
+        return Snapshot(
+            time.time(),
+            len(self.rooms),
+            len(self.sessions),
+            MappingProxyType(self.fast.counters()),
+            MappingProxyType(dict(self.events)),
+            tuple(self.fast.latency_hist()),
+            self.draining,
+            tuple(self.rooms),
+        )
 
     # ---- packets handed up by the fast path ---------------------------------------------
 
@@ -257,13 +273,20 @@ class RelayServer:
             # a token from another address; a silent one (its client crashed, lost the key) is
             # ended and the newcomer seated afresh: new session, resume key and incarnation.
             if self.fast.idle_s(s.idx) * 1000 < self.config.seat_takeover_ms:
-                kv(log, logging.INFO, "join refused: seat taken", room=tok.room, player=tok.player,
-                   source=sockaddr_text(addr), seat_source=sockaddr_text(s.addr))
+                kv(
+                    log,
+                    logging.INFO,
+                    "join refused: seat taken",
+                    room=tok.room,
+                    player=tok.player,
+                    source=sockaddr_text(addr),
+                    seat_source=sockaddr_text(s.addr),
+                )
                 return self._refuse(addr, P.R_SEAT_TAKEN)
             self._remove(s, P.B_REPLACED)
-            room = self.rooms.get(tok.room)      # None if that was its last seat
+            room = self.rooms.get(tok.room)  # None if that was its last seat
             took_over = room is not None
-        if j.flags & P.J_OPEN and not took_over:   # a host back in its own open room just sits
+        if j.flags & P.J_OPEN and not took_over:  # a host back in its own open room just sits
             if not tok.host:
                 return self._refuse(addr, P.R_NOT_HOST)
             if room is not None:
@@ -284,8 +307,7 @@ class RelayServer:
         room.incs = room.incs % 0xFFFF + 1
         # session id: 32 random bits, the worker index (steering, relay.steer), the table index
         sid = (secrets.randbits(31) + 1) << 32 | self.worker << 24 | idx
-        s = Session(idx, sid, room, slot, room.incs, tok.player,
-                    secrets.token_bytes(P.RESUME_KEY_LEN), addr)
+        s = Session(idx, sid, room, slot, room.incs, tok.player, secrets.token_bytes(P.RESUME_KEY_LEN), addr)
         room.seats[slot], room.by_player[tok.player] = s, s
         self.sessions[idx] = s
         self._roster_changed(room, P.P_JOINED, s)
@@ -304,12 +326,32 @@ class RelayServer:
         s.addr = addr
         self.fast.set_session(s.idx, s.sid, addr, s.room.idx, s.slot, s.inc)
         self.events[what] += 1
-        kv(log, logging.INFO, f"player {what}", room=s.room.name, player=s.player, slot=s.slot,
-           source=sockaddr_text(addr), moved=moved)
+        kv(
+            log,
+            logging.INFO,
+            f"player {what}",
+            room=s.room.name,
+            player=s.player,
+            slot=s.slot,
+            source=sockaddr_text(addr),
+            moved=moved,
+        )
         roster = {o.slot: P.Seat(o.inc, o.player) for o in s.room.seats.values()}
-        self.fast.send(addr, P.encode_welcome(P.Welcome(s.sid, s.resume_key, s.slot, self.config.max_players,
-                                                        min(self.config.heartbeat_ms, 65535),
-                                                        self.config.timeout_ms, s.room.epoch, roster)))
+        self.fast.send(
+            addr,
+            P.encode_welcome(
+                P.Welcome(
+                    s.sid,
+                    s.resume_key,
+                    s.slot,
+                    self.config.max_players,
+                    min(self.config.heartbeat_ms, 65535),
+                    self.config.timeout_ms,
+                    s.room.epoch,
+                    roster,
+                )
+            ),
+        )
 
     def _resume(self, r: P.Resume, pkt: SlowPacket) -> None:
         s = self.sessions.get(r.session & 0xFFFFFF)
@@ -351,7 +393,7 @@ class RelayServer:
         self.draining = True
         kv(log, logging.INFO, "shutting down", players=len(self.sessions), rooms=len(self.rooms))
         bye = P.encode_bye(P.B_SHUTDOWN)
-        for _ in range(2):        # twice: one lost datagram should not leave a client waiting for its timeout
+        for _ in range(2):  # twice: one lost datagram should not leave a client waiting for its timeout
             for s in self.sessions.values():
                 self.fast.send(s.addr, bye)
         self.snapshot = self._make_snapshot()

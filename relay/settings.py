@@ -1,4 +1,5 @@
 """Settings of the relay (section ``relay`` of the one settings table)."""
+
 from __future__ import annotations
 
 from nxrecomp.common.settings import Setting
@@ -18,12 +19,34 @@ SETTINGS = [
     Setting("relay", "player_burst", 4000.0, "token bucket depth of one player, packets", float),
     Setting("relay", "addr_rate", 20.0, "handshake packets per second from one cookie-verified source (IP and port)", float),
     Setting("relay", "addr_burst", 40.0, "token bucket depth of one cookie-verified source, packets", float),
-    Setting("relay", "seat_takeover_ms", 3000, "a token from a new address may take its player's seat only after the seat was silent this long (> heartbeat_ms)", int),
+    Setting(
+        "relay",
+        "seat_takeover_ms",
+        3000,
+        "a token from a new address may take its player's seat only after the seat was silent this long (> heartbeat_ms)",
+        int,
+    ),
     Setting("relay", "rcvbuf", 4 << 20, "socket receive buffer, bytes (capped by net.core.rmem_max)", int),
     Setting("relay", "workers", 1, "relay processes on this host, one per core (metrics on consecutive ports)", int),
-    Setting("relay", "worker_ports", "shared", "shared: all workers on relay.listen's port (SO_REUSEPORT, steered by room and session); each: consecutive ports"),
+    Setting(
+        "relay",
+        "worker_ports",
+        "shared",
+        "shared: all workers on relay.listen's port (SO_REUSEPORT, steered by room and session); each: consecutive ports",
+    ),
     Setting("relay", "directory", "", "room directory in Redis (redis://HOST:PORT/DB) shared by several relays; empty: none"),
-    Setting("relay", "directory_ttl_ms", 3000, "a relay's directory entries expire this long after it stops refreshing them (its rooms go elsewhere)", int),
-    Setting("relay", "advertise", "", "HOST:PORT players reach this relay at, as published in the directory (empty: the bound address)"),
+    Setting(
+        "relay",
+        "directory_ttl_ms",
+        3000,
+        "a relay's directory entries expire this long after it stops refreshing them (its rooms go elsewhere)",
+        int,
+    ),
+    Setting(
+        "relay",
+        "advertise",
+        "",
+        "HOST:PORT players reach this relay at, as published in the directory (empty: the bound address)",
+    ),
     Setting("relay", "cc", "", "C compiler command for the fast path (empty: clang from the ziglang wheel)"),
 ]

@@ -23,15 +23,16 @@ socket i, so a worker's crash or restart never moves another worker's rooms.
 Sources of facts: socket(7) (SO_REUSEPORT, SO_ATTACH_REUSEPORT_CBPF), linux/filter.h and
 linux/bpf_common.h (struct sock_filter / sock_fprog, opcodes), asm-generic/socket.h (value 51).
 """
+
 from __future__ import annotations
 
 import ctypes
 import socket
 import struct
 
-SO_ATTACH_REUSEPORT_CBPF = 51          # asm-generic/socket.h
+SO_ATTACH_REUSEPORT_CBPF = 51  # asm-generic/socket.h
 MAX_ROOM = 32
-ROOM_LEN_OFF, ROOM_OFF = 34, 35        # JOIN header 24 + token version/flags/expires 10
+ROOM_LEN_OFF, ROOM_OFF = 34, 35  # JOIN header 24 + token version/flags/expires 10
 T_JOIN, T_RESUME = 0x01, 0x02
 
 # linux/bpf_common.h
@@ -83,8 +84,8 @@ def program(workers: int) -> list[tuple[int, int, int, int]]:
     done = len(ins) + per * MAX_ROOM
     for i in range(MAX_ROOM):
         here = len(ins)
-        op(BPF_LD | BPF_MEM, 0)                                           # A = room_len
-        op(BPF_JMP | BPF_JGT | BPF_K, i, jt=0, jf=done - (here + 2))      # len > i: go on, else done
+        op(BPF_LD | BPF_MEM, 0)  # A = room_len
+        op(BPF_JMP | BPF_JGT | BPF_K, i, jt=0, jf=done - (here + 2))  # len > i: go on, else done
         op(BPF_MISC | BPF_TXA)
         op(BPF_ALU | BPF_MUL | BPF_K, 31)
         op(BPF_MISC | BPF_TAX)
@@ -105,5 +106,5 @@ def attach(sock: socket.socket, workers: int) -> None:
     """Attach the steering program to ``sock``'s reuseport group (any member will do)."""
     rows = program(workers)
     filt = (ctypes.c_uint8 * (8 * len(rows))).from_buffer_copy(b"".join(struct.pack("<HBBI", *r) for r in rows))
-    fprog = struct.pack("<HxxxxxxQ", len(rows), ctypes.addressof(filt))      # struct sock_fprog on x86-64
+    fprog = struct.pack("<HxxxxxxQ", len(rows), ctypes.addressof(filt))  # struct sock_fprog on x86-64
     sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, fprog)

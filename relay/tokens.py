@@ -8,6 +8,7 @@ Binary form (what JOIN carries), little-endian:
 ``mac`` is the first 16 bytes of HMAC-SHA256(secret, everything before it).  Text form (what
 ``nxrecomp relay token`` prints and players paste): ``nxr1.`` + base64url without padding.
 """
+
 from __future__ import annotations
 
 import base64
@@ -72,7 +73,7 @@ def from_text(text: str) -> bytes:
     text = text.strip()
     if not text.startswith(PREFIX):
         raise TokenError("bad_token", f"token does not start with {PREFIX!r}")
-    body = text[len(PREFIX):]
+    body = text[len(PREFIX) :]
     try:
         return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     except (ValueError, TypeError) as e:
@@ -102,7 +103,7 @@ def verify(secret: bytes, token: bytes, now: float | None = None) -> Token:
         if not 1 <= n <= MAX_NAME or off + 1 + n > len(body):
             raise TokenError("bad_token", f"token {what}_len {n} at offset {off} is out of range")
         try:
-            names.append(body[off + 1:off + 1 + n].decode())
+            names.append(body[off + 1 : off + 1 + n].decode())
         except UnicodeDecodeError:
             raise TokenError("bad_token", f"token {what} name at offset {off + 1} is not UTF-8") from None
         off += 1 + n

@@ -22,6 +22,7 @@ The supervisor prints each worker's first line (``relay listening on ...``) to s
 SIGTERM/SIGINT (each worker then says BYE to its players and gives its rooms back to the
 directory), restarts a worker that dies on the port it had, and exits 0 once all have stopped.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,8 +50,9 @@ def _with_port(host: str, port: int) -> str:
 
 
 class Worker:
-    def __init__(self, i: int, listen: str, metrics: str, advertise: str, extra: list[str],
-                 sock: socket.socket | None = None) -> None:
+    def __init__(
+        self, i: int, listen: str, metrics: str, advertise: str, extra: list[str], sock: socket.socket | None = None
+    ) -> None:
         self.i, self.listen, self.advertise, self.extra = i, listen, advertise, extra
         self.sock = sock
         self.msock = metrics_socket(metrics) if metrics else None
@@ -59,8 +61,19 @@ class Worker:
         self.line = ""
 
     def start(self) -> str:
-        cmd = [sys.executable, "-m", "nxrecomp", "relay", "--workers", "1", "--listen", self.listen,
-               "--metrics", self.metrics, *self.extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "nxrecomp",
+            "relay",
+            "--workers",
+            "1",
+            "--listen",
+            self.listen,
+            "--metrics",
+            self.metrics,
+            *self.extra,
+        ]
         if self.advertise:
             cmd += ["--advertise", self.advertise]
         fds: tuple[int, ...] = ()
@@ -75,7 +88,7 @@ class Worker:
         try:
             os.sched_setaffinity(self.proc.pid, {cores[self.i % len(cores)]})
         except OSError:
-            pass                              # a container may forbid it: run unpinned
+            pass  # a container may forbid it: run unpinned
         self.line = self.proc.stdout.readline().strip()
         m = LINE.fullmatch(self.line)
         if not m:
@@ -83,7 +96,7 @@ class Worker:
             raise NxError(f"relay worker {self.i} ({self.listen}) did not start: {self.line!r}")
         # a restart takes the same UDP port again, even when the first start asked for port 0
         self.listen = _with_port(m[1], int(m[2]))
-        threading.Thread(target=self.proc.stdout.read, daemon=True).start()   # keep its pipe drained
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()  # keep its pipe drained
         return self.line
 
 
@@ -108,13 +121,15 @@ def shared_sockets(listen: str, n: int) -> list[socket.socket]:
             socks.append(s)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             s.bind((host, port))
-            port = s.getsockname()[1]          # port 0: the others join the first one's port
+            port = s.getsockname()[1]  # port 0: the others join the first one's port
         steer.attach(socks[0], n)
     except OSError as e:
         for s in socks:
             s.close()
-        raise NxError(f"relay.listen {listen} with {n} SO_REUSEPORT workers: {e.strerror} "
-                      "(relay.worker_ports=each gives each worker its own port)") from None
+        raise NxError(
+            f"relay.listen {listen} with {n} SO_REUSEPORT workers: {e.strerror} "
+            "(relay.worker_ports=each gives each worker its own port)"
+        ) from None
     return socks
 
 
@@ -136,12 +151,22 @@ def supervise(n: int, args: argparse.Namespace) -> int:
     for i in range(n):
         if socks:
             bound = socks[i].getsockname()
-            w = Worker(i, _with_port(bound[0], bound[1]), _with_port(mhost, mport + i if mport else 0) if metrics_at else "",
-                       adv, extra, socks[i])
+            w = Worker(
+                i,
+                _with_port(bound[0], bound[1]),
+                _with_port(mhost, mport + i if mport else 0) if metrics_at else "",
+                adv,
+                extra,
+                socks[i],
+            )
         else:
-            w = Worker(i, _with_port(host, port + i if port else 0),
-                       _with_port(mhost, mport + i if mport else 0) if metrics_at else "",
-                       _with_port(ahost, aport + i) if adv else "", extra)
+            w = Worker(
+                i,
+                _with_port(host, port + i if port else 0),
+                _with_port(mhost, mport + i if mport else 0) if metrics_at else "",
+                _with_port(ahost, aport + i) if adv else "",
+                extra,
+            )
         workers.append(w)
     stopping = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -153,7 +178,7 @@ def supervise(n: int, args: argparse.Namespace) -> int:
             for w in workers:
                 if w.proc.poll() is not None:
                     kv(log, logging.WARNING, "relay worker died; restarting", worker=w.i, listen=w.listen, rc=w.proc.returncode)
-                    time.sleep(1.0)           # a worker that dies at once must not spin
+                    time.sleep(1.0)  # a worker that dies at once must not spin
                     w.start()
     finally:
         for w in workers:

@@ -10,6 +10,7 @@ paths (``nxrecomp/settings.py``, ``cpu_host/runtime/dispatch.c``).  It prints th
 changed.  What it cannot know (a path computed from ``__file__`` in a moved module) is left to
 the person running it: the layer test (tests/test_structure.py) and the tests name it.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,54 +22,89 @@ ROOT = Path(__file__).resolve().parent.parent
 # old module -> new module
 MODULES = {
     **{f"nxrecomp.{m}": f"nxrecomp.common.{m}" for m in ("settings", "log", "errors", "progress", "clib", "debian")},
-    **{f"nxrecomp.{m}": f"nxrecomp.app.{m}" for m in ("cli", "supervisor", "supervise_bundle", "demo_job", "main_job",
-                                                      "report", "doctor", "plot", "frame_stats", "run_watch")},
+    **{
+        f"nxrecomp.{m}": f"nxrecomp.app.{m}"
+        for m in (
+            "cli",
+            "supervisor",
+            "supervise_bundle",
+            "demo_job",
+            "main_job",
+            "report",
+            "doctor",
+            "plot",
+            "frame_stats",
+            "run_watch",
+        )
+    },
     "cpu_host.linux.memory": "nxrecomp.bundle.memory_map",
 }
 # (old module, name) -> the module that defines it now
-SYMBOLS = {**{("recompiler.link", n): "nxrecomp.bundle.image"
-              for n in ("LinkedImage", "ModuleInfo", "Segment", "TlsBlock", "TlsLayout")},
-           **{("cpu_host.launcher", n): "nxrecomp.bundle.launch"
-              for n in ("not_runnable", "launch_file", "lift_env", "REPO_ROOT", "LAUNCH_FILE")}}
+SYMBOLS = {
+    **{
+        ("recompiler.link", n): "nxrecomp.bundle.image" for n in ("LinkedImage", "ModuleInfo", "Segment", "TlsBlock", "TlsLayout")
+    },
+    **{
+        ("cpu_host.launcher", n): "nxrecomp.bundle.launch"
+        for n in ("not_runnable", "launch_file", "lift_env", "REPO_ROOT", "LAUNCH_FILE")
+    },
+}
 # file paths named in text: old -> new
-_RUNTIME = {"core": ("dispatch.c", "host_isa.c", "lift_miss.c", "lift_miss.h", "nxrt.h", "lifted.h", "lifted_fp.h",
-                     "host_calls.h", "cpu_features.h", "id_regs.h"),
-            "linux": ("linux_syscalls.c", "linux_syscalls.h", "linux_threads.c", "linux_threads.h"),
-            "horizon": ("horizon_kernel.c", "horizon_kernel.h", "horizon_os.c", "horizon_spin.c")}
-PATHS = {**{old.replace(".", "/") + ".py": new.replace(".", "/") + ".py" for old, new in MODULES.items()},
-         **{f"cpu_host/runtime/{f}": f"cpu_host/runtime/{d}/{f}" for d, fs in _RUNTIME.items() for f in fs}}
+_RUNTIME = {
+    "core": (
+        "dispatch.c",
+        "host_isa.c",
+        "lift_miss.c",
+        "lift_miss.h",
+        "nxrt.h",
+        "lifted.h",
+        "lifted_fp.h",
+        "host_calls.h",
+        "cpu_features.h",
+        "id_regs.h",
+    ),
+    "linux": ("linux_syscalls.c", "linux_syscalls.h", "linux_threads.c", "linux_threads.h"),
+    "horizon": ("horizon_kernel.c", "horizon_kernel.h", "horizon_os.c", "horizon_spin.c"),
+}
+PATHS = {
+    **{old.replace(".", "/") + ".py": new.replace(".", "/") + ".py" for old, new in MODULES.items()},
+    **{f"cpu_host/runtime/{f}": f"cpu_host/runtime/{d}/{f}" for d, fs in _RUNTIME.items() for f in fs},
+}
 
 SUFFIXES = {".py", ".md", ".sh", ".toml", ".c", ".h", ".txt", ".cfg", ".ini", ""}
 SKIP_DIRS = {".git", ".venv", "node_modules", "build", "out", "demo-out", "__pycache__"}
 # this script and its test hold the old paths as data
 SKIP_FILES = {Path(__file__).resolve(), ROOT / "tests" / "test_rename_imports.py"}
 
-_FROM = re.compile(r"^(?P<indent>[ \t]*)from[ \t]+(?P<mod>[\w.]+)[ \t]+import[ \t]+"
-                   r"(?P<names>\([^)]*\)|[^\n#]*?)(?P<tail>[ \t]*(?:#[^\n]*)?)$", re.M)
+_FROM = re.compile(
+    r"^(?P<indent>[ \t]*)from[ \t]+(?P<mod>[\w.]+)[ \t]+import[ \t]+"
+    r"(?P<names>\([^)]*\)|[^\n#]*?)(?P<tail>[ \t]*(?:#[^\n]*)?)$",
+    re.M,
+)
 
 
 def _new_module(mod: str) -> str | None:
     """The new path of ``mod`` or of a module inside it (``OLD.sub`` -> ``NEW.sub``)."""
     for old, new in MODULES.items():
         if mod == old or mod.startswith(old + "."):
-            return new + mod[len(old):]
+            return new + mod[len(old) :]
     return None
 
 
 def _rewrite_from(m: re.Match) -> str:
     indent, mod, names, tail = m["indent"], m["mod"], m["names"], m["tail"]
     whole = _new_module(mod)
-    if whole is not None:                           # the module itself moved
+    if whole is not None:  # the module itself moved
         return m.group(0).replace(f"from {mod} ", f"from {whole} ", 1)
     items = [n.strip() for n in names.strip("()").replace("\n", " ").split(",") if n.strip()]
-    targets: list[tuple[str, str]] = []             # (module, "name [as alias]")
+    targets: list[tuple[str, str]] = []  # (module, "name [as alias]")
     for item in items:
         name, _, alias = (p.strip() for p in item.partition(" as "))
         if (mod, name) in SYMBOLS:
             targets.append((SYMBOLS[mod, name], item))
             continue
         sub = _new_module(f"{mod}.{name}")
-        if sub is not None:                         # ``from nxrecomp import settings``
+        if sub is not None:  # ``from nxrecomp import settings``
             parent, _, leaf = sub.rpartition(".")
             targets.append((parent, leaf if leaf == (alias or name) else f"{leaf} as {alias or name}"))
             continue
@@ -108,8 +144,13 @@ def files(paths: list[Path]):
                 yield p
             continue
         for f in sorted(p.rglob("*")):
-            if f.is_file() and f.suffix in SUFFIXES and not SKIP_DIRS & set(f.relative_to(p).parts) \
-                    and f.resolve() not in SKIP_FILES and (f.suffix or f.parent.name in (".ci", "scripts")):
+            if (
+                f.is_file()
+                and f.suffix in SUFFIXES
+                and not SKIP_DIRS & set(f.relative_to(p).parts)
+                and f.resolve() not in SKIP_FILES
+                and (f.suffix or f.parent.name in (".ci", "scripts"))
+            ):
                 yield f
 
 

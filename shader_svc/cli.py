@@ -1,5 +1,6 @@
 """Subcommands of the shader service: ``shader-svc --listen ADDR`` runs the gRPC server;
 ``shader-asm SRC -o OUT`` assembles an SM86 listing; ``shader-disasm BIN`` prints one."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,7 @@ def _serve(a: argparse.Namespace) -> int:
     from nxrecomp.common import settings
     from shader_svc import service
 
-    return service.serve(a.listen or settings.get("shader_svc", "listen"),
-                         Path(a.cache_dir) if a.cache_dir else None)
+    return service.serve(a.listen or settings.get("shader_svc", "listen"), Path(a.cache_dir) if a.cache_dir else None)
 
 
 def _read(path: str) -> bytes:

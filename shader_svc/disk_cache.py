@@ -5,6 +5,7 @@ it again with a newer translator) and ``<translator id>/<key>.spv`` (its transla
 are written to a temporary name in the same folder and renamed (``os.replace``), so a crash
 never leaves a half file; each translation carries a sha256 of its payload, so a damaged file
 is noticed, dropped and translated again instead of being served."""
+
 from __future__ import annotations
 
 import hashlib
@@ -14,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 log = logging.getLogger("shader_svc.cache")
-MAGIC_V1 = b"NXSPV1\0\0"   # payload = SPIR-V
-MAGIC = b"NXSPV2\0\0"      # payload = u32 SPIR-V size, SPIR-V, metadata (reflection JSON)
+MAGIC_V1 = b"NXSPV1\0\0"  # payload = SPIR-V
+MAGIC = b"NXSPV2\0\0"  # payload = u32 SPIR-V size, SPIR-V, metadata (reflection JSON)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -65,9 +66,9 @@ class DiskCache:
             data = p.read_bytes()
         except FileNotFoundError:
             return None
-        body = data[len(MAGIC) + 32:]
-        magic = data[:len(MAGIC)]
-        ok = magic in (MAGIC, MAGIC_V1) and hashlib.sha256(body).digest() == data[len(MAGIC):len(MAGIC) + 32]
+        body = data[len(MAGIC) + 32 :]
+        magic = data[: len(MAGIC)]
+        ok = magic in (MAGIC, MAGIC_V1) and hashlib.sha256(body).digest() == data[len(MAGIC) : len(MAGIC) + 32]
         if ok and magic == MAGIC:
             n = int.from_bytes(body[:4], "little") if len(body) >= 4 else -1
             ok = 0 <= n <= len(body) - 4
@@ -77,7 +78,7 @@ class DiskCache:
             return None
         if magic == MAGIC_V1:
             return body, b""
-        return body[4:4 + n], body[4 + n:]
+        return body[4 : 4 + n], body[4 + n :]
 
     def put(self, key: str, spirv: bytes, meta: bytes = b"") -> None:
         body = len(spirv).to_bytes(4, "little") + spirv + meta

@@ -3,6 +3,7 @@
 Cached translations are filed under it, so changing the decoder, the lowering or the SPIR-V
 writer makes the service treat every program as untranslated (the old files stay for the old
 identity).  The service and cache layers are not part of it: they do not change the output."""
+
 from __future__ import annotations
 
 import hashlib

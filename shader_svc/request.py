@@ -2,6 +2,7 @@
 (architecture, stage, machine code, local size), its cache key and the checks of its fields.
 Apart from translate.py so that the per-architecture front ends can name it without importing
 the dispatcher that imports them."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +13,7 @@ from nxrecomp.common.errors import NxError
 
 ARCHS = {86: "SM86", 53: "SM53"}
 STAGES = {1: "compute", 2: "vertex", 3: "fragment"}
-MAX_CODE = 1 << 20          # 64k instructions: larger is not a shader, it is a mistake
+MAX_CODE = 1 << 20  # 64k instructions: larger is not a shader, it is a mistake
 
 
 class ProgramError(NxError):
@@ -21,8 +22,8 @@ class ProgramError(NxError):
 
 @dataclass(frozen=True)
 class Program:
-    arch: int                               # 86, 53
-    stage: int                              # 1 compute, 2 vertex, 3 fragment
+    arch: int  # 86, 53
+    stage: int  # 1 compute, 2 vertex, 3 fragment
     code: bytes
     local_size: tuple[int, int, int] = (64, 1, 1)
 
@@ -44,14 +45,14 @@ class Program:
 def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tuple[int, ...] = ()) -> Program:
     """Validate request fields (not the code: the decoder judges that) into a Program."""
     if arch not in ARCHS:
-        raise ProgramError(f"unknown architecture {arch} (known: {', '.join(f'{k}={v}' for k, v in ARCHS.items())})",
-                           field="arch")
+        raise ProgramError(
+            f"unknown architecture {arch} (known: {', '.join(f'{k}={v}' for k, v in ARCHS.items())})", field="arch"
+        )
     if stage not in STAGES:
         raise ProgramError(f"unknown stage {stage}", field="stage")
     ls = tuple(local_size) or (64, 1, 1)
     if len(ls) != 3 or not all(1 <= v <= 1024 for v in ls) or ls[0] * ls[1] * ls[2] > 1024:
-        raise ProgramError(f"local size {list(ls)} is not 3 values of 1..1024 with a product <= 1024",
-                           field="local_size")
+        raise ProgramError(f"local size {list(ls)} is not 3 values of 1..1024 with a product <= 1024", field="local_size")
     if not code:
         raise ProgramError("empty program", field="code")
     if len(code) > MAX_CODE:

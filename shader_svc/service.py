@@ -3,6 +3,7 @@
 Every request is answered: a bad program becomes INVALID_ARGUMENT with the decoder's message
 (field, offset, word), an unexpected failure INTERNAL; neither stops the server.  Translations
 go through the disk cache (``disk_cache.DiskCache``) keyed by the translator identity."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ from shader_svc.reflection import Reflection
 
 log = logging.getLogger("shader_svc.service")
 SERVICE = "nxshader.ShaderTranslator"
-STOP_SECONDS = 10.0   # the most a SIGTERM may take to end the process
+STOP_SECONDS = 10.0  # the most a SIGTERM may take to end the process
 
 
 @dataclass
@@ -42,7 +43,7 @@ class Counters:
     cache_misses: int = 0
     errors: int = 0
     translate_seconds: float = 0.0
-    carried: int = 0          # served from an older translator while re-translating
+    carried: int = 0  # served from an older translator while re-translating
 
 
 class Failure(Exception):
@@ -81,8 +82,9 @@ class Translator:
         hit = self.cache.get_entry(key)
         if hit is not None:
             self._count(cache_hits=1)
-            return shader_pb2.Translation(key=key, spirv=hit[0], cached=True, translator=self.id,
-                                          reflection=self._reflection(p, hit[1]))
+            return shader_pb2.Translation(
+                key=key, spirv=hit[0], cached=True, translator=self.id, reflection=self._reflection(p, hit[1])
+            )
         prev = self.cache.previous(key) if carry else None
         if prev is not None:
             self._count(carried=1)
@@ -91,8 +93,9 @@ class Translator:
                 self.pending.add(key)
             if queue:
                 self.background.submit(self._retranslate, p, key)
-            return shader_pb2.Translation(key=key, spirv=prev[1], cached=True, translator=prev[0],
-                                          reflection=self._reflection(p, prev[2]))
+            return shader_pb2.Translation(
+                key=key, spirv=prev[1], cached=True, translator=prev[0], reflection=self._reflection(p, prev[2])
+            )
         self._count(cache_misses=1)
         t0 = time.perf_counter()
         try:
@@ -107,8 +110,7 @@ class Translator:
         self._count(translations=1, translate_seconds=time.perf_counter() - t0)
         self.cache.put_program(key, p.serialize())
         self.cache.put(key, spv, json.dumps(refl.to_dict()).encode())
-        return shader_pb2.Translation(key=key, spirv=spv, cached=False, translator=self.id,
-                                      reflection=reflection_message(refl))
+        return shader_pb2.Translation(key=key, spirv=spv, cached=False, translator=self.id, reflection=reflection_message(refl))
 
     @staticmethod
     def _reflection(p: tr.Program, meta: bytes) -> shader_pb2.Reflection:
@@ -120,7 +122,7 @@ class Translator:
             pass
         try:
             return reflection_message(tr.reflect(p))
-        except Exception:   # an older translator's file for code this one cannot read: serve it bare
+        except Exception:  # an older translator's file for code this one cannot read: serve it bare
             log.warning("no reflection for program %s", p.key(), exc_info=True)
             return shader_pb2.Reflection()
 
@@ -133,17 +135,17 @@ class Translator:
 
     def _retranslate(self, p: tr.Program, key: str) -> None:
         try:
-            if self.cache.get_entry(key) is not None:    # translated meanwhile (a Prepare)
+            if self.cache.get_entry(key) is not None:  # translated meanwhile (a Prepare)
                 return
             status, spv, meta, secs = self._worker().submit(tr.translate_worker, p.serialize()).result()
-            if status != "ok":   # the older translation stays in use
+            if status != "ok":  # the older translation stays in use
                 self._count(errors=1)
                 log.warning("re-translating %s with translator %s failed: %s", key, self.id, meta.decode())
                 return
             self._count(translations=1, translate_seconds=secs)
             self.cache.put_program(key, p.serialize())
             self.cache.put(key, spv, meta)
-        except Exception:   # e.g. the worker process died: the older translation stays in use
+        except Exception:  # e.g. the worker process died: the older translation stays in use
             log.exception("re-translating %s in the background failed", key)
         finally:
             with self.lock:
@@ -182,12 +184,21 @@ class Translator:
 def reflection_message(r: Reflection) -> shader_pb2.Reflection:
     return shader_pb2.Reflection(
         const_ranges=[shader_pb2.ConstRange(bank=c.bank, offset=c.offset, size=c.size) for c in r.const_ranges],
-        global_pointers=[shader_pb2.GlobalPointer(bank=g.bank, offset=g.offset, read=g.read, written=g.written,
-                                                  atomic=g.atomic) for g in r.global_pointers],
-        shared_memory=r.shared_memory, barriers=r.barriers, stage=r.stage,
-        uniform_bindings=list(r.uniform_bindings), textures=list(r.textures), inputs=list(r.inputs),
-        outputs=list(r.outputs), writes_position=r.writes_position,
-        texture_pools=r.texture_pools, texture_dims=list(r.texture_dims))
+        global_pointers=[
+            shader_pb2.GlobalPointer(bank=g.bank, offset=g.offset, read=g.read, written=g.written, atomic=g.atomic)
+            for g in r.global_pointers
+        ],
+        shared_memory=r.shared_memory,
+        barriers=r.barriers,
+        stage=r.stage,
+        uniform_bindings=list(r.uniform_bindings),
+        textures=list(r.textures),
+        inputs=list(r.inputs),
+        outputs=list(r.outputs),
+        writes_position=r.writes_position,
+        texture_pools=r.texture_pools,
+        texture_dims=list(r.texture_dims),
+    )
 
 
 class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):
@@ -209,7 +220,7 @@ class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):
                     ev.translation.CopyFrom(fn(item))
                 except Failure as f:
                     ev.error_code, ev.error = f.code.value[0], f.message
-                except Exception as e:   # e.g. the cache folder became unwritable: report, go on
+                except Exception as e:  # e.g. the cache folder became unwritable: report, go on
                     log.exception("%s: item %d failed", what, i)
                     ev.error_code, ev.error = grpc.StatusCode.INTERNAL.value[0], f"{what}: item {i}: {e!r}"
                 prog.advance()
@@ -219,16 +230,23 @@ class ShaderServicer(shader_pb2_grpc.ShaderTranslatorServicer):
         yield from self._stream(list(request.programs), self.t.run_request, "translating shaders")
 
     def Prepare(self, request, context):
-        keys = list(request.keys) or self.t.cache.program_keys()   # empty list: every program seen
+        keys = list(request.keys) or self.t.cache.program_keys()  # empty list: every program seen
         yield from self._stream(keys, lambda k: self.t.run_key(k, request.carry), "preparing shaders")
 
     def GetStats(self, request, context):
         with self.t.lock:
             n = Counters(**vars(self.t.n))
-        return shader_pb2.Stats(translator=self.t.id, translations=n.translations, cache_hits=n.cache_hits,
-                                cache_misses=n.cache_misses, errors=n.errors,
-                                cache_entries=self.t.cache.entries(), translate_seconds=n.translate_seconds,
-                                carried=n.carried, retranslating=len(self.t.pending))
+        return shader_pb2.Stats(
+            translator=self.t.id,
+            translations=n.translations,
+            cache_hits=n.cache_hits,
+            cache_misses=n.cache_misses,
+            errors=n.errors,
+            cache_entries=self.t.cache.entries(),
+            translate_seconds=n.translate_seconds,
+            carried=n.carried,
+            retranslating=len(self.t.pending),
+        )
 
 
 def default_cache_root() -> Path:
@@ -238,8 +256,7 @@ def default_cache_root() -> Path:
     return Path(d) if d else Path(settings.get("nxrecomp", "cache_dir")) / "shaders"
 
 
-def start(listen: str, cache_root: Path, workers: int = 4,
-          translator: str | None = None) -> tuple[grpc.Server, int, Translator]:
+def start(listen: str, cache_root: Path, workers: int = 4, translator: str | None = None) -> tuple[grpc.Server, int, Translator]:
     """Start a server; returns it, the bound port and its translator (call its ``close()``
     after stopping the server)."""
     t = Translator(cache_root, translator)
@@ -260,7 +277,7 @@ def serve(listen: str, cache_root: Path | None = None) -> int:
     """Run until SIGTERM/SIGINT.  Prints one line with the bound address (port 0 picks one)."""
     root = cache_root or default_cache_root()
     stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):   # before the line that tells callers we are up
+    for sig in (signal.SIGTERM, signal.SIGINT):  # before the line that tells callers we are up
         signal.signal(sig, lambda *_: stop.set())
     server, port, t = start(listen, root)
     host = listen.rsplit(":", 1)[0]

@@ -1,4 +1,5 @@
 """Settings of the shader service (see nxrecomp/common/settings.py)."""
+
 from __future__ import annotations
 
 from nxrecomp.common.settings import Setting

@@ -13,6 +13,7 @@ programs (2 bits per component: 0 unused, 1 constant, 2 perspective, 3 screen li
 system values 400..431 and generic outputs 432..559 (vertex stages), colour targets 576..607
 (4 bits per target, one per component), sample mask 608, depth 609 (pixel programs).
 """
+
 from __future__ import annotations
 
 import struct
@@ -24,8 +25,8 @@ SIZES = {3: 0x50, 4: 0x80}
 SPH_TYPES = {1: "vtg", 2: "ps"}
 SHADER_TYPES = {1: "vertex", 2: "tessellation_init", 3: "tessellation", 4: "geometry", 5: "fragment"}
 INTERP = {0: "unused", 1: "constant", 2: "perspective", 3: "linear"}
-POSITION = 0x70          # attribute addresses of the position (x, y, z, w)
-GENERIC = 0x80           # generic attribute N component c at 0x80 + 16*N + 4*c
+POSITION = 0x70  # attribute addresses of the position (x, y, z, w)
+GENERIC = 0x80  # generic attribute N component c at 0x80 + 16*N + 4*c
 
 
 class HeaderError(NxError):
@@ -34,14 +35,14 @@ class HeaderError(NxError):
 
 @dataclass(frozen=True)
 class Header:
-    stage: str                              # 'vertex' or 'fragment' (others refused)
+    stage: str  # 'vertex' or 'fragment' (others refused)
     version: int
-    size: int                               # bytes before the first instruction
+    size: int  # bytes before the first instruction
     kills_pixels: bool
-    inputs: frozenset[int]                  # attribute addresses read (generic + system values)
-    outputs: frozenset[int]                 # vertex: attribute addresses written
-    interp: tuple[tuple[int, str], ...]     # fragment: (address, 'constant'|'perspective'|'linear')
-    targets: tuple[int, ...]                # fragment: component mask of colour targets 0..7
+    inputs: frozenset[int]  # attribute addresses read (generic + system values)
+    outputs: frozenset[int]  # vertex: attribute addresses written
+    interp: tuple[tuple[int, str], ...]  # fragment: (address, 'constant'|'perspective'|'linear')
+    targets: tuple[int, ...]  # fragment: component mask of colour targets 0..7
     writes_depth: bool
     writes_sample_mask: bool
 
@@ -49,10 +50,18 @@ class Header:
         return dict(self.interp).get(addr, "unused")
 
     def to_dict(self) -> dict:
-        return {"stage": self.stage, "version": self.version, "size": self.size,
-                "kills_pixels": self.kills_pixels, "inputs": sorted(self.inputs), "outputs": sorted(self.outputs),
-                "interp": [list(x) for x in self.interp], "targets": list(self.targets),
-                "writes_depth": self.writes_depth, "writes_sample_mask": self.writes_sample_mask}
+        return {
+            "stage": self.stage,
+            "version": self.version,
+            "size": self.size,
+            "kills_pixels": self.kills_pixels,
+            "inputs": sorted(self.inputs),
+            "outputs": sorted(self.outputs),
+            "interp": [list(x) for x in self.interp],
+            "targets": list(self.targets),
+            "writes_depth": self.writes_depth,
+            "writes_sample_mask": self.writes_sample_mask,
+        }
 
 
 def _bits(words: tuple[int, ...], lo: int, n: int) -> int:
@@ -70,21 +79,27 @@ def parse(code: bytes, stage: str) -> Header:
     w0 = struct.unpack_from("<I", code)[0]
     sph_type, version, shader_type = w0 & 0x1F, (w0 >> 5) & 0x1F, (w0 >> 10) & 0xF
     if sph_type not in SPH_TYPES:
-        raise HeaderError(f"header word 0 = {w0:#010x}: SPH type {sph_type} is neither 1 (vertex/geometry) "
-                          f"nor 2 (pixel)", field="code", offset=0)
+        raise HeaderError(
+            f"header word 0 = {w0:#010x}: SPH type {sph_type} is neither 1 (vertex/geometry) nor 2 (pixel)",
+            field="code",
+            offset=0,
+        )
     if version not in SIZES:
-        raise HeaderError(f"header word 0 = {w0:#010x}: SPH version {version} unknown (known: 3, 4)",
-                          field="code", offset=0)
+        raise HeaderError(f"header word 0 = {w0:#010x}: SPH version {version} unknown (known: 3, 4)", field="code", offset=0)
     size = SIZES[version]
     if len(code) < size:
-        raise HeaderError(f"header truncated: version {version} needs {size} bytes, program has {len(code)}",
-                          field="code", offset=len(code))
+        raise HeaderError(
+            f"header truncated: version {version} needs {size} bytes, program has {len(code)}", field="code", offset=len(code)
+        )
     kind = SHADER_TYPES.get(shader_type)
     if kind is None:
         raise HeaderError(f"header word 0 = {w0:#010x}: shader type {shader_type} unknown", field="code", offset=0)
     if (kind == "fragment") != (sph_type == 2):
-        raise HeaderError(f"header word 0 = {w0:#010x}: SPH type {SPH_TYPES[sph_type]} does not go with shader "
-                          f"type {kind}", field="code", offset=0)
+        raise HeaderError(
+            f"header word 0 = {w0:#010x}: SPH type {SPH_TYPES[sph_type]} does not go with shader type {kind}",
+            field="code",
+            offset=0,
+        )
     if kind not in ("vertex", "fragment"):
         raise HeaderError(f"{kind} programs are not translated yet", field="stage")
     if kind != stage:
@@ -113,12 +128,19 @@ def parse(code: bytes, stage: str) -> Header:
         t = _bits(words, 576, 32)
         targets = tuple(t >> (4 * k) & 0xF for k in range(8))
         sample_mask, depth = bool(_bits(words, 608, 1)), bool(_bits(words, 609, 1))
-    return Header(kind, version, size, bool(w0 >> 15 & 1), frozenset(inputs), frozenset(outputs), tuple(interp),
-                  targets, depth, sample_mask)
+    return Header(
+        kind, version, size, bool(w0 >> 15 & 1), frozenset(inputs), frozenset(outputs), tuple(interp), targets, depth, sample_mask
+    )
 
 
-def build(stage: str, inputs: dict[int, str] | set[int] = frozenset(), outputs: set[int] = frozenset(),
-          targets: tuple[int, ...] = (), version: int = 4, kills_pixels: bool = False) -> bytes:
+def build(
+    stage: str,
+    inputs: dict[int, str] | set[int] = frozenset(),
+    outputs: set[int] = frozenset(),
+    targets: tuple[int, ...] = (),
+    version: int = 4,
+    kills_pixels: bool = False,
+) -> bytes:
     """A header for test programs and the demo's shaders (the inverse of ``parse``).  Vertex:
     ``inputs``/``outputs`` are attribute addresses.  Fragment: ``inputs`` maps generic input
     addresses to 'constant'/'perspective'/'linear' (position 0x70..0x7c as a system value),
@@ -141,7 +163,7 @@ def build(stage: str, inputs: dict[int, str] | set[int] = frozenset(), outputs: 
         if a < GENERIC:
             setf(160 + a // 4, 1, 1)
         elif frag:
-            setf(192 + 2 * ((a - GENERIC) // 4), 2, code[inputs[a]])     # type: ignore[index]
+            setf(192 + 2 * ((a - GENERIC) // 4), 2, code[inputs[a]])  # type: ignore[index]
         else:
             setf(192 + (a - GENERIC) // 4, 1, 1)
     for a in outputs:

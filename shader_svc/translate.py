@@ -1,6 +1,7 @@
 """One guest program in, SPIR-V out: the request record, its cache key, and the dispatch to the
 decoder/lowering of its architecture and stage.  Every refusal is an ``NxError`` naming the
 field or the instruction offset, so the service can answer it as INVALID_ARGUMENT."""
+
 from __future__ import annotations
 
 from shader_svc.request import ARCHS, MAX_CODE, STAGES, Program, ProgramError, make_program  # noqa: F401 (the service's names)
@@ -34,7 +35,7 @@ def reflect(p: Program):
 
 def translate_full(p: Program):
     """(SPIR-V, Reflection) of a program."""
-    if p.arch == 53:        # Maxwell (Switch 1): shader_svc/sm53
+    if p.arch == 53:  # Maxwell (Switch 1): shader_svc/sm53
         from shader_svc.sm53.program import translate_full as translate_full53
 
         return translate_full53(p)
@@ -73,13 +74,15 @@ def _decode_graphics(p: Program):
     from shader_svc.sm86 import decode as dec
 
     header = sph.parse(p.code, STAGES[p.stage])
-    body = p.code[header.size:]
+    body = p.code[header.size :]
     if not body:
         raise ProgramError(f"no instructions after the {header.size}-byte header", field="code", offset=header.size)
     if len(body) % 16:
-        raise dec.DecodeError(f"program truncated: {len(body)} bytes after the header is not a multiple of 16 "
-                              f"(SM86 instructions are 16 bytes)", field="code",
-                              offset=header.size + (len(body) & ~15))
+        raise dec.DecodeError(
+            f"program truncated: {len(body)} bytes after the header is not a multiple of 16 (SM86 instructions are 16 bytes)",
+            field="code",
+            offset=header.size + (len(body) & ~15),
+        )
     return dec.decode_stream(body, base=header.size), header
 
 
@@ -91,6 +94,9 @@ def _decode(p: Program) -> list:
     from shader_svc.sm86 import decode as dec
 
     if len(p.code) % 16:
-        raise dec.DecodeError(f"program truncated: {len(p.code)} bytes is not a multiple of 16 "
-                              f"(SM86 instructions are 16 bytes)", field="code", offset=len(p.code) & ~15)
+        raise dec.DecodeError(
+            f"program truncated: {len(p.code)} bytes is not a multiple of 16 (SM86 instructions are 16 bytes)",
+            field="code",
+            offset=len(p.code) & ~15,
+        )
     return dec.decode_stream(p.code)

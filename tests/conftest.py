@@ -1,5 +1,6 @@
 """Shared test set-up: the repository root is importable (tests import their shared helpers
 as ``tests.<folder>.<module>`` under --import-mode=importlib)."""
+
 import sys
 from pathlib import Path
 

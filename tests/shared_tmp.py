@@ -1,4 +1,5 @@
 """The folder one test run shares between its xdist workers (for things built once per run)."""
+
 from __future__ import annotations
 
 from pathlib import Path

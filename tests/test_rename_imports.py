@@ -2,6 +2,7 @@
 after merging branches written against the old paths: each form of import it must rewrite,
 text it must leave alone (setting keys that share a module's name), and a second run changes
 nothing."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -61,8 +62,10 @@ def test_a_second_run_changes_nothing():
 def test_the_tree_uses_no_old_path():
     """Every project module (and test) is already on the new paths."""
     rewrite = _rewrite()
-    stale = [str(p.relative_to(ROOT)) for d in ("nxrecomp", "recompiler", "cpu_host", "gpu_host", "shader_svc",
-                                                 "relay", "tests", "bench", "examples")
-             for p in sorted((ROOT / d).rglob("*.py"))
-             if p != Path(__file__).resolve() and rewrite(p.read_text()) != p.read_text()]
+    stale = [
+        str(p.relative_to(ROOT))
+        for d in ("nxrecomp", "recompiler", "cpu_host", "gpu_host", "shader_svc", "relay", "tests", "bench", "examples")
+        for p in sorted((ROOT / d).rglob("*.py"))
+        if p != Path(__file__).resolve() and rewrite(p.read_text()) != p.read_text()
+    ]
     assert not stale, "old module paths: run python scripts/rename_imports.py: " + ", ".join(stale)

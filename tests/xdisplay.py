@@ -1,5 +1,6 @@
 """A private X server for window tests (Xvfb) and what the X server's own tools see: window
 ids (xwininfo) and window pixels (xwd), parsed here from X11's XWD format."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,9 @@ def xvfb(screen: str = "640x480x24") -> Iterator[str]:
     n = 90 + os.getpid() % 50
     while Path(f"/tmp/.X{n}-lock").exists() or Path(f"/tmp/.X11-unix/X{n}").exists():
         n += 1
-    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", screen, "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["Xvfb", f":{n}", "-screen", "0", screen, "-nolisten", "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 10
     while not Path(f"/tmp/.X11-unix/X{n}").exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -56,7 +58,7 @@ def parse_xwd(b: bytes) -> np.ndarray:
     rmask, gmask, bmask, ncolors = f[14], f[15], f[16], f[19]
     assert bpp == 32, f"xwd: {bpp} bits per pixel"
     raw = np.frombuffer(b, np.uint8, count=h * bpl, offset=header_size + ncolors * 12).reshape(h, bpl)
-    v = raw[:, :w * 4].copy().view("<u4" if byte_order == 0 else ">u4")
+    v = raw[:, : w * 4].copy().view("<u4" if byte_order == 0 else ">u4")
     chans = []
     for m in (rmask, gmask, bmask):
         sh = (m & -m).bit_length() - 1
@@ -72,8 +74,7 @@ def capture(display: str, wid: str) -> np.ndarray:
 
 
 def xdotool(display: str, *args: str) -> None:
-    r = subprocess.run(["xdotool", *args], env={**os.environ, "DISPLAY": display}, capture_output=True, text=True,
-                       timeout=20)
+    r = subprocess.run(["xdotool", *args], env={**os.environ, "DISPLAY": display}, capture_output=True, text=True, timeout=20)
     if r.returncode != 0:
         raise RuntimeError(f"xdotool {' '.join(args)}: {r.stderr}")
 
@@ -84,6 +85,7 @@ def sdl3_or_skip():
     import pytest
 
     from gpu_host import sdl3_build
+
     try:
         return sdl3_build.lib_dir()
     except sdl3_build.SdlUnavailable as e:

@@ -12,6 +12,7 @@ Delivery (see docs/coop.md):
 - reliable: exactly once and in order per (sender, receiver, channel), resent until acked;
   a reliable message to ``ALL`` is one copy per peer, each in that peer's own stream.
 """
+
 from __future__ import annotations
 
 import logging
@@ -28,12 +29,12 @@ from relay import tokens
 log = logging.getLogger("coop")
 
 ALL = P.ALL
-MAX_PAYLOAD = 1200 - P.DATA_HEADER       # the relay's default relay.max_packet less the DATA header
-RX_WINDOW = 4096                          # reliable messages buffered ahead of a gap, per stream
+MAX_PAYLOAD = 1200 - P.DATA_HEADER  # the relay's default relay.max_packet less the DATA header
+RX_WINDOW = 4096  # reliable messages buffered ahead of a gap, per stream
 
 # CoopError codes (stable: the guest shim turns them into result codes)
 E_TIMEOUT, E_NOT_JOINED, E_TOO_LARGE, E_BAD_DESTINATION, E_CLOSED, E_BAD_TOKEN, E_BUSY = 1, 2, 3, 4, 5, 6, 7
-E_REFUSED_BASE = 100                      # + REFUSED reason (protocol.R_*)
+E_REFUSED_BASE = 100  # + REFUSED reason (protocol.R_*)
 
 
 class CoopError(Exception):
@@ -52,7 +53,7 @@ class Message:
 
 @dataclass(frozen=True)
 class PeerEvent:
-    kind: str            # "joined", "left", "closed" (slot is ours, name the BYE reason)
+    kind: str  # "joined", "left", "closed" (slot is ours, name the BYE reason)
     slot: int
     name: str
 
@@ -66,8 +67,8 @@ class _Pending:
 
 @dataclass
 class _RxStream:
-    expected: int = 0                    # reliable: next seq to deliver
-    newest: int = -1                     # unreliable: newest seq delivered
+    expected: int = 0  # reliable: next seq to deliver
+    newest: int = -1  # unreliable: newest seq delivered
     ahead: dict[int, bytes] = field(default_factory=dict)
 
 
@@ -78,8 +79,15 @@ def _seq_after(a: int, b: int) -> int:
 
 
 class CoopClient:
-    def __init__(self, server: tuple[str, int], *, rto_s: float = 0.05, max_rto_s: float = 0.5,
-                 handshake_timeout_s: float = 5.0, bind_host: str = "") -> None:
+    def __init__(
+        self,
+        server: tuple[str, int],
+        *,
+        rto_s: float = 0.05,
+        max_rto_s: float = 0.5,
+        handshake_timeout_s: float = 5.0,
+        bind_host: str = "",
+    ) -> None:
         try:
             infos = socket.getaddrinfo(server[0], int(server[1]), type=socket.SOCK_DGRAM)
         except socket.gaierror as e:
@@ -87,7 +95,7 @@ class CoopClient:
         # IPv4 first when a name has both: the relay listens on 0.0.0.0 unless told otherwise
         info = min(infos, key=lambda i: i[0] != socket.AF_INET)
         self._family, self.server = info[0], info[4][:2]
-        self.bind_host = bind_host           # local address to send from ("": any)
+        self.bind_host = bind_host  # local address to send from ("": any)
         self.rto_s, self.max_rto_s, self.handshake_timeout_s = rto_s, max_rto_s, handshake_timeout_s
         self._sock = self._new_socket()
         self._lock = threading.Lock()
@@ -106,16 +114,16 @@ class CoopClient:
         self._resume_key = b""
         self._heartbeat_s = 1.0
         self._timeout_s = 10.0
-        self._state = "idle"             # idle -> handshake -> joined (-> leaving) -> closed
-        self._join_packet: tuple[bytes, bytes, int] | None = None   # token, password, flags
-        self._wait_for_room = False      # this handshake outlasts no_room (join(wait_for_room=True))
+        self._state = "idle"  # idle -> handshake -> joined (-> leaving) -> closed
+        self._join_packet: tuple[bytes, bytes, int] | None = None  # token, password, flags
+        self._wait_for_room = False  # this handshake outlasts no_room (join(wait_for_room=True))
         self._handshake_done = threading.Event()
         self._handshake_error: CoopError | None = None
         self._next_handshake_s = 0.0
         self._next_ping_s = 0.0
         self._last_rx_s = 0.0
         # Streams are keyed by the peer's (slot, incarnation) so a seat that changes hands starts afresh.
-        self._tx_seq: dict[tuple[int, int, int, bool], int] = {}       # (dst, inc, channel, reliable)
+        self._tx_seq: dict[tuple[int, int, int, bool], int] = {}  # (dst, inc, channel, reliable)
         self._pending: dict[tuple[int, int, int, int], _Pending] = {}  # (dst, inc, channel, seq)
         self._rx: dict[tuple[int, int, int, bool, bool], _RxStream] = {}  # (src, inc, channel, reliable, to ALL)
 
@@ -187,7 +195,7 @@ class CoopClient:
             pkt = P.encode_leave(self._session)
             self._bye.clear()
             self._state = "leaving"
-        for _ in range(3):              # until the relay's BYE: a lost LEAVE would hold the seat until timeout
+        for _ in range(3):  # until the relay's BYE: a lost LEAVE would hold the seat until timeout
             with self._lock:
                 sock = self._sock
             self._sendto(sock, pkt)
@@ -221,7 +229,7 @@ class CoopClient:
     def _new_socket(self) -> socket.socket:
         s = socket.socket(self._family, socket.SOCK_DGRAM)
         s.bind((self.bind_host, 0))
-        s.setblocking(False)          # the thread waits in select; a guest's send never blocks
+        s.setblocking(False)  # the thread waits in select; a guest's send never blocks
         return s
 
     def _data(self, dst: int, channel: int, flags: int, payload: bytes) -> bytes:
@@ -234,7 +242,7 @@ class CoopClient:
     def _sendto(self, sock: socket.socket, pkt: bytes) -> None:
         try:
             sock.sendto(pkt, self.server)
-        except OSError as e:           # a full buffer or a closed socket loses a datagram, like the network
+        except OSError as e:  # a full buffer or a closed socket loses a datagram, like the network
             log.debug("send failed: %s", e)
 
     def _handshake(self, token: str | bytes, password: str, flags: int, wait_for_room: bool = False) -> int:
@@ -282,7 +290,7 @@ class CoopClient:
                         data, addr = sock.recvfrom(4096)
                     except BlockingIOError:
                         break
-                    if addr[:2] == self.server:     # anyone else's datagrams are not the relay's
+                    if addr[:2] == self.server:  # anyone else's datagrams are not the relay's
                         self._on_packet(data)
                     ready, _, _ = select.select([sock], [], [], 0)
             except (OSError, ValueError):
@@ -346,7 +354,7 @@ class CoopClient:
             if self._state == "handshake":
                 tok, pw, flags = self._join_packet  # type: ignore[misc]
                 return [P.encode_join(tok, pw, cookie, flags)]
-            if self._state == "joined":           # our address changed: prove the new one
+            if self._state == "joined":  # our address changed: prove the new one
                 return [P.encode_resume(self._session, self._resume_key, cookie)]
         elif t == P.WELCOME and self._state in ("handshake", "joined"):
             w = P.decode_welcome(data)
@@ -363,9 +371,8 @@ class CoopClient:
         elif t == P.REFUSED and self._state == "handshake":
             reason = data[4] if len(data) > 4 else 0
             if reason == P.R_NO_ROOM and self._wait_for_room:
-                return []                 # the JOIN timer asks again until the deadline
-            self._handshake_error = CoopError(E_REFUSED_BASE + reason,
-                                              f"relay refused: {P.REFUSED_NAMES.get(reason, reason)}")
+                return []  # the JOIN timer asks again until the deadline
+            self._handshake_error = CoopError(E_REFUSED_BASE + reason, f"relay refused: {P.REFUSED_NAMES.get(reason, reason)}")
             self._state = "idle"
             self._handshake_done.set()
         elif t == P.PEER and self._state == "joined":
@@ -380,7 +387,7 @@ class CoopClient:
             self._set_roster(seats, ev.epoch if ev.epoch == (self._epoch + 1) & 0xFFFF else self._epoch)
         elif t == P.PONG and self._state == "joined":
             _mask, _slot, epoch, _echo = P.decode_pong(data)
-            if epoch != self._epoch:          # missed a PEER event: a RESUME brings the roster
+            if epoch != self._epoch:  # missed a PEER event: a RESUME brings the roster
                 return [P.encode_resume(self._session, self._resume_key)]
         elif t == P.BYE and self._state in ("joined", "leaving"):
             self._close_locked(P.BYE_NAMES.get(data[4] if len(data) > 4 else -1, "bye"))
@@ -425,6 +432,6 @@ class CoopClient:
         elif 0 < ahead < RX_WINDOW:
             st.ahead[d.seq] = d.payload
         elif ahead >= RX_WINDOW:
-            return []                     # too far ahead to buffer: no ack, the sender resends later
+            return []  # too far ahead to buffer: no ack, the sender resends later
         # ack duplicates too: the sender's earlier ack may have been lost
         return [P.encode_data(self._session, d.src, d.channel, P.F_ACK, d.seq, b"", d.src_inc)]

@@ -4,6 +4,7 @@ A guest cannot hold a Python object or catch a Python exception, so the Horizon 
 one ``CoopHandles`` per guest process and maps each guest call onto one method here; every
 method returns a result code (0 = success, else ``CoopError.code``) first.
 """
+
 from __future__ import annotations
 
 import threading

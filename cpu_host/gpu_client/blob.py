@@ -5,6 +5,7 @@ packets a native recorder made — as the part records the GPU process joins.
 A part is ``u64 seq, u32 part, u32 flags (1: the last)`` then a whole blob (its 16-byte header,
 whole packets), at most ``ring_layout.MAX_PACKET`` bytes in all; a ``Block``'s chunks are whole
 packets of at most ``CHUNK`` bytes, so parts are filled chunk by chunk without walking packets."""
+
 from __future__ import annotations
 
 import struct
@@ -14,20 +15,21 @@ from typing import Any, Iterable
 from gpu_host import binpackets
 from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, MAX_PACKET
 
-CHUNK = 128 << 10               # recorder.c's NXR_CHUNK: a chunk's bytes at most
+CHUNK = 128 << 10  # recorder.c's NXR_CHUNK: a chunk's bytes at most
 PART_BODY = MAX_PACKET - BLOB_PART.size - binpackets.HEADER
 # Parts of about this size: the client publishes each one as soon as it is written, so the GPU
 # process copies part k out of the ring while the client writes part k + 1 (the copies overlap;
 # only the last part's copy is left on the frame's path).
 PART_TARGET = CHUNK
-MAX_PARTS = 8     # a larger submission gets larger parts: each part costs a record and a doorbell
-_POISON = struct.pack("<BBH", 0, 0, 4)    # op 0: refused by name by the GPU process's decoder
+MAX_PARTS = 8  # a larger submission gets larger parts: each part costs a record and a doorbell
+_POISON = struct.pack("<BBH", 0, 0, 4)  # op 0: refused by name by the GPU process's decoder
 
 
 @dataclass(frozen=True)
 class Block:
     """Packets recorded natively: chunks of ``(body, packet count)``, whole packets each; a body
     may be a view of memory ``owner`` keeps alive (the native recorder's buffer)."""
+
     chunks: tuple[tuple[bytes | memoryview, int], ...]
     owner: Any = None
 
@@ -36,6 +38,7 @@ class Block:
 class BlobRecord:
     """One part record's payload as pieces written back to back (ring tag 4): the part and blob
     headers, then the packet bodies (views into recorder buffers that ``keep`` holds)."""
+
     pieces: tuple[bytes | memoryview, ...]
     keep: tuple = ()
 
@@ -72,7 +75,7 @@ def part_records(seq: int, items: list, target: int = PART_TARGET) -> list[BlobR
     chunks = list(_chunks(items))
     total = sum(len(b) for b, _ in chunks)
     target = min(max(target, 1, -(-total // MAX_PARTS)), PART_BODY)
-    parts: list[tuple[list, int, int]] = [([], 0, 0)]      # (bodies, packets, bytes)
+    parts: list[tuple[list, int, int]] = [([], 0, 0)]  # (bodies, packets, bytes)
     for body, count in chunks:
         bodies, n, size = parts[-1]
         if size and size + len(body) > target:

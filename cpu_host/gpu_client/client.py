@@ -6,6 +6,7 @@ not finished, so when the GPU process dies (noticed by the fd socket hanging up)
 the supervisor's restart, re-attaches, re-registers everything and resubmits; the caller only
 sees a delay.
 """
+
 from __future__ import annotations
 
 import collections
@@ -44,8 +45,9 @@ class GpuUnavailable(NxError):
 
 
 class GpuClient:
-    def __init__(self, socket_dir: str | Path, ring_capacity: int | None = None, name: str = "cpu_host",
-                 reconnect_timeout: float = 15.0) -> None:
+    def __init__(
+        self, socket_dir: str | Path, ring_capacity: int | None = None, name: str = "cpu_host", reconnect_timeout: float = 15.0
+    ) -> None:
         from nxrecomp.common import settings
 
         self.dir = Path(socket_dir)
@@ -53,14 +55,14 @@ class GpuClient:
         self.reconnect_timeout = reconnect_timeout
         cap = ring_capacity or settings.get("gpu_host", "ring_size")
         spin = settings.get("gpu_host", "client_spin_us")
-        if spin < 0:          # auto: poll where a core to spare is likely (the GPU process has its own)
+        if spin < 0:  # auto: poll where a core to spare is likely (the GPU process has its own)
             spin = 20000 if (os.cpu_count() or 1) >= 8 else 0
         self.spin = spin / 1e6
         self.part_bytes = settings.get("gpu_host", "ring_part_bytes")
         self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
         self.view = init_ring(self.ring_fd, cap)
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
-        self.reply = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)   # rung by the GPU per completion
+        self.reply = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)  # rung by the GPU per completion
         self.writer = RingWriter(self.view, self.bell)
         self.registry = Registry()
         self.pending: collections.OrderedDict[int, list[bytes | tuple[bytes, ...]]] = collections.OrderedDict()
@@ -100,7 +102,7 @@ class GpuClient:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock.connect(fd_socket_path(self.dir))
         self.token = uuid.uuid4().hex
-        self.writer.reset()      # a fresh consumer starts at position 0
+        self.writer.reset()  # a fresh consumer starts at position 0
         fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, [self.ring_fd, self.bell, self.reply])
         rep = self.stub.Attach(gpu_pb2.AttachRequest(token=self.token, client=self.name), timeout=5.0)
         self.session, self.device = rep.session, rep.device
@@ -150,7 +152,10 @@ class GpuClient:
                 return fn()
             except (GpuLost, grpc.RpcError) as e:
                 if isinstance(e, grpc.RpcError) and e.code() not in (
-                        grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.CANCELLED):
+                    grpc.StatusCode.UNAVAILABLE,
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    grpc.StatusCode.CANCELLED,
+                ):
                     raise
                 self._recover()
 
@@ -166,8 +171,9 @@ class GpuClient:
 
     def _send_pool(self, pool: Pool) -> None:
         fdpass.send(self.sock, {"token": self.token, "kind": "pool", "id": pool.id}, [pool.fd])
-        self.stub.RegisterPool(gpu_pb2.PoolDesc(session=self.session, id=pool.id, size=pool.size,
-                                                flushed_writes=pool.flushed_writes), timeout=5.0)
+        self.stub.RegisterPool(
+            gpu_pb2.PoolDesc(session=self.session, id=pool.id, size=pool.size, flushed_writes=pool.flushed_writes), timeout=5.0
+        )
 
     def register(self, obj: TextureDesc | SamplerDesc | ProgramDesc) -> None:
         """Register (or replace) an object; a bad descriptor raises NxError with the GPU's reason."""
@@ -188,8 +194,10 @@ class GpuClient:
         elif isinstance(obj, SamplerDesc):
             self.stub.RegisterSampler(gpu_pb2.SamplerDesc(session=s, **obj.__dict__), timeout=5.0)
         else:
-            self.stub.RegisterProgram(gpu_pb2.ProgramDesc(session=s, id=obj.id, vertex_spirv=obj.vertex_spirv,
-                                                          fragment_spirv=obj.fragment_spirv), timeout=30.0)
+            self.stub.RegisterProgram(
+                gpu_pb2.ProgramDesc(session=s, id=obj.id, vertex_spirv=obj.vertex_spirv, fragment_spirv=obj.fragment_spirv),
+                timeout=30.0,
+            )
 
     # -- submissions --------------------------------------------------------------------
     @staticmethod
@@ -215,6 +223,7 @@ class GpuClient:
         def go() -> None:
             self._write(records)
             self.writer.publish()
+
         self._retrying(go)
         return self.seq
 
@@ -225,7 +234,7 @@ class GpuClient:
             if isinstance(r, BlobRecord):
                 self.writer.write(r.pieces, wait=self._check, tag=TAG_BLOB)
                 if r is not records[-1]:
-                    self.writer.publish()     # the GPU process copies this part while the next is written
+                    self.writer.publish()  # the GPU process copies this part while the next is written
             elif isinstance(r, tuple):
                 self.writer.write(r, wait=self._check, tag=TAG_ARRAY)
             else:

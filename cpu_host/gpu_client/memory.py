@@ -1,5 +1,6 @@
 """Memory pools the GPU process maps: memfds created here, sealed against shrinking (so the GPU
 process can never fault on a mapping), mapped read-write on this side."""
+
 from __future__ import annotations
 
 import fcntl
@@ -13,7 +14,7 @@ class Pool:
     id: int
     size: int
     fd: int = -1
-    flushed_writes: bool = False    # CPU writes reach the GPU process only as DIRTY ranges
+    flushed_writes: bool = False  # CPU writes reach the GPU process only as DIRTY ranges
     mm: mmap.mmap = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -29,7 +30,7 @@ class Pool:
     def write(self, offset: int, data: bytes | memoryview) -> None:
         if offset < 0 or offset + len(data) > self.size:
             raise ValueError(f"pool {self.id}: write {offset:#x}+{len(data):#x} past its end {self.size:#x}")
-        self.mm[offset:offset + len(data)] = data
+        self.mm[offset : offset + len(data)] = data
 
     def close(self) -> None:
         self.mm.close()

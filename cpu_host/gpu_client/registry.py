@@ -1,5 +1,6 @@
 """Everything the CPU host has told the GPU process, kept so it can all be told again to a
 restarted GPU process: pools, textures, samplers, programs, in registration order."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,10 +20,10 @@ class TextureDesc:
     block_height_log2: int = 0
     pitch: int = 0
     render_target: bool = False
-    gob: str = "fermi"          # GOB kind: "fermi" (Switch 1) or "turing" (Switch 2)
-    layers: int = 1             # array layers (6 per cube)
+    gob: str = "fermi"  # GOB kind: "fermi" (Switch 1) or "turing" (Switch 2)
+    layers: int = 1  # array layers (6 per cube)
     cube: bool = False
-    samples: int = 1            # a multisampled render target: 2, 4 or 8 (resolved with RESOLVE)
+    samples: int = 1  # a multisampled render target: 2, 4 or 8 (resolved with RESOLVE)
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class SamplerDesc:
     id: int
     linear: bool = False
     repeat: bool = False
-    compare: int = 0            # depth compare: 0 none, else 1 + compare op (gpu_host/PROTOCOL.md)
+    compare: int = 0  # depth compare: 0 none, else 1 + compare op (gpu_host/PROTOCOL.md)
 
 
 @dataclass(frozen=True)
@@ -47,5 +48,5 @@ class Registry:
 
     def add(self, obj: TextureDesc | SamplerDesc | ProgramDesc) -> None:
         key = (type(obj).__name__, obj.id)
-        self.objects.pop(key, None)   # re-registration moves it last: later objects may depend on it
+        self.objects.pop(key, None)  # re-registration moves it last: later objects may depend on it
         self.objects[key] = obj

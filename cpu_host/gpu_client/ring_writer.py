@@ -1,4 +1,5 @@
 """Producer side of the command ring (layout in ``gpu_host.ring_layout``)."""
+
 from __future__ import annotations
 
 import os
@@ -26,8 +27,13 @@ class RingWriter:
         self.view.completed.value = 0
         self.wpos = 0
 
-    def write(self, payload: bytes | tuple[bytes, ...], wait: Callable[[], None] | None = None,
-              timeout: float = 5.0, tag: int = TAG_PACKET) -> None:
+    def write(
+        self,
+        payload: bytes | tuple[bytes, ...],
+        wait: Callable[[], None] | None = None,
+        timeout: float = 5.0,
+        tag: int = TAG_PACKET,
+    ) -> None:
         """Append one record: ``payload`` is its bytes, or parts written back to back (no joined
         copy).  When the ring is full, waits for the consumer (calling ``wait`` between polls so
         the caller can notice a dead consumer) up to ``timeout`` seconds."""
@@ -47,7 +53,7 @@ class RingWriter:
         base = HEADER_SIZE + off
         at = base + REC_HDR.size
         for p in parts:
-            mm[at:at + len(p)] = p
+            mm[at : at + len(p)] = p
             at += len(p)
         REC_HDR.pack_into(mm, base, n, tag)
         self.wpos += need

@@ -1,6 +1,7 @@
 """Where a program's SPIR-V comes from.  One small interface, ``ShaderSource``: today GLSL
 compiled by glslangValidator (cached on disk by content hash); later the shader service's
 translation of guest SM53/SM86 code plugs in behind the same interface."""
+
 from __future__ import annotations
 
 import hashlib
@@ -57,8 +58,7 @@ def compile_glsl(source: str, stage: str) -> bytes:
         src = Path(d) / f"s.{stage}"
         src.write_text(source)
         out = Path(d) / "s.spv"
-        r = subprocess.run([tool, "-V", "--target-env", "vulkan1.3", "-o", str(out), str(src)],
-                           capture_output=True, text=True)
+        r = subprocess.run([tool, "-V", "--target-env", "vulkan1.3", "-o", str(out), str(src)], capture_output=True, text=True)
         if r.returncode != 0:
             raise NxError(f"GLSL {stage} shader does not compile: {r.stdout.strip()[-400:]}")
         code = out.read_bytes()

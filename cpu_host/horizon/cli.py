@@ -1,5 +1,6 @@
 """``nxrecomp hz-run BUNDLE``: the CPU host's process for a Horizon bundle (made by ``nxrecomp
 build``, nxrecomp/app/build.py), alone or started by ``nxrecomp run``'s supervisor."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,8 +12,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("hz-run", help="run a Horizon bundle made by 'nxrecomp build' (CPU host only)")
     r.add_argument("bundle")
     r.add_argument("--input", help="scripted gamepad input (settings cpu_host.input_script)")
-    r.add_argument("--audio-out", metavar="FILE", help="write the program's sound to this WAV file instead of the "
-                                                        "audio device (settings cpu_host.audio_out)")
+    r.add_argument(
+        "--audio-out",
+        metavar="FILE",
+        help="write the program's sound to this WAV file instead of the audio device (settings cpu_host.audio_out)",
+    )
     r.set_defaults(func=_run)
 
 

@@ -1,6 +1,7 @@
 """The crash report of a Horizon guest (svcBreak, or an SVC the kernel does not serve): guest
 PC, registers and a backtrace that follows the AArch64 frame records (X29 chain), every
 address named by module and symbol."""
+
 from __future__ import annotations
 
 import bisect
@@ -13,8 +14,8 @@ MAX_FRAMES = 32
 
 @dataclass(frozen=True)
 class Symbolizer:
-    modules: list[tuple[int, int, str]]         # (base, end, name)
-    symbols: list[tuple[int, str]]              # sorted (address, name)
+    modules: list[tuple[int, int, str]]  # (base, end, name)
+    symbols: list[tuple[int, str]]  # sorted (address, name)
 
     def name(self, addr: int) -> str:
         mod = next((f"{n}+{addr - b:#x}" for b, e, n in self.modules if b <= addr < e), None)
@@ -49,18 +50,19 @@ def report(crash, sym: Symbolizer, readable, host_fault: str | None = None) -> s
     if host_fault is not None:
         what = host_fault
     elif crash.svc == 0x26:
-        what = (f"svcBreak(reason={crash.reason:#x}, info={crash.info_addr:#x}, size={crash.info_size:#x})")
+        what = f"svcBreak(reason={crash.reason:#x}, info={crash.info_addr:#x}, size={crash.info_size:#x})"
         if crash.info_size == 4 and readable(crash.info_addr, 4):
             # libnx's diagAbortWithResult and fatal paths pass the failing Result there
             rc = ctypes.c_uint32.from_address(crash.info_addr).value
             what += f" with result {rc:#x} (module {rc & 0x1FF}, description {rc >> 9 & 0x1FFF})"
     elif crash.svc == 0x28:
-        what = (f"svcReturnFromException(result={crash.reason:#x}) with no exception to return from "
-                "(the host delivers no user exceptions)")
+        what = (
+            f"svcReturnFromException(result={crash.reason:#x}) with no exception to return from "
+            "(the host delivers no user exceptions)"
+        )
     else:
         what = f"SVC {crash.svc:#x}, which the kernel does not serve"
-    lines = [f"nxrecomp: guest crash: {what} in thread handle {crash.thread_handle:#x}",
-             f"  pc  {sym.name(crash.pc)}"]
+    lines = [f"nxrecomp: guest crash: {what} in thread handle {crash.thread_handle:#x}", f"  pc  {sym.name(crash.pc)}"]
     x = list(crash.x)
     for i in range(0, 31, 2):
         right = f"x{i + 1:<2} {x[i + 1]:016x}" if i + 1 < 31 else f"sp  {crash.sp:016x}"

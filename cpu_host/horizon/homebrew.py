@@ -28,6 +28,7 @@ places the program's NRO (the file it was built from, manifest ``exefs``) at tha
 SD folder (``cpu_host.sd_dir``), copied under a temporary name and renamed, unless the same
 bytes are there already.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -48,11 +49,11 @@ log = logging.getLogger("cpu_host.horizon")
 PAGE = 0x1000
 # loader configuration keys and values (switchbrew Homebrew ABI)
 KEY_END, KEY_MAIN_THREAD, KEY_OVERRIDE_HEAP, KEY_ARGV, KEY_SYSCALL_HINT, KEY_APPLET_TYPE = 0, 1, 3, 5, 6, 7
-ALL_SYSCALLS = 0xFFFFFFFFFFFFFFFF     # SyscallAvailableHint: one bit per SVC 0..63, 64..127
+ALL_SYSCALLS = 0xFFFFFFFFFFFFFFFF  # SyscallAvailableHint: one bit per SVC 0..63, 64..127
 LOADER_INFO = b"nxrecomp homebrew start-up (hbloader's configuration)\n"
 APPLET_TYPE_APPLICATION = 0
 ENTRY = struct.Struct("<IIQQ")
-NO_HANDLE = 0xFFFFFFFFFFFFFFFF        # X1 of the NRO form
+NO_HANDLE = 0xFFFFFFFFFFFFFFFF  # X1 of the NRO form
 SVC_SET_HEAP_SIZE, SVC_EXIT_PROCESS = 0x01, 0x07
 # heap the "loader" hands over (hbloader gives what is left of the application's memory; the
 # kernel's heap region is reserved MAP_NORESERVE, so only touched pages cost)
@@ -65,7 +66,8 @@ CDEF = "void nx_svc(NxCpu *s, uint32_t imm);"
 @dataclass
 class HomebrewStart:
     """The host side of one homebrew start: its slots, configuration page and exit code."""
-    abi: str                        # "nro" or "nso"
+
+    abi: str  # "nro" or "nso"
     entry: int
     argv: str
     config_page: int
@@ -101,7 +103,7 @@ class HomebrewStart:
 
     def config_bytes(self, handle: int) -> bytes:
         """The entries, then the strings they point at (command line, loader info)."""
-        count = 6 if self.heap is not None else 5      # EndOfList included
+        count = 6 if self.heap is not None else 5  # EndOfList included
         argv = self.argv.encode() + b"\0"
         argv_at = self.config_page + ENTRY.size * count
         info_at = argv_at + len(argv)
@@ -110,7 +112,7 @@ class HomebrewStart:
             entries.append((KEY_OVERRIDE_HEAP, 0, *self.heap))
         entries.append((KEY_APPLET_TYPE, 0, APPLET_TYPE_APPLICATION, 0))
         entries.append((KEY_SYSCALL_HINT, 0, ALL_SYSCALLS, ALL_SYSCALLS))
-        entries.append((KEY_END, 0, info_at, len(LOADER_INFO)))    # EndOfList carries the loader info
+        entries.append((KEY_END, 0, info_at, len(LOADER_INFO)))  # EndOfList carries the loader info
         if len(entries) != count:
             raise AssertionError("loader configuration layout")
         blob = b"".join(ENTRY.pack(*e) for e in entries) + argv + LOADER_INFO + b"\0"
@@ -131,7 +133,7 @@ class HomebrewStart:
             cpu.x[30] = self.slots["__hb_exit"]
             cpu.pc = self.entry
             log.info("homebrew start (%s form): X0=%#x X1=%#x, entry %#x", self.abi, cpu.x[0], cpu.x[1], self.entry)
-        except Exception:       # never unwind into C: end the process as a crash at the entry
+        except Exception:  # never unwind into C: end the process as a crash at the entry
             log.exception("homebrew start failed")
             cpu.x[0] = 0
             self._lib.nx_svc(cpu, 0x26)
@@ -155,7 +157,7 @@ def plan(manifest: dict, slots: dict[str, int], entry: int) -> HomebrewStart | N
     if abi not in ("nro", "nso"):
         return None
     last = max(slots.values()) + 16
-    page = (last + 0x10000 + PAGE - 1) // PAGE * PAGE     # past the symbolizer's host range
+    page = (last + 0x10000 + PAGE - 1) // PAGE * PAGE  # past the symbolizer's host range
     name = (hb.get("title") or manifest["process"].get("name") or "homebrew").replace(" ", "_")
     return HomebrewStart(abi, entry, f"sdmc:/switch/{name}.nro", page, slots)
 
@@ -173,8 +175,12 @@ def place_nro(start: HomebrewStart, manifest: dict, sd_dir: Path) -> Path | None
     src = Path(manifest.get("exefs") or "")
     dst = sd_path(start, sd_dir)
     if not src.is_file():
-        log.warning("the NRO this bundle was built from (%s) is gone: %s is not placed on the SD card, so the "
-                    "program cannot read itself (its RomFS) back", src, dst)
+        log.warning(
+            "the NRO this bundle was built from (%s) is gone: %s is not placed on the SD card, so the "
+            "program cannot read itself (its RomFS) back",
+            src,
+            dst,
+        )
         return None
     if dst.is_file() and filecmp.cmp(src, dst, shallow=False):
         return dst

@@ -22,6 +22,7 @@ of its code and read-only pieces), so a loader that maps the same NRO at the sam
 (or a rerun with the same random seed) loads the object without lifting.  Nothing is noted in
 the bundle's discovered entries: the address is not in its image.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -45,6 +46,7 @@ NRO_MAGIC_AT = 0x10
 @dataclass(frozen=True)
 class Piece:
     """A part of the mapping in one state: offset from its base, size, QueryMemory permission."""
+
     offset: int
     size: int
     perm: int
@@ -53,7 +55,8 @@ class Piece:
 @dataclass
 class LoadedLift:
     """What the helper reports: the object, and the figures of the notice."""
-    so_path: Path | None        # None: ADDR is not in an executable piece
+
+    so_path: Path | None  # None: ADDR is not in an executable piece
     insns: int = 0
     guest_bytes: int = 0
     compile_s: float = 0.0
@@ -76,16 +79,16 @@ def parse_pieces(text: str) -> list[Piece]:
 def _memory(base: int, data: bytes, pieces: list[Piece]):
     from recompiler.analyse import Memory
 
-    segs = [(base + p.offset, p.size, data[p.offset:p.offset + p.size], bool(p.perm & PERM_X)) for p in pieces]
+    segs = [(base + p.offset, p.size, data[p.offset : p.offset + p.size], bool(p.perm & PERM_X)) for p in pieces]
     return Memory(segs, [(base + p.offset, p.size) for p in pieces if not p.perm & PERM_W])
 
 
 def _key(base: int, data: bytes, pieces: list[Piece]) -> str:
     h = hashlib.sha256(f"{base:#x}".encode())
     for p in pieces:
-        if not p.perm & PERM_W:     # code and read-only data: what its crt0 does not rewrite
+        if not p.perm & PERM_W:  # code and read-only data: what its crt0 does not rewrite
             h.update(f"{p.offset:#x}:{p.size:#x}:{p.perm}".encode())
-            h.update(data[p.offset:p.offset + p.size])
+            h.update(data[p.offset : p.offset + p.size])
     return h.hexdigest()[:32]
 
 
@@ -121,7 +124,7 @@ def _prune(keep: Path) -> None:
 
 
 def _is_nro(data: bytes) -> bool:
-    return len(data) >= 0x80 and data[NRO_MAGIC_AT:NRO_MAGIC_AT + 4] == b"NRO0"
+    return len(data) >= 0x80 and data[NRO_MAGIC_AT : NRO_MAGIC_AT + 4] == b"NRO0"
 
 
 def _build_module(base: int, addr: int, data: bytes, out: Path) -> LoadedLift:
@@ -139,15 +142,16 @@ def _build_module(base: int, addr: int, data: bytes, out: Path) -> LoadedLift:
     where = f"<code loaded at {base:#x}>"
     nro = parse_nro(data, where)
     npdm = parse_npdm(pack_npdm(DEFAULT_NPDM), f"{where}:<default main.npdm>")
-    image, _host = link_exefs(ExeFs(where, npdm, [("main", nro)], []), base=base)   # type: ignore[list-item]
+    image, _host = link_exefs(ExeFs(where, npdm, [("main", nro)], []), base=base)  # type: ignore[list-item]
     program = analyse_image(image, {addr})
     build(program, out, loaded=True)
-    shutil.rmtree(out / "src", ignore_errors=True)   # its objects are in the build's cache; the C is not needed
+    shutil.rmtree(out / "src", ignore_errors=True)  # its objects are in the build's cache; the C is not needed
     secs = time.monotonic() - t0
     insns = sum(len(p.insns) for p in program.functions.values())
     text = nro.segments[0].size
-    (out / "functions.json").write_text(json.dumps({"base": base, "functions": sorted(program.functions),
-                                                    "insns": insns, "text_bytes": text}))
+    (out / "functions.json").write_text(
+        json.dumps({"base": base, "functions": sorted(program.functions), "insns": insns, "text_bytes": text})
+    )
     _prune(out)
     return LoadedLift(out / "loaded.so", insns, text, secs, False, len(program.functions))
 
@@ -160,8 +164,13 @@ def _lift_one(base: int, addr: int, data: bytes, pieces: list[Piece], known: set
     plan = Analyser(_memory(base, data, pieces), known | {addr}).function(addr)
     if not plan.insns:
         return LoadedLift(None)
-    text = c_source(plan, bool(settings.get("recompiler", "trust_abi")), bool(settings.get("recompiler", "elide_saves")),
-                    bool(settings.get("recompiler", "comments")), bool(settings.get("recompiler", "trace")))
+    text = c_source(
+        plan,
+        bool(settings.get("recompiler", "trust_abi")),
+        bool(settings.get("recompiler", "elide_saves")),
+        bool(settings.get("recompiler", "comments")),
+        bool(settings.get("recompiler", "trace")),
+    )
     so, secs, cached = compile_object(text, addr, slp=len(plan.insns) <= SLP_MAX_INSNS)
     span = plan.insns[-1].addr + 4 - plan.insns[0].addr
     return LoadedLift(so, len(plan.insns), span, secs, cached, 1)
@@ -176,13 +185,13 @@ def lift_loaded(addr: int, base: int, snapshot: Path, pieces_text: str) -> Loade
         return LoadedLift(None)
     out = _cache(_key(base, data, pieces))
     with open(out / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)      # two processes loading the same code build it once
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two processes loading the same code build it once
         meta = out / "functions.json"
         if not meta.exists() and _is_nro(data):
             return _build_module(base, addr, data, out)
         known = set(json.loads(meta.read_text())["functions"]) if meta.exists() else set()
         if addr in known:
-            meta.touch()    # recently used (_prune)
+            meta.touch()  # recently used (_prune)
             m = json.loads(meta.read_text())
             return LoadedLift(out / "loaded.so", m["insns"], m["text_bytes"], 0.0, True, len(known))
         return _lift_one(base, addr, data, pieces, known)

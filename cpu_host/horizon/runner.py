@@ -4,6 +4,7 @@ addresses and the main thread's stack, load ``game.so`` with cffi, configure the
 thread at the entry with Horizon's arguments (X0 = 0, X1 = its handle; TLS at TPIDRRO_EL0),
 or for homebrew as its loader would (``homebrew.py``: hbloader's configuration for an NRO),
 and wait until the process exits or crashes."""
+
 from __future__ import annotations
 
 import ctypes
@@ -27,16 +28,17 @@ from nxrecomp.bundle.image import LinkedImage
 
 log = logging.getLogger("cpu_host.horizon")
 
-HOST_STACK = 256 << 20      # host stack of each guest thread: deep guest recursion runs on it
+HOST_STACK = 256 << 20  # host stack of each guest thread: deep guest recursion runs on it
 EXIT_PROCESS, EXIT_CRASH = 1, 2
-CRASH_STATUS = 134          # as a process killed by SIGABRT
-HZ_CRASH_HOST = 0x10000     # HzCrash.svc when a host function failed (horizon_kernel.h)
-HZ_CRASH_BOOT = 0x10001     # ... when a start-up call (an initialiser, the SDK's start) went elsewhere
-TOTAL_MEMORY = 0xCD500000   # what GetInfo reports as the application's memory
+CRASH_STATUS = 134  # as a process killed by SIGABRT
+HZ_CRASH_HOST = 0x10000  # HzCrash.svc when a host function failed (horizon_kernel.h)
+HZ_CRASH_BOOT = 0x10001  # ... when a start-up call (an initialiser, the SDK's start) went elsewhere
+TOTAL_MEMORY = 0xCD500000  # what GetInfo reports as the application's memory
 MEM_CODE_STATIC, MEM_CODE_MUTABLE, MEM_STACK = 0x03, 0x04, 0x0B
 PERM = {"r": 1, "w": 2, "x": 4}
 
-CDEF = """
+CDEF = (
+    """
 typedef struct HzConfig {
     uint64_t program_id; uint64_t address_space_end; uint64_t code_base, code_size;
     uint64_t heap_base, heap_size; uint64_t alias_base, alias_size; uint64_t stack_base, stack_size;
@@ -66,7 +68,11 @@ int nx_hz_set_boot(const HzBoot *b);
 void nx_lift_setup(const char *bundle, const char *python, const char *pythonpath);
 int nx_lift_add_env(const char *kv);
 void nx_lift_report(int status);
-""" + NXCPU_CDEF + homebrew.CDEF + spin.CDEF
+"""
+    + NXCPU_CDEF
+    + homebrew.CDEF
+    + spin.CDEF
+)
 
 
 def load_manifest(bundle: Path) -> dict:
@@ -75,8 +81,7 @@ def load_manifest(bundle: Path) -> dict:
     except (OSError, ValueError) as e:
         raise NxError(f"not a bundle: {e}", path=str(bundle / "manifest.json")) from None
     if m.get("kind") != "horizon":
-        raise NxError(f"bundle kind {m.get('kind')!r} is not a Horizon program", path=str(bundle / "manifest.json"),
-                      field="kind")
+        raise NxError(f"bundle kind {m.get('kind')!r} is not a Horizon program", path=str(bundle / "manifest.json"), field="kind")
     for key in ("process", "image", "modules"):
         if key not in m:
             raise NxError("manifest lacks this field", path=str(bundle / "manifest.json"), field=key)
@@ -97,20 +102,20 @@ def map_image(image: LinkedImage, space: AddressSpace, stack_size: int) -> list[
         map_fixed(libc, r)
     for s in image.segments:
         ctypes.memmove(s.vaddr, s.data, len(s.data))
-    for r in segs:   # guest code is never executed natively: no page needs PROT_EXEC
+    for r in segs:  # guest code is never executed natively: no page needs PROT_EXEC
         prot = (1 if "r" in r.prot or "x" in r.prot else 0) | (2 if "w" in r.prot else 0)
         if prot != 3:
             libc.mprotect(r.start, r.size, prot)
     return [(r, MEM_CODE_MUTABLE if "w" in r.prot else MEM_CODE_STATIC) for r in segs] + [(stack, MEM_STACK)]
 
 
-def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
-                        input_script: str | None = None) -> Services:
+def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage, input_script: str | None = None) -> Services:
     """Serve the SDK: bind every host import slot, and each served name a module defines."""
     host = manifest.get("host_imports")
     if not host:
-        raise NxError("bundle has no host-import region (made by an older nxrecomp): rebuild it with nxrecomp build",
-                      field="host_imports")
+        raise NxError(
+            "bundle has no host-import region (made by an older nxrecomp): rebuild it with nxrecomp build", field="host_imports"
+        )
     slots = {str(k): int(v) for k, v in host["slots"].items()}
     defined = {name: addr for addr, name in image.symbols.items() if name not in slots}
     services = make_services(manifest, lib.nx_counter, input_script)
@@ -118,8 +123,7 @@ def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
     # link-time ones
     names = [n for n in services.nvn.proc_names() if n not in slots]
     procs = proc_slots(host["base"] + host["size"], names + list(BOOT_SLOTS) + list(homebrew.SLOTS))
-    services.nvn.proc_addresses = {**{n: a for n, a in slots.items() if n.startswith("nvn")},
-                                   **{n: procs[n] for n in names}}
+    services.nvn.proc_addresses = {**{n: a for n, a in slots.items() if n.startswith("nvn")}, **{n: procs[n] for n in names}}
     for n, a in procs.items():
         image.symbols[a] = n
     services.registry.bind(ffi, lib, {**slots, **{n: procs[n] for n in names}}, defined)
@@ -129,11 +133,18 @@ def bind_host_functions(ffi: cffi.FFI, lib, manifest: dict, image: LinkedImage,
 
 BOOT_SLOTS = ("__nx_boot", "__nx_notify_exception_handler_ready", "__nx_call_initializator")
 # the older SDKs' start-up sequence rtld runs (C names exported by the sdk module)
-OLD_SDK_START = {"init_libc0": "__nnDetailInitLibc0", "os_initialize": "nnosInitialize",
-                 "init_libc1": "__nnDetailInitLibc1", "diag_startup": "nndiagStartup",
-                 "init_sdk_module": "nninitInitializeSdkModule", "init_abort_observer": "nninitInitializeAbortObserver",
-                 "init_startup": "nninitStartup", "init_libc2": "__nnDetailInitLibc2",
-                 "finalize_sdk_module": "nninitFinalizeSdkModule", "os_quick_exit": "nnosQuickExit"}
+OLD_SDK_START = {
+    "init_libc0": "__nnDetailInitLibc0",
+    "os_initialize": "nnosInitialize",
+    "init_libc1": "__nnDetailInitLibc1",
+    "diag_startup": "nndiagStartup",
+    "init_sdk_module": "nninitInitializeSdkModule",
+    "init_abort_observer": "nninitInitializeAbortObserver",
+    "init_startup": "nninitStartup",
+    "init_libc2": "__nnDetailInitLibc2",
+    "finalize_sdk_module": "nninitFinalizeSdkModule",
+    "os_quick_exit": "nnosQuickExit",
+}
 
 
 def boot_record(ffi: cffi.FFI, image: LinkedImage, slots: dict[str, int]):
@@ -200,19 +211,34 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     except OSError as e:
         raise NxError(f"cannot load: {e}", path=str(bundle / "game.so")) from None
     from cpu_host.runner import lift_on_miss_env, setup_lift_on_miss
+
     lift_on_miss_env(dict(os.environ))
-    setup_lift_on_miss(ffi, lib, bundle)     # lift on miss: the helper lifts what the build missed
+    setup_lift_on_miss(ffi, lib, bundle)  # lift on miss: the helper lifts what the build missed
     mapped = map_image(image, space, int(proc["main_thread_stack_size"]))
-    cfg = ffi.new("HzConfig *", {
-        "program_id": proc["program_id"], "address_space_end": space.end,
-        "code_base": space.code_base, "code_size": space.code_size,
-        "heap_base": space.heap_base, "heap_size": space.heap_size,
-        "alias_base": space.alias_base, "alias_size": space.alias_size,
-        "stack_base": space.stack_base, "stack_size": space.stack_size,
-        "tls_base": space.tls_base, "tls_size": space.tls_size, "total_memory": TOTAL_MEMORY,
-        "highest_priority": proc["highest_priority"], "lowest_priority": proc["lowest_priority"],
-        "min_core": proc["min_core"], "max_core": proc["max_core"], "default_core": proc["main_thread_core"],
-        "debug_fd": debug_fd})
+    cfg = ffi.new(
+        "HzConfig *",
+        {
+            "program_id": proc["program_id"],
+            "address_space_end": space.end,
+            "code_base": space.code_base,
+            "code_size": space.code_size,
+            "heap_base": space.heap_base,
+            "heap_size": space.heap_size,
+            "alias_base": space.alias_base,
+            "alias_size": space.alias_size,
+            "stack_base": space.stack_base,
+            "stack_size": space.stack_size,
+            "tls_base": space.tls_base,
+            "tls_size": space.tls_size,
+            "total_memory": TOTAL_MEMORY,
+            "highest_priority": proc["highest_priority"],
+            "lowest_priority": proc["lowest_priority"],
+            "min_core": proc["min_core"],
+            "max_core": proc["max_core"],
+            "default_core": proc["main_thread_core"],
+            "debug_fd": debug_fd,
+        },
+    )
     rc = lib.nx_hz_init(cfg)
     if rc != 0:
         raise NxError(f"cannot reserve the heap or TLS region: {os.strerror(-rc)}", field="address space")
@@ -221,8 +247,13 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     services = bind_host_functions(ffi, lib, manifest, image, input_script)
     held.append(services)
     sys.stdout.flush()
-    log.info("starting %s: entry %#x, main thread priority %d on core %d", proc["name"], image.entry,
-             proc["main_thread_priority"], proc["main_thread_core"])
+    log.info(
+        "starting %s: entry %#x, main thread priority %d on core %d",
+        proc["name"],
+        image.entry,
+        proc["main_thread_priority"],
+        proc["main_thread_core"],
+    )
     if lib.nx_hz_set_boot(boot_record(ffi, image, services.boot_slots)) != 0:
         raise NxError("cannot bind the start-up slots")
     hb = homebrew.plan(manifest, {n: services.boot_slots[n] for n in homebrew.SLOTS}, image.entry)
@@ -234,20 +265,23 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
         hb.map_config(lib)
         hb.bind(ffi, lib)
         start = hb.slots["__hb_start"]
-    handle = lib.nx_hz_start_main(start, space.stack_base + int(proc["main_thread_stack_size"]),
-                                  proc["main_thread_priority"], proc["main_thread_core"], HOST_STACK)
+    handle = lib.nx_hz_start_main(
+        start,
+        space.stack_base + int(proc["main_thread_stack_size"]),
+        proc["main_thread_priority"],
+        proc["main_thread_core"],
+        HOST_STACK,
+    )
     if handle == 0:
         raise NxError("cannot start the main thread")
-    if hb is not None:    # homebrew start-ups may end in `b .` after main returns
-        spin.SpinWatch(ffi, lib, lambda fns: spin.end_parked(proc["name"], fns,
-                                                             lambda: write_frame_times(services))).start()
+    if hb is not None:  # homebrew start-ups may end in `b .` after main returns
+        spin.SpinWatch(ffi, lib, lambda fns: spin.end_parked(proc["name"], fns, lambda: write_frame_times(services))).start()
     how = lib.nx_hz_wait_exit()
-    lib.nx_lift_report(0)            # the run's summary counts the functions lifted at run time
+    lib.nx_lift_report(0)  # the run's summary counts the functions lifted at run time
     write_frame_times(services)
     if how != EXIT_CRASH:
         if hb is not None and hb.exit_code is not None:
-            print(f"notice: {proc['name']} exited with code {hb.exit_code & 0xFFFFFFFF:#x}", file=sys.stderr,
-                  flush=True)
+            print(f"notice: {proc['name']} exited with code {hb.exit_code & 0xFFFFFFFF:#x}", file=sys.stderr, flush=True)
             return hb.status()
         return 0
     crash = ffi.new("HzCrash *")
@@ -264,10 +298,11 @@ def run(bundle: str | Path, debug_fd: int = 1, input_script: str | None = None) 
     sym = Symbolizer(mods, sorted(image.symbols.items()))
     from nxrecomp.common import log as nxlog
 
-    nxlog.flush()     # the log first, then the report
+    nxlog.flush()  # the log first, then the report
     host_fault = services.registry.describe_fault(int(crash.reason)) if crash.svc == HZ_CRASH_HOST else None
     if crash.svc == HZ_CRASH_BOOT:
-        host_fault = (f"start-up call of {sym.name(int(crash.reason))} did not return to the host "
-                      f"(it went to {int(crash.info_addr):#x})")
+        host_fault = (
+            f"start-up call of {sym.name(int(crash.reason))} did not return to the host (it went to {int(crash.info_addr):#x})"
+        )
     print(report(crash, sym, readable, host_fault), file=sys.stderr, flush=True)
     return CRASH_STATUS

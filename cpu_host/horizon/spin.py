@@ -10,6 +10,7 @@ running thread is anywhere else, and no other thread used any CPU time (threads 
 the kernel with nothing to wake them), the process ends with a notice naming the guest
 function(s) and status 0: the program's own work is over.
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,7 +24,7 @@ from typing import Any
 log = logging.getLogger("cpu_host.horizon")
 
 PERIOD = 0.5
-SAMPLES = 6                 # 3 s of nothing but spinning
+SAMPLES = 6  # 3 s of nothing but spinning
 PROBE_TIMEOUT_MS = 200
 SIGNO = signal.SIGRTMIN + 7  # no other part of the project uses the real-time signals
 CDEF = """
@@ -39,7 +40,7 @@ def _stat(tid: str) -> tuple[str, int] | None:
             s = f.read()
     except OSError:
         return None
-    rest = s[s.rindex(")") + 2:].split()
+    rest = s[s.rindex(")") + 2 :].split()
     return rest[0], int(rest[11]) + int(rest[12])
 
 
@@ -102,7 +103,10 @@ def end_parked(name: str, functions: list[int], before_exit: Callable[[], None])
     finally:
         nxlog.flush()
         sys.stdout.flush()
-        print(f"notice: {name}: every guest thread is parked in an endless branch-to-self (lifted guest "
-              f"function {where}), as a start-up that spins after main returns leaves it: the process ends here",
-              file=sys.stderr, flush=True)
+        print(
+            f"notice: {name}: every guest thread is parked in an endless branch-to-self (lifted guest "
+            f"function {where}), as a start-up that spins after main returns leaves it: the process ends here",
+            file=sys.stderr,
+            flush=True,
+        )
         os._exit(0)

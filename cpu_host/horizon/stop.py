@@ -8,6 +8,7 @@ handler never runs, and the signal may reach any thread.  So the handler only ke
 action (ending the process on the spot) away; Python's C-level handler writes the signal's
 number to the wakeup pipe (``signal.set_wakeup_fd``) whichever thread took it, and a thread of
 ours reading that pipe does the ending."""
+
 from __future__ import annotations
 
 import os
@@ -40,8 +41,12 @@ def install(before_exit: Callable[[], None]) -> None:
         finally:
             nxlog.flush()
             sys.stdout.flush()
-            print(f"notice: stopped by {signal.Signals(sig).name}: audio and frame times written, the process ends "
-                  f"here (status {128 + sig})", file=sys.stderr, flush=True)
+            print(
+                f"notice: stopped by {signal.Signals(sig).name}: audio and frame times written, the process ends "
+                f"here (status {128 + sig})",
+                file=sys.stderr,
+                flush=True,
+            )
             os._exit(128 + sig)
 
     threading.Thread(target=wait, name="nxrecomp-stop", daemon=True).start()

@@ -7,6 +7,7 @@ is byte-identical to ``cpu_host.linux.stack.initial_stack``'s) and copies the la
 bundle.  The launcher is compiled once per content (its source, the runtime
 header it includes, the compiler and flags) into ``cache_dir/launcher/<hash>/nxrun``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,8 +20,8 @@ from nxrecomp.common import settings
 from nxrecomp.bundle import launch
 
 HERE = Path(__file__).resolve().parent
-RUNTIME_DIR = HERE.parent / "runtime" / "core"     # the shared headers
-LINUX_DIR = HERE.parent / "runtime" / "linux"     # the Linux personality's (the launcher starts Linux programs)
+RUNTIME_DIR = HERE.parent / "runtime" / "core"  # the shared headers
+LINUX_DIR = HERE.parent / "runtime" / "linux"  # the Linux personality's (the launcher starts Linux programs)
 SOURCES = [HERE / "launcher.c", RUNTIME_DIR / "nxrt.h", RUNTIME_DIR / "lift_miss.h", LINUX_DIR / "linux_syscalls.h"]
 # PIE: a launcher at a fixed address would sit where non-PIE guests (busybox: 0x400000) go
 FLAGS = ["-O2", "-fPIE", "-pie", "-fno-sanitize=all", "-w", f"-I{RUNTIME_DIR}", f"-I{LINUX_DIR}"]
@@ -35,6 +36,7 @@ def _key(compiler: tuple[str, ...]) -> str:
     h.update("\0".join([*compiler, *FLAGS, *LIBS]).encode())
     try:
         from importlib.metadata import version
+
         h.update(version("ziglang").encode())
     except Exception:  # no wheel: a system clang; its path is in the key already
         pass
@@ -55,7 +57,7 @@ def compiled() -> Path:
     try:
         cc.run([str(HERE / "launcher.c"), "-o", tmp, *FLAGS, *LIBS], "the native launcher")
         os.chmod(tmp, 0o755)
-        os.replace(tmp, out)    # atomic: two first uses at once both end with a whole file
+        os.replace(tmp, out)  # atomic: two first uses at once both end with a whole file
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

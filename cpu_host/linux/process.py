@@ -2,6 +2,7 @@
 its stack and its program break at their guest addresses (guest address == host address), copy
 the relocated bytes in, write the initial stack, and tell the personality (linux_syscalls.c)
 which memory is the guest's.  Used by the runner; tests use it with Unicorn as the CPU."""
+
 from __future__ import annotations
 
 import ctypes
@@ -9,8 +10,17 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from nxrecomp.bundle.memory_map import (BRK_RESERVE, PAGE, STACK_SIZE, STACK_TOP, Region, brk_region, check_disjoint,
-                                   segment_regions, stack_region)
+from nxrecomp.bundle.memory_map import (
+    BRK_RESERVE,
+    PAGE,
+    STACK_SIZE,
+    STACK_TOP,
+    Region,
+    brk_region,
+    check_disjoint,
+    segment_regions,
+    stack_region,
+)
 from cpu_host.linux.stack import HWCAP2_DEFAULT, HWCAP_DEFAULT, ProgramInfo, initial_stack
 from nxrecomp.common.errors import NxError
 
@@ -22,8 +32,8 @@ MAP_PRIVATE, MAP_ANONYMOUS, MAP_NORESERVE, MAP_FIXED_NOREPLACE = 0x02, 0x20, 0x4
 class GuestProcess:
     entry: int
     sp: int
-    regions: list[Region]       # segments and stack, as mapped
-    brk: Region                 # reserved for the program break (the personality opens it)
+    regions: list[Region]  # segments and stack, as mapped
+    brk: Region  # reserved for the program break (the personality opens it)
 
 
 def _libc() -> ctypes.CDLL:
@@ -36,18 +46,36 @@ def _libc() -> ctypes.CDLL:
 
 def map_fixed(libc: ctypes.CDLL, region: Region) -> None:
     """Map ``region`` read-write at exactly its address, or raise NxError naming it."""
-    r = libc.mmap(region.start, region.size, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0)
+    r = libc.mmap(
+        region.start,
+        region.size,
+        PROT_READ | PROT_WRITE,
+        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+        -1,
+        0,
+    )
     if r is None or r == ctypes.c_void_p(-1).value or r != region.start:
         err = ctypes.get_errno()
-        raise NxError(f"cannot map guest region [{region.start:#x}, {region.end:#x}): "
-                      f"{os.strerror(err) if err else 'placed elsewhere'}", field="guest memory")
+        raise NxError(
+            f"cannot map guest region [{region.start:#x}, {region.end:#x}): {os.strerror(err) if err else 'placed elsewhere'}",
+            field="guest memory",
+        )
 
 
-def setup_process(image: Any, argv: list[bytes], envp: list[bytes], *, personality: Any = None,
-                  exe_path: str | None = None, hwcap: int = HWCAP_DEFAULT, hwcap2: int = HWCAP2_DEFAULT,
-                  stack_top: int = STACK_TOP, stack_size: int = STACK_SIZE, brk_reserve: int = BRK_RESERVE,
-                  random: bytes | None = None) -> GuestProcess:
+def setup_process(
+    image: Any,
+    argv: list[bytes],
+    envp: list[bytes],
+    *,
+    personality: Any = None,
+    exe_path: str | None = None,
+    hwcap: int = HWCAP_DEFAULT,
+    hwcap2: int = HWCAP2_DEFAULT,
+    stack_top: int = STACK_TOP,
+    stack_size: int = STACK_SIZE,
+    brk_reserve: int = BRK_RESERVE,
+    random: bytes | None = None,
+) -> GuestProcess:
     """Map ``image`` (a recompiler.link.LinkedImage) and its stack here.  ``personality`` is the
     loaded runtime (cffi lib with nx_linux_add_mapping / nx_linux_set_brk / nx_linux_set_exe);
     without it, only the memory is prepared."""
@@ -66,17 +94,23 @@ def setup_process(image: Any, argv: list[bytes], envp: list[bytes], *, personali
         prot = (PROT_READ if "r" in r.prot or "x" in r.prot else 0) | (PROT_WRITE if "w" in r.prot else 0)
         if prot != PROT_READ | PROT_WRITE:
             libc.mprotect(r.start, r.size, prot)
-    sp, data = initial_stack(stack.end, argv, envp, ProgramInfo(image.phdr, image.phent, image.phnum, image.entry),
-                             hwcap=hwcap, hwcap2=hwcap2, random=random,
-                             execfn=os.fsencode(exe_path) if exe_path else None)
+    sp, data = initial_stack(
+        stack.end,
+        argv,
+        envp,
+        ProgramInfo(image.phdr, image.phent, image.phnum, image.entry),
+        hwcap=hwcap,
+        hwcap2=hwcap2,
+        random=random,
+        execfn=os.fsencode(exe_path) if exe_path else None,
+    )
     ctypes.memmove(sp, data, len(data))
     if personality is not None:
         for r in segs + [stack]:
             personality.nx_linux_add_mapping(r.start, r.size)
         rc = personality.nx_linux_set_brk(brk.start, brk.size)
         if rc != 0:
-            raise NxError(f"cannot reserve the program break at {brk.start:#x}: {os.strerror(-rc)}",
-                          field="brk")
+            raise NxError(f"cannot reserve the program break at {brk.start:#x}: {os.strerror(-rc)}", field="brk")
         if exe_path:
             personality.nx_linux_set_exe(os.fsencode(exe_path))
     return GuestProcess(image.entry, sp, segs + [stack], brk)

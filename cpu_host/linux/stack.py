@@ -5,6 +5,7 @@ From ``sp`` upwards: argc, argv[0..argc-1], NULL, envp[...], NULL, the auxiliary
 bytes (AT_RANDOM), the platform string, argv and envp strings, the program's file name
 (AT_EXECFN) and an 8-byte end marker just below ``stack_top``.  ``sp`` is 16-byte aligned.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,17 +32,27 @@ PAGE_SIZE = 4096
 @dataclass
 class ProgramInfo:
     """What the auxiliary vector says about the program (from LinkedImage: phdr/phent/phnum/entry)."""
+
     phdr: int
     phent: int
     phnum: int
     entry: int
-    base: int = 0          # AT_BASE: the interpreter's base; we run none, so 0
+    base: int = 0  # AT_BASE: the interpreter's base; we run none, so 0
 
 
-def initial_stack(stack_top: int, argv: list[bytes], envp: list[bytes], program: ProgramInfo, *,
-                  hwcap: int = HWCAP_DEFAULT, hwcap2: int = HWCAP2_DEFAULT, execfn: bytes | None = None,
-                  random: bytes | None = None, platform: bytes = b"aarch64",
-                  ids: tuple[int, int, int, int] | None = None) -> tuple[int, bytes]:
+def initial_stack(
+    stack_top: int,
+    argv: list[bytes],
+    envp: list[bytes],
+    program: ProgramInfo,
+    *,
+    hwcap: int = HWCAP_DEFAULT,
+    hwcap2: int = HWCAP2_DEFAULT,
+    execfn: bytes | None = None,
+    random: bytes | None = None,
+    platform: bytes = b"aarch64",
+    ids: tuple[int, int, int, int] | None = None,
+) -> tuple[int, bytes]:
     """Return ``(sp, data)``: ``data`` is to be written at ``sp`` and ends at ``stack_top``.
     ``ids`` = (uid, euid, gid, egid), default the host's; ``random`` = the 16 AT_RANDOM bytes
     (default from os.urandom); ``execfn`` defaults to argv[0]."""
@@ -60,8 +71,8 @@ def initial_stack(stack_top: int, argv: list[bytes], envp: list[bytes], program:
 
     # Strings, top down, in the kernel's order: end marker, execfn, then envp and argv strings
     # (argv[0] lowest), then platform and random below them.
-    blob = bytearray()       # grows downwards: we prepend
-    pos = stack_top - 8      # the end marker (8 zero bytes)
+    blob = bytearray()  # grows downwards: we prepend
+    pos = stack_top - 8  # the end marker (8 zero bytes)
 
     def push(b: bytes) -> int:
         nonlocal pos
@@ -77,22 +88,38 @@ def initial_stack(stack_top: int, argv: list[bytes], envp: list[bytes], program:
     arg_at = [0] * len(argv)
     for i in reversed(range(len(argv))):
         arg_at[i] = push(argv[i] + b"\0")
-    push(bytes(pos % 16))                      # align down before the binary data
+    push(bytes(pos % 16))  # align down before the binary data
     platform_at = push(platform + b"\0")
     push(bytes(pos % 16))
     random_at = push(random)
 
-    auxv = [(AT_HWCAP, hwcap), (AT_PAGESZ, PAGE_SIZE), (AT_CLKTCK, 100), (AT_PHDR, program.phdr),
-            (AT_PHENT, program.phent), (AT_PHNUM, program.phnum), (AT_BASE, program.base), (AT_FLAGS, 0),
-            (AT_ENTRY, program.entry), (AT_UID, uid), (AT_EUID, euid), (AT_GID, gid), (AT_EGID, egid),
-            (AT_SECURE, 0), (AT_RANDOM, random_at), (AT_HWCAP2, hwcap2), (AT_EXECFN, execfn_at),
-            (AT_PLATFORM, platform_at), (AT_NULL, 0)]
+    auxv = [
+        (AT_HWCAP, hwcap),
+        (AT_PAGESZ, PAGE_SIZE),
+        (AT_CLKTCK, 100),
+        (AT_PHDR, program.phdr),
+        (AT_PHENT, program.phent),
+        (AT_PHNUM, program.phnum),
+        (AT_BASE, program.base),
+        (AT_FLAGS, 0),
+        (AT_ENTRY, program.entry),
+        (AT_UID, uid),
+        (AT_EUID, euid),
+        (AT_GID, gid),
+        (AT_EGID, egid),
+        (AT_SECURE, 0),
+        (AT_RANDOM, random_at),
+        (AT_HWCAP2, hwcap2),
+        (AT_EXECFN, execfn_at),
+        (AT_PLATFORM, platform_at),
+        (AT_NULL, 0),
+    ]
     words = [len(argv), *arg_at, 0, *env_at, 0]
     for k, v in auxv:
         words += [k, v]
     table = struct.pack(f"<{len(words)}Q", *(w & 0xFFFFFFFFFFFFFFFF for w in words))
     sp = (pos - len(table)) & ~15
-    push(bytes(pos - sp - len(table)))         # padding between the table and the data
+    push(bytes(pos - sp - len(table)))  # padding between the table and the data
     push(table)
     assert pos == sp and sp + len(blob) == stack_top
     return sp, bytes(blob)
@@ -100,8 +127,10 @@ def initial_stack(stack_top: int, argv: list[bytes], envp: list[bytes], program:
 
 def parse_stack(sp: int, data: bytes) -> tuple[list[int], list[int], dict[int, int]]:
     """(argv pointers, envp pointers, auxv) of a stack made by initial_stack (for tests/tools)."""
+
     def word(i: int) -> int:
         return struct.unpack_from("<Q", data, 8 * i)[0]
+
     argc = word(0)
     argv = [word(1 + i) for i in range(argc)]
     i = argc + 2

@@ -8,6 +8,7 @@ The floor is BC1 (our own small encoder: per 4x4 block the darkest and brightest
 endpoints, each texel the nearest of the four colours), the orbs ASTC 4x4 (each block a
 constant-colour "void-extent" block, the simplest valid ASTC encoding: the orb becomes a
 mosaic of its block averages); font and white are RGBA8."""
+
 from __future__ import annotations
 
 import struct
@@ -17,12 +18,22 @@ import numpy as np
 from cpu_host.horizon.hle.nvn.frontend import block_height_log2
 from gpu_host import blocklinear
 
-TEX_MAGIC = 0x5854584E          # "NXTX"
+TEX_MAGIC = 0x5854584E  # "NXTX"
 FORMAT_RGBA8, FORMAT_BC1, FORMAT_ASTC_4x4 = 1, 8, 11
-ASTC_VOID_EXTENT_LDR = 0xFFFFFFFFFFFFFDFC   # block mode 0x1FC, LDR, reserved 11, no extent (all ones)
+ASTC_VOID_EXTENT_LDR = 0xFFFFFFFFFFFFFDFC  # block mode 0x1FC, LDR, reserved 11, no extent (all ones)
 # 3x5 digit glyphs, one string of 15 bits (rows top to bottom) per digit
-DIGITS = ["111101101101111", "010110010010111", "111001111100111", "111001111001111", "101101111001001",
-          "111100111001111", "111100111101111", "111001001001001", "111101111101111", "111101111001111"]
+DIGITS = [
+    "111101101101111",
+    "010110010010111",
+    "111001111100111",
+    "111001111001111",
+    "101101111001001",
+    "111100111001111",
+    "111100111101111",
+    "111001001001001",
+    "111101111101111",
+    "111101111001111",
+]
 
 
 def texture_file(rgba: np.ndarray, fmt: int = FORMAT_RGBA8, gob: str = "fermi") -> bytes:
@@ -32,10 +43,9 @@ def texture_file(rgba: np.ndarray, fmt: int = FORMAT_RGBA8, gob: str = "fermi") 
     if fmt == FORMAT_RGBA8:
         rows = rgba.reshape(h, w * 4).astype(np.uint8)
     else:
-        blocks = rgba.astype(np.uint8).reshape(h // 4, 4, w // 4, 4, 4).transpose(0, 2, 1, 3, 4)   # by, bx, y, x, c
+        blocks = rgba.astype(np.uint8).reshape(h // 4, 4, w // 4, 4, 4).transpose(0, 2, 1, 3, 4)  # by, bx, y, x, c
         enc = bc1_block if fmt == FORMAT_BC1 else astc_void_block
-        rows = np.array([[np.frombuffer(enc(b), np.uint8) for b in row] for row in blocks],
-                        np.uint8).reshape(h // 4, -1)
+        rows = np.array([[np.frombuffer(enc(b), np.uint8) for b in row] for row in blocks], np.uint8).reshape(h // 4, -1)
     data = blocklinear.swizzle(rows, block_height_log2(rows.shape[0]), gob)
     return struct.pack("<5I", TEX_MAGIC, w, h, fmt, len(data)) + data
 
@@ -75,7 +85,7 @@ def astc_void_block(block: np.ndarray) -> bytes:
 def floor_texture() -> np.ndarray:
     y, x = np.mgrid[0:64, 0:64]
     checker = ((x // 16 + y // 16) & 1).astype(np.int32)
-    noise = ((x * 7919 + y * 104729) * 2654435761 >> 8) & 15        # integer hash: same bytes everywhere
+    noise = ((x * 7919 + y * 104729) * 2654435761 >> 8) & 15  # integer hash: same bytes everywhere
     g = 120 + 40 * checker + noise
     return np.stack([g // 3, g, g // 3 + 20, np.full_like(g, 255)], -1).clip(0, 255)
 
@@ -100,8 +110,10 @@ def orb_texture() -> np.ndarray:
 def romfs_files(shader_files: dict[str, bytes], gob: str = "fermi") -> dict[str, bytes]:
     """The RomFS of one build: its textures in the GOBs of its console, its shaders."""
     white = np.full((8, 8, 4), 255, np.int32)
-    return {"/textures/floor.tex": texture_file(floor_texture(), FORMAT_BC1, gob),
-            "/textures/font.tex": texture_file(font_texture(), gob=gob),
-            "/textures/white.tex": texture_file(white, gob=gob),
-            "/textures/orb.tex": texture_file(orb_texture(), FORMAT_ASTC_4x4, gob),
-            **shader_files}
+    return {
+        "/textures/floor.tex": texture_file(floor_texture(), FORMAT_BC1, gob),
+        "/textures/font.tex": texture_file(font_texture(), gob=gob),
+        "/textures/white.tex": texture_file(white, gob=gob),
+        "/textures/orb.tex": texture_file(orb_texture(), FORMAT_ASTC_4x4, gob),
+        **shader_files,
+    }

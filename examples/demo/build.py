@@ -5,6 +5,7 @@ by ``sound``).
 ``python -m examples.demo.build OUT_DIR [--shaders spirv|sm86|sm53] [--target switch1|switch2]``
 writes ``OUT_DIR/exefs/`` and ``OUT_DIR/romfs.bin``.  ``--target`` names the console instead of the
 shader code: switch1 = sm53 (Maxwell), switch2 = sm86 (Ampere)."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,7 @@ from recompiler.formats.pack_romfs import pack_romfs
 HERE = Path(__file__).resolve().parent
 PROGRAM_ID = 0x0100DE0000000000
 SHADER_KINDS = ("spirv", "sm86", "sm53")
-TARGETS = {"switch1": "sm53", "switch2": "sm86"}      # --target: the console's GPU generation
+TARGETS = {"switch1": "sm53", "switch2": "sm86"}  # --target: the console's GPU generation
 
 
 def shaders_for(shaders: str | None, target: str | None) -> str:
@@ -55,9 +56,12 @@ def build(out_dir: str | os.PathLike, shaders: str = "sm86", gpu: str | None = N
     gob = blocklinear.GENERATION_GOB[gpu or gpu_for(shaders)]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    exefs = build_exefs(HERE / "game" / "demo.c", out / "exefs",
-                        NpdmSpec(name="demo", program_id=PROGRAM_ID, main_thread_priority=44, main_thread_core=0),
-                        fp=True)
+    exefs = build_exefs(
+        HERE / "game" / "demo.c",
+        out / "exefs",
+        NpdmSpec(name="demo", program_id=PROGRAM_ID, main_thread_priority=44, main_thread_core=0),
+        fp=True,
+    )
     romfs = out / "romfs.bin"
     tmp = out / "romfs.bin.tmp"
     tmp.write_bytes(pack_romfs({**assets.romfs_files(shader_files(shaders), gob), **sound.romfs_files()}))

@@ -15,16 +15,17 @@ RomFS files (read by ``game/demo.c``): a 16-byte header — magic "NXSN", sample
 6 DSP-ADPCM: switchbrew's PCM format numbers), sample rate, sample count — then for ADPCM 16 s16
 coefficients, then the data.
 """
+
 from __future__ import annotations
 
 import struct
 
 import numpy as np
 
-SOUND_MAGIC = 0x4E53584E              # "NXSN"
+SOUND_MAGIC = 0x4E53584E  # "NXSN"
 FMT_PCM16, FMT_ADPCM = 2, 6
 MUSIC_RATE, MUSIC_SECONDS = 24000, 2.0
-NOTES_HZ = (220.0, 261.63, 329.63, 440.0, 329.63, 261.63, 220.0, 164.81)   # A3 C4 E4 A4 E4 C4 A3 E3
+NOTES_HZ = (220.0, 261.63, 329.63, 440.0, 329.63, 261.63, 220.0, 164.81)  # A3 C4 E4 A4 E4 C4 A3 E3
 MUSIC_AMP = 9000.0
 PICKUP_RATE, PICKUP_SECONDS = 48000, 0.15
 PICKUP_AMP = 12000.0
@@ -62,17 +63,17 @@ def coefficients(x: np.ndarray) -> np.ndarray:
 def adpcm_encode(x: np.ndarray, coefs: np.ndarray) -> bytes:
     """DSP-ADPCM bytes of int16 samples ``x`` (a partial last frame is padded with silence)."""
     pairs = coefs.astype(np.int64).reshape(8, 2)
-    c1 = np.repeat(pairs[:, 0], 13)                      # candidates: 8 pairs x 13 scale exponents
+    c1 = np.repeat(pairs[:, 0], 13)  # candidates: 8 pairs x 13 scale exponents
     c2 = np.repeat(pairs[:, 1], 13)
     exps = np.tile(np.arange(13), 8)
     scale = (1 << exps).astype(np.int64)
     frames = -(-len(x) // 14)
     src = np.zeros(frames * 14, np.int64)
-    src[:len(x)] = x
+    src[: len(x)] = x
     out = bytearray()
     h1 = h2 = 0
     for f in range(frames):
-        target = src[f * 14:(f + 1) * 14]
+        target = src[f * 14 : (f + 1) * 14]
         a1 = np.full(c1.size, h1, np.int64)
         a2 = np.full(c1.size, h2, np.int64)
         err = np.zeros(c1.size, np.float64)
@@ -102,5 +103,7 @@ def sound_file(fmt: int, rate: int, samples: np.ndarray, coefs: np.ndarray | Non
 
 def romfs_files() -> dict[str, bytes]:
     m = music()
-    return {"/sound/music.adpcm": sound_file(FMT_ADPCM, MUSIC_RATE, m, coefficients(m)),
-            "/sound/pickup.pcm": sound_file(FMT_PCM16, PICKUP_RATE, pickup())}
+    return {
+        "/sound/music.adpcm": sound_file(FMT_ADPCM, MUSIC_RATE, m, coefficients(m)),
+        "/sound/pickup.pcm": sound_file(FMT_PCM16, PICKUP_RATE, pickup()),
+    }

@@ -4,6 +4,7 @@ from the ``ziglang`` wheel, linked the Switch way (``sdk/module.ld``), turned in
 ``recompiler.formats.pack_elf``, plus a ``main.npdm`` from ``recompiler.formats.pack_npdm``.
 
 ``python -m examples.horizon_hello.build_exefs PROGRAM.c OUT_DIR`` does it from the shell."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,14 +22,24 @@ SDK = HERE / "sdk"
 PROGRAMS = HERE / "programs"
 # Cortex-A57 is ARMv8.0: no LSE atomics; no outline-atomic helpers (nothing would provide them);
 # frame records kept so a crash report can walk the guest's stack.
-CFLAGS = ["-target", "aarch64-freestanding-none", "-ffreestanding", "-nostdlib", "-fno-sanitize=all",
-          "-fPIC", "-O1", "-mno-outline-atomics", "-fno-omit-frame-pointer", "-fno-stack-protector",
-          "-mgeneral-regs-only", f"-I{SDK}"]
+CFLAGS = [
+    "-target",
+    "aarch64-freestanding-none",
+    "-ffreestanding",
+    "-nostdlib",
+    "-fno-sanitize=all",
+    "-fPIC",
+    "-O1",
+    "-mno-outline-atomics",
+    "-fno-omit-frame-pointer",
+    "-fno-stack-protector",
+    "-mgeneral-regs-only",
+    f"-I{SDK}",
+]
 
 
 def _zig(*args: str, cwd: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise NxError(f"zig {args[0]} failed: {r.stderr.strip()[-2000:]}")
 
@@ -38,8 +49,7 @@ def _zig(*args: str, cwd: Path) -> None:
 FP_CFLAGS = [f for f in CFLAGS if f != "-mgeneral-regs-only"] + ["-ffp-contract=off"]
 
 
-def link_module(sources: list[Path], out: Path, fp_sources: tuple[Path, ...] = (),
-                defines: tuple[str, ...] = ()) -> Path:
+def link_module(sources: list[Path], out: Path, fp_sources: tuple[Path, ...] = (), defines: tuple[str, ...] = ()) -> Path:
     """Compile ``sources`` and link them into a Switch-style shared module at ``out``; the ones
     in ``fp_sources`` may use floating point; ``defines`` (``NAME`` or ``NAME=VALUE``) go to
     every compile."""
@@ -50,13 +60,30 @@ def link_module(sources: list[Path], out: Path, fp_sources: tuple[Path, ...] = (
         flags = FP_CFLAGS if src in fp_sources else CFLAGS
         _zig("cc", *flags, *(f"-D{d}" for d in defines), "-c", str(src), "-o", str(obj), cwd=SDK)
         objs.append(str(obj))
-    _zig("ld.lld", "-shared", "-T", str(SDK / "module.ld"), "--build-id=sha1", "--hash-style=both",
-         "-z", "notext", *objs, "-o", str(out), cwd=work)
+    _zig(
+        "ld.lld",
+        "-shared",
+        "-T",
+        str(SDK / "module.ld"),
+        "--build-id=sha1",
+        "--hash-style=both",
+        "-z",
+        "notext",
+        *objs,
+        "-o",
+        str(out),
+        cwd=work,
+    )
     return out
 
 
-def build_exefs(program: str | os.PathLike, out_dir: str | os.PathLike, npdm: NpdmSpec | None = None,
-                fp: bool = False, defines: tuple[str, ...] = ()) -> Path:
+def build_exefs(
+    program: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    npdm: NpdmSpec | None = None,
+    fp: bool = False,
+    defines: tuple[str, ...] = (),
+) -> Path:
     """Write ``main``, ``sdk`` and ``main.npdm`` for ``program`` (a C file, or the name of one
     in ``programs/``) into ``out_dir``; the ELF files go to ``out_dir/../<name>.elf``.  With
     ``fp`` the program may use floating point and SIMD registers; ``defines`` go to the

@@ -3,6 +3,7 @@ PROGRAM -o BUNDLE`` (a Switch program: an ExeFS folder, a PFS0, a single NSO or 
 The recompiler writes the bundle (``game.so``, ``manifest.json``, ``image.bin``); a Linux bundle
 also gets the Linux host's native launcher (``BUNDLE/nxrun``, ``launch.txt``), so that it starts
 without Python — composed here, the one place that knows both the recompiler and the host."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,25 +15,39 @@ def register_recompile(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recompile", help="recompile an AArch64 Linux ELF program into a bundle (game.so + manifest)")
     p.add_argument("program", help="AArch64 ELF executable")
     p.add_argument("-o", "--out", required=True, help="bundle folder to write")
-    p.add_argument("-L", "--lib-root", action="append", default=[],
-                   help="folder holding lib/aarch64-linux-gnu (unpacked Debian packages) for shared libraries")
-    p.add_argument("--stats", action="store_true",
-                   help="print what analysis found: entries by source, jump tables by kind, unresolved BRs")
+    p.add_argument(
+        "-L",
+        "--lib-root",
+        action="append",
+        default=[],
+        help="folder holding lib/aarch64-linux-gnu (unpacked Debian packages) for shared libraries",
+    )
+    p.add_argument(
+        "--stats", action="store_true", help="print what analysis found: entries by source, jump tables by kind, unresolved BRs"
+    )
     p.set_defaults(func=_recompile)
 
 
 def register_build(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="recompile a Switch program (ExeFS folder, PFS0, NSO or homebrew NRO) into a bundle")
-    p.add_argument("exefs", metavar="PROGRAM",
-                   help="ExeFS folder (main, sdk, subsdk*, main.npdm), PFS0 file (.nsp/.pfs0), a single .nso, or "
-                        "a homebrew .nro (its RomFS goes into the bundle); without main.npdm a documented default "
-                        "is used")
+    p.add_argument(
+        "exefs",
+        metavar="PROGRAM",
+        help="ExeFS folder (main, sdk, subsdk*, main.npdm), PFS0 file (.nsp/.pfs0), a single .nso, or "
+        "a homebrew .nro (its RomFS goes into the bundle); without main.npdm a documented default "
+        "is used",
+    )
     p.add_argument("-o", "--out", required=True, help="bundle folder to write")
-    p.add_argument("--romfs", help="the user's RomFS file (referenced by the bundle, not copied; for an NRO it "
-                                   "replaces the NRO's own)")
-    p.add_argument("--gpu", choices=("switch1", "switch2"), default="switch1",
-                   help="the console the game was built for: its GPU's texture layout (switch1: Maxwell "
-                        "GOBs, switch2: Ampere/Turing GOBs); default switch1")
+    p.add_argument(
+        "--romfs", help="the user's RomFS file (referenced by the bundle, not copied; for an NRO it replaces the NRO's own)"
+    )
+    p.add_argument(
+        "--gpu",
+        choices=("switch1", "switch2"),
+        default="switch1",
+        help="the console the game was built for: its GPU's texture layout (switch1: Maxwell "
+        "GOBs, switch2: Ampere/Turing GOBs); default switch1",
+    )
     p.set_defaults(func=_build)
 
 
@@ -55,6 +70,7 @@ def _recompile(a: argparse.Namespace) -> int:
     print(json.dumps(stats))
     if a.stats and analysis is not None:
         from recompiler.analysis.stats import AnalysisStats
+
         print(AnalysisStats(**{**analysis, "unresolved_br": [int(x, 16) for x in analysis["unresolved_br"]]}).text())
     return 0
 
@@ -64,9 +80,11 @@ def _build(a: argparse.Namespace) -> int:
 
     m = recompile_exefs(a.exefs, a.out, a.romfs, gpu=a.gpu)
     hb = m.get("homebrew") or {}
-    start = {"nro": "homebrew, NRO start-up (hbloader's)", "nso": "homebrew, NSO start-up"}.get(hb.get("abi"),
-                                                                                              "SDK start-up")
+    start = {"nro": "homebrew, NRO start-up (hbloader's)", "nso": "homebrew, NSO start-up"}.get(hb.get("abi"), "SDK start-up")
     title = f" '{hb['title']}'" if hb.get("title") else ""
-    print(f"{a.out}:{title} {m['stats']['functions']} functions, modules "
-          + ", ".join(f"{x['name']}@{x['base']:#x}" for x in m["modules"]) + f"; {start}")
+    print(
+        f"{a.out}:{title} {m['stats']['functions']} functions, modules "
+        + ", ".join(f"{x['name']}@{x['base']:#x}" for x in m["modules"])
+        + f"; {start}"
+    )
     return 0

@@ -3,6 +3,7 @@ run, replay, demo, report, doctor) and each process's entry point (``exec`` and 
 the CPU host, ``gpu-host``, ``shader-svc``, ``relay``) and a package's tools (``inspect``,
 ``shader-asm``) register their subcommands (``register(subparsers)``); this module only gathers
 them, in help order, and turns ``NxError`` into one line."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,12 +14,22 @@ from nxrecomp.common.errors import NxError
 
 # (module, its function that adds subcommands), in help order.  A package that is not installed
 # (ModuleNotFoundError of the module itself) contributes nothing.
-CLI_MODULES = (("nxrecomp.app.build", "register_recompile"), ("recompiler.formats.cli", "register"),
-               ("cpu_host.cli", "register"), ("nxrecomp.app.build", "register_build"),
-               ("cpu_host.horizon.cli", "register"), ("gpu_host.cli", "register"),
-               ("nxrecomp.app.gpu_tools", "register"), ("nxrecomp.app.run", "register"),
-               ("shader_svc.cli", "register"), ("relay.cli", "register"), ("nxrecomp.app.main_job", "register"),
-               ("nxrecomp.app.demo_job", "register"), ("nxrecomp.app.report", "register"), ("nxrecomp.app.doctor", "register"))
+CLI_MODULES = (
+    ("nxrecomp.app.build", "register_recompile"),
+    ("recompiler.formats.cli", "register"),
+    ("cpu_host.cli", "register"),
+    ("nxrecomp.app.build", "register_build"),
+    ("cpu_host.horizon.cli", "register"),
+    ("gpu_host.cli", "register"),
+    ("nxrecomp.app.gpu_tools", "register"),
+    ("nxrecomp.app.run", "register"),
+    ("shader_svc.cli", "register"),
+    ("relay.cli", "register"),
+    ("nxrecomp.app.main_job", "register"),
+    ("nxrecomp.app.demo_job", "register"),
+    ("nxrecomp.app.report", "register"),
+    ("nxrecomp.app.doctor", "register"),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -17,6 +17,7 @@ Checks and why each matters:
 - qemu-aarch64 (the tests' oracle for whole programs; optional to play).
 - disk space where the caches live (``nxrecomp.cache_dir``, default ~/.cache/nxrecomp).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DISK_MIN_GIB = 2.0       # a recompiled game's objects + shaders + SDL3 build + Debian downloads
+DISK_MIN_GIB = 2.0  # a recompiled game's objects + shaders + SDL3 build + Debian downloads
 DISK_WARN_GIB = 5.0
-CACHE_ENV = "NXRECOMP_NXRECOMP_CACHE_DIR"     # setting nxrecomp.cache_dir
+CACHE_ENV = "NXRECOMP_NXRECOMP_CACHE_DIR"  # setting nxrecomp.cache_dir
 
 # x86-64 psABI micro-architecture levels, as /proc/cpuinfo names the flags (lzcnt is "abm",
 # SSE3 is "pni", LAHF/SAHF in 64-bit mode "lahf_lm", CMPXCHG16B "cx16").
@@ -48,15 +49,16 @@ X86_LEVELS = (
 @dataclass
 class Check:
     name: str
-    status: str            # "ok", "warn" (works, but less than it could) or "missing"
+    status: str  # "ok", "warn" (works, but less than it could) or "missing"
     detail: str
     fix: str = ""
     required: bool = True
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="check this machine for what the bundle needs (Vulkan, SDL3, CPU, tools, "
-                                      "disk) and say what to do")
+    p = sub.add_parser(
+        "doctor", help="check this machine for what the bundle needs (Vulkan, SDL3, CPU, tools, disk) and say what to do"
+    )
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
     p.set_defaults(func=_doctor)
 
@@ -78,8 +80,7 @@ def python_packages() -> Check:
         if want and have != want:
             bad.append(f"{name} {have} (pinned {want})")
     if bad:
-        return Check("python packages", "missing", "; ".join(bad),
-                     f"pip install -e '{ROOT}' (or: bash scripts/nx.sh setup)")
+        return Check("python packages", "missing", "; ".join(bad), f"pip install -e '{ROOT}' (or: bash scripts/nx.sh setup)")
     return Check("python packages", "ok", f"{len(reqs)} pinned packages installed")
 
 
@@ -89,6 +90,7 @@ def _requirements() -> list[str]:
     except importlib.metadata.PackageNotFoundError:
         pass
     import tomllib
+
     try:
         return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     except (OSError, KeyError, ValueError):
@@ -115,8 +117,10 @@ vk.vkDestroyInstance(inst, None)
 print(json.dumps({"devices": out}))
 """
 
-VK_FIX = ("install a Vulkan driver: on Debian 'apt-get install mesa-vulkan-drivers libvulkan1' (lavapipe, "
-          "Vulkan on the CPU) or your GPU vendor's driver")
+VK_FIX = (
+    "install a Vulkan driver: on Debian 'apt-get install mesa-vulkan-drivers libvulkan1' (lavapipe, "
+    "Vulkan on the CPU) or your GPU vendor's driver"
+)
 
 
 def vulkan(env: dict[str, str] | None = None) -> list[Check]:
@@ -124,16 +128,21 @@ def vulkan(env: dict[str, str] | None = None) -> list[Check]:
     checks = []
     loader = ctypes.util.find_library("vulkan")
     if not loader:
-        return [Check("vulkan loader", "missing", "libvulkan.so.1 not found",
-                      "apt-get install libvulkan1 (the Khronos loader)")]
+        return [Check("vulkan loader", "missing", "libvulkan.so.1 not found", "apt-get install libvulkan1 (the Khronos loader)")]
     checks.append(Check("vulkan loader", "ok", loader))
     for var in ("VK_ICD_FILENAMES", "VK_DRIVER_FILES"):
         files = [f for f in env.get(var, "").split(os.pathsep) if f]
         gone = [f for f in files if not Path(f).is_file()]
         if gone:
-            checks.append(Check(f"{var}", "missing", f"{var} names driver files that do not exist: {', '.join(gone)}",
-                                f"unset {var} (the loader then finds the installed drivers) or point it at an "
-                                "existing ICD json (e.g. /usr/share/vulkan/icd.d/lvp_icd.x86_64.json)"))
+            checks.append(
+                Check(
+                    f"{var}",
+                    "missing",
+                    f"{var} names driver files that do not exist: {', '.join(gone)}",
+                    f"unset {var} (the loader then finds the installed drivers) or point it at an "
+                    "existing ICD json (e.g. /usr/share/vulkan/icd.d/lvp_icd.x86_64.json)",
+                )
+            )
     try:
         r = subprocess.run([sys.executable, "-c", _VK_PROBE], capture_output=True, text=True, timeout=60, env=env)
         got = json.loads(r.stdout.strip().splitlines()[-1]) if r.stdout.strip() else {"error": r.stderr.strip()[-300:]}
@@ -151,11 +160,16 @@ def vulkan(env: dict[str, str] | None = None) -> list[Check]:
         checks.append(Check("vulkan device", "missing", f"no Vulkan device: {why}", fix))
         return checks
     good = [d for d in devs if tuple(d["api"]) >= (1, 3, 0)]
-    listing = "; ".join(f"{d['name']} (driver {d['driver']}, {d['info']}, Vulkan {'.'.join(map(str, d['api']))})"
-                        for d in devs)
+    listing = "; ".join(f"{d['name']} (driver {d['driver']}, {d['info']}, Vulkan {'.'.join(map(str, d['api']))})" for d in devs)
     if not good:
-        checks.append(Check("vulkan device", "missing", f"no device with Vulkan 1.3: {listing}",
-                            "update the driver (Mesa >= 22.3 for lavapipe; bookworm-backports has Mesa 25)"))
+        checks.append(
+            Check(
+                "vulkan device",
+                "missing",
+                f"no device with Vulkan 1.3: {listing}",
+                "update the driver (Mesa >= 22.3 for lavapipe; bookworm-backports has Mesa 25)",
+            )
+        )
     else:
         checks.append(Check("vulkan device", "ok", listing))
     return checks
@@ -164,6 +178,7 @@ def vulkan(env: dict[str, str] | None = None) -> list[Check]:
 def x86_level(flags: set[str] | None = None) -> Check:
     if flags is None:
         from recompiler.cc import host_cpu_flags
+
         flags = host_cpu_flags()
     if not flags:
         return Check("x86-64 level", "warn", "cannot read /proc/cpuinfo", "", required=False)
@@ -173,21 +188,29 @@ def x86_level(flags: set[str] | None = None) -> Check:
             break
         level = name
     from nxrecomp.common import settings
+
     want = str(settings.get("recompiler", "march")).strip() or "auto"
     names = [n for n, _ in X86_LEVELS]
-    if want in names:       # a level asked for explicitly: the CPU must have it and those below
-        lacking = sorted(f for _, fs in X86_LEVELS[:names.index(want) + 1] for f in fs if f not in flags)
+    if want in names:  # a level asked for explicitly: the CPU must have it and those below
+        lacking = sorted(f for _, fs in X86_LEVELS[: names.index(want) + 1] for f in fs if f not in flags)
         if lacking:
-            return Check("x86-64 level", "missing",
-                         f"this CPU is {level}; recompiler.march={want} needs {', '.join(lacking)}",
-                         "NXRECOMP_RECOMPILER_MARCH=auto (or x86-64), then recompile the bundle")
+            return Check(
+                "x86-64 level",
+                "missing",
+                f"this CPU is {level}; recompiler.march={want} needs {', '.join(lacking)}",
+                "NXRECOMP_RECOMPILER_MARCH=auto (or x86-64), then recompile the bundle",
+            )
     if level in ("x86-64", "x86-64-v2"):
-        return Check("x86-64 level", "warn", f"this CPU is {level}: lifted code is built for the baseline "
-                     "(no AVX2/FMA: slower floating point)",
-                     "nothing to do (it runs); a CPU with x86-64-v3 runs faster",
-                     required=False)
-    return Check("x86-64 level", "ok",
-                 f"this CPU is {level} (recompiler.march={want}: lifted code uses x86-64-v3 where the CPU has it)")
+        return Check(
+            "x86-64 level",
+            "warn",
+            f"this CPU is {level}: lifted code is built for the baseline (no AVX2/FMA: slower floating point)",
+            "nothing to do (it runs); a CPU with x86-64-v3 runs faster",
+            required=False,
+        )
+    return Check(
+        "x86-64 level", "ok", f"this CPU is {level} (recompiler.march={want}: lifted code uses x86-64-v3 where the CPU has it)"
+    )
 
 
 def c_compiler() -> Check:
@@ -200,8 +223,12 @@ def c_compiler() -> Check:
     if clang or zig:
         have = [x for x in (clang and f"clang ({clang})", zig and "ziglang wheel") if x]
         return Check("C compiler", "ok", ", ".join(have))
-    return Check("C compiler", "missing", "neither clang nor the ziglang wheel (gcc lacks musttail)",
-                 "pip install ziglang (or apt-get install clang)")
+    return Check(
+        "C compiler",
+        "missing",
+        "neither clang nor the ziglang wheel (gcc lacks musttail)",
+        "pip install ziglang (or apt-get install clang)",
+    )
 
 
 def sdl3() -> Check:
@@ -216,8 +243,9 @@ def sdl3() -> Check:
         fix = "nxrecomp build-sdl3 (builds SDL3 once from Debian's source, ~1 min)"
         if tools:
             fix = f"apt-get install cmake ninja-build dpkg-dev libx11-dev libxext-dev, then {fix}"
-        return Check("SDL3 (window)", "warn", "not built: the demo plays headless (frames to PNG, no window)", fix,
-                     required=False)
+        return Check(
+            "SDL3 (window)", "warn", "not built: the demo plays headless (frames to PNG, no window)", fix, required=False
+        )
     disp = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     return Check("SDL3 (window)", "ok", f"{d / 'libSDL3.so.0'}" + ("" if disp else "; no DISPLAY now: headless"))
 
@@ -226,12 +254,18 @@ def qemu() -> Check:
     q = shutil.which("qemu-aarch64")
     if q:
         return Check("qemu-aarch64 (tests)", "ok", q, required=False)
-    return Check("qemu-aarch64 (tests)", "warn", "not installed: tests that compare with qemu skip",
-                 "apt-get install qemu-user", required=False)
+    return Check(
+        "qemu-aarch64 (tests)",
+        "warn",
+        "not installed: tests that compare with qemu skip",
+        "apt-get install qemu-user",
+        required=False,
+    )
 
 
 def disk(cache_dir: str | None = None) -> Check:
     from nxrecomp.common import settings
+
     d = Path(cache_dir or settings.get("nxrecomp", "cache_dir")).expanduser()
     probe = d
     while not probe.exists() and probe != probe.parent:
@@ -244,11 +278,16 @@ def disk(cache_dir: str | None = None) -> Check:
         return Check("disk for caches", "missing", f"{probe} is not writable", f"set {CACHE_ENV} to a writable folder")
     detail = f"{free:.1f} GiB free for {d}"
     if free < DISK_MIN_GIB:
-        return Check("disk for caches", "missing", detail + f" (needs about {DISK_MIN_GIB:g} GiB)",
-                     f"free space, or set {CACHE_ENV} to a disk with {DISK_MIN_GIB:g} GiB")
+        return Check(
+            "disk for caches",
+            "missing",
+            detail + f" (needs about {DISK_MIN_GIB:g} GiB)",
+            f"free space, or set {CACHE_ENV} to a disk with {DISK_MIN_GIB:g} GiB",
+        )
     if free < DISK_WARN_GIB:
-        return Check("disk for caches", "warn", detail, "free some space (recompiled games and shaders grow the cache)",
-                     required=False)
+        return Check(
+            "disk for caches", "warn", detail, "free some space (recompiled games and shaders grow the cache)", required=False
+        )
     return Check("disk for caches", "ok", detail)
 
 
@@ -278,8 +317,10 @@ def format_checks(checks: list[Check]) -> str:
         if c.status != "ok" and c.fix:
             lines.append(f"        fix: {c.fix}")
     gaps = [c for c in checks if c.status == "missing" and c.required]
-    lines.append(f"\n{len(gaps)} required gap(s)" + (": " + ", ".join(c.name for c in gaps) if gaps else
-                                                      "; this machine can build and play bundles"))
+    lines.append(
+        f"\n{len(gaps)} required gap(s)"
+        + (": " + ", ".join(c.name for c in gaps) if gaps else "; this machine can build and play bundles")
+    )
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ boundary: it stays in steady state, where p99 and max show it.  No settled windo
 whole run is start-up.
 
 Percentiles are numpy's default (linear interpolation between the closest ranks)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -21,8 +22,10 @@ import numpy as np
 
 SETTLE_FRAMES = 10
 SETTLE_FACTOR = 3.0
-RULE = (f"start-up ends at the first frame from which {SETTLE_FRAMES} frames in a row each take at most "
-        f"{SETTLE_FACTOR:g}x the run's median frame time")
+RULE = (
+    f"start-up ends at the first frame from which {SETTLE_FRAMES} frames in a row each take at most "
+    f"{SETTLE_FACTOR:g}x the run's median frame time"
+)
 
 
 @dataclass
@@ -42,7 +45,7 @@ def summarise(ms: list[float]) -> Summary | None:
         return None
     a = np.asarray(ms, dtype=float)
     p50, p95, p99 = np.percentile(a, [50, 95, 99])
-    r = lambda v: round(float(v), 2)       # noqa: E731
+    r = lambda v: round(float(v), 2)  # noqa: E731
     return Summary(len(a), r(a.sum()), r(a.mean()), r(p50), r(p95), r(p99), r(a.max()))
 
 
@@ -53,7 +56,7 @@ def startup_frames(ms: list[float]) -> int:
     limit = SETTLE_FACTOR * float(np.median(ms))
     n = len(ms)
     for i in range(n):
-        window = ms[i:i + SETTLE_FRAMES]
+        window = ms[i : i + SETTLE_FRAMES]
         if all(v <= limit for v in window):
             return i
     return n
@@ -64,5 +67,10 @@ def split(ms: list[float]) -> dict:
     (None where empty) and the whole run's, as plain dicts for JSON."""
     k = startup_frames(ms)
     d = lambda s: asdict(s) if s else None  # noqa: E731
-    return {"rule": RULE, "startup_frames": k, "startup": d(summarise(ms[:k])),
-            "steady": d(summarise(ms[k:])), "all": d(summarise(ms))}
+    return {
+        "rule": RULE,
+        "startup_frames": k,
+        "startup": d(summarise(ms[:k])),
+        "steady": d(summarise(ms[k:])),
+        "all": d(summarise(ms)),
+    }

@@ -1,5 +1,6 @@
 """``nxrecomp replay FILE --out DIR`` (render a recorded GPU command stream alone and dump its
 frames) and ``nxrecomp build-sdl3`` (the window's SDL3, from Debian's source package)."""
+
 from __future__ import annotations
 
 import argparse

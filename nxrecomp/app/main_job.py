@@ -3,6 +3,7 @@
 where ``qemu-aarch64`` is installed, check each output against it.  (The README's main job,
 ``nxrecomp demo``, plays the demo game: nxrecomp/app/demo_job.py.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,7 @@ SCRIPT = [
     ["echo", "recompiled busybox says hello"],
     ["sh", "-c", "for i in 1 2 3 4 5; do printf '%d squared is %d\\n' $i $((i * i)); done"],
     ["sh", "-c", "seq 1 20000 | sort -r | md5sum"],
-    ["awk", "BEGIN { for (i = 1; i <= 10; i++) s += i * i; printf \"sum of squares 1..10 = %d\\n\", s }"],
+    ["awk", 'BEGIN { for (i = 1; i <= 10; i++) s += i * i; printf "sum of squares 1..10 = %d\\n", s }'],
     ["sh", "-c", "seq 1 5000 | gzip -9 | gunzip | sha256sum"],
 ]
 
@@ -40,15 +41,19 @@ def _demo(a: argparse.Namespace) -> int:
     t0 = time.monotonic()
     m = recompile_linux(bb, out)
     st = m["stats"]
-    print(f"  {st['functions']} functions, {st['shards']} shards ({st['objects_cached']}/{st['objects']} objects "
-          f"from the cache) in {time.monotonic() - t0:.1f}s", flush=True)
+    print(
+        f"  {st['functions']} functions, {st['shards']} shards ({st['objects_cached']}/{st['objects']} objects "
+        f"from the cache) in {time.monotonic() - t0:.1f}s",
+        flush=True,
+    )
     qemu = shutil.which("qemu-aarch64")
     bad = 0
     with tempfile.TemporaryDirectory() as work:
         for argv in SCRIPT:
             t = time.monotonic()
-            ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(out), "--", *argv],
-                                  capture_output=True, cwd=work)
+            ours = subprocess.run(
+                [sys.executable, "-m", "nxrecomp", "exec", str(out), "--", *argv], capture_output=True, cwd=work
+            )
             dt = time.monotonic() - t
             verdict = ""
             if qemu:

@@ -5,6 +5,7 @@ Why matplotlib: the de-facto Python plotting library, kept up by a large team, w
 ticks, legends and PNG/SVG output in a few lines; it draws without a display through
 ``matplotlib.figure.Figure`` (no pyplot global state, safe in a thread).  The format follows
 the file name's suffix (``.png`` or ``.svg``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,14 +27,13 @@ def _figure(w: float, h: float):
 def _save(fig, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp" + path.suffix)     # nothing half-written
+    tmp = path.with_name(path.name + ".tmp" + path.suffix)  # nothing half-written
     fig.savefig(tmp, format=path.suffix.lstrip(".") or "png")
     tmp.replace(path)
     return path
 
 
-def frame_time_chart(ms: Sequence[float], path: Path, startup_frames: int = 0,
-                     steady: dict | None = None) -> Path:
+def frame_time_chart(ms: Sequence[float], path: Path, startup_frames: int = 0, steady: dict | None = None) -> Path:
     """Milliseconds per frame against the frame number: ``ms[i]`` is the time from present
     i+1 to present i+2, drawn at frame i+2 (frame 1 has no previous present).  Start-up frames are shaded; the
     vertical scale fits steady state (and the 33.3 ms guide), so a start-up frame of seconds
@@ -46,20 +46,40 @@ def frame_time_chart(ms: Sequence[float], path: Path, startup_frames: int = 0,
     body = a[startup_frames:] if startup_frames < n else a
     top = max(float(body.max()) * 1.15 if n else 0.0, FRAME_GUIDES[1][0] * 1.2)
     if startup_frames:
-        ax.axvspan(1.5, startup_frames + 1.5, color="#f2c14e", alpha=0.35,
-                   label=f"start-up ({startup_frames} frame{'s' if startup_frames != 1 else ''})")
+        ax.axvspan(
+            1.5,
+            startup_frames + 1.5,
+            color="#f2c14e",
+            alpha=0.35,
+            label=f"start-up ({startup_frames} frame{'s' if startup_frames != 1 else ''})",
+        )
     for v, label in FRAME_GUIDES:
         ax.axhline(v, color="#888888", lw=0.8, ls=":")
-        ax.annotate(label, (1, v), xycoords=("axes fraction", "data"), xytext=(-4, 2),
-                    textcoords="offset points", ha="right", va="bottom", fontsize=8, color="#555555")
+        ax.annotate(
+            label,
+            (1, v),
+            xycoords=("axes fraction", "data"),
+            xytext=(-4, 2),
+            textcoords="offset points",
+            ha="right",
+            va="bottom",
+            fontsize=8,
+            color="#555555",
+        )
     ax.plot(x, np.minimum(a, top), color="#1f5fbf", lw=1.0, label="frame time")
     over = np.nonzero(a > top)[0]
     if over.size:
-        ax.plot(x[over], np.full(over.size, top), ls="none", marker="^", color="#c0392b", clip_on=False,
-                label="above the scale (value written)")
+        ax.plot(
+            x[over],
+            np.full(over.size, top),
+            ls="none",
+            marker="^",
+            color="#c0392b",
+            clip_on=False,
+            label="above the scale (value written)",
+        )
         for i in over[:8]:
-            ax.annotate(f"{a[i]:.0f} ms", (x[i], top), xytext=(4, -12), textcoords="offset points",
-                        fontsize=8, color="#c0392b")
+            ax.annotate(f"{a[i]:.0f} ms", (x[i], top), xytext=(4, -12), textcoords="offset points", fontsize=8, color="#c0392b")
     if steady:
         for key, style in (("p50", "-"), ("p95", "--"), ("p99", "-.")):
             ax.axhline(steady[key], color="#2e8b57", lw=0.9, ls=style, label=f"steady {key} {steady[key]:.2f} ms")
@@ -73,8 +93,15 @@ def frame_time_chart(ms: Sequence[float], path: Path, startup_frames: int = 0,
     return _save(fig, path)
 
 
-def line_chart(path: Path, series: dict[str, tuple[Sequence[float], Sequence[float]]], *, title: str,
-               xlabel: str, ylabel: str, logy: bool = False) -> Path:
+def line_chart(
+    path: Path,
+    series: dict[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = False,
+) -> Path:
     """One line per series: ``{label: (xs, ys)}``."""
     fig, ax = _figure(7, 3.6)
     for label, (xs, ys) in series.items():
@@ -105,8 +132,7 @@ def bar_chart(path: Path, bars: dict[str, float], *, title: str, ylabel: str, lo
     return _save(fig, path)
 
 
-def grouped_bar_chart(path: Path, groups: dict[str, dict[str, float]], *, title: str, ylabel: str,
-                      logy: bool = False) -> Path:
+def grouped_bar_chart(path: Path, groups: dict[str, dict[str, float]], *, title: str, ylabel: str, logy: bool = False) -> Path:
     """Vertical bars in groups: ``{group: {series: value}}`` (e.g. per workload: native, ours,
     qemu); a value that is NaN (not measured) leaves its bar out."""
     series = list(dict.fromkeys(k for g in groups.values() for k in g))
@@ -118,8 +144,14 @@ def grouped_bar_chart(path: Path, groups: dict[str, dict[str, float]], *, title:
         bars = ax.bar(x + (j - (len(series) - 1) / 2) * width, np.nan_to_num(vals), width, label=s)
         for b, v in zip(bars, vals):
             if np.isfinite(v):
-                ax.annotate(f"{v:.3g}", (b.get_x() + b.get_width() / 2, v), xytext=(0, 2),
-                            textcoords="offset points", ha="center", fontsize=7)
+                ax.annotate(
+                    f"{v:.3g}",
+                    (b.get_x() + b.get_width() / 2, v),
+                    xytext=(0, 2),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=7,
+                )
     ax.set_xticks(x, list(groups), fontsize=8)
     if logy:
         ax.set_yscale("log")

@@ -6,6 +6,7 @@ ends), screenshots, GPU process restarts, co-op events and what the game printed
 
 ``nxrecomp report OUT`` rebuilds the page from ``OUT/report.json`` (e.g. after a run on
 another machine)."""
+
 from __future__ import annotations
 
 import argparse
@@ -56,21 +57,30 @@ def _timings(r: dict) -> list[list[object]]:
     if t.get("build_s") is not None:
         rows.append(["build the game (ExeFS + RomFS)", f"{t['build_s']:.1f} s", ""])
     if t.get("recompile_s") is not None:
-        rows.append(["recompile (AArch64 -> C -> x86-64)", f"{t['recompile_s']:.1f} s",
-                     f"{t.get('functions', '?')} functions"])
+        rows.append(["recompile (AArch64 -> C -> x86-64)", f"{t['recompile_s']:.1f} s", f"{t.get('functions', '?')} functions"])
     for proc, s in (t.get("ready_s") or {}).items():
         rows.append([f"{proc} process serving", f"{s:.2f} s after the run started", ""])
     sh = t.get("shaders")
     if sh:
-        rows.append(["shader preparation (shader service)", f"{sh['translate_seconds']:.2f} s translating",
-                     f"{sh['translations']} translated, {sh['cache_hits']} from the cache, "
-                     f"{sh['cache_misses']} misses, {sh['errors']} errors"])
+        rows.append(
+            [
+                "shader preparation (shader service)",
+                f"{sh['translate_seconds']:.2f} s translating",
+                f"{sh['translations']} translated, {sh['cache_hits']} from the cache, "
+                f"{sh['cache_misses']} misses, {sh['errors']} errors",
+            ]
+        )
     if t.get("first_frame_s") is not None:
         rows.append(["first frame written", f"{t['first_frame_s']:.2f} s after the run started", ""])
     fm = r.get("frame_ms") or {}
     if fm.get("startup"):
-        rows.append(["start-up frames", f"{fm['startup']['total_ms'] / 1000:.2f} s",
-                     f"{fm['startup_frames']} frames before frame times settle"])
+        rows.append(
+            [
+                "start-up frames",
+                f"{fm['startup']['total_ms'] / 1000:.2f} s",
+                f"{fm['startup_frames']} frames before frame times settle",
+            ]
+        )
     return rows
 
 
@@ -83,27 +93,33 @@ th{background:#f4f4f4}.stats td{text-align:right}.stats td:first-child{text-alig
 code{background:#f4f4f4;padding:0 3px}"""
 
 
-EMBED_AUDIO_MAX = 8 << 20       # a larger WAV is linked, not embedded
+EMBED_AUDIO_MAX = 8 << 20  # a larger WAV is linked, not embedded
 
 
 def _sound(a: dict | None, path) -> str:
     """The sound section: the WAV's figures and a player (the file embedded while it is small)."""
     if not a:
         return "<h2>Sound</h2><p>No sound file (the game played to the audio device, or made none).</p>"
-    rows = [["duration", f"{a.get('duration_s')} s ({a.get('frames')} frames at {a.get('rate')} Hz, "
-             f"{a.get('channels')} channels)"], ["RMS", a.get("rms")],
-            ["spectrum peaks", ", ".join(f"{f} Hz" for f in a.get("peaks_hz") or [])]]
+    rows = [
+        ["duration", f"{a.get('duration_s')} s ({a.get('frames')} frames at {a.get('rate')} Hz, {a.get('channels')} channels)"],
+        ["RMS", a.get("rms")],
+        ["spectrum peaks", ", ".join(f"{f} Hz" for f in a.get("peaks_hz") or [])],
+    ]
     out = "<h2>Sound</h2>" + _table(None, rows, "sound")
     f = path(a.get("file"))
     if f and f.is_file():
-        src = (f"data:audio/wav;base64,{base64.b64encode(f.read_bytes()).decode()}"
-               if f.stat().st_size <= EMBED_AUDIO_MAX else _e(f.name))
+        src = (
+            f"data:audio/wav;base64,{base64.b64encode(f.read_bytes()).decode()}"
+            if f.stat().st_size <= EMBED_AUDIO_MAX
+            else _e(f.name)
+        )
         out += f'<audio controls src="{src}"></audio>'
     return out
 
 
 def render(r: dict, base: Path) -> str:
     """The page for report dict ``r``; relative file names in it are taken from ``base``."""
+
     def path(p: str | None) -> Path | None:
         if not p:
             return None
@@ -112,16 +128,26 @@ def render(r: dict, base: Path) -> str:
 
     ok = r.get("exit_status") == 0
     dev = r.get("device") or {}
-    parts = [f"<!doctype html><html lang=en><head><meta charset=utf-8><title>nxrecomp demo report</title>"
-             f"<style>{CSS}</style></head><body>",
-             "<h1>nxrecomp demo: run report</h1>",
-             f'<p id=result class="{"ok" if ok else "bad"}">{_e(r.get("frames"))} frames played, exit status '
-             f'{_e(r.get("exit_status"))}; final state <code>{_e(r.get("final_state"))}</code>, score '
-             f'{_e(r.get("score"))}.</p>',
-             _table(None, [["Vulkan device", dev.get("vulkan_device") or "unknown (not in the GPU log)"],
-                               ["presentation", dev.get("presentation") or "?"],
-                               ["shaders", r.get("shaders") or "?"], ["host", r.get("host") or "?"]], "device"),
-             "<h2>Timings</h2>", _table(["stage", "time", "detail"], _timings(r), "timings")]
+    parts = [
+        f"<!doctype html><html lang=en><head><meta charset=utf-8><title>nxrecomp demo report</title>"
+        f"<style>{CSS}</style></head><body>",
+        "<h1>nxrecomp demo: run report</h1>",
+        f'<p id=result class="{"ok" if ok else "bad"}">{_e(r.get("frames"))} frames played, exit status '
+        f"{_e(r.get('exit_status'))}; final state <code>{_e(r.get('final_state'))}</code>, score "
+        f"{_e(r.get('score'))}.</p>",
+        _table(
+            None,
+            [
+                ["Vulkan device", dev.get("vulkan_device") or "unknown (not in the GPU log)"],
+                ["presentation", dev.get("presentation") or "?"],
+                ["shaders", r.get("shaders") or "?"],
+                ["host", r.get("host") or "?"],
+            ],
+            "device",
+        ),
+        "<h2>Timings</h2>",
+        _table(["stage", "time", "detail"], _timings(r), "timings"),
+    ]
     fm = r.get("frame_ms") or {}
     parts.append("<h2>Frame times</h2>")
     chart = path(r.get("chart"))
@@ -136,27 +162,38 @@ def render(r: dict, base: Path) -> str:
     shots_dir = path(r.get("screenshots"))
     shots = sorted(shots_dir.glob("*.png")) if shots_dir and shots_dir.is_dir() else []
     if shots:
-        figs = "".join(f"<figure>{_img(s, s.stem, 'shot')}<figcaption>{_e(s.stem.replace('_', ' '))}"
-                       f"</figcaption></figure>" for s in shots)
-        parts.append(f'<div class=shots>{figs}</div>')
+        figs = "".join(
+            f"<figure>{_img(s, s.stem, 'shot')}<figcaption>{_e(s.stem.replace('_', ' '))}</figcaption></figure>" for s in shots
+        )
+        parts.append(f"<div class=shots>{figs}</div>")
     else:
         parts.append("<p>No screenshots (--screenshot-every 0, or no frame reached one).</p>")
     parts.append(_sound(r.get("audio"), path))
     restarts = r.get("gpu_restarts") or []
     parts.append("<h2>GPU process restarts</h2>")
-    parts.append(_table(["at (s)", "what"], [[e["t_s"], e["what"]] for e in restarts], "restarts")
-                 if restarts else "<p id=no-restarts>None: the GPU process ran through.</p>")
+    parts.append(
+        _table(["at (s)", "what"], [[e["t_s"], e["what"]] for e in restarts], "restarts")
+        if restarts
+        else "<p id=no-restarts>None: the GPU process ran through.</p>"
+    )
     parts.append("<h2>Co-op</h2>")
     coop = r.get("coop_events") or []
-    parts.append("<ul>" + "".join(f"<li>{_e(c)}</li>" for c in coop) + "</ul>" if coop
-                 else "<p>Not playing co-op (no --relay).</p>" if not r.get("relay") else "<p>No co-op events.</p>")
+    parts.append(
+        "<ul>" + "".join(f"<li>{_e(c)}</li>" for c in coop) + "</ul>"
+        if coop
+        else "<p>Not playing co-op (no --relay).</p>"
+        if not r.get("relay")
+        else "<p>No co-op events.</p>"
+    )
     said = r.get("game_said") or []
     parts.append("<h2>What the game printed</h2><pre>" + _e("\n".join(said)) + "</pre>")
     ev = r.get("process_events") or []
     if ev:
-        parts.append("<details><summary>Process events (supervisor)</summary>"
-                     + _table(["at (s)", "process", "what"], [[e["t_s"], e["process"], e["what"]] for e in ev])
-                     + "</details>")
+        parts.append(
+            "<details><summary>Process events (supervisor)</summary>"
+            + _table(["at (s)", "process", "what"], [[e["t_s"], e["process"], e["what"]] for e in ev])
+            + "</details>"
+        )
     parts.append(f"<p>Full log: <code>{_e(r.get('log'))}</code></p></body></html>")
     return "\n".join(parts)
 

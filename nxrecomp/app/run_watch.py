@@ -9,6 +9,7 @@ its log afterwards.
 - first frame: the time the GPU process wrote the first frame's PNG, from the start of the run;
 - device: the GPU process's ``vulkan device NAME`` line (it logs it at info level; the demo
   asks it for info level unless NXRECOMP_LOG_LEVEL says otherwise) and whether it was headless."""
+
 from __future__ import annotations
 
 import re
@@ -32,6 +33,7 @@ class ShaderStats:
 @dataclass
 class ShaderWatch:
     """Polls the shader service's GetStats at ``address`` in a thread until ``stop()``."""
+
     address: str
     last: ShaderStats | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -52,10 +54,9 @@ class ShaderWatch:
             while not self._stop.is_set():
                 try:
                     s = stub.GetStats(shader_pb2.StatsRequest(), timeout=POLL_S)
-                    self.last = ShaderStats(s.translations, s.cache_hits, s.cache_misses, s.errors,
-                                            round(s.translate_seconds, 3))
+                    self.last = ShaderStats(s.translations, s.cache_hits, s.cache_misses, s.errors, round(s.translate_seconds, 3))
                 except grpc.RpcError:
-                    pass                  # not up yet, or already stopped
+                    pass  # not up yet, or already stopped
                 self._stop.wait(POLL_S)
 
     def stop(self) -> ShaderStats | None:
@@ -72,8 +73,11 @@ def process_events(events: list[tuple[float, str, str]], t0: float) -> list[dict
 
 def gpu_restarts(events: list[dict]) -> list[dict]:
     """GPU process crashes and what replaced them (a promoted standby or a fresh start)."""
-    return [e for e in events if e["process"] == "gpu" and
-            ("restarting" in e["what"] or "promoted" in e["what"] or "crash loop" in e["what"])]
+    return [
+        e
+        for e in events
+        if e["process"] == "gpu" and ("restarting" in e["what"] or "promoted" in e["what"] or "crash loop" in e["what"])
+    ]
 
 
 def first_healthy(events: list[dict]) -> dict[str, float]:

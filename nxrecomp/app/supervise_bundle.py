@@ -1,5 +1,6 @@
 """What ``nxrecomp run BUNDLE`` supervises: shader service (when the package provides a server),
 GPU process and CPU host, sharing one run folder for sockets and the combined log."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -41,8 +42,9 @@ def shader_spec(run_dir: Path) -> ProcessSpec | None:
     if importlib.util.find_spec("shader_svc.service") is None:
         return None
     listen = f"unix:{run_dir.resolve()}/shader.grpc"
-    return ProcessSpec("shader", [sys.executable, "-m", "shader_svc.service", "--listen", listen],
-                       health=lambda: grpc_healthy(listen))
+    return ProcessSpec(
+        "shader", [sys.executable, "-m", "shader_svc.service", "--listen", listen], health=lambda: grpc_healthy(listen)
+    )
 
 
 def _cpu_command(bundle: Path) -> str:
@@ -50,8 +52,9 @@ def _cpu_command(bundle: Path) -> str:
     return "hz-run" if bundle_manifest.kind(bundle) == bundle_manifest.HORIZON else "exec"
 
 
-def bundle_specs(bundle: Path, run_dir: Path, cpu_cmd: str | None = None, frames_dir: str | None = None,
-                 record: str | None = None) -> list[ProcessSpec]:
+def bundle_specs(
+    bundle: Path, run_dir: Path, cpu_cmd: str | None = None, frames_dir: str | None = None, record: str | None = None
+) -> list[ProcessSpec]:
     """Start order: shader service, GPU process, CPU host (which finds the other two through
     NXRECOMP_SHADER_SVC_LISTEN and NXRECOMP_GPU_SOCKET_DIR)."""
     specs = []

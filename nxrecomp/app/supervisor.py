@@ -3,6 +3,7 @@ ones allowed to crash (GPU process, shader service) with backoff, ends a crash l
 message, stops everything on Ctrl-C or when the main process (the game) exits, and gathers every
 process's output in one log with the process named on each line.
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,8 +33,8 @@ class ProcessSpec:
     name: str
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
-    restart: bool = True            # False: this is the main process; its exit ends the run
-    health: Callable[[], bool] | None = None   # True when the process serves
+    restart: bool = True  # False: this is the main process; its exit ends the run
+    health: Callable[[], bool] | None = None  # True when the process serves
     ready_timeout: float = 30.0
     # A warm spare: started with these arguments it initialises (imports, device) and waits for
     # SIGUSR1 before it takes the sockets.  A crashed process is replaced by promoting the spare,
@@ -46,12 +47,12 @@ class Policy:
     # Delay before restarting a process that crashed before it ever became healthy, by how many
     # times in a row that happened; a process that had become healthy restarts at once.
     backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
-    spare_delay_s: float = 0.2       # after promoting a spare, wait this long before starting the next
-    min_uptime_s: float = 1.0        # a process without a health check is "healthy" once up this long
-    max_crashes: int = 5             # crashes within window_s that end the run
+    spare_delay_s: float = 0.2  # after promoting a spare, wait this long before starting the next
+    min_uptime_s: float = 1.0  # a process without a health check is "healthy" once up this long
+    max_crashes: int = 5  # crashes within window_s that end the run
     window_s: float = 10.0
     health_every_s: float = 1.0
-    health_failures: int = 3         # consecutive failed checks before a hung process is killed
+    health_failures: int = 3  # consecutive failed checks before a hung process is killed
     stop_grace_s: float = 3.0
 
 
@@ -70,7 +71,7 @@ def _exit_text(rc: int) -> str:
 # util-linux's setpriv (it execs the real program; the signal survives the exec), and the
 # standby's blocked SIGUSR1 is a signal mask inherited from the spawning thread.
 _SETPRIV = shutil.which("setpriv")
-PUMP_DRAIN_S = 2.0     # at the end, how long the output of exited children may still take to read
+PUMP_DRAIN_S = 2.0  # at the end, how long the output of exited children may still take to read
 
 
 def _guarded(argv: list[str]) -> list[str]:
@@ -99,7 +100,7 @@ class _Child:
     proc: subprocess.Popen | None = None
     started: float = 0.0
     crashes: deque = field(default_factory=deque)
-    quick: int = 0                   # crashes in a row before becoming healthy
+    quick: int = 0  # crashes in a row before becoming healthy
     healthy: bool = False
     restart_at: float | None = None
     spare: subprocess.Popen | None = None
@@ -110,8 +111,9 @@ class _Child:
 
 
 class Supervisor:
-    def __init__(self, specs: list[ProcessSpec], log_path: str | Path, policy: Policy | None = None,
-                 echo: TextIO | None = None) -> None:
+    def __init__(
+        self, specs: list[ProcessSpec], log_path: str | Path, policy: Policy | None = None, echo: TextIO | None = None
+    ) -> None:
         self.children = {s.name: _Child(s) for s in specs}
         self.order = [s.name for s in specs]
         self.policy = policy or Policy()
@@ -121,14 +123,14 @@ class Supervisor:
         self.log_lock = threading.Lock()
         self.echo = echo
         self._stop = threading.Event()
-        self._pumps: list[threading.Thread] = []      # one a child's output pipe (joined at the end)
-        self.events: list[tuple[float, str, str]] = []   # (time, process, what) — restarts etc.
+        self._pumps: list[threading.Thread] = []  # one a child's output pipe (joined at the end)
+        self.events: list[tuple[float, str, str]] = []  # (time, process, what) — restarts etc.
 
     # -- logs ---------------------------------------------------------------------------
     def _line(self, name: str, text: str) -> None:
         line = f"{name:8} | {text.rstrip()}\n"
         with self.log_lock:
-            if self.logf.closed:       # a line from a pipe still open past the final join
+            if self.logf.closed:  # a line from a pipe still open past the final join
                 return
             self.logf.write(line)
             if self.echo:
@@ -148,11 +150,15 @@ class Supervisor:
     def _popen(self, c: _Child, argv: list[str], standby: bool = False) -> subprocess.Popen:
         env = {**os.environ, "NXRECOMP_PROCESS": c.spec.name, **c.spec.env}
         with _sigusr1_blocked() if standby else nullcontext():
-            proc = subprocess.Popen(_guarded(argv), env=env, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-        pump = threading.Thread(target=self._pump, args=(c.spec.name, proc.stdout), daemon=True,
-                                name=f"log-{c.spec.name}")
+            proc = subprocess.Popen(
+                _guarded(argv),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        pump = threading.Thread(target=self._pump, args=(c.spec.name, proc.stdout), daemon=True, name=f"log-{c.spec.name}")
         pump.start()
         self._pumps = [t for t in self._pumps if t.is_alive()] + [pump]
         return proc
@@ -193,7 +199,7 @@ class Supervisor:
         deadline = time.monotonic() + c.spec.ready_timeout
         while time.monotonic() < deadline and not self._stop.is_set():
             if c.proc.poll() is not None:
-                return   # the run loop handles the exit
+                return  # the run loop handles the exit
             try:
                 if c.spec.health():
                     c.healthy = True
@@ -329,8 +335,10 @@ class Supervisor:
             c.crashes.popleft()
         if len(c.crashes) >= pol.max_crashes:
             self._note(c.spec.name, f"crash loop ({_exit_text(rc)})")
-            raise CrashLoop(f"{c.spec.name} crashed {len(c.crashes)} times within {pol.window_s:g}s "
-                            f"(last: {_exit_text(rc)}); giving up. Logs: {self.log_path}")
+            raise CrashLoop(
+                f"{c.spec.name} crashed {len(c.crashes)} times within {pol.window_s:g}s "
+                f"(last: {_exit_text(rc)}); giving up. Logs: {self.log_path}"
+            )
         delay = pol.backoff[min(c.quick, len(pol.backoff) - 1)]
         if not c.healthy:
             c.quick += 1

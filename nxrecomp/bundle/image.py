@@ -5,6 +5,7 @@ hints analysis starts from.  The linker (``recompiler/link.py``, ``recompiler/ho
 makes it; the manifest holds it (``to_json``: the bytes go to ``image.bin``, named in the
 manifest with their SHA-256) and the hosts read it back (``from_json``, which checks that hash).
 """
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,8 @@ IMAGE_FILE = "image.bin"
 class Segment:
     vaddr: int
     memsz: int
-    data: bytes        # relocated bytes from vaddr (the file part; longer if a relocation wrote into .bss)
-    prot: str          # "r-x", "rw-", ...
+    data: bytes  # relocated bytes from vaddr (the file part; longer if a relocation wrote into .bss)
+    prot: str  # "r-x", "rw-", ...
     module: str
 
 
@@ -42,29 +43,29 @@ class ModuleInfo:
     eh_frame_hdr: tuple[int, bytes] | None = None
     gcc_except_table: tuple[int, bytes] | None = None
     text_ranges: list[tuple[int, int]] = field(default_factory=list)
-    tls_modid: int = 0          # 1-based DTV index, 0 = no TLS
-    tls_offset: int = 0         # offset of its TLS block from TP
+    tls_modid: int = 0  # 1-based DTV index, 0 = no TLS
+    tls_offset: int = 0  # offset of its TLS block from TP
 
 
 @dataclass
 class TlsBlock:
     module: str
-    template: int               # absolute address of the initialisation image
+    template: int  # absolute address of the initialisation image
     filesz: int
     memsz: int
     align: int
-    tp_offset: int              # block start = TP + tp_offset
+    tp_offset: int  # block start = TP + tp_offset
 
 
 @dataclass
 class TlsLayout:
-    template: int               # the first block's (the main program's when it has TLS)
+    template: int  # the first block's (the main program's when it has TLS)
     filesz: int
     memsz: int
     align: int
     tp_offset: int
     blocks: list[TlsBlock] = field(default_factory=list)
-    static_size: int = 0        # bytes from TP to the end of the last block (TCB included)
+    static_size: int = 0  # bytes from TP to the end of the last block (TCB included)
 
 
 @dataclass
@@ -79,7 +80,7 @@ class LinkedImage:
     phent: int
     phnum: int
     brk_start: int
-    static: bool                # True: a static executable (applies its own IRELATIVE relocs)
+    static: bool  # True: a static executable (applies its own IRELATIVE relocs)
     unresolved: list[str] = field(default_factory=list)  # "module:symbol" of unbound JUMP_SLOTs (left 0)
     # every IFUNC slot (static executables' own IRELATIVE ones too) -> its resolver, in link
     # order (recompiler/analyse.py: ifunc_candidates reads it for PLT stubs)
@@ -106,23 +107,51 @@ class LinkedImage:
             return None if t is None else [t[0], put(t[1])]
 
         d = {
-            "format": 1, "entry": self.entry, "phdr": self.phdr, "phent": self.phent, "phnum": self.phnum,
-            "brk_start": self.brk_start, "static": self.static, "unresolved": self.unresolved,
-            "segments": [{"vaddr": s.vaddr, "memsz": s.memsz, "prot": s.prot, "module": s.module,
-                          "data": put(s.data)} for s in self.segments],
-            "modules": [{"name": m.name, "base": m.base, "path": m.path, "init_array": m.init_array,
-                         "fini_array": m.fini_array, "preinit_array": m.preinit_array, "init": m.init,
-                         "fini": m.fini, "eh_frame": range_(m.eh_frame), "eh_frame_hdr": range_(m.eh_frame_hdr),
-                         "gcc_except_table": range_(m.gcc_except_table),
-                         "text_ranges": [list(r) for r in m.text_ranges], "tls_modid": m.tls_modid,
-                         "tls_offset": m.tls_offset} for m in self.modules],
+            "format": 1,
+            "entry": self.entry,
+            "phdr": self.phdr,
+            "phent": self.phent,
+            "phnum": self.phnum,
+            "brk_start": self.brk_start,
+            "static": self.static,
+            "unresolved": self.unresolved,
+            "segments": [
+                {"vaddr": s.vaddr, "memsz": s.memsz, "prot": s.prot, "module": s.module, "data": put(s.data)}
+                for s in self.segments
+            ],
+            "modules": [
+                {
+                    "name": m.name,
+                    "base": m.base,
+                    "path": m.path,
+                    "init_array": m.init_array,
+                    "fini_array": m.fini_array,
+                    "preinit_array": m.preinit_array,
+                    "init": m.init,
+                    "fini": m.fini,
+                    "eh_frame": range_(m.eh_frame),
+                    "eh_frame_hdr": range_(m.eh_frame_hdr),
+                    "gcc_except_table": range_(m.gcc_except_table),
+                    "text_ranges": [list(r) for r in m.text_ranges],
+                    "tls_modid": m.tls_modid,
+                    "tls_offset": m.tls_offset,
+                }
+                for m in self.modules
+            ],
             "symbols": [[a, n] for a, n in sorted(self.symbols.items())],
             "func_hints": sorted(self.func_hints),
             "ifunc_slots": [[k, v] for k, v in sorted(self.ifunc_slots.items())],
-            "tls": None if self.tls is None else {
-                "template": self.tls.template, "filesz": self.tls.filesz, "memsz": self.tls.memsz,
-                "align": self.tls.align, "tp_offset": self.tls.tp_offset, "static_size": self.tls.static_size,
-                "blocks": [vars(b) for b in self.tls.blocks]},
+            "tls": None
+            if self.tls is None
+            else {
+                "template": self.tls.template,
+                "filesz": self.tls.filesz,
+                "memsz": self.tls.memsz,
+                "align": self.tls.align,
+                "tp_offset": self.tls.tp_offset,
+                "static_size": self.tls.static_size,
+                "blocks": [vars(b) for b in self.tls.blocks],
+            },
         }
         if blob_path is None:
             d["blob_inline"] = base64.b64encode(zlib.compress(bytes(blob), 6)).decode()
@@ -156,7 +185,7 @@ class LinkedImage:
         def get(r: list[int]) -> bytes:
             if r[0] < 0 or r[0] + r[1] > len(blob):
                 raise NxError(f"range {r} is past the end of the data ({len(blob)} bytes)", field="blob")
-            return bytes(blob[r[0]:r[0] + r[1]])
+            return bytes(blob[r[0] : r[0] + r[1]])
 
         def range_(v):
             return None if v is None else (v[0], get(v[1]))
@@ -164,16 +193,45 @@ class LinkedImage:
         tls = None
         if d["tls"] is not None:
             t = d["tls"]
-            tls = TlsLayout(t["template"], t["filesz"], t["memsz"], t["align"], t["tp_offset"],
-                            [TlsBlock(**b) for b in t["blocks"]], t["static_size"])
+            tls = TlsLayout(
+                t["template"],
+                t["filesz"],
+                t["memsz"],
+                t["align"],
+                t["tp_offset"],
+                [TlsBlock(**b) for b in t["blocks"]],
+                t["static_size"],
+            )
         return cls(
             segments=[Segment(s["vaddr"], s["memsz"], get(s["data"]), s["prot"], s["module"]) for s in d["segments"]],
             entry=d["entry"],
-            modules=[ModuleInfo(m["name"], m["base"], m["path"], m["init_array"], m["fini_array"],
-                                m["preinit_array"], m["init"], m["fini"], range_(m["eh_frame"]),
-                                range_(m["eh_frame_hdr"]), range_(m["gcc_except_table"]),
-                                [tuple(r) for r in m["text_ranges"]], m["tls_modid"], m["tls_offset"])
-                     for m in d["modules"]],
-            symbols={a: n for a, n in d["symbols"]}, func_hints=set(d["func_hints"]),
-            ifunc_slots={k: v for k, v in d.get("ifunc_slots", d.get("irelative", []))}, tls=tls, phdr=d["phdr"], phent=d["phent"],
-            phnum=d["phnum"], brk_start=d["brk_start"], static=d["static"], unresolved=d["unresolved"])
+            modules=[
+                ModuleInfo(
+                    m["name"],
+                    m["base"],
+                    m["path"],
+                    m["init_array"],
+                    m["fini_array"],
+                    m["preinit_array"],
+                    m["init"],
+                    m["fini"],
+                    range_(m["eh_frame"]),
+                    range_(m["eh_frame_hdr"]),
+                    range_(m["gcc_except_table"]),
+                    [tuple(r) for r in m["text_ranges"]],
+                    m["tls_modid"],
+                    m["tls_offset"],
+                )
+                for m in d["modules"]
+            ],
+            symbols={a: n for a, n in d["symbols"]},
+            func_hints=set(d["func_hints"]),
+            ifunc_slots={k: v for k, v in d.get("ifunc_slots", d.get("irelative", []))},
+            tls=tls,
+            phdr=d["phdr"],
+            phent=d["phent"],
+            phnum=d["phnum"],
+            brk_start=d["brk_start"],
+            static=d["static"],
+            unresolved=d["unresolved"],
+        )

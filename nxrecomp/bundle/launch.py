@@ -4,6 +4,7 @@
 or a ``refuse`` line saying why the program cannot run here, which the launcher prints and
 exits on.  One ``key value`` line each; the launcher reads it (``launcher.c``).
 """
+
 from __future__ import annotations
 
 import os
@@ -17,7 +18,7 @@ from nxrecomp.common import settings
 from nxrecomp.common.errors import NxError
 
 LAUNCH_FILE = "launch.txt"
-REPO_ROOT = Path(__file__).resolve().parents[2]     # PYTHONPATH of the run-time lifter's helper process
+REPO_ROOT = Path(__file__).resolve().parents[2]  # PYTHONPATH of the run-time lifter's helper process
 
 
 def not_runnable(static: bool, program: str | None) -> str | None:
@@ -29,13 +30,14 @@ def not_runnable(static: bool, program: str | None) -> str | None:
     if static:
         return None
     name = Path(program).name if program else "the program"
-    return (f"{name} is dynamically linked: its libc.so needs the start-up work of ld.so (rtld's tables, "
-            "__libc_early_init, the libraries' constructors), which nxrecomp does not do yet; "
-            "recompile a statically linked build (Debian: the *-static packages)")
+    return (
+        f"{name} is dynamically linked: its libc.so needs the start-up work of ld.so (rtld's tables, "
+        "__libc_early_init, the libraries' constructors), which nxrecomp does not do yet; "
+        "recompile a statically linked build (Debian: the *-static packages)"
+    )
 
 
-def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0,
-                lift_python: str = sys.executable) -> str:
+def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0, lift_python: str = sys.executable) -> str:
     """``launch.txt`` from the manifest's ``image`` entry (segment bytes are ranges of image.bin);
     a program that cannot run gets a ``refuse`` line, which the launcher prints and exits on.
     ``lift_python`` and this repository run the run-time lifter (``cpu_host/lift_on_miss.py``)."""
@@ -45,11 +47,22 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
     if "blob_file" not in image_json:
         raise NxError("the image's bytes are inline, not in image.bin", field="image.blob_file")
     segs = [_Seg(s["vaddr"], s["memsz"], s["prot"]) for s in image_json["segments"]]
-    lines = ["nxlaunch 1", f"entry {image_json['entry']:#x}", f"phdr {image_json['phdr']:#x}",
-             f"phent {image_json['phent']:#x}", f"phnum {image_json['phnum']:#x}"]
+    lines = [
+        "nxlaunch 1",
+        f"entry {image_json['entry']:#x}",
+        f"phdr {image_json['phdr']:#x}",
+        f"phent {image_json['phent']:#x}",
+        f"phnum {image_json['phnum']:#x}",
+    ]
     brk = brk_region(image_json["brk_start"], BRK_RESERVE)
-    lines += [f"brk {brk.start:#x}", f"brk_reserve {brk.size:#x}", f"stack_top {STACK_TOP:#x}",
-              f"stack_size {STACK_SIZE:#x}", f"hwcap {hwcap:#x}", f"hwcap2 {hwcap2:#x}"]
+    lines += [
+        f"brk {brk.start:#x}",
+        f"brk_reserve {brk.size:#x}",
+        f"stack_top {STACK_TOP:#x}",
+        f"stack_size {STACK_SIZE:#x}",
+        f"hwcap {hwcap:#x}",
+        f"hwcap2 {hwcap2:#x}",
+    ]
     if program:
         if "\n" in program:
             raise NxError("the program's path holds a newline", field="program")
@@ -73,8 +86,7 @@ def lift_env() -> list[str]:
     variable, else XDG_CACHE_HOME, else HOME), so a guest run with another HOME or none still
     lifts with warm caches."""
     cache = Path(settings.get("nxrecomp", "cache_dir")).expanduser().resolve()
-    zig = os.environ.get("ZIG_GLOBAL_CACHE_DIR") or str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "zig")
+    zig = os.environ.get("ZIG_GLOBAL_CACHE_DIR") or str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "zig")
     name = next(s.env_name for s in settings.all_settings() if (s.section, s.key) == ("nxrecomp", "cache_dir"))
     out = [f"{name}={cache}", f"ZIG_GLOBAL_CACHE_DIR={Path(zig).resolve()}"]
     for kv in out:
@@ -86,6 +98,7 @@ def lift_env() -> list[str]:
 @dataclass(frozen=True)
 class _Seg:
     """What ``segment_regions`` reads of a segment."""
+
     vaddr: int
     memsz: int
     prot: str

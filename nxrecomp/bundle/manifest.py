@@ -1,6 +1,7 @@
 """``manifest.json``: the bundle's description (see the package's docstring).  Written whole
 and atomically (a temporary file renamed in), so a reader never sees half of one; a folder
 without a readable manifest is "not a bundle", named with the file."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,8 @@ from pathlib import Path
 from nxrecomp.common.errors import NxError
 
 MANIFEST_FILE = "manifest.json"
-FORMAT = 1                      # the manifest's own "format" field
-LINUX = "linux-aarch64"         # the kinds of bundle ("kind")
+FORMAT = 1  # the manifest's own "format" field
+LINUX = "linux-aarch64"  # the kinds of bundle ("kind")
 HORIZON = "horizon"
 
 

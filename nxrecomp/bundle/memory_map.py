@@ -3,21 +3,22 @@ which protection, where the stack and the program break go.  Pure layout, part o
 because its launch file records it (``launch.py``); mapping is the runner's job
 (``cpu_host.linux.process``: libc mmap through cffi, MAP_FIXED_NOREPLACE; the Horizon runner
 uses the same region helpers)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 PAGE = 4096
-STACK_TOP = 0x7F_FFFF_0000        # just below 2^39: every guest address stays under it
-STACK_SIZE = 8 << 20              # Linux's default RLIMIT_STACK
-BRK_RESERVE = 1 << 30             # room the program break may grow into
+STACK_TOP = 0x7F_FFFF_0000  # just below 2^39: every guest address stays under it
+STACK_SIZE = 8 << 20  # Linux's default RLIMIT_STACK
+BRK_RESERVE = 1 << 30  # room the program break may grow into
 
 
 @dataclass(frozen=True)
 class Region:
     start: int
     end: int
-    prot: str                     # "rwx" letters or "-"
+    prot: str  # "rwx" letters or "-"
 
     @property
     def size(self) -> int:

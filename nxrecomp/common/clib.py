@@ -8,6 +8,7 @@ an edit rebuilds and nothing else does.  The library is written under a temporar
 renamed in: a build that fails or is killed leaves nothing a later run would load.  A failed
 compile is an ``NxError`` naming the sources and quoting the compiler.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -29,9 +30,18 @@ ZIG_CC = [sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu"]
 SHARED_FLAGS = ["-shared", "-fPIC", "-fno-sanitize=all"]
 
 
-def build_shared(name: str, sources: list[Path], flags: list[str], folder: str, *,
-                 inputs: tuple[Path, ...] = (), generated: dict[str, str] | None = None,
-                 includes: tuple[Path, ...] = (), cc: list[str] | None = None, cc_setting: str = "") -> Path:
+def build_shared(
+    name: str,
+    sources: list[Path],
+    flags: list[str],
+    folder: str,
+    *,
+    inputs: tuple[Path, ...] = (),
+    generated: dict[str, str] | None = None,
+    includes: tuple[Path, ...] = (),
+    cc: list[str] | None = None,
+    cc_setting: str = "",
+) -> Path:
     """The shared library built from ``sources`` (cached by content; see the module's text).
     ``generated`` maps header names to text written into an include folder of the build;
     ``cc_setting`` names the setting a compiler came from, for the error when it cannot run."""

@@ -1,6 +1,7 @@
 """Fetch Debian packages (any architecture) into the cache without touching the system's apt
 state, and unpack them.  Used by tests, benchmarks and the main job to get programs nobody here
 wrote (e.g. ``busybox-static:arm64``) at run time; nothing fetched is ever committed."""
+
 from __future__ import annotations
 
 import fcntl
@@ -24,9 +25,14 @@ def _cache() -> Path:
 
 
 def _apt_opts(arch: str, base: Path) -> list[str]:
-    return [f"-oAPT::Architecture={arch}", f"-oAPT::Architectures={arch}",
-            f"-oDir::State::Lists={base}/lists", f"-oDir::Cache={base}/cache",
-            "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root"]
+    return [
+        f"-oAPT::Architecture={arch}",
+        f"-oAPT::Architectures={arch}",
+        f"-oDir::State::Lists={base}/lists",
+        f"-oDir::Cache={base}/cache",
+        "-oDebug::NoLocking=1",
+        "-oAPT::Sandbox::User=root",
+    ]
 
 
 def fetch(package: str, arch: str) -> Path:

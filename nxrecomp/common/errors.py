@@ -1,4 +1,5 @@
 """The error every user-facing failure raises: one line naming file, field and offset."""
+
 from __future__ import annotations
 
 
@@ -6,8 +7,7 @@ class NxError(Exception):
     """A clear, expected failure (bad input, missing tool).  The CLI prints it as one line
     and exits with status 2; it never becomes a traceback."""
 
-    def __init__(self, message: str, *, path: str | None = None, field: str | None = None,
-                 offset: int | None = None) -> None:
+    def __init__(self, message: str, *, path: str | None = None, field: str | None = None, offset: int | None = None) -> None:
         self.path, self.field, self.offset = path, field, offset
         where = []
         if path:

@@ -14,6 +14,7 @@ text gets the same escapes without the quotes; a traceback follows on lines inde
 spaces, each escaped the same way, so no continuation line can look like a record.
 ``unescape()`` reverses a quoted value (tests and log readers use it).
 """
+
 from __future__ import annotations
 
 import atexit
@@ -45,7 +46,7 @@ def _escape_char(ch: str, quote: bool) -> str:
 
 def _text(v: object) -> str:
     if isinstance(v, (bytes, bytearray)):
-        return bytes(v).decode("utf-8", "surrogateescape")   # undecodable bytes show as \udcNN
+        return bytes(v).decode("utf-8", "surrogateescape")  # undecodable bytes show as \udcNN
     return str(v)
 
 

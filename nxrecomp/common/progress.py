@@ -8,6 +8,7 @@ carriage-return redraws would be noise in a log file).
 Why tqdm (PyPI ``tqdm``, maintained since 2013, no dependencies) instead of the hand-written
 line this module had: the same one line, plus rate and ETA, and terminal-width handling we
 did not have."""
+
 from __future__ import annotations
 
 import logging
@@ -40,8 +41,9 @@ class Progress:
             # a terminal that reports no size (0x0, e.g. a fresh pty) would get nothing from
             # tqdm: it hides bars below the last row
             width = {"dynamic_ncols": True} if size.columns > 0 and size.lines > 0 else {"ncols": 80, "nrows": 24}
-            self._bar = tqdm(total=self.total, desc=what, file=sys.stderr, unit="", leave=True, smoothing=0.1,
-                             mininterval=0.2, **width)
+            self._bar = tqdm(
+                total=self.total, desc=what, file=sys.stderr, unit="", leave=True, smoothing=0.1, mininterval=0.2, **width
+            )
 
     def advance(self, n: int = 1, note: str = "") -> None:
         self.done += n

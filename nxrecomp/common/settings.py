@@ -7,6 +7,7 @@ this order: ``NXRECOMP_<SECTION>_<KEY>`` environment variable, then ``nxrecomp.i
 named by ``NXRECOMP_CONFIG``, else ``./nxrecomp.ini``), then the default.
 ``nxrecomp settings`` prints the table.
 """
+
 from __future__ import annotations
 
 import configparser
@@ -20,8 +21,14 @@ from typing import Any, Callable
 # and imports nothing of the project but this module (tests/test_structure.py checks), so the
 # common layer reads the upper layers' rows without depending on their code.  Order = order of
 # the printed table.
-SECTION_MODULES = ("nxrecomp.common.settings", "recompiler.settings", "cpu_host.settings", "gpu_host.settings",
-                   "shader_svc.settings", "relay.settings")
+SECTION_MODULES = (
+    "nxrecomp.common.settings",
+    "recompiler.settings",
+    "cpu_host.settings",
+    "gpu_host.settings",
+    "shader_svc.settings",
+    "relay.settings",
+)
 
 
 @dataclass(frozen=True)
@@ -69,7 +76,7 @@ def all_settings() -> list[Setting]:
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if e.name != name:       # a package without a settings module has no rows
+            if e.name != name:  # a package without a settings module has no rows
                 raise
             continue
         rows.extend(getattr(mod, "SETTINGS", []))

@@ -14,6 +14,7 @@ turns into C for a ``DirectTable``.
 
 All arithmetic is modulo 2**64; a 32-bit result is ``("ext", 2, x)`` (zero-extended W value).
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -22,7 +23,7 @@ from recompiler.lift.integer import sext
 
 M64 = (1 << 64) - 1
 TOP = ("top",)
-MAX_SIZE = 24          # nodes: a bigger value becomes an opaque leaf (bounds the fixed point)
+MAX_SIZE = 24  # nodes: a bigger value becomes an opaque leaf (bounds the fixed point)
 CONSTS = ("const", "cslot")
 LEAVES = ("in", "phi", "def", "top", "reg")
 
@@ -81,7 +82,7 @@ def add(a: tuple, b: tuple) -> tuple:
         return b
     if y == 0:
         return a
-    if x is not None:      # constants on the right
+    if x is not None:  # constants on the right
         a, b = b, a
     if a[0] == "add" and cval(a[2]) is not None and cval(b) is not None:
         return add(a[1], add(a[2], b))
@@ -109,7 +110,7 @@ def mask(a: tuple, m: int) -> tuple:
     if m == M64 or width(a) <= m.bit_length() and m & (m + 1) == 0:
         return a
     if m & (m + 1):
-        return TOP      # not a low-bit mask: not modelled
+        return TOP  # not a low-bit mask: not modelled
     return _cap(("mask", a, m))
 
 

@@ -20,6 +20,7 @@ A false entry is still harmless: the bodies are recomputed with it, a branch to 
 tail call into a function that is lifted like any other, and the lifted code of every path is
 what the guest executes; the cost is a split body (a slower tail call instead of a goto).
 """
+
 from __future__ import annotations
 
 from recompiler.analysis.transfer import successors
@@ -63,8 +64,7 @@ def built_addresses(mem, plan: FunctionPlan) -> dict[int, str]:
             if b is not None:
                 regs[f["Rt"]] = v = int.from_bytes(b, "little")
                 found(v, "literal")
-        elif n == "LDST_uimm" and not f["V"] and f["size"] == 3 and f["opc"] == 1 and f["Rn"] in regs \
-                and f["Rn"] != 31:
+        elif n == "LDST_uimm" and not f["V"] and f["size"] == 3 and f["opc"] == 1 and f["Rn"] in regs and f["Rn"] != 31:
             a = regs[f["Rn"]] + f["imm12"] * 8
             b = mem.read(a, 8) if mem.is_read_only(a, 8) else None
             regs.pop(f["Rt"], None)
@@ -77,7 +77,7 @@ def built_addresses(mem, plan: FunctionPlan) -> dict[int, str]:
             regs[f["Rd"]] = v = (old & ~(0xFFFF << sh)) | (f["imm16"] << sh)
             nxt = insns[k + 1] if k + 1 < len(insns) else None
             if not (nxt is not None and nxt.name == "MOVW" and nxt.f["opc"] == 3 and nxt.f["Rd"] == f["Rd"]):
-                found(v, "movz/movk")   # (a chain is complete at its last movk)
+                found(v, "movz/movk")  # (a chain is complete at its last movk)
         elif n == "LOGIC_sreg" and f["opc"] == 1 and f["Rn"] == 31 and not f["N"] and f["imm6"] == 0 and f["sf"]:
             if f["Rm"] in regs:
                 regs[f["Rd"]] = regs[f["Rm"]]
@@ -108,7 +108,7 @@ def accept(an, v: int, owner: FunctionPlan | None, body_of: dict[int, int], func
         return False
     prev = an.insn(v - 4)
     if prev is None or body_of.get(v - 4) != f:
-        return True        # nothing of that body falls into v
+        return True  # nothing of that body falls into v
     return not successors(prev)[1]
 
 

@@ -1,6 +1,7 @@
 """What analysis found in one program, for ``nxrecomp recompile --stats`` and the manifest:
 functions and how their entries were found, jump tables by how their targets were found,
 and the indirect branches left to the run-time dispatch (their addresses)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -11,10 +12,10 @@ from dataclasses import asdict, dataclass, field
 class AnalysisStats:
     functions: int = 0
     instructions: int = 0
-    entries_by_source: dict[str, int] = field(default_factory=dict)   # eh_frame, bl, data, adrp+add, ...
+    entries_by_source: dict[str, int] = field(default_factory=dict)  # eh_frame, bl, data, adrp+add, ...
     tables: int = 0
-    table_entries: int = 0                       # distinct targets, summed over tables
-    tables_by_kind: dict[str, int] = field(default_factory=dict)   # bounded, masked, open, window, ...
+    table_entries: int = 0  # distinct targets, summed over tables
+    tables_by_kind: dict[str, int] = field(default_factory=dict)  # bounded, masked, open, window, ...
     direct_tables: int = 0
     ifunc_stubs: int = 0
     unresolved_br: list[int] = field(default_factory=list)
@@ -29,13 +30,15 @@ class AnalysisStats:
         src = ", ".join(f"{k} {v}" for k, v in sorted(self.entries_by_source.items(), key=lambda kv: -kv[1]))
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.tables_by_kind.items(), key=lambda kv: -kv[1]))
         un = " ".join(hex(a) for a in self.unresolved_br[:40]) + (" ..." if len(self.unresolved_br) > 40 else "")
-        return "\n".join([
-            f"functions        {self.functions} ({self.instructions} instructions)",
-            f"entries found by {src}",
-            f"jump tables      {self.tables} ({self.table_entries} targets; {kinds}); direct {self.direct_tables}",
-            f"IFUNC stubs      {self.ifunc_stubs}",
-            f"unresolved BR    {len(self.unresolved_br)}: {un}",
-        ])
+        return "\n".join(
+            [
+                f"functions        {self.functions} ({self.instructions} instructions)",
+                f"entries found by {src}",
+                f"jump tables      {self.tables} ({self.table_entries} targets; {kinds}); direct {self.direct_tables}",
+                f"IFUNC stubs      {self.ifunc_stubs}",
+                f"unresolved BR    {len(self.unresolved_br)}: {un}",
+            ]
+        )
 
 
 def collect(funcs: dict, sources: dict[int, str], kinds: dict[int, dict[int, str]], unresolved: list[int]) -> AnalysisStats:

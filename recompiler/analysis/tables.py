@@ -17,6 +17,7 @@ A table base merged from several paths takes each constant that reaches it (a va
 where something else reaches it too the lifted ``BR`` still switches on the real target, so a
 wrong guess costs only the fallback through the dispatch table.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -28,15 +29,15 @@ from recompiler.analysis.values import FunctionValues
 from recompiler.decode import Insn
 from recompiler.lift.emitter import DirectTable
 
-MAX_BOUND = 1 << 16          # a compare bound above this is taken as no bound
-MAX_OPEN = 1 << 16           # entries of a table with no bound (the image ends before, in practice)
-MAX_COMBOS = 8               # product of candidate bases tried
+MAX_BOUND = 1 << 16  # a compare bound above this is taken as no bound
+MAX_OPEN = 1 << 16  # entries of a table with no bound (the image ends before, in practice)
+MAX_COMBOS = 8  # product of candidate bases tried
 
 
 @dataclass
 class Recovered:
     targets: list[int]
-    kind: str                    # "bounded", "masked", "loaded", "open", "constant", "candidates"
+    kind: str  # "bounded", "masked", "loaded", "open", "constant", "candidates"
     direct: DirectTable | None = None
     # every value the register may hold is a target: no base guessed from a merge that
     # something else reaches too (``noreturn_functions`` may then trust the list)
@@ -88,12 +89,12 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
             index, bound, kind = n, n[2], "masked"
             break
         if n[0] == "load" and not n[2] and n[1] <= 2 and loaded is None and n in addressing:
-            loaded = n   # an unsigned byte/halfword: used only where no bound or mask is found
+            loaded = n  # an unsigned byte/halfword: used only where no bound or mask is found
     if index is None and loaded is not None:
         index, bound, kind = loaded, (1 << 8 * loaded[1]) - 1, "loaded"
     if index is None:
         fixed = all_leaves - guessable
-        if not fixed:      # only merged constants: the targets are those
+        if not fixed:  # only merged constants: the targets are those
             combos = _combos(fv, all_leaves)
             out = [v for env in combos if code(v := E.evaluate(target, env, read))]
             return Recovered(_uniq(out), "candidates", exact=_closed(fv, all_leaves)) if out else None
@@ -108,7 +109,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         if kind == "bounded":
             vals = [E.evaluate(target, {**env, index: k}, read) for k in range(bound + 1)]
             if not all(code(v) for v in vals):
-                return None   # a bound that does not fit the table: not this table's
+                return None  # a bound that does not fit the table: not this table's
             out += vals
         elif kind in ("masked", "loaded"):
             for k in range(bound + 1):
@@ -121,7 +122,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
                 v = E.evaluate(target, {**env, index: k}, read)
                 if not code(v) or not own(v):
                     if k == 0:
-                        continue   # an unused first slot (glibc's memcpy handles index 0 before)
+                        continue  # an unused first slot (glibc's memcpy handles index 0 before)
                     break
                 out.append(v)
     if not out:

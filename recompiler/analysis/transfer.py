@@ -14,6 +14,7 @@ which a jump that skips the guest's own computation must not trust.
 
 Encodings: the Arm Architecture Reference Manual's A64 index (fields as in ``recompiler/isa.py``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -33,9 +34,9 @@ _FLAG_SETTERS = {"CCMP_reg", "CCMP_imm", "FP_CMP", "FP_CCMP", "FP_CMP_H", "FP_CC
 @dataclass
 class State:
     regs: list
-    slots: dict = field(default_factory=dict)     # offset -> (size, value)
-    flags: tuple | None = None                    # (compared value, immediate) of the last cmp
-    bounds: dict = field(default_factory=dict)    # stripped value -> inclusive unsigned bound
+    slots: dict = field(default_factory=dict)  # offset -> (size, value)
+    flags: tuple | None = None  # (compared value, immediate) of the last cmp
+    bounds: dict = field(default_factory=dict)  # stripped value -> inclusive unsigned bound
 
     @staticmethod
     def entry() -> "State":
@@ -45,8 +46,13 @@ class State:
         return State(list(self.regs), dict(self.slots), self.flags, dict(self.bounds))
 
     def __eq__(self, o: object) -> bool:
-        return isinstance(o, State) and self.regs == o.regs and self.slots == o.slots and \
-            self.flags == o.flags and self.bounds == o.bounds
+        return (
+            isinstance(o, State)
+            and self.regs == o.regs
+            and self.slots == o.slots
+            and self.flags == o.flags
+            and self.bounds == o.bounds
+        )
 
 
 def slot_of(addr: tuple) -> int | None:
@@ -137,8 +143,14 @@ class Transfer:
             self._def(st, i, f.get("Rd", f.get("Rt")))
             return
         cls = i.form.cls if i.form else ""
-        if cls.startswith(("fp", "simd", "crypto")) or cls in ("system", "exception", "branch", "branch_reg",
-                                                                 "condcmp", "sysreg"):
+        if cls.startswith(("fp", "simd", "crypto")) or cls in (
+            "system",
+            "exception",
+            "branch",
+            "branch_reg",
+            "condcmp",
+            "sysreg",
+        ):
             return
         # any other integer form: what it writes is not modelled
         if f.get("S"):
@@ -174,7 +186,7 @@ class Transfer:
     def _ADDSUB_sreg(self, st, i, f):
         sf = f["sf"]
         a, b = self._r(st, f["Rn"], sf), self._r(st, f["Rm"], sf)
-        b = E.shl(b, f["imm6"]) if f["shift"] == 0 else ("def", i.addr, "sh")   # (LSR/ASR: not modelled)
+        b = E.shl(b, f["imm6"]) if f["shift"] == 0 else ("def", i.addr, "sh")  # (LSR/ASR: not modelled)
         v = self._addsub(i, a, b, f["op"], f["Rd"])
         if f["S"]:
             st.flags = (a, E.cval(b)) if f["op"] and b[0] == "const" else None
@@ -205,7 +217,7 @@ class Transfer:
         sf, opc = f["sf"], f["opc"]
         try:
             imm = decode_bit_masks(f["N"], f["imms"], f["immr"], 64 if sf else 32)
-        except Exception:   # a reserved immediate: the lifter reports it
+        except Exception:  # a reserved immediate: the lifter reports it
             self._def(st, i, f["Rd"])
             return
         a = self._r(st, f["Rn"], sf)
@@ -230,7 +242,7 @@ class Transfer:
         if opc == 3:
             st.flags = None
         if opc == 1 and not f["N"] and f["Rn"] == 31 and f["imm6"] == 0:
-            self._set(st, f["Rd"], b, sf)     # mov
+            self._set(st, f["Rd"], b, sf)  # mov
             return
         x, y = E.cval(a), E.cval(b)
         if x is not None and y is not None and f["shift"] == 0:
@@ -261,9 +273,9 @@ class Transfer:
         size = 64 if sf else 32
         a = self._r(st, f["Rn"], sf)
         v = None
-        if opc == 2:           # UBFM: lsr, ubfx, uxtb/uxth, lsl, ubfiz
+        if opc == 2:  # UBFM: lsr, ubfx, uxtb/uxth, lsl, ubfiz
             v = E.mask(E.lsr(a, r), ones(s - r + 1)) if s >= r else E.shl(E.mask(a, ones(s + 1)), size - r)
-        elif opc == 0 and r == 0 and s in (7, 15, 31):   # sxtb, sxth, sxtw
+        elif opc == 0 and r == 0 and s in (7, 15, 31):  # sxtb, sxth, sxtw
             v = E.ext(4 + (7, 15, 31).index(s), a)
         if v is None or v == E.TOP:
             v = ("def", i.addr, f["Rd"])
@@ -313,7 +325,7 @@ class Transfer:
         opc = f["opc"]
         if opc == 0:
             self._store(st, addr, size, self._r(st, f["Rt"]))
-        elif not (opc == 2 and f["size"] == 3):      # (PRFM writes nothing)
+        elif not (opc == 2 and f["size"] == 3):  # (PRFM writes nothing)
             v = self._load(st, i, addr, size, opc >= 2)
             self._set(st, f["Rt"], v, 0 if opc == 3 else 1)
         if wb is not None:
@@ -352,13 +364,13 @@ class Transfer:
                 else:
                     self._store(st, at, size, self._r(st, rt))
         elif not f["L"] and slot_of(addr) is not None:
-            for k in range(2):     # a vector spill over tracked slots: forget them
+            for k in range(2):  # a vector spill over tracked slots: forget them
                 self._store(st, E.add(addr, E.const(k * size)), size, E.TOP)
         if idx in (1, 3):
             self._set(st, f["Rn"], moved, sp=True)
 
     def _LDST_multi_post(self, st, i, f):
-        st.regs[f["Rn"]] = ("def", i.addr, f["Rn"])    # the base moves (Rn 31 is SP here)
+        st.regs[f["Rn"]] = ("def", i.addr, f["Rn"])  # the base moves (Rn 31 is SP here)
 
     _LDST_single_post = _LDST_multi_post
 
@@ -366,15 +378,15 @@ class Transfer:
 def cond_bounds(cond: int, n: int) -> tuple[int | None, int | None]:
     """After ``cmp x, #n``: the bound on x (unsigned, inclusive) where ``b.cond`` is taken, and
     where it is not (None: no bound).  HI/LS/HS/LO are the unsigned conditions."""
-    if cond == 8:      # HI: x > n
+    if cond == 8:  # HI: x > n
         return None, n
-    if cond == 9:      # LS: x <= n
+    if cond == 9:  # LS: x <= n
         return n, None
-    if cond == 2:      # HS: x >= n
+    if cond == 2:  # HS: x >= n
         return None, (n - 1 if n > 0 else None)
-    if cond == 3:      # LO: x < n
+    if cond == 3:  # LO: x < n
         return (n - 1 if n > 0 else None), None
-    if cond == 0 and n >= 0:      # EQ: x == n
+    if cond == 0 and n >= 0:  # EQ: x == n
         return n, None
     return None, None
 

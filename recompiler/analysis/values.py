@@ -15,6 +15,7 @@ state), whose values never mention what the cycle defines, so the join turns suc
 into the block's phi.  Bounds (from compares on edges) are kept where every predecessor has
 one (the largest).
 """
+
 from __future__ import annotations
 
 import bisect
@@ -24,25 +25,26 @@ from recompiler.analysis import expr as E
 from recompiler.analysis.transfer import State, Transfer, edge_refine, successors
 from recompiler.decode import Insn
 
-MAX_VISITS = 1000          # per block: past it the analysis of the function gives up
+MAX_VISITS = 1000  # per block: past it the analysis of the function gives up
 MAX_CANDIDATES = 16
-INCREMENTAL_PREDS = 8      # a block with this many predecessors joins only what changed
+INCREMENTAL_PREDS = 8  # a block with this many predecessors joins only what changed
 
 
 class FunctionValues:
-    def __init__(self, transfer: Transfer, insns: dict[int, Insn], entry: int,
-                 table_edges: dict[int, list[int]] | None = None) -> None:
+    def __init__(
+        self, transfer: Transfer, insns: dict[int, Insn], entry: int, table_edges: dict[int, list[int]] | None = None
+    ) -> None:
         self.t = transfer
         self.insns = insns
         self.entry = entry
         self.ok = True
         self._blocks(table_edges or {})
         self.phis: set[tuple] = set()
-        self._last: dict[tuple, tuple] = {}    # phi -> the values last merged into it
+        self._last: dict[tuple, tuple] = {}  # phi -> the values last merged into it
         # phi leaf -> (constants reaching it, whether something else reaches it too)
         self.cands: dict[tuple, tuple[frozenset, bool]] = {}
-        self._joined: dict[int, State] = {}     # block -> its last join (the incremental ones)
-        self._phi_blocks: set[int] = set()      # blocks with a phi (``phis``' blocks)
+        self._joined: dict[int, State] = {}  # block -> its last join (the incremental ones)
+        self._phi_blocks: set[int] = set()  # blocks with a phi (``phis``' blocks)
         self._solve()
 
     # ---- CFG --------------------------------------------------------------------------
@@ -61,7 +63,7 @@ class FunctionValues:
         for ts in table_edges.values():
             leaders.update(ts)
         self.starts = [a for a in addrs if a in leaders]
-        self.succ: dict[int, list[tuple[int, bool | None]]] = {}   # block -> (block, branch taken?)
+        self.succ: dict[int, list[tuple[int, bool | None]]] = {}  # block -> (block, branch taken?)
         self.preds: dict[int, list[int]] = {b: [] for b in self.starts}
         self.end: dict[int, int] = {}
         for k, b in enumerate(self.starts):
@@ -163,7 +165,7 @@ class FunctionValues:
         st = self._joined.get(b)
         if st is None:
             st = self._full_join(b)
-        elif dirty:   # (a predecessor reached for the first time is one that changed)
+        elif dirty:  # (a predecessor reached for the first time is one that changed)
             inc = self.incoming[b]
             st = self._add_outs(b, st, [inc[p] for p in dict.fromkeys(dirty)])
         self._joined[b] = st
@@ -183,8 +185,13 @@ class FunctionValues:
         for r in range(32):
             cur = regs[r]
             vals = tuple({o.regs[r] for o in outs})
-            if cur[0] == "phi" and cur[1] == b and cur[2] == r and cands[cur][1] and \
-                    all(v == cur or (v[0] not in E.CONSTS and v[0] != "phi") for v in vals):
+            if (
+                cur[0] == "phi"
+                and cur[1] == b
+                and cur[2] == r
+                and cands[cur][1]
+                and all(v == cur or (v[0] not in E.CONSTS and v[0] != "phi") for v in vals)
+            ):
                 # the block's phi, already reached by something else than constants, and no
                 # new candidate: what _merge would note of it, without the rest
                 last[cur] = (cur, *vals)
@@ -203,8 +210,7 @@ class FunctionValues:
             else:
                 loc = ("s", off)
                 vals = tuple(set(vals))
-                slots[off] = (size, cur if (b, loc) not in self.phis and vals == (cur,)
-                              else self._merge(b, loc, (cur, *vals)))
+                slots[off] = (size, cur if (b, loc) not in self.phis and vals == (cur,) else self._merge(b, loc, (cur, *vals)))
         flags = j.flags if all(o.flags == j.flags for o in outs) else None
         bounds = {}
         for k, v in j.bounds.items():
@@ -228,18 +234,18 @@ class FunctionValues:
         phis, last = self.phis, self._last
         rl = [s.regs for s in ins]
         if b not in self._phi_blocks and all(x == rl[0] for x in rl[1:]):
-            rl = ()      # every predecessor passes the same registers and none is a phi here
+            rl = ()  # every predecessor passes the same registers and none is a phi here
             regs = list(ins[0].regs)
         for r, vals in enumerate(zip(*rl)):
             if (b, r) not in phis:
                 first = vals[0]
                 if vals.count(first) == len(vals):
-                    regs.append(first)      # (the common case, without a call)
+                    regs.append(first)  # (the common case, without a call)
                     continue
             else:
                 phi = ("phi", b, r)
                 if last.get(phi) == vals:
-                    regs.append(phi)        # (a loop's phi revisited with the same inputs)
+                    regs.append(phi)  # (a loop's phi revisited with the same inputs)
                     continue
             regs.append(self._merge(b, r, vals))
         slots = {}
@@ -267,7 +273,7 @@ class FunctionValues:
             return phi
         self._last[phi] = vals
         consts, other = self.cands.get(phi, (frozenset(), False))
-        for v in set(vals):   # (hundreds of predecessors hold few distinct values)
+        for v in set(vals):  # (hundreds of predecessors hold few distinct values)
             if v == phi:
                 continue
             c = E.cval(v)
@@ -303,4 +309,3 @@ class FunctionValues:
     def candidates(self, leaf: tuple) -> tuple[frozenset, bool]:
         """Constants that reach the phi ``leaf`` and whether anything else does."""
         return self.cands.get(leaf, (frozenset(), True))
-

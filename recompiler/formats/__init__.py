@@ -8,6 +8,7 @@ field, for tests and for packaging the demo game.
 
 ``load(path)`` picks the loader from the file's magic.
 """
+
 from __future__ import annotations
 
 __all__ = ["detect_format", "load", "load_bytes"]
@@ -18,5 +19,6 @@ def __getattr__(name: str):
     # (whose start-up time counts) never need
     if name in __all__:
         from recompiler.formats import detect
+
         return getattr(detect, name)
     raise AttributeError(name)

@@ -3,6 +3,7 @@
 Every loader reads through a ``BinReader`` so that an offset or size taken from the file can
 never index past the data: a read outside the buffer raises ``NxError`` naming the file, the
 field being read and its offset, instead of a Python ``IndexError``/``struct.error``."""
+
 from __future__ import annotations
 
 import struct
@@ -32,12 +33,15 @@ class BinReader:
     def check(self, field: str, offset: int, size: int) -> None:
         """Raise unless ``[offset, offset+size)`` lies inside the buffer."""
         if offset < 0 or size < 0 or offset + size > len(self.data):
-            raise self.error(field, offset, f"{size:#x} bytes at {self.base + offset:#x} run past the end "
-                                            f"of the data (size {self.base + len(self.data):#x})")
+            raise self.error(
+                field,
+                offset,
+                f"{size:#x} bytes at {self.base + offset:#x} run past the end of the data (size {self.base + len(self.data):#x})",
+            )
 
     def bytes(self, field: str, offset: int, size: int) -> bytes:
         self.check(field, offset, size)
-        return bytes(self.data[offset:offset + size])
+        return bytes(self.data[offset : offset + size])
 
     def _read(self, st: struct.Struct, field: str, offset: int) -> int:
         self.check(field, offset, st.size)
@@ -80,10 +84,10 @@ class BinReader:
             # memoryview has no find(): search in growing chunks so a long table is not copied whole.
             pos, step = offset, 64
             while pos < limit:
-                chunk = bytes(d[pos:min(limit, pos + step)])
+                chunk = bytes(d[pos : min(limit, pos + step)])
                 k = chunk.find(b"\0")
                 if k >= 0:
-                    return bytes(d[offset:pos + k]).decode("utf-8", "replace")
+                    return bytes(d[offset : pos + k]).decode("utf-8", "replace")
                 pos += len(chunk)
                 step *= 2
             nul = -1
@@ -96,7 +100,7 @@ class BinReader:
     def sub(self, field: str, offset: int, size: int) -> "BinReader":
         """A reader over ``[offset, offset+size)`` whose errors still name whole-file offsets."""
         self.check(field, offset, size)
-        return BinReader(memoryview(self.data)[offset:offset + size], self.path, self.base + offset)
+        return BinReader(memoryview(self.data)[offset : offset + size], self.path, self.base + offset)
 
 
 def align_up(value: int, alignment: int) -> int:

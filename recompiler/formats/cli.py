@@ -1,4 +1,5 @@
 """``nxrecomp inspect FILE``: print what a Switch file holds."""
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,10 @@ def _inspect_to_stdout(args: argparse.Namespace) -> int:
         from recompiler.formats.exefs import load_exefs
 
         ex = load_exefs(args.file)
-        print(f"{ex.path}: ExeFS folder, modules {', '.join(n for n, _ in ex.modules)}"
-              f"{', other files ' + ', '.join(ex.other_files) if ex.other_files else ''}")
+        print(
+            f"{ex.path}: ExeFS folder, modules {', '.join(n for n, _ in ex.modules)}"
+            f"{', other files ' + ', '.join(ex.other_files) if ex.other_files else ''}"
+        )
         for sub in ([ex.npdm] if ex.npdm else []) + [m for _, m in ex.modules]:
             for line in describe(sub, symbols=args.symbols, relocs=args.relocs):
                 print("  " + line)

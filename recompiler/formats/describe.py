@@ -1,4 +1,5 @@
 """Human-readable summaries of loaded files (what ``nxrecomp inspect`` prints)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -30,8 +31,10 @@ def _module(m: NsoModule | NroModule, symbols: bool, relocs: bool) -> list[str]:
     for s in m.segments:
         extra = ""
         if isinstance(m, NsoModule):
-            extra = f" stored {s.file_size:#x} at {s.file_offset:#x}{' lz4' if s.compressed else ''}" \
-                    f"{' sha256 ok' if s.hash_checked else ''}"
+            extra = (
+                f" stored {s.file_size:#x} at {s.file_offset:#x}{' lz4' if s.compressed else ''}"
+                f"{' sha256 ok' if s.hash_checked else ''}"
+            )
         lines.append(f"  .{s.name:7} {s.mem_offset:#010x} size {s.size:#x}{extra}")
     lines.append(f"  .bss     {len(m.image):#010x} size {m.bss_size:#x}")
     lines.append(f"  build id {m.build_id.rstrip(bytes(1)).hex() or '(none)'}")
@@ -39,8 +42,10 @@ def _module(m: NsoModule | NroModule, symbols: bool, relocs: bool) -> list[str]:
         lines.append("  MOD0     none")
     else:
         o = m.mod0
-        lines.append(f"  MOD0     at {o.offset:#x}: dynamic {o.dynamic:#x} bss {o.bss_start:#x}..{o.bss_end:#x} "
-                     f"eh_frame_hdr {o.eh_frame_hdr_start:#x}..{o.eh_frame_hdr_end:#x} module object {o.module_object:#x}")
+        lines.append(
+            f"  MOD0     at {o.offset:#x}: dynamic {o.dynamic:#x} bss {o.bss_start:#x}..{o.bss_end:#x} "
+            f"eh_frame_hdr {o.eh_frame_hdr_start:#x}..{o.eh_frame_hdr_end:#x} module object {o.module_object:#x}"
+        )
         if o.homebrew:
             relro = f", RELRO {o.relro[0]:#x}..{o.relro[1]:#x} (LNY1)" if o.relro else ""
             lines.append(f"  homebrew libnx MOD0 mark: GOT {o.got[0]:#x}..{o.got[1]:#x} (LNY0){relro}")
@@ -53,14 +58,18 @@ def _module(m: NsoModule | NroModule, symbols: bool, relocs: bool) -> list[str]:
         kinds = Counter(r.type_name for r in d.relocations)
         if d.symbols_missing:
             lines.append(f"  symbols  none: {d.symbols_missing}")
-        lines.append(f"  symbols  {len(d.symbols)} ({len(d.imports)} imports, {len(d.exports)} exports); "
-                     f"relocations {len(d.relocations)} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})")
+        lines.append(
+            f"  symbols  {len(d.symbols)} ({len(d.imports)} imports, {len(d.exports)} exports); "
+            f"relocations {len(d.relocations)} ({', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))})"
+        )
     syms = m.symbols
     if symbols:
         for s in syms:
             if s.index:
                 where = "UND" if not s.defined else f"{s.section:#x}"
-                lines.append(f"    sym {s.index:5} {s.value:#012x} {s.size:#8x} {s.type_name:9} {s.binding_name:6} {where:6} {s.name}")
+                lines.append(
+                    f"    sym {s.index:5} {s.value:#012x} {s.size:#8x} {s.type_name:9} {s.binding_name:6} {where:6} {s.name}"
+                )
     if relocs and d is not None:
         for r in d.relocations:
             name = d.symbols[r.symbol].name if r.symbol and r.symbol < len(d.symbols) else ""
@@ -95,33 +104,45 @@ def _caps(k: KernelCaps) -> list[str]:
 
 def _access(a: AccessControl) -> list[str]:
     svc = ", ".join(("host " if s.server else "") + s.name for s in a.services) or "none"
-    return [f"    fs permissions {a.fs_permissions:#018x} (version {a.fs_version})", f"    services {svc}",
-            "    kernel capabilities:", *_caps(a.kernel)]
+    return [
+        f"    fs permissions {a.fs_permissions:#018x} (version {a.fs_version})",
+        f"    services {svc}",
+        "    kernel capabilities:",
+        *_caps(a.kernel),
+    ]
 
 
 def _npdm(n: Npdm) -> list[str]:
-    return [f"  name {n.name!r} product code {n.product_code!r} version {n.version}",
-            f"  {'64' if n.is_64bit else '32'}-bit, {ADDRESS_SPACES[n.address_space]}",
-            f"  main thread: priority {n.main_thread_priority}, core {n.main_thread_core}, "
-            f"stack {n.main_thread_stack_size:#x}; system resource size {n.system_resource_size:#x}",
-            f"  ACI0 at {n.aci0.offset:#x}: program id {n.aci0.program_id:#018x}", *_access(n.aci0.access),
-            f"  ACID at {n.acid.offset:#x}: program ids {n.acid.program_id_min:#018x}..{n.acid.program_id_max:#018x}, "
-            f"{'production' if n.acid.production else 'development'}, memory region "
-            f"{MEMORY_REGIONS.get(n.acid.memory_region, n.acid.memory_region)}", *_access(n.acid.access)]
+    return [
+        f"  name {n.name!r} product code {n.product_code!r} version {n.version}",
+        f"  {'64' if n.is_64bit else '32'}-bit, {ADDRESS_SPACES[n.address_space]}",
+        f"  main thread: priority {n.main_thread_priority}, core {n.main_thread_core}, "
+        f"stack {n.main_thread_stack_size:#x}; system resource size {n.system_resource_size:#x}",
+        f"  ACI0 at {n.aci0.offset:#x}: program id {n.aci0.program_id:#018x}",
+        *_access(n.aci0.access),
+        f"  ACID at {n.acid.offset:#x}: program ids {n.acid.program_id_min:#018x}..{n.acid.program_id_max:#018x}, "
+        f"{'production' if n.acid.production else 'development'}, memory region "
+        f"{MEMORY_REGIONS.get(n.acid.memory_region, n.acid.memory_region)}",
+        *_access(n.acid.access),
+    ]
 
 
 def describe(obj: Loaded, *, symbols: bool = False, relocs: bool = False, deep: bool = True) -> list[str]:
     if isinstance(obj, NsoModule):
-        return [f"{obj.path}: NSO0 module {obj.name!r} (version {obj.version}, flags {obj.flags:#x})",
-                *_module(obj, symbols, relocs)]
+        return [
+            f"{obj.path}: NSO0 module {obj.name!r} (version {obj.version}, flags {obj.flags:#x})",
+            *_module(obj, symbols, relocs),
+        ]
     if isinstance(obj, NroModule):
         lines = [f"{obj.path}: NRO0 module, {obj.size:#x} bytes", *_module(obj, symbols, relocs)]
         a = obj.assets
         if a is None:
             lines.append("  assets   none")
         else:
-            lines.append(f"  ASET     at {a.offset:#x}: icon {a.icon.size:#x} bytes, NACP {a.nacp.size:#x} bytes, "
-                         f"RomFS {a.romfs.size:#x} bytes at {a.romfs.offset:#x}")
+            lines.append(
+                f"  ASET     at {a.offset:#x}: icon {a.icon.size:#x} bytes, NACP {a.nacp.size:#x} bytes, "
+                f"RomFS {a.romfs.size:#x} bytes at {a.romfs.offset:#x}"
+            )
             if a.nacp_info:
                 lines.append(f"  title    {a.nacp_info.name!r} version {a.nacp_info.display_version!r}")
         return lines

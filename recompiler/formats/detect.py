@@ -1,4 +1,5 @@
 """Pick a loader from a file's magic and load it."""
+
 from __future__ import annotations
 
 import logging
@@ -36,8 +37,7 @@ def detect_format(data: bytes | bytearray | memoryview | mmap.mmap) -> str | Non
     return None
 
 
-def load_bytes(data: bytes | bytearray | memoryview | mmap.mmap, path: str = "<data>",
-               fmt: str | None = None) -> Loaded:
+def load_bytes(data: bytes | bytearray | memoryview | mmap.mmap, path: str = "<data>", fmt: str | None = None) -> Loaded:
     fmt = fmt or detect_format(data)
     if fmt is None:
         raise NxError("not a Switch file this tool knows (NSO0, NRO0, NPDM, PFS0, RomFS)", path=path, offset=0)

@@ -5,6 +5,7 @@ to the image).
 Addresses in a Switch module's ``.dynamic`` are offsets from the module's base, so the image
 (text + rodata + data + zeroed bss, laid out as in memory) is all that is needed.  Constants
 are the ELF64 / AArch64 ELF ABI values."""
+
 from __future__ import annotations
 
 import logging
@@ -19,23 +20,71 @@ log = logging.getLogger("formats")
 
 # d_tag values (ELF gABI + GNU extensions).
 DT_NAMES = {
-    0: "NULL", 1: "NEEDED", 2: "PLTRELSZ", 3: "PLTGOT", 4: "HASH", 5: "STRTAB", 6: "SYMTAB",
-    7: "RELA", 8: "RELASZ", 9: "RELAENT", 10: "STRSZ", 11: "SYMENT", 12: "INIT", 13: "FINI",
-    14: "SONAME", 15: "RPATH", 16: "SYMBOLIC", 17: "REL", 18: "RELSZ", 19: "RELENT", 20: "PLTREL",
-    21: "DEBUG", 22: "TEXTREL", 23: "JMPREL", 24: "BIND_NOW", 25: "INIT_ARRAY", 26: "FINI_ARRAY",
-    27: "INIT_ARRAYSZ", 28: "FINI_ARRAYSZ", 29: "RUNPATH", 30: "FLAGS", 32: "PREINIT_ARRAY",
-    33: "PREINIT_ARRAYSZ", 35: "RELRSZ", 36: "RELR", 37: "RELRENT",
-    0x6FFFFEF5: "GNU_HASH", 0x6FFFFFF0: "VERSYM", 0x6FFFFFF9: "RELACOUNT", 0x6FFFFFFA: "RELCOUNT",
-    0x6FFFFFFB: "FLAGS_1", 0x6FFFFFFC: "VERDEF", 0x6FFFFFFD: "VERDEFNUM", 0x6FFFFFFE: "VERNEED",
+    0: "NULL",
+    1: "NEEDED",
+    2: "PLTRELSZ",
+    3: "PLTGOT",
+    4: "HASH",
+    5: "STRTAB",
+    6: "SYMTAB",
+    7: "RELA",
+    8: "RELASZ",
+    9: "RELAENT",
+    10: "STRSZ",
+    11: "SYMENT",
+    12: "INIT",
+    13: "FINI",
+    14: "SONAME",
+    15: "RPATH",
+    16: "SYMBOLIC",
+    17: "REL",
+    18: "RELSZ",
+    19: "RELENT",
+    20: "PLTREL",
+    21: "DEBUG",
+    22: "TEXTREL",
+    23: "JMPREL",
+    24: "BIND_NOW",
+    25: "INIT_ARRAY",
+    26: "FINI_ARRAY",
+    27: "INIT_ARRAYSZ",
+    28: "FINI_ARRAYSZ",
+    29: "RUNPATH",
+    30: "FLAGS",
+    32: "PREINIT_ARRAY",
+    33: "PREINIT_ARRAYSZ",
+    35: "RELRSZ",
+    36: "RELR",
+    37: "RELRENT",
+    0x6FFFFEF5: "GNU_HASH",
+    0x6FFFFFF0: "VERSYM",
+    0x6FFFFFF9: "RELACOUNT",
+    0x6FFFFFFA: "RELCOUNT",
+    0x6FFFFFFB: "FLAGS_1",
+    0x6FFFFFFC: "VERDEF",
+    0x6FFFFFFD: "VERDEFNUM",
+    0x6FFFFFFE: "VERNEED",
     0x6FFFFFFF: "VERNEEDNUM",
 }
 DT = {name: tag for tag, name in DT_NAMES.items()}
 
 # Relocation types of the AArch64 ELF ABI that dynamic modules carry.
 R_AARCH64_NAMES = {
-    0: "NONE", 257: "ABS64", 258: "ABS32", 259: "ABS16", 260: "PREL64", 261: "PREL32",
-    1024: "COPY", 1025: "GLOB_DAT", 1026: "JUMP_SLOT", 1027: "RELATIVE", 1028: "TLS_DTPMOD64",
-    1029: "TLS_DTPREL64", 1030: "TLS_TPREL64", 1031: "TLSDESC", 1032: "IRELATIVE",
+    0: "NONE",
+    257: "ABS64",
+    258: "ABS32",
+    259: "ABS16",
+    260: "PREL64",
+    261: "PREL32",
+    1024: "COPY",
+    1025: "GLOB_DAT",
+    1026: "JUMP_SLOT",
+    1027: "RELATIVE",
+    1028: "TLS_DTPMOD64",
+    1029: "TLS_DTPREL64",
+    1030: "TLS_TPREL64",
+    1031: "TLSDESC",
+    1032: "IRELATIVE",
 }
 R_AARCH64_RELATIVE = 1027
 
@@ -56,10 +105,10 @@ class Symbol:
     name: str
     value: int
     size: int
-    type: int          # STT_*
-    binding: int       # STB_*
-    other: int         # st_other (low 2 bits: visibility)
-    section: int       # st_shndx; 0 = undefined (an import)
+    type: int  # STT_*
+    binding: int  # STB_*
+    other: int  # st_other (low 2 bits: visibility)
+    section: int  # st_shndx; 0 = undefined (an import)
 
     @property
     def type_name(self) -> str:
@@ -76,11 +125,11 @@ class Symbol:
 
 @dataclass(frozen=True)
 class Relocation:
-    offset: int            # where it applies, from the module base
-    type: int              # R_AARCH64_*
-    symbol: int            # index into the dynamic symbol table (0: none)
-    addend: int | None     # None: implicit (REL/RELR), read from the word at ``offset``
-    table: str             # "rela", "jmprel", "rel" or "relr"
+    offset: int  # where it applies, from the module base
+    type: int  # R_AARCH64_*
+    symbol: int  # index into the dynamic symbol table (0: none)
+    addend: int | None  # None: implicit (REL/RELR), read from the word at ``offset``
+    table: str  # "rela", "jmprel", "rel" or "relr"
 
     @property
     def type_name(self) -> str:
@@ -89,8 +138,8 @@ class Relocation:
 
 @dataclass(frozen=True)
 class DynamicInfo:
-    offset: int                                  # of .dynamic in the image
-    entries: list[tuple[int, int]]               # (d_tag, d_val) up to, not including, DT_NULL
+    offset: int  # of .dynamic in the image
+    entries: list[tuple[int, int]]  # (d_tag, d_val) up to, not including, DT_NULL
     needed: list[str] = field(default_factory=list)
     soname: str | None = None
     symbols: list[Symbol] = field(default_factory=list)
@@ -195,24 +244,22 @@ def read_symbols(r: BinReader, symtab: int, count: int, strtab: int, strsz: int)
     # Names repeat across modules' tables rarely, but often within one (weak aliases): cache them.
     names: dict[int, str] = {}
     d = r.data
-    searchable = not isinstance(d, memoryview)    # bytes/mmap have find(); the slow path checks itself
+    searchable = not isinstance(d, memoryview)  # bytes/mmap have find(); the slow path checks itself
     end = strtab + strsz
-    for i, (st_name, info, other, shndx, value, size) in enumerate(
-            _SYM.iter_unpack(d[symtab:symtab + count * SYM_SIZE])):
+    for i, (st_name, info, other, shndx, value, size) in enumerate(_SYM.iter_unpack(d[symtab : symtab + count * SYM_SIZE])):
         name = names.get(st_name)
         if name is None:
             nul = d.find(b"\0", strtab + st_name, end) if searchable and st_name < strsz else -1
             if nul >= 0:
-                name = bytes(d[strtab + st_name:nul]).decode("utf-8", "replace")
+                name = bytes(d[strtab + st_name : nul]).decode("utf-8", "replace")
             else:
-                name = _strz(r, f"dynsym[{i}].st_name", strtab, strsz, st_name)   # names the problem
+                name = _strz(r, f"dynsym[{i}].st_name", strtab, strsz, st_name)  # names the problem
             names[st_name] = name
         out.append(Symbol(i, name, value, size, info & 0xF, info >> 4, other, shndx))
     return out
 
 
-def _read_relocs(r: BinReader, table: str, start: int, size: int, entsize: int,
-                 nsyms: int | None) -> list[Relocation]:
+def _read_relocs(r: BinReader, table: str, start: int, size: int, entsize: int, nsyms: int | None) -> list[Relocation]:
     """``nsyms`` None: the symbol table is unknown, so symbol indices are not checked here."""
     if size % entsize:
         raise r.error(f"{table} size", start, f"size {size:#x} is not a multiple of the entry size {entsize}")
@@ -221,15 +268,17 @@ def _read_relocs(r: BinReader, table: str, start: int, size: int, entsize: int,
     limit = len(r) - 8
     top = max(nsyms, 1) if nsyms is not None else 1 << 32
     rela = entsize == RELA_SIZE
-    for k, ent in enumerate((_RELA if rela else _REL).iter_unpack(r.data[start:start + size])):
+    for k, ent in enumerate((_RELA if rela else _REL).iter_unpack(r.data[start : start + size])):
         off, info = ent[0], ent[1]
         sym = info >> 32
         if sym >= top:
-            raise r.error(f"{table}.r_info", start + k * entsize + 8,
-                          f"symbol index {sym} is past the symbol table ({nsyms} entries)")
+            raise r.error(
+                f"{table}.r_info", start + k * entsize + 8, f"symbol index {sym} is past the symbol table ({nsyms} entries)"
+            )
         if off > limit:
-            raise r.error(f"{table}.r_offset", start + k * entsize,
-                          f"relocation target {off:#x} is outside the image (size {len(r):#x})")
+            raise r.error(
+                f"{table}.r_offset", start + k * entsize, f"relocation target {off:#x} is outside the image (size {len(r):#x})"
+            )
         out.append(Relocation(off, info & 0xFFFFFFFF, sym, ent[2] if rela else None, table))
     return out
 
@@ -304,8 +353,11 @@ def parse_dynamic(image: bytes | bytearray | memoryview, offset: int, path: str)
             raise r.error("DT_SYMENT", offset, f"symbol entry size {syment} is not {SYM_SIZE}")
         count = _symbol_count(r, tags)
         if count is None:
-            raise r.error("DT_SYMTAB", offset, "cannot tell the symbol count: no DT_HASH, no DT_GNU_HASH, "
-                                               "and DT_STRTAB does not follow DT_SYMTAB")
+            raise r.error(
+                "DT_SYMTAB",
+                offset,
+                "cannot tell the symbol count: no DT_HASH, no DT_GNU_HASH, and DT_STRTAB does not follow DT_SYMTAB",
+            )
         symbols = read_symbols(r, tags[DT["SYMTAB"]], count, strtab, strsz)
     nsyms = None if missing else len(symbols)
 
@@ -321,10 +373,9 @@ def parse_dynamic(image: bytes | bytearray | memoryview, offset: int, path: str)
         kind = tags.get(DT["PLTREL"], DT["RELA"])
         if kind not in (DT["RELA"], DT["REL"]):
             raise r.error("DT_PLTREL", offset, f"PLT relocation kind {kind} is neither DT_RELA nor DT_REL")
-        relocs += _read_relocs(r, "jmprel", tags[DT["JMPREL"]], tags.get(DT["PLTRELSZ"], 0),
-                               RELA_SIZE if kind == DT["RELA"] else REL_SIZE, nsyms)
+        relocs += _read_relocs(
+            r, "jmprel", tags[DT["JMPREL"]], tags.get(DT["PLTRELSZ"], 0), RELA_SIZE if kind == DT["RELA"] else REL_SIZE, nsyms
+        )
     if DT["RELR"] in tags:
         relocs += _read_relr(r, tags[DT["RELR"]], tags.get(DT["RELRSZ"], 0))
     return DynamicInfo(offset, entries, needed, soname, symbols, relocs, missing)
-
-

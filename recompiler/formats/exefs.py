@@ -1,5 +1,6 @@
 """An ExeFS: the program's NSO modules and ``main.npdm``, from a PFS0 file or an extracted
 folder, in the order Horizon's loader places modules (rtld, main, subsdk0..9, sdk)."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,8 @@ MODULE_ORDER = ("rtld", "main", *(f"subsdk{i}" for i in range(10)), "sdk")
 class ExeFs:
     path: str
     npdm: Npdm | None
-    modules: list[tuple[str, NsoModule]]       # in load order
-    other_files: list[str]                     # present but not modules (e.g. main.npdm's siblings)
+    modules: list[tuple[str, NsoModule]]  # in load order
+    other_files: list[str]  # present but not modules (e.g. main.npdm's siblings)
 
 
 def _collect(path: str, files: dict[str, bytes]) -> ExeFs:

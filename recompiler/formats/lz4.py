@@ -13,6 +13,7 @@ the same results, with one known difference: a match offset of 0 is corrupt by t
 and refused by the Python engine, while liblz4 1.9.4's safe decoder accepts it (it copies
 from the output position itself, never outside the buffer); the NSO loader's SHA-256 check
 catches such a segment either way."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -30,8 +31,15 @@ _MF_LIMIT = 12
 _MAX_OFFSET = 0xFFFF
 
 
-def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: str = "<lz4>",
-                     field: str = "lz4 block", base: int = 0, engine: Engine = "auto") -> bytes:
+def decompress_block(
+    src: bytes | bytearray | memoryview,
+    size: int,
+    *,
+    path: str = "<lz4>",
+    field: str = "lz4 block",
+    base: int = 0,
+    engine: Engine = "auto",
+) -> bytes:
     """Decode an LZ4 block that must expand to exactly ``size`` bytes.
 
     Any malformed stream (truncated, offset 0 or before the start, output longer or shorter
@@ -43,8 +51,7 @@ def decompress_block(src: bytes | bytearray | memoryview, size: int, *, path: st
         if fast is not None:
             return fast
         if engine == "liblz4" and lz4_native.library() is None:
-            raise NxError("the lz4 Python package (liblz4 binding) is not installed: pip install lz4",
-                          path=path, field=field)
+            raise NxError("the lz4 Python package (liblz4 binding) is not installed: pip install lz4", path=path, field=field)
     return _decompress_py(src, size, path, field, base)
 
 
@@ -94,8 +101,7 @@ def _decompress_py(src: bytes, size: int, path: str, field: str, base: int) -> b
             raise bad("LZ4 match offset runs past the end of the stream", i)
         off = src[i] | (src[i + 1] << 8)
         if not 0 < off <= olen:
-            raise bad(f"LZ4 match offset {off:#x} points before the start of the output "
-                      f"(output so far {olen:#x})", i)
+            raise bad(f"LZ4 match offset {off:#x} points before the start of the output (output so far {olen:#x})", i)
         i += 2
         ml = token & 15
         if ml == 15:
@@ -105,7 +111,7 @@ def _decompress_py(src: bytes, size: int, path: str, field: str, base: int) -> b
             raise bad(f"LZ4 data expands past the declared size {size:#x}", i)
         start = olen - off
         if ml <= off:
-            out += out[start:start + ml]
+            out += out[start : start + ml]
         else:
             # Overlapping copy: the match repeats the last ``off`` bytes.
             pat = out[start:]
@@ -155,7 +161,7 @@ def compress_block(data: bytes | bytearray | memoryview, *, engine: Engine = "au
     last_match_start = n - _MF_LIMIT
     match_end_limit = n - _LAST_LITERALS
     while i <= last_match_start:
-        key = data[i:i + 4]
+        key = data[i : i + 4]
         cand = table.get(key)
         table[key] = i
         if cand is None or i - cand > _MAX_OFFSET:
@@ -163,14 +169,14 @@ def compress_block(data: bytes | bytearray | memoryview, *, engine: Engine = "au
             continue
         ml = 4
         # Extend 8 bytes at a time, then byte by byte.
-        while i + ml + 8 <= match_end_limit and data[cand + ml:cand + ml + 8] == data[i + ml:i + ml + 8]:
+        while i + ml + 8 <= match_end_limit and data[cand + ml : cand + ml + 8] == data[i + ml : i + ml + 8]:
             ml += 8
         while i + ml < match_end_limit and data[cand + ml] == data[i + ml]:
             ml += 1
         _emit(out, data[anchor:i], i - cand, ml)
         # Index a couple of positions inside the match so later repeats are found.
         if ml > 2:
-            table[data[i + ml - 2:i + ml + 2]] = i + ml - 2
+            table[data[i + ml - 2 : i + ml + 2]] = i + ml - 2
         i += ml
         anchor = i
     _emit(out, data[anchor:])

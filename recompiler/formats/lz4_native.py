@@ -10,13 +10,14 @@ call overhead (bench/formats_lz4.py: see docs/PERFORMANCE.md).  Its errors are o
 ``uncompressed_size`` it accepts a block that expands to *fewer* bytes than asked; so
 ``lz4.py`` checks the size here and re-decodes a refused block with its own decoder to name
 the offset where the stream goes wrong."""
+
 from __future__ import annotations
 
 import functools
 from types import ModuleType
 
 _INT_MAX = 0x7FFFFFFF
-_MAX_INPUT = 0x7E000000        # LZ4_MAX_INPUT_SIZE (lz4.h)
+_MAX_INPUT = 0x7E000000  # LZ4_MAX_INPUT_SIZE (lz4.h)
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,6 +35,7 @@ def version() -> str | None:
     if library() is None:
         return None
     import lz4
+
     return lz4.library_version_string()
 
 

@@ -1,6 +1,7 @@
 """What NSO0 and NRO0 have in common once their segments are in memory: the module image
 (.text, .rodata, .data at their memory offsets; .bss follows, zeroed, and is not stored), the
 MOD0 header that image+4 points at, and the ``.dynamic`` that MOD0 points at."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,19 +18,20 @@ MIN_SPAN_LIMIT = 64 << 20
 
 @dataclass(frozen=True)
 class Segment:
-    name: str              # "text", "rodata" or "data"
-    mem_offset: int        # from the module base
-    size: int              # in memory (decompressed)
+    name: str  # "text", "rodata" or "data"
+    mem_offset: int  # from the module base
+    size: int  # in memory (decompressed)
     file_offset: int
-    file_size: int         # as stored (compressed size when compressed)
+    file_size: int  # as stored (compressed size when compressed)
     compressed: bool = False
-    sha256: bytes | None = None    # from the NSO header (None for NRO)
-    hash_checked: bool = False     # the header asked for the hash to be checked, and it matched
+    sha256: bytes | None = None  # from the NSO header (None for NRO)
+    hash_checked: bool = False  # the header asked for the hash to be checked, and it matched
 
 
 @dataclass(frozen=True)
 class Mod0:
     """MOD0 header; every field is resolved to an offset from the module base."""
+
     offset: int
     dynamic: int
     bss_start: int
@@ -53,7 +55,7 @@ class Mod0:
 class ModuleImage:
     segments: tuple[Segment, Segment, Segment]
     bss_size: int
-    image: bytes                    # .text .. end of .data as in memory (gaps zeroed); .bss not stored
+    image: bytes  # .text .. end of .data as in memory (gaps zeroed); .bss not stored
     mod0: Mod0 | None
     dynamic: DynamicInfo | None
 
@@ -81,8 +83,7 @@ def check_layout(r: BinReader, segs: SegLayout, header_field: str) -> None:
         raise r.error(f"{header_field}.{name0}.MemoryOffset", at0, f".text must be at offset 0, not {mem0:#x}")
     for (na, ma, sa, _), (nb, mb, _, atb) in zip(segs, segs[1:]):
         if ma + sa > mb:
-            raise r.error(f"{header_field}.{nb}.MemoryOffset", atb,
-                          f".{nb} at {mb:#x} overlaps .{na} ({ma:#x}..{ma + sa:#x})")
+            raise r.error(f"{header_field}.{nb}.MemoryOffset", atb, f".{nb} at {mb:#x} overlaps .{na} ({ma:#x}..{ma + sa:#x})")
 
 
 def read_mod0(image: bytes, memory_size: int, path: str) -> Mod0 | None:
@@ -95,18 +96,23 @@ def read_mod0(image: bytes, memory_size: int, path: str) -> Mod0 | None:
     if len(image) < 8:
         return None
     off = r.u32("MOD0 pointer", 4)
-    if off == 0 or off + 0x1C > len(image) or image[off:off + 4] != b"MOD0":
+    if off == 0 or off + 0x1C > len(image) or image[off : off + 4] != b"MOD0":
         return None
-    vals = [off + r.s32(f"MOD0.{n}", off + 4 + 4 * i) for i, n in enumerate(
-        ("dynamic", "bss_start", "bss_end", "eh_frame_hdr_start", "eh_frame_hdr_end", "module_object"))]
+    vals = [
+        off + r.s32(f"MOD0.{n}", off + 4 + 4 * i)
+        for i, n in enumerate(("dynamic", "bss_start", "bss_end", "eh_frame_hdr_start", "eh_frame_hdr_end", "module_object"))
+    ]
     ext: dict[str, tuple[int, int]] = {}
     for at, magic, name in ((off + 0x1C, b"LNY0", "got"), (off + 0x28, b"LNY1", "relro")):
-        if at + 12 > len(image) or image[at:at + 4] != magic:
+        if at + 12 > len(image) or image[at : at + 4] != magic:
             break
         lo, hi = (off + r.s32(f"MOD0.{magic.decode()}.{name}", at + 4 + 4 * i) for i in range(2))
         if not 0 <= lo <= hi <= memory_size:
-            raise r.error(f"MOD0.{magic.decode()}", at, f"{name} range {lo:#x}..{hi:#x} is outside the module "
-                                                        f"(size {memory_size:#x}) or reversed")
+            raise r.error(
+                f"MOD0.{magic.decode()}",
+                at,
+                f"{name} range {lo:#x}..{hi:#x} is outside the module (size {memory_size:#x}) or reversed",
+            )
         ext[name] = (lo, hi)
     m = Mod0(off, *vals, **ext)
     for name in ("dynamic", "bss_start", "bss_end", "eh_frame_hdr_start", "eh_frame_hdr_end", "module_object"):
@@ -126,8 +132,11 @@ def check_span(r: BinReader, segs: SegLayout, header_field: str) -> None:
     name, mem, size, at = segs[-1]
     limit = max(MIN_SPAN_LIMIT, SPAN_PER_FILE_BYTE * len(r))
     if mem + size > limit:
-        raise r.error(f"{header_field}.{name}", at, f"module would span {mem + size:#x} bytes, more than "
-                                                   f"{limit:#x} for a file of {len(r):#x} bytes")
+        raise r.error(
+            f"{header_field}.{name}",
+            at,
+            f"module would span {mem + size:#x} bytes, more than {limit:#x} for a file of {len(r):#x} bytes",
+        )
 
 
 def build_image(segments: list[Segment], datas: list[bytes]) -> bytes:
@@ -135,7 +144,7 @@ def build_image(segments: list[Segment], datas: list[bytes]) -> bytes:
     data_seg = segments[2]
     img = bytearray(data_seg.mem_offset + data_seg.size)
     for s, d in zip(segments, datas):
-        img[s.mem_offset:s.mem_offset + len(d)] = d
+        img[s.mem_offset : s.mem_offset + len(d)] = d
     return bytes(img)
 
 
@@ -150,6 +159,7 @@ def finish_module(segments: list[Segment], datas: list[bytes], bss_size: int, pa
 
 class ModuleView:
     """What NSO and NRO records both expose of their loaded ``module`` (a ModuleImage)."""
+
     module: ModuleImage
 
     @property

@@ -1,6 +1,7 @@
 """NPDM loader (``main.npdm``): the META header (process flags, address space, main thread
 priority/core/stack), ACI0 (the program's access control: program id, filesystem and service
 access, kernel capabilities) and ACID (the signed limits ACI0 must stay within)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,8 +13,7 @@ META_MAGIC, ACI0_MAGIC, ACID_MAGIC = b"META", b"ACI0", b"ACID"
 META_SIZE, ACI0_HEADER_SIZE, ACID_HEADER_SIZE = 0x80, 0x40, 0x240
 
 # META.Flags bits 1..3.
-ADDRESS_SPACES = {0: "AddressSpace32Bit", 1: "AddressSpace64BitOld", 2: "AddressSpace32BitNoReserved",
-                  3: "AddressSpace64Bit"}
+ADDRESS_SPACES = {0: "AddressSpace32Bit", 1: "AddressSpace64BitOld", 2: "AddressSpace32BitNoReserved", 3: "AddressSpace64Bit"}
 # Usable address-space width in bits, for the loader that places modules.
 ADDRESS_SPACE_BITS = {0: 32, 1: 36, 2: 32, 3: 39}
 MEMORY_REGIONS = {0: "Application", 1: "Applet", 2: "SecureSystem", 3: "NonSecureSystem"}
@@ -23,12 +23,13 @@ MAX_PRIORITY = 63
 @dataclass(frozen=True)
 class Service:
     name: str
-    server: bool          # may host (register) the service rather than connect to it
+    server: bool  # may host (register) the service rather than connect to it
 
 
 @dataclass(frozen=True)
 class AccessControl:
     """What ACI0 and ACID share: filesystem permissions, services, kernel capabilities."""
+
     fs_version: int
     fs_permissions: int
     services: list[Service]
@@ -45,8 +46,8 @@ class Aci0:
 @dataclass(frozen=True)
 class Acid:
     offset: int
-    signature: bytes          # RSA-2048 PSS over the ACID from its magic (not verified here)
-    public_key: bytes         # the key that signs the NCA header
+    signature: bytes  # RSA-2048 PSS over the ACID from its magic (not verified here)
+    public_key: bytes  # the key that signs the NCA header
     signed_size: int
     version: int
     flags: int
@@ -95,8 +96,9 @@ def _services(r: BinReader, field: str) -> list[Service]:
 def _part(r: BinReader, owner: str, base: int, size_limit: int, at: int, name: str) -> BinReader:
     off, size = r.u32(f"{owner}.{name}Offset", base + at), r.u32(f"{owner}.{name}Size", base + at + 4)
     if off + size > size_limit:
-        raise r.error(f"{owner}.{name}Offset", base + at,
-                      f"{name} {off:#x}+{size:#x} runs past the end of {owner} (size {size_limit:#x})")
+        raise r.error(
+            f"{owner}.{name}Offset", base + at, f"{name} {off:#x}+{size:#x} runs past the end of {owner} (size {size_limit:#x})"
+        )
     return r.sub(f"{owner}.{name}", base + off, size)
 
 
@@ -104,10 +106,8 @@ def _access(r: BinReader, owner: str, base: int, size: int, first: int) -> Acces
     fs = _part(r, owner, base, size, first, "FsAccessControl")
     fs_version = fs.u8(f"{owner}.FsAccessControl.Version", 0) if len(fs) else 0
     fs_perm = fs.u64(f"{owner}.FsAccessControl.Permissions", 4) if len(fs) else 0
-    services = _services(_part(r, owner, base, size, first + 8, "ServiceAccessControl"),
-                         f"{owner}.ServiceAccessControl")
-    kernel = parse_kernel_caps(_part(r, owner, base, size, first + 16, "KernelAccessControl"),
-                               f"{owner}.KernelAccessControl")
+    services = _services(_part(r, owner, base, size, first + 8, "ServiceAccessControl"), f"{owner}.ServiceAccessControl")
+    kernel = parse_kernel_caps(_part(r, owner, base, size, first + 16, "KernelAccessControl"), f"{owner}.KernelAccessControl")
     return AccessControl(fs_version, fs_perm, services, kernel)
 
 
@@ -141,22 +141,50 @@ def parse_npdm(data: bytes | bytearray | memoryview, path: str = "<npdm>") -> Np
     acid_off, acid_size = _region(r, "Acid", 0x78, ACID_HEADER_SIZE)
     r.magic("ACID.Magic", acid_off + 0x200, ACID_MAGIC)
     aflags = r.u32("ACID.Flags", acid_off + 0x20C)
-    acid = Acid(acid_off, r.bytes("ACID.Signature", acid_off, 0x100), r.bytes("ACID.PublicKey", acid_off + 0x100, 0x100),
-                r.u32("ACID.Size", acid_off + 0x204), r.u8("ACID.Version", acid_off + 0x208), aflags,
-                bool(aflags & 1), bool(aflags & 2), (aflags >> 2) & 0xF,
-                r.u64("ACID.ProgramIdMin", acid_off + 0x210), r.u64("ACID.ProgramIdMax", acid_off + 0x218),
-                _access(r, "ACID", acid_off, acid_size, 0x220))
+    acid = Acid(
+        acid_off,
+        r.bytes("ACID.Signature", acid_off, 0x100),
+        r.bytes("ACID.PublicKey", acid_off + 0x100, 0x100),
+        r.u32("ACID.Size", acid_off + 0x204),
+        r.u8("ACID.Version", acid_off + 0x208),
+        aflags,
+        bool(aflags & 1),
+        bool(aflags & 2),
+        (aflags >> 2) & 0xF,
+        r.u64("ACID.ProgramIdMin", acid_off + 0x210),
+        r.u64("ACID.ProgramIdMax", acid_off + 0x218),
+        _access(r, "ACID", acid_off, acid_size, 0x220),
+    )
     if acid.program_id_min > acid.program_id_max:
         raise r.error("ACID.ProgramIdMax", acid_off + 0x218, "program id range is reversed")
 
     kern = aci.access.kernel
     if kern.lowest_priority is not None and not kern.highest_priority <= prio <= kern.lowest_priority:
-        raise r.error("META.MainThreadPriority", 0xE, f"priority {prio} is outside the ACI0 thread info range "
-                                                      f"{kern.highest_priority}..{kern.lowest_priority}")
+        raise r.error(
+            "META.MainThreadPriority",
+            0xE,
+            f"priority {prio} is outside the ACI0 thread info range {kern.highest_priority}..{kern.lowest_priority}",
+        )
     if kern.min_core is not None and not kern.min_core <= core <= kern.max_core:
-        raise r.error("META.MainThreadCoreNumber", 0xF, f"core {core} is outside the ACI0 thread info range "
-                                                        f"{kern.min_core}..{kern.max_core}")
-    return Npdm(path, r.u32("META.SignatureKeyGeneration", 4), bool(flags & 1), space, bool(flags & 0x10),
-                bool(flags & 0x20), prio, core, r.u32("META.SystemResourceSize", 0x14), r.u32("META.Version", 0x18),
-                r.u32("META.MainThreadStackSize", 0x1C), r.cstr("META.Name", 0x20, 0x10),
-                r.cstr("META.ProductCode", 0x30, 0x10), aci, acid)
+        raise r.error(
+            "META.MainThreadCoreNumber",
+            0xF,
+            f"core {core} is outside the ACI0 thread info range {kern.min_core}..{kern.max_core}",
+        )
+    return Npdm(
+        path,
+        r.u32("META.SignatureKeyGeneration", 4),
+        bool(flags & 1),
+        space,
+        bool(flags & 0x10),
+        bool(flags & 0x20),
+        prio,
+        core,
+        r.u32("META.SystemResourceSize", 0x14),
+        r.u32("META.Version", 0x18),
+        r.u32("META.MainThreadStackSize", 0x1C),
+        r.cstr("META.Name", 0x20, 0x10),
+        r.cstr("META.ProductCode", 0x30, 0x10),
+        aci,
+        acid,
+    )

@@ -4,20 +4,20 @@ The file *is* the module image for .text/.rodata/.data (stored uncompressed, fil
 memory offset); the first 0x10 bytes belong to .text (a branch and the MOD0 offset), the NRO
 header follows at 0x10.  Homebrew appends an ASET section after ``Size`` bytes: icon, NACP
 and RomFS ranges relative to the ASET start."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from recompiler.formats.binreader import BinReader
 from recompiler.formats.elfdyn import Symbol
-from recompiler.formats.module import (SEGMENT_NAMES, ModuleImage, ModuleView, Segment, check_layout,
-                                      check_span, finish_module)
+from recompiler.formats.module import SEGMENT_NAMES, ModuleImage, ModuleView, Segment, check_layout, check_span, finish_module
 from recompiler.formats.nacp import Nacp, parse_nacp
 
 MAGIC = b"NRO0"
 ASET_MAGIC = b"ASET"
 HEADER_END = 0x80
-SEG_HEADER = (0x20, 0x28, 0x30)        # MemoryOffset, Size per segment
+SEG_HEADER = (0x20, 0x28, 0x30)  # MemoryOffset, Size per segment
 SIZE, FLAGS, BSS_SIZE, MODULE_ID, DSO_HANDLE = 0x18, 0x1C, 0x38, 0x40, 0x60
 EMBEDDED, DYNSTR, DYNSYM = 0x68, 0x70, 0x78
 ASET_HEADER_SIZE = 0x38
@@ -26,13 +26,13 @@ ASET_PARTS = ("icon", "nacp", "romfs")
 
 @dataclass(frozen=True)
 class AssetRange:
-    offset: int            # from the start of the file
+    offset: int  # from the start of the file
     size: int
 
 
 @dataclass(frozen=True)
 class Assets:
-    offset: int            # of the ASET header in the file
+    offset: int  # of the ASET header in the file
     version: int
     icon: AssetRange
     nacp: AssetRange
@@ -89,13 +89,15 @@ def parse_nro(data: bytes | bytearray | memoryview, path: str = "<nro>") -> NroM
     size = r.u32("Size", SIZE)
     if size < HEADER_END or size > len(r):
         raise r.error("Size", SIZE, f"NRO size {size:#x} is outside {HEADER_END:#x}..{len(r):#x} (file size)")
-    lay = [(n, r.u32(f"{n}.MemoryOffset", at), r.u32(f"{n}.Size", at + 4), at)
-           for n, at in zip(SEGMENT_NAMES, SEG_HEADER)]
+    lay = [(n, r.u32(f"{n}.MemoryOffset", at), r.u32(f"{n}.Size", at + 4), at) for n, at in zip(SEGMENT_NAMES, SEG_HEADER)]
     check_layout(r, lay, "header")
     check_span(r, lay, "header")
     if lay[0][2] < HEADER_END:
-        raise r.error("text.Size", SEG_HEADER[0] + 4, f".text is {lay[0][2]:#x} bytes; it must hold the "
-                                                      f"{HEADER_END:#x}-byte header it starts with")
+        raise r.error(
+            "text.Size",
+            SEG_HEADER[0] + 4,
+            f".text is {lay[0][2]:#x} bytes; it must hold the {HEADER_END:#x}-byte header it starts with",
+        )
     segments, datas = [], []
     for i, (name, off, sz, _) in enumerate(lay):
         if off + sz > size:
@@ -105,11 +107,20 @@ def parse_nro(data: bytes | bytearray | memoryview, path: str = "<nro>") -> NroM
     bss = r.u32("BssSize", BSS_SIZE)
     ro_size = lay[1][2]
     module = finish_module(segments, datas, bss, path)
-    assets = _assets(r, size) if len(r) >= size + 4 and bytes(r.data[size:size + 4]) == ASET_MAGIC else None
+    assets = _assets(r, size) if len(r) >= size + 4 and bytes(r.data[size : size + 4]) == ASET_MAGIC else None
     dso = r.u32("DsoHandleOffset", DSO_HANDLE)
     if dso > module.memory_size:
         raise r.error("DsoHandleOffset", DSO_HANDLE, f"{dso:#x} is outside the module (size {module.memory_size:#x})")
-    return NroModule(path, r.u32("Version", 0x14), size, r.u32("Flags", FLAGS), r.bytes("ModuleId", MODULE_ID, 0x20),
-                     dso, _range(r, "EmbeddedOffset", EMBEDDED, ro_size),
-                     _range(r, "DynStrOffset", DYNSTR, ro_size), _range(r, "DynSymOffset", DYNSYM, ro_size),
-                     module, assets)
+    return NroModule(
+        path,
+        r.u32("Version", 0x14),
+        size,
+        r.u32("Flags", FLAGS),
+        r.bytes("ModuleId", MODULE_ID, 0x20),
+        dso,
+        _range(r, "EmbeddedOffset", EMBEDDED, ro_size),
+        _range(r, "DynStrOffset", DYNSTR, ro_size),
+        _range(r, "DynSymOffset", DYNSYM, ro_size),
+        module,
+        assets,
+    )

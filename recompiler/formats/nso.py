@@ -4,6 +4,7 @@ Header (0x100 bytes): three segment headers (file offset, memory offset, size), 
 sizes, compression/hash flags, the module name, the build id, .rodata-relative ranges of the
 API info, .dynstr and .dynsym, and the SHA-256 of each decompressed segment.  Segments are
 raw LZ4 blocks when compressed."""
+
 from __future__ import annotations
 
 import hashlib
@@ -13,16 +14,15 @@ from nxrecomp.common.errors import NxError
 from recompiler.formats.binreader import BinReader
 from recompiler.formats.elfdyn import Symbol, read_symbols
 from recompiler.formats.lz4 import decompress_block
-from recompiler.formats.module import (SEGMENT_NAMES, ModuleImage, ModuleView, Segment, check_layout, check_span,
-                                       finish_module)
+from recompiler.formats.module import SEGMENT_NAMES, ModuleImage, ModuleView, Segment, check_layout, check_span, finish_module
 
 MAGIC = b"NSO0"
 HEADER_SIZE = 0x100
-FLAG_COMPRESSED = (1 << 0, 1 << 1, 1 << 2)     # text, rodata, data
+FLAG_COMPRESSED = (1 << 0, 1 << 1, 1 << 2)  # text, rodata, data
 FLAG_HASH_CHECK = (1 << 3, 1 << 4, 1 << 5)
 
 # Offsets of the header fields, per segment where they repeat.
-SEG_HEADER = (0x10, 0x20, 0x30)      # FileOffset, MemoryOffset, Size
+SEG_HEADER = (0x10, 0x20, 0x30)  # FileOffset, MemoryOffset, Size
 FILE_SIZE = (0x60, 0x64, 0x68)
 HASH = (0xA0, 0xC0, 0xE0)
 MODULE_NAME_OFFSET, MODULE_NAME_SIZE, BSS_SIZE, MODULE_ID = 0x1C, 0x2C, 0x3C, 0x40
@@ -35,20 +35,21 @@ class NsoModule(ModuleView):
     version: int
     flags: int
     name: str
-    build_id: bytes                  # 0x20 bytes (GNU build id, zero-padded)
-    embedded: tuple[int, int]        # (offset, size) from .rodata: the API info
-    dynstr: tuple[int, int]          # (offset, size) from .rodata
-    dynsym: tuple[int, int]          # (offset, size) from .rodata
+    build_id: bytes  # 0x20 bytes (GNU build id, zero-padded)
+    embedded: tuple[int, int]  # (offset, size) from .rodata: the API info
+    dynstr: tuple[int, int]  # (offset, size) from .rodata
+    dynsym: tuple[int, int]  # (offset, size) from .rodata
     module: ModuleImage
-    header_symbols: list[Symbol]     # from the header's .dynsym/.dynstr (used when there is no MOD0)
+    header_symbols: list[Symbol]  # from the header's .dynsym/.dynstr (used when there is no MOD0)
 
     @property
     def symbols(self) -> list[Symbol]:
         return self.module.dynamic.symbols if self.module.dynamic else self.header_symbols
 
 
-def _segment_bytes(r: BinReader, i: int, flags: int, file_off: int, file_size: int, size: int,
-                   want_hash: bytes) -> tuple[bytes, bool]:
+def _segment_bytes(
+    r: BinReader, i: int, flags: int, file_off: int, file_size: int, size: int, want_hash: bytes
+) -> tuple[bytes, bool]:
     """Decompressed bytes of segment ``i`` and whether they were stored compressed.
 
     Stored smaller than in memory means compressed, whatever the flag says (some tools clear
@@ -86,8 +87,14 @@ def parse_nso(data: bytes | bytearray | memoryview, path: str = "<nso>") -> NsoM
         raise r.error("Flags", 0xC, f"unknown flag bits {flags & ~0x3F:#x}")
     heads = []
     for i, (nm, at) in enumerate(zip(SEGMENT_NAMES, SEG_HEADER)):
-        heads.append((r.u32(f"{nm}.FileOffset", at), r.u32(f"{nm}.MemoryOffset", at + 4),
-                      r.u32(f"{nm}.Size", at + 8), r.u32(f"{nm}.FileSize", FILE_SIZE[i])))
+        heads.append(
+            (
+                r.u32(f"{nm}.FileOffset", at),
+                r.u32(f"{nm}.MemoryOffset", at + 4),
+                r.u32(f"{nm}.Size", at + 8),
+                r.u32(f"{nm}.FileSize", FILE_SIZE[i]),
+            )
+        )
     lay = [(SEGMENT_NAMES[i], h[1], h[2], SEG_HEADER[i] + 4) for i, h in enumerate(heads)]
     check_layout(r, lay, "header")
     check_span(r, lay, "header")
@@ -97,8 +104,11 @@ def parse_nso(data: bytes | bytearray | memoryview, path: str = "<nso>") -> NsoM
         if foff < HEADER_SIZE and fsize:
             raise r.error(f"{nm}.FileOffset", SEG_HEADER[i], f"segment data at {foff:#x} overlaps the header")
         if fsize > size and not flags & FLAG_COMPRESSED[i]:
-            raise r.error(f"{nm}.FileSize", FILE_SIZE[i], f"stored size {fsize:#x} is larger than the memory size "
-                                                          f"{size:#x} and the segment is not marked compressed")
+            raise r.error(
+                f"{nm}.FileSize",
+                FILE_SIZE[i],
+                f"stored size {fsize:#x} is larger than the memory size {size:#x} and the segment is not marked compressed",
+            )
     bss = r.u32("BssSize", BSS_SIZE)
     name_off, name_size = r.u32("ModuleNameOffset", MODULE_NAME_OFFSET), r.u32("ModuleNameSize", MODULE_NAME_SIZE)
     name = r.cstr("ModuleName", name_off, name_size) if name_size else ""
@@ -114,8 +124,9 @@ def parse_nso(data: bytes | bytearray | memoryview, path: str = "<nso>") -> NsoM
         seg, compressed = _segment_bytes(r, i, flags, foff, fsize, size, want)
         checked = bool(flags & FLAG_HASH_CHECK[i])
         if checked and hashlib.sha256(seg).digest() != want:
-            raise r.error(f"{SEGMENT_NAMES[i]}Hash", HASH[i], f"SHA-256 of the decompressed .{SEGMENT_NAMES[i]} "
-                                                               f"does not match the header")
+            raise r.error(
+                f"{SEGMENT_NAMES[i]}Hash", HASH[i], f"SHA-256 of the decompressed .{SEGMENT_NAMES[i]} does not match the header"
+            )
         segments.append(Segment(SEGMENT_NAMES[i], moff, size, foff, fsize, compressed, want, checked))
         datas.append(seg)
     module = finish_module(segments, datas, bss, path)

@@ -4,6 +4,7 @@ code) into a Switch module, for packaging the demo game and for tests.
 
 Only the program headers and PT_NOTE are read here; the module's ``.dynamic`` is left as the
 linker wrote it (the host's linker applies it at load time)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ class ElfSegments:
     mem_offsets: tuple[int, int, int]
     bss_size: int
     build_id: bytes
-    dynstr: tuple[int, int]      # from .rodata, as the NSO/NRO header wants them
+    dynstr: tuple[int, int]  # from .rodata, as the NSO/NRO header wants them
     dynsym: tuple[int, int]
 
 
@@ -70,8 +71,11 @@ def split_elf(data: bytes | bytearray | memoryview, path: str = "<elf>") -> ElfS
             build_id = _build_id(r, off, filesz)
     want = [PF_R | PF_X, PF_R, PF_R | PF_W]
     if [f & 7 for _, f, *_ in loads] != want:
-        raise r.error("program headers", phoff, "need exactly three PT_LOAD segments, R-X, R, RW in that order "
-                                                f"(found flags {[f & 7 for _, f, *_ in loads]})")
+        raise r.error(
+            "program headers",
+            phoff,
+            f"need exactly three PT_LOAD segments, R-X, R, RW in that order (found flags {[f & 7 for _, f, *_ in loads]})",
+        )
     if loads[0][3] != 0:
         raise r.error(f"phdr[{loads[0][0]}].p_vaddr", phoff + 56 * loads[0][0] + 16, "the R-X segment must be at 0")
     for (i, _, _, vaddr, filesz, memsz), (j, _, _, nvaddr, _, _) in zip(loads, loads[1:]):
@@ -84,13 +88,17 @@ def split_elf(data: bytes | bytearray | memoryview, path: str = "<elf>") -> ElfS
     limit = max(MIN_SPAN_LIMIT, SPAN_PER_FILE_BYTE * len(r))
     i, _, _, vaddr, filesz, memsz = loads[2]
     if vaddr + filesz > limit:
-        raise r.error(f"phdr[{i}].p_vaddr", phoff + 56 * i + 16, f"module would span {vaddr + filesz:#x} bytes, "
-                                                                f"more than {limit:#x} for a file of {len(r):#x} bytes")
+        raise r.error(
+            f"phdr[{i}].p_vaddr",
+            phoff + 56 * i + 16,
+            f"module would span {vaddr + filesz:#x} bytes, more than {limit:#x} for a file of {len(r):#x} bytes",
+        )
     if memsz < filesz:
         raise r.error(f"phdr[{i}].p_memsz", phoff + 56 * i + 40, f"memsz {memsz:#x} is smaller than filesz {filesz:#x}")
     if memsz - filesz > 0xFFFFFFFF:
-        raise r.error(f"phdr[{i}].p_memsz", phoff + 56 * i + 40, f".bss of {memsz - filesz:#x} bytes does not fit "
-                                                                 "the 32-bit BssSize field")
+        raise r.error(
+            f"phdr[{i}].p_memsz", phoff + 56 * i + 40, f".bss of {memsz - filesz:#x} bytes does not fit the 32-bit BssSize field"
+        )
     segs = [r.bytes(f"phdr[{i}] contents", off, filesz) for i, _, off, _, filesz, _ in loads]
     mem = tuple(vaddr for _, _, _, vaddr, _, _ in loads)
     bss = loads[2][5] - loads[2][4]
@@ -98,7 +106,7 @@ def split_elf(data: bytes | bytearray | memoryview, path: str = "<elf>") -> ElfS
     # .dynsym/.dynstr ranges for the header, from the module's own .dynamic.
     image = bytearray(mem[2] + len(segs[2]))
     for m, s in zip(mem, segs):
-        image[m:m + len(s)] = s
+        image[m : m + len(s)] = s
     dynstr = dynsym = (0, 0)
     for i in range(phnum):
         at = phoff + 56 * i
@@ -112,21 +120,39 @@ def split_elf(data: bytes | bytearray | memoryview, path: str = "<elf>") -> ElfS
     return ElfSegments(segs[0], segs[1], segs[2], mem, bss, build_id, dynstr, dynsym)  # type: ignore[arg-type]
 
 
-def elf_to_nso(data: bytes | bytearray | memoryview, path: str = "<elf>", *, name: str = "",
-               compress: bool = True) -> bytes:
+def elf_to_nso(data: bytes | bytearray | memoryview, path: str = "<elf>", *, name: str = "", compress: bool = True) -> bytes:
     e = split_elf(data, path)
-    return pack_nso(e.text, e.rodata, e.data, bss_size=e.bss_size, build_id=e.build_id, name=name,
-                    compress=compress, mem_offsets=e.mem_offsets, dynstr=e.dynstr, dynsym=e.dynsym)
+    return pack_nso(
+        e.text,
+        e.rodata,
+        e.data,
+        bss_size=e.bss_size,
+        build_id=e.build_id,
+        name=name,
+        compress=compress,
+        mem_offsets=e.mem_offsets,
+        dynstr=e.dynstr,
+        dynsym=e.dynsym,
+    )
 
 
-def elf_to_nro(data: bytes | bytearray | memoryview, path: str = "<elf>", *,
-               assets: NroAssets | None = None) -> bytes:
+def elf_to_nro(data: bytes | bytearray | memoryview, path: str = "<elf>", *, assets: NroAssets | None = None) -> bytes:
     e = split_elf(data, path)
     if any(e.text[0x10:0x80]):
-        raise NxError("the start code must leave .text 0x10..0x80 zeroed for the NRO header", path=path,
-                      field=".text", offset=0x10)
-    return pack_nro(e.text, e.rodata, e.data, bss_size=e.bss_size, build_id=e.build_id, assets=assets,
-                    mem_offsets=e.mem_offsets, dynstr=e.dynstr, dynsym=e.dynsym)
+        raise NxError(
+            "the start code must leave .text 0x10..0x80 zeroed for the NRO header", path=path, field=".text", offset=0x10
+        )
+    return pack_nro(
+        e.text,
+        e.rodata,
+        e.data,
+        bss_size=e.bss_size,
+        build_id=e.build_id,
+        assets=assets,
+        mem_offsets=e.mem_offsets,
+        dynstr=e.dynstr,
+        dynsym=e.dynsym,
+    )
 
 
 __all__ = ["ElfSegments", "split_elf", "elf_to_nso", "elf_to_nro"]

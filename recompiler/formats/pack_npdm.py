@@ -3,6 +3,7 @@
 Layout as Switch tools write it: META at 0, ACID at 0x80, ACI0 after it; inside ACID/ACI0 the
 filesystem, service and kernel parts follow the header, each on a 0x10 boundary.  The ACID
 signature and key are left zero (nothing here signs)."""
+
 from __future__ import annotations
 
 import struct
@@ -26,9 +27,13 @@ def _field(value: int, lo: int, bits: int, what: str) -> int:
 
 
 def kc_thread_info(lowest_priority: int, highest_priority: int, min_core: int, max_core: int) -> list[int]:
-    return [_kind_bits(K.KIND_THREAD_INFO) | _field(lowest_priority, 4, 6, "lowest priority")
-            | _field(highest_priority, 10, 6, "highest priority") | _field(min_core, 16, 8, "min core")
-            | _field(max_core, 24, 8, "max core")]
+    return [
+        _kind_bits(K.KIND_THREAD_INFO)
+        | _field(lowest_priority, 4, 6, "lowest priority")
+        | _field(highest_priority, 10, 6, "highest priority")
+        | _field(min_core, 16, 8, "min core")
+        | _field(max_core, 24, 8, "max core")
+    ]
 
 
 def kc_syscalls(ids: set[int] | list[int] | range) -> list[int]:
@@ -43,8 +48,10 @@ def kc_syscalls(ids: set[int] | list[int] | range) -> list[int]:
 def kc_memory_map(address: int, size: int, read_only: bool = False, io: bool = True) -> list[int]:
     if address % 0x1000 or size % 0x1000:
         raise NxError(f"kernel capability: memory map {address:#x}+{size:#x} is not page aligned")
-    return [_kind_bits(K.KIND_MEMORY_MAP) | _field(address >> 12, 7, 24, "map address") | (int(read_only) << 31),
-            _kind_bits(K.KIND_MEMORY_MAP) | _field(size >> 12, 7, 20, "map size") | (int(not io) << 31)]
+    return [
+        _kind_bits(K.KIND_MEMORY_MAP) | _field(address >> 12, 7, 24, "map address") | (int(read_only) << 31),
+        _kind_bits(K.KIND_MEMORY_MAP) | _field(size >> 12, 7, 20, "map size") | (int(not io) << 31),
+    ]
 
 
 def kc_io_map(address: int) -> list[int]:
@@ -77,15 +84,19 @@ def kc_handle_table(size: int) -> list[int]:
 
 
 def kc_debug_flags(allow_debug: bool = False, force_debug_prod: bool = False, force_debug: bool = False) -> list[int]:
-    return [_kind_bits(K.KIND_DEBUG_FLAGS) | (int(allow_debug) << 17) | (int(force_debug_prod) << 18)
-            | (int(force_debug) << 19)]
+    return [_kind_bits(K.KIND_DEBUG_FLAGS) | (int(allow_debug) << 17) | (int(force_debug_prod) << 18) | (int(force_debug) << 19)]
 
 
 def default_kernel_caps() -> list[int]:
     """What a plain application asks for: priorities 28..59 on cores 0..2, every syscall,
     kernel 3.0, 512 handles."""
-    return (kc_thread_info(59, 28, 0, 2) + kc_syscalls(range(0xC0)) + kc_program_type(1)
-            + kc_kernel_version(3, 0) + kc_handle_table(512))
+    return (
+        kc_thread_info(59, 28, 0, 2)
+        + kc_syscalls(range(0xC0))
+        + kc_program_type(1)
+        + kc_kernel_version(3, 0)
+        + kc_handle_table(512)
+    )
 
 
 # -- NPDM -------------------------------------------------------------------------------
@@ -103,11 +114,11 @@ class NpdmSpec:
     version: int = 0
     signature_key_generation: int = 0
     program_id: int = 0x0100000000010000
-    program_id_range: tuple[int, int] | None = None        # ACID limits; default: exactly program_id
+    program_id_range: tuple[int, int] | None = None  # ACID limits; default: exactly program_id
     fs_permissions: int = 0xFFFFFFFFFFFFFFFF
     services: list[tuple[str, bool]] = field(default_factory=lambda: [("*", False)])
     kernel_caps: list[int] = field(default_factory=default_kernel_caps)
-    acid_kernel_caps: list[int] | None = None               # default: the same as ACI0's
+    acid_kernel_caps: list[int] | None = None  # default: the same as ACI0's
     production: bool = True
     unqualified_approval: bool = False
     memory_region: int = 0
@@ -170,7 +181,7 @@ def pack_npdm(spec: NpdmSpec = NpdmSpec()) -> bytes:
         raw = text.encode()
         if len(raw) > 0x10:
             raise NxError(f"pack_npdm: {text!r} is longer than 16 bytes")
-        meta[at:at + len(raw)] = raw
+        meta[at : at + len(raw)] = raw
     acid_off = N.META_SIZE
     aci_off = align_up(acid_off + len(acid), 0x10)
     struct.pack_into("<IIII", meta, 0x70, aci_off, len(aci), acid_off, len(acid))

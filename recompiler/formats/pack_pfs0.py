@@ -1,6 +1,7 @@
 """PFS0 builder (ExeFS / NSP container): header, entries, names, then the files one after
 another.  The string table is padded so the file data starts on a 0x20 boundary, as Switch
 tools do."""
+
 from __future__ import annotations
 
 import struct

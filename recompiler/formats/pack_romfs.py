@@ -4,6 +4,7 @@ Layout as the usual builders write it: the 0x50-byte header, file data from 0x20
 on a 0x10 boundary), then the directory hash table, directory meta table, file hash table
 and file meta table.  Directories and files are sorted by name; the root is the first
 directory entry (offset 0, empty name, its own parent)."""
+
 from __future__ import annotations
 
 import struct
@@ -117,8 +118,9 @@ def pack_romfs(files: dict[str, bytes], directories: list[str] = ()) -> bytes:  
             sib = d.parent.dirs[names[i + 1]].offset if i + 1 < len(names) else R.EMPTY
         child = d.dirs[min(d.dirs)].offset if d.dirs else R.EMPTY
         name = d.name.encode()
-        dmeta += struct.pack("<IIIIII", d.parent.offset if d.parent else 0, sib, child,
-                             first_file.get(id(d), R.EMPTY), dnext[d.offset], len(name))
+        dmeta += struct.pack(
+            "<IIIIII", d.parent.offset if d.parent else 0, sib, child, first_file.get(id(d), R.EMPTY), dnext[d.offset], len(name)
+        )
         dmeta += name + b"\0" * (align_up(len(name), 4) - len(name))
     fmeta = bytearray()
     for i, ((d, n, blob), off) in enumerate(zip(file_list, file_offsets)):
@@ -134,8 +136,9 @@ def pack_romfs(files: dict[str, bytes], directories: list[str] = ()) -> bytes:  
     for blob in (dhash, dmeta, fhash, fmeta):
         tables.append((pos, len(blob)))
         pos += len(blob)
-    header = struct.pack("<Q", R.HEADER_SIZE) + b"".join(struct.pack("<QQ", o, s) for o, s in tables) \
-        + struct.pack("<Q", DATA_START)
+    header = (
+        struct.pack("<Q", R.HEADER_SIZE) + b"".join(struct.pack("<QQ", o, s) for o, s in tables) + struct.pack("<Q", DATA_START)
+    )
     out = bytearray(header) + b"\0" * (DATA_START - len(header)) + data
     out += b"\0" * (tables[0][0] - len(out))
     return bytes(out + dhash + dmeta + fhash + fmeta)

@@ -4,6 +4,7 @@
 Header: magic, file count, string table size, reserved; then one 0x18-byte entry per file
 (data offset, size, name offset, reserved), then the NUL-terminated names.  Data offsets are
 relative to the end of the string table."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ HEADER_SIZE, ENTRY_SIZE = 0x10, 0x18
 @dataclass(frozen=True)
 class PfsEntry:
     name: str
-    offset: int          # absolute, in the file
+    offset: int  # absolute, in the file
     size: int
 
 
@@ -34,7 +35,7 @@ class Pfs0:
     def read(self, name: str) -> bytes:
         for e in self.entries:
             if e.name == name:
-                return bytes(self.blob[e.offset:e.offset + e.size])
+                return bytes(self.blob[e.offset : e.offset + e.size])
         raise KeyError(name)
 
 
@@ -51,9 +52,15 @@ def parse_pfs0(data: bytes | bytearray | memoryview, path: str = "<pfs0>") -> Pf
     entries, seen = [], set()
     for i in range(count):
         at = HEADER_SIZE + i * ENTRY_SIZE
-        off, size, name_off = r.u64(f"entry[{i}].Offset", at), r.u64(f"entry[{i}].Size", at + 8), r.u32(f"entry[{i}].StringOffset", at + 16)
+        off, size, name_off = (
+            r.u64(f"entry[{i}].Offset", at),
+            r.u64(f"entry[{i}].Size", at + 8),
+            r.u32(f"entry[{i}].StringOffset", at + 16),
+        )
         if name_off >= strsz:
-            raise r.error(f"entry[{i}].StringOffset", at + 16, f"name offset {name_off:#x} is past the string table (size {strsz:#x})")
+            raise r.error(
+                f"entry[{i}].StringOffset", at + 16, f"name offset {name_off:#x} is past the string table (size {strsz:#x})"
+            )
         end = strings.find(b"\0", name_off)
         if end < 0:
             raise r.error(f"entry[{i}].StringOffset", at + 16, "name is not NUL-terminated inside the string table")

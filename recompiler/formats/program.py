@@ -15,6 +15,7 @@ bytes as its crt0 expects them (relocations applied twice would double every REL
 A program of several modules without rtld and without the homebrew mark (our own SDK's test
 ExeFS) is linked by the host as rtld would.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,14 +30,21 @@ from recompiler.formats.nso import NsoModule, parse_nso
 from recompiler.formats.pack_npdm import NpdmSpec, pack_npdm
 
 # What a program without main.npdm gets: the issue's documented default (see module docstring).
-DEFAULT_NPDM = NpdmSpec(name="homebrew", address_space=3, main_thread_priority=44, main_thread_core=0,
-                        main_thread_stack_size=0x100000, services=[("*", False)])
+DEFAULT_NPDM = NpdmSpec(
+    name="homebrew",
+    address_space=3,
+    main_thread_priority=44,
+    main_thread_core=0,
+    main_thread_stack_size=0x100000,
+    services=[("*", False)],
+)
 
 
 @dataclass(frozen=True)
 class Program:
     """What ``nxrecomp build`` was given, as an ExeFS: ``kind`` is "exefs" (folder), "pfs0",
     "nso" or "nro"; ``exefs.npdm`` is never None (the default when the input had none)."""
+
     path: str
     kind: str
     exefs: ExeFs
@@ -97,12 +105,16 @@ def load_program(path: str | Path) -> Program:
             nro = parse_nro(data, str(p))
             kind, exefs = "nro", ExeFs(str(p), None, [("main", nro)], [])  # type: ignore[list-item]
         else:
-            raise NxError("not a program nxrecomp build takes (an ExeFS folder, a PFS0, an NSO0 or an NRO0 file)",
-                          path=str(p), offset=0)
+            raise NxError(
+                "not a program nxrecomp build takes (an ExeFS folder, a PFS0, an NSO0 or an NRO0 file)", path=str(p), offset=0
+            )
     default = exefs.npdm is None
     if default:
-        print(f"notice: {p.name} has no main.npdm: using the default (application, 39-bit address space, "
-              "main thread priority 44 on core 0, 1 MiB stack, all services allowed)", flush=True)
+        print(
+            f"notice: {p.name} has no main.npdm: using the default (application, 39-bit address space, "
+            "main thread priority 44 on core 0, 1 MiB stack, all services allowed)",
+            flush=True,
+        )
         npdm = parse_npdm(pack_npdm(DEFAULT_NPDM), f"{p}:<default main.npdm>")
         exefs = ExeFs(exefs.path, npdm, exefs.modules, exefs.other_files)
     return Program(str(p), kind, exefs, default, nro)

@@ -8,6 +8,7 @@ file entries (parent, sibling, data offset, data size, hash-chain next, name siz
 linked by offsets into their tables; 0xFFFFFFFF ends a list.  A path is found through the
 hash tables; listing walks the tree.  Every walk is bounded (a cyclic table must give an
 error, not a hang)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ class RomfsFile:
     offset: int
     parent: int
     sibling: int
-    data_offset: int      # relative to the header's file data offset
+    data_offset: int  # relative to the header's file data offset
     size: int
     hash_next: int
     name: str
@@ -56,7 +57,7 @@ class RomfsFile:
 class Romfs:
     path: str
     r: BinReader
-    tables: dict[str, tuple[int, int]]     # name -> (offset, size) in the image
+    tables: dict[str, tuple[int, int]]  # name -> (offset, size) in the image
     data_offset: int
 
     # -- entries ---------------------------------------------------------------
@@ -69,18 +70,30 @@ class Romfs:
         f = f"DirMetaTable[{offset:#x}]"
         name_size = t.u32(f + ".NameSize", offset + 0x14)
         name = t.bytes(f + ".Name", offset + DIR_ENTRY_SIZE, name_size)
-        return RomfsDir(offset, t.u32(f + ".Parent", offset), t.u32(f + ".Sibling", offset + 4),
-                        t.u32(f + ".ChildDir", offset + 8), t.u32(f + ".ChildFile", offset + 12),
-                        t.u32(f + ".HashNext", offset + 16), name.decode("utf-8", "replace"))
+        return RomfsDir(
+            offset,
+            t.u32(f + ".Parent", offset),
+            t.u32(f + ".Sibling", offset + 4),
+            t.u32(f + ".ChildDir", offset + 8),
+            t.u32(f + ".ChildFile", offset + 12),
+            t.u32(f + ".HashNext", offset + 16),
+            name.decode("utf-8", "replace"),
+        )
 
     def file_at(self, offset: int) -> RomfsFile:
         t = self._table("FileMetaTable")
         f = f"FileMetaTable[{offset:#x}]"
         name_size = t.u32(f + ".NameSize", offset + 0x1C)
         name = t.bytes(f + ".Name", offset + FILE_ENTRY_SIZE, name_size)
-        e = RomfsFile(offset, t.u32(f + ".Parent", offset), t.u32(f + ".Sibling", offset + 4),
-                      t.u64(f + ".DataOffset", offset + 8), t.u64(f + ".DataSize", offset + 16),
-                      t.u32(f + ".HashNext", offset + 0x18), name.decode("utf-8", "replace"))
+        e = RomfsFile(
+            offset,
+            t.u32(f + ".Parent", offset),
+            t.u32(f + ".Sibling", offset + 4),
+            t.u64(f + ".DataOffset", offset + 8),
+            t.u64(f + ".DataSize", offset + 16),
+            t.u32(f + ".HashNext", offset + 0x18),
+            name.decode("utf-8", "replace"),
+        )
         self.r.check(f + " data (DataOffset/DataSize)", self.data_offset + e.data_offset, e.size)
         return e
 
@@ -123,22 +136,34 @@ class Romfs:
             dirs, files = self.children(d)
             for c in dirs:
                 if c.offset in seen_dirs:
-                    raise self.r.error("DirMetaTable", self.tables["DirMetaTable"][0] + c.offset,
-                                       f"directory {c.offset:#x} is reachable twice (the tree has a cycle)")
+                    raise self.r.error(
+                        "DirMetaTable",
+                        self.tables["DirMetaTable"][0] + c.offset,
+                        f"directory {c.offset:#x} is reachable twice (the tree has a cycle)",
+                    )
                 seen_dirs.add(c.offset)
             names: set[str] = set()
             for e, table in [(c, "DirMetaTable") for c in dirs] + [(f, "FileMetaTable") for f in files]:
                 if e.parent != d.offset:
-                    raise self.r.error(table, self.tables[table][0] + e.offset,
-                                       f"{e.name!r} is listed by directory {d.offset:#x} but names {e.parent:#x} as its parent")
+                    raise self.r.error(
+                        table,
+                        self.tables[table][0] + e.offset,
+                        f"{e.name!r} is listed by directory {d.offset:#x} but names {e.parent:#x} as its parent",
+                    )
                 if e.name in names or not e.name or "/" in e.name:
-                    raise self.r.error(table, self.tables[table][0] + e.offset,
-                                       f"name {e.name!r} in {prefix or '/'} is empty, has a '/', or appears twice")
+                    raise self.r.error(
+                        table,
+                        self.tables[table][0] + e.offset,
+                        f"name {e.name!r} in {prefix or '/'} is empty, has a '/', or appears twice",
+                    )
                 names.add(e.name)
             for f in files:
                 if f.offset in seen_files:
-                    raise self.r.error("FileMetaTable", self.tables["FileMetaTable"][0] + f.offset,
-                                       f"file entry {f.offset:#x} is listed by two directories")
+                    raise self.r.error(
+                        "FileMetaTable",
+                        self.tables["FileMetaTable"][0] + f.offset,
+                        f"file entry {f.offset:#x} is listed by two directories",
+                    )
                 seen_files.add(f.offset)
                 files_out.append((f"{prefix}/{f.name}", f))
             stack.extend((c, f"{prefix}/{c.name}") for c in reversed(dirs))
@@ -154,8 +179,11 @@ class Romfs:
             cur = t.u32(f"{hash_table} bucket", 4 * b)
             while cur != EMPTY:
                 if cur in where:
-                    raise self.r.error(meta_table, self.tables[meta_table][0] + cur,
-                                       f"entry {cur:#x} is reached twice through {hash_table} (a chain loops or merges)")
+                    raise self.r.error(
+                        meta_table,
+                        self.tables[meta_table][0] + cur,
+                        f"entry {cur:#x} is reached twice through {hash_table} (a chain loops or merges)",
+                    )
                 where[cur] = b
                 cur = at(cur).hash_next
         return where
@@ -163,8 +191,9 @@ class Romfs:
     def _check_hashed(self, dir_offsets: list[int], files: list[RomfsFile]) -> None:
         """Every listed entry must be found where a lookup by name will search for it."""
         for table, meta, at, size, entries in (
-                ("DirHashTable", "DirMetaTable", self.dir_at, DIR_ENTRY_SIZE, [self.dir_at(o) for o in dir_offsets]),
-                ("FileHashTable", "FileMetaTable", self.file_at, FILE_ENTRY_SIZE, files)):
+            ("DirHashTable", "DirMetaTable", self.dir_at, DIR_ENTRY_SIZE, [self.dir_at(o) for o in dir_offsets]),
+            ("FileHashTable", "FileMetaTable", self.file_at, FILE_ENTRY_SIZE, files),
+        ):
             if not entries:
                 continue
             n = self.tables[table][1] // 4
@@ -173,8 +202,9 @@ class Romfs:
             where = self._chains(table, at, meta, size)
             for e in entries:
                 if where.get(e.offset) != path_hash(e.parent, e.name.encode()) % n:
-                    raise self.r.error(table, self.tables[table][0], f"entry {e.name!r} at {e.offset:#x} of "
-                                                                     f"{meta} is not in its hash bucket")
+                    raise self.r.error(
+                        table, self.tables[table][0], f"entry {e.name!r} at {e.offset:#x} of {meta} is not in its hash bucket"
+                    )
 
     def list_files(self) -> list[tuple[str, RomfsFile]]:
         return self.tree()[1]
@@ -223,7 +253,7 @@ class Romfs:
     def read(self, path: str) -> bytes:
         f = self.lookup(path)
         start = self.data_offset + f.data_offset
-        return bytes(self.r.data[start:start + f.size])
+        return bytes(self.r.data[start : start + f.size])
 
 
 def parse_romfs(data: bytes | bytearray | memoryview, path: str = "<romfs>") -> Romfs:

@@ -1,4 +1,5 @@
 """Branches, calls, returns, exceptions and system instructions."""
+
 from __future__ import annotations
 
 import bisect
@@ -90,7 +91,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
     return False
 
 
-SHARED_TABLE = 16   # a BR of this many distinct targets or more dispatches through a label array
+SHARED_TABLE = 16  # a BR of this many distinct targets or more dispatches through a label array
 
 
 def h_blr(em: FunctionEmitter, i: Insn) -> None:
@@ -109,7 +110,7 @@ def h_ret(em: FunctionEmitter, i: Insn) -> bool:
 # Linux AArch64 system calls that start a thread (asm-generic unistd.h: clone 220, clone3 435):
 # the new thread's first instruction is the one after the SVC, entered from the run loop.
 _THREAD_STARTS = (220, 435)
-_MOVZ_X8 = (0x7FE0001F, 0x52800008)   # MOVZ W8/X8, #imm16 (hw 0): mask, value (sf ignored)
+_MOVZ_X8 = (0x7FE0001F, 0x52800008)  # MOVZ W8/X8, #imm16 (hw 0): mask, value (sf ignored)
 
 
 def _starts_thread(em: FunctionEmitter, i: Insn) -> bool:
@@ -142,8 +143,7 @@ def h_svc(em: FunctionEmitter, i: Insn) -> None:
     next_pc = f"{i.addr + 4:#x}ull"
     em.system_call()
     em.out(f"s->pc = {next_pc}; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']});")
-    em.out(f"if (UNLIKELY(s->pc != {next_pc})) MUSTTAIL return nx_jump(s, s->x[0], s->x[1], s->x[30], s->sp); "
-           "RELOAD_ALL;")
+    em.out(f"if (UNLIKELY(s->pc != {next_pc})) MUSTTAIL return nx_jump(s, s->x[0], s->x[1], s->x[30], s->sp); RELOAD_ALL;")
     if _starts_thread(em, i):
         # a new thread (Linux personality, linux_threads.c) starts in the run loop at the
         # instruction after the SVC with its registers in its own NxCpu: a resume point there

@@ -1,6 +1,7 @@
 """The Armv8 cryptography extension: AESE/AESD/AESMC/AESIMC, SHA1C/P/M/H/SU0/SU1,
 SHA256H/H2/SU0/SU1 and PMULL/PMULL2 (8x8 -> 16 and 64x64 -> 128 bits).  Each is one call
 of a helper in ``cpu_host/runtime/core/lifted.h`` on ``NxVec`` copies of the operands."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -27,13 +28,13 @@ def h_sha3reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, d, op = f["Rn"], f["Rm"], f["Rd"], f["opcode"]
     V = "s->v"
-    if op in (0, 1, 2):            # SHA1C / SHA1P / SHA1M: Qd, Sn, Vm.4S
+    if op in (0, 1, 2):  # SHA1C / SHA1P / SHA1M: Qd, Sn, Vm.4S
         _set(em, d, f"NX_SHA1HASH({V}[{d}], {V}[{n}].s[0], {V}[{m}], {op})")
     elif op == 3:
         _set(em, d, f"NX_SHA1SU0({V}[{d}], {V}[{n}], {V}[{m}])")
-    elif op == 4:                  # SHA256H: X = Qd, Y = Qn
+    elif op == 4:  # SHA256H: X = Qd, Y = Qn
         _set(em, d, f"NX_SHA256HASH({V}[{d}], {V}[{n}], {V}[{m}], 1)")
-    elif op == 5:                  # SHA256H2: X = Qn, Y = Qd
+    elif op == 5:  # SHA256H2: X = Qn, Y = Qd
         _set(em, d, f"NX_SHA256HASH({V}[{n}], {V}[{d}], {V}[{m}], 0)")
     elif op == 6:
         _set(em, d, f"NX_SHA256SU1({V}[{d}], {V}[{n}], {V}[{m}])")
@@ -44,7 +45,7 @@ def h_sha3reg(em: FunctionEmitter, i: Insn) -> None:
 def h_sha2reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, d, op = f["Rn"], f["Rd"], f["opcode"]
-    if op == 0:                    # SHA1H: Sd = ROL(Sn, 30)
+    if op == 0:  # SHA1H: Sd = ROL(Sn, 30)
         em.out(f"{{ u32 _e = s->v[{n}].s[0]; s->v[{d}].q = (u128)((_e << 30) | (_e >> 2)); }}")
     elif op == 1:
         _set(em, d, f"NX_SHA1SU1(s->v[{d}], s->v[{n}])")
@@ -57,11 +58,13 @@ def h_sha2reg(em: FunctionEmitter, i: Insn) -> None:
 def h_pmull(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, size, n, m, d = f["Q"], f["size"], f["Rn"], f["Rm"], f["Rd"]
-    if size == 3:                  # PMULL{2} Vd.1Q, Vn.{1,2}D, Vm.{1,2}D
+    if size == 3:  # PMULL{2} Vd.1Q, Vn.{1,2}D, Vm.{1,2}D
         em.out(f"{{ u128 _p = NX_CLMUL64(s->v[{n}].d[{Q}], s->v[{m}].d[{Q}]); s->v[{d}].q = _p; }}")
-    elif size == 0:                # PMULL{2} Vd.8H, Vn.{8,16}B, Vm.{8,16}B
-        em.out(f"{{ NxVec a = s->v[{n}], b = s->v[{m}], _r; for (int i = 0; i < 8; i++) "
-               f"_r.h[i] = NX_CLMUL8(a.b[{8 * Q} + i], b.b[{8 * Q} + i]); s->v[{d}] = _r; }}")
+    elif size == 0:  # PMULL{2} Vd.8H, Vn.{8,16}B, Vm.{8,16}B
+        em.out(
+            f"{{ NxVec a = s->v[{n}], b = s->v[{m}], _r; for (int i = 0; i < 8; i++) "
+            f"_r.h[i] = NX_CLMUL8(a.b[{8 * Q} + i], b.b[{8 * Q} + i]); s->v[{d}] = _r; }}"
+        )
     else:
         raise LiftError("reserved PMULL size")
 
@@ -77,32 +80,40 @@ def h_sha512(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, d, op = f["Rn"], f["Rm"], f["Rd"], f["opcode"]
     pre = f"NxVec X = s->v[{n}], Y = s->v[{m}], W = s->v[{d}], T; u64 t;"
-    if op == 0:      # SHA512H
-        body = (f"t = (Y.d[1] & X.d[0]) ^ (~Y.d[1] & X.d[1]); T.d[1] = t + {_s512('Y.d[1]', 14, 18, 41, False)} + W.d[1]; "
-                f"t = T.d[1] + Y.d[0]; T.d[0] = ((t & Y.d[1]) ^ (~t & X.d[0])) + {_s512('t', 14, 18, 41, False)} + W.d[0];")
-    elif op == 1:    # SHA512H2
-        body = (f"T.d[1] = ((X.d[0] & Y.d[1]) ^ (X.d[0] & Y.d[0]) ^ (Y.d[1] & Y.d[0])) + {_s512('Y.d[0]', 28, 34, 39, False)} + W.d[1]; "
-                f"t = T.d[1]; T.d[0] = ((t & Y.d[0]) ^ (t & Y.d[1]) ^ (Y.d[1] & Y.d[0])) + {_s512('t', 28, 34, 39, False)} + W.d[0];")
-    elif op == 2:    # SHA512SU1
-        body = (f"T.d[1] = W.d[1] + {_s512('X.d[1]', 19, 61, 6, True)} + Y.d[1]; "
-                f"T.d[0] = W.d[0] + {_s512('X.d[0]', 19, 61, 6, True)} + Y.d[0]; (void)t;")
-    else:            # RAX1: Vd.2D = Vn ^ ROL(Vm, 1)
+    if op == 0:  # SHA512H
+        body = (
+            f"t = (Y.d[1] & X.d[0]) ^ (~Y.d[1] & X.d[1]); T.d[1] = t + {_s512('Y.d[1]', 14, 18, 41, False)} + W.d[1]; "
+            f"t = T.d[1] + Y.d[0]; T.d[0] = ((t & Y.d[1]) ^ (~t & X.d[0])) + {_s512('t', 14, 18, 41, False)} + W.d[0];"
+        )
+    elif op == 1:  # SHA512H2
+        body = (
+            f"T.d[1] = ((X.d[0] & Y.d[1]) ^ (X.d[0] & Y.d[0]) ^ (Y.d[1] & Y.d[0])) + {_s512('Y.d[0]', 28, 34, 39, False)} + W.d[1]; "
+            f"t = T.d[1]; T.d[0] = ((t & Y.d[0]) ^ (t & Y.d[1]) ^ (Y.d[1] & Y.d[0])) + {_s512('t', 28, 34, 39, False)} + W.d[0];"
+        )
+    elif op == 2:  # SHA512SU1
+        body = (
+            f"T.d[1] = W.d[1] + {_s512('X.d[1]', 19, 61, 6, True)} + Y.d[1]; "
+            f"T.d[0] = W.d[0] + {_s512('X.d[0]', 19, 61, 6, True)} + Y.d[0]; (void)t;"
+        )
+    else:  # RAX1: Vd.2D = Vn ^ ROL(Vm, 1)
         body = "T.d[0] = X.d[0] ^ ROR64(Y.d[0], 63); T.d[1] = X.d[1] ^ ROR64(Y.d[1], 63); (void)t; (void)W;"
     em.out(f"{{ {pre} {body} s->v[{d}] = T; }}")
 
 
 def h_sha512su0(em: FunctionEmitter, i: Insn) -> None:
     n, d = i.f["Rn"], i.f["Rd"]
-    em.out(f"{{ NxVec W = s->v[{d}], X = s->v[{n}], T; T.d[0] = W.d[0] + {_s512('W.d[1]', 1, 8, 7, True)}; "
-           f"T.d[1] = W.d[1] + {_s512('X.d[0]', 1, 8, 7, True)}; s->v[{d}] = T; }}")
+    em.out(
+        f"{{ NxVec W = s->v[{d}], X = s->v[{n}], T; T.d[0] = W.d[0] + {_s512('W.d[1]', 1, 8, 7, True)}; "
+        f"T.d[1] = W.d[1] + {_s512('X.d[0]', 1, 8, 7, True)}; s->v[{d}] = T; }}"
+    )
 
 
 def h_sha3_4reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, a, d = f["Rn"], f["Rm"], f["Ra"], f["Rd"]
-    if f["op"] == 0:     # EOR3
+    if f["op"] == 0:  # EOR3
         e = f"s->v[{n}].q ^ s->v[{m}].q ^ s->v[{a}].q"
-    elif f["op"] == 1:   # BCAX
+    elif f["op"] == 1:  # BCAX
         e = f"s->v[{n}].q ^ (s->v[{m}].q & ~s->v[{a}].q)"
     else:
         raise LiftError("reserved SHA3 four-register form")
@@ -112,5 +123,7 @@ def h_sha3_4reg(em: FunctionEmitter, i: Insn) -> None:
 def h_xar(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, d, r = f["Rn"], f["Rm"], f["Rd"], f["imm6"]
-    em.out(f"{{ NxVec a = s->v[{n}], b = s->v[{m}], T; for (int i = 0; i < 2; i++) T.d[i] = ROR64(a.d[i] ^ b.d[i], {r}); "
-           f"s->v[{d}] = T; }}")
+    em.out(
+        f"{{ NxVec a = s->v[{n}], b = s->v[{m}], T; for (int i = 0; i < 2; i++) T.d[i] = ROR64(a.d[i] ^ b.d[i], {r}); "
+        f"s->v[{d}] = T; }}"
+    )

@@ -10,6 +10,7 @@ name it), and C that writes every register back (``STORE_ALL``: an exit, an SVC,
 indirect branch, a tail call) reads them all.  The text is what actually runs, so the record and
 the C cannot disagree.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,8 +21,10 @@ from recompiler.lift.result import Lifted, Mem
 _TOKEN = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))\b")
 _CONTROL = re.compile(r"\b(?:if|else|for|while|switch|case|goto|return|do)\b|\?")
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_WRITE = re.compile(r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))"
-                    r"(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)|&(v(?:[12][0-9]|3[01]|[0-9]))\b")
+_WRITE = re.compile(
+    r"(?<![\w>.])(x(?:[12][0-9]|30|[0-9])|sp|v(?:[12][0-9]|3[01]|[0-9]))"
+    r"(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)|&(v(?:[12][0-9]|3[01]|[0-9]))\b"
+)
 # an instruction's C that reads NZCV (the flags' locals), and one that writes every local back
 _FLAG_READ = re.compile(r"\b[NZCV]\b|FLAGS_STORE")
 _FULL = re.compile(r"\b(?:STORE_ALL|RELOAD_ALL)\b")
@@ -42,15 +45,15 @@ def _kills(text: str, m: re.Match) -> bool:
     """Whether the token at ``m`` is the target of an unconditional full assignment that does
     not read it: ``xN = expr;`` (``vN = ...;`` or ``vN.q = ...;`` for a vector register)."""
     tok = m.group(1)
-    after = text[m.end():]
+    after = text[m.end() :]
     if tok[0] == "v" and after.startswith(".q"):
         after = after[2:]
     a = re.match(r"\s*=(?!=)", after)
     if not a:
         return False
-    if _CONTROL.search(text, 0, m.start()) or "({" in text[:m.start()]:
+    if _CONTROL.search(text, 0, m.start()) or "({" in text[: m.start()]:
         return False
-    rhs = after[a.end():].split(";", 1)[0]
+    rhs = after[a.end() :].split(";", 1)[0]
     return "({" not in rhs and not re.search(rf"(?<![\w>.]){tok}\b", rhs)
 
 
@@ -86,7 +89,7 @@ def own_text(rec: Lifted, lines: list[str], jump_out_text: str) -> str:
     calls, its table dispatches, the jump out)."""
     text = SV_RE.sub(r"v\1", "\n".join(lines))
     if rec.call is not None:
-        text = text[:text.index(rec.call_marker)]
+        text = text[: text.index(rec.call_marker)]
     if rec.ret is not None:
         text = text.replace(rec.ret_marker, "")
     text = text.replace(jump_out_text, "")

@@ -21,6 +21,7 @@ docs/ARCHITECTURE.md, "Returns to somewhere else", for how a call site handles a
 unexpected address.  The C function around the body (declarations, the lists as macros, the
 resume twin and catch) is ``wrap.py``'s.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -35,10 +36,22 @@ from recompiler.lift.signature import ARGS, ARG_REGS, CALLER_SAVED, JUMP_OUT, SI
 from recompiler.lift.wrap import FunctionWrapper
 
 # (re-exported: handlers and the build name them from here)
-__all__ = ["ARGS", "ARG_REGS", "CALLER_SAVED", "JUMP_OUT", "SIG", "fname", "rname", "DirectTable", "FunctionEmitter",
-           "FunctionPlan", "LiftError", "no_opt"]
+__all__ = [
+    "ARGS",
+    "ARG_REGS",
+    "CALLER_SAVED",
+    "JUMP_OUT",
+    "SIG",
+    "fname",
+    "rname",
+    "DirectTable",
+    "FunctionEmitter",
+    "FunctionPlan",
+    "LiftError",
+    "no_opt",
+]
 
-_DENSE_SLOTS = 1 << 14   # most slots (guest words) of a computed goto's label array (128 KiB)
+_DENSE_SLOTS = 1 << 14  # most slots (guest words) of a computed goto's label array (128 KiB)
 
 
 class LiftError(Exception):
@@ -72,44 +85,54 @@ class DirectTable:
     (``analyse.Analyser._direct``): the target of the BR is ``targets[x[reg] & mask]`` while
     each ``guards`` register holds its value, so the lifted BR jumps through a host label array
     indexed by the masked register, without the guest's load and the guest-address lookup."""
+
     reg: int
     mask: int
-    guards: tuple[tuple[int, int], ...]   # (register, value) a table base was assumed to hold
+    guards: tuple[tuple[int, int], ...]  # (register, value) a table base was assumed to hold
     # the guest's target of each index 0..mask, None where that is not code: a target
     # outside the function takes the general dispatch, a None a fatal error
     targets: tuple[int | None, ...]
-    expr: tuple = ()                      # the target as analysis evaluated it (for those paths)
+    expr: tuple = ()  # the target as analysis evaluated it (for those paths)
 
 
 @dataclass
 class FunctionPlan:
     """What analysis knows of one function: its body and the addresses it needs."""
+
     entry: int
-    insns: list[Insn]                          # body in address order
+    insns: list[Insn]  # body in address order
     tail_targets: set[int] = field(default_factory=set)
     jump_tables: dict[int, list[int]] = field(default_factory=dict)  # BR address -> targets
-    direct_tables: dict[int, DirectTable] = field(default_factory=dict)   # BR address -> its index
+    direct_tables: dict[int, DirectTable] = field(default_factory=dict)  # BR address -> its index
     # BR address -> the functions an IFUNC's PLT stub may branch to (analyse.ifunc_candidates)
     ifunc_targets: dict[int, list[int]] = field(default_factory=dict)
-    noreturn_calls: set[int] = field(default_factory=set)            # BLs of analyse.noreturn_functions
-    resume_points: list[int] = field(default_factory=list)           # filled by the emitter
-    resume_twin: bool = False                  # filled by the emitter: resume points enter rname(entry)
+    noreturn_calls: set[int] = field(default_factory=set)  # BLs of analyse.noreturn_functions
+    resume_points: list[int] = field(default_factory=list)  # filled by the emitter
+    resume_twin: bool = False  # filled by the emitter: resume points enter rname(entry)
 
 
 class FunctionEmitter(FunctionFacts, FunctionWrapper):
     """Emitting: the registers, control flow and jump tables handlers write through, and the
     loop over the function's instructions (``emit``); the facts (``facts.py``) and the C
     function around the body (``wrap.py``) are its mixins."""
-    def __init__(self, plan: FunctionPlan, functions: set[int], trust_abi: bool = True,
-                 comments: bool = False, trace: bool = False, ret_flags: bool = False,
-                 elide_saves: bool = True) -> None:
+
+    def __init__(
+        self,
+        plan: FunctionPlan,
+        functions: set[int],
+        trust_abi: bool = True,
+        comments: bool = False,
+        trace: bool = False,
+        ret_flags: bool = False,
+        elide_saves: bool = True,
+    ) -> None:
         self.trace = trace
         self.no_opt = no_opt(plan.entry)
         # a return writes the flags back too: AAPCS64 does not, but a differential test that
         # reads the architectural state after a RET does (tests/recompiler/unicorn_harness.py)
         self.ret_flags = ret_flags
         self.plan = plan
-        self.functions = functions          # every function entry of the program
+        self.functions = functions  # every function entry of the program
         self.trust_abi = trust_abi
         self.elide_saves = elide_saves and trust_abi
         # recompiler.signal_polls: a backward branch first reads the pending-signal flag
@@ -121,34 +144,34 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.labels: set[int] = set()
         self.resume: list[int] = []
         self.flags_written = False
-        self.flag_writers: set[int] = set()          # instructions that write NZCV (flags_touched)
+        self.flag_writers: set[int] = set()  # instructions that write NZCV (flags_touched)
         self.insn: Insn | None = None
         self.callees: set[int] = set()
         self.internal_errors: list[str] = []
-        self.shared: dict[tuple[int, ...], str] = {}   # jump table -> label of its shared dispatch
+        self.shared: dict[tuple[int, ...], str] = {}  # jump table -> label of its shared dispatch
         self.shared_blocks: list[str] = []
-        self.dense_tabs: dict[str, str] = {}          # JT label -> its label array's declaration
-        self.dense_gotos: dict[str, str] = {}         # JT label -> the dispatch a BR site repeats
-        self.direct_tabs: dict[tuple, str] = {}       # (JT label, DirectTable) -> its array's name
+        self.dense_tabs: dict[str, str] = {}  # JT label -> its label array's declaration
+        self.dense_gotos: dict[str, str] = {}  # JT label -> the dispatch a BR site repeats
+        self.direct_tabs: dict[tuple, str] = {}  # (JT label, DirectTable) -> its array's name
         # liveness at call sites and returns (AAPCS64 trust; trace builds store and reload all,
         # lockstep compares every register at every function entry)
         self.live = trust_abi and not trace and "liveness" not in self.no_opt
-        self.call_rets: list[int] = []               # call site k's return address
-        self.call_targets: list[int | None] = []     # call site k's lifted callee, else None
-        self.facts: interproc.FnLive | None = None   # what placing the call sites' lists needs
-        self.falls: dict[int, int] = {}              # address -> the address it falls through to
+        self.call_rets: list[int] = []  # call site k's return address
+        self.call_targets: list[int | None] = []  # call site k's lifted callee, else None
+        self.facts: interproc.FnLive | None = None  # what placing the call sites' lists needs
+        self.falls: dict[int, int] = {}  # address -> the address it falls through to
         self.n_rets = 0
-        self.events: set[int] = set()                # instructions that set _c (result.Lifted.overwrites_nxcpu)
-        self.shared_targets: dict[str, list[int] | None] = {}   # JT label -> its targets
-        self.in_shared = False                       # writing a table's shared block (goto)
-        self.saves: dict[int, int] = {}              # save instruction -> registers (_elided_saves)
+        self.events: set[int] = set()  # instructions that set _c (result.Lifted.overwrites_nxcpu)
+        self.shared_targets: dict[str, list[int] | None] = {}  # JT label -> its targets
+        self.in_shared = False  # writing a table's shared block (goto)
+        self.saves: dict[int, int] = {}  # save instruction -> registers (_elided_saves)
         # write-through points (interproc.write_through): instruction -> the caller-saved
         # registers it writes, and those some instruction writes on its way out (a branch)
         self.wt_sites: dict[int, int] = {}
         self.wt_unsafe = 0
-        self.slots = T.Slots()                       # the places interproc.place fills (template.py)
-        self.records: list[Lifted] = []              # each instruction's C and effects (result.py)
-        self.cur: Lifted | None = None               # the instruction being lifted
+        self.slots = T.Slots()  # the places interproc.place fills (template.py)
+        self.records: list[Lifted] = []  # each instruction's C and effects (result.py)
+        self.cur: Lifted | None = None  # the instruction being lifted
         # some exit stores every local (a jump out through a register, a table's miss, a jump
         # to an address outside, a tail call liveness did not number): every register goes back
         self.full_exit = False
@@ -202,7 +225,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             self.labels.add(target)
             if (c := self._here()) is not None:
                 c.succs.append(target)
-            if target <= self.pc:      # a loop's back edge: guest memory is read again (lifted.h)
+            if target <= self.pc:  # a loop's back edge: guest memory is read again (lifted.h)
                 poll = f"NX_SIGPOLL({target:#x}ull); " if self.signal_polls else ""
                 return f"{{ {poll}NX_LOOP_EDGE; goto L_{target:x}; }}"
             return f"goto L_{target:x};"
@@ -284,9 +307,11 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             self.out(f"_r = {fname(target)}{ARGS};")
         else:
             # the site's inline cache (lifted.h NX_IC), else the runtime's lookup
-            self.out(f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; "
-                     "{ static const NxEntry *_ic = &nx_ic_empty_call; const NxEntry *_e = NX_IC(&_ic, s->pc); "
-                     f"if (_e) _r = _e->fn{ARGS}; else {{ if (nx_ic_fill) s = nx_ic_fill(s, &_ic); _r = nx_call_ind{ARGS}; }} }}")
+            self.out(
+                f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; "
+                "{ static const NxEntry *_ic = &nx_ic_empty_call; const NxEntry *_e = NX_IC(&_ic, s->pc); "
+                f"if (_e) _r = _e->fn{ARGS}; else {{ if (nx_ic_fill) s = nx_ic_fill(s, &_ic); _r = nx_call_ind{ARGS}; }} }}"
+            )
         # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
         self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;")
         self.out(f"x0 = _r.x0; {self.slot(T.RELOAD_CALL, k) if self.live else 'RELOAD_CALL'};")
@@ -316,8 +341,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             label = f"JT_{n}"
             self.shared[key] = label
             # None: a target in another function (a tail call, which may read anything)
-            self.shared_targets[label] = [a for a in targets if a in self.addrs] \
-                if all(a in self.addrs for a in targets) else None
+            self.shared_targets[label] = (
+                [a for a in targets if a in self.addrs] if all(a in self.addrs for a in targets) else None
+            )
             local = [a for a in targets if a in self.addrs and a % 4 == 0]
             other = [a for a in targets if a not in local]
             lines = []
@@ -361,9 +387,10 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             # registers the array was indexed with (they hold the same values there), then the
             # general path (which stores every register: they all stay live at each dispatch);
             # an entry that is not code: a fatal error, which keeps nothing live
-            inits = ", ".join(f"[{k}] = &&L_{a:x}" if a in self.addrs else
-                              f"[{k}] = &&JF_{n}" if a is None else f"[{k}] = &&JD_{n}"
-                              for k, a in enumerate(d.targets))
+            inits = ", ".join(
+                f"[{k}] = &&L_{a:x}" if a in self.addrs else f"[{k}] = &&JF_{n}" if a is None else f"[{k}] = &&JD_{n}"
+                for k, a in enumerate(d.targets)
+            )
             for a in d.targets:
                 if a in self.addrs:
                     self.labels.add(a)
@@ -371,8 +398,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             if any(a is not None and a not in self.addrs for a in d.targets):
                 self.shared_blocks.append(f" JD_{n}: _jt = {self._expr_c(d.expr)}; goto {label};")
             if None in d.targets:
-                self.shared_blocks.append(f" JF_{n}: nx_bad_table_entry(s, {self.x(d.reg)} & {d.mask:#x}ull, "
-                                          f"{self._expr_c(d.expr)});")
+                self.shared_blocks.append(
+                    f" JF_{n}: nx_bad_table_entry(s, {self.x(d.reg)} & {d.mask:#x}ull, {self._expr_c(d.expr)});"
+                )
         name = self.direct_tabs[key]
         cond = " && ".join(f"{self.x(r)} == {v:#x}ull" for r, v in d.guards) or "1"
         return f"if (LIKELY({cond})) goto *{name}[{self.x(d.reg)} & {d.mask:#x}ull]; "
@@ -451,7 +479,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.cur = None
         if self.live:
             self._liveness()
-        for rec in self.records:   # each BR site its own indirect jump (see shared_table)
+        for rec in self.records:  # each BR site its own indirect jump (see shared_table)
             for label in rec.tables:
                 if label in self.dense_gotos:
                     for j in range(rec.start, rec.stop):
@@ -463,7 +491,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             if j in label_at:
                 out_lines.append(f" L_{label_at[j]:x}:;")
             out_lines.append(self.body[j])
-        if self.shared_blocks:   # C allows a goto past this declaration (no initialiser runs)
+        if self.shared_blocks:  # C allows a goto past this declaration (no initialiser runs)
             out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
         body = "\n".join(out_lines)
         text = self.slots.template(self._wrap(body))

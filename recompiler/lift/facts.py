@@ -5,6 +5,7 @@ sites and returns, the registers live at the entry, the callee-saved saves that 
 ``FunctionEmitter`` (``emitter.py``): it reads the emitter's records and plan, and marks the
 save stores, write-through points and tail calls in the emitter's body for placement.
 """
+
 from __future__ import annotations
 
 
@@ -12,7 +13,6 @@ from recompiler.lift import effects, interproc, liveness
 from recompiler.lift import template as T
 from recompiler.lift.result import Lifted
 from recompiler.lift.signature import CALLER_SAVED, JUMP_OUT
-
 
 
 class FunctionFacts:
@@ -61,8 +61,17 @@ class FunctionFacts:
         if not w:
             return
         c = self.cur
-        if not falls or c.succs or c.tails or c.tables or c.jump_out or c.call is not None \
-                or c.ret is not None or c.fatal or c.svc:
+        if (
+            not falls
+            or c.succs
+            or c.tails
+            or c.tables
+            or c.jump_out
+            or c.call is not None
+            or c.ret is not None
+            or c.fatal
+            or c.svc
+        ):
             self.wt_unsafe |= w
             return
         self.wt_sites[self.insn.addr] = w
@@ -82,7 +91,7 @@ class FunctionFacts:
         # registers (every caller of Lua's luaD_throw kept X2-X8 live across its calls for them)
         past_end = self._elide(L.EXIT_USES)
         _live_in, live_out = L.solve(cs, self.falls, past_end)
-        for c, b in zip(cs, base_leaves):   # a direct callee's reads come from its summary
+        for c, b in zip(cs, base_leaves):  # a direct callee's reads come from its summary
             if c.call is not None and self.call_targets[c.call] is not None:
                 c.call_gen = 0
             c.leaves = b
@@ -107,7 +116,7 @@ class FunctionFacts:
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
         lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
         for rec in self.records:
-            effects.scan(rec, effects.own_text(rec, self.body[rec.start:rec.stop], JUMP_OUT))
+            effects.scan(rec, effects.own_text(rec, self.body[rec.start : rec.stop], JUMP_OUT))
             self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
             tails += [(rec.addr, t) for t in rec.tails]
             c, summary_leaves, opaque_here = self._chunk(rec, inner, rec.addr in lr_jumps)
@@ -160,7 +169,7 @@ class FunctionFacts:
             # must provide: glibc's SVE variants of memcpy and friends, never picked here,
             # otherwise made every memcpy call store every register
             gen = kill = 0
-        elif gen == L.ALL:    # an exit that writes everything back: SVC, trap, tail call
+        elif gen == L.ALL:  # an exit that writes everything back: SVC, trap, tail call
             opaque = True
             if self.elide_saves and rec.svc:
                 gen = L.SVC_USES
@@ -171,12 +180,14 @@ class FunctionFacts:
                 # made every function whose calls may reach __feraiseexcept (strtod,
                 # printf's float formatting) read D8-D15, and their callers store them
                 gen = L.ALL & ~L.ELIDED_SAVES
-        chunk = L.Chunk(addr, gen, kill, succs, call=rec.call, leaves=leaves, writes=rec.writes,
-                        call_gen=self._elide(L.CALL_USES))
+        chunk = L.Chunk(
+            addr, gen, kill, succs, call=rec.call, leaves=leaves, writes=rec.writes, call_gen=self._elide(L.CALL_USES)
+        )
         return chunk, summary_leaves, opaque
 
-    def _fn_live(self, cs: list, live_out: dict[int, int], base_in: dict[int, int],
-                 tails: list[tuple[int, int]], opaque: bool) -> interproc.FnLive:
+    def _fn_live(
+        self, cs: list, live_out: dict[int, int], base_in: dict[int, int], tails: list[tuple[int, int]], opaque: bool
+    ) -> interproc.FnLive:
         """The function's ``interproc.FnLive`` from its chunks and their liveness."""
         L = liveness
         must = L.must_written(cs, self.falls, self.plan.entry)
@@ -188,8 +199,7 @@ class FunctionFacts:
         # happen, as verror_msg's read of X23 where its flag was clear), so they are no input
         # (a callee's read on a path that leaves it untouched, as setjmp's, still is: site_open)
         owned = self._owned()
-        f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned,
-                             0, opaque, sorted(self.callees))
+        f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned, 0, opaque, sorted(self.callees))
         f.site_target = list(self.call_targets)
         f.calls_unknown = any(t is None for t in self.call_targets)
         f.unknown_uses = self._elide(L.CALL_USES)
@@ -226,8 +236,12 @@ class FunctionFacts:
         instructions: a read is any mention of a flag or a write-back of every local, a write
         one that sets all four (``flags_touched``) or a call (after it they are the callee's)."""
         L = liveness
-        fcs = [L.Chunk(c.addr, 1 if c.addr in flag_reads else 0,
-                       1 if c.addr in self.flag_writers or c.call is not None else 0, c.succs) for c in cs]
+        fcs = [
+            L.Chunk(
+                c.addr, 1 if c.addr in flag_reads else 0, 1 if c.addr in self.flag_writers or c.call is not None else 0, c.succs
+            )
+            for c in cs
+        ]
         live_in, _ = L.solve(fcs, self.falls, 0)
         must = L.must_written(fcs, self.falls, self.plan.entry)
         return bool(live_in.get(self.plan.entry, 1) & 1), [not must[a] & 1 for a, _t in tails]
@@ -239,7 +253,7 @@ class FunctionFacts:
         and no restore of one is read before the function leaves (the restored entry value goes
         only to a return or a tail call, which elide_saves does not count as reading it)."""
         if not saves or self.full_exit:
-            return 0    # an exit that stores every local hands every register back
+            return 0  # an exit that stores every local hands every register back
         written = liveness.may_written_before(cs, self.falls)
         drop = self._owned()
         for a, m in saves.items():
@@ -280,8 +294,9 @@ class FunctionFacts:
             out |= m
         return out
 
-    def _tag_sites(self, regs: list[int], v_used: list[int],
-                   w_regs: list[int], w_sp: bool, v_written: list[int], uses_flags: bool) -> None:
+    def _tag_sites(
+        self, regs: list[int], v_used: list[int], w_regs: list[int], w_sp: bool, v_written: list[int], uses_flags: bool
+    ) -> None:
         """What writing the call sites' and returns' lists (``interproc.place``) needs of the
         function's locals goes in ``self.facts``."""
         f = self.facts

@@ -16,23 +16,40 @@ tried in order: the first row that takes the encoding lifts it, and no handler c
 (A split by field values, as the decoder's own table splits by bit patterns; the predicates are
 the handlers' own conditions, so each encoding keeps the handler it had.)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
 from recompiler.decode import Insn
-from recompiler.lift import (control, crypto, fp_across, fp_f16, fp_fixed, fp_fpsr, fp_half, fp_recip, fp_round,
-                             fp_simd, integer, memory, simd_bits, simd_dot, simd_int, simd_vec)
+from recompiler.lift import (
+    control,
+    crypto,
+    fp_across,
+    fp_f16,
+    fp_fixed,
+    fp_fpsr,
+    fp_half,
+    fp_recip,
+    fp_round,
+    fp_simd,
+    integer,
+    memory,
+    simd_bits,
+    simd_dot,
+    simd_int,
+    simd_vec,
+)
 
 Handler = Callable[..., "bool | None"]
 
 
 @dataclass(frozen=True)
 class Row:
-    form: str                                  # the isa.py form
+    form: str  # the isa.py form
     handler: Handler
-    takes: Callable[[Insn], bool] | None = None   # which encodings of the form (None: the rest)
+    takes: Callable[[Insn], bool] | None = None  # which encodings of the form (None: the rest)
 
 
 ROWS: list[Row] = [
@@ -174,11 +191,13 @@ ROWS: list[Row] = [
 def _dispatch(rows: list[Row]) -> Handler:
     """The handler of a form whose encodings are split between rows: the first row that takes
     the instruction lifts it."""
+
     def lift(em, insn: Insn):
         for r in rows:
             if r.takes is None or r.takes(insn):
                 return r.handler(em, insn)
-        raise AssertionError(f"no row of {insn.name} takes {insn.word:#010x}")   # test_forms: never
+        raise AssertionError(f"no row of {insn.name} takes {insn.word:#010x}")  # test_forms: never
+
     return lift
 
 

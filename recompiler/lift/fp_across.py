@@ -2,6 +2,7 @@
 half precision (4H/8H).  The architecture reduces as a tree of pairs (``Reduce``: the low half's
 result, then the high half's), which decides which NaN comes out; the C expression is that
 tree, over the scalar helpers (FMAX_S..., NX_HMINMAX)."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -22,9 +23,11 @@ def h_fp_across(em: FunctionEmitter, i: Insn) -> None:
         raise LiftError("reserved FP across-lanes form")
     kind = ("FMIN" if a else "FMAX") + ("NM" if o == 0 else "")
     n, d = f["Rn"], f["Rd"]
-    if U:      # single precision, four lanes
+    if U:  # single precision, four lanes
+
         def op(x: str, y: str) -> str:
             return f"{kind}_S({x}, {y})"
+
         lanes = [f"FZIN_S(s->v[{n}].f[{k}], s->fpcr)" for k in range(4)]
         em.out(f"{{ float _r = FDN_S({_tree(lanes, op)}, s->fpcr); s->v[{d}].q = 0; s->v[{d}].f[0] = _r; }}")
         return
@@ -32,5 +35,6 @@ def h_fp_across(em: FunctionEmitter, i: Insn) -> None:
 
     def hop(x: str, y: str) -> str:
         return f"NX_HMINMAX({x}, {y}, s->fpcr, {mx}, {nm})"
+
     lanes = [f"s->v[{n}].h[{k}]" for k in range(8 if Q else 4)]
     em.out(f"{{ u16 _h = {_tree(lanes, hop)}; s->v[{d}].q = (u128)_h; }}")

@@ -11,6 +11,7 @@ operation, one rounding to half under FPCR.RMode with FZ16 (not FZ) and DN.  The
 of the same groups (FABD Hd, FCMEQ Hd, FRECPE/FRECPX Hd, FCVTZS Hd...) share the handlers; the
 by-element forms are in fp_simd.py's h_elem, FMAXV/FMINV in fp_across.py, FMOV Vd.8H, #imm in
 fp_simd.py's h_movi, the fixed-point conversions in fp_fixed.py."""
+
 from __future__ import annotations
 
 import re
@@ -28,7 +29,7 @@ def _hset(em: FunctionEmitter, d: int, expr: str) -> None:
     em.out(f"{{ u16 _h = {expr}; s->v[{d}].q = (u128)_h; }}")
 
 
-_FRINT_MODE = {8: 0, 9: 1, 10: 2, 11: 3, 12: 4, 14: 5, 15: 5}   # N P M Z A X I
+_FRINT_MODE = {8: 0, 9: 1, 10: 2, 11: 3, 12: 4, 14: 5, 15: 5}  # N P M Z A X I
 
 
 def h_dp1_h(em: FunctionEmitter, i: Insn) -> None:
@@ -48,11 +49,17 @@ def h_dp1_h(em: FunctionEmitter, i: Insn) -> None:
         raise LiftError("half-precision 1-source form")
 
 
-_DP2 = {0: "FMUL_H({a}, {b}, s->fpcr)", 1: "FDIV_H({a}, {b}, s->fpcr)", 2: "FADD_H({a}, {b}, s->fpcr)",
-        3: "FSUB_H({a}, {b}, s->fpcr)", 4: "NX_HMINMAX({a}, {b}, s->fpcr, 1, 0)",
-        5: "NX_HMINMAX({a}, {b}, s->fpcr, 0, 0)", 6: "NX_HMINMAX({a}, {b}, s->fpcr, 1, 1)",
-        7: "NX_HMINMAX({a}, {b}, s->fpcr, 0, 1)",
-        8: "(u16)(FMUL_H({a}, {b}, s->fpcr) ^ 0x8000u)"}     # FNMUL = FPNeg(FPMul), NaNs too
+_DP2 = {
+    0: "FMUL_H({a}, {b}, s->fpcr)",
+    1: "FDIV_H({a}, {b}, s->fpcr)",
+    2: "FADD_H({a}, {b}, s->fpcr)",
+    3: "FSUB_H({a}, {b}, s->fpcr)",
+    4: "NX_HMINMAX({a}, {b}, s->fpcr, 1, 0)",
+    5: "NX_HMINMAX({a}, {b}, s->fpcr, 0, 0)",
+    6: "NX_HMINMAX({a}, {b}, s->fpcr, 1, 1)",
+    7: "NX_HMINMAX({a}, {b}, s->fpcr, 0, 1)",
+    8: "(u16)(FMUL_H({a}, {b}, s->fpcr) ^ 0x8000u)",
+}  # FNMUL = FPNeg(FPMul), NaNs too
 
 
 def h_dp2_h(em: FunctionEmitter, i: Insn) -> None:
@@ -83,8 +90,7 @@ def h_cmp_h(em: FunctionEmitter, i: Insn) -> None:
 def h_ccmp_h(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     em.flags_touched()
-    em.out(f"if ({em.cond(f['cond'])}) FLAGS_SET(NX_HCMP({_h(f['Rn'])}, {_h(f['Rm'])}, s->fpcr)); "
-           f"else FLAGS_SET({f['nzcv']});")
+    em.out(f"if ({em.cond(f['cond'])}) FLAGS_SET(NX_HCMP({_h(f['Rn'])}, {_h(f['Rm'])}, s->fpcr)); else FLAGS_SET({f['nzcv']});")
 
 
 def h_fcsel_h(em: FunctionEmitter, i: Insn) -> None:
@@ -110,20 +116,21 @@ def h_fp_int_h(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     sf, rmode, op, n, d = f["sf"], f["rmode"], f["opcode"], f["Rn"], f["Rd"]
     bits = 64 if sf else 32
-    if rmode == 0 and op == 6:          # FMOV Wd/Xd, Hn
+    if rmode == 0 and op == 6:  # FMOV Wd/Xd, Hn
         em.setx(d, f"(u64){_h(n)}", sf)
-    elif rmode == 0 and op == 7:        # FMOV Hd, Wn/Xn
+    elif rmode == 0 and op == 7:  # FMOV Hd, Wn/Xn
         _hset(em, d, f"(u16){em.x(n)}")
-    elif rmode == 0 and op in (2, 3):   # SCVTF / UCVTF
+    elif rmode == 0 and op in (2, 3):  # SCVTF / UCVTF
         if op == 3:
             _hset(em, d, f"NX_I2H((u64){em.x(n, sf)}, 0, s->fpcr)")
         else:
             v = f"(i64){em.x(n)}" if sf else f"(i64)(i32){em.x(n, 0)}"
-            em.out(f"{{ i64 _v = {v}; u16 _h = NX_I2H(_v < 0 ? 0 - (u64)_v : (u64)_v, _v < 0, s->fpcr); "
-                   f"s->v[{d}].q = (u128)_h; }}")
-    elif op in (0, 1):                  # FCVT[NPMZ][SU]
+            em.out(
+                f"{{ i64 _v = {v}; u16 _h = NX_I2H(_v < 0 ? 0 - (u64)_v : (u64)_v, _v < 0, s->fpcr); s->v[{d}].q = (u128)_h; }}"
+            )
+    elif op in (0, 1):  # FCVT[NPMZ][SU]
         em.setx(d, f"FCVT_{'S' if op == 0 else 'U'}{bits}({_ROUND[rmode]}(NX_HVAL({_h(n)}, s->fpcr)))", sf)
-    elif rmode == 0 and op in (4, 5):   # FCVTA[SU]
+    elif rmode == 0 and op in (4, 5):  # FCVTA[SU]
         em.setx(d, f"FCVT_{'S' if op == 4 else 'U'}{bits}(NX_ROUND(NX_HVAL({_h(n)}, s->fpcr)))", sf)
     else:
         raise LiftError("half-precision/integer conversion form")
@@ -145,19 +152,28 @@ _SCALAR_THREE = {(0, 0, 3), (0, 0, 4), (0, 0, 7), (0, 1, 7), (1, 0, 4), (1, 0, 5
 
 
 _MASK = "? (u16)0xffffu : (u16)0"
-_THREE = {   # (U, a, opcode) -> lane expression over A, B, C (Vd), PA/PB (pairwise operands)
-    (0, 0, 0): "NX_HMINMAX(A, B, s->fpcr, 1, 1)", (0, 0, 1): "FMA_H(C, A, B, s->fpcr)",
-    (0, 0, 2): "FADD_H(A, B, s->fpcr)", (0, 0, 3): "FMULX_H(A, B, s->fpcr)",
-    (0, 0, 4): f"(NX_HVAL(A, s->fpcr) == NX_HVAL(B, s->fpcr)) {_MASK}", (0, 0, 6): "NX_HMINMAX(A, B, s->fpcr, 1, 0)",
+_THREE = {  # (U, a, opcode) -> lane expression over A, B, C (Vd), PA/PB (pairwise operands)
+    (0, 0, 0): "NX_HMINMAX(A, B, s->fpcr, 1, 1)",
+    (0, 0, 1): "FMA_H(C, A, B, s->fpcr)",
+    (0, 0, 2): "FADD_H(A, B, s->fpcr)",
+    (0, 0, 3): "FMULX_H(A, B, s->fpcr)",
+    (0, 0, 4): f"(NX_HVAL(A, s->fpcr) == NX_HVAL(B, s->fpcr)) {_MASK}",
+    (0, 0, 6): "NX_HMINMAX(A, B, s->fpcr, 1, 0)",
     (0, 0, 7): "FRECPS_H(A, B, s->fpcr)",
-    (0, 1, 0): "NX_HMINMAX(A, B, s->fpcr, 0, 1)", (0, 1, 1): "FMA_H(C, (u16)(A ^ 0x8000u), B, s->fpcr)",
-    (0, 1, 2): "FSUB_H(A, B, s->fpcr)", (0, 1, 6): "NX_HMINMAX(A, B, s->fpcr, 0, 0)",
+    (0, 1, 0): "NX_HMINMAX(A, B, s->fpcr, 0, 1)",
+    (0, 1, 1): "FMA_H(C, (u16)(A ^ 0x8000u), B, s->fpcr)",
+    (0, 1, 2): "FSUB_H(A, B, s->fpcr)",
+    (0, 1, 6): "NX_HMINMAX(A, B, s->fpcr, 0, 0)",
     (0, 1, 7): "FRSQRTS_H(A, B, s->fpcr)",
-    (1, 0, 0): "NX_HMINMAX(PA, PB, s->fpcr, 1, 1)", (1, 0, 2): "FADD_H(PA, PB, s->fpcr)",
-    (1, 0, 3): "FMUL_H(A, B, s->fpcr)", (1, 0, 4): f"(NX_HVAL(A, s->fpcr) >= NX_HVAL(B, s->fpcr)) {_MASK}",
+    (1, 0, 0): "NX_HMINMAX(PA, PB, s->fpcr, 1, 1)",
+    (1, 0, 2): "FADD_H(PA, PB, s->fpcr)",
+    (1, 0, 3): "FMUL_H(A, B, s->fpcr)",
+    (1, 0, 4): f"(NX_HVAL(A, s->fpcr) >= NX_HVAL(B, s->fpcr)) {_MASK}",
     (1, 0, 5): f"(__builtin_fabs(NX_HVAL(A, s->fpcr)) >= __builtin_fabs(NX_HVAL(B, s->fpcr))) {_MASK}",
-    (1, 0, 6): "NX_HMINMAX(PA, PB, s->fpcr, 1, 0)", (1, 0, 7): "FDIV_H(A, B, s->fpcr)",
-    (1, 1, 0): "NX_HMINMAX(PA, PB, s->fpcr, 0, 1)", (1, 1, 2): "FABD_H(A, B, s->fpcr)",
+    (1, 0, 6): "NX_HMINMAX(PA, PB, s->fpcr, 1, 0)",
+    (1, 0, 7): "FDIV_H(A, B, s->fpcr)",
+    (1, 1, 0): "NX_HMINMAX(PA, PB, s->fpcr, 0, 1)",
+    (1, 1, 2): "FABD_H(A, B, s->fpcr)",
     (1, 1, 4): f"(NX_HVAL(A, s->fpcr) > NX_HVAL(B, s->fpcr)) {_MASK}",
     (1, 1, 5): f"(__builtin_fabs(NX_HVAL(A, s->fpcr)) > __builtin_fabs(NX_HVAL(B, s->fpcr))) {_MASK}",
     (1, 1, 6): "NX_HMINMAX(PA, PB, s->fpcr, 0, 0)",
@@ -171,40 +187,49 @@ def h_three_same_fp16(em: FunctionEmitter, i: Insn) -> None:
     if e is None or ("scalar" in i.name and key not in _SCALAR_THREE):
         raise LiftError("FP16 three-same form")
     half = 4 if f.get("Q") else 2
-    subst = {"PA": f"(i < {half} ? a.h[2*i] : b.h[2*(i-{half})])",
-             "PB": f"(i < {half} ? a.h[2*i+1] : b.h[2*(i-{half})+1])", "A": "a.h[i]", "B": "b.h[i]", "C": "c.h[i]"}
+    subst = {
+        "PA": f"(i < {half} ? a.h[2*i] : b.h[2*(i-{half})])",
+        "PB": f"(i < {half} ? a.h[2*i+1] : b.h[2*(i-{half})+1])",
+        "A": "a.h[i]",
+        "B": "b.h[i]",
+        "C": "c.h[i]",
+    }
     e = re.sub(r"\b(PA|PB|A|B|C)\b", lambda m: subst[m.group(1)], e)
     _hloop(em, f["Rd"], _lanes(i), e, {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
 
 
 _RINT = {(0, 0, 24): 0, (0, 0, 25): 2, (0, 1, 24): 1, (0, 1, 25): 3, (1, 0, 24): 4, (1, 0, 25): 5, (1, 1, 25): 5}
-_CVT = {(0, 26): "__builtin_roundeven", (0, 27): "__builtin_floor", (0, 28): "NX_ROUND",
-        (1, 26): "__builtin_ceil", (1, 27): "__builtin_trunc"}           # (a, opcode)
-_ZCMP = {(0, 12): ">", (0, 13): "==", (0, 14): "<", (1, 12): ">=", (1, 13): "<="}   # (U, opcode), a = 1
+_CVT = {
+    (0, 26): "__builtin_roundeven",
+    (0, 27): "__builtin_floor",
+    (0, 28): "NX_ROUND",
+    (1, 26): "__builtin_ceil",
+    (1, 27): "__builtin_trunc",
+}  # (a, opcode)
+_ZCMP = {(0, 12): ">", (0, 13): "==", (0, 14): "<", (1, 12): ">=", (1, 13): "<="}  # (U, opcode), a = 1
 
 
 def h_two_reg_fp16(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, a, op = f["U"], f["a"], f["opcode"]
     A = "a.h[i]"
-    if "scalar" in i.name and not ((a, op) in _CVT or op == 29 or (U, a, op) == (0, 1, 31)
-                                   or (a == 1 and (U, op) in _ZCMP)):
+    if "scalar" in i.name and not ((a, op) in _CVT or op == 29 or (U, a, op) == (0, 1, 31) or (a == 1 and (U, op) in _ZCMP)):
         raise LiftError("FP16 scalar two-register form")
     if (U, a, op) in _RINT:
         e = f"FRINT_H({A}, {_RINT[(U, a, op)]}, s->fpcr)"
     elif (a, op) in _CVT:
         e = f"FCVT_{'U' if U else 'S'}16({_CVT[(a, op)]}(NX_HVAL({A}, s->fpcr)))"
-    elif a == 0 and op == 29:               # SCVTF / UCVTF
+    elif a == 0 and op == 29:  # SCVTF / UCVTF
         e = f"NX_I2H({A}, 0, s->fpcr)" if U else f"NX_I2H((i16){A} < 0 ? (u64)-(i64)(i16){A} : {A}, (i16){A} < 0, s->fpcr)"
-    elif a == 1 and op == 29:               # FRECPE / FRSQRTE
+    elif a == 1 and op == 29:  # FRECPE / FRSQRTE
         e = f"(u16)NX_{'FRSQRTE' if U else 'FRECPE'}({A}, 16, s->fpcr)"
     elif a == 1 and (U, op) in _ZCMP:
         e = f"(NX_HVAL({A}, s->fpcr) {_ZCMP[(U, op)]} 0) {_MASK}"
-    elif a == 1 and op == 15:               # FABS / FNEG
+    elif a == 1 and op == 15:  # FABS / FNEG
         e = f"(u16)({A} ^ 0x8000u)" if U else f"(u16)({A} & 0x7fffu)"
     elif (U, a, op) == (1, 1, 31):
         e = f"FSQRT_H({A}, s->fpcr)"
-    elif (U, a, op) == (0, 1, 31) and "scalar" in i.name:   # FRECPX (unallocated as a vector form)
+    elif (U, a, op) == (0, 1, 31) and "scalar" in i.name:  # FRECPX (unallocated as a vector form)
         e = f"(u16)NX_FRECPX({A}, 16, s->fpcr)"
     else:
         raise LiftError("FP16 two-register form")

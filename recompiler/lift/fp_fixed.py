@@ -6,6 +6,7 @@ from the subnormal range), so one host conversion does the one rounding the arch
 makes; the float -> integer direction scales in double, where every float times 2^64 is exact.
 Half precision: integer -> half is one software rounding (``NX_I2H_FIX``, FZ16 flushes a tiny
 result), half -> integer scales the half's exact double value."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -26,7 +27,7 @@ def h_fp_fix(em: FunctionEmitter, i: Insn) -> None:
         raise LiftError("reserved FP type")
     ft = _FT[ftype]
     n, d = f["Rn"], f["Rd"]
-    if rmode == 0 and op in (2, 3):     # SCVTF / UCVTF
+    if rmode == 0 and op in (2, 3):  # SCVTF / UCVTF
         x = f"NX_AFTER_FPCR({em.x(n)})"
         if op == 3 and sf:
             conv = f"NX_U64TO{'D' if ftype else 'F'}({x})"
@@ -34,7 +35,7 @@ def h_fp_fix(em: FunctionEmitter, i: Insn) -> None:
             conv = f"({ft[1]})" + (f"(i64){x}" if sf else (f"(i32){x}" if op == 2 else f"(u32){x}"))
         _fset(em, d, ft, f"{conv} * ({ft[1]})0x1p-{fbits}")
         return
-    if rmode == 3 and op in (0, 1):     # FCVTZS / FCVTZU
+    if rmode == 3 and op in (0, 1):  # FCVTZS / FCVTZU
         bits = 64 if sf else 32
         fn = f"FCVT_{'S' if op == 0 else 'U'}{bits}"
         em.setx(d, f"{fn}(__builtin_trunc((double){_fget(n, ft)} * 0x1p{fbits}))", sf)

@@ -10,6 +10,7 @@ after it the vector locals are reloaded from ``NxCpu`` (``RELOAD_V``), so an FP 
 follows reads values the asm's memory clobber orders after it (the compiler may move
 arithmetic on locals across an asm).  Limits: docs/ARCHITECTURE.md,
 "FPSR".  Every other system register is control.py's (the rows in forms.py say which)."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -37,9 +38,9 @@ def takes_msr(i: Insn) -> bool:
 def h_msr(em: FunctionEmitter, i: Insn) -> None:
     r = control._sysreg(i.f)
     v = em.x(i.f["Rt"])
-    if r == control._FPSR:     # N Z C V QC and the cumulative exception flags
+    if r == control._FPSR:  # N Z C V QC and the cumulative exception flags
         em.fp_env()
         em.out(f"STORE_ALL; s->fpsr = {v} & 0xf800009full; NX_FPSR_CLEAR_HOST(); RELOAD_V;")
-    elif r == control._FPCR:   # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
+    elif r == control._FPCR:  # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
         em.fp_env()
         em.out(f"STORE_ALL; s->fpcr = {v} & 0x07ff0000ull; NX_FPCR_APPLY_KEEP(s->fpcr); RELOAD_V;")

@@ -7,6 +7,7 @@ is one software rounding of the operand's bits (``NX_FCVT_NARROW`` in lifted_fp.
 FPCR.RMode, with FPCR.AHP (alternative half precision), DN and FZ (input side) as FPConvert
 says; a conversion from half is exact.  Single <-> double lanes use the host conversion as the
 scalar FCVT does (fp_simd.py)."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -35,18 +36,18 @@ def h_fcvt_nl(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, U, sz, o = f["Q"], f["U"], f["sz"], f["o"]
     n, d = f["Rn"], f["Rd"]
-    if (U, o) == (0, 0):          # narrow: 4s -> 4h, 2d -> 2s, into the low or (Q) high half of Vd
+    if (U, o) == (0, 0):  # narrow: 4s -> 4h, 2d -> 2s, into the low or (Q) high half of Vd
         if sz:
             _narrow(em, d, Q, "f", 2, "FDN_S(NX_FCVT_DS(a.fd[i], s->fpcr), s->fpcr)", {"a": n})
         else:
             _narrow(em, d, Q, "h", 4, "NX_F2H(a.f[i], s->fpcr)", {"a": n})
         return
-    if (U, o) == (1, 0):          # FCVTXN: 2d -> 2s, round to odd
+    if (U, o) == (1, 0):  # FCVTXN: 2d -> 2s, round to odd
         if not sz:
             raise LiftError("reserved FCVTXN size")
         _narrow(em, d, Q, "f", 2, "NX_D2F_ODD(a.fd[i], s->fpcr)", {"a": n})
         return
-    if (U, o) == (0, 1):          # widen the low or (Q) high half of Vn
+    if (U, o) == (0, 1):  # widen the low or (Q) high half of Vn
         if sz:
             part = 2 if Q else 0
             e = f"FDN_D((double)a.f[{part} + i], s->fpcr)"

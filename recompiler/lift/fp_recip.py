@@ -7,6 +7,7 @@ FPRecipEstimate/FPRSqrtEstimate say.  The steps are one fused multiply-add on th
 MXCSR holds the guest's rounding mode and FZ) with the architecture's special cases around it
 (the first operand negated before NaN selection, inf * 0 giving 2 or 1.5).  Half-precision
 forms (FEAT_FP16) are not lifted."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn

@@ -1,13 +1,14 @@
 """FRINT32Z/FRINT32X/FRINT64Z/FRINT64X (scalar and vector: round to an integral value that fits
 a 32/64-bit integer, else the most negative one) and FJCVTZS (JavaScript's double -> int32:
 toward zero, modulo 2^32, Z set when exact and in range).  Helpers in lifted_fp.h."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.fp_simd import _FT, _fget, _fp_lanes, _fp_loop, _fset
 
-_LIMIT = {(0, 0): "0x1p31f", (0, 1): "0x1p63f", (1, 0): "0x1p31", (1, 1): "0x1p63"}   # (double?, 64-bit?)
+_LIMIT = {(0, 0): "0x1p31f", (0, 1): "0x1p63f", (1, 0): "0x1p31", (1, 1): "0x1p63"}  # (double?, 64-bit?)
 
 
 def _frint(T: str, op: int, sz: int, a: str) -> str:

@@ -10,6 +10,7 @@ a register local go through ``NX_AFTER_FPCR`` so the compiler cannot hoist them 
 FPSR's cumulative flags come from the host's MXCSR at MRS FPSR (fp_fpsr.py).  The estimates,
 half precision, FCVTXN, FRINT32/64 and FJCVTZS are in fp_recip.py, fp_half.py, fp_f16.py and
 fp_round.py."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -41,11 +42,11 @@ def _dn(T: str, expr: str) -> str:
     head = f"FPR_{T}("
     if expr.startswith(head) and expr.endswith(")"):
         depth = 0
-        for k, ch in enumerate(expr[len(head) - 1:], len(head) - 1):
+        for k, ch in enumerate(expr[len(head) - 1 :], len(head) - 1):
             depth += (ch == "(") - (ch == ")")
             if depth == 0:
                 if k == len(expr) - 1:
-                    return f"FPRD_{T}({expr[len(head):-1]}, s->fpcr)"
+                    return f"FPRD_{T}({expr[len(head) : -1]}, s->fpcr)"
                 break
     return f"FDN_{T}({expr}, s->fpcr)"
 
@@ -125,8 +126,15 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
             raise LiftError("FCVT to same type")
         _fset_dn(em, d, dst, f"NX_FCVT_DS({a}, s->fpcr)" if op == 4 else f"({dst[1]}){a}")
         return
-    rnd = {8: "__builtin_rint", 9: "__builtin_ceil", 10: "__builtin_floor", 11: "__builtin_trunc",
-           12: "NX_ROUND", 14: "__builtin_rint", 15: "__builtin_nearbyint"}.get(op)
+    rnd = {
+        8: "__builtin_rint",
+        9: "__builtin_ceil",
+        10: "__builtin_floor",
+        11: "__builtin_trunc",
+        12: "NX_ROUND",
+        14: "__builtin_rint",
+        15: "__builtin_nearbyint",
+    }.get(op)
     if rnd:
         if op == 8:
             rnd = "__builtin_roundeven"
@@ -172,8 +180,10 @@ def h_fp_cmp(em: FunctionEmitter, i: Insn) -> None:
     a = _fget(f["Rn"], ft)
     b = "0" if f["opc"] & 8 else _fget(f["Rm"], ft)
     em.flags_touched()
-    em.out(f"{{ {ft[1]} _a = {a}, _b = {b}; if (_a != _a || _b != _b) FLAGS_SET(3); "
-           f"else if (_a == _b) FLAGS_SET(6); else if (_a < _b) FLAGS_SET(8); else FLAGS_SET(2); }}")
+    em.out(
+        f"{{ {ft[1]} _a = {a}, _b = {b}; if (_a != _a || _b != _b) FLAGS_SET(3); "
+        f"else if (_a == _b) FLAGS_SET(6); else if (_a < _b) FLAGS_SET(8); else FLAGS_SET(2); }}"
+    )
 
 
 def h_fp_ccmp(em: FunctionEmitter, i: Insn) -> None:
@@ -181,16 +191,20 @@ def h_fp_ccmp(em: FunctionEmitter, i: Insn) -> None:
     ft = _ftype(f)
     a, b = _fget(f["Rn"], ft), _fget(f["Rm"], ft)
     em.flags_touched()
-    em.out(f"if ({em.cond(f['cond'])}) {{ {ft[1]} _a = {a}, _b = {b}; if (_a != _a || _b != _b) FLAGS_SET(3); "
-           f"else if (_a == _b) FLAGS_SET(6); else if (_a < _b) FLAGS_SET(8); else FLAGS_SET(2); }} "
-           f"else FLAGS_SET({f['nzcv']});")
+    em.out(
+        f"if ({em.cond(f['cond'])}) {{ {ft[1]} _a = {a}, _b = {b}; if (_a != _a || _b != _b) FLAGS_SET(3); "
+        f"else if (_a == _b) FLAGS_SET(6); else if (_a < _b) FLAGS_SET(8); else FLAGS_SET(2); }} "
+        f"else FLAGS_SET({f['nzcv']});"
+    )
 
 
 def h_fcsel(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     ft = _ftype(f)
     w = "s" if ft[0] == "f" else "d"
-    em.out(f"{{ u64 _b = {em.cond(f['cond'])} ? s->v[{f['Rn']}].{w}[0] : s->v[{f['Rm']}].{w}[0]; s->v[{f['Rd']}].q = (u128)_b; }}")
+    em.out(
+        f"{{ u64 _b = {em.cond(f['cond'])} ? s->v[{f['Rn']}].{w}[0] : s->v[{f['Rm']}].{w}[0]; s->v[{f['Rd']}].q = (u128)_b; }}"
+    )
 
 
 def vfp_expand_imm(imm8: int, bits: int) -> int:
@@ -238,10 +252,11 @@ def h_movi(em: FunctionEmitter, i: Insn) -> None:
     imm8 = (f["a"] << 7) | (f["b"] << 6) | (f["c"] << 5) | (f["d"] << 4) | (f["e"] << 3) | (f["f"] << 2) | (f["g"] << 1) | f["h"]
     d = f["Rd"]
     c3 = cmode >> 1
-    if f["o2"]:   # FMOV Vd.4H/8H, #imm (FP16)
+    if f["o2"]:  # FMOV Vd.4H/8H, #imm (FP16)
         if op or cmode != 0b1111:
             raise LiftError("reserved half-precision immediate")
         from recompiler.lift.fp_f16 import expand_imm16
+
         h = expand_imm16(imm8)
         imm64 = h * 0x0001000100010001
         em.out(f"s->v[{d}].d[0] = {imm64:#x}ull; s->v[{d}].d[1] = {imm64 if Q else 0:#x}ull;")
@@ -332,11 +347,16 @@ def h_three_same(em: FunctionEmitter, i: Insn) -> None:
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
     n, m, d = f["Rn"], f["Rm"], f["Rd"]
     if op == 3:  # logical, size selects the operation
-        ops = {(0, 0): "a.d[i] & b.d[i]", (0, 1): "a.d[i] & ~b.d[i]", (0, 2): "a.d[i] | b.d[i]",
-               (0, 3): "a.d[i] | ~b.d[i]", (1, 0): "a.d[i] ^ b.d[i]",
-               (1, 1): "(c.d[i] & a.d[i]) | (~c.d[i] & b.d[i])",       # BSL (c = Vd)
-               (1, 2): "(c.d[i] & ~b.d[i]) | (a.d[i] & b.d[i])",       # BIT
-               (1, 3): "(c.d[i] & b.d[i]) | (a.d[i] & ~b.d[i])"}       # BIF
+        ops = {
+            (0, 0): "a.d[i] & b.d[i]",
+            (0, 1): "a.d[i] & ~b.d[i]",
+            (0, 2): "a.d[i] | b.d[i]",
+            (0, 3): "a.d[i] | ~b.d[i]",
+            (1, 0): "a.d[i] ^ b.d[i]",
+            (1, 1): "(c.d[i] & a.d[i]) | (~c.d[i] & b.d[i])",  # BSL (c = Vd)
+            (1, 2): "(c.d[i] & ~b.d[i]) | (a.d[i] & b.d[i])",  # BIT
+            (1, 3): "(c.d[i] & b.d[i]) | (a.d[i] & ~b.d[i])",
+        }  # BIF
         _vop(em, d, Q, 3, ops[(U, size)], {"a": n, "b": m, "c": d})
         return
     if op >= 24:
@@ -350,12 +370,18 @@ def h_three_same(em: FunctionEmitter, i: Insn) -> None:
     A, B = f"a.{w}[i]", f"b.{w}[i]"
     sA, sB = f"({st}){A}", f"({st}){B}"
     table = {
-        (0, 16): f"({ut})({A} + {B})", (1, 16): f"({ut})({A} - {B})",
-        (1, 17): f"({A} == {B}) ? ({ut})-1 : 0", (0, 17): f"({A} & {B}) ? ({ut})-1 : 0",
-        (0, 6): f"({sA} > {sB}) ? ({ut})-1 : 0", (1, 6): f"({A} > {B}) ? ({ut})-1 : 0",
-        (0, 7): f"({sA} >= {sB}) ? ({ut})-1 : 0", (1, 7): f"({A} >= {B}) ? ({ut})-1 : 0",
-        (0, 12): f"{sA} > {sB} ? {A} : {B}", (1, 12): f"{A} > {B} ? {A} : {B}",
-        (0, 13): f"{sA} < {sB} ? {A} : {B}", (1, 13): f"{A} < {B} ? {A} : {B}",
+        (0, 16): f"({ut})({A} + {B})",
+        (1, 16): f"({ut})({A} - {B})",
+        (1, 17): f"({A} == {B}) ? ({ut})-1 : 0",
+        (0, 17): f"({A} & {B}) ? ({ut})-1 : 0",
+        (0, 6): f"({sA} > {sB}) ? ({ut})-1 : 0",
+        (1, 6): f"({A} > {B}) ? ({ut})-1 : 0",
+        (0, 7): f"({sA} >= {sB}) ? ({ut})-1 : 0",
+        (1, 7): f"({A} >= {B}) ? ({ut})-1 : 0",
+        (0, 12): f"{sA} > {sB} ? {A} : {B}",
+        (1, 12): f"{A} > {B} ? {A} : {B}",
+        (0, 13): f"{sA} < {sB} ? {A} : {B}",
+        (1, 13): f"{A} < {B} ? {A} : {B}",
         (0, 19): f"({ut})({A} * {B})",
     }
     if (U, op) in table:
@@ -395,8 +421,8 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
         raise LiftError("reserved three-different size")
     w, ut, st, bits = _LANE[size]
     ww, wut, wst, _ = _LANE[size + 1]
-    half = 8 // (bits // 8)             # lanes in one 64-bit half
-    part = half if Q else 0             # the "2" forms read the upper halves
+    half = 8 // (bits // 8)  # lanes in one 64-bit half
+    part = half if Q else 0  # the "2" forms read the upper halves
     nt = ut if U else st
 
     def narrow_in(v: str) -> str:
@@ -404,8 +430,13 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
 
     if op in (0, 2, 12, 8, 10):  # long: both sources narrow
         a, b = narrow_in("a"), narrow_in("b")
-        expr = {0: f"({wut})({a} + {b})", 2: f"({wut})({a} - {b})", 12: f"({wut})({a} * {b})",
-                8: f"({wut})(c.{ww}[i] + {a} * {b})", 10: f"({wut})(c.{ww}[i] - {a} * {b})"}[op]
+        expr = {
+            0: f"({wut})({a} + {b})",
+            2: f"({wut})({a} - {b})",
+            12: f"({wut})({a} * {b})",
+            8: f"({wut})(c.{ww}[i] + {a} * {b})",
+            10: f"({wut})(c.{ww}[i] - {a} * {b})",
+        }[op]
         srcs = {"a": n, "b": m, "c": d}
     elif op in (1, 3):  # wide: first source already wide
         b = narrow_in("b")
@@ -447,9 +478,12 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
         _narrow(em, d, Q, w, 8 // (1 << size), _sat(f"(i128){src}", lo, hi, ut), {"a": n})
         return
     table = {
-        (0, 9): f"{A} == 0 ? ({ut})-1 : 0", (1, 9): f"{sA} <= 0 ? ({ut})-1 : 0",
-        (0, 8): f"{sA} > 0 ? ({ut})-1 : 0", (1, 8): f"{sA} >= 0 ? ({ut})-1 : 0",
-        (0, 10): f"{sA} < 0 ? ({ut})-1 : 0", (1, 11): f"({ut})-{A}",
+        (0, 9): f"{A} == 0 ? ({ut})-1 : 0",
+        (1, 9): f"{sA} <= 0 ? ({ut})-1 : 0",
+        (0, 8): f"{sA} > 0 ? ({ut})-1 : 0",
+        (1, 8): f"{sA} >= 0 ? ({ut})-1 : 0",
+        (0, 10): f"{sA} < 0 ? ({ut})-1 : 0",
+        (1, 11): f"({ut})-{A}",
         (0, 11): f"{sA} < 0 ? ({ut})-{A} : {A}",
     }
     if (U, op) in table:
@@ -479,7 +513,7 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
         if f["U"] == 0 and f["opcode"] == 27 and f["size"] == 3:
             em.out(f"{{ u64 _s = s->v[{n}].d[0] + s->v[{n}].d[1]; s->v[{d}].q = (u128)_s; }}")
             return
-        if f["U"] == 1 or (f["size"] in (0, 2) and f["opcode"] in (12, 13, 15)):   # U=0: halves (FP16)
+        if f["U"] == 1 or (f["size"] in (0, 2) and f["opcode"] in (12, 13, 15)):  # U=0: halves (FP16)
             h_fp_scalar_pair(em, f)
             return
         raise LiftError("scalar pairwise form")
@@ -493,11 +527,15 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
     elif op in (10, 26):  # [SU]MAXV / [SU]MINV
         t = ut if U else st
         cmp = ">" if op == 10 else "<"
-        em.out(f"{{ {t} _s = ({t})s->v[{n}].{w}[0]; for (int i = 1; i < {L}; i++) {{ {t} _e = ({t})s->v[{n}].{w}[i]; if (_e {cmp} _s) _s = _e; }} "
-               f"s->v[{d}].q = (u128)({ut})_s; }}")
+        em.out(
+            f"{{ {t} _s = ({t})s->v[{n}].{w}[0]; for (int i = 1; i < {L}; i++) {{ {t} _e = ({t})s->v[{n}].{w}[i]; if (_e {cmp} _s) _s = _e; }} "
+            f"s->v[{d}].q = (u128)({ut})_s; }}"
+        )
     elif op == 3:  # [SU]ADDLV
         wide = _LANE[size + 1][1]
-        em.out(f"{{ {wide} _s = 0; for (int i = 0; i < {L}; i++) _s += ({wide})({ut if U else st})s->v[{n}].{w}[i]; s->v[{d}].q = (u128)_s; }}")
+        em.out(
+            f"{{ {wide} _s = 0; for (int i = 0; i < {L}; i++) _s += ({wide})({ut if U else st})s->v[{n}].{w}[i]; s->v[{d}].q = (u128)_s; }}"
+        )
     else:
         raise LiftError("across-lanes form")
 
@@ -516,7 +554,7 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     imm = (immh << 3) | immb
     rshift = 2 * bits - imm
     lshift = imm - bits
-    if op in (28, 31):   # [SU]CVTF / FCVTZ[SU] (vector and scalar, fixed point: fbits = rshift)
+    if op in (28, 31):  # [SU]CVTF / FCVTZ[SU] (vector and scalar, fixed point: fbits = rshift)
         _fixed_cvt(em, f, scalar, size, rshift)
         return
     if scalar and size != 3:
@@ -556,7 +594,9 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
         half = 8 // (bits // 8)
         start = half if Q else 0
         src_t = ut if U else st
-        em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = ({wut})(({wut})({src_t})a.{w}[{start} + i] << {lshift}); s->v[{d}] = _r; }}")
+        em.out(
+            f"{{ NxVec a = s->v[{n}]; NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = ({wut})(({wut})({src_t})a.{w}[{start} + i] << {lshift}); s->v[{d}] = _r; }}"
+        )
         return
     else:
         raise LiftError("shift-immediate form")
@@ -577,8 +617,11 @@ def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int
     A = f"a.{w}[i]"
     if size == 1:
         if op == 28:
-            e = f"NX_I2H_FIX({A}, 0, {fbits}, s->fpcr)" if U else \
-                f"NX_I2H_FIX((i16){A} < 0 ? (u64)-(i64)(i16){A} : {A}, (i16){A} < 0, {fbits}, s->fpcr)"
+            e = (
+                f"NX_I2H_FIX({A}, 0, {fbits}, s->fpcr)"
+                if U
+                else f"NX_I2H_FIX((i16){A} < 0 ? (u64)-(i64)(i16){A} : {A}, (i16){A} < 0, {fbits}, s->fpcr)"
+            )
         else:
             e = f"FCVT_{'U' if U else 'S'}16(__builtin_trunc(NX_HVAL({A}, s->fpcr) * 0x1p{fbits}))"
         view = "h"
@@ -592,7 +635,9 @@ def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int
     else:
         src = "a.fd[i]" if size == 3 else "(double)a.f[i]"
         e, view = f"({ut})FCVT_{'U' if U else 'S'}{bits}(__builtin_trunc({src} * 0x1p{fbits}))", w
-    em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {e}; s->v[{d}] = _r; }}")
+    em.out(
+        f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {e}; s->v[{d}] = _r; }}"
+    )
 
 
 def h_ext(em: FunctionEmitter, i: Insn) -> None:
@@ -601,8 +646,10 @@ def h_ext(em: FunctionEmitter, i: Insn) -> None:
     if not Q and imm4 > 7:
         raise LiftError("reserved EXT")
     nb = 16 if Q else 8
-    em.out(f"{{ u8 _t[32]; memcpy(_t, &s->v[{f['Rn']}], {nb}); memcpy(_t + {nb}, &s->v[{f['Rm']}], {nb}); "
-           f"NxVec _r; _r.q = 0; memcpy(&_r, _t + {imm4}, {nb}); s->v[{f['Rd']}] = _r; }}")
+    em.out(
+        f"{{ u8 _t[32]; memcpy(_t, &s->v[{f['Rn']}], {nb}); memcpy(_t + {nb}, &s->v[{f['Rm']}], {nb}); "
+        f"NxVec _r; _r.q = 0; memcpy(&_r, _t + {imm4}, {nb}); s->v[{f['Rd']}] = _r; }}"
+    )
 
 
 def h_tbl(em: FunctionEmitter, i: Insn) -> None:
@@ -613,8 +660,10 @@ def h_tbl(em: FunctionEmitter, i: Insn) -> None:
     regs = [(n + k) % 32 for k in range(ln)]
     copy = " ".join(f"memcpy(_t + {16 * k}, &s->v[{r}], 16);" for k, r in enumerate(regs))
     default = "o.b[i]" if op else "0"
-    em.out(f"{{ u8 _t[64]; {copy} NxVec ix = s->v[{m}], o = s->v[{d}], _r; _r.q = 0; "
-           f"for (int i = 0; i < {nb}; i++) _r.b[i] = ix.b[i] < {16 * ln} ? _t[ix.b[i]] : {default}; s->v[{d}] = _r; }}")
+    em.out(
+        f"{{ u8 _t[64]; {copy} NxVec ix = s->v[{m}], o = s->v[{d}], _r; _r.q = 0; "
+        f"for (int i = 0; i < {nb}; i++) _r.b[i] = ix.b[i] < {16 * ln} ? _t[ix.b[i]] : {default}; s->v[{d}] = _r; }}"
+    )
 
 
 def h_perm(em: FunctionEmitter, i: Insn) -> None:
@@ -653,17 +702,28 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
     if size != 3:
         raise LiftError("scalar three-same non-64-bit")
     a, b = f"s->v[{f['Rn']}].d[0]", f"s->v[{f['Rm']}].d[0]"
-    e = {(0, 16): f"{a} + {b}", (1, 16): f"{a} - {b}", (1, 17): f"{a} == {b} ? ~0ull : 0",
-         (0, 17): f"({a} & {b}) ? ~0ull : 0", (1, 6): f"{a} > {b} ? ~0ull : 0",
-         (1, 7): f"{a} >= {b} ? ~0ull : 0", (0, 6): f"(i64){a} > (i64){b} ? ~0ull : 0",
-         (0, 7): f"(i64){a} >= (i64){b} ? ~0ull : 0"}.get((U, op))
+    e = {
+        (0, 16): f"{a} + {b}",
+        (1, 16): f"{a} - {b}",
+        (1, 17): f"{a} == {b} ? ~0ull : 0",
+        (0, 17): f"({a} & {b}) ? ~0ull : 0",
+        (1, 6): f"{a} > {b} ? ~0ull : 0",
+        (1, 7): f"{a} >= {b} ? ~0ull : 0",
+        (0, 6): f"(i64){a} > (i64){b} ? ~0ull : 0",
+        (0, 7): f"(i64){a} >= (i64){b} ? ~0ull : 0",
+    }.get((U, op))
     if e is None:
         raise LiftError("scalar three-same form")
     em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
 
 
-_SCALAR_FCVT = {(26, 0): "__builtin_roundeven", (26, 1): "__builtin_ceil", (27, 0): "__builtin_floor",
-                (27, 1): "__builtin_trunc", (28, 0): "NX_ROUND"}
+_SCALAR_FCVT = {
+    (26, 0): "__builtin_roundeven",
+    (26, 1): "__builtin_ceil",
+    (27, 0): "__builtin_floor",
+    (27, 1): "__builtin_trunc",
+    (28, 0): "NX_ROUND",
+}
 
 
 def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
@@ -684,14 +744,19 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
             src = f"(float)s->v[{n}].s[0]" if U else f"(float)(i32)s->v[{n}].s[0]"
             em.out(f"{{ float _r = {src}; s->v[{d}].q = 0; s->v[{d}].f[0] = _r; }}")
         return
-    if o2 and 12 <= op <= 14 and not (U and op == 14):   # FCMGT/FCMEQ/FCMLT/FCMGE/FCMLE #0 (scalar)
+    if o2 and 12 <= op <= 14 and not (U and op == 14):  # FCMGT/FCMEQ/FCMLT/FCMGE/FCMLE #0 (scalar)
         h_fp_two_reg(em, dict(f, Q=1), lanes=1)
         return
     if size != 3:
         raise LiftError("scalar two-reg non-64-bit")
     a = f"s->v[{f['Rn']}].d[0]"
-    e = {(0, 9): f"{a} == 0 ? ~0ull : 0", (0, 8): f"(i64){a} > 0 ? ~0ull : 0", (1, 11): f"-{a}",
-         (1, 8): f"(i64){a} >= 0 ? ~0ull : 0", (0, 10): f"(i64){a} < 0 ? ~0ull : 0"}.get((U, op))
+    e = {
+        (0, 9): f"{a} == 0 ? ~0ull : 0",
+        (0, 8): f"(i64){a} > 0 ? ~0ull : 0",
+        (1, 11): f"-{a}",
+        (1, 8): f"(i64){a} >= 0 ? ~0ull : 0",
+        (0, 10): f"(i64){a} < 0 ? ~0ull : 0",
+    }.get((U, op))
     if e is None:
         raise LiftError("scalar two-reg form")
     em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
@@ -733,9 +798,13 @@ def h_fp_three_same(em: FunctionEmitter, f: dict, lanes: int | None = None) -> N
     arith = {(0, 0, 26): "+", (0, 1, 26): "-", (1, 0, 27): "*", (1, 0, 31): "/"}
     minmax = {(0, 0, 30): "FMAX", (0, 1, 30): "FMIN", (0, 0, 24): "FMAXNM", (0, 1, 24): "FMINNM"}
     pminmax = {(1, 0, 30): "FMAX", (1, 1, 30): "FMIN", (1, 0, 24): "FMAXNM", (1, 1, 24): "FMINNM"}
-    cmp = {(0, 0, 28): f"{A} == {B}", (1, 0, 28): f"{A} >= {B}", (1, 1, 28): f"{A} > {B}",
-           (1, 0, 29): f"__builtin_fabs({A}) >= __builtin_fabs({B})",
-           (1, 1, 29): f"__builtin_fabs({A}) > __builtin_fabs({B})"}
+    cmp = {
+        (0, 0, 28): f"{A} == {B}",
+        (1, 0, 28): f"{A} >= {B}",
+        (1, 1, 28): f"{A} > {B}",
+        (1, 0, 29): f"__builtin_fabs({A}) >= __builtin_fabs({B})",
+        (1, 1, 29): f"__builtin_fabs({A}) > __builtin_fabs({B})",
+    }
     srcs = {"a": n, "b": m}
     if key in arith:
         e, view = _dn(T, f"FPR_{T}({A} {arith[key]} {B}, {A}, {B}, 0, 2)"), w
@@ -760,11 +829,16 @@ def h_fp_three_same(em: FunctionEmitter, f: dict, lanes: int | None = None) -> N
     _fp_loop(em, d, L, view, e, srcs)
 
 
-_FRINT = {(0, 0, 24): "__builtin_roundeven", (0, 0, 25): "__builtin_floor", (0, 1, 24): "__builtin_ceil",
-          (0, 1, 25): "__builtin_trunc", (1, 0, 24): "NX_ROUND", (1, 0, 25): "__builtin_rint",
-          (1, 1, 25): "__builtin_nearbyint"}
-_FCVTI = {26: ("__builtin_roundeven", "__builtin_ceil"), 27: ("__builtin_floor", "__builtin_trunc"),
-          28: ("NX_ROUND", None)}
+_FRINT = {
+    (0, 0, 24): "__builtin_roundeven",
+    (0, 0, 25): "__builtin_floor",
+    (0, 1, 24): "__builtin_ceil",
+    (0, 1, 25): "__builtin_trunc",
+    (1, 0, 24): "NX_ROUND",
+    (1, 0, 25): "__builtin_rint",
+    (1, 1, 25): "__builtin_nearbyint",
+}
+_FCVTI = {26: ("__builtin_roundeven", "__builtin_ceil"), 27: ("__builtin_floor", "__builtin_trunc"), 28: ("NX_ROUND", None)}
 
 
 def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None:
@@ -806,8 +880,11 @@ def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None
 
 def _sat(expr: str, lo: int, hi: int, t: str) -> str:
     """Clamp an i128 expression to [lo, hi] (saturating forms; FPSR.QC is not tracked)."""
-    return f"({t})({{ i128 _t = {expr}; _t > (i128){hi}ull ? (i128){hi}ull : _t < -(i128){-lo}ull ? -(i128){-lo}ull : _t; }})" \
-        if lo < 0 else f"({t})({{ i128 _t = {expr}; _t > (i128){hi}ull ? (i128){hi}ull : _t < 0 ? 0 : _t; }})"
+    return (
+        f"({t})({{ i128 _t = {expr}; _t > (i128){hi}ull ? (i128){hi}ull : _t < -(i128){-lo}ull ? -(i128){-lo}ull : _t; }})"
+        if lo < 0
+        else f"({t})({{ i128 _t = {expr}; _t > (i128){hi}ull ? (i128){hi}ull : _t < 0 ? 0 : _t; }})"
+    )
 
 
 def _int_three_same_extra(em: FunctionEmitter, f: dict) -> bool:
@@ -826,8 +903,7 @@ def _int_three_same_extra(em: FunctionEmitter, f: dict) -> bool:
         _vop(em, f["Rd"], Q, size, e, {"a": f["Rn"], "b": f["Rm"]})
         return True
     if op == 18 and size < 3:  # MLA / MLS
-        _vop(em, f["Rd"], Q, size, f"({ut})(c.{w}[i] {'-' if U else '+'} {A} * {B})",
-             {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
+        _vop(em, f["Rd"], Q, size, f"({ut})(c.{w}[i] {'-' if U else '+'} {A} * {B})", {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
         return True
     return False
 
@@ -844,13 +920,17 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
         idx, m = (f["H"] << 2) | (f["L"] << 1) | f["M"], f["Rm"]
     else:
         idx, m = (f["H"] << 1) | f["L"], (f["M"] << 4) | f["Rm"]
-    if size == 0 and (U, op) in ((0, 1), (0, 5), (0, 9), (1, 9)):   # FP16: FMLA / FMLS / FMUL / FMULX
+    if size == 0 and (U, op) in ((0, 1), (0, 5), (0, 9), (1, 9)):  # FP16: FMLA / FMLS / FMUL / FMULX
         A, B, C = "a.h[i]", f"b.h[{idx}]", "c.h[i]"
-        e = {(0, 1): f"FMA_H({C}, {A}, {B}, s->fpcr)", (0, 5): f"FMA_H({C}, (u16)({A} ^ 0x8000u), {B}, s->fpcr)",
-             (0, 9): f"FMUL_H({A}, {B}, s->fpcr)", (1, 9): f"FMULX_H({A}, {B}, s->fpcr)"}[(U, op)]
+        e = {
+            (0, 1): f"FMA_H({C}, {A}, {B}, s->fpcr)",
+            (0, 5): f"FMA_H({C}, (u16)({A} ^ 0x8000u), {B}, s->fpcr)",
+            (0, 9): f"FMUL_H({A}, {B}, s->fpcr)",
+            (1, 9): f"FMULX_H({A}, {B}, s->fpcr)",
+        }[(U, op)]
         _fp_loop(em, d, 1 if scalar else (8 if f["Q"] else 4), "h", e, {"a": n, "b": m, "c": d})
         return
-    if (U, op) in ((0, 1), (0, 5), (0, 9), (1, 9)) and size >= 2:   # FMLA / FMLS / FMUL / FMULX
+    if (U, op) in ((0, 1), (0, 5), (0, 9), (1, 9)) and size >= 2:  # FMLA / FMLS / FMUL / FMULX
         if size == 3:
             if f["L"]:
                 raise LiftError("reserved FP by-element index")
@@ -884,10 +964,13 @@ def h_fp_scalar_pair(em: FunctionEmitter, f: dict) -> None:
     kind = _FP_PAIR.get((f["size"] >> 1, f["opcode"]))
     if kind is None:
         raise LiftError("FP scalar pairwise form")
-    if f["U"] == 0:       # FP16: FADDP/FMAXP/... Hd, Vn.2H through lifted_fp.h's half helpers
+    if f["U"] == 0:  # FP16: FADDP/FMAXP/... Hd, Vn.2H through lifted_fp.h's half helpers
         a, b = f"s->v[{f['Rn']}].h[0]", f"s->v[{f['Rn']}].h[1]"
-        e = f"FADD_H({a}, {b}, s->fpcr)" if kind == "FADDP" else \
-            f"NX_HMINMAX({a}, {b}, s->fpcr, {int(kind.startswith('FMAX'))}, {int(kind.endswith('NM'))})"
+        e = (
+            f"FADD_H({a}, {b}, s->fpcr)"
+            if kind == "FADDP"
+            else f"NX_HMINMAX({a}, {b}, s->fpcr, {int(kind.startswith('FMAX'))}, {int(kind.endswith('NM'))})"
+        )
         em.out(f"{{ u16 _h = {e}; s->v[{f['Rd']}].q = (u128)_h; }}")
         return
     T, w = ("D", "fd") if f["size"] & 1 else ("S", "f")

@@ -1,5 +1,6 @@
 """Integer data processing: add/sub, logical, moves, bitfields, shifts, multiply/divide,
 conditional select/compare, bit manipulation, CRC32."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -58,8 +59,9 @@ def _shifted(em: FunctionEmitter, rm: int, sf: int, shift: int, amt: int) -> str
 
 def _extended(em: FunctionEmitter, rm: int, sf: int, option: int, amt: int) -> str:
     v = em.x(rm, 1)
-    ext = ["(u64)(u8)", "(u64)(u16)", "(u64)(u32)", "(u64)", "(u64)(i64)(i8)", "(u64)(i64)(i16)",
-           "(u64)(i64)(i32)", "(u64)"][option]
+    ext = ["(u64)(u8)", "(u64)(u16)", "(u64)(u32)", "(u64)", "(u64)(i64)(i8)", "(u64)(i64)(i16)", "(u64)(i64)(i32)", "(u64)"][
+        option
+    ]
     e = f"({ext}{v})"
     if amt > 4:
         raise LiftError("extend shift > 4")

@@ -21,6 +21,7 @@ pass over the function for what its locals hold that ``NxCpu`` lacks (``dirty``)
 Sound under the assumptions ``recompiler.trust_abi`` already makes: a callee keeps X19-X29 and
 SP, so a caller never reloads them; everything else is what the lifted C itself says.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,8 +41,8 @@ ARGS = X0 | X1 | X30 | SP
 
 @dataclass
 class Summary:
-    uses: int    # registers the function may read before writing them (through its callees too)
-    mods: int    # registers whose NxCpu slot a call of it may change
+    uses: int  # registers the function may read before writing them (through its callees too)
+    mods: int  # registers whose NxCpu slot a call of it may change
     # it reads X19-X28/D8-D15 itself, or a function it tail-calls does: setjmp, which captures
     # them (its caller notes its SP at such a call: the frame a longjmp returns to, emitter NX_CATCH)
     captures: bool = False
@@ -56,36 +57,37 @@ UNKNOWN = Summary(L.CALL_USES, L.CALL_CLOBBERS)
 @dataclass
 class FnLive:
     """One lifted function's call sites and returns, before the whole program is known."""
+
     entry: int
-    base_uses: int                    # live at the entry if direct callees read nothing
-    writes_all: int                   # every register its own C may write
-    opaque: bool                      # a jump out through a register, a trap, an SVC: an exit
-                                      # that stores every local (STORE_ALL, STORE_INDIRECT)
-    callees: list[int]                # direct call and tail-call targets
+    base_uses: int  # live at the entry if direct callees read nothing
+    writes_all: int  # every register its own C may write
+    opaque: bool  # a jump out through a register, a trap, an SVC: an exit
+    # that stores every local (STORE_ALL, STORE_INDIRECT)
+    callees: list[int]  # direct call and tail-call targets
     # per chunk (the function's instructions in address order)
     writes: list[int] = field(default_factory=list)
-    succs: list[list[int]] = field(default_factory=list)     # chunk indices
-    site: list[int] = field(default_factory=list)            # call site number or -1
-    ret: list[int] = field(default_factory=list)             # return number or -1
-    event: list[bool] = field(default_factory=list)          # writes own values into NxCpu (sets _c)
-    entry_index: int = -1                                    # the entry's chunk
+    succs: list[list[int]] = field(default_factory=list)  # chunk indices
+    site: list[int] = field(default_factory=list)  # call site number or -1
+    ret: list[int] = field(default_factory=list)  # return number or -1
+    event: list[bool] = field(default_factory=list)  # writes own values into NxCpu (sets _c)
+    entry_index: int = -1  # the entry's chunk
     # per call site k
-    site_target: list[int | None] = field(default_factory=list)   # a lifted callee, else None
-    site_live: list[int] = field(default_factory=list)            # live after the call
-    site_open: list[int] = field(default_factory=list)            # not surely written before it
+    site_target: list[int | None] = field(default_factory=list)  # a lifted callee, else None
+    site_live: list[int] = field(default_factory=list)  # live after the call
+    site_open: list[int] = field(default_factory=list)  # not surely written before it
     # per direct tail call: its callee and what is not surely written before it
     tail_target: list[int] = field(default_factory=list)
     tail_open: list[int] = field(default_factory=list)
-    tail_chunk: list[int] = field(default_factory=list)      # the chunk index of each
+    tail_chunk: list[int] = field(default_factory=list)  # the chunk index of each
     # for writing the lists: the registers the function's C has as locals / writes
     regs: list[int] = field(default_factory=list)
     v_used: list[int] = field(default_factory=list)
     w_regs: list[int] = field(default_factory=list)
     w_sp: bool = False
     v_written: list[int] = field(default_factory=list)
-    ret_extra: str = ""               # what a return also writes back (the flags, for a test)
-    unknown_uses: int = L.CALL_USES   # what an unknown callee reads (less with elide_saves)
-    save_drop: int = 0                # saves droppable unless a return hands the register back
+    ret_extra: str = ""  # what a return also writes back (the flags, for a test)
+    unknown_uses: int = L.CALL_USES  # what an unknown callee reads (less with elide_saves)
+    save_drop: int = 0  # saves droppable unless a return hands the register back
     # a call through a register (BLR): its callee may change every caller-saved register, but its
     # site stores only what an unknown callee reads (``unknown_uses``), as any call site does, so
     # unlike ``opaque`` it leaves the callee-saved slots of NxCpu to the usual lists
@@ -105,8 +107,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     """USES and MODS of every function, iterated to the least fixed point over the call graph
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
-    summ = {f.entry: Summary(f.base_uses, _own_mods(f),
-                             bool(f.base_uses & L.ELIDED_SAVES), f.flags_in) for f in fns}
+    summ = {f.entry: Summary(f.base_uses, _own_mods(f), bool(f.base_uses & L.ELIDED_SAVES), f.flags_in) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
         for g in f.callees:
@@ -216,8 +217,9 @@ def clobbered(results_only: bool) -> int:
     return L.CALL_CLOBBERS & ~L.V_PRESERVED_LOW_MASK if results_only else L.CALL_CLOBBERS
 
 
-def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
-               wt: int = 0) -> tuple[list[int], list[int], list[int], list[int]]:
+def site_lists(
+    f: FnLive, summ: dict[int, Summary], results_only: bool = False, wt: int = 0
+) -> tuple[list[int], list[int], list[int], list[int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
     its callee may read and what is live after it that the callee may change, a return the
     caller-saved registers (and the callee-saved ones its own calls overwrote), each only where
@@ -292,8 +294,10 @@ def site_lists(f: FnLive, summ: dict[int, Summary], results_only: bool = False,
     # A direct tail call is a call and the return in one: it stores what its callee reads and
     # what a return here would (X0 is the callee's result, X30 and X1 travel as arguments, but
     # X1 stays where a return would store it: the callee may leave it as it was)
-    tail_stores = [(summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30 & ~SP
-                   for g, c in zip(f.tail_target, f.tail_chunk)]
+    tail_stores = [
+        (summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30 & ~SP
+        for g, c in zip(f.tail_target, f.tail_chunk)
+    ]
     return stores, reloads, ret_stores, elided, tail_stores
 
 
@@ -373,7 +377,7 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
     def one(slot: T.Slot) -> str:
         f, st, rl, rs, quiet, el, ts, handed = lists[slot.entry]
         k, kind = slot.k, slot.kind
-        if kind == T.SAVE:   # a save's store (facts._mark_saves): dropped where nothing reads the slot back
+        if kind == T.SAVE:  # a save's store (facts._mark_saves): dropped where nothing reads the slot back
             bit = 1 << k
             return "" if f.save_drop & bit and not handed & bit else slot.text
         if kind == T.WRITE_THROUGH:
@@ -384,10 +388,10 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
         if kind == T.STORE_TAIL:
             flags = "FLAGS_STORE;" if f.flags_local and _tail_reads_flags(f.tail_target[k], summ) else ""
             return _stores(f, ts[k], f.ret_extra + flags)
-        if kind == T.NOTE_SP:   # call site k calls setjmp or the like: note this frame's SP
+        if kind == T.NOTE_SP:  # call site k calls setjmp or the like: note this frame's SP
             g = f.site_target[k]
             return "_sjsp = sp; " if g is not None and g in summ and summ[g].captures else ""
-        if kind == T.RESUME_CHECK:   # a resume point at call site k (wrap.py: the twin's switch)
+        if kind == T.RESUME_CHECK:  # a resume point at call site k (wrap.py: the twin's switch)
             return "nx_elided_resume(s); NX_BACK; " if el[k] else ""
         if kind == T.STORE_RET:
             full = _stores(f, rs[k], f.ret_extra)

@@ -11,6 +11,7 @@ save/restore shapes of prologues and epilogues (read from the instruction words)
 
 Registers are bits of an int: X0-X30 are bits 0-30, SP bit 31, V0-V31 bits 32-63.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -66,24 +67,26 @@ CALL_CLOBBERS = _mask(xs=[*range(19), 30], vs=range(32))
 # register it changed: a helper with its own convention, like a TLS descriptor resolver that
 # restores X1-X18 before returning, keeps working.)
 RET_LIVE = _mask(xs=[0, 1, 18], vs=range(4))
-V_PRESERVED_LOW = range(8, 16)   # AAPCS64: a callee keeps only the low 64 bits of V8-V15
+V_PRESERVED_LOW = range(8, 16)  # AAPCS64: a callee keeps only the low 64 bits of V8-V15
 V_PRESERVED_LOW_MASK = _mask(vs=V_PRESERVED_LOW)
 # What a function may keep current in NxCpu as it writes it (interproc.write_through): the
 # caller-saved registers that are not C arguments (X0, X1, X30 travel as such), and of the
 # vector registers those a callee keeps no half of
 WT_CANDIDATES = _mask(xs=range(2, 19), vs=[*range(8), *range(16, 32)])
 
+
 @dataclass
 class Chunk:
     """One instruction's C: what it reads before writing (gen), what it surely overwrites
     (kill), the labels it may branch to and whether it falls through to the next address."""
+
     addr: int
     gen: int
     kill: int
     succs: list[int]
-    call: int | None = None    # the call site's number (result.Lifted.call) if any
-    leaves: int = 0            # what leaving the function here reads (EXIT_USES for a return...)
-    writes: int = 0            # every register it may write (before its call, for a call)
+    call: int | None = None  # the call site's number (result.Lifted.call) if any
+    leaves: int = 0  # what leaving the function here reads (EXIT_USES for a return...)
+    writes: int = 0  # every register it may write (before its call, for a call)
     call_gen: int = CALL_USES  # what the callee of its call may read
 
 
@@ -95,11 +98,22 @@ SVC_USES = _mask(xs=range(9), sp=True)
 # C locals: X19-X28 and the low halves of V8-V15.  Not X29: a frame record (X29, X30) saved in
 # each frame keeps the guest's frame-pointer chain true, which crash reports walk.
 ELIDED_SAVES = _mask(xs=range(19, 29), vs=range(8, 16))
-_SAVE_PAIR = {0xA8800000: False, 0xA9000000: False, 0xA9800000: False,     # STP Xt (post, offset, pre)
-              0x6C800000: True, 0x6D000000: True, 0x6D800000: True}        # STP Dt
-_SAVE_ONE = {0xF9000000: (0xFFC00000, False), 0xF8000C00: (0xFFE00C00, False),   # STR Xt (offset, pre)
-             0xF8000400: (0xFFE00C00, False), 0xFD000000: (0xFFC00000, True),    # (post); STR Dt
-             0xFC000C00: (0xFFE00C00, True), 0xFC000400: (0xFFE00C00, True)}
+_SAVE_PAIR = {
+    0xA8800000: False,
+    0xA9000000: False,
+    0xA9800000: False,  # STP Xt (post, offset, pre)
+    0x6C800000: True,
+    0x6D000000: True,
+    0x6D800000: True,
+}  # STP Dt
+_SAVE_ONE = {
+    0xF9000000: (0xFFC00000, False),
+    0xF8000C00: (0xFFE00C00, False),  # STR Xt (offset, pre)
+    0xF8000400: (0xFFE00C00, False),
+    0xFD000000: (0xFFC00000, True),  # (post); STR Dt
+    0xFC000C00: (0xFFE00C00, True),
+    0xFC000400: (0xFFE00C00, True),
+}
 
 
 def save_reads(word: int) -> int:
@@ -129,8 +143,7 @@ def _slot_regs(word: int, pairs: dict, singles: dict) -> int:
     return out & ELIDED_SAVES
 
 
-def solve(chunks: list[Chunk], falls: dict[int, int],
-          past_end: int = INDIRECT_USES) -> tuple[dict[int, int], dict[int, int]]:
+def solve(chunks: list[Chunk], falls: dict[int, int], past_end: int = INDIRECT_USES) -> tuple[dict[int, int], dict[int, int]]:
     """(live-in, live-out) of every chunk (by address), iterated to a fixed point.  ``falls``
     maps a chunk's address to the address it falls through to; ``past_end`` is what falling
     past the function's end after a call reads."""
@@ -148,7 +161,7 @@ def solve(chunks: list[Chunk], falls: dict[int, int],
             if f is not None:
                 if f in by_addr:
                     out |= live_in[f]
-                else:   # past the function's end: after a call only a noreturn callee's
+                else:  # past the function's end: after a call only a noreturn callee's
                     # (the compiler ends a function with a call only then); else anything
                     out |= past_end if c.call is not None else ALL
             out |= c.leaves
@@ -182,11 +195,22 @@ def may_written_before(chunks: list[Chunk], falls: dict[int, int]) -> dict[int, 
     return m_in
 
 
-_RESTORE_PAIR = {0xA8C00000: False, 0xA9400000: False, 0xA9C00000: False,   # LDP Xt (post, offset, pre)
-                 0x6CC00000: True, 0x6D400000: True, 0x6DC00000: True}      # LDP Dt
-_RESTORE_ONE = {0xF9400000: (0xFFC00000, False), 0xF8400C00: (0xFFE00C00, False),
-                0xF8400400: (0xFFE00C00, False), 0xFD400000: (0xFFC00000, True),
-                0xFC400C00: (0xFFE00C00, True), 0xFC400400: (0xFFE00C00, True)}
+_RESTORE_PAIR = {
+    0xA8C00000: False,
+    0xA9400000: False,
+    0xA9C00000: False,  # LDP Xt (post, offset, pre)
+    0x6CC00000: True,
+    0x6D400000: True,
+    0x6DC00000: True,
+}  # LDP Dt
+_RESTORE_ONE = {
+    0xF9400000: (0xFFC00000, False),
+    0xF8400C00: (0xFFE00C00, False),
+    0xF8400400: (0xFFE00C00, False),
+    0xFD400000: (0xFFC00000, True),
+    0xFC400C00: (0xFFE00C00, True),
+    0xFC400400: (0xFFE00C00, True),
+}
 
 
 def restore_writes(word: int) -> int:

@@ -1,5 +1,6 @@
 """Loads and stores: every addressing mode of LDR/STR, pairs, literals, exclusives,
 acquire/release, LSE atomics, and the SIMD LD1/ST1 forms compiled C uses."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -169,7 +170,7 @@ def h_pair(em: FunctionEmitter, i: Insn) -> None:
             parts.append(f"{_v_store(em, t, size, '_a')} {_v_store(em, t2, size, f'_a + {size}')}")
     elif L:
         ld = (lambda a: f"(u64)(i64)(i32)L32({a})") if signed else (lambda a: f"(u64){_LD[size]}({a})")
-        v2 = ld(f'_a + {size}')
+        v2 = ld(f"_a + {size}")
         parts.append(f"u64 _v1 = {ld('_a')}, _v2 = {f'NX_SPLIT({v2})' if size == 8 else v2};")
         if t != 31:
             parts.append(f"x{t} = _v1;")
@@ -177,7 +178,7 @@ def h_pair(em: FunctionEmitter, i: Insn) -> None:
             parts.append(f"x{t2} = _v2;")
     else:
         first = _gp_store(em, t, size, "_a")
-        if size == 8 and t2 != 31:   # see NX_SPLIT (lifted.h)
+        if size == 8 and t2 != 31:  # see NX_SPLIT (lifted.h)
             second = em.reg_store(xbit(t2), f"S64(_a + 8, NX_SPLIT({em.x(t2)}));")
         else:
             second = _gp_store(em, t2, size, f"_a + {size}")
@@ -199,56 +200,76 @@ def h_excl(em: FunctionEmitter, i: Insn) -> None:
     if o2 == 0 and o1 == 0:  # LDXR/LDAXR / STXR/STLXR
         if L:
             tgt = f"x{t} = _v;" if t != 31 else ""
-            em.out(f"{{ u64 _a = {base}; u64 _v = (u64){_LD[size]}(_a); EXCL_MARK(s, _a, _v, 0, {size}); {tgt} "
-                   f"{fence if o0 else ''}}}")
+            em.out(
+                f"{{ u64 _a = {base}; u64 _v = (u64){_LD[size]}(_a); EXCL_MARK(s, _a, _v, 0, {size}); {tgt} "
+                f"{fence if o0 else ''}}}"
+            )
         else:
-            em.out(f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, ({_UT[size]}){em.x(t)}, 0, {size}); "
-                   f"{'' if rs == 31 else f'x{rs} = _st;'} }}")
+            em.out(
+                f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, ({_UT[size]}){em.x(t)}, 0, {size}); "
+                f"{'' if rs == 31 else f'x{rs} = _st;'} }}"
+            )
         return
     if o2 == 0 and o1 == 1 and size_f >= 2:  # LDXP/STXP
         half = 4 if size_f == 2 else 8
         if L:
             if half == 8:
-                em.out(f"{{ u64 _a = {base}; u128 _q = L128(_a); EXCL_MARK(s, _a, (u64)_q, (u64)(_q >> 64), 16); "
-                       f"{'' if t == 31 else f'x{t} = (u64)_q;'} {'' if t2 == 31 else f'x{t2} = (u64)(_q >> 64);'} "
-                       f"{fence if o0 else ''}}}")
+                em.out(
+                    f"{{ u64 _a = {base}; u128 _q = L128(_a); EXCL_MARK(s, _a, (u64)_q, (u64)(_q >> 64), 16); "
+                    f"{'' if t == 31 else f'x{t} = (u64)_q;'} {'' if t2 == 31 else f'x{t2} = (u64)(_q >> 64);'} "
+                    f"{fence if o0 else ''}}}"
+                )
             else:
-                em.out(f"{{ u64 _a = {base}; u64 _q = L64(_a); EXCL_MARK(s, _a, _q, 0, 8); "
-                       f"{'' if t == 31 else f'x{t} = (u32)_q;'} {'' if t2 == 31 else f'x{t2} = _q >> 32;'} "
-                       f"{fence if o0 else ''}}}")
+                em.out(
+                    f"{{ u64 _a = {base}; u64 _q = L64(_a); EXCL_MARK(s, _a, _q, 0, 8); "
+                    f"{'' if t == 31 else f'x{t} = (u32)_q;'} {'' if t2 == 31 else f'x{t2} = _q >> 32;'} "
+                    f"{fence if o0 else ''}}}"
+                )
         else:
             if half == 8:
-                em.out(f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, {em.x(t)}, {em.x(t2)}, 16); "
-                       f"{'' if rs == 31 else f'x{rs} = _st;'} }}")
+                em.out(
+                    f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, {em.x(t)}, {em.x(t2)}, 16); "
+                    f"{'' if rs == 31 else f'x{rs} = _st;'} }}"
+                )
             else:
-                em.out(f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, ((u64)(u32){em.x(t)}) | ((u64){em.x(t2)} << 32), 0, 8); "
-                       f"{'' if rs == 31 else f'x{rs} = _st;'} }}")
+                em.out(
+                    f"{{ {fence if o0 else ''}u32 _st = EXCL_STORE(s, {base}, ((u64)(u32){em.x(t)}) | ((u64){em.x(t2)} << 32), 0, 8); "
+                    f"{'' if rs == 31 else f'x{rs} = _st;'} }}"
+                )
         return
     if o2 == 1 and o1 == 0:  # LDAR/LDLAR, STLR/STLLR
         if L:
-            em.out(f"{{ u64 _v = (u64)__atomic_load_n(({_UT[size]} *){base}, __ATOMIC_ACQUIRE); "
-                   f"{'' if t == 31 else f'x{t} = _v;'} }}")
+            em.out(
+                f"{{ u64 _v = (u64)__atomic_load_n(({_UT[size]} *){base}, __ATOMIC_ACQUIRE); "
+                f"{'' if t == 31 else f'x{t} = _v;'} }}"
+            )
         else:
             em.out(f"__atomic_store_n(({_UT[size]} *){base}, ({_UT[size]}){em.x(t)}, __ATOMIC_RELEASE);")
         return
     if o1 == 1 and o2 == 1:  # CAS / CASA / CASL / CASAL
         ut = _UT[size]
-        em.out(f"{{ {ut} _e = ({ut}){em.x(rs)}; __atomic_compare_exchange_n(({ut} *){base}, &_e, ({ut}){em.x(t)}, 0, "
-               f"__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); {'' if rs == 31 else f'x{rs} = (u64)_e;'} }}")
+        em.out(
+            f"{{ {ut} _e = ({ut}){em.x(rs)}; __atomic_compare_exchange_n(({ut} *){base}, &_e, ({ut}){em.x(t)}, 0, "
+            f"__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); {'' if rs == 31 else f'x{rs} = (u64)_e;'} }}"
+        )
         return
     if o1 == 1 and o2 == 0 and size_f < 2:  # CASP
         if rs & 1 or t & 1:
             raise LiftError("CASP with odd register")
         if size_f == 1:
-            em.out(f"{{ u128 _e = (u128){em.x(rs)} | ((u128){em.x(rs + 1)} << 64); "
-                   f"u128 _n = (u128){em.x(t)} | ((u128){em.x(t + 1)} << 64); "
-                   f"__atomic_compare_exchange_n((u128 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
-                   f"{'' if rs == 31 else f'x{rs} = (u64)_e; x{rs + 1} = (u64)(_e >> 64);'} }}")
+            em.out(
+                f"{{ u128 _e = (u128){em.x(rs)} | ((u128){em.x(rs + 1)} << 64); "
+                f"u128 _n = (u128){em.x(t)} | ((u128){em.x(t + 1)} << 64); "
+                f"__atomic_compare_exchange_n((u128 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
+                f"{'' if rs == 31 else f'x{rs} = (u64)_e; x{rs + 1} = (u64)(_e >> 64);'} }}"
+            )
         else:
-            em.out(f"{{ u64 _e = (u64)(u32){em.x(rs)} | ((u64){em.x(rs + 1)} << 32); "
-                   f"u64 _n = (u64)(u32){em.x(t)} | ((u64){em.x(t + 1)} << 32); "
-                   f"__atomic_compare_exchange_n((u64 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
-                   f"{'' if rs == 31 else f'x{rs} = (u32)_e; x{rs + 1} = _e >> 32;'} }}")
+            em.out(
+                f"{{ u64 _e = (u64)(u32){em.x(rs)} | ((u64){em.x(rs + 1)} << 32); "
+                f"u64 _n = (u64)(u32){em.x(t)} | ((u64){em.x(t + 1)} << 32); "
+                f"__atomic_compare_exchange_n((u64 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
+                f"{'' if rs == 31 else f'x{rs} = (u32)_e; x{rs + 1} = _e >> 32;'} }}"
+            )
         return
     raise LiftError("unallocated exclusive")
 
@@ -278,9 +299,11 @@ def h_atomic(em: FunctionEmitter, i: Insn) -> None:
     else:
         cmp_t = st if opc in (4, 5) else ut
         better = ">" if opc in (4, 6) else "<"
-        em.out(f"{{ {ut} _o = __atomic_load_n({p}, __ATOMIC_RELAXED), _m = {v}; "
-               f"while (!__atomic_compare_exchange_n({p}, &_o, (({cmp_t})_m {better} ({cmp_t})_o) ? _m : _o, 1, "
-               f"__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {{}} {'' if t == 31 else f'x{t} = (u64)_o;'} }}")
+        em.out(
+            f"{{ {ut} _o = __atomic_load_n({p}, __ATOMIC_RELAXED), _m = {v}; "
+            f"while (!__atomic_compare_exchange_n({p}, &_o, (({cmp_t})_m {better} ({cmp_t})_o) ? _m : _o, 1, "
+            f"__ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {{}} {'' if t == 31 else f'x{t} = (u64)_o;'} }}"
+        )
         return
     em.out(f"{{ u64 _o = (u64){e}; {'' if t == 31 else f'x{t} = _o;'} }}")
 
@@ -336,7 +359,7 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     op, Q, L, R, S, size = f["opcode"], f["Q"], f["L"], f["R"], f["S"], f["size"]
     t, n = f["Rt"], f["Rn"]
-    selem = ((op & 1) << 1 | R) + 1        # structure elements: registers Rt .. Rt+selem-1
+    selem = ((op & 1) << 1 | R) + 1  # structure elements: registers Rt .. Rt+selem-1
     regs = [(t + k) % 32 for k in range(selem)]
     base = em.x(n, 1, sp=True)
     parts = [f"u64 _a = {base};"]
@@ -347,9 +370,11 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
         esize = 1 << size
         lanes = (16 if Q else 8) // esize
         for k, r in enumerate(regs):
-            parts.append(f"{{ u64 _e = (u64){_LD[esize]}(_a + {k * esize}); NxVec _r; _r.q = 0; "
-                         f"for (int _i = 0; _i < {lanes}; _i++) memcpy(&_r.b[_i * {esize}], &_e, {esize}); "
-                         f"s->v[{r}] = _r; }}")
+            parts.append(
+                f"{{ u64 _e = (u64){_LD[esize]}(_a + {k * esize}); NxVec _r; _r.q = 0; "
+                f"for (int _i = 0; _i < {lanes}; _i++) memcpy(&_r.b[_i * {esize}], &_e, {esize}); "
+                f"s->v[{r}] = _r; }}"
+            )
     else:
         if sc == 0:
             esize, idx = 1, (Q << 3) | (S << 2) | size

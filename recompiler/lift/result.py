@@ -13,6 +13,7 @@ points and the save elision read these records, never the C.
 
 Registers are bits of an int as in ``liveness``: X0-X30 bits 0-30, SP bit 31, V0-V31 bits 32-63.
 """
+
 from __future__ import annotations
 
 import enum
@@ -21,13 +22,14 @@ from dataclasses import dataclass, field
 
 class Exit(enum.Enum):
     """How control leaves an instruction (the strongest of what it may do, in this order)."""
-    TRAP = "trap"           # a fatal error: an instruction not lifted, BRK/UDF
-    INDIRECT = "indirect"   # BR through a register: a jump table's dispatch or the jump out
-    TAIL = "tail"           # a direct tail call (or a jump to an address outside the function)
+
+    TRAP = "trap"  # a fatal error: an instruction not lifted, BRK/UDF
+    INDIRECT = "indirect"  # BR through a register: a jump table's dispatch or the jump out
+    TAIL = "tail"  # a direct tail call (or a jump to an address outside the function)
     RETURN = "return"
-    SVC = "svc"             # a system call (falls through after it)
-    CALL = "call"           # BL/BLR (falls through to the return address)
-    BRANCH = "branch"       # a direct branch inside the function (conditional ones also fall)
+    SVC = "svc"  # a system call (falls through after it)
+    CALL = "call"  # BL/BLR (falls through to the return address)
+    BRANCH = "branch"  # a direct branch inside the function (conditional ones also fall)
     FALL = "fall"
 
 
@@ -40,33 +42,34 @@ class Mem(enum.Flag):
 @dataclass
 class Lifted:
     """One instruction's C (body lines ``start``..``stop`` of the emitter) and its effects."""
+
     addr: int
-    start: int                       # first body line of the instruction
-    stop: int = -1                   # one past its last line (set when the body is complete)
-    falls: bool = True               # control may go on to the next address
+    start: int  # first body line of the instruction
+    stop: int = -1  # one past its last line (set when the body is complete)
+    falls: bool = True  # control may go on to the next address
     # filled by the emitter's API as the handler runs
-    succs: list[int] = field(default_factory=list)      # labels of this function it may branch to
-    call: int | None = None          # its call site's number (BL, BLR)
-    call_marker: str = ""            # the store slot of that call site (what precedes it is the
+    succs: list[int] = field(default_factory=list)  # labels of this function it may branch to
+    call: int | None = None  # its call site's number (BL, BLR)
+    call_marker: str = ""  # the store slot of that call site (what precedes it is the
     #                                  instruction's own part; the rest is the callee's)
-    ret: int | None = None           # its return's number (RET)
-    ret_marker: str = ""             # (the store slot of that return)
-    tails: list[int] = field(default_factory=list)      # direct tail calls, before any call site
+    ret: int | None = None  # its return's number (RET)
+    ret_marker: str = ""  # (the store slot of that return)
+    tails: list[int] = field(default_factory=list)  # direct tail calls, before any call site
     tail_texts: list[str] = field(default_factory=list)  # (their C, which liveness does not read)
-    tables: list[str] = field(default_factory=list)     # jump tables it dispatches through
-    jump_out: bool = False           # an indirect jump to an unknown target (nx_jump)
-    svc: bool = False                # a system call (stores every local, reloads them after)
-    fp_env: bool = False             # an FPSR/FPCR access (stores every local to order FP code)
-    fatal: bool = False              # a fatal error (not lifted, BRK/UDF)
-    flags_set: bool = False          # writes all of NZCV (FunctionEmitter.flags_touched)
+    tables: list[str] = field(default_factory=list)  # jump tables it dispatches through
+    jump_out: bool = False  # an indirect jump to an unknown target (nx_jump)
+    svc: bool = False  # a system call (stores every local, reloads them after)
+    fp_env: bool = False  # an FPSR/FPCR access (stores every local to order FP code)
+    fatal: bool = False  # a fatal error (not lifted, BRK/UDF)
+    flags_set: bool = False  # writes all of NZCV (FunctionEmitter.flags_touched)
     # its stores of a whole 64-bit register (register bit, the store's C): a prologue's save
     # of a callee-saved register is one (FunctionEmitter.reg_store, facts._mark_saves)
     reg_stores: list[tuple[int, str]] = field(default_factory=list)
     # added by effects.scan once the body is complete
-    reads: int = 0                   # registers read before the instruction writes them (gen)
-    kills: int = 0                   # registers it surely overwrites
-    writes: int = 0                  # registers it may write
-    flags_read: bool = False         # may read NZCV (or writes every local back)
+    reads: int = 0  # registers read before the instruction writes them (gen)
+    kills: int = 0  # registers it surely overwrites
+    writes: int = 0  # registers it may write
+    flags_read: bool = False  # may read NZCV (or writes every local back)
     memory: Mem = Mem.NONE
 
     @property
@@ -75,8 +78,7 @@ class Lifted:
             return Exit.TRAP
         if self.jump_out or self.tables:
             return Exit.INDIRECT
-        if self.tails or (not self.falls and not self.succs and self.ret is None and self.call is None
-                          and not self.svc):
+        if self.tails or (not self.falls and not self.succs and self.ret is None and self.call is None and not self.svc):
             return Exit.TAIL
         if self.ret is not None:
             return Exit.RETURN

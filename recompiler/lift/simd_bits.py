@@ -1,6 +1,7 @@
 """Advanced SIMD integer forms that hashing and compression code uses beyond the core set:
 CNT/NOT/RBIT (vector), [SU]ADDLP/[SU]ADALP (pairwise long add, accumulate), SRI/SLI (shift and
 insert, vector and scalar).  Lane loops over ``NxVec`` that clang vectorises."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -12,8 +13,11 @@ def h_bitcount(em: FunctionEmitter, i: Insn) -> None:
     """CNT (U=0, bytes), NOT (U=1, size 0), RBIT (U=1, size 1): all act on bytes."""
     f = i.f
     U, size, Q = f["U"], f["size"], f["Q"]
-    e = {(0, 0): "(u8)__builtin_popcount(a.b[i])", (1, 0): "(u8)~a.b[i]",
-         (1, 1): "(u8)(__builtin_bitreverse32(a.b[i]) >> 24)"}.get((U, size))
+    e = {
+        (0, 0): "(u8)__builtin_popcount(a.b[i])",
+        (1, 0): "(u8)~a.b[i]",
+        (1, 1): "(u8)(__builtin_bitreverse32(a.b[i]) >> 24)",
+    }.get((U, size))
     if e is None:
         raise LiftError("reserved CNT/NOT/RBIT size")
     _vop(em, f["Rd"], Q, 0, e, {"a": f["Rn"]})
@@ -59,5 +63,7 @@ def h_shift_ins(em: FunctionEmitter, i: Insn) -> None:
         moved = f"({ut})(a.{w}[i] << {sh})"
     e = f"({ut})((c.{w}[i] & ({ut}){(~mask) & ones:#x}ull) | {moved})"
     lanes = 1 if scalar else _lanes(Q, size)
-    em.out(f"{{ NxVec a = s->v[{f['Rn']}], c = s->v[{f['Rd']}]; NxVec _r; _r.q = 0; "
-           f"for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; s->v[{f['Rd']}] = _r; }}")
+    em.out(
+        f"{{ NxVec a = s->v[{f['Rn']}], c = s->v[{f['Rd']}]; NxVec _r; _r.q = 0; "
+        f"for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; s->v[{f['Rd']}] = _r; }}"
+    )

@@ -2,6 +2,7 @@
 of four byte products of Vn and Vm (vector form) or of Vn and one 32-bit element of Vm (by
 element form).  Compilers emit them for int8 dot products (image filters, quantised mixing)
 when the target has +dotprod; the feature table (cpu_host/runtime/core/cpu_features.h) claims them."""
+
 from __future__ import annotations
 
 from recompiler.decode import Insn

@@ -13,6 +13,7 @@ saturation) is not tracked, as for the core saturating forms.
 Each handler's predicate (``takes_*``) says which encodings of its form it lifts; forms.py puts
 its row before the core handler's (``fp_simd``), which lifts the rest of the form.
 """
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -41,14 +42,16 @@ def _shift_reg(x: str, sh: str, bits: int, signed: bool, sat: bool, rnd: bool, u
     """[SU]Q?R?SHL: shift by the signed low byte of element 2; negative shifts go right (rounded
     for the R forms); left shifts saturate (Q forms) or truncate."""
     lo, hi = _rng(bits, signed)
-    big = f"((i128)1 << {bits + 1})"   # any value past the range: saturates like the true one
+    big = f"((i128)1 << {bits + 1})"  # any value past the range: saturates like the true one
     if sat:
         left = f"(_sh >= {bits} ? (_x == 0 ? (i128)0 : _x < 0 ? -{big} : {big}) : _x * ((i128)1 << _sh))"
     else:
         left = f"(_sh >= {bits} ? (i128)0 : _x * ((i128)1 << _sh))"
     # a right shift past the lane gives 0 or -1 (or 0/1 rounded): bits + 1 places say the same
-    right = (f"({{ int _rs = -_sh > {bits + 1} ? {bits + 1} : -_sh; "
-             f"(_x + {'((i128)1 << (_rs - 1))' if rnd else '(i128)0'}) >> _rs; }})")
+    right = (
+        f"({{ int _rs = -_sh > {bits + 1} ? {bits + 1} : -_sh; "
+        f"(_x + {'((i128)1 << (_rs - 1))' if rnd else '(i128)0'}) >> _rs; }})"
+    )
     body = f"_sh >= 0 ? {left} : {right}"
     out = _sat("_v", lo, hi, ut) if sat else f"({ut})_v"
     return f"({{ i8 _sh = (i8)({sh}); i128 _x = {x}; i128 _v = {body}; {out}; }})"
@@ -72,19 +75,18 @@ def _three_same_expr(U: int, op: int, size: int, scalar: bool) -> str | None:
     signed = not U
     X, Y = _val("a", size, signed), _val("b", size, signed)
     lo, hi = _rng(bits, signed)
-    if op in (0, 2, 4) and not scalar and size < 3:   # [SU]HADD, [SU]RHADD, [SU]HSUB
-        return {0: f"({ut})(({X} + {Y}) >> 1)", 2: f"({ut})(({X} + {Y} + 1) >> 1)",
-                4: f"({ut})(({X} - {Y}) >> 1)"}[op]
-    if op in (1, 5) and scalar:                         # SQADD/UQADD/SQSUB/UQSUB (scalar)
+    if op in (0, 2, 4) and not scalar and size < 3:  # [SU]HADD, [SU]RHADD, [SU]HSUB
+        return {0: f"({ut})(({X} + {Y}) >> 1)", 2: f"({ut})(({X} + {Y} + 1) >> 1)", 4: f"({ut})(({X} - {Y}) >> 1)"}[op]
+    if op in (1, 5) and scalar:  # SQADD/UQADD/SQSUB/UQSUB (scalar)
         return _sat(f"{X} {'+' if op == 1 else '-'} {Y}", lo, hi, ut)
     if op in (9, 10, 11) and (not scalar or op != 10 or size == 3) or (op == 8 and scalar and size == 3):
         return _shift_reg(X, f"b.{w}[i]", bits, signed, sat=op in (9, 11), rnd=op in (10, 11), ut=ut)
-    if op in (14, 15) and not scalar and size < 3:      # [SU]ABD, [SU]ABA
+    if op in (14, 15) and not scalar and size < 3:  # [SU]ABD, [SU]ABA
         diff = f"({{ i128 _d = {X} - {Y}; _d < 0 ? -_d : _d; }})"
         return f"({ut})(c.{w}[i] + {diff})" if op == 15 else f"({ut}){diff}"
-    if op == 22 and size in (1, 2):                     # SQDMULH / SQRDMULH
+    if op == 22 and size in (1, 2):  # SQDMULH / SQRDMULH
         return _dmulh(_val("a", size, True), _val("b", size, True), bits, bool(U), ut)
-    if op == 19 and U and size == 0 and not scalar:     # PMUL (bytes, carry-less)
+    if op == 19 and U and size == 0 and not scalar:  # PMUL (bytes, carry-less)
         terms = " ^ ".join(f"((b.b[i] >> {k} & 1) ? (u8)(a.b[i] << {k}) : 0)" for k in range(8))
         return f"(u8)({terms})"
     return None
@@ -131,8 +133,14 @@ def h_rdm(em: FunctionEmitter, i: Insn) -> None:
     size, scalar = f["size"], i.name == "SIMD_scalar_rdm"
     if size not in (1, 2):
         raise LiftError("reserved SQRDMLAH size")
-    _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), _LANE[size][0], _rdm(size, bool(f["S"])),
-          {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
+    _emit(
+        em,
+        f["Rd"],
+        1 if scalar else _lanes(f["Q"], size),
+        _LANE[size][0],
+        _rdm(size, bool(f["S"])),
+        {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]},
+    )
 
 
 # ---- three registers, different types (long / wide / narrow) --------------------------------
@@ -146,11 +154,18 @@ def _long_kind(f: dict, scalar: bool, elem: bool) -> str | None:
         if kind is None or (kind.startswith("d") and U) or (scalar and not kind.startswith("d")):
             return None
     else:
-        kind = {(0, 5): "abal", (1, 5): "abal", (0, 7): "abdl", (1, 7): "abdl",
-                (0, 9): "dmlal", (0, 11): "dmlsl", (0, 13): "dmull"}.get((U, op))
+        kind = {
+            (0, 5): "abal",
+            (1, 5): "abal",
+            (0, 7): "abdl",
+            (1, 7): "abdl",
+            (0, 9): "dmlal",
+            (0, 11): "dmlsl",
+            (0, 13): "dmull",
+        }.get((U, op))
         if kind is None or (scalar and not kind.startswith("d")):
             return None
-    if kind.startswith("d") and size == 0:              # SQDM* have no byte form
+    if kind.startswith("d") and size == 0:  # SQDM* have no byte form
         return None
     return kind
 
@@ -181,8 +196,11 @@ def _long(em: FunctionEmitter, f: dict, scalar: bool, y_index: str | None = None
         e = f"({wut})({{ i128 _d = {X} - {Y}; _d < 0 ? -_d : _d; }})"
     elif kind in ("mlal", "mlsl", "mull"):
         prod = f"{X} * {Y}"
-        e = {"mull": f"({wut})({prod})", "mlal": f"({wut})(c.{ww}[i] + ({wut})({prod}))",
-             "mlsl": f"({wut})(c.{ww}[i] - ({wut})({prod}))"}[kind]
+        e = {
+            "mull": f"({wut})({prod})",
+            "mlal": f"({wut})(c.{ww}[i] + ({wut})({prod}))",
+            "mlsl": f"({wut})(c.{ww}[i] - ({wut})({prod}))",
+        }[kind]
     elif kind == "dmull":
         e = f"({wut}){_dmull(X, Y, wbits)}"
     else:
@@ -199,14 +217,14 @@ def takes_three_diff(i: Insn) -> bool:
 def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
-    if op in (4, 6) and U == 1 and size < 3:            # RADDHN / RSUBHN (+2)
+    if op in (4, 6) and U == 1 and size < 3:  # RADDHN / RSUBHN (+2)
         w, ut, _st, bits = _LANE[size]
         ww = _LANE[size + 1][0]
         hi = f"({ut})((u64)(a.{ww}[i] {'+' if op == 4 else '-'} b.{ww}[i] + ((u64)1 << {bits - 1})) >> {bits})"
         core._narrow(em, f["Rd"], f["Q"], w, 8 // (bits // 8), hi, {"a": f["Rn"], "b": f["Rm"]})
         return
     if not _long(em, f, scalar=False):
-        raise LiftError("three-different form")   # (takes_three_diff said it was one)
+        raise LiftError("three-different form")  # (takes_three_diff said it was one)
 
 
 def h_scalar_three_diff(em: FunctionEmitter, i: Insn) -> None:
@@ -225,8 +243,14 @@ def takes_elem(i: Insn) -> bool:
     f = i.f
     scalar = i.name == "SIMD_scalar_elem"
     U, size, op = f["U"], f["size"], f["opcode"]
-    return size in (1, 2) and (op in (13, 15) and U == 1 or op in (12, 13) and U == 0
-                               or op in (2, 6, 10, 3, 7, 11) and _long_kind(f, scalar, True) is not None)
+    return size in (1, 2) and (
+        op in (13, 15)
+        and U == 1
+        or op in (12, 13)
+        and U == 0
+        or op in (2, 6, 10, 3, 7, 11)
+        and _long_kind(f, scalar, True) is not None
+    )
 
 
 def h_elem(em: FunctionEmitter, i: Insn) -> None:
@@ -235,19 +259,18 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
     U, size, op = f["U"], f["size"], f["opcode"]
     if size in (1, 2):
         idx, m = _elem_index(f)
-        if op in (13, 15) and U == 1:                   # SQRDMLAH / SQRDMLSH by element
+        if op in (13, 15) and U == 1:  # SQRDMLAH / SQRDMLSH by element
             e = _rdm(size, op == 15, str(idx))
-            _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), _LANE[size][0], e,
-                  {"a": f["Rn"], "b": m, "c": f["Rd"]})
+            _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), _LANE[size][0], e, {"a": f["Rn"], "b": m, "c": f["Rd"]})
             return
-        if op in (12, 13) and U == 0:                   # SQDMULH / SQRDMULH by element
+        if op in (12, 13) and U == 0:  # SQDMULH / SQRDMULH by element
             w, ut, _st, bits = _LANE[size]
             e = _dmulh(_val("a", size, True), _val("b", size, True, str(idx)), bits, op == 13, ut)
             _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), w, e, {"a": f["Rn"], "b": m})
             return
         if op in (2, 6, 10, 3, 7, 11) and _long(em, f, scalar, str(idx), m):
             return
-    raise LiftError("by-element form")   # (takes_elem said it was one)
+    raise LiftError("by-element form")  # (takes_elem said it was one)
 
 
 # ---- shifts by immediate --------------------------------------------------------------------
@@ -255,8 +278,12 @@ def takes_shift_imm(i: Insn) -> bool:
     f = i.f
     immh, op, U = f["immh"], f["opcode"], f["U"]
     scalar = i.name == "SIMD_scalar_shift_imm"
-    return not (immh == 0 or op not in (12, 14, 16, 17, 18, 19) or (op == 12 and not U)
-                or (op in (16, 17) and not U and (scalar or op == 16)))   # SHRN and the core forms
+    return not (
+        immh == 0
+        or op not in (12, 14, 16, 17, 18, 19)
+        or (op == 12 and not U)
+        or (op in (16, 17) and not U and (scalar or op == 16))
+    )  # SHRN and the core forms
 
 
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
@@ -268,12 +295,12 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     imm = (immh << 3) | immb
     n, d = f["Rn"], f["Rd"]
     w, ut, st, bits = _LANE[size]
-    if op in (12, 14):                                  # SQSHLU, SQSHL/UQSHL (immediate)
+    if op in (12, 14):  # SQSHLU, SQSHL/UQSHL (immediate)
         if size == 3 and not Q:
             raise LiftError("reserved 1D saturating shift")
         sh = imm - bits
         signed_src = not (op == 14 and U)
-        lo, hi = _rng(bits, signed=not U)               # SQSHLU and UQSHL saturate unsigned
+        lo, hi = _rng(bits, signed=not U)  # SQSHLU and UQSHL saturate unsigned
         e = _sat(f"{_val('a', size, signed_src)} * ((i128)1 << {sh})", lo, hi, ut)
         _emit(em, d, 1 if scalar else _lanes(Q, size), w, e, {"a": n})
         return
@@ -281,13 +308,13 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     if size == 3:
         raise LiftError("reserved narrowing shift")
     rs = 2 * bits - imm
-    signed_src = not (U and op in (18, 19))             # UQ(R)SHRN take unsigned sources
+    signed_src = not (U and op in (18, 19))  # UQ(R)SHRN take unsigned sources
     rnd = op in (17, 19)
     src = _val("a", size + 1, signed_src)
     shifted = f"(({src}{f' + ((i128)1 << {rs - 1})' if rnd else ''}) >> {rs})"
-    if op == 17 and not U:                              # RSHRN: rounding, no saturation
+    if op == 17 and not U:  # RSHRN: rounding, no saturation
         e = f"({ut}){shifted}"
-    else:                                               # SQ(R)SHRUN (op 16/17, U=1) saturate unsigned
+    else:  # SQ(R)SHRUN (op 16/17, U=1) saturate unsigned
         lo, hi = _rng(bits, signed=not (op in (16, 17) or U))
         e = _sat(shifted, lo, hi, ut)
     if scalar:
@@ -299,11 +326,11 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
 # ---- two registers --------------------------------------------------------------------------
 def _two_reg_expr(U: int, op: int, size: int) -> str | None:
     w, ut, st, bits = _LANE[size]
-    if op == 7:                                          # SQABS / SQNEG
+    if op == 7:  # SQABS / SQNEG
         lo, hi = _rng(bits, True)
         x = _val("a", size, True)
         return _sat(f"(-{x})" if U else f"({x} < 0 ? -{x} : {x})", lo, hi, ut)
-    if op == 3:                                          # SUQADD / USQADD (accumulate into Vd)
+    if op == 3:  # SUQADD / USQADD (accumulate into Vd)
         # SUQADD: signed Vd plus unsigned Vn, saturated signed; USQADD: the other way round
         lo, hi = _rng(bits, signed=not U)
         return _sat(f"{_val('c', size, not U)} + {_val('a', size, bool(U))}", lo, hi, ut)
@@ -338,10 +365,10 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
         e = _two_reg_expr(U, op, size)
         _emit(em, d, 1, _LANE[size][0], e, {"a": n, "c": d})
         return
-    if (op == 20 or (op == 18 and U)) and size < 3:     # SQXTN / UQXTN / SQXTUN (scalar)
+    if (op == 20 or (op == 18 and U)) and size < 3:  # SQXTN / UQXTN / SQXTUN (scalar)
         w, ut, _st, bits = _LANE[size]
         src = _val("a", size + 1, signed=not (U and op == 20))
         lo, hi = _rng(bits, signed=not U)
         _emit(em, d, 1, w, _sat(src, lo, hi, ut), {"a": n})
         return
-    raise LiftError("scalar two-register form")   # (takes_scalar_two_reg said it was one)
+    raise LiftError("scalar two-register form")  # (takes_scalar_two_reg said it was one)

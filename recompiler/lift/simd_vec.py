@@ -15,6 +15,7 @@ its row before the row of the handler it replaces, which keeps every other encod
 ones included), so the errors and the exact semantics of everything else stay where they were.  The Unicorn differential test (tests/recompiler/test_unicorn.py) runs these
 classes as before.
 """
+
 from __future__ import annotations
 
 from recompiler.decode import Insn
@@ -74,8 +75,16 @@ def _put_narrow(em: FunctionEmitter, d: int, Q: int, size: int, narrow: str, src
 
 
 # ---- three registers, same type -------------------------------------------------------------
-_LOGICAL = {(0, 0): "A & B", (0, 1): "A & ~B", (0, 2): "A | B", (0, 3): "A | ~B", (1, 0): "A ^ B",
-            (1, 1): "(C & A) | (~C & B)", (1, 2): "(C & ~B) | (A & B)", (1, 3): "(C & B) | (A & ~B)"}
+_LOGICAL = {
+    (0, 0): "A & B",
+    (0, 1): "A & ~B",
+    (0, 2): "A | B",
+    (0, 3): "A | ~B",
+    (1, 0): "A ^ B",
+    (1, 1): "(C & A) | (~C & B)",
+    (1, 2): "(C & ~B) | (A & B)",
+    (1, 3): "(C & B) | (A & ~B)",
+}
 
 
 def _three_same(f: dict) -> tuple[str, int, bool] | None:
@@ -104,9 +113,9 @@ def _three_same(f: dict) -> tuple[str, int, bool] | None:
         # Vm's lanes side by side (the low halves for an 8-byte form); glibc's strlen and
         # memchr reduce with UMAXP/UMINP in their loops
         lanes = 128 // _bits(size)
-        h = lanes if Q else lanes // 2          # lanes taken from each operand = result lanes
+        h = lanes if Q else lanes // 2  # lanes taken from each operand = result lanes
 
-        def pick(k: int) -> int:                # lane k of the two side by side, as a shuffle index
+        def pick(k: int) -> int:  # lane k of the two side by side, as a shuffle index
             return k if k < h else lanes + k - h
 
         evens = [pick(2 * j) for j in range(h)] + [0] * (lanes - h)
@@ -145,8 +154,15 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
     nb = _widen("b", size, signed, upper)
     na = V("a", size + 1) if op in (1, 3) else _widen("a", size, signed, upper)
     c = V("c", size + 1)
-    e = {0: f"{na} + {nb}", 1: f"{na} + {nb}", 2: f"{na} - {nb}", 3: f"{na} - {nb}",
-         12: f"{na} * {nb}", 8: f"{c} + {na} * {nb}", 10: f"{c} - {na} * {nb}"}[op]
+    e = {
+        0: f"{na} + {nb}",
+        1: f"{na} + {nb}",
+        2: f"{na} - {nb}",
+        3: f"{na} - {nb}",
+        12: f"{na} * {nb}",
+        8: f"{c} + {na} * {nb}",
+        10: f"{c} - {na} * {nb}",
+    }[op]
     srcs = {"a": f["Rn"], "b": f["Rm"], **({"c": f["Rd"]} if op in (8, 10) else {})}
     _emit(em, f["Rd"], 1, size + 1, e, srcs)
 
@@ -171,10 +187,10 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     rshift, lshift = 2 * bits - imm, imm - bits
     n, d = f["Rn"], f["Rd"]
     if op in (16, 20):
-        if op == 16:   # SHRN: the wide lanes shifted, each narrowed to its low half
+        if op == 16:  # SHRN: the wide lanes shifted, each narrowed to its low half
             wide = f"{V('a', size + 1)} >> {rshift}"
             _put_narrow(em, d, Q, size, f"__builtin_convertvector({wide}, {_vt(size, half=True)})", {"a": n})
-        else:          # SSHLL/USHLL (SXTL/UXTL)
+        else:  # SSHLL/USHLL (SXTL/UXTL)
             _emit(em, d, 1, size + 1, f"{_widen('a', size, not U, bool(Q))} << {lshift}", {"a": n})
         return
     if op == 10:
@@ -198,21 +214,20 @@ _CMP_ZERO = {(8, 0): ">", (8, 1): ">=", (9, 0): "==", (9, 1): "<=", (10, 0): "<"
 def takes_two_reg(i: Insn) -> bool:
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
-    return op == 18 and U == 0 and size < 3 or \
-        (op == 11 or (op, U) in _CMP_ZERO) and not (size == 3 and not Q)
+    return op == 18 and U == 0 and size < 3 or (op == 11 or (op, U) in _CMP_ZERO) and not (size == 3 and not Q)
 
 
 def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
-    if op == 18 and U == 0 and size < 3:   # XTN/XTN2
+    if op == 18 and U == 0 and size < 3:  # XTN/XTN2
         narrow = f"__builtin_convertvector({V('a', size + 1)}, {_vt(size, half=True)})"
         _put_narrow(em, f["Rd"], Q, size, narrow, {"a": f["Rn"]})
         return
-    if op == 11 and U == 1 and not (size == 3 and not Q):   # NEG
+    if op == 11 and U == 1 and not (size == 3 and not Q):  # NEG
         _emit(em, f["Rd"], Q, size, f"-{V('a', size)}", {"a": f["Rn"]})
         return
-    if op == 11 and U == 0 and not (size == 3 and not Q):   # ABS (of the most negative: itself)
+    if op == 11 and U == 0 and not (size == 3 and not Q):  # ABS (of the most negative: itself)
         _emit(em, f["Rd"], Q, size, f"__builtin_elementwise_abs({V('a', size, True)})", {"a": f["Rn"]})
         return
     # CMGT/CMGE/CMEQ/CMLE/CMLT against zero: glibc's strlen, strchr, memchr and strcpy
@@ -248,7 +263,7 @@ def h_perm(em: FunctionEmitter, i: Insn) -> None:
     else:
         p = 0 if op == 2 else 1
         idx = [b((k & ~1) + p) if k & 1 else a((k & ~1) + p) for k in range(lanes)]
-    idx += [0] * (full - lanes)          # a Q=0 form's upper half is cleared by _emit
+    idx += [0] * (full - lanes)  # a Q=0 form's upper half is cleared by _emit
     _emit(em, f["Rd"], Q, size, _shuffle(V("a", size), V("b", size), idx), {"a": f["Rn"], "b": f["Rm"]})
 
 
@@ -261,7 +276,7 @@ def h_ext(em: FunctionEmitter, i: Insn) -> None:
     Q, imm4 = f["Q"], f["imm4"]
     if Q:
         idx = list(range(imm4, imm4 + 16))
-    else:   # bytes imm4.. of Vm[7:0]:Vn[7:0]
+    else:  # bytes imm4.. of Vm[7:0]:Vn[7:0]
         idx = [t if t < 8 else 16 + t - 8 for t in range(imm4, imm4 + 8)] + [0] * 8
     _emit(em, f["Rd"], Q, 0, _shuffle(V("a", 0), V("b", 0), idx), {"a": f["Rn"], "b": f["Rm"]})
 
@@ -278,9 +293,9 @@ def h_copy(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, imm5, imm4 = f["Q"], f["imm5"], f["imm4"]
     size = (imm5 & -imm5).bit_length() - 1
-    if imm4 == 0:   # DUP (element)
+    if imm4 == 0:  # DUP (element)
         e = _shuffle(V("a", size), V("a", size), [imm5 >> (size + 1)] * (16 >> size))
         _emit(em, f["Rd"], Q, size, e, {"a": f["Rn"]})
-    else:           # DUP (general): a scalar added to a zero vector is splatted
+    else:  # DUP (general): a scalar added to a zero vector is splatted
         e = f"({_vt(size)}){{0}} + (u{_bits(size)}){em.x(f['Rn'])}"
         _emit(em, f["Rd"], Q, size, e, {})

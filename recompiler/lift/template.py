@@ -11,29 +11,30 @@ While the emitter builds a function's C as strings, a slot stands in it as a pri
 (``Slots.anchor``: a NUL, the slot's index, a NUL; NUL appears in no C the lifter writes);
 ``Slots.template`` cuts the finished text at its anchors into a ``CText``.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
 # the kinds of slot (what interproc.place writes there)
-STORE_CALL = "SC"      # a call site's stores: what the callee may read, what is live after it
-RELOAD_CALL = "RC"     # a call site's reloads: what is live after it that the callee may change
-STORE_RET = "SR"       # a return's stores
-STORE_TAIL = "ST"      # a direct tail call's stores (its callee's reads, a return's stores)
-NOTE_SP = "SJ"         # at a setjmp-like call site: the frame notes its SP (_sjsp)
-RESUME_CHECK = "RZ"    # a resume point whose call site did not store its live callee-saved registers
-WRITE_THROUGH = "WT"   # after an instruction: the stores of the registers written through
-SAVE = "SV"            # a prologue's save store of a callee-saved register (``text``): kept or dropped
+STORE_CALL = "SC"  # a call site's stores: what the callee may read, what is live after it
+RELOAD_CALL = "RC"  # a call site's reloads: what is live after it that the callee may change
+STORE_RET = "SR"  # a return's stores
+STORE_TAIL = "ST"  # a direct tail call's stores (its callee's reads, a return's stores)
+NOTE_SP = "SJ"  # at a setjmp-like call site: the frame notes its SP (_sjsp)
+RESUME_CHECK = "RZ"  # a resume point whose call site did not store its live callee-saved registers
+WRITE_THROUGH = "WT"  # after an instruction: the stores of the registers written through
+SAVE = "SV"  # a prologue's save store of a callee-saved register (``text``): kept or dropped
 KINDS = (STORE_CALL, RELOAD_CALL, STORE_RET, STORE_TAIL, NOTE_SP, RESUME_CHECK, WRITE_THROUGH, SAVE)
 
 
 @dataclass
 class Slot:
     kind: str
-    entry: int             # the function's entry
-    k: int                 # call site, return or tail call number; WT: instruction address; SV: register bit
-    text: str = ""         # SV: the save store
+    entry: int  # the function's entry
+    k: int  # call site, return or tail call number; WT: instruction address; SV: register bit
+    text: str = ""  # SV: the save store
 
     def marker(self) -> str:
         """The slot as text (``CText.render``, for reading unplaced C)."""
@@ -47,6 +48,7 @@ class Slot:
 @dataclass
 class CText:
     """C text with slots: ``parts`` alternate strings and ``Slot`` records."""
+
     parts: list = field(default_factory=list)
 
     @staticmethod
@@ -73,7 +75,7 @@ class CText:
 
 
 _ANCHOR = re.compile(r"\x00(\d+)(e?)\x00")
-ANCHOR = re.compile(r"\x00\d+\x00")   # a slot's anchor (not a bracket's end)
+ANCHOR = re.compile(r"\x00\d+\x00")  # a slot's anchor (not a bracket's end)
 
 
 class Slots:
@@ -102,10 +104,10 @@ class Slots:
         pos = 0
         open_: Slot | None = None
         for m in _ANCHOR.finditer(text):
-            chunk = text[pos:m.start()]
+            chunk = text[pos : m.start()]
             pos = m.end()
             n = int(m.group(1))
-            if m.group(2):            # the end of a bracketed slot: the text between is its own
+            if m.group(2):  # the end of a bracketed slot: the text between is its own
                 open_.text = chunk
                 open_ = None
                 continue

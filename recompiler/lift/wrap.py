@@ -4,6 +4,7 @@ per function), the resume switch, and a function with resume points' twin (``R_x
 (``C_x``) for a return to somewhere else (docs/ARCHITECTURE.md, "Returns to somewhere else").
 A mixin of ``FunctionEmitter`` (``emitter.py``), run once its body and facts are complete.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,16 +38,24 @@ _VQ_LOAD = re.compile(r"\b(v\d+) = LV128\(")
 _VQ_STORE = re.compile(r"\bSV128\(([^;]*?), (v\d+)\);")
 _V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
-_V_ASSIGN_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
-                          r"|&v([0-9]|[12][0-9]|3[01])\b")
+_V_ASSIGN_RE = re.compile(
+    r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
+    r"|&v([0-9]|[12][0-9]|3[01])\b"
+)
 
 
 def _vector_writes(body: str) -> str:
     """``body`` with its scalar low-lane writes of V locals (``_VW_FP``, ``_VW_INT``), reads
     of their low 64 bits (``_VR_LOW``) and Q loads and stores (``_VQ_LOAD``, ``_VQ_STORE``) as
     vector-typed accesses of the ``NxVec`` local."""
-    body = _VW_FP.sub(lambda m: f"NXV(NxV2f64, {m[1]}) = (NxV2f64){{ {m[3]}, 0.0 }};" if m[2] == "fd"
-                      else f"NXV(NxV4f32, {m[1]}) = (NxV4f32){{ {m[3]}, 0.0f, 0.0f, 0.0f }};", body)
+    body = _VW_FP.sub(
+        lambda m: (
+            f"NXV(NxV2f64, {m[1]}) = (NxV2f64){{ {m[3]}, 0.0 }};"
+            if m[2] == "fd"
+            else f"NXV(NxV4f32, {m[1]}) = (NxV4f32){{ {m[3]}, 0.0f, 0.0f, 0.0f }};"
+        ),
+        body,
+    )
     body = _VW_INT.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = (NxV2u64){{ (u64)({m[2] or m[3]}), 0 }};", body)
     body = _VQ_LOAD.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = LQ128(", body)
     body = _VQ_STORE.sub(lambda m: f"SQ128({m[1]}, NXV(NxV2u64, {m[2]}));", body)
@@ -56,11 +65,12 @@ def _vector_writes(body: str) -> str:
 @dataclass
 class Locals:
     """The guest registers a function's body names, as C locals."""
-    regs: list[int]          # X registers it uses (X0, X1, X30 always: they arrive as arguments)
+
+    regs: list[int]  # X registers it uses (X0, X1, X30 always: they arrive as arguments)
     uses_sp: bool
     v_used: list[int]
     v_written: list[int]
-    w_regs: list[int]        # X registers it may write (X0, X1, X30 always)
+    w_regs: list[int]  # X registers it may write (X0, X1, X30 always)
     w_sp: bool
     uses_flags: bool
 
@@ -82,10 +92,10 @@ class FunctionWrapper:
         if catches:
             decl.append("u64 _sjsp = 0;")
         else:
-            for n, slot in enumerate(self.slots.all):   # no frame to note the SP of
+            for n, slot in enumerate(self.slots.all):  # no frame to note the SP of
                 if slot.kind == T.NOTE_SP:
                     body = body.replace(f"\x00{n}\x00", "")
-        if self.live:   # AAPCS64: a return hands no flags back
+        if self.live:  # AAPCS64: a return hands no flags back
             self._tag_sites(loc.regs, loc.v_used, loc.w_regs, loc.w_sp, loc.v_written, loc.uses_flags)
         resume = self._resume_switch()
         self.plan.resume_points = sorted(set(self.resume))
@@ -100,7 +110,7 @@ class FunctionWrapper:
         # functions are compiled as cold code (smaller, ~half the compile time of a copy).
         self.plan.resume_twin = twin
         catch, prelude = self._catch(catches)
-        body = _vector_writes(body)   # after every reading of the body's register writes
+        body = _vector_writes(body)  # after every reading of the body's register writes
         name = fname(self.plan.entry)
         if not twin:
             return self._function(name, resume, "", loc, lists, decl, catch, body)
@@ -109,10 +119,20 @@ class FunctionWrapper:
         # nx_jump, an inline cache, a direct call from lifted code, whose frame consumed any
         # resume in its own twin's switch) enters it with s->resume 0.  Two instructions at
         # each call, in each inlined copy too (sort's key compare: three a comparison).
-        return (prelude + self._function(name, "", "", loc, lists, decl, catch, body)
-                + self._function(rname(self.plan.entry), resume,
-                                 "" if self.plan.jump_tables else "__attribute__((cold)) ",
-                                 loc, lists, decl, catch, body))
+        return (
+            prelude
+            + self._function(name, "", "", loc, lists, decl, catch, body)
+            + self._function(
+                rname(self.plan.entry),
+                resume,
+                "" if self.plan.jump_tables else "__attribute__((cold)) ",
+                loc,
+                lists,
+                decl,
+                catch,
+                body,
+            )
+        )
 
     def _locals(self, body: str) -> Locals:
         v_used = sorted({int(m) for m in _V_RE.findall(body)})
@@ -121,25 +141,34 @@ class FunctionWrapper:
         # function has them and writes them back where it writes back what it changed
         used = {int(m) for m in _REG_RE.findall(body)} | set(ARG_REGS)
         written = {m for m in _ASSIGN_RE.findall(body)}
-        return Locals(sorted(used), bool(_SP_RE.search(body)), v_used, v_written,
-                      sorted({int(r[1:]) for r in written if r != "sp"} | set(ARG_REGS)), "sp" in written,
-                      self.flags_written or bool(re.search(r"\b[NZCV]\b", body)))
+        return Locals(
+            sorted(used),
+            bool(_SP_RE.search(body)),
+            v_used,
+            v_written,
+            sorted({int(r[1:]) for r in written if r != "sp"} | set(ARG_REGS)),
+            "sp" in written,
+            self.flags_written or bool(re.search(r"\b[NZCV]\b", body)),
+        )
 
     def _decl(self, loc: Locals) -> list[str]:
         """The locals' declarations, loaded from the arguments and ``NxCpu``."""
         decl = []
         if loc.regs:
-            decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]"
-                                           for r in loc.regs) + ";")
+            decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]" for r in loc.regs) + ";")
         if loc.uses_sp:
             decl.append("u64 sp = asp;")
         if loc.v_used:
-            decl.append("NxVec " + ", ".join(f"v{r}" for r in loc.v_used) + "; "
-                        + " ".join(interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in loc.v_used))
+            decl.append(
+                "NxVec "
+                + ", ".join(f"v{r}" for r in loc.v_used)
+                + "; "
+                + " ".join(interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in loc.v_used)
+            )
         decl.append("FLAGS_DECL;" if loc.uses_flags else "")
         if loc.uses_flags:
             decl.append("FLAGS_LOAD;")
-        if self.events:   # set once the function wrote its own values into NxCpu (result.Lifted.overwrites_nxcpu)
+        if self.events:  # set once the function wrote its own values into NxCpu (result.Lifted.overwrites_nxcpu)
             decl.append("u8 _c = 0;")
         if self.call_rets:
             decl.append("NxRet _r;")
@@ -164,8 +193,7 @@ class FunctionWrapper:
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
         reload_v_all = [interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in v_used]
-        reload += reload_v_all if not self.trust_abi else \
-            [interproc.reload_v(r) for r in v_used]
+        reload += reload_v_all if not self.trust_abi else [interproc.reload_v(r) for r in v_used]
         reload_all = [f"x{r} = s->x[{r}];" for r in regs] + (["sp = s->sp;"] if uses_sp else []) + reload_v_all
         if uses_flags:
             reload_all.append("FLAGS_LOAD;")
@@ -178,8 +206,14 @@ class FunctionWrapper:
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
-        return {"STORE_ALL": store, "STORE_CALL": store_call, "RELOAD_CALL": reload, "RELOAD_ALL": reload_all,
-                "RELOAD_V": reload_v_all, "STORE_INDIRECT": store_indirect}
+        return {
+            "STORE_ALL": store,
+            "STORE_CALL": store_call,
+            "RELOAD_CALL": reload,
+            "RELOAD_ALL": reload_all,
+            "RELOAD_V": reload_v_all,
+            "STORE_INDIRECT": store_indirect,
+        }
 
     def _resume_switch(self) -> str:
         """The check of ``s->resume`` at the entry of a function with resume points: a frame
@@ -189,12 +223,16 @@ class FunctionWrapper:
         # a resume point at a call site that did not store the callee-saved registers live
         # after it is a fatal error (a RESUME_CHECK slot, filled by interproc.place: elide_saves)
         site = {a: k for k, a in enumerate(self.call_rets)}
-        cases = " ".join(f"case {a:#x}ull: {self.slot(T.RESUME_CHECK, site[a]) if self.live and a in site else ''}goto L_{a:x};"
-                         for a in sorted(set(self.resume)))
-        c_set = "_c = 1; " if self.events else ""   # a resumed frame may have stored anything
+        cases = " ".join(
+            f"case {a:#x}ull: {self.slot(T.RESUME_CHECK, site[a]) if self.live and a in site else ''}goto L_{a:x};"
+            for a in sorted(set(self.resume))
+        )
+        c_set = "_c = 1; " if self.events else ""  # a resumed frame may have stored anything
         # s->resume 2: a frame's own try (NX_CATCH); a pc that is not its own goes on up
-        return (f"  if (UNLIKELY(s->resume)) {{ u64 _m = s->resume; s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
-                f"default: if (_m == 2) NX_BACK; nx_bad_resume(s); NX_BACK; }} }}\n")
+        return (
+            f"  if (UNLIKELY(s->resume)) {{ u64 _m = s->resume; s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
+            f"default: if (_m == 2) NX_BACK; nx_bad_resume(s); NX_BACK; }} }}\n"
+        )
 
     def _catch(self, catches: bool) -> tuple[str, str]:
         """What a call site does with a return to somewhere else (``NX_CATCH``), and the catch
@@ -209,43 +247,65 @@ class FunctionWrapper:
             return "return _r", ""
         cname = f"C_{self.plan.entry:x}"
         catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp, sp)"
-        prelude = (f"NxRet {rname(self.plan.entry)}{SIG};\n"
-                   f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
-                   "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
-                   "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
-                   f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30], s->sp);\n}}\n")
+        prelude = (
+            f"NxRet {rname(self.plan.entry)}{SIG};\n"
+            f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
+            "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
+            "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
+            f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30], s->sp);\n}}\n"
+        )
         return catch, prelude
 
-    def _function(self, fn: str, entry_check: str, attrs: str, loc: Locals, lists: dict[str, list[str]],
-                  decl: list[str], catch: str, body: str) -> str:
+    def _function(
+        self,
+        fn: str,
+        entry_check: str,
+        attrs: str,
+        loc: Locals,
+        lists: dict[str, list[str]],
+        decl: list[str],
+        catch: str,
+        body: str,
+    ) -> str:
         """One C function of the body: its macros, declarations, entry check and body."""
         # a signal delivered at a backward branch (recompiler.signal_polls): runs its handler
         # nested on NxCpu and puts everything back, so the locals are reloaded unchanged;
         # liveness does not see it (no register is read or written in effect)
-        sigpoll = ("#define NX_SIGPOLL(t) do { if (UNLIKELY(nx_signal_flag)) { s->pc = (t); "
-                   f"(s->sp) = {'sp' if loc.uses_sp else 'asp'}; STORE_ALL; nx_signal_poll(s); RELOAD_ALL; }} }} while (0)\n"
-                   if self.signal_polls else "")
+        sigpoll = (
+            "#define NX_SIGPOLL(t) do { if (UNLIKELY(nx_signal_flag)) { s->pc = (t); "
+            f"(s->sp) = {'sp' if loc.uses_sp else 'asp'}; STORE_ALL; nx_signal_poll(s); RELOAD_ALL; }} }} while (0)\n"
+            if self.signal_polls
+            else ""
+        )
         # recompiler.entry_log: the arguments logged at the entry, NxCpu left as it was (its
         # slots of X0, X1, X30 and SP may be stale here by design: a log that kept them would
         # hide a read of a stale slot)
-        entry_log = ("  if (!s->resume) { u64 _o[4] = { s->x[0], s->x[1], s->x[30], s->sp }; s->x[0] = a0; "
-                     f"s->x[1] = a1; s->x[30] = a30; s->sp = asp; nx_trace_entry(s, {self.plan.entry:#x}ull); "
-                     "s->x[0] = _o[0]; s->x[1] = _o[1]; s->x[30] = _o[2]; s->sp = _o[3]; }"
-                     if settings.get("recompiler", "entry_log") else "")
-        trace = ("  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) "
-                 f"nx_trace_entry(s, {self.plan.entry:#x}ull);")
+        entry_log = (
+            "  if (!s->resume) { u64 _o[4] = { s->x[0], s->x[1], s->x[30], s->sp }; s->x[0] = a0; "
+            f"s->x[1] = a1; s->x[30] = a30; s->sp = asp; nx_trace_entry(s, {self.plan.entry:#x}ull); "
+            "s->x[0] = _o[0]; s->x[1] = _o[1]; s->x[30] = _o[2]; s->sp = _o[3]; }"
+            if settings.get("recompiler", "entry_log")
+            else ""
+        )
+        trace = (
+            "  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) "
+            f"nx_trace_entry(s, {self.plan.entry:#x}ull);"
+        )
         # the body is in address order; the entry may lie above code it branches back to
-        first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry \
-            else f"  goto L_{self.plan.entry:x};\n"
+        first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry else f"  goto L_{self.plan.entry:x};\n"
 
         def macro(name: str) -> str:
             return f"#define {name} do {{ {' '.join(lists[name])} }} while (0)\n"
-        return (f"{attrs}NxRet {fn}{SIG} {{\n"
-                f"#define NX_CATCH {catch}\n"
-                + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V"))
-                + sigpoll + macro("STORE_INDIRECT")
-                + f"  {' '.join(d for d in decl if d)}\n"
-                f"{trace if self.trace else entry_log}\n{entry_check}"
-                f"{first_jump}{body}\n"
-                f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
-                f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}}}\n")
+
+        return (
+            f"{attrs}NxRet {fn}{SIG} {{\n"
+            f"#define NX_CATCH {catch}\n"
+            + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V"))
+            + sigpoll
+            + macro("STORE_INDIRECT")
+            + f"  {' '.join(d for d in decl if d)}\n"
+            f"{trace if self.trace else entry_log}\n{entry_check}"
+            f"{first_jump}{body}\n"
+            f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
+            f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}}}\n"
+        )

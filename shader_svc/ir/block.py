@@ -1,6 +1,7 @@
 """A block of IR: the operations one machine instruction (or more) became, in order, each
 result a typed ``Value``.  ``Block.emit`` checks the operation against its row in ``ops.OPS``
 (argument count and types, attributes), so an ISA part cannot build an ill-typed program."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ class IRError(TypeError):
 
 class Value(NamedTuple):
     """The result of operation ``index`` of its block."""
+
     index: int
     type: Type
 

@@ -2,6 +2,7 @@
 its function below, into the function body the shared lowering (``shader_svc/lower``) is
 writing.  The SPIR-V of an operation is the one ``lower/semantics.py`` defines for it (the
 exact FFMA, .FTZ, .SAT), so a machine instruction means the same on SM53 and SM86."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -11,7 +12,7 @@ from shader_svc.lower.base import GLSL
 from shader_svc.lower.semantics import Semantics
 
 
-ROUND = ("RoundEven", "Floor", "Ceil", "Trunc")     # an operation's ``rnd`` -> GLSL.std.450
+ROUND = ("RoundEven", "Floor", "Ceil", "Trunc")  # an operation's ``rnd`` -> GLSL.std.450
 
 
 def _get_reg(lw: Semantics, o: Op, a: list[int]) -> int:
@@ -81,8 +82,9 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "LAnd": lambda lw, o, a: lw.op("OpLogicalAnd", lw.bool, *a),
     "LOr": lambda lw, o, a: lw.op("OpLogicalOr", lw.bool, *a),
     "LXor": lambda lw, o, a: lw.op("OpLogicalNotEqual", lw.bool, *a),
-    "Lut3Bool": lambda lw, o, a: lw._lut(o.attrs["lut"], *a, lw.bool, "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot",
-                                         lw.m.const_bool(False)),
+    "Lut3Bool": lambda lw, o, a: lw._lut(
+        o.attrs["lut"], *a, lw.bool, "OpLogicalAnd", "OpLogicalOr", "OpLogicalNot", lw.m.const_bool(False)
+    ),
     "FMinMax32": lambda lw, o, a: lw._fminmax(*a),
     "IShl32": _u32("OpShiftLeftLogical"),
     "ISar32": _u32("OpShiftRightArithmetic"),
@@ -130,8 +132,7 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "I2F64": lambda lw, o, a: lw.op(_i2f(o), lw.f64t, a[0]),
     "I2F64From64": lambda lw, o, a: lw.op(_i2f(o), lw.f64t, a[0]),
     "RoundDirectedF32": lambda lw, o, a: lw._directed(o.attrs["inst"], *a, o.attrs["signed"], False, o.attrs["rnd"]),
-    "RoundDirectedF32From64": lambda lw, o, a: lw._directed(o.attrs["inst"], *a, o.attrs["signed"], True,
-                                                            o.attrs["rnd"]),
+    "RoundDirectedF32From64": lambda lw, o, a: lw._directed(o.attrs["inst"], *a, o.attrs["signed"], True, o.attrs["rnd"]),
     "CvtF64": lambda lw, o, a: lw.op("OpFConvert", lw.f64t, a[0]),
     "CvtF32": lambda lw, o, a: lw.op("OpFConvert", lw.f32, a[0]),
     "GlobalPtr": lambda lw, o, a: lw.op("OpConvertUToPtr", lw.psb_ptr, a[0]),
@@ -150,8 +151,9 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "FDiv32": lambda lw, o, a: lw.fop("OpFDiv", lw.f32, *a),
     "Rcp64H": lambda lw, o, a: lw._mufu64h(6, a[0]),
     "RSqrt64H": lambda lw, o, a: lw._mufu64h(7, a[0]),
-    "BuiltinU32": lambda lw, o, a: lw.op("OpCompositeExtract", lw.u32, lw.op("OpLoad", lw.v3, lw.builtins[o.attrs["builtin"]]),
-                                         o.attrs["comp"]),
+    "BuiltinU32": lambda lw, o, a: lw.op(
+        "OpCompositeExtract", lw.u32, lw.op("OpLoad", lw.v3, lw.builtins[o.attrs["builtin"]]), o.attrs["comp"]
+    ),
     "LocalIndex": lambda lw, o, a: lw._lid(),
     "ISub32": _u32("OpISub"),
     "GetFlag": lambda lw, o, a: lw.op("OpLoad", lw.bool, lw.var(o.attrs["flag"], lw.fn_bool)),

@@ -1,4 +1,5 @@
 """Bit fields of an instruction word (any width: SM53's 64-bit words, SM86's 128-bit ones)."""
+
 from __future__ import annotations
 
 

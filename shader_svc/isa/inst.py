@@ -15,6 +15,7 @@ Operand values (keys present depend on the kind; an ISA may add flags of its own
 - special register ``{"sr": n}``, branch target ``{"target": byte address}``, attribute
   ``{"attr": byte address}``, symbolic field ``{"sym": value}``
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ class Control:
     """Scheduling bits of one instruction: stall cycles, yield, write/read barrier, barriers
     waited on, operand reuse flags (the same six fields on Maxwell and Ampere, packed
     differently: each ISA's decoder unpacks them)."""
+
     stall: int
     yield_: int
     wbar: int
@@ -44,15 +46,16 @@ class Control:
 class Inst:
     """One decoded instruction at byte offset ``addr``; ``text()`` is nvdisasm's text of it
     (each ISA's subclass supplies its printer)."""
+
     addr: int
-    row: Any                  # the ISA's table row (``sm86.fields.Row`` / ``sm53.fields.Row``)
+    row: Any  # the ISA's table row (``sm86.fields.Row`` / ``sm53.fields.Row``)
     word: int
-    pred: int                 # guard predicate 0..7 (7 = PT)
+    pred: int  # guard predicate 0..7 (7 = PT)
     pred_not: bool
     mods: dict[str, int]
-    ops: dict[str, Any]       # operand name -> decoded value (module docstring)
+    ops: dict[str, Any]  # operand name -> decoded value (module docstring)
     control: Control
-    alias: str = ""           # nvdisasm's alias of this encoding (SM86's IMAD.MOV...), "" for none
+    alias: str = ""  # nvdisasm's alias of this encoding (SM86's IMAD.MOV...), "" for none
     meta: dict = field(default_factory=dict)
 
     @property

@@ -6,6 +6,7 @@ modifier bits, immediates, constant banks, memory addresses, modifiers).
 
 Every kind has a ``name`` (the key of its value in ``Inst.ops``) and ``bits()``: the (lo,
 width) ranges it covers, so the decoder can tell which bits of a word the row explains."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 class Named:
     """A field whose values have printed names: ``names`` = ((value, text), ...); a value not
     listed has none (the decoder refuses it, never guesses)."""
+
     names: tuple[tuple[int, str], ...]
 
     def lookup(self, v: int) -> str | None:
@@ -28,6 +30,7 @@ class Pred:
     """A predicate operand (3 bits, 7 = PT/UPT) with an optional 'not' bit.  ``hide_pt``: left
     out of the text while it is PT (optional carry-outs, LOP's predicate result); ``file``:
     'P' or SM86's uniform 'UP'."""
+
     name: str
     lo: int
     not_bit: int | None = None
@@ -40,13 +43,20 @@ class Pred:
 
 # S2R's special registers that are compute builtins (the same numbers on SM53 and SM86, as
 # nvdisasm prints them: SR_TID.X/Y/Z 0x21-0x23, SR_CTAID.X/Y/Z 0x25-0x27) -> builtin, component
-SREG_BUILTINS = {0x21: ("LocalInvocationId", 0), 0x22: ("LocalInvocationId", 1), 0x23: ("LocalInvocationId", 2),
-                 0x25: ("WorkgroupId", 0), 0x26: ("WorkgroupId", 1), 0x27: ("WorkgroupId", 2)}
+SREG_BUILTINS = {
+    0x21: ("LocalInvocationId", 0),
+    0x22: ("LocalInvocationId", 1),
+    0x23: ("LocalInvocationId", 2),
+    0x25: ("WorkgroupId", 0),
+    0x26: ("WorkgroupId", 1),
+    0x27: ("WorkgroupId", 2),
+}
 
 
 @dataclass(frozen=True)
 class SReg:
     """Special register of S2R (8 bits at ``lo``)."""
+
     name: str
     lo: int
 
@@ -58,6 +68,7 @@ class SReg:
 class Target:
     """Branch target: a signed offset field (``width`` bits at ``lo``); each ISA's decoder says
     from where and in which unit it counts."""
+
     name: str
     lo: int
     width: int
@@ -69,6 +80,7 @@ class Target:
 @dataclass(frozen=True)
 class Attr:
     """Attribute address a[0x80] of ALD/AST/IPA: ``width`` bits at ``lo``."""
+
     name: str
     lo: int
     width: int
@@ -81,6 +93,7 @@ class Attr:
 class Sym(Named):
     """A field nvdisasm prints as an operand word rather than a '.MOD' (a texture's dimension
     '2D', TXQ's query, a component mask); ``names``: value -> text."""
+
     name: str
     lo: int
     width: int

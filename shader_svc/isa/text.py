@@ -1,6 +1,7 @@
 """Text forms both ISAs' printers and assemblers share: doubles as nvdisasm prints them
 (``%.20g``, ``%.20e`` from 1e9 up, ``+INF ``/``-QNAN `` with their trailing space, ``-0.0``)
 and read back."""
+
 from __future__ import annotations
 
 import struct

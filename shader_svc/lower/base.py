@@ -3,6 +3,7 @@ registers and predicates are function-local variables, RZ/PT constants), constan
 compute kernel (a read-only storage buffer, set 0 binding 0), the builtins, and the function's
 emission.  ISA-neutral: operands are read by the ISA parts (``sm86/to_spirv.py``,
 ``sm53/to_spirv.py``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,23 +12,51 @@ from nxrecomp.common.errors import NxError
 from shader_svc.isa.inst import Inst
 from shader_svc.spirv.builder import Module
 
-DONE = 0xFFFFFFFF            # the dispatcher loop's "block" value after the program's end
-GLSL = {"RoundEven": 2, "Trunc": 3, "FAbs": 4, "SAbs": 5, "Floor": 8, "Ceil": 9, "UMin": 38, "SMin": 39, "UMax": 41, "Fma": 50,
-        "SMax": 42, "NMin": 79, "NMax": 80, "Sin": 13, "Cos": 14, "Exp2": 29, "Log2": 30, "Sqrt": 31,
-        "InverseSqrt": 32}
+DONE = 0xFFFFFFFF  # the dispatcher loop's "block" value after the program's end
+GLSL = {
+    "RoundEven": 2,
+    "Trunc": 3,
+    "FAbs": 4,
+    "SAbs": 5,
+    "Floor": 8,
+    "Ceil": 9,
+    "UMin": 38,
+    "SMin": 39,
+    "UMax": 41,
+    "Fma": 50,
+    "SMax": 42,
+    "NMin": 79,
+    "NMax": 80,
+    "Sin": 13,
+    "Cos": 14,
+    "Exp2": 29,
+    "Log2": 30,
+    "Sqrt": 31,
+    "InverseSqrt": 32,
+}
 # FSETP comparisons: ordered ones are false when an operand is NaN, the U forms true
 ICMP_NAMES = {1: "LessThan", 2: "Equal", 3: "LessThanEqual", 4: "GreaterThan", 5: "NotEqual", 6: "GreaterThanEqual"}
 
-FCMP_OPS = {1: "OpFOrdLessThan", 2: "OpFOrdEqual", 3: "OpFOrdLessThanEqual", 4: "OpFOrdGreaterThan",
-            5: "OpFOrdNotEqual", 6: "OpFOrdGreaterThanEqual", 9: "OpFUnordLessThan", 10: "OpFUnordEqual",
-            11: "OpFUnordLessThanEqual", 12: "OpFUnordGreaterThan", 13: "OpFUnordNotEqual",
-            14: "OpFUnordGreaterThanEqual"}
+FCMP_OPS = {
+    1: "OpFOrdLessThan",
+    2: "OpFOrdEqual",
+    3: "OpFOrdLessThanEqual",
+    4: "OpFOrdGreaterThan",
+    5: "OpFOrdNotEqual",
+    6: "OpFOrdGreaterThanEqual",
+    9: "OpFUnordLessThan",
+    10: "OpFUnordEqual",
+    11: "OpFUnordLessThanEqual",
+    12: "OpFUnordGreaterThan",
+    13: "OpFUnordNotEqual",
+    14: "OpFUnordGreaterThanEqual",
+}
 
 
-SHARED_WORDS = 8192          # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
+SHARED_WORDS = 8192  # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48 KiB)
 
 
-LOCAL_WORDS = 1024           # local memory per invocation: 4 KiB (addresses are taken modulo)
+LOCAL_WORDS = 1024  # local memory per invocation: 4 KiB (addresses are taken modulo)
 
 
 class TranslateError(NxError):
@@ -53,9 +82,9 @@ class LowerBase:
         self.fn_u32, self.fn_bool = m.type("OpTypePointer", fn, self.u32), m.type("OpTypePointer", fn, self.bool)
         self.vars: dict[str, int] = {}
         self.f64: int | None = None
-        self.body: list[tuple] = []   # function body instructions, emitted after the variables
+        self.body: list[tuple] = []  # function body instructions, emitted after the variables
         self.interface: list[int] = []  # global variables the entry point lists
-        self.vars_global: dict[str, tuple[int, int]] = {}   # shared memory, the warp exchange array
+        self.vars_global: dict[str, tuple[int, int]] = {}  # shared memory, the warp exchange array
         self._setup()
         m.emit("import", "OpExtInstImport", self.glsl, "GLSL.std.450")
 
@@ -70,8 +99,7 @@ class LowerBase:
         self.v3 = m.type("OpTypeVector", self.u32, 3)
         for cap in ("Shader", "Int64", "PhysicalStorageBufferAddresses"):
             m.emit("cap", "OpCapability", E("Capability", cap))
-        m.emit("memmodel", "OpMemoryModel", E("AddressingModel", "PhysicalStorageBuffer64"),
-               E("MemoryModel", "GLSL450"))
+        m.emit("memmodel", "OpMemoryModel", E("AddressingModel", "PhysicalStorageBuffer64"), E("MemoryModel", "GLSL450"))
         # constant bank 0: struct { uint data[]; } as a read-only storage buffer
         rt = m.id()
         m.emit("types", "OpTypeRuntimeArray", rt, self.u32)
@@ -195,8 +223,12 @@ class LowerBase:
         fnty = m.type("OpTypeFunction", void)
         main = m.id()
         fn = E("StorageClass", "Function")
-        m.function = [("OpFunction", void, main, 0, fnty), ("OpLabel", entry),
-                      *[("OpVariable", ptr, vid, fn) for vid, ptr in self.vars.values()], *self.body,
-                      ("OpFunctionEnd",)]
+        m.function = [
+            ("OpFunction", void, main, 0, fnty),
+            ("OpLabel", entry),
+            *[("OpVariable", ptr, vid, fn) for vid, ptr in self.vars.values()],
+            *self.body,
+            ("OpFunctionEnd",),
+        ]
         self._entry(main)
         return m.binary()

@@ -3,6 +3,7 @@
 otherwise a dispatcher loop (``loop { switch (block) { case N: ... } }``), structured for any
 CFG.  An ISA supplies its blocks, where a branch goes, and how its control-flow instructions
 pick the next block (the hook methods below)."""
+
 from __future__ import annotations
 
 import logging
@@ -227,7 +228,7 @@ class ControlFlow(LowerBase):
             self._block_start(b)
             nxt = self.c(i + 1 if i + 1 < len(blocks) else DONE)
             for ins in b:
-                if ins.row.ir in ("KILL", "KIL"):     # a terminator: always in its own conditional block
+                if ins.row.ir in ("KILL", "KIL"):  # a terminator: always in its own conditional block
                     self.kill(ins)
                     continue
                 after_ctl = self._control(ins, i, nxt, target)

@@ -23,6 +23,7 @@ device enables neither Float64 nor Int64, which compute's exact FFMA needs.  Eac
 graphics lowering (``sm86/to_spirv_gfx.py``, ``sm53/to_spirv_gfx.py``) reads its attribute,
 texture and kill instructions and calls these.
 """
+
 from __future__ import annotations
 
 from shader_svc.isa.inst import Inst
@@ -30,7 +31,7 @@ from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sph import GENERIC, POSITION, Header
 
-UBO_WORDS = 4096                       # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range
+UBO_WORDS = 4096  # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range
 
 BANKS = range(0, 4)
 
@@ -46,9 +47,9 @@ VERTEX_ID, INSTANCE_ID = 0x2FC, 0x2F8
 # fills from the guest's texture and sampler pools (index i of the array = pool entry i).
 POOL_SET = 1
 
-TEXTURE_POOL = 16          # set 1, binding 0: sampled images (2D float), pool entries 0..15
+TEXTURE_POOL = 16  # set 1, binding 0: sampled images (2D float), pool entries 0..15
 
-SAMPLER_POOL = 4           # set 1, binding 1: samplers, pool entries 0..3
+SAMPLER_POOL = 4  # set 1, binding 1: samplers, pool entries 0..3
 
 HANDLE_TEXTURE_BITS = 20
 
@@ -57,8 +58,15 @@ HANDLE_TEXTURE_BITS = 20
 # .height / .depth to components 0x1 / 0x2 / 0x4), levels w and a 2D view's depth 1 as the 2D
 # lowering had them; a 1D view's height, a cube's or an array's z (the layer count: ptxas reads it
 # from a descriptor in memory, not TXQ) are not established here.
-TXQ_KNOWN = {("1D", 0): 0b1001, ("1D", 1): 0b1001, ("2D", 0): 0b1111, ("2D", 1): 0b1011, ("3D", 0): 0b1111,
-             ("Cube", 0): 0b1011, ("Cube", 1): 0b1011}
+TXQ_KNOWN = {
+    ("1D", 0): 0b1001,
+    ("1D", 1): 0b1001,
+    ("2D", 0): 0b1111,
+    ("2D", 1): 0b1011,
+    ("3D", 0): 0b1111,
+    ("Cube", 0): 0b1011,
+    ("Cube", 1): 0b1011,
+}
 
 
 GLSL_EXP2 = 29
@@ -84,10 +92,10 @@ class GraphicsLowering(Lowering):
         self.v2i = m.type("OpTypeVector", self.i32, 2)
         self.ubos: dict[int, int] = {}
         self.images: dict[int, int] = {}
-        self.slot_dims: dict[int, tuple[str, int]] = {}     # slot -> (SPIR-V Dim, arrayed)
-        self.inputs: dict[int, int] = {}        # location -> variable
+        self.slot_dims: dict[int, tuple[str, int]] = {}  # slot -> (SPIR-V Dim, arrayed)
+        self.inputs: dict[int, int] = {}  # location -> variable
         self.outputs: dict[int, int] = {}
-        self.interp: dict[int, set[str]] = {}    # fragment input location -> decorations wanted
+        self.interp: dict[int, set[str]] = {}  # fragment input location -> decorations wanted
         self.builtin_vars: dict[str, int] = {}
         self.colour_vars: dict[int, int] = {}
         self.uses_position_out = False
@@ -119,8 +127,10 @@ class GraphicsLowering(Lowering):
 
     def ubo(self, bank: int, inst: Inst) -> int:
         if bank not in BANKS:
-            raise TranslateError(f"{inst.text()}: constant bank c[{bank:#x}] has no binding (banks 0..3 are "
-                                 f"uniform blocks at bindings 0..3)", offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: constant bank c[{bank:#x}] has no binding (banks 0..3 are uniform blocks at bindings 0..3)",
+                offset=inst.addr,
+            )
         if bank not in self.ubos:
             m, E = self.m, self.m.E
             v4u = m.type("OpTypeVector", self.u32, 4)
@@ -131,8 +141,9 @@ class GraphicsLowering(Lowering):
             m.emit("types", "OpTypeStruct", st, arr)
             m.emit("annot", "OpDecorate", st, E("Decoration", "Block"))
             m.emit("annot", "OpMemberDecorate", st, 0, E("Decoration", "Offset"), 0)
-            self.ubos[bank] = self._var("Uniform", st, [(E("Decoration", "DescriptorSet"), 0),
-                                                         (E("Decoration", "Binding"), bank)])
+            self.ubos[bank] = self._var(
+                "Uniform", st, [(E("Decoration", "DescriptorSet"), 0), (E("Decoration", "Binding"), bank)]
+            )
         return self.ubos[bank]
 
     def slot_var(self, slot: int, dim: str = "2D", arrayed: int = 0, depth: int = 0) -> int:
@@ -148,12 +159,15 @@ class GraphicsLowering(Lowering):
         want = (dim, arrayed) if not depth else (dim, arrayed, "depth")
         if slot not in self.images:
             dims[slot] = want
-            self.images[slot] = self._var("UniformConstant", self.sampled_t,
-                                          [(E("Decoration", "DescriptorSet"), 0),
-                                           (E("Decoration", "Binding"), TEX_BINDING0 + slot)])
+            self.images[slot] = self._var(
+                "UniformConstant",
+                self.sampled_t,
+                [(E("Decoration", "DescriptorSet"), 0), (E("Decoration", "Binding"), TEX_BINDING0 + slot)],
+            )
         elif dims.get(slot, ("2D", 0)) != want:
-            raise TranslateError(f"texture slot {slot} is read as {dims.get(slot, ('2D', 0))} and as "
-                                 f"{want} (one binding has one dimension)")
+            raise TranslateError(
+                f"texture slot {slot} is read as {dims.get(slot, ('2D', 0))} and as {want} (one binding has one dimension)"
+            )
         return self.images[slot]
 
     def offsets(self, word: int, width: int, step: int, n: int) -> list[int]:
@@ -165,8 +179,15 @@ class GraphicsLowering(Lowering):
             out.append(self.op("OpShiftRightArithmetic", self.u32, top, self.c(32 - width)))
         return out
 
-    def gather(self, si: int, coord: int, comp: int, offset_word: int | None = None,
-               dref: int | None = None, ptp: tuple[int, int] | None = None) -> int:
+    def gather(
+        self,
+        si: int,
+        coord: int,
+        comp: int,
+        offset_word: int | None = None,
+        dref: int | None = None,
+        ptp: tuple[int, int] | None = None,
+    ) -> int:
         """OpImageGather (or OpImageDrefGather against ``dref``, a f32) of component ``comp``,
         with the per-instruction texel offsets of a TLD4 .AOFFI word (signed 6-bit x at bits
         0..5, y at 8..13, as ptxas packs them) when given: a run-time offset, which needs the
@@ -188,10 +209,10 @@ class GraphicsLowering(Lowering):
                 self.m.emit("cap", "OpCapability", E("Capability", "ImageGatherExtended"))
             v2u = self.m.type("OpTypeVector", self.u32, 2)
             return self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, x, y))
+
         if ptp is not None:
             bytes_ = self.offsets(ptp[0], 8, 8, 4) + self.offsets(ptp[1], 8, 8, 4)
-            parts = [self.op("OpCompositeExtract", self.f32, one(ivec2(bytes_[2 * k], bytes_[2 * k + 1])), k)
-                     for k in range(4)]
+            parts = [self.op("OpCompositeExtract", self.f32, one(ivec2(bytes_[2 * k], bytes_[2 * k + 1])), k) for k in range(4)]
             return self.op("OpCompositeConstruct", self.v4f, *parts)
         if offset_word is not None:
             return one(ivec2(*self.offsets(offset_word, 6, 8, 2)))
@@ -212,8 +233,9 @@ class GraphicsLowering(Lowering):
 
     def _need(self, addrs: frozenset[int], a: int, what: str, inst: Inst) -> None:
         if a not in addrs:
-            raise TranslateError(f"{inst.text()}: {what} a[{a:#x}], which the shader program header does not "
-                                 f"declare", offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: {what} a[{a:#x}], which the shader program header does not declare", offset=inst.addr
+            )
 
     # attribute words, shared with the SM53 lowering (whose ALD/AST/IPA encode them otherwise)
     def vertex_input(self, a: int, inst: Inst) -> int:
@@ -256,8 +278,9 @@ class GraphicsLowering(Lowering):
             if centroid:
                 want.add("Centroid")
             if len(want - {"Centroid"}) > 1:
-                raise TranslateError(f"{inst.text()}: input {loc} is read with two interpolations "
-                                     f"({', '.join(sorted(want))})", offset=inst.addr)
+                raise TranslateError(
+                    f"{inst.text()}: input {loc} is read with two interpolations ({', '.join(sorted(want))})", offset=inst.addr
+                )
             var = self.location(self.inputs, "Input", loc)
         else:
             raise TranslateError(f"{inst.text()}: fragment input a[{a:#x}] not translated yet", offset=inst.addr)
@@ -270,14 +293,19 @@ class GraphicsLowering(Lowering):
         if getattr(self, "_pools", None) is None:
             m, E = self.m, self.m.E
             img = m.type("OpTypeImage", self.f32, E("Dim", "2D"), 0, 0, 0, 1, E("ImageFormat", "Unknown"))
-            self.pool_img_t = img          # slot_var may retarget img_t to another dimension
+            self.pool_img_t = img  # slot_var may retarget img_t to another dimension
             self.pool_sampled_t = m.type("OpTypeSampledImage", img)
             self.sampler_t = m.type("OpTypeSampler")
             vars_ = []
             for binding, (ty, n) in enumerate(((img, TEXTURE_POOL), (self.sampler_t, SAMPLER_POOL))):
                 arr = m.type("OpTypeArray", ty, self.c(n))
-                vars_.append(self._var("UniformConstant", arr, [(E("Decoration", "DescriptorSet"), POOL_SET),
-                                                                (E("Decoration", "Binding"), binding)]))
+                vars_.append(
+                    self._var(
+                        "UniformConstant",
+                        arr,
+                        [(E("Decoration", "DescriptorSet"), POOL_SET), (E("Decoration", "Binding"), binding)],
+                    )
+                )
             self._pools = tuple(vars_)
         return self._pools
 
@@ -293,10 +321,19 @@ class GraphicsLowering(Lowering):
         tid = self.op("OpBitwiseAnd", self.u32, handle, self.c((1 << HANDLE_TEXTURE_BITS) - 1))
         if with_sampler:
             sid = self.op("OpShiftRightLogical", self.u32, handle, self.c(HANDLE_TEXTURE_BITS))
-            ok = self.op("OpLogicalAnd", self.bool, self.op("OpULessThan", self.bool, tid, self.c(TEXTURE_POOL)),
-                         self.op("OpULessThan", self.bool, sid, self.c(SAMPLER_POOL)))
-            sel = self.op("OpSelect", self.u32, ok, self.op("OpIAdd", self.u32, self.op(
-                "OpIMul", self.u32, tid, self.c(SAMPLER_POOL)), sid), self.c(0xFFFFFFFF))
+            ok = self.op(
+                "OpLogicalAnd",
+                self.bool,
+                self.op("OpULessThan", self.bool, tid, self.c(TEXTURE_POOL)),
+                self.op("OpULessThan", self.bool, sid, self.c(SAMPLER_POOL)),
+            )
+            sel = self.op(
+                "OpSelect",
+                self.u32,
+                ok,
+                self.op("OpIAdd", self.u32, self.op("OpIMul", self.u32, tid, self.c(SAMPLER_POOL)), sid),
+                self.c(0xFFFFFFFF),
+            )
             cases = [(t, s) for t in range(TEXTURE_POOL) for s in range(SAMPLER_POOL)]
         else:
             sel = tid
@@ -316,12 +353,18 @@ class GraphicsLowering(Lowering):
         uc = m.E("StorageClass", "UniformConstant")
         for (t, s), lab in zip(cases, labels):
             self.put_label(lab)
-            img = self.op("OpLoad", self.pool_img_t, self.op(
-                "OpAccessChain", m.type("OpTypePointer", uc, self.pool_img_t), tex_pool, self.c(t)))
+            img = self.op(
+                "OpLoad",
+                self.pool_img_t,
+                self.op("OpAccessChain", m.type("OpTypePointer", uc, self.pool_img_t), tex_pool, self.c(t)),
+            )
             si = None
             if s is not None:
-                smp = self.op("OpLoad", self.sampler_t, self.op(
-                    "OpAccessChain", m.type("OpTypePointer", uc, self.sampler_t), smp_pool, self.c(s)))
+                smp = self.op(
+                    "OpLoad",
+                    self.sampler_t,
+                    self.op("OpAccessChain", m.type("OpTypePointer", uc, self.sampler_t), smp_pool, self.c(s)),
+                )
                 si = self.op("OpSampledImage", self.pool_sampled_t, img, smp)
             self.do("OpStore", res, leaf(img, si))
             self.do("OpBranch", merge)
@@ -347,8 +390,15 @@ class GraphicsLowering(Lowering):
         if lod == "implicit" and self.header.stage == "fragment":
             r = self.op("OpImageSampleDrefImplicitLod", self.f32, si, coord, dref)
         else:
-            r = self.op("OpImageSampleDrefExplicitLod", self.f32, si, coord, dref, E("ImageOperands", "Lod"),
-                        lv if lv is not None else self.m.const(self.f32, 0))
+            r = self.op(
+                "OpImageSampleDrefExplicitLod",
+                self.f32,
+                si,
+                coord,
+                dref,
+                E("ImageOperands", "Lod"),
+                lv if lv is not None else self.m.const(self.f32, 0),
+            )
         z = self.m.const(self.f32, 0)
         return self.op("OpCompositeConstruct", self.v4f, r, z, z, z)
 
@@ -368,7 +418,7 @@ class GraphicsLowering(Lowering):
                     reg += 1
                 else:
                     comps.append(self.m.const(self.f32, 0 if c < 3 else 0x3F800000))
-            if t not in self.colour_vars:    # one variable per target: the epilogue runs at every EXIT
+            if t not in self.colour_vars:  # one variable per target: the epilogue runs at every EXIT
                 self.colour_vars[t] = self._var("Output", self.v4f, [(E("Decoration", "Location"), t)])
             self.do("OpStore", self.colour_vars[t], self.op("OpCompositeConstruct", self.v4f, *comps))
         if self.header.writes_depth or self.header.writes_sample_mask:

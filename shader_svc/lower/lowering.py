@@ -1,5 +1,6 @@
 """The whole shared lowering: the base class of each ISA's lowering (``sm86/to_spirv.py``,
 ``sm53/to_spirv.py``)."""
+
 from __future__ import annotations
 
 from shader_svc.lower.control import ControlFlow

@@ -3,6 +3,7 @@ per-invocation array), generic addresses split between the shared window and glo
 atomics without a SPIR-V instruction (compare-exchange loops), and NVIDIA's 32-lane warp
 emulated through a workgroup exchange array between barriers (SHFL, VOTE), so results do not
 depend on the device's subgroup size."""
+
 from __future__ import annotations
 
 from shader_svc.isa.inst import Inst
@@ -23,8 +24,9 @@ class MemoryWarp(LowerBase):
             self.vars_global["shared"] = (v, m.type("OpTypePointer", wg, self.u32))
             self.interface.append(v)
         v, ptr = self.vars_global["shared"]
-        idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2)),
-                      self.c(SHARED_WORDS - 1))
+        idx = self.op(
+            "OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2)), self.c(SHARED_WORDS - 1)
+        )
         return self.op("OpAccessChain", ptr, v, idx)
 
     # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp
@@ -56,8 +58,9 @@ class MemoryWarp(LowerBase):
     def _barrier(self) -> None:
         E = self.m.E
         wg = self.c(E("Scope", "Workgroup"))
-        self.do("OpControlBarrier", wg, wg,
-                self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")))
+        self.do(
+            "OpControlBarrier", wg, wg, self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory"))
+        )
 
     def _local_access(self, addr: int, reg: int, n: int, load: bool) -> None:
         """LDL/STL of ``n`` words at byte address ``addr`` into / from registers ``reg``...
@@ -67,8 +70,9 @@ class MemoryWarp(LowerBase):
             self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
         for i in range(n):
             w = self.op("OpIAdd", self.u32, addr, self.c(4 * i))
-            idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, w, self.c(2)),
-                          self.c(LOCAL_WORDS - 1))
+            idx = self.op(
+                "OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, w, self.c(2)), self.c(LOCAL_WORDS - 1)
+            )
             p = self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
             if load:
                 if reg != 255:
@@ -89,8 +93,7 @@ class MemoryWarp(LowerBase):
             v = self.op("OpLoad", self.u32, self._xchg_ptr(self.op("OpSelect", self.u32, inside, at, lid)))
             v = self.op("OpSelect", self.u32, inside, v, self.c(0))
             ballot = self.op("OpBitwiseOr", self.u32, ballot, self.op("OpShiftLeftLogical", self.u32, v, self.c(j)))
-            members = self.op("OpBitwiseOr", self.u32, members,
-                              self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
+            members = self.op("OpBitwiseOr", self.u32, members, self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
         anyv = self.op("OpINotEqual", self.bool, ballot, self.c(0))
         allv = self.op("OpIEqual", self.bool, ballot, members)
         r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
@@ -131,14 +134,20 @@ class MemoryWarp(LowerBase):
                 else:
                     r = self._fminmax(x, bf, self.m.const_bool(op == 1))
                 return self.op("OpBitcast", u32, r)
+
             return f
         if op == 3:
-            return lambda old: self.op("OpSelect", u32, self.op("OpUGreaterThanEqual", b_, old, b), c(0),
-                                       self.op("OpIAdd", u32, old, c(1)))
+            return lambda old: self.op(
+                "OpSelect", u32, self.op("OpUGreaterThanEqual", b_, old, b), c(0), self.op("OpIAdd", u32, old, c(1))
+            )
         if op == 4:
-            return lambda old: self.op("OpSelect", u32, self.op("OpLogicalOr", b_, self.op("OpIEqual", b_, old, c(0)),
-                                                                 self.op("OpUGreaterThan", b_, old, b)),
-                                       b, self.op("OpISub", u32, old, c(1)))
+            return lambda old: self.op(
+                "OpSelect",
+                u32,
+                self.op("OpLogicalOr", b_, self.op("OpIEqual", b_, old, c(0)), self.op("OpUGreaterThan", b_, old, b)),
+                b,
+                self.op("OpISub", u32, old, c(1)),
+            )
         return None
 
     def _shfl_warp(self, mode: int, a: int, b: int, cv: int) -> tuple[int, int]:
@@ -177,14 +186,23 @@ class MemoryWarp(LowerBase):
     def _publish(self, value: int) -> tuple[int, int, int]:
         """Write this invocation's value for its warp: (linear id, lane, warp base)."""
         lid = self._lid()
-        self._barrier()                    # earlier readers of the array are done
+        self._barrier()  # earlier readers of the array are done
         self.do("OpStore", self._xchg_ptr(lid), value)
         self._barrier()
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
         return lid, lane, self.op("OpISub", self.u32, lid, lane)
 
-    def _generic_access(self, inst: Inst, addr: int, window: int, n: int, mode: str, reg: int,
-                        atom: tuple[str, int] | None = None, window_size: int = 1 << 24) -> None:
+    def _generic_access(
+        self,
+        inst: Inst,
+        addr: int,
+        window: int,
+        n: int,
+        mode: str,
+        reg: int,
+        atom: tuple[str, int] | None = None,
+        window_size: int = 1 << 24,
+    ) -> None:
         """A load/store/atomic of ``n`` words at a generic 64-bit address: inside the shared
         window [window, window + window_size) the access goes to shared memory at the offset,
         otherwise to global memory.  The two paths are a selection, so a shared address is
@@ -213,7 +231,7 @@ class MemoryWarp(LowerBase):
                 else:
                     scope = self.c(E("Scope", "Workgroup" if sh else "Device"))
                     sem = self.c(E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory"))
-                    if callable(atom[0]):                       # a compare-exchange loop (_rmw_fn)
+                    if callable(atom[0]):  # a compare-exchange loop (_rmw_fn)
                         self.do("OpStore", res[k], self._atomic_loop(p, scope, sem, atom[0]))
                     else:
                         self.do("OpStore", res[k], self.op(atom[0], u32, p, scope, sem, atom[1]))

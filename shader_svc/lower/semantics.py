@@ -2,6 +2,7 @@
 NVIDIA), NaN-suppressing min/max, saturating float-to-integer conversion, integer comparisons,
 LOP3-style truth tables, PRMT, FLO, .FTZ/.SAT, the exactly rounded FFMA and DFMA (no reliance
 on a fused device Fma), MUFU's 64-bit halves and directed rounding of conversions."""
+
 from __future__ import annotations
 
 import struct
@@ -17,15 +18,23 @@ class Semantics(LowerBase):
         """PRMT default mode (both ISAs): byte i of the result is byte sel[4i+2:4i] of {c, a}, replaced by its
         sign when sel bit 4i+3 is set."""
         u32, u64, c, op = self.u32, self.u64, self.c, self.op
-        both = op("OpBitwiseOr", u64, op("OpUConvert", u64, a),
-                  op("OpShiftLeftLogical", u64, op("OpUConvert", u64, cv), self.c64(32)))
+        both = op(
+            "OpBitwiseOr", u64, op("OpUConvert", u64, a), op("OpShiftLeftLogical", u64, op("OpUConvert", u64, cv), self.c64(32))
+        )
         r = c(0)
         for i in range(4):
             nib = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, sel, c(4 * i)), c(0xF))
             idx = op("OpBitwiseAnd", u32, nib, c(7))
-            byte = op("OpUConvert", u32, op("OpBitwiseAnd", u64, op("OpShiftRightLogical", u64, both,
-                                                                    op("OpUConvert", u64, op("OpIMul", u32, idx, c(8)))),
-                                           self.c64(0xFF)))
+            byte = op(
+                "OpUConvert",
+                u32,
+                op(
+                    "OpBitwiseAnd",
+                    u64,
+                    op("OpShiftRightLogical", u64, both, op("OpUConvert", u64, op("OpIMul", u32, idx, c(8)))),
+                    self.c64(0xFF),
+                ),
+            )
             neg = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, byte, c(0x80)), c(0))
             rep = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, nib, c(8)), c(0))
             byte = op("OpSelect", u32, rep, op("OpSelect", u32, neg, c(0xFF), c(0)), byte)
@@ -40,7 +49,7 @@ class Semantics(LowerBase):
         exact, since 53 >= 2*24 + 2 (Boldo & Melquiond, "Emulation of FMA and correctly
         rounded sums: proved algorithms using rounding to odd")."""
         m = self.m
-        if self.f64 is None:   # only modules with an FFMA need the Float64 feature
+        if self.f64 is None:  # only modules with an FFMA need the Float64 feature
             m.emit("cap", "OpCapability", m.E("Capability", "Float64"))
             self.f64 = m.type("OpTypeFloat", 64)
         f64 = self.f64
@@ -48,14 +57,17 @@ class Semantics(LowerBase):
         p = self.fop("OpFMul", f64, a, b)
         s = self.fop("OpFAdd", f64, p, c)
         bb = self.fop("OpFSub", f64, s, p)
-        e = self.fop("OpFAdd", f64, self.fop("OpFSub", f64, p, self.fop("OpFSub", f64, s, bb)),
-                     self.fop("OpFSub", f64, c, bb))
+        e = self.fop("OpFAdd", f64, self.fop("OpFSub", f64, p, self.fop("OpFSub", f64, s, bb)), self.fop("OpFSub", f64, c, bb))
         zero = m.const(f64, 0, 0)
-        inexact = self.op("OpFOrdNotEqual", self.bool, e, zero)    # false for NaN/inf sums too
+        inexact = self.op("OpFOrdNotEqual", self.bool, e, zero)  # false for NaN/inf sums too
         bits = self.op("OpBitcast", self.u64, s)
         even = self.op("OpIEqual", self.bool, self.op("OpBitwiseAnd", self.u64, bits, self.c64(1)), self.c64(0))
-        toward_up = self.op("OpLogicalEqual", self.bool, self.op("OpFOrdLessThan", self.bool, e, zero),
-                            self.op("OpFOrdLessThan", self.bool, s, zero))   # |s| grows when e has s's sign
+        toward_up = self.op(
+            "OpLogicalEqual",
+            self.bool,
+            self.op("OpFOrdLessThan", self.bool, e, zero),
+            self.op("OpFOrdLessThan", self.bool, s, zero),
+        )  # |s| grows when e has s's sign
         step = self.op("OpSelect", self.u64, toward_up, self.c64(1), self.c64(-1))
         fix = self.op("OpLogicalAnd", self.bool, inexact, even)
         odd = self.op("OpSelect", self.u64, fix, self.op("OpIAdd", self.u64, bits, step), bits)
@@ -88,16 +100,23 @@ class Semantics(LowerBase):
         posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(31))
         shifted = op("OpShiftRightLogical", u32, a, posc)
         lnc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], ln, c(32))
-        mask = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, lnc, c(32)), c(0xFFFFFFFF),
-                  op("OpISub", u32, op("OpShiftLeftLogical", u32, c(1), op("OpExtInst", u32, self.glsl, GLSL["UMin"],
-                                                                           lnc, c(31))), c(1)))
+        mask = op(
+            "OpSelect",
+            u32,
+            op("OpUGreaterThanEqual", self.bool, lnc, c(32)),
+            c(0xFFFFFFFF),
+            op(
+                "OpISub",
+                u32,
+                op("OpShiftLeftLogical", u32, c(1), op("OpExtInst", u32, self.glsl, GLSL["UMin"], lnc, c(31))),
+                c(1),
+            ),
+        )
         val = op("OpBitwiseAnd", u32, shifted, mask)
         val = op("OpSelect", u32, op("OpUGreaterThanEqual", self.bool, pos, c(32)), c(0), val)
         if signed:
-            last = op("OpExtInst", u32, self.glsl, GLSL["UMin"], op("OpISub", u32, op("OpIAdd", u32, pos, ln), c(1)),
-                      c(31))
-            sign = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, a, last), c(1)),
-                      c(0))
+            last = op("OpExtInst", u32, self.glsl, GLSL["UMin"], op("OpISub", u32, op("OpIAdd", u32, pos, ln), c(1)), c(31))
+            sign = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, a, last), c(1)), c(0))
             val = op("OpSelect", u32, sign, op("OpBitwiseOr", u32, val, op("OpNot", u32, mask)), val)
         return op("OpSelect", u32, op("OpIEqual", self.bool, ln, c(0)), c(0), val)
 
@@ -120,8 +139,9 @@ class Semantics(LowerBase):
             r = self.op("OpFDiv", f64, self.m.const(f64, 0, 0x3FF00000), x)
         else:
             r = self.op("OpExtInst", f64, self.glsl, 32, x)
-        return self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, self.op("OpBitcast", self.u64, r),
-                                                       self.c64(32)))
+        return self.op(
+            "OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, self.op("OpBitcast", self.u64, r), self.c64(32))
+        )
 
     def _sat32(self, x: int) -> int:
         """.SAT: clamped to [+0, 1]; NaN (and -0) give +0."""
@@ -139,8 +159,14 @@ class Semantics(LowerBase):
             lo, hi, top, conv, sat = -2147483648.0, 2147483520.0, 2147483648.0, "OpConvertFToS", 0x7FFFFFFF
         else:
             lo, hi, top, conv, sat = 0.0, 4294967040.0, 4294967296.0, "OpConvertFToU", 0xFFFFFFFF
-        c = self.op("OpExtInst", self.f32, self.glsl, GLSL["NMax"], self.op("OpExtInst", self.f32, self.glsl,
-                                                                            GLSL["NMin"], r, f(hi)), f(lo))
+        c = self.op(
+            "OpExtInst",
+            self.f32,
+            self.glsl,
+            GLSL["NMax"],
+            self.op("OpExtInst", self.f32, self.glsl, GLSL["NMin"], r, f(hi)),
+            f(lo),
+        )
         v = self.op(conv, self.u32, c)
         v = self.op("OpSelect", self.u32, self.op("OpFOrdGreaterThanEqual", self.bool, r, f(top)), self.c(sat), v)
         return self.op("OpSelect", self.u32, self.op("OpIsNan", self.bool, r), self.c(0), v)
@@ -150,7 +176,7 @@ class Semantics(LowerBase):
         range's ends, NaN -> 0: the bounds are exact in double, so the comparisons are too."""
         t = self.f64t
         bits = 64 if wide else 32
-        lo, top = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if signed else (0.0, 2.0 ** bits)
+        lo, top = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if signed else (0.0, 2.0**bits)
         dc = lambda v: self.m.const(t, *struct.unpack("<II", struct.pack("<d", v)))  # noqa: E731
         ity = self.u64 if wide else self.u32
         cst = self.c64 if wide else self.c
@@ -220,7 +246,7 @@ class Semantics(LowerBase):
 
     def _split(self, a: int) -> tuple[int, int]:
         t, f = self.f64t, self.fop
-        k = self.m.const(t, *struct.unpack("<II", struct.pack("<d", 134217729.0)))   # 2^27 + 1 (Veltkamp)
+        k = self.m.const(t, *struct.unpack("<II", struct.pack("<d", 134217729.0)))  # 2^27 + 1 (Veltkamp)
         c = f("OpFMul", t, k, a)
         hi = f("OpFSub", t, c, f("OpFSub", t, c, a))
         return hi, f("OpFSub", t, a, hi)
@@ -235,9 +261,17 @@ class Semantics(LowerBase):
         ph = f("OpFMul", t, a, b)
         ah, al = self._split(a)
         bh, bl = self._split(b)
-        pl = f("OpFAdd", t, f("OpFAdd", t, f("OpFAdd", t, f("OpFSub", t, f("OpFMul", t, ah, bh), ph),
-                                                    f("OpFMul", t, ah, bl)), f("OpFMul", t, al, bh)),
-               f("OpFMul", t, al, bl))
+        pl = f(
+            "OpFAdd",
+            t,
+            f(
+                "OpFAdd",
+                t,
+                f("OpFAdd", t, f("OpFSub", t, f("OpFMul", t, ah, bh), ph), f("OpFMul", t, ah, bl)),
+                f("OpFMul", t, al, bh),
+            ),
+            f("OpFMul", t, al, bl),
+        )
         uh, ul = self._two_sum(c, pl)
         th, tl = self._two_sum(uh, ph)
         v, e = self._two_sum(tl, ul)
@@ -245,14 +279,22 @@ class Semantics(LowerBase):
         bits = self.op("OpBitcast", self.u64, v)
         even = self.op("OpIEqual", self.bool, self.op("OpBitwiseAnd", self.u64, bits, self.c64(1)), self.c64(0))
         inexact = self.op("OpFOrdNotEqual", self.bool, e, zero)
-        grow = self.op("OpLogicalEqual", self.bool, self.op("OpFOrdLessThan", self.bool, e, zero),
-                       self.op("OpFOrdLessThan", self.bool, v, zero))
+        grow = self.op(
+            "OpLogicalEqual",
+            self.bool,
+            self.op("OpFOrdLessThan", self.bool, e, zero),
+            self.op("OpFOrdLessThan", self.bool, v, zero),
+        )
         step = self.op("OpSelect", self.u64, grow, self.c64(1), self.c64(-1))
-        odd = self.op("OpSelect", self.u64, self.op("OpLogicalAnd", self.bool, inexact, even),
-                      self.op("OpIAdd", self.u64, bits, step), bits)
+        odd = self.op(
+            "OpSelect", self.u64, self.op("OpLogicalAnd", self.bool, inexact, even), self.op("OpIAdd", self.u64, bits, step), bits
+        )
         r = f("OpFAdd", t, th, self.op("OpBitcast", t, odd))
-        finite = self.op("OpLogicalNot", self.bool, self.op("OpLogicalOr", self.bool, self.op("OpIsInf", self.bool, ph),
-                                                                 self.op("OpIsNan", self.bool, ph)))
+        finite = self.op(
+            "OpLogicalNot",
+            self.bool,
+            self.op("OpLogicalOr", self.bool, self.op("OpIsInf", self.bool, ph), self.op("OpIsNan", self.bool, ph)),
+        )
         plain = f("OpFAdd", t, ph, c)
         return self.op("OpSelect", t, finite, r, plain)
 
@@ -264,7 +306,7 @@ class Semantics(LowerBase):
         if is64:
             if signed:
                 raise TranslateError(f"{inst.text()}: directed rounding of S64 not translated", offset=inst.addr)
-            top = self.m.const(self.f32, struct.unpack("<I", struct.pack("<f", 2.0 ** 64))[0])
+            top = self.m.const(self.f32, struct.unpack("<I", struct.pack("<f", 2.0**64))[0])
             fi = self.op("OpConvertFToU", self.u64, f)
             over = self.op("OpFOrdGreaterThanEqual", b, f, top)
             below = self.op("OpLogicalAnd", b, self.op("OpLogicalNot", b, over), self.op("OpULessThan", b, fi, x))
@@ -282,7 +324,7 @@ class Semantics(LowerBase):
             r = self.op("OpSelect", u32, below, up, bits)
         elif rnd == 1:
             r = self.op("OpSelect", u32, above, dn, bits)
-        else:   # toward zero: shrink the magnitude when it grew
+        else:  # toward zero: shrink the magnitude when it grew
             grew = self.op("OpSelect", b, neg, below, above)
             r = self.op("OpSelect", u32, grew, self.op("OpISub", u32, bits, self.c(1)), bits)
         return self.op("OpBitcast", self.f32, r)

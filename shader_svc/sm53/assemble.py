@@ -9,6 +9,7 @@ targets) and writes the control word before each group of three: reuse flags fro
 and a conservative schedule (variable-latency instructions set barrier 0 for their result and
 barrier 1 for their sources, every instruction waits on both).
 """
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,29 @@ import struct
 from nxrecomp.common.errors import NxError
 from shader_svc.isa.text import parse_f64
 from shader_svc.sm53 import decode as dec
-from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, TEXS_MASKS_ONE, TEXS_MASKS_TWO, Attr, CBuf, CIdx, Imm, Mem, Mod,
-                                    Pred, Reg, Row, SReg, Sym, Target, TexsMask, channels, get, put)
+from shader_svc.sm53.fields import (
+    CTRL_BITS,
+    PT,
+    RZ,
+    TEXS_MASKS_ONE,
+    TEXS_MASKS_TWO,
+    Attr,
+    CBuf,
+    CIdx,
+    Imm,
+    Mem,
+    Mod,
+    Pred,
+    Reg,
+    Row,
+    SReg,
+    Sym,
+    Target,
+    TexsMask,
+    channels,
+    get,
+    put,
+)
 from shader_svc.sm53.table import ROWS, SREGS
 
 NOP_WORD = 0x50B0000000070F00
@@ -128,7 +150,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             if bit is not None:
                 w = put(w, bit, 1, 1 if flags[suf] else 0)
-        if o.kind == "d20":           # a double's top 20 bits
+        if o.kind == "d20":  # a double's top 20 bits
             bits = _f64_bits(t)
             if bits & ((1 << 44) - 1):
                 raise _Miss(tok)
@@ -211,7 +233,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             raise _Miss(tok)
         return put(w, o.lo, o.width, v)
     if isinstance(o, Sym):
-        if o.lookup(get(w, o.lo, o.width)) == tok:      # a modifier sharing the bits chose already
+        if o.lookup(get(w, o.lo, o.width)) == tok:  # a modifier sharing the bits chose already
             return w
         for v, s in o.names:
             if s == tok:
@@ -235,7 +257,7 @@ def _split_mods(mods: tuple[Mod, ...], rest: str, w: int):
     m = mods[0]
     for v, s in sorted(m.names, key=lambda kv: -len(kv[1])):
         if rest.startswith(s):
-            yield from _split_mods(mods[1:], rest[len(s):], m.encode(w, v))
+            yield from _split_mods(mods[1:], rest[len(s) :], m.encode(w, v))
 
 
 def _split_operands(text: str) -> list[str]:
@@ -258,6 +280,7 @@ def _same(ours: str, src: str) -> bool:
 
 def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
     """Ways to give each operand its token(s): CAS pairs take two, hidden-PT predicates none."""
+
     def go(i: int, j: int):
         if i == len(row.operands):
             if j == len(toks):
@@ -276,7 +299,8 @@ def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
         n = 2 if isinstance(o, Reg) and o.pair else 1
         if j + n <= len(toks):
             for rest in go(i + 1, j + n):
-                yield [", ".join(toks[j:j + n])] + rest
+                yield [", ".join(toks[j : j + n])] + rest
+
     return list(go(0, 0))
 
 
@@ -302,7 +326,7 @@ def assemble(text: str, addr: int = 0) -> tuple[int, int]:
             w0 = put(put(w0, 16, 3, guard), 19, 1, gnot)
         elif guard != PT or gnot:
             continue
-        for wm in _split_mods(row.mods, mnem[len(row.mnemonic):], w0):
+        for wm in _split_mods(row.mods, mnem[len(row.mnemonic) :], w0):
             for fit in _fit_operands(row, toks):
                 reuse = [0]
                 try:
@@ -350,8 +374,9 @@ def assemble_program(source: str, base_addr: int = 0) -> bytes:
     ctrls: list[int] = []
     for i, (n, t) in enumerate(lines):
         addr = base_addr + _addr_of(i)
-        t = re.sub(r"(?<![\w.$])([A-Za-z_][\w$]*)(?=\s*$)", lambda m: hex(labels[m.group(1)]) if m.group(1) in labels
-                   else m.group(1), t)
+        t = re.sub(
+            r"(?<![\w.$])([A-Za-z_][\w$]*)(?=\s*$)", lambda m: hex(labels[m.group(1)]) if m.group(1) in labels else m.group(1), t
+        )
         try:
             w, reuse = assemble(t, addr)
         except AsmError as e:
@@ -366,7 +391,7 @@ def assemble_program(source: str, base_addr: int = 0) -> bytes:
     out = []
     for g in range(0, len(words), 3):
         out.append(ctrls[g] | ctrls[g + 1] << CTRL_BITS | ctrls[g + 2] << (2 * CTRL_BITS))
-        out += words[g:g + 3]
+        out += words[g : g + 3]
     return struct.pack(f"<{len(out)}Q", *out)
 
 

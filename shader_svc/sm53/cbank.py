@@ -6,12 +6,13 @@ exactly this image.
 Offsets from the SM5x kernels ptxas emits (``c[0x0][0x8]`` block dims, ``0x14`` grid dims,
 ``0x140`` the parameters; ``c[0x0][0x0]`` the shared window's 32-bit generic base: ptxas makes
 a shared variable's generic address as c[0x0][0x0] + offset with a high word of 0)."""
+
 from __future__ import annotations
 
 import struct
 
 PARAMS = 0x140
-SHARED_WINDOW = 0xFF000000    # generic base of shared memory (cbank0's word 0x0); 16 MiB below 4 GiB
+SHARED_WINDOW = 0xFF000000  # generic base of shared memory (cbank0's word 0x0); 16 MiB below 4 GiB
 
 
 def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], params: bytes) -> bytes:
@@ -23,5 +24,5 @@ def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], p
     struct.pack_into("<I", img, 0x0, SHARED_WINDOW)
     struct.pack_into("<3I", img, 0x8, *block)
     struct.pack_into("<3I", img, 0x14, *grid)
-    img[PARAMS:PARAMS + len(params)] = params
+    img[PARAMS : PARAMS + len(params)] = params
     return bytes(img)

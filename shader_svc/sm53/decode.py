@@ -7,6 +7,7 @@ modifier value, a float whose text form we do not know) refuses the word instead
 ``decode_stream(code)`` walks a program: a control word at every 32-byte boundary, then three
 instructions.
 """
+
 from __future__ import annotations
 
 import struct
@@ -15,8 +16,26 @@ from dataclasses import dataclass
 from shader_svc.isa import inst as isa
 from shader_svc.isa.inst import DecodeError
 from shader_svc.isa.text import fmt_f64
-from shader_svc.sm53.fields import (CTRL_BITS, PT, RZ, Attr, CBuf, CIdx, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
-                                    TexsMask, channels, get, sext)
+from shader_svc.sm53.fields import (
+    CTRL_BITS,
+    PT,
+    RZ,
+    Attr,
+    CBuf,
+    CIdx,
+    Imm,
+    Mem,
+    Pred,
+    Reg,
+    Row,
+    SReg,
+    Sym,
+    Target,
+    TexsMask,
+    channels,
+    get,
+    sext,
+)
 from shader_svc.sm53.table import ROWS, SREGS
 
 
@@ -30,8 +49,7 @@ class Control(isa.Control):
         return cls(get(c, 0, 4), get(c, 4, 1), get(c, 5, 3), get(c, 8, 3), get(c, 11, 6), get(c, 17, 4))
 
     def bits(self) -> int:
-        return (self.stall | self.yield_ << 4 | self.wbar << 5 | self.rbar << 8 | self.wait << 11
-                | self.reuse << 17)
+        return self.stall | self.yield_ << 4 | self.wbar << 5 | self.rbar << 8 | self.wait << 11 | self.reuse << 17
 
 
 NO_CONTROL = Control(0, 0, 7, 7, 0, 0)
@@ -40,6 +58,7 @@ NO_CONTROL = Control(0, 0, 7, 7, 0, 0)
 @dataclass
 class Inst(isa.Inst):
     """A decoded SM53 instruction (``row``: a ``fields.Row``), printed as nvdisasm 11.8 does."""
+
     control: Control = NO_CONTROL
 
     def text(self) -> str:
@@ -90,10 +109,14 @@ def _operand(o, w: int, addr: int) -> dict:
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
-        elif o.kind == "d20":        # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
+        elif o.kind == "d20":  # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
             v = (get(w, o.sign, 1) << 63) | (v << 44)
-        return {"imm": v, "neg": bool(o.neg is not None and get(w, o.neg, 1)),
-                "abs": bool(o.abs is not None and get(w, o.abs, 1)), "inv": bool(o.inv is not None and get(w, o.inv, 1))}
+        return {
+            "imm": v,
+            "neg": bool(o.neg is not None and get(w, o.neg, 1)),
+            "abs": bool(o.abs is not None and get(w, o.abs, 1)),
+            "inv": bool(o.inv is not None and get(w, o.inv, 1)),
+        }
     if isinstance(o, CBuf):
         d = {"bank": get(w, 34, 5), "off": sext(get(w, 20, 14), 14) * 4}
         for k in ("neg", "abs", "inv", "h1"):
@@ -153,8 +176,11 @@ def decode(word: int, ctrl: Control = NO_CONTROL, addr: int = 0) -> Inst:
 def decode_stream(code: bytes, base_addr: int = 0) -> list[Inst]:
     """Every instruction of a program (control words read, not returned)."""
     if len(code) % 8:
-        raise DecodeError(f"program truncated: {len(code)} bytes is not a multiple of 8 "
-                          f"(SM53 instructions are 8 bytes)", field="code", offset=len(code) & ~7)
+        raise DecodeError(
+            f"program truncated: {len(code)} bytes is not a multiple of 8 (SM53 instructions are 8 bytes)",
+            field="code",
+            offset=len(code) & ~7,
+        )
     words = struct.unpack(f"<{len(code) // 8}Q", code)
     out: list[Inst] = []
     ctrl_word = 0
@@ -188,7 +214,7 @@ def fmt_f32(bits: int) -> str:
     a = abs(v)
     if a >= 1e9:
         return f"{v:.20e}"
-    if a >= 5e8:   # nvdisasm switches to exponent form somewhere in [5e8, 1e9): not known exactly
+    if a >= 5e8:  # nvdisasm switches to exponent form somewhere in [5e8, 1e9): not known exactly
         raise DecodeError(f"float immediate {v!r}: text form not known")
     return f"{v:.20g}"
 
@@ -305,15 +331,14 @@ def mnemonic_text(inst: Inst) -> str:
 def render(inst: Inst) -> str:
     # Only ALU rows print reuse flags; memory, conversion, SFU, warp and control rows ignore them
     # (nvdisasm accepts them silently), so a set flag there is refused rather than dropped.
-    slots = {o.reuse for o in inst.row.operands if isinstance(o, Reg) and o.reuse is not None} \
-        if inst.row.cls == "alu" else set()
+    slots = {o.reuse for o in inst.row.operands if isinstance(o, Reg) and o.reuse is not None} if inst.row.cls == "alu" else set()
     stray = [k for k in range(4) if inst.control.reuse >> k & 1 and k not in slots]
     if stray:
         raise DecodeError(f"reuse flag {stray[0]} set on an operand slot without a register")
     ops = [t for o in inst.row.operands if (t := _op_text(o, inst.ops[o.name], inst)) is not None]
     s = mnemonic_text(inst)
     if ops:
-        s = (s + " " + ", ".join(ops)).rstrip()     # a special float last: its space goes with ';'
+        s = (s + " " + ", ".join(ops)).rstrip()  # a special float last: its space goes with ';'
     if inst.pred != PT or inst.pred_not:
         s = f"@{_pred(inst.pred, inst.pred_not)} {s}"
     return s

@@ -10,6 +10,7 @@ nvdisasm 11.8): Rd 0..7, Ra 8..15, guard predicate 16..18 (+ not 19), Rb 20..27,
 c[bank 34..38][word offset 20..33], 19-bit immediate 20..38 with its sign (or the float's
 sign) at 56, Rc 39..46, set-condition-code 47.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ class Reg:
     ``hsel`` (2-bit .H0/.H1 field), ``bsel`` (2-bit byte select .B1-.B3).  ``reuse``: which
     of the control word's reuse flags (0 = A, 1 = B, 2 = C) it prints as '.reuse'.  ``pair``:
     printed as 'Rn, Rn+1' (CAS operands)."""
+
     name: str
     lo: int
     neg: int | None = None
@@ -47,7 +49,7 @@ class Reg:
     bsel: int | None = None
     reuse: int | None = None
     pair: bool = False
-    hide_rz: bool = False              # left out of the text while RZ (ALD's vertex, TEX's second source)
+    hide_rz: bool = False  # left out of the text while RZ (ALD's vertex, TEX's second source)
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, 8)]
@@ -65,6 +67,7 @@ class Imm:
     sign bit extends it, as the 19-bit ALU immediates at 56), 'u' unsigned hex, 'f20' (the top
     19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal).  Flags:
     ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
+
     name: str
     lo: int
     width: int
@@ -73,7 +76,7 @@ class Imm:
     neg: int | None = None
     abs: int | None = None
     inv: int | None = None
-    hide_zero: bool = False            # left out of the text while 0 (LEA's shift)
+    hide_zero: bool = False  # left out of the text while 0 (LEA's shift)
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, self.width)]
@@ -86,6 +89,7 @@ class Imm:
 class CBuf:
     """c[bank][byte offset]: bank 34..38, word offset 20..33 (printed as a signed byte
     offset).  ``space``: XMAD prints 'c[0x0] [0x8]'; ``h1``: '.H1' half select."""
+
     name: str
     neg: int | None = None
     abs: int | None = None
@@ -104,6 +108,7 @@ class CBuf:
 class CIdx:
     """Indexed constant c[bank][Ra+offset] of LDC: bank 36..40, Ra 8..15, signed 16-bit byte
     offset 20..35."""
+
     name: str
 
     def bits(self) -> list[tuple[int, int]]:
@@ -114,6 +119,7 @@ class CIdx:
 class Mem:
     """[Ra+offset]: address register at ``reg_lo`` (RZ is left out unless the offset is 0),
     byte offset = field (``off_lo``, ``off_w``, ``signed``) * ``scale``, printed '+0x10' / '+-0x10'."""
+
     name: str
     reg_lo: int = 8
     off_lo: int = 20
@@ -128,6 +134,7 @@ class Mem:
 @dataclass(frozen=True)
 class SReg(operands.SReg):
     """Special register of S2R (bits 20..27)."""
+
     lo: int = 20
 
 
@@ -135,6 +142,7 @@ class SReg(operands.SReg):
 class Target(operands.Target):
     """Branch target: signed byte offset (bits 20..43) from the next instruction, printed as
     the absolute address."""
+
     lo: int = 20
     width: int = 24
 
@@ -144,6 +152,7 @@ class Mod(Named):
     """A modifier printed after the mnemonic.  ``pieces``: (lo, width) bit ranges, the first
     holding the low bits of the value; ``names``: value -> printed text ('' = nothing).  A
     value not listed is refused by the decoder, never guessed."""
+
     name: str
     pieces: tuple[tuple[int, int], ...]
     names: tuple[tuple[int, str], ...]
@@ -169,6 +178,7 @@ class Mod(Named):
 class Attr(operands.Attr):
     """Attribute byte address a[0x80] of ALD/AST/IPA: ``width`` bits at ``lo``.  ``zero``: the
     text of address 0 (ALD/AST print 'a[RZ]', IPA 'a[0x0]')."""
+
     zero: str = "0x0"
 
 
@@ -186,6 +196,7 @@ def channels(mask: int) -> str:
 class TexsMask:
     """The component mask of TEXS/TLDS (bits ``lo``..+2), printed as channels ('RGBA'); its
     meaning depends on the second destination register at ``d2_lo`` (see TEXS_MASKS_*)."""
+
     name: str
     lo: int = 50
     d2_lo: int = 28
@@ -207,6 +218,7 @@ class Row:
     form bits anywhere in the word).  ``operands`` and ``mods`` in print order.  ``base``: a
     reference word; every bit not covered by the opcode, an operand, a modifier or the guard
     predicate must equal it, or the word is refused.  ``ir``: lowering key, ``cls``: class."""
+
     mnemonic: str
     mask: int
     value: int
@@ -215,7 +227,7 @@ class Row:
     base: int = 0
     ir: str = ""
     cls: str = "alu"
-    guard: bool = True                 # bits 16..19 are a guard predicate (not for SSY/CAL/PBK)
+    guard: bool = True  # bits 16..19 are a guard predicate (not for SSY/CAL/PBK)
     # bit masks whose bits may not all be set (IADD with both negations is IADD.PO, another
     # instruction as far as the text goes): such words are refused
     exclusive: tuple[int, ...] = ()

@@ -4,6 +4,7 @@ registers per target in TEXS_FORMS / TLDS_FORMS as ptxas packs them), the full f
 TLD4/TXQ (consecutive destination registers for the enabled components), and the bindless
 forms (.B: the handle register picks the pool entries), on the shared graphics interface
 (``lower/graphics.py``: slots, pools, gathers)."""
+
 from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
@@ -12,7 +13,7 @@ from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.table import TEXS_DIM, TEXS_LOD, TLDS_DIM, TLDS_LOD
 from shader_svc.sm53.to_spirv import Compute53
 
-GLSL_NCLAMP = 43             # GLSL.std.450 NClamp
+GLSL_NCLAMP = 43  # GLSL.std.450 NClamp
 # TEXS / TLDS target -> (SPIR-V Dim, arrayed, LOD, Ra's registers, Rb's registers), each register
 # named by its role: x/y/z (float coordinates for TEXS, integer texels for TLDS), "layer" (an
 # integer), "lod", "off" (texel offsets).  The packing is the one ptxas (12.9, sm_53) makes
@@ -22,17 +23,30 @@ GLSL_NCLAMP = 43             # GLSL.std.450 NClamp
 # G, B, A hold depends on the texture header's swizzle, so masks other than R are refused).
 # Targets ptxas was not seen to use (TEXS 1D, TLDS 1D.LL, TLDS .LL.AOFFI) and multisample (.MS)
 # stay refused.
-TEXS_FORMS = {1: ("2D", 0, "implicit", ("x",), ("y",)), 2: ("2D", 0, "zero", ("x",), ("y",)),
-              3: ("2D", 0, "level", ("x", "y"), ("lod",)),
-              7: ("2D", 1, "implicit", ("layer", "x"), ("y",)), 8: ("2D", 1, "zero", ("layer", "x"), ("y",)),
-              10: ("3D", 0, "implicit", ("x", "y"), ("z",)), 11: ("3D", 0, "zero", ("x", "y"), ("z",)),
-              12: ("Cube", 0, "implicit", ("x", "y"), ("z",)), 13: ("Cube", 0, "level", ("x", "y"), ("z", "lod")),
-              # depth compare (.DC): the reference last; only the R result is translated
-              4: ("2D", 0, "implicit", ("x", "y"), ("dref",)), 5: ("2D", 0, "level", ("x", "y"), ("lod", "dref")),
-              6: ("2D", 0, "zero", ("x", "y"), ("dref",)), 9: ("2D", 1, "zero", ("layer", "x"), ("y", "dref"))}
-TLDS_FORMS = {0: ("1D", 0, "zero", ("x",), ()), 2: ("2D", 0, "zero", ("x",), ("y",)),
-              4: ("2D", 0, "zero", ("x", "y"), ("off",)), 5: ("2D", 0, "level", ("x", "y"), ("lod",)),
-              7: ("3D", 0, "zero", ("x", "y"), ("z",)), 8: ("2D", 1, "zero", ("layer",), ("x", "y"))}
+TEXS_FORMS = {
+    1: ("2D", 0, "implicit", ("x",), ("y",)),
+    2: ("2D", 0, "zero", ("x",), ("y",)),
+    3: ("2D", 0, "level", ("x", "y"), ("lod",)),
+    7: ("2D", 1, "implicit", ("layer", "x"), ("y",)),
+    8: ("2D", 1, "zero", ("layer", "x"), ("y",)),
+    10: ("3D", 0, "implicit", ("x", "y"), ("z",)),
+    11: ("3D", 0, "zero", ("x", "y"), ("z",)),
+    12: ("Cube", 0, "implicit", ("x", "y"), ("z",)),
+    13: ("Cube", 0, "level", ("x", "y"), ("z", "lod")),
+    # depth compare (.DC): the reference last; only the R result is translated
+    4: ("2D", 0, "implicit", ("x", "y"), ("dref",)),
+    5: ("2D", 0, "level", ("x", "y"), ("lod", "dref")),
+    6: ("2D", 0, "zero", ("x", "y"), ("dref",)),
+    9: ("2D", 1, "zero", ("layer", "x"), ("y", "dref")),
+}
+TLDS_FORMS = {
+    0: ("1D", 0, "zero", ("x",), ()),
+    2: ("2D", 0, "zero", ("x",), ("y",)),
+    4: ("2D", 0, "zero", ("x", "y"), ("off",)),
+    5: ("2D", 0, "level", ("x", "y"), ("lod",)),
+    7: ("3D", 0, "zero", ("x", "y"), ("z",)),
+    8: ("2D", 1, "zero", ("layer",), ("x", "y")),
+}
 
 
 def _form_names(forms: dict) -> str:
@@ -42,8 +56,15 @@ def _form_names(forms: dict) -> str:
 
 # TEX/TLD dimension field -> (SPIR-V Dim, arrayed, coordinate count); 1D declares the Sampled1D
 # capability, cube arrays SampledCubeArray (Vulkan's imageCubeArray feature)
-TEX_DIMS = {0: ("1D", 0, 1), 1: ("1D", 1, 1), 2: ("2D", 0, 2), 3: ("2D", 1, 2), 4: ("3D", 0, 3), 6: ("Cube", 0, 3),
-            7: ("Cube", 1, 3)}
+TEX_DIMS = {
+    0: ("1D", 0, 1),
+    1: ("1D", 1, 1),
+    2: ("2D", 0, 2),
+    3: ("2D", 1, 2),
+    4: ("3D", 0, 3),
+    6: ("Cube", 0, 3),
+    7: ("Cube", 1, 3),
+}
 
 
 class Tex53(GraphicsLowering, Compute53):
@@ -60,10 +81,10 @@ class Tex53(GraphicsLowering, Compute53):
             self._sampled1d = True
             self.m.emit("cap", "OpCapability", self.m.E("Capability", "Sampled1D"))
         if dim == "Cube" and arrayed and not getattr(self, "_cube_array", False):
-            self._cube_array = True          # Vulkan's imageCubeArray feature
+            self._cube_array = True  # Vulkan's imageCubeArray feature
             self.m.emit("cap", "OpCapability", self.m.E("Capability", "SampledCubeArray"))
         try:
-            var = self.slot_var(slot, dim, arrayed, depth)      # declares the image types on first use
+            var = self.slot_var(slot, dim, arrayed, depth)  # declares the image types on first use
         except TranslateError as e:
             self.bad(inst, str(e))
         return self.op("OpLoad", self.sampled_t, var)
@@ -114,8 +135,10 @@ class Tex53(GraphicsLowering, Compute53):
             if form is None:
                 self.bad(inst, f"this {ir} target is not translated yet (translated: {_form_names(forms)})")
             if "dref" in form[4] and ops["mask"]["mask"] != 0x1:
-                self.bad(inst, "a depth comparison's components other than R are not translated (the texture "
-                               "header's swizzle decides them)")
+                self.bad(
+                    inst,
+                    "a depth comparison's components other than R are not translated (the texture header's swizzle decides them)",
+                )
             vec = self._short_form(inst, form, ir == "TLDS")
             self._write(vec, ops["mask"]["mask"], dests, self.f32)
         else:
@@ -139,8 +162,9 @@ class Tex53(GraphicsLowering, Compute53):
         to the texel coordinates (signed 4-bit x at bits 0..3, y at 4..7)."""
         dim, arrayed, lod, ra_roles, rb_roles = form
         ra, rb = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
-        regs = {role: (r + i if r != 255 else 255) for r, roles in ((ra, ra_roles), (rb, rb_roles))
-                for i, role in enumerate(roles)}
+        regs = {
+            role: (r + i if r != 255 else 255) for r, roles in ((ra, ra_roles), (rb, rb_roles)) for i, role in enumerate(roles)
+        }
         si = self._sampled(inst, dim, arrayed, int("dref" in regs))
         n = {"1D": 1, "2D": 2, "3D": 3, "Cube": 3}[dim]
         axes = ("x", "y", "z")[:n]
@@ -148,14 +172,18 @@ class Tex53(GraphicsLowering, Compute53):
             parts = [self._f(regs[a]) for a in axes]
             if arrayed:
                 parts.append(self.op("OpConvertUToF", self.f32, self._r(regs["layer"])))
-            coord = parts[0] if len(parts) == 1 else self.op(
-                "OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
+            coord = (
+                parts[0]
+                if len(parts) == 1
+                else self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
+            )
             if "dref" in regs:
-                return self._sample_dref(inst, si, coord, lod, self._f(regs["dref"]),
-                                         self._f(regs["lod"]) if lod == "level" else None)
+                return self._sample_dref(
+                    inst, si, coord, lod, self._f(regs["dref"]), self._f(regs["lod"]) if lod == "level" else None
+                )
             return self._sample(inst, si, coord, lod, self._f(regs["lod"]) if lod == "level" else None)
         ints = [self._r(regs[a]) for a in axes]
-        if "off" in regs:            # signed 4-bit fields
+        if "off" in regs:  # signed 4-bit fields
             ints = [self.op("OpIAdd", self.u32, v, o) for v, o in zip(ints, self.offsets(self._r(regs["off"]), 4, 4, n))]
         if arrayed:
             ints.append(self._r(regs["layer"]))
@@ -163,8 +191,11 @@ class Tex53(GraphicsLowering, Compute53):
         if len(ints) == 1:
             c = self.op("OpBitcast", i32, ints[0])
         else:
-            c = self.op("OpBitcast", self.m.type("OpTypeVector", i32, len(ints)), self.op(
-                "OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, len(ints)), *ints))
+            c = self.op(
+                "OpBitcast",
+                self.m.type("OpTypeVector", i32, len(ints)),
+                self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, len(ints)), *ints),
+            )
         img = self.op("OpImage", self.img_t, si)
         lv = self._r(regs["lod"]) if lod == "level" else self.c(0)
         return self.op("OpImageFetch", self.v4f, img, c, self.m.E("ImageOperands", "Lod"), lv)
@@ -181,8 +212,11 @@ class Tex53(GraphicsLowering, Compute53):
         spv_dim, arrayed, n = dim
         dc = ir == "TEX" and mods["DC"]
         if dc and (spv_dim == "3D" or spv_dim == "1D" or ops["mask"]["imm"] != 0x1 or mods["lod"] == 2):
-            self.bad(inst, "a depth comparison is translated on 2D (array) and cube (array) textures, without "
-                           ".LB, with the mask 0x1 (its other components depend on the texture header's swizzle)")
+            self.bad(
+                inst,
+                "a depth comparison is translated on 2D (array) and cube (array) textures, without "
+                ".LB, with the mask 0x1 (its other components depend on the texture header's swizzle)",
+            )
         si = self._sampled(inst, spv_dim, arrayed, int(dc))
         ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
         # Ra's tuple: the array layer (an integer) first, then the coordinates (Ryujinx's reading
@@ -198,12 +232,16 @@ class Tex53(GraphicsLowering, Compute53):
             if lod in ("implicit", "zero") and rb != 255 and not dc:
                 self.bad(inst, "a second source register without .LL/.LB is not translated yet")
             parts = [self._f(r) for r in coords] + [self.op("OpConvertUToF", self.f32, self._r(r)) for r in layer]
-            coord = parts[0] if len(parts) == 1 else self.op(
-                "OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-            if dc:       # Rb's tuple: (the level,) the reference (ptxas's packing)
+            coord = (
+                parts[0]
+                if len(parts) == 1
+                else self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
+            )
+            if dc:  # Rb's tuple: (the level,) the reference (ptxas's packing)
                 rb1 = rb + 1 if rb != 255 else 255
-                vec = self._sample_dref(inst, si, coord, lod, self._f(rb1 if lod == "level" else rb),
-                                        self._f(rb) if lod == "level" else None)
+                vec = self._sample_dref(
+                    inst, si, coord, lod, self._f(rb1 if lod == "level" else rb), self._f(rb) if lod == "level" else None
+                )
             else:
                 vec = self._sample(inst, si, coord, lod, self._f(rb) if lod in ("bias", "level") else None)
         else:
@@ -216,16 +254,16 @@ class Tex53(GraphicsLowering, Compute53):
             lv = self._r(src["lod"]) if "lod" in src else self.c(0)
             ints = [self._r(r) for r in coords]
             if "off" in src:
-                ints = [self.op("OpIAdd", self.u32, v, o)
-                        for v, o in zip(ints, self.offsets(self._r(src["off"]), 4, 4, len(ints)))]
+                ints = [
+                    self.op("OpIAdd", self.u32, v, o) for v, o in zip(ints, self.offsets(self._r(src["off"]), 4, 4, len(ints)))
+                ]
             ints += [self._r(r) for r in layer]
             i32 = self.m.type("OpTypeInt", 32, 1)
             if len(ints) == 1:
                 c = self.op("OpBitcast", i32, ints[0])
             else:
                 vu = self.m.type("OpTypeVector", self.u32, len(ints))
-                c = self.op("OpBitcast", self.m.type("OpTypeVector", i32, len(ints)),
-                            self.op("OpCompositeConstruct", vu, *ints))
+                c = self.op("OpBitcast", self.m.type("OpTypeVector", i32, len(ints)), self.op("OpCompositeConstruct", vu, *ints))
             img = self.op("OpImage", self.img_t, si)
             vec = self.op("OpImageFetch", self.v4f, img, c, self.m.E("ImageOperands", "Lod"), lv)
         self._write(vec, mask, dests, self.f32)
@@ -252,13 +290,17 @@ class Tex53(GraphicsLowering, Compute53):
             self.bad(inst, "a second source register in TLD4 without .AOFFI / .DC")
         si = self._sampled(inst, spv_dim, arrayed, mods["DC"])
         regs = [ra + i if ra != 255 else 255 for i in range(arrayed + n)]
-        parts = [self._f(r) for r in regs[arrayed:]] + [self.op("OpConvertUToF", self.f32, self._r(r))
-                                                         for r in regs[:arrayed]]
+        parts = [self._f(r) for r in regs[arrayed:]] + [self.op("OpConvertUToF", self.f32, self._r(r)) for r in regs[:arrayed]]
         coord = self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
         src = {role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)}
-        vec = self.gather(si, coord, mods["comp"], self._r(src["off"]) if "off" in src else None,
-                          self._f(src["dref"]) if "dref" in src else None,
-                          (self._r(src["ptp0"]), self._r(src["ptp1"])) if "ptp0" in src else None)
+        vec = self.gather(
+            si,
+            coord,
+            mods["comp"],
+            self._r(src["off"]) if "off" in src else None,
+            self._f(src["dref"]) if "dref" in src else None,
+            (self._r(src["ptp0"]), self._r(src["ptp1"])) if "ptp0" in src else None,
+        )
         self._write(vec, ops["mask"]["imm"], [d + i if d != 255 else 255 for i in range(4)], self.f32)
 
     def tex_bindless53(self, inst: Inst) -> None:
@@ -279,14 +321,17 @@ class Tex53(GraphicsLowering, Compute53):
             v2u = self.m.type("OpTypeVector", self.u32, 2)
             coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, self._r(ra), self._r(ra1)))
             lv = self._r(rb + 1) if mods["lod"] == 1 else self.c(0)
-            vec = self.bindless(handle, False, self.v4f, lambda img, si: self.op(
-                "OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv))
+            vec = self.bindless(
+                handle,
+                False,
+                self.v4f,
+                lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv),
+            )
         elif ir == "TLD4.B":
             # a gather reads level 0 whatever the derivatives, so .NDV changes nothing
             coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
             comp = self.c(mods["comp"])
-            vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                "OpImageGather", self.v4f, si, coord, comp))
+            vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op("OpImageGather", self.v4f, si, coord, comp))
         else:
             lod = {0: "implicit", 1: "zero", 2: "bias", 3: "level"}.get(mods["lod"])
             if lod is None or mods["NDV"]:
@@ -299,14 +344,22 @@ class Tex53(GraphicsLowering, Compute53):
                     scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self._f(rb + 1))
                     dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
                     dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy))
+                vec = self.bindless(
+                    handle,
+                    True,
+                    self.v4f,
+                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy),
+                )
             elif lod == "bias":
                 self.bad(inst, "LOD bias outside a fragment program")
             else:
                 lv = self._f(rb + 1) if lod == "level" else self.m.const(self.f32, 0)
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv))
+                vec = self.bindless(
+                    handle,
+                    True,
+                    self.v4f,
+                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv),
+                )
         self._write(vec, ops["mask"]["imm"], dests, self.f32)
 
     def txq_bindless53(self, inst: Inst) -> None:
@@ -326,9 +379,14 @@ class Tex53(GraphicsLowering, Compute53):
             size = self.op("OpImageQuerySizeLod", v2u, img, level)
             w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
             return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
+
         d = ops["d"]["reg"]
-        self._write(self.bindless(self.reg(ra), False, v4u, query), ops["mask"]["imm"],
-                    [d + i if d != 255 else 255 for i in range(4)], self.u32)
+        self._write(
+            self.bindless(self.reg(ra), False, v4u, query),
+            ops["mask"]["imm"],
+            [d + i if d != 255 else 255 for i in range(4)],
+            self.u32,
+        )
 
     def _slot_dims(self) -> dict[int, tuple[str, int, int]]:
         """Slot -> (SPIR-V Dim, arrayed, depth comparison) as the program's sampling / fetching
@@ -346,8 +404,9 @@ class Tex53(GraphicsLowering, Compute53):
                 else:
                     continue
                 if d is not None:
-                    depth = int(bool(ins.mods.get("DC"))) if ir in ("TLD4", "TLD4S", "TEX") else \
-                        int(ir == "TEXS" and "dref" in d[4])
+                    depth = (
+                        int(bool(ins.mods.get("DC"))) if ir in ("TLD4", "TLD4S", "TEX") else int(ir == "TEXS" and "dref" in d[4])
+                    )
                     self._dims_seen.setdefault(ops["tid"]["imm"], (d[0], d[1], depth))
         return self._dims_seen
 
@@ -365,15 +424,18 @@ class Tex53(GraphicsLowering, Compute53):
         mask = ops["mask"]["imm"]
         known = TXQ_KNOWN[dim, arrayed]
         if mask & ~known:
-            self.bad(inst, f"TXQ components {mask & ~known:#x} of a {'array ' if arrayed else ''}{dim} texture are "
-                           f"not translated (their meaning on NVIDIA is not established here)")
+            self.bad(
+                inst,
+                f"TXQ components {mask & ~known:#x} of a {'array ' if arrayed else ''}{dim} texture are "
+                f"not translated (their meaning on NVIDIA is not established here)",
+            )
         si = self._sampled(inst, dim, arrayed, depth)
         img = self.op("OpImage", self.img_t, si)
         n = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim] + arrayed
         size_t = self.u32 if n == 1 else self.m.type("OpTypeVector", self.u32, n)
         size = self.op("OpImageQuerySizeLod", size_t, img, self._r(ops["a"]["reg"]))
         comps = [size] if n == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(n)]
-        xyz = (comps[:{"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim]] + [self.c(1)] * 3)[:3]
+        xyz = (comps[: {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim]] + [self.c(1)] * 3)[:3]
         levels = self.op("OpImageQueryLevels", self.u32, img)
         vec = self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, 4), *xyz, levels)
         d = ops["d"]["reg"]

@@ -4,6 +4,7 @@ immediates, double operands), the condition code (``.CC`` writes a carry and a z
 ``.X`` reads them: 64-bit arithmetic split in two), predicate results, and the dispatch of an
 instruction through the ``RULES`` table of ``to_spirv.Compute53``.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -15,17 +16,73 @@ from shader_svc.lower.lowering import Lowering
 from shader_svc.sm53.decode import Inst
 
 BRANCHES = {"BRA", "SSY", "PBK", "CAL", "JCAL", "SYNC", "BRK", "RET", "EXIT", "BPT"}
-LOWERED = {"MOV", "S2R", "NOP", "IADD", "IADD3", "ISCADD", "XMAD", "SHL", "SHR", "SHF", "LOP", "LOP3", "ISETP",
-           "ICMP", "PSETP", "IMNMX", "SEL", "BFE", "BFI", "PRMT", "POPC", "FLO", "FADD", "FMUL", "FFMA", "FMNMX",
-           "FSETP", "I2F", "F2I", "F2F", "MUFU", "RRO", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS",
-           "RED", "BAR", "VOTE", "SHFL", "LDL", "STL", "LDC", "LEA", "LEA_HI", "I2I", "IMUL", "DADD", "DMUL", "DFMA",
-           "DSETP", "LD", "ST", "BPT", "IMAD"} | BRANCHES
+LOWERED = {
+    "MOV",
+    "S2R",
+    "NOP",
+    "IADD",
+    "IADD3",
+    "ISCADD",
+    "XMAD",
+    "SHL",
+    "SHR",
+    "SHF",
+    "LOP",
+    "LOP3",
+    "ISETP",
+    "ICMP",
+    "PSETP",
+    "IMNMX",
+    "SEL",
+    "BFE",
+    "BFI",
+    "PRMT",
+    "POPC",
+    "FLO",
+    "FADD",
+    "FMUL",
+    "FFMA",
+    "FMNMX",
+    "FSETP",
+    "I2F",
+    "F2I",
+    "F2F",
+    "MUFU",
+    "RRO",
+    "LDG",
+    "STG",
+    "LDS",
+    "STS",
+    "ATOMS",
+    "ATOM",
+    "ATOM_CAS",
+    "RED",
+    "BAR",
+    "VOTE",
+    "SHFL",
+    "LDL",
+    "STL",
+    "LDC",
+    "LEA",
+    "LEA_HI",
+    "I2I",
+    "IMUL",
+    "DADD",
+    "DMUL",
+    "DFMA",
+    "DSETP",
+    "LD",
+    "ST",
+    "BPT",
+    "IMAD",
+} | BRANCHES
 
 
 class Lower53(Lowering):
     """Operands and the table dispatch of SM53's lowering; the handlers are in the topic mixins
     (``lower_int``, ``lower_float``, ``lower_mem``, ``lower_control``)."""
-    RULES: dict[str, str] = {}      # lowering key (the row's ``ir``) -> handler method
+
+    RULES: dict[str, str] = {}  # lowering key (the row's ``ir``) -> handler method
 
     def lower(self, inst: Inst) -> None:
         """Lower one (unguarded part of an) instruction through ``RULES``."""

@@ -4,6 +4,7 @@ a per-invocation stack (64 entries, typed: SYNC/BRK/RET unwind to their own kind
 the single-thread semantics; the structuriser sees the stack as a static state
 (``spirv/expand.py``), the dispatcher loop keeps it at run time.  A branch to a group's control
 word resumes at the group's first instruction."""
+
 from __future__ import annotations
 
 from shader_svc.lower.base import DONE, TranslateError
@@ -11,8 +12,8 @@ from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import BRANCHES, Lower53
 from shader_svc.spirv.structure import RET, Unstructured
 
-STACK = 64                  # entries of the emulated reconvergence stack (the machine spills its own to memory)
-ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET": 3}   # run-time stack entries' kinds
+STACK = 64  # entries of the emulated reconvergence stack (the machine spills its own to memory)
+ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET": 3}  # run-time stack entries' kinds
 WARP = {"VOTE", "SHFL"}
 STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT")
 
@@ -88,7 +89,7 @@ class Control53(Lower53):
         self.do("OpStore", res, v)
         hit = self.op("OpIEqual", self.bool, self.op("OpShiftRightLogical", self.u32, v, self.c(28)), self.c(kind))
         sp = self.op("OpLoad", self.u32, self.var("sp", self.fn_u32))
-        empty = self.op("OpIEqual", self.bool, sp, self.c(0))     # nothing left: stop (a bad program)
+        empty = self.op("OpIEqual", self.bool, sp, self.c(0))  # nothing left: stop (a bad program)
         self.do("OpBranchConditional", self.op("OpLogicalOr", self.bool, hit, empty), merge, cont)
         self.put_label(cont)
         self.do("OpBranch", head)
@@ -108,11 +109,14 @@ class Control53(Lower53):
             if ins.row.ir == "JCAL":
                 self.need(ins, inc=1)
             if ins.row.ir == "BPT":
-                self.need(ins, mode=3)      # a trap ends the kernel; here it ends the invocation
+                self.need(ins, mode=3)  # a trap ends the kernel; here it ends the invocation
             if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
-                raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
-                                     f"warp is emulated with workgroup barriers, which every invocation must "
-                                     f"reach)", offset=ins.addr)
+                raise TranslateError(
+                    f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
+                    f"warp is emulated with workgroup barriers, which every invocation must "
+                    f"reach)",
+                    offset=ins.addr,
+                )
         return super().build()
 
     def block_list(self) -> list[list[Inst]]:
@@ -159,6 +163,7 @@ class Control53(Lower53):
             if len(taken[1]) > STACK:
                 raise Unstructured(f"reconvergence stack deeper than its {STACK} entries")
             return [taken, (nxt, stack)] if guarded and ir in STRUCT_ENDS else [taken]
+
         return step
 
     def branch_target(self, ins: Inst) -> int:
@@ -200,4 +205,4 @@ class Control53(Lower53):
             return self.c(DONE)
         if ir in ("BRA", "CAL", "JCAL"):
             return self.c(target(ins))
-        return self._stack_unwind(ENTRY_KIND[ir])      # SYNC, BRK, RET
+        return self._stack_unwind(ENTRY_KIND[ir])  # SYNC, BRK, RET

@@ -1,6 +1,7 @@
 """SM53 floating-point instructions: FADD/FMUL/FFMA (exactly rounded FFMA, .FTZ, .SAT), FMNMX,
 FSETP, I2F/F2I/F2F of every width with directed rounding, RRO + MUFU, and FP64 (DADD/DMUL/DFMA
 with the exact DFMA of ``lower/semantics.py``, DSETP; double immediates are the top 20 bits)."""
+
 from __future__ import annotations
 
 import struct
@@ -15,10 +16,10 @@ from shader_svc.sm53.lower import Lower53
 def _f32(v: float) -> int:
     return struct.unpack("<I", struct.pack("<f", v))[0]
 
-FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}       # FFMA: the lowering's choice (fp32_ir)
+
+FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}  # FFMA: the lowering's choice (fp32_ir)
 # MUFU's function field (both ISAs) -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
-MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H",
-        8: "Sqrt32"}
+MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H", 8: "Sqrt32"}
 
 
 class Float53(Lower53):
@@ -80,8 +81,7 @@ class Float53(Lower53):
             return
         f = b.emit("I2F32From64" if wide else "I2F32", x, signed=signed)
         if mods["rnd"]:
-            f = b.emit("RoundDirectedF32From64" if wide else "RoundDirectedF32", f, x, rnd=mods["rnd"], signed=signed,
-                       inst=inst)
+            f = b.emit("RoundDirectedF32From64" if wide else "RoundDirectedF32", f, x, rnd=mods["rnd"], signed=signed, inst=inst)
         b.set_reg(d, b.op("BitcastU32", f))
         ir_spirv.emit(self, b)
 
@@ -219,8 +219,8 @@ class Float53(Lower53):
 
     def op_i2f(self, inst: Inst) -> None:
         ops = inst.ops
-        dv = ops.get('d', {})
-        d = dv.get('reg', 255)
+        dv = ops.get("d", {})
+        d = dv.get("reg", 255)
         self._i2f53(inst, d)
 
     def op_dadd(self, inst: Inst) -> None:
@@ -231,7 +231,7 @@ class Float53(Lower53):
             r = b.op("FFma64", x, y, self.dval_ir(b, inst, "c"))
         else:
             r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
-        self.put64_ir(b, inst.ops.get('d', {}).get('reg', 255), b.op("BitcastU64", r))
+        self.put64_ir(b, inst.ops.get("d", {}).get("reg", 255), b.op("BitcastU64", r))
         ir_spirv.emit(self, b)
 
     def op_dsetp(self, inst: Inst) -> None:
@@ -267,7 +267,7 @@ class Float53(Lower53):
         o = inst.mods["op"]
         b = Block()
         x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
-        two_pi = b.emit("ConstF32", bits=_f32(6.283185307179586))   # built first, as this lowering always has
+        two_pi = b.emit("ConstF32", bits=_f32(6.283185307179586))  # built first, as this lowering always has
         if o in (0, 1):
             r = b.op(MUFU[o], b.op("FMul32", x, two_pi))
         elif o == 4:

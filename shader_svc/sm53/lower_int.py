@@ -1,6 +1,7 @@
 """SM53 integer instructions: IADD/IADD3/ISCADD with the condition code, XMAD (the 16x16-bit
 multiply-add ptxas builds 32-bit multiplies from), IMUL/IMAD, LEA, shifts (SHL/SHR/SHF), LOP/LOP3,
 comparisons (ISETP incl. .X, ICMP, PSETP), IMNMX, SEL, BFE/BFI, PRMT, POPC, FLO, I2I, MOV, S2R."""
+
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
@@ -27,8 +28,14 @@ class Int53(Lower53):
         eq = b.op("LAnd", eq_hi, z_lo)
         ge = b.op("LOr", gt_hi, b.op("LAnd", eq_hi, c_lo))
         gt = b.op("LAnd", ge, b.op("LNot", eq))
-        table = {1: lambda: b.op("LNot", ge), 2: lambda: eq, 3: lambda: b.op("LNot", gt),
-                 4: lambda: gt, 5: lambda: b.op("LNot", eq), 6: lambda: ge}
+        table = {
+            1: lambda: b.op("LNot", ge),
+            2: lambda: eq,
+            3: lambda: b.op("LNot", gt),
+            4: lambda: gt,
+            5: lambda: b.op("LNot", eq),
+            6: lambda: ge,
+        }
         if cmp in table:
             return table[cmp]()
         return b.const_bool(cmp == 7)
@@ -38,7 +45,7 @@ class Int53(Lower53):
         0 - 0 carries out, as a subtraction without borrow does); with .X, -x is ~x and the
         carry-in completes the subtraction (borrow chains of 64-bit subtractions)."""
         x_mode = bool(inst.mods.get("X"))
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         s = b.const_u64(0)
         for n in ("a", "b"):
             neg = inst.ops[n].get("neg")
@@ -184,7 +191,7 @@ class Int53(Lower53):
         elif mods["u32"] == 0:
             zero = b.const_u32(0)
             r = b.op("Select32", big, zero, b.op("IShr32", a, s))
-        else:   # arithmetic: shifting by >= 32 leaves the sign everywhere, which a shift by 31 gives
+        else:  # arithmetic: shifting by >= 32 leaves the sign everywhere, which a shift by 31 gives
             r = b.op("ISar32", a, s)
         self.put_ir(b, inst, r)
         ir_spirv.emit(self, b)
@@ -196,12 +203,12 @@ class Int53(Lower53):
         mods = inst.mods
         if mods["xhi"] or mods["maxshift"] not in (0, 2, 3) or inst.ops["d"].get("cc"):
             raise TranslateError(f"{inst.text()}: SHF form not translated yet", offset=inst.addr)
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         v = b.op("Pack64", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "c"))
         sh = self.val_ir(b, inst, "b")
         limit = 64 if mods["maxshift"] in (2, 3) else 32
-        if mods["maxshift"] == 3 and inst.row.mnemonic == "SHF.R":     # .S64: arithmetic, sign-filled
+        if mods["maxshift"] == 3 and inst.row.mnemonic == "SHF.R":  # .S64: arithmetic, sign-filled
             s = b.op("UMin32", sh, b.const_u32(63)) if not mods["W"] else b.op("IAnd32", sh, b.const_u32(31))
             self.put_ir(b, inst, b.op("Trunc32", b.op("Sar64", v, b.op("ZExt64", s))))
             ir_spirv.emit(self, b)
@@ -229,7 +236,7 @@ class Int53(Lower53):
     def op_s2r(self, inst: Inst) -> None:
         sr = inst.ops["sr"]["sr"]
         b = Block()
-        if sr in (0x00, 0x39):          # lane id / lanes below this one, in the emulated warp
+        if sr in (0x00, 0x39):  # lane id / lanes below this one, in the emulated warp
             lane = b.op("IAnd32", b.emit("LocalIndex"), b.const_u32(31))
             if sr == 0x39:
                 lane = b.op("ISub32", b.op("IShl32", b.const_u32(1), lane), b.const_u32(1))
@@ -246,7 +253,7 @@ class Int53(Lower53):
 
     def op_iadd(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        cc = bool(ops.get('d', {}).get('cc'))
+        cc = bool(ops.get("d", {}).get("cc"))
         self.need(inst, SAT=0)
         b = Block()
         if (ops["a"].get("neg") or ops["b"].get("neg")) and (cc or mods.get("X")):
@@ -259,12 +266,12 @@ class Int53(Lower53):
 
     def op_iadd3(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        cc = bool(ops.get('d', {}).get('cc'))
+        cc = bool(ops.get("d", {}).get("cc"))
         b = Block()
         t = [self.val_ir(b, inst, n) for n in ("a", "b", "c")]
         if any(ops[n].get("neg") for n in ("a", "b", "c")) and (cc or mods.get("X")):
             self.bad(inst, "negated operand with carry not translated yet")
-        if mods.get("mode", 0):     # .RS / .LS: the 33-bit a + b shifted by 16, then + c
+        if mods.get("mode", 0):  # .RS / .LS: the 33-bit a + b shifted by 16, then + c
             if cc or mods.get("X"):
                 self.bad(inst, "IADD3 shift mode with carry not translated yet")
             x = b.op("ZExt64", t[0])
@@ -278,7 +285,7 @@ class Int53(Lower53):
 
     def op_iscadd(self, inst: Inst) -> None:
         ops = inst.ops
-        cc = bool(ops.get('d', {}).get('cc'))
+        cc = bool(ops.get("d", {}).get("cc"))
         b = Block()
         a = b.op("IShl32", self.val_ir(b, inst, "a"), b.const_u32(ops["s"]["imm"]))
         if ops["a"].get("neg") and cc:
@@ -287,7 +294,7 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_xmad(self, inst: Inst) -> None:
-        self._xmad(inst, bool(inst.ops.get('d', {}).get('cc')))
+        self._xmad(inst, bool(inst.ops.get("d", {}).get("cc")))
 
     def op_shl(self, inst: Inst) -> None:
         self._shift(inst)
@@ -359,7 +366,7 @@ class Int53(Lower53):
     def op_bfe(self, inst: Inst) -> None:
         b = Block()
         a = self.val_ir(b, inst, "a")
-        if inst.mods["BREV"]:            # the source bit-reversed before the extraction (__brev)
+        if inst.mods["BREV"]:  # the source bit-reversed before the extraction (__brev)
             a = b.op("BitReverse32", a)
         self.put_ir(b, inst, b.emit("BitFieldExtractPacked", a, self.val_ir(b, inst, "b"), signed=inst.mods["u32"] == 1))
         ir_spirv.emit(self, b)
@@ -400,29 +407,29 @@ class Int53(Lower53):
         return p
 
     def op_imul(self, inst: Inst) -> None:
-        if inst.ops.get('d', {}).get('cc'):
+        if inst.ops.get("d", {}).get("cc"):
             self.bad(inst, "IMUL with the condition code not translated yet")
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         self.put_ir(b, inst, b.op("Trunc32", self._product_ir(b, inst)))
         ir_spirv.emit(self, b)
 
     def op_imad(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        cc = bool(ops.get('d', {}).get('cc'))
+        cc = bool(ops.get("d", {}).get("cc"))
         # the low (or .HI high) word of the 64-bit product, plus c (+ the carry with .X);
         # .CC takes the carry out of that 32-bit sum, as -G's 64-bit multiply chains need
         self.need(inst, SAT=0)
         if ops["a"].get("neg") or ops["c"].get("neg"):
             self.bad(inst, "IMAD with a negated operand not translated yet")
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         p = b.op("Trunc32", self._product_ir(b, inst))
         self.put_ir(b, inst, self.add_cc_ir(b, [p, self.val_ir(b, inst, "c")], bool(mods["X"]), cc))
         ir_spirv.emit(self, b)
 
     def op_lea(self, inst: Inst) -> None:
-        self._lea53(inst, bool(inst.ops.get('d', {}).get('cc')))
+        self._lea53(inst, bool(inst.ops.get("d", {}).get("cc")))
 
     def op_i2i(self, inst: Inst) -> None:
         self._i2i(inst)

@@ -1,6 +1,7 @@
 """SM53 memory and warp instructions: LDG/STG, generic LD/ST (shared memory through the window
 at c[0x0][0x0], ``sm53/cbank.py``), LDS/STS, LDL/STL, LDC, atomics (ATOMS/ATOM/ATOM.CAS/RED), BAR,
 SHFL and VOTE on the emulated 32-lane warp (``lower/memory.py``)."""
+
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
@@ -9,8 +10,15 @@ from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
 
-ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
-              5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
+ATOMIC_OPS = {
+    0: "OpAtomicIAdd",
+    1: ("OpAtomicUMin", "OpAtomicSMin"),
+    2: ("OpAtomicUMax", "OpAtomicSMax"),
+    5: "OpAtomicAnd",
+    6: "OpAtomicOr",
+    7: "OpAtomicXor",
+    8: "OpAtomicExchange",
+}
 
 
 class Memory53(Lower53):
@@ -44,8 +52,7 @@ class Memory53(Lower53):
         base = self.join64(self.reg(a["reg"]), self.reg(a["reg"] + 1)) if a["reg"] != 255 else self.c64(0)
         addr = self.op("OpIAdd", self.u64, base, self.c64(a["off"]))
         window = self.op("OpUConvert", self.u64, self.cbank_word(0x0, 0, inst))
-        self._generic_access(inst, addr, window, n, "load" if inst.row.ir == "LD" else "store",
-                             inst.ops["d"]["reg"])
+        self._generic_access(inst, addr, window, n, "load" if inst.row.ir == "LD" else "store", inst.ops["d"]["reg"])
 
     # --- shared memory and atomics -----------------------------------------------------------
     def _mem_addr(self, inst: Inst) -> int:
@@ -145,16 +152,18 @@ class Memory53(Lower53):
 
     def op_ldc(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        dv = ops.get('d', {})
-        d = dv.get('reg', 255)
+        dv = ops.get("d", {})
+        d = dv.get("reg", 255)
         u32, c = self.u32, self.c
         cv = ops["c"]
         n = {4: 1, 5: 2}.get(mods["size"])
         if cv["bank"] != 0 or mods["mode"] or n is None:
             self.bad(inst, "indexed constant load other than 32/64-bit from bank 0 not translated yet")
         idx = self.op("OpShiftRightLogical", u32, self.op("OpIAdd", u32, self.reg(cv["reg"]), c(cv["off"])), c(2))
-        words = [self.op("OpLoad", u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, c(0),
-                                                self.op("OpIAdd", u32, idx, c(k)))) for k in range(n)]
+        words = [
+            self.op("OpLoad", u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, c(0), self.op("OpIAdd", u32, idx, c(k))))
+            for k in range(n)
+        ]
         if d != 255:
             for k, w in enumerate(words):
                 self.set_reg(d + k, w)

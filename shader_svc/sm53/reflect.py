@@ -8,6 +8,7 @@ c[b][o+4]`` (or ISCADD for the low half, MOV/MOV for a plain copy); a pass over 
 (flow-insensitive: "may use") follows those pairs to the LDG/STG/ATOM/RED that use them as
 addresses.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,8 @@ from shader_svc.sm53.table import TEXS_DIM, TLDS_DIM
 
 
 def reflect(insts: list[dec.Inst]) -> Reflection:
-    reads: set[tuple[int, int]] = set()            # (bank, word offset) read
-    lo: dict[int, set[tuple[int, int]]] = {}       # register -> pointers whose low word it may hold
+    reads: set[tuple[int, int]] = set()  # (bank, word offset) read
+    lo: dict[int, set[tuple[int, int]]] = {}  # register -> pointers whose low word it may hold
     hi: dict[int, set[tuple[int, int]]] = {}
     use: dict[tuple[int, int], set[str]] = {}
     for ins in insts:
@@ -68,7 +69,7 @@ def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
     base = reflect(insts)
     inputs, outputs, textures = set(), set(), set()
     position = pools = False
-    dims: dict[int, str] = {}      # slot -> dimension (TXQ and TLD4S alone: 2D)
+    dims: dict[int, str] = {}  # slot -> dimension (TXQ and TLD4S alone: 2D)
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
@@ -87,8 +88,15 @@ def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
             pools = True
     if header.stage == "fragment":
         outputs = {t for t, m in enumerate(header.targets) if m}
-    return dataclasses.replace(base, global_pointers=(), stage=header.stage,
-                               uniform_bindings=tuple(sorted({r.bank for r in base.const_ranges})),
-                               textures=tuple(sorted(textures)), inputs=tuple(sorted(inputs)),
-                               outputs=tuple(sorted(outputs)), writes_position=position, texture_pools=pools,
-                               texture_dims=tuple(dims.get(t, "2D") for t in sorted(textures)))
+    return dataclasses.replace(
+        base,
+        global_pointers=(),
+        stage=header.stage,
+        uniform_bindings=tuple(sorted({r.bank for r in base.const_ranges})),
+        textures=tuple(sorted(textures)),
+        inputs=tuple(sorted(inputs)),
+        outputs=tuple(sorted(outputs)),
+        writes_position=position,
+        texture_pools=pools,
+        texture_dims=tuple(dims.get(t, "2D") for t in sorted(textures)),
+    )

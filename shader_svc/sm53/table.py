@@ -10,6 +10,7 @@ and 32I forms (0x0.../0x1...) with a 32-bit immediate at 20..51.
 Facts: Ryujinx InstTable.cs (MIT), Mesa NAK sm50.rs (MIT), envytools; every row's bits and
 printed names were checked by flipping bits under nvdisasm 11.8 (tests/shader_svc/test_sm53_*).
 """
+
 from __future__ import annotations
 
 from shader_svc.sm53.fields import Attr, CBuf, CIdx, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target, TexsMask
@@ -31,11 +32,32 @@ def op(top16: int, n: int, holes: tuple[int, ...] = (), fixed: tuple[tuple[int, 
     return mask, value
 
 
-def row(mnemonic: str, opc: tuple[int, int], operands=(), mods=(), base: int = 0, ir: str = "", cls: str = "alu",
-        guard: bool = True, exclusive: tuple[int, ...] = ()):
+def row(
+    mnemonic: str,
+    opc: tuple[int, int],
+    operands=(),
+    mods=(),
+    base: int = 0,
+    ir: str = "",
+    cls: str = "alu",
+    guard: bool = True,
+    exclusive: tuple[int, ...] = (),
+):
     mask, value = opc
-    ROWS.append(Row(mnemonic, mask, value, tuple(operands), tuple(mods), base | value | (GUARD_PT if guard else 0),
-                    ir or mnemonic, cls, guard, exclusive))
+    ROWS.append(
+        Row(
+            mnemonic,
+            mask,
+            value,
+            tuple(operands),
+            tuple(mods),
+            base | value | (GUARD_PT if guard else 0),
+            ir or mnemonic,
+            cls,
+            guard,
+            exclusive,
+        )
+    )
 
 
 def flag(name: str, bit: int, text: str | None = None) -> Mod:
@@ -52,17 +74,42 @@ def field(name: str, lo: int, width: int, names: dict[int, str]) -> Mod:
 
 
 # --- vocabularies ---------------------------------------------------------------------------
-FCMP = {0: ".F", 1: ".LT", 2: ".EQ", 3: ".LE", 4: ".GT", 5: ".NE", 6: ".GE", 7: ".NUM", 8: ".NAN", 9: ".LTU",
-        10: ".EQU", 11: ".LEU", 12: ".GTU", 13: ".NEU", 14: ".GEU", 15: ".T"}
+FCMP = {
+    0: ".F",
+    1: ".LT",
+    2: ".EQ",
+    3: ".LE",
+    4: ".GT",
+    5: ".NE",
+    6: ".GE",
+    7: ".NUM",
+    8: ".NAN",
+    9: ".LTU",
+    10: ".EQU",
+    11: ".LEU",
+    12: ".GTU",
+    13: ".NEU",
+    14: ".GEU",
+    15: ".T",
+}
 ICMP = {0: ".F", 1: ".LT", 2: ".EQ", 3: ".LE", 4: ".GT", 5: ".NE", 6: ".GE", 7: ".T"}
 BOP = {0: ".AND", 1: ".OR", 2: ".XOR"}
 RND = {0: "", 1: ".RM", 2: ".RP", 3: ".RZ"}
-U32_WHEN_CLEAR = {0: ".U32", 1: ""}      # bit 48 of many integer ops: 1 = signed (printed as nothing)
+U32_WHEN_CLEAR = {0: ".U32", 1: ""}  # bit 48 of many integer ops: 1 = signed (printed as nothing)
 FTZ_FMZ = {0: "", 1: ".FTZ", 2: ".FMZ"}
 FMT = {1: ".F16", 2: ".F32", 3: ".F64"}
 INT_T = {0: ".U8", 1: ".U16", 2: ".U32", 3: ".U64", 4: ".S8", 5: ".S16", 6: ".S32", 7: ".S64"}
-SREGS = {0x00: "SR_LANEID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
-         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z", 0x37: "SR_LMEMHIOFF", 0x39: "SR_LTMASK"}
+SREGS = {
+    0x00: "SR_LANEID",
+    0x21: "SR_TID.X",
+    0x22: "SR_TID.Y",
+    0x23: "SR_TID.Z",
+    0x25: "SR_CTAID.X",
+    0x26: "SR_CTAID.Y",
+    0x27: "SR_CTAID.Z",
+    0x37: "SR_LMEMHIOFF",
+    0x39: "SR_LTMASK",
+}
 ATOM_OPS = {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR", 8: ".EXCH"}
 ATOM_T = {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN"}
 MEM_SZ = {0: ".U8", 1: ".S8", 2: ".U16", 3: ".S16", 4: "", 5: ".64", 6: ".128"}
@@ -96,12 +143,31 @@ P39 = Pred("pc", 39, not_bit=42)
 RFORM, CFORM, IFORM = "R", "C", "I"
 
 
-def forms(mnemonic, tops: dict[str, int], n: int, pre, b_ops: dict[str, object], post=(), mods=(), base=0, ir="",
-          cls="alu", exclusive=()):
+def forms(
+    mnemonic,
+    tops: dict[str, int],
+    n: int,
+    pre,
+    b_ops: dict[str, object],
+    post=(),
+    mods=(),
+    base=0,
+    ir="",
+    cls="alu",
+    exclusive=(),
+):
     """One row per form: ``tops`` form -> top-16 opcode; I forms leave bit 56 (the sign) out."""
     for f, top in tops.items():
-        row(mnemonic, op(top, n, holes=(56,) if f == IFORM else ()), (*pre, b_ops[f], *post), mods, base, ir, cls,
-            exclusive=exclusive)
+        row(
+            mnemonic,
+            op(top, n, holes=(56,) if f == IFORM else ()),
+            (*pre, b_ops[f], *post),
+            mods,
+            base,
+            ir,
+            cls,
+            exclusive=exclusive,
+        )
 
 
 ALU3 = {RFORM: 0x5C00, CFORM: 0x4C00, IFORM: 0x3800}
@@ -112,137 +178,333 @@ def alu(top_lo: int) -> dict[str, int]:
 
 
 # --- integer ALU ----------------------------------------------------------------------------
-forms("IADD", alu(0x10), 13, (DCC, A(neg=49)),
-      {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: I19()},
-      mods=(flag("SAT", 50), flag("X", 43)), ir="IADD", exclusive=(3 << 48,))
-row("IADD32I", op(0x1C00, 7), (Reg("d", 0, cc=52), A(neg=56), Imm("b", 20, 32, "s")),
-    (flag("SAT", 54), flag("X", 53)), ir="IADD")
+forms(
+    "IADD",
+    alu(0x10),
+    13,
+    (DCC, A(neg=49)),
+    {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: I19()},
+    mods=(flag("SAT", 50), flag("X", 43)),
+    ir="IADD",
+    exclusive=(3 << 48,),
+)
+row("IADD32I", op(0x1C00, 7), (Reg("d", 0, cc=52), A(neg=56), Imm("b", 20, 32, "s")), (flag("SAT", 54), flag("X", 53)), ir="IADD")
 # IADD3: the R form has a shift mode at 37..38 (bits the C form uses for its bank)
-row("IADD3", op(0x5CC0, 12), (DCC, A(neg=51), B(neg=50), C(neg=49)),
-    (field("mode", 37, 2, {0: "", 1: ".RS", 2: ".LS"}), flag("X", 48)), ir="IADD3")
-forms("IADD3", {CFORM: 0x4CC0, IFORM: 0x38C0}, 12, (DCC, A(neg=51)), {CFORM: CBuf("b", neg=50), IFORM: I19()},
-      (C(neg=49),), mods=(flag("X", 48),), ir="IADD3")
-forms("ISCADD", alu(0x18), 13, (DCC, A(neg=49)),
-      {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: I19()}, (Imm("s", 39, 5, "u"),), ir="ISCADD",
-      exclusive=(3 << 48,))
-forms("IMNMX", alu(0x20), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (P39,),
-      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), field("xm", 43, 2, {0: ""})), ir="IMNMX")
-forms("SHL", alu(0x48), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
-      mods=(flag("W", 39), flag("X", 43)), ir="SHL")
-forms("SHR", alu(0x28), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
-      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("W", 39), flag("BREV", 40), field("x", 43, 2, {0: "", 2: ".X"})),
-      ir="SHR")
-forms("BFE", alu(0x00), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
-      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("BREV", 40)), ir="BFE")
-forms("BFI", {RFORM: 0x5BF0, CFORM: 0x4BF0, IFORM: 0x36F0}, 13, (DCC, A()),
-      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (C(),), ir="BFI")
+row(
+    "IADD3",
+    op(0x5CC0, 12),
+    (DCC, A(neg=51), B(neg=50), C(neg=49)),
+    (field("mode", 37, 2, {0: "", 1: ".RS", 2: ".LS"}), flag("X", 48)),
+    ir="IADD3",
+)
+forms(
+    "IADD3",
+    {CFORM: 0x4CC0, IFORM: 0x38C0},
+    12,
+    (DCC, A(neg=51)),
+    {CFORM: CBuf("b", neg=50), IFORM: I19()},
+    (C(neg=49),),
+    mods=(flag("X", 48),),
+    ir="IADD3",
+)
+forms(
+    "ISCADD",
+    alu(0x18),
+    13,
+    (DCC, A(neg=49)),
+    {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: I19()},
+    (Imm("s", 39, 5, "u"),),
+    ir="ISCADD",
+    exclusive=(3 << 48,),
+)
+forms(
+    "IMNMX",
+    alu(0x20),
+    13,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    (P39,),
+    mods=(field("u32", 48, 1, U32_WHEN_CLEAR), field("xm", 43, 2, {0: ""})),
+    ir="IMNMX",
+)
+forms(
+    "SHL", alu(0x48), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, mods=(flag("W", 39), flag("X", 43)), ir="SHL"
+)
+forms(
+    "SHR",
+    alu(0x28),
+    13,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("W", 39), flag("BREV", 40), field("x", 43, 2, {0: "", 2: ".X"})),
+    ir="SHR",
+)
+forms(
+    "BFE",
+    alu(0x00),
+    13,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("BREV", 40)),
+    ir="BFE",
+)
+forms(
+    "BFI",
+    {RFORM: 0x5BF0, CFORM: 0x4BF0, IFORM: 0x36F0},
+    13,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    (C(),),
+    ir="BFI",
+)
 forms("POPC", alu(0x08), 13, (D,), {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)}, ir="POPC")
-forms("FLO", alu(0x30), 13, (DCC,), {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
-      mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("SH", 41)), ir="FLO")
-SHF_MODS = (flag("W", 50), field("maxshift", 37, 2, {0: "", 2: ".U64", 3: ".S64"}),
-            field("xhi", 48, 2, {0: "", 1: ".HI", 2: ".X", 3: ".XHI"}))
+forms(
+    "FLO",
+    alu(0x30),
+    13,
+    (DCC,),
+    {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
+    mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("SH", 41)),
+    ir="FLO",
+)
+SHF_MODS = (
+    flag("W", 50),
+    field("maxshift", 37, 2, {0: "", 2: ".U64", 3: ".S64"}),
+    field("xhi", 48, 2, {0: "", 1: ".HI", 2: ".X", 3: ".XHI"}),
+)
 row("SHF.L", op(0x5BF8, 13), (DCC, A(), B(), C()), SHF_MODS, ir="SHF")
 row("SHF.L", op(0x36F8, 13), (DCC, A(), Imm("b", 20, 6, "u"), C()), SHF_MODS, ir="SHF")
 row("SHF.R", op(0x5CF8, 13), (DCC, A(), B(), C()), SHF_MODS, ir="SHF")
 row("SHF.R", op(0x38F8, 13), (DCC, A(), Imm("b", 20, 6, "u"), C()), SHF_MODS, ir="SHF")
-forms("PRMT", {RFORM: 0x5BC0, CFORM: 0x4BC0, IFORM: 0x36C0}, 13, (D, A()),
-      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (C(),),
-      mods=(field("mode", 48, 3, {0: "", 1: ".F4E", 2: ".B4E", 4: ".ECL"}),), ir="PRMT")
+forms(
+    "PRMT",
+    {RFORM: 0x5BC0, CFORM: 0x4BC0, IFORM: 0x36C0},
+    13,
+    (D, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    (C(),),
+    mods=(field("mode", 48, 3, {0: "", 1: ".F4E", 2: ".B4E", 4: ".ECL"}),),
+    ir="PRMT",
+)
 forms("SEL", alu(0xA0), 13, (D, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (P39,), ir="SEL")
 forms("MOV", alu(0x98), 13, (D,), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, base=0xF << 39, ir="MOV")
 row("MOV32I", op(0x0100, 12), (D, Imm("b", 20, 32, "u")), base=0xF << 12, ir="MOV")
 
 LOP_OPS = {0: ".AND", 1: ".OR", 2: ".XOR", 3: ".PASS_B"}
 POP = {0: "", 1: ".T", 2: ".Z", 3: ".NZ"}
-forms("LOP", alu(0x40), 13, (Pred("pr", 48, hide_pt=True), DCC, A(inv=39)),
-      {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
-      mods=(field("op", 41, 2, LOP_OPS), flag("X", 43), field("pop", 44, 2, POP)), ir="LOP")
-row("LOP32I", op(0x0400, 6), (Reg("d", 0, cc=52), A(inv=55), Imm("b", 20, 32, "u", inv=56)),
-    (field("op", 53, 2, LOP_OPS), flag("X", 57)), ir="LOP")
-row("LOP3.LUT", op(0x5BE0, 13),
+forms(
+    "LOP",
+    alu(0x40),
+    13,
+    (Pred("pr", 48, hide_pt=True), DCC, A(inv=39)),
+    {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
+    mods=(field("op", 41, 2, LOP_OPS), flag("X", 43), field("pop", 44, 2, POP)),
+    ir="LOP",
+)
+row(
+    "LOP32I",
+    op(0x0400, 6),
+    (Reg("d", 0, cc=52), A(inv=55), Imm("b", 20, 32, "u", inv=56)),
+    (field("op", 53, 2, LOP_OPS), flag("X", 57)),
+    ir="LOP",
+)
+row(
+    "LOP3.LUT",
+    op(0x5BE0, 13),
     (Pred("pr", 48, hide_pt=True), DCC, A(), B(), C(), Imm("lut", 28, 8, "u")),
-    (flag("X", 38), field("pop", 36, 2, POP)), base=0, ir="LOP3")
+    (flag("X", 38), field("pop", 36, 2, POP)),
+    base=0,
+    ir="LOP3",
+)
 
 # ISETP / ICMP
 SETP_PRE = (Pred("pd", 3), Pred("qd", 0), A())
-forms("ISETP", {RFORM: 0x5B60, CFORM: 0x4B60, IFORM: 0x3660}, 12, SETP_PRE,
-      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (P39,),
-      mods=(field("cmp", 49, 3, ICMP), field("u32", 48, 1, U32_WHEN_CLEAR), flag("X", 43), field("bop", 45, 2, BOP)),
-      ir="ISETP")
-forms("ICMP", {RFORM: 0x5B40, CFORM: 0x4B40, IFORM: 0x3640}, 12, (D, A()),
-      {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (C(),),
-      mods=(field("cmp", 49, 3, ICMP), field("u32", 48, 1, U32_WHEN_CLEAR)), ir="ICMP")
-row("PSETP", op(0x5090, 13),
+forms(
+    "ISETP",
+    {RFORM: 0x5B60, CFORM: 0x4B60, IFORM: 0x3660},
+    12,
+    SETP_PRE,
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    (P39,),
+    mods=(field("cmp", 49, 3, ICMP), field("u32", 48, 1, U32_WHEN_CLEAR), flag("X", 43), field("bop", 45, 2, BOP)),
+    ir="ISETP",
+)
+forms(
+    "ICMP",
+    {RFORM: 0x5B40, CFORM: 0x4B40, IFORM: 0x3640},
+    12,
+    (D, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    (C(),),
+    mods=(field("cmp", 49, 3, ICMP), field("u32", 48, 1, U32_WHEN_CLEAR)),
+    ir="ICMP",
+)
+row(
+    "PSETP",
+    op(0x5090, 13),
     (Pred("pd", 3), Pred("qd", 0), Pred("pa", 12, 15), Pred("pb", 29, 32), Pred("pc", 39, 42)),
-    (field("bop1", 24, 2, BOP), field("bop2", 45, 2, BOP)), ir="PSETP")
+    (field("bop1", 24, 2, BOP), field("bop2", 45, 2, BOP)),
+    ir="PSETP",
+)
 
 # XMAD: 16x16-bit multiply-add.  Sign of A/B (48/49), mode, product shift (PSL), merge (MRG),
 # carry (X), half selects.  The R and I forms keep PSL/MRG/X at 36..38, the C form at 55/56/54.
 XSIGN = field("sign", 48, 2, {0: "", 1: ".S16.U16", 2: ".U16.S16"})
 XMODE3 = field("mode", 50, 3, {0: "", 1: ".CLO", 2: ".CHI", 3: ".CSFU", 4: ".CBCC"})
 XMODE2 = field("mode", 50, 2, {0: "", 1: ".CLO", 2: ".CHI", 3: ".CSFU"})
-row("XMAD", op(0x5B00, 10), (DCC, A(h1=53), B(h1=35), C()),
-    (XSIGN, flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)), ir="XMAD")
-row("XMAD", op(0x3600, 10),
+row(
+    "XMAD",
+    op(0x5B00, 10),
+    (DCC, A(h1=53), B(h1=35), C()),
+    (XSIGN, flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)),
+    ir="XMAD",
+)
+row(
+    "XMAD",
+    op(0x3600, 10),
     (DCC, A(h1=53), Imm("b", 20, 16, "u"), C()),
-    (XSIGN, flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)), ir="XMAD")
-row("XMAD", op(0x4E00, 7), (DCC, A(h1=53), CBuf("b", h1=52, space=True), C()),
-    (XSIGN, flag("PSL", 55), XMODE2, flag("MRG", 56), flag("X", 54)), ir="XMAD")
+    (XSIGN, flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)),
+    ir="XMAD",
+)
+row(
+    "XMAD",
+    op(0x4E00, 7),
+    (DCC, A(h1=53), CBuf("b", h1=52, space=True), C()),
+    (XSIGN, flag("PSL", 55), XMODE2, flag("MRG", 56), flag("X", 54)),
+    ir="XMAD",
+)
 
 # --- floating point -------------------------------------------------------------------------
 FPB = {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: F20()}
 # FADD's register B answers to reuse flag 2 (nvdisasm 11.8: flag 1 is accepted, not printed)
 FADD_B = {**FPB, RFORM: Reg("b", 20, neg=45, abs=49, reuse=2)}
-forms("FADD", alu(0x58), 13, (DCC, A(neg=48, abs=46)), FADD_B,
-      mods=(flag("FTZ", 44), field("rnd", 39, 2, RND), flag("SAT", 50)), ir="FADD")
-forms("FMUL", alu(0x68), 13, (DCC, A()), {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: F20()},
-      mods=(field("ftz", 44, 2, FTZ_FMZ), field("scale", 41, 3, {0: "", 1: ".D2", 2: ".D4", 3: ".D8", 4: ".M8"}),
-            field("rnd", 39, 2, RND), flag("SAT", 50)), ir="FMUL")
+forms(
+    "FADD",
+    alu(0x58),
+    13,
+    (DCC, A(neg=48, abs=46)),
+    FADD_B,
+    mods=(flag("FTZ", 44), field("rnd", 39, 2, RND), flag("SAT", 50)),
+    ir="FADD",
+)
+forms(
+    "FMUL",
+    alu(0x68),
+    13,
+    (DCC, A()),
+    {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: F20()},
+    mods=(
+        field("ftz", 44, 2, FTZ_FMZ),
+        field("scale", 41, 3, {0: "", 1: ".D2", 2: ".D4", 3: ".D8", 4: ".M8"}),
+        field("rnd", 39, 2, RND),
+        flag("SAT", 50),
+    ),
+    ir="FMUL",
+)
 FFMA_MODS = (field("ftz", 53, 2, FTZ_FMZ), field("rnd", 51, 2, RND), flag("SAT", 50))
 row("FFMA", op(0x5980, 9), (DCC, A(), B(neg=48), C(neg=49)), FFMA_MODS, ir="FFMA")
 row("FFMA", op(0x4980, 9), (DCC, A(), CBuf("b", neg=48), C(neg=49)), FFMA_MODS, ir="FFMA")
 row("FFMA", op(0x5180, 9), (DCC, A(), Reg("b", 39, neg=48), CBuf("c", neg=49)), FFMA_MODS, ir="FFMA")
 row("FFMA", op(0x3280, 9, holes=(56,)), (DCC, A(), F20(), C(neg=49)), FFMA_MODS, ir="FFMA")
 forms("FMNMX", alu(0x60), 13, (DCC, A(neg=48, abs=46)), FPB, (P39,), mods=(flag("FTZ", 44),), ir="FMNMX")
-forms("FSETP", {RFORM: 0x5BB0, CFORM: 0x4BB0, IFORM: 0x36B0}, 12, (Pred("pd", 3), Pred("qd", 0), A(neg=43, abs=7)),
-      {RFORM: B(neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: F20(neg=6, abs=44)}, (P39,),
-      mods=(field("cmp", 48, 4, FCMP), flag("FTZ", 47), field("bop", 45, 2, BOP)), ir="FSETP")
-row("MUFU", op(0x5080, 13), (D, A(neg=48, abs=46)),
-    (field("op", 20, 4, {0: ".COS", 1: ".SIN", 2: ".EX2", 3: ".LG2", 4: ".RCP", 5: ".RSQ", 6: ".RCP64H",
-                         7: ".RSQ64H"}), flag("SAT", 50)), ir="MUFU", cls="sfu")
-forms("RRO", alu(0x90), 13, (D,), {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: F20()},
-      mods=(field("mode", 39, 1, {0: ".SINCOS", 1: ".EX2"}),), ir="RRO")
+forms(
+    "FSETP",
+    {RFORM: 0x5BB0, CFORM: 0x4BB0, IFORM: 0x36B0},
+    12,
+    (Pred("pd", 3), Pred("qd", 0), A(neg=43, abs=7)),
+    {RFORM: B(neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: F20(neg=6, abs=44)},
+    (P39,),
+    mods=(field("cmp", 48, 4, FCMP), flag("FTZ", 47), field("bop", 45, 2, BOP)),
+    ir="FSETP",
+)
+row(
+    "MUFU",
+    op(0x5080, 13),
+    (D, A(neg=48, abs=46)),
+    (
+        field("op", 20, 4, {0: ".COS", 1: ".SIN", 2: ".EX2", 3: ".LG2", 4: ".RCP", 5: ".RSQ", 6: ".RCP64H", 7: ".RSQ64H"}),
+        flag("SAT", 50),
+    ),
+    ir="MUFU",
+    cls="sfu",
+)
+forms(
+    "RRO",
+    alu(0x90),
+    13,
+    (D,),
+    {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: F20()},
+    mods=(field("mode", 39, 1, {0: ".SINCOS", 1: ".EX2"}),),
+    ir="RRO",
+)
 
 # conversions: types are split fields (size 8..9 or 10..11, signedness 12/13)
 # nvdisasm writes the constant operand of I2F/F2I (and of F2F from F16) as 'c[0x0] [0x28]'
 CVT_B = {RFORM: B(neg=45, abs=49, h1=41), CFORM: CBuf("b", neg=45, abs=49, h1=41, space=True)}
 I2F_B = {RFORM: B(neg=45, abs=49, bsel=41), CFORM: CBuf("b", neg=45, abs=49, space=True)}
-forms("I2F", {RFORM: 0x5CB8, CFORM: 0x4CB8}, 13, (DCC,), I2F_B,
-      mods=(field("dst", 8, 2, FMT), Mod("src", ((10, 2), (13, 1)), tuple(sorted(INT_T.items()))),
-            field("rnd", 39, 2, RND)), ir="I2F", cls="conv")
-forms("F2I", {RFORM: 0x5CB0, CFORM: 0x4CB0}, 13, (DCC,), CVT_B,
-      mods=(flag("FTZ", 44), Mod("dst", ((8, 2), (12, 1)), tuple(sorted((k, v) for k, v in INT_T.items()
-                                                                            if k in (2, 3, 6, 7)))),
-            field("src", 10, 2, FMT),
-            field("rnd", 39, 2, {0: "", 1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"})), ir="F2I", cls="conv")
+forms(
+    "I2F",
+    {RFORM: 0x5CB8, CFORM: 0x4CB8},
+    13,
+    (DCC,),
+    I2F_B,
+    mods=(field("dst", 8, 2, FMT), Mod("src", ((10, 2), (13, 1)), tuple(sorted(INT_T.items()))), field("rnd", 39, 2, RND)),
+    ir="I2F",
+    cls="conv",
+)
+forms(
+    "F2I",
+    {RFORM: 0x5CB0, CFORM: 0x4CB0},
+    13,
+    (DCC,),
+    CVT_B,
+    mods=(
+        flag("FTZ", 44),
+        Mod("dst", ((8, 2), (12, 1)), tuple(sorted((k, v) for k, v in INT_T.items() if k in (2, 3, 6, 7)))),
+        field("src", 10, 2, FMT),
+        field("rnd", 39, 2, {0: "", 1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"}),
+    ),
+    ir="F2I",
+    cls="conv",
+)
 # F2F: the half select (and the spaced constant) only exist for an F16 source; bit 42 turns the
 # rounding field into rounding to an integral value (.ROUND/.FLOOR/.CEIL/.TRUNC, nvdisasm 11.8)
-F2F_RND = Mod("rnd", ((39, 2), (42, 1)), ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"), (4, ".ROUND"), (5, ".FLOOR"),
-                                           (6, ".CEIL"), (7, ".TRUNC")))
+F2F_RND = Mod(
+    "rnd",
+    ((39, 2), (42, 1)),
+    ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"), (4, ".ROUND"), (5, ".FLOOR"), (6, ".CEIL"), (7, ".TRUNC")),
+)
 F32B, F32C = B(neg=45, abs=49), CBuf("b", neg=45, abs=49)
-for dst, src, rb, cb in (((1, 2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
-                         ((2,), {2: ".F32"}, F32B, F32C), ((3,), {3: ".F64"}, F32B, F32C),
-                         ((3,), {2: ".F32"}, F32B, F32C), ((2,), {3: ".F64"}, F32B, F32C),
-                         ((1,), {2: ".F32", 3: ".F64"}, F32B, F32C)):
-    same = dst in ((2,), (3,)) and dst == tuple(src)     # F32.F32, F64.F64: integral rounding
-    forms("F2F", {RFORM: 0x5CA8, CFORM: 0x4CA8}, 13, (DCC,), {RFORM: rb, CFORM: cb},
-          mods=(flag("FTZ", 44), field("dst", 8, 2, {k: FMT[k] for k in dst}), field("src", 10, 2, src),
-                F2F_RND if same else field("rnd", 39, 2, RND), flag("SAT", 50)), ir="F2F", cls="conv")
+for dst, src, rb, cb in (
+    ((1, 2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+    ((2,), {2: ".F32"}, F32B, F32C),
+    ((3,), {3: ".F64"}, F32B, F32C),
+    ((3,), {2: ".F32"}, F32B, F32C),
+    ((2,), {3: ".F64"}, F32B, F32C),
+    ((1,), {2: ".F32", 3: ".F64"}, F32B, F32C),
+):
+    same = dst in ((2,), (3,)) and dst == tuple(src)  # F32.F32, F64.F64: integral rounding
+    forms(
+        "F2F",
+        {RFORM: 0x5CA8, CFORM: 0x4CA8},
+        13,
+        (DCC,),
+        {RFORM: rb, CFORM: cb},
+        mods=(
+            flag("FTZ", 44),
+            field("dst", 8, 2, {k: FMT[k] for k in dst}),
+            field("src", 10, 2, src),
+            F2F_RND if same else field("rnd", 39, 2, RND),
+            flag("SAT", 50),
+        ),
+        ir="F2F",
+        cls="conv",
+    )
 
 # --- special registers, control -------------------------------------------------------------
 row("S2R", op(0xF0C8, 16), (D, SReg("sr")), ir="S2R", cls="ctrl")
 row("NOP", op(0x50B0, 16), (), base=0xF << 8, ir="NOP", cls="ctrl")
-CC_T = 0xF                                 # condition-code test 'always' (bits 0..4)
+CC_T = 0xF  # condition-code test 'always' (bits 0..4)
 row("BRA", op(0xE240, 16), (Target("t"),), base=CC_T, ir="BRA", cls="branch")
 # SSY/PBK/CAL have no guard predicate; CAL's bit 6 clear would print .NOINC
 row("SSY", op(0xE290, 16), (Target("t"),), ir="SSY", cls="branch", guard=False)
@@ -250,122 +512,258 @@ row("PBK", op(0xE2A0, 16), (Target("t"),), ir="PBK", cls="branch", guard=False)
 row("CAL", op(0xE260, 16), (Target("t"),), base=0x40, ir="CAL", cls="branch", guard=False)
 # JCAL: CAL to an absolute address (bits 20..51; what a linked -G program calls its helpers
 # with, relocation type 42); bit 6 clear prints .NOINC (nvdisasm 11.8)
-row("JCAL", op(0xE220, 12), (Imm("t", 20, 32, "u"),), (Mod("inc", ((6, 1),), ((0, ".NOINC"), (1, ""))),),
-    ir="JCAL", cls="branch", guard=False)
+row(
+    "JCAL",
+    op(0xE220, 12),
+    (Imm("t", 20, 32, "u"),),
+    (Mod("inc", ((6, 1),), ((0, ".NOINC"), (1, ""))),),
+    ir="JCAL",
+    cls="branch",
+    guard=False,
+)
 # BPT: mode at 6..8 (3 = .TRAP; 1 .CAL / 2 .PAUSE refused), a 20-bit code at 20 (hidden while
 # 0); no guard (bits 16..19 print nothing) — nvdisasm 11.8, every bit flipped
-row("BPT", op(0xE3A0, 16), (Imm("code", 20, 20, "u", hide_zero=True),), (field("mode", 6, 3, {3: ".TRAP"}),),
-    ir="BPT", cls="ctrl", guard=False)
+row(
+    "BPT",
+    op(0xE3A0, 16),
+    (Imm("code", 20, 20, "u", hide_zero=True),),
+    (field("mode", 6, 3, {3: ".TRAP"}),),
+    ir="BPT",
+    cls="ctrl",
+    guard=False,
+)
 row("SYNC", op(0xF0F8, 16), (), base=CC_T, ir="SYNC", cls="branch")
 row("BRK", op(0xE340, 16), (), base=CC_T, ir="BRK", cls="branch")
 row("RET", op(0xE320, 16), (), base=CC_T, ir="RET", cls="branch")
 row("EXIT", op(0xE300, 16), (), base=CC_T, ir="EXIT", cls="branch")
-row("BAR.SYNC", op(0xF0A8, 16, fixed=((32, 0), (33, 0), (34, 0))), (Imm("id", 8, 8, "u"),), base=0x1B8000000000,
-    ir="BAR", cls="ctrl")
+row(
+    "BAR.SYNC",
+    op(0xF0A8, 16, fixed=((32, 0), (33, 0), (34, 0))),
+    (Imm("id", 8, 8, "u"),),
+    base=0x1B8000000000,
+    ir="BAR",
+    cls="ctrl",
+)
 row("MEMBAR", op(0xEF98, 16), (), (field("lvl", 8, 2, {0: ".CTA", 1: ".GL", 2: ".SYS"}),), ir="NOP", cls="ctrl")
-row("DEPBAR.LE", op(0xF0F0, 16, fixed=((29, 1),)),
-    (Imm("sb", 26, 3, "sb"), Imm("n", 20, 6, "u")), ir="NOP", cls="ctrl")
+row("DEPBAR.LE", op(0xF0F0, 16, fixed=((29, 1),)), (Imm("sb", 26, 3, "sb"), Imm("n", 20, 6, "u")), ir="NOP", cls="ctrl")
 row("DEPBAR", op(0xF0F0, 16, fixed=((29, 0),)), (Imm("sbs", 0, 6, "set"),), ir="NOP", cls="ctrl")
 
 # --- memory ---------------------------------------------------------------------------------
 SZ = field("size", 48, 3, MEM_SZ)
-row("LDG", op(0xEED0, 13), (D, Mem("addr")),
-    (flag("E", 45), field("cache", 46, 2, {0: "", 1: ".CG", 2: ".CI"}), SZ), ir="LDG", cls="mem")
-row("STG", op(0xEED8, 13), (Mem("addr"), D),
-    (flag("E", 45), field("cache", 46, 2, {0: "", 1: ".CG", 2: ".CS"}), SZ), ir="STG", cls="mem")
-row("LDS.U", op(0xEF48, 13, fixed=((44, 1),)), (D, Mem("addr")),
-    (field("size", 48, 3, {**MEM_SZ, 4: ".32"}),), ir="LDS", cls="mem")
+row(
+    "LDG",
+    op(0xEED0, 13),
+    (D, Mem("addr")),
+    (flag("E", 45), field("cache", 46, 2, {0: "", 1: ".CG", 2: ".CI"}), SZ),
+    ir="LDG",
+    cls="mem",
+)
+row(
+    "STG",
+    op(0xEED8, 13),
+    (Mem("addr"), D),
+    (flag("E", 45), field("cache", 46, 2, {0: "", 1: ".CG", 2: ".CS"}), SZ),
+    ir="STG",
+    cls="mem",
+)
+row(
+    "LDS.U",
+    op(0xEF48, 13, fixed=((44, 1),)),
+    (D, Mem("addr")),
+    (field("size", 48, 3, {**MEM_SZ, 4: ".32"}),),
+    ir="LDS",
+    cls="mem",
+)
 row("LDS", op(0xEF48, 13, fixed=((44, 0),)), (D, Mem("addr")), (SZ,), ir="LDS", cls="mem")
 row("STS", op(0xEF58, 13), (Mem("addr"), D), (SZ,), ir="STS", cls="mem")
-row("ATOM", op(0xED00, 8), (D, Mem("addr", off_lo=28, off_w=20), B()),
-    (flag("E", 48), field("op", 52, 4, ATOM_OPS), field("type", 49, 3, ATOM_T)), ir="ATOM", cls="mem")
-row("ATOM", op(0xEEF0, 14, fixed=((49, 0), (50, 0), (51, 0))), (D, Mem("addr", off_lo=28, off_w=20), B(pair=True)),
-    (flag("E", 48), text("cas", ".CAS")), ir="ATOM_CAS", cls="mem")
-row("ATOMS", op(0xEC00, 8), (D, Mem("addr", off_lo=30, off_w=22, scale=4), B()),
-    (field("op", 52, 4, ATOM_OPS), field("type", 28, 2, {0: "", 1: ".S32", 2: ".U64"})), ir="ATOMS", cls="mem")
-row("RED", op(0xEBF8, 13), (Mem("addr", off_lo=28, off_w=20), D),
+row(
+    "ATOM",
+    op(0xED00, 8),
+    (D, Mem("addr", off_lo=28, off_w=20), B()),
+    (flag("E", 48), field("op", 52, 4, ATOM_OPS), field("type", 49, 3, ATOM_T)),
+    ir="ATOM",
+    cls="mem",
+)
+row(
+    "ATOM",
+    op(0xEEF0, 14, fixed=((49, 0), (50, 0), (51, 0))),
+    (D, Mem("addr", off_lo=28, off_w=20), B(pair=True)),
+    (flag("E", 48), text("cas", ".CAS")),
+    ir="ATOM_CAS",
+    cls="mem",
+)
+row(
+    "ATOMS",
+    op(0xEC00, 8),
+    (D, Mem("addr", off_lo=30, off_w=22, scale=4), B()),
+    (field("op", 52, 4, ATOM_OPS), field("type", 28, 2, {0: "", 1: ".S32", 2: ".U64"})),
+    ir="ATOMS",
+    cls="mem",
+)
+row(
+    "RED",
+    op(0xEBF8, 13),
+    (Mem("addr", off_lo=28, off_w=20), D),
     (flag("E", 48), field("op", 23, 3, {k: v for k, v in ATOM_OPS.items() if k < 8}), field("type", 20, 3, ATOM_T)),
-    ir="RED", cls="mem")
+    ir="RED",
+    cls="mem",
+)
 
-row("LDL", op(0xEF40, 13), (D, Mem("addr")), (field("cache", 44, 2, {0: "", 1: ".LU", 2: ".CI"}), SZ), ir="LDL",
-    cls="mem")
-row("STL", op(0xEF50, 13), (Mem("addr"), D), (field("cache", 44, 2, {0: "", 1: ".CG", 2: ".CS"}), SZ), ir="STL",
-    cls="mem")
-row("LDC", op(0xEF90, 13), (D, CIdx("c")), (SZ, field("mode", 44, 2, {0: "", 1: ".IL", 2: ".IS"})), ir="LDC",
-    cls="mem")
+row("LDL", op(0xEF40, 13), (D, Mem("addr")), (field("cache", 44, 2, {0: "", 1: ".LU", 2: ".CI"}), SZ), ir="LDL", cls="mem")
+row("STL", op(0xEF50, 13), (Mem("addr"), D), (field("cache", 44, 2, {0: "", 1: ".CG", 2: ".CS"}), SZ), ir="STL", cls="mem")
+row("LDC", op(0xEF90, 13), (D, CIdx("c")), (SZ, field("mode", 44, 2, {0: "", 1: ".IL", 2: ".IS"})), ir="LDC", cls="mem")
 # generic LD/ST: 3-bit opcodes, 32-bit offset, a predicate operand printed last
 GSZ = field("size", 53, 3, MEM_SZ)
-row("LD", op(0x8000, 3), (D, Mem("addr", off_w=32), Pred("p", 58, hide_pt=True)),
-    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CI"}), GSZ), ir="LD", cls="mem")
-row("ST", op(0xA000, 3), (Mem("addr", off_w=32), D, Pred("p", 58, hide_pt=True)),
-    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CS"}), GSZ), ir="ST", cls="mem")
+row(
+    "LD",
+    op(0x8000, 3),
+    (D, Mem("addr", off_w=32), Pred("p", 58, hide_pt=True)),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CI"}), GSZ),
+    ir="LD",
+    cls="mem",
+)
+row(
+    "ST",
+    op(0xA000, 3),
+    (Mem("addr", off_w=32), D, Pred("p", 58, hide_pt=True)),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CS"}), GSZ),
+    ir="ST",
+    cls="mem",
+)
 
 # LEA (address arithmetic): A << shift + B; LEA.HI.X takes the high part of the shifted pair C:A
 LEA_SH = Imm("s", 39, 5, "u", hide_zero=True)
-row("LEA", op(0x5BD0, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), B(), LEA_SH), (flag("X", 46),),
-    ir="LEA")
-row("LEA.HI", op(0x5BD8, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=37), B(), C(), Imm("s", 28, 5, "u", hide_zero=True)),
-    (flag("X", 38),), ir="LEA_HI")
+row("LEA", op(0x5BD0, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), B(), LEA_SH), (flag("X", 46),), ir="LEA")
+row(
+    "LEA.HI",
+    op(0x5BD8, 13),
+    (Pred("pd", 48, hide_pt=True), DCC, A(neg=37), B(), C(), Imm("s", 28, 5, "u", hide_zero=True)),
+    (flag("X", 38),),
+    ir="LEA_HI",
+)
 
 # constant forms (nvcc 13's PTX through ptxas 12.9; bits flipped under nvdisasm 11.8, issue 31):
 # LEA's B from a bank; LEA.HI's own 5-bit opcode 00011 with the shift at 51, negation 56, .X 57
-row("LEA", op(0x4BD0, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), CBuf("b"), LEA_SH), (flag("X", 46),),
-    ir="LEA")
-row("LEA.HI", op(0x1800, 5), (Pred("pd", 48, hide_pt=True), DCC, A(neg=56), CBuf("b"), C(),
-                              Imm("s", 51, 5, "u", hide_zero=True)), (flag("X", 57),), ir="LEA_HI")
+row("LEA", op(0x4BD0, 13), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), CBuf("b"), LEA_SH), (flag("X", 46),), ir="LEA")
+row(
+    "LEA.HI",
+    op(0x1800, 5),
+    (Pred("pd", 48, hide_pt=True), DCC, A(neg=56), CBuf("b"), C(), Imm("s", 51, 5, "u", hide_zero=True)),
+    (flag("X", 57),),
+    ir="LEA_HI",
+)
 # I2I: integer width/sign conversion (types as F2I/I2F split fields), |x| / -x, .SAT
 I2I_B = {RFORM: B(neg=45, abs=49, bsel=41), CFORM: CBuf("b", neg=45, abs=49, space=True)}
-forms("I2I", {RFORM: 0x5CE0, CFORM: 0x4CE0}, 13, (DCC,), I2I_B,
-      mods=(Mod("dst", ((8, 2), (12, 1)), tuple(sorted(INT_T.items()))),
-            Mod("src", ((10, 2), (13, 1)), tuple(sorted(INT_T.items()))), flag("SAT", 50)), ir="I2I", cls="conv")
+forms(
+    "I2I",
+    {RFORM: 0x5CE0, CFORM: 0x4CE0},
+    13,
+    (DCC,),
+    I2I_B,
+    mods=(
+        Mod("dst", ((8, 2), (12, 1)), tuple(sorted(INT_T.items()))),
+        Mod("src", ((10, 2), (13, 1)), tuple(sorted(INT_T.items()))),
+        flag("SAT", 50),
+    ),
+    ir="I2I",
+    cls="conv",
+)
+
+
 # FP64: the FP32 layouts (DADD = FADD's, DMUL = FMUL's without scale, DFMA = FFMA's with the
 # rounding at 50, DSETP = FSETP's); immediates are a double's top 20 bits
 def D20(name="b", **kw) -> Imm:
     return Imm(name, 20, 19, "d20", sign=56, **kw)
 
 
-forms("DADD", alu(0x70), 13, (DCC, A(neg=48, abs=46)),
-      {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: D20()},
-      mods=(field("rnd", 39, 2, RND),), ir="DADD")
-forms("DMUL", alu(0x80), 13, (DCC, A()), {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: D20(neg=48)},
-      mods=(field("rnd", 39, 2, RND),), ir="DMUL")
+forms(
+    "DADD",
+    alu(0x70),
+    13,
+    (DCC, A(neg=48, abs=46)),
+    {RFORM: B(neg=45, abs=49), CFORM: CBuf("b", neg=45, abs=49), IFORM: D20()},
+    mods=(field("rnd", 39, 2, RND),),
+    ir="DADD",
+)
+forms(
+    "DMUL",
+    alu(0x80),
+    13,
+    (DCC, A()),
+    {RFORM: B(neg=48), CFORM: CBuf("b", neg=48), IFORM: D20(neg=48)},
+    mods=(field("rnd", 39, 2, RND),),
+    ir="DMUL",
+)
 DFMA_MODS = (field("rnd", 50, 2, RND),)
 row("DFMA", op(0x5B70, 12), (DCC, A(), B(neg=48), C(neg=49)), DFMA_MODS, ir="DFMA")
 row("DFMA", op(0x4B70, 12), (DCC, A(), CBuf("b", neg=48), C(neg=49)), DFMA_MODS, ir="DFMA")
 row("DFMA", op(0x5370, 12), (DCC, A(), Reg("b", 39, neg=48), CBuf("c", neg=49)), DFMA_MODS, ir="DFMA")
 row("DFMA", op(0x3670, 12, holes=(56,)), (DCC, A(), D20(), C(neg=49)), DFMA_MODS, ir="DFMA")
 # nvdisasm 11.8 prints no reuse flag on DSETP's operands (a set flag is refused here)
-forms("DSETP", {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680}, 12, (Pred("pd", 3), Pred("qd", 0),
-                                                                    Reg("a", 8, neg=43, abs=7)),
-      {RFORM: Reg("b", 20, neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: D20(neg=6, abs=44)}, (P39,),
-      mods=(field("cmp", 48, 4, FCMP), field("bop", 45, 2, BOP)), ir="DSETP")
+forms(
+    "DSETP",
+    {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680},
+    12,
+    (Pred("pd", 3), Pred("qd", 0), Reg("a", 8, neg=43, abs=7)),
+    {RFORM: Reg("b", 20, neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: D20(neg=6, abs=44)},
+    (P39,),
+    mods=(field("cmp", 48, 4, FCMP), field("bop", 45, 2, BOP)),
+    ir="DSETP",
+)
 
 # IMUL (-G code keeps it; -O3 builds multiplies from XMAD): sign of a at 40, of b at 41 (both
 # signed prints nothing), .HI 39; IMUL32I: signs at 54/55, .HI 53, CC 52, a 32-bit immediate
 IMUL_SIGN = Mod("sign", ((40, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
-forms("IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
-      mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL")
+forms(
+    "IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL"
+)
 # IMAD (-G's 64-bit division helpers): sign of a at 48, of b at 53 (both signed prints nothing),
 # .X 49, .SAT 50, negated c 51 / a 52 (both: .PO, refused), .HI 54, CC 47; bit 55 set is
 # IMADSP (not a row).  R form 0x5a0, C form 0x4a0 (nvdisasm 11.8, every bit flipped).  Class
 # 'mad': nvdisasm ignores reuse flags on it (as on memory rows); scheduled as variable latency
 IMAD_SIGN = Mod("sign", ((48, 1), (53, 1)), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
-forms("IMAD", {RFORM: 0x5A00, CFORM: 0x4A00}, 9, (DCC, A(neg=52)), {RFORM: B(), CFORM: CBuf("b")}, (C(neg=51),),
-      mods=(IMAD_SIGN, flag("HI", 54), flag("SAT", 50), flag("X", 49)), ir="IMAD", exclusive=(3 << 51,), cls="mad")
-row("IMUL32I", op(0x1F00, 8), (Reg("d", 0, cc=52), A(), Imm("b", 20, 32, "s")),
+forms(
+    "IMAD",
+    {RFORM: 0x5A00, CFORM: 0x4A00},
+    9,
+    (DCC, A(neg=52)),
+    {RFORM: B(), CFORM: CBuf("b")},
+    (C(neg=51),),
+    mods=(IMAD_SIGN, flag("HI", 54), flag("SAT", 50), flag("X", 49)),
+    ir="IMAD",
+    exclusive=(3 << 51,),
+    cls="mad",
+)
+row(
+    "IMUL32I",
+    op(0x1F00, 8),
+    (Reg("d", 0, cc=52), A(), Imm("b", 20, 32, "s")),
     (Mod("sign", ((54, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, ""))), flag("HI", 53)),
-    ir="IMUL")
+    ir="IMUL",
+)
 
 # --- warp -----------------------------------------------------------------------------------
-row("VOTE", op(0x50D8, 13), (D, Pred("pd", 45), Pred("pa", 39, 42)),
-    (field("mode", 48, 2, {0: ".ALL", 1: ".ANY", 2: ".EQ"}),), ir="VOTE", cls="warp")
+row(
+    "VOTE",
+    op(0x50D8, 13),
+    (D, Pred("pd", 45), Pred("pa", 39, 42)),
+    (field("mode", 48, 2, {0: ".ALL", 1: ".ANY", 2: ".EQ"}),),
+    ir="VOTE",
+    cls="warp",
+)
 SHFL_MODE = field("mode", 30, 2, {0: ".IDX", 1: ".UP", 2: ".DOWN", 3: ".BFLY"})
 for bimm in (0, 1):
     for cimm in (0, 1):
         bop = Imm("b", 20, 5, "u") if bimm else B()
         cop = Imm("c", 34, 13, "u") if cimm else C()
-        row("SHFL", op(0xEF10, 13, fixed=((28, bimm), (29, cimm))), (Pred("pd", 48), D, A(), bop, cop),
-            (SHFL_MODE,), ir="SHFL", cls="warp")
+        row(
+            "SHFL",
+            op(0xEF10, 13, fixed=((28, bimm), (29, cimm))),
+            (Pred("pd", 48), D, A(), bop, cop),
+            (SHFL_MODE,),
+            ir="SHFL",
+            cls="warp",
+        )
 
 # --- graphics: attributes, interpolation, kill, textures, geometry output ------------------
 # Layouts from Ryujinx InstDecoders (InstAld/InstAst/InstIpa/InstKil/InstTex*/InstTxq/InstOutR,
@@ -376,83 +774,223 @@ for bimm in (0, 1):
 # bit 30 of ALD/AST's address; it must be 0 here.
 AL_SIZE = field("size", 47, 2, {0: "", 1: ".64", 2: ".96", 3: ".128"})
 VTX = Reg("vtx", 39, hide_rz=True)
-row("ALD", op(0xEFD8, 13), (D, Attr("attr", 20, 10, zero="RZ"), VTX), (flag("P", 31), flag("O", 32), AL_SIZE),
-    base=0xFF << 8, ir="ALD", cls="attr", exclusive=(3 << 31,))
-row("AST", op(0xEFF0, 13), (Attr("attr", 20, 10, zero="RZ"), Reg("b", 0), VTX), (flag("P", 31), AL_SIZE),
-    base=0xFF << 8, ir="AST", cls="attr")
-row("IPA", op(0xE000, 8), (D, Attr("attr", 28, 10), Reg("b", 20), Reg("c", 39, hide_rz=True),
-                           Pred("p", 47, not_bit=50, hide_pt=True)),
-    (field("mode", 54, 2, {0: ".PASS", 1: "", 2: ".CONSTANT", 3: ".SC"}),
-     field("loc", 52, 2, {0: "", 1: ".CENTROID", 2: ".OFFSET"}), flag("SAT", 51)),
-    base=0xFF << 8, ir="IPA", cls="attr")
+row(
+    "ALD",
+    op(0xEFD8, 13),
+    (D, Attr("attr", 20, 10, zero="RZ"), VTX),
+    (flag("P", 31), flag("O", 32), AL_SIZE),
+    base=0xFF << 8,
+    ir="ALD",
+    cls="attr",
+    exclusive=(3 << 31,),
+)
+row(
+    "AST",
+    op(0xEFF0, 13),
+    (Attr("attr", 20, 10, zero="RZ"), Reg("b", 0), VTX),
+    (flag("P", 31), AL_SIZE),
+    base=0xFF << 8,
+    ir="AST",
+    cls="attr",
+)
+row(
+    "IPA",
+    op(0xE000, 8),
+    (D, Attr("attr", 28, 10), Reg("b", 20), Reg("c", 39, hide_rz=True), Pred("p", 47, not_bit=50, hide_pt=True)),
+    (
+        field("mode", 54, 2, {0: ".PASS", 1: "", 2: ".CONSTANT", 3: ".SC"}),
+        field("loc", 52, 2, {0: "", 1: ".CENTROID", 2: ".OFFSET"}),
+        flag("SAT", 51),
+    ),
+    base=0xFF << 8,
+    ir="IPA",
+    cls="attr",
+)
 row("KIL", op(0xE330, 12), (), base=0xF, ir="KIL", cls="branch")
-row("OUT", op(0xFBE0, 13), (D, A(), B()), (field("type", 39, 2, {1: ".EMIT", 2: ".CUT", 3: ".EMIT_THEN_CUT"}),),
-    ir="OUT", cls="attr")
+row(
+    "OUT",
+    op(0xFBE0, 13),
+    (D, A(), B()),
+    (field("type", 39, 2, {1: ".EMIT", 2: ".CUT", 3: ".EMIT_THEN_CUT"}),),
+    ir="OUT",
+    cls="attr",
+)
 
 TID = Imm("tid", 36, 13, "u")
 NODEP = flag("NODEP", 49)
 # TEXS/TLDS: one 4-bit target field gives both the LOD modifiers and the dimension
-TEXS_LOD = {0: ".LZ", 1: "", 2: ".LZ", 3: ".LL", 4: ".DC", 5: ".LL.DC", 6: ".LZ.DC", 7: "", 8: ".LZ", 9: ".LZ.DC",
-            10: "", 11: ".LZ", 12: "", 13: ".LL"}
-TEXS_DIM = {0: "1D", 1: "2D", 2: "2D", 3: "2D", 4: "2D", 5: "2D", 6: "2D", 7: "ARRAY_2D", 8: "ARRAY_2D",
-            9: "ARRAY_2D", 10: "3D", 11: "3D", 12: "CUBE", 13: "CUBE"}
+TEXS_LOD = {
+    0: ".LZ",
+    1: "",
+    2: ".LZ",
+    3: ".LL",
+    4: ".DC",
+    5: ".LL.DC",
+    6: ".LZ.DC",
+    7: "",
+    8: ".LZ",
+    9: ".LZ.DC",
+    10: "",
+    11: ".LZ",
+    12: "",
+    13: ".LL",
+}
+TEXS_DIM = {
+    0: "1D",
+    1: "2D",
+    2: "2D",
+    3: "2D",
+    4: "2D",
+    5: "2D",
+    6: "2D",
+    7: "ARRAY_2D",
+    8: "ARRAY_2D",
+    9: "ARRAY_2D",
+    10: "3D",
+    11: "3D",
+    12: "CUBE",
+    13: "CUBE",
+}
 TLDS_LOD = {0: ".LZ", 1: ".LL", 2: ".LZ", 4: ".LZ.AOFFI", 5: ".LL", 6: ".LZ.MS", 7: ".LZ", 8: ".LZ", 12: ".LL.AOFFI"}
 TLDS_DIM = {0: "1D", 1: "1D", 2: "2D", 4: "2D", 5: "2D", 6: "2D", 7: "3D", 8: "ARRAY_2D", 12: "2D"}
-SHORT_DSTS = (Reg("d2", 28), D, A(), B(hide_rz=True))     # nvdisasm leaves out an Rb of RZ
+SHORT_DSTS = (Reg("d2", 28), D, A(), B(hide_rz=True))  # nvdisasm leaves out an Rb of RZ
 # the .F16 forms (results packed as half pairs) are their own opcodes: bit 59 clear
 for mn, top, lods, dims in (("TEXS", 0xD800, TEXS_LOD, TEXS_DIM), ("TLDS", 0xDA00, TLDS_LOD, TLDS_DIM)):
     for f16 in ("", ".F16"):
-        row(mn, op(top & ~(0x0800 if f16 else 0), 7),
+        row(
+            mn,
+            op(top & ~(0x0800 if f16 else 0), 7),
             SHORT_DSTS + (TID, Sym("dim", 53, 4, tuple(sorted(dims.items()))), TexsMask("mask")),
-            (text("f16", f16), field("target", 53, 4, lods), NODEP), ir=mn, cls="tex")
-row("TLD4S", op(0xDF00, 10, holes=(55,)), SHORT_DSTS + (TID,),
-    (flag("F16", 55), field("comp", 52, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), flag("AOFFI", 51), flag("DC", 50),
-     NODEP), ir="TLD4S", cls="tex")
+            (text("f16", f16), field("target", 53, 4, lods), NODEP),
+            ir=mn,
+            cls="tex",
+        )
+row(
+    "TLD4S",
+    op(0xDF00, 10, holes=(55,)),
+    SHORT_DSTS + (TID,),
+    (flag("F16", 55), field("comp", 52, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), flag("AOFFI", 51), flag("DC", 50), NODEP),
+    ir="TLD4S",
+    cls="tex",
+)
 TEX_DIM = ((0, "1D"), (1, "ARRAY_1D"), (2, "2D"), (3, "ARRAY_2D"), (4, "3D"), (6, "CUBE"), (7, "ARRAY_CUBE"))
-TEX_OPS = (Pred("pd", 51, hide_pt=True), D, A(), Reg("b", 20, hide_rz=True), TID, Sym("dim", 28, 3, TEX_DIM),
-           Imm("mask", 31, 4, "u"))
+TEX_OPS = (
+    Pred("pd", 51, hide_pt=True),
+    D,
+    A(),
+    Reg("b", 20, hide_rz=True),
+    TID,
+    Sym("dim", 28, 3, TEX_DIM),
+    Imm("mask", 31, 4, "u"),
+)
 # TEX's .DC (50) is decoded; .AOFFI (54) and .LC (58) stay held 0
-row("TEX", op(0xC000, 6), TEX_OPS,
-    (field("lod", 55, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}), flag("DC", 50), flag("NDV", 35),
-     NODEP),
-    base=7 << 51, ir="TEX", cls="tex")
+row(
+    "TEX",
+    op(0xC000, 6),
+    TEX_OPS,
+    (field("lod", 55, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}), flag("DC", 50), flag("NDV", 35), NODEP),
+    base=7 << 51,
+    ir="TEX",
+    cls="tex",
+)
 # TLD's .AOFFI (35) is decoded; .MS (50) and .CL (54) stay held 0
-row("TLD", op(0xDC00, 8), TEX_OPS, (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), flag("AOFFI", 35), NODEP),
-    base=7 << 51, ir="TLD", cls="tex")
+row(
+    "TLD",
+    op(0xDC00, 8),
+    TEX_OPS,
+    (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), flag("AOFFI", 35), NODEP),
+    base=7 << 51,
+    ir="TLD",
+    cls="tex",
+)
 # Bindless forms (13-bit opcodes; checked by flipping each bit under nvdisasm 11.8): no texture
 # index (nvdisasm prints a fixed 0x0 in its place), TEX.B's LOD moves to 37..39 (.AOFFI 36, .LC
 # 40, .DC 50 and bits 41..48, which do not change the text, held 0), TLD.B's .LZ/.LL is bit 55
 # inside the opcode (.AOFFI 35, .MS 50 held 0).  The handle register is Rb (the lowering's
 # convention, shader_svc/README.md "Bindless textures").
-TEXB_OPS = (D, A(), Reg("b", 20, hide_rz=True), Sym("idx", 36, 0, ((0, "0x0"),)), Sym("dim", 28, 3, TEX_DIM),
-            Imm("mask", 31, 4, "u"))
-row("TEX", op(0xDEB8, 13), TEXB_OPS,
-    (text("B", ".B"), field("lod", 37, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}),
-     flag("NDV", 35), NODEP), ir="TEX.B", cls="tex")
-row("TLD", op(0xDD38, 13, holes=(55,)), TEXB_OPS, (text("B", ".B"), field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), NODEP),
-    ir="TLD.B", cls="tex")
-row("TXQ", op(0xDF48, 13),
-    (D, A(), Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"),
-                                  (5, "TEX_HEADER_SAMPLER_POS"))), TID, Imm("mask", 31, 4, "u")),
-    (NODEP,), base=1 << 22, ir="TXQ", cls="tex")
+TEXB_OPS = (
+    D,
+    A(),
+    Reg("b", 20, hide_rz=True),
+    Sym("idx", 36, 0, ((0, "0x0"),)),
+    Sym("dim", 28, 3, TEX_DIM),
+    Imm("mask", 31, 4, "u"),
+)
+row(
+    "TEX",
+    op(0xDEB8, 13),
+    TEXB_OPS,
+    (text("B", ".B"), field("lod", 37, 3, {0: "", 1: ".LZ", 2: ".LB", 3: ".LL", 6: ".LBA", 7: ".LLA"}), flag("NDV", 35), NODEP),
+    ir="TEX.B",
+    cls="tex",
+)
+row(
+    "TLD",
+    op(0xDD38, 13, holes=(55,)),
+    TEXB_OPS,
+    (text("B", ".B"), field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), NODEP),
+    ir="TLD.B",
+    cls="tex",
+)
+row(
+    "TXQ",
+    op(0xDF48, 13),
+    (
+        D,
+        A(),
+        Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"), (5, "TEX_HEADER_SAMPLER_POS"))),
+        TID,
+        Imm("mask", 31, 4, "u"),
+    ),
+    (NODEP,),
+    base=1 << 22,
+    ir="TXQ",
+    cls="tex",
+)
 # TLD4.B / TXQ.B (each bit flipped under nvdisasm 11.8): TLD4.B is laid out as TEX.B with the
 # gathered component at 38..39 (printed before .B), .NDV 35, .NODEP 49; .AOFFI 36, .PTP 37, .DC 50
 # and bit 40 (refused by nvdisasm) held 0, bits 41..48 (not printed) held 0.  TXQ.B is TXQ without
 # an index (the fixed 0x0); Ra holds the handle, the level follows in Ra+1 (the lowering's
 # convention, shader_svc/README.md "Bindless textures"); bits 20..21 (not printed) held 0.
-row("TLD4", op(0xDEF8, 13), TEXB_OPS,
+row(
+    "TLD4",
+    op(0xDEF8, 13),
+    TEXB_OPS,
     (field("comp", 38, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), text("B", ".B"), flag("NDV", 35), NODEP),
-    ir="TLD4.B", cls="tex")
-row("TXQ", op(0xDF50, 13),
-    (D, A(), Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"),
-                                  (5, "TEX_HEADER_SAMPLER_POS"))), Sym("idx", 36, 0, ((0, "0x0"),)),
-     Imm("mask", 31, 4, "u")),
-    (text("B", ".B"), NODEP), base=1 << 22, ir="TXQ.B", cls="tex")
+    ir="TLD4.B",
+    cls="tex",
+)
+row(
+    "TXQ",
+    op(0xDF50, 13),
+    (
+        D,
+        A(),
+        Sym("query", 22, 6, ((1, "TEX_HEADER_DIMENSION"), (2, "TEX_HEADER_TEXTURE_TYPE"), (5, "TEX_HEADER_SAMPLER_POS"))),
+        Sym("idx", 36, 0, ((0, "0x0"),)),
+        Imm("mask", 31, 4, "u"),
+    ),
+    (text("B", ".B"), NODEP),
+    base=1 << 22,
+    ir="TXQ.B",
+    cls="tex",
+)
 # TLD4 (bound texture; each bit flipped under nvdisasm 11.8): TEX's operands (predicate result
 # 51..53, Rd, Ra, Rb, index 36..48, dimension 28..30, mask 31..34), component 56..57, the offset
 # mode 54..55 (.AOFFI, .PTP; both bits set prints INVALIDBTOFF03, refused), .DC 50, .NDV 35,
 # .NODEP 49, printed in that order.
-row("TLD4", op(0xC800, 6), TEX_OPS,
-    (field("comp", 56, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), field("off", 54, 2, {0: "", 1: ".AOFFI", 2: ".PTP"}),
-     flag("DC", 50), flag("NDV", 35), NODEP),
-    base=7 << 51, ir="TLD4", cls="tex")
+row(
+    "TLD4",
+    op(0xC800, 6),
+    TEX_OPS,
+    (
+        field("comp", 56, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}),
+        field("off", 54, 2, {0: "", 1: ".AOFFI", 2: ".PTP"}),
+        flag("DC", 50),
+        flag("NDV", 35),
+        NODEP,
+    ),
+    base=7 << 51,
+    ir="TLD4",
+    cls="tex",
+)

@@ -9,6 +9,7 @@ constant bank 0 as the driver fills it for SM5x (``sm53/cbank.py``).  Warp-wide 
 workgroup array of 32 KiB (lavapipe's limit); BAR.SYNC is a workgroup control barrier, which
 needs the barrier to be reached by every invocation on the same path, as on the hardware.
 """
+
 from __future__ import annotations
 
 from shader_svc.lower.base import ComputeSpec, TranslateError
@@ -23,18 +24,65 @@ __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARA
 
 
 class Compute53(Control53, Memory53, Float53, Int53):
-    RULES = {"NOP": "op_nop", "SHFL": "op_shfl", "VOTE": "op_vote", "MOV": "op_mov", "S2R": "op_s2r", "IADD":
-             "op_iadd", "IADD3": "op_iadd3", "ISCADD": "op_iscadd", "XMAD": "op_xmad", "SHL": "op_shl", "SHR":
-             "op_shl", "SHF": "op_shf", "LOP": "op_lop", "LOP3": "op_lop3", "ISETP": "op_isetp", "ICMP":
-             "op_icmp", "PSETP": "op_psetp", "IMNMX": "op_imnmx", "SEL": "op_sel", "BFE": "op_bfe", "BFI":
-             "op_bfi", "PRMT": "op_prmt", "POPC": "op_popc", "FLO": "op_flo", "FFMA": "op_fp32", "FMUL":
-             "op_fp32", "FADD": "op_fp32", "FMNMX": "op_fmnmx", "FSETP": "op_fsetp", "I2F": "op_i2f", "IMUL":
-             "op_imul", "IMAD": "op_imad", "LEA": "op_lea", "LEA_HI": "op_lea", "I2I": "op_i2i", "DADD":
-             "op_dadd", "DMUL": "op_dadd", "DFMA": "op_dadd", "DSETP": "op_dsetp", "F2I": "op_f2i", "F2F":
-             "op_f2f", "RRO": "op_rro", "MUFU": "op_mufu", "LDG": "op_ldg", "STG": "op_ldg", "LD": "op_ld",
-             "ST": "op_ld", "LDS": "op_lds", "STS": "op_lds", "LDL": "op_ldl", "STL": "op_ldl", "LDC": "op_ldc",
-             "ATOMS": "op_atoms", "ATOM": "op_atoms", "ATOM_CAS": "op_atoms", "RED": "op_atoms", "BAR":
-             "op_bar"}
+    RULES = {
+        "NOP": "op_nop",
+        "SHFL": "op_shfl",
+        "VOTE": "op_vote",
+        "MOV": "op_mov",
+        "S2R": "op_s2r",
+        "IADD": "op_iadd",
+        "IADD3": "op_iadd3",
+        "ISCADD": "op_iscadd",
+        "XMAD": "op_xmad",
+        "SHL": "op_shl",
+        "SHR": "op_shl",
+        "SHF": "op_shf",
+        "LOP": "op_lop",
+        "LOP3": "op_lop3",
+        "ISETP": "op_isetp",
+        "ICMP": "op_icmp",
+        "PSETP": "op_psetp",
+        "IMNMX": "op_imnmx",
+        "SEL": "op_sel",
+        "BFE": "op_bfe",
+        "BFI": "op_bfi",
+        "PRMT": "op_prmt",
+        "POPC": "op_popc",
+        "FLO": "op_flo",
+        "FFMA": "op_fp32",
+        "FMUL": "op_fp32",
+        "FADD": "op_fp32",
+        "FMNMX": "op_fmnmx",
+        "FSETP": "op_fsetp",
+        "I2F": "op_i2f",
+        "IMUL": "op_imul",
+        "IMAD": "op_imad",
+        "LEA": "op_lea",
+        "LEA_HI": "op_lea",
+        "I2I": "op_i2i",
+        "DADD": "op_dadd",
+        "DMUL": "op_dadd",
+        "DFMA": "op_dadd",
+        "DSETP": "op_dsetp",
+        "F2I": "op_f2i",
+        "F2F": "op_f2f",
+        "RRO": "op_rro",
+        "MUFU": "op_mufu",
+        "LDG": "op_ldg",
+        "STG": "op_ldg",
+        "LD": "op_ld",
+        "ST": "op_ld",
+        "LDS": "op_lds",
+        "STS": "op_lds",
+        "LDL": "op_ldl",
+        "STL": "op_ldl",
+        "LDC": "op_ldc",
+        "ATOMS": "op_atoms",
+        "ATOM": "op_atoms",
+        "ATOM_CAS": "op_atoms",
+        "RED": "op_atoms",
+        "BAR": "op_bar",
+    }
 
 
 def translate_compute(insts: list[Inst], spec: ComputeSpec = ComputeSpec()) -> bytes:

@@ -25,6 +25,7 @@ Float math is the driver's (FFMA = GLSL Fma), as in the SM86 graphics lowering: 
 process's device enables neither Float64 nor Int64, so Maxwell's 64-bit helpers (carries with
 .CC, PRMT, SHF, IADD3.RS) are refused in these stages with a clear error.
 """
+
 from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
@@ -35,12 +36,44 @@ from shader_svc.sm53.lower_control import _code_base, _entry_addr
 from shader_svc.sm53.to_spirv import Compute53
 from shader_svc.sph import POSITION, Header
 
-NOT_IN_GRAPHICS = {"S2R", "LDG", "STG", "LDS", "STS", "ATOMS", "ATOM", "ATOM_CAS", "RED", "BAR", "VOTE", "SHFL",
-                   "LDL", "STL", "LDC"}
-GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {"ALD", "AST", "IPA", "KIL", "TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ",
-                                            "TEX.B", "TLD.B", "TLD4.B", "TXQ.B", "TLD4"}
+NOT_IN_GRAPHICS = {
+    "S2R",
+    "LDG",
+    "STG",
+    "LDS",
+    "STS",
+    "ATOMS",
+    "ATOM",
+    "ATOM_CAS",
+    "RED",
+    "BAR",
+    "VOTE",
+    "SHFL",
+    "LDL",
+    "STL",
+    "LDC",
+}
+GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {
+    "ALD",
+    "AST",
+    "IPA",
+    "KIL",
+    "TEXS",
+    "TLDS",
+    "TLD4S",
+    "TEX",
+    "TLD",
+    "TXQ",
+    "TEX.B",
+    "TLD.B",
+    "TLD4.B",
+    "TXQ.B",
+    "TLD4",
+}
 STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
 POS_W = POSITION + 12
+
+
 def _dst_regs(inst: Inst) -> set[int]:
     """Registers an instruction writes (for the block-local idiom tracking): ALD its vector,
     the full texture forms one per enabled component, the short forms a pair per destination,
@@ -64,14 +97,28 @@ def _dst_regs(inst: Inst) -> set[int]:
 
 
 class Gfx53(Tex53):
-    RULES = {**Compute53.RULES, "ALD": "ald53", "AST": "ast53", "IPA": "ipa53", "TEXS": "tex_short",
-             "TLDS": "tex_short", "TLD4S": "tex_short", "TEX": "tex_full", "TLD": "tex_full", "TLD4": "tld4_53",
-             "TEX.B": "tex_bindless53", "TLD.B": "tex_bindless53", "TLD4.B": "tex_bindless53",
-             "TXQ.B": "txq_bindless53", "TXQ": "txq53", "FFMA": "op_ffma_glsl"}
+    RULES = {
+        **Compute53.RULES,
+        "ALD": "ald53",
+        "AST": "ast53",
+        "IPA": "ipa53",
+        "TEXS": "tex_short",
+        "TLDS": "tex_short",
+        "TLD4S": "tex_short",
+        "TEX": "tex_full",
+        "TLD": "tex_full",
+        "TLD4": "tld4_53",
+        "TEX.B": "tex_bindless53",
+        "TLD.B": "tex_bindless53",
+        "TLD4.B": "tex_bindless53",
+        "TXQ.B": "txq_bindless53",
+        "TXQ": "txq53",
+        "FFMA": "op_ffma_glsl",
+    }
 
     def __init__(self, insts: list[Inst], header: Header) -> None:
-        self.w_regs: set[int] = set()        # registers holding FragCoord.w (IPA.PASS a[0x7c])
-        self.rcpw_regs: set[int] = set()     # registers holding MUFU.RCP of such a register
+        self.w_regs: set[int] = set()  # registers holding FragCoord.w (IPA.PASS a[0x7c])
+        self.rcpw_regs: set[int] = set()  # registers holding MUFU.RCP of such a register
         super().__init__(insts, header)
 
     def lowered(self, ir: str) -> bool:
@@ -80,8 +127,11 @@ class Gfx53(Tex53):
 
     @property
     def u64(self) -> int:
-        raise TranslateError("64-bit integer arithmetic (carry chains, PRMT, SHF, IADD3.RS) is not translated in "
-                             "graphics stages (the GPU process's device has no Int64)", field="code")
+        raise TranslateError(
+            "64-bit integer arithmetic (carry chains, PRMT, SHF, IADD3.RS) is not translated in "
+            "graphics stages (the GPU process's device has no Int64)",
+            field="code",
+        )
 
     def block_list(self) -> list[list[Inst]]:
         """The blocks, and which of them other blocks may enter (branch, SSY/PBK/CAL targets,
@@ -89,8 +139,7 @@ class Gfx53(Tex53):
         falling through alone (after a KIL, or a guarded branch) keeps its predecessor's."""
         blocks = super().block_list()
         base = _code_base(self.insts)
-        self.joins = {_entry_addr(i.ops["t"]["target"], base) for i in self.insts
-                      if i.row.ir in ("BRA", "SSY", "PBK", "CAL")}
+        self.joins = {_entry_addr(i.ops["t"]["target"], base) for i in self.insts if i.row.ir in ("BRA", "SSY", "PBK", "CAL")}
         self.joins |= {blocks[k + 1][0].addr for k in range(len(blocks) - 1) if blocks[k][-1].row.ir == "CAL"}
         self._prev = {blocks[k + 1][0].addr: blocks[k][0].addr for k in range(len(blocks) - 1)}
         self._after: dict[int, tuple[set[int], set[int]]] = {}
@@ -111,10 +160,9 @@ class Gfx53(Tex53):
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":
-            raise TranslateError(f"{ins.text()}: KIL does not exist in a {self.header.stage} program",
-                                 offset=ins.addr)
+            raise TranslateError(f"{ins.text()}: KIL does not exist in a {self.header.stage} program", offset=ins.addr)
         dead, after = self.label(), self.label()
-        p = self.pred(ins.pred, ins.pred_not)      # loaded before the merge instruction
+        p = self.pred(ins.pred, ins.pred_not)  # loaded before the merge instruction
         self.do("OpSelectionMerge", after, 0)
         self.do("OpBranchConditional", p, dead, after)
         self.put_label(dead)
@@ -126,15 +174,21 @@ class Gfx53(Tex53):
         ir = inst.row.ir
         stage = STAGE_OF.get(ir)
         if stage and stage != self.header.stage:
-            raise TranslateError(f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program",
-                                 offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program", offset=inst.addr
+            )
         if ir in NOT_IN_GRAPHICS or ir == "OUT":
             raise TranslateError(f"{inst.text()}: not translated in a {self.header.stage} program", offset=inst.addr)
         guarded = not (inst.pred == 7 and not inst.pred_not)
         written = _dst_regs(inst)
         w_src = inst.ops.get("a", {}).get("reg", 255) if ir == "MUFU" else 255
-        rcp_of_w = ir == "MUFU" and inst.mods["op"] == 4 and w_src in self.w_regs and not any(
-            inst.ops["a"].get(k) for k in ("neg", "abs")) and not inst.mods.get("SAT")
+        rcp_of_w = (
+            ir == "MUFU"
+            and inst.mods["op"] == 4
+            and w_src in self.w_regs
+            and not any(inst.ops["a"].get(k) for k in ("neg", "abs"))
+            and not inst.mods.get("SAT")
+        )
         super().lower(inst)
         # what the IPA idiom needs to know, updated after the instruction (a guarded one may not
         # have written: its destinations are forgotten, never added)
@@ -185,37 +239,23 @@ class Gfx53(Tex53):
     def ipa53(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
         if mods["mode"] == 3 or mods["loc"] == 2 or ops["p"]["pred"] != 7 or ops["p"]["not"]:
-            self.bad(inst, "only IPA.PASS, IPA (multiply) and IPA.CONSTANT, optionally .CENTROID / .SAT, "
-                           "are translated")
+            self.bad(inst, "only IPA.PASS, IPA (multiply) and IPA.CONSTANT, optionally .CENTROID / .SAT, are translated")
         a = self._word(ops["attr"]["attr"], inst)
         if POSITION <= a < POSITION + 16:
             self._need(self.header.inputs, a, "interpolates", inst)
         val, how = self.fragment_input(a, mods["mode"] == 2, mods["loc"] == 1, inst)
         multiply, rb = mods["mode"] == 1, ops["b"]["reg"]
-        if how == "perspective":                 # the hardware interpolates value/w
+        if how == "perspective":  # the hardware interpolates value/w
             if multiply and rb in self.rcpw_regs:
-                multiply = False                 # value/w * w: the perspective-correct input itself
+                multiply = False  # value/w * w: the perspective-correct input itself
             else:
                 val = self.fop("OpFMul", self.f32, val, self._frag_w())
         if multiply:
             val = self.fop("OpFMul", self.f32, val, self.op("OpBitcast", self.f32, self.reg(rb)))
-        if mods["SAT"]:          # the final value clamped to [0, 1], NaN to 0 (NClamp's NaN rule)
+        if mods["SAT"]:  # the final value clamped to [0, 1], NaN to 0 (NClamp's NaN rule)
             zero, one = self.m.const(self.f32, 0), self.m.const(self.f32, 0x3F800000)
             val = self.op("OpExtInst", self.f32, self.glsl, GLSL_NCLAMP, val, zero, one)
         self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, val))
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def translate_graphics(insts: list[Inst], header: Header) -> bytes:

@@ -15,6 +15,7 @@ instructions (memory, S2R, MUFU, warp ops) set barrier 0 (1 for the sources of s
 instruction waits on both and stalls 4 cycles.  Meant to be safe rather than fast; it has not
 been run on an Ampere GPU (only our translator and nvdisasm have read it).
 """
+
 from __future__ import annotations
 
 import re
@@ -58,13 +59,20 @@ _ROWS = _rows_by_prefix()
 
 def _control_bits(c: Control) -> int:
     w = 0
-    for lo, width, v in ((105, 4, c.stall), (109, 1, c.yield_), (110, 3, c.wbar), (113, 3, c.rbar),
-                         (116, 6, c.wait), (122, 4, c.reuse)):
+    for lo, width, v in (
+        (105, 4, c.stall),
+        (109, 1, c.yield_),
+        (110, 3, c.wbar),
+        (113, 3, c.rbar),
+        (116, 6, c.wait),
+        (122, 4, c.reuse),
+    ):
         w = put(w, lo, width, v)
     return w
 
 
 # --- operand parsers: text -> list of (lo, width, value) -----------------------------------
+
 
 def _int(s: str) -> int:
     try:
@@ -74,7 +82,7 @@ def _int(s: str) -> int:
 
 
 def _regnum(s: str, file: str) -> int:
-    if file == "B":                      # convergence barrier registers (BSSY/BSYNC)
+    if file == "B":  # convergence barrier registers (BSSY/BSYNC)
         m = re.fullmatch(r"B(\d+)", s)
         if m and int(m.group(1)) < 16:
             return int(m.group(1))
@@ -142,7 +150,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             for name, v in SWZ_NUM.items():
                 if s.endswith(name):
                     f.append((lo, 2, v))
-                    s = s[:-len(name)]
+                    s = s[: -len(name)]
                     break
         absv = s.startswith("|") and s.endswith("|")
         if absv and o.abs is None:
@@ -153,11 +161,11 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if o.suffix and not o.suffix.startswith("@"):
             if not s.endswith(o.suffix):
                 raise _NoMatch(text)
-            s = s[:-len(o.suffix)]
+            s = s[: -len(o.suffix)]
         f.append((o.lo, o.width, _regnum(s, o.file)))
         return f, reuse
     if isinstance(o, Pred):
-        p, neg = (7, False) if text is None else _pred(text, o.file)   # a left-out carry-out is PT
+        p, neg = (7, False) if text is None else _pred(text, o.file)  # a left-out carry-out is PT
         f.append((o.lo, 3, p))
         if neg and o.not_bit is None:
             raise _NoMatch(text)
@@ -181,7 +189,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             raise _NoMatch(text)
         return [(o.lo, o.width, _int(m.group(1)) // o.scale)], 0
     if isinstance(o, Imm):
-        if o.kind == "f64":                # the high word of a double (DADD/DMUL/DFMA/DSETP)
+        if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA/DSETP)
             try:
                 bits = parse_f64(text)
             except Exception:
@@ -214,7 +222,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         f += [(54, 5, _int(m.group(1))), (40, 14, _int(m.group(2)) // 4)]
         return f, 0
     if isinstance(o, Mem):
-        if o.scale and re.fullmatch(r"\[-?0x[0-9a-f]+\]", text):    # shared memory at RZ + offset
+        if o.scale and re.fullmatch(r"\[-?0x[0-9a-f]+\]", text):  # shared memory at RZ + offset
             text = "[RZ+" + text[1:]
         m = re.fullmatch(r"\[(U?RZ|R\d+)(\.64)?(\.X4|\.X8|\.X16)?(?:\+(-?0x[0-9a-f]+))?\]", text)
         if not m:
@@ -253,10 +261,10 @@ def _mods(row: Row, rest: str) -> list[dict[str, int]]:
         for v, name in m.names:
             if s.startswith(name):
                 acc[m.name] = v
-                walk(i + 1, s[len(name):], acc)
+                walk(i + 1, s[len(name) :], acc)
                 del acc[m.name]
 
-    starts = [rest] + [rest[len(a.insert):] for a in row.aliases if rest.startswith(a.insert)]
+    starts = [rest] + [rest[len(a.insert) :] for a in row.aliases if rest.startswith(a.insert)]
     for s in dict.fromkeys(starts):
         walk(0, s, {})
     return out
@@ -279,8 +287,11 @@ def _operand_splits(row: Row, mods: dict[str, int], texts: list[str]):
             return
         if j < len(texts):
             yield from walk(i + 1, j + 1, acc + [(o, texts[j])])
-        optional = ((isinstance(o, Pred) and o.hide_pt) or (isinstance(o, Reg) and o.suffix == "@hiderz")
-                    or (isinstance(o, Sym) and o.hide is not None))
+        optional = (
+            (isinstance(o, Pred) and o.hide_pt)
+            or (isinstance(o, Reg) and o.suffix == "@hiderz")
+            or (isinstance(o, Sym) and o.hide is not None)
+        )
         if optional:
             yield from walk(i + 1, j, acc + [(o, None)])
 
@@ -327,14 +338,15 @@ def unshown(inst: Inst) -> dict[tuple[int, int], int]:
     row = inst.row
     fields = list(row.free)
     hidden = {op for op, mod, val in row.show_if if inst.mods.get(mod) != val}
-    for o in row.operands:           # operands a modifier hides (IMAD's carry-in without .X)
+    for o in row.operands:  # operands a modifier hides (IMAD's carry-in without .X)
         if o.name in hidden:
             fields += o.bits()
     return {(lo, w): get(inst.word, lo, w) for lo, w in fields}
 
 
-def assemble_line(text: str, addr: int = 0, control: Control | None = None,
-                  free: dict[tuple[int, int], int] | None = None) -> int:
+def assemble_line(
+    text: str, addr: int = 0, control: Control | None = None, free: dict[tuple[int, int], int] | None = None
+) -> int:
     """One instruction (nvdisasm syntax) -> its 128-bit word.  ``control`` gives the scheduling
     bits (reuse flags come from the text's ``.reuse``); ``free`` the values of bits the text
     cannot show (see ``unshown``; default: the row's reference values)."""
@@ -351,7 +363,7 @@ def assemble_line(text: str, addr: int = 0, control: Control | None = None,
             g, gneg = _pred(p.guard[1:], gfile) if p.guard else (7, False)
         except _NoMatch:
             continue
-        for mods in _mods(row, p.name[len(row.mnemonic):]):
+        for mods in _mods(row, p.name[len(row.mnemonic) :]):
             hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
             free_ok = set(row.free) | {b for o in row.operands if o.name in hidden for b in o.bits()}
             for split in _operand_splits(row, mods, _space_split(p.operands)):
@@ -359,7 +371,7 @@ def assemble_line(text: str, addr: int = 0, control: Control | None = None,
                 reuse = 0
                 try:
                     for o, t in split:
-                        if t is HIDDEN:   # value of the reference encoding (IMAD's ci is !PT)
+                        if t is HIDDEN:  # value of the reference encoding (IMAD's ci is !PT)
                             fs, r = [(lo, w, get(row.base, lo, w)) for lo, w in o.bits()], 0
                         else:
                             fs, r = _fields(o, t, addr)
@@ -373,8 +385,7 @@ def assemble_line(text: str, addr: int = 0, control: Control | None = None,
                 for (lo, w), v in (free or {}).items():
                     if (lo, w) in free_ok:
                         word = put(word, lo, w, v)
-                word |= _control_bits(Control(control.stall, control.yield_, control.wbar, control.rbar,
-                                              control.wait, reuse))
+                word |= _control_bits(Control(control.stall, control.yield_, control.wbar, control.rbar, control.wait, reuse))
                 try:
                     back = decode(word & (2**64 - 1), word >> 64, addr)
                 except DecodeError:
@@ -383,8 +394,7 @@ def assemble_line(text: str, addr: int = 0, control: Control | None = None,
                     return word
     if not tried:
         raise AsmError(f"unknown instruction {p.name!r}", offset=addr)
-    raise AsmError(f"cannot encode {want!r}: no form of {p.name.split('.')[0]} matches these operands/modifiers",
-                   offset=addr)
+    raise AsmError(f"cannot encode {want!r}: no form of {p.name.split('.')[0]} matches these operands/modifiers", offset=addr)
 
 
 # --- programs ------------------------------------------------------------------------------
@@ -420,8 +430,7 @@ def _default_control(text: str) -> Control:
     row = next((r for r in _ROWS if name.startswith(r.mnemonic)), None)
     variable = row is not None and (row.cls in VARIABLE_LATENCY or row.mnemonic == "S2R")
     stores = row is not None and row.mnemonic in ("STG", "STS", "RED", "AST")
-    return Control(stall=4, yield_=1, wbar=0 if variable and not stores else 7, rbar=1 if stores else 7,
-                   wait=0b11, reuse=0)
+    return Control(stall=4, yield_=1, wbar=0 if variable and not stores else 7, rbar=1 if stores else 7, wait=0b11, reuse=0)
 
 
 def assemble_program(source: str, base: int = 0) -> bytes:
@@ -432,17 +441,17 @@ def assemble_program(source: str, base: int = 0) -> bytes:
         s = raw.split("//", 1)[0].strip()
         if not s:
             continue
-        while (m := re.match(r"^([A-Za-z_][A-Za-z0-9_]*):\s*", s)):
+        while m := re.match(r"^([A-Za-z_][A-Za-z0-9_]*):\s*", s):
             if m.group(1) in labels:
                 raise AsmError(f"line {n}: label {m.group(1)} defined twice")
             labels[m.group(1)] = base + 16 * len(lines)
-            s = s[m.end():]
+            s = s[m.end() :]
         if not s:
             continue
         ctrl = None
-        if (m := _CTRL.match(s)):
+        if m := _CTRL.match(s):
             ctrl = _parse_control(m.group(1), base + 16 * len(lines))
-            s = s[m.end():]
+            s = s[m.end() :]
         lines.append((n, s, ctrl))
     out = bytearray()
     for i, (n, s, ctrl) in enumerate(lines):

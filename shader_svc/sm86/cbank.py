@@ -6,6 +6,7 @@ write exactly this image.
 Offsets from the SM86 compute kernels ptxas/nvcc emit (``c[0x0][0x0]`` block dims, ``0xc``
 grid dims, ``0x160`` the parameters, ``0x18`` the shared window read by generic loads/stores
 of -G code)."""
+
 from __future__ import annotations
 
 import struct
@@ -23,5 +24,5 @@ def cbank0(size: int, block: tuple[int, int, int], grid: tuple[int, int, int], p
     struct.pack_into("<3I", img, 0x0, *block)
     struct.pack_into("<3I", img, 0xC, *grid)
     struct.pack_into("<Q", img, 0x18, SHARED_WINDOW)
-    img[PARAMS:PARAMS + len(params)] = params
+    img[PARAMS : PARAMS + len(params)] = params
     return bytes(img)

@@ -5,6 +5,7 @@ bits) or raises ``DecodeError`` naming the word and what is wrong with it.  Deco
 a bit the table does not explain must hold the reference value, so a word we cannot print
 exactly is refused instead of being printed wrong.
 """
+
 from __future__ import annotations
 
 import struct
@@ -13,8 +14,23 @@ from dataclasses import dataclass
 from shader_svc.isa import inst as isa
 from shader_svc.isa.inst import Control, DecodeError  # noqa: F401  (this module's names)
 from shader_svc.isa.text import fmt_f64
-from shader_svc.sm86.fields import (CONTROL_LO, REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target,
-                                    get, sext)
+from shader_svc.sm86.fields import (
+    CONTROL_LO,
+    REUSE_BIT,
+    Attr,
+    CBuf,
+    CBufR,
+    Imm,
+    Mem,
+    Pred,
+    Reg,
+    Row,
+    SReg,
+    Sym,
+    Target,
+    get,
+    sext,
+)
 from shader_svc.sm86.table import ROWS, SREGS
 
 MASK105 = (1 << CONTROL_LO) - 1
@@ -42,14 +58,19 @@ class Inst(isa.Inst):
 
 
 def _control(word: int) -> Control:
-    return Control(get(word, 105, 4), get(word, 109, 1), get(word, 110, 3), get(word, 113, 3),
-                   get(word, 116, 6), get(word, 122, 4))
+    return Control(
+        get(word, 105, 4), get(word, 109, 1), get(word, 110, 3), get(word, 113, 3), get(word, 116, 6), get(word, 122, 4)
+    )
 
 
 def _operand(o, w: int, addr: int):
     if isinstance(o, Reg):
-        return {"reg": get(w, o.lo, o.width), "neg": bool(o.neg is not None and get(w, o.neg, 1)),
-                "abs": bool(o.abs is not None and get(w, o.abs, 1)), "file": o.file}
+        return {
+            "reg": get(w, o.lo, o.width),
+            "neg": bool(o.neg is not None and get(w, o.neg, 1)),
+            "abs": bool(o.abs is not None and get(w, o.abs, 1)),
+            "file": o.file,
+        }
     if isinstance(o, Pred):
         return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
@@ -58,8 +79,12 @@ def _operand(o, w: int, addr: int):
             v |= get(w, o.hi_lo, o.hi_width) << o.width
         return {"imm": sext(v, o.width) if o.kind == "s" else v}
     if isinstance(o, CBuf):
-        return {"bank": get(w, 54, 5), "off": sext(get(w, 40, 14), 14) * 4,
-                "neg": bool(o.neg is not None and get(w, o.neg, 1)), "abs": bool(o.abs is not None and get(w, o.abs, 1))}
+        return {
+            "bank": get(w, 54, 5),
+            "off": sext(get(w, 40, 14), 14) * 4,
+            "neg": bool(o.neg is not None and get(w, o.neg, 1)),
+            "abs": bool(o.abs is not None and get(w, o.abs, 1)),
+        }
     if isinstance(o, CBufR):
         return {"bank": get(w, 54, 5), "reg": get(w, 24, 8), "off": sext(get(w, 38, 16), 16)}
     if isinstance(o, Mem):
@@ -92,8 +117,13 @@ def _alias(row: Row, ops: dict, mods: dict) -> str:
                 ok = ok and "imm" in v and v["imm"] == val
             elif kind == "pow2":
                 # nvdisasm 13.5 prints 0x10000 and 0x80000000 as plain IMAD, other powers as .SHL
-                ok = ok and "imm" in v and v["imm"] > 1 and v["imm"] & (v["imm"] - 1) == 0 and \
-                    v["imm"] not in (0x10000, 0x80000000)
+                ok = (
+                    ok
+                    and "imm" in v
+                    and v["imm"] > 1
+                    and v["imm"] & (v["imm"] - 1) == 0
+                    and v["imm"] not in (0x10000, 0x80000000)
+                )
         if ok:
             return al.insert
     return ""
@@ -103,7 +133,7 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
     word = lo | (hi << 64)
     cands = _BY_OPCODE.get(lo & 0xFFF)
     if not cands:
-        raise DecodeError(f"unknown opcode {lo & 0xfff:#05x}", offset=addr)
+        raise DecodeError(f"unknown opcode {lo & 0xFFF:#05x}", offset=addr)
     why = ""
     for row, known in cands:
         diff = (word ^ row.base) & MASK105 & ~known
@@ -132,8 +162,7 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
         if any(ops[n].get("reg") == v for n, v in row.refuse):
             why = f"{row.mnemonic}: operand value nvdisasm cannot print"
             continue
-        return Inst(addr, row, word, get(word, 12, 3), bool(get(word, 15, 1)), mods, ops, _control(word),
-                    _alias(row, ops, mods))
+        return Inst(addr, row, word, get(word, 12, 3), bool(get(word, 15, 1)), mods, ops, _control(word), _alias(row, ops, mods))
     raise DecodeError(f"word {hi:016x}{lo:016x} refused ({why})", offset=addr)
 
 
@@ -145,6 +174,7 @@ def decode_stream(code: bytes, base: int = 0) -> list[Inst]:
 
 # ------------------------------------------------------------------------------------------
 # text in nvdisasm's syntax
+
 
 def fmt_f32(bits: int) -> str:
     if bits == 0x80000000:
@@ -200,7 +230,7 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     if isinstance(o, Imm):
         if o.kind == "f32":
             return fmt_f32(v["imm"])
-        if o.kind == "f64":       # the high word of a double (DADD/DMUL/DFMA immediates)
+        if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
             return fmt_f64(v["imm"] << 32)
         return _hex(v["imm"])
     if isinstance(o, CBuf):
@@ -216,7 +246,7 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         return f"c[{v['bank']:#x}][R{v['reg']}" + (f"+{_hex(v['off'])}]" if v["off"] else "]")
     if isinstance(o, Mem):
         if o.scale and v["reg"] == 255 and v["off"] and not v["wide"] and not v["scale"]:
-            return f"[{_hex(v['off'])}]"             # shared memory at an absolute offset (nvdisasm 13.5)
+            return f"[{_hex(v['off'])}]"  # shared memory at an absolute offset (nvdisasm 13.5)
         s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else "")
         if o.scale:
             s += dict(o.scale[2])[v["scale"]]
@@ -236,8 +266,11 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
 
 def render(inst: Inst) -> str:
     row = inst.row
-    guard = "" if inst.pred == 7 and not inst.pred_not else \
-        "@" + _pred_name(inst.pred, inst.pred_not, "UP" if row.uniform else "P") + " "
+    guard = (
+        ""
+        if inst.pred == 7 and not inst.pred_not
+        else "@" + _pred_name(inst.pred, inst.pred_not, "UP" if row.uniform else "P") + " "
+    )
     name = row.mnemonic + inst.alias
     for m in row.mods_before + row.mods:
         name += m.lookup(inst.mods[m.name]) or ""
@@ -248,7 +281,7 @@ def render(inst: Inst) -> str:
         if o.name in hidden:
             continue
         s = _render_operand(o, inst.ops[o.name], inst, neg_sym)
-        if s is not None and o.name == "rt" and parts:   # RET's target follows its register: 'R8 0x0'
+        if s is not None and o.name == "rt" and parts:  # RET's target follows its register: 'R8 0x0'
             parts[-1] += " " + s
         elif s is not None:
             parts.append(s)

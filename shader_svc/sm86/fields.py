@@ -7,6 +7,7 @@ Bit numbers count from bit 0 of the 128-bit instruction (low 64-bit word first).
 come from public sources (Mesa NAK's SM70+ encoder, CuAssembler) and from nvdisasm experiments
 (flip one bit, see what the disassembler prints).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ class Reg:
     ``neg``/``abs``: bit numbers of its modifiers (None: not available); ``neg_sym`` '-' for
     arithmetic negation, '~' for bitwise not; ``reuse``: logical slot whose reuse flag it shows;
     ``suffix``: printed after the register (e.g. '.64')."""
+
     name: str
     lo: int
     file: str = "R"
@@ -49,6 +51,7 @@ class Reg:
 class Imm:
     """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float.  A value split
     in two places has its upper part at ``hi_lo`` (``hi_width`` bits)."""
+
     name: str
     lo: int
     width: int
@@ -64,6 +67,7 @@ class Imm:
 class CBuf:
     """Constant bank operand c[bank][offset]: bank bits 54..58, word offset bits 40..53
     (printed as a signed byte offset).  ``neg``/``abs`` as for Reg."""
+
     name: str
     neg: int | None = None
     abs: int | None = None
@@ -76,6 +80,7 @@ class CBuf:
 class CBufR:
     """Indexed constant bank operand c[bank][Ra+offset] (LDC): bank bits 54..58, register 24,
     signed byte offset 38..53; printed c[0x0][R2+0x160] (the register left out while RZ)."""
+
     name: str
 
     def bits(self) -> list[tuple[int, int]]:
@@ -88,6 +93,7 @@ class Mem:
     64-bit pair (None: never, -1: always); ``off``: (lo, width) of the signed byte offset; ``scale``:
     (lo, width, {value: suffix}) for shared-memory index scaling; ``ureg``: bit that adds a
     uniform register (not supported: must be clear)."""
+
     name: str
     reg_lo: int = 24
     wide_bit: int | None = None
@@ -106,12 +112,14 @@ class Mem:
 @dataclass(frozen=True)
 class SReg(operands.SReg):
     """Special register of S2R (bits 72..79)."""
+
     lo: int = 72
 
 
 @dataclass(frozen=True)
 class Target(operands.Target):
     """Branch target: signed offset in 4-byte units relative to the next instruction."""
+
     lo: int = 34
     width: int = 48
 
@@ -120,6 +128,7 @@ class Target(operands.Target):
 class Attr(operands.Attr):
     """Attribute address a[0x80] (ALD/AST/IPA): ``width`` bits at ``lo``, in units of ``scale``
     bytes."""
+
     scale: int = 1
 
 
@@ -128,6 +137,7 @@ class Sym(operands.Sym):
     """A field nvdisasm prints as an operand word rather than a '.MOD' (TEX's dimension '2D',
     TXQ's query, TEX's component mask '0x3').  ``names``: value -> text; a value missing is
     refused.  ``hide``: value printed as nothing (TEX's full mask 0xf)."""
+
     hide: int | None = None
 
 
@@ -135,6 +145,7 @@ class Sym(operands.Sym):
 class Mod(Named):
     """A modifier field printed as '.NAME' after the mnemonic ('' prints nothing).  A value
     missing from ``names`` is not decoded (the decoder refuses the instruction)."""
+
     name: str
     lo: int
     width: int
@@ -150,6 +161,7 @@ class Alias:
     IMAD.MOV).  ``when``: conditions, all must hold: (operand, kind, value) with kind 'reg'
     (register number), 'imm' (immediate value) or 'mod' (a modifier's value, by its name);
     ``insert``: text put after the mnemonic, before the modifiers."""
+
     insert: str
     when: tuple[tuple[str, str, int], ...]
 
@@ -163,6 +175,7 @@ class Row:
     bits 9..11), operands in print order, modifiers in print order, and ``base``: the 105
     non-control bits of a reference encoding.  Bits not covered by the opcode, operands,
     modifiers, the guard predicate or ``free`` must equal ``base`` or the word is refused."""
+
     mnemonic: str
     opcode: int
     operands: tuple[Operand, ...]
@@ -173,13 +186,13 @@ class Row:
     aliases: tuple[Alias, ...] = ()
     # Operands printed only when a modifier has a value: {operand name: (mod name, value)}.
     show_if: tuple[tuple[str, str, int], ...] = ()
-    ir: str = ""                       # IR lowering key ('' = mnemonic)
-    uniform: bool = False              # guard predicate is a uniform predicate (UP)
-    cls: str = "alu"                   # alu, mem, branch, ctrl, warp, conv, sfu, attr, tex
+    ir: str = ""  # IR lowering key ('' = mnemonic)
+    uniform: bool = False  # guard predicate is a uniform predicate (UP)
+    cls: str = "alu"  # alu, mem, branch, ctrl, warp, conv, sfu, attr, tex
     # Operand values refused although the field could hold them: (operand, register number);
     # nvdisasm prints them as garbage ('???255'), so no text of ours could match.
     refuse: tuple[tuple[str, int], ...] = ()
-    stages: tuple[str, ...] = ()       # graphics stages the instruction exists in ('' = any)
+    stages: tuple[str, ...] = ()  # graphics stages the instruction exists in ('' = any)
     known_mask: int = field(default=0, compare=False)
 
     def field_bits(self) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ part the graphics lowering (``to_spirv_gfx.py``) shares; ``to_spirv.Compute86`` 
 rest of what compute kernels use.  Anything else raises ``TranslateError`` naming the
 instruction and its address.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -23,19 +24,62 @@ from shader_svc.lower.base import ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sm86.decode import Inst
 
-LOWERED = {"MOV", "S2R", "NOP", "IMAD", "IMAD.WIDE", "IADD3", "ISETP", "LOP3", "PLOP3", "SHF", "FFMA", "FMUL",
-           "FADD", "IMNMX", "SEL", "ULDC", "LDG", "STG", "BRA", "EXIT", "F2I", "I2F", "FSETP", "FMNMX"}
+LOWERED = {
+    "MOV",
+    "S2R",
+    "NOP",
+    "IMAD",
+    "IMAD.WIDE",
+    "IADD3",
+    "ISETP",
+    "LOP3",
+    "PLOP3",
+    "SHF",
+    "FFMA",
+    "FMUL",
+    "FADD",
+    "IMNMX",
+    "SEL",
+    "ULDC",
+    "LDG",
+    "STG",
+    "BRA",
+    "EXIT",
+    "F2I",
+    "I2F",
+    "FSETP",
+    "FMNMX",
+}
 
-FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}       # FFMA: the lowering's choice (fp32_ir)
+FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}  # FFMA: the lowering's choice (fp32_ir)
 
 
 class Lower86(Lowering):
     # lowering key (the row's ``ir``) -> handler method
-    RULES = {"NOP": "op_nop", "MOV": "op_mov", "S2R": "op_s2r", "IMAD": "op_imad", "IMAD.WIDE": "op_imad_wide",
-             "IADD3": "op_iadd3", "ISETP": "op_isetp", "LOP3": "op_lop3", "PLOP3": "op_plop3", "SHF": "op_shf",
-             "FFMA": "op_fp32", "FMUL": "op_fp32", "FADD": "op_fp32", "F2I": "op_f2i", "I2F": "op_i2f", "FSETP":
-             "op_fsetp", "FMNMX": "op_fmnmx", "IMNMX": "op_imnmx", "SEL": "op_sel", "ULDC": "op_uldc", "LDG":
-             "op_ldg", "STG": "op_stg"}
+    RULES = {
+        "NOP": "op_nop",
+        "MOV": "op_mov",
+        "S2R": "op_s2r",
+        "IMAD": "op_imad",
+        "IMAD.WIDE": "op_imad_wide",
+        "IADD3": "op_iadd3",
+        "ISETP": "op_isetp",
+        "LOP3": "op_lop3",
+        "PLOP3": "op_plop3",
+        "SHF": "op_shf",
+        "FFMA": "op_fp32",
+        "FMUL": "op_fp32",
+        "FADD": "op_fp32",
+        "F2I": "op_f2i",
+        "I2F": "op_i2f",
+        "FSETP": "op_fsetp",
+        "FMNMX": "op_fmnmx",
+        "IMNMX": "op_imnmx",
+        "SEL": "op_sel",
+        "ULDC": "op_uldc",
+        "LDG": "op_ldg",
+        "STG": "op_stg",
+    }
 
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED
@@ -189,10 +233,10 @@ class Lower86(Lowering):
         self.require(inst, X=0)
         if ops["co"]["pred"] != 7:
             raise TranslateError(f"{inst.text()}: carry out not supported", offset=inst.addr)
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         p = self.wide_product_ir(b, inst)
-        self.put64_ir(b, ops.get('d', {}).get('reg', 255), b.op("IAdd64", p, self.src64_ir(b, inst, "c")))
+        self.put64_ir(b, ops.get("d", {}).get("reg", 255), b.op("IAdd64", p, self.src64_ir(b, inst, "c")))
         ir_spirv.emit(self, b)
 
     def wide_product_ir(self, b: Block, inst: Inst) -> Value:
@@ -244,7 +288,7 @@ class Lower86(Lowering):
 
     def op_shf(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         self._shf(inst, d)
 
     def op_fp32(self, inst: Inst) -> None:
@@ -331,7 +375,7 @@ class Lower86(Lowering):
 
     def op_uldc(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         cb = ops["cb"]
         b = Block()
         for i in range(2 if inst.mods["size"] == 5 else 1):

@@ -8,6 +8,7 @@ IADD3.X with both carry-ins adds t back; a negated operand without .X is ~x + 1 
 the carry), with .X it is ~x (nvdisasm prints '~').  DFMA is the exactly rounded emulation of
 ``lower/semantics.py`` (no reliance on a fused device Fma).
 """
+
 from __future__ import annotations
 
 import struct
@@ -20,8 +21,7 @@ from shader_svc.sm86.lower import Lower86
 
 
 # MUFU's function field -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
-MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H",
-        8: "Sqrt32"}
+MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H", 8: "Sqrt32"}
 
 
 def _f(v: float) -> int:
@@ -72,11 +72,11 @@ class Alu86(Lower86):
     def _lea(self, inst: Inst) -> None:
         """LEA: (a << s) + b; LEA.HI: high word of (hi:a) << s, plus b; .X adds the carry-in."""
         ops, mods = inst.ops, inst.mods
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         x = bool(mods["X"])
         sh = ops["s"]["imm"]
         b = Block()
-        a = self.src_ir(b, inst, "a")         # -a / ~a applied
+        a = self.src_ir(b, inst, "a")  # -a / ~a applied
         if mods["HI"]:
             hi = b.op("ISar32", a, b.const_u32(31)) if mods["SX32"] else self.src_ir(b, inst, "c")
             v = b.op("Pack64", a, hi)
@@ -97,8 +97,8 @@ class Alu86(Lower86):
         shift, .R of the right shift (arithmetic for .S32/.S64).  The count wraps (.W: modulo 32
         for 32-bit types, 64 for 64-bit ones) or clamps (32 / 64)."""
         mods = inst.mods
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
-        t = mods["type"]                     # 0 S64, 1 U64, 2 S32, 3 U32
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
+        t = mods["type"]  # 0 S64, 1 U64, 2 S32, 3 U32
         wide = t in (0, 1)
         b = Block()
         v = b.op("Pack64", self.src_ir(b, inst, "a"), self.src_ir(b, inst, "c"))
@@ -111,7 +111,7 @@ class Alu86(Lower86):
         if mods["dir"] == 0:
             r = b.op("Shl64", v, s64)
             r = b.op("Select64", big, b.const_u64(0), r)
-        elif signed:                         # a shift by 64 leaves the sign, as a shift by 63 does
+        elif signed:  # a shift by 64 leaves the sign, as a shift by 63 does
             r = b.op("Sar64", v, s64)
         else:
             zero = b.const_u64(0)
@@ -169,10 +169,11 @@ class Alu86(Lower86):
         b = Block()
         x, is64 = self._int_src(b, inst, signed, size)
         rnd = mods["rnd"]
-        if mods["dst"] == 3:                                  # F64
+        if mods["dst"] == 3:  # F64
             if rnd and is64:
-                raise TranslateError(f"{inst.text()}: directed rounding of a 64-bit integer to F64 not translated",
-                                     offset=inst.addr)
+                raise TranslateError(
+                    f"{inst.text()}: directed rounding of a 64-bit integer to F64 not translated", offset=inst.addr
+                )
             f64 = b.emit("I2F64From64" if is64 else "I2F64", x, signed=signed)
             self.put64_ir(b, d, b.op("BitcastU64", f64))
             ir_spirv.emit(self, b)
@@ -191,7 +192,7 @@ class Alu86(Lower86):
         signed = bool((inst.row.base >> 72) & 1)
         b = Block()
         if mods["src"] == 3:
-            self.f64t   # declared before the operand is read, where this lowering always did (ids kept)
+            self.f64t  # declared before the operand is read, where this lowering always did (ids kept)
             x = b.emit("RoundF64", self.f64src_ir(b, inst, "b"), rnd=mods["rnd"])
         else:
             x = b.emit("RoundF32", b.op("BitcastF32", self.src_ir(b, inst, "b", True)), rnd=mods["rnd"])
@@ -229,7 +230,7 @@ class Alu86(Lower86):
         rnd = inst.mods["rnd"]
         if "f64" in inst.mods:
             self.require(inst, FTZ=0)
-            self.u64, self.f64t     # declared before the operand is read, as this lowering always did (ids kept)
+            self.u64, self.f64t  # declared before the operand is read, as this lowering always did (ids kept)
             b = Block()
             self.put64_ir(b, d, b.op("BitcastU64", b.emit("RoundF64", self.f64src_ir(b, inst, "b"), rnd=rnd)))
             ir_spirv.emit(self, b)
@@ -246,7 +247,7 @@ class Alu86(Lower86):
         is correctly rounded in Vulkan); directed narrowing is refused."""
         self.require(inst, FTZ=0)
         b = Block()
-        if inst.row.base >> 84 & 1:                          # .F32.F64
+        if inst.row.base >> 84 & 1:  # .F32.F64
             self.require(inst, rnd=0)
             b.set_reg(d, b.op("BitcastU32", b.op("CvtF32", self.f64src_ir(b, inst, "b"))))
         else:
@@ -268,7 +269,7 @@ class Alu86(Lower86):
     def op_imad_wide(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
         if mods["X"] or ops["co"]["pred"] != 7:
-            self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+            self.u64  # declared before the operands are read, where this lowering always did (ids kept)
             b = Block()
             p = self.wide_product_ir(b, inst)
             cc = self.src64_ir(b, inst, "c")
@@ -280,7 +281,7 @@ class Alu86(Lower86):
                 s = s2
             if ops["co"]["pred"] != 7:
                 b.set_pred(ops["co"]["pred"], out)
-            self.put64_ir(b, ops.get('d', {}).get('reg', 255), s)
+            self.put64_ir(b, ops.get("d", {}).get("reg", 255), s)
             ir_spirv.emit(self, b)
         else:
             super().op_imad_wide(inst)
@@ -301,7 +302,7 @@ class Alu86(Lower86):
         # sequence shows (IMAD.HI.U32 q, q, e, r with q = r+1's copy: q + hi(q * e)); the
         # 64-bit add's carry goes out, .X adds the carry-in
         self.require(inst, X=0)
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         p = self.wide_product_ir(b, inst)
         cc = self.src64_ir(b, inst, "c")
@@ -337,7 +338,7 @@ class Alu86(Lower86):
 
     def op_r2ur(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         if ops["p"]["pred"] != 7:
             raise TranslateError(f"{inst.text()}: predicate out not translated", offset=inst.addr)
         b = Block()
@@ -385,27 +386,29 @@ class Alu86(Lower86):
 
     def op_shf(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         self._shf_any(inst, d)
 
     def op_dadd(self, inst: Inst) -> None:
         ops = inst.ops
         self.require(inst, rnd=0)
-        self.u64    # declared before the operands are read, where this lowering always did (ids kept)
+        self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         x, y = self.f64src_ir(b, inst, "a"), self.f64src_ir(b, inst, "b")
         if inst.row.ir == "DFMA":
             r = b.op("FFma64", x, y, self.f64src_ir(b, inst, "c"))
         else:
             r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
-        self.put64_ir(b, ops.get('d', {}).get('reg', 255), b.op("BitcastU64", r))
+        self.put64_ir(b, ops.get("d", {}).get("reg", 255), b.op("BitcastU64", r))
         ir_spirv.emit(self, b)
 
     def op_dsetp(self, inst: Inst) -> None:
         mods = inst.mods
         if mods["cmp"] in (0, 15):
-            raise TranslateError(f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's "
-                                 f"NaN rule is not documented)", offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's NaN rule is not documented)",
+                offset=inst.addr,
+            )
         b = Block()
         x = self.f64src_ir(b, inst, "a")
         self.set_bop_ir(b, inst, b.emit("FCmp64", x, self.f64src_ir(b, inst, "b"), cmp=mods["cmp"]))
@@ -414,7 +417,7 @@ class Alu86(Lower86):
     def op_i2f(self, inst: Inst) -> None:
         ops = inst.ops
         if inst.row.opcode & 0x1FF in (0x106, 0x112):
-            d = ops.get('d', {}).get('reg', 255)
+            d = ops.get("d", {}).get("reg", 255)
             self._i2f(inst, d)
         else:
             super().op_i2f(inst)
@@ -422,7 +425,7 @@ class Alu86(Lower86):
     def op_f2i(self, inst: Inst) -> None:
         ops = inst.ops
         if inst.row.opcode & 0x1FF == 0x111:
-            d = ops.get('d', {}).get('reg', 255)
+            d = ops.get("d", {}).get("reg", 255)
             self._f2i64(inst, d)
         else:
             super().op_f2i(inst)
@@ -432,7 +435,7 @@ class Alu86(Lower86):
 
     def op_cs2r(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         # one invocation is one thread: only the zero register pair has a meaning here
         if inst.ops["sr"]["sr"] != 0xFF:
             raise TranslateError(f"{inst.text()}: special register pair not translated", offset=inst.addr)
@@ -444,10 +447,10 @@ class Alu86(Lower86):
 
     def op_frnd(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         self._frnd(inst, d)
 
     def op_f2f(self, inst: Inst) -> None:
         ops = inst.ops
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         self._f2f86(inst, d)

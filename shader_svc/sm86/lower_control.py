@@ -5,6 +5,7 @@ barriers (BSSY/BSYNC/BREAK: no-ops, one invocation is one thread).
 CALL.REL jumps (the caller has put the return address in a register pair with MOV, as nvcc
 does), RET.REL jumps to that register + its target field (the code start), resolved against
 the block table in the dispatcher loop."""
+
 from __future__ import annotations
 
 from shader_svc.lower.base import DONE, TranslateError
@@ -51,8 +52,12 @@ class Control86(Lower86):
             if ir in ("CALL", "CALL.ABS"):
                 if i + 1 >= len(blocks):
                     raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
-                return [(self._block_at(last.ops["target"]["target"] if ir == "CALL" else last.ops["target"]["imm"],
-                                        last), st + ((i, i + 1),))]
+                return [
+                    (
+                        self._block_at(last.ops["target"]["target"] if ir == "CALL" else last.ops["target"]["imm"], last),
+                        st + ((i, i + 1),),
+                    )
+                ]
             if not st:
                 raise Unstructured(f"offset {last.addr:#x}: {ir} with no call in progress")
             call_block, back = st[-1]
@@ -61,6 +66,7 @@ class Control86(Lower86):
             if ra is None or (ra + rt) & 0xFFFFFFFF != blocks[back][0].addr:
                 raise Unstructured(f"offset {last.addr:#x}: {ir} to an address the caller did not set")
             return [(back, st[:-1])]
+
         return step
 
     def _block_at(self, addr: int, ins: Inst) -> int:
@@ -72,9 +78,12 @@ class Control86(Lower86):
     def build(self) -> bytes:
         for ins in self.insts:
             if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
-                raise TranslateError(f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
-                                     f"warp is emulated with workgroup barriers, which every invocation must "
-                                     f"reach)", offset=ins.addr)
+                raise TranslateError(
+                    f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
+                    f"warp is emulated with workgroup barriers, which every invocation must "
+                    f"reach)",
+                    offset=ins.addr,
+                )
         return super().build()
 
     # --- control flow -------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 128 bits, generic LD/ST/ATOM (shared memory through the window at c[0x0][0x18], see
 ``sm86/cbank.py``), local memory, atomics (ATOMG/RED, 32-bit), BAR, MEMBAR, SHFL/VOTE on the
 emulated 32-lane warp (``lower/memory.py``), the lane id."""
+
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
@@ -12,8 +13,15 @@ from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
 
 SIZES = {4: 1, 5: 2, 6: 4}
-ATOMIC_OPS = {0: "OpAtomicIAdd", 1: ("OpAtomicUMin", "OpAtomicSMin"), 2: ("OpAtomicUMax", "OpAtomicSMax"),
-              5: "OpAtomicAnd", 6: "OpAtomicOr", 7: "OpAtomicXor", 8: "OpAtomicExchange"}
+ATOMIC_OPS = {
+    0: "OpAtomicIAdd",
+    1: ("OpAtomicUMin", "OpAtomicSMin"),
+    2: ("OpAtomicUMax", "OpAtomicSMax"),
+    5: "OpAtomicAnd",
+    6: "OpAtomicOr",
+    7: "OpAtomicXor",
+    8: "OpAtomicExchange",
+}
 
 
 class Memory86(Lower86):
@@ -115,8 +123,7 @@ class Memory86(Lower86):
             raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
         reg = inst.ops["d"]["reg"] if inst.row.ir == "LDG" else inst.ops["b"]["reg"]
         b = Block()
-        global_words_ir(b, self.base64_ir(b, inst), inst.ops["addr"]["off"], SIZES[inst.mods["size"]], reg,
-                        inst.row.ir == "LDG")
+        global_words_ir(b, self.base64_ir(b, inst), inst.ops["addr"]["off"], SIZES[inst.mods["size"]], reg, inst.row.ir == "LDG")
         ir_spirv.emit(self, b)
 
     def _atomic86(self, inst: Inst, put) -> None:
@@ -167,7 +174,7 @@ class Memory86(Lower86):
     # --- instructions (Compute86.RULES) -------------------------------------------------------
     def op_ldc(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
-        d = ops.get('d', {}).get('reg', 255)
+        d = ops.get("d", {}).get("reg", 255)
         u32, c = self.u32, self.c
         cb = ops["cb"]
         if mods["mode"] or mods["size"] not in (4, 5):
@@ -181,7 +188,7 @@ class Memory86(Lower86):
         self._lds_sts(inst)
 
     def op_ldg(self, inst: Inst) -> None:
-        if inst.row.mnemonic in ("LD", "ST"):         # generic addresses (-G code)
+        if inst.row.mnemonic in ("LD", "ST"):  # generic addresses (-G code)
             self._generic(inst, self.dest(inst))
         elif inst.mods["size"] in (4, 5, 6):
             self._wide_global(inst)
@@ -192,7 +199,7 @@ class Memory86(Lower86):
                 super().op_stg(inst)
 
     def op_atomg(self, inst: Inst) -> None:
-        if inst.row.mnemonic == "ATOM":               # generic addresses (-G code)
+        if inst.row.mnemonic == "ATOM":  # generic addresses (-G code)
             self._generic(inst, self.dest(inst))
         else:
             self._atomic86(inst, self.dest(inst))
@@ -216,7 +223,7 @@ class Memory86(Lower86):
             super().op_s2r(inst)
             return
         b = Block()
-        if sr == 0x00:              # lane id in the emulated warp
+        if sr == 0x00:  # lane id in the emulated warp
             self.put_ir(b, inst, b.op("IAnd32", b.emit("LocalIndex"), b.const_u32(31)))
         else:
             # the local window's low end: 0 (local addresses wrap in the 4 KiB array), so the

@@ -9,13 +9,14 @@ of pointer registers).  Index operands (IMAD's factors, IMAD.WIDE's a*b) never c
 ness, so a block size read from c[0][0] never looks like a pointer.  Flow-insensitive means
 "may use": a register reused for two pointers reports both, which is what binding needs.
 """
+
 from __future__ import annotations
 
 from shader_svc.reflection import ConstRange, GlobalPointer, Reflection  # noqa: F401  (this module's record)
 from shader_svc.sm86.decode import Inst
 
 
-Source = tuple[int, int]       # (bank, 8-aligned byte offset) of a pointer
+Source = tuple[int, int]  # (bank, 8-aligned byte offset) of a pointer
 
 
 def _cb(v: dict) -> Source | None:
@@ -66,9 +67,9 @@ def _step(ins: Inst, st: Taint, use: dict) -> None:
     elif ir == "ULDC":
         srcs = _of(st, ops["cb"])
         width = 2 if ins.mods.get("size") == 5 else 1
-    elif ir == "IMAD":                  # only the addend: IMAD.MOV and pointer + a*b
+    elif ir == "IMAD":  # only the addend: IMAD.MOV and pointer + a*b
         srcs = _of(st, ops["c"])
-    elif ir == "IMAD.WIDE":             # the 64-bit addend; a*b is the index
+    elif ir == "IMAD.WIDE":  # the 64-bit addend; a*b is the index
         srcs = _of(st, ops["c"], pair=True)
         width = 2
     elif ir in ("IADD3", "LOP3", "SEL"):
@@ -126,7 +127,7 @@ def _graphics(insts: list[Inst], header) -> dict:
 
     inputs, outputs, textures = set(), set(), set()
     position = pools = False
-    dims: dict[int, str] = {}      # slot -> dimension (TXQ alone: 2D)
+    dims: dict[int, str] = {}  # slot -> dimension (TXQ alone: 2D)
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
@@ -144,9 +145,15 @@ def _graphics(insts: list[Inst], header) -> dict:
             pools = True
     if header.stage == "fragment":
         outputs = {t for t, m in enumerate(header.targets) if m}
-    return {"stage": header.stage, "textures": tuple(sorted(textures)), "inputs": tuple(sorted(inputs)),
-            "outputs": tuple(sorted(outputs)), "writes_position": position, "texture_pools": pools,
-            "texture_dims": tuple(dims.get(t, "2D") for t in sorted(textures))}
+    return {
+        "stage": header.stage,
+        "textures": tuple(sorted(textures)),
+        "inputs": tuple(sorted(inputs)),
+        "outputs": tuple(sorted(outputs)),
+        "writes_position": position,
+        "texture_pools": pools,
+        "texture_dims": tuple(dims.get(t, "2D") for t in sorted(textures)),
+    }
 
 
 def reflect(insts: list[Inst], header=None) -> Reflection:

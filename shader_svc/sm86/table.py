@@ -16,6 +16,7 @@ experiments.  Three physical source slots: A = R@24, B = bits 32..63, C = R@64:
 Negate/abs bits belong to the physical slot (A: 72/73, B: 63/62, C: 75/74); reuse flags to the
 logical operand (a/b/c: 122/123/124).
 """
+
 from __future__ import annotations
 
 from shader_svc.sm86.fields import Alias, Attr, CBuf, CBufR, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target
@@ -24,8 +25,24 @@ RZ, URZ, PT = 255, 63, 7
 
 # ---------------------------------------------------------------------------------------------
 # modifier vocabularies
-FCMP = ((0, ".F"), (1, ".LT"), (2, ".EQ"), (3, ".LE"), (4, ".GT"), (5, ".NE"), (6, ".GE"), (7, ".NUM"),
-        (8, ".NAN"), (9, ".LTU"), (10, ".EQU"), (11, ".LEU"), (12, ".GTU"), (13, ".NEU"), (14, ".GEU"), (15, ".T"))
+FCMP = (
+    (0, ".F"),
+    (1, ".LT"),
+    (2, ".EQ"),
+    (3, ".LE"),
+    (4, ".GT"),
+    (5, ".NE"),
+    (6, ".GE"),
+    (7, ".NUM"),
+    (8, ".NAN"),
+    (9, ".LTU"),
+    (10, ".EQU"),
+    (11, ".LEU"),
+    (12, ".GTU"),
+    (13, ".NEU"),
+    (14, ".GEU"),
+    (15, ".T"),
+)
 # DSETP's 0 and 15 are MIN/MAX (fmin/fmax: the first predicate picks the operand, the second
 # marks a NaN to quiet) as nvdisasm 13.5 prints them, not F/T
 DCMP = ((0, ".MIN"),) + FCMP[1:15] + ((15, ".MAX"),)
@@ -34,17 +51,34 @@ BOP = ((0, ".AND"), (1, ".OR"), (2, ".XOR"))
 FRND = ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"))
 ONOFF = lambda s: ((0, ""), (1, s))  # noqa: E731
 MEMSZ = ((0, ".U8"), (1, ".S8"), (2, ".U16"), (3, ".S16"), (4, ""), (5, ".64"), (6, ".128"))
-MUFU_OPS = ((0, ".COS"), (1, ".SIN"), (2, ".EX2"), (3, ".LG2"), (4, ".RCP"), (5, ".RSQ"), (6, ".RCP64H"),
-            (7, ".RSQ64H"), (8, ".SQRT"),
-            (9, ".TANH"))
-ATOM_OPS = ((0, ".ADD"), (1, ".MIN"), (2, ".MAX"), (3, ".INC"), (4, ".DEC"), (5, ".AND"), (6, ".OR"),
-            (7, ".XOR"), (8, ".EXCH"))
+MUFU_OPS = (
+    (0, ".COS"),
+    (1, ".SIN"),
+    (2, ".EX2"),
+    (3, ".LG2"),
+    (4, ".RCP"),
+    (5, ".RSQ"),
+    (6, ".RCP64H"),
+    (7, ".RSQ64H"),
+    (8, ".SQRT"),
+    (9, ".TANH"),
+)
+ATOM_OPS = ((0, ".ADD"), (1, ".MIN"), (2, ".MAX"), (3, ".INC"), (4, ".DEC"), (5, ".AND"), (6, ".OR"), (7, ".XOR"), (8, ".EXCH"))
 RED_OPS = ATOM_OPS[:8]
 SHFL_MODES = ((0, ".IDX"), (1, ".UP"), (2, ".DOWN"), (3, ".BFLY"))
-SREGS = {0x00: "SR_LANEID", 0x21: "SR_TID.X", 0x22: "SR_TID.Y", 0x23: "SR_TID.Z",
-         0x25: "SR_CTAID.X", 0x26: "SR_CTAID.Y", 0x27: "SR_CTAID.Z",
-         # graphics system values
-         0x11: "SR_INVOCATION_ID", 0x12: "SR_Y_DIRECTION", 0x13: "SR_THREAD_KILL"}
+SREGS = {
+    0x00: "SR_LANEID",
+    0x21: "SR_TID.X",
+    0x22: "SR_TID.Y",
+    0x23: "SR_TID.Z",
+    0x25: "SR_CTAID.X",
+    0x26: "SR_CTAID.Y",
+    0x27: "SR_CTAID.Z",
+    # graphics system values
+    0x11: "SR_INVOCATION_ID",
+    0x12: "SR_Y_DIRECTION",
+    0x13: "SR_THREAD_KILL",
+}
 
 # ---------------------------------------------------------------------------------------------
 # operand slots
@@ -56,32 +90,39 @@ def A(neg=False, abs_=False, sym="-"):
     return Reg("a", 24, neg=72 if neg else None, abs=73 if abs_ else None, neg_sym=sym, reuse="a")
 
 
-def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-", fimm=False, uimm=False,
-              kind: str = ""):
+def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-", fimm=False, uimm=False, kind: str = ""):
     """Operands of slots b (and c) for each form code.  ``forms`` maps form -> layout name
     ('rr', 'ri', 'rc', 'ir', 'cr', 'ur', 'ru' for 3 sources; 'r', 'i', 'c', 'u' for one)."""
     kind = kind or ("f32" if fimm else ("u" if uimm else "s"))
     out = {}
     for form, lay in forms.items():
+
         def regB(name):
-            return Reg(name, 32, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None,
-                       neg_sym=sym, reuse=name)
+            return Reg(name, 32, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None, neg_sym=sym, reuse=name)
 
         def regC(name):
-            return Reg(name, 64, neg=75 if neg.get(name) else None, abs=74 if abs_.get(name) else None,
-                       neg_sym=sym, reuse=name)
+            return Reg(name, 64, neg=75 if neg.get(name) else None, abs=74 if abs_.get(name) else None, neg_sym=sym, reuse=name)
 
         def cbB(name):
             return CBuf(name, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None)
 
         if n_src == 1:
-            ops = {"r": (regB("b"),), "i": (Imm("b", 32, 32, kind),), "c": (cbB("b"),),
-                   "u": (Reg("b", 32, file="UR", neg=63 if neg.get("b") else None, neg_sym=sym),)}[lay]
+            ops = {
+                "r": (regB("b"),),
+                "i": (Imm("b", 32, 32, kind),),
+                "c": (cbB("b"),),
+                "u": (Reg("b", 32, file="UR", neg=63 if neg.get("b") else None, neg_sym=sym),),
+            }[lay]
         else:
-            ops = {"rr": (regB("b"), regC("c")), "ri": (regC("b"), Imm("c", 32, 32, kind)),
-                   "rc": (regC("b"), cbB("c")), "ir": (Imm("b", 32, 32, kind), regC("c")),
-                   "cr": (cbB("b"), regC("c")), "ur": (Reg("b", 32, file="UR"), regC("c")),
-                   "ru": (regC("b"), Reg("c", 32, file="UR"))}[lay]
+            ops = {
+                "rr": (regB("b"), regC("c")),
+                "ri": (regC("b"), Imm("c", 32, 32, kind)),
+                "rc": (regC("b"), cbB("c")),
+                "ir": (Imm("b", 32, 32, kind), regC("c")),
+                "cr": (cbB("b"), regC("c")),
+                "ur": (Reg("b", 32, file="UR"), regC("c")),
+                "ru": (regC("b"), Reg("c", 32, file="UR")),
+            }[lay]
         out[form] = ops
     return out
 
@@ -97,8 +138,18 @@ def hi(v: int) -> int:
 
 def rows_for(mnemonic, op9, forms_ops, pre=(), post=(), mods=(), mods_before=(), base=0, **kw):
     # Uniform-register forms (6, 7) carry bit 91 set.
-    return [Row(mnemonic, (form << 9) | op9, tuple(pre) + ops + tuple(post), tuple(mods_before), tuple(mods),
-                base | ((1 << 91) if form in (6, 7) else 0), **kw) for form, ops in forms_ops.items()]
+    return [
+        Row(
+            mnemonic,
+            (form << 9) | op9,
+            tuple(pre) + ops + tuple(post),
+            tuple(mods_before),
+            tuple(mods),
+            base | ((1 << 91) if form in (6, 7) else 0),
+            **kw,
+        )
+        for form, ops in forms_ops.items()
+    ]
 
 
 P87 = Pred("pp", 87, not_bit=90)
@@ -113,128 +164,411 @@ ROWS: list[Row] = []
 R = ROWS.extend
 
 # --- moves and selects ---------------------------------------------------------------------
-R(rows_for("MOV", 0x002, src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}, uimm=True), pre=(D,),
-           mods=(Mod("mask", 72, 4, ((15, ""),)),), base=hi(0xF00), ir="MOV"))
+R(
+    rows_for(
+        "MOV",
+        0x002,
+        src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}, uimm=True),
+        pre=(D,),
+        mods=(Mod("mask", 72, 4, ((15, ""),)),),
+        base=hi(0xF00),
+        ir="MOV",
+    )
+)
 R(rows_for("SEL", 0x007, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D, A()), post=(P87,), ir="SEL"))
-R(rows_for("FSEL", 0x008, src_forms(1, {"b": 1}, {"b": 1}, FORMS1, fimm=True), pre=(D, A(1, 1)), post=(P87,),
-           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")),), ir="SEL"))
+R(
+    rows_for(
+        "FSEL",
+        0x008,
+        src_forms(1, {"b": 1}, {"b": 1}, FORMS1, fimm=True),
+        pre=(D, A(1, 1)),
+        post=(P87,),
+        mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")),),
+        ir="SEL",
+    )
+)
 R([Row("S2R", 0x919, (D, SReg("sr")), ir="S2R", cls="ctrl")])
 R([Row("NOP", 0x918, (), ir="NOP", cls="ctrl")])
 
 # --- FP32 ----------------------------------------------------------------------------------
 FNA = {"b": 1, "c": 1}
-R(rows_for("FADD", 0x021, src_forms(1, FNA, FNA, {1: "r", 2: "i", 3: "c"}, fimm=True), pre=(D, A(1, 1)),
-           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND), Mod("SAT", 77, 1, ONOFF(".SAT"))),
-           ir="FADD"))
-R(rows_for("FMUL", 0x020, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D, A(1, 1)),
-           mods=(Mod("scale", 84, 3, ((4, ""), (5, ".M2"), (6, ".M4"))), Mod("FTZ", 80, 1, ONOFF(".FTZ")),
-                 Mod("FMZ", 76, 1, ONOFF(".FMZ")), Mod("rnd", 78, 2, FRND), Mod("SAT", 77, 1, ONOFF(".SAT"))),
-           ir="FMUL"))
-R(rows_for("FFMA", 0x023, src_forms(2, FNA, FNA, FORMS3, fimm=True), pre=(D, A(1, 1)),
-           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("FMZ", 76, 1, ONOFF(".FMZ")), Mod("rnd", 78, 2, FRND),
-                 Mod("SAT", 77, 1, ONOFF(".SAT"))), ir="FFMA"))
-R(rows_for("FMNMX", 0x009, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D, A(1, 1)), post=(P87,),
-           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("NAN", 81, 1, ONOFF(".NAN")),
-                 Mod("XORSIGN", 82, 1, ONOFF(".XORSIGN"))), ir="FMNMX"))
-R(rows_for("FSETP", 0x00B, src_forms(1, FNA, FNA, FORMS1, fimm=True),
-           pre=(Pred("p", 81), Pred("q", 84), A(1, 1)), post=(P87,),
-           mods=(Mod("cmp", 76, 4, FCMP), Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("bop", 74, 2, BOP)),
-           ir="FSETP"))
-R(rows_for("MUFU", 0x108, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D,),
-           mods=(Mod("op", 74, 4, MUFU_OPS), Mod("F16", 73, 1, ((0, ""),))), ir="MUFU", cls="sfu"))
+R(
+    rows_for(
+        "FADD",
+        0x021,
+        src_forms(1, FNA, FNA, {1: "r", 2: "i", 3: "c"}, fimm=True),
+        pre=(D, A(1, 1)),
+        mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND), Mod("SAT", 77, 1, ONOFF(".SAT"))),
+        ir="FADD",
+    )
+)
+R(
+    rows_for(
+        "FMUL",
+        0x020,
+        src_forms(1, FNA, FNA, FORMS1, fimm=True),
+        pre=(D, A(1, 1)),
+        mods=(
+            Mod("scale", 84, 3, ((4, ""), (5, ".M2"), (6, ".M4"))),
+            Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+            Mod("FMZ", 76, 1, ONOFF(".FMZ")),
+            Mod("rnd", 78, 2, FRND),
+            Mod("SAT", 77, 1, ONOFF(".SAT")),
+        ),
+        ir="FMUL",
+    )
+)
+R(
+    rows_for(
+        "FFMA",
+        0x023,
+        src_forms(2, FNA, FNA, FORMS3, fimm=True),
+        pre=(D, A(1, 1)),
+        mods=(
+            Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+            Mod("FMZ", 76, 1, ONOFF(".FMZ")),
+            Mod("rnd", 78, 2, FRND),
+            Mod("SAT", 77, 1, ONOFF(".SAT")),
+        ),
+        ir="FFMA",
+    )
+)
+R(
+    rows_for(
+        "FMNMX",
+        0x009,
+        src_forms(1, FNA, FNA, FORMS1, fimm=True),
+        pre=(D, A(1, 1)),
+        post=(P87,),
+        mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("NAN", 81, 1, ONOFF(".NAN")), Mod("XORSIGN", 82, 1, ONOFF(".XORSIGN"))),
+        ir="FMNMX",
+    )
+)
+R(
+    rows_for(
+        "FSETP",
+        0x00B,
+        src_forms(1, FNA, FNA, FORMS1, fimm=True),
+        pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
+        post=(P87,),
+        mods=(Mod("cmp", 76, 4, FCMP), Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("bop", 74, 2, BOP)),
+        ir="FSETP",
+    )
+)
+R(
+    rows_for(
+        "MUFU",
+        0x108,
+        src_forms(1, FNA, FNA, FORMS1, fimm=True),
+        pre=(D,),
+        mods=(Mod("op", 74, 4, MUFU_OPS), Mod("F16", 73, 1, ((0, ""),))),
+        ir="MUFU",
+        cls="sfu",
+    )
+)
 
 # --- integer -------------------------------------------------------------------------------
 INEG3 = {"b": 1, "c": 1}
-R(rows_for("IADD3", 0x010, src_forms(2, INEG3, {}, {1: "rr", 4: "ir", 5: "cr"}),
-           pre=(D, Pred("co0", 81, hide_pt=True), Pred("co1", 84, hide_pt=True), A(neg=True)),
-           post=(Pred("ci0", 87, not_bit=90), Pred("ci1", 77, not_bit=80)),
-           mods=(Mod("X", 74, 1, ONOFF(".X")),), base=CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
-           ir="IADD3"))
-UIADD3_OPS = (UD, Pred("co0", 81, file="UP", hide_pt=True), Pred("co1", 84, file="UP", hide_pt=True),
-              Reg("a", 24, file="UR", neg=72))
+R(
+    rows_for(
+        "IADD3",
+        0x010,
+        src_forms(2, INEG3, {}, {1: "rr", 4: "ir", 5: "cr"}),
+        pre=(D, Pred("co0", 81, hide_pt=True), Pred("co1", 84, hide_pt=True), A(neg=True)),
+        post=(Pred("ci0", 87, not_bit=90), Pred("ci1", 77, not_bit=80)),
+        mods=(Mod("X", 74, 1, ONOFF(".X")),),
+        base=CI87 | CI77,
+        show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
+        ir="IADD3",
+    )
+)
+UIADD3_OPS = (
+    UD,
+    Pred("co0", 81, file="UP", hide_pt=True),
+    Pred("co1", 84, file="UP", hide_pt=True),
+    Reg("a", 24, file="UR", neg=72),
+)
 UCI = (Pred("ci0", 87, not_bit=90, file="UP"), Pred("ci1", 77, not_bit=80, file="UP"))
-R([Row("UIADD3", 0x890, UIADD3_OPS + (Imm("b", 32, 32), Reg("c", 64, file="UR", neg=75)) + UCI,
-       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000) | CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
-       uniform=True),
-   Row("UIADD3", 0x290, UIADD3_OPS + (Reg("b", 32, file="UR", neg=63), Reg("c", 64, file="UR", neg=75)) + UCI,
-       (), (Mod("X", 74, 1, ONOFF(".X")),), hi(0x08000000) | CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)), ir="IADD3",
-       uniform=True)])
+R(
+    [
+        Row(
+            "UIADD3",
+            0x890,
+            UIADD3_OPS + (Imm("b", 32, 32), Reg("c", 64, file="UR", neg=75)) + UCI,
+            (),
+            (Mod("X", 74, 1, ONOFF(".X")),),
+            hi(0x08000000) | CI87 | CI77,
+            show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
+            ir="IADD3",
+            uniform=True,
+        ),
+        Row(
+            "UIADD3",
+            0x290,
+            UIADD3_OPS + (Reg("b", 32, file="UR", neg=63), Reg("c", 64, file="UR", neg=75)) + UCI,
+            (),
+            (Mod("X", 74, 1, ONOFF(".X")),),
+            hi(0x08000000) | CI87 | CI77,
+            show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
+            ir="IADD3",
+            uniform=True,
+        ),
+    ]
+)
 NOX = ("X", "mod", 0)
-IMAD_ALIASES = (Alias(".MOV", (("a", "reg", RZ), NOX)), Alias(".MOV", (("b", "reg", RZ), NOX)),
-                Alias(".MOV", (("b", "imm", 0), NOX)), Alias(".IADD", (("b", "imm", 1), NOX)),
-                # a power-of-two multiplier and no addend: nvdisasm prints a shift (IMAD.SHL.U32)
-                Alias(".SHL", (("b", "pow2", 0), ("c", "reg", RZ), NOX)))
-R(rows_for("IMAD", 0x024, src_forms(2, {"c": 1}, {}, FORMS3), pre=(D, A()),
-           post=(Pred("ci", 87, not_bit=90),), mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
-                                                      Mod("X", 74, 1, ONOFF(".X"))),
-           show_if=(("ci", "X", 1),), aliases=IMAD_ALIASES, base=hi(0xE0000) | CI87, ir="IMAD"))
-R(rows_for("IMAD", 0x024, src_forms(2, {"c": 1}, {}, {6: "ur", 7: "ru"}), pre=(D, A()),
-           post=(Pred("ci", 87, not_bit=90),), mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
-                                                      Mod("X", 74, 1, ONOFF(".X"))),
-           show_if=(("ci", "X", 1),), base=hi(0xE0000) | CI87, ir="IMAD"))
-R(rows_for("IMAD.WIDE", 0x025, src_forms(2, {"c": 1}, {}, {1: "rr", 3: "rc", 4: "ir", 5: "cr"}),
-           pre=(D, Pred("co", 81, hide_pt=True), A()), post=(Pred("ci", 87, not_bit=90),),
-           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
-           show_if=(("ci", "X", 1),), base=CI87, ir="IMAD.WIDE"))
-R(rows_for("LOP3.LUT", 0x012, src_forms(2, {}, {}, {1: "rr", 4: "ir", 5: "cr"}, uimm=True),
-           pre=(Pred("pd", 81, hide_pt=True), D, A()), post=(Imm("lut", 72, 8, "u"), P87),
-           mods=(Mod("PAND", 80, 1, ONOFF(".PAND")),), ir="LOP3"))
-R(rows_for("IMNMX", 0x017, src_forms(1, {}, {}, FORMS1), pre=(D, A()), post=(P87,),
-           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),), ir="IMNMX"))
-R(rows_for("ISETP", 0x00C, src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}),
-           pre=(Pred("p", 81), Pred("q", 84), A()), post=(P87, Pred("ex", 68, not_bit=71)),
-           mods=(Mod("cmp", 76, 3, ICMP), Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("bop", 74, 2, BOP),
-                 Mod("EX", 72, 1, ONOFF(".EX"))), show_if=(("ex", "EX", 1),), base=EX68,
-           ir="ISETP"))
-SHF_MODS = (Mod("dir", 76, 1, ((0, ".L"), (1, ".R"))), Mod("W", 75, 1, ONOFF(".W")),
-            Mod("type", 73, 2, ((0, ".S64"), (1, ".U64"), (2, ".S32"), (3, ".U32"))), Mod("HI", 80, 1, ONOFF(".HI")))
-R(rows_for("SHF", 0x019, src_forms(2, {}, {}, {1: "rr", 2: "ri", 3: "rc", 4: "ir"}, uimm=True), pre=(D, A()), mods=SHF_MODS, ir="SHF"))
-R(rows_for("PRMT", 0x016, src_forms(2, {}, {}, FORMS3, uimm=True), pre=(D, A()),
-           mods=(Mod("mode", 72, 3, ((0, ""),)),), ir="PRMT"))
-R(rows_for("SGXT", 0x01A, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D, A()),
-           mods=(Mod("W", 75, 1, ONOFF(".W")), Mod("U32", 73, 1, ((0, ".U32"), (1, "")))), ir="SGXT"))
+IMAD_ALIASES = (
+    Alias(".MOV", (("a", "reg", RZ), NOX)),
+    Alias(".MOV", (("b", "reg", RZ), NOX)),
+    Alias(".MOV", (("b", "imm", 0), NOX)),
+    Alias(".IADD", (("b", "imm", 1), NOX)),
+    # a power-of-two multiplier and no addend: nvdisasm prints a shift (IMAD.SHL.U32)
+    Alias(".SHL", (("b", "pow2", 0), ("c", "reg", RZ), NOX)),
+)
+R(
+    rows_for(
+        "IMAD",
+        0x024,
+        src_forms(2, {"c": 1}, {}, FORMS3),
+        pre=(D, A()),
+        post=(Pred("ci", 87, not_bit=90),),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
+        show_if=(("ci", "X", 1),),
+        aliases=IMAD_ALIASES,
+        base=hi(0xE0000) | CI87,
+        ir="IMAD",
+    )
+)
+R(
+    rows_for(
+        "IMAD",
+        0x024,
+        src_forms(2, {"c": 1}, {}, {6: "ur", 7: "ru"}),
+        pre=(D, A()),
+        post=(Pred("ci", 87, not_bit=90),),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
+        show_if=(("ci", "X", 1),),
+        base=hi(0xE0000) | CI87,
+        ir="IMAD",
+    )
+)
+R(
+    rows_for(
+        "IMAD.WIDE",
+        0x025,
+        src_forms(2, {"c": 1}, {}, {1: "rr", 3: "rc", 4: "ir", 5: "cr"}),
+        pre=(D, Pred("co", 81, hide_pt=True), A()),
+        post=(Pred("ci", 87, not_bit=90),),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
+        show_if=(("ci", "X", 1),),
+        base=CI87,
+        ir="IMAD.WIDE",
+    )
+)
+R(
+    rows_for(
+        "LOP3.LUT",
+        0x012,
+        src_forms(2, {}, {}, {1: "rr", 4: "ir", 5: "cr"}, uimm=True),
+        pre=(Pred("pd", 81, hide_pt=True), D, A()),
+        post=(Imm("lut", 72, 8, "u"), P87),
+        mods=(Mod("PAND", 80, 1, ONOFF(".PAND")),),
+        ir="LOP3",
+    )
+)
+R(
+    rows_for(
+        "IMNMX",
+        0x017,
+        src_forms(1, {}, {}, FORMS1),
+        pre=(D, A()),
+        post=(P87,),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),),
+        ir="IMNMX",
+    )
+)
+R(
+    rows_for(
+        "ISETP",
+        0x00C,
+        src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}),
+        pre=(Pred("p", 81), Pred("q", 84), A()),
+        post=(P87, Pred("ex", 68, not_bit=71)),
+        mods=(
+            Mod("cmp", 76, 3, ICMP),
+            Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),
+            Mod("bop", 74, 2, BOP),
+            Mod("EX", 72, 1, ONOFF(".EX")),
+        ),
+        show_if=(("ex", "EX", 1),),
+        base=EX68,
+        ir="ISETP",
+    )
+)
+SHF_MODS = (
+    Mod("dir", 76, 1, ((0, ".L"), (1, ".R"))),
+    Mod("W", 75, 1, ONOFF(".W")),
+    Mod("type", 73, 2, ((0, ".S64"), (1, ".U64"), (2, ".S32"), (3, ".U32"))),
+    Mod("HI", 80, 1, ONOFF(".HI")),
+)
+R(
+    rows_for(
+        "SHF", 0x019, src_forms(2, {}, {}, {1: "rr", 2: "ri", 3: "rc", 4: "ir"}, uimm=True), pre=(D, A()), mods=SHF_MODS, ir="SHF"
+    )
+)
+R(
+    rows_for(
+        "PRMT", 0x016, src_forms(2, {}, {}, FORMS3, uimm=True), pre=(D, A()), mods=(Mod("mode", 72, 3, ((0, ""),)),), ir="PRMT"
+    )
+)
+R(
+    rows_for(
+        "SGXT",
+        0x01A,
+        src_forms(1, {}, {}, FORMS1, uimm=True),
+        pre=(D, A()),
+        mods=(Mod("W", 75, 1, ONOFF(".W")), Mod("U32", 73, 1, ((0, ".U32"), (1, "")))),
+        ir="SGXT",
+    )
+)
 R(rows_for("POPC", 0x109, src_forms(1, {"b": 1}, {}, FORMS1, sym="~", uimm=True), pre=(D,), ir="POPC"))
 R(rows_for("BREV", 0x101, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D,), ir="BREV"))
-R(rows_for("FLO", 0x100, src_forms(1, {"b": 1}, {}, FORMS1, sym="~", uimm=True),
-           pre=(D, Pred("pd", 81, hide_pt=True)),
-           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))), base=hi(0xE0000),
-           ir="FLO"))
-R([Row("UFLO", 0x2BD, (UD, Pred("pd", 81, file="UP", hide_pt=True), Reg("b", 32, file="UR", neg=63, neg_sym="~")),
-       (), (Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))), hi(0x080E0000),
-       ir="FLO", uniform=True)])
-R([Row("PLOP3.LUT", 0x81C, (Pred("p", 81), Pred("q", 84), Pred("a", 87, not_bit=90), Pred("b", 77, not_bit=80),
-                            Pred("c", 68, not_bit=71), Imm("lut", 64, 3, "u", hi_lo=72, hi_width=5),
-                            Imm("lut2", 16, 8, "u")),
-       base=hi(0), ir="PLOP3")])
+R(
+    rows_for(
+        "FLO",
+        0x100,
+        src_forms(1, {"b": 1}, {}, FORMS1, sym="~", uimm=True),
+        pre=(D, Pred("pd", 81, hide_pt=True)),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))),
+        base=hi(0xE0000),
+        ir="FLO",
+    )
+)
+R(
+    [
+        Row(
+            "UFLO",
+            0x2BD,
+            (UD, Pred("pd", 81, file="UP", hide_pt=True), Reg("b", 32, file="UR", neg=63, neg_sym="~")),
+            (),
+            (Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))),
+            hi(0x080E0000),
+            ir="FLO",
+            uniform=True,
+        )
+    ]
+)
+R(
+    [
+        Row(
+            "PLOP3.LUT",
+            0x81C,
+            (
+                Pred("p", 81),
+                Pred("q", 84),
+                Pred("a", 87, not_bit=90),
+                Pred("b", 77, not_bit=80),
+                Pred("c", 68, not_bit=71),
+                Imm("lut", 64, 3, "u", hi_lo=72, hi_width=5),
+                Imm("lut2", 16, 8, "u"),
+            ),
+            base=hi(0),
+            ir="PLOP3",
+        )
+    ]
+)
 
 # --- conversions ---------------------------------------------------------------------------
-R(rows_for("I2FP", 0x045, src_forms(1, {}, {}, FORMS1), pre=(D,),
-           mods=(Mod("dst", 75, 3, ((2, ".F32"),)), Mod("sign", 74, 1, ((0, ".U32"), (1, ".S32"))),
-                 Mod("rnd", 78, 2, ((0, ""), (3, ".RZ")))), base=hi(0x0000200000), ir="I2F", cls="conv"))
+R(
+    rows_for(
+        "I2FP",
+        0x045,
+        src_forms(1, {}, {}, FORMS1),
+        pre=(D,),
+        mods=(
+            Mod("dst", 75, 3, ((2, ".F32"),)),
+            Mod("sign", 74, 1, ((0, ".U32"), (1, ".S32"))),
+            Mod("rnd", 78, 2, ((0, ""), (3, ".RZ"))),
+        ),
+        base=hi(0x0000200000),
+        ir="I2F",
+        cls="conv",
+    )
+)
 # FRND (0x307 F32, 0x313 F64): round to an integral value; F2F (0x310) between F32 and F64, one
 # row per direction (the types print as one word).  nvdisasm 13.5, every bit flipped: FTZ 80,
 # rounding 78..79, the source in the B slot with |x| 62 / -x 63; the type bits are the rows' own
 FRND_RND = ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))
-R(rows_for("FRND", 0x107, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D,),
-           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND_RND)), base=hi(0x0020_1000),
-           ir="FRND", cls="conv"))
-R(rows_for("FRND", 0x113, src_forms(1, FNA, FNA, FORMS1, kind="f64"), pre=(D,),
-           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("f64", 75, 0, ((0, ".F64"),)), Mod("rnd", 78, 2, FRND_RND)),
-           base=hi(0x0030_1800), ir="FRND", cls="conv"))
+R(
+    rows_for(
+        "FRND",
+        0x107,
+        src_forms(1, FNA, FNA, FORMS1, fimm=True),
+        pre=(D,),
+        mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND_RND)),
+        base=hi(0x0020_1000),
+        ir="FRND",
+        cls="conv",
+    )
+)
+R(
+    rows_for(
+        "FRND",
+        0x113,
+        src_forms(1, FNA, FNA, FORMS1, kind="f64"),
+        pre=(D,),
+        mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("f64", 75, 0, ((0, ".F64"),)), Mod("rnd", 78, 2, FRND_RND)),
+        base=hi(0x0030_1800),
+        ir="FRND",
+        cls="conv",
+    )
+)
 F2F_RND = ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"))
 for _types, _base in ((".F64.F32", 0x0020_1800), (".F32.F64", 0x0030_1000)):
-    R(rows_for("F2F", 0x110, src_forms(1, FNA, FNA, {1: "r"}), pre=(D,),
-               mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("types", 75, 0, ((0, _types),)), Mod("rnd", 78, 2, F2F_RND)),
-               base=hi(_base), ir="F2F", cls="conv"))
-R(rows_for("F2I", 0x105, src_forms(1, FNA, FNA, FORMS1, fimm=True), pre=(D,),
-           mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("sign", 72, 1, ((0, ".U32"), (1, ""))),
-                 Mod("size", 75, 2, ((2, ""),)), Mod("rnd", 78, 2, ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))),
-                 Mod("NTZ", 77, 1, ONOFF(".NTZ"))), base=hi(0x0000200000), ir="F2I", cls="conv"))
+    R(
+        rows_for(
+            "F2F",
+            0x110,
+            src_forms(1, FNA, FNA, {1: "r"}),
+            pre=(D,),
+            mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("types", 75, 0, ((0, _types),)), Mod("rnd", 78, 2, F2F_RND)),
+            base=hi(_base),
+            ir="F2F",
+            cls="conv",
+        )
+    )
+R(
+    rows_for(
+        "F2I",
+        0x105,
+        src_forms(1, FNA, FNA, FORMS1, fimm=True),
+        pre=(D,),
+        mods=(
+            Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+            Mod("sign", 72, 1, ((0, ".U32"), (1, ""))),
+            Mod("size", 75, 2, ((2, ""),)),
+            Mod("rnd", 78, 2, ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))),
+            Mod("NTZ", 77, 1, ONOFF(".NTZ")),
+        ),
+        base=hi(0x0000200000),
+        ir="F2I",
+        cls="conv",
+    )
+)
 R([Row("F2FP.PACK_AB", 0x23E, (D, A(), Reg("b", 32, reuse="b")), base=hi(0xFF), ir="F2FP", cls="conv")])
-R([Row("HADD2", 0x230, (D, Reg("a", 24, neg=72, reuse="a", suffix="@swz:74"),
-                        Reg("b", 32, neg=63, abs=62, reuse="b", suffix="@swz:60")),
-       (Mod("F32", 78, 1, ((0, ""), (1, ".F32"))),), (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("SAT", 77, 1, ONOFF(".SAT"))),
-       free=((60, 2), (74, 2)), ir="HADD2", cls="conv")])
+R(
+    [
+        Row(
+            "HADD2",
+            0x230,
+            (D, Reg("a", 24, neg=72, reuse="a", suffix="@swz:74"), Reg("b", 32, neg=63, abs=62, reuse="b", suffix="@swz:60")),
+            (Mod("F32", 78, 1, ((0, ""), (1, ".F32"))),),
+            (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("SAT", 77, 1, ONOFF(".SAT"))),
+            free=((60, 2), (74, 2)),
+            ir="HADD2",
+            cls="conv",
+        )
+    ]
+)
 
 # --- memory --------------------------------------------------------------------------------
 # LDG/STG: the free 6 bits name the uniform register pair holding the memory descriptor
@@ -242,56 +576,152 @@ R([Row("HADD2", 0x230, (D, Reg("a", 24, neg=72, reuse="a", suffix="@swz:74"),
 # assembler's default (base).
 GMEM = Mem("addr", wide_bit=-1)
 CACHE = Mod("cache", 84, 3, ((1, ""), (0, ".EF"), (3, ".LU"), (5, ".NA")))
-R([Row("LDG", 0x981, (D, GMEM), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
-                                     Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
-       hi(0x0C0E1900) | 4 << 32, free=((32, 6),), ir="LDG", cls="mem"),
-   Row("STG", 0x986, (GMEM, Reg("b", 32)), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
-                                                Mod("order", 77, 4, ((0, ""),))),
-       hi(0x0C001900) | 4 << 64, free=((64, 6),), ir="STG", cls="mem")])
+R(
+    [
+        Row(
+            "LDG",
+            0x981,
+            (D, GMEM),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
+            hi(0x0C0E1900) | 4 << 32,
+            free=((32, 6),),
+            ir="LDG",
+            cls="mem",
+        ),
+        Row(
+            "STG",
+            0x986,
+            (GMEM, Reg("b", 32)),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""),))),
+            hi(0x0C001900) | 4 << 64,
+            free=((64, 6),),
+            ir="STG",
+            cls="mem",
+        ),
+    ]
+)
 SMEM = Mem("addr", scale=(78, 2, ((0, ""), (1, ".X4"), (2, ".X8"), (3, ".X16"))))
-R([Row("LDS", 0x984, (D, SMEM), (), (Mod("size", 73, 3, MEMSZ),), ir="LDS", cls="mem"),
-   Row("STS", 0x388, (SMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ),), ir="STS", cls="mem")])
-R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".64"))),), ir="ULDC",
-       uniform=True)])
+R(
+    [
+        Row("LDS", 0x984, (D, SMEM), (), (Mod("size", 73, 3, MEMSZ),), ir="LDS", cls="mem"),
+        Row("STS", 0x388, (SMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ),), ir="STS", cls="mem"),
+    ]
+)
+R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".64"))),), ir="ULDC", uniform=True)])
 AMEM = Mem("addr", wide_bit=91)
-ATOM_MODS = (CACHE, Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"))),
-             Mod("sem", 77, 4, ((7, ".STRONG.GPU"),)))
-R([Row("ATOMG", 0x9A8, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
-       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
-       # bits 64..69: a uniform register shown only with bit 71, as RED's
-       base=hi(0x080000C6), free=((64, 6),), ir="ATOMG", cls="mem"),
-   Row("ATOMG", 0x3A9, (Pred("p", 81), D, AMEM, Reg("b", 32), Reg("c", 64)),
-       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ((0, ".CAS"),))) + ATOM_MODS,
-       ir="ATOMG.CAS", cls="mem"),
-   Row("RED", 0x98E, (AMEM, Reg("b", 32)),
-       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 3, RED_OPS)) + ATOM_MODS,
-       # bits 64..69 name a uniform register nvdisasm shows only with bit 71 (ptxas 12.9 leaves
-       # 0b110 there, nvcc 13 0b100)
-       base=hi(0x4000086), free=((64, 6),), ir="RED", cls="mem")])
+ATOM_MODS = (
+    CACHE,
+    Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"))),
+    Mod("sem", 77, 4, ((7, ".STRONG.GPU"),)),
+)
+R(
+    [
+        Row(
+            "ATOMG",
+            0x9A8,
+            (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
+            # bits 64..69: a uniform register shown only with bit 71, as RED's
+            base=hi(0x080000C6),
+            free=((64, 6),),
+            ir="ATOMG",
+            cls="mem",
+        ),
+        Row(
+            "ATOMG",
+            0x3A9,
+            (Pred("p", 81), D, AMEM, Reg("b", 32), Reg("c", 64)),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ((0, ".CAS"),))) + ATOM_MODS,
+            ir="ATOMG.CAS",
+            cls="mem",
+        ),
+        Row(
+            "RED",
+            0x98E,
+            (AMEM, Reg("b", 32)),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 3, RED_OPS)) + ATOM_MODS,
+            # bits 64..69 name a uniform register nvdisasm shows only with bit 71 (ptxas 12.9 leaves
+            # 0b110 there, nvcc 13 0b100)
+            base=hi(0x4000086),
+            free=((64, 6),),
+            ir="RED",
+            cls="mem",
+        ),
+    ]
+)
 
 # --- warp ------------------------------------------------------------------------------------
-SHFL_FORMS = {0x389: (Reg("b", 32), Reg("c", 64)), 0x589: (Reg("b", 32), Imm("c", 40, 13, "u")),
-              0x989: (Imm("b", 53, 5, "u"), Reg("c", 64)), 0xF89: (Imm("b", 53, 5, "u"), Imm("c", 40, 13, "u"))}
-R([Row("SHFL", op, (Pred("p", 81), D, A()) + bc, (), (Mod("mode", 58, 2, SHFL_MODES),), ir="SHFL", cls="warp")
-   for op, bc in SHFL_FORMS.items()])
+SHFL_FORMS = {
+    0x389: (Reg("b", 32), Reg("c", 64)),
+    0x589: (Reg("b", 32), Imm("c", 40, 13, "u")),
+    0x989: (Imm("b", 53, 5, "u"), Reg("c", 64)),
+    0xF89: (Imm("b", 53, 5, "u"), Imm("c", 40, 13, "u")),
+}
+R(
+    [
+        Row("SHFL", op, (Pred("p", 81), D, A()) + bc, (), (Mod("mode", 58, 2, SHFL_MODES),), ir="SHFL", cls="warp")
+        for op, bc in SHFL_FORMS.items()
+    ]
+)
 VOTE_MODES = ((0, ".ALL"), (1, ".ANY"), (2, ".EQ"))
-R([Row("VOTE", 0x806, (Reg("d", 16, suffix="@hiderz"), Pred("p", 81), P87), (), (Mod("mode", 72, 2, VOTE_MODES),),
-       ir="VOTE", cls="warp"),
-   Row("VOTEU", 0x886, (UD, Pred("p", 81, file="UP"), P87), (), (Mod("mode", 72, 2, VOTE_MODES),),
-       ir="VOTE", cls="warp"),
-   Row("REDUX", 0x3C4, (UD, A()), (), (Mod("op", 78, 3, ((0, ".AND"), (1, ".OR"), (2, ".XOR"), (3, ".SUM"),
-                                                          (4, ".MIN"), (5, ".MAX"))),
-                                       Mod("S32", 73, 1, ONOFF(".S32"))), ir="REDUX", cls="warp")])
+R(
+    [
+        Row(
+            "VOTE",
+            0x806,
+            (Reg("d", 16, suffix="@hiderz"), Pred("p", 81), P87),
+            (),
+            (Mod("mode", 72, 2, VOTE_MODES),),
+            ir="VOTE",
+            cls="warp",
+        ),
+        Row("VOTEU", 0x886, (UD, Pred("p", 81, file="UP"), P87), (), (Mod("mode", 72, 2, VOTE_MODES),), ir="VOTE", cls="warp"),
+        Row(
+            "REDUX",
+            0x3C4,
+            (UD, A()),
+            (),
+            (
+                Mod("op", 78, 3, ((0, ".AND"), (1, ".OR"), (2, ".XOR"), (3, ".SUM"), (4, ".MIN"), (5, ".MAX"))),
+                Mod("S32", 73, 1, ONOFF(".S32")),
+            ),
+            ir="REDUX",
+            cls="warp",
+        ),
+    ]
+)
 
 # --- control -------------------------------------------------------------------------------
 PHIDE = Pred("pp", 87, not_bit=90, hide_pt=True)
-R([Row("EXIT", 0x94D, (PHIDE,), (), (Mod("kind", 84, 3, ((0, ""),)),), hi(0x0000000000), ir="EXIT", cls="branch"),
-   Row("BRA", 0x947, (PHIDE, Target("target")), (), (Mod("bmode", 32, 2, ((0, ""), (1, ".U"), (2, ".DIV"))),
-                                                   Mod("dir", 85, 2, ((0, ""),))),
-       free=((16, 16), (82, 3), (92, 13)), ir="BRA", cls="branch"),
-   Row("BAR", 0xB1D, (Imm("id", 54, 4, "u"),), (), (Mod("mode", 77, 3, ((0, ".SYNC"),)),
-                                                   Mod("defer", 80, 1, ((0, ""), (1, ".DEFER_BLOCKING")))),
-       ir="BAR", cls="ctrl")])
+R(
+    [
+        Row("EXIT", 0x94D, (PHIDE,), (), (Mod("kind", 84, 3, ((0, ""),)),), hi(0x0000000000), ir="EXIT", cls="branch"),
+        Row(
+            "BRA",
+            0x947,
+            (PHIDE, Target("target")),
+            (),
+            (Mod("bmode", 32, 2, ((0, ""), (1, ".U"), (2, ".DIV"))), Mod("dir", 85, 2, ((0, ""),))),
+            free=((16, 16), (82, 3), (92, 13)),
+            ir="BRA",
+            cls="branch",
+        ),
+        Row(
+            "BAR",
+            0xB1D,
+            (Imm("id", 54, 4, "u"),),
+            (),
+            (Mod("mode", 77, 3, ((0, ".SYNC"),)), Mod("defer", 80, 1, ((0, ""), (1, ".DEFER_BLOCKING")))),
+            ir="BAR",
+            cls="ctrl",
+        ),
+    ]
+)
 
 
 # --- graphics: attributes --------------------------------------------------------------------
@@ -301,25 +731,56 @@ R([Row("EXIT", 0x94D, (PHIDE,), (), (Mod("kind", 84, 3, ((0, ""),)),), hi(0x0000
 # register (32) only shows with .OFFSET (ALD.P, patch attributes, is left out: nvdisasm prints
 # its vertex register as garbage); bits 24..31 are ignored by nvdisasm (free).
 COMPS = ((0, ""), (1, ".64"), (2, ".96"), (3, ".128"))
-R([Row("ALD", 0x321, (D, Attr("attr", 40, 10), Reg("vtx", 32, suffix="@hiderz")), (),
-       (Mod("O", 79, 1, ONOFF(".O")), Mod("comps", 74, 2, COMPS)),
-       base=0xFF << 24, ir="ALD", cls="attr", stages=("vertex",)),
-   Row("AST", 0x322, (Attr("attr", 40, 10), Reg("b", 32), Reg("vtx", 64, suffix="@hiderz")), (),
-       (Mod("P", 76, 1, ONOFF(".P")), Mod("comps", 74, 2, COMPS)),
-       base=0xFF << 24, ir="AST", cls="attr", stages=("vertex",)),
-   Row("IPA", 0x326, (D, Pred("pd", 81, hide_pt=True), Attr("attr", 64, 8, 4), Reg("off", 32)), (),
-       (Mod("mode", 78, 2, ((0, ".PASS"), (1, ".CONSTANT"), (2, ".STATE"))),
-        Mod("loc", 76, 2, ((0, ""), (1, ".CENTROID"), (2, ".OFFSET")))),
-       base=0xFF << 32, free=((24, 8),), show_if=(("off", "loc", 2),), ir="IPA", cls="attr", stages=("fragment",)),
-   Row("KILL", 0x95B, (PHIDE,), ir="KILL", cls="ctrl", stages=("fragment",))])
+R(
+    [
+        Row(
+            "ALD",
+            0x321,
+            (D, Attr("attr", 40, 10), Reg("vtx", 32, suffix="@hiderz")),
+            (),
+            (Mod("O", 79, 1, ONOFF(".O")), Mod("comps", 74, 2, COMPS)),
+            base=0xFF << 24,
+            ir="ALD",
+            cls="attr",
+            stages=("vertex",),
+        ),
+        Row(
+            "AST",
+            0x322,
+            (Attr("attr", 40, 10), Reg("b", 32), Reg("vtx", 64, suffix="@hiderz")),
+            (),
+            (Mod("P", 76, 1, ONOFF(".P")), Mod("comps", 74, 2, COMPS)),
+            base=0xFF << 24,
+            ir="AST",
+            cls="attr",
+            stages=("vertex",),
+        ),
+        Row(
+            "IPA",
+            0x326,
+            (D, Pred("pd", 81, hide_pt=True), Attr("attr", 64, 8, 4), Reg("off", 32)),
+            (),
+            (
+                Mod("mode", 78, 2, ((0, ".PASS"), (1, ".CONSTANT"), (2, ".STATE"))),
+                Mod("loc", 76, 2, ((0, ""), (1, ".CENTROID"), (2, ".OFFSET"))),
+            ),
+            base=0xFF << 32,
+            free=((24, 8),),
+            show_if=(("off", "loc", 2),),
+            ir="IPA",
+            cls="attr",
+            stages=("fragment",),
+        ),
+        Row("KILL", 0x95B, (PHIDE,), ir="KILL", cls="ctrl", stages=("fragment",)),
+    ]
+)
 
 # --- graphics: textures ----------------------------------------------------------------------
 # Bound forms (opcode bit 11): nvdisasm prints the second destination pair (64) first, then the
 # first (16), the sources (24; 32 unless RZ), two indices (54..58, 40..53: we read the second as
 # the texture slot), the dimension and the component mask (left out when 0xf).  Bindless forms
 # (.B, bit 59): the handle register at 32 takes the place of the indices.
-TEX_DIM = Sym("dim", 61, 3, ((0, "1D"), (1, "2D"), (2, "3D"), (3, "CUBE"), (4, "ARRAY_1D"), (5, "ARRAY_2D"),
-                             (7, "ARRAY_CUBE")))
+TEX_DIM = Sym("dim", 61, 3, ((0, "1D"), (1, "2D"), (2, "3D"), (3, "CUBE"), (4, "ARRAY_1D"), (5, "ARRAY_2D"), (7, "ARRAY_CUBE")))
 TEX_MASK = Sym("mask", 72, 4, tuple((v, f"{v:#x}") for v in range(1, 16)), hide=15)
 TEX_LOD = Mod("lod", 87, 3, ((0, ""), (1, ".LZ"), (2, ".LB"), (3, ".LL")))
 TLD_LOD = Mod("lod", 87, 3, ((1, ".LZ"), (3, ".LL")))
@@ -330,16 +791,31 @@ TEX_IDX = (Imm("bank", 54, 5, "u"), Imm("slot", 40, 14, "u"))
 TEX_B = Mod("B", 59, 1, ((1, ".B"),))
 
 
-def tex_rows(mn: str, op: int, lod: Mod, pre: tuple = (), post: tuple = (), ir: str = "", dim: Sym = TEX_DIM,
-             bound_extra: tuple = ()):
+def tex_rows(
+    mn: str, op: int, lod: Mod, pre: tuple = (), post: tuple = (), ir: str = "", dim: Sym = TEX_DIM, bound_extra: tuple = ()
+):
     ir = ir or mn
-    return [Row(mn, 0x800 | op, TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (dim, TEX_MASK),
-                pre, (TEXCACHE, lod) + bound_extra + (NODEP,) if mn != "TLD4" else (TEXCACHE, NODEP) + post, ir=ir,
-                cls="tex"),
-            Row(mn, op + 1, TEX_DSTS + (Reg("b", 32), dim, TEX_MASK),
-                pre + ((TEX_B,) if mn != "TLD4" else ()),
-                ((TEXCACHE, lod, NODEP) if mn != "TLD4" else (TEX_B, TEXCACHE, NODEP)) + post,
-                refuse=(("b", 255),), ir=ir + ".B", cls="tex")]
+    return [
+        Row(
+            mn,
+            0x800 | op,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (dim, TEX_MASK),
+            pre,
+            (TEXCACHE, lod) + bound_extra + (NODEP,) if mn != "TLD4" else (TEXCACHE, NODEP) + post,
+            ir=ir,
+            cls="tex",
+        ),
+        Row(
+            mn,
+            op + 1,
+            TEX_DSTS + (Reg("b", 32), dim, TEX_MASK),
+            pre + ((TEX_B,) if mn != "TLD4" else ()),
+            ((TEXCACHE, lod, NODEP) if mn != "TLD4" else (TEX_B, TEXCACHE, NODEP)) + post,
+            refuse=(("b", 255),),
+            ir=ir + ".B",
+            cls="tex",
+        ),
+    ]
 
 
 TLD_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] not in (3, 7)))
@@ -354,17 +830,37 @@ R(tex_rows("TLD", 0x366, TLD_LOD, dim=TLD_DIM, bound_extra=(Mod("AOFFI", 76, 1, 
 # sets them for PTX tld4 with offsets / a depth reference)
 TLD4_OFF = Mod("off", 76, 2, ((0, ""), (1, ".AOFFI"), (2, ".PTP")))
 TLD4_DC = Mod("DC", 78, 1, ONOFF(".DC"))
-R([Row("TLD4", 0xB63, TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TLD4_DIM, TEX_MASK),
-       (TLD4_COMP,), (TLD4_OFF, TLD4_DC, TEXCACHE, NODEP), ir="TLD4", cls="tex"),
-   Row("TLD4", 0x364, TEX_DSTS + (Reg("b", 32), TLD4_DIM, TEX_MASK), (TLD4_COMP,), (TEX_B, TEXCACHE, NODEP),
-       refuse=(("b", 255),), ir="TLD4.B", cls="tex")])
-TXQ_Q = Sym("query", 62, 2, ((0, "TEX_HEADER_DIMENSION"), (1, "TEX_HEADER_TEXTURE_TYPE"),
-                             (2, "TEX_HEADER_SAMPLER_POS")))
+R(
+    [
+        Row(
+            "TLD4",
+            0xB63,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TLD4_DIM, TEX_MASK),
+            (TLD4_COMP,),
+            (TLD4_OFF, TLD4_DC, TEXCACHE, NODEP),
+            ir="TLD4",
+            cls="tex",
+        ),
+        Row(
+            "TLD4",
+            0x364,
+            TEX_DSTS + (Reg("b", 32), TLD4_DIM, TEX_MASK),
+            (TLD4_COMP,),
+            (TEX_B, TEXCACHE, NODEP),
+            refuse=(("b", 255),),
+            ir="TLD4.B",
+            cls="tex",
+        ),
+    ]
+)
+TXQ_Q = Sym("query", 62, 2, ((0, "TEX_HEADER_DIMENSION"), (1, "TEX_HEADER_TEXTURE_TYPE"), (2, "TEX_HEADER_SAMPLER_POS")))
 TXQ_MASK = Sym("mask", 72, 4, tuple((v, f"{v:#x}") for v in range(1, 16)))
-R([Row("TXQ", 0xB6F, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q) + TEX_IDX + (TXQ_MASK,), (), (NODEP,),
-       ir="TXQ", cls="tex"),
-   Row("TXQ", 0x370, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q, TXQ_MASK), (TEX_B,), (NODEP,), ir="TXQ.B", cls="tex")])
-
+R(
+    [
+        Row("TXQ", 0xB6F, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q) + TEX_IDX + (TXQ_MASK,), (), (NODEP,), ir="TXQ", cls="tex"),
+        Row("TXQ", 0x370, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q, TXQ_MASK), (TEX_B,), (NODEP,), ir="TXQ.B", cls="tex"),
+    ]
+)
 
 
 # =============================================================================================
@@ -377,34 +873,88 @@ R([Row("TXQ", 0xB6F, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q) + TEX_IDX + (TXQ_MA
 LEA_MODS = (Mod("HI", 80, 1, ONOFF(".HI")), Mod("X", 74, 1, ONOFF(".X")), Mod("SX32", 73, 1, ONOFF(".SX32")))
 for _form, _lay in {1: "rr", 4: "ir", 5: "cr", 6: "ur"}.items():
     _b, _c = src_forms(2, {"b": 1}, {}, {_form: _lay}, uimm=True)[_form]
-    R([Row("LEA", (_form << 9) | 0x011,
-           (D, Pred("co", 81, hide_pt=True), A(neg=True), _b, _c, Imm("s", 75, 5, "u"), Pred("ci", 87, not_bit=90)),
-           (), LEA_MODS, CI87 | RZ << 64 | ((1 << 91) if _form == 6 else 0),
-           show_if=(("c", "HI", 1), ("c", "SX32", 0), ("ci", "X", 1)), ir="LEA")])
+    R(
+        [
+            Row(
+                "LEA",
+                (_form << 9) | 0x011,
+                (D, Pred("co", 81, hide_pt=True), A(neg=True), _b, _c, Imm("s", 75, 5, "u"), Pred("ci", 87, not_bit=90)),
+                (),
+                LEA_MODS,
+                CI87 | RZ << 64 | ((1 << 91) if _form == 6 else 0),
+                show_if=(("c", "HI", 1), ("c", "SX32", 0), ("ci", "X", 1)),
+                ir="LEA",
+            )
+        ]
+    )
 
 # --- IMAD.HI: the high word of a * b, plus c (PTX mad.hi); IABS; IMAD.SHL alias below
-R(rows_for("IMAD.HI", 0x027, src_forms(2, {"c": 1}, {}, {**FORMS3, 6: "ur", 7: "ru"}),
-           pre=(D, Pred("co", 81, hide_pt=True), A()), post=(Pred("ci", 87, not_bit=90),),
-           mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
-           show_if=(("ci", "X", 1),), base=CI87, ir="IMAD.HI"))
+R(
+    rows_for(
+        "IMAD.HI",
+        0x027,
+        src_forms(2, {"c": 1}, {}, {**FORMS3, 6: "ur", 7: "ru"}),
+        pre=(D, Pred("co", 81, hide_pt=True), A()),
+        post=(Pred("ci", 87, not_bit=90),),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ONOFF(".X"))),
+        show_if=(("ci", "X", 1),),
+        base=CI87,
+        ir="IMAD.HI",
+    )
+)
 R(rows_for("IABS", 0x013, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D,), ir="IABS"))
 
 # --- FP64: DADD's second operand sits in the C slot (64) for its register form
 DNA = {"b": 1, "c": 1}
-_DADD = {1: (Reg("b", 64, neg=75, abs=74, reuse="b"),), 4: (Imm("b", 32, 32, "f64"),),
-         5: (CBuf("b", neg=75, abs=74),)}
-R([Row("DADD", (f << 9) | 0x029, (D, A(1, 1)) + ops, (), (Mod("rnd", 78, 2, FRND),), ir="DADD", cls="f64")
-   for f, ops in _DADD.items()])
-R(rows_for("DMUL", 0x028, src_forms(1, DNA, DNA, FORMS1, kind="f64"), pre=(D, A(1, 1)), mods=(Mod("rnd", 78, 2, FRND),),
-           ir="DMUL", cls="f64"))
-R(rows_for("DFMA", 0x02B, src_forms(2, DNA, DNA, FORMS3, kind="f64"), pre=(D, A(1, 1)), mods=(Mod("rnd", 78, 2, FRND),),
-           ir="DFMA", cls="f64"))
+_DADD = {1: (Reg("b", 64, neg=75, abs=74, reuse="b"),), 4: (Imm("b", 32, 32, "f64"),), 5: (CBuf("b", neg=75, abs=74),)}
+R(
+    [
+        Row("DADD", (f << 9) | 0x029, (D, A(1, 1)) + ops, (), (Mod("rnd", 78, 2, FRND),), ir="DADD", cls="f64")
+        for f, ops in _DADD.items()
+    ]
+)
+R(
+    rows_for(
+        "DMUL",
+        0x028,
+        src_forms(1, DNA, DNA, FORMS1, kind="f64"),
+        pre=(D, A(1, 1)),
+        mods=(Mod("rnd", 78, 2, FRND),),
+        ir="DMUL",
+        cls="f64",
+    )
+)
+R(
+    rows_for(
+        "DFMA",
+        0x02B,
+        src_forms(2, DNA, DNA, FORMS3, kind="f64"),
+        pre=(D, A(1, 1)),
+        mods=(Mod("rnd", 78, 2, FRND),),
+        ir="DFMA",
+        cls="f64",
+    )
+)
 # DSETP's register B answers to reuse flag 2 (bit 124), as nvdisasm 13.5 prints it
-_DSETP_FORMS = {f: tuple(Reg(o.name, o.lo, neg=o.neg, abs=o.abs, neg_sym=o.neg_sym, reuse="c")
-                         if isinstance(o, Reg) and o.file == "R" else o for o in ops)
-                for f, ops in src_forms(1, DNA, DNA, FORMS1, kind="f64").items()}
-R(rows_for("DSETP", 0x02A, _DSETP_FORMS, pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
-           post=(P87,), mods=(Mod("cmp", 76, 4, DCMP), Mod("bop", 74, 2, BOP)), ir="DSETP", cls="f64"))
+_DSETP_FORMS = {
+    f: tuple(
+        Reg(o.name, o.lo, neg=o.neg, abs=o.abs, neg_sym=o.neg_sym, reuse="c") if isinstance(o, Reg) and o.file == "R" else o
+        for o in ops
+    )
+    for f, ops in src_forms(1, DNA, DNA, FORMS1, kind="f64").items()
+}
+R(
+    rows_for(
+        "DSETP",
+        0x02A,
+        _DSETP_FORMS,
+        pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
+        post=(P87,),
+        mods=(Mod("cmp", 76, 4, DCMP), Mod("bop", 74, 2, BOP)),
+        ir="DSETP",
+        cls="f64",
+    )
+)
 
 # --- conversions between every width: I2F (0x106 8/16/32-bit sources to F32/F16, 0x112 64-bit
 # ones or F64 results), F2I (0x111: F64 sources or 64-bit results).  Sign and size print as one
@@ -415,77 +965,190 @@ for _op, _sizes in ((0x106, (0, 1, 2)), (0x112, (0, 1, 2, 3))):
     for _sz in _sizes:
         for _sg in (0, 1):
             _name = "" if (_sg, _sz) == (1, 2) else (".S" if _sg else ".U") + ISZ[_sz]
-            R(rows_for("I2F", _op, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D,),
-                       mods_before=(Mod("dst", 75, 2, FDST if _op == 0x112 else FDST[:2]),),
-                       mods=(Mod("sign", 74, 1, ((_sg, _name),)), Mod("rnd", 78, 2, ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ")))),
-                       base=hi(_sz << 20 | _sg << 10), ir="I2F", cls="conv"))
+            R(
+                rows_for(
+                    "I2F",
+                    _op,
+                    src_forms(1, {}, {}, FORMS1, uimm=True),
+                    pre=(D,),
+                    mods_before=(Mod("dst", 75, 2, FDST if _op == 0x112 else FDST[:2]),),
+                    mods=(Mod("sign", 74, 1, ((_sg, _name),)), Mod("rnd", 78, 2, ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ")))),
+                    base=hi(_sz << 20 | _sg << 10),
+                    ir="I2F",
+                    cls="conv",
+                )
+            )
 F2I_RND = ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))
 for _sg in (0, 1):
-    R(rows_for("F2I", 0x111, src_forms(1, FNA, FNA, FORMS1), pre=(D,),
-               mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")),
-                     Mod("size", 75, 2, ((2, "" if _sg else ".U32"), (3, ".S64" if _sg else ".U64"))),
-                     Mod("src", 84, 2, ((2, ""), (3, ".F64"))), Mod("rnd", 78, 2, F2I_RND),
-                     Mod("NTZ", 77, 1, ONOFF(".NTZ"))), base=hi(_sg << 8), ir="F2I", cls="conv"))
+    R(
+        rows_for(
+            "F2I",
+            0x111,
+            src_forms(1, FNA, FNA, FORMS1),
+            pre=(D,),
+            mods=(
+                Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                Mod("size", 75, 2, ((2, "" if _sg else ".U32"), (3, ".S64" if _sg else ".U64"))),
+                Mod("src", 84, 2, ((2, ""), (3, ".F64"))),
+                Mod("rnd", 78, 2, F2I_RND),
+                Mod("NTZ", 77, 1, ONOFF(".NTZ")),
+            ),
+            base=hi(_sg << 8),
+            ir="F2I",
+            cls="conv",
+        )
+    )
 
 # --- uniform datapath
-R([Row("S2UR", 0x9C3, (UD, SReg("sr")), ir="S2R", cls="ctrl"),
-   Row("UMOV", 0xC82, (UD, Reg("b", 32, file="UR")), base=hi(0x08000000), ir="MOV", uniform=True),
-   Row("UMOV", 0x882, (UD, Imm("b", 32, 32, "u")), base=hi(0x08000000), ir="MOV", uniform=True)])
-R(rows_for("IADD3", 0x010, src_forms(2, INEG3, {}, {6: "ur"}),
-           pre=(D, Pred("co0", 81, hide_pt=True), Pred("co1", 84, hide_pt=True), A(neg=True)),
-           post=(Pred("ci0", 87, not_bit=90), Pred("ci1", 77, not_bit=80)),
-           mods=(Mod("X", 74, 1, ONOFF(".X")),), base=CI87 | CI77, show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
-           ir="IADD3"))
+R(
+    [
+        Row("S2UR", 0x9C3, (UD, SReg("sr")), ir="S2R", cls="ctrl"),
+        Row("UMOV", 0xC82, (UD, Reg("b", 32, file="UR")), base=hi(0x08000000), ir="MOV", uniform=True),
+        Row("UMOV", 0x882, (UD, Imm("b", 32, 32, "u")), base=hi(0x08000000), ir="MOV", uniform=True),
+    ]
+)
+R(
+    rows_for(
+        "IADD3",
+        0x010,
+        src_forms(2, INEG3, {}, {6: "ur"}),
+        pre=(D, Pred("co0", 81, hide_pt=True), Pred("co1", 84, hide_pt=True), A(neg=True)),
+        post=(Pred("ci0", 87, not_bit=90), Pred("ci1", 77, not_bit=80)),
+        mods=(Mod("X", 74, 1, ONOFF(".X")),),
+        base=CI87 | CI77,
+        show_if=(("ci0", "X", 1), ("ci1", "X", 1)),
+        ir="IADD3",
+    )
+)
 
 # --- control: convergence barriers, calls (the return address travels in a register pair)
 PH87 = Pred("pp", 87, not_bit=90, hide_pt=True)
-R([Row("BSSY", 0x945, (PH87, Reg("bar", 16, file="B"), Target("target", 34, 30)), base=0, ir="BSSY", cls="branch"),
-   Row("BSYNC", 0x941, (PH87, Reg("bar", 16, file="B")), ir="BSYNC", cls="branch"),
-   Row("WARPSYNC", 0x948, (PH87, Imm("mask", 32, 32, "u")), ir="NOP", cls="ctrl"),
-   Row("CALL.REL", 0x944, (PH87, Target("target")), (), (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
-       ir="CALL", cls="branch"),
-   Row("RET", 0x950, (PH87, Reg("ra", 24), Target("rt")), (),
-       (Mod("ABS", 85, 1, ((0, ".REL"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
-       ir="RET", cls="branch"),
-   Row("MEMBAR", 0x992, (), (), (Mod("sem", 76, 4, ((5, ".SC.VC"),)),), ir="MEMBAR", cls="ctrl"),
-   Row("ERRBAR", 0x9AB, (), ir="NOP", cls="ctrl")])
+R(
+    [
+        Row("BSSY", 0x945, (PH87, Reg("bar", 16, file="B"), Target("target", 34, 30)), base=0, ir="BSSY", cls="branch"),
+        Row("BSYNC", 0x941, (PH87, Reg("bar", 16, file="B")), ir="BSYNC", cls="branch"),
+        Row("WARPSYNC", 0x948, (PH87, Imm("mask", 32, 32, "u")), ir="NOP", cls="ctrl"),
+        Row(
+            "CALL.REL",
+            0x944,
+            (PH87, Target("target")),
+            (),
+            (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+            ir="CALL",
+            cls="branch",
+        ),
+        Row(
+            "RET",
+            0x950,
+            (PH87, Reg("ra", 24), Target("rt")),
+            (),
+            (Mod("ABS", 85, 1, ((0, ".REL"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
+            ir="RET",
+            cls="branch",
+        ),
+        Row("MEMBAR", 0x992, (), (), (Mod("sem", 76, 4, ((5, ".SC.VC"),)),), ir="MEMBAR", cls="ctrl"),
+        Row("ERRBAR", 0x9AB, (), ir="NOP", cls="ctrl"),
+    ]
+)
 
 
 # --- what nvcc -G adds: indexed constant loads, register -> uniform register moves, generic
 # loads/stores (the LDG/STG layout; bits 64..66 of LD hold a predicate nvdisasm prints when not
 # 0, held 0 here), absolute calls (relocated by the linker: refused by the lowering)
-R([Row("LDC", 0xB82, (D, CBufR("cb")), (), (Mod("size", 73, 3, MEMSZ), Mod("mode", 78, 2, ((0, ""), (1, ".IL"), (2, ".IS"), (3, ".ISL")))),
-       ir="LDC", cls="mem"),
-   Row("R2UR", 0x3C2, (UD, Pred("p", 81, hide_pt=True), Reg("a", 24)), (), (Mod("OR", 84, 1, ONOFF(".OR")),),
-       ir="R2UR"),
-   Row("LD", 0x980, (D, GMEM), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
-                                    Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
-       hi(0x0C101900) | 4 << 32, free=((32, 6),), ir="LDG", cls="mem"),
-   Row("ST", 0x985, (GMEM, Reg("b", 32)), (), (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ),
-                                               Mod("order", 77, 4, ((0, ""),))),
-       hi(0x0C101904), free=((64, 6),), ir="STG", cls="mem"),
-   Row("CALL.ABS", 0x943, (PH87, Imm("target", 32, 49, "u")), (), (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
-       ir="CALL.ABS", cls="branch")])
+R(
+    [
+        Row(
+            "LDC",
+            0xB82,
+            (D, CBufR("cb")),
+            (),
+            (Mod("size", 73, 3, MEMSZ), Mod("mode", 78, 2, ((0, ""), (1, ".IL"), (2, ".IS"), (3, ".ISL")))),
+            ir="LDC",
+            cls="mem",
+        ),
+        Row("R2UR", 0x3C2, (UD, Pred("p", 81, hide_pt=True), Reg("a", 24)), (), (Mod("OR", 84, 1, ONOFF(".OR")),), ir="R2UR"),
+        Row(
+            "LD",
+            0x980,
+            (D, GMEM),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
+            hi(0x0C101900) | 4 << 32,
+            free=((32, 6),),
+            ir="LDG",
+            cls="mem",
+        ),
+        Row(
+            "ST",
+            0x985,
+            (GMEM, Reg("b", 32)),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""),))),
+            hi(0x0C101904),
+            free=((64, 6),),
+            ir="STG",
+            cls="mem",
+        ),
+        Row(
+            "CALL.ABS",
+            0x943,
+            (PH87, Imm("target", 32, 49, "u")),
+            (),
+            (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+            ir="CALL.ABS",
+            cls="branch",
+        ),
+    ]
+)
 
 # --- what linked -G code adds (tests/shader_svc/cuda_build.link): the callee's stack frame in
 # local memory (STL/LDL, the stack-overflow check S2R SR_LMEMHIOFF + BPT.TRAP), generic ATOM,
 # YIELD, RET.ABS (absolute byte address field at 32..81)
 LMEM = Mem("addr")
-R([Row("STL", 0x387, (LMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="STL", cls="mem"),
-   Row("LDL", 0x983, (D, LMEM), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="LDL", cls="mem"),
-   Row("ATOM", 0x98A, (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
-       (), (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
-       base=hi(0x080000C4), free=((64, 6),), ir="ATOMG", cls="mem"),
-   Row("YIELD", 0x946, (PH87,), ir="NOP", cls="ctrl"),
-   Row("BPT", 0x95C, (Sym("code", 34, 3, tuple((v, f"{v:#x}") for v in range(8)), hide=0),), (),
-       (Mod("mode", 84, 3, ((3, ".TRAP"),)),), ir="BPT", cls="ctrl"),
-   Row("RET", 0x950, (PH87, Reg("ra", 24), Imm("rt", 32, 50, "s")), (),
-       (Mod("ABS", 85, 1, ((1, ".ABS"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
-       ir="RET.ABS", cls="branch")])
+R(
+    [
+        Row("STL", 0x387, (LMEM, Reg("b", 32)), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="STL", cls="mem"),
+        Row("LDL", 0x983, (D, LMEM), (), (Mod("size", 73, 3, MEMSZ), CACHE), hi(0x00100800), ir="LDL", cls="mem"),
+        Row(
+            "ATOM",
+            0x98A,
+            (Pred("p", 81), D, Mem("addr", wide_bit=-1), Reg("b", 32)),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 4, ATOM_OPS)) + ATOM_MODS,
+            base=hi(0x080000C4),
+            free=((64, 6),),
+            ir="ATOMG",
+            cls="mem",
+        ),
+        Row("YIELD", 0x946, (PH87,), ir="NOP", cls="ctrl"),
+        Row(
+            "BPT",
+            0x95C,
+            (Sym("code", 34, 3, tuple((v, f"{v:#x}") for v in range(8)), hide=0),),
+            (),
+            (Mod("mode", 84, 3, ((3, ".TRAP"),)),),
+            ir="BPT",
+            cls="ctrl",
+        ),
+        Row(
+            "RET",
+            0x950,
+            (PH87, Reg("ra", 24), Imm("rt", 32, 50, "s")),
+            (),
+            (Mod("ABS", 85, 1, ((1, ".ABS"),)), Mod("NODEC", 86, 1, ((0, ""), (1, ".NODEC")))),
+            ir="RET.ABS",
+            cls="branch",
+        ),
+    ]
+)
 SREGS[0x37] = "SR_LMEMHIOFF"
 R([Row("WARPSYNC", 0x348, (PH87, Reg("mask", 32)), ir="NOP", cls="ctrl")])
 # CS2R (0x805): a special register pair (SRZ = 255: zero) into D, .32 (bit 80 clear) one register;
 # BREAK (0x942): leave a convergence barrier (second predicate at 87/90) — nvdisasm 13.5
 SREGS[0xFF] = "SRZ"
-R([Row("CS2R", 0x805, (D, SReg("sr")), (), (Mod("w32", 80, 1, ((0, ".32"), (1, ""))),), ir="CS2R"),
-   Row("BREAK", 0x942, (PH87, Reg("bar", 16, file="B")), ir="BREAK", cls="branch")])
+R(
+    [
+        Row("CS2R", 0x805, (D, SReg("sr")), (), (Mod("w32", 80, 1, ((0, ".32"), (1, ""))),), ir="CS2R"),
+        Row("BREAK", 0x942, (PH87, Reg("bar", 16, file="B")), ir="BREAK", cls="branch"),
+    ]
+)

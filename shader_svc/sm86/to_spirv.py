@@ -4,6 +4,7 @@ emits beyond it (issue 31), grouped by topic: arithmetic (``lower_alu``), memory
 the shared table; a handler that covers only some forms of an instruction hands the others to
 the shared one (``super()``), which refuses what nothing translates.
 """
+
 from __future__ import annotations
 
 from shader_svc.lower.base import ComputeSpec, TranslateError  # noqa: F401  (TranslateError: what callers catch)
@@ -13,21 +14,92 @@ from shader_svc.sm86.lower_mem import Memory86
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
 
-EXT = {"LEA", "IMAD.HI", "IABS", "DADD", "DMUL", "DFMA", "DSETP", "MUFU", "LDS", "STS", "ATOMG", "ATOMG.CAS",
-       "RED", "BAR", "SHFL", "VOTE", "BSSY", "BSYNC", "CALL", "RET", "MEMBAR", "POPC", "BREV", "FLO", "PRMT", "LDC", "R2UR", "STL", "LDL", "BPT",
-       "CALL.ABS", "RET.ABS", "SGXT", "FRND", "F2F", "CS2R", "BREAK"}
+EXT = {
+    "LEA",
+    "IMAD.HI",
+    "IABS",
+    "DADD",
+    "DMUL",
+    "DFMA",
+    "DSETP",
+    "MUFU",
+    "LDS",
+    "STS",
+    "ATOMG",
+    "ATOMG.CAS",
+    "RED",
+    "BAR",
+    "SHFL",
+    "VOTE",
+    "BSSY",
+    "BSYNC",
+    "CALL",
+    "RET",
+    "MEMBAR",
+    "POPC",
+    "BREV",
+    "FLO",
+    "PRMT",
+    "LDC",
+    "R2UR",
+    "STL",
+    "LDL",
+    "BPT",
+    "CALL.ABS",
+    "RET.ABS",
+    "SGXT",
+    "FRND",
+    "F2F",
+    "CS2R",
+    "BREAK",
+}
 
 
 class Compute86(Control86, Memory86, Alu86):
-    RULES = {**Lower86.RULES, "IADD3": "op_iadd3", "BSSY": "op_bssy", "BSYNC": "op_bssy", "MEMBAR": "op_bssy",
-             "LEA": "op_lea", "IMAD.WIDE": "op_imad_wide", "IMAD": "op_imad", "IMAD.HI": "op_imad_hi", "ISETP":
-             "op_isetp", "LDC": "op_ldc", "R2UR": "op_r2ur", "PRMT": "op_prmt", "SGXT": "op_sgxt", "IABS":
-             "op_iabs", "POPC": "op_popc", "BREV": "op_brev", "FLO": "op_flo", "SHF": "op_shf", "DADD":
-             "op_dadd", "DMUL": "op_dadd", "DFMA": "op_dadd", "DSETP": "op_dsetp", "I2F": "op_i2f", "F2I":
-             "op_f2i", "MUFU": "op_mufu", "CS2R": "op_cs2r", "FRND": "op_frnd", "F2F": "op_f2f", "LDS":
-             "op_lds", "STS": "op_lds", "LDG": "op_ldg", "STG": "op_ldg", "ATOMG": "op_atomg", "ATOMG.CAS":
-             "op_atomg", "RED": "op_atomg", "BAR": "op_bar", "SHFL": "op_shfl", "VOTE": "op_vote", "S2R":
-             "op_s2r", "LDL": "op_ldl", "STL": "op_ldl"}
+    RULES = {
+        **Lower86.RULES,
+        "IADD3": "op_iadd3",
+        "BSSY": "op_bssy",
+        "BSYNC": "op_bssy",
+        "MEMBAR": "op_bssy",
+        "LEA": "op_lea",
+        "IMAD.WIDE": "op_imad_wide",
+        "IMAD": "op_imad",
+        "IMAD.HI": "op_imad_hi",
+        "ISETP": "op_isetp",
+        "LDC": "op_ldc",
+        "R2UR": "op_r2ur",
+        "PRMT": "op_prmt",
+        "SGXT": "op_sgxt",
+        "IABS": "op_iabs",
+        "POPC": "op_popc",
+        "BREV": "op_brev",
+        "FLO": "op_flo",
+        "SHF": "op_shf",
+        "DADD": "op_dadd",
+        "DMUL": "op_dadd",
+        "DFMA": "op_dadd",
+        "DSETP": "op_dsetp",
+        "I2F": "op_i2f",
+        "F2I": "op_f2i",
+        "MUFU": "op_mufu",
+        "CS2R": "op_cs2r",
+        "FRND": "op_frnd",
+        "F2F": "op_f2f",
+        "LDS": "op_lds",
+        "STS": "op_lds",
+        "LDG": "op_ldg",
+        "STG": "op_ldg",
+        "ATOMG": "op_atomg",
+        "ATOMG.CAS": "op_atomg",
+        "RED": "op_atomg",
+        "BAR": "op_bar",
+        "SHFL": "op_shfl",
+        "VOTE": "op_vote",
+        "S2R": "op_s2r",
+        "LDL": "op_ldl",
+        "STL": "op_ldl",
+    }
 
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED or ir in EXT

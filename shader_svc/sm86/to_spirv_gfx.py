@@ -8,27 +8,65 @@ destinations are the first two enabled components to the pair at bits 16..23, th
 pair at 64..71 (Mesa NAK's encoder).  FFMA is GLSL's Fma here (no Float64 on the GPU
 process's device).
 """
+
 from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
-from shader_svc.lower.graphics import (GLSL_EXP2, SAMPLER_POOL, TEX_SLOTS, TEXTURE_POOL,  # noqa: F401
-                                       TXQ_KNOWN, GraphicsLowering)
+from shader_svc.lower.graphics import (
+    GLSL_EXP2,
+    SAMPLER_POOL,  # noqa: F401
+    TEX_SLOTS,
+    TEXTURE_POOL,  # noqa: F401
+    TXQ_KNOWN,
+    GraphicsLowering,
+)
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.sph import Header
 
-GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {"ALD", "AST", "IPA", "KILL", "TEX", "TLD", "TLD4", "TXQ",
-                                                 "TEX.B", "TLD.B", "TLD4.B", "TXQ.B"}
+GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {
+    "ALD",
+    "AST",
+    "IPA",
+    "KILL",
+    "TEX",
+    "TLD",
+    "TLD4",
+    "TXQ",
+    "TEX.B",
+    "TLD.B",
+    "TLD4.B",
+    "TXQ.B",
+}
 # TEX/TLD/TLD4 dimension field -> (SPIR-V Dim, arrayed, coordinate count)
 # (1D declares the Sampled1D capability, cube arrays SampledCubeArray: Vulkan's imageCubeArray feature)
-DIMS86 = {0: ("1D", 0, 1), 1: ("2D", 0, 2), 2: ("3D", 0, 3), 3: ("Cube", 0, 3), 4: ("1D", 1, 1), 5: ("2D", 1, 2),
-          7: ("Cube", 1, 3)}
+DIMS86 = {
+    0: ("1D", 0, 1),
+    1: ("2D", 0, 2),
+    2: ("3D", 0, 3),
+    3: ("Cube", 0, 3),
+    4: ("1D", 1, 1),
+    5: ("2D", 1, 2),
+    7: ("Cube", 1, 3),
+}
 
 
 class Gfx86(GraphicsLowering, Lower86):
-    RULES = {**Lower86.RULES, "ALD": "ald", "AST": "ast", "IPA": "ipa", "TEX": "tex", "TLD": "tld", "TLD4": "tld4",
-             "TXQ": "txq", "TEX.B": "tex_bindless", "TLD.B": "tex_bindless", "TLD4.B": "tex_bindless",
-             "TXQ.B": "txq_bindless", "FFMA": "op_ffma_glsl"}
+    RULES = {
+        **Lower86.RULES,
+        "ALD": "ald",
+        "AST": "ast",
+        "IPA": "ipa",
+        "TEX": "tex",
+        "TLD": "tld",
+        "TLD4": "tld4",
+        "TXQ": "txq",
+        "TEX.B": "tex_bindless",
+        "TLD.B": "tex_bindless",
+        "TLD4.B": "tex_bindless",
+        "TXQ.B": "txq_bindless",
+        "FFMA": "op_ffma_glsl",
+    }
 
     def lowered(self, ir: str) -> bool:
         return ir in GFX_LOWERED
@@ -38,8 +76,11 @@ class Gfx86(GraphicsLowering, Lower86):
         the instruction names (TXQ, which names none, the one the program samples the slot as)."""
         ops = inst.ops
         if ops["bank"]["imm"] != 0 or ops["slot"]["imm"] not in TEX_SLOTS:
-            raise TranslateError(f"{inst.text()}: texture {ops['bank']['imm']:#x}, {ops['slot']['imm']:#x} has no "
-                                 f"binding (slots 0..3 of index 0 are bindings 4..7)", offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: texture {ops['bank']['imm']:#x}, {ops['slot']['imm']:#x} has no "
+                f"binding (slots 0..3 of index 0 are bindings 4..7)",
+                offset=inst.addr,
+            )
         dim, arrayed, _ = self.target(inst)
         if dim == "1D" and not getattr(self, "_sampled1d", False):
             self._sampled1d = True
@@ -91,10 +132,12 @@ class Gfx86(GraphicsLowering, Lower86):
         split = source_split(n, sum(r in ("layer", "x", "y", "z") for r in roles))
         if n == 2:
             if b not in (255, a + 1 if a != 255 else 255):
-                raise TranslateError(f"{inst.text()}: two source values with Rb other than RZ or Ra+1 are not "
-                                     f"translated (which tuple holds the second is not established)", offset=inst.addr)
-        regs = [a + i if a != 255 else 255 for i in range(split)] + \
-               [b + i if b != 255 else 255 for i in range(n - split)]
+                raise TranslateError(
+                    f"{inst.text()}: two source values with Rb other than RZ or Ra+1 are not "
+                    f"translated (which tuple holds the second is not established)",
+                    offset=inst.addr,
+                )
+        regs = [a + i if a != 255 else 255 for i in range(split)] + [b + i if b != 255 else 255 for i in range(n - split)]
         return dict(zip(roles, regs))
 
     def sampled(self, inst: Inst) -> int:
@@ -104,8 +147,7 @@ class Gfx86(GraphicsLowering, Lower86):
     def ald(self, inst: Inst) -> None:
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["O"]:
-            raise TranslateError(f"{inst.text()}: only vertex inputs of the current vertex are translated",
-                                 offset=inst.addr)
+            raise TranslateError(f"{inst.text()}: only vertex inputs of the current vertex are translated", offset=inst.addr)
         d = ops["d"]["reg"]
         for i in range(inst.mods["comps"] + 1):
             val = self.vertex_input(ops["attr"]["attr"] + 4 * i, inst)
@@ -115,8 +157,7 @@ class Gfx86(GraphicsLowering, Lower86):
     def ast(self, inst: Inst) -> None:
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
-            raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated",
-                                 offset=inst.addr)
+            raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated", offset=inst.addr)
         b = ops["b"]["reg"]
         for i in range(inst.mods["comps"] + 1):
             self.vertex_output(ops["attr"]["attr"] + 4 * i, self.reg(b + i) if b != 255 else self.c(0), inst)
@@ -124,8 +165,9 @@ class Gfx86(GraphicsLowering, Lower86):
     def ipa(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
         if ops["pd"]["pred"] != 7 or mods["loc"] == 2 or mods["mode"] == 2:
-            raise TranslateError(f"{inst.text()}: only IPA.PASS/.CONSTANT (optionally .CENTROID) are translated",
-                                 offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: only IPA.PASS/.CONSTANT (optionally .CENTROID) are translated", offset=inst.addr
+            )
         f, _ = self.fragment_input(ops["attr"]["attr"], mods["mode"] == 1, mods["loc"] == 1, inst)
         self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, f))
 
@@ -164,30 +206,44 @@ class Gfx86(GraphicsLowering, Lower86):
         a = inst.ops["a"]["reg"]
         if ir == "TLD.B":
             v2u = self.m.type("OpTypeVector", self.u32, 2)
-            coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, self.reg(a),
-                                                           self.reg(a + 1) if a != 255 else self.c(0)))
+            coord = self.op(
+                "OpBitcast",
+                self.v2i,
+                self.op("OpCompositeConstruct", v2u, self.reg(a), self.reg(a + 1) if a != 255 else self.c(0)),
+            )
             lv = self.reg(b + 1) if lod == 3 else self.c(0)
-            vec = self.bindless(handle, False, self.v4f, lambda img, si: self.op(
-                "OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv))
+            vec = self.bindless(
+                handle,
+                False,
+                self.v4f,
+                lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv),
+            )
         else:
             coord = self.op("OpCompositeConstruct", self.v2f, *self._fregs(a, 2))
             if ir == "TLD4.B":
                 comp = self.c(inst.mods["comp"])
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                    "OpImageGather", self.v4f, si, coord, comp))
+                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op("OpImageGather", self.v4f, si, coord, comp))
             elif lod in (0, 2) and self.header.stage == "fragment":
                 dx = self.op("OpDPdx", self.v2f, coord)
                 dy = self.op("OpDPdy", self.v2f, coord)
-                if lod == 2:       # bias: the LOD of gradients scaled by 2^bias is LOD + bias
+                if lod == 2:  # bias: the LOD of gradients scaled by 2^bias is LOD + bias
                     scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self._fregs(b + 1, 1)[0])
                     dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
                     dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy))
+                vec = self.bindless(
+                    handle,
+                    True,
+                    self.v4f,
+                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy),
+                )
             elif lod in (0, 1, 3):
                 lv = self._fregs(b + 1, 1)[0] if lod == 3 else self.m.const(self.f32, 0)
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op(
-                    "OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv))
+                vec = self.bindless(
+                    handle,
+                    True,
+                    self.v4f,
+                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv),
+                )
             else:
                 raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
         self._write_texel(inst, vec, self.f32)
@@ -207,6 +263,7 @@ class Gfx86(GraphicsLowering, Lower86):
             size = self.op("OpImageQuerySizeLod", v2u, img, level)
             w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
             return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
+
         self._write_texel(inst, self.bindless(handle, False, v4u, query), self.u32)
 
     def _write_texel(self, inst: Inst, vec: int, comp_ty: int) -> None:
@@ -239,8 +296,9 @@ class Gfx86(GraphicsLowering, Lower86):
             if len(parts) == 1:
                 return self.op("OpBitcast", self.i32, parts[0])
             vu = self.m.type("OpTypeVector", self.u32, len(parts))
-            return self.op("OpBitcast", self.m.type("OpTypeVector", self.i32, len(parts)),
-                           self.op("OpCompositeConstruct", vu, *parts))
+            return self.op(
+                "OpBitcast", self.m.type("OpTypeVector", self.i32, len(parts)), self.op("OpCompositeConstruct", vu, *parts)
+            )
         parts = [self._fregs(regs[k], 1)[0] for k in axes]
         if arrayed:
             layer = self.reg(regs["layer"]) if regs["layer"] != 255 else self.c(0)
@@ -260,16 +318,20 @@ class Gfx86(GraphicsLowering, Lower86):
         if lod not in (0, 1, 2, 3):
             raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
         if dc and (dim in ("1D", "3D") or inst.ops["mask"]["sym"] != 0x1 or lod == 2):
-            raise TranslateError(f"{inst.text()}: a depth comparison is translated on 2D (array) and cube (array) "
-                                 f"textures, without .LB, with the mask 0x1 (its other components depend on the "
-                                 f"texture header's swizzle)", offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: a depth comparison is translated on 2D (array) and cube (array) "
+                f"textures, without .LB, with the mask 0x1 (its other components depend on the "
+                f"texture header's swizzle)",
+                offset=inst.addr,
+            )
         si = self.sampled(inst)
         regs = self.sources(inst, self._roles(arrayed, n, lod in (2, 3)) + ["dref"] * dc)
         coord = self._coord(regs, n, arrayed, False)
         level = self._fregs(regs["lod"], 1)[0] if lod in (2, 3) else None
-        if dc:           # the reference after the level (ptxas's packing)
-            vec = self._sample_dref(inst, si, coord, {0: "implicit", 1: "zero", 3: "level"}[lod],
-                                    self._fregs(regs["dref"], 1)[0], level)
+        if dc:  # the reference after the level (ptxas's packing)
+            vec = self._sample_dref(
+                inst, si, coord, {0: "implicit", 1: "zero", 3: "level"}[lod], self._fregs(regs["dref"], 1)[0], level
+            )
         elif lod == 0 and self.header.stage == "fragment":
             vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
         elif lod == 2 and self.header.stage == "fragment":
@@ -284,7 +346,7 @@ class Gfx86(GraphicsLowering, Lower86):
     def tld(self, inst: Inst) -> None:
         E = self.m.E
         dim, arrayed, n = self.target(inst)
-        si = self.sampled(inst)          # declares the image type on first use
+        si = self.sampled(inst)  # declares the image type on first use
         img = self.op("OpImage", self.img_t, si)
         ll = inst.mods["lod"] == 3
         regs = self.sources(inst, self._roles(arrayed, n, ll) + ["off"] * inst.mods.get("AOFFI", 0))
@@ -300,15 +362,22 @@ class Gfx86(GraphicsLowering, Lower86):
         dim, arrayed, n = self.target(inst)
         off, dc = inst.mods.get("off", 0), inst.mods.get("DC", 0)
         if off and dim == "Cube":
-            raise TranslateError(f"{inst.text()}: offsets on a cube texture (Vulkan has no gather offsets for cubes)",
-                                 offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: offsets on a cube texture (Vulkan has no gather offsets for cubes)", offset=inst.addr
+            )
         si = self.sampled(inst)
         offs = {1: ["off"], 2: ["ptp0", "ptp1"]}.get(off, [])
         regs = self.sources(inst, self._roles(arrayed, n, False) + offs + ["dref"] * dc)
         val = {k: (self.reg(regs[k]) if regs[k] != 255 else self.c(0)) for k in offs}
         dref = self._fregs(regs["dref"], 1)[0] if dc else None
-        vec = self.gather(si, self._coord(regs, n, arrayed, False), inst.mods["comp"], val.get("off"), dref,
-                          (val["ptp0"], val["ptp1"]) if off == 2 else None)
+        vec = self.gather(
+            si,
+            self._coord(regs, n, arrayed, False),
+            inst.mods["comp"],
+            val.get("off"),
+            dref,
+            (val["ptp0"], val["ptp1"]) if off == 2 else None,
+        )
         self._write_texel(inst, vec, self.f32)
 
     def txq(self, inst: Inst) -> None:
@@ -319,10 +388,13 @@ class Gfx86(GraphicsLowering, Lower86):
         dim, arrayed, n = self.target(inst)
         mask = inst.ops["mask"]["sym"]
         if mask & ~TXQ_KNOWN[dim, arrayed]:
-            raise TranslateError(f"{inst.text()}: TXQ components {mask & ~TXQ_KNOWN[dim, arrayed]:#x} of a "
-                                 f"{'array ' if arrayed else ''}{dim} texture are not translated (their meaning on "
-                                 f"NVIDIA is not established here)", offset=inst.addr)
-        si = self.sampled(inst)          # declares the image type on first use
+            raise TranslateError(
+                f"{inst.text()}: TXQ components {mask & ~TXQ_KNOWN[dim, arrayed]:#x} of a "
+                f"{'array ' if arrayed else ''}{dim} texture are not translated (their meaning on "
+                f"NVIDIA is not established here)",
+                offset=inst.addr,
+            )
+        si = self.sampled(inst)  # declares the image type on first use
         img = self.op("OpImage", self.img_t, si)
         k = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim]
         size_t = self.u32 if k + arrayed == 1 else self.m.type("OpTypeVector", self.u32, k + arrayed)
@@ -342,8 +414,9 @@ class Gfx86(GraphicsLowering, Lower86):
     def lower(self, inst: Inst) -> None:
         stages = inst.row.stages
         if stages and self.header.stage not in stages:
-            raise TranslateError(f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program",
-                                 offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program", offset=inst.addr
+            )
         super().lower(inst)
 
 

@@ -1,6 +1,7 @@
 """A small SPIR-V module builder: ids, de-duplicated types and constants, logical sections in
 the order the specification requires, and the binary encoding.  Opcode and enumerant numbers
 come from the grammar (``grammar.py``)."""
+
 from __future__ import annotations
 
 import struct
@@ -34,8 +35,8 @@ class Module:
         self.sec: dict[str, list[list[int]]] = {s: [] for s in self.SECTIONS}
         self._types: dict[tuple, int] = {}
         self._consts: dict[tuple, int] = {}
-        self.optimize = True          # run shader_svc/spirv/optimize.py over the function at binary()
-        self.opt_stats = None         # what it did (optimize.Stats), once binary() ran
+        self.optimize = True  # run shader_svc/spirv/optimize.py over the function at binary()
+        self.opt_stats = None  # what it did (optimize.Stats), once binary() ran
         # the one function as instruction tuples (name, *int operands), kept out of the "funcs"
         # section until binary(): the clean-up reads tuples, so they are encoded once, after it
         self.function: list[tuple] | None = None
@@ -83,8 +84,13 @@ class Module:
         from shader_svc.spirv.optimize import optimize
 
         ins = self.function
-        if len(ins) < 3 or ins[0][0] != "OpFunction" or ins[1][0] != "OpLabel" or ins[-1][0] != "OpFunctionEnd" \
-                or sum(i[0] == "OpFunction" for i in ins) != 1:
+        if (
+            len(ins) < 3
+            or ins[0][0] != "OpFunction"
+            or ins[1][0] != "OpLabel"
+            or ins[-1][0] != "OpFunctionEnd"
+            or sum(i[0] == "OpFunction" for i in ins) != 1
+        ):
             return
         k = 2
         function_class = self.E("StorageClass", "Function")
@@ -93,7 +99,7 @@ class Module:
         variables = [i for i in ins[2:k]]
         promotable = {v[2] for v in variables if v[3] == function_class and len(v) == 4}
         body, self.opt_stats = optimize(ins[k:-1], self, promotable)
-        used = {a for t in body for a in t[1:]}          # a variable nobody names any more goes
+        used = {a for t in body for a in t[1:]}  # a variable nobody names any more goes
         variables = [v for v in variables if v[2] in used]
         # decorations and names of results that are gone go with them (their first operand)
         gone = self.opt_stats.removed_ids | ({v[2] for v in ins[2:k]} - {v[2] for v in variables})
@@ -117,7 +123,7 @@ class Module:
         if self.function is not None and not self.sec["funcs"]:
             if self.optimize:
                 self._optimize_funcs()
-            self._encode_function()     # once: binary() may be called again
+            self._encode_function()  # once: binary() may be called again
         try:
             return self._pack()
         except struct.error:

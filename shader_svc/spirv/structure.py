@@ -26,6 +26,7 @@ selection's merge when no such block exists.  Every block is placed once: a bloc
 only duplication or flags could express) is refused.  Facts used: the SPIR-V specification's
 "Structured Control Flow" rules (headers, merge and continue blocks, breaks and continues).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,7 +45,7 @@ class Unstructured(Exception):
 class _Loop:
     header: int
     body: set[int]
-    merge: int | None          # the one block its exits go to (None: it only leaves the program)
+    merge: int | None  # the one block its exits go to (None: it only leaves the program)
     parent: int | None = None  # header of the enclosing loop
 
 
@@ -123,7 +124,7 @@ def plan(succ: list[list[int]]) -> list:
     loops: dict[int, _Loop] = {}
     for n in rpo:
         for s in succ[n]:
-            if s >= 0 and index[s] <= index[n]:          # retreating edge
+            if s >= 0 and index[s] <= index[n]:  # retreating edge
                 if not _dominates(idom, s, n):
                     raise Unstructured("irreducible control flow (a loop entered other than at its header)")
                 body = loops.setdefault(s, _Loop(s, {s}, None)).body
@@ -218,7 +219,7 @@ class _Planner:
         order: list[int] = []
         seen: set[int] = set()
 
-        def visit(n: int) -> None:     # post-order along region edges (iterative)
+        def visit(n: int) -> None:  # post-order along region edges (iterative)
             stack = [(n, iter(self._rsucc(n, header)))]
             seen.add(n)
             while stack:
@@ -245,14 +246,14 @@ class _Planner:
                 if isinstance(t, int):
                     npred[t] = npred.get(t, 0) + 1
         dead: set[int] = set()
-        for n in order:                 # successors first
+        for n in order:  # successors first
             rs = self._rsucc(n, header)
             live = [s for s in rs if s not in ("ret", "unreachable") and not (s in dead and npred.get(s, 0) == 1)]
             # a path that ends the program constrains no merge where another path goes on
             cur = None
-            for s in (live or rs):
+            for s in live or rs:
                 if not isinstance(s, int):
-                    continue            # a jump leaves the construct: not a path to its merge
+                    continue  # a jump leaves the construct: not a path to its merge
                 if cur is None:
                     cur = s
                     continue

@@ -1,4 +1,5 @@
 """Shared builders for the audio tests: a renderer with guest memory and captured sink output."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Independent references for the renderer tests, written from the published descriptions (not
 from cpu_host/horizon/audio): DSP-ADPCM decoding, linear SRC, volume ramps."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -69,8 +70,9 @@ def feedback_delay(x: np.ndarray, d: int, in_g: float, fb: float, out_g: float, 
     return y
 
 
-def render_numpy_frame(srcs: list[np.ndarray], ratios: list[float], pos: list[float], gains: list[float],
-                       n: int = 240) -> np.ndarray:
+def render_numpy_frame(
+    srcs: list[np.ndarray], ratios: list[float], pos: list[float], gains: list[float], n: int = 240
+) -> np.ndarray:
     """The bench's numpy renderer (one frame, mono voices to one buffer): np.interp SRC and a gain."""
     acc = np.zeros(n, np.float32)
     for i, (s, r, g) in enumerate(zip(srcs, ratios, gains)):

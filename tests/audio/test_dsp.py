@@ -1,6 +1,7 @@
 """The C kernels against independent references: DSP-ADPCM against the published algorithm
 (tests/audio/reference.py), biquad against scipy.signal.lfilter, SRC against numpy.interp, ramps
 against numpy."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +28,7 @@ def test_adpcm_matches_published_algorithm(seed: int) -> None:
     want = ref.adpcm_decode(data, samples, coefs)
     hist = np.zeros(2, np.int32)
     got = dsp.adpcm_decode(data, 0, samples, np.array(coefs, np.int16), hist)
-    assert np.array_equal(got, want)          # sample-exact
+    assert np.array_equal(got, want)  # sample-exact
     # decoding in pieces (resuming mid-frame with the returned history) gives the same samples
     hist = np.zeros(2, np.int32)
     parts, at = [], 0
@@ -35,20 +36,25 @@ def test_adpcm_matches_published_algorithm(seed: int) -> None:
         parts.append(dsp.adpcm_decode(data, at, k, np.array(coefs, np.int16), hist))
         at += k
     joined = np.concatenate(parts)
-    assert np.array_equal(joined, want[:joined.size])
+    assert np.array_equal(joined, want[: joined.size])
 
 
 def test_adpcm_saturates_and_stops_at_data_end() -> None:
-    coefs = np.array([4096, 0] * 8, np.int16)           # s = 2 * h1 + n*scale: runs into the clamp
+    coefs = np.array([4096, 0] * 8, np.int16)  # s = 2 * h1 + n*scale: runs into the clamp
     data = bytes([0x0B, 0x77] + [0x77] * 6)
     out = dsp.adpcm_decode(data, 0, 100, coefs, np.zeros(2, np.int32))
     assert out.size == 14 and out.max() == 32767
     assert np.array_equal(out, ref.adpcm_decode(data, 100, [int(c) for c in coefs]))
 
 
-@pytest.mark.parametrize("num,den", [((4096, 8192, 4096), (-10000, 4000)),   # Q14 low-pass-ish
-                                     ((16384, 0, 0), (0, 0)),
-                                     ((12000, -20000, 9000), (-26000, 11000))])
+@pytest.mark.parametrize(
+    "num,den",
+    [
+        ((4096, 8192, 4096), (-10000, 4000)),  # Q14 low-pass-ish
+        ((16384, 0, 0), (0, 0)),
+        ((12000, -20000, 9000), (-26000, 11000)),
+    ],
+)
 def test_biquad_matches_lfilter(num, den) -> None:
     x = np.random.default_rng(1).standard_normal(2400).astype(np.float32) * 1000
     b = np.array(num, np.float64) / 16384
@@ -56,10 +62,10 @@ def test_biquad_matches_lfilter(num, den) -> None:
     want = lfilter(b, a, x.astype(np.float64))
     got = np.empty_like(x)
     state = np.zeros(2, np.float32)
-    for f in range(10):                                   # frame by frame, state carried
-        buf = x[f * 240:(f + 1) * 240].copy()
+    for f in range(10):  # frame by frame, state carried
+        buf = x[f * 240 : (f + 1) * 240].copy()
         dsp.biquad(buf, b.astype(np.float32), a[1:].astype(np.float32), state)
-        got[f * 240:(f + 1) * 240] = buf
+        got[f * 240 : (f + 1) * 240] = buf
     # float32 arithmetic against float64: within 1e-4 of the signal's scale
     assert np.max(np.abs(got - want)) < 1e-4 * np.max(np.abs(want)) + 1e-2
 
@@ -73,7 +79,7 @@ def test_resample_matches_numpy_interp(ratio: float) -> None:
     for _ in range(frames):
         length, used = dsp.resample_span(frac, ratio, n)
         more = max(0, length - pending.size)
-        h = np.concatenate((pending, src[at:at + more])).astype(np.float32)
+        h = np.concatenate((pending, src[at : at + more])).astype(np.float32)
         at += more
         out.append(dsp.resample_linear(h, frac, ratio, n))
         pending, frac = h[used:], frac + n * ratio - used

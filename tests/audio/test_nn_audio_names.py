@@ -2,6 +2,7 @@
 ``cpu_host/horizon/audio/nn_audio.py`` documents: clang (the ziglang wheel's) compiles the
 declarations below and its object's undefined symbols are compared with the served names, and
 with the ``__asm__`` names our guest header (``examples/horizon_hello/sdk/nn.h``) binds."""
+
 from __future__ import annotations
 
 import re
@@ -57,8 +58,12 @@ def test_served_names_are_the_manglings_of_the_signatures(tmp_path) -> None:
     # take each function's address, so the object lists every name as an undefined symbol
     src.write_text(DECLS + "void *refs[] = {" + ",".join(f"(void *)&nn::audio::{n}" for n in names) + "};\n")
     obj = tmp_path / "decls.o"
-    r = subprocess.run([sys.executable, "-m", "ziglang", "c++", "-target", "aarch64-linux-musl", "-c", str(src),
-                        "-o", str(obj)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "ziglang", "c++", "-target", "aarch64-linux-musl", "-c", str(src), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     with open(obj, "rb") as f:
         symtab = ELFFile(f).get_section_by_name(".symtab")

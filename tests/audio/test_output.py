@@ -2,6 +2,7 @@
 tone rendered through the renderer), written atomically; the audout queue; the process's audio clock
 (wall, presented frames, paced by a device); the SDL3 stream with
 SDL's dummy audio driver (bounded frames, dropped frames and underruns counted)."""
+
 from __future__ import annotations
 
 import os
@@ -23,22 +24,21 @@ def test_wav_of_a_rendered_tone(tmp_path) -> None:
     rig.r.sink_out = lambda i, pcm: sink.write(pcm)
     rate, freq, amp = 32000, 1000.0, 10000
     t = np.arange(rate) / rate
-    src = (np.sin(2 * np.pi * freq * t) * amp).astype(np.int16)      # 1 s at 32 kHz, resampled to 48 kHz
+    src = (np.sin(2 * np.pi * freq * t) * amp).astype(np.int16)  # 1 s at 32 kHz, resampled to 48 kHz
     addr, size = rig.put(src.tobytes())
     v = C.Voice(0, sample_rate=rate, volume=0.5, is_new=True, waves=[C.Wave(addr, size, 0, rate)])
-    rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2)],
-                        sinks=[C.device_sink([0, 1])]))
-    rig.run(200)                                   # 200 frames x 5 ms = 1 s
-    assert not path.exists()                       # nothing under the final name before close
+    rig.update(C.Update(rig.p, voices={0: v}, channels={0: [1.0, 1.0]}, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]))
+    rig.run(200)  # 200 frames x 5 ms = 1 s
+    assert not path.exists()  # nothing under the final name before close
     sink.close()
     with wave.open(str(path)) as w:
         assert (w.getnchannels(), w.getsampwidth(), w.getframerate()) == (2, 2, 48000)
         frames = w.getnframes()
         data = np.frombuffer(w.readframes(frames), "<i2").reshape(-1, 2).astype(np.float64)
-    assert frames == 48000                         # duration 1.000 s
+    assert frames == 48000  # duration 1.000 s
     mid = data[2400:45600, 0]
-    rms = np.sqrt(np.mean(mid ** 2))
-    assert abs(rms - amp * 0.5 / np.sqrt(2)) < 0.01 * amp            # a sine's RMS, within 1%
+    rms = np.sqrt(np.mean(mid**2))
+    assert abs(rms - amp * 0.5 / np.sqrt(2)) < 0.01 * amp  # a sine's RMS, within 1%
     spec = np.abs(np.fft.rfft(mid * np.hanning(mid.size)))
     peak = np.argmax(spec) * 48000 / mid.size
     assert abs(peak - freq) < 2.0
@@ -64,15 +64,15 @@ class Capture(Sink):
 def test_audout_append_release_in_order() -> None:
     cap = Capture()
     out = AudioOut(cap)
-    a = np.arange(600, dtype=np.int16)            # 300 stereo frames
-    b = -np.arange(200, dtype=np.int16)           # 100 frames
+    a = np.arange(600, dtype=np.int16)  # 300 stereo frames
+    b = -np.arange(200, dtype=np.int16)  # 100 frames
     assert out.append(0x1000, a.tobytes()) == 0 and out.append(0x2000, b) == 0
-    out.pump(240)                                  # not started: silence, nothing released
+    out.pump(240)  # not started: silence, nothing released
     assert not cap.chunks[-1].any() and out.get_released(8) == []
     out.start()
     out.pump(240)
     assert out.get_released(8) == [] and not out.event
-    out.pump(240)                                  # a done at frame 300, b at 400
+    out.pump(240)  # a done at frame 300, b at 400
     assert out.event and out.get_released(1) == [0x1000] and out.get_released(8) == [0x2000]
     played = np.concatenate(cap.chunks[1:]).reshape(-1)
     assert np.array_equal(played[:800], np.concatenate([a, b])) and not played[800:].any()
@@ -84,7 +84,8 @@ def test_audout_append_release_in_order() -> None:
 def _sdl_sink(latency_ms: int):
     from cpu_host.horizon.audio.output import SdlSink
     from tests.xdisplay import sdl3_or_skip
-    sdl3_or_skip()                                 # built once (as the window tests do), or a loud skip
+
+    sdl3_or_skip()  # built once (as the window tests do), or a loud skip
     os.environ["SDL_AUDIODRIVER"] = "dummy"
     return SdlSink(latency_ms=latency_ms, device="dummy")
 
@@ -94,10 +95,10 @@ def test_sdl_never_blocks_the_game() -> None:
     try:
         frame = np.zeros((240, 2), np.int16)
         t0 = time.monotonic()
-        for _ in range(400):                       # 2 s of audio pushed at once
+        for _ in range(400):  # 2 s of audio pushed at once
             sink.write(frame)
         took = time.monotonic() - t0
-        assert sink.stats.frames_dropped > 300 * 240        # beyond 20 ms queued: dropped, counted
+        assert sink.stats.frames_dropped > 300 * 240  # beyond 20 ms queued: dropped, counted
         assert took < 1.0
     finally:
         sink.close()
@@ -105,6 +106,7 @@ def test_sdl_never_blocks_the_game() -> None:
 
 def test_null_sink_when_no_device(monkeypatch) -> None:
     from cpu_host.horizon.audio import output
+
     monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_DEVICE", "none")
     monkeypatch.delenv("NXRECOMP_CPU_HOST_AUDIO_OUT", raising=False)
     assert isinstance(output.open_output(), NullSink)
@@ -112,6 +114,7 @@ def test_null_sink_when_no_device(monkeypatch) -> None:
 
 def test_adapt_channels() -> None:
     from cpu_host.horizon.audio.output import adapt_channels
+
     mono = np.array([[100], [-200]], np.int16)
     assert adapt_channels(mono, 2).tolist() == [[100, 100], [-200, -200]]
     six = np.array([[1000, 2000, 3000, 4000, 5000, 6000]], np.int16)
@@ -125,6 +128,7 @@ def _tone_renderer(host, freq: float = 440.0):
     """A renderer on ``host`` playing a looping mono tone into a mono device sink (started)."""
     from cpu_host.horizon.audio.renderer import BytesMemory
     from cpu_host.horizon.audio.request import RendererParameter
+
     p = RendererParameter(voice_count=1)
     mem = BytesMemory()
     src = (np.sin(np.arange(48000) * 2 * np.pi * freq / 48000) * 8000).astype(np.int16)
@@ -132,8 +136,7 @@ def _tone_renderer(host, freq: float = 440.0):
     events = []
     r = host.open_renderer(p, mem, lambda: events.append(time.monotonic()))
     v = C.Voice(0, is_new=True, waves=[C.Wave(0x10000, src.nbytes, 0, 48000, loop=True)])
-    res, _ = r.update(C.Update(p, voices={0: v}, channels={0: [1.0]}, mixes=[C.Mix(0, 1)],
-                               sinks=[C.device_sink([0])]).pack())
+    res, _ = r.update(C.Update(p, voices={0: v}, channels={0: [1.0]}, mixes=[C.Mix(0, 1)], sinks=[C.device_sink([0])]).pack())
     assert res == 0
     r.start()
     return r, events
@@ -141,11 +144,12 @@ def _tone_renderer(host, freq: float = 440.0):
 
 def test_wall_clock_paces_frames_and_signals() -> None:
     from cpu_host.horizon.audio.host import AudioHost
+
     cap = Capture()
     host = AudioHost(lambda: cap, "wall")
     _r, events = _tone_renderer(host)
     time.sleep(0.5)
-    took = time.monotonic() - host.clock_started      # the clock thread's own time
+    took = time.monotonic() - host.clock_started  # the clock thread's own time
     host.close()
     produced = host.frames + host.late_frames
     # 200 frames a second: rendered plus skipped-as-late within 15 % of the wall time's worth
@@ -160,12 +164,13 @@ def test_wall_clock_paces_frames_and_signals() -> None:
 def test_frames_clock_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch) -> None:
     """Settings -> WAV output clocked by presented frames: 800 samples a present, mono on both sides."""
     from cpu_host.horizon.audio.host import AudioHost
+
     path = tmp_path / "game.wav"
     monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_OUT", str(path))
     host = AudioHost()
     _r, events = _tone_renderer(host)
     assert host.mode == "frames"
-    for _ in range(90):                            # 1.5 s of a 60 Hz game, presented as fast as it likes
+    for _ in range(90):  # 1.5 s of a 60 Hz game, presented as fast as it likes
         host.present()
     host.close()
     with wave.open(str(path)) as w:
@@ -177,6 +182,7 @@ def test_frames_clock_writes_the_wav_named_by_the_setting(tmp_path, monkeypatch)
 
 def test_audio_outs_and_renderers_mix_into_one_output() -> None:
     from cpu_host.horizon.audio.host import AudioHost
+
     cap = Capture()
     host = AudioHost(lambda: cap, "frames")
     out = host.open_audio_out(2)
@@ -193,7 +199,7 @@ def test_audio_outs_and_renderers_mix_into_one_output() -> None:
     loud.append(8, np.full(240 * 2, 32000, np.int16))
     out.append(9, np.full(240 * 2, 32000, np.int16))
     host.tick()
-    assert cap.chunks[0].min() == 1000 and cap.chunks[2].min() == 32767     # summed, saturated
+    assert cap.chunks[0].min() == 1000 and cap.chunks[2].min() == 32767  # summed, saturated
     host.close()
 
 
@@ -217,24 +223,29 @@ def test_device_path_600_frames_without_underruns(capsys) -> None:
     from cpu_host.horizon.audio.renderer import BytesMemory
     from cpu_host.horizon.audio.request import RendererParameter
     from examples.demo import sound
+
     sinks = []
 
     def device():
         sinks.append(_sdl_sink(60))
         return sinks[-1]
+
     host = AudioHost(device, "wall")
     p = RendererParameter(voice_count=1)
     mem = BytesMemory()
     music = sound.music()
     mem.map(0x10000, music.tobytes())
     r = host.open_renderer(p, mem)
-    v = C.Voice(0, sample_rate=sound.MUSIC_RATE, is_new=True, waves=[C.Wave(0x10000, music.nbytes, 0, music.size,
-                                                                            loop=True)])
-    assert r.update(C.Update(p, voices={0: v}, channels={0: [0.5, 0.5]}, mixes=[C.Mix(0, 2)],
-                             sinks=[C.device_sink([0, 1])]).pack())[0] == 0
+    v = C.Voice(0, sample_rate=sound.MUSIC_RATE, is_new=True, waves=[C.Wave(0x10000, music.nbytes, 0, music.size, loop=True)])
+    assert (
+        r.update(C.Update(p, voices={0: v}, channels={0: [0.5, 0.5]}, mixes=[C.Mix(0, 2)], sinks=[C.device_sink([0, 1])]).pack())[
+            0
+        ]
+        == 0
+    )
     r.start()
     t0 = time.monotonic()
-    for i in range(600):                           # the game: 600 frames at 60 Hz, never waiting on audio
+    for i in range(600):  # the game: 600 frames at 60 Hz, never waiting on audio
         host.present()
         delay = t0 + (i + 1) / 60 - time.monotonic()
         if delay > 0:
@@ -243,9 +254,11 @@ def test_device_path_600_frames_without_underruns(capsys) -> None:
     host.close()
     s = sinks[0].stats
     with capsys.disabled():
-        print(f"\ndevice path, 600 game frames ({took:.2f} s): {host.frames} audio frames, {s.frames_written} sample "
-              f"frames written, {s.frames_dropped} dropped, {s.underruns} underruns, {host.late_frames} late frames")
-    assert sinks[0].driver == "dummy" and took < 11   # the game kept its 60 Hz
+        print(
+            f"\ndevice path, 600 game frames ({took:.2f} s): {host.frames} audio frames, {s.frames_written} sample "
+            f"frames written, {s.frames_dropped} dropped, {s.underruns} underruns, {host.late_frames} late frames"
+        )
+    assert sinks[0].driver == "dummy" and took < 11  # the game kept its 60 Hz
     # real time needs the CPU: on a machine whose load exceeds its cores (a shared development
     # box), the device's and our threads run late; the counts are then bounded, not zero
     busy = os.getloadavg()[0] > (os.cpu_count() or 1)
@@ -258,6 +271,7 @@ def test_device_path_600_frames_without_underruns(capsys) -> None:
 
 class StuckDevice(Capture):
     """A device that stopped pulling: its queue stays full."""
+
     target_frames = 1440
 
     def queued_frames(self) -> int:
@@ -268,6 +282,7 @@ def test_stuck_device_never_holds_up_the_renderer() -> None:
     """With the device's queue never draining, frames still come at the wall clock's 200 Hz
     (the renderer's events go on for a game waiting on them); the sink drops what it cannot take."""
     from cpu_host.horizon.audio.host import AudioHost
+
     dev = StuckDevice()
     host = AudioHost(lambda: dev, "wall")
     _r, events = _tone_renderer(host)
@@ -282,6 +297,7 @@ def test_stuck_device_never_holds_up_the_renderer() -> None:
 def test_bad_settings_are_named(tmp_path, monkeypatch) -> None:
     from cpu_host.horizon.audio.host import AudioHost
     from nxrecomp.common.errors import NxError
+
     monkeypatch.setenv("NXRECOMP_CPU_HOST_AUDIO_CLOCK", "sundial")
     with pytest.raises(NxError, match="cpu_host.audio_clock is 'sundial'"):
         AudioHost()

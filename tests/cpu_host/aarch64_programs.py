@@ -1,5 +1,6 @@
 """Small C programs of tests/cpu_host/programs, built here for aarch64 (static musl, -O2) with
 zig's clang, for tests that recompile them and compare with qemu-aarch64."""
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,24 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 def build(name: str, out_dir: Path) -> Path:
     """``programs/<name>.c`` compiled to ``out_dir/<name>``."""
     out = out_dir / name
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-musl", "-static", "-O2",
-                        str(PROGRAMS / f"{name}.c"), "-o", str(out)], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            "-target",
+            "aarch64-linux-musl",
+            "-static",
+            "-O2",
+            str(PROGRAMS / f"{name}.c"),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     return out
 
@@ -33,7 +50,12 @@ def build_for_qemu(name: str, out_dir: Path) -> Path:
 def recompile(program: Path, out: Path, **settings: str) -> Path:
     """``nxrecomp recompile PROGRAM -o OUT`` with settings given as their NXRECOMP_* variables
     (e.g. ``NXRECOMP_RECOMPILER_SIGNAL_POLLS="1"``); returns ``out``."""
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800, env={**os.environ, **settings})
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, **settings},
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return out

@@ -2,6 +2,7 @@
 tests/cpu_host/test_linux_busybox.py; recompiled code in tests/recompiler/test_busybox_recompiled.py),
 each compared with qemu-aarch64 running the same binary on the same inputs; and the fetch of
 the Debian binary and the one recompiled bundle a test run shares."""
+
 from __future__ import annotations
 
 import fcntl
@@ -14,9 +15,11 @@ import pytest
 
 from tests.shared_tmp import run_dir
 
+
 def fetch_busybox() -> Path:
     """Debian's arm64 busybox-static (downloaded once into the cache), or a loud skip."""
     from nxrecomp.common import debian
+
     try:
         return debian.busybox("arm64")
     except debian.RegistryUnreachable as e:
@@ -31,8 +34,12 @@ def shared_bundle(busybox: Path, tmp_path_factory) -> Path:
     with open(root / "bb-bundle.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (out / "manifest.json").exists():
-            r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
-                               capture_output=True, text=True, timeout=3600)
+            r = subprocess.run(
+                [sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
+                capture_output=True,
+                text=True,
+                timeout=3600,
+            )
             assert r.returncode == 0, r.stderr[-3000:]
             assert (out / "nxrun").exists() and (out / "launch.txt").exists(), "recompile installs the launcher"
     return out
@@ -59,15 +66,22 @@ CASES = [
     ["od", "-A", "x", "-t", "x1", "-c", "words.txt"],
     ["grep", "-n", "the", "words.txt"],
     ["sed", "-e", "s/the/THE/g", "-e", "/lazy/d", "words.txt"],
-    ["awk", "{ s += $1 } END { printf \"%d %.3f\\n\", s, s / NR }", "lines.txt"],
-    ["awk", "BEGIN { x = 17; s = \"nxrecomp\"; printf \"%s %d %05.1f %s\\n\", toupper(substr(s, 3)), x % 5, x / 3, "
-            "length(s) * 2; n = split(\"a:b:c\", p, \":\"); print n, p[2], index(s, \"rec\") }"],
+    ["awk", '{ s += $1 } END { printf "%d %.3f\\n", s, s / NR }', "lines.txt"],
+    [
+        "awk",
+        'BEGIN { x = 17; s = "nxrecomp"; printf "%s %d %05.1f %s\\n", toupper(substr(s, 3)), x % 5, x / 3, '
+        'length(s) * 2; n = split("a:b:c", p, ":"); print n, p[2], index(s, "rec") }',
+    ],
     ["ls", "/nonexistent-dir"],
     ["false"],
     ["sh", "-c", "for i in 1 2 3; do echo $((i * i)); done; exit 7"],
-    ["sh", "-c", "f() { local n=$1; [ $n -le 1 ] && { echo 1; return; }; echo $(( n * $(f $((n - 1))) )); }; "
-           "f 10; x=0; while [ $x -lt 5 ]; do x=$((x + 1)); done; echo $x; case abc in a*) echo yes;; esac; "
-           "set -- a b c; echo $# $2; test -n \"$HOME\" && echo home"],
+    [
+        "sh",
+        "-c",
+        "f() { local n=$1; [ $n -le 1 ] && { echo 1; return; }; echo $(( n * $(f $((n - 1))) )); }; "
+        "f 10; x=0; while [ $x -lt 5 ]; do x=$((x + 1)); done; echo $x; case abc in a*) echo yes;; esac; "
+        'set -- a b c; echo $# $2; test -n "$HOME" && echo home',
+    ],
     ["sh", "-c", "cat words.txt | tr a-z A-Z | sort | uniq -c"],
     ["sh", "-c", "gzip -c lines.txt | gunzip -c | md5sum; bzip2 -c words.txt | bunzip2 | wc -c"],
 ]
@@ -97,11 +111,13 @@ def compare_with_qemu(ours: list[str], busybox: Path, work: Path, argv: list[str
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
     got = subprocess.run([*ours, *argv], input=stdin, capture_output=True, cwd=work, env=ENV, timeout=600)
-    ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], input=stdin,
-                         capture_output=True, cwd=work, env=ENV, timeout=600)
-    why = f"{argv}: ours exit {got.returncode} stderr {got.stderr[-600:]!r}; qemu exit {ref.returncode} " \
-          f"stderr {ref.stderr[-300:]!r}"
-    assert (got.returncode, got.stderr.decode(errors="replace")) == \
-        (ref.returncode, ref.stderr.decode(errors="replace")), why
+    ref = subprocess.run(
+        ["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], input=stdin, capture_output=True, cwd=work, env=ENV, timeout=600
+    )
+    why = (
+        f"{argv}: ours exit {got.returncode} stderr {got.stderr[-600:]!r}; qemu exit {ref.returncode} "
+        f"stderr {ref.stderr[-300:]!r}"
+    )
+    assert (got.returncode, got.stderr.decode(errors="replace")) == (ref.returncode, ref.stderr.decode(errors="replace")), why
     assert got.stdout == ref.stdout, f"{argv}: stdout differs: ours {got.stdout[:300]!r} qemu {ref.stdout[:300]!r}"
     return ref.returncode

@@ -2,6 +2,7 @@
 declaration the hosts use (cpu_host/abi.py, generated from the same header): every field's
 offset and the struct's size agree.  The C side is the oracle: offsetof/sizeof printed by a
 compiled program, not computed by the generator under test."""
+
 from __future__ import annotations
 
 import subprocess
@@ -17,9 +18,11 @@ def _c_layout(tmp_path) -> dict[str, int]:
     fields, _size = abi.nxcpu_fields()
     src = tmp_path / "layout.c"
     body = "".join(f'    printf("{f.name} %zu\\n", offsetof(NxCpu, {f.name}));\n' for f in fields)
-    src.write_text('#include <stdio.h>\n#include "nxrt.h"\nint main(void) {\n'
-                   f'{body}    printf("sizeof %zu\\n", sizeof(NxCpu));\n'
-                   '    printf("alignof %zu\\n", _Alignof(NxCpu));\n    return 0;\n}\n')
+    src.write_text(
+        '#include <stdio.h>\n#include "nxrt.h"\nint main(void) {\n'
+        f'{body}    printf("sizeof %zu\\n", sizeof(NxCpu));\n'
+        '    printf("alignof %zu\\n", _Alignof(NxCpu));\n    return 0;\n}\n'
+    )
     exe = tmp_path / "layout"
     cc.run([str(src), "-I", str(RUNTIME_DIR), "-o", str(exe)], "layout.c")
     out = subprocess.run([str(exe)], capture_output=True, text=True, check=True, timeout=30).stdout

@@ -5,6 +5,7 @@ One table (cpu_host/runtime/core/cpu_features.h) gives AT_HWCAP, AT_HWCAP2 and t
 each row names the Unicorn classes that prove it.  A real program (built here for aarch64 with
 zig's clang, dot-product intrinsics on) is recompiled and run: it must read exactly the table's
 values through getauxval and MRS, and its dot products must equal qemu-aarch64's."""
+
 from __future__ import annotations
 
 import shutil
@@ -18,7 +19,6 @@ from recompiler import features
 from tests.cpu_host import aarch64_programs
 from recompiler.isa import FORMS
 from recompiler.lift import HANDLERS
-
 
 
 def test_every_claimed_feature_names_lifted_classes():
@@ -41,14 +41,21 @@ def program(tmp_path_factory) -> Path:
 
 def test_program_reads_the_table_and_computes_like_qemu(program, tmp_path):
     out = tmp_path / "bundle"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
-    ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(out), "--", "cpu_features"],
-                          capture_output=True, text=True, timeout=120)
+    ours = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "exec", str(out), "--", "cpu_features"], capture_output=True, text=True, timeout=120
+    )
     assert ours.returncode == 0, ours.stderr
-    want = (f"hwcap {features.hwcap(1):x} hwcap2 {features.hwcap(2):x} isar0 {features.id_register('ISAR0'):x} "
-            f"isar1 {features.id_register('ISAR1'):x} pfr0 {features.id_register('PFR0'):x}")
+    want = (
+        f"hwcap {features.hwcap(1):x} hwcap2 {features.hwcap(2):x} isar0 {features.id_register('ISAR0'):x} "
+        f"isar1 {features.id_register('ISAR1'):x} pfr0 {features.id_register('PFR0'):x}"
+    )
     assert ours.stderr.strip() == want
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) not installed; the table part passed")

@@ -3,6 +3,7 @@ that refuses, naming what is missing, to start on a CPU without it (cpu_host/run
 
 The refusal is shown on this very CPU by compiling the check for an extension it lacks
 (AVX-512, absent from the machines this project runs on; skipped loudly where present)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -19,8 +20,12 @@ CHECK_C = RUNTIME_DIR / "host_isa.c"
 
 def load(so: Path) -> subprocess.CompletedProcess:
     """dlopen ``so`` in a fresh process (the check runs as its constructor)."""
-    return subprocess.run([sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(so)!r}); print('loaded')"],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", f"import ctypes; ctypes.CDLL({str(so)!r}); print('loaded')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def build(tmp_path: Path, extra: list[str]) -> Path:
@@ -62,6 +67,6 @@ def test_game_so_for_an_extension_the_cpu_lacks_refuses_by_name(tmp_path):
         pytest.skip("this CPU has AVX-512F: no extension left to show the refusal with")
     r = load(build(tmp_path, [*cc.arch_flags(), "-mavx512f"]))
     assert r.returncode == 70, (r.returncode, r.stdout, r.stderr)
-    assert "loaded" not in r.stdout                   # stopped before anything of it ran
-    assert "lacks (AVX512F)" in r.stderr, r.stderr     # only what is missing is named
+    assert "loaded" not in r.stdout  # stopped before anything of it ran
+    assert "lacks (AVX512F)" in r.stderr, r.stderr  # only what is missing is named
     assert "NXRECOMP_RECOMPILER_MARCH=x86-64" in r.stderr

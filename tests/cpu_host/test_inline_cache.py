@@ -8,6 +8,7 @@ runtime, a small C driver checks the policy through ``nx_ic_fill`` itself (first
 retarget after exactly 16 misses, never to an address that is no function entry) and runs the
 lifted caller through the targets in turn: each call returns its own target's X0 whatever
 the cache holds."""
+
 from __future__ import annotations
 
 import subprocess
@@ -28,12 +29,16 @@ def _movz(rd: int, imm: int) -> int:
 
 def _program() -> dict[int, int]:
     """caller: blr x1 inside a frame; A and B return 1 and 2 in x0."""
-    return {CALLER: 0xA9BF7BFD,            # stp x29, x30, [sp, #-16]!
-            CALLER + 4: 0xD63F0020,        # blr x1
-            CALLER + 8: 0xA8C17BFD,        # ldp x29, x30, [sp], #16
-            CALLER + 12: RET,
-            IMPL_A: _movz(0, 1), IMPL_A + 4: RET,
-            IMPL_B: _movz(0, 2), IMPL_B + 4: RET}
+    return {
+        CALLER: 0xA9BF7BFD,  # stp x29, x30, [sp, #-16]!
+        CALLER + 4: 0xD63F0020,  # blr x1
+        CALLER + 8: 0xA8C17BFD,  # ldp x29, x30, [sp], #16
+        CALLER + 12: RET,
+        IMPL_A: _movz(0, 1),
+        IMPL_A + 4: RET,
+        IMPL_B: _movz(0, 2),
+        IMPL_B + 4: RET,
+    }
 
 
 DRIVER = r"""
@@ -91,19 +96,31 @@ def test_a_full_cache_is_retargeted_and_calls_stay_right(tmp_path: Path, monkeyp
     size = 0x1000
     data = bytearray(size)
     for a, v in words.items():
-        data[a - BASE:a - BASE + 4] = v.to_bytes(4, "little")
+        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
     prog = analyse(Memory([(BASE, size, bytes(data), True)]), CALLER, {CALLER, IMPL_A, IMPL_B}, [], {})
     build(prog, tmp_path / "bundle")
     src = "".join(p.read_text() for p in (tmp_path / "bundle" / "src").glob("*.c"))
     assert "NX_IC(&_ic" in src
     driver = tmp_path / "driver"
     (tmp_path / "driver.c").write_text(DRIVER)
-    r = subprocess.run([*cc.compiler(), str(tmp_path / "driver.c"), "-o", str(driver), f"-I{RUNTIME_DIR}", "-ldl"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*cc.compiler(), str(tmp_path / "driver.c"), "-o", str(driver), f"-I{RUNTIME_DIR}", "-ldl"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
-    r = subprocess.run([str(driver), str(tmp_path / "bundle" / "game.so"), hex(CALLER), hex(IMPL_A), hex(IMPL_B),
-                        "0x10000000"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [str(driver), str(tmp_path / "bundle" / "game.so"), hex(CALLER), hex(IMPL_A), hex(IMPL_B), "0x10000000"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr)
     got = dict(line.split(" ", 1) for line in r.stdout.splitlines())
-    assert got == {"not-an-entry": "empty", "first": f"{IMPL_A:x}", "retargeted-after": "16",
-                   "after-non-entries": f"{IMPL_B:x}", "calls-wrong": "0"}, r.stdout
+    assert got == {
+        "not-an-entry": "empty",
+        "first": f"{IMPL_A:x}",
+        "retargeted-after": "16",
+        "after-non-entries": f"{IMPL_B:x}",
+        "calls-wrong": "0",
+    }, r.stdout

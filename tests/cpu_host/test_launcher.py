@@ -2,6 +2,7 @@
 by ``BUNDLE/nxrun`` and by the Python runner gives qemu-aarch64's stdout, stderr and exit
 status (the shell's applets come back through execve of /proc/self/exe); a broken launch file
 or image is a one-line error naming the file and what is wrong."""
+
 from __future__ import annotations
 
 import os
@@ -62,12 +63,16 @@ def _run(b: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(b / "nxrun"), "true"], capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("edit,needle", [
-    (lambda t: t.replace("nxlaunch 1", "nxlaunch 9"), "line 1: unknown format"),
-    (lambda t: t.replace("\nregion 0x", "\nregion 0x1"), "bad region"),
-    (lambda t: t + "colour 0x5\n", "unknown key colour"),
-    (lambda t: t.replace("\nentry ", "\nentry zz"), "bad value for entry"),
-], ids=["magic", "region", "key", "value"])
+@pytest.mark.parametrize(
+    "edit,needle",
+    [
+        (lambda t: t.replace("nxlaunch 1", "nxlaunch 9"), "line 1: unknown format"),
+        (lambda t: t.replace("\nregion 0x", "\nregion 0x1"), "bad region"),
+        (lambda t: t + "colour 0x5\n", "unknown key colour"),
+        (lambda t: t.replace("\nentry ", "\nentry zz"), "bad value for entry"),
+    ],
+    ids=["magic", "region", "key", "value"],
+)
 def test_broken_launch_file_is_named(bundle, tmp_path, edit, needle):
     b = _copy(bundle, tmp_path / "b")
     lf = b / "launch.txt"
@@ -88,7 +93,7 @@ def test_short_image_is_named(bundle, tmp_path):
 
 def test_exec_refreshes_a_stale_launch_file(busybox, bundle, tmp_path, work):
     b = _copy(bundle, tmp_path / "b")
-    (b / "launch.txt").write_text("nxlaunch 1\n")           # stale: `nxrecomp exec` rewrites it
+    (b / "launch.txt").write_text("nxlaunch 1\n")  # stale: `nxrecomp exec` rewrites it
     (b / "src").mkdir()
     compare_with_qemu([sys.executable, "-m", "nxrecomp", "exec", str(b), "--"], busybox, work, ARGVS[0])
     assert (b / "launch.txt").read_text() == (bundle / "launch.txt").read_text()
@@ -102,6 +107,7 @@ def test_dynamic_program_refuses_to_start(bundle, tmp_path, native, monkeypatch)
 
     from cpu_host import launcher
     from cpu_host.runner import HWCAP
+
     b = _copy(bundle, tmp_path / "b")
     manifest = json.loads((b / "manifest.json").read_text())
     manifest["image"]["static"] = False

@@ -6,6 +6,7 @@ the build on purpose (``recompiler.hide_entries``); qemu-aarch64 runs the same b
 reference.  Each test works on its own copy of the bundle (a run notes what it lifted in the
 bundle).  Addresses are read from the ELF's symbol table with pyelftools, not from our linker.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,11 @@ import pytest
 from tests.cpu_host import aarch64_programs
 
 HIDDEN = ("hidden_step", "hidden_worker")
-NOTICE = re.compile(r"^nxrecomp: lifted at run time: function at (0x[0-9a-f]+) \((\d+) instructions, "
-                    r"(\d+) bytes of guest code\), compiled in ([0-9.]+) s", re.MULTILINE)
+NOTICE = re.compile(
+    r"^nxrecomp: lifted at run time: function at (0x[0-9a-f]+) \((\d+) instructions, "
+    r"(\d+) bytes of guest code\), compiled in ([0-9.]+) s",
+    re.MULTILINE,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +47,13 @@ def symbols(program) -> dict[str, tuple[int, int]]:
 
 def _recompile(program: Path, out: Path, **env: str) -> subprocess.CompletedProcess:
     e = {**os.environ, "NXRECOMP_RECOMPILER_HIDE_ENTRIES": ",".join(HIDDEN), **env}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800, env=e)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(program), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=e,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return r
 
@@ -69,13 +78,14 @@ def _bytes_at(program: Path, addr: int, n: int) -> bytes:
     with open(program, "rb") as f:
         for seg in ELFFile(f).iter_segments():
             if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] <= addr and addr + n <= seg["p_vaddr"] + seg["p_filesz"]:
-                return seg.data()[addr - seg["p_vaddr"]:addr - seg["p_vaddr"] + n]
+                return seg.data()[addr - seg["p_vaddr"] : addr - seg["p_vaddr"] + n]
     raise AssertionError(f"{addr:#x} is in no loaded segment")
 
 
 def _ours(bundle: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(bundle / "nxrun"), "lift_miss", *args], capture_output=True, text=True,
-                          timeout=300, env={**os.environ, **env})
+    return subprocess.run(
+        [str(bundle / "nxrun"), "lift_miss", *args], capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+    )
 
 
 def _qemu(program: Path, *args: str) -> subprocess.CompletedProcess:
@@ -92,13 +102,14 @@ def test_hidden_function_pointer_target_is_lifted_at_run_time_and_the_rebuild_ta
     step, size = symbols["hidden_step"]
     # the build left it out: the manifest's functions do not hold it
     import json
+
     assert step not in json.loads((bundle / "manifest.json").read_text())["functions"]
     ours = _ours(bundle, "pointer", "50")
     assert (ours.returncode, ours.stdout) == (0, ref.stdout), ours.stderr[-2000:]
     assert _lifts(ours.stderr) == [step], ours.stderr
     m = NOTICE.search(ours.stderr)
-    assert int(m.group(2)) == size // 4 and int(m.group(3)) == size, (m.group(0), size)   # the whole function
-    assert f"nxrecomp: run-time lifts: 1 ({step:#x})" in ours.stderr            # the exit summary
+    assert int(m.group(2)) == size // 4 and int(m.group(3)) == size, (m.group(0), size)  # the whole function
+    assert f"nxrecomp: run-time lifts: 1 ({step:#x})" in ours.stderr  # the exit summary
     # nothing but the notices on stderr: the guest's own stderr is qemu's
     assert [ln for ln in ours.stderr.splitlines() if not ln.startswith("nxrecomp: ")] == ref.stderr.splitlines()
     text = (bundle / "discovered_entries.txt").read_text()
@@ -126,7 +137,7 @@ def test_branch_into_the_middle_of_a_function_lifts_from_there(program, symbols,
     # the target is the asm's `adr x9, .` (ADR: op=0, bits 28-24 10000, Rd 9) plus off
     start, size = symbols["computed_label"]
     code = _bytes_at(program, start, size)
-    words = [int.from_bytes(code[k:k + 4], "little") for k in range(0, size, 4)]
+    words = [int.from_bytes(code[k : k + 4], "little") for k in range(0, size, 4)]
     adr = [start + 4 * k for k, w in enumerate(words) if w & 0x9F00001F == 0x10000009]
     assert len(adr) == 1, [hex(w) for w in words]
     assert _lifts(ours.stderr) == [adr[0] + off], ours.stderr
@@ -145,7 +156,7 @@ def test_off_setting_keeps_the_fatal_error_and_names_the_setting(program, symbol
 
 def test_branch_to_no_code_is_a_fatal_error_naming_the_target_and_the_branch(program, symbols, bundle):
     ref = _qemu(program, "nowhere")
-    assert ref.returncode != 0 and ref.stdout == "before\n"        # qemu: SIGSEGV (no execute permission)
+    assert ref.returncode != 0 and ref.stdout == "before\n"  # qemu: SIGSEGV (no execute permission)
     ours = _ours(bundle, "nowhere")
     assert ours.returncode == 134 and ours.stdout == "before\n", (ours.returncode, ours.stderr[-800:])
     fatal = [ln for ln in ours.stderr.splitlines() if "fatal" in ln]
@@ -160,7 +171,7 @@ def test_compile_failure_names_the_function_and_the_compilers_message(program, s
     assert ours.returncode == 134, (ours.returncode, ours.stderr[-800:])
     step = symbols["hidden_step"][0]
     assert f"the function at {step:#x} lifted at run time" in ours.stderr, ours.stderr[-1500:]
-    assert "-fno-such-flag-nxrecomp" in ours.stderr             # the compiler's own complaint
+    assert "-fno-such-flag-nxrecomp" in ours.stderr  # the compiler's own complaint
     assert "run-time lift of the function at this address failed" in ours.stderr
     assert not (bundle / "discovered_entries.txt").exists()
 
@@ -173,8 +184,9 @@ def test_guest_environment_without_home_still_lifts(program, symbols, bundle, tm
     home = tmp_path / "home_is_a_file"
     home.write_text("")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "NXRECOMP_RECOMPILER_OPT": "-O1"}
-    ours = subprocess.run([str(bundle / "nxrun"), "lift_miss", "pointer", "9"], capture_output=True, text=True,
-                          timeout=300, env=env)
+    ours = subprocess.run(
+        [str(bundle / "nxrun"), "lift_miss", "pointer", "9"], capture_output=True, text=True, timeout=300, env=env
+    )
     assert (ours.returncode, ours.stdout) == (0, ref.stdout), ours.stderr[-2000:]
     assert _lifts(ours.stderr) == [symbols["hidden_step"][0]], ours.stderr
 
@@ -182,9 +194,13 @@ def test_guest_environment_without_home_still_lifts(program, symbols, bundle, tm
 def test_python_runner_lifts_too(program, symbols, bundle):
     """The cffi runner (cpu_host.native_launcher off) sets the lifter up the same way."""
     ref = _qemu(program, "pointer", "7")
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", "lift_miss", "pointer", "7"],
-                       capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "NXRECOMP_CPU_HOST_NATIVE_LAUNCHER": "0"})
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", "lift_miss", "pointer", "7"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "NXRECOMP_CPU_HOST_NATIVE_LAUNCHER": "0"},
+    )
     assert (r.returncode, r.stdout) == (0, ref.stdout), r.stderr[-1500:]
     assert _lifts(r.stderr) == [symbols["hidden_step"][0]], r.stderr
 

@@ -4,6 +4,7 @@ run on functions lifted at run time wherever they reach one (calls, tail calls, 
 pointers, returns into them).  stdout and exit status must equal qemu-aarch64's, and stderr
 too once the lifter's own ``nxrecomp:`` lines are set aside.  Heavy: the changed function set
 rebuilds every shard (minutes on two cores)."""
+
 from __future__ import annotations
 
 import os
@@ -36,6 +37,7 @@ NOTICE = re.compile(r"^nxrecomp: lifted at run time: function at (0x[0-9a-f]+)",
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     import shutil
+
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
     busybox = fetch_busybox()
@@ -44,11 +46,16 @@ def setup(tmp_path_factory):
 
     image = link_program(busybox)
     funcs = sorted(a for a in analyse_image(image).functions if a != image.entry)
-    hidden = funcs[EVERY // 2::EVERY]
+    hidden = funcs[EVERY // 2 :: EVERY]
     out = tmp_path_factory.mktemp("bb_liftmiss") / "bundle"
     env = {**os.environ, "NXRECOMP_RECOMPILER_HIDE_ENTRIES": ",".join(f"{a:#x}" for a in hidden)}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
-                       capture_output=True, text=True, timeout=3600, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(busybox), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     return busybox, out, make_inputs(tmp_path_factory.mktemp("bb_liftmiss_work")), set(hidden)
 
@@ -60,8 +67,9 @@ LIFTS: dict[str, int] = {}
 def test_busybox_with_hidden_functions_runs_like_qemu(setup, argv):
     busybox, bundle, work, hidden = setup
     ours = subprocess.run([str(bundle / "nxrun"), *argv], capture_output=True, cwd=work, env=ENV, timeout=600)
-    ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], capture_output=True, cwd=work,
-                         env=ENV, timeout=600)
+    ref = subprocess.run(
+        ["qemu-aarch64", "-0", argv[0], str(busybox), *argv[1:]], capture_output=True, cwd=work, env=ENV, timeout=600
+    )
     err = ours.stderr.decode(errors="replace")
     own = [ln for ln in err.splitlines() if not ln.startswith("nxrecomp: ")]
     assert (ours.returncode, own) == (ref.returncode, ref.stderr.decode(errors="replace").splitlines()), err[-2000:]

@@ -6,6 +6,7 @@ as the CPU (test-only).  stdout, stderr and exit status must equal qemu-aarch64'
 Run as a script, this file is the driver:  python test_linux_busybox.py HARNESS.so PROGRAM ARGV0 ARGS...
 (busybox's shell runs applets with execve("/proc/self/exe"): the personality re-runs this
 driver through nx_linux_set_self_exec)."""
+
 from __future__ import annotations
 
 import os
@@ -56,10 +57,29 @@ def build_harness(out_dir: Path) -> Path:
     rt = ROOT / "cpu_host" / "runtime"
     (out_dir / "harness.c").write_text(HARNESS_C)
     so = out_dir / "harness.so"
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-fno-sanitize=all",
-                        "-O2", "-Wno-comment", "-shared", "-fPIC", f"-I{rt / 'core'}", f"-I{rt / 'linux'}",
-                        *map(str, sorted((rt / "linux").glob("linux_*.c"))),
-                        str(out_dir / "harness.c"), "-o", str(so)], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            "-target",
+            "x86_64-linux-gnu",
+            "-fno-sanitize=all",
+            "-O2",
+            "-Wno-comment",
+            "-shared",
+            "-fPIC",
+            f"-I{rt / 'core'}",
+            f"-I{rt / 'linux'}",
+            *map(str, sorted((rt / "linux").glob("linux_*.c"))),
+            str(out_dir / "harness.c"),
+            "-o",
+            str(so),
+        ],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode:
         raise RuntimeError(r.stderr)
     return so
@@ -69,8 +89,15 @@ def drive(so: str, prog: str, argv: list[str], extra_hooks: list = (), random: b
     """Run ``prog`` with Unicorn as the CPU; never returns (the guest's exit_group ends us)."""
     from cffi import FFI
     from unicorn import UC_ARCH_ARM64, UC_HOOK_INSN, UC_HOOK_INTR, UC_MODE_ARM, Uc, UcError
-    from unicorn.arm64_const import (UC_ARM64_INS_MRS, UC_ARM64_REG_CPACR_EL1, UC_ARM64_REG_PC, UC_ARM64_REG_SP,
-                                     UC_ARM64_REG_X0, UC_ARM64_REG_X8, UC_CPU_ARM64_MAX)
+    from unicorn.arm64_const import (
+        UC_ARM64_INS_MRS,
+        UC_ARM64_REG_CPACR_EL1,
+        UC_ARM64_REG_PC,
+        UC_ARM64_REG_SP,
+        UC_ARM64_REG_X0,
+        UC_ARM64_REG_X8,
+        UC_CPU_ARM64_MAX,
+    )
 
     from cpu_host.linux.process import page_up, setup_process
     from recompiler.link import link_program
@@ -80,9 +107,14 @@ def drive(so: str, prog: str, argv: list[str], extra_hooks: list = (), random: b
     lib = ffi.dlopen(so)
     image = link_program(prog)
     exe = os.path.abspath(prog)
-    proc = setup_process(image, [os.fsencode(a) for a in argv],
-                         [k.encode() + b"=" + v.encode() for k, v in os.environ.items()],
-                         personality=lib, exe_path=exe, random=random)
+    proc = setup_process(
+        image,
+        [os.fsencode(a) for a in argv],
+        [k.encode() + b"=" + v.encode() for k, v in os.environ.items()],
+        personality=lib,
+        exe_path=exe,
+        random=random,
+    )
     prefix = [ffi.new("char[]", os.fsencode(x)) for x in (sys.executable, os.path.abspath(__file__), so, prog)]
     lib.nx_linux_set_self_exec(ffi.new("char *[]", prefix), len(prefix))
 
@@ -142,8 +174,8 @@ def drive(so: str, prog: str, argv: list[str], extra_hooks: list = (), random: b
         # registers, and both runs must pick the same string-function variants
         if not lib.nxh_id_register(cp.op0, cp.op1, cp.crn, cp.crm, cp.op2, id_value):
             return False
-        uc.reg_write(reg, id_value[0])   # Unicorn's number of the destination (XZR: ignored)
-        return True   # the instruction is done
+        uc.reg_write(reg, id_value[0])  # Unicorn's number of the destination (XZR: ignored)
+        return True  # the instruction is done
 
     uc.hook_add(UC_HOOK_INTR, svc)
     uc.hook_add(UC_HOOK_INSN, mrs, None, 1, 0, UC_ARM64_INS_MRS)
@@ -163,8 +195,14 @@ if __name__ == "__main__":
 import pytest  # noqa: E402
 
 
-from tests.cpu_host.busybox_cases import (CASES, HEAVY_CASES, compare_with_qemu, expected_status,  # noqa: E402
-                                          fetch_busybox, make_inputs)
+from tests.cpu_host.busybox_cases import (
+    CASES,
+    HEAVY_CASES,
+    compare_with_qemu,
+    expected_status,  # noqa: E402
+    fetch_busybox,
+    make_inputs,
+)
 
 pytestmark = pytest.mark.network
 

@@ -12,6 +12,7 @@ across a handler that changes them; a handler installed without SA_RESTORER (gli
 through the runtime's stand-in for the vDSO sigreturn.  Debian's busybox sh (glibc) runs ``trap``
 scripts (the bundle the busybox suites share).  Not compared: busybox ``timeout``, which under
 qemu-aarch64 cannot exec /proc/self/exe and runs the host's coreutils timeout instead."""
+
 from __future__ import annotations
 
 import subprocess
@@ -21,8 +22,24 @@ import pytest
 
 from tests.cpu_host import aarch64_programs, busybox_cases
 
-MODES = ["raise", "frame", "mask", "suspend", "alarm", "chld", "pipe", "pipedie", "restart", "eintr",
-         "resethand", "nested", "jump", "state", "ignore", "norestorer"]
+MODES = [
+    "raise",
+    "frame",
+    "mask",
+    "suspend",
+    "alarm",
+    "chld",
+    "pipe",
+    "pipedie",
+    "restart",
+    "eintr",
+    "resethand",
+    "nested",
+    "jump",
+    "state",
+    "ignore",
+    "norestorer",
+]
 # the exit status qemu shows for each (a case that dies by accident is no match of two deaths)
 STATUS = {"pipedie": -13, "resethand": -10}
 
@@ -48,8 +65,7 @@ def poll_bundle(program, tmp_path_factory) -> Path:
 
 
 def _compare(program: Path, bundle: Path, mode: str) -> None:
-    ref = subprocess.run(["qemu-aarch64", "-0", "signals", str(program), mode], capture_output=True, text=True,
-                         timeout=60)
+    ref = subprocess.run(["qemu-aarch64", "-0", "signals", str(program), mode], capture_output=True, text=True, timeout=60)
     assert ref.returncode == STATUS.get(mode, 0), (ref.returncode, ref.stdout, ref.stderr)
     ours = subprocess.run([str(bundle / "nxrun"), "signals", mode], capture_output=True, text=True, timeout=60)
     assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr)
@@ -79,8 +95,7 @@ def test_default_actions_like_qemu(program, bundle, sig):
     """A default action: the same wait status and output.  qemu-aarch64 adds one line of its own
     to stderr for the signals that dump core ("qemu: uncaught target signal 6 (Aborted) - core
     dumped"), which the guest did not write and a kernel does not print: left out."""
-    ref = subprocess.run(["qemu-aarch64", "-0", "signals", str(program), "die", sig], capture_output=True,
-                         text=True, timeout=60)
+    ref = subprocess.run(["qemu-aarch64", "-0", "signals", str(program), "die", sig], capture_output=True, text=True, timeout=60)
     assert ref.returncode == DEATHS[sig], (ref.returncode, ref.stderr)
     ref_err = "".join(line for line in ref.stderr.splitlines(keepends=True) if not line.startswith(QEMU_CORE_NOTE))
     ours = subprocess.run([str(bundle / "nxrun"), "signals", "die", sig], capture_output=True, text=True, timeout=60)
@@ -109,5 +124,4 @@ def busybox(tmp_path_factory):
 def test_busybox_sh_trap_like_qemu(busybox, tmp_path, name):
     bb, bundle = busybox
     status = busybox_cases.compare_with_qemu([str(bundle / "nxrun")], bb, tmp_path, ["sh", "-c", TRAP_SCRIPTS[name]])
-    assert status == {"usr1-and-exit": 3, "int-handler-exits": 5, "term-then-reset": -15,
-                      "default-death": -10}.get(name, 0)
+    assert status == {"usr1-and-exit": 3, "int-handler-exits": 5, "term-then-reset": -15, "default-death": -10}.get(name, 0)

@@ -4,6 +4,7 @@ A static musl program (built here for aarch64 with zig's clang) prints argc/argv
 auxiliary-vector values through musl's own getauxval and finds its TLS through AT_PHDR.  It runs
 under Unicorn on the stack we build (the program is placed with recompiler.link), and under
 qemu-aarch64 with the same arguments: the two outputs must agree."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,8 +16,18 @@ from pathlib import Path
 import pytest
 
 from nxrecomp.bundle.memory_map import Region, brk_region, check_disjoint, segment_regions, stack_region
-from cpu_host.linux.stack import (AT_EXECFN, AT_HWCAP, AT_PHDR, AT_PLATFORM, AT_RANDOM, HWCAP2_DEFAULT, HWCAP_DEFAULT,
-                                  ProgramInfo, initial_stack, parse_stack)
+from cpu_host.linux.stack import (
+    AT_EXECFN,
+    AT_HWCAP,
+    AT_PHDR,
+    AT_PLATFORM,
+    AT_RANDOM,
+    HWCAP2_DEFAULT,
+    HWCAP_DEFAULT,
+    ProgramInfo,
+    initial_stack,
+    parse_stack,
+)
 from recompiler.elf import load_elf
 from recompiler.link import link
 
@@ -50,8 +61,24 @@ ENVP = [b"HOME=/home/guest", b"X=1", b"EMPTY="]
 def program(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("stackprog")
     (d / "p.c").write_text(PROGRAM)
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-musl", "-static", "-O1",
-                        str(d / "p.c"), "-o", str(d / "p")], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            "-target",
+            "aarch64-linux-musl",
+            "-static",
+            "-O1",
+            str(d / "p.c"),
+            "-o",
+            str(d / "p"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     return d / "p"
 
@@ -114,21 +141,38 @@ def test_stack_read_by_musl_matches_qemu(program):
     m = load_elf(program)
     stack = stack_region(0x7F_0000_0000, 1 << 20)
     rnd = bytes(range(16))
-    sp, data = initial_stack(stack.end, ARGV, ENVP, ProgramInfo(m.phdr_vaddr, m.phent, m.phnum, m.entry),
-                             random=rnd, ids=(1000, 1000, 1002, 1002))  # uid != euid would put musl in secure mode
+    sp, data = initial_stack(
+        stack.end, ARGV, ENVP, ProgramInfo(m.phdr_vaddr, m.phent, m.phnum, m.entry), random=rnd, ids=(1000, 1000, 1002, 1002)
+    )  # uid != euid would put musl in secure mode
     assert sp % 16 == 0 and sp + len(data) == stack.end
     code, out, err = _run_unicorn(program, sp, data, stack)
     assert code == 3
-    expect = ["argc=4", "argv[0]=/opt/prog", "argv[1]=a", "argv[2]=b c", "argv[3]=",
-              "env=HOME=/home/guest", "env=X=1", "env=EMPTY=", "HOME=/home/guest",
-              "pagesz=4096 clktck=100 secure=0", "platform=aarch64 execfn=/opt/prog", "tls=42"]
+    expect = [
+        "argc=4",
+        "argv[0]=/opt/prog",
+        "argv[1]=a",
+        "argv[2]=b c",
+        "argv[3]=",
+        "env=HOME=/home/guest",
+        "env=X=1",
+        "env=EMPTY=",
+        "HOME=/home/guest",
+        "pagesz=4096 clktck=100 secure=0",
+        "platform=aarch64 execfn=/opt/prog",
+        "tls=42",
+    ]
     assert out.decode().splitlines() == expect
-    assert err.decode().splitlines() == [f"hwcap={HWCAP_DEFAULT:x} hwcap2={HWCAP2_DEFAULT:x} uid=1000 euid=1000 gid=1002 egid=1002",
-                                         rnd.hex()]
+    assert err.decode().splitlines() == [
+        f"hwcap={HWCAP_DEFAULT:x} hwcap2={HWCAP2_DEFAULT:x} uid=1000 euid=1000 gid=1002 egid=1002",
+        rnd.hex(),
+    ]
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) not installed; Unicorn part passed")
-    q = subprocess.run(["env", "-i", "qemu-aarch64", "-0", "/opt/prog", str(program), *[a.decode() for a in ARGV[1:]]],
-                       capture_output=True, timeout=60)
+    q = subprocess.run(
+        ["env", "-i", "qemu-aarch64", "-0", "/opt/prog", str(program), *[a.decode() for a in ARGV[1:]]],
+        capture_output=True,
+        timeout=60,
+    )
     # qemu reports the host path as AT_EXECFN; everything else must be the same
     qlines = [l for l in q.stdout.decode().splitlines() if not l.startswith("env=") and "execfn" not in l]
     ours = [l for l in expect if not l.startswith("env=") and "execfn" not in l and not l.startswith("HOME")]
@@ -138,19 +182,20 @@ def test_stack_read_by_musl_matches_qemu(program):
 def test_layout_details():
     info = ProgramInfo(phdr=0x400040, phent=56, phnum=6, entry=0x400580)
     top = 0x7F_FFFF_0000
-    sp, data = initial_stack(top, [b"busybox", b"echo", b"hi"], [b"A=1"], info, hwcap=0x3, hwcap2=0x2,
-                             random=b"R" * 16, ids=(11, 12, 13, 14))
+    sp, data = initial_stack(
+        top, [b"busybox", b"echo", b"hi"], [b"A=1"], info, hwcap=0x3, hwcap2=0x2, random=b"R" * 16, ids=(11, 12, 13, 14)
+    )
     argv, envp, aux = parse_stack(sp, data)
     assert [aux[k] for k in (11, 12, 13, 14, 23, 6, 17, 7)] == [11, 12, 13, 14, 0, 4096, 100, 0]
 
     def cstr(addr: int) -> bytes:
         off = addr - sp
-        return data[off:data.index(b"\0", off)]
+        return data[off : data.index(b"\0", off)]
 
     assert [cstr(a) for a in argv] == [b"busybox", b"echo", b"hi"] and [cstr(e) for e in envp] == [b"A=1"]
     assert aux[AT_PHDR] == 0x400040 and aux[AT_HWCAP] == 3 and aux[26] == 2 and aux[9] == 0x400580
     assert cstr(aux[AT_EXECFN]) == b"busybox" and cstr(aux[AT_PLATFORM]) == b"aarch64"
-    assert data[aux[AT_RANDOM] - sp:aux[AT_RANDOM] - sp + 16] == b"R" * 16
+    assert data[aux[AT_RANDOM] - sp : aux[AT_RANDOM] - sp + 16] == b"R" * 16
     assert data[-8:] == bytes(8) and sp % 16 == 0
     # every pointer lies inside the block, above the table
     for p in argv + envp + [aux[AT_RANDOM], aux[AT_EXECFN], aux[AT_PLATFORM]]:
@@ -165,8 +210,8 @@ def test_segment_regions_merge_shared_pages():
     class S:
         def __init__(self, vaddr, memsz, prot):
             self.vaddr, self.memsz, self.prot = vaddr, memsz, prot
+
     regs = segment_regions([S(0x400000, 0x1800, "r-x"), S(0x401800, 0x2000, "rw-")])
-    assert regs == [Region(0x400000, 0x401000, "r-x"), Region(0x401000, 0x402000, "rwx"),
-                    Region(0x402000, 0x404000, "rw-")]
+    assert regs == [Region(0x400000, 0x401000, "r-x"), Region(0x401000, 0x402000, "rwx"), Region(0x402000, 0x404000, "rw-")]
     with pytest.raises(ValueError, match="overlap"):
         check_disjoint([Region(0, 0x2000, "r--"), Region(0x1000, 0x3000, "r--")])

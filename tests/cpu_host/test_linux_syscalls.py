@@ -4,6 +4,7 @@ Python process (the personality resets signal dispositions, reserves brk, exits,
 
 Oracles: the host kernel and Python's os module (os.stat, os.listdir, pipes), and the
 kernel's own asm-generic unistd.h (shipped with zig) for the system call numbers."""
+
 from __future__ import annotations
 
 import os
@@ -70,11 +71,32 @@ def harness(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("linux_harness")
     (d / "harness.c").write_text(HARNESS_C)
     so = d / "harness.so"
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "x86_64-linux-gnu", "-fno-sanitize=all",
-                        "-O2", "-Wall", "-Wextra", "-Wno-comment", "-Werror", "-shared", "-fPIC",
-                        f"-I{RUNTIME / 'core'}", f"-I{RUNTIME / 'linux'}",
-                        *map(str, sorted((RUNTIME / "linux").glob("linux_*.c"))), str(d / "harness.c"), "-o", str(so)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            "-target",
+            "x86_64-linux-gnu",
+            "-fno-sanitize=all",
+            "-O2",
+            "-Wall",
+            "-Wextra",
+            "-Wno-comment",
+            "-Werror",
+            "-shared",
+            "-fPIC",
+            f"-I{RUNTIME / 'core'}",
+            f"-I{RUNTIME / 'linux'}",
+            *map(str, sorted((RUNTIME / "linux").glob("linux_*.c"))),
+            str(d / "harness.c"),
+            "-o",
+            str(so),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     return so
 
@@ -88,21 +110,26 @@ def guest(harness: Path, body: str, *, check: bool = True, **kw) -> subprocess.C
 
 
 def test_write_to_pipe(harness):
-    r = guest(harness, """
+    r = guest(
+        harness,
+        """
         rfd, wfd = os.pipe()
         msg = cstr(b"hello from the guest\\n")
         assert sc(64, wfd, msg, 21) == 21
         assert os.read(rfd, 100) == b"hello from the guest\\n"
         assert sc(64, 9999, msg, 3) == -errno.EBADF
         print("ok")
-    """)
+    """,
+    )
     assert r.stdout == b"ok\n"
 
 
 def test_openat_read_close(harness, tmp_path):
     f = tmp_path / "data.txt"
     f.write_bytes(b"0123456789" * 100)
-    guest(harness, f"""
+    guest(
+        harness,
+        f"""
         fd = sc(56, AT_FDCWD, cstr({str(f)!r}), 0, 0)
         assert fd >= 0, fd
         b = buf(64)
@@ -117,7 +144,8 @@ def test_openat_read_close(harness, tmp_path):
         a, c = cstr(b"abc"), cstr(b"defg")
         iov = ffi.new("uint64_t[4]", [addr(a), 3, addr(c), 4])
         assert sc(66, fd, iov, 2) == 7 and sc(57, fd) == 0
-    """)
+    """,
+    )
     assert (tmp_path / "out").read_bytes() == b"abcdefg"
 
 
@@ -126,11 +154,22 @@ STAT = "<QQIIIIQQqiiqqqqqqqII"
 
 def _check_stat(raw: bytes, st: os.stat_result) -> None:
     import struct
-    (dev, ino, mode, nlink, uid, gid, rdev, _p, size, blksize, _p2, blocks, at, atn, mt, mtn, ct, ctn,
-     _u1, _u2) = struct.unpack(STAT, raw)
-    assert (dev, ino, mode, nlink, uid, gid, rdev, size, blksize, blocks) == \
-        (st.st_dev, st.st_ino, st.st_mode, st.st_nlink, st.st_uid, st.st_gid, st.st_rdev, st.st_size,
-         st.st_blksize, st.st_blocks)
+
+    (dev, ino, mode, nlink, uid, gid, rdev, _p, size, blksize, _p2, blocks, at, atn, mt, mtn, ct, ctn, _u1, _u2) = struct.unpack(
+        STAT, raw
+    )
+    assert (dev, ino, mode, nlink, uid, gid, rdev, size, blksize, blocks) == (
+        st.st_dev,
+        st.st_ino,
+        st.st_mode,
+        st.st_nlink,
+        st.st_uid,
+        st.st_gid,
+        st.st_rdev,
+        st.st_size,
+        st.st_blksize,
+        st.st_blocks,
+    )
     assert (at * 10**9 + atn, mt * 10**9 + mtn, ct * 10**9 + ctn) == (st.st_atime_ns, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -138,7 +177,9 @@ def test_fstat_and_newfstatat_layout(harness, tmp_path):
     f = tmp_path / "file"
     f.write_bytes(b"x" * 5000)
     (tmp_path / "link").symlink_to(f)
-    r = guest(harness, f"""
+    r = guest(
+        harness,
+        f"""
         b = buf(128 + 16)
         fd = sc(56, AT_FDCWD, cstr({str(f)!r}), 0, 0)
         assert sc(80, fd, b) == 0
@@ -147,7 +188,8 @@ def test_fstat_and_newfstatat_layout(harness, tmp_path):
         sys.stdout.buffer.write(ffi.buffer(b, 128)[:])
         assert sc(79, AT_FDCWD, cstr("/no/such"), b, 0) == -errno.ENOENT
         assert sc(80, 12345, b) == -errno.EBADF
-    """)
+    """,
+    )
     _check_stat(r.stdout[:128], os.stat(f))
     _check_stat(r.stdout[128:256], os.lstat(tmp_path / "link"))
 
@@ -157,7 +199,9 @@ def test_open_flags_are_translated(harness, tmp_path):
     O_DIRECTORY (opening a file with it fails with ENOTDIR), and F_GETFL reports aarch64 bits."""
     f = tmp_path / "plain"
     f.write_text("x")
-    guest(harness, f"""
+    guest(
+        harness,
+        f"""
         O_DIRECTORY, O_NOFOLLOW, O_LARGEFILE = 0o40000, 0o100000, 0o400000
         assert sc(56, AT_FDCWD, cstr({str(f)!r}), O_DIRECTORY, 0) == -errno.ENOTDIR
         fd = sc(56, AT_FDCWD, cstr({str(tmp_path)!r}), O_DIRECTORY, 0)
@@ -169,13 +213,16 @@ def test_open_flags_are_translated(harness, tmp_path):
         p = ffi.new("int[2]")
         assert sc(59, p, 0o4000) == 0          # pipe2(O_NONBLOCK)
         assert sc(63, p[0], buf(4), 4) == -errno.EAGAIN
-    """)
+    """,
+    )
 
 
 def test_getdents64_lists_directory(harness, tmp_path):
     for n in ("a", "bb", "ccc"):
         (tmp_path / n).write_text(n)
-    r = guest(harness, f"""
+    r = guest(
+        harness,
+        f"""
         fd = sc(56, AT_FDCWD, cstr({str(tmp_path)!r}), 0o40000, 0)
         b = buf(4096); names = []
         while (n := sc(61, fd, b, 4096)) > 0:
@@ -184,12 +231,15 @@ def test_getdents64_lists_directory(harness, tmp_path):
                 reclen = struct.unpack_from("<H", raw, off + 16)[0]
                 names.append(raw[off + 19:off + reclen].split(b"\\0")[0].decode()); off += reclen
         print(" ".join(sorted(names)))
-    """)
+    """,
+    )
     assert r.stdout.decode().split() == sorted([".", "..", "a", "bb", "ccc"])
 
 
 def test_ioctl_is_never_a_tty(harness):
-    guest(harness, """
+    guest(
+        harness,
+        """
         master, slave = os.openpty()
         assert os.isatty(slave)
         ws = buf(64)
@@ -201,11 +251,14 @@ def test_ioctl_is_never_a_tty(harness):
         os.write(wfd, b"12345")
         n = ffi.new("int *")
         assert sc(29, rfd, 0x541B, n) == 0 and n[0] == 5       # FIONREAD passes through
-    """)
+    """,
+    )
 
 
 def test_uname_readlink_exe_and_ids(harness):
-    r = guest(harness, """
+    r = guest(
+        harness,
+        """
         u = buf(65 * 6)
         assert sc(160, u) == 0
         f = [ffi.string(u + 65 * i).decode() for i in range(6)]
@@ -224,16 +277,20 @@ def test_uname_readlink_exe_and_ids(harness):
         assert sc(96, 0x1234) == sc(178)                  # set_tid_address returns the tid
         assert sc(293, 0, 0, 0, 0) == -errno.ENOSYS       # rseq
         print(lib.nx_linux_syscall_name(221) and ffi.string(lib.nx_linux_syscall_name(221)).decode())
-    """)
+    """,
+    )
     assert r.stdout == b"execve\n"
 
 
-@pytest.mark.parametrize("huge", [None, "0", "1"])   # None: unset, the default (off)
+@pytest.mark.parametrize("huge", [None, "0", "1"])  # None: unset, the default (off)
 def test_brk_grows_and_shrinks(harness, huge):
     env = {k: v for k, v in os.environ.items() if k != "NXRECOMP_CPU_HOST_HUGE_PAGES"}
     if huge is not None:
         env["NXRECOMP_CPU_HOST_HUGE_PAGES"] = huge
-    guest(harness, env=env, body="""
+    guest(
+        harness,
+        env=env,
+        body="""
         import ctypes
         start, reserve = 0x3F0000000000, 1 << 24
         assert lib.nx_linux_set_brk(start, reserve) == 0
@@ -267,11 +324,14 @@ def test_brk_grows_and_shrinks(harness, huge):
         thp = os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled")   # a kernel with THP
         on = os.environ.get("NXRECOMP_CPU_HOST_HUGE_PAGES") == "1"
         assert (" hg" in flags) == (thp and on), flags
-    """)
+    """,
+    )
 
 
 def test_mmap_munmap_and_host_memory_is_protected(harness):
-    guest(harness, """
+    guest(
+        harness,
+        """
         import ctypes
         PROT_RW, MAP_PA, MAP_FIXED = 3, 0x22, 0x10
         a = sc(222, 0, 1 << 20, PROT_RW, MAP_PA, -1, 0)
@@ -295,7 +355,8 @@ def test_mmap_munmap_and_host_memory_is_protected(harness):
         c = sc(216, b, 4096, 1 << 16, 1, 0)                    # MREMAP_MAYMOVE
         assert c > 0 and sc(215, c, 1 << 16) == 0
         print("ok")
-    """)
+    """,
+    )
 
 
 def test_unknown_syscall_exits_125_with_message(harness):
@@ -310,7 +371,7 @@ def test_unknown_syscall_exits_125_with_message(harness):
 def test_exit_group_status(harness):
     r = guest(harness, "sys.stdout.write('buffered '); sc(94, 7)", check=False)
     assert r.returncode == 7
-    r = guest(harness, "sc(93, 300)", check=False)   # exit of the only thread, status & 0xff
+    r = guest(harness, "sc(93, 300)", check=False)  # exit of the only thread, status & 0xff
     assert r.returncode == 300 & 0xFF
 
 
@@ -322,7 +383,9 @@ def test_signals_to_self(harness):
     r = guest(harness, "sc(131, os.getpid(), sc(178), 6)", check=False)
     assert r.returncode == -signal.SIGABRT
     # SIG_IGN recorded through rt_sigaction: survives; the old action reads back
-    r = guest(harness, """
+    r = guest(
+        harness,
+        """
         act = ffi.new("uint64_t[4]", [1, 0, 0, 0]); old = ffi.new("uint64_t[4]")
         assert sc(134, 15, act, 0, 8) == 0
         assert sc(129, os.getpid(), 15) == 0
@@ -330,22 +393,29 @@ def test_signals_to_self(harness):
         assert sc(134, 9, act, 0, 8) == -errno.EINVAL      # SIGKILL cannot be changed
         assert sc(129, os.getpid(), 17) == 0                 # SIGCHLD: ignored by default
         print("alive")
-    """)
+    """,
+    )
     assert r.stdout == b"alive\n"
 
 
 def test_sigpipe_is_default_for_the_guest(harness):
     """Python ignores SIGPIPE; a Linux program does not: writing to a closed pipe kills it."""
-    r = guest(harness, """
+    r = guest(
+        harness,
+        """
         rfd, wfd = os.pipe(); os.close(rfd)
         sc(64, wfd, cstr(b"x"), 1)
         print("alive")
-    """, check=False)
+    """,
+        check=False,
+    )
     assert r.returncode == -signal.SIGPIPE
 
 
 def test_clone_forks_and_wait4(harness):
-    r = guest(harness, """
+    r = guest(
+        harness,
+        """
         ctid = ffi.new("int32_t *")
         pid = sc(220, 0x01200011, 0, 0, 0, ctid)   # CLONE_CHILD_SETTID|CLONE_CHILD_CLEARTID|SIGCHLD
         if pid == 0:
@@ -362,14 +432,17 @@ def test_clone_forks_and_wait4(harness):
         assert sc(220, 0x10000 | 0x800 | 0x200 | 0x100, 0, 0, 0, 0) == -errno.EINVAL
         assert sc(221, cstr("/nonexistent/true"), 0, 0) == -errno.ENOENT   # execve: the host's answer
         print("parent")
-    """)
+    """,
+    )
     assert r.stdout == b"child\nparent\n"
 
 
 def test_execve_of_another_program_is_the_hosts(harness):
     """execve of a path other than the guest program's own runs it on the host, as qemu-aarch64
     does (popen and posix_spawn of /bin/sh work); the child's output and status come back."""
-    r = guest(harness, """
+    r = guest(
+        harness,
+        """
         pid = sc(220, 0x11, 0, 0, 0, 0)   # SIGCHLD: fork
         if pid == 0:
             a0, a1 = cstr("echo"), cstr("from /bin/echo")
@@ -379,18 +452,22 @@ def test_execve_of_another_program_is_the_hosts(harness):
         st = ffi.new("int *")
         assert sc(260, pid, st, 0, 0) == pid and st[0] == 0, st[0]
         print("parent", flush=True)
-    """)
+    """,
+    )
     assert r.stdout == b"from /bin/echo\nparent\n"
 
 
 def test_clone_with_new_stack_sets_sp(harness):
-    r = guest(harness, """
+    r = guest(
+        harness,
+        """
         pid = sc(220, 0x4111, 0x7000DEAD0, 0, 0, 0)   # CLONE_VM|CLONE_VFORK|SIGCHLD, stack
         if pid == 0:
             sc(94, 0 if lib.nxh_sp(s) == 0x7000DEAD0 else 1)
         st = ffi.new("int *")
         assert sc(260, pid, st, 0, 0) == pid and st[0] == 0
-    """)
+    """,
+    )
     assert r.returncode == 0
 
 
@@ -399,8 +476,11 @@ def test_syscall_table_matches_kernel_header(harness, tmp_path):
     aarch64 (headers shipped with zig)."""
     src = tmp_path / "u.c"
     src.write_text("#include <asm/unistd.h>\n")
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-gnu", "-E", "-dM", str(src)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-gnu", "-E", "-dM", str(src)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     defs = dict(re.findall(r"#define (__NR3264_\w+|__NR_\w+) (\S+)", r.stdout))
 
@@ -416,15 +496,17 @@ def test_syscall_table_matches_kernel_header(harness, tmp_path):
         if k.startswith("__NR_") and (n := value(v)) is not None and k not in ("__NR_syscalls", "__NR_arch_specific_syscall"):
             kernel.setdefault(n, k[5:])
     assert kernel[63] == "read" and len(kernel) > 300
-    out = guest(harness, """
+    out = guest(
+        harness,
+        """
         for n in range(480):
             p = lib.nx_linux_syscall_name(n)
             print(n, ffi.string(p).decode() if p != ffi.NULL else "-")
-    """).stdout.decode()
+    """,
+    ).stdout.decode()
     ours = {int(a): b for a, b in (l.split() for l in out.splitlines()) if b != "-"}
     # names the kernel header spells with its 64-bit alias (fstatat64 vs newfstatat etc.)
     alias = {"fstatat": "newfstatat", "fstat": "fstat", "fadvise64_64": "fadvise64"}
-    mismatch = {n: (ours.get(n), kernel[n]) for n in kernel
-                if n < 472 and alias.get(kernel[n], kernel[n]) != ours.get(n)}
+    mismatch = {n: (ours.get(n), kernel[n]) for n in kernel if n < 472 and alias.get(kernel[n], kernel[n]) != ours.get(n)}
     assert not mismatch, mismatch
     assert set(ours) <= set(kernel)

@@ -6,6 +6,7 @@ longjmp the frame that called setjmp must go on in its own C frame (its catch, `
 frame that nx_run would have to re-enter from NxCpu at a call site that did not store them
 stops with a fatal error naming the setting.  ``programs/nonlocal_sites.c`` lands somewhere
 else three ways; qemu-aarch64 runs the same binary as the reference."""
+
 from __future__ import annotations
 
 import subprocess
@@ -34,8 +35,7 @@ def bundles(program, tmp_path_factory) -> dict[bool, Path]:
 
 
 def _ours(bundle: Path, mode: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(bundle / "nxrun"), "nonlocal_sites", mode, "40"],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run([str(bundle / "nxrun"), "nonlocal_sites", mode, "40"], capture_output=True, text=True, timeout=300)
 
 
 def _qemu(program: Path, mode: str) -> subprocess.CompletedProcess:

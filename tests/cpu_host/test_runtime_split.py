@@ -3,6 +3,7 @@ and the Linux folder make a complete library with no Horizon code in it, the cor
 Horizon folder one with no Linux code.  The linker is the oracle: each set is linked with
 ``-z defs`` (every symbol must be defined; the generated entry table is the only thing the
 runtime takes from a game) and its exported symbols are listed with ``nm``."""
+
 from __future__ import annotations
 
 import shutil
@@ -23,8 +24,24 @@ def _link(personality: str, tmp_path) -> set[str]:
     table.write_text(TABLE_C)
     so = tmp_path / f"{personality}.so"
     srcs = [str(p) for p in runtime_sources(personality)]
-    cc.run(["-shared", "-O0", *FLAGS, f"-I{RUNTIME_ROOT / 'core'}", f"-I{RUNTIME_ROOT / personality}",
-            *srcs, str(table), "-o", str(so), "-Wl,-z,defs", "-lpthread", "-ldl", "-lm"], f"the {personality} runtime")
+    cc.run(
+        [
+            "-shared",
+            "-O0",
+            *FLAGS,
+            f"-I{RUNTIME_ROOT / 'core'}",
+            f"-I{RUNTIME_ROOT / personality}",
+            *srcs,
+            str(table),
+            "-o",
+            str(so),
+            "-Wl,-z,defs",
+            "-lpthread",
+            "-ldl",
+            "-lm",
+        ],
+        f"the {personality} runtime",
+    )
     out = subprocess.run(["nm", "-D", "--defined-only", str(so)], capture_output=True, text=True, check=True).stdout
     return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
@@ -33,7 +50,7 @@ def _link(personality: str, tmp_path) -> set[str]:
 @pytest.mark.parametrize("personality", PERSONALITIES)
 def test_each_personality_links_alone_and_carries_none_of_the_other(personality, tmp_path):
     names = _link(personality, tmp_path)
-    assert "nx_run" in names and "nx_lift_miss" in names          # the core is there
+    assert "nx_run" in names and "nx_lift_miss" in names  # the core is there
     assert any(n.startswith(PREFIX[personality]) for n in names), sorted(names)
     other = next(p for p in PERSONALITIES if p != personality)
     assert not [n for n in names if n.startswith(PREFIX[other])]

@@ -2,6 +2,7 @@
 processes (shader service, GPU process, CPU host) with its own recompiled game; the relay is
 the real server (relay/) with signed join tokens.  Each game sends its player's position every
 frame and draws the other players; co-op never changes the deterministic simulation."""
+
 from __future__ import annotations
 
 import json
@@ -18,16 +19,34 @@ from tests.demo.test_demo import ROOT, native_states, read
 from tests.relay.relaytest import Relay
 
 
-JOIN_WAIT_S = 300     # bob's join waits this long for alice's room: alice's whole start-up on a loaded machine
+JOIN_WAIT_S = 300  # bob's join waits this long for alice's room: alice's whole start-up on a loaded machine
 
 
 def start(out: Path, frames: int, relay: tuple[str, int], token: bytes, saves: Path) -> subprocess.Popen:
-    env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(saves),
-           "NXRECOMP_CPU_HOST_RELAY_JOIN_TIMEOUT_S": str(JOIN_WAIT_S)}
-    return subprocess.Popen([sys.executable, "-m", "nxrecomp", "demo", "--frames", str(frames), "--out", str(out),
-                             "--screenshot-every", "0", "--relay", f"{relay[0]}:{relay[1]}",
-                             "--coop-token", tokens.to_text(token)],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    env = {**os.environ, "NXRECOMP_CPU_HOST_SAVE_DIR": str(saves), "NXRECOMP_CPU_HOST_RELAY_JOIN_TIMEOUT_S": str(JOIN_WAIT_S)}
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "nxrecomp",
+            "demo",
+            "--frames",
+            str(frames),
+            "--out",
+            str(out),
+            "--screenshot-every",
+            "0",
+            "--relay",
+            f"{relay[0]}:{relay[1]}",
+            "--coop-token",
+            tokens.to_text(token),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
 
 
 def test_two_demos_meet_through_the_relay(tmp_path) -> None:

@@ -2,6 +2,7 @@
 built from Debian's source), presents through a Vulkan swapchain, and the X server's own
 screenshot (xwd) of the window shows a frame the game presented; keys typed into the window
 (xdotool, through XTEST) reach the game as npad input and move the player."""
+
 from __future__ import annotations
 
 import json
@@ -28,22 +29,48 @@ def sdl_lib():
 
 def test_window_shows_the_game_and_takes_keys(tmp_path, sdl_lib) -> None:
     idle = tmp_path / "idle.txt"
-    idle.write_text("0 -\n")                       # no scripted input: only the keys move the player
+    idle.write_text("0 -\n")  # no scripted input: only the keys move the player
     title = f"nxdemo{os.getpid()}"
     out = tmp_path / "out"
     with xvfb() as display:
-        env = {**os.environ, "DISPLAY": display, "NXRECOMP_GPU_HOST_WINDOW": "on",
-               "NXRECOMP_GPU_HOST_WINDOW_TITLE": title, "NXRECOMP_GPU_HOST_WINDOW_SIZE": "320x180",
-               "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
-        p = subprocess.Popen([sys.executable, "-m", "nxrecomp", "demo", "--frames", "360", "--out", str(out),
-                              "--input", str(idle), "--screenshot-every", "0"], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env = {
+            **os.environ,
+            "DISPLAY": display,
+            "NXRECOMP_GPU_HOST_WINDOW": "on",
+            "NXRECOMP_GPU_HOST_WINDOW_TITLE": title,
+            "NXRECOMP_GPU_HOST_WINDOW_SIZE": "320x180",
+            "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves"),
+        }
+        p = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "nxrecomp",
+                "demo",
+                "--frames",
+                "360",
+                "--out",
+                str(out),
+                "--input",
+                str(idle),
+                "--screenshot-every",
+                "0",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         shot = None
         try:
             frames = out / "frames"
             deadline = time.monotonic() + 300
-            while p.poll() is None and time.monotonic() < deadline and \
-                    len(list(frames.glob("frame_*.png")) if frames.exists() else []) < 60:
+            while (
+                p.poll() is None
+                and time.monotonic() < deadline
+                and len(list(frames.glob("frame_*.png")) if frames.exists() else []) < 60
+            ):
                 time.sleep(0.1)
             wid = window_id(display, title)
             assert wid, "the GPU process opened no window"

@@ -1,6 +1,7 @@
 """Files built field by field from the public format descriptions, independently of
 ``recompiler.formats.pack_*`` (no constant or helper of the code under test is used), and
 LZ4 from the system's liblz4 (the reference implementation) rather than our compressor."""
+
 from __future__ import annotations
 
 import ctypes
@@ -32,9 +33,9 @@ TEXT_SIZE, RO_OFF, DATA_OFF = 0x1000, 0x1000, 0x2000
 MOD0_AT = 0x100
 SYMS = [  # (name, value, size, info, shndx)
     ("", 0, 0, 0, 0),
-    ("nnMain", 0x200, 0x40, (1 << 4) | 2, 7),      # GLOBAL FUNC, defined
-    ("malloc", 0, 0, (1 << 4) | 2, 0),             # GLOBAL FUNC, import
-    ("g_counter", 0x2200, 8, (2 << 4) | 1, 20),    # WEAK OBJECT, defined
+    ("nnMain", 0x200, 0x40, (1 << 4) | 2, 7),  # GLOBAL FUNC, defined
+    ("malloc", 0, 0, (1 << 4) | 2, 0),  # GLOBAL FUNC, import
+    ("g_counter", 0x2200, 8, (2 << 4) | 1, 20),  # WEAK OBJECT, defined
 ]
 STRTAB = b"\0nnMain\0malloc\0g_counter\0libc.so\0"
 NAME_OFF = {"": 0, "nnMain": 1, "malloc": 8, "g_counter": 15, "libc.so": 25}
@@ -47,20 +48,30 @@ def module_image(with_mod0: bool = True) -> tuple[bytes, bytes, bytes, int]:
     """(text, rodata, data, bss_size) of a small module: MOD0 in .text, .dynsym/.dynstr/
     .hash/.rela in .rodata, .dynamic in .data."""
     text = bytearray(TEXT_SIZE)
-    for i in range(0, TEXT_SIZE, 4):                     # "nop" everywhere but the start
+    for i in range(0, TEXT_SIZE, 4):  # "nop" everywhere but the start
         struct.pack_into("<I", text, i, 0xD503201F)
     bss = 0x300
     data_size = 0x300
     if with_mod0:
-        struct.pack_into("<I", text, 0, 0x14000002)      # b +8
+        struct.pack_into("<I", text, 0, 0x14000002)  # b +8
         struct.pack_into("<I", text, 4, MOD0_AT)
-        struct.pack_into("<4s6i", text, MOD0_AT, b"MOD0", DATA_OFF - MOD0_AT, DATA_OFF + data_size - MOD0_AT,
-                         DATA_OFF + data_size + bss - MOD0_AT, 0x1800 - MOD0_AT, 0x1800 - MOD0_AT, 0x2280 - MOD0_AT)
+        struct.pack_into(
+            "<4s6i",
+            text,
+            MOD0_AT,
+            b"MOD0",
+            DATA_OFF - MOD0_AT,
+            DATA_OFF + data_size - MOD0_AT,
+            DATA_OFF + data_size + bss - MOD0_AT,
+            0x1800 - MOD0_AT,
+            0x1800 - MOD0_AT,
+            0x2280 - MOD0_AT,
+        )
     ro = bytearray(0x1000)
     symtab, strtab, hashtab, rela, jmprel = 0x000, 0x100, 0x180, 0x200, 0x300
     for i, (name, value, size, info, shndx) in enumerate(SYMS):
         struct.pack_into("<IBBHQQ", ro, symtab + 24 * i, NAME_OFF[name], info, 0, shndx, value, size)
-    ro[strtab:strtab + len(STRTAB)] = STRTAB
+    ro[strtab : strtab + len(STRTAB)] = STRTAB
     # SysV hash: nbucket=1, nchain=len(SYMS); bucket -> 1 -> 2 -> 3 -> 0.
     struct.pack_into("<II I 4I", ro, hashtab, 1, len(SYMS), 1, 0, 2, 3, 0)
     for i, (off, typ, sym, add) in enumerate(RELA):
@@ -68,20 +79,46 @@ def module_image(with_mod0: bool = True) -> tuple[bytes, bytes, bytes, int]:
     for i, (off, typ, sym, add) in enumerate(JMPREL):
         struct.pack_into("<QQq", ro, jmprel + 24 * i, off, (sym << 32) | typ, add)
     data = bytearray(data_size)
-    dyn = [(1, NAME_OFF["libc.so"]), (4, RO_OFF + hashtab), (5, RO_OFF + strtab), (6, RO_OFF + symtab),
-           (10, len(STRTAB)), (11, 24), (7, RO_OFF + rela), (8, 24 * len(RELA)), (9, 24),
-           (23, RO_OFF + jmprel), (2, 24 * len(JMPREL)), (20, 7), (12, 0x400), (13, 0x480),
-           (25, 0x2120), (27, 8), (0, 0)]
+    dyn = [
+        (1, NAME_OFF["libc.so"]),
+        (4, RO_OFF + hashtab),
+        (5, RO_OFF + strtab),
+        (6, RO_OFF + symtab),
+        (10, len(STRTAB)),
+        (11, 24),
+        (7, RO_OFF + rela),
+        (8, 24 * len(RELA)),
+        (9, 24),
+        (23, RO_OFF + jmprel),
+        (2, 24 * len(JMPREL)),
+        (20, 7),
+        (12, 0x400),
+        (13, 0x480),
+        (25, 0x2120),
+        (27, 8),
+        (0, 0),
+    ]
     for i, (tag, val) in enumerate(dyn):
         struct.pack_into("<qQ", data, 16 * i, tag, val)
     return bytes(text), bytes(ro), bytes(data), bss
 
 
 # ---------------------------------------------------------------- NSO0
-def nso_file(text: bytes, ro: bytes, data: bytes, bss: int, *, flags: int, compress: tuple[bool, bool, bool],
-             mem: tuple[int, int, int] = (0, RO_OFF, DATA_OFF), build_id: bytes = b"\xAB" * 20,
-             name: bytes = b"fieldwise\0", hashes: tuple[bytes, bytes, bytes] | None = None,
-             dynsym: tuple[int, int] = (0, 0), dynstr: tuple[int, int] = (0, 0)) -> bytes:
+def nso_file(
+    text: bytes,
+    ro: bytes,
+    data: bytes,
+    bss: int,
+    *,
+    flags: int,
+    compress: tuple[bool, bool, bool],
+    mem: tuple[int, int, int] = (0, RO_OFF, DATA_OFF),
+    build_id: bytes = b"\xab" * 20,
+    name: bytes = b"fieldwise\0",
+    hashes: tuple[bytes, bytes, bytes] | None = None,
+    dynsym: tuple[int, int] = (0, 0),
+    dynstr: tuple[int, int] = (0, 0),
+) -> bytes:
     segs = [text, ro, data]
     stored = [ref_lz4_compress(s) if c else s for s, c in zip(segs, compress)]
     h = bytearray(0x100)
@@ -92,24 +129,25 @@ def nso_file(text: bytes, ro: bytes, data: bytes, bss: int, *, flags: int, compr
         struct.pack_into("<III", h, base, pos, mem[i], len(segs[i]))
         struct.pack_into("<I", h, 0x60 + 4 * i, len(stored[i]))
         digest = hashes[i] if hashes else hashlib.sha256(segs[i]).digest()
-        h[0xA0 + 0x20 * i:0xC0 + 0x20 * i] = digest
+        h[0xA0 + 0x20 * i : 0xC0 + 0x20 * i] = digest
         pos += len(stored[i])
-    struct.pack_into("<I", h, 0x1C, 0x100)          # module name offset
-    struct.pack_into("<I", h, 0x2C, len(name))      # module name size
+    struct.pack_into("<I", h, 0x1C, 0x100)  # module name offset
+    struct.pack_into("<I", h, 0x2C, len(name))  # module name size
     struct.pack_into("<I", h, 0x3C, bss)
-    h[0x40:0x40 + len(build_id)] = build_id
+    h[0x40 : 0x40 + len(build_id)] = build_id
     struct.pack_into("<II", h, 0x90, *dynstr)
     struct.pack_into("<II", h, 0x98, *dynsym)
     return bytes(h) + name + b"".join(stored)
 
 
 # ---------------------------------------------------------------- NRO0 (+ASET)
-def nro_file(text: bytes, ro: bytes, data: bytes, bss: int, *, assets: tuple[bytes, bytes, bytes] | None,
-             build_id: bytes = b"\xCD" * 20) -> bytes:
+def nro_file(
+    text: bytes, ro: bytes, data: bytes, bss: int, *, assets: tuple[bytes, bytes, bytes] | None, build_id: bytes = b"\xcd" * 20
+) -> bytes:
     """Segments at 0 / 0x1000 / 0x2000 (text must be 0x1000 bytes, ro at most 0x1000)."""
     img = bytearray(DATA_OFF + len(data))
-    img[0:len(text)] = text
-    img[RO_OFF:RO_OFF + len(ro)] = ro
+    img[0 : len(text)] = text
+    img[RO_OFF : RO_OFF + len(ro)] = ro
     img[DATA_OFF:] = data
     img[0x10:0x14] = b"NRO0"
     struct.pack_into("<III", img, 0x14, 0, len(img), 0)
@@ -131,31 +169,38 @@ def nro_file(text: bytes, ro: bytes, data: bytes, bss: int, *, assets: tuple[byt
 def nacp_blob(name: str, publisher: str, version: str) -> bytes:
     b = bytearray(0x4000)
     for lang in range(16):
-        b[lang * 0x300:lang * 0x300 + len(name)] = name.encode()
-        b[lang * 0x300 + 0x200:lang * 0x300 + 0x200 + len(publisher)] = publisher.encode()
-    b[0x3060:0x3060 + len(version)] = version.encode()
+        b[lang * 0x300 : lang * 0x300 + len(name)] = name.encode()
+        b[lang * 0x300 + 0x200 : lang * 0x300 + 0x200 + len(publisher)] = publisher.encode()
+    b[0x3060 : 0x3060 + len(version)] = version.encode()
     return bytes(b)
 
 
 # ---------------------------------------------------------------- NPDM
-def npdm_file(*, flags: int, priority: int = 44, core: int = 0, stack: int = 0x40000,
-              caps: list[int] | None = None, services: bytes = b"\x02fsp\x02sm:\x80*") -> bytes:
+def npdm_file(
+    *,
+    flags: int,
+    priority: int = 44,
+    core: int = 0,
+    stack: int = 0x40000,
+    caps: list[int] | None = None,
+    services: bytes = b"\x02fsp\x02sm:\x80*",
+) -> bytes:
     """META at 0, ACID at 0x80 (0x240 header + fs + services + caps), ACI0 after it."""
     if caps is None:
         caps = [
-            0x0000_0007 | (59 << 4) | (28 << 10) | (0 << 16) | (3 << 24),   # thread info
-            0x0000_000F | (0xFFFFFF << 5) | (0 << 29),                       # syscalls 0..23
-            0x0000_000F | (0x000003 << 5) | (1 << 29),                       # syscalls 24, 25
-            0x0000_003F | (0x70000 << 7) | (1 << 31),                        # map 0x70000000 ro
-            0x0000_003F | (0x10 << 7),                                       # .. 0x10000 bytes, io
-            0x0000_007F | (0x50041 << 8),                                    # io page 0x50041000
-            0x0000_03FF | (2 << 11) | (1 << 17) | (3 << 18),                 # regions 2 ro, 3 rw
-            0x0000_07FF | (42 << 12) | (0x3FF << 22),                        # interrupt 42
-            0x0000_1FFF | (1 << 14),                                         # application
-            0x0000_3FFF | (0 << 15) | (9 << 19),                             # kernel 9.0
-            0x0000_7FFF | (256 << 16),                                       # handles 256
-            0x0000_FFFF | (1 << 17),                                         # allow debug
-            0xFFFF_FFFF,                                                     # padding
+            0x0000_0007 | (59 << 4) | (28 << 10) | (0 << 16) | (3 << 24),  # thread info
+            0x0000_000F | (0xFFFFFF << 5) | (0 << 29),  # syscalls 0..23
+            0x0000_000F | (0x000003 << 5) | (1 << 29),  # syscalls 24, 25
+            0x0000_003F | (0x70000 << 7) | (1 << 31),  # map 0x70000000 ro
+            0x0000_003F | (0x10 << 7),  # .. 0x10000 bytes, io
+            0x0000_007F | (0x50041 << 8),  # io page 0x50041000
+            0x0000_03FF | (2 << 11) | (1 << 17) | (3 << 18),  # regions 2 ro, 3 rw
+            0x0000_07FF | (42 << 12) | (0x3FF << 22),  # interrupt 42
+            0x0000_1FFF | (1 << 14),  # application
+            0x0000_3FFF | (0 << 15) | (9 << 19),  # kernel 9.0
+            0x0000_7FFF | (256 << 16),  # handles 256
+            0x0000_FFFF | (1 << 17),  # allow debug
+            0xFFFF_FFFF,  # padding
         ]
     kc = struct.pack(f"<{len(caps)}I", *caps)
 

@@ -1,4 +1,5 @@
 """``inspect``: its ``register`` on a real parser, output for each format, one-line errors."""
+
 from __future__ import annotations
 
 import argparse
@@ -69,10 +70,12 @@ def test_inspect_cat(files, capsysbinary) -> None:
 def test_inspect_errors(files, tmp_path) -> None:
     junk = tmp_path / "junk.bin"
     junk.write_bytes(b"\x7fELF" + bytes(100))
-    for argv, msg in ((["inspect", str(junk)], "not a Switch file"),
-                      (["inspect", str(tmp_path / "missing")], "cannot read"),
-                      (["inspect", str(files["game.romfs"]), "--cat", "/nope"], "no file '/nope'"),
-                      (["inspect", str(files["main.npdm"]), "--cat", "x"], "needs a PFS0 or RomFS")):
+    for argv, msg in (
+        (["inspect", str(junk)], "not a Switch file"),
+        (["inspect", str(tmp_path / "missing")], "cannot read"),
+        (["inspect", str(files["game.romfs"]), "--cat", "/nope"], "no file '/nope'"),
+        (["inspect", str(files["main.npdm"]), "--cat", "x"], "needs a PFS0 or RomFS"),
+    ):
         with pytest.raises(NxError, match=msg):
             _run(argv)
 
@@ -85,11 +88,21 @@ def test_through_the_nxrecomp_command(files) -> None:
     assert "inspect" in build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     bad = files["main.npdm"].read_bytes()[:0x40]
     (files["main.npdm"].parent / "cut.npdm").write_bytes(bad)
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "inspect", str(files["main.npdm"].parent / "cut.npdm")],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "inspect", str(files["main.npdm"].parent / "cut.npdm")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "field META" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "inspect", str(files["exefs.nsp"])],
-                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "inspect", str(files["exefs.nsp"])],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0 and "PFS0 with 2 files" in r.stdout
 
 
@@ -98,9 +111,17 @@ def test_inspect_into_a_closed_pipe(tmp_path) -> None:
     far larger than a pipe's buffer, read one line."""
     big = tmp_path / "big.romfs"
     big.write_bytes(pack_romfs({f"/dir{i % 50}/a_rather_long_file_name_{i}.bin": b"" for i in range(6000)}))
-    code = ("import argparse, sys; from recompiler.formats.cli import register; p = argparse.ArgumentParser(); "
-            "register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")
-    r = subprocess.run(f"'{sys.executable}' -c \"{code}\" inspect '{big}' | head -1",
-                       shell=True, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    code = (
+        "import argparse, sys; from recompiler.formats.cli import register; p = argparse.ArgumentParser(); "
+        "register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
+    )
+    r = subprocess.run(
+        f"'{sys.executable}' -c \"{code}\" inspect '{big}' | head -1",
+        shell=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.stdout.startswith(str(big)) and len(r.stdout.splitlines()) == 1
     assert "Traceback" not in r.stderr

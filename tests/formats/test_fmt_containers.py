@@ -1,5 +1,6 @@
 """PFS0 / ExeFS and RomFS: field-by-field files, round trips, lookups through the hash tables,
 and cyclic or out-of-range tables refused with named fields."""
+
 from __future__ import annotations
 
 import random
@@ -35,7 +36,7 @@ def test_pfs0_errors() -> None:
     good = F.pfs0_file([("main", b"1234"), ("sdk", b"56")])
     cases = [
         (b"PFS1" + good[4:], "field Magic"),
-        (good[:0x10] , "field entries"),
+        (good[:0x10], "field entries"),
         (good[:4] + struct.pack("<I", 1000) + good[8:], "field entries"),
         (good[:8] + struct.pack("<I", 0x1000) + good[12:], "field StringTable"),
         (bytearray(good), None),
@@ -88,7 +89,7 @@ def test_romfs_round_trip_many_files() -> None:
 
 def test_hash_table_counts() -> None:
     assert [hash_table_count(n) for n in (0, 2, 3, 4, 18, 19, 20)] == [3, 3, 3, 5, 19, 19, 23]
-    assert hash_table_count(300) == 307   # first count >= 300 with no prime factor up to 17
+    assert hash_table_count(300) == 307  # first count >= 300 with no prime factor up to 17
 
 
 def _romfs_tables(blob: bytes) -> dict[str, tuple[int, int]]:
@@ -101,19 +102,19 @@ def test_romfs_cycles_and_ranges_are_refused() -> None:
     t = _romfs_tables(good)
     dm, fm = t["dm"][0], t["fm"][0]
     cases = []
-    b = bytearray(good)        # "data" lists root as its child directory: a cycle
+    b = bytearray(good)  # "data" lists root as its child directory: a cycle
     struct.pack_into("<I", b, dm + 0x18 + 8, 0)
     cases.append((b, "reachable twice"))
-    b = bytearray(good)        # root's sibling list loops on itself through "data"
+    b = bytearray(good)  # root's sibling list loops on itself through "data"
     struct.pack_into("<I", b, dm + 0x18 + 4, 0x18)
     cases.append((b, "loops back"))
-    b = bytearray(good)        # a file whose sibling is itself
+    b = bytearray(good)  # a file whose sibling is itself
     struct.pack_into("<I", b, fm + 4, 0)
     cases.append((b, "loops back"))
-    b = bytearray(good)        # file data past the end of the image
+    b = bytearray(good)  # file data past the end of the image
     struct.pack_into("<Q", b, fm + 16, 0x100000)
     cases.append((b, r"FileMetaTable\[0x0\] data"))
-    b = bytearray(good)        # name size past its table
+    b = bytearray(good)  # name size past its table
     struct.pack_into("<I", b, dm + 0x18 + 0x14, 0x400)
     cases.append((b, r"DirMetaTable\[0x18\].Name"))
     b = bytearray(good)
@@ -133,7 +134,7 @@ def test_romfs_hash_chain_cycle_is_refused() -> None:
     good = F.small_romfs()
     fm = _romfs_tables(good)["fm"][0]
     b = bytearray(good)
-    struct.pack_into("<I", b, fm + 0x18, 0)          # hello.txt's hash-next is itself
+    struct.pack_into("<I", b, fm + 0x18, 0)  # hello.txt's hash-next is itself
     fs = parse_romfs(bytes(b), "game.romfs")
     bucket = F.romfs_hash(0, b"hello.txt") % 3
     other = next(f"x{i}" for i in range(100) if F.romfs_hash(0, f"x{i}".encode()) % 3 == bucket)

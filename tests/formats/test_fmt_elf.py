@@ -5,6 +5,7 @@ compiled and linked the Switch way by clang/lld from the ``ziglang`` wheel, with
 hash tables and with packed relative relocations; it is converted with ``pack_elf`` and loaded
 back by our NSO/NRO loaders, whose symbols and relocations must equal what pyelftools reads
 from the ELF's own section headers (a path that shares nothing with ours)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -97,7 +98,7 @@ SECTIONS {
 }
 """
 
-VARIANTS = {   # ld.lld flags
+VARIANTS = {  # ld.lld flags
     "sysv+gnu-hash": ["--hash-style=both"],
     "gnu-hash": ["--hash-style=gnu"],
     "sysv-hash": ["--hash-style=sysv"],
@@ -131,8 +132,10 @@ def _oracle(path: Path):
     with open(path, "rb") as f:
         elf = ELFFile(f)
         dynsym = elf.get_section_by_name(".dynsym")
-        syms = [(s.name, s["st_value"], s["st_size"], s["st_info"]["type"], s["st_info"]["bind"], s["st_shndx"])
-                for s in dynsym.iter_symbols()]
+        syms = [
+            (s.name, s["st_value"], s["st_size"], s["st_info"]["type"], s["st_info"]["bind"], s["st_shndx"])
+            for s in dynsym.iter_symbols()
+        ]
         relocs = []
         for sec in elf.iter_sections():
             if isinstance(sec, RelrRelocationSection):
@@ -150,8 +153,17 @@ _BINDS = {0: "STB_LOCAL", 1: "STB_GLOBAL", 2: "STB_WEAK"}
 
 
 def _ours(m):
-    syms = [(s.name, s.value, s.size, _TYPES.get(s.type, s.type), _BINDS.get(s.binding, s.binding),
-             "SHN_UNDEF" if s.section == 0 else s.section) for s in m.dynamic.symbols]
+    syms = [
+        (
+            s.name,
+            s.value,
+            s.size,
+            _TYPES.get(s.type, s.type),
+            _BINDS.get(s.binding, s.binding),
+            "SHN_UNDEF" if s.section == 0 else s.section,
+        )
+        for s in m.dynamic.symbols
+    ]
     relocs = [(r.offset, r.type, r.symbol, r.addend) for r in m.dynamic.relocations]
     return syms, relocs
 
@@ -175,7 +187,7 @@ def test_module_matches_pyelftools(built, variant, container) -> None:
     assert ours_syms == syms
     assert _sort_relocs(ours_relocs) == _sort_relocs(relocs)
     kinds = {r[1] for r in relocs}
-    assert {1026, 257, 1031} <= kinds          # JUMP_SLOT, ABS64, TLSDESC are all exercised
+    assert {1026, 257, 1031} <= kinds  # JUMP_SLOT, ABS64, TLSDESC are all exercised
     assert (variant == "relr") == any(r.table == "relr" for r in m.dynamic.relocations)
     # MOD0 fields the linker resolved, against the section headers.
     assert m.mod0.offset == sections[".rodata"][0]
@@ -189,9 +201,9 @@ def test_module_matches_pyelftools(built, variant, container) -> None:
     for s, (v, f, _) in zip(m.segments, loads):
         want = bytearray(_segment_bytes(so, v, f))
         if container == "nro" and v == 0:
-            want[0x10:0x80] = m.image[0x10:0x80]        # the NRO header lives there
+            want[0x10:0x80] = m.image[0x10:0x80]  # the NRO header lives there
             assert m.image[0x10:0x14] == b"NRO0"
-        assert m.image[v:v + f] == want
+        assert m.image[v : v + f] == want
     # The header's .dynsym/.dynstr ranges point at the same tables.
     ro = m.segments[1].mem_offset
     assert (ro + m.dynsym[0], m.dynsym[1]) == sections[".dynsym"]
@@ -211,10 +223,10 @@ def test_elf_layout_errors(built, tmp_path) -> None:
     with pytest.raises(NxError, match="e_ident"):
         split_elf(b"\x7fELF\x01" + blob[5:], "x.so")
     bad = bytearray(blob)
-    bad[18] = 62                                          # x86-64
+    bad[18] = 62  # x86-64
     with pytest.raises(NxError, match="e_machine"):
         split_elf(bytes(bad), "x.so")
-    host = Path(sys.executable).resolve().read_bytes()    # a real x86-64 ELF
+    host = Path(sys.executable).resolve().read_bytes()  # a real x86-64 ELF
     with pytest.raises(NxError, match="not AArch64"):
         split_elf(host, "python")
     with pytest.raises(NxError, match="run past the end"):
@@ -230,8 +242,9 @@ def test_elf_layout_errors(built, tmp_path) -> None:
 
 def _loads(blob: bytes):
     import struct
-    phoff, = struct.unpack_from("<Q", blob, 32)
-    phnum, = struct.unpack_from("<H", blob, 56)
+
+    (phoff,) = struct.unpack_from("<Q", blob, 32)
+    (phnum,) = struct.unpack_from("<H", blob, 56)
     for i in range(phnum):
         ptype, flags, off, vaddr = struct.unpack_from("<IIQQ", blob, phoff + 56 * i)
         if ptype == 1:
@@ -245,9 +258,12 @@ def _fuzz_elf(so_bytes: bytes, examples: int) -> None:
 
     from tests.formats.test_fmt_fuzz import mutate, mutation
 
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                     HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    )
     @given(st.lists(mutation, min_size=1, max_size=6))
     def case(muts) -> None:
         blob = mutate(so_bytes, muts)

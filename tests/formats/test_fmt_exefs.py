@@ -1,5 +1,6 @@
 """ExeFS as a PFS0 file and as a folder: modules in Horizon's load order, the NPDM, and the
 ``inspect`` view of a folder; large files are mapped rather than read."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,8 +20,15 @@ from recompiler.formats.pack_romfs import pack_romfs
 def _exefs_files() -> dict[str, bytes]:
     text, ro, data, bss = F.module_image()
     nso = pack_nso(text, ro, data, bss_size=bss)
-    return {"sdk": nso, "subsdk1": nso, "main": nso, "rtld": nso, "subsdk0": nso,
-            "main.npdm": F.npdm_file(flags=0b0111), "readme.txt": b"not a module"}
+    return {
+        "sdk": nso,
+        "subsdk1": nso,
+        "main": nso,
+        "rtld": nso,
+        "subsdk0": nso,
+        "main.npdm": F.npdm_file(flags=0b0111),
+        "readme.txt": b"not a module",
+    }
 
 
 def test_pfs0_and_folder_give_the_same_exefs(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 raise NxError (never another exception), and each case must finish within a time bound
 (cyclic tables, huge sizes and counts must not hang).  CI runs a few hundred cases; the heavy
 run (``-m heavy``) thousands."""
+
 from __future__ import annotations
 
 import functools
@@ -23,7 +24,7 @@ from recompiler.formats.pack_romfs import pack_romfs
 from recompiler.formats.pfs0 import Pfs0
 from recompiler.formats.romfs import Romfs
 
-CASE_SECONDS = 5.0   # generous: CI shares 2 cores; a hang would take far longer
+CASE_SECONDS = 5.0  # generous: CI shares 2 cores; a hang would take far longer
 INTERESTING = [0, 1, 4, 0x10, 0x18, 0x100, 0x1000, 0x7FFFFFFF, 0x80000000, 0xFFFFFFF0, 0xFFFFFFFF]
 
 
@@ -31,20 +32,32 @@ INTERESTING = [0, 1, 4, 0x10, 0x18, 0x100, 0x1000, 0x7FFFFFFF, 0x80000000, 0xFFF
 def seeds(fmt: str) -> tuple[bytes, ...]:
     text, ro, data, bss = F.module_image()
     if fmt == "nso":
-        return (F.nso_file(text, ro, data, bss, flags=0, compress=(True, True, True)),
-                pack_nso(text, ro, data, bss_size=bss, compress=(True, False, True)),
-                F.nso_file(*F.module_image(with_mod0=False), flags=0x3F, compress=(True, True, False),
-                           dynsym=(0, 96), dynstr=(0x100, len(F.STRTAB))))
+        return (
+            F.nso_file(text, ro, data, bss, flags=0, compress=(True, True, True)),
+            pack_nso(text, ro, data, bss_size=bss, compress=(True, False, True)),
+            F.nso_file(
+                *F.module_image(with_mod0=False),
+                flags=0x3F,
+                compress=(True, True, False),
+                dynsym=(0, 96),
+                dynstr=(0x100, len(F.STRTAB)),
+            ),
+        )
     if fmt == "nro":
-        return (F.nro_file(text, ro, data, bss, assets=None),
-                pack_nro(text, ro, data, bss_size=bss,
-                         assets=NroAssets(b"icon", pack_nacp("Fuzz", "Me", "1.0"), F.small_romfs())))
+        return (
+            F.nro_file(text, ro, data, bss, assets=None),
+            pack_nro(text, ro, data, bss_size=bss, assets=NroAssets(b"icon", pack_nacp("Fuzz", "Me", "1.0"), F.small_romfs())),
+        )
     if fmt == "npdm":
-        return (F.npdm_file(flags=0b0111), pack_npdm(NpdmSpec(
-            kernel_caps=kc_thread_info(59, 28, 0, 2) + kc_memory_map(0x1000, 0x2000))))
+        return (
+            F.npdm_file(flags=0b0111),
+            pack_npdm(NpdmSpec(kernel_caps=kc_thread_info(59, 28, 0, 2) + kc_memory_map(0x1000, 0x2000))),
+        )
     if fmt == "pfs0":
-        return (F.pfs0_file([("main", b"abcd"), ("main.npdm", b"xy")]),
-                pack_pfs0({"main": text[:64], "sdk": b"s", "subsdk0": b""}))
+        return (
+            F.pfs0_file([("main", b"abcd"), ("main.npdm", b"xy")]),
+            pack_pfs0({"main": text[:64], "sdk": b"s", "subsdk0": b""}),
+        )
     if fmt == "romfs":
         return (F.small_romfs(), pack_romfs({"/a/b/c.bin": b"1" * 40, "/a/d": b"22", "/e": b"", "/f/g/h": b"h"}))
     raise ValueError(fmt)
@@ -66,8 +79,12 @@ def exercise(fmt: str, blob: bytes) -> None:
             obj.read(name)
 
 
-mutation = st.tuples(st.sampled_from(["byte", "u32", "u64", "zero", "truncate", "insert"]),
-                     st.integers(0, 1 << 20), st.integers(0, (1 << 64) - 1), st.booleans())
+mutation = st.tuples(
+    st.sampled_from(["byte", "u32", "u64", "zero", "truncate", "insert"]),
+    st.integers(0, 1 << 20),
+    st.integers(0, (1 << 64) - 1),
+    st.booleans(),
+)
 
 
 def mutate(blob: bytes, muts: list[tuple[str, int, int, bool]]) -> bytes:
@@ -83,9 +100,9 @@ def mutate(blob: bytes, muts: list[tuple[str, int, int, bool]]) -> bytes:
             n = 4 if kind == "u32" else 8
             v = INTERESTING[val % len(INTERESTING)] if pick else val
             p &= ~3
-            b[p:p + n] = (v % (1 << (8 * n))).to_bytes(n, "little")
+            b[p : p + n] = (v % (1 << (8 * n))).to_bytes(n, "little")
         elif kind == "zero":
-            b[p:p + 16] = bytes(len(b[p:p + 16]))
+            b[p : p + 16] = bytes(len(b[p : p + 16]))
         elif kind == "truncate":
             del b[p:]
         else:
@@ -94,8 +111,12 @@ def mutate(blob: bytes, muts: list[tuple[str, int, int, bool]]) -> bytes:
 
 
 def run_fuzz(fmt: str, examples: int) -> None:
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(st.integers(0, 10), st.lists(mutation, min_size=1, max_size=6))
     def case(seed_index: int, muts) -> None:
         pool = seeds(fmt)
@@ -104,7 +125,7 @@ def run_fuzz(fmt: str, examples: int) -> None:
         try:
             exercise(fmt, blob)
         except NxError as e:
-            assert str(e)            # a message, naming the file
+            assert str(e)  # a message, naming the file
             assert "fuzz.bin" in str(e)
         assert time.monotonic() - t0 < CASE_SECONDS
 

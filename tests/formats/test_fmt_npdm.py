@@ -1,5 +1,6 @@
 """NPDM: field-by-field files of every address-space type, kernel capabilities decoded, round
 trips through ``pack_npdm``, and bad fields named."""
+
 from __future__ import annotations
 
 import struct
@@ -10,13 +11,28 @@ from tests.formats import fmt_fieldwise as F
 from nxrecomp.common.errors import NxError
 from recompiler.formats.kcaps import MemoryMap
 from recompiler.formats.npdm import parse_npdm
-from recompiler.formats.pack_npdm import (NpdmSpec, kc_debug_flags, kc_handle_table, kc_interrupts, kc_io_map,
-                                          kc_kernel_version, kc_map_region, kc_memory_map, kc_program_type,
-                                          kc_syscalls, kc_thread_info, pack_npdm)
+from recompiler.formats.pack_npdm import (
+    NpdmSpec,
+    kc_debug_flags,
+    kc_handle_table,
+    kc_interrupts,
+    kc_io_map,
+    kc_kernel_version,
+    kc_map_region,
+    kc_memory_map,
+    kc_program_type,
+    kc_syscalls,
+    kc_thread_info,
+    pack_npdm,
+)
 
-SPACES = [(0b0000, False, 0, "AddressSpace32Bit"), (0b0001, True, 0, "AddressSpace32Bit"),
-          (0b0011, True, 1, "AddressSpace64BitOld"), (0b0100, False, 2, "AddressSpace32BitNoReserved"),
-          (0b0111, True, 3, "AddressSpace64Bit")]
+SPACES = [
+    (0b0000, False, 0, "AddressSpace32Bit"),
+    (0b0001, True, 0, "AddressSpace32Bit"),
+    (0b0011, True, 1, "AddressSpace64BitOld"),
+    (0b0100, False, 2, "AddressSpace32BitNoReserved"),
+    (0b0111, True, 3, "AddressSpace64Bit"),
+]
 
 
 @pytest.mark.parametrize("flags,is64,space,name", SPACES)
@@ -47,17 +63,37 @@ def test_access_control_decoded() -> None:
 
 
 def test_round_trip_every_capability() -> None:
-    caps = (kc_thread_info(63, 24, 0, 3) + kc_syscalls({1, 2, 0x7F, 0xBF}) + kc_memory_map(0x12340000, 0x3000, False, False)
-            + kc_io_map(0x700E3000) + kc_map_region([(1, False), (3, True)]) + kc_interrupts(7, 1000)
-            + kc_program_type(2) + kc_kernel_version(15, 3) + kc_handle_table(1023)
-            + kc_debug_flags(force_debug_prod=True))
+    caps = (
+        kc_thread_info(63, 24, 0, 3)
+        + kc_syscalls({1, 2, 0x7F, 0xBF})
+        + kc_memory_map(0x12340000, 0x3000, False, False)
+        + kc_io_map(0x700E3000)
+        + kc_map_region([(1, False), (3, True)])
+        + kc_interrupts(7, 1000)
+        + kc_program_type(2)
+        + kc_kernel_version(15, 3)
+        + kc_handle_table(1023)
+        + kc_debug_flags(force_debug_prod=True)
+    )
     for space, is64 in ((0, False), (1, True), (2, False), (3, True)):
-        spec = NpdmSpec(name="RoundTrip", product_code="HAC-X", is_64bit=is64, address_space=space,
-                        main_thread_priority=30, main_thread_core=3, main_thread_stack_size=0x8000,
-                        system_resource_size=0x1000, version=7, program_id=0x0100AAAA00000000,
-                        program_id_range=(0x0100AAAA00000000, 0x0100AAAA0000FFFF), fs_permissions=0x8000000000000801,
-                        services=[("hid", False), ("my:svc", True)], kernel_caps=caps, production=False,
-                        memory_region=2)
+        spec = NpdmSpec(
+            name="RoundTrip",
+            product_code="HAC-X",
+            is_64bit=is64,
+            address_space=space,
+            main_thread_priority=30,
+            main_thread_core=3,
+            main_thread_stack_size=0x8000,
+            system_resource_size=0x1000,
+            version=7,
+            program_id=0x0100AAAA00000000,
+            program_id_range=(0x0100AAAA00000000, 0x0100AAAA0000FFFF),
+            fs_permissions=0x8000000000000801,
+            services=[("hid", False), ("my:svc", True)],
+            kernel_caps=caps,
+            production=False,
+            memory_region=2,
+        )
         n = parse_npdm(pack_npdm(spec))
         assert (n.name, n.product_code, n.is_64bit, n.address_space) == ("RoundTrip", "HAC-X", is64, space)
         assert (n.main_thread_priority, n.main_thread_core, n.main_thread_stack_size) == (30, 3, 0x8000)
@@ -106,9 +142,11 @@ def test_bad_fields_are_named() -> None:
 
 
 def test_bad_kernel_capabilities() -> None:
-    for caps, msg in (([0x0000001F], "unknown kind 5"),                    # 5 trailing ones: no such kind
-                      ([0x3F | (1 << 7)], "not followed by its size"),     # half a memory map
-                      ([0x7 | (10 << 4) | (30 << 10)], "reversed"),        # priority range upside down
-                      ([0x7 | (59 << 4) | (28 << 10) | (3 << 24)] * 2, "appears twice")):
+    for caps, msg in (
+        ([0x0000001F], "unknown kind 5"),  # 5 trailing ones: no such kind
+        ([0x3F | (1 << 7)], "not followed by its size"),  # half a memory map
+        ([0x7 | (10 << 4) | (30 << 10)], "reversed"),  # priority range upside down
+        ([0x7 | (59 << 4) | (28 << 10) | (3 << 24)] * 2, "appears twice"),
+    ):
         with pytest.raises(NxError, match=msg):
             parse_npdm(F.npdm_file(flags=0b0111, caps=caps), "main.npdm")

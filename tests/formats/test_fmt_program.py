@@ -3,6 +3,7 @@ format packers: a lone NSO, an NRO, a PFS0; the default main.npdm; dynamic table
 outside the image ("no symbols", fatal only where a relocation needs a symbol); libnx's MOD0
 extension (LNY0/LNY1, facts from libnx's Mod0Header); who relocates a module (its own crt0
 when nothing else would: the bytes stay as stored, the relocations only seed the analysis)."""
+
 from __future__ import annotations
 
 import logging
@@ -20,16 +21,17 @@ from recompiler.horizon import link_exefs
 
 R_ABS64, R_RELATIVE = 257, 1027
 DT_NULL, DT_RELA, DT_RELASZ, DT_RELAENT, DT_STRTAB, DT_SYMTAB, DT_STRSZ, DT_SYMENT = 0, 7, 8, 9, 5, 6, 10, 11
-B_PLUS_8 = 0x14000002           # b .+8
+B_PLUS_8 = 0x14000002  # b .+8
 
 
-def _module(*, lny: bool = False, relocs: list[tuple[int, int, int]] | None = None,
-            extra_dyn: list[tuple[int, int]] | None = None) -> bytes:
+def _module(
+    *, lny: bool = False, relocs: list[tuple[int, int, int]] | None = None, extra_dyn: list[tuple[int, int]] | None = None
+) -> bytes:
     """An NSO: .text 0x1000 (a branch, the MOD0 offset), .rodata with MOD0 (+ libnx's LNY0/LNY1
     when ``lny``) and the RELA table, .data with .dynamic and a pointer word at data+0x100."""
     text = bytearray(0x1000)
     struct.pack_into("<II", text, 0, B_PLUS_8, 0x1000)
-    text[8:12] = struct.pack("<I", 0xD65F03C0)                     # ret
+    text[8:12] = struct.pack("<I", 0xD65F03C0)  # ret
     ro = bytearray(0x200)
     mod0 = 0x1000
     ro[0:4] = b"MOD0"
@@ -37,9 +39,9 @@ def _module(*, lny: bool = False, relocs: list[tuple[int, int, int]] | None = No
     struct.pack_into("<iiiiii", ro, 4, 0x2000 - mod0, 0x2200 - mod0, 0x2200 - mod0, 0, 0, 0)
     if lny:
         ro[0x1C:0x20] = b"LNY0"
-        struct.pack_into("<ii", ro, 0x20, 0x2180 - mod0, 0x21C0 - mod0)    # GOT
+        struct.pack_into("<ii", ro, 0x20, 0x2180 - mod0, 0x21C0 - mod0)  # GOT
         ro[0x28:0x2C] = b"LNY1"
-        struct.pack_into("<ii", ro, 0x2C, 0x2100 - mod0, 0x2200 - mod0)    # RELRO
+        struct.pack_into("<ii", ro, 0x2C, 0x2100 - mod0, 0x2200 - mod0)  # RELRO
     relocs = relocs if relocs is not None else [(0x2100, R_RELATIVE, 0, 0x8)]
     for i, (off, typ, sym, add) in enumerate(relocs):
         struct.pack_into("<QQq", ro, 0x100 + 24 * i, off, sym << 32 | typ, add)
@@ -58,8 +60,13 @@ def test_lone_nso_gets_the_default_npdm_and_keeps_its_bytes(tmp_path, capsys) ->
     assert out.count("\n") == 1 and "no main.npdm: using the default" in out
     npdm = prog.exefs.npdm
     assert (prog.kind, prog.npdm_default, prog.homebrew_abi) == ("nso", True, "nso")
-    assert (npdm.address_space, npdm.main_thread_priority, npdm.main_thread_core, npdm.main_thread_stack_size,
-            [s.name for s in npdm.aci0.access.services]) == (3, 44, 0, 0x100000, ["*"])
+    assert (
+        npdm.address_space,
+        npdm.main_thread_priority,
+        npdm.main_thread_core,
+        npdm.main_thread_stack_size,
+        [s.name for s in npdm.aci0.access.services],
+    ) == (3, 44, 0, 0x100000, ["*"])
     image, _host = link_exefs(prog.exefs)
     data = next(s for s in image.segments if "w" in s.prot)
     base = data.vaddr - 0x2000
@@ -115,8 +122,16 @@ def test_lny_range_outside_the_module_is_named() -> None:
 
 def test_symbol_table_outside_the_image_means_no_symbols(caplog) -> None:
     img = bytearray(0x400)
-    dyn = [(DT_SYMTAB, 0x10000), (DT_STRTAB, 0x10100), (DT_STRSZ, 1), (DT_SYMENT, 24),
-           (DT_RELA, 0x200), (DT_RELASZ, 24), (DT_RELAENT, 24), (DT_NULL, 0)]
+    dyn = [
+        (DT_SYMTAB, 0x10000),
+        (DT_STRTAB, 0x10100),
+        (DT_STRSZ, 1),
+        (DT_SYMENT, 24),
+        (DT_RELA, 0x200),
+        (DT_RELASZ, 24),
+        (DT_RELAENT, 24),
+        (DT_NULL, 0),
+    ]
     for i, (t, v) in enumerate(dyn):
         struct.pack_into("<qQ", img, 0x100 + 16 * i, t, v)
     struct.pack_into("<QQq", img, 0x200, 0x300, R_RELATIVE, 0x10)

@@ -4,6 +4,7 @@ memfds, real gRPC) and computes the pixels it expects independently with numpy.
 Geometry is axis-aligned rectangles whose edges fall on pixel boundaries, so which pixel
 centres are covered is unambiguous and the expected image is plain array slicing.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -84,12 +85,13 @@ def assert_unorm(img: np.ndarray, exact: np.ndarray, what: str = "frame") -> Non
     bad = (got != np.floor(exact)) & (got != np.ceil(exact))
     if bad.any():
         pairs = sorted({(float(e), int(g)) for e, g in zip(exact[bad][:4096], got[bad][:4096])})[:8]
-        raise AssertionError(f"{what}: {int(bad.sum())} channels outside the two nearest integers; "
-                             f"(exact, got): {pairs}")
+        raise AssertionError(f"{what}: {int(bad.sum())} channels outside the two nearest integers; (exact, got): {pairs}")
     ties = (got != np.round(exact)) & (exact != np.round(exact))
-    if ties.any():            # said, not failed: the device rounded a non-integer the other way
-        print(f"{what}: {int(ties.sum())} channels rounded away from the nearest integer "
-              f"(exact {sorted({float(e) for e in exact[ties][:4096]})[:4]})")
+    if ties.any():  # said, not failed: the device rounded a non-integer the other way
+        print(
+            f"{what}: {int(ties.sum())} channels rounded away from the nearest integer "
+            f"(exact {sorted({float(e) for e in exact[ties][:4096]})[:4]})"
+        )
 
 
 def start_gpu(extra_env: dict | None = None, args: list[str] = ()) -> tuple[subprocess.Popen, str]:
@@ -99,8 +101,7 @@ def start_gpu(extra_env: dict | None = None, args: list[str] = ()) -> tuple[subp
     env = {**os.environ, "NXRECOMP_GPU_HOST_WINDOW": "off", **(extra_env or {})}
     # stderr to a file, not a pipe: a pipe nobody drains would block the process once full.
     with open(Path(d) / "gpu.log", "w") as logf:
-        proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", d, *args], env=env,
-                                stderr=logf)
+        proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", d, *args], env=env, stderr=logf)
     return proc, d
 
 
@@ -138,7 +139,7 @@ class Scene:
         self.off = base
 
 
-__all__ = ["P"]   # tests take the packet table from here
+__all__ = ["P"]  # tests take the packet table from here
 
 
 class BoxGame:
@@ -157,6 +158,7 @@ class BoxGame:
 
     def step(self) -> str:
         import hashlib
+
         self.pos += self.vel
         for axis in (0, 1):
             out = (self.pos[:, axis] < 0) | (self.pos[:, axis] > 48)
@@ -168,11 +170,18 @@ class BoxGame:
         """This frame's draws; its data lives in slot frame % 4 of the pool (at most 2 frames are
         in flight, so a resubmitted frame still finds its bytes)."""
         sc = Scene(pool, (frame % 4) * 65536)
-        cmds = [(P.OP_TARGET, target), (P.OP_CLEAR, 0.1, 0.1, 0.1, 1.0), (P.OP_PROGRAM, 1),
-                (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]])]
+        cmds = [
+            (P.OP_TARGET, target),
+            (P.OP_CLEAR, 0.1, 0.1, 0.1, 1.0),
+            (P.OP_PROGRAM, 1),
+            (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+        ]
         for (x, y), c in zip(self.pos, self.col):
-            cmds += [(P.OP_VERTEX, *sc.put(rect_px(int(x), int(y), int(x) + 16, int(y) + 16, self.W, self.H).tobytes())),
-                     (P.OP_UNIFORM, 0, *sc.put(ubo(c / 255.0))), (P.OP_DRAW, 6, 1, 0, 0)]
+            cmds += [
+                (P.OP_VERTEX, *sc.put(rect_px(int(x), int(y), int(x) + 16, int(y) + 16, self.W, self.H).tobytes())),
+                (P.OP_UNIFORM, 0, *sc.put(ubo(c / 255.0))),
+                (P.OP_DRAW, 6, 1, 0, 0),
+            ]
         return cmds + [(P.OP_SIGNAL, 0, frame), (P.OP_PRESENT, frame, target)]
 
 

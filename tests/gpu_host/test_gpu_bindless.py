@@ -2,6 +2,7 @@
 handles, TEX.B.LZ with a handle from constant bank 0), translated by the shader service, registered
 with a real GPU process and drawn through the real client and ring; the pools they read come from
 POOLS packets.  Frame pixels equal numpy's samples of the pool entries the handles name."""
+
 from __future__ import annotations
 
 import struct
@@ -32,8 +33,8 @@ def spirv(stage: str, text: str, hdr: dict) -> bytes:
     return tr.translate(tr.make_program(86, 2 if stage == "vertex" else 3, code))
 
 
-W, H = 32, 16             # test_bindless's sample()/uv() geometry
-LAYOUT = (P.OP_VERTEX_LAYOUT, 64, 0, [[loc, 4, 16 * loc] for loc in range(4)])   # quad(): 4 x vec4
+W, H = 32, 16  # test_bindless's sample()/uv() geometry
+LAYOUT = (P.OP_VERTEX_LAYOUT, 64, 0, [[loc, 4, 16 * loc] for loc in range(4)])  # quad(): 4 x vec4
 
 
 def uv(x: int, y: int) -> tuple[float, float]:
@@ -72,8 +73,7 @@ def run(env, cmds: list) -> np.ndarray:
     gpu = env["gpu"]
     n = next(gpu.frames)
     before = gpu.client.dropped()
-    seq = gpu.client.submit([(P.OP_TARGET, env["target"]), (P.OP_CLEAR, 0, 0, 0, 0), *cmds,
-                             (P.OP_PRESENT, n, env["target"])])
+    seq = gpu.client.submit([(P.OP_TARGET, env["target"]), (P.OP_CLEAR, 0, 0, 0, 0), *cmds, (P.OP_PRESENT, n, env["target"])])
     gpu.client.wait(seq)
     assert gpu.client.dropped() == before, gpu.log()[-2000:]
     return frame_image(gpu.client, n).astype(int)
@@ -89,11 +89,13 @@ def vertices(env, verts: np.ndarray) -> tuple:
 
 def test_pool_sizes_match_the_shader_service():
     from shader_svc.sm86.to_spirv_gfx import SAMPLER_POOL, TEXTURE_POOL
+
     assert (P.POOL_TEXTURES, P.POOL_SAMPLERS) == (TEXTURE_POOL, SAMPLER_POOL)
 
 
 def test_reflection_reports_pools_and_refuses_other_set1_bindings():
     from gpu_host.spirv_reflect import SpirvError, reflect
+
     fs = spirv("fragment", FS_PER_PIXEL, FS_HDR)
     assert reflect(fs, "fs").pools and not reflect(spirv("vertex", VS_PASS, VS_PASS_HDR), "vs").pools
     # move the sampler pool to binding 5 of set 1: refused, by name
@@ -101,7 +103,7 @@ def test_reflection_reports_pools_and_refuses_other_set1_bindings():
     i = 5
     while i < len(words):
         wc, op = words[i] >> 16, words[i] & 0xFFFF
-        if op == 71 and words[i + 2] == 33 and words[i + 3] == 1:     # OpDecorate Binding 1
+        if op == 71 and words[i + 2] == 33 and words[i + 3] == 1:  # OpDecorate Binding 1
             words[i + 3] = 5
         i += wc
     with pytest.raises(SpirvError, match="set 1 at binding 5"):
@@ -112,16 +114,22 @@ def test_per_pixel_handles_through_the_gpu_process(env):
     """Each pixel's handle (texture x & 7, sampler y & 3) picks from the pools the POOLS packet
     filled, in pool order (pool entry t holds registered texture tex[19 - t])."""
     order = [19 - t for t in range(16)]
-    img = run(env, [(P.OP_PROGRAM, env["prog"]["per_pixel"]), LAYOUT, vertices(env, quad()),
-                    pools_packet([env["tex"][k] for k in order], env["smp"]), (P.OP_DRAW, 6, 1, 0, 0)])
+    img = run(
+        env,
+        [
+            (P.OP_PROGRAM, env["prog"]["per_pixel"]),
+            LAYOUT,
+            vertices(env, quad()),
+            pools_packet([env["tex"][k] for k in order], env["smp"]),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ],
+    )
     linear = [False, True, False, True]
-    want = np.array([[sample(env["texels"][order[x & 7]], *uv(x, y), linear[y & 3]) for x in range(W)]
-                     for y in range(H)])
+    want = np.array([[sample(env["texels"][order[x & 7]], *uv(x, y), linear[y & 3]) for x in range(W)] for y in range(H)])
     diff = np.abs(img - np.round(want))
     assert diff.max() <= 1, np.argwhere(diff > 1)[:5]
     # the pools' order matters: the textures by registration order would not match
-    wrong = np.array([[sample(env["texels"][x & 7], *uv(x, y), linear[y & 3]) for x in range(W)]
-                      for y in range(H)])
+    wrong = np.array([[sample(env["texels"][x & 7], *uv(x, y), linear[y & 3]) for x in range(W)] for y in range(H)])
     assert np.abs(img - wrong).max() > 32
 
 
@@ -136,13 +144,31 @@ def test_uniform_handle_and_pools_changing_between_draws(env):
     right[:, 0, 0] = np.where(right[:, 0, 0] > 0, 1.0, 0.0)
     right[:, 1, 0] = np.where(right[:, 1, 0] > 0, 1.0, 0.5)
     tex, smp = env["tex"], env["smp"]
-    first = pools_packet(tex[:16], smp)                       # entry 5: tex[5]; sampler 2: nearest
-    second = pools_packet(tex[:5] + [tex[17]] + tex[6:16], smp[:2] + [smp[1], smp[3]])   # 5: tex[17]; 2: linear
-    img = run(env, [(P.OP_PROGRAM, env["prog"]["uniform"]), LAYOUT, (P.OP_UNIFORM, 0, *ub),
-                    first, vertices(env, left), (P.OP_DRAW, 6, 1, 0, 0),
-                    second, vertices(env, right), (P.OP_DRAW, 6, 1, 0, 0)])
-    want = np.array([[sample(env["texels"][5], *uv(x, y), False) if x < W // 2
-                      else sample(env["texels"][17], *uv(x, y), True) for x in range(W)] for y in range(H)])
+    first = pools_packet(tex[:16], smp)  # entry 5: tex[5]; sampler 2: nearest
+    second = pools_packet(tex[:5] + [tex[17]] + tex[6:16], smp[:2] + [smp[1], smp[3]])  # 5: tex[17]; 2: linear
+    img = run(
+        env,
+        [
+            (P.OP_PROGRAM, env["prog"]["uniform"]),
+            LAYOUT,
+            (P.OP_UNIFORM, 0, *ub),
+            first,
+            vertices(env, left),
+            (P.OP_DRAW, 6, 1, 0, 0),
+            second,
+            vertices(env, right),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ],
+    )
+    want = np.array(
+        [
+            [
+                sample(env["texels"][5], *uv(x, y), False) if x < W // 2 else sample(env["texels"][17], *uv(x, y), True)
+                for x in range(W)
+            ]
+            for y in range(H)
+        ]
+    )
     diff = np.abs(img - np.round(want))
     assert diff.max() <= 1, np.argwhere(diff > 1)[:5]
 
@@ -150,12 +176,20 @@ def test_uniform_handle_and_pools_changing_between_draws(env):
 def test_pool_texture_as_current_target_is_dropped(env):
     gpu = env["gpu"]
     before = gpu.client.dropped()
-    seq = gpu.client.submit([(P.OP_TARGET, env["target"]), (P.OP_PROGRAM, env["prog"]["per_pixel"]), LAYOUT,
-                             vertices(env, quad()), pools_packet([env["target"]], env["smp"]),
-                             (P.OP_DRAW, 6, 1, 0, 0)])
+    seq = gpu.client.submit(
+        [
+            (P.OP_TARGET, env["target"]),
+            (P.OP_PROGRAM, env["prog"]["per_pixel"]),
+            LAYOUT,
+            vertices(env, quad()),
+            pools_packet([env["target"]], env["smp"]),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ]
+    )
     gpu.client.wait(seq)
     assert gpu.client.dropped() == before + 1
     import time
+
     deadline = time.monotonic() + 5
     msg = f"dropped submission {seq}: packet 5 DRAW: texture {env['target']} in the texture pool is the current render target"
     while msg not in gpu.log() and time.monotonic() < deadline:
@@ -172,19 +206,19 @@ def test_front_end_records_the_pools_at_record_time():
 
     svc = NvnService(connect=lambda: None, translate=lambda a, s, c: b"")
     tex = [Texture(10 + i, 4, 4, "RGBA8", 0, None, 0, 0) for i in range(3)]
-    svc.texture_slots.update({0: tex[0], 7: tex[1], 200: tex[2]})        # 200: outside the pool
+    svc.texture_slots.update({0: tex[0], 7: tex[1], 200: tex[2]})  # 200: outside the pool
     svc.sampler_slots.update({1: Sampler(30, True, False)})
     rec = Recording()
     rec.program = Program(1, registered=True, pools=False)
     svc._pools(rec)
-    assert rec.commands == []                                           # no pools read, none sent
+    assert rec.commands == []  # no pools read, none sent
     rec.program = Program(2, registered=True, pools=True)
     svc._pools(rec)
-    svc._pools(rec)                                                     # unchanged: not repeated
+    svc._pools(rec)  # unchanged: not repeated
     want_t = [10] + [P.EMPTY] * 6 + [11] + [P.EMPTY] * 8
     assert rec.commands == [(P.OP_POOLS, want_t, [P.EMPTY, 30, P.EMPTY, P.EMPTY])]
     assert P.check(rec.commands[0]) == (P.OP_POOLS, tuple(want_t), (P.EMPTY, 30, P.EMPTY, P.EMPTY))
-    svc.texture_slots[7] = tex[2]                                       # re-registered entry 7
+    svc.texture_slots[7] = tex[2]  # re-registered entry 7
     svc._pools(rec)
     assert len(rec.commands) == 2 and rec.commands[1][1][7] == 12
 
@@ -215,10 +249,20 @@ def test_recorded_pools_replay_to_the_same_frames(tmp_path):
         c.register(TextureDesc(7, 0, 0, W, H, "RGBA8", render_target=True))
         pool.write(0, quad().tobytes())
         for frame, first in ((1, 20), (2, 21)):
-            c.wait(c.submit([(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 1), LAYOUT,
-                             (P.OP_VERTEX, 1, 0, quad().nbytes), pools_packet(list(range(first, first + 16)),
-                                                                              [40, 41, 42, 43]),
-                             (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, frame, 7)]))
+            c.wait(
+                c.submit(
+                    [
+                        (P.OP_TARGET, 7),
+                        (P.OP_CLEAR, 0, 0, 0, 0),
+                        (P.OP_PROGRAM, 1),
+                        LAYOUT,
+                        (P.OP_VERTEX, 1, 0, quad().nbytes),
+                        pools_packet(list(range(first, first + 16)), [40, 41, 42, 43]),
+                        (P.OP_DRAW, 6, 1, 0, 0),
+                        (P.OP_PRESENT, frame, 7),
+                    ]
+                )
+            )
             live[frame] = c.frame(frame).sha256
         assert c.dropped() == 0
         c.close()
@@ -227,8 +271,9 @@ def test_recorded_pools_replay_to_the_same_frames(tmp_path):
         shutil.rmtree(d, ignore_errors=True)
     assert live[1] != live[2]
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     got = dict(line.split()[::-1] for line in (out / "frames.txt").read_text().splitlines())
     assert {int(v): k for k, v in got.items()} == live
@@ -267,24 +312,64 @@ def test_pools_replayed_in_c_equal_python(monkeypatch):
         eng = Engine(dev, mp, keep_frames=8)
         try:
             for k in range(len(texels)):
-                eng.register_texture(id=100 + k, pool=1, offset=TX + k * TS * TS * 4, width=TS, height=TS,
-                                     format="RGBA8", block_linear=False, block_height_log2=0, pitch=TS * 4,
-                                     render_target=False)
+                eng.register_texture(
+                    id=100 + k,
+                    pool=1,
+                    offset=TX + k * TS * TS * 4,
+                    width=TS,
+                    height=TS,
+                    format="RGBA8",
+                    block_linear=False,
+                    block_height_log2=0,
+                    pitch=TS * 4,
+                    render_target=False,
+                )
             for k, linear in enumerate((False, True, False, True)):
                 eng.register_sampler(200 + k, linear, False)
             for k, fs in enumerate(fss):
                 eng.register_program(1 + k, vs, fs)
-            eng.register_texture(id=7, pool=0, offset=0, width=W, height=H, format="RGBA8", block_linear=False,
-                                 block_height_log2=0, pitch=0, render_target=True)
+            eng.register_texture(
+                id=7,
+                pool=0,
+                offset=0,
+                width=W,
+                height=H,
+                format="RGBA8",
+                block_linear=False,
+                block_height_log2=0,
+                pitch=0,
+                render_target=True,
+            )
             smp = [200, 201, 202, 203]
             first = pools_packet([100 + (15 - k) for k in range(16)], smp)
-            second = pools_packet([100 + k for k in range(16)][:5] + [117] + [106 + k for k in range(10)],
-                                  [200, 201, 201, 203])
-            subs = [[(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 1), LAYOUT, (P.OP_VERTEX, 1, VB, 384),
-                     first, (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 1, 7)],
-                    [(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 2), LAYOUT, (P.OP_UNIFORM, 0, 1, UB, 256),
-                     first, (P.OP_VERTEX, 1, VB_L, 384), (P.OP_DRAW, 6, 1, 0, 0), second,
-                     (P.OP_VERTEX, 1, VB_R, 384), (P.OP_DRAW, 6, 1, 0, 0), first, (P.OP_PRESENT, 2, 7)]]
+            second = pools_packet([100 + k for k in range(16)][:5] + [117] + [106 + k for k in range(10)], [200, 201, 201, 203])
+            subs = [
+                [
+                    (P.OP_TARGET, 7),
+                    (P.OP_CLEAR, 0, 0, 0, 0),
+                    (P.OP_PROGRAM, 1),
+                    LAYOUT,
+                    (P.OP_VERTEX, 1, VB, 384),
+                    first,
+                    (P.OP_DRAW, 6, 1, 0, 0),
+                    (P.OP_PRESENT, 1, 7),
+                ],
+                [
+                    (P.OP_TARGET, 7),
+                    (P.OP_CLEAR, 0, 0, 0, 0),
+                    (P.OP_PROGRAM, 2),
+                    LAYOUT,
+                    (P.OP_UNIFORM, 0, 1, UB, 256),
+                    first,
+                    (P.OP_VERTEX, 1, VB_L, 384),
+                    (P.OP_DRAW, 6, 1, 0, 0),
+                    second,
+                    (P.OP_VERTEX, 1, VB_R, 384),
+                    (P.OP_DRAW, 6, 1, 0, 0),
+                    first,
+                    (P.OP_PRESENT, 2, 7),
+                ],
+            ]
             out = []
             for seq, cmds in enumerate(subs, 1):
                 res = eng.submit(seq, [list(c) for c in cmds])

@@ -3,6 +3,7 @@
 the native path does not replay goes to the Python replay; fuzzed and hostile blobs are dropped
 with the native decoder's named error (packet index, op, field) in the log, and the process keeps
 serving correct frames."""
+
 from __future__ import annotations
 
 import random
@@ -41,10 +42,21 @@ def env(gpu):
 
 def scene(env, frame: int) -> list[tuple]:
     gpu, t, vb, vb_uv, ub, tex, smp = env
-    return [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 1, 1), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-            (P.OP_VERTEX, *vb), (P.OP_UNIFORM, 0, *ub), (P.OP_DRAW, 6, 1, 0, 0),
-            (P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]), (P.OP_VERTEX, *vb_uv),
-            (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, frame, t)]
+    return [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0, 0, 1, 1),
+        (P.OP_PROGRAM, 1),
+        (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+        (P.OP_VERTEX, *vb),
+        (P.OP_UNIFORM, 0, *ub),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *vb_uv),
+        (P.OP_TEXTURE, 0, tex, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_PRESENT, frame, t),
+    ]
 
 
 def expected() -> np.ndarray:
@@ -59,7 +71,7 @@ def submit_blob(gpu, parts: list[bytes]) -> int:
     """Write a binary submission as ring tag-4 records (one per part), bypassing the client."""
     c = gpu.client
     c.seq += 1
-    c.pending[c.seq] = []          # nothing to resend after a restart: this test has none
+    c.pending[c.seq] = []  # nothing to resend after a restart: this test has none
     for i, part in enumerate(parts):
         c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part, tag=TAG_BLOB)
     c.writer.publish()
@@ -76,7 +88,7 @@ def test_blob_frame_equals_msgpack_frame(env):
     n1, n2, n3 = (next(gpu.frames) for _ in range(3))
     a = frame_of(gpu, gpu.client.submit(scene(env, n1)), n1)
     b = frame_of(gpu, submit_blob(gpu, [B.convert(scene(env, n2))]), n2)
-    cmds = scene(env, n3)                      # three parts
+    cmds = scene(env, n3)  # three parts
     c = frame_of(gpu, submit_blob(gpu, [B.convert(cmds[:4]), B.convert(cmds[4:9]), B.convert(cmds[9:])]), n3)
     assert np.array_equal(a, expected())
     assert np.array_equal(b, a) and np.array_equal(c, a)
@@ -96,7 +108,7 @@ def test_parts_across_drains(env):
     for i, part in enumerate(parts):
         c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part, tag=TAG_BLOB)
         c.writer.publish()
-        deadline = time.monotonic() + 5             # the consumer has taken this part alone
+        deadline = time.monotonic() + 5  # the consumer has taken this part alone
         while c.view.read.value != c.view.write.value and time.monotonic() < deadline:
             time.sleep(0.005)
     assert np.array_equal(frame_of(gpu, c.seq, n), expected())
@@ -115,24 +127,24 @@ def test_assembly_joins_in_place():
     a = Assembly(4096)
     a.start_drain()
     got = [a.take(memoryview(r)) for r in recs[:2]]
-    a.start_drain()                                 # a submission is open: nothing is freed
+    a.start_drain()  # a submission is open: nothing is freed
     got.append(a.take(memoryview(recs[2])))
     assert all(isinstance(p, Part) for p in got) and [p.contiguous for p in got] == [False, True, True]
     assert bytes(a.blob(got, 30)) == B.join(blobs) == B.convert(cmds)
-    a.start_drain()                                 # closed: the next submission starts at 0 again
+    a.start_drain()  # closed: the next submission starts at 0 again
     again = a.take(memoryview(BLOB_PART.pack(8, 0, BLOB_LAST) + blobs[0]))
     assert again.at == B.HEADER and bytes(a.blob([again], 10)) == blobs[0]
-    other = a.take(memoryview(BLOB_PART.pack(9, 1, BLOB_LAST) + blobs[1]))    # part 1 of another seq
+    other = a.take(memoryview(BLOB_PART.pack(9, 1, BLOB_LAST) + blobs[1]))  # part 1 of another seq
     assert not other.contiguous and a.blob([again, other], 25) is None
     big = BLOB_PART.pack(10, 0, BLOB_LAST) + B.convert(cmds * 20)
-    assert a.take(memoryview(big)) == big           # past the buffer: a copy, joined as before
+    assert a.take(memoryview(big)) == big  # past the buffer: a copy, joined as before
 
 
 def test_blob_with_an_op_only_python_replays(env):
     gpu = env[0]
     n = next(gpu.frames)
     cmds = scene(env, n)
-    cmds.insert(2, (P.OP_BLEND, False))        # not replayed natively: decoded, Python replay
+    cmds.insert(2, (P.OP_BLEND, False))  # not replayed natively: decoded, Python replay
     assert np.array_equal(frame_of(gpu, submit_blob(gpu, [B.convert(cmds)]), n), expected())
 
 
@@ -157,7 +169,7 @@ def test_hostile_blobs_are_named_and_dropped(env):
     bad_tex = B.convert([*scene(env, 1)[:10], (P.OP_TEXTURE, 0, 0xDEAD, env[6]), (P.OP_DRAW, 6, 1, 0, 0)])
     past = B.convert([(P.OP_TARGET, t), (P.OP_VERTEX, 1, (8 << 20) - 16, 64)])
     d = bytearray(good)
-    struct.pack_into("<H", d, B.HEADER + 2, 12)          # packet 0 TARGET: size 12, its field takes 8
+    struct.pack_into("<H", d, B.HEADER + 2, 12)  # packet 0 TARGET: size 12, its field takes 8
     cases = [
         ([good[:-3]], "part 0: blob header: field body_size = 244 but 241 bytes follow"),
         ([good[:8] + struct.pack("<I", 99) + good[12:]], "blob header: field count = 99 but the body ends after"),
@@ -193,7 +205,7 @@ def test_fuzzed_blobs_keep_the_process_serving(env):
         d = bytearray(good)
         k = rng.random()
         if k < 0.3:
-            d = d[:rng.randrange(len(d))]
+            d = d[: rng.randrange(len(d))]
         elif k < 0.6:
             for _ in range(rng.randint(1, 4)):
                 pos = rng.randrange(B.HEADER, len(d) - 3) & ~3
@@ -203,10 +215,10 @@ def test_fuzzed_blobs_keep_the_process_serving(env):
                 d[rng.randrange(len(d))] = rng.randrange(256)
         seqs.append(submit_blob(gpu, [bytes(d)]))
     gpu.client.wait(seqs[-1], timeout=60)
-    assert gpu.client.dropped() > before + 50          # most are refused...
-    assert gpu.proc.poll() is None                     # ...by name, and the process lives
-    want = gpu.client.dropped() - before               # one named log line each (the log is written
-    deadline = time.monotonic() + 10                   # by another thread: give it time under load)
+    assert gpu.client.dropped() > before + 50  # most are refused...
+    assert gpu.proc.poll() is None  # ...by name, and the process lives
+    want = gpu.client.dropped() - before  # one named log line each (the log is written
+    deadline = time.monotonic() + 10  # by another thread: give it time under load)
     while gpu.log().count("dropped submission") < want and time.monotonic() < deadline:
         time.sleep(0.1)
     assert gpu.log().count("dropped submission") >= want

@@ -6,6 +6,7 @@ run left to right then top to bottom.
 The Switch 2's colour surfaces use the GOB of Turing and later GPUs (Mesa NIL's notes describe
 it as 16-byte lines): the same 512-byte GOB whose address bits are x[0..3], y[0..1], x[4], y[2],
 x[5]; blocks and GOBs within them are arranged as before."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,7 @@ from gpu_host import blocklinear
 
 
 def ref_address(xb: int, y: int, width_bytes: int, bh_log2: int) -> int:
-    gob_addr = ((xb & 0xF) | ((y & 1) << 4) | (((xb >> 4) & 1) << 5)
-                | (((y >> 1) & 3) << 6) | (((xb >> 5) & 1) << 8))
+    gob_addr = (xb & 0xF) | ((y & 1) << 4) | (((xb >> 4) & 1) << 5) | (((y >> 1) & 3) << 6) | (((xb >> 5) & 1) << 8)
     gobs_high = 1 << bh_log2
     gobs_wide = (width_bytes + 63) // 64
     block_size = 512 * gobs_high
@@ -39,8 +39,7 @@ def turing_lines() -> dict[tuple[int, int], int]:
 
 
 def ref_address_turing(xb: int, y: int, width_bytes: int, bh_log2: int) -> int:
-    gob_addr = ((xb & 0xF) | ((y & 3) << 4) | (((xb >> 4) & 1) << 6)
-                | (((y >> 2) & 1) << 7) | (((xb >> 5) & 1) << 8))
+    gob_addr = (xb & 0xF) | ((y & 3) << 4) | (((xb >> 4) & 1) << 6) | (((y >> 2) & 1) << 7) | (((xb >> 5) & 1) << 8)
     fermi_base = ref_address(xb, y, width_bytes, bh_log2)
     return fermi_base - (fermi_base & 511) + gob_addr
 
@@ -59,8 +58,8 @@ def test_known_addresses():
     assert ref_address(0, 1, 64, 0) == 16
     assert ref_address(32, 0, 64, 0) == 256
     assert ref_address(0, 2, 64, 0) == 64
-    assert ref_address(0, 8, 128, 1) == 512      # second GOB of the block is below the first
-    assert ref_address(64, 0, 128, 1) == 1024    # next block to the right
+    assert ref_address(0, 8, 128, 1) == 512  # second GOB of the block is below the first
+    assert ref_address(64, 0, 128, 1) == 1024  # next block to the right
     off = blocklinear._offsets(128, 16, 1)
     assert off[0, 16] == 32 and off[1, 0] == 16 and off[8, 0] == 512 and off[0, 64] == 1024
 

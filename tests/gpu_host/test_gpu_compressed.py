@@ -6,6 +6,7 @@ nobody here wrote: texture2ddecoder (BCn) and ARM's astcenc (ASTC, ``USE_DECODE_
 Each format runs twice: as the device takes it (lavapipe samples BCn natively, lacks ASTC) and
 with ``gpu_host.decode_compressed=always`` (our CPU decoder, gpu_host/texdecode.c: BC1-BC5,
 BC7, ASTC).  BC2 has no public decoder here: Mesa's sampling is its oracle."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -40,10 +41,27 @@ def t2d_rgba(fn, data: bytes, w: int, h: int, *args) -> np.ndarray:
 def astc_ref(data: bytes, w: int, h: int, bw: int, bh: int) -> tuple[np.ndarray, np.ndarray]:
     """astcenc's decode (RGBA8, decode_unorm8) and a per-texel mask of error texels: astcenc
     decodes an error block to NaN in float output."""
-    from astc_encoder import (ASTCConfig, ASTCConfigFlags, ASTCContext, ASTCImage, ASTCProfile,
-                              ASTCQualityPreset, ASTCSwizzle, ASTCType)
-    ctx = ASTCContext(ASTCConfig(ASTCProfile.LDR, bw, bh, 1, ASTCQualityPreset.FASTEST,
-                                 ASTCConfigFlags.USE_DECODE_UNORM8 | ASTCConfigFlags.DECOMPRESS_ONLY))
+    from astc_encoder import (
+        ASTCConfig,
+        ASTCConfigFlags,
+        ASTCContext,
+        ASTCImage,
+        ASTCProfile,
+        ASTCQualityPreset,
+        ASTCSwizzle,
+        ASTCType,
+    )
+
+    ctx = ASTCContext(
+        ASTCConfig(
+            ASTCProfile.LDR,
+            bw,
+            bh,
+            1,
+            ASTCQualityPreset.FASTEST,
+            ASTCConfigFlags.USE_DECODE_UNORM8 | ASTCConfigFlags.DECOMPRESS_ONLY,
+        )
+    )
     sw = ASTCSwizzle.from_str("RGBA")
     u8 = np.frombuffer(ctx.decompress(data, ASTCImage(ASTCType.U8, w, h, 1), sw).data, np.uint8).reshape(h, w, 4)
     f = np.frombuffer(ctx.decompress(data, ASTCImage(ASTCType.F32, w, h, 1), sw).data, np.float32).reshape(h, w, 4)
@@ -51,8 +69,17 @@ def astc_ref(data: bytes, w: int, h: int, bw: int, bh: int) -> tuple[np.ndarray,
 
 
 def astc_encode(img: np.ndarray, bw: int, bh: int) -> bytes:
-    from astc_encoder import (ASTCConfig, ASTCConfigFlags, ASTCContext, ASTCImage, ASTCProfile,
-                              ASTCQualityPreset, ASTCSwizzle, ASTCType)
+    from astc_encoder import (
+        ASTCConfig,
+        ASTCConfigFlags,
+        ASTCContext,
+        ASTCImage,
+        ASTCProfile,
+        ASTCQualityPreset,
+        ASTCSwizzle,
+        ASTCType,
+    )
+
     h, w, _ = img.shape
     ctx = ASTCContext(ASTCConfig(ASTCProfile.LDR, bw, bh, 1, ASTCQualityPreset.FAST, ASTCConfigFlags.USE_DECODE_UNORM8))
     return ctx.compress(ASTCImage(ASTCType.U8, w, h, 1, img.tobytes()), ASTCSwizzle.from_str("RGBA"))
@@ -75,15 +102,15 @@ def bc_expected(fmt: str, data: bytes, w: int, h: int) -> np.ndarray:
     """What sampling a BCn texture gives in an RGBA8 target, from texture2ddecoder."""
     f = FORMATS[fmt]
     nx, ny = f.blocks(w, h)
-    pw, ph = nx * 4, ny * 4                  # decode whole blocks, then crop
+    pw, ph = nx * 4, ny * 4  # decode whole blocks, then crop
     if fmt in ("BC1", "BC1_RGB"):
         img = t2d_rgba(t2d.decode_bc1, data, pw, ph)
-        if fmt == "BC1":                     # Vulkan's BC1 RGBA: index 3 of the 3-colour mode is transparent black
+        if fmt == "BC1":  # Vulkan's BC1 RGBA: index 3 of the 3-colour mode is transparent black
             blocks = np.frombuffer(data, "<u2").reshape(ny, nx, 4)
-            three = (blocks[..., 0] <= blocks[..., 1])
+            three = blocks[..., 0] <= blocks[..., 1]
             idx = np.frombuffer(data, np.uint8).reshape(ny, nx, 8)[..., 4:].astype(np.uint32)
             bits = idx[..., 0] | idx[..., 1] << 8 | idx[..., 2] << 16 | idx[..., 3] << 24
-            sel = (bits[..., None] >> (2 * np.arange(16))) & 3                    # ny, nx, 16
+            sel = (bits[..., None] >> (2 * np.arange(16))) & 3  # ny, nx, 16
             transparent = three[..., None] & (sel == 3)
             t = transparent.reshape(ny, nx, 4, 4).transpose(0, 2, 1, 3).reshape(ph, pw)
             img[t, 3] = 0
@@ -117,23 +144,32 @@ def sample(g: Gpu, fmt: str, blocks: bytes, tw: int, th: int, bh: int, base: int
     g.client.register(SamplerDesc(smp))
     x0, y0 = 3, 5
     n = next(g.frames)
-    seq = g.client.submit([(P.OP_TARGET, tgt), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 2),
-                           (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-                           (P.OP_VERTEX, *sc.put(rect_uv_px(x0, y0, x0 + tw, y0 + th, W, H).tobytes())),
-                           (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, n, tgt)])
+    seq = g.client.submit(
+        [
+            (P.OP_TARGET, tgt),
+            (P.OP_CLEAR, 0, 0, 0, 0),
+            (P.OP_PROGRAM, 2),
+            (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+            (P.OP_VERTEX, *sc.put(rect_uv_px(x0, y0, x0 + tw, y0 + th, W, H).tobytes())),
+            (P.OP_TEXTURE, 0, tex, smp),
+            (P.OP_DRAW, 6, 1, 0, 0),
+            (P.OP_PRESENT, n, tgt),
+        ]
+    )
     g.client.wait(seq)
     assert g.client.dropped() == 0, g.log()[-2000:]
     img = frame_image(g.client, n)
-    assert not img[:y0].any() and not img[y0 + th:].any() and not img[:, :x0].any() and not img[:, x0 + tw:].any()
-    return img[y0:y0 + th, x0:x0 + tw]
+    assert not img[:y0].any() and not img[y0 + th :].any() and not img[:, :x0].any() and not img[:, x0 + tw :].any()
+    return img[y0 : y0 + th, x0 : x0 + tw]
 
 
 def check(got: np.ndarray, want: np.ndarray, what: str) -> None:
     if not np.array_equal(got, want):
         bad = np.argwhere((got != want).any(-1))
         y, x = bad[0]
-        raise AssertionError(f"{what}: {len(bad)} texels differ, first at ({x}, {y}): "
-                             f"got {got[y, x].tolist()} want {want[y, x].tolist()}")
+        raise AssertionError(
+            f"{what}: {len(bad)} texels differ, first at ({x}, {y}): got {got[y, x].tolist()} want {want[y, x].tolist()}"
+        )
 
 
 def bc3_three_colour_texels(data: bytes, w: int, h: int) -> np.ndarray:
@@ -152,7 +188,7 @@ def test_bc_random_blocks(cgpu, fmt):
     implementation; Mesa's native sampling differs from texture2ddecoder's truncation by 1 on
     some interpolated texels, so native gets a tolerance of 1."""
     rng = np.random.default_rng(sum(map(ord, fmt)))
-    tw, th = 26, 18                                   # not whole blocks: the edge blocks are cropped
+    tw, th = 26, 18  # not whole blocks: the edge blocks are cropped
     data = random_blocks(fmt, tw, th, rng)
     got = sample(cgpu, fmt, data, tw, th, 1).astype(int)
     want = bc_expected(fmt, data, tw, th).astype(int)
@@ -161,7 +197,7 @@ def test_bc_random_blocks(cgpu, fmt):
         d[bc3_three_colour_texels(data, tw, th), :3] = 0
     tol = 0 if cgpu.mode == "always" else 1
     assert d.max() <= tol, f"{fmt} ({cgpu.mode}): off by {d.max()} at {np.argwhere(d.max(-1) > tol)[0].tolist()}"
-    assert (d == 0).all(-1).mean() > 0.5              # most texels are endpoints or agree anyway
+    assert (d == 0).all(-1).mean() > 0.5  # most texels are endpoints or agree anyway
 
 
 def test_bc_native_equals_cpu_decoder():
@@ -185,7 +221,7 @@ def test_bc_native_equals_cpu_decoder():
         assert d.max() <= 1, f"{fmt}: decoded on upload vs native off by {d.max()}"
         assert (d == 0).mean() > 0.6, f"{fmt}: decoded on upload vs native: too many values differ"
     check(imgs["BC2"][1][..., 3:], imgs["BC2"][0][..., 3:], "BC2 alpha")
-    assert len(np.unique(imgs["BC2"][0][..., 3])) > 4       # BC2's explicit 4-bit alpha really varies
+    assert len(np.unique(imgs["BC2"][0][..., 3])) > 4  # BC2's explicit 4-bit alpha really varies
 
 
 def bc7_blocks(n: int, rng) -> bytes:
@@ -279,10 +315,10 @@ ASTC_TESTED = [(4, 4), (5, 5), (6, 6), (8, 8), (5, 4), (10, 6), (12, 12)]
 def test_astc_encoded_image(cgpu, bw, bh):
     """Valid blocks from ARM's encoder (all partition counts, dual plane, many modes)."""
     rng = np.random.default_rng(bw * 16 + bh)
-    tw, th = bw * 4 + 1, bh * 3 + 2                         # ragged edge: partial blocks cropped
+    tw, th = bw * 4 + 1, bh * 3 + 2  # ragged edge: partial blocks cropped
     nx, ny = -(-tw // bw), -(-th // bh)
     src = rng.integers(0, 256, (ny * bh, nx * bw, 4), dtype=np.uint8)
-    src[: ny * bh // 2] = src[: ny * bh // 2] // 64 * 64    # flat areas too: void-extent / few-weight blocks
+    src[: ny * bh // 2] = src[: ny * bh // 2] // 64 * 64  # flat areas too: void-extent / few-weight blocks
     data = astc_encode(src, bw, bh)
     want = astc_expected(data, nx * bw, ny * bh, bw, bh)[:th, :tw]
     assert not (want == MAGENTA).all(-1).any()
@@ -302,12 +338,12 @@ def test_astc_random_blocks_including_errors(cgpu, bw, bh):
     check(sample(cgpu, f"ASTC_{bw}x{bh}", data, nx * bw, ny * bh, 0), want, f"ASTC {bw}x{bh} random")
 
 
-
 @pytest.mark.parametrize("bw,bh", ASTC_SIZES)
 def test_astc_decoder_all_block_sizes(bw, bh):
     """The CPU decoder alone, every 2D block size: random blocks (mostly error blocks) and
     blocks from ARM's encoder, each compared exactly with astcenc."""
     from gpu_host import texdecode
+
     rng = np.random.default_rng(bw * 1000 + bh)
     nx, ny = 24, 16
     data = rng.integers(0, 256, nx * ny * 16, dtype=np.uint8).tobytes()
@@ -319,14 +355,18 @@ def test_astc_decoder_all_block_sizes(bw, bh):
     src = rng.integers(0, 256, (ny * bh, nx * bw, 4), dtype=np.uint8)
     src[::2] //= 32
     enc = astc_encode(src, bw, bh)
-    check(texdecode.decode("ASTC", enc, nx * bw, ny * bh, bw, bh)[0], astc_expected(enc, nx * bw, ny * bh, bw, bh),
-          f"ASTC {bw}x{bh} encoded")
+    check(
+        texdecode.decode("ASTC", enc, nx * bw, ny * bh, bw, bh)[0],
+        astc_expected(enc, nx * bw, ny * bh, bw, bh),
+        f"ASTC {bw}x{bh} encoded",
+    )
 
 
 def test_compressed_descriptor_errors(gpu):
     """Sizes are counted in blocks: a texture whose blocks run past its pool, or a pitch below
     one row of blocks, is refused naming the field."""
     from nxrecomp.common.errors import NxError
+
     psize = 8 << 20
     # 64x64 ASTC 8x8 = 8x8 blocks of 16 bytes, one GOB row of 128 B x 8 rows = 1024 bytes per block row
     with pytest.raises(NxError, match="run past pool 1"):
@@ -335,7 +375,7 @@ def test_compressed_descriptor_errors(gpu):
         gpu.client.register(TextureDesc(gpu.id(), 1, 0, 64, 64, "BC3", block_linear=False, pitch=100))
     with pytest.raises(NxError, match="BC7 cannot be a render target"):
         gpu.client.register(TextureDesc(gpu.id(), 0, 0, 64, 64, "BC7", render_target=True))
-    with pytest.raises(NxError, match="ASTC_4x4"):          # the error lists the formats there are
+    with pytest.raises(NxError, match="ASTC_4x4"):  # the error lists the formats there are
         gpu.client.register(TextureDesc(gpu.id(), 1, 0, 8, 8, "ASTC_3x3"))
 
 
@@ -348,12 +388,15 @@ def test_astc_crafted_blocks():
     (constant colour) blocks, an HDR void extent and reserved bits (errors in LDR), a reserved
     block mode; and the encoder's blocks really cover multi-partition and dual-plane modes."""
     from gpu_host import texdecode
-    ones = ((1 << 52) - 1) << 12                          # void extent: all-ones coordinates
+
+    ones = ((1 << 52) - 1) << 12  # void extent: all-ones coordinates
     colour = (0x1234 << 64) | (0xABCD << 80) | (0x00FF << 96) | (0xFF00 << 112)
-    cases = [("void extent", 0x1FC | 0xC00 | ones | colour, False),
-             ("void extent, HDR", 0x1FC | 0x200 | 0xC00 | ones | colour, True),
-             ("void extent, reserved bits 10-11", 0x1FC | ones | colour, True),
-             ("reserved block mode", 0x1C0 | (0xFFFF << 32), True)]
+    cases = [
+        ("void extent", 0x1FC | 0xC00 | ones | colour, False),
+        ("void extent, HDR", 0x1FC | 0x200 | 0xC00 | ones | colour, True),
+        ("void extent, reserved bits 10-11", 0x1FC | ones | colour, True),
+        ("reserved block mode", 0x1C0 | (0xFFFF << 32), True),
+    ]
     for bw, bh in [(4, 4), (8, 8), (12, 10)]:
         for name, value, is_error in cases:
             data = _block(value)
@@ -361,12 +404,12 @@ def test_astc_crafted_blocks():
             check(got, astc_expected(data, bw, bh, bw, bh), f"{name} {bw}x{bh}")
             assert errors == is_error, name
         got, _ = texdecode.decode("ASTC", _block(cases[0][1]), bw, bh, bw, bh)
-        assert (got == [0x12, 0xAB, 0x00, 0xFF]).all()    # UNORM16 colour, top 8 bits (decode_unorm8)
+        assert (got == [0x12, 0xAB, 0x00, 0xFF]).all()  # UNORM16 colour, top 8 bits (decode_unorm8)
     rng = np.random.default_rng(4)
     src = rng.integers(0, 256, (64, 64, 4), dtype=np.uint8)
-    src[:, :, 3] = rng.integers(0, 2, (64, 64)) * 255     # alpha uncorrelated with colour: dual plane
+    src[:, :, 3] = rng.integers(0, 2, (64, 64)) * 255  # alpha uncorrelated with colour: dual plane
     enc = astc_encode(src, 4, 4)
-    modes = [int.from_bytes(enc[i:i + 16], "little") for i in range(0, len(enc), 16)]
+    modes = [int.from_bytes(enc[i : i + 16], "little") for i in range(0, len(enc), 16)]
     parts = [((m >> 11) & 3) + 1 for m in modes if m & 0x1FF != 0x1FC]
     dual = [m for m in modes if m & 3 and (m >> 10) & 1]
     assert max(parts) > 1 and dual, "the encoded sample lacks multi-partition or dual-plane blocks"

@@ -3,6 +3,7 @@
 Every expectation is computed here: which rectangle is nearer from its z, compare ops with
 Python's own operators, stencil from the rectangles drawn, the depth values a target holds
 from z (and the unorm conversion formula of each format)."""
+
 from __future__ import annotations
 
 import operator
@@ -62,8 +63,14 @@ def ds(test=True, write=True, func="less", stencil=False, front=None, back=None)
     face = front or ("keep", "keep", "keep", "always", 0, 255, 255)
 
     def enc(f):
-        return (P.STENCIL_OPS.index(f[0]), P.STENCIL_OPS.index(f[1]), P.STENCIL_OPS.index(f[2]),
-                P.COMPARE_OPS.index(f[3]), *f[4:])
+        return (
+            P.STENCIL_OPS.index(f[0]),
+            P.STENCIL_OPS.index(f[1]),
+            P.STENCIL_OPS.index(f[2]),
+            P.COMPARE_OPS.index(f[3]),
+            *f[4:],
+        )
+
     return (P.OP_DEPTH_STENCIL, test, write, P.COMPARE_OPS.index(func), stencil, *enc(face), *enc(back or face))
 
 
@@ -71,8 +78,11 @@ def draws(sc, prog, rects, w=W, h=H) -> list:
     """(x0, y0, x1, y1, z, rgba) rectangles, each with its own uniform block."""
     cmds = [(P.OP_PROGRAM, prog), Z_LAYOUT]
     for x0, y0, x1, y1, z, col in rects:
-        cmds += [(P.OP_VERTEX, *sc.put(rect_z(x0, y0, x1, y1, z, w, h).tobytes())),
-                 (P.OP_UNIFORM, 0, *sc.put(color_ubo(col))), (P.OP_DRAW, 6, 1, 0, 0)]
+        cmds += [
+            (P.OP_VERTEX, *sc.put(rect_z(x0, y0, x1, y1, z, w, h).tobytes())),
+            (P.OP_UNIFORM, 0, *sc.put(color_ubo(col))),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ]
     return cmds
 
 
@@ -106,7 +116,7 @@ def test_nearer_wins_in_either_order(gpu, zprog, fmt):
     start = [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), ds()]
     a = run(gpu, c, start + draws(sc, zprog, [near, far]))
     b = run(gpu, c, start + draws(sc, zprog, [far, near]))
-    want = paint(BLACK, [far, near])                   # nearer (smaller z) painted last
+    want = paint(BLACK, [far, near])  # nearer (smaller z) painted last
     assert np.array_equal(a, want) and np.array_equal(b, want)
 
 
@@ -116,11 +126,22 @@ def test_compare_ops(gpu, zprog, func):
     c, d = targets(gpu, "D32F")
     sc = Scene(gpu.pool, 0)
     rects = [(0, 0, 16, H, 0.25, RED), (16, 0, 32, H, 0.5, GREEN), (32, 0, 48, H, 0.75, BLUE)]
-    py = {"never": lambda a, b: False, "less": operator.lt, "equal": operator.eq, "less_or_equal": operator.le,
-          "greater": operator.gt, "not_equal": operator.ne, "greater_or_equal": operator.ge,
-          "always": lambda a, b: True}[func]
-    img = run(gpu, c, [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1),
-                       ds(func=func, write=False)] + draws(sc, zprog, rects))
+    py = {
+        "never": lambda a, b: False,
+        "less": operator.lt,
+        "equal": operator.eq,
+        "less_or_equal": operator.le,
+        "greater": operator.gt,
+        "not_equal": operator.ne,
+        "greater_or_equal": operator.ge,
+        "always": lambda a, b: True,
+    }[func]
+    img = run(
+        gpu,
+        c,
+        [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1), ds(func=func, write=False)]
+        + draws(sc, zprog, rects),
+    )
     assert np.array_equal(img, paint(BLACK, rects, keep=lambda r: py(r[4], 0.5)))
 
 
@@ -129,12 +150,27 @@ def test_depth_write_off_and_test_off(gpu, zprog):
     sc = Scene(gpu.pool, 0)
     near, far = (0, 0, 24, 32, 0.2, RED), (8, 8, 40, 24, 0.8, GREEN)
     # write off: the near rectangle leaves the depth at 1.0, so the far one still passes LESS
-    img = run(gpu, c, [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
-                       ds(write=False)] + draws(sc, zprog, [near]) + [ds()] + draws(sc, zprog, [far]))
+    img = run(
+        gpu,
+        c,
+        [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1), ds(write=False)]
+        + draws(sc, zprog, [near])
+        + [ds()]
+        + draws(sc, zprog, [far]),
+    )
     assert np.array_equal(img, paint(BLACK, [near, far]))
     # test off (the default state): no depth test and no depth write, whatever the compare op
-    img = run(gpu, c, [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 0.0, 0, 1),
-                       ds(test=False, write=True, func="never")] + draws(sc, zprog, [near, far]))
+    img = run(
+        gpu,
+        c,
+        [
+            (P.OP_DEPTH_TARGET, c, d),
+            (P.OP_CLEAR, *BLACK),
+            (P.OP_CLEAR_DEPTH_STENCIL, 0.0, 0, 1),
+            ds(test=False, write=True, func="never"),
+        ]
+        + draws(sc, zprog, [near, far]),
+    )
     assert np.array_equal(img, paint(BLACK, [near, far]))
 
 
@@ -152,10 +188,22 @@ def test_stencil_mask(gpu, zprog, fmt):
     ne_one = ("keep", "keep", "keep", "not_equal", 1, 255, 0)
     no_color = (P.OP_BLEND_STATE, 0, False, 1, 0, 0, 1, 0, 0, 0)
     all_color = (P.OP_BLEND_STATE, 0, False, 1, 0, 0, 1, 0, 0, 15)
-    img = run(gpu, c, [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3),
-                       no_color, ds(test=False, stencil=True, front=write_one)] + draws(sc, zprog, [mask_quad])
-              + [all_color, ds(test=False, stencil=True, front=eq_one)] + draws(sc, zprog, [big])
-              + [ds(test=False, stencil=True, front=ne_one)] + draws(sc, zprog, [outside]))
+    img = run(
+        gpu,
+        c,
+        [
+            (P.OP_DEPTH_TARGET, c, d),
+            (P.OP_CLEAR, *BLACK),
+            (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3),
+            no_color,
+            ds(test=False, stencil=True, front=write_one),
+        ]
+        + draws(sc, zprog, [mask_quad])
+        + [all_color, ds(test=False, stencil=True, front=eq_one)]
+        + draws(sc, zprog, [big])
+        + [ds(test=False, stencil=True, front=ne_one)]
+        + draws(sc, zprog, [outside]),
+    )
     want = paint(GREEN, [])
     want[6:20, 10:30] = to8(RED)
     assert np.array_equal(img, want)
@@ -179,15 +227,18 @@ def test_cull_and_front_face(gpu, zprog, cull, front):
     c = gpu.id()
     gpu.client.register(TextureDesc(c, 0, 0, W, H, "RGBA8", render_target=True))
     sc = Scene(gpu.pool, 0)
-    left = [(2, 2), (20, 2), (20, 30), (2, 2), (20, 30), (2, 30)]            # area < 0: clockwise
-    right = [(26, 2), (26, 30), (44, 30), (26, 2), (44, 30), (44, 2)]        # area > 0: counter-clockwise
-    cmds = [(P.OP_TARGET, c), (P.OP_CLEAR, *BLACK),
-            (P.OP_RASTER, P.CULL_MODES.index(cull), P.FRONT_FACES.index(front), 0, False),
-            (P.OP_PROGRAM, zprog), Z_LAYOUT]
+    left = [(2, 2), (20, 2), (20, 30), (2, 2), (20, 30), (2, 30)]  # area < 0: clockwise
+    right = [(26, 2), (26, 30), (44, 30), (26, 2), (44, 30), (44, 2)]  # area > 0: counter-clockwise
+    cmds = [
+        (P.OP_TARGET, c),
+        (P.OP_CLEAR, *BLACK),
+        (P.OP_RASTER, P.CULL_MODES.index(cull), P.FRONT_FACES.index(front), 0, False),
+        (P.OP_PROGRAM, zprog),
+        Z_LAYOUT,
+    ]
     want = paint(BLACK, [])
     for pts, col, box in ((left, RED, (2, 2, 20, 30)), (right, GREEN, (26, 2, 44, 30))):
-        cmds += [(P.OP_VERTEX, *sc.put(tri(pts).tobytes())), (P.OP_UNIFORM, 0, *sc.put(color_ubo(col))),
-                 (P.OP_DRAW, 6, 1, 0, 0)]
+        cmds += [(P.OP_VERTEX, *sc.put(tri(pts).tobytes())), (P.OP_UNIFORM, 0, *sc.put(color_ubo(col))), (P.OP_DRAW, 6, 1, 0, 0)]
         ccw = shoelace(pts[:3]) > 0
         assert ccw == (shoelace(pts[3:]) > 0)
         is_front = ccw == (front == "counter_clockwise")
@@ -203,9 +254,14 @@ def test_scissor(gpu, zprog):
     gpu.client.register(TextureDesc(c, 0, 0, W, H, "RGBA8", render_target=True))
     sc = Scene(gpu.pool, 0)
     full = (0, 0, W, H, 0.5, RED)
-    img = run(gpu, c, [(P.OP_TARGET, c), (P.OP_CLEAR, *BLACK), (P.OP_SCISSOR, 8, 4, 20, 10)]
-              + draws(sc, zprog, [full]) + [(P.OP_SCISSOR, 40, 20, 1000, 1000)]   # clamped to the target
-              + draws(sc, zprog, [(0, 0, W, H, 0.5, GREEN)]))
+    img = run(
+        gpu,
+        c,
+        [(P.OP_TARGET, c), (P.OP_CLEAR, *BLACK), (P.OP_SCISSOR, 8, 4, 20, 10)]
+        + draws(sc, zprog, [full])
+        + [(P.OP_SCISSOR, 40, 20, 1000, 1000)]  # clamped to the target
+        + draws(sc, zprog, [(0, 0, W, H, 0.5, GREEN)]),
+    )
     want = paint(BLACK, [])
     want[4:14, 8:28] = to8(RED)
     want[20:, 40:] = to8(GREEN)
@@ -219,11 +275,23 @@ def test_depth_bias(gpu, zprog):
     sc = Scene(gpu.pool, 0)
     first, second = (4, 4, 40, 28, 0.5, RED), (10, 10, 30, 20, 0.5, GREEN)
     start = [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1), ds()]
-    on = run(gpu, c, start + draws(sc, zprog, [first]) + [(P.OP_DEPTH_BIAS, -4.0, 0.0, 0.0),
-             (P.OP_RASTER, 0, 0, 0, True)] + draws(sc, zprog, [second]))
+    on = run(
+        gpu,
+        c,
+        start
+        + draws(sc, zprog, [first])
+        + [(P.OP_DEPTH_BIAS, -4.0, 0.0, 0.0), (P.OP_RASTER, 0, 0, 0, True)]
+        + draws(sc, zprog, [second]),
+    )
     assert np.array_equal(on, paint(BLACK, [first, second]))
-    off = run(gpu, c, start + draws(sc, zprog, [first]) + [(P.OP_DEPTH_BIAS, -4.0, 0.0, 0.0),
-              (P.OP_RASTER, 0, 0, 0, False)] + draws(sc, zprog, [second]))
+    off = run(
+        gpu,
+        c,
+        start
+        + draws(sc, zprog, [first])
+        + [(P.OP_DEPTH_BIAS, -4.0, 0.0, 0.0), (P.OP_RASTER, 0, 0, 0, False)]
+        + draws(sc, zprog, [second]),
+    )
     assert np.array_equal(off, paint(BLACK, [first]))
 
 
@@ -241,26 +309,40 @@ def test_polygon_mode_line(gpu, zprog):
     c = gpu.id()
     gpu.client.register(TextureDesc(c, 0, 0, W, H, "RGBA8", render_target=True))
     sc = Scene(gpu.pool, 0)
-    img = run(gpu, c, [(P.OP_TARGET, c), (P.OP_CLEAR, *BLACK), (P.OP_RASTER, 0, 0, 1, False)]
-              + draws(sc, zprog, [(8, 8, 40, 24, 0.5, RED)]))
+    img = run(
+        gpu,
+        c,
+        [(P.OP_TARGET, c), (P.OP_CLEAR, *BLACK), (P.OP_RASTER, 0, 0, 1, False)] + draws(sc, zprog, [(8, 8, 40, 24, 0.5, RED)]),
+    )
     lit = img[..., 0] == 255
     ys, xs = np.mgrid[0:H, 0:W] + 0.5
     edges = [((8, 8), (40, 8)), ((40, 8), (40, 24)), ((40, 24), (8, 24)), ((8, 24), (8, 8)), ((8, 8), (40, 24))]
     near = np.min([seg_dist(xs, ys, a, b) for a, b in edges], 0)
     assert lit.any() and not lit[near > 1.5].any()
-    assert lit.sum() >= 0.8 * (2 * 32 + 2 * 16 + 32)          # about one pixel per unit of edge length
+    assert lit.sum() >= 0.8 * (2 * 32 + 2 * 16 + 32)  # about one pixel per unit of edge length
     assert not lit[near > 1.5].any() and (~lit[(near > 1.5)]).all()
 
 
 # -- blending ---------------------------------------------------------------------------------
 def factor(name: str, src: np.ndarray, dst: np.ndarray, k: np.ndarray) -> np.ndarray:
     one = np.ones(4)
-    return {"zero": 0 * one, "one": one, "src_color": src, "one_minus_src_color": 1 - src, "dst_color": dst,
-            "one_minus_dst_color": 1 - dst, "src_alpha": src[3] * one, "one_minus_src_alpha": (1 - src[3]) * one,
-            "dst_alpha": dst[3] * one, "one_minus_dst_alpha": (1 - dst[3]) * one, "constant_color": k,
-            "one_minus_constant_color": 1 - k, "constant_alpha": k[3] * one,
-            "one_minus_constant_alpha": (1 - k[3]) * one,
-            "src_alpha_saturate": np.array([*[min(src[3], 1 - dst[3])] * 3, 1.0])}[name]
+    return {
+        "zero": 0 * one,
+        "one": one,
+        "src_color": src,
+        "one_minus_src_color": 1 - src,
+        "dst_color": dst,
+        "one_minus_dst_color": 1 - dst,
+        "src_alpha": src[3] * one,
+        "one_minus_src_alpha": (1 - src[3]) * one,
+        "dst_alpha": dst[3] * one,
+        "one_minus_dst_alpha": (1 - dst[3]) * one,
+        "constant_color": k,
+        "one_minus_constant_color": 1 - k,
+        "constant_alpha": k[3] * one,
+        "one_minus_constant_alpha": (1 - k[3]) * one,
+        "src_alpha_saturate": np.array([*[min(src[3], 1 - dst[3])] * 3, 1.0]),
+    }[name]
 
 
 def blend_ref(src, dst, k, sc, dc, cop, sa, da, aop, mask) -> np.ndarray:
@@ -268,9 +350,13 @@ def blend_ref(src, dst, k, sc, dc, cop, sa, da, aop, mask) -> np.ndarray:
     src, dst, k = (np.asarray(v, np.float64) for v in (src, dst, k))
     fs_c, fd_c = factor(sc, src, dst, k), factor(dc, src, dst, k)
     fs_a, fd_a = factor(sa, src, dst, k), factor(da, src, dst, k)
-    ops = {"add": lambda s, fs, d, fd: s * fs + d * fd, "subtract": lambda s, fs, d, fd: s * fs - d * fd,
-           "reverse_subtract": lambda s, fs, d, fd: d * fd - s * fs, "min": lambda s, fs, d, fd: np.minimum(s, d),
-           "max": lambda s, fs, d, fd: np.maximum(s, d)}
+    ops = {
+        "add": lambda s, fs, d, fd: s * fs + d * fd,
+        "subtract": lambda s, fs, d, fd: s * fs - d * fd,
+        "reverse_subtract": lambda s, fs, d, fd: d * fd - s * fs,
+        "min": lambda s, fs, d, fd: np.minimum(s, d),
+        "max": lambda s, fs, d, fd: np.maximum(s, d),
+    }
     out = np.empty(4)
     out[:3] = ops[cop](src[:3], fs_c[:3], dst[:3], fd_c[:3])
     out[3] = ops[aop](src[3], fs_a[3], dst[3], fd_a[3])
@@ -298,11 +384,24 @@ def test_blend_state(gpu, zprog, blend):
     gpu.client.register(TextureDesc(c, 0, 0, W, H, "RGBA8", render_target=True))
     sc = Scene(gpu.pool, 0)
     bg, src, k = (0.2, 0.6, 0.9, 0.4), (0.7, 0.3, 0.5, 0.6), (0.25, 0.5, 0.75, 0.3)
-    pkt = (P.OP_BLEND_STATE, 0, True, P.BLEND_FACTORS.index(sc_), P.BLEND_FACTORS.index(dc), P.BLEND_OPS.index(cop),
-           P.BLEND_FACTORS.index(sa), P.BLEND_FACTORS.index(da), P.BLEND_OPS.index(aop), mask)
-    img = run(gpu, c, [(P.OP_TARGET, c), (P.OP_CLEAR, *bg), pkt, (P.OP_BLEND_CONSTANT, *k)]
-              + draws(sc, zprog, [(8, 8, 24, 24, 0.5, src)]))
-    dst = to8(bg) / 255.0        # what the target holds: the clear colour in 8 bits
+    pkt = (
+        P.OP_BLEND_STATE,
+        0,
+        True,
+        P.BLEND_FACTORS.index(sc_),
+        P.BLEND_FACTORS.index(dc),
+        P.BLEND_OPS.index(cop),
+        P.BLEND_FACTORS.index(sa),
+        P.BLEND_FACTORS.index(da),
+        P.BLEND_OPS.index(aop),
+        mask,
+    )
+    img = run(
+        gpu,
+        c,
+        [(P.OP_TARGET, c), (P.OP_CLEAR, *bg), pkt, (P.OP_BLEND_CONSTANT, *k)] + draws(sc, zprog, [(8, 8, 24, 24, 0.5, src)]),
+    )
+    dst = to8(bg) / 255.0  # what the target holds: the clear colour in 8 bits
     want = np.round(blend_ref(src, dst, k, sc_, dc, cop, sa, da, aop, mask) * 255)
     got = img[8:24, 8:24].reshape(-1, 4).astype(int)
     assert np.abs(got - want).max() <= 1, (got[0], want)
@@ -343,7 +442,7 @@ def compare_depth(fmt, got: np.ndarray, want: np.ndarray, tol: int) -> None:
         assert np.abs(g - w_).max() <= tol
     elif fmt == "D24S8":
         g, w_ = got.view("<u4"), want.view("<u4")
-        assert np.array_equal(g >> 24, w_ >> 24)                          # stencil exact
+        assert np.array_equal(g >> 24, w_ >> 24)  # stencil exact
         assert np.abs((g & 0xFFFFFF).astype(int) - (w_ & 0xFFFFFF).astype(int)).max() <= tol
     else:
         assert np.array_equal(got, want)
@@ -355,13 +454,15 @@ def writeback_case(gpu, zprog, fmt, layout, base) -> None:
     gpu.pool.write(base, bytes([0xAB]) * 32768)
     c, d = gpu.id(), gpu.id()
     gpu.client.register(TextureDesc(c, 0, 0, w, h, "RGBA8", render_target=True))
-    gpu.client.register(TextureDesc(d, 1, base, w, h, fmt, block_linear=layout == "block_linear",
-                                    block_height_log2=bh, pitch=pitch, render_target=True))
+    gpu.client.register(
+        TextureDesc(
+            d, 1, base, w, h, fmt, block_linear=layout == "block_linear", block_height_log2=bh, pitch=pitch, render_target=True
+        )
+    )
     sc = Scene(gpu.pool, base + 32768)
     stencil_on = fmt in ("D24S8", "D32F_S8")
     write7 = ("replace", "replace", "replace", "always", 7, 255, 255)
-    cmds = [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 3, 3),
-            ds(stencil=stencil_on, front=write7)]
+    cmds = [(P.OP_DEPTH_TARGET, c, d), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 3, 3), ds(stencil=stencil_on, front=write7)]
     cmds += draws(sc, zprog, [(2, 2, 12, 10, 0.25, RED), (8, 6, 20, 14, 0.625, GREEN)], w, h)
     fence = next(_fences)
     seq = gpu.client.submit(cmds + [(P.OP_WRITEBACK, d), (P.OP_SIGNAL, 9, fence)])
@@ -371,21 +472,22 @@ def writeback_case(gpu, zprog, fmt, layout, base) -> None:
     z = np.ones((h, w))
     st = np.full((h, w), 3)
     z[6:14, 8:20], st[6:14, 8:20] = 0.625, 7
-    z[2:10, 2:12], st[2:10, 2:12] = 0.25, 7                    # nearer, drawn first: LESS keeps it
+    z[2:10, 2:12], st[2:10, 2:12] = 0.25, 7  # nearer, drawn first: LESS keeps it
     want, tol = expected_depth_bytes(fmt, z, st)
     want = want.reshape(h, w * bpp)
-    mem = bytes(gpu.pool.mm[base:base + 32768])
+    mem = bytes(gpu.pool.mm[base : base + 32768])
     if layout == "block_linear":
         got = np.array([[mem[ref_address(x, y, w * bpp, bh)] for x in range(w * bpp)] for y in range(h)], np.uint8)
     else:
-        got = np.frombuffer(mem, np.uint8)[:pitch * h].reshape(h, pitch)
-        assert (got[:, w * bpp:] == 0xAB).all()                # bytes between rows left alone
-        got = got[:, :w * bpp]
+        got = np.frombuffer(mem, np.uint8)[: pitch * h].reshape(h, pitch)
+        assert (got[:, w * bpp :] == 0xAB).all()  # bytes between rows left alone
+        got = got[:, : w * bpp]
     compare_depth(fmt, np.ascontiguousarray(got), np.ascontiguousarray(want), tol)
 
 
-@pytest.mark.parametrize("fmt,layout", [("D16", "pitch"), ("D24S8", "block_linear"), ("D32F", "block_linear"),
-                                        ("D32F_S8", "pitch")])
+@pytest.mark.parametrize(
+    "fmt,layout", [("D16", "pitch"), ("D24S8", "block_linear"), ("D32F", "block_linear"), ("D32F_S8", "pitch")]
+)
 def test_depth_written_back_into_pool(gpu, zprog, fmt, layout):
     writeback_case(gpu, zprog, fmt, layout, 6 << 20)
 
@@ -400,10 +502,15 @@ def test_depth_target_sampled_in_a_later_pass(gpu, zprog):
     sc = Scene(gpu.pool, 0)
     cmds = [(P.OP_DEPTH_TARGET, E, d), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), ds()]
     cmds += draws(sc, zprog, [(4, 2, 20, 12, 0.25, RED)], 32, 16)
-    cmds += [(P.OP_TARGET, c), (P.OP_CLEAR, *BLACK), (P.OP_PROGRAM, 2),
-             (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-             (P.OP_VERTEX, *sc.put(rect_uv_px(8, 8, 40, 24, W, H).tobytes())), (P.OP_TEXTURE, 0, d, smp),
-             (P.OP_DRAW, 6, 1, 0, 0)]
+    cmds += [
+        (P.OP_TARGET, c),
+        (P.OP_CLEAR, *BLACK),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(rect_uv_px(8, 8, 40, 24, W, H).tobytes())),
+        (P.OP_TEXTURE, 0, d, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
     img = run(gpu, c, cmds)
     depth = np.ones((16, 32))
     depth[2:12, 4:20] = 0.25
@@ -454,13 +561,26 @@ def test_depth_scene_recorded_and_replayed(tmp_path):
         for frame in range(1, 4):
             sc = Scene(pool, 0)
             near = (4 + frame, 4, 30, 24, 0.25, RED)
-            cmds = [(P.OP_DEPTH_TARGET, 3, 4), (P.OP_CLEAR, *BLACK), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), ds(),
-                    (P.OP_RASTER, 1, 0, 0, False), (P.OP_SCISSOR, 0, 0, 40, 30)]   # rect_z is clockwise: kept
+            cmds = [
+                (P.OP_DEPTH_TARGET, 3, 4),
+                (P.OP_CLEAR, *BLACK),
+                (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3),
+                ds(),
+                (P.OP_RASTER, 1, 0, 0, False),
+                (P.OP_SCISSOR, 0, 0, 40, 30),
+            ]  # rect_z is clockwise: kept
             cmds += draws(sc, 1, [(16, 8, 44, 30, 0.75, GREEN), near])
-            cmds += [(P.OP_WRITEBACK, 4), (P.OP_TARGET, 3), (P.OP_PROGRAM, 2),
-                     (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-                     (P.OP_VERTEX, *sc.put(rect_uv_px(0, 24, 16, 32, W, H).tobytes())), (P.OP_TEXTURE, 0, 4, 5),
-                     P.BLEND_OVER, (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, frame, 3)]
+            cmds += [
+                (P.OP_WRITEBACK, 4),
+                (P.OP_TARGET, 3),
+                (P.OP_PROGRAM, 2),
+                (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+                (P.OP_VERTEX, *sc.put(rect_uv_px(0, 24, 16, 32, W, H).tobytes())),
+                (P.OP_TEXTURE, 0, 4, 5),
+                P.BLEND_OVER,
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_PRESENT, frame, 3),
+            ]
             cl.wait(cl.submit(cmds))
             assert cl.dropped() == 0
             live[frame] = cl.frame(frame).sha256
@@ -469,8 +589,9 @@ def test_depth_scene_recorded_and_replayed(tmp_path):
         stop_gpu(proc)
         shutil.rmtree(dr, ignore_errors=True)
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     got = {int(f): h for f, h in (line.split() for line in (out / "frames.txt").read_text().splitlines())}
     assert got == live and len(set(live.values())) == 3

@@ -1,6 +1,7 @@
 """Depth-compare samplers on lavapipe: a depth target rendered in one pass is sampled in the next
 through a sampler with a compare op (GLSL sampler2DShadow: OpImageSampleDrefImplicitLod on a
 depth image); each pixel is 1 where ``reference OP depth`` holds, else 0, computed here."""
+
 from __future__ import annotations
 
 import operator
@@ -20,8 +21,16 @@ layout(location=0) in vec2 t;
 layout(set=0, binding=4) uniform sampler2DShadow tex;
 layout(location=0) out vec4 o;
 void main() { o = vec4(texture(tex, vec3(t, 0.5)), 0.0, 0.0, 1.0); }"""
-PY = {"never": lambda a, b: False, "less": operator.lt, "equal": operator.eq, "less_or_equal": operator.le,
-      "greater": operator.gt, "not_equal": operator.ne, "greater_or_equal": operator.ge, "always": lambda a, b: True}
+PY = {
+    "never": lambda a, b: False,
+    "less": operator.lt,
+    "equal": operator.eq,
+    "less_or_equal": operator.le,
+    "greater": operator.gt,
+    "not_equal": operator.ne,
+    "greater_or_equal": operator.ge,
+    "always": lambda a, b: True,
+}
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +51,15 @@ def test_compare_sampler(gpu, progs, func):
     sc = Scene(gpu.pool, 0)
     cmds = [(P.OP_DEPTH_TARGET, P.EMPTY, d), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1), ds()]
     cmds += draws(sc, zprog, [(4, 2, 20, 12, 0.5, RED), (20, 2, 28, 12, 0.25, RED)], 32, 16)
-    cmds += [(P.OP_TARGET, c), (P.OP_CLEAR, *BLACK), (P.OP_PROGRAM, shadow),
-             (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-             (P.OP_VERTEX, *sc.put(rect_uv_px(8, 8, 40, 24, W, H).tobytes())), (P.OP_TEXTURE, 0, d, smp),
-             (P.OP_DRAW, 6, 1, 0, 0)]
+    cmds += [
+        (P.OP_TARGET, c),
+        (P.OP_CLEAR, *BLACK),
+        (P.OP_PROGRAM, shadow),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(rect_uv_px(8, 8, 40, 24, W, H).tobytes())),
+        (P.OP_TEXTURE, 0, d, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
     n = next(gpu.frames)
     seq = gpu.client.submit(cmds + [(P.OP_PRESENT, n, c)])
     gpu.client.wait(seq)

@@ -2,6 +2,7 @@
 the client says: a pool registered with ``flushed_writes`` is re-read only where a DIRTY packet
 names a range (the game's nvnMemoryPoolFlushMappedRange); any other pool is re-read at every
 submission that samples it.  Observed on the frames a real GPU process renders on lavapipe."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,10 +24,16 @@ def solid(rgba: tuple[int, int, int, int]) -> bytes:
 
 def draw(gpu, sc: Scene, tex: int, smp: int, extra: list[tuple] = ()) -> list[tuple]:
     t = target(gpu)
-    return [(P.OP_TARGET, t), *extra, (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 2),
-            (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-            (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, TW, TH, W, H).tobytes())),
-            (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0)]
+    return [
+        (P.OP_TARGET, t),
+        *extra,
+        (P.OP_CLEAR, 0, 0, 0, 0),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, TW, TH, W, H).tobytes())),
+        (P.OP_TEXTURE, 0, tex, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
 
 
 def textured_frame(gpu, sc: Scene, tex: int, smp: int, extra: list[tuple] = ()) -> np.ndarray:
@@ -46,15 +53,15 @@ def test_flushed_pool_rereads_only_dirty_ranges(gpu):
     pool = gpu.client.create_pool(7, 1 << 20, flushed_writes=True)
     sc, tex, smp, off = setup(gpu, pool, 7)
     size = len(solid((0, 0, 0, 0)))
-    assert (textured_frame(gpu, sc, tex, smp) == (255, 0, 0, 255)).all()      # first use: read
-    pool.write(off, solid((0, 255, 0, 255)))                                  # written, not flushed
-    assert (textured_frame(gpu, sc, tex, smp) == (255, 0, 0, 255)).all(), \
-        "a write nobody flushed reached the GPU process's copy"
-    far = (P.OP_DIRTY, 7, off + size, 4096)                                   # a flush elsewhere
+    assert (textured_frame(gpu, sc, tex, smp) == (255, 0, 0, 255)).all()  # first use: read
+    pool.write(off, solid((0, 255, 0, 255)))  # written, not flushed
+    assert (textured_frame(gpu, sc, tex, smp) == (255, 0, 0, 255)).all(), "a write nobody flushed reached the GPU process's copy"
+    far = (P.OP_DIRTY, 7, off + size, 4096)  # a flush elsewhere
     assert (textured_frame(gpu, sc, tex, smp, [far]) == (255, 0, 0, 255)).all()
-    touch = (P.OP_DIRTY, 7, off + size - 1, 1)                                # its last byte
-    assert (textured_frame(gpu, sc, tex, smp, [touch]) == (0, 255, 0, 255)).all(), \
+    touch = (P.OP_DIRTY, 7, off + size - 1, 1)  # its last byte
+    assert (textured_frame(gpu, sc, tex, smp, [touch]) == (0, 255, 0, 255)).all(), (
         "a flushed range over the texture did not re-read it"
+    )
 
 
 def test_scanned_pool_sees_every_write(gpu):
@@ -72,7 +79,7 @@ def test_dirty_range_past_the_pool_drops_the_submission(gpu):
     before = gpu.client.dropped()
     seq = gpu.client.submit([(P.OP_DIRTY, 9, (1 << 16) - 8, 16)])
     expect_dropped(gpu, seq, "packet 0 DIRTY: range 0xfff8+0x10 is empty or runs past pool 9's end", before)
-    pool.write(off, solid((9, 9, 9, 255)))     # after a dropped submission every texture is re-read
+    pool.write(off, solid((9, 9, 9, 255)))  # after a dropped submission every texture is re-read
     n = next(gpu.frames)
     cmds = draw(gpu, sc, tex, smp)
     gpu.client.wait(gpu.client.submit(cmds + [(P.OP_PRESENT, n, cmds[0][1])]))

@@ -2,6 +2,7 @@
 frame is compared with pixels computed here with numpy.  Colours written to 8-bit targets are
 compared as Vulkan defines the conversion (``assert_unorm``: exact where c x 255 is an integer,
 either neighbour where it is not): lavapipe rounds 127.5 to 128, NVIDIA to 127."""
+
 from __future__ import annotations
 
 import time
@@ -35,8 +36,11 @@ def color_draws(scene: Scene, rects, w=W, h=H):
     """Commands drawing each (x0, y0, x1, y1, rgba) rect with its own uniform block."""
     cmds = [(P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]])]
     for x0, y0, x1, y1, col in rects:
-        cmds += [(P.OP_VERTEX, *scene.put(rect_px(x0, y0, x1, y1, w, h).tobytes())),
-                 (P.OP_UNIFORM, 0, *scene.put(ubo(col))), (P.OP_DRAW, 6, 1, 0, 0)]
+        cmds += [
+            (P.OP_VERTEX, *scene.put(rect_px(x0, y0, x1, y1, w, h).tobytes())),
+            (P.OP_UNIFORM, 0, *scene.put(ubo(col))),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ]
     return cmds
 
 
@@ -72,9 +76,15 @@ def test_triangle_edge_pixels(gpu):
     t = target(gpu)
     sc = Scene(gpu.pool, 0)
     tri = np.array([[-1, -1], [2 * 16 / W - 1, -1], [-1, 2 * 32 / H - 1]], np.float32)
-    cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-            (P.OP_VERTEX, *sc.put(tri.tobytes())), (P.OP_UNIFORM, 0, *sc.put(ubo((1, 1, 1, 1)))),
-            (P.OP_DRAW, 3, 1, 0, 0)]
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0, 0, 0, 0),
+        (P.OP_PROGRAM, 1),
+        (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+        (P.OP_VERTEX, *sc.put(tri.tobytes())),
+        (P.OP_UNIFORM, 0, *sc.put(ubo((1, 1, 1, 1)))),
+        (P.OP_DRAW, 3, 1, 0, 0),
+    ]
     img, _ = run(gpu, cmds)
     ys, xs = np.mgrid[0:H, 0:W]
     inside = 2 * (xs + 0.5) + (ys + 0.5) < 32
@@ -87,13 +97,19 @@ def test_indexed_instanced(gpu, isz):
     t = target(gpu)
     sc = Scene(gpu.pool, 0)
     q = rect_px(2, 2, 10, 12, W, H)
-    verts = np.vstack([np.zeros((5, 2), np.float32), q[[0, 1, 2, 5]]])        # 5 unused vertices first
+    verts = np.vstack([np.zeros((5, 2), np.float32), q[[0, 1, 2, 5]]])  # 5 unused vertices first
     idx = np.array([0, 1, 2, 0, 2, 3], np.uint16 if isz == 2 else np.uint32)
-    step = (2 * 12 / W, 2 * 14 / H)                                           # 12 px right, 14 px down
-    cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-            (P.OP_VERTEX, *sc.put(verts.tobytes())), (P.OP_INDEX, *sc.put(idx.tobytes()), isz),
-            (P.OP_UNIFORM, 0, *sc.put(ubo((1, 0.5, 0, 1), step=step))),
-            (P.OP_DRAW_INDEXED, 6, 3, 0, 5, 0)]
+    step = (2 * 12 / W, 2 * 14 / H)  # 12 px right, 14 px down
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0, 0, 0, 1),
+        (P.OP_PROGRAM, 1),
+        (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+        (P.OP_VERTEX, *sc.put(verts.tobytes())),
+        (P.OP_INDEX, *sc.put(idx.tobytes()), isz),
+        (P.OP_UNIFORM, 0, *sc.put(ubo((1, 0.5, 0, 1), step=step))),
+        (P.OP_DRAW_INDEXED, 6, 3, 0, 5, 0),
+    ]
     img, _ = run(gpu, cmds)
     rects = [(2 + 12 * i, 2 + 14 * i, 10 + 12 * i, 12 + 14 * i, (1, 0.5, 0, 1)) for i in range(3)]
     assert_unorm(img, expect((0, 0, 0, 1), rects))
@@ -107,16 +123,26 @@ def test_uniforms_rewritten_every_frame(gpu):
     for frame in range(6):
         col = (frame / 5, 1 - frame / 5, 0.5, 1)
         off = (2 * 8 * frame / W, 2 * 4 * frame / H)
-        gpu.pool.write(ub[1], ubo(col, off))                      # same block, new contents each frame
-        img, _ = run(gpu, [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_PROGRAM, 1),
-                           (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, *vb),
-                           (P.OP_UNIFORM, 0, *ub), (P.OP_DRAW, 6, 1, 0, 0)])
+        gpu.pool.write(ub[1], ubo(col, off))  # same block, new contents each frame
+        img, _ = run(
+            gpu,
+            [
+                (P.OP_TARGET, t),
+                (P.OP_CLEAR, 0, 0, 0, 1),
+                (P.OP_PROGRAM, 1),
+                (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+                (P.OP_VERTEX, *vb),
+                (P.OP_UNIFORM, 0, *ub),
+                (P.OP_DRAW, 6, 1, 0, 0),
+            ],
+        )
         x, y = 8 * frame, 4 * frame
         assert_unorm(img, expect((0, 0, 0, 1), [(x, y, x + 8, y + 8, col)]), f"frame {frame}")
 
 
 def ref_swizzle(lin: np.ndarray, bh: int) -> bytes:
     from gpu_host.blocklinear import size_bytes
+
     h, wb = lin.shape
     out = bytearray(size_bytes(wb, h, bh))
     for y in range(h):
@@ -162,15 +188,20 @@ def test_block_linear_textures(gpu, fmt, bh):
     gpu.client.register(TextureDesc(tex, 1, tex_range[1], tw, th, fmt, block_linear=True, block_height_log2=bh))
     gpu.client.register(SamplerDesc(smp))
     x0, y0 = 5, 7
-    cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 2),
-            (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-            (P.OP_VERTEX, *sc.put(rect_uv_px(x0, y0, x0 + tw, y0 + th, W, H).tobytes())),
-            (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0)]
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0, 0, 0, 0),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(rect_uv_px(x0, y0, x0 + tw, y0 + th, W, H).tobytes())),
+        (P.OP_TEXTURE, 0, tex, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
     img, _ = run(gpu, cmds)
-    region = img[y0:y0 + th, x0:x0 + tw].astype(int)
+    region = img[y0 : y0 + th, x0 : x0 + tw].astype(int)
     tol = 0 if fmt in ("RGBA8", "BGRA8", "R8", "RG8") else 1
     assert np.abs(region - want.astype(int)).max() <= tol
-    assert not img[:y0].any() and not img[y0 + th:].any()
+    assert not img[:y0].any() and not img[y0 + th :].any()
 
 
 def test_pitch_linear_texture(gpu):
@@ -184,10 +215,18 @@ def test_pitch_linear_texture(gpu):
     tex, smp, t = gpu.id(), gpu.id(), target(gpu)
     gpu.client.register(TextureDesc(tex, 1, r[1], 10, 6, "RGBA8", block_linear=False, pitch=pitch))
     gpu.client.register(SamplerDesc(smp))
-    img, _ = run(gpu, [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 2),
-                       (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-                       (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, 10, 6, W, H).tobytes())),
-                       (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0)])
+    img, _ = run(
+        gpu,
+        [
+            (P.OP_TARGET, t),
+            (P.OP_CLEAR, 0, 0, 0, 0),
+            (P.OP_PROGRAM, 2),
+            (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+            (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, 10, 6, W, H).tobytes())),
+            (P.OP_TEXTURE, 0, tex, smp),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ],
+    )
     assert np.array_equal(img[:6, :10], want)
 
 
@@ -198,24 +237,29 @@ def test_render_to_texture_then_sample(gpu):
     inner = [(0, 0, 10, 16, (1, 0, 0, 1)), (10, 4, 32, 12, (0, 0, 1, 1))]
     cmds = [(P.OP_TARGET, rt), (P.OP_CLEAR, 0, 1, 0, 1)] + color_draws(sc, inner, 32, 16)
     ox, oy = 20, 24
-    cmds += [(P.OP_TARGET, t), (P.OP_CLEAR, 0.5, 0.5, 0.5, 1), (P.OP_PROGRAM, 2),
-             (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-             (P.OP_VERTEX, *sc.put(rect_uv_px(ox, oy, ox + 32, oy + 16, W, H).tobytes())),
-             (P.OP_TEXTURE, 0, rt, smp), (P.OP_DRAW, 6, 1, 0, 0)]
-    cmds = [(P.OP_TARGET, t)] + cmds          # run() presents cmds[0]'s texture
+    cmds += [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0.5, 0.5, 0.5, 1),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(rect_uv_px(ox, oy, ox + 32, oy + 16, W, H).tobytes())),
+        (P.OP_TEXTURE, 0, rt, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
+    cmds = [(P.OP_TARGET, t)] + cmds  # run() presents cmds[0]'s texture
     img, _ = run(gpu, cmds)
     want = expect((0.5, 0.5, 0.5, 1), [])
-    want[oy:oy + 16, ox:ox + 32] = expect((0, 1, 0, 1), inner, 32, 16)
+    want[oy : oy + 16, ox : ox + 32] = expect((0, 1, 0, 1), inner, 32, 16)
     assert_unorm(img, want)
 
 
 def test_fences_signal_in_order(gpu):
     t = target(gpu)
-    seqs = [gpu.client.submit([(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_SIGNAL, 3, 10 + i)])
-            for i in range(20)]
+    seqs = [gpu.client.submit([(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_SIGNAL, 3, 10 + i)]) for i in range(20)]
     gpu.client.wait(seqs[-1])
     assert gpu.client.fence(3) == 29
     from proto import gpu_pb2
+
     st = gpu.client.stub.WaitFence(gpu_pb2.FenceWait(session=gpu.client.session, fence=3, value=29, timeout_s=1))
     assert st.reached and st.value == 29
 
@@ -230,27 +274,42 @@ def test_writeback_render_target_into_pool(gpu, layout):
     the reference address function written from the GOB description)."""
     w, h, bh, pitch = 40, 24, 1, 192
     base = 5 << 20
-    gpu.pool.write(base, bytes([0xAB]) * 65536)                # stale bytes the write-back must replace
+    gpu.pool.write(base, bytes([0xAB]) * 65536)  # stale bytes the write-back must replace
     rt = gpu.id()
-    gpu.client.register(TextureDesc(rt, 1, base, w, h, "RGBA8", block_linear=layout == "block_linear",
-                                    block_height_log2=bh, pitch=pitch, render_target=True))
+    gpu.client.register(
+        TextureDesc(
+            rt,
+            1,
+            base,
+            w,
+            h,
+            "RGBA8",
+            block_linear=layout == "block_linear",
+            block_height_log2=bh,
+            pitch=pitch,
+            render_target=True,
+        )
+    )
     sc = Scene(gpu.pool, 5 << 20 | 1 << 19)
     rects = [(0, 0, 20, 10, (1, 0, 0, 1)), (15, 5, 40, 24, (0, 0.5, 1, 0.25))]
-    fence = next(_fence_values)                                 # grows within this GPU process
-    seq = gpu.client.submit([(P.OP_TARGET, rt), (P.OP_CLEAR, 0, 0, 0, 1)] + color_draws(sc, rects, w, h)
-                            + [(P.OP_WRITEBACK, rt), (P.OP_SIGNAL, 7, fence)])
+    fence = next(_fence_values)  # grows within this GPU process
+    seq = gpu.client.submit(
+        [(P.OP_TARGET, rt), (P.OP_CLEAR, 0, 0, 0, 1)]
+        + color_draws(sc, rects, w, h)
+        + [(P.OP_WRITEBACK, rt), (P.OP_SIGNAL, 7, fence)]
+    )
     from proto import gpu_pb2
-    st = gpu.client.stub.WaitFence(gpu_pb2.FenceWait(session=gpu.client.session, fence=7, value=fence,
-                                                     timeout_s=10))
+
+    st = gpu.client.stub.WaitFence(gpu_pb2.FenceWait(session=gpu.client.session, fence=7, value=fence, timeout_s=10))
     assert st.reached, gpu.log()[-1500:]
     gpu.client.wait(seq)
     assert gpu.client.dropped() == 0
-    mem = bytes(gpu.pool.mm[base:base + 65536])
+    mem = bytes(gpu.pool.mm[base : base + 65536])
     if layout == "block_linear":
         img = np.array([[mem[ref_address(x, y, w * 4, bh)] for x in range(w * 4)] for y in range(h)], np.uint8)
     else:
-        img = np.frombuffer(mem, np.uint8)[:pitch * h].reshape(h, pitch)[:, :w * 4]
-        assert mem[w * 4:pitch] == bytes([0xAB]) * (pitch - w * 4)   # bytes between rows are left alone
+        img = np.frombuffer(mem, np.uint8)[: pitch * h].reshape(h, pitch)[:, : w * 4]
+        assert mem[w * 4 : pitch] == bytes([0xAB]) * (pitch - w * 4)  # bytes between rows are left alone
     assert_unorm(img.reshape(h, w, 4), expect((0, 0, 0, 1), rects, w, h), "written-back pixels")
 
 
@@ -261,14 +320,16 @@ def test_writeback_hostile(gpu):
     tex, rt = gpu.id(), gpu.id()
     gpu.client.register(TextureDesc(tex, 1, 0, 8, 8, "RGBA8", block_linear=True))
     gpu.client.register(TextureDesc(rt, 1, (8 << 20) - 1024, 64, 64, "RGBA8", block_linear=True, render_target=True))
-    for cmds, msg in [([(P.OP_WRITEBACK, tex)], f"texture {tex} is not a render target"),
-                      ([(P.OP_TARGET, rt), (P.OP_CLEAR, 1, 1, 1, 1), (P.OP_WRITEBACK, rt)], "run past pool 1's end"),
-                      ([(P.OP_WRITEBACK, 999999)], "texture 999999 is not a registered texture")]:
+    for cmds, msg in [
+        ([(P.OP_WRITEBACK, tex)], f"texture {tex} is not a render target"),
+        ([(P.OP_TARGET, rt), (P.OP_CLEAR, 1, 1, 1, 1), (P.OP_WRITEBACK, rt)], "run past pool 1's end"),
+        ([(P.OP_WRITEBACK, 999999)], "texture 999999 is not a registered texture"),
+    ]:
         seq = gpu.client.submit(cmds)
         gpu.client.wait(seq)
-        deadline = time.monotonic() + 5          # the log file is written a moment after completion
+        deadline = time.monotonic() + 5  # the log file is written a moment after completion
         while msg not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert msg in gpu.log(), gpu.log()[-1500:]
     assert gpu.client.dropped() == before + 3
-    assert bytes(gpu.pool.mm[(8 << 20) - 1024:]) != bytes([255]) * 1024
+    assert bytes(gpu.pool.mm[(8 << 20) - 1024 :]) != bytes([255]) * 1024

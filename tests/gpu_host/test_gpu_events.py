@@ -6,6 +6,7 @@ the condition true, then draws the rest with the state current at the wait).
 Expected values are plain arithmetic here (u32 wrap with Python's ints, signed differences with
 ctypes' c_int32); expected pixels are numpy slices of rectangles whose edges lie on pixel
 boundaries."""
+
 from __future__ import annotations
 
 import ctypes
@@ -25,7 +26,7 @@ from proto import gpu_pb2
 
 W, H = 32, 24
 TIMEOUT_S = 1.0
-EV = 7 << 20                       # event words live here in pool 1; scenes below it
+EV = 7 << 20  # event words live here in pool 1; scenes below it
 RED, GREEN, BLUE, BLACK = (1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1), (0, 0, 0, 1)
 LAYOUT = (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]])
 
@@ -38,7 +39,7 @@ def gpu():
 
 
 def u32(gpu, off: int) -> int:
-    return int.from_bytes(gpu.pool.mm[off:off + 4], "little")
+    return int.from_bytes(gpu.pool.mm[off : off + 4], "little")
 
 
 def put32(gpu, off: int, v: int) -> None:
@@ -47,8 +48,7 @@ def put32(gpu, off: int, v: int) -> None:
 
 def target(gpu, pool: int = 0, offset: int = 0) -> int:
     t = gpu.id()
-    gpu.client.register(TextureDesc(t, pool, offset, W, H, "RGBA8", block_linear=False, pitch=W * 4,
-                                    render_target=True))
+    gpu.client.register(TextureDesc(t, pool, offset, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True))
     return t
 
 
@@ -87,34 +87,47 @@ def submit_ok(gpu, cmds, timeout=30.0) -> int:
 
 
 def test_wrap_condition_is_the_signed_difference():
-    for seen, want in [(0, 0), (5, 4), (4, 5), (0xFFFFFFF8, 4), (4, 0xFFFFFFF8), (0x7FFFFFFF, 0),
-                       (0x80000000, 0), (0, 0x80000001), (123, 0xFFFFFFFF)]:
+    for seen, want in [
+        (0, 0),
+        (5, 4),
+        (4, 5),
+        (0xFFFFFFF8, 4),
+        (4, 0xFFFFFFF8),
+        (0x7FFFFFFF, 0),
+        (0x80000000, 0),
+        (0, 0x80000001),
+        (123, 0xFFFFFFFF),
+    ]:
         assert events.satisfied(events.WAIT_GEQUAL_WRAP, seen, want) == (ctypes.c_int32(seen - want).value >= 0)
         assert events.satisfied(events.WAIT_EQUAL, seen, want) == (seen == want)
 
 
 def test_signal_write_and_add_in_packet_order_with_writeback(gpu):
-    base = 6 << 20                                   # the render target's bytes in pool 1
+    base = 6 << 20  # the render target's bytes in pool 1
     gpu.pool.write(base, bytes([0xEE]) * (W * H * 4))
     t = target(gpu, 1, base)
     for off, v in ((EV, 0), (EV + 4, 3), (EV + 8, 0xFFFFFFF0)):
         put32(gpu, off, v)
-    row1 = base + W * 4                              # first texel of row 1
-    cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, 0.0, 1.0, 0.0, 1.0),
-            (P.OP_EVENT_SIGNAL, 1, base, 0, 0x11111111),     # before the WRITEBACK: overwritten by it
-            (P.OP_EVENT_SIGNAL, 1, EV, 0, 7), (P.OP_EVENT_SIGNAL, 1, EV, 1, 5),
-            (P.OP_WRITEBACK, t),
-            (P.OP_EVENT_SIGNAL, 1, row1, 0, 0xCAFEBABE),     # after it: stays
-            (P.OP_EVENT_SIGNAL, 1, EV + 4, 1, 0xFFFFFFFF),   # 3 + (2^32 - 1) wraps to 2
-            (P.OP_EVENT_SIGNAL, 1, EV + 8, 1, 0x20),         # 0xFFFFFFF0 + 0x20 wraps to 0x10
-            (P.OP_SIGNAL, 3, 77)]
+    row1 = base + W * 4  # first texel of row 1
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0.0, 1.0, 0.0, 1.0),
+        (P.OP_EVENT_SIGNAL, 1, base, 0, 0x11111111),  # before the WRITEBACK: overwritten by it
+        (P.OP_EVENT_SIGNAL, 1, EV, 0, 7),
+        (P.OP_EVENT_SIGNAL, 1, EV, 1, 5),
+        (P.OP_WRITEBACK, t),
+        (P.OP_EVENT_SIGNAL, 1, row1, 0, 0xCAFEBABE),  # after it: stays
+        (P.OP_EVENT_SIGNAL, 1, EV + 4, 1, 0xFFFFFFFF),  # 3 + (2^32 - 1) wraps to 2
+        (P.OP_EVENT_SIGNAL, 1, EV + 8, 1, 0x20),  # 0xFFFFFFF0 + 0x20 wraps to 0x10
+        (P.OP_SIGNAL, 3, 77),
+    ]
     submit_ok(gpu, cmds)
     assert gpu.client.fence(3) == 77
     assert (u32(gpu, EV), u32(gpu, EV + 4), u32(gpu, EV + 8)) == (12, 2, 0x10)
     green = bytes(to8(GREEN))
-    assert bytes(gpu.pool.mm[base:base + 4]) == green
+    assert bytes(gpu.pool.mm[base : base + 4]) == green
     assert u32(gpu, row1) == 0xCAFEBABE
-    assert bytes(gpu.pool.mm[row1 + 4:row1 + 8]) == green
+    assert bytes(gpu.pool.mm[row1 + 4 : row1 + 8]) == green
 
 
 def test_wait_released_by_a_cpu_write_carries_state_across_the_split(gpu):
@@ -125,12 +138,21 @@ def test_wait_released_by_a_cpu_write_carries_state_across_the_split(gpu):
     n = next(gpu.frames)
     # Everything the draw after the wait needs is set before it: target, program, layout, the
     # uniform binding and a scissor (x < 28).  Only its vertices come after the wait.
-    cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, *BLACK), (P.OP_PROGRAM, 1), LAYOUT,
-            (P.OP_UNIFORM, 0, *color), (P.OP_SCISSOR, 0, 0, 28, H), *draw(sc, (2, 2, 10, 10)),
-            (P.OP_EVENT_WAIT, 1, EV, 0, 1),
-            *draw(sc, (16, 12, W, 20)), (P.OP_SIGNAL, 4, 5), (P.OP_PRESENT, n, t)]
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, *BLACK),
+        (P.OP_PROGRAM, 1),
+        LAYOUT,
+        (P.OP_UNIFORM, 0, *color),
+        (P.OP_SCISSOR, 0, 0, 28, H),
+        *draw(sc, (2, 2, 10, 10)),
+        (P.OP_EVENT_WAIT, 1, EV, 0, 1),
+        *draw(sc, (16, 12, W, 20)),
+        (P.OP_SIGNAL, 4, 5),
+        (P.OP_PRESENT, n, t),
+    ]
 
-    def cpu() -> None:     # the game writes the frame's data, then signals the event
+    def cpu() -> None:  # the game writes the frame's data, then signals the event
         time.sleep(0.4)
         gpu.pool.write(color[1], ubo(BLUE))
         put32(gpu, EV, 1)
@@ -153,17 +175,23 @@ def test_gequal_wrap_waits_across_two_to_the_32(gpu):
     t = target(gpu)
     put32(gpu, EV + 16, 0xFFFFFFF0)
     n = next(gpu.frames)
-    cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, *BLACK), (P.OP_PROGRAM, 1), LAYOUT,
-            (P.OP_EVENT_WAIT, 1, EV + 16, 1, 0xFFFFFFF8), *draw(sc, (4, 4, 12, 12), GREEN),
-            (P.OP_PRESENT, n, t)]
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, *BLACK),
+        (P.OP_PROGRAM, 1),
+        LAYOUT,
+        (P.OP_EVENT_WAIT, 1, EV + 16, 1, 0xFFFFFFF8),
+        *draw(sc, (4, 4, 12, 12), GREEN),
+        (P.OP_PRESENT, n, t),
+    ]
     before = gpu.client.dropped()
     seq = gpu.client.submit(cmds)
     time.sleep(0.2)
-    assert gpu.client.completed() < seq            # 0xFFFFFFF0 is behind 0xFFFFFFF8
+    assert gpu.client.completed() < seq  # 0xFFFFFFF0 is behind 0xFFFFFFF8
     put32(gpu, EV + 16, 0xFFFFFFF4)
     time.sleep(0.2)
-    assert gpu.client.completed() < seq            # still behind
-    put32(gpu, EV + 16, 4)                          # past it, across the wrap
+    assert gpu.client.completed() < seq  # still behind
+    put32(gpu, EV + 16, 4)  # past it, across the wrap
     gpu.client.wait(seq)
     assert gpu.client.dropped() == before, gpu.log()[-1500:]
     np.testing.assert_array_equal(frame_image(gpu.client, n), paint(BLACK, [((4, 4, 12, 12), GREEN)]))
@@ -174,19 +202,31 @@ def test_wait_that_times_out_drops_the_rest_and_serving_goes_on(gpu):
     t = target(gpu)
     put32(gpu, EV + 32, 0)
     n1, n2, n3 = next(gpu.frames), next(gpu.frames), next(gpu.frames)
-    cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, *BLACK), (P.OP_PROGRAM, 1), LAYOUT, *draw(sc, (0, 0, 8, 8), RED),
-            (P.OP_PRESENT, n1, t), (P.OP_SIGNAL, 5, 1),
-            (P.OP_EVENT_WAIT, 1, EV + 32, 0, 99),
-            *draw(sc, (8, 8, 16, 16), BLUE), (P.OP_PRESENT, n2, t), (P.OP_SIGNAL, 5, 2)]
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, *BLACK),
+        (P.OP_PROGRAM, 1),
+        LAYOUT,
+        *draw(sc, (0, 0, 8, 8), RED),
+        (P.OP_PRESENT, n1, t),
+        (P.OP_SIGNAL, 5, 1),
+        (P.OP_EVENT_WAIT, 1, EV + 32, 0, 99),
+        *draw(sc, (8, 8, 16, 16), BLUE),
+        (P.OP_PRESENT, n2, t),
+        (P.OP_SIGNAL, 5, 2),
+    ]
     t0 = time.monotonic()
     before = gpu.client.dropped()
     seq = gpu.client.submit(cmds)
     gpu.client.wait(seq)
     assert time.monotonic() - t0 >= TIMEOUT_S
-    assert gpu.client.dropped() == before + 1       # the ring header counts the dropped rest
-    assert logged(gpu, f"dropped the rest of submission {seq}: packet 9 EVENT_WAIT: event pool 1 offset "
-                       f"{EV + 32:#x} holds 0, waited {TIMEOUT_S:g} s for equal 99"), gpu.log()[-1500:]
-    assert gpu.client.fence(5) == 1                 # the part before the wait completed
+    assert gpu.client.dropped() == before + 1  # the ring header counts the dropped rest
+    assert logged(
+        gpu,
+        f"dropped the rest of submission {seq}: packet 9 EVENT_WAIT: event pool 1 offset "
+        f"{EV + 32:#x} holds 0, waited {TIMEOUT_S:g} s for equal 99",
+    ), gpu.log()[-1500:]
+    assert gpu.client.fence(5) == 1  # the part before the wait completed
     np.testing.assert_array_equal(frame_image(gpu.client, n1), paint(BLACK, [((0, 0, 8, 8), RED)]))
     with pytest.raises(Exception):
         frame_image(gpu.client, n2)
@@ -205,15 +245,18 @@ def readonly_pool(gpu, pid: int, size: int) -> None:
     os.close(fd)
 
 
-@pytest.mark.parametrize("pkt,why", [
-    ((P.OP_EVENT_SIGNAL, 1, 8 << 20, 0, 1), "event bytes 0x800000+4 run past pool 1's end 0x800000"),
-    ((P.OP_EVENT_WAIT, 1, (8 << 20) - 2, 0, 1), "field offset 0x7ffffe is not 4-byte aligned"),
-    ((P.OP_EVENT_SIGNAL, 1, EV + 2, 1, 1), "field offset"),
-    ((P.OP_EVENT_WAIT, 1, EV, 2, 1), "EVENT_WAIT: field mode = 2 is not in 0..1"),
-    ((P.OP_EVENT_SIGNAL, 1, EV, 7, 1), "EVENT_SIGNAL: field mode = 7 is not in 0..1"),
-    ((P.OP_EVENT_WAIT, 42, 0, 0, 1), "field pool 42 is not a registered pool"),
-    ((P.OP_EVENT_SIGNAL, 9, 0, 0, 1), "pool 9 was mapped read-only"),
-])
+@pytest.mark.parametrize(
+    "pkt,why",
+    [
+        ((P.OP_EVENT_SIGNAL, 1, 8 << 20, 0, 1), "event bytes 0x800000+4 run past pool 1's end 0x800000"),
+        ((P.OP_EVENT_WAIT, 1, (8 << 20) - 2, 0, 1), "field offset 0x7ffffe is not 4-byte aligned"),
+        ((P.OP_EVENT_SIGNAL, 1, EV + 2, 1, 1), "field offset"),
+        ((P.OP_EVENT_WAIT, 1, EV, 2, 1), "EVENT_WAIT: field mode = 2 is not in 0..1"),
+        ((P.OP_EVENT_SIGNAL, 1, EV, 7, 1), "EVENT_SIGNAL: field mode = 7 is not in 0..1"),
+        ((P.OP_EVENT_WAIT, 42, 0, 0, 1), "field pool 42 is not a registered pool"),
+        ((P.OP_EVENT_SIGNAL, 9, 0, 0, 1), "pool 9 was mapped read-only"),
+    ],
+)
 def test_hostile_event_packets_drop_the_submission(gpu, pkt, why):
     if pkt[1] == 9:
         readonly_pool(gpu, 9, 4096)
@@ -225,7 +268,7 @@ def test_hostile_event_packets_drop_the_submission(gpu, pkt, why):
     gpu.client.wait(seq)
     assert gpu.client.dropped() == before + 1
     assert logged(gpu, f"dropped submission {seq}: packet 2") and logged(gpu, why), gpu.log()[-1500:]
-    assert u32(gpu, EV + 48) == 5                   # nothing of a dropped submission ran
+    assert u32(gpu, EV + 48) == 5  # nothing of a dropped submission ran
     assert gpu.client.fence(6) != seq_mark
     submit_ok(gpu, [(P.OP_TARGET, t), (P.OP_EVENT_SIGNAL, 1, EV + 48, 0, 6)])
     assert u32(gpu, EV + 48) == 6
@@ -236,17 +279,16 @@ def test_registrations_are_served_while_a_submission_waits(gpu):
     queue behind the wait (they would stall it until the wait timed out)."""
     t = target(gpu)
     put32(gpu, EV + 64, 0)
-    seq = gpu.client.submit([(P.OP_TARGET, t), (P.OP_EVENT_WAIT, 1, EV + 64, 0, 1),
-                             (P.OP_EVENT_SIGNAL, 1, EV + 68, 0, 0xAB)])
+    seq = gpu.client.submit([(P.OP_TARGET, t), (P.OP_EVENT_WAIT, 1, EV + 64, 0, 1), (P.OP_EVENT_SIGNAL, 1, EV + 68, 0, 0xAB)])
     time.sleep(0.1)
     t0 = time.monotonic()
-    other = target(gpu)                             # a gRPC registration while the GPU process polls
+    other = target(gpu)  # a gRPC registration while the GPU process polls
     took = time.monotonic() - t0
-    assert gpu.client.completed() < seq             # still waiting
+    assert gpu.client.completed() < seq  # still waiting
     put32(gpu, EV + 64, 1)
     gpu.client.wait(seq)
     assert took < TIMEOUT_S / 2, took
-    assert u32(gpu, EV + 68) == 0xAB                # the part after the wait ran
+    assert u32(gpu, EV + 68) == 0xAB  # the part after the wait ran
     n = next(gpu.frames)
     submit_ok(gpu, [(P.OP_TARGET, other), (P.OP_CLEAR, *BLUE), (P.OP_PRESENT, n, other)])
     np.testing.assert_array_equal(frame_image(gpu.client, n), paint(BLUE, []))
@@ -273,9 +315,17 @@ def test_a_waiting_submission_records_and_replays_to_the_same_frame(tmp_path):
         sc = Scene(pool, 0)
         pool.write(0xF000, (0).to_bytes(4, "little"))
         color = sc.put(ubo(RED))
-        cmds = [(P.OP_TARGET, 5), (P.OP_CLEAR, *BLACK), (P.OP_PROGRAM, 1), LAYOUT, (P.OP_UNIFORM, 0, *color),
-                *draw(sc, (0, 0, 8, 8)), (P.OP_EVENT_WAIT, 1, 0xF000, 1, 1), *draw(sc, (8, 8, 24, 16)),
-                (P.OP_PRESENT, 1, 5)]
+        cmds = [
+            (P.OP_TARGET, 5),
+            (P.OP_CLEAR, *BLACK),
+            (P.OP_PROGRAM, 1),
+            LAYOUT,
+            (P.OP_UNIFORM, 0, *color),
+            *draw(sc, (0, 0, 8, 8)),
+            (P.OP_EVENT_WAIT, 1, 0xF000, 1, 1),
+            *draw(sc, (8, 8, 24, 16)),
+            (P.OP_PRESENT, 1, 5),
+        ]
         seq = c.submit(cmds)
         time.sleep(0.2)
         pool.write(color[1], ubo(GREEN))
@@ -288,8 +338,9 @@ def test_a_waiting_submission_records_and_replays_to_the_same_frame(tmp_path):
     finally:
         stop_gpu(proc)
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     frames = [line.split() for line in (out / "frames.txt").read_text().splitlines()]
     assert frames == [["1", live.sha256]], frames

@@ -1,5 +1,6 @@
 """Hostile input: every bad packet, handle, range or descriptor is rejected with a log line that
 names it, the submission is dropped, and the GPU process keeps serving correct frames."""
+
 from __future__ import annotations
 
 import os
@@ -31,8 +32,15 @@ def env(gpu):
 
 
 def good(t, vb, ub):
-    return [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 1, 1), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-            (P.OP_VERTEX, *vb), (P.OP_UNIFORM, 0, *ub), (P.OP_DRAW, 6, 1, 0, 0)]
+    return [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0, 0, 1, 1),
+        (P.OP_PROGRAM, 1),
+        (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+        (P.OP_VERTEX, *vb),
+        (P.OP_UNIFORM, 0, *ub),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
 
 
 def check_still_serving(gpu, t, vb, ub):
@@ -68,7 +76,7 @@ def expect_dropped(gpu, seq: int, message: str, before: int) -> None:
 
 BAD_PACKETS = [
     (b"\xc1\x00", "not a msgpack packet"),
-    (P.encode(P.OP_VERTEX, 1, 0, 64)[:-2], "not a msgpack packet"),                    # truncated
+    (P.encode(P.OP_VERTEX, 1, 0, 64)[:-2], "not a msgpack packet"),  # truncated
     (msgpack.packb({"op": 1}), "not a msgpack packet"),
     (msgpack.packb(5), "packet is int, not a non-empty array"),
     (msgpack.packb([250, 1]), "unknown op 250"),
@@ -102,19 +110,26 @@ def semantic_cases(t, vb, ub, pool_size):
         ([(P.OP_TARGET, 4242)] + g[1:], "packet 0 TARGET: field texture 4242 is not a registered texture"),
         (g[:2] + [(P.OP_PROGRAM, 77)] + g[3:], "packet 2 PROGRAM: field program 77 is not a registered program"),
         (g[:4] + [(P.OP_VERTEX, 9, 0, 48)] + g[5:], "packet 4 VERTEX: field pool 9 is not a registered pool"),
-        (g[:4] + [(P.OP_VERTEX, 1, pool_size - 16, 48)] + g[5:], 
-         f"packet 4 VERTEX: range {pool_size - 16:#x}+0x30 is empty or runs past pool 1's end {pool_size:#x}"),
-        (g[:5] + [(P.OP_UNIFORM, 0, 1, pool_size, 16)] + g[6:],
-         f"packet 5 UNIFORM: range {pool_size:#x}+0x10 is empty or runs past pool 1's end"),
+        (
+            g[:4] + [(P.OP_VERTEX, 1, pool_size - 16, 48)] + g[5:],
+            f"packet 4 VERTEX: range {pool_size - 16:#x}+0x30 is empty or runs past pool 1's end {pool_size:#x}",
+        ),
+        (
+            g[:5] + [(P.OP_UNIFORM, 0, 1, pool_size, 16)] + g[6:],
+            f"packet 5 UNIFORM: range {pool_size:#x}+0x10 is empty or runs past pool 1's end",
+        ),
         (g[:6] + [(P.OP_DRAW, 7, 1, 0, 0)], "packet 6 DRAW: vertices 0..6 run past the 48-byte vertex buffer (stride 8)"),
         (g[:6] + [(P.OP_DRAW_INDEXED, 3, 1, 0, 0, 0)], "packet 6 DRAW_INDEXED: no index buffer set"),
-        (g[:6] + [(P.OP_TEXTURE, 0, t, 12345)] + g[6:],
-         "packet 6 TEXTURE: field sampler 12345 is not a registered sampler"),
+        (g[:6] + [(P.OP_TEXTURE, 0, t, 12345)] + g[6:], "packet 6 TEXTURE: field sampler 12345 is not a registered sampler"),
         (g[:1] + [(P.OP_SIGNAL, 64, 1)], "packet 1 SIGNAL: field fence 64 is not below 64"),
-        (g[:6] + [(P.OP_POOLS, [P.EMPTY] * 3 + [4243] + [P.EMPTY] * 12, [P.EMPTY] * 4)] + g[6:],
-         "packet 6 POOLS: field textures[3] = 4243 is not a registered texture"),
-        (g[:6] + [(P.OP_POOLS, [P.EMPTY] * 16, [P.EMPTY, 12346, P.EMPTY, P.EMPTY])] + g[6:],
-         "packet 6 POOLS: field samplers[1] = 12346 is not a registered sampler"),
+        (
+            g[:6] + [(P.OP_POOLS, [P.EMPTY] * 3 + [4243] + [P.EMPTY] * 12, [P.EMPTY] * 4)] + g[6:],
+            "packet 6 POOLS: field textures[3] = 4243 is not a registered texture",
+        ),
+        (
+            g[:6] + [(P.OP_POOLS, [P.EMPTY] * 16, [P.EMPTY, 12346, P.EMPTY, P.EMPTY])] + g[6:],
+            "packet 6 POOLS: field samplers[1] = 12346 is not a registered sampler",
+        ),
         ([(P.OP_CLEAR, 1, 1, 1, 1)], "packet 0 CLEAR: no render target set"),
         (g[:2] + [(P.OP_DRAW, 3, 1, 0, 0)], "packet 2 DRAW: no program set"),
     ]
@@ -165,9 +180,9 @@ def test_bad_descriptors_rejected_by_name(env):
         c.register(ProgramDesc(gpu.id(), b"\x01\x02\x03\x04" * 8, b"junk"))
     v, f = c.registry.objects[("ProgramDesc", 1)].vertex_spirv, c.registry.objects[("ProgramDesc", 1)].fragment_spirv
     with pytest.raises(NxError, match="expected vertex"):
-        c.register(ProgramDesc(gpu.id(), f, v))                                      # stages swapped
+        c.register(ProgramDesc(gpu.id(), f, v))  # stages swapped
     broken = bytearray(v)
-    broken[40:44] = b"\xff\xff\x00\x00"                                             # an impossible word count
+    broken[40:44] = b"\xff\xff\x00\x00"  # an impossible word count
     with pytest.raises(NxError, match="program .* vertex"):
         c.register(ProgramDesc(gpu.id(), bytes(broken), f))
     check_still_serving(gpu, t, vb, ub)
@@ -183,10 +198,10 @@ def test_unsealed_or_short_pool_fd_rejected(env):
     fdpass.send(s, {"token": c.token, "kind": "pool", "id": 55}, [fd])
     with pytest.raises(Exception, match="lacks F_SEAL_SHRINK"):
         c.stub.RegisterPool(gpu_pb2.PoolDesc(session=c.session, id=55, size=4096), timeout=5)
-    fdpass.send(s, {"token": c.token, "kind": "weird", "id": 1}, [fd])             # unknown label kind
+    fdpass.send(s, {"token": c.token, "kind": "weird", "id": 1}, [fd])  # unknown label kind
     with pytest.raises(Exception, match="no memfd arrived"):
         c.stub.RegisterPool(gpu_pb2.PoolDesc(session=c.session, id=56, size=4096), timeout=5)
-    s.send(b"garbage label")                                                        # label not msgpack map
+    s.send(b"garbage label")  # label not msgpack map
     with pytest.raises(Exception, match="not attached"):
         c.stub.RegisterTexture(gpu_pb2.TextureDesc(session=12345, id=1), timeout=5)
     s.close()
@@ -202,6 +217,7 @@ def test_corrupt_ring_detaches_and_client_recovers(env):
     c.wait(seq)
     # Scribble over the next record's header as a buggy producer would, then publish it.
     from gpu_host.ring_layout import HEADER_SIZE, REC_HDR
+
     c.writer.write(b"\x91\x01")
     off = (c.writer.wpos - 16) % c.writer.cap
     REC_HDR.pack_into(c.view.mm, HEADER_SIZE + off, 1 << 30, 1)
@@ -211,7 +227,7 @@ def test_corrupt_ring_detaches_and_client_recovers(env):
         time.sleep(0.05)
     assert "runs past the ring; session detached" in gpu.log()
     c.pending.clear()
-    check_still_serving(gpu, t, vb, ub)      # the client noticed, re-attached and re-registered
+    check_still_serving(gpu, t, vb, ub)  # the client noticed, re-attached and re-registered
     assert c.session != sid
 
 
@@ -220,6 +236,7 @@ def test_dropped_submission_does_not_poison_the_texture_cache(env):
     staged a texture upload must not leave that texture marked as uploaded."""
     gpu, t, vb, ub = env
     from gpu_guest import rect_uv_px
+
     rng = np.random.default_rng(9)
     texels = rng.integers(0, 256, (4, 4, 4), dtype=np.uint8)
     sc = Scene(gpu.pool, 6 << 20)
@@ -228,9 +245,15 @@ def test_dropped_submission_does_not_poison_the_texture_cache(env):
     gpu.client.register(TextureDesc(tex, 1, tr[1], 4, 4, "RGBA8", block_linear=False, pitch=16))
     gpu.client.register(SamplerDesc(smp))
     quad = sc.put(rect_uv_px(0, 0, 4, 4, W, H).tobytes())
-    draw = [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, 2),
-            (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]), (P.OP_VERTEX, *quad),
-            (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0)]
+    draw = [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0, 0, 0, 0),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *quad),
+        (P.OP_TEXTURE, 0, tex, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
     bad_idx = sc.put(np.array([0, 1, 500], np.uint16).tobytes())
     before = gpu.client.dropped()
     seq = gpu.client.submit(draw + [(P.OP_INDEX, *bad_idx, 2), (P.OP_DRAW_INDEXED, 3, 1, 0, 0, 0)])

@@ -5,6 +5,7 @@ One fragment shader writes a different colour to each of locations 0..3; the fou
 of mixed formats (RGBA8, RGBA16F, R8, RG8) and are written back into pool memory (pitch-linear
 rows), where numpy reads them: unorm values are round(c * 255), RGBA16F values numpy's own
 float16 of the colour.  Blending is computed here from the blend equation's definition."""
+
 from __future__ import annotations
 
 import itertools
@@ -25,7 +26,7 @@ E = P.EMPTY
 FORMATS = ("RGBA8", "RGBA16F", "R8", "RG8")
 BPP = {"RGBA8": 4, "RGBA16F": 8, "R8": 1, "RG8": 2}
 CHANNELS = {"RGBA8": 4, "RGBA16F": 4, "R8": 1, "RG8": 2}
-WB_BASE = 6 << 20            # where the targets' pool ranges start (pool 1)
+WB_BASE = 6 << 20  # where the targets' pool ranges start (pool 1)
 
 MRT_VS = """#version 450
 layout(location=0) in vec3 pos;
@@ -59,8 +60,9 @@ def make_targets(gpu, formats=FORMATS, w=W, h=H) -> list[int]:
     ids = []
     for k, fmt in enumerate(formats):
         t = gpu.id()
-        gpu.client.register(TextureDesc(t, 1, WB_BASE + k * 65536, w, h, fmt, block_linear=False,
-                                        pitch=w * BPP[fmt], render_target=True))
+        gpu.client.register(
+            TextureDesc(t, 1, WB_BASE + k * 65536, w, h, fmt, block_linear=False, pitch=w * BPP[fmt], render_target=True)
+        )
         ids.append(t)
     return ids
 
@@ -68,9 +70,14 @@ def make_targets(gpu, formats=FORMATS, w=W, h=H) -> list[int]:
 def draw(sc, prog, rect, colors) -> list:
     """One rectangle (x0, y0, x1, y1, z) writing ``colors[k]`` to location k."""
     cols = np.zeros((4, 4), np.float32)
-    cols[:len(colors)] = colors
-    return [(P.OP_PROGRAM, prog), LAYOUT, (P.OP_VERTEX, *sc.put(rect_z(*rect).tobytes())),
-            (P.OP_UNIFORM, 0, *sc.put(cols.tobytes())), (P.OP_DRAW, 6, 1, 0, 0)]
+    cols[: len(colors)] = colors
+    return [
+        (P.OP_PROGRAM, prog),
+        LAYOUT,
+        (P.OP_VERTEX, *sc.put(rect_z(*rect).tobytes())),
+        (P.OP_UNIFORM, 0, *sc.put(cols.tobytes())),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
 
 
 def run_wb(gpu, ids, formats, cmds) -> list[np.ndarray]:
@@ -83,7 +90,7 @@ def run_wb(gpu, ids, formats, cmds) -> list[np.ndarray]:
     out = []
     for k, fmt in enumerate(formats):
         n = W * H * BPP[fmt]
-        raw = np.frombuffer(bytes(gpu.pool.mm[WB_BASE + k * 65536:WB_BASE + k * 65536 + n]), np.uint8)
+        raw = np.frombuffer(bytes(gpu.pool.mm[WB_BASE + k * 65536 : WB_BASE + k * 65536 + n]), np.uint8)
         if fmt == "RGBA16F":
             out.append(raw.view("<f2").reshape(H, W, 4))
         else:
@@ -149,8 +156,11 @@ def test_blend_and_write_mask_per_target(gpu, mrt_prog):
     sc = Scene(gpu.pool, 0)
     one, zero, add = P.BLEND_FACTORS.index("one"), P.BLEND_FACTORS.index("zero"), P.BLEND_OPS.index("add")
     cmds = [(P.OP_RENDER_TARGETS, tuple(ids), E)] + [(P.OP_CLEAR_TARGET, k, *BG[k]) for k in range(4)]
-    cmds += [P.BLEND_OVER, (P.OP_BLEND_STATE, 1, False, one, zero, add, one, zero, add, 1),
-             (P.OP_BLEND_STATE, 2, True, one, one, add, one, one, add, 15)]
+    cmds += [
+        P.BLEND_OVER,
+        (P.OP_BLEND_STATE, 1, False, one, zero, add, one, zero, add, 1),
+        (P.OP_BLEND_STATE, 2, True, one, one, add, one, one, add, 15),
+    ]
     cmds += draw(sc, mrt_prog, (*RECT, 0.5), FG)
     got = run_wb(gpu, ids, FORMATS, cmds)
     # 0: the destination is what the target holds (8-bit); c = s*a + d*(1-a), alpha = a + d_a*(1-a)
@@ -158,14 +168,14 @@ def test_blend_and_write_mask_per_target(gpu, mrt_prog):
     s = np.array(FG[0])
     a = s[3]
     want0 = np.array([*(s[:3] * a + d[:3] * (1 - a)), a + d[3] * (1 - a)])
-    inside = got[0][RECT[1]:RECT[3], RECT[0]:RECT[2]].astype(int)
+    inside = got[0][RECT[1] : RECT[3], RECT[0] : RECT[2]].astype(int)
     assert np.abs(inside - np.round(want0 * 255)).max() <= 1
-    check(got[0][0:RECT[1]], expect("RGBA8", BG[0], [])[0:RECT[1]])
+    check(got[0][0 : RECT[1]], expect("RGBA8", BG[0], [])[0 : RECT[1]])
     want1 = np.asarray(BG[1], np.float16).copy()
     want1[0] = np.float16(FG[1][0])
     w1 = expect("RGBA16F", BG[1], [(RECT, tuple(float(v) for v in want1))])
     assert np.array_equal(got[1], w1), (got[1][RECT[1], RECT[0]], w1[RECT[1], RECT[0]])
-    r8 = got[2][RECT[1]:RECT[3], RECT[0]:RECT[2], 0].astype(int)
+    r8 = got[2][RECT[1] : RECT[3], RECT[0] : RECT[2], 0].astype(int)
     assert np.abs(r8 - (int(to8(BG[2][:1])[0]) + int(to8(FG[2][:1])[0]))).max() <= 1
     check(got[3], expect("RG8", BG[3], [(RECT, FG[3])]))
 
@@ -182,8 +192,13 @@ def test_depth_test_with_mrt(gpu, mrt_prog):
     cn, cf = [(1, 0, 0, 1), (0.0, 1.0, 0, 0)], [(0, 0, 1, 1), (1.0, 0.0, 0, 0)]
     ds = (P.OP_DEPTH_STENCIL, True, True, P.COMPARE_OPS.index("less"), False, *(0, 0, 0, 7, 0, 255, 255) * 2)
     for order in ((near, cn, 0.25), (far, cf, 0.75)), ((far, cf, 0.75), (near, cn, 0.25)):
-        cmds = [(P.OP_RENDER_TARGETS, tuple(ids), d), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_CLEAR_TARGET, 1, 0, 0, 0, 0),
-                (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1), ds]
+        cmds = [
+            (P.OP_RENDER_TARGETS, tuple(ids), d),
+            (P.OP_CLEAR, 0, 0, 0, 1),
+            (P.OP_CLEAR_TARGET, 1, 0, 0, 0, 0),
+            (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
+            ds,
+        ]
         for rect, cols, z in order:
             cmds += draw(sc, mrt_prog, (*rect, z), cols)
         got = run_wb(gpu, ids, fmts, cmds)
@@ -193,10 +208,15 @@ def test_depth_test_with_mrt(gpu, mrt_prog):
 
 
 def sample_pass(sc, target, src, smp) -> list:
-    return [(P.OP_TARGET, target), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_PROGRAM, 2),
-            (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-            (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, W, H, W, H).tobytes())), (P.OP_TEXTURE, 0, src, smp),
-            (P.OP_DRAW, 6, 1, 0, 0)]
+    return [
+        (P.OP_TARGET, target),
+        (P.OP_CLEAR, 0, 0, 0, 1),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, W, H, W, H).tobytes())),
+        (P.OP_TEXTURE, 0, src, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
 
 
 def test_each_target_sampled_in_a_later_pass(gpu, mrt_prog):
@@ -219,11 +239,12 @@ def test_each_target_sampled_in_a_later_pass(gpu, mrt_prog):
         fill = {1: (0, 0, 1), 2: (0, 1), 4: ()}[CHANNELS[fmt]]
 
         def full(c):
-            return tuple(c[:CHANNELS[fmt]]) + fill
+            return tuple(c[: CHANNELS[fmt]]) + fill
+
         # what the target stored (either integer next to c x 255), sampled and written back as it is
         want = np.empty((H, W, 4), np.float64)
         want[:] = unorm8(full(bg[k]))
-        want[RECT[1]:RECT[3], RECT[0]:RECT[2]] = unorm8(full(fg[k]))
+        want[RECT[1] : RECT[3], RECT[0] : RECT[2]] = unorm8(full(fg[k]))
         assert_unorm(img, want, fmt)
 
 
@@ -260,9 +281,11 @@ def test_hostile_render_targets_are_dropped_and_the_process_keeps_serving(gpu, m
         ([(rt, (ids[0],), ids[1])], "field depth = %d has format RGBA16F, not a depth format" % ids[1]),
         ([(rt, tuple(ids[:2]), E), (P.OP_CLEAR_TARGET, 2, 0, 0, 0, 0)], "field index = 2 names no bound colour target"),
         ([(rt, tuple(ids), E), (P.OP_PRESENT, 1 << 40, ids[1])], "has format RGBA16F; only RGBA8 and BGRA8"),
-        ([(rt, tuple(ids), E), (P.OP_TEXTURE, 0, ids[3], smp)] + draw(sc, mrt_prog, (*RECT, 0.5), FG),
-         "texture %d in slot 0 is the current render target" % ids[3]),
-        ([(rt, tuple(ids) * 2 + (ids[0],), E)], "RENDER_TARGETS: field colors = "),    # 9: over the packet's 8
+        (
+            [(rt, tuple(ids), E), (P.OP_TEXTURE, 0, ids[3], smp)] + draw(sc, mrt_prog, (*RECT, 0.5), FG),
+            "texture %d in slot 0 is the current render target" % ids[3],
+        ),
+        ([(rt, tuple(ids) * 2 + (ids[0],), E)], "RENDER_TARGETS: field colors = "),  # 9: over the packet's 8
         ([(rt, tuple(ids), E), (P.OP_CLEAR_TARGET, 8, 0, 0, 0, 0)], "CLEAR_TARGET: field index = 8 is not in 0..7"),
     ]
     for cmds, message in cases:
@@ -280,16 +303,23 @@ def test_mrt_recording_replays_to_the_same_frames(tmp_path):
     live = {}
     try:
         from cpu_host.gpu_client.client import GpuClient
+
         cl = GpuClient(dr, ring_capacity=1 << 20)
         cl.connect(timeout=30)
         pool = cl.create_pool(1, 1 << 20)
         cl.register_program(1, GlslSource(MRT_VS, MRT_FS))
-        cl.register_program(2, GlslSource(TEX_VS, """#version 450
+        cl.register_program(
+            2,
+            GlslSource(
+                TEX_VS,
+                """#version 450
 layout(location=0) in vec2 t;
 layout(set=0, binding=4) uniform sampler2D a;
 layout(set=0, binding=5) uniform sampler2D b;
 layout(location=0) out vec4 o;
-void main() { o = vec4(texture(a, t).rg, texture(b, t).r, 1.0); }"""))
+void main() { o = vec4(texture(a, t).rg, texture(b, t).r, 1.0); }""",
+            ),
+        )
         for k, fmt in enumerate(FORMATS):
             cl.register(TextureDesc(3 + k, 0, 0, W, H, fmt, render_target=True))
         cl.register(TextureDesc(7, 0, 0, W, H, "D16", render_target=True))
@@ -298,15 +328,24 @@ void main() { o = vec4(texture(a, t).rg, texture(b, t).r, 1.0); }"""))
         for frame in range(1, 4):
             sc = Scene(pool, 0)
             cmds = [(P.OP_RENDER_TARGETS, (3, 4, 5, 6), 7)] + [(P.OP_CLEAR_TARGET, k, *BG[k]) for k in range(4)]
-            cmds += [(P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
-                     (P.OP_DEPTH_STENCIL, True, True, 1, False, *(0, 0, 0, 7, 0, 255, 255) * 2),
-                     (P.OP_BLEND_STATE, 2, True, 1, 1, 0, 1, 1, 0, 15)]
+            cmds += [
+                (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
+                (P.OP_DEPTH_STENCIL, True, True, 1, False, *(0, 0, 0, 7, 0, 255, 255) * 2),
+                (P.OP_BLEND_STATE, 2, True, 1, 1, 0, 1, 1, 0, 15),
+            ]
             cmds += draw(sc, 1, (2 * frame, 2, 20, 12, 0.5), FG) + draw(sc, 1, (8, 4, 28, 14, 0.25), list(reversed(FG)))
-            cmds += [(P.OP_TARGET, 8), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_PROGRAM, 2),
-                     (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-                     (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, W, H, W, H).tobytes())),
-                     (P.OP_TEXTURE, 0, 6, 9), (P.OP_TEXTURE, 1, 5, 9), (P.OP_DRAW, 6, 1, 0, 0),
-                     (P.OP_PRESENT, frame, 8), (P.OP_PRESENT, 100 + frame, 3)]
+            cmds += [
+                (P.OP_TARGET, 8),
+                (P.OP_CLEAR, 0, 0, 0, 1),
+                (P.OP_PROGRAM, 2),
+                (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+                (P.OP_VERTEX, *sc.put(rect_uv_px(0, 0, W, H, W, H).tobytes())),
+                (P.OP_TEXTURE, 0, 6, 9),
+                (P.OP_TEXTURE, 1, 5, 9),
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_PRESENT, frame, 8),
+                (P.OP_PRESENT, 100 + frame, 3),
+            ]
             cl.wait(cl.submit(cmds))
             assert cl.dropped() == 0
             live[frame] = cl.frame(frame).sha256
@@ -316,8 +355,9 @@ void main() { o = vec4(texture(a, t).rg, texture(b, t).r, 1.0); }"""))
         stop_gpu(proc)
         shutil.rmtree(dr, ignore_errors=True)
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr
     got = {int(f): h for f, h in (line.split() for line in (out / "frames.txt").read_text().splitlines())}
     assert got == live and len({live[f] for f in (1, 2, 3)}) == 3
@@ -327,10 +367,18 @@ def test_event_wait_carries_the_mrt_binding_and_every_targets_blend():
     """The state an EVENT_WAIT's rest starts from (gpu_host.events.carried_state) keeps the
     RENDER_TARGETS binding and each target's last BLEND_STATE (BLEND being target 0's)."""
     from gpu_host.events import carried_state
+
     b1 = (P.OP_BLEND_STATE, 1, True, 1, 1, 0, 1, 1, 0, 15)
     b2 = (P.OP_BLEND_STATE, 2, False, 1, 0, 0, 1, 0, 0, 1)
-    cmds = [(P.OP_TARGET, 3), (P.OP_RENDER_TARGETS, (3, 4, 5), E), (P.OP_VIEWPORT, 0.0, 0.0, 8.0, 8.0), b1,
-            (P.OP_BLEND, True), b2, (P.OP_BLEND_STATE, 1, False, 1, 0, 0, 1, 0, 0, 15)]
+    cmds = [
+        (P.OP_TARGET, 3),
+        (P.OP_RENDER_TARGETS, (3, 4, 5), E),
+        (P.OP_VIEWPORT, 0.0, 0.0, 8.0, 8.0),
+        b1,
+        (P.OP_BLEND, True),
+        b2,
+        (P.OP_BLEND_STATE, 1, False, 1, 0, 0, 1, 0, 0, 15),
+    ]
     got = carried_state(cmds)
     assert got[:2] == [(P.OP_RENDER_TARGETS, (3, 4, 5), E), (P.OP_VIEWPORT, 0.0, 0.0, 8.0, 8.0)]
     assert sorted(got[2:]) == sorted([(P.OP_BLEND, True), b2, (P.OP_BLEND_STATE, 1, False, 1, 0, 0, 1, 0, 0, 15)])

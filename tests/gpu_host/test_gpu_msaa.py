@@ -6,6 +6,7 @@ the Vulkan specification's table of standard sample locations (4 samples: (0.375
 (0.875, 0.375), (0.125, 0.625), (0.625, 0.875) within the pixel): numpy decides which samples the
 triangle covers, and a resolved pixel must be the mean of its samples' colours (within 1/255).
 The geometry keeps every sample well away from every edge, so the tie rules never matter."""
+
 from __future__ import annotations
 
 import itertools
@@ -62,14 +63,18 @@ def tri_ndc() -> np.ndarray:
 
 
 def draw(sc) -> list:
-    return [(P.OP_PROGRAM, 1), LAYOUT, (P.OP_VERTEX, *sc.put(tri_ndc().tobytes())),
-            (P.OP_UNIFORM, 0, *sc.put(ubo(FG))), (P.OP_DRAW, 3, 1, 0, 0)]
+    return [
+        (P.OP_PROGRAM, 1),
+        LAYOUT,
+        (P.OP_VERTEX, *sc.put(tri_ndc().tobytes())),
+        (P.OP_UNIFORM, 0, *sc.put(ubo(FG))),
+        (P.OP_DRAW, 3, 1, 0, 0),
+    ]
 
 
 def rt(gpu, samples=1, fmt="RGBA8", w=W, h=H) -> int:
     t = gpu.id()
-    gpu.client.register(TextureDesc(t, 1, 0, w, h, fmt, block_linear=False, pitch=w * 4, render_target=True,
-                                     samples=samples))
+    gpu.client.register(TextureDesc(t, 1, 0, w, h, fmt, block_linear=False, pitch=w * 4, render_target=True, samples=samples))
     return t
 
 
@@ -84,12 +89,13 @@ def present(gpu, cmds, target) -> np.ndarray:
 def test_4x_triangle_resolves_to_the_mean_of_covered_samples(gpu):
     ms, out, one = rt(gpu, 4), rt(gpu), rt(gpu)
     sc = Scene(gpu.pool, 0)
-    got = present(gpu, [(P.OP_TARGET, ms), (P.OP_CLEAR, *BG), (P.OP_MULTISAMPLE, 4, False)] + draw(sc)
-                  + [(P.OP_RESOLVE, ms, out)], out).astype(np.float64)
+    got = present(
+        gpu, [(P.OP_TARGET, ms), (P.OP_CLEAR, *BG), (P.OP_MULTISAMPLE, 4, False)] + draw(sc) + [(P.OP_RESOLVE, ms, out)], out
+    ).astype(np.float64)
     want = expected(STD4)
     cov = coverage(TRI, STD4)
     partial = cov.any(axis=2) & ~cov.all(axis=2)
-    assert partial.sum() > 20            # the edges cross many pixels
+    assert partial.sum() > 20  # the edges cross many pixels
     assert np.abs(got - want).max() <= 1.0, np.argwhere(np.abs(got - want) > 1.0)[:5]
     # interior and exterior pixels exact
     assert np.array_equal(got[cov.all(axis=2)], np.broadcast_to(to8(FG), got[cov.all(axis=2)].shape))
@@ -112,8 +118,9 @@ def test_2x_and_8x_targets_draw_and_resolve_or_are_refused_by_the_device(gpu):
             assert f"field samples {n} is not in" in str(e) and "framebufferColorSampleCounts" in str(e), e
             continue
         out = rt(gpu)
-        got = present(gpu, [(P.OP_TARGET, ms), (P.OP_CLEAR, *BG)] + draw(Scene(gpu.pool, 0))
-                      + [(P.OP_RESOLVE, ms, out)], out).astype(int)
+        got = present(
+            gpu, [(P.OP_TARGET, ms), (P.OP_CLEAR, *BG)] + draw(Scene(gpu.pool, 0)) + [(P.OP_RESOLVE, ms, out)], out
+        ).astype(int)
         far = coverage(TRI, np.array([(dx, dy) for dx in (0.01, 0.99) for dy in (0.01, 0.99)]), check=False)
         inside, outside = far.all(axis=2), ~far.any(axis=2)
         assert np.array_equal(got[inside], np.broadcast_to(to8(FG), got[inside].shape)), n
@@ -137,8 +144,12 @@ def test_4x_with_a_4x_depth_target(gpu):
     got = present(gpu, cmds + [(P.OP_RESOLVE, ms, out)], out).astype(np.float64)
     assert np.abs(got - expected(STD4)).max() <= 1.0
     # a quad at z 0 (the triangle is at z 0 too: "less" keeps the triangle) — nothing changes
-    cmds2 = cmds + [(P.OP_VERTEX, *sc.put(quad.tobytes())), (P.OP_UNIFORM, 0, *sc.put(ubo((0, 1, 0, 1)))),
-                    (P.OP_DRAW, 6, 1, 0, 0), (P.OP_RESOLVE, ms, out)]
+    cmds2 = cmds + [
+        (P.OP_VERTEX, *sc.put(quad.tobytes())),
+        (P.OP_UNIFORM, 0, *sc.put(ubo((0, 1, 0, 1)))),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_RESOLVE, ms, out),
+    ]
     got2 = present(gpu, cmds2, out).astype(np.float64)
     cov = coverage(TRI, STD4).astype(np.float64)[..., None]
     want2 = (cov * to8(FG) + (1 - cov) * to8((0, 1, 0, 1))).mean(axis=2)
@@ -156,7 +167,8 @@ def test_alpha_to_coverage_changes_the_resolve(gpu):
     tri = [(P.OP_VERTEX, *sc.put(tri_ndc().tobytes())), (P.OP_UNIFORM, 0, *sc.put(ubo(half))), (P.OP_DRAW, 3, 1, 0, 0)]
     inside = coverage(TRI, STD4).all(axis=2)
     off = present(gpu, base + [(P.OP_MULTISAMPLE, 4, False)] + tri + [(P.OP_RESOLVE, ms, out)], out)
-    from gpu_guest import assert_unorm, unorm8     # (either neighbour of alpha 0.5's 127.5)
+    from gpu_guest import assert_unorm, unorm8  # (either neighbour of alpha 0.5's 127.5)
+
     assert_unorm(off[inside], np.broadcast_to(unorm8(half), off[inside].shape), "alpha-to-coverage off")
     on = present(gpu, base + [(P.OP_MULTISAMPLE, 4, True)] + tri + [(P.OP_RESOLVE, ms, out)], out).astype(int)
     r = on[inside][:, 0]
@@ -164,8 +176,11 @@ def test_alpha_to_coverage_changes_the_resolve(gpu):
 
 
 def test_bad_sample_counts_are_refused_at_registration(gpu):
-    for n, msg in ((3, "field samples 3 is not one of"), (16, "field samples 16 is not one of"),
-                   (64, "field samples 64 is not one of")):
+    for n, msg in (
+        (3, "field samples 3 is not one of"),
+        (16, "field samples 16 is not one of"),
+        (64, "field samples 64 is not one of"),
+    ):
         with pytest.raises(NxError, match=msg):
             rt(gpu, n)
     with pytest.raises(NxError, match="field samples 4 needs a render target"):
@@ -180,9 +195,14 @@ def test_hostile_submissions_are_dropped_by_name(gpu):
     smp = gpu.id()
     gpu.client.register(SamplerDesc(smp))
     sc = Scene(gpu.pool, 0)
-    tex = [(P.OP_TARGET, out), (P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-           (P.OP_VERTEX, *sc.put(np.zeros(24, np.float32).tobytes())), (P.OP_TEXTURE, 0, ms, smp),
-           (P.OP_DRAW, 6, 1, 0, 0)]
+    tex = [
+        (P.OP_TARGET, out),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(np.zeros(24, np.float32).tobytes())),
+        (P.OP_TEXTURE, 0, ms, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
     cases = [
         ([(P.OP_RESOLVE, out, out)], f"packet 0 RESOLVE: field src = {out} has one sample"),
         ([(P.OP_RESOLVE, ms, ms2)], f"packet 0 RESOLVE: field dst = {ms2} has 4 samples; it must have one"),
@@ -194,14 +214,19 @@ def test_hostile_submissions_are_dropped_by_name(gpu):
         ([(P.OP_TARGET, ms), (P.OP_PRESENT, 5, ms)], f"packet 1 PRESENT: field texture {ms} is multisampled"),
         ([(P.OP_TARGET, ms), (P.OP_WRITEBACK, ms)], f"packet 1 WRITEBACK: field texture {ms} is multisampled"),
         (tex, f"packet 4 TEXTURE: field texture {ms} is multisampled (4 samples)"),
-        ([(P.OP_POOLS, (ms, *[E] * 15), (E,) * 4)], "packet 0 POOLS: field textures[0] = "
-                                                   f"{ms} is multisampled"),
-        ([(P.OP_TARGET, ms), (P.OP_MULTISAMPLE, 2, False)] + draw(Scene(gpu.pool, 0)),
-         f"packet 6 DRAW: MULTISAMPLE's samples = 2 but target {ms} has 4 sample(s)"),
-        ([(P.OP_DEPTH_TARGET, ms, d1)] + draw(Scene(gpu.pool, 0)),
-         f"packet 5 DRAW: the bound targets' sample counts differ ({ms}: 4, {d1}: 1)"),
-        ([(P.OP_RENDER_TARGETS, (ms, out), E)] + draw(Scene(gpu.pool, 0)),
-         f"packet 5 DRAW: the bound targets' sample counts differ ({ms}: 4, {out}: 1)"),
+        ([(P.OP_POOLS, (ms, *[E] * 15), (E,) * 4)], f"packet 0 POOLS: field textures[0] = {ms} is multisampled"),
+        (
+            [(P.OP_TARGET, ms), (P.OP_MULTISAMPLE, 2, False)] + draw(Scene(gpu.pool, 0)),
+            f"packet 6 DRAW: MULTISAMPLE's samples = 2 but target {ms} has 4 sample(s)",
+        ),
+        (
+            [(P.OP_DEPTH_TARGET, ms, d1)] + draw(Scene(gpu.pool, 0)),
+            f"packet 5 DRAW: the bound targets' sample counts differ ({ms}: 4, {d1}: 1)",
+        ),
+        (
+            [(P.OP_RENDER_TARGETS, (ms, out), E)] + draw(Scene(gpu.pool, 0)),
+            f"packet 5 DRAW: the bound targets' sample counts differ ({ms}: 4, {out}: 1)",
+        ),
     ]
     for cmds, message in cases:
         before = gpu.client.dropped()
@@ -209,13 +234,14 @@ def test_hostile_submissions_are_dropped_by_name(gpu):
         gpu.client.wait(seq)
         assert gpu.client.dropped() == before + 1, message
         line = f"dropped submission {seq}: {message}"
-        deadline = time.monotonic() + 10       # the log is written by a writer thread
+        deadline = time.monotonic() + 10  # the log is written by a writer thread
         while line not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert line in gpu.log(), (message, gpu.log()[-800:])
     # still serving, and a one-sample target ignores MULTISAMPLE's count (as before multisampled targets)
-    got = present(gpu, [(P.OP_TARGET, out), (P.OP_CLEAR, *BG), (P.OP_MULTISAMPLE, 4, True)] + draw(Scene(gpu.pool, 0)),
-                  out).astype(np.float64)
+    got = present(
+        gpu, [(P.OP_TARGET, out), (P.OP_CLEAR, *BG), (P.OP_MULTISAMPLE, 4, True)] + draw(Scene(gpu.pool, 0)), out
+    ).astype(np.float64)
     assert np.array_equal(got, expected(np.array([(0.5, 0.5)])))
 
 
@@ -231,12 +257,16 @@ def test_recording_replays_to_the_same_frames(tmp_path):
         client.connect()
         pool = client.create_pool(1, 1 << 20)
         client.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
-        client.register(TextureDesc(10, 1, 0, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True,
-                                    samples=4))
+        client.register(TextureDesc(10, 1, 0, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True, samples=4))
         client.register(TextureDesc(11, 1, 0, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True))
         sc = Scene(pool, 0)
-        client.wait(client.submit([(P.OP_TARGET, 10), (P.OP_CLEAR, *BG), (P.OP_MULTISAMPLE, 4, False)] + draw(sc)
-                                  + [(P.OP_RESOLVE, 10, 11), (P.OP_PRESENT, 1, 11)]))
+        client.wait(
+            client.submit(
+                [(P.OP_TARGET, 10), (P.OP_CLEAR, *BG), (P.OP_MULTISAMPLE, 4, False)]
+                + draw(sc)
+                + [(P.OP_RESOLVE, 10, 11), (P.OP_PRESENT, 1, 11)]
+            )
+        )
         live = frame_image(client, 1).copy()
         live_sha = client.frame(1).sha256
         client.close()
@@ -244,8 +274,9 @@ def test_recording_replays_to_the_same_frames(tmp_path):
         stop_gpu(proc)
     assert np.abs(live.astype(np.float64) - expected(STD4)).max() <= 1.0
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     frames = dict(line.split() for line in (out / "frames.txt").read_text().splitlines())
     assert {int(k): v for k, v in frames.items()} == {1: live_sha}

@@ -10,6 +10,7 @@ where it can) — so the native path is also checked against an oracle that is n
 replay.  The C declarations of the Vulkan structures are checked against the `vulkan` binding's
 (generated from the Khronos registry), field by field.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,10 +32,10 @@ from gpu_host.vkdevice import Device
 
 W = H = 32
 VB, VB_UV, IB, UB, TEX = 0, 4096, 8192, 12288, 32768
-BACK, BACK_SIZE = 36864, 8192         # pool 1's render targets' bytes (WRITEBACK)
-VB_Z, UB_MRT = 20480, 24576            # MRT: a rectangle (vec3), two uniform blocks of four colours
-VB_TRI, UB_HALF = 25088, 25344         # MSAA: a triangle with slanted edges, a colour of alpha 0.5
-EVENT = BACK + 3 * BACK_SIZE + 8       # an NVN event (u32) in the hashed range, past every write-back
+BACK, BACK_SIZE = 36864, 8192  # pool 1's render targets' bytes (WRITEBACK)
+VB_Z, UB_MRT = 20480, 24576  # MRT: a rectangle (vec3), two uniform blocks of four colours
+VB_TRI, UB_HALF = 25088, 25344  # MSAA: a triangle with slanted edges, a colour of alpha 0.5
+EVENT = BACK + 3 * BACK_SIZE + 8  # an NVN event (u32) in the hashed range, past every write-back
 
 
 def test_vulkan_struct_layouts_match_the_binding():
@@ -43,28 +44,55 @@ def test_vulkan_struct_layouts_match_the_binding():
     got = list(ffi.unpack(out, lib.nx_vk_layout(out)))
     f = vk.ffi
     want = [
-        f.sizeof("VkViewport"), f.sizeof("VkRect2D"), f.sizeof("VkClearAttachment"),
-        f.offsetof("VkClearAttachment", "clearValue"), f.sizeof("VkClearRect"), f.offsetof("VkClearRect", "baseArrayLayer"),
-        f.sizeof("VkMemoryBarrier"), f.offsetof("VkMemoryBarrier", "srcAccessMask"),
-        f.sizeof("VkRenderingAttachmentInfo"), *(f.offsetof("VkRenderingAttachmentInfo", n) for n in (
-            "imageView", "imageLayout", "resolveImageView", "loadOp", "storeOp", "clearValue")),
-        f.sizeof("VkRenderingInfo"), *(f.offsetof("VkRenderingInfo", n) for n in (
-            "renderArea", "layerCount", "colorAttachmentCount", "pColorAttachments", "pStencilAttachment")),
-        f.sizeof("VkDescriptorBufferInfo"), f.sizeof("VkDescriptorImageInfo"), f.offsetof("VkDescriptorImageInfo", "imageLayout"),
-        f.sizeof("VkWriteDescriptorSet"), *(f.offsetof("VkWriteDescriptorSet", n) for n in (
-            "dstSet", "dstBinding", "descriptorType", "pImageInfo", "pBufferInfo")),
-        f.sizeof("VkBufferImageCopy"), *(f.offsetof("VkBufferImageCopy", n) for n in (
-            "imageSubresource", "imageOffset", "imageExtent")),
-        f.sizeof("VkImageResolve"), *(f.offsetof("VkImageResolve", n) for n in (
-            "srcOffset", "dstSubresource", "dstOffset", "extent")),
-        vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER, vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-        vk.VK_STRUCTURE_TYPE_RENDERING_INFO, vk.VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
-        vk.VK_IMAGE_LAYOUT_GENERAL, vk.VK_ATTACHMENT_LOAD_OP_LOAD, vk.VK_ATTACHMENT_STORE_OP_STORE,
-        vk.VK_IMAGE_ASPECT_COLOR_BIT, vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, vk.VK_ACCESS_MEMORY_READ_BIT,
-        vk.VK_ACCESS_MEMORY_WRITE_BIT, vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
-        vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, vk.VK_INDEX_TYPE_UINT16,
-        vk.VK_INDEX_TYPE_UINT32, vk.VK_STENCIL_FACE_FRONT_AND_BACK, vk.VK_COMPARE_OP_LESS, vk.VK_COMPARE_OP_ALWAYS,
-        vk.VK_IMAGE_ASPECT_DEPTH_BIT, vk.VK_IMAGE_ASPECT_STENCIL_BIT, vk.VK_STENCIL_FACE_FRONT_BIT,
+        f.sizeof("VkViewport"),
+        f.sizeof("VkRect2D"),
+        f.sizeof("VkClearAttachment"),
+        f.offsetof("VkClearAttachment", "clearValue"),
+        f.sizeof("VkClearRect"),
+        f.offsetof("VkClearRect", "baseArrayLayer"),
+        f.sizeof("VkMemoryBarrier"),
+        f.offsetof("VkMemoryBarrier", "srcAccessMask"),
+        f.sizeof("VkRenderingAttachmentInfo"),
+        *(
+            f.offsetof("VkRenderingAttachmentInfo", n)
+            for n in ("imageView", "imageLayout", "resolveImageView", "loadOp", "storeOp", "clearValue")
+        ),
+        f.sizeof("VkRenderingInfo"),
+        *(
+            f.offsetof("VkRenderingInfo", n)
+            for n in ("renderArea", "layerCount", "colorAttachmentCount", "pColorAttachments", "pStencilAttachment")
+        ),
+        f.sizeof("VkDescriptorBufferInfo"),
+        f.sizeof("VkDescriptorImageInfo"),
+        f.offsetof("VkDescriptorImageInfo", "imageLayout"),
+        f.sizeof("VkWriteDescriptorSet"),
+        *(f.offsetof("VkWriteDescriptorSet", n) for n in ("dstSet", "dstBinding", "descriptorType", "pImageInfo", "pBufferInfo")),
+        f.sizeof("VkBufferImageCopy"),
+        *(f.offsetof("VkBufferImageCopy", n) for n in ("imageSubresource", "imageOffset", "imageExtent")),
+        f.sizeof("VkImageResolve"),
+        *(f.offsetof("VkImageResolve", n) for n in ("srcOffset", "dstSubresource", "dstOffset", "extent")),
+        vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+        vk.VK_STRUCTURE_TYPE_RENDERING_INFO,
+        vk.VK_STRUCTURE_TYPE_RENDERING_ATTACHMENT_INFO,
+        vk.VK_IMAGE_LAYOUT_GENERAL,
+        vk.VK_ATTACHMENT_LOAD_OP_LOAD,
+        vk.VK_ATTACHMENT_STORE_OP_STORE,
+        vk.VK_IMAGE_ASPECT_COLOR_BIT,
+        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        vk.VK_ACCESS_MEMORY_READ_BIT,
+        vk.VK_ACCESS_MEMORY_WRITE_BIT,
+        vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+        vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+        vk.VK_PIPELINE_BIND_POINT_GRAPHICS,
+        vk.VK_INDEX_TYPE_UINT16,
+        vk.VK_INDEX_TYPE_UINT32,
+        vk.VK_STENCIL_FACE_FRONT_AND_BACK,
+        vk.VK_COMPARE_OP_LESS,
+        vk.VK_COMPARE_OP_ALWAYS,
+        vk.VK_IMAGE_ASPECT_DEPTH_BIT,
+        vk.VK_IMAGE_ASPECT_STENCIL_BIT,
+        vk.VK_STENCIL_FACE_FRONT_BIT,
         vk.VK_STENCIL_FACE_BACK_BIT,
     ]
     assert got == want
@@ -84,13 +112,16 @@ def fill(pool: Pool) -> None:
     pool.write(VB_Z, rect_z(4, 2, 24, 20, 0.5, W, H).tobytes())
     pool.write(VB_TRI, np.array([(-0.9, -0.8), (0.85, -0.3), (-0.2, 0.9)], np.float32).tobytes())
     pool.write(UB_HALF, ubo((1.0, 0.5, 0.25, 0.5)))
-    for k, cols in enumerate((((1, 0, 0, 1), (0, 1, 0, 0.5), (0.5, 0.5, 1, 1), (0, 0, 0, 0)),
-                              ((0, 1, 1, 1), (0.25, 0.25, 0.25, 1), (1, 0, 1, 1), (0, 0, 0, 0)))):
+    for k, cols in enumerate(
+        (
+            ((1, 0, 0, 1), (0, 1, 0, 0.5), (0.5, 0.5, 1, 1), (0, 0, 0, 0)),
+            ((0, 1, 1, 1), (0.25, 0.25, 0.25, 1), (1, 0, 1, 1), (0, 0, 0, 0)),
+        )
+    ):
         pool.write(UB_MRT + 256 * k, np.array(cols, np.float32).tobytes())
 
 
-def submissions(features: frozenset = frozenset({"fillModeNonSolid", "depthBiasClamp"})
-                ) -> list[tuple[list[tuple], bool]]:
+def submissions(features: frozenset = frozenset({"fillModeNonSolid", "depthBiasClamp"})) -> list[tuple[list[tuple], bool]]:
     """(packets, whether the C path replays them); ``features``: the device's raster features (line
     fill and a depth-bias clamp are C ops where the device has them, else the Python path names
     the missing one)."""
@@ -107,103 +138,238 @@ def submissions(features: frozenset = frozenset({"fillModeNonSolid", "depthBiasC
         s += [(P.OP_UNIFORM, 0, 1, UB + 256 * (i % 16), 48), (P.OP_DRAW, 6, 1, 0, 0)]
     out.append((s + [(P.OP_PRESENT, 1, 7), (P.OP_SIGNAL, 3, 11)], True))
     # render to texture, sample it; indexed draws, viewport, scissor, instances, two PRESENTs
-    s = [(P.OP_TARGET, 8), (P.OP_CLEAR, 1.0, 0.0, 0.0, 1.0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * 5, 48),
-         (P.OP_INDEX, 1, IB, 12, 2), (P.OP_DRAW_INDEXED, 6, 2, 0, 0, 0), (P.OP_PRESENT, 2, 8),
-         (P.OP_TARGET, 7), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 8, 2),
-         (P.OP_VIEWPORT, 4.0, 4.0, 24.0, 24.0), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_SCISSOR, 0, 0, 12, 40),
-         (P.OP_VIEWPORT, 0.0, 0.0, 32.0, 32.0), (P.OP_DRAW, 3, 1, 3, 0), (P.OP_PRESENT, 3, 7), (P.OP_SIGNAL, 3, 12)]
+    s = [
+        (P.OP_TARGET, 8),
+        (P.OP_CLEAR, 1.0, 0.0, 0.0, 1.0),
+        *color,
+        (P.OP_UNIFORM, 0, 1, UB + 256 * 5, 48),
+        (P.OP_INDEX, 1, IB, 12, 2),
+        (P.OP_DRAW_INDEXED, 6, 2, 0, 0, 0),
+        (P.OP_PRESENT, 2, 8),
+        (P.OP_TARGET, 7),
+        (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0),
+        *tex,
+        (P.OP_TEXTURE, 0, 8, 2),
+        (P.OP_VIEWPORT, 4.0, 4.0, 24.0, 24.0),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_SCISSOR, 0, 0, 12, 40),
+        (P.OP_VIEWPORT, 0.0, 0.0, 32.0, 32.0),
+        (P.OP_DRAW, 3, 1, 3, 0),
+        (P.OP_PRESENT, 3, 7),
+        (P.OP_SIGNAL, 3, 12),
+    ]
     out.append((s, True))
     # a textured program with no texture bound (the slot's dummy), then one of the colour program
-    out.append(([(P.OP_TARGET, 7), (P.OP_CLEAR, 0.0, 1.0, 0.0, 1.0), *tex, (P.OP_DRAW, 6, 1, 0, 0),
-                 *color, (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 4, 7)], True))
+    out.append(
+        (
+            [
+                (P.OP_TARGET, 7),
+                (P.OP_CLEAR, 0.0, 1.0, 0.0, 1.0),
+                *tex,
+                (P.OP_DRAW, 6, 1, 0, 0),
+                *color,
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_PRESENT, 4, 7),
+            ],
+            True,
+        )
+    )
     # an index value past the vertex buffer (checked on the snapshot): dropped by both
-    out.append(([(P.OP_TARGET, 7), *color, (P.OP_INDEX, 1, IB, 14, 2), (P.OP_DRAW_INDEXED, 7, 1, 0, 0, 0),
-                 (P.OP_PRESENT, 5, 7)], True))
+    out.append(
+        ([(P.OP_TARGET, 7), *color, (P.OP_INDEX, 1, IB, 14, 2), (P.OP_DRAW_INDEXED, 7, 1, 0, 0, 0), (P.OP_PRESENT, 5, 7)], True)
+    )
     # a handle that is not registered: refused natively, dropped by the Python path's validation
     out.append(([(P.OP_TARGET, 7), *color, (P.OP_TEXTURE, 1, 99, 1), (P.OP_DRAW, 6, 1, 0, 0)], False))
     # blending (the old BLEND packet), natively since the C path keys pipelines by blend state
-    out.append(([(P.OP_TARGET, 7), (P.OP_BLEND, True), *color, (P.OP_UNIFORM, 0, 1, UB, 48),
-                 (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 6, 7)], True))
+    out.append(
+        (
+            [
+                (P.OP_TARGET, 7),
+                (P.OP_BLEND, True),
+                *color,
+                (P.OP_UNIFORM, 0, 1, UB, 48),
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_PRESENT, 6, 7),
+            ],
+            True,
+        )
+    )
     # depth and stencil: a colour + D24S8 target (cleared, tested, written), per-face stencil ops,
     # cull, blend states and constants changing between draws, depth bias; then a depth-only pass
     # into a D32F target that the next pass samples
     # the quads wind clockwise on the framebuffer: back faces under the default front face (CCW)
     stencil_front = (0, 0, 1, 7, 0, 255, 255)
-    stencil_back = (0, 0, 2, 7, 0x5A, 255, 255)            # replace with ref 0x5A where drawn
+    stencil_back = (0, 0, 2, 7, 0x5A, 255, 255)  # replace with ref 0x5A where drawn
     ds_on = (P.OP_DEPTH_STENCIL, True, True, 3, True, *stencil_front, *stencil_back)
     ds_eq = (P.OP_DEPTH_STENCIL, True, False, 2, True, *(0, 0, 0, 2, 0x5A, 255, 0), *(0, 0, 0, 2, 0x5A, 255, 0))
-    blend_add = (P.OP_BLEND_STATE, 0, True, 10, 1, 0, 1, 1, 0, 15)    # constant colour + dst
-    s = [(P.OP_DEPTH_TARGET, 7, 20), (P.OP_CLEAR, 0.0, 0.0, 0.2, 1.0), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 3, 3),
-         *color, ds_on, (P.OP_RASTER, 1, 0, 0, True), (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.0)]
-    for i, k in enumerate((0, 1, 4, 0, 1, 5)):           # draws 3 and 4 over 0 and 1, 5 elsewhere
+    blend_add = (P.OP_BLEND_STATE, 0, True, 10, 1, 0, 1, 1, 0, 15)  # constant colour + dst
+    s = [
+        (P.OP_DEPTH_TARGET, 7, 20),
+        (P.OP_CLEAR, 0.0, 0.0, 0.2, 1.0),
+        (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 3, 3),
+        *color,
+        ds_on,
+        (P.OP_RASTER, 1, 0, 0, True),
+        (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.0),
+    ]
+    for i, k in enumerate((0, 1, 4, 0, 1, 5)):  # draws 3 and 4 over 0 and 1, 5 elsewhere
         s += [(P.OP_UNIFORM, 0, 1, UB + 256 * k, 48), (P.OP_DRAW, 6, 1, 0, 0)]
         if i == 2:
             s += [ds_eq, blend_add, (P.OP_BLEND_CONSTANT, 0.25, 0.5, 0.0, 1.0), (P.OP_RASTER, 0, 1, 0, False)]
         if i == 4:
             s += [P.BLEND_OFF, blend_add, (P.OP_BLEND_CONSTANT, 0.0, 0.0, 0.75, 1.0)]
-    s += [(P.OP_PRESENT, 7, 7),
-          (P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), *color, P.DS_DEFAULT, P.BLEND_OFF,
-          (P.OP_DEPTH_STENCIL, True, True, 7, False, *P.DS_DEFAULT[5:]), (P.OP_UNIFORM, 0, 1, UB + 256 * 9, 48),
-          (P.OP_DRAW, 6, 1, 0, 0),
-          (P.OP_TARGET, 8), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 21, 1),
-          (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 8, 8), (P.OP_SIGNAL, 4, 1)]
+    s += [
+        (P.OP_PRESENT, 7, 7),
+        (P.OP_DEPTH_TARGET, P.EMPTY, 21),
+        (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3),
+        *color,
+        P.DS_DEFAULT,
+        P.BLEND_OFF,
+        (P.OP_DEPTH_STENCIL, True, True, 7, False, *P.DS_DEFAULT[5:]),
+        (P.OP_UNIFORM, 0, 1, UB + 256 * 9, 48),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_TARGET, 8),
+        (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0),
+        *tex,
+        (P.OP_TEXTURE, 0, 21, 1),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_PRESENT, 8, 8),
+        (P.OP_SIGNAL, 4, 1),
+    ]
     out.append((s, True))
     # line fill and a bias clamp (device features); a depth target of another size (dropped by the
     # Python path's validation, named there)
-    out.append(([(P.OP_TARGET, 7), *color, (P.OP_RASTER, 0, 0, 1, False), (P.OP_DRAW, 6, 1, 0, 0),
-                 (P.OP_PRESENT, 9, 7)], "fillModeNonSolid" in features))
-    out.append(([(P.OP_DEPTH_TARGET, 7, 20), *color, (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.125), (P.OP_DRAW, 6, 1, 0, 0),
-                 (P.OP_PRESENT, 10, 7)], "depthBiasClamp" in features))
+    out.append(
+        (
+            [(P.OP_TARGET, 7), *color, (P.OP_RASTER, 0, 0, 1, False), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 9, 7)],
+            "fillModeNonSolid" in features,
+        )
+    )
+    out.append(
+        (
+            [
+                (P.OP_DEPTH_TARGET, 7, 20),
+                *color,
+                (P.OP_DEPTH_BIAS, 0.25, 0.5, 0.125),
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_PRESENT, 10, 7),
+            ],
+            "depthBiasClamp" in features,
+        )
+    )
     out.append(([(P.OP_DEPTH_TARGET, 7, 22), *color, (P.OP_DRAW, 6, 1, 0, 0)], False))
     # what a game that flushes a CPU-cached pool and reads its render target back sends: DIRTY
     # ahead of the commands, WRITEBACK of a block-linear and a pitch-linear target into the pool
     s = [(P.OP_DIRTY, 1, TEX, 256)]
     for rt, k in ((23, 3), (24, 6)):
-        s += [(P.OP_TARGET, rt), (P.OP_CLEAR, 0.5, 0.25, 0.0, 1.0), *tex, (P.OP_TEXTURE, 0, 10, 2),
-              (P.OP_DRAW, 6, 1, 0, 0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * k, 48), (P.OP_DRAW, 6, 1, 0, 0),
-              (P.OP_WRITEBACK, rt)]
+        s += [
+            (P.OP_TARGET, rt),
+            (P.OP_CLEAR, 0.5, 0.25, 0.0, 1.0),
+            *tex,
+            (P.OP_TEXTURE, 0, 10, 2),
+            (P.OP_DRAW, 6, 1, 0, 0),
+            *color,
+            (P.OP_UNIFORM, 0, 1, UB + 256 * k, 48),
+            (P.OP_DRAW, 6, 1, 0, 0),
+            (P.OP_WRITEBACK, rt),
+        ]
     # (and two events signalled after the write-backs: written, then added to)
-    out.append((s + [(P.OP_EVENT_SIGNAL, 1, EVENT, 0, 0x1234), (P.OP_PRESENT, 11, 23),
-                     (P.OP_EVENT_SIGNAL, 1, EVENT, 1, 5), (P.OP_SIGNAL, 5, 2)], True))
+    out.append(
+        (
+            s
+            + [
+                (P.OP_EVENT_SIGNAL, 1, EVENT, 0, 0x1234),
+                (P.OP_PRESENT, 11, 23),
+                (P.OP_EVENT_SIGNAL, 1, EVENT, 1, 5),
+                (P.OP_SIGNAL, 5, 2),
+            ],
+            True,
+        )
+    )
     # an event that is not 4-byte aligned: the Python path names it
     out.append(([(P.OP_EVENT_SIGNAL, 1, EVENT + 2, 0, 1)], False))
     # a wait already satisfied: the submission is split there, each part (the second with the state
     # carried across the wait) replayed in C
     gequal = P.EVENT_WAIT_MODES.index("gequal_wrap")
-    out.append(([(P.OP_TARGET, 7), (P.OP_CLEAR, 0.0, 0.25, 0.0, 1.0), *color, (P.OP_UNIFORM, 0, 1, UB + 256 * 2, 48),
-                 (P.OP_DRAW, 6, 1, 0, 0), (P.OP_EVENT_WAIT, 1, EVENT, gequal, 0x1239),
-                 (P.OP_UNIFORM, 0, 1, UB + 256 * 7, 48), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, 15, 7)], True))
+    out.append(
+        (
+            [
+                (P.OP_TARGET, 7),
+                (P.OP_CLEAR, 0.0, 0.25, 0.0, 1.0),
+                *color,
+                (P.OP_UNIFORM, 0, 1, UB + 256 * 2, 48),
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_EVENT_WAIT, 1, EVENT, gequal, 0x1239),
+                (P.OP_UNIFORM, 0, 1, UB + 256 * 7, 48),
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_PRESENT, 15, 7),
+            ],
+            True,
+        )
+    )
     # MRT: three colour targets and a depth target, each cleared, per-target blend states (target 1
     # additive, target 2 its own write mask), two draws; then a gap in RENDER_TARGETS' list (the
     # Python path names it)
     mrt = [(P.OP_PROGRAM, 3), (P.OP_VERTEX_LAYOUT, 12, 0, [[0, 3, 0]]), (P.OP_VERTEX, 1, VB_Z, 72)]
     one, add = P.BLEND_FACTORS.index("one"), P.BLEND_OPS.index("add")
-    s = [(P.OP_RENDER_TARGETS, (8, 7, 25), 20), (P.OP_CLEAR_TARGET, 0, 0.0, 0.0, 0.5, 1.0),
-         (P.OP_CLEAR_TARGET, 1, 0.25, 0.0, 0.0, 1.0), (P.OP_CLEAR_TARGET, 2, 0.0, 0.75, 0.0, 0.0),
-         (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1), (P.OP_DEPTH_STENCIL, True, True, 1, False, *P.DS_DEFAULT[5:]),
-         (P.OP_BLEND_STATE, 1, True, one, one, add, one, one, add, 15),
-         (P.OP_BLEND_STATE, 2, False, one, 0, add, one, 0, add, 0b0001), *mrt,
-         (P.OP_UNIFORM, 0, 1, UB_MRT, 64), (P.OP_DRAW, 6, 1, 0, 0),
-         (P.OP_UNIFORM, 0, 1, UB_MRT + 256, 64), (P.OP_DRAW, 6, 1, 0, 0),
-         (P.OP_PRESENT, 12, 8), (P.OP_PRESENT, 13, 7)]
+    s = [
+        (P.OP_RENDER_TARGETS, (8, 7, 25), 20),
+        (P.OP_CLEAR_TARGET, 0, 0.0, 0.0, 0.5, 1.0),
+        (P.OP_CLEAR_TARGET, 1, 0.25, 0.0, 0.0, 1.0),
+        (P.OP_CLEAR_TARGET, 2, 0.0, 0.75, 0.0, 0.0),
+        (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
+        (P.OP_DEPTH_STENCIL, True, True, 1, False, *P.DS_DEFAULT[5:]),
+        (P.OP_BLEND_STATE, 1, True, one, one, add, one, one, add, 15),
+        (P.OP_BLEND_STATE, 2, False, one, 0, add, one, 0, add, 0b0001),
+        *mrt,
+        (P.OP_UNIFORM, 0, 1, UB_MRT, 64),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_UNIFORM, 0, 1, UB_MRT + 256, 64),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_PRESENT, 12, 8),
+        (P.OP_PRESENT, 13, 7),
+    ]
     out.append((s, True))
     out.append(([(P.OP_RENDER_TARGETS, (8, P.EMPTY, 7), P.EMPTY), *mrt, (P.OP_DRAW, 6, 1, 0, 0)], False))
     # MSAA: a 4x target (colour and depth), a triangle, alpha-to-coverage on for a second one,
     # resolved into a one-sample target; then a MULTISAMPLE count other than the target's and a
     # RESOLVE between formats (the Python path names them)
     tri = [(P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, 1, VB_TRI, 24)]
-    s = [(P.OP_DEPTH_TARGET, 26, 28), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
-         (P.OP_MULTISAMPLE, 4, False), *tri, (P.OP_UNIFORM, 0, 1, UB + 256 * 3, 48), (P.OP_DRAW, 3, 1, 0, 0),
-         (P.OP_MULTISAMPLE, 4, True), (P.OP_UNIFORM, 0, 1, UB_HALF, 48), (P.OP_DRAW, 3, 1, 0, 0),
-         (P.OP_RESOLVE, 26, 27), (P.OP_PRESENT, 14, 27)]
+    s = [
+        (P.OP_DEPTH_TARGET, 26, 28),
+        (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0),
+        (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 1),
+        (P.OP_MULTISAMPLE, 4, False),
+        *tri,
+        (P.OP_UNIFORM, 0, 1, UB + 256 * 3, 48),
+        (P.OP_DRAW, 3, 1, 0, 0),
+        (P.OP_MULTISAMPLE, 4, True),
+        (P.OP_UNIFORM, 0, 1, UB_HALF, 48),
+        (P.OP_DRAW, 3, 1, 0, 0),
+        (P.OP_RESOLVE, 26, 27),
+        (P.OP_PRESENT, 14, 27),
+    ]
     out.append((s, True))
     out.append(([(P.OP_TARGET, 26), (P.OP_MULTISAMPLE, 2, False), *tri, (P.OP_DRAW, 3, 1, 0, 0)], False))
     out.append(([(P.OP_TARGET, 26), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), (P.OP_RESOLVE, 26, 25)], False))
     # depth targets written back (D32F; D24S8, its stencil aspect copied apart), a depth-only draw
-    out.append(([(P.OP_DEPTH_TARGET, P.EMPTY, 21), (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1), (P.OP_WRITEBACK, 21),
-                 (P.OP_DEPTH_TARGET, P.EMPTY, 29), (P.OP_CLEAR_DEPTH_STENCIL, 0.75, 0x3C, 3), *color,
-                 (P.OP_DEPTH_STENCIL, True, True, 7, True, *(0, 0, 2, 7, 0x81, 255, 255) * 2),
-                 (P.OP_UNIFORM, 0, 1, UB + 256 * 5, 48), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_WRITEBACK, 29)], True))
+    out.append(
+        (
+            [
+                (P.OP_DEPTH_TARGET, P.EMPTY, 21),
+                (P.OP_CLEAR_DEPTH_STENCIL, 0.5, 0, 1),
+                (P.OP_WRITEBACK, 21),
+                (P.OP_DEPTH_TARGET, P.EMPTY, 29),
+                (P.OP_CLEAR_DEPTH_STENCIL, 0.75, 0x3C, 3),
+                *color,
+                (P.OP_DEPTH_STENCIL, True, True, 7, True, *(0, 0, 2, 7, 0x81, 255, 255) * 2),
+                (P.OP_UNIFORM, 0, 1, UB + 256 * 5, 48),
+                (P.OP_DRAW, 6, 1, 0, 0),
+                (P.OP_WRITEBACK, 29),
+            ],
+            True,
+        )
+    )
     return out
 
 
@@ -220,25 +386,106 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
         for pid, (vs, fs) in ((1, (COLOR_VS, COLOR_FS)), (2, (TEX_VS, TEX_FS)), (3, (MRT_VS, MRT_FS))):
             eng.register_program(pid, *GlslSource(vs, fs).spirv())
         for tid in (7, 8):
-            eng.register_texture(id=tid, pool=0, offset=0, width=W, height=H, format="RGBA8", block_linear=False,
-                                 block_height_log2=0, pitch=0, render_target=True)
-        eng.register_texture(id=10, pool=1, offset=TEX, width=8, height=8, format="RGBA8", block_linear=False,
-                             block_height_log2=0, pitch=32, render_target=False)
+            eng.register_texture(
+                id=tid,
+                pool=0,
+                offset=0,
+                width=W,
+                height=H,
+                format="RGBA8",
+                block_linear=False,
+                block_height_log2=0,
+                pitch=0,
+                render_target=True,
+            )
+        eng.register_texture(
+            id=10,
+            pool=1,
+            offset=TEX,
+            width=8,
+            height=8,
+            format="RGBA8",
+            block_linear=False,
+            block_height_log2=0,
+            pitch=32,
+            render_target=False,
+        )
         for tid, fmt, w in ((20, "D24S8", W), (21, "D32F", W), (22, "D32F", W // 2)):
-            eng.register_texture(id=tid, pool=0, offset=0, width=w, height=H, format=fmt, block_linear=False,
-                                 block_height_log2=0, pitch=0, render_target=True)
-        eng.register_texture(id=21, pool=1, offset=BACK + 2 * BACK_SIZE, width=W, height=H, format="D32F",
-                             block_linear=False, block_height_log2=0, pitch=W * 4, render_target=True)
-        eng.register_texture(id=29, pool=1, offset=BACK + 2 * BACK_SIZE + 4096, width=W, height=H, format="D24S8",
-                             block_linear=False, block_height_log2=0, pitch=W * 4, render_target=True)
-        eng.register_texture(id=25, pool=0, offset=0, width=W, height=H, format="RG8", block_linear=False,
-                             block_height_log2=0, pitch=0, render_target=True)
+            eng.register_texture(
+                id=tid,
+                pool=0,
+                offset=0,
+                width=w,
+                height=H,
+                format=fmt,
+                block_linear=False,
+                block_height_log2=0,
+                pitch=0,
+                render_target=True,
+            )
+        eng.register_texture(
+            id=21,
+            pool=1,
+            offset=BACK + 2 * BACK_SIZE,
+            width=W,
+            height=H,
+            format="D32F",
+            block_linear=False,
+            block_height_log2=0,
+            pitch=W * 4,
+            render_target=True,
+        )
+        eng.register_texture(
+            id=29,
+            pool=1,
+            offset=BACK + 2 * BACK_SIZE + 4096,
+            width=W,
+            height=H,
+            format="D24S8",
+            block_linear=False,
+            block_height_log2=0,
+            pitch=W * 4,
+            render_target=True,
+        )
+        eng.register_texture(
+            id=25,
+            pool=0,
+            offset=0,
+            width=W,
+            height=H,
+            format="RG8",
+            block_linear=False,
+            block_height_log2=0,
+            pitch=0,
+            render_target=True,
+        )
         for tid, fmt, n in ((26, "RGBA8", 4), (27, "RGBA8", 1), (28, "D32F", 4)):
-            eng.register_texture(id=tid, pool=0, offset=0, width=W, height=H, format=fmt, block_linear=False,
-                                 block_height_log2=0, pitch=0, render_target=True, samples=n)
-        for tid, off, bl in ((23, BACK, True), (24, BACK + BACK_SIZE, False)):     # written back into pool 1
-            eng.register_texture(id=tid, pool=1, offset=off, width=W, height=H, format="RGBA8", block_linear=bl,
-                                 block_height_log2=1, pitch=W * 4 + 64, render_target=True)
+            eng.register_texture(
+                id=tid,
+                pool=0,
+                offset=0,
+                width=W,
+                height=H,
+                format=fmt,
+                block_linear=False,
+                block_height_log2=0,
+                pitch=0,
+                render_target=True,
+                samples=n,
+            )
+        for tid, off, bl in ((23, BACK, True), (24, BACK + BACK_SIZE, False)):  # written back into pool 1
+            eng.register_texture(
+                id=tid,
+                pool=1,
+                offset=off,
+                width=W,
+                height=H,
+                format="RGBA8",
+                block_linear=bl,
+                block_height_log2=1,
+                pitch=W * 4 + 64,
+                render_target=True,
+            )
         eng.register_sampler(1, False, False)
         eng.register_sampler(2, True, True)
         out = []
@@ -247,10 +494,9 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
             res = eng.submit(seq, [list(p) for p in packets])
             if eng.native:
                 assert (eng.native.native > before) == native, (seq, packets[:3])
-            back = hashlib.sha256(pool.mm[BACK:BACK + 3 * BACK_SIZE + 64]).hexdigest()     # what WRITEBACK wrote
-            event = int.from_bytes(pool.mm[EVENT:EVENT + 4], "little")
-            out.append(None if res is None else (res.draws, res.fences, [(f.frame, f.sha256) for f in res.frames],
-                                                 back, event))
+            back = hashlib.sha256(pool.mm[BACK : BACK + 3 * BACK_SIZE + 64]).hexdigest()  # what WRITEBACK wrote
+            event = int.from_bytes(pool.mm[EVENT : EVENT + 4], "little")
+            out.append(None if res is None else (res.draws, res.fences, [(f.frame, f.sha256) for f in res.frames], back, event))
         counts = (eng.native.native, eng.native.fallback, eng.native.refused) if eng.native else None
         return out, counts
     finally:
@@ -267,7 +513,7 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     nat, counts = run_engine("on", monkeypatch)
     nat_log = [r.getMessage() for r in caplog.records if r.name == "gpu_host.engine"]
     assert nat == py
-    assert nat_log == py_log and len(py_log) == 7, py_log      # the same drops, named the same way
+    assert nat_log == py_log and len(py_log) == 7, py_log  # the same drops, named the same way
     assert "vertex indices 0..1000 run outside the 48-byte vertex buffer" in py_log[0]
     assert "field texture 99 is not a registered texture" in py_log[1]
     assert "field depth = 22 is 16x32, the colour target 7 32x32" in py_log[2]
@@ -276,12 +522,12 @@ def test_native_frames_equal_python(monkeypatch, caplog):
     assert "MULTISAMPLE's samples = 2 but target 26 has 4 sample(s)" in py_log[5]
     assert "RESOLVE: field dst = 25 has format RG8, src = 26 RGBA8" in py_log[6]
     n_feat = sum(f in device_raster_features() for f in ("fillModeNonSolid", "depthBiasClamp"))
-    assert counts == (12 + n_feat, 8 - n_feat, 1)     # the split submission: refused whole, its two parts in C
+    assert counts == (12 + n_feat, 8 - n_feat, 1)  # the split submission: refused whole, its two parts in C
     frames = [f for r in py if r for f in r[2]]
-    assert len(frames) == 14 and len({sha for _, sha in frames}) == 14    # every frame differs: nothing trivial
+    assert len(frames) == 14 and len({sha for _, sha in frames}) == 14  # every frame differs: nothing trivial
     zeros = hashlib.sha256(bytes(3 * BACK_SIZE + 64)).hexdigest()
-    assert zeros != py[-9][3] != py[-1][3]              # each write-back changed the pool's bytes
-    assert py[-9][4] == 0x1234 + 5                      # the events: written, then added to
+    assert zeros != py[-9][3] != py[-1][3]  # each write-back changed the pool's bytes
+    assert py[-9][4] == 0x1234 + 5  # the events: written, then added to
 
 
 def device_raster_features() -> set[str]:
@@ -294,5 +540,6 @@ def device_raster_features() -> set[str]:
 
 def test_setting_is_checked(monkeypatch):
     from gpu_host.native_replay import NativeReplay
+
     with pytest.raises(ValueError, match="native_replay = 'sometimes'"):
         NativeReplay.create(None, "sometimes")

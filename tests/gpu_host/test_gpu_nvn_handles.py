@@ -5,6 +5,7 @@ The front end's host functions are called as a guest's calls reach them: a CPU r
 registers hold the arguments, guest structures in memory of this process (the guest-memory check
 of the runtime answers yes for it: no guest kernel here).  The GPU process is left out: a queue
 flush hands its submission to a sink that counts it.  Counts, not timing."""
+
 from __future__ import annotations
 
 import types
@@ -39,7 +40,7 @@ class Guest:
         self.ffi = ffi = cffi.FFI()
         self.cpu = types.SimpleNamespace(x=ffi.new("uint64_t[32]"))
         self.lib = types.SimpleNamespace(nx_hz_range_ok=lambda addr, size, perm: 1)
-        self.mem = ffi.new("uint64_t[64]")                # the guest's NVN structures, 8 bytes each
+        self.mem = ffi.new("uint64_t[64]")  # the guest's NVN structures, 8 bytes each
         self.colour = ffi.new("float[4]", [0.25, 0.5, 0.75, 1.0])
         self.handle_arr = ffi.new("uint64_t[8]")
         self.sink = Sink()
@@ -89,9 +90,9 @@ def test_recordings_without_command_memory_stay_within_the_budget(monkeypatch):
         if frame in (200, FRAMES - 1):
             counts.append((len(g.svc.handles), g.svc.handles.unbacked))
     assert g.sink.seq == FRAMES
-    assert counts[0] == counts[1], f"held handles / bytes grew: {counts}"      # flat
+    assert counts[0] == counts[1], f"held handles / bytes grew: {counts}"  # flat
     assert counts[1][1] <= 16 << 10 and counts[1][0] <= (16 << 10) // one + 1
-    g.submit(static)                                  # used every frame: never the least recently used
+    g.submit(static)  # used every frame: never the least recently used
     with pytest.raises(GuestError, match=r"not a command handle \(freed: command buffer .* least recently used"):
         g.submit(first)
 
@@ -110,8 +111,8 @@ def test_handles_die_when_their_command_memory_is_given_again(monkeypatch):
         g.submit(handles[-1])
         assert len(g.svc.handles) <= 2
     assert g.svc.handles.unbacked == 0
-    g.submit(handles[-2], handles[-1])                # both halves' last recordings still valid
-    g.call(g.svc.cb_command_memory, g.cb, g.pool, 0, half)   # half 0 given again: frame FRAMES-2's dies
+    g.submit(handles[-2], handles[-1])  # both halves' last recordings still valid
+    g.call(g.svc.cb_command_memory, g.cb, g.pool, 0, half)  # half 0 given again: frame FRAMES-2's dies
     msg = rf"{handles[-2]:#x} is not a command handle \(freed: its command memory {(1 << 20):#x}\.\."
     with pytest.raises(GuestError, match=msg):
         g.submit(handles[-2])
@@ -126,10 +127,10 @@ def test_one_memory_range_recorded_across_additions(monkeypatch):
     s = g.svc
     g.call(s.cb_command_memory, g.cb, g.pool, 0, 4096)
     g.call(s.cb_begin, g.cb)
-    g.call(s.cb_command_memory, g.cb, g.pool, 8192, 4096)     # the first block ran out
+    g.call(s.cb_command_memory, g.cb, g.pool, 8192, 4096)  # the first block ran out
     h = g.call(s.cb_end, g.cb)
     g.call(s.cb_command_memory, g.cb, g.pool, 0x10000, 4096)  # elsewhere: h lives
     g.submit(h)
-    g.call(s.cb_command_memory, g.cb, g.pool, 8192 + 4000, 100)   # overlaps the second block
+    g.call(s.cb_command_memory, g.cb, g.pool, 8192 + 4000, 100)  # overlaps the second block
     with pytest.raises(GuestError, match="given to a command buffer again"):
         g.submit(h)

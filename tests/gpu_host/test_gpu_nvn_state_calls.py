@@ -4,6 +4,7 @@ registers hold the arguments; no guest kernel: ``nxr_bench_init``).  What it rec
 the GPU process's native decoder (gpu_host/nxpkt.c) and compared with PROTOCOL.md's packets for
 those calls: DEPTH_BIAS (constant, slope, clamp) and BLEND_CONSTANT (r, g, b, a), each float as the
 guest stored it.  A value that is not finite is left to the Python function (which names it)."""
+
 from __future__ import annotations
 
 import math
@@ -25,8 +26,8 @@ def rec():
     r.L.nxr_bench_init()
     ffi = r.ffi
     cpu = ffi.new("uint64_t[64]")
-    cb = ffi.new("uint64_t *", CB)                # the guest's NVNcommandBuffer struct: its id
-    addr = lambda p: int(ffi.cast("uintptr_t", p))   # noqa: E731
+    cb = ffi.new("uint64_t *", CB)  # the guest's NVNcommandBuffer struct: its id
+    addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
 
     def call(name: str, *args: int) -> str | None:
         cpu[0] = addr(cb)
@@ -46,21 +47,24 @@ def decode(block: blob.Block) -> list[tuple]:
 
 def test_depth_bias_and_blend_colour_in_c(rec):
     r, call, addr = rec
-    bias = r.ffi.new("float[3]", [0.25, 1.5, 0.0])             # constant, slope, clamp
+    bias = r.ffi.new("float[3]", [0.25, 1.5, 0.0])  # constant, slope, clamp
     colour = r.ffi.new("float[4]", [0.125, 0.5, 0.75, 1.0])
-    assert call("nvnCommandBufferSetDepthBias", addr(bias)) is None          # recorded in C
+    assert call("nvnCommandBufferSetDepthBias", addr(bias)) is None  # recorded in C
     assert call("nvnCommandBufferSetBlendColor", addr(colour)) is None
     bias[2] = -2.5
     assert call("nvnCommandBufferSetDepthBias", addr(bias)) is None
-    assert decode(r.end(CB)) == [(P.OP_DEPTH_BIAS, 0.25, 1.5, 0.0), (P.OP_BLEND_CONSTANT, 0.125, 0.5, 0.75, 1.0),
-                                 (P.OP_DEPTH_BIAS, 0.25, 1.5, -2.5)]
+    assert decode(r.end(CB)) == [
+        (P.OP_DEPTH_BIAS, 0.25, 1.5, 0.0),
+        (P.OP_BLEND_CONSTANT, 0.125, 0.5, 0.75, 1.0),
+        (P.OP_DEPTH_BIAS, 0.25, 1.5, -2.5),
+    ]
 
 
 def test_not_finite_or_unreadable_is_pythons_to_name(rec):
     r, call, addr = rec
     colour = r.ffi.new("float[4]", [0.0, math.inf, 0.0, 1.0])
-    assert call("nvnCommandBufferSetBlendColor", addr(colour)) == ""        # "": the Python function's turn
+    assert call("nvnCommandBufferSetBlendColor", addr(colour)) == ""  # "": the Python function's turn
     bias = r.ffi.new("float[3]", [math.nan, 0.0, 0.0])
     assert call("nvnCommandBufferSetDepthBias", addr(bias)) == ""
-    assert call("nvnCommandBufferSetDepthBias", 0) == ""                   # a null pointer: Python names it
+    assert call("nvnCommandBufferSetDepthBias", 0) == ""  # a null pointer: Python names it
     assert decode(r.end(CB)) == []

@@ -11,6 +11,7 @@
   byte flips — each refused with a NativePacketError naming the packet index, op and field, and
   the decoder keeps answering correctly afterwards (a crash would take the test process down).
 """
+
 from __future__ import annotations
 
 import math
@@ -32,19 +33,39 @@ E = P.EMPTY
 
 def every_op() -> list[tuple]:
     return [
-        (P.OP_TARGET, 7), (P.OP_CLEAR, 0.25, 0.5, 1.0, 1), (P.OP_PROGRAM, 1),
-        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 5, 8], [2, 1, 12]]), (P.OP_VERTEX, 1, 0, 96),
-        (P.OP_INDEX, 1, 4096, 64, 2), (P.OP_UNIFORM, 3, 1, 1 << 40, 65536), (P.OP_TEXTURE, 2, 10, 1),
-        (P.OP_VIEWPORT, 0.0, -1.5, 128.0, 16384), (P.OP_DRAW, 6, 1, 0, 0),
-        (P.OP_DRAW_INDEXED, 3, 2, 1, -(1 << 31), 7), (P.OP_SIGNAL, 63, (1 << 64) - 1), (P.OP_PRESENT, 9, 7),
-        (P.OP_BLEND, True), (P.OP_WRITEBACK, 7), (P.OP_DIRTY, 1, 8, 16), (P.OP_POOLS, [1] * 15 + [E], [2, E, 3, 4]),
-        (P.OP_DEPTH_TARGET, E, 8), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 255, 3),
+        (P.OP_TARGET, 7),
+        (P.OP_CLEAR, 0.25, 0.5, 1.0, 1),
+        (P.OP_PROGRAM, 1),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 5, 8], [2, 1, 12]]),
+        (P.OP_VERTEX, 1, 0, 96),
+        (P.OP_INDEX, 1, 4096, 64, 2),
+        (P.OP_UNIFORM, 3, 1, 1 << 40, 65536),
+        (P.OP_TEXTURE, 2, 10, 1),
+        (P.OP_VIEWPORT, 0.0, -1.5, 128.0, 16384),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_DRAW_INDEXED, 3, 2, 1, -(1 << 31), 7),
+        (P.OP_SIGNAL, 63, (1 << 64) - 1),
+        (P.OP_PRESENT, 9, 7),
+        (P.OP_BLEND, True),
+        (P.OP_WRITEBACK, 7),
+        (P.OP_DIRTY, 1, 8, 16),
+        (P.OP_POOLS, [1] * 15 + [E], [2, E, 3, 4]),
+        (P.OP_DEPTH_TARGET, E, 8),
+        (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 255, 3),
         (P.OP_DEPTH_STENCIL, True, False, 7, True, *(1, 2, 3, 4, 5, 6, 7), *(7, 6, 5, 4, 255, 0, 9)),
-        (P.OP_RASTER, 3, 1, 1, True), (P.OP_DEPTH_BIAS, 1.5, -2.0, 0.0), (P.OP_SCISSOR, 0, 16384, 16384, 1),
-        (P.OP_BLEND_STATE, 7, True, 14, 0, 4, 6, 7, 3, 15), (P.OP_BLEND_CONSTANT, 0.1, 0.2, 0.3, 0.4),
-        (P.OP_MULTISAMPLE, 4, True), (P.OP_EVENT_SIGNAL, 1, 4, 1, 0xFFFFFFFF), (P.OP_EVENT_WAIT, 1, 8, 0, 5),
-        (P.OP_RENDER_TARGETS, [1, 2, E], 3), (P.OP_CLEAR_TARGET, 7, 1, 0, 0, 1), (P.OP_RESOLVE, 1, 2),
-        (P.OP_BEGIN, 5), (P.OP_END, 5),
+        (P.OP_RASTER, 3, 1, 1, True),
+        (P.OP_DEPTH_BIAS, 1.5, -2.0, 0.0),
+        (P.OP_SCISSOR, 0, 16384, 16384, 1),
+        (P.OP_BLEND_STATE, 7, True, 14, 0, 4, 6, 7, 3, 15),
+        (P.OP_BLEND_CONSTANT, 0.1, 0.2, 0.3, 0.4),
+        (P.OP_MULTISAMPLE, 4, True),
+        (P.OP_EVENT_SIGNAL, 1, 4, 1, 0xFFFFFFFF),
+        (P.OP_EVENT_WAIT, 1, 8, 0, 5),
+        (P.OP_RENDER_TARGETS, [1, 2, E], 3),
+        (P.OP_CLEAR_TARGET, 7, 1, 0, 0, 1),
+        (P.OP_RESOLVE, 1, 2),
+        (P.OP_BEGIN, 5),
+        (P.OP_END, 5),
         (P.OP_PRESENT_IMAGE, 12, 3, 1 << 33, 1280, 720, 1, 5120, 4, 2),
     ]
 
@@ -84,8 +105,32 @@ def test_convert_names_bad_packets():
 
 
 # -- the C format pass against packets.check_full ----------------------------------------
-EDGE = [0, 1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 255, 256, 2048, 2049, 16384, 16385, 65535, 65536, 1 << 24,
-        (1 << 24) + 1, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF]
+EDGE = [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    7,
+    8,
+    15,
+    16,
+    17,
+    255,
+    256,
+    2048,
+    2049,
+    16384,
+    16385,
+    65535,
+    65536,
+    1 << 24,
+    (1 << 24) + 1,
+    0x7FFFFFFF,
+    0x80000000,
+    0xFFFFFFFF,
+]
 FLOATS = [0.0, -0.0, 1.0, 0.5, -1.0, 1.0000001, 16384.0, 16385.0, 3e38, float("inf"), float("-inf"), float("nan")]
 
 
@@ -109,8 +154,10 @@ def raw_field(rng: random.Random, kind: str) -> tuple[list[int], object]:
         return [w], w
     if kind == P.ATTRS:
         n = rng.choice([1, 2, 3, 8])
-        items = [[rng.choice([0, 1, 15, 16, 0x10000]), rng.choice([1, 2, 4, 5, 0, 6]), rng.choice([0, 4, 8, 12, 2040])]
-                 for _ in range(n)]
+        items = [
+            [rng.choice([0, 1, 15, 16, 0x10000]), rng.choice([1, 2, 4, 5, 0, 6]), rng.choice([0, 4, 8, 12, 2040])]
+            for _ in range(n)
+        ]
         return [n, *(x for a in items for x in a)], items
     if kind == P.COLOR_IDS:
         n = rng.choice([1, 2, 8])
@@ -150,7 +197,7 @@ def test_format_pass_agrees_with_python():
         assert c == py, (obj, c, py)
         refused += not c
         accepted += c
-    assert refused > 1000 and accepted > 1000, (refused, accepted)    # both sides exercised
+    assert refused > 1000 and accepted > 1000, (refused, accepted)  # both sides exercised
 
 
 # -- the C validation pass against validate.plan ------------------------------------------
@@ -169,16 +216,67 @@ def objects():
     objs = Objects(Pools({1: 1 << 20, 2: 4096}))
     objs.add_program(1, *GlslSource(COLOR_VS, COLOR_FS).spirv())
     objs.add_program(2, *GlslSource(TEX_VS, TEX_FS).spirv())
-    objs.add_texture(id=7, pool=0, offset=0, width=32, height=32, format="RGBA8", block_linear=False,
-                     block_height_log2=0, pitch=0, render_target=True)
-    objs.add_texture(id=8, pool=0, offset=0, width=32, height=32, format="D32F", block_linear=False,
-                     block_height_log2=0, pitch=0, render_target=True)
-    objs.add_texture(id=10, pool=1, offset=0, width=8, height=8, format="RGBA8", block_linear=False,
-                     block_height_log2=0, pitch=32, render_target=False)
-    objs.add_texture(id=12, pool=0, offset=0, width=16, height=32, format="D24S8", block_linear=False,
-                     block_height_log2=0, pitch=0, render_target=True)
-    objs.add_texture(id=13, pool=0, offset=0, width=32, height=32, format="RGBA8", block_linear=False,
-                     block_height_log2=0, pitch=0, render_target=True, samples=4)
+    objs.add_texture(
+        id=7,
+        pool=0,
+        offset=0,
+        width=32,
+        height=32,
+        format="RGBA8",
+        block_linear=False,
+        block_height_log2=0,
+        pitch=0,
+        render_target=True,
+    )
+    objs.add_texture(
+        id=8,
+        pool=0,
+        offset=0,
+        width=32,
+        height=32,
+        format="D32F",
+        block_linear=False,
+        block_height_log2=0,
+        pitch=0,
+        render_target=True,
+    )
+    objs.add_texture(
+        id=10,
+        pool=1,
+        offset=0,
+        width=8,
+        height=8,
+        format="RGBA8",
+        block_linear=False,
+        block_height_log2=0,
+        pitch=32,
+        render_target=False,
+    )
+    objs.add_texture(
+        id=12,
+        pool=0,
+        offset=0,
+        width=16,
+        height=32,
+        format="D24S8",
+        block_linear=False,
+        block_height_log2=0,
+        pitch=0,
+        render_target=True,
+    )
+    objs.add_texture(
+        id=13,
+        pool=0,
+        offset=0,
+        width=32,
+        height=32,
+        format="RGBA8",
+        block_linear=False,
+        block_height_log2=0,
+        pitch=0,
+        render_target=True,
+        samples=4,
+    )
     objs.add_sampler(1, False, False)
     objs.add_sampler(2, False, False, compare=2)
     return objs
@@ -187,48 +285,82 @@ def objects():
 def random_submission(rng: random.Random) -> list[tuple]:
     def pick(good, bad):
         return rng.choice(bad) if rng.random() < 0.04 else rng.choice(good)
+
     cmds = []
     for _ in range(rng.randint(1, 30)):
         k = rng.random()
         if k < 0.04:
             cmds.append((P.OP_TARGET, pick([7], [8, 10, 99])))
-        elif k < 0.06:      # colour + depth, depth alone; a wrong kind, size or id (the Python path names those)
-            cmds.append((P.OP_DEPTH_TARGET, *pick([(7, 8), (P.EMPTY, 8), (7, P.EMPTY)],
-                                                  [(8, 8), (7, 7), (7, 12), (P.EMPTY, P.EMPTY), (99, 8), (7, 10)])))
+        elif k < 0.06:  # colour + depth, depth alone; a wrong kind, size or id (the Python path names those)
+            cmds.append(
+                (
+                    P.OP_DEPTH_TARGET,
+                    *pick([(7, 8), (P.EMPTY, 8), (7, P.EMPTY)], [(8, 8), (7, 7), (7, 12), (P.EMPTY, P.EMPTY), (99, 8), (7, 10)]),
+                )
+            )
         elif k < 0.1:
             cmds.append((P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0))
         elif k < 0.16:
             cmds.append((P.OP_PROGRAM, pick([1, 2], [3, 0])))
         elif k < 0.22:
-            cmds.append((P.OP_VERTEX_LAYOUT, *rng.choice([(8, 0, [[0, 2, 0]]), (16, 0, [[0, 2, 0], [1, 2, 8]]),
-                                                          (16, 0, [[1, 2, 8]])])))
+            cmds.append(
+                (P.OP_VERTEX_LAYOUT, *rng.choice([(8, 0, [[0, 2, 0]]), (16, 0, [[0, 2, 0], [1, 2, 8]]), (16, 0, [[1, 2, 8]])]))
+            )
         elif k < 0.3:
-            cmds.append((P.OP_VERTEX, pick([1, 2], [3]), pick([0, 64, 4000], [(1 << 20) - 8, 1 << 20, (1 << 64) - 8]),
-                         pick([96, 48], [0, 1 << 17, (1 << 64) - 1])))
+            cmds.append(
+                (
+                    P.OP_VERTEX,
+                    pick([1, 2], [3]),
+                    pick([0, 64, 4000], [(1 << 20) - 8, 1 << 20, (1 << 64) - 8]),
+                    pick([96, 48], [0, 1 << 17, (1 << 64) - 1]),
+                )
+            )
         elif k < 0.36:
             cmds.append((P.OP_INDEX, pick([1], [5]), pick([0, 128], [1 << 20]), pick([12, 64], [0]), rng.choice([2, 4])))
         elif k < 0.5:
-            cmds.append((P.OP_UNIFORM, rng.randrange(4), pick([1], [2, 9]), pick([0, 256], [(1 << 20) - 8]),
-                         pick([48, 256], [0, 65536 + 16])))
+            cmds.append(
+                (
+                    P.OP_UNIFORM,
+                    rng.randrange(4),
+                    pick([1], [2, 9]),
+                    pick([0, 256], [(1 << 20) - 8]),
+                    pick([48, 256], [0, 65536 + 16]),
+                )
+            )
         elif k < 0.58:
             cmds.append((P.OP_TEXTURE, rng.randrange(4), pick([10], [7, 8, 11]), pick([1], [2, 3])))
         elif k < 0.62:
-            cmds.append(rng.choice([(P.OP_VIEWPORT, 0.0, 0.0, 32.0, 32.0), (P.OP_SCISSOR, 0, 0, 8, 8),
-                                    (P.OP_BLEND_CONSTANT, 1.0, 0.0, 0.0, 1.0), (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.0),
-                                    (P.OP_SIGNAL, pick([0, 63], [64, 1000]), 5), (P.OP_PRESENT, 1, pick([7], [8, 10])),
-                                    (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), P.DS_DEFAULT, P.BLEND_OVER,
-                                    (P.OP_RASTER, 1, 1, 0, True),
-                                    (P.OP_DIRTY, pick([1, 2], [3]), pick([0, 64], [1 << 20]), pick([64], [0, 1 << 21])),
-                                    (P.OP_WRITEBACK, pick([7], [10, 99])),
-                                    (P.OP_RENDER_TARGETS, *pick([((7,), 8), ((7, P.EMPTY), P.EMPTY)],
-                                                                [((7, 7), 8), ((P.EMPTY, 7), 8), ((8,), P.EMPTY),
-                                                                 ((10,), P.EMPTY), ((7,), 12)])),
-                                    (P.OP_CLEAR_TARGET, pick([0], [1, 7]), 0.0, 0.0, 0.0, 1.0),
-                                    (P.OP_BLEND_STATE, 3, True, 1, 1, 0, 1, 1, 0, 15),
-                                    (P.OP_TARGET, 13), (P.OP_MULTISAMPLE, rng.choice([1, 2, 4]), rng.random() < 0.5),
-                                    (P.OP_RESOLVE, *pick([(13, 7)], [(7, 13), (13, 8), (13, 10), (13, 99)])),
-                                    (P.OP_EVENT_SIGNAL, *pick([(1, 64), (2, 4092)], [(2, 4094), (2, 4096), (3, 0)]),
-                                     rng.randrange(2), 7)]))
+            cmds.append(
+                rng.choice(
+                    [
+                        (P.OP_VIEWPORT, 0.0, 0.0, 32.0, 32.0),
+                        (P.OP_SCISSOR, 0, 0, 8, 8),
+                        (P.OP_BLEND_CONSTANT, 1.0, 0.0, 0.0, 1.0),
+                        (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.0),
+                        (P.OP_SIGNAL, pick([0, 63], [64, 1000]), 5),
+                        (P.OP_PRESENT, 1, pick([7], [8, 10])),
+                        (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3),
+                        P.DS_DEFAULT,
+                        P.BLEND_OVER,
+                        (P.OP_RASTER, 1, 1, 0, True),
+                        (P.OP_DIRTY, pick([1, 2], [3]), pick([0, 64], [1 << 20]), pick([64], [0, 1 << 21])),
+                        (P.OP_WRITEBACK, pick([7], [10, 99])),
+                        (
+                            P.OP_RENDER_TARGETS,
+                            *pick(
+                                [((7,), 8), ((7, P.EMPTY), P.EMPTY)],
+                                [((7, 7), 8), ((P.EMPTY, 7), 8), ((8,), P.EMPTY), ((10,), P.EMPTY), ((7,), 12)],
+                            ),
+                        ),
+                        (P.OP_CLEAR_TARGET, pick([0], [1, 7]), 0.0, 0.0, 0.0, 1.0),
+                        (P.OP_BLEND_STATE, 3, True, 1, 1, 0, 1, 1, 0, 15),
+                        (P.OP_TARGET, 13),
+                        (P.OP_MULTISAMPLE, rng.choice([1, 2, 4]), rng.random() < 0.5),
+                        (P.OP_RESOLVE, *pick([(13, 7)], [(7, 13), (13, 8), (13, 10), (13, 99)])),
+                        (P.OP_EVENT_SIGNAL, *pick([(1, 64), (2, 4092)], [(2, 4094), (2, 4096), (3, 0)]), rng.randrange(2), 7),
+                    ]
+                )
+            )
         elif k < 0.97:
             if rng.random() < 0.7:
                 cmds.append((P.OP_DRAW, pick([6, 3, 0], [7, 100]), 1, pick([0, 1], [4, 50]), 0))
@@ -236,8 +368,16 @@ def random_submission(rng: random.Random) -> list[tuple]:
                 cmds.append((P.OP_DRAW_INDEXED, pick([3, 6], [40]), 1, pick([0, 2], [30]), 0, 0))
         else:
             # (BEGIN: refused; the rest only the Python path replays: line fill, a bias clamp, MULTISAMPLE)
-            cmds.append(rng.choice([(P.OP_RASTER, 0, 0, 1, False), (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.5),
-                                    (P.OP_MULTISAMPLE, 1, False), (P.OP_BEGIN, 3)]))
+            cmds.append(
+                rng.choice(
+                    [
+                        (P.OP_RASTER, 0, 0, 1, False),
+                        (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.5),
+                        (P.OP_MULTISAMPLE, 1, False),
+                        (P.OP_BEGIN, 3),
+                    ]
+                )
+            )
     return cmds
 
 
@@ -264,7 +404,7 @@ def test_validation_agrees_with_python(objects):
             assert e.op == cmds[e.index][0] and e.field
             seen["bad"] += 1
             continue
-        if got.fallback_op:        # the Python path replays (and validates) it whole
+        if got.fallback_op:  # the Python path replays (and validates) it whole
             seen["fallback"] += 1
             first = next(i for i, c in enumerate(cmds) if c[0] == got.fallback_op)
             assert py is None or py >= first, (cmds, py)
@@ -295,8 +435,12 @@ def test_validation_names_packet_op_and_field(objects):
 
 # -- fuzz ----------------------------------------------------------------------------------
 def frame(draws: int) -> list[tuple]:
-    cmds = [(P.OP_TARGET, 7), (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-            (P.OP_VERTEX, 1, 0, 96)]
+    cmds = [
+        (P.OP_TARGET, 7),
+        (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, 1, 0, 96),
+    ]
     for i in range(draws):
         if i % 50 == 0:
             cmds.append((P.OP_PROGRAM, 2))
@@ -319,15 +463,21 @@ def test_fuzz_truncated_oversized_bogus(objects):
     tabs = nxpkt.tables(objects, {1: 1 << 20, 2: 4096})
     good = B.convert(frame(40))
     assert nxpkt.check(good, tabs).draws == 40
-    for n in range(len(good)):                      # every truncation
+    for n in range(len(good)):  # every truncation
         e = expect_refused(good[:n], tabs)
         assert e.index == -1 if n < B.HEADER else True
     hdr = struct.unpack_from("<IHHII", good)
-    for fields in ((0x4247584F, *hdr[1:]), (hdr[0], 2, *hdr[2:]), (*hdr[:2], 32, *hdr[3:]),
-                   (*hdr[:3], hdr[3] + 1, hdr[4]), (*hdr[:3], hdr[3] - 1, hdr[4]), (*hdr[:4], hdr[4] + 4),
-                   (*hdr[:3], 0xFFFFFFFF, hdr[4])):
+    for fields in (
+        (0x4247584F, *hdr[1:]),
+        (hdr[0], 2, *hdr[2:]),
+        (*hdr[:2], 32, *hdr[3:]),
+        (*hdr[:3], hdr[3] + 1, hdr[4]),
+        (*hdr[:3], hdr[3] - 1, hdr[4]),
+        (*hdr[:4], hdr[4] + 4),
+        (*hdr[:3], 0xFFFFFFFF, hdr[4]),
+    ):
         expect_refused(struct.pack("<IHHII", *fields) + good[16:], tabs)
-    expect_refused(good + b"\0" * 4, tabs)           # bytes after the last packet
+    expect_refused(good + b"\0" * 4, tabs)  # bytes after the last packet
     # every packet's size field too large, too small, unaligned, zero
     at, i = B.HEADER, 0
     while at < len(good):
@@ -346,8 +496,7 @@ def test_fuzz_truncated_oversized_bogus(objects):
         d = bytearray(good)
         for _ in range(rng.randint(1, 3)):
             pos = rng.randrange(B.HEADER, len(d) - 3) & ~3
-            struct.pack_into("<I", d, pos, rng.choice([0, 1, 5, 99, 0x7FFF, 0xFFFF, 0x10000, 0xFFFFFFFF,
-                                                       rng.getrandbits(32)]))
+            struct.pack_into("<I", d, pos, rng.choice([0, 1, 5, 99, 0x7FFF, 0xFFFF, 0x10000, 0xFFFFFFFF, rng.getrandbits(32)]))
         try:
             nxpkt.check(bytes(d), tabs)
         except nxpkt.NativePacketError as e:
@@ -379,12 +528,35 @@ def test_big_frame_one_call(objects):
 # -- msgpack -> blob in C against binpackets.convert -----------------------------------------
 def mutate(rng: random.Random, v):
     """A value of another msgpack type or an edge of its range (bool for int, int for bool, ...)."""
-    return rng.choice([True, False, 0, 1, -1, 1 << 32, (1 << 32) - 1, 1 << 64 - 1, -(1 << 31), 1 << 31,
-                       1.5, 0.0, float("inf"), float("nan"), 3.5e38, 1 << 24, (1 << 24) + 1, [], [1, 2, 3], [v]])
+    return rng.choice(
+        [
+            True,
+            False,
+            0,
+            1,
+            -1,
+            1 << 32,
+            (1 << 32) - 1,
+            1 << 64 - 1,
+            -(1 << 31),
+            1 << 31,
+            1.5,
+            0.0,
+            float("inf"),
+            float("nan"),
+            3.5e38,
+            1 << 24,
+            (1 << 24) + 1,
+            [],
+            [1, 2, 3],
+            [v],
+        ]
+    )
 
 
 def test_msgpack_conversion_agrees_with_python():
     import msgpack
+
     rng = random.Random(3204)
     seen = {"same": 0, "fallback": 0, "range": 0}
     for _ in range(4000):
@@ -403,12 +575,12 @@ def test_msgpack_conversion_agrees_with_python():
         except B.ConvertError:
             want = None
         if got is None:
-            seen["fallback"] += 1      # Python converts (or names the bad value)
-        elif want is None:             # a range Python refuses: the C format pass must refuse it too
+            seen["fallback"] += 1  # Python converts (or names the bad value)
+        elif want is None:  # a range Python refuses: the C format pass must refuse it too
             with pytest.raises(nxpkt.NativePacketError):
                 nxpkt.check(got)
             seen["range"] += 1
         else:
-            assert got == want, cmds   # the same bytes when both accept
+            assert got == want, cmds  # the same bytes when both accept
             seen["same"] += 1
     assert seen["same"] > 500 and seen["fallback"] > 500 and seen["range"] > 30, seen

@@ -7,6 +7,7 @@ the not-ready policy (``gpu_host.pipeline_not_ready``), on lavapipe, through in-
   same frame is drawn as with *wait*.  The worker is held back (its ``_make`` waits for an event
   the test sets) so "not made yet" is certain, not a race.
 """
+
 from __future__ import annotations
 
 import threading
@@ -24,17 +25,17 @@ from gpu_host.vkdevice import Device
 
 W = H = 64
 VB, UB = 0, 4096
-PROGRAMS = 6       # one fragment shader each: six pipelines for the workers at the first frame
+PROGRAMS = 6  # one fragment shader each: six pipelines for the workers at the first frame
 
 
 def fragment(k: int) -> str:
-    return COLOR_FS.replace("void main() {", f"const float K = {k + 1}.0 / {PROGRAMS}.0;\nvoid main() {{", 1) \
-        .replace("= c;", "= vec4(c.rg, K, 1.0);", 1)
+    return COLOR_FS.replace("void main() {", f"const float K = {k + 1}.0 / {PROGRAMS}.0;\nvoid main() {{", 1).replace(
+        "= c;", "= vec4(c.rg, K, 1.0);", 1
+    )
 
 
 def frame(n: int) -> list[tuple]:
-    cmds = [(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-            (P.OP_VERTEX, 1, VB, 48)]
+    cmds = [(P.OP_TARGET, 7), (P.OP_CLEAR, 0, 0, 0, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]), (P.OP_VERTEX, 1, VB, 48)]
     for k in range(PROGRAMS):
         cmds += [(P.OP_PROGRAM, 1 + k), (P.OP_UNIFORM, 0, 1, UB + 256 * k, 48), (P.OP_DRAW, 6, 1, 0, 0)]
     return cmds + [(P.OP_PRESENT, n, 7)]
@@ -48,7 +49,7 @@ def engine(monkeypatch):
         monkeypatch.setenv("NXRECOMP_GPU_HOST_PIPELINE_THREADS", str(threads))
         monkeypatch.setenv("NXRECOMP_GPU_HOST_PIPELINE_NOT_READY", policy)
         monkeypatch.setenv("NXRECOMP_GPU_HOST_NATIVE_REPLAY", native)
-        monkeypatch.setenv("NXRECOMP_GPU_HOST_PIPELINE_CACHE", "0")      # every run compiles
+        monkeypatch.setenv("NXRECOMP_GPU_HOST_PIPELINE_CACHE", "0")  # every run compiles
         pool = Pool(1, 1 << 16)
         pool.write(VB, rect_px(0, 0, 8, 8, W, H).tobytes())
         for k in range(PROGRAMS):
@@ -59,8 +60,18 @@ def engine(monkeypatch):
         eng = Engine(dev, mp, keep_frames=8)
         for k in range(PROGRAMS):
             eng.register_program(1 + k, *GlslSource(COLOR_VS, fragment(k)).spirv())
-        eng.register_texture(id=7, pool=0, offset=0, width=W, height=H, format="RGBA8", block_linear=False,
-                             block_height_log2=0, pitch=0, render_target=True)
+        eng.register_texture(
+            id=7,
+            pool=0,
+            offset=0,
+            width=W,
+            height=H,
+            format="RGBA8",
+            block_linear=False,
+            block_height_log2=0,
+            pitch=0,
+            render_target=True,
+        )
         made.append((eng, dev, pool))
         return eng
 
@@ -95,10 +106,10 @@ def test_skip_policy_leaves_out_draws_until_made(engine, native) -> None:
     eng = engine(2, "skip", native)
     pipes = eng.replayer.pipes
     go, real = threading.Event(), pipes._make
-    pipes._make = lambda *a: (go.wait(30), real(*a))[1]      # the workers hold until the test lets them
+    pipes._make = lambda *a: (go.wait(30), real(*a))[1]  # the workers hold until the test lets them
     res = eng.submit(1, frame(1))
     assert res.draws == 0 and res.skipped == PROGRAMS and eng.skipped_draws == PROGRAMS
-    assert (image(eng)[..., :3] == 0).all()                  # nothing but the clear
+    assert (image(eng)[..., :3] == 0).all()  # nothing but the clear
     go.set()
     for fut in list(pipes.pending.values()):
         fut.result(timeout=60)

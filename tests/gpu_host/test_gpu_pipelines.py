@@ -2,6 +2,7 @@
 driver's compiled pipelines are kept on disk: written whole (a checksummed file renamed in),
 read back by the next GPU process, a damaged file ignored with a warning, never a crash.
 Real GPU processes on lavapipe (which has VK_EXT_graphics_pipeline_library)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,11 +27,20 @@ def scene_frame(gpu: Gpu) -> np.ndarray:
     c.register(SamplerDesc(smp))
     cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, 0.1, 0.2, 0.3, 1), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]])]
     for i, blend in enumerate((False, True)):
-        cmds += [(P.OP_BLEND, blend), (P.OP_VERTEX, *sc.put(rect_px(4 + 20 * i, 4, 30 + 20 * i, 30, W, H).tobytes())),
-                 (P.OP_UNIFORM, 0, *sc.put(ubo((0.9, 0.3 * i, 0.2, 0.6)))), (P.OP_DRAW, 6, 1, 0, 0)]
-    cmds += [(P.OP_BLEND, False), (P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-             (P.OP_VERTEX, *sc.put(rect_uv_px(40, 30, 56, 38, W, H).tobytes())), (P.OP_TEXTURE, 0, tex, smp),
-             (P.OP_DRAW, 6, 1, 0, 0)]
+        cmds += [
+            (P.OP_BLEND, blend),
+            (P.OP_VERTEX, *sc.put(rect_px(4 + 20 * i, 4, 30 + 20 * i, 30, W, H).tobytes())),
+            (P.OP_UNIFORM, 0, *sc.put(ubo((0.9, 0.3 * i, 0.2, 0.6)))),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ]
+    cmds += [
+        (P.OP_BLEND, False),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(rect_uv_px(40, 30, 56, 38, W, H).tobytes())),
+        (P.OP_TEXTURE, 0, tex, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
     n = next(gpu.frames)
     c.wait(c.submit(cmds + [(P.OP_PRESENT, n, t)]))
     assert c.dropped() == 0
@@ -57,7 +67,7 @@ def test_library_parts_draw_what_whole_pipelines_draw(tmp_path):
     whole, log = run_gpu({**env, "NXRECOMP_GPU_HOST_PIPELINE_LIBRARY": "off"})
     assert "pipeline library: off" in log, log[-2000:]
     assert np.array_equal(linked, whole)
-    assert len({tuple(p) for p in linked.reshape(-1, 4)}) >= 4      # clear, two rects, texels: a real scene
+    assert len({tuple(p) for p in linked.reshape(-1, 4)}) >= 4  # clear, two rects, texels: a real scene
 
 
 def test_pipeline_cache_kept_on_disk_and_damage_ignored(tmp_path):
@@ -66,9 +76,9 @@ def test_pipeline_cache_kept_on_disk_and_damage_ignored(tmp_path):
     files = list((tmp_path / "gpu_host").glob("pipelines-*.bin"))
     assert len(files) == 1, files
     raw = files[0].read_bytes()
-    assert raw[:8] == CACHE_MAGIC and len(raw) >= 40 + 16      # our header + the driver's own header
+    assert raw[:8] == CACHE_MAGIC and len(raw) >= 40 + 16  # our header + the driver's own header
     assert read_cache(files[0]) == raw[40:]
-    assert not list((tmp_path / "gpu_host").glob(".*tmp"))     # no temporary file left behind
+    assert not list((tmp_path / "gpu_host").glob(".*tmp"))  # no temporary file left behind
     again, log = run_gpu(env)
     assert f"{len(raw) - 40} bytes loaded" in log, log[-2000:]
     assert np.array_equal(first, again)

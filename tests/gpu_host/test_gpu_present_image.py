@@ -5,6 +5,7 @@ description (Tegra X1 TRM; switchbrew: a GOB is 64 bytes x 8 rows in 32-byte sec
 bytes x 2 rows, blocks of 2^n GOBs stacked vertically, blocks row-major), not with
 gpu_host.blocklinear, which the GPU process uses to deswizzle.  Bad packets and ranges are
 dropped by name, in the msgpack path and by the native decoder."""
+
 from __future__ import annotations
 
 import time
@@ -48,7 +49,7 @@ def present(gpu, pool, img: np.ndarray, layout: int, fmt: int, pitch: int, bh: i
     else:
         lin = img.reshape(h, -1)
         rows = np.zeros((h, pitch), np.uint8)
-        rows[:, :lin.shape[1]] = lin
+        rows[:, : lin.shape[1]] = lin
         data = rows.tobytes()
     pool.write(offset, data)
     n = next(gpu.frames)
@@ -56,18 +57,21 @@ def present(gpu, pool, img: np.ndarray, layout: int, fmt: int, pitch: int, bh: i
     return frame_image(gpu.client, n)
 
 
-@pytest.mark.parametrize("layout,pitch,bh", [(0, 40 * 4, 0), (0, 200, 0), (1, 192, 0), (1, 192, 1), (1, 256, 4)],
-                         ids=["pitch-tight", "pitch-padded", "bl-1gob", "bl-2gob-partial", "bl-16gob"])
+@pytest.mark.parametrize(
+    "layout,pitch,bh",
+    [(0, 40 * 4, 0), (0, 200, 0), (1, 192, 0), (1, 192, 1), (1, 256, 4)],
+    ids=["pitch-tight", "pitch-padded", "bl-1gob", "bl-2gob-partial", "bl-16gob"],
+)
 @pytest.mark.parametrize("fmt", [0, 1, 2, 3], ids=["RGBA8", "RGBX8", "BGRA8", "RGB565"])
 def test_image_comes_back_as_its_pixels(gpu, pool, layout, pitch, bh, fmt):
     rng = np.random.default_rng(layout * 100 + pitch + bh + fmt)
-    img = rng.integers(0, 256, (20, 40, 4), dtype=np.uint8)      # 20 rows: partial blocks of 16 and 128
+    img = rng.integers(0, 256, (20, 40, 4), dtype=np.uint8)  # 20 rows: partial blocks of 16 and 128
     want = img.copy()
     if fmt == 2:
         want = want[:, :, [2, 1, 0, 3]]
     elif fmt == 1:
         want[:, :, 3] = 255
-    elif fmt == 3:       # u16 little-endian r5 g6 b5 (red high); 8 bits by repeating the top bits
+    elif fmt == 3:  # u16 little-endian r5 g6 b5 (red high); 8 bits by repeating the top bits
         px = [int(b) for b in img[:, :, :2].reshape(-1)]
         v = np.array([lo | hi << 8 for lo, hi in zip(px[0::2], px[1::2])]).reshape(20, 40)
         r, g, b = v >> 11, (v >> 5) & 0x3F, v & 0x1F
@@ -76,8 +80,7 @@ def test_image_comes_back_as_its_pixels(gpu, pool, layout, pitch, bh, fmt):
     got = present(gpu, pool, img, layout, fmt, pitch, bh)
     assert got.shape == want.shape
     bad = np.argwhere((got != want).any(-1))
-    assert not len(bad), f"{len(bad)} pixels differ, first (y, x) {tuple(bad[0])}: {got[tuple(bad[0])]} != " \
-                         f"{want[tuple(bad[0])]}"
+    assert not len(bad), f"{len(bad)} pixels differ, first (y, x) {tuple(bad[0])}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
 
 
 def _dropped(gpu, cmds: list[tuple], message: str) -> None:
@@ -93,16 +96,29 @@ def _dropped(gpu, cmds: list[tuple], message: str) -> None:
 def test_bad_images_are_dropped_by_name(gpu, pool):
     n = next(gpu.frames)
     # 16 rows of 16-GOB blocks cover 128 rows: 2 x 8 KiB from 1 MiB - 8 KiB runs past the pool
-    _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, POOL, (1 << 20) - 0x2000, 32, 16, 1, 128, 4, 0)],
-             "PRESENT_IMAGE: range 0xfe000+0x4000 is empty or runs past pool 40's end 0x100000")
-    _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, POOL, 0, 32, 16, 0, 64, 0, 0)],
-             "PRESENT_IMAGE: field pitch = 64 is below a row of 128 bytes")
-    _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, POOL, 0, 40, 16, 0, 64, 0, 3)],     # RGB565: 2 bytes a pixel
-             "PRESENT_IMAGE: field pitch = 64 is below a row of 80 bytes")
-    _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, POOL, 0, 32, 16, 1, 130, 0, 0)],
-             "PRESENT_IMAGE: field pitch = 130 of a block-linear image is not a multiple of 64")
-    _dropped(gpu, [(P.OP_PRESENT_IMAGE, n, 999, 0, 32, 16, 0, 128, 0, 0)],
-             "PRESENT_IMAGE: field pool 999 is not a registered pool")
+    _dropped(
+        gpu,
+        [(P.OP_PRESENT_IMAGE, n, POOL, (1 << 20) - 0x2000, 32, 16, 1, 128, 4, 0)],
+        "PRESENT_IMAGE: range 0xfe000+0x4000 is empty or runs past pool 40's end 0x100000",
+    )
+    _dropped(
+        gpu,
+        [(P.OP_PRESENT_IMAGE, n, POOL, 0, 32, 16, 0, 64, 0, 0)],
+        "PRESENT_IMAGE: field pitch = 64 is below a row of 128 bytes",
+    )
+    _dropped(
+        gpu,
+        [(P.OP_PRESENT_IMAGE, n, POOL, 0, 40, 16, 0, 64, 0, 3)],  # RGB565: 2 bytes a pixel
+        "PRESENT_IMAGE: field pitch = 64 is below a row of 80 bytes",
+    )
+    _dropped(
+        gpu,
+        [(P.OP_PRESENT_IMAGE, n, POOL, 0, 32, 16, 1, 130, 0, 0)],
+        "PRESENT_IMAGE: field pitch = 130 of a block-linear image is not a multiple of 64",
+    )
+    _dropped(
+        gpu, [(P.OP_PRESENT_IMAGE, n, 999, 0, 32, 16, 0, 128, 0, 0)], "PRESENT_IMAGE: field pool 999 is not a registered pool"
+    )
     # and the process goes on presenting
     img = np.full((4, 4, 4), 7, np.uint8)
     assert (present(gpu, pool, img, 0, 0, 16) == img).all()
@@ -111,7 +127,8 @@ def test_bad_images_are_dropped_by_name(gpu, pool):
 def test_native_decoder_checks_the_image_range():
     """nxpkt.c's format pass applies the rules between fields, its objects pass the pool range;
     the blob is then the native replay's (the frame is made from the snapshot after the run)."""
-    class Sizes:          # a Memory with pool sizes only (validation reads no bytes)
+
+    class Sizes:  # a Memory with pool sizes only (validation reads no bytes)
         def pool_size(self, pool: int) -> int | None:
             return 1 << 16 if pool == POOL else None
 

@@ -1,5 +1,6 @@
 """Record a live run's command stream + memory; ``nxrecomp replay`` renders it alone to the
 same frames, run after run."""
+
 from __future__ import annotations
 
 import shutil
@@ -35,10 +36,10 @@ def test_record_then_replay_identical_frames(tmp_path):
         pool.write(300000, blocklinear.swizzle(tex, 1))
         c.register(TextureDesc(8, 1, 300000, 16, 16, "RGBA8", block_linear=True, block_height_log2=1))
         c.register(SamplerDesc(9))
-        astc = rng.integers(0, 256, (4, 4 * 16), dtype=np.uint8)          # 16x16 ASTC 4x4: random blocks
+        astc = rng.integers(0, 256, (4, 4 * 16), dtype=np.uint8)  # 16x16 ASTC 4x4: random blocks
         pool.write(310000, blocklinear.swizzle(astc, 0))
         c.register(TextureDesc(10, 1, 310000, 16, 16, "ASTC_4x4", block_linear=True, block_height_log2=0))
-        bc1 = rng.integers(0, 256, (4, 4 * 8), dtype=np.uint8)             # 16x16 BC1: 4x4 blocks of 8 bytes
+        bc1 = rng.integers(0, 256, (4, 4 * 8), dtype=np.uint8)  # 16x16 BC1: 4x4 blocks of 8 bytes
         pool.write(320000, blocklinear.swizzle(bc1, 0))
         c.register(TextureDesc(11, 1, 320000, 16, 16, "BC1", block_linear=True, block_height_log2=0))
         game = BoxGame(seed=11)
@@ -46,12 +47,19 @@ def test_record_then_replay_identical_frames(tmp_path):
             game.step()
             cmds = game.commands(pool, frame, 7)[:-1]
             sc = Scene(pool, 400000 + (frame % 4) * 4096)
-            cmds += [(P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-                     (P.OP_VERTEX, *sc.put(rect_uv_px(frame, 40, frame + 16, 56, 64, 64).tobytes())),
-                     (P.OP_TEXTURE, 0, 8, 9), (P.OP_DRAW, 6, 1, 0, 0)]
-            for tid, x in ((10, 0), (11, 20)):                             # compressed textures, recorded too
-                cmds += [(P.OP_VERTEX, *sc.put(rect_uv_px(x, frame, x + 16, frame + 16, 64, 64).tobytes())),
-                         (P.OP_TEXTURE, 0, tid, 9), (P.OP_DRAW, 6, 1, 0, 0)]
+            cmds += [
+                (P.OP_PROGRAM, 2),
+                (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+                (P.OP_VERTEX, *sc.put(rect_uv_px(frame, 40, frame + 16, 56, 64, 64).tobytes())),
+                (P.OP_TEXTURE, 0, 8, 9),
+                (P.OP_DRAW, 6, 1, 0, 0),
+            ]
+            for tid, x in ((10, 0), (11, 20)):  # compressed textures, recorded too
+                cmds += [
+                    (P.OP_VERTEX, *sc.put(rect_uv_px(x, frame, x + 16, frame + 16, 64, 64).tobytes())),
+                    (P.OP_TEXTURE, 0, tid, 9),
+                    (P.OP_DRAW, 6, 1, 0, 0),
+                ]
             cmds += [(P.OP_PRESENT, frame, 7)]
             c.wait(c.submit(cmds))
             live[frame] = c.frame(frame).sha256
@@ -73,7 +81,7 @@ def test_record_then_replay_identical_frames(tmp_path):
 
 def test_replay_of_a_bad_file_is_one_clear_line(tmp_path):
     bad = tmp_path / "bad.nxgpu"
-    bad.write_bytes(b"\x81\xa3abc\x01")            # a msgpack map, but not a recording header
+    bad.write_bytes(b"\x81\xa3abc\x01")  # a msgpack map, but not a recording header
     r = nxrecomp("replay", str(bad), "--out", str(tmp_path / "o"))
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1].startswith(f"nxrecomp replay: error: {bad}, field header: not a GPU recording")

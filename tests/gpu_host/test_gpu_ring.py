@@ -1,4 +1,5 @@
 """The command ring, the packet format and fd passing, on real memfds/eventfds/UNIX sockets."""
+
 from __future__ import annotations
 
 import hashlib
@@ -42,7 +43,7 @@ def test_roundtrip_in_order_across_many_wraps():
     w.publish()
     got.extend(r.drain())
     assert got == sent
-    assert w.view.write.value > 100 * 4096   # really wrapped many times
+    assert w.view.write.value > 100 * 4096  # really wrapped many times
 
 
 def test_full_ring_times_out_instead_of_overwriting():
@@ -59,13 +60,13 @@ def test_reader_rejects_corrupt_records():
     fd, bell, w, r = make_ring(4096)
     w.write(b"hello")
     w.publish()
-    REC_HDR.pack_into(w.view.mm, HEADER_SIZE, 1 << 24, 1)          # length past the ring
+    REC_HDR.pack_into(w.view.mm, HEADER_SIZE, 1 << 24, 1)  # length past the ring
     with pytest.raises(RingFormatError, match="runs past the ring"):
         r.drain()
-    REC_HDR.pack_into(w.view.mm, HEADER_SIZE, 5, 77)               # unknown tag
+    REC_HDR.pack_into(w.view.mm, HEADER_SIZE, 5, 77)  # unknown tag
     with pytest.raises(RingFormatError, match="unknown tag 77"):
         r.drain()
-    w.view.write.value = 10 ** 9                                    # write far beyond read + capacity
+    w.view.write.value = 10**9  # write far beyond read + capacity
     with pytest.raises(RingFormatError, match="inconsistent"):
         r.drain()
 
@@ -134,10 +135,22 @@ def test_decode_never_raises_anything_but_packet_error(data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.integers(-2**63, 2**64 - 1), st.floats(allow_nan=True), st.booleans(), st.none(),
-                          st.text(max_size=3), st.lists(st.integers(-5, 70000), max_size=4)), max_size=8))
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-(2**63), 2**64 - 1),
+            st.floats(allow_nan=True),
+            st.booleans(),
+            st.none(),
+            st.text(max_size=3),
+            st.lists(st.integers(-5, 70000), max_size=4),
+        ),
+        max_size=8,
+    )
+)
 def test_decode_structured_garbage(fields):
     import msgpack
+
     for op in list(P.OPS)[:16]:
         try:
             P.decode(msgpack.packb([op, *fields]))

@@ -3,6 +3,7 @@ after another, each block-linear) and sampled by GLSL sampler2DArray / samplerCu
 samplerCubeArray.  Each output pixel names one texel of one layer; the shader turns it into a
 direction with the inverse of the Vulkan spec's cube face table (major axis, sc, tc), and the
 expected image is the random texels placed by plain indexing here."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +16,7 @@ from gpu_host.blocklinear import size_bytes
 from nxrecomp.common.errors import NxError
 from test_gpu_draws import ref_swizzle
 
-N = 4      # texels across a face / layer
+N = 4  # texels across a face / layer
 VS = """#version 450
 layout(location=0) in vec2 pos;
 void main() { gl_Position = vec4(pos, 0.0, 1.0); }"""
@@ -36,7 +37,8 @@ FS = {
 layout(set=0, binding=4) uniform samplerCube tex;
 layout(location=0) out vec4 o;
 %s
-void main() { o = texture(tex, direction(ivec2(gl_FragCoord.xy))); }""" % DIRECTION,
+void main() { o = texture(tex, direction(ivec2(gl_FragCoord.xy))); }"""
+    % DIRECTION,
     "cube_array": """#version 450
 layout(set=0, binding=4) uniform samplerCubeArray tex;
 layout(location=0) out vec4 o;
@@ -49,7 +51,8 @@ layout(location=0) out vec4 o;
 void main() {
     ivec2 p = ivec2(gl_FragCoord.xy);
     o = texture(tex, vec3((vec2(p %% %(n)d) + 0.5) / %(n)d.0, float(p.x / %(n)d)));
-}""" % {"n": N},
+}"""
+    % {"n": N},
 }
 
 
@@ -65,16 +68,27 @@ def test_layered_texture_sampled(gpu, kind, layers):
     across = 6 if kind != "2d_array" else layers
     w, h = across * N, cubes * N
     tex, smp, t, prog = gpu.id(), gpu.id(), gpu.id(), gpu.id()
-    gpu.client.register(TextureDesc(tex, 1, tex_range[1], N, N, "RGBA8", block_linear=True, block_height_log2=0,
-                                    layers=layers, cube=kind != "2d_array"))
+    gpu.client.register(
+        TextureDesc(
+            tex, 1, tex_range[1], N, N, "RGBA8", block_linear=True, block_height_log2=0, layers=layers, cube=kind != "2d_array"
+        )
+    )
     gpu.client.register(SamplerDesc(smp))
     gpu.client.register(TextureDesc(t, 0, 0, w, h, "RGBA8", render_target=True))
     gpu.client.register_program(prog, GlslSource(VS, FS[kind]))
     n = next(gpu.frames)
-    seq = gpu.client.submit([(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 0, 0), (P.OP_PROGRAM, prog),
-                             (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-                             (P.OP_VERTEX, *sc.put(rect_px(0, 0, w, h, w, h).tobytes())),
-                             (P.OP_TEXTURE, 0, tex, smp), (P.OP_DRAW, 6, 1, 0, 0), (P.OP_PRESENT, n, t)])
+    seq = gpu.client.submit(
+        [
+            (P.OP_TARGET, t),
+            (P.OP_CLEAR, 0, 0, 0, 0),
+            (P.OP_PROGRAM, prog),
+            (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+            (P.OP_VERTEX, *sc.put(rect_px(0, 0, w, h, w, h).tobytes())),
+            (P.OP_TEXTURE, 0, tex, smp),
+            (P.OP_DRAW, 6, 1, 0, 0),
+            (P.OP_PRESENT, n, t),
+        ]
+    )
     gpu.client.wait(seq)
     assert gpu.client.dropped() == 0, gpu.log()[-1500:]
     img = frame_image(gpu.client, n)
@@ -88,6 +102,7 @@ def test_layered_texture_sampled(gpu, kind, layers):
 
 def test_layered_textures_refused_where_they_do_not_fit(gpu):
     from test_gpu_hostile import expect_dropped
+
     with pytest.raises(NxError, match="a cube needs square faces and layers a multiple of 6"):
         gpu.client.register(TextureDesc(gpu.id(), 1, 0, 4, 4, "RGBA8", layers=7, cube=True))
     with pytest.raises(NxError, match="a render target has one layer"):
@@ -97,12 +112,18 @@ def test_layered_textures_refused_where_they_do_not_fit(gpu):
     gpu.client.register(SamplerDesc(smp))
     gpu.client.register(TextureDesc(t, 0, 0, 8, 8, "RGBA8", render_target=True))
     sc = Scene(gpu.pool, 1 << 20)
-    draw = [(P.OP_TARGET, t), (P.OP_PROGRAM, 2), (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-            (P.OP_VERTEX, *sc.put(np.zeros((6, 4), np.float32).tobytes()))]
+    draw = [
+        (P.OP_TARGET, t),
+        (P.OP_PROGRAM, 2),
+        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
+        (P.OP_VERTEX, *sc.put(np.zeros((6, 4), np.float32).tobytes())),
+    ]
     before = gpu.client.dropped()
     seq = gpu.client.submit(draw + [(P.OP_TEXTURE, 0, cube, smp), (P.OP_DRAW, 6, 1, 0, 0)])
-    expect_dropped(gpu, seq, f"packet 5 DRAW: texture {cube} in slot 0 is a cube texture; program 2 samples "
-                             "binding 4 as 2d", before)
+    expect_dropped(
+        gpu, seq, f"packet 5 DRAW: texture {cube} in slot 0 is a cube texture; program 2 samples binding 4 as 2d", before
+    )
     seq = gpu.client.submit(draw + [(P.OP_POOLS, [cube] + [P.EMPTY] * 15, [P.EMPTY] * 4)])
-    expect_dropped(gpu, seq, f"packet 4 POOLS: field textures[0] = {cube} is a cube texture; the texture pool "
-                             "holds 2D textures", before + 1)
+    expect_dropped(
+        gpu, seq, f"packet 4 POOLS: field textures[0] = {cube} is a cube texture; the texture pool holds 2D textures", before + 1
+    )

@@ -1,5 +1,6 @@
 """Hostile depth/stencil, raster and blend input: each bad packet or binding drops its submission
 with one log line naming the packet and the field, and the GPU process keeps serving."""
+
 from __future__ import annotations
 
 import pytest
@@ -76,22 +77,28 @@ def test_bad_depth_bindings(env):
     gpu.client.register(SamplerDesc(smp))
     g = good(t, vb, ub)
     cases = [
-        ([(P.OP_DEPTH_TARGET, t, t)] + g[1:], f"packet 0 DEPTH_TARGET: field depth = {t} has format RGBA8, "
-                                              "not a depth format"),
+        ([(P.OP_DEPTH_TARGET, t, t)] + g[1:], f"packet 0 DEPTH_TARGET: field depth = {t} has format RGBA8, not a depth format"),
         ([(P.OP_DEPTH_TARGET, d, d)] + g[1:], f"packet 0 DEPTH_TARGET: field color = {d} has depth format D24S8"),
-        ([(P.OP_DEPTH_TARGET, t, small)] + g[1:], f"packet 0 DEPTH_TARGET: field depth = {small} is 16x16, "
-                                                  f"the colour target {t} 32x32"),
+        (
+            [(P.OP_DEPTH_TARGET, t, small)] + g[1:],
+            f"packet 0 DEPTH_TARGET: field depth = {small} is 16x16, the colour target {t} 32x32",
+        ),
         ([(P.OP_DEPTH_TARGET, E, E)] + g[1:], "packet 0 DEPTH_TARGET: fields color and depth are both empty"),
         ([(P.OP_DEPTH_TARGET, t, 7777)] + g[1:], "packet 0 DEPTH_TARGET: field texture 7777 is not a registered"),
-        ([(P.OP_TARGET, d)] + g[1:], f"packet 0 TARGET: field texture {d} has depth format D24S8; "
-                                     "bind it with DEPTH_TARGET"),
+        ([(P.OP_TARGET, d)] + g[1:], f"packet 0 TARGET: field texture {d} has depth format D24S8; bind it with DEPTH_TARGET"),
         (g[:1] + [(P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3)], "packet 1 CLEAR_DEPTH_STENCIL: no depth target set"),
-        ([(P.OP_DEPTH_TARGET, E, d), (P.OP_CLEAR, 0, 0, 0, 1)],
-         f"packet 1 CLEAR: no colour target set (the depth target {d} is bound alone)"),
-        ([(P.OP_DEPTH_TARGET, t, d)] + g[1:6] + [(P.OP_TEXTURE, 0, d, smp), (P.OP_DRAW, 6, 1, 0, 0)],
-         f"packet 7 DRAW: texture {d} in slot 0 is the current render target"),
-        ([(P.OP_DEPTH_TARGET, t, d), (P.OP_PRESENT, 1, d)],
-         f"packet 1 PRESENT: field texture {d} has depth format D24S8; only colour targets are presented"),
+        (
+            [(P.OP_DEPTH_TARGET, E, d), (P.OP_CLEAR, 0, 0, 0, 1)],
+            f"packet 1 CLEAR: no colour target set (the depth target {d} is bound alone)",
+        ),
+        (
+            [(P.OP_DEPTH_TARGET, t, d)] + g[1:6] + [(P.OP_TEXTURE, 0, d, smp), (P.OP_DRAW, 6, 1, 0, 0)],
+            f"packet 7 DRAW: texture {d} in slot 0 is the current render target",
+        ),
+        (
+            [(P.OP_DEPTH_TARGET, t, d), (P.OP_PRESENT, 1, d)],
+            f"packet 1 PRESENT: field texture {d} has depth format D24S8; only colour targets are presented",
+        ),
     ]
     for cmds, message in cases:
         before = gpu.client.dropped()
@@ -113,12 +120,24 @@ def test_depth_state_with_a_valid_depth_target_still_draws(env):
     gpu, t, d, small, vb, ub = env
     from test_gpu_hostile import frame_image, to8
     import numpy as np
+
     n = 700000 + gpu.id()
     g = good(t, vb, ub)
-    seq = gpu.client.submit([(P.OP_DEPTH_TARGET, t, d), (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3), P.DS_DEFAULT,
-                             P.RASTER_DEFAULT, P.BLEND_OFF, (P.OP_MULTISAMPLE, 4, True), (P.OP_SCISSOR, 0, 0, W, H),
-                             (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.0), (P.OP_BLEND_CONSTANT, 0, 0, 0, 0)]
-                            + g[1:] + [(P.OP_PRESENT, n, t)])
+    seq = gpu.client.submit(
+        [
+            (P.OP_DEPTH_TARGET, t, d),
+            (P.OP_CLEAR_DEPTH_STENCIL, 1.0, 0, 3),
+            P.DS_DEFAULT,
+            P.RASTER_DEFAULT,
+            P.BLEND_OFF,
+            (P.OP_MULTISAMPLE, 4, True),
+            (P.OP_SCISSOR, 0, 0, W, H),
+            (P.OP_DEPTH_BIAS, 0.0, 0.0, 0.0),
+            (P.OP_BLEND_CONSTANT, 0, 0, 0, 0),
+        ]
+        + g[1:]
+        + [(P.OP_PRESENT, n, t)]
+    )
     gpu.client.wait(seq)
     img = frame_image(gpu.client, n)
     want = np.empty((H, W, 4), np.uint8)

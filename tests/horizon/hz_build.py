@@ -1,5 +1,6 @@
 """Shared helpers of the Horizon tests: build an ExeFS of one of our guest programs
 (examples/horizon_hello) and recompile it into a bundle; run a bundle with ``nxrecomp hz-run``."""
+
 from __future__ import annotations
 
 import subprocess
@@ -20,8 +21,7 @@ def make_bundle(program: str, tmp: Path, npdm: NpdmSpec | None = None) -> Path:
 
 
 def nxrecomp(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nxrecomp", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "nxrecomp", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def bundle_from_c(c_text: str, romfs_files: dict[str, bytes], work: Path) -> Path:
@@ -38,8 +38,9 @@ def bundle_from_c(c_text: str, romfs_files: dict[str, bytes], work: Path) -> Pat
     return work / "bundle"
 
 
-def run_guest_c(c_text: str, romfs_files: dict[str, bytes], work: Path,
-                timeout: float = 240) -> tuple[subprocess.CompletedProcess, str, Path]:
+def run_guest_c(
+    c_text: str, romfs_files: dict[str, bytes], work: Path, timeout: float = 240
+) -> tuple[subprocess.CompletedProcess, str, Path]:
     """``bundle_from_c``, then ``nxrecomp run`` of it through every process with frames written
     as PNG: (the run, its run.log, the frames folder)."""
     bundle = bundle_from_c(c_text, romfs_files, work)

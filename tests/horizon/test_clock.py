@@ -1,6 +1,7 @@
 """cpu_host/horizon/hle/clock.py: a deterministic run's date is the fixed epoch plus the time
 since the program started, whatever the host's uptime (the runtime's counter is CLOCK_MONOTONIC,
 which counts from the host's boot: on a host up for a day the "fixed" date moved by one)."""
+
 from __future__ import annotations
 
 from cpu_host.horizon.hle.clock import FIXED_EPOCH, TICK_HZ, ClockService
@@ -26,6 +27,6 @@ def test_the_deterministic_date_does_not_depend_on_the_hosts_uptime() -> None:
         out = _Out()
         clock.current_time(out)
         assert out.written[0x1000] == FIXED_EPOCH
-        now[0] += 90 * TICK_HZ + 7          # the program ran for 90 s
+        now[0] += 90 * TICK_HZ + 7  # the program ran for 90 s
         clock.current_time(out)
         assert out.written[0x1000] == FIXED_EPOCH + 90

@@ -11,6 +11,7 @@ frames as PNG (``--frames-dir``).  Expected pixels are the guest's formulas, rec
 - SIGKILLed GPU processes during play: the supervisor restarts them, the CPU host re-attaches and
   resubmits, and every frame still comes out with its pixels (as for NVN frames,
   test_horizon_nvn.py)."""
+
 from __future__ import annotations
 
 import os
@@ -85,8 +86,9 @@ int hz_main(void) {
 def expected(k: int) -> np.ndarray:
     """Frame k+1: the guest's pattern (slot k % 2: DEQUEUE hands the slots out in turn)."""
     y, x = np.mgrid[0:H, 0:W]
-    return np.stack([(x * 4 + k) & 0xFF, (y * 16 + 3 * k) & 0xFF, np.full_like(x, (0x80 ^ k) & 0xFF),
-                     np.full_like(x, 0xFF - k % 2)], -1).astype(np.uint8)
+    return np.stack(
+        [(x * 4 + k) & 0xFF, (y * 16 + 3 * k) & 0xFF, np.full_like(x, (0x80 ^ k) & 0xFF), np.full_like(x, 0xFF - k % 2)], -1
+    ).astype(np.uint8)
 
 
 def read_frame(path: Path) -> np.ndarray:
@@ -96,7 +98,7 @@ def read_frame(path: Path) -> np.ndarray:
 
 def guest(frames: int) -> str:
     src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
-    return src[:src.index("int hz_main(void)")] + FB_SETUP + f"#define FRAMES {frames}\n" + LOOP
+    return src[: src.index("int hz_main(void)")] + FB_SETUP + f"#define FRAMES {frames}\n" + LOOP
 
 
 @pytest.fixture(scope="module")
@@ -122,14 +124,16 @@ def test_queued_frames_presented_by_the_gpu_process(bundles) -> None:
     assert r.returncode == 0, log[-3000:]
     lines = cpu_lines(log)
     assert "frames queued: 8, vsync waits answered: 8, slot-free waits answered: 8" in lines, log[-3000:]
-    assert "slot-free wait with every slot out: ea01" in lines, log[-3000:]        # Timeout: cleared
+    assert "slot-free wait with every slot out: ea01" in lines, log[-3000:]  # Timeout: cleared
     got = sorted(p.name for p in frames.glob("frame_*.png"))
     assert got == [f"frame_{f:06d}.png" for f in range(1, 9)], got
     for k in range(8):
         px = read_frame(frames / f"frame_{k + 1:06d}.png")
         bad = np.argwhere((px != expected(k)).any(-1))
-        assert not len(bad), f"frame {k + 1}: {len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: " \
-                             f"{px[tuple(bad[0])]} != {expected(k)[tuple(bad[0])]}"
+        assert not len(bad), (
+            f"frame {k + 1}: {len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: "
+            f"{px[tuple(bad[0])]} != {expected(k)[tuple(bad[0])]}"
+        )
     # paced by the display's ticks (swap interval 1): frames 2..8 are shown at 6 successive ticks
     # at least, 100 ms; a present waking late can only shorten the span by its own delay, so the
     # bound allows one period of that (a lower bound a loaded machine cannot break; unpaced, the
@@ -158,7 +162,7 @@ def test_gpu_process_killed_while_frames_are_queued(bundles) -> None:
         for _ in range(4):
             time.sleep(rng.uniform(0.0, 0.2))
             shown = len(list(frames.glob("frame_*.png")))
-            if not th.is_alive() or shown > 70:     # a kill while the run stops is no restart
+            if not th.is_alive() or shown > 70:  # a kill while the run stops is no restart
                 break
             pid = sup.pid("gpu")
             if pid:

@@ -20,6 +20,7 @@ libnx ``env.h`` (loader config keys: 2 NextLoadPath, 5 Argv, 10 ProcessHandle, 1
 LastLoadResult); switchbrew's NRO page (header at 0x10: magic ``NRO0``, image size at 0x18, bss
 size at 0x38) and SVC page.  Before 0x77/0x78/0x73 were served, the run stopped at SVC 0x77.
 (Without any NRO the forwarders stop at hbloader's fatal 347-3: test_homebrew_corpus.py.)"""
+
 from __future__ import annotations
 
 import os
@@ -55,11 +56,19 @@ def paged_nro(elf: bytes) -> bytes:
     """An NRO of ``elf`` with every segment padded to whole pages (elf2nro's layout: the nx.js
     releases' headers show it), the bss shortened by what the data's padding took."""
     e = split_elf(elf)
-    pad = lambda b: b + bytes(-len(b) % PAGE)   # noqa: E731
+    pad = lambda b: b + bytes(-len(b) % PAGE)  # noqa: E731
     data = pad(e.data)
     bss = max(0, -(-(len(e.data) + e.bss_size) // PAGE) * PAGE - len(data))
-    return pack_nro(pad(e.text), pad(e.rodata), data, bss_size=bss, build_id=e.build_id, mem_offsets=e.mem_offsets,
-                    dynstr=e.dynstr, dynsym=e.dynsym)
+    return pack_nro(
+        pad(e.text),
+        pad(e.rodata),
+        data,
+        bss_size=bss,
+        build_id=e.build_id,
+        mem_offsets=e.mem_offsets,
+        dynstr=e.dynstr,
+        dynsym=e.dynsym,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,20 +83,27 @@ def nros(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 def _run(bundle: Path, sd: Path, deterministic: bool = True) -> subprocess.CompletedProcess:
     env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(sd)}
     env.pop("NXRECOMP_CPU_HOST_DETERMINISTIC", None)
-    if deterministic:   # RandomEntropy fixed: the same load addresses each run, lifted objects cached
+    if deterministic:  # RandomEntropy fixed: the same load addresses each run, lifted objects cached
         env["NXRECOMP_CPU_HOST_DETERMINISTIC"] = "1"
-    return subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=180, env=env, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+        check=False,
+    )
 
 
 def _config(block: str) -> dict[str, str]:
     return dict(m.groups() for m in re.finditer(r"^(\w[\w ]*?) (0x[0-9a-f]{16}|sdmc:\S+)$", block, re.M))
 
 
-@pytest.mark.parametrize("forwarder,version", [("nton-1.0.1-forwarder", "v2.4.1"),
-                                               ("nton-3.0.1-forwarder", "v2.4.5")])
+@pytest.mark.parametrize("forwarder,version", [("nton-1.0.1-forwarder", "v2.4.1"), ("nton-3.0.1-forwarder", "v2.4.5")])
 def test_forwarder_loads_and_runs_nros_through_map_process_code_memory(
-        forwarder: str, version: str, nros: dict[str, bytes], tmp_path: Path) -> None:
+    forwarder: str, version: str, nros: dict[str, bytes], tmp_path: Path
+) -> None:
     from recompiler.horizon import recompile_exefs
 
     rom = tmp_path / "rom.bin"
@@ -122,12 +138,12 @@ def test_forwarder_loads_and_runs_nros_through_map_process_code_memory(
     assert len(loads) == 2 and all(base == entry for base, entry in loads), r.stderr[-3000:]
     assert loads[0][0] != loads[1][0], loads
     # chain.nro's pages went back when it returned (all its pieces: one notice); last.nro never returns
-    assert re.findall(r"the code mapped at (0x[0-9a-f]+) \(0x[0-9a-f]+ bytes\) was unmapped", r.stderr) == [loads[0][0]], \
+    assert re.findall(r"the code mapped at (0x[0-9a-f]+) \(0x[0-9a-f]+ bytes\) was unmapped", r.stderr) == [loads[0][0]], (
         r.stderr[-3000:]
+    )
     assert "every guest thread is parked in an endless branch-to-self" in r.stderr, r.stderr[-2000:]
 
     # again: the same random addresses (RandomEntropy fixed), the objects come from the cache
     again = _run(tmp_path / "bundle", sd)
     assert again.returncode == 0 and again.stdout == r.stdout, again.stderr[-3000:]
     assert LOADED.findall(again.stderr) == loads and again.stderr.count("(cached object)") == 2, again.stderr[-3000:]
-

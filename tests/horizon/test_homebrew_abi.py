@@ -6,6 +6,7 @@ svcOutputDebugString and returns 42 to the loader's return address.
 What would break it: the host relocating the module too (RELR words doubled: the printed
 strings come out wrong or the guest faults), the NRO form's X1 not -1 or a missing entry,
 X30 not the loader's return (no exit code)."""
+
 from __future__ import annotations
 
 import json
@@ -24,13 +25,22 @@ from recompiler.horizon import recompile_exefs
 ROOT = Path(__file__).resolve().parents[2]
 GUEST = Path(__file__).resolve().parent / "hb_guest"
 SDK = ROOT / "examples" / "horizon_hello" / "sdk"
-FLAGS = ["-target", "aarch64-freestanding-none", "-fPIC", "-O1", "-mno-outline-atomics", "-fno-omit-frame-pointer",
-         "-fno-stack-protector", "-mgeneral-regs-only"]
+FLAGS = [
+    "-target",
+    "aarch64-freestanding-none",
+    "-fPIC",
+    "-O1",
+    "-mno-outline-atomics",
+    "-fno-omit-frame-pointer",
+    "-fno-stack-protector",
+    "-mgeneral-regs-only",
+]
 
 
 def _zig(*args: str, cwd: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "ziglang", *args], cwd=cwd, capture_output=True, text=True, timeout=600,
-                       check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "ziglang", *args], cwd=cwd, capture_output=True, text=True, timeout=600, check=False
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -38,8 +48,22 @@ def _guest(work: Path, crt0: str) -> bytes:
     _zig("cc", *FLAGS, f"-I{SDK}", f"-Wa,-I{SDK}", "-c", str(GUEST / crt0), "-o", "crt0.o", cwd=work)
     _zig("cc", *FLAGS, "-fvisibility=hidden", "-c", str(GUEST / "guest.c"), "-o", "guest.o", cwd=work)
     # RELR as recent libnx links (implicit addends: applied twice, every pointer is off by the base)
-    _zig("ld.lld", "-shared", "-T", str(SDK / "module.ld"), "--build-id=sha1", "-z", "pack-relative-relocs",
-         "-z", "notext", "crt0.o", "guest.o", "-o", "guest.elf", cwd=work)
+    _zig(
+        "ld.lld",
+        "-shared",
+        "-T",
+        str(SDK / "module.ld"),
+        "--build-id=sha1",
+        "-z",
+        "pack-relative-relocs",
+        "-z",
+        "notext",
+        "crt0.o",
+        "guest.o",
+        "-o",
+        "guest.elf",
+        cwd=work,
+    )
     return (work / "guest.elf").read_bytes()
 
 
@@ -50,24 +74,39 @@ def guest_elf(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 
 def _run(bundle: Path, sd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(sd)} if sd is not None else None
-    return subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=False, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
 
 
 def test_nro_starts_as_hbloader_starts_it(guest_elf: bytes, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     nro = tmp_path / "hello.nro"
-    nro.write_bytes(elf_to_nro(guest_elf, assets=NroAssets(nacp=pack_nacp("Hello ABI", "nobody", "1.2"),
-                                                           romfs=b"R" * 64)))
+    nro.write_bytes(elf_to_nro(guest_elf, assets=NroAssets(nacp=pack_nacp("Hello ABI", "nobody", "1.2"), romfs=b"R" * 64)))
     m = recompile_exefs(nro, tmp_path / "bundle")
     assert "has no main.npdm: using the default" in capsys.readouterr().out
     assert m["input"] == "nro"
-    assert m["homebrew"] == {"abi": "nro", "self_relocating": ["main"], "npdm_default": True,
-                             "title": "Hello ABI", "version": "1.2"}
+    assert m["homebrew"] == {
+        "abi": "nro",
+        "self_relocating": ["main"],
+        "npdm_default": True,
+        "title": "Hello ABI",
+        "version": "1.2",
+    }
     assert (tmp_path / "bundle" / "romfs.bin").read_bytes() == b"R" * 64
     assert json.loads((tmp_path / "bundle" / "manifest.json").read_text())["romfs"].endswith("romfs.bin")
     p = m["process"]
-    assert (p["address_space_bits"], p["main_thread_priority"], p["main_thread_core"],
-            p["main_thread_stack_size"]) == (39, 44, 0, 0x100000)
+    assert (p["address_space_bits"], p["main_thread_priority"], p["main_thread_core"], p["main_thread_stack_size"]) == (
+        39,
+        44,
+        0,
+        0x100000,
+    )
     sd = tmp_path / "sd"
     (sd / "switch").mkdir(parents=True)
     (sd / "switch" / "Hello_ABI.nro").write_bytes(b"an older build")
@@ -80,10 +119,15 @@ def test_nro_starts_as_hbloader_starts_it(guest_elf: bytes, tmp_path: Path, caps
     assert lines[0] == "form nro"
     handle = int(lines[1].split()[-1], 16)
     assert handle != 0
-    assert lines[2:] == ["argv sdmc:/switch/Hello_ABI.nro", f"heap size {0x40000000:#018x}",
-                         f"applet type {0:#018x}", f"syscall hint {(1 << 64) - 1:#018x}",
-                         "end of list: nxrecomp homebrew start-up (hbloader's configuration)",
-                         "relocated pointer ok", "pointer ok"]
+    assert lines[2:] == [
+        "argv sdmc:/switch/Hello_ABI.nro",
+        f"heap size {0x40000000:#018x}",
+        f"applet type {0:#018x}",
+        f"syscall hint {(1 << 64) - 1:#018x}",
+        "end of list: nxrecomp homebrew start-up (hbloader's configuration)",
+        "relocated pointer ok",
+        "pointer ok",
+    ]
     assert "exited with code 0x2a" in r.stderr
 
 

@@ -12,6 +12,7 @@ Checked: in a presented frame, the cells of the printed characters hold pixels t
 the background, exactly those cells of that row (spaces and the rest of the row stay background);
 the program then exits by itself on the scripted PLUS, with exit code 0.  Heavy (the NRO takes
 minutes to recompile) and needs npm."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,8 @@ pytestmark = [pytest.mark.heavy, pytest.mark.network]
 
 TEXT = "Hello from nx.js, recompiled!"
 SCRIPT = f'console.log("{TEXT}");\n'
-CELL, COLS, ROWS = 16, 80, 45           # libnx console defaults (console.c defaultConsole, 16x16 font)
-PLUS_AT = 90                            # presented frames before the scripted PLUS
+CELL, COLS, ROWS = 16, 80, 45  # libnx console defaults (console.c defaultConsole, 16x16 font)
+PLUS_AT = 90  # presented frames before the scripted PLUS
 
 
 def ink(frame: np.ndarray) -> np.ndarray:
@@ -40,7 +41,7 @@ def ink(frame: np.ndarray) -> np.ndarray:
     bg = np.frombuffer(Counter(map(bytes, flat[::97])).most_common(1)[0][0], np.uint8)
     diff = (frame != bg).any(-1)
     h, w = diff.shape
-    return diff[:h // CELL * CELL, :w // CELL * CELL].reshape(h // CELL, CELL, w // CELL, CELL).any((1, 3))
+    return diff[: h // CELL * CELL, : w // CELL * CELL].reshape(h // CELL, CELL, w // CELL, CELL).any((1, 3))
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +80,7 @@ def test_console_text_in_a_presented_frame_and_exit_on_plus(nxjs_bundle: Path, t
     if stop and stop.group(1).startswith("bsd:"):
         pytest.xfail(f"nx.js stops at libnx's socketInitialize: service {stop.group(1)} is not served yet")
     assert r.returncode == 0, log[-4000:]
-    assert "exited with code 0x0" in log, log[-3000:]      # returned from main after PLUS
+    assert "exited with code 0x0" in log, log[-3000:]  # returned from main after PLUS
     shown = sorted(frames.glob("frame_*.png"))
     assert shown, "no frame was presented: " + log[-3000:]
     want_cols = [i for i, ch in enumerate(TEXT) if ch != " "]

@@ -15,6 +15,7 @@ recompile on a loaded 2-core machine with part of its objects cached) are ``heav
 forwarders (~60 KB, seconds) run in CI.  Run them all:
 ``pytest tests/horizon/test_homebrew_corpus.py -m "heavy or network"``.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,13 +33,19 @@ from tests.horizon.hb_corpus import CORPUS, CorpusUnavailable, Homebrew, fetch
 pytestmark = pytest.mark.network
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN_TIMEOUT = 120           # seconds a program may run headless before it counts as hanging
-PLUS_AT = 300               # presented frames before the scripted PLUS
+RUN_TIMEOUT = 120  # seconds a program may run headless before it counts as hanging
+PLUS_AT = 300  # presented frames before the scripted PLUS
 BUILD_TIMEOUT = 3600
 # how far a run got, in order
 STAGES = ("not built", "built", "started", "reached an SVC", "reached IPC", "gave output", "exited")
-IPC_SVCS = {0x1F: "ConnectToNamedPort", 0x21: "SendSyncRequest", 0x22: "SendSyncRequestWithUserBuffer",
-            0x40: "CreateSession", 0x41: "AcceptSession", 0x43: "ReplyAndReceive"}
+IPC_SVCS = {
+    0x1F: "ConnectToNamedPort",
+    0x21: "SendSyncRequest",
+    0x22: "SendSyncRequestWithUserBuffer",
+    0x40: "CreateSession",
+    0x41: "AcceptSession",
+    0x43: "ReplyAndReceive",
+}
 
 
 @dataclass
@@ -50,7 +57,7 @@ class Run:
     output: str = ""
     ended: str = ""
     stage: int = 0
-    outcome: str = ""        # "exit:<code>", "break:<result>", "svc:<id>", "timeout", "host:<why>"
+    outcome: str = ""  # "exit:<code>", "break:<result>", "svc:<id>", "timeout", "host:<why>"
 
 
 RECORD: list[Run] = []
@@ -61,8 +68,11 @@ def _classify(run: Run, rc: int | None, out: str, err: str) -> None:
     if rc is None:
         run.ended, run.outcome = f"still running after {RUN_TIMEOUT} s (killed)", "timeout"
         return
-    m = re.search(r"guest crash: svcBreak\(reason=(0x[0-9a-f]+).*?(?: with result (0x[0-9a-f]+) "
-                  r"\(module (\d+), description (\d+)\))?(?= in thread)", err)
+    m = re.search(
+        r"guest crash: svcBreak\(reason=(0x[0-9a-f]+).*?(?: with result (0x[0-9a-f]+) "
+        r"\(module (\d+), description (\d+)\))?(?= in thread)",
+        err,
+    )
     s = re.search(r"guest crash: SVC (0x[0-9a-f]+), which the kernel does not serve", err)
     ipc = re.search(r"guest crash: IPC: service '([^']+)'(?:, interface \w+, command (\d+))? is not served", err)
     e = re.search(r"notice: .* exited with code (0x[0-9a-f]+)", err)
@@ -74,13 +84,11 @@ def _classify(run: Run, rc: int | None, out: str, err: str) -> None:
     if m:
         res = m.group(2)
         run.outcome = f"break:{res or m.group(1)}"
-        run.reached = (f"svcBreak, abort result {res} ({m.group(3)}-{m.group(4)})" if res
-                       else f"svcBreak reason {m.group(1)}")
+        run.reached = f"svcBreak, abort result {res} ({m.group(3)}-{m.group(4)})" if res else f"svcBreak reason {m.group(1)}"
         run.ended = "named guest error (svcBreak)"
     elif ipc:
         run.outcome = f"ipc:{ipc.group(1)}" + (f"#{ipc.group(2)}" if ipc.group(2) else "")
-        run.reached = f"IPC: service {ipc.group(1)}" + (f" command {ipc.group(2)}" if ipc.group(2) else "") + \
-            " (not served)"
+        run.reached = f"IPC: service {ipc.group(1)}" + (f" command {ipc.group(2)}" if ipc.group(2) else "") + " (not served)"
         run.ended = "named guest error (unserved IPC)"
     elif s:
         svc = int(s.group(1), 16)
@@ -117,8 +125,18 @@ def _expected_stage(expect: str) -> int:
 
 def _table() -> str:
     head = ("program", "toolchain", "built", "started", "reached", "output", "ended")
-    rows = [head] + [(r.program.name, r.program.toolchain, "yes" if r.built else "no", "yes" if r.started else "no",
-                      r.reached or "-", (r.output[:30] or "-").replace("\n", " "), r.ended) for r in RECORD]
+    rows = [head] + [
+        (
+            r.program.name,
+            r.program.toolchain,
+            "yes" if r.built else "no",
+            "yes" if r.started else "no",
+            r.reached or "-",
+            (r.output[:30] or "-").replace("\n", " "),
+            r.ended,
+        )
+        for r in RECORD
+    ]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(head))]
     return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(row, widths)) for row in rows)
 
@@ -180,12 +198,12 @@ def test_homebrew_program(hb: Homebrew, tmp_path: Path) -> None:
     detail = f"{hb.name}: built in {build_s:.0f} s, outcome {run.outcome}; stderr tail:\n{err[-1500:]}"
     assert not run.outcome.startswith("host:"), "the host failed instead of ending the program: " + detail
     assert run.outcome != "timeout", "the program neither ended nor was stopped with a named error: " + detail
-    assert run.stage >= _expected_stage(hb.expect), \
+    assert run.stage >= _expected_stage(hb.expect), (
         f"it got less far than recorded ({hb.expect}: {STAGES[_expected_stage(hb.expect)]}): " + detail
+    )
     if run.outcome != hb.expect:
         # progress (or another stop of the same stage): keep the record true
-        pytest.fail(f"outcome {run.outcome} differs from the recorded {hb.expect}: update hb_corpus.CORPUS. "
-                    + detail)
+        pytest.fail(f"outcome {run.outcome} differs from the recorded {hb.expect}: update hb_corpus.CORPUS. " + detail)
     if run.outcome.startswith("exit:"):
-        return              # it ran to its own end: nothing missing
+        return  # it ran to its own end: nothing missing
     pytest.xfail(f"{hb.why} (ended: {run.ended}, {run.reached})")

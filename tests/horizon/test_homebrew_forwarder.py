@@ -19,6 +19,7 @@ address: a fresh lift):
   bins), at least 2 s of the 3 s tone, well above silence.
 
 Heavy (the first lift takes long) and needs npm and PyPI."""
+
 from __future__ import annotations
 
 import io
@@ -42,7 +43,7 @@ from tests.horizon.test_homebrew_console import CELL, COLS, ROWS, ink
 
 pytestmark = [pytest.mark.heavy, pytest.mark.network]
 
-RUN_LIMIT_S = 7200          # the first run lifts 4.5 MB of code
+RUN_LIMIT_S = 7200  # the first run lifts 4.5 MB of code
 TEXT = "Hello from nx.js, loaded by hbloader!"
 UNMAPPED = re.compile(r"the code mapped at (0x[0-9a-f]+) \(0x[0-9a-f]+ bytes\) was unmapped")
 LOADED = re.compile(r"lifted at run time: code loaded at (0x[0-9a-f]+)")
@@ -76,25 +77,36 @@ def _run_until_returned(bundle: Path, sd: Path, work: Path, extra_env: dict[str,
     """hz-run until the NRO's pages are unmapped (it returned to hbloader); its stderr."""
     pad = work / "pad.txt"
     pad.write_text(f"0 -\n{plus_at} Plus\n")
-    env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(sd), "NXRECOMP_CPU_HOST_INPUT_SCRIPT": str(pad),
-           "NXRECOMP_CPU_HOST_DETERMINISTIC": "1", **extra_env}
+    env = {
+        **os.environ,
+        "NXRECOMP_CPU_HOST_SD_DIR": str(sd),
+        "NXRECOMP_CPU_HOST_INPUT_SCRIPT": str(pad),
+        "NXRECOMP_CPU_HOST_DETERMINISTIC": "1",
+        **extra_env,
+    }
     err_path = work / "stderr.txt"
     with open(err_path, "w") as err, open(work / "stdout.txt", "w") as out:
-        p = subprocess.Popen([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, stdout=out,
-                             stderr=err, env=env, start_new_session=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)],
+            cwd=ROOT,
+            stdout=out,
+            stderr=err,
+            env=env,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + RUN_LIMIT_S
         try:
             while p.poll() is None and time.monotonic() < deadline and not UNMAPPED.search(err_path.read_text()):
                 time.sleep(1)
         finally:
-            if p.poll() is None:            # stopped as a user would: the run finalises its WAV (stop.py)
+            if p.poll() is None:  # stopped as a user would: the run finalises its WAV (stop.py)
                 p.send_signal(signal.SIGTERM)
                 try:
                     p.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     pass
             try:
-                os.killpg(p.pid, signal.SIGKILL)     # whatever is left: a lifter helper of the next load
+                os.killpg(p.pid, signal.SIGKILL)  # whatever is left: a lifter helper of the next load
             except ProcessLookupError:
                 pass
             p.wait()
@@ -150,10 +162,10 @@ def test_forwarder_runs_nxjs_audio_into_the_wav(forwarder: Path, tmp_path: Path)
     loud = np.abs(x) > 1000
     assert loud.any(), f"the WAV is silent ({len(x)} samples): " + err[-2000:]
     first, last = int(np.argmax(loud)), len(loud) - 1 - int(np.argmax(loud[::-1]))
-    sound = x[first:last + 1]
+    sound = x[first : last + 1]
     assert len(sound) >= 2 * rate, f"{len(sound) / rate:.2f} s of sound"
-    spec = np.abs(np.fft.rfft(sound[:2 * rate]))
-    peak = np.argmax(spec) / 2.0        # bins of rate / (2 * rate) Hz
+    spec = np.abs(np.fft.rfft(sound[: 2 * rate]))
+    peak = np.argmax(spec) / 2.0  # bins of rate / (2 * rate) Hz
     assert abs(peak - TONE_HZ) <= 1.0, f"strongest frequency {peak:.1f} Hz, not {TONE_HZ}"
-    rms = float(np.sqrt(np.mean(sound[:2 * rate] ** 2)))
+    rms = float(np.sqrt(np.mean(sound[: 2 * rate] ** 2)))
     assert rms > 1000, f"RMS {rms:.0f} (a half-scale sine at unit volume: 11585)"

@@ -4,6 +4,7 @@ guest program (zig cc → ELF → pack_elf → NSO ``main`` + ``sdk``, pack_npdm
 Oracles: pyelftools reads the ELF files the modules were made from (a path that shares nothing
 with our NSO loader and linker): every relocated slot must hold what the ELF's relocation and
 the defining module's symbol say, at the base Horizon's loader gives each module."""
+
 from __future__ import annotations
 
 import json
@@ -45,15 +46,14 @@ def _elf_info(path: Path):
             if isinstance(sec, RelocationSection):
                 symtab = elf.get_section(sec["sh_link"])
                 for r in sec.iter_relocations():
-                    relocs.append((r["r_offset"], r["r_info_type"], symtab.get_symbol(r["r_info_sym"]).name,
-                                   r["r_addend"]))
+                    relocs.append((r["r_offset"], r["r_info_type"], symtab.get_symbol(r["r_info_sym"]).name, r["r_addend"]))
     return end, exports, relocs
 
 
 def _read64(image: LinkedImage, addr: int) -> int:
     for s in image.segments:
         if s.vaddr <= addr < s.vaddr + s.memsz:
-            chunk = s.data[addr - s.vaddr:addr - s.vaddr + 8]
+            chunk = s.data[addr - s.vaddr : addr - s.vaddr + 8]
             return struct.unpack("<Q", chunk + bytes(8 - len(chunk)))[0]
     raise AssertionError(f"{addr:#x} not in the image")
 
@@ -72,13 +72,14 @@ def test_layout_and_relocations_match_the_elf_files(hello) -> None:
     image = LinkedImage.from_json(m["image"], bundle)
     assert image.entry == main_base and image.unresolved == []
     scope = {**{n: sdk_base + v for n, v in sdk_exports.items()}, **{n: main_base + v for n, v in main_exports.items()}}
-    scope.update({n: main_base + v for n, v in main_exports.items()})   # main comes first in load order
+    scope.update({n: main_base + v for n, v in main_exports.items()})  # main comes first in load order
     checked = {"R_AARCH64_RELATIVE": 0, "R_AARCH64_JUMP_SLOT": 0, "R_AARCH64_GLOB_DAT": 0, "R_AARCH64_ABS64": 0}
     for base, relocs in ((main_base, main_relocs), (sdk_base, sdk_relocs)):
         for off, rtype, name, addend in relocs:
             got = _read64(image, base + off)
-            kind = {1027: "R_AARCH64_RELATIVE", 1026: "R_AARCH64_JUMP_SLOT", 1025: "R_AARCH64_GLOB_DAT",
-                    257: "R_AARCH64_ABS64"}[rtype]
+            kind = {1027: "R_AARCH64_RELATIVE", 1026: "R_AARCH64_JUMP_SLOT", 1025: "R_AARCH64_GLOB_DAT", 257: "R_AARCH64_ABS64"}[
+                rtype
+            ]
             want = base + addend if rtype == 1027 else scope[name] + addend
             assert got == want, (kind, hex(off), name, hex(got), hex(want))
             checked[kind] += 1
@@ -91,7 +92,7 @@ def test_rtld_keeps_its_slot_and_is_dropped(hello, tmp_path) -> None:
     exefs, _ = hello
     folder = tmp_path / "exefs"
     shutil.copytree(exefs, folder)
-    shutil.copy(folder / "sdk", folder / "rtld")     # any module stands in for rtld's slot
+    shutil.copy(folder / "sdk", folder / "rtld")  # any module stands in for rtld's slot
     out = tmp_path / "b"
     r = nxrecomp("build", str(folder), "-o", str(out))
     assert r.returncode == 0, r.stderr
@@ -135,15 +136,19 @@ def test_missing_npdm(hello, tmp_path) -> None:
     assert len(notice) == 1 and "using the default" in notice[0]
     # the documented default (issue 30): application, 39-bit space, priority 44 on core 0, 1 MiB stack
     p = json.loads((tmp_path / "b" / "manifest.json").read_text())["process"]
-    assert (p["address_space_bits"], p["main_thread_priority"], p["main_thread_core"],
-            p["main_thread_stack_size"]) == (39, 44, 0, 0x100000)
+    assert (p["address_space_bits"], p["main_thread_priority"], p["main_thread_core"], p["main_thread_stack_size"]) == (
+        39,
+        44,
+        0,
+        0x100000,
+    )
 
 
 def test_bad_nso_names_file_field_offset(hello, tmp_path) -> None:
     folder = tmp_path / "exefs"
     shutil.copytree(hello[0], folder)
     data = bytearray((folder / "sdk").read_bytes())
-    struct.pack_into("<I", data, 0x20, 0x7FFFF000)     # .rodata FileOffset, far past the end of the file
+    struct.pack_into("<I", data, 0x20, 0x7FFFF000)  # .rodata FileOffset, far past the end of the file
     (folder / "sdk").write_bytes(data)
     line = _one_line_error(nxrecomp("build", str(folder), "-o", str(tmp_path / "b")))
     assert "exefs/sdk" in line and "field rodata.FileOffset" in line and "offset 0x7ffff000" in line
@@ -191,7 +196,7 @@ def test_unbound_calls_become_host_imports(hello, tmp_path) -> None:
     words = set()
     for seg in image.segments:
         if seg.module == "main" and "w" in seg.prot:
-            words |= {int.from_bytes(seg.data[i:i + 8], "little") for i in range(0, len(seg.data) - 7, 8)}
+            words |= {int.from_bytes(seg.data[i : i + 8], "little") for i in range(0, len(seg.data) - 7, 8)}
     assert set(slots.values()) <= words
 
 
@@ -211,8 +216,9 @@ def test_romfs_is_referenced(hello, tmp_path) -> None:
     r = nxrecomp("build", str(hello[0]), "-o", str(tmp_path / "b"), "--romfs", str(romfs))
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "b" / "manifest.json").read_text())["romfs"] == str(romfs.resolve())
-    line = _one_line_error(nxrecomp("build", str(hello[0]), "-o", str(tmp_path / "c"), "--romfs",
-                                    str(tmp_path / "missing.romfs")))
+    line = _one_line_error(
+        nxrecomp("build", str(hello[0]), "-o", str(tmp_path / "c"), "--romfs", str(tmp_path / "missing.romfs"))
+    )
     assert "missing.romfs" in line
 
 

@@ -6,6 +6,7 @@ both miss the same address at the same moment.  The run must lift it once (one n
 other thread waits for that lift and finds it, which the exit summary counts) and print the
 results the function's arithmetic gives, computed here in Python as the oracle.  A rebuild
 takes the address from the bundle's discovered entries: no lift on the second run."""
+
 from __future__ import annotations
 
 import re
@@ -68,15 +69,14 @@ def test_two_threads_miss_the_same_hidden_function_and_it_is_lifted_once(tmp_pat
     assert expected in r.stdout.splitlines(), r.stdout[-1000:]
     lifted = NOTICE.findall(r.stderr)
     assert len(lifted) == 1, r.stderr[-2000:]
-    assert f"nxrecomp: run-time lifts: 1 ({lifted[0]}); 1 miss waited for another thread's lift" in r.stderr, \
-        r.stderr[-2000:]
+    assert f"nxrecomp: run-time lifts: 1 ({lifted[0]}); 1 miss waited for another thread's lift" in r.stderr, r.stderr[-2000:]
     assert (bundle / "discovered_entries.txt").read_text().split()[-1] == lifted[0]
 
     # the rebuild takes it from the list: the second run lifts nothing
     from examples.horizon_hello.build_exefs import build_exefs
     from recompiler.horizon import recompile_exefs
-    recompile_exefs(build_exefs(tmp_path / "w" / "guest.c", tmp_path / "w" / "exefs"), bundle,
-                    romfs=tmp_path / "w" / "rom.bin")
+
+    recompile_exefs(build_exefs(tmp_path / "w" / "guest.c", tmp_path / "w" / "exefs"), bundle, romfs=tmp_path / "w" / "rom.bin")
     again = nxrecomp("hz-run", str(bundle), timeout=120)
     assert again.returncode == 0 and expected in again.stdout.splitlines(), again.stderr[-2000:]
     assert not NOTICE.search(again.stderr) and "run-time lifts" not in again.stderr, again.stderr[-2000:]

@@ -3,6 +3,7 @@ programs/gfx.c): the recompiled program draws through the CPU host's NVN front e
 process replays on lavapipe, the supervisor runs shader service, GPU process and CPU host.
 Expected pixels are computed here from the scene description with numpy (rectangles on pixel
 boundaries, nearest sampling at texel centres, so every pixel is exact)."""
+
 from __future__ import annotations
 
 import os
@@ -33,19 +34,20 @@ def to8(c) -> np.ndarray:
 def expected_frame(f: int) -> np.ndarray:
     img = np.zeros((W, W, 4), np.uint8)
     img[:, :] = to8(CLEAR_COLORS[f % 4])
-    img[0:16, 0:16] = to8(FRAME_COLORS[f % 4])               # uniform rewritten every frame
-    for i in range(3):                                        # instances stepped by 16 px
-        img[24:32, 16 * i:16 * i + 8] = to8((0, 1, 0, 1))
+    img[0:16, 0:16] = to8(FRAME_COLORS[f % 4])  # uniform rewritten every frame
+    for i in range(3):  # instances stepped by 16 px
+        img[24:32, 16 * i : 16 * i + 8] = to8((0, 1, 0, 1))
     ty, tx = np.mgrid[0:16, 0:16]
     on = ((tx // 4 + ty // 4) & 1).astype(bool)
-    img[0:16, 16:32] = np.where(on[..., None], [255, 255, 0, 255], [20, 40, 200, 255])   # RGBA8 checker
-    r5, g6, b5 = tx * 2, ty * 4, 31 - tx * 2                  # RGB565 ramp, unorm -> 8 bit
-    img[0:16, 32:48] = np.stack([np.round(r5 * 255 / 31), np.round(g6 * 255 / 63), np.round(b5 * 255 / 31),
-                                 np.full_like(tx, 255)], -1).astype(np.uint8)
+    img[0:16, 16:32] = np.where(on[..., None], [255, 255, 0, 255], [20, 40, 200, 255])  # RGBA8 checker
+    r5, g6, b5 = tx * 2, ty * 4, 31 - tx * 2  # RGB565 ramp, unorm -> 8 bit
+    img[0:16, 32:48] = np.stack(
+        [np.round(r5 * 255 / 31), np.round(g6 * 255 / 63), np.round(b5 * 255 / 31), np.full_like(tx, 255)], -1
+    ).astype(np.uint8)
     rt = np.zeros((32, 32, 4), np.uint8)
-    rt[:, :] = to8((0, 0, 1, 1))                              # render target: cleared blue,
-    rt[:, 0:16] = to8((1, 0, 0, 1))                           # left half red
-    img[32:64, 32:64] = rt                                    # sampled 1:1
+    rt[:, :] = to8((0, 0, 1, 1))  # render target: cleared blue,
+    rt[:, 0:16] = to8((1, 0, 0, 1))  # left half red
+    img[32:64, 32:64] = rt  # sampled 1:1
     return img
 
 
@@ -107,8 +109,9 @@ def read_frame(path: Path) -> np.ndarray:
     return np.asarray(rgba).reshape(h, w, 4)
 
 
-@pytest.mark.parametrize("shaders,recorder", [(6, "native"), ("sm86", "native"), (6, "python")],
-                         ids=["spirv", "sm86", "spirv-python-recorder"])
+@pytest.mark.parametrize(
+    "shaders,recorder", [(6, "native"), ("sm86", "native"), (6, "python")], ids=["spirv", "sm86", "spirv-python-recorder"]
+)
 def test_guest_draws_expected_frames(gfx, shaders, recorder, monkeypatch) -> None:
     """The same frames whether the guest carries SPIR-V or SM86 machine code (translated by the
     shader service the supervisor started), and whether the NVN front end records the per-draw
@@ -119,14 +122,16 @@ def test_guest_draws_expected_frames(gfx, shaders, recorder, monkeypatch) -> Non
     r = nxrecomp("run", str(bundles[shaders]), "--run-dir", str(run), "--frames-dir", str(frames_dir), timeout=240)
     log = (run / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]
-    assert cpu_lines(log) == ["nvn entry points missing: 0", "device: 1", "pool: 1", "window: 1",
-                              *frame_lines(6), "done"], log[-3000:]
+    assert cpu_lines(log) == ["nvn entry points missing: 0", "device: 1", "pool: 1", "window: 1", *frame_lines(6), "done"], log[
+        -3000:
+    ]
     for f in range(1, 7):
         got = read_frame(frames_dir / f"frame_{f:06d}.png")
         want = expected_frame(f)
         bad = np.argwhere(differs(got, want))
-        assert not len(bad), f"frame {f}: {len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: " \
-                             f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+        assert not len(bad), (
+            f"frame {f}: {len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+        )
 
 
 def test_gpu_process_killed_during_play(gfx) -> None:
@@ -157,15 +162,14 @@ def test_gpu_process_killed_during_play(gfx) -> None:
             if not th.is_alive():
                 break
             shown = len(list(frames_dir.glob("frame_*.png")))
-            if shown > 100:      # leave the end alone: a kill while the run stops is no restart
+            if shown > 100:  # leave the end alone: a kill while the run stops is no restart
                 break
             pid = sup.pid("gpu")
             if pid:
                 os.kill(pid, signal.SIGKILL)
                 kills += 1
             # the next kill only once frames flow again (the CPU host has re-attached)
-            while len(list(frames_dir.glob("frame_*.png"))) <= shown and th.is_alive() \
-                    and time.monotonic() < deadline:
+            while len(list(frames_dir.glob("frame_*.png"))) <= shown and th.is_alive() and time.monotonic() < deadline:
                 time.sleep(0.01)
         th.join(max(1.0, deadline - time.monotonic()))
     finally:
@@ -178,14 +182,12 @@ def test_gpu_process_killed_during_play(gfx) -> None:
     played = [line for line in cpu_lines(log) if line.startswith(("frame ", "done"))]
     assert played == [*frame_lines(120), "done"], log[-3000:]
     died = log.count("gpu: killed by SIGKILL; restarting")
-    assert 1 <= died <= kills and sup.restarts("gpu") == died   # (a kill may hit a process already dying)
+    assert 1 <= died <= kills and sup.restarts("gpu") == died  # (a kill may hit a process already dying)
     assert 1 <= log.count("GPU process lost; reconnecting") <= kills
     for f in range(1, 121):
         got = read_frame(frames_dir / f"frame_{f:06d}.png")
         assert not differs(got, expected_frame(f)).any(), f"frame {f} differs after GPU restarts"
-    print(f"{kills} SIGKILLs sent, {died} GPU process deaths, {sup.restarts('gpu')} restarts, "
-          "all 120 frames as expected")
-
+    print(f"{kills} SIGKILLs sent, {died} GPU process deaths, {sup.restarts('gpu')} restarts, all 120 frames as expected")
 
 
 @pytest.mark.parametrize("gpu", ["switch1", "switch2"])
@@ -200,16 +202,15 @@ def test_render_target_read_back_by_the_guest(tmp_path, gpu) -> None:
     rom = tmp_path / "rom.bin"
     rom.write_bytes(pack_romfs(shader_files("sm86")))
     defines = ("NVNU_SWITCH2",) if gpu == "switch2" else ()
-    recompile_exefs(build_exefs("readback", tmp_path / "exefs", defines=defines), tmp_path / "bundle",
-                    romfs=rom, gpu=gpu)
+    recompile_exefs(build_exefs("readback", tmp_path / "exefs", defines=defines), tmp_path / "bundle", romfs=rom, gpu=gpu)
     r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), timeout=240)
     log = (tmp_path / "run" / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == [
         "rule: a render target's storage holds what was rendered once its fence signalled",
         "sync: 1",
-        "pixel (0, 0): 255 0 0 255",        # the clear colour
-        "pixel (20, 10): 0 255 0 255",      # the rectangle covers x 13..47, y 5..39
+        "pixel (0, 0): 255 0 0 255",  # the clear colour
+        "pixel (20, 10): 0 255 0 255",  # the rectangle covers x 13..47, y 5..39
         "pixel (47, 39): 0 255 0 255",
         "pixel (48, 39): 255 0 0 255",
         "pixel (63, 63): 255 0 0 255",

@@ -4,6 +4,7 @@ with our guest SDK) draws through the CPU host's NVN front end with depth/stenci
 presented frame and the depth/stencil texels the guest reads back from its pool are compared
 with what is computed here from the scene description.  A second frame shows the depth target
 through a depth-compare sampler (1 where 0.6 < depth)."""
+
 from __future__ import annotations
 
 import re
@@ -19,10 +20,10 @@ W = 64
 GREEN = ("green", 8, 8, 56, 40, 0.75, (0, 1, 0, 1), False)
 RED = ("red", 24, 24, 48, 56, 0.25, (1, 0, 0, 1), False)
 BLUE = ("blue", 0, 0, 32, 32, 0.5, (0, 0, 1, 1), False)
-YELLOW = ("yellow", 0, 48, 16, 64, 0.1, (1, 1, 0, 1), True)        # back-facing once culling is on
+YELLOW = ("yellow", 0, 48, 16, 64, 0.1, (1, 1, 0, 1), True)  # back-facing once culling is on
 MAGENTA = ("magenta", 48, 0, 64, 16, 0.1, (1, 0, 1, 1), False)
-WHITE = ("white", 0, 0, 64, 64, 0.05, (1, 1, 1, 1), False)          # scissored to rows 0..7
-CYAN = ("cyan", 0, 56, 64, 64, 0.0, (0, 1, 1, 0.5), False)          # blended, alpha not written
+WHITE = ("white", 0, 0, 64, 64, 0.05, (1, 1, 1, 1), False)  # scissored to rows 0..7
+CYAN = ("cyan", 0, 56, 64, 64, 0.0, (0, 1, 1, 0.5), False)  # blended, alpha not written
 RECTS = [GREEN, RED, BLUE, YELLOW, MAGENTA, WHITE, CYAN]
 PIXELS = [(4, 4), (20, 20), (30, 30), (50, 30), (55, 10), (8, 60), (60, 50), (4, 50)]
 
@@ -49,19 +50,26 @@ void main() { o = vec4(texture(depth, vec3(t, 0.6)), 0.0, 0.0, 1.0); }"""
 
 def c_program() -> str:
     """The guest: vertex data and colours are generated here into C initialisers."""
+
     def px(v):
         return f"{2.0 * v / W - 1.0:.6f}f"
+
     verts, colors = [], []
     for _, x0, y0, x1, y1, z, rgba, cw in RECTS:
-        if cw:      # (x0,y0) (x1,y0) (x1,y1): clockwise with y pointing down
+        if cw:  # (x0,y0) (x1,y0) (x1,y1): clockwise with y pointing down
             pts = [(x0, y0), (x1, y0), (x1, y1), (x0, y0), (x1, y1), (x0, y1)]
-        else:       # (x0,y0) (x0,y1) (x1,y1): counter-clockwise
+        else:  # (x0,y0) (x0,y1) (x1,y1): counter-clockwise
             pts = [(x0, y0), (x0, y1), (x1, y1), (x0, y0), (x1, y1), (x1, y0)]
         verts.append("{" + ", ".join(f"{px(x)}, {px(y)}, {z:.6f}f" for x, y in pts) + "}")
         colors.append("{" + ", ".join(f"{v:.6f}f" for v in rgba) + "}")
     pixels = ", ".join(f"{{{x}, {y}}}" for x, y in PIXELS)
-    return DEPTH_C.replace("@VERTS@", ",\n    ".join(verts)).replace("@COLORS@", ",\n    ".join(colors)) \
-        .replace("@NRECTS@", str(len(RECTS))).replace("@PIXELS@", pixels).replace("@NPIXELS@", str(len(PIXELS)))
+    return (
+        DEPTH_C.replace("@VERTS@", ",\n    ".join(verts))
+        .replace("@COLORS@", ",\n    ".join(colors))
+        .replace("@NRECTS@", str(len(RECTS)))
+        .replace("@PIXELS@", pixels)
+        .replace("@NPIXELS@", str(len(PIXELS)))
+    )
 
 
 DEPTH_C = r"""
@@ -272,9 +280,16 @@ def expected() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def test_depth_tested_scene_through_the_split_runtime(tmp_path) -> None:
-    r, log, frames = run_guest_c(c_program(), {"/shaders/z.vs": compile_glsl(VS, "vert"), "/shaders/z.fs": compile_glsl(FS, "frag"),
-                                "/shaders/shadow.vs": compile_glsl(SHADOW_VS, "vert"),
-                                "/shaders/shadow.fs": compile_glsl(SHADOW_FS, "frag")}, tmp_path)
+    r, log, frames = run_guest_c(
+        c_program(),
+        {
+            "/shaders/z.vs": compile_glsl(VS, "vert"),
+            "/shaders/z.fs": compile_glsl(FS, "frag"),
+            "/shaders/shadow.vs": compile_glsl(SHADOW_VS, "vert"),
+            "/shaders/shadow.fs": compile_glsl(SHADOW_FS, "frag"),
+        },
+        tmp_path,
+    )
     assert r.returncode == 0, log[-3000:]
     lines = cpu_lines(log)
     assert lines[:3] == ["nvn entry points missing: 0", "depth storage: 16384 bytes", "sync: 1"], log[-3000:]
@@ -282,8 +297,9 @@ def test_depth_tested_scene_through_the_split_runtime(tmp_path) -> None:
     want_img, want_depth, want_stencil = expected()
     got = read_frame(frames / "frame_000001.png").astype(int)
     bad = np.argwhere(np.abs(got - want_img.astype(int)).max(-1) > 1)
-    assert not len(bad), f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: " \
-                         f"{got[tuple(bad[0])]} != {want_img[tuple(bad[0])]}"
+    assert not len(bad), (
+        f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: {got[tuple(bad[0])]} != {want_img[tuple(bad[0])]}"
+    )
     # the depth target's storage: D24S8 texels, depth24 | stencil << 24, written back by the GPU
     # process before the fence signalled
     read = {}
@@ -294,8 +310,9 @@ def test_depth_tested_scene_through_the_split_runtime(tmp_path) -> None:
     assert sorted(read) == sorted(PIXELS), lines
     for (x, y), v in read.items():
         z24 = round(want_depth[y, x] * 0xFFFFFF)
-        assert v >> 24 == want_stencil[y, x] and abs((v & 0xFFFFFF) - z24) <= 1, \
+        assert v >> 24 == want_stencil[y, x] and abs((v & 0xFFFFFF) - z24) <= 1, (
             f"pixel ({x}, {y}): {v:#x}, expected depth {want_depth[y, x]} ({z24:#x}) stencil {want_stencil[y, x]}"
+        )
     # frame 2: the compare sampler's result, 1 where 0.6 < depth (LESS: reference < texel; no depth is
     # near 0.6, so D24's rounding cannot flip one)
     shadow = read_frame(frames / "frame_000002.png")
@@ -418,8 +435,9 @@ int hz_main(void) {
 def test_cube_texture_through_the_split_runtime(tmp_path) -> None:
     """A cube texture the guest writes face by face (block-linear, layers one after another) and
     samples with a samplerCube: each pixel is the texel its direction names."""
-    r, log, frames = run_guest_c(CUBE_C, {"/shaders/cube.vs": compile_glsl(CUBE_VS, "vert"),
-                                "/shaders/cube.fs": compile_glsl(CUBE_FS, "frag")}, tmp_path)
+    r, log, frames = run_guest_c(
+        CUBE_C, {"/shaders/cube.vs": compile_glsl(CUBE_VS, "vert"), "/shaders/cube.fs": compile_glsl(CUBE_FS, "frag")}, tmp_path
+    )
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "cube storage: 3072 bytes", "done"], log[-3000:]
     got = read_frame(frames / "frame_000001.png")
@@ -461,6 +479,7 @@ def test_state_misuse_is_a_named_crash(tmp_path) -> None:
     assert r.returncode == 134, (r.returncode, r.stdout, r.stderr)
     assert r.stdout == "defaults 0 1 1 7\nback ops 1 5 6, front ops 0 0 0\n", r.stdout
     lines = r.stderr.strip().splitlines()
-    assert "host function nvnDepthStencilStateSetDepthFunc: " in lines[0] and "value 9 is not in 0..7" in lines[0], \
-        r.stderr[-2000:]
+    assert "host function nvnDepthStencilStateSetDepthFunc: " in lines[0] and "value 9 is not in 0..7" in lines[0], r.stderr[
+        -2000:
+    ]
     assert "main+" in lines[1] and "hz_main" in lines[1], lines[1]

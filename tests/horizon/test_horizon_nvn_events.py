@@ -6,6 +6,7 @@ uniform block the draw after the wait reads, signals the event from the CPU, wai
 fenced after the frame, and the presented frame shows the draw before the wait and the one after
 it (in the colour the CPU wrote after the flush).  Expected values are plain u32 arithmetic;
 pixels are numpy slices of rectangles with edges on pixel boundaries."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,13 +17,14 @@ from tests.horizon.test_horizon_nvn import cpu_lines, read_frame
 from tests.horizon.test_horizon_nvn_depth import FS, VS
 
 W = 32
-RECT_BEFORE = (4, 4, 16, 16)      # x0, y0, x1, y1: drawn before the wait, green
-RECT_AFTER = (12, 20, 28, 28)     # drawn after it, with the uniform the CPU rewrote (blue)
+RECT_BEFORE = (4, 4, 16, 16)  # x0, y0, x1, y1: drawn before the wait, green
+RECT_AFTER = (12, 20, 28, 28)  # drawn after it, with the uniform the CPU rewrote (blue)
 
 
 def quad(x0, y0, x1, y1) -> str:
     def px(v):
         return f"{2.0 * v / W - 1.0:.6f}f"
+
     pts = [(x0, y0), (x0, y1), (x1, y1), (x0, y0), (x1, y1), (x1, y0)]
     return "{" + ", ".join(f"{px(x)}, {px(y)}, 0.5f" for x, y in pts) + "}"
 
@@ -136,16 +138,26 @@ int hz_main(void) {
 
 
 def test_events_through_the_split_runtime(tmp_path) -> None:
-    r, log, frames = run_guest_c(EVENTS_C.replace("@W@", str(W)).replace("@BEFORE@", quad(*RECT_BEFORE))
-                   .replace("@AFTER@", quad(*RECT_AFTER)), {"/shaders/z.vs": compile_glsl(VS, "vert"), "/shaders/z.fs": compile_glsl(FS, "frag")}, tmp_path)
+    r, log, frames = run_guest_c(
+        EVENTS_C.replace("@W@", str(W)).replace("@BEFORE@", quad(*RECT_BEFORE)).replace("@AFTER@", quad(*RECT_AFTER)),
+        {"/shaders/z.vs": compile_glsl(VS, "vert"), "/shaders/z.fs": compile_glsl(FS, "frag")},
+        tmp_path,
+    )
     assert r.returncode == 0, log[-3000:]
     a = 0xFFFFFFF0
     b = (a + 0x15) & 0xFFFFFFFF
     c = (b + 0xFFFFFFFF) & 0xFFFFFFFF
-    assert cpu_lines(log) == ["nvn entry points missing: 0", "event a: 0", f"event a: {a:x}", f"event a: {b:x}",
-                              f"event a: {c:x}", "flushed, event b: 0",
-                              "sync before the signal: 2",        # NVN_SYNC_TIMEOUT_EXPIRED: the GPU waits
-                              "sync: 1", "done"], log[-3000:]
+    assert cpu_lines(log) == [
+        "nvn entry points missing: 0",
+        "event a: 0",
+        f"event a: {a:x}",
+        f"event a: {b:x}",
+        f"event a: {c:x}",
+        "flushed, event b: 0",
+        "sync before the signal: 2",  # NVN_SYNC_TIMEOUT_EXPIRED: the GPU waits
+        "sync: 1",
+        "done",
+    ], log[-3000:]
     want = np.zeros((W, W, 4), np.uint8)
     want[..., 3] = 255
     x0, y0, x1, y1 = RECT_BEFORE
@@ -154,5 +166,6 @@ def test_events_through_the_split_runtime(tmp_path) -> None:
     want[y0:y1, x0:x1] = (0, 0, 255, 255)
     got = read_frame(frames / "frame_000001.png")
     bad = np.argwhere((got != want).any(-1))
-    assert not len(bad), f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: " \
-                         f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+    assert not len(bad), (
+        f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+    )

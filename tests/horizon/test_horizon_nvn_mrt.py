@@ -5,6 +5,7 @@ fragment shader writes a different colour to each location (target 2 blended add
 own blend state and colour-state enable bit), then samples all three targets in a second pass
 into the window texture.  The presented frame is compared with what numpy computes here from
 the scene (each target's 8-bit storage rounding included)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,8 +17,10 @@ from tests.horizon.test_horizon_nvn import cpu_lines, read_frame
 W = 32
 CLEAR = [(0.1, 0.2, 0.3, 1.0), (0.5, 0.25, 0.0, 0.0), (0.2, 0.0, 0.0, 0.0)]
 # (x0, y0, x1, y1), colours written to locations 0, 1, 2; drawn in this order
-RECTS = [((4, 4, 20, 20), [(0.8, 0.6, 0.4, 1.0), (0.0, 1.0, 0.0, 0.0), (0.3, 0.0, 0.0, 0.0)]),
-         ((12, 12, 28, 28), [(0.2, 0.9, 0.5, 1.0), (1.0, 0.4, 0.0, 0.0), (0.4, 0.0, 0.0, 0.0)])]
+RECTS = [
+    ((4, 4, 20, 20), [(0.8, 0.6, 0.4, 1.0), (0.0, 1.0, 0.0, 0.0), (0.3, 0.0, 0.0, 0.0)]),
+    ((12, 12, 28, 28), [(0.2, 0.9, 0.5, 1.0), (1.0, 0.4, 0.0, 0.0), (0.4, 0.0, 0.0, 0.0)]),
+]
 
 GB_VS = """#version 450
 layout(location=0) in vec2 pos;
@@ -45,14 +48,14 @@ void main() { o = vec4(texture(albedo, t).r, texture(normal, t).g, texture(light
 def c_program() -> str:
     def px(v):
         return f"{2.0 * v / W - 1.0:.6f}f"
+
     verts, ubos = [], []
     for (x0, y0, x1, y1), cols in RECTS:
         pts = [(x0, y0), (x1, y0), (x1, y1), (x0, y0), (x1, y1), (x0, y1)]
         verts.append("{" + ", ".join(f"{px(x)}, {px(y)}" for x, y in pts) + "}")
         ubos.append("{" + ", ".join(f"{v:.6f}f" for c in cols for v in c) + "}")
     clears = ", ".join("{" + ", ".join(f"{v:.6f}f" for v in c) + "}" for c in CLEAR)
-    return MRT_C.replace("@VERTS@", ",\n    ".join(verts)).replace("@UBOS@", ",\n    ".join(ubos)) \
-        .replace("@CLEARS@", clears)
+    return MRT_C.replace("@VERTS@", ",\n    ".join(verts)).replace("@UBOS@", ",\n    ".join(ubos)).replace("@CLEARS@", clears)
 
 
 MRT_C = r"""
@@ -192,15 +195,23 @@ def expected() -> np.ndarray:
 
 
 def test_gbuffer_of_three_targets_through_the_split_runtime(tmp_path) -> None:
-    r, log, frames = run_guest_c(c_program(), {"/shaders/gb.vs": compile_glsl(GB_VS, "vert"), "/shaders/gb.fs": compile_glsl(GB_FS, "frag"),
-                                "/shaders/resolve.vs": compile_glsl(RESOLVE_VS, "vert"),
-                                "/shaders/resolve.fs": compile_glsl(RESOLVE_FS, "frag")}, tmp_path)
+    r, log, frames = run_guest_c(
+        c_program(),
+        {
+            "/shaders/gb.vs": compile_glsl(GB_VS, "vert"),
+            "/shaders/gb.fs": compile_glsl(GB_FS, "frag"),
+            "/shaders/resolve.vs": compile_glsl(RESOLVE_VS, "vert"),
+            "/shaders/resolve.fs": compile_glsl(RESOLVE_FS, "frag"),
+        },
+        tmp_path,
+    )
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "done"], log[-3000:]
     got = read_frame(frames / "frame_000001.png").astype(int)
     want = expected().astype(int)
     bad = np.argwhere(np.abs(got - want).max(-1) > 1)
-    assert not len(bad), f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: " \
-                         f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+    assert not len(bad), (
+        f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+    )
     # the light buffer really blended: its overlap is the sum of both rectangles and the clear
     assert abs(got[14, 14, 2] - q8(q8(q8(0.2) / 255 + 0.3) / 255 + 0.4)) <= 1 and got[14, 14, 2] > got[6, 6, 2]

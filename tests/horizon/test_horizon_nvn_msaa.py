@@ -8,6 +8,7 @@ The oracle is the Vulkan specification's table of standard sample locations (4 s
 samples the triangle covers and each presented pixel must be the mean of its samples' 8-bit
 colours, within 1/255.  The vertices lie on a 1/16 pixel grid and every sample stays more than
 0.01 px from every edge, so the rasterizer's tie rules never decide a sample."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,7 @@ from tests.horizon.test_horizon_nvn import cpu_lines, read_frame
 
 W = 32
 STD4 = np.array([(0.375, 0.125), (0.875, 0.375), (0.125, 0.625), (0.625, 0.875)])
-TRI = np.array([(2.4375, 3.8125), (29.4375, 7.0), (12.0625, 21.4375)])     # pixels, y down
+TRI = np.array([(2.4375, 3.8125), (29.4375, 7.0), (12.0625, 21.4375)])  # pixels, y down
 FG, BG = (1.0, 0.5, 0.25, 1.0), (0.0, 0.2, 0.6, 1.0)
 
 VS = """#version 450
@@ -121,7 +122,9 @@ def resolved(locs: np.ndarray) -> np.ndarray:
 
 
 def test_antialiased_triangle_through_the_split_runtime(tmp_path) -> None:
-    r, log, frames = run_guest_c(c_program(), {"/shaders/tri.vs": compile_glsl(VS, "vert"), "/shaders/tri.fs": compile_glsl(FS, "frag")}, tmp_path)
+    r, log, frames = run_guest_c(
+        c_program(), {"/shaders/tri.vs": compile_glsl(VS, "vert"), "/shaders/tri.fs": compile_glsl(FS, "frag")}, tmp_path
+    )
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "ms texture: 1", "done"], log[-3000:]
     got = read_frame(frames / "frame_000001.png").astype(np.float64)
@@ -130,8 +133,9 @@ def test_antialiased_triangle_through_the_split_runtime(tmp_path) -> None:
     partial = cov.any(axis=2) & ~cov.all(axis=2)
     assert partial.sum() > 20
     bad = np.argwhere(np.abs(got - want).max(-1) > 1.0)
-    assert not len(bad), f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: " \
-                         f"{got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+    assert not len(bad), (
+        f"{len(bad)} pixels differ, first at (y, x) {tuple(bad[0])}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+    )
     # anti-aliased: the edge pixels are not what one sample at the pixel centre gives
     single = resolved(np.array([(0.5, 0.5)]))
     assert (np.abs(single - got)[partial].max(axis=1) > 8).mean() > 0.9

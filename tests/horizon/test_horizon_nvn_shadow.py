@@ -10,6 +10,7 @@ compared with numpy: compare(reference, stored depth); gathers texel by texel in
 order.  Misuse (a Dref lookup through a plain sampler or of a colour texture, a compare sampler
 under a plain lookup) drops the submission with a log line naming the draw and the slot; an
 unbound Dref slot reads 0."""
+
 from __future__ import annotations
 
 import operator
@@ -28,50 +29,65 @@ W = 32
 # the depth pass: (x0, y0, x1, y1, z) rectangles drawn with a LESS depth test over a clear of 1.0;
 # no reference below is near a stored depth, so D24's rounding cannot flip a comparison
 RECTS = [(2, 2, 20, 14, 0.8), (10, 6, 30, 22, 0.35), (4, 18, 16, 30, 0.2), (18, 20, 28, 28, 0.55)]
-OPS = {"less": (1, operator.lt), "greater": (4, operator.gt)}          # NVN_COMPARE_LESS / _GREATER
-FORMATS = {"D32F": 15, "D24S8": 14}                                    # NVN_FORMAT_DEPTH32F / 24_STENCIL8
+OPS = {"less": (1, operator.lt), "greater": (4, operator.gt)}  # NVN_COMPARE_LESS / _GREATER
+FORMATS = {"D32F": 15, "D24S8": 14}  # NVN_FORMAT_DEPTH32F / 24_STENCIL8
 # one presented frame each: (depth format, compare op, reference, fragment program): a program of
 # SHADOW_FS (the comparison in R), the reference a uniform or "u" (the interpolated u itself:
 # (x + 0.75) / W, never within 0.004 of a stored depth); "gather" is TLD4.DC (the four comparisons
 # of the 2x2 footprint)
-FRAMES = [("D32F", "less", 0.45, "lz"), ("D32F", "greater", 0.45, "lz"), ("D24S8", "less", 0.65, "lz"),
-          ("D24S8", "greater", 0.25, "lz"), ("D24S8", "less", 0.45, "implicit"), ("D32F", "greater", 0.65, "ll"),
-          ("D24S8", "greater", 0.45, "full"), ("D32F", "less", "u", "u_ref"), ("D24S8", "greater", "u", "u_ref"),
-          ("D32F", "less", 0.45, "gather"), ("D24S8", "greater", 0.65, "gather")]
+FRAMES = [
+    ("D32F", "less", 0.45, "lz"),
+    ("D32F", "greater", 0.45, "lz"),
+    ("D24S8", "less", 0.65, "lz"),
+    ("D24S8", "greater", 0.25, "lz"),
+    ("D24S8", "less", 0.45, "implicit"),
+    ("D32F", "greater", 0.65, "ll"),
+    ("D24S8", "greater", 0.45, "full"),
+    ("D32F", "less", "u", "u_ref"),
+    ("D24S8", "greater", "u", "u_ref"),
+    ("D32F", "less", 0.45, "gather"),
+    ("D24S8", "greater", 0.65, "gather"),
+]
 # the quad's texture coordinates are shifted a quarter texel: nearest lookups land on texel
 # (x, y) and a gather's footprint is texels x..x+1, y..y+1 with no coordinate on a texel edge
 SHIFT = 0.25 / W
 
-DEPTH_VS = {"sm53": """// depth pass: gl_Position = vec4(pos.xyz, 1)
+DEPTH_VS = {
+    "sm53": """// depth pass: gl_Position = vec4(pos.xyz, 1)
 //@sph vertex inputs=0x80-0x88 outputs=0x70-0x7c
 ALD.64 R0, a[0x80]
 ALD R2, a[0x88]
 MOV32I R3, 0x3f800000
 AST.128 a[0x70], R0
 EXIT
-""", "sm86": """// depth pass: gl_Position = vec4(pos.xyz, 1)
+""",
+    "sm86": """// depth pass: gl_Position = vec4(pos.xyz, 1)
 //@sph vertex inputs=0x80-0x88 outputs=0x70-0x7c
 ALD.64 R0, a[0x80]
 ALD R2, a[0x88]
 MOV R3, 0x3f800000
 AST.128 a[0x70], R0
 EXIT
-"""}
-DEPTH_FS = {"sm53": """// depth pass colour: grey (only the depth target is looked at)
+""",
+}
+DEPTH_FS = {
+    "sm53": """// depth pass colour: grey (only the depth target is looked at)
 //@sph fragment inputs=0x7c:perspective targets=0xf
 MOV32I R0, 0x3f000000
 MOV32I R1, 0x3f000000
 MOV32I R2, 0x3f000000
 MOV32I R3, 0x3f800000
 EXIT
-""", "sm86": """// depth pass colour: grey (only the depth target is looked at)
+""",
+    "sm86": """// depth pass colour: grey (only the depth target is looked at)
 //@sph fragment targets=0xf
 MOV R0, 0x3f000000
 MOV R1, 0x3f000000
 MOV R2, 0x3f000000
 MOV R3, 0x3f800000
 EXIT
-"""}
+""",
+}
 # o = vec4(texture(shadow slot 0, vec3(t, ref)), 0, 0, 1): each lookup form the shader service
 # translates, the reference c[0][0] (a uniform) or, for "u_ref", the interpolated u itself
 PRO53 = """//@sph fragment inputs=0x7c:perspective,0x80-0x84:perspective targets=0xf
@@ -116,7 +132,8 @@ SHADOW_FS = {
     },
 }
 # o = textureGather(shadow slot 0, t, c[0][0]): the four comparisons in Vulkan's gather order
-SHADOW_FS["sm53"]["gather"], SHADOW_FS["sm86"]["gather"] = """// TLD4.R.DC: Ra = (u, v) in R8, R9, Rb = the reference in R11; four results to R0..R3
+SHADOW_FS["sm53"]["gather"], SHADOW_FS["sm86"]["gather"] = (
+    """// TLD4.R.DC: Ra = (u, v) in R8, R9, Rb = the reference in R11; four results to R0..R3
 //@sph fragment inputs=0x7c:perspective,0x80-0x84:perspective targets=0xf
 IPA.PASS R4, a[0x7c], RZ
 MUFU.RCP R4, R4
@@ -125,7 +142,8 @@ IPA R9, a[0x84], R4
 MOV R11, c[0x0][0x0]
 TLD4.R.DC R0, R8, R11, 0x0, 2D, 0xf
 EXIT
-""", """// TLD4.R.DC: Ra = (u, v) in R0, R1, Rb = the reference in R3; r,g to R4,R5, b,a to R6,R7
+""",
+    """// TLD4.R.DC: Ra = (u, v) in R0, R1, Rb = the reference in R3; r,g to R4,R5, b,a to R6,R7
 //@sph fragment inputs=0x80-0x84:perspective targets=0xf
 IPA.PASS R0, a[0x80]
 IPA.PASS R1, a[0x84]
@@ -136,9 +154,11 @@ MOV R1, R5
 MOV R2, R6
 MOV R3, R7
 EXIT
-"""
+""",
+)
 # a plain (non-comparing) lookup of slot 0: o = vec4(texture(slot 0, t).r, 0, 0, 1)
-PLAIN_FS = {"sm53": """// TEXS (no .DC) of the depth texture: its depth in R0
+PLAIN_FS = {
+    "sm53": """// TEXS (no .DC) of the depth texture: its depth in R0
 //@sph fragment inputs=0x7c:perspective,0x80-0x84:perspective targets=0xf
 IPA.PASS R4, a[0x7c], RZ
 MUFU.RCP R4, R4
@@ -149,7 +169,8 @@ MOV R1, RZ
 MOV R2, RZ
 MOV32I R3, 0x3f800000
 EXIT
-""", "sm86": """// TEX.LZ (no .DC) of the depth texture: its depth in R0
+""",
+    "sm86": """// TEX.LZ (no .DC) of the depth texture: its depth in R0
 //@sph fragment inputs=0x80-0x84:perspective targets=0xf
 IPA.PASS R0, a[0x80]
 IPA.PASS R1, a[0x84]
@@ -159,7 +180,8 @@ MOV R1, RZ
 MOV R2, RZ
 MOV R3, 0x3f800000
 EXIT
-"""}
+""",
+}
 
 
 def frames(arch: str) -> list[tuple]:
@@ -185,19 +207,28 @@ def programs(arch: str, tmp) -> dict[str, bytes]:
 def c_program(arch: str) -> str:
     def px(v):
         return f"{2.0 * v / W - 1.0:.6f}f"
+
     verts = []
     for x0, y0, x1, y1, z in RECTS:
         pts = [(x0, y0), (x0, y1), (x1, y1), (x0, y0), (x1, y1), (x1, y0)]
         verts.append("{" + ", ".join(f"{px(x)}, {px(y)}, {z:.6f}f" for x, y in pts) + "}")
     names = list(SHADOW_FS[arch])
-    table = ", ".join(f"{{{list(FORMATS).index(f)}, {list(OPS).index(op)}, {0 if ref == 'u' else ref:.6f}f, "
-                      f"{names.index(p)}}}" for f, op, ref, p in frames(arch))
-    return SHADOW_C.replace("@VERTS@", ",\n    ".join(verts)).replace("@NRECTS@", str(len(RECTS))) \
-        .replace("@FRAMES@", table).replace("@NFRAMES@", str(len(frames(arch)))) \
-        .replace("@ARCH@", arch[2:]).replace("@NPROGS@", str(len(names))) \
-        .replace("@PROGS@", ", ".join(f'"rom:/shaders/{n}.fs"' for n in names)) \
-        .replace("@FORMATS@", ", ".join(str(v) for v in FORMATS.values())) \
-        .replace("@OPS@", ", ".join(str(v[0]) for v in OPS.values())).replace("@SHIFT@", f"{SHIFT:.8f}f")
+    table = ", ".join(
+        f"{{{list(FORMATS).index(f)}, {list(OPS).index(op)}, {0 if ref == 'u' else ref:.6f}f, {names.index(p)}}}"
+        for f, op, ref, p in frames(arch)
+    )
+    return (
+        SHADOW_C.replace("@VERTS@", ",\n    ".join(verts))
+        .replace("@NRECTS@", str(len(RECTS)))
+        .replace("@FRAMES@", table)
+        .replace("@NFRAMES@", str(len(frames(arch))))
+        .replace("@ARCH@", arch[2:])
+        .replace("@NPROGS@", str(len(names)))
+        .replace("@PROGS@", ", ".join(f'"rom:/shaders/{n}.fs"' for n in names))
+        .replace("@FORMATS@", ", ".join(str(v) for v in FORMATS.values()))
+        .replace("@OPS@", ", ".join(str(v[0]) for v in OPS.values()))
+        .replace("@SHIFT@", f"{SHIFT:.8f}f")
+    )
 
 
 SHADOW_C = r"""
@@ -369,7 +400,7 @@ def expected(fmt: str, op: str, ref: float, prog: str) -> np.ndarray:
     """RGBA8: R = compare(ref, depth) at texel (x, y); a gather's four channels are the
     comparisons at (x, y+1), (x+1, y+1), (x+1, y), (x, y) (Vulkan's i0j1, i1j1, i1j0, i0j0),
     clamped to the edge."""
-    if ref == "u":      # the interpolated u at pixel (x, y): texel x's centre plus the shift
+    if ref == "u":  # the interpolated u at pixel (x, y): texel x's centre plus the shift
         ref = np.broadcast_to(((np.arange(W) + 0.5) / W + SHIFT).astype(np.float32), (W, W))
     cmp = OPS[op][1](np.float32(ref), stored_depth(fmt)).astype(np.uint8) * 255
     out = np.zeros((W, W, 4), np.uint8)
@@ -407,8 +438,7 @@ def test_shadow_sampling_with_machine_code_shaders(tmp_path, monkeypatch, arch) 
     rom.write_bytes(pack_romfs(programs(arch, tmp_path)))
     recompile_exefs(build_exefs(src, tmp_path / "exefs"), tmp_path / "bundle", romfs=rom)
     out = tmp_path / "frames"
-    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), "--frames-dir", str(out),
-                 timeout=240)
+    r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), "--frames-dir", str(out), timeout=240)
     log = (tmp_path / "run" / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]
     assert cpu_lines(log) == ["nvn entry points missing: 0", "frames drawn", "done"], log[-3000:]
@@ -418,15 +448,19 @@ def test_shadow_sampling_with_machine_code_shaders(tmp_path, monkeypatch, arch) 
         got = read_frame(out / f"frame_{n:06d}.png")
         want = expected(fmt, op, ref, prog)
         bad = np.argwhere((got != want).any(-1))
-        assert not len(bad), f"frame {n} {(fmt, op, ref, prog)}: {len(bad)} pixels differ, first at (y, x) " \
-                             f"{tuple(bad[0])}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+        assert not len(bad), (
+            f"frame {n} {(fmt, op, ref, prog)}: {len(bad)} pixels differ, first at (y, x) "
+            f"{tuple(bad[0])}: {got[tuple(bad[0])]} != {want[tuple(bad[0])]}"
+        )
     # the three misused submissions are dropped, each naming the draw and the texture slot
     drops = [line for line in log.splitlines() if "dropped submission" in line]
     assert len(drops) == 3, "\n".join(drops) or log[-3000:]
     assert re.search(r"DRAW.*slot 0.*compare", drops[0]) and "plain sampler" in drops[0], drops[0]
     assert re.search(r"DRAW.*slot 0.*compare", drops[1]) and "does not compare" in drops[1], drops[1]
-    assert re.search(r"DRAW: texture \d+ in slot 0 is a RGBA8 texture.*depth comparison", drops[2]) and \
-        "needs a depth format" in drops[2], drops[2]
+    assert (
+        re.search(r"DRAW: texture \d+ in slot 0 is a RGBA8 texture.*depth comparison", drops[2])
+        and "needs a depth format" in drops[2]
+    ), drops[2]
     # presents numbered in the guest's order: the dropped submissions' two are missing; then the
     # depth itself through a plain lookup and a plain sampler
     n = len(frames(arch))
@@ -465,8 +499,30 @@ def test_reflection_names_how_each_binding_is_looked_up() -> None:
     assert dict(r.lookups) == {4: "dref", 5: "plain", 6: "dref"}
     assert dict(r.sampler_kinds) == {4: "2d", 5: "2d", 6: "2d", 7: "2d"}
     # OpLoad %2 <- %3, %3 <- %2, then a Dref lookup through %2: a loop of ids, bounded
-    words = [0x07230203, 0x10000, 0, 10, 0, (4 << 16) | 61, 1, 2, 3, (4 << 16) | 61, 1, 3, 2,
-             (5 << 16) | 89, 1, 4, 2, 5, (4 << 16) | 15, 4, 6, 0]
+    words = [
+        0x07230203,
+        0x10000,
+        0,
+        10,
+        0,
+        (4 << 16) | 61,
+        1,
+        2,
+        3,
+        (4 << 16) | 61,
+        1,
+        3,
+        2,
+        (5 << 16) | 89,
+        1,
+        4,
+        2,
+        5,
+        (4 << 16) | 15,
+        4,
+        6,
+        0,
+    ]
     assert reflect(struct.pack(f"<{len(words)}I", *words), "hostile").lookups == ()
 
 
@@ -507,7 +563,9 @@ def test_unknown_compare_mode_is_a_named_crash(tmp_path) -> None:
     r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(tmp_path / "run"), timeout=240)
     log = (tmp_path / "run" / "run.log").read_text()
     assert r.returncode != 0, log[-3000:]
-    assert cpu_lines(log)[:2] == ["compare sampler: 1", "nxrecomp: guest crash: host function nvnSamplerInitialize: "
-                                  "nvnSamplerInitialize: compare mode 2 is not in 0..1 in thread handle 0x8001"], \
-        log[-3000:]
+    assert cpu_lines(log)[:2] == [
+        "compare sampler: 1",
+        "nxrecomp: guest crash: host function nvnSamplerInitialize: "
+        "nvnSamplerInitialize: compare mode 2 is not in 0..1 in thread handle 0x8001",
+    ], log[-3000:]
     assert "not reached" not in log and "hz_main" in log

@@ -12,6 +12,7 @@
   with a crash report naming the function, the object and what is wrong, at the guest's call
   site, and never crash the host.
 """
+
 from __future__ import annotations
 
 import re
@@ -177,12 +178,15 @@ def test_names_are_clangs_manglings(tmp_path) -> None:
     src = tmp_path / "nn_os.cpp"
     src.write_text(DECLARATIONS)
     obj = tmp_path / "nn_os.o"
-    r = subprocess.run([sys.executable, "-m", "ziglang", "c++", "-target", "aarch64-linux-gnu", "-c", str(src),
-                        "-o", str(obj)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "ziglang", "c++", "-target", "aarch64-linux-gnu", "-c", str(src), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     with obj.open("rb") as f:
-        mangled = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()
-                   if s.name.startswith("_ZN2nn2os")}
+        mangled = {s.name for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols() if s.name.startswith("_ZN2nn2os")}
     served = {m for m, _sig, _c in FUNCTIONS}
     assert len(served) == len(FUNCTIONS) == 56
     assert served == mangled
@@ -197,7 +201,7 @@ def sync_bundle(tmp_path_factory) -> Path:
 
 
 def test_os_objects_follow_horizon_rules(sync_bundle) -> None:
-    for _ in range(3):     # the order must not depend on host timing
+    for _ in range(3):  # the order must not depend on host timing
         r = nxrecomp("hz-run", str(sync_bundle), timeout=120)
         assert r.returncode == 0, r.stderr
         assert r.stdout == EXPECTED
@@ -212,8 +216,7 @@ MISUSES = {
     5: ("nn::os::SignalEvent(EventType*)", "is not initialised"),
     6: ("nn::os::ReleaseSemaphore(SemaphoreType*, int)", "count 1 + 2 would exceed its maximum 2"),
     7: ("nn::os::StartThread(ThreadType*)", "is not a thread made by CreateThread"),
-    8: ("nn::os::CreateThread(ThreadType*, ThreadFunction, void*, void*, size_t, int)",
-        "the stack must be 4 KiB aligned"),
+    8: ("nn::os::CreateThread(ThreadType*, ThreadFunction, void*, void*, size_t, int)", "the stack must be 4 KiB aligned"),
     9: ("nn::os::ReceiveMessageQueue(uintptr_t*, MessageQueueType*)", "message out pointer at"),
     10: ("nn::os::InitializeEvent(EventType*, bool, EventClearMode)", "EventClearMode 7 is neither"),
     # a receiver whose out pointer was unmapped while it waited: its own report, at its call site
@@ -233,8 +236,8 @@ def test_misuse_is_a_named_crash(misuse_bundle, tmp_path) -> None:
         script.write_text(f"0 - {case} 0\n")
         r = nxrecomp("hz-run", str(misuse_bundle), "--input", str(script), timeout=120)
         assert r.returncode == 134, (case, r.returncode, r.stdout, r.stderr)
-        assert r.stdout == f"case {case}\n", case             # nothing after the misuse ran
+        assert r.stdout == f"case {case}\n", case  # nothing after the misuse ran
         assert "Traceback" not in r.stderr
         lines = r.stderr.strip().splitlines()
         assert f"host function {function}: " in lines[0] and what in lines[0], (case, lines[0])
-        assert "main+" in lines[1] and CALL_SITE.get(case, "hz_main") in lines[1], (case, lines[1])   # the call site
+        assert "main+" in lines[1] and CALL_SITE.get(case, "hz_main") in lines[1], (case, lines[1])  # the call site

@@ -2,6 +2,7 @@
 guest (examples/horizon_hello/programs/threads.c) prints what it observed; every line below
 follows from the Horizon rule that the guest states at the start of its scenario (the rule
 lines are compared too).  Main runs at priority 44 on core 0 (main.npdm)."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """The HIPC/CMIF codec against messages laid out by hand from switchbrew's IPC_Marshalling
 page (bit positions written out here, not taken from the codec), and the dispatcher's answers
 to malformed messages with the results Atmosphère defines (sf/hipc/cmif modules)."""
+
 from __future__ import annotations
 
 import struct
@@ -19,19 +20,18 @@ def hand_made_request() -> bytes:
     data words of CMIF after alignment, one C descriptor (mode 3 = 1 entry)."""
     x_addr, a_addr, a_size = 0x1234567890, 0x4500001000, 0x200000010
     w = [0] * 2
-    w += [1 | 1 << 1]                                     # special: send PID, one copy handle
-    w += [0x51, 0]                                        # PID
+    w += [1 | 1 << 1]  # special: send PID, one copy handle
+    w += [0x51, 0]  # PID
     w += [0xFFFF8001]
     w += [1 | ((x_addr >> 36) & 0x3F) << 6 | ((x_addr >> 32) & 0xF) << 12 | 0x301 << 16, x_addr & 0xFFFFFFFF]
-    w += [a_size & 0xFFFFFFFF, a_addr & 0xFFFFFFFF,
-          1 | (a_addr >> 36) << 2 | (a_size >> 32) << 24 | ((a_addr >> 32) & 0xF) << 28]
-    w += [0x100, 0x2000, 0]                               # B: 0x100 bytes at 0x2000, mode 0
-    data_index = len(w)                                   # 14 words = 56 bytes; CMIF at 64
+    w += [a_size & 0xFFFFFFFF, a_addr & 0xFFFFFFFF, 1 | (a_addr >> 36) << 2 | (a_size >> 32) << 24 | ((a_addr >> 32) & 0xF) << 28]
+    w += [0x100, 0x2000, 0]  # B: 0x100 bytes at 0x2000, mode 0
+    data_index = len(w)  # 14 words = 56 bytes; CMIF at 64
     payload = struct.pack("<IIIIQ", cmif.SFCI, 0, 7, 0, 0xDEADBEEF)
     pad = (-(data_index * 4)) % 16
     data = bytes(pad) + payload + bytes(16 - pad)
     w += list(struct.unpack(f"<{len(data) // 4}I", data))
-    w += [0x3000, 0x40 << 16]                            # C: 0x40 bytes at 0x3000
+    w += [0x3000, 0x40 << 16]  # C: 0x40 bytes at 0x3000
     w[0] = 4 | 1 << 16 | 1 << 20 | 1 << 24
     w[1] = len(data) // 4 | 3 << 10 | 1 << 31
     return struct.pack(f"<{len(w)}I", *w)
@@ -52,13 +52,14 @@ def test_builder_matches_hand_layout() -> None:
     """build_request (what the tests' tools use) writes the same bits as the hand-made message."""
     raw = hand_made_request()
     m = hipc.parse(raw + bytes(0x100 - len(raw)))
-    again = hipc.build_request(4, cmif.request_payload(7, struct.pack("<Q", 0xDEADBEEF)), pid=0x51,
-                               copy_handles=[0xFFFF8001], x=m.x, a=m.a, b=m.b, c=m.c)
+    again = hipc.build_request(
+        4, cmif.request_payload(7, struct.pack("<Q", 0xDEADBEEF)), pid=0x51, copy_handles=[0xFFFF8001], x=m.x, a=m.a, b=m.b, c=m.c
+    )
     a, b = hipc.parse(again + bytes(0x100 - len(again))), hipc.parse(raw + bytes(0x100 - len(raw)))
     fields = ("type", "pid", "copy_handles", "move_handles", "x", "a", "b", "w", "c", "c_mode", "data_offset")
     assert [getattr(a, f) for f in fields] == [getattr(b, f) for f in fields]
     assert cmif.parse_request(a, False).params == cmif.parse_request(b, False).params[:8]
-    assert again[:4] + again[8:b.data_offset] == raw[:4] + raw[8:b.data_offset]     # all but the data-word count
+    assert again[:4] + again[8 : b.data_offset] == raw[:4] + raw[8 : b.data_offset]  # all but the data-word count
     assert struct.unpack_from("<I", again, 4)[0] & ~0x3FF == struct.unpack_from("<I", raw, 4)[0] & ~0x3FF
 
 
@@ -75,7 +76,7 @@ def test_too_large_for_buffer() -> None:
     raw = struct.pack("<II", 4, 0x3FF)
     with pytest.raises(IpcError) as e:
         hipc.parse(raw + bytes(0xF8))
-    assert e.value.code == 0xE801                       # InvalidCombination (kernel, 116)
+    assert e.value.code == 0xE801  # InvalidCombination (kernel, 116)
 
 
 class Echo(Interface):
@@ -94,21 +95,24 @@ def memory() -> BytesMemory:
 
 def reply_result(reply: bytes, domain: bool = False) -> int:
     m = hipc.parse(reply + bytes(0x100 - len(reply)))
-    body = cmif.payload(m)[16 if domain else 0:]
+    body = cmif.payload(m)[16 if domain else 0 :]
     assert struct.unpack_from("<I", body)[0] == cmif.SFCO
     return struct.unpack_from("<I", body, 8)[0]
 
 
-@pytest.mark.parametrize("raw,kernel,cmif_result", [
-    (hipc.build_request(4, cmif.request_payload(5, b"\1\0\0\0")), 0, 0),
-    (hipc.build_request(4, cmif.request_payload(6)), None, None),                            # unserved: raises
-    (hipc.build_request(4, struct.pack("<IIII", 0x1234, 0, 5, 0)), 0, 0x1A60A),              # cmif InvalidInHeader
-    (hipc.build_request(4, b""), 0, 0x1940A),                                                # cmif InvalidHeaderSize
-    (hipc.build_request(12, cmif.request_payload(5)), 0, 0x3260B),                           # hipc UnknownCommandType
-    (hipc.build_request(4, cmif.request_payload(5), copy_handles=[0x4242]), 0xE401, None),   # InvalidHandle
-    (hipc.build_request(4, cmif.request_payload(5), a=[hipc.Buffer(0x20, 0x10, 0)]), 0xD401, None),
-    (hipc.build_request(4, cmif.request_payload(5), b=[hipc.Buffer(0xFFF0, 0x100, 0)]), 0xD401, None),
-])
+@pytest.mark.parametrize(
+    "raw,kernel,cmif_result",
+    [
+        (hipc.build_request(4, cmif.request_payload(5, b"\1\0\0\0")), 0, 0),
+        (hipc.build_request(4, cmif.request_payload(6)), None, None),  # unserved: raises
+        (hipc.build_request(4, struct.pack("<IIII", 0x1234, 0, 5, 0)), 0, 0x1A60A),  # cmif InvalidInHeader
+        (hipc.build_request(4, b""), 0, 0x1940A),  # cmif InvalidHeaderSize
+        (hipc.build_request(12, cmif.request_payload(5)), 0, 0x3260B),  # hipc UnknownCommandType
+        (hipc.build_request(4, cmif.request_payload(5), copy_handles=[0x4242]), 0xE401, None),  # InvalidHandle
+        (hipc.build_request(4, cmif.request_payload(5), a=[hipc.Buffer(0x20, 0x10, 0)]), 0xD401, None),
+        (hipc.build_request(4, cmif.request_payload(5), b=[hipc.Buffer(0xFFF0, 0x100, 0)]), 0xD401, None),
+    ],
+)
 def test_dispatch_results(raw: bytes, kernel: int | None, cmif_result: int | None) -> None:
     from cpu_host.horizon.ipc.dispatcher import Unserved
 
@@ -129,19 +133,19 @@ def test_dispatch_results(raw: bytes, kernel: int | None, cmif_result: int | Non
 def test_domain_objects() -> None:
     srv, mem = Server(), memory()
     sid = srv.open(Echo())
-    raw = hipc.build_request(5, cmif.request_payload(0))            # ConvertCurrentObjectToDomain
+    raw = hipc.build_request(5, cmif.request_payload(0))  # ConvertCurrentObjectToDomain
     rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
     assert rc == 0 and struct.unpack_from("<I", cmif.payload(hipc.parse(reply + bytes(0x100 - len(reply)))), 16)[0] == 1
-    for oid, want in ((1, 0), (7, 0x3D80B)):                        # hipc DomainObjectNotFound (11, 492)
+    for oid, want in ((1, 0), (7, 0x3D80B)):  # hipc DomainObjectNotFound (11, 492)
         raw = hipc.build_request(4, cmif.request_payload(5, b"\2\0\0\0", domain_object=oid))
         rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
         assert (rc, reply_result(reply, domain=True)) == (0, want)
     raw = hipc.build_request(4, cmif.request_payload(5, b"", domain_object=1, in_objects=[9]))
     rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
-    assert reply_result(reply, domain=True) == 0x1DE0A               # cmif InvalidInObject (10, 239)
-    raw = hipc.build_request(2, b"")                                  # Close: the session ends
+    assert reply_result(reply, domain=True) == 0x1DE0A  # cmif InvalidInObject (10, 239)
+    raw = hipc.build_request(2, b"")  # Close: the session ends
     assert srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))[0] == 0
-    assert srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))[0] == 0xF601   # SessionClosed (123)
+    assert srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))[0] == 0xF601  # SessionClosed (123)
 
 
 def test_settings_item_not_found() -> None:
@@ -154,8 +158,7 @@ def test_settings_item_not_found() -> None:
     sid = srv.open(SystemSettingsServer())
     mem.write(0x2000, b"hbloader".ljust(0x48, b"\0"))
     mem.write(0x3000, b"item".ljust(0x48, b"\0"))
-    raw = hipc.build_request(4, cmif.request_payload(37),
-                             x=[hipc.Static(0, 0x2000, 0x48), hipc.Static(1, 0x3000, 0x48)])
+    raw = hipc.build_request(4, cmif.request_payload(37), x=[hipc.Static(0, 0x2000, 0x48), hipc.Static(1, 0x3000, 0x48)])
     rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
     assert (rc, reply_result(reply)) == (0, 0x1669)
 
@@ -177,7 +180,7 @@ def test_sm_tipc_and_names() -> None:
         assert rc == 0
         return hipc.parse(reply + bytes(0x100 - len(reply)))
 
-    assert struct.unpack_from("<I", tipc(1, b"psm\0\0\0\0\0").data)[0] == 0x415     # before RegisterClient
+    assert struct.unpack_from("<I", tipc(1, b"psm\0\0\0\0\0").data)[0] == 0x415  # before RegisterClient
     assert struct.unpack_from("<I", tipc(0, b"", pid=0).data)[0] == 0
     assert struct.unpack_from("<I", tipc(1, b"ps\0m\0\0\0\0").data)[0] == 0xC15
     m = tipc(1, b"psm\0\0\0\0\0")
@@ -187,6 +190,7 @@ def test_sm_tipc_and_names() -> None:
 def test_release_closes_objects_no_clone_holds() -> None:
     """A session whose handle the guest closed (horizon_kernel.c queues its id) is released: its
     objects are told they are closed, unless a clone (CloneCurrentObject) still holds them."""
+
     class Tracked(Interface):
         name = "test::ITracked"
         service = "test"
@@ -200,10 +204,10 @@ def test_release_closes_objects_no_clone_holds() -> None:
     srv, mem = Server(), memory()
     a, b = Tracked(), Tracked()
     sa, sb = srv.open(a), srv.open(b)
-    raw = hipc.build_request(5, cmif.request_payload(2))              # CloneCurrentObject of b's session
+    raw = hipc.build_request(5, cmif.request_payload(2))  # CloneCurrentObject of b's session
     rc, reply = srv.handle(mem, sb, raw + bytes(0x100 - len(raw)))
     assert rc == 0 and hipc.parse(reply + bytes(0x100 - len(reply))).move_handles
     srv.release(sa)
     srv.release(sb)
-    assert a.was_closed and not b.was_closed                          # the clone still holds b
+    assert a.was_closed and not b.was_closed  # the clone still holds b
     assert sa not in srv.sessions and sb not in srv.sessions

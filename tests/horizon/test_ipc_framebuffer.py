@@ -2,6 +2,7 @@
 from a guest that writes the parcels from the public layout (libnx display/parcel.c,
 buffer_producer.c, nvidia/graphic_buffer.h; Android's Parcel): the queued frame comes out as
 a PNG (settings cpu_host.framebuffer_dir) with the guest's pixels."""
+
 from __future__ import annotations
 
 import os
@@ -168,7 +169,9 @@ static uint32_t bl_offset(uint32_t xb, uint32_t y, uint32_t pitch) {
 }
 """
 
-FB_MAIN = FB_SETUP + r"""
+FB_MAIN = (
+    FB_SETUP
+    + r"""
 int hz_main(void) {
     uint8_t *fb, *fb2;
     uint64_t disp;
@@ -225,16 +228,18 @@ int hz_main(void) {
     return 0;
 }
 """
+)
 
 
 def test_framebuffer_queued_over_binder(tmp_path) -> None:
     src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
-    src = src[:src.index("int hz_main(void)")] + FB_MAIN
+    src = src[: src.index("int hz_main(void)")] + FB_MAIN
     bundle = bundle_from_c(src, {}, tmp_path / "w")
     frames = tmp_path / "frames"
     env = {**os.environ, "NXRECOMP_CPU_HOST_FRAMEBUFFER_DIR": str(frames)}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=120, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "CreateStrayLayer: 0 binder nonzero 1",
@@ -242,11 +247,11 @@ def test_framebuffer_queued_over_binder(tmp_path) -> None:
         "SET_PREALLOCATED_BUFFER: 0",
         "SET_PREALLOCATED_BUFFER (block linear): 0",
         "DEQUEUE_BUFFER: 0 slot 0 fence flag 1 status 0",
-        "QUEUE_BUFFER: 0 size 64x16 status 0",            # BqBufferOutput: the buffer's size
-        "DEQUEUE_BUFFER again: 0 slot 1",                   # the next free slot
+        "QUEUE_BUFFER: 0 size 64x16 status 0",  # BqBufferOutput: the buffer's size
+        "DEQUEUE_BUFFER again: 0 slot 1",  # the next free slot
         "QUEUE_BUFFER (block linear): 0 status 0",
-        "DEQUEUE with every slot out: 0 status -11",        # WouldBlock
-        "broken parcel: 0 status -22",                      # BadValue
+        "DEQUEUE with every slot out: 0 status -11",  # WouldBlock
+        "broken parcel: 0 status -22",  # BadValue
     ]
     from gpu_host import png
 
@@ -255,7 +260,7 @@ def test_framebuffer_queued_over_binder(tmp_path) -> None:
     px = px.reshape(h, w, 4)
     for x, y in ((0, 0), (10, 3), (63, 15)):
         assert tuple(int(v) for v in px[y, x]) == ((x * 4) & 0xFF, (y * 16) & 0xFF, 0x80, 0xFF)
-    w, h, px = png.decode((frames / "frame_000002.png").read_bytes())       # the block-linear one
+    w, h, px = png.decode((frames / "frame_000002.png").read_bytes())  # the block-linear one
     px = px.reshape(h, w, 4)
     for x, y in ((0, 0), (17, 9), (63, 15)):
         assert tuple(int(v) for v in px[y, x]) == (255 - x, (y * 8) & 0xFF, 0x40, 0xFF)

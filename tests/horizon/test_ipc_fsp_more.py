@@ -5,6 +5,7 @@ modified, accessed as POSIX times, u8 is_valid, 7 pad; the path an X pointer of 
 PathNotFound (module 2, description 1 = 0x202); 3 DeleteDirectory of a directory with something
 in it is DirectoryNotEmpty (Atmosphère's fs results: module 2, description 8 = 0x1002), an answer,
 not a host error out of the service."""
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,7 @@ def test_timestamp_and_clean(tmp_path: Path) -> None:
     (tmp_path / "switch" / "sub").mkdir(parents=True)
     f = tmp_path / "switch" / "app.nro"
     f.write_bytes(b"x")
-    os.utime(f, (1_700_000_000, 1_600_000_000))           # atime, mtime
+    os.utime(f, (1_700_000_000, 1_600_000_000))  # atime, mtime
     (tmp_path / "switch" / "sub" / "inner.txt").write_text("y")
     srv, mem = Server(), Memory()
     sid = srv.open(FileSystem(SdRoot(tmp_path)))

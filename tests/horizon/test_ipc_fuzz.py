@@ -6,6 +6,7 @@ Error_codes / Atmosphère svc results: 0xE401 InvalidHandle, 0xD401 InvalidCurre
 InvalidCombination for a message larger than its buffer, 0xF601 SessionClosed after a Close),
 and a well-formed request still works afterwards.  Unknown commands are stubbed
 (cpu_host.ipc_unknown = stub) so the run goes on past them."""
+
 from __future__ import annotations
 
 import os
@@ -19,12 +20,17 @@ ALLOWED = {0x0, 0xE401, 0xD401, 0xE801, 0xF601}
 
 def test_ipc_fuzz(tmp_path) -> None:
     bundle = make_bundle("ipc_fuzz", tmp_path)
-    env = {**os.environ, "NXRECOMP_CPU_HOST_IPC_UNKNOWN": "stub", "NXRECOMP_CPU_HOST_SD_DIR": str(tmp_path / "sd"),
-           "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=180, env=env)
+    env = {
+        **os.environ,
+        "NXRECOMP_CPU_HOST_IPC_UNKNOWN": "stub",
+        "NXRECOMP_CPU_HOST_SD_DIR": str(tmp_path / "sd"),
+        "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves"),
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True, text=True, timeout=180, env=env
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "raised" not in r.stderr                        # no exception of ours inside the IPC layer
+    assert "raised" not in r.stderr  # no exception of ours inside the IPC layer
     lines = r.stdout.splitlines()
     assert lines[-2:] == ["after the fuzz: 0 0 100", "fuzz done 4000"]
     counts = {int(x.split()[1].rstrip(":"), 16): int(x.split()[2]) for x in lines if x.startswith("result ")}

@@ -2,6 +2,7 @@
 as the Python reference ``hipc.parse_py`` does — the same fields, or the same InvalidCombination
 (0xE801) with the same size named — over random headers, counts and words (fixed seed, bounded);
 the hand-laid message of ``test_ipc_codec`` checks both against switchbrew's bit positions."""
+
 from __future__ import annotations
 
 import random
@@ -34,9 +35,10 @@ def test_random_messages_agree(seed: int) -> None:
     for _ in range(2500):
         size = rng.choice([0, 4, 8, 0x40, 0x100, 0x1000])
         words = [rng.getrandbits(32) for _ in range(size // 4)]
-        if words and rng.random() < 0.7:        # plausible headers: small counts, often a special header
-            words[0] = (words[0] & 0xFFFF0000 if rng.random() < 0.3 else rng.randrange(16)) | \
-                (rng.randrange(4) << 16 | rng.randrange(3) << 20 | rng.randrange(3) << 24 | rng.randrange(2) << 28)
+        if words and rng.random() < 0.7:  # plausible headers: small counts, often a special header
+            words[0] = (words[0] & 0xFFFF0000 if rng.random() < 0.3 else rng.randrange(16)) | (
+                rng.randrange(4) << 16 | rng.randrange(3) << 20 | rng.randrange(3) << 24 | rng.randrange(2) << 28
+            )
             if len(words) > 1:
                 words[1] = rng.randrange(0x40) | rng.randrange(16) << 10 | rng.randrange(2) << 31
             if len(words) > 2:

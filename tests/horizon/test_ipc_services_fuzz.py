@@ -8,6 +8,7 @@ Bounded: a fixed seed, 3000 requests, 60 s.  Socket addresses come from a small 
 listener and a UDP socket this test owns on 127.0.0.1, an off-loopback documentation address,
 malformed bytes), so nothing reaches another program's port; calls that could block run on
 sockets the fuzz first makes non-blocking, with zero or millisecond timeouts."""
+
 from __future__ import annotations
 
 import errno
@@ -23,7 +24,7 @@ from tests.horizon.test_ipc_codec import Memory
 
 COUNT, TIME_LIMIT = 3000, 60.0
 MEM = 0x40000
-BLOCKING = {5, 6, 8, 9, 10, 11, 12, 14, 24, 25}   # Select, Poll, Recv(From), Send(To), Accept, Connect, Write, Read
+BLOCKING = {5, 6, 8, 9, 10, 11, 12, 14, 24, 25}  # Select, Poll, Recv(From), Send(To), Accept, Connect, Write, Read
 
 
 class EventMemory(Memory):
@@ -77,9 +78,9 @@ def test_services_fuzz() -> None:
         where = rng.randrange(6)
         size = rng.choice([0, 1, 8, 16, 64, 0x400, 0x9000])
         if where == 0:
-            return rng.randrange(0, 1 << 39), size                 # anywhere: mostly unmapped
+            return rng.randrange(0, 1 << 39), size  # anywhere: mostly unmapped
         if where == 1:
-            return MEM - rng.randrange(1, 64), size                # across the end
+            return MEM - rng.randrange(1, 64), size  # across the end
         return rng.randrange(0x1000, MEM - 0x9000), size
 
     def nonblocking_all() -> None:
@@ -101,30 +102,40 @@ def test_services_fuzz() -> None:
         fd = rng.choice([0, 1, 2, 3, -1, 99, 1 << 30])
         if name.startswith("bsd"):
             if cmd in (2, 3):
-                params = struct.pack("<iii", rng.choice([2, 2, 28, 0, -5]), rng.choice([1, 2, 3, 0x20000002, 9]),
-                                     rng.choice([0, 6, 17, 255]))
+                params = struct.pack(
+                    "<iii", rng.choice([2, 2, 28, 0, -5]), rng.choice([1, 2, 3, 0x20000002, 9]), rng.choice([0, 6, 17, 255])
+                )
             elif cmd in (6,):
                 params = struct.pack("<Ii", rng.choice([0, 1, 2, 1000, 0xFFFFFFFF]), rng.choice([0, 1, 2]))
             elif cmd == 5:
-                params = struct.pack("<i4xqqB", rng.choice([0, 4, 64, 5000]), rng.choice([0, 0, 1 << 62]),
-                                     rng.choice([0, 1000]), 0)           # 1 << 62 s: no host timeout holds it
+                params = struct.pack(
+                    "<i4xqqB", rng.choice([0, 4, 64, 5000]), rng.choice([0, 0, 1 << 62]), rng.choice([0, 1000]), 0
+                )  # 1 << 62 s: no host timeout holds it
             else:
-                params = struct.pack("<iii", fd, rng.choice([0, 1, 2, 3, 4, 0x80, 0xFFFF, 0x1007, -1]),
-                                     rng.choice([0, 1, 4, 0x800, 0x1006, 0x4004667F]))
+                params = struct.pack(
+                    "<iii",
+                    fd,
+                    rng.choice([0, 1, 2, 3, 4, 0x80, 0xFFFF, 0x1007, -1]),
+                    rng.choice([0, 1, 4, 0x800, 0x1006, 0x4004667F]),
+                )
             if cmd in BLOCKING:
                 nonblocking_all()
         else:
             params = rng.randbytes(rng.randrange(0, 40))
-        ins = [sockaddr() if rng.random() < 0.5 else rng.randbytes(rng.randrange(0, 64))
-               for _ in range(3 if name.startswith("bsd") and cmd == 5 else rng.randrange(3))]
+        ins = [
+            sockaddr() if rng.random() < 0.5 else rng.randbytes(rng.randrange(0, 64))
+            for _ in range(3 if name.startswith("bsd") and cmd == 5 else rng.randrange(3))
+        ]
         x, a, b, c = [], [], [], []
         for i, data in enumerate(ins):
             addr = rng.randrange(0x1000, MEM - 0x100)
             mem.write(addr, data)
             if rng.random() < 0.2:
                 addr = addr_size()[0]
-            (x.append(hipc.Static(i, addr, len(data))), a.append(hipc.Buffer(0, 0, 0))) if rng.random() < 0.5 else \
-                (x.append(hipc.Static(i, 0, 0)), a.append(hipc.Buffer(addr, len(data), 0)))
+            (x.append(hipc.Static(i, addr, len(data))), a.append(hipc.Buffer(0, 0, 0))) if rng.random() < 0.5 else (
+                x.append(hipc.Static(i, 0, 0)),
+                a.append(hipc.Buffer(addr, len(data), 0)),
+            )
         for i in range(rng.randrange(3)):
             addr, size = addr_size()
             if rng.random() < 0.5:
@@ -133,8 +144,9 @@ def test_services_fuzz() -> None:
             else:
                 c.append(hipc.Static(i, 0, 0))
                 b.append(hipc.Buffer(addr, size, 0))
-        raw = hipc.build_request(4, cmif.request_payload(cmd, params), x=x, a=a, b=b, c=c,
-                                 pid=0x51 if rng.random() < 0.5 else None)
+        raw = hipc.build_request(
+            4, cmif.request_payload(cmd, params), x=x, a=a, b=b, c=c, pid=0x51 if rng.random() < 0.5 else None
+        )
         if len(raw) > 0x100:
             continue
         try:
@@ -143,7 +155,7 @@ def test_services_fuzz() -> None:
             assert f"command {cmd}" in str(e) and cmd not in obj.commands
             unserved += 1
             continue
-        assert rc in (0, 0xD401), (name, cmd, hex(rc))             # InvalidCurrentMemory: a buffer off the map
+        assert rc in (0, 0xD401), (name, cmd, hex(rc))  # InvalidCurrentMemory: a buffer off the map
         if rc:
             continue
         body = cmif.payload(hipc.parse(reply + bytes(0x100 - len(reply))))
@@ -152,7 +164,7 @@ def test_services_fuzz() -> None:
         if name.startswith("bsd") and cmd >= 2 and struct.unpack_from("<I", body, 8)[0] == 0:
             ret, err = struct.unpack_from("<ii", body, 16)
             if ret < 0:
-                assert err in errno.errorcode, (cmd, err)           # a Linux errno, named
+                assert err in errno.errorcode, (cmd, err)  # a Linux errno, named
                 errnos += 1
     listener.close()
     udp.close()

@@ -6,6 +6,7 @@ guest thread on the same core keeps running (the blocking call gives the core ba
 ``KernelBridge.unlocked``).  Expected values: Linux errno EBADF 9 (switchbrew "Sockets
 services": Linux errno definitions), POLLIN 1 (FreeBSD poll.h), sockaddr_in {16, AF_INET 2, port
 big-endian, 127.0.0.1}."""
+
 from __future__ import annotations
 
 import os
@@ -128,11 +129,11 @@ EXPECTED = [
 
 def test_sockets_from_guest(tmp_path) -> None:
     src = (ROOT / "examples/horizon_hello/programs/ipc.c").read_text()
-    src = src[:src.index("int hz_main(void)")] + MAIN
+    src = src[: src.index("int hz_main(void)")] + MAIN
     bundle = bundle_from_c(src, {}, tmp_path / "w")
-    env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(tmp_path / "sd"),
-           "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=180, env=env)
+    env = {**os.environ, "NXRECOMP_CPU_HOST_SD_DIR": str(tmp_path / "sd"), "NXRECOMP_CPU_HOST_SAVE_DIR": str(tmp_path / "saves")}
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True, text=True, timeout=180, env=env
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.splitlines() == EXPECTED, r.stdout + r.stderr[-2000:]

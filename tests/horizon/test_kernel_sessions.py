@@ -9,6 +9,7 @@ results; ``kern_k_server_session.cpp``: a closed client signals the server sessi
 server ends requests with SessionClosed; ``kern_k_port.cpp``: PortClosed) and its result table
 (``svc_results.hpp``: module 1, description << 9).  The program compares values it gets from the
 kernel itself (its process id, the server thread's id) rather than numbers we chose."""
+
 from __future__ import annotations
 
 import subprocess
@@ -497,14 +498,14 @@ int hz_main(void) {
 EXPECTED = [
     "CreateSession: 0",
     "handles distinct: 1",
-    "WaitSynchronization(server, 0): ea01",            # nothing queued: the server session is not signalled
+    "WaitSynchronization(server, 0): ea01",  # nothing queued: the server session is not signalled
     "ReplyAndReceive(server, timeout 0): ea01",
     "ReplyAndReceive(reply, nothing received): fa01 index=-1",  # SendReply without a request: InvalidState, index -1
-    "ReplyAndReceive(client handle): e401",            # a client session is no synchronization object
-    "ReplyAndReceive(65 handles): ee01",               # 0 <= n <= 64 (ArgumentHandleCountMax)
-    "ReplyAndReceive(handles unmapped): e601",         # InvalidPointer
+    "ReplyAndReceive(client handle): e401",  # a client session is no synchronization object
+    "ReplyAndReceive(65 handles): ee01",  # 0 <= n <= 64 (ArgumentHandleCountMax)
+    "ReplyAndReceive(handles unmapped): e601",  # InvalidPointer
     "ReplyAndReceive(reply to a client handle): e401",
-    "SendSyncRequest(server handle): e401",            # only a client session takes requests
+    "SendSyncRequest(server handle): e401",  # only a client session takes requests
     "server receive: 0 index=0 data=100 copies=2 moves=1",
     "server: PID written by the kernel = GetProcessId: 1",
     "server: copied process pseudo-handle is real: 1 0 same=1",
@@ -514,33 +515,33 @@ EXPECTED = [
     "client reply: 0 data=101 copies=1 thread handle is the server's: 0 1",
     "client: moved handle left its table: e401",
     "client: its readable event was signalled: 0",
-    "client request copying a bogus handle: e401",     # the receive fails; the client gets the error
+    "client request copying a bogus handle: e401",  # the receive fails; the client gets the error
     "server reply+receive: 0 index=0 data=200",
     "client reply 2: 0 data=201",
     "server reply only (no handles, timeout 0): ea01",  # reply sent, then nothing to wait for: TimedOut
     "server receive 3: 0 index=0 data=300",
     "client reply 3: 0 data=301",
-    "server after the client closed: f601 index=0",    # a closed client signals the server session
+    "server after the client closed: f601 index=0",  # a closed client signals the server session
     "server reply with no request: fa01 index=-1",
     "server close: 0",
     "client close: 0",
     "client close again: e401",
     "server2 receive: 0 copies=1",
-    "request the server closes: f601",                 # the served request ends with SessionClosed
+    "request the server closes: f601",  # the served request ends with SessionClosed
     "request after the server closed: f601",
     "close client: 0",
     "ReplyAndReceive(20 ms): ea01 waited=1",
     "close server then send: 0 f601",
-    "WithUserBuffer(unaligned): cc01",                 # InvalidAddress
-    "WithUserBuffer(size 0): ca01",                    # InvalidSize
+    "WithUserBuffer(unaligned): cc01",  # InvalidAddress
+    "WithUserBuffer(size 0): ca01",  # InvalidSize
     "user-buffer echo: 0 data=8",
     "user-buffer echo ends: f601",
     "CreateSession(light): 0",
-    "SendSyncRequest(light client): e401",             # a light client is no KClientSession
-    "ReplyAndReceive(light server): e401",             # ... nor a light server a synchronization object
+    "SendSyncRequest(light client): e401",  # a light client is no KClientSession
+    "ReplyAndReceive(light server): e401",  # ... nor a light server a synchronization object
     "ReplyAndReceiveLight(reply, nothing received): fa01",
     "SendSyncRequestLight: 0 words=80000002 4 6 8 10 12 14",
-    "light server ends: f601",                         # the client closed: SessionClosed
+    "light server ends: f601",  # the client closed: SessionClosed
     "SendSyncRequestLight(closed handle): e401",
     # Cancelled = 118 = 0xEC01; the checks run in the order of KSynchronizationObject::Wait:
     # signalled objects, then timeout 0 (TimedOut), then a pending cancel
@@ -553,22 +554,22 @@ EXPECTED = [
     "then another: ea01",
     "CancelSynchronization(an event): e401",
     "CreatePort(max 1): 0",
-    "AcceptSession(nothing): f201",                    # NotFound
+    "AcceptSession(nothing): f201",  # NotFound
     "ConnectToPort: 0",
     "server port signalled: 0 index=0",
-    "ConnectToPort(over max): e01",                    # OutOfSessions
+    "ConnectToPort(over max): e01",  # OutOfSessions
     "AcceptSession: 0",
     "port session echo: 0 data=42",
     "echo ends: f601",
-    "ConnectToPort(server port closed): 10601",        # PortClosed
+    "ConnectToPort(server port closed): 10601",  # PortClosed
     "ManageNamedPort(hzt:): 0",
-    "ManageNamedPort(hzt:) again: fa01",               # the name exists: InvalidState
+    "ManageNamedPort(hzt:) again: fa01",  # the name exists: InvalidState
     "ConnectToNamedPort(hzt:): 0",
     "AcceptSession: 0",
     "named port echo: 0 data=100",
     "echo ends: f601",
     "ManageNamedPort(hzt:, 0) deletes it: 0",
-    "ConnectToNamedPort(hzt:) after: f201",            # no such port any more: NotFound
+    "ConnectToNamedPort(hzt:) after: f201",  # no such port any more: NotFound
     # MapMemory's source needs FlagCanAlias: CodeData (a module's .data/.bss, state 4) has it as
     # Normal (heap) does (Atmosphère kern_k_memory_block.hpp: 0x03FEBD04 / 0x037EBD05); the source
     # stays in its state, locked (attribute bit 0) and inaccessible while aliased (switchbrew SVC page)
@@ -596,7 +597,8 @@ EXPECTED = [
 
 def test_sessions_between_guest_threads(tmp_path) -> None:
     bundle = bundle_from_c(SRC, {}, tmp_path / "w")
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=180)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True, text=True, timeout=180
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.splitlines() == EXPECTED, r.stdout + r.stderr[-2000:]

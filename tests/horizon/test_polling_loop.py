@@ -7,6 +7,7 @@ edge clang hoists the load out of the loop and the recompiled program spins fore
 thread pool waits for its workers this way, C-Thread-Pool's `thpool_init`).  The setter runs on
 another core after a sleep, so the main thread is already in the loop when the word changes.
 Fails on a lifter without NX_LOOP_EDGE (the run hangs until the time bound)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -42,7 +43,8 @@ int hz_main(void) {
 
 def test_polling_loop_sees_the_other_threads_store(tmp_path) -> None:
     bundle = bundle_from_c(GUEST, {}, tmp_path / "w")
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.splitlines() == ["flag 7 seen after polling"]

@@ -16,6 +16,7 @@ KMemoryState AliasCodeData 0x0FFFBD09 with CodeData's data flags (svcSetMemoryPe
 reprotects it; AliasCode 0x04DD7E08 it does not); the A64 encodings of MOVZ and RET (Arm ARM).  The process handle is got as nx-hbloader gets it
 (a session to itself, a copied 0xFFFF8001).  Before these SVCs were served the program stopped at
 SVC 0x77 (a crash report)."""
+
 from __future__ import annotations
 
 from tests.horizon.hz_build import bundle_from_c, nxrecomp
@@ -135,23 +136,23 @@ EXPECTED = [
     "map a misaligned dst: cc01",
     "map size 0: ca01",
     "map a wrapping range: d401",
-    "map dst in the heap region: d401",          # CanContain(AliasCode) fails at the SVC
-    "map a src that is no heap: d401",           # .bss is CodeData, not Normal
+    "map dst in the heap region: d401",  # CanContain(AliasCode) fails at the SVC
+    "map a src that is no heap: d401",  # .bss is CodeData, not Normal
     "map: 0",
-    "dst: type 8 perm 0 attr 0",                 # AliasCode, KernelRead|NotMapped: no user permission
-    "src: type 5 perm 0 attr 1",                 # Normal, Locked
-    "map over it again: d401",                   # dst not Free
+    "dst: type 8 perm 0 attr 0",  # AliasCode, KernelRead|NotMapped: no user permission
+    "src: type 5 perm 0 attr 1",  # Normal, Locked
+    "map over it again: d401",  # dst not Free
     "perm RWX: d801",
     "perm W: d801",
     "perm R-X (pseudo-handle): 0",
     "text: type 8 perm 5 attr 0",
     "perm RW: 0",
-    "data: type 9 perm 3 attr 0",                # AliasCodeData
-    "SetMemoryPermission R on the data: 0",      # AliasCodeData carries the data flags (FlagCanReprotect): a RELRO
+    "data: type 9 perm 3 attr 0",  # AliasCodeData
+    "SetMemoryPermission R on the data: 0",  # AliasCodeData carries the data flags (FlagCanReprotect): a RELRO
     "data read-only: type 9 perm 1 attr 0",
     "SetMemoryPermission RW on the data: 0",
-    "SetMemoryPermission R on the text: d401",   # AliasCode is code: not reprotectable this way
-    "perm on the heap: d401",                    # Normal has no code flag
+    "SetMemoryPermission R on the text: d401",  # AliasCode is code: not reprotectable this way
+    "perm on the heap: d401",  # Normal has no code flag
     "the same pages: 5eed",
     "call into the mapped code: 1234",
     "unmap other pages: dc01",
@@ -170,7 +171,10 @@ def test_process_code_memory_svcs(tmp_path) -> None:
     r = nxrecomp("hz-run", str(bundle), timeout=180)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.splitlines() == EXPECTED, r.stdout + r.stderr[-2000:]
-    assert "lifted at run time: code loaded at 0x100000000, from the function at 0x100000000 (2 instructions" \
-        in r.stderr, r.stderr[-2000:]
-    assert r.stderr.count("was unmapped") == 1 and \
-        "the code mapped at 0x100000000 (0x2000 bytes) was unmapped (svcUnmapProcessCodeMemory)" in r.stderr, r.stderr
+    assert "lifted at run time: code loaded at 0x100000000, from the function at 0x100000000 (2 instructions" in r.stderr, (
+        r.stderr[-2000:]
+    )
+    assert (
+        r.stderr.count("was unmapped") == 1
+        and "the code mapped at 0x100000000 (0x2000 bytes) was unmapped (svcUnmapProcessCodeMemory)" in r.stderr
+    ), r.stderr

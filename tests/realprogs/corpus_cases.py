@@ -14,6 +14,7 @@ qemu-aarch64.
   date/time on fixed dates, printf, math functions, transactions, WAL, the shell's dot-commands
   and output modes, .dump/.sha3sum/.selftest, and errors).  Every script is deterministic (no
   clocks, no random(), no file names that differ between the two runs)."""
+
 from __future__ import annotations
 
 # (name, argv after "qjs", CI) -- Makefile `test:` target of quickjs 2025-04-26.  None in CI: building
@@ -29,11 +30,18 @@ QJS_TESTS = [
     ("cyclic_import", ["tests/test_cyclic_import.js"], False),
 ]
 # known failures: (name -> why)
-QJS_XFAIL: dict[str, str] = {}      # none since guest threads run (test_worker: a Worker is a CLONE_THREAD thread)
+QJS_XFAIL: dict[str, str] = {}  # none since guest threads run (test_worker: a Worker is a CLONE_THREAD thread)
 
 # upstream tests/roundtrip_test.sh: its inputs (paths in the sdist) and qualities
-BROTLI_ROUNDTRIP_INPUTS = ["tests/testdata/alice29.txt", "tests/testdata/asyoulik.txt", "tests/testdata/lcet10.txt",
-                           "tests/testdata/plrabn12.txt", "c/enc/encode.c", "c/common/dictionary.h", "c/dec/decode.c"]
+BROTLI_ROUNDTRIP_INPUTS = [
+    "tests/testdata/alice29.txt",
+    "tests/testdata/asyoulik.txt",
+    "tests/testdata/lcet10.txt",
+    "tests/testdata/plrabn12.txt",
+    "c/enc/encode.c",
+    "c/common/dictionary.h",
+    "c/dec/decode.c",
+]
 BROTLI_QUALITIES = [1, 6, 9, 11]
 
 SQL_SCHEMA = """
@@ -49,8 +57,11 @@ CREATE VIEW payroll AS SELECT d.name AS dept, count(e.id) AS n, sum(e.salary) AS
   FROM dept d LEFT JOIN emp e ON e.dept = d.id GROUP BY d.id;
 """
 
-SQL_CASES: list[tuple[str, str, bool]] = [     # (name, script, CI: none, the recompile takes minutes)
-    ("queries", SQL_SCHEMA + """
+SQL_CASES: list[tuple[str, str, bool]] = [  # (name, script, CI: none, the recompile takes minutes)
+    (
+        "queries",
+        SQL_SCHEMA
+        + """
 .headers on
 .mode column
 SELECT * FROM payroll ORDER BY dept;
@@ -67,8 +78,13 @@ EXPLAIN QUERY PLAN SELECT * FROM emp WHERE dept = 2 ORDER BY salary DESC;
 UPDATE emp SET salary = salary * 11 / 10 WHERE dept = 3 RETURNING id, salary;
 DELETE FROM emp WHERE id > 55 RETURNING name;
 SELECT changes(), total_changes(), last_insert_rowid();
-""", False),
-    ("windows-cte", SQL_SCHEMA + """
+""",
+        False,
+    ),
+    (
+        "windows-cte",
+        SQL_SCHEMA
+        + """
 .mode box
 SELECT id, dept, salary, rank() OVER w, dense_rank() OVER w, row_number() OVER w,
        sum(salary) OVER (PARTITION BY dept ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) AS roll,
@@ -92,8 +108,12 @@ WITH RECURSIVE
   a(t) AS (SELECT group_concat( substr(' .+*#', 1+min(iter/7,4), 1), '') FROM m2 GROUP BY cy)
 SELECT group_concat(rtrim(t),x'0a') FROM a;
 SELECT value, value * value FROM generate_series(1, 20, 3);
-""", False),
-    ("json", """
+""",
+        False,
+    ),
+    (
+        "json",
+        """
 .mode list
 SELECT json('{"a":[1,2,{"b":null}],"c":"x\\u00e9"}');
 SELECT json_object('k', 1, 'arr', json_array(1.5, 'two', NULL, json('true'))), json_quote('a"b');
@@ -109,8 +129,12 @@ SELECT hex(jsonb('{"a":[1,2]}')), json(jsonb('{"a":[1,2]}')), jsonb_extract(json
 SELECT json_pretty('{"a":[1,{"b":2}]}');
 SELECT json('{"a":1e400}'), json('[-0.0, 1e-7, 123456789012345678901234567890]');
 SELECT json('not json');
-""", False),
-    ("fts5-rtree", """
+""",
+        False,
+    ),
+    (
+        "fts5-rtree",
+        """
 CREATE VIRTUAL TABLE docs USING fts5(title, body, tokenize = 'porter unicode61');
 INSERT INTO docs VALUES ('SQLite', 'SQLite is a small fast self-contained SQL database engine'),
   ('QuickJS', 'QuickJS is a small embeddable JavaScript engine with modules and async generators'),
@@ -128,8 +152,12 @@ INSERT INTO box SELECT i, (i*37)%100, (i*37)%100 + 1 + i%7, (i*53)%100, (i*53)%1
 SELECT count(*) FROM box WHERE x0 >= 10 AND x1 <= 40 AND y0 >= 20 AND y1 <= 60;
 SELECT id FROM box WHERE x0 <= 50 AND x1 >= 50 AND y0 <= 50 AND y1 >= 50 ORDER BY id;
 SELECT rtreecheck('box');
-""", False),
-    ("functions", """
+""",
+        False,
+    ),
+    (
+        "functions",
+        """
 .mode line
 SELECT printf('%d|%5.2f|%-8s|%08.3e|%x|%X|%o|%c|%q|%Q|%w|%%|%,d|%!.20g', 42, 3.14159, 'left', 12345.678, 255, 255, 8,
               'Z', 'it''s', NULL, 'a"b', 1234567, 0.1) AS p;
@@ -151,8 +179,13 @@ SELECT total(x), sum(x), avg(x), min(x), max(x), group_concat(x, ';') FROM (SELE
        UNION ALL SELECT 2 UNION ALL SELECT '3');
 SELECT iif(1, 'yes', 'no'), coalesce(NULL, NULL, 'c'), nullif(3, 3), ifnull(NULL, 'd'), likely(1), max(1, 'a', 2.5);
 SELECT sqlite_version(), sqlite_compileoption_used('ENABLE_FTS5'), sqlite_compileoption_used('THREADSAFE=0');
-""", False),
-    ("shell-modes", SQL_SCHEMA + """
+""",
+        False,
+    ),
+    (
+        "shell-modes",
+        SQL_SCHEMA
+        + """
 .headers on
 .mode csv
 SELECT id, name, salary FROM emp WHERE id < 4;
@@ -196,8 +229,12 @@ SELECT name, budget FROM dept;
 SELECT count(*) FROM emp WHERE dept = 1;
 .eqp off
 .show
-""", False),
-    ("files", """
+""",
+        False,
+    ),
+    (
+        "files",
+        """
 .print --- a database on disk: journal, WAL, vacuum, attach, integrity
 .open --new work.db
 PRAGMA page_size = 1024;
@@ -234,8 +271,12 @@ SELECT * FROM t WHERE a < 6;
 .read extra.sql
 .selftest --init
 .selftest
-""", False),
-    ("errors", """
+""",
+        False,
+    ),
+    (
+        "errors",
+        """
 .bail off
 SELECT 1;
 SELEC 2;
@@ -254,11 +295,13 @@ SELECT 'still here';
 SELECT 'last';
 SELECT x FROM t;
 SELECT 'not reached';
-""", False),
+""",
+        False,
+    ),
 ]
 
 SQL_FILES = {
-    "data.csv": "id,name,score\n1,alpha,3.5\n2,\"be, ta\",4\n3,gamma,\n4,\"quo\"\"te\",-1e3\n",
+    "data.csv": 'id,name,score\n1,alpha,3.5\n2,"be, ta",4\n3,gamma,\n4,"quo""te",-1e3\n',
     "extra.sql": "SELECT 'from extra.sql', count(*) FROM t;\n",
 }
 

@@ -1,6 +1,7 @@
 """Inputs of tests/realprogs/test_debian_static.py: zsh scripts, a sash script and busybox
 applet runs (beyond tests/cpu_host/busybox_cases.py), each run recompiled and under
 qemu-aarch64.  Every case is deterministic (no clocks, pids, random names, host names)."""
+
 from __future__ import annotations
 
 import lzma
@@ -8,21 +9,33 @@ import lzma
 # (name, script, stdin, needs signal delivery: kill/trap, and every fork (command substitution,
 # pipelines), since zsh reaps its children from a SIGCHLD handler)
 ZSH = [
-    ("arith", r"""
+    (
+        "arith",
+        r"""
 echo $((7*6)) $((2**10)) $((17%5)) $((1<<4)) $(( (3+4)*2 )) $((-7/2)) $((0x1f + 8#10))
 integer i=5; (( i += 3 )); (( i *= 2 )); echo $i $(( i > 10 ? 1 : 0 ))
 float f=1.5; echo $(( f * 2 )) $(( 10 / 4.0 )) $(( 2.5 ** 2 ))
 echo $(( [#16] 255 )) $(( [#2] 10 )) $(( 1e3 + 1 ))
 zmodload zsh/mathfunc; echo $(( sqrt(16) )) $(( int(7.9) )) $(( abs(-3) ))
-""", b"", False),
-    ("arrays", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "arrays",
+        r"""
 a=(one two three); echo $a[2] ${#a} ${a[-1]} ${a[2,3]}
 a+=(four); echo ${(j:,:)a}; a[2]=TWO; echo $a
 typeset -A h; h=(k1 v1 k2 v2 k3 v3); echo ${h[k2]} ${(o)${(k)h}} ${(o)${(v)h}}
 b=(${a:#t*}); echo $b; echo ${a[(i)three]} ${a[(r)f*]}
 c=(3 1 2); echo ${(o)c} ${(On)c}; unset 'a[1]'; echo ${#a}
-""", b"", False),
-    ("params", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "params",
+        r"""
 x=Hello-World.tar.gz
 echo ${x%.*} ${x%%.*} ${x#*-} ${x##*.} ${x/o/0} ${x//o/0} ${x:0:5} ${x:6} ${#x}
 echo ${x:u} ${x:l} ${(U)x} ${(L)x} ${(C)x:l} ${x:-def} ${unset1:-def} ${unset2:=assigned} $unset2 ${x:+alt}
@@ -32,16 +45,26 @@ echo ${(l:10::*:)x[1,3]} ${(r:8::.:)x[1,2]} ${x[1,5]} ${x[-2,-1]}
 n=42; typeset -Z5 z=$n; typeset -R6 r=ab; echo "$z [$r]"
 name=n; echo ${(P)name} ${+x} ${+nope}
 echo ${unset3?is not set}
-""", b"", False),
-    ("printf", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "printf",
+        r"""
 printf '%d|%5d|%-5d|%05d|%x|%X|%o|%e|%.3f|%g|%s|%10s|%-10s|%c|%%\n' 42 42 42 42 255 255 8 12345.678 3.14159 0.0001 str right left Z
 printf '%s\n' a b c
 printf -v v '%03d-%s' 7 x; echo $v
 printf '%b\n' 'tab\there' 'nl\\n'
 print -f '%s=%s\n' a 1 b 2
 print -l one two; print -rn -- raw; echo
-""", b"", False),
-    ("read", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "read",
+        r"""
 read a b <<< "one two three"; echo "$a|$b"
 while IFS=: read -r u p rest; do echo "$u -> $rest"; done <<'EOF'
 root:x:0:0
@@ -51,8 +74,13 @@ read -A arr <<< "x y z"; echo ${#arr} $arr[3]
 read -r line; echo "line=$line"
 read -r -k 3 three; echo "three=$three"
 read -r rest; echo "rest=$rest"
-""", b"first line of stdin\nabcdef\n", False),
-    ("redirections-nofork", r"""
+""",
+        b"first line of stdin\nabcdef\n",
+        False,
+    ),
+    (
+        "redirections-nofork",
+        r"""
 echo out > f1; echo more >> f1; while read l; do echo "<$l>"; done < f1
 { echo o; echo e >&2 } 2> err > out; read a < out; read b < err; echo "$a $b"
 exec 3> f3; print -u3 fd3; exec 3>&-; read c < f3; echo $c
@@ -62,8 +90,13 @@ setopt noclobber; echo x > f1; echo status $?
 echo forced >| f1; read e < f1; echo $e
 echo 'a b' > f5; while read p q; do echo $q $p; done < f5
 exec 4< f5; read -u4 g; echo "fd4 $g"
-""", b"", False),
-    ("functions-nofork", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "functions-nofork",
+        r"""
 fib() { if (( $1 < 2 )); then REPLY=$1; return; fi; fib $(($1-1)); local a=$REPLY; fib $(($1-2)); REPLY=$((a + REPLY)) }
 fib 15; echo $REPLY
 g() { local -i n=$1; shift; echo "n=$n rest=$# first=${1:-none}"; return $(( n % 4 )) }
@@ -72,8 +105,13 @@ h() { print -l -- "$@" }; h 'a b' c
 function k { echo "${funcstack[1]} $0" }; k
 outer() { inner() { echo inner }; inner }; outer; inner
 repeat 3 echo r; for i in {1..5}; do (( i % 2 )) && echo odd $i; done
-""", b"", False),
-    ("redirections", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "redirections",
+        r"""
 echo out > f1; echo more >> f1; echo "$(<f1)"
 { echo o; echo e >&2 } 2> err > out; echo "$(<out) $(<err)"
 exec 3> f3; print -u3 fd3; exec 3>&-; echo $(<f3)
@@ -84,12 +122,22 @@ setopt noclobber; echo x > f1; echo status $?
 echo forced >| f1; echo $(<f1)
 echo in | { read v; echo got $v }
 echo 'a b' > f5; while read p q; do echo $q $p; done < f5
-""", b"", True),
-    ("heredocs", "x=expanded\ncat_() { while IFS= read -r l; do print -r -- \"[$l]\"; done }\n"
-     "cat_ <<EOF\n$x and $((1+1))\n  indented\nEOF\n"
-     "cat_ <<'EOF'\n$x stays\nEOF\n"
-     "cat_ <<-EOF\n\ttabs removed $x\n\tEOF\n", b"", False),
-    ("patterns", r"""
+""",
+        b"",
+        True,
+    ),
+    (
+        "heredocs",
+        'x=expanded\ncat_() { while IFS= read -r l; do print -r -- "[$l]"; done }\n'
+        "cat_ <<EOF\n$x and $((1+1))\n  indented\nEOF\n"
+        "cat_ <<'EOF'\n$x stays\nEOF\n"
+        "cat_ <<-EOF\n\ttabs removed $x\n\tEOF\n",
+        b"",
+        False,
+    ),
+    (
+        "patterns",
+        r"""
 [[ abc == a* ]] && echo 1; [[ abc == *d ]] || echo 2
 [[ foo123 =~ '([a-z]+)([0-9]+)' ]] && echo $match[1] $match[2]
 case x.c in *.c) echo C;; *) echo other;; esac
@@ -98,8 +146,13 @@ setopt extendedglob
 files=(a.c b.h c.c d.txt); echo ${(M)files:#*.c} / ${files:#*.c} / ${files:#^*.h}
 [[ abc == [a-c](#c3) ]] && echo count
 echo ${x:-${${:-foo.txt}:e}}
-""", b"", False),
-    ("functions", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "functions",
+        r"""
 fib() { (( $1 < 2 )) && { echo $1; return }; echo $(( $(fib $(($1-1))) + $(fib $(($1-2))) )) }
 fib 12
 g() { local -i n=$1; shift; echo "n=$n rest=$# first=${1:-none}"; return $(( n % 4 )) }
@@ -108,25 +161,45 @@ h() { print -l -- "$@" }; h 'a b' c
 function k { echo "${funcstack[1]} $0" }; k
 outer() { inner() { echo inner }; inner }; outer; inner
 repeat 3 echo r; for i in {1..5}; do (( i % 2 )) && echo odd $i; done
-""", b"", True),
-    ("exit-trap", r"""
+""",
+        b"",
+        True,
+    ),
+    (
+        "exit-trap",
+        r"""
 trap 'echo bye from exit' EXIT
 TRAPZERR() { echo zerr }
 false; echo after
 exit 3
-""", b"", False),
-    ("signal-trap", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "signal-trap",
+        r"""
 trap 'echo caught USR1' USR1
 kill -USR1 $$
 echo done
-""", b"", True),
-    ("errors", r"""
+""",
+        b"",
+        True,
+    ),
+    (
+        "errors",
+        r"""
 echo start
 (( 1 / 0 ))
 echo after $?
 print ${undefined_array[}
-""", b"", False),
-    ("redirections-more", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "redirections-more",
+        r"""
 print first > f1; print second >> f1; print -r -- "$(<f1)"
 print abc > f2; exec 5<> f2; read -u5 line; print "rw:$line"; exec 5>&-
 { print to-out; print to-err >&2 } > both 2>&1; print -r -- "$(<both)"
@@ -143,8 +216,13 @@ print -n "no newline" > f7; print -r -- "[$(<f7)]"
 : >| f1; print -r -- "[$(<f1)]"
 { print a; print b } | while read x; do print "piped $x"; done
 print -r -- ${#${(f)"$(print -l one two three)"}}
-""", b'', True),
-    ("params-more", r"""
+""",
+        b"",
+        True,
+    ),
+    (
+        "params-more",
+        r"""
 a=(alpha beta gamma delta)
 print ${a[2,-2]} ${a[@]:1:2} ${#a[1]} ${(j:/:)a} ${(F)a[1,2]}
 print ${a/#al/AL} ${a//a/_} ${(U)a[3]} ${a%a} ${a#?}
@@ -159,8 +237,13 @@ print ${(q-)${:-a b}} ${(Q)${:-"'q'"}} ${(V)${:-$'\t'}}
 x=abc; print ${x:s/b/B/} ${x:gs/c/C/} ${x:a:t}
 print ${(%):-%%} ${(e):-'$x'} ${(z)${:-a "b c" d}}
 print ${+a[9]} ${a[(ie)gamma]} ${a[(Ie)nope]}
-""", b'', False),
-    ("arith-more", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "arith-more",
+        r"""
 integer a=10 b=3
 print $((a/b)) $((a%b)) $((a**b)) $((-a/b)) $((a<<2)) $((a>>1)) $((a&b)) $((a|b)) $((a^b)) $((~a))
 print $((a>b && b>0)) $((a<b || 0)) $((!a)) $((a==10?100:200)) $((a,b))
@@ -172,8 +255,13 @@ zmodload zsh/mathfunc; print $(( floor(-2.5) )) $(( ceil(2.1) )) $(( log(1) )) $
 typeset -F 3 g=2; print $g; typeset -E 2 e=1234.5; print $e
 i=0; while (( i < 5 )); do (( i++ )); done; print $i
 for (( j=0; j<3; j++ )) print -n "$j "; print
-""", b'', False),
-    ("traps", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "traps",
+        r"""
 TRAPEXIT() { print "exit trap" }
 f() { trap 'print leaving f' EXIT; print in f }
 f
@@ -185,8 +273,13 @@ setopt localtraps
 h() { trap 'print local int' INT; kill -INT $$; print after kill }
 h
 trap 'print usr2' USR2; kill -USR2 $$; print end
-""", b'', True),
-    ("printf-more", r"""
+""",
+        b"",
+        True,
+    ),
+    (
+        "printf-more",
+        r"""
 printf '%5.2f|%-8.3e|%G|%a\n' 3.14159 12345.6789 0.000012 1.5
 printf '%+d|% d|%x|%#o|%#x|%u\n' 5 5 -1 8 255 3000000000
 printf '%.3s|%-6s|%6s|%c%c\n' abcdef ab cd x yz
@@ -203,8 +296,13 @@ print -l -- ${(o)${(s: :):-zeta alpha mu}}
 print -C 2 a b c d
 print -a -C 2 1 2 3 4
 print -D /nonexistent/x; print -c x y
-""", b'', False),
-    ("read-more", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "read-more",
+        r"""
 IFS=, read -r a b c <<< "1,2,3,4"; print "$a|$b|$c"
 read -d : x <<< "upto:rest"; print $x
 read -A arr <<< "one two three"; print ${arr[2]} ${#arr}
@@ -219,8 +317,13 @@ while IFS= read -r l; do print -r -- "<$l>"; done <<'EOT'
 	tab
 EOT
 read -r l1; read -r l2; print "$l2/$l1"
-""", b'stdin one\nstdin two\n', False),
-    ("globs", r"""
+""",
+        b"stdin one\nstdin two\n",
+        False,
+    ),
+    (
+        "globs",
+        r"""
 zmodload zsh/files; mkdir -p d/sub; for f in d/a.c d/b.c d/c.h d/sub/x.c d/.hidden; do : > $f; done
 print d/*.c; print d/**/*.c; print d/*(.N:t); print d/*(/)
 setopt extendedglob
@@ -237,8 +340,13 @@ case x in [[:upper:]]) print upper;; [[:lower:]]) print lower;; esac
 print ${(M)${(s: :):-a1 b2 c3}:#[ab]*}
 unsetopt nomatch; print d/none*; setopt nomatch
 print d/none* 2>&1; print status $?
-""", b'', False),
-    ("functions-more", r"""
+""",
+        b"",
+        False,
+    ),
+    (
+        "functions-more",
+        r"""
 f() { local x=inner; print $x $# $1 ${@[-1]}; }; x=outer; f a b c; print $x
 g() { typeset -g G=global; local -a L=(1 2); print ${#L}; }; g; print $G
 h() { print ${funcstack[@]}; }; k() { h; }; k
@@ -253,7 +361,10 @@ function multi1 multi2 { print ${0} }; multi1; multi2
 unfunction f; whence f || print gone
 print ${(k)functions[(I)multi*]}
 autoload -U colors 2>/dev/null; print end
-""", b'', True),
+""",
+        b"",
+        True,
+    ),
 ]
 
 # cases that differ from qemu for a reason outside branch recovery (no miss: the output shows
@@ -343,19 +454,18 @@ BUSYBOX = [
 # applets not run, and why
 BUSYBOX_SKIPPED = {
     "needs root or devices": "acpid adjtimex blkdiscard blockdev brctl chroot chvt deallocvt depmod devmem dumpkmap "
-                             "fatattr fdisk freeramdisk fsfreeze fstrim halt hwclock i2cdetect i2cdump i2cget i2cset "
-                             "i2ctransfer ifconfig ifdown ifup init insmod ionice loadfont loadkmap losetup mdev "
-                             "mkdosfs mke2fs mknod mkswap modinfo modprobe mount nameif nsenter openvt partprobe "
-                             "pivot_root poweroff reboot rmmod run-init setkeycodes swapoff swapon switch_root sysctl "
-                             "tunctl ubirename umount unshare vconfig watchdog linuxrc nuke resume setpriv chgrp chown",
+    "fatattr fdisk freeramdisk fsfreeze fstrim halt hwclock i2cdetect i2cdump i2cget i2cset "
+    "i2ctransfer ifconfig ifdown ifup init insmod ionice loadfont loadkmap losetup mdev "
+    "mkdosfs mke2fs mknod mkswap modinfo modprobe mount nameif nsenter openvt partprobe "
+    "pivot_root poweroff reboot rmmod run-init setkeycodes swapoff swapon switch_root sysctl "
+    "tunctl ubirename umount unshare vconfig watchdog linuxrc nuke resume setpriv chgrp chown",
     "network": "arp arping ftpget ftpput httpd ip ipneigh nc netstat nslookup ping ping6 rdate route ssl_client tc "
-               "telnet telnetd tftp traceroute traceroute6 udhcpc udhcpd wget dnsdomainname ipcalc",
-    "terminal or interactive": "clear getty less login microcom more passwd reset stty su sulogin top vi watch "
-                               "cttyhack ed tty",
+    "telnet telnetd tftp traceroute traceroute6 udhcpc udhcpd wget dnsdomainname ipcalc",
+    "terminal or interactive": "clear getty less login microcom more passwd reset stty su sulogin top vi watch cttyhack ed tty",
     "clock, pid, host or randomness in the output": "date uptime w who last time ps pidof kill killall free df dmesg "
-                                                   "hostname hostid uname arch nproc mktemp shuf logname ts sleep usleep",
+    "hostname hostid uname arch nproc mktemp shuf logname ts sleep usleep",
     "run through sh as another applet (/proc/self/exe: under qemu-aarch64 that is qemu itself, so qemu "
     "is no oracle there)": "cpio uudecode timeout",
     "daemons": "crond crontab klogd logger logread syslogd start-stop-daemon svc svok uevent dumpleases taskset "
-               "renice setsid linux32 linux64",
+    "renice setsid linux32 linux64",
 }

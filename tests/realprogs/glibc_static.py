@@ -7,6 +7,7 @@ Compiled by zig's clang for ``aarch64-linux-gnu`` against the Debian headers (``
 zig's bundled glibc headers), linked by zig's ``ld.lld`` in the order gcc's driver uses for
 ``-static`` (crt1, crti, crtbeginT, objects, libc + libgcc + libgcc_eh as a group, crtend, crtn).
 Cached under ``<cache_dir>/realprogs/bin`` by a hash of the source, the packages and the flags."""
+
 from __future__ import annotations
 
 import hashlib
@@ -32,12 +33,23 @@ def build(source: str) -> Path:
         raise NxError(f"{gcc}: no usr/lib/gcc/aarch64-linux-gnu/<version> in libgcc-12-dev")
     g = gdirs[-1]
     src = sources.SRC / source
-    cflags = ["-target", "aarch64-linux-gnu", "-O2", "-g0", "-nostdinc", "-isystem", str(g / "include"),
-              "-isystem", str(libc / "usr/include/aarch64-linux-gnu"), "-isystem", str(libc / "usr/include")]
+    cflags = [
+        "-target",
+        "aarch64-linux-gnu",
+        "-O2",
+        "-g0",
+        "-nostdinc",
+        "-isystem",
+        str(g / "include"),
+        "-isystem",
+        str(libc / "usr/include/aarch64-linux-gnu"),
+        "-isystem",
+        str(libc / "usr/include"),
+    ]
     h = hashlib.sha256(repr((cflags[:5], sources._zig_version())).encode())
     h.update(src.read_bytes())
     for root in (libc, gcc):
-        h.update((root / ".unpacked").read_bytes())   # the .deb's file name: package and version
+        h.update((root / ".unpacked").read_bytes())  # the .deb's file name: package and version
     out = sources.cache_root() / "bin" / f"{src.stem}-glibc-aarch64-{h.hexdigest()[:16]}"
     if out.exists():
         return out
@@ -46,15 +58,34 @@ def build(source: str) -> Path:
     tmp = out.with_name(f".{out.name}.{os.getpid()}")
     zig = [sys.executable, "-m", "ziglang"]
     try:
-        r = subprocess.run([*zig, "cc", *cflags, "-c", str(src), "-o", str(obj)], capture_output=True, text=True,
-                           timeout=600)
+        r = subprocess.run([*zig, "cc", *cflags, "-c", str(src), "-o", str(obj)], capture_output=True, text=True, timeout=600)
         if r.returncode:
             raise NxError(f"compiling {src.name} against Debian's glibc failed: {r.stderr[-1500:]}")
-        r = subprocess.run([*zig, "ld.lld", "-static", "-m", "aarch64linux", "-o", str(tmp),
-                            str(lib / "crt1.o"), str(lib / "crti.o"), str(g / "crtbeginT.o"), str(obj),
-                            "--start-group", str(lib / "libc.a"), str(g / "libgcc.a"), str(g / "libgcc_eh.a"),
-                            "--end-group", str(g / "crtend.o"), str(lib / "crtn.o")],
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [
+                *zig,
+                "ld.lld",
+                "-static",
+                "-m",
+                "aarch64linux",
+                "-o",
+                str(tmp),
+                str(lib / "crt1.o"),
+                str(lib / "crti.o"),
+                str(g / "crtbeginT.o"),
+                str(obj),
+                "--start-group",
+                str(lib / "libc.a"),
+                str(g / "libgcc.a"),
+                str(g / "libgcc_eh.a"),
+                "--end-group",
+                str(g / "crtend.o"),
+                str(lib / "crtn.o"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if r.returncode:
             raise NxError(f"linking {src.name} with Debian's static glibc failed: {r.stderr[-1500:]}")
         os.replace(tmp, out)

@@ -1,11 +1,12 @@
 """The table the real-program suites print at the end of their module (issue 29: program, cases,
 identical, run-time lifts), written past pytest's capture: a module fixture's teardown output
 is otherwise shown only when a test failed."""
+
 from __future__ import annotations
 
 import re
 
-LIFT_NOTICE = re.compile(rb"^nxrecomp: lifted at run time: ", re.M)   # one line per run-time lift
+LIFT_NOTICE = re.compile(rb"^nxrecomp: lifted at run time: ", re.M)  # one line per run-time lift
 
 
 def write(request, results: dict[str, list[int]]) -> None:

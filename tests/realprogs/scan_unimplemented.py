@@ -6,6 +6,7 @@
 Only instructions inside the functions the analysis finds are looked at (what a recompile
 lifts); a trap in a function a program never runs is harmless, so this is a to-do list, not a
 verdict."""
+
 from __future__ import annotations
 
 import sys

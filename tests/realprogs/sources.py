@@ -27,6 +27,7 @@ Everything lands under ``<cache_dir>/realprogs/``: ``sdist/`` (tarballs), ``src/
 trees), ``bin/`` (programs, named by a hash of their sources, flags and compiler version, so a
 changed flag or driver rebuilds and a rerun costs nothing).  Writes are atomic (temp + rename)
 and serialised by a lock file, so pytest-xdist workers share one build."""
+
 from __future__ import annotations
 
 import fcntl
@@ -53,6 +54,7 @@ class RegistryUnreachable(NxError):
 class Sdist:
     """A PyPI sdist; ``stem`` is its file name's and top folder's stem where that differs
     from ``name-version`` (pip normalises ``sqlean.py`` to ``sqlean_py``)."""
+
     name: str
     version: str
     sha256: str
@@ -66,6 +68,7 @@ class Sdist:
 @dataclass(frozen=True)
 class DebSource:
     """A Debian source package: its upstream tarball (``orig``) is all that is used."""
+
     package: str
     version: str
     suite: str
@@ -78,32 +81,45 @@ SDISTS = {
     "xxhash": Sdist("xxhash", "3.6.0", "f0162a78b13a0d7617b2845b90c763339d1f1d82bb04a4b07f4ab535cc5e05d6"),
     "zstandard": Sdist("zstandard", "0.25.0", "7713e1179d162cf5c7906da876ec2ccb9c3a9dcbdffef0cc7f70c3667a205f0b"),
     "lupa": Sdist("lupa", "2.8", "d8022641b9ec8ecf2c5ecbe9f47e5a70e0b87c4b5ae921b92cb02a638e0acd08"),
-    "sqlean": Sdist("sqlean.py", "3.50.4.5", "9764b565e7ab430ab6e9e43cb2816199c2b39926dffc93c212a52f0019278459",
-                    "sqlean_py-3.50.4.5"),
+    "sqlean": Sdist(
+        "sqlean.py", "3.50.4.5", "9764b565e7ab430ab6e9e43cb2816199c2b39926dffc93c212a52f0019278459", "sqlean_py-3.50.4.5"
+    ),
     "brotli": Sdist("brotli", "1.2.1", "02b2f7b5a83485efe448a44ddf7983def05c3bb1dcf917d4f7154070260e13de"),
 }
 DEBSRC = {
-    "quickjs": DebSource("quickjs", "2025.04.26-1", "trixie", "quickjs_2025.04.26.orig.tar.xz",
-                         "ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe", "quickjs-2025.04.26"),
+    "quickjs": DebSource(
+        "quickjs",
+        "2025.04.26-1",
+        "trixie",
+        "quickjs_2025.04.26.orig.tar.xz",
+        "ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe",
+        "quickjs-2025.04.26",
+    ),
 }
 
 
 @dataclass(frozen=True)
 class Program:
     name: str
-    sdist: str | None                 # a key of SDISTS or DEBSRC; None: our own source only
-    sources: tuple[str, ...]          # "sdist:<path in tree>" (a trailing "/*.c" takes a folder), "src:<file>"
+    sdist: str | None  # a key of SDISTS or DEBSRC; None: our own source only
+    sources: tuple[str, ...]  # "sdist:<path in tree>" (a trailing "/*.c" takes a folder), "src:<file>"
     #                                   or "gen:<file>" (made by _GENERATE[name] into a content-hashed folder)
-    includes: tuple[str, ...] = ()    # folders in the sdist tree
+    includes: tuple[str, ...] = ()  # folders in the sdist tree
     defines: tuple[str, ...] = ()
     cflags_aarch64: tuple[str, ...] = field(default=())
-    cflags: tuple[str, ...] = ()      # both architectures
+    cflags: tuple[str, ...] = ()  # both architectures
     libs: tuple[str, ...] = ()
 
 
 _LUA = "third-party/lua54"
-_QJS_LIB = ("sdist:quickjs.c", "sdist:dtoa.c", "sdist:libregexp.c", "sdist:libunicode.c", "sdist:cutils.c",
-            "sdist:quickjs-libc.c")
+_QJS_LIB = (
+    "sdist:quickjs.c",
+    "sdist:dtoa.c",
+    "sdist:libregexp.c",
+    "sdist:libunicode.c",
+    "sdist:cutils.c",
+    "sdist:quickjs-libc.c",
+)
 _QJS_DEFS = ("_GNU_SOURCE", 'CONFIG_VERSION="2025-04-26"')
 PROGRAMS = {
     "xxhsum": Program("xxhsum", "xxhash", ("src:xxhsum_driver.c",), ("deps/xxhash",)),
@@ -114,22 +130,46 @@ PROGRAMS = {
     # threads (tests/realprogs/test_threads.py): our own pthreads exercise, and zstd with its
     # worker pool (ZSTD_MULTITHREAD: zstd.c's own pthreads code; the driver's -j sets nbWorkers)
     "pthreads_test": Program("pthreads_test", None, ("src:pthreads_test.c",)),
-    "zstd_mt": Program("zstd_mt", "zstandard", ("src:zstd_driver.c", "sdist:zstd/zstd.c"), ("zstd",),
-                       ("ZSTD_MULTITHREAD",)),
+    "zstd_mt": Program("zstd_mt", "zstandard", ("src:zstd_driver.c", "sdist:zstd/zstd.c"), ("zstd",), ("ZSTD_MULTITHREAD",)),
     # the shell as SQLite's own build makes it, minus dlopen (static), plus the extensions its
     # documentation lists as usual (FTS5, R*Tree, math functions, dbstat); sqlean's tail
     # (core_init, never called without SQLITE_EXTRA_INIT) is dropped by --gc-sections
-    "sqlite3": Program("sqlite3", "sqlean", ("sdist:sqlite/sqlite3.c", "sdist:sqlite/shell.c"), ("sqlite",),
-                       ("SQLITE_THREADSAFE=0", "SQLITE_OMIT_LOAD_EXTENSION", "SQLITE_ENABLE_FTS5",
-                        "SQLITE_ENABLE_RTREE", "SQLITE_ENABLE_MATH_FUNCTIONS", "SQLITE_ENABLE_DBSTAT_VTAB"),
-                       cflags=("-ffunction-sections", "-Wl,--gc-sections"), libs=("-lm",)),
-    "brotli": Program("brotli", "brotli", ("sdist:c/tools/brotli.c", "sdist:c/common/*.c", "sdist:c/dec/*.c",
-                                           "sdist:c/enc/*.c"), ("c/include",), libs=("-lm",)),
+    "sqlite3": Program(
+        "sqlite3",
+        "sqlean",
+        ("sdist:sqlite/sqlite3.c", "sdist:sqlite/shell.c"),
+        ("sqlite",),
+        (
+            "SQLITE_THREADSAFE=0",
+            "SQLITE_OMIT_LOAD_EXTENSION",
+            "SQLITE_ENABLE_FTS5",
+            "SQLITE_ENABLE_RTREE",
+            "SQLITE_ENABLE_MATH_FUNCTIONS",
+            "SQLITE_ENABLE_DBSTAT_VTAB",
+        ),
+        cflags=("-ffunction-sections", "-Wl,--gc-sections"),
+        libs=("-lm",),
+    ),
+    "brotli": Program(
+        "brotli",
+        "brotli",
+        ("sdist:c/tools/brotli.c", "sdist:c/common/*.c", "sdist:c/dec/*.c", "sdist:c/enc/*.c"),
+        ("c/include",),
+        libs=("-lm",),
+    ),
     # upstream's Makefile: -D_GNU_SOURCE -DCONFIG_VERSION, -fwrapv, -lm -lpthread
-    "qjs": Program("qjs", "quickjs", ("sdist:qjs.c", "gen:repl.c", *_QJS_LIB), (".",), _QJS_DEFS,
-                   cflags=("-fwrapv",), libs=("-lm", "-lpthread")),
-    "qjsc": Program("qjsc", "quickjs", ("sdist:qjsc.c", *_QJS_LIB), (".",), _QJS_DEFS,
-                    cflags=("-fwrapv",), libs=("-lm", "-lpthread")),
+    "qjs": Program(
+        "qjs",
+        "quickjs",
+        ("sdist:qjs.c", "gen:repl.c", *_QJS_LIB),
+        (".",),
+        _QJS_DEFS,
+        cflags=("-fwrapv",),
+        libs=("-lm", "-lpthread"),
+    ),
+    "qjsc": Program(
+        "qjsc", "quickjs", ("sdist:qjsc.c", *_QJS_LIB), (".",), _QJS_DEFS, cflags=("-fwrapv",), libs=("-lm", "-lpthread")
+    ),
 }
 _LUA_EXCLUDE = {"ltests.c", "onelua.c", "luac.c"}
 TARGETS = {"aarch64": "aarch64-linux-musl", "x86_64": "x86_64-linux-musl"}
@@ -199,9 +239,26 @@ def _download_sdist(sd: Sdist, root: Path) -> Path:
     shutil.rmtree(tmp, ignore_errors=True)
     # --no-build-isolation: pip still reads the sdist's metadata, and would otherwise
     # first install each package's build backend (Cython...) just for that
-    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-                        "--no-build-isolation", "--disable-pip-version-check", "-q", "-d", str(tmp),
-                        f"{sd.name}=={sd.version}"], capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            str(tmp),
+            f"{sd.name}=={sd.version}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     got = sorted(tmp.glob(f"{sd.top}.tar.gz"))
     if r.returncode != 0 or not got:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -222,9 +279,14 @@ def _download_debsrc(sd: DebSource, root: Path) -> Path:
     for d in ("lists/partial", "cache/archives/partial", "dl"):
         (base / d).mkdir(parents=True, exist_ok=True)
     (base / "sources.list").write_text(f"deb-src http://deb.debian.org/debian {sd.suite} main\n")
-    opts = [f"-oDir::State::Lists={base}/lists", f"-oDir::Cache={base}/cache",
-            f"-oDir::Etc::SourceList={base}/sources.list", "-oDir::Etc::SourceParts=/nonexistent",
-            "-oDebug::NoLocking=1", "-oAPT::Sandbox::User=root"]
+    opts = [
+        f"-oDir::State::Lists={base}/lists",
+        f"-oDir::Cache={base}/cache",
+        f"-oDir::Etc::SourceList={base}/sources.list",
+        "-oDir::Etc::SourceParts=/nonexistent",
+        "-oDebug::NoLocking=1",
+        "-oAPT::Sandbox::User=root",
+    ]
     tmp = base / "dl" / f".{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
@@ -232,8 +294,10 @@ def _download_debsrc(sd: DebSource, root: Path) -> Path:
         r = subprocess.run(["apt-get", *opts, *cmd], cwd=tmp, capture_output=True, text=True, timeout=900)
         if r.returncode != 0:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise RegistryUnreachable(f"apt-get {cmd[0]} for the source package {sd.package}={sd.version} "
-                                      f"({sd.suite}) failed: {r.stderr.strip()[-400:]}")
+            raise RegistryUnreachable(
+                f"apt-get {cmd[0]} for the source package {sd.package}={sd.version} "
+                f"({sd.suite}) failed: {r.stderr.strip()[-400:]}"
+            )
     got = tmp / sd.orig
     if not got.exists():
         shutil.rmtree(tmp, ignore_errors=True)
@@ -264,8 +328,9 @@ def _generated(name: str, tree: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / f".repl.{os.getpid()}.c"
     # upstream's Makefile rule: $(QJSC) -s -c -o repl.c -m repl.js
-    r = subprocess.run([str(qjsc), "-s", "-c", "-o", str(tmp), "-m", "repl.js"], cwd=tree,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [str(qjsc), "-s", "-c", "-o", str(tmp), "-m", "repl.js"], cwd=tree, capture_output=True, text=True, timeout=300
+    )
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise NxError(f"qjsc -c repl.js failed: {r.stderr.strip()[-800:]}")
@@ -301,8 +366,17 @@ def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
     tree = fetch(p.sdist) if p.sdist else None
     files = _source_files(p, tree)
     incs = [tree / i for i in p.includes] if tree else []
-    flags = ["-target", TARGETS[arch], "-static", "-O2", "-g0", *[f"-D{d}" for d in p.defines], *p.cflags,
-             *(p.cflags_aarch64 if arch == "aarch64" else ()), *([f"-mcpu={cpu}"] if cpu else [])]
+    flags = [
+        "-target",
+        TARGETS[arch],
+        "-static",
+        "-O2",
+        "-g0",
+        *[f"-D{d}" for d in p.defines],
+        *p.cflags,
+        *(p.cflags_aarch64 if arch == "aarch64" else ()),
+        *([f"-mcpu={cpu}"] if cpu else []),
+    ]
     h = hashlib.sha256()
     # (libs only where a program has some: the hashes of the programs that predate them stay)
     h.update(repr((flags, _zig_version(), *([p.libs] if p.libs else []))).encode())
@@ -319,8 +393,18 @@ def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
         if out.exists():
             return out
         tmp = out.with_name(f".{out.name}.{os.getpid()}")
-        cmd = [sys.executable, "-m", "ziglang", "cc", *flags, *[f"-I{i}" for i in incs], *map(str, files),
-               "-o", str(tmp), *p.libs]
+        cmd = [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            *flags,
+            *[f"-I{i}" for i in incs],
+            *map(str, files),
+            "-o",
+            str(tmp),
+            *p.libs,
+        ]
         if arch == "x86_64" and "-lm" not in p.libs:
             cmd.append("-lm")
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
@@ -331,7 +415,7 @@ def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
     return out
 
 
-if __name__ == "__main__":   # print the paths of the built programs (developer convenience)
+if __name__ == "__main__":  # print the paths of the built programs (developer convenience)
     for n in sys.argv[1:] or PROGRAMS:
         for a in ("aarch64", "x86_64"):
             if (n != "crypto" or a == "aarch64") and (n != "qjsc" or a == "x86_64"):

@@ -15,6 +15,7 @@ CI runs a slice: Brotli (build ~20 s, cold recompile 39 CPU seconds): its compat
 of the whole corpus, one round trip and a truncated stream.  QuickJS (host qjsc + aarch64 qjs
 builds, 106 CPU seconds of cold recompile), SQLite (325 CPU seconds) and Brotli's other round
 trips are ``heavy``."""
+
 from __future__ import annotations
 
 import os
@@ -29,7 +30,7 @@ from tests.realprogs import results_table, sources
 from tests.realprogs.conftest import ENV, bundle, program
 
 pytestmark = pytest.mark.network
-RESULTS: dict[str, list[int]] = {}      # program -> [cases run, identical, run-time lifts]
+RESULTS: dict[str, list[int]] = {}  # program -> [cases run, identical, run-time lifts]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -42,8 +43,9 @@ def _files(d: Path) -> dict[str, bytes]:
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
 
 
-def compare(prog: str, bundle_dir: Path, tmp: Path, argv: list[str], inputs: dict[str, Path | str],
-            stdin: bytes = b"", timeout: int = 900) -> subprocess.CompletedProcess:
+def compare(
+    prog: str, bundle_dir: Path, tmp: Path, argv: list[str], inputs: dict[str, Path | str], stdin: bytes = b"", timeout: int = 900
+) -> subprocess.CompletedProcess:
     """Run ``argv`` (argv[0] the program's name) recompiled and under qemu-aarch64, each in a
     fresh folder with copies of ``inputs`` (name -> file or text); assert identical stdout,
     stderr, exit status and folder contents, and count the run-time lifts."""
@@ -61,8 +63,11 @@ def compare(prog: str, bundle_dir: Path, tmp: Path, argv: list[str], inputs: dic
                 (d / name).write_text(src)
         # (the native launcher is what `nxrecomp exec` runs; PYTHONPATH passed on so that a
         # worktree's run-time lifter is its own)
-        cmd = [str(bundle_dir / "nxrun"), *argv] if who == "ours" else \
-            ["qemu-aarch64", "-0", argv[0], str(program(prog)), *argv[1:]]
+        cmd = (
+            [str(bundle_dir / "nxrun"), *argv]
+            if who == "ours"
+            else ["qemu-aarch64", "-0", argv[0], str(program(prog)), *argv[1:]]
+        )
         env = {**ENV, **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
         runs.append(subprocess.run(cmd, input=stdin, capture_output=True, cwd=d, env=env, timeout=timeout))
         folders.append(d)
@@ -71,15 +76,19 @@ def compare(prog: str, bundle_dir: Path, tmp: Path, argv: list[str], inputs: dic
     row[0] += 1
     lifts = len(results_table.LIFT_NOTICE.findall(ours.stderr))
     row[2] += lifts
-    why = f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} " \
-          f"stderr {ref.stderr[-300:]!r}"
+    why = (
+        f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} "
+        f"stderr {ref.stderr[-300:]!r}"
+    )
     assert lifts == 0, f"{argv}: {lifts} run-time lifts (static analysis missed code): {ours.stderr[-1500:]!r}"
     assert (ours.returncode, ours.stderr) == (ref.returncode, ref.stderr), why
     if ours.stdout != ref.stdout:
         a, b = ours.stdout, ref.stdout
         k = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        raise AssertionError(f"{argv}: stdout differs at byte {k} (ours {len(a)} bytes, qemu {len(b)}): "
-                             f"ours {a[max(0, k - 80):k + 120]!r}\nqemu {b[max(0, k - 80):k + 120]!r}")
+        raise AssertionError(
+            f"{argv}: stdout differs at byte {k} (ours {len(a)} bytes, qemu {len(b)}): "
+            f"ours {a[max(0, k - 80) : k + 120]!r}\nqemu {b[max(0, k - 80) : k + 120]!r}"
+        )
     fo, fq = _files(folders[0]), _files(folders[1])
     assert fo.keys() == fq.keys(), f"{argv}: files left ours {sorted(fo)} qemu {sorted(fq)}"
     for name in fo:
@@ -96,6 +105,7 @@ def _tree(name: str) -> Path:
 
 
 # ---------------------------------------------------------------- QuickJS
+
 
 @pytest.fixture(scope="module")
 def qjs(tmp_path_factory) -> Path:
@@ -120,12 +130,18 @@ def test_quickjs_own_test_matches_qemu(qjs, tmp_path, argv):
 
 @pytest.mark.heavy
 def test_quickjs_error_exit_matches_qemu(qjs, tmp_path):
-    r = compare("qjs", qjs, tmp_path, ["qjs", "bad.js"],
-                {"bad.js": "function f(n) { return n ? f(n - 1) : undefined.x; }\nconsole.log('before');\nf(3);\n"})
+    r = compare(
+        "qjs",
+        qjs,
+        tmp_path,
+        ["qjs", "bad.js"],
+        {"bad.js": "function f(n) { return n ? f(n - 1) : undefined.x; }\nconsole.log('before');\nf(3);\n"},
+    )
     assert r.returncode == 1 and b"TypeError" in r.stderr
 
 
 # ---------------------------------------------------------------- Brotli
+
 
 @pytest.fixture(scope="module")
 def brotli(tmp_path_factory) -> Path:
@@ -150,7 +166,7 @@ def test_brotli_compatibility_matches_qemu_and_the_originals(brotli, tmp_path):
     for n in names:
         r = compare("brotli", brotli, tmp_path / n, ["brotli", "-dc", n], {n: data / n})
         assert r.returncode == 0 and r.stdout == (data / n.split(".compressed")[0]).read_bytes(), (n, r.stderr)
-    assert len(names) == 45   # the sdist's corpus
+    assert len(names) == 45  # the sdist's corpus
 
 
 def _roundtrip_params():
@@ -168,8 +184,13 @@ def test_brotli_roundtrip_matches_qemu(brotli, tmp_path, rel, quality):
     name = src.name
     compare("brotli", brotli, tmp_path / "file", ["brotli", "-fq", str(quality), name, "-o", f"{name}.br"], {name: src})
     comp = (tmp_path / "file" / "ours" / f"{name}.br").read_bytes()
-    back = compare("brotli", brotli, tmp_path / "back", ["brotli", f"{name}.br", "-fdo", f"{name}.unbr"],
-                   {f"{name}.br": tmp_path / "file" / "ours" / f"{name}.br"})
+    back = compare(
+        "brotli",
+        brotli,
+        tmp_path / "back",
+        ["brotli", f"{name}.br", "-fdo", f"{name}.unbr"],
+        {f"{name}.br": tmp_path / "file" / "ours" / f"{name}.br"},
+    )
     assert back.returncode == 0 and (tmp_path / "back" / "ours" / f"{name}.unbr").read_bytes() == src.read_bytes()
     piped = compare("brotli", brotli, tmp_path / "pipe", ["brotli", "-cq", str(quality)], {}, stdin=src.read_bytes()).stdout
     assert len(comp) < src.stat().st_size or src.stat().st_size < 64
@@ -179,11 +200,12 @@ def test_brotli_roundtrip_matches_qemu(brotli, tmp_path, rel, quality):
 
 def test_brotli_corrupt_input_fails_like_qemu(brotli, tmp_path):
     data = (_tree("brotli") / "tests" / "testdata" / "alice29.txt.compressed").read_bytes()
-    r = compare("brotli", brotli, tmp_path, ["brotli", "-cd"], {}, stdin=data[:len(data) // 3])   # truncated
+    r = compare("brotli", brotli, tmp_path, ["brotli", "-cd"], {}, stdin=data[: len(data) // 3])  # truncated
     assert r.returncode == 1 and r.stderr
 
 
 # ---------------------------------------------------------------- SQLite
+
 
 @pytest.fixture(scope="module")
 def sqlite3(tmp_path_factory) -> Path:
@@ -198,6 +220,7 @@ def test_sqlite_script_matches_qemu(sqlite3, tmp_path, script):
 
 @pytest.mark.heavy
 def test_sqlite_workload_matches_qemu(sqlite3, tmp_path):
-    r = compare("sqlite3", sqlite3, tmp_path, ["sqlite3", "w.db"], {}, stdin=C.SQL_WORKLOAD.format(rows=200_000).encode(),
-                timeout=3000)
+    r = compare(
+        "sqlite3", sqlite3, tmp_path, ["sqlite3", "w.db"], {}, stdin=C.SQL_WORKLOAD.format(rows=200_000).encode(), timeout=3000
+    )
     assert r.returncode == 0 and r.stdout.count(b"\n") > 20

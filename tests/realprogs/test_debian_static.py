@@ -10,6 +10,7 @@ stderr would also make stderr differ from qemu's).
 Inputs are in tests/realprogs/debian_cases.py (with the busybox applets skipped and why).
 CI runs a handful of zsh scripts and the sash script; the rest is ``heavy``.  The packages
 are downloaded at test time (nxrecomp.common.debian: apt-get download into the cache)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -28,12 +29,13 @@ from tests.shared_tmp import run_dir
 
 pytestmark = pytest.mark.network
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
-RESULTS: dict[str, list[int]] = {}      # program -> [cases run, identical, run-time lifts]
+RESULTS: dict[str, list[int]] = {}  # program -> [cases run, identical, run-time lifts]
 ZSH_CI = {"arith", "params", "printf", "heredocs", "functions-nofork", "redirections-nofork", "params-more"}
 
 
 def _fetch(package: str, rel: str) -> Path:
     from nxrecomp.common import debian
+
     try:
         return debian.fetch(package, "arm64") / rel
     except debian.RegistryUnreachable as e:
@@ -47,8 +49,12 @@ def _bundle(binary: Path, name: str, tmp_path_factory) -> Path:
     with open(root / f"debian-{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (out / "manifest.json").exists():
-            r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
-                               capture_output=True, text=True, timeout=5400)
+            r = subprocess.run(
+                [sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
+                capture_output=True,
+                text=True,
+                timeout=5400,
+            )
             assert r.returncode == 0, r.stderr[-3000:]
     return out
 
@@ -59,8 +65,9 @@ def table(request):
     results_table.write(request, RESULTS)
 
 
-def compare(program: str, binary: Path, bundle: Path, tmp: Path, argv: list[str], stdin: bytes = b"",
-            files: dict[str, str] | None = None) -> int:
+def compare(
+    program: str, binary: Path, bundle: Path, tmp: Path, argv: list[str], stdin: bytes = b"", files: dict[str, str] | None = None
+) -> int:
     """Run ``argv`` (argv[0] the program's name) recompiled and under qemu-aarch64, each in a
     fresh folder with the same input files; assert identical stdout, stderr, exit status."""
     if not shutil.which("qemu-aarch64"):
@@ -71,8 +78,11 @@ def compare(program: str, binary: Path, bundle: Path, tmp: Path, argv: list[str]
         d = make_inputs(tmp / who)
         for name, text in (files or {}).items():
             (d / name).write_text(text)
-        cmd = [sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *argv] if who == "ours" else \
-            ["qemu-aarch64", "-0", argv[0], str(binary), *argv[1:]]
+        cmd = (
+            [sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *argv]
+            if who == "ours"
+            else ["qemu-aarch64", "-0", argv[0], str(binary), *argv[1:]]
+        )
         # (PYTHONPATH passed on: a worktree's own code runs its own bundle)
         env = {**ENV, **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ and who == "ours" else {})}
         runs.append(subprocess.run(cmd, input=stdin, capture_output=True, cwd=d, env=env, timeout=600))
@@ -80,8 +90,10 @@ def compare(program: str, binary: Path, bundle: Path, tmp: Path, argv: list[str]
     row = RESULTS.setdefault(program, [0, 0, 0])
     row[0] += 1
     row[2] += len(results_table.LIFT_NOTICE.findall(ours.stderr))
-    why = f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} " \
-          f"stderr {ref.stderr[-300:]!r}"
+    why = (
+        f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} "
+        f"stderr {ref.stderr[-300:]!r}"
+    )
     assert (ours.returncode, ours.stderr) == (ref.returncode, ref.stderr), why
     assert ours.stdout == ref.stdout, f"{argv}: stdout ours {ours.stdout[-600:]!r}\nqemu {ref.stdout[-600:]!r}"
     row[1] += 1
@@ -101,7 +113,7 @@ def sash(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def _zsh_params():
-    for name, script, stdin, _signals in C.ZSH:     # (scripts that fork need guest signals: they run)
+    for name, script, stdin, _signals in C.ZSH:  # (scripts that fork need guest signals: they run)
         marks = [] if name in ZSH_CI else [pytest.mark.heavy]
         if name in C.ZSH_XFAIL:
             marks.append(pytest.mark.xfail(reason=C.ZSH_XFAIL[name], strict=True))
@@ -116,8 +128,7 @@ def test_zsh_script_matches_qemu(zsh, tmp_path, name, script, stdin) -> None:
 
 def test_sash_script_matches_qemu(sash, tmp_path) -> None:
     binary, bundle = sash
-    assert compare("sash", binary, bundle, tmp_path, ["sash", "-f", "script.sash"], b"",
-                   {"script.sash": C.SASH}) == 5
+    assert compare("sash", binary, bundle, tmp_path, ["sash", "-f", "script.sash"], b"", {"script.sash": C.SASH}) == 5
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 our scripts (float formatting %g/%a/%.17g, the math library, integer/float conversion,
 string.format, coroutines, n-body, spectral-norm) give byte-identical output to qemu-aarch64.
 n-body and spectral-norm also match the values the Benchmarks Game publishes for those sizes."""
+
 from __future__ import annotations
 
 import subprocess
@@ -35,7 +36,7 @@ def test_lua_nbody_matches_qemu_and_published_energy(lua):
 
 def test_lua_spectral_norm_matches_qemu_and_published_value(lua):
     r = run_both("lua", lua, ["lua", "spectral.lua", "100"], SCRIPTS)
-    assert r.stdout.decode().split()[0] == "1.274219991"   # published for n = 100
+    assert r.stdout.decode().split()[0] == "1.274219991"  # published for n = 100
 
 
 def test_lua_error_exit_matches_qemu(lua, tmp_path):
@@ -47,7 +48,8 @@ def test_lua_error_exit_matches_qemu(lua, tmp_path):
 @pytest.mark.heavy
 def test_lua_nbody_long_matches_qemu_and_native_build(lua):
     r = run_both("lua", lua, ["lua", "nbody.lua", "200000"], SCRIPTS, timeout=3000)
-    native = subprocess.run([str(sources.build("lua", "x86_64")), "nbody.lua", "200000"], cwd=SCRIPTS,
-                            capture_output=True, check=True)
+    native = subprocess.run(
+        [str(sources.build("lua", "x86_64")), "nbody.lua", "200000"], cwd=SCRIPTS, capture_output=True, check=True
+    )
     # the energies (9 decimals) of the same sources built for x86-64 by the same clang
     assert r.stdout.split()[:2] == native.stdout.split()[:2]

@@ -19,6 +19,7 @@
   thread's miss waits for that lift (the exit summary counts it), and the results are qemu's;
   the rebuild takes the address from the bundle's discovered entries and lifts nothing more.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,25 @@ from tests.realprogs.test_xxhash_zstd import text_data
 
 pytestmark = pytest.mark.network
 
-PARTS = ("mutex", "condvar", "tls", "join", "barrier", "many", "kill", "procsig", "rtsig", "futex", "cancel",
-         "timed", "detach", "rwlock", "once", "hidden", "mainexit")
+PARTS = (
+    "mutex",
+    "condvar",
+    "tls",
+    "join",
+    "barrier",
+    "many",
+    "kill",
+    "procsig",
+    "rtsig",
+    "futex",
+    "cancel",
+    "timed",
+    "detach",
+    "rwlock",
+    "once",
+    "hidden",
+    "mainexit",
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,10 +79,18 @@ def test_pthreads_all_parts_repeated_match_qemu(pthreads, tmp_path):
     first = run_both("pthreads_test", pthreads, ["pthreads_test"], tmp_path, timeout=120)
     assert first.stdout.decode().endswith("all checks passed\n"), first.stdout
     for k in range(9):
-        again = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(pthreads), "--", "pthreads_test"],
-                               capture_output=True, cwd=tmp_path, env=ENV, timeout=120)
-        assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, first.stderr), \
-            (k, again.stdout[-1000:], again.stderr[-2000:])
+        again = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "exec", str(pthreads), "--", "pthreads_test"],
+            capture_output=True,
+            cwd=tmp_path,
+            env=ENV,
+            timeout=120,
+        )
+        assert (again.returncode, again.stdout, again.stderr) == (0, first.stdout, first.stderr), (
+            k,
+            again.stdout[-1000:],
+            again.stderr[-2000:],
+        )
 
 
 def test_pthreads_python_runner_matches_qemu(pthreads, tmp_path):
@@ -77,10 +103,17 @@ def test_pthreads_python_runner_matches_qemu(pthreads, tmp_path):
     ref = run_both("pthreads_test", pthreads, ["pthreads_test", *parts], tmp_path, timeout=120)
     env = {**ENV, "NXRECOMP_CPU_HOST_NATIVE_LAUNCHER": "0", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     for _ in range(2):
-        ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(pthreads), "--", "pthreads_test", *parts],
-                              capture_output=True, cwd=tmp_path, env=env, timeout=120)
-        assert (ours.returncode, ours.stdout, ours.stderr) == (0, ref.stdout, ref.stderr), \
-            (ours.stdout[-1000:], ours.stderr[-2000:])
+        ours = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "exec", str(pthreads), "--", "pthreads_test", *parts],
+            capture_output=True,
+            cwd=tmp_path,
+            env=env,
+            timeout=120,
+        )
+        assert (ours.returncode, ours.stdout, ours.stderr) == (0, ref.stdout, ref.stderr), (
+            ours.stdout[-1000:],
+            ours.stderr[-2000:],
+        )
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +127,7 @@ def corpus(tmp_path_factory) -> Path:
 def test_zstd_worker_threads_match_qemu(zstd_mt, corpus):
     data = (corpus / "in.bin").read_bytes()
     comp = run_both("zstd_mt", zstd_mt, ["zstd", "-1", "-j2"], corpus, stdin=data).stdout
-    assert comp[:4] == b"\x28\xb5\x2f\xfd" and len(comp) < len(data)   # zstd frame magic
+    assert comp[:4] == b"\x28\xb5\x2f\xfd" and len(comp) < len(data)  # zstd frame magic
     one = run_both("zstd_mt", zstd_mt, ["zstd", "-1"], corpus, stdin=data).stdout
     assert one != comp, "the worker pool's output equals the one-thread output: did it run?"
     back = run_both("zstd_mt", zstd_mt, ["zstd", "-d"], corpus, stdin=comp).stdout
@@ -115,22 +148,33 @@ def test_pthreads_with_debian_static_glibc_match_qemu(tmp_path):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
     from nxrecomp.common import debian
     from tests.realprogs import glibc_static
+
     try:
         binary = glibc_static.build("pthreads_test.c")
     except debian.RegistryUnreachable as e:
         pytest.skip(f"LOUD SKIP: Debian unreachable, cannot fetch glibc's static libraries: {e}")
     out = tmp_path / "bundle"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
-                       capture_output=True, text=True, timeout=3600)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)], capture_output=True, text=True, timeout=3600
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     for argv in (["pthreads_test"], ["pthreads_test", "mainexit"]):
-        ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(out), "--", *argv], capture_output=True,
-                              cwd=tmp_path, env=ENV, timeout=300)
-        ref = subprocess.run(["qemu-aarch64", "-0", argv[0], str(binary), *argv[1:]], capture_output=True,
-                             cwd=tmp_path, env=ENV, timeout=300)
+        ours = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "exec", str(out), "--", *argv],
+            capture_output=True,
+            cwd=tmp_path,
+            env=ENV,
+            timeout=300,
+        )
+        ref = subprocess.run(
+            ["qemu-aarch64", "-0", argv[0], str(binary), *argv[1:]], capture_output=True, cwd=tmp_path, env=ENV, timeout=300
+        )
         assert ref.returncode == 0 and b"checks failed" not in ref.stdout, ref.stdout
-        assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr), \
-            (argv, ours.stdout[-1500:], ours.stderr[-1500:])
+        assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr), (
+            argv,
+            ours.stdout[-1500:],
+            ours.stderr[-1500:],
+        )
 
 
 NOTICE = re.compile(r"^nxrecomp: lifted at run time: function at (0x[0-9a-f]+)", re.MULTILINE)
@@ -151,31 +195,48 @@ def test_two_threads_miss_one_hidden_function_and_it_is_lifted_once(tmp_path):
     binary = program("pthreads_test")
     out = tmp_path / "bundle"
     env = {**os.environ, "NXRECOMP_RECOMPILER_HIDE_ENTRIES": "hidden_worker"}
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     from elftools.elf.elffile import ELFFile
+
     with open(binary, "rb") as f:
-        addr = next(s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()
-                    if s.name == "hidden_worker")
-    ours = subprocess.run([str(out / "nxrun"), "pthreads_test", "hidden"], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
-    ref = subprocess.run(["qemu-aarch64", "-0", "pthreads_test", str(binary), "hidden"], capture_output=True,
-                         text=True, timeout=300, cwd=tmp_path, env=ENV)
+        addr = next(s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols() if s.name == "hidden_worker")
+    ours = subprocess.run(
+        [str(out / "nxrun"), "pthreads_test", "hidden"], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    ref = subprocess.run(
+        ["qemu-aarch64", "-0", "pthreads_test", str(binary), "hidden"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=ENV,
+    )
     expected = f"hidden: results {_hidden_worker(1):016x} {_hidden_worker(2):016x}"
     assert expected in ref.stdout.splitlines(), ref.stdout
     assert (ours.returncode, ours.stdout) == (ref.returncode, ref.stdout), ours.stderr[-2000:]
     assert [int(a, 16) for a in NOTICE.findall(ours.stderr)] == [addr], ours.stderr[-2000:]
-    assert f"nxrecomp: run-time lifts: 1 ({addr:#x}); 1 miss waited for another thread's lift" in ours.stderr, \
-        ours.stderr[-2000:]
+    assert f"nxrecomp: run-time lifts: 1 ({addr:#x}); 1 miss waited for another thread's lift" in ours.stderr, ours.stderr[-2000:]
     # nothing else on stderr: the guest's own is qemu's (empty)
     assert [ln for ln in ours.stderr.splitlines() if not ln.startswith("nxrecomp: ")] == ref.stderr.splitlines()
 
     # the rebuild (the hide setting still on) takes the address from the bundle's discovered
     # entries: the threads then run with no lift at all
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
-                       capture_output=True, text=True, timeout=1800, env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
     assert r.returncode == 0 and "took 1 of 1 entries from" in r.stderr, r.stderr[-2000:]
-    again = subprocess.run([str(out / "nxrun"), "pthreads_test", "hidden"], capture_output=True, text=True,
-                           timeout=300, cwd=tmp_path)
+    again = subprocess.run(
+        [str(out / "nxrun"), "pthreads_test", "hidden"], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert (again.returncode, again.stdout, again.stderr) == (ref.returncode, ref.stdout, ref.stderr), again.stderr[-2000:]

@@ -2,6 +2,7 @@
 paths, recompiled by nxrecomp: hashes of files and compress/decompress round trips give
 byte-identical output to qemu-aarch64; the round trips give the input back; the empty input
 hashes to xxHash's published values."""
+
 from __future__ import annotations
 
 import random
@@ -50,8 +51,12 @@ def files(tmp_path_factory) -> Path:
 def test_xxhsum_empty_input_is_the_published_hash(xxhsum, files):
     out = run_both("xxhsum", xxhsum, ["xxhsum", "r0.bin"], files).stdout.decode().split("\n")
     # xxHash's documented hashes of the empty input (seed 0)
-    assert out[:4] == ["XXH32  02cc5d05  r0.bin", "XXH64  ef46db3751d8e999  r0.bin",
-                       "XXH3   2d06800538d394c2  r0.bin", "XXH128 99aa06d3014798d86001c324468d497f  r0.bin"]
+    assert out[:4] == [
+        "XXH32  02cc5d05  r0.bin",
+        "XXH64  ef46db3751d8e999  r0.bin",
+        "XXH3   2d06800538d394c2  r0.bin",
+        "XXH128 99aa06d3014798d86001c324468d497f  r0.bin",
+    ]
 
 
 def test_xxhsum_files_match_qemu(xxhsum, files):
@@ -61,13 +66,14 @@ def test_xxhsum_files_match_qemu(xxhsum, files):
     assert len(lines) == 5 * len(names) and all("stream=oneshot" in ln for ln in lines if ln.startswith("seeded"))
 
 
-@pytest.mark.parametrize("level,extra", [("-1", []), ("-3", []), ("-9", []), ("-19", []), ("-5", ["-T"])],
-                         ids=["1", "3", "9", "19", "5-long"])
+@pytest.mark.parametrize(
+    "level,extra", [("-1", []), ("-3", []), ("-9", []), ("-19", []), ("-5", ["-T"])], ids=["1", "3", "9", "19", "5-long"]
+)
 def test_zstd_round_trip_matches_qemu(zstd, files, level, extra):
     src = "mixed.bin" if level == "-19" else "text.txt"
     data = (files / src).read_bytes()
     comp = run_both("zstd", zstd, ["zstd", level, *extra], files, stdin=data).stdout
-    assert comp[:4] == b"\x28\xb5\x2f\xfd" and len(comp) < len(data)   # zstd frame magic
+    assert comp[:4] == b"\x28\xb5\x2f\xfd" and len(comp) < len(data)  # zstd frame magic
     back = run_both("zstd", zstd, ["zstd", "-d"], files, stdin=comp).stdout
     assert back == data
 

@@ -4,6 +4,7 @@ what a call leaves in ``NxCpu`` (test_quiet_returns, test_return_results).
 The driver maps a guest stack at 0x10000000 (SP starts at 0x10008000), loads the bundle's
 ``game.so``, looks the function up in its entry table and runs ``body`` (C statements with
 ``fn``, the function, and ``NxCpu`` in scope; it prints what the test compares)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -22,6 +23,7 @@ RET = 0xD65F03C0
 def movz(rd: int, imm: int) -> int:
     """MOVZ Xrd, #imm: the encoding, for hand-encoded test programs."""
     return 0xD2800000 | (imm << 5) | rd
+
 
 _MAIN = r"""
 #include "nxrt.h"
@@ -50,8 +52,7 @@ def run_function(tmp_path: Path, bundle: Path, func: int, body: str) -> list[str
     """The lines ``body`` printed, run on ``func`` of ``bundle``."""
     src, exe = tmp_path / "driver.c", tmp_path / "driver"
     src.write_text(_MAIN.replace("BODY", body))
-    r = subprocess.run([*cc.compiler(), str(src), "-o", str(exe), f"-I{RUNTIME_DIR}", "-ldl"],
-                       capture_output=True, text=True)
+    r = subprocess.run([*cc.compiler(), str(src), "-o", str(exe), f"-I{RUNTIME_DIR}", "-ldl"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     r = subprocess.run([str(exe), str(bundle / "game.so"), hex(func)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)

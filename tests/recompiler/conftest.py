@@ -1,5 +1,6 @@
 """Summary table of the Unicorn differential test (test_unicorn.py), printed at the end of
 every run that included it, also under pytest-xdist (rows travel as user properties)."""
+
 from __future__ import annotations
 
 

@@ -1,10 +1,12 @@
 """The C+assembly source of tests/recompiler/test_flow_tables.py: each recovery shape of
 ``recompiler.analysis`` hand-written in assembly (so it keeps its shape whatever the compiler
 does), called from a C ``main`` that prints what each returns."""
+
 from __future__ import annotations
 
 # the shapes, in AArch64 GNU assembly (one string a line)
-_FAR_BASE = """
+_FAR_BASE = (
+    """
     .globl far_base
     .type far_base, %function
     .p2align 2
@@ -30,14 +32,18 @@ far_base:
     br x2
 2:  mov w0, #-1
     b .LAout
-""" + "".join(f".LA{k}:\n    add w0, w1, #{k * 11}\n    b .LAout\n" for k in range(10)) + """
+"""
+    + "".join(f".LA{k}:\n    add w0, w1, #{k * 11}\n    b .LAout\n" for k in range(10))
+    + """
 .LAout:
     ldp x19, x20, [sp, #16]
     ldp x29, x30, [sp], #32
     ret
 """
+)
 
-_SPILLED = """
+_SPILLED = (
+    """
     .globl spilled
     .type spilled, %function
     .p2align 2
@@ -66,12 +72,15 @@ spilled:
     ldrsw x10, [x8, x9, lsl #2]
     add x8, x8, x10
     br x8
-""" + "".join(f".LB{k}:\n    ldur w0, [x29, #-8]\n    add w0, w0, #{k * 13}\n    b .LBout\n" for k in range(10)) + """
+"""
+    + "".join(f".LB{k}:\n    ldur w0, [x29, #-8]\n    add w0, w0, #{k * 13}\n    b .LBout\n" for k in range(10))
+    + """
 .LBout:
     ldp x29, x30, [sp, #32]
     add sp, sp, #48
     ret
 """
+)
 
 _BIG_OPEN = """
     .globl big_open
@@ -141,15 +150,21 @@ far_helper:
     ret
 """
 
-_DATA = """
+_DATA = (
+    """
     .section .rodata
     .p2align 2
 tabA:
-""" + "".join(f"    .word .LA{k} - tabA\n" for k in range(10)) + "tabB:\n" + \
-    "".join(f"    .word .LB{k} - tabB\n" for k in range(10)) + "tabD:\n" + \
-    "".join(f"    .byte (.LD{(k * 7) % 100} - .LD0) / 4\n" for k in range(200)) + \
-    "    .p2align 2\ntabC:\n" + "".join(f"    .word .LC{k} - tabC\n" for k in range(100)) + \
-    "    .word 0x7fff0000\n    .text\n"
+"""
+    + "".join(f"    .word .LA{k} - tabA\n" for k in range(10))
+    + "tabB:\n"
+    + "".join(f"    .word .LB{k} - tabB\n" for k in range(10))
+    + "tabD:\n"
+    + "".join(f"    .byte (.LD{(k * 7) % 100} - .LD0) / 4\n" for k in range(200))
+    + "    .p2align 2\ntabC:\n"
+    + "".join(f"    .word .LC{k} - tabC\n" for k in range(100))
+    + "    .word 0x7fff0000\n    .text\n"
+)
 
 _MAIN = r"""
 #include <stdio.h>

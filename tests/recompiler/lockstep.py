@@ -12,6 +12,7 @@ and logs the registers at the same addresses.  The first record that differs nam
 where the lifted code went wrong (the one entered before it).  Entries only one side logs
 (labels the lifted code reaches inside a function's C, loop heads at a function's first
 instruction that Unicorn's block hook sees) are noted and skipped (``compare``)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -34,13 +35,18 @@ ARGS_ONLY = (1, 2, 31, 32)
 NAMES = [f"x{i}" for i in range(31)] + ["sp", "nzcv"] + [f"v{i}.{h}" for i in range(32) for h in ("lo", "hi")]
 
 
-def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[int], out: str,
-                  limit: int = 2_000_000) -> None:
+def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[int], out: str, limit: int = 2_000_000) -> None:
     """Run ``program`` under Unicorn and write a record at every entry of ``entries``."""
     import tests.cpu_host.test_linux_busybox as drv
     from unicorn import UC_HOOK_BLOCK
-    from unicorn.arm64_const import UC_ARM64_REG_NZCV, UC_ARM64_REG_Q0, UC_ARM64_REG_SP, UC_ARM64_REG_X0, \
-        UC_ARM64_REG_X29, UC_ARM64_REG_X30
+    from unicorn.arm64_const import (
+        UC_ARM64_REG_NZCV,
+        UC_ARM64_REG_Q0,
+        UC_ARM64_REG_SP,
+        UC_ARM64_REG_X0,
+        UC_ARM64_REG_X29,
+        UC_ARM64_REG_X30,
+    )
 
     fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
     # out of the guest's sight, as the lifted run's (dispatch.c nx_trace_entry)
@@ -62,8 +68,7 @@ def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[i
             blocks.flush()
         if addr in entries and left[0] > 0:
             left[0] -= 1
-            vals = [addr] + [uc.reg_read(r) for r in xregs] + [uc.reg_read(UC_ARM64_REG_SP),
-                                                                 uc.reg_read(UC_ARM64_REG_NZCV)]
+            vals = [addr] + [uc.reg_read(r) for r in xregs] + [uc.reg_read(UC_ARM64_REG_SP), uc.reg_read(UC_ARM64_REG_NZCV)]
             for q in range(32):
                 v = uc.reg_read(UC_ARM64_REG_Q0 + q)
                 vals += [v & (1 << 64) - 1, v >> 64]
@@ -72,8 +77,14 @@ def unicorn_trace(harness_so: str, program: str, argv: list[str], entries: set[i
     drv.drive(harness_so, program, argv, extra_hooks=[(UC_HOOK_BLOCK, block)], random=bytes(16))
 
 
-def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
-            pids: tuple[int, int] | None = None, only: tuple[int, ...] | None = None) -> str:
+def compare(
+    a_path: str,
+    b_path: str,
+    context: int = 3,
+    window: int = 8,
+    pids: tuple[int, int] | None = None,
+    only: tuple[int, ...] | None = None,
+) -> str:
     """First record where the two traces differ.  Process and thread ids differ between the
     two runs: with ``pids`` (the lifted run's and Unicorn's process ids), the lifted run's pid or
     a thread id just above it (the lifted guest runs on a thread of its own) counts as the same
@@ -116,7 +127,7 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
         ra = list(REC.unpack_from(a, i * REC.size))
         rb = list(REC.unpack_from(b, j * REC.size))
         if ra[0] != rb[0] and j and activation(j) == activation(j - 1):
-            repeats += 1   # a jump back to a loop head that is a function's first instruction
+            repeats += 1  # a jump back to a loop head that is a function's first instruction
             j += 1
             continue
         if ra[0] != rb[0]:
@@ -131,8 +142,9 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
                 if best:
                     break
             if best is None:
-                lines = notes + [f"first difference at record {i} of the lifted trace, {j} of Unicorn's: "
-                                 f"control flow went different ways"]
+                lines = notes + [
+                    f"first difference at record {i} of the lifted trace, {j} of Unicorn's: control flow went different ways"
+                ]
                 for p in prev[-context:]:
                     lines.append(f"  before: entry {p:#x}")
                 lines.append(f"  lifted  entry {ra[0]:#x}   unicorn entry {rb[0]:#x}")
@@ -148,7 +160,7 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
         if i == 0 and j == 0:  # the initial NZCV is not defined by the ABI
             ra[33] = rb[33]
         diff = []
-        for k in (only or range(1, REC.size // 8)):
+        for k in only or range(1, REC.size // 8):
             x, y = ra[k], rb[k]
             if x == y:
                 continue
@@ -164,16 +176,18 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
             # record before), the lifted code loops inside its C.  Skip such records while that
             # finds the lifted record's equal.
             k = j
-            while k < nb and activation(k) == activation(j - 1) and b[k * REC.size:(k + 1) * REC.size] != \
-                    a[i * REC.size:(i + 1) * REC.size]:
+            while (
+                k < nb
+                and activation(k) == activation(j - 1)
+                and b[k * REC.size : (k + 1) * REC.size] != a[i * REC.size : (i + 1) * REC.size]
+            ):
                 k += 1
-            if k > j and k < nb and b[k * REC.size:(k + 1) * REC.size] == a[i * REC.size:(i + 1) * REC.size]:
+            if k > j and k < nb and b[k * REC.size : (k + 1) * REC.size] == a[i * REC.size : (i + 1) * REC.size]:
                 repeats += k - j
                 j = k
                 continue
         if diff:
-            lines = notes + [f"first difference at record {i} of the lifted trace, {j} of Unicorn's "
-                             f"(function entry {ra[0]:#x})"]
+            lines = notes + [f"first difference at record {i} of the lifted trace, {j} of Unicorn's (function entry {ra[0]:#x})"]
             for p in prev[-context:]:
                 lines.append(f"  before: entry {p:#x}")
             for k in diff:
@@ -183,18 +197,21 @@ def compare(a_path: str, b_path: str, context: int = 3, window: int = 8,
         matched += 1
         i, j = i + 1, j + 1
     if repeats:
-        notes.append(f"note: {repeats} Unicorn records of jumps back to a function's first instruction "
-                     f"(a loop's head) skipped")
+        notes.append(f"note: {repeats} Unicorn records of jumps back to a function's first instruction (a loop's head) skipped")
     if labels:
         top = sorted(labels.items(), key=lambda kv: -kv[1])[:5]
-        notes.append(f"note: {sum(labels.values())} Unicorn records of {len(labels)} entries the lifted run "
-                     f"reaches as labels skipped (" + ", ".join(f"{a:#x} x{n}" for a, n in top) + ")")
-    return "\n".join(notes + [f"no difference in {matched} matched records (lifted {na}, "
-                              f"unicorn {nb - sum(labels.values()) - repeats})"])
+        notes.append(
+            f"note: {sum(labels.values())} Unicorn records of {len(labels)} entries the lifted run "
+            f"reaches as labels skipped (" + ", ".join(f"{a:#x} x{n}" for a, n in top) + ")"
+        )
+    return "\n".join(
+        notes + [f"no difference in {matched} matched records (lifted {na}, unicorn {nb - sum(labels.values()) - repeats})"]
+    )
 
 
-def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin: Path | None = None,
-             only: tuple[int, ...] | None = None) -> str:
+def lockstep(
+    bundle: Path, prog_argv: list[str], work: Path | None = None, stdin: Path | None = None, only: tuple[int, ...] | None = None
+) -> str:
     """Run the traced ``bundle`` and Unicorn on the same program, arguments and standard input
     (a file, or none); ``compare``'s report (plus the blocks Unicorn ran, with
     NXRECOMP_LOCKSTEP_BLOCKS)."""
@@ -210,6 +227,7 @@ def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin
     run.mkdir(exist_ok=True)
     env = {**os.environ, "NXRECOMP_TRACE_FILE": str(lifted), "NXRECOMP_DETERMINISTIC": "1", "PWD": str(run)}
     import tests.cpu_host.test_linux_busybox as drv
+
     so = drv.build_harness(tmp)
     entries_file = tmp / "entries.json"
     entries_file.write_text(json.dumps(manifest["functions"]))
@@ -218,14 +236,23 @@ def lockstep(bundle: Path, prog_argv: list[str], work: Path | None = None, stdin
         """Run ``cmd`` to its end on ``stdin`` in ``run``; its process id (nxrecomp exec
         replaces itself with the bundle's launcher, so the lifted guest's pid is this one)."""
         with open(stdin or os.devnull, "rb") as fin:
-            p = subprocess.Popen(cmd, env=env, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 cwd=run)
+            p = subprocess.Popen(cmd, env=env, stdin=fin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=run)
             p.wait()
         return p.pid
 
     pa = pid_of_run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", *prog_argv])
-    pb = pid_of_run([sys.executable, str(Path(__file__).resolve()), "--unicorn", str(so), manifest["program"],
-                     str(entries_file), str(uni), *prog_argv])
+    pb = pid_of_run(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--unicorn",
+            str(so),
+            manifest["program"],
+            str(entries_file),
+            str(uni),
+            *prog_argv,
+        ]
+    )
     report = compare(str(lifted), str(uni), pids=(pa, pb), only=only)
     if os.path.exists(str(uni) + ".blocks"):
         report += "\nunicorn blocks: " + " ".join(Path(str(uni) + ".blocks").read_text().split()[:200])
@@ -237,7 +264,7 @@ def main(argv: list[str]) -> int:
     while argv and argv[0].startswith("--"):
         if argv[0].startswith("--stdin="):
             stdin = Path(argv[0].split("=", 1)[1])
-        elif argv[0] == "--args-only":   # a bundle built with recompiler.entry_log
+        elif argv[0] == "--args-only":  # a bundle built with recompiler.entry_log
             only = ARGS_ONLY
         else:
             raise SystemExit(f"lockstep: unknown option {argv[0]}")

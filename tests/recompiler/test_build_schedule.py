@@ -7,6 +7,7 @@ file.  The linked ``game.so`` is read back with pyelftools: each lifted function
 symbol in it.  Buckets split into parts by instruction count (``split_bucket``).  With
 ``recompiler.debug_info`` its line tables lead from a lifted function's host addresses to the
 C under the guest instruction's comment; without it there are none for the shards."""
+
 from __future__ import annotations
 
 import random
@@ -47,7 +48,7 @@ def _program(imms: list[int]):
     size = SHARD * (len(imms) + 1)
     data = bytearray(size)
     for a, w in words.items():
-        data[a - BASE:a - BASE + 4] = w.to_bytes(4, "little")
+        data[a - BASE : a - BASE + 4] = w.to_bytes(4, "little")
     return analyse(Memory([(BASE, size, bytes(data), True)]), BASE, set(), [])
 
 
@@ -90,12 +91,14 @@ def test_build_caches_and_rebuilds_one_shard(env):
     # the entry's shard holds a static copy of each leaf it calls (recompiler/inline_leaves.py)
     entry_c = src_first[f"shard_{BASE // SHARD:05d}_0.c"]
     assert all(f"static u64 I_{BASE + SHARD * (i + 1):x}{COPY_SIG} {{" in entry_c for i in range(3))
-    imms[1] ^= 1          # one leaf changes: its shard alone is lifted; it and the copy's shard compiled
+    imms[1] ^= 1  # one leaf changes: its shard alone is lifted; it and the copy's shard compiled
     third = build(_program(imms), env / "bundle2")
     assert third["objects_cached"] == third["objects"] - 2
     assert third["shards_lift_cached"] == third["shards"] - 1
-    assert sorted(name for name, _s in third["slowest"]) == [f"shard_{BASE // SHARD:05d}_0.c",
-                                                               f"shard_{(BASE + 2 * SHARD) // SHARD:05d}_0.c"]
+    assert sorted(name for name, _s in third["slowest"]) == [
+        f"shard_{BASE // SHARD:05d}_0.c",
+        f"shard_{(BASE + 2 * SHARD) // SHARD:05d}_0.c",
+    ]
 
 
 class _Plan:
@@ -107,7 +110,7 @@ class _Plan:
 def test_split_bucket_keeps_order_bounds_parts_and_isolates_big_functions(sizes):
     plans = [_Plan(n) for n in sizes]
     parts = split_bucket(plans, 4096)
-    assert [p for part in parts for p in part] == plans          # every function once, in order
+    assert [p for part in parts for p in part] == plans  # every function once, in order
     for part in parts:
         total = sum(len(p.insns) for p in part)
         assert total <= 4096 or len(part) == 1
@@ -131,12 +134,13 @@ def test_compiler_failure_names_the_file(env):
 def test_prune_removes_least_recently_used_entries_first(tmp_path):
     import os
     from recompiler.build import prune
+
     for i in range(6):
         p = tmp_path / f"e{i}.o"
         p.write_bytes(b"x" * 100)
-        os.utime(p, (1000 + i, 1000 + i))      # e0 the least recently used
-    (tmp_path / "tmpabc.o.tmp").write_bytes(b"y" * 500)   # a running build's object: not an entry
-    os.utime(tmp_path / "e1.o", (2000, 2000))               # a cache hit made e1 recent
+        os.utime(p, (1000 + i, 1000 + i))  # e0 the least recently used
+    (tmp_path / "tmpabc.o.tmp").write_bytes(b"y" * 500)  # a running build's object: not an entry
+    os.utime(tmp_path / "e1.o", (2000, 2000))  # a cache hit made e1 recent
     assert prune(tmp_path, 350) == 3
     left = sorted(p.name for p in tmp_path.iterdir())
     assert left == ["e1.o", "e4.o", "e5.o", "tmpabc.o.tmp"]
@@ -182,8 +186,11 @@ def test_debug_info_maps_a_lifted_function_to_its_guest_instruction(env, monkeyp
     text = (out / "src" / Path(name).name).read_text().splitlines()
     lines = {ln for n, ln in near if Path(n).name == Path(name).name}
     shown = "\n".join(text[ln - 2] for ln in lines if ln >= 2)
-    assert re.search(rf"/\* {BASE:x}: add x0, x0, x1 \*/|/\* {BASE + 4:x}: eor x0, x0, x2 \*/|"
-                     rf"/\* {BASE + 8:x}: mul x0, x0, x2 \*/", shown), shown
+    assert re.search(
+        rf"/\* {BASE:x}: add x0, x0, x1 \*/|/\* {BASE + 4:x}: eor x0, x0, x2 \*/|"
+        rf"/\* {BASE + 8:x}: mul x0, x0, x2 \*/",
+        shown,
+    ), shown
 
 
 def test_no_debug_info_by_default(env):
@@ -191,4 +198,5 @@ def test_no_debug_info_by_default(env):
     build(_program([7]), out)
     with open(out / "game.so", "rb") as f:
         assert ELFFile(f).get_section_by_name(".debug_line") is None or not any(
-            n.startswith("shard_") for n, _ in _line_rows(out / "game.so").values())
+            n.startswith("shard_") for n, _ in _line_rows(out / "game.so").values()
+        )

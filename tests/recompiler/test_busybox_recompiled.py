@@ -3,6 +3,7 @@ Linux personality: stdout, stderr and exit status equal qemu-aarch64's on the sa
 
 The bundle is built once per run; compiled shards come from the object cache (cache_dir), so
 only the first run on a machine pays the full compile."""
+
 from __future__ import annotations
 
 import sys
@@ -10,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.cpu_host.busybox_cases import (CASES, HEAVY_CASES, compare_with_qemu, expected_status, fetch_busybox,
-                                          make_inputs, shared_bundle)
+from tests.cpu_host.busybox_cases import (
+    CASES,
+    HEAVY_CASES,
+    compare_with_qemu,
+    expected_status,
+    fetch_busybox,
+    make_inputs,
+    shared_bundle,
+)
 
 pytestmark = pytest.mark.network
 

@@ -9,6 +9,7 @@ masks ``x27`` and branches through ``[x28, x9, lsl #3]``, one handler that point
 writable table and dispatches again.  Analysis records the direct table only for the read-only
 one; the built code, run from a C driver, reaches every handler through both paths, and the
 entry that is not code stops with a fatal error naming the entry and the address."""
+
 from __future__ import annotations
 
 import subprocess
@@ -25,13 +26,13 @@ if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bundle_driver import _MAIN, RET, build_bundle, run_function  # noqa: E402
 
-BASE = 0x30000000                 # far from the driver's own image
+BASE = 0x30000000  # far from the driver's own image
 CODE, RODATA, DATA = BASE, BASE + 0x1000, BASE + 0x2000
 TABLE, TABLE2 = RODATA + 0x10, DATA
 F = CODE
 DISPATCH, RELOAD = F + 0x10, F + 0x9C
-H = [F + 0x1C + 8 * k for k in range(16)]    # handler k: x0 += k + 1; return
-NOT_CODE = RODATA                  # a table entry pointing into data
+H = [F + 0x1C + 8 * k for k in range(16)]  # handler k: x0 += k + 1; return
+NOT_CODE = RODATA  # a table entry pointing into data
 # index -> target: 16 handlers (so the BR takes a label array), the reload, then data
 ENTRIES = (*H, RELOAD, *[NOT_CODE] * 15)
 ENTRIES2 = (*reversed(H), *[NOT_CODE] * 16)
@@ -42,18 +43,20 @@ def _b(at: int, to: int) -> int:
 
 
 def _program() -> dict[int, int]:
-    prog = {F: 0xB000001C,                   # adrp x28, RODATA (one page up)
-            F + 4: 0x9100439C,               # add x28, x28, #0x10: TABLE
-            F + 8: _b(F + 8, DISPATCH),
-            F + 12: 0xD503201F,              # nop
-            DISPATCH: 0x92401369,            # and x9, x27, #0x1f
-            DISPATCH + 4: 0xF8697B88,        # ldr x8, [x28, x9, lsl #3]
-            DISPATCH + 8: 0xD61F0100,        # br x8
-            RELOAD: 0xAA0303FC,              # mov x28, x3: another table
-            RELOAD + 4: 0xAA0403FB,          # mov x27, x4
-            RELOAD + 8: _b(RELOAD + 8, DISPATCH)}
+    prog = {
+        F: 0xB000001C,  # adrp x28, RODATA (one page up)
+        F + 4: 0x9100439C,  # add x28, x28, #0x10: TABLE
+        F + 8: _b(F + 8, DISPATCH),
+        F + 12: 0xD503201F,  # nop
+        DISPATCH: 0x92401369,  # and x9, x27, #0x1f
+        DISPATCH + 4: 0xF8697B88,  # ldr x8, [x28, x9, lsl #3]
+        DISPATCH + 8: 0xD61F0100,  # br x8
+        RELOAD: 0xAA0303FC,  # mov x28, x3: another table
+        RELOAD + 4: 0xAA0403FB,  # mov x27, x4
+        RELOAD + 8: _b(RELOAD + 8, DISPATCH),
+    }
     for k, h in enumerate(H):
-        prog[h], prog[h + 4] = 0x91000000 | (k + 1) << 10, RET    # add x0, x0, #k+1
+        prog[h], prog[h + 4] = 0x91000000 | (k + 1) << 10, RET  # add x0, x0, #k+1
     return prog
 
 
@@ -62,14 +65,14 @@ def _tables() -> bytes:
     out = bytearray(0x2000)
     for at, entries in ((TABLE, ENTRIES), (TABLE2, ENTRIES2)):
         for k, v in enumerate(entries):
-            out[at - RODATA + 8 * k:at - RODATA + 8 * k + 8] = v.to_bytes(8, "little")
+            out[at - RODATA + 8 * k : at - RODATA + 8 * k + 8] = v.to_bytes(8, "little")
     return bytes(out)
 
 
 def _memory(read_only: bool) -> Memory:
     code = bytearray(0x1000)
     for a, v in _program().items():
-        code[a - CODE:a - CODE + 4] = v.to_bytes(4, "little")
+        code[a - CODE : a - CODE + 4] = v.to_bytes(4, "little")
     t = _tables()
     segs = [(CODE, 0x1000, bytes(code), True), (RODATA, 0x1000, t[:0x1000], False), (DATA, 0x1000, t[0x1000:], False)]
     return Memory(segs, [(CODE, 0x1000), (RODATA, 0x1000)] if read_only else [(CODE, 0x1000)])
@@ -104,8 +107,7 @@ DRIVER = r"""
 
 
 def _driver(cases: list[tuple[int, int, int]]) -> str:
-    body = DRIVER % (RODATA, RODATA, ", ".join(str(b) for b in _tables()),
-                     ", ".join("{%#x, %#x, %#x}" % c for c in cases))
+    body = DRIVER % (RODATA, RODATA, ", ".join(str(b) for b in _tables()), ", ".join("{%#x, %#x, %#x}" % c for c in cases))
     return body
 
 
@@ -128,8 +130,7 @@ def test_the_lifted_jump_takes_the_label_array_while_the_base_holds(bundle: Path
 def test_an_entry_that_is_not_code_is_a_fatal_error(bundle: Path, tmp_path: Path) -> None:
     src, exe = tmp_path / "d.c", tmp_path / "d"
     src.write_text(_MAIN.replace("BODY", _driver([(20, 0, 0)])))
-    r = subprocess.run([*cc.compiler(), str(src), "-o", str(exe), f"-I{RUNTIME_DIR}", "-ldl"],
-                       capture_output=True, text=True)
+    r = subprocess.run([*cc.compiler(), str(src), "-o", str(exe), f"-I{RUNTIME_DIR}", "-ldl"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
     r = subprocess.run([str(exe), str(bundle / "game.so"), hex(F)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 134 and r.stdout == "", (r.returncode, r.stdout, r.stderr)

@@ -1,5 +1,6 @@
 """recompiler.elf against pyelftools and binutils' readelf on Debian's arm64 binaries (fetched
 at test time), plus malformed files that must give one-line NxErrors naming file and field."""
+
 from __future__ import annotations
 
 import shutil
@@ -58,13 +59,22 @@ def test_headers_segments_tls_match_pyelftools(binaries, name):
         loads = [s for s in ef.iter_segments() if s["p_type"] == "PT_LOAD"]
         assert len(loads) == len(m.segments)
         for ours, ref in zip(m.segments, sorted(loads, key=lambda s: s["p_vaddr"])):
-            assert (ours.vaddr, ours.memsz, ours.filesz, ours.flags, ours.offset) == \
-                (ref["p_vaddr"], ref["p_memsz"], ref["p_filesz"], ref["p_flags"], ref["p_offset"])
+            assert (ours.vaddr, ours.memsz, ours.filesz, ours.flags, ours.offset) == (
+                ref["p_vaddr"],
+                ref["p_memsz"],
+                ref["p_filesz"],
+                ref["p_flags"],
+                ref["p_offset"],
+            )
             assert ours.data == ref.data()
         tls = [s for s in ef.iter_segments() if s["p_type"] == "PT_TLS"]
         if tls:
-            assert (m.tls.vaddr, m.tls.filesz, m.tls.memsz, m.tls.align) == \
-                (tls[0]["p_vaddr"], tls[0]["p_filesz"], tls[0]["p_memsz"], tls[0]["p_align"])
+            assert (m.tls.vaddr, m.tls.filesz, m.tls.memsz, m.tls.align) == (
+                tls[0]["p_vaddr"],
+                tls[0]["p_filesz"],
+                tls[0]["p_memsz"],
+                tls[0]["p_align"],
+            )
             assert m.tls.data == tls[0].data()
         else:
             assert m.tls is None
@@ -78,8 +88,7 @@ def test_headers_segments_tls_match_pyelftools(binaries, name):
         assert m.gnu_stack_flags == next(s["p_flags"] for s in ef.iter_segments() if s["p_type"] == "PT_GNU_STACK")
         secs = [(s.name, s["sh_addr"], s["sh_size"]) for s in ef.iter_sections()]
         assert [(s.name, s.addr, s.size) for s in m.sections] == secs
-        for nm, attr in ((".eh_frame", "eh_frame"), (".eh_frame_hdr", "eh_frame_hdr"),
-                         (".gcc_except_table", "gcc_except_table")):
+        for nm, attr in ((".eh_frame", "eh_frame"), (".eh_frame_hdr", "eh_frame_hdr"), (".gcc_except_table", "gcc_except_table")):
             s = ef.get_section_by_name(nm)
             if s is None:
                 assert getattr(m, attr) is None
@@ -110,8 +119,9 @@ def test_dynamic_symbols_relocs_match_pyelftools(binaries, name):
                 # pyelftools names the OS-specific values 10 by their range start (LOOS)
                 assert _PYELF_ALIAS.get("STT_" + ours.type, "STT_" + ours.type) == r["st_info"]["type"]
                 assert _PYELF_ALIAS.get("STB_" + ours.bind, "STB_" + ours.bind) == r["st_info"]["bind"]
-                assert ours.shndx == (0 if r["st_shndx"] == "SHN_UNDEF" else
-                                      0xFFF1 if r["st_shndx"] == "SHN_ABS" else r["st_shndx"])
+                assert ours.shndx == (
+                    0 if r["st_shndx"] == "SHN_UNDEF" else 0xFFF1 if r["st_shndx"] == "SHN_ABS" else r["st_shndx"]
+                )
         ref_rel = []
         for s in ef.iter_sections():
             if isinstance(s, RelocationSection) and s["sh_flags"] & 2:
@@ -173,6 +183,7 @@ def test_static_busybox_irelative_and_layout(binaries):
 
 
 # ---- malformed input -------------------------------------------------------------------------
+
 
 def _one_line_error(data: bytes, tmp_path: Path, field: str) -> str:
     p = tmp_path / "bad.elf"
@@ -265,15 +276,19 @@ def test_mutated_files_give_only_nxerror(binaries):
     for name in ("lua5.4", "busybox"):
         data = binaries[name].read_bytes()
         m0 = parse_elf(data, name)
-        hot = [(0, 0x300)] + [(s.offset, min(s.size, 0x400)) for s in m0.sections if s.name in (
-            ".dynamic", ".dynsym", ".gnu.version", ".gnu.version_d", ".gnu.version_r", ".gnu.hash", ".rela.dyn",
-            ".rela.plt") and s.size]
+        hot = [(0, 0x300)] + [
+            (s.offset, min(s.size, 0x400))
+            for s in m0.sections
+            if s.name
+            in (".dynamic", ".dynsym", ".gnu.version", ".gnu.version_d", ".gnu.version_r", ".gnu.hash", ".rela.dyn", ".rela.plt")
+            and s.size
+        ]
         shoff = struct.unpack_from("<Q", data, 0x28)[0]
         hot.append((shoff, 64 * len(m0.sections)))
         for it in range(300):
             d = bytearray(data)
             if it % 10 == 0:
-                d = d[:rng.randrange(len(d))]
+                d = d[: rng.randrange(len(d))]
             else:
                 for _ in range(rng.randint(1, 4)):
                     a, n = rng.choice(hot)
@@ -290,6 +305,7 @@ def test_mutated_files_give_only_nxerror(binaries):
 def test_relr_decoding():
     """DT_RELR (gABI): an address word, then bitmaps each covering the next 63 words."""
     from recompiler.elf import decode_relr
+
     assert decode_relr([0x1000]) == [0x1000]
     # address 0x1000, then bitmap with bits for words 0 and 2 after 0x1008, then for word 62
     # of the following run (which starts 63 words later)

@@ -15,6 +15,7 @@ Analysis must find every table with its exact targets and the comparator as an e
 recompiled program must print what qemu-aarch64 prints (a missed target is a fatal error at
 run time).  Checked on the code before this analysis: the first test fails (no table for
 ``far_base`` and ``spilled``, 64 targets of ``big_open``, no ``cmp_desc``)."""
+
 from __future__ import annotations
 
 import shutil
@@ -37,10 +38,27 @@ ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
 def shapes(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     d = tmp_path_factory.mktemp("flow")
     (d / "shapes.c").write_text(flow_shapes.source())
-    r = subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", "aarch64-linux-musl", "-static", "-O2",
-                        str(d / "shapes.c"), "-o", str(d / "shapes")], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "cc",
+            "-target",
+            "aarch64-linux-musl",
+            "-static",
+            "-O2",
+            str(d / "shapes.c"),
+            "-o",
+            str(d / "shapes"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     from elftools.elf.elffile import ELFFile
+
     with open(d / "shapes", "rb") as fh:
         syms = {s.name: s["st_value"] for s in ELFFile(fh).get_section_by_name(".symtab").iter_symbols()}
     return d / "shapes", syms
@@ -78,10 +96,15 @@ def test_recompiled_prints_what_qemu_prints(shapes, arg, tmp_path_factory) -> No
     path, _sym = shapes
     bundle = path.parent / "bundle"
     if not (bundle / "manifest.json").exists():
-        r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(path), "-o", str(bundle)],
-                           capture_output=True, text=True, timeout=1800)
+        r = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "recompile", str(path), "-o", str(bundle)],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         assert r.returncode == 0, r.stderr[-3000:]
-    ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", "shapes", arg],
-                          capture_output=True, env=ENV, timeout=300)
+    ours = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--", "shapes", arg], capture_output=True, env=ENV, timeout=300
+    )
     ref = subprocess.run(["qemu-aarch64", "-0", "shapes", str(path), arg], capture_output=True, env=ENV, timeout=300)
     assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr)

@@ -1,6 +1,7 @@
 """The lifter's form table (recompiler/lift/forms.py): every form the decoder knows
 (recompiler/isa.py) has rows, each encoding exactly one handler, and no handler is chosen by
 the order in which modules are merged or hands an encoding on to another handler."""
+
 from __future__ import annotations
 
 import ast
@@ -37,13 +38,14 @@ def test_every_decodable_encoding_finds_one_handler():
     for f in isa.FORMS:
         for _ in range(50):
             insn = decode(f.encode(**{n: rnd.getrandbits(w) for n, _l, w in f.fields}), 0x1000)
-            if insn is None:    # an encoding of a form listed before it, or unallocated
+            if insn is None:  # an encoding of a form listed before it, or unallocated
                 continue
             found.add(insn.name)
             takers = [r for r in forms.ROWS if r.form == insn.name and r.takes is not None and r.takes(insn)]
             h = forms.handler(insn)
-            assert h is (takers[0].handler if takers else
-                         next(r.handler for r in forms.ROWS if r.form == insn.name and r.takes is None))
+            assert h is (
+                takers[0].handler if takers else next(r.handler for r in forms.ROWS if r.form == insn.name and r.takes is None)
+            )
     assert len(found) > len(isa.FORMS) // 2
 
 
@@ -62,6 +64,10 @@ def test_no_handler_hands_an_encoding_to_another_module():
         if path.name == "forms.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id in modules:
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in modules
+            ):
                 assert not node.func.attr.startswith("h_"), f"{path.name}: {node.func.value.id}.{node.func.attr}"

@@ -1,6 +1,7 @@
 """The estimate tables of lifted_fp.h are the ones ``recompiler/lift/fp_estimate.py`` computes
 from the Arm ARM's RecipEstimate/RecipSqrtEstimate (the instructions themselves are checked
 against Unicorn in test_unicorn.py, classes fp_recip).  A hand edit of either side fails here."""
+
 from __future__ import annotations
 
 import re

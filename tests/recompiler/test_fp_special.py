@@ -11,6 +11,7 @@ issue #7's FP gaps (estimates and steps, half precision conversions and arithmet
 FJCVTZS, FRINT32/64) under RMode x FZ x DN x (FZ16 and AHP), with half-precision special
 operands for the forms that read halves.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -28,54 +29,151 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 import unicorn_harness as H  # noqa: E402
 from recompiler.decode import decode  # noqa: E402
 
-MSR_FPCR_X0 = 0xD51B4400           # msr fpcr, x0
-MRS_X1_FPCR = 0xD53B4401           # mrs x1, fpcr
+MSR_FPCR_X0 = 0xD51B4400  # msr fpcr, x0
+MRS_X1_FPCR = 0xD53B4401  # mrs x1, fpcr
 # The sequence ends in RET: it ends Unicorn's translation block, which would otherwise go on
 # decoding the random bytes after it (QEMU 5.0 aborts on some FP16 encodings it meets there).
 RET = 0xD65F03C0
 
 # The FP instructions under test (operands: s1/d1, s2/d2, s3/d3; result in s0/d0 or x0).
 OPS = {
-    "fadd s0, s1, s2": 0x1E222820, "fsub d0, d1, d2": 0x1E623820, "fmul s0, s1, s2": 0x1E220820,
-    "fdiv d0, d1, d2": 0x1E621820, "fmadd s0, s1, s2, s3": 0x1F020C20, "fnmsub d0, d1, d2, d3": 0x1F628C20,
-    "fsqrt d0, d1": 0x1E61C020, "fcvt s0, d1": 0x1E624020, "fcvt d0, s1": 0x1E22C020,
-    "frintx d0, d1": 0x1E674020, "frinti s0, s1": 0x1E27C020, "frintn d0, d1": 0x1E644020,
-    "scvtf s0, x1": 0x9E220020, "ucvtf d0, x1": 0x9E630020, "fcvtns x0, d1": 0x9E600020,
-    "fcvtzs w0, s1": 0x1E380020, "fmaxnm d0, d1, d2": 0x1E626820, "fmin s0, s1, s2": 0x1E225820,
-    "fadd v0.4s, v1.4s, v2.4s": 0x4E22D420, "fmul v0.2d, v1.2d, v2.2d": 0x6E62DC20,
+    "fadd s0, s1, s2": 0x1E222820,
+    "fsub d0, d1, d2": 0x1E623820,
+    "fmul s0, s1, s2": 0x1E220820,
+    "fdiv d0, d1, d2": 0x1E621820,
+    "fmadd s0, s1, s2, s3": 0x1F020C20,
+    "fnmsub d0, d1, d2, d3": 0x1F628C20,
+    "fsqrt d0, d1": 0x1E61C020,
+    "fcvt s0, d1": 0x1E624020,
+    "fcvt d0, s1": 0x1E22C020,
+    "frintx d0, d1": 0x1E674020,
+    "frinti s0, s1": 0x1E27C020,
+    "frintn d0, d1": 0x1E644020,
+    "scvtf s0, x1": 0x9E220020,
+    "ucvtf d0, x1": 0x9E630020,
+    "fcvtns x0, d1": 0x9E600020,
+    "fcvtzs w0, s1": 0x1E380020,
+    "fmaxnm d0, d1, d2": 0x1E626820,
+    "fmin s0, s1, s2": 0x1E225820,
+    "fadd v0.4s, v1.4s, v2.4s": 0x4E22D420,
+    "fmul v0.2d, v1.2d, v2.2d": 0x6E62DC20,
 }
 FPCRS = [(rmode << 22) | (fz << 24) | (dn << 25) for dn, fz, rmode in itertools.product((0, 1), (0, 1), range(4))]
 # The FP gaps of issue #7 (lift/fp_recip.py, fp_half.py, fp_round.py, fp_f16.py), on a grid that
 # adds FZ16 and AHP (which only half precision reads) to RMode x FZ x DN.
 GAP_OPS = {
-    "frecpe s0, s1": 0x5EA1D820, "frsqrte d0, d1": 0x7EE1D820, "frecpe v0.2d, v1.2d": 0x4EE1D820,
-    "ursqrte v0.4s, v1.4s": 0x6EA1C820, "frecps v0.4s, v1.4s, v2.4s": 0x4E22FC20, "frsqrts d0, d1, d2": 0x5EE2FC20,
-    "frecpx d0, d1": 0x5EE1F820, "fcvtn v0.4h, v1.4s": 0x0E216820, "fcvtl v0.4s, v1.4h": 0x0E217820,
-    "fcvtxn s0, d1": 0x7E616820, "fcvtxn v0.2s, v1.2d": 0x2E616820, "fcvt h0, d1": 0x1E63C020,
-    "fcvt s0, h1": 0x1EE24020, "fjcvtzs w0, d1": 0x1E7E0020, "frint32x s0, s1": 0x1E28C020,
-    "frint64z d0, d1": 0x1E694020, "fadd h0, h1, h2": 0x1EE22820, "fmadd h0, h1, h2, h3": 0x1FC20C20,
-    "fdiv h0, h1, h2": 0x1EE21820, "fsqrt h0, h1": 0x1EE1C020, "fmaxnm h0, h1, h2": 0x1EE26820,
+    "frecpe s0, s1": 0x5EA1D820,
+    "frsqrte d0, d1": 0x7EE1D820,
+    "frecpe v0.2d, v1.2d": 0x4EE1D820,
+    "ursqrte v0.4s, v1.4s": 0x6EA1C820,
+    "frecps v0.4s, v1.4s, v2.4s": 0x4E22FC20,
+    "frsqrts d0, d1, d2": 0x5EE2FC20,
+    "frecpx d0, d1": 0x5EE1F820,
+    "fcvtn v0.4h, v1.4s": 0x0E216820,
+    "fcvtl v0.4s, v1.4h": 0x0E217820,
+    "fcvtxn s0, d1": 0x7E616820,
+    "fcvtxn v0.2s, v1.2d": 0x2E616820,
+    "fcvt h0, d1": 0x1E63C020,
+    "fcvt s0, h1": 0x1EE24020,
+    "fjcvtzs w0, d1": 0x1E7E0020,
+    "frint32x s0, s1": 0x1E28C020,
+    "frint64z d0, d1": 0x1E694020,
+    "fadd h0, h1, h2": 0x1EE22820,
+    "fmadd h0, h1, h2, h3": 0x1FC20C20,
+    "fdiv h0, h1, h2": 0x1EE21820,
+    "fsqrt h0, h1": 0x1EE1C020,
+    "fmaxnm h0, h1, h2": 0x1EE26820,
     "scvtf h0, w1": 0x1EE20020,
 }
 GAP_FPCRS = [f | (x << 19) | (x << 26) for f in FPCRS for x in (0, 1)]
 
-F32 = [0x00000000, 0x80000000, 0x3F800000, 0x3FC00000, 0xC0200000, 0x7F800000, 0xFF800000, 0x7FC00000,
-       0xFFC12345, 0x7F800001, 0xFFA00F00, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0x3EAAAAAB,
-       0x4F000000, 0xDF000000, 0x4B400001, 0x33800000]
-F64 = [0x0000000000000000, 0x8000000000000000, 0x3FF0000000000000, 0x3FF8000000000000, 0xC004000000000000,
-       0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0xFFF8000000012345, 0x7FF0000000000001,
-       0xFFF4000000000F00, 0x0000000000000001, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF,
-       0x3FD5555555555555, 0x43E0000000000000, 0xC3E0000000000001, 0x4330000000000001, 0x47EFFFFFF0000000,
-       0x380FFFFFF0000000, 0x36A8000000000000, 0x3FF0000030000000]
-F16 = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE55, 0x7D01, 0xFC01, 0x0001,
-       0x83FF, 0x0400, 0x3555, 0x7FFF, 0x3801, 0x1400, 0x5BFF]
-INTS = [0, 1, (1 << 63) - 1, 1 << 63, (1 << 64) - 1, (1 << 53) + 1, (1 << 24) + 1, 0xFFFFFFFF00000001,
-        0x8000000000000401, 0x7FFFFFFFFFFFFDFF]
+F32 = [
+    0x00000000,
+    0x80000000,
+    0x3F800000,
+    0x3FC00000,
+    0xC0200000,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0xFFC12345,
+    0x7F800001,
+    0xFFA00F00,
+    0x00000001,
+    0x807FFFFF,
+    0x00800000,
+    0x7F7FFFFF,
+    0x3EAAAAAB,
+    0x4F000000,
+    0xDF000000,
+    0x4B400001,
+    0x33800000,
+]
+F64 = [
+    0x0000000000000000,
+    0x8000000000000000,
+    0x3FF0000000000000,
+    0x3FF8000000000000,
+    0xC004000000000000,
+    0x7FF0000000000000,
+    0xFFF0000000000000,
+    0x7FF8000000000000,
+    0xFFF8000000012345,
+    0x7FF0000000000001,
+    0xFFF4000000000F00,
+    0x0000000000000001,
+    0x800FFFFFFFFFFFFF,
+    0x0010000000000000,
+    0x7FEFFFFFFFFFFFFF,
+    0x3FD5555555555555,
+    0x43E0000000000000,
+    0xC3E0000000000001,
+    0x4330000000000001,
+    0x47EFFFFFF0000000,
+    0x380FFFFFF0000000,
+    0x36A8000000000000,
+    0x3FF0000030000000,
+]
+F16 = [
+    0x0000,
+    0x8000,
+    0x3C00,
+    0xBC00,
+    0x7BFF,
+    0xFBFF,
+    0x7C00,
+    0xFC00,
+    0x7E00,
+    0xFE55,
+    0x7D01,
+    0xFC01,
+    0x0001,
+    0x83FF,
+    0x0400,
+    0x3555,
+    0x7FFF,
+    0x3801,
+    0x1400,
+    0x5BFF,
+]
+INTS = [
+    0,
+    1,
+    (1 << 63) - 1,
+    1 << 63,
+    (1 << 64) - 1,
+    (1 << 53) + 1,
+    (1 << 24) + 1,
+    0xFFFFFFFF00000001,
+    0x8000000000000401,
+    0x7FFFFFFFFFFFFDFF,
+]
 
 
 def _operands(rng: random.Random, half: float = 0.0) -> tuple[int, int, int, int]:
     """(v1, v2, v3, x1): every lane a special value (the widths mixed in one register; half
     precision lanes in a ``half`` share of the registers)."""
+
     def vec() -> int:
         r = rng.random()
         if r < half:
@@ -83,6 +181,7 @@ def _operands(rng: random.Random, half: float = 0.0) -> tuple[int, int, int, int
         if r < half + (1 - half) / 2:
             return sum(rng.choice(F32) << (32 * k) for k in range(4))
         return rng.choice(F64) | (rng.choice(F64) << 64)
+
     return vec(), vec(), vec(), rng.choice(INTS)
 
 
@@ -108,7 +207,7 @@ def _cases(per_pair: int, seed: int, ops: dict[str, int] = OPS, fpcrs: list[int]
                 inp.v[1], inp.v[2], inp.v[3], x1 = _operands(rng, half)
                 inp.x[0] = fpcr
                 inp.x[1] = x1
-                inp.x[30] = base + H.SCRATCH_SIZE + 0x1000    # RET leaves the scratch area
+                inp.x[30] = base + H.SCRATCH_SIZE + 0x1000  # RET leaves the scratch area
                 res = cpu.run([MSR_FPCR_X0, word, MRS_X1_FPCR, RET], inp)
                 assert res is not None, f"Unicorn rejects {text}"
                 c = H.Case(len(cases), op.form, op, inp, code, prefix=[msr, op, mrs])
@@ -125,12 +224,16 @@ def _check(per_pair: int, tmp_path, ops: dict[str, int] = OPS, fpcrs: list[int] 
     bad = []
     for c, diffs in H.run_cases(cases, base, H.background(7), tmp_path):
         if diffs:
-            op = c.prefix[1]   # msr, op, mrs, then c.insn = ret
-            bad.append(f"{c.describe()} with fpcr={c.inp.x[0]:#x}: {'; '.join(diffs)}\n"
-                       f"      inputs: v1={c.inp.v[1]:#034x} v2={c.inp.v[2]:#034x} v3={c.inp.v[3]:#034x} "
-                       f"x1={c.inp.x[1]:#x} ({op.word:#010x})")
-    print(f"\nFPCR special values: {len(cases)} cases ({len(ops)} instructions x {len(fpcrs)} FPCR values "
-          f"x {per_pair}), {len(cases) - len(bad)} equal to Unicorn")
+            op = c.prefix[1]  # msr, op, mrs, then c.insn = ret
+            bad.append(
+                f"{c.describe()} with fpcr={c.inp.x[0]:#x}: {'; '.join(diffs)}\n"
+                f"      inputs: v1={c.inp.v[1]:#034x} v2={c.inp.v[2]:#034x} v3={c.inp.v[3]:#034x} "
+                f"x1={c.inp.x[1]:#x} ({op.word:#010x})"
+            )
+    print(
+        f"\nFPCR special values: {len(cases)} cases ({len(ops)} instructions x {len(fpcrs)} FPCR values "
+        f"x {per_pair}), {len(cases) - len(bad)} equal to Unicorn"
+    )
     assert not bad, f"{len(bad)} of {len(cases)} differ:\n" + "\n".join(bad[:20])
 
 
@@ -165,7 +268,7 @@ def test_fpcr_reaches_the_result(tmp_path):
         inp = H.make_input(op.form, op, rng, base)
         inp.pc = base + H.CODE_OFF
         inp.x[0] = rmode << 22
-        inp.v[1], inp.v[2] = 0x3FF0000000000000, 0x4008000000000000     # 1.0 / 3.0
+        inp.v[1], inp.v[2] = 0x3FF0000000000000, 0x4008000000000000  # 1.0 / 3.0
         inp.x[30] = base + H.SCRATCH_SIZE + 0x1000
         out, _ = cpu.run([MSR_FPCR_X0, OPS["fdiv d0, d1, d2"], RET], inp)
         got.add(out.v[0])

@@ -11,6 +11,7 @@ unresolved BR (through the runtime's lookup).  A small C driver loads the built 
 and calls the stub with each answer in the slot (it returns that answer's X0) and with another
 function's address (a fatal error naming the stub and the value, exit 134).  Busybox and the real programs run with these
 stubs against qemu (tests/recompiler/test_busybox_recompiled.py, tests/realprogs)."""
+
 from __future__ import annotations
 
 import re
@@ -58,19 +59,32 @@ def _program(load_answer: bool = False) -> dict[int, int]:
     if load_answer:
         w.update({r: _adrp(r, 1, SLOT), r + 4: _ldr(0, 1, SLOT & 0xFFF), r + 8: RET})
     else:
-        w.update({r: _adrp(r, 1, IMPL_A), r + 4: _add(1, 1, IMPL_A & 0xFFF),
-                  r + 8: _adrp(r + 8, 2, IMPL_B), r + 12: _add(2, 2, IMPL_B & 0xFFF),
-                  r + 16: 0xF100001F,                        # cmp x0, #0
-                  r + 20: 0x9A821020,                        # csel x0, x1, x2, ne
-                  r + 24: RET})
+        w.update(
+            {
+                r: _adrp(r, 1, IMPL_A),
+                r + 4: _add(1, 1, IMPL_A & 0xFFF),
+                r + 8: _adrp(r + 8, 2, IMPL_B),
+                r + 12: _add(2, 2, IMPL_B & 0xFFF),
+                r + 16: 0xF100001F,  # cmp x0, #0
+                r + 20: 0x9A821020,  # csel x0, x1, x2, ne
+                r + 24: RET,
+            }
+        )
     s = STUB
-    w.update({s: _adrp(s, 16, SLOT), s + 4: _ldr(17, 16, SLOT & 0xFFF), s + 8: _add(16, 16, SLOT & 0xFFF),
-              s + 12: 0xD61F0220})                           # br x17
+    w.update(
+        {s: _adrp(s, 16, SLOT), s + 4: _ldr(17, 16, SLOT & 0xFFF), s + 8: _add(16, 16, SLOT & 0xFFF), s + 12: 0xD61F0220}
+    )  # br x17
     # main keeps a value in x2 across the call (as GCC's -fipa-ra may, knowing the callee)
-    w.update({MAIN: 0xA9BF7BFD,                              # stp x29, x30, [sp, #-16]!
-              MAIN + 4: _movz(2, 7), MAIN + 8: _bl(MAIN + 8, STUB),
-              MAIN + 12: 0x8B020000,                         # add x0, x0, x2
-              MAIN + 16: 0xA8C17BFD, MAIN + 20: RET})        # ldp x29, x30, [sp], #16
+    w.update(
+        {
+            MAIN: 0xA9BF7BFD,  # stp x29, x30, [sp, #-16]!
+            MAIN + 4: _movz(2, 7),
+            MAIN + 8: _bl(MAIN + 8, STUB),
+            MAIN + 12: 0x8B020000,  # add x0, x0, x2
+            MAIN + 16: 0xA8C17BFD,
+            MAIN + 20: RET,
+        }
+    )  # ldp x29, x30, [sp], #16
     w.update({IMPL_A: _movz(0, 1), IMPL_A + 4: RET, IMPL_B: _movz(0, 2), IMPL_B + 4: RET})
     return w
 
@@ -79,7 +93,7 @@ def _analyse(words: dict[int, int], slots: dict[int, int]):
     size = 0x3000
     data = bytearray(size)
     for a, v in words.items():
-        data[a - BASE:a - BASE + 4] = v.to_bytes(4, "little")
+        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
     hints = {RESOLVER, STUB, MAIN, IMPL_A, IMPL_B}
     return analyse(Memory([(BASE, size, bytes(data), True)]), MAIN, hints, [], slots)
 
@@ -108,14 +122,14 @@ def _built(tmp_path: Path, monkeypatch, slots: dict[int, int]) -> str:
 
 def _function(text: str, entry: int) -> str:
     """Its C without the macro lines (STORE_ALL and the like name every register)."""
-    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{"):]
-    return "\n".join(line for line in f[:f.index("\n}\n")].splitlines() if not line.startswith("#"))
+    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{") :]
+    return "\n".join(line for line in f[: f.index("\n}\n")].splitlines() if not line.startswith("#"))
 
 
 def _call_site(text: str) -> str:
     """main's call of the stub: its store list, the call, its reload list."""
     main = _function(text, MAIN)
-    return main[main.index(f"x30 = {MAIN + 12:#x}ull;"):main.index(f"L_{MAIN + 12:x}:;")]
+    return main[main.index(f"x30 = {MAIN + 12:#x}ull;") : main.index(f"L_{MAIN + 12:x}:;")]
 
 
 def test_the_built_stub_tail_calls_each_answer_and_its_caller_keeps_x2(tmp_path: Path, monkeypatch) -> None:
@@ -123,8 +137,12 @@ def test_the_built_stub_tail_calls_each_answer_and_its_caller_keeps_x2(tmp_path:
     stub = _function(text, STUB)
     for impl in (IMPL_A, IMPL_B):
         # a direct tail call: the stub stores what a return of it would (its own x16/x17)
-        tail = re.search(re.escape(f"if (_t == {impl:#x}ull) {{ ") + r"do \{ ([^}]*) \} while \(0\); "
-                         + re.escape(f"MUSTTAIL return F_{impl:x}{ARGS}; }}"), stub)
+        tail = re.search(
+            re.escape(f"if (_t == {impl:#x}ull) {{ ")
+            + r"do \{ ([^}]*) \} while \(0\); "
+            + re.escape(f"MUSTTAIL return F_{impl:x}{ARGS}; }}"),
+            stub,
+        )
         assert tail and set(tail.group(1).split()) <= {"s->x[16]", "=", "x16;", "s->x[17]", "x17;"}, stub
     assert f"nx_ifunc_miss(s, {STUB + 12:#x}ull, _t);" in stub
     assert "nx_jump" not in stub
@@ -177,21 +195,29 @@ def test_the_stub_runs_its_answer_and_a_value_outside_the_list_is_a_fatal_error(
 
     from recompiler import cc
     from recompiler.build import RUNTIME_DIR
+
     _built(tmp_path, monkeypatch, {SLOT: RESOLVER})
     driver = tmp_path / "driver"
     (tmp_path / "driver.c").write_text(DRIVER)
-    r = subprocess.run([*cc.compiler(), str(tmp_path / "driver.c"), "-o", str(driver), f"-I{RUNTIME_DIR}", "-ldl"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [*cc.compiler(), str(tmp_path / "driver.c"), "-o", str(driver), f"-I{RUNTIME_DIR}", "-ldl"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
 
     def run(value: int) -> subprocess.CompletedProcess:
-        return subprocess.run([str(driver), str(tmp_path / "bundle" / "game.so"), hex(BASE), "0x3000", hex(SLOT),
-                               hex(value), hex(STUB)], capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [str(driver), str(tmp_path / "bundle" / "game.so"), hex(BASE), "0x3000", hex(SLOT), hex(value), hex(STUB)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     for impl, x0 in ((IMPL_A, 1), (IMPL_B, 2)):
         r = run(impl)
         assert r.returncode == 0, r.stderr
         assert r.stdout.split() == [f"{x0:x}", "1234"]
-    r = run(MAIN)     # a function, but not one of the resolver's answers
+    r = run(MAIN)  # a function, but not one of the resolver's answers
     assert r.returncode == 134, (r.returncode, r.stdout, r.stderr)
     assert "IFUNC slot" in r.stderr and f"guest pc {STUB + 12:#x}" in r.stderr and f"({MAIN:#x})" in r.stderr, r.stderr

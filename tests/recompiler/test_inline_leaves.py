@@ -3,6 +3,7 @@
 The lifted programs in tests/realprogs and tests/recompiler/test_busybox_recompiled.py run with
 these copies against qemu; here the selection itself: leaves only, calls rewritten only where a
 copy exists, the copy compiled with a real C compiler, the caller-shard cap respected."""
+
 from __future__ import annotations
 
 import subprocess
@@ -34,14 +35,17 @@ def _compile(tmp_path: Path, text: str, fn: str | None = None) -> str:
     c = tmp_path / "shard.c"
     c.write_text(text)
     out = tmp_path / ("shard.s" if fn else "shard.o")
-    r = subprocess.run([*cc.compiler(), "-S" if fn else "-c", str(c), "-o", str(out), "-O2", *FLAGS,
-                        f"-I{RUNTIME_DIR}"], capture_output=True, text=True)
+    r = subprocess.run(
+        [*cc.compiler(), "-S" if fn else "-c", str(c), "-o", str(out), "-O2", *FLAGS, f"-I{RUNTIME_DIR}"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     if not fn:
         return ""
     asm = out.read_text()
-    body = asm[asm.index(f"{fn}:"):]
-    return body[:body.index(".Lfunc_end")]
+    body = asm[asm.index(f"{fn}:") :]
+    return body[: body.index(".Lfunc_end")]
 
 
 LOCALS = "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp; NxRet _r;\n"
@@ -60,29 +64,34 @@ NONLEAF = _fn(0x300, LOCALS + _call(0x100, 0x304) + BACK)
 
 
 def _caller(entry: int) -> str:
-    return _fn(entry, LOCALS + _call(0x100, 0x1004) + _call(0x200, 0x1008) + _call(0x300, 0x100c) + BACK)
+    return _fn(entry, LOCALS + _call(0x100, 0x1004) + _call(0x200, 0x1008) + _call(0x300, 0x100C) + BACK)
 
 
 def _shards(n_callers: int) -> list[inline_leaves.Shard]:
-    own = inline_leaves.Shard("#include \"lifted.h\"\n" + LEAF + OPAQUE + NONLEAF,
-                              [_live(0x100), _live(0x200, opaque=True), _live(0x300, callees=[0x100])])
+    own = inline_leaves.Shard(
+        '#include "lifted.h"\n' + LEAF + OPAQUE + NONLEAF,
+        [_live(0x100), _live(0x200, opaque=True), _live(0x300, callees=[0x100])],
+    )
     out = [own]
     for k in range(n_callers):
         e = 0x1000 + 0x100 * k
-        out.append(inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x100) + _proto(0x200)
-                                       + _proto(0x300) + _caller(e),
-                                       [_live(e, callees=[0x100, 0x200, 0x300])]))
+        out.append(
+            inline_leaves.Shard(
+                '#include "lifted.h"\n' + _proto(0x100) + _proto(0x200) + _proto(0x300) + _caller(e),
+                [_live(e, callees=[0x100, 0x200, 0x300])],
+            )
+        )
     return out
 
 
 def test_only_leaves_are_copied_and_only_their_calls_rewritten(tmp_path: Path) -> None:
     shards = _shards(2)
     texts = inline_leaves.copy_into_callers(shards)
-    assert texts[0] == shards[0].text            # the leaf's own shard calls it as before
+    assert texts[0] == shards[0].text  # the leaf's own shard calls it as before
     for text in texts[1:]:
         assert f"static u64 I_100{COPY_SIG} {{" in text
         assert copy_call("100") in text and f"  _r = F_100{ARGS};" not in text
-        assert "I_200" not in text and "I_300" not in text          # not leaves
+        assert "I_200" not in text and "I_300" not in text  # not leaves
         assert f"  _r = F_200{ARGS};" in text and f"  _r = F_300{ARGS};" in text
         # the copy comes before the function that calls it, after the prototypes
         assert text.index(_proto(0x300)) < text.index("static u64 I_100") < text.index(f"{SIG} {{\n{LOCALS}")
@@ -108,15 +117,18 @@ def test_a_big_leaf_is_not_copied() -> None:
 
 def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_callee_declared(tmp_path: Path) -> None:
     # getc's shape: a few loads and a store, or a tail call when its buffer is empty
-    tail = _fn(0x400, "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp;\n  if (x0 == 0) { MUSTTAIL return F_500(s, x0, x1, x30, sp); }\n"
-                      "  return (NxRet){ x30, x0 + 1 };\n")
+    tail = _fn(
+        0x400,
+        "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp;\n  if (x0 == 0) { MUSTTAIL return F_500(s, x0, x1, x30, sp); }\n"
+        "  return (NxRet){ x30, x0 + 1 };\n",
+    )
     callee = _fn(0x500, "  return (NxRet){ a30, a0 };\n")
-    f = interproc.FnLive(0x400, 0, 0, False, [0x500])   # a tail callee, no call site
-    own = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x500) + tail + callee,
-                              [f, _live(0x500)])
-    caller = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x400)
-                                 + _fn(0x1000, LOCALS + _call(0x400, 0x1004) + BACK),
-                                 [_live(0x1000, callees=[0x400])])
+    f = interproc.FnLive(0x400, 0, 0, False, [0x500])  # a tail callee, no call site
+    own = inline_leaves.Shard('#include "lifted.h"\n' + _proto(0x500) + tail + callee, [f, _live(0x500)])
+    caller = inline_leaves.Shard(
+        '#include "lifted.h"\n' + _proto(0x400) + _fn(0x1000, LOCALS + _call(0x400, 0x1004) + BACK),
+        [_live(0x1000, callees=[0x400])],
+    )
     texts = inline_leaves.copy_into_callers([own, caller])
     assert f"static u64 I_400{COPY_SIG} {{" in texts[1] and copy_call("400") in texts[1]
     assert texts[1].index(_proto(0x500)) < texts[1].index("static u64 I_400")
@@ -129,7 +141,7 @@ def test_a_library_routine_is_copied_into_every_calling_shard_always_inlined(tmp
     body = "".join(f"  x0 = x0 + {k};\n" for k in range(inline_leaves.MAX_LINES + 10))
     routine = _fn(0x100, "  u64 x0 = a0;\n" + body + "  return (NxRet){ a30, x0 };\n")
     assert inline_leaves.MAX_LINES + 10 < inline_leaves.ROUTINE_LINES
-    n = inline_leaves.ROUTINE_SITES - 1            # + the call in 0x300: ROUTINE_SITES sites
+    n = inline_leaves.ROUTINE_SITES - 1  # + the call in 0x300: ROUTINE_SITES sites
     assert n > inline_leaves.MAX_CALLER_SHARDS
     copies = {}
     for callers, copied in ((n, True), (n - 1, False)):
@@ -165,26 +177,50 @@ def test_a_function_only_one_function_of_its_shard_calls_is_marked_always_inline
     So is the leaf 0x100, whose one caller is 0x300.  Not marked: 0x700 (two callers), 0x800
     (also tail-called), 0x900 (a jump table), 0xa00 (three call sites), 0xb00 (its one caller
     is in another shard)."""
-    simple = {e: _fn(e, "  return (NxRet){ a30, a0 + 1 };\n") for e in (0x700, 0x800, 0xa00, 0xb00)}
+    simple = {e: _fn(e, "  return (NxRet){ a30, a0 + 1 };\n") for e in (0x700, 0x800, 0xA00, 0xB00)}
     table = _fn(0x900, "  u64 x0 = a0;\n JT_0: x0 += 1;\n  return (NxRet){ a30, x0 };\n")
-    f = _fn(0x600, LOCALS + _call(0x300, 0x604) + _call(0x300, 0x608) + _call(0x800, 0x60c) + _call(0x900, 0x610)
-            + _call(0xa00, 0x614) + _call(0xa00, 0x618) + _call(0xa00, 0x61c) + BACK)
+    f = _fn(
+        0x600,
+        LOCALS
+        + _call(0x300, 0x604)
+        + _call(0x300, 0x608)
+        + _call(0x800, 0x60C)
+        + _call(0x900, 0x610)
+        + _call(0xA00, 0x614)
+        + _call(0xA00, 0x618)
+        + _call(0xA00, 0x61C)
+        + BACK,
+    )
     k = _fn(0x640, LOCALS + _call(0x700, 0x644) + BACK)
     j = _fn(0x680, LOCALS + _call(0x700, 0x684) + "  MUSTTAIL return F_800(s, x0, x1, x30, sp);\n")
     # 0x300 big enough that clang's own heuristics would not inline it twice
     work = "".join(f"  x0 = x0 * {2 * n + 3} + s->x[{n % 29}]; s->x[{(n + 7) % 29}] = x0;\n" for n in range(120))
     big = _fn(0x300, LOCALS + _call(0x100, 0x304) + work + BACK)
-    own_text = "#include \"lifted.h\"\n" + LEAF + big + "".join(simple.values()) + table + f + k + j
+    own_text = '#include "lifted.h"\n' + LEAF + big + "".join(simple.values()) + table + f + k + j
     tail_caller = _live(0x680, callees=[0x700])
     tail_caller.tail_target = [0x800]
-    own = inline_leaves.Shard(own_text, [_live(0x100), _live(0x300, callees=[0x100]), *[_live(e) for e in simple],
-                                         _live(0x900), _live(0x600, callees=[0x300, 0x300, 0x800, 0x900, 0xa00, 0xa00, 0xa00]),
-                                         _live(0x640, callees=[0x700]), tail_caller])
-    other = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0xb00) + _fn(0x1000, LOCALS + _call(0xb00, 0x1004) + BACK),
-                                [_live(0x1000, callees=[0xb00])])
+    own = inline_leaves.Shard(
+        own_text,
+        [
+            _live(0x100),
+            _live(0x300, callees=[0x100]),
+            *[_live(e) for e in simple],
+            _live(0x900),
+            _live(0x600, callees=[0x300, 0x300, 0x800, 0x900, 0xA00, 0xA00, 0xA00]),
+            _live(0x640, callees=[0x700]),
+            tail_caller,
+        ],
+    )
+    other = inline_leaves.Shard(
+        '#include "lifted.h"\n' + _proto(0xB00) + _fn(0x1000, LOCALS + _call(0xB00, 0x1004) + BACK),
+        [_live(0x1000, callees=[0xB00])],
+    )
     texts = inline_leaves.single_callers([own, other], [own.text, other.text])
-    marked = {e for e in (0x100, 0x300, 0x700, 0x800, 0x900, 0xa00, 0xb00)
-              if f"__attribute__((always_inline)) NxRet F_{e:x}{SIG}" in texts[0]}
+    marked = {
+        e
+        for e in (0x100, 0x300, 0x700, 0x800, 0x900, 0xA00, 0xB00)
+        if f"__attribute__((always_inline)) NxRet F_{e:x}{SIG}" in texts[0]
+    }
     assert marked == {0x100, 0x300}, marked
     assert texts[1] == other.text
     body = _compile(tmp_path, texts[0], "F_600")
@@ -198,13 +234,17 @@ def test_a_copy_returns_its_pc_apart_so_the_callers_check_folds_on_its_fast_path
     through a pointer.  Compiled, the caller checks the pc it returns to only after the tail
     callee's call: on the fast path clang knows it is the constant and drops the check (with
     an NxRet returned from each exit, the merged aggregate hid that and the check ran always)."""
-    leaf = _fn(0x100, "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp;\n  if (x0 < 100) return (NxRet){ x30, x0 + 1 };\n"
-                      f"  MUSTTAIL return F_500{ARGS};\n")
-    own = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x500) + leaf, [_live(0x100)])
+    leaf = _fn(
+        0x100,
+        "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp;\n  if (x0 < 100) return (NxRet){ x30, x0 + 1 };\n"
+        f"  MUSTTAIL return F_500{ARGS};\n",
+    )
+    own = inline_leaves.Shard('#include "lifted.h"\n' + _proto(0x500) + leaf, [_live(0x100)])
     own.facts[0].tail_target = [0x500]
-    caller = inline_leaves.Shard("#include \"lifted.h\"\n" + _proto(0x100)
-                                 + _fn(0x1000, LOCALS + _call(0x100, 0x1004) + BACK),
-                                 [_live(0x1000, callees=[0x100])])
+    caller = inline_leaves.Shard(
+        '#include "lifted.h"\n' + _proto(0x100) + _fn(0x1000, LOCALS + _call(0x100, 0x1004) + BACK),
+        [_live(0x1000, callees=[0x100])],
+    )
     text = inline_leaves.copy_into_callers([own, caller])[1]
     assert f"static u64 I_100{COPY_SIG} {{" in text and copy_call("100") in text
     assert "*_pc = _o.pc; return _o.x0;" in text and "MUSTTAIL" not in text
@@ -212,5 +252,5 @@ def test_a_copy_returns_its_pc_apart_so_the_callers_check_folds_on_its_fast_path
     code = [ln.split("#")[0].strip() for ln in body.splitlines()]
     code = [ln for ln in code if ln and not ln.startswith(".") and not ln.startswith("mov")]
     checks = [i for i, ln in enumerate(code) if ln.startswith("cmp") and f"${0x1004}" in ln]
-    assert checks, body                                   # the tail callee's return is checked
+    assert checks, body  # the tail callee's return is checked
     assert all("call" in code[i - 1] and "F_500" in code[i - 1] for i in checks), body

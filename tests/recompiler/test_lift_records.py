@@ -2,6 +2,7 @@
 record says what it reads, writes and how it leaves, and a whole-program build's C carries its
 call sites' lists as slot records that interproc.place fills (no text placeholder left).
 Instruction words are from the Arm ARM's encodings (checked with the decoder's disassembly)."""
+
 from __future__ import annotations
 
 from recompiler.decode import decode

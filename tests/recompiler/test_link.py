@@ -4,6 +4,7 @@ Oracles nobody here wrote: glibc's own dynamic loader, run under qemu-aarch64 wi
 LD_DEBUG=bindings and LD_BIND_NOW=1, says which module every symbol reference binds to;
 pyelftools' symbol and relocation tables give the values.  The linker's written words must equal
 base(defining module) + st_value + addend for every binding the real loader reports."""
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,7 @@ def lua_image(roots) -> LinkedImage:
 def _read(image: LinkedImage, addr: int, size: int = 8) -> bytes:
     for s in image.segments:
         if s.vaddr <= addr and addr + size <= s.vaddr + s.memsz:
-            b = s.data[addr - s.vaddr: addr - s.vaddr + size]
+            b = s.data[addr - s.vaddr : addr - s.vaddr + size]
             return b + bytes(size - len(b))
     raise AssertionError(f"{addr:#x} not mapped")
 
@@ -77,13 +78,15 @@ class _Ref:
             for i, s in enumerate(ef.get_section_by_name(".dynsym").iter_symbols()):
                 ndx = vs.get_symbol(i).entry["ndx"] if vs is not None else 1
                 ndx = ndx if isinstance(ndx, int) else 0
-                self.syms.append((s.name, s["st_value"], s["st_info"]["type"], s["st_shndx"],
-                                  names.get(ndx & 0x7FFF, ""), bool(ndx & 0x8000)))
+                self.syms.append(
+                    (s.name, s["st_value"], s["st_info"]["type"], s["st_shndx"], names.get(ndx & 0x7FFF, ""), bool(ndx & 0x8000))
+                )
             self.relocs = []
             for sec in ef.iter_sections():
                 if isinstance(sec, RelocationSection) and sec["sh_flags"] & 2:
-                    self.relocs += [(r["r_offset"], r["r_info_type"], r["r_info_sym"], r["r_addend"])
-                                    for r in sec.iter_relocations()]
+                    self.relocs += [
+                        (r["r_offset"], r["r_info_type"], r["r_info_sym"], r["r_addend"]) for r in sec.iter_relocations()
+                    ]
 
     def definition(self, name: str, version: str):
         hits = [s for s in self.syms if s[0] == name and s[3] != "SHN_UNDEF" and s[4] == version]
@@ -99,13 +102,18 @@ def _loader_bindings(roots: list[Path], tmp: Path) -> list[tuple[str, str, str, 
     lib.mkdir(parents=True)
     for r in roots[1:]:
         for f in r.rglob("*.so*"):
-            if (r / "lib/aarch64-linux-gnu" in f.parents or r / "usr/lib/aarch64-linux-gnu" in f.parents) \
-                    and not (lib / f.name).exists():
+            if (r / "lib/aarch64-linux-gnu" in f.parents or r / "usr/lib/aarch64-linux-gnu" in f.parents) and not (
+                lib / f.name
+            ).exists():
                 (lib / f.name).symlink_to(f)
     (tmp / "sysroot/lib/ld-linux-aarch64.so.1").symlink_to(lib / "ld-linux-aarch64.so.1")
     prog = roots[0] / "usr/bin/lua5.4"
-    out = subprocess.run(["qemu-aarch64", "-L", str(tmp / "sysroot"), "-E", "LD_DEBUG=bindings",
-                          "-E", "LD_BIND_NOW=1", str(prog), "-v"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        ["qemu-aarch64", "-L", str(tmp / "sysroot"), "-E", "LD_DEBUG=bindings", "-E", "LD_BIND_NOW=1", str(prog), "-v"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     rx = re.compile(r"binding file (\S+) \[0\] to (\S+) \[0\]: normal symbol `([^']+)'(?: \[([^\]]*)\])?")
     rows = [m.groups() for m in rx.finditer(out.stdout + out.stderr)]
@@ -141,8 +149,14 @@ def test_symbol_bindings_match_glibc_loader(roots, lua_image, tmp_path):
 
 
 def test_relative_tprel_and_layout(lua_image):
-    assert [m.name for m in lua_image.modules] == ["lua5.4", "libreadline.so.8", "libm.so.6", "libc.so.6",
-                                                  "ld-linux-aarch64.so.1", "libtinfo.so.6"]
+    assert [m.name for m in lua_image.modules] == [
+        "lua5.4",
+        "libreadline.so.8",
+        "libm.so.6",
+        "libc.so.6",
+        "ld-linux-aarch64.so.1",
+        "libtinfo.so.6",
+    ]
     spans = []
     for m in lua_image.modules:
         ref = _Ref(Path(m.path))
@@ -151,8 +165,11 @@ def test_relative_tprel_and_layout(lua_image):
             if typ == 1027:  # RELATIVE
                 assert _u64(lua_image, m.base + off) == m.base + addend
             elif typ == 1030:  # TLS_TPREL64: libc holds the only TLS block, first after the 16-byte TCB
-                value = (ref.syms[si][1] if si else 0) if not si or ref.syms[si][3] != "SHN_UNDEF" else \
-                    _Ref(Path(lua_image.modules[3].path)).definition(ref.syms[si][0], ref.syms[si][4])[1]
+                value = (
+                    (ref.syms[si][1] if si else 0)
+                    if not si or ref.syms[si][3] != "SHN_UNDEF"
+                    else _Ref(Path(lua_image.modules[3].path)).definition(ref.syms[si][0], ref.syms[si][4])[1]
+                )
                 assert _u64(lua_image, m.base + off) == 16 + value + addend
         for e in load_elf(m.path).segments:
             spans.append((m.base + e.vaddr, m.base + e.vaddr + e.memsz))
@@ -179,8 +196,11 @@ def test_ifunc_and_irelative_recorded(lua_image):
     # memcpy is an IFUNC in libc: every slot bound to it waits for its resolver
     memcpy = libc.base + ref.definition("memcpy", "GLIBC_2.17")[1]
     assert memcpy in slots.values() and memcpy in lua_image.func_hints
-    assert all(lo <= r < hi for r in slots.values() for lo, hi in
-               [next((a, b) for m in lua_image.modules for a, b in m.text_ranges if a <= r < b)])
+    assert all(
+        lo <= r < hi
+        for r in slots.values()
+        for lo, hi in [next((a, b) for m in lua_image.modules for a, b in m.text_ranges if a <= r < b)]
+    )
 
 
 def test_func_hints_and_init_arrays(lua_image):

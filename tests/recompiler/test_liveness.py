@@ -2,6 +2,7 @@
 counts as overwritten only by an unconditional full assignment that does not read it; anything
 else that names it reads it.  (Whole programs against qemu-aarch64 are the real check of the
 call-site lists built on it: tests/realprogs, tests/recompiler/test_busybox_recompiled.py.)"""
+
 from __future__ import annotations
 
 import pytest
@@ -71,6 +72,7 @@ def _lift_program(funcs: dict[int, list[int]], elide_saves: bool = True, results
     (``results_only``: as a whole-program build places them, AAPCS64 trusted)."""
     from recompiler.lift import interproc
     from recompiler.lift import lift_function
+
     plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in funcs.items()}
     lifted = {a: lift_function(p, set(funcs), defer=True, elide_saves=elide_saves) for a, p in plans.items()}
     summ = interproc.summarize([facts for _c, _called, facts in lifted.values()])
@@ -81,9 +83,12 @@ def test_call_to_a_leaf_stores_only_what_it_reads():
     # caller: mov x19, #1 ; mov x9, #2 ; mov x0, #3 ; mov x1, #4 ; bl leaf ; add x0, x0, x19 ; ret
     # leaf:   add x0, x0, x1 ; ret     (reads X0-X1, writes X0)
     caller, leaf = 0x400000, 0x400100
-    code = _lift_program({caller: [0xD2800033, 0xD2800049, 0xD2800060, 0xD2800081, 0x9400003C, 0x8B130000,
-                                    0xD65F03C0],
-                          leaf: [0x8B010000, 0xD65F03C0]})[caller]
+    code = _lift_program(
+        {
+            caller: [0xD2800033, 0xD2800049, 0xD2800060, 0xD2800081, 0x9400003C, 0x8B130000, 0xD65F03C0],
+            leaf: [0x8B010000, 0xD65F03C0],
+        }
+    )[caller]
     store = code.split("x30 = 0x400014ull;", 1)[1].split("\n")[0]
     # the arguments X0-X1 and the return address travel in host registers
     assert "_r = F_400100(s, x0, x1, x30, sp);" in code
@@ -99,15 +104,16 @@ def test_unknown_callee_keeps_the_abi_worst_case(elide):
     # reloaded; X19 is stored only with recompiler.elide_saves off (a callee may save it; with
     # it on, a save is no read and the caller keeps X19 in its local)
     caller = 0x400000
-    code = _lift_program({caller: [0xD2800033, 0xD2800049, 0xD2800060, 0xD2800081, 0x9400003C, 0x8B130000,
-                                    0xD65F03C0]}, elide_saves=elide)[caller]
+    code = _lift_program(
+        {caller: [0xD2800033, 0xD2800049, 0xD2800060, 0xD2800081, 0x9400003C, 0x8B130000, 0xD65F03C0]}, elide_saves=elide
+    )[caller]
     store = code.split("x30 = 0x400014ull;", 1)[1].split("\n")[0]
     # X0 and X30 go in host registers; X1 is stored too (an unknown callee's return stores X1
     # only if it may write it, and a helper with its own convention may keep it)
     assert ("s->x[19] = x19;" in store) == (not elide) and "s->x[1] = x1;" in store
     assert "s->x[0]" not in store and "s->x[30]" not in store
     # X19 is live after the call: with elide_saves the twin's resume switch stops there
-    twin = code[code.index(f"NxRet R_{caller:x}{SIG} {{"):]
+    twin = code[code.index(f"NxRet R_{caller:x}{SIG} {{") :]
     assert ("nx_elided_resume(s)" in twin.split("L_400000:;")[0]) == elide
 
 
@@ -118,28 +124,31 @@ def test_v4_to_v7_are_no_result_of_a_return():
     # which leaves the leaf's V5 in NxCpu.  (V5 is stored before the call: the leaf's lane-wise
     # write counts as a read.)
     caller, leaf = 0x400000, 0x400100
-    code = _lift_program({caller: [0x6F00E405, 0x9400003F, 0xD65F03C0],
-                          leaf: [0x4F00E425, 0xD65F03C0]})[caller]
+    code = _lift_program({caller: [0x6F00E405, 0x9400003F, 0xD65F03C0], leaf: [0x4F00E425, 0xD65F03C0]})[caller]
     reload = code.split("_r = F_400100(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
     assert "v5" not in reload, reload
     ret = next(line for line in code.splitlines() if "return (NxRet)" in line)
     assert "s->v[5]" not in ret, ret
 
 
-@pytest.mark.parametrize("word,saved", [
-    (0xA90E5BF5, ["x21", "x22"]),   # stp x21, x22, [sp, #0xe0]
-    (0xA9BF7BFD, []),               # stp x29, x30, [sp, #-0x10]!: a frame record (X29 kept: the chain)
-    (0x6DBF27E8, ["v8", "v9"]),     # stp d8, d9, [sp, #-0x10]!
-    (0xF9000BF3, ["x19"]),          # str x19, [sp, #0x10]
-    (0xF81F0FF3, ["x19"]),          # str x19, [sp, #-0x10]!
-    (0xFC1F0FE8, ["v8"]),           # str d8, [sp, #-0x10]!
-    (0xA9005013, []),               # stp x19, x20, [x0]: setjmp's store into a jmp_buf, a true read
-    (0xF9000033, []),               # str x19, [x1]
-    (0xA8C153F3, []),               # ldp x19, x20, [sp], #0x10: a restore, no store
-    (0xF90003E0, []),               # str x0, [sp]: not callee-saved
-])
+@pytest.mark.parametrize(
+    "word,saved",
+    [
+        (0xA90E5BF5, ["x21", "x22"]),  # stp x21, x22, [sp, #0xe0]
+        (0xA9BF7BFD, []),  # stp x29, x30, [sp, #-0x10]!: a frame record (X29 kept: the chain)
+        (0x6DBF27E8, ["v8", "v9"]),  # stp d8, d9, [sp, #-0x10]!
+        (0xF9000BF3, ["x19"]),  # str x19, [sp, #0x10]
+        (0xF81F0FF3, ["x19"]),  # str x19, [sp, #-0x10]!
+        (0xFC1F0FE8, ["v8"]),  # str d8, [sp, #-0x10]!
+        (0xA9005013, []),  # stp x19, x20, [x0]: setjmp's store into a jmp_buf, a true read
+        (0xF9000033, []),  # str x19, [x1]
+        (0xA8C153F3, []),  # ldp x19, x20, [sp], #0x10: a restore, no store
+        (0xF90003E0, []),  # str x0, [sp]: not callee-saved
+    ],
+)
 def test_save_reads_are_stores_of_callee_saved_registers_into_stack_slots(word, saved):
     from recompiler.decode import disasm
+
     m = L.save_reads(word)
     got = [f"x{i}" for i in range(31) if m >> i & 1] + [f"v{i}" for i in range(32) if m >> (32 + i) & 1]
     assert got == saved, disasm(word, 0x1000)
@@ -149,8 +158,10 @@ def test_a_caller_keeps_callee_saved_registers_in_locals_across_a_callee_that_on
     # caller: mov x19, #1 ; mov x0, #3 ; bl callee ; add x0, x0, x19 ; ret
     # callee: stp x19, x20, [sp, #-16]! ; mov x19, x0 ; add x0, x19, #1 ; ldp x19, x20, [sp], #16 ; ret
     caller, callee = 0x400000, 0x400100
-    prog = {caller: [0xD2800033, 0xD2800060, 0x9400003E, 0x8B130000, 0xD65F03C0],
-            callee: [0xA9BF53F3, 0xAA0003F3, 0x91000660, 0xA8C153F3, 0xD65F03C0]}
+    prog = {
+        caller: [0xD2800033, 0xD2800060, 0x9400003E, 0x8B130000, 0xD65F03C0],
+        callee: [0xA9BF53F3, 0xAA0003F3, 0x91000660, 0xA8C153F3, 0xD65F03C0],
+    }
     for elide in (True, False):
         code = _lift_program(prog, elide_saves=elide)[caller]
         store = code.split("x30 = 0x40000cull;", 1)[1].split("\n")[0]
@@ -166,8 +177,7 @@ def test_a_direct_tail_call_stores_what_its_callee_reads_and_a_return_would():
     # (AAPCS64 would have it saved; a return would not store it either).
     caller, leaf = 0x400000, 0x400100
     b = 0x14000000 | ((leaf - (caller + 12)) >> 2)
-    code = _lift_program({caller: [0xD2800025, 0xD2800049, 0xD2800073, b],
-                          leaf: [0x8B010000, 0xD65F03C0]})[caller]
+    code = _lift_program({caller: [0xD2800025, 0xD2800049, 0xD2800073, b], leaf: [0x8B010000, 0xD65F03C0]})[caller]
     tail = next(line for line in code.splitlines() if "MUSTTAIL return F_400100" in line)
     assert "STORE_ALL" not in tail and "@@" not in tail, tail
     assert "s->x[5] = x5;" in tail and "s->x[9] = x9;" in tail, tail
@@ -175,8 +185,8 @@ def test_a_direct_tail_call_stores_what_its_callee_reads_and_a_return_would():
 
 
 def _prologue_saves_x19(code: str, entry: int) -> bool:
-    body = code[code.index(f"NxRet F_{entry:x}("):]
-    first = body[body.index(f"L_{entry:x}:;"):].split("\n")[1]    # stp x19, x30, [sp, #-16]!
+    body = code[code.index(f"NxRet F_{entry:x}(") :]
+    first = body[body.index(f"L_{entry:x}:;") :].split("\n")[1]  # stp x19, x30, [sp, #-16]!
     return "(u64)x19)" in first
 
 
@@ -187,11 +197,12 @@ def test_a_save_that_nothing_reads_back_is_dropped_unless_an_exit_hands_the_regi
     # drop:  stp x19, x30, [sp, #-16]! ; mov x19, #5 ; bl other ; add x0, x0, x19 ;
     #        ldp x19, x30, [sp], #16 ; ret   (nothing reads x19 but this function)
     keep, drop, capture, other = 0x400000, 0x400040, 0x400100, 0x400200
-    prog = {keep: [0xA9BF7BF3, 0xD28000B3, 0x9400003E, 0xA8C17BF3, 0x1400007C],
-            drop: [0xA9BF7BF3, 0xD28000B3, 0x94000000 | ((other - (drop + 8)) >> 2), 0x8B130000,
-                   0xA8C17BF3, 0xD65F03C0],
-            capture: [0xF9000013, 0xD65F03C0],
-            other: [0xD65F03C0]}
+    prog = {
+        keep: [0xA9BF7BF3, 0xD28000B3, 0x9400003E, 0xA8C17BF3, 0x1400007C],
+        drop: [0xA9BF7BF3, 0xD28000B3, 0x94000000 | ((other - (drop + 8)) >> 2), 0x8B130000, 0xA8C17BF3, 0xD65F03C0],
+        capture: [0xF9000013, 0xD65F03C0],
+        other: [0xD65F03C0],
+    }
     code = _lift_program(prog)
     assert _prologue_saves_x19(code[keep], keep), code[keep]
     assert not _prologue_saves_x19(code[drop], drop), code[drop]
@@ -205,8 +216,9 @@ def test_a_jump_through_the_link_register_reads_what_a_return_hands_on(reg, stor
     # target of one is never there.  It reads results and callee-saved registers, not X2, so
     # the caller stores no X2 for it; through X9 it may be a tail call, which reads arguments.
     caller, jumper = 0x400000, 0x400100
-    code = _lift_program({caller: [0xD28000E2, 0x9400003F, 0xD65F03C0],
-                          jumper: [0xF9400000 | reg, 0xD61F0000 | reg << 5]})[caller]
+    code = _lift_program({caller: [0xD28000E2, 0x9400003F, 0xD65F03C0], jumper: [0xF9400000 | reg, 0xD61F0000 | reg << 5]})[
+        caller
+    ]
     # X2 reaches NxCpu at the call site or where it is written (interproc.write_through)
     before = "\n".join(line for line in code.split("_r = F_400100", 1)[0].splitlines() if not line.startswith("#"))
     assert ("s->x[2] = x2;" in before) == stored, before
@@ -218,9 +230,7 @@ def test_the_fall_past_a_call_at_a_function_end_reads_no_arguments():
     # runs there could rely only on what a return hands on, so f does not read X3 and the
     # caller stores no X3 for it.
     caller, f, spin = 0x400000, 0x400100, 0x400200
-    code = _lift_program({caller: [0xD28000A3, 0x9400003F, 0xD65F03C0],
-                          f: [0x94000040],
-                          spin: [0x14000000]})[caller]
+    code = _lift_program({caller: [0xD28000A3, 0x9400003F, 0xD65F03C0], f: [0x94000040], spin: [0x14000000]})[caller]
     store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
     assert "_r = F_400100(s, x0, x1, x30, sp);" in code
     assert "s->x[3]" not in store, store

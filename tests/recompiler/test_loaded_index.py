@@ -12,6 +12,7 @@ Here on hand-encoded code of that shape (assembled by zig's clang from the instr
 comments): a table of three handler addresses in a read-only page, the entry after it not
 code; both dispatches (the plain ``lsl #3`` and QuickJS's ``w24, uxtw #3`` form) get exactly
 the three handlers.  Fails on the code before the ``loaded`` kind (both ``br`` unresolved)."""
+
 from __future__ import annotations
 
 from recompiler.analyse import Memory, analyse
@@ -20,23 +21,23 @@ BASE = 0x30000000
 RODATA = BASE + 0x2000
 TABLE = RODATA + 0x100
 BR1, BR2 = BASE + 0x18, BASE + 0x28
-H = [BASE + 0x1C, BASE + 0x2C, BASE + 0x34]      # handlers 0, 1, 2
+H = [BASE + 0x1C, BASE + 0x2C, BASE + 0x34]  # handlers 0, 1, 2
 
 CODE = [
-    0xD0000014,   # adrp x20, RODATA
-    0x91040294,   # add x20, x20, #0x100        (the table base, kept in x20)
-    0xAA0003F6,   # mov x22, x0                 (the bytecode pointer: an argument)
-    0xD2800000,   # mov x0, #0
-    0x384016C8,   # DISPATCH: ldrb w8, [x22], #1
-    0xF8687A89,   # ldr x9, [x20, x8, lsl #3]
-    0xD61F0120,   # br x9                       BR1
-    0x91000400,   # H0: add x0, x0, #1
-    0x384016D8,   # ldrb w24, [x22], #1
-    0xF8785A89,   # ldr x9, [x20, w24, uxtw #3]
-    0xD61F0120,   # br x9                       BR2 (the handler's own dispatch)
-    0xD1000400,   # H1: sub x0, x0, #1
-    0x17FFFFF8,   # b DISPATCH
-    0xD65F03C0,   # H2: ret
+    0xD0000014,  # adrp x20, RODATA
+    0x91040294,  # add x20, x20, #0x100        (the table base, kept in x20)
+    0xAA0003F6,  # mov x22, x0                 (the bytecode pointer: an argument)
+    0xD2800000,  # mov x0, #0
+    0x384016C8,  # DISPATCH: ldrb w8, [x22], #1
+    0xF8687A89,  # ldr x9, [x20, x8, lsl #3]
+    0xD61F0120,  # br x9                       BR1
+    0x91000400,  # H0: add x0, x0, #1
+    0x384016D8,  # ldrb w24, [x22], #1
+    0xF8785A89,  # ldr x9, [x20, w24, uxtw #3]
+    0xD61F0120,  # br x9                       BR2 (the handler's own dispatch)
+    0xD1000400,  # H1: sub x0, x0, #1
+    0x17FFFFF8,  # b DISPATCH
+    0xD65F03C0,  # H2: ret
 ]
 
 
@@ -44,9 +45,10 @@ def _memory(table: list[int]) -> Memory:
     code = b"".join(w.to_bytes(4, "little") for w in CODE)
     rodata = bytearray(0x1000)
     blob = b"".join(t.to_bytes(8, "little") for t in table)
-    rodata[0x100:0x100 + len(blob)] = blob
-    return Memory([(BASE, 0x1000, code, True), (RODATA, 0x1000, bytes(rodata), False)],
-                  read_only=[(BASE, 0x1000), (RODATA, 0x1000)])
+    rodata[0x100 : 0x100 + len(blob)] = blob
+    return Memory(
+        [(BASE, 0x1000, code, True), (RODATA, 0x1000, bytes(rodata), False)], read_only=[(BASE, 0x1000), (RODATA, 0x1000)]
+    )
 
 
 def test_a_loaded_byte_indexes_an_interpreters_dispatch() -> None:
@@ -79,11 +81,11 @@ def test_the_incremental_join_agrees_with_the_full_one(monkeypatch) -> None:
     insns = {BASE + 4 * k: decode(w, BASE + 4 * k) for k, w in enumerate(CODE)}
     edges = {BR1: H, BR2: H}
     states = {}
-    for n in (2, 10 ** 9):
+    for n in (2, 10**9):
         monkeypatch.setattr(values, "INCREMENTAL_PREDS", n)
         fv = values.FunctionValues(Transfer(mem), insns, BASE, edges)
         assert fv.ok
-        assert bool(fv._joined) == (n == 2)   # (the incremental path ran, or did not)
+        assert bool(fv._joined) == (n == 2)  # (the incremental path ran, or did not)
         states[n] = {a: fv.before(a) for a in insns}
         assert all(s is not None for s in states[n].values())
-    assert states[2] == states[10 ** 9]
+    assert states[2] == states[10**9]

@@ -7,6 +7,7 @@ falling into the code after it (code of other paths: Lua's ``luaG_runerror`` has
 after its ``luaG_errormsg`` call).  Liveness then no longer takes what that code reads as live
 after the call.  A function with a RET anywhere in its span (code no branch reaches, as a
 landing pad the unwinder enters) is never taken for one."""
+
 from __future__ import annotations
 
 import pytest
@@ -29,24 +30,26 @@ def _b(at: int, to: int) -> int:
 
 
 def _program() -> dict[int, int]:
-    return {MAIN: 0xB4000060,               # cbz x0, MAIN+12
-            MAIN + 4: _bl(MAIN + 4, DIE),   # the call of a function that never returns
-            MAIN + 8: 0x8B0C0000,           # add x0, x0, x12 (reached from MAIN+12 only)
-            MAIN + 12: 0xB5FFFFE1,          # cbnz x1, MAIN+8
-            MAIN + 16: RET,
-            DIE: _bl(DIE, EXIT),            # its last instruction: EXIT does not return
-            EXIT: 0xD4000001,               # svc #0
-            EXIT + 4: _b(EXIT + 4, EXIT),
-            PAD: _bl(PAD, EXIT),            # no RET its branches reach, but one in its span
-            PAD + 4: _b(PAD + 4, PAD),
-            PAD + 8: RET}
+    return {
+        MAIN: 0xB4000060,  # cbz x0, MAIN+12
+        MAIN + 4: _bl(MAIN + 4, DIE),  # the call of a function that never returns
+        MAIN + 8: 0x8B0C0000,  # add x0, x0, x12 (reached from MAIN+12 only)
+        MAIN + 12: 0xB5FFFFE1,  # cbnz x1, MAIN+8
+        MAIN + 16: RET,
+        DIE: _bl(DIE, EXIT),  # its last instruction: EXIT does not return
+        EXIT: 0xD4000001,  # svc #0
+        EXIT + 4: _b(EXIT + 4, EXIT),
+        PAD: _bl(PAD, EXIT),  # no RET its branches reach, but one in its span
+        PAD + 4: _b(PAD + 4, PAD),
+        PAD + 8: RET,
+    }
 
 
 def _analyse(noreturn: bool = True):
     size = 0x1000
     data = bytearray(size)
     for a, v in _program().items():
-        data[a - BASE:a - BASE + 4] = v.to_bytes(4, "little")
+        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
     return analyse(Memory([(BASE, size, bytes(data), True)]), MAIN, {MAIN, DIE, EXIT, PAD}, [], {}, noreturn)
 
 
@@ -60,20 +63,21 @@ def test_functions_that_never_return_and_their_calls():
     prog = _analyse()
     assert prog.functions[MAIN].noreturn_calls == {MAIN + 4}
     assert prog.functions[DIE].noreturn_calls == {DIE}
-    assert prog.functions[PAD].noreturn_calls == {PAD}      # it calls EXIT; itself may return
+    assert prog.functions[PAD].noreturn_calls == {PAD}  # it calls EXIT; itself may return
     assert not prog.functions[EXIT].noreturn_calls
 
 
 def test_a_ret_anywhere_in_the_span_keeps_a_function_returning():
     from recompiler.analyse import noreturn_functions
+
     prog = _analyse()
     size = 0x1000
     data = bytearray(size)
     for a, v in _program().items():
-        data[a - BASE:a - BASE + 4] = v.to_bytes(4, "little")
+        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
     mem = Memory([(BASE, size, bytes(data), True)])
     assert noreturn_functions(prog.functions, mem) == {DIE, EXIT}
-    assert PAD in noreturn_functions(prog.functions)          # without the span, by its branches only
+    assert PAD in noreturn_functions(prog.functions)  # without the span, by its branches only
 
 
 @pytest.mark.parametrize("noreturn", [True, False])

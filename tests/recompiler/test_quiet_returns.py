@@ -8,6 +8,7 @@ hand-encoded function with such an exit: the built C guards the return's two lis
 ``_c``, the quiet list holds neither the slow path's X1 nor its X19, and a C driver running the
 built code on both paths finds ``NxCpu`` as the architecture leaves it (X0 and X1 the slow
 path's values and X19 restored after it; after the quiet exit all as they were)."""
+
 from __future__ import annotations
 
 import re
@@ -37,19 +38,21 @@ def _program() -> dict[int, int]:
     calls callee (which saves x19 itself, so reads it), adds x19, sets x1 again, restores and
     returns.  callee: x0 += x1, with x19/x20 saved and restored."""
     f = FUNC
-    return {f: 0xB4000100,                    # cbz x0, f+32 (the shared ret: the quiet exit)
-            f + 4: 0xA9BF7BF3,                # stp x19, x30, [sp, #-16]!
-            f + 8: movz(19, 0x77),           # mov x19, #0x77
-            f + 12: movz(1, 5),              # mov x1, #5
-            f + 16: _bl(f + 16, CALLEE),
-            f + 20: 0x8B130000,               # add x0, x0, x19
-            f + 24: movz(1, 9),              # mov x1, #9
-            f + 28: 0xA8C17BF3,               # ldp x19, x30, [sp], #16
-            f + 32: RET,
-            CALLEE: 0xA9BF53F3,               # stp x19, x20, [sp, #-16]!
-            CALLEE + 4: 0x8B010000,           # add x0, x0, x1
-            CALLEE + 8: 0xA8C153F3,           # ldp x19, x20, [sp], #16
-            CALLEE + 12: RET}
+    return {
+        f: 0xB4000100,  # cbz x0, f+32 (the shared ret: the quiet exit)
+        f + 4: 0xA9BF7BF3,  # stp x19, x30, [sp, #-16]!
+        f + 8: movz(19, 0x77),  # mov x19, #0x77
+        f + 12: movz(1, 5),  # mov x1, #5
+        f + 16: _bl(f + 16, CALLEE),
+        f + 20: 0x8B130000,  # add x0, x0, x19
+        f + 24: movz(1, 9),  # mov x1, #9
+        f + 28: 0xA8C17BF3,  # ldp x19, x30, [sp], #16
+        f + 32: RET,
+        CALLEE: 0xA9BF53F3,  # stp x19, x20, [sp, #-16]!
+        CALLEE + 4: 0x8B010000,  # add x0, x0, x1
+        CALLEE + 8: 0xA8C153F3,  # ldp x19, x20, [sp], #16
+        CALLEE + 12: RET,
+    }
 
 
 def _build(tmp_path: Path, monkeypatch, elide: bool) -> Path:
@@ -59,15 +62,15 @@ def _build(tmp_path: Path, monkeypatch, elide: bool) -> Path:
     size = 0x1000
     data = bytearray(size)
     for a, v in _program().items():
-        data[a - BASE:a - BASE + 4] = v.to_bytes(4, "little")
+        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
     prog = analyse(Memory([(BASE, size, bytes(data), True)]), FUNC, {FUNC, CALLEE}, [], {})
     build(prog, tmp_path / "bundle")
     return tmp_path / "bundle"
 
 
 def _returns(text: str, entry: int) -> list[str]:
-    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{"):]
-    f = f[:f.index("\n}\n")]
+    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{") :]
+    f = f[: f.index("\n}\n")]
     return [line for line in f.splitlines() if line.strip().endswith("return (NxRet){ x30, x0 };")]
 
 

@@ -1,6 +1,7 @@
 """Bad input to `nxrecomp recompile` gets a one-line error naming the file and the field, exit
 status 2, no traceback, and no bundle folder is left behind.  (An unknown relocation type is
 covered by tests/recompiler/test_link.py.)"""
+
 from __future__ import annotations
 
 import struct
@@ -30,8 +31,9 @@ def test_bad_elf_gives_one_line_error(tmp_path: Path, name: str) -> None:
     src = tmp_path / f"{name}.elf"
     src.write_bytes(data)
     out = tmp_path / "bundle"
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "recompile", str(src), "-o", str(out)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(src), "-o", str(out)], capture_output=True, text=True, timeout=120
+    )
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr

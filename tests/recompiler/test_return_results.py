@@ -8,6 +8,7 @@ writes results and scratch registers: the built C's return stores X1 and V0 but 
 X2-X10 and V5, a single function lifted for a host caller that compares every register (the
 Unicorn harness's case) stores them all, and a C driver running the built code finds the
 results where its caller used them."""
+
 from __future__ import annotations
 
 import sys
@@ -33,16 +34,18 @@ def _program() -> dict[int, int]:
     bits of d0 (its FP result, moved back to x2).  leaf: x0 = 3, x1 = 4, d0 = x1, scratch
     x2-x10 and d5 written."""
     c, f = CALLER, LEAF
-    prog = {c: 0xA9BF7BFD,                       # stp x29, x30, [sp, #-16]!
-            c + 4: 0x94000000 | ((f - (c + 4)) >> 2),   # bl leaf
-            c + 8: 0x8B010000,                   # add x0, x0, x1
-            c + 12: 0x9E660002,                  # fmov x2, d0
-            c + 16: 0x8B020000,                  # add x0, x0, x2
-            c + 20: 0xA8C17BFD,                  # ldp x29, x30, [sp], #16
-            c + 24: RET}
-    words = [movz(0, 3), movz(1, 4), 0x9E670020]          # fmov d0, x1
-    words += [movz(r, 0x100 + r) for r in range(2, 11)]    # mov x2..x10, #0x1rr
-    words += [0x9E670045, RET]                               # fmov d5, x2; ret
+    prog = {
+        c: 0xA9BF7BFD,  # stp x29, x30, [sp, #-16]!
+        c + 4: 0x94000000 | ((f - (c + 4)) >> 2),  # bl leaf
+        c + 8: 0x8B010000,  # add x0, x0, x1
+        c + 12: 0x9E660002,  # fmov x2, d0
+        c + 16: 0x8B020000,  # add x0, x0, x2
+        c + 20: 0xA8C17BFD,  # ldp x29, x30, [sp], #16
+        c + 24: RET,
+    }
+    words = [movz(0, 3), movz(1, 4), 0x9E670020]  # fmov d0, x1
+    words += [movz(r, 0x100 + r) for r in range(2, 11)]  # mov x2..x10, #0x1rr
+    words += [0x9E670045, RET]  # fmov d5, x2; ret
     prog.update({f + 4 * i: w for i, w in enumerate(words)})
     return prog
 
@@ -51,13 +54,13 @@ def _memory() -> Memory:
     size = 0x1000
     data = bytearray(size)
     for a, v in _program().items():
-        data[a - BASE:a - BASE + 4] = v.to_bytes(4, "little")
+        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
     return Memory([(BASE, size, bytes(data), True)])
 
 
 def _return_stores(text: str, entry: int) -> str:
-    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{"):]
-    f = f[:f.index("\n}\n")]
+    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{") :]
+    f = f[: f.index("\n}\n")]
     rets = [line for line in f.splitlines() if line.strip().endswith("return (NxRet){ x30, x0 };")]
     assert rets, f
     return "\n".join(rets)

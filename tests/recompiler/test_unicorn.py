@@ -13,6 +13,7 @@ single step must leave the same X, SP, PC, NZCV, V registers and memory.  See
   summary table and each has an ``xfail(strict=True)`` test on one example word, which turns
   into a failure (XPASS) once the lifter is fixed: then delete the entry.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,7 @@ _KB_REGS = {0xD51B4400: {"x0": 0xFFFFFFFFFFFFFFFF}, 0x1E61C231: {"v17": 0xBFF000
 
 
 def _report(res: H.ClassResult, record_property) -> None:
-    record_property("unicorn_class", [res.cls, res.run, res.passed, res.known, res.candidates,
-                                      round(res.seconds, 1)])
+    record_property("unicorn_class", [res.cls, res.run, res.passed, res.known, res.candidates, round(res.seconds, 1)])
 
 
 def _check_class(cls: str, n: int, tmp_path, record_property) -> None:
@@ -53,9 +53,11 @@ def _check_class(cls: str, n: int, tmp_path, record_property) -> None:
     _report(res, record_property)
     assert res.run >= n // 2, (
         f"{cls}: only {res.run} of {n} cases found in {res.candidates} candidate words "
-        f"(filters: same form on decode, lifted without nx_unimplemented, Unicorn executes it)")
-    assert not res.failures, (f"{cls}: {len(res.failures)} of {res.run} cases differ from Unicorn "
-                              f"(seed {SEED}):\n" + "\n".join(res.failures[:25]))
+        f"(filters: same form on decode, lifted without nx_unimplemented, Unicorn executes it)"
+    )
+    assert not res.failures, f"{cls}: {len(res.failures)} of {res.run} cases differ from Unicorn (seed {SEED}):\n" + "\n".join(
+        res.failures[:25]
+    )
 
 
 @pytest.mark.parametrize("cls", H.classes())
@@ -69,11 +71,15 @@ def test_class_against_unicorn_heavy(cls, tmp_path, record_property):
     _check_class(cls, HEAVY_CASES, tmp_path, record_property)
 
 
-@pytest.mark.parametrize("bug", [pytest.param(b, id=f"{b.forms[0]}-{b.example_word:08x}",
-                                              marks=pytest.mark.xfail(strict=True, reason=b.reason))
-                                 for b in KNOWN_BUGS])
+@pytest.mark.parametrize(
+    "bug",
+    [
+        pytest.param(b, id=f"{b.forms[0]}-{b.example_word:08x}", marks=pytest.mark.xfail(strict=True, reason=b.reason))
+        for b in KNOWN_BUGS
+    ],
+)
 def test_known_lifter_bug(bug, tmp_path):
-    (case, diffs), = H.run_words([bug.example_word], SEED, tmp_path, _KB_REGS.get(bug.example_word))
+    ((case, diffs),) = H.run_words([bug.example_word], SEED, tmp_path, _KB_REGS.get(bug.example_word))
     assert case.form.name in bug.forms
     assert not diffs, f"{case.describe()}: {'; '.join(diffs)}"
 
@@ -84,19 +90,20 @@ def test_harness_sees_differences(tmp_path):
     import random
 
     from recompiler.decode import decode
+
     base = H.pick_base()
     bg = H.background(SEED)
     cpu = H.UnicornCpu(base, bg, H.A.UC_CPU_ARM64_MAX)
     rng = random.Random(SEED)
     cases = []
-    for k, word in enumerate((0x8B020020, 0xF9000041, 0x4EA21C20)):   # add x0,x1,x2; str x1,[x2]; mov v0.16b,v1.16b
+    for k, word in enumerate((0x8B020020, 0xF9000041, 0x4EA21C20)):  # add x0,x1,x2; str x1,[x2]; mov v0.16b,v1.16b
         insn = decode(word, base + H.CODE_OFF + 4 * k)
         code, errors = H.lift_one(insn)
         assert not errors and "nx_unimplemented" not in code
         c = H.Case(k, insn.form, insn, H.make_input(insn.form, insn, rng, base), code)
         c.inp.x[2] = H.scratch_ptr(rng, base, 8)
         off = c.inp.x[2] - base
-        c.inp.x[1] = int.from_bytes(bytes(b ^ 0xFF for b in bg[off:off + 8]), "little")  # every byte changes
+        c.inp.x[1] = int.from_bytes(bytes(b ^ 0xFF for b in bg[off : off + 8]), "little")  # every byte changes
         c.expected, c.exp_mem = cpu.run(word, c.inp)
         cases.append(c)
     results = H.execute(cases, base, bg, tmp_path)

@@ -22,6 +22,7 @@ what a guest MSR FPCR does) for the call.  Special FP operands (``_F32``/``_F64`
 The lifted code runs in a forked child, so a crash of one case (a bad address, a trap) is
 reported as that case's failure instead of killing the test process.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -53,8 +54,8 @@ STUBS_C = Path(__file__).resolve().parent / "harness_stubs.c"
 # Below 2^39 like guest memory; several candidates in case another mapping holds one.
 SCRATCH_BASES = (0x10_0000_0000, 0x13_5700_0000, 0x2A_4200_0000, 0x61_0000_0000)
 SCRATCH_SIZE = 1 << 20
-CODE_OFF = 0x80000          # each accepted case's words at CODE_OFF + 8 * its index
-DATA_LO, DATA_HI = 0x10000, 0xF0000   # where base registers point (offsets stay inside)
+CODE_OFF = 0x80000  # each accepted case's words at CODE_OFF + 8 * its index
+DATA_LO, DATA_HI = 0x10000, 0xF0000  # where base registers point (offsets stay inside)
 
 # What the harness cannot show.
 SKIPPED_CLASSES = {"exception": "SVC/BRK/UDF only call the runtime (nx_svc/nx_brk): nothing to compare"}
@@ -97,7 +98,7 @@ class State:
     fpsr: int = 0
     tpidr: int = 0
     tpidrro: int = 0
-    trap: int = 0       # set by a harness stub the instruction must not reach
+    trap: int = 0  # set by a harness stub the instruction must not reach
 
 
 @dataclass
@@ -109,8 +110,8 @@ class Case:
     c_code: str
     expected: State | None = None
     exp_mem: tuple[bytes, bytes] = (b"", b"")
-    lift_error: str = ""        # the lifter raised on this word (a lifter bug; nothing to run)
-    prefix: list[Insn] = field(default_factory=list)   # run before ``insn`` (LDXR before STXR)
+    lift_error: str = ""  # the lifter raised on this word (a lifter bug; nothing to run)
+    prefix: list[Insn] = field(default_factory=list)  # run before ``insn`` (LDXR before STXR)
 
     @property
     def insns(self) -> list[Insn]:
@@ -139,36 +140,155 @@ class ClassResult:
     cls: str
     run: int = 0
     passed: int = 0
-    known: int = 0                  # cases of known lifter bugs (tested apart, xfail)
+    known: int = 0  # cases of known lifter bugs (tested apart, xfail)
     candidates: int = 0
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
 # ---- random operands ---------------------------------------------------------------------------
-_INTERESTING = [0, 1, 2, 3, 0x1F, 0x20, 0x3F, 0x40, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF,
-                0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x100000000, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000,
-                M64, M64 - 1, 0xFFFFFFFF00000000, 0x00000000FFFFFFFE]
-_F32 = [0x00000000, 0x80000000, 0x3F800000, 0xBF800000, 0x3F000000, 0x3FC00000, 0x40200000, 0xC0200000,
-        0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FA00000, 0xFFC12345, 0x00000001,
-        0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x4F000000, 0xCF000000, 0x5F000000, 0xDF000000,
-        0x4F800000, 0x5F800000, 0x3EAAAAAB, 0x4B400000]
-_F64 = [0x0000000000000000, 0x8000000000000000, 0x3FF0000000000000, 0xBFF0000000000000, 0x3FE0000000000000,
-        0x3FF8000000000000, 0x4004000000000000, 0xC004000000000000, 0x7FF0000000000000, 0xFFF0000000000000,
-        0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001, 0x7FF4000000000000, 0x7FF8000000012345,
-        0x0000000000000001, 0x800FFFFFFFFFFFFF, 0x0010000000000000, 0x7FEFFFFFFFFFFFFF, 0x41E0000000000000,
-        0xC1E0000000000000, 0x43E0000000000000, 0xC3E0000000000000, 0x41F0000000000000, 0x43F0000000000000,
-        0x3FD5555555555555, 0x4338000000000000, 0x36A0000000000000]
+_INTERESTING = [
+    0,
+    1,
+    2,
+    3,
+    0x1F,
+    0x20,
+    0x3F,
+    0x40,
+    0x7F,
+    0x80,
+    0xFF,
+    0x100,
+    0x7FFF,
+    0x8000,
+    0xFFFF,
+    0x7FFFFFFF,
+    0x80000000,
+    0xFFFFFFFF,
+    0x100000000,
+    0x7FFFFFFFFFFFFFFF,
+    0x8000000000000000,
+    M64,
+    M64 - 1,
+    0xFFFFFFFF00000000,
+    0x00000000FFFFFFFE,
+]
+_F32 = [
+    0x00000000,
+    0x80000000,
+    0x3F800000,
+    0xBF800000,
+    0x3F000000,
+    0x3FC00000,
+    0x40200000,
+    0xC0200000,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0xFFC00000,
+    0x7F800001,
+    0x7FA00000,
+    0xFFC12345,
+    0x00000001,
+    0x807FFFFF,
+    0x00800000,
+    0x7F7FFFFF,
+    0xFF7FFFFF,
+    0x4F000000,
+    0xCF000000,
+    0x5F000000,
+    0xDF000000,
+    0x4F800000,
+    0x5F800000,
+    0x3EAAAAAB,
+    0x4B400000,
+]
+_F64 = [
+    0x0000000000000000,
+    0x8000000000000000,
+    0x3FF0000000000000,
+    0xBFF0000000000000,
+    0x3FE0000000000000,
+    0x3FF8000000000000,
+    0x4004000000000000,
+    0xC004000000000000,
+    0x7FF0000000000000,
+    0xFFF0000000000000,
+    0x7FF8000000000000,
+    0xFFF8000000000000,
+    0x7FF0000000000001,
+    0x7FF4000000000000,
+    0x7FF8000000012345,
+    0x0000000000000001,
+    0x800FFFFFFFFFFFFF,
+    0x0010000000000000,
+    0x7FEFFFFFFFFFFFFF,
+    0x41E0000000000000,
+    0xC1E0000000000000,
+    0x43E0000000000000,
+    0xC3E0000000000000,
+    0x41F0000000000000,
+    0x43F0000000000000,
+    0x3FD5555555555555,
+    0x4338000000000000,
+    0x36A0000000000000,
+]
 # more special operands: signalling NaNs with payloads (both signs), the largest denormals,
 # values next to the integer conversion limits and to the float range/rounding edges
-_F32 += [0xFF812345, 0x7F8000FF, 0x007FFFFF, 0x80000001, 0x4EFFFFFF, 0x4F7FFFFF, 0x5EFFFFFF, 0x5F7FFFFF,
-         0xCF000001, 0xDF000001, 0x3F7FFFFF, 0x3FC00001, 0x00C00000, 0x01000000]
-_F64 += [0xFFF0000000012345, 0x7FF00000000000FF, 0x000FFFFFFFFFFFFF, 0x8000000000000001, 0x41DFFFFFFFC00000,
-         0x41EFFFFFFFE00000, 0x43DFFFFFFFFFFFFF, 0x43EFFFFFFFFFFFFF, 0xC3E0000000000001, 0xC1E0000000200000,
-         0x47EFFFFFE0000000, 0x47EFFFFFF0000000, 0x380FFFFFF0000000, 0x3690000000000000, 0x36A8000000000000,
-         0x3FF0000010000000, 0x3FF0000030000000, 0x3FEFFFFFFFFFFFFF]
-FP_CLASSES = ("fp_arith", "fp_cvt", "fp_fixcvt", "fp_cmp", "simd_3same", "simd_2reg", "simd_elem", "simd_across",
-              "fp_recip", "fp_narrow", "fp_round", "fp_half", "fp_half_misc", "fp_half_vec", "fp_across")   # drawn with random FPCR rounding mode, FZ and DN
+_F32 += [
+    0xFF812345,
+    0x7F8000FF,
+    0x007FFFFF,
+    0x80000001,
+    0x4EFFFFFF,
+    0x4F7FFFFF,
+    0x5EFFFFFF,
+    0x5F7FFFFF,
+    0xCF000001,
+    0xDF000001,
+    0x3F7FFFFF,
+    0x3FC00001,
+    0x00C00000,
+    0x01000000,
+]
+_F64 += [
+    0xFFF0000000012345,
+    0x7FF00000000000FF,
+    0x000FFFFFFFFFFFFF,
+    0x8000000000000001,
+    0x41DFFFFFFFC00000,
+    0x41EFFFFFFFE00000,
+    0x43DFFFFFFFFFFFFF,
+    0x43EFFFFFFFFFFFFF,
+    0xC3E0000000000001,
+    0xC1E0000000200000,
+    0x47EFFFFFE0000000,
+    0x47EFFFFFF0000000,
+    0x380FFFFFF0000000,
+    0x3690000000000000,
+    0x36A8000000000000,
+    0x3FF0000010000000,
+    0x3FF0000030000000,
+    0x3FEFFFFFFFFFFFFF,
+]
+FP_CLASSES = (
+    "fp_arith",
+    "fp_cvt",
+    "fp_fixcvt",
+    "fp_cmp",
+    "simd_3same",
+    "simd_2reg",
+    "simd_elem",
+    "simd_across",
+    "fp_recip",
+    "fp_narrow",
+    "fp_round",
+    "fp_half",
+    "fp_half_misc",
+    "fp_half_vec",
+    "fp_across",
+)  # drawn with random FPCR rounding mode, FZ and DN
 # The classes of the FP gaps (lift/fp_recip.py, fp_half.py, fp_round.py) also get operands at
 # their own edges in half of their vector registers: estimate overflow (|x| < 2^-128, 2^-1024) and
 # flush (|x| >= 2^126, 2^1022) limits, the half-precision range (65504, 65520, 2^-24, 2^-25, AHP's
@@ -177,20 +297,92 @@ FP_CLASSES = ("fp_arith", "fp_cvt", "fp_fixcvt", "fp_cmp", "simd_3same", "simd_2
 # get half-precision lanes in most vector registers and FPCR.FZ16.
 EDGE_CLASSES = ("fp_recip", "fp_narrow", "fp_round")
 HALF_CLASSES = ("fp_half", "fp_half_misc", "fp_half_vec", "fp_across")
-_F16 = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7D01, 0xFC01,
-        0x7E55, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3555, 0x7FFF, 0x3800, 0x4000]
-_F32_EDGE = [0x477FE000, 0x477FF000, 0x477FEFFF, 0x477FF001, 0x33800000, 0x33000000, 0x33000001, 0x38800000,
-             0x387FC000, 0x387FE000, 0x47FFE000, 0x47FFF000, 0x00200000, 0x001FFFFF, 0x80100000, 0x7E800000,
-             0x7E7FFFFF, 0xFE800000, 0x3F000001, 0x3E800000, 0x3EFFFFFF, 0x4EFFFFFE, 0xCF000000, 0x5EFFFFFF,
-             0xDF000000, 0x3FC00000, 0xBFC00000, 0x40200000]
-_F64_EDGE = [0x41DFFFFFFFC00000, 0xC1E0000000000000, 0xC1E0000000100000, 0x41E0000000000000, 0x41EFFFFFFFE00000,
-             0x41F0000000000000, 0x41F0000000100000, 0x4530000000000001, 0x4540000000000003, 0xC540000000000003,
-             0x7FE0000000000000, 0x7FD0000000000000, 0x7FCFFFFFFFFFFFFF, 0x0004000000000000, 0x0003FFFFFFFFFFFF,
-             0x0008000000000000, 0x40EFFFC000000000, 0x40EFFE0000000000, 0x40EFFE0000000001, 0x3E70000000000000,
-             0x3E60000000000000, 0x3E60000000000001, 0x3FE0000000000001, 0xBFF8000000000000, 0x43DFFFFFFFFFFFFF,
-             0xC3E0000000000000, 0x3810000000000000, 0x380FFFFFE0000000, 0x36A0000000000001]
-FPCR_BITS = 0x07FF0000     # AHP DN FZ RMode Stride FZ16 Len, as Unicorn keeps them
-FPSR_BITS = 0xF800009F     # N Z C V QC IDC IXC UFC OFC DZC IOC
+_F16 = [
+    0x0000,
+    0x8000,
+    0x3C00,
+    0xBC00,
+    0x7BFF,
+    0xFBFF,
+    0x7C00,
+    0xFC00,
+    0x7E00,
+    0xFE00,
+    0x7D01,
+    0xFC01,
+    0x7E55,
+    0x0001,
+    0x8001,
+    0x03FF,
+    0x0400,
+    0x3555,
+    0x7FFF,
+    0x3800,
+    0x4000,
+]
+_F32_EDGE = [
+    0x477FE000,
+    0x477FF000,
+    0x477FEFFF,
+    0x477FF001,
+    0x33800000,
+    0x33000000,
+    0x33000001,
+    0x38800000,
+    0x387FC000,
+    0x387FE000,
+    0x47FFE000,
+    0x47FFF000,
+    0x00200000,
+    0x001FFFFF,
+    0x80100000,
+    0x7E800000,
+    0x7E7FFFFF,
+    0xFE800000,
+    0x3F000001,
+    0x3E800000,
+    0x3EFFFFFF,
+    0x4EFFFFFE,
+    0xCF000000,
+    0x5EFFFFFF,
+    0xDF000000,
+    0x3FC00000,
+    0xBFC00000,
+    0x40200000,
+]
+_F64_EDGE = [
+    0x41DFFFFFFFC00000,
+    0xC1E0000000000000,
+    0xC1E0000000100000,
+    0x41E0000000000000,
+    0x41EFFFFFFFE00000,
+    0x41F0000000000000,
+    0x41F0000000100000,
+    0x4530000000000001,
+    0x4540000000000003,
+    0xC540000000000003,
+    0x7FE0000000000000,
+    0x7FD0000000000000,
+    0x7FCFFFFFFFFFFFFF,
+    0x0004000000000000,
+    0x0003FFFFFFFFFFFF,
+    0x0008000000000000,
+    0x40EFFFC000000000,
+    0x40EFFE0000000000,
+    0x40EFFE0000000001,
+    0x3E70000000000000,
+    0x3E60000000000000,
+    0x3E60000000000001,
+    0x3FE0000000000001,
+    0xBFF8000000000000,
+    0x43DFFFFFFFFFFFFF,
+    0xC3E0000000000000,
+    0x3810000000000000,
+    0x380FFFFFE0000000,
+    0x36A0000000000001,
+]
+FPCR_BITS = 0x07FF0000  # AHP DN FZ RMode Stride FZ16 Len, as Unicorn keeps them
+FPSR_BITS = 0xF800009F  # N Z C V QC IDC IXC UFC OFC DZC IOC
 
 
 def rand_x(rng: random.Random) -> int:
@@ -262,7 +454,7 @@ _SYSREGS_W = [(1, 3, 4, 2, 0), (1, 3, 4, 4, 0), (1, 3, 4, 4, 1), (1, 3, 13, 0, 2
 def sample_fields(form: Form, rng: random.Random) -> dict[str, int]:
     f = {n: rng.getrandbits(w) for n, _lsb, w in form.fields}
     n = form.name
-    if n == "LDR_lit":      # keep the literal inside the scratch area (code sits in its middle)
+    if n == "LDR_lit":  # keep the literal inside the scratch area (code sits in its middle)
         f["imm19"] = _sign(rng.randint(-0x4000, 0x4000), 19)
     elif n == "SYS":
         f["L"] = 0
@@ -279,25 +471,32 @@ _GP_FIELDS = ("Rd", "Rn", "Rm", "Ra", "Rt", "Rt2", "Rs")
 def make_input(form: Form, insn: Insn, rng: random.Random, base: int) -> State:
     x = [rand_x(rng) for _ in range(31)]
     v = [rand_v(rng) for _ in range(32)]
-    st = State(x=x, sp=scratch_ptr(rng, base, 16), pc=insn.addr, nzcv=rng.getrandbits(4) << 28, v=v,
-               tpidr=rng.getrandbits(64), tpidrro=rng.getrandbits(64))
+    st = State(
+        x=x,
+        sp=scratch_ptr(rng, base, 16),
+        pc=insn.addr,
+        nzcv=rng.getrandbits(4) << 28,
+        v=v,
+        tpidr=rng.getrandbits(64),
+        tpidrro=rng.getrandbits(64),
+    )
     f = insn.f
     cls = form.cls
-    if cls in FP_CLASSES and rng.random() < 0.6:   # RMode (RN/RP/RM/RZ), FZ, DN
+    if cls in FP_CLASSES and rng.random() < 0.6:  # RMode (RN/RP/RM/RZ), FZ, DN
         st.fpcr = rng.getrandbits(4) << 22
     if cls in EDGE_CLASSES:
         for k in range(32):
             if rng.random() < 0.5:
                 v[k] = edge_v(rng)
-        if cls == "fp_narrow":                     # AHP, FZ16 (conversions must ignore FZ16)
+        if cls == "fp_narrow":  # AHP, FZ16 (conversions must ignore FZ16)
             st.fpcr |= (rng.random() < 0.3) << 26 | (rng.random() < 0.2) << 19
     if cls in HALF_CLASSES:
         for k in range(32):
             if rng.random() < 0.8:
                 v[k] = sum((rng.choice(_F16) if rng.random() < 0.5 else rng.getrandbits(16)) << (16 * j) for j in range(8))
-        st.fpcr |= (rng.random() < 0.3) << 19      # FZ16
+        st.fpcr |= (rng.random() < 0.3) << 19  # FZ16
     if cls == "sysreg":
-        st.fpcr = rng.getrandbits(32) & FPCR_BITS & ~(1 << 26 | 0x37 << 16)   # rounding/FZ/DN only
+        st.fpcr = rng.getrandbits(32) & FPCR_BITS & ~(1 << 26 | 0x37 << 16)  # rounding/FZ/DN only
         st.fpsr = rng.getrandbits(32) & FPSR_BITS
     if cls in MEMORY_CLASSES:
         aligned = cls in ("ldst_excl", "ldst_atomic") and rng.random() < 0.9
@@ -308,7 +507,7 @@ def make_input(form: Form, insn: Insn, rng: random.Random, base: int) -> State:
                 x[f["Rt"]] = scratch_ptr(rng, base)
         if "Rm" in f and f["Rm"] != 31 and f["Rm"] != f.get("Rn"):
             small = rng.randint(-256, 256) & M64
-            if rng.random() < 0.3:   # only the low 32 bits count for UXTW/SXTW
+            if rng.random() < 0.3:  # only the low 32 bits count for UXTW/SXTW
                 small = (small & 0xFFFFFFFF) | (rng.getrandbits(32) << 32)
             x[f["Rm"]] = small
     return st
@@ -363,11 +562,17 @@ class UnicornCpu:
             # A branch out of the mapped area completes, then the fetch of its target fails.
             if e.errno != UC_ERR_FETCH_UNMAPPED or uc.reg_read(A.UC_ARM64_REG_PC) == st.pc:
                 return None
-        out = State(x=[uc.reg_read(r) for r in _X_REGS], sp=uc.reg_read(A.UC_ARM64_REG_SP),
-                    pc=uc.reg_read(A.UC_ARM64_REG_PC), nzcv=uc.reg_read(A.UC_ARM64_REG_NZCV),
-                    v=[uc.reg_read(r) for r in _Q_REGS], fpcr=uc.reg_read(A.UC_ARM64_REG_FPCR),
-                    fpsr=uc.reg_read(A.UC_ARM64_REG_FPSR), tpidr=uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0),
-                    tpidrro=uc.reg_read(A.UC_ARM64_REG_TPIDRRO_EL0))
+        out = State(
+            x=[uc.reg_read(r) for r in _X_REGS],
+            sp=uc.reg_read(A.UC_ARM64_REG_SP),
+            pc=uc.reg_read(A.UC_ARM64_REG_PC),
+            nzcv=uc.reg_read(A.UC_ARM64_REG_NZCV),
+            v=[uc.reg_read(r) for r in _Q_REGS],
+            fpcr=uc.reg_read(A.UC_ARM64_REG_FPCR),
+            fpsr=uc.reg_read(A.UC_ARM64_REG_FPSR),
+            tpidr=uc.reg_read(A.UC_ARM64_REG_TPIDR_EL0),
+            tpidrro=uc.reg_read(A.UC_ARM64_REG_TPIDRRO_EL0),
+        )
         after = np.frombuffer(bytes(uc.mem_read(self.base, SCRATCH_SIZE)), dtype=np.uint8)
         return out, mem_diff(after, self.bg_arr)
 
@@ -390,14 +595,14 @@ def lift_seq(insns: list[Insn]) -> tuple[str, list[str]]:
     # elide_saves off: the comparison reads every register and memory byte after the function,
     # so a store of a callee-saved register into a stack slot must happen (in a program, where
     # AAPCS64 holds, nothing would read it back: recompiler.elide_saves drops it)
-    em = FunctionEmitter(FunctionPlan(insns[0].addr, insns), set(), trust_abi=True, comments=False, ret_flags=True,
-                         elide_saves=False)
+    em = FunctionEmitter(
+        FunctionPlan(insns[0].addr, insns), set(), trust_abi=True, comments=False, ret_flags=True, elide_saves=False
+    )
     code = em.emit(HANDLERS)
     return code, list(getattr(em, "internal_errors", []))
 
 
-def build_library(cases: list[Case], work: Path, bad: dict[int, str],
-                  opt: str = "-O2") -> tuple[Path, dict[int, str]]:
+def build_library(cases: list[Case], work: Path, bad: dict[int, str], opt: str = "-O2") -> tuple[Path, dict[int, str]]:
     """Compile every case's function (but those in ``bad``) into one shared library.  A function
     the C compiler rejects is a lifter bug of that case: it is added to ``bad`` (index -> first
     error) and left out."""
@@ -406,7 +611,7 @@ def build_library(cases: list[Case], work: Path, bad: dict[int, str],
         keep = [c for c in cases if c.index not in bad]
         src = work / "cases.c"
         lines = ['#include "lifted.h"']
-        owner: list[int] = [-1]          # line number (1-based) -> case index
+        owner: list[int] = [-1]  # line number (1-based) -> case index
         for c in keep:
             body = c.c_code.rstrip("\n").split("\n")
             lines.extend(body)
@@ -414,12 +619,29 @@ def build_library(cases: list[Case], work: Path, bad: dict[int, str],
         table = ", ".join(f"[{c.index}] = {fname(c.addr)}" for c in keep)
         lines.append(f"static const NxFn nxh_cases[{len(cases)}] = {{ {table} }};")
         # the case's FPCR reaches the host's MXCSR as a guest MSR FPCR would have put it there
-        lines.append("void nxh_run(unsigned i, NxCpu *s) { NX_FPCR_APPLY(s->fpcr); nx_enter(s, nxh_cases[i]); NX_FPCR_APPLY(0); }")
+        lines.append(
+            "void nxh_run(unsigned i, NxCpu *s) { NX_FPCR_APPLY(s->fpcr); nx_enter(s, nxh_cases[i]); NX_FPCR_APPLY(0); }"
+        )
         src.write_text("\n".join(lines) + "\n")
         so = work / "cases.so"
-        r = subprocess.run([*cc.compiler(), "-shared", "-o", str(so), str(src), str(STUBS_C), opt, *FLAGS, *cc.arch_flags(),
-                            f"-I{RUNTIME_DIR}", "-ferror-limit=0", "-fno-caret-diagnostics"],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                *cc.compiler(),
+                "-shared",
+                "-o",
+                str(so),
+                str(src),
+                str(STUBS_C),
+                opt,
+                *FLAGS,
+                *cc.arch_flags(),
+                f"-I{RUNTIME_DIR}",
+                "-ferror-limit=0",
+                "-fno-caret-diagnostics",
+            ],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode == 0:
             return so, bad
         found = False
@@ -441,8 +663,10 @@ def _host_child(conn, so_path: str, base: int, bg: bytes, jobs: list[tuple[int, 
     from cffi import FFI
 
     ffi = FFI()
-    ffi.cdef("void nxh_run(unsigned i, void *s); extern const uint64_t nxh_layout[13];"
-             "void *mmap(void *addr, size_t len, int prot, int flags, int fd, long off);")
+    ffi.cdef(
+        "void nxh_run(unsigned i, void *s); extern const uint64_t nxh_layout[13];"
+        "void *mmap(void *addr, size_t len, int prot, int flags, int fd, long off);"
+    )
     libc = ffi.dlopen(None)
     got = libc.mmap(ffi.cast("void *", base), SCRATCH_SIZE, 3, 0x22 | 0x100000, -1, 0)  # RW, PRIVATE|ANON|FIXED_NOREPLACE
     if int(ffi.cast("uintptr_t", got)) != base:
@@ -460,27 +684,44 @@ def _host_child(conn, so_path: str, base: int, bg: bytes, jobs: list[tuple[int, 
         conn.send(("start", k))
         mem[:] = bg
         code = b"".join(w.to_bytes(4, "little") for w in words)
-        mem[st.pc - base:st.pc - base + len(code)] = code
+        mem[st.pc - base : st.pc - base + len(code)] = code
         buf[:] = bytes(lay["size"])
         struct.pack_into("<31Q", buf, lay["x"], *st.x)
-        for name, val in (("sp", st.sp), ("pc", st.pc), ("nzcv", st.nzcv), ("fpcr", st.fpcr), ("fpsr", st.fpsr),
-                          ("tpidr", st.tpidr), ("tpidrro", st.tpidrro)):
+        for name, val in (
+            ("sp", st.sp),
+            ("pc", st.pc),
+            ("nzcv", st.nzcv),
+            ("fpcr", st.fpcr),
+            ("fpsr", st.fpsr),
+            ("tpidr", st.tpidr),
+            ("tpidrro", st.tpidrro),
+        ):
             struct.pack_into("<Q", buf, lay[name], val)
         vb = b"".join(q.to_bytes(16, "little") for q in st.v)
-        buf[lay["v"]:lay["v"] + 512] = vb
+        buf[lay["v"] : lay["v"] + 512] = vb
         lib.nxh_run(k, cpu)
         g = lambda name: struct.unpack_from("<Q", buf, lay[name])[0]  # noqa: E731
-        v = bytes(buf[lay["v"]:lay["v"] + 512])
-        out = State(x=list(struct.unpack_from("<31Q", buf, lay["x"])), sp=g("sp"), pc=g("pc"), nzcv=g("nzcv"),
-                    v=[int.from_bytes(v[i * 16:i * 16 + 16], "little") for i in range(32)], fpcr=g("fpcr"),
-                    fpsr=g("fpsr"), tpidr=g("tpidr"), tpidrro=g("tpidrro"), trap=g("thread"))
+        v = bytes(buf[lay["v"] : lay["v"] + 512])
+        out = State(
+            x=list(struct.unpack_from("<31Q", buf, lay["x"])),
+            sp=g("sp"),
+            pc=g("pc"),
+            nzcv=g("nzcv"),
+            v=[int.from_bytes(v[i * 16 : i * 16 + 16], "little") for i in range(32)],
+            fpcr=g("fpcr"),
+            fpsr=g("fpsr"),
+            tpidr=g("tpidr"),
+            tpidrro=g("tpidrro"),
+            trap=g("thread"),
+        )
         after = np.frombuffer(bytes(mem), dtype=np.uint8)
         conn.send(("done", k, out, mem_diff(after, bg_arr)))
     conn.send(("end",))
 
 
-def run_lifted(so: Path, base: int, bg: bytes, cases: list[Case],
-               timeout: float = 120.0) -> dict[int, tuple[State, tuple[bytes, bytes]] | str]:
+def run_lifted(
+    so: Path, base: int, bg: bytes, cases: list[Case], timeout: float = 120.0
+) -> dict[int, tuple[State, tuple[bytes, bytes]] | str]:
     """Run every case's lifted function in forked children; a case that kills its child (or
     hangs) gets a string saying so, and the cases after it run in a new child."""
     ctx = multiprocessing.get_context("fork")
@@ -509,8 +750,9 @@ def run_lifted(so: Path, base: int, bg: bytes, cases: list[Case],
                     break
         except EOFError:
             p.join(5)
-            results[current if current is not None else pending[0][0]] = \
+            results[current if current is not None else pending[0][0]] = (
                 f"lifted code crashed the process (exit code {p.exitcode})"
+            )
         finally:
             if p.is_alive():
                 p.kill()
@@ -549,6 +791,7 @@ def _mem_text(exp: tuple[bytes, bytes], got: tuple[bytes, bytes]) -> str:
     def as_map(d):
         idx = np.frombuffer(d[0], dtype=np.uint32)
         return dict(zip(idx.tolist(), d[1]))
+
     e, g = as_map(exp), as_map(got)
     offs = sorted(set(e) | set(g))
     bad = [o for o in offs if e.get(o) != g.get(o)]
@@ -589,7 +832,7 @@ def oracle_unreliable(insn: Insn, st: State, bg: bytes, base: int) -> str:
         h = st.v[f["Rn"]] & 0xFFFF
         val = struct.unpack("<e", h.to_bytes(2, "little"))[0]
         fbits = 32 - ((f["immh"] << 3) | f["immb"])
-        if val == val and (h >> 15 or val * 2.0 ** fbits >= 65535):
+        if val == val and (h >> 15 or val * 2.0**fbits >= 65535):
             return "Unicorn 2.1.4 writes scalar FP16 FCVTZ[SU] (fixed point) as 32 bits"
     if insn.name == "LDST_atomic" and not f["V"] and not f["o3"] and f["opc"] in (4, 5) and f["size"] < 3:
         size = 1 << f["size"]
@@ -597,7 +840,7 @@ def oracle_unreliable(insn: Insn, st: State, bg: bytes, base: int) -> str:
         off = addr - base
         if not 0 <= off <= SCRATCH_SIZE - size:
             return ""
-        old = int.from_bytes(bg[off:off + size], "little")
+        old = int.from_bytes(bg[off : off + size], "little")
         if insn.addr <= addr < insn.addr + 4 or addr <= insn.addr < addr + size:
             return "operand overlaps the instruction word"
         val = 0 if f["Rs"] == 31 else st.x[f["Rs"]]
@@ -612,9 +855,10 @@ def oracle_unreliable(insn: Insn, st: State, bg: bytes, base: int) -> str:
 class KnownBug:
     """A lifter bug found by this test, left to the lead: its cases are counted apart and
     checked by an xfail(strict=True) test, so a fix shows up as XPASS."""
+
     forms: tuple[str, ...]
     reason: str
-    match: Callable[[Insn, State, State], bool]     # (instruction, input, Unicorn's result)
+    match: Callable[[Insn, State, State], bool]  # (instruction, input, Unicorn's result)
     example_word: int
 
 
@@ -627,7 +871,7 @@ def draw(cls: str, rng: random.Random, addr: int) -> tuple[list[Insn], Insn] | N
     insn = decode(form.encode(**sample_fields(form, rng)), addr)
     if insn.form is not form:
         return None
-    if branch_target(insn) == addr and insn.name != "BL":   # lifted as a jump to its own label: a loop
+    if branch_target(insn) == addr and insn.name != "BL":  # lifted as a jump to its own label: a loop
         return None
     return [], insn
 
@@ -643,18 +887,15 @@ def _draw_excl_pair(rng: random.Random, addr: int) -> tuple[list[Insn], Insn] | 
     regs = [r for r in range(31) if r != rn]
     lt, lt2 = rng.sample(regs, 2)
     st, st2, rs = rng.sample(regs, 3)
-    load = form.encode(size=size, o2=0, L=1, o1=int(pair), Rs=31, o0=rng.getrandbits(1),
-                       Rt2=lt2 if pair else 31, Rn=rn, Rt=lt)
-    store = form.encode(size=size, o2=0, L=0, o1=int(pair), Rs=rs, o0=rng.getrandbits(1),
-                        Rt2=st2 if pair else 31, Rn=rn, Rt=st)
+    load = form.encode(size=size, o2=0, L=1, o1=int(pair), Rs=31, o0=rng.getrandbits(1), Rt2=lt2 if pair else 31, Rn=rn, Rt=lt)
+    store = form.encode(size=size, o2=0, L=0, o1=int(pair), Rs=rs, o0=rng.getrandbits(1), Rt2=st2 if pair else 31, Rn=rn, Rt=st)
     i0, i1 = decode(load, addr), decode(store, addr + 4)
     if i0.form is not form or i1.form is not form:
         return None
     return [i0], i1
 
 
-def generate(cls: str, n: int, seed: int, base: int, bg: bytes,
-             known: list[KnownBug] = ()) -> tuple[list[Case], int, int]:
+def generate(cls: str, n: int, seed: int, base: int, bg: bytes, known: list[KnownBug] = ()) -> tuple[list[Case], int, int]:
     """Up to ``n`` accepted cases of ``cls`` (decode + lift + Unicorn filters), the number of
     candidate words tried, and how many accepted cases matched a known bug (left out)."""
     rng = random.Random(f"{cls}:{seed}")
@@ -665,14 +906,14 @@ def generate(cls: str, n: int, seed: int, base: int, bg: bytes,
     budget = max(2000, n * 300)
     while len(cases) < n and tried < budget:
         tried += 1
-        got = draw(cls, rng, base + CODE_OFF + 8 * len(cases))   # unique per accepted case
+        got = draw(cls, rng, base + CODE_OFF + 8 * len(cases))  # unique per accepted case
         if got is None:
             continue
         prefix, insn = got
         form = insn.form
         code, errors = lift_seq([*prefix, insn])
         if "nx_unimplemented" in code and not errors:
-            continue            # a form the lifter leaves to the runtime's trap: not tested here
+            continue  # a form the lifter leaves to the runtime's trap: not tested here
         inp = make_input(form, insn, rng, base)
         inp.pc = (prefix or [insn])[0].addr
         if cls in ("ldst_excl", EXCL_PAIR):
@@ -731,8 +972,7 @@ def run_class(cls: str, n: int, seed: int, work: Path, known: list[KnownBug] = (
     return res
 
 
-def run_words(words: list[int], seed: int, work: Path,
-              regs: dict[str, int] | None = None) -> list[tuple[Case, list[str]]]:
+def run_words(words: list[int], seed: int, work: Path, regs: dict[str, int] | None = None) -> list[tuple[Case, list[str]]]:
     """Run each given instruction word once (known-bug examples), with random operands but the
     registers in ``regs`` ("x0", "v17", ...) fixed."""
     base = pick_base()

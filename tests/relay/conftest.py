@@ -1,4 +1,5 @@
 """Fixtures for the relay suites (helpers live in relaytest.py)."""
+
 from __future__ import annotations
 
 import sys

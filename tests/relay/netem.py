@@ -5,6 +5,7 @@ probability ``loss`` or else held for a random 0..``jitter_s`` (so later ones ov
 before being sent on.  ``rebind()`` moves the relay-side socket to a new port, which is what a
 NAT rebinding or a change of network looks like to the relay.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -49,7 +50,7 @@ class LossyPath:
         self._n += 1
         due = time.monotonic() + self.rng.random() * self.jitter_s
         if due < self._latest_due:
-            self.overtaken += 1           # leaves before one that came in earlier: reordered
+            self.overtaken += 1  # leaves before one that came in earlier: reordered
         self._latest_due = max(self._latest_due, due)
         heapq.heappush(self._queue, (due, self._n, sock, data, to))
 

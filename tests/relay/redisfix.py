@@ -1,4 +1,5 @@
 """A real redis-server (Debian's package) on a free loopback port, for the directory tests."""
+
 from __future__ import annotations
 
 import shutil
@@ -22,11 +23,14 @@ class RedisServer:
         if exe is None:
             pytest.skip("redis-server not installed (Debian package redis-server; scripts/nx.sh installs it)")
         self.port = free_port()
-        self.proc = subprocess.Popen([exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                                      "--appendonly", "no", "--dir", str(tmp)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.url = f"redis://127.0.0.1:{self.port}/0"
         import redis
+
         r = redis.Redis.from_url(self.url)
         deadline = time.monotonic() + 10
         while True:

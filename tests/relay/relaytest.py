@@ -1,5 +1,6 @@
 """Helpers of the relay suites: a real relay on loopback (its own thread), tokens, metrics.
 (A module of its own name: every test folder has a conftest.py, so ``import conftest`` is ambiguous.)"""
+
 from __future__ import annotations
 
 import struct
@@ -100,7 +101,7 @@ class LegitProbe:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        time.sleep(0.3)                    # what is in flight arrives
+        time.sleep(0.3)  # what is in flight arrives
         self._stop.set()
         for t in self._threads:
             t.join(timeout=5)

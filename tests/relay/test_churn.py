@@ -1,6 +1,7 @@
 """Churn: players join, leave, vanish and move while two steady players exchange reliable
 messages; afterwards the relay's tables and every client's view agree, and the steady pair got
 each message exactly once, in order."""
+
 from __future__ import annotations
 
 import random
@@ -45,13 +46,13 @@ def test_churn_keeps_tables_consistent(make_relay, seconds):
             except CoopError:
                 c.close()
         elif action < 0.45 and others:
-            others.pop(rng.choice(sorted(others))).close()            # leaves properly
+            others.pop(rng.choice(sorted(others))).close()  # leaves properly
         elif action < 0.55 and others:
-            c = others.pop(rng.choice(sorted(others)))                # vanishes: the relay times it out
+            c = others.pop(rng.choice(sorted(others)))  # vanishes: the relay times it out
             c._closing.set()
             vanished.append(c)
         elif action < 0.7 and others:
-            others[rng.choice(sorted(others))].rebind()               # moves
+            others[rng.choice(sorted(others))].rebind()  # moves
         elif action < 0.8 and others:
             c = others[rng.choice(sorted(others))]
             try:

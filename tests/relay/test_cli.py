@@ -1,5 +1,6 @@
 """``nxrecomp relay`` as a real process: secret file from keygen, tokens from the CLI,
 /healthz, and a graceful SIGTERM that tells the players."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def nx(*args: str, env: dict, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nxrecomp", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=60, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "nxrecomp", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, **kw
+    )
 
 
 def test_relay_process_tokens_health_and_graceful_shutdown(tmp_path):
@@ -29,13 +31,19 @@ def test_relay_process_tokens_health_and_graceful_shutdown(tmp_path):
     key = tmp_path / "relay.key"
     assert nx("relay", "keygen", str(key), env=env).returncode == 0
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and len(key.read_text().strip()) == 64
-    assert nx("relay", "keygen", str(key), env=env).returncode == 2          # never overwrites a key
+    assert nx("relay", "keygen", str(key), env=env).returncode == 2  # never overwrites a key
     env["NXRECOMP_RELAY_SECRET_FILE"] = str(key)
     host_tok = nx("relay", "token", "--room", "r", "--player", "a", "--host", env=env).stdout.strip()
     guest_tok = nx("relay", "token", "--room", "r", "--player", "b", "--ttl", "30", env=env).stdout.strip()
     assert host_tok.startswith("nxr1.") and guest_tok.startswith("nxr1.")
-    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "relay", "--listen", "127.0.0.1:0", "--metrics",
-                             "127.0.0.1:0"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nxrecomp", "relay", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         m = re.match(r"relay listening on ([\d.]+):(\d+) metrics on ([\d.]+):(\d+)", line)
@@ -45,11 +53,11 @@ def test_relay_process_tokens_health_and_graceful_shutdown(tmp_path):
         a, b = CoopClient(relay), CoopClient(relay)
         assert a.open(host_tok) == 0 and b.join(guest_tok) == 1
         deadline = time.monotonic() + 5
-        while 1 not in a.roster and time.monotonic() < deadline:   # a learns of b from a PEER event
+        while 1 not in a.roster and time.monotonic() < deadline:  # a learns of b from a PEER event
             time.sleep(0.01)
         a.send(1, 0, b"hi", reliable=True)
         assert b.recv(timeout=5).payload == b"hi"
-        deadline = time.monotonic() + 10            # the loop publishes a snapshot every 0.25 s
+        deadline = time.monotonic() + 10  # the loop publishes a snapshot every 0.25 s
         while True:
             text = urllib.request.urlopen(metrics + "/metrics", timeout=5).read().decode()
             if "relay_players 2" in text and "relay_rooms 1" in text or time.monotonic() > deadline:

@@ -3,6 +3,7 @@ sharing a room directory in a real redis-server; one relay is killed (SIGKILL) w
 play, and its players, timed out, find the room's new relay through the directory and rejoin
 with the tokens they hold.  And ``--workers 2``: two processes on one host, rooms spread by
 the directory, a killed worker restarted by its supervisor."""
+
 from __future__ import annotations
 
 import os
@@ -27,7 +28,7 @@ from relay.steer import room_worker
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "directory-test-secret-0123456789"
 TTL_MS = 600
-METRICS: dict = {}          # (relay address, worker index) -> its /metrics URL
+METRICS: dict = {}  # (relay address, worker index) -> its /metrics URL
 
 
 @pytest.fixture
@@ -39,15 +40,22 @@ def redis_url(tmp_path):
 
 def relay_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NXRECOMP_RELAY_")}
-    env.update(NXRECOMP_RELAY_SECRET=SECRET, NXRECOMP_RELAY_HEARTBEAT_MS="200", NXRECOMP_RELAY_TIMEOUT_MS="1500",
-               NXRECOMP_RELAY_SEAT_TAKEOVER_MS="600", NXRECOMP_RELAY_DIRECTORY_TTL_MS=str(TTL_MS), PYTHONPATH=str(ROOT))
+    env.update(
+        NXRECOMP_RELAY_SECRET=SECRET,
+        NXRECOMP_RELAY_HEARTBEAT_MS="200",
+        NXRECOMP_RELAY_TIMEOUT_MS="1500",
+        NXRECOMP_RELAY_SEAT_TAKEOVER_MS="600",
+        NXRECOMP_RELAY_DIRECTORY_TTL_MS=str(TTL_MS),
+        PYTHONPATH=str(ROOT),
+    )
     env.update(extra)
     return env
 
 
 def start(args: list[str], lines: int = 1, **env: str) -> tuple[subprocess.Popen, list[tuple[str, int]]]:
-    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "relay", *args], cwd=ROOT, env=relay_env(**env),
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nxrecomp", "relay", *args], cwd=ROOT, env=relay_env(**env), stdout=subprocess.PIPE, text=True
+    )
     addrs = []
     for _ in range(lines):
         m = re.match(r"relay listening on ([\d.]+):(\d+)(?: metrics on ([\d.]+):(\d+))?", proc.stdout.readline())
@@ -130,9 +138,14 @@ def test_room_moves_when_its_relay_dies(redis_url):
         # outlast the players' arrival, which no relay refreshes until the room opens: with the
         # relays' 600 ms TTL it expired under load (-n 2) before the next line looked it up, so
         # matchmaking gets a TTL of its own; the relay's claim when the room opens replaces it.
-        loc = subprocess.run([sys.executable, "-m", "nxrecomp", "relay", "locate", "doomed", "--directory", redis_url],
-                             cwd=ROOT, env=relay_env(NXRECOMP_RELAY_DIRECTORY_TTL_MS="120000"), capture_output=True,
-                             text=True, timeout=60)
+        loc = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "relay", "locate", "doomed", "--directory", redis_url],
+            cwd=ROOT,
+            env=relay_env(NXRECOMP_RELAY_DIRECTORY_TTL_MS="120000"),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert loc.returncode == 0 and loc.stdout.strip() in live and d.lookup("doomed") == loc.stdout.strip()
         # two rooms: the directory spreads them over the two relays
         a, where = join_room(d, "doomed", "a", host=True)
@@ -157,7 +170,7 @@ def test_room_moves_when_its_relay_dies(redis_url):
         moved_s = time.monotonic() - t0
         assert new == new_b == other and d.lookup("doomed") == other
         exchange(a2, b2, b"after")
-        exchange(x, y, b"untouched")                # the survivor's own room never noticed
+        exchange(x, y, b"untouched")  # the survivor's own room never noticed
         assert survivor.poll() is None and set(d.relays()) == {other}
         report("room_moved", ttl_ms=TTL_MS, client_timeout_ms=1500, kill_to_rejoined_s=f"{moved_s:.2f}")
     finally:
@@ -192,12 +205,15 @@ def udp_owner(supervisor: int, port: int, worker: int | None = None) -> int:
     raise AssertionError(f"no worker owns UDP port {port}")
 
 
-@pytest.mark.heavy            # the default (shared port) is in CI; this mode is the fallback
+@pytest.mark.heavy  # the default (shared port) is in CI; this mode is the fallback
 def test_two_workers_share_rooms_and_a_dead_worker_restarts(redis_url):
     """relay.worker_ports=each: a port per worker, the directory names each."""
     d = Directory(redis_url, TTL_MS)
-    proc, addrs = start(["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "", "--directory", redis_url], lines=2,
-                        NXRECOMP_RELAY_WORKER_PORTS="each")
+    proc, addrs = start(
+        ["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "", "--directory", redis_url],
+        lines=2,
+        NXRECOMP_RELAY_WORKER_PORTS="each",
+    )
     clients = []
     try:
         assert len(set(addrs)) == 2
@@ -209,7 +225,7 @@ def test_two_workers_share_rooms_and_a_dead_worker_restarts(redis_url):
             clients += [h, g]
             exchange(h, g, room.encode())
             placed[room] = where
-        assert set(placed.values()) == {f"{h}:{p}" for h, p in addrs}        # one room per worker
+        assert set(placed.values()) == {f"{h}:{p}" for h, p in addrs}  # one room per worker
         # kill the worker of w0: the supervisor restarts it on the same port; its players rejoin
         os.kill(udp_owner(proc.pid, hostport(placed["w0"])[1]), signal.SIGKILL)
         h, g = clients[:2]
@@ -238,8 +254,9 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
     kernel's own 4-tuple hash would scatter them), lands on the room's worker: rooms work, each
     worker holds exactly the rooms room_worker() names, a moved player follows its session,
     and a killed worker's restart (same socket) leaves the other worker's rooms alone."""
-    proc, addrs = start(["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
-                         "--directory", redis_url], lines=2)
+    proc, addrs = start(
+        ["--workers", "2", "--listen", "127.0.0.1:0", "--metrics", "127.0.0.1:0", "--directory", redis_url], lines=2
+    )
     d = Directory(redis_url, TTL_MS)
     clients: list[CoopClient] = []
     try:
@@ -247,7 +264,7 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
         relay = addrs[0]
         names = [f"room{i}" for i in range(12)]
         want = [sum(room_worker(r, 2) == w for r in names) for w in (0, 1)]
-        assert min(want) >= 3                       # both workers have rooms to hold
+        assert min(want) >= 3  # both workers have rooms to hold
         rooms = {}
         for k, r in enumerate(names):
             members = []
@@ -260,8 +277,9 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
             wait_until(lambda m=members: all(len(c.roster) == 3 for c in m), 5, f"roster of {r}")
             exchange(members[0], members[2], r.encode())
         # (the metrics lag the loop by up to 0.25 s)
-        held = wait_until(lambda: (h := [rooms_of(METRICS[relay, w]) for w in (0, 1)]) == want and h, 3,
-                          f"rooms per worker to be {want}")
+        held = wait_until(
+            lambda: (h := [rooms_of(METRICS[relay, w]) for w in (0, 1)]) == want and h, 3, f"rooms per worker to be {want}"
+        )
         # one address in the directory, its two workers' loads added up, every room on it
         wait_until(lambda: d.relays().get("{}:{}".format(*relay), {}).get("rooms") == len(names), 3, "directory load")
         assert d.relays()["{}:{}".format(*relay)]["workers"] == 2 and {d.lookup(r) for r in names} == {"{}:{}".format(*relay)}
@@ -278,7 +296,7 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
         # program's connection can take it before the restart (a worker that bound the port
         # itself could not come back then: the shared-port flake under -n 2)
         with socket.socket() as s, pytest.raises(OSError):
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)     # past TIME_WAIT: only a listener refuses
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past TIME_WAIT: only a listener refuses
             s.bind(("127.0.0.1", int(METRICS[relay, 1].rsplit(":", 1)[1].split("/")[0])))
         r1 = next(r for r in names if room_worker(r, 2) == 1)
         r0 = next(r for r in names if room_worker(r, 2) == 0)

@@ -1,6 +1,7 @@
 """The fast path's forwarding rules, checked packet by packet: raw players send random DATA
 (destinations, flags, incarnations, sizes), and what each receiver gets and each drop counter
 must equal what the rules in docs/coop.md predict."""
+
 from __future__ import annotations
 
 import collections
@@ -40,12 +41,15 @@ def collect(s: socket.socket, settle: float = 0.5) -> list[bytes]:
 
 def test_forwarding_matches_the_rules(make_relay):
     relay = make_relay(max_packet=600, player_rate=1e6, player_burst=1e6)
-    (sa, wa), (sb, wb), (sc, wc) = (raw_player(relay, "f", "a", host=True), raw_player(relay, "f", "b"),
-                                    raw_player(relay, "f", "c"))
+    (sa, wa), (sb, wb), (sc, wc) = (
+        raw_player(relay, "f", "a", host=True),
+        raw_player(relay, "f", "b"),
+        raw_player(relay, "f", "c"),
+    )
     inc = {w.slot: w.roster[w.slot].inc for w in (wa, wb, wc)}
     time.sleep(0.2)
     for s in (sa, sb, sc):
-        collect(s, 0.1)                           # PEER events of the joins
+        collect(s, 0.1)  # PEER events of the joins
     rng = random.Random(7)
     want: dict[int, collections.Counter] = {wb.slot: collections.Counter(), wc.slot: collections.Counter()}
     drops = collections.Counter()
@@ -80,7 +84,7 @@ def test_forwarding_matches_the_rules(make_relay):
             assert d.src == wa.slot and d.src_inc == inc[wa.slot] and d.channel == 1
             got[d.payload[:5]] += 1
         assert got == want[w.slot], f"player {w.slot}"
-    assert collect(sa, 0.1) == []                 # nothing comes back to the sender
+    assert collect(sa, 0.1) == []  # nothing comes back to the sender
     wait_for(lambda: all(relay.drops(r) == n for r, n in drops.items()), what=f"drop counts {dict(drops)}")
     for s in (sa, sb, sc):
         s.close()

@@ -2,6 +2,7 @@
 expired tokens, floods, oversized datagrams.  The room must keep working, the relay must not
 die, replies to unverified senders must never be larger than what provoked them, and every
 drop must show in /metrics under its reason (read back with prometheus_client's parser)."""
+
 from __future__ import annotations
 
 import random
@@ -53,9 +54,14 @@ def replies(s: socket.socket, settle: float = 0.3) -> list[bytes]:
 def fuzz_packets(rng: random.Random, live_sid: int, n: int) -> list[bytes]:
     """Random bytes, right headers with wrong bodies, live session ids from a stranger, and
     bit-flipped/truncated valid packets (the cases a parser gets wrong)."""
-    valid = [P.encode_join(tokens.issue(b"other-secret-xxxxxxxx", "r", "x", 60, True)),
-             P.encode_resume(live_sid, bytes(16)), P.encode_leave(live_sid), P.encode_ping(live_sid, 1),
-             P.encode_data(live_sid, ALL, 1, 0, 5, b"spoofed"), P.encode_data(live_sid, 0, 1, 1, 5, b"x", 3)]
+    valid = [
+        P.encode_join(tokens.issue(b"other-secret-xxxxxxxx", "r", "x", 60, True)),
+        P.encode_resume(live_sid, bytes(16)),
+        P.encode_leave(live_sid),
+        P.encode_ping(live_sid, 1),
+        P.encode_data(live_sid, ALL, 1, 0, 5, b"spoofed"),
+        P.encode_data(live_sid, 0, 1, 1, 5, b"x", 3),
+    ]
     out = []
     for _ in range(n):
         k = rng.randrange(6)
@@ -64,7 +70,11 @@ def fuzz_packets(rng: random.Random, live_sid: int, n: int) -> list[bytes]:
         elif k == 1:
             pkt = P.header(rng.choice(list(P.TYPE_NAMES) + [0, 0x7F, 0xFF])) + rng.randbytes(rng.randrange(0, 200))
         elif k == 2:
-            pkt = P.header(P.DATA) + struct.pack("<Q", rng.choice([live_sid, rng.getrandbits(64)])) + rng.randbytes(rng.randrange(0, 64))
+            pkt = (
+                P.header(P.DATA)
+                + struct.pack("<Q", rng.choice([live_sid, rng.getrandbits(64)]))
+                + rng.randbytes(rng.randrange(0, 64))
+            )
         elif k == 3:
             pkt = rng.choice(valid)[: rng.randrange(0, 80)]
         elif k == 4:
@@ -73,7 +83,11 @@ def fuzz_packets(rng: random.Random, live_sid: int, n: int) -> list[bytes]:
                 b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
             pkt = bytes(b)
         else:
-            pkt = P.header(P.JOIN) + struct.pack("<BBH", rng.randrange(256), rng.randrange(256), rng.randrange(65536)) + rng.randbytes(rng.randrange(0, 300))
+            pkt = (
+                P.header(P.JOIN)
+                + struct.pack("<BBH", rng.randrange(256), rng.randrange(256), rng.randrange(65536))
+                + rng.randbytes(rng.randrange(0, 300))
+            )
         out.append(pkt)
     return out
 
@@ -91,7 +105,7 @@ def test_fuzzed_packets_leave_room_and_relay_intact(relay, count):
             s.sendto(pkt, relay.address)
             sent += len(pkt)
             if i % 100 == 0:
-                time.sleep(0.002)            # let the loop breathe; this is fuzz, not a flood
+                time.sleep(0.002)  # let the loop breathe; this is fuzz, not a flood
         got = replies(s)
         assert relay.alive()
         # no amplification: a stranger only ever gets CHALLENGEs, each smaller than its trigger
@@ -104,9 +118,17 @@ def test_fuzzed_packets_leave_room_and_relay_intact(relay, count):
         for reason in ("malformed", "unknown_session", "leave_ignored"):
             assert m[("relay_dropped_packets_total", (("reason", reason),))] > 0, reason
         assert m[("relay_address_changes_total", ())] > 0
-        report("fuzz", packets=count, replies=len(got), reply_bytes_over_sent=f"{sum(map(len, got)) / sent:.3f}",
-               got_through=0, **{r: m[("relay_dropped_packets_total", (("reason", r),))]
-                                 for r in ("malformed", "oversize", "unknown_session", "leave_ignored")})
+        report(
+            "fuzz",
+            packets=count,
+            replies=len(got),
+            reply_bytes_over_sent=f"{sum(map(len, got)) / sent:.3f}",
+            got_through=0,
+            **{
+                r: m[("relay_dropped_packets_total", (("reason", r),))]
+                for r in ("malformed", "oversize", "unknown_session", "leave_ignored")
+            },
+        )
         s.close()
     finally:
         a.close(), b.close()
@@ -117,10 +139,12 @@ def test_forged_and_expired_tokens_refused(relay):
     c = CoopClient(relay.address)
     try:
         good = relay.token("r", "mallory")
-        forged = [tokens.issue(b"not-the-relay-secret!!", "r", "mallory", 60),      # other key
-                  good[:12] + b"x" + good[13:],                                       # edited name
-                  good[:-1] + bytes([good[-1] ^ 1]),                                  # edited MAC
-                  good[:20]]                                                          # truncated
+        forged = [
+            tokens.issue(b"not-the-relay-secret!!", "r", "mallory", 60),  # other key
+            good[:12] + b"x" + good[13:],  # edited name
+            good[:-1] + bytes([good[-1] ^ 1]),  # edited MAC
+            good[:20],
+        ]  # truncated
         for t in forged:
             with pytest.raises(CoopError) as e:
                 c.join(t)
@@ -144,7 +168,7 @@ def test_flood_of_unverified_joins_costs_the_control_plane_nothing(make_relay):
     relay = make_relay(addr_rate=50, addr_burst=50)
     a, b = room_of_two(relay)
     try:
-        flood = raw_socket("127.0.0.9")      # its own IP (all of 127/8 is loopback)
+        flood = raw_socket("127.0.0.9")  # its own IP (all of 127/8 is loopback)
         join = P.encode_join(relay.token("r", "flooder"))
         slow0, chal0 = (relay.server.fast.counters().get(k, 0) for k in ("slow_path", "challenges"))
         n = 5000
@@ -154,7 +178,7 @@ def test_flood_of_unverified_joins_costs_the_control_plane_nothing(make_relay):
             except BlockingIOError:
                 time.sleep(0.001)
             if i % 200 == 0:
-                time.sleep(0.001)            # a flood the relay reads, not one the kernel drops for it
+                time.sleep(0.001)  # a flood the relay reads, not one the kernel drops for it
             if i == n // 2:
                 a.send(1, 2, b"during-flood", reliable=True)
         challenges = replies(flood, 0.5)
@@ -184,7 +208,7 @@ def test_player_flood_is_limited(make_relay):
             except CoopError:
                 pass
         wait_for(lambda: relay.drops("rate_player") > 1000, what="player rate drops")
-        time.sleep(1.2)                         # the bucket refills; the player is back to normal
+        time.sleep(1.2)  # the bucket refills; the player is back to normal
         while b.recv(timeout=0.2):
             pass
         assert_room_works(a, b, b"calm")
@@ -215,13 +239,17 @@ def test_handshake_replies_never_larger_than_request(relay):
     a, b = room_of_two(relay)
     try:
         s = raw_socket()
-        for pkt in (P.encode_join(relay.token("r", "x")), P.encode_resume(a._session, a._resume_key),
-                    P.encode_ping(a._session, 0), P.encode_data(a._session, ALL, 0, 0, 0, b"")):
+        for pkt in (
+            P.encode_join(relay.token("r", "x")),
+            P.encode_resume(a._session, a._resume_key),
+            P.encode_ping(a._session, 0),
+            P.encode_data(a._session, ALL, 0, 0, 0, b""),
+        ):
             s.sendto(pkt, relay.address)
             got = replies(s, 0.2)
             assert len(got) == 1 and len(got[0]) <= len(pkt) and P.packet_type(got[0]) == P.CHALLENGE
         # a JOIN shorter than the minimum gets nothing at all
-        s.sendto(P.encode_join(relay.token("r", "x"))[:P.MIN_HANDSHAKE - 1], relay.address)
+        s.sendto(P.encode_join(relay.token("r", "x"))[: P.MIN_HANDSHAKE - 1], relay.address)
         assert replies(s, 0.2) == []
     finally:
         a.close(), b.close()

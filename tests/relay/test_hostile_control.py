@@ -3,6 +3,7 @@ from elsewhere, a flood from a NAT neighbour, a third party holding a session id
 player moves, tokens with undefined flags, and a relay too slow for its traffic (kernel drops).
 Each test prints a FIGURES line (``pytest -s``): legitimate loss and latency p99 during the
 attack, what got through (nothing), and what /metrics counted."""
+
 from __future__ import annotations
 
 import hashlib
@@ -60,13 +61,18 @@ def test_replayed_token_cannot_take_a_live_seat(relay):
         seat = relay.server.rooms["r"].seats[0]
         assert (seat.sid, seat.resume_key, seat.addr) == (sid, key, addr)
         events = iter(lambda: a.poll_event(0), None)
-        assert all(ev.kind != "closed" for ev in events)                 # a was not kicked
+        assert all(ev.kind != "closed" for ev in events)  # a was not kicked
         assert_room_works(a, b, b"after-replay")
         m = relay.scrape()
         refused = m[("relay_refused_total", (("reason", "seat_taken"),))]
         assert refused == 2 and loss < 0.02
-        report("replayed_token", legit_loss=f"{loss:.3%}", legit_p99_ms=f"{p99:.2f}", got_through=len(got),
-               refused_seat_taken=refused)
+        report(
+            "replayed_token",
+            legit_loss=f"{loss:.3%}",
+            legit_p99_ms=f"{p99:.2f}",
+            got_through=len(got),
+            refused_seat_taken=refused,
+        )
     finally:
         a.close(), b.close()
 
@@ -81,7 +87,7 @@ def test_crashed_client_rejoins_with_its_token(make_relay):
         crash(a)
         a2 = CoopClient(relay.address)
         t0 = time.monotonic()
-        while True:                     # refused while the seat may still be alive, then seated
+        while True:  # refused while the seat may still be alive, then seated
             try:
                 slot = a2.join(relay.token("r", "a"))
                 break
@@ -91,14 +97,17 @@ def test_crashed_client_rejoins_with_its_token(make_relay):
                 time.sleep(0.05)
         waited = time.monotonic() - t0
         new = relay.server.rooms["r"].seats[slot]
-        assert slot == 0 and new.player == "a" and waited >= 0.25      # takeover 0.4 s less one heartbeat
+        assert slot == 0 and new.player == "a" and waited >= 0.25  # takeover 0.4 s less one heartbeat
         assert new.sid != old.sid and new.resume_key != old.resume_key and new.inc != old.inc
         wait_for(lambda: len(b.roster) == 2 and a2.roster.get(1) == "b", what="roster after rejoin")
         b.send(0, 3, b"to-a2", reliable=True)
         m = a2.recv(timeout=3)
         assert m and m.payload == b"to-a2"
-        report("crashed_rejoin", waited_s=f"{waited:.2f}", removed_replaced=relay.scrape()[
-            ("relay_players_removed_total", (("reason", "replaced"),))])
+        report(
+            "crashed_rejoin",
+            waited_s=f"{waited:.2f}",
+            removed_replaced=relay.scrape()[("relay_players_removed_total", (("reason", "replaced"),))],
+        )
         a2.close()
     finally:
         b.close()
@@ -122,14 +131,15 @@ def test_flood_from_a_nat_neighbour_locks_no_one_out(make_relay):
         def run() -> None:
             deadline = time.monotonic() + 4
             while not stop.is_set() and time.monotonic() < deadline and sent[0] < 40_000:
-                for pkt in (verified, bad):           # one verified, one cookie-less each round
+                for pkt in (verified, bad):  # one verified, one cookie-less each round
                     try:
                         flood.sendto(pkt, relay.address)
                         sent[0] += 1
                     except BlockingIOError:
                         pass
                 if sent[0] % 10 == 0:
-                    time.sleep(0.001)         # paced (<= 10k/s) so that it lasts the whole join
+                    time.sleep(0.001)  # paced (<= 10k/s) so that it lasts the whole join
+
         t = threading.Thread(target=run, daemon=True)
         with LegitProbe(a, b) as probe:
             t.start()
@@ -150,9 +160,17 @@ def test_flood_from_a_nat_neighbour_locks_no_one_out(make_relay):
         # never reached Python: what went up is its budget (burst + rate * time) plus c's JOIN
         assert rate_addr > sent[0] / 2 * 0.5 and slow < 50 + 50 * 5 + 5
         assert join_s < 1.5 and loss < 0.05
-        report("nat_flood", flood_packets=sent[0], newcomer_join_s=f"{join_s:.3f}", legit_loss=f"{loss:.3%}",
-               legit_p99_ms=f"{p99:.2f}", control_plane_packets=slow, rate_addr=rate_addr,
-               challenges=m[("relay_handshakes_total", (("result", "challenges"),))], got_through=0)
+        report(
+            "nat_flood",
+            flood_packets=sent[0],
+            newcomer_join_s=f"{join_s:.3f}",
+            legit_loss=f"{loss:.3%}",
+            legit_p99_ms=f"{p99:.2f}",
+            control_plane_packets=slow,
+            rate_addr=rate_addr,
+            challenges=m[("relay_handshakes_total", (("result", "challenges"),))],
+            got_through=0,
+        )
         assert_room_works(a, b, b"nat")
         c.close()
     finally:
@@ -178,6 +196,7 @@ def test_session_id_holder_cannot_stall_a_rebind(relay):
                     pass
                 if sent[0] % 20 == 0:
                     time.sleep(0.0005)
+
         t = threading.Thread(target=run, daemon=True)
         t.start()
         time.sleep(0.3)
@@ -197,13 +216,18 @@ def test_session_id_holder_cannot_stall_a_rebind(relay):
         seat = relay.server.rooms["r"].seats[0]
         assert relay.server.fast.addr_is(seat.idx, seat.sid, seat.addr) and seat.addr != b""
         got = [P.packet_type(r) for r in replies(spoof, 0.2)]
-        assert set(got) <= {P.CHALLENGE}                # the spoofer got challenges, nothing else
-        assert all(x.payload != b"x" * 8 for x in iter(lambda: b.recv(timeout=0.2), None))   # nor delivered anything
+        assert set(got) <= {P.CHALLENGE}  # the spoofer got challenges, nothing else
+        assert all(x.payload != b"x" * 8 for x in iter(lambda: b.recv(timeout=0.2), None))  # nor delivered anything
         assert rebind_s < 0.5, f"rebind took {rebind_s:.2f}s under {sent[0]} spoofed packets"
         counters = relay.server.fast.counters()
-        report("rebind_under_spoof", spoof_packets=sent[0], rebind_s=f"{rebind_s:.3f}",
-               addr_changed=counters["addr_changed"] - rx0, rebind_challenges=counters["rebind_challenges"],
-               got_through=sum(1 for x in got if x != P.CHALLENGE))
+        report(
+            "rebind_under_spoof",
+            spoof_packets=sent[0],
+            rebind_s=f"{rebind_s:.3f}",
+            addr_changed=counters["addr_changed"] - rx0,
+            rebind_challenges=counters["rebind_challenges"],
+            got_through=sum(1 for x in got if x != P.CHALLENGE),
+        )
         assert_room_works(a, b, b"moved")
     finally:
         a.close(), b.close()
@@ -212,7 +236,7 @@ def test_session_id_holder_cannot_stall_a_rebind(relay):
 @pytest.mark.parametrize("flags", [0x02, 0x80, 0xFF])
 def test_token_with_undefined_flag_bits_refused(relay, flags):
     body = struct.pack("<BBQ", 1, flags, int(time.time()) + 60) + b"\x01r\x01z"
-    tok = body + hmac.new(SECRET, body, hashlib.sha256).digest()[:16]     # signed by the relay's key
+    tok = body + hmac.new(SECRET, body, hashlib.sha256).digest()[:16]  # signed by the relay's key
     with pytest.raises(tokens.TokenError, match="undefined bits"):
         tokens.verify(SECRET, tok)
     s = raw_socket()
@@ -226,6 +250,7 @@ def test_secret_file_key_is_its_hex_text(tmp_path, monkeypatch):
     """docs/coop.md: the HMAC key is the first line's text (64 hex characters from keygen), as
     bytes, not the 32 bytes it spells.  Checked with hmac computed here, not with relay code."""
     from relay.server import load_secret
+
     key = tmp_path / "relay.key"
     text = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
     key.write_text(f"  {text}  \nignored second line\n")
@@ -252,11 +277,11 @@ def _proc_udp_drops(port: int) -> int:
 def test_kernel_drops_exported(make_relay):
     """A relay with a tiny receive buffer, overrun by a bounded burst: /metrics shows the
     datagrams the kernel dropped, matching /proc/net/udp's drops column for its socket."""
-    relay = make_relay(rcvbuf=1)                     # the kernel rounds up to its minimum (a few KB)
+    relay = make_relay(rcvbuf=1)  # the kernel rounds up to its minimum (a few KB)
     s = raw_socket()
-    pkt = P.encode_data(0x1234_0000_0000_0001, 1, 0, 0, 0, bytes(200))   # unknown session: no reply
+    pkt = P.encode_data(0x1234_0000_0000_0001, 1, 0, 0, 0, bytes(200))  # unknown session: no reply
     n = 0
-    for _ in range(20):                              # bounded: at most 20 bursts of 2000
+    for _ in range(20):  # bounded: at most 20 bursts of 2000
         for _ in range(2000):
             try:
                 s.sendto(pkt, relay.address)
@@ -268,12 +293,12 @@ def test_kernel_drops_exported(make_relay):
     kernel = _proc_udp_drops(relay.address[1])
     assert kernel > 0, "the burst never overran the socket"
     time.sleep(0.1)
-    s.sendto(pkt, relay.address)                     # the count rides on the next datagram read
+    s.sendto(pkt, relay.address)  # the count rides on the next datagram read
     wait_for(lambda: relay.scrape()[("relay_kernel_dropped_packets_total", ())] >= kernel, what="kernel drops metric")
     metric = relay.scrape()[("relay_kernel_dropped_packets_total", ())]
     assert metric == _proc_udp_drops(relay.address[1])
     received = relay.server.fast.counters()["rx_packets"]
-    assert received + metric == n + 1                # every datagram sent is either read or counted dropped
+    assert received + metric == n + 1  # every datagram sent is either read or counted dropped
     report("kernel_drops", sent=n + 1, received=received, kernel_drops=metric)
 
 
@@ -291,18 +316,22 @@ def test_flood_from_many_sources_with_impersonation(relay):
         sent = sent_bytes = 0
         early: list[bytes] = []
         with LegitProbe(a, b) as probe:
-            for rnd in range(25):                                  # bounded: 25 rounds x 60 sources x 5
+            for rnd in range(25):  # bounded: 25 rounds x 60 sources x 5
                 for s in srcs:
-                    pkts = [P.encode_join(relay.token("r", "mallory")), P.encode_data(sid, 1, 0, 0, rnd, spoof),
-                            P.encode_ping(sid, rnd), P.encode_data(rng.getrandbits(64), P.ALL, 0, 0, rnd, spoof),
-                            P.encode_resume(sid, bytes(16))]
+                    pkts = [
+                        P.encode_join(relay.token("r", "mallory")),
+                        P.encode_data(sid, 1, 0, 0, rnd, spoof),
+                        P.encode_ping(sid, rnd),
+                        P.encode_data(rng.getrandbits(64), P.ALL, 0, 0, rnd, spoof),
+                        P.encode_resume(sid, bytes(16)),
+                    ]
                     for pkt in pkts:
                         try:
                             s.sendto(pkt, relay.address)
                             sent, sent_bytes = sent + 1, sent_bytes + len(pkt)
                         except BlockingIOError:
                             pass
-                    if rnd == 5:                                   # answer the challenge once: a verified RESUME, wrong key
+                    if rnd == 5:  # answer the challenge once: a verified RESUME, wrong key
                         got5 = replies(s, 0.005)
                         cookie = next((P.decode_challenge(r) for r in got5 if P.packet_type(r) == P.CHALLENGE), None)
                         if cookie:
@@ -318,17 +347,25 @@ def test_flood_from_many_sources_with_impersonation(relay):
         assert types <= {P.CHALLENGE, P.REFUSED} and all(len(r) <= 20 for r in got)
         assert sum(map(len, got)) < sent_bytes
         refused_no_session = m[("relay_refused_total", (("reason", "no_session"),))]
-        assert refused_no_session > 0                           # the wrong resume keys, each refused
+        assert refused_no_session > 0  # the wrong resume keys, each refused
         spoofed = [x for x in iter(lambda: b.recv(timeout=0.2), None) if x.payload == spoof]
         assert spoofed == []
         seat = relay.server.rooms["r"].seats[0]
         assert relay.server.fast.addr_is(seat.idx, seat.sid, seat.addr) and a._session == seat.sid
         counted = {k: m[("relay_dropped_packets_total", (("reason", k),))] for k in ("unknown_session",)}
         counted.update({k: m[("relay_handshakes_total", (("result", k),))] for k in ("challenges", "rebind_challenges")})
-        report("many_sources", sources=len(srcs), flood_packets=sent, legit_loss=f"{loss:.3%}",
-               legit_p99_ms=f"{p99:.2f}", got_through=len(spoofed), replies=len(got),
-               reply_bytes_over_sent=f"{sum(map(len, got)) / sent_bytes:.3f}", refused_no_session=refused_no_session,
-               **counted)
+        report(
+            "many_sources",
+            sources=len(srcs),
+            flood_packets=sent,
+            legit_loss=f"{loss:.3%}",
+            legit_p99_ms=f"{p99:.2f}",
+            got_through=len(spoofed),
+            replies=len(got),
+            reply_bytes_over_sent=f"{sum(map(len, got)) / sent_bytes:.3f}",
+            refused_no_session=refused_no_session,
+            **counted,
+        )
         assert_room_works(a, b, b"after-many")
         for s in srcs:
             s.close()

@@ -3,6 +3,7 @@ signed tokens, through a real ``nxrecomp relay`` process logging at info: every 
 must be one well-formed record, no forged record may appear, and each hostile name must read
 back exactly from its escaped field.  The formatter is also checked directly for every code
 point class (C0, DEL, C1, surrogates from undecodable bytes, separators)."""
+
 from __future__ import annotations
 
 import logging
@@ -23,7 +24,7 @@ from relay import tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "0123456789abcdef0123456789abcdef"
-FORGED = "99:99:99.999 error   relay x: F"      # a time no real record has
+FORGED = "99:99:99.999 error   relay x: F"  # a time no real record has
 # one record: time, level, process, component, message, then key=value fields (bare or quoted)
 FIELD = r'[A-Za-z0-9_.,:/@+-]+=(?:[A-Za-z0-9_.,:/@+-]+|"(?:[^"\\\x00-\x1f\x7f]|\\.)*")'
 LINE = re.compile(r"(\d\d:\d\d:\d\d\.\d{3}) (\w+) +(?:relay|p) (\w+): ([^\x00-\x1f\x7f]*?)((?: " + FIELD + r")*)$")
@@ -49,9 +50,15 @@ def fields(rest: str) -> dict[str, str]:
 def test_hostile_names_cannot_forge_log_lines(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NXRECOMP_RELAY_", "NXRECOMP_NXRECOMP_LOG_"))}
     env.update(NXRECOMP_RELAY_SECRET=SECRET, NXRECOMP_NXRECOMP_LOG_LEVEL="info", PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "nxrecomp", "relay", "--listen", "127.0.0.1:0", "--metrics", ""],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            errors="surrogateescape")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nxrecomp", "relay", "--listen", "127.0.0.1:0", "--metrics", ""],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="surrogateescape",
+    )
     try:
         m = re.match(r"relay listening on ([\d.]+):(\d+)", proc.stdout.readline())
         assert m
@@ -95,10 +102,34 @@ def test_hostile_names_cannot_forge_log_lines(tmp_path):
     report("log_injection", lines=len(lines), hostile_names=len(HOSTILE) * 2 + 2, forged_lines=0, malformed_lines=0)
 
 
-@pytest.mark.parametrize("raw", [
-    "plain", "", " ", "a b", "x\ny", "\r", "\x00", "\x1b[2J", "\x7f", "\x9b", "\u2028", "\u2029", "\u202e",
-    "\ufeff", "\udcff", "\U000e0001", '"', "\\", "\\x41", 'k="v"', "é", "日本", "\U0001f600",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "plain",
+        "",
+        " ",
+        "a b",
+        "x\ny",
+        "\r",
+        "\x00",
+        "\x1b[2J",
+        "\x7f",
+        "\x9b",
+        "\u2028",
+        "\u2029",
+        "\u202e",
+        "\ufeff",
+        "\udcff",
+        "\U000e0001",
+        '"',
+        "\\",
+        "\\x41",
+        'k="v"',
+        "é",
+        "日本",
+        "\U0001f600",
+    ],
+)
 def test_value_round_trip_and_one_line(raw):
     v = nxlog.value(raw)
     assert nxlog.unescape(v) == raw
@@ -127,12 +158,21 @@ def test_bytes_values_and_message_and_traceback_escaped():
 def test_traceback_through_the_log_queue_stays_under_its_record():
     """Through setup()'s queue (a real process): the traceback follows its record on lines
     indented by four spaces, a hostile exception text cannot start a record of its own."""
-    code = ("import logging\nfrom nxrecomp.common import log\nlog.setup('p', 'debug')\n"
-            f"try:\n    raise ValueError({chr(10) + FORGED!r} + '\\x1b[2J')\n"
-            "except ValueError:\n    logging.getLogger('c').exception('boom %s', 'x\\ny')\n"
-            "log.kv(logging.getLogger('c'), logging.INFO, 'after', n=1)\nlog.flush()\n")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
-                       capture_output=True, text=True, timeout=60, check=True)
+    code = (
+        "import logging\nfrom nxrecomp.common import log\nlog.setup('p', 'debug')\n"
+        f"try:\n    raise ValueError({chr(10) + FORGED!r} + '\\x1b[2J')\n"
+        "except ValueError:\n    logging.getLogger('c').exception('boom %s', 'x\\ny')\n"
+        "log.kv(logging.getLogger('c'), logging.INFO, 'after', n=1)\nlog.flush()\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     lines = r.stderr.splitlines()
     records = [ln for ln in lines if not ln.startswith("    ")]
     assert [LINE.fullmatch(ln) is not None for ln in records] == [True, True], r.stderr

@@ -1,5 +1,6 @@
 """Reliable delivery under induced loss and reordering: every message arrives exactly once, in
 order per (sender, receiver, channel), through lossy paths that also rebind mid-stream."""
+
 from __future__ import annotations
 
 import time
@@ -24,11 +25,12 @@ def test_reliable_exactly_once_under_loss_and_reordering(relay):
                 c.send(ALL, 7, b"all %d %d" % (i, k), reliable=True)
                 c.send((i + 1) % n, 8, b"one %d %d" % (i, k), reliable=True)
             if k == per // 2:
-                paths[1].rebind()         # the relay sees player 1 move to a new port mid-stream
+                paths[1].rebind()  # the relay sees player 1 move to a new port mid-stream
         got: list[list] = [[] for _ in range(n)]
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (any(len(g) < (n - 1) * per + per for g in got)
-                                                or any(c.unacked() for c in clients)):
+        while time.monotonic() < deadline and (
+            any(len(g) < (n - 1) * per + per for g in got) or any(c.unacked() for c in clients)
+        ):
             for i, c in enumerate(clients):
                 m = c.recv(timeout=0.01)
                 while m:

@@ -1,5 +1,6 @@
 """Rooms with real clients on loopback: 8 players, a refused 9th, seats kept across address
 changes, leave/timeout/empty-room removal, passwords and host tokens."""
+
 from __future__ import annotations
 
 import socket
@@ -74,7 +75,7 @@ def test_unreliable_is_sequenced_per_stream(relay):
     try:
         for k in range(5):
             a.send(ALL, 1, b"all%d" % k)
-        a.send(1, 1, b"just-b")                 # its own stream: not "older" than all4
+        a.send(1, 1, b"just-b")  # its own stream: not "older" than all4
         got = drain(b, 6, timeout=3)
         assert [m.payload for m in got] == [b"all0", b"all1", b"all2", b"all3", b"all4", b"just-b"]
         # a stale datagram (seq behind the newest delivered) is dropped, a newer one delivered
@@ -99,10 +100,10 @@ def test_seat_changing_hands_starts_fresh(relay):
         assert [m.payload for m in drain(b, 5)] == [b"to-b-%d" % k for k in range(5)]
         old_inc = a._seats[1].inc
         b.close()
-        assert c.join(relay.token("room", "c")) == 1                 # same slot, another player
+        assert c.join(relay.token("room", "c")) == 1  # same slot, another player
         wait_for(lambda: a.roster.get(1) == "c", what="a sees c in slot 1")
         assert a._seats[1].inc != old_inc
-        a.send(1, 2, b"to-c", reliable=True)                          # c's stream starts at 0
+        a.send(1, 2, b"to-c", reliable=True)  # c's stream starts at 0
         assert c.recv(timeout=3).payload == b"to-c"
         # a datagram still addressed to b's incarnation never reaches c
         a._sock.sendto(P.encode_data(a._session, 1, 2, 0, 99, b"for-b", old_inc), relay.address)
@@ -121,7 +122,7 @@ def test_ninth_player_refused(relay):
             ninth.join(relay.token("room", "p8"))
         assert e.value.code == E_REFUSED_BASE + P.R_ROOM_FULL
         assert relay.scrape()[("relay_refused_total", (("reason", "room_full"),))] == 1
-        clients[3].close()                        # a seat frees up: the 9th now gets slot 3
+        clients[3].close()  # a seat frees up: the 9th now gets slot 3
         wait_for(lambda: len(relay.server.rooms["room"].seats) == 7, what="seat 3 freed")
         assert ninth.join(relay.token("room", "p8")) == 3
     finally:
@@ -139,7 +140,7 @@ def test_address_change_keeps_seat(relay):
             a.send(1, 0, b"%d" % k, reliable=True)
         got = drain(b, 20)
         assert [m.payload for m in got] == [b"%d" % k for k in range(20)] and {m.src for m in got} == {0}
-        b.send(0, 0, b"back", reliable=True)           # and the relay sends to the new address
+        b.send(0, 0, b"back", reliable=True)  # and the relay sends to the new address
         m = a.recv(timeout=3)
         assert m and m.payload == b"back" and a.slot == 0
         snap = relay.scrape()
@@ -200,7 +201,7 @@ def test_silent_player_times_out(make_relay):
         assert (ev.slot, ev.name) == (1, "silent")
         bye = raw.recv(2048)
         assert P.packet_type(bye) == P.BYE and bye[4] == P.B_TIMEOUT
-        time.sleep(1.0)                     # the heartbeating client is still seated
+        time.sleep(1.0)  # the heartbeating client is still seated
         assert 0 in relay.server.rooms["r"].seats
         raw.close()
     finally:
@@ -211,7 +212,7 @@ def test_password_and_host_rules(relay):
     host, guest, stranger = CoopClient(relay.address), CoopClient(relay.address), CoopClient(relay.address)
     try:
         with pytest.raises(CoopError) as e:
-            stranger.open(relay.token("locked", "x"))               # not a host token
+            stranger.open(relay.token("locked", "x"))  # not a host token
         assert e.value.code == E_REFUSED_BASE + P.R_NOT_HOST
         with pytest.raises(CoopError) as e:
             stranger.join(relay.token("nowhere", "x"))
@@ -244,7 +245,7 @@ def test_join_waits_for_the_room_to_open(relay):
         t = threading.Thread(target=lambda: got.append(early.join(relay.token("later", "g"), wait_for_room=True)))
         t.start()
         wait_for(lambda: relay.server.events["refused_no_room"] >= 2, what="the joiner asking twice")
-        assert t.is_alive() and not got                           # refused, still waiting
+        assert t.is_alive() and not got  # refused, still waiting
         with pytest.raises(CoopError) as e:
             plain.join(relay.token("later", "p"))
         assert e.value.code == E_REFUSED_BASE + P.R_NO_ROOM
@@ -265,7 +266,7 @@ def test_ipv6_relay(make_relay):
         pytest.skip("no IPv6 on this machine")
     try:
         relay = make_relay(listen="[::1]:0")
-    except Exception as e:                                   # e.g. IPv6 disabled in the kernel
+    except Exception as e:  # e.g. IPv6 disabled in the kernel
         pytest.skip(f"cannot listen on [::1]: {e}")
     a, b = CoopClient(("::1", relay.address[1])), CoopClient(("::1", relay.address[1]))
     try:
@@ -274,7 +275,7 @@ def test_ipv6_relay(make_relay):
         a.send(1, 0, b"over v6", reliable=True)
         assert b.recv(timeout=3).payload == b"over v6"
         old = b._sock.getsockname()
-        b.rebind()                                           # address change over IPv6 too
+        b.rebind()  # address change over IPv6 too
         wait_for(lambda: b._sock.getsockname() != old, what="rebind")
         b.send(0, 0, b"moved", reliable=True)
         assert a.recv(timeout=3).payload == b"moved"

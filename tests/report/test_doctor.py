@@ -1,6 +1,7 @@
 """``nxrecomp doctor`` on this machine and in deliberately broken environments: it names each
 gap and its fix.  Oracles: ``vulkaninfo --summary`` (Khronos' tool, vulkan-tools) for the
 device this machine has; /proc/cpuinfo flag names against the x86-64 psABI's level lists."""
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def doctor(**env: str) -> subprocess.CompletedProcess:
     e = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    return subprocess.run([sys.executable, "-m", "nxrecomp", "doctor"], capture_output=True, text=True,
-                          timeout=120, env=e, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "doctor"], capture_output=True, text=True, timeout=120, env=e, cwd=ROOT
+    )
 
 
 def vulkaninfo_devices() -> list[str]:
@@ -41,7 +43,7 @@ def test_this_machine() -> None:
         assert any(name in line for line in lines), name
     gaps = [line for line in lines if line.startswith("MISSING")]
     assert r.returncode == (1 if gaps else 0), r.stdout
-    for i, line in enumerate(lines):           # every gap comes with what to do
+    for i, line in enumerate(lines):  # every gap comes with what to do
         if line.startswith(("MISSING", "WARN")):
             assert lines[i + 1].strip().startswith("fix: "), line
 
@@ -60,8 +62,10 @@ def test_icd_file_that_does_not_exist(tmp_path) -> None:
 def test_icd_whose_driver_library_is_gone(tmp_path) -> None:
     """The manifest exists but its driver does not: only the device probe can tell."""
     icd = tmp_path / "gone_icd.json"
-    icd.write_text('{"file_format_version": "1.0.0", "ICD": {"library_path": "%s", "api_version": "1.3.0"}}'
-                   % (tmp_path / "libvulkan_gone.so"))
+    icd.write_text(
+        '{"file_format_version": "1.0.0", "ICD": {"library_path": "%s", "api_version": "1.3.0"}}'
+        % (tmp_path / "libvulkan_gone.so")
+    )
     r = doctor(VK_ICD_FILENAMES=str(icd))
     assert r.returncode == 1
     assert "MISSING VK_ICD_FILENAMES" not in r.stdout

@@ -1,6 +1,7 @@
 """Frame-time statistics with start-up apart (nxrecomp/app/frame_stats.py).  Oracle for the
 numbers: Python's ``statistics`` module (quantiles, 'inclusive' method = linear interpolation
 between closest ranks, the same definition numpy's default uses), not numpy itself."""
+
 from __future__ import annotations
 
 import random
@@ -10,7 +11,7 @@ from nxrecomp.app.frame_stats import SETTLE_FRAMES, split, startup_frames
 
 
 def ref(ms: list[float]) -> dict:
-    q = statistics.quantiles(ms, n=100, method="inclusive")      # q[k-1] = k-th percentile
+    q = statistics.quantiles(ms, n=100, method="inclusive")  # q[k-1] = k-th percentile
     return {"mean": statistics.fmean(ms), "p50": statistics.median(ms), "p95": q[94], "p99": q[98], "max": max(ms)}
 
 
@@ -24,7 +25,7 @@ def test_startup_spike_is_reported_apart() -> None:
     steady = [10 + rnd.random() * 4 for _ in range(300)]
     ms = [0.7, 2931.5] + steady
     fm = split(ms)
-    assert fm["all"]["mean"] > fm["all"]["p99"]          # what the single summary got wrong
+    assert fm["all"]["mean"] > fm["all"]["p99"]  # what the single summary got wrong
     assert fm["startup_frames"] == 2 and fm["startup"]["frames"] == 2
     assert abs(fm["startup"]["total_ms"] - 2932.2) < 0.01
     assert close(fm["steady"], ref(steady)) and fm["steady"]["frames"] == 300

@@ -1,6 +1,7 @@
 """The checks both ISAs' compute tests make of the kernels ptxas built from the same PTX
 (tests/shader_svc/ptx and ptx/sm53): inputs, one run through a KernelRunner, and numpy's
 answer; plus the exact floating-point references they share."""
+
 from __future__ import annotations
 
 import struct
@@ -26,8 +27,8 @@ def fma_f32_exact(a: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def f2i_s32(x: np.ndarray) -> np.ndarray:
     """cvt.rzi.s32.f32 as PTX defines it: truncate, saturate, NaN -> 0."""
-    t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=2.0**31, neginf=-2.0**31))
-    return np.clip(t, -2.0**31, 2.0**31 - 1).astype(np.int64).astype(np.int32)
+    t = np.trunc(np.nan_to_num(x.astype(np.float64), nan=0.0, posinf=2.0**31, neginf=-(2.0**31)))
+    return np.clip(t, -(2.0**31), 2.0**31 - 1).astype(np.int64).astype(np.int32)
 
 
 def check_add_i32(k: KernelRunner, n: int) -> None:
@@ -36,14 +37,14 @@ def check_add_i32(k: KernelRunner, n: int) -> None:
     ba, bb, bc = k.upload(a), k.upload(b), k.upload(np.full(n + 64, 0xDEADBEEF, np.uint32))
     (c,) = k.run("add_i32", n, struct.pack("<QQQI", ba.address, bb.address, bc.address, n), [bc])
     assert np.array_equal(c[:n], a + b)
-    assert (c[n:n + 64] == 0xDEADBEEF).all()   # threads past n wrote nothing
+    assert (c[n : n + 64] == 0xDEADBEEF).all()  # threads past n wrote nothing
 
 
 def saxpy(k: KernelRunner, alpha: np.float32, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """y = alpha*x + y by the saxpy kernel: the new y."""
     bx, by = k.upload(x), k.upload(y)
     (out,) = k.run("saxpy", len(x), struct.pack("<QQfI", bx.address, by.address, alpha, len(x)), [by])
-    return out[:len(x)].view(np.float32)
+    return out[: len(x)].view(np.float32)
 
 
 def check_saxpy(k: KernelRunner, n: int) -> None:
@@ -61,8 +62,9 @@ def check_loop_sum(k: KernelRunner, n: int, m: int) -> None:
     ba, bo = k.upload(a), k.upload(np.zeros(n, np.uint32))
     (out,) = k.run("loop_sum", n, struct.pack("<QQII", ba.address, bo.address, m, n), [bo])
     w = np.arange(1, m + 1, dtype=np.uint64)
-    ref = ((a[:n * m].reshape(n, m).astype(np.uint64) * w).sum(axis=1) % 2**32).astype(np.uint32) if m else \
-        np.zeros(n, np.uint32)
+    ref = (
+        ((a[: n * m].reshape(n, m).astype(np.uint64) * w).sum(axis=1) % 2**32).astype(np.uint32) if m else np.zeros(n, np.uint32)
+    )
     assert np.array_equal(out[:n], ref)
 
 
@@ -80,12 +82,22 @@ def check_int_ops(k: KernelRunner, groups: int) -> None:
     a, b = rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)
     ba, bb, bo = k.upload(a), k.upload(b), k.upload(np.zeros(8 * n, np.uint32))
     (out,) = k.run("int_ops", n, struct.pack("<QQQ", ba.address, bb.address, bo.address), [bo])
-    s = (b & 31)
+    s = b & 31
     sa = a.view(np.int32)
-    ref = np.stack([a * b, (a & b) | (a ^ b), a << s, a >> s, (sa >> s.astype(np.int32)).view(np.uint32), a - b,
-                    np.minimum(a, b) + np.maximum(sa, b.view(np.int32)).view(np.uint32),
-                    ~((a & b) | (a ^ b)) + ((a.astype(np.uint64) * b) >> 32).astype(np.uint32)], axis=1)
-    assert np.array_equal(out[:8 * n].reshape(n, 8), ref)
+    ref = np.stack(
+        [
+            a * b,
+            (a & b) | (a ^ b),
+            a << s,
+            a >> s,
+            (sa >> s.astype(np.int32)).view(np.uint32),
+            a - b,
+            np.minimum(a, b) + np.maximum(sa, b.view(np.int32)).view(np.uint32),
+            ~((a & b) | (a ^ b)) + ((a.astype(np.uint64) * b) >> 32).astype(np.uint32),
+        ],
+        axis=1,
+    )
+    assert np.array_equal(out[: 8 * n].reshape(n, 8), ref)
 
 
 def run_fp_ops(k: KernelRunner, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -93,4 +105,4 @@ def run_fp_ops(k: KernelRunner, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     n = len(x)
     bx, by, bo = k.upload(x), k.upload(y), k.upload(np.zeros(6 * n, np.uint32))
     (out,) = k.run("fp_ops", n, struct.pack("<QQQ", bx.address, by.address, bo.address), [bo])
-    return out[:6 * n].reshape(n, 6)
+    return out[: 6 * n].reshape(n, 6)

@@ -1,6 +1,7 @@
 """Running translated compute kernels on lavapipe for the tests: a device (skipped loudly where
 Vulkan is missing), buffers filled from numpy arrays, and one dispatch of a SPIR-V module with
 constant bank 0 laid out as the CUDA driver lays it out for the kernel's ISA."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -38,8 +39,9 @@ def upload(dev, arr: np.ndarray):
     return b
 
 
-def run_spirv(dev, spirv: bytes, layout: Layout, cbank0_size: int, n_threads: int, params: bytes,
-              outputs: list, block: int = 64) -> list[np.ndarray]:
+def run_spirv(
+    dev, spirv: bytes, layout: Layout, cbank0_size: int, n_threads: int, params: bytes, outputs: list, block: int = 64
+) -> list[np.ndarray]:
     """Dispatch enough ``block``-wide groups for ``n_threads`` and read back ``outputs`` as words."""
     grid = (n_threads + block - 1) // block
     image = layout(cbank0_size, (block, 1, 1), (grid, 1, 1), params)
@@ -53,6 +55,7 @@ def run_spirv(dev, spirv: bytes, layout: Layout, cbank0_size: int, n_threads: in
 class KernelRunner:
     """The ptxas-built kernels of one ISA on one device: ``translate`` turns a kernel's code into
     SPIR-V for ``block``-wide groups."""
+
     dev: object
     kernels: dict
     layout: Layout
@@ -64,8 +67,7 @@ class KernelRunner:
 
     def run(self, name: str, n_threads: int, params: bytes, outputs: list) -> list[np.ndarray]:
         k = self.kernels[name]
-        return run_spirv(self.dev, self.translate(k.code), self.layout, k.cbank0_size, n_threads, params, outputs,
-                         self.block)
+        return run_spirv(self.dev, self.translate(k.code), self.layout, k.cbank0_size, n_threads, params, outputs, self.block)
 
     def in_out(self, name: str, a: np.ndarray, out_words: int) -> np.ndarray:
         """Run a kernel of parameters (const u32 *a, u32 *out) over len(a) threads: the first

@@ -1,6 +1,7 @@
 """Shared fixtures of the shader service tests: NVIDIA's ptxas/nvdisasm fetched from PyPI into
 the cache (skipped loudly when the registry cannot be reached), the PTX corpus, a running
 service, and lavapipe compute and graphics devices."""
+
 from __future__ import annotations
 
 import sys

@@ -1,5 +1,6 @@
 """Read NVIDIA cubins (ELF) with pyelftools: each kernel's code (``.text.<name>``) and its
 constant bank 0 image (``.nv.constant0.<name>``).  Used for test programs built by ptxas."""
+
 from __future__ import annotations
 
 import io
@@ -18,7 +19,7 @@ class Kernel:
     name: str
     code: bytes
     cbank0_size: int
-    sm: int            # e.g. 86
+    sm: int  # e.g. 86
 
 
 def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
@@ -29,12 +30,11 @@ def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
     if elf["e_machine"] not in ("EM_CUDA", EM_CUDA):
         raise NxError(f"not a CUDA cubin (e_machine {elf['e_machine']})", path=path, field="e_machine")
     sm = elf["e_flags"] & 0xFF
-    cb = {s.name[len(".nv.constant0."):]: s.data_size for s in elf.iter_sections()
-          if s.name.startswith(".nv.constant0.")}
+    cb = {s.name[len(".nv.constant0.") :]: s.data_size for s in elf.iter_sections() if s.name.startswith(".nv.constant0.")}
     out = {}
     for s in elf.iter_sections():
         if s.name.startswith(".text."):
-            name = s.name[len(".text."):]
+            name = s.name[len(".text.") :]
             code = s.data()
             if len(code) % 16:
                 raise NxError(f"code size {len(code)} is not a multiple of 16", path=path, field=s.name)

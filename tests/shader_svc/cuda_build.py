@@ -15,6 +15,7 @@ same ptxas 12.9.  The toolchain is part of the cache key.
 Optimisation levels: ``O3`` (nvcc -O3 / ptxas -O3) and ``G`` (nvcc -G: debug code, ptxas -O0
 with line/variable info), the two ends the issue names (-O3 and -O0/-G).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -67,8 +68,11 @@ def _nvrtc_lib():
             fcntl.flock(lk, fcntl.LOCK_EX)
             if not lib.is_file():
                 with tempfile.TemporaryDirectory(dir=d) as tmp:
-                    r = sp.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, NVRTC_WHEEL],
-                               capture_output=True, text=True)
+                    r = sp.run(
+                        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, NVRTC_WHEEL],
+                        capture_output=True,
+                        text=True,
+                    )
                     wheels = list(Path(tmp).glob("*.whl"))
                     if r.returncode != 0 or not wheels:
                         raise NoCompiler(f"pip download {NVRTC_WHEEL} failed: {r.stderr.strip()[-300:]}")
@@ -87,13 +91,14 @@ def nvrtc_ptx(source: str, isa: int, opt: str) -> str:
     import ctypes
 
     lib = _nvrtc_lib()
-    src = source.replace("#include <stdint.h>", "typedef unsigned int uint32_t; typedef int int32_t;\n"
-                                                 "typedef unsigned long long uint64_t; typedef long long int64_t;")
+    src = source.replace(
+        "#include <stdint.h>",
+        "typedef unsigned int uint32_t; typedef int int32_t;\ntypedef unsigned long long uint64_t; typedef long long int64_t;",
+    )
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"k.cu", 0, None, None):
         raise RuntimeError("nvrtcCreateProgram failed")
-    opts = [f"--gpu-architecture=compute_{isa}".encode(), b"-default-device"] + \
-        ([b"-G"] if opt == "G" else [])
+    opts = [f"--gpu-architecture=compute_{isa}".encode(), b"-default-device"] + ([b"-G"] if opt == "G" else [])
     arr = (ctypes.c_char_p * len(opts))(*opts)
     rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
     n = ctypes.c_size_t()
@@ -154,8 +159,9 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
         pflags = ["-O3"] if opt == "O3" else ["-O0", "-g"]
         if toolchain() == "nvrtc":
             Path(f"{tmp}/k.ptx").write_text(nvrtc_ptx(source, isa, opt))
-            _run([str(nvtools.ptxas_path()), f"-arch=sm_{isa}", *pflags, f"{tmp}/k.ptx", "-o", f"{tmp}/k.cubin"],
-                 f"ptxas sm_{isa}")
+            _run(
+                [str(nvtools.ptxas_path()), f"-arch=sm_{isa}", *pflags, f"{tmp}/k.ptx", "-o", f"{tmp}/k.cubin"], f"ptxas sm_{isa}"
+            )
         elif isa == 86:
             nvcc = nvcc_path()
             _run([nvcc, "-cubin", "-arch=sm_86", *flags, str(src), "-o", f"{tmp}/k.cubin"], "nvcc")
@@ -163,8 +169,7 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
             nvcc = nvcc_path()
             _run([nvcc, "-ptx", "-arch=compute_75", *flags, str(src), "-o", f"{tmp}/k.ptx"], "nvcc -ptx")
             Path(f"{tmp}/k53.ptx").write_text(to_sm53_ptx(Path(f"{tmp}/k.ptx").read_text()))
-            _run([str(nvtools.ptxas_path()), "-arch=sm_53", *pflags, f"{tmp}/k53.ptx", "-o", f"{tmp}/k.cubin"],
-                 "ptxas sm_53")
+            _run([str(nvtools.ptxas_path()), "-arch=sm_53", *pflags, f"{tmp}/k53.ptx", "-o", f"{tmp}/k.cubin"], "ptxas sm_53")
         data = Path(f"{tmp}/k.cubin").read_bytes()
     part = out.with_suffix(".part")
     part.write_bytes(data)
@@ -194,6 +199,7 @@ def build(source: str, isa: int, opt: str) -> dict:
 # 58 = S into CALL.ABS's 47-bit target (bits 32..78); SM53: 42 = S + A into JCAL's 32-bit
 # target (bits 20..51 of the 64-bit word).  Maxwell functions start on a 32-byte group (a
 # control word and three instructions), Ampere's on 16 bytes.
+
 
 def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
     import io

@@ -17,6 +17,7 @@ its file (one nvcc run per style, ISA and optimisation level).
 
 Run as a script (``python tests/shader_svc/cuda_corpus.py [--isa 86] [--opt O3] [-k name]``)
 it prints one line per kernel and the coverage table (``coverage.py``)."""
+
 from __future__ import annotations
 
 import struct
@@ -42,24 +43,24 @@ BLOCK = 64
 
 @dataclass
 class Inputs:
-    a: np.ndarray               # uint32 words
+    a: np.ndarray  # uint32 words
     b: np.ndarray
-    n: int                      # the kernel's n parameter
-    threads: int                # threads launched (rounded up to blocks of 64)
-    out: np.ndarray             # the output buffer's initial words
+    n: int  # the kernel's n parameter
+    threads: int  # threads launched (rounded up to blocks of 64)
+    out: np.ndarray  # the output buffer's initial words
 
 
 @dataclass
 class Case:
     name: str
     style: str
-    src: str                                   # the kernel's CUDA text (uses K(name))
+    src: str  # the kernel's CUDA text (uses K(name))
     inputs: Callable[[np.random.Generator], Inputs]
-    ref: Callable[[Inputs], np.ndarray]        # the expected output words
-    kind: str = "u32"                          # how outputs compare: u32 (exact), f32, f64
-    ulps: int = 0                              # allowed distance for f32/f64 outputs
-    heavy: bool = False                        # left out of CI's slice
-    group: str = "base"                        # compiled together (one nvcc/ptxas run per group)
+    ref: Callable[[Inputs], np.ndarray]  # the expected output words
+    kind: str = "u32"  # how outputs compare: u32 (exact), f32, f64
+    ulps: int = 0  # allowed distance for f32/f64 outputs
+    heavy: bool = False  # left out of CI's slice
+    group: str = "base"  # compiled together (one nvcc/ptxas run per group)
 
 
 CASES: list[Case] = []
@@ -75,8 +76,7 @@ def u32(rng: np.random.Generator, n: int, lo: int = 0, hi: int = 2**32) -> np.nd
     return rng.integers(lo, hi, n, dtype=np.uint64).astype(np.uint32)
 
 
-def plain(n: int, a: np.ndarray, b: np.ndarray | None = None, out_words: int | None = None,
-          threads: int | None = None) -> Inputs:
+def plain(n: int, a: np.ndarray, b: np.ndarray | None = None, out_words: int | None = None, threads: int | None = None) -> Inputs:
     b = np.zeros(1, np.uint32) if b is None else b
     return Inputs(a, b, n, threads if threads is not None else n, np.zeros(out_words or n, np.uint32))
 
@@ -84,32 +84,55 @@ def plain(n: int, a: np.ndarray, b: np.ndarray | None = None, out_words: int | N
 # ---------------------------------------------------------------------------------------------
 # The issue's eight (step 1): reduction, scan, histogram with atomics, matrix product with
 # shared memory, stencil, warp-shuffle reduction, 64-bit integer math, double math.
-case(name="reduce_sum", style="reduction", src=r"""
+case(
+    name="reduce_sum",
+    style="reduction",
+    src=r"""
 K(reduce_sum) {
   __shared__ uint32_t s[64]; int t = threadIdx.x, i = TID;
   s[t] = i < n ? a[i] : 0; __syncthreads();
   for (int w = 32; w > 0; w >>= 1) { if (t < w) s[t] += s[t + w]; __syncthreads(); }
   if (t == 0) o[blockIdx.x] = s[0];
-}""", inputs=lambda r: plain(250, u32(r, 256), out_words=4, threads=256),
-     ref=lambda x: np.add.reduceat(np.where(np.arange(256) < x.n, x.a, 0).astype(np.uint64),
-                                   np.arange(0, 256, 64)).astype(np.uint32))
+}""",
+    inputs=lambda r: plain(250, u32(r, 256), out_words=4, threads=256),
+    ref=lambda x: np.add.reduceat(np.where(np.arange(256) < x.n, x.a, 0).astype(np.uint64), np.arange(0, 256, 64)).astype(
+        np.uint32
+    ),
+)
 
-case(name="scan_incl", style="scan", src=r"""
+case(
+    name="scan_incl",
+    style="scan",
+    src=r"""
 K(scan_incl) {
   __shared__ uint32_t s[64]; int t = threadIdx.x, i = TID;
   s[t] = i < n ? a[i] : 0; __syncthreads();
   for (int d = 1; d < 64; d <<= 1) { uint32_t v = t >= d ? s[t - d] : 0; __syncthreads(); s[t] += v; __syncthreads(); }
   if (i < n) o[i] = s[t];
-}""", inputs=lambda r: plain(200, u32(r, 256), out_words=256, threads=256),
-     ref=lambda x: np.concatenate([np.cumsum(x.a[:200].reshape(-1)[k:k + 64].astype(np.uint64)) for k in
-                                   range(0, 200, 64)] + [np.zeros(56)]).astype(np.uint64).astype(np.uint32))
+}""",
+    inputs=lambda r: plain(200, u32(r, 256), out_words=256, threads=256),
+    ref=lambda x: (
+        np.concatenate(
+            [np.cumsum(x.a[:200].reshape(-1)[k : k + 64].astype(np.uint64)) for k in range(0, 200, 64)] + [np.zeros(56)]
+        )
+        .astype(np.uint64)
+        .astype(np.uint32)
+    ),
+)
 
-case(name="histogram", style="histogram", src=r"""
+case(
+    name="histogram",
+    style="histogram",
+    src=r"""
 K(histogram) { int i = TID; if (i < n) atomicAdd(&o[a[i] & 15], 1u); }""",
-     inputs=lambda r: plain(300, u32(r, 320), out_words=16),
-     ref=lambda x: np.bincount(x.a[:x.n] & 15, minlength=16).astype(np.uint32))
+    inputs=lambda r: plain(300, u32(r, 320), out_words=16),
+    ref=lambda x: np.bincount(x.a[: x.n] & 15, minlength=16).astype(np.uint32),
+)
 
-case(name="matmul_sh", style="matmul", src=r"""
+case(
+    name="matmul_sh",
+    style="matmul",
+    src=r"""
 K(matmul_sh) {
   // an n x n float matrix product (n a multiple of 8) in 8x8 shared-memory tiles, one thread per element
   __shared__ float ta[8][8], tb[8][8];
@@ -122,50 +145,78 @@ K(matmul_sh) {
     __syncthreads();
   }
   C[r * n + c] = acc;
-}""", inputs=lambda r: Inputs(r.integers(-8, 9, 256).astype(np.float32).view(np.uint32),
-                              r.integers(-8, 9, 256).astype(np.float32).view(np.uint32), 16, 256,
-                              np.zeros(256, np.uint32)),
-     ref=lambda x: (x.a.view(np.float32).reshape(16, 16).astype(np.float64) @
-                    x.b.view(np.float32).reshape(16, 16)).astype(np.float32).view(np.uint32).ravel(), kind="f32")
+}""",
+    inputs=lambda r: Inputs(
+        r.integers(-8, 9, 256).astype(np.float32).view(np.uint32),
+        r.integers(-8, 9, 256).astype(np.float32).view(np.uint32),
+        16,
+        256,
+        np.zeros(256, np.uint32),
+    ),
+    ref=lambda x: (
+        (x.a.view(np.float32).reshape(16, 16).astype(np.float64) @ x.b.view(np.float32).reshape(16, 16))
+        .astype(np.float32)
+        .view(np.uint32)
+        .ravel()
+    ),
+    kind="f32",
+)
 
-case(name="stencil3", style="stencil", src=r"""
+case(
+    name="stencil3",
+    style="stencil",
+    src=r"""
 K(stencil3) {
   int i = TID;
   if (i < n) { int l = i > 0 ? a[i - 1] : 0, r = i < n - 1 ? a[i + 1] : 0; o[i] = (uint32_t)(l + 2 * (int)a[i] - r); }
-}""", inputs=lambda r: plain(300, u32(r, 320)),
-     ref=lambda x: _stencil3(x))
+}""",
+    inputs=lambda r: plain(300, u32(r, 320)),
+    ref=lambda x: _stencil3(x),
+)
 
 
 def _stencil3(x: Inputs) -> np.ndarray:
-    a = x.a[:x.n].astype(np.int64)
+    a = x.a[: x.n].astype(np.int64)
     l_, r_ = np.concatenate([[0], a[:-1]]), np.concatenate([a[1:], [0]])
     out = np.zeros(len(x.out), np.uint32)
-    out[:x.n] = ((l_ + 2 * a - r_) % 2**32).astype(np.uint32)
+    out[: x.n] = ((l_ + 2 * a - r_) % 2**32).astype(np.uint32)
     return out
 
 
-case(name="warp_reduce", style="warp", src=r"""
+case(
+    name="warp_reduce",
+    style="warp",
+    src=r"""
 K(warp_reduce) {
   int i = TID; uint32_t v = i < n ? a[i] : 0;
   for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
   if ((threadIdx.x & 31) == 0) o[i >> 5] = v;
-}""", inputs=lambda r: plain(250, u32(r, 256), out_words=8, threads=256),
-     ref=lambda x: np.where(np.arange(256) < x.n, x.a, 0).astype(np.uint64).reshape(8, 32).sum(1).astype(np.uint32))
+}""",
+    inputs=lambda r: plain(250, u32(r, 256), out_words=8, threads=256),
+    ref=lambda x: np.where(np.arange(256) < x.n, x.a, 0).astype(np.uint64).reshape(8, 32).sum(1).astype(np.uint32),
+)
 
 
 def _i64(x: Inputs) -> np.ndarray:
-    A, B = x.a.view(np.uint64)[:x.n], x.b.view(np.uint64)[:x.n]
+    A, B = x.a.view(np.uint64)[: x.n], x.b.view(np.uint64)[: x.n]
     sa = A.view(np.int64)
-    s = (B & np.uint64(63))
+    s = B & np.uint64(63)
     d = B | np.uint64(1)
     m = ((B | np.uint64(1)) & np.uint64(0xFFFF)).astype(np.int64)
     with np.errstate(over="ignore"):
-        cols = [A * B + (A >> np.uint64(13)), (sa >> s.astype(np.int64)).view(np.uint64) ^ (A << s), A // d,
-                np.fmod(sa, m).view(np.uint64)]
+        cols = [
+            A * B + (A >> np.uint64(13)),
+            (sa >> s.astype(np.int64)).view(np.uint64) ^ (A << s),
+            A // d,
+            np.fmod(sa, m).view(np.uint64),
+        ]
     return np.stack(cols, 1).ravel().view(np.uint32)
 
 
-case(name="int64_math", style="int64", src=r"""
+case(
+    name="int64_math",
+    style="int64",
+    src=r"""
 K(int64_math) {
   int i = TID;
   if (i < n) {
@@ -176,21 +227,26 @@ K(int64_math) {
     O[4 * i + 2] = x / (y | 1);
     O[4 * i + 3] = (uint64_t)(sx % (int64_t)((y | 1) & 0xffff));
   }
-}""", inputs=lambda r: Inputs(u32(r, 256), u32(r, 256), 100, 100, np.zeros(800, np.uint32)),
-     ref=lambda x: _i64(x))
+}""",
+    inputs=lambda r: Inputs(u32(r, 256), u32(r, 256), 100, 100, np.zeros(800, np.uint32)),
+    ref=lambda x: _i64(x),
+)
 
 
 def _dbl(x: Inputs) -> np.ndarray:
     from fractions import Fraction
 
-    X, Y = x.a.view(np.float64)[:x.n], x.b.view(np.float64)[:x.n]
+    X, Y = x.a.view(np.float64)[: x.n], x.b.view(np.float64)[: x.n]
     fma = np.array([float(Fraction(float(p)) * Fraction(float(q)) - Fraction(float(p))) for p, q in zip(X, Y)])
     with np.errstate(all="ignore"):
         third = np.where(X < Y, X - Y, np.trunc(X * 0.5).astype(np.int64).astype(np.int32).astype(np.float64))
         return np.stack([X * Y + X, fma, third], 1).ravel().view(np.uint32)
 
 
-case(name="double_math", style="double", src=r"""
+case(
+    name="double_math",
+    style="double",
+    src=r"""
 K(double_math) {
   int i = TID;
   if (i < n) {
@@ -200,18 +256,31 @@ K(double_math) {
     O[3 * i + 1] = __fma_rn(x, y, -x);
     O[3 * i + 2] = x < y ? x - y : (double)(int)(x * 0.5);
   }
-}""", inputs=lambda r: Inputs((r.standard_normal(128) * 1e3).view(np.uint32), (r.standard_normal(128) * 1e3).view(np.uint32),
-                              100, 100, np.zeros(600, np.uint32)),
-     ref=lambda x: _dbl(x), kind="f64")
+}""",
+    inputs=lambda r: Inputs(
+        (r.standard_normal(128) * 1e3).view(np.uint32),
+        (r.standard_normal(128) * 1e3).view(np.uint32),
+        100,
+        100,
+        np.zeros(600, np.uint32),
+    ),
+    ref=lambda x: _dbl(x),
+    kind="f64",
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # Generated styles (toward the issue's 200): each template x operator x type is one kernel with
 # its numpy reference.  heavy=True: left to the heavy run.
 
-_RED_OPS = {"add": ("v + w", lambda x, y: x + y), "xor": ("v ^ w", lambda x, y: x ^ y),
-            "or": ("v | w", lambda x, y: x | y), "and": ("v & w", lambda x, y: x & y),
-            "min": ("min(v, w)", np.minimum), "max": ("max(v, w)", np.maximum)}
+_RED_OPS = {
+    "add": ("v + w", lambda x, y: x + y),
+    "xor": ("v ^ w", lambda x, y: x ^ y),
+    "or": ("v | w", lambda x, y: x | y),
+    "and": ("v & w", lambda x, y: x & y),
+    "min": ("min(v, w)", np.minimum),
+    "max": ("max(v, w)", np.maximum),
+}
 _TYPES = {"u32": ("uint32_t", np.uint32), "s32": ("int32_t", np.int32)}
 
 
@@ -222,6 +291,7 @@ def _block_reduce_ref(op, dt):
         for j in range(1, 64):
             out = op(out, a[:, j]).astype(dt)
         return out.view(np.uint32)
+
     return ref
 
 
@@ -232,12 +302,14 @@ def _warp_reduce_ref(op, dt):
         for j in range(1, 32):
             out = op(out, a[:, j]).astype(dt)
         return out.view(np.uint32)
+
     return ref
 
 
 def _red_inputs(op_name: str, words: int, out_words: int):
     """Inputs whose reduction is not a constant: AND over words with one bit cleared each, OR
     over words with one bit set each (random words would AND to 0 and OR to ~0)."""
+
     def make(r: np.random.Generator) -> Inputs:
         if op_name == "and":
             a = (~(np.uint32(1) << r.integers(0, 32, words).astype(np.uint32))).astype(np.uint32)
@@ -246,37 +318,58 @@ def _red_inputs(op_name: str, words: int, out_words: int):
         else:
             a = u32(r, words)
         return plain(words, a, out_words=out_words, threads=words)
+
     return make
 
 
 for _on, (_expr, _op) in _RED_OPS.items():
     for _tn, (_ct, _dt) in _TYPES.items():
-        case(name=f"gen_reduce_{_on}_{_tn}", style="reduction", heavy=True, src=f"""
+        case(
+            name=f"gen_reduce_{_on}_{_tn}",
+            style="reduction",
+            heavy=True,
+            src=f"""
 K(gen_reduce_{_on}_{_tn}) {{
   __shared__ {_ct} s[64]; int t = threadIdx.x;
   s[t] = (({_ct} *)a)[TID]; __syncthreads();
   for (int k = 32; k > 0; k >>= 1) {{ if (t < k) {{ {_ct} v = s[t], w = s[t + k]; s[t] = {_expr}; }} __syncthreads(); }}
   if (t == 0) (({_ct} *)o)[blockIdx.x] = s[0];
-}}""", inputs=_red_inputs(_on, 256, 4), ref=_block_reduce_ref(_op, _dt))
-        case(name=f"gen_warp_{_on}_{_tn}", style="warp", heavy=True, src=f"""
+}}""",
+            inputs=_red_inputs(_on, 256, 4),
+            ref=_block_reduce_ref(_op, _dt),
+        )
+        case(
+            name=f"gen_warp_{_on}_{_tn}",
+            style="warp",
+            heavy=True,
+            src=f"""
 K(gen_warp_{_on}_{_tn}) {{
   {_ct} v = (({_ct} *)a)[TID];
   for (int k = 16; k > 0; k >>= 1) {{ {_ct} w = __shfl_xor_sync(0xffffffffu, v, k); v = {_expr}; }}
   if ((threadIdx.x & 31) == 0) (({_ct} *)o)[TID >> 5] = v;
-}}""", inputs=_red_inputs(_on, 256, 8), ref=_warp_reduce_ref(_op, _dt))
+}}""",
+            inputs=_red_inputs(_on, 256, 8),
+            ref=_warp_reduce_ref(_op, _dt),
+        )
 
 # element-wise integer expressions (C semantics on uint32/int32; shifts masked to the width)
 _ELEM = {
     "mulhi": ("__umulhi(x, y)", lambda x, y: ((x.astype(np.uint64) * y) >> 32).astype(np.uint32)),
     "mad": ("x * y + (x >> 3)", lambda x, y: x * y + (x >> 3)),
-    "rotl": ("(x << (y & 31)) | (x >> ((32 - (y & 31)) & 31))",
-             lambda x, y: (x << (y & 31)) | (x >> ((32 - (y & 31)) & 31))),
-    "popc": ("__popc(x) + __clz(y) * 64u", lambda x, y: np.array([bin(int(v)).count('1') for v in x], np.uint32)
-             + np.array([32 - int(v).bit_length() for v in y], np.uint32) * 64),
+    "rotl": ("(x << (y & 31)) | (x >> ((32 - (y & 31)) & 31))", lambda x, y: (x << (y & 31)) | (x >> ((32 - (y & 31)) & 31))),
+    "popc": (
+        "__popc(x) + __clz(y) * 64u",
+        lambda x, y: (
+            np.array([bin(int(v)).count("1") for v in x], np.uint32)
+            + np.array([32 - int(v).bit_length() for v in y], np.uint32) * 64
+        ),
+    ),
     "brev": ("__brev(x) ^ y", lambda x, y: np.array([int(f"{int(v):032b}"[::-1], 2) for v in x], np.uint32) ^ y),
     "select": ("x > y ? x - y : y - x", lambda x, y: np.where(x > y, x - y, y - x)),
-    "sdiv": ("(uint32_t)((int)x / (int)(y | 1))", lambda x, y: (np.trunc(x.view(np.int32).astype(np.float64)
-             / (y | 1).view(np.int32))).astype(np.int64).astype(np.uint32)),
+    "sdiv": (
+        "(uint32_t)((int)x / (int)(y | 1))",
+        lambda x, y: (np.trunc(x.view(np.int32).astype(np.float64) / (y | 1).view(np.int32))).astype(np.int64).astype(np.uint32),
+    ),
     "udiv": ("x / (y | 1u) + x % (y | 1u)", lambda x, y: x // (y | 1) + x % (y | 1)),
     "bytes": ("__byte_perm(x, y, 0x5140)", lambda x, y: _byte_perm(x, y, 0x5140)),
     "sat": ("(uint32_t)min(max((int)x, -1000), 1000)", lambda x, y: np.clip(x.view(np.int32), -1000, 1000).view(np.uint32)),
@@ -288,21 +381,28 @@ def _byte_perm(x, y, sel):
     out = np.zeros_like(x)
     for i in range(4):
         b = (sel >> (4 * i)) & 7
-        out |= (((both >> np.uint64(8 * b)) & np.uint64(0xFF)).astype(np.uint32) << (8 * i))
+        out |= ((both >> np.uint64(8 * b)) & np.uint64(0xFF)).astype(np.uint32) << (8 * i)
     return out
 
 
 def _elem_ref(fn):
     def ref(x: Inputs) -> np.ndarray:
         with np.errstate(all="ignore"):
-            return np.asarray(fn(x.a[:x.n], x.b[:x.n]), np.uint32)
+            return np.asarray(fn(x.a[: x.n], x.b[: x.n]), np.uint32)
+
     return ref
 
 
 for _en, (_expr, _fn) in _ELEM.items():
-    case(name=f"gen_elem_{_en}", style="integer", heavy=True, src=f"""
+    case(
+        name=f"gen_elem_{_en}",
+        style="integer",
+        heavy=True,
+        src=f"""
 K(gen_elem_{_en}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i] = {_expr}; }} }}""",
-         inputs=lambda r: Inputs(u32(r, 200), u32(r, 200), 200, 200, np.zeros(200, np.uint32)), ref=_elem_ref(_fn))
+        inputs=lambda r: Inputs(u32(r, 200), u32(r, 200), 200, 200, np.zeros(200, np.uint32)),
+        ref=_elem_ref(_fn),
+    )
 
 
 import cuda_corpus_more  # noqa: E402  (the rest of the corpus, registered through ``case``)
@@ -318,26 +418,29 @@ def group_source(group: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # checking one kernel
 
+
 @dataclass
 class Result:
     name: str
     isa: int
     opt: str
-    decode: str = "-"           # ok / N mismatches / error
+    decode: str = "-"  # ok / N mismatches / error
     translate: str = "-"
     valid: str = "-"
     run: str = "-"
     detail: str = ""
     irs: set = field(default_factory=set)
-    ops: list = field(default_factory=list)      # (nvdisasm's opcode, printed equal, assembles back)
+    ops: list = field(default_factory=list)  # (nvdisasm's opcode, printed equal, assembles back)
 
     @property
     def ok(self) -> bool:
         return all(s == "ok" for s in (self.decode, self.translate, self.valid, self.run))
 
     def line(self) -> str:
-        return (f"sm{self.isa} {self.opt:2} {self.name:18} decode={self.decode:10} translate={self.translate:5} "
-                f"spirv-val={self.valid:5} run={self.run:5} {self.detail[:160]}")
+        return (
+            f"sm{self.isa} {self.opt:2} {self.name:18} decode={self.decode:10} translate={self.translate:5} "
+            f"spirv-val={self.valid:5} run={self.run:5} {self.detail[:160]}"
+        )
 
 
 def source(cases: list[Case]) -> str:
@@ -433,7 +536,7 @@ def ulp_distance(got: np.ndarray, want: np.ndarray, kind: str) -> np.ndarray:
     it, ft = (np.int32, np.float32) if kind == "f32" else (np.int64, np.float64)
     g, w = got.view(it).astype(np.int64), want.view(it).astype(np.int64)
     # map sign-magnitude to a monotone integer line
-    big = np.int64(2**31) if kind == "f32" else np.int64(-2**63)
+    big = np.int64(2**31) if kind == "f32" else np.int64(-(2**63))
     g = np.where(g < 0, big - g, g) if kind == "f32" else np.where(g < 0, -(g & (2**63 - 1)), g)
     w = np.where(w < 0, big - w, w) if kind == "f32" else np.where(w < 0, -(w & (2**63 - 1)), w)
     d = np.abs(g - w)
@@ -451,15 +554,16 @@ def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str
     params = struct.pack("<QQQi", ba.address, bb.address, bo.address, x.n)
     layout = vk_compute.cbank0 if isa == 86 else cbank53
     (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK)
-    got = got[:len(x.out)]
-    if c.kind == "perm":        # the words are a permutation of 0..len-1 (atomic exchanges' old values)
+    got = got[: len(x.out)]
+    if c.kind == "perm":  # the words are a permutation of 0..len-1 (atomic exchanges' old values)
         ok = sorted(got.tolist()) == list(range(len(got)))
         return ok, "" if ok else f"not a permutation of 0..{len(got) - 1}: {sorted(got.tolist())[:8]}..."
     want = np.asarray(c.ref(x), np.uint32)
     if c.kind == "u32":
         bad = np.nonzero(got != want)[0]
-        return (not len(bad)), (f"{len(bad)} words differ, first at {bad[0]}: {got[bad[0]]:#x} != {want[bad[0]]:#x}"
-                                if len(bad) else "")
+        return (not len(bad)), (
+            f"{len(bad)} words differ, first at {bad[0]}: {got[bad[0]]:#x} != {want[bad[0]]:#x}" if len(bad) else ""
+        )
     d = ulp_distance(got, want, c.kind)
     worst = int(d.max()) if len(d) else 0
     return worst <= c.ulps, (f"{c.kind} max {worst} ulp (bound {c.ulps})" if worst > c.ulps else "")
@@ -477,7 +581,7 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
         res.decode = "ok" if not bad else f"{len(bad)}/{len(texts)}"
         if bad:
             res.detail = f"@{bad[0][0]:#x} ours {bad[0][1]!r} nvdisasm {bad[0][2]!r}"
-    except Exception as e:       # the oracle itself failed
+    except Exception as e:  # the oracle itself failed
         res.decode, res.detail = "error", str(e)[:200]
     try:
         spv, res.irs = translate(isa, k.code)
@@ -492,7 +596,7 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
     if dev is not None:
         try:
             ok, why = run(dev, isa, k, c, spv)
-        except Exception as e:          # the reference or the dispatch failed: a failure, with its reason
+        except Exception as e:  # the reference or the dispatch failed: a failure, with its reason
             ok, why = False, f"run error: {type(e).__name__}: {e}"
         res.run = "ok" if ok else "no"
         if why:
@@ -520,9 +624,11 @@ def isa_set(isa: int) -> set[str]:
         return set(json.loads(path.read_text()))
     if isa == 86:
         import nvtools
+
         ref = nvtools.nvdisasm_raw([(op | 0x7000, 0x000FC00000000000 | u << 27) for u in (0, 1) for op in range(4096)])
     else:
         import sm53_tools as tools
+
         ref = tools.nvdisasm53_raw([(top << 48) | (0x7 << 16) for top in range(65536)])
     names = sorted({r.opcode.split(".")[0] for r in ref if r and not r.opcode.startswith("__")})
     path.write_text(json.dumps(names))
@@ -540,16 +646,21 @@ def table_set(isa: int) -> set[str]:
 
 def isa_coverage(isa: int) -> str:
     known, ours = isa_set(isa), table_set(isa)
-    return (f"SM{isa}: nvdisasm knows {len(known)} mnemonics (enumerated opcodes); our table decodes "
-            f"{len(known & ours)} of them; not in the table: {' '.join(sorted(known - ours))}")
+    return (
+        f"SM{isa}: nvdisasm knows {len(known)} mnemonics (enumerated opcodes); our table decodes "
+        f"{len(known & ours)} of them; not in the table: {' '.join(sorted(known - ours))}"
+    )
 
 
 def coverage(results: list[Result]) -> str:
     """The coverage table: per ISA, the opcodes nvcc/ptxas emitted for the corpus (as nvdisasm
     names them) and how many of them are decoded and printed equal everywhere, appear only in
     kernels that translate, and only in kernels that run exactly."""
-    lines = ["| ISA | opcodes emitted | printed equal | assembled back | in translated kernels only | "
-             "in exact kernels only | kernels exact |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "| ISA | opcodes emitted | printed equal | assembled back | in translated kernels only | "
+        "in exact kernels only | kernels exact |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for isa, opt in sorted({(r.isa, r.opt) for r in results}, reverse=True):
         rs = [r for r in results if (r.isa, r.opt) == (isa, opt)]
         emitted = {o for r in rs for o, _, _ in r.ops}
@@ -557,8 +668,10 @@ def coverage(results: list[Result]) -> str:
         back = {o for o in emitted if all(bk for r in rs for oo, _, bk in r.ops if oo == o)}
         trans = {o for o in emitted if all(r.translate == "ok" for r in rs if any(x[0] == o for x in r.ops))}
         exact = {o for o in emitted if all(r.ok for r in rs if any(x[0] == o for x in r.ops))}
-        lines.append(f"| SM{isa} {opt} | {len(emitted)} | {len(equal)} | {len(back)} | {len(trans)} | {len(exact)} | "
-                     f"{sum(r.ok for r in rs)}/{len(rs)} |")
+        lines.append(
+            f"| SM{isa} {opt} | {len(emitted)} | {len(equal)} | {len(back)} | {len(trans)} | {len(exact)} | "
+            f"{sum(r.ok for r in rs)}/{len(rs)} |"
+        )
         lines.append(f"| SM{isa} {opt} not printed equal | {' '.join(sorted(emitted - equal)) or '-'} | | | | | |")
         lines.append(f"| SM{isa} {opt} not assembled back | {' '.join(sorted(emitted - back)) or '-'} | | | | | |")
         lines.append(f"| SM{isa} {opt} in a failing kernel | {' '.join(sorted(emitted - exact)) or '-'} | | | | | |")
@@ -589,7 +702,7 @@ def main(argv: list[str]) -> int:
                     gc = [c for c in cases if c.group == g]
                     try:
                         ks = cuda_build.build(group_source(g), isa, opt)
-                    except Exception as e:       # the compiler refused the group: say so, go on
+                    except Exception as e:  # the compiler refused the group: say so, go on
                         print(f"sm{isa} {opt} group {g}: build failed: {str(e)[-600:]}", flush=True)
                         continue
                     for c in gc:
@@ -605,8 +718,10 @@ def main(argv: list[str]) -> int:
     for isa in a.isa or [86, 53]:
         for opt in a.opt or ["O3", "G"]:
             rs = [r for r in results if r.isa == isa and r.opt == opt]
-            print(f"sm{isa} {opt}: {sum(r.ok for r in rs)}/{len(rs)} pass all four checks; "
-                  f"{sum(r.translate == 'ok' for r in rs)} translate")
+            print(
+                f"sm{isa} {opt}: {sum(r.ok for r in rs)}/{len(rs)} pass all four checks; "
+                f"{sum(r.translate == 'ok' for r in rs)} translate"
+            )
     return 0
 
 

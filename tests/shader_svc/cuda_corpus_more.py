@@ -12,6 +12,7 @@ approximate unit (MUFU.RCP/RSQ + Newton steps: __frcp_rn, __fdiv_rn, __fsqrt_rn 
 double forms), the bound is ``ulps=1`` (the hardware's sequence is correctly rounded; our MUFU
 is IEEE division/sqrt followed by the same fix-up steps, see README).
 """
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -32,6 +33,7 @@ def define(case, Inputs) -> None:  # noqa: C901  (one table of kernels)
             b = b_fn(r) if b_fn else _u32(r, n_words)
             n = len(a)
             return Inputs(a, b, n, n, np.zeros(n * out_mul, np.uint32))
+
         return make
 
     # --- 32-bit integer expressions ------------------------------------------------------------
@@ -47,8 +49,8 @@ def define(case, Inputs) -> None:  # noqa: C901  (one table of kernels)
     def brev(v):
         return np.array([int(f"{int(t):032b}"[::-1], 2) for t in v], np.uint32)
 
-    s32 = lambda v: v.view(np.int32).astype(np.int64)        # noqa: E731
-    w32 = lambda v: (np.asarray(v, np.int64) % 2**32).astype(np.uint32)   # noqa: E731
+    s32 = lambda v: v.view(np.int32).astype(np.int64)  # noqa: E731
+    w32 = lambda v: (np.asarray(v, np.int64) % 2**32).astype(np.uint32)  # noqa: E731
 
     def sdiv(p, q):
         return np.trunc(p.astype(np.float64) / q).astype(np.int64)
@@ -76,38 +78,57 @@ def define(case, Inputs) -> None:  # noqa: C901  (one table of kernels)
         "sar_var": ("(uint32_t)((int)x >> (y & 31))", lambda x, y: w32(s32(x) >> (y & 31))),
         "shl_var": ("x << (y & 31)", lambda x, y: x << (y & 31)),
         "abs": ("(uint32_t)abs((int)x)", lambda x, y: w32(np.abs(s32(x)))),
-        "minmax_s": ("(uint32_t)(min((int)x, (int)y) ^ max((int)x, (int)(y >> 1)))",
-                     lambda x, y: w32(np.minimum(s32(x), s32(y)) ^ np.maximum(s32(x), s32(y >> 1)))),
+        "minmax_s": (
+            "(uint32_t)(min((int)x, (int)y) ^ max((int)x, (int)(y >> 1)))",
+            lambda x, y: w32(np.minimum(s32(x), s32(y)) ^ np.maximum(s32(x), s32(y >> 1))),
+        ),
         "div_const": ("x / 7u + x % 13u", lambda x, y: x // 7 + x % 13),
-        "sdiv_const": ("(uint32_t)((int)x / -9 + (int)y % 11)",
-                       lambda x, y: w32(sdiv(s32(x), -9) + np.fmod(s32(y), 11))),
-        "bfe": ("(x >> (y & 15)) & ((1u << ((y >> 8) & 15)) - 1u)",
-                lambda x, y: (x >> (y & 15)) & ((np.uint32(1) << ((y >> 8) & 15)) - np.uint32(1))),
+        "sdiv_const": ("(uint32_t)((int)x / -9 + (int)y % 11)", lambda x, y: w32(sdiv(s32(x), -9) + np.fmod(s32(y), 11))),
+        "bfe": (
+            "(x >> (y & 15)) & ((1u << ((y >> 8) & 15)) - 1u)",
+            lambda x, y: (x >> (y & 15)) & ((np.uint32(1) << ((y >> 8) & 15)) - np.uint32(1)),
+        ),
         "bswap": ("__byte_perm(x, 0, 0x0123)", lambda x, y: x.byteswap()),
-        "cmp_chain": ("(uint32_t)(x < y) + (uint32_t)(x == (y & 0xffff0000u)) * 2u + (uint32_t)((int)x < (int)y) * 4u",
-                      lambda x, y: (x < y) + (x == (y & 0xFFFF0000)) * 2 + (s32(x) < s32(y)) * 4),
-        "sel3": ("x > 1000000000u ? x * 3u : (y < 2000000000u ? y : x ^ y)",
-                 lambda x, y: np.where(x > 1000000000, x * np.uint32(3), np.where(y < 2000000000, y, x ^ y))),
+        "cmp_chain": (
+            "(uint32_t)(x < y) + (uint32_t)(x == (y & 0xffff0000u)) * 2u + (uint32_t)((int)x < (int)y) * 4u",
+            lambda x, y: (x < y) + (x == (y & 0xFFFF0000)) * 2 + (s32(x) < s32(y)) * 4,
+        ),
+        "sel3": (
+            "x > 1000000000u ? x * 3u : (y < 2000000000u ? y : x ^ y)",
+            lambda x, y: np.where(x > 1000000000, x * np.uint32(3), np.where(y < 2000000000, y, x ^ y)),
+        ),
         "sub_borrow": ("x - y - (uint32_t)(x < y)", lambda x, y: x - y - (x < y).astype(np.uint32)),
-        "add_sat_s": ("(uint32_t)(int)max(min((long long)(int)x + (int)y, 2147483647LL), -2147483648LL)",
-                      lambda x, y: w32(np.clip(s32(x) + s32(y), -2**31, 2**31 - 1))),
+        "add_sat_s": (
+            "(uint32_t)(int)max(min((long long)(int)x + (int)y, 2147483647LL), -2147483648LL)",
+            lambda x, y: w32(np.clip(s32(x) + s32(y), -(2**31), 2**31 - 1)),
+        ),
         "brev_sh": ("__brev(x) >> (y & 7)", lambda x, y: brev(x) >> (y & 7)),
         "lop3": ("(x & y) ^ (~x | (y >> 3))", lambda x, y: (x & y) ^ (~x | (y >> 3))),
         "mul_wide": ("(uint32_t)(((uint64_t)x * y) >> 16)", lambda x, y: w32((x.astype(np.uint64) * y) >> np.uint64(16))),
         "rotr": ("(x >> (y & 31)) | (x << ((32 - (y & 31)) & 31))", lambda x, y: (x >> (y & 31)) | (x << ((32 - (y & 31)) & 31))),
         "umin3": ("min(min(x, y), x ^ y)", lambda x, y: np.minimum(np.minimum(x, y), x ^ y)),
         "mulsub": ("x * 2654435761u - y * 40503u", lambda x, y: x * np.uint32(2654435761) - y * np.uint32(40503)),
-        "isqrt_loop": ("({ uint32_t r = 0, v = x >> 12; while ((r + 1) * (r + 1) <= v) r++; r; })",
-                       lambda x, y: np.array([int(np.sqrt(float(int(v) >> 12))) if True else 0 for v in x], np.uint32)),
+        "isqrt_loop": (
+            "({ uint32_t r = 0, v = x >> 12; while ((r + 1) * (r + 1) <= v) r++; r; })",
+            lambda x, y: np.array([int(np.sqrt(float(int(v) >> 12))) if True else 0 for v in x], np.uint32),
+        ),
     }
     for name, (expr, fn) in ints.items():
+
         def ref(x, fn=fn):
             with np.errstate(all="ignore"):
-                return np.asarray(fn(x.a[:x.n], x.b[:x.n]), np.uint32)
+                return np.asarray(fn(x.a[: x.n], x.b[: x.n]), np.uint32)
+
         a_fn = (lambda r: _u32(r, 64, 0, 2**26)) if name == "isqrt_loop" else None
-        case(name=f"int_{name}", style="integer", group="int", src=f"""
+        case(
+            name=f"int_{name}",
+            style="integer",
+            group="int",
+            src=f"""
 K(int_{name}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i] = {expr}; }} }}""",
-             inputs=elem(a_fn=a_fn, b_fn=(lambda r: _u32(r, 64)) if a_fn else None), ref=ref)
+            inputs=elem(a_fn=a_fn, b_fn=(lambda r: _u32(r, 64)) if a_fn else None),
+            ref=ref,
+        )
 
     # --- 64-bit integer expressions ------------------------------------------------------------
     def u64in(r):
@@ -115,12 +136,13 @@ K(int_{name}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i] = 
 
     def i64(fn, out=1):
         def ref(x):
-            A, B = x.a.view(np.uint64)[:x.n], x.b.view(np.uint64)[:x.n]
+            A, B = x.a.view(np.uint64)[: x.n], x.b.view(np.uint64)[: x.n]
             with np.errstate(all="ignore"):
                 return np.asarray(fn(A, B), np.uint64).view(np.uint32)
+
         return ref
 
-    sx = lambda v: v.view(np.int64)     # noqa: E731
+    sx = lambda v: v.view(np.int64)  # noqa: E731
     M64 = 2**64
 
     def mulhi64(A, B, signed):
@@ -153,43 +175,74 @@ K(int_{name}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i] = 
         "udiv_small": ("x / ((y & 0xffff) | 1)", lambda A, B: A // ((B & np.uint64(0xFFFF)) | np.uint64(1))),
         "shl": ("x << (y & 63)", lambda A, B: A << (B & np.uint64(63))),
         "shr": ("x >> (y & 63)", lambda A, B: A >> (B & np.uint64(63))),
-        "sar": ("(uint64_t)((long long)x >> (y & 63))", lambda A, B: (sx(A) >> (B & np.uint64(63)).astype(np.int64)).view(np.uint64)),
-        "popc_clz": ("(uint64_t)(__popcll(x) + 100 * __clzll(y >> (x & 63)))",
-                     lambda A, B: bits64(A, lambda t: bin(t).count("1")) + np.uint64(100) *
-                     np.array([64 - int(q >> (p & 63)).bit_length() for p, q in zip(A, B)], np.uint64)),
-        "ffs": ("(uint64_t)__ffsll((long long)(x & (y << 7)))",
-                lambda A, B: bits64(A & (B << np.uint64(7)), lambda t: (t & -t).bit_length())),
-        "cmp": ("(uint64_t)((x < y) | ((long long)x < (long long)y) << 1 | (x == (y | 1)) << 2)",
-                lambda A, B: (A < B).astype(np.uint64) | (sx(A) < sx(B)).astype(np.uint64) << np.uint64(1)
-                | (A == (B | np.uint64(1))).astype(np.uint64) << np.uint64(2)),
-        "minmax": ("min(x, y) ^ (uint64_t)max((long long)x, (long long)y)",
-                   lambda A, B: np.minimum(A, B) ^ np.maximum(sx(A), sx(B)).view(np.uint64)),
+        "sar": (
+            "(uint64_t)((long long)x >> (y & 63))",
+            lambda A, B: (sx(A) >> (B & np.uint64(63)).astype(np.int64)).view(np.uint64),
+        ),
+        "popc_clz": (
+            "(uint64_t)(__popcll(x) + 100 * __clzll(y >> (x & 63)))",
+            lambda A, B: (
+                bits64(A, lambda t: bin(t).count("1"))
+                + np.uint64(100) * np.array([64 - int(q >> (p & 63)).bit_length() for p, q in zip(A, B)], np.uint64)
+            ),
+        ),
+        "ffs": (
+            "(uint64_t)__ffsll((long long)(x & (y << 7)))",
+            lambda A, B: bits64(A & (B << np.uint64(7)), lambda t: (t & -t).bit_length()),
+        ),
+        "cmp": (
+            "(uint64_t)((x < y) | ((long long)x < (long long)y) << 1 | (x == (y | 1)) << 2)",
+            lambda A, B: (
+                (A < B).astype(np.uint64)
+                | (sx(A) < sx(B)).astype(np.uint64) << np.uint64(1)
+                | (A == (B | np.uint64(1))).astype(np.uint64) << np.uint64(2)
+            ),
+        ),
+        "minmax": (
+            "min(x, y) ^ (uint64_t)max((long long)x, (long long)y)",
+            lambda A, B: np.minimum(A, B) ^ np.maximum(sx(A), sx(B)).view(np.uint64),
+        ),
         "brev": ("__brevll(x)", lambda A, B: bits64(A, lambda t: int(f"{t:064b}"[::-1], 2))),
-        "rotl": ("(x << (y & 63)) | (x >> ((64 - (y & 63)) & 63))",
-                 lambda A, B: (A << (B & np.uint64(63))) | (A >> ((np.uint64(64) - (B & np.uint64(63))) & np.uint64(63)))),
-        "mad_hilo": ("x * 6364136223846793005ull + (y >> 11)",
-                     lambda A, B: A * np.uint64(6364136223846793005) + (B >> np.uint64(11))),
+        "rotl": (
+            "(x << (y & 63)) | (x >> ((64 - (y & 63)) & 63))",
+            lambda A, B: (A << (B & np.uint64(63))) | (A >> ((np.uint64(64) - (B & np.uint64(63))) & np.uint64(63))),
+        ),
+        "mad_hilo": (
+            "x * 6364136223846793005ull + (y >> 11)",
+            lambda A, B: A * np.uint64(6364136223846793005) + (B >> np.uint64(11)),
+        ),
     }
     for name, (expr, fn) in ops64.items():
-        case(name=f"i64_{name}", style="int64", group="int64", src=f"""
+        case(
+            name=f"i64_{name}",
+            style="int64",
+            group="int64",
+            src=f"""
 K(i64_{name}) {{
   int i = TID;
   if (i < n) {{ uint64_t x = ((const uint64_t *)a)[i], y = ((const uint64_t *)b)[i]; ((uint64_t *)o)[i] = {expr}; }}
-}}""", inputs=lambda r: Inputs(u64in(r), u64in(r), 128, 128, np.zeros(256, np.uint32)), ref=i64(fn))
+}}""",
+            inputs=lambda r: Inputs(u64in(r), u64in(r), 128, 128, np.zeros(256, np.uint32)),
+            ref=i64(fn),
+        )
 
     # --- float arithmetic and conversions (exact references) -----------------------------------
     def fin(r, n=256, scale=100.0):
         v = (r.standard_normal(n) * scale).astype(np.float32)
-        v[::7] = np.round(v[::7] * 2) / 2          # halfway cases for the rounding modes
+        v[::7] = np.round(v[::7] * 2) / 2  # halfway cases for the rounding modes
         v[3::11] = -v[3::11]
         return v.view(np.uint32)
 
     def f32(fn, kind="f32"):
         def ref(x):
-            X, Y = x.a.view(np.float32)[:x.n], x.b.view(np.float32)[:x.n]
+            X, Y = x.a.view(np.float32)[: x.n], x.b.view(np.float32)[: x.n]
             with np.errstate(all="ignore"):
-                return np.asarray(fn(X, Y)).view(np.uint32) if kind != "u32" else np.asarray(fn(X, Y)).astype(
-                    np.int64).astype(np.uint32)
+                return (
+                    np.asarray(fn(X, Y)).view(np.uint32)
+                    if kind != "u32"
+                    else np.asarray(fn(X, Y)).astype(np.int64).astype(np.uint32)
+                )
+
         return ref
 
     def round32(vals, mode):
@@ -211,10 +264,9 @@ K(i64_{name}) {{
         out = []
         for p, q, s in zip(X, Y, Z):
             v = Fraction(float(p)) * Fraction(float(q)) + Fraction(float(s))
-            f = np.float32(float(v))            # nearest f64 then f32: fix the double rounding
+            f = np.float32(float(v))  # nearest f64 then f32: fix the double rounding
             lo, hi = np.nextafter(f, np.float32(-np.inf)), np.nextafter(f, np.float32(np.inf))
-            best = min((f, lo, hi), key=lambda c: (abs(Fraction(float(c)) - v),
-                                                   int(np.float32(c).view(np.uint32)) & 1))
+            best = min((f, lo, hi), key=lambda c: (abs(Fraction(float(c)) - v), int(np.float32(c).view(np.uint32)) & 1))
             out.append(best)
         return np.array(out, np.float32)
 
@@ -223,8 +275,10 @@ K(i64_{name}) {{
         "sub": ("__fsub_rn(x, y)", lambda X, Y: X - Y),
         "mul": ("__fmul_rn(x, y)", lambda X, Y: X * Y),
         "fma": ("__fmaf_rn(x, y, -x)", lambda X, Y: exact_fma32(X, Y, -X)),
-        "minmax": ("__fadd_rn(fminf(x, y), __fmul_rn(fmaxf(x, -y), 0.5f))",
-                   lambda X, Y: np.minimum(X, Y) + np.maximum(X, -Y) * np.float32(0.5)),
+        "minmax": (
+            "__fadd_rn(fminf(x, y), __fmul_rn(fmaxf(x, -y), 0.5f))",
+            lambda X, Y: np.minimum(X, Y) + np.maximum(X, -Y) * np.float32(0.5),
+        ),
         "abs": ("__fsub_rn(fabsf(x), -fabsf(y))", lambda X, Y: np.abs(X) + np.abs(Y)),
         "floor": ("floorf(x)", lambda X, Y: np.floor(X)),
         "ceil": ("ceilf(x)", lambda X, Y: np.ceil(X)),
@@ -232,10 +286,18 @@ K(i64_{name}) {{
         "rint": ("rintf(x)", lambda X, Y: np.rint(X)),
         "sel": ("x > y ? x : __fmul_rn(y, 2.0f)", lambda X, Y: np.where(X > Y, X, Y * np.float32(2))),
         "sat": ("__saturatef(__fmul_rn(x, 0.01f))", lambda X, Y: np.clip(X * np.float32(0.01), 0, 1)),
-        "i2f_rz": ("__int2float_rz((int)__float_as_uint(y))",
-                   lambda X, Y: round32([Fraction(int(v)) for v in Y.view(np.int32)], "rz")),
-        "u2f_ru": ("__uint2float_ru(__float_as_uint(y))", lambda X, Y: round32([Fraction(int(v)) for v in Y.view(np.uint32)], "ru")),
-        "i2f_rd": ("__int2float_rd((int)__float_as_uint(x))", lambda X, Y: round32([Fraction(int(v)) for v in X.view(np.int32)], "rd")),
+        "i2f_rz": (
+            "__int2float_rz((int)__float_as_uint(y))",
+            lambda X, Y: round32([Fraction(int(v)) for v in Y.view(np.int32)], "rz"),
+        ),
+        "u2f_ru": (
+            "__uint2float_ru(__float_as_uint(y))",
+            lambda X, Y: round32([Fraction(int(v)) for v in Y.view(np.uint32)], "ru"),
+        ),
+        "i2f_rd": (
+            "__int2float_rd((int)__float_as_uint(x))",
+            lambda X, Y: round32([Fraction(int(v)) for v in X.view(np.int32)], "rd"),
+        ),
         "d2f_rn": ("__double2float_rn((double)x * (double)y)", lambda X, Y: (X.astype(np.float64) * Y).astype(np.float32)),
         "rcp": ("__frcp_rn(x)", lambda X, Y: np.float32(1) / X),
         "div": ("__fdiv_rn(x, y)", lambda X, Y: X / Y),
@@ -243,36 +305,56 @@ K(i64_{name}) {{
     }
     for name, (expr, fn) in flt.items():
         ulps = 1 if name in ("rcp", "div", "sqrt") else 0
-        case(name=f"flt_{name}", style="float", group="float", src=f"""
+        case(
+            name=f"flt_{name}",
+            style="float",
+            group="float",
+            src=f"""
 K(flt_{name}) {{
   int i = TID;
   if (i < n) {{ float x = __uint_as_float(a[i]), y = __uint_as_float(b[i]); o[i] = __float_as_uint({expr}); }}
-}}""", inputs=lambda r: Inputs(fin(r), fin(r, scale=1e6), 200, 200, np.zeros(200, np.uint32)), ref=f32(fn),
-             kind="f32", ulps=ulps)
+}}""",
+            inputs=lambda r: Inputs(fin(r), fin(r, scale=1e6), 200, 200, np.zeros(200, np.uint32)),
+            ref=f32(fn),
+            kind="f32",
+            ulps=ulps,
+        )
     f2i = {
-        "f2i_rn": ("(uint32_t)__float2int_rn(x)", np.rint), "f2i_rd": ("(uint32_t)__float2int_rd(x)", np.floor),
-        "f2i_ru": ("(uint32_t)__float2int_ru(x)", np.ceil), "f2i_rz": ("(uint32_t)__float2int_rz(x)", np.trunc),
+        "f2i_rn": ("(uint32_t)__float2int_rn(x)", np.rint),
+        "f2i_rd": ("(uint32_t)__float2int_rd(x)", np.floor),
+        "f2i_ru": ("(uint32_t)__float2int_ru(x)", np.ceil),
+        "f2i_rz": ("(uint32_t)__float2int_rz(x)", np.trunc),
         "f2u_rn": ("__float2uint_rn(fabsf(x))", lambda v: np.rint(np.abs(v))),
-        "f2ll_rd": ("(uint32_t)(__float2ll_rd(__fmul_rn(x, 1e6f)) >> 8)",
-                    lambda v: np.floor((v * np.float32(1e6)).astype(np.float64)).astype(np.int64) >> 8),
-        "fcmp": ("(uint32_t)(x < y) | (uint32_t)(x == rintf(x)) << 1 | (uint32_t)(x >= -y) << 2",
-                 None),
+        "f2ll_rd": (
+            "(uint32_t)(__float2ll_rd(__fmul_rn(x, 1e6f)) >> 8)",
+            lambda v: np.floor((v * np.float32(1e6)).astype(np.float64)).astype(np.int64) >> 8,
+        ),
+        "fcmp": ("(uint32_t)(x < y) | (uint32_t)(x == rintf(x)) << 1 | (uint32_t)(x >= -y) << 2", None),
     }
     for name, (expr, fn) in f2i.items():
         if fn is None:
+
             def ref(x):
-                X, Y = x.a.view(np.float32)[:x.n], x.b.view(np.float32)[:x.n]
-                return ((X < Y).astype(np.uint32) | (X == np.rint(X)).astype(np.uint32) << 1
-                        | (X >= -Y).astype(np.uint32) << 2)
+                X, Y = x.a.view(np.float32)[: x.n], x.b.view(np.float32)[: x.n]
+                return (X < Y).astype(np.uint32) | (X == np.rint(X)).astype(np.uint32) << 1 | (X >= -Y).astype(np.uint32) << 2
         else:
+
             def ref(x, fn=fn):
-                X = x.a.view(np.float32)[:x.n]
+                X = x.a.view(np.float32)[: x.n]
                 return np.asarray(fn(X)).astype(np.int64).astype(np.uint32)
-        case(name=f"cvt_{name}", style="float", group="float", src=f"""
+
+        case(
+            name=f"cvt_{name}",
+            style="float",
+            group="float",
+            src=f"""
 K(cvt_{name}) {{
   int i = TID;
   if (i < n) {{ float x = __uint_as_float(a[i]), y = __uint_as_float(b[i]); o[i] = {expr}; }}
-}}""", inputs=lambda r: Inputs(fin(r), fin(r), 200, 200, np.zeros(200, np.uint32)), ref=ref)
+}}""",
+            inputs=lambda r: Inputs(fin(r), fin(r), 200, 200, np.zeros(200, np.uint32)),
+            ref=ref,
+        )
 
     # --- double arithmetic and conversions -----------------------------------------------------
     def din(r, n=128, scale=1e3):
@@ -284,14 +366,15 @@ K(cvt_{name}) {{
         out = []
         for p, q, s in zip(X, Y, Z):
             v = Fraction(float(p)) * Fraction(float(q)) + Fraction(float(s))
-            out.append(float(v))          # Fraction -> float rounds to nearest even exactly
+            out.append(float(v))  # Fraction -> float rounds to nearest even exactly
         return np.array(out)
 
     def d64(fn):
         def ref(x):
-            X, Y = x.a.view(np.float64)[:x.n], x.b.view(np.float64)[:x.n]
+            X, Y = x.a.view(np.float64)[: x.n], x.b.view(np.float64)[: x.n]
             with np.errstate(all="ignore"):
                 return np.asarray(fn(X, Y), np.float64).view(np.uint32)
+
         return ref
 
     dbl = {
@@ -304,28 +387,39 @@ K(cvt_{name}) {{
         "ceil": ("ceil(y)", lambda X, Y: np.ceil(Y)),
         "trunc": ("trunc(x)", lambda X, Y: np.trunc(X)),
         "rint": ("rint(x)", lambda X, Y: np.rint(X)),
-        "i2d": ("(double)(int)__double2hiint(y) + (double)(unsigned)__double2loint(x)",
-                lambda X, Y: (Y.view(np.uint32)[1::2].view(np.int32).astype(np.float64)
-                              + X.view(np.uint32)[0::2].astype(np.float64))),
+        "i2d": (
+            "(double)(int)__double2hiint(y) + (double)(unsigned)__double2loint(x)",
+            lambda X, Y: Y.view(np.uint32)[1::2].view(np.int32).astype(np.float64) + X.view(np.uint32)[0::2].astype(np.float64),
+        ),
         "f2d": ("(double)__double2float_rn(x) * 3.0", lambda X, Y: X.astype(np.float32).astype(np.float64) * 3.0),
-        "d2i": ("(double)__double2int_rn(x) + (double)__double2uint_rz(fabs(y))",
-                lambda X, Y: np.rint(X) + np.trunc(np.abs(Y))),
+        "d2i": ("(double)__double2int_rn(x) + (double)__double2uint_rz(fabs(y))", lambda X, Y: np.rint(X) + np.trunc(np.abs(Y))),
         "d2ll": ("(double)__double2ll_rd(__dmul_rn(x, 1e9))", lambda X, Y: np.floor(X * 1e9)),
-        "cmp": ("(double)((x < y) | (x == floor(x)) << 1 | (x >= -y) << 2)",
-                lambda X, Y: ((X < Y).astype(np.int64) | (X == np.floor(X)).astype(np.int64) << 1
-                              | (X >= -Y).astype(np.int64) << 2).astype(np.float64)),
+        "cmp": (
+            "(double)((x < y) | (x == floor(x)) << 1 | (x >= -y) << 2)",
+            lambda X, Y: (
+                (X < Y).astype(np.int64) | (X == np.floor(X)).astype(np.int64) << 1 | (X >= -Y).astype(np.int64) << 2
+            ).astype(np.float64),
+        ),
         "div": ("__ddiv_rn(x, y)", lambda X, Y: X / Y),
         "sqrt": ("__dsqrt_rn(fabs(x))", lambda X, Y: np.sqrt(np.abs(X))),
         "rcp": ("__drcp_rn(y)", lambda X, Y: 1.0 / Y),
     }
     for name, (expr, fn) in dbl.items():
         ulps = 1 if name in ("div", "sqrt", "rcp") else 0
-        case(name=f"dbl_{name}", style="double", group="double", src=f"""
+        case(
+            name=f"dbl_{name}",
+            style="double",
+            group="double",
+            src=f"""
 K(dbl_{name}) {{
   int i = TID;
   if (i < n) {{ double x = ((const double *)a)[i], y = ((const double *)b)[i]; ((double *)o)[i] = {expr}; }}
-}}""", inputs=lambda r: Inputs(din(r), din(r, scale=1e5), 100, 100, np.zeros(200, np.uint32)), ref=d64(fn),
-             kind="f64", ulps=ulps)
+}}""",
+            inputs=lambda r: Inputs(din(r), din(r, scale=1e5), 100, 100, np.zeros(200, np.uint32)),
+            ref=d64(fn),
+            kind="f64",
+            ulps=ulps,
+        )
 
     # --- atomics: every operation on global and shared memory -----------------------------------
     def hist_inputs(r):
@@ -333,13 +427,14 @@ K(dbl_{name}) {{
 
     def hist_ref(op, init=0, signed=False):
         def ref(x):
-            keys, vals = x.a[:x.n] & 7, x.b[:x.n]
+            keys, vals = x.a[: x.n] & 7, x.b[: x.n]
             out = np.full(16, init, np.int64)
             v = vals.view(np.int32).astype(np.int64) if signed else vals.astype(np.int64)
             for k, w in zip(keys, v):
                 out[k] = op(out[k], w)
             out[8:] = 0
             return (out % 2**32).astype(np.uint32)
+
         return ref
 
     atom = {
@@ -352,19 +447,24 @@ K(dbl_{name}) {{
         "xor": ("atomicXor(&o[k], v)", lambda p, q: p ^ q, 0),
         "inc": ("atomicInc(&o[k], 100000u)", lambda p, q: p + 1, 0),
         "dec": ("atomicDec(&o[k], 100000u)", lambda p, q: p - 1, 1000),
-        "cas_add": ("{ uint32_t old = o[k], seen; do { seen = old; old = atomicCAS(&o[k], seen, seen + v); } "
-                    "while (old != seen); }", lambda p, q: p + q, 0),
+        "cas_add": (
+            "{ uint32_t old = o[k], seen; do { seen = old; old = atomicCAS(&o[k], seen, seen + v); } while (old != seen); }",
+            lambda p, q: p + q,
+            0,
+        ),
     }
     for name, (stmt, op, init) in atom.items():
         if op is None:
+
             def ref(x):
-                keys, vals = x.a[:x.n] & 7, x.b[:x.n].astype(np.int64) - 500000
+                keys, vals = x.a[: x.n] & 7, x.b[: x.n].astype(np.int64) - 500000
                 out = np.zeros(16, np.int64)
-                out[:8] = -2**31
+                out[:8] = -(2**31)
                 for k, w in zip(keys, vals):
                     out[k] = max(out[k], w)
                 out[8:] = 0
                 return (out % 2**32).astype(np.uint32)
+
             pre = "if (TID < 8) atomicExch((int *)&o[TID], (int)0x80000000);"
             inputs = hist_inputs
         else:
@@ -375,44 +475,81 @@ K(dbl_{name}) {{
                 x = hist_inputs(r)
                 x.out[:8] = init % 2**32
                 return x
+
         body = stmt if stmt.startswith("{") else stmt + ";"
-        case(name=f"atom_{name}", style="atomics", group="atomic", src=f"""
+        case(
+            name=f"atom_{name}",
+            style="atomics",
+            group="atomic",
+            src=f"""
 K(atom_{name}) {{
   int i = TID; {pre}
   if (i < n) {{ uint32_t k = a[i] & 7, v = b[i]; {body} }}
-}}""", inputs=inputs, ref=ref)
-    case(name="atom_smax_init", style="atomics", group="atomic", src="""
+}}""",
+            inputs=inputs,
+            ref=ref,
+        )
+    case(
+        name="atom_smax_init",
+        style="atomics",
+        group="atomic",
+        src="""
 K(atom_smax_init) { int i = TID; if (i < n) atomicMax((int *)&o[a[i] & 7], (int)b[i]); }""",
-         inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 300, 320, np.zeros(16, np.uint32)),
-         ref=lambda x: _smax_ref(x))
-    case(name="atom_add64", style="atomics", group="atomic", src="""
+        inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 300, 320, np.zeros(16, np.uint32)),
+        ref=lambda x: _smax_ref(x),
+    )
+    case(
+        name="atom_add64",
+        style="atomics",
+        group="atomic",
+        src="""
 K(atom_add64) { int i = TID; if (i < n) atomicAdd((unsigned long long *)o + (a[i] & 3), (unsigned long long)b[i] << 20); }""",
-         inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 300, 320, np.zeros(8, np.uint32)),
-         ref=lambda x: _add64_ref(x))
-    case(name="atom_fadd", style="atomics", group="atomic", src="""
+        inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 300, 320, np.zeros(8, np.uint32)),
+        ref=lambda x: _add64_ref(x),
+    )
+    case(
+        name="atom_fadd",
+        style="atomics",
+        group="atomic",
+        src="""
 K(atom_fadd) { int i = TID; if (i < n) atomicAdd((float *)o + (a[i] & 7), (float)(b[i] & 1023)); }""",
-         inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 300, 320, np.zeros(8, np.uint32)),
-         ref=lambda x: _fadd_ref(x))
-    case(name="atom_exch_ret", style="atomics", group="atomic", src="""
+        inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 300, 320, np.zeros(8, np.uint32)),
+        ref=lambda x: _fadd_ref(x),
+    )
+    case(
+        name="atom_exch_ret",
+        style="atomics",
+        group="atomic",
+        src="""
 K(atom_exch_ret) {
   // every thread swaps its id into one slot: the old values seen and the last value left form a permutation
   int i = TID; if (i < n) o[1 + i] = atomicExch(&o[0], (uint32_t)i + 1u);
-}""", inputs=lambda r: Inputs(_u32(r, 64), _u32(r, 64), 64, 64, np.zeros(65, np.uint32)),
-         ref=lambda x: None, kind="perm")
-    case(name="shared_hist", style="histogram", group="atomic", src="""
+}""",
+        inputs=lambda r: Inputs(_u32(r, 64), _u32(r, 64), 64, 64, np.zeros(65, np.uint32)),
+        ref=lambda x: None,
+        kind="perm",
+    )
+    case(
+        name="shared_hist",
+        style="histogram",
+        group="atomic",
+        src="""
 K(shared_hist) {
   __shared__ uint32_t h[48]; int t = threadIdx.x, i = TID;
   if (t < 48) h[t] = 0; __syncthreads();
   if (i < n) { atomicAdd(&h[a[i] & 31], 1u); atomicMax(&h[32 + (a[i] & 15)], b[i] & 0xffff); }
   __syncthreads();
   if (t < 48) atomicAdd(&o[t], h[t]);
-}""", inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 250, 256, np.zeros(48, np.uint32)),
-         ref=lambda x: _shared_hist_ref(x))
+}""",
+        inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 250, 256, np.zeros(48, np.uint32)),
+        ref=lambda x: _shared_hist_ref(x),
+    )
 
     # --- warp intrinsics -----------------------------------------------------------------------
     def warp_ref(fn):
         def ref(x):
             return np.asarray(fn(x.a[:256].reshape(8, 32), x.b[:256].reshape(8, 32)), np.uint32).ravel()
+
         return ref
 
     def seg_sum(v, w):
@@ -424,214 +561,352 @@ K(shared_hist) {
     warp = {
         "bcast": ("__shfl_sync(0xffffffffu, v, 5)", lambda A, B: np.repeat(A[:, 5:6], 32, 1)),
         "bcast_var": ("__shfl_sync(0xffffffffu, v, w & 31)", lambda A, B: np.take_along_axis(A, (B & 31).astype(np.int64), 1)),
-        "xor8": ("({ uint32_t s = v; for (int k = 4; k > 0; k >>= 1) s += __shfl_xor_sync(0xffffffffu, s, k, 8); s; })",
-                 lambda A, B: seg_sum(A, 8)),
-        "xor16": ("({ uint32_t s = v; for (int k = 8; k > 0; k >>= 1) s += __shfl_xor_sync(0xffffffffu, s, k, 16); s; })",
-                  lambda A, B: seg_sum(A, 16)),
-        "up_scan": ("({ uint32_t s = v; for (int k = 1; k < 32; k <<= 1) { uint32_t t = __shfl_up_sync(0xffffffffu, s, k); "
-                    "if ((threadIdx.x & 31) >= k) s += t; } s; })", lambda A, B: up_scan(A, 32)),
-        "up_scan8": ("({ uint32_t s = v; for (int k = 1; k < 8; k <<= 1) { uint32_t t = __shfl_up_sync(0xffffffffu, s, k, 8); "
-                     "if ((threadIdx.x & 7) >= k) s += t; } s; })", lambda A, B: up_scan(A, 8)),
-        "down16": ("__shfl_down_sync(0xffffffffu, v, 3, 16)",
-                   lambda A, B: np.concatenate([np.where(np.arange(16) + 3 < 16, np.roll(h, -3, 1), h)
-                                                for h in (A[:, :16], A[:, 16:])], 1)),
-        "ballot": ("__popc(__ballot_sync(0xffffffffu, v & 1)) * 65536u + (__ballot_sync(0xffffffffu, w > v) & 0xffffu)",
-                   lambda A, B: np.repeat(((A & 1).sum(1) * 65536 + ((B > A)[:, :16] * (1 << np.arange(16))).sum(1))[:, None],
-                                          32, 1)),
-        "any_all": ("(uint32_t)__any_sync(0xffffffffu, v < 0x08000000u) + 2u * (uint32_t)__all_sync(0xffffffffu, w != 0u)"
-                    " + 4u * (uint32_t)__all_sync(0xffffffffu, v > 0x08000000u)",
-                    lambda A, B: np.repeat((((A < 0x08000000).any(1)).astype(np.uint32) + 2 * (B != 0).all(1)
-                                            + 4 * (A > 0x08000000).all(1))[:, None], 32, 1)),
-        "shfl64": ("({ unsigned long long q = ((unsigned long long)w << 32 | v) * 3ull; "
-                   "q = __shfl_xor_sync(0xffffffffu, q, 1); (uint32_t)(q >> 17); })",
-                   lambda A, B: _shfl64_ref(A, B)),
-        "min_bfly": ("({ uint32_t s = v; for (int k = 16; k > 0; k >>= 1) s = min(s, __shfl_xor_sync(0xffffffffu, s, k)); s; })",
-                     lambda A, B: np.repeat(A.min(1)[:, None], 32, 1)),
+        "xor8": (
+            "({ uint32_t s = v; for (int k = 4; k > 0; k >>= 1) s += __shfl_xor_sync(0xffffffffu, s, k, 8); s; })",
+            lambda A, B: seg_sum(A, 8),
+        ),
+        "xor16": (
+            "({ uint32_t s = v; for (int k = 8; k > 0; k >>= 1) s += __shfl_xor_sync(0xffffffffu, s, k, 16); s; })",
+            lambda A, B: seg_sum(A, 16),
+        ),
+        "up_scan": (
+            "({ uint32_t s = v; for (int k = 1; k < 32; k <<= 1) { uint32_t t = __shfl_up_sync(0xffffffffu, s, k); "
+            "if ((threadIdx.x & 31) >= k) s += t; } s; })",
+            lambda A, B: up_scan(A, 32),
+        ),
+        "up_scan8": (
+            "({ uint32_t s = v; for (int k = 1; k < 8; k <<= 1) { uint32_t t = __shfl_up_sync(0xffffffffu, s, k, 8); "
+            "if ((threadIdx.x & 7) >= k) s += t; } s; })",
+            lambda A, B: up_scan(A, 8),
+        ),
+        "down16": (
+            "__shfl_down_sync(0xffffffffu, v, 3, 16)",
+            lambda A, B: np.concatenate(
+                [np.where(np.arange(16) + 3 < 16, np.roll(h, -3, 1), h) for h in (A[:, :16], A[:, 16:])], 1
+            ),
+        ),
+        "ballot": (
+            "__popc(__ballot_sync(0xffffffffu, v & 1)) * 65536u + (__ballot_sync(0xffffffffu, w > v) & 0xffffu)",
+            lambda A, B: np.repeat(((A & 1).sum(1) * 65536 + ((B > A)[:, :16] * (1 << np.arange(16))).sum(1))[:, None], 32, 1),
+        ),
+        "any_all": (
+            "(uint32_t)__any_sync(0xffffffffu, v < 0x08000000u) + 2u * (uint32_t)__all_sync(0xffffffffu, w != 0u)"
+            " + 4u * (uint32_t)__all_sync(0xffffffffu, v > 0x08000000u)",
+            lambda A, B: np.repeat(
+                (((A < 0x08000000).any(1)).astype(np.uint32) + 2 * (B != 0).all(1) + 4 * (A > 0x08000000).all(1))[:, None], 32, 1
+            ),
+        ),
+        "shfl64": (
+            "({ unsigned long long q = ((unsigned long long)w << 32 | v) * 3ull; "
+            "q = __shfl_xor_sync(0xffffffffu, q, 1); (uint32_t)(q >> 17); })",
+            lambda A, B: _shfl64_ref(A, B),
+        ),
+        "min_bfly": (
+            "({ uint32_t s = v; for (int k = 16; k > 0; k >>= 1) s = min(s, __shfl_xor_sync(0xffffffffu, s, k)); s; })",
+            lambda A, B: np.repeat(A.min(1)[:, None], 32, 1),
+        ),
     }
     for name, (expr, fn) in warp.items():
-        case(name=f"warp_{name}", style="warp", group="warp", src=f"""
+        case(
+            name=f"warp_{name}",
+            style="warp",
+            group="warp",
+            src=f"""
 K(warp_{name}) {{ int i = TID; uint32_t v = a[i], w = b[i]; o[i] = {expr}; }}""",
-             inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(256, np.uint32)), ref=warp_ref(fn))
+            inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(256, np.uint32)),
+            ref=warp_ref(fn),
+        )
 
     # --- block scans, reductions, sorts ----------------------------------------------------------
     def blocks(x, k=64):
         return x.a[:256].reshape(-1, k)
 
     scans = {
-        "excl_scan": (r"""
+        "excl_scan": (
+            r"""
   __shared__ uint32_t s[64]; int t = threadIdx.x; s[t] = a[TID]; __syncthreads();
   for (int d = 1; d < 64; d <<= 1) { uint32_t v = t >= d ? s[t - d] : 0; __syncthreads(); s[t] += v; __syncthreads(); }
-  o[TID] = t ? s[t - 1] : 0;""", lambda x: np.concatenate([np.concatenate([[0], np.cumsum(b.astype(np.uint64))[:-1]])
-                                                            for b in blocks(x)]).astype(np.uint64).astype(np.uint32)),
-        "blelloch": (r"""
+  o[TID] = t ? s[t - 1] : 0;""",
+            lambda x: (
+                np.concatenate([np.concatenate([[0], np.cumsum(b.astype(np.uint64))[:-1]]) for b in blocks(x)])
+                .astype(np.uint64)
+                .astype(np.uint32)
+            ),
+        ),
+        "blelloch": (
+            r"""
   __shared__ uint32_t s[64]; int t = threadIdx.x; s[t] = a[TID]; __syncthreads();
   for (int d = 1; d < 64; d <<= 1) { int k = (t + 1) * 2 * d - 1; if (k < 64) s[k] += s[k - d]; __syncthreads(); }
   if (t == 0) s[63] = 0; __syncthreads();
   for (int d = 32; d > 0; d >>= 1) { int k = (t + 1) * 2 * d - 1;
     if (k < 64) { uint32_t v = s[k - d]; s[k - d] = s[k]; s[k] += v; } __syncthreads(); }
-  o[TID] = s[t];""", lambda x: np.concatenate([np.concatenate([[0], np.cumsum(b.astype(np.uint64))[:-1]])
-                                               for b in blocks(x)]).astype(np.uint64).astype(np.uint32)),
-        "warp_scan_block": (r"""
+  o[TID] = s[t];""",
+            lambda x: (
+                np.concatenate([np.concatenate([[0], np.cumsum(b.astype(np.uint64))[:-1]]) for b in blocks(x)])
+                .astype(np.uint64)
+                .astype(np.uint32)
+            ),
+        ),
+        "warp_scan_block": (
+            r"""
   __shared__ uint32_t ws[2]; int t = threadIdx.x, lane = t & 31; uint32_t v = a[TID];
   for (int k = 1; k < 32; k <<= 1) { uint32_t u = __shfl_up_sync(0xffffffffu, v, k); if (lane >= k) v += u; }
   if (lane == 31) ws[t >> 5] = v; __syncthreads();
   if (t >= 32) v += ws[0];
-  o[TID] = v;""", lambda x: np.concatenate([np.cumsum(b.astype(np.uint64)) for b in blocks(x)]).astype(np.uint64).astype(np.uint32)),
-        "max_scan": (r"""
+  o[TID] = v;""",
+            lambda x: np.concatenate([np.cumsum(b.astype(np.uint64)) for b in blocks(x)]).astype(np.uint64).astype(np.uint32),
+        ),
+        "max_scan": (
+            r"""
   __shared__ uint32_t s[64]; int t = threadIdx.x; s[t] = a[TID]; __syncthreads();
   for (int d = 1; d < 64; d <<= 1) { uint32_t v = t >= d ? s[t - d] : 0; __syncthreads(); s[t] = max(s[t], v); __syncthreads(); }
-  o[TID] = s[t];""", lambda x: np.concatenate([np.maximum.accumulate(b) for b in blocks(x)]).astype(np.uint32)),
-        "seg_scan": (r"""
+  o[TID] = s[t];""",
+            lambda x: np.concatenate([np.maximum.accumulate(b) for b in blocks(x)]).astype(np.uint32),
+        ),
+        "seg_scan": (
+            r"""
   // inclusive sum restarting where b's low bit is set (a segment head)
   __shared__ uint32_t s[64], f[64]; int t = threadIdx.x; s[t] = a[TID]; f[t] = b[TID] & 1; __syncthreads();
   for (int d = 1; d < 64; d <<= 1) {
     uint32_t v = 0, g = 0; if (t >= d) { v = s[t - d]; g = f[t - d]; } __syncthreads();
     if (t >= d && !f[t]) { s[t] += v; f[t] = g; } __syncthreads(); }
-  o[TID] = s[t];""", lambda x: _seg_scan_ref(x)),
-        "reduce_u64": (r"""
+  o[TID] = s[t];""",
+            lambda x: _seg_scan_ref(x),
+        ),
+        "reduce_u64": (
+            r"""
   __shared__ unsigned long long s[64]; int t = threadIdx.x; s[t] = (unsigned long long)a[TID] * b[TID]; __syncthreads();
   for (int k = 32; k > 0; k >>= 1) { if (t < k) s[t] += s[t + k]; __syncthreads(); }
   if (t == 0) ((unsigned long long *)o)[blockIdx.x] = s[0];""",
-                       lambda x: np.array([int((a.astype(object) * b.astype(object)).sum()) % 2**64 for a, b in
-                                           zip(blocks(x), x.b[:256].reshape(-1, 64))], np.uint64).view(np.uint32)),
-        "reduce_f64": (r"""
+            lambda x: np.array(
+                [int((a.astype(object) * b.astype(object)).sum()) % 2**64 for a, b in zip(blocks(x), x.b[:256].reshape(-1, 64))],
+                np.uint64,
+            ).view(np.uint32),
+        ),
+        "reduce_f64": (
+            r"""
   __shared__ double s[64]; int t = threadIdx.x; s[t] = (double)(int)a[TID] * 0.25; __syncthreads();
   for (int k = 32; k > 0; k >>= 1) { if (t < k) s[t] = __dadd_rn(s[t], s[t + k]); __syncthreads(); }
-  if (t == 0) ((double *)o)[blockIdx.x] = s[0];""", lambda x: _tree_f64(x)),
-        "bitonic": (r"""
+  if (t == 0) ((double *)o)[blockIdx.x] = s[0];""",
+            lambda x: _tree_f64(x),
+        ),
+        "bitonic": (
+            r"""
   __shared__ uint32_t s[64]; int t = threadIdx.x; s[t] = a[TID]; __syncthreads();
   for (int k = 2; k <= 64; k <<= 1)
     for (int j = k >> 1; j > 0; j >>= 1) {
       int p = t ^ j;
       if (p > t) { uint32_t x = s[t], y = s[p]; bool up = (t & k) == 0; if ((x > y) == up) { s[t] = y; s[p] = x; } }
       __syncthreads(); }
-  o[TID] = s[t];""", lambda x: np.concatenate([np.sort(b) for b in blocks(x)])),
-        "bitonic_s32": (r"""
+  o[TID] = s[t];""",
+            lambda x: np.concatenate([np.sort(b) for b in blocks(x)]),
+        ),
+        "bitonic_s32": (
+            r"""
   __shared__ int s[64]; int t = threadIdx.x; s[t] = (int)a[TID]; __syncthreads();
   for (int k = 2; k <= 64; k <<= 1)
     for (int j = k >> 1; j > 0; j >>= 1) {
       int p = t ^ j;
       if (p > t) { int x = s[t], y = s[p]; bool up = (t & k) == 0; if ((x > y) == up) { s[t] = y; s[p] = x; } }
       __syncthreads(); }
-  o[TID] = (uint32_t)s[t];""", lambda x: np.concatenate([np.sort(b.view(np.int32)).view(np.uint32) for b in blocks(x)])),
-        "oddeven": (r"""
+  o[TID] = (uint32_t)s[t];""",
+            lambda x: np.concatenate([np.sort(b.view(np.int32)).view(np.uint32) for b in blocks(x)]),
+        ),
+        "oddeven": (
+            r"""
   __shared__ uint32_t s[64]; int t = threadIdx.x; s[t] = a[TID]; __syncthreads();
   for (int r = 0; r < 64; r++) {
     int p = (r & 1) ? ((t & 1) ? t + 1 : t - 1) : ((t & 1) ? t - 1 : t + 1);
     uint32_t mine = s[t], other = (p >= 0 && p < 64) ? s[p] : mine; __syncthreads();
     if (p >= 0 && p < 64) s[t] = (t < p) ? min(mine, other) : max(mine, other);
     __syncthreads(); }
-  o[TID] = s[t];""", lambda x: np.concatenate([np.sort(b) for b in blocks(x)])),
-        "rank_sort_f": (r"""
+  o[TID] = s[t];""",
+            lambda x: np.concatenate([np.sort(b) for b in blocks(x)]),
+        ),
+        "rank_sort_f": (
+            r"""
   // each thread counts the elements before it in order (ties by index): its place in the sorted block
   __shared__ float s[64]; int t = threadIdx.x; s[t] = __uint_as_float(a[TID]); __syncthreads();
   float v = s[t]; int r = 0;
   for (int j = 0; j < 64; j++) r += (s[j] < v) || (s[j] == v && j < t);
-  ((float *)o)[blockIdx.x * 64 + r] = v;""", lambda x: np.concatenate([np.sort(b.view(np.float32), kind="stable").view(np.uint32)
-                                                                      for b in blocks(x)])),
-        "radix_pass": (r"""
+  ((float *)o)[blockIdx.x * 64 + r] = v;""",
+            lambda x: np.concatenate([np.sort(b.view(np.float32), kind="stable").view(np.uint32) for b in blocks(x)]),
+        ),
+        "radix_pass": (
+            r"""
   // one 4-bit pass of a block radix sort: stable counting sort by (a >> 4) & 15 within the block
   __shared__ uint32_t cnt[16], s[64]; int t = threadIdx.x; uint32_t v = a[TID], d = (v >> 4) & 15;
   s[t] = v; if (t < 16) cnt[t] = 0; __syncthreads();
   uint32_t pos = 0; for (int j = 0; j < 64; j++) { uint32_t e = (s[j] >> 4) & 15; pos += (e < d) || (e == d && j < t); }
-  o[blockIdx.x * 64 + pos] = v;""", lambda x: np.concatenate([b[np.argsort((b >> 4) & 15, kind="stable")] for b in blocks(x)])),
+  o[blockIdx.x * 64 + pos] = v;""",
+            lambda x: np.concatenate([b[np.argsort((b >> 4) & 15, kind="stable")] for b in blocks(x)]),
+        ),
     }
     for name, (body, fn) in scans.items():
         out_words = {"reduce_u64": 8, "reduce_f64": 8}.get(name, 256)
         kind = "f64" if name == "reduce_f64" else "u32"
         a_fn = (lambda r: fin(r)) if name == "rank_sort_f" else None
-        case(name=f"blk_{name}", style="scan" if "sort" not in name and "bitonic" not in name and "oddeven" not in name
-             and "radix" not in name else "sort", group="block",
-             src=f"K(blk_{name}) {{{body}\n}}",
-             inputs=lambda r, a_fn=a_fn, ow=out_words: Inputs(a_fn(r) if a_fn else _u32(r, 256, 0, 2**31 if ow == 8 else 2**32),
-                                                              _u32(r, 256), 256, 256, np.zeros(ow, np.uint32)),
-             ref=fn, kind=kind)
+        case(
+            name=f"blk_{name}",
+            style="scan"
+            if "sort" not in name and "bitonic" not in name and "oddeven" not in name and "radix" not in name
+            else "sort",
+            group="block",
+            src=f"K(blk_{name}) {{{body}\n}}",
+            inputs=lambda r, a_fn=a_fn, ow=out_words: Inputs(
+                a_fn(r) if a_fn else _u32(r, 256, 0, 2**31 if ow == 8 else 2**32), _u32(r, 256), 256, 256, np.zeros(ow, np.uint32)
+            ),
+            ref=fn,
+            kind=kind,
+        )
 
     # --- stencils and matrix products ------------------------------------------------------------
     grid = {
-        "stencil5": (r"""
+        "stencil5": (
+            r"""
   // 5-point integer stencil on a 16x16 grid (zero outside)
   int i = TID, y = i >> 4, x = i & 15; const int *g = (const int *)a;
   int c = g[i], l = x > 0 ? g[i - 1] : 0, r = x < 15 ? g[i + 1] : 0, u = y > 0 ? g[i - 16] : 0, d = y < 15 ? g[i + 16] : 0;
-  ((int *)o)[i] = 4 * c - l - r - u - d;""", lambda x: _stencil5(x)),
-        "box3_shared": (r"""
+  ((int *)o)[i] = 4 * c - l - r - u - d;""",
+            lambda x: _stencil5(x),
+        ),
+        "box3_shared": (
+            r"""
   // 3x3 box sum of an 8x8 tile per block through shared memory with a halo of zeros
   __shared__ uint32_t t[10][10]; int l = threadIdx.x, x = l & 7, y = l >> 3;
   for (int k = l; k < 100; k += 64) t[k / 10][k % 10] = 0; __syncthreads();
   t[y + 1][x + 1] = a[TID]; __syncthreads();
   uint32_t s = 0; for (int dy = 0; dy < 3; dy++) for (int dx = 0; dx < 3; dx++) s += t[y + dy][x + dx];
-  o[TID] = s;""", lambda x: _box3(x)),
-        "life": (r"""
+  o[TID] = s;""",
+            lambda x: _box3(x),
+        ),
+        "life": (
+            r"""
   // one Game of Life step on a 16x16 torus
   int i = TID, y = i >> 4, x = i & 15, nb = 0;
   for (int dy = -1; dy <= 1; dy++) for (int dx = -1; dx <= 1; dx++)
     if (dx || dy) nb += a[((y + dy) & 15) * 16 + ((x + dx) & 15)] & 1;
-  uint32_t alive = a[i] & 1; o[i] = (nb == 3) || (alive && nb == 2);""", lambda x: _life(x)),
-        "matmul_int": (r"""
+  uint32_t alive = a[i] & 1; o[i] = (nb == 3) || (alive && nb == 2);""",
+            lambda x: _life(x),
+        ),
+        "matmul_int": (
+            r"""
   // 16x16 integer matrix product, one thread per element
   int r = TID >> 4, c = TID & 15; uint32_t s = 0;
   for (int k = 0; k < 16; k++) s += a[r * 16 + k] * b[k * 16 + c];
-  o[TID] = s;""", lambda x: (x.a[:256].reshape(16, 16).astype(np.uint64) @ x.b[:256].reshape(16, 16).astype(np.uint64)
-                             % 2**32).astype(np.uint32).ravel()),
-        "transpose": (r"""
+  o[TID] = s;""",
+            lambda x: (
+                (x.a[:256].reshape(16, 16).astype(np.uint64) @ x.b[:256].reshape(16, 16).astype(np.uint64) % 2**32)
+                .astype(np.uint32)
+                .ravel()
+            ),
+        ),
+        "transpose": (
+            r"""
   // 16x16 transpose through an 8x8 shared tile per block (4 tiles)
   __shared__ uint32_t tile[8][9]; int l = threadIdx.x, tx = l & 7, ty = l >> 3, bx = blockIdx.x & 1, by = blockIdx.x >> 1;
   tile[ty][tx] = a[(by * 8 + ty) * 16 + bx * 8 + tx]; __syncthreads();
-  o[(bx * 8 + ty) * 16 + by * 8 + tx] = tile[tx][ty];""", lambda x: x.a[:256].reshape(16, 16).T.ravel()),
-        "matvec_f": (r"""
+  o[(bx * 8 + ty) * 16 + by * 8 + tx] = tile[tx][ty];""",
+            lambda x: x.a[:256].reshape(16, 16).T.ravel(),
+        ),
+        "matvec_f": (
+            r"""
   // float matrix-vector product, 64 rows of 32, fused as written
   if (TID < 64) { const float *A = (const float *)a, *v = (const float *)b; float s = 0.f;
     for (int k = 0; k < 32; k++) s = __fmaf_rn(A[TID * 32 + k], v[k], s);
-    ((float *)o)[TID] = s; }""", lambda x: _matvec(x)),
-        "matmul_f64": (r"""
+    ((float *)o)[TID] = s; }""",
+            lambda x: _matvec(x),
+        ),
+        "matmul_f64": (
+            r"""
   // 8x8 double matrix product with fused multiply-adds
   if (TID < 64) { const double *A = (const double *)a, *B = (const double *)b; int r = TID >> 3, c = TID & 7; double s = 0.0;
     for (int k = 0; k < 8; k++) s = __fma_rn(A[r * 8 + k], B[k * 8 + c], s);
-    ((double *)o)[TID] = s; }""", lambda x: _matmul64(x)),
+    ((double *)o)[TID] = s; }""",
+            lambda x: _matmul64(x),
+        ),
     }
     for name, (body, fn) in grid.items():
         kind = {"matvec_f": "f32", "matmul_f64": "f64"}.get(name, "u32")
 
         def inputs(r, name=name):
             if name == "matvec_f":
-                return Inputs(r.integers(-64, 64, 2048).astype(np.float32).view(np.uint32),
-                              (r.integers(-64, 64, 32) / 8).astype(np.float32).view(np.uint32), 64, 64, np.zeros(64, np.uint32))
+                return Inputs(
+                    r.integers(-64, 64, 2048).astype(np.float32).view(np.uint32),
+                    (r.integers(-64, 64, 32) / 8).astype(np.float32).view(np.uint32),
+                    64,
+                    64,
+                    np.zeros(64, np.uint32),
+                )
             if name == "matmul_f64":
-                return Inputs((r.standard_normal(64)).view(np.uint32), (r.standard_normal(64)).view(np.uint32), 64, 64,
-                              np.zeros(128, np.uint32))
+                return Inputs(
+                    (r.standard_normal(64)).view(np.uint32),
+                    (r.standard_normal(64)).view(np.uint32),
+                    64,
+                    64,
+                    np.zeros(128, np.uint32),
+                )
             if name == "life":
                 return Inputs(_u32(r, 256, 0, 2), _u32(r, 256), 256, 256, np.zeros(256, np.uint32))
             return Inputs(_u32(r, 256, 0, 1 << 20), _u32(r, 256, 0, 1 << 20), 256, 256, np.zeros(256, np.uint32))
-        case(name=f"grid_{name}", style="stencil" if "mat" not in name and name != "transpose" else "matmul",
-             group="grid", src=f"K(grid_{name}) {{{body}\n}}", inputs=inputs, ref=fn, kind=kind)
+
+        case(
+            name=f"grid_{name}",
+            style="stencil" if "mat" not in name and name != "transpose" else "matmul",
+            group="grid",
+            src=f"K(grid_{name}) {{{body}\n}}",
+            inputs=inputs,
+            ref=fn,
+            kind=kind,
+        )
 
     # --- divergent control flow, jump tables, calls and recursion --------------------------------
     ctrl = {
-        "collatz": ("uint32_t v = (x & 0xffff) | 1, s = 0; while (v != 1 && s < 500) { v = (v & 1) ? 3 * v + 1 : v >> 1; s++; } r = s;",
-                    lambda x, y: np.array([_collatz(int(v) & 0xFFFF | 1) for v in x], np.uint32)),
-        "nested_break": ("r = 0; for (uint32_t i = 0; i < (x & 15); i++) { if ((y >> i) & 1) continue; "
-                         "for (uint32_t j = 0; j < 8; j++) { if (((x >> j) ^ i) == 5) break; r += i * j + 1; } if (r > 200) break; }",
-                         lambda x, y: np.array([_nested(int(p), int(q)) for p, q in zip(x, y)], np.uint32)),
-        "switch_dense": ("switch (x & 15) { case 0: r = y; break; case 1: r = y + 7; break; case 2: r = y * 3; break; "
-                         "case 3: r = y ^ 0x55; break; case 4: r = y >> 3; break; case 5: r = y << 2; break; "
-                         "case 6: r = ~y; break; case 7: r = y - x; break; case 8: r = x; break; case 9: r = y & x; break; "
-                         "case 10: r = y | 1; break; case 11: r = 11; break; default: r = 99; }",
-                         lambda x, y: _switch_ref(x, y)),
-        "switch_sparse": ("switch (x % 1000u) { case 3: r = 1; break; case 70: r = 2; break; case 500: r = 3; break; "
-                          "case 999: r = 4; break; default: r = x % 1000u; }",
-                          lambda x, y: np.select([x % 1000 == 3, x % 1000 == 70, x % 1000 == 500, x % 1000 == 999],
-                                                 [np.full_like(x, k) for k in (1, 2, 3, 4)], x % 1000)),
-        "early_exit": ("r = 0; for (int i = 0; i < 32; i++) { if ((x >> i) & (y >> i) & 1) { r = i + 1; break; } }",
-                       lambda x, y: np.array([next((i + 1 for i in range(32) if (int(p) >> i) & (int(q) >> i) & 1), 0)
-                                              for p, q in zip(x, y)], np.uint32)),
+        "collatz": (
+            "uint32_t v = (x & 0xffff) | 1, s = 0; while (v != 1 && s < 500) { v = (v & 1) ? 3 * v + 1 : v >> 1; s++; } r = s;",
+            lambda x, y: np.array([_collatz(int(v) & 0xFFFF | 1) for v in x], np.uint32),
+        ),
+        "nested_break": (
+            "r = 0; for (uint32_t i = 0; i < (x & 15); i++) { if ((y >> i) & 1) continue; "
+            "for (uint32_t j = 0; j < 8; j++) { if (((x >> j) ^ i) == 5) break; r += i * j + 1; } if (r > 200) break; }",
+            lambda x, y: np.array([_nested(int(p), int(q)) for p, q in zip(x, y)], np.uint32),
+        ),
+        "switch_dense": (
+            "switch (x & 15) { case 0: r = y; break; case 1: r = y + 7; break; case 2: r = y * 3; break; "
+            "case 3: r = y ^ 0x55; break; case 4: r = y >> 3; break; case 5: r = y << 2; break; "
+            "case 6: r = ~y; break; case 7: r = y - x; break; case 8: r = x; break; case 9: r = y & x; break; "
+            "case 10: r = y | 1; break; case 11: r = 11; break; default: r = 99; }",
+            lambda x, y: _switch_ref(x, y),
+        ),
+        "switch_sparse": (
+            "switch (x % 1000u) { case 3: r = 1; break; case 70: r = 2; break; case 500: r = 3; break; "
+            "case 999: r = 4; break; default: r = x % 1000u; }",
+            lambda x, y: np.select(
+                [x % 1000 == 3, x % 1000 == 70, x % 1000 == 500, x % 1000 == 999],
+                [np.full_like(x, k) for k in (1, 2, 3, 4)],
+                x % 1000,
+            ),
+        ),
+        "early_exit": (
+            "r = 0; for (int i = 0; i < 32; i++) { if ((x >> i) & (y >> i) & 1) { r = i + 1; break; } }",
+            lambda x, y: np.array(
+                [next((i + 1 for i in range(32) if (int(p) >> i) & (int(q) >> i) & 1), 0) for p, q in zip(x, y)], np.uint32
+            ),
+        ),
         "fib_rec": ("r = fib_rec(x % 12u);", lambda x, y: np.array([_fib(int(v) % 12) for v in x], np.uint32)),
-        "gcd_rec": ("r = gcd_rec(x | 1, y | 1);", lambda x, y: np.array([np.gcd(int(p) | 1, int(q) | 1) for p, q in zip(x, y)],
-                                                                        np.uint32)),
+        "gcd_rec": (
+            "r = gcd_rec(x | 1, y | 1);",
+            lambda x, y: np.array([np.gcd(int(p) | 1, int(q) | 1) for p, q in zip(x, y)], np.uint32),
+        ),
         "noinline": ("r = mix_ni(x, y) + mix_ni(y, x >> 1);", lambda x, y: _mix(x, y) + _mix(y, x >> 1)),
-        "while_shift": ("r = 0; uint32_t v = x; do { r += v & 3; v >>= 2; } while (v > (y & 0xff));",
-                        lambda x, y: np.array([_while_shift(int(p), int(q)) for p, q in zip(x, y)], np.uint32)),
-        "goto_retry": ("r = x; int tries = 0; again: r = r * 1103515245u + 12345u; if ((r >> 28) != (y >> 28) && ++tries < 20) goto again;",
-                       lambda x, y: np.array([_retry(int(p), int(q)) for p, q in zip(x, y)], np.uint32)),
+        "while_shift": (
+            "r = 0; uint32_t v = x; do { r += v & 3; v >>= 2; } while (v > (y & 0xff));",
+            lambda x, y: np.array([_while_shift(int(p), int(q)) for p, q in zip(x, y)], np.uint32),
+        ),
+        "goto_retry": (
+            "r = x; int tries = 0; again: r = r * 1103515245u + 12345u; if ((r >> 28) != (y >> 28) && ++tries < 20) goto again;",
+            lambda x, y: np.array([_retry(int(p), int(q)) for p, q in zip(x, y)], np.uint32),
+        ),
     }
     helpers = r"""
 __device__ __noinline__ uint32_t fib_rec(uint32_t k) { return k < 2 ? k : fib_rec(k - 1) + fib_rec(k - 2); }
@@ -640,12 +915,21 @@ __device__ __noinline__ uint32_t mix_ni(uint32_t p, uint32_t q) { if (p & 1) ret
 """
     first = True
     for name, (stmt, fn) in ctrl.items():
+
         def ref(x, fn=fn):
             with np.errstate(all="ignore"):
-                return np.asarray(fn(x.a[:x.n], x.b[:x.n]), np.uint32)
-        case(name=f"ctl_{name}", style="control", group="control", src=(helpers if first else "") + f"""
+                return np.asarray(fn(x.a[: x.n], x.b[: x.n]), np.uint32)
+
+        case(
+            name=f"ctl_{name}",
+            style="control",
+            group="control",
+            src=(helpers if first else "")
+            + f"""
 K(ctl_{name}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i], r; {stmt} o[i] = r; }} }}""",
-             inputs=lambda r: Inputs(_u32(r, 128), _u32(r, 128), 128, 128, np.zeros(128, np.uint32)), ref=ref)
+            inputs=lambda r: Inputs(_u32(r, 128), _u32(r, 128), 128, 128, np.zeros(128, np.uint32)),
+            ref=ref,
+        )
         first = False
 
     # --- half precision ------------------------------------------------------------------------
@@ -657,15 +941,18 @@ K(ctl_{name}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i], r; {stm
         "h2mul": ("__high2half(__hmul2(__halves2half2(p, q), __halves2half2(q, q)))", lambda P, Q: Q * Q),
         "cvt": ("__float2half_rn(__fmul_rn(__half2float(p), 3.0f))", lambda P, Q: (P.astype(np.float32) * 3).astype(np.float16)),
         "minmax": ("__hmin(p, q)", lambda P, Q: np.minimum(P, Q)),
-        "cmp": ("__float2half_rn((float)(__hlt(p, q) + 2 * __heq(p, p)))",
-                lambda P, Q: ((P < Q).astype(np.float16) + 2 * (P == P)).astype(np.float16)),
+        "cmp": (
+            "__float2half_rn((float)(__hlt(p, q) + 2 * __heq(p, p)))",
+            lambda P, Q: ((P < Q).astype(np.float16) + 2 * (P == P)).astype(np.float16),
+        ),
     }
     first = True
     for name, (expr, fn) in hlf.items():
+
         def ref(x, fn=fn, name=name):
-            P = x.a[:x.n].astype(np.uint16).view(np.float16)
-            Q = x.b[:x.n].astype(np.uint16).view(np.float16)
-            if name in ("add", "mul", "h2add", "h2mul"):     # exact in f64, then rounded once
+            P = x.a[: x.n].astype(np.uint16).view(np.float16)
+            Q = x.b[: x.n].astype(np.uint16).view(np.float16)
+            if name in ("add", "mul", "h2add", "h2mul"):  # exact in f64, then rounded once
                 P, Q = P.astype(np.float64), Q.astype(np.float64)
             if fn is None:
                 v = (P.astype(np.float64) * Q.astype(np.float64) + P.astype(np.float64)).astype(np.float16)  # exact in f64
@@ -676,35 +963,45 @@ K(ctl_{name}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i], r; {stm
 
         def hin(r):
             return np.asarray((r.standard_normal(200) * 8).astype(np.float16).view(np.uint16), np.uint32)
-        case(name=f"half_{name}", style="half", group="half", src=("#include <cuda_fp16.h>\n" if first else "") + f"""
+
+        case(
+            name=f"half_{name}",
+            style="half",
+            group="half",
+            src=("#include <cuda_fp16.h>\n" if first else "")
+            + f"""
 K(half_{name}) {{
   int i = TID;
   if (i < n) {{ __half p = __ushort_as_half((unsigned short)a[i]), q = __ushort_as_half((unsigned short)b[i]);
     o[i] = __half_as_ushort({expr}); }}
-}}""", inputs=lambda r: Inputs(hin(r), hin(r), 200, 200, np.zeros(200, np.uint32)), ref=ref)
+}}""",
+            inputs=lambda r: Inputs(hin(r), hin(r), 200, 200, np.zeros(200, np.uint32)),
+            ref=ref,
+        )
         first = False
 
 
 # ---------------------------------------------------------------------------------------------
 # references too long for a lambda
 
+
 def _smax_ref(x):
     out = np.zeros(16, np.int64)
-    for k, w in zip(x.a[:x.n] & 7, x.b[:x.n].view(np.int32)):
+    for k, w in zip(x.a[: x.n] & 7, x.b[: x.n].view(np.int32)):
         out[k] = max(out[k], int(w))
     return (out % 2**32).astype(np.uint32)
 
 
 def _add64_ref(x):
     out = np.zeros(4, np.uint64)
-    for k, w in zip(x.a[:x.n] & 3, x.b[:x.n]):
+    for k, w in zip(x.a[: x.n] & 3, x.b[: x.n]):
         out[k] += np.uint64(int(w) << 20)
     return out.view(np.uint32)
 
 
 def _fadd_ref(x):
     out = np.zeros(8, np.float64)
-    for k, w in zip(x.a[:x.n] & 7, x.b[:x.n]):
+    for k, w in zip(x.a[: x.n] & 7, x.b[: x.n]):
         out[k] += float(int(w) & 1023)
     return out.astype(np.float32).view(np.uint32)
 
@@ -745,7 +1042,7 @@ def _tree_f64(x):
         s = a.view(np.int32).astype(np.float64) * 0.25
         k = 32
         while k:
-            s = s[:k] + s[k:2 * k]
+            s = s[:k] + s[k : 2 * k]
             k >>= 1
         out.append(s[0])
     return np.array(out).view(np.uint32)
@@ -762,7 +1059,7 @@ def _box3(x):
     out = []
     for a in x.a[:256].reshape(-1, 64):
         p = np.pad(a.reshape(8, 8).astype(np.int64), 1)
-        s = sum(p[dy:dy + 8, dx:dx + 8] for dy in range(3) for dx in range(3))
+        s = sum(p[dy : dy + 8, dx : dx + 8] for dy in range(3) for dx in range(3))
         out.append(s.ravel())
     return (np.concatenate(out) % 2**32).astype(np.uint32)
 
@@ -780,7 +1077,7 @@ def _matvec(x):
     for row in A:
         s = np.float32(0)
         for p, q in zip(row, v):
-            s = np.float32(float(Fraction(float(p)) * Fraction(float(q)) + Fraction(float(s))))   # exact: small ints / 8
+            s = np.float32(float(Fraction(float(p)) * Fraction(float(q)) + Fraction(float(s))))  # exact: small ints / 8
         out.append(s)
     return np.array(out, np.float32).view(np.uint32)
 
@@ -823,8 +1120,20 @@ def _nested(x, y):
 def _switch_ref(x, y):
     k = x & 15
     with np.errstate(all="ignore"):
-        choices = [y, y + np.uint32(7), y * np.uint32(3), y ^ np.uint32(0x55), y >> 3, y << 2, ~y, y - x, x, y & x,
-                   y | np.uint32(1), np.full_like(y, 11)]
+        choices = [
+            y,
+            y + np.uint32(7),
+            y * np.uint32(3),
+            y ^ np.uint32(0x55),
+            y >> 3,
+            y << 2,
+            ~y,
+            y - x,
+            x,
+            y & x,
+            y | np.uint32(1),
+            np.full_like(y, 11),
+        ]
     return np.select([k == i for i in range(12)], choices, np.uint32(99)).astype(np.uint32)
 
 

@@ -1,6 +1,7 @@
 """Comparing a translated program's drawing with the GLSL it replaces, drawn by the same Vulkan
 driver with the same inputs: equal to the bit on lavapipe, within 1/255 elsewhere (FMA
 contraction may differ), and both pictures must really show something."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,6 +34,8 @@ def assert_same(gpu, got: np.ndarray, want: np.ndarray, min_covered: int, min_co
     assert len(np.unique(want.reshape(-1, 4), axis=0)) >= min_colours
     diff = np.abs(got.astype(int) - want.astype(int))
     bad = np.argwhere(diff.max(axis=2) > tolerance(gpu))
-    assert len(bad) == 0, (f"{len(bad)} pixels differ by more than {tolerance(gpu)}/255 "
-                           f"(exact on lavapipe); first (y, x): {bad[:5].tolist()}, "
-                           f"machine code {got[tuple(bad[0])].tolist()} vs GLSL {want[tuple(bad[0])].tolist()}")
+    assert len(bad) == 0, (
+        f"{len(bad)} pixels differ by more than {tolerance(gpu)}/255 "
+        f"(exact on lavapipe); first (y, x): {bad[:5].tolist()}, "
+        f"machine code {got[tuple(bad[0])].tolist()} vs GLSL {want[tuple(bad[0])].tolist()}"
+    )

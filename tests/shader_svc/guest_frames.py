@@ -2,6 +2,7 @@
 -> GPU process): the recompiled gfx program (examples/horizon_hello), every frame compared with
 the numpy picture tests/horizon/test_horizon_nvn.py computes for the GLSL build, and the demo
 game, compared with tests/demo's reference pictures of the GLSL build."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,8 +32,9 @@ def check_gfx_guest_frames(tmp_path: Path, arch: str) -> None:
     r = nxrecomp("run", str(tmp_path / "bundle"), "--run-dir", str(run), "--frames-dir", str(frames), timeout=240)
     log = (run / "run.log").read_text()
     assert r.returncode == 0, log[-3000:]
-    assert cpu_lines(log) == ["nvn entry points missing: 0", "device: 1", "pool: 1", "window: 1",
-                              *frame_lines(4), "done"], log[-3000:]
+    assert cpu_lines(log) == ["nvn entry points missing: 0", "device: 1", "pool: 1", "window: 1", *frame_lines(4), "done"], log[
+        -3000:
+    ]
     assert "shader: healthy" in log
     for f in range(1, 5):
         got, want = read_frame(frames / f"frame_{f:06d}.png"), expected_frame(f)

@@ -1,6 +1,7 @@
 """Programs written as text for the tests, checked to be what NVIDIA's disassembler reads back
 (nvdisasm from PyPI for SM86, Debian's 11.8 for SM53): the text a test draws with is the
 machine code it claims to be."""
+
 from __future__ import annotations
 
 import struct
@@ -25,8 +26,7 @@ def sm86_words(code: bytes) -> list[tuple[int, int]]:
     return [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
 
 
-def sm86_mutations(base: list[int], count: int, seed: int, flips: tuple[int, ...], low_bit: int = 0
-                   ) -> list[tuple[int, int]]:
+def sm86_mutations(base: list[int], count: int, seed: int, flips: tuple[int, ...], low_bit: int = 0) -> list[tuple[int, int]]:
     """``count`` words made from random 128-bit words of ``base``, each with a number (a random
     choice of ``flips``) of random bits at ``low_bit``..104 flipped: (low, high) halves."""
     import random
@@ -65,7 +65,7 @@ def check_sm53(texts) -> None:
         q = struct.unpack(f"<{len(code) // 8}Q", code)
         lines = _lines(text)
         got = [r.text if r else None for r in tools.nvdisasm53_raw([w for i, w in enumerate(q) if i % 4])]
-        assert got[:len(lines)] == lines
+        assert got[: len(lines)] == lines
 
 
 def sm53_mutations_agree(irs: set[str], count: int, seed: int) -> dict[str, int]:

@@ -5,6 +5,7 @@ Nothing of NVIDIA's is committed or linked: the PyPI wheels are downloaded at te
 pip into ``<cache_dir>/nvidia`` and only the two executables are unpacked from them.  Versions
 are pinned here because the disassembler's text is what our own disassembly is compared with.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -48,8 +49,11 @@ def _fetch(requirement: str, member: str) -> Path:
         if exe.is_file():
             return exe
         with tempfile.TemporaryDirectory(dir=base) as tmp:
-            r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, requirement],
-                               capture_output=True, text=True)
+            r = subprocess.run(
+                [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", tmp, requirement],
+                capture_output=True,
+                text=True,
+            )
             wheels = list(Path(tmp).glob("*.whl"))
             if r.returncode != 0 or not wheels:
                 raise ToolUnavailable(f"pip download {requirement} failed: {r.stderr.strip()[-300:]}")
@@ -85,6 +89,7 @@ def ptxas(ptx: str, arch: str = "sm_86") -> bytes:
 class OracleLine:
     """One instruction as nvdisasm prints it: ``pred`` ('' or '@P0'), ``opcode`` with its
     modifiers, ``operands`` as one string exactly as printed."""
+
     pred: str
     opcode: str
     operands: str

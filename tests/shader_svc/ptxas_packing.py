@@ -1,5 +1,6 @@
 """Reading back how ptxas packs a texture instruction's operands: a one-instruction PTX kernel
 to build, and, from nvdisasm's listing of it, which kernel parameter each register holds."""
+
 from __future__ import annotations
 
 import re
@@ -44,8 +45,8 @@ def register_sources(lines: list) -> dict[int, object]:
         c = re.search(r"c\[0x0\] ?\[(0x[0-9a-f]+)\]", src)
         sel = re.fullmatch(r"R(\d+), 0xffff, !?P\d", src)
         if ln.opcode == "BFI" or (ln.opcode.startswith("LOP3") and re.search(r", 0x(3f00|f0|f00), ", src)):
-            out[reg] = "bfi"           # offsets packed (sm_53 BFI, sm_86 LOP3 of y << 8 / 4, z << 8)
-        elif ln.opcode == "SEL" and sel:           # ptxas's clamp of a layer to 16 bits (sm_86)
+            out[reg] = "bfi"  # offsets packed (sm_53 BFI, sm_86 LOP3 of y << 8 / 4, z << 8)
+        elif ln.opcode == "SEL" and sel:  # ptxas's clamp of a layer to 16 bits (sm_86)
             out[reg] = out.get(int(sel.group(1)), "other")
         elif ln.opcode.startswith(("MOV", "IMAD.MOV", "I2I", "FMUL")) and c:
             out[reg] = int(c.group(1), 16)
@@ -60,11 +61,12 @@ def register_sources(lines: list) -> dict[int, object]:
 class Packed:
     """The one instruction ptxas made of a PTX texture instruction, as our decoder reads it, and
     what the listing had loaded into each register before it (register_sources)."""
+
     ins: str
     inst: object
     sources: dict
-    listing: dict           # address -> nvdisasm 11.8's line, the whole kernel
-    at: int                 # the instruction's address
+    listing: dict  # address -> nvdisasm 11.8's line, the whole kernel
+    at: int  # the instruction's address
 
     def check_roles(self, regs_roles: list[tuple[int, str]], want: dict) -> None:
         """Each (register, role): the listing loaded ``want[role]`` into the register."""

@@ -1,6 +1,7 @@
 """Drawing one W x H screen quad on lavapipe with programs written for the tests: SM86 or SM53
 (Maxwell) text with its shader program header, translated by the service's translator, behind a
 pass-through SM86 vertex program; the 8-bit colours come back as ints."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +10,7 @@ from shader_svc import sph
 from shader_svc import translate as tr
 
 W, H = 32, 16
-TS = 4                      # textures of TS x TS: no pixel centre of the quad falls on a texel edge
+TS = 4  # textures of TS x TS: no pixel centre of the quad falls on a texel edge
 # the pass-through vertex program: position and three varyings as they come
 VS_PASS = """
 ALD.128 R0, a[0x80]
@@ -22,14 +23,14 @@ AST.128 a[0x90], R8
 AST.128 a[0xa0], R12
 EXIT
 """
-VS_PASS_HDR = dict(inputs={0x80 + 4 * i for i in range(16)},
-                   outputs={0x70, 0x74, 0x78, 0x7c} | {0x80 + 4 * i for i in range(12)})
+VS_PASS_HDR = dict(inputs={0x80 + 4 * i for i in range(16)}, outputs={0x70, 0x74, 0x78, 0x7C} | {0x80 + 4 * i for i in range(12)})
 # SM86 fragment programs: uv (varying 0) and the pixel position (0x70, 0x74) interpolated
-FS_HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective", 0x74: "perspective"},
-              targets=(0xF,))
+FS_HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective", 0x74: "perspective"}, targets=(0xF,))
 # SM53 fragment programs: the same and 1/w (0x7c), for the compilers' perspective idiom
-FS53_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective", 0x7c: "perspective", 0x80: "perspective",
-                        0x84: "perspective"}, targets=(0xF,))
+FS53_HDR = dict(
+    inputs={0x70: "perspective", 0x74: "perspective", 0x7C: "perspective", 0x80: "perspective", 0x84: "perspective"},
+    targets=(0xF,),
+)
 
 
 def program(stage: str, text: str, hdr: dict) -> bytes:

@@ -1,6 +1,7 @@
 """Checks the service tests make over gRPC: the health service says SERVING, and a list of bad
 requests each gets INVALID_ARGUMENT with details matching its pattern while the server keeps
 answering."""
+
 from __future__ import annotations
 
 import re

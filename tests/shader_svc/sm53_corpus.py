@@ -1,5 +1,6 @@
 """Test helpers shared by the SM53 tests and benches: the PTX corpus built by ptxas for sm_53,
 instruction words with their control bits, and mutated words for oracle comparisons."""
+
 from __future__ import annotations
 
 import random

@@ -1,6 +1,7 @@
 """SM53 graphics programs for the tests, written as text with a version-3 header and translated
 by the service's translator, and the GLSL they are drawn against; the interpolation-mode pair
 (a pass-through vertex program feeding three varyings) in both languages."""
+
 from __future__ import annotations
 
 from shader_svc import sph
@@ -34,7 +35,9 @@ layout(location=1) out vec4 u;
 layout(location=2) out vec4 v;
 void main() { gl_Position = pos; t = uv; u = uv; v = uv; }
 """
-VS_MODES53 = program("vertex", """
+VS_MODES53 = program(
+    "vertex",
+    """
 ALD.128 R0, a[0x80]
 ALD.128 R4, a[0x90]
 AST.128 a[0x70], R0
@@ -42,4 +45,7 @@ AST.128 a[0x80], R4
 AST.128 a[0x90], R4
 AST.128 a[0xa0], R4
 EXIT
-""", inputs=set(range(0x80, 0xa0, 4)), outputs=set(range(0x70, 0xb0, 4)))
+""",
+    inputs=set(range(0x80, 0xA0, 4)),
+    outputs=set(range(0x70, 0xB0, 4)),
+)

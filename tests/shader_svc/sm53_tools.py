@@ -10,6 +10,7 @@ NVIDIA's is committed or linked.
 
 ``ptxas`` for sm_53 is the PyPI one of ``nvtools`` (beside this file) (12.9 still assembles Maxwell).
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -29,14 +30,20 @@ DEB_VERSION = "11.8.89~11.8.0-5~deb12u1"
 DEB_SOURCE = "deb http://deb.debian.org/debian bookworm non-free"
 DEB_MEMBER = "./usr/bin/nvdisasm"
 NOP = 0x50B0000000070F00
-CTRL_DEFAULT = 0x001FC400FE2007F6   # stall/yield values ptxas uses; any control word decodes
-CHUNK = 96                          # words per nvdisasm run (it reports every illegal word of a run)
+CTRL_DEFAULT = 0x001FC400FE2007F6  # stall/yield values ptxas uses; any control word decodes
+CHUNK = 96  # words per nvdisasm run (it reports every illegal word of a run)
 
 
 def _apt(args: list[str], root: Path) -> subprocess.CompletedProcess:
-    o = [f"-oDir::Etc::SourceList={root / 'sources.list'}", "-oDir::Etc::SourceParts=/dev/null",
-         f"-oDir::State::Lists={root / 'lists'}", f"-oDir::Cache={root / 'cache'}",
-         "-oAPT::Architecture=amd64", "-oAPT::Architectures=amd64", "-oDebug::NoLocking=1"]
+    o = [
+        f"-oDir::Etc::SourceList={root / 'sources.list'}",
+        "-oDir::Etc::SourceParts=/dev/null",
+        f"-oDir::State::Lists={root / 'lists'}",
+        f"-oDir::Cache={root / 'cache'}",
+        "-oAPT::Architecture=amd64",
+        "-oAPT::Architectures=amd64",
+        "-oDebug::NoLocking=1",
+    ]
     return subprocess.run(["apt-get", *o, *args], capture_output=True, text=True, cwd=root, timeout=900)
 
 
@@ -63,8 +70,9 @@ def nvdisasm53_path() -> Path:
                 raise ToolUnavailable(f"apt-get download {DEB_PACKAGE}: {e}") from e
             debs = list(root.glob(f"{DEB_PACKAGE}_*.deb"))
             if r.returncode != 0 or not debs:
-                raise ToolUnavailable(f"apt-get download {DEB_PACKAGE}={DEB_VERSION} failed: "
-                                      f"{(r.stderr or r.stdout).strip()[-300:]}")
+                raise ToolUnavailable(
+                    f"apt-get download {DEB_PACKAGE}={DEB_VERSION} failed: {(r.stderr or r.stdout).strip()[-300:]}"
+                )
             exe.parent.mkdir(parents=True, exist_ok=True)
             part = exe.with_name("nvdisasm.part")
             with open(part, "wb") as out:
@@ -79,7 +87,7 @@ def nvdisasm53_path() -> Path:
                     else:
                         raise ToolUnavailable(f"{debs[0].name} holds no {DEB_MEMBER}")
                 while tar.stdout.read(1 << 20):
-                    pass   # drain, so dpkg-deb does not die of a broken pipe
+                    pass  # drain, so dpkg-deb does not die of a broken pipe
                 tar.stdout.close()
                 tar.wait()
             part.chmod(0o755)
@@ -99,7 +107,7 @@ def normalize(text: str) -> str:
     if t.startswith("{"):
         t = t[1:].strip()
     if ";" in t:
-        t = t[:t.rindex(";")]
+        t = t[: t.rindex(";")]
     elif t.endswith("}"):
         t = t[:-1]
     return re.sub(r"\s+", " ", t).strip()
@@ -127,7 +135,7 @@ def pack_stream(insts: list[int], controls: list[int] | None = None) -> list[int
     (padding the last group with NOPs)."""
     out: list[int] = []
     for g in range(0, len(insts), 3):
-        group = insts[g:g + 3] + [NOP] * (3 - len(insts[g:g + 3]))
+        group = insts[g : g + 3] + [NOP] * (3 - len(insts[g : g + 3]))
         out.append(controls[g // 3] if controls else CTRL_DEFAULT)
         out += group
     return out
@@ -142,7 +150,7 @@ def nvdisasm53_raw(insts: list[int], controls: list[int] | None = None, chunk: i
 
     chunk -= chunk % 3
     ctl = controls or [CTRL_DEFAULT] * ((len(insts) + 2) // 3)
-    parts = [(insts[i:i + chunk], ctl[i // 3:(i + chunk) // 3]) for i in range(0, len(insts), chunk)]
+    parts = [(insts[i : i + chunk], ctl[i // 3 : (i + chunk) // 3]) for i in range(0, len(insts), chunk)]
     with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as ex:
         done = list(ex.map(lambda p: _raw_chunk(*p), parts))
     return [line for part in done for line in part]
@@ -167,10 +175,10 @@ def _raw_chunk(insts: list[int], controls: list[int]) -> list[OracleLine | None]
                 if slot % 4 == 0:
                     raise NxError(f"nvdisasm refused a control word at slot {slot}")
                 i = slot // 4 * 3 + slot % 4 - 1
-                if i >= len(cur) or cur[i] == NOP:   # a NOP refused: its control bits are what nvdisasm objects to
+                if i >= len(cur) or cur[i] == NOP:  # a NOP refused: its control bits are what nvdisasm objects to
                     sh = 21 * (i % 3)
                     controls[i // 3] = (controls[i // 3] & ~(0x1FFFFF << sh)) | (CTRL_DEFAULT & (0x1FFFFF << sh))
-                    if i >= len(cur):       # padding
+                    if i >= len(cur):  # padding
                         continue
                 refused.add(i)
                 cur[i] = NOP

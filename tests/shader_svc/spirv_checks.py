@@ -1,4 +1,5 @@
 """spirv-val, the Khronos validator, as the tests' independent judge of a translated module."""
+
 from __future__ import annotations
 
 import shutil

@@ -3,6 +3,7 @@ assembler read textures through a handle register (texture index in bits 0..19, 
 above), from a constant bank (the same for every invocation) and computed per pixel (different in
 neighbouring invocations).  Translated, spirv-val clean, drawn on lavapipe with the pools bound in
 set 1, and compared with numpy's texels of the pool entries the handles name."""
+
 from __future__ import annotations
 
 import struct
@@ -11,8 +12,7 @@ import numpy as np
 import pytest
 
 import listings
-from quad_draw import (FS53_HDR, FS_HDR, H, VS_PASS, VS_PASS_HDR, W, draw_quad, fragment53, program, program53, quad,
-                       spirv, uv)
+from quad_draw import FS53_HDR, FS_HDR, H, VS_PASS, VS_PASS_HDR, W, draw_quad, fragment53, program, program53, quad, spirv, uv
 from shader_svc import translate as tr
 from shader_svc.sm86.to_spirv import TranslateError
 from shader_svc.sm86.to_spirv_gfx import SAMPLER_POOL, TEXTURE_POOL
@@ -80,8 +80,7 @@ AST.128 a[0x70], R0
 AST.128 a[0x80], R8
 EXIT
 """
-VS_SAMPLE_HDR = dict(inputs={0x80, 0x84, 0x88, 0x8c, 0x90, 0x94}, outputs={0x70, 0x74, 0x78, 0x7c} |
-                     {0x80, 0x84, 0x88, 0x8c})
+VS_SAMPLE_HDR = dict(inputs={0x80, 0x84, 0x88, 0x8C, 0x90, 0x94}, outputs={0x70, 0x74, 0x78, 0x7C} | {0x80, 0x84, 0x88, 0x8C})
 FS_COLOUR = """
 IPA.PASS R0, a[0x80]
 IPA.PASS R1, a[0x84]
@@ -101,8 +100,7 @@ def draw(gpu, fs_text, pools, uniforms=None, vs=None, fs_hdr=FS_HDR, verts=None)
 
     fs = spirv("fragment", fs_text, fs_hdr)
     vs = vs or spirv("vertex", VS_PASS, VS_PASS_HDR)
-    return gpu.draw(vs, fs, quad() if verts is None else verts, (W, H), uniforms=uniforms,
-                    pools=Pools(*pools)).astype(int)
+    return gpu.draw(vs, fs, quad() if verts is None else verts, (W, H), uniforms=uniforms, pools=Pools(*pools)).astype(int)
 
 
 def test_per_invocation_handles_pick_texture_and_sampler(gpu, pool_textures, tmp_path):
@@ -111,8 +109,7 @@ def test_per_invocation_handles_pick_texture_and_sampler(gpu, pool_textures, tmp
     spirv_val(spirv("fragment", FS_PER_PIXEL, FS_HDR), tmp_path, "per_pixel")
     samplers = [False, True, False, True]
     img = draw(gpu, FS_PER_PIXEL, (pool_textures, samplers))
-    want = np.array([[sample(pool_textures[x & 7], *uv(x, y), samplers[y & 3]) for x in range(W)]
-                     for y in range(H)])
+    want = np.array([[sample(pool_textures[x & 7], *uv(x, y), samplers[y & 3]) for x in range(W)] for y in range(H)])
     diff = np.abs(img - np.round(want))
     assert diff.max() <= 1, np.argwhere(diff > 1)[:5]
     # the handles really differ: a draw that took one texture for all would not match
@@ -124,8 +121,12 @@ def test_uniform_handle_from_a_constant_bank(gpu, pool_textures):
     """The handle read from c[0x0][0x0]: the same module draws texture 5 with a nearest sampler,
     then texture 11 with a linear one, as the bank says."""
     for t, s, linear in ((5, 2, False), (11, 1, True)):
-        img = draw(gpu, FS_UNIFORM, (pool_textures, [False, True, False, False]),
-                   uniforms={0: struct.pack("<I", handle(t, s)) + bytes(60)})
+        img = draw(
+            gpu,
+            FS_UNIFORM,
+            (pool_textures, [False, True, False, False]),
+            uniforms={0: struct.pack("<I", handle(t, s)) + bytes(60)},
+        )
         want = np.array([[sample(pool_textures[t], *uv(x, y), linear) for x in range(W)] for y in range(H)])
         assert np.abs(img - np.round(want)).max() <= 1, (t, s)
 
@@ -140,8 +141,7 @@ def test_fetch_and_gather_through_handles(gpu, pool_textures):
     """TLD.B.LZ with a per-pixel handle (texture y & 15 at texel (x & 3, y & 3)) and TLD4.B.G with
     a uniform one (texture 9): rgb = the fetched texel, alpha = the gather's first component
     (the texel below-left of the sample point, Vulkan's / NVIDIA's gather order)."""
-    img = draw(gpu, FS_FETCH_GATHER, (pool_textures, [True]),
-               uniforms={0: struct.pack("<2I", 0, handle(9, 0)) + bytes(56)})
+    img = draw(gpu, FS_FETCH_GATHER, (pool_textures, [True]), uniforms={0: struct.pack("<2I", 0, handle(9, 0)) + bytes(56)})
     for y in range(H):
         for x in range(W):
             assert (img[y, x, :3] == pool_textures[y & 15][y & 3, x & 3, :3]).all(), (x, y)
@@ -156,10 +156,17 @@ def test_vertex_program_samples_through_a_handle(gpu, pool_textures, tmp_path):
     spirv_val(vs, tmp_path, "vs_bindless")
     verts = quad()
     verts[:, 1, :2] = [[0.1, 0.1], [0.9, 0.1], [0.1, 0.9], [0.6, 0.4], [0.9, 0.9], [0.1, 0.9]]
-    img = draw(gpu, FS_COLOUR, (pool_textures, [False]), uniforms={0: struct.pack("<I", handle(3, 0)) + bytes(60)},
-               vs=vs, fs_hdr=FS_COLOUR_HDR, verts=verts)
-    first = sample(pool_textures[3], 0.1, 0.1, False)       # provoking vertex of triangle 1
-    second = sample(pool_textures[3], 0.6, 0.4, False)      # and of triangle 2
+    img = draw(
+        gpu,
+        FS_COLOUR,
+        (pool_textures, [False]),
+        uniforms={0: struct.pack("<I", handle(3, 0)) + bytes(60)},
+        vs=vs,
+        fs_hdr=FS_COLOUR_HDR,
+        verts=verts,
+    )
+    first = sample(pool_textures[3], 0.1, 0.1, False)  # provoking vertex of triangle 1
+    second = sample(pool_textures[3], 0.6, 0.4, False)  # and of triangle 2
     got = {tuple(p) for p in img.reshape(-1, 4)}
     assert got == {tuple(first.astype(int)), tuple(second.astype(int))}
 
@@ -175,11 +182,14 @@ def test_reflection_reports_the_pools():
     assert Reflection.from_dict(refl.to_dict()) == refl and refl.texture_pools
 
 
-@pytest.mark.parametrize("line, why", [
-    ("TEX.B R6, R4, R0, R12, 3D", "only 2D textures"),
-    ("TLD.B.LZ R6, R4, R0, R12, ARRAY_2D", "only 2D textures"),
-    ("TXQ.B RZ, R4, R2, TEX_HEADER_TEXTURE_TYPE, 0xf", "only TEX_HEADER_DIMENSION"),
-])
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("TEX.B R6, R4, R0, R12, 3D", "only 2D textures"),
+        ("TLD.B.LZ R6, R4, R0, R12, ARRAY_2D", "only 2D textures"),
+        ("TXQ.B RZ, R4, R2, TEX_HEADER_TEXTURE_TYPE, 0xf", "only TEX_HEADER_DIMENSION"),
+    ],
+)
 def test_untranslated_bindless_forms_are_refused_clearly(line, why):
     text = f"IPA.PASS R0, a[0x80]\nIPA.PASS R1, a[0x84]\n{line}\nEXIT\n"
     p = tr.make_program(86, 3, program("fragment", text, FS_HDR))
@@ -222,8 +232,12 @@ EXIT
 
 
 def test_bias_and_level_forms_are_valid_spirv(tmp_path):
-    for line in ("TEX.B.LB R6, R4, R0, R12, 2D", "TEX.B.LL R6, R4, R0, R12, 2D", "TLD.B.LL R6, R4, R0, R12, 2D",
-                 "TLD4.A.B R6, R4, R0, R12, 2D, 0x3"):
+    for line in (
+        "TEX.B.LB R6, R4, R0, R12, 2D",
+        "TEX.B.LL R6, R4, R0, R12, 2D",
+        "TLD.B.LL R6, R4, R0, R12, 2D",
+        "TLD4.A.B R6, R4, R0, R12, 2D, 0x3",
+    ):
         text = f"IPA.PASS R0, a[0x80]\nIPA.PASS R1, a[0x84]\nMOV R12, c[0x0][0x0]\nMOV R13, c[0x0][0x4]\n{line}\nEXIT\n"
         spirv_val(spirv("fragment", text, FS_HDR), tmp_path, line.split()[0])
 
@@ -235,7 +249,7 @@ def test_explicit_level_reads_the_handle_from_rb(gpu, pool_textures):
 
 
 def test_size_query_through_per_pixel_handles(gpu):
-    sizes = [(t + 1, 2 * t + 1) for t in range(TEXTURE_POOL)]          # (width, height)
+    sizes = [(t + 1, 2 * t + 1) for t in range(TEXTURE_POOL)]  # (width, height)
     texs = [np.zeros((h, w, 4), np.uint8) for w, h in sizes]
     img = draw(gpu, FS_SIZE, (texs, [False]), fs_hdr=dict(inputs={0x70: "perspective"}, targets=(0xF,)))
     for x in range(W):
@@ -280,6 +294,8 @@ MOV R13, RZ
 TLD.B.LL R0, R4, R12, 0x0, 2D, 0xf
 EXIT
 """
+
+
 def test_sm53_bindless_draws_equal_numpy(gpu, pool_textures, tmp_path):
     from vk_graphics import Pools
 
@@ -287,11 +303,14 @@ def test_sm53_bindless_draws_equal_numpy(gpu, pool_textures, tmp_path):
     spirv_val(fs, tmp_path, "fs53")
     samplers = [False, True, False, True]
     img = draw_quad(gpu, fs, pools=Pools(pool_textures, samplers))
-    want = np.array([[sample(pool_textures[x & 7], *uv(x, y), samplers[y & 3]) for x in range(W)]
-                     for y in range(H)])
+    want = np.array([[sample(pool_textures[x & 7], *uv(x, y), samplers[y & 3]) for x in range(W)] for y in range(H)])
     assert np.abs(img - np.round(want)).max() <= 1
-    img = draw_quad(gpu, fragment53(FS53_FETCH), uniforms={0: struct.pack("<I", handle(6, 0)) + bytes(60)},
-                    pools=Pools(pool_textures, [False]))
+    img = draw_quad(
+        gpu,
+        fragment53(FS53_FETCH),
+        uniforms={0: struct.pack("<I", handle(6, 0)) + bytes(60)},
+        pools=Pools(pool_textures, [False]),
+    )
     for y in range(H):
         for x in range(W):
             assert (img[y, x] == pool_textures[6][y & 3, x & 3]).all(), (x, y)

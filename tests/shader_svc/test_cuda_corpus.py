@@ -7,6 +7,7 @@ both ISAs and three of them at -G (calls to -G's helpers, barriers and warp shuf
 them, generic memory, JCAL on Maxwell); the rest is heavy.  Known gaps are strict xfails read
 from ``cuda_gaps.txt`` (one line per program: ISA, level, kernel, what stops it, as the harness
 printed it): each must fail today, and its line goes when it is fixed."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,8 +17,7 @@ import pytest
 import cuda_build
 import cuda_corpus as cc
 
-ISSUE_EIGHT = {"reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math",
-               "double_math"}
+ISSUE_EIGHT = {"reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math", "double_math"}
 CI_G = {"warp_reduce", "histogram", "int64_math"}
 
 
@@ -56,16 +56,16 @@ def built():
         if (isa, opt, group) not in cache:
             try:
                 cache[isa, opt, group] = cuda_build.build(cc.group_source(group), isa, opt)
-            except cuda_build.NoCompiler as e:      # no nvcc and PyPI unreachable
+            except cuda_build.NoCompiler as e:  # no nvcc and PyPI unreachable
                 pytest.skip(f"LOUD SKIP: {e}")
         return cache[isa, opt, group]
+
     return get
 
 
 def test_gaps_name_real_programs():
     names = {c.name for c in cc.CASES}
-    assert all(k[2] in names and k[1] in ("O3", "G") and k[0] in (53, 86) for k in GAPS), \
-        [k for k in GAPS if k[2] not in names]
+    assert all(k[2] in names and k[1] in ("O3", "G") and k[0] in (53, 86) for k in GAPS), [k for k in GAPS if k[2] not in names]
 
 
 @pytest.mark.parametrize("isa,opt,case", _params())

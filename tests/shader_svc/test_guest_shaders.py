@@ -16,6 +16,7 @@ fail with a changed listing: mvp summed from column 0 (ties + linear), a wrong u
 the instance index ignored, TEX's destination pairs swapped, screen-linear instead of
 perspective varyings, a colour multiply dropped (also the demo's reference pictures).
 """
+
 from __future__ import annotations
 
 import struct
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gpu_host"))
 import gpu_guest  # noqa: E402  (the GLSL the gfx test program used so far)
 from glsl_compare import QUAD, QUAD_UV, assert_same  # noqa: E402
 from guest_frames import check_demo_matches_reference, check_gfx_guest_frames  # noqa: E402
+
 
 def sm86_spirv(name: str, stage: str) -> bytes:
     code = shaders.sm86_program(name, stage)
@@ -59,8 +61,12 @@ def arch(request) -> str:
 def glsl_spirv(name: str, stage: str) -> bytes:
     from cpu_host.gpu_client.shaders import compile_glsl
 
-    glsl = {("color", "vertex"): gpu_guest.COLOR_VS, ("color", "fragment"): gpu_guest.COLOR_FS,
-            ("tex", "vertex"): gpu_guest.TEX_VS, ("tex", "fragment"): gpu_guest.TEX_FS}
+    glsl = {
+        ("color", "vertex"): gpu_guest.COLOR_VS,
+        ("color", "fragment"): gpu_guest.COLOR_FS,
+        ("tex", "vertex"): gpu_guest.TEX_VS,
+        ("tex", "fragment"): gpu_guest.TEX_FS,
+    }
     src = glsl.get((name, stage)) or shaders.glsl_source(name, stage)
     return compile_glsl(src, "vert" if stage == "vertex" else "frag")
 
@@ -77,10 +83,12 @@ def draw_both(gpu, arch: str, name: str, verts: np.ndarray, size, **kw) -> tuple
 
 # --- the demo's scene program ------------------------------------------------------------------------
 
+
 def scene_ubo(mvp: np.ndarray, color, uvx) -> bytes:
     """std140 { mat4 mvp; vec4 color; vec4 uvx; }: the matrix column-major."""
-    return (np.asarray(mvp, np.float32).T.tobytes() + np.asarray(color, np.float32).tobytes()
-            + np.asarray(uvx, np.float32).tobytes())
+    return (
+        np.asarray(mvp, np.float32).T.tobytes() + np.asarray(color, np.float32).tobytes() + np.asarray(uvx, np.float32).tobytes()
+    )
 
 
 def perspective_mvp(angle: float, dist: float) -> np.ndarray:
@@ -139,7 +147,7 @@ def test_scene_screen_quad_equals_the_texture(gpu, arch):
     texels = np.random.default_rng(3).integers(0, 256, (12, 16, 4), dtype=np.uint8)
     verts = np.zeros((6, 2, 4), np.float32)
     verts[:, 0, :2], verts[:, 0, 2] = QUAD, 0.5
-    verts[:, 1, :2] = QUAD_UV * 2 - 1            # uv -1..1, brought to 0..1 by uvx = (0.5, 0.5, 0.5, 0.5)
+    verts[:, 1, :2] = QUAD_UV * 2 - 1  # uv -1..1, brought to 0..1 by uvx = (0.5, 0.5, 0.5, 0.5)
     ubo = scene_ubo(np.eye(4), (1, 1, 1, 1), (0.5, 0.5, 0.5, 0.5))
     a, b = draw_both(gpu, arch, "scene", verts, (16, 12), uniforms={0: ubo}, textures={0: Texture(texels)})
     assert_same(gpu, a, b, min_covered=16 * 12, min_colours=100)
@@ -147,6 +155,7 @@ def test_scene_screen_quad_equals_the_texture(gpu, arch):
 
 
 # --- the gfx test program's colour and texture programs ----------------------------------------------
+
 
 def color_ubo(color, offset, step) -> bytes:
     return gpu_guest.ubo(color, offset, step)
@@ -163,14 +172,13 @@ def test_color_program_with_instances_matches_glsl(gpu, arch, monkeypatch):
     for k in range(3):
         tri = rng.uniform(-1, 0.3, (6, 2)).astype(np.float32)
         verts = np.zeros((6, 1, 4), np.float32)
-        verts[:, 0, :2], verts[:, 0, 2:] = tri, (9.0, -9.0)        # zw: garbage the program ignores
+        verts[:, 0, :2], verts[:, 0, 2:] = tri, (9.0, -9.0)  # zw: garbage the program ignores
         col = (0.5, 0.25 + 0.2 * k, 0.8, 0.5)
         ubo = color_ubo(col, (0.1 * k, -0.05), (0.2, 0.13 - 0.1 * k))
         a, b = draw_both(gpu, arch, "color", verts, (48, 40), uniforms={0: ubo})
         assert_same(gpu, a, b, min_covered=200, min_colours=2)
         # four instances really drawn: the shape's pixels moved by step
-        single = gpu.draw(*pair("color", glsl_spirv), verts, (48, 40), uniforms={0: color_ubo(col, (0.1 * k, -0.05),
-                                                                                          (0, 0))})
+        single = gpu.draw(*pair("color", glsl_spirv), verts, (48, 40), uniforms={0: color_ubo(col, (0.1 * k, -0.05), (0, 0))})
         assert (a.any(axis=2)).sum() > (single.any(axis=2)).sum()
 
 
@@ -205,6 +213,7 @@ def test_rect_program_as_the_gfx_test_uses_it(gpu, arch):
 
 # --- end to end: the gfx guest program carrying SM86 ----------------------------------------------------
 
+
 def test_gfx_guest_program_draws_its_frames_from_sm86(tmp_path):
     """examples/horizon_hello's gfx program, recompiled, with /shaders/arch = "sm86": the CPU
     host's NVN front end sends our machine code to the shader service (run by the supervisor),
@@ -223,6 +232,7 @@ def test_demo_game_with_sm86_shaders_matches_its_reference_pictures(tmp_path):
 
 
 # --- what the programs are ------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", shaders.PROGRAMS)
 def test_gpu_process_sees_the_same_interface(name):
@@ -246,7 +256,7 @@ def test_headers_declare_what_the_programs_use(name):
     # every varying the fragment program reads, the vertex program writes, perspective-correct
     # as GLSL's default
     assert {a for a, _ in hf.interp} <= hv.outputs and {m for _, m in hf.interp} == {"perspective"}
-    assert {0x70, 0x74, 0x78, 0x7c} <= hv.outputs
+    assert {0x70, 0x74, 0x78, 0x7C} <= hv.outputs
     rv = tr.reflect(tr.make_program(86, 2, vs))
     rf = tr.reflect(tr.make_program(86, 3, fs))
     assert rv.writes_position and set(rf.inputs) <= set(rv.outputs)
@@ -283,8 +293,12 @@ def test_romfs_files_for_both_archs():
     # the GLSL files here are the gfx program's shaders, as its test compiles them
     assert sv["/shaders/color.vs"] == compile_glsl(gpu_guest.COLOR_VS, "vert")
     assert sv["/shaders/tex.fs"] == compile_glsl(gpu_guest.TEX_FS, "frag")
-    for n, s in (("color.vert", gpu_guest.COLOR_VS), ("color.frag", gpu_guest.COLOR_FS),
-                 ("tex.vert", gpu_guest.TEX_VS), ("tex.frag", gpu_guest.TEX_FS)):
+    for n, s in (
+        ("color.vert", gpu_guest.COLOR_VS),
+        ("color.frag", gpu_guest.COLOR_FS),
+        ("tex.vert", gpu_guest.TEX_VS),
+        ("tex.frag", gpu_guest.TEX_FS),
+    ):
         assert (shaders.HERE / n).read_text().strip() == s.strip(), n
 
 
@@ -297,6 +311,7 @@ def test_the_demo_build_takes_the_sm86_shaders():
 
 
 # --- bad input -------------------------------------------------------------------------------------------
+
 
 def test_bad_names_and_listings_are_clear_errors(tmp_path):
     with pytest.raises(NxError, match="unknown shader program 'sky'"):

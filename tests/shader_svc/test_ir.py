@@ -2,6 +2,7 @@
 its one lowering to SPIR-V; the ISA parts' ``RULES`` tables cover every instruction they
 declare lowered; and one machine instruction of the IR family (FADD) becomes the same IR on
 SM53 and SM86, so its meaning is written once."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,13 +21,13 @@ def test_every_ir_operation_has_one_lowering():
 
 def test_the_builder_refuses_an_ill_typed_operation():
     b = Block()
-    r = b.get_reg(1)                                   # u32
+    r = b.get_reg(1)  # u32
     with pytest.raises(IRError, match=r"FAdd32: arguments \['u32', 'u32'\], wants \['f32', 'f32'\]"):
         b.op("FAdd32", r, r)
     f = b.op("BitcastF32", r)
     assert f.type is Type.F32 and b.op("FAdd32", f, f).type is Type.F32
     with pytest.raises(IRError, match="SetReg: attributes"):
-        b.emit("SetReg", b.op("BitcastU32", f), reg=0)      # the register file is missing
+        b.emit("SetReg", b.op("BitcastU32", f), reg=0)  # the register file is missing
     with pytest.raises(IRError, match="unknown IR operation"):
         b.op("FAdd33", f, f)
 
@@ -41,6 +42,7 @@ def _tables():
     from shader_svc.sm86.to_spirv import EXT, Compute86
     from shader_svc.sm86.to_spirv_gfx import GFX_LOWERED as G86
     from shader_svc.sm86.to_spirv_gfx import Gfx86
+
     return [(Lower86, L86), (Compute86, L86 | EXT), (Gfx86, G86), (Compute53, L53), (Gfx53, G53)]
 
 
@@ -62,6 +64,7 @@ def _ir_of(monkeypatch, translate, insts, family: str = "FAdd") -> list[list[str
         if any(o.op.name.startswith(family) for o in block.ops):
             blocks.append([o.op.name for o in block.ops])
         return REAL_EMIT(lw, block)
+
     monkeypatch.setattr(ir_spirv, "emit", spy)
     translate(insts)
     return blocks
@@ -78,20 +81,64 @@ def test_fadd_is_the_same_ir_on_both_isas(monkeypatch):
     text = "FADD.FTZ R0, -R1, |R2|\nEXIT\n"
     ir86 = _ir_of(monkeypatch, t86, dec86.decode_stream(assemble_program(text)))
     ir53 = _ir_of(monkeypatch, t53, dec53.decode_stream(asm53.assemble_program(text)))
-    assert ir86 == ir53 == [["GetReg", "BitcastF32", "FNeg32", "BitcastU32", "BitcastF32", "FFlushDenorm32",
-                             "GetReg", "BitcastF32", "FAbs32", "BitcastU32", "BitcastF32", "FFlushDenorm32",
-                             "FAdd32", "FFlushDenorm32", "BitcastU32", "SetReg"]]
+    assert (
+        ir86
+        == ir53
+        == [
+            [
+                "GetReg",
+                "BitcastF32",
+                "FNeg32",
+                "BitcastU32",
+                "BitcastF32",
+                "FFlushDenorm32",
+                "GetReg",
+                "BitcastF32",
+                "FAbs32",
+                "BitcastU32",
+                "BitcastF32",
+                "FFlushDenorm32",
+                "FAdd32",
+                "FFlushDenorm32",
+                "BitcastU32",
+                "SetReg",
+            ]
+        ]
+    )
 
 
-@pytest.mark.parametrize("text,family,want", [
-    ("ISETP.GE.U32.AND P0, PT, R0, R1, PT", "ICmp",
-     ["GetReg", "GetReg", "ICmp32", "GetPred", "LAnd", "SetPred"]),
-    ("DSETP.GT.AND P0, PT, R2, R4, PT", "FCmp",
-     ["GetReg", "GetReg", "PackF64", "GetReg", "GetReg", "PackF64", "FCmp64", "GetPred", "LAnd", "SetPred"]),
-    ("DADD R0, R2, -R4", "FAdd64",
-     ["GetReg", "GetReg", "PackF64", "GetReg", "GetReg", "PackF64", "FNeg64", "FAdd64", "BitcastU64", "Trunc32",
-      "SetReg", "ConstU64", "Shr64", "Trunc32", "SetReg"]),
-])
+@pytest.mark.parametrize(
+    "text,family,want",
+    [
+        ("ISETP.GE.U32.AND P0, PT, R0, R1, PT", "ICmp", ["GetReg", "GetReg", "ICmp32", "GetPred", "LAnd", "SetPred"]),
+        (
+            "DSETP.GT.AND P0, PT, R2, R4, PT",
+            "FCmp",
+            ["GetReg", "GetReg", "PackF64", "GetReg", "GetReg", "PackF64", "FCmp64", "GetPred", "LAnd", "SetPred"],
+        ),
+        (
+            "DADD R0, R2, -R4",
+            "FAdd64",
+            [
+                "GetReg",
+                "GetReg",
+                "PackF64",
+                "GetReg",
+                "GetReg",
+                "PackF64",
+                "FNeg64",
+                "FAdd64",
+                "BitcastU64",
+                "Trunc32",
+                "SetReg",
+                "ConstU64",
+                "Shr64",
+                "Trunc32",
+                "SetReg",
+            ],
+        ),
+    ],
+)
 def test_comparisons_and_fp64_are_the_same_ir_on_both_isas(monkeypatch, text, family, want):
     """Integer and FP64 comparisons and FP64 arithmetic: one meaning, written once (the SM53
     and SM86 encodings become the same operations, so the same SPIR-V)."""
@@ -126,9 +173,16 @@ def _imports(folder: str) -> dict[str, set[str]]:
     return out
 
 
-@pytest.mark.parametrize("folder,forbidden", [("sm53", "shader_svc.sm86"), ("sm86", "shader_svc.sm53"),
-                                              ("isa", "shader_svc.sm"), ("ir", "shader_svc.sm"),
-                                              ("lower", "shader_svc.sm")])
+@pytest.mark.parametrize(
+    "folder,forbidden",
+    [
+        ("sm53", "shader_svc.sm86"),
+        ("sm86", "shader_svc.sm53"),
+        ("isa", "shader_svc.sm"),
+        ("ir", "shader_svc.sm"),
+        ("lower", "shader_svc.sm"),
+    ],
+)
 def test_layers(folder, forbidden):
     """The neutral core (isa/, ir/, lower/) knows no ISA; neither ISA part imports the other."""
     bad = {f: sorted(n for n in names if n.startswith(forbidden)) for f, names in _imports(folder).items()}

@@ -3,6 +3,7 @@ which 64-bit kernel parameters are global pointers and how they are used (ld/st/
 every parameter the PTX loads lies in a reported constant range, shared memory and barriers.
 The PTX is read by a small independent reader here; the reflection reads only machine code.
 Also: the service's Translate reply carries the reflection, fresh and from the cache."""
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,7 @@ from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.reflect import reflect
 
 PTX_FILES = sorted((Path(__file__).parent / "ptx").glob("*.ptx"))
-PARAM_BASE = 0x160            # SM86 kernel parameters in constant bank 0
+PARAM_BASE = 0x160  # SM86 kernel parameters in constant bank 0
 SIZES = {"u64": 8, "s64": 8, "b64": 8, "u32": 4, "s32": 4, "f32": 4, "b32": 4}
 
 
@@ -31,7 +32,7 @@ def ptx_facts(src: str) -> dict:
         off = (off + size - 1) // size * size
         params[name] = (off, size)
         off += size
-    body = src[src.index("{"):]
+    body = src[src.index("{") :]
     origin: dict[str, set[str]] = {}
     loaded: set[str] = set()
     use: dict[str, list[bool]] = {}
@@ -60,9 +61,13 @@ def ptx_facts(src: str) -> dict:
                     u[1] = True
                 elif op.startswith(("atom.", "red.")):
                     u[0] = u[1] = u[2] = True
-    return {"params": params, "loaded": loaded,
-            "pointers": {params[n][0]: tuple(u) for n, u in use.items()},
-            "shared": bool(re.search(r"\b(ld|st|atom)\.shared", body)), "barrier": "bar.sync" in body}
+    return {
+        "params": params,
+        "loaded": loaded,
+        "pointers": {params[n][0]: tuple(u) for n, u in use.items()},
+        "shared": bool(re.search(r"\b(ld|st|atom)\.shared", body)),
+        "barrier": "bar.sync" in body,
+    }
 
 
 @pytest.mark.parametrize("ptx", PTX_FILES, ids=lambda p: p.stem)
@@ -74,8 +79,11 @@ def test_reflection_matches_the_ptx_source(ptx, corpus_sm86):
     assert all(g.bank == 0 for g in r.global_pointers)
     for name in facts["loaded"]:
         off, size = facts["params"][name]
-        assert any(c.bank == 0 and c.offset <= off and off + size <= c.offset + c.size for c in r.const_ranges), \
-            (name, hex(off), r.const_ranges)
+        assert any(c.bank == 0 and c.offset <= off and off + size <= c.offset + c.size for c in r.const_ranges), (
+            name,
+            hex(off),
+            r.const_ranges,
+        )
     assert (r.shared_memory, r.barriers) == (facts["shared"], facts["barrier"])
 
 
@@ -99,10 +107,12 @@ def test_translate_reply_carries_reflection_fresh_and_cached(tmp_path, corpus_sm
         for cached in (False, True):
             a = stub.Translate(req, timeout=60)
             assert a.cached == cached
-            assert [(g.offset, g.read, g.written, g.atomic) for g in a.reflection.global_pointers] == \
-                [(g.offset, g.read, g.written, g.atomic) for g in want.global_pointers]
-            assert [(c.bank, c.offset, c.size) for c in a.reflection.const_ranges] == \
-                [(c.bank, c.offset, c.size) for c in want.const_ranges]
+            assert [(g.offset, g.read, g.written, g.atomic) for g in a.reflection.global_pointers] == [
+                (g.offset, g.read, g.written, g.atomic) for g in want.global_pointers
+            ]
+            assert [(c.bank, c.offset, c.size) for c in a.reflection.const_ranges] == [
+                (c.bank, c.offset, c.size) for c in want.const_ranges
+            ]
         (ev,) = list(stub.Prepare(P.KeyList(keys=[a.key])))
         assert len(ev.translation.reflection.global_pointers) == 2
     finally:

@@ -2,6 +2,7 @@
 service runs on lavapipe and equals numpy; the second request is a disk-cache hit; a new server
 process serves it from the cache; bad programs get INVALID_ARGUMENT naming the problem and the
 server keeps answering (health + a good translation afterwards)."""
+
 from __future__ import annotations
 
 import ctypes
@@ -44,13 +45,19 @@ def _spawn_service(cache: Path) -> subprocess.Popen:
     """``nxrecomp shader-svc`` as its own process on ``cache``, on a free loopback port; its
     first stdout line says where it listens."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "nxrecomp", "shader-svc", "--listen", "127.0.0.1:0",
-                             "--cache-dir", str(cache)], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "nxrecomp", "shader-svc", "--listen", "127.0.0.1:0", "--cache-dir", str(cache)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _prog(code: bytes, **kw) -> P.Program:
-    return P.Program(arch=kw.get("arch", P.SM86), stage=kw.get("stage", P.COMPUTE), code=code,
-                     local_size=kw.get("local_size", [BS, 1, 1]))
+    return P.Program(
+        arch=kw.get("arch", P.SM86), stage=kw.get("stage", P.COMPUTE), code=code, local_size=kw.get("local_size", [BS, 1, 1])
+    )
 
 
 def test_translate_runs_on_lavapipe_and_second_call_hits_cache(server, corpus_sm86):
@@ -64,7 +71,7 @@ def test_translate_runs_on_lavapipe_and_second_call_hits_cache(server, corpus_sm
     assert b.cached and b.spirv == a.spirv and b.key == a.key
     s = stub.GetStats(P.StatsRequest())
     assert (s.translations, s.cache_hits, s.cache_misses, s.cache_entries) == (1, 1, 1, 1)
-    assert not list(cache.rglob("*.tmp"))          # atomic writes leave no temp files
+    assert not list(cache.rglob("*.tmp"))  # atomic writes leave no temp files
     spirv_val(b.spirv, cache, "check", required=False)
     # the cached SPIR-V computes what numpy computes
     import vk_compute
@@ -80,7 +87,7 @@ def test_translate_runs_on_lavapipe_and_second_call_hits_cache(server, corpus_sm
 
 
 def _code_with_word(code: bytes, index: int, lo: int, hi: int) -> bytes:
-    return code[:16 * index] + struct.pack("<QQ", lo, hi) + code[16 * (index + 1):]
+    return code[: 16 * index] + struct.pack("<QQ", lo, hi) + code[16 * (index + 1) :]
 
 
 def _untranslated() -> bytes:
@@ -107,7 +114,7 @@ def test_bad_programs_are_invalid_argument_and_server_keeps_serving(server, corp
     ]
     assert_invalid_and_serving(stub, ch, cases)
     assert stub.GetStats(P.StatsRequest()).errors == len(cases)
-    assert not stub.Translate(_prog(code), timeout=60).cached   # bad input did not poison the cache
+    assert not stub.Translate(_prog(code), timeout=60).cached  # bad input did not poison the cache
 
 
 def test_batch_streams_progress_and_per_program_errors(server, corpus_sm86):
@@ -236,7 +243,7 @@ def test_sigterm_landing_on_a_grpc_thread_still_stops_the_process(tmp_path):
         assert "listening on" in proc.stdout.readline()
         others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
         assert others, "the service runs gRPC threads besides the main one"
-        sys_tgkill = 234   # x86-64
+        sys_tgkill = 234  # x86-64
         assert ctypes.CDLL(None, use_errno=True).syscall(sys_tgkill, proc.pid, max(others), signal.SIGTERM) == 0
         t0 = time.monotonic()
         assert proc.wait(timeout=service.STOP_SECONDS + 5) == 0

@@ -2,6 +2,7 @@
 assembles back to the same word (and the same reuse flags); mutated words both accept come
 back from nvdisasm's text; programs written as text disassemble to exactly their lines; bad
 text is a clear AsmError."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,6 +12,7 @@ import sm53_corpus as corpus
 import sm53_tools as tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.table import ROWS
+
 
 @pytest.fixture(scope="module")
 def kernels(nvdisasm53, corpus_sm53):
@@ -85,7 +87,7 @@ def test_program_text_matches_nvdisasm():
     ref = tools.nvdisasm53_code(code)
     src = [ln.split("//")[0].split(":")[-1].strip() for ln in PROGRAM.splitlines()]
     src = [s for s in src if s]
-    got = [ref[a].text for a in sorted(ref)][:len(src)]
+    got = [ref[a].text for a in sorted(ref)][: len(src)]
     # labels become addresses in nvdisasm's text
     addr = _label_addrs(PROGRAM)
     want = [" ".join(hex(addr[w]) if w in addr else w for w in s.split(" ")) for s in src]
@@ -107,14 +109,17 @@ def _label_addrs(program: str) -> dict[str, int]:
     return out
 
 
-@pytest.mark.parametrize("text, msg", [
-    ("FROB R0, R1", "unknown mnemonic 'FROB'"),
-    ("IADD R0, R1", "no encoding"),
-    ("IADD.FOO R0, R1, R2", "no encoding"),
-    ("MOV R0, c[0x0][0x3]", "no encoding"),          # constant offsets are word aligned
-    ("IADD32I R0, R1, 0x1ffffffff", "no encoding"),
-    ("@Q0 EXIT", "bad guard predicate"),
-])
+@pytest.mark.parametrize(
+    "text, msg",
+    [
+        ("FROB R0, R1", "unknown mnemonic 'FROB'"),
+        ("IADD R0, R1", "no encoding"),
+        ("IADD.FOO R0, R1, R2", "no encoding"),
+        ("MOV R0, c[0x0][0x3]", "no encoding"),  # constant offsets are word aligned
+        ("IADD32I R0, R1, 0x1ffffffff", "no encoding"),
+        ("@Q0 EXIT", "bad guard predicate"),
+    ],
+)
 def test_bad_text(text, msg):
     with pytest.raises(asm.AsmError, match=msg):
         asm.assemble(text)

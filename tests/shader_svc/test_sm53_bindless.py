@@ -1,6 +1,7 @@
 """SM53 (Maxwell) bindless TLD4.B and TXQ.B: each form prints back as nvdisasm 11.8 prints it
 (listings and 400 mutated words), and each lowering draws on lavapipe what numpy computes from
 the pool entries the per-pixel handles name (handle = sampler << 20 | texture)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -58,7 +59,7 @@ def test_tld4_b_gathers_through_per_pixel_handles(gpu, pool_textures, tmp_path, 
 def test_txq_b_reports_each_pool_entrys_size(gpu, tmp_path):
     from vk_graphics import Pools
 
-    sizes = [(t + 1, 2 * t + 1) for t in range(16)]                 # (width, height) of texture t
+    sizes = [(t + 1, 2 * t + 1) for t in range(16)]  # (width, height) of texture t
     texs = [np.zeros((h, w, 4), np.uint8) for w, h in sizes]
     prog = tr.make_program(53, 3, program53(FS53_SIZE, dict(inputs={0x70: "perspective"}, targets=(0xF,))))
     fs = tr.translate(prog)

@@ -4,6 +4,7 @@ grid sizes.  Covers the Maxwell-only machinery: XMAD multiplies, the .CC/.X carr
 64-bit addresses, IADD3.RS, SSY/SYNC reconvergence, CAL/RET, BFE/BFI/PRMT/LOP3, conversions.
 Shared memory with a barrier, global and shared atomics, and warp-wide SHFL/VOTE on emulated
 32-lane warps (lavapipe's subgroups have 8; the emulation uses no subgroup operation)."""
+
 from __future__ import annotations
 
 import struct
@@ -18,8 +19,25 @@ from shader_svc.sm53.to_spirv import ComputeSpec, TranslateError, cbank0, transl
 from spirv_checks import spirv_val
 
 BS = 64
-VALID = ["add_i32", "saxpy", "loop_sum", "branch", "int_ops", "fp_ops", "diverge", "loop_break", "call_func", "bits",
-         "shared_rev", "atomics_ret", "warp_ops", "atomics", "shared_atomics", "funnel", "local_array"]
+VALID = [
+    "add_i32",
+    "saxpy",
+    "loop_sum",
+    "branch",
+    "int_ops",
+    "fp_ops",
+    "diverge",
+    "loop_break",
+    "call_func",
+    "bits",
+    "shared_rev",
+    "atomics_ret",
+    "warp_ops",
+    "atomics",
+    "shared_atomics",
+    "funnel",
+    "local_array",
+]
 
 
 def _spirv(code: bytes) -> bytes:
@@ -39,8 +57,9 @@ def test_spirv_is_valid(name, corpus_sm53, tmp_path):
 def test_predicated_warp_op_is_refused_clearly():
     from shader_svc.sm53 import assemble as asm
 
-    code = asm.assemble_program("S2R R0, SR_TID.X\nISETP.EQ.U32.AND P0, PT, R0, RZ, PT\n"
-                                "@P0 SHFL.BFLY PT, R1, R0, 0x1, 0x1f\nEXIT\n")
+    code = asm.assemble_program(
+        "S2R R0, SR_TID.X\nISETP.EQ.U32.AND P0, PT, R0, RZ, PT\n@P0 SHFL.BFLY PT, R1, R0, 0x1, 0x1f\nEXIT\n"
+    )
     with pytest.raises(TranslateError, match=r"offset 0x18: @P0 SHFL.BFLY .*predicated warp-wide operation"):
         translate_compute(dec.decode_stream(code))
 
@@ -129,11 +148,11 @@ def _bits_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     bfi = (b & ~np.uint32(0x1FF << 4)) | ((a & np.uint32(0x1FF)) << 4)
     logic = ((a & b) | ~b) ^ a
     both = a.astype(np.uint64) | (b.astype(np.uint64) << 32)
-    sel = [0x0, 0x4, 0x1, 0x5]                       # prmt selector 0x5140, low nibble first
+    sel = [0x0, 0x4, 0x1, 0x5]  # prmt selector 0x5140, low nibble first
     prmt = sum(((both >> np.uint64(8 * s)) & np.uint64(0xFF)) << np.uint64(8 * i) for i, s in enumerate(sel))
     lt = a.view(np.int32) < b.view(np.int32)
     selp = np.where(lt, a, b)
-    bfe = ((a.view(np.int32) << 22) >> 25).view(np.uint32)    # bits 3..9, sign-extended
+    bfe = ((a.view(np.int32) << 22) >> 25).view(np.uint32)  # bits 3..9, sign-extended
     return np.stack([bfi, logic, prmt.astype(np.uint32), selp, bfe], axis=1).astype(np.uint32)
 
 
@@ -144,7 +163,7 @@ def test_bits(k53, groups):
     a, b = rng.integers(0, 2**32, n, dtype=np.uint32), rng.integers(0, 2**32, n, dtype=np.uint32)
     ba, bb, bo = k53.upload(a), k53.upload(b), k53.upload(np.zeros(5 * n, np.uint32))
     (out,) = k53.run("bits", n, struct.pack("<QQQ", ba.address, bb.address, bo.address), [bo])
-    assert np.array_equal(out[:5 * n].reshape(n, 5), _bits_ref(a, b))
+    assert np.array_equal(out[: 5 * n].reshape(n, 5), _bits_ref(a, b))
 
 
 @pytest.mark.parametrize("groups", [1, 4])
@@ -177,13 +196,12 @@ def test_atomics(k53, groups):
     n = groups * BS
     rng = np.random.default_rng(groups)
     a = rng.integers(1, 1000, n).astype(np.int32)
-    a[::5] *= -1                                      # negative values for max.s32
+    a[::5] *= -1  # negative values for max.s32
     cnt = np.zeros(24 + n, np.uint32)
-    cnt[24::2] = 5                                    # CAS(5 -> a[i]) succeeds on even i only
+    cnt[24::2] = 5  # CAS(5 -> a[i]) succeeds on even i only
     ba, bc, bo = k53.upload(a.view(np.uint32)), k53.upload(cnt), k53.upload(np.zeros(4 * n, np.uint32))
-    c, out = k53.run("atomics_ret", n, struct.pack("<QQQ", ba.address, bc.address, bo.address),
-                  [bc, bo])
-    o = out[:4 * n].reshape(n, 4)
+    c, out = k53.run("atomics_ret", n, struct.pack("<QQQ", ba.address, bc.address, bo.address), [bc, bo])
+    o = out[: 4 * n].reshape(n, 4)
     k = np.arange(n) & 7
     for j in range(8):
         sel = k == j
@@ -193,15 +211,15 @@ def test_atomics(k53, groups):
         assert _chain(olds, a[sel], total)
         assert c[8 + j].view(np.int32) == max(0, a[sel].max())
         assert (o[sel, 1].view(np.int32) <= max(0, a[sel].max())).all()
-        assert c[16 + j].view(np.int32) in a[sel]               # exchange: some thread's value is last
+        assert c[16 + j].view(np.int32) in a[sel]  # exchange: some thread's value is last
     even = np.arange(n) % 2 == 0
     assert (o[even, 2] == 5).all() and (o[~even, 2] == 0).all()
-    assert np.array_equal(c[24:24 + n].view(np.int32), np.where(even, a, 0))
+    assert np.array_equal(c[24 : 24 + n].view(np.int32), np.where(even, a, 0))
     t = np.arange(n) % BS & 3
     for blk in range(groups):
         for j in range(4):
-            seen = o[blk * BS:(blk + 1) * BS][t[:BS] == j, 3]
-            assert sorted(seen) == list(range(len(seen)))       # shared counter per block
+            seen = o[blk * BS : (blk + 1) * BS][t[:BS] == j, 3]
+            assert sorted(seen) == list(range(len(seen)))  # shared counter per block
 
 
 @pytest.mark.parametrize("groups", [1, 3])
@@ -211,15 +229,16 @@ def test_warp_shuffle_and_vote(k53, groups):
     n = groups * BS
     a = np.random.default_rng(groups).integers(0, 200, n, dtype=np.uint32)
     out = k53.in_out("warp_ops", a, 5 * n)
-    o = out[:5 * n].reshape(n, 5)
+    o = out[: 5 * n].reshape(n, 5)
     i = np.arange(n)
     lane, base = i % 32, i - i % 32
     assert np.array_equal(o[:, 0], np.where(lane < 31, a[np.minimum(i + 1, n - 1)], a))
     assert np.array_equal(o[:, 1], a[base + (lane ^ 2)])
     assert np.array_equal(o[:, 2], a[base])
     big = (a > 100).astype(np.uint64)
-    ballot = np.array([int((big[b:b + 32] << np.arange(32, dtype=np.uint64)).sum()) for b in range(0, n, 32)],
-                      np.uint64).astype(np.uint32)
+    ballot = np.array(
+        [int((big[b : b + 32] << np.arange(32, dtype=np.uint64)).sum()) for b in range(0, n, 32)], np.uint64
+    ).astype(np.uint32)
     assert np.array_equal(o[:, 3], ballot[i // 32])
     assert np.array_equal(o[:, 4], (ballot[i // 32] != 0).astype(np.uint32))
 
@@ -256,7 +275,7 @@ def test_shared_atomics(k53, groups):
     out = k53.in_out("shared_atomics", a, 3 * groups)
     blocks = a.reshape(groups, BS)
     ref = np.stack([blocks.sum(axis=1) % 2**32, blocks.max(axis=1), np.bitwise_xor.reduce(blocks, axis=1)], axis=1)
-    assert np.array_equal(out[:3 * groups].reshape(groups, 3), ref.astype(np.uint32))
+    assert np.array_equal(out[: 3 * groups].reshape(groups, 3), ref.astype(np.uint32))
 
 
 @pytest.mark.parametrize("groups", [1, 2])
@@ -275,9 +294,10 @@ def test_funnel_shifts(k53, groups):
     shl_wrap = ((both << wrap) >> np.uint64(32)).astype(np.uint32)
     shr_clamp = np.where(clamp == 32, b, (both >> np.minimum(clamp, 31)).astype(np.uint32))
     wide = both << (s & 63).astype(np.uint64)
-    ref = np.stack([shl_wrap, shr_clamp, (wide & np.uint64(0xFFFFFFFF)).astype(np.uint32),
-                    (wide >> np.uint64(32)).astype(np.uint32)], axis=1)
-    assert np.array_equal(out[:4 * n].reshape(n, 4), ref)
+    ref = np.stack(
+        [shl_wrap, shr_clamp, (wide & np.uint64(0xFFFFFFFF)).astype(np.uint32), (wide >> np.uint64(32)).astype(np.uint32)], axis=1
+    )
+    assert np.array_equal(out[: 4 * n].reshape(n, 4), ref)
 
 
 HAND_WRITTEN = """
@@ -315,8 +335,7 @@ def test_hand_written_kernel_runs(compute_device, n):
     code = asm.assemble_program(HAND_WRITTEN)
     a = np.random.default_rng(n).integers(0, 2**20, n, dtype=np.uint32)
     ba, bo = upload(compute_device, a), upload(compute_device, np.zeros(n, np.uint32))
-    (out,) = run_spirv(compute_device, _spirv(code), cbank0, 0, n, struct.pack("<QQI", ba.address, bo.address, n),
-                       [bo], BS)
+    (out,) = run_spirv(compute_device, _spirv(code), cbank0, 0, n, struct.pack("<QQI", ba.address, bo.address, n), [bo], BS)
     out = out[:n]
     t = np.arange(n) % 8 + 1
     ref = (a.astype(np.uint64) * t + t * (t - 1) // 2).astype(np.uint32)

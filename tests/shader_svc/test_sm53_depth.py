@@ -3,6 +3,7 @@ mask's, which follows the colours' (R4 after one RGBA target: mask R4, depth R5)
 FragDepth (DepthReplacing), drawn on lavapipe with a D32 depth buffer and compared with numpy;
 a sample-mask output (header bit 608, the register after the colours') keeps exactly the pixels
 whose mask has bit 0.  The programs are what nvdisasm 11.8 reads."""
+
 from __future__ import annotations
 
 import struct
@@ -29,14 +30,14 @@ FMUL R5, R5, 0.5
 FADD R5, R5, 0.125
 EXIT
 """
-HDR = dict(inputs={0x7c: "perspective", 0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
+HDR = dict(inputs={0x7C: "perspective", 0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
 
 
 def program(text: str, depth: bool = True, sample_mask: bool = False) -> bytes:
     from shader_svc.sm53.assemble import assemble_program
 
     h = bytearray(sph.build("fragment", version=3, **HDR))
-    word = struct.unpack_from("<I", h, 4 * 19)[0] | depth << 1 | sample_mask     # bits 608, 609
+    word = struct.unpack_from("<I", h, 4 * 19)[0] | depth << 1 | sample_mask  # bits 608, 609
     struct.pack_into("<I", h, 4 * 19, word)
     return bytes(h) + assemble_program(text, base_addr=len(h))
 
@@ -59,10 +60,13 @@ def test_depth_output_reaches_the_depth_buffer(gpu, tmp_path):
 
 
 # FS_DEPTH with the sample mask (R4) = x & 1: even pixels dropped (one sample per pixel)
-FS_MASK = FS_DEPTH.replace("EXIT", """FMUL R7, R0, 32
+FS_MASK = FS_DEPTH.replace(
+    "EXIT",
+    """FMUL R7, R0, 32
 F2I.S32.F32.FLOOR R7, R7
 LOP32I.AND R4, R7, 0x1
-EXIT""")
+EXIT""",
+)
 
 
 @pytest.mark.parametrize("depth", [False, True])
@@ -82,7 +86,7 @@ def test_sample_mask_output_keeps_the_samples_it_names(gpu, tmp_path, depth):
                 assert abs(zbuf[y, x] - want) < 1e-5, (x, y)
             else:
                 assert (colour[y, x] == 0).all() and zbuf[y, x] == 1.0, (x, y)
-    assert W == 32       # the program's FMUL by 32 turns u back into x
+    assert W == 32  # the program's FMUL by 32 turns u back into x
 
 
 def test_depth_program_is_what_nvdisasm_reads():

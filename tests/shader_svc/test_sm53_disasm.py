@@ -2,6 +2,7 @@
 non-free, fetched at test time): every instruction ptxas makes from our PTX corpus for sm_53
 prints exactly as nvdisasm prints it, field by field; randomly mutated words either print as
 nvdisasm prints them or are refused with a clear error."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,6 +12,7 @@ import sm53_corpus as corpus
 import sm53_tools as tools
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.table import ROWS
+
 
 @pytest.fixture(scope="module")
 def kernels(nvdisasm53, corpus_sm53):
@@ -30,10 +32,51 @@ def test_corpus_matches_nvdisasm(kernels):
             n += 1
     assert n > 700
     # the corpus reaches every class the issue lists
-    wanted = {"XMAD", "IADD", "ISCADD", "LOP", "LOP3", "SHF", "SHL", "SHR", "BFE", "BFI", "PRMT", "I2F", "F2I",
-              "F2F", "MUFU", "FSETP", "ISETP", "PSETP", "SEL", "FMNMX", "IMNMX", "FFMA", "FMUL", "FADD", "BRA",
-              "SSY", "SYNC", "EXIT", "CAL", "RET", "S2R", "MOV", "LDG", "STG", "LDS", "STS", "ATOM", "ATOM_CAS",
-              "RED", "ATOMS", "BAR", "VOTE", "SHFL"}
+    wanted = {
+        "XMAD",
+        "IADD",
+        "ISCADD",
+        "LOP",
+        "LOP3",
+        "SHF",
+        "SHL",
+        "SHR",
+        "BFE",
+        "BFI",
+        "PRMT",
+        "I2F",
+        "F2I",
+        "F2F",
+        "MUFU",
+        "FSETP",
+        "ISETP",
+        "PSETP",
+        "SEL",
+        "FMNMX",
+        "IMNMX",
+        "FFMA",
+        "FMUL",
+        "FADD",
+        "BRA",
+        "SSY",
+        "SYNC",
+        "EXIT",
+        "CAL",
+        "RET",
+        "S2R",
+        "MOV",
+        "LDG",
+        "STG",
+        "LDS",
+        "STS",
+        "ATOM",
+        "ATOM_CAS",
+        "RED",
+        "ATOMS",
+        "BAR",
+        "VOTE",
+        "SHFL",
+    }
     assert wanted <= seen, sorted(wanted - seen)
 
 
@@ -53,7 +96,7 @@ def test_mutated_words_agree_or_refuse(kernels):
         assert r is not None, f"{w:#018x}: we print {text!r}, nvdisasm refuses it"
         assert listings.fields(text) == listings.fields(r.text), f"{w:#018x}"
         agree += 1
-    assert agree > 500, (agree, refused)     # refusing everything is not passing
+    assert agree > 500, (agree, refused)  # refusing everything is not passing
 
 
 def test_stream_errors_are_clear():
@@ -66,13 +109,18 @@ def test_stream_errors_are_clear():
         dec.decode(0x4C98078000870001 | 1 << 44)
     # a modifier value nvdisasm names but we do not print is refused, not guessed
     with pytest.raises(dec.DecodeError, match="unsupported modifier value"):
-        dec.decode(0x5080000000870614)          # MUFU op 8
+        dec.decode(0x5080000000870614)  # MUFU op 8
 
 
 # rows added for -G code (issue 31): JCAL, BPT.TRAP, IMAD, S2R SR_LMEMHIOFF — words as ptxas
 # emits them, each with every one of its 64 bits flipped in turn
-NEW_ROW_WORDS = {"JCAL": 0xE220000123400040, "BPT": 0xE3A00000001000C0, "IMAD": 0x5A42868000C709FF,
-                 "IMAD.C": 0x4A01070000C7090C, "S2R": 0xF0C8000003770000}
+NEW_ROW_WORDS = {
+    "JCAL": 0xE220000123400040,
+    "BPT": 0xE3A00000001000C0,
+    "IMAD": 0x5A42868000C709FF,
+    "IMAD.C": 0x4A01070000C7090C,
+    "S2R": 0xF0C8000003770000,
+}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_ROW_WORDS))
@@ -90,4 +138,4 @@ def test_new_rows_every_bit_flipped(nvdisasm53, name):
         assert r is not None, f"{w:#018x}: we print {text!r}, nvdisasm refuses it"
         assert listings.fields(text) == listings.fields(r.text), f"{w:#018x}"
         agree += 1
-    assert agree > 8, agree                  # the operand and modifier fields decode, not only the base
+    assert agree > 8, agree  # the operand and modifier fields decode, not only the base

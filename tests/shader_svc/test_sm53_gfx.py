@@ -13,6 +13,7 @@ Oracles nobody here wrote:
 The draw cases are test_guest_shaders.py's for SM86 (perspective mvp, ties, instances,
 nearest/linear textures).  Each was seen to fail when the listing was changed (see the asserts).
 """
+
 from __future__ import annotations
 
 import sys
@@ -40,6 +41,7 @@ GFX_IRS = {"ALD", "AST", "IPA", "KIL", "OUT", "TEXS", "TLDS", "TLD4S", "TEX", "T
 
 # --- the instruction forms against nvdisasm ------------------------------------------------------
 
+
 def test_listings_are_what_nvdisasm_reads(nvdisasm53):
     """The code after each version-3 header is real Maxwell code: nvdisasm prints the listing's
     lines (field by field), and our decoder prints the same."""
@@ -55,18 +57,24 @@ def test_listings_are_what_nvdisasm_reads(nvdisasm53):
             want = [w for w in want if w]
             ours = dec.decode_stream(code)
             got = [ref[i.addr].text for i in ours]
-            assert [listings.fields(g) for g in got[:len(want)]] == [listings.fields(w) for w in want], (name, stage)
-            assert all(g == "NOP" for g in got[len(want):])            # padding of the last group
+            assert [listings.fields(g) for g in got[: len(want)]] == [listings.fields(w) for w in want], (name, stage)
+            assert all(g == "NOP" for g in got[len(want) :])  # padding of the last group
             assert [listings.fields(i.text()) for i in ours] == [listings.fields(g) for g in got]
             seen |= {i.row.ir for i in ours}
     assert {"ALD", "AST", "IPA", "TEXS", "MUFU"} <= seen
 
 
 def test_graphics_rows_agree_with_nvdisasm_or_refuse(nvdisasm53):
-    seeds = sorted({r.base for r in ROWS if r.ir in GFX_IRS}
-                   | {w for n in shaders.PROGRAMS for s in ("vertex", "fragment")
-                      for w in (i.word for i in dec.decode_stream(shaders.sm53_program(n, s)[0x50:]))
-                      if dec.decode(w).row.ir in GFX_IRS})
+    seeds = sorted(
+        {r.base for r in ROWS if r.ir in GFX_IRS}
+        | {
+            w
+            for n in shaders.PROGRAMS
+            for s in ("vertex", "fragment")
+            for w in (i.word for i in dec.decode_stream(shaders.sm53_program(n, s)[0x50:]))
+            if dec.decode(w).row.ir in GFX_IRS
+        }
+    )
     words, ctl = corpus.mutations(seeds, 900, seed=5353)
     ref = tools.nvdisasm53_raw(words, ctl)
     agree, kinds = 0, set()
@@ -80,7 +88,7 @@ def test_graphics_rows_agree_with_nvdisasm_or_refuse(nvdisasm53):
         assert listings.fields(inst.text()) == listings.fields(r.text), f"{w:#018x}"
         agree += 1
         kinds.add(inst.row.ir)
-    assert agree > 300, agree                      # refusing everything is not passing
+    assert agree > 300, agree  # refusing everything is not passing
     assert GFX_IRS <= kinds | {"OUT"}, sorted(GFX_IRS - kinds)
 
 
@@ -89,29 +97,44 @@ def test_texture_forms_print_as_nvdisasm_prints_them(nvdisasm53):
     destination pairs, IPA modes, KIL) assemble, and nvdisasm prints exactly the text."""
     lines = ["TEXS RZ, R4, R0, R1, 0x1, 2D, " + m for m in ("R", "G", "B", "A", "RG", "RA", "GA", "BA")]
     lines += ["TEXS R6, R4, R0, R1, 0x2, 2D, " + m for m in ("RGB", "RGA", "RBA", "GBA", "RGBA")]
-    lines += ["TEXS.LL R6, R4, R2, R3, 0x0, 2D, RGBA", "TEXS.LZ.NODEP R2, R0, R0, R1, 0x3, 2D, RGBA",
-              "TLDS.LZ R2, R0, R0, R1, 0x0, 2D, RGBA", "TLDS.LL R6, R4, R0, R2, 0x1, 2D, RGBA",
-              "TLD4S.G R2, R0, R0, R1, 0x0", "TLD4S.A.NODEP RZ, R4, R2, R3, 0x1",
-              "TEX R0, R4, 0x0, 2D, 0xf", "TEX.LL R0, R4, R6, 0x1, 2D, 0x7", "TEX.LB.NODEP R0, R4, R6, 0x2, 2D, 0x9",
-              "TLD.LZ R0, R4, 0x0, 2D, 0xf", "TLD.LL R0, R4, R6, 0x0, 2D, 0x3",
-              "TXQ R0, RZ, TEX_HEADER_DIMENSION, 0x0, 0x3",
-              "IPA.PASS R0, a[0x7c], RZ", "IPA R1, a[0x80], R0", "IPA.CONSTANT R2, a[0x94], RZ",
-              "IPA.PASS.CENTROID R3, a[0x98], RZ", "@P1 KIL", "KIL",
-              "ALD.128 R4, a[0x90]", "ALD R0, a[0x2fc]", "AST.96 a[0xa0], R8", "AST a[0x70], RZ"]
+    lines += [
+        "TEXS.LL R6, R4, R2, R3, 0x0, 2D, RGBA",
+        "TEXS.LZ.NODEP R2, R0, R0, R1, 0x3, 2D, RGBA",
+        "TLDS.LZ R2, R0, R0, R1, 0x0, 2D, RGBA",
+        "TLDS.LL R6, R4, R0, R2, 0x1, 2D, RGBA",
+        "TLD4S.G R2, R0, R0, R1, 0x0",
+        "TLD4S.A.NODEP RZ, R4, R2, R3, 0x1",
+        "TEX R0, R4, 0x0, 2D, 0xf",
+        "TEX.LL R0, R4, R6, 0x1, 2D, 0x7",
+        "TEX.LB.NODEP R0, R4, R6, 0x2, 2D, 0x9",
+        "TLD.LZ R0, R4, 0x0, 2D, 0xf",
+        "TLD.LL R0, R4, R6, 0x0, 2D, 0x3",
+        "TXQ R0, RZ, TEX_HEADER_DIMENSION, 0x0, 0x3",
+        "IPA.PASS R0, a[0x7c], RZ",
+        "IPA R1, a[0x80], R0",
+        "IPA.CONSTANT R2, a[0x94], RZ",
+        "IPA.PASS.CENTROID R3, a[0x98], RZ",
+        "@P1 KIL",
+        "KIL",
+        "ALD.128 R4, a[0x90]",
+        "ALD R0, a[0x2fc]",
+        "AST.96 a[0xa0], R8",
+        "AST a[0x70], RZ",
+    ]
     code = assemble_program("\n".join(lines))
     ref = tools.nvdisasm53_code(code)
-    got = [ref[i.addr].text for i in dec.decode_stream(code)][:len(lines)]
+    got = [ref[i.addr].text for i in dec.decode_stream(code)][: len(lines)]
     assert [listings.fields(g) for g in got] == [listings.fields(ln) for ln in lines]
 
 
 def test_bad_graphics_words_are_refused():
     ipa = 0xE003FF880FF7FF01
     with pytest.raises(dec.DecodeError, match="unsupported modifier value loc=3"):
-        dec.decode(ipa | 3 << 52)                     # IPA.INVALID
+        dec.decode(ipa | 3 << 52)  # IPA.INVALID
     with pytest.raises(dec.DecodeError, match="differ from the reference"):
-        dec.decode(ipa ^ 1 << 38)                     # IPA.IDX: not taken
+        dec.decode(ipa ^ 1 << 38)  # IPA.IDX: not taken
     with pytest.raises(dec.DecodeError, match="component mask value 5"):
-        dec.decode(0xD834003060170004)                # TEXS ... INVALID5
+        dec.decode(0xD834003060170004)  # TEXS ... INVALID5
     with pytest.raises(dec.DecodeError, match="unsupported modifier value target=14"):
         dec.decode(0xD9D0003060170004)
 
@@ -128,13 +151,18 @@ layout(location=1) in vec4 uv;
 layout(location=0) out vec4 t;
 void main() { gl_Position = pos; t = uv; }
 """
-VS_PASS53 = program("vertex", """
+VS_PASS53 = program(
+    "vertex",
+    """
 ALD.128 R0, a[0x80]
 ALD.128 R4, a[0x90]
 AST.128 a[0x70], R0
 AST.128 a[0x80], R4
 EXIT
-""", inputs=set(range(0x80, 0xa0, 4)), outputs=set(range(0x70, 0x90, 4)))
+""",
+    inputs=set(range(0x80, 0xA0, 4)),
+    outputs=set(range(0x70, 0x90, 4)),
+)
 
 
 def _quad_verts(uv_scale=1.0, w=1.0) -> np.ndarray:
@@ -159,7 +187,9 @@ def test_texel_fetch_gather_and_size_query_match_glsl(gpu):
     rng = np.random.default_rng(77)
     texels = rng.integers(0, 256, (8, 12, 4), dtype=np.uint8)
     tex = {1: Texture(texels)}
-    fetch = program("fragment", """
+    fetch = program(
+        "fragment",
+        """
 IPA.PASS R0, a[0x70], RZ
 IPA.PASS R1, a[0x74], RZ
 F2I.S32.F32.FLOOR R0, R0
@@ -171,33 +201,57 @@ FMUL R3, R8, 0.00390625
 MOV R0, R4
 MOV R1, R5
 EXIT
-""", inputs={0x70: "perspective", 0x74: "perspective"}, targets=(0xF,))
-    a, b = _draw_pair(gpu, fetch, """#version 450
+""",
+        inputs={0x70: "perspective", 0x74: "perspective"},
+        targets=(0xF,),
+    )
+    a, b = _draw_pair(
+        gpu,
+        fetch,
+        """#version 450
 layout(set=0, binding=5) uniform sampler2D tex;
 layout(location=0) out vec4 o;
 void main() { vec4 c = texelFetch(tex, ivec2(floor(gl_FragCoord.xy)), 0);
               o = vec4(c.rgb, float(textureSize(tex, 0).x) / 256.0); }
-""", _quad_verts(), (12, 8), textures=tex)
+""",
+        _quad_verts(),
+        (12, 8),
+        textures=tex,
+    )
     assert_same(gpu, a, b, min_covered=96, min_colours=50)
     assert np.array_equal(a[..., :3], texels[..., :3]) and (a[..., 3] == round(12 / 256 * 255)).all()
 
-    gather = program("fragment", """
+    gather = program(
+        "fragment",
+        """
 IPA.PASS R4, a[0x7c], RZ
 MUFU.RCP R4, R4
 IPA R0, a[0x80], R4
 IPA R1, a[0x84], R4
 TLD4S.G R2, R0, R0, R1, 0x1
 EXIT
-""", inputs={0x7c: "perspective", 0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
-    a, b = _draw_pair(gpu, gather, """#version 450
+""",
+        inputs={0x7C: "perspective", 0x80: "perspective", 0x84: "perspective"},
+        targets=(0xF,),
+    )
+    a, b = _draw_pair(
+        gpu,
+        gather,
+        """#version 450
 layout(location=0) in vec4 t;
 layout(set=0, binding=5) uniform sampler2D tex;
 layout(location=0) out vec4 o;
 void main() { o = textureGather(tex, t.xy, 1); }
-""", _quad_verts(), (24, 16), textures=tex)
+""",
+        _quad_verts(),
+        (24, 16),
+        textures=tex,
+    )
     assert_same(gpu, a, b, min_covered=300, min_colours=50)
 
-    full = program("fragment", """
+    full = program(
+        "fragment",
+        """
 IPA.PASS R4, a[0x7c], RZ
 MUFU.RCP R4, R4
 IPA R0, a[0x80], R4
@@ -209,16 +263,24 @@ MOV R1, R9
 MOV32I R2, 0x3f000000
 MOV R3, R10
 EXIT
-""", inputs={0x7c: "perspective", 0x80: "perspective", 0x84: "perspective"}, targets=(0xF,))
-    a, b = _draw_pair(gpu, full, """#version 450
+""",
+        inputs={0x7C: "perspective", 0x80: "perspective", 0x84: "perspective"},
+        targets=(0xF,),
+    )
+    a, b = _draw_pair(
+        gpu,
+        full,
+        """#version 450
 layout(location=0) in vec4 t;
 layout(set=0, binding=5) uniform sampler2D tex;
 layout(location=0) out vec4 o;
 void main() { vec4 c = textureLod(tex, t.xy, 0.0); o = vec4(c.rg, 0.5, c.a); }
-""", _quad_verts(1.3), (20, 14), textures=tex)
+""",
+        _quad_verts(1.3),
+        (20, 14),
+        textures=tex,
+    )
     assert_same(gpu, a, b, min_covered=200, min_colours=50)
-
-
 
 
 def test_interpolation_modes_and_kill_match_glsl(gpu):
@@ -228,7 +290,9 @@ def test_interpolation_modes_and_kill_match_glsl(gpu):
     perspective (w from 0.5 to 3), against GLSL written for each meaning; exact on lavapipe.
     (Seen to fail with the flat input read as perspective and with KIL's predicate inverted.)"""
     verts = perspective_triangles(5)
-    fs53 = program("fragment", """
+    fs53 = program(
+        "fragment",
+        """
 IPA.PASS R0, a[0x80], RZ
 MOV32I R5, 0x3f000000
 IPA R1, a[0x84], R5
@@ -237,8 +301,11 @@ FSETP.LT.AND P0, PT, R2, 0.25, PT
 @P0 KIL
 IPA.PASS R3, a[0xa0], RZ
 EXIT
-""", inputs={0x80: "perspective", 0x84: "perspective", 0x90: "constant", 0xa0: "linear"}, targets=(0xF,),
-                   kills_pixels=True)
+""",
+        inputs={0x80: "perspective", 0x84: "perspective", 0x90: "constant", 0xA0: "linear"},
+        targets=(0xF,),
+        kills_pixels=True,
+    )
     fs_glsl = """#version 450
 layout(location=0) in vec4 t;
 layout(location=1) flat in vec4 u;
@@ -256,6 +323,7 @@ void main() { if (u.x < 0.25) discard;
 
 
 # --- end to end: the guest programs carrying SM53 (the Switch 1 build) -----------------------------
+
 
 def test_gfx_guest_program_draws_its_frames_from_sm53(tmp_path):
     """examples/horizon_hello's gfx program, recompiled, with /shaders/arch = "sm53": the guest
@@ -282,6 +350,7 @@ def test_demo_game_switch1_build_matches_reference_and_native_states(tmp_path):
 
 
 # --- the builds: RomFS files, --shaders sm53 and its alias --target switch1 ------------------------
+
 
 def test_romfs_and_demo_build_carry_sm53():
     from examples.demo.build import TARGETS, shader_files, shaders_for
@@ -313,22 +382,32 @@ def test_bad_sm53_listing_names_file_and_line(tmp_path):
     p = tmp_path / "x.fs.sm53"
     p.write_text("//@sph fragment inputs=0x80:perspective targets=0x1\nIPA.PASS R0, a[0x80], RZ\nFROB R1\nEXIT\n")
     with pytest.raises(NxError) as e:
-        shaders.assemble_listing(shaders.read_listing(p))            # the suffix picks the SM53 assembler
+        shaders.assemble_listing(shaders.read_listing(p))  # the suffix picks the SM53 assembler
     assert str(p) in str(e.value) and "line 3" in str(e.value) and "FROB" in str(e.value)
     p.write_text("//@sph fragment inputs=0x80:perspective targets=0x1\nIPA.PASS R0, a[0x80]\nEXIT\n")
     with pytest.raises(NxError, match=r"line 2 .*no encoding of 'IPA.PASS R0, a\[0x80\]'"):
-        shaders.assemble_listing(shaders.read_listing(p))            # SM86 text: Maxwell prints the RZ
+        shaders.assemble_listing(shaders.read_listing(p))  # SM86 text: Maxwell prints the RZ
 
 
 def test_demo_cli_refuses_conflicting_target_and_shaders(tmp_path):
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "demo", "--target", "switch1", "--shaders", "sm86",
-                        "--out", str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "demo", "--target", "switch1", "--shaders", "sm86", "--out", str(tmp_path)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "--target switch1 means --shaders sm53, not sm86" in r.stderr + r.stdout
-    r = subprocess.run([sys.executable, "-m", "examples.demo.build", str(tmp_path), "--target", "switch3"],
-                       cwd=root, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "examples.demo.build", str(tmp_path), "--target", "switch3"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and "invalid choice: 'switch3'" in r.stderr
 
 
@@ -380,20 +459,29 @@ IPA R2, a[0x88], R4
 IPA R3, a[0x8c], R4
 EXIT
 """
-    hdr = dict(inputs={0x7c: "perspective", **{a: "perspective" for a in range(0x80, 0x90, 4)}}, targets=(0xF,))
+    hdr = dict(inputs={0x7C: "perspective", **{a: "perspective" for a in range(0x80, 0x90, 4)}}, targets=(0xF,))
     spv = translate("fragment", program("fragment", text, **hdr))
     dis = subprocess.run(["spirv-dis", "-"], input=spv, capture_output=True).stdout.decode()
     assert "OpFMul" not in dis and "OpKill" in dis
     # with a branch into the block after the KIL the idiom cannot be assumed there
     joined = text.replace("@P0 KIL", "@P0 BRA L\nL:")
-    dis2 = subprocess.run(["spirv-dis", "-"], input=translate("fragment", program("fragment", joined, **hdr)),
-                          capture_output=True).stdout.decode()
-    assert dis2.count("OpFMul") == 6            # value * FragCoord.w * R4 for the three later reads
+    dis2 = subprocess.run(
+        ["spirv-dis", "-"], input=translate("fragment", program("fragment", joined, **hdr)), capture_output=True
+    ).stdout.decode()
+    assert dis2.count("OpFMul") == 6  # value * FragCoord.w * R4 for the three later reads
     verts = perspective_triangles(9)
     a = gpu.draw(translate("vertex", VS_PASS53), spv, verts, (48, 40))
-    b = gpu.draw(glsl(VS_PASS, "vertex"), glsl("""#version 450
+    b = gpu.draw(
+        glsl(VS_PASS, "vertex"),
+        glsl(
+            """#version 450
 layout(location=0) in vec4 t;
 layout(location=0) out vec4 o;
 void main() { if (t.x < 0.25) discard; o = t; }
-""", "fragment"), verts, (48, 40))
+""",
+            "fragment",
+        ),
+        verts,
+        (48, 40),
+    )
     assert_same(gpu, a, b, min_covered=150, min_colours=100)

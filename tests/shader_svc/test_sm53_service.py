@@ -2,6 +2,7 @@
 kernel translates (SPIR-V valid, reflection naming its pointers), runs on lavapipe equal to
 numpy, and comes from the disk cache the second time; bad SM53 programs get INVALID_ARGUMENT
 naming the problem (offset and instruction) while the server keeps serving."""
+
 from __future__ import annotations
 
 import struct
@@ -27,7 +28,7 @@ def test_sm53_translate_run_and_cache(server, corpus_sm53, tmp_path):
     a = stub.Translate(_prog(k.code), timeout=60)
     assert not a.cached and a.spirv[:4] == struct.pack("<I", 0x07230203)
     ptrs = {(g.offset, g.read, g.written) for g in a.reflection.global_pointers}
-    assert ptrs == {(0x140, True, False), (0x148, True, True)}           # x read, y read and written
+    assert ptrs == {(0x140, True, False), (0x148, True, True)}  # x read, y read and written
     b = stub.Translate(_prog(k.code), timeout=60)
     assert b.cached and b.spirv == a.spirv
     spirv_val(a.spirv, tmp_path, "saxpy", required=False)
@@ -47,10 +48,9 @@ def test_sm53_bad_programs_are_invalid_argument(server, corpus_sm53):
     cases = [
         (_prog(good[:-4]), r"truncated: \d+ bytes is not a multiple of 8"),
         (_prog(good[:8] + b"\xff" * 8 + good[16:]), r"offset 0x8: unknown opcode in word 0xffffffffffffffff"),
-        (_prog(good[:8] + (0x4C98078000870001 | 1 << 44).to_bytes(8, "little") + good[16:]),
-         r"offset 0x8: word .* refused"),
+        (_prog(good[:8] + (0x4C98078000870001 | 1 << 44).to_bytes(8, "little") + good[16:]), r"offset 0x8: word .* refused"),
         (_prog(corpus_sm53["misc_ops"].code), r"offset 0x[0-9a-f]+: \S+ .*(not translated yet|not supported)"),
         (P.Program(arch=53, stage=P.VERTEX, code=good, local_size=[BS, 1, 1]), "SM53"),
     ]
     assert_invalid_and_serving(stub, ch, cases, timeout=60)
-    assert stub.Translate(_prog(good), timeout=60).spirv           # still translating
+    assert stub.Translate(_prog(good), timeout=60).spirv  # still translating

@@ -2,6 +2,7 @@
 prints it, translates to a spirv-val clean module, and draws on lavapipe what numpy reads from
 the texels (Vulkan's nearest sampling; the cube face and its s/t by the Vulkan specification's
 cube map table)."""
+
 from __future__ import annotations
 
 import struct
@@ -130,8 +131,9 @@ def test_volume_fetch_and_sample(gpu, tmp_path):
             assert (img[y, x] == vol[(x >> 2) & 3, int(v * TS), int(u * TS)]).all(), (x, y)
 
 
-@pytest.mark.parametrize("d", [(1.0, 0.3, -0.6), (-1.0, -0.2, 0.7), (0.4, 1.0, 0.1), (-0.3, -1.0, 0.8),
-                               (0.6, -0.45, 1.0), (-0.1, 0.9, -1.0)])
+@pytest.mark.parametrize(
+    "d", [(1.0, 0.3, -0.6), (-1.0, -0.2, 0.7), (0.4, 1.0, 0.1), (-0.3, -1.0, 0.8), (0.6, -0.45, 1.0), (-0.1, 0.9, -1.0)]
+)
 def test_cube_faces(gpu, tmp_path, d):
     from vk_graphics import Texture
 
@@ -165,7 +167,7 @@ def test_1d_and_1d_array_sample_and_fetch(gpu, tmp_path):
     for y in range(H):
         for x in range(W):
             want = lines[y & 3, 0, x & 3].copy()
-            want[2] = line[0, 0, x & 3, 0]            # R2 = the 1D fetch's red
+            want[2] = line[0, 0, x & 3, 0]  # R2 = the 1D fetch's red
             assert (img[y, x] == want).all(), (x, y)
 
 
@@ -183,8 +185,7 @@ def test_reflection_names_each_slots_dimension():
     """The GPU process binds a view of the dimension the reflection names (proto field 12)."""
     from shader_svc.service import reflection_message
 
-    want = {FS_ARRAY: "ARRAY_2D", FS_FETCH_3D: "3D", FS_SAMPLE_3D: "3D", FS_CUBE: "CUBE", FS_1D: "1D",
-            FS_ARRAY_1D: "ARRAY_1D"}
+    want = {FS_ARRAY: "ARRAY_2D", FS_FETCH_3D: "3D", FS_SAMPLE_3D: "3D", FS_CUBE: "CUBE", FS_1D: "1D", FS_ARRAY_1D: "ARRAY_1D"}
     for text, dim in want.items():
         r = tr.reflect(tr.make_program(53, 3, program53(text, FS53_HDR)))
         assert r.textures == (0,) and r.texture_dims == (dim,)

@@ -1,5 +1,6 @@
 """SM53 TLD4 on a bound texture: the row prints as nvdisasm 11.8 prints it (a listing and 400
 mutated words), and the gather draws on lavapipe numpy's four texels around each sample point."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -36,7 +37,6 @@ def test_tld4_gathers_the_bound_texture(gpu, tmp_path, comp, index):
 
 
 def test_tld4_row_agrees_with_nvdisasm(nv_tools):
-    listings.check_sm53([FS_TLD4.format(comp="G") + "TLD4.A.NDV.NODEP R0, R2, 0x3, 2D, 0x3\n"
-                         "TLD4.B R8, R2, R4, 0x0, 2D, 0x5\n"])
+    listings.check_sm53([FS_TLD4.format(comp="G") + "TLD4.A.NDV.NODEP R0, R2, 0x3, 2D, 0x3\nTLD4.B R8, R2, R4, 0x0, 2D, 0x5\n"])
     agree = listings.sm53_mutations_agree({"TLD4"}, 400, seed=5388)["TLD4"]
     assert agree > 40, agree

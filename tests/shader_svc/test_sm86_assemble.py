@@ -2,6 +2,7 @@
 nvdisasm: nvdisasm's text of every ptxas-built instruction assembles back to the same word;
 programs we write as text assemble into words nvdisasm prints as exactly that text; a
 hand-written kernel runs on lavapipe and matches numpy."""
+
 from __future__ import annotations
 
 import re
@@ -130,14 +131,13 @@ def _program_lines(src: str) -> list[str]:
     body, labels = [], {}
     for raw in src.splitlines():
         s = raw.split("//")[0].strip()
-        while (m := re.match(r"^(\w+):\s*", s)):
+        while m := re.match(r"^(\w+):\s*", s):
             labels[m.group(1)] = 16 * len(body)
-            s = s[m.end():]
+            s = s[m.end() :]
         s = re.sub(r"^\{[^}]*\}\s*", "", s)
         if s:
             body.append(" ".join(s.split()))
-    return [re.sub(r"\b(\w+)$", lambda m: f"{labels[m.group(1)]:#x}" if m.group(1) in labels else m.group(1), s)
-            for s in body]
+    return [re.sub(r"\b(\w+)$", lambda m: f"{labels[m.group(1)]:#x}" if m.group(1) in labels else m.group(1), s) for s in body]
 
 
 @pytest.mark.parametrize("src", [MUL_BY_ADDS, ZOO], ids=["mul_by_adds", "zoo"])
@@ -152,7 +152,7 @@ def test_control_prefix_and_default_schedule():
     code = assemble_program("{S7 Y W2 R3 B05} MOV R1, R2\nLDG.E R2, [R4.64]\n")
     a, b = (dec.decode(*w) for w in listings.sm86_words(code))
     assert (a.control.stall, a.control.yield_, a.control.wbar, a.control.rbar, a.control.wait) == (7, 1, 2, 3, 0b100001)
-    assert b.control.wbar == 0 and b.control.wait == 0b11   # loads set a barrier; all wait on it
+    assert b.control.wbar == 0 and b.control.wait == 0b11  # loads set a barrier; all wait on it
 
 
 def test_hand_written_kernel_runs_on_lavapipe(compute_device):
@@ -165,22 +165,24 @@ def test_hand_written_kernel_runs_on_lavapipe(compute_device):
     for n, k in ((1, 0), (50, 1), (100, 7)):
         a = np.random.default_rng(n).integers(0, 2**32, n, dtype=np.uint32)
         ba, bo = upload(dev, a), upload(dev, np.full(n + 16, 0xEEEEEEEE, np.uint32))
-        (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x180, n, struct.pack("<QQII", ba.address, bo.address, n, k),
-                           [bo], 32)
+        (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x180, n, struct.pack("<QQII", ba.address, bo.address, n, k), [bo], 32)
         assert np.array_equal(out[:n], a * np.uint32(k))
-        assert (out[n:n + 16] == 0xEEEEEEEE).all()
+        assert (out[n : n + 16] == 0xEEEEEEEE).all()
 
 
-@pytest.mark.parametrize("src,msg", [
-    ("FOO R1, R2", r"line 1: .*unknown instruction 'FOO'"),
-    ("MOV R1, R2\nIADD3 R1, R2", r"line 2: offset 0x10: cannot encode 'IADD3 R1, R2'"),
-    ("MOV R1, R999", r"cannot encode"),
-    ("FADD.XYZ R1, R2, R3", r"cannot encode"),
-    ("BRA NOWHERE", r"line 1: undefined label NOWHERE"),
-    ("A: NOP\nA: NOP", r"line 2: label A defined twice"),
-    ("{S99} NOP", r"control field 'S99' out of range"),
-    ("{Q1} NOP", r"bad control field 'Q1'"),
-])
+@pytest.mark.parametrize(
+    "src,msg",
+    [
+        ("FOO R1, R2", r"line 1: .*unknown instruction 'FOO'"),
+        ("MOV R1, R2\nIADD3 R1, R2", r"line 2: offset 0x10: cannot encode 'IADD3 R1, R2'"),
+        ("MOV R1, R999", r"cannot encode"),
+        ("FADD.XYZ R1, R2, R3", r"cannot encode"),
+        ("BRA NOWHERE", r"line 1: undefined label NOWHERE"),
+        ("A: NOP\nA: NOP", r"line 2: label A defined twice"),
+        ("{S99} NOP", r"control field 'S99' out of range"),
+        ("{Q1} NOP", r"bad control field 'Q1'"),
+    ],
+)
 def test_bad_text_is_a_clear_error(src, msg):
     with pytest.raises(AsmError, match=msg):
         assemble_program(src)
@@ -193,17 +195,28 @@ def test_cli_assembles_and_disassembles(tmp_path):
     root = Path(__file__).resolve().parents[2]
     src, out = tmp_path / "k.sass", tmp_path / "k.bin"
     src.write_text(MUL_BY_ADDS)
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "shader-asm", str(src), "-o", str(out)], cwd=root,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "shader-asm", str(src), "-o", str(out)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert out.read_bytes() == assemble_program(MUL_BY_ADDS)
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "shader-disasm", str(out)], cwd=root,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "shader-disasm", str(out)], cwd=root, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     texts = [re.sub(r"^/\*[0-9a-f]+\*/ (.*) ;$", r"\1", line) for line in r.stdout.splitlines()]
     assert texts == _program_lines(MUL_BY_ADDS)
     src.write_text("MOV R1, R2\nIADD3 R1\n")
-    r = subprocess.run([sys.executable, "-m", "nxrecomp", "shader-asm", str(src), "-o", str(out)], cwd=root,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "shader-asm", str(src), "-o", str(out)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert f"{src}: line 2: offset 0x10: cannot encode 'IADD3 R1'" in r.stderr

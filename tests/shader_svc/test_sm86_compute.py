@@ -1,5 +1,6 @@
 """ptxas-built SM86 kernels translated to SPIR-V: valid under spirv-val, and run on lavapipe
 through the ``vulkan`` binding they write exactly what numpy computes, for several grid sizes."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,13 +47,13 @@ def test_saxpy_single_rounding_where_double_rounding_fails(k86):
     """1.5 * (1 + k*2^-23) is a tie at f32 precision; a y far below the product's f64 ulp
     decides the direction.  Rounding the f64 sum to f32 (two roundings) gets these wrong."""
     k = np.arange(1, 65, 2)
-    x = (1.0 + k * 2.0 ** -23).astype(np.float32)
+    x = (1.0 + k * 2.0**-23).astype(np.float32)
     x = np.concatenate([x, -x, x, -x])
-    y = np.concatenate([np.full(64, 2.0 ** -60), np.full(64, -2.0 ** -60)]).astype(np.float32)
+    y = np.concatenate([np.full(64, 2.0**-60), np.full(64, -(2.0**-60))]).astype(np.float32)
     alpha = np.float32(1.5)
     exact = cc.fma_f32_exact(np.full(len(x), alpha), x, y)
     twice = (np.float64(alpha) * x.astype(np.float64) + y).astype(np.float32)
-    assert (exact != twice).sum() >= 32          # the inputs really are the hard cases
+    assert (exact != twice).sum() >= 32  # the inputs really are the hard cases
     assert np.array_equal(cc.saxpy(k86, alpha, x, y), exact)
 
 
@@ -81,18 +82,16 @@ def test_fp_ops(k86, groups):
     rng = np.random.default_rng(40 + groups)
     x = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 40, n)).astype(np.float32)
     y = (rng.standard_normal(n) * 2.0 ** rng.integers(-20, 40, n)).astype(np.float32)
-    special = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 1e-40, 2147483520.0, -2147483648.0],
-                       np.float32)
-    x[:len(special)] = special
-    y[len(special):2 * len(special)] = special
+    special = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 1e-40, 2147483520.0, -2147483648.0], np.float32)
+    x[: len(special)] = special
+    y[len(special) : 2 * len(special)] = special
     y[2 * len(special)] = np.nan
     x[2 * len(special) + 1] = np.nan
     got = cc.run_fp_ops(k86, x, y)
     with np.errstate(all="ignore"):
         s = x + y
         i = cc.f2i_s32(x)
-        ref = [s, None, np.fmin(x, y), np.where(x < y, x * y, x - y), i.astype(np.float32) + np.fmax(x, y),
-               i.view(np.float32)]
+        ref = [s, None, np.fmin(x, y), np.where(x < y, x * y, x - y), i.astype(np.float32) + np.fmax(x, y), i.view(np.float32)]
     finite = np.isfinite(x) & np.isfinite(y) & np.isfinite(s)
     ref[1] = np.full(n, np.nan, np.float32)
     ref[1][finite] = cc.fma_f32_exact(np.abs(y[finite]), -x[finite], s[finite])

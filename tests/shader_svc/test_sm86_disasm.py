@@ -1,5 +1,6 @@
 """Our SM86 decoder + text against NVIDIA's nvdisasm, on ptxas-built kernels of our PTX corpus
 and on randomly mutated instruction words (same text, or a clear refusal)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,9 +36,35 @@ def test_corpus_covers_the_instruction_classes(corpus_sm86):
     for k in corpus_sm86.values():
         for inst in dec.decode_stream(k.code):
             seen.add(inst.row.ir)
-    for need in ("IADD3", "IMAD", "IMAD.WIDE", "LOP3", "SHF", "PRMT", "FFMA", "FMUL", "FADD", "FSETP", "ISETP",
-                 "MUFU", "I2F", "F2I", "LDG", "STG", "LDS", "STS", "ATOMG", "RED", "BAR", "BRA", "EXIT", "SHFL",
-                 "VOTE", "S2R", "SEL"):
+    for need in (
+        "IADD3",
+        "IMAD",
+        "IMAD.WIDE",
+        "LOP3",
+        "SHF",
+        "PRMT",
+        "FFMA",
+        "FMUL",
+        "FADD",
+        "FSETP",
+        "ISETP",
+        "MUFU",
+        "I2F",
+        "F2I",
+        "LDG",
+        "STG",
+        "LDS",
+        "STS",
+        "ATOMG",
+        "RED",
+        "BAR",
+        "BRA",
+        "EXIT",
+        "SHFL",
+        "VOTE",
+        "S2R",
+        "SEL",
+    ):
         assert need in seen, need
 
 
@@ -82,19 +109,33 @@ def test_bad_input_is_refused_clearly():
 def test_table_rows_have_distinct_encodings():
     """Rows of one opcode differ in the bits they hold fixed (I2F/F2I: one row per integer
     sign and width, which nvdisasm prints as one word)."""
-    keys = [(r.opcode, r.aliases, r.base & ~dec._known_mask(r) & ((1 << 105) - 1),
-             tuple((m.lo, m.names) for m in r.mods_before + r.mods)) for r in ROWS]
+    keys = [
+        (
+            r.opcode,
+            r.aliases,
+            r.base & ~dec._known_mask(r) & ((1 << 105) - 1),
+            tuple((m.lo, m.names) for m in r.mods_before + r.mods),
+        )
+        for r in ROWS
+    ]
     assert len(keys) == len(set(keys))
 
 
 # rows added for issue 31's larger corpus (words as nvcc 13 emitted them), each with every one of
 # bits 12..104 flipped in turn: what we print equals nvdisasm, or we refuse
-NEW_ROW_WORDS = {"FRND": 0x004E2800002050000000000200077307, "FRND.F64": 0x004E2800003058000000000200047313,
-                 "F2F.F64.F32": 0x004FF000002018000000000200067310, "F2F.F32.F64": 0x002E2400003010000000000600077310,
-                 "I2FP.RZ": 0x004FCA000020D4000000000200077245, "MUFU.RCP64H": 0x004E2200000018000000000500077308,
-                 "CS2R": 0x000FE2000001FF000000000000087805, "BREAK": 0x000FE200038000000000000000010942,
-                 "RED.F32": 0x000FE2000C10E784000000090600798E, "ATOMG.EXCH": 0x000EA2000C1EE1C400000007020379A8,
-                 "DSETP.MIN": 0x148E220003900000000000020400722A}
+NEW_ROW_WORDS = {
+    "FRND": 0x004E2800002050000000000200077307,
+    "FRND.F64": 0x004E2800003058000000000200047313,
+    "F2F.F64.F32": 0x004FF000002018000000000200067310,
+    "F2F.F32.F64": 0x002E2400003010000000000600077310,
+    "I2FP.RZ": 0x004FCA000020D4000000000200077245,
+    "MUFU.RCP64H": 0x004E2200000018000000000500077308,
+    "CS2R": 0x000FE2000001FF000000000000087805,
+    "BREAK": 0x000FE200038000000000000000010942,
+    "RED.F32": 0x000FE2000C10E784000000090600798E,
+    "ATOMG.EXCH": 0x000EA2000C1EE1C400000007020379A8,
+    "DSETP.MIN": 0x148E220003900000000000020400722A,
+}
 
 
 @pytest.mark.parametrize("name", sorted(NEW_ROW_WORDS))
@@ -111,4 +152,4 @@ def test_new_rows_every_bit_flipped(name):
             continue
         assert r is not None and ours == r.text, (f"{w:032x}", ours, r.text if r else "REFUSED")
         agree += 1
-    assert agree > 8, agree                  # the operand and modifier fields decode, not only the base
+    assert agree > 8, agree  # the operand and modifier fields decode, not only the base

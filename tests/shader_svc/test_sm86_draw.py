@@ -2,6 +2,7 @@
 in three modes, constant-bank uniforms in both stages, a bound texture, KILL, colour outputs
 from the header's output map) translate to spirv-val-clean SPIR-V and draw on lavapipe exactly
 what a small numpy rasteriser of the same triangles computes (8-bit colours within 1)."""
+
 from __future__ import annotations
 
 import struct
@@ -24,7 +25,7 @@ IPA.PASS R2, a[0xa8]
 MOV R3, 0x3f800000
 EXIT
 """
-FS_MODES_HDR = dict(inputs={0x80: "perspective", 0x94: "constant", 0xa8: "linear"}, targets=(0xF,))
+FS_MODES_HDR = dict(inputs={0x80: "perspective", 0x94: "constant", 0xA8: "linear"}, targets=(0xF,))
 
 # position scaled/offset by c[0x0] (scale at 0x0, offset at 0x4), texture coordinates passed on
 VS_UNIFORM = """
@@ -37,7 +38,7 @@ AST.128 a[0x70], R0
 AST.64 a[0x80], R4
 EXIT
 """
-VS_UNIFORM_HDR = dict(inputs={0x80, 0x84, 0x88, 0x8c, 0x90, 0x94}, outputs={0x70, 0x74, 0x78, 0x7c, 0x80, 0x84})
+VS_UNIFORM_HDR = dict(inputs={0x80, 0x84, 0x88, 0x8C, 0x90, 0x94}, outputs={0x70, 0x74, 0x78, 0x7C, 0x80, 0x84})
 # texel of slot 1 (binding 5) times the tint in c[0x1], alpha from the texel; u < 0.25 killed
 FS_TEXTURE = """
 IPA.PASS R0, a[0x80]
@@ -71,6 +72,7 @@ FS_FETCH_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective"}, targets=(
 
 
 # --- numpy reference rasteriser ---------------------------------------------------------------
+
 
 def rasterise(clip: np.ndarray, attrs: np.ndarray, size: tuple[int, int], mode: str):
     """Per pixel: covered (bool), ambiguous (centre too near an edge to call) and the
@@ -111,6 +113,7 @@ def unorm8(v: np.ndarray) -> np.ndarray:
 
 # --- tests --------------------------------------------------------------------------------------
 
+
 def test_interpolation_modes_match_a_numpy_rasteriser(gpu, tmp_path):
     vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_MODES, FS_MODES_HDR)
     spirv_val(vs, tmp_path, "vs")
@@ -121,14 +124,14 @@ def test_interpolation_modes_match_a_numpy_rasteriser(gpu, tmp_path):
     ndc = np.array([[[-0.9, -0.8], [0.85, -0.6], [-0.2, 0.9]], [[0.9, 0.95], [0.1, 0.2], [0.95, -0.9]]])
     wv = np.array([[1.0, 2.5, 0.6], [0.7, 1.8, 3.0]])
     clip = np.concatenate([ndc * wv[..., None], np.full((2, 3, 1), 0.5) * wv[..., None], wv[..., None]], axis=2)
-    cols = rng.uniform(0.05, 0.95, (2, 3, 3, 4))        # (triangle, vertex, varying, rgba)
+    cols = rng.uniform(0.05, 0.95, (2, 3, 3, 4))  # (triangle, vertex, varying, rgba)
     verts = np.concatenate([clip[:, :, None, :], cols], axis=2).reshape(6, 4, 4)
     img = gpu.draw(vs, fs, verts, size, clear=(0.0, 0.0, 0.0, 0.0)).astype(int)
     covered, ambiguous, red = rasterise(clip, cols[:, :, 0, 0:1], size, "perspective")
     _, _, green = rasterise(clip, cols[:, :, 1, 1:2], size, "flat")
     _, _, blue = rasterise(clip, cols[:, :, 2, 2:3], size, "linear")
     sure = ~ambiguous
-    assert covered.sum() > 300 and (~covered & sure).sum() > 200     # both cases are really tested
+    assert covered.sum() > 300 and (~covered & sure).sum() > 200  # both cases are really tested
     want = np.concatenate([unorm8(red), unorm8(green), unorm8(blue), np.full(red.shape, 255)], axis=2)
     want[~covered] = 0
     diff = np.abs(img - want)[sure]
@@ -155,8 +158,15 @@ def test_uniforms_texture_and_kill_match_numpy(gpu, tmp_path):
     verts[:, 0], verts[:, 1, :2] = pos, uv
     tint = np.array([0.5, 1.0, 0.25, 0.0], np.float32)
     c0 = struct.pack("<2f", 0.5, 0.0) + bytes(56)
-    img = gpu.draw(vs, fs, verts.astype(np.float32), size, uniforms={0: c0, 1: tint.tobytes() + bytes(48)},
-                   textures={1: Texture(tex)}, clear=(0.0, 0.0, 1.0, 1.0)).astype(int)
+    img = gpu.draw(
+        vs,
+        fs,
+        verts.astype(np.float32),
+        size,
+        uniforms={0: c0, 1: tint.tobytes() + bytes(48)},
+        textures={1: Texture(tex)},
+        clear=(0.0, 0.0, 1.0, 1.0),
+    ).astype(int)
     want = unorm8(tex[..., :3] / 255.0 * tint[:3])
     want = np.concatenate([want, tex[..., 3:].astype(int)], axis=2)
     xs = np.arange(size[0]) + 0.5
@@ -178,7 +188,7 @@ def test_texel_fetch_and_size_query_match_numpy(gpu, tmp_path):
     quad[:, 0] = [[-1, -1, 0, 1], [1, -1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
     img = gpu.draw(vs, fs, quad, size, textures={2: Texture(tex)}).astype(int)
     want = np.concatenate([tex[..., :3].astype(int), np.full((size[1], size[0], 1), 64)], axis=2)
-    assert np.abs(img - want).max() <= 1     # the texel at each pixel; alpha = 32 / 128
+    assert np.abs(img - want).max() <= 1  # the texel at each pixel; alpha = 32 / 128
 
 
 # the green components of the 2x2 texels around the point (slot 3), as RGBA
@@ -197,7 +207,7 @@ def test_gather_matches_numpy(gpu):
     fs = spirv("fragment", FS_GATHER, dict(inputs={0x80: "perspective", 0x84: "perspective"}, targets=(0xF,)))
     tw, th = 12, 9
     tex = np.random.default_rng(4).integers(0, 256, (th, tw, 4), dtype=np.uint8)
-    size = (2 * tw, 2 * th)      # sample points at texel coordinates k +- 0.25: no rounding ties
+    size = (2 * tw, 2 * th)  # sample points at texel coordinates k +- 0.25: no rounding ties
     quad = np.zeros((6, 4, 4), np.float32)
     quad[:, 0] = [[-1, -1, 0, 1], [1, -1, 0, 1], [-1, 1, 0, 1], [1, -1, 0, 1], [1, 1, 0, 1], [-1, 1, 0, 1]]
     quad[:, 1, :2] = [[0, 0], [1, 0], [0, 1], [1, 0], [1, 1], [0, 1]]
@@ -210,8 +220,7 @@ def test_gather_matches_numpy(gpu):
     cj = lambda v: np.clip(v, 0, th - 1)  # noqa: E731
     g = tex[..., 1].astype(int)
     J0, I0 = np.meshgrid(j0, i0, indexing="ij")
-    want = np.stack([g[cj(J0 + 1), ci(I0)], g[cj(J0 + 1), ci(I0 + 1)], g[cj(J0), ci(I0 + 1)], g[cj(J0), ci(I0)]],
-                    axis=2)
+    want = np.stack([g[cj(J0 + 1), ci(I0)], g[cj(J0 + 1), ci(I0 + 1)], g[cj(J0), ci(I0 + 1)], g[cj(J0), ci(I0)]], axis=2)
     assert np.abs(img - want).max() <= 1
 
 
@@ -254,11 +263,9 @@ def test_texel_fetch_size_query_and_vertex_id_are_valid_spirv(tmp_path):
     MOV R1, R10
     EXIT
     """
-    v = tr.make_program(86, 2, program("vertex", vs.replace("I2FP.F32.S32 R0, R0\n", ""),
-                                       dict(outputs={0x70, 0x74, 0x78, 0x7c})))
+    v = tr.make_program(86, 2, program("vertex", vs.replace("I2FP.F32.S32 R0, R0\n", ""), dict(outputs={0x70, 0x74, 0x78, 0x7C})))
     spirv_val(tr.translate(v), tmp_path, "vid")
-    f = tr.make_program(86, 3, program("fragment", fs, dict(inputs={0x80: "linear", 0x84: "linear"},
-                                                            targets=(0x3,))))
+    f = tr.make_program(86, 3, program("fragment", fs, dict(inputs={0x80: "linear", 0x84: "linear"}, targets=(0x3,))))
     spirv_val(tr.translate(f), tmp_path, "tld")
     assert tr.reflect(f).textures == (0, 2, 3)
 
@@ -293,8 +300,7 @@ def test_sample_mask_and_depth_outputs(gpu, tmp_path, mask, depth):
     """Header bits 608 / 609: R4 = SampleMask[0] (one sample per pixel: odd pixels kept), R5 =
     FragDepth, whether or not the other is declared (Mesa NAK's fragment outputs: colours, the
     mask or 0, depth)."""
-    hdr = bytearray(sph.build("fragment", inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective"},
-                              targets=(0xF,)))
+    hdr = bytearray(sph.build("fragment", inputs={0x80: "perspective", 0x84: "perspective", 0x70: "perspective"}, targets=(0xF,)))
     struct.pack_into("<I", hdr, 4 * 19, struct.unpack_from("<I", hdr, 4 * 19)[0] | depth << 1 | mask)
     code = bytes(hdr) + assemble_program(FS_MASK_DEPTH, base=len(hdr))
     h = sph.parse(code, "fragment")

@@ -2,6 +2,7 @@
 and bindless, graphics S2R values) against NVIDIA's nvdisasm: lines we assemble print back as
 exactly their text; randomly mutated words decode to nvdisasm's text or are refused, and what
 both accept assembles back to the same word."""
+
 from __future__ import annotations
 
 import listings
@@ -91,7 +92,7 @@ def test_mutated_graphics_words_decode_like_nvdisasm_or_are_refused(nv_tools):
             back_wrong.append((r.text, f"{got ^ (w[0] | w[1] << 64):#x}"))
     assert not wrong, wrong[:10]
     assert not back_wrong, back_wrong[:10]
-    assert agree > 300, agree       # refusing everything would fail here
+    assert agree > 300, agree  # refusing everything would fail here
 
 
 def test_graphics_rows_are_refused_with_a_reason():

@@ -4,6 +4,7 @@ Exactness is checked where every translation is checked (the compute kernels aga
 the graphics programs against GLSL pixels: those suites run the optimised modules); here: the
 pass on a hand-written body does exactly the promotions, folds and removals its rules say and
 nothing else, and on real translations every module stays valid (spirv-val) while shrinking."""
+
 from __future__ import annotations
 
 import shutil
@@ -29,38 +30,43 @@ def small_module():
 
 def test_promotion_folding_dead_stores_and_dead_code():
     m, u32, boolean, ptr = small_module()
-    c = lambda v: m.const(u32, v)                                   # noqa: E731
-    r1, r2, out = m.id(), m.id(), m.id()          # two register variables; `out` is not promotable
+    c = lambda v: m.const(u32, v)  # noqa: E731
+    r1, r2, out = m.id(), m.id(), m.id()  # two register variables; `out` is not promotable
     ids = iter(range(m.next_id, m.next_id + 50))
     m.next_id += 50
     a, b, s, t, u, cmp, sel, dead, l2, head, done = (next(ids) for _ in range(11))
     body = [
         ("OpStore", r1, c(5)),
-        ("OpLoad", u32, a, r1),                     # forwarded: 5
-        ("OpIAdd", u32, b, a, c(3)),                # folded: 8
+        ("OpLoad", u32, a, r1),  # forwarded: 5
+        ("OpIAdd", u32, b, a, c(3)),  # folded: 8
         ("OpStore", r2, b),
-        ("OpStore", r1, c(9)),                      # dead: r1 is written again before any read
+        ("OpStore", r1, c(9)),  # dead: r1 is written again before any read
         ("OpStore", r1, c(7)),
-        ("OpLoad", u32, s, out),                    # not a promotable variable: stays
-        ("OpBitwiseOr", u32, t, s, c(0)),           # identity: t is s
-        ("OpIEqual", boolean, cmp, b, c(8)),        # folded: true
-        ("OpSelect", u32, sel, cmp, t, c(1)),       # constant condition: t, hence s
-        ("OpIMul", u32, dead, s, c(2)),             # nobody uses it: removed
+        ("OpLoad", u32, s, out),  # not a promotable variable: stays
+        ("OpBitwiseOr", u32, t, s, c(0)),  # identity: t is s
+        ("OpIEqual", boolean, cmp, b, c(8)),  # folded: true
+        ("OpSelect", u32, sel, cmp, t, c(1)),  # constant condition: t, hence s
+        ("OpIMul", u32, dead, s, c(2)),  # nobody uses it: removed
         ("OpStore", out, sel),
         ("OpBranch", head),
         ("OpLabel", head),
-        ("OpLoad", u32, l2, r2),                    # forwarded across the block boundary: 8
+        ("OpLoad", u32, l2, r2),  # forwarded across the block boundary: 8
         ("OpStore", out, l2),
         ("OpBranch", done),
         ("OpLabel", done),
         ("OpReturn",),
     ]
     got, st = optimize(body, m, {r1, r2})
-    assert got == [("OpLoad", u32, s, out),
-                   ("OpStore", out, s),
-                   ("OpBranch", head), ("OpLabel", head),
-                   ("OpStore", out, c(8)),
-                   ("OpBranch", done), ("OpLabel", done), ("OpReturn",)]
+    assert got == [
+        ("OpLoad", u32, s, out),
+        ("OpStore", out, s),
+        ("OpBranch", head),
+        ("OpLabel", head),
+        ("OpStore", out, c(8)),
+        ("OpBranch", done),
+        ("OpLabel", done),
+        ("OpReturn",),
+    ]
     assert (st.loads_forwarded, st.folded, st.stores_removed) == (2, 4, 4)
     assert st.removed_dead == 1 and st.before == len(body) and st.after == len(got)
 
@@ -78,7 +84,7 @@ def test_values_do_not_cross_a_loop_back_edge_or_a_branch_that_stores():
         ("OpLoopMerge", merge, cont, 0),
         ("OpBranch", body_l),
         ("OpLabel", body_l),
-        ("OpLoad", u32, x, r),                       # a loop header's successor: not known (back edge)
+        ("OpLoad", u32, x, r),  # a loop header's successor: not known (back edge)
         ("OpIAdd", u32, y, x, m.const(u32, 1)),
         ("OpStore", r, y),
         ("OpULessThan", boolean, p, y, m.const(u32, 10)),
@@ -88,7 +94,7 @@ def test_values_do_not_cross_a_loop_back_edge_or_a_branch_that_stores():
         ("OpStore", r, m.const(u32, 0)),
         ("OpBranch", after),
         ("OpLabel", after),
-        ("OpLoad", u32, z, r),                       # two different values reach here: a load
+        ("OpLoad", u32, z, r),  # two different values reach here: a load
         ("OpStore", out, z),
         ("OpBranch", cont),
         ("OpLabel", cont),
@@ -124,6 +130,7 @@ def test_real_translations_stay_valid_and_shrink(tmp_path):
         def binary(self, orig=orig, opt=opt):
             self.optimize = self.optimize and opt
             return orig(self)
+
         builder.Module.binary = binary
         try:
             sizes[opt] = [tr.translate(p) for p in programs]

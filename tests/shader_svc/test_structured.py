@@ -4,6 +4,7 @@ with our assembler (nested ifs meeting at one block, a loop with break and conti
 loops with an EXIT from the inner one) translate to spirv-val-clean modules without the
 dispatcher's switch and equal numpy on lavapipe; an irreducible loop falls back to the
 dispatcher loop and still runs right; the listings are what nvdisasm reads."""
+
 from __future__ import annotations
 
 import struct
@@ -22,7 +23,7 @@ from shader_svc.sm86.lower import Lower86
 from shader_svc.spirv.structure import RET, Unstructured, plan
 from spirv_checks import spirv_val
 
-OP_SWITCH, OP_LOOP_MERGE, OP_SELECTION_MERGE = 251, 246, 247   # SPIR-V opcode numbers
+OP_SWITCH, OP_LOOP_MERGE, OP_SELECTION_MERGE = 251, 246, 247  # SPIR-V opcode numbers
 
 HEAD = """
     S2R R0, SR_TID.X
@@ -40,7 +41,9 @@ TAIL = """
     EXIT
 """
 # x odd: (x & 2 ? 3x : x + 7), even: (x < 1000 ? x ^ 0x55 : 5); then + 1 (four paths meet at JOIN)
-NESTED_IF = HEAD + """
+NESTED_IF = (
+    HEAD
+    + """
     LOP3.LUT R6, R2, 0x1, RZ, 0xc0, !PT
     ISETP.NE.AND P1, PT, R6, RZ, PT
     @!P1 BRA EVEN
@@ -61,9 +64,13 @@ BIG:
     MOV R4, 0x5
 JOIN:
     IADD3 R4, R4, 0x1, RZ
-""" + TAIL
+"""
+    + TAIL
+)
 # r = 0; for j in range(k): if j == x & 7: continue; if r > limit: break; r += x + j
-LOOP_BREAK_CONTINUE = HEAD + """
+LOOP_BREAK_CONTINUE = (
+    HEAD
+    + """
     MOV R4, RZ
     MOV R6, RZ
 LOOP:
@@ -79,9 +86,13 @@ NEXT:
     IADD3 R6, R6, 0x1, RZ
     BRA LOOP
 DONE:
-""" + TAIL
+"""
+    + TAIL
+)
 # r = 0; for i in range(k): for j in range(i): r += x ^ j; if r == stop: EXIT (nothing stored)
-NESTED_LOOPS = HEAD + """
+NESTED_LOOPS = (
+    HEAD
+    + """
     MOV R4, RZ
     MOV R6, RZ
 OUTER:
@@ -101,9 +112,13 @@ INNER_DONE:
     IADD3 R6, R6, 0x1, RZ
     BRA OUTER
 DONE:
-""" + TAIL
+"""
+    + TAIL
+)
 # a loop entered at two places (FIRST by falling through, SECOND by the branch): irreducible
-IRREDUCIBLE = HEAD + """
+IRREDUCIBLE = (
+    HEAD
+    + """
     MOV R4, RZ
     LOP3.LUT R6, R2, 0xff, RZ, 0xc0, !PT
     IADD3 R6, R6, 0x1, RZ
@@ -116,7 +131,9 @@ SECOND:
     IADD3 R4, R4, R6, RZ
     ISETP.LT.U32.AND P2, PT, R4, c[0x0][0x174], PT
     @P2 BRA FIRST
-""" + TAIL
+"""
+    + TAIL
+)
 
 
 def ref_nested_if(x, k, lim):
@@ -171,15 +188,32 @@ def lower(text: str) -> tuple[Lower86, bytes]:
 
 # --- plans of hand-made graphs --------------------------------------------------------------------
 
+
 def test_plan_of_a_diamond_and_of_a_loop_with_break_and_continue():
     assert plan([[2, 1], [3], [3], [RET]]) == [
-        ("block", 0), ("if", 0, [("block", 2), ("stop",)], [("block", 1), ("stop",)]), ("block", 3), ("ret",)]
+        ("block", 0),
+        ("if", 0, [("block", 2), ("stop",)], [("block", 1), ("stop",)]),
+        ("block", 3),
+        ("ret",),
+    ]
     # 1: loop header; 2: break (to 4) or go on; 3: continue
     assert plan([[1], [4, 2], [4, 3], [1], [RET]]) == [
         ("block", 0),
-        ("loop", 1, [("block", 1), ("if", 1, [("break",)], [("stop",)]), ("block", 2),
-                     ("if", 2, [("break",)], [("stop",)]), ("block", 3), ("cont",)]),
-        ("block", 4), ("ret",)]
+        (
+            "loop",
+            1,
+            [
+                ("block", 1),
+                ("if", 1, [("break",)], [("stop",)]),
+                ("block", 2),
+                ("if", 2, [("break",)], [("stop",)]),
+                ("block", 3),
+                ("cont",),
+            ],
+        ),
+        ("block", 4),
+        ("ret",),
+    ]
 
 
 def test_plan_of_nested_loops_with_an_exit_from_the_inner_one():
@@ -191,12 +225,15 @@ def test_plan_of_nested_loops_with_an_exit_from_the_inner_one():
     assert len(inner) == 1 and inner[0][1] == 3 and ("if", 4, [("ret",)], [("cont",)]) in inner[0][2]
 
 
-@pytest.mark.parametrize("succ, why", [
-    ([[1, 2], [2], [1, 3], [RET]], "irreducible"),            # the loop 1 <-> 2 has two entries
-    # a loop leaving to 3 and to 4, both also reached from outside it (from 5)
-    ([[1, 5], [3, 2], [4, 1], [RET], [RET], [3, 4]], "leaves to 2 places"),
-    ([[1, 2], [3, 4], [4, 5], [6], [6], [6], [RET]], "two constructs"),  # arms crossing at 4
-])
+@pytest.mark.parametrize(
+    "succ, why",
+    [
+        ([[1, 2], [2], [1, 3], [RET]], "irreducible"),  # the loop 1 <-> 2 has two entries
+        # a loop leaving to 3 and to 4, both also reached from outside it (from 5)
+        ([[1, 5], [3, 2], [4, 1], [RET], [RET], [3, 4]], "leaves to 2 places"),
+        ([[1, 2], [3, 4], [4, 5], [6], [6], [6], [RET]], "two constructs"),  # arms crossing at 4
+    ],
+)
 def test_refused_shapes(succ, why):
     with pytest.raises(Unstructured, match=why):
         plan(succ)
@@ -204,19 +241,24 @@ def test_refused_shapes(succ, why):
 
 # --- kernels on lavapipe ------------------------------------------------------------------------
 
+
 def run(dev, spirv: bytes, a: np.ndarray, k: int, lim: int) -> np.ndarray:
     import vk_compute
 
     n = len(a)
     ba, bo = upload(dev, a), upload(dev, np.full(n + 16, 0xEEEEEEEE, np.uint32))
-    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x180, n, struct.pack("<QQIII", ba.address, bo.address, n, k,
-                                                                             lim), [bo], 32)
-    assert (out[n:n + 16] == 0xEEEEEEEE).all()
+    (out,) = run_spirv(
+        dev, spirv, vk_compute.cbank0, 0x180, n, struct.pack("<QQIII", ba.address, bo.address, n, k, lim), [bo], 32
+    )
+    assert (out[n : n + 16] == 0xEEEEEEEE).all()
     return out[:n]
 
 
-CASES = [("nested_if", NESTED_IF, ref_nested_if, 0), ("loop_break_continue", LOOP_BREAK_CONTINUE, ref_loop, 1),
-         ("nested_loops", NESTED_LOOPS, ref_nested_loops, 2)]
+CASES = [
+    ("nested_if", NESTED_IF, ref_nested_if, 0),
+    ("loop_break_continue", LOOP_BREAK_CONTINUE, ref_loop, 1),
+    ("nested_loops", NESTED_LOOPS, ref_nested_loops, 2),
+]
 
 
 @pytest.mark.parametrize("name, text, ref, loops", CASES, ids=[c[0] for c in CASES])
@@ -229,7 +271,7 @@ def test_structured_kernels_equal_numpy(compute_device, tmp_path, name, text, re
     for n, k, lim in ((1, 0, 0), (70, 5, 40), (130, 9, 3000), (64, 12, 0xFFFFFFFF)):
         a = rng.integers(0, 2000 if name != "nested_loops" else 64, n, dtype=np.uint32)
         if name == "nested_loops" and n == 70:
-            lim = int(ref_nested_loops(int(a[3]), 3, 1 << 40) or 1)   # some invocations leave early
+            lim = int(ref_nested_loops(int(a[3]), 3, 1 << 40) or 1)  # some invocations leave early
         out = run(compute_device, spirv, a, k, lim)
         for i, x in enumerate(a.tolist()):
             want = ref(x, k, lim)
@@ -268,8 +310,10 @@ def test_the_listings_are_what_nvdisasm_reads(nv_tools):
                 labels[s[:-1]] = 16 * len(lines)
             elif s:
                 lines.append(s)
-        want = [re.sub(r"\b([A-Z_0-9]+)$", lambda m: f"{labels[m.group(1)]:#x}" if m.group(1) in labels
-                       else m.group(1), s) for s in lines]
+        want = [
+            re.sub(r"\b([A-Z_0-9]+)$", lambda m: f"{labels[m.group(1)]:#x}" if m.group(1) in labels else m.group(1), s)
+            for s in lines
+        ]
         words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
         assert [r.text if r else None for r in nvtools.nvdisasm_raw(words, "SM86")] == want
 
@@ -307,8 +351,7 @@ def test_sm53_reconvergence_stack_is_resolved_statically(nv_tools):
         insts = dec53.decode_stream(k.code)
         lo = Compute53(insts, ComputeSpec())
         spirv = lo.build()
-        got[name] = (lo.structured, {i.row.ir for i in insts} & {"SSY", "SYNC", "CAL", "RET"},
-                     OP_SWITCH in opcodes(spirv))
+        got[name] = (lo.structured, {i.row.ir for i in insts} & {"SSY", "SYNC", "CAL", "RET"}, OP_SWITCH in opcodes(spirv))
     assert got["loop_break"][:2] == (True, {"SSY", "SYNC"}) and not got["loop_break"][2]
     assert got["call_func"][0] is True and {"CAL", "RET"} <= got["call_func"][1] and not got["call_func"][2]
 
@@ -351,7 +394,7 @@ def test_the_fragment_listing_is_what_nvdisasm_reads(nv_tools):
     words = [struct.unpack_from("<QQ", code, i) for i in range(0, len(code), 16)]
     got = [r.text if r else None for r in nvtools.nvdisasm_raw(words, "SM86")]
     lines = [ln for ln in FS_TWO_EXITS.strip().splitlines() if not ln.endswith(":")]
-    assert got == [ln.replace("RIGHT", "0x70") for ln in lines]   # nvdisasm counts from the code start
+    assert got == [ln.replace("RIGHT", "0x70") for ln in lines]  # nvdisasm counts from the code start
 
 
 def test_expand_inlines_calls_and_refuses_recursion():
@@ -367,15 +410,17 @@ def test_expand_inlines_calls_and_refuses_recursion():
             callee, back = calls[i]
             return [(callee, st + (back,))]
         if i == 2:
-            return [(st[-1], st[:-1])]          # RET
+            return [(st[-1], st[:-1])]  # RET
         return [(RET, st)]
+
     nodes, succ = expand(4, step)
     assert sorted(nodes) == [0, 1, 2, 2, 3] and nodes.count(2) == 2
     two = [k for k, n in enumerate(nodes) if n == 2]
-    assert {nodes[succ[k][0]] for k in two} == {1, 3}         # each copy returns to its caller
-    assert plan(succ)                                          # and the graph is structured
+    assert {nodes[succ[k][0]] for k in two} == {1, 3}  # each copy returns to its caller
+    assert plan(succ)  # and the graph is structured
 
-    def rec(i, st):                                            # block 0 calls itself
+    def rec(i, st):  # block 0 calls itself
         return [(0, st + (1,))] if i == 0 else [(RET, st)]
+
     with pytest.raises(Unstructured, match="recursion"):
         expand(2, rec, limit=64)

@@ -11,6 +11,7 @@ and compares it with the lowering's table (``sm53.to_spirv_gfx.TEXS_FORMS`` / ``
 SM86's split of the source list over Ra and Rb is read back the same way (nvdisasm 13.5).  The
 draws then check the lowering on lavapipe against numpy's texels, and the listings print back
 under nvdisasm as written."""
+
 from __future__ import annotations
 
 import re
@@ -73,8 +74,13 @@ def test_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
             for i, role in enumerate(roles):
                 got = src.get(base + i)
                 # ptxas writes a 1D sample's missing v as RZ; the 2D forms read it as y
-                assert got == ROLE_PARAM[role] or (role == "y" and got == 0 and "1d" in ins), \
-                    (ins, inst.text(), role, f"R{base + i}", got)
+                assert got == ROLE_PARAM[role] or (role == "y" and got == 0 and "1d" in ins), (
+                    ins,
+                    inst.text(),
+                    role,
+                    f"R{base + i}",
+                    got,
+                )
         seen.add((mn, target))
     tables = {("TEXS", t) for t in TEXS_FORMS} | {("TLDS", t) for t in TLDS_FORMS}
     assert tables - seen == NOT_FROM_PTXAS
@@ -95,21 +101,27 @@ SHR.U32 R10, R12, 0x2
 LOP32I.AND R10, R10, 0x3
 """
 # TEXS ARRAY_2D: Ra = (layer, u), Rb = v
-FS_TEXS_ARRAY = PROLOGUE + """
+FS_TEXS_ARRAY = (
+    PROLOGUE
+    + """
 MOV R5, R8
 MOV R6, R9
 MOV R4, R10
 TEXS{lod} R2, R0, R4, R6, 0x0, ARRAY_2D, RGBA
 EXIT
 """
+)
 # TEXS 3D: Ra = (u, v), Rb = w = (slice + 0.5) / 4
-FS_TEXS_3D = PROLOGUE + """
+FS_TEXS_3D = (
+    PROLOGUE
+    + """
 I2F.F32.U32 R10, R10
 FADD R10, R10, 0.5
 FMUL R10, R10, 0.25
 TEXS{lod} R2, R0, R8, R10, 0x0, 3D, RGBA
 EXIT
 """
+)
 # TEXS CUBE: Ra = (x, y), Rb = z (and the level after it for .LL); the direction from c[0x0][0x0..0x8]
 FS_TEXS_CUBE = """
 MOV R4, c[0x0][0x0]
@@ -121,25 +133,36 @@ EXIT
 """
 # TLDS 1D: Ra = x & 3 (Rb unused, printed away); TLDS 3D: Ra = (x & 3, y & 3), Rb = slice;
 # TLDS ARRAY_2D: Ra = layer, Rb = (x & 3, y & 3)
-FS_TLDS_1D = PROLOGUE + """
+FS_TLDS_1D = (
+    PROLOGUE
+    + """
 LOP32I.AND R4, R12, 0x3
 TLDS.LZ R2, R0, R4, 0x0, 1D, RGBA
 EXIT
 """
-FS_TLDS_3D = PROLOGUE + """
+)
+FS_TLDS_3D = (
+    PROLOGUE
+    + """
 LOP32I.AND R4, R12, 0x3
 LOP32I.AND R5, R13, 0x3
 TLDS.LZ R2, R0, R4, R10, 0x0, 3D, RGBA
 EXIT
 """
-FS_TLDS_ARRAY = PROLOGUE + """
+)
+FS_TLDS_ARRAY = (
+    PROLOGUE
+    + """
 LOP32I.AND R6, R12, 0x3
 LOP32I.AND R7, R13, 0x3
 TLDS.LZ R2, R0, R10, R6, 0x0, ARRAY_2D, RGBA
 EXIT
 """
+)
 # TLDS 2D .AOFFI: Ra = (1 + x & 1, 1 + y & 1), Rb = the offsets word from c[0x0][0x0]
-FS_TLDS_AOFFI = PROLOGUE + """
+FS_TLDS_AOFFI = (
+    PROLOGUE
+    + """
 LOP32I.AND R4, R12, 0x1
 LOP32I.AND R5, R13, 0x1
 IADD32I R4, R4, 0x1
@@ -148,9 +171,19 @@ MOV R6, c[0x0][0x0]
 TLDS.LZ.AOFFI R2, R0, R4, R6, 0x0, 2D, RGBA
 EXIT
 """
-LISTINGS = [FS_TEXS_ARRAY.format(lod=""), FS_TEXS_ARRAY.format(lod=".LZ"), FS_TEXS_3D.format(lod=""),
-            FS_TEXS_3D.format(lod=".LZ"), FS_TEXS_CUBE.format(lod=""), FS_TEXS_CUBE.format(lod=".LL"),
-            FS_TLDS_1D, FS_TLDS_3D, FS_TLDS_ARRAY, FS_TLDS_AOFFI]
+)
+LISTINGS = [
+    FS_TEXS_ARRAY.format(lod=""),
+    FS_TEXS_ARRAY.format(lod=".LZ"),
+    FS_TEXS_3D.format(lod=""),
+    FS_TEXS_3D.format(lod=".LZ"),
+    FS_TEXS_CUBE.format(lod=""),
+    FS_TEXS_CUBE.format(lod=".LL"),
+    FS_TLDS_1D,
+    FS_TLDS_3D,
+    FS_TLDS_ARRAY,
+    FS_TLDS_AOFFI,
+]
 
 
 @pytest.mark.parametrize("lod", ["", ".LZ"])
@@ -160,8 +193,7 @@ def test_texs_array_and_volume(gpu, tmp_path, lod):
     arr = np.random.default_rng(11).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
     fs, img = draw53(gpu, FS_TEXS_ARRAY.format(lod=lod), Texture(arr, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "texs_array")
-    want = np.array([[arr[(x >> 2) & 3, int(uv(x, y)[1] * TS), int(uv(x, y)[0] * TS)] for x in range(W)]
-                     for y in range(H)])
+    want = np.array([[arr[(x >> 2) & 3, int(uv(x, y)[1] * TS), int(uv(x, y)[0] * TS)] for x in range(W)] for y in range(H)])
     assert (img == want).all()
     fs, img = draw53(gpu, FS_TEXS_3D.format(lod=lod), Texture(arr, kind="3D"))
     spirv_val(fs, tmp_path, "texs_3d")
@@ -213,21 +245,29 @@ def test_tlds_offsets(gpu, tmp_path, dx, dy):
 
 
 def test_reflection_names_the_short_forms_dimensions():
-    want = {FS_TEXS_ARRAY.format(lod=""): "ARRAY_2D", FS_TEXS_3D.format(lod=".LZ"): "3D",
-            FS_TEXS_CUBE.format(lod=".LL"): "CUBE", FS_TLDS_1D: "1D", FS_TLDS_ARRAY: "ARRAY_2D"}
+    want = {
+        FS_TEXS_ARRAY.format(lod=""): "ARRAY_2D",
+        FS_TEXS_3D.format(lod=".LZ"): "3D",
+        FS_TEXS_CUBE.format(lod=".LL"): "CUBE",
+        FS_TLDS_1D: "1D",
+        FS_TLDS_ARRAY: "ARRAY_2D",
+    }
     for text, dim in want.items():
         r = tr.reflect(tr.make_program(53, 3, program53(text, FS53_HDR)))
         assert r.textures == (0,) and r.texture_dims == (dim,), text
 
 
-@pytest.mark.parametrize("line,why", [
-    ("TEXS.LZ R2, R0, R4, 0x0, 1D, RGBA", "TEXS target"),
-    ("TEXS.LZ.DC R2, R0, R4, R6, 0x0, 2D, RGBA", "other than R"),
-    ("TLDS.LZ.MS R2, R0, R4, R6, 0x0, 2D, RGBA", "TLDS target"),
-    ("TLDS.LL R2, R0, R4, R6, 0x0, 1D, RGBA", "TLDS target"),
-    ("TEX.LZ.DC R0, R8, R11, 0x0, 2D, 0xf", "mask 0x1"),
-    ("TEX.LZ.DC R0, R8, R11, 0x0, 3D, 0x1", "2D \\(array\\) and cube"),
-])
+@pytest.mark.parametrize(
+    "line,why",
+    [
+        ("TEXS.LZ R2, R0, R4, 0x0, 1D, RGBA", "TEXS target"),
+        ("TEXS.LZ.DC R2, R0, R4, R6, 0x0, 2D, RGBA", "other than R"),
+        ("TLDS.LZ.MS R2, R0, R4, R6, 0x0, 2D, RGBA", "TLDS target"),
+        ("TLDS.LL R2, R0, R4, R6, 0x0, 1D, RGBA", "TLDS target"),
+        ("TEX.LZ.DC R0, R8, R11, 0x0, 2D, 0xf", "mask 0x1"),
+        ("TEX.LZ.DC R0, R8, R11, 0x0, 3D, 0x1", "2D \\(array\\) and cube"),
+    ],
+)
 def test_untranslated_forms_are_refused(line, why):
     with pytest.raises(TranslateError, match=re.escape(line.split(" ")[0]) + ".*" + why):
         tr.translate(tr.make_program(53, 3, program53(line + "\nEXIT", FS53_HDR)))
@@ -255,16 +295,23 @@ MOV R10, RZ
 {use}
 EXIT
 """
-TXQ_USES = {"3D": "TEXS.LZ R10, R8, R8, R10, 0x0, 3D, RGBA", "CUBE": "TEXS R10, R8, R8, R10, 0x0, CUBE, RGBA",
-            "1D": "TLDS.LZ R10, R8, R8, 0x0, 1D, RGBA", "ARRAY_2D": "TLDS.LZ R10, R8, R8, R10, 0x0, ARRAY_2D, RGBA"}
+TXQ_USES = {
+    "3D": "TEXS.LZ R10, R8, R8, R10, 0x0, 3D, RGBA",
+    "CUBE": "TEXS R10, R8, R8, R10, 0x0, CUBE, RGBA",
+    "1D": "TLDS.LZ R10, R8, R8, 0x0, 1D, RGBA",
+    "ARRAY_2D": "TLDS.LZ R10, R8, R8, R10, 0x0, ARRAY_2D, RGBA",
+}
 
 
-@pytest.mark.parametrize("kind,shape,mask,want", [
-    ("3D", (2, 4, 8), "0xf", (8, 4, 2, 1)),          # texels (depth, h, w): x = w, y = h, z = depth, w = levels
-    ("CUBE", (6, 4, 4), "0xb", (4, 4, 1)),           # x, y, levels
-    ("1D", (1, 1, 8), "0x9", (8, 1)),                # x, levels
-    ("ARRAY_2D", (3, 4, 8), "0xb", (8, 4, 1)),       # x, y, levels
-])
+@pytest.mark.parametrize(
+    "kind,shape,mask,want",
+    [
+        ("3D", (2, 4, 8), "0xf", (8, 4, 2, 1)),  # texels (depth, h, w): x = w, y = h, z = depth, w = levels
+        ("CUBE", (6, 4, 4), "0xb", (4, 4, 1)),  # x, y, levels
+        ("1D", (1, 1, 8), "0x9", (8, 1)),  # x, levels
+        ("ARRAY_2D", (3, 4, 8), "0xb", (8, 4, 1)),  # x, y, levels
+    ],
+)
 def test_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, want):
     from vk_graphics import Texture
 
@@ -351,11 +398,10 @@ def test_sm86_packing_is_what_ptxas_makes(nv_tools):
         b = int(regs[3][1:]) if len(regs) > 3 and regs[3] != "RZ" else 255
         dim, arrayed, n = DIMS86[names[ops[-1]]]
         lod = ".LL" in tex.opcode
-        roles = Gfx86._roles(arrayed, n, lod) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (
-            ".DC" in tex.opcode)
+        roles = Gfx86._roles(arrayed, n, lod) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (".DC" in tex.opcode)
         split = source_split(len(roles), sum(r in ("layer", "x", "y", "z") for r in roles))
         counts.add(len(roles))
-        src = register_sources(lines[:at[0]])
+        src = register_sources(lines[: at[0]])
         where = [a + i for i in range(split)] + [b + i for i in range(len(roles) - split)]
         for role, r in zip(roles, where):
             assert src.get(r) == ROLE_PARAM86[role], (ins, tex.text, role, f"R{r}", src.get(r))
@@ -384,52 +430,88 @@ MOV R3, R7
 EXIT
 """
 # TEX ARRAY_2D: Ra = (layer, u), Rb = (v[, level])
-FS86_TEX_ARRAY = PRO86 + """
+FS86_TEX_ARRAY = (
+    PRO86
+    + """
 MOV R0, R9
 MOV R1, R12
 MOV R2, R13
 MOV R3, RZ
 TEX{lod} R6, R4, R0, R2, 0x0, 0x0, ARRAY_2D
-""" + OUT86
+"""
+    + OUT86
+)
 # TEX 3D: Ra = (u, v), Rb = (w[, level]), w = (slice + 0.5) / 4
-FS86_TEX_3D = PRO86 + """
+FS86_TEX_3D = (
+    PRO86
+    + """
 I2FP.F32.S32 R2, R9
 FADD R2, R2, 0.5
 FMUL R2, R2, 0.25
 MOV R3, RZ
 TEX{lod} R6, R4, R12, R2, 0x0, 0x0, 3D
-""" + OUT86
+"""
+    + OUT86
+)
 # TEX CUBE: Ra = (x, y), Rb = (z[, level]) from c[0x0][0x0..0x8]
-FS86_TEX_CUBE = """
+FS86_TEX_CUBE = (
+    """
 MOV R0, c[0x0][0x0]
 MOV R1, c[0x0][0x4]
 MOV R2, c[0x0][0x8]
 MOV R3, RZ
 TEX{lod} R6, R4, R0, R2, 0x0, 0x0, CUBE
-""" + OUT86
+"""
+    + OUT86
+)
 # TLD 3D: Ra = (x & 3, y & 3), Rb = slice; ARRAY_2D: Ra = (layer, x & 3), Rb = y & 3; 1D .LL: Ra = x & 3,
 # Rb = Ra+1 = the level (0)
-FS86_TLD_3D = PRO86 + """
+FS86_TLD_3D = (
+    PRO86
+    + """
 TLD.LZ R6, R4, R10, R9, 0x0, 0x0, 3D
-""" + OUT86
-FS86_TLD_ARRAY = PRO86 + """
+"""
+    + OUT86
+)
+FS86_TLD_ARRAY = (
+    PRO86
+    + """
 MOV R0, R9
 MOV R1, R10
 TLD.LZ R6, R4, R0, R11, 0x0, 0x0, ARRAY_2D
-""" + OUT86
-FS86_TLD_1D = PRO86 + """
+"""
+    + OUT86
+)
+FS86_TLD_1D = (
+    PRO86
+    + """
 MOV R11, RZ
 TLD.LL R6, R4, R10, R11, 0x0, 0x0, 1D
-""" + OUT86
+"""
+    + OUT86
+)
 # TLD4.G on a 2D array: Ra = (layer, u), Rb = v
-FS86_TLD4_ARRAY = PRO86 + """
+FS86_TLD4_ARRAY = (
+    PRO86
+    + """
 MOV R0, R9
 MOV R1, R12
 TLD4.G R6, R4, R0, R13, 0x0, 0x0, ARRAY_2D
-""" + OUT86
-LISTINGS86 = [FS86_TEX_ARRAY.format(lod=".LZ"), FS86_TEX_ARRAY.format(lod=".LL"), FS86_TEX_3D.format(lod=""),
-              FS86_TEX_3D.format(lod=".LL"), FS86_TEX_CUBE.format(lod=".LZ"), FS86_TEX_CUBE.format(lod=".LL"),
-              FS86_TLD_3D, FS86_TLD_ARRAY, FS86_TLD_1D, FS86_TLD4_ARRAY]
+"""
+    + OUT86
+)
+LISTINGS86 = [
+    FS86_TEX_ARRAY.format(lod=".LZ"),
+    FS86_TEX_ARRAY.format(lod=".LL"),
+    FS86_TEX_3D.format(lod=""),
+    FS86_TEX_3D.format(lod=".LL"),
+    FS86_TEX_CUBE.format(lod=".LZ"),
+    FS86_TEX_CUBE.format(lod=".LL"),
+    FS86_TLD_3D,
+    FS86_TLD_ARRAY,
+    FS86_TLD_1D,
+    FS86_TLD4_ARRAY,
+]
 
 
 @pytest.mark.parametrize("lod", [".LZ", ".LL", ""])
@@ -437,8 +519,7 @@ def test_sm86_tex_array_and_volume(gpu, tmp_path, lod):
     from vk_graphics import Texture
 
     arr = np.random.default_rng(21).integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
-    want = np.array([[arr[y & 3, int(uv(x, y)[1] * TS), int(uv(x, y)[0] * TS)] for x in range(W)]
-                     for y in range(H)])
+    want = np.array([[arr[y & 3, int(uv(x, y)[1] * TS), int(uv(x, y)[0] * TS)] for x in range(W)] for y in range(H)])
     fs, img = draw86(gpu, FS86_TEX_ARRAY.format(lod=lod), Texture(arr, kind="ARRAY_2D"))
     spirv_val(fs, tmp_path, "tex86_array")
     assert (img == want).all()
@@ -453,8 +534,9 @@ def test_sm86_tex_cube(gpu, tmp_path, lod):
 
     faces = np.random.default_rng(22).integers(0, 256, (6, TS, TS, 4), dtype=np.uint8)
     for d in [(1.0, 0.3, -0.6), (-0.2, -1.0, 0.7), (0.6, -0.45, 1.0), (-0.1, 0.9, -1.0)]:
-        fs, img = draw86(gpu, FS86_TEX_CUBE.format(lod=lod), Texture(faces, kind="CUBE"),
-                          uniforms={0: struct.pack("<3f", *d) + bytes(52)})
+        fs, img = draw86(
+            gpu, FS86_TEX_CUBE.format(lod=lod), Texture(faces, kind="CUBE"), uniforms={0: struct.pack("<3f", *d) + bytes(52)}
+        )
         assert (img == cube_texel(faces, d)).all(), d
     spirv_val(fs, tmp_path, "tex86_cube")
 
@@ -504,10 +586,13 @@ EXIT
 """
 
 
-@pytest.mark.parametrize("kind,shape,mask,use,want", [
-    ("3D", (2, 4, 8), "0xf", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, 3D", (8, 4, 2, 1)),
-    ("CUBE", (6, 4, 4), "0xb", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, CUBE", (4, 4, 1)),
-])
+@pytest.mark.parametrize(
+    "kind,shape,mask,use,want",
+    [
+        ("3D", (2, 4, 8), "0xf", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, 3D", (8, 4, 2, 1)),
+        ("CUBE", (6, 4, 4), "0xb", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, CUBE", (4, 4, 1)),
+    ],
+)
 def test_sm86_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, use, want):
     from vk_graphics import Texture
 
@@ -520,13 +605,21 @@ def test_sm86_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, use, want)
 
 def test_sm86_reflection_and_refusals():
 
-    for text, dim in ((FS86_TEX_ARRAY.format(lod=".LZ"), "ARRAY_2D"), (FS86_TEX_3D.format(lod=""), "3D"),
-                      (FS86_TEX_CUBE.format(lod=".LL"), "CUBE"), (FS86_TLD_1D, "1D")):
+    for text, dim in (
+        (FS86_TEX_ARRAY.format(lod=".LZ"), "ARRAY_2D"),
+        (FS86_TEX_3D.format(lod=""), "3D"),
+        (FS86_TEX_CUBE.format(lod=".LL"), "CUBE"),
+        (FS86_TLD_1D, "1D"),
+    ):
         r = tr.reflect(tr.make_program(86, 3, program("fragment", text, FS_HDR)))
         assert r.textures == (0,) and r.texture_dims == (dim,), text
-    for line, why in (("TLD.LZ R6, R4, R0, R4, 0x0, 0x0, ARRAY_1D", "Rb other than RZ or Ra\\+1"),
-                      ("TXQ R6, R4, RZ, TEX_HEADER_DIMENSION, 0x0, 0x0, 0x4\nTEX.LZ R10, R8, R8, R9, 0x0, 0x0, CUBE",
-                       "TXQ components 0x4 of a Cube")):
+    for line, why in (
+        ("TLD.LZ R6, R4, R0, R4, 0x0, 0x0, ARRAY_1D", "Rb other than RZ or Ra\\+1"),
+        (
+            "TXQ R6, R4, RZ, TEX_HEADER_DIMENSION, 0x0, 0x0, 0x4\nTEX.LZ R10, R8, R8, R9, 0x0, 0x0, CUBE",
+            "TXQ components 0x4 of a Cube",
+        ),
+    ):
         with pytest.raises(TranslateError, match=why):
             tr.translate(tr.make_program(86, 3, program("fragment", line + "\nEXIT", FS_HDR)))
 
@@ -548,30 +641,42 @@ MOV R8, RZ
 TEX{lod} R0, R4, {rb}0x0, ARRAY_CUBE, 0xf
 EXIT
 """
-FS86_CUBE_ARRAY_LL = """
+FS86_CUBE_ARRAY_LL = (
+    """
 MOV R8, c[0x0][0xc]
 MOV R9, c[0x0][0x0]
 MOV R10, c[0x0][0x4]
 MOV R11, c[0x0][0x8]
 MOV R12, RZ
 TEX.LL R6, R4, R8, R12, 0x0, 0x0, ARRAY_CUBE
-""" + OUT86
-FS86_CUBE_ARRAY_LZ = """
+"""
+    + OUT86
+)
+FS86_CUBE_ARRAY_LZ = (
+    """
 MOV R8, c[0x0][0xc]
 MOV R9, c[0x0][0x0]
 MOV R12, c[0x0][0x4]
 MOV R13, c[0x0][0x8]
 TEX.LZ R6, R4, R8, R12, 0x0, 0x0, ARRAY_CUBE
-""" + OUT86
+"""
+    + OUT86
+)
 # TLD4.B (blue) of faces of one colour each: the face's value four times
 FS53_CUBE_ARRAY_GATHER = FS53_CUBE_ARRAY.replace("TEX{lod} R0, R4, {rb}0x0", "TLD4.B R0, R4, 0x0")
 FS86_CUBE_ARRAY_GATHER = FS86_CUBE_ARRAY_LZ.replace("TEX.LZ", "TLD4.B")
 CUBE_DIRS = [(1.0, 0.3, -0.6), (-0.2, -1.0, 0.7), (0.6, -0.45, 1.0), (-0.1, 0.5, -1.0)]
 
 
-@pytest.mark.parametrize("arch,text", [(53, FS53_CUBE_ARRAY.format(lod=".LZ", rb="")),
-                                       (53, FS53_CUBE_ARRAY.format(lod=".LL", rb="R8, ")),
-                                       (86, FS86_CUBE_ARRAY_LL), (86, FS86_CUBE_ARRAY_LZ)])
+@pytest.mark.parametrize(
+    "arch,text",
+    [
+        (53, FS53_CUBE_ARRAY.format(lod=".LZ", rb="")),
+        (53, FS53_CUBE_ARRAY.format(lod=".LL", rb="R8, ")),
+        (86, FS86_CUBE_ARRAY_LL),
+        (86, FS86_CUBE_ARRAY_LZ),
+    ],
+)
 def test_cube_array_samples(gpu, tmp_path, arch, text):
     from vk_graphics import Texture
 
@@ -583,7 +688,7 @@ def test_cube_array_samples(gpu, tmp_path, arch, text):
                 fs, img = draw53(gpu, text, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
             else:
                 fs, img = draw86(gpu, text, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
-            assert (img == cube_texel(faces[6 * cube:6 * cube + 6], d)).all(), (cube, d)
+            assert (img == cube_texel(faces[6 * cube : 6 * cube + 6], d)).all(), (cube, d)
     spirv_val(fs, tmp_path, "cube_array")
 
 
@@ -600,22 +705,24 @@ def test_cube_array_gathers(gpu, tmp_path, arch):
                 fs, img = draw53(gpu, FS53_CUBE_ARRAY_GATHER, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
             else:
                 fs, img = draw86(gpu, FS86_CUBE_ARRAY_GATHER, Texture(faces, kind="ARRAY_CUBE"), uniforms=u)
-            assert (img == int(cube_texel(faces[6 * cube:6 * cube + 6], d)[2])).all(), (cube, d)
+            assert (img == int(cube_texel(faces[6 * cube : 6 * cube + 6], d)[2])).all(), (cube, d)
     spirv_val(fs, tmp_path, "cube_array_gather")
 
 
 def test_cube_array_reflection_and_listings(nv_tools):
-    assert tr.reflect(tr.make_program(53, 3, program53(FS53_CUBE_ARRAY.format(lod=".LZ", rb=""), FS53_HDR))
-                      ).texture_dims == ("ARRAY_CUBE",)
-    assert tr.reflect(tr.make_program(86, 3, program("fragment", FS86_CUBE_ARRAY_LL, FS_HDR))
-                      ).texture_dims == ("ARRAY_CUBE",)
+    assert tr.reflect(tr.make_program(53, 3, program53(FS53_CUBE_ARRAY.format(lod=".LZ", rb=""), FS53_HDR))).texture_dims == (
+        "ARRAY_CUBE",
+    )
+    assert tr.reflect(tr.make_program(86, 3, program("fragment", FS86_CUBE_ARRAY_LL, FS_HDR))).texture_dims == ("ARRAY_CUBE",)
     listings.check_sm86((FS86_CUBE_ARRAY_LL, FS86_CUBE_ARRAY_LZ, FS86_CUBE_ARRAY_GATHER))
     listings.check_sm53((FS53_CUBE_ARRAY.format(lod=".LL", rb="R8, "), FS53_CUBE_ARRAY_GATHER))
 
 
 # === TEXS depth compare (SM53) ==================================================================
 # R0 = the comparison of c[0x0][0x0] with the texel at uv (LESS: reference < texel -> 1)
-FS_TEXS_DC = PROLOGUE + """
+FS_TEXS_DC = (
+    PROLOGUE
+    + """
 MOV R11, c[0x0][0x0]
 MOV R12, RZ
 MOV R13, R11
@@ -626,8 +733,13 @@ MOV R7, R11
 {tex}
 EXIT
 """
-TEXS_DC = {"LZ": "TEXS.LZ.DC RZ, R0, R8, R11, 0x0, 2D, R", "implicit": "TEXS.DC RZ, R0, R8, R11, 0x0, 2D, R",
-           "LL": "TEXS.LL.DC RZ, R0, R8, R12, 0x0, 2D, R", "array": "TEXS.LZ.DC RZ, R0, R4, R6, 0x0, ARRAY_2D, R"}
+)
+TEXS_DC = {
+    "LZ": "TEXS.LZ.DC RZ, R0, R8, R11, 0x0, 2D, R",
+    "implicit": "TEXS.DC RZ, R0, R8, R11, 0x0, 2D, R",
+    "LL": "TEXS.LL.DC RZ, R0, R8, R12, 0x0, 2D, R",
+    "array": "TEXS.LZ.DC RZ, R0, R4, R6, 0x0, ARRAY_2D, R",
+}
 
 
 @pytest.mark.parametrize("form", list(TEXS_DC))
@@ -653,15 +765,18 @@ def test_texs_dc_listings_are_what_nvdisasm_reads(nv_tools):
 
 # === TEX (full) depth compare (SM53) ============================================================
 # Ra's tuple (layer,) u, v; Rb's (level,) reference (ptxas's packing; test below); mask 0x1
-FS_TEX_DC = {"LZ 2D": PROLOGUE + "MOV R11, c[0x0][0x0]\nTEX.LZ.DC R0, R8, R11, 0x0, 2D, 0x1\nEXIT\n",
-             "LL array": PROLOGUE + """MOV R4, R10
+FS_TEX_DC = {
+    "LZ 2D": PROLOGUE + "MOV R11, c[0x0][0x0]\nTEX.LZ.DC R0, R8, R11, 0x0, 2D, 0x1\nEXIT\n",
+    "LL array": PROLOGUE
+    + """MOV R4, R10
 MOV R5, R8
 MOV R6, R9
 MOV R12, RZ
 MOV R13, c[0x0][0x0]
 TEX.LL.DC R0, R4, R12, 0x0, ARRAY_2D, 0x1
 EXIT
-"""}
+""",
+}
 
 
 @pytest.mark.parametrize("form", list(FS_TEX_DC))
@@ -687,10 +802,12 @@ def test_tex_dc_packing_and_listings(nv_tools, nvdisasm53):
     in Ra's tuple, (the level,) the reference in Rb's; the listings print back under nvdisasm."""
     from shader_svc.sm53.to_spirv_gfx import TEX_DIMS
 
-    cases = [f"tex.level.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], %f5, %f3;",
-             f"tex.level.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f4,%f4}}], %f5, %f3;",
-             f"tex.level.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f4,%f4}}], 0f00000000, %f3;",
-             f"tex.level.acube.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f4}}], %f5, %f3;"]
+    cases = [
+        f"tex.level.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], %f5, %f3;",
+        f"tex.level.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f4,%f4}}], %f5, %f3;",
+        f"tex.level.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f4,%f4}}], 0f00000000, %f3;",
+        f"tex.level.acube.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f4}}], %f5, %f3;",
+    ]
     # a cube's z is PTX's d here (0x154 when not arrayed): ptxas's FMUL by it
     want = {"layer": 0x154, "x": 0x148, "y": 0x14C, "z": 0x154, "lod": 0x158, "dref": 0x150}
     for ins in cases:
@@ -706,19 +823,26 @@ def test_tex_dc_packing_and_listings(nv_tools, nvdisasm53):
 
 
 # SM86 TEX .DC: 2D .LZ (u, v, reference: 2 + 1), 2D array .LL (layer, u, v + level, reference: 3 + 2)
-FS86_TEX_DC = {"LZ 2D": PRO86 + """
+FS86_TEX_DC = {
+    "LZ 2D": PRO86
+    + """
 MOV R0, R12
 MOV R1, R13
 MOV R2, c[0x0][0x0]
 TEX.LZ.DC R6, R4, R0, R2, 0x0, 0x0, 2D, 0x1
-""" + OUT86, "LL array": PRO86 + """
+"""
+    + OUT86,
+    "LL array": PRO86
+    + """
 MOV R0, R9
 MOV R1, R12
 MOV R2, R13
 MOV R14, RZ
 MOV R15, c[0x0][0x0]
 TEX.LL.DC R6, R4, R0, R14, 0x0, 0x0, ARRAY_2D, 0x1
-""" + OUT86}
+"""
+    + OUT86,
+}
 
 
 @pytest.mark.parametrize("form", list(FS86_TEX_DC))

@@ -7,6 +7,7 @@ tuple the offsets word (signed 6-bit x at bits 0..5, y at 8..13: ptxas builds it
 ``BFI ..., 0x608``) then the reference.  The lowering gathers with a run-time Offset
 (ImageGatherExtended) and OpImageDrefGather; on lavapipe the draws equal numpy's gather of the
 offset 2x2 footprint (clamped to the edge) and numpy's comparisons."""
+
 from __future__ import annotations
 
 import re
@@ -22,7 +23,7 @@ from shader_svc import translate as tr
 from spirv_checks import spirv_val
 from texel_refs import cube_texel
 
-GS = 8          # gathered textures are 8x8: no sample point of the 32x16 quad is a rounding tie
+GS = 8  # gathered textures are 8x8: no sample point of the 32x16 quad is a rounding tie
 
 # perspective-correct u, v into R8, R9; c[0x0][0x0] (the offsets word) into R10, c[0x0][0x4]
 # (the depth reference) into R11
@@ -55,8 +56,7 @@ def gather_ref(tex: np.ndarray, dx: int = 0, dy: int = 0) -> np.ndarray:
     J, I = np.meshgrid(j0, i0, indexing="ij")
     ci = lambda a: np.clip(a, 0, tw - 1)  # noqa: E731
     cj = lambda a: np.clip(a, 0, th - 1)  # noqa: E731
-    return np.stack([tex[cj(J + 1), ci(I)], tex[cj(J + 1), ci(I + 1)], tex[cj(J), ci(I + 1)], tex[cj(J), ci(I)]],
-                    axis=2)
+    return np.stack([tex[cj(J + 1), ci(I)], tex[cj(J + 1), ci(I + 1)], tex[cj(J), ci(I + 1)], tex[cj(J), ci(I)]], axis=2)
 
 
 def _uniforms(dx: int, dy: int, dref: float) -> dict:
@@ -91,9 +91,11 @@ def test_sm53_tld4s_depth_compare(gpu, tmp_path, text, dx, dy):
 def test_sm53_tld4s_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
     """ptxas's TLD4S for PTX tld4 with offsets {c, d} and / or a depth reference e: coordinates
     from a, b in Ra's pair; Rb the BFI-packed offsets word, then e."""
-    cases = {f"tld4.g.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], {{%r3,%r4}};": ("off",),
-             f"tld4.r.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], %f5;": ("dref",),
-             f"tld4.r.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], {{%r3,%r4}}, %f5;": ("off", "dref")}
+    cases = {
+        f"tld4.g.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], {{%r3,%r4}};": ("off",),
+        f"tld4.r.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], %f5;": ("dref",),
+        f"tld4.r.2d.v4.f32.f32 {V}, [t, {{%f1,%f2}}], {{%r3,%r4}}, %f5;": ("off", "dref"),
+    }
     want = {"x": 0x148, "y": 0x14C, "off": "bfi", "dref": 0x158}
     for ins, rb_roles in cases.items():
         p = packed_sm53(ins, "TLD4S")
@@ -101,10 +103,13 @@ def test_sm53_tld4s_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
         assert (bool(inst.mods["AOFFI"]), bool(inst.mods["DC"])) == ("off" in rb_roles, "dref" in rb_roles)
         a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
         p.check_roles([(a, "x"), (a + 1, "y")] + [(b + i, r) for i, r in enumerate(rb_roles)], want)
-        if "off" in rb_roles:      # the BFI: 6 bits of d at bit 8 over c (x in bits 0..5)
+        if "off" in rb_roles:  # the BFI: 6 bits of d at bit 8 over c (x in bits 0..5)
             bfi = [listing[x] for x in addrs if x < p.at and listing[x].opcode == "BFI"]
-            movs = {m.group(1): int(m.group(2), 16) for ln in listing.values()
-                    if (m := re.fullmatch(r"(R\d+), (0x[0-9a-f]+)", ln.operands)) and ln.opcode == "MOV32I"}
+            movs = {
+                m.group(1): int(m.group(2), 16)
+                for ln in listing.values()
+                if (m := re.fullmatch(r"(R\d+), (0x[0-9a-f]+)", ln.operands)) and ln.opcode == "MOV32I"
+            }
             assert len(bfi) == 1 and movs.get(bfi[0].operands.split(", ")[2]) == 0x608, bfi
 
 
@@ -122,13 +127,16 @@ def test_one_slot_with_and_without_comparison_is_refused():
 
 # --- SM53 full TLD4: arrays and cubes, .AOFFI / .DC ------------------------------------------------
 # Ra's tuple: the layer (y & 3), then u, v (R12, R13, R14); Rb's: the offsets word, the reference
-PRO53_ARRAY = PRO53 + """
+PRO53_ARRAY = (
+    PRO53
+    + """
 IPA.PASS R12, a[0x74], RZ
 F2I.S32.F32.FLOOR R12, R12
 LOP32I.AND R12, R12, 0x3
 MOV R13, R8
 MOV R14, R9
 """
+)
 FS53_FULL_ARRAY_OFF = PRO53_ARRAY + "TLD4.G.AOFFI R0, R12, R10, 0x0, ARRAY_2D, 0xf\nEXIT\n"
 FS53_FULL_OFF_DC = PRO53 + "TLD4.R.AOFFI.DC R0, R8, R10, 0x0, 2D, 0xf\nEXIT\n"
 FS53_FULL_DC = PRO53 + "TLD4.R.DC R0, R8, R11, 0x0, 2D, 0xf\nEXIT\n"
@@ -187,10 +195,12 @@ def test_sm53_tld4_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
     offsets then the reference in Rb's."""
     from shader_svc.sm53.to_spirv_gfx import TEX_DIMS
 
-    cases = [f"tld4.r.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}}, %f5;",
-             f"tld4.r.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], %f5;",
-             f"tld4.r.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f3,%f3}}], %f5;",
-             f"tld4.g.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}];"]
+    cases = [
+        f"tld4.r.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}}, %f5;",
+        f"tld4.r.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}], %f5;",
+        f"tld4.r.cube.v4.f32.f32 {V}, [t, {{%f1,%f2,%f3,%f3}}], %f5;",
+        f"tld4.g.a2d.v4.f32.f32 {V}, [t, {{%r4,%f1,%f2,%f2}}];",
+    ]
     want = {"layer": 0x154, "x": 0x148, "y": 0x14C, "z": 0x150, "off": "bfi", "dref": 0x158}
     for ins in cases:
         p = packed_sm53(ins, "TLD4")
@@ -199,19 +209,21 @@ def test_sm53_tld4_packing_is_what_ptxas_makes(nv_tools, nvdisasm53):
         ra_roles = ["layer"] * arrayed + ["x", "y", "z"][:n]
         rb_roles = ["off"] * (inst.mods["off"] == 1) + ["dref"] * inst.mods["DC"]
         a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
-        p.check_roles([(a + i, r) for i, r in enumerate(ra_roles)] + [(b + i, r) for i, r in enumerate(rb_roles)],
-                      want)
+        p.check_roles([(a + i, r) for i, r in enumerate(ra_roles)] + [(b + i, r) for i, r in enumerate(rb_roles)], want)
 
 
 def test_sm53_full_listings_are_what_nvdisasm_reads(nv_tools):
     listings.check_sm53(LISTINGS53_FULL)
 
 
-@pytest.mark.parametrize("line,why", [
-    ("TLD4.R.AOFFI R0, R4, R10, 0x0, CUBE, 0xf", "offsets on a cube"),
-    ("TLD4.R R0, R8, R10, 0x0, 3D, 0xf", "2D, 2D array and cube"),
-    ("TLD4.R R0, R8, R10, 0x0, 2D, 0xf", "without .AOFFI / .DC"),
-])
+@pytest.mark.parametrize(
+    "line,why",
+    [
+        ("TLD4.R.AOFFI R0, R4, R10, 0x0, CUBE, 0xf", "offsets on a cube"),
+        ("TLD4.R R0, R8, R10, 0x0, 3D, 0xf", "2D, 2D array and cube"),
+        ("TLD4.R R0, R8, R10, 0x0, 2D, 0xf", "without .AOFFI / .DC"),
+    ],
+)
 def test_sm53_tld4_forms_refused(line, why):
     from shader_svc.sm86.to_spirv import TranslateError
 
@@ -239,17 +251,21 @@ MOV R2, R6
 MOV R3, R7
 EXIT
 """
-FS86_OFF = PRO86 + "TLD4.G.AOFFI R6, R4, R0, R2, 0x0, 0x0, 2D\n" + OUT86            # Ra (u, v), Rb off
-FS86_DC = PRO86 + "TLD4.R.DC R6, R4, R0, R3, 0x0, 0x0, 2D\n" + OUT86                # Ra (u, v), Rb dref
-FS86_OFF_DC = PRO86 + "TLD4.R.AOFFI.DC R6, R4, R0, R2, 0x0, 0x0, 2D\n" + OUT86      # Rb (off, dref)
+FS86_OFF = PRO86 + "TLD4.G.AOFFI R6, R4, R0, R2, 0x0, 0x0, 2D\n" + OUT86  # Ra (u, v), Rb off
+FS86_DC = PRO86 + "TLD4.R.DC R6, R4, R0, R3, 0x0, 0x0, 2D\n" + OUT86  # Ra (u, v), Rb dref
+FS86_OFF_DC = PRO86 + "TLD4.R.AOFFI.DC R6, R4, R0, R2, 0x0, 0x0, 2D\n" + OUT86  # Rb (off, dref)
 # Ra (layer, u), Rb (v, off)
-FS86_ARRAY_OFF = PRO86 + """
+FS86_ARRAY_OFF = (
+    PRO86
+    + """
 MOV R10, R9
 MOV R11, R0
 MOV R12, R1
 MOV R13, R2
 TLD4.G.AOFFI R6, R4, R10, R12, 0x0, 0x0, ARRAY_2D
-""" + OUT86
+"""
+    + OUT86
+)
 LISTINGS86 = [FS86_OFF, FS86_DC, FS86_OFF_DC, FS86_ARRAY_OFF]
 
 
@@ -285,14 +301,16 @@ def test_sm86_tld4_packing_is_what_ptxas_makes(nv_tools):
     from shader_svc.sm86.to_spirv_gfx import DIMS86, Gfx86, source_split
 
     v = "{%f10,%f11,%f12,%f13}"
-    cases = [f"tld4.g.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], {{%r3,%r4}};",
-             f"tld4.r.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], %f5;",
-             f"tld4.r.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], {{%r3,%r4}}, %f5;",
-             f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}};",
-             f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], %f5;",
-             f"tld4.r.cube.v4.f32.f32 {v}, [t, {{%f1,%f2,%f3,%f3}}], %f5;",
-             # five values: layer, u, v in Ra; offsets, reference in Rb
-             f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}}, %f5;"]
+    cases = [
+        f"tld4.g.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], {{%r3,%r4}};",
+        f"tld4.r.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], %f5;",
+        f"tld4.r.2d.v4.f32.f32 {v}, [t, {{%f1,%f2}}], {{%r3,%r4}}, %f5;",
+        f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}};",
+        f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], %f5;",
+        f"tld4.r.cube.v4.f32.f32 {v}, [t, {{%f1,%f2,%f3,%f3}}], %f5;",
+        # five values: layer, u, v in Ra; offsets, reference in Rb
+        f"tld4.r.a2d.v4.f32.f32 {v}, [t, {{%r4,%f1,%f2,%f2}}], {{%r3,%r5}}, %f5;",
+    ]
     want = {"x": 0x168, "y": 0x16C, "z": 0x170, "layer": 0x174, "off": "bfi", "dref": 0x178}
     names = {"2D": 1, "CUBE": 3, "ARRAY_2D": 5}
     for ins in cases:
@@ -305,10 +323,9 @@ def test_sm86_tld4_packing_is_what_ptxas_makes(nv_tools):
         regs = [o for o in ops if re.fullmatch(r"R\d+|RZ", o)]
         a, b = int(regs[2][1:]), (int(regs[3][1:]) if len(regs) > 3 and regs[3] != "RZ" else 255)
         _, arrayed, n = DIMS86[names[ops[-1]]]
-        roles = Gfx86._roles(arrayed, n, False) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (
-            ".DC" in tex.opcode)
+        roles = Gfx86._roles(arrayed, n, False) + ["off"] * (".AOFFI" in tex.opcode) + ["dref"] * (".DC" in tex.opcode)
         split = source_split(len(roles), sum(r in ("layer", "x", "y", "z") for r in roles))
-        src = register_sources(lines[:at[0]])
+        src = register_sources(lines[: at[0]])
         where = [a + i for i in range(split)] + [b + i for i in range(len(roles) - split)]
         for role, r in zip(roles, where):
             assert src.get(r) == want[role], (ins, tex.text, role, f"R{r}", src.get(r))
@@ -329,24 +346,34 @@ def test_sm86_tld4_forms_refused(line, why):
 # === .PTP: per-texel offsets (both architectures) =============================================
 # Two words: texel k's x and y offsets in bytes 2k, 2k + 1 (k in the gather's result order),
 # Mesa NAK's packing (ptxas makes no .PTP: PTX has no per-texel offsets).  From c[0x0][0x8..0xc].
-FS53_PTP = PRO53 + """
+FS53_PTP = (
+    PRO53
+    + """
 MOV R12, c[0x0][0x8]
 MOV R13, c[0x0][0xc]
 TLD4.G.PTP R0, R8, R12, 0x0, 2D, 0xf
 EXIT
 """
-FS53_PTP_DC = PRO53 + """
+)
+FS53_PTP_DC = (
+    PRO53
+    + """
 MOV R12, c[0x0][0x8]
 MOV R13, c[0x0][0xc]
 MOV R14, c[0x0][0x4]
 TLD4.R.PTP.DC R0, R8, R12, 0x0, 2D, 0xf
 EXIT
 """
-FS86_PTP = PRO86 + """
+)
+FS86_PTP = (
+    PRO86
+    + """
 MOV R12, c[0x0][0x8]
 MOV R13, c[0x0][0xc]
 TLD4.G.PTP R6, R4, R0, R12, 0x0, 0x0, 2D
-""" + OUT86
+"""
+    + OUT86
+)
 PTP_CASES = [[(1, 0), (0, 2), (-1, -1), (3, -2)], [(-32, 31), (31, -32), (0, 0), (-7, 5)]]
 
 
@@ -397,8 +424,8 @@ MOV32I R6, 0x1
 MOV R9, RZ
 MOV R10, c[0x0][0x0]
 """
-FS53_TLD_OFF_3D = FETCH_PRO53 + "TLD.LZ.AOFFI R0, R4, R10, 0x0, 3D, 0xf\nEXIT\n"          # Ra (x, y, z), Rb off
-FS53_TLD_OFF_LL = FETCH_PRO53 + "TLD.LL.AOFFI R0, R4, R9, 0x0, 2D, 0xf\nEXIT\n"           # Rb (level, off)
+FS53_TLD_OFF_3D = FETCH_PRO53 + "TLD.LZ.AOFFI R0, R4, R10, 0x0, 3D, 0xf\nEXIT\n"  # Ra (x, y, z), Rb off
+FS53_TLD_OFF_LL = FETCH_PRO53 + "TLD.LL.AOFFI R0, R4, R9, 0x0, 2D, 0xf\nEXIT\n"  # Rb (level, off)
 FETCH_PRO86 = """
 IPA.PASS R8, a[0x70]
 IPA.PASS R9, a[0x74]
@@ -413,9 +440,9 @@ MOV R3, c[0x0][0x0]
 MOV R8, RZ
 MOV R9, c[0x0][0x0]
 """
-FS86_TLD_OFF_3D = FETCH_PRO86 + "TLD.LZ.AOFFI R6, R4, R0, R2, 0x0, 0x0, 3D\n" + OUT86    # 2 + 2: (x, y), (z, off)
-FS86_TLD_OFF_LL = FETCH_PRO86 + "TLD.LL.AOFFI R6, R4, R0, R8, 0x0, 0x0, 3D\n" + OUT86    # 3 + 2: (x, y, z), (lod, off)
-FETCH_OFFSETS = [(1, -1, 0), (-1, 1, 2), (0, 0, -1)]     # inside the 4x4x4 volume
+FS86_TLD_OFF_3D = FETCH_PRO86 + "TLD.LZ.AOFFI R6, R4, R0, R2, 0x0, 0x0, 3D\n" + OUT86  # 2 + 2: (x, y), (z, off)
+FS86_TLD_OFF_LL = FETCH_PRO86 + "TLD.LL.AOFFI R6, R4, R0, R8, 0x0, 0x0, 3D\n" + OUT86  # 3 + 2: (x, y, z), (lod, off)
+FETCH_OFFSETS = [(1, -1, 0), (-1, 1, 2), (0, 0, -1)]  # inside the 4x4x4 volume
 
 
 def _fetch_word(dx: int, dy: int, dz: int) -> dict:
@@ -445,12 +472,16 @@ def test_tld_offset_listings_are_what_nvdisasm_reads(nv_tools):
 
 
 # SM86 .PTP with .DC: five values, (u, v) in Ra, (ptp0, ptp1, reference) in Rb
-FS86_PTP_DC = PRO86 + """
+FS86_PTP_DC = (
+    PRO86
+    + """
 MOV R12, c[0x0][0x8]
 MOV R13, c[0x0][0xc]
 MOV R14, c[0x0][0x4]
 TLD4.R.PTP.DC R6, R4, R0, R12, 0x0, 0x0, 2D
-""" + OUT86
+"""
+    + OUT86
+)
 
 
 def test_sm86_ptp_with_depth_compare(gpu, tmp_path):

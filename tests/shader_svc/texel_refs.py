@@ -1,5 +1,6 @@
 """numpy's answers for what Vulkan's samplers read (the specification's texel selection, clamp to
 edge): one texel, a nearest or bilinear sample, a four-texel gather, and a cube map lookup."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,9 @@ def sample(tex: np.ndarray, u: float, v: float, linear: bool) -> np.ndarray:
     x, y = x - 0.5, y - 0.5
     i, j = int(np.floor(x)), int(np.floor(y))
     fx, fy = x - i, y - j
-    return (1 - fy) * ((1 - fx) * texel(tex, j, i) + fx * texel(tex, j, i + 1)) + \
-        fy * ((1 - fx) * texel(tex, j + 1, i) + fx * texel(tex, j + 1, i + 1))
+    return (1 - fy) * ((1 - fx) * texel(tex, j, i) + fx * texel(tex, j, i + 1)) + fy * (
+        (1 - fx) * texel(tex, j + 1, i) + fx * texel(tex, j + 1, i + 1)
+    )
 
 
 def gather(tex: np.ndarray, u: float, v: float, comp: int) -> np.ndarray:

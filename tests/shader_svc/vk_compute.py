@@ -4,6 +4,7 @@
 Buffers are host-visible and have device addresses (bufferDeviceAddress): their addresses are
 written into the constant bank image, as the NVIDIA driver writes kernel parameters.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,10 +39,12 @@ class ComputeDevice:
         self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT)
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
         f12 = vk.VkPhysicalDeviceVulkan12Features(bufferDeviceAddress=vk.VK_TRUE)
-        feats = vk.VkPhysicalDeviceFeatures2(pNext=f12, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE,
-                                                                                  shaderFloat64=vk.VK_TRUE))
-        self.device = vk.vkCreateDevice(self.phys, vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1,
-                                                                          pQueueCreateInfos=[qinfo]), None)
+        feats = vk.VkPhysicalDeviceFeatures2(
+            pNext=f12, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE)
+        )
+        self.device = vk.vkCreateDevice(
+            self.phys, vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo]), None
+        )
         self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)
         self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.phys)
         # The binding's wrapper returns its argument instead of the address: call the loader.
@@ -55,20 +58,24 @@ class ComputeDevice:
 
     def buffer(self, size: int) -> Buffer:
         size = max(size, 16)
-        usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | BUFFER_USAGE_SHADER_DEVICE_ADDRESS)
-        h = vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(size=size, usage=usage,
-                                                                 sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
+        usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | BUFFER_USAGE_SHADER_DEVICE_ADDRESS
+        h = vk.vkCreateBuffer(
+            self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None
+        )
         req = vk.vkGetBufferMemoryRequirements(self.device, h)
         want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        idx = next(i for i in range(self.mem_props.memoryTypeCount)
-                   if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want)
+        idx = next(
+            i
+            for i in range(self.mem_props.memoryTypeCount)
+            if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want
+        )
         flags = vk.VkMemoryAllocateFlagsInfo(flags=MEMORY_ALLOCATE_DEVICE_ADDRESS)
-        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(pNext=flags, allocationSize=req.size,
-                                                                       memoryTypeIndex=idx), None)
+        mem = vk.vkAllocateMemory(
+            self.device, vk.VkMemoryAllocateInfo(pNext=flags, allocationSize=req.size, memoryTypeIndex=idx), None
+        )
         vk.vkBindBufferMemory(self.device, h, mem, 0)
         b = Buffer(h, mem, size)
-        info = vk.ffi.new("VkBufferDeviceAddressInfo*", {"sType": vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
-                                                          "buffer": h})
+        info = vk.ffi.new("VkBufferDeviceAddressInfo*", {"sType": vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, "buffer": h})
         b.address = int(self._addr(self.device, info))
         if not b.address:
             raise NxError("vkGetBufferDeviceAddress returned 0")
@@ -77,38 +84,60 @@ class ComputeDevice:
 
     def write(self, b: Buffer, data: bytes) -> None:
         p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
-        p[:len(data)] = data
+        p[: len(data)] = data
         vk.vkUnmapMemory(self.device, b.memory)
 
     def read(self, b: Buffer) -> bytes:
         p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
-        out = bytes(p[:b.size])
+        out = bytes(p[: b.size])
         vk.vkUnmapMemory(self.device, b.memory)
         return out
 
     def dispatch(self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int]) -> None:
         d = self.device
         mod = vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(spirv), pCode=spirv), None)
-        binding = vk.VkDescriptorSetLayoutBinding(binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                  descriptorCount=1, stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT)
-        dsl = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1,
-                                                                                   pBindings=[binding]), None)
+        binding = vk.VkDescriptorSetLayoutBinding(
+            binding=0,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            descriptorCount=1,
+            stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+        )
+        dsl = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1, pBindings=[binding]), None)
         layout = vk.vkCreatePipelineLayout(d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
-        pipe = vk.vkCreateComputePipelines(d, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)],
-                                           None)[0]
-        pool = vk.vkCreateDescriptorPool(d, vk.VkDescriptorPoolCreateInfo(
-            maxSets=1, poolSizeCount=1, pPoolSizes=[vk.VkDescriptorPoolSize(
-                type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1)]), None)
-        ds = vk.vkAllocateDescriptorSets(d, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1,
-                                                                          pSetLayouts=[dsl]))[0]
+        pipe = vk.vkCreateComputePipelines(d, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)[0]
+        pool = vk.vkCreateDescriptorPool(
+            d,
+            vk.VkDescriptorPoolCreateInfo(
+                maxSets=1,
+                poolSizeCount=1,
+                pPoolSizes=[vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1)],
+            ),
+            None,
+        )
+        ds = vk.vkAllocateDescriptorSets(
+            d, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[dsl])
+        )[0]
         info = vk.VkDescriptorBufferInfo(buffer=cbank.handle, offset=0, range=cbank.size)
-        vk.vkUpdateDescriptorSets(d, 1, [vk.VkWriteDescriptorSet(
-            dstSet=ds, dstBinding=0, descriptorCount=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            pBufferInfo=[info])], 0, None)
+        vk.vkUpdateDescriptorSets(
+            d,
+            1,
+            [
+                vk.VkWriteDescriptorSet(
+                    dstSet=ds,
+                    dstBinding=0,
+                    descriptorCount=1,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                    pBufferInfo=[info],
+                )
+            ],
+            0,
+            None,
+        )
         cpool = vk.vkCreateCommandPool(d, vk.VkCommandPoolCreateInfo(queueFamilyIndex=self.qfam), None)
-        cb = vk.vkAllocateCommandBuffers(d, vk.VkCommandBufferAllocateInfo(
-            commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+        cb = vk.vkAllocateCommandBuffers(
+            d, vk.VkCommandBufferAllocateInfo(commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
+        )[0]
         vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
         vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, [ds], 0, None)
@@ -116,7 +145,7 @@ class ComputeDevice:
         vk.vkEndCommandBuffer(cb)
         fence = vk.vkCreateFence(d, vk.VkFenceCreateInfo(), None)
         vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], fence)
-        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 120 * 10**9)   # lavapipe on a loaded CI machine
+        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 120 * 10**9)  # lavapipe on a loaded CI machine
         vk.vkDestroyFence(d, fence, None)
         vk.vkDestroyCommandPool(d, cpool, None)
         vk.vkDestroyDescriptorPool(d, pool, None)

@@ -10,6 +10,7 @@ Bindless textures: with ``pools`` a second descriptor set (set 1) holds the text
 0, ``TEXTURE_POOL`` sampled images) and the sampler pool (binding 1, ``SAMPLER_POOL`` samplers),
 as a program whose reflection says ``texture_pools`` expects them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ class Pools:
     """Bindless pools: ``textures`` (pool entry i = list item i, RGBA8 texels (h, w, 4)) and
     ``samplers`` (entry j: True = linear filtering, False = nearest; clamped); entries not given
     are a 1x1 black texture / a nearest sampler (every descriptor must be written)."""
+
     textures: list
     samplers: list
 
@@ -48,6 +50,7 @@ class Texture:
     texels (1 | layers, 1, w, 4).  ``compare`` (a VkCompareOp name: "LESS", "GREATER", ...) makes it
     a depth texture: texels float32 (h, w) ("2D") or (layers, h, w) ("ARRAY_2D"), a D32 image whose
     sampler compares with that op (what a depth-compare TLD4 / TEXS reads)."""
+
     texels: np.ndarray
     linear: bool = False
     kind: str = "2D"
@@ -69,33 +72,63 @@ class GraphicsDevice:
         # run-time gather offsets (TLD4 .AOFFI: ImageGatherExtended) and cube arrays where the
         # device has them (lavapipe and NVIDIA do)
         have = vk.vkGetPhysicalDeviceFeatures(self.phys)
-        feats = vk.VkPhysicalDeviceFeatures(**{name: vk.VK_TRUE for name in ("shaderImageGatherExtended", "imageCubeArray")
-                                               if getattr(have, name)})
-        self.device = vk.vkCreateDevice(self.phys, vk.VkDeviceCreateInfo(
-            pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=feats), None)
+        feats = vk.VkPhysicalDeviceFeatures(
+            **{name: vk.VK_TRUE for name in ("shaderImageGatherExtended", "imageCubeArray") if getattr(have, name)}
+        )
+        self.device = vk.vkCreateDevice(
+            self.phys,
+            vk.VkDeviceCreateInfo(pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo], pEnabledFeatures=feats),
+            None,
+        )
         self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)
         self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.phys)
-        self._owned: list[tuple] = []       # (destroy function, handle), destroyed in reverse
-        bindings = [vk.VkDescriptorSetLayoutBinding(
-            binding=b, descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4
-            else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=1, stageFlags=STAGES)
-            for b in range(8)]
-        self.set_layout = self._own(vk.vkDestroyDescriptorSetLayout, vk.vkCreateDescriptorSetLayout(
-            self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=8, pBindings=bindings), None))
-        self.layout = self._own(vk.vkDestroyPipelineLayout, vk.vkCreatePipelineLayout(
-            self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[self.set_layout]), None))
+        self._owned: list[tuple] = []  # (destroy function, handle), destroyed in reverse
+        bindings = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=b,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4 else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                descriptorCount=1,
+                stageFlags=STAGES,
+            )
+            for b in range(8)
+        ]
+        self.set_layout = self._own(
+            vk.vkDestroyDescriptorSetLayout,
+            vk.vkCreateDescriptorSetLayout(
+                self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=8, pBindings=bindings), None
+            ),
+        )
+        self.layout = self._own(
+            vk.vkDestroyPipelineLayout,
+            vk.vkCreatePipelineLayout(
+                self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[self.set_layout]), None
+            ),
+        )
         from shader_svc.sm86.to_spirv_gfx import SAMPLER_POOL, TEXTURE_POOL
 
         self.pool_sizes = (TEXTURE_POOL, SAMPLER_POOL)
-        pool_bindings = [vk.VkDescriptorSetLayoutBinding(binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                                                         descriptorCount=TEXTURE_POOL, stageFlags=STAGES),
-                         vk.VkDescriptorSetLayoutBinding(binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
-                                                         descriptorCount=SAMPLER_POOL, stageFlags=STAGES)]
-        self.pool_layout = self._own(vk.vkDestroyDescriptorSetLayout, vk.vkCreateDescriptorSetLayout(
-            self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=2, pBindings=pool_bindings), None))
-        self.layout_pools = self._own(vk.vkDestroyPipelineLayout, vk.vkCreatePipelineLayout(
-            self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.set_layout,
-                                                                                     self.pool_layout]), None))
+        pool_bindings = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=TEXTURE_POOL, stageFlags=STAGES
+            ),
+            vk.VkDescriptorSetLayoutBinding(
+                binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=SAMPLER_POOL, stageFlags=STAGES
+            ),
+        ]
+        self.pool_layout = self._own(
+            vk.vkDestroyDescriptorSetLayout,
+            vk.vkCreateDescriptorSetLayout(
+                self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=2, pBindings=pool_bindings), None
+            ),
+        )
+        self.layout_pools = self._own(
+            vk.vkDestroyPipelineLayout,
+            vk.vkCreatePipelineLayout(
+                self.device,
+                vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.set_layout, self.pool_layout]),
+                None,
+            ),
+        )
 
     def _own(self, destroy, handle):
         self._owned.append((destroy, handle))
@@ -107,57 +140,99 @@ class GraphicsDevice:
     # --- memory ----------------------------------------------------------------------------------
     def _memory(self, req, host: bool):
         want = (vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) if host else 0
-        idx = next(i for i in range(self.mem_props.memoryTypeCount)
-                   if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want)
-        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(allocationSize=req.size,
-                                                                       memoryTypeIndex=idx), None)
+        idx = next(
+            i
+            for i in range(self.mem_props.memoryTypeCount)
+            if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want
+        )
+        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
         return self._own(vk.vkFreeMemory, mem)
 
     def _buffer(self, size: int, usage: int, data: bytes | None = None) -> _Buf:
         size = max(size, 16)
-        h = self._own(vk.vkDestroyBuffer, vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(
-            size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None))
+        h = self._own(
+            vk.vkDestroyBuffer,
+            vk.vkCreateBuffer(
+                self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None
+            ),
+        )
         mem = self._memory(vk.vkGetBufferMemoryRequirements(self.device, h), host=True)
         vk.vkBindBufferMemory(self.device, h, mem, 0)
         b = _Buf(h, mem, size)
         if data:
             p = vk.vkMapMemory(self.device, mem, 0, size, 0)
-            p[:len(data)] = data
+            p[: len(data)] = data
             vk.vkUnmapMemory(self.device, mem)
         return b
 
     def _read(self, b: _Buf) -> bytes:
         p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
-        out = bytes(p[:b.size])
+        out = bytes(p[: b.size])
         vk.vkUnmapMemory(self.device, b.memory)
         return out
 
     def _image(self, w: int, h: int, usage: int):
-        img = self._own(vk.vkDestroyImage, vk.vkCreateImage(self.device, vk.VkImageCreateInfo(
-            imageType=vk.VK_IMAGE_TYPE_2D, format=COLOR_FORMAT, extent=vk.VkExtent3D(w, h, 1), mipLevels=1,
-            arrayLayers=1, samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL, usage=usage,
-            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None))
+        img = self._own(
+            vk.vkDestroyImage,
+            vk.vkCreateImage(
+                self.device,
+                vk.VkImageCreateInfo(
+                    imageType=vk.VK_IMAGE_TYPE_2D,
+                    format=COLOR_FORMAT,
+                    extent=vk.VkExtent3D(w, h, 1),
+                    mipLevels=1,
+                    arrayLayers=1,
+                    samples=vk.VK_SAMPLE_COUNT_1_BIT,
+                    tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+                    usage=usage,
+                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+                    initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+                ),
+                None,
+            ),
+        )
         mem = self._memory(vk.vkGetImageMemoryRequirements(self.device, img), host=False)
         vk.vkBindImageMemory(self.device, img, mem, 0)
         rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=1)
-        view = self._own(vk.vkDestroyImageView, vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
-            image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=COLOR_FORMAT, subresourceRange=rng), None))
+        view = self._own(
+            vk.vkDestroyImageView,
+            vk.vkCreateImageView(
+                self.device,
+                vk.VkImageViewCreateInfo(image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=COLOR_FORMAT, subresourceRange=rng),
+                None,
+            ),
+        )
         return img, view
 
     @staticmethod
     def _barrier(cb, img, old: int, new: int, src_stage: int, dst_stage: int, src_access: int, dst_access: int):
         rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=1)
-        b = vk.VkImageMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access, oldLayout=old, newLayout=new,
-                                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img, subresourceRange=rng)
+        b = vk.VkImageMemoryBarrier(
+            srcAccessMask=src_access,
+            dstAccessMask=dst_access,
+            oldLayout=old,
+            newLayout=new,
+            srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+            dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+            image=img,
+            subresourceRange=rng,
+        )
         vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, None, 0, None, 1, [b])
 
     # --- drawing -----------------------------------------------------------------------------------
-    def draw(self, vertex_spirv: bytes, fragment_spirv: bytes, vertices: np.ndarray, size: tuple[int, int],
-             uniforms: dict[int, bytes] | None = None, textures: dict[int, Texture] | None = None,
-             clear: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0),
-             topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST, pools: Pools | None = None,
-             depth: bool = False):
+    def draw(
+        self,
+        vertex_spirv: bytes,
+        fragment_spirv: bytes,
+        vertices: np.ndarray,
+        size: tuple[int, int],
+        uniforms: dict[int, bytes] | None = None,
+        textures: dict[int, Texture] | None = None,
+        clear: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0),
+        topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST,
+        pools: Pools | None = None,
+        depth: bool = False,
+    ):
         """Draw ``vertices`` (float32, (n, attributes, 4)) into a ``size`` = (w, h) target
         cleared to ``clear``; ``uniforms``: binding (0..3) -> bytes; ``textures``: slot (0..3) ->
         Texture at binding 4 + slot; ``pools``: the bindless pools in set 1.  Returns the target
@@ -170,134 +245,242 @@ class GraphicsDevice:
         vbuf = self._buffer(verts.nbytes, vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, verts.tobytes())
         target, tview = self._image(w, h, vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT)
         readback = self._buffer(w * h * 4, vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
-        vmod = self._own(vk.vkDestroyShaderModule, vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(
-            codeSize=len(vertex_spirv), pCode=vertex_spirv), None))
-        fmod = self._own(vk.vkDestroyShaderModule, vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(
-            codeSize=len(fragment_spirv), pCode=fragment_spirv), None))
+        vmod = self._own(
+            vk.vkDestroyShaderModule,
+            vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(vertex_spirv), pCode=vertex_spirv), None),
+        )
+        fmod = self._own(
+            vk.vkDestroyShaderModule,
+            vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(fragment_spirv), pCode=fragment_spirv), None),
+        )
         layout = self.layout_pools if pools is not None else self.layout
         pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h, layout, depth))
         zimg = self._depth_image(w, h) if depth else None
 
-        pool = self._own(vk.vkDestroyDescriptorPool, vk.vkCreateDescriptorPool(d, vk.VkDescriptorPoolCreateInfo(
-            maxSets=2, poolSizeCount=4, pPoolSizes=[
-                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptorCount=4),
-                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=4),
-                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=self.pool_sizes[0]),
-                vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=self.pool_sizes[1])]),
-            None))
-        ds = vk.vkAllocateDescriptorSets(d, vk.VkDescriptorSetAllocateInfo(
-            descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[self.set_layout]))[0]
+        pool = self._own(
+            vk.vkDestroyDescriptorPool,
+            vk.vkCreateDescriptorPool(
+                d,
+                vk.VkDescriptorPoolCreateInfo(
+                    maxSets=2,
+                    poolSizeCount=4,
+                    pPoolSizes=[
+                        vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptorCount=4),
+                        vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount=4),
+                        vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=self.pool_sizes[0]),
+                        vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=self.pool_sizes[1]),
+                    ],
+                ),
+                None,
+            ),
+        )
+        ds = vk.vkAllocateDescriptorSets(
+            d, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[self.set_layout])
+        )[0]
         writes = []
         # every binding gets a descriptor (lavapipe crashes on a bound set with unwritten ones):
         # what the caller gave, otherwise a small zero block / a 1x1 black texture
         uniforms = {b: (uniforms or {}).get(b, bytes(16)) for b in range(4)} | (uniforms or {})
-        textures = {s: (textures or {}).get(s, Texture(np.zeros((1, 1, 4), np.uint8))) for s in range(4)} \
-            | (textures or {})
+        textures = {s: (textures or {}).get(s, Texture(np.zeros((1, 1, 4), np.uint8))) for s in range(4)} | (textures or {})
         for b, data in uniforms.items():
             if b not in range(4):
                 raise NxError(f"uniform binding {b} is not 0..3")
             ub = self._buffer(len(data), vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, data)
-            writes.append(vk.VkWriteDescriptorSet(dstSet=ds, dstBinding=b, descriptorCount=1,
-                                                  descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
-                                                  pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=ub.handle, offset=0,
-                                                                                         range=ub.size)]))
-        cpool = self._own(vk.vkDestroyCommandPool, vk.vkCreateCommandPool(
-            d, vk.VkCommandPoolCreateInfo(queueFamilyIndex=self.qfam), None))
-        cb = vk.vkAllocateCommandBuffers(d, vk.VkCommandBufferAllocateInfo(
-            commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+            writes.append(
+                vk.VkWriteDescriptorSet(
+                    dstSet=ds,
+                    dstBinding=b,
+                    descriptorCount=1,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+                    pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=ub.handle, offset=0, range=ub.size)],
+                )
+            )
+        cpool = self._own(
+            vk.vkDestroyCommandPool, vk.vkCreateCommandPool(d, vk.VkCommandPoolCreateInfo(queueFamilyIndex=self.qfam), None)
+        )
+        cb = vk.vkAllocateCommandBuffers(
+            d, vk.VkCommandBufferAllocateInfo(commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
+        )[0]
         vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
         for slot, tex in textures.items():
             if slot not in range(4):
                 raise NxError(f"texture slot {slot} is not 0..3")
             view, sampler = self._texture(cb, tex)
-            writes.append(vk.VkWriteDescriptorSet(
-                dstSet=ds, dstBinding=4 + slot, descriptorCount=1,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                pImageInfo=[vk.VkDescriptorImageInfo(sampler=sampler, imageView=view,
-                                                     imageLayout=vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)]))
+            writes.append(
+                vk.VkWriteDescriptorSet(
+                    dstSet=ds,
+                    dstBinding=4 + slot,
+                    descriptorCount=1,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                    pImageInfo=[
+                        vk.VkDescriptorImageInfo(
+                            sampler=sampler, imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL
+                        )
+                    ],
+                )
+            )
         sets = [ds]
         if pools is not None:
             sets.append(self._pool_set(cb, pool, pools, writes))
         if writes:
             vk.vkUpdateDescriptorSets(d, len(writes), writes, 0, None)
-        self._barrier(cb, target, vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                      vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-                      0, vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT)
-        att = vk.VkRenderingAttachmentInfo(imageView=tview, imageLayout=vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-                                           loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
-                                           storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
-                                           clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))))
+        self._barrier(
+            cb,
+            target,
+            vk.VK_IMAGE_LAYOUT_UNDEFINED,
+            vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+            vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+            0,
+            vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+        )
+        att = vk.VkRenderingAttachmentInfo(
+            imageView=tview,
+            imageLayout=vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+            loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
+            storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
+            clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))),
+        )
         zatt = None
         if zimg is not None:
-            self._depth_barrier(cb, zimg[0], vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
-                                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT, 0,
-                                vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT)
+            self._depth_barrier(
+                cb,
+                zimg[0],
+                vk.VK_IMAGE_LAYOUT_UNDEFINED,
+                vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                vk.VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT,
+                0,
+                vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
+            )
             zatt = vk.VkRenderingAttachmentInfo(
-                imageView=zimg[1], imageLayout=vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
-                loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR, storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
-                clearValue=vk.VkClearValue(depthStencil=vk.VkClearDepthStencilValue(depth=1.0, stencil=0)))
-        vk.vkCmdBeginRendering(cb, vk.VkRenderingInfo(renderArea=vk.VkRect2D(vk.VkOffset2D(0, 0), vk.VkExtent2D(w, h)),
-                                                      layerCount=1, colorAttachmentCount=1, pColorAttachments=[att],
-                                                      pDepthAttachment=zatt))
+                imageView=zimg[1],
+                imageLayout=vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+                loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
+                storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
+                clearValue=vk.VkClearValue(depthStencil=vk.VkClearDepthStencilValue(depth=1.0, stencil=0)),
+            )
+        vk.vkCmdBeginRendering(
+            cb,
+            vk.VkRenderingInfo(
+                renderArea=vk.VkRect2D(vk.VkOffset2D(0, 0), vk.VkExtent2D(w, h)),
+                layerCount=1,
+                colorAttachmentCount=1,
+                pColorAttachments=[att],
+                pDepthAttachment=zatt,
+            ),
+        )
         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, pipe)
         vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, len(sets), sets, 0, None)
         vk.vkCmdBindVertexBuffers(cb, 0, 1, [vbuf.handle], [0])
         vk.vkCmdDraw(cb, n, 1, 0, 0)
         vk.vkCmdEndRendering(cb)
-        self._barrier(cb, target, vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                      vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-                      vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, vk.VK_ACCESS_TRANSFER_READ_BIT)
-        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
-                                      imageSubresource=vk.VkImageSubresourceLayers(
-                                          aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0,
-                                          layerCount=1),
-                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(w, h, 1))
+        self._barrier(
+            cb,
+            target,
+            vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+            vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+            vk.VK_ACCESS_TRANSFER_READ_BIT,
+        )
+        region = vk.VkBufferImageCopy(
+            bufferOffset=0,
+            bufferRowLength=0,
+            bufferImageHeight=0,
+            imageSubresource=vk.VkImageSubresourceLayers(
+                aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1
+            ),
+            imageOffset=vk.VkOffset3D(0, 0, 0),
+            imageExtent=vk.VkExtent3D(w, h, 1),
+        )
         vk.vkCmdCopyImageToBuffer(cb, target, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.handle, 1, [region])
         if zimg is not None:
             zback = self._depth_readback(cb, zimg[0], w, h)
         vk.vkEndCommandBuffer(cb)
         fence = vk.vkCreateFence(d, vk.VkFenceCreateInfo(), None)
         vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], fence)
-        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 120 * 10**9)   # lavapipe on a loaded CI machine
+        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 120 * 10**9)  # lavapipe on a loaded CI machine
         vk.vkDestroyFence(d, fence, None)
-        colour = np.frombuffer(self._read(readback)[:w * h * 4], dtype=np.uint8).reshape(h, w, 4).copy()
+        colour = np.frombuffer(self._read(readback)[: w * h * 4], dtype=np.uint8).reshape(h, w, 4).copy()
         if zimg is not None:
-            return colour, np.frombuffer(self._read(zback)[:w * h * 4], dtype=np.float32).reshape(h, w).copy()
+            return colour, np.frombuffer(self._read(zback)[: w * h * 4], dtype=np.float32).reshape(h, w).copy()
         return colour
 
     # --- the depth buffer (draw(..., depth=True)) ------------------------------------------------
     def _depth_image(self, w: int, h: int):
-        img = self._own(vk.vkDestroyImage, vk.vkCreateImage(self.device, vk.VkImageCreateInfo(
-            imageType=vk.VK_IMAGE_TYPE_2D, format=vk.VK_FORMAT_D32_SFLOAT, extent=vk.VkExtent3D(w, h, 1), mipLevels=1,
-            arrayLayers=1, samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL,
-            usage=vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
-            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None))
+        img = self._own(
+            vk.vkDestroyImage,
+            vk.vkCreateImage(
+                self.device,
+                vk.VkImageCreateInfo(
+                    imageType=vk.VK_IMAGE_TYPE_2D,
+                    format=vk.VK_FORMAT_D32_SFLOAT,
+                    extent=vk.VkExtent3D(w, h, 1),
+                    mipLevels=1,
+                    arrayLayers=1,
+                    samples=vk.VK_SAMPLE_COUNT_1_BIT,
+                    tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+                    usage=vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
+                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+                    initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+                ),
+                None,
+            ),
+        )
         mem = self._memory(vk.vkGetImageMemoryRequirements(self.device, img), host=False)
         vk.vkBindImageMemory(self.device, img, mem, 0)
         rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, levelCount=1, layerCount=1)
-        view = self._own(vk.vkDestroyImageView, vk.vkCreateImageView(self.device, vk.VkImageViewCreateInfo(
-            image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk.VK_FORMAT_D32_SFLOAT, subresourceRange=rng), None))
+        view = self._own(
+            vk.vkDestroyImageView,
+            vk.vkCreateImageView(
+                self.device,
+                vk.VkImageViewCreateInfo(
+                    image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=vk.VK_FORMAT_D32_SFLOAT, subresourceRange=rng
+                ),
+                None,
+            ),
+        )
         return img, view
 
     @staticmethod
     def _depth_barrier(cb, img, old: int, new: int, src_stage: int, dst_stage: int, src_access: int, dst_access: int):
         rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, levelCount=1, layerCount=1)
-        b = vk.VkImageMemoryBarrier(srcAccessMask=src_access, dstAccessMask=dst_access, oldLayout=old, newLayout=new,
-                                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img, subresourceRange=rng)
+        b = vk.VkImageMemoryBarrier(
+            srcAccessMask=src_access,
+            dstAccessMask=dst_access,
+            oldLayout=old,
+            newLayout=new,
+            srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+            dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+            image=img,
+            subresourceRange=rng,
+        )
         vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, None, 0, None, 1, [b])
 
     def _depth_readback(self, cb, img, w: int, h: int):
         buf = self._buffer(w * h * 4, vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
-        self._depth_barrier(cb, img, vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
-                            vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                            vk.VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-                            vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT, vk.VK_ACCESS_TRANSFER_READ_BIT)
-        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
-                                      imageSubresource=vk.VkImageSubresourceLayers(
-                                          aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, mipLevel=0, baseArrayLayer=0,
-                                          layerCount=1),
-                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(w, h, 1))
+        self._depth_barrier(
+            cb,
+            img,
+            vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+            vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_LATE_FRAGMENT_TESTS_BIT,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
+            vk.VK_ACCESS_TRANSFER_READ_BIT,
+        )
+        region = vk.VkBufferImageCopy(
+            bufferOffset=0,
+            bufferRowLength=0,
+            bufferImageHeight=0,
+            imageSubresource=vk.VkImageSubresourceLayers(
+                aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1
+            ),
+            imageOffset=vk.VkOffset3D(0, 0, 0),
+            imageExtent=vk.VkExtent3D(w, h, 1),
+        )
         vk.vkCmdCopyImageToBuffer(cb, img, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buf.handle, 1, [region])
         return buf
 
@@ -305,30 +488,56 @@ class GraphicsDevice:
         """Set 1: every texture pool entry (given or a 1x1 black one) and sampler pool entry."""
         nt, ns = self.pool_sizes
         if len(pools.textures) > nt or len(pools.samplers) > ns:
-            raise NxError(f"pools of {len(pools.textures)} textures / {len(pools.samplers)} samplers are larger "
-                          f"than {nt} / {ns}")
-        ps = vk.vkAllocateDescriptorSets(self.device, vk.VkDescriptorSetAllocateInfo(
-            descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[self.pool_layout]))[0]
+            raise NxError(f"pools of {len(pools.textures)} textures / {len(pools.samplers)} samplers are larger than {nt} / {ns}")
+        ps = vk.vkAllocateDescriptorSets(
+            self.device, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1, pSetLayouts=[self.pool_layout])
+        )[0]
         views = []
         for i in range(nt):
             texels = pools.textures[i] if i < len(pools.textures) else np.zeros((1, 1, 4), np.uint8)
             views.append(self._texture(cb, Texture(texels))[0])
         samplers = [self._sampler(bool(pools.samplers[j]) if j < len(pools.samplers) else False) for j in range(ns)]
-        writes.append(vk.VkWriteDescriptorSet(
-            dstSet=ps, dstBinding=0, descriptorCount=nt, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-            pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
-                        for v in views]))
-        writes.append(vk.VkWriteDescriptorSet(
-            dstSet=ps, dstBinding=1, descriptorCount=ns, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
-            pImageInfo=[vk.VkDescriptorImageInfo(sampler=s) for s in samplers]))
+        writes.append(
+            vk.VkWriteDescriptorSet(
+                dstSet=ps,
+                dstBinding=0,
+                descriptorCount=nt,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                pImageInfo=[
+                    vk.VkDescriptorImageInfo(imageView=v, imageLayout=vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL) for v in views
+                ],
+            )
+        )
+        writes.append(
+            vk.VkWriteDescriptorSet(
+                dstSet=ps,
+                dstBinding=1,
+                descriptorCount=ns,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+                pImageInfo=[vk.VkDescriptorImageInfo(sampler=s) for s in samplers],
+            )
+        )
         return ps
 
     def _sampler(self, linear: bool):
         filt = vk.VK_FILTER_LINEAR if linear else vk.VK_FILTER_NEAREST
         clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        return self._own(vk.vkDestroySampler, vk.vkCreateSampler(self.device, vk.VkSamplerCreateInfo(
-            magFilter=filt, minFilter=filt, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, addressModeU=clamp,
-            addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
+        return self._own(
+            vk.vkDestroySampler,
+            vk.vkCreateSampler(
+                self.device,
+                vk.VkSamplerCreateInfo(
+                    magFilter=filt,
+                    minFilter=filt,
+                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
+                    addressModeU=clamp,
+                    addressModeV=clamp,
+                    addressModeW=clamp,
+                    maxLod=0.0,
+                ),
+                None,
+            ),
+        )
 
     def _texture(self, cb, tex: Texture):
         if tex.compare:
@@ -339,23 +548,55 @@ class GraphicsDevice:
         th, tw = t.shape[:2]
         staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
         img, view = self._image(tw, th, vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
-        self._barrier(cb, img, vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                      vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
-                      vk.VK_ACCESS_TRANSFER_WRITE_BIT)
-        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
-                                      imageSubresource=vk.VkImageSubresourceLayers(
-                                          aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0,
-                                          layerCount=1),
-                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(tw, th, 1))
+        self._barrier(
+            cb,
+            img,
+            vk.VK_IMAGE_LAYOUT_UNDEFINED,
+            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            0,
+            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+        )
+        region = vk.VkBufferImageCopy(
+            bufferOffset=0,
+            bufferRowLength=0,
+            bufferImageHeight=0,
+            imageSubresource=vk.VkImageSubresourceLayers(
+                aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1
+            ),
+            imageOffset=vk.VkOffset3D(0, 0, 0),
+            imageExtent=vk.VkExtent3D(tw, th, 1),
+        )
         vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
-        self._barrier(cb, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                      vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
-                      vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_ACCESS_SHADER_READ_BIT)
+        self._barrier(
+            cb,
+            img,
+            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
+            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+            vk.VK_ACCESS_SHADER_READ_BIT,
+        )
         filt = vk.VK_FILTER_LINEAR if tex.linear else vk.VK_FILTER_NEAREST
         clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        sampler = self._own(vk.vkDestroySampler, vk.vkCreateSampler(self.device, vk.VkSamplerCreateInfo(
-            magFilter=filt, minFilter=filt, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, addressModeU=clamp,
-            addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
+        sampler = self._own(
+            vk.vkDestroySampler,
+            vk.vkCreateSampler(
+                self.device,
+                vk.VkSamplerCreateInfo(
+                    magFilter=filt,
+                    minFilter=filt,
+                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
+                    addressModeU=clamp,
+                    addressModeV=clamp,
+                    addressModeW=clamp,
+                    maxLod=0.0,
+                ),
+                None,
+            ),
+        )
         return view, sampler
 
     def _depth_texture(self, cb, tex: Texture):
@@ -364,106 +605,231 @@ class GraphicsDevice:
         op = getattr(vk, f"VK_COMPARE_OP_{tex.compare}", None)
         t = np.ascontiguousarray(tex.texels, dtype=np.float32)
         if op is None or tex.kind not in ("2D", "ARRAY_2D") or t.ndim != {"2D": 2, "ARRAY_2D": 3}.get(tex.kind):
-            raise NxError(f"depth texture: compare {tex.compare!r} (a VkCompareOp name), kind {tex.kind!r} (2D or "
-                          f"ARRAY_2D), texels of shape {t.shape} (want (h, w) / (layers, h, w) float32)")
+            raise NxError(
+                f"depth texture: compare {tex.compare!r} (a VkCompareOp name), kind {tex.kind!r} (2D or "
+                f"ARRAY_2D), texels of shape {t.shape} (want (h, w) / (layers, h, w) float32)"
+            )
         layers = t.shape[0] if t.ndim == 3 else 1
         th, tw = t.shape[-2:]
         d = self.device
-        img = self._own(vk.vkDestroyImage, vk.vkCreateImage(d, vk.VkImageCreateInfo(
-            imageType=vk.VK_IMAGE_TYPE_2D, format=vk.VK_FORMAT_D32_SFLOAT, extent=vk.VkExtent3D(tw, th, 1), mipLevels=1,
-            arrayLayers=layers, samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL,
-            usage=vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None))
+        img = self._own(
+            vk.vkDestroyImage,
+            vk.vkCreateImage(
+                d,
+                vk.VkImageCreateInfo(
+                    imageType=vk.VK_IMAGE_TYPE_2D,
+                    format=vk.VK_FORMAT_D32_SFLOAT,
+                    extent=vk.VkExtent3D(tw, th, 1),
+                    mipLevels=1,
+                    arrayLayers=layers,
+                    samples=vk.VK_SAMPLE_COUNT_1_BIT,
+                    tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+                    usage=vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+                    initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+                ),
+                None,
+            ),
+        )
         mem = self._memory(vk.vkGetImageMemoryRequirements(d, img), host=False)
         vk.vkBindImageMemory(d, img, mem, 0)
         rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, levelCount=1, layerCount=layers)
-        view = self._own(vk.vkDestroyImageView, vk.vkCreateImageView(d, vk.VkImageViewCreateInfo(
-            image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY if t.ndim == 3 else vk.VK_IMAGE_VIEW_TYPE_2D,
-            format=vk.VK_FORMAT_D32_SFLOAT, subresourceRange=rng), None))
+        view = self._own(
+            vk.vkDestroyImageView,
+            vk.vkCreateImageView(
+                d,
+                vk.VkImageViewCreateInfo(
+                    image=img,
+                    viewType=vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY if t.ndim == 3 else vk.VK_IMAGE_VIEW_TYPE_2D,
+                    format=vk.VK_FORMAT_D32_SFLOAT,
+                    subresourceRange=rng,
+                ),
+                None,
+            ),
+        )
         staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
 
         def barrier(old, new, ss, ds, sa, da):
-            b = vk.VkImageMemoryBarrier(srcAccessMask=sa, dstAccessMask=da, oldLayout=old, newLayout=new,
-                                        srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                        dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img,
-                                        subresourceRange=rng)
+            b = vk.VkImageMemoryBarrier(
+                srcAccessMask=sa,
+                dstAccessMask=da,
+                oldLayout=old,
+                newLayout=new,
+                srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                image=img,
+                subresourceRange=rng,
+            )
             vk.vkCmdPipelineBarrier(cb, ss, ds, 0, 0, None, 0, None, 1, [b])
-        barrier(vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, 0, vk.VK_ACCESS_TRANSFER_WRITE_BIT)
-        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
-                                      imageSubresource=vk.VkImageSubresourceLayers(
-                                          aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, mipLevel=0, baseArrayLayer=0,
-                                          layerCount=layers),
-                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(tw, th, 1))
+
+        barrier(
+            vk.VK_IMAGE_LAYOUT_UNDEFINED,
+            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            0,
+            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+        )
+        region = vk.VkBufferImageCopy(
+            bufferOffset=0,
+            bufferRowLength=0,
+            bufferImageHeight=0,
+            imageSubresource=vk.VkImageSubresourceLayers(
+                aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, mipLevel=0, baseArrayLayer=0, layerCount=layers
+            ),
+            imageOffset=vk.VkOffset3D(0, 0, 0),
+            imageExtent=vk.VkExtent3D(tw, th, 1),
+        )
         vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
-        barrier(vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
-                vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_ACCESS_SHADER_READ_BIT)
+        barrier(
+            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
+            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+            vk.VK_ACCESS_SHADER_READ_BIT,
+        )
         clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        sampler = self._own(vk.vkDestroySampler, vk.vkCreateSampler(d, vk.VkSamplerCreateInfo(
-            magFilter=vk.VK_FILTER_NEAREST, minFilter=vk.VK_FILTER_NEAREST, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-            addressModeU=clamp, addressModeV=clamp, addressModeW=clamp, maxLod=0.0, compareEnable=vk.VK_TRUE,
-            compareOp=op), None))
+        sampler = self._own(
+            vk.vkDestroySampler,
+            vk.vkCreateSampler(
+                d,
+                vk.VkSamplerCreateInfo(
+                    magFilter=vk.VK_FILTER_NEAREST,
+                    minFilter=vk.VK_FILTER_NEAREST,
+                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
+                    addressModeU=clamp,
+                    addressModeV=clamp,
+                    addressModeW=clamp,
+                    maxLod=0.0,
+                    compareEnable=vk.VK_TRUE,
+                    compareOp=op,
+                ),
+                None,
+            ),
+        )
         return view, sampler
 
     def _texture_nd(self, cb, tex: Texture):
         """A 2D array, 3D or cube texture (see Texture) and its sampler."""
-        kinds = {"1D": (vk.VK_IMAGE_TYPE_1D, vk.VK_IMAGE_VIEW_TYPE_1D, 0),
-                 "ARRAY_1D": (vk.VK_IMAGE_TYPE_1D, vk.VK_IMAGE_VIEW_TYPE_1D_ARRAY, 0),
-                 "ARRAY_2D": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY, 0),
-                 "3D": (vk.VK_IMAGE_TYPE_3D, vk.VK_IMAGE_VIEW_TYPE_3D, 0),
-                 "CUBE": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_CUBE, vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT),
-                 "ARRAY_CUBE": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY,
-                                vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT)}
+        kinds = {
+            "1D": (vk.VK_IMAGE_TYPE_1D, vk.VK_IMAGE_VIEW_TYPE_1D, 0),
+            "ARRAY_1D": (vk.VK_IMAGE_TYPE_1D, vk.VK_IMAGE_VIEW_TYPE_1D_ARRAY, 0),
+            "ARRAY_2D": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY, 0),
+            "3D": (vk.VK_IMAGE_TYPE_3D, vk.VK_IMAGE_VIEW_TYPE_3D, 0),
+            "CUBE": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_CUBE, vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT),
+            "ARRAY_CUBE": (vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY, vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT),
+        }
         if tex.kind not in kinds:
             raise NxError(f"texture kind {tex.kind!r} is not 2D, 1D, ARRAY_1D, ARRAY_2D, 3D, CUBE or ARRAY_CUBE")
         t = np.ascontiguousarray(tex.texels, dtype=np.uint8)
         cube = tex.kind.endswith("CUBE")
-        if t.ndim != 4 or t.shape[3] != 4 or (cube and (t.shape[0] % 6 or not t.shape[0] or t.shape[1] != t.shape[2])) \
-                or (tex.kind == "CUBE" and t.shape[0] != 6) \
-                or (tex.kind.endswith("1D") and t.shape[1] != 1) or (tex.kind == "1D" and t.shape[0] != 1):
-            raise NxError(f"{tex.kind} texels of shape {t.shape} (want (n, h, w, 4); a cube 6 square faces, a cube "
-                          f"array 6 per cube; "
-                          f"1D (1, 1, w, 4), a 1D array (n, 1, w, 4))")
+        if (
+            t.ndim != 4
+            or t.shape[3] != 4
+            or (cube and (t.shape[0] % 6 or not t.shape[0] or t.shape[1] != t.shape[2]))
+            or (tex.kind == "CUBE" and t.shape[0] != 6)
+            or (tex.kind.endswith("1D") and t.shape[1] != 1)
+            or (tex.kind == "1D" and t.shape[0] != 1)
+        ):
+            raise NxError(
+                f"{tex.kind} texels of shape {t.shape} (want (n, h, w, 4); a cube 6 square faces, a cube "
+                f"array 6 per cube; "
+                f"1D (1, 1, w, 4), a 1D array (n, 1, w, 4))"
+            )
         n, th, tw = t.shape[:3]
         itype, vtype, flags = kinds[tex.kind]
         depth, layers = (n, 1) if tex.kind == "3D" else (1, n)
         d = self.device
-        img = self._own(vk.vkDestroyImage, vk.vkCreateImage(d, vk.VkImageCreateInfo(
-            flags=flags, imageType=itype, format=COLOR_FORMAT, extent=vk.VkExtent3D(tw, th, depth), mipLevels=1,
-            arrayLayers=layers, samples=vk.VK_SAMPLE_COUNT_1_BIT, tiling=vk.VK_IMAGE_TILING_OPTIMAL,
-            usage=vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED), None))
+        img = self._own(
+            vk.vkDestroyImage,
+            vk.vkCreateImage(
+                d,
+                vk.VkImageCreateInfo(
+                    flags=flags,
+                    imageType=itype,
+                    format=COLOR_FORMAT,
+                    extent=vk.VkExtent3D(tw, th, depth),
+                    mipLevels=1,
+                    arrayLayers=layers,
+                    samples=vk.VK_SAMPLE_COUNT_1_BIT,
+                    tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+                    usage=vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+                    initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+                ),
+                None,
+            ),
+        )
         mem = self._memory(vk.vkGetImageMemoryRequirements(d, img), host=False)
         vk.vkBindImageMemory(d, img, mem, 0)
         rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=layers)
-        view = self._own(vk.vkDestroyImageView, vk.vkCreateImageView(d, vk.VkImageViewCreateInfo(
-            image=img, viewType=vtype, format=COLOR_FORMAT, subresourceRange=rng), None))
+        view = self._own(
+            vk.vkDestroyImageView,
+            vk.vkCreateImageView(
+                d, vk.VkImageViewCreateInfo(image=img, viewType=vtype, format=COLOR_FORMAT, subresourceRange=rng), None
+            ),
+        )
         staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
 
         def barrier(old, new, ss, ds, sa, da):
-            b = vk.VkImageMemoryBarrier(srcAccessMask=sa, dstAccessMask=da, oldLayout=old, newLayout=new,
-                                        srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                                        dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED, image=img,
-                                        subresourceRange=rng)
+            b = vk.VkImageMemoryBarrier(
+                srcAccessMask=sa,
+                dstAccessMask=da,
+                oldLayout=old,
+                newLayout=new,
+                srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                image=img,
+                subresourceRange=rng,
+            )
             vk.vkCmdPipelineBarrier(cb, ss, ds, 0, 0, None, 0, None, 1, [b])
-        barrier(vk.VK_IMAGE_LAYOUT_UNDEFINED, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, vk.VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
-                vk.VK_ACCESS_TRANSFER_WRITE_BIT)
-        region = vk.VkBufferImageCopy(bufferOffset=0, bufferRowLength=0, bufferImageHeight=0,
-                                      imageSubresource=vk.VkImageSubresourceLayers(
-                                          aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0,
-                                          layerCount=layers),
-                                      imageOffset=vk.VkOffset3D(0, 0, 0), imageExtent=vk.VkExtent3D(tw, th, depth))
+
+        barrier(
+            vk.VK_IMAGE_LAYOUT_UNDEFINED,
+            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            0,
+            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+        )
+        region = vk.VkBufferImageCopy(
+            bufferOffset=0,
+            bufferRowLength=0,
+            bufferImageHeight=0,
+            imageSubresource=vk.VkImageSubresourceLayers(
+                aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=layers
+            ),
+            imageOffset=vk.VkOffset3D(0, 0, 0),
+            imageExtent=vk.VkExtent3D(tw, th, depth),
+        )
         vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
-        barrier(vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-                vk.VK_PIPELINE_STAGE_TRANSFER_BIT, vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
-                vk.VK_ACCESS_TRANSFER_WRITE_BIT, vk.VK_ACCESS_SHADER_READ_BIT)
+        barrier(
+            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+            vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
+            vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
+            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
+            vk.VK_ACCESS_SHADER_READ_BIT,
+        )
         filt = vk.VK_FILTER_LINEAR if tex.linear else vk.VK_FILTER_NEAREST
         clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        sampler = self._own(vk.vkDestroySampler, vk.vkCreateSampler(d, vk.VkSamplerCreateInfo(
-            magFilter=filt, minFilter=filt, mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST, addressModeU=clamp,
-            addressModeV=clamp, addressModeW=clamp, maxLod=0.0), None))
+        sampler = self._own(
+            vk.vkDestroySampler,
+            vk.vkCreateSampler(
+                d,
+                vk.VkSamplerCreateInfo(
+                    magFilter=filt,
+                    minFilter=filt,
+                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
+                    addressModeU=clamp,
+                    addressModeV=clamp,
+                    addressModeW=clamp,
+                    maxLod=0.0,
+                ),
+                None,
+            ),
+        )
         return view, sampler
 
     def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int, layout=None, depth: bool = False):
@@ -471,35 +837,57 @@ class GraphicsDevice:
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
         # every nested record named too: cffi frees an inline one before the call reads it
-        vbind = [vk.VkVertexInputBindingDescription(binding=0, stride=16 * nattr,
-                                                    inputRate=vk.VK_VERTEX_INPUT_RATE_VERTEX)]
-        vattr = [vk.VkVertexInputAttributeDescription(location=i, binding=0, format=vk.VK_FORMAT_R32G32B32A32_SFLOAT,
-                                                      offset=16 * i) for i in range(nattr)]
+        vbind = [vk.VkVertexInputBindingDescription(binding=0, stride=16 * nattr, inputRate=vk.VK_VERTEX_INPUT_RATE_VERTEX)]
+        vattr = [
+            vk.VkVertexInputAttributeDescription(location=i, binding=0, format=vk.VK_FORMAT_R32G32B32A32_SFLOAT, offset=16 * i)
+            for i in range(nattr)
+        ]
         vin = vk.VkPipelineVertexInputStateCreateInfo(
-            vertexBindingDescriptionCount=1, pVertexBindingDescriptions=vbind,
-            vertexAttributeDescriptionCount=nattr, pVertexAttributeDescriptions=vattr)
+            vertexBindingDescriptionCount=1,
+            pVertexBindingDescriptions=vbind,
+            vertexAttributeDescriptionCount=nattr,
+            pVertexAttributeDescriptions=vattr,
+        )
         ia = vk.VkPipelineInputAssemblyStateCreateInfo(topology=topology)
         viewports = [vk.VkViewport(x=0.0, y=0.0, width=float(w), height=float(h), minDepth=0.0, maxDepth=1.0)]
         scissors = [vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h))]
-        vp = vk.VkPipelineViewportStateCreateInfo(viewportCount=1, pViewports=viewports, scissorCount=1,
-                                                  pScissors=scissors)
-        rs = vk.VkPipelineRasterizationStateCreateInfo(polygonMode=vk.VK_POLYGON_MODE_FILL,
-                                                       cullMode=vk.VK_CULL_MODE_NONE,
-                                                       frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE, lineWidth=1.0)
+        vp = vk.VkPipelineViewportStateCreateInfo(viewportCount=1, pViewports=viewports, scissorCount=1, pScissors=scissors)
+        rs = vk.VkPipelineRasterizationStateCreateInfo(
+            polygonMode=vk.VK_POLYGON_MODE_FILL,
+            cullMode=vk.VK_CULL_MODE_NONE,
+            frontFace=vk.VK_FRONT_FACE_COUNTER_CLOCKWISE,
+            lineWidth=1.0,
+        )
         ms = vk.VkPipelineMultisampleStateCreateInfo(rasterizationSamples=vk.VK_SAMPLE_COUNT_1_BIT)
         att = [vk.VkPipelineColorBlendAttachmentState(blendEnable=vk.VK_FALSE, colorWriteMask=0xF)]
         cbs = vk.VkPipelineColorBlendStateCreateInfo(attachmentCount=1, pAttachments=att)
         formats = [COLOR_FORMAT]
         rendering = vk.VkPipelineRenderingCreateInfo(
-            colorAttachmentCount=1, pColorAttachmentFormats=formats,
-            depthAttachmentFormat=vk.VK_FORMAT_D32_SFLOAT if depth else vk.VK_FORMAT_UNDEFINED)
+            colorAttachmentCount=1,
+            pColorAttachmentFormats=formats,
+            depthAttachmentFormat=vk.VK_FORMAT_D32_SFLOAT if depth else vk.VK_FORMAT_UNDEFINED,
+        )
         stages = [vstage, fstage]
-        zs = vk.VkPipelineDepthStencilStateCreateInfo(depthTestEnable=vk.VK_TRUE, depthWriteEnable=vk.VK_TRUE,
-                                                      depthCompareOp=vk.VK_COMPARE_OP_ALWAYS) if depth else None
+        zs = (
+            vk.VkPipelineDepthStencilStateCreateInfo(
+                depthTestEnable=vk.VK_TRUE, depthWriteEnable=vk.VK_TRUE, depthCompareOp=vk.VK_COMPARE_OP_ALWAYS
+            )
+            if depth
+            else None
+        )
         info = vk.VkGraphicsPipelineCreateInfo(
-            pNext=rendering, stageCount=2, pStages=stages, pVertexInputState=vin, pInputAssemblyState=ia,
-            pViewportState=vp, pRasterizationState=rs, pMultisampleState=ms, pColorBlendState=cbs,
-            pDepthStencilState=zs, layout=layout or self.layout)
+            pNext=rendering,
+            stageCount=2,
+            pStages=stages,
+            pVertexInputState=vin,
+            pInputAssemblyState=ia,
+            pViewportState=vp,
+            pRasterizationState=rs,
+            pMultisampleState=ms,
+            pColorBlendState=cbs,
+            pDepthStencilState=zs,
+            layout=layout or self.layout,
+        )
         return vk.vkCreateGraphicsPipelines(self.device, None, 1, [info], None)[0]
 
     def close(self) -> None:

@@ -1,5 +1,6 @@
 """A CPU host stand-in for ``nxrecomp run --cpu-cmd``: finds the GPU process through
 NXRECOMP_GPU_SOCKET_DIR, draws a few frames of the box game, prints their hashes, exits."""
+
 import os
 import sys
 from pathlib import Path

@@ -1,4 +1,5 @@
 """The supervisor on real processes and signals: game exit, Ctrl-C, crash loops, gathered logs."""
+
 from __future__ import annotations
 
 import os
@@ -36,23 +37,28 @@ def pids_in(log: str) -> list[int]:
 def run_cli(run_dir: Path, cpu_cmd: str, env: dict | None = None) -> subprocess.Popen:
     bundle = run_dir / "bundle"
     bundle.mkdir(exist_ok=True)
-    return subprocess.Popen([sys.executable, "-m", "nxrecomp", "run", str(bundle), "--run-dir", str(run_dir),
-                             "--cpu-cmd", cpu_cmd], env={**os.environ, **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "nxrecomp", "run", str(bundle), "--run-dir", str(run_dir), "--cpu-cmd", cpu_cmd],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_game_exit_stops_everything_and_logs_are_gathered():
     run_dir = Path(tempfile.mkdtemp(prefix="nxr"))
-    p = run_cli(run_dir, f"{sys.executable} {HERE / 'fake_cpu_host.py'} 4",
-                {"FAKE_EXIT": "7", "NXRECOMP_NXRECOMP_LOG_LEVEL": "info"})
+    p = run_cli(
+        run_dir, f"{sys.executable} {HERE / 'fake_cpu_host.py'} 4", {"FAKE_EXIT": "7", "NXRECOMP_NXRECOMP_LOG_LEVEL": "info"}
+    )
     out, err = p.communicate(timeout=120)
-    assert p.returncode == 7, err                     # the game's exit status is the run's
+    assert p.returncode == 7, err  # the game's exit status is the run's
     log = (run_dir / "run.log").read_text()
     assert re.search(r"^cpu      \| frame 4 [0-9a-f]{64}$", log, re.M)
     assert "gpu      | " in log and "gpu gpu_host.server: attached" in log
     assert "supervisor | cpu: exited (exit status 7); stopping the rest" in log
     assert "supervisor | gpu: stopped" in log
-    if "supervisor | shader: started" in log:          # the shader service joins when its package has one
+    if "supervisor | shader: started" in log:  # the shader service joins when its package has one
         assert "supervisor | shader: healthy" in log and "supervisor | shader: stopped" in log
     for pid in pids_in(log):
         assert not alive(pid), f"pid {pid} outlived the run"
@@ -80,20 +86,26 @@ def test_crash_loop_ends_with_a_clear_message(tmp_path):
     spec = ProcessSpec("flaky", [sys.executable, "-c", "import sys; print('boom', flush=True); sys.exit(3)"])
     sup = Supervisor([spec], tmp_path / "run.log", Policy(backoff=(0.0, 0.01, 0.02), max_crashes=4, window_s=30))
     t0 = time.monotonic()
-    with pytest.raises(CrashLoop, match=r"flaky crashed 4 times within 30s \(last: exit status 3\); giving up\. "
-                                        r"Logs: .*run.log"):
+    with pytest.raises(
+        CrashLoop,
+        match=r"flaky crashed 4 times within 30s \(last: exit status 3\); giving up\. "
+        r"Logs: .*run.log",
+    ):
         sup.run()
     assert time.monotonic() - t0 < 20
     text = (tmp_path / "run.log").read_text()
     assert text.count("flaky    | boom") == 4
-    assert "restarting in 0.01s" in text and "restarting in 0.02s" in text   # backoff grows
+    assert "restarting in 0.01s" in text and "restarting in 0.02s" in text  # backoff grows
 
 
 def test_crash_loop_message_from_the_cli(tmp_path):
     run_dir = Path(tempfile.mkdtemp(prefix="nxr"))
     # A GPU process that cannot start: no Vulkan driver (the loader finds no ICD).
-    p = run_cli(run_dir, f"{sys.executable} -c 'import time; time.sleep(60)'",
-                {"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json"})
+    p = run_cli(
+        run_dir,
+        f"{sys.executable} -c 'import time; time.sleep(60)'",
+        {"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json"},
+    )
     _, err = p.communicate(timeout=120)
     assert p.returncode == 2
     last = err.strip().splitlines()[-1]
@@ -106,13 +118,14 @@ def test_hung_process_is_killed_and_restarted(tmp_path):
     spec = ProcessSpec("hangs", [sys.executable, "-c", "import time; time.sleep(60)"], health=flag.exists)
     sup = Supervisor([spec], tmp_path / "run.log", Policy(health_every_s=0.05, health_failures=3))
     import threading
+
     th = threading.Thread(target=sup.run, daemon=True)
     th.start()
     deadline = time.monotonic() + 20
     while sup.pid("hangs") is None and time.monotonic() < deadline:
         time.sleep(0.02)
     first = sup.pid("hangs")
-    flag.unlink()                                  # stops answering health checks
+    flag.unlink()  # stops answering health checks
     time.sleep(0.5)
     flag.touch()
     while (sup.pid("hangs") in (None, first)) and time.monotonic() < deadline:
@@ -143,14 +156,15 @@ def test_a_killed_supervisor_leaves_no_children(tmp_path):
         "from nxrecomp.app.supervisor import Policy, ProcessSpec, Supervisor\n"
         f"argv = {SLEEPER!r}\n"
         "specs = [ProcessSpec('svc', argv, standby_argv=argv), ProcessSpec('cpu', argv, restart=False)]\n"
-        f"sys.exit(Supervisor(specs, {str(tmp_path / 'run.log')!r}, Policy(min_uptime_s=0.1)).run())\n")
+        f"sys.exit(Supervisor(specs, {str(tmp_path / 'run.log')!r}, Policy(min_uptime_s=0.1)).run())\n"
+    )
     sup = subprocess.Popen([sys.executable, str(script)], cwd=HERE.parent.parent)
     log = tmp_path / "run.log"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(pids_in(log.read_text() if log.exists() else "")) < 3:
         time.sleep(0.05)
     pids = pids_in(log.read_text())
-    assert len(pids) == 3, log.read_text()            # svc, its standby, cpu
+    assert len(pids) == 3, log.read_text()  # svc, its standby, cpu
     # setpriv sets the parent-death signal after its exec and before exec'ing the program: wait
     # until every child runs the program itself (a supervisor killed in that window of a
     # millisecond or so would leave that child running; that case is not what this test shows)
@@ -169,18 +183,20 @@ def test_a_killed_supervisor_leaves_no_children(tmp_path):
 def test_a_standby_signalled_at_once_is_not_killed(tmp_path):
     """SIGUSR1 sent the moment a standby is spawned (a promotion during its start-up) waits in its
     blocked mask instead of killing it; a plain process is started with SIGUSR1 unblocked."""
-    probe = [sys.executable, "-c",
-             "import signal, sys; m = signal.pthread_sigmask(signal.SIG_BLOCK, []); "
-             "print('blocked' if signal.SIGUSR1 in m else 'open', flush=True); "
-             "signal.sigwait({signal.SIGUSR1}) if signal.SIGUSR1 in m else None"]
-    sup = Supervisor([ProcessSpec("spare", probe, standby_argv=probe), ProcessSpec("plain", probe)],
-                     tmp_path / "run.log")
+    probe = [
+        sys.executable,
+        "-c",
+        "import signal, sys; m = signal.pthread_sigmask(signal.SIG_BLOCK, []); "
+        "print('blocked' if signal.SIGUSR1 in m else 'open', flush=True); "
+        "signal.sigwait({signal.SIGUSR1}) if signal.SIGUSR1 in m else None",
+    ]
+    sup = Supervisor([ProcessSpec("spare", probe, standby_argv=probe), ProcessSpec("plain", probe)], tmp_path / "run.log")
     spare = sup._popen(sup.children["spare"], probe, standby=True)
     os.kill(spare.pid, signal.SIGUSR1)
-    assert spare.wait(30) == 0                        # woke from sigwait, not killed by the signal
+    assert spare.wait(30) == 0  # woke from sigwait, not killed by the signal
     plain = sup._popen(sup.children["plain"], probe)
     assert plain.wait(30) == 0
-    deadline = time.monotonic() + 10                  # the log pumps (one thread each) write the lines
+    deadline = time.monotonic() + 10  # the log pumps (one thread each) write the lines
     while time.monotonic() < deadline and len((tmp_path / "run.log").read_text().splitlines()) < 2:
         time.sleep(0.02)
     lines = sorted((tmp_path / "run.log").read_text().splitlines())

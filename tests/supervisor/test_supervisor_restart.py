@@ -1,5 +1,6 @@
 """The supervisor restarts a SIGKILLed GPU process; the client re-attaches, re-registers and
 resubmits; the game's own state and every frame equal an uninterrupted run's."""
+
 from __future__ import annotations
 
 import os
@@ -46,10 +47,10 @@ def play(frames: int, kills: int, seed: int) -> dict:
         for frame in range(1, frames + 1):
             checksums.append(game.step())
             if frame - 2 in seqs:
-                client.wait(seqs[frame - 2], timeout=60)      # at most two frames in flight
+                client.wait(seqs[frame - 2], timeout=60)  # at most two frames in flight
             seqs[frame] = client.submit(game.commands(pool, frame, 7))
             if killed_at is not None:
-                client.wait(seqs[frame], timeout=60)          # the first frame after the kill
+                client.wait(seqs[frame], timeout=60)  # the first frame after the kill
                 resume.append(time.monotonic() - killed_at)
                 killed_at = None
             if frame in kill_at:
@@ -64,8 +65,14 @@ def play(frames: int, kills: int, seed: int) -> dict:
         th.join(30)
     log = (run_dir / "run.log").read_text()
     shutil.rmtree(run_dir, ignore_errors=True)
-    return {"checksums": checksums, "pngs": pngs, "resume": resume, "restarts": restarts,
-            "reconnects": client.reconnects, "log": log}
+    return {
+        "checksums": checksums,
+        "pngs": pngs,
+        "resume": resume,
+        "restarts": restarts,
+        "reconnects": client.reconnects,
+        "log": log,
+    }
 
 
 def test_kill_gpu_process_many_times():
@@ -75,12 +82,12 @@ def test_kill_gpu_process_many_times():
     assert hurt["restarts"] == kills and hurt["reconnects"] == kills
     assert hurt["checksums"] == calm["checksums"]
     assert len(calm["pngs"]) == frames
-    assert hurt["pngs"] == calm["pngs"]           # every frame, re-rendered after restarts, is identical
+    assert hurt["pngs"] == calm["pngs"]  # every frame, re-rendered after restarts, is identical
     # how fast frames resume is a benchmark figure (bench/, docs/PERFORMANCE.md), not a test
     print("resume times", sorted(round(r, 3) for r in hurt["resume"]))
     assert "killed by SIGKILL; restarting in 0s" in hurt["log"]
     assert "gpu      | " in hurt["log"] and "gpu gpu_host.server: attached" in hurt["log"]  # gathered, named
-    assert hurt["log"].count("promoted") >= 1     # warm spares took over
+    assert hurt["log"].count("promoted") >= 1  # warm spares took over
 
 
 @pytest.mark.heavy

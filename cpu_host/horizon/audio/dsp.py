@@ -6,6 +6,7 @@ renamed, so two processes never load a half-written library) and called through 
 mode, as ``gpu_host/texdecode.py`` does.  Every wrapper checks its array types and lengths
 before the C call: the C side trusts them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -38,7 +39,7 @@ def _build() -> Path:
     return clib.build_shared("dsp", [SOURCE], FLAGS, "audio")
 
 
-lib = clib.Loaded(CDEF, _build)     # () -> (ffi, lib), built at the first call
+lib = clib.Loaded(CDEF, _build)  # () -> (ffi, lib), built at the first call
 
 
 def _f32(a: np.ndarray, what: str) -> np.ndarray:
@@ -57,8 +58,7 @@ def ptr(kind: str, a: np.ndarray):
     return _ptr(lib()[0], kind, a)
 
 
-def adpcm_decode(data: bytes | np.ndarray, first: int, count: int, coefs: np.ndarray,
-                 hist: np.ndarray) -> np.ndarray:
+def adpcm_decode(data: bytes | np.ndarray, first: int, count: int, coefs: np.ndarray, hist: np.ndarray) -> np.ndarray:
     """``count`` samples of DSP-ADPCM ``data`` from sample ``first`` (fewer at the data's end);
     ``hist`` (int32[2]: hist1, hist2) is updated in place."""
     ffi, L = lib()
@@ -67,8 +67,15 @@ def adpcm_decode(data: bytes | np.ndarray, first: int, count: int, coefs: np.nda
     if co.size != 16 or hist.dtype != np.int32 or hist.size != 2:
         raise ValueError("ADPCM: want 16 int16 coefficients and an int32[2] history")
     out = np.empty(max(count, 0), np.float32)
-    n = L.nx_adpcm_decode(ffi.from_buffer("uint8_t[]", src), src.size, first, max(count, 0),
-                          _ptr(ffi, "int16_t *", co), _ptr(ffi, "int32_t *", hist), _ptr(ffi, "float *", out))
+    n = L.nx_adpcm_decode(
+        ffi.from_buffer("uint8_t[]", src),
+        src.size,
+        first,
+        max(count, 0),
+        _ptr(ffi, "int16_t *", co),
+        _ptr(ffi, "int32_t *", hist),
+        _ptr(ffi, "float *", out),
+    )
     return out[:n]
 
 
@@ -100,23 +107,33 @@ def biquad(buf: np.ndarray, b: np.ndarray, a: np.ndarray, state: np.ndarray) -> 
     """In place: b = (b0, b1, b2), a = (a1, a2) with a0 = 1; state float32[2]."""
     ffi, L = lib()
     _f32(buf, "biquad buffer"), _f32(b, "biquad b"), _f32(a, "biquad a"), _f32(state, "biquad state")
-    L.nx_biquad(_ptr(ffi, "float *", buf), buf.size, _ptr(ffi, "float *", b), _ptr(ffi, "float *", a),
-                _ptr(ffi, "float *", state))
+    L.nx_biquad(
+        _ptr(ffi, "float *", buf), buf.size, _ptr(ffi, "float *", b), _ptr(ffi, "float *", a), _ptr(ffi, "float *", state)
+    )
 
 
-def delay(buf: np.ndarray, line: np.ndarray, pos: np.ndarray, in_gain: float, feedback: float,
-          out_gain: float, dry: float) -> None:
+def delay(
+    buf: np.ndarray, line: np.ndarray, pos: np.ndarray, in_gain: float, feedback: float, out_gain: float, dry: float
+) -> None:
     ffi, L = lib()
     _f32(buf, "delay buffer"), _f32(line, "delay line")
-    L.nx_delay(_ptr(ffi, "float *", buf), buf.size, _ptr(ffi, "float *", line), line.size,
-               _ptr(ffi, "int *", pos), in_gain, feedback, out_gain, dry)
+    L.nx_delay(
+        _ptr(ffi, "float *", buf),
+        buf.size,
+        _ptr(ffi, "float *", line),
+        line.size,
+        _ptr(ffi, "int *", pos),
+        in_gain,
+        feedback,
+        out_gain,
+        dry,
+    )
 
 
 def allpass(buf: np.ndarray, line: np.ndarray, pos: np.ndarray, g: float) -> None:
     ffi, L = lib()
     _f32(buf, "allpass buffer"), _f32(line, "allpass line")
-    L.nx_allpass(_ptr(ffi, "float *", buf), buf.size, _ptr(ffi, "float *", line), line.size,
-                 _ptr(ffi, "int *", pos), g)
+    L.nx_allpass(_ptr(ffi, "float *", buf), buf.size, _ptr(ffi, "float *", line), line.size, _ptr(ffi, "int *", pos), g)
 
 
 def to_pcm16(channels: list[np.ndarray]) -> np.ndarray:
@@ -135,21 +152,61 @@ def to_pcm16(channels: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def voice_channel(h: np.ndarray, frac: float, ratio: float, n: int, biquads: np.ndarray,
-                  bq_state: np.ndarray, v0: float, v1: float, mix: np.ndarray, rows: np.ndarray,
-                  mv0: np.ndarray, mv1: np.ndarray, tmp: np.ndarray) -> None:
+def voice_channel(
+    h: np.ndarray,
+    frac: float,
+    ratio: float,
+    n: int,
+    biquads: np.ndarray,
+    bq_state: np.ndarray,
+    v0: float,
+    v1: float,
+    mix: np.ndarray,
+    rows: np.ndarray,
+    mv0: np.ndarray,
+    mv1: np.ndarray,
+    tmp: np.ndarray,
+) -> None:
     """One voice channel's frame into ``mix`` (buffers x n): resample, ``biquads`` (k x 5:
     b0 b1 b2 a1 a2, state k x 2), volume ramp, mix-volume ramps into ``rows``."""
     ffi, L = lib()
-    for a, what in ((h, "history"), (biquads, "biquads"), (bq_state, "biquad state"), (mix, "mix"),
-                     (mv0, "mix volumes"), (mv1, "mix volumes"), (tmp, "scratch")):
+    for a, what in (
+        (h, "history"),
+        (biquads, "biquads"),
+        (bq_state, "biquad state"),
+        (mix, "mix"),
+        (mv0, "mix volumes"),
+        (mv1, "mix volumes"),
+        (tmp, "scratch"),
+    ):
         _f32(a, what)
     k = biquads.shape[0]
-    if (mix.ndim != 2 or mix.shape[1] != n or tmp.size < n or rows.dtype != np.int32 or bq_state.size < 2 * k
-            or not (mv0.size == mv1.size == rows.size) or (rows.size and (rows.min() < 0 or rows.max() >= mix.shape[0]))
-            or h.size < int(frac + (n - 1) * ratio) + 2):
+    if (
+        mix.ndim != 2
+        or mix.shape[1] != n
+        or tmp.size < n
+        or rows.dtype != np.int32
+        or bq_state.size < 2 * k
+        or not (mv0.size == mv1.size == rows.size)
+        or (rows.size and (rows.min() < 0 or rows.max() >= mix.shape[0]))
+        or h.size < int(frac + (n - 1) * ratio) + 2
+    ):
         raise ValueError("voice_channel: inconsistent buffer sizes")
-    L.nx_voice_channel(_ptr(ffi, "float *", h), h.size, frac, ratio, n, k, _ptr(ffi, "float *", biquads),
-                       _ptr(ffi, "float *", bq_state), v0, v1, _ptr(ffi, "float *", mix), rows.size,
-                       _ptr(ffi, "int *", rows), _ptr(ffi, "float *", mv0), _ptr(ffi, "float *", mv1),
-                       _ptr(ffi, "float *", tmp))
+    L.nx_voice_channel(
+        _ptr(ffi, "float *", h),
+        h.size,
+        frac,
+        ratio,
+        n,
+        k,
+        _ptr(ffi, "float *", biquads),
+        _ptr(ffi, "float *", bq_state),
+        v0,
+        v1,
+        _ptr(ffi, "float *", mix),
+        rows.size,
+        _ptr(ffi, "int *", rows),
+        _ptr(ffi, "float *", mv0),
+        _ptr(ffi, "float *", mv1),
+        _ptr(ffi, "float *", tmp),
+    )

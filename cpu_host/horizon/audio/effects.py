@@ -11,6 +11,7 @@ What differs from Horizon, on purpose and documented:
   pre-delay, coloration and high-frequency decay are not modelled.
 Aux, buffer mix, limiter and capture effects are accepted and pass audio through unchanged.
 """
+
 from __future__ import annotations
 
 import struct
@@ -66,7 +67,7 @@ class Delay(Effect):
         want = max(1, min(int(t) * self.rate // 1000, self.max_samples))
         for c, (i, o) in enumerate(self._io(buffers, base, ch)):
             line, pos = self.lines[c]
-            if line.size != want:          # delay time changed: a fresh line of the new length
+            if line.size != want:  # delay time changed: a fresh line of the new length
                 line, pos = _line(want)
                 self.lines[c] = (line, pos)
             buf = buffers[i].copy()

@@ -2,6 +2,7 @@
 addresses) after the kernel confirms the range is mapped with the permission needed; a range
 that is not raises ``ValueError`` naming it (the renderer counts it as a voice error and plays
 silence: never a fault of the host)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,8 +16,9 @@ class GuestMemory:
 
     def _check(self, address: int, size: int, perm: int) -> None:
         if size and (address <= 0 or address + size > 1 << 64 or not self.lib.nx_hz_range_ok(address, size, perm)):
-            raise ValueError(f"{size:#x} bytes at {address:#x} are not {'writable' if perm & PERM_W else 'readable'} "
-                             "guest memory")
+            raise ValueError(
+                f"{size:#x} bytes at {address:#x} are not {'writable' if perm & PERM_W else 'readable'} guest memory"
+            )
 
     def read(self, address: int, size: int) -> bytes:
         self._check(address, size, PERM_R)

@@ -30,6 +30,7 @@ Two clocks (setting ``cpu_host.audio_clock``):
 
 Nothing here waits on the device: the sinks never block (output.py).
 """
+
 from __future__ import annotations
 
 import logging
@@ -48,10 +49,10 @@ from nxrecomp.common.errors import NxError
 
 log = logging.getLogger("cpu_host.audio")
 RATE = 48000
-FRAME = 240                      # samples per 5 ms frame at 48 kHz
+FRAME = 240  # samples per 5 ms frame at 48 kHz
 PERIOD = FRAME / RATE
 SAMPLES_PER_PRESENT = RATE // 60
-FALLBACK_S = 1.0                 # no present this long after the first audio object: wall clock
+FALLBACK_S = 1.0  # no present this long after the first audio object: wall clock
 MAX_CATCH_UP = 4
 CLOCKS = ("auto", "wall", "frames")
 
@@ -62,12 +63,12 @@ class RendererSource:
     def __init__(self, host: "AudioHost", renderer: AudioRenderer, on_frame: Callable[[], None]) -> None:
         self.host, self.r, self.on_frame = host, renderer, on_frame
         self.started = False
-        self.pcm: np.ndarray | None = None         # this frame's device-sink output
+        self.pcm: np.ndarray | None = None  # this frame's device-sink output
         self.device_index: int | None = None
         self.r.sink_out = self._device
 
     def _device(self, index: int, pcm: np.ndarray) -> None:
-        if self.device_index is None:              # the first device sink is the console's output
+        if self.device_index is None:  # the first device sink is the console's output
             self.device_index = index
         if index == self.device_index:
             self.pcm = adapt_channels(pcm, 2)
@@ -93,7 +94,7 @@ class RendererSource:
         self.pcm = None
         self.r.render_frame()
         out = self.pcm
-        if out is not None and out.shape[0] != FRAME:      # 32 kHz: 160 samples -> 240
+        if out is not None and out.shape[0] != FRAME:  # 32 kHz: 160 samples -> 240
             x = np.linspace(0, out.shape[0] - 1, FRAME)
             out = np.stack([np.interp(x, np.arange(out.shape[0]), out[:, c]) for c in range(2)], 1)
             out = np.clip(np.rint(out), -32768, 32767).astype(np.int16)
@@ -110,7 +111,7 @@ class AudioOutSource(AudioOut):
     def __init__(self, host: "AudioHost", channels: int, on_release: Callable[[], None]) -> None:
         super().__init__(None, channels)
         self.host, self.on_release = host, on_release
-        self.volume = 1.0                  # SetAudioOutVolume
+        self.volume = 1.0  # SetAudioOutVolume
 
     def frame(self) -> np.ndarray | None:
         if not self.started:
@@ -143,11 +144,11 @@ class AudioHost:
         self.sources: list[RendererSource | AudioOutSource] = []
         self.sink: Sink | None = None
         self.mode = "wall"
-        self.frames = 0                  # 5 ms frames written to the sink
+        self.frames = 0  # 5 ms frames written to the sink
         self.late_frames = 0
         self.presents = 0
         self.opened_at = 0.0
-        self.clock_started = 0.0         # when the clock thread began (its frames count from there)
+        self.clock_started = 0.0  # when the clock thread began (its frames count from there)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.closed = False
@@ -162,8 +163,11 @@ class AudioHost:
                 self.opened_at = time.monotonic()
                 self._thread = threading.Thread(target=self._run, name="audio-clock", daemon=True)
                 self._thread.start()
-                log.info("audio: output %s, clocked by %s", type(self.sink).__name__,
-                         "the presented frames" if self.mode == "frames" else "the wall clock")
+                log.info(
+                    "audio: output %s, clocked by %s",
+                    type(self.sink).__name__,
+                    "the presented frames" if self.mode == "frames" else "the wall clock",
+                )
             self.sources.append(src)
 
     def remove(self, src: RendererSource | AudioOutSource) -> None:
@@ -171,8 +175,9 @@ class AudioHost:
             if src in self.sources:
                 self.sources.remove(src)
 
-    def open_renderer(self, parameter: bytes | RendererParameter, memory: GuestMemory,
-                      on_frame: Callable[[], None] = lambda: None) -> RendererSource:
+    def open_renderer(
+        self, parameter: bytes | RendererParameter, memory: GuestMemory, on_frame: Callable[[], None] = lambda: None
+    ) -> RendererSource:
         """A renderer (``AudioError`` with Horizon's result for a bad parameter block)."""
         src = RendererSource(self, AudioRenderer(parameter, memory), on_frame)
         self._add(src)
@@ -194,7 +199,7 @@ class AudioHost:
             for src in list(self.sources):
                 try:
                     pcm = src.frame()
-                except Exception:          # a renderer bug must not take the game down: that source goes
+                except Exception:  # a renderer bug must not take the game down: that source goes
                     log.exception("audio: a source failed; it is removed")
                     self.sources.remove(src)
                     continue
@@ -226,10 +231,9 @@ class AudioHost:
                     if self._stop.wait(0.05):
                         return
                     if self.presents:
-                        return              # the program presents: the frames are the clock
+                        return  # the program presents: the frames are the clock
                     continue
-                log.info("audio: no frame presented %.1f s after audio opened: the wall clock paces audio",
-                         FALLBACK_S)
+                log.info("audio: no frame presented %.1f s after audio opened: the wall clock paces audio", FALLBACK_S)
                 with self.lock:
                     self.mode = "wall"
                 due = time.monotonic()
@@ -238,7 +242,7 @@ class AudioHost:
             slack = 0.0
             if queued is not None:
                 slack = self.sink.target_frames / RATE
-                if queued < self.sink.target_frames:      # the device wants more: now, whatever the wall says
+                if queued < self.sink.target_frames:  # the device wants more: now, whatever the wall says
                     self.tick()
                     due = max(due + PERIOD, now - slack)
                     continue
@@ -266,10 +270,22 @@ class AudioHost:
             return
         sink.close()
         stats = getattr(sink, "stats", None)
-        extra = (f"; device: {stats.frames_written} sample frames written, {stats.frames_dropped} dropped, "
-                 f"{stats.underruns} underruns") if stats is not None else ""
-        log.info("audio: %d frames of 5 ms (%.2f s), %d late frames skipped, output %s%s", self.frames,
-                 self.frames * PERIOD, self.late_frames, type(sink).__name__, extra)
+        extra = (
+            (
+                f"; device: {stats.frames_written} sample frames written, {stats.frames_dropped} dropped, "
+                f"{stats.underruns} underruns"
+            )
+            if stats is not None
+            else ""
+        )
+        log.info(
+            "audio: %d frames of 5 ms (%.2f s), %d late frames skipped, output %s%s",
+            self.frames,
+            self.frames * PERIOD,
+            self.late_frames,
+            type(sink).__name__,
+            extra,
+        )
 
 
 def null_host() -> AudioHost:

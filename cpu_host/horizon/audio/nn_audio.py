@@ -28,6 +28,7 @@ buffers are queued per voice (AppendWaveBuffer answers false).  A bad guest poin
 out of range ends the program with a report naming the function (``GuestError``); a request the
 renderer refuses is answered with its result code.
 """
+
 from __future__ import annotations
 
 import logging
@@ -49,7 +50,7 @@ from cpu_host.horizon.hle.registry import HostFunction
 log = logging.getLogger("cpu_host.hle.audio")
 PARAM = struct.Struct("<8iB3xiiii")
 WAVE = struct.Struct("<QQiiBB6xQQ")
-CONFIG_SIZE = 0x1000                      # what GetAudioRendererConfigWorkBufferSize asks for (unused)
+CONFIG_SIZE = 0x1000  # what GetAudioRendererConfigWorkBufferSize asks for (unused)
 MAX_QUEUED = L.WAVE_BUFFER_COUNT
 STATES = (L.PLAY_STARTED, L.PLAY_STOPPED, L.PLAY_PAUSED)
 
@@ -57,7 +58,7 @@ STATES = (L.PLAY_STARTED, L.PLAY_STOPPED, L.PLAY_PAUSED)
 @dataclass
 class VoiceModel:
     vid: int
-    channels: list[int]                   # channel resource ids
+    channels: list[int]  # channel resource ids
     fmt: int
     rate: int
     state_address: int
@@ -69,7 +70,7 @@ class VoiceModel:
     mix_volumes: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 24), np.float32))
     ring: list[C.Wave | None] = field(default_factory=lambda: [None] * MAX_QUEUED)
     appended: int = 0
-    queued: deque = field(default_factory=deque)      # guest WaveBuffer addresses not yet finished
+    queued: deque = field(default_factory=deque)  # guest WaveBuffer addresses not yet finished
     released: deque = field(default_factory=deque)
     consumed_seen: int = 0
     played: int = 0
@@ -83,7 +84,7 @@ class ConfigModel:
     final_buffers: int = 0
     final_volume: float = 1.0
     sinks: list[bytes] = field(default_factory=list)
-    pools: list[list[int]] = field(default_factory=list)    # [address, size, state]
+    pools: list[list[int]] = field(default_factory=list)  # [address, size, state]
 
 
 class NnAudio:
@@ -92,7 +93,7 @@ class NnAudio:
         self.lock = threading.RLock()
         self.renderers: dict[int, RendererSource] = {}
         self.configs: dict[int, ConfigModel] = {}
-        self.voice_at: dict[int, tuple[ConfigModel, VoiceModel]] = {}    # VoiceType address -> model
+        self.voice_at: dict[int, tuple[ConfigModel, VoiceModel]] = {}  # VoiceType address -> model
         self.mix_at: dict[int, ConfigModel] = {}
         self.pool_at: dict[int, list[int]] = {}
         self._next = 1
@@ -105,9 +106,14 @@ class NnAudio:
     @staticmethod
     def _param(c: Call, addr: int, what: str) -> RendererParameter:
         vals = PARAM.unpack(c.read(addr, PARAM.size, what))
-        p = RendererParameter(*vals[:8], voice_drop_enabled=vals[8], splitter_count=vals[9],
-                              splitter_destination_count=vals[10], rendering_device=vals[11],
-                              execution_mode=vals[12])
+        p = RendererParameter(
+            *vals[:8],
+            voice_drop_enabled=vals[8],
+            splitter_count=vals[9],
+            splitter_destination_count=vals[10],
+            rendering_device=vals[11],
+            execution_mode=vals[12],
+        )
         try:
             return parse_parameter(p.pack())
         except AudioError as e:
@@ -116,8 +122,9 @@ class NnAudio:
     def _config(self, c: Call, addr: int, what: str) -> ConfigModel:
         cid = c.read_u64(addr, what) if addr else 0
         if cid not in self.configs:
-            raise GuestError(f"{what}: AudioRendererConfig at {addr:#x} was not initialised "
-                             "(nn::audio::InitializeAudioRendererConfig)")
+            raise GuestError(
+                f"{what}: AudioRendererConfig at {addr:#x} was not initialised (nn::audio::InitializeAudioRendererConfig)"
+            )
         return self.configs[cid]
 
     def _voice(self, c: Call, addr: int, what: str) -> tuple[ConfigModel, VoiceModel]:
@@ -137,8 +144,7 @@ class NnAudio:
 
     # ---- renderer -----------------------------------------------------------------------
     def init_parameter(self, c: Call) -> None:
-        c.write(c.arg(0), PARAM.pack(48000, 240, 2, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0),
-                "InitializeAudioRendererParameter out")
+        c.write(c.arg(0), PARAM.pack(48000, 240, 2, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0), "InitializeAudioRendererParameter out")
 
     def work_buffer_size(self, c: Call) -> int:
         return work_buffer_size(self._param(c, c.arg(0), "GetAudioRendererWorkBufferSize"))
@@ -250,10 +256,15 @@ class NnAudio:
             cfg = self._config(c, c.arg(0), what)
             addr, rate, chans, fmt = c.arg(1), c.sarg32(2), c.sarg32(3), c.sarg32(4)
             c.check(addr, 4, 2, what)
-            if fmt not in (L.FMT_PCM16, L.FMT_PCM_FLOAT, L.FMT_ADPCM) or not 1 <= chans <= L.CHANNEL_COUNT_MAX \
-                    or not 0 < rate <= 192000 or (fmt == L.FMT_ADPCM and chans != 1):
-                raise GuestError(f"{what}: format {fmt}, {chans} channels at {rate} Hz (PCM16 2, float 5, ADPCM 6 "
-                                 "mono; 1..6 channels)")
+            if (
+                fmt not in (L.FMT_PCM16, L.FMT_PCM_FLOAT, L.FMT_ADPCM)
+                or not 1 <= chans <= L.CHANNEL_COUNT_MAX
+                or not 0 < rate <= 192000
+                or (fmt == L.FMT_ADPCM and chans != 1)
+            ):
+                raise GuestError(
+                    f"{what}: format {fmt}, {chans} channels at {rate} Hz (PCM16 2, float 5, ADPCM 6 mono; 1..6 channels)"
+                )
             state = 0
             if fmt == L.FMT_ADPCM:
                 if c.arg(7) < 32:
@@ -331,8 +342,7 @@ class NnAudio:
                 c.check(buf, size, 1, what + " (sample buffer)")
             if start < 0 or end < start:
                 raise GuestError(f"{what}: samples {start}..{end}")
-            v.ring[v.appended % MAX_QUEUED] = C.Wave(buf, size, start, end, bool(loop), bool(eos), False, 0,
-                                                     ctx, ctx_size)
+            v.ring[v.appended % MAX_QUEUED] = C.Wave(buf, size, start, end, bool(loop), bool(eos), False, 0, ctx, ctx_size)
             v.appended += 1
             v.queued.append(wb)
         return 1
@@ -374,9 +384,20 @@ class NnAudio:
         for v in cfg.voices.values():
             for i, ch in enumerate(v.channels):
                 u.channels[ch] = v.mix_volumes[i]
-            u.voices[v.vid] = C.Voice(v.vid, v.mix, v.channels, v.fmt, v.rate, v.pitch, v.volume, v.play_state,
-                                      v.is_new, [w if w is not None else C.Wave(0, 0, 0, 0, sent_to_server=True)
-                                                 for w in v.ring], v.appended % MAX_QUEUED, v.state_address)
+            u.voices[v.vid] = C.Voice(
+                v.vid,
+                v.mix,
+                v.channels,
+                v.fmt,
+                v.rate,
+                v.pitch,
+                v.volume,
+                v.play_state,
+                v.is_new,
+                [w if w is not None else C.Wave(0, 0, 0, 0, sent_to_server=True) for w in v.ring],
+                v.appended % MAX_QUEUED,
+                v.state_address,
+            )
         return u.pack()
 
     def _response(self, cfg: ConfigModel, resp: bytes) -> None:
@@ -394,54 +415,101 @@ class NnAudio:
         P, H, CF = "NS0_22AudioRendererParameterE", "NS0_19AudioRendererHandleE", "NS0_19AudioRendererConfigE"
         V, M = "NS0_9VoiceTypeE", "NS0_12FinalMixTypeE"
         return [
-            F(f"_ZN2nn5audio32InitializeAudioRendererParameterEP{P}",
-              "nn::audio::InitializeAudioRendererParameter(AudioRendererParameter*)", self.init_parameter),
-            F(f"_ZN2nn5audio30GetAudioRendererWorkBufferSizeERK{P}",
-              "nn::audio::GetAudioRendererWorkBufferSize(const AudioRendererParameter&)", self.work_buffer_size),
-            F(f"_ZN2nn5audio17OpenAudioRendererEP{H}RK{P}Pvm",
-              "nn::audio::OpenAudioRenderer(AudioRendererHandle*, const AudioRendererParameter&, void*, size_t)",
-              self.open_renderer),
+            F(
+                f"_ZN2nn5audio32InitializeAudioRendererParameterEP{P}",
+                "nn::audio::InitializeAudioRendererParameter(AudioRendererParameter*)",
+                self.init_parameter,
+            ),
+            F(
+                f"_ZN2nn5audio30GetAudioRendererWorkBufferSizeERK{P}",
+                "nn::audio::GetAudioRendererWorkBufferSize(const AudioRendererParameter&)",
+                self.work_buffer_size,
+            ),
+            F(
+                f"_ZN2nn5audio17OpenAudioRendererEP{H}RK{P}Pvm",
+                "nn::audio::OpenAudioRenderer(AudioRendererHandle*, const AudioRendererParameter&, void*, size_t)",
+                self.open_renderer,
+            ),
             F(f"_ZN2nn5audio18StartAudioRendererE{H}", "nn::audio::StartAudioRenderer(AudioRendererHandle)", self.start),
             F(f"_ZN2nn5audio17StopAudioRendererE{H}", "nn::audio::StopAudioRenderer(AudioRendererHandle)", self.stop),
             F(f"_ZN2nn5audio18CloseAudioRendererE{H}", "nn::audio::CloseAudioRenderer(AudioRendererHandle)", self.close),
-            F(f"_ZN2nn5audio36GetAudioRendererConfigWorkBufferSizeERK{P}",
-              "nn::audio::GetAudioRendererConfigWorkBufferSize(const AudioRendererParameter&)", self.config_size),
-            F(f"_ZN2nn5audio29InitializeAudioRendererConfigEP{CF}RK{P}Pvm",
-              "nn::audio::InitializeAudioRendererConfig(AudioRendererConfig*, const AudioRendererParameter&, void*, "
-              "size_t)", self.init_config),
-            F(f"_ZN2nn5audio26RequestUpdateAudioRendererE{H}PK{CF}",
-              "nn::audio::RequestUpdateAudioRenderer(AudioRendererHandle, const AudioRendererConfig*)",
-              self.request_update),
-            F(f"_ZN2nn5audio15AcquireFinalMixEP{CF}P{M}i",
-              "nn::audio::AcquireFinalMix(AudioRendererConfig*, FinalMixType*, int)", self.acquire_final_mix),
-            F(f"_ZN2nn5audio17SetFinalMixVolumeEP{M}f", "nn::audio::SetFinalMixVolume(FinalMixType*, float)",
-              self.final_mix_volume),
-            F(f"_ZN2nn5audio13AddDeviceSinkEP{CF}PNS0_14DeviceSinkTypeEP{M}PKaiPKc",
-              "nn::audio::AddDeviceSink(AudioRendererConfig*, DeviceSinkType*, FinalMixType*, const int8_t*, int, "
-              "const char*)", self.add_device_sink),
-            F(f"_ZN2nn5audio17AcquireMemoryPoolEP{CF}PNS0_14MemoryPoolTypeEPvm",
-              "nn::audio::AcquireMemoryPool(AudioRendererConfig*, MemoryPoolType*, void*, size_t)", self.acquire_pool),
-            F("_ZN2nn5audio23RequestAttachMemoryPoolEPNS0_14MemoryPoolTypeE",
-              "nn::audio::RequestAttachMemoryPool(MemoryPoolType*)", self.attach_pool),
-            F(f"_ZN2nn5audio16AcquireVoiceSlotEP{CF}P{V}iiNS0_12SampleFormatEiPKvm",
-              "nn::audio::AcquireVoiceSlot(AudioRendererConfig*, VoiceType*, int, int, SampleFormat, int, "
-              "const void*, size_t)", self.acquire_voice),
-            F(f"_ZN2nn5audio16ReleaseVoiceSlotEP{CF}P{V}",
-              "nn::audio::ReleaseVoiceSlot(AudioRendererConfig*, VoiceType*)", self.release_voice),
-            F(f"_ZN2nn5audio19SetVoiceDestinationEP{CF}P{V}P{M}",
-              "nn::audio::SetVoiceDestination(AudioRendererConfig*, VoiceType*, FinalMixType*)", self.destination),
-            F(f"_ZN2nn5audio17SetVoiceMixVolumeEP{V}P{M}fii",
-              "nn::audio::SetVoiceMixVolume(VoiceType*, FinalMixType*, float, int, int)", self.mix_volume),
+            F(
+                f"_ZN2nn5audio36GetAudioRendererConfigWorkBufferSizeERK{P}",
+                "nn::audio::GetAudioRendererConfigWorkBufferSize(const AudioRendererParameter&)",
+                self.config_size,
+            ),
+            F(
+                f"_ZN2nn5audio29InitializeAudioRendererConfigEP{CF}RK{P}Pvm",
+                "nn::audio::InitializeAudioRendererConfig(AudioRendererConfig*, const AudioRendererParameter&, void*, size_t)",
+                self.init_config,
+            ),
+            F(
+                f"_ZN2nn5audio26RequestUpdateAudioRendererE{H}PK{CF}",
+                "nn::audio::RequestUpdateAudioRenderer(AudioRendererHandle, const AudioRendererConfig*)",
+                self.request_update,
+            ),
+            F(
+                f"_ZN2nn5audio15AcquireFinalMixEP{CF}P{M}i",
+                "nn::audio::AcquireFinalMix(AudioRendererConfig*, FinalMixType*, int)",
+                self.acquire_final_mix,
+            ),
+            F(
+                f"_ZN2nn5audio17SetFinalMixVolumeEP{M}f",
+                "nn::audio::SetFinalMixVolume(FinalMixType*, float)",
+                self.final_mix_volume,
+            ),
+            F(
+                f"_ZN2nn5audio13AddDeviceSinkEP{CF}PNS0_14DeviceSinkTypeEP{M}PKaiPKc",
+                "nn::audio::AddDeviceSink(AudioRendererConfig*, DeviceSinkType*, FinalMixType*, const int8_t*, int, const char*)",
+                self.add_device_sink,
+            ),
+            F(
+                f"_ZN2nn5audio17AcquireMemoryPoolEP{CF}PNS0_14MemoryPoolTypeEPvm",
+                "nn::audio::AcquireMemoryPool(AudioRendererConfig*, MemoryPoolType*, void*, size_t)",
+                self.acquire_pool,
+            ),
+            F(
+                "_ZN2nn5audio23RequestAttachMemoryPoolEPNS0_14MemoryPoolTypeE",
+                "nn::audio::RequestAttachMemoryPool(MemoryPoolType*)",
+                self.attach_pool,
+            ),
+            F(
+                f"_ZN2nn5audio16AcquireVoiceSlotEP{CF}P{V}iiNS0_12SampleFormatEiPKvm",
+                "nn::audio::AcquireVoiceSlot(AudioRendererConfig*, VoiceType*, int, int, SampleFormat, int, const void*, size_t)",
+                self.acquire_voice,
+            ),
+            F(
+                f"_ZN2nn5audio16ReleaseVoiceSlotEP{CF}P{V}",
+                "nn::audio::ReleaseVoiceSlot(AudioRendererConfig*, VoiceType*)",
+                self.release_voice,
+            ),
+            F(
+                f"_ZN2nn5audio19SetVoiceDestinationEP{CF}P{V}P{M}",
+                "nn::audio::SetVoiceDestination(AudioRendererConfig*, VoiceType*, FinalMixType*)",
+                self.destination,
+            ),
+            F(
+                f"_ZN2nn5audio17SetVoiceMixVolumeEP{V}P{M}fii",
+                "nn::audio::SetVoiceMixVolume(VoiceType*, FinalMixType*, float, int, int)",
+                self.mix_volume,
+            ),
             F(f"_ZN2nn5audio14SetVoiceVolumeEP{V}f", "nn::audio::SetVoiceVolume(VoiceType*, float)", self.voice_volume),
             F(f"_ZN2nn5audio13SetVoicePitchEP{V}f", "nn::audio::SetVoicePitch(VoiceType*, float)", self.voice_pitch),
-            F(f"_ZN2nn5audio17SetVoicePlayStateEP{V}NS1_9PlayStateE",
-              "nn::audio::SetVoicePlayState(VoiceType*, VoiceType::PlayState)", self.play_state),
-            F(f"_ZN2nn5audio17GetVoicePlayStateEPK{V}", "nn::audio::GetVoicePlayState(const VoiceType*)",
-              self.get_play_state),
-            F(f"_ZN2nn5audio16AppendWaveBufferEP{V}PKNS0_10WaveBufferE",
-              "nn::audio::AppendWaveBuffer(VoiceType*, const WaveBuffer*)", self.append),
-            F(f"_ZN2nn5audio21GetReleasedWaveBufferEP{V}", "nn::audio::GetReleasedWaveBuffer(VoiceType*)",
-              self.get_released),
-            F(f"_ZN2nn5audio25GetVoicePlayedSampleCountEPK{V}",
-              "nn::audio::GetVoicePlayedSampleCount(const VoiceType*)", self.played),
+            F(
+                f"_ZN2nn5audio17SetVoicePlayStateEP{V}NS1_9PlayStateE",
+                "nn::audio::SetVoicePlayState(VoiceType*, VoiceType::PlayState)",
+                self.play_state,
+            ),
+            F(f"_ZN2nn5audio17GetVoicePlayStateEPK{V}", "nn::audio::GetVoicePlayState(const VoiceType*)", self.get_play_state),
+            F(
+                f"_ZN2nn5audio16AppendWaveBufferEP{V}PKNS0_10WaveBufferE",
+                "nn::audio::AppendWaveBuffer(VoiceType*, const WaveBuffer*)",
+                self.append,
+            ),
+            F(f"_ZN2nn5audio21GetReleasedWaveBufferEP{V}", "nn::audio::GetReleasedWaveBuffer(VoiceType*)", self.get_released),
+            F(
+                f"_ZN2nn5audio25GetVoicePlayedSampleCountEPK{V}",
+                "nn::audio::GetVoicePlayedSampleCount(const VoiceType*)",
+                self.played,
+            ),
         ]

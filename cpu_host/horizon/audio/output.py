@@ -18,6 +18,7 @@
   ``cpu_host.audio_device``, ``cpu_host.audio_latency_ms``).
 ``host.py`` mixes every renderer and audio out of the process into one of these sinks.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -41,6 +42,7 @@ RESULT_TOO_MANY_BUFFERS = L.result(8)
 
 class Sink:
     """Takes interleaved int16 frames (frames x channels)."""
+
     rate = 48000
     channels = 2
 
@@ -71,10 +73,15 @@ class WavSink(Sink):
 
     def _header(self, frames: int) -> bytes:
         data = frames * self.channels * 2
-        return (b"RIFF" + struct.pack("<I", 36 + data) + b"WAVE"
-                + b"fmt " + struct.pack("<IHHIIHH", 16, 1, self.channels, self.rate, self.rate * self.channels * 2,
-                                        self.channels * 2, 16)
-                + b"data" + struct.pack("<I", data))
+        return (
+            b"RIFF"
+            + struct.pack("<I", 36 + data)
+            + b"WAVE"
+            + b"fmt "
+            + struct.pack("<IHHIIHH", 16, 1, self.channels, self.rate, self.rate * self.channels * 2, self.channels * 2, 16)
+            + b"data"
+            + struct.pack("<I", data)
+        )
 
     def write(self, pcm: np.ndarray) -> None:
         if pcm.ndim != 2 or pcm.shape[1] != self.channels:
@@ -107,26 +114,29 @@ class SdlStats:
 
 
 class SdlSink(Sink):
-    def __init__(self, rate: int = 48000, channels: int = 2, latency_ms: int = 60, device: str = "",
-                 build: bool = False) -> None:
+    def __init__(self, rate: int = 48000, channels: int = 2, latency_ms: int = 60, device: str = "", build: bool = False) -> None:
         from gpu_host import sdl3_build
+
         lib = sdl3_build.lib_dir(build)
         os.environ.update(sdl3_build.pysdl3_env(lib))
         if device:
             os.environ["SDL_AUDIODRIVER"] = device
         import sdl3
+
         self.sdl = sdl3
         self.rate, self.channels = rate, channels
         self.max_bytes = rate * channels * 2 * max(1, latency_ms) // 1000
         self.stats = SdlStats()
         self.started = False
         if not sdl3.SDL_InitSubSystem(sdl3.SDL_INIT_AUDIO):
-            raise NxError(f"SDL audio: SDL_InitSubSystem: {sdl3.SDL_GetError().decode(errors='replace')} "
-                          f"(setting cpu_host.audio_device)")
+            raise NxError(
+                f"SDL audio: SDL_InitSubSystem: {sdl3.SDL_GetError().decode(errors='replace')} (setting cpu_host.audio_device)"
+            )
         spec = sdl3.SDL_AudioSpec(sdl3.SDL_AUDIO_S16LE, channels, rate)
         # no callback: we push (a NULL SDL_AudioStreamCallback)
-        self.stream = sdl3.SDL_OpenAudioDeviceStream(sdl3.SDL_AUDIO_DEVICE_DEFAULT_PLAYBACK, ctypes.byref(spec),
-                                                     sdl3.SDL_AudioStreamCallback(), None)
+        self.stream = sdl3.SDL_OpenAudioDeviceStream(
+            sdl3.SDL_AUDIO_DEVICE_DEFAULT_PLAYBACK, ctypes.byref(spec), sdl3.SDL_AudioStreamCallback(), None
+        )
         if not self.stream:
             err = sdl3.SDL_GetError().decode(errors="replace")
             sdl3.SDL_QuitSubSystem(sdl3.SDL_INIT_AUDIO)
@@ -201,7 +211,7 @@ def open_output(rate: int = 48000, channels: int = 2) -> Sink:
         return NullSink()
     try:
         return SdlSink(rate, channels, settings.get("cpu_host", "audio_latency_ms"), device)
-    except Exception as e:           # no SDL3 build, no device: the game runs silent
+    except Exception as e:  # no SDL3 build, no device: the game runs silent
         log.warning("no audio output: %s", e)
         return NullSink()
 
@@ -209,7 +219,7 @@ def open_output(rate: int = 48000, channels: int = 2) -> Sink:
 @dataclass
 class OutBuffer:
     tag: int
-    samples: np.ndarray      # frames x channels int16
+    samples: np.ndarray  # frames x channels int16
     played: int = 0
 
 
@@ -221,8 +231,8 @@ class AudioOut:
         self.queue: deque[OutBuffer] = deque()
         self.released: deque[int] = deque()
         self.started = False
-        self.event = False           # stands for the buffer event's signalled state
-        self.played_samples = 0      # GetAudioOutPlayedSampleCount (frames)
+        self.event = False  # stands for the buffer event's signalled state
+        self.played_samples = 0  # GetAudioOutPlayedSampleCount (frames)
 
     def start(self) -> int:
         self.started = True
@@ -237,7 +247,7 @@ class AudioOut:
             return RESULT_TOO_MANY_BUFFERS
         a = np.frombuffer(pcm, "<i2") if not isinstance(pcm, np.ndarray) else pcm.astype("<i2", copy=False)
         frames = a.size // self.channels
-        self.queue.append(OutBuffer(tag, a[:frames * self.channels].reshape(frames, self.channels)))
+        self.queue.append(OutBuffer(tag, a[: frames * self.channels].reshape(frames, self.channels)))
         return L.RESULT_SUCCESS
 
     def buffer_count(self) -> int:
@@ -270,7 +280,7 @@ class AudioOut:
         while self.started and self.queue and at < frames:
             b = self.queue[0]
             k = min(frames - at, b.samples.shape[0] - b.played)
-            out[at:at + k] = b.samples[b.played:b.played + k]
+            out[at : at + k] = b.samples[b.played : b.played + k]
             at += k
             b.played += k
             self.played_samples += k

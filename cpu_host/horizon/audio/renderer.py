@@ -19,6 +19,7 @@ processing order before it is routed on.  Volumes ramp linearly from last frame'
 frame's across the frame; a mix may feed its destination mix or a splitter's.  Performance
 metrics are not implemented (the performance section is answered with 0 bytes written).
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,11 +31,19 @@ import numpy as np
 
 from cpu_host.horizon.audio import dsp, effects
 from cpu_host.horizon.audio import layout as L
-from cpu_host.horizon.audio.request import (AudioError, MixIn, RendererParameter, UpdateRequest, VoiceIn,
-                                            WaveBuffer, parse_parameter, parse_update)
+from cpu_host.horizon.audio.request import (
+    AudioError,
+    MixIn,
+    RendererParameter,
+    UpdateRequest,
+    VoiceIn,
+    WaveBuffer,
+    parse_parameter,
+    parse_update,
+)
 
 log = logging.getLogger("cpu_host.audio")
-DECODE_RESET_PLAYED_ON_LOOP, DECODE_SKIP_SRC = 1, 2     # REV5 voice decoding flags (Ryujinx DecodingBehaviour)
+DECODE_RESET_PLAYED_ON_LOOP, DECODE_SKIP_SRC = 1, 2  # REV5 voice decoding flags (Ryujinx DecodingBehaviour)
 
 
 class GuestMemory(Protocol):
@@ -59,11 +68,11 @@ class BytesMemory:
 
     def read(self, address: int, size: int) -> bytes:
         buf, o = self._find(address, size)
-        return bytes(buf[o:o + size])
+        return bytes(buf[o : o + size])
 
     def write(self, address: int, data: bytes) -> None:
         buf, o = self._find(address, len(data))
-        buf[o:o + len(data)] = data
+        buf[o : o + len(data)] = data
 
 
 @dataclass
@@ -72,7 +81,7 @@ class Slot:
     data: bytes
     offset: int
     loops: int = 0
-    coefs: np.ndarray | None = None                         # ADPCM coefficient pairs, read once
+    coefs: np.ndarray | None = None  # ADPCM coefficient pairs, read once
 
 
 @dataclass
@@ -87,17 +96,18 @@ class VoiceState:
     # decoded samples not consumed yet (channels x k), h[0] at integer position 0; starts with
     # one zero sample, so a voice's output lags its source by one sample
     pending: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 1), np.float32))
-    volume: float | None = None                              # last frame's volume (ramp start)
+    volume: float | None = None  # last frame's volume (ramp start)
     mix_volumes: dict[int, np.ndarray] = field(default_factory=dict)
     biquad_states: np.ndarray = field(default_factory=lambda: np.zeros((L.CHANNEL_COUNT_MAX, 4), np.float32))
-    plan: tuple | None = None        # (records it was made from, coefficient/row/volume arrays and C pointers)
-    bq_p: object = None              # C pointer to biquad_states
-    split_prev: dict = field(default_factory=dict)   # (channel, destination index) -> last frame's volumes
+    plan: tuple | None = None  # (records it was made from, coefficient/row/volume arrays and C pointers)
+    bq_p: object = None  # C pointer to biquad_states
+    split_prev: dict = field(default_factory=dict)  # (channel, destination index) -> last frame's volumes
 
 
 class AudioRenderer:
-    def __init__(self, parameter: bytes | RendererParameter, memory: GuestMemory,
-                 sinks: Callable[[int, np.ndarray], None] | None = None) -> None:
+    def __init__(
+        self, parameter: bytes | RendererParameter, memory: GuestMemory, sinks: Callable[[int, np.ndarray], None] | None = None
+    ) -> None:
         self.p = parameter if isinstance(parameter, RendererParameter) else parse_parameter(parameter)
         self.memory = memory
         self.sink_out = sinks or (lambda index, pcm: None)
@@ -109,10 +119,10 @@ class AudioRenderer:
         self.pool_states = [L.POOL_NEW] * self.p.mempool_count
         self.pools: list[tuple[int, int]] = []
         self.req: UpdateRequest | None = None
-        self.last: tuple[bytes, UpdateRequest] | None = None     # the last accepted request: records reused
-        self.mix_records: dict = {}          # mix id -> its last record (REV7+ updates send only changed mixes)
-        self.split_infos: dict[int, list[int]] = {}      # splitter id -> destination ids
-        self.split_dests: dict = {}                      # destination id -> DestinationIn
+        self.last: tuple[bytes, UpdateRequest] | None = None  # the last accepted request: records reused
+        self.mix_records: dict = {}  # mix id -> its last record (REV7+ updates send only changed mixes)
+        self.split_infos: dict[int, list[int]] = {}  # splitter id -> destination ids
+        self.split_dests: dict = {}  # destination id -> DestinationIn
         self.revision = L.revision_number(self.p.revision) or 1
         self.ffi, self.lib = dsp.lib()
         self.effects: dict[int, effects.Effect] = {}
@@ -168,14 +178,16 @@ class AudioRenderer:
                     raise AudioError(L.RESULT_INVALID_MIX_SORTING, f"mix {mid} feeds mix {t}, which is not in use")
             depth[mid] = 1 + max((walk(t, path + (mid,)) for t in targets), default=-1)
             return depth[mid]
+
         for mid in used:
             walk(mid, ())
         total = sum(m.buffer_count for m in used.values())
         if total > self.p.mix_buffer_count:
-            raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"mixes use {total} buffers, the renderer has "
-                             f"{self.p.mix_buffer_count}")
+            raise AudioError(
+                L.RESULT_INVALID_UPDATE_INFO, f"mixes use {total} buffers, the renderer has {self.p.mix_buffer_count}"
+            )
         self.mixes, self.merged = used, merged
-        self.layout = tuple(merged[k] for k in sorted(merged))   # plans made for these records hold while reused
+        self.layout = tuple(merged[k] for k in sorted(merged))  # plans made for these records hold while reused
         self.base, o = {}, 0
         for mid in sorted(used):
             self.base[mid] = o
@@ -190,16 +202,15 @@ class AudioRenderer:
                 self.pool_states[i] = L.POOL_DETACHED
             elif mp.state in (L.POOL_NEW, L.POOL_RELEASED):
                 self.pool_states[i] = mp.state
-        self.pools = [(mp.address, mp.size) for i, mp in enumerate(req.memory_pools)
-                      if self.pool_states[i] == L.POOL_ATTACHED]
+        self.pools = [(mp.address, mp.size) for i, mp in enumerate(req.memory_pools) if self.pool_states[i] == L.POOL_ATTACHED]
         for v in req.voices:
             if not v.used:
                 continue
             st = self.voices[v.id]
             if v.is_new:
                 self.voices[v.id] = st = VoiceState()
-            for w, wb in enumerate(v.wave_buffers[:L.WAVE_BUFFER_COUNT]):
-                if not wb.sent_to_server:        # a buffer the client appended since the last update
+            for w, wb in enumerate(v.wave_buffers[: L.WAVE_BUFFER_COUNT]):
+                if not wb.sent_to_server:  # a buffer the client appended since the last update
                     st.slots[w] = self._load(st, v, wb)
             for _ in range(min(v.flush_count, L.WAVE_BUFFER_COUNT)):
                 if st.slots[st.index] is not None:
@@ -209,8 +220,11 @@ class AudioRenderer:
             if e.type == L.EFFECT_INVALID:
                 continue
             old = self.effects.get(i)
-            live[i] = old if old is not None and not e.is_new and type(old) is effects.KINDS.get(e.type, effects.Effect) \
+            live[i] = (
+                old
+                if old is not None and not e.is_new and type(old) is effects.KINDS.get(e.type, effects.Effect)
                 else effects.make(e.type, e.specific, self.p.sample_rate)
+            )
         self.effects = live
 
     def _in_pool(self, address: int, size: int) -> bool:
@@ -220,7 +234,7 @@ class AudioRenderer:
         if wb.size == 0 or wb.end <= wb.start:
             return None
         if self.pools and not self._in_pool(wb.address, wb.size):
-            st.errors += 1                # Horizon reports an address error for the voice
+            st.errors += 1  # Horizon reports an address error for the voice
             return None
         try:
             data = self.memory.read(wb.address, wb.size)
@@ -233,12 +247,12 @@ class AudioRenderer:
     def _response(self, req: UpdateRequest) -> bytes:
         p = self.p
         pools = b"".join(struct.pack("<I12x", s) for s in self.pool_states)
-        voices = b"".join(struct.pack("<QII", self.voices[i].played, self.voices[i].consumed, 0)
-                          for i in range(p.voice_count))
+        voices = b"".join(struct.pack("<QII", self.voices[i].played, self.voices[i].consumed, 0) for i in range(p.voice_count))
         effect_out = L.EFFECT_OUT_V2_SIZE if self.revision >= L.REV_EFFECT_V2 else L.EFFECT_OUT_SIZE
-        effs = b"".join(struct.pack("<B", 3 if (e.type != L.EFFECT_INVALID and e.enabled) else 4).ljust(effect_out,
-                                                                                                          b"\0")
-                        for e in req.effects)
+        effs = b"".join(
+            struct.pack("<B", 3 if (e.type != L.EFFECT_INVALID and e.enabled) else 4).ljust(effect_out, b"\0")
+            for e in req.effects
+        )
         sinks = b"".join(struct.pack("<I28x", w) for w in self.sink_written)
         perf = struct.pack("<I12x", 0)
         behaviour = bytes(L.BEHAVIOUR_OUT_SIZE)
@@ -255,8 +269,7 @@ class AudioRenderer:
         req = self.req
         if req is not None and self.mixes:
             for v in req.voices:
-                if v.used and v.play_state == L.PLAY_STARTED and (v.mix_id in self.mixes or
-                                                                  v.splitter_id in self.split_infos):
+                if v.used and v.play_state == L.PLAY_STARTED and (v.mix_id in self.mixes or v.splitter_id in self.split_infos):
                     self._voice(v, req)
             for mid in self.order:
                 self._mix(mid, req)
@@ -280,7 +293,7 @@ class AudioRenderer:
             take = max(0, min(need - got, end - slot.offset))
             chunk = self._decode(st, v, slot, take)
             k = chunk.shape[1]
-            out[:, got:got + k] = chunk
+            out[:, got : got + k] = chunk
             got += k
             slot.offset += k
             if k < take or slot.offset >= end:
@@ -318,14 +331,14 @@ class AudioRenderer:
         ch = v.channel_count
         if v.sample_format == L.FMT_PCM16:
             raw = np.frombuffer(slot.data, np.int16, len(slot.data) // 2)
-            part = raw[slot.offset * ch:(slot.offset + count) * ch]
+            part = raw[slot.offset * ch : (slot.offset + count) * ch]
             k = part.size // ch
-            return part[:k * ch].reshape(k, ch).T.astype(np.float32)
+            return part[: k * ch].reshape(k, ch).T.astype(np.float32)
         if v.sample_format == L.FMT_PCM_FLOAT:
             raw = np.frombuffer(slot.data, np.float32, len(slot.data) // 4)
-            part = raw[slot.offset * ch:(slot.offset + count) * ch]
+            part = raw[slot.offset * ch : (slot.offset + count) * ch]
             k = part.size // ch
-            return (part[:k * ch].reshape(k, ch).T * np.float32(32767.0)).astype(np.float32)
+            return (part[: k * ch].reshape(k, ch).T * np.float32(32767.0)).astype(np.float32)
         if v.sample_format == L.FMT_ADPCM and ch == 1:
             if slot.coefs is None:
                 try:
@@ -336,7 +349,7 @@ class AudioRenderer:
                 if slot.offset == slot.wb.start and slot.wb.context_address:
                     self._adpcm_context(st, v, slot)
             return dsp.adpcm_decode(slot.data, slot.offset, count, slot.coefs, st.hist)[None, :]
-        return np.zeros((ch, 0), np.float32)      # unsupported format: the voice stays silent
+        return np.zeros((ch, 0), np.float32)  # unsupported format: the voice stays silent
 
     def _voice(self, v: VoiceIn, req: UpdateRequest) -> None:
         st = self.voices[v.id]
@@ -349,7 +362,7 @@ class AudioRenderer:
         have = st.pending.shape[1]
         src = self._source(st, v, max(0, length - have))
         ch = v.channel_count
-        if st.pending.shape[0] < ch:           # the voice's channel count grew: no history for the new ones
+        if st.pending.shape[0] < ch:  # the voice's channel count grew: no history for the new ones
             st.pending = np.zeros((L.CHANNEL_COUNT_MAX, st.pending.shape[1]), np.float32)
         hist = np.concatenate((st.pending[:ch], src), axis=1)
         width = hist.shape[1]
@@ -366,10 +379,26 @@ class AudioRenderer:
         for c in range(ch):
             cur, cur_p = curs[c]
             prev_p = st.mix_volumes.get(c, (cur, cur_p))[1]
-            self.lib.nx_voice_channel(hist_p + c * width, width, st.frac, ratio, n, nbq, coefs_p, st.bq_p + 4 * c,
-                                      vol0, v.volume, self.buffers_p, ndst, rows_p, prev_p, cur_p, self.tmp_p)
+            self.lib.nx_voice_channel(
+                hist_p + c * width,
+                width,
+                st.frac,
+                ratio,
+                n,
+                nbq,
+                coefs_p,
+                st.bq_p + 4 * c,
+                vol0,
+                v.volume,
+                self.buffers_p,
+                ndst,
+                rows_p,
+                prev_p,
+                cur_p,
+                self.tmp_p,
+            )
             st.mix_volumes[c] = curs[c]
-            if routes:                 # through a splitter: tmp holds the channel, mixed into each destination
+            if routes:  # through a splitter: tmp holds the channel, mixed into each destination
                 self._split(st, c, routes[c])
         st.pending = hist[:, used:]
         st.frac = st.frac + n * ratio - used
@@ -405,12 +434,15 @@ class AudioRenderer:
         else:
             dest, base = self.mixes[v.mix_id], self.base[v.mix_id]
         bqs = [bq for bq in v.biquads if bq.enabled]
-        coefs = (np.array([[*bq.num, *bq.den] for bq in bqs], np.float32).reshape(-1) * np.float32(L.Q14)
-                 if bqs else np.zeros(1, np.float32))
+        coefs = (
+            np.array([[*bq.num, *bq.den] for bq in bqs], np.float32).reshape(-1) * np.float32(L.Q14)
+            if bqs
+            else np.zeros(1, np.float32)
+        )
         rows = np.arange(base, base + dest.buffer_count, dtype=np.int32)
         curs = []
         for c in range(v.channel_count):
-            cur = np.ascontiguousarray(req.channels[v.channel_ids[c]].volumes[:dest.buffer_count], np.float32)
+            cur = np.ascontiguousarray(req.channels[v.channel_ids[c]].volumes[: dest.buffer_count], np.float32)
             curs.append((cur, dsp.ptr("float *", cur)))
         # cffi's from_buffer keeps each array alive as long as its pointer
         return (len(bqs), dsp.ptr("float *", coefs), dsp.ptr("int *", rows), len(rows), curs)
@@ -430,7 +462,7 @@ class AudioRenderer:
         if m.dest_mix_id not in self.mixes:
             return
         dest, dbase = self.mixes[m.dest_mix_id], self.base[m.dest_mix_id]
-        cur = m.volumes[:m.buffer_count, :dest.buffer_count] * np.float32(m.volume)
+        cur = m.volumes[: m.buffer_count, : dest.buffer_count] * np.float32(m.volume)
         prev = self.mix_prev.get(mid, cur)
         for s in range(m.buffer_count):
             for d in range(dest.buffer_count):
@@ -463,10 +495,10 @@ class AudioRenderer:
             data = pcm.tobytes()
             off = self.sink_written[index] % s.buffer_size
             try:
-                first = data[:s.buffer_size - off]
+                first = data[: s.buffer_size - off]
                 self.memory.write(s.buffer_address + off, first)
                 if len(first) < len(data):
-                    self.memory.write(s.buffer_address, data[len(first):][:s.buffer_size])
+                    self.memory.write(s.buffer_address, data[len(first) :][: s.buffer_size])
             except (KeyError, OSError, ValueError) as e:
                 log.warning("circular buffer sink %d: %s", index, e)
                 return

@@ -7,6 +7,7 @@ Contract: ``parse_parameter(bytes)`` -> ``RendererParameter``; ``parse_update(by
 field and byte offset.  Nothing else escapes: a fuzzed buffer never raises another exception.
 Layouts and sources: ``layout.py``.
 """
+
 from __future__ import annotations
 
 import struct
@@ -53,15 +54,28 @@ class RendererParameter:
         return self.submix_count + 1
 
     @property
-    def mempool_count(self) -> int:      # audrenGetMemPoolCount: effects + 4 per voice
+    def mempool_count(self) -> int:  # audrenGetMemPoolCount: effects + 4 per voice
         return self.effect_count + 4 * self.voice_count
 
     def pack(self) -> bytes:
-        return L.PARAMETER.pack(self.sample_rate, self.sample_count, self.mix_buffer_count, self.submix_count,
-                                self.voice_count, self.sink_count, self.effect_count,
-                                self.performance_frame_count, self.voice_drop_enabled, 0, self.rendering_device,
-                                self.execution_mode, self.splitter_count, self.splitter_destination_count,
-                                self.external_context_size, self.revision)
+        return L.PARAMETER.pack(
+            self.sample_rate,
+            self.sample_count,
+            self.mix_buffer_count,
+            self.submix_count,
+            self.voice_count,
+            self.sink_count,
+            self.effect_count,
+            self.performance_frame_count,
+            self.voice_drop_enabled,
+            0,
+            self.rendering_device,
+            self.execution_mode,
+            self.splitter_count,
+            self.splitter_destination_count,
+            self.external_context_size,
+            self.revision,
+        )
 
 
 def work_buffer_size(p: RendererParameter) -> int:
@@ -75,25 +89,24 @@ def work_buffer_size(p: RendererParameter) -> int:
 
 
 # Upper bounds we accept (a request beyond them is refused, not allocated).
-LIMITS = {"voice_count": 1024, "sink_count": 16, "effect_count": 256, "submix_count": 256,
-          "mix_buffer_count": 24 * 257}
+LIMITS = {"voice_count": 1024, "sink_count": 16, "effect_count": 256, "submix_count": 256, "mix_buffer_count": 24 * 257}
 
 
 def parse_parameter(data: bytes) -> RendererParameter:
     if len(data) < L.PARAMETER.size:
-        raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"parameter block is {len(data)} bytes, "
-                         f"want {L.PARAMETER.size:#x}")
+        raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"parameter block is {len(data)} bytes, want {L.PARAMETER.size:#x}")
     vals = dict(zip(L.PARAMETER_FIELDS, L.PARAMETER.unpack_from(data)))
     vals.pop("_unk21")
     p = RendererParameter(**vals)
     if L.revision_number(p.revision) is None:
         raise AudioError(L.RESULT_UNSUPPORTED_REVISION, f"parameter.revision {p.revision:#x} is not a REVn magic")
     if L.SAMPLE_RATES.get(p.sample_rate) is None:
-        raise AudioError(L.RESULT_UNSUPPORTED_SAMPLE_RATE, f"parameter.sample_rate {p.sample_rate} "
-                         f"(want 32000 or 48000)")
+        raise AudioError(L.RESULT_UNSUPPORTED_SAMPLE_RATE, f"parameter.sample_rate {p.sample_rate} (want 32000 or 48000)")
     if p.sample_count != L.SAMPLE_RATES[p.sample_rate]:
-        raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"parameter.sample_count {p.sample_count}, want "
-                         f"{L.SAMPLE_RATES[p.sample_rate]} at {p.sample_rate} Hz")
+        raise AudioError(
+            L.RESULT_INVALID_UPDATE_INFO,
+            f"parameter.sample_count {p.sample_count}, want {L.SAMPLE_RATES[p.sample_rate]} at {p.sample_rate} Hz",
+        )
     for k, hi in LIMITS.items():
         if not 0 <= getattr(p, k) <= hi:
             raise AudioError(L.RESULT_INVALID_UPDATE_INFO, f"parameter.{k} {getattr(p, k)} out of range 0..{hi}")
@@ -112,15 +125,15 @@ class MemPoolIn:
 @dataclass
 class ChannelIn:
     id: int
-    volumes: np.ndarray          # float32[24]: to the destination mix's buffers
+    volumes: np.ndarray  # float32[24]: to the destination mix's buffers
     used: bool
 
 
 @dataclass
 class Biquad:
     enabled: bool
-    num: tuple[int, int, int]    # Q14
-    den: tuple[int, int]         # Q14, a0 = 1
+    num: tuple[int, int, int]  # Q14
+    den: tuple[int, int]  # Q14, a0 = 1
 
 
 @dataclass
@@ -135,7 +148,7 @@ class WaveBuffer:
     loop_count: int
     context_address: int
     context_size: int
-    loop_first: int = 0          # REV8+: where later passes start and end (0: the buffer's own)
+    loop_first: int = 0  # REV8+: where later passes start and end (0: the buffer's own)
     loop_last: int = 0
 
 
@@ -156,14 +169,14 @@ class VoiceIn:
     biquads: list[Biquad]
     wave_buffer_count: int
     wave_buffer_index: int
-    state_address: int           # ADPCM coefficients
+    state_address: int  # ADPCM coefficients
     state_size: int
     mix_id: int
     splitter_id: int
     wave_buffers: list[WaveBuffer]
     channel_ids: list[int]
     flush_count: int
-    decoding_flags: int = 0      # REV5+: 1 played count restarts at each loop, 2 no pitch nor SRC
+    decoding_flags: int = 0  # REV5+: 1 played count restarts at each loop, 2 no pitch nor SRC
 
 
 @dataclass
@@ -186,7 +199,7 @@ class MixIn:
     used: bool
     mix_id: int
     node_id: int
-    volumes: np.ndarray          # float32[24][24]: [source buffer][destination buffer]
+    volumes: np.ndarray  # float32[24][24]: [source buffer][destination buffer]
     dest_mix_id: int
     dest_splitter_id: int
 
@@ -217,19 +230,20 @@ class UpdateRequest:
     mixes: list[MixIn]
     sinks: list[SinkIn]
     performance_target: int
-    splitters: dict[int, list[int]] = field(default_factory=dict)         # id -> destination ids, in order
+    splitters: dict[int, list[int]] = field(default_factory=dict)  # id -> destination ids, in order
     destinations: dict[int, "DestinationIn"] = field(default_factory=dict)
 
 
 @dataclass
 class DestinationIn:
     """A splitter destination (REV2..11 layout, 0x70 bytes): where a voice channel goes."""
+
     mix_id: int
-    volumes: np.ndarray          # float32[24]: to the destination mix's buffers
+    volumes: np.ndarray  # float32[24]: to the destination mix's buffers
     used: bool
 
 
-SPLITTER_HEADER, SPLITTER_INFO, SPLITTER_DEST = 0x48444E53, 0x49444E53, 0x44444E53   # "SNDH" "SNDI" "SNDD"
+SPLITTER_HEADER, SPLITTER_INFO, SPLITTER_DEST = 0x48444E53, 0x49444E53, 0x44444E53  # "SNDH" "SNDI" "SNDD"
 
 
 def parse_splitters(d: bytes, off: int, size: int, p: RendererParameter) -> tuple[dict, dict]:
@@ -248,6 +262,7 @@ def parse_splitters(d: bytes, off: int, size: int, p: RendererParameter) -> tupl
     def need(at: int, n: int, what: str) -> None:
         if at + n > end:
             raise _bad(f"splitter section: {what} at {at:#x} runs past the section's end {end:#x}", at)
+
     need(off, 0x20, "the header")
     magic, ninfo, ndest = struct.unpack_from("<III", d, off)
     if magic != SPLITTER_HEADER:
@@ -281,10 +296,16 @@ def parse_splitters(d: bytes, off: int, size: int, p: RendererParameter) -> tupl
 def expected_sizes(p: RendererParameter) -> dict[str, int]:
     """Section sizes a request for parameter block ``p`` carries (no splitters; before REV7, when every
     mix is sent)."""
-    return {"behaviour": L.BEHAVIOUR_IN_SIZE, "memory_pools": p.mempool_count * L.MEMPOOL_IN_SIZE,
-            "voices": p.voice_count * L.VOICE_IN_SIZE, "channels": p.voice_count * L.CHANNEL_IN_SIZE,
-            "effects": p.effect_count * L.EFFECT_IN_SIZE, "mixes": p.mix_count * L.MIX_IN_SIZE,
-            "sinks": p.sink_count * L.SINK_IN_SIZE, "performance": L.PERF_IN_SIZE}
+    return {
+        "behaviour": L.BEHAVIOUR_IN_SIZE,
+        "memory_pools": p.mempool_count * L.MEMPOOL_IN_SIZE,
+        "voices": p.voice_count * L.VOICE_IN_SIZE,
+        "channels": p.voice_count * L.CHANNEL_IN_SIZE,
+        "effects": p.effect_count * L.EFFECT_IN_SIZE,
+        "mixes": p.mix_count * L.MIX_IN_SIZE,
+        "sinks": p.sink_count * L.SINK_IN_SIZE,
+        "performance": L.PERF_IN_SIZE,
+    }
 
 
 _WAVEBUF = struct.Struct("<QQIIBBBxiQQII")
@@ -311,13 +332,38 @@ def _voice(d: bytes, off: int, p: RendererParameter, i: int) -> VoiceIn:
         en, n0, n1, n2, d0, d1 = struct.unpack_from("<Bx3h2h", d, off + 0x24 + b * L.BIQUAD_SIZE)
         biquads.append(Biquad(bool(en), (n0, n1, n2), (d0, d1)))
     wb_count, wb_index, st_addr, st_size, mix_id, splitter = _VOICE_MID.unpack_from(d, off + 0x3C)
-    wbs = [WaveBuffer(*(vals[:4]), *(bool(v) for v in vals[4:7]), *vals[7:12])
-           for vals in (_WAVEBUF.unpack_from(d, off + 0x60 + w * L.WAVEBUF_SIZE) for w in range(4))]
+    wbs = [
+        WaveBuffer(*(vals[:4]), *(bool(v) for v in vals[4:7]), *vals[7:12])
+        for vals in (_WAVEBUF.unpack_from(d, off + 0x60 + w * L.WAVEBUF_SIZE) for w in range(4))
+    ]
     ids = list(struct.unpack_from("<6i", d, off + 0x140))
     flush = d[off + 0x159]
-    decoding = struct.unpack_from("<H", d, off + 0x15C)[0]       # REV5+ (Ryujinx VoiceInParameter)
-    v = VoiceIn(vid, node, bool(is_new), bool(used), state, fmt, rate, prio, order, chans, pitch, vol, biquads,
-                wb_count, wb_index, st_addr, st_size, mix_id, splitter, wbs, ids, flush, decoding)
+    decoding = struct.unpack_from("<H", d, off + 0x15C)[0]  # REV5+ (Ryujinx VoiceInParameter)
+    v = VoiceIn(
+        vid,
+        node,
+        bool(is_new),
+        bool(used),
+        state,
+        fmt,
+        rate,
+        prio,
+        order,
+        chans,
+        pitch,
+        vol,
+        biquads,
+        wb_count,
+        wb_index,
+        st_addr,
+        st_size,
+        mix_id,
+        splitter,
+        wbs,
+        ids,
+        flush,
+        decoding,
+    )
     if not v.used:
         return v
     where = f"voices[{i}]"
@@ -340,14 +386,15 @@ def _voice(d: bytes, off: int, p: RendererParameter, i: int) -> VoiceIn:
         raise _bad(f"{where}.mix_id {mix_id} out of range", off + 0x58)
     for w, wb in enumerate(wbs):
         if wb.end < wb.start and wb.sent_to_server:
-            raise _bad(f"{where}.wave_buffers[{w}]: end sample {wb.end} before start {wb.start}",
-                       off + 0x60 + w * L.WAVEBUF_SIZE + 0x10)
+            raise _bad(
+                f"{where}.wave_buffers[{w}]: end sample {wb.end} before start {wb.start}", off + 0x60 + w * L.WAVEBUF_SIZE + 0x10
+            )
     return v
 
 
 def _effect(d: bytes, off: int, p: RendererParameter, i: int) -> EffectIn:
     etype, is_new, enabled, mix_id, base, size, order = _EFFECT_HEAD.unpack_from(d, off)
-    e = EffectIn(etype, bool(is_new), bool(enabled), mix_id, base, size, order, bytes(d[off + 0x20:off + 0xC0]))
+    e = EffectIn(etype, bool(is_new), bool(enabled), mix_id, base, size, order, bytes(d[off + 0x20 : off + 0xC0]))
     if etype == L.EFFECT_INVALID:
         return e
     if etype > L.EFFECT_CAPTURE:
@@ -390,20 +437,19 @@ def _sink(d: bytes, off: int, p: RendererParameter, i: int) -> SinkIn:
         return s
     sp = off + 0x20
     if stype == L.SINK_DEVICE:
-        s.name = bytes(d[sp:sp + 255]).split(b"\0")[0].decode("ascii", "replace")
+        s.name = bytes(d[sp : sp + 255]).split(b"\0")[0].decode("ascii", "replace")
         count = struct.unpack_from("<I", d, sp + 0x100)[0]
         if not 1 <= count <= L.CHANNEL_COUNT_MAX:
             raise _bad(f"sinks[{i}] (device).input_count {count} (want 1..6)", sp + 0x100)
-        s.inputs = list(d[sp + 0x104:sp + 0x104 + count])
+        s.inputs = list(d[sp + 0x104 : sp + 0x104 + count])
     elif stype == L.SINK_CIRCULAR:
         addr, size, count, samples, last, fmt = struct.unpack_from("<QIIIIB", d, sp)
         if not 1 <= count <= L.CHANNEL_COUNT_MAX:
             raise _bad(f"sinks[{i}] (circular buffer).input_count {count} (want 1..6)", sp + 0xC)
         if fmt != L.FMT_PCM16:
             raise _bad(f"sinks[{i}] (circular buffer).sample_format {fmt}: only PCM16", sp + 0x18)
-        s.buffer_address, s.buffer_size, s.sample_count, s.last_read_offset, s.sample_format = \
-            addr, size, samples, last, fmt
-        s.inputs = list(d[sp + 0x1C:sp + 0x1C + count])
+        s.buffer_address, s.buffer_size, s.sample_count, s.last_read_offset, s.sample_format = addr, size, samples, last, fmt
+        s.inputs = list(d[sp + 0x1C : sp + 0x1C + count])
     else:
         raise _bad(f"sinks[{i}].type {stype}", off)
     for c, b in enumerate(s.inputs):
@@ -412,15 +458,16 @@ def _sink(d: bytes, off: int, p: RendererParameter, i: int) -> SinkIn:
     return s
 
 
-def _records(d: bytes, off: int, size: int, count: int, parse, p: RendererParameter, prev_d: bytes | None,
-             prev: list | None) -> list:
+def _records(
+    d: bytes, off: int, size: int, count: int, parse, p: RendererParameter, prev_d: bytes | None, prev: list | None
+) -> list:
     """``count`` records of ``size`` bytes from ``off``: a record whose bytes equal the previous
     request's at the same place is that request's record object (already parsed and checked: a
     game resends most records unchanged every frame)."""
     out = []
     for i in range(count):
         o = off + i * size
-        if prev is not None and i < len(prev) and prev_d[o:o + size] == d[o:o + size]:
+        if prev is not None and i < len(prev) and prev_d[o : o + size] == d[o : o + size]:
             out.append(prev[i])
         else:
             out.append(parse(d, o, p, i))
@@ -449,12 +496,11 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     if splitter_size and (L.revision_number(p.revision) or 1) < 2:
         raise _bad(f"header.splitter_size {splitter_size:#x}: splitters need REV2 or later", L.HEADER_SPLITTER)
     if splitter_size % 4 or splitter_size > len(d):
-        raise _bad(f"header.splitter_size {splitter_size:#x} is not a whole number of words in the buffer",
-                   L.HEADER_SPLITTER)
+        raise _bad(f"header.splitter_size {splitter_size:#x} is not a whole number of words in the buffer", L.HEADER_SPLITTER)
     mixes_at = L.HEADER_SIZE + sum(got[k] for k in ("behaviour", "memory_pools", "channels", "voices", "effects"))
     mixes_at += splitter_size
     sent_mixes = p.mix_count
-    if dirty_only:                 # REV7+: a header, then only the mixes the client changed
+    if dirty_only:  # REV7+: a header, then only the mixes the client changed
         if len(d) < mixes_at + L.MIX_DIRTY_HEADER_SIZE:
             raise _bad(f"update request is {len(d):#x} bytes: the REV7+ mix header at {mixes_at:#x} is cut off")
         sent_mixes = struct.unpack_from("<I", d, mixes_at + 4)[0]
@@ -463,12 +509,13 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
         want["mixes"] = L.MIX_DIRTY_HEADER_SIZE + sent_mixes * L.MIX_IN_SIZE
     for k, n in got.items():
         if n != want[k]:
-            raise _bad(f"header.{k}_size {n:#x}, want {want[k]:#x} for this renderer's parameter block",
-                       4 + 4 * L.SECTIONS.index(k))
+            raise _bad(
+                f"header.{k}_size {n:#x}, want {want[k]:#x} for this renderer's parameter block", 4 + 4 * L.SECTIONS.index(k)
+            )
     need = L.HEADER_SIZE + sum(sizes) + splitter_size
     if total != need or len(d) < need:
         raise _bad(f"header.total_size {total:#x} (sections add to {need:#x}, buffer {len(d):#x})", 0x3C)
-    prev_d, prev_r = prev if prev is not None and prev[0][:L.HEADER_SIZE] == d[:L.HEADER_SIZE] else (None, None)
+    prev_d, prev_r = prev if prev is not None and prev[0][: L.HEADER_SIZE] == d[: L.HEADER_SIZE] else (None, None)
     off = L.HEADER_SIZE
     brev, bflags = struct.unpack_from("<I4xQ", d, off)
     off += L.BEHAVIOUR_IN_SIZE
@@ -485,15 +532,14 @@ def parse_update(data: bytes, p: RendererParameter, prev: tuple[bytes, UpdateReq
     splitter_at = off + want["effects"]
     off += want["effects"] + splitter_size
     if dirty_only:
-        mixes = _records(d, off + L.MIX_DIRTY_HEADER_SIZE, L.MIX_IN_SIZE, sent_mixes, _mix, p, prev_d,
-                         prev_r and prev_r.mixes)
-    else:                          # before REV7 every mix is sent, its id is its index
+        mixes = _records(d, off + L.MIX_DIRTY_HEADER_SIZE, L.MIX_IN_SIZE, sent_mixes, _mix, p, prev_d, prev_r and prev_r.mixes)
+    else:  # before REV7 every mix is sent, its id is its index
         mixes = _records(d, off, L.MIX_IN_SIZE, p.mix_count, _mix_by_index, p, prev_d, prev_r and prev_r.mixes)
     off += want["mixes"]
     sinks = [_sink(d, off + i * L.SINK_IN_SIZE, p, i) for i in range(p.sink_count)]
     off += want["sinks"]
     perf = struct.unpack_from("<I", d, off)[0]
-    splitters, destinations = ({}, {}) if (L.revision_number(p.revision) or 1) >= 12 else \
-        parse_splitters(d, splitter_at, splitter_size, p)      # REV12's destination layout is not read
-    return UpdateRequest(rev, brev, bflags, pools, chans, voices, effects, mixes, sinks, perf, splitters,
-                         destinations)
+    splitters, destinations = (
+        ({}, {}) if (L.revision_number(p.revision) or 1) >= 12 else parse_splitters(d, splitter_at, splitter_size, p)
+    )  # REV12's destination layout is not read
+    return UpdateRequest(rev, brev, bflags, pools, chans, voices, effects, mixes, sinks, perf, splitters, destinations)

@@ -9,6 +9,7 @@ GPU recording.
   msgpack stream), written once every process of the run has exited (the file has one writer
   at a time); ``nxrecomp replay`` writes them back out as ``audio.wav`` (``write_events``).
 """
+
 from __future__ import annotations
 
 import wave
@@ -39,16 +40,22 @@ def read(path: str | Path) -> tuple[int, np.ndarray]:
 def summary(path: str | Path, peaks: int = 5) -> dict:
     rate, data = read(path)
     x = data.astype(np.float64)
-    out = {"file": str(path), "rate": rate, "channels": data.shape[1], "frames": data.shape[0],
-           "duration_s": round(data.shape[0] / rate, 3) if rate else 0.0,
-           "rms": round(float(np.sqrt((x ** 2).mean())), 1) if x.size else 0.0, "peaks_hz": []}
+    out = {
+        "file": str(path),
+        "rate": rate,
+        "channels": data.shape[1],
+        "frames": data.shape[0],
+        "duration_s": round(data.shape[0] / rate, 3) if rate else 0.0,
+        "rms": round(float(np.sqrt((x**2).mean())), 1) if x.size else 0.0,
+        "peaks_hz": [],
+    }
     if data.shape[0] >= 1024:
         mono = x.mean(axis=1)
         spec = np.abs(np.fft.rfft(mono * np.hanning(mono.size)))
         freqs = np.fft.rfftfreq(mono.size, 1 / rate)
         local = np.flatnonzero((spec[1:-1] > spec[:-2]) & (spec[1:-1] >= spec[2:])) + 1
         best: list[int] = []
-        for i in local[np.argsort(spec[local])[::-1]]:     # strongest first, 3 % apart (one line, one peak)
+        for i in local[np.argsort(spec[local])[::-1]]:  # strongest first, 3 % apart (one line, one peak)
             if all(abs(freqs[i] - freqs[j]) > 0.03 * freqs[j] for j in best):
                 best.append(int(i))
             if len(best) == peaks:
@@ -65,7 +72,7 @@ def append_to_recording(recording: str | Path, wav: str | Path) -> int:
     n = 0
     with open(recording, "ab") as f:
         for at in range(0, data.shape[0], step):
-            f.write(packer.pack(["audio", rate, data.shape[1], np.ascontiguousarray(data[at:at + step]).tobytes()]))
+            f.write(packer.pack(["audio", rate, data.shape[1], np.ascontiguousarray(data[at : at + step]).tobytes()]))
             n += 1
     return n
 
@@ -77,8 +84,10 @@ def write_events(events: list[list], path: str | Path) -> None:
     try:
         for i, (r, c, pcm) in enumerate(events):
             if (int(r), int(c)) != (rate, ch) or not isinstance(pcm, bytes) or len(pcm) % (2 * ch):
-                raise NxError(f"audio event {i}: {r} Hz x {c} channels of {len(pcm)} bytes does not continue "
-                              f"{rate} Hz x {ch}", path=str(path))
+                raise NxError(
+                    f"audio event {i}: {r} Hz x {c} channels of {len(pcm)} bytes does not continue {rate} Hz x {ch}",
+                    path=str(path),
+                )
             sink.write(np.frombuffer(pcm, "<i2").reshape(-1, ch))
     except Exception:
         sink.abandon()

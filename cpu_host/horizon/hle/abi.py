@@ -7,6 +7,7 @@ otherwise).  Guest addresses are host addresses (the runner maps the guest at it
 addresses), so memory is read in place — after the kernel confirms the range is mapped with
 the permission needed, so a bad guest pointer becomes a clear guest-side error, never a
 fault of the host process."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,7 +18,9 @@ from cpu_host.horizon.ipc.kernel import IPC_CDEF
 
 # NxCpu whole, as nxrt.h declares it (cpu_host/abi.py generates it; tests/cpu_host/test_abi_layout.py
 # checks every offset): host functions may read any register, vector ones included
-NXCPU_CDEF = abi.nxcpu_cdef() + """
+NXCPU_CDEF = (
+    abi.nxcpu_cdef()
+    + """
 int nx_host_bind(uint64_t addr, void (*fn)(NxCpu *));
 int nx_hz_range_ok(uint64_t addr, uint64_t len, uint32_t perm);
 void nx_hz_host_begin(NxCpu *s);
@@ -26,9 +29,11 @@ void nx_hz_host_yield(NxCpu *s);
 void nx_hz_host_fault(NxCpu *s, uint32_t index);
 void (*nx_os_native(const char *name, uint32_t *index))(NxCpu *);
 const char *nx_os_fault_why(void);
-""" + IPC_CDEF
+"""
+    + IPC_CDEF
+)
 PERM_R, PERM_W = 1, 2
-MAX_PATH = 0x301          # nn::fs paths: at most 0x300 characters and the NUL
+MAX_PATH = 0x301  # nn::fs paths: at most 0x300 characters and the NUL
 
 
 class GuestError(Exception):
@@ -51,6 +56,7 @@ def result(module: int, description: int) -> int:
 @dataclass
 class Call:
     """One call of a host function: its NxCpu, the cffi FFI and the runtime library."""
+
     cpu: Any
     ffi: Any
     lib: Any

@@ -8,6 +8,7 @@ thread of its own, never on a virtual core; receiving never blocks the game.
 Our own API (C names, examples/horizon_hello/sdk/nn.h), not a Nintendo one: results are 0 or
 the client's error code (cpu_host/coop/client.py: 1 timeout ... 100 + the relay's refusal
 reason)."""
+
 from __future__ import annotations
 
 import threading
@@ -18,7 +19,7 @@ from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.registry import HostFunction
 from nxrecomp.common.errors import NxError
 
-E_OFFLINE = 50            # no relay configured
+E_OFFLINE = 50  # no relay configured
 E_NOT_CONNECTED = 51
 
 
@@ -34,7 +35,7 @@ class CoopService:
     relay: str = ""
     token: str = ""
     password: str = ""
-    join_timeout_s: float = 15.0     # cpu_host.relay_join_timeout_s
+    join_timeout_s: float = 15.0  # cpu_host.relay_join_timeout_s
     client: CoopClient | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -60,8 +61,7 @@ class CoopService:
                     return e.code
                 try:
                     # a joiner waits for the room (players start in any order), within the deadline
-                    slot = client.open(token, self.password) if is_host else \
-                        client.join(token, self.password, wait_for_room=True)
+                    slot = client.open(token, self.password) if is_host else client.join(token, self.password, wait_for_room=True)
                 except CoopError as e:
                     client.close()
                     return e.code
@@ -120,8 +120,7 @@ class CoopService:
         return [
             F("nxcoopStatus", "nxcoopStatus()", self.status),
             F("nxcoopConnect", "nxcoopConnect(int32_t *slot)", self.connect, blocking=True),
-            F("nxcoopSend", "nxcoopSend(int dst, unsigned channel, const void *data, size_t size, int reliable)",
-              self.send),
+            F("nxcoopSend", "nxcoopSend(int dst, unsigned channel, const void *data, size_t size, int reliable)", self.send),
             F("nxcoopReceive", "nxcoopReceive(int32_t *src, uint32_t *channel, void *buf, size_t cap)", self.receive),
             F("nxcoopRoster", "nxcoopRoster(uint32_t *mask)", self.roster),
             F("nxcoopLeave", "nxcoopLeave()", self.leave, blocking=True),

@@ -2,6 +2,7 @@
 ``CommitSaveData``: all or nothing, see ``savedata``), files and directories by path
 ("mount:/a/b").  Results are ``nn::fs`` results (module 2); the descriptions are those of
 switchbrew's public error table."""
+
 from __future__ import annotations
 
 import mmap
@@ -19,22 +20,22 @@ from recompiler.formats.romfs import Romfs, parse_romfs
 FS = 2
 R_PATH_NOT_FOUND = result(FS, 1)
 R_PATH_ALREADY_EXISTS = result(FS, 2)
-R_TARGET_LOCKED = result(FS, 7)                 # deleting an open file
+R_TARGET_LOCKED = result(FS, 7)  # deleting an open file
 R_MOUNT_NAME_ALREADY_EXISTS = result(FS, 60)
-R_TARGET_NOT_FOUND = result(FS, 1002)           # no such mount
-R_OUT_OF_RANGE = result(FS, 3005)               # a read past the end of the file
+R_TARGET_NOT_FOUND = result(FS, 1002)  # no such mount
+R_OUT_OF_RANGE = result(FS, 3005)  # a read past the end of the file
 R_INVALID_PATH = result(FS, 6001)
 R_INVALID_OFFSET = result(FS, 6061)
 R_INVALID_SIZE = result(FS, 6062)
 R_NULLPTR_ARGUMENT = result(FS, 6063)
 R_INVALID_MOUNT_NAME = result(FS, 6065)
 R_INVALID_OPEN_MODE = result(FS, 6072)
-R_EXTENSION_WITHOUT_APPEND = result(FS, 6201)   # a write past the end without OpenMode_AllowAppend
-R_UNSUPPORTED_OPERATION = result(FS, 6300)      # writing to the RomFS
+R_EXTENSION_WITHOUT_APPEND = result(FS, 6201)  # a write past the end without OpenMode_AllowAppend
+R_UNSUPPORTED_OPERATION = result(FS, 6300)  # writing to the RomFS
 
 MODE_READ, MODE_WRITE, MODE_APPEND = 1, 2, 4
 ENTRY_DIRECTORY, ENTRY_FILE = 0, 1
-ROM_CACHE_SIZE = 0x4000       # what QueryMountRomCacheSize answers; the host needs no cache
+ROM_CACHE_SIZE = 0x4000  # what QueryMountRomCacheSize answers; the host needs no cache
 MAX_MOUNT_NAME = 15
 
 
@@ -42,7 +43,7 @@ MAX_MOUNT_NAME = 15
 class Mount:
     name: str
     romfs: Romfs | None = None
-    save: SaveTree | None = None        # the working copy
+    save: SaveTree | None = None  # the working copy
     save_name: str = ""
 
 
@@ -142,7 +143,7 @@ class FsService:
                 raise GuestError(f"Unmount of {name!r}, which is not mounted")
             if any(f.mount is m for f in self.files.values()):
                 raise GuestError(f"Unmount of {name!r} while files on it are open")
-            del self.mounts[name]     # uncommitted save changes are dropped
+            del self.mounts[name]  # uncommitted save changes are dropped
 
     def commit(self, c: Call) -> int:
         with self.lock:
@@ -260,7 +261,7 @@ class FsService:
         rom = f.mount.romfs
         e = rom.lookup(f.path)
         start = rom.data_offset + e.data_offset
-        return memoryview(rom.r.data)[start:start + e.size]
+        return memoryview(rom.r.data)[start : start + e.size]
 
     def _read(self, c: Call, first: int, out_size: int | None) -> int:
         with self.lock:
@@ -275,7 +276,7 @@ class FsService:
             data = self._data(f)
             if offset > len(data) or (out_size is None and offset + size > len(data)):
                 return R_OUT_OF_RANGE
-            chunk = data[offset:offset + size]
+            chunk = data[offset : offset + size]
             if size and buf == 0:
                 return R_NULLPTR_ARGUMENT
             c.view(buf, len(chunk), PERM_W, "ReadFile buffer")[:] = chunk
@@ -299,12 +300,12 @@ class FsService:
                 return R_INVALID_OFFSET
             if size >> 40:
                 return R_INVALID_SIZE
-            data = f.mount.save.files[f.path]      # type: ignore[union-attr]
+            data = f.mount.save.files[f.path]  # type: ignore[union-attr]
             if offset + size > len(data):
                 if not f.mode & MODE_APPEND:
                     return R_EXTENSION_WITHOUT_APPEND
                 data.extend(bytes(offset + size - len(data)))
-            data[offset:offset + size] = c.view(buf, size, PERM_R, "WriteFile buffer")
+            data[offset : offset + size] = c.view(buf, size, PERM_R, "WriteFile buffer")
         return 0
 
     def flush_file(self, c: Call) -> int:
@@ -326,7 +327,7 @@ class FsService:
                 return R_INVALID_OPEN_MODE
             if size < 0 or size >> 40:
                 return R_INVALID_SIZE
-            data = f.mount.save.files[f.path]      # type: ignore[union-attr]
+            data = f.mount.save.files[f.path]  # type: ignore[union-attr]
             if size < len(data):
                 del data[size:]
             else:
@@ -339,21 +340,61 @@ class FsService:
             ("_ZN2nn2fs22QueryMountRomCacheSizeEPm", "nn::fs::QueryMountRomCacheSize(size_t*)", self.query_rom_cache_size, False),
             ("_ZN2nn2fs8MountRomEPKcPvm", "nn::fs::MountRom(const char*, void*, size_t)", self.mount_rom, True),
             ("_ZN2nn2fs21MountSaveDataForDebugEPKc", "nn::fs::MountSaveDataForDebug(const char*)", self.mount_save_debug, True),
-            ("_ZN2nn2fs13MountSaveDataEPKcRKNS_7account3UidE", "nn::fs::MountSaveData(const char*, const nn::account::Uid&)", self.mount_save, True),
-            ("_ZN2nn2fs14EnsureSaveDataERKNS_7account3UidE", "nn::fs::EnsureSaveData(const nn::account::Uid&)", self.ensure_save, False),
+            (
+                "_ZN2nn2fs13MountSaveDataEPKcRKNS_7account3UidE",
+                "nn::fs::MountSaveData(const char*, const nn::account::Uid&)",
+                self.mount_save,
+                True,
+            ),
+            (
+                "_ZN2nn2fs14EnsureSaveDataERKNS_7account3UidE",
+                "nn::fs::EnsureSaveData(const nn::account::Uid&)",
+                self.ensure_save,
+                False,
+            ),
             ("_ZN2nn2fs7UnmountEPKc", "nn::fs::Unmount(const char*)", self.unmount, False),
             ("_ZN2nn2fs14CommitSaveDataEPKc", "nn::fs::CommitSaveData(const char*)", self.commit, True),
-            ("_ZN2nn2fs12GetEntryTypeEPNS0_18DirectoryEntryTypeEPKc", "nn::fs::GetEntryType(DirectoryEntryType*, const char*)", self.get_entry_type, False),
+            (
+                "_ZN2nn2fs12GetEntryTypeEPNS0_18DirectoryEntryTypeEPKc",
+                "nn::fs::GetEntryType(DirectoryEntryType*, const char*)",
+                self.get_entry_type,
+                False,
+            ),
             ("_ZN2nn2fs10CreateFileEPKcl", "nn::fs::CreateFile(const char*, int64_t)", self.create_file, False),
             ("_ZN2nn2fs10DeleteFileEPKc", "nn::fs::DeleteFile(const char*)", self.delete_file, False),
             ("_ZN2nn2fs15CreateDirectoryEPKc", "nn::fs::CreateDirectory(const char*)", self.create_directory, False),
-            ("_ZN2nn2fs8OpenFileEPNS0_10FileHandleEPKci", "nn::fs::OpenFile(FileHandle*, const char*, int)", self.open_file, False),
+            (
+                "_ZN2nn2fs8OpenFileEPNS0_10FileHandleEPKci",
+                "nn::fs::OpenFile(FileHandle*, const char*, int)",
+                self.open_file,
+                False,
+            ),
             ("_ZN2nn2fs9CloseFileENS0_10FileHandleE", "nn::fs::CloseFile(FileHandle)", self.close_file, False),
-            ("_ZN2nn2fs8ReadFileENS0_10FileHandleElPvm", "nn::fs::ReadFile(FileHandle, int64_t, void*, size_t)", self.read_file, True),
-            ("_ZN2nn2fs8ReadFileEPmNS0_10FileHandleElPvm", "nn::fs::ReadFile(size_t*, FileHandle, int64_t, void*, size_t)", self.read_file_sized, True),
-            ("_ZN2nn2fs9WriteFileENS0_10FileHandleElPKvmRKNS0_11WriteOptionE", "nn::fs::WriteFile(FileHandle, int64_t, const void*, size_t, const WriteOption&)", self.write_file, False),
+            (
+                "_ZN2nn2fs8ReadFileENS0_10FileHandleElPvm",
+                "nn::fs::ReadFile(FileHandle, int64_t, void*, size_t)",
+                self.read_file,
+                True,
+            ),
+            (
+                "_ZN2nn2fs8ReadFileEPmNS0_10FileHandleElPvm",
+                "nn::fs::ReadFile(size_t*, FileHandle, int64_t, void*, size_t)",
+                self.read_file_sized,
+                True,
+            ),
+            (
+                "_ZN2nn2fs9WriteFileENS0_10FileHandleElPKvmRKNS0_11WriteOptionE",
+                "nn::fs::WriteFile(FileHandle, int64_t, const void*, size_t, const WriteOption&)",
+                self.write_file,
+                False,
+            ),
             ("_ZN2nn2fs9FlushFileENS0_10FileHandleE", "nn::fs::FlushFile(FileHandle)", self.flush_file, False),
-            ("_ZN2nn2fs11GetFileSizeEPlNS0_10FileHandleE", "nn::fs::GetFileSize(int64_t*, FileHandle)", self.get_file_size, False),
+            (
+                "_ZN2nn2fs11GetFileSizeEPlNS0_10FileHandleE",
+                "nn::fs::GetFileSize(int64_t*, FileHandle)",
+                self.get_file_size,
+                False,
+            ),
             ("_ZN2nn2fs11SetFileSizeENS0_10FileHandleEl", "nn::fs::SetFileSize(FileHandle, int64_t)", self.set_file_size, False),
         ]
         return [F(n, sig, fn, blocking) for n, sig, fn, blocking in rows]

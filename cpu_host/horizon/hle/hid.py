@@ -12,6 +12,7 @@ Script format, one line per change (``#`` starts a comment)::
 
 BUTTONS is ``-`` or names joined by ``+``: A B X Y StickL StickR L R ZL ZR Plus Minus Left Up
 Right Down.  A line holds until the next one."""
+
 from __future__ import annotations
 
 import bisect
@@ -24,8 +25,7 @@ from cpu_host.horizon.hle.abi import Call
 from cpu_host.horizon.hle.registry import HostFunction
 from nxrecomp.common.errors import NxError
 
-BUTTONS = ["A", "B", "X", "Y", "StickL", "StickR", "L", "R", "ZL", "ZR", "Plus", "Minus",
-           "Left", "Up", "Right", "Down"]
+BUTTONS = ["A", "B", "X", "Y", "StickL", "StickR", "L", "R", "ZL", "ZR", "Plus", "Minus", "Left", "Up", "Right", "Down"]
 BIT = {n.lower(): 1 << i for i, n in enumerate(BUTTONS)}
 ATTR_CONNECTED = 1
 # NpadFullKeyState / NpadHandheldState: sampling number, buttons, left and right stick, attributes
@@ -78,7 +78,7 @@ class HidService:
     sampling: int = 0
     live: PadState | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-    presented: bool = False       # frames are presented: they step the script (else the hid service's tick does)
+    presented: bool = False  # frames are presented: they step the script (else the hid service's tick does)
 
     @classmethod
     def from_file(cls, path: str) -> "HidService":
@@ -125,12 +125,20 @@ class HidService:
         F = HostFunction
         return [
             F("_ZN2nn3hid14InitializeNpadEv", "nn::hid::InitializeNpad()", self.noop),
-            F("_ZN2nn3hid25SetSupportedNpadStyleSetENS_4util10BitFlagSetILi32ENS0_12NpadStyleTagEEE",
-              "nn::hid::SetSupportedNpadStyleSet(NpadStyleSet)", self.noop),
-            F("_ZN2nn3hid22SetSupportedNpadIdTypeEPKjm", "nn::hid::SetSupportedNpadIdType(const NpadIdType*, size_t)",
-              self.noop),
-            F("_ZN2nn3hid12GetNpadStateEPNS0_16NpadFullKeyStateERKj",
-              "nn::hid::GetNpadState(NpadFullKeyState*, const NpadIdType&)", self.get_npad_state),
-            F("_ZN2nn3hid12GetNpadStateEPNS0_17NpadHandheldStateERKj",
-              "nn::hid::GetNpadState(NpadHandheldState*, const NpadIdType&)", self.get_npad_state),
+            F(
+                "_ZN2nn3hid25SetSupportedNpadStyleSetENS_4util10BitFlagSetILi32ENS0_12NpadStyleTagEEE",
+                "nn::hid::SetSupportedNpadStyleSet(NpadStyleSet)",
+                self.noop,
+            ),
+            F("_ZN2nn3hid22SetSupportedNpadIdTypeEPKjm", "nn::hid::SetSupportedNpadIdType(const NpadIdType*, size_t)", self.noop),
+            F(
+                "_ZN2nn3hid12GetNpadStateEPNS0_16NpadFullKeyStateERKj",
+                "nn::hid::GetNpadState(NpadFullKeyState*, const NpadIdType&)",
+                self.get_npad_state,
+            ),
+            F(
+                "_ZN2nn3hid12GetNpadStateEPNS0_17NpadHandheldStateERKj",
+                "nn::hid::GetNpadState(NpadHandheldState*, const NpadIdType&)",
+                self.get_npad_state,
+            ),
         ]

@@ -8,6 +8,7 @@ Keyboard (as PC players expect): arrows = d-pad, W/A/S/D = left stick, X = A, Z 
 taken by the stick so C = X and V = Y, Q/E = L/R, 1/3 = ZL/ZR, Return = Plus, Backspace =
 Minus.  Gamepads: SDL's positional buttons to the Nintendo layout (east = A, south = B,
 north = X, west = Y), sticks with y up, triggers past half-way as ZL/ZR."""
+
 from __future__ import annotations
 
 import logging
@@ -20,12 +21,40 @@ from cpu_host.horizon.hle.hid import BIT, HidService, PadState
 
 log = logging.getLogger("cpu_host.hle.input")
 
-KEYS = {"Left": "left", "Right": "right", "Up": "up", "Down": "down", "X": "a", "Z": "b", "C": "x", "V": "y",
-        "Q": "l", "E": "r", "1": "zl", "3": "zr", "Return": "plus", "Backspace": "minus"}
+KEYS = {
+    "Left": "left",
+    "Right": "right",
+    "Up": "up",
+    "Down": "down",
+    "X": "a",
+    "Z": "b",
+    "C": "x",
+    "V": "y",
+    "Q": "l",
+    "E": "r",
+    "1": "zl",
+    "3": "zr",
+    "Return": "plus",
+    "Backspace": "minus",
+}
 STICK_KEYS = {"W": (0, 1), "S": (0, -1), "A": (-1, 0), "D": (1, 0)}
 # SDL_GamepadButton -> npad button
-PAD_BUTTONS = {0: "b", 1: "a", 2: "y", 3: "x", 4: "minus", 6: "plus", 7: "stickl", 8: "stickr", 9: "l", 10: "r",
-               11: "up", 12: "down", 13: "left", 14: "right"}
+PAD_BUTTONS = {
+    0: "b",
+    1: "a",
+    2: "y",
+    3: "x",
+    4: "minus",
+    6: "plus",
+    7: "stickl",
+    8: "stickr",
+    9: "l",
+    10: "r",
+    11: "up",
+    12: "down",
+    13: "left",
+    14: "right",
+}
 AXIS_LX, AXIS_LY, AXIS_RX, AXIS_RY, AXIS_LT, AXIS_RT = range(6)
 KIND_KEY_DOWN, KIND_KEY_UP, KIND_BUTTON_DOWN, KIND_BUTTON_UP, KIND_AXIS, KIND_QUIT = 1, 2, 3, 4, 5, 6
 
@@ -33,6 +62,7 @@ KIND_KEY_DOWN, KIND_KEY_UP, KIND_BUTTON_DOWN, KIND_BUTTON_UP, KIND_AXIS, KIND_QU
 @dataclass
 class InputState:
     """What is held right now, folded into one npad state."""
+
     buttons: int = 0
     keys_stick: set[str] = field(default_factory=set)
     axes: dict[int, int] = field(default_factory=dict)
@@ -64,15 +94,14 @@ class InputState:
         kx = sum(STICK_KEYS[k][0] for k in self.keys_stick)
         ky = sum(STICK_KEYS[k][1] for k in self.keys_stick)
         lx = self.axes.get(AXIS_LX, 0) + 32767 * kx
-        ly = -self.axes.get(AXIS_LY, 0) + 32767 * ky          # SDL's y grows downwards, the npad's up
+        ly = -self.axes.get(AXIS_LY, 0) + 32767 * ky  # SDL's y grows downwards, the npad's up
         buttons = self.buttons
         if self.axes.get(AXIS_LT, 0) > 16384:
             buttons |= BIT["zl"]
         if self.axes.get(AXIS_RT, 0) > 16384:
             buttons |= BIT["zr"]
         clamp = lambda v: max(-32768, min(32767, v))  # noqa: E731
-        return PadState(buttons, clamp(lx), clamp(ly), clamp(self.axes.get(AXIS_RX, 0)),
-                        clamp(-self.axes.get(AXIS_RY, 0)))
+        return PadState(buttons, clamp(lx), clamp(ly), clamp(self.axes.get(AXIS_RX, 0)), clamp(-self.axes.get(AXIS_RY, 0)))
 
 
 @dataclass
@@ -98,14 +127,15 @@ class LiveInput:
             try:
                 with grpc.insecure_channel(grpc_address(self.socket_dir)) as ch:
                     stream = gpu_input_pb2_grpc.GpuInputStub(ch).Events(
-                        gpu_input_pb2.EventsRequest(client="cpu_host"), wait_for_ready=True)
+                        gpu_input_pb2.EventsRequest(client="cpu_host"), wait_for_ready=True
+                    )
                     for ev in stream:
                         self.on_event(ev.kind, ev.key, ev.button, ev.axis, ev.value)
                         if self.stop.is_set():
                             break
             except grpc.RpcError as e:
                 log.debug("input stream ended: %s", e.code())
-            time.sleep(0.2)        # the GPU process restarts: follow the next one
+            time.sleep(0.2)  # the GPU process restarts: follow the next one
 
     def on_event(self, kind: int, key: str = "", button: int = 0, axis: int = 0, value: int = 0) -> None:
         if kind == KIND_QUIT:

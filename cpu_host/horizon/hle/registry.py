@@ -4,6 +4,7 @@ Binding rules: a name the linker put in the host-import region is bound at its s
 or a "not served" function that ends the process with a report naming it); a name the host
 serves that a module defines is bound at that definition too, overriding the lifted function
 for every indirect and PLT call (the SDK served at the function level)."""
+
 from __future__ import annotations
 
 import logging
@@ -14,22 +15,22 @@ from cpu_host.horizon.hle.abi import Call, GuestError, GuestResult
 
 log = logging.getLogger("cpu_host.hle")
 MASK64 = (1 << 64) - 1
-IPC_FAULT_BASE = 0x40000000      # crash reasons of the IPC layer (nx_hz_ipc_fault), apart from bindings
+IPC_FAULT_BASE = 0x40000000  # crash reasons of the IPC layer (nx_hz_ipc_fault), apart from bindings
 
 
 @dataclass(frozen=True)
 class HostFunction:
-    name: str                                   # the mangled symbol name
-    signature: str                              # readable C++ signature, for reports and docs
-    impl: Callable[[Call], int | None]          # returns X0 (None: leave X0 as is)
-    blocking: bool = False                      # host work: give the core back meanwhile
-    native: str | None = None                   # the same function in C (game.so's nx_os_native
-                                                # name): bound directly, no Python on the call path
+    name: str  # the mangled symbol name
+    signature: str  # readable C++ signature, for reports and docs
+    impl: Callable[[Call], int | None]  # returns X0 (None: leave X0 as is)
+    blocking: bool = False  # host work: give the core back meanwhile
+    native: str | None = None  # the same function in C (game.so's nx_os_native
+    # name): bound directly, no Python on the call path
 
 
 @dataclass
 class Binding:
-    function: HostFunction | None               # None: the host does not serve this name
+    function: HostFunction | None  # None: the host does not serve this name
     name: str
     address: int
 
@@ -38,11 +39,11 @@ class Binding:
 class Registry:
     functions: dict[str, HostFunction] = field(default_factory=dict)
     bindings: list[Binding] = field(default_factory=list)
-    faults: dict[int, str] = field(default_factory=dict)     # binding index -> what went wrong
-    natives: dict[int, HostFunction] = field(default_factory=dict)   # native fault index -> function
-    _callbacks: list[Any] = field(default_factory=list)      # keep cffi callbacks alive
+    faults: dict[int, str] = field(default_factory=dict)  # binding index -> what went wrong
+    natives: dict[int, HostFunction] = field(default_factory=dict)  # native fault index -> function
+    _callbacks: list[Any] = field(default_factory=list)  # keep cffi callbacks alive
     _lib: Any = None
-    binders: list[Callable[[Any, Any], None]] = field(default_factory=list)   # (ffi, lib): more to bind (IPC)
+    binders: list[Callable[[Any, Any], None]] = field(default_factory=list)  # (ffi, lib): more to bind (IPC)
     ipc_faults: dict[int, str] = field(default_factory=dict)  # IPC_FAULT_BASE + n -> what went wrong
 
     def add(self, fns: Iterable[HostFunction]) -> None:
@@ -81,8 +82,13 @@ class Registry:
         for binder in self.binders:
             binder(ffi, lib)
         served = sum(1 for b in self.bindings if b.function)
-        log.info("host functions: %d bound (%d served, %d of them native; %d not served)", len(self.bindings),
-                 served, native, len(self.bindings) - served)
+        log.info(
+            "host functions: %d bound (%d served, %d of them native; %d not served)",
+            len(self.bindings),
+            served,
+            native,
+            len(self.bindings) - served,
+        )
 
     def ipc_fault(self, message: str) -> int:
         """A crash reason index for an IPC failure (the report prints ``message``)."""
@@ -93,7 +99,7 @@ class Registry:
     def describe_fault(self, index: int) -> str:
         if index in self.ipc_faults:
             return f"IPC: {self.ipc_faults[index]}"
-        if index in self.natives:       # a native entry: its sentence is in game.so
+        if index in self.natives:  # a native entry: its sentence is in game.so
             why = self._ffi.string(self._lib.nx_os_fault_why()).decode("utf-8", "replace")
             return f"host function {self.natives[index].signature}: {why}"
         b = self.bindings[index] if 0 <= index < len(self.bindings) else None
@@ -108,10 +114,14 @@ class Registry:
         faults = self.faults
 
         if f is None:
+
             def missing(cpu: Any) -> None:
-                faults[index] = (f"the guest called {b.name} (a host import at {b.address:#x}), which no module "
-                                 "defines and the host does not serve")
+                faults[index] = (
+                    f"the guest called {b.name} (a host import at {b.address:#x}), which no module "
+                    "defines and the host does not serve"
+                )
                 lib.nx_hz_host_fault(cpu, index)
+
             return missing
 
         def call(cpu: Any) -> None:
@@ -131,10 +141,11 @@ class Registry:
             except GuestError as e:
                 faults[index] = str(e)
                 lib.nx_hz_host_fault(cpu, index)
-            except Exception as e:     # a bug of ours: report it at the guest's call site
+            except Exception as e:  # a bug of ours: report it at the guest's call site
                 log.exception("host function %s raised", f.signature)
                 faults[index] = f"raised {type(e).__name__}: {e}"
                 lib.nx_hz_host_fault(cpu, index)
             cpu.pc = cpu.x[30]
             lib.nx_hz_host_yield(cpu)
+
         return call

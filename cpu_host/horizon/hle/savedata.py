@@ -10,6 +10,7 @@ journaled save data does.  A leftover ``.tmp`` from a killed commit is ignored a
 
 Why one file and not one host file per guest file: a rename is atomic for one file only, and
 game saves are small (KiB to a few MiB); rewriting them whole at each commit is cheap."""
+
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +36,9 @@ class SaveTree:
 
 
 def encode(tree: SaveTree) -> bytes:
-    body = msgpack.packb({"dirs": sorted(tree.dirs), "files": {k: bytes(v) for k, v in sorted(tree.files.items())}},
-                         use_bin_type=True)
+    body = msgpack.packb(
+        {"dirs": sorted(tree.dirs), "files": {k: bytes(v) for k, v in sorted(tree.files.items())}}, use_bin_type=True
+    )
     return MAGIC + hashlib.sha256(body).digest() + body
 
 
@@ -58,6 +60,7 @@ def decode(data: bytes, path: str) -> SaveTree:
 @dataclass
 class SaveStore:
     """The committed saves of one program: ``<root>/<program id>/<save name>/save.nxsave``."""
+
     root: Path
 
     def folder(self, program_id: int, name: str) -> Path:
@@ -66,7 +69,7 @@ class SaveStore:
     def load(self, program_id: int, name: str) -> SaveTree:
         d = self.folder(program_id, name)
         tmp = d / (FILE_NAME + ".tmp")
-        if tmp.exists():          # a commit killed before its rename: the old commit stands
+        if tmp.exists():  # a commit killed before its rename: the old commit stands
             tmp.unlink()
         p = d / FILE_NAME
         if not p.exists():
@@ -82,7 +85,7 @@ class SaveStore:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)

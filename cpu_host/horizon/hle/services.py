@@ -1,4 +1,5 @@
 """Assemble the host services of one process from its manifest and the settings table."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,8 @@ class Services:
     system: SystemService
     nvn: NvnService
     coop: CoopService
-    ipc: Any = None                              # services.host.IpcHost: the same state over IPC
-    audio: Any = None                            # audio.host.AudioHost: renderers of nn::audio and audren:u
+    ipc: Any = None  # services.host.IpcHost: the same state over IPC
+    audio: Any = None  # audio.host.AudioHost: renderers of nn::audio and audren:u
     boot_slots: dict[str, int] = field(default_factory=dict)
 
 
@@ -45,8 +46,10 @@ def connect_gpu():
 
     d = gpu_socket_dir()
     if not d:
-        raise GuestError("no GPU process to draw with: run the bundle with 'nxrecomp run' (or set "
-                         "cpu_host.gpu_socket_dir to a GPU process's socket folder)")
+        raise GuestError(
+            "no GPU process to draw with: run the bundle with 'nxrecomp run' (or set "
+            "cpu_host.gpu_socket_dir to a GPU process's socket folder)"
+        )
     client = GpuClient(d)
     client.connect(timeout=30)
     return client
@@ -62,21 +65,30 @@ def translate_shader(arch: int, stage: int, code: bytes) -> bytes:
     with grpc.insecure_channel(addr) as ch:
         try:
             r = shader_pb2_grpc.ShaderTranslatorStub(ch).Translate(
-                shader_pb2.Program(arch=arch, stage=stage, code=code), timeout=60)
+                shader_pb2.Program(arch=arch, stage=stage, code=code), timeout=60
+            )
         except grpc.RpcError as e:
-            raise GuestError(f"shader service at {addr} refused the SM{arch} stage-{stage} program: "
-                             f"{e.code().name}: {e.details()}") from None
+            raise GuestError(
+                f"shader service at {addr} refused the SM{arch} stage-{stage} program: {e.code().name}: {e.details()}"
+            ) from None
     return r.spirv
 
 
 def make_services(manifest: dict, counter: Any, input_script: str | None = None) -> Services:
     romfs = manifest.get("romfs")
-    fs = FsService(int(manifest["process"]["program_id"]), Path(romfs) if romfs else None,
-                   SaveStore(Path(settings.get("cpu_host", "save_dir")).expanduser()))
+    fs = FsService(
+        int(manifest["process"]["program_id"]),
+        Path(romfs) if romfs else None,
+        SaveStore(Path(settings.get("cpu_host", "save_dir")).expanduser()),
+    )
     clock = ClockService(bool(settings.get("cpu_host", "deterministic")), counter)
     hid = HidService.from_file(input_script if input_script is not None else settings.get("cpu_host", "input_script"))
-    system = SystemService(settings.get("cpu_host", "language"), bool(settings.get("cpu_host", "docked")),
-                           frames=lambda: hid.frame, max_frames=int(settings.get("cpu_host", "max_frames")))
+    system = SystemService(
+        settings.get("cpu_host", "language"),
+        bool(settings.get("cpu_host", "docked")),
+        frames=lambda: hid.frame,
+        max_frames=int(settings.get("cpu_host", "max_frames")),
+    )
     gpu = manifest.get("gpu", "switch1")
     if gpu not in blocklinear.GENERATION_GOB:
         raise NxError(f"manifest field gpu {gpu!r} is not one of {', '.join(blocklinear.GENERATION_GOB)}")
@@ -84,28 +96,43 @@ def make_services(manifest: dict, counter: Any, input_script: str | None = None)
     from cpu_host.horizon.audio.nn_audio import NnAudio
 
     audio = AudioHost()
-    nvn = NvnService(connect=connect_gpu, translate=translate_shader,
-                     on_present=lambda: (hid.present(), audio.present()),
-                     gob=blocklinear.GENERATION_GOB[gpu])
-    coop = CoopService(settings.get("cpu_host", "relay"), settings.get("cpu_host", "relay_token"),
-                       settings.get("cpu_host", "relay_password"), settings.get("cpu_host", "relay_join_timeout_s"))
+    nvn = NvnService(
+        connect=connect_gpu,
+        translate=translate_shader,
+        on_present=lambda: (hid.present(), audio.present()),
+        gob=blocklinear.GENERATION_GOB[gpu],
+    )
+    coop = CoopService(
+        settings.get("cpu_host", "relay"),
+        settings.get("cpu_host", "relay_token"),
+        settings.get("cpu_host", "relay_password"),
+        settings.get("cpu_host", "relay_join_timeout_s"),
+    )
     reg = Registry()
     for s in (fs, clock, hid, system, nvn, coop, OsService(), NnAudio(audio)):
         reg.add(s.functions())
     from cpu_host.horizon.services.host import IpcHost
 
-    ipc = IpcHost(system=system, hid_state=hid, clock=clock, fs=fs,
-                  sd_dir=Path(settings.get("cpu_host", "sd_dir")).expanduser(),
-                  shared_font=Path(settings.get("cpu_host", "shared_font")).expanduser(),
-                  nvn=nvn, gpu_wanted=lambda: bool(gpu_socket_dir()),
-                  framebuffer_dir=Path(settings.get("cpu_host", "framebuffer_dir")).expanduser()
-                  if settings.get("cpu_host", "framebuffer_dir") else None,
-                  unknown=settings.get("cpu_host", "ipc_unknown"), audio=audio,
-                  bsd_network=settings.get("cpu_host", "bsd_network"),
-                  bsd_max_sockets=int(settings.get("cpu_host", "bsd_max_sockets")))
+    ipc = IpcHost(
+        system=system,
+        hid_state=hid,
+        clock=clock,
+        fs=fs,
+        sd_dir=Path(settings.get("cpu_host", "sd_dir")).expanduser(),
+        shared_font=Path(settings.get("cpu_host", "shared_font")).expanduser(),
+        nvn=nvn,
+        gpu_wanted=lambda: bool(gpu_socket_dir()),
+        framebuffer_dir=Path(settings.get("cpu_host", "framebuffer_dir")).expanduser()
+        if settings.get("cpu_host", "framebuffer_dir")
+        else None,
+        unknown=settings.get("cpu_host", "ipc_unknown"),
+        audio=audio,
+        bsd_network=settings.get("cpu_host", "bsd_network"),
+        bsd_max_sockets=int(settings.get("cpu_host", "bsd_max_sockets")),
+    )
     reg.binders.append(lambda ffi, lib: ipc.install(ffi, lib, reg.ipc_fault))
-    reg.binders.append(lambda ffi, lib: nvn.install_native(ffi, lib, reg))   # NVN's per-draw calls in C
-    if gpu_socket_dir():       # a window's keyboard and gamepads, when the GPU process has one
+    reg.binders.append(lambda ffi, lib: nvn.install_native(ffi, lib, reg))  # NVN's per-draw calls in C
+    if gpu_socket_dir():  # a window's keyboard and gamepads, when the GPU process has one
         from cpu_host.horizon.hle.live_input import LiveInput
 
         LiveInput(gpu_socket_dir(), hid, system.request_exit).start()

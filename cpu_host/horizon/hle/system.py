@@ -1,6 +1,7 @@
 """nn::settings (language), nn::oe (the application's view of the applet: operation and
 performance mode, desired language), nn::err (error display: logged, then the game goes on, as
 after the player closes the error applet)."""
+
 from __future__ import annotations
 
 import logging
@@ -21,17 +22,17 @@ def language_code(tag: str) -> int:
     return int.from_bytes(b.ljust(8, b"\0"), "little")
 
 
-MESSAGE_EXIT_REQUEST = 4      # the applet message asking the application to exit
+MESSAGE_EXIT_REQUEST = 4  # the applet message asking the application to exit
 
 
 @dataclass
 class SystemService:
     language: str
     docked: bool
-    frames: Callable[[], int] = lambda: 0     # frames presented so far
-    max_frames: int = 0                        # >0: ask the game to exit once this many were presented
+    frames: Callable[[], int] = lambda: 0  # frames presented so far
+    max_frames: int = 0  # >0: ask the game to exit once this many were presented
     exit_sent: bool = False
-    exit_requested: bool = False               # the player closed the window
+    exit_requested: bool = False  # the player closed the window
 
     def request_exit(self) -> None:
         self.exit_requested = True
@@ -69,13 +70,15 @@ class SystemService:
     def functions(self) -> list[HostFunction]:
         F = HostFunction
         return [
-            F("_ZN2nn8settings15GetLanguageCodeEPNS0_12LanguageCodeE",
-              "nn::settings::GetLanguageCode(nn::settings::LanguageCode*)", self.get_language_code),
+            F(
+                "_ZN2nn8settings15GetLanguageCodeEPNS0_12LanguageCodeE",
+                "nn::settings::GetLanguageCode(nn::settings::LanguageCode*)",
+                self.get_language_code,
+            ),
             F("_ZN2nn2oe18GetDesiredLanguageEv", "nn::oe::GetDesiredLanguage()", self.desired_language),
             F("_ZN2nn2oe10InitializeEv", "nn::oe::Initialize()", self.oe_init),
             F("_ZN2nn2oe16GetOperationModeEv", "nn::oe::GetOperationMode()", self.operation_mode),
             F("_ZN2nn2oe18GetPerformanceModeEv", "nn::oe::GetPerformanceMode()", self.performance_mode),
             F("_ZN2nn3err9ShowErrorENS_6ResultE", "nn::err::ShowError(nn::Result)", self.show_error),
-            F("_ZN2nn2oe26TryPopNotificationMessageEPj", "nn::oe::TryPopNotificationMessage(uint32_t*)",
-              self.pop_message),
+            F("_ZN2nn2oe26TryPopNotificationMessageEPj", "nn::oe::TryPopNotificationMessage(uint32_t*)", self.pop_message),
         ]

@@ -18,6 +18,7 @@ Facts (switchbrew IPC_Marshalling; libnx ``sf/cmif.h``, ``sf/tipc.h``):
 - TIPC: parameters right after the descriptors (no alignment, no header); the reply's first data
   word is the result.
 """
+
 from __future__ import annotations
 
 import struct
@@ -40,7 +41,7 @@ class Request:
     command: int
     params: bytes
     token: int = 0
-    domain_type: int = 0          # 0: not a domain request
+    domain_type: int = 0  # 0: not a domain request
     object_id: int = 0
     in_objects: list[int] = field(default_factory=list)
 
@@ -61,11 +62,12 @@ def parse_request(msg: Message, domain: bool) -> Request:
         if dtype == DOMAIN_CLOSE:
             return Request(0, b"", token, DOMAIN_CLOSE, oid)
         if 16 + size + 4 * nobj > len(body):
-            raise IpcError(CMIF_INVALID_HEADER_SIZE,
-                           f"domain payload of {size:#x} bytes and {nobj} objects overruns "
-                           f"the {len(body):#x} data bytes")
+            raise IpcError(
+                CMIF_INVALID_HEADER_SIZE,
+                f"domain payload of {size:#x} bytes and {nobj} objects overruns the {len(body):#x} data bytes",
+            )
         objs = list(struct.unpack_from(f"<{nobj}I", body, 16 + size))
-        inner = _plain(body[16:16 + size])
+        inner = _plain(body[16 : 16 + size])
         inner.domain_type, inner.object_id, inner.in_objects = dtype, oid, objs
         return inner
     return _plain(body)
@@ -88,8 +90,15 @@ def reply_payload(result: int, data: bytes = b"", domain: bool = False, out_obje
     return out
 
 
-def request_payload(command: int, params: bytes = b"", *, domain_object: int = 0, in_objects: list[int] = (),
-                    domain_type: int = DOMAIN_SEND, token: int = 0) -> bytes:
+def request_payload(
+    command: int,
+    params: bytes = b"",
+    *,
+    domain_object: int = 0,
+    in_objects: list[int] = (),
+    domain_type: int = DOMAIN_SEND,
+    token: int = 0,
+) -> bytes:
     """A request's payload (tests and tools): SFCI header + params, in a domain header when
     ``domain_object`` is set."""
     inner = struct.pack("<IIII", SFCI, 0, command, 0) + params
@@ -97,5 +106,8 @@ def request_payload(command: int, params: bytes = b"", *, domain_object: int = 0
         return inner
     if domain_type == DOMAIN_CLOSE:
         return struct.pack("<BBHIII", DOMAIN_CLOSE, 0, 0, domain_object, 0, 0)
-    return (struct.pack("<BBHIII", domain_type, len(in_objects), len(inner), domain_object, 0, token) + inner
-            + struct.pack(f"<{len(in_objects)}I", *in_objects))
+    return (
+        struct.pack("<BBHIII", domain_type, len(in_objects), len(inner), domain_object, 0, token)
+        + inner
+        + struct.pack(f"<{len(in_objects)}I", *in_objects)
+    )

@@ -11,6 +11,7 @@ or new ids in the caller's domain.  An unserved service or command is an ``Unser
 naming service, interface and command id: fatal (a crash report at the SVC) unless the setting
 ``cpu_host.ipc_unknown`` is ``stub``, which answers it with a logged success and zeroed output.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,18 +21,29 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from cpu_host.horizon.ipc import cmif, hipc
-from cpu_host.horizon.ipc.results import (CMIF_INVALID_IN_OBJECT, CMIF_INVALID_NUM_IN_OBJECTS, CMIF_UNKNOWN_COMMAND_ID,
-                                          HIPC_DOMAIN_OBJECT_NOT_FOUND, HIPC_POINTER_BUFFER_TOO_SMALL,
-                                          HIPC_TARGET_NOT_DOMAIN, HIPC_UNKNOWN_COMMAND_TYPE, INVALID_CURRENT_MEMORY,
-                                          INVALID_HANDLE, OUT_OF_HANDLES, SESSION_CLOSED, IpcError)
+from cpu_host.horizon.ipc.results import (
+    CMIF_INVALID_IN_OBJECT,
+    CMIF_INVALID_NUM_IN_OBJECTS,
+    CMIF_UNKNOWN_COMMAND_ID,
+    HIPC_DOMAIN_OBJECT_NOT_FOUND,
+    HIPC_POINTER_BUFFER_TOO_SMALL,
+    HIPC_TARGET_NOT_DOMAIN,
+    HIPC_UNKNOWN_COMMAND_TYPE,
+    INVALID_CURRENT_MEMORY,
+    INVALID_HANDLE,
+    OUT_OF_HANDLES,
+    SESSION_CLOSED,
+    IpcError,
+)
 
 log = logging.getLogger("cpu_host.ipc")
 PERM_R, PERM_W = 1, 2
-POINTER_BUFFER_SIZE = 0x8000       # QueryPointerBufferSize: what each session's server accepts as X/C data
+POINTER_BUFFER_SIZE = 0x8000  # QueryPointerBufferSize: what each session's server accepts as X/C data
 
 
 class Kernel(Protocol):
     """What the IPC layer needs of the kernel (``kernel.KernelBridge`` over horizon_kernel.c)."""
+
     def mapped(self, addr: int, size: int, perm: int) -> bool: ...
     def read(self, addr: int, size: int) -> bytes: ...
     def write(self, addr: int, data: bytes) -> None: ...
@@ -45,18 +57,22 @@ class Unserved(Exception):
 
 def command(cid: int) -> Callable[[Callable], Callable]:
     """Mark an Interface method as the handler of CMIF (or TIPC) command ``cid``."""
+
     def mark(fn: Callable) -> Callable:
-        def handler(self: Any, ctx: "Context") -> None:    # a new function each time: one body may serve several ids
+        def handler(self: Any, ctx: "Context") -> None:  # a new function each time: one body may serve several ids
             fn(self, ctx)
+
         handler._ipc_command = cid
         handler.__name__ = handler.__qualname__ = fn.__name__
         handler.__doc__ = fn.__doc__
         return handler
+
     return mark
 
 
 class Interface:
     """A service interface: ``name`` as switchbrew names it, ``service`` the sm name it came from."""
+
     name = "?"
     service = "?"
     commands: dict[int, Callable[[Any, "Context"], None]] = {}
@@ -88,7 +104,7 @@ class Session:
     domain: dict[int, Interface] | None = None
     next_object: int = 1
     closed: bool = False
-    tipc: bool = False                   # the port speaks TIPC too (sm:)
+    tipc: bool = False  # the port speaks TIPC too (sm:)
 
     def add(self, obj: Interface) -> int:
         assert self.domain is not None
@@ -101,6 +117,7 @@ class Session:
 @dataclass
 class Context:
     """One request as its handler sees it."""
+
     kernel: Kernel
     message: hipc.Message
     params: bytes
@@ -114,16 +131,27 @@ class Context:
     # -- parameters --------------------------------------------------------------------------
     def take(self, n: int, align: int = 1) -> bytes:
         self.pos = (self.pos + align - 1) // align * align
-        b = self.params[self.pos:self.pos + n]
+        b = self.params[self.pos : self.pos + n]
         self.pos += n
-        return b + bytes(n - len(b))       # a short message reads zeros, as a server's copy would
+        return b + bytes(n - len(b))  # a short message reads zeros, as a server's copy would
 
-    def u8(self) -> int: return self.take(1)[0]
-    def u16(self) -> int: return struct.unpack("<H", self.take(2, 2))[0]
-    def u32(self) -> int: return struct.unpack("<I", self.take(4, 4))[0]
-    def i32(self) -> int: return struct.unpack("<i", self.take(4, 4))[0]
-    def u64(self) -> int: return struct.unpack("<Q", self.take(8, 8))[0]
-    def i64(self) -> int: return struct.unpack("<q", self.take(8, 8))[0]
+    def u8(self) -> int:
+        return self.take(1)[0]
+
+    def u16(self) -> int:
+        return struct.unpack("<H", self.take(2, 2))[0]
+
+    def u32(self) -> int:
+        return struct.unpack("<I", self.take(4, 4))[0]
+
+    def i32(self) -> int:
+        return struct.unpack("<i", self.take(4, 4))[0]
+
+    def u64(self) -> int:
+        return struct.unpack("<Q", self.take(8, 8))[0]
+
+    def i64(self) -> int:
+        return struct.unpack("<q", self.take(8, 8))[0]
 
     @property
     def pid(self) -> int | None:
@@ -132,8 +160,10 @@ class Context:
     # -- buffers -----------------------------------------------------------------------------
     def _desc(self, lst: list, i: int, kind: str) -> Any:
         if i >= len(lst):
-            raise IpcError(HIPC_POINTER_BUFFER_TOO_SMALL if kind in "XC" else INVALID_CURRENT_MEMORY,
-                           f"the request has no {kind} descriptor #{i}")
+            raise IpcError(
+                HIPC_POINTER_BUFFER_TOO_SMALL if kind in "XC" else INVALID_CURRENT_MEMORY,
+                f"the request has no {kind} descriptor #{i}",
+            )
         return lst[i]
 
     def read_x(self, index: int) -> bytes:
@@ -284,12 +314,18 @@ class Server:
         for h in msg.copy_handles + msg.move_handles:
             if not kernel.handle_kind(h):
                 raise IpcError(INVALID_HANDLE, f"handle {h:#x} in the request is not a live handle")
-        for what, lst, perm in (("X", msg.x, PERM_R), ("A", msg.a, PERM_R), ("B", msg.b, PERM_W),
-                                ("W", msg.w, PERM_R | PERM_W), ("C", msg.c, PERM_W)):
+        for what, lst, perm in (
+            ("X", msg.x, PERM_R),
+            ("A", msg.a, PERM_R),
+            ("B", msg.b, PERM_W),
+            ("W", msg.w, PERM_R | PERM_W),
+            ("C", msg.c, PERM_W),
+        ):
             for d in lst:
                 if d.size and not kernel.mapped(d.address, d.size, perm):
-                    raise IpcError(INVALID_CURRENT_MEMORY,
-                                   f"{what} buffer of {d.size:#x} bytes at {d.address:#x} is not mapped for it")
+                    raise IpcError(
+                        INVALID_CURRENT_MEMORY, f"{what} buffer of {d.size:#x} bytes at {d.address:#x} is not mapped for it"
+                    )
 
     def _request(self, kernel: Kernel, s: Session, msg: hipc.Message, req: cmif.Request) -> bytes:
         domain = s.domain is not None
@@ -333,7 +369,7 @@ class Server:
                 ctx.out += bytes(0x20)
                 return
             raise Unserved(f"{what} is not served by the host (cpu_host.ipc_unknown=stub answers it with success)")
-        if log.isEnabledFor(logging.DEBUG):          # the request trace, for exploring what a program asks
+        if log.isEnabledFor(logging.DEBUG):  # the request trace, for exploring what a program asks
             log.debug("%s %s: command %d (%s)", obj.service, obj.name, cid, fn.__name__)
         try:
             fn(obj, ctx)
@@ -351,19 +387,19 @@ class Server:
 
     def _control(self, kernel: Kernel, s: Session, req: cmif.Request) -> bytes:
         c = req.command
-        if c == 0:                                     # ConvertCurrentObjectToDomain
+        if c == 0:  # ConvertCurrentObjectToDomain
             if s.domain is None:
                 s.domain = {}
                 s.add(s.obj)
             return hipc.build(0, cmif.reply_payload(0, struct.pack("<I", 1)))
-        if c == 1:                                     # CopyFromCurrentDomain
+        if c == 1:  # CopyFromCurrentDomain
             if s.domain is None:
                 raise IpcError(HIPC_TARGET_NOT_DOMAIN, "CopyFromCurrentDomain on a session that is no domain")
             oid = struct.unpack_from("<I", req.params + bytes(4))[0]
             if oid not in s.domain:
                 raise IpcError(HIPC_DOMAIN_OBJECT_NOT_FOUND, f"domain object {oid} does not exist")
             return hipc.build(0, cmif.reply_payload(0), move_handles=[self._session_handle(kernel, s.domain[oid])])
-        if c in (2, 4):                                # CloneCurrentObject(Ex): the same object, or domain
+        if c in (2, 4):  # CloneCurrentObject(Ex): the same object, or domain
             with self._lock:
                 sid = self._next
                 self._next += 1
@@ -372,7 +408,7 @@ class Server:
             if not h:
                 raise IpcError(OUT_OF_HANDLES, "the handle table is full")
             return hipc.build(0, cmif.reply_payload(0), move_handles=[h])
-        if c == 3:                                     # QueryPointerBufferSize
+        if c == 3:  # QueryPointerBufferSize
             return hipc.build(0, cmif.reply_payload(0, struct.pack("<H", POINTER_BUFFER_SIZE)))
         raise IpcError(CMIF_UNKNOWN_COMMAND_ID, f"control command {c}")
 

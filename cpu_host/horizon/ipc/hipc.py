@@ -20,6 +20,7 @@ A message must fit its buffer (0x100 bytes of TLS, or the user buffer of
 SendSyncRequestWithUserBuffer): otherwise the kernel answers InvalidCombination (0xE801), as
 Atmosphère's kernel does when the size the header implies exceeds the client's buffer.
 """
+
 from __future__ import annotations
 
 import struct
@@ -37,6 +38,7 @@ TLS_MESSAGE_SIZE = 0x100
 class Static(NamedTuple):
     """An X descriptor (pointer sent) or a C descriptor (receive list entry).  (Named tuples:
     made per request, a frozen dataclass costs several times more to build.)"""
+
     index: int
     address: int
     size: int
@@ -44,6 +46,7 @@ class Static(NamedTuple):
 
 class Buffer(NamedTuple):
     """An A, B or W descriptor (memory mapped into the server)."""
+
     address: int
     size: int
     mode: int
@@ -61,8 +64,8 @@ class Message:
     w: list[Buffer] = field(default_factory=list)
     c: list[Static] = field(default_factory=list)
     c_mode: int = 0
-    data_offset: int = 0          # byte offset of the data words in the message
-    data: bytes = b""             # the data words
+    data_offset: int = 0  # byte offset of the data words in the message
+    data: bytes = b""  # the data words
 
 
 def _words(buf: bytes, off: int, n: int, limit: int) -> tuple[int, ...]:
@@ -72,15 +75,19 @@ def _words(buf: bytes, off: int, n: int, limit: int) -> tuple[int, ...]:
 
 
 _NATIVE_CDEF = "int64_t nx_hipc_parse(const char *buf, uint32_t limit, uint64_t *out);"
-_native = clib.Loaded(_NATIVE_CDEF, lambda: clib.build_shared(
-    "hipc_parse", [Path(__file__).with_name("hipc_parse.c")], ["-O2", *clib.SHARED_FLAGS, "-Wall"], "ipc"))
+_native = clib.Loaded(
+    _NATIVE_CDEF,
+    lambda: clib.build_shared(
+        "hipc_parse", [Path(__file__).with_name("hipc_parse.c")], ["-O2", *clib.SHARED_FLAGS, "-Wall"], "ipc"
+    ),
+)
 _out = threading.local()
 
 
 def parse(buf: bytes) -> Message:
     """Read a request (in C: ``hipc_parse.c``, the same layout as ``parse_py``);
     IpcError(InvalidCombination) when its parts overrun the buffer."""
-    if not isinstance(buf, bytes):             # a bytearray or view: the C call takes bytes
+    if not isinstance(buf, bytes):  # a bytearray or view: the C call takes bytes
         buf = bytes(buf)
     ffi, lib = _native()
     out = getattr(_out, "buf", None)
@@ -91,17 +98,29 @@ def parse(buf: bytes) -> Message:
         raise IpcError(INVALID_COMBINATION, f"message needs {-n:#x} bytes, its buffer holds {len(buf):#x}")
     v = ffi.unpack(out, n)
     i = 13 + v[3] + v[4]
-    copy, move = v[13:13 + v[3]], v[13 + v[3]:i]
+    copy, move = v[13 : 13 + v[3]], v[13 + v[3] : i]
     lists: list[list] = []
     for cnt, kind in ((v[5], Static), (v[6], Buffer), (v[7], Buffer), (v[8], Buffer), (v[9], Static)):
-        if cnt:                                          # most requests carry none: no comprehension then
+        if cnt:  # most requests carry none: no comprehension then
             lists.append([kind(v[k], v[k + 1], v[k + 2]) for k in range(i, i + 3 * cnt, 3)])
             i += 3 * cnt
         else:
             lists.append([])
     off = v[11]
-    return Message(v[0], v[2] if v[1] else None, copy, move, lists[0], lists[1], lists[2], lists[3], lists[4], v[10],
-                   off, buf[off:off + 4 * v[12]])
+    return Message(
+        v[0],
+        v[2] if v[1] else None,
+        copy,
+        move,
+        lists[0],
+        lists[1],
+        lists[2],
+        lists[3],
+        lists[4],
+        v[10],
+        off,
+        buf[off : off + 4 * v[12]],
+    )
 
 
 def parse_py(buf: bytes) -> Message:
@@ -137,7 +156,7 @@ def parse_py(buf: bytes) -> Message:
             lst.append(Buffer(addr, size_lo | ((d2 >> 24) & 0xF) << 32, d2 & 3))
     m.data_offset = off
     _words(buf, off, ndata, limit)
-    m.data = bytes(buf[off:off + 4 * ndata])
+    m.data = bytes(buf[off : off + 4 * ndata])
     off += 4 * ndata
     nc = 1 if m.c_mode == 2 else m.c_mode - 2 if m.c_mode > 2 else 0
     for i in range(nc):
@@ -163,12 +182,22 @@ def _special(pid: int | None, copy_handles: list[int], move_handles: list[int]) 
 
 def _static(s: Static) -> bytes:
     """An X (or C-indexed static) descriptor: index, address bits 36-41 and 32-35, size, low address."""
-    return struct.pack("<II", (s.index & 0x3F) | ((s.address >> 36) & 0x3F) << 6 | ((s.address >> 32) & 0xF) << 12
-                       | (s.size & 0xFFFF) << 16, s.address & 0xFFFFFFFF)
+    return struct.pack(
+        "<II",
+        (s.index & 0x3F) | ((s.address >> 36) & 0x3F) << 6 | ((s.address >> 32) & 0xF) << 12 | (s.size & 0xFFFF) << 16,
+        s.address & 0xFFFFFFFF,
+    )
 
 
-def build(type_: int, payload: bytes, copy_handles: list[int] = (), move_handles: list[int] = (),
-          pid: int | None = None, statics: list[Static] = (), align: bool = True) -> bytes:
+def build(
+    type_: int,
+    payload: bytes,
+    copy_handles: list[int] = (),
+    move_handles: list[int] = (),
+    pid: int | None = None,
+    statics: list[Static] = (),
+    align: bool = True,
+) -> bytes:
     """A message whose data words hold ``payload`` at the first 16-byte aligned offset (as CMIF
     wants; ``align=False`` puts it right after the descriptors, as TIPC does)."""
     special = pid is not None or bool(copy_handles) or bool(move_handles)
@@ -185,18 +214,33 @@ def build(type_: int, payload: bytes, copy_handles: list[int] = (), move_handles
     return bytes(out)
 
 
-def build_request(type_: int, payload: bytes, *, pid: int | None = None, copy_handles: list[int] = (),
-                  move_handles: list[int] = (), x: list[Static] = (), a: list[Buffer] = (), b: list[Buffer] = (),
-                  w: list[Buffer] = (), c: list[Static] = (), c_mode: int | None = None, align: bool = True) -> bytes:
+def build_request(
+    type_: int,
+    payload: bytes,
+    *,
+    pid: int | None = None,
+    copy_handles: list[int] = (),
+    move_handles: list[int] = (),
+    x: list[Static] = (),
+    a: list[Buffer] = (),
+    b: list[Buffer] = (),
+    w: list[Buffer] = (),
+    c: list[Static] = (),
+    c_mode: int | None = None,
+    align: bool = True,
+) -> bytes:
     """A request in the layout above (tests and tools build guest messages with it)."""
     special = pid is not None or bool(copy_handles) or bool(move_handles)
     out = bytearray(8) + _special(pid, copy_handles, move_handles)
     for s in x:
         out += _static(s)
     for d in list(a) + list(b) + list(w):
-        out += struct.pack("<III", d.size & 0xFFFFFFFF, d.address & 0xFFFFFFFF,
-                           (d.mode & 3) | ((d.address >> 36) & 0x3FFFFF) << 2 | ((d.size >> 32) & 0xF) << 24
-                           | ((d.address >> 32) & 0xF) << 28)
+        out += struct.pack(
+            "<III",
+            d.size & 0xFFFFFFFF,
+            d.address & 0xFFFFFFFF,
+            (d.mode & 3) | ((d.address >> 36) & 0x3FFFFF) << 2 | ((d.size >> 32) & 0xF) << 24 | ((d.address >> 32) & 0xF) << 28,
+        )
     start = len(out)
     pad = align16(start) - start if align else 0
     body = bytes(pad) + payload
@@ -205,6 +249,11 @@ def build_request(type_: int, payload: bytes, *, pid: int | None = None, copy_ha
     for e in c:
         out += struct.pack("<II", e.address & 0xFFFFFFFF, ((e.address >> 32) & 0xFFFF) | (e.size & 0xFFFF) << 16)
     mode = c_mode if c_mode is not None else (2 + len(c) if c else 0)
-    struct.pack_into("<II", out, 0, (type_ & 0xFFFF) | len(x) << 16 | len(a) << 20 | len(b) << 24 | len(w) << 28,
-                     len(body) // 4 | (mode & 0xF) << 10 | (1 << 31 if special else 0))
+    struct.pack_into(
+        "<II",
+        out,
+        0,
+        (type_ & 0xFFFF) | len(x) << 16 | len(a) << 20 | len(b) << 24 | len(w) << 28,
+        len(body) // 4 | (mode & 0xF) << 10 | (1 << 31 if special else 0),
+    )
     return bytes(out)

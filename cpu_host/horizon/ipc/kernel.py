@@ -18,6 +18,7 @@ The handler runs on the guest thread without the kernel lock (the thread keeps i
 An unserved service or command (with ``cpu_host.ipc_unknown = fatal``) or a bug of ours ends the
 process with a crash report at the SVC naming it (``nx_hz_ipc_fault`` + the registry's fault
 text); nothing a guest sends can raise out of the callback."""
+
 from __future__ import annotations
 
 import logging
@@ -28,8 +29,16 @@ from typing import Any, Callable, Iterator
 
 from cpu_host.horizon.ipc.dispatcher import PERM_R, PERM_W, Server, Unserved
 from cpu_host.horizon.ipc.hipc import TLS_MESSAGE_SIZE
-from cpu_host.horizon.ipc.results import (INVALID_ADDRESS, INVALID_CURRENT_MEMORY, INVALID_HANDLE, INVALID_POINTER,
-                                          INVALID_SIZE, OUT_OF_HANDLES, OUT_OF_RANGE, IpcError)
+from cpu_host.horizon.ipc.results import (
+    INVALID_ADDRESS,
+    INVALID_CURRENT_MEMORY,
+    INVALID_HANDLE,
+    INVALID_POINTER,
+    INVALID_SIZE,
+    OUT_OF_HANDLES,
+    OUT_OF_RANGE,
+    IpcError,
+)
 
 log = logging.getLogger("cpu_host.ipc")
 MASK64 = (1 << 64) - 1
@@ -55,7 +64,7 @@ class KernelBridge:
 
     def __init__(self, ffi: Any, lib: Any, server: Server, fault: Callable[[str], int]) -> None:
         self.ffi, self.lib, self.server = ffi, lib, server
-        self._fault = fault             # message -> fault index (the registry's describe_fault names it)
+        self._fault = fault  # message -> fault index (the registry's describe_fault names it)
         self._cb = None
         self._local = threading.local()  # the calling guest thread's NxCpu, per host thread
 
@@ -147,7 +156,7 @@ class KernelBridge:
                 self._request(cpu, svc)
         except Unserved as e:
             self._die(cpu, str(e))
-        except Exception as e:       # a bug of ours: a report at the SVC, never a dead host
+        except Exception as e:  # a bug of ours: a report at the SVC, never a dead host
             log.exception("IPC SVC %#x raised", svc)
             self._die(cpu, f"IPC layer raised {type(e).__name__}: {e}")
         finally:
@@ -167,7 +176,7 @@ class KernelBridge:
     def _connect(self, cpu: Any) -> None:
         addr = int(cpu.x[1])
         raw = b""
-        for i in range(PORT_NAME_MAX):       # byte by byte: the name may end just before unmapped memory
+        for i in range(PORT_NAME_MAX):  # byte by byte: the name may end just before unmapped memory
             if not self.mapped(addr + i, 1, PERM_R):
                 cpu.x[0] = INVALID_POINTER
                 return

@@ -1,12 +1,13 @@
 """apm (performance management; libnx ``apm.c``): 0 OpenSession -> ISession; 1
 GetPerformanceMode (u32: 0 normal/handheld, 1 boost/docked).  ISession: 0
 SetPerformanceConfiguration(mode u32, config u32), 1 GetPerformanceConfiguration(mode) -> u32."""
+
 from __future__ import annotations
 
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
 
-DEFAULT_CONFIGURATION = 0x00010000   # switchbrew apm: 1020 MHz CPU / 384 MHz GPU / 1600 MHz memory
+DEFAULT_CONFIGURATION = 0x00010000  # switchbrew apm: 1020 MHz CPU / 384 MHz GPU / 1600 MHz memory
 
 
 class ApmSession(Interface):

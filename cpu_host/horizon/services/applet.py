@@ -18,6 +18,7 @@ ISelfController: 0 Exit, 1 LockExit, 2 UnlockExit, 9 GetLibraryAppletLaunchableE
 90/91 accumulated suspended tick.  IWindowController: 1 GetAppletResourceUserId,
 10 AcquireForegroundRights.  IApplicationFunctions: 1 PopLaunchParameter (none: 0x680),
 21 GetDesiredLanguage, 40 NotifyRunning, 22 SetTerminateResult, 66/67 game play recording."""
+
 from __future__ import annotations
 
 import logging
@@ -30,10 +31,10 @@ from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
 from cpu_host.horizon.ipc.results import IpcError, result
 
 log = logging.getLogger("cpu_host.ipc.applet")
-AM_NO_MESSAGE = result(128, 3)          # 0x680
+AM_NO_MESSAGE = result(128, 3)  # 0x680
 MESSAGE_FOCUS_STATE_CHANGED = 15
 FOCUS_IN_FOCUS = 1
-APPLET_RESOURCE_USER_ID = 0x81          # the process's id stands for its applet resource user
+APPLET_RESOURCE_USER_ID = 0x81  # the process's id stands for its applet resource user
 RESOLUTION = {True: (1920, 1080), False: (1280, 720)}
 WATCH_S = 1 / 60
 
@@ -83,6 +84,7 @@ class AppletState:
 
 class Empty(Interface):
     """A controller whose commands the start-up does not call (unserved ones are named)."""
+
     service = "appletOE"
 
     def __init__(self, name: str) -> None:
@@ -252,6 +254,7 @@ class ApplicationProxy(Interface):
 
 class AppletService(Interface):
     """appletOE's IApplicationProxyService and appletAE's IAllSystemAppletProxiesService."""
+
     name = "nn::am::service::IApplicationProxyService"
     service = "appletOE"
 
@@ -276,5 +279,6 @@ def register(server: Server, kernel_ref, system: SystemService) -> None:
         if "st" not in state:
             state["st"] = AppletState(kernel_ref(), system)
         return AppletService(state["st"])
+
     server.services["appletOE"] = service
     server.services["appletAE"] = service

@@ -21,6 +21,7 @@ bytes from the sample buffer (the data offset is not applied: libnx's header mar
 a sample buffer that is not readable guest memory is InvalidCurrentMemory; a record shorter
 than 0x28 bytes or more than 10 s of samples is BufferSizeTooSmall (153-4).
 """
+
 from __future__ import annotations
 
 import logging
@@ -44,7 +45,7 @@ RESULT_INVALID_CHANNEL_COUNT = L.result(10)
 RESULT_BUFFER_SIZE_TOO_SMALL = L.result(4)
 OUT_BUFFER = struct.Struct("<QQQQQ")
 PCM16, STARTED, STOPPED = 2, 0, 1
-MAX_SAMPLES = 48000 * 6 * 10          # 10 s of 5.1 in one buffer: more is refused, not allocated
+MAX_SAMPLES = 48000 * 6 * 10  # 10 s of 5.1 in one buffer: more is refused, not allocated
 KernelRef = Callable[[], KernelBridge]
 
 
@@ -78,7 +79,10 @@ class AudioOut(Interface):
     def _append(self, ctx: Context, record: bytes) -> None:
         tag = ctx.u64()
         if len(record) < OUT_BUFFER.size:
-            raise IpcError(RESULT_BUFFER_SIZE_TOO_SMALL, f"AppendAudioOutBuffer: the record is {len(record)} bytes, want {OUT_BUFFER.size:#x}")
+            raise IpcError(
+                RESULT_BUFFER_SIZE_TOO_SMALL,
+                f"AppendAudioOutBuffer: the record is {len(record)} bytes, want {OUT_BUFFER.size:#x}",
+            )
         _next, buf, _cap, size, _offset = OUT_BUFFER.unpack_from(record)
         if size > MAX_SAMPLES * 2:
             raise IpcError(RESULT_BUFFER_SIZE_TOO_SMALL, f"AppendAudioOutBuffer: data size {size:#x} is more than 10 s of audio")
@@ -180,7 +184,7 @@ class AudioOutManager(Interface):
 
     def _open(self, ctx: Context, name_in: bytes, write: Callable[[bytes], int]) -> None:
         rate, chans = ctx.u32(), ctx.u32()
-        ctx.u64()                                   # client PID
+        ctx.u64()  # client PID
         name = name_in.split(b"\0", 1)[0].decode("ascii", "replace")
         if name not in ("", DEVICE):
             raise IpcError(RESULT_DEVICE_NOT_FOUND, f"OpenAudioOut: no device {name!r} (the one device is {DEVICE})")

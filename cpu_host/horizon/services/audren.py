@@ -25,6 +25,7 @@ GetActiveAudioDeviceName (B), 4 QueryAudioDeviceSystemEvent, 5 GetActiveChannelC
 QueryAudioDeviceOutputEvent (copy handles).  Device names as the console's: AudioTvOutput
 (docked), AudioBuiltInSpeakerOutput, AudioStereoJackOutput.
 """
+
 from __future__ import annotations
 
 import logging
@@ -87,8 +88,10 @@ class AudioRenderer(Interface):
         if res:
             raise IpcError(res, "RequestUpdate refused (the log names section, record, field and offset)")
         if len(resp) > out_size:
-            raise IpcError(RESULT_BUFFER_SIZE_TOO_SMALL, f"RequestUpdate: the response needs {len(resp):#x} bytes, "
-                           f"the output buffer has {out_size:#x}")
+            raise IpcError(
+                RESULT_BUFFER_SIZE_TOO_SMALL,
+                f"RequestUpdate: the response needs {len(resp):#x} bytes, the output buffer has {out_size:#x}",
+            )
         return resp
 
     @command(4)
@@ -219,13 +222,20 @@ class AudioRendererManager(Interface):
     @command(0)
     def open_audio_renderer(self, ctx: Context) -> None:
         param = _parameter(ctx)
-        ctx.u64()                  # the work buffer's size: the renderer's state lives in the host
-        ctx.u64()                  # ARUID
+        ctx.u64()  # the work buffer's size: the renderer's state lives in the host
+        ctx.u64()  # ARUID
         k = self.kernel()
         src = self.host.open_renderer(param, GuestMemory(k.ffi, k.lib))
-        log.info("audren:u: OpenAudioRenderer(%d Hz, %d voices, %d mix buffers, %d submixes, %d effects, %d sinks, "
-                 "REV%d)", param.sample_rate, param.voice_count, param.mix_buffer_count, param.submix_count,
-                 param.effect_count, param.sink_count, L.revision_number(param.revision))
+        log.info(
+            "audren:u: OpenAudioRenderer(%d Hz, %d voices, %d mix buffers, %d submixes, %d effects, %d sinks, REV%d)",
+            param.sample_rate,
+            param.voice_count,
+            param.mix_buffer_count,
+            param.submix_count,
+            param.effect_count,
+            param.sink_count,
+            L.revision_number(param.revision),
+        )
         ctx.out_objects.append(AudioRenderer(src, self.kernel))
 
     @command(1)

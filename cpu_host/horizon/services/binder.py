@@ -25,6 +25,7 @@ handle's +0xC.  A queued frame's bytes are read from the nvmap object's guest me
 (paced by the vsync ticks, presented through the GPU process, counted as a presented frame:
 the scripted input's clock).  Pixel formats (libnx PixelFormat): 1 RGBA_8888, 2 RGBX_8888, 4
 RGB_565 (libnx's console), 5 BGRA_8888 (nx.js's canvas); another is a named unserved request."""
+
 from __future__ import annotations
 
 import logging
@@ -40,15 +41,19 @@ from gpu_host import present_image
 log = logging.getLogger("cpu_host.ipc.binder")
 TOKEN = "android.gui.IGraphicBufferProducer"
 GBFR = 0x47424652
-HANDLE_HEADER = 0xC                      # the NvGraphicBuffer's native-handle header
+HANDLE_HEADER = 0xC  # the NvGraphicBuffer's native-handle header
 NV_NVMAP_ID, NV_STRIDE, NV_PLANES = 0x10, 0x30, 0x40
 P_WIDTH, P_HEIGHT, P_LAYOUT, P_PITCH, P_OFFSET, P_BLOCK = 0x00, 0x04, 0x10, 0x14, 0x1C, 0x24
 LAYOUT_PITCH, LAYOUT_BLOCK_LINEAR = 1, 3
 PIXEL_FORMAT_RGBA_8888, PIXEL_FORMAT_RGBX_8888, PIXEL_FORMAT_RGB_565, PIXEL_FORMAT_BGRA_8888 = 1, 2, 4, 5  # libnx
-FORMATS = {PIXEL_FORMAT_RGBA_8888: present_image.FORMAT_RGBA8, PIXEL_FORMAT_RGBX_8888: present_image.FORMAT_RGBX8,
-           PIXEL_FORMAT_BGRA_8888: present_image.FORMAT_BGRA8, PIXEL_FORMAT_RGB_565: present_image.FORMAT_RGB565}
+FORMATS = {
+    PIXEL_FORMAT_RGBA_8888: present_image.FORMAT_RGBA8,
+    PIXEL_FORMAT_RGBX_8888: present_image.FORMAT_RGBX8,
+    PIXEL_FORMAT_BGRA_8888: present_image.FORMAT_BGRA8,
+    PIXEL_FORMAT_RGB_565: present_image.FORMAT_RGB565,
+}
 LAYOUTS = {LAYOUT_PITCH: present_image.LAYOUT_PITCH, LAYOUT_BLOCK_LINEAR: present_image.LAYOUT_BLOCK_LINEAR}
-WOULD_BLOCK, BAD_VALUE = -11, -22       # Android status codes (libnx binderConvertErrorCode)
+WOULD_BLOCK, BAD_VALUE = -11, -22  # Android status codes (libnx binderConvertErrorCode)
 FENCE_SIZE = 0x24
 
 
@@ -75,14 +80,14 @@ class ParcelReader:
     def raw(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
             raise ParcelError(f"parcel of {len(self.data)} bytes has no {n} bytes at {self.pos}")
-        b = self.data[self.pos:self.pos + n]
+        b = self.data[self.pos : self.pos + n]
         self.pos += (n + 3) & ~3
         return b
 
     def token(self) -> str:
-        self.i32()                                   # strict-mode policy word (0x100)
+        self.i32()  # strict-mode policy word (0x100)
         n = self.i32()
-        return self.raw((n + 1) * 2)[:n * 2].decode("utf-16-le", "replace")
+        return self.raw((n + 1) * 2)[: n * 2].decode("utf-16-le", "replace")
 
     def flattened(self) -> bytes:
         n, fds = self.i32(), self.i32()
@@ -97,7 +102,7 @@ def read_parcel(blob: bytes) -> ParcelReader:
     size, off = struct.unpack_from("<II", blob)
     if off + size > len(blob):
         raise ParcelError(f"parcel payload {off:#x}+{size:#x} overruns its {len(blob):#x} bytes")
-    return ParcelReader(blob[off:off + size])
+    return ParcelReader(blob[off : off + size])
 
 
 def write_parcel(payload: bytes) -> bytes:
@@ -110,7 +115,7 @@ def flat(data: bytes) -> bytes:
 
 @dataclass
 class GraphicBuffer:
-    raw: bytes                                     # the GBFR object as the program sent it
+    raw: bytes  # the GBFR object as the program sent it
     width: int
     height: int
     format: int
@@ -125,14 +130,22 @@ def parse_gbfr(obj: bytes) -> GraphicBuffer:
     if len(obj) < 0x28 or struct.unpack_from("<I", obj)[0] != GBFR:
         raise ParcelError("SET_PREALLOCATED_BUFFER: the buffer is not a GBFR object")
     _m, width, height, _stride, fmt, _usage, _pid, _ref, nfds, nints = struct.unpack_from("<10I", obj)
-    ints = obj[0x28:0x28 + 4 * nints]
-    nv = bytes(HANDLE_HEADER) + ints                # NvGraphicBuffer offsets count from its header
+    ints = obj[0x28 : 0x28 + 4 * nints]
+    nv = bytes(HANDLE_HEADER) + ints  # NvGraphicBuffer offsets count from its header
     if nfds or len(nv) < NV_PLANES + 0x28:
         raise ParcelError(f"GBFR object with {nfds} fds and {nints} ints is not an NvGraphicBuffer")
     p = NV_PLANES
-    return GraphicBuffer(obj, width, height, fmt, struct.unpack_from("<i", nv, NV_NVMAP_ID)[0],
-                         struct.unpack_from("<I", nv, p + P_LAYOUT)[0], struct.unpack_from("<I", nv, p + P_PITCH)[0],
-                         struct.unpack_from("<I", nv, p + P_OFFSET)[0], struct.unpack_from("<I", nv, p + P_BLOCK)[0])
+    return GraphicBuffer(
+        obj,
+        width,
+        height,
+        fmt,
+        struct.unpack_from("<i", nv, NV_NVMAP_ID)[0],
+        struct.unpack_from("<I", nv, p + P_LAYOUT)[0],
+        struct.unpack_from("<I", nv, p + P_PITCH)[0],
+        struct.unpack_from("<I", nv, p + P_OFFSET)[0],
+        struct.unpack_from("<I", nv, p + P_BLOCK)[0],
+    )
 
 
 @dataclass
@@ -147,7 +160,7 @@ class BufferQueue:
     width: int = 0
     height: int = 0
     format: int = PIXEL_FORMAT_RGBA_8888
-    free_event: Callable[[bool], None] | None = None     # the native handle 0x0F event's level (vi.py)
+    free_event: Callable[[bool], None] | None = None  # the native handle 0x0F event's level (vi.py)
 
     def has_free(self) -> bool:
         """A slot can be dequeued (or none is configured yet)."""
@@ -157,8 +170,7 @@ class BufferQueue:
         try:
             return self._transact(binder, code, parcel)
         except NotServed as e:
-            raise Unserved(f"service 'vi:u', IGraphicBufferProducer transaction {code} on binder {binder}: "
-                           f"{e}") from None
+            raise Unserved(f"service 'vi:u', IGraphicBufferProducer transaction {code} on binder {binder}: {e}") from None
         except ParcelError as e:
             log.info("binder %d transaction %d: %s: BadValue", binder, code, e)
             return write_parcel(struct.pack("<i", BAD_VALUE))
@@ -172,13 +184,13 @@ class BufferQueue:
         if token != TOKEN:
             raise ParcelError(f"interface token {token!r} is not {TOKEN}")
         out = b""
-        if code == 1:                                                  # REQUEST_BUFFER
+        if code == 1:  # REQUEST_BUFFER
             slot = r.i32()
             gb = self.slots.get(slot)
             out = (struct.pack("<i", 1) + flat(gb.raw) if gb else struct.pack("<i", 0)) + struct.pack("<i", 0)
-        elif code == 2:                                                # SET_BUFFER_COUNT
+        elif code == 2:  # SET_BUFFER_COUNT
             out = struct.pack("<i", 0)
-        elif code == 3:                                                # DEQUEUE_BUFFER
+        elif code == 3:  # DEQUEUE_BUFFER
             free = [s for s in sorted(self.slots) if s not in self.dequeued]
             if not free:
                 return write_parcel(struct.pack("<ii", -1, 0) + struct.pack("<i", WOULD_BLOCK))
@@ -187,26 +199,26 @@ class BufferQueue:
             self.next_slot = slot + 1
             self.dequeued.add(slot)
             out = struct.pack("<ii", slot, 1) + flat(bytes(FENCE_SIZE)) + struct.pack("<i", 0)
-        elif code == 7:                                                # QUEUE_BUFFER
+        elif code == 7:  # QUEUE_BUFFER
             slot = r.i32()
             inp = r.flattened()
-            swap = struct.unpack_from("<I", inp, 0x2C)[0] if len(inp) >= 0x30 else 1   # BqBufferInput.swapInterval
+            swap = struct.unpack_from("<I", inp, 0x2C)[0] if len(inp) >= 0x30 else 1  # BqBufferInput.swapInterval
             self.dequeued.discard(slot)
             if slot in self.slots:
                 self.display.pace(swap, self.wait)
                 self._present(self.slots[slot])
             out = struct.pack("<IIII", self.width, self.height, 0, 0) + struct.pack("<i", 0)
-        elif code == 8:                                                # CANCEL_BUFFER
+        elif code == 8:  # CANCEL_BUFFER
             self.dequeued.discard(r.i32())
-        elif code == 9:                                                # QUERY
+        elif code == 9:  # QUERY
             what = r.i32()
             value = {0: self.width, 1: self.height, 2: self.format}.get(what, 0)
             out = struct.pack("<ii", value, 0)
-        elif code == 10:                                               # CONNECT
+        elif code == 10:  # CONNECT
             out = struct.pack("<IIII", self.width, self.height, 0, 0) + struct.pack("<i", 0)
-        elif code == 11:                                               # DISCONNECT
+        elif code == 11:  # DISCONNECT
             out = struct.pack("<i", 0)
-        elif code == 14:                                               # SET_PREALLOCATED_BUFFER
+        elif code == 14:  # SET_PREALLOCATED_BUFFER
             slot, has = r.i32(), r.i32()
             if has:
                 gb = parse_gbfr(r.flattened())
@@ -224,8 +236,7 @@ class BufferQueue:
             raise ParcelError(f"queued buffer names nvmap id {gb.nvmap_id}, which has no memory")
         fmt = FORMATS.get(gb.format)
         if fmt is None:
-            raise NotServed(f"queued buffer of pixel format {gb.format} (RGBA_8888, RGBX_8888, RGB_565 and BGRA_8888 "
-                            "are served)")
+            raise NotServed(f"queued buffer of pixel format {gb.format} (RGBA_8888, RGBX_8888, RGB_565 and BGRA_8888 are served)")
         layout = LAYOUTS.get(gb.layout)
         if layout is None:
             raise NotServed(f"queued buffer of layout {gb.layout} (1 pitch, 3 block linear are served)")

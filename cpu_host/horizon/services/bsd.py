@@ -29,6 +29,7 @@ sockets are refused with EACCES).  ``cpu_host.bsd_network = loopback`` (the defa
 send elsewhere ENETUNREACH.  A guest call that blocks (recv, accept, connect, poll, select on a
 blocking socket) blocks its guest thread only: its core is given back meanwhile
 (``KernelBridge.unlocked``).  Every socket is closed when the last session of the client goes."""
+
 from __future__ import annotations
 
 import errno as E
@@ -51,22 +52,46 @@ SOCK_NONBLOCK, SOCK_CLOEXEC = 0x20000000, 0x10000000
 SOL_SOCKET, IPPROTO_IP, IPPROTO_TCP = 0xFFFF, 0, 6
 TCP_NODELAY = 1
 F_GETFL, F_SETFL, O_NONBLOCK_NX = 3, 4, 0x800
-FIONREAD, FIONBIO = 0x4004667F, 0x8004667E          # _IOR('f', 127, int), _IOW('f', 126, int)
+FIONREAD, FIONBIO = 0x4004667F, 0x8004667E  # _IOR('f', 127, int), _IOW('f', 126, int)
 SOCKADDR_IN_SIZE = 16
-RECV_MAX = 1 << 20             # one recv reads at most this much (a stream may return less anyway)
+RECV_MAX = 1 << 20  # one recv reads at most this much (a stream may return less anyway)
 
 # FreeBSD SOL_SOCKET option -> (Linux option, value kind: "int" or a struct size)
-SOCKOPT = {0x4: (socket.SO_REUSEADDR, "int"), 0x8: (socket.SO_KEEPALIVE, "int"), 0x20: (socket.SO_BROADCAST, "int"),
-           0x80: (socket.SO_LINGER, 8), 0x100: (socket.SO_OOBINLINE, "int"), 0x200: (socket.SO_REUSEPORT, "int"),
-           0x1001: (socket.SO_SNDBUF, "int"), 0x1002: (socket.SO_RCVBUF, "int"), 0x1005: (socket.SO_SNDTIMEO, 16),
-           0x1006: (socket.SO_RCVTIMEO, 16), 0x1007: (socket.SO_ERROR, "int"), 0x1008: (socket.SO_TYPE, "int")}
+SOCKOPT = {
+    0x4: (socket.SO_REUSEADDR, "int"),
+    0x8: (socket.SO_KEEPALIVE, "int"),
+    0x20: (socket.SO_BROADCAST, "int"),
+    0x80: (socket.SO_LINGER, 8),
+    0x100: (socket.SO_OOBINLINE, "int"),
+    0x200: (socket.SO_REUSEPORT, "int"),
+    0x1001: (socket.SO_SNDBUF, "int"),
+    0x1002: (socket.SO_RCVBUF, "int"),
+    0x1005: (socket.SO_SNDTIMEO, 16),
+    0x1006: (socket.SO_RCVTIMEO, 16),
+    0x1007: (socket.SO_ERROR, "int"),
+    0x1008: (socket.SO_TYPE, "int"),
+}
 # FreeBSD MSG_ flag -> Linux flag
-MSG = {0x1: socket.MSG_OOB, 0x2: socket.MSG_PEEK, 0x4: socket.MSG_DONTROUTE, 0x40: socket.MSG_WAITALL,
-       0x80: socket.MSG_DONTWAIT, 0x20000: socket.MSG_NOSIGNAL}
+MSG = {
+    0x1: socket.MSG_OOB,
+    0x2: socket.MSG_PEEK,
+    0x4: socket.MSG_DONTROUTE,
+    0x40: socket.MSG_WAITALL,
+    0x80: socket.MSG_DONTWAIT,
+    0x20000: socket.MSG_NOSIGNAL,
+}
 # FreeBSD poll bit -> Linux poll bit (the low six are the same on both)
-POLL_TO_HOST = {0x1: select.POLLIN, 0x2: select.POLLPRI, 0x4: select.POLLOUT, 0x8: select.POLLERR,
-                0x10: select.POLLHUP, 0x20: select.POLLNVAL, 0x40: select.POLLRDNORM, 0x80: select.POLLRDBAND,
-                0x100: select.POLLWRBAND}
+POLL_TO_HOST = {
+    0x1: select.POLLIN,
+    0x2: select.POLLPRI,
+    0x4: select.POLLOUT,
+    0x8: select.POLLERR,
+    0x10: select.POLLHUP,
+    0x20: select.POLLNVAL,
+    0x40: select.POLLRDNORM,
+    0x80: select.POLLRDBAND,
+    0x100: select.POLLWRBAND,
+}
 POLL_FROM_HOST = {v: k for k, v in POLL_TO_HOST.items()} | {select.POLLWRNORM: 0x4}
 
 
@@ -81,7 +106,7 @@ class BsdError(Exception):
 @dataclass
 class Entry:
     sock: socket.socket
-    kind: int                  # SOCK_STREAM / SOCK_DGRAM
+    kind: int  # SOCK_STREAM / SOCK_DGRAM
     nonblocking: bool = False
 
 
@@ -140,7 +165,7 @@ def pack_sockaddr(addr: tuple[str, int]) -> bytes:
 
 
 def host_flags(flags: int) -> int:
-    out = socket.MSG_NOSIGNAL            # a closed peer is EPIPE for the guest, never a signal to the host
+    out = socket.MSG_NOSIGNAL  # a closed peer is EPIPE for the guest, never a signal to the host
     for bsd, linux in MSG.items():
         if flags & bsd:
             out |= linux
@@ -150,6 +175,7 @@ def host_flags(flags: int) -> int:
 def _refuse(code: int, why: str) -> Callable[[], tuple[int, bytes]]:
     def run() -> tuple[int, bytes]:
         raise BsdError(code, why)
+
     return run
 
 
@@ -167,6 +193,7 @@ def poll_events_from_host(ev: int) -> int:
 
 class Client(Interface):
     """nn::socket::sf::IClient of bsd:u or bsd:s; every client of a process shares one table."""
+
     name = "nn::socket::sf::IClient"
 
     def __init__(self, service: str, table: SocketTable) -> None:
@@ -197,7 +224,7 @@ class Client(Interface):
         except OSError as e:
             ret, extra, err = -1, b"", e.errno or E.EIO
             log.info("%s %s: errno %d (%s)", self.service, what, err, e.strerror)
-        except (ValueError, OverflowError) as e:      # a parameter no host call takes (a timeout past years)
+        except (ValueError, OverflowError) as e:  # a parameter no host call takes (a timeout past years)
             ret, extra, err = -1, b"", E.EINVAL
             log.info("%s %s: errno %d (%s)", self.service, what, err, e)
         ctx.push("ii", ret, err)
@@ -222,9 +249,9 @@ class Client(Interface):
     # -- set-up ----------------------------------------------------------------------------
     @command(0)
     def register_client(self, ctx: Context) -> None:
-        ctx.take(0x20)                         # LibraryConfigData: buffer sizes the host's stack chooses itself
+        ctx.take(0x20)  # LibraryConfigData: buffer sizes the host's stack chooses itself
         ctx.u64()
-        ctx.u64()                              # transfer memory size: the host keeps its buffers in host memory
+        ctx.u64()  # transfer memory size: the host keeps its buffers in host memory
         self.pid = ctx.pid or 0
         ctx.push("Q", self.pid)
 
@@ -280,7 +307,7 @@ class Client(Interface):
                         want[k].append(fd)
             socks = {fd: self.table.get(fd).sock for fd in set(want[0] + want[1] + want[2])}
             timeout = None if is_null else max(0.0, sec + usec / 1e6)
-            with (self._unlocked(ctx) if timeout is None or timeout > 0 else nullcontext()):
+            with self._unlocked(ctx) if timeout is None or timeout > 0 else nullcontext():
                 r, w, x = select.select(*[[socks[fd] for fd in lst] for lst in want], timeout)
             ready = [{id(s) for s in r}, {id(s) for s in w}, {id(s) for s in x}]
             count = 0
@@ -293,6 +320,7 @@ class Client(Interface):
                 if len(bits):
                     ctx.write_out_auto(k, k, bytes(out))
             return count, b""
+
         self._answer(ctx, f"Select({nfds})", run)
 
     @command(6)
@@ -313,23 +341,24 @@ class Client(Interface):
                     continue
                 e = self.table.entries.get(fd)
                 if e is None:
-                    entries[i][2] = 0x20            # POLLNVAL
+                    entries[i][2] = 0x20  # POLLNVAL
                     ready += 1
                     continue
                 p.register(e.sock.fileno(), poll_events_to_host(ev & 0xFFFF))
                 by_host.setdefault(e.sock.fileno(), []).append(i)
             if not ready and by_host:
-                with (self._unlocked(ctx) if timeout != 0 else nullcontext()):
+                with self._unlocked(ctx) if timeout != 0 else nullcontext():
                     got = p.poll(None if timeout < 0 else timeout)
             else:
                 got = p.poll(0) if by_host else []
             for hfd, hev in got:
                 for i in by_host.get(hfd, []):
-                    entries[i][2] = poll_events_from_host(hev) & (entries[i][1] | 0x38)   # ERR/HUP/NVAL always
+                    entries[i][2] = poll_events_from_host(hev) & (entries[i][1] | 0x38)  # ERR/HUP/NVAL always
                     if entries[i][2]:
                         ready += 1
             ctx.write_out_auto(0, 0, b"".join(struct.pack("<ihh", *x) for x in entries))
             return ready, b""
+
         self._answer(ctx, f"Poll({nfds}, {timeout})", run)
 
     @command(7)
@@ -394,6 +423,7 @@ class Client(Interface):
             s, addr = self._blocking_call(ctx, e, 0, e.sock.accept)
             s.setblocking(True)
             return self.table.add(Entry(s, SOCK_STREAM)), self._out_addr(ctx, addr)
+
         self._answer(ctx, f"Accept({fd})", run)
 
     @command(13)
@@ -410,6 +440,7 @@ class Client(Interface):
                     raise BsdError(E.EADDRNOTAVAIL, f"{host} is outside the loopback network (cpu_host.bsd_network)")
             e.sock.bind((host, port))
             return 0, b""
+
         self._answer(ctx, f"Bind({fd})", run)
 
     @command(14)
@@ -424,6 +455,7 @@ class Client(Interface):
             if err:
                 raise BsdError(err, f"connect to {addr[0]}:{addr[1]}: {E.errorcode.get(err, err)}")
             return 0, b""
+
         self._answer(ctx, f"Connect({fd})", run)
 
     @command(15)
@@ -454,14 +486,17 @@ class Client(Interface):
             val = struct.pack("<i", e.sock.getsockopt(lvl, opt)) if kind == "int" else e.sock.getsockopt(lvl, opt, kind)
             n = ctx.write_out_auto(0, 0, val)
             return 0, struct.pack("<I", n)
+
         self._answer(ctx, f"GetSockOpt({fd}, {level:#x}, {name:#x})", run)
 
     @command(18)
     def listen(self, ctx: Context) -> None:
         fd, backlog = ctx.i32(), ctx.i32()
+
         def run() -> tuple[int, bytes]:
             self.table.get(fd).sock.listen(max(0, backlog))
             return 0, b""
+
         self._answer(ctx, f"Listen({fd})", run)
 
     @command(19)
@@ -478,10 +513,12 @@ class Client(Interface):
             if request == FIONREAD:
                 import fcntl
                 import termios
+
                 buf = fcntl.ioctl(e.sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
-                ctx.write_out_auto(0, 0, buf)              # out1: the first output auto-buffer
+                ctx.write_out_auto(0, 0, buf)  # out1: the first output auto-buffer
                 return 0, b""
             raise BsdError(E.ENOTTY, f"ioctl {request:#x} is not served (FIONBIO, FIONREAD are)")
+
         self._answer(ctx, f"Ioctl({fd}, {request:#x})", run)
 
     @command(20)
@@ -497,6 +534,7 @@ class Client(Interface):
                 e.sock.setblocking(not e.nonblocking)
                 return 0, b""
             raise BsdError(E.EINVAL, f"fcntl command {cmd} (F_GETFL 3 and F_SETFL 4 are served)")
+
         self._answer(ctx, f"Fcntl({fd}, {cmd})", run)
 
     @command(21)
@@ -516,6 +554,7 @@ class Client(Interface):
                     raise BsdError(E.EINVAL, f"option value of {len(raw)} bytes (needs {kind})")
                 e.sock.setsockopt(lvl, opt, raw[:kind])
             return 0, b""
+
         self._answer(ctx, f"SetSockOpt({fd}, {level:#x}, {name:#x})", run)
 
     @command(22)
@@ -525,8 +564,9 @@ class Client(Interface):
         def run() -> tuple[int, bytes]:
             if how not in (0, 1, 2):
                 raise BsdError(E.EINVAL, f"shutdown how {how}")
-            self.table.get(fd).sock.shutdown(how)    # SHUT_RD/WR/RDWR are 0/1/2 on both systems
+            self.table.get(fd).sock.shutdown(how)  # SHUT_RD/WR/RDWR are 0/1/2 on both systems
             return 0, b""
+
         self._answer(ctx, f"Shutdown({fd}, {how})", run)
 
     @command(23)
@@ -540,6 +580,7 @@ class Client(Interface):
                 except OSError:
                     pass
             return 0, b""
+
         self._answer(ctx, "ShutdownAllSockets", run)
 
     @command(24)
@@ -555,9 +596,11 @@ class Client(Interface):
     @command(26)
     def close(self, ctx: Context) -> None:
         fd = ctx.i32()
+
         def run() -> tuple[int, bytes]:
             self.table.close(fd)
             return 0, b""
+
         self._answer(ctx, f"Close({fd})", run)
 
     @command(27)
@@ -567,6 +610,7 @@ class Client(Interface):
         def run() -> tuple[int, bytes]:
             e = self.table.get(fd)
             return self.table.add(Entry(e.sock.dup(), e.kind, e.nonblocking)), b""
+
         self._answer(ctx, f"DuplicateSocket({fd})", run)
 
 

@@ -19,6 +19,7 @@ front end (``hle/nvn``), so a program that draws both ways shows one sequence of
   ``frame_NNNNNN.png`` there by the CPU host, converted by the same code the GPU process uses
   (``gpu_host.present_image``).
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,7 +34,7 @@ from gpu_host import present_image
 
 log = logging.getLogger("cpu_host.ipc.display")
 HZ = 60
-SLOTS = 3                    # image slots of the present pool (a frame in flight, one queued, one written)
+SLOTS = 3  # image slots of the present pool (a frame in flight, one queued, one written)
 
 
 class Vsync:
@@ -66,38 +67,50 @@ class Vsync:
             if delay > 0:
                 time.sleep(delay)
             signal()
-            tick = max(tick + 1, self.tick_now() + 1)     # a late wake-up skips ticks, never bunches them
+            tick = max(tick + 1, self.tick_now() + 1)  # a late wake-up skips ticks, never bunches them
 
 
 @dataclass(frozen=True)
 class Image:
     """A queued buffer's bytes as the guest laid them out (present_image's fields)."""
+
     data: bytes
     width: int
     height: int
-    layout: int               # present_image.LAYOUT_*
+    layout: int  # present_image.LAYOUT_*
     pitch: int
     block_height_log2: int
-    format: int               # present_image.FORMAT_*
+    format: int  # present_image.FORMAT_*
 
     def packet(self, frame: int, pool: int, offset: int) -> tuple:
-        return (P.OP_PRESENT_IMAGE, frame, pool, offset, self.width, self.height, self.layout, self.pitch,
-                self.block_height_log2, self.format)
+        return (
+            P.OP_PRESENT_IMAGE,
+            frame,
+            pool,
+            offset,
+            self.width,
+            self.height,
+            self.layout,
+            self.pitch,
+            self.block_height_log2,
+            self.format,
+        )
 
 
 @dataclass
 class Display:
     """Frames queued through vi: paced by ``vsync``, numbered and sent with the NVN front end's
     state (``nvn``: its lock, frame counter, present times, GPU client and ``on_present``)."""
-    nvn: Any                                    # hle.nvn.frontend.NvnService
-    folder: Path | None = None                  # cpu_host.framebuffer_dir
+
+    nvn: Any  # hle.nvn.frontend.NvnService
+    folder: Path | None = None  # cpu_host.framebuffer_dir
     gpu_wanted: Callable[[], bool] = lambda: False
     vsync: Vsync = field(default_factory=Vsync)
     last_tick: int = -1
-    pool: Any = None                            # gpu_client.memory.Pool
+    pool: Any = None  # gpu_client.memory.Pool
     slot_size: int = 0
     slot_seq: list[int] = field(default_factory=lambda: [0] * SLOTS)
-    frames: int = 0                             # frames presented through vi
+    frames: int = 0  # frames presented through vi
 
     def pace(self, swap_interval: int, wait: Callable[[float], None]) -> None:
         """Return at the tick the next frame is shown at (``wait`` blocks without a core)."""
@@ -122,8 +135,7 @@ class Display:
 
             cmd = img.packet(frame, 0, 0)
             self.folder.mkdir(parents=True, exist_ok=True)
-            png.write(self.folder / f"frame_{frame:06d}.png", present_image.rgba(cmd, img.data), img.width,
-                      img.height)
+            png.write(self.folder / f"frame_{frame:06d}.png", present_image.rgba(cmd, img.data), img.width, img.height)
         nvn.on_present()
         return frame
 
@@ -132,13 +144,13 @@ class Display:
         size = len(img.data)
         if self.pool is None or size > self.slot_size:
             self.slot_size = (size + 0xFFF) & ~0xFFF
-            pid = self.nvn.next_id            # one id space with the NVN front end's pools
+            pid = self.nvn.next_id  # one id space with the NVN front end's pools
             self.nvn.next_id += 1
             self.pool = gpu.create_pool(pid, self.slot_size * SLOTS)
             self.slot_seq = [0] * SLOTS
             log.info("present pool %d: %d slots of %#x bytes", pid, SLOTS, self.slot_size)
         k = frame % SLOTS
         if self.slot_seq[k]:
-            gpu.wait(self.slot_seq[k])       # the frame shown from this slot before has been read
+            gpu.wait(self.slot_seq[k])  # the frame shown from this slot before has been read
         self.pool.write(k * self.slot_size, img.data)
         self.slot_seq[k] = gpu.submit([img.packet(frame, self.pool.id, k * self.slot_size)])

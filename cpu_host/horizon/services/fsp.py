@@ -19,6 +19,7 @@ Results (Atmosphère fs_results, module 2): PathNotFound 0x202, PathAlreadyExist
 OutOfRange (3005) 0x177A02 for a negative offset or size; a path that leaves the SD folder
 ('..') is PathNotFound; a host error maps to the fs result for it (ENOTEMPTY: DirectoryNotEmpty
 0x1002, ENOSPC: UsableSpaceNotEnough 0x3C02, EBUSY: TargetLocked 0xE02)."""
+
 from __future__ import annotations
 
 import errno
@@ -38,16 +39,22 @@ PATH_ALREADY_EXISTS = result(2, 2)
 OUT_OF_RANGE = result(2, 3005)
 MODE_READ, MODE_WRITE, MODE_APPEND = 1, 2, 4
 ENTRY_DIR, ENTRY_FILE = 0, 1
-DIR_ENTRY = struct.Struct("<769s3xb3xq")     # 0x310 bytes
-TIMESTAMP = struct.Struct("<QQQB7x")          # FsTimeStampRaw: created, modified, accessed (POSIX), is_valid
+DIR_ENTRY = struct.Struct("<769s3xb3xq")  # 0x310 bytes
+TIMESTAMP = struct.Struct("<QQQB7x")  # FsTimeStampRaw: created, modified, accessed (POSIX), is_valid
 SD_SIZE = 32 << 30
 
 
 # host errno -> fs result (Atmosphère's fs results, module 2: PathNotFound 1, PathAlreadyExists 2,
 # TargetLocked 7, DirectoryNotEmpty 8, UsableSpaceNotEnough 30)
-HOST_ERRORS = {errno.ENOENT: PATH_NOT_FOUND, errno.ENOTDIR: PATH_NOT_FOUND, errno.EEXIST: PATH_ALREADY_EXISTS,
-               errno.EBUSY: result(2, 7), errno.ETXTBSY: result(2, 7), errno.ENOTEMPTY: result(2, 8),
-               errno.ENOSPC: result(2, 30)}
+HOST_ERRORS = {
+    errno.ENOENT: PATH_NOT_FOUND,
+    errno.ENOTDIR: PATH_NOT_FOUND,
+    errno.EEXIST: PATH_ALREADY_EXISTS,
+    errno.EBUSY: result(2, 7),
+    errno.ETXTBSY: result(2, 7),
+    errno.ENOTEMPTY: result(2, 8),
+    errno.ENOSPC: result(2, 30),
+}
 
 
 def fs_host_error(e: OSError) -> int | None:
@@ -127,14 +134,17 @@ class Directory(Interface):
 
     def __init__(self, path: Path, mode: int) -> None:
         want_dirs, want_files = mode & 1, mode & 2
-        self.entries = [e for e in sorted(path.iterdir())
-                        if (e.is_dir() and want_dirs) or (e.is_file() and want_files)]
+        self.entries = [e for e in sorted(path.iterdir()) if (e.is_dir() and want_dirs) or (e.is_file() and want_files)]
 
     @command(0)
     def read(self, ctx: Context) -> None:
         n = min(len(self.entries), ctx.b_size(0) // DIR_ENTRY.size)
-        out = b"".join(DIR_ENTRY.pack(e.name.encode()[:0x300], ENTRY_DIR if e.is_dir() else ENTRY_FILE,
-                                      0 if e.is_dir() else e.stat().st_size) for e in self.entries[:n])
+        out = b"".join(
+            DIR_ENTRY.pack(
+                e.name.encode()[:0x300], ENTRY_DIR if e.is_dir() else ENTRY_FILE, 0 if e.is_dir() else e.stat().st_size
+            )
+            for e in self.entries[:n]
+        )
         del self.entries[:n]
         ctx.write_b(0, out)
         ctx.push("q", n)

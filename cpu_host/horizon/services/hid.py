@@ -21,6 +21,7 @@ lifos.  Player 1 is a Pro Controller (full key),
 the handheld entry the console's Joy-Con; both show the same state.  The memory is updated
 60 times a second by a host thread; while no frame is presented (console programs), that tick
 also advances the scripted input's frame counter."""
+
 from __future__ import annotations
 
 import logging
@@ -40,8 +41,8 @@ LIFO_HEADER, LIFO_ENTRY, LIFO_COUNT = 0x20, 0x30, 17
 STYLE_FULL_KEY, STYLE_HANDHELD = 1 << 0, 1 << 1
 ATTR_CONNECTED, ATTR_WIRED, ATTR_LEFT, ATTR_RIGHT = 1 << 0, 1 << 1, 1 << 2, 1 << 4
 INDEX_HANDHELD = 8
-HANDHELD_ATTRS = ATTR_CONNECTED | ATTR_WIRED | ATTR_LEFT | ATTR_RIGHT   # both Joy-Con on the console
-COLORS = struct.pack("<III", 0, 0xFF323232, 0xFFFFFFFF)   # attribute Ok, body, buttons (RGBA)
+HANDHELD_ATTRS = ATTR_CONNECTED | ATTR_WIRED | ATTR_LEFT | ATTR_RIGHT  # both Joy-Con on the console
+COLORS = struct.pack("<III", 0, 0xFF323232, 0xFFFFFFFF)  # attribute Ok, body, buttons (RGBA)
 PERM_R = 1
 TICK_S = 1 / 60
 
@@ -55,11 +56,10 @@ class HidSharedMemory:
         os.ftruncate(self.fd, SHMEM_SIZE)
         self.mem = mmap.mmap(self.fd, SHMEM_SIZE)
         self.sampling = 0
-        for index, style, attrs in ((0, STYLE_FULL_KEY, ATTR_CONNECTED),
-                                    (INDEX_HANDHELD, STYLE_HANDHELD, HANDHELD_ATTRS)):
+        for index, style, attrs in ((0, STYLE_FULL_KEY, ATTR_CONNECTED), (INDEX_HANDHELD, STYLE_HANDHELD, HANDHELD_ATTRS)):
             base = NPAD_BASE + index * NPAD_ENTRY
             struct.pack_into("<II", self.mem, base, style, 0)
-            self.mem[base + 8:base + 0x14] = COLORS
+            self.mem[base + 8 : base + 0x14] = COLORS
         self.update()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hid-shmem", daemon=True)
@@ -71,12 +71,11 @@ class HidSharedMemory:
             s = self.hid.state_now()
         self.sampling += 1
         n = self.sampling
-        for index, lifo, attrs in ((0, LIFO_FULL_KEY, ATTR_CONNECTED),
-                                   (INDEX_HANDHELD, LIFO_HANDHELD, HANDHELD_ATTRS)):
+        for index, lifo, attrs in ((0, LIFO_FULL_KEY, ATTR_CONNECTED), (INDEX_HANDHELD, LIFO_HANDHELD, HANDHELD_ATTRS)):
             base = NPAD_BASE + index * NPAD_ENTRY + lifo
             slot = n % LIFO_COUNT
             entry = base + LIFO_HEADER + slot * LIFO_ENTRY
-            struct.pack_into("<Q", self.mem, entry, 0)          # torn-read guard: readers retry
+            struct.pack_into("<Q", self.mem, entry, 0)  # torn-read guard: readers retry
             struct.pack_into("<QQiiiiII", self.mem, entry + 8, n, s.buttons, s.lx, s.ly, s.rx, s.ry, attrs, 0)
             struct.pack_into("<Q", self.mem, entry, n)
             struct.pack_into("<QQQQ", self.mem, base, 0, LIFO_COUNT, slot, min(n, LIFO_COUNT))

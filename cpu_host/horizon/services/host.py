@@ -1,5 +1,6 @@
 """Assemble the IPC server of one process: the named port sm: and every service it hands out,
 sharing state with the nn:: HLE services; install it in the kernel when the registry binds."""
+
 from __future__ import annotations
 
 import logging
@@ -12,8 +13,26 @@ from cpu_host.horizon.hle.hid import HidService
 from cpu_host.horizon.hle.system import SystemService
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.ipc.kernel import KernelBridge
-from cpu_host.horizon.services import (apm, applet, audout, audren, bsd, display, fsp, hid, lm, nifm, ns, nvdrv, pl, psm,
-                                       settings, sm, time, vi)
+from cpu_host.horizon.services import (
+    apm,
+    applet,
+    audout,
+    audren,
+    bsd,
+    display,
+    fsp,
+    hid,
+    lm,
+    nifm,
+    ns,
+    nvdrv,
+    pl,
+    psm,
+    settings,
+    sm,
+    time,
+    vi,
+)
 
 
 log = logging.getLogger("cpu_host.ipc")
@@ -22,10 +41,23 @@ log = logging.getLogger("cpu_host.ipc")
 class IpcHost:
     """The server, and the kernel bridge once game.so is loaded (``install``)."""
 
-    def __init__(self, *, system: SystemService, hid_state: HidService, clock: ClockService, fs: FsService,
-                 sd_dir: Path, shared_font: Path, nvn: Any, gpu_wanted=lambda: False,
-                 framebuffer_dir: Path | None = None, unknown: str = "fatal", audio: Any = None,
-                 bsd_network: str = "loopback", bsd_max_sockets: int = 64) -> None:
+    def __init__(
+        self,
+        *,
+        system: SystemService,
+        hid_state: HidService,
+        clock: ClockService,
+        fs: FsService,
+        sd_dir: Path,
+        shared_font: Path,
+        nvn: Any,
+        gpu_wanted=lambda: False,
+        framebuffer_dir: Path | None = None,
+        unknown: str = "fatal",
+        audio: Any = None,
+        bsd_network: str = "loopback",
+        bsd_max_sockets: int = 64,
+    ) -> None:
         self.server = Server(unknown)
         self.kernel: KernelBridge | None = None
         ref = self._kernel
@@ -45,7 +77,7 @@ class IpcHost:
         self.display = display.Display(nvn, framebuffer_dir, gpu_wanted)
         vi.register(self.server, system, ref, nv, self.display)
         nvdrv.register(self.server, ref, nv)
-        if audio is not None:            # audio.host.AudioHost: the renderers nn::audio shares
+        if audio is not None:  # audio.host.AudioHost: the renderers nn::audio shares
             audren.register(self.server, audio, ref, system.docked)
             audout.register(self.server, audio, ref)
         self.sockets = bsd.register(self.server, bsd_network, bsd_max_sockets)
@@ -61,6 +93,8 @@ class IpcHost:
         self.kernel = KernelBridge(ffi, lib, self.server, fault)
         try:
             self.kernel.install()
-        except AttributeError:        # a game.so built before the kernel had IPC
-            log.warning("this bundle's game.so has no IPC entry points (built by an older nxrecomp): IPC SVCs "
-                        "stay unserved; rebuild it with nxrecomp build")
+        except AttributeError:  # a game.so built before the kernel had IPC
+            log.warning(
+                "this bundle's game.so has no IPC entry points (built by an older nxrecomp): IPC SVCs "
+                "stay unserved; rebuild it with nxrecomp build"
+            )

@@ -3,6 +3,7 @@ X/A auto buffer holding a log packet), 1 SetDestination(u32).  A packet: header 
 thread id u64, flags u8 (bit 0 head, bit 1 tail), level u8, verbosity u8, reserved u8, payload
 size u32), then chunks of (key u8, length as ULEB128, bytes); key 2 is the text message.  The
 messages go to the program's log (logger ``guest.lm``) and stderr."""
+
 from __future__ import annotations
 
 import logging
@@ -20,7 +21,7 @@ def packet_text(packet: bytes) -> str:
     if len(packet) < 0x18:
         return ""
     size = struct.unpack_from("<I", packet, 0x14)[0]
-    body = packet[0x18:0x18 + size]
+    body = packet[0x18 : 0x18 + size]
     out, i = [], 0
     while i < len(body):
         key = body[i]
@@ -34,7 +35,7 @@ def packet_text(packet: bytes) -> str:
             if not b & 0x80:
                 break
         if key == KEY_MESSAGE:
-            out.append(body[i:i + n].decode("utf-8", "replace"))
+            out.append(body[i : i + n].decode("utf-8", "replace"))
         i += n
     return "".join(out)
 

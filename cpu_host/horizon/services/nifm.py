@@ -19,6 +19,7 @@ SetConnectionConfirmationOption (s8), 23 SetKeptInSleep (u8), 24/25 (Un)Register
 What the host reports follows the sockets it serves (``cpu_host.bsd_network``): a wired
 (Ethernet) connection, connected, whose address is the loopback 127.0.0.1 (mask 255.0.0.0, the
 gateway and DNS the same address) — a request is accepted as soon as it is submitted."""
+
 from __future__ import annotations
 
 import struct
@@ -65,7 +66,7 @@ class Request(Interface):
     def submit(self, ctx: Context) -> None:
         self.submitted = True
         if self.events:
-            ctx.kernel.signal(self.events[0])       # the state changed: libnx waits on the first event
+            ctx.kernel.signal(self.events[0])  # the state changed: libnx waits on the first event
 
     @command(11)
     def set_connection_confirmation_option(self, ctx: Context) -> None:

@@ -14,6 +14,7 @@ The host runs one application whose control data it does not keep (an ExeFS carr
 NRO's NACP stays in its assets): it answers with a blank NACP (0x4000 zero bytes: no title, no
 flags) and no icon, whatever the id asks, logged once so the gap is visible.  A buffer smaller
 than a NACP gets what fits (the count says how much)."""
+
 from __future__ import annotations
 
 import logging
@@ -29,8 +30,12 @@ def _control_data(ctx: Context, service: str) -> None:
     source = ctx.u8()
     app_id = ctx.u64()
     size = ctx.b_size(0)
-    log.info("%s: GetApplicationControlData(source %d, application %#018x): a blank NACP (the host keeps no "
-             "control data)", service, source, app_id)
+    log.info(
+        "%s: GetApplicationControlData(source %d, application %#018x): a blank NACP (the host keeps no control data)",
+        service,
+        source,
+        app_id,
+    )
     ctx.push("I", ctx.write_b(0, bytes(min(size, NACP_SIZE))))
 
 

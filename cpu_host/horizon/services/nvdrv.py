@@ -18,6 +18,7 @@ pad -> refcount u64, size, flags), 0x09 PARAM(handle, param 1 size / 2 alignment
 value), 0x16 SYNCPT_WAIT(id, threshold, timeout: Timeout unless reached), 0x1D EVENT_WAIT, 0x1F /
 0x20 EVENT_REGISTER / UNREGISTER.  Syncpoints only move when the GPU works; none does here, so
 they stay 0 and a wait for more times out."""
+
 from __future__ import annotations
 
 import struct
@@ -28,10 +29,21 @@ from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, Unserved
 from cpu_host.horizon.ipc.results import INVALID_HANDLE, IpcError
 
 NV_OK, NV_NOT_INITIALIZED, NV_BAD_PARAMETER, NV_TIMEOUT, NV_BAD_VALUE = 0, 3, 4, 5, 11
-DEVICES = ("/dev/nvmap", "/dev/nvhost-ctrl", "/dev/nvhost-ctrl-gpu", "/dev/nvhost-as-gpu", "/dev/nvhost-gpu",
-           "/dev/nvhost-nvdec", "/dev/nvhost-vic", "/dev/nvdisp-disp0", "/dev/nvhost-dbg-gpu", "/dev/nvhost-prof-gpu",
-           "/dev/nvsched-ctrl", "/dev/nvhost-nvjpg")
-H_TMEM = 6                 # horizon_kernel.c's handle kind of transfer memory
+DEVICES = (
+    "/dev/nvmap",
+    "/dev/nvhost-ctrl",
+    "/dev/nvhost-ctrl-gpu",
+    "/dev/nvhost-as-gpu",
+    "/dev/nvhost-gpu",
+    "/dev/nvhost-nvdec",
+    "/dev/nvhost-vic",
+    "/dev/nvdisp-disp0",
+    "/dev/nvhost-dbg-gpu",
+    "/dev/nvhost-prof-gpu",
+    "/dev/nvsched-ctrl",
+    "/dev/nvhost-nvjpg",
+)
+H_TMEM = 6  # horizon_kernel.c's handle kind of transfer memory
 
 
 def ioc(request: int) -> tuple[int, int, int, int]:
@@ -55,7 +67,7 @@ class NvState:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.objects: dict[int, NvMapObject] = {}      # handle -> object
+        self.objects: dict[int, NvMapObject] = {}  # handle -> object
         self.next_handle = 1
         self.next_fd = 1
         self.files: dict[int, str] = {}
@@ -137,7 +149,7 @@ class NvDrvServices(Interface):
     def _nvmap(self, request: int, nr: int, data: bytes) -> tuple[int, bytes] | None:
         nv = self.nv
         with nv.lock:
-            if request == 0xC0080101:                     # CREATE
+            if request == 0xC0080101:  # CREATE
                 size = struct.unpack_from("<I", data)[0]
                 if size == 0:
                     return NV_BAD_VALUE, data
@@ -145,11 +157,11 @@ class NvDrvServices(Interface):
                 nv.next_handle += 1
                 nv.objects[h] = NvMapObject(id=h, size=size)
                 return NV_OK, struct.pack("<II", size, h)
-            if request == 0xC0080103:                     # FROM_ID
+            if request == 0xC0080103:  # FROM_ID
                 oid = struct.unpack_from("<I", data)[0]
                 h = next((h for h, o in nv.objects.items() if o.id == oid), 0)
                 return (NV_OK, struct.pack("<II", oid, h)) if h else (NV_BAD_VALUE, data)
-            if request == 0xC0200104:                     # ALLOC
+            if request == 0xC0200104:  # ALLOC
                 h, heap, flags, align, kind, addr = struct.unpack_from("<IIIIB7xQ", data)
                 o = nv.objects.get(h)
                 if o is None:
@@ -158,20 +170,20 @@ class NvDrvServices(Interface):
                     return NV_BAD_PARAMETER, data
                 o.heap, o.flags, o.align, o.kind, o.address = heap, flags, align, kind, addr
                 return NV_OK, data
-            if request == 0xC0180105:                     # FREE
+            if request == 0xC0180105:  # FREE
                 h = struct.unpack_from("<I", data)[0]
                 o = nv.objects.pop(h, None)
                 if o is None:
                     return NV_BAD_VALUE, data
                 return NV_OK, struct.pack("<IIQII", h, 0, 0, o.size, 0)
-            if request == 0xC00C0109:                     # PARAM
+            if request == 0xC00C0109:  # PARAM
                 h, param = struct.unpack_from("<II", data)
                 o = nv.objects.get(h)
                 values = {1: o.size, 2: o.align, 3: o.address, 4: o.heap, 5: o.kind} if o else {}
                 if param not in values:
                     return NV_BAD_VALUE, data
                 return NV_OK, struct.pack("<III", h, param, values[param] & 0xFFFFFFFF)
-            if request == 0xC008010E:                     # GET_ID
+            if request == 0xC008010E:  # GET_ID
                 h = struct.unpack_from("<I", data, 4)[0]
                 o = nv.objects.get(h)
                 return (NV_OK, struct.pack("<II", o.id, h)) if o else (NV_BAD_VALUE, data)
@@ -179,12 +191,12 @@ class NvDrvServices(Interface):
 
     # -- nvhost-ctrl ---------------------------------------------------------------------
     def _ctrl(self, request: int, nr: int, data: bytes) -> tuple[int, bytes] | None:
-        if request == 0xC0080014:                         # SYNCPT_READ: no GPU work, so 0
+        if request == 0xC0080014:  # SYNCPT_READ: no GPU work, so 0
             return NV_OK, struct.pack("<II", struct.unpack_from("<I", data)[0], 0)
-        if request == 0xC00C0016:                         # SYNCPT_WAIT(id, threshold, timeout)
+        if request == 0xC00C0016:  # SYNCPT_WAIT(id, threshold, timeout)
             _sid, threshold, _timeout = struct.unpack_from("<III", data)
             return (NV_OK if threshold == 0 else NV_TIMEOUT), data
-        if nr in (0x1F, 0x20):                            # EVENT_REGISTER / UNREGISTER
+        if nr in (0x1F, 0x20):  # EVENT_REGISTER / UNREGISTER
             return NV_OK, data
         return None
 

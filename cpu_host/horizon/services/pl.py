@@ -9,6 +9,7 @@ Extended).  The host has no Nintendo fonts: every type is served by one public T
 (settings ``cpu_host.shared_font``, DejaVu Sans from Debian's fonts-dejavu-core by default),
 laid in the shared memory at a 4 KiB-aligned offset (no BFTTF header in front of it: libnx reads
 offset and size only).  A missing font file is a named error when a program first asks."""
+
 from __future__ import annotations
 
 import mmap
@@ -35,14 +36,16 @@ class FontHost:
             try:
                 data = self.font.read_bytes()
             except OSError as e:
-                raise Unserved(f"pl:u: shared font file {self.font}: {e.strerror} (settings cpu_host.shared_font; "
-                               "Debian: apt-get install fonts-dejavu-core)") from None
+                raise Unserved(
+                    f"pl:u: shared font file {self.font}: {e.strerror} (settings cpu_host.shared_font; "
+                    "Debian: apt-get install fonts-dejavu-core)"
+                ) from None
             if len(data) > SHMEM_SIZE - FONT_OFFSET:
                 raise Unserved(f"pl:u: shared font file {self.font} is larger than the 0x1100000-byte shared memory")
             fd = os.memfd_create("nxrecomp-font", os.MFD_CLOEXEC)
             os.ftruncate(fd, SHMEM_SIZE)
             with mmap.mmap(fd, SHMEM_SIZE) as m:
-                m[FONT_OFFSET:FONT_OFFSET + len(data)] = data
+                m[FONT_OFFSET : FONT_OFFSET + len(data)] = data
             self.size, self._fd = len(data), fd
         return self._fd
 

@@ -1,6 +1,7 @@
 """psm (power state; libnx ``psm.c``): 0 GetBatteryChargePercentage -> u32, 1 GetChargerType ->
 u32 (0 unconnected, 1 official charger), 7 OpenSession -> IPsmSession (not served yet).
 The host reports a full battery on the official charger."""
+
 from __future__ import annotations
 
 from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command

@@ -9,6 +9,7 @@ title[0x80] = 0x100 bytes, written to the request's C (fixed-size pointer) buffe
 u64 (libnx setMakeLanguageCode); the language list is switchbrew's SetLanguage order.
 set:sys 37/38 GetSettingsItemValue(Size) answer SettingsItemNotFound (0x1669) for every item
 (the host keeps no system settings items yet); the name asked for is in the log."""
+
 from __future__ import annotations
 
 import struct
@@ -18,17 +19,42 @@ from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
 from cpu_host.horizon.ipc.results import IpcError, result
 
 FIRMWARE = (15, 0, 1)
-LANGUAGES = ["ja", "en-US", "fr", "de", "it", "es", "zh-CN", "ko", "nl", "pt", "ru", "zh-TW", "en-GB", "fr-CA",
-             "es-419", "zh-Hans", "zh-Hant", "pt-BR"]
-SET_INVALID_LANGUAGE = result(105, 200)   # settings InvalidArgument range 200-399 (Atmosphère); exact code unknown
+LANGUAGES = [
+    "ja",
+    "en-US",
+    "fr",
+    "de",
+    "it",
+    "es",
+    "zh-CN",
+    "ko",
+    "nl",
+    "pt",
+    "ru",
+    "zh-TW",
+    "en-GB",
+    "fr-CA",
+    "es-419",
+    "zh-Hans",
+    "zh-Hant",
+    "pt-BR",
+]
+SET_INVALID_LANGUAGE = result(105, 200)  # settings InvalidArgument range 200-399 (Atmosphère); exact code unknown
 
 
 def firmware_version() -> bytes:
     major, minor, micro = FIRMWARE
     display = f"{major}.{minor}.{micro}".encode()
-    return (struct.pack("<BBBBBBBB", major, minor, micro, 0, 0, 0, 0, 0) + b"NX".ljust(0x20, b"\0")
-            + b"nxrecomp".ljust(0x40, b"\0") + display.ljust(0x18, b"\0")
-            + b"NintendoSDK Firmware for NX " + display + b"-1.0" + bytes(0x80 - 28 - len(display) - 4))
+    return (
+        struct.pack("<BBBBBBBB", major, minor, micro, 0, 0, 0, 0, 0)
+        + b"NX".ljust(0x20, b"\0")
+        + b"nxrecomp".ljust(0x40, b"\0")
+        + display.ljust(0x18, b"\0")
+        + b"NintendoSDK Firmware for NX "
+        + display
+        + b"-1.0"
+        + bytes(0x80 - 28 - len(display) - 4)
+    )
 
 
 class SettingsServer(Interface):
@@ -72,10 +98,10 @@ class SettingsServer(Interface):
 
     @command(4)
     def get_region_code(self, ctx: Context) -> None:
-        ctx.push("i", 2)          # Europe (switchbrew SetRegion: 0 Japan, 1 USA, 2 Europe, ...)
+        ctx.push("i", 2)  # Europe (switchbrew SetRegion: 0 Japan, 1 USA, 2 Europe, ...)
 
 
-SETTINGS_ITEM_NOT_FOUND = result(105, 11)   # 0x1669 (Atmosphère settings results)
+SETTINGS_ITEM_NOT_FOUND = result(105, 11)  # 0x1669 (Atmosphère settings results)
 # system settings items the host knows (name, key) -> value bytes; others are SettingsItemNotFound
 ITEMS: dict[tuple[str, str], bytes] = {}
 
@@ -102,12 +128,12 @@ class SystemSettingsServer(Interface):
     @command(38)
     def get_settings_item_value(self, ctx: Context) -> None:
         value = self._item(ctx)
-        ctx.push("Q", ctx.write_b(0, value))          # the value goes to B buffer 0 (libnx set.c)
+        ctx.push("Q", ctx.write_b(0, value))  # the value goes to B buffer 0 (libnx set.c)
 
     @command(3)
     def get_firmware_version(self, ctx: Context) -> None:
         v = bytearray(firmware_version())
-        v[4:6] = b"\0\0"          # GetFirmwareVersion zeroes the revision (libnx set.c)
+        v[4:6] = b"\0\0"  # GetFirmwareVersion zeroes the revision (libnx set.c)
         ctx.write_c(0, bytes(v))
 
     @command(4)

@@ -5,14 +5,14 @@ NUL-padded -> move handle), 2 RegisterService, 3 UnregisterService, 4 DetachClie
 before RegisterClient is InvalidClient (0x415); a name with a NUL followed by other characters is
 InvalidServiceName (0xC15); a name the host does not serve is an unserved service (fatal, or
 NotRegistered 0xE15 with cpu_host.ipc_unknown = stub)."""
+
 from __future__ import annotations
 
 import logging
 from typing import Callable
 
 from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, Unserved, command
-from cpu_host.horizon.ipc.results import (SM_INVALID_CLIENT, SM_INVALID_SERVICE_NAME, SM_NOT_ALLOWED,
-                                          SM_NOT_REGISTERED, IpcError)
+from cpu_host.horizon.ipc.results import SM_INVALID_CLIENT, SM_INVALID_SERVICE_NAME, SM_NOT_ALLOWED, SM_NOT_REGISTERED, IpcError
 
 log = logging.getLogger("cpu_host.ipc.sm")
 

@@ -18,6 +18,7 @@ time s64 ns, source id 16 bytes), at 0x38 the user clock context, at 0x80 the ne
 context (offset s64, time point s64, source id); each as a u32 counter, then at +8 two copies,
 the one at index counter & 1 current.  Steady time = (base + ticks in ns) / 1e9 seconds; a
 clock's time = its offset + steady time.  The time zone is UTC."""
+
 from __future__ import annotations
 
 import calendar
@@ -31,10 +32,10 @@ from cpu_host.horizon.ipc.dispatcher import Context, Interface, Server, command
 from cpu_host.horizon.ipc.results import IpcError, result
 
 SHMEM_SIZE = 0x1000
-SOURCE_ID = bytes(range(0x10, 0x20))       # the steady clock's identity (any fixed UUID)
+SOURCE_ID = bytes(range(0x10, 0x20))  # the steady clock's identity (any fixed UUID)
 OFF_STEADY, OFF_USER, OFF_NETWORK = 0x00, 0x38, 0x80
 PERM_R = 1
-TIME_OVERFLOWED = result(116, 201)         # 0x19274 (Atmosphère time results: Overflowed)
+TIME_OVERFLOWED = result(116, 201)  # 0x19274 (Atmosphère time results: Overflowed)
 
 
 class TimeHost:
@@ -57,10 +58,10 @@ class TimeHost:
             os.ftruncate(fd, SHMEM_SIZE)
             with mmap.mmap(fd, SHMEM_SIZE) as m:
                 struct.pack_into("<I", m, OFF_STEADY, 0)
-                m[OFF_STEADY + 8:OFF_STEADY + 8 + 0x18] = struct.pack("<q", 0) + SOURCE_ID
+                m[OFF_STEADY + 8 : OFF_STEADY + 8 + 0x18] = struct.pack("<q", 0) + SOURCE_ID
                 for off in (OFF_USER, OFF_NETWORK):
                     struct.pack_into("<I", m, off, 0)
-                    m[off + 8:off + 8 + 0x20] = struct.pack("<q", self.offset()) + struct.pack("<q", 0) + SOURCE_ID
+                    m[off + 8 : off + 8 + 0x20] = struct.pack("<q", self.offset()) + struct.pack("<q", 0) + SOURCE_ID
             self._fd = fd
         return self._fd
 

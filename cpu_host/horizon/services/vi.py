@@ -24,6 +24,7 @@ The native window parcel (libnx ``vi.c`` reads it; Android's Parcel): a 0x10-byt
 size, payload offset, objects size, objects offset), then the payload whose third word is the
 IGraphicBufferProducer binder id (the only word libnx reads; the flat-binder fields around it are
 left zero), followed by the service name "dispdrv"."""
+
 from __future__ import annotations
 
 import struct
@@ -36,23 +37,22 @@ from cpu_host.horizon.services import binder
 from cpu_host.horizon.services.display import Display
 from cpu_host.horizon.services.nvdrv import NvState
 
-VI_NOT_FOUND = result(114, 7)            # 0xE72 (Atmosphère vi results)
-BUFFER_FREE_HANDLE = 0x0F          # GetNativeHandle's id of the buffer queue's event (libnx native_window.c)
+VI_NOT_FOUND = result(114, 7)  # 0xE72 (Atmosphère vi results)
+BUFFER_FREE_HANDLE = 0x0F  # GetNativeHandle's id of the buffer queue's event (libnx native_window.c)
 DISPLAYS = ("Default", "External", "Edid", "Internal", "Null")
 RESOLUTION = {True: (1920, 1080), False: (1280, 720)}
 
 
 def native_window_parcel(binder_id: int) -> bytes:
     name = b"dispdrv\0"
-    payload = struct.pack("<III", 0, 0, binder_id) + bytes(8) + name   # libnx reads word 2 only
+    payload = struct.pack("<III", 0, 0, binder_id) + bytes(8) + name  # libnx reads word 2 only
     return struct.pack("<IIII", len(payload), 0x10, 0, 0x10 + len(payload)) + payload
 
 
 class ViState:
     def __init__(self, system: SystemService, kernel_ref, nv: NvState, display: Display) -> None:
         self.system, self.kernel, self.display = system, kernel_ref, display
-        self.queue = binder.BufferQueue(nv, display, lambda addr, n: kernel_ref().read(addr, n),
-                                        lambda s: kernel_ref().wait(s))
+        self.queue = binder.BufferQueue(nv, display, lambda addr, n: kernel_ref().read(addr, n), lambda s: kernel_ref().wait(s))
         self.lock = threading.Lock()
         self.vsync = 0
         self.free_ev = 0

@@ -20,6 +20,7 @@ ones version 4 (0x80).  Nothing binary is committed: the words come from the ass
 Programs: ``scene`` (the demo game), ``color`` and ``tex`` (examples/horizon_hello's gfx
 program; the GLSL is the text of tests/gpu_host/gpu_guest.py's COLOR_*/TEX_*).
 """
+
 from __future__ import annotations
 
 import re
@@ -33,13 +34,14 @@ PROGRAMS = ("scene", "color", "tex")
 STAGES = {"vertex": ("vs", "vert"), "fragment": ("fs", "frag")}
 ARCHS = ("sm86", "sm53", "spirv")
 MACHINE_ARCHS = ("sm86", "sm53")
-SPH_VERSION = {"sm86": 4, "sm53": 3}          # Maxwell's header is 0x50 bytes, Turing and later 0x80
+SPH_VERSION = {"sm86": 4, "sm53": 3}  # Maxwell's header is 0x50 bytes, Turing and later 0x80
 INTERPOLATIONS = ("constant", "perspective", "linear")
 
 
 @dataclass(frozen=True)
 class Listing:
     """One program's source: the assembly text and its header settings (``sph.build`` kwargs)."""
+
     path: Path
     stage: str
     text: str
@@ -61,8 +63,7 @@ def _addresses(spec: str, path: Path, line: int) -> list[int]:
     lo = int(m.group(1), 16)
     hi = int(m.group(2), 16) if m.group(2) else lo
     if lo % 4 or hi % 4 or hi < lo or hi >= 0x400:
-        raise NxError(f"line {line}: attribute range {spec!r} must be word-aligned, ascending, below 0x400",
-                      path=str(path))
+        raise NxError(f"line {line}: attribute range {spec!r} must be word-aligned, ascending, below 0x400", path=str(path))
     return list(range(lo, hi + 4, 4))
 
 
@@ -81,8 +82,7 @@ def parse_sph_line(line: str, path: Path, lineno: int) -> tuple[str, dict]:
             for part in value.split(","):
                 rng, colon, mode = part.partition(":")
                 if not colon or mode not in INTERPOLATIONS:
-                    raise NxError(f"line {lineno}: fragment input {part!r} needs :{'|:'.join(INTERPOLATIONS)}",
-                                  path=str(path))
+                    raise NxError(f"line {lineno}: fragment input {part!r} needs :{'|:'.join(INTERPOLATIONS)}", path=str(path))
                 inputs.update({a: mode for a in _addresses(rng, path, lineno)})
             header["inputs"] = inputs
         elif key in ("inputs", "outputs") and not (key == "outputs" and stage == "fragment"):
@@ -93,8 +93,7 @@ def parse_sph_line(line: str, path: Path, lineno: int) -> tuple[str, dict]:
             except ValueError:
                 masks = (-1,)
             if len(masks) > 8 or any(not 0 <= m <= 0xF for m in masks):
-                raise NxError(f"line {lineno}: targets {value!r}: up to 8 component masks 0x0..0xf",
-                              path=str(path))
+                raise NxError(f"line {lineno}: targets {value!r}: up to 8 component masks 0x0..0xf", path=str(path))
             header["targets"] = masks
         elif key == "kills_pixels" and stage == "fragment" and value in ("0", "1"):
             header["kills_pixels"] = value == "1"

@@ -4,6 +4,7 @@ The CPU reads and writes it in place (nvnEventGetValue / nvnEventSignal: the poo
 memfd the GPU process maps, so a CPU write needs no flush and no message); command buffers record
 EVENT_SIGNAL / EVENT_WAIT packets (gpu_host/PROTOCOL.md) that the GPU process serves.  A flush of
 a command buffer that waits never blocks the guest: the GPU process waits, the guest goes on."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,8 @@ from cpu_host.horizon.hle.nvn.objects import MemoryPool
 from gpu_host import packets as P
 
 MASK = 0xFFFFFFFF
-SIGNAL_MODES = len(P.EVENT_SIGNAL_MODES)      # nvn.h NVN_EVENT_SIGNAL_MODE_WRITE 0, _ADD 1
-WAIT_MODES = len(P.EVENT_WAIT_MODES)          # nvn.h NVN_EVENT_WAIT_MODE_EQUAL 0, _GEQUAL_WRAP 1
+SIGNAL_MODES = len(P.EVENT_SIGNAL_MODES)  # nvn.h NVN_EVENT_SIGNAL_MODE_WRITE 0, _ADD 1
+WAIT_MODES = len(P.EVENT_WAIT_MODES)  # nvn.h NVN_EVENT_WAIT_MODE_EQUAL 0, _GEQUAL_WRAP 1
 
 
 @dataclass
@@ -44,8 +45,9 @@ class EventFunctions:
                 raise GuestError("nvnEventInitialize: the builder's storage is no initialised memory pool")
             off = b.get("offset", 0)
             if off % 4 or off + 4 > pool.size:
-                raise GuestError(f"nvnEventInitialize: storage offset {off:#x} is not 4-byte aligned inside "
-                                 f"the pool of {pool.size:#x} bytes")
+                raise GuestError(
+                    f"nvnEventInitialize: storage offset {off:#x} is not 4-byte aligned inside the pool of {pool.size:#x} bytes"
+                )
             svc._new(c, 0, lambda i: Event(i, pool, off))
         return 1
 

@@ -33,6 +33,7 @@ freed first (``handles.py``).
 Guest mistakes (a bad handle, an address outside every pool, a texture used as a target that
 was not made one) end the process with a report naming the function and the value: the GPU
 process would reject the submission anyway, and a game that does this is broken."""
+
 from __future__ import annotations
 
 import logging
@@ -47,8 +48,21 @@ from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.nvn.events import EventFunctions
 from cpu_host.horizon.hle.nvn.guest_memory import back_with_memfd
 from cpu_host.horizon.hle.nvn.handles import CommandHandles, Held, nbytes
-from cpu_host.horizon.hle.nvn.objects import (Buffer, CommandBuffer, DescriptorPool, Device, MemoryPool, Program,
-                                              Queue, RecordedCommands, Recording, Sampler, Sync, Texture, Window)
+from cpu_host.horizon.hle.nvn.objects import (
+    Buffer,
+    CommandBuffer,
+    DescriptorPool,
+    Device,
+    MemoryPool,
+    Program,
+    Queue,
+    RecordedCommands,
+    Recording,
+    Sampler,
+    Sync,
+    Texture,
+    Window,
+)
 from cpu_host.horizon.hle.registry import Binding, HostFunction
 from gpu_host import blocklinear
 from gpu_host import packets as P
@@ -57,21 +71,35 @@ from nxrecomp.common import settings
 
 log = logging.getLogger("cpu_host.nvn")
 
-FORMATS = {1: ("RGBA8", 4, 1), 2: ("BGRA8", 4, 1), 3: ("R8", 1, 1), 4: ("RG8", 2, 1), 5: ("RGB565", 2, 1),
-           6: ("RGBA16F", 8, 1), 7: ("RGBA32F", 16, 1), 8: ("BC1", 8, 4), 9: ("BC3", 16, 4), 10: ("BC7", 16, 4),
-           11: ("ASTC_4x4", 16, 4), 12: ("ASTC_8x8", 16, 8),     # code -> (name, bytes per element, block size)
-           13: ("D16", 2, 1), 14: ("D24S8", 4, 1), 15: ("D32F", 4, 1), 16: ("D32F_S8", 8, 1)}
+FORMATS = {
+    1: ("RGBA8", 4, 1),
+    2: ("BGRA8", 4, 1),
+    3: ("R8", 1, 1),
+    4: ("RG8", 2, 1),
+    5: ("RGB565", 2, 1),
+    6: ("RGBA16F", 8, 1),
+    7: ("RGBA32F", 16, 1),
+    8: ("BC1", 8, 4),
+    9: ("BC3", 16, 4),
+    10: ("BC7", 16, 4),
+    11: ("ASTC_4x4", 16, 4),
+    12: ("ASTC_8x8", 16, 8),  # code -> (name, bytes per element, block size)
+    13: ("D16", 2, 1),
+    14: ("D24S8", 4, 1),
+    15: ("D32F", 4, 1),
+    16: ("D32F_S8", 8, 1),
+}
 DEPTH_FORMATS = {"D16", "D24S8", "D32F", "D32F_S8"}
 FACE_FRONT, FACE_BACK = 1, 2
 POLYGON_OFFSET_LINE, POLYGON_OFFSET_FILL = 2, 4
-MAX_TARGETS = 8           # colour targets a colour/blend/channel-mask state may name (RENDER_TARGETS draws up to 8)
+MAX_TARGETS = 8  # colour targets a colour/blend/channel-mask state may name (RENDER_TARGETS draws up to 8)
 # Defaults of our state structures (nvn.h), as words: depth test off, depth writes on, LESS,
 # stencil off, KEEP ops and ALWAYS on both faces; no culling, CCW front, fill; blending ONE/ZERO/ADD.
 DS_DEFAULTS = (0, 1, 1, 0, 0, 0, 0, 7, 0, 0, 0, 7, 0, 0, 0, 0)
 POLYGON_DEFAULTS = (0, 0, 0, 0)
 BLEND_DEFAULTS = (0, 1, 0, 1, 0, 0, 0, 0)
 FLAG_DISPLAY, FLAG_RENDER_TARGET, FLAG_LINEAR = 1, 2, 4
-POOL_CPU_CACHED = 4       # nvn.h NVN_MEMORY_POOL_FLAGS_CPU_CACHED: writes reach the GPU by flushes
+POOL_CPU_CACHED = 4  # nvn.h NVN_MEMORY_POOL_FLAGS_CPU_CACHED: writes reach the GPU by flushes
 SHADER_MAGIC = 0x4853584E
 STAGE_VERTEX, STAGE_FRAGMENT = 2, 3
 ARCH_SPIRV = 0
@@ -107,7 +135,7 @@ def _blend_packet(rec: Recording, k: int = 0) -> tuple:
     bit, the blend state's factors (ONE/ZERO/ADD without one), the channel mask (all without one)."""
     sc, dc, sa, da, ce, ae = (rec.blend if k == 0 else rec.blends.get(k)) or (1, 0, 1, 0, 0, 0)
     if k and rec.blend is None and rec.channel_mask is None and k not in rec.blends:
-        sc, dc, ce, sa, da, ae = P.BLEND_OVER[3:9]     # the older meaning of a bare colour state
+        sc, dc, ce, sa, da, ae = P.BLEND_OVER[3:9]  # the older meaning of a bare colour state
     mask = 0xF if rec.channel_mask is None else rec.channel_mask >> 4 * k & 0xF
     return (P.OP_BLEND_STATE, k, bool(rec.color_blend >> k & 1), sc, dc, ce, sa, da, ae, mask)
 
@@ -141,10 +169,11 @@ def _targets(cmds: list) -> list[int]:
 @dataclass
 class NvnService:
     """One process's NVN state; ``connect`` makes the GPU client on first use."""
-    connect: Callable[[], Any]                 # -> GpuClient (connected)
-    translate: Callable[[int, int, bytes], bytes]   # (arch, stage, code) -> SPIR-V
+
+    connect: Callable[[], Any]  # -> GpuClient (connected)
+    translate: Callable[[int, int, bytes], bytes]  # (arch, stage, code) -> SPIR-V
     on_present: Callable[[], None] = lambda: None
-    gob: str = "fermi"        # the console's GOB kind for block-linear surfaces (manifest "gpu")
+    gob: str = "fermi"  # the console's GOB kind for block-linear surfaces (manifest "gpu")
     gpu: Any = None
     lock: threading.RLock = field(default_factory=threading.RLock)
     objects: dict[int, Any] = field(default_factory=dict)
@@ -152,13 +181,14 @@ class NvnService:
     next_id: int = 1
     texture_slots: dict[int, Texture] = field(default_factory=dict)
     sampler_slots: dict[int, Sampler] = field(default_factory=dict)
-    handles: CommandHandles = field(default_factory=lambda: CommandHandles(
-        settings.get("cpu_host", "nvn_unbacked_command_bytes")))    # command handle -> recording, while alive
+    handles: CommandHandles = field(
+        default_factory=lambda: CommandHandles(settings.get("cpu_host", "nvn_unbacked_command_bytes"))
+    )  # command handle -> recording, while alive
     frame: int = 0
     proc_addresses: dict[str, int] = field(default_factory=dict)
-    present_times: list[float] = field(default_factory=list)   # time.monotonic() of each present
-    flushed: list[tuple[int, int, int]] = field(default_factory=list)   # (pool, offset, size) since the last submit
-    native: Any = None        # native.NativeRecorder once install_native bound the hot calls in C
+    present_times: list[float] = field(default_factory=list)  # time.monotonic() of each present
+    flushed: list[tuple[int, int, int]] = field(default_factory=list)  # (pool, offset, size) since the last submit
+    native: Any = None  # native.NativeRecorder once install_native bound the hot calls in C
 
     # -- helpers --------------------------------------------------------------------------
     def _new(self, c: Call, arg: int, obj_factory: Callable[[int], Any]) -> Any:
@@ -198,11 +228,13 @@ class NvnService:
 
     def builder_set(self, *args: str) -> Callable[[Call], None]:
         """A builder setter: its arguments after the builder, stored under these names."""
+
         def setter(c: Call) -> None:
             with self.lock:
                 b = self._builder(c)
                 for i, name in enumerate(args, 1):
                     b[name] = c.arg(i)
+
         return setter
 
     def device_initialize(self, c: Call) -> int:
@@ -323,8 +355,10 @@ class NvnService:
             flags = b.get("flags", 0)
             target = bool(flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET))
             if name in DEPTH_FORMATS and not (flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY):
-                raise GuestError(f"nvnTextureInitialize: a {name} texture must be made with the render-target "
-                                 f"flag (and not the display flag); flags are {flags:#x}")
+                raise GuestError(
+                    f"nvnTextureInitialize: a {name} texture must be made with the render-target "
+                    f"flag (and not the display flag); flags are {flags:#x}"
+                )
             pool, off = None, 0
             if b.get("pool"):
                 pool = self.objects.get(c.read_u64(b["pool"], "texture pool"))
@@ -332,8 +366,10 @@ class NvnService:
                     raise GuestError("nvnTextureInitialize: the builder's storage is no initialised memory pool")
                 off = b.get("offset", 0)
                 if off + size > pool.size:
-                    raise GuestError(f"nvnTextureInitialize: {name} {w}x{h} needs {size:#x} bytes at {off:#x}, "
-                                     f"past the pool's end {pool.size:#x}")
+                    raise GuestError(
+                        f"nvnTextureInitialize: {name} {w}x{h} needs {size:#x} bytes at {off:#x}, "
+                        f"past the pool's end {pool.size:#x}"
+                    )
             elif not target:
                 raise GuestError("nvnTextureInitialize: a sampled texture needs storage in a memory pool")
             layers, cube = self._layers(b)
@@ -345,15 +381,31 @@ class NvnService:
             if samples not in (1, 2, 4, 8):
                 raise GuestError(f"nvnTextureInitialize: samples {samples} is not 0, 1, 2, 4 or 8")
             if samples > 1 and not (flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY):
-                raise GuestError(f"nvnTextureInitialize: a {samples}-sample texture must be made with the "
-                                 f"render-target flag (and not the display flag); flags are {flags:#x}")
+                raise GuestError(
+                    f"nvnTextureInitialize: a {samples}-sample texture must be made with the "
+                    f"render-target flag (and not the display flag); flags are {flags:#x}"
+                )
             tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples))
             linear = bool(flags & FLAG_LINEAR)
             bpe = FORMATS[b["format"]][1]
-            self._gpu().register(TextureDesc(tex.id, pool.id if pool else 0, off, w, h, name,
-                                             block_linear=not linear, block_height_log2=bhl,
-                                             pitch=w * bpe if linear else 0, render_target=target,
-                                             gob=self.gob, layers=layers, cube=cube, samples=samples))
+            self._gpu().register(
+                TextureDesc(
+                    tex.id,
+                    pool.id if pool else 0,
+                    off,
+                    w,
+                    h,
+                    name,
+                    block_linear=not linear,
+                    block_height_log2=bhl,
+                    pitch=w * bpe if linear else 0,
+                    render_target=target,
+                    gob=self.gob,
+                    layers=layers,
+                    cube=cube,
+                    samples=samples,
+                )
+            )
         return 1
 
     def sampler_initialize(self, c: Call) -> int:
@@ -474,7 +526,7 @@ class NvnService:
         with self.lock:
             cb = self._obj(c, 0, CommandBuffer, "nvnCommandBufferBeginRecording")
             cb.recording = Recording(ranges=set(cb.memory.values()))
-            if self.native:      # the C recorder's stream (the struct's address checked just now)
+            if self.native:  # the C recorder's stream (the struct's address checked just now)
                 cb.recording.commands = self.native.begin(cb.id, c.arg(0))
 
     def cb_end(self, c: Call) -> int:
@@ -489,7 +541,7 @@ class NvnService:
             cmds = cb.recording.commands
             if isinstance(cmds, list):
                 rc = RecordedCommands(P.encode_commands(cmds), frozenset(_targets(cmds)))
-            else:                # native: the packets as the C recorder holds them
+            else:  # native: the packets as the C recorder holds them
                 rc = RecordedCommands(self.native.end(cb.id), frozenset(cmds.targets))
             self.handles.add(handle, Held(rc, cb.id, frozenset(cb.recording.ranges), nbytes(rc)))
             cb.recording = None
@@ -516,19 +568,24 @@ class NvnService:
             if not 0 <= n <= MAX_TARGETS or (n == 0 and depth is None):
                 raise GuestError(f"{what}: {n} colour targets (1..{MAX_TARGETS}, or none beside a depth target)")
             if n > 1:
-                rec.commands.append((P.OP_RENDER_TARGETS, self._colour_targets(c, what, n, depth),
-                                     depth.id if depth else P.EMPTY))
+                rec.commands.append(
+                    (P.OP_RENDER_TARGETS, self._colour_targets(c, what, n, depth), depth.id if depth else P.EMPTY)
+                )
                 return
             tex = None
             if n == 1:
                 ptr = c.read_u64(c.arg(2), "colour target array")
                 tex = self.objects.get(c.read_u64(ptr, "colour target"))
-                if (not isinstance(tex, Texture) or not tex.flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET)
-                        or tex.format in DEPTH_FORMATS):
+                if (
+                    not isinstance(tex, Texture)
+                    or not tex.flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET)
+                    or tex.format in DEPTH_FORMATS
+                ):
                     raise GuestError(f"{what}: {ptr:#x} is not a colour render-target texture")
                 if depth is not None and (tex.width, tex.height) != (depth.width, depth.height):
-                    raise GuestError(f"{what}: the depth target is {depth.width}x{depth.height}, the colour "
-                                     f"target {tex.width}x{tex.height}")
+                    raise GuestError(
+                        f"{what}: the depth target is {depth.width}x{depth.height}, the colour target {tex.width}x{tex.height}"
+                    )
             if depth is None:
                 rec.commands.append((P.OP_TARGET, tex.id))
             else:
@@ -542,19 +599,18 @@ class NvnService:
         for k in range(n):
             tptr = c.read_u64(ptr + 8 * k, "colour target array")
             tex = self.objects.get(c.read_u64(tptr, "colour target"))
-            if (not isinstance(tex, Texture) or not tex.flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET)
-                    or tex.format in DEPTH_FORMATS):
+            if not isinstance(tex, Texture) or not tex.flags & (FLAG_DISPLAY | FLAG_RENDER_TARGET) or tex.format in DEPTH_FORMATS:
                 raise GuestError(f"{what}: colors[{k}] = {tptr:#x} is not a colour render-target texture")
             if any(t is tex for t in texs):
                 raise GuestError(f"{what}: colors[{k}] is the same texture as an earlier colour target")
             first = texs[0] if texs else tex
             if (tex.width, tex.height) != (first.width, first.height):
-                raise GuestError(f"{what}: colors[{k}] is {tex.width}x{tex.height}, colors[0] "
-                                 f"{first.width}x{first.height}")
+                raise GuestError(f"{what}: colors[{k}] is {tex.width}x{tex.height}, colors[0] {first.width}x{first.height}")
             texs.append(tex)
         if depth is not None and (depth.width, depth.height) != (texs[0].width, texs[0].height):
-            raise GuestError(f"{what}: the depth target is {depth.width}x{depth.height}, the colour "
-                             f"targets {texs[0].width}x{texs[0].height}")
+            raise GuestError(
+                f"{what}: the depth target is {depth.width}x{depth.height}, the colour targets {texs[0].width}x{texs[0].height}"
+            )
         return tuple(t.id for t in texs)
 
     def cb_clear(self, c: Call) -> None:
@@ -638,7 +694,7 @@ class NvnService:
         with self.lock:
             rec = self._rec(c, "nvnCommandBufferBindColorState")
             rec.color_blend = c.read_u32(c.arg(1), "colour state")
-            if rec.blend is None and rec.channel_mask is None:     # the older meaning: source-alpha over
+            if rec.blend is None and rec.channel_mask is None:  # the older meaning: source-alpha over
                 rec.commands.append((P.OP_BLEND, bool(rec.color_blend & 1)))
             else:
                 rec.commands.append(_blend_packet(rec))
@@ -647,8 +703,7 @@ class NvnService:
     def cb_viewport(self, c: Call) -> None:
         with self.lock:
             rec = self._rec(c, "nvnCommandBufferSetViewport")
-            rec.commands.append((P.OP_VIEWPORT, float(c.sarg32(1)), float(c.sarg32(2)), float(c.sarg32(3)),
-                                 float(c.sarg32(4))))
+            rec.commands.append((P.OP_VIEWPORT, float(c.sarg32(1)), float(c.sarg32(2)), float(c.sarg32(3)), float(c.sarg32(4))))
 
     def _layout(self, rec: Recording, mode: int) -> None:
         if mode not in P.TOPOLOGIES:
@@ -665,8 +720,11 @@ class NvnService:
         if rec.program is None or not rec.program.pools:
             return
         ts, ss = self.texture_slots, self.sampler_slots
-        pools = (P.OP_POOLS, [ts[i].id if i in ts else P.EMPTY for i in range(P.POOL_TEXTURES)],
-                 [ss[i].id if i in ss else P.EMPTY for i in range(P.POOL_SAMPLERS)])
+        pools = (
+            P.OP_POOLS,
+            [ts[i].id if i in ts else P.EMPTY for i in range(P.POOL_TEXTURES)],
+            [ss[i].id if i in ss else P.EMPTY for i in range(P.POOL_SAMPLERS)],
+        )
         if pools != rec.pools:
             rec.commands.append(pools)
             rec.pools = pools
@@ -713,6 +771,7 @@ class NvnService:
     def state_field(self, what: str, offset: int, limit: int | None = None) -> Callable[[Call], None]:
         """A setter of one u32 field (argument 1); ``limit``: the largest value allowed (None:
         a boolean, stored as 0/1)."""
+
         def setter(c: Call) -> None:
             v = c.sarg32(1)
             if limit is None:
@@ -720,6 +779,7 @@ class NvnService:
             else:
                 _enum(what, "value", v, limit)
             self._put(c, what, offset, v)
+
         return setter
 
     def ds_stencil_func(self, c: Call) -> None:
@@ -727,7 +787,7 @@ class NvnService:
         faces, func = _faces(what, c.sarg32(1)), c.sarg32(2)
         _enum(what, "func", func, len(P.COMPARE_OPS) - 1)
         for face in faces:
-            self._put(c, what, 16 * face + 12, func)     # front at 16, back at 32: words 0..2 ops, 3 func
+            self._put(c, what, 16 * face + 12, func)  # front at 16, back at 32: words 0..2 ops, 3 func
 
     def ds_stencil_op(self, c: Call) -> None:
         what = "nvnDepthStencilStateSetStencilOp"
@@ -785,19 +845,21 @@ class NvnService:
                     _enum(what, f"{face} {name}", w[i + j], len(P.STENCIL_OPS) - 1)
                 _enum(what, f"{face} func", w[i + 3], len(P.COMPARE_OPS) - 1)
             rec.ds[0:4] = [w[0] != 0, w[1] != 0, w[2], w[3] != 0]
-            rec.ds[4:8] = w[4:8]           # front fail, depth fail, pass, func (ref and masks stay)
+            rec.ds[4:8] = w[4:8]  # front fail, depth fail, pass, func (ref and masks stay)
             rec.ds[11:15] = w[8:12]
             rec.commands.append((P.OP_DEPTH_STENCIL, *rec.ds))
 
     def cb_stencil_value(self, index: int, what: str) -> Callable[[Call], None]:
         """SetStencilRef / ValueMask / Mask: field ``index`` of each face (ref, read mask, write
         mask), 8 bits."""
+
         def setter(c: Call) -> None:
             with self.lock:
                 rec = self._rec(c, what)
                 for face in _faces(what, c.sarg32(1)):
                     rec.ds[8 + 7 * (face - 1) + index] = c.arg32(2) & 0xFF
                 rec.commands.append((P.OP_DEPTH_STENCIL, *rec.ds))
+
         return setter
 
     def cb_polygon_state(self, c: Call) -> None:
@@ -857,8 +919,10 @@ class NvnService:
             if dst.samples != 1:
                 raise GuestError(f"{what}: the destination texture has {dst.samples} samples; it must have one")
             if (src.width, src.height, src.format) != (dst.width, dst.height, dst.format):
-                raise GuestError(f"{what}: source {src.format} {src.width}x{src.height} and destination "
-                                 f"{dst.format} {dst.width}x{dst.height} differ")
+                raise GuestError(
+                    f"{what}: source {src.format} {src.width}x{src.height} and destination "
+                    f"{dst.format} {dst.width}x{dst.height} differ"
+                )
             rec.commands.append((P.OP_RESOLVE, src.id, dst.id))
 
     def cb_scissor(self, c: Call) -> None:
@@ -892,7 +956,7 @@ class NvnService:
         with self.lock:
             what = "nvnCommandBufferClearDepthStencil"
             rec = self._rec(c, what)
-            depth, = self._floats(c, 1, 1, what)
+            (depth,) = self._floats(c, 1, 1, what)
             if not 0.0 <= depth <= 1.0:
                 raise GuestError(f"{what}: depth {depth} is not in 0..1")
             aspects = (1 if c.arg32(2) else 0) | (2 if c.arg32(4) & 0xFF else 0)
@@ -921,7 +985,7 @@ class NvnService:
     def _flush(self, q: Queue) -> int:
         if not q.pending and not q.syncs:
             return 0
-        if self.flushed:      # what the CPU wrote before these commands, ahead of them
+        if self.flushed:  # what the CPU wrote before these commands, ahead of them
             q.pending[:0] = [(P.OP_DIRTY, *r) for r in self.flushed]
             self.flushed = []
         # Render targets with storage in a memory pool are the game's to read: their pixels are
@@ -967,7 +1031,7 @@ class NvnService:
     def sync_wait(self, c: Call) -> int:
         with self.lock:
             s = self._obj(c, 0, Sync, "nvnSyncWait")
-            for q in self.objects.values():     # a fence not flushed yet is flushed by the wait
+            for q in self.objects.values():  # a fence not flushed yet is flushed by the wait
                 if isinstance(q, Queue) and s in q.syncs:
                     self._flush(q)
             seq = s.seq
@@ -1036,7 +1100,7 @@ class NvnService:
             ("nvnMemoryPoolInitialize", self.pool_initialize, True),
             ("nvnMemoryPoolFinalize", self.no_op, False),
             ("nvnMemoryPoolGetBufferAddress", self.pool_address, False),
-            ("nvnMemoryPoolMap", self.pool_address, False),   # CPU address = GPU address
+            ("nvnMemoryPoolMap", self.pool_address, False),  # CPU address = GPU address
             ("nvnMemoryPoolFlushMappedRange", self.pool_flush, False),
             ("nvnBufferBuilderSetDefaults", self.set_defaults, False),
             ("nvnBufferBuilderSetDevice", S("device"), False),
@@ -1100,49 +1164,48 @@ class NvnService:
             ("nvnCommandBufferDrawArraysInstanced", lambda c: self.cb_draw(c, True), False),
             ("nvnCommandBufferDrawElements", self.cb_draw_elements, False),
             ("nvnCommandBufferDrawElementsInstanced", lambda c: self.cb_draw_elements(c, True), False),
-            ("nvnDepthStencilStateSetDefaults", self.state_defaults("nvnDepthStencilStateSetDefaults", DS_DEFAULTS),
-             False),
-            ("nvnDepthStencilStateSetDepthTestEnable", self.state_field("nvnDepthStencilStateSetDepthTestEnable", 0),
-             False),
-            ("nvnDepthStencilStateSetDepthWriteEnable",
-             self.state_field("nvnDepthStencilStateSetDepthWriteEnable", 4), False),
-            ("nvnDepthStencilStateSetDepthFunc",
-             self.state_field("nvnDepthStencilStateSetDepthFunc", 8, len(P.COMPARE_OPS) - 1), False),
-            ("nvnDepthStencilStateSetStencilTestEnable",
-             self.state_field("nvnDepthStencilStateSetStencilTestEnable", 12), False),
+            ("nvnDepthStencilStateSetDefaults", self.state_defaults("nvnDepthStencilStateSetDefaults", DS_DEFAULTS), False),
+            ("nvnDepthStencilStateSetDepthTestEnable", self.state_field("nvnDepthStencilStateSetDepthTestEnable", 0), False),
+            ("nvnDepthStencilStateSetDepthWriteEnable", self.state_field("nvnDepthStencilStateSetDepthWriteEnable", 4), False),
+            (
+                "nvnDepthStencilStateSetDepthFunc",
+                self.state_field("nvnDepthStencilStateSetDepthFunc", 8, len(P.COMPARE_OPS) - 1),
+                False,
+            ),
+            ("nvnDepthStencilStateSetStencilTestEnable", self.state_field("nvnDepthStencilStateSetStencilTestEnable", 12), False),
             ("nvnDepthStencilStateSetStencilFunc", self.ds_stencil_func, False),
             ("nvnDepthStencilStateSetStencilOp", self.ds_stencil_op, False),
             ("nvnPolygonStateSetDefaults", self.state_defaults("nvnPolygonStateSetDefaults", POLYGON_DEFAULTS), False),
-            ("nvnPolygonStateSetCullFace",
-             self.state_field("nvnPolygonStateSetCullFace", 0, len(P.CULL_MODES) - 1), False),
-            ("nvnPolygonStateSetFrontFace",
-             self.state_field("nvnPolygonStateSetFrontFace", 4, len(P.FRONT_FACES) - 1), False),
-            ("nvnPolygonStateSetPolygonMode",
-             self.state_field("nvnPolygonStateSetPolygonMode", 8, len(P.POLYGON_MODES) - 1), False),
-            ("nvnPolygonStateSetPolygonOffsetEnables",
-             self.state_field("nvnPolygonStateSetPolygonOffsetEnables", 12, 7), False),
+            ("nvnPolygonStateSetCullFace", self.state_field("nvnPolygonStateSetCullFace", 0, len(P.CULL_MODES) - 1), False),
+            ("nvnPolygonStateSetFrontFace", self.state_field("nvnPolygonStateSetFrontFace", 4, len(P.FRONT_FACES) - 1), False),
+            (
+                "nvnPolygonStateSetPolygonMode",
+                self.state_field("nvnPolygonStateSetPolygonMode", 8, len(P.POLYGON_MODES) - 1),
+                False,
+            ),
+            ("nvnPolygonStateSetPolygonOffsetEnables", self.state_field("nvnPolygonStateSetPolygonOffsetEnables", 12, 7), False),
             ("nvnBlendStateSetDefaults", self.state_defaults("nvnBlendStateSetDefaults", BLEND_DEFAULTS), False),
-            ("nvnBlendStateSetBlendTarget",
-             self.state_field("nvnBlendStateSetBlendTarget", 0, MAX_TARGETS - 1), False),
+            ("nvnBlendStateSetBlendTarget", self.state_field("nvnBlendStateSetBlendTarget", 0, MAX_TARGETS - 1), False),
             ("nvnBlendStateSetBlendFunc", self.blend_func, False),
             ("nvnBlendStateSetBlendEquation", self.blend_equation, False),
             ("nvnColorStateSetDefaults", self.state_defaults("nvnColorStateSetDefaults", (0,)), False),
             ("nvnColorStateSetBlendEnable", self.color_blend_enable, False),
-            ("nvnChannelMaskStateSetDefaults",
-             self.state_defaults("nvnChannelMaskStateSetDefaults", (0xFFFFFFFF,)), False),
+            ("nvnChannelMaskStateSetDefaults", self.state_defaults("nvnChannelMaskStateSetDefaults", (0xFFFFFFFF,)), False),
             ("nvnChannelMaskStateSetChannelMask", self.channel_mask, False),
             ("nvnMultisampleStateSetDefaults", self.state_defaults("nvnMultisampleStateSetDefaults", (1, 0)), False),
             ("nvnMultisampleStateSetSamples", self.ms_samples, False),
-            ("nvnMultisampleStateSetAlphaToCoverageEnable",
-             self.state_field("nvnMultisampleStateSetAlphaToCoverageEnable", 4), False),
+            (
+                "nvnMultisampleStateSetAlphaToCoverageEnable",
+                self.state_field("nvnMultisampleStateSetAlphaToCoverageEnable", 4),
+                False,
+            ),
             ("nvnCommandBufferBindDepthStencilState", self.cb_depth_stencil_state, False),
             ("nvnCommandBufferBindPolygonState", self.cb_polygon_state, False),
             ("nvnCommandBufferBindBlendState", self.cb_blend_state, False),
             ("nvnCommandBufferBindChannelMaskState", self.cb_channel_mask_state, False),
             ("nvnCommandBufferBindMultisampleState", self.cb_multisample_state, False),
             ("nvnCommandBufferSetStencilRef", self.cb_stencil_value(0, "nvnCommandBufferSetStencilRef"), False),
-            ("nvnCommandBufferSetStencilValueMask",
-             self.cb_stencil_value(1, "nvnCommandBufferSetStencilValueMask"), False),
+            ("nvnCommandBufferSetStencilValueMask", self.cb_stencil_value(1, "nvnCommandBufferSetStencilValueMask"), False),
             ("nvnCommandBufferSetStencilMask", self.cb_stencil_value(2, "nvnCommandBufferSetStencilMask"), False),
             ("nvnCommandBufferSetScissor", self.cb_scissor, False),
             ("nvnCommandBufferSetDepthBias", self.cb_depth_bias, False),
@@ -1154,7 +1217,7 @@ class NvnService:
             ("nvnTextureBuilderSetSamples", S("samples"), False),
             ("nvnCommandBufferDownsample", self.cb_downsample, False),
         ]
-        rows += EventFunctions(self).rows()     # NVNevent (nvn/events.py)
+        rows += EventFunctions(self).rows()  # NVNevent (nvn/events.py)
         return [HostFunction(n, n, fn, blocking) for n, fn, blocking in rows]
 
     # -- the native recorder ----------------------------------------------------------------------
@@ -1177,6 +1240,7 @@ class NvnService:
                 f = impls[b.name]
                 retry = HostFunction(f.name, f.signature, self._native_retry(names.index(b.name), f.impl))
                 return registry._wrap(ffi, lib, index, Binding(retry, b.name, b.address))
+
             n = self.native.install(ffi, lib, registry.bindings, wrap)
         log.info("NVN: %d per-draw entry points recorded natively", n)
 
@@ -1185,6 +1249,7 @@ class NvnService:
         command buffer as the Python path does (naming a bad pointer or a buffer not recording),
         let the C recorder know its struct's address, and try again; an error it still finds is
         the call's GuestError, an object it does not know is the Python function's to name."""
+
         def retry(c: Call) -> None:
             with self.lock:
                 what = self.native.names()[index]
@@ -1197,8 +1262,9 @@ class NvnService:
                     return
                 if err:
                     raise GuestError(err)
-                impl(c)          # names the object (a program pointer, a program without shaders)
+                impl(c)  # names the object (a program pointer, a program without shaders)
                 raise GuestError(f"{what}: the native recorder refused a call the Python path accepts")
+
         return retry
 
     def proc_names(self) -> list[str]:

@@ -2,6 +2,7 @@
 copied into a fresh memfd, which is then mapped over the same guest addresses (MAP_FIXED,
 MAP_SHARED).  From then on the guest's CPU writes land in pages the GPU process maps too, so
 nothing is copied per frame; the GPU process snapshots what a submission binds."""
+
 from __future__ import annotations
 
 import ctypes

@@ -14,6 +14,7 @@ byte budget (``cpu_host.nvn_unbacked_command_bytes``), least recently used (reco
 freed first, so a static command list submitted every frame stays while per-frame ones go.
 A freed handle submitted later is a guest error that says why it died.
 """
+
 from __future__ import annotations
 
 import collections
@@ -21,14 +22,14 @@ from dataclasses import dataclass
 
 from cpu_host.horizon.hle.nvn.objects import RecordedCommands
 
-_REASONS = 4096           # freed handles whose cause of death is remembered for the error
+_REASONS = 4096  # freed handles whose cause of death is remembered for the error
 
 
 @dataclass(frozen=True)
 class Held:
     commands: RecordedCommands
-    cb: int                                  # the command buffer that recorded it
-    ranges: frozenset[tuple[int, int]]       # guest ranges [start, end) it was recorded into; empty: host only
+    cb: int  # the command buffer that recorded it
+    ranges: frozenset[tuple[int, int]]  # guest ranges [start, end) it was recorded into; empty: host only
     nbytes: int
 
 
@@ -40,8 +41,8 @@ def nbytes(rc: RecordedCommands) -> int:
 class CommandHandles:
     def __init__(self, unbacked_budget: int) -> None:
         self.budget = unbacked_budget
-        self.held: collections.OrderedDict[int, Held] = collections.OrderedDict()   # least recently used first
-        self.unbacked = 0                    # bytes of the held recordings with no guest memory
+        self.held: collections.OrderedDict[int, Held] = collections.OrderedDict()  # least recently used first
+        self.unbacked = 0  # bytes of the held recordings with no guest memory
         self.why: collections.OrderedDict[int, str] = collections.OrderedDict()
 
     def __len__(self) -> int:
@@ -76,9 +77,12 @@ class CommandHandles:
         for k in [k for k, h in self.held.items() if not h.ranges and k != keep]:
             if self.unbacked <= self.budget:
                 break
-            self._free(k, f"command buffer {self.held[k].cb} recorded it with no command memory and it was the "
-                          f"least recently used of such recordings past cpu_host.nvn_unbacked_command_bytes "
-                          f"({self.budget} bytes)")
+            self._free(
+                k,
+                f"command buffer {self.held[k].cb} recorded it with no command memory and it was the "
+                f"least recently used of such recordings past cpu_host.nvn_unbacked_command_bytes "
+                f"({self.budget} bytes)",
+            )
 
     def _free(self, handle: int, why: str) -> None:
         h = self.held.pop(handle)

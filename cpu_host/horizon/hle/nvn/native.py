@@ -11,6 +11,7 @@ closes recordings, appends the packets frontend.py still makes in Python, and bi
 (errors named as before, command buffers whose struct moved).  Setting ``cpu_host.nvn_recorder``:
 ``native`` (the default: this file; a build failure stops the start naming the compiler's
 error), ``python`` (the packet tuples and msgpack of before)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,7 +23,7 @@ from nxrecomp.common import clib
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "recorder.c"
-RUNTIME = HERE.parents[2] / "runtime" / "core"     # nxrt.h: NxCpu as the runtime lays it out
+RUNTIME = HERE.parents[2] / "runtime" / "core"  # nxrt.h: NxCpu as the runtime lays it out
 OK, SLOW, BAD = 0, 1, 2
 CDEF = """
 typedef struct { uint64_t offset; uint32_t count; } Chunk;
@@ -52,11 +53,10 @@ FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-Werror", "-Wno-comment", "-lpthre
 
 
 def _build() -> Path:
-    return clib.build_shared("nvnrec", [SOURCE], FLAGS, "cpu_host", inputs=(RUNTIME / "nxrt.h",),
-                             includes=(RUNTIME,))
+    return clib.build_shared("nvnrec", [SOURCE], FLAGS, "cpu_host", inputs=(RUNTIME / "nxrt.h",), includes=(RUNTIME,))
 
 
-lib = clib.Loaded(CDEF, _build)      # () -> (ffi, lib), built at the first call
+lib = clib.Loaded(CDEF, _build)  # () -> (ffi, lib), built at the first call
 
 
 class Commands:
@@ -125,8 +125,7 @@ class NativeRecorder:
         """The finished recording: its chunks are views of the C recorder's buffer (no copy), which
         the Block owns (freed with it)."""
         ffi = self.ffi
-        buf, n, chunks, nch = (ffi.new("uint8_t **"), ffi.new("uint64_t *"), ffi.new("Chunk **"),
-                               ffi.new("uint32_t *"))
+        buf, n, chunks, nch = (ffi.new("uint8_t **"), ffi.new("uint64_t *"), ffi.new("Chunk **"), ffi.new("uint32_t *"))
         if self.L.nxr_take(cb, buf, n, chunks, nch):
             raise KeyError(f"native recorder: command buffer {cb} is not recording")
         data = ffi.gc(buf[0], self.L.nxr_free_buf)
