@@ -3,7 +3,8 @@ no import loop between the project's modules (an import inside a function counts
 loop, it does not remove it; only ``if TYPE_CHECKING:`` imports, which never run, are left
 out); no module imports a higher layer, nor another package of its own layer (``LAYERS``,
 ``EXCEPTIONS``); the settings modules the common layer looks up by name are data only; and the
-linter (ruff, configured in pyproject.toml) passes on the whole tree."""
+linter and the formatter (ruff, configured in pyproject.toml) pass on the whole tree."""
+
 from __future__ import annotations
 
 import ast
@@ -36,9 +37,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 # (importer, imported) edges allowed against the rule, with the reason; each must still exist
 # (the test says when one can go).
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("gpu_host.replay_file", "cpu_host.horizon.audio.wavfile"):
-        "replay writes a recording's audio events as a WAV file with the CPU host's WAV helper; "
-        "the helper belongs below both (a common audio-file module)",
+    (
+        "gpu_host.replay_file",
+        "cpu_host.horizon.audio.wavfile",
+    ): "replay writes a recording's audio events as a WAV file with the CPU host's WAV helper; "
+    "the helper belongs below both (a common audio-file module)",
 }
 
 
@@ -154,8 +157,7 @@ def test_no_import_loop_between_modules():
     graph = import_graph()
     assert len(graph) > 150 and graph["gpu_host.engine"], "the graph missed the tree"
     loops = cycles(graph)
-    assert not loops, "import loops (break them; docs/ARCHITECTURE.md 'Data flow'):\n" + \
-        "\n".join(" <-> ".join(c) for c in loops)
+    assert not loops, "import loops (break them; docs/ARCHITECTURE.md 'Data flow'):\n" + "\n".join(" <-> ".join(c) for c in loops)
 
 
 def package_of(module: str) -> tuple[int, str] | None:
@@ -195,19 +197,26 @@ def test_every_module_has_a_layer():
 
 
 def test_the_layer_check_finds_an_upward_and_a_sideways_import():
-    bad = layer_violations({"nxrecomp.common.log": {"nxrecomp.app.cli", "nxrecomp.common.settings"},
-                            "recompiler.build": {"relay.tokens", "nxrecomp.bundle.image"},
-                            "cpu_host.runner": {"recompiler.link", "gpu_host.packets"},
-                            "nxrecomp.app.cli": {"cpu_host.cli"}})
-    assert bad == ["nxrecomp.common.log (common) imports nxrecomp.app.cli (app): a higher layer",
-                   "recompiler.build (engines) imports relay.tokens (engines): another package of its layer"]
+    bad = layer_violations(
+        {
+            "nxrecomp.common.log": {"nxrecomp.app.cli", "nxrecomp.common.settings"},
+            "recompiler.build": {"relay.tokens", "nxrecomp.bundle.image"},
+            "cpu_host.runner": {"recompiler.link", "gpu_host.packets"},
+            "nxrecomp.app.cli": {"cpu_host.cli"},
+        }
+    )
+    assert bad == [
+        "nxrecomp.common.log (common) imports nxrecomp.app.cli (app): a higher layer",
+        "recompiler.build (engines) imports relay.tokens (engines): another package of its layer",
+    ]
 
 
 def test_no_module_imports_a_higher_layer():
     graph = import_graph()
     bad = layer_violations(graph)
-    assert not bad, "imports against the layer rule (docs/ARCHITECTURE.md 'Layers'; tests/test_structure.py " \
-                    "LAYERS):\n" + "\n".join(bad)
+    assert not bad, (
+        "imports against the layer rule (docs/ARCHITECTURE.md 'Layers'; tests/test_structure.py LAYERS):\n" + "\n".join(bad)
+    )
     stale = [f"{a} -> {b}" for a, b in EXCEPTIONS if b not in graph.get(a, set())]
     assert not stale, "these EXCEPTIONS no longer happen: remove them from tests/test_structure.py: " + ", ".join(stale)
 
@@ -227,6 +236,16 @@ def test_ruff_passes():
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff is None:
         pytest.skip("ruff is not installed (pip install -e '.[test]' installs it)")
-    r = subprocess.run([ruff, "check", "--output-format", "concise", str(ROOT)], capture_output=True,
-                       text=True, cwd=ROOT, timeout=300)
+    r = subprocess.run(
+        [ruff, "check", "--output-format", "concise", str(ROOT)], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_ruff_format_clean():
+    """The tree is formatted as pyproject's [tool.ruff.format] says (``ruff format .`` fixes it)."""
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (pip install -e '.[test]' installs it)")
+    r = subprocess.run([ruff, "format", "--check", str(ROOT)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, "run `ruff format .`:\n" + r.stdout + r.stderr
