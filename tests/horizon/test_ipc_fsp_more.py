@@ -15,10 +15,11 @@ from pathlib import Path
 from cpu_host.horizon.ipc import cmif, hipc
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.services.fsp import FileSystem, SdRoot
-from tests.horizon.test_ipc_codec import Memory, reply_result
+from tests.horizon.guest_memory import BytesMemory
+from tests.horizon.test_ipc_codec import memory, reply_result
 
 
-def call(srv: Server, mem: Memory, sid: int, cmd: int, path: str) -> bytes:
+def call(srv: Server, mem: BytesMemory, sid: int, cmd: int, path: str) -> bytes:
     mem.write(0x2000, path.encode().ljust(0x301, b"\0"))
     raw = hipc.build_request(4, cmif.request_payload(cmd), x=[hipc.Static(0, 0x2000, 0x301)])
     rc, reply = srv.handle(mem, sid, raw + bytes(0x100 - len(raw)))
@@ -32,7 +33,7 @@ def test_timestamp_and_clean(tmp_path: Path) -> None:
     f.write_bytes(b"x")
     os.utime(f, (1_700_000_000, 1_600_000_000))  # atime, mtime
     (tmp_path / "switch" / "sub" / "inner.txt").write_text("y")
-    srv, mem = Server(), Memory()
+    srv, mem = Server(), memory()
     sid = srv.open(FileSystem(SdRoot(tmp_path)))
     reply = call(srv, mem, sid, 14, "/switch/app.nro")
     assert reply_result(reply) == 0

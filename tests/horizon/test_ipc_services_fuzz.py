@@ -20,18 +20,18 @@ import time
 from cpu_host.horizon.ipc import cmif, hipc
 from cpu_host.horizon.ipc.dispatcher import Server, Unserved
 from cpu_host.horizon.services import bsd, nifm, ns
-from tests.horizon.test_ipc_codec import Memory
+from tests.horizon.guest_memory import BytesMemory
 
 COUNT, TIME_LIMIT = 3000, 60.0
 MEM = 0x40000
 BLOCKING = {5, 6, 8, 9, 10, 11, 12, 14, 24, 25}  # Select, Poll, Recv(From), Send(To), Accept, Connect, Write, Read
 
 
-class EventMemory(Memory):
+class EventMemory(BytesMemory):
     """Memory plus the kernel events nifm's IRequest hands out (numbered, never waited on here)."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(handles=(0xFFFF8001, 0x8001))
         self.events = 0
 
     def event(self) -> int:

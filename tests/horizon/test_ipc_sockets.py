@@ -19,7 +19,7 @@ import pytest
 from cpu_host.horizon.ipc import cmif, hipc
 from cpu_host.horizon.ipc.dispatcher import Server
 from cpu_host.horizon.services import bsd, nifm, ns
-from tests.horizon.test_ipc_codec import Memory
+from tests.horizon.test_ipc_codec import memory
 
 POINTER = 0x8000  # the dispatcher's QueryPointerBufferSize answer: what fits goes as X/C
 
@@ -28,7 +28,7 @@ class Guest:
     """One bsd client session as libnx drives it; buffers live in ``Memory`` from 0x2000 on."""
 
     def __init__(self, srv: Server, service: str = "bsd:u") -> None:
-        self.srv, self.mem = srv, Memory()
+        self.srv, self.mem = srv, memory()
         self.mem.mem = bytearray(0x40000)  # room for a 40 KiB A/B buffer pair
         self.sid = srv.open(srv.services[service]())
         self.next = 0x2000
@@ -191,7 +191,7 @@ def test_nifm_and_ns() -> None:
     srv = Server()
     nifm.register(srv)
     ns.register(srv)
-    mem = Memory()
+    mem = memory()
 
     def call(sid: int, cmd: int, params: bytes = b"", **kw) -> tuple[int, bytes, list[int]]:
         raw = hipc.build_request(4, cmif.request_payload(cmd, params), **kw)
