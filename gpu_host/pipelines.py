@@ -400,7 +400,7 @@ class Pipelines:
     def _state(self, prog: Program, sh: "Shape") -> dict:
         vmod, fmod = self._modules(prog)
         _, stride, topology, attrs = sh.layout
-        # Named variables: the binding loses pName when these are built inline (TOOLCHAIN.md).
+        # Named variables: the binding loses pName when these are built inline (docs/TOOLCHAIN.md).
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
         vin = vk.VkPipelineVertexInputStateCreateInfo(

@@ -1,5 +1,5 @@
-"""The lifter against Unicorn, one instruction class at a time (DESIGN.md section 8: "each
-lifted instruction class | Unicorn, random operands and flags").
+"""The lifter against Unicorn, one instruction class at a time (docs/ARCHITECTURE.md, "How we
+know it works": each lifted instruction class against Unicorn, random operands and flags).
 
 Each class of ``recompiler/isa.py`` gets random instruction words of its forms and random
 registers, flags and scratch memory; the lifted one-instruction function and Unicorn 2.1.4's
