@@ -833,7 +833,7 @@ class GraphicsDevice:
         return view, sampler
 
     def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int, layout=None, depth: bool = False):
-        # named variables: the binding loses pName when these are built inline (TOOLCHAIN.md)
+        # named variables: the binding loses pName when these are built inline (docs/TOOLCHAIN.md)
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
         # every nested record named too: cffi frees an inline one before the call reads it
