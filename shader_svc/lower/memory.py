@@ -49,6 +49,15 @@ def atomic_op(op: int, signed: bool, wrap: bool = True) -> str | None:
     return name[1 if signed else 0] if isinstance(name, tuple) else name
 
 
+def words(inst: Inst, space: str = "", size: int | None = None) -> int:
+    """The words an access of the size field moves (``size``: the field where the row's mods
+    lack one); sub-word sizes are refused naming the instruction and the memory ``space``."""
+    n = SIZES.get(inst.mods["size"] if size is None else size)
+    if n is None:
+        raise TranslateError(f"{inst.text()}: sub-word {space + ' ' if space else ''}access not translated yet", offset=inst.addr)
+    return n
+
+
 def base_ir(b: Block, reg: int, off: int) -> Value:
     """A 32-bit address: register ``reg`` (RZ: 0) plus ``off``."""
     return b.op("IAdd32", b.get_reg(reg) if reg != 255 else b.const_u32(0), b.const_u32(off))

@@ -10,7 +10,6 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, global_words_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.memory import (
-    SIZES,
     atomic_op,
     base64_ir,
     base_ir,
@@ -20,6 +19,7 @@ from shader_svc.lower.memory import (
     shared_ir,
     shfl_ir,
     vote_ir,
+    words,
 )
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
@@ -32,9 +32,7 @@ class Memory53(Lower53):
         mods = inst.mods
         if not mods["E"]:
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
-        n = SIZES.get(mods["size"])
-        if n is None:
-            raise TranslateError(f"{inst.text()}: sub-word access not translated yet", offset=inst.addr)
+        n = words(inst)
         a = inst.ops["addr"]
         b = Block()
         base = b.op("Pack64", b.get_reg(a["reg"]), b.get_reg(a["reg"] + 1)) if a["reg"] != 255 else b.const_u64(0)
@@ -49,9 +47,7 @@ class Memory53(Lower53):
         mods = inst.mods
         if not mods["E"]:
             self.bad(inst, "32-bit generic addresses not translated")
-        n = SIZES.get(mods["size"])
-        if n is None:
-            self.bad(inst, "sub-word access not translated yet")
+        n = words(inst)
         a = inst.ops["addr"]
         b = Block()
         addr = base64_ir(b, a["reg"], a["off"])
@@ -59,14 +55,8 @@ class Memory53(Lower53):
         generic_ir(b, inst, addr, window, n, inst.row.ir == "LD", inst.ops["d"]["reg"])
         ir_spirv.emit(self, b)
 
-    def _words(self, inst: Inst, space: str) -> int:
-        n = SIZES.get(inst.mods["size"])
-        if n is None:
-            raise TranslateError(f"{inst.text()}: sub-word {space} access not translated yet", offset=inst.addr)
-        return n
-
     def _shared(self, inst: Inst) -> None:
-        n = self._words(inst, "shared")
+        n = words(inst, "shared")
         a = inst.ops["addr"]
         b = Block()
         shared_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d"]["reg"], inst.row.ir == "LDS")
@@ -75,7 +65,7 @@ class Memory53(Lower53):
     def _local(self, inst: Inst) -> None:
         """LDL/STL: the stack pointer comes from c[0x0][0x20] as the driver's local window top;
         local memory is ``LocalPtr``'s 4 KiB per invocation."""
-        n = self._words(inst, "local")
+        n = words(inst, "local")
         a = inst.ops["addr"]
         b = Block()
         local_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d"]["reg"], inst.row.ir == "LDL")

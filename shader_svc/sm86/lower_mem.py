@@ -23,6 +23,7 @@ from shader_svc.lower.memory import (
     shared_ir,
     shfl_ir,
     vote_ir,
+    words,
 )
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
@@ -41,14 +42,8 @@ class Memory86(Lower86):
             base = b.op("IMul32", base, b.const_u32((1, 4, 8, 16)[a["scale"]]))
         return b.op("IAdd32", base, b.const_u32(a["off"]))
 
-    def _words(self, inst: Inst, space: str) -> int:
-        n = SIZES.get(inst.mods["size"])
-        if n is None:
-            raise TranslateError(f"{inst.text()}: sub-word {space} access not translated yet", offset=inst.addr)
-        return n
-
     def _lds_sts(self, inst: Inst) -> None:
-        n = self._words(inst, "shared")
+        n = words(inst, "shared")
         load = inst.row.ir == "LDS"
         b = Block()
         shared_ir(b, self._smem_addr_ir(b, inst), n, inst.ops["d" if load else "b"]["reg"], load)
@@ -57,7 +52,7 @@ class Memory86(Lower86):
     def _local86(self, inst: Inst) -> None:
         """LDL/STL: R1, the stack pointer, starts at c[0x0][0x28]; local memory is
         ``LocalPtr``'s 4 KiB per invocation."""
-        n = self._words(inst, "local")
+        n = words(inst, "local")
         a, load = inst.ops["addr"], inst.row.ir == "LDL"
         b = Block()
         local_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d" if load else "b"]["reg"], load)
@@ -85,9 +80,7 @@ class Memory86(Lower86):
             self.require(inst, cache=1)
             if mods["order"] not in (0, 4):
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
-        n = SIZES.get(mods.get("size", 4)) if not atom else 1
-        if n is None:
-            raise TranslateError(f"{inst.text()}: sub-word access not translated yet", offset=inst.addr)
+        n = words(inst, size=mods.get("size", 4)) if not atom else 1
         if atom and (mods.get("type", 0) not in (0, 1, 3) or ops["p"]["pred"] != 7):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
