@@ -90,7 +90,8 @@ def _operand(o, w: int, addr: int):
     if isinstance(o, Mem):
         scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
         wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
-        return {"reg": get(w, o.reg_lo, 8), "off": sext(get(w, *o.off), o.off[1]), "wide": wide, "scale": scale}
+        off = get(w, *o.off)
+        return {"reg": get(w, o.reg_lo, 8), "off": sext(off, o.off[1]) if o.signed else off, "wide": wide, "scale": scale}
     if isinstance(o, SReg):
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):
@@ -159,7 +160,7 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
         if bad_sym is not None:
             why = f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported"
             continue
-        if any(ops[n].get("reg") == v for n, v in row.refuse):
+        if any(ops[n].get("reg", ops[n].get("imm")) == v for n, v in row.refuse):
             why = f"{row.mnemonic}: operand value nvdisasm cannot print"
             continue
         return Inst(addr, row, word, get(word, 12, 3), bool(get(word, 15, 1)), mods, ops, _control(word), _alias(row, ops, mods))

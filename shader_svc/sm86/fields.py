@@ -99,6 +99,7 @@ class Mem:
     wide_bit: int | None = None
     off: tuple[int, int] = (40, 24)
     scale: tuple[int, int, tuple[tuple[int, str], ...]] | None = None
+    signed: bool = True  # the offset field is two's complement (ISBERD's is not)
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.reg_lo, 8), self.off]
@@ -189,7 +190,8 @@ class Row:
     ir: str = ""  # IR lowering key ('' = mnemonic)
     uniform: bool = False  # guard predicate is a uniform predicate (UP)
     cls: str = "alu"  # alu, mem, branch, ctrl, warp, conv, sfu, attr, tex
-    # Operand values refused although the field could hold them: (operand, register number);
+    # Operand values refused although the field could hold them: (operand, register number or
+    # immediate value);
     # nvdisasm prints them as garbage ('???255'), so no text of ours could match.
     refuse: tuple[tuple[str, int], ...] = ()
     stages: tuple[str, ...] = ()  # graphics stages the instruction exists in ('' = any)
