@@ -150,13 +150,13 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             if bit is not None:
                 w = put(w, bit, 1, 1 if flags[suf] else 0)
-        if o.kind == "d20":  # a double's top 20 bits
+        if o.kind in ("d20", "d20z"):  # a double's top 20 bits
             bits = _f64_bits(t)
             if bits & ((1 << 44) - 1):
                 raise _Miss(tok)
             w = put(w, o.lo, o.width, (bits >> 44) & 0x7FFFF)
             return put(w, o.sign, 1, bits >> 63)
-        if o.kind in ("f20", "f32"):
+        if o.kind in ("f20", "f32", "f32b"):
             bits = _f32_bits(t)
             if o.kind == "f20":
                 if bits & 0xFFF:
@@ -174,6 +174,10 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             return put(w, o.lo, o.width, sum(1 << int(x) for x in m.group(1).split(",")))
         v = _int(t)
+        if o.kind == "x16":  # signed or not by XMAD's sign field: the decoder's text decides
+            if not -(1 << 15) <= v < (1 << 16):
+                raise _Miss(tok)
+            return put(w, o.lo, o.width, v & 0xFFFF)
         if o.kind == "s":
             lim = o.width + (1 if o.sign is not None else 0)
             if not -(1 << (lim - 1)) <= v < (1 << (lim - 1)):

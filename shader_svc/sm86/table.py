@@ -1194,7 +1194,8 @@ R(
 )
 R(rows_for("R2P", 0x004, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(PR, A())))
 R(rows_for("BMSK", 0x01B, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D, A()), mods=(Mod("W", 75, 1, ONOFF(".W")),)))
-R(rows_for("NANOSLEEP", 0x15D, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(P87,), cls="ctrl"))
+P87H = Pred("pp", 87, not_bit=90, hide_pt=True)  # NANOSLEEP/PMTRIG: nvdisasm leaves out PT
+R(rows_for("NANOSLEEP", 0x15D, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(P87H,), cls="ctrl"))
 R(
     rows_for(
         "I2I",
@@ -1232,7 +1233,7 @@ R(
         Row("SETLMEMBASE", 0x3C1, (Reg("a", 24),), cls="mem"),
         Row("LDGDEPBAR", 0x9AF, (), cls="mem"),
         Row("B2R", 0x31C, (D, Imm("b", 54, 4, "u")), cls="ctrl"),
-        Row("PMTRIG", 0x801, (P87, Imm("b", 32, 16, "u")), cls="ctrl"),
+        Row("PMTRIG", 0x801, (P87H, Imm("b", 32, 16, "u")), cls="ctrl"),
         Row(
             "PIXLD",
             0x925,
