@@ -176,6 +176,8 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if o.hide is None:
             raise _NoMatch(o.name)
         return [(o.lo, o.width, o.hide)], 0
+    if text is None and isinstance(o, Imm) and o.kind == "x4":
+        return [(o.lo, o.width, 0)], 0
     if text is None:
         raise _NoMatch(o.name)
     if isinstance(o, Sym):
@@ -199,6 +201,10 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             v = bits >> 32
         else:
             v = _f32(text) if o.kind == "f32" else _int(text)
+        if o.kind == "x4":  # BRX/JMX's offset, in 4-byte units (None: left out, 0)
+            if v % 4:
+                raise _NoMatch(text)
+            v //= 4
         f.append((o.lo, o.width, v))
         if o.hi_lo is not None:
             f.append((o.hi_lo, o.hi_width, v >> o.width))
@@ -291,6 +297,7 @@ def _operand_splits(row: Row, mods: dict[str, int], texts: list[str]):
             (isinstance(o, Pred) and o.hide_pt)
             or (isinstance(o, Reg) and o.suffix == "@hiderz")
             or (isinstance(o, Sym) and o.hide is not None)
+            or (isinstance(o, Imm) and o.kind == "x4")
         )
         if optional:
             yield from walk(i + 1, j, acc + [(o, None)])

@@ -77,6 +77,8 @@ def _operand(o, w: int, addr: int):
         v = get(w, o.lo, o.width)
         if o.hi_lo is not None:
             v |= get(w, o.hi_lo, o.hi_width) << o.width
+        if o.kind == "x4":  # a signed offset in 4-byte units (BRX/JMX)
+            return {"imm": 4 * sext(v, o.width)}
         return {"imm": sext(v, o.width) if o.kind == "s" else v}
     if isinstance(o, CBuf):
         return {
@@ -233,6 +235,8 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             return fmt_f32(v["imm"])
         if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
             return fmt_f64(v["imm"] << 32)
+        if o.kind == "x4":  # printed after the register, left out while 0 ('R0 0x4')
+            return _hex(v["imm"]) if v["imm"] else None
         return _hex(v["imm"])
     if isinstance(o, CBuf):
         s = f"c[{v['bank']:#x}][{_hex(v['off'])}]"

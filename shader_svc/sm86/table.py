@@ -1167,8 +1167,11 @@ def U(name: str, lo: int, neg: int | None = None, sym: str = "-") -> Reg:
     return Reg(name, lo, file="UR", neg=neg, neg_sym=sym)
 
 
-def UP(name: str, lo: int, not_bit: int | None = None) -> Pred:
-    return Pred(name, lo, not_bit=not_bit, file="UP")
+def UP(name: str, lo: int, not_bit: int | None = None, hide_pt: bool = False) -> Pred:
+    return Pred(name, lo, not_bit=not_bit, file="UP", hide_pt=hide_pt)
+
+
+P81H = Pred("p", 81, hide_pt=True)  # a predicate result nvdisasm leaves out while PT
 
 
 PR = Sym("pr", 0, 0, ((0, "PR"),))  # the predicate register file as one operand (P2R/R2P)
@@ -1222,7 +1225,7 @@ R(
         "VABSDIFF",
         0x014,
         src_forms(2, {}, {}, FORMS3, uimm=True),
-        pre=(D, Pred("p", 81), A()),
+        pre=(D, P81H, A()),
         mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),),
     )
 )
@@ -1237,7 +1240,7 @@ R(
         Row(
             "PIXLD",
             0x925,
-            (D, Pred("p", 81)),
+            (D, P81H),
             mods=(Mod("mode", 78, 3, ((0, ""), (1, ".COVMASK"), (2, ".CENTROID_OFFSET"), (4, ".INNER_COVERAGE"))),),
             cls="attr",
         ),
@@ -1302,7 +1305,7 @@ R(
         "ULOP3",
         0x092,
         2,
-        pre=(UP("p", 81), UD, UA),
+        pre=(UP("p", 81, hide_pt=True), UD, UA),
         post=(Imm("lut", 72, 8, "u"), UP("pp", 87, 90)),
         mods=(FIXED("LUT", ".LUT"), Mod("PAND", 80, 1, ONOFF(".PAND"))),
     )
@@ -1331,7 +1334,7 @@ R(
         "ULEA",
         0x091,
         1,
-        pre=(UD, UP("co", 81), U("a", 24, 72)),
+        pre=(UD, UP("co", 81, hide_pt=True), U("a", 24, 72)),
         post=(Imm("s", 75, 5, "u"),),
         bneg=63,
         mods=(Mod("X", 74, 1, ((0, ""),)), Mod("HI", 80, 1, ((0, ""),))),
@@ -1354,10 +1357,86 @@ R(
         "UIMAD",
         0x0A5,
         2,
-        pre=(UD, UP("co", 81), UA),
+        pre=(UD, UP("co", 81, hide_pt=True), UA),
         cneg=75,
         mods=(FIXED("WIDE", ".WIDE"), Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("X", 74, 1, ((0, ""),))),
         forms=(1, 4),
         imm="s",
+    )
+)
+
+# indirect branches (jump tables): predicate, target register, a 48-bit offset in 4-byte units
+# printed after the register ('BRX P0, R2 0x10'; left out while 0); .INC/.DEC held 0
+R(
+    [
+        Row(m, opc, (Pred("pp", 87, not_bit=90, hide_pt=True), Reg("a", 24), Imm("rt", 34, 48, "x4")), cls="branch")
+        for m, opc in (("BRX", 0x949), ("JMX", 0x94C))
+    ]
+)
+# shared-memory atomics: the address as LDS/STS's ([Ra.X4+off]), op 87..90, type 73..74
+R(
+    [
+        Row(
+            "ATOMS",
+            0x38C,
+            (D, SMEM, Reg("b", 32)),
+            mods=(Mod("op", 87, 4, ATOM_OPS), Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64")))),
+            cls="mem",
+        ),
+        Row(
+            "ATOMS",
+            0x38D,
+            (D, SMEM, Reg("b", 32), Reg("c", 64)),
+            mods=(Mod("op", 87, 1, ((0, ".CAS"), (1, ".CAST"))), Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64")))),
+            cls="mem",
+        ),
+        Row(
+            "LDSM",
+            0x83B,
+            (D, Mem("addr")),
+            mods=(
+                FIXED("w", ".16"),
+                Mod("mode", 78, 2, ((0, ".M88"), (1, ".MT88"), (2, ".M816"))),
+                Mod("n", 72, 2, ((0, ""), (1, ".2"), (2, ".4"))),
+            ),
+            cls="mem",
+        ),
+        Row(
+            "QSPC",
+            0x3AA,
+            (Pred("p", 81), D, Mem("addr")),
+            mods=(Mod("E", 72, 1, ONOFF(".E")), Mod("space", 73, 2, ((0, ".G"), (1, ".L"), (2, ".S")))),
+            cls="mem",
+        ),
+        Row(
+            "CCTL",
+            0x98F,
+            (Mem("addr", off=(32, 32)),),
+            mods=(
+                Mod("E", 72, 1, ONOFF(".E")),
+                Mod("cache", 78, 2, ((0, ""), (1, ".U"), (2, ".C"))),
+                Mod("op", 87, 2, ((0, ".PF1"), (1, ".PF2"), (2, ".WB"))),
+            ),
+            cls="mem",
+        ),
+        Row("SETCTAID", 0x31F, (Reg("a", 24),), mods=(Mod("dim", 78, 2, ((0, ".X"), (1, ".Y"), (2, ".Z"))),), cls="ctrl"),
+    ]
+)
+R(
+    rows_for(
+        "VABSDIFF4",
+        0x015,
+        src_forms(2, {}, {}, FORMS3, uimm=True),
+        pre=(D, P81H, A()),
+        mods=(Mod("U8", 73, 1, ((0, ".U8"), (1, ""))), Mod("ACC", 75, 1, ONOFF(".ACC"))),
+    )
+)
+R(
+    rows_for(
+        "IDP",
+        0x026,
+        src_forms(2, {}, {}, {1: "rr", 5: "cr"}),
+        pre=(D, A()),
+        mods=(FIXED("n", ".4A"), Mod("signs", 73, 2, ((0, ".U8.U8"), (1, ".S8.U8"), (2, ".U8.S8"), (3, ".S8.S8")))),
     )
 )

@@ -115,6 +115,19 @@ def mutations(isa: int, word: int, count: int, rng: random.Random) -> list[int]:
     return out
 
 
+def alt_seed(isa: int, row) -> int:
+    """The seed with every predicate operand PT and every register operand RZ/URZ: the values
+    nvdisasm may leave out of the text (optional carry-outs, hidden RZ)."""
+    from shader_svc.isa.bits import put
+
+    w = seed(isa, row)
+    for o in row.operands:
+        width = {"Pred": 3, "Reg": getattr(o, "width", 8)}.get(type(o).__name__)
+        if width:
+            w = put(w, o.lo, width, (1 << width) - 1)
+    return w
+
+
 def check_rows(isa: int, rs: list, flip: bool = True, asm: bool = True, multi: int = 0, seed_rng: int = 31) -> list[RowCheck]:
     """Sweep each row (its seed, with ``flip`` every single-bit flip of it, and ``multi`` random
     2-3-bit mutations) against nvdisasm; with ``asm`` also assemble every word printed equal
@@ -125,6 +138,9 @@ def check_rows(isa: int, rs: list, flip: bool = True, asm: bool = True, multi: i
         s = seed(isa, r)
         words_of[id(r)] = [s] + (isa_sweep.flips(isa, s, 12 if isa == 86 else 0) if flip else [])
         words_of[id(r)] += mutations(isa, s, multi, rng)
+        if multi:  # the values a text may leave out, and mutations of that word
+            alt = alt_seed(isa, r)
+            words_of[id(r)] += [alt] + mutations(isa, alt, multi // 2, rng)
     allw = sorted({w for ws in words_of.values() for w in ws})
     ref = dict(zip(allw, isa_sweep.oracle_at(isa, allw)))
     out = []
