@@ -150,13 +150,13 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             if bit is not None:
                 w = put(w, bit, 1, 1 if flags[suf] else 0)
-        if o.kind in ("d20", "d20z"):  # a double's top 20 bits
+        if o.kind == "d20":  # a double's top 20 bits
             bits = _f64_bits(t)
             if bits & ((1 << 44) - 1):
                 raise _Miss(tok)
             w = put(w, o.lo, o.width, (bits >> 44) & 0x7FFFF)
             return put(w, o.sign, 1, bits >> 63)
-        if o.kind in ("f20", "f32", "f32b"):
+        if o.kind in ("f20", "f32"):
             bits = _f32_bits(t)
             if o.kind == "f20":
                 if bits & 0xFFF:

@@ -109,7 +109,7 @@ def _operand(o, w: int, addr: int) -> dict:
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
-        elif o.kind in ("d20", "d20z"):  # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
+        elif o.kind == "d20":  # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
             v = (get(w, o.sign, 1) << 63) | (v << 44)
         elif o.kind == "x16" and get(w, 49, 1):  # XMAD's 16-bit immediate is signed with .U16.S16
             v = sext(v, 16)
@@ -264,13 +264,11 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         x = v["imm"]
         if o.hide_zero and x == 0:
             return None
-        if o.kind in ("f20", "f32", "f32b"):
+        if o.kind in ("f20", "f32"):
             s = fmt_f32(x)
-            if o.kind == "f32b" and x == 1 << 31:  # FADD32I/FMUL32I print -0.0 without the space
-                s = "-0.0"
-        elif o.kind in ("d20", "d20z"):
+        elif o.kind == "d20":
             s = fmt_f64(x)
-            if o.kind == "d20z" and s == "-0.0":  # DSET/DMNMX print -0.0 with a trailing space
+            if s == "-0.0":  # with nvdisasm's space, as the f32 special values ('-0.0 , P0')
                 s = "-0.0 "
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")

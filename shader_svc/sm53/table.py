@@ -706,7 +706,11 @@ forms(
     {RFORM: 0x5B80, CFORM: 0x4B80, IFORM: 0x3680},
     12,
     (Pred("pd", 3), Pred("qd", 0), Reg("a", 8, neg=43, abs=7)),
-    {RFORM: Reg("b", 20, neg=6, abs=44), CFORM: CBuf("b", neg=6, abs=44), IFORM: D20(neg=6, abs=44)},
+    {
+        RFORM: Reg("b", 20, neg=6, abs=44),
+        CFORM: CBuf("b", neg=6, abs=44),
+        IFORM: D20(neg=6, abs=44),
+    },
     (P39,),
     mods=(field("cmp", 48, 4, FCMP), field("bop", 45, 2, BOP)),
     ir="DSETP",
@@ -1005,13 +1009,11 @@ row(
 MORE_FROM = len(ROWS)
 D52 = Reg("d", 0, cc=52)  # the 32-bit-immediate forms keep .CC at 52
 F32 = Imm("b", 20, 32, "f32")
-row(
-    "FADD32I", op(0x0800, 6), (D52, A(neg=56, abs=54), Imm("b", 20, 32, "f32b", neg=53, abs=57)), (flag("FTZ", 55),), ir="FADD32I"
-)
+row("FADD32I", op(0x0800, 6), (D52, A(neg=56, abs=54), Imm("b", 20, 32, "f32", neg=53, abs=57)), (flag("FTZ", 55),), ir="FADD32I")
 row(
     "FMUL32I",
     op(0x1E00, 8),
-    (D52, A(), Imm("b", 20, 32, "f32b")),
+    (D52, A(), Imm("b", 20, 32, "f32")),
     (field("ftz", 53, 2, FTZ_FMZ), flag("SAT", 55)),
     ir="FMUL32I",
 )
@@ -1074,7 +1076,7 @@ forms(
     {
         RFORM: Reg("b", 20, neg=53, abs=44),
         CFORM: CBuf("b", neg=53, abs=44),
-        IFORM: Imm("b", 20, 19, "d20z", sign=56, neg=53, abs=44),
+        IFORM: D20(neg=53, abs=44),
     },
     (P39,),
     mods=(flag("BF", 52), field("cmp", 48, 4, FCMP), field("bop", 45, 2, BOP)),
@@ -1088,7 +1090,7 @@ forms(
     {
         RFORM: Reg("b", 20, neg=45, abs=49),
         CFORM: CBuf("b", neg=45, abs=49),
-        IFORM: Imm("b", 20, 19, "d20z", sign=56, neg=45, abs=49),
+        IFORM: D20(neg=45, abs=49),
     },
     (P39,),
     ir="DMNMX",

@@ -213,7 +213,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         return f, 0
     if isinstance(o, CBuf):
         s = text
-        neg = s.startswith("-")
+        neg = s[:1] in ("-", "~")  # IADD3.X and POPC print ~c[..]; the decoded text decides
         s = s[1:] if neg else s
         absv = s.startswith("|") and s.endswith("|")
         s = s[1:-1] if absv else s
@@ -397,7 +397,7 @@ def assemble_line(
                     back = decode(word & (2**64 - 1), word >> 64, addr)
                 except DecodeError:
                     continue
-                if back.text() == want:
+                if back.text().replace(" ,", ",").rstrip() == want:  # '-0.0 ,' as parsed
                     return word
     if not tried:
         raise AsmError(f"unknown instruction {p.name!r}", offset=addr)

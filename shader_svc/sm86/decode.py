@@ -212,7 +212,7 @@ def _pred_name(p: int, neg: bool, file: str = "P") -> str:
 def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     w = inst.word
     if isinstance(o, Reg):
-        if o.suffix == "@hiderz" and v["reg"] == 255:
+        if o.suffix == "@hiderz" and v["reg"] == (255 if o.file == "R" else 63):
             return None
         s = _reg_name(v["reg"], o.file)
         if o.suffix and not o.suffix.startswith("@"):
@@ -231,10 +231,14 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             return None
         return _pred_name(v["pred"], v["not"], o.file)
     if isinstance(o, Imm):
+        # nvdisasm follows an immediate -0.0 with a space, as its other special values
+        # ('-0.0 , P0'; at the end of the line the space is trimmed with the rest)
         if o.kind == "f32":
-            return fmt_f32(v["imm"])
+            s = fmt_f32(v["imm"])
+            return "-0.0 " if s == "-0.0" else s
         if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
-            return fmt_f64(v["imm"] << 32)
+            s = fmt_f64(v["imm"] << 32)
+            return "-0.0 " if s == "-0.0" else s
         if o.kind == "x4":  # printed after the register, left out while 0 ('R0 0x4')
             return _hex(v["imm"]) if v["imm"] else None
         return _hex(v["imm"])
@@ -243,7 +247,7 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
-            s = neg_sym + s
+            s = (neg_sym if o.neg_sym == "-" else o.neg_sym) + s
         return s
     if isinstance(o, CBufR):
         if v["reg"] == 255:
@@ -291,4 +295,4 @@ def render(inst: Inst) -> str:
         elif s is not None:
             parts.append(s)
     text = guard + name
-    return f"{text} {', '.join(parts)}" if parts else text
+    return f"{text} {', '.join(parts)}".rstrip() if parts else text

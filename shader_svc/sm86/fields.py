@@ -72,6 +72,7 @@ class CBuf:
     name: str
     neg: int | None = None
     abs: int | None = None
+    neg_sym: str = "-"  # '~' for bitwise not (POPC/FLO)
 
     def bits(self) -> list[tuple[int, int]]:
         return [(54, 5), (40, 14)] + [(b, 1) for b in (self.neg, self.abs) if b is not None]

@@ -104,7 +104,7 @@ def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-",
             return Reg(name, 64, neg=75 if neg.get(name) else None, abs=74 if abs_.get(name) else None, neg_sym=sym, reuse=name)
 
         def cbB(name):
-            return CBuf(name, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None)
+            return CBuf(name, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None, neg_sym=sym)
 
         if n_src == 1:
             ops = {
@@ -680,14 +680,23 @@ R(
             ir="VOTE",
             cls="warp",
         ),
-        Row("VOTEU", 0x886, (UD, Pred("p", 81, file="UP"), P87), (), (Mod("mode", 72, 2, VOTE_MODES),), ir="VOTE", cls="warp"),
+        Row(
+            "VOTEU",
+            0x886,
+            (Reg("d", 16, file="UR", suffix="@hiderz"), Pred("p", 81, file="UP"), P87),
+            (),
+            (Mod("mode", 72, 2, VOTE_MODES),),
+            ir="VOTE",
+            cls="warp",
+        ),
         Row(
             "REDUX",
             0x3C4,
             (UD, A()),
             (),
             (
-                Mod("op", 78, 3, ((0, ".AND"), (1, ".OR"), (2, ".XOR"), (3, ".SUM"), (4, ".MIN"), (5, ".MAX"))),
+                # AND is the default nvdisasm 13.5 leaves out ('REDUX UR4, R2')
+                Mod("op", 78, 3, ((0, ""), (1, ".OR"), (2, ".XOR"), (3, ".SUM"), (4, ".MIN"), (5, ".MAX"))),
                 Mod("S32", 73, 1, ONOFF(".S32")),
             ),
             ir="REDUX",
@@ -902,7 +911,7 @@ R(
         ir="IMAD.HI",
     )
 )
-R(rows_for("IABS", 0x013, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D,), ir="IABS"))
+R(rows_for("IABS", 0x013, src_forms(1, {}, {}, FORMS1), pre=(D,), ir="IABS"))  # signed immediate (nvdisasm)
 
 # --- FP64: DADD's second operand sits in the C slot (64) for its register form
 DNA = {"b": 1, "c": 1}
@@ -1066,7 +1075,7 @@ R(
             ir="LDC",
             cls="mem",
         ),
-        Row("R2UR", 0x3C2, (UD, Pred("p", 81, hide_pt=True), Reg("a", 24)), (), (Mod("OR", 84, 1, ONOFF(".OR")),), ir="R2UR"),
+        Row("R2UR", 0x3C2, (Pred("p", 81, hide_pt=True), UD, Reg("a", 24)), (), (Mod("OR", 84, 1, ONOFF(".OR")),), ir="R2UR"),
         Row(
             "LD",
             0x980,
@@ -1217,7 +1226,6 @@ R(
         pre=(D, A(1, 1)),
         post=(P87,),
         mods=(FIXED("BF", ".BF"), Mod("cmp", 76, 4, FCMP), Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("bop", 74, 2, BOP)),
-        refuse=(("b", 0x80000000),),  # nvdisasm prints FSET's immediate -0.0 as '-0.0 ' (a space)
     )
 )
 R(

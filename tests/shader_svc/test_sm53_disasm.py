@@ -164,6 +164,6 @@ def test_coverage_table_against_nvdisasm_set():
     import isa_coverage as cov
     from shader_svc.sm53.table import ROWS
 
-    text = cov.table(53, cov.check_rows(53, ROWS))
+    text = cov.table(53, cov.check_rows(53, ROWS, multi=20))
     print(text)
     assert text.count("\n| ") >= 140
