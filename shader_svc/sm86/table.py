@@ -1448,3 +1448,62 @@ R(
         mods=(FIXED("n", ".4A"), Mod("signs", 73, 2, ((0, ".U8.U8"), (1, ".S8.U8"), (2, ".U8.S8"), (3, ".S8.S8")))),
     )
 )
+R(
+    [
+        Row(m, opc, (P87H, U("a", 24), Imm("rt", 34, 48, "x4")), base=U91, cls="branch")
+        for m, opc in (("BRXU", 0x958), ("JMXU", 0x959))
+    ]
+)
+SWIZZLE = tuple((v, "".join("N" if v >> (7 - i) & 1 else "P" for i in range(8))) for v in range(256))
+UPR = Sym("upr", 0, 0, ((0, "UPR"),))
+R(
+    [
+        Row("CCTLL", 0x990, (Mem("addr"),), mods=(Mod("op", 87, 2, ((0, ".PF1"), (1, ".PF2"), (2, ".WB"))),), cls="mem"),
+        Row(
+            "AL2P",
+            0x920,
+            (D, Reg("a", 24, suffix="@hiderz"), Imm("b", 40, 11, "s")),  # RZ left out
+            mods=(Mod("size", 74, 2, ((0, ""), (1, ".64"), (2, ".96"), (3, ".128"))), Mod("O", 79, 1, ONOFF(".O"))),
+            cls="attr",
+        ),
+        Row(
+            "FSWZADD",
+            0x822,
+            (D, A(), Reg("b", 64), Sym("swz", 32, 8, SWIZZLE)),
+            mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND), Mod("NDV", 77, 1, ONOFF(".NDV"))),
+        ),
+        Row(
+            "UP2UR",
+            0x883,
+            (UD, UPR, UA, Imm("b", 32, 32, "u")),
+            mods=(Mod("bsel", 76, 2, ((0, ""), (1, ".B1"), (2, ".B2"), (3, ".B3"))),),
+            base=U91,
+            uniform=True,
+        ),
+        Row("UR2UP", 0x884, (UPR, UA, Imm("b", 32, 32, "u")), base=U91, uniform=True),
+        Row(
+            "MOVM",
+            0x23A,
+            (D, A()),
+            mods=(FIXED("w", ".16"), Mod("mode", 78, 2, ((0, ".MT88"), (1, ".M832"), (2, ".M864")))),
+            cls="mem",
+        ),
+        Row(
+            "RPCMOV",
+            0x352,
+            (Sym("rpc", 31, 1, ((0, "Rpc.LO"), (1, "Rpc.HI"))), Reg("b", 32)),
+            mods=(FIXED("w", ".32"),),
+            cls="ctrl",
+        ),
+        Row("RPCMOV", 0x353, (D, Sym("rpc", 31, 1, ((0, "Rpc.LO"), (1, "Rpc.HI")))), mods=(FIXED("w", ".32"),), cls="ctrl"),
+    ]
+)
+R(
+    rows_for(
+        "CLMAD",
+        0x02C,
+        src_forms(2, {}, {}, {1: "rr", 3: "rc", 5: "cr"}),
+        pre=(D, A()),
+        mods=(Mod("half", 77, 1, ((0, ".LO"), (1, ".HI"))),),
+    )
+)
