@@ -751,7 +751,7 @@ row(
 row(
     "VOTE",
     op(0x50D8, 13),
-    (D, Pred("pd", 45), Pred("pa", 39, 42)),
+    (Reg("d", 0, hide_rz=True), Pred("pd", 45), Pred("pa", 39, 42)),  # RZ left out (nvdisasm 11.8)
     (field("mode", 48, 2, {0: ".ALL", 1: ".ANY", 2: ".EQ"}),),
     ir="VOTE",
     cls="warp",
@@ -1139,3 +1139,23 @@ row("SETLMEMBASE", op(0xE2F0, 12), (A(),), ir="SETLMEMBASE", cls="mem", guard=Fa
 row("GETCRSPTR", op(0xE2C0, 12), (D,), ir="GETCRSPTR", cls="ctrl", guard=False)
 row("SETCRSPTR", op(0xE2E0, 12), (A(),), ir="SETCRSPTR", cls="ctrl", guard=False)
 row("B2R", op(0xF0B8, 13), (D, Imm("b", 8, 8, "u")), ir="B2R", cls="ctrl")
+# the reconvergence stack's other entries and control ops (targets as SSY/PBK's; CONT/LONGJMP
+# test the condition code as BRK; bit 5 of the P* ops (a constant-bank target) held 0)
+for _m, _top in (("PCNT", 0xE2B0), ("PEXIT", 0xE230), ("PLONGJMP", 0xE280)):
+    row(_m, op(_top, 16), (Target("t"),), ir=_m, cls="branch", guard=False)
+row("PRET", op(0xE270, 16), (Target("t"),), (field("inc", 6, 1, {0: ".NOINC", 1: ""}),), ir="PRET", cls="branch", guard=False)
+row("CONT", op(0xE350, 16), (), base=CC_T, ir="CONT", cls="branch")
+row("LONGJMP", op(0xE310, 16), (), base=CC_T, ir="LONGJMP", cls="branch")
+row("CS2R", op(0x50C8, 13), (D, SReg("sr")), ir="CS2R", cls="ctrl")
+row(
+    "R2B",
+    op(0xF0C0, 13),
+    (Imm("bar", 28, 4, "u"), B()),
+    (field("mode", 32, 2, {0: "", 1: ".RESULT", 2: ".WARP"}),),
+    ir="R2B",
+    cls="ctrl",
+)
+row("IDE", op(0xE390, 16), (Imm("b", 20, 16, "u"),), (field("en", 5, 1, {0: ".EN", 1: ""}),), ir="IDE", cls="ctrl", guard=False)
+for _m, _top in (("RAM", 0xE380), ("SAM", 0xE370), ("RTT", 0xE360)):
+    row(_m, op(_top, 16), (), ir=_m, cls="ctrl", guard=False)
+row("STP", op(0xEEA0, 16), (Imm("b", 20, 8, "u"),), (flag("WAIT", 31),), ir="STP", cls="ctrl", guard=False)

@@ -150,9 +150,9 @@ def test_more_rows_every_bit_flipped():
 
     checks = cov.check_rows(53, ROWS[MORE_FROM:], multi=20)
     assert not cov.failures(checks), cov.failures(checks)[:10]
-    thin = [c.row.mnemonic for c in checks if c.agree < 5]
+    thin = [c.row.mnemonic for c in checks if c.agree < 5 and (c.row.operands or c.row.mods)]
     assert not thin, thin
-    assert len({cov.mnemonic(c.row) for c in checks}) >= 18
+    assert len({cov.mnemonic(c.row) for c in checks}) >= 30
     keys = cov.lowering_keys(53)
     assert all(r.ir not in keys for r in ROWS[MORE_FROM:])  # refused by the translator, by name
 

@@ -164,7 +164,7 @@ def test_more_rows_every_bit_flipped():
 
     checks = cov.check_rows(86, ROWS[MORE_FROM:], multi=20)
     assert not cov.failures(checks), cov.failures(checks)[:10]
-    thin = [c.row.mnemonic for c in checks if c.agree < 5]
+    thin = [c.row.mnemonic for c in checks if c.agree < 5 and (c.row.operands or c.row.mods)]
     assert not thin, thin  # operands and modifiers decode, not only the reference word
     assert len({cov.mnemonic(c.row) for c in checks}) >= 48
 
