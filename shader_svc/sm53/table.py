@@ -1159,3 +1159,46 @@ row("IDE", op(0xE390, 16), (Imm("b", 20, 16, "u"),), (field("en", 5, 1, {0: ".EN
 for _m, _top in (("RAM", 0xE380), ("SAM", 0xE370), ("RTT", 0xE360)):
     row(_m, op(_top, 16), (), ir=_m, cls="ctrl", guard=False)
 row("STP", op(0xEEA0, 16), (Imm("b", 20, 8, "u"),), (flag("WAIT", 31),), ir="STP", cls="ctrl", guard=False)
+CC_SYM = Sym("cc", 0, 5, tuple((k, "CC" + v) for k, v in CC_TESTS.items()))
+row("JMP", op(0xE210, 16), (CC_SYM, Imm("t", 20, 32, "u")), (flag("LMT", 6), flag("U", 7)), ir="JMP", cls="branch")
+row(
+    "PIXLD",
+    op(0xEFE8, 13),
+    (D, Pred("p", 45, hide_pt=True), Mem("a", 8, 20, 8)),
+    (field("mode", 31, 3, {0: "", 1: ".COVMASK", 2: ".COVERED", 4: ".CENTROID_OFFSET"}),),
+    ir="PIXLD",
+    cls="attr",
+)
+row(
+    "ISBERD",
+    op(0xEFD0, 13),
+    (D, Mem("a", 8, 20, 0, signed=False)),  # no offset field
+    (
+        field("mode", 31, 4, {0: "", 1: ".SKEW", 2: ".O", 4: ".PATCH", 8: ".PRIM"}),
+        field("size", 47, 2, {0: "", 1: ".U16", 2: ".32"}),
+    ),
+    ir="ISBERD",
+    cls="attr",
+)
+row(
+    "AL2P",
+    op(0xEFA0, 13),
+    (Pred("p", 44, hide_pt=True), D, A(), Imm("b", 20, 11, "s", hide_zero=True)),
+    (field("size", 47, 2, {0: "", 1: ".64", 2: ".96", 3: ".128"}), flag("O", 32)),
+    ir="AL2P",
+    cls="attr",
+    exclusive=(0xFF << 8,),  # Ra = RZ: nvdisasm prints the offset alone, unsigned (refused here)
+)
+row("ISCADD32I", op(0x1400, 6), (D52, A(), Imm("b", 20, 32, "s"), Imm("s", 53, 5, "u")), ir="ISCADD32I")
+# FSWZADD: the swizzle pattern at 28..35, its letters in the bit order nvdisasm 11.8 prints
+_SWZ_POS = (6, 7, 4, 5, 2, 3, 0, 1)  # bit 28 + k -> letter k of 'PPPPPPPP' from the left
+SWZ53 = tuple(
+    (v, "".join("N" if any(v >> k & 1 and _SWZ_POS[k] == i for k in range(8)) else "P" for i in range(8))) for v in range(256)
+)
+row(
+    "FSWZADD",
+    op(0x50F8, 13),
+    (DCC, A(), B(), Sym("swz", 28, 8, SWZ53)),
+    (flag("FTZ", 44), field("rnd", 39, 2, RND), flag("NDV", 38)),
+    ir="FSWZADD",
+)
