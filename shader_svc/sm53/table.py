@@ -612,7 +612,9 @@ row(
 
 row("LDL", op(0xEF40, 13), (D, Mem("addr")), (field("cache", 44, 2, {0: "", 1: ".LU", 2: ".CI"}), SZ), ir="LDL", cls="mem")
 row("STL", op(0xEF50, 13), (Mem("addr"), D), (field("cache", 44, 2, {0: "", 1: ".CG", 2: ".CS"}), SZ), ir="STL", cls="mem")
-row("LDC", op(0xEF90, 13), (D, CIdx("c")), (SZ, field("mode", 44, 2, {0: "", 1: ".IL", 2: ".IS"})), ir="LDC", cls="mem")
+# LDC has no 128-bit size: nvdisasm 11.8 prints size 6 as '.INVALIDSIZE6' (refused here)
+LDC_SZ = field("size", 48, 3, {k: v for k, v in MEM_SZ.items() if k != 6})
+row("LDC", op(0xEF90, 13), (D, CIdx("c")), (LDC_SZ, field("mode", 44, 2, {0: "", 1: ".IL", 2: ".IS"})), ir="LDC", cls="mem")
 # generic LD/ST: 3-bit opcodes, 32-bit offset, a predicate operand printed last
 GSZ = field("size", 53, 3, MEM_SZ)
 row(
