@@ -201,7 +201,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             v = bits >> 32
         else:
             v = _f32(text) if o.kind == "f32" else _int(text)
-        if o.kind == "x4":  # BRX/JMX's offset, in 4-byte units (None: left out, 0)
+        if o.kind in ("x4", "a4"):  # BRX/JMX's offset, JMP's address, in 4-byte units
             if v % 4:
                 raise _NoMatch(text)
             v //= 4

@@ -79,6 +79,8 @@ def _operand(o, w: int, addr: int):
             v |= get(w, o.hi_lo, o.hi_width) << o.width
         if o.kind == "x4":  # a signed offset in 4-byte units (BRX/JMX)
             return {"imm": 4 * sext(v, o.width)}
+        if o.kind == "a4":  # an absolute address in 4-byte units (JMP)
+            return {"imm": 4 * v}
         return {"imm": sext(v, o.width) if o.kind == "s" else v}
     if isinstance(o, CBuf):
         return {

@@ -50,7 +50,8 @@ class Reg:
 @dataclass(frozen=True)
 class Imm:
     """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float, 'x4' a signed
-    offset in 4-byte units printed after the previous operand and left out while 0 (BRX).  A value split
+    offset in 4-byte units printed after the previous operand and left out while 0 (BRX), 'a4'
+    an absolute address in 4-byte units (JMP).  A value split
     in two places has its upper part at ``hi_lo`` (``hi_width`` bits)."""
 
     name: str

@@ -1507,3 +1507,34 @@ R(
         mods=(Mod("half", 77, 1, ((0, ".LO"), (1, ".HI"))),),
     )
 )
+R(
+    [
+        Row(
+            "UPLOP3.LUT",
+            0x89C,
+            (
+                UP("p", 81),
+                UP("q", 84),
+                UP("a", 87, 90),
+                UP("b", 77, 80),
+                UP("c", 68, 71),
+                Imm("lut", 64, 3, "u", hi_lo=72, hi_width=5),
+                Imm("lut2", 16, 8, "u"),
+            ),
+            uniform=True,
+        ),
+        # JMP: an absolute target (48 bits at 34, in 4-byte units); .U/.DIV/.INC/.DEC held 0
+        Row("JMP", 0x94A, (P87H, Imm("t", 34, 47, "a4")), cls="branch"),
+        # DEPBAR: bare (bit 47 clear) or .LE SBn, count (38..43) (bit 47 set); the optional
+        # set {..} (32..37) held empty
+        Row("DEPBAR", 0x91A, (), cls="mem"),
+        Row(
+            "DEPBAR",
+            0x91A,
+            (Sym("sb", 44, 3, tuple((i, f"SB{i}") for i in range(6))), Imm("n", 38, 6, "u")),
+            mods=(FIXED("LE", ".LE"),),
+            base=1 << 47,
+            cls="mem",
+        ),
+    ]
+)
