@@ -1538,3 +1538,61 @@ R(
         ),
     ]
 )
+# packing conversions: two values into the bytes/halves of the destination, C's other half kept
+# (C's .H1 select at 72 held 0)
+R(
+    rows_for(
+        "F2IP",
+        0x043,
+        src_forms(2, {}, {}, {1: "rr", 4: "ir", 5: "cr"}, fimm=True),
+        pre=(D, A()),
+        mods=(
+            Mod("dt", 76, 2, ((0, ".U8"), (1, ".S8"))),
+            FIXED("st", ".F32"),
+            Mod("NTZ", 74, 1, ONOFF(".NTZ")),
+            Mod("RELU", 75, 1, ONOFF(".RELU")),
+        ),
+        cls="conv",
+    )
+)
+R(
+    rows_for(
+        "I2IP",
+        0x039,
+        src_forms(2, {}, {}, {1: "rr", 4: "ir", 5: "cr"}),
+        pre=(D, A()),
+        mods=(
+            Mod("dt", 76, 2, ((0, ".U8"), (1, ".S8"), (2, ".U16"), (3, ".S16"))),
+            FIXED("st", ".S32"),
+            Mod("sat", 74, 2, ((0, ".SAT"), (1, ""), (2, ".SATRELU"))),
+        ),
+        cls="conv",
+    )
+)
+R(
+    [
+        Row(
+            "ISBEWR",
+            0x927,
+            (Mem("a", off=(40, 16), signed=False), Reg("b", 32)),
+            mods=(
+                Mod("O", 79, 1, ((1, ".O"),)),
+                Mod("size", 74, 2, ((0, ""), (1, ".U16"), (2, ".32"))),
+                Mod("SKEW", 78, 1, ONOFF(".SKEW")),
+            ),
+            base=1 << 79,
+            cls="attr",
+        )
+    ]
+)
+R(
+    rows_for(
+        "OUT",
+        0x124,
+        src_forms(1, {}, {}, {1: "r", 4: "i"}),
+        pre=(D, A()),
+        mods=(Mod("mode", 78, 2, ((1, ".EMIT"), (3, ".EMIT_THEN_CUT"))),),
+        base=1 << 78,
+        cls="attr",
+    )
+)
