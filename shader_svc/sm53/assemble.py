@@ -300,6 +300,9 @@ def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
         if isinstance(o, Reg) and o.hide_rz:
             for rest in go(i + 1, j):
                 yield ["RZ"] + rest
+        if isinstance(o, Sym) and any(s == "" for _, s in o.names):  # a value printed as nothing
+            for rest in go(i + 1, j):
+                yield [""] + rest
         n = 2 if isinstance(o, Reg) and o.pair else 1
         if j + n <= len(toks):
             for rest in go(i + 1, j + n):

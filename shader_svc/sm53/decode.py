@@ -314,8 +314,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
     if isinstance(o, Attr):
         return f"a[{_hex(v['attr']) if v['attr'] else o.zero}]"
     if isinstance(o, Sym):
-        name = o.lookup(v["sym"])
-        return name if name is not None else _bad(f"{o.name} value {v['sym']}")
+        name = o.lookup(v["sym"])  # '' = left out of the text (JMP's condition CC.T)
+        return (name or None) if name is not None else _bad(f"{o.name} value {v['sym']}")
     if isinstance(o, TexsMask):
         return channels(v["mask"]) if v["mask"] else _bad(f"component mask value {v['sym']}")
     raise TypeError(o)

@@ -224,7 +224,8 @@ forms(
     (DCC, A()),
     {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
     (P39,),
-    mods=(field("u32", 48, 1, U32_WHEN_CLEAR), field("xm", 43, 2, {0: ""})),
+    # the extended (64-bit) min/max steps; the lowering refuses xm != 0 by name
+    mods=(field("u32", 48, 1, U32_WHEN_CLEAR), field("xm", 43, 2, {0: "", 1: ".XLO", 2: ".XMED", 3: ".XHI"})),
     ir="IMNMX",
 )
 forms(
@@ -350,7 +351,7 @@ row(
 
 # XMAD: 16x16-bit multiply-add.  Sign of A/B (48/49), mode, product shift (PSL), merge (MRG),
 # carry (X), half selects.  The R and I forms keep PSL/MRG/X at 36..38, the C form at 55/56/54.
-XSIGN = field("sign", 48, 2, {0: "", 1: ".S16.U16", 2: ".U16.S16"})
+XSIGN = field("sign", 48, 2, {0: "", 1: ".S16.U16", 2: ".U16.S16", 3: ".S16.S16"})
 XMODE3 = field("mode", 50, 3, {0: "", 1: ".CLO", 2: ".CHI", 3: ".CSFU", 4: ".CBCC"})
 XMODE2 = field("mode", 50, 2, {0: "", 1: ".CLO", 2: ".CHI", 3: ".CSFU"})
 row(
@@ -1027,7 +1028,13 @@ row(
     (field("ftz", 53, 2, FTZ_FMZ), flag("SAT", 55)),
     ir="FFMA32I",
 )
-CC_TESTS = {0: ".F", 1: ".LT", 2: ".EQ", 4: ".GT", 8: ".NAN", 16: ".OFF"}
+# the condition-code tests, in the order of Maxwell's 5-bit field (Ryujinx's Ccc, envytools)
+CC_TESTS = dict(
+    enumerate(
+        ".F .LT .EQ .LE .GT .NE .GE .NUM .NAN .LTU .EQU .LEU .GTU .NEU .GEU .T .OFF .LO .SFF .LS .HI .SFT .HS .OFT "
+        ".CSM_TA .CSM_TR .CSM_MX .FCSM_TA .FCSM_TR .FCSM_MX .RLE .RGT".split()
+    )
+)
 CC = Sym("cc", 0, 0, ((0, "CC"),))
 row("CSET", op(0x5098, 13), (DCC, CC, P39), (flag("BF", 44), field("test", 8, 5, CC_TESTS), field("bop", 45, 2, BOP)), ir="CSET")
 row(
@@ -1161,7 +1168,7 @@ row("IDE", op(0xE390, 16), (Imm("b", 20, 16, "u"),), (field("en", 5, 1, {0: ".EN
 for _m, _top in (("RAM", 0xE380), ("SAM", 0xE370), ("RTT", 0xE360)):
     row(_m, op(_top, 16), (), ir=_m, cls="ctrl", guard=False)
 row("STP", op(0xEEA0, 16), (Imm("b", 20, 8, "u"),), (flag("WAIT", 31),), ir="STP", cls="ctrl", guard=False)
-CC_SYM = Sym("cc", 0, 5, tuple((k, "CC" + v) for k, v in CC_TESTS.items()))
+CC_SYM = Sym("cc", 0, 5, tuple((k, "" if k == 15 else "CC" + v) for k, v in CC_TESTS.items()))  # CC.T: left out
 row("JMP", op(0xE210, 16), (CC_SYM, Imm("t", 20, 32, "u")), (flag("LMT", 6), flag("U", 7)), ir="JMP", cls="branch")
 row(
     "PIXLD",
@@ -1203,4 +1210,22 @@ row(
     (DCC, A(), B(), Sym("swz", 28, 8, SWZ53)),
     (flag("FTZ", 44), field("rnd", 39, 2, RND), flag("NDV", 38)),
     ir="FSWZADD",
+)
+row(
+    "TXA",
+    op(0xDF40, 13),
+    (D, A(), Imm("idx", 36, 13, "u"), Imm("mask", 31, 4, "u")),
+    (flag("NDV", 35), flag("NODEP", 49)),
+    ir="TXA",
+    cls="tex",
+)
+row("CCTLT", op(0xEBF0, 16), (), (field("op", 0, 2, {0: ".IVALL"}),), ir="CCTLT", cls="mem")
+# XMAD's RC form (B = Rc@39, C = a constant): no PSL/MRG; its own lowering key (refused by
+# name: the lowering's XMAD reads PSL/MRG)
+row(
+    "XMAD",
+    op(0x5100, 9),
+    (DCC, A(h1=53), Reg("b", 39, h1=52), CBuf("c")),
+    (XSIGN, XMODE2, flag("X", 54)),
+    ir="XMAD.RC",
 )
