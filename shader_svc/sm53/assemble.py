@@ -115,12 +115,17 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             raise _Miss(tok)
         inv, neg, ab, name, _, h1, bsel, cc, ru = m.groups()
         w = put(w, o.lo, 8, _regnum(name))
-        for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, h1), (o.cc, cc)):
+        for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, None if o.vsel is not None else h1), (o.cc, cc)):
             if on and bit is None:
                 raise _Miss(tok)
             if bit is not None:
                 w = put(w, bit, 1, 1 if on else 0)
-        if bsel:
+        if o.vsel is not None:  # a byte/half select; no suffix: the size modifier's value stays
+            if bsel:
+                w = put(w, o.vsel, 3, int(bsel[2]))
+            elif h1:
+                w = put(w, o.vsel, 3, 5)
+        elif bsel:
             if o.bsel is None:
                 raise _Miss(tok)
             w = put(w, o.bsel, 2, int(bsel[2]))

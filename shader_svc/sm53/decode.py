@@ -100,6 +100,7 @@ def _operand(o, w: int, addr: int) -> dict:
             d[k] = bool(b is not None and get(w, b, 1))
         d["hsel"] = get(w, o.hsel, 2) if o.hsel is not None else 0
         d["bsel"] = get(w, o.bsel, 2) if o.bsel is not None else 0
+        d["vsel"] = get(w, o.vsel, 3) if o.vsel is not None else 6
         return d
     if isinstance(o, Pred):
         return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
@@ -251,6 +252,9 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s += {1: ".H0", 2: ".H1"}.get(v["hsel"]) or _bad(f"half select {v['hsel']}")
         if v["bsel"]:
             s += f".B{v['bsel']}"
+        if v["vsel"] != 6:
+            sel = {0: "", 1: ".B1", 2: ".B2", 3: ".B3", 4: "", 5: ".H1"}.get(v["vsel"])
+            s += sel if sel is not None else _bad(f"selector {v['vsel']}")
         if v["cc"]:
             s += ".CC"
         if reuse:

@@ -50,6 +50,9 @@ class Reg:
     reuse: int | None = None
     pair: bool = False
     hide_rz: bool = False  # left out of the text while RZ (ALD's vertex, TEX's second source)
+    # the video ops' 3-bit selector (0..3 byte 0..3, 4/5 half 0/1, 6 the word): printed '.B1'..
+    # '.B3' / '.H1' after the register (its size is the mnemonic's, a modifier on the same bits)
+    vsel: int | None = None
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, 8)]
@@ -58,6 +61,8 @@ class Reg:
         for b in (self.hsel, self.bsel):
             if b is not None:
                 out.append((b, 2))
+        if self.vsel is not None:
+            out.append((self.vsel, 3))
         return out
 
 

@@ -1229,3 +1229,67 @@ row(
     (XSIGN, XMODE2, flag("X", 54)),
     ir="XMAD.RC",
 )
+
+
+# --- the video ops (register form, bit 50 set): A and B with a selector each (36..38, 28..30:
+# bytes, halves or the word; the size in the mnemonic, the byte/half after the register), their
+# signs (48, 49), C, and the combining step 51..53 (a merge, an accumulate, a min or max)
+def _vtype(name: str, sel_lo: int, sign_bit: int) -> Mod:
+    names = {}
+    for sign in (0, 1):
+        for sel in range(7):
+            names[sel | sign << 3] = f".{'S' if sign else 'U'}{8 if sel < 4 else 16 if sel < 6 else 32}"
+    return Mod(name, ((sel_lo, 3), (sign_bit, 1)), tuple(sorted(names.items())))
+
+
+VSTEP = {0: ".MRG_16H", 1: ".MRG_16L", 4: ".ACC", 5: ".MIN", 6: ".MAX", 7: ""}
+VA, VB = Reg("a", 8, vsel=36, reuse=0), Reg("b", 20, vsel=28, reuse=1)
+row(
+    "VABSDIFF",
+    op(0x5400, 8, fixed=((50, 1),)),
+    (DCC, VA, VB, C()),
+    (flag("SD", 54), _vtype("ta", 36, 48), _vtype("tb", 28, 49), flag("SAT", 55), field("step", 51, 3, VSTEP)),
+    base=0x5424006060570200,  # VABSDIFF.U32.U32.ACC R0, R2, R5, R0 (nvcc's)
+    ir="VABSDIFF",
+)
+row(
+    "VMNMX",
+    op(0x3A00, 7, fixed=((50, 1),)),
+    (DCC, VA, VB, C()),
+    (
+        field("UD", 54, 1, {0: ".UD", 1: ""}),
+        _vtype("ta", 36, 48),
+        _vtype("tb", 28, 49),
+        flag("SAT", 55),
+        flag("MX", 56),
+        field("step", 51, 3, VSTEP),
+    ),
+    base=0x3A2C04E060270409,  # VMNMX.UD.U32.U32.MIN R9, R4, R2, R9 (nvcc's)
+    ir="VMNMX",
+)
+VMERGE = {0: ".MRG_16H", 1: ".MRG_16L", 2: ".MRG_8B0", 4: ".ACC"}
+
+
+def _vtype_u(name: str, sel_lo: int) -> Mod:
+    """An unsigned operand type (VSHL/VSHR: bits 48/49 are other modifiers there)."""
+    return Mod(name, ((sel_lo, 3),), tuple((sel, f".U{8 if sel < 4 else 16 if sel < 6 else 32}") for sel in range(7)))
+
+
+UD = field("UD", 54, 1, {0: ".UD", 1: ""})
+row(
+    "VADD",
+    op(0x2000, 6, fixed=((50, 1),)),
+    (DCC, Reg("a", 8, vsel=36, reuse=0, neg=57), Reg("b", 20, vsel=28, reuse=1, neg=56), C()),
+    (UD, _vtype("ta", 36, 48), _vtype("tb", 28, 49), flag("SAT", 55), field("step", 51, 3, VMERGE)),
+    base=(6 << 36) | (6 << 28),
+    ir="VADD",
+)
+for _m, _top in (("VSHL", 0x5700), ("VSHR", 0x5600)):
+    row(
+        _m,
+        op(_top, 8, fixed=((50, 1), (48, 0))),
+        (DCC, VA, VB, C()),
+        (UD, _vtype_u("ta", 36), _vtype_u("tb", 28), flag("W", 49), flag("SAT", 55), field("step", 51, 3, VMERGE)),
+        base=(6 << 36) | (6 << 28),
+        ir=_m,
+    )
