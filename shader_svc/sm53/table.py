@@ -1293,3 +1293,32 @@ for _m, _top in (("VSHL", 0x5700), ("VSHR", 0x5600)):
         base=(6 << 36) | (6 << 28),
         ir=_m,
     )
+row(
+    "VSET",
+    op(0x4000, 7, fixed=((50, 1),)),
+    (DCC, VA, VB, C()),
+    (field("cmp", 54, 3, ICMP), _vtype("ta", 36, 48), _vtype("tb", 28, 49), field("step", 51, 3, VMERGE)),
+    base=(6 << 36) | (6 << 28),
+    ir="VSET",
+)
+row(
+    "VSETP",
+    op(0x50F0, 13, fixed=((50, 1),)),
+    (Pred("pd", 3), Pred("qd", 0), VA, VB, P39),
+    (
+        Mod("cmp", ((43, 2), (47, 1)), tuple(sorted(ICMP.items()))),
+        _vtype("ta", 36, 48),
+        _vtype("tb", 28, 49),
+        field("bop", 45, 2, BOP),
+    ),
+    base=(6 << 36) | (6 << 28),
+    ir="VSETP",
+)
+row(
+    "VMAD",
+    op(0x5F00, 8, fixed=((50, 1),)),
+    (DCC, Reg("a", 8, vsel=36, reuse=0, neg=54), VB, C(neg=53)),
+    (_vtype("ta", 36, 48), _vtype("tb", 28, 49), field("shr", 51, 2, {0: "", 1: ".SHR_7", 2: ".SHR_15"}), flag("SAT", 55)),
+    base=(6 << 36) | (6 << 28),
+    ir="VMAD",
+)
