@@ -1317,7 +1317,8 @@ row(
 row(
     "VMAD",
     op(0x5F00, 8, fixed=((50, 1),)),
-    (DCC, Reg("a", 8, vsel=36, reuse=0, neg=54), VB, C(neg=53)),
+    # nvdisasm 11.8 prints no reuse flag on VMAD's operands (a set flag is refused)
+    (DCC, Reg("a", 8, vsel=36, neg=54), Reg("b", 20, vsel=28), Reg("c", 39, neg=53)),
     (_vtype("ta", 36, 48), _vtype("tb", 28, 49), field("shr", 51, 2, {0: "", 1: ".SHR_7", 2: ".SHR_15"}), flag("SAT", 55)),
     base=(6 << 36) | (6 << 28),
     ir="VMAD",
