@@ -130,12 +130,57 @@ def alt_seed(isa: int, row) -> int:
     return w
 
 
-def check_rows(isa: int, rs: list, flip: bool = True, asm: bool = True, multi: int = 0, seed_rng: int = 31) -> list[RowCheck]:
+def corpus_words(isa: int) -> list[int]:
+    """Instruction words of every cubin of this ISA in the corpus cache (what nvcc/ptxas emitted
+    on this machine: ``cuda_corpus`` builds; none on a fresh one), SM53's control words left
+    out."""
+    import io
+    import struct
+
+    import cuda_build
+    from elftools.elf.elffile import ELFFile
+
+    out: set[int] = set()
+    for p in sorted(cuda_build._cache_dir().glob("*.cubin")):
+        try:
+            elf = ELFFile(io.BytesIO(p.read_bytes()))
+            flags = elf.header["e_flags"]
+            sm = flags & 0xFF if flags & 0xFF in (0x35, 0x56) else (flags >> 8) & 0xFF
+            if sm != isa:
+                continue
+            for sec in elf.iter_sections():
+                if not sec.name.startswith(".text."):
+                    continue
+                code = sec.data()
+                if isa == 86:
+                    out.update(lo | hi << 64 for lo, hi in struct.iter_unpack("<QQ", code[: len(code) // 16 * 16]))
+                else:
+                    out.update(w for i, (w,) in enumerate(struct.iter_unpack("<Q", code[: len(code) // 8 * 8])) if i % 4)
+        except Exception:  # a damaged cache file is only a cache
+            continue
+    return sorted(out)
+
+
+def check_rows(
+    isa: int,
+    rs: list,
+    flip: bool = True,
+    asm: bool = True,
+    multi: int = 0,
+    seed_rng: int = 31,
+    extra: list[int] = (),
+) -> list[RowCheck]:
     """Sweep each row (its seed, with ``flip`` every single-bit flip of it, and ``multi`` random
     2-3-bit mutations) against nvdisasm; with ``asm`` also assemble every word printed equal
-    back."""
+    back.  ``extra``: words compilers emitted; each joins the words of the row it decodes to
+    (up to 8 a row), a real encoding where the row's reference word is one nvdisasm refuses."""
     rng = random.Random(seed_rng)
     words_of = {}
+    by_row: dict[int, list[int]] = {}
+    for w in extra:
+        inst, _ = _decode_text(isa, w)
+        if inst is not None and len(by_row.setdefault(id(inst.row), [])) < 8:
+            by_row[id(inst.row)].append(w)
     for r in rs:
         s = seed(isa, r)
         words_of[id(r)] = [s] + (isa_sweep.flips(isa, s, 12 if isa == 86 else 0) if flip else [])
@@ -143,6 +188,7 @@ def check_rows(isa: int, rs: list, flip: bool = True, asm: bool = True, multi: i
         if multi:  # the values a text may leave out, and mutations of that word
             alt = alt_seed(isa, r)
             words_of[id(r)] += [alt] + mutations(isa, alt, multi // 2, rng)
+        words_of[id(r)] += by_row.get(id(r), [])
     allw = sorted({w for ws in words_of.values() for w in ws})
     ref = dict(zip(allw, isa_sweep.oracle_at(isa, allw)))
     out = []
@@ -263,7 +309,7 @@ def failures(checks: list[RowCheck]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     for isa in [int(a) for a in argv] or [86, 53]:
-        checks = check_rows(isa, rows(isa), multi=20)
+        checks = check_rows(isa, rows(isa), multi=20, extra=corpus_words(isa))
         print(table(isa, checks))
         for line in failures(checks):
             print("  " + line)
