@@ -1207,7 +1207,7 @@ SWZ53 = tuple(
 row(
     "FSWZADD",
     op(0x50F8, 13),
-    (DCC, A(), B(), Sym("swz", 28, 8, SWZ53)),
+    (DCC, A(), Reg("b", 20), Sym("swz", 28, 8, SWZ53)),  # B prints no reuse flag
     (flag("FTZ", 44), field("rnd", 39, 2, RND), flag("NDV", 38)),
     ir="FSWZADD",
 )
@@ -1322,4 +1322,13 @@ row(
     (_vtype("ta", 36, 48), _vtype("tb", 28, 49), field("shr", 51, 2, {0: "", 1: ".SHR_7", 2: ".SHR_15"}), flag("SAT", 55)),
     base=(6 << 36) | (6 << 28),
     ir="VMAD",
+)
+# IMAD32I: the addend register is the destination (bits 0..7 print twice), signs of A (54) and
+# the immediate (57), .HI 53, .CC 52
+row(
+    "IMAD32I",
+    op(0x1000, 6),
+    (D52, Reg("a", 8, neg=56), Imm("b", 20, 32, "s"), Reg("c", 0, neg=55)),  # no reuse flag printed
+    (field("sa", 54, 1, {0: ".U32", 1: ".S32"}), field("sb", 57, 1, {0: ".U32", 1: ".S32"}), flag("HI", 53)),
+    ir="IMAD32I",
 )

@@ -1596,3 +1596,26 @@ R(
         cls="attr",
     )
 )
+# HSET2 (register form): A/B with a half swizzle (74..75 / 60..61: H1_H0 shown as nothing, .F32,
+# .H0_H0, .H1_H1), |x| and -x; the result as a boolean float (.BF) or mask per half
+R(
+    [
+        Row(
+            "HSET2",
+            0x233,
+            (
+                D,
+                Reg("a", 24, neg=72, abs=73, reuse="a", suffix="@swz:74"),
+                Reg("b", 32, neg=63, abs=62, reuse="b", suffix="@swz:60"),
+                P87,
+            ),
+            mods=(
+                Mod("BF", 71, 1, ONOFF(".BF")),
+                Mod("cmp", 76, 4, FCMP),
+                Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                Mod("bop", 69, 2, BOP),
+            ),
+            cls="conv",
+        )
+    ]
+)
