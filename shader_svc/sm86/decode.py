@@ -134,6 +134,15 @@ def _alias(row: Row, ops: dict, mods: dict) -> str:
     return ""
 
 
+def _reuse_slots(row: Row) -> int:
+    """The control word's reuse flags (bits 122..125 as a 4-bit mask) some operand prints."""
+    m = 0
+    for o in row.operands:
+        if isinstance(o, Reg) and o.reuse:
+            m |= 1 << (REUSE_BIT[o.reuse] - 122)
+    return m
+
+
 def decode(lo: int, hi: int, addr: int = 0) -> Inst:
     word = lo | (hi << 64)
     cands = _BY_OPCODE.get(lo & 0xFFF)
@@ -163,6 +172,10 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
         bad_sym = next((o for o in row.operands if isinstance(o, Sym) and o.lookup(ops[o.name]["sym"]) is None), None)
         if bad_sym is not None:
             why = f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported"
+            continue
+        stray = get(word, 122, 4) & ~_reuse_slots(row)
+        if stray:  # nvdisasm refuses such a word, or prints nothing for the flag (no round trip)
+            why = f"{row.mnemonic}: reuse flag {stray:#x} on a slot no register operand uses"
             continue
         if any(ops[n].get("reg", ops[n].get("imm")) == v for n, v in row.refuse):
             why = f"{row.mnemonic}: operand value nvdisasm cannot print"

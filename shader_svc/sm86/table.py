@@ -1619,3 +1619,21 @@ R(
         )
     ]
 )
+
+
+# operands nvdisasm 13.5 prints no '.reuse' on (it prints the flag as nothing, or refuses the
+# word): without a reuse slot the decoder refuses a word with that flag set
+_NO_REUSE = {"FCHK": "ab", "NANOSLEEP": "b", "MATCH": "a", "BMOV": "b", "MOVM": "a", "OUT": "ab", "HSET2": "b"}
+# (and older rows the whole-table sweep found: one-source ops, SHFL's and REDUX's source)
+_NO_REUSE.update({"MUFU": "b", "POPC": "b", "BREV": "b", "FLO": "b", "FRND": "b", "F2F": "b", "SHFL": "a", "REDUX": "a"})
+
+
+def _drop_reuse(row: Row) -> Row:
+    from dataclasses import replace
+
+    names = _NO_REUSE.get(row.mnemonic.split(".")[0], "")
+    ops = tuple(replace(o, reuse=None) if isinstance(o, Reg) and o.name in names else o for o in row.operands)
+    return replace(row, operands=ops)
+
+
+ROWS[:] = [_drop_reuse(r) for r in ROWS]

@@ -188,6 +188,10 @@ def check_rows(
         if multi:  # the values a text may leave out, and mutations of that word
             alt = alt_seed(isa, r)
             words_of[id(r)] += [alt] + mutations(isa, alt, multi // 2, rng)
+        if multi and isa == 86:  # each operand-reuse flag (bits 122..124), with a schedule
+            # ptxas writes (stall 2, yield: nvdisasm refuses reuse under the seed's schedule)
+            ctl = (0x000FE40000000000 << 64) & ~((1 << 105) - 1)
+            words_of[id(r)] += [(s & ((1 << 105) - 1)) | ctl | 1 << b for b in (122, 123, 124)]
         words_of[id(r)] += by_row.get(id(r), [])
     allw = sorted({w for ws in words_of.values() for w in ws})
     ref = dict(zip(allw, isa_sweep.oracle_at(isa, allw)))
