@@ -1329,6 +1329,8 @@ row(
     "IMAD32I",
     op(0x1000, 6),
     (D52, Reg("a", 8, neg=56), Imm("b", 20, 32, "s"), Reg("c", 0, neg=55)),  # no reuse flag printed
-    (field("sa", 54, 1, {0: ".U32", 1: ".S32"}), field("sb", 57, 1, {0: ".U32", 1: ".S32"}), flag("HI", 53)),
+    # both signed prints no types; both negations is .PO, another operation (refused)
+    (Mod("types", ((54, 1), (57, 1)), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, ""))), flag("HI", 53)),
     ir="IMAD32I",
+    exclusive=((1 << 55) | (1 << 56),),
 )
