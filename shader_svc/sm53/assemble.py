@@ -183,7 +183,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             if not -(1 << 15) <= v < (1 << 16):
                 raise _Miss(tok)
             return put(w, o.lo, o.width, v & 0xFFFF)
-        if o.kind == "s":
+        if o.kind in ("s", "sa"):
             lim = o.width + (1 if o.sign is not None else 0)
             if not -(1 << (lim - 1)) <= v < (1 << (lim - 1)):
                 raise _Miss(tok)
@@ -279,7 +279,9 @@ def _split_operands(text: str) -> list[str]:
             cur = ""
         else:
             cur += ch
-    return out + [cur.strip()] if text.strip() else []
+    out = out + [cur.strip()] if text.strip() else []
+    # BRX/JMX print their offset after the register: 'R0 0x10' is two operands
+    return [p for t in out for p in (t.split(" ") if re.fullmatch(r"(RZ|R\d+) -?0x[0-9a-f]+", t) else [t])]
 
 
 def _same(ours: str, src: str) -> bool:

@@ -106,7 +106,7 @@ def _operand(o, w: int, addr: int) -> dict:
         return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
         v = get(w, o.lo, o.width)
-        if o.kind == "s":
+        if o.kind in ("s", "sa"):
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
@@ -280,6 +280,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             if not x:
                 _bad("empty scoreboard set")
             s = "{" + ",".join(str(i) for i in range(5, -1, -1) if x >> i & 1) + "}"
+        elif o.kind in ("sa", "ua"):  # after the previous operand, with a space ('R0 0x10')
+            return "\x00" + _hex(x)
         else:
             s = _hex(x)
         if v["neg"]:
@@ -343,7 +345,13 @@ def render(inst: Inst) -> str:
     stray = [k for k in range(4) if inst.control.reuse >> k & 1 and k not in slots]
     if stray:
         raise DecodeError(f"reuse flag {stray[0]} set on an operand slot without a register")
-    ops = [t for o in inst.row.operands if (t := _op_text(o, inst.ops[o.name], inst)) is not None]
+    ops: list[str] = []
+    for o in inst.row.operands:
+        t = _op_text(o, inst.ops[o.name], inst)
+        if t is not None and t.startswith("\x00") and ops:  # BRX/JMX: 'R0 0x10'
+            ops[-1] += " " + t[1:]
+        elif t is not None:
+            ops.append(t)
     s = mnemonic_text(inst)
     if ops:
         s = (s + " " + ", ".join(ops)).rstrip()  # a special float last: its space goes with ';'

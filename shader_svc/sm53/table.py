@@ -745,7 +745,7 @@ forms(
 row(
     "IMUL32I",
     op(0x1F00, 8),
-    (Reg("d", 0, cc=52), A(), Imm("b", 20, 32, "s")),
+    (Reg("d", 0, cc=52), Reg("a", 8), Imm("b", 20, 32, "s")),  # A prints no reuse flag (nvdisasm 11.8)
     (Mod("sign", ((54, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, ""))), flag("HI", 53)),
     ir="IMUL",
 )
@@ -1334,3 +1334,7 @@ row(
     ir="IMAD32I",
     exclusive=((1 << 55) | (1 << 56),),
 )
+# indirect branches: the condition code, the register and a signed offset printed after it
+# ('BRX CC.F, R0 0x10', left out while 0); .LMT 6; bit 5 (a constant-bank target) held 0
+row("BRX", op(0xE250, 16), (CC_SYM, A(), Imm("t", 20, 24, "sa", hide_zero=True)), (flag("LMT", 6),), ir="BRX", cls="branch")
+row("JMX", op(0xE200, 16), (CC_SYM, A(), Imm("t", 20, 32, "ua", hide_zero=True)), (flag("LMT", 6),), ir="JMX", cls="branch")
