@@ -157,3 +157,24 @@ def test_a_direct_table_dispatch_reads_its_guards_and_index():
     d = DirectTable(reg=1, mask=15, guards=((2, 0x1000),), targets=tuple(targets))
     rec = _records(words, jump_tables={BASE: targets}, direct_tables={BASE: d})[0]
     assert rec.uses == L.xbit(1) | L.xbit(2) and rec.reads & L.xbit(2)
+
+
+def test_handlers_set_the_flags_their_form_declares():
+    # the handler's own note that it writes NZCV (FunctionEmitter.flags_touched, which the
+    # flags' liveness and the wrapper read) agrees with its form's declaration
+    import random
+
+    rnd = random.Random(SEED)
+    checked = 0
+    for f in isa.FORMS:
+        for _ in range(20):
+            insn = decode(f.encode(**{n: rnd.getrandbits(w) for n, _l, w in f.fields}), BASE)
+            if insn.form is not f:
+                continue
+            em = FunctionEmitter(FunctionPlan(BASE, [insn]), {BASE, BASE + 4}, trust_abi=True)
+            em.emit(HANDLERS, defer=True)
+            rec = em.records[0]
+            if not rec.fatal:
+                assert rec.flags_set == operands.declare(insn).flags_set, f"{insn.word:#010x} {disasm(insn.word, BASE)}"
+                checked += 1
+    assert checked > 1000
