@@ -27,7 +27,11 @@ class FunctionFacts:
         rec = self.cur
         if rec.fatal:
             return
-        e = operands.declare(insn)
+        try:
+            e = operands.declare(insn)
+        except Exception as err:  # a lifter bug: on the safe side, reported in the stats
+            self.internal_errors.append(f"{insn.addr:#x} {insn.word:#010x} {insn.name}: declaring effects: {err!r}")
+            e = operands.Effects(liveness.ALL, 0, liveness.ALL, True, False, operands.Mem.LOAD | operands.Mem.STORE)
         rec.reads = e.reads | rec.uses
         rec.kills = e.kills & ~rec.uses
         rec.writes = e.writes

@@ -178,3 +178,16 @@ def test_handlers_set_the_flags_their_form_declares():
                 assert rec.flags_set == operands.declare(insn).flags_set, f"{insn.word:#010x} {disasm(insn.word, BASE)}"
                 checked += 1
     assert checked > 1000
+
+
+def test_a_declaration_that_fails_is_on_the_safe_side(monkeypatch):
+    def broken(i):
+        raise KeyError("imm12")
+
+    monkeypatch.setitem(operands.EFFECTS, "ADDSUB_imm", broken)
+    insns = [decode(0x11000529, BASE)]  # add w9, w9, #1
+    em = FunctionEmitter(FunctionPlan(BASE, insns), {BASE, BASE + 4}, trust_abi=True)
+    em.emit(HANDLERS, defer=True)
+    rec = em.records[0]
+    assert rec.reads == L.ALL and rec.kills == 0 and rec.writes == L.ALL and rec.flags_read
+    assert any("declaring effects" in e for e in em.internal_errors)
