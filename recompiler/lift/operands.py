@@ -6,7 +6,8 @@ reads and writes, and whether it loads or stores guest memory.  The lifter's rec
 (``result.Lifted``) take these as the instruction's own effects (``declare``); liveness
 (``liveness.py``), the function's facts (``facts.py``) and the interprocedural summaries read
 them, never the C.  How control leaves (a call, an SVC, an exit that writes every register
-back) is the emitter's part of the record; ``exits.py`` adds what such exits read.
+back) is the emitter's part of the record; ``FunctionFacts.effects`` (``facts.py``) adds what
+such exits read.
 
 The meaning is the architecture's (Arm ARM, the instruction pages of the A64 encoding index),
 register-granular: a write of part of a register (a lane, D[1], a narrowing "2" form, MOVK, BFM)
@@ -273,8 +274,8 @@ def _single_kind(f: dict) -> str:
     return "load"
 
 
-def _ldst_single(i: Insn, wb: bool = False, rm: bool = False) -> Effects:
-    f = i.f
+def _ldst_single(f: dict, wb: bool = False, rm: bool = False) -> Effects:
+    """One register loaded or stored at [Rn (+ Rm)], Rn written back with ``wb``."""
     kind = _single_kind(f)
     e = _E()
     if kind == "none" and not wb:  # PRFM: a hint, lifted as nothing
@@ -290,19 +291,19 @@ def _ldst_single(i: Insn, wb: bool = False, rm: bool = False) -> Effects:
 
 
 def _imm9(i: Insn) -> Effects:
-    return _ldst_single(i, wb=i.f["idx"] in (1, 3))
+    return _ldst_single(i.f, wb=i.f["idx"] in (1, 3))
 
 
 def _uimm(i: Insn) -> Effects:
-    return _ldst_single(i)
+    return _ldst_single(i.f)
 
 
 def _regoff(i: Insn) -> Effects:
-    return _ldst_single(i, rm=True)
+    return _ldst_single(i.f, rm=True)
 
 
 def _rcpc2(i: Insn) -> Effects:
-    return _ldst_single(type(i)(i.addr, i.word, i.form, dict(i.f, V=0)))
+    return _ldst_single(dict(i.f, V=0))  # LDAPUR*/STLUR*: general registers only
 
 
 def _pair(i: Insn) -> Effects:
