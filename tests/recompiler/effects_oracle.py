@@ -122,11 +122,12 @@ class Oracle:
         except UcError as e:
             # a branch out of the mapped area completes, then the fetch of its target fails
             ok = e.errno == UC_ERR_FETCH_UNMAPPED and uc.reg_read(A.UC_ARM64_REG_PC) != insn.addr
-        mem = tuple((a, bytes(uc.mem_read(a, n))) for a, n in self.written)
-        for a, n in self.written:
+        inside = [(a, n) for a, n in self.written if self.base <= a and a + n <= self.base + H.SCRATCH_SIZE]
+        mem = tuple((a, bytes(uc.mem_read(a, n))) for a, n in inside)
+        for a, n in inside:
             self._restore(a, n)
         self._restore(insn.addr, 4)
-        if not ok:
+        if not ok or len(inside) != len(self.written):  # (a write outside faults)
             return None
         out = H.State(
             x=[uc.reg_read(r) for r in H._X_REGS],
