@@ -1,5 +1,5 @@
 """The function's facts, from its instructions' records (``result.Lifted``): each record's
-declared effects (``declare``: the form's own, ``operands.py``; ``effects``: what its exits
+declared effects (``declare``: the form's own, ``effects/``; ``exit_effects``: what its exits
 read), liveness at call sites and returns, the registers live at the entry, the callee-saved saves that may be dropped
 (``recompiler.elide_saves``), the write-through points, the flags at the entry, and the
 ``interproc.FnLive`` that ``interproc.place`` fills the call sites' lists from.  A mixin of
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 
 from recompiler.decode import Insn
-from recompiler.lift import interproc, liveness, operands
+from recompiler.lift import effects, interproc, liveness
 from recompiler.lift import template as T
-from recompiler.lift.result import Lifted
+from recompiler.lift.result import Lifted, Mem
 from recompiler.lift.signature import CALLER_SAVED
 
 
@@ -22,16 +22,16 @@ class FunctionFacts:
 
     def declare(self, insn: Insn) -> None:
         """The instruction just lifted (``self.cur``) takes its form's declared effects
-        (``operands.declare``) and the registers the lifter's own C reads for it
+        (``effects.declare``) and the registers the lifter's own C reads for it
         (``Lifted.uses``).  A fatal trap (not lifted, BRK/UDF) has none: it never comes back."""
         rec = self.cur
         if rec.fatal:
             return
         try:
-            e = operands.declare(insn)
+            e = effects.declare(insn)
         except Exception as err:  # a lifter bug: on the safe side, reported in the stats
             self.internal_errors.append(f"{insn.addr:#x} {insn.word:#010x} {insn.name}: declaring effects: {err!r}")
-            e = operands.Effects(liveness.ALL, 0, liveness.ALL, True, False, operands.Mem.LOAD | operands.Mem.STORE)
+            e = effects.Effects(liveness.ALL, 0, liveness.ALL, True, False, Mem.LOAD | Mem.STORE)
         rec.reads = e.reads | rec.uses
         rec.kills = e.kills & ~rec.uses
         rec.writes = e.writes
@@ -39,7 +39,7 @@ class FunctionFacts:
         rec.memory = e.memory
 
     @staticmethod
-    def effects(rec: Lifted) -> None:
+    def exit_effects(rec: Lifted) -> None:
         """What ``rec``'s exits add to its declared effects, on the safe side: a system call, an
         FPSR/FPCR access, a trap or a jump out that writes every local back (``STORE_ALL``)
         reads every register and kills none; such a jump out also hands NZCV on.  (Returns,
@@ -148,7 +148,7 @@ class FunctionFacts:
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
         lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
         for rec in self.records:
-            self.effects(rec)
+            self.exit_effects(rec)
             self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
             tails += [(rec.addr, t) for t in rec.tails]
             c, summary_leaves, opaque_here = self._chunk(rec, inner, rec.addr in lr_jumps)

@@ -7,8 +7,8 @@ record that those calls fill as they happen: the labels it may branch to, its ca
 return, its direct tail calls, its jump-table dispatches, an indirect jump out, a jump out that
 writes every local back, a system call, an FPSR/FPCR access, a fatal trap.  The register, flag
 and memory effects (``reads``, ``kills``, ``writes``, ``flags_read``, ``memory``) are declared:
-each form's own from its decoded fields (``operands.py``), what the emitter's exits read added
-by ``FunctionFacts.effects`` (an exit that writes every local back reads them all).  No stage
+each form's own from its decoded fields (``effects/``), what the emitter's exits read added
+by ``FunctionFacts.exit_effects`` (an exit that writes every local back reads them all).  No stage
 reads the C back.  Liveness (``liveness.py``), the facts for the interprocedural summaries
 (``facts.py`` -> ``interproc.FnLive``), the write-through points and the save elision read
 these records, never the C.
@@ -72,8 +72,8 @@ class Lifted:
     # registers the lifter's own C reads besides the operands (a direct table's guards and
     # index: control.h_br)
     uses: int = 0
-    # declared as the handler finishes (operands.declare, FunctionFacts.declare); an exit's
-    # reads added before liveness (FunctionFacts.effects)
+    # declared as the handler finishes (effects.declare, FunctionFacts.declare); an exit's
+    # reads added before liveness (FunctionFacts.exit_effects)
     reads: int = 0  # registers whose value before the instruction it may use (gen)
     kills: int = 0  # registers it surely overwrites without using them first
     writes: int = 0  # registers it may write

@@ -1,4 +1,4 @@
-"""Each form's declared effects (recompiler/lift/operands.py) against Unicorn 2.1.4.
+"""Each form's declared effects (recompiler/lift/effects/) against Unicorn 2.1.4.
 
 For a random encoding of a form (drawn as the lifter's differential test draws them,
 ``unicorn_harness.draw``) and random registers, flags and scratch memory, Unicorn single-steps
@@ -35,7 +35,7 @@ import unicorn_harness as H
 from recompiler.decode import Insn, disasm
 from recompiler.isa import FORMS
 from recompiler.lift import liveness as L
-from recompiler.lift.operands import Effects, declare
+from recompiler.lift.effects import Effects, declare
 from recompiler.lift.result import Mem
 
 # forms whose effects are the emitter's exits, not the form's own (every register: SVC, BRK,

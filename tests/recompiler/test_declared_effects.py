@@ -1,4 +1,4 @@
-"""Each form's declared effects (recompiler/lift/operands.py) against Unicorn 2.1.4, and the
+"""Each form's declared effects (recompiler/lift/effects.py) against Unicorn 2.1.4, and the
 records liveness reads taking them (see ``effects_oracle.py`` for the checks).
 
 - default run: ``CI_CASES`` random encodings of every form against Unicorn, and the lifted C of
@@ -26,7 +26,7 @@ import effects_oracle as O  # noqa: E402
 import unicorn_harness as H  # noqa: E402
 from recompiler import isa  # noqa: E402
 from recompiler.decode import decode, disasm  # noqa: E402
-from recompiler.lift import HANDLERS, liveness as L, operands  # noqa: E402
+from recompiler.lift import HANDLERS, effects, liveness as L  # noqa: E402
 from recompiler.lift.emitter import FunctionEmitter, FunctionPlan  # noqa: E402
 from recompiler.lift.result import Mem  # noqa: E402
 
@@ -39,7 +39,7 @@ BASE = 0x400000
 
 
 def test_every_form_declares_its_effects():
-    assert set(operands.EFFECTS) == {f.name for f in isa.FORMS}
+    assert set(effects.EFFECTS) == {f.name for f in isa.FORMS}
 
 
 def _check_forms(n: int) -> None:
@@ -89,8 +89,8 @@ def test_lifted_c_reads_only_the_declared_registers_heavy(cls, tmp_path):
     ],
 )
 def test_the_oracle_finds_a_wrong_declaration(form, wrong, monkeypatch):
-    right = operands.EFFECTS[form]
-    monkeypatch.setitem(operands.EFFECTS, form, lambda i: wrong(right(i), i))
+    right = effects.EFFECTS[form]
+    monkeypatch.setitem(effects.EFFECTS, form, lambda i: wrong(right(i), i))
     assert O.check_form(form, 12, SEED).failures
 
 
@@ -101,19 +101,19 @@ def _insn(word: int, text: str, addr: int = BASE):
 
 def test_declarations_of_known_words():
     x, v = L.xbit, L.vbit
-    e = operands.declare(_insn(0xF9400420, "ldr x0, [x1, #8]"))
+    e = effects.declare(_insn(0xF9400420, "ldr x0, [x1, #8]"))
     assert (e.reads, e.kills, e.memory) == (x(1), x(0), Mem.LOAD)
-    e = operands.declare(_insn(0x11000529, "add w9, w9, #1"))
+    e = effects.declare(_insn(0x11000529, "add w9, w9, #1"))
     assert (e.reads, e.kills, e.writes) == (x(9), 0, x(9))  # read first: no kill
-    e = operands.declare(_insn(0xF2A00029, "movk x9, #1, lsl #16"))
+    e = effects.declare(_insn(0xF2A00029, "movk x9, #1, lsl #16"))
     assert (e.reads, e.kills, e.writes) == (x(9), 0, x(9))
-    e = operands.declare(_insn(0x9A850083, "csel x3, x4, x5, eq"))
+    e = effects.declare(_insn(0x9A850083, "csel x3, x4, x5, eq"))
     assert (e.reads, e.kills, e.flags_read) == (x(4) | x(5), x(3), True)
-    e = operands.declare(_insn(0x4E181C43, "mov v3.d[1], x2"))
+    e = effects.declare(_insn(0x4E181C43, "mov v3.d[1], x2"))
     assert (e.reads, e.kills, e.writes) == (x(2) | v(3), 0, v(3))  # one lane: the rest is kept
-    e = operands.declare(_insn(0x1E622820, "fadd d0, d1, d2"))
+    e = effects.declare(_insn(0x1E622820, "fadd d0, d1, d2"))
     assert (e.reads, e.kills) == (v(1) | v(2), v(0))  # a scalar result zeroes the upper bits
-    e = operands.declare(_insn(0x54000040, f"b.eq #{BASE + 8:#x}"))
+    e = effects.declare(_insn(0x54000040, f"b.eq #{BASE + 8:#x}"))
     assert e.flags_read and not e.reads
 
 
@@ -127,7 +127,7 @@ def _records(words: list[int], functions: set[int] | None = None, **plan) -> lis
 def test_records_take_the_declarations():
     words = [0xF9400420, 0x11000529, 0x9A850083, 0x4E181C43, 0x1E622820, 0xD65F03C0]
     for rec, w in zip(_records(words), words):
-        e = operands.declare(decode(w, rec.addr))
+        e = effects.declare(decode(w, rec.addr))
         assert (rec.reads, rec.kills, rec.writes, rec.flags_read, rec.memory) == (
             e.reads,
             e.kills,
@@ -175,7 +175,7 @@ def test_handlers_set_the_flags_their_form_declares():
             em.emit(HANDLERS, defer=True)
             rec = em.records[0]
             if not rec.fatal:
-                assert rec.flags_set == operands.declare(insn).flags_set, f"{insn.word:#010x} {disasm(insn.word, BASE)}"
+                assert rec.flags_set == effects.declare(insn).flags_set, f"{insn.word:#010x} {disasm(insn.word, BASE)}"
                 checked += 1
     assert checked > 1000
 
@@ -184,7 +184,7 @@ def test_a_declaration_that_fails_is_on_the_safe_side(monkeypatch):
     def broken(i):
         raise KeyError("imm12")
 
-    monkeypatch.setitem(operands.EFFECTS, "ADDSUB_imm", broken)
+    monkeypatch.setitem(effects.EFFECTS, "ADDSUB_imm", broken)
     insns = [decode(0x11000529, BASE)]  # add w9, w9, #1
     em = FunctionEmitter(FunctionPlan(BASE, insns), {BASE, BASE + 4}, trust_abi=True)
     em.emit(HANDLERS, defer=True)

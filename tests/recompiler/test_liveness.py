@@ -1,6 +1,6 @@
 """Liveness over the lifted instructions' records (recompiler/lift/liveness.py, facts.py): the
 call sites' store and reload lists, the registers live at the entry.  The records' effects are
-declared per form (recompiler/lift/operands.py, checked against Unicorn by
+declared per form (recompiler/lift/effects/, checked against Unicorn by
 test_declared_effects.py).  (Whole programs against qemu-aarch64 are the real check of the
 call-site lists built on it: tests/realprogs, tests/recompiler/test_busybox_recompiled.py.)"""
 
