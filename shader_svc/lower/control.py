@@ -1,13 +1,21 @@
-"""Control flow of a lowered program: the basic blocks, then structured SPIR-V from
-``spirv/structure.py``'s plan (calls inlined by ``spirv/expand.py``) where the graph allows,
-otherwise a dispatcher loop (``loop { switch (block) { case N: ... } }``), structured for any
-CFG.  An ISA supplies its blocks, where a branch goes, and how its control-flow instructions
-pick the next block (the hook methods below)."""
+"""The lowering driver and control flow: the program's machine basic blocks, then the IR
+function (``ir/block.py``) of the whole program, structured from ``spirv/structure.py``'s plan
+(calls inlined by ``spirv/expand.py``) where the graph allows, otherwise a dispatcher loop
+(``loop { switch (block) { case N: ... } }``), structured for any CFG; then the optimiser
+(``ir/optimize.py``) and the one lowering to SPIR-V (``ir/to_spirv.emit_function``).  IR basic
+blocks span many instructions: a block of the plan is one, split only where a guarded
+instruction needs its selection (``if (guard) { instruction }``); their terminators and
+structured merges are the IR's (``Term``, ``Merge``).  An ISA supplies its blocks, where a
+branch goes, and how its control-flow instructions pick the next block (the hook methods
+below)."""
 
 from __future__ import annotations
 
 import logging
 
+from shader_svc.ir import optimize as ir_opt
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Op
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import DONE, LowerBase, TranslateError
 from shader_svc.spirv import structure
@@ -116,13 +124,35 @@ class ControlFlow(LowerBase):
             except structure.Unstructured as e:
                 log.debug("dispatcher loop: %s", e)
         entry = self.label()
+        self.put_label(entry)
         self._prologue()
         if steps is not None:
             self.structured = True
             self._cond: dict[int, int | None] = {}
             self._emit_plan(steps, [blocks[n] for n in nodes], {})
-            return self._emit_function(entry)
-        return self._build_dispatcher(blocks, target, entry)
+        else:
+            self._build_dispatcher(blocks, target)
+        return self._emit_function(entry, self._lower_ir())
+
+    def _lower_ir(self) -> list[tuple]:
+        """The IR function optimised, then lowered: the SPIR-V body (its entry label first)."""
+        consts, self.opt_stats = ir_opt.optimize(self.fn, self._var_of, self._unpromotable)
+        return ir_spirv.emit_function(self, self.fn, consts)
+
+    def _var_of(self, o: Op) -> int:
+        """The function variable a read/write operation touches (``ir_opt.ZERO``: RZ, URZ, PT)."""
+        n, a = o.op.name, o.attrs
+        if n in ("GetReg", "SetReg"):
+            if (a["file"] == "R" and a["reg"] == 255) or (a["file"] == "UR" and a["reg"] == 63):
+                return ir_opt.ZERO
+            return self.var(f"{a['file']}{a['reg']}", self.fn_u32)
+        if n in ("GetPred", "SetPred"):
+            if a["pred"] == 7:
+                return ir_opt.ZERO
+            return self.var(f"{a.get('file', 'P')}{a['pred']}", self.fn_bool)
+        if n in ("GetFlag", "SetFlag"):
+            return self.var(a["flag"], self.fn_bool)
+        return a["var"]
 
     # --- structured control flow (spirv/structure.py's plan) -------------------------------------
     def _step(self, blocks: list[list[Inst]], target) -> Step:
@@ -210,7 +240,7 @@ class ControlFlow(LowerBase):
                 self.do("OpUnreachable")
 
     # --- the dispatcher loop: any CFG ------------------------------------------------------------
-    def _build_dispatcher(self, blocks: list[list[Inst]], target, entry: int) -> bytes:
+    def _build_dispatcher(self, blocks: list[list[Inst]], target) -> None:
         blk = self.var("block", self.fn_u32)
         header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
         self.do("OpStore", blk, self.c(0))
@@ -247,4 +277,3 @@ class ControlFlow(LowerBase):
         self.put_label(merge)
         self._epilogue()
         self.do("OpReturn")
-        return self._emit_function(entry)
