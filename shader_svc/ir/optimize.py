@@ -265,6 +265,12 @@ class _Folder:
                     return args[1]
                 if b is not None and b[1] == M32:
                     return args[0]
+            if name in ("LAnd", "LOr"):  # x and true, x or false: x
+                unit = int(name == "LAnd")
+                if a is not None and a[1] == unit:
+                    return args[1]
+                if b is not None and b[1] == unit:
+                    return args[0]
         return None
 
 

@@ -21,6 +21,7 @@ from shader_svc.ir.block import Function, Merge, Op, Raw, Term, Value
 from shader_svc.ir.ops import OPS
 from shader_svc.ir.types import Type
 from shader_svc.isa.inst import Inst
+from shader_svc.spirv import peephole
 from shader_svc.spirv.builder import Module
 
 DONE = 0xFFFFFFFF  # the dispatcher loop's "block" value after the program's end
@@ -178,6 +179,10 @@ class LowerBase:
         return _Count(self)
 
     def op(self, name: str, ty: int, *args) -> int:
+        if self._out is not None and name in peephole.FOLDABLE:
+            k = peephole.fold(self.m, name, ty, args)
+            if k is not None:
+                return k
         r = self.m.id()
         self._written += 1
         if self._out is not None:
@@ -320,6 +325,9 @@ class LowerBase:
         fnty = m.type("OpTypeFunction", void)
         main = m.id()
         fn = E("StorageClass", "Function")
+        body, gone = peephole.sweep(body)
+        if gone:  # decorations of results that are gone (NoContraction) go with them
+            m.sec["annot"] = [w for w in m.sec["annot"] if len(w) < 2 or w[1] not in gone]
         named = {vid for vid, _ in self.vars.values()}
         used = {a for t in body for a in t[1:] if a in named}
         m.function = [

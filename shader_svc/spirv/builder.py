@@ -35,6 +35,8 @@ class Module:
         self.sec: dict[str, list[list[int]]] = {s: [] for s in self.SECTIONS}
         self._types: dict[tuple, int] = {}
         self._consts: dict[tuple, int] = {}
+        self.const_values: dict[int, tuple[int, int]] = {}  # constant id -> (type id, value)
+        self._widths: dict[int, int | None] = {}
         # the one function as instruction tuples (name, *int operands), kept out of the "funcs"
         # section until binary(), then encoded once
         self.function: list[tuple] | None = None
@@ -65,6 +67,7 @@ class Module:
         if key not in self._consts:
             cid = self.id()
             self._consts[key] = cid
+            self.const_values[cid] = (ty, sum(w << (32 * n) for n, w in enumerate(words)))
             self.emit("types", "OpConstant", ty, cid, *words)
         return self._consts[key]
 
@@ -73,8 +76,21 @@ class Module:
         if key not in self._consts:
             cid = self.id()
             self._consts[key] = cid
+            self.const_values[cid] = (self.type("OpTypeBool"), int(bool(value)))
             self.emit("types", "OpConstantTrue" if value else "OpConstantFalse", self.type("OpTypeBool"), cid)
         return self._consts[key]
+
+    def int_width(self, ty: int) -> int | None:
+        """Bits of an integer type (1 for bool); None for any other type."""
+        w = self._widths.get(ty, 0)
+        if w == 0:
+            w = None
+            for (op, args), tid in self._types.items():
+                if tid == ty:
+                    w = args[0] if op == "OpTypeInt" else 1 if op == "OpTypeBool" else None
+                    break
+            self._widths[ty] = w
+        return w
 
     def _encode_function(self, general: bool = False) -> None:
         """The function's tuples into the "funcs" section: each operand one word as it is
