@@ -97,6 +97,10 @@ class ComputeSpec:
 class LowerBase:
     """State and helpers of one program's lowering (see the module docstring)."""
 
+    # the IR optimiser and the SPIR-V peephole (off: every variable access stays a load/store,
+    # for tests and the bench's comparison)
+    OPTIMIZE = True
+
     def __init__(self, insts: list[Inst], spec) -> None:
         self.insts, self.spec = insts, spec
         m = self.m = Module((1, 5))
@@ -179,7 +183,7 @@ class LowerBase:
         return _Count(self)
 
     def op(self, name: str, ty: int, *args) -> int:
-        if self._out is not None and name in peephole.FOLDABLE:
+        if self._out is not None and name in peephole.FOLDABLE and self.OPTIMIZE:
             k = peephole.fold(self.m, name, ty, args)
             if k is not None:
                 return k
@@ -325,7 +329,7 @@ class LowerBase:
         fnty = m.type("OpTypeFunction", void)
         main = m.id()
         fn = E("StorageClass", "Function")
-        body, gone = peephole.sweep(body)
+        body, gone = peephole.sweep(body) if self.OPTIMIZE else (body, set())
         if gone:  # decorations of results that are gone (NoContraction) go with them
             m.sec["annot"] = [w for w in m.sec["annot"] if len(w) < 2 or w[1] not in gone]
         named = {vid for vid, _ in self.vars.values()}

@@ -136,6 +136,8 @@ class ControlFlow(LowerBase):
 
     def _lower_ir(self) -> list[tuple]:
         """The IR function optimised, then lowered: the SPIR-V body (its entry label first)."""
+        if not self.OPTIMIZE:
+            return ir_spirv.emit_function(self, self.fn, {})
         consts, self.opt_stats = ir_opt.optimize(self.fn, self._var_of, self._unpromotable)
         return ir_spirv.emit_function(self, self.fn, consts)
 

@@ -183,7 +183,13 @@ def fold(m: Module, name: str, ty: int, args: tuple) -> int | None:
     elif name in ("OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic"):
         if v[1] >= wa:
             return None  # undefined in SPIR-V: left to the device
-        r = v[0] << v[1] if name == "OpShiftLeftLogical" else v[0] >> v[1] if name == "OpShiftRightLogical" else _s(v[0], wa) >> v[1]
+        r = (
+            v[0] << v[1]
+            if name == "OpShiftLeftLogical"
+            else v[0] >> v[1]
+            if name == "OpShiftRightLogical"
+            else _s(v[0], wa) >> v[1]
+        )
     elif name == "OpUConvert":
         r = v[0]
     elif name == "OpSConvert":
