@@ -54,7 +54,7 @@ class Block:
         got = tuple([a.type for a in args])
         if got != d.args:
             raise IRError(f"{name}: arguments {[t.value for t in got]}, wants {[t.value for t in d.args]}")
-        if attrs.keys() != d.attr_set:
+        if (attrs or d.attrs) and attrs.keys() != d.attr_set:
             raise IRError(f"{name}: attributes {sorted(attrs)}, wants {sorted(d.attrs)}")
         res = Value(next(_numbers), d.result) if d.result is not None else None
         self.ops.append(Op(d, args, attrs, res))

@@ -357,9 +357,11 @@ def _forward(blocks, succ, key, unpromotable, consts, keys, st) -> dict[int, Val
                 items.append(it)
                 continue
             args = it.args
-            if any(a.index in repl for a in args):
-                args = tuple(_resolve(repl, a) for a in args)
-                it = it._replace(args=args)
+            for a in args:
+                if a.index in repl:
+                    args = tuple([_resolve(repl, a) for a in args])
+                    it = it._replace(args=args)
+                    break
             name = it.op.name
             if name in READS:
                 var = key(it)

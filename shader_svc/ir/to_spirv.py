@@ -195,12 +195,21 @@ def emit_value(lw: Semantics, block: Block, v: Value) -> int:
     return lw.placeholder(v)
 
 
+class _Ids(dict):
+    """Value index -> SPIR-V id; a folded constant becomes a module constant when first used."""
+
+    def __missing__(self, k: int) -> int:
+        t, x = self.consts[k]
+        lw = self.lw
+        r = self[k] = lw.c(x) if t == Type.U32 else lw.c64(x) if t == Type.U64 else lw.m.const_bool(bool(x))
+        return r
+
+
 def emit_function(lw: Semantics, fn: Function, consts: dict[int, tuple[Type, int]]) -> list[tuple]:
     """The SPIR-V body of ``fn`` (after the optimiser: ``consts`` are the values it folded);
     the first block's label comes first."""
-    ids: dict[int, int] = dict(fn.fixed)
-    for k, (t, x) in consts.items():
-        ids[k] = lw.c(x) if t == Type.U32 else lw.c64(x) if t == Type.U64 else lw.m.const_bool(bool(x))
+    ids = _Ids(fn.fixed)
+    ids.lw, ids.consts = lw, consts
     ph = fn.placeholders
     out = lw._out = []
     lower = LOWER
