@@ -40,104 +40,20 @@ READS = {"GetReg", "GetPred", "GetFlag", "LoadVarU32", "LoadVarBool"}
 WRITES = {"SetReg", "SetPred", "SetFlag", "StoreVarU32", "StoreVarBool"}
 CONSTS = {"ConstU32", "ConstU64", "ConstBool"}
 # removable when unused (no effect, no refusal at lowering)
-PURE = READS | {
-    "BitcastF32",
-    "BitcastU32",
-    "INot32",
-    "INeg32",
-    "IShr32",
-    "FAbs32",
-    "FNeg32",
-    "FAdd32",
-    "FMul32",
-    "FFma32",
-    "FFmaDevice32",
-    "FFlushDenorm32",
-    "FSaturate32",
-    "LNot",
-    "IAdd32",
-    "IMul32",
-    "IAnd32",
-    "IOr32",
-    "IXor32",
-    "Lut3",
-    "UMin32",
-    "SMin32",
-    "UMax32",
-    "SMax32",
-    "BitCount32",
-    "IEq32",
-    "INe32",
-    "Select32",
-    "LAnd",
-    "LOr",
-    "LXor",
-    "Lut3Bool",
-    "FMinMax32",
-    "IShl32",
-    "ISar32",
-    "UGe32",
-    "SBitExtract32",
-    "UBitExtract32",
-    "SAbs32",
-    "BitReverse32",
-    "FindMsb32",
-    "Permute32",
-    "BitFieldExtractPacked",
-    "BitFieldInsertPacked",
-    "ZExt64",
-    "SExt64",
-    "Trunc32",
-    "Pack64",
-    "IAdd64",
-    "IMul64",
-    "Shl64",
-    "Shr64",
-    "Sar64",
-    "UGe64",
-    "ULt64",
-    "INe64",
-    "Select64",
-    "ICmp32",
-    "FCmp32",
-    "ConstF64",
-    "PackF64",
-    "BitcastU64",
-    "FAbs64",
-    "FNeg64",
-    "FAdd64",
-    "FMul64",
-    "FFma64",
-    "FCmp64",
-    "RoundF32",
-    "RoundF64",
-    "F2ISat32",
-    "F2ISatF64To32",
-    "F2ISatF64To64",
-    "I2F32",
-    "I2F32From64",
-    "I2F64",
-    "I2F64From64",
-    "CvtF64",
-    "CvtF32",
-    "GlobalPtr",
-    "LoadGlobal32",
-    "SharedPtr",
-    "LoadShared32",
-    "ConstF32",
-    "Cos32",
-    "Sin32",
-    "Exp2_32",
-    "Log2_32",
-    "RSqrt32",
-    "Sqrt32",
-    "FDiv32",
-    "Rcp64H",
-    "RSqrt64H",
-    "BuiltinU32",
-    "LocalIndex",
-    "ISub32",
-}
+PURE = READS | set(
+    (
+        "BitcastF32 BitcastU32 INot32 INeg32 IShr32 FAbs32 FNeg32 FAdd32 FMul32 FFma32 FFmaDevice32 "
+        "FFlushDenorm32 FSaturate32 LNot IAdd32 IMul32 IAnd32 IOr32 IXor32 Lut3 UMin32 SMin32 "
+        "UMax32 SMax32 BitCount32 IEq32 INe32 Select32 LAnd LOr LXor Lut3Bool FMinMax32 IShl32 "
+        "ISar32 UGe32 SBitExtract32 UBitExtract32 SAbs32 BitReverse32 FindMsb32 Permute32 "
+        "BitFieldExtractPacked BitFieldInsertPacked ZExt64 SExt64 Trunc32 Pack64 IAdd64 IMul64 "
+        "Shl64 Shr64 Sar64 UGe64 ULt64 INe64 Select64 ICmp32 FCmp32 ConstF64 PackF64 BitcastU64 "
+        "FAbs64 FNeg64 FAdd64 FMul64 FFma64 FCmp64 RoundF32 RoundF64 F2ISat32 F2ISatF64To32 "
+        "F2ISatF64To64 I2F32 I2F32From64 I2F64 I2F64From64 CvtF64 CvtF32 GlobalPtr LoadGlobal32 "
+        "SharedPtr LoadShared32 ConstF32 Cos32 Sin32 Exp2_32 Log2_32 RSqrt32 Sqrt32 FDiv32 Rcp64H "
+        "RSqrt64H BuiltinU32 LocalIndex ISub32"
+    ).split()
+)
 M32, M64 = 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 ZERO = -1  # the variable key of RZ/PT (reads are constants, writes are dropped)
 

@@ -23,83 +23,23 @@ if TYPE_CHECKING:  # the builder is the caller's; no run-time import needed
     from shader_svc.spirv.builder import Module
 
 # removable when their result is unused
-PURE = {
-    "OpLoad",
-    "OpAccessChain",
-    "OpIAdd",
-    "OpISub",
-    "OpIMul",
-    "OpUDiv",
-    "OpUMod",
-    "OpFAdd",
-    "OpFSub",
-    "OpFMul",
-    "OpFDiv",
-    "OpFNegate",
-    "OpSNegate",
-    "OpNot",
-    "OpBitwiseAnd",
-    "OpBitwiseOr",
-    "OpBitwiseXor",
-    "OpShiftLeftLogical",
-    "OpShiftRightLogical",
-    "OpShiftRightArithmetic",
-    "OpBitFieldInsert",
-    "OpBitFieldSExtract",
-    "OpBitFieldUExtract",
-    "OpBitReverse",
-    "OpBitCount",
-    "OpBitcast",
-    "OpUConvert",
-    "OpSConvert",
-    "OpFConvert",
-    "OpConvertFToU",
-    "OpConvertFToS",
-    "OpConvertUToF",
-    "OpConvertSToF",
-    "OpSelect",
-    "OpIEqual",
-    "OpINotEqual",
-    "OpUGreaterThan",
-    "OpSGreaterThan",
-    "OpUGreaterThanEqual",
-    "OpSGreaterThanEqual",
-    "OpULessThan",
-    "OpSLessThan",
-    "OpULessThanEqual",
-    "OpSLessThanEqual",
-    "OpFOrdEqual",
-    "OpFUnordEqual",
-    "OpFOrdNotEqual",
-    "OpFUnordNotEqual",
-    "OpFOrdLessThan",
-    "OpFUnordLessThan",
-    "OpFOrdGreaterThan",
-    "OpFUnordGreaterThan",
-    "OpFOrdLessThanEqual",
-    "OpFUnordLessThanEqual",
-    "OpFOrdGreaterThanEqual",
-    "OpFUnordGreaterThanEqual",
-    "OpLogicalEqual",
-    "OpLogicalNotEqual",
-    "OpLogicalOr",
-    "OpLogicalAnd",
-    "OpLogicalNot",
-    "OpIsNan",
-    "OpIsInf",
-    "OpCompositeConstruct",
-    "OpCompositeExtract",
-    "OpCompositeInsert",
-    "OpVectorShuffle",
-    "OpCopyObject",
-    "OpExtInst",
-    "OpConvertUToPtr",
-    "OpConvertPtrToU",
-    "OpIAddCarry",
-    "OpISubBorrow",
-    "OpUMulExtended",
-    "OpSMulExtended",
-}
+PURE = set(
+    (
+        "OpLoad OpAccessChain OpIAdd OpISub OpIMul OpUDiv OpUMod OpFAdd OpFSub OpFMul OpFDiv "
+        "OpFNegate OpSNegate OpNot OpBitwiseAnd OpBitwiseOr OpBitwiseXor OpShiftLeftLogical "
+        "OpShiftRightLogical OpShiftRightArithmetic OpBitFieldInsert OpBitFieldSExtract "
+        "OpBitFieldUExtract OpBitReverse OpBitCount OpBitcast OpUConvert OpSConvert OpFConvert "
+        "OpConvertFToU OpConvertFToS OpConvertUToF OpConvertSToF OpSelect OpIEqual OpINotEqual "
+        "OpUGreaterThan OpSGreaterThan OpUGreaterThanEqual OpSGreaterThanEqual OpULessThan "
+        "OpSLessThan OpULessThanEqual OpSLessThanEqual OpFOrdEqual OpFUnordEqual OpFOrdNotEqual "
+        "OpFUnordNotEqual OpFOrdLessThan OpFUnordLessThan OpFOrdGreaterThan OpFUnordGreaterThan "
+        "OpFOrdLessThanEqual OpFUnordLessThanEqual OpFOrdGreaterThanEqual OpFUnordGreaterThanEqual "
+        "OpLogicalEqual OpLogicalNotEqual OpLogicalOr OpLogicalAnd OpLogicalNot OpIsNan OpIsInf "
+        "OpCompositeConstruct OpCompositeExtract OpCompositeInsert OpVectorShuffle OpCopyObject "
+        "OpExtInst OpConvertUToPtr OpConvertPtrToU OpIAddCarry OpISubBorrow OpUMulExtended "
+        "OpSMulExtended"
+    ).split()
+)
 
 
 def _s(x: int, bits: int) -> int:
