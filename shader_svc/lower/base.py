@@ -183,7 +183,7 @@ class LowerBase:
         return _Count(self)
 
     def op(self, name: str, ty: int, *args) -> int:
-        if self._out is not None and name in peephole.FOLDABLE and self.OPTIMIZE:
+        if name in peephole.FOLDABLE and self.OPTIMIZE:  # (raw SPIR-V while building too)
             k = peephole.fold(self.m, name, ty, args)
             if k is not None:
                 return k
