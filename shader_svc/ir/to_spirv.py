@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 from shader_svc.ir.block import Block, Function, IRError, Op, Raw, Value
+from shader_svc.ir.ops import OPS
 from shader_svc.ir.types import Type
 from shader_svc.lower.base import GLSL
 from shader_svc.lower.semantics import Semantics
@@ -171,6 +172,11 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
 }
 
 
+# operations with a u64 value: the u64 type is asked for when they are built (a graphics stage's
+# lowering refuses it), as it was when each instruction was lowered at once, dead code included
+_U64_OPS = frozenset(n for n, d in OPS.items() if d.result == Type.U64 or Type.U64 in d.args)
+
+
 def emit(lw: Semantics, block: Block) -> None:
     """``block``'s operations join the basic block the driver is building (lowered later, with
     the whole function).  An operation that names its instruction (``inst``: its lowering may
@@ -178,6 +184,8 @@ def emit(lw: Semantics, block: Block) -> None:
     in program order, the first one reported; its result is then a fixed id."""
     fn = lw.fn
     for o in block.ops:
+        if o.op.name in _U64_OPS:
+            lw.u64  # noqa: B018 -- a stage without 64-bit integers refuses it here, in program order
         if "inst" in o.op.attr_set:
             r = LOWER[o.op.name](lw, o, [lw.placeholder(a) for a in o.args])
             if o.result is not None:
