@@ -222,6 +222,16 @@ class LowerBase:
                     self._unpromotable.add(a)  # (or a literal of the same number: no harm)
         self.fn.current.items.append(Raw(t))
 
+    # the IR function's control flow, as the driver writes it (build mode; ``do`` turns the same
+    # SPIR-V instructions of handlers not yet in IR into these)
+    def end(self, kind: str, *args: int) -> None:
+        """End the current basic block with its terminator (``ir.block.Term``)."""
+        self.fn.current.term = Term(kind, args)
+
+    def merge(self, kind: str, *args: int) -> None:
+        """The current block heads a structured construct (``ir.block.Merge``)."""
+        self.fn.current.merge = Merge(kind, args)
+
     def _ir(self, name: str, args: tuple[Value, ...], attrs: dict, placeholder: int | None = None) -> int | None:
         """An IR operation appended to the current basic block (built in build mode); the
         placeholder id of its result for SPIR-V-writing code."""
