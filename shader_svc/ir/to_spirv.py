@@ -192,6 +192,12 @@ def emit(lw: Semantics, block: Block) -> None:
                 if r in fn.placeholders:
                     raise IRError(f"{o.op.name}: lowered to another IR value")
                 fn.fixed[o.result.index] = r
+                # variables handed on in a result (e.g. the words a load left in variables, read
+                # by later rows at emission): the optimiser sees none of those reads, so it
+                # leaves them alone
+                for x in r if isinstance(r, tuple) else (r,):
+                    if x in lw._scalars:
+                        lw._unpromotable.add(x)
         else:
             fn.current.items.append(o)
 
