@@ -152,11 +152,14 @@ class BasicBlock:
 class Function:
     """The program: its basic blocks in emission order (the first is the entry); ``fixed``:
     values that stand for an id a raw instruction computed (a register written from SPIR-V);
-    ``placeholders``: the ids handed to raw instructions for IR values (id -> value)."""
+    ``placeholders``: the ids handed to raw instructions for IR values (id -> value);
+    ``aliases``: values that are other values (a row lowered when built whose SPIR-V is an IR
+    read, e.g. of a variable)."""
 
     blocks: list[BasicBlock] = field(default_factory=list)
     fixed: dict[int, int] = field(default_factory=dict)
     placeholders: dict[int, Value] = field(default_factory=dict)
+    aliases: dict[int, Value] = field(default_factory=dict)  # a value that is another one
 
     @property
     def current(self) -> BasicBlock:

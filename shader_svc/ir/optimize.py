@@ -204,7 +204,7 @@ def optimize(
     index = {b.label: k for k, b in enumerate(blocks)}
     succ = [[index[s] for s in b.term.successors() if s in index] for b in blocks]
     keys: dict[int, int] = {}  # id(op) of a read/write -> its variable (promotable ones only)
-    repl = _forward(blocks, succ, key, unpromotable, consts, keys, st)
+    repl = _forward(blocks, succ, key, unpromotable, consts, keys, st, dict(fn.aliases))
     _dead_stores(blocks, succ, keys, st)
     roots = set()
     for pid, v in fn.placeholders.items():
@@ -252,12 +252,11 @@ def _rpo(succ: list[list[int]]) -> list[int]:
     return order + [k for k in range(len(succ)) if k not in seen]
 
 
-def _forward(blocks, succ, key, unpromotable, consts, keys, st) -> dict[int, Value]:
+def _forward(blocks, succ, key, unpromotable, consts, keys, st, repl: dict[int, Value]) -> dict[int, Value]:
     preds: list[list[int]] = [[] for _ in blocks]
     for k, ss in enumerate(succ):
         for s in ss:
             preds[s].append(k)
-    repl: dict[int, Value] = {}
     folder = _Folder(consts)
     out: dict[int, dict[int, Value]] = {}
     for k in _rpo(succ):

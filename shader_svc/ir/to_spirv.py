@@ -189,8 +189,9 @@ def emit(lw: Semantics, block: Block) -> None:
         if "inst" in o.op.attr_set:
             r = LOWER[o.op.name](lw, o, [lw.placeholder(a) for a in o.args])
             if o.result is not None:
-                if r in fn.placeholders:
-                    raise IRError(f"{o.op.name}: lowered to another IR value")
+                if not isinstance(r, list) and r in fn.placeholders:
+                    fn.aliases[o.result.index] = fn.placeholders[r]  # it became an IR value
+                    continue
                 fn.fixed[o.result.index] = r
                 # variables handed on in a result (e.g. the words a load left in variables, read
                 # by later rows at emission): the optimiser sees none of those reads, so it
@@ -213,6 +214,9 @@ class _Ids(dict):
     """Value index -> SPIR-V id; a folded constant becomes a module constant when first used."""
 
     def __missing__(self, k: int) -> int:
+        if k in self.aliases:
+            r = self[k] = self[self.aliases[k].index]
+            return r
         t, x = self.consts[k]
         lw = self.lw
         r = self[k] = lw.c(x) if t == Type.U32 else lw.c64(x) if t == Type.U64 else lw.m.const_bool(bool(x))
@@ -223,7 +227,7 @@ def emit_function(lw: Semantics, fn: Function, consts: dict[int, tuple[Type, int
     """The SPIR-V body of ``fn`` (after the optimiser: ``consts`` are the values it folded);
     the first block's label comes first."""
     ids = _Ids(fn.fixed)
-    ids.lw, ids.consts = lw, consts
+    ids.lw, ids.consts, ids.aliases = lw, consts, fn.aliases
     ph = fn.placeholders
     out = lw._out = []
     lower = LOWER
