@@ -196,7 +196,7 @@ def emit(lw: Semantics, block: Block) -> None:
                 # variables handed on in a result (e.g. the words a load left in variables, read
                 # by later rows at emission): the optimiser sees none of those reads, so it
                 # leaves them alone
-                for x in r if isinstance(r, tuple) else (r,):
+                for x in r if isinstance(r, (tuple, list)) else (r,):
                     if x in lw._scalars:
                         lw._unpromotable.add(x)
         else:
