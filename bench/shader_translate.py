@@ -194,25 +194,20 @@ def main() -> None:
         f"{sum(len(p.code) // 16 for p in progs[:n_cold]) / dt:.0f} instructions/s, "
         f"{spv_bytes / n_cold / 1024:.1f} KiB SPIR-V each)"
     )
-    # the same without the SSA clean-up (shader_svc/spirv/optimize.py), for its cost and gain
-    from shader_svc.spirv import builder
+    # the same without the optimiser (shader_svc/ir/optimize.py and spirv/peephole.py), for its
+    # cost and gain
+    from shader_svc.lower.base import LowerBase
 
-    orig = builder.Module.binary
-
-    def plain(self):
-        self.optimize = False
-        return orig(self)
-
-    builder.Module.binary = plain
+    LowerBase.OPTIMIZE = False
     try:
         t0 = time.perf_counter()
         raw_bytes = sum(len(tr.translate(p)) for p in progs[:n_cold])
         dt_raw = time.perf_counter() - t0
     finally:
-        builder.Module.binary = orig
+        LowerBase.OPTIMIZE = True
     print(
-        f"  without the SSA clean-up: {n_cold / dt_raw:.1f} programs/s, {raw_bytes / n_cold / 1024:.1f} KiB each; "
-        f"clean-up: time x{dt / dt_raw:.2f}, SPIR-V x{spv_bytes / raw_bytes:.2f}"
+        f"  without the optimiser: {n_cold / dt_raw:.1f} programs/s, {raw_bytes / n_cold / 1024:.1f} KiB each; "
+        f"optimiser: time x{dt / dt_raw:.2f}, SPIR-V x{spv_bytes / raw_bytes:.2f}"
     )
 
     # the same through the dispatcher loop (the structuriser of shader_svc/spirv/structure.py off)
@@ -231,7 +226,8 @@ def main() -> None:
         f"{disp_bytes / n_cold / 1024:.1f} KiB each; structured: time x{dt / dt_disp:.2f}, "
         f"SPIR-V x{spv_bytes / disp_bytes:.2f}"
     )
-    # where the cold time goes: decode, lowering (module built), SSA clean-up + encoding
+    # where the cold time goes: decode, lowering (the IR function built), optimiser + the IR's
+    # lowering to SPIR-V + encoding
     from shader_svc.sm86 import decode as dec
     from shader_svc.sm86.to_spirv import Compute86
 
@@ -241,14 +237,14 @@ def main() -> None:
         insts = dec.decode_stream(p.code)
         t1 = time.perf_counter()
         lo = Compute86(insts, tr_spec(p))
-        orig_emit = lo._emit_function
+        orig_emit = lo._lower_ir
         marks = {}
 
-        def emit(entry, lo=lo, orig_emit=orig_emit, marks=marks):
+        def emit(orig_emit=orig_emit, marks=marks):
             marks["lowered"] = time.perf_counter()
-            return orig_emit(entry)
+            return orig_emit()
 
-        lo._emit_function = emit
+        lo._lower_ir = emit
         lo.build()
         t2 = time.perf_counter()
         t_dec += t1 - t0
@@ -257,7 +253,7 @@ def main() -> None:
     tot = t_dec + t_low + t_opt
     print(
         f"  cold time per program: decode {1e3 * t_dec / n_cold:.2f} ms ({t_dec / tot:.0%}), lowering "
-        f"{1e3 * t_low / n_cold:.2f} ms ({t_low / tot:.0%}), SSA clean-up + encoding {1e3 * t_opt / n_cold:.2f} ms "
+        f"{1e3 * t_low / n_cold:.2f} ms ({t_low / tot:.0%}), optimiser + SPIR-V + encoding {1e3 * t_opt / n_cold:.2f} ms "
         f"({t_opt / tot:.0%})"
     )
 

@@ -1,11 +1,22 @@
-"""A block of IR: the operations one machine instruction (or more) became, in order, each
-result a typed ``Value``.  ``Block.emit`` checks the operation against its row in ``ops.OPS``
-(argument count and types, attributes), so an ISA part cannot build an ill-typed program."""
+"""The IR's containers.  ``Block``: the operations one machine instruction became, in order, each
+result a typed ``Value``; ``Block.emit`` checks the operation against its row in ``ops.OPS``
+(argument count and types, attributes), so an ISA part cannot build an ill-typed program.
+``Function``: the whole program as ``BasicBlock``s, each a run of operations (many machine
+instructions' blocks, appended by the lowering driver) ended by one explicit ``Term``inator
+(branch, conditional branch, switch, return, kill, unreachable) and, at a structured construct's
+header, its merge (``Merge``: a selection's merge block, a loop's merge and continue blocks).
+A basic block may also hold ``Raw`` SPIR-V instructions: what a handler not yet written in IR
+emitted (memory, warp, texture operations), kept in order and opaque to the optimiser
+(``ir/optimize.py``), which works on the typed operations, register accesses included.
+
+Values are numbered across the process (``Value.index``), so a value of one machine instruction's
+block can be used by a later one of the same function."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 from shader_svc.ir.ops import OPS, OpDef
 from shader_svc.ir.types import Type
@@ -16,10 +27,13 @@ class IRError(TypeError):
 
 
 class Value(NamedTuple):
-    """The result of operation ``index`` of its block."""
+    """An operation's result: ``index`` is unique in the process (``_numbers``)."""
 
     index: int
     type: Type
+
+
+_numbers = itertools.count()  # value numbers: unique, so blocks can be joined into a function
 
 
 class Op(NamedTuple):
@@ -40,9 +54,9 @@ class Block:
         got = tuple([a.type for a in args])
         if got != d.args:
             raise IRError(f"{name}: arguments {[t.value for t in got]}, wants {[t.value for t in d.args]}")
-        if attrs.keys() != d.attr_set:
+        if (attrs or d.attrs) and attrs.keys() != d.attr_set:
             raise IRError(f"{name}: attributes {sorted(attrs)}, wants {sorted(d.attrs)}")
-        res = Value(len(self.ops), d.result) if d.result is not None else None
+        res = Value(next(_numbers), d.result) if d.result is not None else None
         self.ops.append(Op(d, args, attrs, res))
         return res
 
@@ -86,3 +100,90 @@ def global_words_ir(b: Block, base: Value, off: int, n: int, reg: int, load: boo
                 b.set_reg(reg + i, b.op("LoadGlobal32", ptr))
         else:
             b.emit("StoreGlobal32", ptr, b.get_reg(reg + i) if reg != 255 else b.const_u32(0))
+
+
+class Raw(NamedTuple):
+    """One SPIR-V instruction as a not-yet-IR handler wrote it: ``(opname, [type], [result],
+    *operands)``; its id operands may name IR values through their placeholder ids."""
+
+    ins: tuple
+
+
+class Term(NamedTuple):
+    """A basic block's terminator, named by its SPIR-V instruction: ``OpBranch`` (args: target
+    label), ``OpBranchConditional`` (condition, true label, false label), ``OpSwitch``
+    (selector, default label, then literal/label pairs), ``OpReturn``, ``OpKill``,
+    ``OpTerminateInvocation``, ``OpUnreachable``.  A condition or selector is a SPIR-V id (a
+    placeholder where it is an IR value)."""
+
+    kind: str
+    args: tuple = ()
+
+    def successors(self) -> list[int]:
+        if self.kind == "OpBranch":
+            return [self.args[0]]
+        if self.kind == "OpBranchConditional":
+            return [self.args[1], self.args[2]]
+        if self.kind == "OpSwitch":
+            return [self.args[1], *self.args[3::2]]
+        return []
+
+
+class Merge(NamedTuple):
+    """A structured construct's header annotation: ``OpSelectionMerge`` (args: merge label,
+    control) or ``OpLoopMerge`` (merge label, continue label, control)."""
+
+    kind: str
+    args: tuple
+
+
+Item = Union[Op, Raw]
+
+
+@dataclass
+class BasicBlock:
+    label: int  # its SPIR-V label id
+    items: list[Item] = field(default_factory=list)
+    merge: Merge | None = None
+    term: Term | None = None
+
+
+@dataclass
+class Function:
+    """The program: its basic blocks in emission order (the first is the entry); ``fixed``:
+    values that stand for an id a raw instruction computed (a register written from SPIR-V);
+    ``placeholders``: the ids handed to raw instructions for IR values (id -> value);
+    ``aliases``: values that are other values (a row lowered when built whose SPIR-V is an IR
+    read, e.g. of a variable)."""
+
+    blocks: list[BasicBlock] = field(default_factory=list)
+    fixed: dict[int, int] = field(default_factory=dict)
+    placeholders: dict[int, Value] = field(default_factory=dict)
+    aliases: dict[int, Value] = field(default_factory=dict)  # a value that is another one
+
+    @property
+    def current(self) -> BasicBlock:
+        b = self.blocks[-1] if self.blocks else None
+        if b is None or b.term is not None:
+            raise IRError("an operation after a terminator without a label (a lowering bug)")
+        return b
+
+    def start(self, label: int) -> BasicBlock:
+        if self.blocks and self.blocks[-1].term is None:
+            raise IRError(f"label {label}: the previous block has no terminator (a lowering bug)")
+        b = BasicBlock(label)
+        self.blocks.append(b)
+        return b
+
+    @staticmethod
+    def new_value(ty: Type) -> Value:
+        return Value(next(_numbers), ty)
+
+    def fixed_value(self, spv_id: int, ty: Type) -> Value:
+        """The IR value of an id a raw instruction computed (or a placeholder's own value)."""
+        v = self.placeholders.get(spv_id)
+        if v is not None:
+            return v
+        v = Value(next(_numbers), ty)
+        self.fixed[v.index] = spv_id
+        return v

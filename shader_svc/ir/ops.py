@@ -67,6 +67,8 @@ the lowering (``to_spirv.py``) has one function per row.  Semantics:
   (LocalInvocationId, WorkgroupId); ``LocalIndex``: the invocation's flat index in its workgroup
   (x + y * X + z * X * Y), whose low 5 bits are its lane in the emulated 32-lane warp.
   ``ISub32``: modulo 2^32.
+- ``LoadVarU32``/``LoadVarBool``/``StoreVarU32``/``StoreVarBool``: a scalar function variable
+  ``var`` (a SPIR-V id) the lowering itself keeps (not a machine register).
 - ``GetFlag``/``SetFlag``: SM53's condition code, one boolean per ``flag`` ('CC' the carry, 'CCZ'
   the zero flag), written by ``.CC`` and read by ``.X``.
 """
@@ -206,6 +208,13 @@ OPS: dict[str, OpDef] = {
         OpDef("ISub32", U32, (U32, U32)),
         OpDef("GetFlag", B, (), ("flag",)),
         OpDef("SetFlag", None, (B,), ("flag",)),
+        # shader-ir: the lowering's own scalar function variables (SM53's stack pointer, a
+        # branch's chosen block, a loop's temporaries), read and written by SPIR-V-writing code;
+        # in IR so the optimiser forwards them as it does registers
+        OpDef("LoadVarU32", U32, (), ("var",)),
+        OpDef("LoadVarBool", B, (), ("var",)),
+        OpDef("StoreVarU32", None, (U32,), ("var",)),
+        OpDef("StoreVarBool", None, (B,), ("var",)),
     )
 }
 

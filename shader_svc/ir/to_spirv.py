@@ -1,15 +1,21 @@
-"""The one lowering of IR to SPIR-V, both ISAs: a block's operations in order, each through
-its function below, into the function body the shared lowering (``shader_svc/lower``) is
-writing.  The SPIR-V of an operation is the one ``lower/semantics.py`` defines for it (the
-exact FFMA, .FTZ, .SAT), so a machine instruction means the same on SM53 and SM86."""
+"""The one lowering of IR to SPIR-V, both ISAs.  ``emit``/``emit_value``: a handler's block
+joins the IR function the driver is building (``lower/base.py``'s build mode); after the
+optimiser (``ir/optimize.py``), ``emit_function`` lowers the whole function once: each basic
+block's label, its operations in order (each through its function in ``LOWER``, raw SPIR-V
+instructions with the IR values they name), its merge and its terminator.  The SPIR-V of an
+operation is the one ``lower/semantics.py`` defines for it (the exact FFMA, .FTZ, .SAT), so a
+machine instruction means the same on SM53 and SM86."""
 
 from __future__ import annotations
 
 from typing import Callable
 
-from shader_svc.ir.block import Block, Op, Value
+from shader_svc.ir.block import Block, Function, IRError, Op, Raw, Value
+from shader_svc.ir.ops import OPS
+from shader_svc.ir.types import Type
 from shader_svc.lower.base import GLSL
 from shader_svc.lower.semantics import Semantics
+from shader_svc.spirv.ids import id_slots
 
 
 ROUND = ("RoundEven", "Floor", "Ceil", "Trunc")  # an operation's ``rnd`` -> GLSL.std.450
@@ -158,21 +164,104 @@ LOWER: dict[str, Callable[[Semantics, Op, list[int]], int | None]] = {
     "ISub32": _u32("OpISub"),
     "GetFlag": lambda lw, o, a: lw.op("OpLoad", lw.bool, lw.var(o.attrs["flag"], lw.fn_bool)),
     "SetFlag": lambda lw, o, a: lw.do("OpStore", lw.var(o.attrs["flag"], lw.fn_bool), a[0]),
+    # shader-ir
+    "LoadVarU32": lambda lw, o, a: lw.op("OpLoad", lw.u32, o.attrs["var"]),
+    "LoadVarBool": lambda lw, o, a: lw.op("OpLoad", lw.bool, o.attrs["var"]),
+    "StoreVarU32": lambda lw, o, a: lw.do("OpStore", o.attrs["var"], a[0]),
+    "StoreVarBool": lambda lw, o, a: lw.do("OpStore", o.attrs["var"], a[0]),
 }
 
 
-def emit(lw: Semantics, block: Block) -> list[int | None]:
-    """Lower ``block`` into ``lw``'s function body, the operations in order; the SPIR-V id of
-    each operation's result (None for effects)."""
-    ids: list[int | None] = []
+# operations with a u64 value: the u64 type is asked for when they are built (a graphics stage's
+# lowering refuses it), as it was when each instruction was lowered at once, dead code included
+_U64_OPS = frozenset(n for n, d in OPS.items() if d.result == Type.U64 or Type.U64 in d.args)
+
+
+def emit(lw: Semantics, block: Block) -> None:
+    """``block``'s operations join the basic block the driver is building (lowered later, with
+    the whole function).  An operation that names its instruction (``inst``: its lowering may
+    refuse it, e.g. a constant bank the stage does not have) is lowered now, so refusals come
+    in program order, the first one reported; its result is then a fixed id."""
+    fn = lw.fn
     for o in block.ops:
-        ids.append(LOWER[o.op.name](lw, o, [ids[v.index] for v in o.args]))
-    return ids
+        if o.op.name in _U64_OPS:
+            lw.u64  # noqa: B018 -- a stage without 64-bit integers refuses it here, in program order
+        if "inst" in o.op.attr_set:
+            r = LOWER[o.op.name](lw, o, [lw.placeholder(a) for a in o.args])
+            if o.result is not None:
+                if not isinstance(r, list) and r in fn.placeholders:
+                    fn.aliases[o.result.index] = fn.placeholders[r]  # it became an IR value
+                    continue
+                fn.fixed[o.result.index] = r
+                # variables handed on in a result (e.g. the words a load left in variables, read
+                # by later rows at emission): the optimiser sees none of those reads, so it
+                # leaves them alone
+                for x in r if isinstance(r, (tuple, list)) else (r,):
+                    if x in lw._scalars:
+                        lw._unpromotable.add(x)
+        else:
+            fn.current.items.append(o)
 
 
 def emit_value(lw: Semantics, block: Block, v: Value) -> int:
-    """Lower ``block`` and give the SPIR-V id of its value ``v`` (an operand read)."""
-    return emit(lw, block)[v.index]
+    """``emit``, and the id SPIR-V-writing code uses for ``v`` (an operand read by a handler not
+    yet written in IR)."""
+    emit(lw, block)
+    return lw.placeholder(v)
+
+
+class _Ids(dict):
+    """Value index -> SPIR-V id; a folded constant becomes a module constant when first used."""
+
+    def __missing__(self, k: int) -> int:
+        if k in self.aliases:
+            r = self[k] = self[self.aliases[k].index]
+            return r
+        t, x = self.consts[k]
+        lw = self.lw
+        r = self[k] = lw.c(x) if t == Type.U32 else lw.c64(x) if t == Type.U64 else lw.m.const_bool(bool(x))
+        return r
+
+
+def emit_function(lw: Semantics, fn: Function, consts: dict[int, tuple[Type, int]]) -> list[tuple]:
+    """The SPIR-V body of ``fn`` (after the optimiser: ``consts`` are the values it folded);
+    the first block's label comes first."""
+    ids = _Ids(fn.fixed)
+    ids.lw, ids.consts, ids.aliases = lw, consts, fn.aliases
+    ph = fn.placeholders
+    out = lw._out = []
+    lower = LOWER
+
+    def sub(t: tuple) -> tuple:
+        """``t`` with the placeholders among its id operands resolved."""
+        if not any(a in ph for a in t[1:]):
+            return t
+        pos = id_slots(t)
+        if pos is None:
+            raise IRError(f"{t[0]}: operands the SPIR-V grammar does not read ({t[1:]})")
+        lst = list(t)
+        for p in pos:
+            a = lst[p]
+            if a in ph:
+                lst[p] = ids[ph[a].index]
+        return tuple(lst)
+
+    try:
+        for b in fn.blocks:
+            out.append(("OpLabel", b.label))
+            for it in b.items:
+                if type(it) is Raw:
+                    out.append(sub(it.ins))
+                else:
+                    r = lower[it.op.name](lw, it, [ids[a.index] for a in it.args])
+                    if it.result is not None:
+                        ids[it.result.index] = r
+            if b.merge is not None:
+                out.append((b.merge.kind, *b.merge.args))
+            out.append(sub((b.term.kind, *b.term.args)))
+    finally:
+        lw._out = None
+    return out
 
 
 # --- memory spaces, atomics and the emulated warp (their SPIR-V: lower/memory.py) ------------

@@ -2,14 +2,26 @@
 registers and predicates are function-local variables, RZ/PT constants), constant bank 0 of a
 compute kernel (a read-only storage buffer, set 0 binding 0), the builtins, and the function's
 emission.  ISA-neutral: operands are read by the ISA parts (``sm86/to_spirv.py``,
-``sm53/to_spirv.py``)."""
+``sm53/to_spirv.py``).
+
+Two modes.  While the driver (``lower/control.py``) lowers the program, everything goes into the
+IR function ``self.fn`` (``ir/block.py``): a handler's IR blocks are appended to the current basic
+block; a register or predicate read/write and a load/store of a scalar function variable become
+IR operations (their results handed to SPIR-V-writing code as placeholder ids); labels, merges
+and terminators open and close basic blocks; any other SPIR-V instruction is kept as ``Raw``.
+Then the optimiser (``ir/optimize.py``) runs and ``ir/to_spirv.emit_function`` lowers the IR:
+``self._out`` is the SPIR-V body and the same helpers write instructions into it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from nxrecomp.common.errors import NxError
+from shader_svc.ir.block import Function, Merge, Op, Raw, Term, Value
+from shader_svc.ir.ops import OPS
+from shader_svc.ir.types import Type
 from shader_svc.isa.inst import Inst
+from shader_svc.spirv import peephole
 from shader_svc.spirv.builder import Module
 
 DONE = 0xFFFFFFFF  # the dispatcher loop's "block" value after the program's end
@@ -63,6 +75,20 @@ class TranslateError(NxError):
     pass
 
 
+TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpKill", "OpUnreachable", "OpTerminateInvocation"}
+
+
+class _Count:
+    """``len(lowering.body)``: how many instructions were written so far (some handlers name
+    their temporaries by it)."""
+
+    def __init__(self, lw: "LowerBase") -> None:
+        self.lw = lw
+
+    def __len__(self) -> int:
+        return self.lw._written
+
+
 @dataclass(frozen=True)
 class ComputeSpec:
     local_size: tuple[int, int, int] = (64, 1, 1)
@@ -70,6 +96,10 @@ class ComputeSpec:
 
 class LowerBase:
     """State and helpers of one program's lowering (see the module docstring)."""
+
+    # the IR optimiser and the SPIR-V peephole (off: every variable access stays a load/store,
+    # for tests and the bench's comparison)
+    OPTIMIZE = True
 
     def __init__(self, insts: list[Inst], spec) -> None:
         self.insts, self.spec = insts, spec
@@ -82,7 +112,11 @@ class LowerBase:
         self.fn_u32, self.fn_bool = m.type("OpTypePointer", fn, self.u32), m.type("OpTypePointer", fn, self.bool)
         self.vars: dict[str, int] = {}
         self.f64: int | None = None
-        self.body: list[tuple] = []  # function body instructions, emitted after the variables
+        self.fn = Function()  # the program in IR, built by the driver (module docstring)
+        self._out: list[tuple] | None = None  # the SPIR-V body while the IR is lowered
+        self._scalars: dict[int, Type] = {}  # function variables of one u32/bool: IR-visible
+        self._unpromotable: set[int] = set()  # ... that a raw instruction names (left alone)
+        self._written = 0
         self.interface: list[int] = []  # global variables the entry point lists
         self.vars_global: dict[str, tuple[int, int]] = {}  # shared memory, the warp exchange array
         self._setup()
@@ -144,42 +178,124 @@ class LowerBase:
         v &= 2**64 - 1
         return self.m.const(self.u64, v & 0xFFFFFFFF, v >> 32)
 
+    @property
+    def body(self) -> _Count:
+        return _Count(self)
+
     def op(self, name: str, ty: int, *args) -> int:
+        if name in peephole.FOLDABLE and self.OPTIMIZE:  # (raw SPIR-V while building too)
+            k = peephole.fold(self.m, name, ty, args)
+            if k is not None:
+                return k
         r = self.m.id()
-        self.body.append((name, ty, r) + args)
+        self._written += 1
+        if self._out is not None:
+            self._out.append((name, ty, r) + args)
+        elif name == "OpLoad" and len(args) == 1 and args[0] in self._scalars:
+            t = self._scalars[args[0]]
+            return self._ir("LoadVarU32" if t == Type.U32 else "LoadVarBool", (), {"var": args[0]}, r)
+        else:
+            self._raw((name, ty, r) + args, args)
         return r
 
     def do(self, name: str, *args) -> None:
-        self.body.append((name,) + args)
+        self._written += 1
+        if self._out is not None:
+            self._out.append((name,) + args)
+        elif name == "OpStore" and len(args) == 2 and args[0] in self._scalars:
+            t = self._scalars[args[0]]
+            v = self.fn.fixed_value(args[1], t)
+            self._ir("StoreVarU32" if t == Type.U32 else "StoreVarBool", (v,), {"var": args[0]})
+        elif name in TERMINATORS:
+            self.fn.current.term = Term(name, args)
+        elif name == "OpSelectionMerge":
+            self.fn.current.merge = Merge(name, args)
+        elif name == "OpLoopMerge":
+            self.fn.current.merge = Merge(name, args)
+        else:
+            self._raw((name,) + args, args)
+
+    def _raw(self, t: tuple, args: tuple) -> None:
+        if self._scalars:
+            for a in args:
+                if a in self._scalars:
+                    self._unpromotable.add(a)  # (or a literal of the same number: no harm)
+        self.fn.current.items.append(Raw(t))
+
+    # the IR function's control flow, as the driver writes it (build mode; ``do`` turns the same
+    # SPIR-V instructions of handlers not yet in IR into these)
+    def end(self, kind: str, *args: int) -> None:
+        """End the current basic block with its terminator (``ir.block.Term``)."""
+        self.fn.current.term = Term(kind, args)
+
+    def merge(self, kind: str, *args: int) -> None:
+        """The current block heads a structured construct (``ir.block.Merge``)."""
+        self.fn.current.merge = Merge(kind, args)
+
+    def _ir(self, name: str, args: tuple[Value, ...], attrs: dict, placeholder: int | None = None) -> int | None:
+        """An IR operation appended to the current basic block (built in build mode); the
+        placeholder id of its result for SPIR-V-writing code."""
+        d = OPS[name]
+        res = self.fn.new_value(d.result) if d.result is not None else None
+        self.fn.current.items.append(Op(d, args, attrs, res))
+        if res is None:
+            return None
+        return self.placeholder(res, placeholder)
+
+    def placeholder(self, v: Value, pid: int | None = None) -> int:
+        """The id SPIR-V-writing code uses for the IR value ``v`` (resolved when lowered)."""
+        if pid is None:
+            pid = self.m.id()
+        self.fn.placeholders[pid] = v
+        return pid
 
     def label(self) -> int:
         return self.m.id()
 
     def put_label(self, lab: int) -> None:
-        self.body.append(("OpLabel", lab))
+        if self._out is not None:
+            self._out.append(("OpLabel", lab))
+        else:
+            self.fn.start(lab)
 
     def var(self, key: str, ty_ptr: int) -> int:
         if key not in self.vars:
-            self.vars[key] = (self.m.id(), ty_ptr)
+            vid = self.m.id()
+            self.vars[key] = (vid, ty_ptr)
+            if ty_ptr == self.fn_u32:
+                self._scalars[vid] = Type.U32
+            elif ty_ptr == self.fn_bool:
+                self._scalars[vid] = Type.BOOL
         return self.vars[key][0]
 
     def reg(self, n: int, file: str = "R") -> int:
         if (file == "R" and n == 255) or (file == "UR" and n == 63):
             return self.c(0)
+        if self._out is None:
+            return self._ir("GetReg", (), {"reg": n, "file": file})
         return self.op("OpLoad", self.u32, self.var(f"{file}{n}", self.fn_u32))
 
     def set_reg(self, n: int, val: int, file: str = "R") -> None:
         if (file == "R" and n == 255) or (file == "UR" and n == 63):
             return
+        if self._out is None:
+            self._ir("SetReg", (self.fn.fixed_value(val, Type.U32),), {"reg": n, "file": file})
+            return
         self.do("OpStore", self.var(f"{file}{n}", self.fn_u32), val)
 
     def pred(self, p: int, neg: bool = False, file: str = "P") -> int:
+        if self._out is None and p != 7:
+            return self._ir("GetPred", (), {"pred": p, "not": bool(neg), "file": file})
         v = self.m.const_bool(True) if p == 7 else self.op("OpLoad", self.bool, self.var(f"{file}{p}", self.fn_bool))
         return self.op("OpLogicalNot", self.bool, v) if neg else v
 
     def set_pred(self, p: int, val: int) -> None:
-        if p != 7:
-            self.do("OpStore", self.var(f"P{p}", self.fn_bool), val)
+        if p == 7:
+            return
+        if self._out is None:
+            self._ir("SetPred", (self.fn.fixed_value(val, Type.BOOL),), {"pred": p})
+            return
+        self.do("OpStore", self.var(f"P{p}", self.fn_bool), val)
 
     def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
         if bank != 0 or off % 4 or off < 0:
@@ -215,19 +331,24 @@ class LowerBase:
     def _guard(self, ins: Inst) -> int:
         return self.pred(ins.pred, ins.pred_not, "UP" if getattr(ins.row, "uniform", False) else "P")
 
-    def _emit_function(self, entry: int) -> bytes:
-        """The function: header, the variables in the first block, then the body; the entry
-        point; the module's binary."""
+    def _emit_function(self, entry: int, body: list[tuple]) -> bytes:
+        """The function: header, the entry block's label and the variables the body names, the
+        rest of the body (``body[0]`` is the entry label); the entry point; the module's binary."""
         m, E = self.m, self.m.E
         void = m.type("OpTypeVoid")
         fnty = m.type("OpTypeFunction", void)
         main = m.id()
         fn = E("StorageClass", "Function")
+        body, gone = peephole.sweep(body) if self.OPTIMIZE else (body, set())
+        if gone:  # decorations of results that are gone (NoContraction) go with them
+            m.sec["annot"] = [w for w in m.sec["annot"] if len(w) < 2 or w[1] not in gone]
+        named = {vid for vid, _ in self.vars.values()}
+        used = {a for t in body for a in t[1:] if a in named}
         m.function = [
             ("OpFunction", void, main, 0, fnty),
             ("OpLabel", entry),
-            *[("OpVariable", ptr, vid, fn) for vid, ptr in self.vars.values()],
-            *self.body,
+            *[("OpVariable", ptr, vid, fn) for vid, ptr in self.vars.values() if vid in used],
+            *body[1:],
             ("OpFunctionEnd",),
         ]
         self._entry(main)

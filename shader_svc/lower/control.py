@@ -1,13 +1,21 @@
-"""Control flow of a lowered program: the basic blocks, then structured SPIR-V from
-``spirv/structure.py``'s plan (calls inlined by ``spirv/expand.py``) where the graph allows,
-otherwise a dispatcher loop (``loop { switch (block) { case N: ... } }``), structured for any
-CFG.  An ISA supplies its blocks, where a branch goes, and how its control-flow instructions
-pick the next block (the hook methods below)."""
+"""The lowering driver and control flow: the program's machine basic blocks, then the IR
+function (``ir/block.py``) of the whole program, structured from ``spirv/structure.py``'s plan
+(calls inlined by ``spirv/expand.py``) where the graph allows, otherwise a dispatcher loop
+(``loop { switch (block) { case N: ... } }``), structured for any CFG; then the optimiser
+(``ir/optimize.py``) and the one lowering to SPIR-V (``ir/to_spirv.emit_function``).  IR basic
+blocks span many instructions: a block of the plan is one, split only where a guarded
+instruction needs its selection (``if (guard) { instruction }``); their terminators and
+structured merges are the IR's (``Term``, ``Merge``).  An ISA supplies its blocks, where a
+branch goes, and how its control-flow instructions pick the next block (the hook methods
+below)."""
 
 from __future__ import annotations
 
 import logging
 
+from shader_svc.ir import optimize as ir_opt
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Op
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import DONE, LowerBase, TranslateError
 from shader_svc.spirv import structure
@@ -116,13 +124,37 @@ class ControlFlow(LowerBase):
             except structure.Unstructured as e:
                 log.debug("dispatcher loop: %s", e)
         entry = self.label()
+        self.put_label(entry)
         self._prologue()
         if steps is not None:
             self.structured = True
             self._cond: dict[int, int | None] = {}
             self._emit_plan(steps, [blocks[n] for n in nodes], {})
-            return self._emit_function(entry)
-        return self._build_dispatcher(blocks, target, entry)
+        else:
+            self._build_dispatcher(blocks, target)
+        return self._emit_function(entry, self._lower_ir())
+
+    def _lower_ir(self) -> list[tuple]:
+        """The IR function optimised, then lowered: the SPIR-V body (its entry label first)."""
+        if not self.OPTIMIZE:
+            return ir_spirv.emit_function(self, self.fn, {})
+        consts, self.opt_stats = ir_opt.optimize(self.fn, self._var_of, self._unpromotable)
+        return ir_spirv.emit_function(self, self.fn, consts)
+
+    def _var_of(self, o: Op) -> int:
+        """The function variable a read/write operation touches (``ir_opt.ZERO``: RZ, URZ, PT)."""
+        n, a = o.op.name, o.attrs
+        if n in ("GetReg", "SetReg"):
+            if (a["file"] == "R" and a["reg"] == 255) or (a["file"] == "UR" and a["reg"] == 63):
+                return ir_opt.ZERO
+            return self.var(f"{a['file']}{a['reg']}", self.fn_u32)
+        if n in ("GetPred", "SetPred"):
+            if a["pred"] == 7:
+                return ir_opt.ZERO
+            return self.var(f"{a.get('file', 'P')}{a['pred']}", self.fn_bool)
+        if n in ("GetFlag", "SetFlag"):
+            return self.var(a["flag"], self.fn_bool)
+        return a["var"]
 
     # --- structured control flow (spirv/structure.py's plan) -------------------------------------
     def _step(self, blocks: list[list[Inst]], target) -> Step:
@@ -150,11 +182,11 @@ class ControlFlow(LowerBase):
         if not (ins.pred == 7 and not ins.pred_not):
             then, after = self.label(), self.label()
             p = self._guard(ins)
-            self.do("OpSelectionMerge", after, 0)
-            self.do("OpBranchConditional", p, then, after)
+            self.merge("OpSelectionMerge", after, 0)
+            self.end("OpBranchConditional", p, then, after)
             self.put_label(then)
             self.lower(ins)
-            self.do("OpBranch", after)
+            self.end("OpBranch", after)
             self.put_label(after)
         else:
             self.lower(ins)
@@ -184,45 +216,45 @@ class ControlFlow(LowerBase):
                 self._emit_block(st[1], blocks[st[1]])
             elif kind == "if":
                 merge, then, other = self.label(), self.label(), self.label()
-                self.do("OpSelectionMerge", merge, 0)
-                self.do("OpBranchConditional", self._cond[st[1]], then, other)
+                self.merge("OpSelectionMerge", merge, 0)
+                self.end("OpBranchConditional", self._cond[st[1]], then, other)
                 for lab, arm in ((then, st[2]), (other, st[3])):
                     self.put_label(lab)
                     self._emit_plan(arm, blocks, {**ctx, "stop": merge})
                 self.put_label(merge)
             elif kind == "loop":
                 head, body, cont, merge = (self.label() for _ in range(4))
-                self.do("OpBranch", head)
+                self.end("OpBranch", head)
                 self.put_label(head)
-                self.do("OpLoopMerge", merge, cont, 0)
-                self.do("OpBranch", body)
+                self.merge("OpLoopMerge", merge, cont, 0)
+                self.end("OpBranch", body)
                 self.put_label(body)
                 self._emit_plan(st[2], blocks, {"cont": cont, "break": merge})
                 self.put_label(cont)
-                self.do("OpBranch", head)
+                self.end("OpBranch", head)
                 self.put_label(merge)
             elif kind in ("stop", "cont", "break"):
-                self.do("OpBranch", ctx[kind])
+                self.end("OpBranch", ctx[kind])
             elif kind == "ret":
                 self._epilogue()
-                self.do("OpReturn")
+                self.end("OpReturn")
             else:
-                self.do("OpUnreachable")
+                self.end("OpUnreachable")
 
     # --- the dispatcher loop: any CFG ------------------------------------------------------------
-    def _build_dispatcher(self, blocks: list[list[Inst]], target, entry: int) -> bytes:
+    def _build_dispatcher(self, blocks: list[list[Inst]], target) -> None:
         blk = self.var("block", self.fn_u32)
         header, sw, swmerge, cont, merge = (self.label() for _ in range(5))
         self.do("OpStore", blk, self.c(0))
-        self.do("OpBranch", header)
+        self.end("OpBranch", header)
         self.put_label(header)
-        self.do("OpLoopMerge", merge, cont, 0)
-        self.do("OpBranch", sw)
+        self.merge("OpLoopMerge", merge, cont, 0)
+        self.end("OpBranch", sw)
         self.put_label(sw)
         cur = self.op("OpLoad", self.u32, blk)
         case_labels = [self.label() for _ in blocks]
-        self.do("OpSelectionMerge", swmerge, 0)
-        self.do("OpSwitch", cur, swmerge, *[x for i, lab in enumerate(case_labels) for x in (i, lab)])
+        self.merge("OpSelectionMerge", swmerge, 0)
+        self.end("OpSwitch", cur, swmerge, *[x for i, lab in enumerate(case_labels) for x in (i, lab)])
         for i, (b, lab) in enumerate(zip(blocks, case_labels)):
             self.put_label(lab)
             self._block_start(b)
@@ -238,13 +270,12 @@ class ControlFlow(LowerBase):
                 self._lower_guarded(ins)
             self._block_end(b)
             self.do("OpStore", blk, nxt)
-            self.do("OpBranch", swmerge)
+            self.end("OpBranch", swmerge)
         self.put_label(swmerge)
-        self.do("OpBranch", cont)
+        self.end("OpBranch", cont)
         self.put_label(cont)
         again = self.op("OpINotEqual", self.bool, self.op("OpLoad", self.u32, blk), self.c(DONE))
-        self.do("OpBranchConditional", again, header, merge)
+        self.end("OpBranchConditional", again, header, merge)
         self.put_label(merge)
         self._epilogue()
-        self.do("OpReturn")
-        return self._emit_function(entry)
+        self.end("OpReturn")

@@ -35,10 +35,10 @@ class Module:
         self.sec: dict[str, list[list[int]]] = {s: [] for s in self.SECTIONS}
         self._types: dict[tuple, int] = {}
         self._consts: dict[tuple, int] = {}
-        self.optimize = True  # run shader_svc/spirv/optimize.py over the function at binary()
-        self.opt_stats = None  # what it did (optimize.Stats), once binary() ran
+        self.const_values: dict[int, tuple[int, int]] = {}  # constant id -> (type id, value)
+        self._widths: dict[int, int | None] = {}
         # the one function as instruction tuples (name, *int operands), kept out of the "funcs"
-        # section until binary(): the clean-up reads tuples, so they are encoded once, after it
+        # section until binary(), then encoded once
         self.function: list[tuple] | None = None
 
     def id(self) -> int:
@@ -67,6 +67,7 @@ class Module:
         if key not in self._consts:
             cid = self.id()
             self._consts[key] = cid
+            self.const_values[cid] = (ty, sum(w << (32 * n) for n, w in enumerate(words)))
             self.emit("types", "OpConstant", ty, cid, *words)
         return self._consts[key]
 
@@ -75,37 +76,21 @@ class Module:
         if key not in self._consts:
             cid = self.id()
             self._consts[key] = cid
+            self.const_values[cid] = (self.type("OpTypeBool"), int(bool(value)))
             self.emit("types", "OpConstantTrue" if value else "OpConstantFalse", self.type("OpTypeBool"), cid)
         return self._consts[key]
 
-    def _optimize_funcs(self) -> None:
-        """SSA clean-up of the module's one function (see optimize.py); a function of another
-        shape is left as it is."""
-        from shader_svc.spirv.optimize import optimize
-
-        ins = self.function
-        if (
-            len(ins) < 3
-            or ins[0][0] != "OpFunction"
-            or ins[1][0] != "OpLabel"
-            or ins[-1][0] != "OpFunctionEnd"
-            or sum(i[0] == "OpFunction" for i in ins) != 1
-        ):
-            return
-        k = 2
-        function_class = self.E("StorageClass", "Function")
-        while k < len(ins) and ins[k][0] == "OpVariable":
-            k += 1
-        variables = [i for i in ins[2:k]]
-        promotable = {v[2] for v in variables if v[3] == function_class and len(v) == 4}
-        body, self.opt_stats = optimize(ins[k:-1], self, promotable)
-        used = {a for t in body for a in t[1:]}  # a variable nobody names any more goes
-        variables = [v for v in variables if v[2] in used]
-        # decorations and names of results that are gone go with them (their first operand)
-        gone = self.opt_stats.removed_ids | ({v[2] for v in ins[2:k]} - {v[2] for v in variables})
-        for sec in ("annot", "debug"):
-            self.sec[sec] = [w for w in self.sec[sec] if len(w) < 2 or w[1] not in gone]
-        self.function = [*ins[:2], *variables, *body, ins[-1]]
+    def int_width(self, ty: int) -> int | None:
+        """Bits of an integer type (1 for bool); None for any other type."""
+        w = self._widths.get(ty, 0)
+        if w == 0:
+            w = None
+            for (op, args), tid in self._types.items():
+                if tid == ty:
+                    w = args[0] if op == "OpTypeInt" else 1 if op == "OpTypeBool" else None
+                    break
+            self._widths[ty] = w
+        return w
 
     def _encode_function(self, general: bool = False) -> None:
         """The function's tuples into the "funcs" section: each operand one word as it is
@@ -121,8 +106,6 @@ class Module:
 
     def binary(self) -> bytes:
         if self.function is not None and not self.sec["funcs"]:
-            if self.optimize:
-                self._optimize_funcs()
             self._encode_function()  # once: binary() may be called again
         try:
             return self._pack()

@@ -124,6 +124,9 @@ def test_paired_operations_refuse_a_value_of_another_operation():
         b = Block()
         b.emit(name, b.get_reg(1), **attrs)
         lw = Compute86([], ComputeSpec((64, 1, 1)))
+        lw.put_label(lw.label())  # the program's IR function: its entry block, the block, a return
+        ir_spirv.emit(lw, b)
+        lw.end("OpReturn")
         with pytest.raises(TypeError, match=f"{name} of a value that is not its operation's result"):
-            ir_spirv.emit(lw, b)
+            lw._lower_ir()  # (rows are lowered with the whole function, after the optimiser)
     assert Type.WORDS.value == "words"
