@@ -172,8 +172,16 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 if window == "on":
                     raise VulkanUnavailable(f"gpu_host.window = on, but no window: {e}") from None
                 log.info("headless (no window: %s)", e)
+        from nxrecomp.common import settings
+
+        indexing = settings.get("gpu_host", "descriptor_indexing")
+        if indexing not in ("auto", "off"):
+            raise VulkanUnavailable(f"gpu_host.descriptor_indexing = {indexing!r} is not auto or off")
         self.dev = Device(
-            device, self.winsys.instance_extensions if self.winsys else [], ["VK_KHR_swapchain"] if self.winsys else []
+            device,
+            self.winsys.instance_extensions if self.winsys else [],
+            ["VK_KHR_swapchain"] if self.winsys else [],
+            descriptor_indexing=indexing == "auto",
         )
         self.inbox = FdInbox()
         self.session: Session | None = None
@@ -258,7 +266,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             if old is not None:
                 old.closed = True
         log.info("attached client=%s session=%d ring=%d", request.client, sid, view.capacity)
-        return gpu_pb2.AttachReply(session=sid, ring_capacity=view.capacity, device=self.dev.name)
+        return gpu_pb2.AttachReply(session=sid, ring_capacity=view.capacity, device=self.dev.name, features=self.dev.features())
 
     def RegisterPool(self, request, context):
         s = self._session(request.session, context)

@@ -38,6 +38,13 @@ SETTINGS = [
         "keep the driver's compiled pipelines on disk (cache_dir/gpu_host) across GPU-process starts",
         lambda t: str(t).lower() in ("1", "true", "yes", "on"),
     ),
+    Setting(
+        "gpu_host",
+        "descriptor_indexing",
+        "auto",
+        "bindless textures index the texture/sampler pools where the device has non-uniform descriptor "
+        "indexing (auto), or every device gets the switch over pool entries (off)",
+    ),
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
     Setting("gpu_host", "keep_frames", 32, "presented frames kept in memory for GetFrame", int),
     Setting("gpu_host", "ring_size", 8 << 20, "bytes of the shared-memory command ring (client side)", int),

@@ -74,6 +74,7 @@ class GpuClient:
         self.stub: gpu_pb2_grpc.GpuControlStub | None = None
         self.reconnects = 0
         self.device = ""
+        self.features: frozenset[str] = frozenset()  # AttachReply.features: what translations may use
 
     # -- connection ---------------------------------------------------------------------
     def connect(self, timeout: float | None = None) -> None:
@@ -106,6 +107,7 @@ class GpuClient:
         fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, [self.ring_fd, self.bell, self.reply])
         rep = self.stub.Attach(gpu_pb2.AttachRequest(token=self.token, client=self.name), timeout=5.0)
         self.session, self.device = rep.session, rep.device
+        self.features = frozenset(rep.features)
         log.info("attached session=%d device=%s", self.session, self.device)
 
     def _replay_state(self) -> None:

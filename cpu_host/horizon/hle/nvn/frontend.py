@@ -68,6 +68,7 @@ from gpu_host import blocklinear
 from gpu_host import packets as P
 from gpu_host.spirv_reflect import SpirvError, reflect
 from nxrecomp.common import settings
+from shader_svc.request import feature_bits
 
 log = logging.getLogger("cpu_host.nvn")
 
@@ -171,7 +172,9 @@ class NvnService:
     """One process's NVN state; ``connect`` makes the GPU client on first use."""
 
     connect: Callable[[], Any]  # -> GpuClient (connected)
-    translate: Callable[[int, int, bytes], bytes]  # (arch, stage, code) -> SPIR-V
+    # (arch, stage, code, features) -> SPIR-V; features: shader.proto Program.features, the bits
+    # of what the GPU process's device has (GpuClient.features, shader_svc.request.feature_bits)
+    translate: Callable[[int, int, bytes, int], bytes]
     on_present: Callable[[], None] = lambda: None
     gob: str = "fermi"  # the console's GOB kind for block-linear surfaces (manifest "gpu")
     gpu: Any = None
@@ -465,6 +468,7 @@ class NvnService:
             if not 1 <= count <= 5:
                 raise GuestError(f"nvnProgramSetShaders: stage count {count}")
             spirv: dict[int, bytes] = {}
+            features = feature_bits(getattr(self._gpu(), "features", ()))
             for i in range(count):
                 data, control = struct.unpack("<QQ", c.read(stages + 16 * i, 16, "NVNshaderData"))
                 magic, stage, arch, size = struct.unpack("<IIII", c.read(control, 16, "NVNshaderControl"))
@@ -474,7 +478,7 @@ class NvnService:
                     raise GuestError(f"shader {i}: stage {stage} (vertex 2 and fragment 3 are served)")
                 pool, off = self._pool_at(data, size, f"shader {i} code")
                 code = c.read(data, size, f"shader {i} code")
-                spirv[stage] = code if arch == ARCH_SPIRV else self.translate(arch, stage, code)
+                spirv[stage] = code if arch == ARCH_SPIRV else self.translate(arch, stage, code, features)
             if set(spirv) != {STAGE_VERTEX, STAGE_FRAGMENT}:
                 return 0
             try:
