@@ -13,6 +13,7 @@ import contextlib
 import gc
 import itertools
 import logging
+import mmap
 import operator
 import os
 import signal
@@ -31,12 +32,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from gpu_host import fdpass
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_socket_path
 from gpu_host import binpackets
-from gpu_host.blob_assembly import Assembly, Part
+from gpu_host.blob_assembly import Assembly, Part, RefError
 from gpu_host import packets as P
 from gpu_host.engine import Engine
 from gpu_host.objects import MappedPools, ObjectError
 from gpu_host.record import Recorder
-from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, TAG_ARRAY, TAG_BLOB, RingFormatError, RingView, open_ring
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, TAG_ARRAY, TAG_BLOB, TAG_BLOB_REF, RingFormatError, RingView, open_ring
 from gpu_host.ring_reader import RingReader
 from gpu_host.swapchain import Presenter
 from gpu_host.vkdevice import Device, VulkanUnavailable
@@ -230,21 +231,27 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
 
     def Attach(self, request, context):
         fds = self.inbox.take((request.token, "ring", 0), self.attach_timeout)
-        if fds is None or len(fds) != 3:
+        if fds is None or len(fds) not in (3, 4):
             for fd in fds or []:
                 os.close(fd)
             context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"attach: no ring + doorbell + reply fds arrived with token {request.token!r}"
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"attach: no ring + doorbell + reply (+ command arena) fds arrived with token {request.token!r}",
             )
-        ring_fd, bell_fd, reply_fd = fds
+        ring_fd, bell_fd, reply_fd = fds[:3]
+        arena = None
         try:
             view = open_ring(ring_fd)
-        except (RingFormatError, OSError) as e:
+            if len(fds) == 4:  # the command arena: read here only, copied before anything is checked
+                arena = memoryview(mmap.mmap(fds[3], 0, mmap.MAP_SHARED, mmap.PROT_READ))
+        except (RingFormatError, OSError, ValueError) as e:
             os.close(bell_fd)
             os.close(reply_fd)
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"attach: {e}")
         finally:
             os.close(ring_fd)
+            if len(fds) == 4:
+                os.close(fds[3])
         os.set_blocking(bell_fd, False)
         os.set_blocking(reply_fd, False)
         with self.lock:
@@ -258,7 +265,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 sid,
                 request.token,
                 view,
-                RingReader(view, bell_fd),
+                RingReader(view, bell_fd, arena),
                 pools,
                 reply_fd,
                 assembly=Assembly(2 * view.capacity + (1 << 20)),
@@ -388,7 +395,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 self.stamps = [time.perf_counter()]
             try:
                 s.assembly.start_drain()
-                batch = s.reader.records(blob_sink=s.assembly.take)
+                batch = s.reader.records(blob_sink=s.assembly.take, ref_sink=s.assembly.take_ref)
             except RingFormatError as e:
                 log.error("session %d: %s; session detached (client must re-attach)", s.id, e)
                 with self.lock:
@@ -415,6 +422,10 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         not parse drops the submission it belongs to at once (its END may be in the unreadable
         part)."""
         if tag == TAG_BLOB:
+            return self._blob_part(s, record, cur)
+        if tag == TAG_BLOB_REF:
+            if isinstance(record, RefError):
+                return self._bad_ref(s, record, cur)
             return self._blob_part(s, record, cur)
         if s.blob is not None:  # msgpack records while a binary submission is open: drop it
             self._drop_blob(s, "a msgpack record came before its last part")
@@ -450,6 +461,22 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
                 self._done(s, cur[0], None)
             cur = (None, [])  # skip the rest of this submission, up to the next BEGIN
         return cur
+
+    def _bad_ref(self, s: Session, e: RefError, cur):
+        """A reference part that cannot be followed drops its submission (and one left open),
+        naming what is wrong."""
+        if cur is not None and cur[0] is not None:
+            self.engine.reject(cur[0], "no END before a binary submission")
+            self._done(s, cur[0], None)
+        if s.blob is not None and s.blob[0] != e.seq:
+            self._drop_blob(s, f"a part of submission {e.seq} came instead of part {s.blob[1]}")
+        s.blob = None
+        if e.seq is None:
+            log.warning("binary %s; ignored", e.message)
+        else:
+            self.engine.reject(e.seq, f"binary {e.message}")
+            self._done(s, e.seq, None)
+        return None
 
     def _drop_blob(self, s: Session, why: str) -> None:
         seq = s.blob[0]

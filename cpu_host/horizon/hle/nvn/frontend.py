@@ -223,6 +223,9 @@ class NvnService:
     def _gpu(self) -> Any:
         if self.gpu is None:
             self.gpu = self.connect()
+            # the native recorder records into the client's command arena: submissions reference
+            # its recordings instead of copying them into the ring (PROTOCOL.md "Command arena")
+            self._lend_arena()
         return self.gpu
 
     # -- device ---------------------------------------------------------------------------
@@ -1246,7 +1249,18 @@ class NvnService:
                 return registry._wrap(ffi, lib, index, Binding(retry, b.name, b.address))
 
             n = self.native.install(ffi, lib, registry.bindings, wrap)
+            if self.gpu is not None:
+                self._lend_arena()
         log.info("NVN: %d per-draw entry points recorded natively", n)
+
+    def _lend_arena(self) -> None:
+        """The native recorder records into the GPU client's command arena: submissions then
+        reference its recordings instead of copying them into the ring (PROTOCOL.md "Command
+        arena").  One arena a process: a second client's submissions are copied."""
+        lend = getattr(self.gpu, "lend_arena", None)
+        arena = lend() if self.native is not None and lend is not None else None
+        if arena is not None and not self.native.use_arena(*arena):
+            log.warning("NVN: another command arena is in use in this process; submissions are copied")
 
     def _native_retry(self, index: int, impl: Callable[[Call], Any]) -> Callable[[Call], None]:
         """The Python side of hot call ``index``: where the C recorder could not answer, find the
