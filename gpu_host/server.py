@@ -58,6 +58,7 @@ class Session:
     packets: int = 0
     closed: bool = False
     blob: tuple[int, int, list] | None = None  # open binary submission: (seq, next part, part bodies)
+    arena_parts: int = 0  # reference parts (ring tag 5) taken
     assembly: Assembly | None = None  # where binary parts are copied out of the ring (blob_assembly)
 
 
@@ -362,6 +363,7 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
             last_sha256=last.sha256 if last else "",
             packets=s.packets,
             last_replay_ms=self.engine.last_replay_ms,
+            arena_parts=s.arena_parts,
         )
 
     # -- the ring consumer --------------------------------------------------------------
@@ -426,6 +428,9 @@ class GpuServer(gpu_pb2_grpc.GpuControlServicer):
         if tag == TAG_BLOB_REF:
             if isinstance(record, RefError):
                 return self._bad_ref(s, record, cur)
+            s.arena_parts += 1
+            if s.arena_parts == 1:
+                log.info("session %d: submissions read from the command arena (ring tag 5)", s.id)
             return self._blob_part(s, record, cur)
         if s.blob is not None:  # msgpack records while a binary submission is open: drop it
             self._drop_blob(s, "a msgpack record came before its last part")

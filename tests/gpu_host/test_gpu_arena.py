@@ -52,8 +52,10 @@ def test_referenced_frame_equals_copied_frame(env):  # noqa: F811
     c.wait(c.submit(scene(env, n1)), timeout=30)
     a = frame_image(c, n1)
     block = put_in_arena(gpu, 4096, scene(env, n2))
+    parts = c.status().arena_parts
     seq, ref_bytes = ring_bytes(gpu, lambda: c.submit([block]))
     c.wait(seq, timeout=30)
+    assert c.status().arena_parts == parts + 1
     b = frame_image(c, n2)
     arena, c.arena = c.arena, None  # the same Block copied into the ring (tag 4)
     try:
