@@ -701,6 +701,7 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             ways = ["copy", "arena"] if arena is not None else ["copy"]
             bt: dict[str, list[float]] = {w: [] for w in ways}
             br: dict[str, list[float]] = {w: [] for w in ways}
+            bseq: dict[str, list[int]] = {w: [] for w in ways}
             ru, blt, blc = [], [], []
             for rep, m in enumerate(ns):  # the same frames again, presented as m + 10**6
                 block, us = rec.frame(draws, m, m + 10**6)
@@ -714,6 +715,7 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                     if rep:
                         bt[w].append(got[w][0])
                         br[w].append(split.replay_ms[-1] / 1000)
+                        bseq[w].append(split.c.seq)
                 split.c.arena = arena[0] if arena is not None else None
                 if not rep % 2:
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
@@ -733,6 +735,8 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                     f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.2f} ms = {(bm - brp) / bm * 100:.1f}%"
                     f"; against the in-process replay {(bm / blm - 1) * 100:.1f}%"
                 )
+                b = split.breakdown(bseq[w])
+                print(f"{'':24}steps (medians, ms): " + "  ".join(f"{k} {b[k]:.3f}" for k in STEPS if k in b))
             print(
                 f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
                 f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) | CPU-side recording (C, per draw) "
