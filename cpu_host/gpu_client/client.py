@@ -30,7 +30,7 @@ from cpu_host.gpu_client.ring_writer import RingWriter
 from cpu_host.gpu_client.shaders import ShaderSource
 from gpu_host import fdpass
 from gpu_host import packets as P
-from gpu_host.ring_layout import MAP_FLAGS, TAG_ARRAY, init_ring
+from gpu_host.ring_layout import TAG_ARRAY, init_ring
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
 from nxrecomp.common.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
@@ -72,7 +72,8 @@ class GpuClient:
         if self.arena_size > 0:
             self.arena_fd = os.memfd_create("nx-arena", os.MFD_CLOEXEC)
             os.ftruncate(self.arena_fd, self.arena_size)
-            self.arena_mm = mmap.mmap(self.arena_fd, self.arena_size, MAP_FLAGS, mmap.PROT_READ | mmap.PROT_WRITE)
+            # not populated: only the pages the recorder's (reused) buffers touch ever get memory
+            self.arena_mm = mmap.mmap(self.arena_fd, self.arena_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
             self._arena_ref = ctypes.c_char.from_buffer(self.arena_mm)
             self.arena = ctypes.addressof(self._arena_ref)  # its address in this process
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
