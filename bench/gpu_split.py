@@ -574,6 +574,12 @@ def main() -> None:
     ap.add_argument("--native", default="off,on", help="gpu_host.native_replay settings to run, in order")
     ap.add_argument("--local-worker", action="store_true")
     ap.add_argument(
+        "--arena",
+        type=int,
+        default=1,
+        help="1: the native recorder's frames also through the command arena (ring tag 5), interleaved with copies",
+    )
+    ap.add_argument(
         "--spin",
         default="",
         help="comma-separated RING/CLIENT[/PART] settings (gpu_host.ring_spin_us / client_spin_us in "
@@ -689,31 +695,52 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             )
         if split.native != "off":
             rec = NativeFrames()
-            bt, br, ru, blt, blc = [], [], [], [], []
+            arena = split.c.lend_arena() if a.arena else None
+            if arena is not None and not rec.r.use_arena(*arena):
+                arena = None  # another client's arena is the recorder's (an earlier mode's)
+            ways = ["copy", "arena"] if arena is not None else ["copy"]
+            bt: dict[str, list[float]] = {w: [] for w in ways}
+            br: dict[str, list[float]] = {w: [] for w in ways}
+            bseq: dict[str, list[int]] = {w: [] for w in ways}
+            ru, blt, blc = [], [], []
             for rep, m in enumerate(ns):  # the same frames again, presented as m + 10**6
                 block, us = rec.frame(draws, m, m + 10**6)
+                order = ways if rep % 2 else ways[::-1]
                 if rep % 2:  # interleaved with the in-process replay of the same blob
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
-                    bdt, bsha = split.frame_block(block, m + 10**6)
-                else:
-                    bdt, bsha = split.frame_block(block, m + 10**6)
+                got = {}
+                for w in order:  # the same recording copied into the ring (tag 4) / referenced (tag 5)
+                    split.c.arena = arena[0] if w == "arena" else None
+                    got[w] = split.frame_block(block, m + 10**6)
+                    if rep:
+                        bt[w].append(got[w][0])
+                        br[w].append(split.replay_ms[-1] / 1000)
+                        bseq[w].append(split.c.seq)
+                split.c.arena = arena[0] if arena is not None else None
+                if not rep % 2:
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
-                assert shas[m] == bsha == lsha, f"frame {m} differs through the native recorder and the binary ring"
+                assert all(shas[m] == g[1] == lsha for g in got.values()), (
+                    f"frame {m} differs through the native recorder and the binary ring"
+                )
                 ru.append(us)
                 if rep:
-                    bt.append(bdt)
-                    br.append(split.replay_ms[-1] / 1000)
                     blt.append(ldt)
                     blc.append(ldc)
-            bm, brp, blm = statistics.median(bt), statistics.median(br), statistics.median(blt)
-            print(
-                f"{'':20}native recorder -> binary packets (ring tag 4): split {bm * 1000:7.1f} ms, GPU process's "
-                f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.1f} ms = {(bm - brp) / bm * 100:.1f}%"
-                f"  | CPU-side recording (C, per draw) {statistics.median(ru):.3f} us"
-            )
+            blm = statistics.median(blt)
+            for w in ways:
+                bm, brp = statistics.median(bt[w]), statistics.median(br[w])
+                how = "copied into the ring (tag 4)" if w == "copy" else "in the command arena (tag 5)"
+                print(
+                    f"{'':20}native recorder -> binary packets {how}: split {bm * 1000:7.1f} ms, GPU process's "
+                    f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.2f} ms = {(bm - brp) / bm * 100:.1f}%"
+                    f"; against the in-process replay {(bm / blm - 1) * 100:.1f}%"
+                )
+                b = split.breakdown(bseq[w])
+                print(f"{'':24}steps (medians, ms): " + "  ".join(f"{k} {b[k]:.3f}" for k in STEPS if k in b))
             print(
                 f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
-                f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) -> split overhead {(bm / blm - 1) * 100:.1f}%"
+                f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) | CPU-side recording (C, per draw) "
+                f"{statistics.median(ru):.3f} us"
             )
             si = split.interval_native(rec, draws, [n + 1 + k for k in range(a.frames)])
             n += a.frames

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpu_host import binpackets
-from gpu_host.ring_layout import BLOB_LAST, BLOB_PART
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, REF_RANGE
 
 HEAD = BLOB_PART.size + binpackets.HEADER  # the bytes of a part record before its packet bodies
 
@@ -31,6 +31,15 @@ class Part:
     at: int  # offset of the bodies in Assembly.buf
     size: int  # bytes of bodies
     contiguous: bool  # right behind the previous part's bodies of the same submission
+
+
+@dataclass(frozen=True)
+class RefError:
+    """A reference part that cannot be followed: its submission (``seq``, None where even that
+    is unreadable) is dropped with this message."""
+
+    seq: int | None
+    message: str
 
 
 class Assembly:
@@ -66,6 +75,43 @@ class Assembly:
         self.end = at + size
         self.open = None if flags & BLOB_LAST else (seq, part)
         return Part(head, at, size, follows)
+
+    def take_ref(self, record: memoryview, arena: memoryview | None) -> "Part | bytes | RefError":
+        """Copy one reference part (ring tag 5) out of the ring and the command arena: its header
+        bytes from the record, the packet bodies from the arena ranges it lists (each checked to
+        lie inside the arena before a byte is read), into the buffer as ``take`` puts a part's;
+        a record that cannot be followed comes back as a ``RefError`` naming what is wrong."""
+        n = len(record)
+        if n < HEAD or (n - HEAD) % REF_RANGE.size:
+            self.open = None
+            seq, part = BLOB_PART.unpack_from(record)[:2] if n >= BLOB_PART.size else (None, 0)
+            return RefError(seq, f"reference part {part}: {n} bytes is not the headers and whole 16-byte ranges")
+        head = bytes(record[:HEAD])
+        seq, part, flags = BLOB_PART.unpack_from(head)
+        ranges = [REF_RANGE.unpack_from(record, HEAD + i) for i in range(0, n - HEAD, REF_RANGE.size)]
+        if arena is None:
+            self.open = None
+            return RefError(seq, f"reference part {part}: no command arena was sent with the ring")
+        for k, (off, size) in enumerate(ranges):
+            if off > len(arena) or size > len(arena) - off:
+                self.open = None
+                return RefError(
+                    seq,
+                    f"reference part {part}: range {k} (offset {off}, {size} bytes) lies outside the {len(arena)}-byte command arena",
+                )
+        follows = self.open is not None and part > 0 and self.open == (seq, part - 1)
+        at = self.end if follows else self.end + binpackets.HEADER
+        total = sum(size for _, size in ranges)
+        if at + total > len(self.buf):
+            self.open = None
+            return head + b"".join(bytes(arena[o : o + z]) for o, z in ranges)  # as a tag-4 record's bytes
+        end = at
+        for off, size in ranges:
+            self.view[end : end + size] = arena[off : off + size]
+            end += size
+        self.end = end
+        self.open = None if flags & BLOB_LAST else (seq, part)
+        return Part(head, at, total, follows)
 
     def blob(self, parts: list[Part], count: int) -> memoryview | None:
         """The joined blob of a submission's parts (each checked by the caller) as a view of the

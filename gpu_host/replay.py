@@ -18,45 +18,30 @@ import numpy as np
 import vulkan as vk
 from vulkan._vulkan import lib as _vklib  # direct entry points for the per-draw calls
 
-from gpu_host import blocklinear, events, present_image, texdecode
+from gpu_host import events, present_image
 from gpu_host import packets as P
-from gpu_host.formats import FORMATS, TexFormat
-from gpu_host.objects import Memory, ObjectError, Objects, Texture
+from gpu_host.formats import TexFormat
+from gpu_host.objects import Memory, Objects, Texture
 from gpu_host.pipelines import Pipelines, cache_file
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
 from gpu_host.vkdevice import COLOR_LAYERS, Buffer, Device, Image
 
+from gpu_host.replay_images import (  # noqa: F401 (names other modules import from here)
+    ALIGN,
+    ARENA_USAGE,
+    DEPTH_BYTES,
+    DEPTH_FEATURES,
+    DEPTH_USAGE,
+    RENDER_FEATURES,
+    RT_USAGE,
+    SAMPLE_FEATURES,
+    TEX_USAGE,
+    ReplayImages,
+)
+from gpu_host.replay_readback import ReplayReadback
+
 log = logging.getLogger("gpu_host.replay")
-ALIGN = 256
-ARENA_USAGE = (
-    vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT
-    | vk.VK_BUFFER_USAGE_INDEX_BUFFER_BIT
-    | vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT
-    | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
-)
-RT_USAGE = (
-    vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT
-    | vk.VK_IMAGE_USAGE_SAMPLED_BIT
-    | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
-    | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-)
-TEX_USAGE = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-DEPTH_USAGE = (
-    vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
-    | vk.VK_IMAGE_USAGE_SAMPLED_BIT
-    | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
-    | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-)
-# VK_FORMAT_FEATURE_TRANSFER_SRC_BIT 0x4000 | _DST_BIT 0x8000 (1.1 core; the binding lacks the names)
-DEPTH_FEATURES = vk.VK_FORMAT_FEATURE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | 0x4000 | 0x8000
-RENDER_FEATURES = vk.VK_FORMAT_FEATURE_COLOR_ATTACHMENT_BIT | vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | 0x4000 | 0x8000
-DEPTH_BYTES = {
-    "VK_FORMAT_D16_UNORM": 2,
-    "VK_FORMAT_D24_UNORM_S8_UINT": 4,
-    "VK_FORMAT_D32_SFLOAT": 4,
-    "VK_FORMAT_D32_SFLOAT_S8_UINT": 4,
-}  # bytes a texel of the depth aspect copies to a buffer
 
 
 @dataclass
@@ -82,8 +67,6 @@ def _up(n: int) -> int:
     return (n + ALIGN - 1) & ~(ALIGN - 1)
 
 
-FORMAT_FEATURE_TRANSFER_DST = 0x4000  # VK_FORMAT_FEATURE_TRANSFER_DST_BIT (1.1 core); the binding lacks the name
-SAMPLE_FEATURES = vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT | FORMAT_FEATURE_TRANSFER_DST
 EMPTY_POOLS = ((P.EMPTY,) * POOL_TEXTURES, (P.EMPTY,) * POOL_SAMPLERS)
 SETS_PER_POOL = 64
 
@@ -137,7 +120,7 @@ class PoolSets:
         self.pools.clear()
 
 
-class Replayer:
+class Replayer(ReplayImages, ReplayReadback):
     def __init__(
         self,
         dev: Device,
@@ -205,115 +188,6 @@ class Replayer:
             cur = self.dev.buffer(n, usage)
             setattr(self, which, cur)
         return cur
-
-    def upload_format(self, fmt: TexFormat) -> tuple[int, str]:
-        """(Vulkan format of the image, CPU decoder to run on upload or "") for ``fmt`` on this
-        device: native where the device samples it, else decoded to RGBA8; a format with neither
-        raises ObjectError."""
-        got = self.formats.get(fmt.name)
-        if got is None:
-            native = getattr(vk, fmt.vk_name)
-            feature = (
-                "textureCompressionBC"
-                if fmt.name.startswith("BC")
-                else "textureCompressionASTC_LDR"
-                if fmt.name.startswith("ASTC")
-                else None
-            )
-            ok = (feature is None or feature in self.dev.compression) and self.dev.format_supported(native, SAMPLE_FEATURES)
-            if fmt.decoder and (self.decode_always or not ok):
-                got = (vk.VK_FORMAT_R8G8B8A8_UNORM, fmt.decoder)
-            elif ok:
-                got = (native, "")
-            else:
-                raise ObjectError(
-                    f"format {fmt.name}: device {self.dev.name} cannot sample {fmt.vk_name} and there is no CPU decoder for it"
-                )
-            log.info("format %s: %s", fmt.name, f"decoded on upload ({got[1]})" if got[1] else "native")
-            self.formats[fmt.name] = got
-        return got
-
-    def _has(self, vk_name: str, features: int) -> bool:
-        return vk_name not in self.avoid_formats and self.dev.format_supported(getattr(vk, vk_name), features)
-
-    def depth_format(self, fmt: TexFormat) -> TexFormat:
-        """The format a depth target of ``fmt`` is made in on this device: ``fmt`` where the device
-        renders, samples and copies it, else its fallback (at least the same precision: D24S8 ->
-        D32F_S8); neither raises ObjectError."""
-        got = self.depth_formats.get(fmt.name)
-        if got is None:
-            got = fmt
-            if not self._has(fmt.vk_name, DEPTH_FEATURES):
-                got = FORMATS.get(fmt.fallback) if fmt.fallback else None
-                if got is None or not self._has(got.vk_name, DEPTH_FEATURES):
-                    raise ObjectError(
-                        f"format {fmt.name}: device {self.dev.name} cannot render, sample and copy "
-                        f"{fmt.vk_name}" + (f" nor its fallback {fmt.fallback}" if fmt.fallback else "")
-                    )
-                log.warning(
-                    "format %s: device %s lacks %s; depth targets use %s", fmt.name, self.dev.name, fmt.vk_name, got.vk_name
-                )
-            self.depth_formats[fmt.name] = got
-        return got
-
-    def render_format(self, fmt: TexFormat) -> None:
-        """Raise ObjectError where the device cannot render into, sample and copy colour format
-        ``fmt`` (a non-renderable format is left to the object table's own refusal)."""
-        if not fmt.renderable or fmt.depth or fmt.name in self.render_formats:
-            return
-        if not self._has(fmt.vk_name, RENDER_FEATURES):
-            raise ObjectError(f"format {fmt.name}: device {self.dev.name} cannot render into, sample and copy {fmt.vk_name}")
-        self.render_formats.add(fmt.name)
-
-    def image_for(self, t: Texture) -> Image:
-        cur = self.images.get(t.id)
-        if cur is not None and cur[0] == t:
-            return cur[1]
-        if cur is not None:
-            self.dev.free_image(cur[1])
-            self.uploaded.pop(t.id, None)
-        if t.fmt.depth:
-            made = self.depth_format(t.fmt)
-            aspect = vk.VK_IMAGE_ASPECT_DEPTH_BIT | (vk.VK_IMAGE_ASPECT_STENCIL_BIT if made.stencil else 0)
-            # a multisampled image is only drawn into and resolved: no sampled/transfer-dst usage, whose
-            # sample counts (sampledImage*SampleCounts) may be narrower than the framebuffer's
-            usage = DEPTH_USAGE if t.samples == 1 else vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT
-            img = self.dev.image(t.width, t.height, getattr(vk, made.vk_name), usage, aspect, samples=t.samples)
-            self.images[t.id] = (t, img)
-            return img
-        usage = RT_USAGE if t.render_target else TEX_USAGE
-        if t.samples > 1:
-            usage = vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
-        img = self.dev.image(
-            t.width, t.height, self.upload_format(t.fmt)[0], usage, layers=t.layers, cube=t.cube, samples=t.samples
-        )
-        self.images[t.id] = (t, img)
-        return img
-
-    def sampler(self, linear: bool, repeat: bool, compare: int = 0) -> Any:
-        """``compare``: 0, or 1 + the compare op of a depth-compare sampler."""
-        key = (linear, repeat, compare)
-        s = self.samplers.get(key)
-        if s is None:
-            f = vk.VK_FILTER_LINEAR if linear else vk.VK_FILTER_NEAREST
-            a = vk.VK_SAMPLER_ADDRESS_MODE_REPEAT if repeat else vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-            s = vk.vkCreateSampler(
-                self.dev.device,
-                vk.VkSamplerCreateInfo(
-                    magFilter=f,
-                    minFilter=f,
-                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-                    addressModeU=a,
-                    addressModeV=a,
-                    addressModeW=a,
-                    maxLod=0.0,
-                    compareEnable=vk.VK_TRUE if compare else vk.VK_FALSE,
-                    compareOp=max(compare - 1, 0),
-                ),
-                None,
-            )
-            self.samplers[key] = s
-        return s
 
     # -- the submission --------------------------------------------------------
     def forget_uploads(self) -> None:
@@ -453,37 +327,6 @@ class Replayer:
                 result.frames.append(FrameOut(c[1], c[4], c[5], raw, hashlib.sha256(raw).hexdigest()))
             result.frames.sort(key=lambda f: f.frame)  # one client numbers its frames in order
         return result
-
-    def _layer_texels(self, t: Texture, src: Any, k: int) -> np.ndarray:
-        """Layer ``k`` of ``t`` from its pool bytes, linear (rows of elements), decoded to RGBA8
-        where the device lacks the format."""
-        wb, base = t.row_bytes, k * t.layer_stride
-        if t.block_linear:
-            lin = blocklinear.deswizzle(src[base : base + t.layer_size], wb, t.rows, t.block_height_log2, t.gob)
-        else:
-            rows = np.frombuffer(src, np.uint8, count=t.layer_size, offset=base)
-            lin = np.lib.stride_tricks.as_strided(rows, (t.rows, wb), (t.pitch, 1))
-        decoder = self.upload_format(t.fmt)[1]
-        if decoder:  # the device lacks the format: RGBA8 decoded here
-            lin, _ = texdecode.decode(decoder, np.ascontiguousarray(lin), t.width, t.height, t.fmt.block_w, t.fmt.block_h)
-        return np.ascontiguousarray(lin)
-
-    def dummy(self, kind: str, depth: bool = False) -> Image:
-        """A 1x1 image of view ``kind`` for a slot a shader reads that nothing is bound to;
-        ``depth``: a D32F one, for a slot the shader looks up with a depth comparison (Dref
-        needs a depth view)."""
-        key = kind + ("_depth" if depth else "")
-        img = self.dummies.get(key)
-        if img is None:
-            layers, cube = {"cube": (6, True), "cube_array": (12, True), "2d_array": (2, False)}.get(kind, (1, False))
-            if depth:
-                img = self.dev.image(
-                    1, 1, vk.VK_FORMAT_D32_SFLOAT, TEX_USAGE, aspect=vk.VK_IMAGE_ASPECT_DEPTH_BIT, layers=layers, cube=cube
-                )
-            else:
-                img = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, layers=layers, cube=cube)
-            self.dummies[key] = img
-        return img
 
     def _record(self, plan: Plan, cb: Any, arena: Buffer, where: dict, rb: Buffer | None):
         objs = self.objects
@@ -823,81 +666,6 @@ class Replayer:
         return res, reads
 
     # -- read-back: colour texels, or a depth target's depth and stencil aspects ---------------
-    def _aspect_copies(self, t: Texture) -> list[tuple[int, int, int]]:
-        """(aspect, offset, bytes) of each aspect of ``t``'s image in its read-back region."""
-        if not t.fmt.depth:
-            return [(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, t.width * t.height * t.fmt.bpp)]
-        made = self.depth_format(t.fmt)
-        n = t.width * t.height
-        out = [(vk.VK_IMAGE_ASPECT_DEPTH_BIT, 0, n * DEPTH_BYTES[made.vk_name])]
-        if made.stencil:  # buffer offsets of depth/stencil copies are multiples of 4
-            out.append((vk.VK_IMAGE_ASPECT_STENCIL_BIT, (out[0][2] + 15) & ~15, n))
-        return out
-
-    def _readback_size(self, t: Texture) -> int:
-        a, o, n = self._aspect_copies(t)[-1]
-        return (o + n + 15) & ~15
-
-    def _copy_out(self, cb: Any, t: Texture, img: Image, rb: Buffer, at: int) -> None:
-        for aspect, o, _ in self._aspect_copies(t):
-            vk.vkCmdCopyImageToBuffer(
-                cb,
-                img.handle,
-                vk.VK_IMAGE_LAYOUT_GENERAL,
-                rb.handle,
-                1,
-                [
-                    vk.VkBufferImageCopy(
-                        bufferOffset=at + o,
-                        bufferRowLength=0,
-                        bufferImageHeight=0,
-                        imageSubresource=vk.VkImageSubresourceLayers(
-                            aspectMask=aspect, mipLevel=0, baseArrayLayer=0, layerCount=1
-                        ),
-                        imageOffset=vk.VkOffset3D(0, 0, 0),
-                        imageExtent=vk.VkExtent3D(t.width, t.height, 1),
-                    )
-                ],
-            )
-
-    def _guest_texels(self, t: Texture, mapped: Any, at: int) -> np.ndarray:
-        """``t``'s read-back as the guest's pool holds it (formats.py): height rows of width *
-        bpp bytes.  Depth made in a fallback format is converted to the guest's format."""
-        n = t.width * t.height
-        if not t.fmt.depth:
-            bpp = t.fmt.bpp
-            return np.frombuffer(mapped, np.uint8, count=n * bpp, offset=at).reshape(t.height, t.width * bpp).copy()
-        copies = self._aspect_copies(t)
-        made = self.depth_format(t.fmt)
-        raw = np.frombuffer(mapped, np.uint8, count=copies[0][2], offset=at + copies[0][1])
-        stencil = (
-            np.frombuffer(mapped, np.uint8, count=n, offset=at + copies[1][1]).astype(np.uint32) if len(copies) > 1 else None
-        )
-        if made.vk_name == "VK_FORMAT_D16_UNORM":
-            out = raw.view("<u2")
-        elif made.vk_name == "VK_FORMAT_D24_UNORM_S8_UINT":
-            out = (raw.view("<u4") & 0xFFFFFF) | stencil << 24
-        else:  # float depth: D32F, D32F_S8, or the fallback of D24S8
-            d = raw.view("<f4")
-            if t.fmt.name == "D24S8":
-                out = np.round(np.clip(d.astype(np.float64), 0, 1) * 0xFFFFFF).astype("<u4") | stencil << 24
-            elif t.fmt.name == "D32F_S8":
-                out = np.stack([d.view("<u4"), stencil.astype("<u4")], -1)
-            else:
-                out = d
-        return np.ascontiguousarray(out).view(np.uint8).reshape(t.height, t.width * t.fmt.bpp)
-
-    def _write_back(self, t: Texture, lin: np.ndarray) -> None:
-        """A render target's texels (rows of bytes in the guest's format) into its pool range, in
-        its layout: block-linear (swizzled, padding included) or pitch-linear rows."""
-        mem = self.objects.memory
-        if not hasattr(mem, "write"):  # a recording being replayed: nothing to write to
-            return
-        if t.block_linear:
-            mem.write(t.pool, t.offset, blocklinear.swizzle(lin, t.block_height_log2, t.gob))
-        else:
-            for y in range(t.height):  # rows only: the bytes between rows are the guest's
-                mem.write(t.pool, t.offset + y * t.pitch, lin[y].tobytes())
 
     def _check_indices(
         self, seq: int, i: int, cmd: tuple, index: tuple, vertex: tuple, layout: tuple, amap: Any, where: dict

@@ -22,6 +22,11 @@ TAG_PACKET = 1
 TAG_PAD = 2  # filler up to the end of the data area; the reader skips to offset 0
 TAG_ARRAY = 3  # one msgpack array of packets (the client's records: one C-level unpack each)
 TAG_BLOB = 4  # a part of a binary-packet submission: u64 seq, u32 part, u32 flags, a blob (PROTOCOL.md)
+# a part of a binary-packet submission whose packet bodies lie in the client's command arena (shared
+# memory sent with the ring): the part and blob headers as in tag 4, then u64 offset, u64 length
+# ranges of the arena, back to back (PROTOCOL.md "Command arena")
+TAG_BLOB_REF = 5
+REF_RANGE = struct.Struct("<QQ")
 BLOB_PART = struct.Struct("<QII")
 BLOB_LAST = 1  # flags: the submission's last part
 MAX_PACKET = 1 << 20  # a larger record is corruption, never a packet

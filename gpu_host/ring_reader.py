@@ -14,6 +14,7 @@ from gpu_host.ring_layout import (
     REC_HDR,
     TAG_ARRAY,
     TAG_BLOB,
+    TAG_BLOB_REF,
     TAG_PACKET,
     TAG_PAD,
     RingFormatError,
@@ -23,10 +24,12 @@ from gpu_host.ring_layout import (
 
 
 class RingReader:
-    def __init__(self, view: RingView, doorbell_fd: int) -> None:
+    def __init__(self, view: RingView, doorbell_fd: int, arena: memoryview | None = None) -> None:
+        """``arena``: the client's command arena (read-only view), which tag-5 records reference."""
         self.view = view
         self.doorbell = doorbell_fd
         self.cap = view.capacity
+        self.arena = arena
 
     def wait(self, timeout: float, spin_until: float = 0.0) -> None:
         """Sleep until the producer rings the doorbell (or ``timeout`` seconds pass).  Before
@@ -52,17 +55,23 @@ class RingReader:
         """Up to ``limit`` record payloads published so far, consumed (the read position moves on)."""
         return [p for _, p in self.records(limit)]
 
-    def records(self, limit: int = 4096, blob_sink: Callable[[memoryview], Any] | None = None) -> list[tuple[int, Any]]:
+    def records(
+        self,
+        limit: int = 4096,
+        blob_sink: Callable[[memoryview], Any] | None = None,
+        ref_sink: Callable[[memoryview, memoryview | None], Any] | None = None,
+    ) -> list[tuple[int, Any]]:
         """Up to ``limit`` records ``(tag, payload)`` published so far, consumed: each payload
         copied out of the ring as ``bytes``, or, for a binary part record (tag 4) when
         ``blob_sink`` is given, what ``blob_sink`` returns for a view of the record in the ring
-        (it must copy what it keeps: the view dies and the bytes may change once consumed)."""
-        if blob_sink is not None:
+        (it must copy what it keeps: the view dies and the bytes may change once consumed);
+        likewise ``ref_sink`` for a reference part (tag 5), with the command arena's view."""
+        if blob_sink is not None or ref_sink is not None:
             with memoryview(self.view.mm) as ring:
-                return self._records(limit, blob_sink, ring)
+                return self._records(limit, blob_sink, ring, ref_sink)
         return self._records(limit, None, None)
 
-    def _records(self, limit: int, blob_sink, ring) -> list[tuple[int, Any]]:
+    def _records(self, limit: int, blob_sink, ring, ref_sink=None) -> list[tuple[int, Any]]:
         v, cap, mm = self.view, self.cap, self.view.mm
         out: list[tuple[int, bytes]] = []
         rpos = v.read.value
@@ -76,12 +85,14 @@ class RingReader:
             length, tag = REC_HDR.unpack_from(mm, HEADER_SIZE + off)
             if tag == TAG_PAD:
                 nxt = rpos + (cap - off)
-            elif tag == TAG_PACKET or tag == TAG_ARRAY or tag == TAG_BLOB:
+            elif tag == TAG_PACKET or tag == TAG_ARRAY or tag == TAG_BLOB or tag == TAG_BLOB_REF:
                 if length > MAX_PACKET or off + REC_HDR.size + length > cap:
                     raise RingFormatError(f"ring record at position {rpos}: length {length} runs past the ring")
                 start = HEADER_SIZE + off + REC_HDR.size
                 if tag == TAG_BLOB and blob_sink is not None:
                     out.append((tag, blob_sink(ring[start : start + length])))
+                elif tag == TAG_BLOB_REF and ref_sink is not None:
+                    out.append((tag, ref_sink(ring[start : start + length], self.arena)))
                 else:
                     out.append((tag, mm[start : start + length]))
                 nxt = rpos + REC_HDR.size + align8(length)

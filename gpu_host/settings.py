@@ -38,9 +38,24 @@ SETTINGS = [
         "keep the driver's compiled pipelines on disk (cache_dir/gpu_host) across GPU-process starts",
         lambda t: str(t).lower() in ("1", "true", "yes", "on"),
     ),
+    Setting(
+        "gpu_host",
+        "descriptor_indexing",
+        "auto",
+        "bindless textures index the texture/sampler pools where the device has non-uniform descriptor "
+        "indexing (auto), or every device gets the switch over pool entries (off)",
+    ),
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
     Setting("gpu_host", "keep_frames", 32, "presented frames kept in memory for GetFrame", int),
     Setting("gpu_host", "ring_size", 8 << 20, "bytes of the shared-memory command ring (client side)", int),
+    Setting(
+        "gpu_host",
+        "command_arena_bytes",
+        32 << 20,
+        "bytes of shared memory the native NVN recorder records into and submissions reference instead of "
+        "copying into the ring (client side; 0: off, every submission copied)",
+        int,
+    ),
     Setting("gpu_host", "device", "", "prefer the Vulkan device whose name contains this (empty: first 1.3 device)"),
     Setting("gpu_host", "record", "", "record the command stream and referenced memory to this file"),
     Setting("gpu_host", "attach_timeout", 2.0, "seconds Attach/RegisterPool wait for fds sent on the fd socket", float),

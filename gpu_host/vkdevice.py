@@ -50,10 +50,14 @@ class Device:
         instance_extensions: list[str] = (),
         device_extensions: list[str] = (),
         pipeline_library: bool = True,
+        descriptor_indexing: bool = True,
     ) -> None:
         """``instance_extensions``/``device_extensions``: extra ones a window needs (surface,
         swapchain); without them the device is headless.  ``pipeline_library``: enable
-        VK_EXT_graphics_pipeline_library where the driver has it (``self.pipeline_library``)."""
+        VK_EXT_graphics_pipeline_library where the driver has it (``self.pipeline_library``).
+        ``descriptor_indexing``: enable non-uniform indexing of sampled-image (and sampler)
+        arrays where the device has it (``self.descriptor_indexing``: bindless instructions
+        then index the pools instead of switching over them)."""
         app = vk.VkApplicationInfo(
             pApplicationName="nxrecomp-gpu",
             applicationVersion=1,
@@ -99,8 +103,21 @@ class Device:
             if self.pipeline_library
             else None
         )
-        f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=gpl, dynamicRendering=vk.VK_TRUE)
         have = vk.vkGetPhysicalDeviceFeatures(self.pd)
+        # Descriptor indexing (core in Vulkan 1.2): shaderSampledImageArrayDynamicIndexing (1.0)
+        # and shaderSampledImageArrayNonUniformIndexing (1.2) cover arrays of sampled images and
+        # of samplers alike (the spec's feature descriptions).  lavapipe 22.3 has neither.
+        q12 = vk.VkPhysicalDeviceVulkan12Features()
+        vk.vkGetPhysicalDeviceFeatures2(self.pd, vk.VkPhysicalDeviceFeatures2(pNext=q12))
+        self.descriptor_indexing = bool(
+            descriptor_indexing and have.shaderSampledImageArrayDynamicIndexing and q12.shaderSampledImageArrayNonUniformIndexing
+        )
+        f12 = (
+            vk.VkPhysicalDeviceVulkan12Features(pNext=gpl, shaderSampledImageArrayNonUniformIndexing=vk.VK_TRUE)
+            if self.descriptor_indexing
+            else gpl
+        )
+        f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=f12, dynamicRendering=vk.VK_TRUE)
         # Compressed formats may only be used with their feature enabled; enable what exists.
         self.compression = {name for name in ("textureCompressionBC", "textureCompressionASTC_LDR") if getattr(have, name)}
         # Raster state: line polygon mode and a clamped depth bias where the device has them.
@@ -112,6 +129,7 @@ class Device:
         feats = vk.VkPhysicalDeviceFeatures(
             robustBufferAccess=vk.VK_TRUE,
             independentBlend=have.independentBlend,
+            shaderSampledImageArrayDynamicIndexing=vk.VK_TRUE if self.descriptor_indexing else vk.VK_FALSE,
             **{name: vk.VK_TRUE for name in self.compression | self.raster_features | self.image_features},
         )
         exts = ["VK_KHR_push_descriptor", *device_extensions, *(gpl_exts if self.pipeline_library else [])]
@@ -137,6 +155,10 @@ class Device:
         self.push_descriptor = vk.vkGetDeviceProcAddr(self.device, "vkCmdPushDescriptorSetKHR")
         self.fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
         log.info("vulkan device %s", self.name)
+
+    def features(self) -> list[str]:
+        """What a shader translation may use on this device (gpu.proto AttachReply.features)."""
+        return ["descriptor_indexing"] if self.descriptor_indexing else []
 
     # -- memory ----------------------------------------------------------------
     def _mem_type(self, bits: int, want: int) -> int:

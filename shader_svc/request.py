@@ -26,23 +26,47 @@ class Program:
     stage: int  # 1 compute, 2 vertex, 3 fragment
     code: bytes
     local_size: tuple[int, int, int] = (64, 1, 1)
+    # what the device that runs the SPIR-V has (lower/graphics.py FEATURE_* bits; 0: a plain
+    # Vulkan 1.3 device); graphics stages read it, and it is part of the key
+    features: int = 0
 
     def key(self) -> str:
         """Hex sha256 of everything that decides the translation."""
         return hashlib.sha256(self.serialize()).hexdigest()
 
     def serialize(self) -> bytes:
+        """``NXSP`` arch, stage, local size, code; with features ``NXSF``, the same and the
+        features word before the code (a program without features keeps its old bytes and key)."""
+        if self.features:
+            head = struct.pack("<4sII4I", b"NXSF", self.arch, self.stage, *self.local_size, self.features)
+            return head + self.code
         return struct.pack("<4sII3I", b"NXSP", self.arch, self.stage, *self.local_size) + self.code
 
     @classmethod
     def deserialize(cls, data: bytes, path: str = "<program>") -> "Program":
+        if len(data) >= 28 and data[:4] == b"NXSF":
+            _, arch, stage, x, y, z, features = struct.unpack_from("<4sII4I", data)
+            return cls(arch, stage, data[28:], (x, y, z), features)
         if len(data) < 24 or data[:4] != b"NXSP":
             raise ProgramError("not a stored program (bad header)", path=path)
         _, arch, stage, x, y, z = struct.unpack_from("<4sII3I", data)
         return cls(arch, stage, data[24:], (x, y, z))
 
 
-def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tuple[int, ...] = ()) -> Program:
+# Translation features by the names the GPU process reports (gpu.proto AttachReply.features) ->
+# Program.features bits (shader.proto).  descriptor_indexing: non-uniform indexing of arrays of
+# sampled images and samplers (lower/graphics.py: bindless instructions index the pools).
+FEATURES = {"descriptor_indexing": 0x1}
+KNOWN_FEATURES = 0x1
+
+
+def feature_bits(names) -> int:
+    """Program.features of a device's feature names; names this translator has no use for are
+    left out (a newer GPU process may report more)."""
+    return sum(bit for name, bit in FEATURES.items() if name in set(names))
+
+
+def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tuple[int, ...] = (), features: int = 0) -> Program:
     """Validate request fields (not the code: the decoder judges that) into a Program."""
     if arch not in ARCHS:
         raise ProgramError(
@@ -57,4 +81,6 @@ def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tup
         raise ProgramError("empty program", field="code")
     if len(code) > MAX_CODE:
         raise ProgramError(f"program of {len(code)} bytes is larger than {MAX_CODE}", field="code")
-    return Program(arch, stage, bytes(code), ls)  # type: ignore[arg-type]
+    if features & ~KNOWN_FEATURES:
+        raise ProgramError(f"unknown feature bits {features & ~KNOWN_FEATURES:#x} (known: {KNOWN_FEATURES:#x})", field="features")
+    return Program(arch, stage, bytes(code), ls, features)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ def translate(p: Program) -> bytes:
     if p.stage != 1 and p.arch == 86:
         from shader_svc.sm86.to_spirv_gfx import translate_graphics
 
-        return translate_graphics(*_decode_graphics(p))
+        return translate_graphics(*_decode_graphics(p), p.features)
     from shader_svc.sm86.to_spirv import ComputeSpec
     from shader_svc.sm86.to_spirv import translate_compute
 
@@ -45,7 +45,7 @@ def translate_full(p: Program):
         from shader_svc.sm86.to_spirv_gfx import translate_graphics
 
         insts, header = _decode_graphics(p)
-        return translate_graphics(insts, header), rf.reflect(insts, header)
+        return translate_graphics(insts, header, p.features), rf.reflect(insts, header)
     from shader_svc.sm86.to_spirv import ComputeSpec
     from shader_svc.sm86.to_spirv import translate_compute
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from gpu_host import binpackets
-from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, MAX_PACKET
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, MAX_PACKET, REF_RANGE, TAG_BLOB, TAG_BLOB_REF
 
 CHUNK = 128 << 10  # recorder.c's NXR_CHUNK: a chunk's bytes at most
 PART_BODY = MAX_PACKET - BLOB_PART.size - binpackets.HEADER
@@ -32,6 +32,9 @@ class Block:
 
     chunks: tuple[tuple[bytes | memoryview, int], ...]
     owner: Any = None
+    # (arena address, offset): the chunks lie back to back from this offset of a command arena
+    # (the native recorder's buffer there); None: ordinary memory
+    arena: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class BlobRecord:
 
     pieces: tuple[bytes | memoryview, ...]
     keep: tuple = ()
+    tag: int = TAG_BLOB  # TAG_BLOB_REF: the pieces are the headers and arena ranges (REF_RANGE)
 
 
 def packet_bytes(cmd: tuple) -> bytes:
@@ -67,11 +71,43 @@ def _chunks(items: Iterable) -> Iterable[tuple[bytes | memoryview, int]]:
         yield b"".join(small), len(small)
 
 
-def part_records(seq: int, items: list, target: int = PART_TARGET) -> list[BlobRecord]:
+def part_records(seq: int, items: list, target: int = PART_TARGET, arena: int | None = None) -> list[BlobRecord]:
     """The part records of submission ``seq`` (at least one: an empty submission is one empty
     part, the last), each of about ``target`` bytes of packets (whole chunks; at most PART_BODY).
-    No packet bytes are copied here: the ring write copies each piece once."""
+    No packet bytes are copied here: the ring write copies each piece once.  ``arena``: the
+    address of the client's command arena; a run of Blocks recorded in it becomes one reference
+    part (ring tag 5: its ranges, no bytes copied into the ring)."""
     keep = tuple(x for x in items if isinstance(x, Block))
+    runs: list[tuple[bool, list]] = []  # (by reference, items)
+    for it in items:
+        ref = arena is not None and isinstance(it, Block) and it.arena is not None and it.arena[0] == arena
+        if runs and runs[-1][0] == ref:
+            runs[-1][1].append(it)
+        else:
+            runs.append((ref, [it]))
+    parts: list[tuple[int, tuple, int, int]] = []  # (tag, bodies or ranges, packets, bytes)
+    for ref, run in runs or [(False, [])]:
+        if ref:
+            ranges = [REF_RANGE.pack(b.arena[1], sum(len(c) for c, _ in b.chunks)) for b in run]
+            parts.append(
+                (
+                    TAG_BLOB_REF,
+                    tuple(ranges),
+                    sum(n for b in run for _, n in b.chunks),
+                    sum(len(c) for b in run for c, _ in b.chunks),
+                )
+            )
+        else:
+            parts += [(TAG_BLOB, *p) for p in _inline_parts(run, target)]
+    out = []
+    for i, (tag, pieces, n, size) in enumerate(parts):
+        hdr = BLOB_PART.pack(seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + binpackets.blob_header(n, size)
+        out.append(BlobRecord((hdr, *pieces), keep, tag))
+    return out
+
+
+def _inline_parts(items: list, target: int) -> list[tuple[tuple, int, int]]:
+    """(bodies, packets, bytes) of parts of about ``target`` bytes holding ``items``' packets."""
     chunks = list(_chunks(items))
     total = sum(len(b) for b, _ in chunks)
     target = min(max(target, 1, -(-total // MAX_PARTS)), PART_BODY)
@@ -83,8 +119,4 @@ def part_records(seq: int, items: list, target: int = PART_TARGET) -> list[BlobR
             bodies, n, size = parts[-1]
         bodies.append(body)
         parts[-1] = (bodies, n + count, size + len(body))
-    out = []
-    for i, (bodies, n, size) in enumerate(parts):
-        hdr = BLOB_PART.pack(seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + binpackets.blob_header(n, size)
-        out.append(BlobRecord((hdr, *bodies), keep))
-    return out
+    return [(tuple(b), n, size) for b, n, size in parts]

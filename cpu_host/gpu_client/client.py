@@ -10,7 +10,9 @@ sees a delay.
 from __future__ import annotations
 
 import collections
+import ctypes
 import logging
+import mmap
 import os
 import select
 import socket
@@ -28,7 +30,7 @@ from cpu_host.gpu_client.ring_writer import RingWriter
 from cpu_host.gpu_client.shaders import ShaderSource
 from gpu_host import fdpass
 from gpu_host import packets as P
-from gpu_host.ring_layout import TAG_ARRAY, TAG_BLOB, init_ring
+from gpu_host.ring_layout import TAG_ARRAY, init_ring
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_address
 from nxrecomp.common.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
@@ -61,6 +63,19 @@ class GpuClient:
         self.part_bytes = settings.get("gpu_host", "ring_part_bytes")
         self.ring_fd = os.memfd_create("nx-ring", os.MFD_CLOEXEC)
         self.view = init_ring(self.ring_fd, cap)
+        # The command arena: shared memory the native recorder records into (NativeRecorder.
+        # use_arena), sent with the ring; a submission references its recordings there (ring tag
+        # 5) instead of copying them into the ring (PROTOCOL.md "Command arena").
+        self.arena_size = settings.get("gpu_host", "command_arena_bytes")
+        self.arena_fd, self.arena_mm, self.arena = -1, None, None
+        self.arena_lent = False
+        if self.arena_size > 0:
+            self.arena_fd = os.memfd_create("nx-arena", os.MFD_CLOEXEC)
+            os.ftruncate(self.arena_fd, self.arena_size)
+            # not populated: only the pages the recorder's (reused) buffers touch ever get memory
+            self.arena_mm = mmap.mmap(self.arena_fd, self.arena_size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+            self._arena_ref = ctypes.c_char.from_buffer(self.arena_mm)
+            self.arena = ctypes.addressof(self._arena_ref)  # its address in this process
         self.bell = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)
         self.reply = os.eventfd(0, os.EFD_CLOEXEC | os.EFD_NONBLOCK)  # rung by the GPU per completion
         self.writer = RingWriter(self.view, self.bell)
@@ -74,6 +89,7 @@ class GpuClient:
         self.stub: gpu_pb2_grpc.GpuControlStub | None = None
         self.reconnects = 0
         self.device = ""
+        self.features: frozenset[str] = frozenset()  # AttachReply.features: what translations may use
 
     # -- connection ---------------------------------------------------------------------
     def connect(self, timeout: float | None = None) -> None:
@@ -103,9 +119,11 @@ class GpuClient:
         self.sock.connect(fd_socket_path(self.dir))
         self.token = uuid.uuid4().hex
         self.writer.reset()  # a fresh consumer starts at position 0
-        fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, [self.ring_fd, self.bell, self.reply])
+        fds = [self.ring_fd, self.bell, self.reply] + ([self.arena_fd] if self.arena_fd >= 0 else [])
+        fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, fds)
         rep = self.stub.Attach(gpu_pb2.AttachRequest(token=self.token, client=self.name), timeout=5.0)
         self.session, self.device = rep.session, rep.device
+        self.features = frozenset(rep.features)
         log.info("attached session=%d device=%s", self.session, self.device)
 
     def _replay_state(self) -> None:
@@ -199,6 +217,14 @@ class GpuClient:
                 timeout=30.0,
             )
 
+    def lend_arena(self) -> tuple[int, int] | None:
+        """(address, size) of the command arena for a recorder to record into, or None (off); once
+        lent it stays mapped for the rest of the process (the recorder may still write there)."""
+        if self.arena is None:
+            return None
+        self.arena_lent = True
+        return self.arena, self.arena_size
+
     # -- submissions --------------------------------------------------------------------
     @staticmethod
     def encode(commands: list[tuple]) -> P.Encoded:
@@ -213,7 +239,7 @@ class GpuClient:
         self.seq += 1
         items = [commands] if isinstance(commands, (P.Encoded, Block)) else commands
         if any(isinstance(x, Block) for x in items):
-            records: list = part_records(self.seq, items, self.part_bytes)
+            records: list = part_records(self.seq, items, self.part_bytes, self.arena)
         else:
             # Array records of whole packets: one ring write per record (not per packet), already
             # encoded blocks copied as they are.
@@ -232,7 +258,7 @@ class GpuClient:
         writer's) single packet records as bytes."""
         for r in records:
             if isinstance(r, BlobRecord):
-                self.writer.write(r.pieces, wait=self._check, tag=TAG_BLOB)
+                self.writer.write(r.pieces, wait=self._check, tag=r.tag)
                 if r is not records[-1]:
                     self.writer.publish()  # the GPU process copies this part while the next is written
             elif isinstance(r, tuple):
@@ -297,5 +323,9 @@ class GpuClient:
             p.close()
         self.view.release()
         os.close(self.ring_fd)
+        if self.arena_mm is not None and not self.arena_lent:  # a lent arena stays mapped: the recorder writes there
+            del self._arena_ref
+            self.arena_mm.close()
+            os.close(self.arena_fd)
         os.close(self.bell)
         os.close(self.reply)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
+from shader_svc.request import FEATURES
 from shader_svc.sph import GENERIC, POSITION, Header
 
 UBO_WORDS = 4096  # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range
@@ -53,6 +54,13 @@ SAMPLER_POOL = 4  # set 1, binding 1: samplers, pool entries 0..3
 
 HANDLE_TEXTURE_BITS = 20
 
+# Translation features (``request.Program.features``, a bit mask the caller sets from what the
+# GPU process's device has; 0 = none, the translation every Vulkan 1.3 device runs).
+# Bit 0: the device indexes arrays of sampled images and samplers with non-uniform values
+# (Vulkan 1.2 shaderSampledImageArrayNonUniformIndexing + shaderSampledImageArrayDynamicIndexing):
+# a bindless instruction indexes the pools directly instead of switching over their entries.
+FEATURE_DESCRIPTOR_INDEXING = FEATURES["descriptor_indexing"]
+
 # TXQ TEX_HEADER_DIMENSION, both architectures: the components (mask bits x, y, z, w) translated per
 # (SPIR-V Dim, arrayed).  Known: width x, height y, a 3D depth z (ptxas compiles PTX txq.width /
 # .height / .depth to components 0x1 / 0x2 / 0x4), levels w and a 2D view's depth 1 as the 2D
@@ -76,8 +84,9 @@ class GraphicsLowering(Lowering):
     """The graphics stages' module setup, interface variables, uniform blocks, texture slots and
     pools, and the fragment outputs (module docstring); mixed in before an ISA's lowering."""
 
-    def __init__(self, insts: list[Inst], header: Header) -> None:
+    def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:
         self.header = header
+        self.features = features
         super().__init__(insts, None)
 
     # --- module setup ------------------------------------------------------------------------
@@ -311,11 +320,14 @@ class GraphicsLowering(Lowering):
 
     def bindless(self, handle: int, with_sampler: bool, result_ty: int, leaf) -> int:
         """``leaf(image, sampled_image)`` for the pool entries the handle names, as a value of
-        ``result_ty``.  The device has no dynamic indexing of image arrays (lavapipe:
-        shaderSampledImageArrayDynamicIndexing = false, no descriptor indexing), so the entry is
+        ``result_ty``; a handle outside the pools reads zero.  With FEATURE_DESCRIPTOR_INDEXING
+        the pools are indexed by the handle's fields (``bindless_indexed``); without it (lavapipe:
+        shaderSampledImageArrayDynamicIndexing = false, no descriptor indexing) the entry is
         picked by a switch whose cases index the arrays with constants: valid whether or not the
         handle is the same in every invocation (no waterfall loop or subgroup operation needed,
-        so vertex programs work too).  A handle outside the pools reads zero."""
+        so vertex programs work too)."""
+        if self.features & FEATURE_DESCRIPTOR_INDEXING:
+            return self.bindless_indexed(handle, with_sampler, result_ty, leaf)
         m = self.m
         tex_pool, smp_pool = self.pool_vars()
         tid = self.op("OpBitwiseAnd", self.u32, handle, self.c((1 << HANDLE_TEXTURE_BITS) - 1))
@@ -340,12 +352,7 @@ class GraphicsLowering(Lowering):
             cases = [(t, None) for t in range(TEXTURE_POOL)]
         fn = m.E("StorageClass", "Function")
         res = self.var(f"tex{len(self.vars)}", m.type("OpTypePointer", fn, result_ty))
-        zero = self.c(0) if result_ty in (self.u32,) else None
-        if zero is None:
-            comp = self.f32 if result_ty == self.v4f else self.u32
-            z = m.const(comp, 0)
-            zero = self._zero_vec(result_ty, z)
-        self.do("OpStore", res, zero)
+        self.do("OpStore", res, self._zero_of(result_ty))
         merge = self.label()
         labels = [self.label() for _ in cases]
         self.do("OpSelectionMerge", merge, 0)
@@ -370,6 +377,50 @@ class GraphicsLowering(Lowering):
             self.do("OpBranch", merge)
         self.put_label(merge)
         return self.op("OpLoad", result_ty, res)
+
+    def _zero_of(self, ty: int) -> int:
+        if ty == self.u32:
+            return self.c(0)
+        return self._zero_vec(ty, self.m.const(self.f32 if ty == self.v4f else self.u32, 0))
+
+    def bindless_indexed(self, handle: int, with_sampler: bool, result_ty: int, leaf) -> int:
+        """The pools indexed by the handle's texture and sampler fields (clamped to entry 0 when
+        the handle is outside the pools, whose result is then replaced by zero: no branch, so
+        the leaf runs in the same control flow as the instruction).  Every index, access chain,
+        load and sampled image of the pools is decorated NonUniform (GLSL's nonuniformEXT): the
+        handle is a register, which may differ between invocations (per-pixel handles); for a
+        handle that is the same in all of them the decoration is allowed and costs the driver
+        one pass of its loop over distinct values.  Needs the capabilities
+        SampledImageArrayDynamicIndexing and SampledImageArrayNonUniformIndexing (ShaderNonUniform
+        is core SPIR-V 1.5) and the device features of the same names."""
+        m, E = self.m, self.m.E
+        tex_pool, smp_pool = self.pool_vars()
+        if not getattr(self, "_indexing_caps", False):
+            for cap in ("ShaderNonUniform", "SampledImageArrayDynamicIndexing", "SampledImageArrayNonUniformIndexing"):
+                m.emit("cap", "OpCapability", E("Capability", cap))
+            self._indexing_caps = True
+        nonuniform = E("Decoration", "NonUniform")
+
+        def nu(v: int) -> int:
+            m.emit("annot", "OpDecorate", v, nonuniform)
+            return v
+
+        tid = self.op("OpBitwiseAnd", self.u32, handle, self.c((1 << HANDLE_TEXTURE_BITS) - 1))
+        ok = self.op("OpULessThan", self.bool, tid, self.c(TEXTURE_POOL))
+        if with_sampler:
+            sid = self.op("OpShiftRightLogical", self.u32, handle, self.c(HANDLE_TEXTURE_BITS))
+            ok = self.op("OpLogicalAnd", self.bool, ok, self.op("OpULessThan", self.bool, sid, self.c(SAMPLER_POOL)))
+        uc = m.E("StorageClass", "UniformConstant")
+        t = nu(self.op("OpSelect", self.u32, ok, tid, self.c(0)))
+        img_ptr = nu(self.op("OpAccessChain", m.type("OpTypePointer", uc, self.pool_img_t), tex_pool, t))
+        img = nu(self.op("OpLoad", self.pool_img_t, img_ptr))
+        si = None
+        if with_sampler:
+            s = nu(self.op("OpSelect", self.u32, ok, sid, self.c(0)))
+            smp_ptr = nu(self.op("OpAccessChain", m.type("OpTypePointer", uc, self.sampler_t), smp_pool, s))
+            smp = nu(self.op("OpLoad", self.sampler_t, smp_ptr))
+            si = nu(self.op("OpSampledImage", self.pool_sampled_t, img, smp))
+        return self.op("OpSelect", result_ty, ok, leaf(img, si), self._zero_of(result_ty))
 
     def _zero_vec(self, ty: int, z: int) -> int:
         key = ("z", ty)

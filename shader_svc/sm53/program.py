@@ -50,6 +50,6 @@ def translate_full(p: Program):
     """(SPIR-V, Reflection) of an SM53 program."""
     if p.stage != 1:
         insts, header = decode_graphics(p)
-        return translate_graphics(insts, header), reflect_graphics(insts, header)
+        return translate_graphics(insts, header, p.features), reflect_graphics(insts, header)
     insts = decode_program(p)
     return translate_compute(insts, ComputeSpec(p.local_size)), reflect(insts)

@@ -116,10 +116,10 @@ class Gfx53(Tex53):
         "FFMA": "op_ffma_glsl",
     }
 
-    def __init__(self, insts: list[Inst], header: Header) -> None:
+    def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:
         self.w_regs: set[int] = set()  # registers holding FragCoord.w (IPA.PASS a[0x7c])
         self.rcpw_regs: set[int] = set()  # registers holding MUFU.RCP of such a register
-        super().__init__(insts, header)
+        super().__init__(insts, header, features)
 
     def lowered(self, ir: str) -> bool:
         # compute-only and geometry instructions pass here so that lower() names the stage
@@ -258,6 +258,7 @@ class Gfx53(Tex53):
         self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, val))
 
 
-def translate_graphics(insts: list[Inst], header: Header) -> bytes:
-    """SPIR-V binary of an SM53 vertex or fragment program (instructions after its header)."""
-    return Gfx53(insts, header).build()
+def translate_graphics(insts: list[Inst], header: Header, features: int = 0) -> bytes:
+    """SPIR-V binary of an SM53 vertex or fragment program (instructions after its header);
+    ``features``: ``lower.graphics.FEATURE_*`` bits the device has."""
+    return Gfx53(insts, header, features).build()

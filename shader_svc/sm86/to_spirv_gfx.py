@@ -431,6 +431,7 @@ def source_split(n: int, ncoord: int) -> int:
     return {1: 1, 2: 2, 3: 2, 4: 2}[n] if n <= 4 else ncoord
 
 
-def translate_graphics(insts: list[Inst], header: Header) -> bytes:
-    """SPIR-V binary of a vertex or fragment program (instructions after its header)."""
-    return Gfx86(insts, header).build()
+def translate_graphics(insts: list[Inst], header: Header, features: int = 0) -> bytes:
+    """SPIR-V binary of a vertex or fragment program (instructions after its header);
+    ``features``: ``lower.graphics.FEATURE_*`` bits the device has."""
+    return Gfx86(insts, header, features).build()

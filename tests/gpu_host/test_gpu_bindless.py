@@ -27,10 +27,47 @@ from test_bindless import FS_PER_PIXEL, FS_UNIFORM, handle  # noqa: E402
 from texel_refs import sample  # noqa: E402
 
 
-def spirv(stage: str, text: str, hdr: dict) -> bytes:
+def spirv(stage: str, text: str, hdr: dict, features: int = 0) -> bytes:
     header = sph.build(stage, **hdr)
     code = header + assemble_program(text, base=len(header))
-    return tr.translate(tr.make_program(86, 2 if stage == "vertex" else 3, code))
+    return tr.translate(tr.make_program(86, 2 if stage == "vertex" else 3, code, (), features))
+
+
+SHADER_NON_UNIFORM = 5301  # SPIR-V Capability ShaderNonUniform (SPIR-V 1.5 specification, 3.31)
+
+
+def capabilities(spv: bytes) -> set[int]:
+    """The operands of a module's OpCapability instructions (opcode 17)."""
+    words = struct.unpack(f"<{len(spv) // 4}I", spv)
+    out, i = set(), 5
+    while i < len(words):
+        if words[i] & 0xFFFF == 17:
+            out.add(words[i + 1])
+        i += words[i] >> 16
+    return out
+
+
+# Many textures per draw: texture (x + y + c[0x0][0x0]) & 15 (per pixel: every one of the 16 pool
+# entries in each draw, different inside every quad), sampler y & 3; c[0x0][0x0] is the draw's base
+FS_MANY = """
+IPA.PASS R0, a[0x80]
+IPA.PASS R1, a[0x84]
+IPA.PASS R8, a[0x70]
+IPA.PASS R9, a[0x74]
+F2I.TRUNC.NTZ R8, R8
+F2I.TRUNC.NTZ R9, R9
+IADD3 R10, R8, R9, RZ
+IADD3 R10, R10, c[0x0][0x0], RZ
+LOP3.LUT R10, R10, 0xf, RZ, 0xc0, !PT
+LOP3.LUT R11, R9, 0x3, RZ, 0xc0, !PT
+IMAD R12, R11, 0x100000, R10
+TEX.B R6, R4, R0, R12, 2D
+MOV R0, R4
+MOV R1, R5
+MOV R2, R6
+MOV R3, R7
+EXIT
+"""
 
 
 W, H = 32, 16  # test_bindless's sample()/uv() geometry
@@ -173,6 +210,53 @@ def test_uniform_handle_and_pools_changing_between_draws(env):
     assert diff.max() <= 1, np.argwhere(diff > 1)[:5]
 
 
+@pytest.mark.parametrize("mode", ["switch", "indexed"])
+def test_many_textures_per_draw_by_non_uniform_handles(env, mode):
+    """Four draws (strips a quarter of the target wide), each with its own base from c[0x0][0x0]:
+    every pixel's handle names texture (x + y + base) & 15 and sampler y & 3, so each draw reads
+    all 16 pool entries and neighbouring pixels of a quad read different ones.  ``switch``: the
+    translation for any device (a switch over the pool entries); ``indexed``: the translation with
+    descriptor indexing (NonUniform indices into the pools), where the GPU process's device
+    reports it.  Each pixel equals numpy's sample of the entries its handle names."""
+    from shader_svc.request import FEATURES, feature_bits
+
+    gpu = env["gpu"]
+    features = feature_bits(gpu.client.features)
+    if mode == "indexed" and not features & FEATURES["descriptor_indexing"]:
+        pytest.skip(
+            f"the GPU process's device ({gpu.client.device}) has no non-uniform descriptor indexing: only the switch runs there"
+        )
+    prog = gpu.id()
+    fs = spirv("fragment", FS_MANY, FS_HDR, features if mode == "indexed" else 0)
+    assert (SHADER_NON_UNIFORM in capabilities(fs)) == (mode == "indexed")
+    gpu.client.register(ProgramDesc(prog, spirv("vertex", VS_PASS, VS_PASS_HDR), fs))
+    order = [(3 * t + 1) % 16 for t in range(16)]  # pool entry t holds registered texture order[t]
+    bases = [0, 5, 9, 14]
+    cmds = [(P.OP_PROGRAM, prog), LAYOUT, pools_packet([env["tex"][k] for k in order], env["smp"])]
+    for k, base in enumerate(bases):
+        strip = quad()
+        x0, x1 = k / 4, (k + 1) / 4
+        strip[:, 0, 0] = np.where(strip[:, 0, 0] > 0, 2 * x1 - 1, 2 * x0 - 1)
+        strip[:, 1, 0] = np.where(strip[:, 1, 0] > 0, x1, x0)
+        cmds += [(P.OP_UNIFORM, 0, *env["scene"].put(struct.pack("<I", base) + bytes(252))), vertices(env, strip)]
+        cmds.append((P.OP_DRAW, 6, 1, 0, 0))
+    img = run(env, cmds)
+    linear = [False, True, False, True]
+    want = np.array(
+        [
+            [sample(env["texels"][order[(x + y + bases[x * 4 // W]) & 15]], *uv(x, y), linear[y & 3]) for x in range(W)]
+            for y in range(H)
+        ]
+    )
+    diff = np.abs(img - np.round(want))
+    assert diff.max() <= 1, np.argwhere(diff > 1)[:5]
+    # the per-draw base matters: the same handles without it would not match
+    no_base = np.array(
+        [[sample(env["texels"][order[(x + y) & 15]], *uv(x, y), linear[y & 3]) for x in range(W)] for y in range(H)]
+    )
+    assert np.abs(img[:, W // 4 :] - no_base[:, W // 4 :]).max() > 32
+
+
 def test_pool_texture_as_current_target_is_dropped(env):
     gpu = env["gpu"]
     before = gpu.client.dropped()
@@ -204,7 +288,7 @@ def test_front_end_records_the_pools_at_record_time():
     from cpu_host.horizon.hle.nvn.frontend import NvnService
     from cpu_host.horizon.hle.nvn.objects import Program, Recording, Sampler, Texture
 
-    svc = NvnService(connect=lambda: None, translate=lambda a, s, c: b"")
+    svc = NvnService(connect=lambda: None, translate=lambda a, s, c, f: b"")
     tex = [Texture(10 + i, 4, 4, "RGBA8", 0, None, 0, 0) for i in range(3)]
     svc.texture_slots.update({0: tex[0], 7: tex[1], 200: tex[2]})  # 200: outside the pool
     svc.sampler_slots.update({1: Sampler(30, True, False)})
@@ -384,3 +468,61 @@ def test_pools_replayed_in_c_equal_python(monkeypatch):
     nat, n = frames("on")
     assert nat == py and len({sha for _, sha in py}) == 2
     assert n == 2
+
+
+def _opcodes(spv: bytes) -> set[int]:
+    words = struct.unpack(f"<{len(spv) // 4}I", spv)
+    out, i = set(), 5
+    while i < len(words):
+        out.add(words[i] & 0xFFFF)
+        i += words[i] >> 16
+    return out
+
+
+OP_SWITCH = 251  # SPIR-V OpSwitch
+
+
+def test_indexed_translations_are_valid_spirv(tmp_path):
+    """Every bindless program of the shader tests (SM86 TEX.B/TLD.B/TLD4.B/TXQ.B in fragment and
+    vertex programs, the .LB/.LL forms, SM53 TEX.B/TLD.B.LL/TLD4.B/TXQ.B) translated with
+    descriptor indexing passes spirv-val with the capabilities it declares, indexes the pools
+    with no switch, and differs from the plain translation, which keeps its switch; a program's
+    key depends on its features; unknown feature bits are refused by name."""
+    from spirv_checks import spirv_val
+    from test_bindless import FS53_FETCH, FS53_PER_PIXEL, FS_FETCH_GATHER, FS_LEVEL, FS_SIZE, VS_SAMPLE, VS_SAMPLE_HDR
+    from test_sm53_bindless import FS53_GATHER, FS53_SIZE
+    from quad_draw import FS53_HDR, program53
+
+    from shader_svc.request import FEATURES
+
+    idx = FEATURES["descriptor_indexing"]
+    progs = {
+        "per_pixel": (86, 3, FS_PER_PIXEL, FS_HDR),
+        "uniform": (86, 3, FS_UNIFORM, FS_HDR),
+        "many": (86, 3, FS_MANY, FS_HDR),
+        "fetch_gather": (86, 3, FS_FETCH_GATHER, FS_HDR),
+        "level": (86, 3, FS_LEVEL, FS_HDR),
+        "size": (86, 3, FS_SIZE, dict(inputs={0x70: "perspective"}, targets=(0xF,))),
+        "vertex": (86, 2, VS_SAMPLE, VS_SAMPLE_HDR),
+        "sm53_per_pixel": (53, 3, FS53_PER_PIXEL, FS53_HDR),
+        "sm53_fetch": (53, 3, FS53_FETCH, FS53_HDR),
+        "sm53_gather": (53, 3, FS53_GATHER.format(comp="G"), FS53_HDR),
+        "sm53_size": (53, 3, FS53_SIZE, FS53_HDR),
+    }
+    for line in ("TEX.B.LB R6, R4, R0, R12, 2D", "TEX.B.LL R6, R4, R0, R12, 2D", "TLD4.A.B R6, R4, R0, R12, 2D, 0x3"):
+        text = f"IPA.PASS R0, a[0x80]\nIPA.PASS R1, a[0x84]\nMOV R12, c[0x0][0x0]\nMOV R13, c[0x0][0x4]\n{line}\nEXIT\n"
+        progs[line.split()[0]] = (86, 3, text, FS_HDR)
+    for name, (arch, stage, text, hdr) in progs.items():
+        if arch == 53:
+            code = program53(text, hdr)
+        else:
+            header = sph.build("vertex" if stage == 2 else "fragment", **hdr)
+            code = header + assemble_program(text, base=len(header))
+        plain, indexed = tr.make_program(arch, stage, code), tr.make_program(arch, stage, code, (), idx)
+        assert plain.key() != indexed.key() and tr.Program.deserialize(indexed.serialize()) == indexed, name
+        a, b = tr.translate(plain), tr.translate(indexed)
+        spirv_val(b, tmp_path, name)
+        assert SHADER_NON_UNIFORM in capabilities(b) and SHADER_NON_UNIFORM not in capabilities(a), name
+        assert OP_SWITCH in _opcodes(a) and OP_SWITCH not in _opcodes(b), name
+    with pytest.raises(tr.ProgramError, match="unknown feature bits 0x6"):
+        tr.make_program(86, 3, code, (), 0x7)

@@ -44,7 +44,7 @@ class Guest:
         self.colour = ffi.new("float[4]", [0.25, 0.5, 0.75, 1.0])
         self.handle_arr = ffi.new("uint64_t[8]")
         self.sink = Sink()
-        self.svc = NvnService(connect=lambda: self.sink, translate=lambda a, s, c: b"")
+        self.svc = NvnService(connect=lambda: self.sink, translate=lambda a, s, c, f: b"")
         self.cb, self.queue, self.pool = self.at(0), self.at(1), self.at(2)
         self.call(self.svc.cb_initialize, self.cb)
         self.call(self.svc.queue_initialize, self.queue)

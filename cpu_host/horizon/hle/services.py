@@ -55,8 +55,9 @@ def connect_gpu():
     return client
 
 
-def translate_shader(arch: int, stage: int, code: bytes) -> bytes:
-    """Guest machine code -> SPIR-V through the shader service (settings shader_svc.listen)."""
+def translate_shader(arch: int, stage: int, code: bytes, features: int = 0) -> bytes:
+    """Guest machine code -> SPIR-V through the shader service (settings shader_svc.listen);
+    ``features``: what the GPU process's device has (shader.proto Program.features)."""
     import grpc
 
     from proto import shader_pb2, shader_pb2_grpc
@@ -65,7 +66,7 @@ def translate_shader(arch: int, stage: int, code: bytes) -> bytes:
     with grpc.insecure_channel(addr) as ch:
         try:
             r = shader_pb2_grpc.ShaderTranslatorStub(ch).Translate(
-                shader_pb2.Program(arch=arch, stage=stage, code=code), timeout=60
+                shader_pb2.Program(arch=arch, stage=stage, code=code, features=features), timeout=60
             )
         except grpc.RpcError as e:
             raise GuestError(

@@ -41,6 +41,8 @@ int nxr_alias(uint64_t id, uint64_t addr);
 int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t *nchunks);
 void nxr_free(void *p);
 void nxr_free_buf(uint8_t *p);
+int nxr_arena(uint8_t *base, uint64_t size);
+int64_t nxr_arena_offset(const uint8_t *p);
 int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count);
 int nxr_attribs(uint64_t id, uint32_t n, const uint32_t *attrs);
 int nxr_stride(uint64_t id, uint32_t stride);
@@ -92,6 +94,16 @@ class NativeRecorder:
         self.ffi, self.L = lib()
         self.L.nxr_reset()
         self._keep: list[Any] = []
+        self.arena: int | None = None  # the command arena's address, once use_arena set one
+
+    def use_arena(self, address: int, size: int) -> bool:
+        """Record into the GPU client's command arena (``GpuClient.arena``: shared memory the GPU
+        process maps) from now on, so submissions reference the recordings instead of copying
+        them into the ring.  One arena a process: False where another one is set already."""
+        if self.L.nxr_arena(self.ffi.cast("uint8_t *", address), size):
+            return False
+        self.arena = address
+        return True
 
     # -- objects, mirrored from frontend.py ------------------------------------------------
     def pool(self, id: int, addr: int, size: int) -> None:
@@ -134,7 +146,8 @@ class NativeRecorder:
         for i in range(nch[0]):
             end = ch[i + 1].offset if i + 1 < nch[0] else n[0]
             out.append((memoryview(ffi.buffer(data + ch[i].offset, end - ch[i].offset)), ch[i].count))
-        return Block(tuple(out), (data, ch))
+        at = self.L.nxr_arena_offset(data) if self.arena is not None else -1
+        return Block(tuple(out), (data, ch), (self.arena, at) if at >= 0 else None)
 
     # -- the hot calls -----------------------------------------------------------------------
     def names(self) -> list[str]:

@@ -192,11 +192,70 @@ static int nspare;
 
 static size_t buf_cap(const uint8_t *b) { size_t c; memcpy(&c, b - 16, sizeof c); return c; }
 
-static uint8_t *buf_resize(uint8_t *b, size_t cap) {
-    uint8_t *raw = realloc(b ? b - 16 : NULL, cap + 16);
+/* The command arena (nxr_arena): shared memory the GPU process maps too, so a recording made in it
+ * reaches the GPU process as a reference (ring tag 5: offset and length) instead of being copied
+ * into the ring.  Buffers in it have capacities of 4096 << k, kept on a free list per k when freed
+ * (recordings reuse the same few sizes frame after frame); the arena's top grows until it is full,
+ * after which new buffers come from malloc as before (and are copied into the ring). */
+#define ARENA_CLASSES 40
+static uint8_t *arena;
+static uint64_t arena_size, arena_top;
+static uint8_t *arena_free[ARENA_CLASSES];
+
+static int in_arena(const uint8_t *b) { return arena && b >= arena && b < arena + arena_size; }
+
+static int arena_class(size_t cap) {
+    int k = 0;
+    while (k < ARENA_CLASSES - 1 && ((size_t)4096 << k) < cap) k++;
+    return k;
+}
+
+static uint8_t *raw_alloc(size_t cap) {
+    if (arena) {
+        int k = arena_class(cap);
+        size_t c = (size_t)4096 << k;
+        uint8_t *b = arena_free[k];
+        if (b) memcpy(&arena_free[k], b, sizeof(uint8_t *));             /* the next free one, kept in its bytes */
+        else if (c >= cap && arena_top + c + 64 <= arena_size) {  /* 64-byte aligned data, 16-byte prefix */
+            b = arena + arena_top + 64;
+            arena_top += c + 64;
+        }
+        if (b) {
+            memcpy(b - 16, &c, sizeof c);
+            return b;
+        }
+    }
+    uint8_t *raw = malloc(cap + 16);
     if (!raw) return NULL;
     memcpy(raw, &cap, sizeof cap);
     return raw + 16;
+}
+
+static void raw_free(uint8_t *b) {
+    if (in_arena(b)) {
+        int k = arena_class(buf_cap(b));
+        memcpy(b, &arena_free[k], sizeof(uint8_t *));
+        arena_free[k] = b;
+    } else {
+        free(b - 16);
+    }
+}
+
+static uint8_t *buf_resize(uint8_t *b, size_t cap) {
+    if (!arena) {
+        uint8_t *raw = realloc(b ? b - 16 : NULL, cap + 16);
+        if (!raw) return NULL;
+        memcpy(raw, &cap, sizeof cap);
+        return raw + 16;
+    }
+    uint8_t *n = raw_alloc(cap);
+    if (!n) return NULL;
+    if (b) {
+        size_t old = buf_cap(b);
+        memcpy(n, b, old < cap ? old : cap);
+        raw_free(b);
+    }
+    return n;
 }
 
 static uint8_t *buf_get(void) {
@@ -211,8 +270,35 @@ static uint8_t *buf_get(void) {
 
 static void buf_put(uint8_t *b) {
     if (!b) return;
-    if (nspare < SPARE) spare[nspare++] = b;
-    else free(b - 16);
+    if (nspare < SPARE && (!arena || in_arena(b))) spare[nspare++] = b;  /* with an arena, spares are its own */
+    else raw_free(b);
+}
+
+/* Record into `size` bytes of shared memory at `base` from now on (the GPU client's command arena).
+ * Once per process: 0 when set (or already this one), -1 when another arena is set. */
+int nxr_arena(uint8_t *base, uint64_t size);
+int nxr_arena(uint8_t *base, uint64_t size) {
+    pthread_mutex_lock(&M);
+    int rc = 0;
+    if (arena && (arena != base || arena_size != size)) rc = -1;
+    else if (!arena) {
+        arena = base;
+        arena_size = size;
+        arena_top = 0;
+        for (int i = 0; i < nspare; i++) free(spare[i] - 16);   /* malloc's spares: none of them in the arena */
+        nspare = 0;
+    }
+    pthread_mutex_unlock(&M);
+    return rc;
+}
+
+/* Where `p` (a buffer nxr_take handed over) lies in the command arena, or -1 where it is not in it. */
+int64_t nxr_arena_offset(const uint8_t *p);
+int64_t nxr_arena_offset(const uint8_t *p) {
+    pthread_mutex_lock(&M);
+    int64_t off = in_arena(p) ? (int64_t)(p - arena) : -1;
+    pthread_mutex_unlock(&M);
+    return off;
 }
 
 static void rec_free(Rec *r) {
