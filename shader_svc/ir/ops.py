@@ -208,3 +208,24 @@ OPS: dict[str, OpDef] = {
         OpDef("SetFlag", None, (B,), ("flag",)),
     )
 }
+
+
+# --- half precision (issue 31; shader-half): a half is held in IR as the f32 it widens to
+# exactly, so comparisons, min/max, negation and |x| are the f32 operations.
+# - ``UnpackF16``: the half in bits 16*``lane``.. of a u32 as f32 (exact; NaN payload kept).
+# - ``F16FromF64``: the half nearest an f64 in the direction ``rnd`` (0 nearest even, 1 down,
+#   2 up, 3 toward zero), as a u32 < 0x10000; overflow gives infinity or the largest finite half
+#   as the mode says, NaN the canonical 0x7fff.  An f32 goes through ``CvtF64`` (exact).
+# - ``FFlushDenormF16``: a half (as f32) below 2^-14 in magnitude becomes a zero of its sign.
+# How each is built, and why a wider type rounded once to a half is exact for HADD2/HMUL2/
+# HFMA2: ``lower/half.py``.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("UnpackF16", F32, (U32,), ("lane",)),
+            OpDef("F16FromF64", U32, (F64,), ("rnd",)),
+            OpDef("FFlushDenormF16", F32, (F32,)),
+        )
+    }
+)

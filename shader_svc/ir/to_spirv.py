@@ -173,3 +173,15 @@ def emit(lw: Semantics, block: Block) -> list[int | None]:
 def emit_value(lw: Semantics, block: Block, v: Value) -> int:
     """Lower ``block`` and give the SPIR-V id of its value ``v`` (an operand read)."""
     return emit(lw, block)[v.index]
+
+
+# --- half precision (issue 31; shader-half): the functions of lower/half.py
+from shader_svc.lower import half  # noqa: E402  (this block's own import, kept with it)
+
+LOWER.update(
+    {
+        "UnpackF16": lambda lw, o, a: half.unpack_f16(lw, a[0], o.attrs["lane"]),
+        "F16FromF64": lambda lw, o, a: half.f16_from_f64(lw, a[0], o.attrs["rnd"]),
+        "FFlushDenormF16": lambda lw, o, a: half.flush_denorm_f16(lw, a[0]),
+    }
+)

@@ -1,0 +1,109 @@
+"""Half precision and directed rounding as SPIR-V, both ISAs (issue 31): what the IR operations
+``UnpackF16``, ``F16FromF64``, ``FFlushDenormF16``, ``FFmaDirected32`` and ``FFmaDirected64`` mean
+(``ir/ops.py`` documents them; ``ir/to_spirv.py`` calls these functions).
+
+No Float16 capability and no device conversion is relied on: lavapipe's f16 conversions (and
+GLSL's packHalf2x16) leave the rounding to the implementation, so a half is widened and rounded
+here in integer arithmetic.  The method, exact for every input:
+
+- a half widens to f32 exactly (sign, exponent + 112, fraction << 13; a denormal is its 10-bit
+  fraction times 2^-24, exact in f32; infinities and NaNs keep their payload);
+- an operation on halves is done exactly or once-rounded in a wider type, then rounded once
+  to a half by ``f16_from_f64``: a product of two halves (22 significant bits) is exact in
+  f32; a sum of two halves spans at most 40 bits, exact in f64; a*b+c is f64(a*b) + f64(c)
+  rounded once to 53 bits, and that rounding can only be inexact when c dwarfs the product by
+  more than 2^31 (spans beyond 53 bits need the product's 2^-48 end against c's top), where the
+  f64 sum is never a half's rounding boundary, so the double rounding is harmless;
+- ``f16_from_f64`` rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
+  2^-24 below the normal range) with the remainder against half a place: to nearest even,
+  toward zero, down or up; overflow gives infinity or the largest finite half as the mode
+  says; NaN gives the canonical 0x7fff (NVIDIA's canonical NaN).
+
+Directed FFMA/DFMA (.RM/.RP/.RZ; Vulkan 1.x has no per-instruction rounding mode): the exact
+a*b+c is represented as an unevaluated sum s + e (s the nearest f64 / the nearest double-double
+pair), then s moves one place toward the mode's direction where e points that way past it:
+FFMA through f64 with round-to-odd (as ``Semantics._fma``), then a directed f64 -> f32 step;
+DFMA from the error-free transformations of ``Semantics._dfma``'s parts.
+"""
+
+from __future__ import annotations
+
+from shader_svc.lower.base import GLSL
+from shader_svc.lower.semantics import Semantics
+
+F16_NAN = 0x7FFF  # NVIDIA's canonical half NaN
+
+
+def unpack_f16(lw: Semantics, v: int, lane: int) -> int:
+    """The half in bits 16*lane.. of the u32 ``v`` as an exact f32."""
+    u32, op, c = lw.u32, lw.op, lw.c
+    h = op("OpBitFieldUExtract", u32, v, c(16 * lane), c(16))
+    sign = op("OpShiftLeftLogical", u32, op("OpBitwiseAnd", u32, h, c(0x8000)), c(16))
+    e = op("OpBitFieldUExtract", u32, h, c(10), c(5))
+    m = op("OpBitwiseAnd", u32, h, c(0x3FF))
+    frac = op("OpShiftLeftLogical", u32, m, c(13))
+    normal = op("OpBitwiseOr", u32, op("OpShiftLeftLogical", u32, op("OpIAdd", u32, e, c(112)), c(23)), frac)
+    special = op("OpBitwiseOr", u32, c(0x7F800000), frac)
+    den = op("OpFMul", lw.f32, op("OpConvertUToF", lw.f32, m), lw.m.const(lw.f32, 0x33800000))  # m * 2^-24, exact
+    den = op("OpBitcast", u32, den)
+    r = op("OpSelect", u32, op("OpIEqual", lw.bool, e, c(31)), special, normal)
+    r = op("OpSelect", u32, op("OpIEqual", lw.bool, e, c(0)), den, r)
+    return op("OpBitcast", lw.f32, op("OpBitwiseOr", u32, r, sign))
+
+
+def flush_denorm_f16(lw: Semantics, x: int) -> int:
+    """.FTZ of a half held as f32: below 2^-14 in magnitude (a half denormal) becomes a zero of
+    its sign."""
+    u32, op, c = lw.u32, lw.op, lw.c
+    bits = op("OpBitcast", u32, x)
+    tiny = op("OpULessThan", lw.bool, op("OpBitwiseAnd", u32, bits, c(0x7FFFFFFF)), c(0x38800000))
+    return op("OpBitcast", lw.f32, op("OpSelect", u32, tiny, op("OpBitwiseAnd", u32, bits, c(0x80000000)), bits))
+
+
+def _round_up(lw: Semantics, rnd: int, neg: int, inexact: int, more_than_half: int, tie_odd: int) -> int:
+    """Whether the magnitude rounds up: ``rnd`` 0 nearest even, 1 down, 2 up, 3 toward zero."""
+    b, op = lw.bool, lw.op
+    if rnd == 0:
+        return op("OpLogicalOr", b, more_than_half, tie_odd)
+    if rnd == 3:
+        return lw.m.const_bool(False)
+    away = neg if rnd == 1 else op("OpLogicalNot", b, neg)  # RM grows negatives, RP positives
+    return op("OpLogicalAnd", b, inexact, away)
+
+
+def f16_from_f64(lw: Semantics, x: int, rnd: int) -> int:
+    """The half nearest ``x`` in the direction ``rnd`` (module docstring), as a u32 < 0x10000."""
+    u32, u64, b, op, c, c64 = lw.u32, lw.u64, lw.bool, lw.op, lw.c, lw.c64
+    bits = op("OpBitcast", u64, x)
+    neg = op("OpINotEqual", b, op("OpShiftRightLogical", u64, bits, c64(63)), c64(0))
+    a = op("OpBitwiseAnd", u64, bits, c64(2**63 - 1))
+    big_e = op("OpUConvert", u32, op("OpShiftRightLogical", u64, a, c64(52)))
+    implicit = op("OpSelect", u64, op("OpIEqual", b, big_e, c(0)), c64(0), c64(1 << 52))
+    sig = op("OpBitwiseOr", u64, op("OpBitwiseAnd", u64, a, c64((1 << 52) - 1)), implicit)
+    # the half's last place is 2^(e-10) (e = E - 1023), never below 2^-24: drop 42 + max(0, -14 - e)
+    below = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, c(1009), big_e), c(0))
+    s = lw.op("OpExtInst", u32, lw.glsl, GLSL["UMin"], op("OpIAdd", u32, below, c(42)), c(63))
+    s64 = op("OpUConvert", u64, s)
+    q = op("OpShiftRightLogical", u64, sig, s64)
+    one = c64(1)
+    rem = op("OpBitwiseAnd", u64, sig, op("OpISub", u64, op("OpShiftLeftLogical", u64, one, s64), one))
+    half = op("OpShiftLeftLogical", u64, one, op("OpISub", u64, s64, one))
+    q32 = op("OpUConvert", u32, q)
+    odd = op("OpINotEqual", b, op("OpBitwiseAnd", u32, q32, c(1)), c(0))
+    tie_odd = op("OpLogicalAnd", b, op("OpIEqual", b, rem, half), odd)
+    up = _round_up(lw, rnd, neg, op("OpINotEqual", b, rem, c64(0)), op("OpUGreaterThan", b, rem, half), tie_odd)
+    q32 = op("OpIAdd", u32, q32, op("OpSelect", u32, up, c(1), c(0)))
+    # exponent field + the significand (its implicit bit carries into the field)
+    ef = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, big_e, c(1009)), c(0))
+    r = op("OpIAdd", u32, op("OpShiftLeftLogical", u32, ef, c(10)), q32)
+    if rnd == 0:
+        top = c(0x7C00)
+    elif rnd == 3:
+        top = c(0x7BFF)
+    else:  # the mode's infinity on its side, the largest finite half on the other
+        top = op("OpSelect", u32, neg, c(0x7C00 if rnd == 1 else 0x7BFF), c(0x7BFF if rnd == 1 else 0x7C00))
+    r = op("OpSelect", u32, op("OpUGreaterThanEqual", b, r, c(0x7C00)), top, r)
+    inf = c64(0x7FF0000000000000)
+    r = op("OpSelect", u32, op("OpIEqual", b, a, inf), c(0x7C00), r)
+    r = op("OpBitwiseOr", u32, r, op("OpSelect", u32, neg, c(0x8000), c(0)))
+    return op("OpSelect", u32, op("OpUGreaterThan", b, a, inf), c(F16_NAN), r)
