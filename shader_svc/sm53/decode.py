@@ -20,6 +20,7 @@ from shader_svc.sm53.fields import (
     CTRL_BITS,
     PT,
     RZ,
+    SWZ,
     Attr,
     CBuf,
     CIdx,
@@ -100,6 +101,7 @@ def _operand(o, w: int, addr: int) -> dict:
             d[k] = bool(b is not None and get(w, b, 1))
         d["hsel"] = get(w, o.hsel, 2) if o.hsel is not None else 0
         d["bsel"] = get(w, o.bsel, 2) if o.bsel is not None else 0
+        d["swz"] = get(w, o.swz, 2) if o.swz is not None else 0
         return d
     if isinstance(o, Pred):
         return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
@@ -237,6 +239,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
                 raise DecodeError("register pair at RZ")
             return f"{_reg(v['reg'])}{'.reuse' if reuse else ''}, {_reg(v['reg'] + 1)}"
         s = _reg(v["reg"])
+        if o.swz is not None:  # inside |x|: '-|R2.H1_H1|'
+            s += SWZ[v["swz"]]
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:

@@ -994,3 +994,30 @@ row(
     ir="TLD4",
     cls="tex",
 )
+
+# --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
+# 11.8 on ptxas's words: A = R@8 (-43, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
+# 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
+# as nothing), 1 = .F32, 2 = .H0_H0, 3 = .H1_H1, inside |x|.  Result mode 49..50 (.F32: one f32;
+# .MRG_H0/.MRG_H1: only that half written), .SAT 32, .FTZ 39 (HFMA2: 37); .FMZ (HMUL2 40, HFMA2
+# 38; with .FTZ nvdisasm prints '.INVALID') is left out: such words are refused.  HSETP2: P 3,
+# Q 0, .FTZ 6, comparison 35..38, the combined predicate 39/42, combining op 45..46, .H_AND 49.
+HMODE = field("mode", 49, 2, {0: "", 1: ".F32", 2: ".MRG_H0", 3: ".MRG_H1"})
+HA = Reg("a", 8, reuse=0, neg=43, abs=44, swz=47)
+HB = Reg("b", 20, reuse=1, neg=31, abs=30, swz=28)
+row("HADD2", op(0x5D10, 13), (D, HA, HB), (HMODE, flag("FTZ", 39), flag("SAT", 32)), ir="HADD2")
+row("HMUL2", op(0x5D08, 13), (D, HA, HB), (HMODE, flag("FTZ", 39), flag("SAT", 32)), ir="HMUL2")
+row(
+    "HFMA2",
+    op(0x5D00, 13),
+    (D, Reg("a", 8, reuse=0, swz=47), Reg("b", 20, reuse=1, neg=31, swz=28), Reg("c", 39, reuse=2, neg=30, swz=35)),
+    (HMODE, flag("FTZ", 37), flag("SAT", 32)),
+    ir="HFMA2",
+)
+row(
+    "HSETP2",
+    op(0x5D20, 13),
+    (Pred("p", 3), Pred("q", 0), HA, HB, P39),
+    (field("cmp", 35, 4, FCMP), flag("H_AND", 49), flag("FTZ", 6), field("bop", 45, 2, BOP)),
+    ir="HSETP2",
+)

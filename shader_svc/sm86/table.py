@@ -1206,7 +1206,12 @@ R(
             0x234,
             (Pred("p", 81), Pred("q", 84), HA, HB, P87),
             (),
-            (Mod("cmp", 76, 4, FCMP), Mod("H_AND", 71, 1, ONOFF(".H_AND")), Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("bop", 69, 2, BOP)),
+            (
+                Mod("cmp", 76, 4, FCMP),
+                Mod("H_AND", 71, 1, ONOFF(".H_AND")),
+                Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                Mod("bop", 69, 2, BOP),
+            ),
             free=((60, 2), (74, 2)),
             ir="HSETP2",
             cls="conv",
