@@ -257,13 +257,14 @@ forms(
     (C(),),
     ir="BFI",
 )
-forms("POPC", alu(0x08), 13, (D,), {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)}, ir="POPC")
+# POPC's and FLO's register B shows no '.reuse' under nvdisasm 11.8 whichever reuse flag is set
+forms("POPC", alu(0x08), 13, (D,), {RFORM: Reg("b", 20, inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)}, ir="POPC")
 forms(
     "FLO",
     alu(0x30),
     13,
     (DCC,),
-    {RFORM: B(inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
+    {RFORM: Reg("b", 20, inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)},
     mods=(field("u32", 48, 1, U32_WHEN_CLEAR), flag("SH", 41)),
     ir="FLO",
 )
@@ -363,7 +364,15 @@ row(
     "XMAD",
     op(0x3600, 10),
     (DCC, A(h1=53), Imm("b", 20, 16, "u"), C()),
-    (XSIGN, flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)),
+    (field("sign", 48, 2, {0: "", 1: ".S16.U16"}), flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)),
+    ir="XMAD",
+)
+# a signed B (.U16.S16, .S16.S16): nvdisasm 11.8 prints the 16-bit immediate signed (-0x7ff1)
+row(
+    "XMAD",
+    op(0x3600, 10),
+    (DCC, A(h1=53), Imm("b", 20, 16, "s"), C()),
+    (field("sign", 48, 2, {2: ".U16.S16", 3: ".S16.S16"}), flag("PSL", 36), XMODE3, flag("MRG", 37), flag("X", 38)),
     ir="XMAD",
 )
 row(
