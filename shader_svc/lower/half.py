@@ -107,3 +107,41 @@ def f16_from_f64(lw: Semantics, x: int, rnd: int) -> int:
     r = op("OpSelect", u32, op("OpIEqual", b, a, inf), c(0x7C00), r)
     r = op("OpBitwiseOr", u32, r, op("OpSelect", u32, neg, c(0x8000), c(0)))
     return op("OpSelect", u32, op("OpUGreaterThan", b, a, inf), c(F16_NAN), r)
+
+
+def ffma_directed32(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
+    """FFMA.RM/.RP/.RZ: the f32 nearest a*b+c (``Semantics._fma_odd``: the f64 rounded to odd,
+    whose directed rounding is the exact value's), moved one place where it lies on the wrong
+    side: the bits of a float step its magnitude by one place (zero to the smallest denormal,
+    infinity to the largest finite), so the step is +1 or -1 on the bits by the sign."""
+    u32, b_, op, c_ = lw.u32, lw.bool, lw.op, lw.c
+    v = lw._fma_odd(a, b, c)
+    r = op("OpFConvert", lw.f32, v)
+    rv = op("OpFConvert", lw.f64t, r)
+    bits = op("OpBitcast", u32, r)
+    neg = op("OpINotEqual", b_, op("OpShiftRightLogical", u32, bits, c_(31)), c_(0))
+    if rnd == 3:  # toward zero: |r| > |v|
+        move = op(
+            "OpFOrdGreaterThan",
+            b_,
+            lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL["FAbs"], rv),
+            lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL["FAbs"], v),
+        )
+        step = c_(0xFFFFFFFF)  # magnitude down
+    else:
+        move = op("OpFOrdGreaterThan" if rnd == 1 else "OpFOrdLessThan", b_, rv, v)
+        grow = neg if rnd == 1 else op("OpLogicalNot", b_, neg)  # down grows negatives, up positives
+        step = op("OpSelect", u32, grow, c_(1), c_(0xFFFFFFFF))
+    bits = op("OpSelect", u32, move, op("OpIAdd", u32, bits, step), bits)
+    if rnd == 1:  # an exact zero is -0 rounding down unless a*b and c are both +0 (IEEE 754)
+        f64 = lw.f64t
+        p = op("OpFMul", f64, op("OpFConvert", f64, a), op("OpFConvert", f64, b))  # exact
+        both_pos = op(
+            "OpLogicalAnd",
+            b_,
+            op("OpIEqual", b_, op("OpBitcast", lw.u64, p), lw.c64(0)),
+            op("OpIEqual", b_, op("OpBitcast", u32, c), c_(0)),
+        )
+        zero = op("OpFOrdEqual", b_, v, lw.m.const(f64, 0, 0))
+        bits = op("OpSelect", u32, zero, op("OpSelect", u32, both_pos, c_(0), c_(0x80000000)), bits)
+    return op("OpBitcast", lw.f32, bits)

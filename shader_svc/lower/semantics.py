@@ -48,6 +48,11 @@ class Semantics(LowerBase):
         an even last bit moves one ulp toward the error) makes the final f64 -> f32 rounding
         exact, since 53 >= 2*24 + 2 (Boldo & Melquiond, "Emulation of FMA and correctly
         rounded sums: proved algorithms using rounding to odd")."""
+        return self.op("OpFConvert", self.f32, self._fma_odd(a, b, c))
+
+    def _fma_odd(self, a: int, b: int, c: int) -> int:
+        """a*b+c of three f32 as the f64 rounded to odd (``_fma``): any rounding of it to f32
+        is that rounding of the exact value."""
         m = self.m
         if self.f64 is None:  # only modules with an FFMA need the Float64 feature
             m.emit("cap", "OpCapability", m.E("Capability", "Float64"))
@@ -71,7 +76,7 @@ class Semantics(LowerBase):
         step = self.op("OpSelect", self.u64, toward_up, self.c64(1), self.c64(-1))
         fix = self.op("OpLogicalAnd", self.bool, inexact, even)
         odd = self.op("OpSelect", self.u64, fix, self.op("OpIAdd", self.u64, bits, step), bits)
-        return self.op("OpFConvert", self.f32, self.op("OpBitcast", f64, odd))
+        return self.op("OpBitcast", f64, odd)
 
     def _ftz32(self, x: int, on: int = 1) -> int:
         """.FTZ: a denormal f32 (exponent field 0) becomes a zero of its sign."""

@@ -184,3 +184,90 @@ def test_half_instructions_match_the_exact_reference(compute_device):
 def test_half_text_assembles_and_decodes_back(text):
     code = assemble_program(text + "\nEXIT\n")
     assert dec.decode_stream(code)[0].text() == text
+
+
+FFMA_KERNEL = """
+    MOV R1, c[0x0][0x28]
+    S2R R0, SR_TID.X
+    S2R R3, SR_CTAID.X
+    IMAD R0, R3, c[0x0][0x0], R0
+    ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x180], PT
+    @P0 EXIT
+    ULDC.64 UR4, c[0x0][0x118]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x4
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x160]
+    LDG.E R10, [R2.64]
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x168]
+    LDG.E R11, [R2.64]
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x170]
+    LDG.E R12, [R2.64]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x10
+    IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x178]
+    FFMA R16, R10, R11, R12
+    FFMA.RM R17, R10, R11, R12
+    FFMA.RP R18, R10, R11, R12
+    FFMA.RZ R19, R10, R11, R12
+    STG.E.128 [R8.64], R16
+    EXIT
+END: BRA END
+"""
+
+
+def _f32_round(x: Fraction, rnd: int) -> int:
+    """The f32 nearest the exact nonzero finite ``x`` in the direction ``rnd`` (candidates from
+    numpy, the choice exact)."""
+    f = np.float32(float(x))
+    cands = {f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(-np.inf))}
+    fin = sorted(Fraction(float(c)) for c in cands if np.isfinite(c))
+    big = Fraction(float(np.finfo(np.float32).max))
+    lo = max((c for c in fin if c <= x), default=None)
+    hi = min((c for c in fin if c >= x), default=None)
+    lo = -math.inf if lo is None else lo
+    hi = math.inf if hi is None else hi
+    if lo == hi:
+        pick = lo
+    elif rnd == 0 and abs(x) >= 2**128 - 2**103:  # half a place past the largest f32
+        pick = math.copysign(math.inf, x)
+    elif rnd == 0:
+        dl, dh = x - lo, hi - x
+        even = np.float32(float(lo)).view(np.uint32) & 1 == 0 if math.isfinite(lo) else False
+        pick = lo if dl < dh or (dl == dh and even) else hi
+    else:
+        pick = {1: lo, 2: hi, 3: lo if x > 0 else hi}[rnd]
+    if abs(pick) == math.inf and rnd == 3:
+        pick = math.copysign(float(big), x)
+    out = int(np.float32(float(pick)).view(np.uint32))
+    return out | 0x80000000 if pick == 0 and x < 0 else out
+
+
+def test_ffma_directed_rounding_matches_the_exact_reference(compute_device):
+    """FFMA.RM/.RP/.RZ (no per-instruction rounding mode in Vulkan: emulated, lower/half.py)
+    on products and sums that are inexact, tie, cancel, overflow and underflow."""
+    import vk_compute
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    n = 2048
+    rng = np.random.default_rng(53)
+    a = (rng.integers(100 << 23, 160 << 23, n, dtype=np.uint32) | rng.integers(0, 2, n, dtype=np.uint32) << 31).astype(np.uint32)
+    b = (rng.integers(100 << 23, 160 << 23, n, dtype=np.uint32) | rng.integers(0, 2, n, dtype=np.uint32) << 31).astype(np.uint32)
+    af, bf = a.view(np.float32).astype(np.float64), b.view(np.float32).astype(np.float64)
+    c = np.where(rng.random(n) < 0.5, -(af * bf), rng.standard_normal(n) * 4).astype(np.float32).view(np.uint32)
+    a[:5] = np.array([2.0**100, 2.0**-100, 1 + 2.0**-23, 3.0, 3.0], np.float32).view(np.uint32)
+    b[:5] = np.array([2.0**100, 2.0**-60, 1 + 2.0**-23, 1.0, 1.0], np.float32).view(np.uint32)
+    c[:5] = np.array([1.0, 0.0, -1.0, 2.0**-30, -3.0], np.float32).view(np.uint32)
+    dev = compute_device
+    spirv = translate_compute(dec.decode_stream(assemble_program(FFMA_KERNEL)), ComputeSpec((32, 1, 1)))
+    bufs = [upload(dev, x) for x in (a, b, c)]
+    bo = upload(dev, np.zeros(4 * n, np.uint32))
+    params = struct.pack("<QQQQI", *(x.address for x in bufs), bo.address, n)
+    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x188, n, params, [bo], 32)
+    out = out[: 4 * n].reshape(n, 4)
+    bad = []
+    for i in range(n):
+        x, y, z = (Fraction(float(np.uint32(v).view(np.float32))) for v in (a[i], b[i], c[i]))
+        exact = x * y + z
+        for r in range(4):
+            want = _f32_round(exact, r) if exact != 0 else (0x80000000 if r == 1 else 0)  # x - x: -0 only in RM
+            if int(out[i, r]) != want:
+                bad.append((i, r, hex(a[i]), hex(b[i]), hex(c[i]), hex(out[i, r]), hex(want)))
+    assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
