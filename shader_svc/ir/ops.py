@@ -218,7 +218,8 @@ OPS: dict[str, OpDef] = {
 #   as the mode says, NaN the canonical 0x7fff.  An f32 goes through ``CvtF64`` (exact).
 # - ``FFlushDenormF16``: a half (as f32) below 2^-14 in magnitude becomes a zero of its sign.
 # - ``FFmaDirected32``: a*b+c rounded once to f32 in the direction ``rnd`` (1 down, 2 up, 3
-#   toward zero; FFMA.RM/.RP/.RZ), exactly on any device.
+#   toward zero; FFMA.RM/.RP/.RZ), exactly on any device.  ``FFmaDirected64``: the same for
+#   DFMA (and DADD = a*1+c, DMUL = a*b+0 with .RM/.RP/.RZ), in ``FFma64``'s exact range.
 # How each is built, and why a wider type rounded once to a half is exact for HADD2/HMUL2/
 # HFMA2: ``lower/half.py``.
 OPS.update(
@@ -229,6 +230,7 @@ OPS.update(
             OpDef("F16FromF64", U32, (F64,), ("rnd",)),
             OpDef("FFlushDenormF16", F32, (F32,)),
             OpDef("FFmaDirected32", F32, (F32, F32, F32), ("rnd",)),
+            OpDef("FFmaDirected64", F64, (F64, F64, F64), ("rnd",)),
         )
     }
 )

@@ -145,3 +145,42 @@ def ffma_directed32(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
         zero = op("OpFOrdEqual", b_, v, lw.m.const(f64, 0, 0))
         bits = op("OpSelect", u32, zero, op("OpSelect", u32, both_pos, c_(0), c_(0x80000000)), bits)
     return op("OpBitcast", lw.f32, bits)
+
+
+def dfma_directed64(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
+    """DFMA (and DADD/DMUL through it) with .RM/.RP/.RZ: a*b+c = th + o with o rounded to odd
+    (``Semantics._dfma_parts``), th + o rounded to nearest as s with its exact error e (TwoSum),
+    s moved one place where e lies on the mode's side; an exact zero is -0 rounding down unless
+    a*b and c are both +0.  ``_dfma``'s range applies (no overflow/denormal products); an
+    infinite or NaN product takes the plain sum."""
+    t, u64, b_, op, c64 = lw.f64t, lw.u64, lw.bool, lw.op, lw.c64
+    ph, th, o = lw._dfma_parts(a, b, c)
+    s, e = lw._two_sum(th, o)
+    zero = lw.m.const(t, 0, 0)
+    bits = op("OpBitcast", u64, s)
+    neg = op("OpINotEqual", b_, op("OpShiftRightLogical", u64, bits, c64(63)), c64(0))
+    if rnd == 3:  # toward zero: the error points back toward zero
+        move = op(
+            "OpLogicalAnd",
+            b_,
+            op("OpFOrdNotEqual", b_, e, zero),
+            op("OpLogicalNotEqual", b_, op("OpFOrdLessThan", b_, e, zero), neg),
+        )
+        step = c64(-1)
+    else:
+        move = op("OpFOrdLessThan" if rnd == 1 else "OpFOrdGreaterThan", b_, e, zero)
+        grow = neg if rnd == 1 else op("OpLogicalNot", b_, neg)
+        step = op("OpSelect", u64, grow, c64(1), c64(-1))
+    bits = op("OpSelect", u64, move, op("OpIAdd", u64, bits, step), bits)
+    if rnd == 1:
+        both_pos = op(
+            "OpLogicalAnd",
+            b_,
+            op("OpIEqual", b_, op("OpBitcast", u64, ph), c64(0)),
+            op("OpIEqual", b_, op("OpBitcast", u64, c), c64(0)),
+        )
+        exact_zero = op("OpFOrdEqual", b_, s, zero)
+        bits = op("OpSelect", u64, exact_zero, op("OpSelect", u64, both_pos, c64(0), c64(1 << 63)), bits)
+    r = op("OpBitcast", t, bits)
+    finite = op("OpLogicalNot", b_, op("OpLogicalOr", b_, op("OpIsInf", b_, ph), op("OpIsNan", b_, ph)))
+    return op("OpSelect", t, finite, r, lw.fop("OpFAdd", t, ph, c))

@@ -71,3 +71,14 @@ def minmax2_ir(b: Block, x: tuple[Value, Value], y: tuple[Value, Value], p: Valu
     canonical half NaN), exact back to halves."""
     h = [b.emit("F16FromF64", b.op("CvtF64", b.op("FMinMax32", x[i], y[i], p)), rnd=0) for i in (0, 1)]
     return pack_ir(b, h[0], h[1])
+
+
+def directed_f64_ir(b: Block, ir: str, rnd: int, x: Value, y: Value, z: Value | None) -> Value:
+    """DADD / DMUL / DFMA (``ir``) rounded in the direction ``rnd`` (1 down, 2 up, 3 toward
+    zero) as one ``FFmaDirected64``: DADD is x*1 + y, DMUL x*y + 0 with the zero whose sum
+    keeps the product's zero sign in that mode (+0 rounding down, -0 otherwise)."""
+    if ir == "DFMA":
+        return b.emit("FFmaDirected64", x, y, z, rnd=rnd)
+    if ir == "DADD":
+        return b.emit("FFmaDirected64", x, b.emit("ConstF64", bits=0x3FF0000000000000), y, rnd=rnd)
+    return b.emit("FFmaDirected64", x, y, b.emit("ConstF64", bits=0 if rnd == 1 else 1 << 63), rnd=rnd)

@@ -8,6 +8,7 @@ import struct
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.lower.half_ir import directed_f64_ir
 from shader_svc.lower.base import GLSL, TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
@@ -210,10 +211,13 @@ class Float53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_fsetp(self, inst: Inst) -> None:
-        self.need(inst, FTZ=0)
+        """FSETP; .FTZ compares the operands with their denormals flushed (as SM86's FSETP)."""
+        ftz = inst.mods["FTZ"]
         b = Block()
         x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
         y = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        if ftz:
+            x, y = b.op("FFlushDenorm32", x), b.op("FFlushDenorm32", y)
         self.setp_ir(b, inst, b.emit("FCmp32", x, y, cmp=inst.mods["cmp"]))
         ir_spirv.emit(self, b)
 
@@ -224,10 +228,12 @@ class Float53(Lower53):
         self._i2f53(inst, d)
 
     def op_dadd(self, inst: Inst) -> None:
-        self.need(inst, rnd=0)
         b = Block()
         x, y = self.dval_ir(b, inst, "a"), self.dval_ir(b, inst, "b")
-        if inst.row.ir == "DFMA":
+        if inst.mods.get("rnd"):  # .RM/.RP/.RZ: exactly, through the directed DFMA
+            z = self.dval_ir(b, inst, "c") if inst.row.ir == "DFMA" else None
+            r = directed_f64_ir(b, inst.row.ir, inst.mods["rnd"], x, y, z)
+        elif inst.row.ir == "DFMA":
             r = b.op("FFma64", x, y, self.dval_ir(b, inst, "c"))
         else:
             r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)

@@ -15,6 +15,7 @@ import struct
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.lower.half_ir import directed_f64_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
@@ -391,11 +392,13 @@ class Alu86(Lower86):
 
     def op_dadd(self, inst: Inst) -> None:
         ops = inst.ops
-        self.require(inst, rnd=0)
         self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         x, y = self.f64src_ir(b, inst, "a"), self.f64src_ir(b, inst, "b")
-        if inst.row.ir == "DFMA":
+        if inst.mods.get("rnd"):  # .RM/.RP/.RZ: exactly, through the directed DFMA
+            z = self.f64src_ir(b, inst, "c") if inst.row.ir == "DFMA" else None
+            r = directed_f64_ir(b, inst.row.ir, inst.mods["rnd"], x, y, z)
+        elif inst.row.ir == "DFMA":
             r = b.op("FFma64", x, y, self.f64src_ir(b, inst, "c"))
         else:
             r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)

@@ -271,3 +271,103 @@ def test_ffma_directed_rounding_matches_the_exact_reference(compute_device):
             if int(out[i, r]) != want:
                 bad.append((i, r, hex(a[i]), hex(b[i]), hex(c[i]), hex(out[i, r]), hex(want)))
     assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
+
+
+DFMA_KERNEL = """
+    MOV R1, c[0x0][0x28]
+    S2R R0, SR_TID.X
+    S2R R3, SR_CTAID.X
+    IMAD R0, R3, c[0x0][0x0], R0
+    ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x180], PT
+    @P0 EXIT
+    ULDC.64 UR4, c[0x0][0x118]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x8
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x160]
+    LDG.E.64 R10, [R2.64]
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x168]
+    LDG.E.64 R12, [R2.64]
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x170]
+    LDG.E.64 R14, [R2.64]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x60
+    IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x178]
+    DFMA R16, R10, R12, R14
+    DFMA.RM R18, R10, R12, R14
+    DFMA.RP R20, R10, R12, R14
+    DFMA.RZ R22, R10, R12, R14
+    DMUL.RM R24, R10, R12
+    DMUL.RP R26, R10, R12
+    DMUL.RZ R28, R10, R12
+    DADD.RM R30, R10, R14
+    DADD.RP R32, R10, R14
+    DADD.RZ R34, R10, R14
+    STG.E.64 [R8.64], R16
+    STG.E.64 [R8.64+0x8], R18
+    STG.E.64 [R8.64+0x10], R20
+    STG.E.64 [R8.64+0x18], R22
+    STG.E.64 [R8.64+0x20], R24
+    STG.E.64 [R8.64+0x28], R26
+    STG.E.64 [R8.64+0x30], R28
+    STG.E.64 [R8.64+0x38], R30
+    STG.E.64 [R8.64+0x40], R32
+    STG.E.64 [R8.64+0x48], R34
+    EXIT
+END: BRA END
+"""
+
+
+def _f64_round(x: Fraction, rnd: int) -> int:
+    """The double nearest the exact nonzero ``x`` in the direction ``rnd`` (no overflow in the
+    inputs below); ``float(Fraction)`` is correctly rounded to nearest."""
+    f = float(x)
+    lo = f if Fraction(f) <= x else np.nextafter(f, -np.inf)
+    hi = f if Fraction(f) >= x else np.nextafter(f, np.inf)
+    pick = {0: f, 1: lo, 2: hi, 3: lo if x > 0 else hi}[rnd]
+    out = int(np.float64(pick).view(np.uint64))
+    return out | 1 << 63 if pick == 0 and x < 0 else out
+
+
+def test_directed_double_arithmetic_matches_the_exact_reference(compute_device):
+    """DFMA/DMUL/DADD with .RM/.RP/.RZ (ptxas uses them in the slow paths of __ddiv_rn and
+    __dsqrt_rn): inexact, cancelling and exactly zero results against ``Fraction``."""
+    import vk_compute
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    n = 1024
+    rng = np.random.default_rng(64)
+    a = rng.standard_normal(n) * 2.0 ** rng.integers(-40, 40, n)
+    b = rng.standard_normal(n) * 2.0 ** rng.integers(-40, 40, n)
+    c = np.where(rng.random(n) < 0.4, -(a * b), rng.standard_normal(n) * 2.0 ** rng.integers(-60, 60, n))
+    a[:4], b[:4], c[:4] = [3.0, 1.0, 0.0, -2.0], [1.0, 0.0, 0.0, 1.0 + 2.0**-52], [-3.0, 0.0, -0.0, 2.0]
+    dev = compute_device
+    spirv = translate_compute(dec.decode_stream(assemble_program(DFMA_KERNEL)), ComputeSpec((32, 1, 1)))
+    bufs = [upload(dev, x.astype(np.float64).view(np.uint32)) for x in (a, b, c)]
+    bo = upload(dev, np.zeros(24 * n, np.uint32))
+    params = struct.pack("<QQQQI", *(x.address for x in bufs), bo.address, n)
+    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x188, n, params, [bo], 32)
+    out = out[: 24 * n].view(np.uint64).reshape(n, 12)
+    bad = []
+    for i in range(n):
+        x, y, z = (Fraction(float(v)) for v in (a[i], b[i], c[i]))
+        with np.errstate(all="ignore"):
+            cases = (
+                [
+                    (x * y + z, r, float(a[i]) * float(b[i]) + float(c[i]))
+                    for r in range(4)  # IEEE zero sign (RN) from the double expression
+                ]
+                + [(x * y, r, float(a[i]) * float(b[i])) for r in (1, 2, 3)]
+                + [(x + z, r, float(a[i]) + float(c[i])) for r in (1, 2, 3)]
+            )
+        for k, (exact, r, f64) in enumerate(cases):
+            if exact != 0:
+                want = _f64_round(exact, r)
+            elif k >= 4 and k < 7:  # a product's zero keeps the sign of the product in every mode
+                want = int(np.float64(f64).view(np.uint64))
+            else:  # a sum's exact zero: -0 rounding down unless both addends are +0, else RN's sign
+                both_pos = k < 4 and float(a[i]) * float(b[i]) == 0 and math.copysign(1, float(a[i]) * float(b[i])) > 0
+                both_pos = both_pos or (k >= 7 and a[i] == 0 and math.copysign(1, a[i]) > 0)
+                both_pos = both_pos and c[i] == 0 and math.copysign(1, c[i]) > 0
+                want = (0 if both_pos else 1 << 63) if r == 1 else int(np.float64(f64).view(np.uint64))
+            if int(out[i, k]) != want:
+                bad.append((i, k, a[i], b[i], c[i], hex(out[i, k]), hex(want)))
+    assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
+    assert (out[:, 1] != out[:, 2]).sum() > n // 2  # the inputs are mostly inexact: RM and RP differ
