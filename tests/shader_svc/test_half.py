@@ -371,3 +371,57 @@ def test_directed_double_arithmetic_matches_the_exact_reference(compute_device):
                 bad.append((i, k, a[i], b[i], c[i], hex(out[i, k]), hex(want)))
     assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
     assert (out[:, 1] != out[:, 2]).sum() > n // 2  # the inputs are mostly inexact: RM and RP differ
+
+
+# ptxas's fmin / fmax on doubles (sm86 O3, cuda_corpus dbl_minmax): DSETP.MIN/.MAX, FSEL/SEL
+# on the first predicate, the quiet bit ORed into b's high word on the second
+DMINMAX_KERNEL = """
+    MOV R1, c[0x0][0x28]
+    S2R R0, SR_TID.X
+    S2R R3, SR_CTAID.X
+    IMAD R0, R3, c[0x0][0x0], R0
+    ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x180], PT
+    @P0 EXIT
+    ULDC.64 UR4, c[0x0][0x118]
+    IMAD.MOV.U32 R7, RZ, RZ, 0x8
+    IMAD.WIDE.U32 R4, R0, R7, c[0x0][0x160]
+    IMAD.WIDE.U32 R2, R0, R7, c[0x0][0x168]
+    LDG.E.64 R4, [R4.64]
+    LDG.E.64 R2, [R2.64]
+    DSETP.MIN.AND P0, P1, R4, R2, PT
+    DSETP.MAX.AND P2, P3, R4, R2, PT
+    FSEL R9, R5, R3, P0
+    SEL R8, R4, R2, P0
+    FSEL R11, R5, R3, P2
+    SEL R10, R4, R2, P2
+    @P1 LOP3.LUT R9, R3, 0x80000, RZ, 0xfc, !PT
+    @P3 LOP3.LUT R11, R3, 0x80000, RZ, 0xfc, !PT
+    IMAD.MOV.U32 R7, RZ, RZ, 0x10
+    IMAD.WIDE.U32 R6, R0, R7, c[0x0][0x170]
+    STG.E.64 [R6.64], R8
+    STG.E.64 [R6.64+0x8], R10
+    EXIT
+END: BRA END
+"""
+
+
+def test_dsetp_minmax_gives_ptx_fmin_fmax(compute_device):
+    """The predicates of DSETP.MIN/.MAX (lower_alu._dsetp_minmax) under ptxas's own sequence give
+    PTX's min/max.f64: a NaN operand yields the other one, two NaNs a NaN; ±0 and infinities."""
+    import vk_compute
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    vals = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.5, -2.25, 5e-324, 1e308], np.float64)
+    a, b = (x.ravel() for x in np.meshgrid(vals, vals))
+    n = len(a)
+    dev = compute_device
+    spirv = translate_compute(dec.decode_stream(assemble_program(DMINMAX_KERNEL)), ComputeSpec((32, 1, 1)))
+    ba, bb = upload(dev, a.view(np.uint32)), upload(dev, b.view(np.uint32))
+    bo = upload(dev, np.zeros(4 * n, np.uint32))
+    params = struct.pack("<QQQQI", ba.address, bb.address, bo.address, 0, n)  # a, b, out, -, n
+    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x188, n, params, [bo], 32)
+    got = out[: 4 * n].view(np.float64).reshape(n, 2)
+    for fn, col in ((np.fmin, 0), (np.fmax, 1)):
+        want = fn(a, b)
+        same = (got[:, col] == want) | (np.isnan(got[:, col]) & np.isnan(want))
+        assert same.all(), [(a[i], b[i], got[i, col], want[i]) for i in np.nonzero(~same)[0][:5]]
