@@ -82,3 +82,32 @@ def directed_f64_ir(b: Block, ir: str, rnd: int, x: Value, y: Value, z: Value | 
     if ir == "DADD":
         return b.emit("FFmaDirected64", x, b.emit("ConstF64", bits=0x3FF0000000000000), y, rnd=rnd)
     return b.emit("FFmaDirected64", x, y, b.emit("ConstF64", bits=0 if rnd == 1 else 1 << 63), rnd=rnd)
+
+
+def fchk_ir(b: Block, a: Value, d: Value) -> Value:
+    """FCHK (both ISAs): whether the quotient a / d (u32 bits, -x/|x| applied) must take ptxas's
+    slow path.  NVIDIA does not document the hardware's exact rule; the slow path is a complete
+    division, so any superset of the hard cases is correct.  Chosen: true unless d is normal with
+    a biased exponent in 2..252, a is zero or such a normal, and the exponents differ by at most
+    125 (the quotient and the fast path's reciprocal and residual stay normal, away from
+    overflow)."""
+    mag_a = b.op("IAnd32", a, b.const_u32(0x7FFFFFFF))
+    ea = b.op("UBitExtract32", a, b.const_u32(23), b.const_u32(8))
+    ed = b.op("UBitExtract32", d, b.const_u32(23), b.const_u32(8))
+
+    def normal(e: Value) -> Value:
+        return b.op(
+            "LAnd",
+            b.emit("ICmp32", e, b.const_u32(2), cmp=6, unsigned=True),
+            b.emit("ICmp32", e, b.const_u32(252), cmp=3, unsigned=True),
+        )
+
+    diff = b.op("ISub32", ea, ed)
+    near = b.op(
+        "LAnd",
+        b.emit("ICmp32", diff, b.const_u32(125), cmp=3, unsigned=False),
+        b.emit("ICmp32", diff, b.const_u32(-125), cmp=6, unsigned=False),
+    )
+    a_zero = b.op("IEq32", mag_a, b.const_u32(0))
+    fast = b.op("LAnd", normal(ed), b.op("LOr", a_zero, b.op("LAnd", normal(ea), near)))
+    return b.op("LNot", fast)

@@ -25,6 +25,7 @@ HALF_RULES = {
     "HSETP2": "op_hsetp2",
     "F2F.F16": "op_f2f_f16",
     "FFMA": "op_ffma_rnd",  # FFMA with .RM/.RP/.RZ (round to nearest: Lower86.op_fp32)
+    "FCHK": "op_fchk",
 }
 
 
@@ -97,4 +98,11 @@ class Half86(Lower86):
         r = b.op("FFlushDenorm32", r) if ftz else r
         r = b.op("FSaturate32", r) if inst.mods["SAT"] else r
         self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)
+
+    def op_fchk(self, inst: Inst) -> None:
+        """FCHK P, a, b: ``half_ir.fchk_ir`` (the division's slow-path test)."""
+        b = Block()
+        r = half_ir.fchk_ir(b, self.src_ir(b, inst, "a", True), self.src_ir(b, inst, "b", True))
+        b.set_pred(inst.ops["p"]["pred"], r)
         ir_spirv.emit(self, b)

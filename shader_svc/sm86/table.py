@@ -1230,3 +1230,16 @@ R(
         cls="conv",
     )
 )
+# FCHK (0x302, register form; nvdisasm 13.5, every bit flipped): P 81..83, A = R@24 (-72, |x|
+# 73), B = R@32 (-63, |x| 62)
+R(
+    [
+        Row(
+            "FCHK",
+            0x302,
+            (Pred("p", 81), A(1, 1), Reg("b", 32, neg=63, abs=62, reuse="b")),
+            ir="FCHK",
+            cls="conv",
+        )
+    ]
+)
