@@ -257,7 +257,7 @@ forms(
     (C(),),
     ir="BFI",
 )
-# POPC's and FLO's register B shows no '.reuse' under nvdisasm 11.8 whichever reuse flag is set
+# POPC/FLO: nvdisasm 11.8 prints no reuse flag on the source (a set flag is refused)
 forms("POPC", alu(0x08), 13, (D,), {RFORM: Reg("b", 20, inv=40), CFORM: CBuf("b", inv=40), IFORM: I19(inv=40)}, ir="POPC")
 forms(
     "FLO",
