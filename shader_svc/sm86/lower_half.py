@@ -2,8 +2,7 @@
 and F2F.F16.F32, in IR; what each lane means is ``lower/half_ir.py``'s, shared with SM53.
 
 HSETP2 follows PTX's setp.f16x2: P = (lane 0's comparison) BOP pp, Q = (lane 1's) BOP pp.
-F2F.F16.F32 writes the half rounded as its .RM/.RP/.RZ says, zero-extended.  FFMA.RM/.RP/.RZ
-(not half precision, the same directed rounding problem) is ``FFmaDirected32``.  Refused: an
+F2F.F16.F32 writes the half rounded as its .RM/.RP/.RZ says, zero-extended.  Refused: an
 operand's .F32 swizzle, HSETP2.H_AND, HMNMX2's .NAN/.XORSIGN/.F32.
 """
 
@@ -24,8 +23,6 @@ HALF_RULES = {
     "HMNMX2": "op_hmnmx2",
     "HSETP2": "op_hsetp2",
     "F2F.F16": "op_f2f_f16",
-    "FFMA": "op_ffma_rnd",  # FFMA with .RM/.RP/.RZ (round to nearest: Lower86.op_fp32)
-    "FCHK": "op_fchk",
 }
 
 
@@ -77,32 +74,4 @@ class Half86(Lower86):
         if inst.mods["FTZ"]:
             x = b.op("FFlushDenorm32", x)
         self.put_ir(b, inst, b.emit("F16FromF64", b.op("CvtF64", x), rnd=inst.mods["rnd"]))
-        ir_spirv.emit(self, b)
-
-    def op_ffma_rnd(self, inst: Inst) -> None:
-        """FFMA: to nearest as ``Lower86.fp32_ir``; .RM/.RP/.RZ rounded exactly that way
-        (``lower/half.py``), .FTZ on the operands and the result, then .SAT."""
-        if not inst.mods["rnd"]:
-            self.op_fp32(inst)
-            return
-        self.require(inst, FMZ=0)
-        ftz = inst.mods["FTZ"]
-        b = Block()
-
-        def operand(name: str) -> Value:
-            x = b.op("BitcastF32", self.src_ir(b, inst, name, True))
-            return b.op("FFlushDenorm32", x) if ftz else x
-
-        x, y = operand("a"), operand("b")
-        r = b.emit("FFmaDirected32", x, y, operand("c"), rnd=inst.mods["rnd"])
-        r = b.op("FFlushDenorm32", r) if ftz else r
-        r = b.op("FSaturate32", r) if inst.mods["SAT"] else r
-        self.put_ir(b, inst, b.op("BitcastU32", r))
-        ir_spirv.emit(self, b)
-
-    def op_fchk(self, inst: Inst) -> None:
-        """FCHK P, a, b: ``half_ir.fchk_ir`` (the division's slow-path test)."""
-        b = Block()
-        r = half_ir.fchk_ir(b, self.src_ir(b, inst, "a", True), self.src_ir(b, inst, "b", True))
-        b.set_pred(inst.ops["p"]["pred"], r)
         ir_spirv.emit(self, b)

@@ -1,0 +1,61 @@
+"""SM86 lowering of issue 31's other gaps, in IR: FFMA with directed rounding (.RM/.RP/.RZ:
+``FFmaDirected32``, exact; ``lower/half.py`` gives the method), FCHK (``half_ir.fchk_ir``: a
+conservative test for ptxas's division slow path) and BMOV (the convergence barrier registers
+saved around calls: B registers are plain 32-bit variables here, as BSSY/BSYNC are no-ops for
+one invocation, so BMOV moves values and .CLEAR zeroes the source)."""
+
+from __future__ import annotations
+
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block, Value
+from shader_svc.lower import half_ir
+from shader_svc.sm86.decode import Inst
+from shader_svc.sm86.lower import Lower86
+
+EXTRA_RULES = {
+    "FFMA": "op_ffma_rnd",  # FFMA with .RM/.RP/.RZ (round to nearest: Lower86.op_fp32)
+    "FCHK": "op_fchk",
+    "BMOV": "op_bmov",
+}
+
+
+class Extra86(Lower86):
+    """Mixin of ``to_spirv.Compute86`` (module docstring)."""
+
+    def op_ffma_rnd(self, inst: Inst) -> None:
+        """FFMA: to nearest as ``Lower86.fp32_ir``; .RM/.RP/.RZ rounded exactly that way
+        (``lower/half.py``), .FTZ on the operands and the result, then .SAT."""
+        if not inst.mods["rnd"]:
+            self.op_fp32(inst)
+            return
+        self.require(inst, FMZ=0)
+        ftz = inst.mods["FTZ"]
+        b = Block()
+
+        def operand(name: str) -> Value:
+            x = b.op("BitcastF32", self.src_ir(b, inst, name, True))
+            return b.op("FFlushDenorm32", x) if ftz else x
+
+        x, y = operand("a"), operand("b")
+        r = b.emit("FFmaDirected32", x, y, operand("c"), rnd=inst.mods["rnd"])
+        r = b.op("FFlushDenorm32", r) if ftz else r
+        r = b.op("FSaturate32", r) if inst.mods["SAT"] else r
+        self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)
+
+    def op_fchk(self, inst: Inst) -> None:
+        """FCHK P, a, b: ``half_ir.fchk_ir`` (the division's slow-path test)."""
+        b = Block()
+        r = half_ir.fchk_ir(b, self.src_ir(b, inst, "a", True), self.src_ir(b, inst, "b", True))
+        b.set_pred(inst.ops["p"]["pred"], r)
+        ir_spirv.emit(self, b)
+
+    def op_bmov(self, inst: Inst) -> None:
+        """BMOV.32 Rd, Bn (.CLEAR: Bn = 0 after) and BMOV.32 Bd, b: a move between files."""
+        b = Block()
+        d = inst.ops["d"]
+        v = b.get_reg(inst.ops["b"]["reg"], "B") if inst.ops["b"].get("file") == "B" else self.src_ir(b, inst, "b")
+        b.set_reg(d["reg"], v, d.get("file", "R"))
+        if inst.mods.get("CLEAR"):
+            b.set_reg(inst.ops["b"]["reg"], b.const_u32(0), "B")
+        ir_spirv.emit(self, b)
