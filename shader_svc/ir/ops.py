@@ -220,6 +220,7 @@ OPS: dict[str, OpDef] = {
 # - ``FFmaDirected32``: a*b+c rounded once to f32 in the direction ``rnd`` (1 down, 2 up, 3
 #   toward zero; FFMA.RM/.RP/.RZ), exactly on any device.  ``FFmaDirected64``: the same for
 #   DFMA (and DADD = a*1+c, DMUL = a*b+0 with .RM/.RP/.RZ), in ``FFma64``'s exact range.
+# - ``FMinMax64``: ``FMinMax32`` on doubles (DMNMX; PTX's min/max.f64 NaN rule).
 # How each is built, and why a wider type rounded once to a half is exact for HADD2/HMUL2/
 # HFMA2: ``lower/half.py``.
 OPS.update(
@@ -231,6 +232,7 @@ OPS.update(
             OpDef("FFlushDenormF16", F32, (F32,)),
             OpDef("FFmaDirected32", F32, (F32, F32, F32), ("rnd",)),
             OpDef("FFmaDirected64", F64, (F64, F64, F64), ("rnd",)),
+            OpDef("FMinMax64", F64, (F64, F64, B)),
         )
     }
 )

@@ -185,5 +185,6 @@ LOWER.update(
         "FFlushDenormF16": lambda lw, o, a: half.flush_denorm_f16(lw, a[0]),
         "FFmaDirected32": lambda lw, o, a: half.ffma_directed32(lw, *a, o.attrs["rnd"]),
         "FFmaDirected64": lambda lw, o, a: half.dfma_directed64(lw, *a, o.attrs["rnd"]),
+        "FMinMax64": lambda lw, o, a: half.fminmax64(lw, *a),
     }
 )

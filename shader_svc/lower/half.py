@@ -184,3 +184,12 @@ def dfma_directed64(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
     r = op("OpBitcast", t, bits)
     finite = op("OpLogicalNot", b_, op("OpLogicalOr", b_, op("OpIsInf", b_, ph), op("OpIsNan", b_, ph)))
     return op("OpSelect", t, finite, r, lw.fop("OpFAdd", t, ph, c))
+
+
+def fminmax64(lw: Semantics, a: int, b: int, p: int) -> int:
+    """DMNMX: the minimum where ``p`` holds, else the maximum, NaN-suppressing (PTX's
+    min/max.f64: a NaN operand gives the other one, two NaNs a NaN), as FMNMX's f32 form."""
+    t = lw.f64t
+    lo = lw.op("OpExtInst", t, lw.glsl, GLSL["NMin"], a, b)
+    hi = lw.op("OpExtInst", t, lw.glsl, GLSL["NMax"], a, b)
+    return lw.op("OpSelect", t, p, lo, hi)

@@ -111,3 +111,13 @@ def fchk_ir(b: Block, a: Value, d: Value) -> Value:
     a_zero = b.op("IEq32", mag_a, b.const_u32(0))
     fast = b.op("LAnd", normal(ed), b.op("LOr", a_zero, b.op("LAnd", normal(ea), near)))
     return b.op("LNot", fast)
+
+
+def directed_f32_ir(b: Block, ir: str, rnd: int, x: Value, y: Value, z: Value | None) -> Value:
+    """FADD / FMUL / FFMA (``ir``) rounded in the direction ``rnd`` as one ``FFmaDirected32``
+    (FADD = x*1 + y, FMUL = x*y + 0 with the zero that keeps the product's zero sign)."""
+    if ir == "FFMA":
+        return b.emit("FFmaDirected32", x, y, z, rnd=rnd)
+    if ir == "FADD":
+        return b.emit("FFmaDirected32", x, b.emit("ConstF32", bits=0x3F800000), y, rnd=rnd)
+    return b.emit("FFmaDirected32", x, y, b.emit("ConstF32", bits=0 if rnd == 1 else 0x80000000), rnd=rnd)

@@ -1,4 +1,4 @@
-"""SM86 lowering of issue 31's other gaps, in IR: FFMA with directed rounding (.RM/.RP/.RZ:
+"""SM86 lowering of issue 31's other gaps, in IR: FADD/FMUL/FFMA with directed rounding (.RM/.RP/.RZ:
 ``FFmaDirected32``, exact; ``lower/half.py`` gives the method), FCHK (``half_ir.fchk_ir``: a
 conservative test for ptxas's division slow path) and BMOV (the convergence barrier registers
 saved around calls: B registers are plain 32-bit variables here, as BSSY/BSYNC are no-ops for
@@ -13,7 +13,10 @@ from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
 
 EXTRA_RULES = {
-    "FFMA": "op_ffma_rnd",  # FFMA with .RM/.RP/.RZ (round to nearest: Lower86.op_fp32)
+    # FADD/FMUL/FFMA with .RM/.RP/.RZ (round to nearest: Lower86.op_fp32)
+    "FFMA": "op_fp_rnd",
+    "FADD": "op_fp_rnd",
+    "FMUL": "op_fp_rnd",
     "FCHK": "op_fchk",
     "BMOV": "op_bmov",
 }
@@ -22,13 +25,13 @@ EXTRA_RULES = {
 class Extra86(Lower86):
     """Mixin of ``to_spirv.Compute86`` (module docstring)."""
 
-    def op_ffma_rnd(self, inst: Inst) -> None:
-        """FFMA: to nearest as ``Lower86.fp32_ir``; .RM/.RP/.RZ rounded exactly that way
-        (``lower/half.py``), .FTZ on the operands and the result, then .SAT."""
+    def op_fp_rnd(self, inst: Inst) -> None:
+        """FADD / FMUL / FFMA: to nearest as ``Lower86.fp32_ir``; .RM/.RP/.RZ rounded exactly
+        that way (``half_ir.directed_f32_ir``), .FTZ on the operands and the result, then .SAT."""
         if not inst.mods["rnd"]:
             self.op_fp32(inst)
             return
-        self.require(inst, FMZ=0)
+        self.require(inst, FMZ=0, scale=4)
         ftz = inst.mods["FTZ"]
         b = Block()
 
@@ -37,7 +40,8 @@ class Extra86(Lower86):
             return b.op("FFlushDenorm32", x) if ftz else x
 
         x, y = operand("a"), operand("b")
-        r = b.emit("FFmaDirected32", x, y, operand("c"), rnd=inst.mods["rnd"])
+        z = operand("c") if inst.row.ir == "FFMA" else None
+        r = half_ir.directed_f32_ir(b, inst.row.ir, inst.mods["rnd"], x, y, z)
         r = b.op("FFlushDenorm32", r) if ftz else r
         r = b.op("FSaturate32", r) if inst.mods["SAT"] else r
         self.put_ir(b, inst, b.op("BitcastU32", r))
