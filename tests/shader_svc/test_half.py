@@ -201,13 +201,21 @@ FFMA_KERNEL = """
     LDG.E R11, [R2.64]
     IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x170]
     LDG.E R12, [R2.64]
-    IMAD.MOV.U32 R5, RZ, RZ, 0x10
+    IMAD.MOV.U32 R5, RZ, RZ, 0x30
     IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x178]
     FFMA R16, R10, R11, R12
     FFMA.RM R17, R10, R11, R12
     FFMA.RP R18, R10, R11, R12
     FFMA.RZ R19, R10, R11, R12
+    FMUL.RM R20, R10, R11
+    FMUL.RP R21, R10, R11
+    FMUL.RZ R22, R10, R11
+    FADD.RM R23, R10, R12
+    FADD.RP R24, R10, R12
+    FADD.RZ R25, R10, R12
     STG.E.128 [R8.64], R16
+    STG.E.128 [R8.64+0x10], R20
+    STG.E.64 [R8.64+0x20], R24
     EXIT
 END: BRA END
 """
@@ -258,18 +266,34 @@ def test_ffma_directed_rounding_matches_the_exact_reference(compute_device):
     dev = compute_device
     spirv = translate_compute(dec.decode_stream(assemble_program(FFMA_KERNEL)), ComputeSpec((32, 1, 1)))
     bufs = [upload(dev, x) for x in (a, b, c)]
-    bo = upload(dev, np.zeros(4 * n, np.uint32))
+    bo = upload(dev, np.zeros(12 * n, np.uint32))
     params = struct.pack("<QQQQI", *(x.address for x in bufs), bo.address, n)
     (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x188, n, params, [bo], 32)
-    out = out[: 4 * n].reshape(n, 4)
+    out = out[: 12 * n].reshape(n, 12)
     bad = []
     for i in range(n):
         x, y, z = (Fraction(float(np.uint32(v).view(np.float32))) for v in (a[i], b[i], c[i]))
-        exact = x * y + z
-        for r in range(4):
-            want = _f32_round(exact, r) if exact != 0 else (0x80000000 if r == 1 else 0)  # x - x: -0 only in RM
-            if int(out[i, r]) != want:
-                bad.append((i, r, hex(a[i]), hex(b[i]), hex(c[i]), hex(out[i, r]), hex(want)))
+        fx, fy, fz = (float(np.uint32(v).view(np.float32)) for v in (a[i], b[i], c[i]))
+        # (column, exact value, mode, the IEEE zero the operation gives where the value is 0)
+        cases = [(r, x * y + z, r, 0x80000000 if r == 1 else 0) for r in range(4)]  # x - x: -0 only in RM
+        prod_zero = 0x80000000 if math.copysign(1, fx) * math.copysign(1, fy) < 0 else 0
+        cases += [(3 + r, x * y, r, prod_zero) for r in (1, 2, 3)]
+        sum_zero = 0 if (fx == 0 and fz == 0 and math.copysign(1, fx) > 0 and math.copysign(1, fz) > 0) else 0x80000000
+        cases += [
+            (
+                6 + r,
+                x + z,
+                r,
+                sum_zero
+                if r == 1
+                else (0x80000000 if fx == 0 and fz == 0 and math.copysign(1, fx) < 0 and math.copysign(1, fz) < 0 else 0),
+            )
+            for r in (1, 2, 3)
+        ]
+        for col, exact, r, zero in cases:
+            want = _f32_round(exact, r) if exact != 0 else zero
+            if int(out[i, col]) != want:
+                bad.append((i, col, hex(a[i]), hex(b[i]), hex(c[i]), hex(out[i, col]), hex(want)))
     assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
 
 
