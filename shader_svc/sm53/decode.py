@@ -95,13 +95,12 @@ def candidates(word: int) -> list[tuple[Row, int]]:
 
 def _operand(o, w: int, addr: int) -> dict:
     if isinstance(o, Reg):
-        d = {"reg": get(w, o.lo, 8)}
+        d = {"reg": get(w, o.lo, 8), "swz": get(w, o.swz, 2) if o.swz is not None else 0}
         for k in ("neg", "abs", "inv", "cc", "h1"):
             b = getattr(o, k)
             d[k] = bool(b is not None and get(w, b, 1))
         d["hsel"] = get(w, o.hsel, 2) if o.hsel is not None else 0
         d["bsel"] = get(w, o.bsel, 2) if o.bsel is not None else 0
-        d["swz"] = get(w, o.swz, 2) if o.swz is not None else 0
         return d
     if isinstance(o, Pred):
         return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}

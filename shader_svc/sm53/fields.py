@@ -49,16 +49,16 @@ class Reg:
     h1: int | None = None
     hsel: int | None = None
     bsel: int | None = None
+    swz: int | None = None  # half instructions' 2-bit swizzle (SWZ), printed inside |x|
     reuse: int | None = None
     pair: bool = False
     hide_rz: bool = False  # left out of the text while RZ (ALD's vertex, TEX's second source)
-    swz: int | None = None  # half instructions' 2-bit swizzle (SWZ), printed inside |x|
 
     def bits(self) -> list[tuple[int, int]]:
-        out = [(self.lo, 8)]
+        out = [(self.lo, 8)] + ([(self.swz, 2)] if self.swz is not None else [])
         for b in (self.neg, self.abs, self.inv, self.cc, self.h1):
             out += _flag(b)
-        for b in (self.hsel, self.bsel, self.swz):
+        for b in (self.hsel, self.bsel):
             if b is not None:
                 out.append((b, 2))
         return out
