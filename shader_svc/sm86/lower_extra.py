@@ -2,13 +2,17 @@
 ``FFmaDirected32``, exact; ``lower/half.py`` gives the method), FCHK (``half_ir.fchk_ir``: a
 conservative test for ptxas's division slow path) and BMOV (the convergence barrier registers
 saved around calls: B registers are plain 32-bit variables here, as BSSY/BSYNC are no-ops for
-one invocation, so BMOV moves values and .CLEAR zeroes the source)."""
+one invocation, so BMOV moves values and .CLEAR zeroes the source), VABSDIFF (|a - b| + c,
+unsigned with .U32, else signed, modulo 2^32: PTX's vabsdiff with its add, as ptxas builds
+__usad/__sad from it; its predicate result is refused unless PT, its meaning not being
+documented)."""
 
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower import half_ir
+from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
 
@@ -19,6 +23,7 @@ EXTRA_RULES = {
     "FMUL": "op_fp_rnd",
     "FCHK": "op_fchk",
     "BMOV": "op_bmov",
+    "VABSDIFF": "op_vabsdiff",
 }
 
 
@@ -62,4 +67,15 @@ class Extra86(Lower86):
         b.set_reg(d["reg"], v, d.get("file", "R"))
         if inst.mods.get("CLEAR"):
             b.set_reg(inst.ops["b"]["reg"], b.const_u32(0), "B")
+        ir_spirv.emit(self, b)
+
+    def op_vabsdiff(self, inst: Inst) -> None:
+        if inst.ops["p"]["pred"] != 7:
+            raise TranslateError(f"{inst.text()}: VABSDIFF's predicate result not translated", offset=inst.addr)
+        unsigned = inst.mods["U32"] == 0
+        b = Block()
+        x, y = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
+        hi = b.op("UMax32" if unsigned else "SMax32", x, y)
+        lo = b.op("UMin32" if unsigned else "SMin32", x, y)
+        self.put_ir(b, inst, b.op("IAdd32", b.op("ISub32", hi, lo), self.src_ir(b, inst, "c")))
         ir_spirv.emit(self, b)
