@@ -1,6 +1,6 @@
 """Half precision and directed rounding as SPIR-V, both ISAs (issue 31): what the IR operations
-``UnpackF16``, ``F16FromF64``, ``FFlushDenormF16``, ``FFmaDirected32`` and ``FFmaDirected64`` mean
-(``ir/ops.py`` documents them; ``ir/to_spirv.py`` calls these functions).
+``UnpackF16``, ``F16FromF64``, ``FFlushDenormF16``, ``FFmaDirected32``, ``FFmaDirected64`` and
+``FMinMax64`` mean (``ir/ops.py`` documents them; ``ir/to_spirv.py`` calls these functions).
 
 No Float16 capability and no device conversion is relied on: lavapipe's f16 conversions (and
 GLSL's packHalf2x16) leave the rounding to the implementation, so a half is widened and rounded
@@ -13,7 +13,8 @@ here in integer arithmetic.  The method, exact for every input:
   f32; a sum of two halves spans at most 40 bits, exact in f64; a*b+c is f64(a*b) + f64(c)
   rounded once to 53 bits, and that rounding can only be inexact when c dwarfs the product by
   more than 2^31 (spans beyond 53 bits need the product's 2^-48 end against c's top), where the
-  f64 sum is never a half's rounding boundary, so the double rounding is harmless;
+  f64 sum is never a half's rounding boundary to nearest (HFMA2 rounds to nearest only), so
+  the double rounding is harmless;
 - ``f16_from_f64`` rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
   2^-24 below the normal range) with the remainder against half a place: to nearest even,
   toward zero, down or up; overflow gives infinity or the largest finite half as the mode
