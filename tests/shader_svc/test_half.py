@@ -224,7 +224,8 @@ END: BRA END
 def _f32_round(x: Fraction, rnd: int) -> int:
     """The f32 nearest the exact nonzero finite ``x`` in the direction ``rnd`` (candidates from
     numpy, the choice exact)."""
-    f = np.float32(float(x))
+    with np.errstate(over="ignore"):  # beyond the f32 range: infinity, a candidate like the others
+        f = np.float32(float(x))
     cands = {f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(-np.inf))}
     fin = sorted(Fraction(float(c)) for c in cands if np.isfinite(c))
     big = Fraction(float(np.finfo(np.float32).max))
