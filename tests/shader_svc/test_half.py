@@ -79,7 +79,8 @@ def _round(x, f64: float = 0.0, rnd: int = 0) -> int:
     if x == 0:
         return 0x8000 if math.copysign(1.0, f64) < 0 else 0
     # every half that could be the answer: numpy's nearest to the f64 and its two neighbours
-    f = np.float16(float(x))
+    with np.errstate(over="ignore"):  # beyond the half range: infinity, a candidate like the others
+        f = np.float16(float(x))
     cands = {f, np.nextafter(f, np.float16(np.inf)), np.nextafter(f, np.float16(-np.inf))}
     finite = sorted(Fraction(float(c)) for c in cands if np.isfinite(c))
     lo = max((c for c in finite if c <= x), default=-math.inf)
