@@ -81,7 +81,7 @@ def _round(x, f64: float = 0.0, rnd: int = 0) -> int:
     # every half that could be the answer: numpy's nearest to the f64 and its two neighbours
     with np.errstate(over="ignore"):  # beyond the half range: infinity, a candidate like the others
         f = np.float16(float(x))
-    cands = {f, np.nextafter(f, np.float16(np.inf)), np.nextafter(f, np.float16(-np.inf))}
+        cands = {f, np.nextafter(f, np.float16(np.inf)), np.nextafter(f, np.float16(-np.inf))}
     finite = sorted(Fraction(float(c)) for c in cands if np.isfinite(c))
     lo = max((c for c in finite if c <= x), default=-math.inf)
     hi = min((c for c in finite if c >= x), default=math.inf)
@@ -227,7 +227,7 @@ def _f32_round(x: Fraction, rnd: int) -> int:
     numpy, the choice exact)."""
     with np.errstate(over="ignore"):  # beyond the f32 range: infinity, a candidate like the others
         f = np.float32(float(x))
-    cands = {f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(-np.inf))}
+        cands = {f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(-np.inf))}
     fin = sorted(Fraction(float(c)) for c in cands if np.isfinite(c))
     big = Fraction(float(np.finfo(np.float32).max))
     lo = max((c for c in fin if c <= x), default=None)
