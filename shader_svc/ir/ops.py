@@ -215,7 +215,8 @@ OPS: dict[str, OpDef] = {
 # - ``UnpackF16``: the half in bits 16*``lane``.. of a u32 as f32 (exact; NaN payload kept).
 # - ``F16FromF64``: the half nearest an f64 in the direction ``rnd`` (0 nearest even, 1 down,
 #   2 up, 3 toward zero), as a u32 < 0x10000; overflow gives infinity or the largest finite half
-#   as the mode says, NaN the canonical 0x7fff.  An f32 goes through ``CvtF64`` (exact).
+#   as the mode says, NaN the canonical 0x7fff.  ``F16FromF32``: the same from an f32, in
+#   32-bit integers only (no Float64/Int64, for graphics stages too).
 # - ``FFlushDenormF16``: a half (as f32) below 2^-14 in magnitude becomes a zero of its sign.
 # - ``FFmaDirected32``: a*b+c rounded once to f32 in the direction ``rnd`` (1 down, 2 up, 3
 #   toward zero; FFMA.RM/.RP/.RZ), exactly on any device.  ``FFmaDirected64``: the same for
@@ -229,6 +230,7 @@ OPS.update(
         for d in (
             OpDef("UnpackF16", F32, (U32,), ("lane",)),
             OpDef("F16FromF64", U32, (F64,), ("rnd",)),
+            OpDef("F16FromF32", U32, (F32,), ("rnd",)),
             OpDef("FFlushDenormF16", F32, (F32,)),
             OpDef("FFmaDirected32", F32, (F32, F32, F32), ("rnd",)),
             OpDef("FFmaDirected64", F64, (F64, F64, F64), ("rnd",)),

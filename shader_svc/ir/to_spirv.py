@@ -182,6 +182,7 @@ LOWER.update(
     {
         "UnpackF16": lambda lw, o, a: half.unpack_f16(lw, a[0], o.attrs["lane"]),
         "F16FromF64": lambda lw, o, a: half.f16_from_f64(lw, a[0], o.attrs["rnd"]),
+        "F16FromF32": lambda lw, o, a: half.f16_from_f32(lw, a[0], o.attrs["rnd"]),
         "FFlushDenormF16": lambda lw, o, a: half.flush_denorm_f16(lw, a[0]),
         "FFmaDirected32": lambda lw, o, a: half.ffma_directed32(lw, *a, o.attrs["rnd"]),
         "FFmaDirected64": lambda lw, o, a: half.dfma_directed64(lw, *a, o.attrs["rnd"]),

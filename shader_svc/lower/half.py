@@ -73,29 +73,46 @@ def _round_up(lw: Semantics, rnd: int, neg: int, inexact: int, more_than_half: i
 
 
 def f16_from_f64(lw: Semantics, x: int, rnd: int) -> int:
-    """The half nearest ``x`` in the direction ``rnd`` (module docstring), as a u32 < 0x10000."""
-    u32, u64, b, op, c, c64 = lw.u32, lw.u64, lw.bool, lw.op, lw.c, lw.c64
-    bits = op("OpBitcast", u64, x)
-    neg = op("OpINotEqual", b, op("OpShiftRightLogical", u64, bits, c64(63)), c64(0))
-    a = op("OpBitwiseAnd", u64, bits, c64(2**63 - 1))
-    big_e = op("OpUConvert", u32, op("OpShiftRightLogical", u64, a, c64(52)))
-    implicit = op("OpSelect", u64, op("OpIEqual", b, big_e, c(0)), c64(0), c64(1 << 52))
-    sig = op("OpBitwiseOr", u64, op("OpBitwiseAnd", u64, a, c64((1 << 52) - 1)), implicit)
-    # the half's last place is 2^(e-10) (e = E - 1023), never below 2^-24: drop 42 + max(0, -14 - e)
-    below = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, c(1009), big_e), c(0))
-    s = lw.op("OpExtInst", u32, lw.glsl, GLSL["UMin"], op("OpIAdd", u32, below, c(42)), c(63))
-    s64 = op("OpUConvert", u64, s)
-    q = op("OpShiftRightLogical", u64, sig, s64)
-    one = c64(1)
-    rem = op("OpBitwiseAnd", u64, sig, op("OpISub", u64, op("OpShiftLeftLogical", u64, one, s64), one))
-    half = op("OpShiftLeftLogical", u64, one, op("OpISub", u64, s64, one))
-    q32 = op("OpUConvert", u32, q)
+    """The half nearest the f64 ``x`` in the direction ``rnd`` (module docstring), as a u32 <
+    0x10000."""
+    return _to_f16(lw, lw.op("OpBitcast", lw.u64, x), rnd, wide=True)
+
+
+def f16_from_f32(lw: Semantics, x: int, rnd: int) -> int:
+    """``f16_from_f64`` for an f32, in 32-bit integers only (no Float64/Int64: graphics stages)."""
+    return _to_f16(lw, lw.op("OpBitcast", lw.u32, x), rnd, wide=False)
+
+
+def _to_f16(lw: Semantics, bits: int, rnd: int, wide: bool) -> int:
+    """Round the float whose bits are ``bits`` (f64 as u64 or f32 as u32) to a half: its
+    significand with the implicit bit, cut at the half's last place (2^(e-10), never below
+    2^-24), the remainder against half a place."""
+    u32, b, op, c = lw.u32, lw.bool, lw.op, lw.c
+    t, k = (lw.u64, lw.c64) if wide else (u32, c)
+    mbits, low = (52, 1009) if wide else (23, 113)  # fraction bits; biased exponent of 2^-14
+    sign_bit, maxshift = (63, 63) if wide else (31, 31)
+    inf = (0x7FF << 52) if wide else 0x7F800000
+    neg = op("OpINotEqual", b, op("OpShiftRightLogical", t, bits, k(sign_bit)), k(0))
+    a = op("OpBitwiseAnd", t, bits, k((1 << sign_bit) - 1))
+    shifted = op("OpShiftRightLogical", t, a, k(mbits))
+    big_e = op("OpUConvert", u32, shifted) if wide else shifted
+    implicit = op("OpSelect", t, op("OpIEqual", b, big_e, c(0)), k(0), k(1 << mbits))
+    sig = op("OpBitwiseOr", t, op("OpBitwiseAnd", t, a, k((1 << mbits) - 1)), implicit)
+    # drop (mbits - 10) + max(0, low - E) bits, at most maxshift
+    below = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, c(low), big_e), c(0))
+    s = lw.op("OpExtInst", u32, lw.glsl, GLSL["UMin"], op("OpIAdd", u32, below, c(mbits - 10)), c(maxshift))
+    st = op("OpUConvert", t, s) if wide else s
+    one = k(1)
+    q = op("OpShiftRightLogical", t, sig, st)
+    rem = op("OpBitwiseAnd", t, sig, op("OpISub", t, op("OpShiftLeftLogical", t, one, st), one))
+    half = op("OpShiftLeftLogical", t, one, op("OpISub", t, st, one))
+    q32 = op("OpUConvert", u32, q) if wide else q
     odd = op("OpINotEqual", b, op("OpBitwiseAnd", u32, q32, c(1)), c(0))
     tie_odd = op("OpLogicalAnd", b, op("OpIEqual", b, rem, half), odd)
-    up = _round_up(lw, rnd, neg, op("OpINotEqual", b, rem, c64(0)), op("OpUGreaterThan", b, rem, half), tie_odd)
+    up = _round_up(lw, rnd, neg, op("OpINotEqual", b, rem, k(0)), op("OpUGreaterThan", b, rem, half), tie_odd)
     q32 = op("OpIAdd", u32, q32, op("OpSelect", u32, up, c(1), c(0)))
     # exponent field + the significand (its implicit bit carries into the field)
-    ef = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, big_e, c(1009)), c(0))
+    ef = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, big_e, c(low)), c(0))
     r = op("OpIAdd", u32, op("OpShiftLeftLogical", u32, ef, c(10)), q32)
     if rnd == 0:
         top = c(0x7C00)
@@ -104,10 +121,9 @@ def f16_from_f64(lw: Semantics, x: int, rnd: int) -> int:
     else:  # the mode's infinity on its side, the largest finite half on the other
         top = op("OpSelect", u32, neg, c(0x7C00 if rnd == 1 else 0x7BFF), c(0x7BFF if rnd == 1 else 0x7C00))
     r = op("OpSelect", u32, op("OpUGreaterThanEqual", b, r, c(0x7C00)), top, r)
-    inf = c64(0x7FF0000000000000)
-    r = op("OpSelect", u32, op("OpIEqual", b, a, inf), c(0x7C00), r)
+    r = op("OpSelect", u32, op("OpIEqual", b, a, k(inf)), c(0x7C00), r)
     r = op("OpBitwiseOr", u32, r, op("OpSelect", u32, neg, c(0x8000), c(0)))
-    return op("OpSelect", u32, op("OpUGreaterThan", b, a, inf), c(F16_NAN), r)
+    return op("OpSelect", u32, op("OpUGreaterThan", b, a, k(inf)), c(F16_NAN), r)
 
 
 def ffma_directed32(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:

@@ -73,5 +73,5 @@ class Half86(Lower86):
         x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
         if inst.mods["FTZ"]:
             x = b.op("FFlushDenorm32", x)
-        self.put_ir(b, inst, b.emit("F16FromF64", b.op("CvtF64", x), rnd=inst.mods["rnd"]))
+        self.put_ir(b, inst, b.emit("F16FromF32", x, rnd=inst.mods["rnd"]))
         ir_spirv.emit(self, b)
