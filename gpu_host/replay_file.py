@@ -37,7 +37,7 @@ def replay_file(path: Path, out: Path, device: str = "") -> list[FrameOut]:
     dev = Device(device or settings.get("gpu_host", "device"))
     eng = Engine(dev, pools, out, keep_frames=1)
     frames: list[FrameOut] = []
-    audio: list[list] = []  # the run's sound, appended after the GPU's events (cpu_host/horizon/audio/wavfile.py)
+    audio: list[list] = []  # the run's sound, appended after the GPU's events (nxrecomp/bundle/wav.py)
     eng.on_frame = frames.append
     try:
         with Progress("replaying", len(events)) as prog:
@@ -57,7 +57,7 @@ def replay_file(path: Path, out: Path, device: str = "") -> list[FrameOut]:
     tmp.write_text("".join(f"{f.frame} {f.sha256}\n" for f in frames))
     tmp.replace(out / "frames.txt")
     if audio:
-        from cpu_host.horizon.audio.wavfile import write_events
+        from nxrecomp.bundle.wav import write_events
 
         write_events(audio, out / "audio.wav")
     return frames

@@ -148,6 +148,8 @@ def files(paths: list[Path]):
                 f.is_file()
                 and f.suffix in SUFFIXES
                 and not SKIP_DIRS & set(f.relative_to(p).parts)
+                # hidden folders (.git, a helper's carried copy of the tree) are not the tree
+                and not any(part.startswith(".") and part != ".ci" for part in f.relative_to(p).parts[:-1])
                 and f.resolve() not in SKIP_FILES
                 and (f.suffix or f.parent.name in (".ci", "scripts"))
             ):

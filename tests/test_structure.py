@@ -36,13 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 ]
 # (importer, imported) edges allowed against the rule, with the reason; each must still exist
 # (the test says when one can go).
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    (
-        "gpu_host.replay_file",
-        "cpu_host.horizon.audio.wavfile",
-    ): "replay writes a recording's audio events as a WAV file with the CPU host's WAV helper; "
-    "the helper belongs below both (a common audio-file module)",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def _modules() -> dict[str, Path]:

@@ -175,7 +175,7 @@ def _demo(a: argparse.Namespace) -> int:
         chart.unlink(missing_ok=True)
     audio = None
     if wav is not None and wav.is_file():
-        from cpu_host.horizon.audio import wavfile
+        from nxrecomp.bundle import wav as wavfile
 
         audio = wavfile.summary(wav)
         if a.record and Path(a.record).is_file():  # the recording carries the sound too (nxrecomp replay)

@@ -7,6 +7,7 @@ import bisect
 from recompiler.decode import Insn
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
+from recompiler.lift.liveness import xbit
 
 M64 = (1 << 64) - 1
 
@@ -72,6 +73,9 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
         label = em.shared_table(sorted(set(table)))
         d = em.plan.direct_tables.get(i.addr)
         direct = em.direct_goto(label, d) if d is not None and label in em.dense_gotos else ""
+        if direct and em.cur is not None:  # its guards and index are read too
+            for r in (d.reg, *(g for g, _v in d.guards)):
+                em.cur.uses |= xbit(r) if r != 31 else 0
         em.out(f"{{ {direct}_jt = {t}; {em.goto_table(label)} }}")
         return False
     cands = em.plan.ifunc_targets.get(i.addr)

@@ -243,6 +243,8 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
                 self.full_exit = True
             return text
         self.full_exit = True
+        if (c := self._here()) is not None:
+            c.exit_all = True
         return f"{{ STORE_ALL; s->pc = {target:#x}ull; MUSTTAIL return nx_jump{ARGS}; }}"
 
     def slot(self, kind: str, k: int) -> str:
@@ -462,6 +464,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
                 self.trap(f"STORE_ALL; nx_unimplemented(s, {insn.addr:#x}ull, {insn.word:#x}u); NX_BACK;")
                 falls = False
             self.cur.falls = falls
+            self.declare(insn)
             prev_falls, prev_addr = falls, insn.addr
             if insn.addr in self.saves:
                 self._mark_saves(self.cur.start, self.saves[insn.addr])

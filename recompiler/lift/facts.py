@@ -1,5 +1,6 @@
-"""The function's facts, from its instructions' records (``result.Lifted``): liveness at call
-sites and returns, the registers live at the entry, the callee-saved saves that may be dropped
+"""The function's facts, from its instructions' records (``result.Lifted``): each record's
+declared effects (``declare``: the form's own, ``effects/``; ``exit_effects``: what its exits
+read), liveness at call sites and returns, the registers live at the entry, the callee-saved saves that may be dropped
 (``recompiler.elide_saves``), the write-through points, the flags at the entry, and the
 ``interproc.FnLive`` that ``interproc.place`` fills the call sites' lists from.  A mixin of
 ``FunctionEmitter`` (``emitter.py``): it reads the emitter's records and plan, and marks the
@@ -9,14 +10,45 @@ save stores, write-through points and tail calls in the emitter's body for place
 from __future__ import annotations
 
 
+from recompiler.decode import Insn
 from recompiler.lift import effects, interproc, liveness
 from recompiler.lift import template as T
-from recompiler.lift.result import Lifted
-from recompiler.lift.signature import CALLER_SAVED, JUMP_OUT
+from recompiler.lift.result import Lifted, Mem
+from recompiler.lift.signature import CALLER_SAVED
 
 
 class FunctionFacts:
     """Liveness and the facts of one function (mixed into ``FunctionEmitter``)."""
+
+    def declare(self, insn: Insn) -> None:
+        """The instruction just lifted (``self.cur``) takes its form's declared effects
+        (``effects.declare``) and the registers the lifter's own C reads for it
+        (``Lifted.uses``).  A fatal trap (not lifted, BRK/UDF) has none: it never comes back."""
+        rec = self.cur
+        if rec.fatal:
+            return
+        try:
+            e = effects.declare(insn)
+        except Exception as err:  # a lifter bug: on the safe side, reported in the stats
+            self.internal_errors.append(f"{insn.addr:#x} {insn.word:#010x} {insn.name}: declaring effects: {err!r}")
+            e = effects.Effects(liveness.ALL, 0, liveness.ALL, True, False, Mem.LOAD | Mem.STORE)
+        rec.reads = e.reads | rec.uses
+        rec.kills = e.kills & ~rec.uses
+        rec.writes = e.writes
+        rec.flags_read = e.flags_read
+        rec.memory = e.memory
+
+    @staticmethod
+    def exit_effects(rec: Lifted) -> None:
+        """What ``rec``'s exits add to its declared effects, on the safe side: a system call, an
+        FPSR/FPCR access, a trap or a jump out that writes every local back (``STORE_ALL``)
+        reads every register and kills none; such a jump out also hands NZCV on.  (Returns,
+        calls, direct tail calls and table dispatches are the liveness chunk's ``leaves`` and
+        successors: ``_chunk``.)"""
+        if rec.svc or rec.fp_env or rec.fatal or rec.exit_all:
+            rec.reads, rec.kills = liveness.ALL, 0
+        if rec.exit_all:
+            rec.flags_read = True
 
     def _number_tails(self, start: int, stop: int, first: int, count: int) -> None:
         """Number the first ``count`` direct tail calls' store slots in body lines
@@ -57,7 +89,7 @@ class FunctionFacts:
         them the function keeps current in ``NxCpu`` (``interproc.write_through``), whose call
         sites then store nothing of them.  Only after straight-line code: a register written on
         the way out of an instruction that branches is never written through."""
-        w = effects.writes(effects.SV_RE.sub(r"v\1", "\n".join(self.body[start:]))) & liveness.WT_CANDIDATES
+        w = self.cur.writes & liveness.WT_CANDIDATES
         if not w:
             return
         c = self.cur
@@ -116,7 +148,7 @@ class FunctionFacts:
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
         lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
         for rec in self.records:
-            effects.scan(rec, effects.own_text(rec, self.body[rec.start : rec.stop], JUMP_OUT))
+            self.exit_effects(rec)
             self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
             tails += [(rec.addr, t) for t in rec.tails]
             c, summary_leaves, opaque_here = self._chunk(rec, inner, rec.addr in lr_jumps)

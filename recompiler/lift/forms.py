@@ -7,7 +7,9 @@ checks that every decodable encoding gets exactly one handler and that none hand
 
 A handler is ``h(em, insn)``: it writes the instruction's C through the emitter's API
 (``FunctionEmitter``) and returns False where control never goes on to the next address.  Its
-effects end up in a ``result.Lifted`` record (``result.py``).
+effects end up in a ``result.Lifted`` record (``result.py``): the exits through the emitter's
+API, the registers, NZCV and memory it reads and writes from its form's declaration
+(``effects.EFFECTS``, one function per form, shared by the form's rows).
 
 Handlers live in files named after the Arm ARM's encoding groups.  Where one form's encodings
 are split between handlers (a later, more exact or faster lowering of some of them), the form

@@ -4,12 +4,14 @@ A handler (``recompiler/lift/forms.py`` says which lifts each encoding) writes t
 through the emitter's API (``out``, ``setx``, ``goto``, ``call``, ``leave``, ``jump_out``,
 ``goto_table``, ``system_call``, ``fp_env``); the emitter keeps, per instruction, a ``Lifted``
 record that those calls fill as they happen: the labels it may branch to, its call site, its
-return, its direct tail calls, its jump-table dispatches, an indirect jump out, a system call,
-an FPSR/FPCR access, a fatal trap.  Once the function's body is complete the register effects
-(``reads``, ``kills``, ``writes``, the flags, memory) are added by ``effects.scan`` of the
-instruction's own C (the one place the lifter reads C back).  Liveness (``liveness.py``), the
-facts for the interprocedural summaries (``facts.py`` -> ``interproc.FnLive``), the write-through
-points and the save elision read these records, never the C.
+return, its direct tail calls, its jump-table dispatches, an indirect jump out, a jump out that
+writes every local back, a system call, an FPSR/FPCR access, a fatal trap.  The register, flag
+and memory effects (``reads``, ``kills``, ``writes``, ``flags_read``, ``memory``) are declared:
+each form's own from its decoded fields (``effects/``), what the emitter's exits read added
+by ``FunctionFacts.exit_effects`` (an exit that writes every local back reads them all).  No stage
+reads the C back.  Liveness (``liveness.py``), the facts for the interprocedural summaries
+(``facts.py`` -> ``interproc.FnLive``), the write-through points and the save elision read
+these records, never the C.
 
 Registers are bits of an int as in ``liveness``: X0-X30 bits 0-30, SP bit 31, V0-V31 bits 32-63.
 """
@@ -58,6 +60,8 @@ class Lifted:
     tail_texts: list[str] = field(default_factory=list)  # (their C, which liveness does not read)
     tables: list[str] = field(default_factory=list)  # jump tables it dispatches through
     jump_out: bool = False  # an indirect jump to an unknown target (nx_jump)
+    exit_all: bool = False  # a jump out of the function that writes every local back
+    #                           (STORE_ALL: to an address that is no function, through nx_jump)
     svc: bool = False  # a system call (stores every local, reloads them after)
     fp_env: bool = False  # an FPSR/FPCR access (stores every local to order FP code)
     fatal: bool = False  # a fatal error (not lifted, BRK/UDF)
@@ -65,9 +69,13 @@ class Lifted:
     # its stores of a whole 64-bit register (register bit, the store's C): a prologue's save
     # of a callee-saved register is one (FunctionEmitter.reg_store, facts._mark_saves)
     reg_stores: list[tuple[int, str]] = field(default_factory=list)
-    # added by effects.scan once the body is complete
-    reads: int = 0  # registers read before the instruction writes them (gen)
-    kills: int = 0  # registers it surely overwrites
+    # registers the lifter's own C reads besides the operands (a direct table's guards and
+    # index: control.h_br)
+    uses: int = 0
+    # declared as the handler finishes (effects.declare, FunctionFacts.declare); an exit's
+    # reads added before liveness (FunctionFacts.exit_effects)
+    reads: int = 0  # registers whose value before the instruction it may use (gen)
+    kills: int = 0  # registers it surely overwrites without using them first
     writes: int = 0  # registers it may write
     flags_read: bool = False  # may read NZCV (or writes every local back)
     memory: Mem = Mem.NONE

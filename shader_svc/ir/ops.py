@@ -209,6 +209,75 @@ OPS: dict[str, OpDef] = {
     )
 }
 
+# --- memory spaces, atomics and the emulated warp ------------------------------------------
+# Semantics (the rows below; lowered by ``to_spirv.py``'s last block through ``lower/memory.py``):
+#
+# - ``CBankDynU32``: the u32 of constant bank ``bank`` at a run-time byte address (LDC; the low
+#   two bits are ignored; bank 0 only).
+# - Local memory, one array of 4 KiB per invocation, addresses taken modulo its size (LDL/STL):
+#   ``LocalPtr``: the word at byte address (argument + ``offset``); ``LoadLocal32``/
+#   ``StoreLocal32``.
+# - Atomics on one 32-bit word, each returning the word's old value: ``AtomicGlobal32``/
+#   ``AtomicShared32`` with ``op`` one of IAdd, UMin, SMin, UMax, SMax, And, Or, Xor,
+#   Exchange (the new value is the argument), Inc (old >= b ? 0 : old + 1) and Dec
+#   (old == 0 || old > b ? b : old - 1), PTX's atom.inc/.dec; ``AtomicGlobalF32``: .FTZ.RN on
+#   f32 — both operands' denormals flushed, FAdd rounded to nearest even and its result flushed,
+#   FMin/FMax NaN-suppressing as FMNMX; ``AtomicCasGlobal32``/``AtomicCasShared32``:
+#   (pointer, compare, new) stores new where the old value equals compare.  Global atomics are
+#   device-scoped, shared ones workgroup-scoped; operations SPIR-V has no instruction for (Inc,
+#   Dec, the float ones) are a compare-exchange loop, still one atomic step.
+# - Generic 64-bit addresses (LD/ST/ATOM): an address in [window, window + 16 MiB) (the second
+#   argument, the shared window's base the driver puts in constant bank 0) is shared memory at
+#   the offset, any other is global memory; the access goes to exactly one of them.
+#   ``GenericLoad``: ``words`` consecutive u32 (1, 2, 4) loaded together, read with ``Word``
+#   (its ``index``); ``GenericStore32``/``GenericStore64``/``GenericStore128``: 1, 2, 4 words
+#   stored; ``GenericAtomic32``/``GenericAtomicF32``: ``AtomicGlobal32``/``AtomicGlobalF32``'s
+#   operations on the space the address names.  ``inst`` names the instruction (the access's
+#   temporaries).
+# - ``Barrier``: the workgroup barrier of BAR.SYNC 0 (every invocation waits; shared memory
+#   written before it is visible after it).  ``MemoryFence``: MEMBAR, ordering towards other
+#   invocations; emits nothing yet (lavapipe 22.3 stalls at a memory barrier once some
+#   invocations exited: ``lower/memory.py``), a known gap.
+# - The emulated 32-lane warp (invocation i of the workgroup is lane i % 32 of warp i / 32;
+#   every invocation must reach the operation, predicated warp operations are refused):
+#   ``ShflWarp``: PTX's shfl.sync of the value (first argument) with the lane / offset (second)
+#   and the clamp (bits 0..4) and segment mask (bits 8..12) of the third, ``mode`` 0 IDX, 1 UP,
+#   2 DOWN, 3 BFLY; a lane whose source is outside its segment (or the workgroup) keeps its own
+#   value; ``ShflInRange`` (the ``ShflWarp``'s result): whether the source lane was in range.
+#   ``WarpBallot``: bit j set where lane j of the warp voted true (lanes past the workgroup's end
+#   count as false); ``WarpVote`` (the ``WarpBallot``'s result): ``mode`` 0 ALL (every lane
+#   present voted true), 1 ANY, 2 EQ (all or none).
+LPTR, WORDS = Type.PTR_LOCAL, Type.WORDS
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("CBankDynU32", U32, (U32,), ("bank", "inst")),
+            OpDef("LocalPtr", LPTR, (U32,), ("offset",)),
+            OpDef("LoadLocal32", U32, (LPTR,)),
+            OpDef("StoreLocal32", None, (LPTR, U32)),
+            OpDef("AtomicGlobal32", U32, (GPTR, U32), ("op",)),
+            OpDef("AtomicGlobalF32", U32, (GPTR, F32), ("op",)),
+            OpDef("AtomicCasGlobal32", U32, (GPTR, U32, U32)),
+            OpDef("AtomicShared32", U32, (SPTR, U32), ("op",)),
+            OpDef("AtomicCasShared32", U32, (SPTR, U32, U32)),
+            OpDef("GenericLoad", WORDS, (U64, U64), ("words", "inst")),
+            OpDef("Word", U32, (WORDS,), ("index",)),
+            OpDef("GenericStore32", None, (U64, U64, U32), ("inst",)),
+            OpDef("GenericStore64", None, (U64, U64, U32, U32), ("inst",)),
+            OpDef("GenericStore128", None, (U64, U64, U32, U32, U32, U32), ("inst",)),
+            OpDef("GenericAtomic32", U32, (U64, U64, U32), ("op", "inst")),
+            OpDef("GenericAtomicF32", U32, (U64, U64, F32), ("op", "inst")),
+            OpDef("Barrier", None),
+            OpDef("MemoryFence", None),
+            OpDef("ShflWarp", U32, (U32, U32, U32), ("mode",)),
+            OpDef("ShflInRange", B, (U32,)),
+            OpDef("WarpBallot", U32, (B,)),
+            OpDef("WarpVote", B, (U32,), ("mode",)),
+        )
+    }
+)
+
 
 # --- half precision (issue 31; shader-half): a half is held in IR as the f32 it widens to
 # exactly, so comparisons, min/max, negation and |x| are the f32 operations.

@@ -175,6 +175,40 @@ def emit_value(lw: Semantics, block: Block, v: Value) -> int:
     return emit(lw, block)[v.index]
 
 
+# --- memory spaces, atomics and the emulated warp (their SPIR-V: lower/memory.py) ------------
+def _generic_store(lw: Semantics, o: Op, a: list[int]) -> None:
+    lw.generic_access(o.attrs["inst"], a[0], a[1], len(a) - 2, "store", values=tuple(a[2:]))
+
+
+LOWER.update(
+    {
+        "CBankDynU32": lambda lw, o, a: lw.cbank_dyn(o.attrs["bank"], a[0], o.attrs["inst"]),
+        "LocalPtr": lambda lw, o, a: lw.local_word(a[0], o.attrs["offset"]),
+        "LoadLocal32": lambda lw, o, a: lw.op("OpLoad", lw.u32, a[0]),
+        "StoreLocal32": lambda lw, o, a: lw.do("OpStore", *a),
+        "AtomicGlobal32": lambda lw, o, a: lw.atomic(a[0], False, o.attrs["op"], a[1]),
+        "AtomicGlobalF32": lambda lw, o, a: lw.atomic(a[0], False, o.attrs["op"], a[1]),
+        "AtomicCasGlobal32": lambda lw, o, a: lw.atomic_cas(a[0], False, a[1], a[2]),
+        "AtomicShared32": lambda lw, o, a: lw.atomic(a[0], True, o.attrs["op"], a[1]),
+        "AtomicCasShared32": lambda lw, o, a: lw.atomic_cas(a[0], True, a[1], a[2]),
+        # a GenericLoad lowers to the function variables holding its words; Word reads one
+        "GenericLoad": lambda lw, o, a: lw.generic_access(o.attrs["inst"], a[0], a[1], o.attrs["words"], "load"),
+        "Word": lambda lw, o, a: lw.op("OpLoad", lw.u32, a[0][o.attrs["index"]]),
+        "GenericStore32": _generic_store,
+        "GenericStore64": _generic_store,
+        "GenericStore128": _generic_store,
+        "GenericAtomic32": lambda lw, o, a: lw.generic_atomic(o.attrs["inst"], a[0], a[1], o.attrs["op"], a[2]),
+        "GenericAtomicF32": lambda lw, o, a: lw.generic_atomic(o.attrs["inst"], a[0], a[1], o.attrs["op"], a[2]),
+        "Barrier": lambda lw, o, a: lw._barrier(),
+        "MemoryFence": lambda lw, o, a: lw._fence(),
+        "ShflWarp": lambda lw, o, a: lw.shfl_warp(o.attrs["mode"], *a),
+        "ShflInRange": lambda lw, o, a: lw.warp_second(a[0], "ShflInRange"),
+        "WarpBallot": lambda lw, o, a: lw.warp_ballot(a[0]),
+        "WarpVote": lambda lw, o, a: lw.warp_vote(a[0], o.attrs["mode"]),
+    }
+)
+
+
 # --- half precision (issue 31; shader-half): the functions of lower/half.py
 from shader_svc.lower import half  # noqa: E402  (this block's own import, kept with it)
 

@@ -15,3 +15,5 @@ class Type(Enum):
     F64 = "f64"
     PTR_GLOBAL = "ptr_global"  # a u32 in global memory (a 64-bit physical address)
     PTR_SHARED = "ptr_shared"  # a u32 of the workgroup's shared memory
+    PTR_LOCAL = "ptr_local"  # a u32 of the invocation's local memory
+    WORDS = "words"  # the 1..4 u32 words one access loaded together (read with ``Word``)

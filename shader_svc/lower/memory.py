@@ -1,19 +1,142 @@
-"""Memory and the warp, both ISAs: shared memory (a workgroup array), local memory (a
-per-invocation array), generic addresses split between the shared window and global memory,
-atomics without a SPIR-V instruction (compare-exchange loops), and NVIDIA's 32-lane warp
-emulated through a workgroup exchange array between barriers (SHFL, VOTE), so results do not
-depend on the device's subgroup size."""
+"""Memory and the warp, both ISAs, in two halves:
+
+- the IR both ISA parts build for their memory and warp instructions (module functions:
+  ``local_ir``, ``shared_ir``, ``ldc_ir``, ``generic_ir``, ``shfl_ir``, ``vote_ir`` and the
+  atomic-operation tables), so an SM53 and an SM86 instruction of the same meaning become the
+  same IR and each ISA part only reads its fields;
+- the SPIR-V of those IR operations (``MemoryWarp``, called from ``ir/to_spirv.py``'s rows):
+  shared memory (a workgroup array), local memory (a per-invocation array), constant bank 0 at
+  run-time addresses, generic addresses split between the shared window and global memory,
+  atomics (a compare-exchange loop where SPIR-V has no instruction), and NVIDIA's 32-lane warp
+  emulated through a workgroup exchange array between barriers (SHFL, VOTE), so results do
+  not depend on the device's subgroup size.
+
+The semantics of each IR operation are written in ``ir/ops.py``; PTX ISA (atom, shfl.sync,
+vote.sync) is the source of the atomic wrap rules and the shuffle's clamp/segment rule."""
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
+from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
-from shader_svc.lower.base import LOCAL_WORDS, SHARED_WORDS, LowerBase
+from shader_svc.lower.base import LOCAL_WORDS, SHARED_WORDS, LowerBase, TranslateError
+
+SIZES = {4: 1, 5: 2, 6: 4}  # both ISAs' LD*/ST* size field (.32, .64, .128) -> words
+# the atomic operation field, numbered the same in both ISAs' tables -> the IR ``op``
+ATOMIC_OPS: dict[int, str | tuple[str, str]] = {
+    0: "IAdd",
+    1: ("UMin", "SMin"),
+    2: ("UMax", "SMax"),
+    3: "Inc",
+    4: "Dec",
+    5: "And",
+    6: "Or",
+    7: "Xor",
+    8: "Exchange",
+}
+FLOAT_ATOMIC_OPS = {0: "FAdd", 1: "FMin", 2: "FMax"}  # .F32.FTZ.RN
+GENERIC_STORES = {1: "GenericStore32", 2: "GenericStore64", 4: "GenericStore128"}
+
+
+# --- the IR of memory and warp instructions (both ISA parts build it) ------------------------
+def atomic_op(op: int, signed: bool, wrap: bool = True) -> str | None:
+    """The IR ``op`` of an integer atomic's operation field (None: not translated); ``wrap``:
+    INC/DEC are translated (SM53's encodings of them are not verified yet)."""
+    name = ATOMIC_OPS.get(op)
+    if name is None or (not wrap and op in (3, 4)):
+        return None
+    return name[1 if signed else 0] if isinstance(name, tuple) else name
+
+
+def words(inst: Inst, space: str = "", size: int | None = None) -> int:
+    """The words an access of the size field moves (``size``: the field where the row's mods
+    lack one); sub-word sizes are refused naming the instruction and the memory ``space``."""
+    n = SIZES.get(inst.mods["size"] if size is None else size)
+    if n is None:
+        raise TranslateError(f"{inst.text()}: sub-word {space + ' ' if space else ''}access not translated yet", offset=inst.addr)
+    return n
+
+
+def base_ir(b: Block, reg: int, off: int) -> Value:
+    """A 32-bit address: register ``reg`` (RZ: 0) plus ``off``."""
+    return b.op("IAdd32", b.get_reg(reg) if reg != 255 else b.const_u32(0), b.const_u32(off))
+
+
+def base64_ir(b: Block, reg: int, off: int) -> Value:
+    """A 64-bit address: the register pair reg, reg+1 (RZ: 0) plus ``off``."""
+    base = b.op("Pack64", b.get_reg(reg), b.get_reg(reg + 1)) if reg != 255 else b.const_u64(0)
+    return b.op("IAdd64", base, b.const_u64(off))
+
+
+def local_ir(b: Block, addr: Value, n: int, reg: int, load: bool) -> None:
+    """LDL/STL: ``n`` words at byte address ``addr`` of local memory into / from registers
+    reg, reg+1... (RZ: loads discarded, zeros stored)."""
+    for i in range(n):
+        p = b.emit("LocalPtr", addr, offset=4 * i)
+        if load:
+            if reg != 255:
+                b.set_reg(reg + i, b.op("LoadLocal32", p))
+        else:
+            b.emit("StoreLocal32", p, b.get_reg(reg + i) if reg != 255 else b.const_u32(0))
+
+
+def shared_ir(b: Block, addr: Value, n: int, reg: int, load: bool) -> None:
+    """LDS/STS: ``n`` words at byte address ``addr`` of shared memory, as ``local_ir``."""
+    for i in range(n):
+        p = b.op("SharedPtr", b.op("IAdd32", addr, b.const_u32(4 * i)))
+        if load:
+            if reg != 255:
+                b.set_reg(reg + i, b.op("LoadShared32", p))
+        else:
+            b.emit("StoreShared32", p, b.get_reg(reg + i) if reg != 255 else b.const_u32(0))
+
+
+def ldc_ir(b: Block, inst: Inst, reg: int, off: int, bank: int, n: int, d: int) -> None:
+    """LDC of ``n`` words of constant bank ``bank`` at register ``reg`` + ``off`` into d, d+1...
+    (RZ: read and discarded)."""
+    base = b.get_reg(reg) if reg != 255 else b.const_u32(0)
+    for k in range(n):
+        at = b.op("IAdd32", base, b.const_u32(off + 4 * k))
+        b.set_reg(d + k if d != 255 else 255, b.emit("CBankDynU32", at, bank=bank, inst=inst))
+
+
+def generic_ir(b: Block, inst: Inst, addr: Value, window: Value, n: int, load: bool, reg: int) -> None:
+    """LD/ST of ``n`` words at the generic address ``addr`` (``window``: the shared window's
+    base) into / from registers reg, reg+1... (RZ: loads discarded, zeros stored)."""
+    if load:
+        words = b.emit("GenericLoad", addr, window, words=n, inst=inst)
+        if reg != 255:
+            for k in range(n):
+                b.set_reg(reg + k, b.emit("Word", words, index=k))
+        return
+    vals = [b.get_reg(reg + k) if reg != 255 else b.const_u32(0) for k in range(n)]
+    b.emit(GENERIC_STORES[n], addr, window, *vals, inst=inst)
+
+
+def shfl_ir(b: Block, inst: Inst, pred: str) -> None:
+    """SHFL d, pred, a, b, c (``pred``: the ISA's name of the predicate result): b and c are
+    registers or immediates."""
+    ops = inst.ops
+    lane, clamp = (b.const_u32(ops[k]["imm"]) if "imm" in ops[k] else b.get_reg(ops[k]["reg"]) for k in ("b", "c"))
+    v = b.emit("ShflWarp", b.get_reg(ops["a"]["reg"]), lane, clamp, mode=inst.mods["mode"])
+    b.set_reg(ops["d"]["reg"], v)
+    b.set_pred(ops[pred]["pred"], b.op("ShflInRange", v))
+
+
+def vote_ir(b: Block, inst: Inst, p: Value, pred: str) -> None:
+    """VOTE d, pred, p: the ballot of ``p`` into d, the vote of the mode into ``pred``."""
+    ballot = b.op("WarpBallot", p)
+    r = b.emit("WarpVote", ballot, mode=inst.mods["mode"])
+    b.set_reg(inst.ops["d"]["reg"], ballot)
+    b.set_pred(inst.ops[pred]["pred"], r)
 
 
 class MemoryWarp(LowerBase):
-    """Mixin: memory spaces and the emulated warp (module docstring)."""
+    """Mixin: the SPIR-V of the memory spaces, the atomics and the emulated warp (module
+    docstring); ``ir/to_spirv.py`` calls these for the IR rows."""
 
-    # --- shared memory and the emulated 32-lane warp (both ISAs) -------------------------------
+    # --- shared, local and constant memory ----------------------------------------------------
     def shared_word(self, byte_addr: int) -> int:
         if "shared" not in self.vars_global:
             m, E = self.m, self.m.E
@@ -29,6 +152,163 @@ class MemoryWarp(LowerBase):
         )
         return self.op("OpAccessChain", ptr, v, idx)
 
+    def local_word(self, addr: int, offset: int) -> int:
+        """A pointer to the local word at byte address ``addr`` + ``offset``: a per-invocation
+        array of LOCAL_WORDS words, addresses taken modulo its size."""
+        if "local" not in self.vars:
+            arr = self.m.type("OpTypeArray", self.u32, self.c(LOCAL_WORDS))
+            self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
+        w = self.op("OpIAdd", self.u32, addr, self.c(offset))
+        idx = self.op("OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, w, self.c(2)), self.c(LOCAL_WORDS - 1))
+        return self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
+
+    def cbank_dyn(self, bank: int, byte_addr: int, inst: Inst) -> int:
+        """The word of constant bank ``bank`` at a run-time byte address."""
+        if bank != 0:
+            raise TranslateError(f"{inst.text()}: constant bank {bank:#x} not supported", offset=inst.addr)
+        idx = self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2))
+        return self.op("OpLoad", self.u32, self.op("OpAccessChain", self.cb_ptr, self.cbank, self.c(0), idx))
+
+    # --- atomics ------------------------------------------------------------------------------
+    def _scope(self, shared: bool) -> tuple[int, int]:
+        """Scope and memory semantics of an atomic on shared (workgroup) or global memory."""
+        E = self.m.E
+        scope = self.c(E("Scope", "Workgroup" if shared else "Device"))
+        return scope, self.c(E("MemorySemantics", "WorkgroupMemory" if shared else "UniformMemory"))
+
+    def atomic(self, ptr: int, shared: bool, op: str, b: int) -> int:
+        """``AtomicGlobal32``/``AtomicShared32``/``AtomicGlobalF32``: the old value."""
+        sc, sm = self._scope(shared)
+        return self._atomic_at(ptr, sc, sm, op, self._ftz32(b) if op in FLOAT_ATOMIC_OPS.values() else b)
+
+    def atomic_cas(self, ptr: int, shared: bool, cmp: int, new: int) -> int:
+        sc, sm = self._scope(shared)
+        return self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, new, cmp)
+
+    def _atomic_at(self, ptr: int, sc: int, sm: int, op: str, b: int) -> int:
+        fn = self._rmw_fn(op, b)
+        if fn is not None:
+            return self._atomic_loop(ptr, sc, sm, fn)
+        return self.op(f"OpAtomic{op}", self.u32, ptr, sc, sm, b)
+
+    def _atomic_loop(self, ptr: int, scope: int, sem: int, fn: Callable[[int], int]) -> int:
+        """An atomic read-modify-write SPIR-V has no instruction for (INC/DEC with their wrap
+        limit, float add/min/max): a compare-exchange loop on the 32-bit word, ``fn(old) ->
+        new``; returns the old value the exchange saw."""
+        u32, b_ = self.u32, self.bool
+        res = self.var(f"atom{len(self.body)}", self.fn_u32)
+        head, body, cont, merge = (self.label() for _ in range(4))
+        self.do("OpBranch", head)
+        self.put_label(head)
+        self.do("OpLoopMerge", merge, cont, 0)
+        self.do("OpBranch", body)
+        self.put_label(body)
+        old = self.op("OpAtomicLoad", u32, ptr, scope, sem)
+        got = self.op("OpAtomicCompareExchange", u32, ptr, scope, sem, sem, fn(old), old)
+        self.do("OpStore", res, got)
+        self.do("OpBranchConditional", self.op("OpIEqual", b_, got, old), merge, cont)
+        self.put_label(cont)
+        self.do("OpBranch", head)
+        self.put_label(merge)
+        return self.op("OpLoad", u32, res)
+
+    def _rmw_fn(self, op: str, b: int) -> Callable[[int], int] | None:
+        """The new-value function of an atomic op without a SPIR-V instruction: Inc / Dec with
+        PTX's wrap rules against ``b``; FAdd/FMin/FMax of the f32 ``b`` (already flushed: .FTZ.RN)."""
+        u32, b_, c = self.u32, self.bool, self.c
+        if op in FLOAT_ATOMIC_OPS.values():
+
+            def f(old: int) -> int:
+                x = self._ftz32(self.op("OpBitcast", self.f32, old))
+                if op == "FAdd":
+                    r = self._ftz32(self.fop("OpFAdd", self.f32, x, b))
+                else:
+                    r = self._fminmax(x, b, self.m.const_bool(op == "FMin"))
+                return self.op("OpBitcast", u32, r)
+
+            return f
+        if op == "Inc":
+            return lambda old: self.op(
+                "OpSelect", u32, self.op("OpUGreaterThanEqual", b_, old, b), c(0), self.op("OpIAdd", u32, old, c(1))
+            )
+        if op == "Dec":
+            return lambda old: self.op(
+                "OpSelect",
+                u32,
+                self.op("OpLogicalOr", b_, self.op("OpIEqual", b_, old, c(0)), self.op("OpUGreaterThan", b_, old, b)),
+                b,
+                self.op("OpISub", u32, old, c(1)),
+            )
+        return None
+
+    # --- generic addresses ----------------------------------------------------------------------
+    def generic_access(
+        self,
+        inst: Inst,
+        addr: int,
+        window: int,
+        n: int,
+        mode: str,
+        values: tuple[int, ...] = (),
+        atom: tuple[str, int] | None = None,
+        window_size: int = 1 << 24,
+    ) -> list[int]:
+        """A load/store/atomic of ``n`` words at a generic 64-bit address: inside the shared
+        window [window, window + window_size) the access goes to shared memory at the offset,
+        otherwise to global memory.  The two paths are a selection, so a shared address is
+        never dereferenced as a global pointer.  ``values``: the words a store writes; ``atom``:
+        (IR atomic op, operand).  Returns the function variables holding the loaded words / the
+        atomic's old value."""
+        u32, u64, E = self.u32, self.u64, self.m.E
+        rel = self.op("OpISub", u64, addr, window)
+        shared = self.op("OpULessThan", self.bool, rel, self.c64(window_size))
+        off = self.op("OpUConvert", u32, rel)
+        res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if mode != "store" else []
+        then, other, merge = self.label(), self.label(), self.label()
+        self.do("OpSelectionMerge", merge, 0)
+        self.do("OpBranchConditional", shared, then, other)
+        for lab, sh in ((then, True), (other, False)):
+            self.put_label(lab)
+            for k in range(n):
+                if sh:
+                    p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
+                else:
+                    p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
+                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
+                if mode == "load":
+                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
+                elif mode == "store":
+                    self.do("OpStore", p, values[k], *acc)
+                else:
+                    sc, sm = self._scope(sh)
+                    self.do("OpStore", res[k], self._atomic_at(p, sc, sm, *atom))
+            self.do("OpBranch", merge)
+        self.put_label(merge)
+        return res
+
+    def generic_atomic(self, inst: Inst, addr: int, window: int, op: str, b: int) -> int:
+        if op in FLOAT_ATOMIC_OPS.values():
+            b = self._ftz32(b)
+        (res,) = self.generic_access(inst, addr, window, 1, "atomic", atom=(op, b))
+        return self.op("OpLoad", self.u32, res)
+
+    # --- barriers -----------------------------------------------------------------------------
+    def _barrier(self) -> None:
+        E = self.m.E
+        wg = self.c(E("Scope", "Workgroup"))
+        self.do(
+            "OpControlBarrier", wg, wg, self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory"))
+        )
+
+    def _fence(self) -> None:
+        """MEMBAR: emits nothing.  Each invocation's own accesses stay in program order, which is
+        all a single thread observes; ordering towards other invocations (__threadfence) is NOT
+        kept (a known gap).  The faithful OpMemoryBarrier (Device, AcquireRelease) stalls
+        lavapipe 22.3: once some invocations of a workgroup have exited, the others stop at any
+        memory barrier and write nothing (seen on -G code, which fences before every EXIT;
+        with or without WorkgroupMemory, and as an atomic with those semantics)."""
+
+    # --- the emulated 32-lane warp --------------------------------------------------------------
     # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp
     # is emulated: invocation i of the workgroup is lane i % 32 of warp i / 32, and a warp-wide
     # operation exchanges values through a workgroup array between two workgroup barriers.  No
@@ -55,35 +335,20 @@ class MemoryWarp(LowerBase):
         v, ptr = self.vars_global["xchg"]
         return self.op("OpAccessChain", ptr, v, idx)
 
-    def _barrier(self) -> None:
-        E = self.m.E
-        wg = self.c(E("Scope", "Workgroup"))
-        self.do(
-            "OpControlBarrier", wg, wg, self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory"))
-        )
+    def _warp_aux(self) -> dict[int, Any]:
+        """The second results of warp operations (SHFL's in-range predicate, a ballot's member
+        mask), by the SPIR-V id of the first, for ``ShflInRange`` / ``WarpVote``."""
+        return self.__dict__.setdefault("_warp_second", {})
 
-    def _local_access(self, addr: int, reg: int, n: int, load: bool) -> None:
-        """LDL/STL of ``n`` words at byte address ``addr`` into / from registers ``reg``...
-        (both ISAs): a per-invocation array of LOCAL_WORDS words, addresses taken modulo its size."""
-        if "local" not in self.vars:
-            arr = self.m.type("OpTypeArray", self.u32, self.c(LOCAL_WORDS))
-            self.vars["local"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
-        for i in range(n):
-            w = self.op("OpIAdd", self.u32, addr, self.c(4 * i))
-            idx = self.op(
-                "OpBitwiseAnd", self.u32, self.op("OpShiftRightLogical", self.u32, w, self.c(2)), self.c(LOCAL_WORDS - 1)
-            )
-            p = self.op("OpAccessChain", self.fn_u32, self.vars["local"][0], idx)
-            if load:
-                if reg != 255:
-                    self.set_reg(reg + i, self.op("OpLoad", self.u32, p))
-            else:
-                self.do("OpStore", p, self.reg(reg + i) if reg != 255 else self.c(0))
+    def warp_second(self, first: int, what: str) -> Any:
+        got = self._warp_aux().get(first)
+        if got is None or got[0] != what:
+            raise TypeError(f"IR: {what} of a value that is not its operation's result")
+        return got[1]
 
-    def _vote_ballot(self, p: int, mode: int) -> tuple[int, int]:
-        """VOTE over the emulated 32-lane warp (both ISAs): every lane publishes its predicate
-        ``p``, then reads its warp's 32 slots (lanes past the workgroup's end count as absent).
-        Returns the ballot and the mode's result (0 ALL, 1 ANY, 2 EQ: all or none)."""
+    def warp_ballot(self, p: int) -> int:
+        """``WarpBallot``: every lane publishes its predicate ``p``, then reads its warp's 32
+        slots (lanes past the workgroup's end count as absent)."""
         n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
         lid, _lane, base = self._publish(self.op("OpSelect", self.u32, p, self.c(1), self.c(0)))
         ballot, members = self.c(0), self.c(0)
@@ -94,69 +359,24 @@ class MemoryWarp(LowerBase):
             v = self.op("OpSelect", self.u32, inside, v, self.c(0))
             ballot = self.op("OpBitwiseOr", self.u32, ballot, self.op("OpShiftLeftLogical", self.u32, v, self.c(j)))
             members = self.op("OpBitwiseOr", self.u32, members, self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
+        self._warp_aux()[ballot] = ("WarpVote", members)
+        return ballot
+
+    def warp_vote(self, ballot: int, mode: int) -> int:
+        """``WarpVote``: 0 ALL, 1 ANY, 2 EQ (all or none) of the lanes present."""
+        members = self.warp_second(ballot, "WarpVote")
         anyv = self.op("OpINotEqual", self.bool, ballot, self.c(0))
         allv = self.op("OpIEqual", self.bool, ballot, members)
-        r = {0: allv, 1: anyv, 2: self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))}[mode]
-        return ballot, r
+        eq = self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))  # all three always (ids kept)
+        return (allv, anyv, eq)[mode]
 
-    def _atomic_loop(self, ptr: int, scope: int, sem: int, fn) -> int:
-        """An atomic read-modify-write SPIR-V has no instruction for (INC/DEC with their wrap
-        limit, float add/min/max): a compare-exchange loop on the 32-bit word, ``fn(old) ->
-        new``; returns the old value the exchange saw."""
-        u32, b_ = self.u32, self.bool
-        res = self.var(f"atom{len(self.body)}", self.fn_u32)
-        head, body, cont, merge = (self.label() for _ in range(4))
-        self.do("OpBranch", head)
-        self.put_label(head)
-        self.do("OpLoopMerge", merge, cont, 0)
-        self.do("OpBranch", body)
-        self.put_label(body)
-        old = self.op("OpAtomicLoad", u32, ptr, scope, sem)
-        got = self.op("OpAtomicCompareExchange", u32, ptr, scope, sem, sem, fn(old), old)
-        self.do("OpStore", res, got)
-        self.do("OpBranchConditional", self.op("OpIEqual", b_, got, old), merge, cont)
-        self.put_label(cont)
-        self.do("OpBranch", head)
-        self.put_label(merge)
-        return self.op("OpLoad", u32, res)
-
-    def _rmw_fn(self, op: int, ftype: int, b: int):
-        """The new-value function of an atomic op without a SPIR-V instruction: INC (3) / DEC (4)
-        with PTX's wrap rules against ``b``, or, for F32 (``ftype`` 3, .FTZ.RN), ADD/MIN/MAX."""
-        u32, b_, c = self.u32, self.bool, self.c
-        if ftype == 3:
-            bf = self._ftz32(self.op("OpBitcast", self.f32, b))
-
-            def f(old):
-                x = self._ftz32(self.op("OpBitcast", self.f32, old))
-                if op == 0:
-                    r = self._ftz32(self.fop("OpFAdd", self.f32, x, bf))
-                else:
-                    r = self._fminmax(x, bf, self.m.const_bool(op == 1))
-                return self.op("OpBitcast", u32, r)
-
-            return f
-        if op == 3:
-            return lambda old: self.op(
-                "OpSelect", u32, self.op("OpUGreaterThanEqual", b_, old, b), c(0), self.op("OpIAdd", u32, old, c(1))
-            )
-        if op == 4:
-            return lambda old: self.op(
-                "OpSelect",
-                u32,
-                self.op("OpLogicalOr", b_, self.op("OpIEqual", b_, old, c(0)), self.op("OpUGreaterThan", b_, old, b)),
-                b,
-                self.op("OpISub", u32, old, c(1)),
-            )
-        return None
-
-    def _shfl_warp(self, mode: int, a: int, b: int, cv: int) -> tuple[int, int]:
+    def shfl_warp(self, mode: int, a: int, b: int, cv: int) -> int:
         """SHFL on the emulated warp, as the PTX ISA defines shfl.sync (both ISAs encode it the
         same way): ``a`` the value this lane offers, ``b`` the lane/offset, ``cv`` the clamp
         (bits 0..4) and segment mask (bits 8..12), any of them run-time values (-G code passes
         them through its shuffle helpers).  The source lane j is computed per mode (0 IDX, 1 UP,
         2 DOWN, 3 BFLY); where it falls outside the segment (or, here, the workgroup) the lane
-        keeps its own value and the predicate is false.  Returns (value, predicate)."""
+        keeps its own value and the predicate (``ShflInRange``) is false."""
         u32, b_, c = self.u32, self.bool, self.c
         n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
         b = self.op("OpBitwiseAnd", u32, b, c(31))
@@ -181,7 +401,9 @@ class MemoryWarp(LowerBase):
         at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
         take = self.op("OpLogicalAnd", b_, ok, self.op("OpULessThan", b_, at, c(n)))
         at = self.op("OpSelect", u32, take, at, lid)
-        return self.op("OpLoad", u32, self._xchg_ptr(at)), take
+        val = self.op("OpLoad", u32, self._xchg_ptr(at))
+        self._warp_aux()[val] = ("ShflInRange", take)
+        return val
 
     def _publish(self, value: int) -> tuple[int, int, int]:
         """Write this invocation's value for its warp: (linear id, lane, warp base)."""
@@ -191,52 +413,3 @@ class MemoryWarp(LowerBase):
         self._barrier()
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
         return lid, lane, self.op("OpISub", self.u32, lid, lane)
-
-    def _generic_access(
-        self,
-        inst: Inst,
-        addr: int,
-        window: int,
-        n: int,
-        mode: str,
-        reg: int,
-        atom: tuple[str, int] | None = None,
-        window_size: int = 1 << 24,
-    ) -> None:
-        """A load/store/atomic of ``n`` words at a generic 64-bit address: inside the shared
-        window [window, window + window_size) the access goes to shared memory at the offset,
-        otherwise to global memory.  The two paths are a selection, so a shared address is
-        never dereferenced as a global pointer.  ``atom``: (SPIR-V atomic opcode, operand), or
-        (new-value function, None) for a compare-exchange loop."""
-        u32, u64, E = self.u32, self.u64, self.m.E
-        rel = self.op("OpISub", u64, addr, window)
-        shared = self.op("OpULessThan", self.bool, rel, self.c64(window_size))
-        off = self.op("OpUConvert", u32, rel)
-        res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if mode != "store" else []
-        then, other, merge = self.label(), self.label(), self.label()
-        self.do("OpSelectionMerge", merge, 0)
-        self.do("OpBranchConditional", shared, then, other)
-        for lab, sh in ((then, True), (other, False)):
-            self.put_label(lab)
-            for k in range(n):
-                if sh:
-                    p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
-                else:
-                    p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
-                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
-                if mode == "load":
-                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
-                elif mode == "store":
-                    self.do("OpStore", p, self.reg(reg + k) if reg != 255 else self.c(0), *acc)
-                else:
-                    scope = self.c(E("Scope", "Workgroup" if sh else "Device"))
-                    sem = self.c(E("MemorySemantics", "WorkgroupMemory" if sh else "UniformMemory"))
-                    if callable(atom[0]):  # a compare-exchange loop (_rmw_fn)
-                        self.do("OpStore", res[k], self._atomic_loop(p, scope, sem, atom[0]))
-                    else:
-                        self.do("OpStore", res[k], self.op(atom[0], u32, p, scope, sem, atom[1]))
-            self.do("OpBranch", merge)
-        self.put_label(merge)
-        if mode != "store" and reg != 255:
-            for k in range(n):
-                self.set_reg(reg + k, self.op("OpLoad", u32, res[k]))

@@ -121,12 +121,17 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             raise _Miss(tok)
         inv, neg, ab, name, _, h1, bsel, cc, ru = m.groups()
         w = put(w, o.lo, 8, _regnum(name))
-        for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, h1), (o.cc, cc)):
+        for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, None if o.vsel is not None else h1), (o.cc, cc)):
             if on and bit is None:
                 raise _Miss(tok)
             if bit is not None:
                 w = put(w, bit, 1, 1 if on else 0)
-        if bsel:
+        if o.vsel is not None:  # a byte/half select; no suffix: the size modifier's value stays
+            if bsel:
+                w = put(w, o.vsel, 3, int(bsel[2]))
+            elif h1:
+                w = put(w, o.vsel, 3, 5)
+        elif bsel:
             if o.bsel is None:
                 raise _Miss(tok)
             w = put(w, o.bsel, 2, int(bsel[2]))
@@ -180,7 +185,11 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             return put(w, o.lo, o.width, sum(1 << int(x) for x in m.group(1).split(",")))
         v = _int(t)
-        if o.kind == "s":
+        if o.kind == "x16":  # signed or not by XMAD's sign field: the decoder's text decides
+            if not -(1 << 15) <= v < (1 << 16):
+                raise _Miss(tok)
+            return put(w, o.lo, o.width, v & 0xFFFF)
+        if o.kind in ("s", "sa"):
             lim = o.width + (1 if o.sign is not None else 0)
             if not -(1 << (lim - 1)) <= v < (1 << (lim - 1)):
                 raise _Miss(tok)
@@ -276,7 +285,9 @@ def _split_operands(text: str) -> list[str]:
             cur = ""
         else:
             cur += ch
-    return out + [cur.strip()] if text.strip() else []
+    out = out + [cur.strip()] if text.strip() else []
+    # BRX/JMX print their offset after the register: 'R0 0x10' is two operands
+    return [p for t in out for p in (t.split(" ") if re.fullmatch(r"(RZ|R\d+) -?0x[0-9a-f]+", t) else [t])]
 
 
 def _same(ours: str, src: str) -> bool:
@@ -302,6 +313,9 @@ def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
         if isinstance(o, Reg) and o.hide_rz:
             for rest in go(i + 1, j):
                 yield ["RZ"] + rest
+        if isinstance(o, Sym) and any(s == "" for _, s in o.names):  # a value printed as nothing
+            for rest in go(i + 1, j):
+                yield [""] + rest
         n = 2 if isinstance(o, Reg) and o.pair else 1
         if j + n <= len(toks):
             for rest in go(i + 1, j + n):

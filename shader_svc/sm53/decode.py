@@ -101,17 +101,20 @@ def _operand(o, w: int, addr: int) -> dict:
             d[k] = bool(b is not None and get(w, b, 1))
         d["hsel"] = get(w, o.hsel, 2) if o.hsel is not None else 0
         d["bsel"] = get(w, o.bsel, 2) if o.bsel is not None else 0
+        d["vsel"] = get(w, o.vsel, 3) if o.vsel is not None else 6
         return d
     if isinstance(o, Pred):
         return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
         v = get(w, o.lo, o.width)
-        if o.kind == "s":
+        if o.kind in ("s", "sa"):
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
         elif o.kind == "d20":  # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
             v = (get(w, o.sign, 1) << 63) | (v << 44)
+        elif o.kind == "x16" and get(w, 49, 1):  # XMAD's 16-bit immediate is signed with .U16.S16
+            v = sext(v, 16)
         return {
             "imm": v,
             "neg": bool(o.neg is not None and get(w, o.neg, 1)),
@@ -252,6 +255,9 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s += {1: ".H0", 2: ".H1"}.get(v["hsel"]) or _bad(f"half select {v['hsel']}")
         if v["bsel"]:
             s += f".B{v['bsel']}"
+        if v["vsel"] != 6:
+            sel = {0: "", 1: ".B1", 2: ".B2", 3: ".B3", 4: "", 5: ".H1"}.get(v["vsel"])
+            s += sel if sel is not None else _bad(f"selector {v['vsel']}")
         if v["cc"]:
             s += ".CC"
         if reuse:
@@ -269,12 +275,16 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s = fmt_f32(x)
         elif o.kind == "d20":
             s = fmt_f64(x)
+            if s == "-0.0":  # with nvdisasm's space, as the f32 special values ('-0.0 , P0')
+                s = "-0.0 "
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")
         elif o.kind == "set":
             if not x:
                 _bad("empty scoreboard set")
             s = "{" + ",".join(str(i) for i in range(5, -1, -1) if x >> i & 1) + "}"
+        elif o.kind in ("sa", "ua"):  # after the previous operand, with a space ('R0 0x10')
+            return "\x00" + _hex(x)
         else:
             s = _hex(x)
         if v["neg"]:
@@ -313,8 +323,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
     if isinstance(o, Attr):
         return f"a[{_hex(v['attr']) if v['attr'] else o.zero}]"
     if isinstance(o, Sym):
-        name = o.lookup(v["sym"])
-        return name if name is not None else _bad(f"{o.name} value {v['sym']}")
+        name = o.lookup(v["sym"])  # '' = left out of the text (JMP's condition CC.T)
+        return (name or None) if name is not None else _bad(f"{o.name} value {v['sym']}")
     if isinstance(o, TexsMask):
         return channels(v["mask"]) if v["mask"] else _bad(f"component mask value {v['sym']}")
     raise TypeError(o)
@@ -338,7 +348,13 @@ def render(inst: Inst) -> str:
     stray = [k for k in range(4) if inst.control.reuse >> k & 1 and k not in slots]
     if stray:
         raise DecodeError(f"reuse flag {stray[0]} set on an operand slot without a register")
-    ops = [t for o in inst.row.operands if (t := _op_text(o, inst.ops[o.name], inst)) is not None]
+    ops: list[str] = []
+    for o in inst.row.operands:
+        t = _op_text(o, inst.ops[o.name], inst)
+        if t is not None and t.startswith("\x00") and ops:  # BRX/JMX: 'R0 0x10'
+            ops[-1] += " " + t[1:]
+        elif t is not None:
+            ops.append(t)
     s = mnemonic_text(inst)
     if ops:
         s = (s + " " + ", ".join(ops)).rstrip()  # a special float last: its space goes with ';'

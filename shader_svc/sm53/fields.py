@@ -53,6 +53,9 @@ class Reg:
     reuse: int | None = None
     pair: bool = False
     hide_rz: bool = False  # left out of the text while RZ (ALD's vertex, TEX's second source)
+    # the video ops' 3-bit selector (0..3 byte 0..3, 4/5 half 0/1, 6 the word): printed '.B1'..
+    # '.B3' / '.H1' after the register (its size is the mnemonic's, a modifier on the same bits)
+    vsel: int | None = None
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, 8)] + ([(self.swz, 2)] if self.swz is not None else [])
@@ -61,6 +64,8 @@ class Reg:
         for b in (self.hsel, self.bsel):
             if b is not None:
                 out.append((b, 2))
+        if self.vsel is not None:
+            out.append((self.vsel, 3))
         return out
 
 
@@ -68,7 +73,9 @@ class Reg:
 class Imm:
     """An immediate at ``lo`` (``width`` bits).  ``kind``: 's' signed hex (``sign``: a separate
     sign bit extends it, as the 19-bit ALU immediates at 56), 'u' unsigned hex, 'f20' (the top
-    19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal).  Flags:
+    19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal), 'x16'
+    (XMAD's 16-bit immediate: signed when bit 49, B's sign, is set), 'sa' (signed, printed after
+    the previous operand with a space: BRX's offset; 'ua' unsigned: JMX's address).  Flags:
     ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
 
     name: str

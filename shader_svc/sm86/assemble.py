@@ -178,6 +178,8 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if o.hide is None:
             raise _NoMatch(o.name)
         return [(o.lo, o.width, o.hide)], 0
+    if text is None and isinstance(o, Imm) and o.kind == "x4":
+        return [(o.lo, o.width, 0)], 0
     if text is None:
         raise _NoMatch(o.name)
     if isinstance(o, Sym):
@@ -201,6 +203,10 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             v = bits >> 32
         else:
             v = _f32(text) if o.kind == "f32" else _int(text)
+        if o.kind in ("x4", "a4"):  # BRX/JMX's offset, JMP's address, in 4-byte units
+            if v % 4:
+                raise _NoMatch(text)
+            v //= 4
         f.append((o.lo, o.width, v))
         if o.hi_lo is not None:
             f.append((o.hi_lo, o.hi_width, v >> o.width))
@@ -209,7 +215,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         return f, 0
     if isinstance(o, CBuf):
         s = text
-        neg = s.startswith("-")
+        neg = s[:1] in ("-", "~")  # IADD3.X and POPC print ~c[..]; the decoded text decides
         s = s[1:] if neg else s
         absv = s.startswith("|") and s.endswith("|")
         s = s[1:-1] if absv else s
@@ -293,6 +299,7 @@ def _operand_splits(row: Row, mods: dict[str, int], texts: list[str]):
             (isinstance(o, Pred) and o.hide_pt)
             or (isinstance(o, Reg) and o.suffix == "@hiderz")
             or (isinstance(o, Sym) and o.hide is not None)
+            or (isinstance(o, Imm) and o.kind == "x4")
         )
         if optional:
             yield from walk(i + 1, j, acc + [(o, None)])
@@ -392,7 +399,7 @@ def assemble_line(
                     back = decode(word & (2**64 - 1), word >> 64, addr)
                 except DecodeError:
                     continue
-                if back.text() == want:
+                if back.text().replace(" ,", ",").rstrip() == want:  # '-0.0 ,' as parsed
                     return word
     if not tried:
         raise AsmError(f"unknown instruction {p.name!r}", offset=addr)

@@ -77,6 +77,10 @@ def _operand(o, w: int, addr: int):
         v = get(w, o.lo, o.width)
         if o.hi_lo is not None:
             v |= get(w, o.hi_lo, o.hi_width) << o.width
+        if o.kind == "x4":  # a signed offset in 4-byte units (BRX/JMX)
+            return {"imm": 4 * sext(v, o.width)}
+        if o.kind == "a4":  # an absolute address in 4-byte units (JMP)
+            return {"imm": 4 * v}
         return {"imm": sext(v, o.width) if o.kind == "s" else v}
     if isinstance(o, CBuf):
         return {
@@ -90,7 +94,8 @@ def _operand(o, w: int, addr: int):
     if isinstance(o, Mem):
         scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
         wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
-        return {"reg": get(w, o.reg_lo, 8), "off": sext(get(w, *o.off), o.off[1]), "wide": wide, "scale": scale}
+        off = get(w, *o.off)
+        return {"reg": get(w, o.reg_lo, 8), "off": sext(off, o.off[1]) if o.signed else off, "wide": wide, "scale": scale}
     if isinstance(o, SReg):
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):
@@ -129,6 +134,15 @@ def _alias(row: Row, ops: dict, mods: dict) -> str:
     return ""
 
 
+def _reuse_slots(row: Row) -> int:
+    """The control word's reuse flags (bits 122..125 as a 4-bit mask) some operand prints."""
+    m = 0
+    for o in row.operands:
+        if isinstance(o, Reg) and o.reuse:
+            m |= 1 << (REUSE_BIT[o.reuse] - 122)
+    return m
+
+
 def decode(lo: int, hi: int, addr: int = 0) -> Inst:
     word = lo | (hi << 64)
     cands = _BY_OPCODE.get(lo & 0xFFF)
@@ -159,7 +173,11 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
         if bad_sym is not None:
             why = f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported"
             continue
-        if any(ops[n].get("reg") == v for n, v in row.refuse):
+        stray = get(word, 122, 4) & ~_reuse_slots(row)
+        if stray:  # nvdisasm refuses such a word, or prints nothing for the flag (no round trip)
+            why = f"{row.mnemonic}: reuse flag {stray:#x} on a slot no register operand uses"
+            continue
+        if any(ops[n].get("reg", ops[n].get("imm")) == v for n, v in row.refuse):
             why = f"{row.mnemonic}: operand value nvdisasm cannot print"
             continue
         return Inst(addr, row, word, get(word, 12, 3), bool(get(word, 15, 1)), mods, ops, _control(word), _alias(row, ops, mods))
@@ -209,7 +227,7 @@ def _pred_name(p: int, neg: bool, file: str = "P") -> str:
 def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     w = inst.word
     if isinstance(o, Reg):
-        if o.suffix == "@hiderz" and v["reg"] == 255:
+        if o.suffix == "@hiderz" and v["reg"] == (255 if o.file == "R" else 63):
             return None
         s = _reg_name(v["reg"], o.file)
         if o.suffix and not o.suffix.startswith("@"):
@@ -228,17 +246,23 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             return None
         return _pred_name(v["pred"], v["not"], o.file)
     if isinstance(o, Imm):
+        # nvdisasm follows an immediate -0.0 with a space, as its other special values
+        # ('-0.0 , P0'; at the end of the line the space is trimmed with the rest)
         if o.kind == "f32":
-            return fmt_f32(v["imm"])
+            s = fmt_f32(v["imm"])
+            return "-0.0 " if s == "-0.0" else s
         if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
-            return fmt_f64(v["imm"] << 32)
+            s = fmt_f64(v["imm"] << 32)
+            return "-0.0 " if s == "-0.0" else s
+        if o.kind == "x4":  # printed after the register, left out while 0 ('R0 0x4')
+            return _hex(v["imm"]) if v["imm"] else None
         return _hex(v["imm"])
     if isinstance(o, CBuf):
         s = f"c[{v['bank']:#x}][{_hex(v['off'])}]"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
-            s = neg_sym + s
+            s = (neg_sym if o.neg_sym == "-" else o.neg_sym) + s
         return s
     if isinstance(o, CBufR):
         if v["reg"] == 255:
@@ -286,4 +310,4 @@ def render(inst: Inst) -> str:
         elif s is not None:
             parts.append(s)
     text = guard + name
-    return f"{text} {', '.join(parts)}" if parts else text
+    return f"{text} {', '.join(parts)}".rstrip() if parts else text

@@ -49,7 +49,9 @@ class Reg:
 
 @dataclass(frozen=True)
 class Imm:
-    """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float.  A value split
+    """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float, 'x4' a signed
+    offset in 4-byte units printed after the previous operand and left out while 0 (BRX), 'a4'
+    an absolute address in 4-byte units (JMP).  A value split
     in two places has its upper part at ``hi_lo`` (``hi_width`` bits)."""
 
     name: str
@@ -71,6 +73,7 @@ class CBuf:
     name: str
     neg: int | None = None
     abs: int | None = None
+    neg_sym: str = "-"  # '~' for bitwise not (POPC/FLO)
 
     def bits(self) -> list[tuple[int, int]]:
         return [(54, 5), (40, 14)] + [(b, 1) for b in (self.neg, self.abs) if b is not None]
@@ -99,6 +102,7 @@ class Mem:
     wide_bit: int | None = None
     off: tuple[int, int] = (40, 24)
     scale: tuple[int, int, tuple[tuple[int, str], ...]] | None = None
+    signed: bool = True  # the offset field is two's complement (ISBERD's is not)
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.reg_lo, 8), self.off]
@@ -189,7 +193,8 @@ class Row:
     ir: str = ""  # IR lowering key ('' = mnemonic)
     uniform: bool = False  # guard predicate is a uniform predicate (UP)
     cls: str = "alu"  # alu, mem, branch, ctrl, warp, conv, sfu, attr, tex
-    # Operand values refused although the field could hold them: (operand, register number);
+    # Operand values refused although the field could hold them: (operand, register number or
+    # immediate value);
     # nvdisasm prints them as garbage ('???255'), so no text of ours could match.
     refuse: tuple[tuple[str, int], ...] = ()
     stages: tuple[str, ...] = ()  # graphics stages the instruction exists in ('' = any)

@@ -252,7 +252,7 @@ def test_sound_of_the_demo(run120) -> None:
     below 600 Hz (where the pickup chirp,
     880-1760 Hz, puts almost nothing) against numpy's rendering of the synthesised loop."""
     from examples.demo import sound
-    from cpu_host.horizon.audio.wavfile import read as read_wav
+    from nxrecomp.bundle.wav import read as read_wav
 
     _tmp, _saves, report = run120
     rate, pcm = read_wav(report["audio"]["file"])
@@ -297,7 +297,7 @@ def test_recording_replays_to_the_same_frames(tmp_path) -> None:
         again = read(tmp_path / "replay" / f"frame_{f:06d}.png")
         assert (ran == again).all(), f"frame {f} differs in the replay"
     # the recording carries the run's sound: the replay writes it back out, sample for sample
-    from cpu_host.horizon.audio.wavfile import read as read_wav
+    from nxrecomp.bundle.wav import read as read_wav
 
     assert np.array_equal(read_wav(tmp_path / "replay" / "audio.wav")[1], read_wav(report["audio"]["file"])[1])
 

@@ -1,13 +1,14 @@
-"""The liveness reading of lifted C (recompiler/lift/liveness.py) stays on the safe side: a register
-counts as overwritten only by an unconditional full assignment that does not read it; anything
-else that names it reads it.  (Whole programs against qemu-aarch64 are the real check of the
+"""Liveness over the lifted instructions' records (recompiler/lift/liveness.py, facts.py): the
+call sites' store and reload lists, the registers live at the entry.  The records' effects are
+declared per form (recompiler/lift/effects/, checked against Unicorn by
+test_declared_effects.py).  (Whole programs against qemu-aarch64 are the real check of the
 call-site lists built on it: tests/realprogs, tests/recompiler/test_busybox_recompiled.py.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from recompiler.lift import effects, liveness as L
+from recompiler.lift import liveness as L
 from recompiler.lift.emitter import SIG, FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
 from recompiler.lift import HANDLERS
@@ -15,39 +16,6 @@ from recompiler.lift import HANDLERS
 
 def x(n: int) -> int:
     return L.xbit(n)
-
-
-def test_full_assignment_kills_and_reads_are_gen():
-    gen, kill = effects.effects("x0 = (u64)L64(x1 + 0x8ull);")
-    assert kill == x(0) and gen == x(1)
-
-
-def test_assignment_reading_itself_is_a_read():
-    gen, kill = effects.effects("x9 = (u32)((u32)((u32)x9) + (u32)(0x1));")
-    assert gen == x(9) and kill == 0
-
-
-def test_conditional_assignment_is_not_a_kill():
-    for text in ("if (Z) x3 = x4;", "{ u64 _t = C ? 1 : 2; x3 = _t; }", "switch (x2) { case 1: x3 = 0; }"):
-        gen, kill = effects.effects(text)
-        assert kill & x(3) == 0 and gen & x(3), text
-
-
-def test_partial_vector_write_is_a_read():
-    gen, kill = effects.effects("v3.d[1] = x2;")
-    assert gen & L.vbit(3) and not kill & L.vbit(3)
-    gen, kill = effects.effects("{ double _r = v1.fd[0] + v2.fd[0]; v0.q = 0; v0.fd[0] = _r; }")
-    assert kill == L.vbit(0) and gen == L.vbit(1) | L.vbit(2)
-
-
-def test_store_all_reads_everything():
-    gen, kill = effects.effects("x0 = 1; STORE_ALL; return;")
-    assert gen == L.ALL and kill == 0
-
-
-def test_fields_and_hex_are_not_registers():
-    gen, kill = effects.effects("S64(s->sp, 0x30ull); s->x[5] = 0x1ull;")
-    assert gen == 0 and kill == 0
 
 
 def _lift(words: list[int], base: int = 0x400000, functions: set[int] | None = None) -> str:

@@ -714,6 +714,10 @@ def main(argv: list[str]) -> int:
         if ctx:
             ctx.__exit__(None, None, None)
     print(coverage(results))
+    if not (a.k or a.group or a.no_run):  # a whole run: the coverage table's "executed exactly"
+        import isa_coverage as isa_table  # (this module has an isa_coverage function)
+
+        isa_table.record_exact_ops(results)
     for isa in a.isa or [86, 53]:
         print(isa_coverage(isa))
     for isa in a.isa or [86, 53]:

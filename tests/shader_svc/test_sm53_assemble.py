@@ -44,6 +44,9 @@ def test_mutated_round_trip(kernels):
         except dec.DecodeError:
             continue
         got, _ = asm.assemble(r.text, tools.raw_addr(i))
+        if got != w and "NAN" in r.text:  # a NaN's payload is not in the text: any word printing it
+            assert dec.decode(got, addr=tools.raw_addr(i)).text() == dec.decode(w, addr=tools.raw_addr(i)).text()
+            continue
         assert got == w, f"{r.text}: {w:#018x} -> {got:#018x}"
         checked += 1
     assert checked > 150

@@ -6,8 +6,8 @@
   into a sink (silence when the queue is empty).  Facts: switchbrew "Audio services" (audout:u,
   48000 Hz, PCM format numbers); at most 32 buffers queued (TooManyBuffersInUse, result 153-8:
   Ryujinx's audio ResultCode).
-- ``WavSink``: a RIFF/WAVE PCM16 file, written to a temporary name and renamed at ``close``:
-  the named file is either absent or complete, never half-written.
+- ``WavSink``: a RIFF/WAVE PCM16 file (``nxrecomp.bundle.wav.WavFile``: written to a temporary
+  name and renamed at ``close``, never half-written).
 - ``SdlSink``: an SDL3 audio stream (pysdl3 over the SDL3 gpu_host/sdl3_build.py builds).  A
   write never blocks: when more than ``latency_ms`` of audio is already queued the frame is
   dropped and counted, so a slow or missing device never holds up the game's timing; a write
@@ -24,14 +24,13 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
-import struct
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from cpu_host.horizon.audio import layout as L
+from nxrecomp.bundle.wav import WavFile
 from nxrecomp.common import settings
 from nxrecomp.common.errors import NxError
 
@@ -62,48 +61,8 @@ class NullSink(Sink):
         pass
 
 
-class WavSink(Sink):
-    def __init__(self, path: str | os.PathLike, rate: int = 48000, channels: int = 2) -> None:
-        self.path = Path(path)
-        self.rate, self.channels = rate, channels
-        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        self.f = open(self.tmp, "wb")
-        self.f.write(self._header(0))
-        self.frames = 0
-
-    def _header(self, frames: int) -> bytes:
-        data = frames * self.channels * 2
-        return (
-            b"RIFF"
-            + struct.pack("<I", 36 + data)
-            + b"WAVE"
-            + b"fmt "
-            + struct.pack("<IHHIIHH", 16, 1, self.channels, self.rate, self.rate * self.channels * 2, self.channels * 2, 16)
-            + b"data"
-            + struct.pack("<I", data)
-        )
-
-    def write(self, pcm: np.ndarray) -> None:
-        if pcm.ndim != 2 or pcm.shape[1] != self.channels:
-            raise ValueError(f"WAV {self.path}: frames of {self.channels} channels, got shape {pcm.shape}")
-        self.f.write(np.ascontiguousarray(pcm, "<i2").tobytes())
-        self.frames += pcm.shape[0]
-
-    def close(self) -> None:
-        if self.f.closed:
-            return
-        self.f.seek(0)
-        self.f.write(self._header(self.frames))
-        self.f.flush()
-        os.fsync(self.f.fileno())
-        self.f.close()
-        os.replace(self.tmp, self.path)
-
-    def abandon(self) -> None:
-        """Drop the partial file (an error mid-run): the target name is never created."""
-        if not self.f.closed:
-            self.f.close()
-        self.tmp.unlink(missing_ok=True)
+class WavSink(WavFile, Sink):
+    """The WAV file writer (``nxrecomp/bundle/wav.py``) as an audio sink."""
 
 
 @dataclass

@@ -1,6 +1,7 @@
-"""A run's audio after the run: what the report says of a WAV file, and the audio stream of a
-GPU recording.
+"""A run's audio files: the WAV writer, what the report says of a WAV file, and the audio stream
+of a GPU recording (used by the CPU host, the GPU process's replay and the application layer).
 
+- ``WavFile``: a PCM16 WAV written atomically (temporary name, renamed at ``close``).
 - ``summary(path)``: duration, RMS (of the two channels' samples, full scale 32768) and the
   strongest spectral peaks (of a Hann-windowed FFT of the whole file, peaks 3 % apart) of a
   PCM16 WAV, for ``report.json``.
@@ -12,16 +13,64 @@ GPU recording.
 
 from __future__ import annotations
 
+import os
+import struct
 import wave
 from pathlib import Path
 
 import msgpack
 import numpy as np
 
-from cpu_host.horizon.audio.output import WavSink
 from nxrecomp.common.errors import NxError
 
 CHUNK_S = 1
+
+
+class WavFile:
+    """A RIFF/WAVE PCM16 file written to a temporary name and renamed at ``close``: the named file
+    is either absent or complete, never half-written."""
+
+    def __init__(self, path: str | os.PathLike, rate: int = 48000, channels: int = 2) -> None:
+        self.path = Path(path)
+        self.rate, self.channels = rate, channels
+        self.tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        self.f = open(self.tmp, "wb")
+        self.f.write(self._header(0))
+        self.frames = 0
+
+    def _header(self, frames: int) -> bytes:
+        data = frames * self.channels * 2
+        return (
+            b"RIFF"
+            + struct.pack("<I", 36 + data)
+            + b"WAVE"
+            + b"fmt "
+            + struct.pack("<IHHIIHH", 16, 1, self.channels, self.rate, self.rate * self.channels * 2, self.channels * 2, 16)
+            + b"data"
+            + struct.pack("<I", data)
+        )
+
+    def write(self, pcm: np.ndarray) -> None:
+        if pcm.ndim != 2 or pcm.shape[1] != self.channels:
+            raise ValueError(f"WAV {self.path}: frames of {self.channels} channels, got shape {pcm.shape}")
+        self.f.write(np.ascontiguousarray(pcm, "<i2").tobytes())
+        self.frames += pcm.shape[0]
+
+    def close(self) -> None:
+        if self.f.closed:
+            return
+        self.f.seek(0)
+        self.f.write(self._header(self.frames))
+        self.f.flush()
+        os.fsync(self.f.fileno())
+        self.f.close()
+        os.replace(self.tmp, self.path)
+
+    def abandon(self) -> None:
+        """Drop the partial file (an error mid-run): the target name is never created."""
+        if not self.f.closed:
+            self.f.close()
+        self.tmp.unlink(missing_ok=True)
 
 
 def read(path: str | Path) -> tuple[int, np.ndarray]:
@@ -80,7 +129,7 @@ def append_to_recording(recording: str | Path, wav: str | Path) -> int:
 def write_events(events: list[list], path: str | Path) -> None:
     """The audio events' samples (``[rate, channels, bytes]`` each) as one WAV file, atomically."""
     rate, ch = int(events[0][0]), int(events[0][1])
-    sink = WavSink(path, rate, ch)
+    sink = WavFile(path, rate, ch)
     try:
         for i, (r, c, pcm) in enumerate(events):
             if (int(r), int(c)) != (rate, ch) or not isinstance(pcm, bytes) or len(pcm) % (2 * ch):

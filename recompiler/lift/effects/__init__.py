@@ -1,0 +1,156 @@
+"""What each instruction form reads and writes, declared from its decoded fields.
+
+One function per ``recompiler/isa.py`` form (``EFFECTS``: form -> function of the ``Insn``)
+says which general registers (X0-X30, SP), vector registers (V0-V31) and NZCV the encoding
+reads and writes, and whether it loads or stores guest memory.  The lifter's records
+(``result.Lifted``) take these as the instruction's own effects (``declare``); liveness
+(``liveness.py``), the function's facts (``facts.py``) and the interprocedural summaries read
+them, never the C.  How control leaves (a call, an SVC, an exit that writes every register
+back) is the emitter's part of the record; ``FunctionFacts.exit_effects`` (``facts.py``) adds what
+such exits read.
+
+The meaning is the architecture's (Arm ARM, the instruction pages of the A64 encoding index),
+register-granular: a write of part of a register (a lane, D[1], a narrowing "2" form, MOVK, BFM)
+reads the rest of it; a write of a whole register (a scalar FP/SIMD result zeroes the upper
+bits, as does a 64-bit vector form: Q = 0) kills it.  Register 31 is SP where the form says so,
+else the zero register (no read, no write).  The Unicorn test
+(``tests/recompiler/test_declared_effects.py``) checks each form's declaration against the
+architecture: every register that changed is declared written, every register declared killed
+ends the same whatever it held, and perturbing a register not declared read changes nothing
+else; memory is touched only where declared.
+
+Registers are bits as in ``liveness``: X0-X30 bits 0-30, SP bit 31, V0-V31 bits 32-63.  An
+encoding the lifter does not lift (a ``LiftError``: a fatal trap) needs no exact declaration:
+the trap's effects replace it (``facts``).
+"""
+
+from __future__ import annotations
+
+from recompiler.decode import Insn
+from recompiler.lift.effects import fp_simd as F, integer as I, memory as M
+from recompiler.lift.effects.base import NONE, Declare, Effects
+
+__all__ = ["EFFECTS", "Effects", "declare"]
+
+EFFECTS: dict[str, Declare] = {
+    "ADR": I.pcrel,
+    "ADRP": I.pcrel,
+    "ADDSUB_imm": I.addsub_imm,
+    "LOGIC_imm": I.logic_imm,
+    "MOVW": I.movw,
+    "BITFIELD": I.bitfield,
+    "EXTR": I.extr,
+    "B": lambda i: NONE,
+    "BL": I.bl,
+    "CBZ": I.cbz,
+    "TBZ": I.cbz,
+    "BCOND": I.bcond,
+    "SVC": lambda i: NONE,  # (an exit: every register, FunctionFacts.exit_effects)
+    "BRK": lambda i: NONE,
+    "UDF": lambda i: NONE,
+    "HINT": lambda i: NONE,
+    "CLREX": lambda i: NONE,
+    "BARRIER": lambda i: NONE,
+    "MSR_imm": lambda i: NONE,
+    "SYS": I.sys,
+    "MRS": I.mrs,
+    "MSR_reg": I.msr_reg,
+    "BR": I.br,
+    "BLR": I.blr,
+    "RET": I.ret,
+    "LDR_lit": M.ldr_lit,
+    "LDSTX": M.excl,
+    "LDST_pair": M.pair,
+    "LDST_atomic": M.atomic,
+    "LDST_regoff": M.regoff,
+    "LDST_rcpc2": M.rcpc2,
+    "LDST_imm9": M.imm9,
+    "LDST_uimm": M.uimm,
+    "LDST_multi": M.ldst_multi,
+    "LDST_multi_post": M.ldst_multi,
+    "LDST_single": M.ldst_single_lane,
+    "LDST_single_post": M.ldst_single_lane,
+    "LOGIC_sreg": I.logic_sreg,
+    "ADDSUB_sreg": I.addsub_sreg,
+    "ADDSUB_ereg": I.addsub_ereg,
+    "ADC": I.adc,
+    "CCMP_reg": I.ccmp_reg,
+    "CCMP_imm": I.ccmp_imm,
+    "CSEL": I.csel,
+    "DP3": I.dp3,
+    "DP2": I.rn_rm_rd,
+    "DP1": I.dp1,
+    "FP_RINT_N": F.v1,
+    "FJCVTZS": F.fjcvtzs,
+    "FCVT_from_half": F.v1,
+    "FCVT_to_half": F.v1,
+    "FP_INT_H": F.fp_int,
+    "FP_DP1_H": F.v1,
+    "FP_CMP_H": F.fp_cmp,
+    "FMOV_imm_H": F.fmov_imm,
+    "FP_CCMP_H": F.fp_ccmp,
+    "FP_DP2_H": F.v2,
+    "FCSEL_H": F.fcsel,
+    "FP_DP3_H": F.v3,
+    "FP_INT": F.fp_int,
+    "FP_DP1": F.v1,
+    "FP_CMP": F.fp_cmp,
+    "FMOV_imm": F.fmov_imm,
+    "FP_CCMP": F.fp_ccmp,
+    "FP_DP2": F.v2,
+    "FCSEL": F.fcsel,
+    "FP_DP3": F.v3,
+    "SIMD_frint_n": F.v1,
+    "SIMD_fcvt_nl": F.fcvt_nl,
+    "SIMD_scalar_fcvtxn": F.v1,
+    "SIMD_recip_est": F.v1,
+    "SIMD_scalar_recip_est": F.v1,
+    "SIMD_recip_step": F.v2,
+    "SIMD_scalar_recip_step": F.v2,
+    "SIMD_fp_across": F.v1,
+    "SIMD_three_same_fp16": F.three_same_fp16,
+    "SIMD_two_reg_fp16": F.v1,
+    "SIMD_scalar_three_same_fp16": F.v2,
+    "SIMD_scalar_two_reg_fp16": F.v1,
+    "SIMD_movi": F.movi,
+    "SIMD_shift_ins": F.shift_ins,
+    "SIMD_scalar_shift_ins": F.shift_ins,
+    "SIMD_shift_imm": F.shift_imm,
+    "SIMD_copy": F.copy,
+    "SIMD_dot": F.v_acc,
+    "SIMD_rdm": F.v_acc,
+    "SIMD_scalar_rdm": F.v_acc,
+    "SIMD_three_same": F.three_same,
+    "PMULL": F.v2,
+    "SIMD_three_diff": F.three_diff,
+    "SIMD_bitcount": F.v1,
+    "SIMD_addlp": F.addlp,
+    "SIMD_two_reg": F.two_reg,
+    "SIMD_across": F.v1,
+    "SIMD_ext": F.v2,
+    "SIMD_tbl": F.tbl,
+    "SIMD_perm": F.v2,
+    "SIMD_scalar_copy": F.v1,
+    "SIMD_scalar_pair": F.v1,
+    "SIMD_scalar_three_same": F.scalar_three_same,
+    "SIMD_scalar_three_diff": F.scalar_three_diff,
+    "SIMD_scalar_two_reg": F.scalar_two_reg,
+    "SIMD_scalar_shift_imm": F.shift_imm,
+    "SIMD_dot_elem": F.dot_elem,
+    "SIMD_elem": F.elem,
+    "SIMD_scalar_elem": F.elem,
+    "AES": F.aes,
+    "SHA_3reg": F.v_acc,
+    "SHA_2reg": F.sha_2reg,
+    "SHA512_3reg": F.sha512_3reg,
+    "SHA512SU0": lambda i: F.vec(i, True),
+    "SHA3_4reg": F.sha3_4reg,
+    "XAR": F.v2,
+    "FP_FIX_CONV": F.fp_fix,
+}
+
+
+def declare(insn: Insn) -> Effects:
+    """``insn``'s declared effects (nothing for an encoding not in the table: a trap)."""
+    fn = EFFECTS.get(insn.name)
+    return fn(insn) if fn is not None else NONE
