@@ -286,3 +286,33 @@ OPS.update(
         )
     }
 )
+
+
+# --- half precision (issue 31; shader-half): a half is held in IR as the f32 it widens to
+# exactly, so comparisons, min/max, negation and |x| are the f32 operations.
+# - ``UnpackF16``: the half in bits 16*``lane``.. of a u32 as f32 (exact; NaN payload kept).
+# - ``F16FromF64``: the half nearest an f64 in the direction ``rnd`` (0 nearest even, 1 down,
+#   2 up, 3 toward zero), as a u32 < 0x10000; overflow gives infinity or the largest finite half
+#   as the mode says, NaN the canonical 0x7fff.  ``F16FromF32``: the same from an f32, in
+#   32-bit integers only (no Float64/Int64, for graphics stages too).
+# - ``FFlushDenormF16``: a half (as f32) below 2^-14 in magnitude becomes a zero of its sign.
+# - ``FFmaDirected32``: a*b+c rounded once to f32 in the direction ``rnd`` (1 down, 2 up, 3
+#   toward zero; FFMA.RM/.RP/.RZ), exactly on any device.  ``FFmaDirected64``: the same for
+#   DFMA (and DADD = a*1+c, DMUL = a*b+0 with .RM/.RP/.RZ), in ``FFma64``'s exact range.
+# - ``FMinMax64``: ``FMinMax32`` on doubles (DMNMX; PTX's min/max.f64 NaN rule).
+# How each is built, and why a wider type rounded once to a half is exact for HADD2/HMUL2/
+# HFMA2: ``lower/half.py``.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("UnpackF16", F32, (U32,), ("lane",)),
+            OpDef("F16FromF64", U32, (F64,), ("rnd",)),
+            OpDef("F16FromF32", U32, (F32,), ("rnd",)),
+            OpDef("FFlushDenormF16", F32, (F32,)),
+            OpDef("FFmaDirected32", F32, (F32, F32, F32), ("rnd",)),
+            OpDef("FFmaDirected64", F64, (F64, F64, F64), ("rnd",)),
+            OpDef("FMinMax64", F64, (F64, F64, B)),
+        )
+    }
+)

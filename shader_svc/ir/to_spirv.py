@@ -296,3 +296,19 @@ LOWER.update(
         "WarpVote": lambda lw, o, a: lw.warp_vote(a[0], o.attrs["mode"]),
     }
 )
+
+
+# --- half precision (issue 31; shader-half): the functions of lower/half.py
+from shader_svc.lower import half  # noqa: E402  (this block's own import, kept with it)
+
+LOWER.update(
+    {
+        "UnpackF16": lambda lw, o, a: half.unpack_f16(lw, a[0], o.attrs["lane"]),
+        "F16FromF64": lambda lw, o, a: half.f16_from_f64(lw, a[0], o.attrs["rnd"]),
+        "F16FromF32": lambda lw, o, a: half.f16_from_f32(lw, a[0], o.attrs["rnd"]),
+        "FFlushDenormF16": lambda lw, o, a: half.flush_denorm_f16(lw, a[0]),
+        "FFmaDirected32": lambda lw, o, a: half.ffma_directed32(lw, *a, o.attrs["rnd"]),
+        "FFmaDirected64": lambda lw, o, a: half.dfma_directed64(lw, *a, o.attrs["rnd"]),
+        "FMinMax64": lambda lw, o, a: half.fminmax64(lw, *a),
+    }
+)

@@ -92,6 +92,9 @@ class _Count:
 @dataclass(frozen=True)
 class ComputeSpec:
     local_size: tuple[int, int, int] = (64, 1, 1)
+    # constant banks that are part of the program, (bank, contents): ptxas's literal pool for
+    # SM5x (c[0x2], the cubin's .nv.constant2.<kernel>), read as constants of the module
+    banks: tuple[tuple[int, bytes], ...] = ()
 
 
 class LowerBase:
@@ -298,6 +301,9 @@ class LowerBase:
         self.do("OpStore", self.var(f"P{p}", self.fn_bool), val)
 
     def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+        data = dict(getattr(self.spec, "banks", ())).get(bank) if bank else None
+        if data is not None and off % 4 == 0 and 0 <= off <= len(data) - 4:  # a program constant
+            return self.c(int.from_bytes(data[off : off + 4], "little"))
         if bank != 0 or off % 4 or off < 0:
             raise TranslateError(f"constant bank c[{bank:#x}][{off:#x}] not supported", offset=inst.addr)
         p = self.op("OpAccessChain", self.cb_ptr, self.cbank, self.c(0), self.c(off // 4))

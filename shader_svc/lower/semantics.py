@@ -48,6 +48,11 @@ class Semantics(LowerBase):
         an even last bit moves one ulp toward the error) makes the final f64 -> f32 rounding
         exact, since 53 >= 2*24 + 2 (Boldo & Melquiond, "Emulation of FMA and correctly
         rounded sums: proved algorithms using rounding to odd")."""
+        return self.op("OpFConvert", self.f32, self._fma_odd(a, b, c))
+
+    def _fma_odd(self, a: int, b: int, c: int) -> int:
+        """a*b+c of three f32 as the f64 rounded to odd (``_fma``): any rounding of it to f32
+        is that rounding of the exact value."""
         m = self.m
         if self.f64 is None:  # only modules with an FFMA need the Float64 feature
             m.emit("cap", "OpCapability", m.E("Capability", "Float64"))
@@ -71,7 +76,7 @@ class Semantics(LowerBase):
         step = self.op("OpSelect", self.u64, toward_up, self.c64(1), self.c64(-1))
         fix = self.op("OpLogicalAnd", self.bool, inexact, even)
         odd = self.op("OpSelect", self.u64, fix, self.op("OpIAdd", self.u64, bits, step), bits)
-        return self.op("OpFConvert", self.f32, self.op("OpBitcast", f64, odd))
+        return self.op("OpBitcast", f64, odd)
 
     def _ftz32(self, x: int, on: int = 1) -> int:
         """.FTZ: a denormal f32 (exponent field 0) becomes a zero of its sign."""
@@ -258,6 +263,20 @@ class Semantics(LowerBase):
         final rounding).  Exact for products and sums away from the overflow and denormal
         ranges (|a|, |b| < 2^996, |a*b| > 2^-969); inf/NaN inputs take the plain product."""
         t, f = self.f64t, self.fop
+        ph, th, o = self._dfma_parts(a, b, c)
+        r = f("OpFAdd", t, th, o)
+        finite = self.op(
+            "OpLogicalNot",
+            self.bool,
+            self.op("OpLogicalOr", self.bool, self.op("OpIsInf", self.bool, ph), self.op("OpIsNan", self.bool, ph)),
+        )
+        plain = f("OpFAdd", t, ph, c)
+        return self.op("OpSelect", t, finite, r, plain)
+
+    def _dfma_parts(self, a: int, b: int, c: int) -> tuple[int, int, int]:
+        """``_dfma``'s parts: (the rounded product ph, th, o) with a*b+c = th + o rounded to odd,
+        so that any rounding of th + o is that rounding of the exact a*b+c."""
+        t, f = self.f64t, self.fop
         ph = f("OpFMul", t, a, b)
         ah, al = self._split(a)
         bh, bl = self._split(b)
@@ -289,14 +308,7 @@ class Semantics(LowerBase):
         odd = self.op(
             "OpSelect", self.u64, self.op("OpLogicalAnd", self.bool, inexact, even), self.op("OpIAdd", self.u64, bits, step), bits
         )
-        r = f("OpFAdd", t, th, self.op("OpBitcast", t, odd))
-        finite = self.op(
-            "OpLogicalNot",
-            self.bool,
-            self.op("OpLogicalOr", self.bool, self.op("OpIsInf", self.bool, ph), self.op("OpIsNan", self.bool, ph)),
-        )
-        plain = f("OpFAdd", t, ph, c)
-        return self.op("OpSelect", t, finite, r, plain)
+        return ph, th, self.op("OpBitcast", t, odd)
 
     def _directed(self, inst: Inst, f: int, x: int, signed: bool, is64: bool, rnd: int) -> int:
         """The round-to-nearest conversion ``f`` of the integer ``x`` moved one ulp where the

@@ -54,6 +54,8 @@ _REG = re.compile(r"^(~)?(-)?(\|)?(RZ|R\d+)(\|)?(\.H1)?(\.B[123])?(\.CC)?(\.reus
 _CB = re.compile(r"^(~)?(-)?(\|)?c\[(0x[0-9a-f]+)\] ?\[(-?0x[0-9a-f]+)\](\.H1)?(\|)?$")
 _CIDX = re.compile(r"^c\[(0x[0-9a-f]+)\]\[(R\d+)(?:\+(-?0x[0-9a-f]+))?\]$")
 _MEM = re.compile(r"^\[(RZ|R\d+)?(?:\+?(-?0x[0-9a-f]+))?\]$")
+_SWZ = re.compile(r"(RZ|R\d+)(\.H0_H0|\.H1_H1|\.F32)")
+_SWZ_NUM = {v: k for k, v in dec.SWZ.items() if v}
 _PRED = re.compile(r"^(!)?(PT|P[0-6])$")
 _SREG = {v: k for k, v in SREGS.items()}
 
@@ -110,6 +112,10 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             _reuse(reuse, o, bool(m.group(9)))
             return put(w, o.lo, 8, _regnum(m.group(4)))
+        if o.swz is not None:  # the half swizzle sits after the name, inside |x|
+            ms = _SWZ.search(tok)
+            w = put(w, o.swz, 2, _SWZ_NUM[ms.group(2)] if ms else 0)
+            tok = tok[: ms.start(2)] + tok[ms.end(2) :] if ms else tok
         m = _REG.match(tok)
         if not m or bool(m.group(3)) != bool(m.group(5)):
             raise _Miss(tok)

@@ -20,6 +20,7 @@ from shader_svc.sm53.fields import (
     CTRL_BITS,
     PT,
     RZ,
+    SWZ,
     Attr,
     CBuf,
     CIdx,
@@ -94,7 +95,7 @@ def candidates(word: int) -> list[tuple[Row, int]]:
 
 def _operand(o, w: int, addr: int) -> dict:
     if isinstance(o, Reg):
-        d = {"reg": get(w, o.lo, 8)}
+        d = {"reg": get(w, o.lo, 8), "swz": get(w, o.swz, 2) if o.swz is not None else 0}
         for k in ("neg", "abs", "inv", "cc", "h1"):
             b = getattr(o, k)
             d[k] = bool(b is not None and get(w, b, 1))
@@ -240,6 +241,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
                 raise DecodeError("register pair at RZ")
             return f"{_reg(v['reg'])}{'.reuse' if reuse else ''}, {_reg(v['reg'] + 1)}"
         s = _reg(v["reg"])
+        if o.swz is not None:  # inside |x|: '-|R2.H1_H1|'
+            s += SWZ[v["swz"]]
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:

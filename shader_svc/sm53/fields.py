@@ -20,6 +20,8 @@ from shader_svc.isa.bits import get, put, sext  # noqa: F401  (the table's reade
 from shader_svc.isa.operands import Named, Pred, Sym
 
 CTRL_BITS = 21
+# the half instructions' operand swizzle: which half each result lane reads ('' = H1_H0)
+SWZ = {0: "", 1: ".F32", 2: ".H0_H0", 3: ".H1_H1"}
 # ``Sym`` (isa/operands.py) here: several values may share a text (TEXS's target field gives both the
 # LOD modifiers and the dimension); the assembler keeps the value a modifier already put there
 # when its text matches.
@@ -47,6 +49,7 @@ class Reg:
     h1: int | None = None
     hsel: int | None = None
     bsel: int | None = None
+    swz: int | None = None  # half instructions' 2-bit swizzle (SWZ), printed inside |x|
     reuse: int | None = None
     pair: bool = False
     hide_rz: bool = False  # left out of the text while RZ (ALD's vertex, TEX's second source)
@@ -55,7 +58,7 @@ class Reg:
     vsel: int | None = None
 
     def bits(self) -> list[tuple[int, int]]:
-        out = [(self.lo, 8)]
+        out = [(self.lo, 8)] + ([(self.swz, 2)] if self.swz is not None else [])
         for b in (self.neg, self.abs, self.inv, self.cc, self.h1):
             out += _flag(b)
         for b in (self.hsel, self.bsel):

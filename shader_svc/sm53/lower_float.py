@@ -8,7 +8,8 @@ import struct
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
-from shader_svc.lower.base import GLSL, TranslateError
+from shader_svc.lower.half_ir import directed_f64_ir
+from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
 
@@ -115,31 +116,36 @@ class Float53(Lower53):
             self.put_ir(b, inst, b.emit("F2ISatF64To32", x, signed=signed))
         ir_spirv.emit(self, b)
 
-    def _f2f(self, inst: Inst, put) -> None:
-        """F32 <-> F16 through GLSL's packHalf2x16/unpackHalf2x16 (no Float16 capability needed)."""
+    def _f2f(self, inst: Inst) -> None:
+        """F2F: F32 <-> F64 (``_f2f_wide``); F32 -> F16 rounded as .RM/.RP/.RZ say (.FTZ flushes
+        the source, .SAT clamps it to [0, 1] first: the same half), written zero-extended;
+        F16 (.H1: the high half) -> F32, exact (.FTZ flushes a half denormal, then -x/|x|,
+        .SAT).  In integer arithmetic (``lower/half.py``): no device conversion relied on."""
         mods = inst.mods
         pair = (mods["dst"], mods["src"])
         if pair in ((2, 2), (3, 3), (2, 3), (3, 2)):
             self._f2f_wide(inst, pair)
             return
-        self.need(inst, FTZ=0, rnd=0, SAT=0)
-        v2 = self.m.type("OpTypeVector", self.f32, 2)
-        if (mods["dst"], mods["src"]) == (1, 2):
-            x = self.fval(inst, "b")
-            vec = self.op("OpCompositeConstruct", v2, x, self.m.const(self.f32, 0))
-            put(self.op("OpExtInst", self.u32, self.glsl, 58, vec))
-        elif (mods["dst"], mods["src"]) == (2, 1):
-            b = inst.ops["b"]
-            raw = self.reg(b["reg"]) if "reg" in b else self.cbank_word(b["off"], b["bank"], inst)
-            vec = self.op("OpExtInst", v2, self.glsl, 62, raw)
-            r = self.op("OpCompositeExtract", self.f32, vec, 1 if b.get("h1") else 0)
-            if b.get("abs"):
-                r = self.op("OpExtInst", self.f32, self.glsl, GLSL["FAbs"], r)
-            if b.get("neg"):
-                r = self.op("OpFNegate", self.f32, r)
-            put(self.op("OpBitcast", self.u32, r))
+        b = Block()
+        if pair == (1, 2):
+            if mods["rnd"] > 3:
+                self.bad(inst, "F2F.F16 rounding to an integral value not translated")
+            x = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+            x = b.op("FFlushDenorm32", x) if mods["FTZ"] else x
+            x = b.op("FSaturate32", x) if mods["SAT"] else x
+            self.put_ir(b, inst, b.emit("F16FromF32", x, rnd=mods["rnd"]))
+        elif pair == (2, 1):
+            self.need(inst, rnd=0)
+            v = inst.ops["b"]
+            x = b.emit("UnpackF16", self.raw_ir(b, inst, "b"), lane=1 if v.get("h1") else 0)
+            x = b.op("FFlushDenormF16", x) if mods["FTZ"] else x
+            x = b.op("FAbs32", x) if v.get("abs") else x
+            x = b.op("FNeg32", x) if v.get("neg") else x
+            x = b.op("FSaturate32", x) if mods["SAT"] else x
+            self.put_ir(b, inst, b.op("BitcastU32", x))
         else:
             raise TranslateError(f"{inst.text()}: conversion not translated yet", offset=inst.addr)
+        ir_spirv.emit(self, b)
 
     def _f2f_wide(self, inst: Inst, pair: tuple[int, int]) -> None:
         """F2F between F32/F64: .ROUND/.FLOOR/.CEIL/.TRUNC (rnd 4..7) round to an integral value
@@ -210,10 +216,13 @@ class Float53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_fsetp(self, inst: Inst) -> None:
-        self.need(inst, FTZ=0)
+        """FSETP; .FTZ compares the operands with their denormals flushed (as SM86's FSETP)."""
+        ftz = inst.mods["FTZ"]
         b = Block()
         x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
         y = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        if ftz:
+            x, y = b.op("FFlushDenorm32", x), b.op("FFlushDenorm32", y)
         self.setp_ir(b, inst, b.emit("FCmp32", x, y, cmp=inst.mods["cmp"]))
         ir_spirv.emit(self, b)
 
@@ -224,10 +233,12 @@ class Float53(Lower53):
         self._i2f53(inst, d)
 
     def op_dadd(self, inst: Inst) -> None:
-        self.need(inst, rnd=0)
         b = Block()
         x, y = self.dval_ir(b, inst, "a"), self.dval_ir(b, inst, "b")
-        if inst.row.ir == "DFMA":
+        if inst.mods.get("rnd"):  # .RM/.RP/.RZ: exactly, through the directed DFMA
+            z = self.dval_ir(b, inst, "c") if inst.row.ir == "DFMA" else None
+            r = directed_f64_ir(b, inst.row.ir, inst.mods["rnd"], x, y, z)
+        elif inst.row.ir == "DFMA":
             r = b.op("FFma64", x, y, self.dval_ir(b, inst, "c"))
         else:
             r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
@@ -249,8 +260,7 @@ class Float53(Lower53):
         self._f2i53(inst)
 
     def op_f2f(self, inst: Inst) -> None:
-        put = self.dest(inst)
-        self._f2f(inst, put)
+        self._f2f(inst)
 
     def op_rro(self, inst: Inst) -> None:
         # range reduction is folded into MUFU: RRO.SINCOS scales by 1/(2 pi), MUFU.SIN/COS undo it

@@ -1338,3 +1338,33 @@ row(
 # ('BRX CC.F, R0 0x10', left out while 0); .LMT 6; bit 5 (a constant-bank target) held 0
 row("BRX", op(0xE250, 16), (CC_SYM, A(), Imm("t", 20, 24, "sa", hide_zero=True)), (flag("LMT", 6),), ir="BRX", cls="branch")
 row("JMX", op(0xE200, 16), (CC_SYM, A(), Imm("t", 20, 32, "ua", hide_zero=True)), (flag("LMT", 6),), ir="JMX", cls="branch")
+
+
+# --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
+# 11.8 on ptxas's words: A = R@8 (-43 but not HMUL2's, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
+# 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
+# as nothing), 1 = .F32, 2 = .H0_H0, 3 = .H1_H1, inside |x|.  Result mode 49..50 (.F32: one f32;
+# .MRG_H0/.MRG_H1: only that half written), .SAT 32, .FTZ 39 (HFMA2: 37); .FMZ (HMUL2 40, HFMA2
+# 38; with .FTZ nvdisasm prints '.INVALID') is left out: such words are refused.  HSETP2: P 3,
+# Q 0, .FTZ 6, comparison 35..38, the combined predicate 39/42, combining op 45..46, .H_AND 49.
+HMODE = field("mode", 49, 2, {0: "", 1: ".F32", 2: ".MRG_H0", 3: ".MRG_H1"})
+HA = Reg("a", 8, reuse=0, neg=43, abs=44, swz=47)
+HB = Reg("b", 20, reuse=1, neg=31, abs=30, swz=28)
+# HADD2's B prints no reuse flag under nvdisasm 11.8 (a set flag is refused)
+row("HADD2", op(0x5D10, 13), (D, HA, Reg("b", 20, neg=31, abs=30, swz=28)), (HMODE, flag("FTZ", 39), flag("SAT", 32)), ir="HADD2")
+# HMUL2's A has no negate (bit 43 is ignored by nvdisasm: held at 0)
+row("HMUL2", op(0x5D08, 13), (D, Reg("a", 8, reuse=0, abs=44, swz=47), HB), (HMODE, flag("FTZ", 39), flag("SAT", 32)), ir="HMUL2")
+row(
+    "HFMA2",
+    op(0x5D00, 13),
+    (D, Reg("a", 8, reuse=0, swz=47), Reg("b", 20, reuse=1, neg=31, swz=28), Reg("c", 39, reuse=2, neg=30, swz=35)),
+    (HMODE, flag("FTZ", 37), flag("SAT", 32)),
+    ir="HFMA2",
+)
+row(
+    "HSETP2",
+    op(0x5D20, 13),
+    (Pred("p", 3), Pred("q", 0), HA, HB, P39),
+    (field("cmp", 35, 4, FCMP), flag("H_AND", 49), flag("FTZ", 6), field("bop", 45, 2, BOP)),
+    ir="HSETP2",
+)

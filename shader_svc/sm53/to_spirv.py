@@ -16,14 +16,16 @@ from shader_svc.lower.base import ComputeSpec, TranslateError
 from shader_svc.sm53.cbank import PARAMS, cbank0
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower_control import Control53
+from shader_svc.sm53.lower_extra import EXTRA_RULES, Extra53
 from shader_svc.sm53.lower_float import Float53
+from shader_svc.sm53.lower_half import HALF_RULES, Half53
 from shader_svc.sm53.lower_int import Int53
 from shader_svc.sm53.lower_mem import Memory53
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS", "Compute53"]
 
 
-class Compute53(Control53, Memory53, Float53, Int53):
+class Compute53(Control53, Memory53, Float53, Int53, Half53, Extra53):
     RULES = {
         "NOP": "op_nop",
         "SHFL": "op_shfl",
@@ -82,6 +84,8 @@ class Compute53(Control53, Memory53, Float53, Int53):
         "ATOM_CAS": "op_atoms",
         "RED": "op_atoms",
         "BAR": "op_bar",
+        **HALF_RULES,
+        **EXTRA_RULES,
     }
 
 

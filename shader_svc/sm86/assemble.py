@@ -131,6 +131,8 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if text is None:
             return [(o.lo, o.width, 255 if o.file == "R" else 63)], 0
         s = text
+        if o.suffix.startswith("@swz:") and ".reuse." in s:  # nvdisasm: 'R2.reuse.H0_H0'
+            s = s.replace(".reuse.", ".", 1) + ".reuse"
         if s.endswith(".reuse"):
             if not o.reuse:
                 raise _NoMatch(s)

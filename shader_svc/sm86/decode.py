@@ -234,12 +234,12 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             s += o.suffix
         if v["abs"]:
             s = f"|{s}|"
-        if o.suffix.startswith("@swz:"):
-            s += SWZ[get(w, int(o.suffix[5:]), 2)]
         if v["neg"]:
             s = (neg_sym if o.neg_sym == "-" else o.neg_sym) + s
         if o.reuse and get(w, REUSE_BIT[o.reuse], 1):
             s += ".reuse"
+        if o.suffix.startswith("@swz:"):  # after '.reuse', as nvdisasm prints 'R2.reuse.H0_H0'
+            s += SWZ[get(w, int(o.suffix[5:]), 2)]
         return s
     if isinstance(o, Pred):
         if o.hide_pt and v["pred"] == 7 and not v["not"]:

@@ -370,7 +370,8 @@ class Lower86(Lowering):
         pp = inst.ops["pp"]
         b = Block()
         p = b.get_pred(pp["pred"], pp["not"])
-        self.put_ir(b, inst, b.op("Select32", p, self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")))
+        fp = inst.row.mnemonic == "FSEL"  # FSEL's -x / |x| are float sign operations, not INeg32
+        self.put_ir(b, inst, b.op("Select32", p, self.src_ir(b, inst, "a", fp), self.src_ir(b, inst, "b", fp)))
         ir_spirv.emit(self, b)
 
     def op_uldc(self, inst: Inst) -> None:

@@ -15,6 +15,7 @@ import struct
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.lower.half_ir import directed_f64_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
@@ -391,11 +392,13 @@ class Alu86(Lower86):
 
     def op_dadd(self, inst: Inst) -> None:
         ops = inst.ops
-        self.require(inst, rnd=0)
         self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         b = Block()
         x, y = self.f64src_ir(b, inst, "a"), self.f64src_ir(b, inst, "b")
-        if inst.row.ir == "DFMA":
+        if inst.mods.get("rnd"):  # .RM/.RP/.RZ: exactly, through the directed DFMA
+            z = self.f64src_ir(b, inst, "c") if inst.row.ir == "DFMA" else None
+            r = directed_f64_ir(b, inst.row.ir, inst.mods["rnd"], x, y, z)
+        elif inst.row.ir == "DFMA":
             r = b.op("FFma64", x, y, self.f64src_ir(b, inst, "c"))
         else:
             r = b.op("FAdd64" if inst.row.ir == "DADD" else "FMul64", x, y)
@@ -404,15 +407,32 @@ class Alu86(Lower86):
 
     def op_dsetp(self, inst: Inst) -> None:
         mods = inst.mods
-        if mods["cmp"] in (0, 15):
-            raise TranslateError(
-                f"{inst.text()}: DSETP.MIN/MAX not translated (the second predicate's NaN rule is not documented)",
-                offset=inst.addr,
-            )
         b = Block()
         x = self.f64src_ir(b, inst, "a")
-        self.set_bop_ir(b, inst, b.emit("FCmp64", x, self.f64src_ir(b, inst, "b"), cmp=mods["cmp"]))
+        if mods["cmp"] in (0, 15):
+            self._dsetp_minmax(b, inst, x, self.f64src_ir(b, inst, "b"))
+        else:
+            self.set_bop_ir(b, inst, b.emit("FCmp64", x, self.f64src_ir(b, inst, "b"), cmp=mods["cmp"]))
         ir_spirv.emit(self, b)
+
+    @staticmethod
+    def _dsetp_minmax(b: Block, inst: Inst, x: Value, y: Value) -> None:
+        """DSETP.MIN/.MAX, ptxas's fmin/fmax on doubles: P = pick a (a < b, or a > b for MAX, or
+        b alone is NaN), Q = both are NaN (the result is b made quiet).  Not in NVIDIA's
+        documents: read from how ptxas uses it (FSEL/SEL on P, then on Q the quiet bit ORed into
+        b's high word, which is only right when both are NaN, as PTX's min/max.f64 say: a NaN
+        operand gives the other one).  Equal operands (+0/-0) give b.  Each combined with pp by
+        the instruction's BOP."""
+        nan = 8  # FCmp64's NAN: unordered
+        a_nan, b_nan = b.emit("FCmp64", x, x, cmp=nan), b.emit("FCmp64", y, y, cmp=nan)
+        less = b.emit("FCmp64", x, y, cmp=1 if inst.mods["cmp"] == 0 else 4)
+        pick_a = b.op("LOr", less, b.op("LAnd", b_nan, b.op("LNot", a_nan)))
+        pp = inst.ops["pp"]
+        c = b.get_pred(pp["pred"], pp["not"])
+        bop = ("LAnd", "LOr", "LXor")[inst.mods["bop"]]
+        b.set_pred(inst.ops["p"]["pred"], b.op(bop, pick_a, c))
+        if inst.ops["q"]["pred"] != 7:
+            b.set_pred(inst.ops["q"]["pred"], b.op(bop, b.op("LAnd", a_nan, b_nan), c))
 
     def op_i2f(self, inst: Inst) -> None:
         ops = inst.ops

@@ -1193,6 +1193,7 @@ R(
         src_forms(1, {"b": 1}, {"b": 1}, {1: "r", 4: "i", 5: "c"}, fimm=True),
         pre=(Pred("p", 81), A(1, 1)),
         cls="conv",
+        ir="FCHK",
     )
 )
 R(
@@ -1235,6 +1236,7 @@ R(
         src_forms(2, {}, {}, FORMS3, uimm=True),
         pre=(D, P81H, A()),
         mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))),),
+        ir="VABSDIFF",
     )
 )
 R(
@@ -1270,7 +1272,12 @@ R(
         ),
         Row("MATCH", 0x3A1, (D, A()), mods=(Mod("mode", 79, 1, ((1, ".ANY"),)), Mod("U64", 73, 1, ONOFF(".U64"))), cls="warp"),
         Row(
-            "BMOV", 0x355, (D, Reg("b", 24, file="B")), mods=(FIXED("w", ".32"), Mod("CLEAR", 84, 1, ONOFF(".CLEAR"))), cls="ctrl"
+            "BMOV",
+            0x355,
+            (D, Reg("b", 24, file="B")),
+            mods=(FIXED("w", ".32"), Mod("CLEAR", 84, 1, ONOFF(".CLEAR"))),
+            cls="ctrl",
+            ir="BMOV",
         ),
     ]
 )
@@ -1282,6 +1289,7 @@ R(
         pre=(Reg("d", 24, file="B"),),
         mods=(FIXED("w", ".32"), Mod("PQUAD", 84, 1, ONOFF(".PQUAD"))),
         cls="ctrl",
+        ir="BMOV",
     )
 )
 
@@ -1637,3 +1645,81 @@ def _drop_reuse(row: Row) -> Row:
 
 
 ROWS[:] = [_drop_reuse(r) for r in ROWS]
+
+
+# --- half precision (issue 31; shader-half).  nvdisasm 13.5, every bit flipped on ptxas's
+# words: A = R@24 (-72, |x| 73, swizzle 74..75), B = R@32 (-63, |x| 62, swizzle 60..61), HFMA2's
+# C = R@64 (swizzle 81..82, |x| 83, -84); swizzle 0 = H1_H0 (printed as nothing), 1 = .F32,
+# 2 = .H0_H0, 3 = .H1_H1.  .F32 78 (an f32 result), .SAT 77, .FTZ 80; .FMZ 76 is left out (with
+# .FTZ nvdisasm prints '.INVALID3'), as are .RELU 79 and .BF16_V2 85: those words are refused.
+# HSETP2: comparison 76..79, .H_AND 71, .FTZ 80, combining op 69..70, P 81, Q 84, the combined
+# predicate 87/90.  HMNMX2: .NAN 81, .XORSIGN 82, the min/max predicate 87/90.  F2F.F16.F32
+# (0x104, register form): destination type 75..76 = 1, source type 84..85 = 2 (the row's own),
+# rounding 78..79, .FTZ 80, the source's |x| 62 / -x 63.
+def _h(name: str, lo: int, neg: int, abs_: int, swz: int, reuse: str | None) -> Reg:
+    return Reg(name, lo, neg=neg, abs=abs_, reuse=reuse, suffix=f"@swz:{swz}")
+
+
+HA, HB, HC = _h("a", 24, 72, 73, 74, "a"), _h("b", 32, 63, 62, 60, "b"), _h("c", 64, 84, 83, 81, "c")
+HF32 = Mod("F32", 78, 1, ((0, ""), (1, ".F32")))
+R(
+    [
+        Row(
+            "HMUL2",
+            0x232,
+            (D, HA, HB),
+            (HF32,),
+            (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("SAT", 77, 1, ONOFF(".SAT"))),
+            free=((60, 2), (74, 2)),
+            ir="HMUL2",
+            cls="conv",
+        ),
+        Row(
+            "HFMA2",
+            0x231,
+            (D, HA, HB, HC),
+            (HF32,),
+            (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("SAT", 77, 1, ONOFF(".SAT"))),
+            free=((60, 2), (74, 2), (81, 2)),
+            ir="HFMA2",
+            cls="conv",
+        ),
+        Row(
+            "HMNMX2",
+            0x240,
+            (D, HA, HB, P87),
+            (HF32,),
+            (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("NAN", 81, 1, ONOFF(".NAN")), Mod("XORSIGN", 82, 1, ONOFF(".XORSIGN"))),
+            free=((60, 2), (74, 2)),
+            ir="HMNMX2",
+            cls="conv",
+        ),
+        Row(
+            "HSETP2",
+            0x234,
+            (Pred("p", 81), Pred("q", 84), HA, _h("b", 32, 63, 62, 60, None), P87),  # B: no reuse flag
+            (),
+            (
+                Mod("cmp", 76, 4, FCMP),
+                Mod("H_AND", 71, 1, ONOFF(".H_AND")),
+                Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                Mod("bop", 69, 2, BOP),
+            ),
+            free=((60, 2), (74, 2)),
+            ir="HSETP2",
+            cls="conv",
+        ),
+    ]
+)
+R(
+    rows_for(
+        "F2F",
+        0x104,
+        {1: (Reg("b", 32, neg=63, abs=62),)},  # no reuse flag on B (nvdisasm 13.5)
+        pre=(D,),
+        mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("types", 75, 0, ((0, ".F16.F32"),)), Mod("rnd", 78, 2, F2F_RND)),
+        base=hi(0x0020_0800),
+        ir="F2F.F16",
+        cls="conv",
+    )
+)

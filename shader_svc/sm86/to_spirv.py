@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from shader_svc.lower.base import ComputeSpec, TranslateError  # noqa: F401  (TranslateError: what callers catch)
 from shader_svc.sm86.lower_alu import Alu86
+from shader_svc.sm86.lower_extra import EXTRA_RULES, Extra86
+from shader_svc.sm86.lower_half import HALF_RULES, Half86
 from shader_svc.sm86.lower_control import WARP, Control86  # noqa: F401  (WARP: the emulated warp's operations)
 from shader_svc.sm86.lower_mem import Memory86
 from shader_svc.sm86.decode import Inst
@@ -55,7 +57,7 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86):
+class Compute86(Control86, Memory86, Alu86, Half86, Extra86):
     RULES = {
         **Lower86.RULES,
         "IADD3": "op_iadd3",
@@ -99,10 +101,12 @@ class Compute86(Control86, Memory86, Alu86):
         "S2R": "op_s2r",
         "LDL": "op_ldl",
         "STL": "op_ldl",
+        **HALF_RULES,
+        **EXTRA_RULES,
     }
 
     def lowered(self, ir: str) -> bool:
-        return ir in LOWERED or ir in EXT
+        return ir in LOWERED or ir in EXT or ir in HALF_RULES or ir in EXTRA_RULES
 
     def lower(self, inst: Inst) -> None:
         # the 64-bit integer type is declared when the first instruction is lowered, before its

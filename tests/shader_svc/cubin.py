@@ -20,6 +20,7 @@ class Kernel:
     code: bytes
     cbank0_size: int
     sm: int  # e.g. 86
+    cbank2: bytes = b""  # SM5x: ptxas's literal pool (.nv.constant2.<name>), part of the program
 
 
 def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
@@ -38,5 +39,6 @@ def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
             code = s.data()
             if len(code) % 16:
                 raise NxError(f"code size {len(code)} is not a multiple of 16", path=path, field=s.name)
-            out[name] = Kernel(name, code, cb.get(name, 0), sm)
+            c2 = elf.get_section_by_name(f".nv.constant2.{name}")
+            out[name] = Kernel(name, code, cb.get(name, 0), sm, c2.data() if c2 is not None else b"")
     return out

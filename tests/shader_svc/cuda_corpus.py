@@ -459,8 +459,8 @@ def decode_texts(isa: int, code: bytes) -> list[tuple[int, str, str]]:
         words = listings.sm86_words(code)
         ref = nvtools.nvdisasm_raw(words, "SM86")
         for i, (w, r) in enumerate(zip(words, ref)):
-            try:
-                ours = dec.decode(*w, addr=i * 16).text()
+            try:  # nvdisasm's '-QNAN ' ends the line: the oracle's parse strips the space
+                ours = dec.decode(*w, addr=i * 16).text().rstrip()
             except dec.DecodeError as e:
                 ours = f"!{e}"
             out.append((i * 16, ours, r.text if r else "REFUSED"))
@@ -511,7 +511,7 @@ def round_trips(isa: int, code: bytes, texts: list[tuple[int, str, str]]) -> lis
     return out
 
 
-def translate(isa: int, code: bytes) -> tuple[bytes, set]:
+def translate(isa: int, code: bytes, cbank2: bytes = b"") -> tuple[bytes, set]:
     if isa == 86:
         from shader_svc.sm86 import decode as dec
         from shader_svc.sm86.to_spirv import ComputeSpec
@@ -520,7 +520,8 @@ def translate(isa: int, code: bytes) -> tuple[bytes, set]:
         from shader_svc.sm53 import decode as dec
         from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
     insts = dec.decode_stream(code)
-    return translate_compute(insts, ComputeSpec((BLOCK, 1, 1))), {i.row.ir for i in insts}
+    banks = ((2, cbank2),) if cbank2 else ()  # SM5x literal pool: part of the program
+    return translate_compute(insts, ComputeSpec((BLOCK, 1, 1), banks)), {i.row.ir for i in insts}
 
 
 def spirv_val(spv: bytes) -> str:
@@ -584,7 +585,7 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
     except Exception as e:  # the oracle itself failed
         res.decode, res.detail = "error", str(e)[:200]
     try:
-        spv, res.irs = translate(isa, k.code)
+        spv, res.irs = translate(isa, k.code, getattr(k, "cbank2", b""))
         res.translate = "ok"
     except NxError as e:
         res.translate, res.detail = "no", str(e)

@@ -154,7 +154,11 @@ def test_more_rows_every_bit_flipped():
     assert not thin, thin
     assert len({cov.mnemonic(c.row) for c in checks}) >= 49
     keys = cov.lowering_keys(53)
-    assert all(r.ir not in keys for r in ROWS[MORE_FROM:])  # refused by the translator, by name
+    # refused by the translator by name, unless lowered by the handlers written for them
+    from shader_svc.sm53.lower_extra import EXTRA_RULES
+    from shader_svc.sm53.lower_half import HALF_RULES
+
+    assert all(r.ir not in keys or r.ir in EXTRA_RULES or r.ir in HALF_RULES for r in ROWS[MORE_FROM:])
 
 
 @pytest.mark.heavy

@@ -186,4 +186,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
     assert text.count("\n| ") >= 150
     # a new mnemonic is never counted translated without a lowering rule
     keys = cov.lowering_keys(86)
-    assert all((r.ir or "") not in keys for r in ROWS[MORE_FROM:])
+    from shader_svc.sm86.lower_extra import EXTRA_RULES  # the handlers written for these rows
+    from shader_svc.sm86.lower_half import HALF_RULES
+
+    assert all((r.ir or "") not in keys or r.ir in EXTRA_RULES or r.ir in HALF_RULES for r in ROWS[MORE_FROM:])

@@ -1,0 +1,212 @@
+"""Half precision and directed rounding as SPIR-V, both ISAs (issue 31): what the IR operations
+``UnpackF16``, ``F16FromF64``, ``FFlushDenormF16``, ``FFmaDirected32``, ``FFmaDirected64`` and
+``FMinMax64`` mean (``ir/ops.py`` documents them; ``ir/to_spirv.py`` calls these functions).
+
+No Float16 capability and no device conversion is relied on: lavapipe's f16 conversions (and
+GLSL's packHalf2x16) leave the rounding to the implementation, so a half is widened and rounded
+here in integer arithmetic.  The method, exact for every input:
+
+- a half widens to f32 exactly (sign, exponent + 112, fraction << 13; a denormal is its 10-bit
+  fraction times 2^-24, exact in f32; infinities and NaNs keep their payload);
+- an operation on halves is done exactly or once-rounded in a wider type, then rounded once
+  to a half by ``f16_from_f64``: a product of two halves (22 significant bits) is exact in
+  f32; a sum of two halves spans at most 40 bits, exact in f64; a*b+c is f64(a*b) + f64(c)
+  rounded once to 53 bits, and that rounding can only be inexact when c dwarfs the product by
+  more than 2^31 (spans beyond 53 bits need the product's 2^-48 end against c's top), where the
+  f64 sum is never a half's rounding boundary to nearest (HFMA2 rounds to nearest only), so
+  the double rounding is harmless;
+- ``f16_from_f64`` rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
+  2^-24 below the normal range) with the remainder against half a place: to nearest even,
+  toward zero, down or up; overflow gives infinity or the largest finite half as the mode
+  says; NaN gives the canonical 0x7fff (NVIDIA's canonical NaN).
+
+Directed FFMA/DFMA (.RM/.RP/.RZ; Vulkan 1.x has no per-instruction rounding mode): the exact
+a*b+c is represented as an unevaluated sum s + e (s the nearest f64 / the nearest double-double
+pair), then s moves one place toward the mode's direction where e points that way past it:
+FFMA through f64 with round-to-odd (as ``Semantics._fma``), then a directed f64 -> f32 step;
+DFMA from the error-free transformations of ``Semantics._dfma``'s parts.
+"""
+
+from __future__ import annotations
+
+from shader_svc.lower.base import GLSL
+from shader_svc.lower.semantics import Semantics
+
+F16_NAN = 0x7FFF  # NVIDIA's canonical half NaN
+
+
+def unpack_f16(lw: Semantics, v: int, lane: int) -> int:
+    """The half in bits 16*lane.. of the u32 ``v`` as an exact f32."""
+    u32, op, c = lw.u32, lw.op, lw.c
+    h = op("OpBitFieldUExtract", u32, v, c(16 * lane), c(16))
+    sign = op("OpShiftLeftLogical", u32, op("OpBitwiseAnd", u32, h, c(0x8000)), c(16))
+    e = op("OpBitFieldUExtract", u32, h, c(10), c(5))
+    m = op("OpBitwiseAnd", u32, h, c(0x3FF))
+    frac = op("OpShiftLeftLogical", u32, m, c(13))
+    normal = op("OpBitwiseOr", u32, op("OpShiftLeftLogical", u32, op("OpIAdd", u32, e, c(112)), c(23)), frac)
+    special = op("OpBitwiseOr", u32, c(0x7F800000), frac)
+    den = op("OpFMul", lw.f32, op("OpConvertUToF", lw.f32, m), lw.m.const(lw.f32, 0x33800000))  # m * 2^-24, exact
+    den = op("OpBitcast", u32, den)
+    r = op("OpSelect", u32, op("OpIEqual", lw.bool, e, c(31)), special, normal)
+    r = op("OpSelect", u32, op("OpIEqual", lw.bool, e, c(0)), den, r)
+    return op("OpBitcast", lw.f32, op("OpBitwiseOr", u32, r, sign))
+
+
+def flush_denorm_f16(lw: Semantics, x: int) -> int:
+    """.FTZ of a half held as f32: below 2^-14 in magnitude (a half denormal) becomes a zero of
+    its sign."""
+    u32, op, c = lw.u32, lw.op, lw.c
+    bits = op("OpBitcast", u32, x)
+    tiny = op("OpULessThan", lw.bool, op("OpBitwiseAnd", u32, bits, c(0x7FFFFFFF)), c(0x38800000))
+    return op("OpBitcast", lw.f32, op("OpSelect", u32, tiny, op("OpBitwiseAnd", u32, bits, c(0x80000000)), bits))
+
+
+def _round_up(lw: Semantics, rnd: int, neg: int, inexact: int, more_than_half: int, tie_odd: int) -> int:
+    """Whether the magnitude rounds up: ``rnd`` 0 nearest even, 1 down, 2 up, 3 toward zero."""
+    b, op = lw.bool, lw.op
+    if rnd == 0:
+        return op("OpLogicalOr", b, more_than_half, tie_odd)
+    if rnd == 3:
+        return lw.m.const_bool(False)
+    away = neg if rnd == 1 else op("OpLogicalNot", b, neg)  # RM grows negatives, RP positives
+    return op("OpLogicalAnd", b, inexact, away)
+
+
+def f16_from_f64(lw: Semantics, x: int, rnd: int) -> int:
+    """The half nearest the f64 ``x`` in the direction ``rnd`` (module docstring), as a u32 <
+    0x10000."""
+    return _to_f16(lw, lw.op("OpBitcast", lw.u64, x), rnd, wide=True)
+
+
+def f16_from_f32(lw: Semantics, x: int, rnd: int) -> int:
+    """``f16_from_f64`` for an f32, in 32-bit integers only (no Float64/Int64: graphics stages)."""
+    return _to_f16(lw, lw.op("OpBitcast", lw.u32, x), rnd, wide=False)
+
+
+def _to_f16(lw: Semantics, bits: int, rnd: int, wide: bool) -> int:
+    """Round the float whose bits are ``bits`` (f64 as u64 or f32 as u32) to a half: its
+    significand with the implicit bit, cut at the half's last place (2^(e-10), never below
+    2^-24), the remainder against half a place."""
+    u32, b, op, c = lw.u32, lw.bool, lw.op, lw.c
+    t, k = (lw.u64, lw.c64) if wide else (u32, c)
+    mbits, low = (52, 1009) if wide else (23, 113)  # fraction bits; biased exponent of 2^-14
+    sign_bit, maxshift = (63, 63) if wide else (31, 31)
+    inf = (0x7FF << 52) if wide else 0x7F800000
+    neg = op("OpINotEqual", b, op("OpShiftRightLogical", t, bits, k(sign_bit)), k(0))
+    a = op("OpBitwiseAnd", t, bits, k((1 << sign_bit) - 1))
+    shifted = op("OpShiftRightLogical", t, a, k(mbits))
+    big_e = op("OpUConvert", u32, shifted) if wide else shifted
+    implicit = op("OpSelect", t, op("OpIEqual", b, big_e, c(0)), k(0), k(1 << mbits))
+    sig = op("OpBitwiseOr", t, op("OpBitwiseAnd", t, a, k((1 << mbits) - 1)), implicit)
+    # drop (mbits - 10) + max(0, low - E) bits, at most maxshift
+    below = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, c(low), big_e), c(0))
+    s = lw.op("OpExtInst", u32, lw.glsl, GLSL["UMin"], op("OpIAdd", u32, below, c(mbits - 10)), c(maxshift))
+    st = op("OpUConvert", t, s) if wide else s
+    one = k(1)
+    q = op("OpShiftRightLogical", t, sig, st)
+    rem = op("OpBitwiseAnd", t, sig, op("OpISub", t, op("OpShiftLeftLogical", t, one, st), one))
+    half = op("OpShiftLeftLogical", t, one, op("OpISub", t, st, one))
+    q32 = op("OpUConvert", u32, q) if wide else q
+    odd = op("OpINotEqual", b, op("OpBitwiseAnd", u32, q32, c(1)), c(0))
+    tie_odd = op("OpLogicalAnd", b, op("OpIEqual", b, rem, half), odd)
+    up = _round_up(lw, rnd, neg, op("OpINotEqual", b, rem, k(0)), op("OpUGreaterThan", b, rem, half), tie_odd)
+    q32 = op("OpIAdd", u32, q32, op("OpSelect", u32, up, c(1), c(0)))
+    # exponent field + the significand (its implicit bit carries into the field)
+    ef = lw.op("OpExtInst", u32, lw.glsl, GLSL["SMax"], op("OpISub", u32, big_e, c(low)), c(0))
+    r = op("OpIAdd", u32, op("OpShiftLeftLogical", u32, ef, c(10)), q32)
+    if rnd == 0:
+        top = c(0x7C00)
+    elif rnd == 3:
+        top = c(0x7BFF)
+    else:  # the mode's infinity on its side, the largest finite half on the other
+        top = op("OpSelect", u32, neg, c(0x7C00 if rnd == 1 else 0x7BFF), c(0x7BFF if rnd == 1 else 0x7C00))
+    r = op("OpSelect", u32, op("OpUGreaterThanEqual", b, r, c(0x7C00)), top, r)
+    r = op("OpSelect", u32, op("OpIEqual", b, a, k(inf)), c(0x7C00), r)
+    r = op("OpBitwiseOr", u32, r, op("OpSelect", u32, neg, c(0x8000), c(0)))
+    return op("OpSelect", u32, op("OpUGreaterThan", b, a, k(inf)), c(F16_NAN), r)
+
+
+def ffma_directed32(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
+    """FFMA.RM/.RP/.RZ: the f32 nearest a*b+c (``Semantics._fma_odd``: the f64 rounded to odd,
+    whose directed rounding is the exact value's), moved one place where it lies on the wrong
+    side: the bits of a float step its magnitude by one place (zero to the smallest denormal,
+    infinity to the largest finite), so the step is +1 or -1 on the bits by the sign."""
+    u32, b_, op, c_ = lw.u32, lw.bool, lw.op, lw.c
+    v = lw._fma_odd(a, b, c)
+    r = op("OpFConvert", lw.f32, v)
+    rv = op("OpFConvert", lw.f64t, r)
+    bits = op("OpBitcast", u32, r)
+    neg = op("OpINotEqual", b_, op("OpShiftRightLogical", u32, bits, c_(31)), c_(0))
+    if rnd == 3:  # toward zero: |r| > |v|
+        move = op(
+            "OpFOrdGreaterThan",
+            b_,
+            lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL["FAbs"], rv),
+            lw.op("OpExtInst", lw.f64t, lw.glsl, GLSL["FAbs"], v),
+        )
+        step = c_(0xFFFFFFFF)  # magnitude down
+    else:
+        move = op("OpFOrdGreaterThan" if rnd == 1 else "OpFOrdLessThan", b_, rv, v)
+        grow = neg if rnd == 1 else op("OpLogicalNot", b_, neg)  # down grows negatives, up positives
+        step = op("OpSelect", u32, grow, c_(1), c_(0xFFFFFFFF))
+    bits = op("OpSelect", u32, move, op("OpIAdd", u32, bits, step), bits)
+    if rnd == 1:  # an exact zero is -0 rounding down unless a*b and c are both +0 (IEEE 754)
+        f64 = lw.f64t
+        p = op("OpFMul", f64, op("OpFConvert", f64, a), op("OpFConvert", f64, b))  # exact
+        both_pos = op(
+            "OpLogicalAnd",
+            b_,
+            op("OpIEqual", b_, op("OpBitcast", lw.u64, p), lw.c64(0)),
+            op("OpIEqual", b_, op("OpBitcast", u32, c), c_(0)),
+        )
+        zero = op("OpFOrdEqual", b_, v, lw.m.const(f64, 0, 0))
+        bits = op("OpSelect", u32, zero, op("OpSelect", u32, both_pos, c_(0), c_(0x80000000)), bits)
+    return op("OpBitcast", lw.f32, bits)
+
+
+def dfma_directed64(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
+    """DFMA (and DADD/DMUL through it) with .RM/.RP/.RZ: a*b+c = th + o with o rounded to odd
+    (``Semantics._dfma_parts``), th + o rounded to nearest as s with its exact error e (TwoSum),
+    s moved one place where e lies on the mode's side; an exact zero is -0 rounding down unless
+    a*b and c are both +0.  ``_dfma``'s range applies (no overflow/denormal products); an
+    infinite or NaN product takes the plain sum."""
+    t, u64, b_, op, c64 = lw.f64t, lw.u64, lw.bool, lw.op, lw.c64
+    ph, th, o = lw._dfma_parts(a, b, c)
+    s, e = lw._two_sum(th, o)
+    zero = lw.m.const(t, 0, 0)
+    bits = op("OpBitcast", u64, s)
+    neg = op("OpINotEqual", b_, op("OpShiftRightLogical", u64, bits, c64(63)), c64(0))
+    if rnd == 3:  # toward zero: the error points back toward zero
+        move = op(
+            "OpLogicalAnd",
+            b_,
+            op("OpFOrdNotEqual", b_, e, zero),
+            op("OpLogicalNotEqual", b_, op("OpFOrdLessThan", b_, e, zero), neg),
+        )
+        step = c64(-1)
+    else:
+        move = op("OpFOrdLessThan" if rnd == 1 else "OpFOrdGreaterThan", b_, e, zero)
+        grow = neg if rnd == 1 else op("OpLogicalNot", b_, neg)
+        step = op("OpSelect", u64, grow, c64(1), c64(-1))
+    bits = op("OpSelect", u64, move, op("OpIAdd", u64, bits, step), bits)
+    if rnd == 1:
+        both_pos = op(
+            "OpLogicalAnd",
+            b_,
+            op("OpIEqual", b_, op("OpBitcast", u64, ph), c64(0)),
+            op("OpIEqual", b_, op("OpBitcast", u64, c), c64(0)),
+        )
+        exact_zero = op("OpFOrdEqual", b_, s, zero)
+        bits = op("OpSelect", u64, exact_zero, op("OpSelect", u64, both_pos, c64(0), c64(1 << 63)), bits)
+    r = op("OpBitcast", t, bits)
+    finite = op("OpLogicalNot", b_, op("OpLogicalOr", b_, op("OpIsInf", b_, ph), op("OpIsNan", b_, ph)))
+    return op("OpSelect", t, finite, r, lw.fop("OpFAdd", t, ph, c))
+
+
+def fminmax64(lw: Semantics, a: int, b: int, p: int) -> int:
+    """DMNMX: the minimum where ``p`` holds, else the maximum, NaN-suppressing (PTX's
+    min/max.f64: a NaN operand gives the other one, two NaNs a NaN), as FMNMX's f32 form."""
+    t = lw.f64t
+    lo = lw.op("OpExtInst", t, lw.glsl, GLSL["NMin"], a, b)
+    hi = lw.op("OpExtInst", t, lw.glsl, GLSL["NMax"], a, b)
+    return lw.op("OpSelect", t, p, lo, hi)

@@ -1,0 +1,123 @@
+"""Half-precision instructions as IR, the part both ISAs share (SM86 ``sm86/lower_half.py``,
+SM53 ``sm53/lower_half.py`` read their operands and write the results): per result lane, the
+operation HADD2 / HMUL2 / HFMA2 / HMNMX2 means, exact or once-rounded in a wider type and then
+rounded once to a half (``lower/half.py`` says why that is exact).
+
+An operand's swizzle picks the half each result lane reads (``SWZ_LANES``): 0 = H1_H0 (lane i
+reads half i), 2 = .H0_H0, 3 = .H1_H1 (both lanes read that half); 1 (.F32, an f32 operand) is
+refused by the callers.  -x / |x| act on each half.  .FTZ flushes half denormals of the
+operands and of the result; .SAT clamps the result to [0, 1] (NaN -> +0, as FSaturate32).  With
+.F32 the instruction writes one f32: lane 0's operation rounded once to f32 (FADD/FMUL/FFMA's
+IR, .FTZ and .SAT as theirs)."""
+
+from __future__ import annotations
+
+from shader_svc.ir.block import Block, Value
+
+SWZ_LANES = {0: (0, 1), 2: (0, 0), 3: (1, 1)}
+F32_OPS = {"HADD2": "FAdd32", "HMUL2": "FMul32", "HFMA2": "FFma32"}
+
+
+def halves_ir(b: Block, raw: Value, swz: int, neg: bool, abs_: bool, ftz: bool) -> tuple[Value, Value]:
+    """The two f32 values result lanes 0 and 1 read from the u32 ``raw``."""
+    out = []
+    for lane in SWZ_LANES[swz]:
+        x = b.emit("UnpackF16", raw, lane=lane)
+        if abs_:
+            x = b.op("FAbs32", x)
+        if neg:
+            x = b.op("FNeg32", x)
+        out.append(b.op("FFlushDenormF16", x) if ftz else x)
+    return out[0], out[1]
+
+
+def to_half_ir(b: Block, x: Value, ftz: bool, sat: bool) -> Value:
+    """An f64 rounded to nearest even half (u32 < 0x10000), then .SAT and .FTZ on the half."""
+    h = b.emit("F16FromF64", x, rnd=0)
+    if sat or ftz:
+        f = b.emit("UnpackF16", h, lane=0)
+        f = b.op("FSaturate32", f) if sat else f
+        f = b.op("FFlushDenormF16", f) if ftz else f
+        h = b.emit("F16FromF64", b.op("CvtF64", f), rnd=0)  # exact
+    return h
+
+
+def pack_ir(b: Block, lo: Value, hi: Value) -> Value:
+    """Two halves (u32 < 0x10000 each) as one register."""
+    return b.op("IOr32", lo, b.op("IShl32", hi, b.const_u32(16)))
+
+
+def arith2_ir(b: Block, ir: str, srcs: list[tuple[Value, Value]], f32: bool, ftz: bool, sat: bool) -> Value:
+    """HADD2 / HMUL2 / HFMA2 (``ir``) of the operands' lane values: the register's new u32."""
+    if f32:
+        r = b.op(F32_OPS[ir], *[s[0] for s in srcs])
+        r = b.op("FFlushDenorm32", r) if ftz else r
+        return b.op("BitcastU32", b.op("FSaturate32", r) if sat else r)
+    lanes = []
+    for i in (0, 1):
+        x = [s[i] for s in srcs]
+        if ir == "HADD2":
+            r = b.op("FAdd64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))  # exact: <= 40 bits
+        else:
+            r = b.op("CvtF64", b.op("FMul32", x[0], x[1]))  # exact: 22 significant bits
+            if ir == "HFMA2":
+                r = b.op("FAdd64", r, b.op("CvtF64", x[2]))
+        lanes.append(to_half_ir(b, r, ftz, sat))
+    return pack_ir(b, lanes[0], lanes[1])
+
+
+def minmax2_ir(b: Block, x: tuple[Value, Value], y: tuple[Value, Value], p: Value) -> Value:
+    """HMNMX2: FMNMX per lane (min where ``p`` holds; NaN-suppressing, two NaNs give the
+    canonical half NaN), exact back to halves."""
+    h = [b.emit("F16FromF64", b.op("CvtF64", b.op("FMinMax32", x[i], y[i], p)), rnd=0) for i in (0, 1)]
+    return pack_ir(b, h[0], h[1])
+
+
+def directed_f64_ir(b: Block, ir: str, rnd: int, x: Value, y: Value, z: Value | None) -> Value:
+    """DADD / DMUL / DFMA (``ir``) rounded in the direction ``rnd`` (1 down, 2 up, 3 toward
+    zero) as one ``FFmaDirected64``: DADD is x*1 + y, DMUL x*y + 0 with the zero whose sum
+    keeps the product's zero sign in that mode (+0 rounding down, -0 otherwise)."""
+    if ir == "DFMA":
+        return b.emit("FFmaDirected64", x, y, z, rnd=rnd)
+    if ir == "DADD":
+        return b.emit("FFmaDirected64", x, b.emit("ConstF64", bits=0x3FF0000000000000), y, rnd=rnd)
+    return b.emit("FFmaDirected64", x, y, b.emit("ConstF64", bits=0 if rnd == 1 else 1 << 63), rnd=rnd)
+
+
+def fchk_ir(b: Block, a: Value, d: Value) -> Value:
+    """FCHK (both ISAs): whether the quotient a / d (u32 bits, -x/|x| applied) must take ptxas's
+    slow path.  NVIDIA does not document the hardware's exact rule; the slow path is a complete
+    division, so any superset of the hard cases is correct.  Chosen: true unless d is normal with
+    a biased exponent in 2..252, a is zero or such a normal, and the exponents differ by at most
+    125 (the quotient and the fast path's reciprocal and residual stay normal, away from
+    overflow)."""
+    mag_a = b.op("IAnd32", a, b.const_u32(0x7FFFFFFF))
+    ea = b.op("UBitExtract32", a, b.const_u32(23), b.const_u32(8))
+    ed = b.op("UBitExtract32", d, b.const_u32(23), b.const_u32(8))
+
+    def normal(e: Value) -> Value:
+        return b.op(
+            "LAnd",
+            b.emit("ICmp32", e, b.const_u32(2), cmp=6, unsigned=True),
+            b.emit("ICmp32", e, b.const_u32(252), cmp=3, unsigned=True),
+        )
+
+    diff = b.op("ISub32", ea, ed)
+    near = b.op(
+        "LAnd",
+        b.emit("ICmp32", diff, b.const_u32(125), cmp=3, unsigned=False),
+        b.emit("ICmp32", diff, b.const_u32(-125), cmp=6, unsigned=False),
+    )
+    a_zero = b.op("IEq32", mag_a, b.const_u32(0))
+    fast = b.op("LAnd", normal(ed), b.op("LOr", a_zero, b.op("LAnd", normal(ea), near)))
+    return b.op("LNot", fast)
+
+
+def directed_f32_ir(b: Block, ir: str, rnd: int, x: Value, y: Value, z: Value | None) -> Value:
+    """FADD / FMUL / FFMA (``ir``) rounded in the direction ``rnd`` as one ``FFmaDirected32``
+    (FADD = x*1 + y, FMUL = x*y + 0 with the zero that keeps the product's zero sign)."""
+    if ir == "FFMA":
+        return b.emit("FFmaDirected32", x, y, z, rnd=rnd)
+    if ir == "FADD":
+        return b.emit("FFmaDirected32", x, b.emit("ConstF32", bits=0x3F800000), y, rnd=rnd)
+    return b.emit("FFmaDirected32", x, y, b.emit("ConstF32", bits=0 if rnd == 1 else 0x80000000), rnd=rnd)
