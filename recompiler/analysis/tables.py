@@ -10,7 +10,8 @@ expression; its unknown part is the index.  The index's range comes from, in ord
    dispatch, or a ``DirectTable``'s fatal slot); likewise an index loaded by ``ldrb``/``ldrh``
    from memory not known here, inside the address a table entry is read from (an
    interpreter's opcode byte: QuickJS's
-   ``ldr x8, [x22, w24, uxtw #3]`` after ``ldrb w24, [pc]``): up to 256 / 65536 entries;
+   ``ldr x8, [x22, w24, uxtw #3]`` after ``ldrb w24, [pc]``): up to 256 / 65536 entries,
+   read while they are code of this function (``own``);
 3. nothing: entries are read from index 0 (index 0 may be unused) while they are code of this
    function (``own``), with no count limit but the size of the image.
 A table base merged from several paths takes each constant that reaches it (a value set);
@@ -114,7 +115,10 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         elif kind in ("masked", "loaded"):
             for k in range(bound + 1):
                 v = E.evaluate(target, {**env, index: k}, read)
-                if not code(v):
+                # a loaded index's run of up to 256/65536 entries ends where they stop being
+                # code of this function: past its table the words may still point at code
+                # (the next table, a function pointer), which would graft another body on
+                if not code(v) or (kind == "loaded" and not own(v)):
                     break
                 out.append(v)
         else:
