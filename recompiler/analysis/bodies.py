@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 
 from recompiler.analysis.image import Memory
-from recompiler.analysis.tables import Recovered, recover
+from recompiler.analysis.tables import Recovered, recover, recover_with_window_base
 from recompiler.analysis.transfer import ENDS, Transfer
 from recompiler.analysis.values import FunctionValues
 from recompiler.analysis.window import WindowSearch
@@ -68,8 +68,11 @@ class Analyser:
             fv = FunctionValues(self.transfer, seen, entry, tables)
             grew = False
             for a in brs:
-                rec = recover(fv, seen[a], self.mem, lambda v: v in seen or self._near(entry, v))
+                own_code = lambda v: v in seen or self._near(entry, v)  # noqa: E731
+                rec = recover(fv, seen[a], self.mem, own_code)
                 direct.pop(a, None)
+                if rec is None:  # the data flow's index and bound, a base found before the BR
+                    rec = recover_with_window_base(fv, seen[a], self.mem, own_code, self.insn)
                 if rec is None:
                     # what the function's own paths do not tell (a fragment entered with its
                     # parent's frame: glibc's vfprintf spills its table bases there): the

@@ -25,6 +25,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Callable
 
+from recompiler.analysis import backscan
 from recompiler.analysis import expr as E
 from recompiler.analysis.values import FunctionValues
 from recompiler.decode import Insn
@@ -33,6 +34,7 @@ from recompiler.lift.emitter import DirectTable
 MAX_BOUND = 1 << 16  # a compare bound above this is taken as no bound
 MAX_OPEN = 1 << 16  # entries of a table with no bound (the image ends before, in practice)
 MAX_COMBOS = 8  # product of candidate bases tried
+WINDOW_BASE = 256  # instructions walked back from a BR for a base the data flow lost
 
 
 @dataclass
@@ -53,11 +55,17 @@ def _nodes(e: tuple):
             yield from _nodes(x)
 
 
-def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Recovered | None:
+def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base: dict | None = None) -> Recovered | None:
+    """The table of ``br``.  ``base``: opaque leaves taken as the constants given (a guessed
+    table base, ``recover_with_window_base``); a table so found is not exact and gets no
+    ``DirectTable`` (the guess is not checked at the branch)."""
     st = fv.before(br.addr)
     if st is None or br.f["Rn"] == 31:
         return None
-    target = _fold_loads(st.regs[br.f["Rn"]], mem)
+    target = st.regs[br.f["Rn"]]
+    if base:
+        target = E.substitute(target, {x: E.const(c) for x, c in base.items()})
+    target = _fold_loads(target, mem)
     if target is None or target[0] == "top" or E.TOP in E.leaves(target):
         return None
     read = mem.read
@@ -131,9 +139,39 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
                 out.append(v)
     if not out:
         return None
-    rec = Recovered(_uniq(out), kind, exact=_closed(fv, guesses))
-    if kind == "masked" and len(combos) == 1:
+    rec = Recovered(_uniq(out), kind, exact=_closed(fv, guesses) and not base)
+    if kind == "masked" and len(combos) == 1 and not base:
         rec.direct = _direct(st, target, index, combos[0], mem)
+    return rec
+
+
+def recover_with_window_base(
+    fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], insn: Callable[[int], Insn | None]
+) -> Recovered | None:
+    """The table of ``br`` where the value analysis knows the index and its bound but not the
+    table's base: a register holding an opaque part of the target at the branch (a value the
+    function was entered with, a merge with no constant, an instruction not modelled) whose
+    last write before the branch in address order is an ``adrp`` (+ ``add``) or ``adr``
+    (``backscan.const_before``: a fragment entered with its parent's frame, a base set up in
+    a block the function's own paths do not show) is taken as that constant.  The guess is
+    the window search's (``window.py``), the index and bound the data flow's; the table is
+    inexact (``Recovered.exact``: the lifted ``BR`` still switches on the real target)."""
+    st = fv.before(br.addr)
+    if st is None or br.f["Rn"] == 31:
+        return None
+    leaves = {x for x in E.leaves(st.regs[br.f["Rn"]]) if x[0] in ("in", "def", "phi") and not fv.candidates(x)[0]}
+    base: dict = {}
+    for r in range(31):
+        x = st.regs[r]
+        if x in leaves and x not in base:
+            c = backscan.const_before(insn, r, br.addr, WINDOW_BASE)
+            if c is not None:
+                base[x] = c
+    if not base:
+        return None
+    rec = recover(fv, br, mem, own, base)
+    if rec is not None:
+        rec.kind += "+window base"
     return rec
 
 
