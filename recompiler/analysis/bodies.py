@@ -57,6 +57,10 @@ class Analyser:
         direct: dict[int, DirectTable] = {}
         inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
         settled = False
+        # where a table's entries count as this function's code: a label function (a weak entry
+        # inside another, entered by a jump from its parent) shares its parent's span, so an
+        # interpreter handler's copy of the dispatch reads the whole table, handlers before it too
+        home = self._enclosing(entry) if entry in self.weak else entry
         for _round in range(MAX_ROUNDS):
             self._walk(entry, seen, work, inner)
             brs = [a for a, i in seen.items() if i.name == "BR"]
@@ -68,7 +72,7 @@ class Analyser:
             fv = FunctionValues(self.transfer, seen, entry, tables)
             grew = False
             for a in brs:
-                own_code = lambda v: v in seen or self._near(entry, v)  # noqa: E731
+                own_code = lambda v: v in seen or self._near(home, v)  # noqa: E731
                 rec = recover(fv, seen[a], self.mem, own_code)
                 direct.pop(a, None)
                 if rec is None:  # the data flow's index and bound, a base found before the BR
@@ -138,6 +142,13 @@ class Analyser:
     def entries_changed(self) -> None:
         """Entries were added or dropped after bodies were found: ``_near`` sorts them again."""
         self._strong = None
+
+    def _enclosing(self, x: int) -> int:
+        """The last entry that is not weak at or before ``x`` (``x`` itself if none)."""
+        if self._strong is None:
+            self._strong = sorted(self.entries - self.weak)
+        k = bisect.bisect_right(self._strong, x)
+        return self._strong[k - 1] if k else x
 
     def _near(self, entry: int, x: int) -> bool:
         """``x`` lies after ``entry`` and before the next entry that is not weak: inside the
