@@ -1,6 +1,7 @@
 """Recompiled arm64 busybox vs the native amd64 build vs qemu-aarch64, in one run.
 
     .venv/bin/python bench/busybox.py [--mb 24] [--reps 3] [--skip-recompile | --recompile-only]
+    .venv/bin/python bench/busybox.py --loop-edges [--only sort] [--mb 24] [--reps 5]
 
 Workloads (files of tens of MB made here): md5sum, sha256sum, gzip -c, bzip2 -c, sort.
 Anchors: Debian 12's amd64 ``busybox-static`` (native speed) and ``qemu-aarch64`` running the
@@ -8,7 +9,11 @@ arm64 binary.  Also times the recompile of busybox end to end cold (empty object
 after one function changed (one instruction of one function patched in a copy of the binary).
 Ours runs through the bundle's native launcher (``BUNDLE/nxrun``, cpu_host/launcher), which
 is what ``nxrecomp exec`` execs into.  Prints a table of seconds and ratios (native/ours: 1.0
-is native speed, higher is faster)."""
+is native speed, higher is faster).
+
+``--loop-edges``: an A/B of where loops get the compiler barrier (``recompiler.loop_edges``):
+two bundles from the warm object cache, ``needed`` (the default) and ``all`` (every back
+edge), timed interleaved with the native build on the workloads (``--only`` picks some)."""
 
 from __future__ import annotations
 
@@ -141,7 +146,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--skip-recompile", action="store_true", help="reuse the warm object cache; no cold timing")
     ap.add_argument("--recompile-only", action="store_true", help="only the two recompile timings, no workloads")
+    ap.add_argument("--loop-edges", action="store_true", help="A/B of recompiler.loop_edges: needed vs all")
+    ap.add_argument("--only", default="", help="comma-separated workloads (default: all)")
     a = ap.parse_args()
+    if a.loop_edges:
+        loop_edges_ab(a)
+        return
     arm = debian.busybox("arm64")
     amd = debian.busybox("amd64")
     qemu = shutil.which("qemu-aarch64")
@@ -203,6 +213,31 @@ def main() -> None:
     groups(
         __file__, "workloads", drawn, title=f"busybox on {a.mb} MB inputs (best of {a.reps}; lower is faster)", ylabel="seconds"
     )
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def loop_edges_ab(a: argparse.Namespace) -> None:
+    """Bundles with the loop-edge barrier where needed and on every back edge, timed in one run."""
+    arm = debian.busybox("arm64")
+    amd = debian.busybox("amd64")
+    tmp = Path(tempfile.mkdtemp(prefix="nxbench-"))
+    cache = Path(os.environ.get("NXRECOMP_NXRECOMP_CACHE_DIR", Path.home() / ".cache/nxrecomp"))
+    ways = {}
+    for mode in ("needed", "all"):
+        os.environ["NXRECOMP_RECOMPILER_LOOP_EDGES"] = mode
+        recompile(arm, tmp / f"bundle-{mode}", cache)
+        ways[f"ours, {mode}"] = tmp / f"bundle-{mode}" / "nxrun"
+    os.environ.pop("NXRECOMP_RECOMPILER_LOOP_EDGES")
+    work = tmp / "work"
+    work.mkdir()
+    make_inputs(work, a.mb)
+    only = [w for w in a.only.split(",") if w] or list(WORKLOADS)
+    print(f"inputs: {a.mb} MB files; best of {a.reps}, the ways interleaved; native/ours (higher is faster)")
+    for name in only:
+        argv = WORKLOADS[name]
+        t = timed_ways({"native": [str(amd), *argv], **{k: [str(p), *argv] for k, p in ways.items()}}, work, a.reps)
+        cols = "  ".join(f"{k} {v:.2f}s ({t['native'] / v:.2f}x)" for k, v in t.items() if k != "native")
+        print(f"{name:10} native {t['native']:.2f}s  {cols}")
     shutil.rmtree(tmp, ignore_errors=True)
 
 

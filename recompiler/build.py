@@ -170,6 +170,7 @@ def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: 
                 trace,
                 elide_saves,
                 bool(settings.get("recompiler", "signal_polls")),
+                settings.get("recompiler", "loop_edges"),
                 settings.get("recompiler", "no_opt"),
                 settings.get("recompiler", "no_opt_at"),
                 bool(settings.get("recompiler", "entry_log")),

@@ -4,6 +4,14 @@ import os
 
 from nxrecomp.common.settings import Setting, parse_bool
 
+
+def _loop_edges(text: str) -> str:
+    t = text.strip().lower()
+    if t not in ("needed", "all"):
+        raise ValueError(f"not 'needed' or 'all': {text!r}")
+    return t
+
+
 SETTINGS = [
     Setting("recompiler", "cc", "auto", "C compiler command ('auto': system clang, else clang from the ziglang wheel)"),
     Setting("recompiler", "opt", "-O2", "optimisation flag for lifted code"),
@@ -77,6 +85,13 @@ SETTINGS = [
         False,
         "every backward branch reads the Linux personality's pending-signal flag (and a store/reload block each: 5-26 % slower on busybox's workloads, docs/PERFORMANCE.md), so a loop that makes no system call or runtime call still runs a signal's handler (off: such a loop sees it only when it makes one)",
         parse_bool,
+    ),
+    Setting(
+        "recompiler",
+        "loop_edges",
+        "needed",
+        "where a loop's back edge is a compiler barrier (lifted.h NX_LOOP_EDGE, so a loop polling memory another thread writes reloads it): needed (only a loop a round of which may run with no store, system call or call through a register, recompiler/lift/loop_edges.py), all (every back edge)",
+        _loop_edges,
     ),
     Setting(
         "recompiler",

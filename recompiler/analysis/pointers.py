@@ -94,12 +94,22 @@ def built_addresses(mem, plan: FunctionPlan) -> dict[int, str]:
     return out
 
 
-def accept(an, v: int, owner: FunctionPlan | None, body_of: dict[int, int], funcs: dict[int, FunctionPlan]) -> bool:
-    """Whether the address ``v`` built by ``owner`` becomes an entry (the rule above)."""
+def accept(
+    an, v: int, owner: FunctionPlan | None, body_of: dict[int, int], funcs: dict[int, FunctionPlan], own: set[int] = frozenset()
+) -> bool:
+    """Whether the address ``v`` built by ``owner`` (whose instructions' addresses are ``own``)
+    becomes an entry (the rule above).  ``body_of`` names one body per address, the first
+    found; bodies overlap (a weak entry inside another function has a body of its own), so the
+    owner's own body is asked, not whichever ``body_of`` names: busybox's scanf builds its
+    relative tables' base labels (``adr x20, L; add x0, x20, w0, sxth #2; br x0``) in a body
+    that overlaps a weak entry's, and the labels became entries that cut its body, leaving
+    the table at 0x40d4d8 to a fragment that could not bound it (cpio's run-time lift)."""
     if v in an.entries or v % 4:
         return False
     i = an.insn(v)
     if i is None or i.form is None or i.word == 0 or i.name == "UDF":
+        return False
+    if v in own:
         return False
     f = body_of.get(v)
     if f is None:
@@ -121,7 +131,8 @@ def scan(an, funcs: dict[int, FunctionPlan], which: list[int]) -> dict[int, str]
     out: dict[int, str] = {}
     for e in which:
         plan = funcs[e]
+        own = {i.addr for i in plan.insns}
         for v, src in built_addresses(an.mem, plan).items():
-            if v not in out and accept(an, v, plan, body_of, funcs):
+            if v not in out and accept(an, v, plan, body_of, funcs, own):
                 out[v] = src
     return out

@@ -10,7 +10,8 @@ expression; its unknown part is the index.  The index's range comes from, in ord
    dispatch, or a ``DirectTable``'s fatal slot); likewise an index loaded by ``ldrb``/``ldrh``
    from memory not known here, inside the address a table entry is read from (an
    interpreter's opcode byte: QuickJS's
-   ``ldr x8, [x22, w24, uxtw #3]`` after ``ldrb w24, [pc]``): up to 256 / 65536 entries;
+   ``ldr x8, [x22, w24, uxtw #3]`` after ``ldrb w24, [pc]``): up to 256 / 65536 entries,
+   read while they are code of this function (``own``);
 3. nothing: entries are read from index 0 (index 0 may be unused) while they are code of this
    function (``own``), with no count limit but the size of the image.
 A table base merged from several paths takes each constant that reaches it (a value set);
@@ -24,6 +25,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Callable
 
+from recompiler.analysis import backscan
 from recompiler.analysis import expr as E
 from recompiler.analysis.values import FunctionValues
 from recompiler.decode import Insn
@@ -32,6 +34,7 @@ from recompiler.lift.emitter import DirectTable
 MAX_BOUND = 1 << 16  # a compare bound above this is taken as no bound
 MAX_OPEN = 1 << 16  # entries of a table with no bound (the image ends before, in practice)
 MAX_COMBOS = 8  # product of candidate bases tried
+WINDOW_BASE = 256  # instructions walked back from a BR for a base the data flow lost
 
 
 @dataclass
@@ -52,11 +55,17 @@ def _nodes(e: tuple):
             yield from _nodes(x)
 
 
-def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Recovered | None:
+def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base: dict | None = None) -> Recovered | None:
+    """The table of ``br``.  ``base``: opaque leaves taken as the constants given (a guessed
+    table base, ``recover_with_window_base``); a table so found is not exact and gets no
+    ``DirectTable`` (the guess is not checked at the branch)."""
     st = fv.before(br.addr)
     if st is None or br.f["Rn"] == 31:
         return None
-    target = _fold_loads(st.regs[br.f["Rn"]], mem)
+    target = st.regs[br.f["Rn"]]
+    if base:
+        target = E.substitute(target, {x: E.const(c) for x, c in base.items()})
+    target = _fold_loads(target, mem)
     if target is None or target[0] == "top" or E.TOP in E.leaves(target):
         return None
     read = mem.read
@@ -114,7 +123,10 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
         elif kind in ("masked", "loaded"):
             for k in range(bound + 1):
                 v = E.evaluate(target, {**env, index: k}, read)
-                if not code(v):
+                # a loaded index's run of up to 256/65536 entries ends where they stop being
+                # code of this function: past its table the words may still point at code
+                # (the next table, a function pointer), which would graft another body on
+                if not code(v) or (kind == "loaded" and not own(v)):
                     break
                 out.append(v)
         else:
@@ -127,9 +139,39 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
                 out.append(v)
     if not out:
         return None
-    rec = Recovered(_uniq(out), kind, exact=_closed(fv, guesses))
-    if kind == "masked" and len(combos) == 1:
+    rec = Recovered(_uniq(out), kind, exact=_closed(fv, guesses) and not base)
+    if kind == "masked" and len(combos) == 1 and not base:
         rec.direct = _direct(st, target, index, combos[0], mem)
+    return rec
+
+
+def recover_with_window_base(
+    fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], insn: Callable[[int], Insn | None]
+) -> Recovered | None:
+    """The table of ``br`` where the value analysis knows the index and its bound but not the
+    table's base: a register holding an opaque part of the target at the branch (a value the
+    function was entered with, a merge with no constant, an instruction not modelled) whose
+    last write before the branch in address order is an ``adrp`` (+ ``add``) or ``adr``
+    (``backscan.const_before``: a fragment entered with its parent's frame, a base set up in
+    a block the function's own paths do not show) is taken as that constant.  The guess is
+    the window search's (``window.py``), the index and bound the data flow's; the table is
+    inexact (``Recovered.exact``: the lifted ``BR`` still switches on the real target)."""
+    st = fv.before(br.addr)
+    if st is None or br.f["Rn"] == 31:
+        return None
+    leaves = {x for x in E.leaves(st.regs[br.f["Rn"]]) if x[0] in ("in", "def", "phi") and not fv.candidates(x)[0]}
+    base: dict = {}
+    for r in range(31):
+        x = st.regs[r]
+        if x in leaves and x not in base:
+            c = backscan.const_before(insn, r, br.addr, WINDOW_BASE)
+            if c is not None:
+                base[x] = c
+    if not base:
+        return None
+    rec = recover(fv, br, mem, own, base)
+    if rec is not None:
+        rec.kind += "+window base"
     return rec
 
 

@@ -26,6 +26,7 @@ from recompiler.lift.integer import decode_bit_masks, ones, pcrel_value, sext
 
 SP = 31
 CALL_CLOBBERS = tuple(range(19)) + (30,)
+ENDS = frozenset({"B", "BR", "RET", "BRK", "UDF"})  # never fall into the next instruction
 # forms outside the integer groups that write a general register (conversions, UMOV/SMOV)
 _FP_TO_GPR = {"FP_INT", "FP_INT_H", "FJCVTZS", "FP_FIX_CONV", "SIMD_copy", "MRS"}
 _FLAG_SETTERS = {"CCMP_reg", "CCMP_imm", "FP_CMP", "FP_CCMP", "FP_CMP_H", "FP_CCMP_H", "MSR_reg", "MSR_imm"}
@@ -409,5 +410,5 @@ def successors(i: Insn) -> tuple[int | None, bool]:
     """(the direct branch target of ``i`` or None, whether ``i`` may fall through)."""
     n = i.name
     t = branch_target(i) if n != "BL" else None
-    ends = n in ("B", "BR", "RET", "BRK", "UDF") or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7)
+    ends = n in ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7)
     return t, not ends

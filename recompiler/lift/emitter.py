@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from nxrecomp.common import settings
 from recompiler.decode import Insn, disasm
-from recompiler.lift import interproc
+from recompiler.lift import interproc, loop_edges
 from recompiler.lift.facts import FunctionFacts
 from recompiler.lift.result import Lifted
 from recompiler.lift import template as T
@@ -225,9 +225,19 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             self.labels.add(target)
             if (c := self._here()) is not None:
                 c.succs.append(target)
-            if target <= self.pc:  # a loop's back edge: guest memory is read again (lifted.h)
+            if target <= self.pc:  # a loop's back edge
                 poll = f"NX_SIGPOLL({target:#x}ull); " if self.signal_polls else ""
-                return f"{{ {poll}NX_LOOP_EDGE; goto L_{target:x}; }}"
+                # guest memory is read again (lifted.h) where nothing else in a round of the
+                # loop makes clang reload it (loop_edges.py; the emitter keeps its decisions)
+                if "_loop_edges" not in self.__dict__:
+                    self._loop_edges = loop_edges.LoopEdges(self)
+                if self.in_shared or settings.get("recompiler", "loop_edges") == "all":
+                    barrier = True
+                else:
+                    barrier = self._loop_edges.needs_barrier(self.pc, target)
+                if barrier:
+                    return f"{{ {poll}NX_LOOP_EDGE; goto L_{target:x}; }}"
+                return f"{{ {poll}goto L_{target:x}; }}" if poll else f"goto L_{target:x};"
             return f"goto L_{target:x};"
         if target in self.functions:
             self.callees.add(target)

@@ -68,6 +68,20 @@ def test_entries_are_read_only_while_they_are_code() -> None:
     assert prog.functions[BASE].jump_tables.get(BR1) == [H[0]]
 
 
+def test_entries_are_read_only_while_they_are_this_functions_code() -> None:
+    """A table followed by a word that points at code of another function (the next table, a
+    function pointer): the run of entries ends there, since taking it as a case would graft the
+    other function's body onto this one.  Fails on the code before the ``own`` check."""
+    other = BASE + 0x100  # a function of its own (a hint): `ret` after padding
+    mem = _memory([*H, other])
+    code = mem.segments[0][2]
+    code = code + bytes(0x100 - len(code)) + (0xD65F03C0).to_bytes(4, "little")
+    mem = Memory([(BASE, 0x1000, code, True), mem.segments[1]], read_only=mem.read_only)
+    prog = analyse(mem, BASE, {BASE, other}, [], {})
+    assert other in prog.functions
+    assert prog.functions[BASE].jump_tables.get(BR1) == H
+
+
 def test_the_incremental_join_agrees_with_the_full_one(monkeypatch) -> None:
     """``FunctionValues`` rejoins only the predecessors whose state changed where a block has
     ``INCREMENTAL_PREDS`` of them (a handler reached from every dispatch): on this function

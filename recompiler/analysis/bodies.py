@@ -1,0 +1,159 @@
+"""Function bodies: what an entry reaches by fall-through, direct branches and the targets of
+its jump tables, stopping at other entries (``Analyser.function``).  The analyser also holds
+what the other parts share: the entries (strong, and weak ones seen only as code pointers), the
+decoder's cache, the direct tables and how each table was found."""
+
+from __future__ import annotations
+
+import bisect
+
+from recompiler.analysis.image import Memory
+from recompiler.analysis.tables import Recovered, recover, recover_with_window_base
+from recompiler.analysis.transfer import ENDS, Transfer
+from recompiler.analysis.values import FunctionValues
+from recompiler.analysis.window import WindowSearch
+from recompiler.decode import Insn, decode
+from recompiler.lift.control import branch_target
+from recompiler.lift.emitter import DirectTable, FunctionPlan
+
+MAX_ROUNDS = 32  # value analysis reruns per function as its jump tables grow its body
+
+
+class Analyser:
+    def __init__(self, mem: Memory, entries: set[int]) -> None:
+        self.mem = mem
+        self.entries = {e for e in entries if e % 4 == 0 and mem.is_code(e)}
+        # entries seen only as code pointers in data (or adrp+add): possibly labels of a
+        # computed goto rather than functions; a jump table of a function may take them in
+        self.weak: set[int] = set()
+        self._strong: list[int] | None = None
+        self._cache: dict[int, Insn] = {}
+        self.direct: dict[int, DirectTable] = {}  # BR address -> its table indexed directly
+        self.transfer = Transfer(mem)
+        self.table_kinds: dict[int, dict[int, str]] = {}  # function -> BR -> how its table was found
+        self.source: dict[int, str] = {}  # entry -> how it was found first (analysis.stats)
+        self.inexact: set[int] = set()  # BRs whose table rests on a guessed base
+        self.window = WindowSearch(self)  # the fallback search (window.py)
+
+    def insn(self, addr: int) -> Insn | None:
+        i = self._cache.get(addr)
+        if i is None:
+            b = self.mem.read(addr, 4)
+            if b is None or not self.mem.is_code(addr):
+                return None
+            i = decode(int.from_bytes(b, "little"), addr)
+            self._cache[addr] = i
+        return i
+
+    def function(self, entry: int) -> FunctionPlan:
+        """The body of the function at ``entry``: what it reaches by fall-through, direct
+        branches and the targets of the jump tables the value analysis finds
+        (``recompiler.analysis.tables``), which is rerun on the grown body until no ``BR``
+        gains targets (a computed goto's handlers end in more dispatches)."""
+        seen: dict[int, Insn] = {}
+        work = [entry]
+        tables: dict[int, list[int]] = {}
+        kinds: dict[int, str] = {}
+        direct: dict[int, DirectTable] = {}
+        inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
+        settled = False
+        # where a table's entries count as this function's code: a label function (a weak entry
+        # inside another, entered by a jump from its parent) shares its parent's span, so an
+        # interpreter handler's copy of the dispatch reads the whole table, handlers before it too
+        home = self._enclosing(entry) if entry in self.weak else entry
+        for _round in range(MAX_ROUNDS):
+            self._walk(entry, seen, work, inner)
+            brs = [a for a, i in seen.items() if i.name == "BR"]
+            if not brs:
+                settled = True
+                break
+            # every BR again on the grown body: a path the new code adds may change a base
+            # that looked constant (a direct table must hold on the final body)
+            fv = FunctionValues(self.transfer, seen, entry, tables)
+            grew = False
+            for a in brs:
+                own_code = lambda v: v in seen or self._near(home, v)  # noqa: E731
+                rec = recover(fv, seen[a], self.mem, own_code)
+                direct.pop(a, None)
+                if rec is None:  # the data flow's index and bound, a base found before the BR
+                    rec = recover_with_window_base(fv, seen[a], self.mem, own_code, self.insn)
+                if rec is None:
+                    # what the function's own paths do not tell (a fragment entered with its
+                    # parent's frame: glibc's vfprintf spills its table bases there): the
+                    # pattern search in address order before the branch, kept as a fallback
+                    old = self.window.jump_table(a)
+                    if not old:
+                        continue
+                    rec = Recovered(old, "window", self.direct.get(a))
+                tbl = list(dict.fromkeys([*tables.get(a, ()), *rec.targets]))
+                tables[a], kinds[a] = tbl, rec.kind
+                if not rec.exact:
+                    self.inexact.add(a)
+                if rec.direct is not None:
+                    direct[a] = rec.direct
+                # a label function (itself weak) keeps them as tail calls: else each
+                # of a computed goto's labels would copy the rest of the interpreter
+                own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
+                inner |= own
+                new = [x for x in tbl if x not in seen and (x not in self.entries or x in own)]
+                work.extend(new)
+                grew = grew or bool(new)
+            if not grew:
+                settled = True
+                break
+        if not settled:
+            direct.clear()  # the last analysis did not see the final body
+        if inner:
+            # an interpreter's computed goto: a dispatch whose table base was not found is
+            # most likely the same table, so it gets the same label switch; the lifted BR
+            # switches on the real target, so a wrong guess only costs the nx_jump it had
+            main = max((t for t in tables.values() if set(t) & inner), key=len)
+            for a, i in seen.items():
+                if i.name == "BR" and a not in tables:
+                    tables[a], kinds[a] = main, "shared"
+        body = [seen[k] for k in sorted(seen)]
+        self.table_kinds[entry] = kinds
+        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
+
+    def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
+        while work:
+            a = work.pop()
+            while a not in seen:
+                if a != entry and a in self.entries and a not in inner:
+                    break  # falls into another function: a tail call
+                i = self.insn(a)
+                if i is None:
+                    break
+                seen[a] = i
+                n = i.name
+                t = branch_target(i)
+                if (
+                    n != "BL"
+                    and t is not None
+                    and t not in seen
+                    and (t not in self.entries or t in inner)
+                    and self.mem.is_code(t)
+                ):
+                    work.append(t)
+                if n in ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
+                    break
+                a += 4
+
+    def entries_changed(self) -> None:
+        """Entries were added or dropped after bodies were found: ``_near`` sorts them again."""
+        self._strong = None
+
+    def _enclosing(self, x: int) -> int:
+        """The last entry that is not weak at or before ``x`` (``x`` itself if none)."""
+        if self._strong is None:
+            self._strong = sorted(self.entries - self.weak)
+        k = bisect.bisect_right(self._strong, x)
+        return self._strong[k - 1] if k else x
+
+    def _near(self, entry: int, x: int) -> bool:
+        """``x`` lies after ``entry`` and before the next entry that is not weak: inside the
+        same function's code, as the labels of its computed gotos are."""
+        if self._strong is None:  # entries are final once the analysis lifts functions
+            self._strong = sorted(self.entries - self.weak)
+        k = bisect.bisect_right(self._strong, entry)
+        return entry <= x and (k == len(self._strong) or self._strong[k] > x)
