@@ -21,9 +21,8 @@ edge closes it, and all its other instructions lie below that one.  So the cycle
 ``src``; the barrier goes there if one of them passes no instruction that forces a reload and
 no back edge already given the barrier.  Edges are the records' own: the labels each branches to
 (``Lifted.succs``), the fall to the next instruction, the function's jump tables' and direct
-tables' targets.  Memory effects are the records' (``Lifted.memory``: declared by each form as
-it is lifted, or where effects still come from a scan of the C, ``effects.scan`` run here early
-for the records a search meets, which the emitter's later scan repeats).  A search
+tables' targets.  Memory effects are the records' (``Lifted.memory``, declared by each form as
+it is lifted: ``lift/effects/``).  A search
 that meets more than ``MAX_VISIT`` instructions gives the barrier (safe, and rare).
 
 ``recompiler.loop_edges = all`` puts the barrier on every back edge, as before (for the A/B of
@@ -34,9 +33,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recompiler.lift import effects
 from recompiler.lift.result import Lifted, Mem
-from recompiler.lift.signature import JUMP_OUT
 
 if TYPE_CHECKING:
     from recompiler.lift.emitter import FunctionEmitter
@@ -74,11 +71,7 @@ class LoopEdges:
                 v = True
             elif rec.call is not None and self.em.call_targets[rec.call] is None:
                 v = True  # a call through a register or to an address that is no function
-            else:
-                scan = getattr(effects, "scan", None)
-                if scan is not None:  # effects from the C, else declared by the form as it is lifted
-                    stop = self.em.records[k + 1].start
-                    scan(rec, effects.own_text(rec, self.em.body[rec.start : stop], JUMP_OUT))
+            else:  # declared by the form as it was lifted (lift/effects/)
                 v = bool(rec.memory & Mem.STORE)
             self.forces[rec.addr] = v
         return v
