@@ -296,3 +296,15 @@ LOWER.update(
         "WarpVote": lambda lw, o, a: lw.warp_vote(a[0], o.attrs["mode"]),
     }
 )
+
+
+# --- textures of the graphics stages (their SPIR-V: lower/graphics.py) ------------------------
+LOWER.update(
+    {
+        "TexSample": lambda lw, o, a: lw.tex_sample(o.attrs, *a),
+        "TexFetch": lambda lw, o, a: lw.tex_fetch(o.attrs, *a),
+        "TexGather": lambda lw, o, a: lw.tex_gather(o.attrs, *a),
+        "TexQueryDims": lambda lw, o, a: lw.tex_query_dims(o.attrs, a[0]),
+        "TexelWord": lambda lw, o, a: lw.texel_word(a[0], o.attrs["comp"], o.attrs["float"]),
+    }
+)
