@@ -26,6 +26,8 @@ texture and kill instructions and calls these.
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
@@ -78,6 +80,12 @@ TXQ_KNOWN = {
 
 
 GLSL_EXP2 = 29
+
+# the texture rows' arguments by role (ir/ops.py's texture block; ``GraphicsLowering.tex_ir``)
+TEX_ARGS = ("layer", "x", "y", "z", "lod", "dref")
+TLD_ARGS = ("layer", "x", "y", "z", "lod", "off")
+TLD4_ARGS = ("layer", "x", "y", "z", "off", "ptp0", "ptp1", "dref")
+LOD_MODES = {"implicit": 0, "zero": 1, "bias": 2, "level": 3}  # TexSample's ``lod`` by name
 
 
 class GraphicsLowering(Lowering):
@@ -454,9 +462,32 @@ class GraphicsLowering(Lowering):
         return self.op("OpCompositeConstruct", self.v4f, r, z, z, z)
 
     # --- the texture rows of the IR (ir/ops.py's texture block) ----------------------------------
-    # ``sampled(inst)``: the loaded combined image sampler of the instruction's bound slot (the
-    # ISA's lowering declares it, leaving ``img_t`` naming its image type)
     AXES = {"1D": 1, "2D": 2, "3D": 3, "Cube": 3}
+
+    def tex_image(self, at: dict, depth: int | None) -> int:
+        """The loaded combined image sampler a texture row reads (``at``: its attributes;
+        ``depth``: read with a depth comparison, None for a query), declared on first use and
+        leaving ``img_t`` naming its image type; each ISA's lowering says how."""
+        raise NotImplementedError
+
+    def tex_ir(
+        self, inst: Inst, row: str, regs: dict[str, int], args: tuple[str, ...], fl: bool, mask: int, dests: list[int], **attrs
+    ) -> None:
+        """The IR of a bound texture instruction: its source registers by role (``args``, the
+        row's argument order; a role it lacks or RZ reads 0), the row ``row`` (``ir/ops.py``'s
+        texture block), and the components enabled in ``mask``, in order, into ``dests`` (255:
+        dropped), as 32-bit words (``fl``: of f32 components)."""
+        b = Block()
+        vals = [b.get_reg(regs[k]) if regs.get(k, 255) != 255 else b.const_u32(0) for k in args]
+        vec = b.emit(row, *vals, inst=inst, **attrs)
+        k = 0
+        for c in range(4):
+            if mask >> c & 1:
+                r = dests[k]
+                k += 1
+                if r != 255:
+                    b.set_reg(r, b.emit("TexelWord", vec, comp=c, float=fl))
+        ir_spirv.emit(self, b)
 
     def tex_coord(
         self, dim: str, arrayed: int, xyz: tuple[int, int, int], layer: int, fetch: bool, off: int | None = None
@@ -487,7 +518,7 @@ class GraphicsLowering(Lowering):
     def tex_sample(self, at: dict, layer: int, x: int, y: int, z: int, lod: int, dref: int) -> int:
         """``TexSample``."""
         E, inst, mode = self.m.E, at["inst"], at["lod"]
-        si = self.sampled(inst)
+        si = self.tex_image(at, at["dc"])
         coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, z), layer, False)
         level = self.op("OpBitcast", self.f32, lod) if mode in (2, 3) else None
         if at["dc"]:
@@ -504,14 +535,14 @@ class GraphicsLowering(Lowering):
 
     def tex_fetch(self, at: dict, layer: int, x: int, y: int, z: int, lod: int, off: int) -> int:
         """``TexFetch``."""
-        si = self.sampled(at["inst"])
+        si = self.tex_image(at, 0)
         img = self.op("OpImage", self.img_t, si)
         coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, z), layer, True, off if at["aoffi"] else None)
         return self.op("OpImageFetch", self.v4f, img, coord, self.m.E("ImageOperands", "Lod"), lod)
 
     def tex_gather(self, at: dict, layer: int, x: int, y: int, z: int, off: int, p0: int, p1: int, dref: int) -> int:
         """``TexGather``."""
-        si = self.sampled(at["inst"])
+        si = self.tex_image(at, at["dc"])
         ref = self.op("OpBitcast", self.f32, dref) if at["dc"] else None
         coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, z), layer, False)
         o = at["off"]
@@ -519,7 +550,7 @@ class GraphicsLowering(Lowering):
 
     def tex_query_dims(self, at: dict, level: int) -> int:
         """``TexQueryDims``."""
-        si = self.sampled(at["inst"])
+        si = self.tex_image(at, None)
         img = self.op("OpImage", self.img_t, si)
         k, arrayed = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[at["dim"]], at["arrayed"]
         size_t = self.u32 if k + arrayed == 1 else self.m.type("OpTypeVector", self.u32, k + arrayed)

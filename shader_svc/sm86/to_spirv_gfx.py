@@ -11,14 +11,15 @@ process's device).
 
 from __future__ import annotations
 
-from shader_svc.ir import to_spirv as ir_spirv
-from shader_svc.ir.block import Block
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.graphics import (
     GLSL_EXP2,
     SAMPLER_POOL,  # noqa: F401
+    TEX_ARGS,
     TEX_SLOTS,
     TEXTURE_POOL,  # noqa: F401
+    TLD4_ARGS,
+    TLD_ARGS,
     TXQ_KNOWN,
     GraphicsLowering,
 )
@@ -51,10 +52,6 @@ DIMS86 = {
     5: ("2D", 1, 2),
     7: ("Cube", 1, 3),
 }
-# the texture rows' arguments by role (ir/ops.py's texture block)
-TEX_ARGS = ("layer", "x", "y", "z", "lod", "dref")
-TLD_ARGS = ("layer", "x", "y", "z", "lod", "off")
-TLD4_ARGS = ("layer", "x", "y", "z", "off", "ptp0", "ptp1", "dref")
 
 
 class Gfx86(GraphicsLowering, Lower86):
@@ -291,25 +288,15 @@ class Gfx86(GraphicsLowering, Lower86):
     def _roles(arrayed: int, n: int, lod: bool) -> list[str]:
         return (["layer"] if arrayed else []) + ["x", "y", "z"][:n] + (["lod"] if lod else [])
 
+    def tex_image(self, at: dict, depth: int | None) -> int:
+        return self.sampled(at["inst"])  # image() reads the depth comparison from the instruction
+
     def _tex_ir(self, inst: Inst, row: str, regs: dict[str, int], args: tuple[str, ...], fl: bool, **attrs) -> None:
-        """The IR of a bound texture instruction: its source registers by role (``args``, the
-        row's argument order; a role it lacks or RZ reads 0), the row ``row`` (``ir/ops.py``'s
-        texture block), and the enabled components of the mask into the destinations, two into
-        the first pair, two into the second."""
-        b = Block()
-        vals = [b.get_reg(regs[k]) if regs.get(k, 255) != 255 else b.const_u32(0) for k in args]
-        vec = b.emit(row, *vals, inst=inst, **attrs)
-        ops = inst.ops
-        dst = [(ops["d"]["reg"], 0), (ops["d"]["reg"], 1), (ops["d2"]["reg"], 0), (ops["d2"]["reg"], 1)]
-        k = 0
-        for c in range(4):
-            if not ops["mask"]["sym"] >> c & 1:
-                continue
-            r, i = dst[k]
-            k += 1
-            if r != 255:
-                b.set_reg(r + i, b.emit("TexelWord", vec, comp=c, float=fl))
-        ir_spirv.emit(self, b)
+        """``tex_ir`` with the destinations of a bound instruction: the first two enabled
+        components to the pair d, the rest to the pair d2."""
+        d, d2 = inst.ops["d"]["reg"], inst.ops["d2"]["reg"]
+        dests = [r + i if r != 255 else 255 for r in (d, d2) for i in (0, 1)]
+        self.tex_ir(inst, row, regs, args, fl, inst.ops["mask"]["sym"], dests, **attrs)
 
     def tex(self, inst: Inst) -> None:
         dim, arrayed, n = self.target(inst)
