@@ -326,3 +326,19 @@ OPS.update(
         )
     }
 )
+
+# --- attributes of the graphics stages (lowered by ``lower/graphics.py``) ----------------------
+# - ``LoadAttr``: the 32 bits of vertex-input word a[``attr``] (ALD): a generic attribute's
+#   component the header declares, or the vertex / instance index.
+# - ``StoreAttr``: the argument's 32 bits to vertex-output word a[``attr``] (AST): the position
+#   or a varying the header declares.
+# Both refuse an undeclared or untranslated word (``inst``), so they are lowered when built.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("LoadAttr", U32, (), ("attr", "inst")),
+            OpDef("StoreAttr", None, (U32,), ("attr", "inst")),
+        )
+    }
+)

@@ -308,3 +308,9 @@ LOWER.update(
         "TexelWord": lambda lw, o, a: lw.texel_word(a[0], o.attrs["comp"], o.attrs["float"]),
     }
 )
+LOWER.update(
+    {
+        "LoadAttr": lambda lw, o, a: lw.vertex_input(o.attrs["attr"], o.attrs["inst"]),
+        "StoreAttr": lambda lw, o, a: lw.vertex_output(o.attrs["attr"], a[0], o.attrs["inst"]),
+    }
+)

@@ -255,6 +255,19 @@ class GraphicsLowering(Lowering):
             )
 
     # attribute words, shared with the SM53 lowering (whose ALD/AST/IPA encode them otherwise)
+    def attr_ir(self, inst: Inst, a: int, n: int, reg: int, load: bool) -> None:
+        """ALD / AST: ``n`` words from a[a] on into registers reg, reg+1... (``load``; RZ: read
+        and dropped) or from them to the outputs (RZ: zeros), as ``LoadAttr`` / ``StoreAttr``."""
+        b = Block()
+        for i in range(n):
+            if load:
+                v = b.emit("LoadAttr", attr=a + 4 * i, inst=inst)
+                if reg != 255:
+                    b.set_reg(reg + i, v)
+            else:
+                b.emit("StoreAttr", b.get_reg(reg + i) if reg != 255 else b.const_u32(0), attr=a + 4 * i, inst=inst)
+        ir_spirv.emit(self, b)
+
     def vertex_input(self, a: int, inst: Inst) -> int:
         """The u32 value of vertex input word a[a]: a generic attribute component (declared in
         the header) or the vertex / instance index."""

@@ -151,19 +151,13 @@ class Gfx86(GraphicsLowering, Lower86):
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["O"]:
             raise TranslateError(f"{inst.text()}: only vertex inputs of the current vertex are translated", offset=inst.addr)
-        d = ops["d"]["reg"]
-        for i in range(inst.mods["comps"] + 1):
-            val = self.vertex_input(ops["attr"]["attr"] + 4 * i, inst)
-            if d != 255:
-                self.set_reg(d + i, val)
+        self.attr_ir(inst, ops["attr"]["attr"], inst.mods["comps"] + 1, ops["d"]["reg"], True)
 
     def ast(self, inst: Inst) -> None:
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
             raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated", offset=inst.addr)
-        b = ops["b"]["reg"]
-        for i in range(inst.mods["comps"] + 1):
-            self.vertex_output(ops["attr"]["attr"] + 4 * i, self.reg(b + i) if b != 255 else self.c(0), inst)
+        self.attr_ir(inst, ops["attr"]["attr"], inst.mods["comps"] + 1, ops["b"]["reg"], False)
 
     def ipa(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
