@@ -103,3 +103,42 @@ def test_unread_components_local_reads_and_words_are_dropped():
     fn.placeholders[901] = used
     ir_opt.optimize(fn, _key)
     assert [it.op.name if isinstance(it, Op) else it.ins[0] for it in bb.items] == ["TexelWord", "OpStore"]
+
+
+def test_sm53_and_sm86_attribute_loads_and_stores_build_the_same_rows(monkeypatch):
+    """ALD.64 / AST.64 of a vertex program: one ``LoadAttr`` / ``StoreAttr`` per word, its
+    address the instruction's plus 4 per word, the registers in order."""
+    import quad_draw
+    import sm53_gfx_programs as p53
+
+    text = "ALD.64 R4, a[0x90]\nAST.64 a[0x80], R4\nEXIT\n"
+    got: dict[int, list] = {}
+    for isa in (53, 86):
+        seen: list = []
+
+        def spy(lw, block, seen=seen):
+            seen.extend((o.op.name, o.attrs["attr"], len(o.args)) for o in block.ops if o.op.name.endswith("Attr"))
+            seen.extend(("SetReg", o.attrs["reg"]) for o in block.ops if o.op.name == "SetReg")
+            seen.extend(("GetReg", o.attrs["reg"]) for o in block.ops if o.op.name == "GetReg")
+            return REAL_EMIT(lw, block)
+
+        monkeypatch.setattr(ir_spirv, "emit", spy)
+        if isa == 53:
+            p53.translate("vertex", p53.program("vertex", text, **quad_draw.VS_PASS_HDR))
+        else:
+            quad_draw.spirv("vertex", text, quad_draw.VS_PASS_HDR)
+        got[isa] = seen
+    assert (
+        got[53]
+        == got[86]
+        == [
+            ("LoadAttr", 0x90, 0),
+            ("LoadAttr", 0x94, 0),
+            ("SetReg", 4),
+            ("SetReg", 5),
+            ("StoreAttr", 0x80, 1),
+            ("StoreAttr", 0x84, 1),
+            ("GetReg", 4),
+            ("GetReg", 5),
+        ]
+    )
