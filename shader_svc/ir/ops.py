@@ -316,3 +316,59 @@ OPS.update(
         )
     }
 )
+
+# --- textures of the graphics stages (bound slots) ------------------------------------------
+# Semantics (the rows below; lowered by ``to_spirv.py``'s last block through
+# ``lower/graphics.py``'s texture methods).  Each access reads the combined image sampler of the
+# bound slot its instruction (``inst``) names, declared as ``dim`` ('1D', '2D', '3D', 'Cube'),
+# ``arrayed`` or not; its arguments are the instruction's source registers by role (unused
+# roles take any value, conventionally 0): coordinates are f32 bit patterns (sampling) or
+# signed texels (fetching), the ``n`` first of x, y, z with n = 1, 2, 3, 3 by ``dim``; the
+# layer an unsigned integer.  The result is the texel's four components R, G, B, A.
+#
+# - ``TexSample`` (layer, x, y, z, lod, dref): filtered sample; ``lod`` 0 the implicit level
+#   (a fragment program's derivatives; level 0 elsewhere), 1 level 0, 2 the implicit level
+#   biased by the f32 ``lod`` argument (fragment programs only), 3 the level the f32 ``lod``
+#   argument names.  ``dc``: a depth comparison of the texel against the f32 ``dref`` with the
+#   sampler's compare function, its result in R (G, B, A zero).
+# - ``TexFetch`` (layer, x, y, z, lod, off): the unfiltered texel at integer coordinates and
+#   level ``lod`` (an integer); ``aoffi``: moved by the signed 4-bit x, y, z at bits 0, 4, 8 of
+#   ``off``.
+# - ``TexGather`` (layer, x, y, z, off, ptp0, ptp1, dref): component ``comp`` (0..3) of the
+#   four texels around the point, in the order OpImageGather gives them; ``off`` 1: moved by
+#   the signed 6-bit x, y at bits 0, 8 of ``off``; 2: texel k moved by its own signed byte
+#   pair (bytes 2k, 2k + 1 of ptp0:ptp1); ``dc``: each texel compared against ``dref``.
+# - ``TexQueryDims`` (level): width, height, depth of the view at the level (1 for axes it
+#   lacks; a layered view's layer count is not returned) and its level count.
+# - ``TexelWord`` (texel): component ``comp`` as 32 bits (``float``: the f32's bit pattern).
+# An access names its instruction: its lowering refuses a slot without a binding or read as
+# two dimensions, so it is lowered when built (``to_spirv.emit``).
+TEXEL = Type.TEXEL
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("TexSample", TEXEL, (U32,) * 6, ("dim", "arrayed", "lod", "dc", "inst")),
+            OpDef("TexFetch", TEXEL, (U32,) * 6, ("dim", "arrayed", "aoffi", "inst")),
+            OpDef("TexGather", TEXEL, (U32,) * 8, ("dim", "arrayed", "comp", "off", "dc", "inst")),
+            OpDef("TexQueryDims", TEXEL, (U32,), ("dim", "arrayed", "inst")),
+            OpDef("TexelWord", U32, (TEXEL,), ("comp", "float")),
+        )
+    }
+)
+
+# --- attributes of the graphics stages (lowered by ``lower/graphics.py``) ----------------------
+# - ``LoadAttr``: the 32 bits of vertex-input word a[``attr``] (ALD): a generic attribute's
+#   component the header declares, or the vertex / instance index.
+# - ``StoreAttr``: the argument's 32 bits to vertex-output word a[``attr``] (AST): the position
+#   or a varying the header declares.
+# Both refuse an undeclared or untranslated word (``inst``), so they are lowered when built.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("LoadAttr", U32, (), ("attr", "inst")),
+            OpDef("StoreAttr", None, (U32,), ("attr", "inst")),
+        )
+    }
+)

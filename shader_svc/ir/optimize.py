@@ -395,3 +395,9 @@ def _dead_code(blocks, roots: set[int], st: Stats) -> None:
 
 def _pure(o: Op) -> bool:
     return o.op.name in PURE and "inst" not in o.attrs
+
+
+# shader-tex: rows whose lowering has no effect (checked): ``LocalPtr`` an access chain into the
+# local array (declared on first use), ``LoadLocal32``/``Word`` loads of function variables,
+# ``TexelWord`` a component of a texel already computed
+PURE |= {"LocalPtr", "LoadLocal32", "Word", "TexelWord"}

@@ -312,3 +312,21 @@ LOWER.update(
         "FMinMax64": lambda lw, o, a: half.fminmax64(lw, *a),
     }
 )
+
+
+# --- textures of the graphics stages (their SPIR-V: lower/graphics.py) ------------------------
+LOWER.update(
+    {
+        "TexSample": lambda lw, o, a: lw.tex_sample(o.attrs, *a),
+        "TexFetch": lambda lw, o, a: lw.tex_fetch(o.attrs, *a),
+        "TexGather": lambda lw, o, a: lw.tex_gather(o.attrs, *a),
+        "TexQueryDims": lambda lw, o, a: lw.tex_query_dims(o.attrs, a[0]),
+        "TexelWord": lambda lw, o, a: lw.texel_word(a[0], o.attrs["comp"], o.attrs["float"]),
+    }
+)
+LOWER.update(
+    {
+        "LoadAttr": lambda lw, o, a: lw.vertex_input(o.attrs["attr"], o.attrs["inst"]),
+        "StoreAttr": lambda lw, o, a: lw.vertex_output(o.attrs["attr"], a[0], o.attrs["inst"]),
+    }
+)

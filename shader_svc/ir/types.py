@@ -17,3 +17,4 @@ class Type(Enum):
     PTR_SHARED = "ptr_shared"  # a u32 of the workgroup's shared memory
     PTR_LOCAL = "ptr_local"  # a u32 of the invocation's local memory
     WORDS = "words"  # the 1..4 u32 words one access loaded together (read with ``Word``)
+    TEXEL = "texel"  # the four 32-bit components one texture access returns (read with ``TexelWord``)

@@ -26,6 +26,8 @@ texture and kill instructions and calls these.
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
@@ -78,6 +80,12 @@ TXQ_KNOWN = {
 
 
 GLSL_EXP2 = 29
+
+# the texture rows' arguments by role (ir/ops.py's texture block; ``GraphicsLowering.tex_ir``)
+TEX_ARGS = ("layer", "x", "y", "z", "lod", "dref")
+TLD_ARGS = ("layer", "x", "y", "z", "lod", "off")
+TLD4_ARGS = ("layer", "x", "y", "z", "off", "ptp0", "ptp1", "dref")
+LOD_MODES = {"implicit": 0, "zero": 1, "bias": 2, "level": 3}  # TexSample's ``lod`` by name
 
 
 class GraphicsLowering(Lowering):
@@ -247,6 +255,19 @@ class GraphicsLowering(Lowering):
             )
 
     # attribute words, shared with the SM53 lowering (whose ALD/AST/IPA encode them otherwise)
+    def attr_ir(self, inst: Inst, a: int, n: int, reg: int, load: bool) -> None:
+        """ALD / AST: ``n`` words from a[a] on into registers reg, reg+1... (``load``; RZ: read
+        and dropped) or from them to the outputs (RZ: zeros), as ``LoadAttr`` / ``StoreAttr``."""
+        b = Block()
+        for i in range(n):
+            if load:
+                v = b.emit("LoadAttr", attr=a + 4 * i, inst=inst)
+                if reg != 255:
+                    b.set_reg(reg + i, v)
+            else:
+                b.emit("StoreAttr", b.get_reg(reg + i) if reg != 255 else b.const_u32(0), attr=a + 4 * i, inst=inst)
+        ir_spirv.emit(self, b)
+
     def vertex_input(self, a: int, inst: Inst) -> int:
         """The u32 value of vertex input word a[a]: a generic attribute component (declared in
         the header) or the vertex / instance index."""
@@ -452,6 +473,111 @@ class GraphicsLowering(Lowering):
             )
         z = self.m.const(self.f32, 0)
         return self.op("OpCompositeConstruct", self.v4f, r, z, z, z)
+
+    # --- the texture rows of the IR (ir/ops.py's texture block) ----------------------------------
+    AXES = {"1D": 1, "2D": 2, "3D": 3, "Cube": 3}
+
+    def tex_image(self, at: dict, depth: int | None) -> int:
+        """The loaded combined image sampler a texture row reads (``at``: its attributes;
+        ``depth``: read with a depth comparison, None for a query), declared on first use and
+        leaving ``img_t`` naming its image type; each ISA's lowering says how."""
+        raise NotImplementedError
+
+    def tex_ir(
+        self, inst: Inst, row: str, regs: dict[str, int], args: tuple[str, ...], fl: bool, mask: int, dests: list[int], **attrs
+    ) -> None:
+        """The IR of a bound texture instruction: its source registers by role (``args``, the
+        row's argument order; a role it lacks or RZ reads 0), the row ``row`` (``ir/ops.py``'s
+        texture block), and the components enabled in ``mask``, in order, into ``dests`` (255:
+        dropped), as 32-bit words (``fl``: of f32 components)."""
+        b = Block()
+        vals = [b.get_reg(regs[k]) if regs.get(k, 255) != 255 else b.const_u32(0) for k in args]
+        vec = b.emit(row, *vals, inst=inst, **attrs)
+        k = 0
+        for c in range(4):
+            if mask >> c & 1:
+                r = dests[k]
+                k += 1
+                if r != 255:
+                    b.set_reg(r, b.emit("TexelWord", vec, comp=c, float=fl))
+        ir_spirv.emit(self, b)
+
+    def tex_coord(
+        self, dim: str, arrayed: int, xyz: tuple[int, int, int], layer: int, fetch: bool, off: int | None = None
+    ) -> int:
+        """The coordinate vector: float coordinates (bit patterns) and the layer converted to
+        float last (sampling), or integer texels, moved by a TLD .AOFFI word's signed 4-bit x,
+        y, z at bits 0, 4, 8 (ptxas's packing), and the layer (fetching)."""
+        n = self.AXES[dim]
+        if fetch:
+            parts = list(xyz[:n])
+            if off is not None:
+                parts = [self.op("OpIAdd", self.u32, v, o) for v, o in zip(parts, self.offsets(off, 4, 4, n))]
+            if arrayed:
+                parts.append(layer)
+            if len(parts) == 1:
+                return self.op("OpBitcast", self.i32, parts[0])
+            vu = self.m.type("OpTypeVector", self.u32, len(parts))
+            return self.op(
+                "OpBitcast", self.m.type("OpTypeVector", self.i32, len(parts)), self.op("OpCompositeConstruct", vu, *parts)
+            )
+        parts = [self.op("OpBitcast", self.f32, v) for v in xyz[:n]]
+        if arrayed:
+            parts.append(self.op("OpConvertUToF", self.f32, layer))
+        if len(parts) == 1:
+            return parts[0]
+        return self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
+
+    def tex_sample(self, at: dict, layer: int, x: int, y: int, z: int, lod: int, dref: int) -> int:
+        """``TexSample``."""
+        E, inst, mode = self.m.E, at["inst"], at["lod"]
+        si = self.tex_image(at, at["dc"])
+        coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, z), layer, False)
+        level = self.op("OpBitcast", self.f32, lod) if mode in (2, 3) else None
+        if at["dc"]:
+            ref = self.op("OpBitcast", self.f32, dref)
+            return self._sample_dref(inst, si, coord, {0: "implicit", 1: "zero", 3: "level"}[mode], ref, level)
+        if mode == 0 and self.header.stage == "fragment":
+            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
+        if mode == 2 and self.header.stage == "fragment":
+            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"), level)
+        if mode in (0, 1, 3):
+            lv = level if mode == 3 else self.m.const(self.f32, 0)
+            return self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv)
+        raise TranslateError(f"{inst.text()}: LOD bias outside a fragment program", offset=inst.addr)
+
+    def tex_fetch(self, at: dict, layer: int, x: int, y: int, z: int, lod: int, off: int) -> int:
+        """``TexFetch``."""
+        si = self.tex_image(at, 0)
+        img = self.op("OpImage", self.img_t, si)
+        coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, z), layer, True, off if at["aoffi"] else None)
+        return self.op("OpImageFetch", self.v4f, img, coord, self.m.E("ImageOperands", "Lod"), lod)
+
+    def tex_gather(self, at: dict, layer: int, x: int, y: int, z: int, off: int, p0: int, p1: int, dref: int) -> int:
+        """``TexGather``."""
+        si = self.tex_image(at, at["dc"])
+        ref = self.op("OpBitcast", self.f32, dref) if at["dc"] else None
+        coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, z), layer, False)
+        o = at["off"]
+        return self.gather(si, coord, at["comp"], off if o == 1 else None, ref, (p0, p1) if o == 2 else None)
+
+    def tex_query_dims(self, at: dict, level: int) -> int:
+        """``TexQueryDims``."""
+        si = self.tex_image(at, None)
+        img = self.op("OpImage", self.img_t, si)
+        k, arrayed = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[at["dim"]], at["arrayed"]
+        size_t = self.u32 if k + arrayed == 1 else self.m.type("OpTypeVector", self.u32, k + arrayed)
+        size = self.op("OpImageQuerySizeLod", size_t, img, level)
+        comps = [size] if k + arrayed == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(k)]
+        xyz = (comps + [self.c(1)] * 3)[:3]
+        levels = self.op("OpImageQueryLevels", self.u32, img)
+        return self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, 4), *xyz, levels)
+
+    def texel_word(self, vec: int, comp: int, float_: bool) -> int:
+        """``TexelWord``."""
+        if not float_:
+            return self.op("OpCompositeExtract", self.u32, vec, comp)
+        return self.op("OpBitcast", self.u32, self.op("OpCompositeExtract", self.f32, vec, comp))
 
     # --- entry point and outputs -------------------------------------------------------------------
     def _epilogue(self) -> None:

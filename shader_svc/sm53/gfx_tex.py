@@ -8,7 +8,16 @@ forms (.B: the handle register picks the pool entries), on the shared graphics i
 from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
-from shader_svc.lower.graphics import GLSL_EXP2, TEX_SLOTS, TXQ_KNOWN, GraphicsLowering
+from shader_svc.lower.graphics import (
+    GLSL_EXP2,
+    LOD_MODES,
+    TEX_ARGS,
+    TEX_SLOTS,
+    TLD4_ARGS,
+    TLD_ARGS,
+    TXQ_KNOWN,
+    GraphicsLowering,
+)
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.table import TEXS_DIM, TEXS_LOD, TLDS_DIM, TLDS_LOD
 from shader_svc.sm53.to_spirv import Compute53
@@ -71,9 +80,10 @@ class Tex53(GraphicsLowering, Compute53):
     """The texture handlers of ``to_spirv_gfx.Gfx53`` (its ``RULES`` name them)."""
 
     # --- textures --------------------------------------------------------------------------------
-    def _sampled(self, inst: Inst, dim: str = "2D", arrayed: int = 0, depth: int = 0) -> int:
-        """The loaded combined image sampler of the instruction's texture index (its binding's
-        SPIR-V dimension ``dim`` / ``arrayed``; ``depth`` for a depth comparison)."""
+    def _slot53(self, inst: Inst, dim: str = "2D", arrayed: int = 0, depth: int = 0) -> int:
+        """The combined image sampler variable of the instruction's texture index (its binding's
+        SPIR-V dimension ``dim`` / ``arrayed``; ``depth`` for a depth comparison), declared on
+        first use; refuses an index without a binding or read as two dimensions."""
         slot = inst.ops["tid"]["imm"]
         if slot not in TEX_SLOTS:
             self.bad(inst, f"texture {slot:#x} has no binding (indices 0..3 are bindings 4..7)")
@@ -84,10 +94,20 @@ class Tex53(GraphicsLowering, Compute53):
             self._cube_array = True  # Vulkan's imageCubeArray feature
             self.m.emit("cap", "OpCapability", self.m.E("Capability", "SampledCubeArray"))
         try:
-            var = self.slot_var(slot, dim, arrayed, depth)  # declares the image types on first use
+            return self.slot_var(slot, dim, arrayed, depth)  # declares the image types on first use
         except TranslateError as e:
             self.bad(inst, str(e))
+
+    def _sampled(self, inst: Inst, dim: str = "2D", arrayed: int = 0, depth: int = 0) -> int:
+        """The loaded combined image sampler of ``_slot53``."""
+        var = self._slot53(inst, dim, arrayed, depth)  # sets sampled_t
         return self.op("OpLoad", self.sampled_t, var)
+
+    def tex_image(self, at: dict, depth: int | None) -> int:
+        inst = at["inst"]
+        if depth is None:  # a query: the view the program samples the slot as
+            depth = self._slot_dims().get(inst.ops["tid"]["imm"], ("2D", 0, 0))[2]
+        return self._sampled(inst, at["dim"], at["arrayed"], depth)
 
     def _f(self, r: int) -> int:
         return self.op("OpBitcast", self.f32, self.reg(r) if r != 255 else self.c(0))
@@ -105,21 +125,6 @@ class Tex53(GraphicsLowering, Compute53):
                 if r != 255:
                     v = self.op("OpCompositeExtract", comp_ty, vec, c)
                     self.set_reg(r, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
-
-    def _sample(self, inst: Inst, si: int, coord: int, lod: str, lv: int | None) -> int:
-        """lod: 'implicit' (fragment) / 'zero' / 'level' (lv) / 'bias' (lv)."""
-        E = self.m.E
-        if lod == "implicit" and self.header.stage != "fragment":
-            lod, lv = "zero", None
-        if lod == "implicit":
-            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
-        if lod == "bias":
-            if self.header.stage != "fragment":
-                self.bad(inst, "LOD bias outside a fragment program")
-            return self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"), lv)
-        if lv is None:
-            lv = self.m.const(self.f32, 0)
-        return self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv)
 
     def tex_short(self, inst: Inst) -> None:
         """TEXS/TLDS/TLD4S: components 0, 1 to the pair d, 2, 3 to the pair d2."""
@@ -139,66 +144,36 @@ class Tex53(GraphicsLowering, Compute53):
                     inst,
                     "a depth comparison's components other than R are not translated (the texture header's swizzle decides them)",
                 )
-            vec = self._short_form(inst, form, ir == "TLDS")
-            self._write(vec, ops["mask"]["mask"], dests, self.f32)
+            self._short_form(inst, form, ir == "TLDS", ops["mask"]["mask"], dests)
         else:
-            si = self._sampled(inst, depth=mods["DC"])
+            self._slot53(inst, depth=mods["DC"])
+            regs = {"x": ra}
             if mods["AOFFI"] or mods["DC"]:
                 # ptxas: coordinates in Ra's pair, Rb's tuple the offsets word then the reference
-                rb1 = rb + 1 if rb != 255 else 255
-                coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra + 1 if ra != 255 else 255))
-                off = self._r(rb) if mods["AOFFI"] else None
-                dref = self._f(rb1 if mods["AOFFI"] else rb) if mods["DC"] else None
-                vec = self.gather(si, coord, mods["comp"], off, dref)
+                regs["y"] = ra + 1 if ra != 255 else 255
+                rb_roles = ["off"] * mods["AOFFI"] + ["dref"] * mods["DC"]
+                regs.update({role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)})
             else:
-                coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(rb))
-                vec = self.gather(si, coord, mods["comp"])
-            self._write(vec, 0x3 if d2 == 255 else 0xF, dests, self.f32)
+                regs["y"] = rb
+            attrs = {"dim": "2D", "arrayed": 0, "comp": mods["comp"], "off": mods["AOFFI"], "dc": mods["DC"]}
+            self.tex_ir(inst, "TexGather", regs, TLD4_ARGS, True, 0x3 if d2 == 255 else 0xF, dests, **attrs)
 
-    def _short_form(self, inst: Inst, form: tuple, fetch: bool) -> int:
+    def _short_form(self, inst: Inst, form: tuple, fetch: bool, mask: int, dests: list[int]) -> None:
         """TEXS / TLDS on the registers ``form`` names (see TEXS_FORMS): Ra's tuple then Rb's,
         each register by its role; coordinates float (TEXS) or integer texels (TLDS), the layer an
-        integer (last for Vulkan, converted to float for sampling), TLDS's .AOFFI offsets added
-        to the texel coordinates (signed 4-bit x at bits 0..3, y at 4..7)."""
+        integer, TLDS's .AOFFI offsets added to the texel coordinates (signed 4-bit x at bits
+        0..3, y at 4..7): ``TexSample`` / ``TexFetch``."""
         dim, arrayed, lod, ra_roles, rb_roles = form
         ra, rb = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
         regs = {
             role: (r + i if r != 255 else 255) for r, roles in ((ra, ra_roles), (rb, rb_roles)) for i, role in enumerate(roles)
         }
-        si = self._sampled(inst, dim, arrayed, int("dref" in regs))
-        n = {"1D": 1, "2D": 2, "3D": 3, "Cube": 3}[dim]
-        axes = ("x", "y", "z")[:n]
-        if not fetch:
-            parts = [self._f(regs[a]) for a in axes]
-            if arrayed:
-                parts.append(self.op("OpConvertUToF", self.f32, self._r(regs["layer"])))
-            coord = (
-                parts[0]
-                if len(parts) == 1
-                else self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-            )
-            if "dref" in regs:
-                return self._sample_dref(
-                    inst, si, coord, lod, self._f(regs["dref"]), self._f(regs["lod"]) if lod == "level" else None
-                )
-            return self._sample(inst, si, coord, lod, self._f(regs["lod"]) if lod == "level" else None)
-        ints = [self._r(regs[a]) for a in axes]
-        if "off" in regs:  # signed 4-bit fields
-            ints = [self.op("OpIAdd", self.u32, v, o) for v, o in zip(ints, self.offsets(self._r(regs["off"]), 4, 4, n))]
-        if arrayed:
-            ints.append(self._r(regs["layer"]))
-        i32 = self.m.type("OpTypeInt", 32, 1)
-        if len(ints) == 1:
-            c = self.op("OpBitcast", i32, ints[0])
+        if fetch:
+            attrs = {"dim": dim, "arrayed": arrayed, "aoffi": int("off" in regs)}
+            self.tex_ir(inst, "TexFetch", regs, TLD_ARGS, True, mask, dests, **attrs)
         else:
-            c = self.op(
-                "OpBitcast",
-                self.m.type("OpTypeVector", i32, len(ints)),
-                self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, len(ints)), *ints),
-            )
-        img = self.op("OpImage", self.img_t, si)
-        lv = self._r(regs["lod"]) if lod == "level" else self.c(0)
-        return self.op("OpImageFetch", self.v4f, img, c, self.m.E("ImageOperands", "Lod"), lv)
+            attrs = {"dim": dim, "arrayed": arrayed, "lod": LOD_MODES[lod], "dc": int("dref" in regs)}
+            self.tex_ir(inst, "TexSample", regs, TEX_ARGS, True, mask, dests, **attrs)
 
     def tex_full(self, inst: Inst) -> None:
         """TEX/TLD: coordinates in Ra, Ra+1; LOD or bias in Rb; results in d, d+1, ... for the
@@ -217,12 +192,12 @@ class Tex53(GraphicsLowering, Compute53):
                 "a depth comparison is translated on 2D (array) and cube (array) textures, without "
                 ".LB, with the mask 0x1 (its other components depend on the texture header's swizzle)",
             )
-        si = self._sampled(inst, spv_dim, arrayed, int(dc))
+        self._slot53(inst, spv_dim, arrayed, int(dc))  # the slot's refusals before the sources'
         ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
         # Ra's tuple: the array layer (an integer) first, then the coordinates (Ryujinx's reading
-        # of Maxwell's TEX/TLD sources, and ptxas's); Vulkan wants the layer last
-        regs = [ra + i if ra != 255 else 255 for i in range(arrayed + n)]
-        layer, coords = regs[:arrayed], regs[arrayed:]
+        # of Maxwell's TEX/TLD sources, and ptxas's)
+        ra_roles = ["layer"] * arrayed + ["x", "y", "z"][:n]
+        regs = {role: (ra + i if ra != 255 else 255) for i, role in enumerate(ra_roles)}
         mask = ops["mask"]["imm"]
         dests = [d + i if d != 255 else 255 for i in range(4)]
         if ir == "TEX":
@@ -231,42 +206,20 @@ class Tex53(GraphicsLowering, Compute53):
                 self.bad(inst, "level-of-detail mode not translated yet")
             if lod in ("implicit", "zero") and rb != 255 and not dc:
                 self.bad(inst, "a second source register without .LL/.LB is not translated yet")
-            parts = [self._f(r) for r in coords] + [self.op("OpConvertUToF", self.f32, self._r(r)) for r in layer]
-            coord = (
-                parts[0]
-                if len(parts) == 1
-                else self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-            )
-            if dc:  # Rb's tuple: (the level,) the reference (ptxas's packing)
-                rb1 = rb + 1 if rb != 255 else 255
-                vec = self._sample_dref(
-                    inst, si, coord, lod, self._f(rb1 if lod == "level" else rb), self._f(rb) if lod == "level" else None
-                )
-            else:
-                vec = self._sample(inst, si, coord, lod, self._f(rb) if lod in ("bias", "level") else None)
+            # Rb's tuple: the level or bias, then a comparison's reference (ptxas's packing)
+            rb_roles = ["lod"] * (lod in ("bias", "level") and (not dc or lod == "level")) + ["dref"] * dc
+            regs.update({role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)})
+            attrs = {"dim": spv_dim, "arrayed": arrayed, "lod": LOD_MODES[lod], "dc": int(dc)}
+            self.tex_ir(inst, "TexSample", regs, TEX_ARGS, True, mask, dests, **attrs)
         else:
             # Rb's tuple: the level (.LL), then the .AOFFI offsets word (ptxas's packing): signed
             # 4-bit x, y, z at bits 0, 4, 8, added to the texel coordinates
             rb_roles = ["lod"] * (mods["lod"] == 1) + ["off"] * mods["AOFFI"]
             if not rb_roles and rb != 255:
                 self.bad(inst, "a second source register with .LZ is not translated yet")
-            src = {role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)}
-            lv = self._r(src["lod"]) if "lod" in src else self.c(0)
-            ints = [self._r(r) for r in coords]
-            if "off" in src:
-                ints = [
-                    self.op("OpIAdd", self.u32, v, o) for v, o in zip(ints, self.offsets(self._r(src["off"]), 4, 4, len(ints)))
-                ]
-            ints += [self._r(r) for r in layer]
-            i32 = self.m.type("OpTypeInt", 32, 1)
-            if len(ints) == 1:
-                c = self.op("OpBitcast", i32, ints[0])
-            else:
-                vu = self.m.type("OpTypeVector", self.u32, len(ints))
-                c = self.op("OpBitcast", self.m.type("OpTypeVector", i32, len(ints)), self.op("OpCompositeConstruct", vu, *ints))
-            img = self.op("OpImage", self.img_t, si)
-            vec = self.op("OpImageFetch", self.v4f, img, c, self.m.E("ImageOperands", "Lod"), lv)
-        self._write(vec, mask, dests, self.f32)
+            regs.update({role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)})
+            attrs = {"dim": spv_dim, "arrayed": arrayed, "aoffi": mods["AOFFI"]}
+            self.tex_ir(inst, "TexFetch", regs, TLD_ARGS, True, mask, dests, **attrs)
 
     def tld4_53(self, inst: Inst) -> None:
         """TLD4 on a bound 2D, 2D array or cube texture: Ra's tuple the layer (an integer) then
@@ -288,20 +241,12 @@ class Tex53(GraphicsLowering, Compute53):
         rb_roles = {1: ["off"], 2: ["ptp0", "ptp1"]}.get(mods["off"], []) + (["dref"] if mods["DC"] else [])
         if not rb_roles and rb != 255:
             self.bad(inst, "a second source register in TLD4 without .AOFFI / .DC")
-        si = self._sampled(inst, spv_dim, arrayed, mods["DC"])
-        regs = [ra + i if ra != 255 else 255 for i in range(arrayed + n)]
-        parts = [self._f(r) for r in regs[arrayed:]] + [self.op("OpConvertUToF", self.f32, self._r(r)) for r in regs[:arrayed]]
-        coord = self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-        src = {role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)}
-        vec = self.gather(
-            si,
-            coord,
-            mods["comp"],
-            self._r(src["off"]) if "off" in src else None,
-            self._f(src["dref"]) if "dref" in src else None,
-            (self._r(src["ptp0"]), self._r(src["ptp1"])) if "ptp0" in src else None,
-        )
-        self._write(vec, ops["mask"]["imm"], [d + i if d != 255 else 255 for i in range(4)], self.f32)
+        ra_roles = ["layer"] * arrayed + ["x", "y", "z"][:n]
+        regs = {role: (ra + i if ra != 255 else 255) for i, role in enumerate(ra_roles)}
+        regs.update({role: (rb + i if rb != 255 else 255) for i, role in enumerate(rb_roles)})
+        attrs = {"dim": spv_dim, "arrayed": arrayed, "comp": mods["comp"], "off": mods["off"], "dc": mods["DC"]}
+        dests = [d + i if d != 255 else 255 for i in range(4)]
+        self.tex_ir(inst, "TexGather", regs, TLD4_ARGS, True, ops["mask"]["imm"], dests, **attrs)
 
     def tex_bindless53(self, inst: Inst) -> None:
         """TEX.B / TLD.B / TLD4.B: the handle in Rb (the first register of the second source tuple, as
@@ -420,7 +365,7 @@ class Tex53(GraphicsLowering, Compute53):
         ops = inst.ops
         if ops["query"]["sym"] != 1:
             self.bad(inst, "only TEX_HEADER_DIMENSION is translated")
-        dim, arrayed, depth = self._slot_dims().get(ops["tid"]["imm"], ("2D", 0, 0))
+        dim, arrayed, _ = self._slot_dims().get(ops["tid"]["imm"], ("2D", 0, 0))
         mask = ops["mask"]["imm"]
         known = TXQ_KNOWN[dim, arrayed]
         if mask & ~known:
@@ -429,14 +374,7 @@ class Tex53(GraphicsLowering, Compute53):
                 f"TXQ components {mask & ~known:#x} of a {'array ' if arrayed else ''}{dim} texture are "
                 f"not translated (their meaning on NVIDIA is not established here)",
             )
-        si = self._sampled(inst, dim, arrayed, depth)
-        img = self.op("OpImage", self.img_t, si)
-        n = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim] + arrayed
-        size_t = self.u32 if n == 1 else self.m.type("OpTypeVector", self.u32, n)
-        size = self.op("OpImageQuerySizeLod", size_t, img, self._r(ops["a"]["reg"]))
-        comps = [size] if n == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(n)]
-        xyz = (comps[: {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim]] + [self.c(1)] * 3)[:3]
-        levels = self.op("OpImageQueryLevels", self.u32, img)
-        vec = self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, 4), *xyz, levels)
         d = ops["d"]["reg"]
-        self._write(vec, mask, [d + i if d != 255 else 255 for i in range(4)], self.u32)
+        dests = [d + i if d != 255 else 255 for i in range(4)]
+        regs = {"level": ops["a"]["reg"]}
+        self.tex_ir(inst, "TexQueryDims", regs, ("level",), False, mask, dests, dim=dim, arrayed=arrayed)

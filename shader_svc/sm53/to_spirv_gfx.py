@@ -217,20 +217,15 @@ class Gfx53(Tex53):
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["P"] or inst.mods["O"]:
             self.bad(inst, "only vertex inputs of the current vertex are translated")
-        d = ops["d"]["reg"]
-        for i in range(inst.mods["size"] + 1):
-            val = self.vertex_input(self._word(ops["attr"]["attr"] + 4 * i, inst), inst)
-            if d != 255:
-                self.set_reg(d + i, val)
+        self._word(ops["attr"]["attr"], inst)
+        self.attr_ir(inst, ops["attr"]["attr"], inst.mods["size"] + 1, ops["d"]["reg"], True)
 
     def ast53(self, inst: Inst) -> None:
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
             self.bad(inst, "only outputs of the current vertex are translated")
-        b = ops["b"]["reg"]
-        for i in range(inst.mods["size"] + 1):
-            a = self._word(ops["attr"]["attr"] + 4 * i, inst)
-            self.vertex_output(a, self.reg(b + i) if b != 255 else self.c(0), inst)
+        self._word(ops["attr"]["attr"], inst)
+        self.attr_ir(inst, ops["attr"]["attr"], inst.mods["size"] + 1, ops["b"]["reg"], False)
 
     def _frag_w(self) -> int:
         var = self.builtin("FragCoord", "Input", self.v4f)

@@ -15,8 +15,11 @@ from shader_svc.lower.base import TranslateError
 from shader_svc.lower.graphics import (
     GLSL_EXP2,
     SAMPLER_POOL,  # noqa: F401
+    TEX_ARGS,
     TEX_SLOTS,
     TEXTURE_POOL,  # noqa: F401
+    TLD4_ARGS,
+    TLD_ARGS,
     TXQ_KNOWN,
     GraphicsLowering,
 )
@@ -148,19 +151,13 @@ class Gfx86(GraphicsLowering, Lower86):
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["O"]:
             raise TranslateError(f"{inst.text()}: only vertex inputs of the current vertex are translated", offset=inst.addr)
-        d = ops["d"]["reg"]
-        for i in range(inst.mods["comps"] + 1):
-            val = self.vertex_input(ops["attr"]["attr"] + 4 * i, inst)
-            if d != 255:
-                self.set_reg(d + i, val)
+        self.attr_ir(inst, ops["attr"]["attr"], inst.mods["comps"] + 1, ops["d"]["reg"], True)
 
     def ast(self, inst: Inst) -> None:
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
             raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated", offset=inst.addr)
-        b = ops["b"]["reg"]
-        for i in range(inst.mods["comps"] + 1):
-            self.vertex_output(ops["attr"]["attr"] + 4 * i, self.reg(b + i) if b != 255 else self.c(0), inst)
+        self.attr_ir(inst, ops["attr"]["attr"], inst.mods["comps"] + 1, ops["b"]["reg"], False)
 
     def ipa(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
@@ -281,38 +278,21 @@ class Gfx86(GraphicsLowering, Lower86):
             if r != 255:
                 self.set_reg(r + i, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
 
-    def _coord(self, regs: dict[str, int], n: int, arrayed: int, fetch: bool) -> int:
-        """The coordinate vector from the source registers: float coordinates and the layer
-        converted to float last (sampling), or integer texels (plus a TLD .AOFFI word's signed
-        4-bit x, y, z at bits 0, 4, 8: ptxas's packing) and the layer (fetching)."""
-        axes = ("x", "y", "z")[:n]
-        if fetch:
-            parts = [self.reg(regs[k]) if regs[k] != 255 else self.c(0) for k in axes]
-            if "off" in regs:
-                word = self.reg(regs["off"]) if regs["off"] != 255 else self.c(0)
-                parts = [self.op("OpIAdd", self.u32, v, o) for v, o in zip(parts, self.offsets(word, 4, 4, n))]
-            if arrayed:
-                parts.append(self.reg(regs["layer"]) if regs["layer"] != 255 else self.c(0))
-            if len(parts) == 1:
-                return self.op("OpBitcast", self.i32, parts[0])
-            vu = self.m.type("OpTypeVector", self.u32, len(parts))
-            return self.op(
-                "OpBitcast", self.m.type("OpTypeVector", self.i32, len(parts)), self.op("OpCompositeConstruct", vu, *parts)
-            )
-        parts = [self._fregs(regs[k], 1)[0] for k in axes]
-        if arrayed:
-            layer = self.reg(regs["layer"]) if regs["layer"] != 255 else self.c(0)
-            parts.append(self.op("OpConvertUToF", self.f32, layer))
-        if len(parts) == 1:
-            return parts[0]
-        return self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.f32, len(parts)), *parts)
-
     @staticmethod
     def _roles(arrayed: int, n: int, lod: bool) -> list[str]:
         return (["layer"] if arrayed else []) + ["x", "y", "z"][:n] + (["lod"] if lod else [])
 
+    def tex_image(self, at: dict, depth: int | None) -> int:
+        return self.sampled(at["inst"])  # image() reads the depth comparison from the instruction
+
+    def _tex_ir(self, inst: Inst, row: str, regs: dict[str, int], args: tuple[str, ...], fl: bool, **attrs) -> None:
+        """``tex_ir`` with the destinations of a bound instruction: the first two enabled
+        components to the pair d, the rest to the pair d2."""
+        d, d2 = inst.ops["d"]["reg"], inst.ops["d2"]["reg"]
+        dests = [r + i if r != 255 else 255 for r in (d, d2) for i in (0, 1)]
+        self.tex_ir(inst, row, regs, args, fl, inst.ops["mask"]["sym"], dests, **attrs)
+
     def tex(self, inst: Inst) -> None:
-        E = self.m.E
         dim, arrayed, n = self.target(inst)
         lod, dc = inst.mods["lod"], inst.mods.get("DC", 0)
         if lod not in (0, 1, 2, 3):
@@ -324,35 +304,16 @@ class Gfx86(GraphicsLowering, Lower86):
                 f"texture header's swizzle)",
                 offset=inst.addr,
             )
-        si = self.sampled(inst)
+        self.image(inst)  # the slot's refusals before the sources'
         regs = self.sources(inst, self._roles(arrayed, n, lod in (2, 3)) + ["dref"] * dc)
-        coord = self._coord(regs, n, arrayed, False)
-        level = self._fregs(regs["lod"], 1)[0] if lod in (2, 3) else None
-        if dc:  # the reference after the level (ptxas's packing)
-            vec = self._sample_dref(
-                inst, si, coord, {0: "implicit", 1: "zero", 3: "level"}[lod], self._fregs(regs["dref"], 1)[0], level
-            )
-        elif lod == 0 and self.header.stage == "fragment":
-            vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord)
-        elif lod == 2 and self.header.stage == "fragment":
-            vec = self.op("OpImageSampleImplicitLod", self.v4f, si, coord, E("ImageOperands", "Bias"), level)
-        elif lod in (0, 1, 3):
-            lv = level if lod == 3 else self.m.const(self.f32, 0)
-            vec = self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv)
-        else:
-            raise TranslateError(f"{inst.text()}: LOD bias outside a fragment program", offset=inst.addr)
-        self._write_texel(inst, vec, self.f32)
+        self._tex_ir(inst, "TexSample", regs, TEX_ARGS, True, dim=dim, arrayed=arrayed, lod=lod, dc=dc)
 
     def tld(self, inst: Inst) -> None:
-        E = self.m.E
         dim, arrayed, n = self.target(inst)
-        si = self.sampled(inst)  # declares the image type on first use
-        img = self.op("OpImage", self.img_t, si)
-        ll = inst.mods["lod"] == 3
-        regs = self.sources(inst, self._roles(arrayed, n, ll) + ["off"] * inst.mods.get("AOFFI", 0))
-        lv = self.reg(regs["lod"]) if ll and regs["lod"] != 255 else self.c(0)
-        vec = self.op("OpImageFetch", self.v4f, img, self._coord(regs, n, arrayed, True), E("ImageOperands", "Lod"), lv)
-        self._write_texel(inst, vec, self.f32)
+        self.image(inst)
+        aoffi = inst.mods.get("AOFFI", 0)
+        regs = self.sources(inst, self._roles(arrayed, n, inst.mods["lod"] == 3) + ["off"] * aoffi)
+        self._tex_ir(inst, "TexFetch", regs, TLD_ARGS, True, dim=dim, arrayed=arrayed, aoffi=aoffi)
 
     def tld4(self, inst: Inst) -> None:
         """TLD4.R/G/B/A: one component of the four texels around the point, in the order
@@ -365,20 +326,11 @@ class Gfx86(GraphicsLowering, Lower86):
             raise TranslateError(
                 f"{inst.text()}: offsets on a cube texture (Vulkan has no gather offsets for cubes)", offset=inst.addr
             )
-        si = self.sampled(inst)
+        self.image(inst)
         offs = {1: ["off"], 2: ["ptp0", "ptp1"]}.get(off, [])
         regs = self.sources(inst, self._roles(arrayed, n, False) + offs + ["dref"] * dc)
-        val = {k: (self.reg(regs[k]) if regs[k] != 255 else self.c(0)) for k in offs}
-        dref = self._fregs(regs["dref"], 1)[0] if dc else None
-        vec = self.gather(
-            si,
-            self._coord(regs, n, arrayed, False),
-            inst.mods["comp"],
-            val.get("off"),
-            dref,
-            (val["ptp0"], val["ptp1"]) if off == 2 else None,
-        )
-        self._write_texel(inst, vec, self.f32)
+        attrs = {"dim": dim, "arrayed": arrayed, "comp": inst.mods["comp"], "off": off, "dc": dc}
+        self._tex_ir(inst, "TexGather", regs, TLD4_ARGS, True, **attrs)
 
     def txq(self, inst: Inst) -> None:
         """TXQ TEX_HEADER_DIMENSION of the slot's view: width, height, depth and the level count
@@ -394,17 +346,7 @@ class Gfx86(GraphicsLowering, Lower86):
                 f"NVIDIA is not established here)",
                 offset=inst.addr,
             )
-        si = self.sampled(inst)  # declares the image type on first use
-        img = self.op("OpImage", self.img_t, si)
-        k = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[dim]
-        size_t = self.u32 if k + arrayed == 1 else self.m.type("OpTypeVector", self.u32, k + arrayed)
-        size = self.op("OpImageQuerySizeLod", size_t, img, self.reg(inst.ops["a"]["reg"]))
-        comps = [size] if k + arrayed == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(k)]
-        xyz = (comps + [self.c(1)] * 3)[:3]
-        levels = self.op("OpImageQueryLevels", self.u32, img)
-        v4u = self.m.type("OpTypeVector", self.u32, 4)
-        vec = self.op("OpCompositeConstruct", v4u, *xyz, levels)
-        self._write_texel(inst, vec, self.u32)
+        self._tex_ir(inst, "TexQueryDims", {"level": inst.ops["a"]["reg"]}, ("level",), False, dim=dim, arrayed=arrayed)
 
     def op_ffma_glsl(self, inst: Inst) -> None:
         """FFMA as the device's fused multiply-add (no Float64 for the exact one)."""
