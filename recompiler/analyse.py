@@ -229,6 +229,7 @@ class Analyser:
         tables: dict[int, list[int]] = {}
         kinds: dict[int, str] = {}
         direct: dict[int, DirectTable] = {}
+        complete: set[int] = set()  # BRs whose every target is in their table (Recovered.complete)
         inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
         settled = False
         for _round in range(MAX_ROUNDS):
@@ -244,6 +245,7 @@ class Analyser:
             for a in brs:
                 rec = recover(fv, seen[a], self.mem, lambda v: v in seen or self._near(entry, v))
                 direct.pop(a, None)
+                complete.discard(a)
                 if rec is None:
                     # what the function's own paths do not tell (a fragment entered with its
                     # parent's frame: glibc's vfprintf spills its table bases there): the
@@ -258,6 +260,8 @@ class Analyser:
                     self.inexact.add(a)
                 if rec.direct is not None:
                     direct[a] = rec.direct
+                if rec.complete:
+                    complete.add(a)
                 # a label function (itself weak) keeps them as tail calls: else each
                 # of a computed goto's labels would copy the rest of the interpreter
                 own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
@@ -270,6 +274,7 @@ class Analyser:
                 break
         if not settled:
             direct.clear()  # the last analysis did not see the final body
+            complete.clear()
         if inner:
             # an interpreter's computed goto: a dispatch whose table base was not found is
             # most likely the same table, so it gets the same label switch; the lifted BR
@@ -280,7 +285,7 @@ class Analyser:
                     tables[a], kinds[a] = main, "shared"
         body = [seen[k] for k in sorted(seen)]
         self.table_kinds[entry] = kinds
-        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
+        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete)
 
     def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
         while work:
