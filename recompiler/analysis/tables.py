@@ -109,7 +109,8 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
     if not combos:
         return None
     out: list[int] = []
-    complete = kind in ("bounded", "masked", "loaded")
+    # (not where _combos stopped at MAX_COMBOS: a base it did not try may be the one)
+    complete = kind in ("bounded", "masked", "loaded") and len(combos) == _n_combos(fv, guesses)
     for env in combos:
         if complete and not all(_loads_read_only(target, {**env, index: k}, mem) for k in range(bound + 1)):
             complete = False
@@ -191,6 +192,14 @@ def _folded_bounds(st, mem) -> dict:
 
 def _uniq(xs: list[int]) -> list[int]:
     return list(dict.fromkeys(xs))
+
+
+def _n_combos(fv: FunctionValues, leaves: frozenset) -> int:
+    """How many assignments ``_combos`` would give without its limit."""
+    n = 1
+    for x in leaves:
+        n *= len(fv.candidates(x)[0])
+    return n
 
 
 def _combos(fv: FunctionValues, leaves: frozenset) -> list[dict]:
