@@ -55,6 +55,7 @@ class Analyser:
         tables: dict[int, list[int]] = {}
         kinds: dict[int, str] = {}
         direct: dict[int, DirectTable] = {}
+        complete: set[int] = set()  # BRs whose every target is in their table (Recovered.complete)
         inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
         settled = False
         # where a table's entries count as this function's code: a label function (a weak entry
@@ -75,6 +76,7 @@ class Analyser:
                 own_code = lambda v: v in seen or self._near(home, v)  # noqa: E731
                 rec = recover(fv, seen[a], self.mem, own_code)
                 direct.pop(a, None)
+                complete.discard(a)
                 if rec is None:  # the data flow's index and bound, a base found before the BR
                     rec = recover_with_window_base(fv, seen[a], self.mem, own_code, self.insn)
                 if rec is None:
@@ -91,6 +93,8 @@ class Analyser:
                     self.inexact.add(a)
                 if rec.direct is not None:
                     direct[a] = rec.direct
+                if rec.complete:
+                    complete.add(a)
                 # a label function (itself weak) keeps them as tail calls: else each
                 # of a computed goto's labels would copy the rest of the interpreter
                 own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
@@ -103,6 +107,7 @@ class Analyser:
                 break
         if not settled:
             direct.clear()  # the last analysis did not see the final body
+            complete.clear()
         if inner:
             # an interpreter's computed goto: a dispatch whose table base was not found is
             # most likely the same table, so it gets the same label switch; the lifted BR
@@ -113,7 +118,7 @@ class Analyser:
                     tables[a], kinds[a] = main, "shared"
         body = [seen[k] for k in sorted(seen)]
         self.table_kinds[entry] = kinds
-        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct)
+        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete)
 
     def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
         while work:

@@ -45,6 +45,10 @@ class Recovered:
     # every value the register may hold is a target: no base guessed from a merge that
     # something else reaches too (``noreturn_functions`` may then trust the list)
     exact: bool = True
+    # every value the register may hold is read from memory the program cannot write, at an
+    # index the table covers: a target outside ``targets`` cannot happen (the lifted BR's
+    # fallback is then a fatal error, which keeps no register live in an interpreter's loop)
+    complete: bool = False
 
 
 def _nodes(e: tuple):
@@ -76,7 +80,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
     all_leaves = E.leaves(target)
     if not all_leaves:
         v = E.evaluate(target, {}, read)
-        return Recovered([v], "constant") if code(v) else None
+        return Recovered([v], "constant", complete=True) if code(v) else None
     # the index: a bounded or masked sub-value holding every leaf that is not a merged constant
     guessable = {x for x in all_leaves if x[0] == "phi" and fv.candidates(x)[0]}
     bounds = _folded_bounds(st, mem)
@@ -114,7 +118,11 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
     if not combos:
         return None
     out: list[int] = []
+    # (not where _combos stopped at MAX_COMBOS: a base it did not try may be the one)
+    complete = kind in ("bounded", "masked", "loaded") and len(combos) == _n_combos(fv, guesses)
     for env in combos:
+        if complete and not all(_loads_read_only(target, {**env, index: k}, mem) for k in range(bound + 1)):
+            complete = False
         if kind == "bounded":
             vals = [E.evaluate(target, {**env, index: k}, read) for k in range(bound + 1)]
             if not all(code(v) for v in vals):
@@ -127,6 +135,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
                 # code of this function: past its table the words may still point at code
                 # (the next table, a function pointer), which would graft another body on
                 if not code(v) or (kind == "loaded" and not own(v)):
+                    complete = False
                     break
                 out.append(v)
         else:
@@ -139,9 +148,10 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
                 out.append(v)
     if not out:
         return None
-    rec = Recovered(_uniq(out), kind, exact=_closed(fv, guesses) and not base)
-    if kind == "masked" and len(combos) == 1 and not base:
-        rec.direct = _direct(st, target, index, combos[0], mem)
+    exact = _closed(fv, guesses) and not base  # a window-guessed base is never checked at the branch
+    rec = Recovered(_uniq(out), kind, exact=exact, complete=complete and exact)
+    if kind in ("masked", "loaded") and len(combos) == 1 and not base:
+        rec.direct = _direct(st, target, index, combos[0], mem, bound if kind == "loaded" else None)
     return rec
 
 
@@ -226,6 +236,14 @@ def _uniq(xs: list[int]) -> list[int]:
     return list(dict.fromkeys(xs))
 
 
+def _n_combos(fv: FunctionValues, leaves: frozenset) -> int:
+    """How many assignments ``_combos`` would give without its limit."""
+    n = 1
+    for x in leaves:
+        n *= len(fv.candidates(x)[0])
+    return n
+
+
 def _combos(fv: FunctionValues, leaves: frozenset) -> list[dict]:
     """Each assignment of a candidate constant to the merged ``leaves`` (few)."""
     leaves = sorted(leaves, key=repr)
@@ -249,12 +267,14 @@ def _smallest_holding(e: tuple, leaves: frozenset) -> tuple:
         e = inner[0]
 
 
-def _direct(st, target: tuple, index: tuple, env: dict, mem) -> DirectTable | None:
+def _direct(st, target: tuple, index: tuple, env: dict, mem, loaded: int | None = None) -> DirectTable | None:
     """A masked table the lifted ``BR`` may index with the register itself (``DirectTable``):
     the masked value is what some register holds at the branch, each guessed base is held by
     a register (checked at run time: the guards), the rest is constant computed in registers
-    (none read back from the stack), and every load reads memory the program cannot write."""
-    y, m = index[1], index[2]
+    (none read back from the stack), and every load reads memory the program cannot write.
+    ``loaded``: the index is itself a loaded byte/halfword of at most this value (no mask: the
+    lifted BR checks the register's range and that it is the one the entry's load used)."""
+    y, m = (index[1], index[2]) if loaded is None else (index, loaded)
     held = {v: r for r, v in reversed(list(enumerate(st.regs[:31])))}
     if y not in held:
         return None
@@ -275,7 +295,7 @@ def _direct(st, target: tuple, index: tuple, env: dict, mem) -> DirectTable | No
             return None
         v = E.evaluate(target, env_k, mem.read)
         slots.append(v if v is not None and v % 4 == 0 and mem.is_code(v) else None)
-    return DirectTable(regs[y], m, tuple(sorted(guards)), tuple(slots), expr)
+    return DirectTable(regs[y], m, tuple(sorted(guards)), tuple(slots), expr, loaded is not None)
 
 
 def _loads_read_only(e: tuple, env: dict, mem) -> bool:

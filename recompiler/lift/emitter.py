@@ -54,6 +54,10 @@ __all__ = [
 _DENSE_SLOTS = 1 << 14  # most slots (guest words) of a computed goto's label array (128 KiB)
 
 
+# (declared where it is used: lifted.h is part of every object's cache key)
+_TABLE_MISS = "void nx_table_miss(NxCpu *, u64, u64) __attribute__((noreturn, cold));"
+
+
 class LiftError(Exception):
     pass
 
@@ -93,6 +97,10 @@ class DirectTable:
     # outside the function takes the general dispatch, a None a fatal error
     targets: tuple[int | None, ...]
     expr: tuple = ()  # the target as analysis evaluated it (for those paths)
+    # the index is a byte or halfword the guest loaded (an interpreter's opcode, QuickJS's
+    # ``ldrb w24, [x23]``), not masked: at most ``mask``, which the lifted BR checks, and the
+    # BR's own straight-line code must load the entry with that register (``_entry_load``)
+    loaded: bool = False
 
 
 @dataclass
@@ -104,6 +112,10 @@ class FunctionPlan:
     tail_targets: set[int] = field(default_factory=set)
     jump_tables: dict[int, list[int]] = field(default_factory=dict)  # BR address -> targets
     direct_tables: dict[int, DirectTable] = field(default_factory=dict)  # BR address -> its index
+    # BRs whose table holds every target they may take (analysis.tables.Recovered.complete):
+    # their fallback is a fatal error instead of the general jump, which would keep every
+    # register live at every dispatch of an interpreter's loop (and so in memory)
+    complete_tables: set[int] = field(default_factory=set)
     # BR address -> the functions an IFUNC's PLT stub may branch to (analyse.ifunc_candidates)
     ifunc_targets: dict[int, list[int]] = field(default_factory=dict)
     noreturn_calls: set[int] = field(default_factory=set)  # BLs of analyse.noreturn_functions
@@ -152,7 +164,12 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.shared_blocks: list[str] = []
         self.dense_tabs: dict[str, str] = {}  # JT label -> its label array's declaration
         self.dense_gotos: dict[str, str] = {}  # JT label -> the dispatch a BR site repeats
+        self.other_cases: dict[str, str] = {}  # JT label -> the switch of its targets not in the array
+        self.bad_blocks: set[str] = set()  # JT labels whose complete sites' miss block exists
         self.direct_tabs: dict[tuple, str] = {}  # (JT label, DirectTable) -> its array's name
+        # loaded-index sites: (instruction index, the direct path's C, its DirectTable), kept
+        # only where the entry's own load is found once the labels are known (_entry_load)
+        self.loaded_sites: list[tuple[int, str, DirectTable]] = []
         # liveness at call sites and returns (AAPCS64 trust; trace builds store and reload all,
         # lockstep compares every register at every function entry)
         self.live = trust_abi and not trace and "liveness" not in self.no_opt
@@ -271,7 +288,10 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
 
     def jump_out(self) -> str:
         """C of an indirect jump to the unknown target in ``_t`` (BR): the site's inline cache,
-        else nx_jump."""
+        else nx_jump; after a complete table's cases (``FunctionPlan.complete_tables``), which
+        cannot miss, a fatal error that reads no register but the target."""
+        if self.insn is not None and self.insn.addr in self.plan.complete_tables and not self.in_shared:
+            return f"{{ {_TABLE_MISS} nx_table_miss(s, {self.insn.addr:#x}ull, _t); }}"
         if (c := self._here()) is not None:
             c.jump_out = True
         self.full_exit = True
@@ -378,6 +398,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
                 cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in other)
                 self.in_shared = False
                 lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
+                self.other_cases[label] = lines[-1]
             lines.append(f"  {{ STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump{ARGS}; }}")
             self.full_exit = True
             if not lines[0].startswith(f" {label}:"):
@@ -414,8 +435,68 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
                     f" JF_{n}: nx_bad_table_entry(s, {self.x(d.reg)} & {d.mask:#x}ull, {self._expr_c(d.expr)});"
                 )
         name = self.direct_tabs[key]
-        cond = " && ".join(f"{self.x(r)} == {v:#x}ull" for r, v in d.guards) or "1"
+        conds = [f"{self.x(r)} == {v:#x}ull" for r, v in d.guards]
+        if d.loaded:
+            # the BR's register is the entry an LDR of its block read from base + index * 8
+            # (_entry_load, once the labels are known: "_TBASE_" names that LDR's base): with
+            # the base the table's and the index in range, it is that slot
+            base = self._table_base(d)
+            if base is None or not self.live:
+                return ""
+            conds += [f"_TBASE_ == {self._expr_c(base)}", f"{self.x(d.reg)} <= {d.mask:#x}ull"]
+            text = f"if (LIKELY({' && '.join(conds)})) goto *{name}[{self.x(d.reg)}]; "
+            self.loaded_sites.append((len(self.records) - 1, text, d))
+            return text
+        cond = " && ".join(conds) or "1"
         return f"if (LIKELY({cond})) goto *{name}[{self.x(d.reg)} & {d.mask:#x}ull]; "
+
+    @staticmethod
+    def _table_base(d: DirectTable) -> tuple | None:
+        """The base of a loaded-index table: ``d.expr`` is the 8-byte load of base + index * 8
+        (the index zero-extended from 32 bits or not), the base a constant or a register."""
+        e = d.expr
+        if not e or e[0] != "load" or e[1] != 8 or e[3][0] != "add":
+            return None
+        for base, scaled in ((e[3][1], e[3][2]), (e[3][2], e[3][1])):
+            if scaled[0] != "shl" or scaled[2] != 3 or base[0] not in ("const", "reg"):
+                continue
+            idx = scaled[1]
+            if idx[0] == "ext" and idx[1] in (2, 3):  # UXTW, UXTX
+                idx = idx[2]
+            if idx == ("reg", d.reg):
+                return base
+        return None
+
+    def _entry_load(self, k: int, d: DirectTable) -> int | None:
+        """Where the BR at instruction ``k`` takes its target from an ``LDR Xt, [Xn, Wm/Xm,
+        UXTW/LSL #3]`` with ``d.reg`` as Xm, in straight-line code no label enters after that
+        load and in which nothing writes Xt or Xm (register effects from ``effects.scan``):
+        then its target is the entry that index selects (memory the program cannot write),
+        whichever value analysis named it.  The LDR's base register, else None."""
+        rn = self.plan.insns[k].f["Rn"]
+        between = 0  # registers written after the load, up to the BR
+        for j in range(k - 1, max(-1, k - 64), -1):
+            rec, nxt, ins = self.records[j], self.records[j + 1], self.plan.insns[j]
+            if nxt.addr in self.labels or nxt.addr == self.plan.entry or nxt.addr != rec.addr + 4 or not rec.falls:
+                return None
+            if rec.call is not None or rec.svc or rec.jump_out or rec.tables or rec.fatal:
+                return None
+            if rec.writes >> rn & 1:
+                f = ins.f
+                ok = (
+                    ins.name == "LDST_regoff"
+                    and (f["size"], f["V"], f["opc"], f["S"]) == (3, 0, 1, 1)
+                    and f["option"] in (2, 3)
+                    and f["Rt"] == rn
+                    and f["Rm"] == d.reg
+                    and f["Rn"] != 31
+                    and rn not in (f["Rn"], f["Rm"])
+                    and rec.writes == 1 << rn
+                    and not between & (1 << f["Rn"] | 1 << f["Rm"])
+                )
+                return f["Rn"] if ok else None
+            between |= rec.writes
+        return None
 
     def _expr_c(self, e: tuple) -> str:
         """C of one of analysis's symbolic values (``analyse.Analyser.jump_table``)."""
@@ -492,11 +573,24 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.cur = None
         if self.live:
             self._liveness()
+        for k, text, d in self.loaded_sites:  # keep a loaded-index path only where it holds
+            base = self._entry_load(k, d)
+            rec = self.records[k]
+            for j in range(rec.start, rec.stop):
+                self.body[j] = self.body[j].replace(text, "" if base is None else text.replace("_TBASE_", self.x(base)))
         for rec in self.records:  # each BR site its own indirect jump (see shared_table)
             for label in rec.tables:
                 if label in self.dense_gotos:
+                    go = self.dense_gotos[label]
+                    if rec.addr in self.plan.complete_tables:  # its miss: the targets not in the array, else fatal
+                        go = go.replace(f"{label}_miss", f"{label}_bad")
+                        if label not in self.bad_blocks:
+                            self.bad_blocks.add(label)
+                            self.shared_blocks.append(
+                                f" {label}_bad:{self.other_cases.get(label, '')} {{ {_TABLE_MISS} nx_table_miss(s, 0, _jt); }}"
+                            )
                     for j in range(rec.start, rec.stop):
-                        self.body[j] = self.body[j].replace(f"goto {label};", self.dense_gotos[label])
+                        self.body[j] = self.body[j].replace(f"goto {label};", go)
         # labels go before the instruction lines that start at their address
         label_at = {r.start: r.addr for r in self.records if r.addr in self.labels or r.addr == self.plan.entry}
         out_lines: list[str] = []

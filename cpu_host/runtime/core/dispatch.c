@@ -270,6 +270,15 @@ void nx_bad_table_entry(NxCpu *s, uint64_t index, uint64_t target) {
              "table; registers below not current)", (unsigned long long)index);
     nx_die(s, what, target, index);
 }
+/* A BR whose table analysis found complete (every entry it may read, from memory the program
+ * cannot write, is in the table) took another target: an analysis error, reported where the
+ * general jump would have hidden it.  Registers were not stored (as above). */
+void nx_table_miss(NxCpu *s, uint64_t br_pc, uint64_t target) {
+    char what[160];
+    snprintf(what, sizeof what, "computed goto at %#llx (0: one of the function's dispatches) left its complete "
+             "jump table (an analysis error; registers below not current)", (unsigned long long)br_pc);
+    nx_die(s, what, target, br_pc);
+}
 void nx_bad_resume(NxCpu *s) { nx_die(s, "resume at an address the function does not hold", s->pc, 0); }
 /* A frame re-entered from NxCpu (a return to somewhere else) at a call site whose callee-saved
  * registers lived only in its C locals: the callee did not read them, so the site did not store
