@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from recompiler.decode import Insn
+from recompiler.isa import GROUPS
 from recompiler.lift import (
     control,
     crypto,
@@ -54,13 +55,19 @@ class Row:
     takes: Callable[[Insn], bool] | None = None  # which encodings of the form (None: the rest)
 
 
+def _each(group: str, handler: Handler) -> list[Row]:
+    """One row per form of an ``isa.py`` group whose forms share one handler (the handler reads
+    the form's fixed fields, as it read them when one row covered them all)."""
+    return [Row(f.name, handler) for f in GROUPS[group]]
+
+
 ROWS: list[Row] = [
     Row("ADR", integer.h_pcrel),
     Row("ADRP", integer.h_pcrel),
     Row("ADDSUB_imm", integer.h_addsub_imm),
     Row("LOGIC_imm", integer.h_logic_imm),
-    Row("MOVW", integer.h_movw),
-    Row("BITFIELD", integer.h_bitfield),
+    *_each("MOVW", integer.h_movw),
+    *_each("BITFIELD", integer.h_bitfield),
     Row("EXTR", integer.h_extr),
     Row("B", control.h_b),
     Row("BL", control.h_bl),
@@ -100,10 +107,10 @@ ROWS: list[Row] = [
     Row("ADC", integer.h_adc),
     Row("CCMP_reg", integer.h_ccmp),
     Row("CCMP_imm", integer.h_ccmp),
-    Row("CSEL", integer.h_csel),
-    Row("DP3", integer.h_dp3),
-    Row("DP2", integer.h_dp2),
-    Row("DP1", integer.h_dp1),
+    *_each("CSEL", integer.h_csel),
+    *_each("DP3", integer.h_dp3),
+    *_each("DP2", integer.h_dp2),
+    *_each("DP1", integer.h_dp1),
     Row("FP_RINT_N", fp_round.h_frint_n),
     Row("FJCVTZS", fp_round.h_fjcvtzs),
     Row("FCVT_from_half", fp_half.h_fcvt_from_half),
@@ -121,9 +128,9 @@ ROWS: list[Row] = [
     Row("FP_CMP", fp_simd.h_fp_cmp),
     Row("FMOV_imm", fp_simd.h_fmov_imm),
     Row("FP_CCMP", fp_simd.h_fp_ccmp),
-    Row("FP_DP2", fp_simd.h_fp_dp2),
+    *_each("FP_DP2", fp_simd.h_fp_dp2),
     Row("FCSEL", fp_simd.h_fcsel),
-    Row("FP_DP3", fp_simd.h_fp_dp3),
+    *_each("FP_DP3", fp_simd.h_fp_dp3),
     Row("SIMD_frint_n", fp_round.h_simd_frint_n),
     Row("SIMD_fcvt_nl", fp_half.h_fcvt_nl),
     Row("SIMD_scalar_fcvtxn", fp_half.h_scalar_fcvtxn),
