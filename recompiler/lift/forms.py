@@ -55,10 +55,11 @@ class Row:
     takes: Callable[[Insn], bool] | None = None  # which encodings of the form (None: the rest)
 
 
-def _each(group: str, handler: Handler) -> list[Row]:
+def _each(group: str, handler: Handler, takes: Callable[[Insn], bool] | None = None) -> list[Row]:
     """One row per form of an ``isa.py`` group whose forms share one handler (the handler reads
-    the form's fixed fields, as it read them when one row covered them all)."""
-    return [Row(f.name, handler) for f in GROUPS[group]]
+    the form's fixed fields, as it read them when one row covered them all); with ``takes``, a
+    row of each form that takes some of its encodings (the rows of one form stay in order)."""
+    return [Row(f.name, handler, takes) for f in GROUPS[group]]
 
 
 ROWS: list[Row] = [
@@ -124,7 +125,7 @@ ROWS: list[Row] = [
     Row("FCSEL_H", fp_f16.h_fcsel_h),
     Row("FP_DP3_H", fp_f16.h_dp3_h),
     Row("FP_INT", fp_simd.h_fp_int),
-    Row("FP_DP1", fp_simd.h_fp_dp1),
+    *_each("FP_DP1", fp_simd.h_fp_dp1),
     Row("FP_CMP", fp_simd.h_fp_cmp),
     Row("FMOV_imm", fp_simd.h_fmov_imm),
     Row("FP_CCMP", fp_simd.h_fp_ccmp),
@@ -169,9 +170,9 @@ ROWS: list[Row] = [
     Row("SIMD_across", fp_simd.h_across),
     Row("SIMD_ext", simd_vec.h_ext, simd_vec.takes_ext),
     Row("SIMD_ext", fp_simd.h_ext),
-    Row("SIMD_tbl", fp_simd.h_tbl),
-    Row("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
-    Row("SIMD_perm", fp_simd.h_perm),
+    *_each("SIMD_tbl", fp_simd.h_tbl),
+    *_each("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
+    *_each("SIMD_perm", fp_simd.h_perm),
     Row("SIMD_scalar_copy", fp_simd.h_scalar_copy),
     Row("SIMD_scalar_pair", fp_simd.h_across),
     Row("SIMD_scalar_three_same", simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
