@@ -36,6 +36,12 @@ class Form:
     group: str = ""  # the class row this form was split from (its own name where not split)
     layout: tuple[tuple[str, int, int], ...] = ()  # every field, free or fixed, in pattern order
 
+    @property
+    def unlifted(self) -> bool:
+        """A split group's last row, for the encodings no form of it takes (``_split``): the
+        lifter refuses each one, so the fuzzers draw none."""
+        return self.name.endswith("_unlifted")
+
     def extract(self, word: int) -> dict[str, int]:
         return {n: (word >> lsb) & ((1 << w) - 1) for n, lsb, w in self.layout}
 
