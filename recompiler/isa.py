@@ -348,12 +348,60 @@ _ROWS: list[tuple[str, ...]] = [
     ("SIMD_elem", "simd_elem", "0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
     ("SIMD_scalar_elem", "simd_elem", "01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
     # ---- cryptography extension ----
-    ("AES", "crypto_aes", "01001110 00 10100 001 op:2 10 Rn:5 Rd:5"),
-    ("SHA_3reg", "crypto_sha", "01011110 00 0 Rm:5 0 opcode:3 00 Rn:5 Rd:5"),
-    ("SHA_2reg", "crypto_sha", "01011110 00 10100 opcode:5 10 Rn:5 Rd:5"),
-    ("SHA512_3reg", "crypto_sha512", "11001110011 Rm:5 1000 opcode:2 Rn:5 Rd:5"),
+    *_split(
+        "AES",
+        "crypto_aes",
+        [
+            ("AESE", "01001110 00 10100 001 op=00 10 Rn:5 Rd:5"),
+            ("AESD", "01001110 00 10100 001 op=01 10 Rn:5 Rd:5"),
+            ("AESMC", "01001110 00 10100 001 op=10 10 Rn:5 Rd:5"),
+            ("AESIMC", "01001110 00 10100 001 op=11 10 Rn:5 Rd:5"),
+        ],
+    ),
+    *_split(
+        "SHA_3reg",
+        "crypto_sha",
+        [
+            ("SHA1C", "01011110 00 0 Rm:5 0 opcode=000 00 Rn:5 Rd:5"),
+            ("SHA1P", "01011110 00 0 Rm:5 0 opcode=001 00 Rn:5 Rd:5"),
+            ("SHA1M", "01011110 00 0 Rm:5 0 opcode=010 00 Rn:5 Rd:5"),
+            ("SHA1SU0", "01011110 00 0 Rm:5 0 opcode=011 00 Rn:5 Rd:5"),
+            ("SHA256H", "01011110 00 0 Rm:5 0 opcode=100 00 Rn:5 Rd:5"),
+            ("SHA256H2", "01011110 00 0 Rm:5 0 opcode=101 00 Rn:5 Rd:5"),
+            ("SHA256SU1", "01011110 00 0 Rm:5 0 opcode=110 00 Rn:5 Rd:5"),
+        ],
+        rest="01011110 00 0 Rm:5 0 opcode:3 00 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SHA_2reg",
+        "crypto_sha",
+        [
+            ("SHA1H", "01011110 00 10100 opcode=00000 10 Rn:5 Rd:5"),
+            ("SHA1SU1", "01011110 00 10100 opcode=00001 10 Rn:5 Rd:5"),
+            ("SHA256SU0", "01011110 00 10100 opcode=00010 10 Rn:5 Rd:5"),
+        ],
+        rest="01011110 00 10100 opcode:5 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SHA512_3reg",
+        "crypto_sha512",
+        [
+            ("SHA512H", "11001110011 Rm:5 1000 opcode=00 Rn:5 Rd:5"),
+            ("SHA512H2", "11001110011 Rm:5 1000 opcode=01 Rn:5 Rd:5"),
+            ("SHA512SU1", "11001110011 Rm:5 1000 opcode=10 Rn:5 Rd:5"),
+            ("RAX1", "11001110011 Rm:5 1000 opcode=11 Rn:5 Rd:5"),
+        ],
+    ),
     ("SHA512SU0", "crypto_sha512", "11001110110000001000 00 Rn:5 Rd:5"),
-    ("SHA3_4reg", "crypto_sha3", "110011100 op:2 Rm:5 0 Ra:5 Rn:5 Rd:5"),
+    *_split(
+        "SHA3_4reg",
+        "crypto_sha3",
+        [
+            ("EOR3", "110011100 op=00 Rm:5 0 Ra:5 Rn:5 Rd:5"),
+            ("BCAX", "110011100 op=01 Rm:5 0 Ra:5 Rn:5 Rd:5"),
+        ],
+        rest="110011100 op:2 Rm:5 0 Ra:5 Rn:5 Rd:5",
+    ),
     ("XAR", "crypto_sha3", "11001110100 Rm:5 imm6:6 Rn:5 Rd:5"),
     ("FP_FIX_CONV", "fp_fixcvt", "sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5"),
 ]

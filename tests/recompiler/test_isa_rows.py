@@ -57,6 +57,9 @@ MNEMONICS: dict[str, set[str]] = {
     "FCVT_to_double": {"fcvt"},
     **{n: {n.lower()} for n in ("FABS", "FNEG", "FSQRT", "FRINTN", "FRINTP", "FRINTM", "FRINTZ", "FRINTA", "FRINTX", "FRINTI")},
     **{n: {n.lower()} for n in ("TBL", "TBX", "UZP1", "TRN1", "ZIP1", "UZP2", "TRN2", "ZIP2")},
+    **{n: {n.lower()} for n in ("AESE", "AESD", "AESMC", "AESIMC", "SHA1C", "SHA1P", "SHA1M", "SHA1SU0", "SHA256H")},
+    **{n: {n.lower()} for n in ("SHA256H2", "SHA256SU1", "SHA1H", "SHA1SU1", "SHA256SU0", "SHA512H", "SHA512H2")},
+    **{n: {n.lower()} for n in ("SHA512SU1", "RAX1", "EOR3", "BCAX")},
 }
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}
