@@ -8,13 +8,14 @@ and never drawn by the fuzzers).  One row per form, as the Arm ARM's instruction
 them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
 (``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
 (``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
-fields, all read the same row.  Rows that still cover several forms (``group`` = their name) are
-the part of issue 33 not yet split; the forms split from one such row keep its name as their
-``group`` (the analysis matches some patterns by group).  An encoding no row takes (an
-unallocated one of a split group) is not decoded: the lifter refuses it as it refused it before.  The decoder (``recompiler/decode.py``), the
-lifter (``recompiler/lift/``) and the differential fuzzer (``tests/recompiler/test_unicorn.py``)
-all read this table, so a form is added in one place.  Rows are matched in order: put a
-specific form before a general one that overlaps it.
+fields, all read the same row.  Rows that still cover several forms (their ``group`` is their
+own name) are the part of issue 33 not yet split; the forms split from one such row keep its name
+as their ``group`` (the analysis matches some patterns by group), and the row itself stays last
+as ``<group>_unlifted`` where its forms leave encodings (unallocated, or a later extension's
+instruction the lifter does not implement): they decode and are refused as before the split, so
+the analysis, which reads what decodes, is unchanged.  A form is added in one place.  Rows are
+matched in order: put a specific form before a general one that overlaps it.
+``tests/recompiler/lift_snapshot.py`` checks that a change to the table keeps the lifted C.
 
 Facts come from the Arm Architecture Reference Manual's A64 encoding index.
 """
