@@ -25,6 +25,11 @@ class Insn:
     def name(self) -> str:
         return self.form.name if self.form else "UNKNOWN"
 
+    @property
+    def group(self) -> str:
+        """The class row of ``isa.py`` the form was split from (``Form.group``)."""
+        return self.form.group if self.form else "UNKNOWN"
+
 
 def _buckets() -> list[list[Form]]:
     # Bucket by bits 28:25 (the top-level op0 of the A64 encoding index): a form belongs to

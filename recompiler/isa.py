@@ -2,10 +2,20 @@
 
 Each row names an instruction form, the class it belongs to (the unit the Unicorn differential
 test counts), and its bit pattern, most significant bit first: ``0``/``1`` are fixed bits,
-``x`` a don't-care bit, ``name:width`` a field.  The decoder (``recompiler/decode.py``), the
-lifter (``recompiler/lift/``) and the differential fuzzer (``tests/recompiler/test_unicorn.py``)
-all read this table, so a form is added in one place.  Rows are matched in order: put a
-specific form before a general one that overlaps it.
+``x`` a don't-care bit, ``name:width`` a field, ``name=bits`` a field whose value the form fixes
+(decoded like a field, so a handler shared by sibling forms reads it, but matched like fixed bits
+and never drawn by the fuzzers).  One row per form, as the Arm ARM's instruction pages name
+them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
+(``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
+(``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
+fields, all read the same row.  Rows that still cover several forms (their ``group`` is their
+own name) are the part of issue 33 not yet split; the forms split from one such row keep its name
+as their ``group`` (the analysis matches some patterns by group), and the row itself stays last
+as ``<group>_unlifted`` where its forms leave encodings (unallocated, or a later extension's
+instruction the lifter does not implement): they decode and are refused as before the split, so
+the analysis, which reads what decodes, is unchanged.  A form is added in one place.  Rows are
+matched in order: put a specific form before a general one that overlaps it.
+``tests/recompiler/lift_snapshot.py`` checks that a change to the table keeps the lifted C.
 
 Facts come from the Arm Architecture Reference Manual's A64 encoding index.
 """
@@ -22,29 +32,52 @@ class Form:
     pattern: str
     mask: int = 0
     value: int = 0
-    fields: tuple[tuple[str, int, int], ...] = ()  # (name, lsb, width)
+    fields: tuple[tuple[str, int, int], ...] = ()  # (name, lsb, width): the free fields
+    fixed: tuple[tuple[str, int, int], ...] = ()  # fields whose value the form fixes (``name=bits``)
+    group: str = ""  # the class row this form was split from (its own name where not split)
+    layout: tuple[tuple[str, int, int], ...] = ()  # every field, free or fixed, in pattern order
+
+    @property
+    def unlifted(self) -> bool:
+        """A split group's last row, for the encodings no form of it takes (``_split``): the
+        lifter refuses each one, so the fuzzers draw none."""
+        return self.name.endswith("_unlifted")
 
     def extract(self, word: int) -> dict[str, int]:
-        return {n: (word >> lsb) & ((1 << w) - 1) for n, lsb, w in self.fields}
+        return {n: (word >> lsb) & ((1 << w) - 1) for n, lsb, w in self.layout}
 
     def encode(self, **vals: int) -> int:
-        """Word with this form's fixed bits and the given field values (tests, fuzzer)."""
+        """Word with this form's fixed bits and the given values of its free fields (tests,
+        fuzzers: a value given for a fixed field is ignored, so every word drawn is the form's)."""
         w = self.value
         for n, lsb, wid in self.fields:
             w |= (vals.get(n, 0) & ((1 << wid) - 1)) << lsb
         return w
 
 
-def _compile(name: str, cls: str, pattern: str) -> Form:
+def _compile(name: str, cls: str, pattern: str, group: str = "") -> Form:
     bits = 32
     mask = value = 0
     fields = []
+    fixed = []
+    layout = []
     for tok in pattern.split():
-        if ":" in tok:
+        if "=" in tok:
+            fname, v = tok.split("=")
+            width = len(v)
+            bits -= width
+            if width == 0 or set(v) - {"0", "1"}:
+                raise ValueError(f"bad fixed field {tok!r} in {name}")
+            mask |= ((1 << width) - 1) << bits
+            value |= int(v, 2) << bits
+            fixed.append((fname, bits, width))
+            layout.append(fixed[-1])
+        elif ":" in tok:
             fname, w = tok.split(":")
             width = int(w)
             bits -= width
             fields.append((fname, bits, width))
+            layout.append(fields[-1])
         else:
             for ch in tok:
                 bits -= 1
@@ -55,17 +88,45 @@ def _compile(name: str, cls: str, pattern: str) -> Form:
                     raise ValueError(f"bad pattern char {ch!r} in {name}")
     if bits != 0:
         raise ValueError(f"pattern of {name} has {32 - bits} bits, not 32")
-    return Form(name, cls, pattern, mask, value, tuple(fields))
+    return Form(name, cls, pattern, mask, value, tuple(fields), tuple(fixed), group or name, tuple(layout))
 
 
-_ROWS: list[tuple[str, str, str]] = [
+def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") -> list[tuple[str, str, str, str]]:
+    """The forms of one former class row: (form, pattern) each, the group named once.  ``rest``:
+    the class row's own pattern, a last row ``<group>_unlifted`` for the encodings no form
+    takes (unallocated, or a later extension's instruction the lifter does not implement:
+    SUBP, PACGA, CSSC's SMAX...), so that they decode, and are refused, as they were before
+    the split (the analysis reads what decodes: where a function ends, which words are code)."""
+    out = [(name, cls, pattern, group) for name, pattern in rows]
+    return out + [(f"{group}_unlifted", cls, rest, group)] if rest else out
+
+
+_ROWS: list[tuple[str, ...]] = [
     # ---- data processing, immediate ----
     ("ADR", "pcrel", "0 immlo:2 10000 immhi:19 Rd:5"),
     ("ADRP", "pcrel", "1 immlo:2 10000 immhi:19 Rd:5"),
     ("ADDSUB_imm", "addsub_imm", "sf:1 op:1 S:1 100010 sh:1 imm12:12 Rn:5 Rd:5"),
     ("LOGIC_imm", "logic_imm", "sf:1 opc:2 100100 N:1 immr:6 imms:6 Rn:5 Rd:5"),
-    ("MOVW", "movewide", "sf:1 opc:2 100101 hw:2 imm16:16 Rd:5"),
-    ("BITFIELD", "bitfield", "sf:1 opc:2 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+    *_split(
+        "MOVW",
+        "movewide",
+        [
+            ("MOVN", "sf:1 opc=00 100101 hw:2 imm16:16 Rd:5"),
+            ("MOVZ", "sf:1 opc=10 100101 hw:2 imm16:16 Rd:5"),
+            ("MOVK", "sf:1 opc=11 100101 hw:2 imm16:16 Rd:5"),
+        ],
+        rest="sf:1 opc:2 100101 hw:2 imm16:16 Rd:5",
+    ),
+    *_split(
+        "BITFIELD",
+        "bitfield",
+        [
+            ("SBFM", "sf:1 opc=00 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+            ("BFM", "sf:1 opc=01 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+            ("UBFM", "sf:1 opc=10 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+        ],
+        rest="sf:1 opc:2 100110 N:1 immr:6 imms:6 Rn:5 Rd:5",
+    ),
     ("EXTR", "extr", "sf:1 00 100111 N:1 0 Rm:5 imms:6 Rn:5 Rd:5"),
     # ---- branches, exceptions, system ----
     ("B", "branch", "0 00101 imm26:26"),
@@ -106,10 +167,66 @@ _ROWS: list[tuple[str, str, str]] = [
     ("ADC", "addsub_carry", "sf:1 op:1 S:1 11010000 Rm:5 000000 Rn:5 Rd:5"),
     ("CCMP_reg", "condcmp", "sf:1 op:1 1 11010010 Rm:5 cond:4 0 0 Rn:5 0 nzcv:4"),
     ("CCMP_imm", "condcmp", "sf:1 op:1 1 11010010 imm5:5 cond:4 1 0 Rn:5 0 nzcv:4"),
-    ("CSEL", "condsel", "sf:1 op:1 0 11010100 Rm:5 cond:4 0 o2:1 Rn:5 Rd:5"),
-    ("DP3", "mul", "sf:1 00 11011 op31:3 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
-    ("DP2", "dp2", "sf:1 0 0 11010110 Rm:5 opcode:6 Rn:5 Rd:5"),
-    ("DP1", "dp1", "sf:1 1 0 11010110 00000 opcode:6 Rn:5 Rd:5"),
+    *_split(
+        "CSEL",
+        "condsel",
+        [
+            ("CSEL", "sf:1 op=0 0 11010100 Rm:5 cond:4 0 o2=0 Rn:5 Rd:5"),
+            ("CSINC", "sf:1 op=0 0 11010100 Rm:5 cond:4 0 o2=1 Rn:5 Rd:5"),
+            ("CSINV", "sf:1 op=1 0 11010100 Rm:5 cond:4 0 o2=0 Rn:5 Rd:5"),
+            ("CSNEG", "sf:1 op=1 0 11010100 Rm:5 cond:4 0 o2=1 Rn:5 Rd:5"),
+        ],
+    ),
+    *_split(
+        "DP3",
+        "mul",
+        [
+            ("MADD", "sf:1 00 11011 op31=000 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("MSUB", "sf:1 00 11011 op31=000 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+            ("SMADDL", "sf=1 00 11011 op31=001 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("SMSUBL", "sf=1 00 11011 op31=001 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+            ("SMULH", "sf=1 00 11011 op31=010 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("UMADDL", "sf=1 00 11011 op31=101 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("UMSUBL", "sf=1 00 11011 op31=101 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+            ("UMULH", "sf=1 00 11011 op31=110 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+        ],
+        rest="sf:1 00 11011 op31:3 Rm:5 o0:1 Ra:5 Rn:5 Rd:5",
+    ),
+    *_split(
+        "DP2",
+        "dp2",
+        [
+            ("UDIV", "sf:1 0 0 11010110 Rm:5 opcode=000010 Rn:5 Rd:5"),
+            ("SDIV", "sf:1 0 0 11010110 Rm:5 opcode=000011 Rn:5 Rd:5"),
+            ("LSLV", "sf:1 0 0 11010110 Rm:5 opcode=001000 Rn:5 Rd:5"),
+            ("LSRV", "sf:1 0 0 11010110 Rm:5 opcode=001001 Rn:5 Rd:5"),
+            ("ASRV", "sf:1 0 0 11010110 Rm:5 opcode=001010 Rn:5 Rd:5"),
+            ("RORV", "sf:1 0 0 11010110 Rm:5 opcode=001011 Rn:5 Rd:5"),
+            ("CRC32B", "sf=0 0 0 11010110 Rm:5 opcode=010000 Rn:5 Rd:5"),
+            ("CRC32H", "sf=0 0 0 11010110 Rm:5 opcode=010001 Rn:5 Rd:5"),
+            ("CRC32W", "sf=0 0 0 11010110 Rm:5 opcode=010010 Rn:5 Rd:5"),
+            ("CRC32X", "sf=1 0 0 11010110 Rm:5 opcode=010011 Rn:5 Rd:5"),
+            ("CRC32CB", "sf=0 0 0 11010110 Rm:5 opcode=010100 Rn:5 Rd:5"),
+            ("CRC32CH", "sf=0 0 0 11010110 Rm:5 opcode=010101 Rn:5 Rd:5"),
+            ("CRC32CW", "sf=0 0 0 11010110 Rm:5 opcode=010110 Rn:5 Rd:5"),
+            ("CRC32CX", "sf=1 0 0 11010110 Rm:5 opcode=010111 Rn:5 Rd:5"),
+        ],
+        rest="sf:1 0 0 11010110 Rm:5 opcode:6 Rn:5 Rd:5",
+    ),
+    *_split(
+        "DP1",
+        "dp1",
+        [
+            ("RBIT", "sf:1 1 0 11010110 00000 opcode=000000 Rn:5 Rd:5"),
+            ("REV16", "sf:1 1 0 11010110 00000 opcode=000001 Rn:5 Rd:5"),
+            ("REV_w", "sf=0 1 0 11010110 00000 opcode=000010 Rn:5 Rd:5"),  # REV Wd
+            ("REV32", "sf=1 1 0 11010110 00000 opcode=000010 Rn:5 Rd:5"),
+            ("REV_x", "sf=1 1 0 11010110 00000 opcode=000011 Rn:5 Rd:5"),  # REV Xd
+            ("CLZ", "sf:1 1 0 11010110 00000 opcode=000100 Rn:5 Rd:5"),
+            ("CLS", "sf:1 1 0 11010110 00000 opcode=000101 Rn:5 Rd:5"),
+        ],
+        rest="sf:1 1 0 11010110 00000 opcode:6 Rn:5 Rd:5",
+    ),
     # ---- FP gaps (lift/fp_round.py, fp_half.py): before the general FP rows they overlap ----
     ("FP_RINT_N", "fp_round", "0 0 0 11110 0 sz:1 1 0100 op:2 10000 Rn:5 Rd:5"),  # FRINT32Z/32X/64Z/64X
     ("FJCVTZS", "fp_round", "0 0 0 11110 01 1 11 110 000000 Rn:5 Rd:5"),
@@ -127,13 +244,49 @@ _ROWS: list[tuple[str, str, str]] = [
     ("FP_DP3_H", "fp_half", "0 0 0 11111 11 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
     # ---- scalar floating point ----
     ("FP_INT", "fp_cvt", "sf:1 0 0 11110 ftype:2 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
-    ("FP_DP1", "fp_arith", "0 0 0 11110 ftype:2 1 opcode:6 10000 Rn:5 Rd:5"),
+    *_split(
+        "FP_DP1",
+        "fp_arith",
+        [
+            ("FMOV_reg", "0 0 0 11110 ftype:2 1 opcode=000000 10000 Rn:5 Rd:5"),
+            ("FABS", "0 0 0 11110 ftype:2 1 opcode=000001 10000 Rn:5 Rd:5"),
+            ("FNEG", "0 0 0 11110 ftype:2 1 opcode=000010 10000 Rn:5 Rd:5"),
+            ("FSQRT", "0 0 0 11110 ftype:2 1 opcode=000011 10000 Rn:5 Rd:5"),
+            ("FCVT_to_single", "0 0 0 11110 ftype:2 1 opcode=000100 10000 Rn:5 Rd:5"),
+            ("FCVT_to_double", "0 0 0 11110 ftype:2 1 opcode=000101 10000 Rn:5 Rd:5"),
+            ("FRINTN", "0 0 0 11110 ftype:2 1 opcode=001000 10000 Rn:5 Rd:5"),
+            ("FRINTP", "0 0 0 11110 ftype:2 1 opcode=001001 10000 Rn:5 Rd:5"),
+            ("FRINTM", "0 0 0 11110 ftype:2 1 opcode=001010 10000 Rn:5 Rd:5"),
+            ("FRINTZ", "0 0 0 11110 ftype:2 1 opcode=001011 10000 Rn:5 Rd:5"),
+            ("FRINTA", "0 0 0 11110 ftype:2 1 opcode=001100 10000 Rn:5 Rd:5"),
+            ("FRINTX", "0 0 0 11110 ftype:2 1 opcode=001110 10000 Rn:5 Rd:5"),
+            ("FRINTI", "0 0 0 11110 ftype:2 1 opcode=001111 10000 Rn:5 Rd:5"),
+        ],
+        rest="0 0 0 11110 ftype:2 1 opcode:6 10000 Rn:5 Rd:5",
+    ),
     ("FP_CMP", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc:5"),
     ("FMOV_imm", "fp_mov", "0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5"),
     ("FP_CCMP", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
-    ("FP_DP2", "fp_arith", "0 0 0 11110 ftype:2 1 Rm:5 opcode:4 10 Rn:5 Rd:5"),
+    *_split(
+        "FP_DP2",
+        "fp_arith",
+        [
+            (name, f"0 0 0 11110 ftype:2 1 Rm:5 opcode={op:04b} 10 Rn:5 Rd:5")
+            for op, name in enumerate(("FMUL", "FDIV", "FADD", "FSUB", "FMAX", "FMIN", "FMAXNM", "FMINNM", "FNMUL"))
+        ],
+        rest="0 0 0 11110 ftype:2 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
+    ),
     ("FCSEL", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
-    ("FP_DP3", "fp_arith", "0 0 0 11111 ftype:2 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
+    *_split(
+        "FP_DP3",
+        "fp_arith",
+        [
+            ("FMADD", "0 0 0 11111 ftype:2 o1=0 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("FMSUB", "0 0 0 11111 ftype:2 o1=0 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+            ("FNMADD", "0 0 0 11111 ftype:2 o1=1 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("FNMSUB", "0 0 0 11111 ftype:2 o1=1 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+        ],
+    ),
     # ---- advanced SIMD (the subset compiled C and glibc use) ----
     # ---- FP gaps (lift/fp_recip.py, fp_half.py, fp_round.py, fp_across.py, fp_f16.py): before the
     # rows they overlap ----
@@ -165,8 +318,27 @@ _ROWS: list[tuple[str, str, str]] = [
     ("SIMD_two_reg", "simd_2reg", "0 Q:1 U:1 01110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_across", "simd_across", "0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_ext", "simd_perm", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5"),
-    ("SIMD_tbl", "simd_perm", "0 Q:1 001110 00 0 Rm:5 0 len:2 op:1 00 Rn:5 Rd:5"),
-    ("SIMD_perm", "simd_perm", "0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_tbl",
+        "simd_perm",
+        [
+            ("TBL", "0 Q:1 001110 00 0 Rm:5 0 len:2 op=0 00 Rn:5 Rd:5"),
+            ("TBX", "0 Q:1 001110 00 0 Rm:5 0 len:2 op=1 00 Rn:5 Rd:5"),
+        ],
+    ),
+    *_split(
+        "SIMD_perm",
+        "simd_perm",
+        [
+            ("UZP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=001 10 Rn:5 Rd:5"),
+            ("TRN1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=010 10 Rn:5 Rd:5"),
+            ("ZIP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=011 10 Rn:5 Rd:5"),
+            ("UZP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=101 10 Rn:5 Rd:5"),
+            ("TRN2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=110 10 Rn:5 Rd:5"),
+            ("ZIP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=111 10 Rn:5 Rd:5"),
+        ],
+        rest="0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5",
+    ),
     ("SIMD_scalar_copy", "simd_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5"),
     ("SIMD_scalar_pair", "simd_across", "01 U:1 11110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_three_same", "simd_3same", "01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
@@ -177,15 +349,68 @@ _ROWS: list[tuple[str, str, str]] = [
     ("SIMD_elem", "simd_elem", "0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
     ("SIMD_scalar_elem", "simd_elem", "01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
     # ---- cryptography extension ----
-    ("AES", "crypto_aes", "01001110 00 10100 001 op:2 10 Rn:5 Rd:5"),
-    ("SHA_3reg", "crypto_sha", "01011110 00 0 Rm:5 0 opcode:3 00 Rn:5 Rd:5"),
-    ("SHA_2reg", "crypto_sha", "01011110 00 10100 opcode:5 10 Rn:5 Rd:5"),
-    ("SHA512_3reg", "crypto_sha512", "11001110011 Rm:5 1000 opcode:2 Rn:5 Rd:5"),
+    *_split(
+        "AES",
+        "crypto_aes",
+        [
+            ("AESE", "01001110 00 10100 001 op=00 10 Rn:5 Rd:5"),
+            ("AESD", "01001110 00 10100 001 op=01 10 Rn:5 Rd:5"),
+            ("AESMC", "01001110 00 10100 001 op=10 10 Rn:5 Rd:5"),
+            ("AESIMC", "01001110 00 10100 001 op=11 10 Rn:5 Rd:5"),
+        ],
+    ),
+    *_split(
+        "SHA_3reg",
+        "crypto_sha",
+        [
+            ("SHA1C", "01011110 00 0 Rm:5 0 opcode=000 00 Rn:5 Rd:5"),
+            ("SHA1P", "01011110 00 0 Rm:5 0 opcode=001 00 Rn:5 Rd:5"),
+            ("SHA1M", "01011110 00 0 Rm:5 0 opcode=010 00 Rn:5 Rd:5"),
+            ("SHA1SU0", "01011110 00 0 Rm:5 0 opcode=011 00 Rn:5 Rd:5"),
+            ("SHA256H", "01011110 00 0 Rm:5 0 opcode=100 00 Rn:5 Rd:5"),
+            ("SHA256H2", "01011110 00 0 Rm:5 0 opcode=101 00 Rn:5 Rd:5"),
+            ("SHA256SU1", "01011110 00 0 Rm:5 0 opcode=110 00 Rn:5 Rd:5"),
+        ],
+        rest="01011110 00 0 Rm:5 0 opcode:3 00 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SHA_2reg",
+        "crypto_sha",
+        [
+            ("SHA1H", "01011110 00 10100 opcode=00000 10 Rn:5 Rd:5"),
+            ("SHA1SU1", "01011110 00 10100 opcode=00001 10 Rn:5 Rd:5"),
+            ("SHA256SU0", "01011110 00 10100 opcode=00010 10 Rn:5 Rd:5"),
+        ],
+        rest="01011110 00 10100 opcode:5 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SHA512_3reg",
+        "crypto_sha512",
+        [
+            ("SHA512H", "11001110011 Rm:5 1000 opcode=00 Rn:5 Rd:5"),
+            ("SHA512H2", "11001110011 Rm:5 1000 opcode=01 Rn:5 Rd:5"),
+            ("SHA512SU1", "11001110011 Rm:5 1000 opcode=10 Rn:5 Rd:5"),
+            ("RAX1", "11001110011 Rm:5 1000 opcode=11 Rn:5 Rd:5"),
+        ],
+    ),
     ("SHA512SU0", "crypto_sha512", "11001110110000001000 00 Rn:5 Rd:5"),
-    ("SHA3_4reg", "crypto_sha3", "110011100 op:2 Rm:5 0 Ra:5 Rn:5 Rd:5"),
+    *_split(
+        "SHA3_4reg",
+        "crypto_sha3",
+        [
+            ("EOR3", "110011100 op=00 Rm:5 0 Ra:5 Rn:5 Rd:5"),
+            ("BCAX", "110011100 op=01 Rm:5 0 Ra:5 Rn:5 Rd:5"),
+        ],
+        rest="110011100 op:2 Rm:5 0 Ra:5 Rn:5 Rd:5",
+    ),
     ("XAR", "crypto_sha3", "11001110100 Rm:5 imm6:6 Rn:5 Rd:5"),
     ("FP_FIX_CONV", "fp_fixcvt", "sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5"),
 ]
 
 FORMS: list[Form] = [_compile(*r) for r in _ROWS]
 BY_NAME: dict[str, Form] = {f.name: f for f in FORMS}
+GROUPS: dict[str, list[Form]] = {}  # group -> its forms, in table order
+for _f in FORMS:
+    GROUPS.setdefault(_f.group, []).append(_f)
+if len(BY_NAME) != len(FORMS):
+    raise ValueError("two rows of recompiler/isa.py name the same form")

@@ -31,7 +31,7 @@ def const_before(insn: Callable[[int], Insn | None], reg: int, addr: int, limit:
         if i is None:
             return None
         f = i.f
-        if f.get("Rd") == reg and i.name in (
+        if f.get("Rd") == reg and i.group in (
             "ADRP",
             "ADR",
             "ADDSUB_imm",

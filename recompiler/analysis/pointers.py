@@ -71,12 +71,12 @@ def built_addresses(mem, plan: FunctionPlan) -> dict[int, str]:
             if b is not None:
                 regs[f["Rt"]] = v = int.from_bytes(b, "little")
                 found(v, "rodata")
-        elif n == "MOVW" and f["sf"] and (f["opc"] == 2 or (f["opc"] == 3 and f["Rd"] in regs)):
+        elif i.group == "MOVW" and f["sf"] and (f["opc"] == 2 or (f["opc"] == 3 and f["Rd"] in regs)):
             sh = 16 * f["hw"]
             old = regs.get(f["Rd"], 0) if f["opc"] == 3 else 0
             regs[f["Rd"]] = v = (old & ~(0xFFFF << sh)) | (f["imm16"] << sh)
             nxt = insns[k + 1] if k + 1 < len(insns) else None
-            if not (nxt is not None and nxt.name == "MOVW" and nxt.f["opc"] == 3 and nxt.f["Rd"] == f["Rd"]):
+            if not (nxt is not None and nxt.group == "MOVW" and nxt.f["opc"] == 3 and nxt.f["Rd"] == f["Rd"]):
                 found(v, "movz/movk")  # (a chain is complete at its last movk)
         elif n == "LOGIC_sreg" and f["opc"] == 1 and f["Rn"] == 31 and not f["N"] and f["imm6"] == 0 and f["sf"]:
             if f["Rm"] in regs:

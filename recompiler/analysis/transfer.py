@@ -129,7 +129,7 @@ class Transfer:
     def step(self, st: State, i: Insn) -> None:
         n = i.name
         f = i.f
-        h = getattr(self, "_" + n, None)
+        h = getattr(self, "_" + i.group, None)  # by isa.py group: one method for MOVN/MOVZ/MOVK...
         if h is not None:
             h(st, i, f)
             return

@@ -73,7 +73,7 @@ class WindowSearch:
                 val = ("mask", get(f["Rn"]), (1 << (f["imms"] + 1)) - 1)  # and xD, xN, #(2^k - 1)
             elif n == "LOGIC_sreg" and f["opc"] == 1 and not f["N"] and f["Rn"] == 31 and f["imm6"] == 0:
                 val = get(f["Rm"]) if f["sf"] else ("ext", 2, get(f["Rm"]))  # mov xD, xM / mov wD, wM
-            elif n == "MOVW" and f["opc"] == 2:
+            elif n == "MOVZ":
                 val = ("const", f["imm16"] << (16 * f["hw"]))
             elif n == "LDST_uimm" and not f["V"] and f["opc"] == 1 and f["size"] == 3 and f["Rn"] == 31:
                 val = ("spill", f["imm12"] * 8)  # a table base spilled to the stack frame

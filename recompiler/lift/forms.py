@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from recompiler.decode import Insn
+from recompiler.isa import GROUPS
 from recompiler.lift import (
     control,
     crypto,
@@ -54,13 +55,20 @@ class Row:
     takes: Callable[[Insn], bool] | None = None  # which encodings of the form (None: the rest)
 
 
+def _each(group: str, handler: Handler, takes: Callable[[Insn], bool] | None = None) -> list[Row]:
+    """One row per form of an ``isa.py`` group whose forms share one handler (the handler reads
+    the form's fixed fields, as it read them when one row covered them all); with ``takes``, a
+    row of each form that takes some of its encodings (the rows of one form stay in order)."""
+    return [Row(f.name, handler, takes) for f in GROUPS[group]]
+
+
 ROWS: list[Row] = [
     Row("ADR", integer.h_pcrel),
     Row("ADRP", integer.h_pcrel),
     Row("ADDSUB_imm", integer.h_addsub_imm),
     Row("LOGIC_imm", integer.h_logic_imm),
-    Row("MOVW", integer.h_movw),
-    Row("BITFIELD", integer.h_bitfield),
+    *_each("MOVW", integer.h_movw),
+    *_each("BITFIELD", integer.h_bitfield),
     Row("EXTR", integer.h_extr),
     Row("B", control.h_b),
     Row("BL", control.h_bl),
@@ -100,10 +108,10 @@ ROWS: list[Row] = [
     Row("ADC", integer.h_adc),
     Row("CCMP_reg", integer.h_ccmp),
     Row("CCMP_imm", integer.h_ccmp),
-    Row("CSEL", integer.h_csel),
-    Row("DP3", integer.h_dp3),
-    Row("DP2", integer.h_dp2),
-    Row("DP1", integer.h_dp1),
+    *_each("CSEL", integer.h_csel),
+    *_each("DP3", integer.h_dp3),
+    *_each("DP2", integer.h_dp2),
+    *_each("DP1", integer.h_dp1),
     Row("FP_RINT_N", fp_round.h_frint_n),
     Row("FJCVTZS", fp_round.h_fjcvtzs),
     Row("FCVT_from_half", fp_half.h_fcvt_from_half),
@@ -117,13 +125,13 @@ ROWS: list[Row] = [
     Row("FCSEL_H", fp_f16.h_fcsel_h),
     Row("FP_DP3_H", fp_f16.h_dp3_h),
     Row("FP_INT", fp_simd.h_fp_int),
-    Row("FP_DP1", fp_simd.h_fp_dp1),
+    *_each("FP_DP1", fp_simd.h_fp_dp1),
     Row("FP_CMP", fp_simd.h_fp_cmp),
     Row("FMOV_imm", fp_simd.h_fmov_imm),
     Row("FP_CCMP", fp_simd.h_fp_ccmp),
-    Row("FP_DP2", fp_simd.h_fp_dp2),
+    *_each("FP_DP2", fp_simd.h_fp_dp2),
     Row("FCSEL", fp_simd.h_fcsel),
-    Row("FP_DP3", fp_simd.h_fp_dp3),
+    *_each("FP_DP3", fp_simd.h_fp_dp3),
     Row("SIMD_frint_n", fp_round.h_simd_frint_n),
     Row("SIMD_fcvt_nl", fp_half.h_fcvt_nl),
     Row("SIMD_scalar_fcvtxn", fp_half.h_scalar_fcvtxn),
@@ -162,9 +170,9 @@ ROWS: list[Row] = [
     Row("SIMD_across", fp_simd.h_across),
     Row("SIMD_ext", simd_vec.h_ext, simd_vec.takes_ext),
     Row("SIMD_ext", fp_simd.h_ext),
-    Row("SIMD_tbl", fp_simd.h_tbl),
-    Row("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
-    Row("SIMD_perm", fp_simd.h_perm),
+    *_each("SIMD_tbl", fp_simd.h_tbl),
+    *_each("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
+    *_each("SIMD_perm", fp_simd.h_perm),
     Row("SIMD_scalar_copy", fp_simd.h_scalar_copy),
     Row("SIMD_scalar_pair", fp_simd.h_across),
     Row("SIMD_scalar_three_same", simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
@@ -179,12 +187,12 @@ ROWS: list[Row] = [
     Row("SIMD_elem", fp_simd.h_elem),
     Row("SIMD_scalar_elem", simd_int.h_elem, simd_int.takes_elem),
     Row("SIMD_scalar_elem", fp_simd.h_elem),
-    Row("AES", crypto.h_aes),
-    Row("SHA_3reg", crypto.h_sha3reg),
-    Row("SHA_2reg", crypto.h_sha2reg),
-    Row("SHA512_3reg", crypto.h_sha512),
+    *_each("AES", crypto.h_aes),
+    *_each("SHA_3reg", crypto.h_sha3reg),
+    *_each("SHA_2reg", crypto.h_sha2reg),
+    *_each("SHA512_3reg", crypto.h_sha512),
     Row("SHA512SU0", crypto.h_sha512su0),
-    Row("SHA3_4reg", crypto.h_sha3_4reg),
+    *_each("SHA3_4reg", crypto.h_sha3_4reg),
     Row("XAR", crypto.h_xar),
     Row("FP_FIX_CONV", fp_fixed.h_fp_fix),
 ]

@@ -867,7 +867,7 @@ def draw(cls: str, rng: random.Random, addr: int) -> tuple[list[Insn], Insn] | N
     when the word drawn decodes to another form."""
     if cls == EXCL_PAIR:
         return _draw_excl_pair(rng, addr)
-    form = rng.choice([f for f in FORMS if f.cls == cls and f.name not in SKIPPED_FORMS])
+    form = rng.choice([f for f in FORMS if f.cls == cls and f.name not in SKIPPED_FORMS and not f.unlifted])
     insn = decode(form.encode(**sample_fields(form, rng)), addr)
     if insn.form is not form:
         return None

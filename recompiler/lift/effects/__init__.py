@@ -27,18 +27,25 @@ the trap's effects replace it (``facts``).
 from __future__ import annotations
 
 from recompiler.decode import Insn
+from recompiler.isa import GROUPS
 from recompiler.lift.effects import fp_simd as F, integer as I, memory as M
 from recompiler.lift.effects.base import NONE, Declare, Effects
 
 __all__ = ["EFFECTS", "Effects", "declare"]
+
+
+def _each(group: str, fn: Declare) -> dict[str, Declare]:
+    """The forms of an ``isa.py`` group whose declarations are one function of the fields."""
+    return {f.name: fn for f in GROUPS[group]}
+
 
 EFFECTS: dict[str, Declare] = {
     "ADR": I.pcrel,
     "ADRP": I.pcrel,
     "ADDSUB_imm": I.addsub_imm,
     "LOGIC_imm": I.logic_imm,
-    "MOVW": I.movw,
-    "BITFIELD": I.bitfield,
+    **_each("MOVW", I.movw),
+    **_each("BITFIELD", I.bitfield),
     "EXTR": I.extr,
     "B": lambda i: NONE,
     "BL": I.bl,
@@ -76,10 +83,10 @@ EFFECTS: dict[str, Declare] = {
     "ADC": I.adc,
     "CCMP_reg": I.ccmp_reg,
     "CCMP_imm": I.ccmp_imm,
-    "CSEL": I.csel,
-    "DP3": I.dp3,
-    "DP2": I.rn_rm_rd,
-    "DP1": I.dp1,
+    **_each("CSEL", I.csel),
+    **_each("DP3", I.dp3),
+    **_each("DP2", I.rn_rm_rd),
+    **_each("DP1", I.dp1),
     "FP_RINT_N": F.v1,
     "FJCVTZS": F.fjcvtzs,
     "FCVT_from_half": F.v1,
@@ -93,13 +100,13 @@ EFFECTS: dict[str, Declare] = {
     "FCSEL_H": F.fcsel,
     "FP_DP3_H": F.v3,
     "FP_INT": F.fp_int,
-    "FP_DP1": F.v1,
+    **_each("FP_DP1", F.v1),
     "FP_CMP": F.fp_cmp,
     "FMOV_imm": F.fmov_imm,
     "FP_CCMP": F.fp_ccmp,
-    "FP_DP2": F.v2,
+    **_each("FP_DP2", F.v2),
     "FCSEL": F.fcsel,
-    "FP_DP3": F.v3,
+    **_each("FP_DP3", F.v3),
     "SIMD_frint_n": F.v1,
     "SIMD_fcvt_nl": F.fcvt_nl,
     "SIMD_scalar_fcvtxn": F.v1,
@@ -128,8 +135,8 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_two_reg": F.two_reg,
     "SIMD_across": F.v1,
     "SIMD_ext": F.v2,
-    "SIMD_tbl": F.tbl,
-    "SIMD_perm": F.v2,
+    **_each("SIMD_tbl", F.tbl),
+    **_each("SIMD_perm", F.v2),
     "SIMD_scalar_copy": F.v1,
     "SIMD_scalar_pair": F.v1,
     "SIMD_scalar_three_same": F.scalar_three_same,
@@ -139,12 +146,12 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_dot_elem": F.dot_elem,
     "SIMD_elem": F.elem,
     "SIMD_scalar_elem": F.elem,
-    "AES": F.aes,
-    "SHA_3reg": F.v_acc,
-    "SHA_2reg": F.sha_2reg,
-    "SHA512_3reg": F.sha512_3reg,
+    **_each("AES", F.aes),
+    **_each("SHA_3reg", F.v_acc),
+    **_each("SHA_2reg", F.sha_2reg),
+    **_each("SHA512_3reg", F.sha512_3reg),
     "SHA512SU0": lambda i: F.vec(i, True),
-    "SHA3_4reg": F.sha3_4reg,
+    **_each("SHA3_4reg", F.sha3_4reg),
     "XAR": F.v2,
     "FP_FIX_CONV": F.fp_fix,
 }

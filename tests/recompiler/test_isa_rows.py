@@ -1,0 +1,119 @@
+"""The decoder's per-form rows (``recompiler/isa.py``) against capstone, an oracle we did not write.
+
+A group of ``isa.py`` split into one row per form (``Form.group``) must decode each of its forms'
+encodings to that form and to no other: for random encodings of every split form, capstone's
+mnemonic (the form's own or one of its aliases, as the Arm ARM lists them) must name the same
+instruction, and each encoding must decode back to the form that drew it (its fixed fields hold
+the row's values).  The encodings a split group's class row took but no form row takes (its last row,
+``<group>_unlifted``) are none of the group's forms to capstone (unallocated, or a later
+extension's instruction that the lifter refuses).
+"""
+
+from __future__ import annotations
+
+import random
+
+from recompiler import isa
+from recompiler.decode import decode, disasm
+
+# form -> capstone mnemonics of its encodings (the form's own, then its preferred aliases)
+MNEMONICS: dict[str, set[str]] = {
+    "MOVN": {"movn", "mov"},
+    "MOVZ": {"movz", "mov"},
+    "MOVK": {"movk"},
+    "SBFM": {"sbfm", "asr", "sbfiz", "sbfx", "sxtb", "sxth", "sxtw"},
+    "BFM": {"bfm", "bfi", "bfxil", "bfc"},
+    "UBFM": {"ubfm", "lsl", "lsr", "ubfiz", "ubfx", "uxtb", "uxth"},
+    "CSEL": {"csel"},
+    "CSINC": {"csinc", "cinc", "cset"},
+    "CSINV": {"csinv", "cinv", "csetm"},
+    "CSNEG": {"csneg", "cneg"},
+    "MADD": {"madd", "mul"},
+    "MSUB": {"msub", "mneg"},
+    "SMADDL": {"smaddl", "smull"},
+    "SMSUBL": {"smsubl", "smnegl"},
+    "SMULH": {"smulh"},
+    "UMADDL": {"umaddl", "umull"},
+    "UMSUBL": {"umsubl", "umnegl"},
+    "UMULH": {"umulh"},
+    "UDIV": {"udiv"},
+    "SDIV": {"sdiv"},
+    "LSLV": {"lslv", "lsl"},
+    "LSRV": {"lsrv", "lsr"},
+    "ASRV": {"asrv", "asr"},
+    "RORV": {"rorv", "ror"},
+    **{n: {n.lower()} for n in ("CRC32B", "CRC32H", "CRC32W", "CRC32X", "CRC32CB", "CRC32CH", "CRC32CW", "CRC32CX")},
+    "RBIT": {"rbit"},
+    "REV16": {"rev16"},
+    "REV_w": {"rev"},
+    "REV32": {"rev32"},
+    "REV_x": {"rev", "rev64"},
+    "CLZ": {"clz"},
+    "CLS": {"cls"},
+    **{n: {n.lower()} for n in ("FMUL", "FDIV", "FADD", "FSUB", "FMAX", "FMIN", "FMAXNM", "FMINNM", "FNMUL")},
+    **{n: {n.lower()} for n in ("FMADD", "FMSUB", "FNMADD", "FNMSUB")},
+    "FMOV_reg": {"fmov"},
+    "FCVT_to_single": {"fcvt"},
+    "FCVT_to_double": {"fcvt"},
+    **{n: {n.lower()} for n in ("FABS", "FNEG", "FSQRT", "FRINTN", "FRINTP", "FRINTM", "FRINTZ", "FRINTA", "FRINTX", "FRINTI")},
+    **{n: {n.lower()} for n in ("TBL", "TBX", "UZP1", "TRN1", "ZIP1", "UZP2", "TRN2", "ZIP2")},
+    **{n: {n.lower()} for n in ("AESE", "AESD", "AESMC", "AESIMC", "SHA1C", "SHA1P", "SHA1M", "SHA1SU0", "SHA256H")},
+    **{n: {n.lower()} for n in ("SHA256H2", "SHA256SU1", "SHA1H", "SHA1SU1", "SHA256SU0", "SHA512H", "SHA512H2")},
+    **{n: {n.lower()} for n in ("SHA512SU1", "RAX1", "EOR3", "BCAX")},
+}
+
+ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}
+SPLIT = {g: fs for g, fs in isa.GROUPS.items() if len(fs) > 1 or fs[0].name != g}
+
+
+def _forms(fs: list[isa.Form]) -> list[isa.Form]:
+    return [f for f in fs if not f.unlifted]
+
+
+def test_split_groups_are_named_and_checked():
+    # every form of a split group has its mnemonics listed here, and nothing else is listed; an
+    # ``_unlifted`` row is its group's last
+    assert {f.name for fs in SPLIT.values() for f in _forms(fs)} == set(MNEMONICS)
+    assert {"MOVW", "BITFIELD", "CSEL", "DP1", "DP2", "DP3", "FP_DP1", "FP_DP2", "FP_DP3", "SIMD_tbl", "SIMD_perm"} <= set(SPLIT)
+    assert all(f is fs[-1] for fs in SPLIT.values() for f in fs if f.unlifted)
+
+
+def test_every_split_form_decodes_to_itself_and_capstone_agrees():
+    rnd = random.Random(33)
+    for fs in SPLIT.values():
+        for f in _forms(fs):
+            named = 0
+            for _ in range(200):
+                word = f.encode(**{n: rnd.getrandbits(w) for n, _l, w in f.fields})
+                insn = decode(word, 0x1000)
+                if insn.form is not f:  # only a more specific row before it may take it (half precision)
+                    assert insn.form is not None and ORDER[insn.form.name] < ORDER[f.name], f"{word:#010x} of {f.name}"
+                    continue
+                assert all(insn.f[n] == (f.value >> lsb) & ((1 << w) - 1) for n, lsb, w in f.fixed)
+                text = disasm(word, 0x1000)
+                if text.startswith(".word"):  # unallocated within the form (e.g. FP ftype 10)
+                    continue
+                named += 1
+                assert text.split()[0] in MNEMONICS[f.name], f"{word:#010x} of {f.name}: capstone says {text!r}"
+            assert named >= 40, f"{f.name}: capstone decoded only {named} of 200 encodings"
+
+
+def test_what_a_split_group_leaves_is_none_of_its_forms():
+    # an encoding of a split group's ``_unlifted`` row (the class row: what no form takes) is, to
+    # capstone, unallocated or an instruction of a later extension the lifter never implemented
+    # (SUBP, PACGA, SMAX...): none of the group's forms
+    rnd = random.Random(34)
+    for g, fs in SPLIT.items():
+        rest = fs[-1]
+        if not rest.unlifted:
+            continue
+        ours = {m for f in _forms(fs) for m in MNEMONICS[f.name]}
+        left = 0
+        for _ in range(3000):
+            word = rest.encode(**{n: rnd.getrandbits(w) for n, _l, w in rest.fields})
+            if decode(word, 0x1000).form is not rest:
+                continue
+            left += 1
+            text = disasm(word, 0x1000)
+            assert text.split()[0] not in ours, f"{g}: {word:#010x} ({text!r}) is one of its forms, decoded as {rest.name}"
+        assert left, g
