@@ -264,9 +264,26 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 0 0 11110 ftype:2 1 opcode:6 10000 Rn:5 Rd:5",
     ),
-    ("FP_CMP", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc:5"),
+    *_split(
+        "FP_CMP",
+        "fp_cmp",
+        [
+            ("FCMP", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=00000"),
+            ("FCMP_zero", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=01000"),
+            ("FCMPE", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=10000"),
+            ("FCMPE_zero", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=11000"),
+        ],
+        rest="0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc:5",
+    ),
     ("FMOV_imm", "fp_mov", "0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5"),
-    ("FP_CCMP", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
+    *_split(
+        "FP_CCMP",
+        "fp_cmp",
+        [
+            ("FCCMP", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op=0 nzcv:4"),
+            ("FCCMPE", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op=1 nzcv:4"),
+        ],
+    ),
     *_split(
         "FP_DP2",
         "fp_arith",

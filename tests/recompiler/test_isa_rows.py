@@ -60,6 +60,12 @@ MNEMONICS: dict[str, set[str]] = {
     **{n: {n.lower()} for n in ("AESE", "AESD", "AESMC", "AESIMC", "SHA1C", "SHA1P", "SHA1M", "SHA1SU0", "SHA256H")},
     **{n: {n.lower()} for n in ("SHA256H2", "SHA256SU1", "SHA1H", "SHA1SU1", "SHA256SU0", "SHA512H", "SHA512H2")},
     **{n: {n.lower()} for n in ("SHA512SU1", "RAX1", "EOR3", "BCAX")},
+    "FCMP": {"fcmp"},
+    "FCMP_zero": {"fcmp"},
+    "FCMPE": {"fcmpe"},
+    "FCMPE_zero": {"fcmpe"},
+    "FCCMP": {"fccmp"},
+    "FCCMPE": {"fccmpe"},
 }
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}
