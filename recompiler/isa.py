@@ -421,7 +421,17 @@ _ROWS: list[tuple[str, ...]] = [
         rest="110011100 op:2 Rm:5 0 Ra:5 Rn:5 Rd:5",
     ),
     ("XAR", "crypto_sha3", "11001110100 Rm:5 imm6:6 Rn:5 Rd:5"),
-    ("FP_FIX_CONV", "fp_fixcvt", "sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5"),
+    *_split(
+        "FP_FIX_CONV",
+        "fp_fixcvt",
+        [
+            ("FCVTZS_fix", "sf:1 0 0 11110 ftype:2 0 rmode=11 opcode=000 scale:6 Rn:5 Rd:5"),
+            ("FCVTZU_fix", "sf:1 0 0 11110 ftype:2 0 rmode=11 opcode=001 scale:6 Rn:5 Rd:5"),
+            ("SCVTF_fix", "sf:1 0 0 11110 ftype:2 0 rmode=00 opcode=010 scale:6 Rn:5 Rd:5"),
+            ("UCVTF_fix", "sf:1 0 0 11110 ftype:2 0 rmode=00 opcode=011 scale:6 Rn:5 Rd:5"),
+        ],
+        rest="sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5",
+    ),
 ]
 
 FORMS: list[Form] = [_compile(*r) for r in _ROWS]

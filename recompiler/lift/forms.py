@@ -194,7 +194,7 @@ ROWS: list[Row] = [
     Row("SHA512SU0", crypto.h_sha512su0),
     *_each("SHA3_4reg", crypto.h_sha3_4reg),
     Row("XAR", crypto.h_xar),
-    Row("FP_FIX_CONV", fp_fixed.h_fp_fix),
+    *_each("FP_FIX_CONV", fp_fixed.h_fp_fix),
 ]
 
 

@@ -66,6 +66,10 @@ MNEMONICS: dict[str, set[str]] = {
     "FCMPE_zero": {"fcmpe"},
     "FCCMP": {"fccmp"},
     "FCCMPE": {"fccmpe"},
+    "FCVTZS_fix": {"fcvtzs"},
+    "FCVTZU_fix": {"fcvtzu"},
+    "SCVTF_fix": {"scvtf"},
+    "UCVTF_fix": {"ucvtf"},
 }
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}

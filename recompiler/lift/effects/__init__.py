@@ -153,7 +153,7 @@ EFFECTS: dict[str, Declare] = {
     "SHA512SU0": lambda i: F.vec(i, True),
     **_each("SHA3_4reg", F.sha3_4reg),
     "XAR": F.v2,
-    "FP_FIX_CONV": F.fp_fix,
+    **_each("FP_FIX_CONV", F.fp_fix),
 }
 
 
