@@ -243,7 +243,29 @@ _ROWS: list[tuple[str, ...]] = [
     ("FCSEL_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
     ("FP_DP3_H", "fp_half", "0 0 0 11111 11 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
     # ---- scalar floating point ----
-    ("FP_INT", "fp_cvt", "sf:1 0 0 11110 ftype:2 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
+    *_split(
+        "FP_INT",
+        "fp_cvt",
+        [
+            ("FCVTNS", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTNU", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=001 000000 Rn:5 Rd:5"),
+            ("SCVTF_int", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=010 000000 Rn:5 Rd:5"),
+            ("UCVTF_int", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=011 000000 Rn:5 Rd:5"),
+            ("FCVTAS", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=100 000000 Rn:5 Rd:5"),
+            ("FCVTAU", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=101 000000 Rn:5 Rd:5"),
+            ("FMOV_to_gpr", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=110 000000 Rn:5 Rd:5"),
+            ("FMOV_from_gpr", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=111 000000 Rn:5 Rd:5"),
+            ("FMOV_to_gpr_top", "sf=1 0 0 11110 ftype=10 1 rmode=01 opcode=110 000000 Rn:5 Rd:5"),  # FMOV Xd, Vn.D[1]
+            ("FMOV_from_gpr_top", "sf=1 0 0 11110 ftype=10 1 rmode=01 opcode=111 000000 Rn:5 Rd:5"),  # FMOV Vd.D[1], Xn
+            ("FCVTPS", "sf:1 0 0 11110 ftype:2 1 rmode=01 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTPU", "sf:1 0 0 11110 ftype:2 1 rmode=01 opcode=001 000000 Rn:5 Rd:5"),
+            ("FCVTMS", "sf:1 0 0 11110 ftype:2 1 rmode=10 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTMU", "sf:1 0 0 11110 ftype:2 1 rmode=10 opcode=001 000000 Rn:5 Rd:5"),
+            ("FCVTZS_int", "sf:1 0 0 11110 ftype:2 1 rmode=11 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTZU_int", "sf:1 0 0 11110 ftype:2 1 rmode=11 opcode=001 000000 Rn:5 Rd:5"),
+        ],
+        rest="sf:1 0 0 11110 ftype:2 1 rmode:2 opcode:3 000000 Rn:5 Rd:5",
+    ),
     *_split(
         "FP_DP1",
         "fp_arith",

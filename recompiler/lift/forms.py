@@ -124,7 +124,7 @@ ROWS: list[Row] = [
     Row("FP_DP2_H", fp_f16.h_dp2_h),
     Row("FCSEL_H", fp_f16.h_fcsel_h),
     Row("FP_DP3_H", fp_f16.h_dp3_h),
-    Row("FP_INT", fp_simd.h_fp_int),
+    *_each("FP_INT", fp_simd.h_fp_int),
     *_each("FP_DP1", fp_simd.h_fp_dp1),
     *_each("FP_CMP", fp_simd.h_fp_cmp),
     Row("FMOV_imm", fp_simd.h_fmov_imm),

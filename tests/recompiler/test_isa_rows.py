@@ -70,6 +70,15 @@ MNEMONICS: dict[str, set[str]] = {
     "FCVTZU_fix": {"fcvtzu"},
     "SCVTF_fix": {"scvtf"},
     "UCVTF_fix": {"ucvtf"},
+    **{n: {n.lower()} for n in ("FCVTNS", "FCVTNU", "FCVTAS", "FCVTAU", "FCVTPS", "FCVTPU", "FCVTMS", "FCVTMU")},
+    "SCVTF_int": {"scvtf"},
+    "UCVTF_int": {"ucvtf"},
+    "FCVTZS_int": {"fcvtzs"},
+    "FCVTZU_int": {"fcvtzu"},
+    "FMOV_to_gpr": {"fmov"},
+    "FMOV_from_gpr": {"fmov"},
+    "FMOV_to_gpr_top": {"fmov"},
+    "FMOV_from_gpr_top": {"fmov"},
 }
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}

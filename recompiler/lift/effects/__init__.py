@@ -99,7 +99,7 @@ EFFECTS: dict[str, Declare] = {
     "FP_DP2_H": F.v2,
     "FCSEL_H": F.fcsel,
     "FP_DP3_H": F.v3,
-    "FP_INT": F.fp_int,
+    **_each("FP_INT", F.fp_int),
     **_each("FP_DP1", F.v1),
     **_each("FP_CMP", F.fp_cmp),
     "FMOV_imm": F.fmov_imm,
