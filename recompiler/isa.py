@@ -345,7 +345,19 @@ _ROWS: list[tuple[str, ...]] = [
     ("SIMD_shift_ins", "simd_shift_ins", "0 Q:1 1 011110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
     ("SIMD_scalar_shift_ins", "simd_shift_ins", "01 1 111110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
     ("SIMD_shift_imm", "simd_shift", "0 Q:1 U:1 011110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
-    ("SIMD_copy", "simd_copy", "0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_copy",
+        "simd_copy",
+        [
+            ("DUP_elem", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0000 1 Rn:5 Rd:5"),
+            ("DUP_gen", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0001 1 Rn:5 Rd:5"),
+            ("INS_gen", "0 Q=1 op=0 01110000 imm5:5 0 imm4=0011 1 Rn:5 Rd:5"),
+            ("SMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0101 1 Rn:5 Rd:5"),
+            ("UMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0111 1 Rn:5 Rd:5"),
+            ("INS_elem", "0 Q=1 op=1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
+        ],
+        rest="0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5",
+    ),
     ("SIMD_dot", "simd_dot", "0 Q:1 U:1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),  # SDOT/UDOT (vector)
     ("SIMD_rdm", "simd_rdm", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),  # SQRDMLAH/SQRDMLSH
     ("SIMD_scalar_rdm", "simd_rdm", "01 1 11110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),

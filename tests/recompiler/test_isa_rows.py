@@ -79,6 +79,12 @@ MNEMONICS: dict[str, set[str]] = {
     "FMOV_from_gpr": {"fmov"},
     "FMOV_to_gpr_top": {"fmov"},
     "FMOV_from_gpr_top": {"fmov"},
+    "DUP_elem": {"dup"},
+    "DUP_gen": {"dup"},
+    "INS_gen": {"ins", "mov"},
+    "SMOV": {"smov"},
+    "UMOV": {"umov", "mov"},
+    "INS_elem": {"ins", "mov"},
 }
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}

@@ -123,7 +123,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_shift_ins": F.shift_ins,
     "SIMD_scalar_shift_ins": F.shift_ins,
     "SIMD_shift_imm": F.shift_imm,
-    "SIMD_copy": F.copy,
+    **_each("SIMD_copy", F.copy),
     "SIMD_dot": F.v_acc,
     "SIMD_rdm": F.v_acc,
     "SIMD_scalar_rdm": F.v_acc,
