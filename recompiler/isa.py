@@ -40,7 +40,8 @@ class Form:
     @property
     def unlifted(self) -> bool:
         """A split group's last row, for the encodings no form of it takes (``_split``): the
-        lifter refuses each one, so the fuzzers draw none."""
+        lifter refuses them (but the few unallocated ones a group's handler took before the
+        split, which it still lifts as before: see ``_split``), so the fuzzers draw none."""
         return self.name.endswith("_unlifted")
 
     def extract(self, word: int) -> dict[str, int]:
@@ -96,7 +97,10 @@ def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") ->
     the class row's own pattern, a last row ``<group>_unlifted`` for the encodings no form
     takes (unallocated, or a later extension's instruction the lifter does not implement:
     SUBP, PACGA, CSSC's SMAX...), so that they decode, and are refused, as they were before
-    the split (the analysis reads what decodes: where a function ends, which words are code)."""
+    the split (the analysis reads what decodes: where a function ends, which words are code).
+    The row shares its group's handler, so the lifted C stays the same even where that handler
+    took unallocated encodings (FP_CMP with opc<2:0> != 0, FMOV Wd/Vn.D[1] with sf = 0, INS
+    (general) with Q = 0, all ``.word`` to capstone): refusing those is a separate fix."""
     out = [(name, cls, pattern, group) for name, pattern in rows]
     return out + [(f"{group}_unlifted", cls, rest, group)] if rest else out
 
