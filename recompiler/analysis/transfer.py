@@ -138,9 +138,9 @@ class Transfer:
                 st.regs[r] = ("def", i.addr, r)
             st.flags = None
             return
-        if n in _FLAG_SETTERS:
+        if i.group in _FLAG_SETTERS:  # by isa.py group: FCMP/FCMPE/FCCMP... set NZCV
             st.flags = None
-        if n in _FP_TO_GPR:
+        if i.group in _FP_TO_GPR:  # by isa.py group, as the forms split from FP_INT/FP_FIX_CONV
             self._def(st, i, f.get("Rd", f.get("Rt")))
             return
         cls = i.form.cls if i.form else ""

@@ -85,7 +85,7 @@ def test_lifted_c_reads_only_the_declared_registers_heavy(cls, tmp_path):
         ("MOVK", lambda e, i: dataclasses.replace(e, reads=0, kills=e.writes)),  # MOVK keeps Rd's other bits
         ("CSEL", lambda e, i: dataclasses.replace(e, flags_read=False)),
         ("LDST_uimm", lambda e, i: dataclasses.replace(e, memory=Mem.NONE)),
-        ("SIMD_copy", lambda e, i: dataclasses.replace(e, writes=0, kills=0)),
+        ("UMOV", lambda e, i: dataclasses.replace(e, writes=0, kills=0)),
     ],
 )
 def test_the_oracle_finds_a_wrong_declaration(form, wrong, monkeypatch):

@@ -99,11 +99,11 @@ EFFECTS: dict[str, Declare] = {
     "FP_DP2_H": F.v2,
     "FCSEL_H": F.fcsel,
     "FP_DP3_H": F.v3,
-    "FP_INT": F.fp_int,
+    **_each("FP_INT", F.fp_int),
     **_each("FP_DP1", F.v1),
-    "FP_CMP": F.fp_cmp,
+    **_each("FP_CMP", F.fp_cmp),
     "FMOV_imm": F.fmov_imm,
-    "FP_CCMP": F.fp_ccmp,
+    **_each("FP_CCMP", F.fp_ccmp),
     **_each("FP_DP2", F.v2),
     "FCSEL": F.fcsel,
     **_each("FP_DP3", F.v3),
@@ -123,7 +123,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_shift_ins": F.shift_ins,
     "SIMD_scalar_shift_ins": F.shift_ins,
     "SIMD_shift_imm": F.shift_imm,
-    "SIMD_copy": F.copy,
+    **_each("SIMD_copy", F.copy),
     "SIMD_dot": F.v_acc,
     "SIMD_rdm": F.v_acc,
     "SIMD_scalar_rdm": F.v_acc,
@@ -153,7 +153,7 @@ EFFECTS: dict[str, Declare] = {
     "SHA512SU0": lambda i: F.vec(i, True),
     **_each("SHA3_4reg", F.sha3_4reg),
     "XAR": F.v2,
-    "FP_FIX_CONV": F.fp_fix,
+    **_each("FP_FIX_CONV", F.fp_fix),
 }
 
 
