@@ -372,3 +372,21 @@ OPS.update(
         )
     }
 )
+
+# --- sub-word generic memory (lowered by ``lower/memory.py``'s ``generic_sub``) ----------------
+# - ``GenericLoadSub`` (addr, window): the ``bytes`` (1, 2) at a generic address (the shared
+#   window at ``window`` or global memory, as ``GenericLoad``), zero- or (``signed``) sign-
+#   extended to 32 bits (LD.U8/.S8/.U16/.S16).
+# - ``GenericStoreSub`` (addr, window, value): the low ``bytes`` of ``value`` there; the other
+#   bytes of the containing word are left as they are, also when neighbouring lanes store to
+#   them at the same time (an atomic read-modify-write of the word).
+# The address is naturally aligned (its low bits below the access size are ignored).
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("GenericLoadSub", U32, (U64, U64), ("bytes", "signed", "inst")),
+            OpDef("GenericStoreSub", None, (U64, U64, U32), ("bytes", "inst")),
+        )
+    }
+)

@@ -37,6 +37,8 @@ ATOMIC_OPS: dict[int, str | tuple[str, str]] = {
 }
 FLOAT_ATOMIC_OPS = {0: "FAdd", 1: "FMin", 2: "FMax"}  # .F32.FTZ.RN
 GENERIC_STORES = {1: "GenericStore32", 2: "GenericStore64", 4: "GenericStore128"}
+# the size field's sub-word values (both ISAs: .U8 .S8 .U16 .S16) -> (bytes, signed)
+SUB_WORD = {0: (1, False), 1: (1, True), 2: (2, False), 3: (2, True)}
 
 
 # --- the IR of memory and warp instructions (both ISA parts build it) ------------------------
@@ -112,6 +114,24 @@ def generic_ir(b: Block, inst: Inst, addr: Value, window: Value, n: int, load: b
         return
     vals = [b.get_reg(reg + k) if reg != 255 else b.const_u32(0) for k in range(n)]
     b.emit(GENERIC_STORES[n], addr, window, *vals, inst=inst)
+
+
+def generic_sized_ir(b: Block, inst: Inst, addr: Value, window: Value, size: int, load: bool, reg: int) -> None:
+    """LD/ST at a generic address of the size field ``size``: whole words (``generic_ir``) or a
+    sub-word byte / half, zero- or sign-extended by a load (``GenericLoadSub``/
+    ``GenericStoreSub``); the low register only (RZ: load discarded, zero stored)."""
+    sub = SUB_WORD.get(size)
+    if sub is None:
+        generic_ir(b, inst, addr, window, words(inst, size=size), load, reg)
+        return
+    nbytes, signed = sub
+    if load:
+        v = b.emit("GenericLoadSub", addr, window, bytes=nbytes, signed=signed, inst=inst)
+        if reg != 255:
+            b.set_reg(reg, v)
+        return
+    val = b.get_reg(reg) if reg != 255 else b.const_u32(0)
+    b.emit("GenericStoreSub", addr, window, val, bytes=nbytes, inst=inst)
 
 
 def shfl_ir(b: Block, inst: Inst, pred: str) -> None:
@@ -285,6 +305,53 @@ class MemoryWarp(LowerBase):
             self.do("OpBranch", merge)
         self.put_label(merge)
         return res
+
+    def generic_sub(
+        self, inst: Inst, addr: int, window: int, nbytes: int, signed: bool, value: int | None, window_size: int = 1 << 24
+    ) -> int | None:
+        """A load (``value`` None: the byte / half zero- or sign-extended) or store of ``nbytes``
+        (1, 2) at a generic address, shared window or global memory as ``generic_access``.  The
+        access works on its containing 32-bit word (the buffers are arrays of words; 8/16-bit
+        storage capabilities are not required); the address is taken as naturally aligned (the
+        hardware requires it), its low bits below the access size ignored.  A store is a
+        compare-exchange loop on that word replacing only its bytes: a plain load-modify-store
+        would lose a neighbouring lane's concurrent store to the other bytes of the same word
+        (CUDA guarantees both land: distinct bytes are distinct locations), and an atomic
+        AND-then-OR pair would let two lanes storing the same byte leave the OR of both values
+        instead of one of them."""
+        u32, u64, c, E = self.u32, self.u64, self.c, self.m.E
+        bits = 8 * nbytes
+        rel = self.op("OpISub", u64, addr, window)
+        shared = self.op("OpULessThan", self.bool, rel, self.c64(window_size))
+        res = self.var(f"gs{inst.addr}", self.fn_u32) if value is None else None
+        then, other, merge = self.label(), self.label(), self.label()
+        self.do("OpSelectionMerge", merge, 0)
+        self.do("OpBranchConditional", shared, then, other)
+        for lab, sh in ((then, True), (other, False)):
+            self.put_label(lab)
+            if sh:
+                lo = self.op("OpUConvert", u32, rel)
+                p = self.shared_word(lo)
+                acc: tuple[int, ...] = ()
+            else:
+                lo = self.op("OpUConvert", u32, addr)
+                p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpBitwiseAnd", u64, addr, self.c64((1 << 64) - 4)))
+                acc = (E("MemoryAccess", "Aligned"), 4)
+            shift = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, lo, c(4 - nbytes)), c(3))
+            if value is None:
+                word = self.op("OpLoad", u32, p, *acc)
+                ext = "OpBitFieldSExtract" if signed else "OpBitFieldUExtract"
+                self.do("OpStore", res, self.op(ext, u32, word, shift, c(bits)))
+            else:
+                keep = self.op("OpNot", u32, self.op("OpShiftLeftLogical", u32, c((1 << bits) - 1), shift))
+                put = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, value, c((1 << bits) - 1)), shift)
+                sc, sm = self._scope(sh)
+                self._atomic_loop(
+                    p, sc, sm, lambda old: self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put)
+                )
+            self.do("OpBranch", merge)
+        self.put_label(merge)
+        return self.op("OpLoad", u32, res) if res is not None else None
 
     def generic_atomic(self, inst: Inst, addr: int, window: int, op: str, b: int) -> int:
         if op in FLOAT_ATOMIC_OPS.values():
