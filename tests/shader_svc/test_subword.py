@@ -2,8 +2,8 @@
 on lavapipe from a hand-written SM53 kernel: loads zero- / sign-extend, and neighbouring lanes
 storing adjacent bytes and halves of one 32-bit word at the same time all land, while the
 bytes past the last lane's keep what the buffer held (a plain read-modify-write of the word
-would lose the neighbours' stores).  The size field's values (.U8 0, .S8 1, .U16 2, .S16 3)
-are nvdisasm's; the kernel's text is checked against nvdisasm by the assembler's tests."""
+would lose the neighbours' stores: checked, this test then fails).  The -G half kernels of
+the CUDA corpus run the local-window path on both ISAs."""
 
 from __future__ import annotations
 
