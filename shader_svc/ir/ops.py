@@ -237,7 +237,9 @@ OPS: dict[str, OpDef] = {
 #   Dec, the float ones) are a compare-exchange loop, still one atomic step.
 # - Generic 64-bit addresses (LD/ST/ATOM): an address in [window, window + 16 MiB) (the second
 #   argument, the shared window's base the driver puts in constant bank 0) is shared memory at
-#   the offset, any other is global memory; the access goes to exactly one of them.
+#   the offset, one in [window - 16 MiB, window) the invocation's local memory at the offset
+#   (atomics there only read: PTX leaves them undefined), any other is global memory; the
+#   access goes to exactly one of them.
 #   ``GenericLoad``: ``words`` consecutive u32 (1, 2, 4) loaded together, read with ``Word``
 #   (its ``index``); ``GenericStore32``/``GenericStore64``/``GenericStore128``: 1, 2, 4 words
 #   stored; ``GenericAtomic32``/``GenericAtomicF32``: ``AtomicGlobal32``/``AtomicGlobalF32``'s
