@@ -237,7 +237,9 @@ OPS: dict[str, OpDef] = {
 #   Dec, the float ones) are a compare-exchange loop, still one atomic step.
 # - Generic 64-bit addresses (LD/ST/ATOM): an address in [window, window + 16 MiB) (the second
 #   argument, the shared window's base the driver puts in constant bank 0) is shared memory at
-#   the offset, any other is global memory; the access goes to exactly one of them.
+#   the offset, one in [window - 16 MiB, window) the invocation's local memory at the offset
+#   (atomics there only read: PTX leaves them undefined), any other is global memory; the
+#   access goes to exactly one of them.
 #   ``GenericLoad``: ``words`` consecutive u32 (1, 2, 4) loaded together, read with ``Word``
 #   (its ``index``); ``GenericStore32``/``GenericStore64``/``GenericStore128``: 1, 2, 4 words
 #   stored; ``GenericAtomic32``/``GenericAtomicF32``: ``AtomicGlobal32``/``AtomicGlobalF32``'s
@@ -369,6 +371,24 @@ OPS.update(
         for d in (
             OpDef("LoadAttr", U32, (), ("attr", "inst")),
             OpDef("StoreAttr", None, (U32,), ("attr", "inst")),
+        )
+    }
+)
+
+# --- sub-word generic memory (lowered by ``lower/memory.py``'s ``generic_sub``) ----------------
+# - ``GenericLoadSub`` (addr, window): the ``bytes`` (1, 2) at a generic address (the shared
+#   window at ``window`` or global memory, as ``GenericLoad``), zero- or (``signed``) sign-
+#   extended to 32 bits (LD.U8/.S8/.U16/.S16).
+# - ``GenericStoreSub`` (addr, window, value): the low ``bytes`` of ``value`` there; the other
+#   bytes of the containing word are left as they are, also when neighbouring lanes store to
+#   them at the same time (an atomic read-modify-write of the word).
+# The address is naturally aligned (its low bits below the access size are ignored).
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("GenericLoadSub", U32, (U64, U64), ("bytes", "signed", "inst")),
+            OpDef("GenericStoreSub", None, (U64, U64, U32), ("bytes", "inst")),
         )
     }
 )

@@ -330,3 +330,12 @@ LOWER.update(
         "StoreAttr": lambda lw, o, a: lw.vertex_output(o.attrs["attr"], a[0], o.attrs["inst"]),
     }
 )
+
+
+# --- sub-word generic memory (lower/memory.py's generic_sub) -----------------------------------
+LOWER.update(
+    {
+        "GenericLoadSub": lambda lw, o, a: lw.generic_sub(o.attrs["inst"], a[0], a[1], o.attrs["bytes"], o.attrs["signed"], None),
+        "GenericStoreSub": lambda lw, o, a: lw.generic_sub(o.attrs["inst"], a[0], a[1], o.attrs["bytes"], False, a[2]),
+    }
+)

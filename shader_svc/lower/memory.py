@@ -37,6 +37,8 @@ ATOMIC_OPS: dict[int, str | tuple[str, str]] = {
 }
 FLOAT_ATOMIC_OPS = {0: "FAdd", 1: "FMin", 2: "FMax"}  # .F32.FTZ.RN
 GENERIC_STORES = {1: "GenericStore32", 2: "GenericStore64", 4: "GenericStore128"}
+# the size field's sub-word values (both ISAs: .U8 .S8 .U16 .S16) -> (bytes, signed)
+SUB_WORD = {0: (1, False), 1: (1, True), 2: (2, False), 3: (2, True)}
 
 
 # --- the IR of memory and warp instructions (both ISA parts build it) ------------------------
@@ -112,6 +114,24 @@ def generic_ir(b: Block, inst: Inst, addr: Value, window: Value, n: int, load: b
         return
     vals = [b.get_reg(reg + k) if reg != 255 else b.const_u32(0) for k in range(n)]
     b.emit(GENERIC_STORES[n], addr, window, *vals, inst=inst)
+
+
+def generic_sized_ir(b: Block, inst: Inst, addr: Value, window: Value, size: int, load: bool, reg: int) -> None:
+    """LD/ST at a generic address of the size field ``size``: whole words (``generic_ir``) or a
+    sub-word byte / half, zero- or sign-extended by a load (``GenericLoadSub``/
+    ``GenericStoreSub``); the low register only (RZ: load discarded, zero stored)."""
+    sub = SUB_WORD.get(size)
+    if sub is None:
+        generic_ir(b, inst, addr, window, words(inst, size=size), load, reg)
+        return
+    nbytes, signed = sub
+    if load:
+        v = b.emit("GenericLoadSub", addr, window, bytes=nbytes, signed=signed, inst=inst)
+        if reg != 255:
+            b.set_reg(reg, v)
+        return
+    val = b.get_reg(reg) if reg != 255 else b.const_u32(0)
+    b.emit("GenericStoreSub", addr, window, val, bytes=nbytes, inst=inst)
 
 
 def shfl_ir(b: Block, inst: Inst, pred: str) -> None:
@@ -255,36 +275,111 @@ class MemoryWarp(LowerBase):
     ) -> list[int]:
         """A load/store/atomic of ``n`` words at a generic 64-bit address: inside the shared
         window [window, window + window_size) the access goes to shared memory at the offset,
-        otherwise to global memory.  The two paths are a selection, so a shared address is
+        inside the local window below it to the invocation's local memory, otherwise to global
+        memory (``_generic_paths``).  The paths are a selection, so a shared or local address is
         never dereferenced as a global pointer.  ``values``: the words a store writes; ``atom``:
         (IR atomic op, operand).  Returns the function variables holding the loaded words / the
         atomic's old value."""
         u32, u64, E = self.u32, self.u64, self.m.E
-        rel = self.op("OpISub", u64, addr, window)
-        shared = self.op("OpULessThan", self.bool, rel, self.c64(window_size))
-        off = self.op("OpUConvert", u32, rel)
         res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if mode != "store" else []
-        then, other, merge = self.label(), self.label(), self.label()
-        self.do("OpSelectionMerge", merge, 0)
-        self.do("OpBranchConditional", shared, then, other)
-        for lab, sh in ((then, True), (other, False)):
-            self.put_label(lab)
+
+        def path(space: str, off: int) -> None:
             for k in range(n):
-                if sh:
+                if space == "shared":
                     p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))
+                elif space == "local":
+                    p = self.local_word(off, 4 * k)
                 else:
                     p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
-                acc = () if sh else (E("MemoryAccess", "Aligned"), 4)
+                acc = (E("MemoryAccess", "Aligned"), 4) if space == "global" else ()
                 if mode == "load":
                     self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
                 elif mode == "store":
                     self.do("OpStore", p, values[k], *acc)
+                elif space == "local":  # PTX: atom on a local address is undefined; reads only
+                    self.do("OpStore", res[k], self.op("OpLoad", u32, p))
                 else:
-                    sc, sm = self._scope(sh)
+                    sc, sm = self._scope(space == "shared")
                     self.do("OpStore", res[k], self._atomic_at(p, sc, sm, *atom))
-            self.do("OpBranch", merge)
-        self.put_label(merge)
+
+        self._generic_paths(addr, window, window_size, path)
         return res
+
+    def _generic_paths(self, addr: int, window: int, window_size: int, path: Callable[[str, int], None]) -> None:
+        """The three destinations of a generic address as a structured selection: the shared
+        window [window, window + window_size), the local window just below it [window -
+        window_size, window) (both ISAs' constant bank 0 puts it there,
+        ``sm53/cbank.py``, ``sm86/cbank.py``), else global memory.  ``path(space, offset)``
+        emits one destination's access (``offset``: the u32 offset in the window; for global
+        memory the low word of the address)."""
+        u32, u64, b_ = self.u32, self.u64, self.bool
+        rel = self.op("OpISub", u64, addr, window)
+        lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
+        shared = self.op("OpULessThan", b_, rel, self.c64(window_size))
+        local = self.op("OpULessThan", b_, lrel, self.c64(window_size))
+        sh_lab, rest, merge = self.label(), self.label(), self.label()
+        self.do("OpSelectionMerge", merge, 0)
+        self.do("OpBranchConditional", shared, sh_lab, rest)
+        self.put_label(sh_lab)
+        path("shared", self.op("OpUConvert", u32, rel))
+        self.do("OpBranch", merge)
+        self.put_label(rest)
+        loc_lab, gl_lab, merge2 = self.label(), self.label(), self.label()
+        self.do("OpSelectionMerge", merge2, 0)
+        self.do("OpBranchConditional", local, loc_lab, gl_lab)
+        self.put_label(loc_lab)
+        path("local", self.op("OpUConvert", u32, lrel))
+        self.do("OpBranch", merge2)
+        self.put_label(gl_lab)
+        path("global", self.op("OpUConvert", u32, addr))
+        self.do("OpBranch", merge2)
+        self.put_label(merge2)
+        self.do("OpBranch", merge)
+        self.put_label(merge)
+
+    def generic_sub(
+        self, inst: Inst, addr: int, window: int, nbytes: int, signed: bool, value: int | None, window_size: int = 1 << 24
+    ) -> int | None:
+        """A load (``value`` None: the byte / half zero- or sign-extended) or store of ``nbytes``
+        (1, 2) at a generic address, shared / local window or global memory as
+        ``generic_access``.  The
+        access works on its containing 32-bit word (the buffers are arrays of words; 8/16-bit
+        storage capabilities are not required); the address is taken as naturally aligned (the
+        hardware requires it), its low bits below the access size ignored.  A store is a
+        compare-exchange loop on that word replacing only its bytes: a plain load-modify-store
+        would lose a neighbouring lane's concurrent store to the other bytes of the same word
+        (CUDA guarantees both land: distinct bytes are distinct locations), and an atomic
+        AND-then-OR pair would let two lanes storing the same byte leave the OR of both values
+        instead of one of them."""
+        u32, u64, c, E = self.u32, self.u64, self.c, self.m.E
+        bits = 8 * nbytes
+        res = self.var(f"gs{inst.addr}", self.fn_u32) if value is None else None
+
+        def path(space: str, lo: int) -> None:
+            if space == "shared":
+                p = self.shared_word(lo)
+            elif space == "local":
+                p = self.local_word(lo, 0)
+            else:
+                p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpBitwiseAnd", u64, addr, self.c64((1 << 64) - 4)))
+            acc = (E("MemoryAccess", "Aligned"), 4) if space == "global" else ()
+            shift = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, lo, c(4 - nbytes)), c(3))
+            if value is None:
+                word = self.op("OpLoad", u32, p, *acc)
+                ext = "OpBitFieldSExtract" if signed else "OpBitFieldUExtract"
+                self.do("OpStore", res, self.op(ext, u32, word, shift, c(bits)))
+                return
+            keep = self.op("OpNot", u32, self.op("OpShiftLeftLogical", u32, c((1 << bits) - 1), shift))
+            put = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, value, c((1 << bits) - 1)), shift)
+            if space == "local":  # one invocation's own memory: no other writer
+                old = self.op("OpLoad", u32, p)
+                self.do("OpStore", p, self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+                return
+            sc, sm = self._scope(space == "shared")
+            self._atomic_loop(p, sc, sm, lambda old: self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+
+        self._generic_paths(addr, window, window_size, path)
+        return self.op("OpLoad", u32, res) if res is not None else None
 
     def generic_atomic(self, inst: Inst, addr: int, window: int, op: str, b: int) -> int:
         if op in FLOAT_ATOMIC_OPS.values():

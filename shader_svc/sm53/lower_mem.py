@@ -13,7 +13,7 @@ from shader_svc.lower.memory import (
     atomic_op,
     base64_ir,
     base_ir,
-    generic_ir,
+    generic_sized_ir,
     ldc_ir,
     local_ir,
     shared_ir,
@@ -47,12 +47,11 @@ class Memory53(Lower53):
         mods = inst.mods
         if not mods["E"]:
             self.bad(inst, "32-bit generic addresses not translated")
-        n = words(inst)
         a = inst.ops["addr"]
         b = Block()
         addr = base64_ir(b, a["reg"], a["off"])
         window = b.op("ZExt64", b.cbank_u32(0, 0x0, inst))
-        generic_ir(b, inst, addr, window, n, inst.row.ir == "LD", inst.ops["d"]["reg"])
+        generic_sized_ir(b, inst, addr, window, mods["size"], inst.row.ir == "LD", inst.ops["d"]["reg"])
         ir_spirv.emit(self, b)
 
     def _shared(self, inst: Inst) -> None:

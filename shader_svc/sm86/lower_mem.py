@@ -17,7 +17,7 @@ from shader_svc.lower.memory import (
     atomic_op,
     base64_ir,
     base_ir,
-    generic_ir,
+    generic_sized_ir,
     ldc_ir,
     local_ir,
     shared_ir,
@@ -80,7 +80,6 @@ class Memory86(Lower86):
             self.require(inst, cache=1)
             if mods["order"] not in (0, 4):
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
-        n = words(inst, size=mods.get("size", 4)) if not atom else 1
         if atom and (mods.get("type", 0) not in (0, 1, 3) or ops["p"]["pred"] != 7):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
@@ -92,7 +91,7 @@ class Memory86(Lower86):
             self.put_ir(b, inst, b.emit("GenericAtomic" + ty, addr, window, v, op=name, inst=inst))
         else:
             load = inst.row.mnemonic == "LD"
-            generic_ir(b, inst, addr, window, n, load, ops["d" if load else "b"]["reg"])
+            generic_sized_ir(b, inst, addr, window, mods.get("size", 4), load, ops["d" if load else "b"]["reg"])
         ir_spirv.emit(self, b)
 
     def _wide_global(self, inst: Inst) -> None:
