@@ -73,6 +73,18 @@ def minmax2_ir(b: Block, x: tuple[Value, Value], y: tuple[Value, Value], p: Valu
     return pack_ir(b, h[0], h[1])
 
 
+def setp2_ir(
+    b: Block, x: tuple[Value, Value], y: tuple[Value, Value], c: Value, bop: int, cmp: int, dests: tuple[int, int]
+) -> None:
+    """HSETP2: lane i's comparison ``cmp`` (FSETP's numbering) combined with predicate ``c`` by
+    ``bop`` (0 AND, 1 OR, 2 XOR) into predicate ``dests[i]`` (7, PT, discards it)."""
+    op = ("LAnd", "LOr", "LXor")[bop]
+    for i, pred in enumerate(dests):
+        r = b.emit("FCmp32", x[i], y[i], cmp=cmp)
+        if pred != 7:
+            b.set_pred(pred, b.op(op, r, c))
+
+
 def directed_f64_ir(b: Block, ir: str, rnd: int, x: Value, y: Value, z: Value | None) -> Value:
     """DADD / DMUL / DFMA (``ir``) rounded in the direction ``rnd`` (1 down, 2 up, 3 toward
     zero) as one ``FFmaDirected64``: DADD is x*1 + y, DMUL x*y + 0 with the zero whose sum

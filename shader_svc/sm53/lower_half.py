@@ -45,9 +45,5 @@ class Half53(Lower53):
         x, y = self.halves_ir(b, inst, "a", ftz), self.halves_ir(b, inst, "b", ftz)
         pc = inst.ops["pc"]
         c = b.get_pred(pc["pred"], pc["not"])
-        bop = ("LAnd", "LOr", "LXor")[inst.mods["bop"]]
-        for i, dst in enumerate(("p", "q")):
-            r = b.emit("FCmp32", x[i], y[i], cmp=inst.mods["cmp"])
-            if inst.ops[dst]["pred"] != 7:
-                b.set_pred(inst.ops[dst]["pred"], b.op(bop, r, c))
+        half_ir.setp2_ir(b, x, y, c, inst.mods["bop"], inst.mods["cmp"], (inst.ops["p"]["pred"], inst.ops["q"]["pred"]))
         ir_spirv.emit(self, b)

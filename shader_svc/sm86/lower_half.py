@@ -61,11 +61,7 @@ class Half86(Lower86):
         x, y = self.halves_ir(b, inst, "a", ftz), self.halves_ir(b, inst, "b", ftz)
         pp = inst.ops["pp"]
         c = b.get_pred(pp["pred"], pp["not"])
-        bop = ("LAnd", "LOr", "LXor")[inst.mods["bop"]]
-        for i, dst in enumerate(("p", "q")):
-            r = b.emit("FCmp32", x[i], y[i], cmp=inst.mods["cmp"])
-            if inst.ops[dst]["pred"] != 7:
-                b.set_pred(inst.ops[dst]["pred"], b.op(bop, r, c))
+        half_ir.setp2_ir(b, x, y, c, inst.mods["bop"], inst.mods["cmp"], (inst.ops["p"]["pred"], inst.ops["q"]["pred"]))
         ir_spirv.emit(self, b)
 
     def op_f2f_f16(self, inst: Inst) -> None:
