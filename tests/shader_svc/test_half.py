@@ -19,7 +19,13 @@ from compute_dispatch import run_spirv, upload
 from shader_svc.sm86 import decode as dec
 from shader_svc.sm86.assemble import assemble_program
 
-KERNEL = """
+
+def _loads(third: str) -> str:
+    """The kernels' common start: thread index i (exit past n = c[0x180]), the words a[i], b[i],
+    c[i] of the buffers at c[0x160], c[0x168], c[0x170] into R10, R11 and ``third``, and R8:R9 =
+    the 48-byte output record of i in the buffer at c[0x178]."""
+    return (
+        """
     MOV R1, c[0x0][0x28]
     S2R R0, SR_TID.X
     S2R R3, SR_CTAID.X
@@ -33,9 +39,18 @@ KERNEL = """
     IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x168]
     LDG.E R11, [R2.64]
     IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x170]
-    LDG.E R22, [R2.64]
+    LDG.E """
+        + third
+        + """, [R2.64]
     IMAD.MOV.U32 R5, RZ, RZ, 0x30
     IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x178]
+"""
+    )
+
+
+KERNEL = (
+    _loads("R22")
+    + """
     HADD2 R12, R10, -R11
     HMUL2 R13, R10, R11
     HFMA2 R14, R10, R11, R10.H1_H1
@@ -54,6 +69,7 @@ KERNEL = """
     EXIT
 END: BRA END
 """
+)
 
 F16_MAX = Fraction(65504)
 
@@ -187,23 +203,9 @@ def test_half_text_assembles_and_decodes_back(text):
     assert dec.decode_stream(code)[0].text() == text
 
 
-FFMA_KERNEL = """
-    MOV R1, c[0x0][0x28]
-    S2R R0, SR_TID.X
-    S2R R3, SR_CTAID.X
-    IMAD R0, R3, c[0x0][0x0], R0
-    ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x180], PT
-    @P0 EXIT
-    ULDC.64 UR4, c[0x0][0x118]
-    IMAD.MOV.U32 R5, RZ, RZ, 0x4
-    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x160]
-    LDG.E R10, [R2.64]
-    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x168]
-    LDG.E R11, [R2.64]
-    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x170]
-    LDG.E R12, [R2.64]
-    IMAD.MOV.U32 R5, RZ, RZ, 0x30
-    IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x178]
+FFMA_KERNEL = (
+    _loads("R12")
+    + """
     FFMA R16, R10, R11, R12
     FFMA.RM R17, R10, R11, R12
     FFMA.RP R18, R10, R11, R12
@@ -220,6 +222,7 @@ FFMA_KERNEL = """
     EXIT
 END: BRA END
 """
+)
 
 
 def _f32_round(x: Fraction, rnd: int) -> int:
