@@ -676,7 +676,7 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             staged0, chunks = split.c.status().staged_chunks, 0
             for rep, m in enumerate(ns):  # the same frames again, presented as m + 10**6
                 block, us = rec.frame(draws, m, m + 10**6)
-                chunks += len(block.chunks) - 1  # all but the last can be staged
+                chunks += len(block.chunks)
                 order = ways if rep % 2 else ways[::-1]
                 if rep % 2:  # interleaved with the in-process replay of the same blob
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
@@ -711,7 +711,7 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                 b = split.breakdown(bseq[w])
                 print(f"{'':24}steps (medians, ms): " + "  ".join(f"{k} {b[k]:.3f}" for k in STEPS if k in b))
                 if w == "arena":
-                    print(f"{'':24}staged chunks copied while recording, used in place: {staged} of {chunks} full chunks")
+                    print(f"{'':24}staged chunks copied while recording, used in place: {staged} of {chunks} chunks")
             print(
                 f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
                 f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) | CPU-side recording (C, per draw) "

@@ -19,7 +19,7 @@ ranges carry stage serials) will want it: right behind the chunk staged before i
 is its predecessor in the arena (one recording's chunks back to back), else behind 16 free bytes
 for a blob header.  ``take_ref`` then uses a staged copy in place when the part's ranges can be
 laid out from it without touching any other staged copy, copying only the ranges not staged
-(the recording's last chunk) behind it; otherwise it copies the part as before (staged ranges
+(a last chunk too small to stage) behind it; otherwise it copies the part as before (staged ranges
 from their copies, the rest from the arena).  A staged copy is used once; copies never named
 stay until the buffer is needed (``stage`` evicts them all when it is full)."""
 

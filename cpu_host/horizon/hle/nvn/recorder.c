@@ -28,8 +28,9 @@
  *    client can cut a submission into ring records (at most 1 MiB each) without walking packets.
  *  - In the command arena, each chunk the recording fills is *staged* as it fills (PROTOCOL.md
  *    "Staged chunks"): its serial, arena offset and length go into the stage queue in the arena's
- *    first page and the doorbell is rung, so the GPU process copies it while the recording goes on
- *    (only the last chunk's copy is left on the frame's path).
+ *    first page and the doorbell is rung, so the GPU process copies it while the recording goes on;
+ *    the last chunk is staged when the recording ends (if it holds NXR_STAGE_MIN bytes or more:
+ *    a smaller copy costs less than the wake-up), copied while the client submits.
  */
 #include <unistd.h>
 #include <math.h>
@@ -215,6 +216,7 @@ static int in_arena(const uint8_t *b) { return arena && b >= arena && b < arena 
  * queue overran) or could not use only means its chunk is copied at the submission as before. */
 #define STAGE_PAGE 4096u
 #define STAGE_SLOTS ((STAGE_PAGE - 64u) / 24u)
+#define NXR_STAGE_MIN (16u << 10)   /* a recording's last chunk is staged when it ends if at least this big */
 static int stage_bell = -1;            /* the ring's doorbell (an eventfd), rung per staged chunk */
 static uint32_t stage_serial;
 
@@ -403,6 +405,9 @@ int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t
     Rec *r = rec_by_id(id);
     int rc = -1;
     if (r) {
+        Chunk *last = &r->chunks[r->nchunks - 1];
+        if (last->count && r->len - last->offset >= NXR_STAGE_MIN)
+            stage_chunk(r, last, r->len - last->offset);   /* final now: copied while the client submits */
         *buf = r->buf;
         *len = r->len;
         *chunks = r->chunks;
