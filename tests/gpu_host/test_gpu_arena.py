@@ -275,6 +275,28 @@ def test_staged_chunks_are_used_in_place(env):  # noqa: F811
     assert np.array_equal(frame_image(c, n), expected())
 
 
+def test_staged_chunks_after_a_new_session(env):  # noqa: F811
+    """Staged copies live in one session of the GPU process: after a re-attach (what a restarted
+    GPU process sees) a submission naming serials staged before is read from the arena, and the
+    frame is the same; entries published before the attach are not read."""
+    gpu = env[0]
+    c = gpu.client
+    n = next(gpu.frames)
+    cmds = scene(env, n)
+    at = 6 << 20
+    block = chunked_block(gpu, at, [cmds[:4], cmds[4:9], cmds[9:]], (5001, 5002, 5003))
+    sizes = [len(x) for x, _ in block.chunks]
+    publish_stage(c.arena_mm, [(5001 + k, at + sum(sizes[:k]), sizes[k]) for k in range(3)])
+    os.eventfd_write(c.bell, 1)
+    time.sleep(0.1)
+    session = c.session
+    c.connect()
+    assert c.session != session and c.status().staged_chunks == 0
+    c.wait(c.submit([block]), timeout=30)
+    assert np.array_equal(frame_image(c, n), expected())
+    assert c.status().staged_chunks == 0 and c.status().stage_rejected == 0
+
+
 def test_hostile_stage_entries_are_named_and_ignored(env):  # noqa: F811
     """Stage queue entries that cannot be chunks (outside the arena, in the queue's page, no
     length, serial 0, a count that goes back) are counted and named in the log, nothing of them
