@@ -84,6 +84,7 @@ def frame_worker(programs: int) -> dict:
     from cpu_host.gpu_client.memory import Pool
     from cpu_host.gpu_client.shaders import GlslSource
     from gpu_guest import COLOR_VS, rect_px, ubo
+    from gpu_packets import texture
     from gpu_host import packets as P
     from gpu_host.engine import Engine
     from gpu_host.objects import MappedPools
@@ -99,18 +100,7 @@ def frame_worker(programs: int) -> dict:
     eng = Engine(dev, mp, keep_frames=2)
     for i, (v, f) in enumerate(progs):
         eng.register_program(1 + i, v, f)
-    eng.register_texture(
-        id=7,
-        pool=0,
-        offset=0,
-        width=64,
-        height=64,
-        format="RGBA8",
-        block_linear=False,
-        block_height_log2=0,
-        pitch=0,
-        render_target=True,
-    )
+    eng.register_texture(**texture(7, 64, 64, render_target=True))
     cmds = [
         (P.OP_TARGET, 7),
         (P.OP_CLEAR, 0, 0, 0, 1),

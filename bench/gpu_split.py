@@ -44,6 +44,7 @@ from cpu_host.gpu_client.registry import TextureDesc  # noqa: E402
 from cpu_host.gpu_client.shaders import GlslSource  # noqa: E402
 from cpu_host.gpu_client.registry import SamplerDesc  # noqa: E402
 from gpu_guest import P, start_gpu, stop_gpu, ubo  # noqa: E402
+from gpu_packets import SizedPools, from_desc, realistic_frame  # noqa: E402
 from cpu_host.gpu_client.ring_writer import RingWriter  # noqa: E402
 from gpu_host.engine import Engine  # noqa: E402
 from gpu_host import binpackets  # noqa: E402
@@ -62,7 +63,6 @@ DRAWS = (1000, 10000, 50000)
 # the ring, the join of parts / hand-over to the replay, the replay (Engine.submit_blob), the
 # completion published (header, fences, reply eventfd), the client running again; and the total.
 STEPS = ("submit", "wake", "copy", "prepare", "replay", "complete", "client_wake", "total")
-PIPE_EVERY, TEX_EVERY = 50, 5  # issue 32: a pipeline change every 50 draws, a texture bind every 5
 UBOS, TEXS, TEX_W = 64, 4, 8
 UBO_AT, TEX_AT = 4096, 65536  # pool offsets of the uniform ranges and of the textures
 TARGET, SAMPLER = 7, 1
@@ -96,20 +96,16 @@ def quad() -> bytes:
 
 
 def frame_commands(draws: int, frame: int) -> list[tuple]:
-    cmds = [
-        (P.OP_TARGET, TARGET),
-        (P.OP_CLEAR, 0, 0, 0, 1),
-        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-        (P.OP_VERTEX, 1, 0, 96),
-    ]
-    for i in range(draws):
-        if i % PIPE_EVERY == 0:
-            cmds.append((P.OP_PROGRAM, 1 + (i // PIPE_EVERY) % 2))
-        if i % TEX_EVERY == 0:
-            cmds.append((P.OP_TEXTURE, 0, 10 + (i // TEX_EVERY) % TEXS, SAMPLER))
-        cmds.append((P.OP_UNIFORM, 0, 1, UBO_AT + 256 * ((i + frame) % UBOS), 48))
-        cmds.append((P.OP_DRAW, 6, 1, 0, 0))
-    return cmds + [(P.OP_PRESENT, frame, TARGET)]
+    return realistic_frame(
+        draws,
+        frame,
+        target=TARGET,
+        programs=(1, 2),
+        textures=tuple(10 + k for k in range(TEXS)),
+        sampler=SAMPLER,
+        ubo_at=UBO_AT,
+        ubos=UBOS,
+    )
 
 
 def fill(pool) -> None:
@@ -350,18 +346,7 @@ class Local:
             v, f = GlslSource(BENCH_VS, fs).spirv()
             self.eng.register_program(id=1 + k, vertex=v, fragment=f)
         for t in textures():
-            self.eng.register_texture(
-                id=t.id,
-                pool=t.pool,
-                offset=t.offset,
-                width=t.width,
-                height=t.height,
-                format=t.format,
-                block_linear=t.block_linear,
-                block_height_log2=0,
-                pitch=t.pitch,
-                render_target=t.render_target,
-            )
+            self.eng.register_texture(**from_desc(t))
         self.eng.register_sampler(SAMPLER, False, False)
 
     def frame(self, cmds: list[tuple], n: int) -> tuple[float, float, str]:
@@ -465,26 +450,11 @@ def native_check_cpu(draws: int, reps: int = 5) -> tuple[float, float]:
     from gpu_host import binpackets, nxpkt
     from gpu_host.objects import Objects
 
-    class Sizes:
-        def pool_size(self, pool: int) -> int | None:
-            return 1 << 20 if pool == 1 else None
-
-    objs = Objects(Sizes())
+    objs = Objects(SizedPools({1: 1 << 20}))
     for k, fs in enumerate(BENCH_FS):
         objs.add_program(1 + k, *GlslSource(BENCH_VS, fs).spirv())
     for t in textures():
-        objs.add_texture(
-            id=t.id,
-            pool=t.pool,
-            offset=t.offset,
-            width=t.width,
-            height=t.height,
-            format=t.format,
-            block_linear=t.block_linear,
-            block_height_log2=0,
-            pitch=t.pitch,
-            render_target=t.render_target,
-        )
+        objs.add_texture(**from_desc(t))
     objs.add_sampler(SAMPLER, False, False)
     tabs = nxpkt.tables(objs, {1: 1 << 20})
     conv, chk = [], []
@@ -703,8 +673,10 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             br: dict[str, list[float]] = {w: [] for w in ways}
             bseq: dict[str, list[int]] = {w: [] for w in ways}
             ru, blt, blc = [], [], []
+            staged0, chunks = split.c.status().staged_chunks, 0
             for rep, m in enumerate(ns):  # the same frames again, presented as m + 10**6
                 block, us = rec.frame(draws, m, m + 10**6)
+                chunks += len(block.chunks)
                 order = ways if rep % 2 else ways[::-1]
                 if rep % 2:  # interleaved with the in-process replay of the same blob
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
@@ -727,6 +699,7 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                     blt.append(ldt)
                     blc.append(ldc)
             blm = statistics.median(blt)
+            staged = split.c.status().staged_chunks - staged0
             for w in ways:
                 bm, brp = statistics.median(bt[w]), statistics.median(br[w])
                 how = "copied into the ring (tag 4)" if w == "copy" else "in the command arena (tag 5)"
@@ -737,6 +710,8 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                 )
                 b = split.breakdown(bseq[w])
                 print(f"{'':24}steps (medians, ms): " + "  ".join(f"{k} {b[k]:.3f}" for k in STEPS if k in b))
+                if w == "arena":
+                    print(f"{'':24}staged chunks copied while recording, used in place: {staged} of {chunks} chunks")
             print(
                 f"{'':20}the same blobs in-process (Engine.submit_blob): {blm * 1000:7.1f} ms "
                 f"(thread CPU {statistics.median(blc) * 1000:.1f} ms) | CPU-side recording (C, per draw) "

@@ -13,7 +13,14 @@ from __future__ import annotations
 import argparse
 import time
 
+import sys
+from pathlib import Path
+
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "gpu_host"))
+
+from gpu_packets import ArrayMemory, texture  # noqa: E402
 
 
 def best(fn, repeat: int) -> float:
@@ -140,34 +147,11 @@ def main() -> None:
             mem = ArrayMemory({1: bytearray(sw) + bytearray(1 << 16)})
             eng = Engine(dev, mem)
             eng.replayer.decode_always = mode == "always"
-            eng.register_texture(
-                id=1,
-                pool=1,
-                offset=0,
-                width=n,
-                height=n,
-                format=fmt,
-                block_linear=True,
-                block_height_log2=4,
-                pitch=0,
-                render_target=False,
-            )
-            eng.register_texture(
-                id=2,
-                pool=0,
-                offset=0,
-                width=64,
-                height=64,
-                format="RGBA8",
-                block_linear=False,
-                block_height_log2=0,
-                pitch=0,
-                render_target=True,
-            )
+            eng.register_texture(**texture(1, n, n, fmt, pool=1, block_linear=True, block_height_log2=4))
+            eng.register_texture(**texture(2, 64, 64, render_target=True))
             eng.register_sampler(1, False, False)
             from cpu_host.gpu_client.shaders import GlslSource
 
-            sys_path_guest()
             from gpu_guest import TEX_FS, TEX_VS
 
             vs, fs = GlslSource(TEX_VS, TEX_FS).spirv()
@@ -193,28 +177,6 @@ def main() -> None:
             t = best(once, a.repeat)
             print(f"{fmt:12} {mode:8} {t * 1000:8.1f}")
             eng.replayer.reset(eng.objects)
-
-
-class ArrayMemory:
-    """Pool memory from bytearrays (the engine's Memory protocol), no CPU host needed."""
-
-    def __init__(self, pools: dict[int, bytearray]) -> None:
-        self.pools = pools
-
-    def pool_size(self, pool: int) -> int | None:
-        return len(self.pools[pool]) if pool in self.pools else None
-
-    def read(self, pool: int, offset: int, size: int) -> memoryview:
-        return memoryview(self.pools[pool])[offset : offset + size]
-
-
-def sys_path_guest() -> None:
-    import sys
-    from pathlib import Path
-
-    p = str(Path(__file__).resolve().parent.parent / "tests" / "gpu_host")
-    if p not in sys.path:
-        sys.path.insert(0, p)
 
 
 if __name__ == "__main__":

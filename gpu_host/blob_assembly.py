@@ -11,14 +11,24 @@ last part the joined blob header goes into those 16 bytes (``blob``): the blob t
 a view of the buffer, with no join copy.  Everything ``take`` returns is only valid until the
 next drain that starts with no submission open (``start_drain``); the consumer replays each
 submission before it drains again.  A record that does not fit the buffer comes back as a
-``bytes`` copy (the caller joins those as before)."""
+``bytes`` copy (the caller joins those as before).
+
+Staged chunks (PROTOCOL.md "Staged chunks"): ``stage`` copies a chunk the recorder published while
+it recorded into the buffer at once, where the submission that names it (a tag-5 part whose
+ranges carry stage serials) will want it: right behind the chunk staged before it when that one
+is its predecessor in the arena (one recording's chunks back to back), else behind 16 free bytes
+for a blob header.  ``take_ref`` then uses a staged copy in place when the part's ranges can be
+laid out from it without touching any other staged copy, copying only the ranges not staged
+(a last chunk too small to stage) behind it; otherwise it copies the part as before (staged ranges
+from their copies, the rest from the arena).  A staged copy is used once; copies never named
+stay until the buffer is needed (``stage`` evicts them all when it is full)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from gpu_host import binpackets
-from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, REF_RANGE
+from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, BLOB_STAGED, REF_RANGE, STAGED_RANGE
 
 HEAD = BLOB_PART.size + binpackets.HEADER  # the bytes of a part record before its packet bodies
 
@@ -50,11 +60,41 @@ class Assembly:
             self.buf[i] = 0
         self.end = 0
         self.open: tuple[int, int] | None = None  # (seq, part) of the last part taken, not the last
+        self.staged: dict[int, tuple[int, int, int]] = {}  # serial -> (arena offset, length, at)
+        self.last_stage: tuple[int, int, int] | None = None  # the copy staged last, while it is at the end
+        self.staged_used = 0  # staged copies a submission used in place (GetStatus.staged_chunks)
+        self.live: list[tuple[int, int]] = []  # spans of the parts taken since the buffer was freed (blob header room included)
 
     def start_drain(self) -> None:
-        """A new drain of the ring: with no submission open, the buffer is free again."""
+        """A new drain of the ring: with no submission open, the buffer is free again (but for
+        the staged copies not yet used)."""
         if self.open is None:
-            self.end = 0
+            self.live = []
+            self.end = max((at + n for _, n, at in self.staged.values()), default=0)
+            if self.end == 0:
+                self.last_stage = None
+
+    def stage(self, serial: int, off: int, size: int, arena: memoryview) -> bool:
+        """Copy chunk ``serial`` (``size`` bytes at ``off`` of the arena, checked by the caller)
+        into the buffer now; False where it was not kept (a submission open and no room)."""
+        prev = self.last_stage
+        at = (
+            prev[2] + prev[1]
+            if prev is not None and prev[0] + prev[1] == off and prev[2] + prev[1] == self.end
+            else self.end + binpackets.HEADER
+        )
+        if at + size > len(self.buf):
+            if self.open is not None:
+                return False
+            self.staged.clear()  # evicted: their submissions copy them from the arena
+            at = binpackets.HEADER
+            if at + size > len(self.buf):
+                self.end, self.last_stage = 0, None
+                return False
+        self.view[at : at + size] = arena[off : off + size]
+        self.staged[serial] = (off, size, at)
+        self.end, self.last_stage = at + size, (off, size, at)
+        return True
 
     def take(self, record: memoryview) -> Part | bytes:
         """Copy one part record out of the ring (``record`` is a view of the ring's pages, read
@@ -73,26 +113,32 @@ class Assembly:
             return bytes(record)
         self.view[at : at + size] = record[HEAD:]
         self.end = at + size
+        self.live.append((at - binpackets.HEADER, at + size))
         self.open = None if flags & BLOB_LAST else (seq, part)
         return Part(head, at, size, follows)
 
     def take_ref(self, record: memoryview, arena: memoryview | None) -> "Part | bytes | RefError":
         """Copy one reference part (ring tag 5) out of the ring and the command arena: its header
         bytes from the record, the packet bodies from the arena ranges it lists (each checked to
-        lie inside the arena before a byte is read), into the buffer as ``take`` puts a part's;
-        a record that cannot be followed comes back as a ``RefError`` naming what is wrong."""
+        lie inside the arena before a byte is read; ranges with stage serials from their staged
+        copies where those are at hand), into the buffer as ``take`` puts a part's; a record that
+        cannot be followed comes back as a ``RefError`` naming what is wrong."""
         n = len(record)
-        if n < HEAD or (n - HEAD) % REF_RANGE.size:
+        flags = BLOB_PART.unpack_from(record)[2] if n >= BLOB_PART.size else 0
+        rng = STAGED_RANGE if flags & BLOB_STAGED else REF_RANGE
+        if n < HEAD or (n - HEAD) % rng.size:
             self.open = None
             seq, part = BLOB_PART.unpack_from(record)[:2] if n >= BLOB_PART.size else (None, 0)
-            return RefError(seq, f"reference part {part}: {n} bytes is not the headers and whole 16-byte ranges")
+            return RefError(seq, f"reference part {part}: {n} bytes is not the headers and whole {rng.size}-byte ranges")
         head = bytes(record[:HEAD])
         seq, part, flags = BLOB_PART.unpack_from(head)
-        ranges = [REF_RANGE.unpack_from(record, HEAD + i) for i in range(0, n - HEAD, REF_RANGE.size)]
+        ranges = [rng.unpack_from(record, HEAD + i) for i in range(0, n - HEAD, rng.size)]
+        if rng is REF_RANGE:
+            ranges = [(off, size, 0) for off, size in ranges]
         if arena is None:
             self.open = None
             return RefError(seq, f"reference part {part}: no command arena was sent with the ring")
-        for k, (off, size) in enumerate(ranges):
+        for k, (off, size, _) in enumerate(ranges):
             if off > len(arena) or size > len(arena) - off:
                 self.open = None
                 return RefError(
@@ -100,18 +146,67 @@ class Assembly:
                     f"reference part {part}: range {k} (offset {off}, {size} bytes) lies outside the {len(arena)}-byte command arena",
                 )
         follows = self.open is not None and part > 0 and self.open == (seq, part - 1)
-        at = self.end if follows else self.end + binpackets.HEADER
-        total = sum(size for _, size in ranges)
+        total = sum(size for _, size, _ in ranges)
+        staged = [self._staged(r) for r in ranges]
+        at = None if follows else self._in_place(ranges, staged)
+        if at is None:
+            at = self.end if follows else self.end + binpackets.HEADER
         if at + total > len(self.buf):
             self.open = None
-            return head + b"".join(bytes(arena[o : o + z]) for o, z in ranges)  # as a tag-4 record's bytes
+            return head + b"".join(self._bytes(r, st, arena) for r, st in zip(ranges, staged))  # as a tag-4 record's bytes
         end = at
-        for off, size in ranges:
-            self.view[end : end + size] = arena[off : off + size]
+        for (off, size, serial), st in zip(ranges, staged):
+            if st is not None:
+                del self.staged[serial]
+                if st == end:
+                    self.staged_used += 1
+                else:
+                    self.view[end : end + size] = self.view[st : st + size]
+            else:
+                self.view[end : end + size] = arena[off : off + size]
             end += size
-        self.end = end
+        self.end = max(self.end, end)
+        self.live.append((at - binpackets.HEADER, end))
+        if self.end == end:
+            self.last_stage = None
         self.open = None if flags & BLOB_LAST else (seq, part)
         return Part(head, at, total, follows)
+
+    def _staged(self, r: tuple[int, int, int]) -> int | None:
+        """Where range ``r``'s staged copy lies in the buffer, or None (not staged, or the copy
+        is of another place or length: the arena is read instead)."""
+        off, size, serial = r
+        e = self.staged.get(serial) if serial else None
+        return e[2] if e is not None and e[0] == off and e[1] == size else None
+
+    def _in_place(self, ranges: list, staged: list) -> int | None:
+        """The buffer offset at which the part's bodies lie when its staged ranges stay where they
+        were staged (no copy of them), or None: every staged range must then be where the one
+        before it ends, and the ranges not staged, copied behind them, and the 16 bytes of blob
+        header in front must touch no other staged copy and no part taken since the buffer was
+        freed."""
+        if not ranges or staged[0] is None or staged[0] < binpackets.HEADER:
+            return None
+        at = end = staged[0]
+        mine = {st for st in staged if st is not None}
+        others = [(a, a + n) for _, n, a in self.staged.values() if a not in mine] + self.live
+        spans = [(at - binpackets.HEADER, at)]
+        for (_, size, _), st in zip(ranges, staged):
+            if st is None:
+                spans.append((end, end + size))
+            elif st != end:
+                return None
+            end += size
+        if end > len(self.buf) or any(a < y and b > x for a, b in others for x, y in spans):
+            return None
+        return at
+
+    def _bytes(self, r: tuple[int, int, int], st: int | None, arena: memoryview) -> bytes:
+        off, size, serial = r
+        if st is not None:
+            del self.staged[serial]
+            return bytes(self.view[st : st + size])
+        return bytes(arena[off : off + size])
 
     def blob(self, parts: list[Part], count: int) -> memoryview | None:
         """The joined blob of a submission's parts (each checked by the caller) as a view of the

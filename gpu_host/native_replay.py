@@ -228,7 +228,7 @@ class NativeReplay:
 
     def _blend(self, sub: NativeSubmission, at: int) -> tuple:
         """A colour target's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
-        blob (EMPTY: none sent, blending off), with its target field 0 as replay._blend_for gives it."""
+        blob (EMPTY: none sent, blending off), with its target field 0 as replay_commands.blend_for gives it."""
         if at == P.EMPTY:
             return P.BLEND_OFF
         pkt = self._packet(sub, at)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gpu_host import binpackets
 from gpu_host import packets as P
+from gpu_host.arena_stage import StageError, StageQueue
 from gpu_host.blob_assembly import Assembly, Part, RefError
 from gpu_host.objects import MappedPools
 from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, TAG_ARRAY, TAG_BLOB, TAG_BLOB_REF, RingFormatError, RingView
@@ -37,6 +38,8 @@ class Session:
     blob: tuple[int, int, list] | None = None  # open binary submission: (seq, next part, part bodies)
     arena_parts: int = 0  # reference parts (ring tag 5) taken
     assembly: Assembly | None = None  # where binary parts are copied out of the ring (blob_assembly)
+    stages: StageQueue | None = None  # the command arena's stage queue (PROTOCOL.md "Staged chunks")
+    stage_rejected: int = 0  # stage queue entries refused
 
 
 _first = operator.itemgetter(0)
@@ -125,6 +128,8 @@ class RingConsumer:
                 self.stamps = [time.perf_counter()]
             try:
                 s.assembly.start_drain()
+                if s.stages is not None:
+                    self._stage(s)
                 batch = s.reader.records(blob_sink=s.assembly.take, ref_sink=s.assembly.take_ref)
             except RingFormatError as e:
                 log.error("session %d: %s; session detached (client must re-attach)", s.id, e)
@@ -146,6 +151,20 @@ class RingConsumer:
                         if cur is not None and cur[0] is not None:
                             self._done(s, cur[0], None)
                         cur = (None, [])
+
+    def _stage(self, s: Session) -> None:
+        """Copy the chunks the client's recorder staged since the last wake (PROTOCOL.md "Staged
+        chunks") while it goes on recording; a bad entry is named in the log (the first of each
+        wake) and counted, and nothing of it is used."""
+        bad = 0
+        for e in s.stages.take():
+            if isinstance(e, StageError):
+                s.stage_rejected += 1
+                if not bad:
+                    log.warning("session %d: %s; ignored", s.id, e.message)
+                bad += 1
+            else:
+                s.assembly.stage(e.serial, e.offset, e.length, s.reader.arena)
 
     def _record(self, s: Session, tag: int, record: bytes, cur):
         """One ring record: whole packets (one msgpack array, or back to back).  A record that does

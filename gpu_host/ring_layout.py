@@ -29,6 +29,18 @@ TAG_BLOB_REF = 5
 REF_RANGE = struct.Struct("<QQ")
 BLOB_PART = struct.Struct("<QII")
 BLOB_LAST = 1  # flags: the submission's last part
+# flags of a tag-5 part: its ranges are STAGED_RANGE (u64 offset, u64 length, u64 stage serial; 0:
+# not staged) instead of REF_RANGE (PROTOCOL.md "Staged chunks")
+BLOB_STAGED = 2
+STAGED_RANGE = struct.Struct("<QQQ")
+# The command arena's first page is the stage queue the native recorder publishes filled chunks in
+# (PROTOCOL.md "Staged chunks"): u64 entries ever published at 0, then STAGE_SLOTS entries of
+# STAGE_ENTRY (u64 serial, u64 offset, u64 length) from byte 64, entry i at 64 + (i % STAGE_SLOTS) * 24;
+# recorder.c's STAGE_PAGE / STAGE_SLOTS.
+STAGE_PAGE = 4096
+STAGE_ENTRIES_AT = 64
+STAGE_ENTRY = struct.Struct("<QQQ")
+STAGE_SLOTS = (STAGE_PAGE - STAGE_ENTRIES_AT) // STAGE_ENTRY.size
 MAX_PACKET = 1 << 20  # a larger record is corruption, never a packet
 
 # Header fields (byte offsets).  Producer- and consumer-written words sit on separate cache lines.

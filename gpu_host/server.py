@@ -28,6 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from gpu_host import fdpass
 from gpu_host.addresses import SERVICE, fd_socket_path, grpc_socket_path
+from gpu_host.arena_stage import StageQueue
 from gpu_host.blob_assembly import Assembly
 from gpu_host.engine import Engine
 from gpu_host.objects import MappedPools, ObjectError
@@ -198,6 +199,7 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
                 pools,
                 reply_fd,
                 assembly=Assembly(2 * view.capacity + (1 << 20)),
+                stages=StageQueue(arena) if arena is not None else None,
             )
             if old is not None:
                 old.closed = True
@@ -292,6 +294,8 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
             packets=s.packets,
             last_replay_ms=self.engine.last_replay_ms,
             arena_parts=s.arena_parts,
+            staged_chunks=s.assembly.staged_used if s.assembly is not None else 0,
+            stage_rejected=s.stage_rejected,
         )
 
     # -- window ---------------------------------------------------------------------------

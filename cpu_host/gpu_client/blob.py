@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from gpu_host import binpackets
-from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, MAX_PACKET, REF_RANGE, TAG_BLOB, TAG_BLOB_REF
+from gpu_host.ring_layout import (
+    BLOB_LAST,
+    BLOB_PART,
+    BLOB_STAGED,
+    MAX_PACKET,
+    REF_RANGE,
+    STAGED_RANGE,
+    TAG_BLOB,
+    TAG_BLOB_REF,
+)
 
 CHUNK = 128 << 10  # recorder.c's NXR_CHUNK: a chunk's bytes at most
 PART_BODY = MAX_PACKET - BLOB_PART.size - binpackets.HEADER
@@ -35,6 +44,9 @@ class Block:
     # (arena address, offset): the chunks lie back to back from this offset of a command arena
     # (the native recorder's buffer there); None: ordinary memory
     arena: tuple[int, int] | None = None
+    # the stage serial of each chunk (0: not staged; recorder.c stages chunks as they fill, so the
+    # GPU process copies them while recording goes on: PROTOCOL.md "Staged chunks"); None: none
+    stages: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -85,24 +97,50 @@ def part_records(seq: int, items: list, target: int = PART_TARGET, arena: int | 
             runs[-1][1].append(it)
         else:
             runs.append((ref, [it]))
-    parts: list[tuple[int, tuple, int, int]] = []  # (tag, bodies or ranges, packets, bytes)
+    parts: list[tuple[int, tuple, int, int, int]] = []  # (tag, bodies or ranges, packets, bytes, flags)
     for ref, run in runs or [(False, [])]:
         if ref:
-            ranges = [REF_RANGE.pack(b.arena[1], sum(len(c) for c, _ in b.chunks)) for b in run]
+            staged = any(b.stages for b in run)
             parts.append(
                 (
                     TAG_BLOB_REF,
-                    tuple(ranges),
+                    tuple(r for b in run for r in (_staged_ranges(b) if staged else _ranges(b))),
                     sum(n for b in run for _, n in b.chunks),
                     sum(len(c) for b in run for c, _ in b.chunks),
+                    BLOB_STAGED if staged else 0,
                 )
             )
         else:
-            parts += [(TAG_BLOB, *p) for p in _inline_parts(run, target)]
+            parts += [(TAG_BLOB, *p, 0) for p in _inline_parts(run, target)]
     out = []
-    for i, (tag, pieces, n, size) in enumerate(parts):
-        hdr = BLOB_PART.pack(seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + binpackets.blob_header(n, size)
+    for i, (tag, pieces, n, size, flags) in enumerate(parts):
+        flags |= BLOB_LAST if i == len(parts) - 1 else 0
+        hdr = BLOB_PART.pack(seq, i, flags) + binpackets.blob_header(n, size)
         out.append(BlobRecord((hdr, *pieces), keep, tag))
+    return out
+
+
+def _ranges(b: Block) -> list[bytes]:
+    """A Block in the arena as one REF_RANGE (its chunks lie back to back)."""
+    return [REF_RANGE.pack(b.arena[1], sum(len(c) for c, _ in b.chunks))]
+
+
+def _staged_ranges(b: Block) -> list[bytes]:
+    """A Block in the arena as STAGED_RANGEs: one per staged chunk (its serial), one per run of
+    chunks not staged (serial 0)."""
+    out: list[bytes] = []
+    at, run_at, run = b.arena[1], b.arena[1], 0
+    for (c, _), stage in zip(b.chunks, b.stages or (0,) * len(b.chunks)):
+        if stage:
+            if run:
+                out.append(STAGED_RANGE.pack(run_at, run, 0))
+            out.append(STAGED_RANGE.pack(at, len(c), stage))
+            run, run_at = 0, at + len(c)
+        else:
+            run += len(c)
+        at += len(c)
+    if run or not out:
+        out.append(STAGED_RANGE.pack(run_at, run, 0))
     return out
 
 

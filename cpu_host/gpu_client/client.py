@@ -217,13 +217,15 @@ class GpuClient:
                 timeout=30.0,
             )
 
-    def lend_arena(self) -> tuple[int, int] | None:
-        """(address, size) of the command arena for a recorder to record into, or None (off); once
-        lent it stays mapped for the rest of the process (the recorder may still write there)."""
+    def lend_arena(self) -> tuple[int, int, int] | None:
+        """(address, size, doorbell fd) of the command arena for a recorder to record into, or
+        None (off); the recorder rings the doorbell as it stages chunks (PROTOCOL.md "Staged
+        chunks").  Once lent it stays mapped for the rest of the process (the recorder may still
+        write there)."""
         if self.arena is None:
             return None
         self.arena_lent = True
-        return self.arena, self.arena_size
+        return self.arena, self.arena_size, self.bell
 
     # -- submissions --------------------------------------------------------------------
     @staticmethod

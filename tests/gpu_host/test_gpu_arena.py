@@ -11,6 +11,9 @@ packets either way."""
 
 from __future__ import annotations
 
+import os
+import random
+import struct
 import subprocess
 import sys
 import textwrap
@@ -22,8 +25,21 @@ import pytest
 from cpu_host.gpu_client.blob import Block, part_records
 from gpu_guest import P, frame_image
 from gpu_host import binpackets as B
+from gpu_host.arena_stage import Staged, StageError, StageQueue
 from gpu_host.blob_assembly import Assembly, Part, RefError
-from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, REF_RANGE, TAG_BLOB, TAG_BLOB_REF
+from gpu_host.ring_layout import (
+    BLOB_LAST,
+    BLOB_PART,
+    BLOB_STAGED,
+    REF_RANGE,
+    STAGE_ENTRIES_AT,
+    STAGE_ENTRY,
+    STAGE_PAGE,
+    STAGE_SLOTS,
+    STAGED_RANGE,
+    TAG_BLOB,
+    TAG_BLOB_REF,
+)
 
 from test_gpu_blob_ring import env, expected, scene  # noqa: F401 (env: the module fixture)
 
@@ -170,9 +186,10 @@ RECORDER_SCRIPT = textwrap.dedent(
 
     plain, want = record(1)
     assert plain.arena is None
-    mm = mmap.mmap(-1, 256 << 10)
+    size = (256 + 4) << 10  # the stage queue's page, then room for one recording's growth
+    mm = mmap.mmap(-1, size)
     base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
-    assert r.use_arena(base, 256 << 10) and r.use_arena(base, 256 << 10) and not r.use_arena(base + 4096, 4096)
+    assert r.use_arena(base, size) and r.use_arena(base, size) and not r.use_arena(base + 4096, 4096)
     one, got = record(2)
     assert one.arena is not None and one.arena[0] == base and got == want
     at = one.arena[1]
@@ -191,6 +208,293 @@ def test_recorder_records_into_the_arena(tmp_path):
     """A process of its own (the recorder's arena is set once a process)."""
     r = subprocess.run([sys.executable, "-c", RECORDER_SCRIPT], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "arena ok" in r.stdout, r.stdout + r.stderr
+
+
+def publish_stage(mm, entries: list[tuple[int, int, int]]) -> None:
+    """Append stage queue entries (serial, offset, length) as recorder.c does: the entries, then
+    the count (PROTOCOL.md "Staged chunks")."""
+    (n,) = struct.unpack_from("<Q", mm, 0)
+    for i, e in enumerate(entries):
+        STAGE_ENTRY.pack_into(mm, STAGE_ENTRIES_AT + ((n + i) % STAGE_SLOTS) * STAGE_ENTRY.size, *e)
+    struct.pack_into("<Q", mm, 0, n + len(entries))
+
+
+def chunked_block(gpu, at: int, chunks: list[list[tuple]], stages: tuple[int, ...]) -> Block:
+    """``chunks`` of packets written back to back into the arena at ``at`` as one Block whose
+    chunks carry ``stages`` (what the native recorder hands over)."""
+    c = gpu.client
+    out, pos = [], at
+    for cmds in chunks:
+        body = B.convert(cmds)[B.HEADER :]
+        c.arena_mm[pos : pos + len(body)] = body
+        out.append((memoryview(c.arena_mm)[pos : pos + len(body)], len(cmds)))
+        pos += len(body)
+    return Block(tuple(out), None, (c.arena, at), stages)
+
+
+def test_staged_chunks_are_used_in_place(env):  # noqa: F811
+    """Two chunks staged while "recording" (entries in the arena's stage queue, the doorbell rung),
+    the third not: the submission's staged ranges use the GPU process's early copies in place
+    (GetStatus.staged_chunks), the frame equals the copied one; serials it never staged, or staged
+    at another place, are read from the arena (the same frame)."""
+    gpu = env[0]
+    c = gpu.client
+    serial = 1000
+    for attempt in range(5):  # the consumer may read the queue just before the entries land
+        n = next(gpu.frames)
+        cmds = scene(env, n)
+        parts = [cmds[:4], cmds[4:9], cmds[9:]]
+        at = 5 << 20
+        block = chunked_block(gpu, at, parts, (serial + 1, serial + 2, 0))
+        sizes = [len(x) for x, _ in block.chunks]
+        publish_stage(c.arena_mm, [(serial + 1, at, sizes[0]), (serial + 2, at + sizes[0], sizes[1])])
+        os.eventfd_write(c.bell, 1)
+        time.sleep(0.1)
+        used = c.status().staged_chunks
+        recs = part_records(c.seq + 1, [block], arena=c.arena)
+        assert [r.tag for r in recs] == [TAG_BLOB_REF]
+        assert BLOB_PART.unpack_from(recs[0].pieces[0])[2] == BLOB_LAST | BLOB_STAGED
+        assert recs[0].pieces[1:] == (
+            STAGED_RANGE.pack(at, sizes[0], serial + 1),
+            STAGED_RANGE.pack(at + sizes[0], sizes[1], serial + 2),
+            STAGED_RANGE.pack(at + sizes[0] + sizes[1], sizes[2], 0),
+        )
+        c.wait(c.submit([block]), timeout=30)
+        assert np.array_equal(frame_image(c, n), expected())
+        serial += 10
+        if c.status().staged_chunks == used + 2:
+            break
+    else:
+        raise AssertionError(f"no staged chunk used in place in {attempt + 1} frames")
+    # serials never staged, and a serial staged for another place: read from the arena
+    publish_stage(c.arena_mm, [(serial + 1, at + 64, sizes[0])])
+    os.eventfd_write(c.bell, 1)
+    n = next(gpu.frames)
+    block = chunked_block(gpu, at, [scene(env, n)[:4], scene(env, n)[4:9], scene(env, n)[9:]], (serial + 1, 77, 0))
+    c.wait(c.submit([block]), timeout=30)
+    assert np.array_equal(frame_image(c, n), expected())
+
+
+def test_staged_chunks_after_a_new_session(env):  # noqa: F811
+    """Staged copies live in one session of the GPU process: after a re-attach (what a restarted
+    GPU process sees) a submission naming serials staged before is read from the arena, and the
+    frame is the same; entries published before the attach are not read."""
+    gpu = env[0]
+    c = gpu.client
+    n = next(gpu.frames)
+    cmds = scene(env, n)
+    at = 6 << 20
+    block = chunked_block(gpu, at, [cmds[:4], cmds[4:9], cmds[9:]], (5001, 5002, 5003))
+    sizes = [len(x) for x, _ in block.chunks]
+    publish_stage(c.arena_mm, [(5001 + k, at + sum(sizes[:k]), sizes[k]) for k in range(3)])
+    os.eventfd_write(c.bell, 1)
+    time.sleep(0.1)
+    session = c.session
+    c.connect()
+    assert c.session != session and c.status().staged_chunks == 0
+    c.wait(c.submit([block]), timeout=30)
+    assert np.array_equal(frame_image(c, n), expected())
+    assert c.status().staged_chunks == 0 and c.status().stage_rejected == 0
+
+
+def test_hostile_stage_entries_are_named_and_ignored(env):  # noqa: F811
+    """Stage queue entries that cannot be chunks (outside the arena, in the queue's page, no
+    length, serial 0, a count that goes back) are counted and named in the log, nothing of them
+    used; staged ranges outside the arena or torn drop their submission by name; the process
+    keeps serving."""
+    gpu = env[0]
+    c = gpu.client
+    before = c.status().stage_rejected
+    bad = [(5, (32 << 20) - 8, 244), (6, 64, 100), (7, 8192, 0), (0, 8192, 100), (8, 8192, 2 << 20)]
+    publish_stage(c.arena_mm, bad)
+    os.eventfd_write(c.bell, 1)
+    deadline = time.monotonic() + 10
+    while c.status().stage_rejected < before + len(bad) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert c.status().stage_rejected == before + len(bad)
+    assert "stage entry" in gpu.log() and "lies outside the 33554432-byte command arena's buffers" in gpu.log()
+    hdr = B.convert(scene(env, 1)[:-1])[: B.HEADER]
+    for payload, message in [
+        (hdr + STAGED_RANGE.pack((32 << 20) - 8, 244, 5), "range 0 (offset 33554424, 244 bytes) lies outside"),
+        (hdr + STAGED_RANGE.pack(4096, 244, 5)[:20], "reference part 0: 52 bytes is not the headers and whole 24-byte ranges"),
+    ]:
+        dropped = c.dropped()
+        c.seq += 1
+        c.pending[c.seq] = []
+        c.writer.write(BLOB_PART.pack(c.seq, 0, BLOB_LAST | BLOB_STAGED) + payload, tag=TAG_BLOB_REF)
+        c.writer.publish()
+        c.wait(c.seq, timeout=20)
+        assert c.dropped() == dropped + 1
+        deadline = time.monotonic() + 5
+        while message not in gpu.log() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert message in gpu.log(), (message, gpu.log()[-2000:])
+    n = next(gpu.frames)
+    c.wait(c.submit([put_in_arena(gpu, 4096, scene(env, n))]), timeout=30)
+    assert np.array_equal(frame_image(c, n), expected())
+
+
+def test_assembly_stages_in_place_and_falls_back():
+    """Assembly.stage / take_ref: one recording's chunks staged back to back and its last chunk
+    copied behind them make the blob with no copy of the staged ones; a staged copy in the way
+    of another part's layout is left alone (that part is copied whole); a full buffer evicts."""
+    cmds = [(P.OP_DRAW, 3, 1, k, 0) for k in range(30)]
+    blob = B.convert(cmds)
+    body = blob[B.HEADER :]
+    arena = bytearray(STAGE_PAGE + 8192)
+    at = STAGE_PAGE + 128
+    arena[at : at + len(body)] = body
+    cut = [0, 240, 480, len(body)]  # three chunks of whole 24-byte packets
+    a = Assembly(4096)
+    a.start_drain()
+    for i in range(2):
+        assert a.stage(10 + i, at + cut[i], cut[i + 1] - cut[i], memoryview(arena))
+    ranges = [STAGED_RANGE.pack(at + cut[i], cut[i + 1] - cut[i], (10, 11, 0)[i]) for i in range(3)]
+    rec = memoryview(BLOB_PART.pack(3, 0, BLOB_LAST | BLOB_STAGED) + B.blob_header(30, len(body)) + b"".join(ranges))
+    p = a.take_ref(rec, memoryview(arena))
+    assert isinstance(p, Part) and a.staged_used == 2 and not a.staged
+    assert bytes(a.blob([p], 30)) == blob
+    # staged out of order: the second chunk first, then the first elsewhere: copied whole
+    a.start_drain()
+    assert a.stage(21, at + cut[1], cut[2] - cut[1], memoryview(arena))
+    assert a.stage(20, at + cut[0], cut[1] - cut[0], memoryview(arena))
+    rec2 = bytes(rec).replace(struct.pack("<Q", 10), struct.pack("<Q", 20)).replace(struct.pack("<Q", 11), struct.pack("<Q", 21))
+    p2 = a.take_ref(memoryview(rec2), memoryview(arena))
+    assert isinstance(p2, Part) and a.staged_used == 2 and bytes(a.blob([p2], 30)) == blob
+    # full: evicted, the submission copies from the arena
+    small = Assembly(600)
+    small.start_drain()
+    assert small.stage(30, at, 240, memoryview(arena)) and small.stage(31, at + 240, 240, memoryview(arena))
+    assert small.stage(32, at + 480, 240, memoryview(arena)) and set(small.staged) == {32}
+
+
+def test_fuzz_stage_queue_and_staged_references():
+    """Random stage queue entries and reference parts (good, staged, torn, outside the arena,
+    bogus serials), several submissions a drain: nothing raises; every bad one comes back named;
+    every part taken holds exactly the arena bytes its ranges name, still intact at the end of
+    its drain (no staged copy or later part overwrote it)."""
+    rnd = random.Random(32)
+    size = STAGE_PAGE + (64 << 10)
+    arena = bytearray(rnd.randbytes(size))
+    view = memoryview(arena)
+    q = StageQueue(view)
+    a = Assembly(48 << 10)
+    serial, parts_taken, errors = 0, 0, 0
+    for drain in range(300):
+        a.start_drain()
+        entries = []
+        for _ in range(rnd.randrange(0, 6)):
+            serial += 1
+            kind = rnd.random()
+            off, n = rnd.randrange(STAGE_PAGE, size - 4096), rnd.randrange(1, 4096)
+            if kind < 0.1:
+                off = rnd.choice([0, 100, size - 10, size + 5, 1 << 63])
+            elif kind < 0.15:
+                n = rnd.choice([0, 1 << 40])
+            entries.append((serial if kind > 0.05 else 0, off, n))
+        publish_stage(arena, entries)
+        staged = {}
+        for e in q.take():
+            if isinstance(e, StageError):
+                errors += 1
+                assert e.message.startswith("stage entry")
+            else:
+                assert isinstance(e, Staged)
+                a.stage(e.serial, e.offset, e.length, view)
+                staged[e.serial] = (e.offset, e.length)
+        taken = []
+        for _ in range(rnd.randrange(1, 4)):
+            ranges = []
+            pick = list(staged.items())
+            for _ in range(rnd.randrange(1, 5)):
+                if pick and rnd.random() < 0.6:
+                    s, (o, n) = pick.pop(rnd.randrange(len(pick)))
+                    ranges.append((o, n, s))
+                else:
+                    o = rnd.randrange(STAGE_PAGE, size - 2048)
+                    ranges.append((o, rnd.randrange(0, 2048), rnd.choice([0, 0, serial + 99])))
+            if rnd.random() < 0.1:
+                ranges.append((size - 3, 10, 0))
+            rec = BLOB_PART.pack(drain, 0, BLOB_LAST | BLOB_STAGED) + B.blob_header(1, 0)
+            rec += b"".join(STAGED_RANGE.pack(*r) for r in ranges)
+            if rnd.random() < 0.05:
+                rec = rec[: -rnd.randrange(1, 24)]
+            got = a.take_ref(memoryview(rec), view)
+            if isinstance(got, RefError):
+                errors += 1
+                assert got.message.startswith("reference part 0: ")
+                continue
+            want = b"".join(bytes(arena[o : o + n]) for o, n, _ in ranges)
+            if isinstance(got, Part):
+                assert bytes(a.body(got)) == want
+                taken.append((got, want))
+                parts_taken += 1
+            else:
+                assert got[len(rec) - len(ranges) * STAGED_RANGE.size :] == want or got.endswith(want)
+        for p, _ in taken:  # each blob's header written in front of its bodies, as at its replay
+            assert a.blob([p], 1) is not None
+        for p, want in taken:  # still intact at the end of the drain
+            assert bytes(a.body(p)) == want
+    assert parts_taken > 200 and errors > 20 and a.staged_used > 50
+
+
+RECORDER_STAGE_SCRIPT = textwrap.dedent(
+    """
+    import mmap, ctypes, os, struct
+    from cpu_host.horizon.hle.nvn.native import NativeRecorder
+    from gpu_host import packets as P
+    from gpu_host.ring_layout import STAGE_ENTRIES_AT, STAGE_ENTRY, STAGE_SLOTS
+
+    r = NativeRecorder()
+    size = 8 << 20
+    mm = mmap.mmap(-1, size)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(mm))
+    bell = os.eventfd(0, os.EFD_NONBLOCK)
+    assert r.use_arena(base, size, bell)
+    cmds = [(P.OP_DRAW, 3, 1, k, 0) for k in range(15000)]  # 360 KB: three chunks of 128 KiB
+
+    def record(cb):
+        c = r.begin(cb, 0x1000 + cb)
+        c += cmds
+        return r.end(cb)
+
+    def entries():
+        (n,) = struct.unpack_from("<Q", mm, 0)
+        return {e[0]: e[1:] for e in (STAGE_ENTRY.unpack_from(mm, STAGE_ENTRIES_AT + (i % STAGE_SLOTS) * 24) for i in range(n))}
+
+    def check(b):
+        q, at = entries(), b.arena[1]
+        stages = b.stages or (0,) * len(b.chunks)
+        assert len(stages) == 3 and stages[-1], stages  # the last chunk (94 KiB) staged as the recording ended
+        for (chunk, _), stage in zip(b.chunks, stages):
+            if stage:
+                off, n = q[stage]
+                assert (off, n) == (at, len(chunk)) and mm[off : off + n] == bytes(chunk)
+            at += len(chunk)
+        return stages
+
+    # Growing buffers move: a stage made before a move is taken back (its entry names the old place).
+    grown = check(record(1))
+    b = record(2)
+    check(b)
+    del b  # freed: kept as a spare of its full size
+    again = check(record(3))  # no growth, no move: every chunk staged
+    assert all(again), (grown, again)
+    assert os.eventfd_read(bell) >= 4
+    c = r.begin(9, 0x1009)
+    c += cmds[:500]  # 12 KB: under recorder.c's NXR_STAGE_MIN, not worth a wake-up
+    assert r.end(9).stages is None
+    print("stage ok")
+    """
+)
+
+
+def test_recorder_stages_filled_chunks():
+    """recorder.c stages each chunk as it fills (an entry naming where it lies, the doorbell rung)
+    and the last as the recording ends, and takes the stages of a buffer that moved back (a
+    process of its own)."""
+    r = subprocess.run([sys.executable, "-c", RECORDER_STAGE_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "stage ok" in r.stdout, r.stdout + r.stderr
 
 
 if __name__ == "__main__":

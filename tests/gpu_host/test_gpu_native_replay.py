@@ -23,6 +23,7 @@ import vulkan as vk
 from cpu_host.gpu_client.memory import Pool
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS, rect_px, rect_uv_px, ubo
+from gpu_packets import texture
 from test_gpu_mrt import MRT_FS, MRT_VS, rect_z
 from gpu_host import nxpkt
 from gpu_host import packets as P
@@ -386,105 +387,22 @@ def run_engine(mode: str, monkeypatch) -> tuple[list, tuple[int, int, int] | Non
         for pid, (vs, fs) in ((1, (COLOR_VS, COLOR_FS)), (2, (TEX_VS, TEX_FS)), (3, (MRT_VS, MRT_FS))):
             eng.register_program(pid, *GlslSource(vs, fs).spirv())
         for tid in (7, 8):
-            eng.register_texture(
-                id=tid,
-                pool=0,
-                offset=0,
-                width=W,
-                height=H,
-                format="RGBA8",
-                block_linear=False,
-                block_height_log2=0,
-                pitch=0,
-                render_target=True,
-            )
-        eng.register_texture(
-            id=10,
-            pool=1,
-            offset=TEX,
-            width=8,
-            height=8,
-            format="RGBA8",
-            block_linear=False,
-            block_height_log2=0,
-            pitch=32,
-            render_target=False,
-        )
+            eng.register_texture(**texture(tid, W, H, render_target=True))
+        eng.register_texture(**texture(10, 8, 8, pool=1, offset=TEX, pitch=32))
         for tid, fmt, w in ((20, "D24S8", W), (21, "D32F", W), (22, "D32F", W // 2)):
-            eng.register_texture(
-                id=tid,
-                pool=0,
-                offset=0,
-                width=w,
-                height=H,
-                format=fmt,
-                block_linear=False,
-                block_height_log2=0,
-                pitch=0,
-                render_target=True,
-            )
+            eng.register_texture(**texture(tid, w, H, fmt, render_target=True))
+        eng.register_texture(**texture(21, W, H, "D32F", pool=1, offset=BACK + 2 * BACK_SIZE, pitch=W * 4, render_target=True))
         eng.register_texture(
-            id=21,
-            pool=1,
-            offset=BACK + 2 * BACK_SIZE,
-            width=W,
-            height=H,
-            format="D32F",
-            block_linear=False,
-            block_height_log2=0,
-            pitch=W * 4,
-            render_target=True,
+            **texture(29, W, H, "D24S8", pool=1, offset=BACK + 2 * BACK_SIZE + 4096, pitch=W * 4, render_target=True)
         )
-        eng.register_texture(
-            id=29,
-            pool=1,
-            offset=BACK + 2 * BACK_SIZE + 4096,
-            width=W,
-            height=H,
-            format="D24S8",
-            block_linear=False,
-            block_height_log2=0,
-            pitch=W * 4,
-            render_target=True,
-        )
-        eng.register_texture(
-            id=25,
-            pool=0,
-            offset=0,
-            width=W,
-            height=H,
-            format="RG8",
-            block_linear=False,
-            block_height_log2=0,
-            pitch=0,
-            render_target=True,
-        )
+        eng.register_texture(**texture(25, W, H, "RG8", render_target=True))
         for tid, fmt, n in ((26, "RGBA8", 4), (27, "RGBA8", 1), (28, "D32F", 4)):
-            eng.register_texture(
-                id=tid,
-                pool=0,
-                offset=0,
-                width=W,
-                height=H,
-                format=fmt,
-                block_linear=False,
-                block_height_log2=0,
-                pitch=0,
-                render_target=True,
-                samples=n,
-            )
+            eng.register_texture(**texture(tid, W, H, fmt, render_target=True, samples=n))
         for tid, off, bl in ((23, BACK, True), (24, BACK + BACK_SIZE, False)):  # written back into pool 1
             eng.register_texture(
-                id=tid,
-                pool=1,
-                offset=off,
-                width=W,
-                height=H,
-                format="RGBA8",
-                block_linear=bl,
-                block_height_log2=1,
-                pitch=W * 4 + 64,
-                render_target=True,
+                **texture(
+                    tid, W, H, pool=1, offset=off, pitch=W * 4 + 64, render_target=True, block_linear=bl, block_height_log2=1
+                )
             )
         eng.register_sampler(1, False, False)
         eng.register_sampler(2, True, True)

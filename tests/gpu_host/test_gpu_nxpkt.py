@@ -22,6 +22,7 @@ import pytest
 
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS
+from gpu_packets import SizedPools, realistic_frame, texture
 from gpu_host import binpackets as B
 from gpu_host import nxpkt
 from gpu_host import packets as P
@@ -201,82 +202,16 @@ def test_format_pass_agrees_with_python():
 
 
 # -- the C validation pass against validate.plan ------------------------------------------
-class Pools:
-    """A Memory with pool sizes only (validation reads no bytes)."""
-
-    def __init__(self, sizes: dict[int, int]) -> None:
-        self.sizes = sizes
-
-    def pool_size(self, pool: int) -> int | None:
-        return self.sizes.get(pool)
-
-
 @pytest.fixture(scope="module")
 def objects():
-    objs = Objects(Pools({1: 1 << 20, 2: 4096}))
+    objs = Objects(SizedPools({1: 1 << 20, 2: 4096}))
     objs.add_program(1, *GlslSource(COLOR_VS, COLOR_FS).spirv())
     objs.add_program(2, *GlslSource(TEX_VS, TEX_FS).spirv())
-    objs.add_texture(
-        id=7,
-        pool=0,
-        offset=0,
-        width=32,
-        height=32,
-        format="RGBA8",
-        block_linear=False,
-        block_height_log2=0,
-        pitch=0,
-        render_target=True,
-    )
-    objs.add_texture(
-        id=8,
-        pool=0,
-        offset=0,
-        width=32,
-        height=32,
-        format="D32F",
-        block_linear=False,
-        block_height_log2=0,
-        pitch=0,
-        render_target=True,
-    )
-    objs.add_texture(
-        id=10,
-        pool=1,
-        offset=0,
-        width=8,
-        height=8,
-        format="RGBA8",
-        block_linear=False,
-        block_height_log2=0,
-        pitch=32,
-        render_target=False,
-    )
-    objs.add_texture(
-        id=12,
-        pool=0,
-        offset=0,
-        width=16,
-        height=32,
-        format="D24S8",
-        block_linear=False,
-        block_height_log2=0,
-        pitch=0,
-        render_target=True,
-    )
-    objs.add_texture(
-        id=13,
-        pool=0,
-        offset=0,
-        width=32,
-        height=32,
-        format="RGBA8",
-        block_linear=False,
-        block_height_log2=0,
-        pitch=0,
-        render_target=True,
-        samples=4,
-    )
+    objs.add_texture(**texture(7, 32, 32, render_target=True))
+    objs.add_texture(**texture(8, 32, 32, "D32F", render_target=True))
+    objs.add_texture(**texture(10, 8, 8, pool=1, pitch=32))
+    objs.add_texture(**texture(12, 16, 32, "D24S8", render_target=True))
+    objs.add_texture(**texture(13, 32, 32, render_target=True, samples=4))
     objs.add_sampler(1, False, False)
     objs.add_sampler(2, False, False, compare=2)
     return objs
@@ -435,20 +370,7 @@ def test_validation_names_packet_op_and_field(objects):
 
 # -- fuzz ----------------------------------------------------------------------------------
 def frame(draws: int) -> list[tuple]:
-    cmds = [
-        (P.OP_TARGET, 7),
-        (P.OP_CLEAR, 0.0, 0.0, 0.0, 1.0),
-        (P.OP_VERTEX_LAYOUT, 16, 0, [[0, 2, 0], [1, 2, 8]]),
-        (P.OP_VERTEX, 1, 0, 96),
-    ]
-    for i in range(draws):
-        if i % 50 == 0:
-            cmds.append((P.OP_PROGRAM, 2))
-        if i % 5 == 0:
-            cmds.append((P.OP_TEXTURE, 0, 10, 1))
-        cmds.append((P.OP_UNIFORM, 0, 1, 256 * (i % 64), 48))
-        cmds.append((P.OP_DRAW, 6, 1, 0, 0))
-    return cmds + [(P.OP_PRESENT, 1, 7)]
+    return realistic_frame(draws, 0, target=7, programs=(2,), textures=(10,), sampler=1, ubo_at=0, ubos=64, present=1)
 
 
 def expect_refused(data: bytes, tabs=None) -> nxpkt.NativePacketError:

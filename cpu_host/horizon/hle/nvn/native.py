@@ -14,6 +14,7 @@ error), ``python`` (the packet tuples and msgpack of before)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +27,7 @@ SOURCE = HERE / "recorder.c"
 RUNTIME = HERE.parents[2] / "runtime" / "core"  # nxrt.h: NxCpu as the runtime lays it out
 OK, SLOW, BAD = 0, 1, 2
 CDEF = """
-typedef struct { uint64_t offset; uint32_t count; } Chunk;
+typedef struct { uint64_t offset; uint32_t count; uint32_t stage; } Chunk;
 int nxr_init(uint64_t yield_fn, uint64_t range_ok_fn);
 void nxr_bench_init(void);
 void nxr_reset(void);
@@ -41,7 +42,7 @@ int nxr_alias(uint64_t id, uint64_t addr);
 int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t *nchunks);
 void nxr_free(void *p);
 void nxr_free_buf(uint8_t *p);
-int nxr_arena(uint8_t *base, uint64_t size);
+int nxr_arena(uint8_t *base, uint64_t size, int bell);
 int64_t nxr_arena_offset(const uint8_t *p);
 int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count);
 int nxr_attribs(uint64_t id, uint32_t n, const uint32_t *attrs);
@@ -95,14 +96,23 @@ class NativeRecorder:
         self.L.nxr_reset()
         self._keep: list[Any] = []
         self.arena: int | None = None  # the command arena's address, once use_arena set one
+        self._bell = -1  # the recorder's duplicate of the doorbell it rings per staged chunk
 
-    def use_arena(self, address: int, size: int) -> bool:
+    def use_arena(self, address: int, size: int, bell: int = -1) -> bool:
         """Record into the GPU client's command arena (``GpuClient.arena``: shared memory the GPU
         process maps) from now on, so submissions reference the recordings instead of copying
-        them into the ring.  One arena a process: False where another one is set already."""
-        if self.L.nxr_arena(self.ffi.cast("uint8_t *", address), size):
+        them into the ring; each chunk a recording fills is staged there and ``bell`` (the ring's
+        doorbell eventfd) rung, so the GPU process copies it while recording goes on.  The
+        recorder rings its own duplicate of ``bell`` (valid whatever the client closes later).
+        One arena a process: False where another one is set already."""
+        mine = os.dup(bell) if bell >= 0 else -1
+        if self.L.nxr_arena(self.ffi.cast("uint8_t *", address), size, mine):
+            if mine >= 0:
+                os.close(mine)
             return False
-        self.arena = address
+        if self._bell >= 0:
+            os.close(self._bell)
+        self.arena, self._bell = address, mine
         return True
 
     # -- objects, mirrored from frontend.py ------------------------------------------------
@@ -142,12 +152,15 @@ class NativeRecorder:
             raise KeyError(f"native recorder: command buffer {cb} is not recording")
         data = ffi.gc(buf[0], self.L.nxr_free_buf)
         ch = ffi.gc(chunks[0], self.L.nxr_free)
-        out = []
+        out, stages = [], []
         for i in range(nch[0]):
             end = ch[i + 1].offset if i + 1 < nch[0] else n[0]
             out.append((memoryview(ffi.buffer(data + ch[i].offset, end - ch[i].offset)), ch[i].count))
+            stages.append(ch[i].stage)
         at = self.L.nxr_arena_offset(data) if self.arena is not None else -1
-        return Block(tuple(out), (data, ch), (self.arena, at) if at >= 0 else None)
+        if at < 0:
+            return Block(tuple(out), (data, ch))
+        return Block(tuple(out), (data, ch), (self.arena, at), tuple(stages) if any(stages) else None)
 
     # -- the hot calls -----------------------------------------------------------------------
     def names(self) -> list[str]:

@@ -26,7 +26,13 @@
  *  - One mutex around all state: guest threads may record different command buffers at once.
  *  - A recording's packets are kept in chunks of at most NXR_CHUNK bytes (whole packets), so the
  *    client can cut a submission into ring records (at most 1 MiB each) without walking packets.
+ *  - In the command arena, each chunk the recording fills is *staged* as it fills (PROTOCOL.md
+ *    "Staged chunks"): its serial, arena offset and length go into the stage queue in the arena's
+ *    first page and the doorbell is rung, so the GPU process copies it while the recording goes on;
+ *    the last chunk is staged when the recording ends (if it holds NXR_STAGE_MIN bytes or more:
+ *    a smaller copy costs less than the wake-up), copied while the client submits.
  */
+#include <unistd.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -55,7 +61,7 @@ typedef void (*HostFn)(NxCpu *);
 typedef int (*RangeOk)(uint64_t addr, uint64_t len, uint32_t perm);
 
 typedef struct { uint32_t id; uint64_t addr, size; } Pool;
-typedef struct { uint64_t offset; uint32_t count; } Chunk;
+typedef struct { uint64_t offset; uint32_t count; uint32_t stage; } Chunk;   /* stage: its serial once staged (0: not) */
 
 typedef struct {
     uint64_t addr[4];           /* guest struct addresses naming this command buffer (0: unused) */
@@ -204,6 +210,34 @@ static uint8_t *arena_free[ARENA_CLASSES];
 
 static int in_arena(const uint8_t *b) { return arena && b >= arena && b < arena + arena_size; }
 
+/* The stage queue (PROTOCOL.md "Staged chunks"; gpu_host/ring_layout.py STAGE_*): the arena's first
+ * page, never a buffer: u64 entries ever published at 0, then STAGE_SLOTS entries of u64 serial,
+ * offset, length from byte 64.  The GPU process reads entries behind the count; one it missed (the
+ * queue overran) or could not use only means its chunk is copied at the submission as before. */
+#define STAGE_PAGE 4096u
+#define STAGE_SLOTS ((STAGE_PAGE - 64u) / 24u)
+#define NXR_STAGE_MIN (16u << 10)   /* a recording's last chunk is staged when it ends if at least this big */
+static int stage_bell = -1;            /* the ring's doorbell (an eventfd), rung per staged chunk */
+static uint32_t stage_serial;
+
+static void stage_chunk(Rec *r, Chunk *c, uint64_t len) {
+    if (!arena || !in_arena(r->buf)) return;
+    uint64_t *q = (uint64_t *)arena;
+    uint64_t n = __atomic_load_n(&q[0], __ATOMIC_RELAXED);
+    if (++stage_serial == 0) stage_serial = 1;
+    c->stage = stage_serial;
+    uint64_t *e = (uint64_t *)(arena + 64 + (n % STAGE_SLOTS) * 24);
+    e[0] = c->stage;
+    e[1] = (uint64_t)(r->buf - arena) + c->offset;
+    e[2] = len;
+    __atomic_store_n(&q[0], n + 1, __ATOMIC_RELEASE);    /* the chunk's bytes and the entry first */
+    if (stage_bell >= 0) {
+        uint64_t one = 1;
+        ssize_t w = write(stage_bell, &one, sizeof one);
+        (void)w;                           /* a full or closed eventfd: the GPU process polls anyway */
+    }
+}
+
 static int arena_class(size_t cap) {
     int k = 0;
     while (k < ARENA_CLASSES - 1 && ((size_t)4096 << k) < cap) k++;
@@ -216,8 +250,8 @@ static uint8_t *raw_alloc(size_t cap) {
         size_t c = (size_t)4096 << k;
         uint8_t *b = arena_free[k];
         if (b) memcpy(&arena_free[k], b, sizeof(uint8_t *));             /* the next free one, kept in its bytes */
-        else if (c >= cap && arena_top + c + 64 <= arena_size) {  /* 64-byte aligned data, 16-byte prefix */
-            b = arena + arena_top + 64;
+        else if (c >= cap && STAGE_PAGE + arena_top + c + 64 <= arena_size) {  /* 64-byte aligned data, 16-byte prefix */
+            b = arena + STAGE_PAGE + arena_top + 64;
             arena_top += c + 64;
         }
         if (b) {
@@ -274,14 +308,18 @@ static void buf_put(uint8_t *b) {
     else raw_free(b);
 }
 
-/* Record into `size` bytes of shared memory at `base` from now on (the GPU client's command arena).
+/* Record into `size` bytes of shared memory at `base` from now on (the GPU client's command arena),
+ * staging filled chunks and ringing `bell` (the ring's doorbell eventfd; -1: none) for each.
  * Once per process: 0 when set (or already this one), -1 when another arena is set. */
-int nxr_arena(uint8_t *base, uint64_t size);
-int nxr_arena(uint8_t *base, uint64_t size) {
+int nxr_arena(uint8_t *base, uint64_t size, int bell);
+int nxr_arena(uint8_t *base, uint64_t size, int bell) {
     pthread_mutex_lock(&M);
     int rc = 0;
     if (arena && (arena != base || arena_size != size)) rc = -1;
-    else if (!arena) {
+    else if (!arena && size <= STAGE_PAGE) rc = -1;
+    else if (arena) stage_bell = bell;
+    else {
+        stage_bell = bell;
         arena = base;
         arena_size = size;
         arena_top = 0;
@@ -367,6 +405,9 @@ int nxr_take(uint64_t id, uint8_t **buf, uint64_t *len, Chunk **chunks, uint32_t
     Rec *r = rec_by_id(id);
     int rc = -1;
     if (r) {
+        Chunk *last = &r->chunks[r->nchunks - 1];
+        if (last->count && r->len - last->offset >= NXR_STAGE_MIN)
+            stage_chunk(r, last, r->len - last->offset);   /* final now: copied while the client submits */
         *buf = r->buf;
         *len = r->len;
         *chunks = r->chunks;
@@ -391,8 +432,20 @@ void nxr_free_buf(uint8_t *p) {
     pthread_mutex_unlock(&M);
 }
 
-/* Room for a packet of `n` bytes at the end of r's stream (a new chunk past NXR_CHUNK). */
+/* Room for a packet of `n` bytes at the end of r's stream (a new chunk past NXR_CHUNK; the chunk
+ * it fills is staged).  A buffer that moves (grows) takes its chunks' stages back: the staged
+ * copies name the old place, so the submission copies those chunks instead. */
 static uint8_t *put(Rec *r, uint32_t n) {
+    if (r->len + n > r->cap) {
+        size_t cap = r->cap * 2;
+        while (cap < r->len + n) cap *= 2;
+        uint8_t *p = buf_resize(r->buf, cap);
+        if (!p) return NULL;
+        if (p != r->buf)
+            for (uint32_t i = 0; i < r->nchunks; i++) r->chunks[i].stage = 0;
+        r->buf = p;
+        r->cap = cap;
+    }
     Chunk *c = &r->chunks[r->nchunks - 1];
     if (r->len - c->offset + n > NXR_CHUNK && c->count) {
         if (r->nchunks == r->chunk_cap) {
@@ -401,17 +454,11 @@ static uint8_t *put(Rec *r, uint32_t n) {
             r->chunks = p;
             r->chunk_cap *= 2;
         }
+        stage_chunk(r, &r->chunks[r->nchunks - 1], r->len - r->chunks[r->nchunks - 1].offset);
         c = &r->chunks[r->nchunks++];
         c->offset = r->len;
         c->count = 0;
-    }
-    if (r->len + n > r->cap) {
-        size_t cap = r->cap * 2;
-        while (cap < r->len + n) cap *= 2;
-        uint8_t *p = buf_resize(r->buf, cap);
-        if (!p) return NULL;
-        r->buf = p;
-        r->cap = cap;
+        c->stage = 0;
     }
     uint8_t *at = r->buf + r->len;
     r->len += n;
