@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from nxrecomp.common.errors import NxError
 from shader_svc.isa.text import parse_f64
 from shader_svc.sm86.decode import MASK105, SWZ, Control, DecodeError, Inst, decode
-from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
+from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
 from shader_svc.sm86.table import ROWS, SREGS
 
 SREG_NUM = {v: k for k, v in SREGS.items()}
@@ -201,9 +201,14 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             if bits & 0xFFFFFFFF:
                 raise _NoMatch(text)
             v = bits >> 32
+        elif o.kind == "f16":  # F2I.F16's half immediate
+            try:
+                v = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", parse_f64(text)))[0]))[0]
+            except (ValueError, OverflowError, struct.error):
+                raise _NoMatch(text) from None
         else:
             v = _f32(text) if o.kind == "f32" else _int(text)
-        if o.kind in ("x4", "a4"):  # BRX/JMX's offset, JMP's address, in 4-byte units
+        if o.kind in ("x4", "a4", "s4"):  # BRX/JMX's offset, JMP's/RET.ABS's address, in 4-byte units
             if v % 4:
                 raise _NoMatch(text)
             v //= 4
@@ -224,11 +229,18 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
                 raise _NoMatch(text)
             if bit is not None:
                 f.append((bit, 1, int(on)))
-        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]\[(-?0x[0-9a-f]+)\]", s)
+        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]" + re.escape(o.sep) + r"\[(-?0x[0-9a-f]+)\]", s)
         if not m or _int(m.group(2)) % 4:
             raise _NoMatch(text)
         f += [(54, 5, _int(m.group(1))), (40, 14, _int(m.group(2)) // 4)]
         return f, 0
+    if isinstance(o, CBufR):  # c[0x0][R2+0x10], c[0x0][R2], c[0x0][0x10] (register RZ)
+        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]\[(?:(R\d+)(?:\+(-?0x[0-9a-f]+))?|(-?0x[0-9a-f]+))\]", text)
+        if not m:
+            raise _NoMatch(text)
+        reg = _regnum(m.group(2), "R") if m.group(2) else 255
+        off = _int(m.group(3) or m.group(4) or "0")
+        return [(54, 5, _int(m.group(1))), (24, 8, reg), (38, 16, off)], 0
     if isinstance(o, Mem):
         if o.scale and re.fullmatch(r"\[-?0x[0-9a-f]+\]", text):  # shared memory at RZ + offset
             text = "[RZ+" + text[1:]

@@ -77,7 +77,7 @@ def _operand(o, w: int, addr: int):
         v = get(w, o.lo, o.width)
         if o.hi_lo is not None:
             v |= get(w, o.hi_lo, o.hi_width) << o.width
-        if o.kind == "x4":  # a signed offset in 4-byte units (BRX/JMX)
+        if o.kind in ("x4", "s4"):  # a signed offset in 4-byte units (BRX/JMX), RET.ABS's address
             return {"imm": 4 * sext(v, o.width)}
         if o.kind == "a4":  # an absolute address in 4-byte units (JMP)
             return {"imm": 4 * v}
@@ -134,11 +134,13 @@ def _alias(row: Row, ops: dict, mods: dict) -> str:
     return ""
 
 
-def _reuse_slots(row: Row) -> int:
-    """The control word's reuse flags (bits 122..125 as a 4-bit mask) some operand prints."""
+def _reuse_slots(row: Row, mods: dict[str, int]) -> int:
+    """The control word's reuse flags (bits 122..125 as a 4-bit mask) some operand prints
+    (one a modifier hides prints none: LEA's C without .HI)."""
+    hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
     m = 0
     for o in row.operands:
-        if isinstance(o, Reg) and o.reuse:
+        if isinstance(o, Reg) and o.reuse and o.name not in hidden:
             m |= 1 << (REUSE_BIT[o.reuse] - 122)
     return m
 
@@ -162,6 +164,15 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
                 bad = f"{row.mnemonic}: modifier {m.name}={v} not supported"
                 break
             mods[m.name] = v
+        if not bad:
+            bad = next(
+                (
+                    f"{row.mnemonic}: modifiers {dict(ex)} together not supported"
+                    for ex in row.exclude
+                    if all(mods.get(k) == v for k, v in ex)
+                ),
+                None,
+            )
         if bad:
             why = bad
             continue
@@ -173,7 +184,7 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
         if bad_sym is not None:
             why = f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported"
             continue
-        stray = get(word, 122, 4) & ~_reuse_slots(row)
+        stray = get(word, 122, 4) & ~_reuse_slots(row, mods)
         if stray:  # nvdisasm refuses such a word, or prints nothing for the flag (no round trip)
             why = f"{row.mnemonic}: reuse flag {stray:#x} on a slot no register operand uses"
             continue
@@ -206,6 +217,11 @@ def fmt_f32(bits: int) -> str:
     if v != 0 and abs(v) >= 1e9:
         return f"{v:.20e}"
     return f"{v:.20g}"
+
+
+def f16_to_f64_bits(h: int) -> int:
+    """The 64 bits of the double equal to the half with bits ``h``."""
+    return struct.unpack("<Q", struct.pack("<d", struct.unpack("<e", struct.pack("<H", h))[0]))[0]
 
 
 def _hex(v: int) -> str:
@@ -251,6 +267,9 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         if o.kind == "f32":
             s = fmt_f32(v["imm"])
             return "-0.0 " if s == "-0.0" else s
+        if o.kind == "f16":  # a half (F2I.F16's immediate), printed as its double is
+            s = fmt_f64(f16_to_f64_bits(v["imm"]))
+            return "-0.0 " if s == "-0.0" else s
         if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
             s = fmt_f64(v["imm"] << 32)
             return "-0.0 " if s == "-0.0" else s
@@ -258,7 +277,7 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             return _hex(v["imm"]) if v["imm"] else None
         return _hex(v["imm"])
     if isinstance(o, CBuf):
-        s = f"c[{v['bank']:#x}][{_hex(v['off'])}]"
+        s = f"c[{v['bank']:#x}]{o.sep}[{_hex(v['off'])}]"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:

@@ -51,7 +51,7 @@ class Reg:
 class Imm:
     """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float, 'x4' a signed
     offset in 4-byte units printed after the previous operand and left out while 0 (BRX), 'a4'
-    an absolute address in 4-byte units (JMP).  A value split
+    an absolute address in 4-byte units (JMP), 's4' a signed one (RET.ABS), 'f16' a half.  A value split
     in two places has its upper part at ``hi_lo`` (``hi_width`` bits)."""
 
     name: str
@@ -74,6 +74,7 @@ class CBuf:
     neg: int | None = None
     abs: int | None = None
     neg_sym: str = "-"  # '~' for bitwise not (POPC/FLO)
+    sep: str = ""  # between bank and offset: nvdisasm prints I2F's narrow reads 'c[0x0] [0x0]'
 
     def bits(self) -> list[tuple[int, int]]:
         return [(54, 5), (40, 14)] + [(b, 1) for b in (self.neg, self.abs) if b is not None]
@@ -198,6 +199,9 @@ class Row:
     # nvdisasm prints them as garbage ('???255'), so no text of ours could match.
     refuse: tuple[tuple[str, int], ...] = ()
     stages: tuple[str, ...] = ()  # graphics stages the instruction exists in ('' = any)
+    # Modifier value combinations nvdisasm refuses although each field could hold them: each
+    # entry ((mod, value), ...) refuses the word when all hold (LEA's .SX32 without .HI).
+    exclude: tuple[tuple[tuple[str, int], ...], ...] = ()
     known_mask: int = field(default=0, compare=False)
 
     def field_bits(self) -> list[tuple[int, int]]:
