@@ -116,10 +116,14 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             ms = _SWZ.search(tok)
             w = put(w, o.swz, 2, _SWZ_NUM[ms.group(2)] if ms else 0)
             tok = tok[: ms.start(2)] + tok[ms.end(2) :] if ms else tok
+        if o.bsel is not None:  # the byte/half select prints inside |x|: read it as after
+            tok = re.sub(r"(RZ|R\d+)(\.B[123]|\.H1)\|", r"\1|\2", tok)
         m = _REG.match(tok)
         if not m or bool(m.group(3)) != bool(m.group(5)):
             raise _Miss(tok)
         inv, neg, ab, name, _, h1, bsel, cc, ru = m.groups()
+        if o.bsel is not None and h1:  # a 16-bit source's upper half: select 2
+            h1, bsel = None, ".B2"
         w = put(w, o.lo, 8, _regnum(name))
         for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, None if o.vsel is not None else h1), (o.cc, cc)):
             if on and bit is None:
@@ -189,6 +193,10 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             if not -(1 << 15) <= v < (1 << 16):
                 raise _Miss(tok)
             return put(w, o.lo, o.width, v & 0xFFFF)
+        if o.kind == "su":  # the unsigned field of a sign-extended immediate (IADD3's)
+            if not 0 <= v < (1 << (o.width + 1)):
+                raise _Miss(tok)
+            return put(put(w, o.lo, o.width, v & ((1 << o.width) - 1)), o.sign, 1, v >> o.width)
         if o.kind in ("s", "sa"):
             lim = o.width + (1 if o.sign is not None else 0)
             if not -(1 << (lim - 1)) <= v < (1 << (lim - 1)):

@@ -107,7 +107,7 @@ def _operand(o, w: int, addr: int) -> dict:
         return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
         v = get(w, o.lo, o.width)
-        if o.kind in ("s", "sa"):
+        if o.kind in ("s", "sa", "su"):
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
@@ -243,6 +243,11 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         s = _reg(v["reg"])
         if o.swz is not None:  # inside |x|: '-|R2.H1_H1|'
             s += SWZ[v["swz"]]
+        if v["bsel"]:  # inside |x| too ('|R0.B2|'); of a 16-bit source the half: 2 is '.H1'
+            if inst.mods.get("src", 0) & 3 == 1:
+                s += ".H1" if v["bsel"] == 2 else _bad(f"half select {v['bsel']} of a 16-bit source")
+            else:
+                s += f".B{v['bsel']}"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
@@ -253,8 +258,6 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s += ".H1"
         if o.hsel is not None and v["hsel"]:
             s += {1: ".H0", 2: ".H1"}.get(v["hsel"]) or _bad(f"half select {v['hsel']}")
-        if v["bsel"]:
-            s += f".B{v['bsel']}"
         if v["vsel"] != 6:
             sel = {0: "", 1: ".B1", 2: ".B2", 3: ".B3", 4: "", 5: ".H1"}.get(v["vsel"])
             s += sel if sel is not None else _bad(f"selector {v['vsel']}")
@@ -285,6 +288,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s = "{" + ",".join(str(i) for i in range(5, -1, -1) if x >> i & 1) + "}"
         elif o.kind in ("sa", "ua"):  # after the previous operand, with a space ('R0 0x10')
             return "\x00" + _hex(x)
+        elif o.kind == "su":  # sign-extended, but printed as its unsigned field (IADD3's)
+            s = _hex(x & ((1 << (o.width + 1)) - 1))
         else:
             s = _hex(x)
         if v["neg"]:

@@ -202,7 +202,7 @@ forms(
     {CFORM: 0x4CC0, IFORM: 0x38C0},
     12,
     (DCC, A(neg=51)),
-    {CFORM: CBuf("b", neg=50), IFORM: I19()},
+    {CFORM: CBuf("b", neg=50), IFORM: Imm("b", 20, 19, "su", sign=56)},
     (C(neg=49),),
     mods=(flag("X", 48),),
     ir="IADD3",
@@ -466,6 +466,7 @@ forms(
         field("src", 10, 2, FMT),
         field("rnd", 39, 2, {0: "", 1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"}),
     ),
+    base=2 << 8 | 2 << 10,  # reference encoding F2I.U32 (nvdisasm prints INVALID0 for 0)
     ir="F2I",
     cls="conv",
 )
@@ -474,18 +475,21 @@ forms(
 F2F_RND = Mod(
     "rnd",
     ((39, 2), (42, 1)),
-    ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"), (4, ".ROUND"), (5, ".FLOOR"), (6, ".CEIL"), (7, ".TRUNC")),
+    # between equal formats a rounding mode has nothing to round: nvdisasm prints 1..3 as .PASS
+    # (only 1 decoded, so the text names one word)
+    ((0, ""), (1, ".PASS"), (4, ".ROUND"), (5, ".FLOOR"), (6, ".CEIL"), (7, ".TRUNC")),
 )
 F32B, F32C = B(neg=45, abs=49), CBuf("b", neg=45, abs=49)
 for dst, src, rb, cb in (
-    ((1, 2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+    ((1,), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+    ((2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
     ((2,), {2: ".F32"}, F32B, F32C),
     ((3,), {3: ".F64"}, F32B, F32C),
     ((3,), {2: ".F32"}, F32B, F32C),
     ((2,), {3: ".F64"}, F32B, F32C),
     ((1,), {2: ".F32", 3: ".F64"}, F32B, F32C),
 ):
-    same = dst in ((2,), (3,)) and dst == tuple(src)  # F32.F32, F64.F64: integral rounding
+    same = dst == tuple(src)  # F16.F16, F32.F32, F64.F64: integral rounding
     forms(
         "F2F",
         {RFORM: 0x5CA8, CFORM: 0x4CA8},
@@ -499,6 +503,7 @@ for dst, src, rb, cb in (
             F2F_RND if same else field("rnd", 39, 2, RND),
             flag("SAT", 50),
         ),
+        base=dst[0] << 8 | min(src) << 10,  # a valid reference (0 prints INVALIDFPDEST0)
         ir="F2F",
         cls="conv",
     )
@@ -876,7 +881,7 @@ for mn, top, lods, dims in (("TEXS", 0xD800, TEXS_LOD, TEXS_DIM), ("TLDS", 0xDA0
 row(
     "TLD4S",
     op(0xDF00, 10, holes=(55,)),
-    SHORT_DSTS + (TID,),
+    SHORT_DSTS[:3] + (B(), TID),  # TLD4S prints an Rb of RZ (nvdisasm 11.8)
     (flag("F16", 55), field("comp", 52, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), flag("AOFFI", 51), flag("DC", 50), NODEP),
     ir="TLD4S",
     cls="tex",
@@ -1199,11 +1204,10 @@ row(
     exclusive=(0xFF << 8,),  # Ra = RZ: nvdisasm prints the offset alone, unsigned (refused here)
 )
 row("ISCADD32I", op(0x1400, 6), (D52, A(), Imm("b", 20, 32, "s"), Imm("s", 53, 5, "u")), ir="ISCADD32I")
-# FSWZADD: the swizzle pattern at 28..35, its letters in the bit order nvdisasm 11.8 prints
-_SWZ_POS = (6, 7, 4, 5, 2, 3, 0, 1)  # bit 28 + k -> letter k of 'PPPPPPPP' from the left
-SWZ53 = tuple(
-    (v, "".join("N" if any(v >> k & 1 and _SWZ_POS[k] == i for k in range(8)) else "P" for i in range(8))) for v in range(256)
-)
+# FSWZADD: the swizzle pattern at 28..35: four 2-bit fields, field k (bits 28 + 2k) printing
+# letters 6 - 2k and 7 - 2k of the pattern: 0 'PP', 1 'NP', 2 'PN', 3 'ZP' (nvdisasm 11.8)
+_SWZ_PAIR = ("PP", "NP", "PN", "ZP")
+SWZ53 = tuple((v, "".join(_SWZ_PAIR[v >> (2 * k) & 3] for k in (3, 2, 1, 0))) for v in range(256))
 row(
     "FSWZADD",
     op(0x50F8, 13),
