@@ -168,7 +168,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         return f, reuse
     if isinstance(o, Pred):
         p, neg = (7, False) if text is None else _pred(text, o.file)  # a left-out carry-out is PT
-        f.append((o.lo, 3, p))
+        f.append((o.lo, 3, p ^ o.xor))
         if neg and o.not_bit is None:
             raise _NoMatch(text)
         if o.not_bit is not None:
@@ -252,7 +252,10 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             f.append((o.wide_bit, 1, 1 if m.group(2) else 0))
         if o.scale:
             f.append((o.scale[0], o.scale[1], {s: v for v, s in o.scale[2]}[m.group(3) or ""]))
-        f.append((o.off[0], o.off[1], _int(m.group(4)) if m.group(4) else 0))
+        if not o.off[1] and m.group(4):  # no offset field (surfaces)
+            raise _NoMatch(text)
+        if o.off[1]:
+            f.append((o.off[0], o.off[1], _int(m.group(4)) if m.group(4) else 0))
         return f, 0
     if isinstance(o, SReg):
         if text not in SREG_NUM:

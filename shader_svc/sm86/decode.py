@@ -72,7 +72,7 @@ def _operand(o, w: int, addr: int):
             "file": o.file,
         }
     if isinstance(o, Pred):
-        return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
+        return {"pred": get(w, o.lo, 3) ^ o.xor, "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
         v = get(w, o.lo, o.width)
         if o.hi_lo is not None:
@@ -94,8 +94,13 @@ def _operand(o, w: int, addr: int):
     if isinstance(o, Mem):
         scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
         wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
-        off = get(w, *o.off)
-        return {"reg": get(w, o.reg_lo, 8), "off": sext(off, o.off[1]) if o.signed else off, "wide": wide, "scale": scale}
+        off = get(w, *o.off) if o.off[1] else 0  # (width 0: no offset field, surfaces)
+        return {
+            "reg": get(w, o.reg_lo, 8),
+            "off": sext(off, o.off[1]) if o.signed and o.off[1] else off,
+            "wide": wide,
+            "scale": scale,
+        }
     if isinstance(o, SReg):
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):

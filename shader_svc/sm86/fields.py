@@ -94,7 +94,7 @@ class CBufR:
 @dataclass(frozen=True)
 class Mem:
     """Memory address [Rn(.64)(.X4)+imm].  ``wide_bit``: bit that makes the address register a
-    64-bit pair (None: never, -1: always); ``off``: (lo, width) of the signed byte offset; ``scale``:
+    64-bit pair (None: never, -1: always); ``off``: (lo, width) of the signed byte offset (width 0: none); ``scale``:
     (lo, width, {value: suffix}) for shared-memory index scaling; ``ureg``: bit that adds a
     uniform register (not supported: must be clear)."""
 
@@ -106,7 +106,7 @@ class Mem:
     signed: bool = True  # the offset field is two's complement (ISBERD's is not)
 
     def bits(self) -> list[tuple[int, int]]:
-        out = [(self.reg_lo, 8), self.off]
+        out = [(self.reg_lo, 8)] + ([self.off] if self.off[1] else [])
         if self.wide_bit is not None and self.wide_bit >= 0:
             out.append((self.wide_bit, 1))
         if self.scale:

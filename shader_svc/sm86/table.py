@@ -912,6 +912,167 @@ R(
 
 
 # =============================================================================================
+# Issue 31, the rest of nvdisasm 13.5's set (decoded and printed; the translator has no rule
+# for them and refuses them by name).  Each layout read off nvdisasm's text of every single-bit
+# flip of a reference word (tests/shader_svc/isa_sweep.py); bits not listed keep the reference
+# value (a word that differs there is refused, never guessed).
+
+# --- surfaces: SULD/SUST/SURED/SUATOM/SUQUERY with the handle in a register (64); the address
+# register at 24; '.BA' (72) byte addressing; dimension 61..63; cache 84..86; out-of-range
+# mode 59..60 (.IGN, default, .TRAP); memory order 77..80 held 0; P at 81 left out while PT.
+SU_DIM = Mod("dim", 61, 3, ((0, ".1D"), (1, ".1D_BUFFER"), (2, ".1D_ARRAY"), (3, ".2D"), (4, ".2D_ARRAY"), (5, ".3D")))
+SU_CACHE = Mod("cache", 84, 3, ((0, ".EF"), (1, ""), (2, ".EL"), (3, ".LU"), (4, ".EU"), (5, ".NA")))
+SU_CLAMP = Mod("clamp", 59, 2, ((0, ".IGN"), (1, ""), (2, ".TRAP")))
+SU_BA = Mod("BA", 72, 1, ONOFF(".BA"))
+SU_TYPE = Mod(
+    "type",
+    73,
+    3,
+    ((0, ""), (1, ".S32"), (2, ".U64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"), (5, ".S64"), (6, ".SD32"), (7, ".SD64")),
+)
+SU_P = Pred("p", 81, hide_pt=True)
+SU_ADDR = Mem("addr", off=(40, 0))
+R(
+    [
+        Row(
+            "SULD.D",
+            0x99A,
+            (SU_P, D, SU_ADDR, Reg("h", 64)),
+            (),
+            (SU_BA, SU_DIM, SU_CACHE, Mod("size", 73, 3, MEMSZ), SU_CLAMP),
+            refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
+            ir="SULD",
+            cls="mem",
+        ),
+        Row(
+            "SUST.D",
+            0x99E,
+            (SU_ADDR, Reg("b", 32), Reg("h", 64)),
+            (),
+            (SU_BA, SU_DIM, SU_CACHE, Mod("size", 73, 3, MEMSZ), SU_CLAMP),
+            refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
+            ir="SUST",
+            cls="mem",
+        ),
+        Row(
+            "SURED.D",
+            0x3A0,
+            (SU_ADDR, Reg("b", 32), Reg("h", 64)),
+            (),
+            (SU_BA, SU_DIM, Mod("op", 87, 4, RED_OPS), SU_CACHE, SU_TYPE, SU_CLAMP),
+            refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
+            ir="SURED",
+            cls="mem",
+        ),
+        Row(
+            "SUATOM.D",
+            0x394,
+            (SU_P, D, SU_ADDR, Reg("b", 32), Reg("h", 64)),
+            (),
+            (SU_BA, SU_DIM, Mod("op", 87, 4, ATOM_OPS), SU_CACHE, SU_TYPE, SU_CLAMP),
+            refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
+            ir="SUATOM",
+            cls="mem",
+        ),
+        Row(
+            "SUQUERY",
+            0x9B3,
+            (SU_P, D, SU_ADDR, Sym("query", 87, 4, ((0, "COMP_STATUS"),)), Reg("h", 64)),
+            (),
+            (SU_BA, SU_DIM),
+            refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
+            ir="SUQUERY",
+            cls="mem",
+        ),
+    ]
+)
+
+# --- TMML (LOD query) and TXD (explicit derivatives), bound forms: the TEX layout (second
+# destination 64, first 16, sources 24 and 32, bank/slot, dimension, mask left out while 0xf)
+TXD_DIM = Sym("dim", 61, 3, ((0, "1D"), (1, "2D"), (4, "ARRAY_1D"), (5, "ARRAY_2D")))
+R(
+    [
+        Row(
+            "TMML.LOD",
+            0xB69,
+            (Reg("d2", 64), D, Reg("a", 24), Reg("b", 32)) + TEX_IDX + (TEX_DIM, TEX_MASK),
+            (),
+            (Mod("NDV", 77, 1, ONOFF(".NDV")), NODEP),
+            hi(0xF << 8),
+            refuse=(("a", 255),),
+            ir="TMML",
+            cls="tex",
+        ),
+        Row(
+            "TXD",
+            0xB6C,
+            TEX_DSTS + (Reg("b", 32),) + TEX_IDX + (TXD_DIM, TEX_MASK),
+            (),
+            (Mod("LC", 87, 1, ONOFF(".LC")), Mod("AOFFI", 76, 1, ONOFF(".AOFFI")), TEXCACHE, NODEP),
+            TEX_BASE,
+            refuse=(("a", 255),),
+            ir="TXD",
+            cls="tex",
+        ),
+    ]
+)
+
+# --- matrix multiply-accumulate (tensor cores): D, A, B, C registers (16, 24, 32, 64) and a
+# uniform predicate at 87/90 stored inverted (0 = UPT, left out)
+MMA_UP = Pred("up", 87, not_bit=90, file="UP", hide_pt=True, xor=7)
+R(
+    [
+        Row(
+            "DMMA.884",
+            0x23F,
+            (D, Reg("a", 24, neg=72, abs=73), Reg("b", 32, neg=63, abs=62), Reg("c", 64, neg=75, abs=74), MMA_UP),
+            (),
+            (Mod("rnd", 78, 2, FRND),),
+            ir="DMMA",
+        ),
+        Row(
+            "HMMA",
+            0x23C,
+            (D, Reg("a", 24, neg=72), Reg("b", 32, neg=63), Reg("c", 64), MMA_UP),
+            (),
+            (
+                Mod("shape", 75, 1, ((0, ".1688"), (1, ".16816"))),
+                Mod("acc", 76, 1, ((0, ".F16"), (1, ".F32"))),
+                Mod("src", 82, 2, ((0, ""), (1, ".BF16"), (2, ".TF32"))),
+            ),
+            ir="HMMA",
+        ),
+        Row(
+            "IMMA.8816",
+            0x237,
+            (D, Reg("a", 24, suffix=".ROW"), Reg("b", 32, suffix=".COL"), Reg("c", 64), MMA_UP),
+            (),
+            (
+                Mod("atype", 76, 2, ((0, ".U8"), (1, ".S8"))),
+                Mod("btype", 78, 2, ((0, ".U8"), (1, ".S8"))),
+                Mod("SAT", 82, 1, ONOFF(".SAT")),
+            ),
+            1 << 74,
+            ir="IMMA",
+        ),
+        Row(
+            "BMMA",
+            0x23D,
+            (D, Reg("a", 24, suffix=".ROW"), Reg("b", 32, suffix=".COL"), Reg("c", 64), MMA_UP),
+            (),
+            (
+                Mod("shape", 75, 1, ((0, ".88128"), (1, ".168128"))),
+                Mod("op", 78, 1, ((0, ".XOR"), (1, ".AND"))),
+                Mod("POPC", 80, 1, ((1, ".POPC"),)),
+            ),
+            1 << 74 | 1 << 80,
+            ir="BMMA",
+        ),
+    ]
+)
+
+
+# =============================================================================================
 # Issue 31: the forms nvcc 13 / ptxas emit for ordinary CUDA kernels (reductions, scans, atomics,
 # 64-bit integer and double math, calls, divergence).  Each layout found by flipping every bit of
 # a compiled word under nvdisasm 13.5 (tests/shader_svc/cuda_corpus.py builds the kernels).
