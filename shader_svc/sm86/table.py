@@ -1071,6 +1071,92 @@ R(
     ]
 )
 
+# --- FOOTPRINT (texel footprint query, bound form): the TEX layout without a mask; .TEX/.TXD
+# (78), .COARSE (76), .NDV (77), LOD (87..89), .NODEP (90)
+R(
+    [
+        Row(
+            "FOOTPRINT",
+            0xB72,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (Sym("dim", 61, 3, ((1, "2D"), (2, "3D"))),),
+            (),
+            (
+                Mod("kind", 78, 1, ((0, ".TEX"), (1, ".TXD"))),
+                Mod("COARSE", 76, 1, ONOFF(".COARSE")),
+                Mod("NDV", 77, 1, ONOFF(".NDV")),
+                Mod("lod", 87, 3, ((0, ""), (1, ".LZ"), (2, ".LB"), (4, ".LC"))),
+                NODEP,
+            ),
+            hi(0x7 << 17) | 1 << 61,
+            refuse=(("a", 255), ("d", 255), ("d2", 255)),  # nvdisasm prints these RZ '???255'
+            ir="FOOTPRINT",
+            cls="tex",
+        ),
+    ]
+)
+
+# --- CSMTEST (coarse shading mask test), CCTLT (texture cache control), UCLEA, UF2FP
+R(
+    [
+        Row(
+            "CSMTEST",
+            0x80D,
+            (Pred("p", 81), Pred("q", 84), Imm("mask", 32, 28, "u"), Pred("c", 87, not_bit=90)),
+            (),
+            (
+                Mod("sel", 62, 2, ((1, ".R"), (2, ".A"), (3, ".RA"))),
+                Mod(
+                    "test",
+                    76,
+                    3,
+                    (
+                        (0, ".F"),
+                        (1, ".CSM_TA"),
+                        (2, ".CSM_TR"),
+                        (3, ".CSM_MX"),
+                        (4, ".T"),
+                        (5, ".FCSM_TA"),
+                        (6, ".FCSM_TR"),
+                        (7, ".FCSM_MX"),
+                    ),
+                ),
+                Mod("bop", 74, 2, BOP),
+            ),
+            1 << 62,
+            ir="CSMTEST",
+            cls="ctrl",
+        ),
+        Row(
+            "CCTLT",
+            0xB91,
+            (Imm("bank", 54, 5, "u"), Imm("off", 40, 14, "u")),
+            (),
+            (Mod("op", 85, 2, ((1, ".IVTH"),)),),
+            1 << 85,
+            ir="CCTLT",
+            cls="ctrl",
+        ),
+        Row(
+            "UCLEA",
+            0xCBC,
+            (UD, Pred("p", 81, file="UP"), Reg("a", 24, file="UR"), Reg("b", 32, file="UR"), Imm("s", 73, 4, "u")),
+            base=1 << 91,
+            ir="UCLEA",
+            uniform=True,
+        ),
+        Row(
+            "UF2FP",
+            0x2BA,
+            (UD, Reg("a", 24, file="UR"), Reg("b", 32, file="UR")),
+            (),
+            (Mod("mode", 78, 1, ((0, ".PACK_AB"), (1, ".MERGE_C"))),),
+            1 << 91 | 1 << 75 | 2 << 84,  # the one conversion nvdisasm 13.5 names (others print ???n)
+            ir="UF2FP",
+            uniform=True,
+        ),
+    ]
+)
+
 
 # =============================================================================================
 # Issue 31: the forms nvcc 13 / ptxas emit for ordinary CUDA kernels (reductions, scans, atomics,
