@@ -171,6 +171,12 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             w = put(w, o.lo, o.width, (bits >> 44) & 0x7FFFF)
             return put(w, o.sign, 1, bits >> 63)
+        if o.kind == "h16":  # a half immediate, written as the double it equals
+            try:
+                h = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", _f64_bits(t)))[0]))[0]
+            except (OverflowError, struct.error):
+                raise _Miss(tok) from None
+            return put(w, o.lo, o.width, h)
         if o.kind in ("f20", "f32"):
             bits = _f32_bits(t)
             if o.kind == "f20":

@@ -280,6 +280,10 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s = fmt_f64(x)
             if s == "-0.0":  # with nvdisasm's space, as the f32 special values ('-0.0 , P0')
                 s = "-0.0 "
+        elif o.kind == "h16":  # a half, printed as the double it equals (the *2_32I immediates)
+            s = fmt_f64(struct.unpack("<Q", struct.pack("<d", struct.unpack("<e", struct.pack("<H", x))[0]))[0])
+            if s == "-0.0":
+                s = "-0.0 "
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")
         elif o.kind == "set":

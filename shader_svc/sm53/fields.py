@@ -72,12 +72,13 @@ class Reg:
 @dataclass(frozen=True)
 class Imm:
     """An immediate at ``lo`` (``width`` bits).  ``kind``: 's' signed hex (``sign``: a separate
-        sign bit extends it, as the 19-bit ALU immediates at 56), 'u' unsigned hex, 'f20' (the top
-        19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal), 'x16'
-        (XMAD's 16-bit immediate: signed when bit 49, B's sign, is set), 'sa' (signed, printed after
-        the previous operand with a space: BRX's offset; 'ua' unsigned: JMX's address), 'su' (signed
-    with ``sign``, printed as the unsigned 20-bit field: IADD3's, as nvdisasm 11.8 prints it).  Flags:
-        ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
+            sign bit extends it, as the 19-bit ALU immediates at 56), 'u' unsigned hex, 'f20' (the top
+            19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal), 'x16'
+            (XMAD's 16-bit immediate: signed when bit 49, B's sign, is set), 'sa' (signed, printed after
+            the previous operand with a space: BRX's offset; 'ua' unsigned: JMX's address), 'su' (signed
+        with ``sign``, printed as the unsigned 20-bit field: IADD3's, as nvdisasm 11.8 prints it), 'h16'
+    (a half, printed as its double: the *2_32I immediates).  Flags:
+            ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
 
     name: str
     lo: int

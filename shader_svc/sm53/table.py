@@ -1344,6 +1344,49 @@ row("BRX", op(0xE250, 16), (CC_SYM, A(), Imm("t", 20, 24, "sa", hide_zero=True))
 row("JMX", op(0xE200, 16), (CC_SYM, A(), Imm("t", 20, 32, "ua", hide_zero=True)), (flag("LMT", 6),), ir="JMX", cls="branch")
 
 
+# --- issue 31 (shader-decode): the rest of nvdisasm 11.8's set, decoded and printed; the
+# translator has no rule for these and refuses them by name.  Every layout read off nvdisasm's
+# text of each single-bit flip of a reference word (tests/shader_svc/isa_sweep.py 53 <word>).
+#
+# Half-precision 32-bit-immediate forms (opcode: top 7 bits): D = R@0, A = R@8 (swizzle 53..54),
+# the immediate's two halves (the high one 36..51 printed first, then 20..35); .SAT 52, .FTZ 55;
+# HADD2_32I's A negates at 56, HMUL2_32I's/HFMA2_32I's bit 56 is .FMZ (with .FTZ: INVALID,
+# refused); HFMA2_32I's C is the destination register (printed again last, negated at 52).
+H16HI, H16LO = Imm("bh", 36, 16, "h16"), Imm("bl", 20, 16, "h16")
+HA32 = Reg("a", 8, reuse=0, swz=53)
+row(
+    "HADD2_32I",
+    op(0x2C00, 7),
+    (D, Reg("a", 8, reuse=0, neg=56, swz=53), H16HI, H16LO),
+    (flag("FTZ", 55), flag("SAT", 52)),
+    ir="HADD2_32I",
+)
+row(
+    "HMUL2_32I",
+    op(0x2A00, 7),
+    (D, HA32, H16HI, H16LO),
+    (flag("FTZ", 55), flag("FMZ", 56), flag("SAT", 52)),
+    ir="HMUL2_32I",
+    exclusive=(3 << 55,),
+)
+row(
+    "HFMA2_32I",
+    op(0x2800, 7),
+    (D, HA32, H16HI, H16LO, Reg("c", 0, neg=52)),
+    (flag("FTZ", 55), flag("FMZ", 56)),
+    ir="HFMA2_32I",
+    exclusive=(3 << 55,),
+)
+# HSET2 (register form): HSETP2's sources and comparison, a result mask (.BF 49: 1.0 halves)
+row(
+    "HSET2",
+    op(0x5D18, 13),
+    (D, Reg("a", 8, reuse=0, neg=43, abs=44, swz=47), Reg("b", 20, reuse=1, neg=31, abs=30, swz=28), P39),
+    (flag("BF", 49), field("cmp", 35, 4, FCMP), flag("FTZ", 50), field("bop", 45, 2, BOP)),
+    ir="HSET2",
+)
+
+
 # --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
 # 11.8 on ptxas's words: A = R@8 (-43 but not HMUL2's, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
 # 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
