@@ -1387,6 +1387,48 @@ row(
 )
 
 
+# IMADSP (24/16-bit multiply-add): one modifier word of three types: A 48..50 (U32 S32 U24 S24
+# U16H0 S16H0 U16H1 S16H1), B 53..54 (U24 S24 U16H0 S16H0), C's size 51..52 (32 24 16H0), C
+# printed signed when A or B is
+_SP_A = ("U32", "S32", "U24", "S24", "U16H0", "S16H0", "U16H1", "S16H1")
+_SP_B = ("U24", "S24", "U16H0", "S16H0")
+_SP = tuple(
+    (a | c << 3 | b << 5, f".{_SP_A[a]}.{_SP_B[b]}.{'S' if (a | b) & 1 else 'U'}{('32', '24', '16H0')[c]}")
+    for a in range(8)
+    for b in range(4)
+    for c in range(3)
+)
+forms(
+    "IMADSP",
+    {RFORM: 0x5A80, CFORM: 0x4A80, IFORM: 0x3480},
+    9,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    (C(),),
+    mods=(Mod("types", ((48, 3), (51, 2), (53, 2)), tuple(sorted(_SP))),),
+    ir="IMADSP",
+)
+# TMML.LOD (LOD query) and TXD (explicit derivatives): the TEX layout (texture index 36..48,
+# dimension 28..30, mask 31..34); TMML has no second source (bits 20..27 held), TXD prints its
+# fault predicate (51) and B; .LC 50, .AOFFI 35, .NDV 35 (TMML), .NODEP 49; .B forms refused
+row(
+    "TMML.LOD",
+    op(0xDF58, 13),
+    (D, A(), TID, Sym("dim", 28, 3, TEX_DIM), Imm("mask", 31, 4, "u")),
+    (flag("NDV", 35), NODEP),
+    ir="TMML",
+    cls="tex",
+)
+row(
+    "TXD",
+    op(0xDE00, 10),
+    (Pred("pd", 51, hide_pt=True), D, A(), Reg("b", 20), TID, Sym("dim", 28, 3, TEX_DIM), Imm("mask", 31, 4, "u")),
+    (flag("LC", 50), flag("AOFFI", 35), NODEP),
+    ir="TXD",
+    cls="tex",
+)
+
+
 # --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
 # 11.8 on ptxas's words: A = R@8 (-43 but not HMUL2's, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
 # 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
