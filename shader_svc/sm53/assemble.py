@@ -147,7 +147,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
         m = _PRED.match(tok)
         if not m:
             raise _Miss(tok)
-        w = put(w, o.lo, 3, PT if m.group(2) == "PT" else int(m.group(2)[1]))
+        w = put(w, o.lo, 3, (PT if m.group(2) == "PT" else int(m.group(2)[1])) ^ o.xor)
         if o.not_bit is not None:
             w = put(w, o.not_bit, 1, 1 if m.group(1) else 0)
         elif m.group(1):
@@ -241,7 +241,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             raise _Miss(tok)
         reg = _regnum(m.group(1)) if m.group(1) else RZ
         off = _int(m.group(2)) if m.group(2) else 0
-        if off % o.scale:
+        if off % o.scale or (off and not o.off_w):
             raise _Miss(tok)
         return put(put(w, o.reg_lo, 8, reg), o.off_lo, o.off_w, (off // o.scale) & ((1 << o.off_w) - 1))
     if isinstance(o, SReg):

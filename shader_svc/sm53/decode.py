@@ -104,7 +104,7 @@ def _operand(o, w: int, addr: int) -> dict:
         d["vsel"] = get(w, o.vsel, 3) if o.vsel is not None else 6
         return d
     if isinstance(o, Pred):
-        return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
+        return {"pred": get(w, o.lo, 3) ^ o.xor, "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
         v = get(w, o.lo, o.width)
         if o.kind in ("s", "sa", "su"):
@@ -130,10 +130,10 @@ def _operand(o, w: int, addr: int) -> dict:
     if isinstance(o, CIdx):
         return {"bank": get(w, 36, 5), "reg": get(w, 8, 8), "off": sext(get(w, 20, 16), 16), "indexed": True}
     if isinstance(o, Mem):
-        off = get(w, o.off_lo, o.off_w)
+        off = get(w, o.off_lo, o.off_w) if o.off_w else 0  # (width 0: no offset, surfaces)
         reg = get(w, o.reg_lo, 8)
         # an absolute address (RZ base) is printed unsigned
-        return {"reg": reg, "off": (sext(off, o.off_w) if o.signed and reg != RZ else off) * o.scale}
+        return {"reg": reg, "off": (sext(off, o.off_w) if o.signed and o.off_w and reg != RZ else off) * o.scale}
     if isinstance(o, SReg):
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):

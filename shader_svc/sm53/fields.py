@@ -139,8 +139,8 @@ class Mem:
     scale: int = 1
     signed: bool = True
 
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.reg_lo, 8), (self.off_lo, self.off_w)]
+    def bits(self) -> list[tuple[int, int]]:  # (``off_w`` 0: no offset field, surfaces)
+        return [(self.reg_lo, 8)] + ([(self.off_lo, self.off_w)] if self.off_w else [])
 
 
 @dataclass(frozen=True)

@@ -1429,6 +1429,46 @@ row(
 )
 
 
+# Surfaces (.D forms, handle in a register at 39; the immediate-handle forms (bit 51) and .P
+# forms are refused): address [R8], data/destination R0, .BA, dimension 33..35, cache, size or
+# atomic type 20..22, out-of-range mode 49..50; SULD's predicate 30..32 is stored xor 7 (0 =
+# PT, left out)
+SU_DIM53 = field("dim", 33, 3, {0: ".1D", 1: ".1D_BUFFER", 2: ".1D_ARRAY", 3: ".2D", 4: ".2D_ARRAY", 5: ".3D"})
+SU_CLAMP53 = field("clamp", 49, 2, {0: ".IGN", 1: "", 2: ".TRAP"})
+SU_SIZE53 = field("size", 20, 3, {0: ".U8", 1: ".S8", 2: ".U16", 3: ".S16", 4: "", 5: ".64", 6: ".128"})
+SU_ADDR53 = Mem("addr", 8, off_w=0, signed=False)
+row(
+    "SULD.D",
+    op(0xEB10, 13),
+    (Pred("p", 30, hide_pt=True, xor=7), D, SU_ADDR53, C()),
+    (flag("BA", 23), SU_DIM53, field("cache", 24, 2, {0: "", 1: ".CG", 2: ".CI"}), SU_SIZE53, SU_CLAMP53),
+    ir="SULD",
+    cls="mem",
+)
+row(
+    "SUST.D",
+    op(0xEB30, 13),
+    (SU_ADDR53, Reg("b", 0), C()),
+    (flag("BA", 23), SU_DIM53, field("cache", 24, 2, {0: "", 1: ".CG", 2: ".CS"}), SU_SIZE53, SU_CLAMP53),
+    ir="SUST",
+    cls="mem",
+)
+row(
+    "SURED.D",
+    op(0xEB50, 13),
+    (SU_ADDR53, Reg("b", 0), C()),
+    (
+        flag("BA", 23),
+        SU_DIM53,
+        field("op", 24, 4, {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR"}),
+        field("type", 20, 3, {0: "", 1: ".S32", 2: ".U64", 4: ".F16x2.FTZ.RN"}),
+        SU_CLAMP53,
+    ),
+    ir="SURED",
+    cls="mem",
+)
+
+
 # --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
 # 11.8 on ptxas's words: A = R@8 (-43 but not HMUL2's, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
 # 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
