@@ -1469,6 +1469,29 @@ row(
 )
 
 
+# SUATOM.D with an immediate handle (36..48): address [R8], data R20, destination R0; .BA 28,
+# operation 29..32, dimension 33..35, type 51..53, out-of-range mode 49..50 (.CAS, bit 55: refused)
+row(
+    "SUATOM.D",
+    op(0xEA00, 10),
+    (D, SU_ADDR53, B(), Imm("h", 36, 13, "u")),
+    (
+        flag("BA", 28),
+        SU_DIM53,
+        field("op", 29, 4, {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR", 8: ".EXCH"}),
+        field(
+            "type",
+            51,
+            3,
+            {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN", 5: ".S64", 6: ".SD32", 7: ".SD64"},
+        ),
+        SU_CLAMP53,
+    ),
+    ir="SUATOM",
+    cls="mem",
+)
+
+
 # --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
 # 11.8 on ptxas's words: A = R@8 (-43 but not HMUL2's, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
 # 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
