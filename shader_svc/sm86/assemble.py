@@ -244,6 +244,16 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
     if isinstance(o, Mem):
         if o.scale and re.fullmatch(r"\[-?0x[0-9a-f]+\]", text):  # shared memory at RZ + offset
             text = "[RZ+" + text[1:]
+        if o.ur is not None:  # '[R0.U32+UR4+0x10]': the uniform register read off first
+            mu = re.fullmatch(r"(\[[^+\]]*)\+(URZ|UR\d+)(.*)", text)
+            if not mu:
+                raise _NoMatch(text)
+            f.append((o.ur, 6, _regnum(mu.group(2), "UR")))
+            text = mu.group(1) + mu.group(3)
+            if o.u32 and ".U32" in text:
+                text = text.replace(".U32", "", 1)
+            elif o.u32 and ".64" not in text:
+                raise _NoMatch(text)
         m = re.fullmatch(r"\[(U?RZ|R\d+)(\.64)?(\.X4|\.X8|\.X16)?(?:\+(-?0x[0-9a-f]+))?\]", text)
         if not m:
             raise _NoMatch(text)
@@ -365,7 +375,15 @@ def unshown(inst: Inst) -> dict[tuple[int, int], int]:
     for o in row.operands:  # operands a modifier hides (IMAD's carry-in without .X)
         if o.name in hidden:
             fields += o.bits()
+    fields += _ambiguous_preds(row)
     return {(lo, w): get(inst.word, lo, w) for lo, w in fields}
+
+
+def _ambiguous_preds(row: Row) -> list[tuple[int, int]]:
+    """Bits of optional predicates whose text is ambiguous: with two carry-outs left out while
+    PT (IADD3), 'P6' alone names either slot (nvdisasm prints both words the same)."""
+    opt = [o for o in row.operands if isinstance(o, Pred) and o.hide_pt]
+    return [b for o in opt for b in o.bits()] if len(opt) > 1 else []
 
 
 def assemble_line(
@@ -390,6 +408,7 @@ def assemble_line(
         for mods in _mods(row, p.name[len(row.mnemonic) :]):
             hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
             free_ok = set(row.free) | {b for o in row.operands if o.name in hidden for b in o.bits()}
+            free_ok |= set(_ambiguous_preds(row))
             for split in _operand_splits(row, mods, _space_split(p.operands)):
                 word = (row.base & MASK105) | row.opcode | g << 12 | int(gneg) << 15
                 reuse = 0

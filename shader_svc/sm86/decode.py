@@ -100,6 +100,7 @@ def _operand(o, w: int, addr: int):
             "off": sext(off, o.off[1]) if o.signed and o.off[1] else off,
             "wide": wide,
             "scale": scale,
+            **({"ur": get(w, o.ur, 6)} if o.ur is not None else {}),
         }
     if isinstance(o, SReg):
         return {"sr": get(w, o.lo, 8)}
@@ -295,9 +296,11 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     if isinstance(o, Mem):
         if o.scale and v["reg"] == 255 and v["off"] and not v["wide"] and not v["scale"]:
             return f"[{_hex(v['off'])}]"  # shared memory at an absolute offset (nvdisasm 13.5)
-        s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else "")
+        s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else ".U32" if o.u32 else "")
         if o.scale:
             s += dict(o.scale[2])[v["scale"]]
+        if o.ur is not None:
+            s += "+" + _reg_name(v["ur"], "UR")
         if v["off"]:
             s += "+" + _hex(v["off"])
         return f"[{s}]"

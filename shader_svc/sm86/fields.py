@@ -104,9 +104,11 @@ class Mem:
     off: tuple[int, int] = (40, 24)
     scale: tuple[int, int, tuple[tuple[int, str], ...]] | None = None
     signed: bool = True  # the offset field is two's complement (ISBERD's is not)
+    ur: int | None = None  # a uniform register (6 bits) added, printed '+URn' (LDGSTS, ARRIVES)
+    u32: bool = False  # a 32-bit address register prints '.U32' (LDGSTS's global source)
 
     def bits(self) -> list[tuple[int, int]]:
-        out = [(self.reg_lo, 8)] + ([self.off] if self.off[1] else [])
+        out = [(self.reg_lo, 8)] + ([self.off] if self.off[1] else []) + ([(self.ur, 6)] if self.ur is not None else [])
         if self.wide_bit is not None and self.wide_bit >= 0:
             out.append((self.wide_bit, 1))
         if self.scale:

@@ -1157,6 +1157,44 @@ R(
     ]
 )
 
+# --- asynchronous copies: LDGSTS (global -> shared: the shared address [R16+offset 44..63],
+# the global one [R24(.64 at 70, else .U32)+UR64+offset 32..43], predicate 87/90; .BYPASS 81
+# clear, cache 84..86, size 73..75, .ZFILL 82) and ARRIVES.LDGSTSBAR.64 (an mbarrier's arrival
+# on the copies: [R24+UR64+offset 40..63]); both with bit 91 set
+R(
+    [
+        Row(
+            "LDGSTS.E",
+            0xFAE,
+            (
+                Mem("dst", 16, off=(44, 20)),
+                Mem("src", 24, wide_bit=70, off=(32, 12), ur=64, u32=True),
+                Pred("pp", 87, not_bit=90, hide_pt=True),
+            ),
+            (),
+            (
+                Mod("BYPASS", 81, 1, ((0, ".BYPASS"), (1, ""))),
+                SU_CACHE,
+                Mod("size", 73, 3, ((4, ""), (5, ".64"), (6, ".128"))),
+                Mod("ZFILL", 82, 1, ONOFF(".ZFILL")),
+            ),
+            1 << 91 | 4 << 73,
+            ir="LDGSTS",
+            cls="mem",
+        ),
+        Row(
+            "ARRIVES.LDGSTSBAR",
+            0x9B0,
+            (Mem("addr", 24, off=(40, 24), ur=64),),
+            (),
+            (Mod("size", 73, 3, ((5, ".64"),)),),
+            1 << 91 | 5 << 73,
+            ir="ARRIVES",
+            cls="mem",
+        ),
+    ]
+)
+
 
 # =============================================================================================
 # Issue 31: the forms nvcc 13 / ptxas emit for ordinary CUDA kernels (reductions, scans, atomics,
