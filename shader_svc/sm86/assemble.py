@@ -187,6 +187,12 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if v is None:
             raise _NoMatch(text)
         return [(o.lo, o.width, v)], 0
+    if isinstance(o, Attr) and o.ur is not None:  # a[UR4+0x10]
+        m = re.fullmatch(r"a\[(URZ|UR\d+)(?:\+(0x[0-9a-f]+))?\]", text)
+        v = _int(m.group(2)) if m and m.group(2) else 0
+        if not m or v % o.scale or v // o.scale >= 1 << o.width:
+            raise _NoMatch(text)
+        return [(o.ur, 6, _regnum(m.group(1), "UR")), (o.lo, o.width, v // o.scale)], 0
     if isinstance(o, Attr):
         m = re.fullmatch(r"a\[(0x[0-9a-f]+)\]", text)
         if not m or _int(m.group(1)) % o.scale or _int(m.group(1)) // o.scale >= 1 << o.width:

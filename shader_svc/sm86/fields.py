@@ -134,9 +134,13 @@ class Target(operands.Target):
 @dataclass(frozen=True)
 class Attr(operands.Attr):
     """Attribute address a[0x80] (ALD/AST/IPA): ``width`` bits at ``lo``, in units of ``scale``
-    bytes."""
+    bytes; ``ur``: a uniform register (6 bits) added, printed a[UR4+0x10] (LDTRAM)."""
 
     scale: int = 1
+    ur: int | None = None
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)] + ([(self.ur, 6)] if self.ur is not None else [])
 
 
 @dataclass(frozen=True)

@@ -1182,6 +1182,17 @@ R(
             ir="LDGSTS",
             cls="mem",
         ),
+        # LDTRAM: a triangle-RAM attribute (graphics) at a[UR24 + 4 * (64..71)]; .AB / .C (72)
+        Row(
+            "LDTRAM",
+            0x3AD,
+            (D, Attr("attr", 64, 8, scale=4, ur=24)),
+            (),
+            (Mod("sel", 72, 1, ((0, ".AB"), (1, ".C"))),),
+            1 << 91,
+            ir="LDTRAM",
+            cls="attr",
+        ),
         Row(
             "ARRIVES.LDGSTSBAR",
             0x9B0,
@@ -1813,7 +1824,9 @@ R(
         for m, opc in (("BRXU", 0x958), ("JMXU", 0x959))
     ]
 )
-SWIZZLE = tuple((v, "".join("N" if v >> (7 - i) & 1 else "P" for i in range(8))) for v in range(256))
+# FSWZADD's pattern: four 2-bit fields, field k (bits 2k) printing letters 6 - 2k and 7 - 2k:
+# 0 'PP', 1 'PN', 2 'NP', 3 'ZP' (nvdisasm 13.5)
+SWIZZLE = tuple((v, "".join(("PP", "PN", "NP", "ZP")[v >> (2 * k) & 3] for k in (3, 2, 1, 0))) for v in range(256))
 UPR = Sym("upr", 0, 0, ((0, "UPR"),))
 R(
     [
