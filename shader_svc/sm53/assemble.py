@@ -349,6 +349,9 @@ def assemble(text: str, addr: int = 0) -> tuple[int, int]:
             raise AsmError(f"bad guard predicate {g!r}")
         guard, gnot = (PT if m.group(2) == "PT" else int(m.group(2)[1])), 1 if m.group(1) else 0
     mnem, _, ops_text = body.partition(" ")
+    if "[" in mnem:  # an address printed against the mnemonic ('CCTL.QRY1[R0]')
+        i = mnem.index("[")
+        mnem, ops_text = mnem[:i], (mnem[i:] + " " + ops_text).strip()
     toks = _split_operands(ops_text)
     tried = False
     for row in ROWS:

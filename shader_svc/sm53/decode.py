@@ -365,6 +365,9 @@ def render(inst: Inst) -> str:
         elif t is not None:
             ops.append(t)
     s = mnemonic_text(inst)
+    first = inst.row.operands[0] if inst.row.operands else None
+    if ops and isinstance(first, Mem) and first.glue:  # nvdisasm's 'CCTL.QRY1[R0]'
+        s, ops = s + ops[0], ops[1:]
     if ops:
         s = (s + " " + ", ".join(ops)).rstrip()  # a special float last: its space goes with ';'
     if inst.pred != PT or inst.pred_not:

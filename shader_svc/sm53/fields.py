@@ -138,6 +138,7 @@ class Mem:
     off_w: int = 24
     scale: int = 1
     signed: bool = True
+    glue: bool = False  # printed right after the mnemonic, without a space (CCTL.QRY1[R0])
 
     def bits(self) -> list[tuple[int, int]]:  # (``off_w`` 0: no offset field, surfaces)
         return [(self.reg_lo, 8)] + ([(self.off_lo, self.off_w)] if self.off_w else [])

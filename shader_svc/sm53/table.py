@@ -1492,6 +1492,25 @@ row(
 )
 
 
+# CCTL (cache control): operation 0..3, cache 4..6, .E 52, address [R8 + 4 * (22..51)];
+# nvdisasm prints .QRY1's address against the mnemonic ('CCTL.QRY1[R0]'): a row of its own
+_CCTL_MODS = (flag("E", 52), field("cache", 4, 3, {0: "", 1: ".U", 2: ".C", 3: ".I", 4: ".CRS"}))
+row(
+    "CCTL",
+    op(0xEF60, 11),
+    (Mem("addr", 8, 22, 30, scale=4, glue=True),),
+    (*_CCTL_MODS, field("op", 0, 4, {0: ".QRY1"})),
+    cls="mem",
+)
+row(
+    "CCTL",
+    op(0xEF60, 11),
+    (Mem("addr", 8, 22, 30, scale=4),),
+    (*_CCTL_MODS, field("op", 0, 4, {1: ".PF1", 2: ".PF1.5", 3: ".PF2", 4: ".WB", 5: ".IV", 7: ".RS", 9: ".RSLB"})),
+    cls="mem",
+)
+
+
 # --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
 # 11.8 on ptxas's words: A = R@8 (-43 but not HMUL2's, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
 # 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
