@@ -112,6 +112,17 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             _reuse(reuse, o, bool(m.group(9)))
             return put(w, o.lo, 8, _regnum(m.group(4)))
+        if o.sel4 is not None:  # a byte-selector pattern after the name ('R0.3201'); none: the
+            # value printed as nothing
+            names = sorted(o.sel4[1], key=lambda x: -len(x[1]))
+            hit = next((v for v, t in names if t and re.search(r"(RZ|R\d+)" + re.escape(t) + r"(?![0-9])", tok)), None)
+            if hit is None:
+                hit = next((v for v, t in names if not t), None)
+                if hit is None:
+                    raise _Miss(tok)
+            else:
+                tok = re.sub(r"(RZ|R\d+)" + re.escape(dict(o.sel4[1])[hit]) + r"(?![0-9])", r"\1", tok, count=1)
+            w = put(w, o.sel4[0], 4, hit)
         if o.swz is not None:  # the half swizzle sits after the name, inside |x|
             ms = _SWZ.search(tok)
             w = put(w, o.swz, 2, _SWZ_NUM[ms.group(2)] if ms else 0)

@@ -102,6 +102,8 @@ def _operand(o, w: int, addr: int) -> dict:
         d["hsel"] = get(w, o.hsel, 2) if o.hsel is not None else 0
         d["bsel"] = get(w, o.bsel, 2) if o.bsel is not None else 0
         d["vsel"] = get(w, o.vsel, 3) if o.vsel is not None else 6
+        if o.sel4 is not None:
+            d["sel4"] = get(w, o.sel4[0], 4)
         return d
     if isinstance(o, Pred):
         return {"pred": get(w, o.lo, 3) ^ o.xor, "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
@@ -241,6 +243,9 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
                 raise DecodeError("register pair at RZ")
             return f"{_reg(v['reg'])}{'.reuse' if reuse else ''}, {_reg(v['reg'] + 1)}"
         s = _reg(v["reg"])
+        if o.sel4 is not None:
+            t = dict(o.sel4[1]).get(v["sel4"])
+            s += t if t is not None else _bad(f"byte selector {v['sel4']}")
         if o.swz is not None:  # inside |x|: '-|R2.H1_H1|'
             s += SWZ[v["swz"]]
         if v["bsel"]:  # inside |x| too ('|R0.B2|'); of a 16-bit source the half: 2 is '.H1'

@@ -56,9 +56,14 @@ class Reg:
     # the video ops' 3-bit selector (0..3 byte 0..3, 4/5 half 0/1, 6 the word): printed '.B1'..
     # '.B3' / '.H1' after the register (its size is the mnemonic's, a modifier on the same bits)
     vsel: int | None = None
+    # a 4-bit byte selector printed as a pattern after the register (VABSDIFF4's '.3201'):
+    # (lo, ((value, text), ...)); a value missing is refused
+    sel4: tuple[int, tuple[tuple[int, str], ...]] | None = None
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, 8)] + ([(self.swz, 2)] if self.swz is not None else [])
+        if self.sel4 is not None:
+            out.append((self.sel4[0], 4))
         for b in (self.neg, self.abs, self.inv, self.cc, self.h1):
             out += _flag(b)
         for b in (self.hsel, self.bsel):

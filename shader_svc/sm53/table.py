@@ -1511,6 +1511,30 @@ row(
 )
 
 
+# VABSDIFF4 (register form): four byte differences; A's and B's byte selectors (32..35,
+# 28..31) print as patterns after the register; signs 48 (A), 49 (B); .SD 38, .SAT 50, .ACC
+# (53..54 = 1); the result mask (51 X, 52 Y, 36 Z, 37 W; all four print nothing, none is invalid)
+_VSEL_A = ((0, ".0000"), (1, ".1111"), (2, ".2222"), (3, ".3333"), (4, ""), (5, ".4321"), (6, ".5432"), (7, ".6543"))
+_VSEL_A += ((8, ".3201"), (9, ".3012"), (10, ".0213"), (11, ".3120"), (12, ".1230"), (13, ".2310"))
+_VSEL_B = ((0, ".4444"), (1, ".5555"), (2, ".6666"), (3, ".7777"), (4, ""), (5, ".6543"), (6, ".5432"), (7, ".4321"))
+_VSEL_B += ((8, ".4567"), (9, ".6745"), (10, ".5476"))
+_VMASK = tuple((v, "" if v == 15 else "." + "".join(c for i, c in enumerate("XYZW") if v >> i & 1)) for v in range(1, 16))
+row(
+    "VABSDIFF4",
+    op(0x5000, 9),
+    (DCC, Reg("a", 8, sel4=(32, _VSEL_A)), Reg("b", 20, sel4=(28, _VSEL_B)), C()),
+    (
+        flag("SD", 38),
+        field("asign", 48, 1, {0: ".U8", 1: ".S8"}),
+        field("bsign", 49, 1, {0: ".U8", 1: ".S8"}),
+        flag("SAT", 50),
+        field("red", 53, 2, {0: "", 1: ".ACC"}),
+        Mod("mask", ((51, 2), (36, 2)), _VMASK),
+    ),
+    base=0x3 << 51 | 0x3 << 36 | 4 << 32 | 4 << 28,
+)
+
+
 # --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm
 # 11.8 on ptxas's words: A = R@8 (-43 but not HMUL2's, |x| 44, swizzle 47..48), B = R@20 (-31, |x| 30, swizzle
 # 28..29), HFMA2's C = R@39 (swizzle 35..36, -30; B has no |x| there); swizzle 0 = H1_H0 (printed
