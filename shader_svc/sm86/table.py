@@ -995,7 +995,7 @@ R(
         Row(
             "TMML.LOD",
             0xB69,
-            (Reg("d2", 64), D, Reg("a", 24), Reg("b", 32)) + TEX_IDX + (TEX_DIM, TEX_MASK),
+            (Reg("d2", 64), D, Reg("a", 24), Reg("b", 32, suffix="@hiderz")) + TEX_IDX + (TEX_DIM, TEX_MASK),
             (),
             (Mod("NDV", 77, 1, ONOFF(".NDV")), NODEP),
             hi(0xF << 8),
