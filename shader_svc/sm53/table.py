@@ -727,8 +727,16 @@ forms(
 # IMUL (-G code keeps it; -O3 builds multiplies from XMAD): sign of a at 40, of b at 41 (both
 # signed prints nothing), .HI 39; IMUL32I: signs at 54/55, .HI 53, CC 52, a 32-bit immediate
 IMUL_SIGN = Mod("sign", ((40, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
+# IMUL prints no reuse flags (nvdisasm 11.8: a set flag prints nothing, so it is refused), as IMAD
 forms(
-    "IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL"
+    "IMUL",
+    alu(0x38),
+    13,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    mods=(IMUL_SIGN, flag("HI", 39)),
+    ir="IMUL",
+    cls="mad",
 )
 # IMAD (-G's 64-bit division helpers): sign of a at 48, of b at 53 (both signed prints nothing),
 # .X 49, .SAT 50, negated c 51 / a 52 (both: .PO, refused), .HI 54, CC 47; bit 55 set is
@@ -1326,6 +1334,7 @@ row(
     (_vtype("ta", 36, 48), _vtype("tb", 28, 49), field("shr", 51, 2, {0: "", 1: ".SHR_7", 2: ".SHR_15"}), flag("SAT", 55)),
     base=(6 << 36) | (6 << 28),
     ir="VMAD",
+    exclusive=(3 << 53,),  # both negations print .PO, another operation (refused)
 )
 # IMAD32I: the addend register is the destination (bits 0..7 print twice), signs of A (54) and
 # the immediate (57), .HI 53, .CC 52
@@ -1407,6 +1416,7 @@ forms(
     (C(),),
     mods=(Mod("types", ((48, 3), (51, 2), (53, 2)), tuple(sorted(_SP))),),
     ir="IMADSP",
+    cls="mad",  # prints no reuse flags (as IMAD)
 )
 # TMML.LOD (LOD query) and TXD (explicit derivatives): the TEX layout (texture index 36..48,
 # dimension 28..30, mask 31..34); TMML has no second source (bits 20..27 held), TXD prints its
