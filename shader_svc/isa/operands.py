@@ -29,13 +29,14 @@ class Named:
 class Pred:
     """A predicate operand (3 bits, 7 = PT/UPT) with an optional 'not' bit.  ``hide_pt``: left
     out of the text while it is PT (optional carry-outs, LOP's predicate result); ``file``:
-    'P' or SM86's uniform 'UP'."""
+    'P' or SM86's uniform 'UP'; ``xor``: the field holds the number xor this."""
 
     name: str
     lo: int
     not_bit: int | None = None
     file: str = "P"
     hide_pt: bool = False
+    xor: int = 0  # stored as the predicate number xor this (SM86 MMA's UP: 0 is UPT)
 
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, 3)] + ([(self.not_bit, 1)] if self.not_bit is not None else [])

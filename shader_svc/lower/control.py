@@ -105,7 +105,7 @@ class ControlFlow(LowerBase):
     def build(self) -> bytes:
         for ins in self.insts:
             if not self.lowered(ins.row.ir):
-                raise TranslateError(f"{ins.text()}: not translated yet", offset=ins.addr)
+                raise TranslateError(f"{ins.text()} (word {ins.word:#x}): not translated yet", offset=ins.addr)
         blocks = self.block_list()
         index = {b[0].addr: i for i, b in enumerate(blocks)}
 

@@ -112,14 +112,29 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             _reuse(reuse, o, bool(m.group(9)))
             return put(w, o.lo, 8, _regnum(m.group(4)))
+        if o.sel4 is not None:  # a byte-selector pattern after the name ('R0.3201'); none: the
+            # value printed as nothing
+            names = sorted(o.sel4[1], key=lambda x: -len(x[1]))
+            hit = next((v for v, t in names if t and re.search(r"(RZ|R\d+)" + re.escape(t) + r"(?![0-9])", tok)), None)
+            if hit is None:
+                hit = next((v for v, t in names if not t), None)
+                if hit is None:
+                    raise _Miss(tok)
+            else:
+                tok = re.sub(r"(RZ|R\d+)" + re.escape(dict(o.sel4[1])[hit]) + r"(?![0-9])", r"\1", tok, count=1)
+            w = put(w, o.sel4[0], 4, hit)
         if o.swz is not None:  # the half swizzle sits after the name, inside |x|
             ms = _SWZ.search(tok)
             w = put(w, o.swz, 2, _SWZ_NUM[ms.group(2)] if ms else 0)
             tok = tok[: ms.start(2)] + tok[ms.end(2) :] if ms else tok
+        if o.bsel is not None:  # the byte/half select prints inside |x|: read it as after
+            tok = re.sub(r"(RZ|R\d+)(\.B[123]|\.H1)\|", r"\1|\2", tok)
         m = _REG.match(tok)
         if not m or bool(m.group(3)) != bool(m.group(5)):
             raise _Miss(tok)
         inv, neg, ab, name, _, h1, bsel, cc, ru = m.groups()
+        if o.bsel is not None and h1:  # a 16-bit source's upper half: select 2
+            h1, bsel = None, ".B2"
         w = put(w, o.lo, 8, _regnum(name))
         for bit, on in ((o.inv, inv), (o.neg, neg), (o.abs, ab), (o.h1, None if o.vsel is not None else h1), (o.cc, cc)):
             if on and bit is None:
@@ -143,7 +158,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
         m = _PRED.match(tok)
         if not m:
             raise _Miss(tok)
-        w = put(w, o.lo, 3, PT if m.group(2) == "PT" else int(m.group(2)[1]))
+        w = put(w, o.lo, 3, (PT if m.group(2) == "PT" else int(m.group(2)[1])) ^ o.xor)
         if o.not_bit is not None:
             w = put(w, o.not_bit, 1, 1 if m.group(1) else 0)
         elif m.group(1):
@@ -167,6 +182,12 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             w = put(w, o.lo, o.width, (bits >> 44) & 0x7FFFF)
             return put(w, o.sign, 1, bits >> 63)
+        if o.kind == "h16":  # a half immediate, written as the double it equals
+            try:
+                h = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", _f64_bits(t)))[0]))[0]
+            except (OverflowError, struct.error):
+                raise _Miss(tok) from None
+            return put(w, o.lo, o.width, h)
         if o.kind in ("f20", "f32"):
             bits = _f32_bits(t)
             if o.kind == "f20":
@@ -189,6 +210,10 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             if not -(1 << 15) <= v < (1 << 16):
                 raise _Miss(tok)
             return put(w, o.lo, o.width, v & 0xFFFF)
+        if o.kind == "su":  # the unsigned field of a sign-extended immediate (IADD3's)
+            if not 0 <= v < (1 << (o.width + 1)):
+                raise _Miss(tok)
+            return put(put(w, o.lo, o.width, v & ((1 << o.width) - 1)), o.sign, 1, v >> o.width)
         if o.kind in ("s", "sa"):
             lim = o.width + (1 if o.sign is not None else 0)
             if not -(1 << (lim - 1)) <= v < (1 << (lim - 1)):
@@ -227,7 +252,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             raise _Miss(tok)
         reg = _regnum(m.group(1)) if m.group(1) else RZ
         off = _int(m.group(2)) if m.group(2) else 0
-        if off % o.scale:
+        if off % o.scale or (off and not o.off_w):
             raise _Miss(tok)
         return put(put(w, o.reg_lo, 8, reg), o.off_lo, o.off_w, (off // o.scale) & ((1 << o.off_w) - 1))
     if isinstance(o, SReg):
@@ -335,6 +360,9 @@ def assemble(text: str, addr: int = 0) -> tuple[int, int]:
             raise AsmError(f"bad guard predicate {g!r}")
         guard, gnot = (PT if m.group(2) == "PT" else int(m.group(2)[1])), 1 if m.group(1) else 0
     mnem, _, ops_text = body.partition(" ")
+    if "[" in mnem:  # an address printed against the mnemonic ('CCTL.QRY1[R0]')
+        i = mnem.index("[")
+        mnem, ops_text = mnem[:i], (mnem[i:] + " " + ops_text).strip()
     toks = _split_operands(ops_text)
     tried = False
     for row in ROWS:

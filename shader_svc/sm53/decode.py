@@ -102,12 +102,14 @@ def _operand(o, w: int, addr: int) -> dict:
         d["hsel"] = get(w, o.hsel, 2) if o.hsel is not None else 0
         d["bsel"] = get(w, o.bsel, 2) if o.bsel is not None else 0
         d["vsel"] = get(w, o.vsel, 3) if o.vsel is not None else 6
+        if o.sel4 is not None:
+            d["sel4"] = get(w, o.sel4[0], 4)
         return d
     if isinstance(o, Pred):
-        return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
+        return {"pred": get(w, o.lo, 3) ^ o.xor, "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
         v = get(w, o.lo, o.width)
-        if o.kind in ("s", "sa"):
+        if o.kind in ("s", "sa", "su"):
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
@@ -130,10 +132,10 @@ def _operand(o, w: int, addr: int) -> dict:
     if isinstance(o, CIdx):
         return {"bank": get(w, 36, 5), "reg": get(w, 8, 8), "off": sext(get(w, 20, 16), 16), "indexed": True}
     if isinstance(o, Mem):
-        off = get(w, o.off_lo, o.off_w)
+        off = get(w, o.off_lo, o.off_w) if o.off_w else 0  # (width 0: no offset, surfaces)
         reg = get(w, o.reg_lo, 8)
         # an absolute address (RZ base) is printed unsigned
-        return {"reg": reg, "off": (sext(off, o.off_w) if o.signed and reg != RZ else off) * o.scale}
+        return {"reg": reg, "off": (sext(off, o.off_w) if o.signed and o.off_w and reg != RZ else off) * o.scale}
     if isinstance(o, SReg):
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):
@@ -241,8 +243,16 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
                 raise DecodeError("register pair at RZ")
             return f"{_reg(v['reg'])}{'.reuse' if reuse else ''}, {_reg(v['reg'] + 1)}"
         s = _reg(v["reg"])
+        if o.sel4 is not None:
+            t = dict(o.sel4[1]).get(v["sel4"])
+            s += t if t is not None else _bad(f"byte selector {v['sel4']}")
         if o.swz is not None:  # inside |x|: '-|R2.H1_H1|'
             s += SWZ[v["swz"]]
+        if v["bsel"]:  # inside |x| too ('|R0.B2|'); of a 16-bit source the half: 2 is '.H1'
+            if inst.mods.get("src", 0) & 3 == 1:
+                s += ".H1" if v["bsel"] == 2 else _bad(f"half select {v['bsel']} of a 16-bit source")
+            else:
+                s += f".B{v['bsel']}"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
@@ -253,8 +263,6 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s += ".H1"
         if o.hsel is not None and v["hsel"]:
             s += {1: ".H0", 2: ".H1"}.get(v["hsel"]) or _bad(f"half select {v['hsel']}")
-        if v["bsel"]:
-            s += f".B{v['bsel']}"
         if v["vsel"] != 6:
             sel = {0: "", 1: ".B1", 2: ".B2", 3: ".B3", 4: "", 5: ".H1"}.get(v["vsel"])
             s += sel if sel is not None else _bad(f"selector {v['vsel']}")
@@ -277,6 +285,10 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s = fmt_f64(x)
             if s == "-0.0":  # with nvdisasm's space, as the f32 special values ('-0.0 , P0')
                 s = "-0.0 "
+        elif o.kind == "h16":  # a half, printed as the double it equals (the *2_32I immediates)
+            s = fmt_f64(struct.unpack("<Q", struct.pack("<d", struct.unpack("<e", struct.pack("<H", x))[0]))[0])
+            if s == "-0.0":
+                s = "-0.0 "
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")
         elif o.kind == "set":
@@ -285,6 +297,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s = "{" + ",".join(str(i) for i in range(5, -1, -1) if x >> i & 1) + "}"
         elif o.kind in ("sa", "ua"):  # after the previous operand, with a space ('R0 0x10')
             return "\x00" + _hex(x)
+        elif o.kind == "su":  # sign-extended, but printed as its unsigned field (IADD3's)
+            s = _hex(x & ((1 << (o.width + 1)) - 1))
         else:
             s = _hex(x)
         if v["neg"]:
@@ -356,6 +370,9 @@ def render(inst: Inst) -> str:
         elif t is not None:
             ops.append(t)
     s = mnemonic_text(inst)
+    first = inst.row.operands[0] if inst.row.operands else None
+    if ops and isinstance(first, Mem) and first.glue:  # nvdisasm's 'CCTL.QRY1[R0]'
+        s, ops = s + ops[0], ops[1:]
     if ops:
         s = (s + " " + ", ".join(ops)).rstrip()  # a special float last: its space goes with ';'
     if inst.pred != PT or inst.pred_not:

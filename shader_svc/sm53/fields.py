@@ -56,9 +56,14 @@ class Reg:
     # the video ops' 3-bit selector (0..3 byte 0..3, 4/5 half 0/1, 6 the word): printed '.B1'..
     # '.B3' / '.H1' after the register (its size is the mnemonic's, a modifier on the same bits)
     vsel: int | None = None
+    # a 4-bit byte selector printed as a pattern after the register (VABSDIFF4's '.3201'):
+    # (lo, ((value, text), ...)); a value missing is refused
+    sel4: tuple[int, tuple[tuple[int, str], ...]] | None = None
 
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, 8)] + ([(self.swz, 2)] if self.swz is not None else [])
+        if self.sel4 is not None:
+            out.append((self.sel4[0], 4))
         for b in (self.neg, self.abs, self.inv, self.cc, self.h1):
             out += _flag(b)
         for b in (self.hsel, self.bsel):
@@ -72,11 +77,13 @@ class Reg:
 @dataclass(frozen=True)
 class Imm:
     """An immediate at ``lo`` (``width`` bits).  ``kind``: 's' signed hex (``sign``: a separate
-    sign bit extends it, as the 19-bit ALU immediates at 56), 'u' unsigned hex, 'f20' (the top
-    19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal), 'x16'
-    (XMAD's 16-bit immediate: signed when bit 49, B's sign, is set), 'sa' (signed, printed after
-    the previous operand with a space: BRX's offset; 'ua' unsigned: JMX's address).  Flags:
-    ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
+            sign bit extends it, as the 19-bit ALU immediates at 56), 'u' unsigned hex, 'f20' (the top
+            19 bits of an f32 after its sign, sign at ``sign``), 'f32', 'dec' (plain decimal), 'x16'
+            (XMAD's 16-bit immediate: signed when bit 49, B's sign, is set), 'sa' (signed, printed after
+            the previous operand with a space: BRX's offset; 'ua' unsigned: JMX's address), 'su' (signed
+        with ``sign``, printed as the unsigned 20-bit field: IADD3's, as nvdisasm 11.8 prints it), 'h16'
+    (a half, printed as its double: the *2_32I immediates).  Flags:
+            ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
 
     name: str
     lo: int
@@ -136,9 +143,10 @@ class Mem:
     off_w: int = 24
     scale: int = 1
     signed: bool = True
+    glue: bool = False  # printed right after the mnemonic, without a space (CCTL.QRY1[R0])
 
-    def bits(self) -> list[tuple[int, int]]:
-        return [(self.reg_lo, 8), (self.off_lo, self.off_w)]
+    def bits(self) -> list[tuple[int, int]]:  # (``off_w`` 0: no offset field, surfaces)
+        return [(self.reg_lo, 8)] + ([(self.off_lo, self.off_w)] if self.off_w else [])
 
 
 @dataclass(frozen=True)

@@ -205,7 +205,7 @@ class Lower53(Lowering):
                 raise TranslateError(f"{inst.text()}: modifier {k} not translated yet", offset=inst.addr)
 
     def bad(self, inst: Inst, why: str = "not translated yet"):
-        raise TranslateError(f"{inst.text()}: {why}", offset=inst.addr)
+        raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {why}", offset=inst.addr)
 
     @staticmethod
     def setp_ir(b: Block, inst: Inst, r: Value) -> None:

@@ -202,7 +202,7 @@ forms(
     {CFORM: 0x4CC0, IFORM: 0x38C0},
     12,
     (DCC, A(neg=51)),
-    {CFORM: CBuf("b", neg=50), IFORM: I19()},
+    {CFORM: CBuf("b", neg=50), IFORM: Imm("b", 20, 19, "su", sign=56)},
     (C(neg=49),),
     mods=(flag("X", 48),),
     ir="IADD3",
@@ -466,6 +466,7 @@ forms(
         field("src", 10, 2, FMT),
         field("rnd", 39, 2, {0: "", 1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"}),
     ),
+    base=2 << 8 | 2 << 10,  # reference encoding F2I.U32 (nvdisasm prints INVALID0 for 0)
     ir="F2I",
     cls="conv",
 )
@@ -474,18 +475,21 @@ forms(
 F2F_RND = Mod(
     "rnd",
     ((39, 2), (42, 1)),
-    ((0, ""), (1, ".RM"), (2, ".RP"), (3, ".RZ"), (4, ".ROUND"), (5, ".FLOOR"), (6, ".CEIL"), (7, ".TRUNC")),
+    # between equal formats a rounding mode has nothing to round: nvdisasm prints 1..3 as .PASS
+    # (only 1 decoded, so the text names one word)
+    ((0, ""), (1, ".PASS"), (4, ".ROUND"), (5, ".FLOOR"), (6, ".CEIL"), (7, ".TRUNC")),
 )
 F32B, F32C = B(neg=45, abs=49), CBuf("b", neg=45, abs=49)
 for dst, src, rb, cb in (
-    ((1, 2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+    ((1,), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
+    ((2, 3), {1: ".F16"}, CVT_B[RFORM], CVT_B[CFORM]),
     ((2,), {2: ".F32"}, F32B, F32C),
     ((3,), {3: ".F64"}, F32B, F32C),
     ((3,), {2: ".F32"}, F32B, F32C),
     ((2,), {3: ".F64"}, F32B, F32C),
     ((1,), {2: ".F32", 3: ".F64"}, F32B, F32C),
 ):
-    same = dst in ((2,), (3,)) and dst == tuple(src)  # F32.F32, F64.F64: integral rounding
+    same = dst == tuple(src)  # F16.F16, F32.F32, F64.F64: integral rounding
     forms(
         "F2F",
         {RFORM: 0x5CA8, CFORM: 0x4CA8},
@@ -499,6 +503,7 @@ for dst, src, rb, cb in (
             F2F_RND if same else field("rnd", 39, 2, RND),
             flag("SAT", 50),
         ),
+        base=dst[0] << 8 | min(src) << 10,  # a valid reference (0 prints INVALIDFPDEST0)
         ir="F2F",
         cls="conv",
     )
@@ -722,8 +727,16 @@ forms(
 # IMUL (-G code keeps it; -O3 builds multiplies from XMAD): sign of a at 40, of b at 41 (both
 # signed prints nothing), .HI 39; IMUL32I: signs at 54/55, .HI 53, CC 52, a 32-bit immediate
 IMUL_SIGN = Mod("sign", ((40, 2),), ((0, ".U32.U32"), (1, ".S32.U32"), (2, ".U32.S32"), (3, "")))
+# IMUL prints no reuse flags (nvdisasm 11.8: a set flag prints nothing, so it is refused), as IMAD
 forms(
-    "IMUL", alu(0x38), 13, (DCC, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, mods=(IMUL_SIGN, flag("HI", 39)), ir="IMUL"
+    "IMUL",
+    alu(0x38),
+    13,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    mods=(IMUL_SIGN, flag("HI", 39)),
+    ir="IMUL",
+    cls="mad",
 )
 # IMAD (-G's 64-bit division helpers): sign of a at 48, of b at 53 (both signed prints nothing),
 # .X 49, .SAT 50, negated c 51 / a 52 (both: .PO, refused), .HI 54, CC 47; bit 55 set is
@@ -876,7 +889,7 @@ for mn, top, lods, dims in (("TEXS", 0xD800, TEXS_LOD, TEXS_DIM), ("TLDS", 0xDA0
 row(
     "TLD4S",
     op(0xDF00, 10, holes=(55,)),
-    SHORT_DSTS + (TID,),
+    SHORT_DSTS[:3] + (B(), TID),  # TLD4S prints an Rb of RZ (nvdisasm 11.8)
     (flag("F16", 55), field("comp", 52, 2, {0: ".R", 1: ".G", 2: ".B", 3: ".A"}), flag("AOFFI", 51), flag("DC", 50), NODEP),
     ir="TLD4S",
     cls="tex",
@@ -1199,11 +1212,10 @@ row(
     exclusive=(0xFF << 8,),  # Ra = RZ: nvdisasm prints the offset alone, unsigned (refused here)
 )
 row("ISCADD32I", op(0x1400, 6), (D52, A(), Imm("b", 20, 32, "s"), Imm("s", 53, 5, "u")), ir="ISCADD32I")
-# FSWZADD: the swizzle pattern at 28..35, its letters in the bit order nvdisasm 11.8 prints
-_SWZ_POS = (6, 7, 4, 5, 2, 3, 0, 1)  # bit 28 + k -> letter k of 'PPPPPPPP' from the left
-SWZ53 = tuple(
-    (v, "".join("N" if any(v >> k & 1 and _SWZ_POS[k] == i for k in range(8)) else "P" for i in range(8))) for v in range(256)
-)
+# FSWZADD: the swizzle pattern at 28..35: four 2-bit fields, field k (bits 28 + 2k) printing
+# letters 6 - 2k and 7 - 2k of the pattern: 0 'PP', 1 'NP', 2 'PN', 3 'ZP' (nvdisasm 11.8)
+_SWZ_PAIR = ("PP", "NP", "PN", "ZP")
+SWZ53 = tuple((v, "".join(_SWZ_PAIR[v >> (2 * k) & 3] for k in (3, 2, 1, 0))) for v in range(256))
 row(
     "FSWZADD",
     op(0x50F8, 13),
@@ -1322,6 +1334,7 @@ row(
     (_vtype("ta", 36, 48), _vtype("tb", 28, 49), field("shr", 51, 2, {0: "", 1: ".SHR_7", 2: ".SHR_15"}), flag("SAT", 55)),
     base=(6 << 36) | (6 << 28),
     ir="VMAD",
+    exclusive=(3 << 53,),  # both negations print .PO, another operation (refused)
 )
 # IMAD32I: the addend register is the destination (bits 0..7 print twice), signs of A (54) and
 # the immediate (57), .HI 53, .CC 52
@@ -1338,6 +1351,198 @@ row(
 # ('BRX CC.F, R0 0x10', left out while 0); .LMT 6; bit 5 (a constant-bank target) held 0
 row("BRX", op(0xE250, 16), (CC_SYM, A(), Imm("t", 20, 24, "sa", hide_zero=True)), (flag("LMT", 6),), ir="BRX", cls="branch")
 row("JMX", op(0xE200, 16), (CC_SYM, A(), Imm("t", 20, 32, "ua", hide_zero=True)), (flag("LMT", 6),), ir="JMX", cls="branch")
+
+
+# --- issue 31 (shader-decode): the rest of nvdisasm 11.8's set, decoded and printed; the
+# translator has no rule for these and refuses them by name.  Every layout read off nvdisasm's
+# text of each single-bit flip of a reference word (tests/shader_svc/isa_sweep.py 53 <word>).
+#
+# Half-precision 32-bit-immediate forms (opcode: top 7 bits): D = R@0, A = R@8 (swizzle 53..54),
+# the immediate's two halves (the high one 36..51 printed first, then 20..35); .SAT 52, .FTZ 55;
+# HADD2_32I's A negates at 56, HMUL2_32I's/HFMA2_32I's bit 56 is .FMZ (with .FTZ: INVALID,
+# refused); HFMA2_32I's C is the destination register (printed again last, negated at 52).
+H16HI, H16LO = Imm("bh", 36, 16, "h16"), Imm("bl", 20, 16, "h16")
+HA32 = Reg("a", 8, reuse=0, swz=53)
+row(
+    "HADD2_32I",
+    op(0x2C00, 7),
+    (D, Reg("a", 8, reuse=0, neg=56, swz=53), H16HI, H16LO),
+    (flag("FTZ", 55), flag("SAT", 52)),
+    ir="HADD2_32I",
+)
+row(
+    "HMUL2_32I",
+    op(0x2A00, 7),
+    (D, HA32, H16HI, H16LO),
+    (flag("FTZ", 55), flag("FMZ", 56), flag("SAT", 52)),
+    ir="HMUL2_32I",
+    exclusive=(3 << 55,),
+)
+row(
+    "HFMA2_32I",
+    op(0x2800, 7),
+    (D, HA32, H16HI, H16LO, Reg("c", 0, neg=52)),
+    (flag("FTZ", 55), flag("FMZ", 56)),
+    ir="HFMA2_32I",
+    exclusive=(3 << 55,),
+)
+# HSET2 (register form): HSETP2's sources and comparison, a result mask (.BF 49: 1.0 halves)
+row(
+    "HSET2",
+    op(0x5D18, 13),
+    (D, Reg("a", 8, reuse=0, neg=43, abs=44, swz=47), Reg("b", 20, reuse=1, neg=31, abs=30, swz=28), P39),
+    (flag("BF", 49), field("cmp", 35, 4, FCMP), flag("FTZ", 50), field("bop", 45, 2, BOP)),
+    ir="HSET2",
+)
+
+
+# IMADSP (24/16-bit multiply-add): one modifier word of three types: A 48..50 (U32 S32 U24 S24
+# U16H0 S16H0 U16H1 S16H1), B 53..54 (U24 S24 U16H0 S16H0), C's size 51..52 (32 24 16H0), C
+# printed signed when A or B is
+_SP_A = ("U32", "S32", "U24", "S24", "U16H0", "S16H0", "U16H1", "S16H1")
+_SP_B = ("U24", "S24", "U16H0", "S16H0")
+_SP = tuple(
+    (a | c << 3 | b << 5, f".{_SP_A[a]}.{_SP_B[b]}.{'S' if (a | b) & 1 else 'U'}{('32', '24', '16H0')[c]}")
+    for a in range(8)
+    for b in range(4)
+    for c in range(3)
+)
+forms(
+    "IMADSP",
+    {RFORM: 0x5A80, CFORM: 0x4A80, IFORM: 0x3480},
+    9,
+    (DCC, A()),
+    {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()},
+    (C(),),
+    mods=(Mod("types", ((48, 3), (51, 2), (53, 2)), tuple(sorted(_SP))),),
+    ir="IMADSP",
+    cls="mad",  # prints no reuse flags (as IMAD)
+)
+# TMML.LOD (LOD query) and TXD (explicit derivatives): the TEX layout (texture index 36..48,
+# dimension 28..30, mask 31..34); TMML has no second source (bits 20..27 held), TXD prints its
+# fault predicate (51) and B; .LC 50, .AOFFI 35, .NDV 35 (TMML), .NODEP 49; .B forms refused
+row(
+    "TMML.LOD",
+    op(0xDF58, 13),
+    (D, A(), TID, Sym("dim", 28, 3, TEX_DIM), Imm("mask", 31, 4, "u")),
+    (flag("NDV", 35), NODEP),
+    ir="TMML",
+    cls="tex",
+)
+row(
+    "TXD",
+    op(0xDE00, 10),
+    (Pred("pd", 51, hide_pt=True), D, A(), Reg("b", 20), TID, Sym("dim", 28, 3, TEX_DIM), Imm("mask", 31, 4, "u")),
+    (flag("LC", 50), flag("AOFFI", 35), NODEP),
+    ir="TXD",
+    cls="tex",
+)
+
+
+# Surfaces (.D forms, handle in a register at 39; the immediate-handle forms (bit 51) and .P
+# forms are refused): address [R8], data/destination R0, .BA, dimension 33..35, cache, size or
+# atomic type 20..22, out-of-range mode 49..50; SULD's predicate 30..32 is stored xor 7 (0 =
+# PT, left out)
+SU_DIM53 = field("dim", 33, 3, {0: ".1D", 1: ".1D_BUFFER", 2: ".1D_ARRAY", 3: ".2D", 4: ".2D_ARRAY", 5: ".3D"})
+SU_CLAMP53 = field("clamp", 49, 2, {0: ".IGN", 1: "", 2: ".TRAP"})
+SU_SIZE53 = field("size", 20, 3, {0: ".U8", 1: ".S8", 2: ".U16", 3: ".S16", 4: "", 5: ".64", 6: ".128"})
+SU_ADDR53 = Mem("addr", 8, off_w=0, signed=False)
+row(
+    "SULD.D",
+    op(0xEB10, 13),
+    (Pred("p", 30, hide_pt=True, xor=7), D, SU_ADDR53, C()),
+    (flag("BA", 23), SU_DIM53, field("cache", 24, 2, {0: "", 1: ".CG", 2: ".CI"}), SU_SIZE53, SU_CLAMP53),
+    ir="SULD",
+    cls="mem",
+)
+row(
+    "SUST.D",
+    op(0xEB30, 13),
+    (SU_ADDR53, Reg("b", 0), C()),
+    (flag("BA", 23), SU_DIM53, field("cache", 24, 2, {0: "", 1: ".CG", 2: ".CS"}), SU_SIZE53, SU_CLAMP53),
+    ir="SUST",
+    cls="mem",
+)
+row(
+    "SURED.D",
+    op(0xEB50, 13),
+    (SU_ADDR53, Reg("b", 0), C()),
+    (
+        flag("BA", 23),
+        SU_DIM53,
+        field("op", 24, 4, {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR"}),
+        field("type", 20, 3, {0: "", 1: ".S32", 2: ".U64", 4: ".F16x2.FTZ.RN"}),
+        SU_CLAMP53,
+    ),
+    ir="SURED",
+    cls="mem",
+)
+
+
+# SUATOM.D with an immediate handle (36..48): address [R8], data R20, destination R0; .BA 28,
+# operation 29..32, dimension 33..35, type 51..53, out-of-range mode 49..50 (.CAS, bit 55: refused)
+row(
+    "SUATOM.D",
+    op(0xEA00, 10),
+    (D, SU_ADDR53, B(), Imm("h", 36, 13, "u")),
+    (
+        flag("BA", 28),
+        SU_DIM53,
+        field("op", 29, 4, {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR", 8: ".EXCH"}),
+        field(
+            "type",
+            51,
+            3,
+            {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN", 5: ".S64", 6: ".SD32", 7: ".SD64"},
+        ),
+        SU_CLAMP53,
+    ),
+    ir="SUATOM",
+    cls="mem",
+)
+
+
+# CCTL (cache control): operation 0..3, cache 4..6, .E 52, address [R8 + 4 * (22..51)];
+# nvdisasm prints .QRY1's address against the mnemonic ('CCTL.QRY1[R0]'): a row of its own
+_CCTL_MODS = (flag("E", 52), field("cache", 4, 3, {0: "", 1: ".U", 2: ".C", 3: ".I", 4: ".CRS"}))
+row(
+    "CCTL",
+    op(0xEF60, 11),
+    (Mem("addr", 8, 22, 30, scale=4, glue=True),),
+    (*_CCTL_MODS, field("op", 0, 4, {0: ".QRY1"})),
+    cls="mem",
+)
+row(
+    "CCTL",
+    op(0xEF60, 11),
+    (Mem("addr", 8, 22, 30, scale=4),),
+    (*_CCTL_MODS, field("op", 0, 4, {1: ".PF1", 2: ".PF1.5", 3: ".PF2", 4: ".WB", 5: ".IV", 7: ".RS", 9: ".RSLB"})),
+    cls="mem",
+)
+
+
+# VABSDIFF4 (register form): four byte differences; A's and B's byte selectors (32..35,
+# 28..31) print as patterns after the register; signs 48 (A), 49 (B); .SD 38, .SAT 50, .ACC
+# (53..54 = 1); the result mask (51 X, 52 Y, 36 Z, 37 W; all four print nothing, none is invalid)
+_VSEL_A = ((0, ".0000"), (1, ".1111"), (2, ".2222"), (3, ".3333"), (4, ""), (5, ".4321"), (6, ".5432"), (7, ".6543"))
+_VSEL_A += ((8, ".3201"), (9, ".3012"), (10, ".0213"), (11, ".3120"), (12, ".1230"), (13, ".2310"))
+_VSEL_B = ((0, ".4444"), (1, ".5555"), (2, ".6666"), (3, ".7777"), (4, ""), (5, ".6543"), (6, ".5432"), (7, ".4321"))
+_VSEL_B += ((8, ".4567"), (9, ".6745"), (10, ".5476"))
+_VMASK = tuple((v, "" if v == 15 else "." + "".join(c for i, c in enumerate("XYZW") if v >> i & 1)) for v in range(1, 16))
+row(
+    "VABSDIFF4",
+    op(0x5000, 9),
+    (DCC, Reg("a", 8, sel4=(32, _VSEL_A)), Reg("b", 20, sel4=(28, _VSEL_B)), C()),
+    (
+        flag("SD", 38),
+        field("asign", 48, 1, {0: ".U8", 1: ".S8"}),
+        field("bsign", 49, 1, {0: ".U8", 1: ".S8"}),
+        flag("SAT", 50),
+        field("red", 53, 2, {0: "", 1: ".ACC"}),
+        Mod("mask", ((51, 2), (36, 2)), _VMASK),
+    ),
+    base=0x3 << 51 | 0x3 << 36 | 4 << 32 | 4 << 28,
+)
 
 
 # --- half precision (issue 31; shader-half), register forms; every bit flipped under nvdisasm

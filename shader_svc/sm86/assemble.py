@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from nxrecomp.common.errors import NxError
 from shader_svc.isa.text import parse_f64
 from shader_svc.sm86.decode import MASK105, SWZ, Control, DecodeError, Inst, decode
-from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
+from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
 from shader_svc.sm86.table import ROWS, SREGS
 
 SREG_NUM = {v: k for k, v in SREGS.items()}
@@ -168,7 +168,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         return f, reuse
     if isinstance(o, Pred):
         p, neg = (7, False) if text is None else _pred(text, o.file)  # a left-out carry-out is PT
-        f.append((o.lo, 3, p))
+        f.append((o.lo, 3, p ^ o.xor))
         if neg and o.not_bit is None:
             raise _NoMatch(text)
         if o.not_bit is not None:
@@ -187,6 +187,12 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if v is None:
             raise _NoMatch(text)
         return [(o.lo, o.width, v)], 0
+    if isinstance(o, Attr) and o.ur is not None:  # a[UR4+0x10]
+        m = re.fullmatch(r"a\[(URZ|UR\d+)(?:\+(0x[0-9a-f]+))?\]", text)
+        v = _int(m.group(2)) if m and m.group(2) else 0
+        if not m or v % o.scale or v // o.scale >= 1 << o.width:
+            raise _NoMatch(text)
+        return [(o.ur, 6, _regnum(m.group(1), "UR")), (o.lo, o.width, v // o.scale)], 0
     if isinstance(o, Attr):
         m = re.fullmatch(r"a\[(0x[0-9a-f]+)\]", text)
         if not m or _int(m.group(1)) % o.scale or _int(m.group(1)) // o.scale >= 1 << o.width:
@@ -201,9 +207,14 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             if bits & 0xFFFFFFFF:
                 raise _NoMatch(text)
             v = bits >> 32
+        elif o.kind == "f16":  # F2I.F16's half immediate
+            try:
+                v = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", parse_f64(text)))[0]))[0]
+            except (ValueError, OverflowError, struct.error):
+                raise _NoMatch(text) from None
         else:
             v = _f32(text) if o.kind == "f32" else _int(text)
-        if o.kind in ("x4", "a4"):  # BRX/JMX's offset, JMP's address, in 4-byte units
+        if o.kind in ("x4", "a4", "s4"):  # BRX/JMX's offset, JMP's/RET.ABS's address, in 4-byte units
             if v % 4:
                 raise _NoMatch(text)
             v //= 4
@@ -224,14 +235,31 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
                 raise _NoMatch(text)
             if bit is not None:
                 f.append((bit, 1, int(on)))
-        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]\[(-?0x[0-9a-f]+)\]", s)
+        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]" + re.escape(o.sep) + r"\[(-?0x[0-9a-f]+)\]", s)
         if not m or _int(m.group(2)) % 4:
             raise _NoMatch(text)
         f += [(54, 5, _int(m.group(1))), (40, 14, _int(m.group(2)) // 4)]
         return f, 0
+    if isinstance(o, CBufR):  # c[0x0][R2+0x10], c[0x0][R2], c[0x0][0x10] (register RZ)
+        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]\[(?:(R\d+)(?:\+(-?0x[0-9a-f]+))?|(-?0x[0-9a-f]+))\]", text)
+        if not m:
+            raise _NoMatch(text)
+        reg = _regnum(m.group(2), "R") if m.group(2) else 255
+        off = _int(m.group(3) or m.group(4) or "0")
+        return [(54, 5, _int(m.group(1))), (24, 8, reg), (38, 16, off)], 0
     if isinstance(o, Mem):
         if o.scale and re.fullmatch(r"\[-?0x[0-9a-f]+\]", text):  # shared memory at RZ + offset
             text = "[RZ+" + text[1:]
+        if o.ur is not None:  # '[R0.U32+UR4+0x10]': the uniform register read off first
+            mu = re.fullmatch(r"(\[[^+\]]*)\+(URZ|UR\d+)(.*)", text)
+            if not mu:
+                raise _NoMatch(text)
+            f.append((o.ur, 6, _regnum(mu.group(2), "UR")))
+            text = mu.group(1) + mu.group(3)
+            if o.u32 and ".U32" in text:
+                text = text.replace(".U32", "", 1)
+            elif o.u32 and ".64" not in text:
+                raise _NoMatch(text)
         m = re.fullmatch(r"\[(U?RZ|R\d+)(\.64)?(\.X4|\.X8|\.X16)?(?:\+(-?0x[0-9a-f]+))?\]", text)
         if not m:
             raise _NoMatch(text)
@@ -240,7 +268,10 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             f.append((o.wide_bit, 1, 1 if m.group(2) else 0))
         if o.scale:
             f.append((o.scale[0], o.scale[1], {s: v for v, s in o.scale[2]}[m.group(3) or ""]))
-        f.append((o.off[0], o.off[1], _int(m.group(4)) if m.group(4) else 0))
+        if not o.off[1] and m.group(4):  # no offset field (surfaces)
+            raise _NoMatch(text)
+        if o.off[1]:
+            f.append((o.off[0], o.off[1], _int(m.group(4)) if m.group(4) else 0))
         return f, 0
     if isinstance(o, SReg):
         if text not in SREG_NUM:
@@ -350,7 +381,15 @@ def unshown(inst: Inst) -> dict[tuple[int, int], int]:
     for o in row.operands:  # operands a modifier hides (IMAD's carry-in without .X)
         if o.name in hidden:
             fields += o.bits()
+    fields += _ambiguous_preds(row)
     return {(lo, w): get(inst.word, lo, w) for lo, w in fields}
+
+
+def _ambiguous_preds(row: Row) -> list[tuple[int, int]]:
+    """Bits of optional predicates whose text is ambiguous: with two carry-outs left out while
+    PT (IADD3), 'P6' alone names either slot (nvdisasm prints both words the same)."""
+    opt = [o for o in row.operands if isinstance(o, Pred) and o.hide_pt]
+    return [b for o in opt for b in o.bits()] if len(opt) > 1 else []
 
 
 def assemble_line(
@@ -375,6 +414,7 @@ def assemble_line(
         for mods in _mods(row, p.name[len(row.mnemonic) :]):
             hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
             free_ok = set(row.free) | {b for o in row.operands if o.name in hidden for b in o.bits()}
+            free_ok |= set(_ambiguous_preds(row))
             for split in _operand_splits(row, mods, _space_split(p.operands)):
                 word = (row.base & MASK105) | row.opcode | g << 12 | int(gneg) << 15
                 reuse = 0

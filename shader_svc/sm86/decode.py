@@ -72,12 +72,12 @@ def _operand(o, w: int, addr: int):
             "file": o.file,
         }
     if isinstance(o, Pred):
-        return {"pred": get(w, o.lo, 3), "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
+        return {"pred": get(w, o.lo, 3) ^ o.xor, "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
     if isinstance(o, Imm):
         v = get(w, o.lo, o.width)
         if o.hi_lo is not None:
             v |= get(w, o.hi_lo, o.hi_width) << o.width
-        if o.kind == "x4":  # a signed offset in 4-byte units (BRX/JMX)
+        if o.kind in ("x4", "s4"):  # a signed offset in 4-byte units (BRX/JMX), RET.ABS's address
             return {"imm": 4 * sext(v, o.width)}
         if o.kind == "a4":  # an absolute address in 4-byte units (JMP)
             return {"imm": 4 * v}
@@ -94,14 +94,20 @@ def _operand(o, w: int, addr: int):
     if isinstance(o, Mem):
         scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
         wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
-        off = get(w, *o.off)
-        return {"reg": get(w, o.reg_lo, 8), "off": sext(off, o.off[1]) if o.signed else off, "wide": wide, "scale": scale}
+        off = get(w, *o.off) if o.off[1] else 0  # (width 0: no offset field, surfaces)
+        return {
+            "reg": get(w, o.reg_lo, 8),
+            "off": sext(off, o.off[1]) if o.signed and o.off[1] else off,
+            "wide": wide,
+            "scale": scale,
+            **({"ur": get(w, o.ur, 6)} if o.ur is not None else {}),
+        }
     if isinstance(o, SReg):
         return {"sr": get(w, o.lo, 8)}
     if isinstance(o, Target):
         return {"target": addr + 16 + 4 * sext(get(w, o.lo, o.width), o.width)}
     if isinstance(o, Attr):
-        return {"attr": get(w, o.lo, o.width) * o.scale}
+        return {"attr": get(w, o.lo, o.width) * o.scale, **({"ur": get(w, o.ur, 6)} if o.ur is not None else {})}
     if isinstance(o, Sym):
         return {"sym": get(w, o.lo, o.width)}
     raise TypeError(o)
@@ -134,11 +140,13 @@ def _alias(row: Row, ops: dict, mods: dict) -> str:
     return ""
 
 
-def _reuse_slots(row: Row) -> int:
-    """The control word's reuse flags (bits 122..125 as a 4-bit mask) some operand prints."""
+def _reuse_slots(row: Row, mods: dict[str, int]) -> int:
+    """The control word's reuse flags (bits 122..125 as a 4-bit mask) some operand prints
+    (one a modifier hides prints none: LEA's C without .HI)."""
+    hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
     m = 0
     for o in row.operands:
-        if isinstance(o, Reg) and o.reuse:
+        if isinstance(o, Reg) and o.reuse and o.name not in hidden:
             m |= 1 << (REUSE_BIT[o.reuse] - 122)
     return m
 
@@ -162,6 +170,15 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
                 bad = f"{row.mnemonic}: modifier {m.name}={v} not supported"
                 break
             mods[m.name] = v
+        if not bad:
+            bad = next(
+                (
+                    f"{row.mnemonic}: modifiers {dict(ex)} together not supported"
+                    for ex in row.exclude
+                    if all(mods.get(k) == v for k, v in ex)
+                ),
+                None,
+            )
         if bad:
             why = bad
             continue
@@ -173,7 +190,7 @@ def decode(lo: int, hi: int, addr: int = 0) -> Inst:
         if bad_sym is not None:
             why = f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported"
             continue
-        stray = get(word, 122, 4) & ~_reuse_slots(row)
+        stray = get(word, 122, 4) & ~_reuse_slots(row, mods)
         if stray:  # nvdisasm refuses such a word, or prints nothing for the flag (no round trip)
             why = f"{row.mnemonic}: reuse flag {stray:#x} on a slot no register operand uses"
             continue
@@ -206,6 +223,11 @@ def fmt_f32(bits: int) -> str:
     if v != 0 and abs(v) >= 1e9:
         return f"{v:.20e}"
     return f"{v:.20g}"
+
+
+def f16_to_f64_bits(h: int) -> int:
+    """The 64 bits of the double equal to the half with bits ``h``."""
+    return struct.unpack("<Q", struct.pack("<d", struct.unpack("<e", struct.pack("<H", h))[0]))[0]
 
 
 def _hex(v: int) -> str:
@@ -251,6 +273,9 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         if o.kind == "f32":
             s = fmt_f32(v["imm"])
             return "-0.0 " if s == "-0.0" else s
+        if o.kind == "f16":  # a half (F2I.F16's immediate), printed as its double is
+            s = fmt_f64(f16_to_f64_bits(v["imm"]))
+            return "-0.0 " if s == "-0.0" else s
         if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
             s = fmt_f64(v["imm"] << 32)
             return "-0.0 " if s == "-0.0" else s
@@ -258,7 +283,7 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             return _hex(v["imm"]) if v["imm"] else None
         return _hex(v["imm"])
     if isinstance(o, CBuf):
-        s = f"c[{v['bank']:#x}][{_hex(v['off'])}]"
+        s = f"c[{v['bank']:#x}]{o.sep}[{_hex(v['off'])}]"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
@@ -271,9 +296,11 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     if isinstance(o, Mem):
         if o.scale and v["reg"] == 255 and v["off"] and not v["wide"] and not v["scale"]:
             return f"[{_hex(v['off'])}]"  # shared memory at an absolute offset (nvdisasm 13.5)
-        s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else "")
+        s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else ".U32" if o.u32 else "")
         if o.scale:
             s += dict(o.scale[2])[v["scale"]]
+        if o.ur is not None:
+            s += "+" + _reg_name(v["ur"], "UR")
         if v["off"]:
             s += "+" + _hex(v["off"])
         return f"[{s}]"
@@ -282,6 +309,8 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     if isinstance(o, Target):
         return _hex(v["target"])
     if isinstance(o, Attr):
+        if o.ur is not None:
+            return f"a[{_reg_name(v['ur'], 'UR')}" + (f"+{v['attr']:#x}]" if v["attr"] else "]")
         return f"a[{v['attr']:#x}]"
     if isinstance(o, Sym):
         return None if v["sym"] == o.hide else o.lookup(v["sym"])

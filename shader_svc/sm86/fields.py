@@ -51,7 +51,7 @@ class Reg:
 class Imm:
     """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float, 'x4' a signed
     offset in 4-byte units printed after the previous operand and left out while 0 (BRX), 'a4'
-    an absolute address in 4-byte units (JMP).  A value split
+    an absolute address in 4-byte units (JMP), 's4' a signed one (RET.ABS), 'f16' a half.  A value split
     in two places has its upper part at ``hi_lo`` (``hi_width`` bits)."""
 
     name: str
@@ -74,6 +74,7 @@ class CBuf:
     neg: int | None = None
     abs: int | None = None
     neg_sym: str = "-"  # '~' for bitwise not (POPC/FLO)
+    sep: str = ""  # between bank and offset: nvdisasm prints I2F's narrow reads 'c[0x0] [0x0]'
 
     def bits(self) -> list[tuple[int, int]]:
         return [(54, 5), (40, 14)] + [(b, 1) for b in (self.neg, self.abs) if b is not None]
@@ -93,7 +94,7 @@ class CBufR:
 @dataclass(frozen=True)
 class Mem:
     """Memory address [Rn(.64)(.X4)+imm].  ``wide_bit``: bit that makes the address register a
-    64-bit pair (None: never, -1: always); ``off``: (lo, width) of the signed byte offset; ``scale``:
+    64-bit pair (None: never, -1: always); ``off``: (lo, width) of the signed byte offset (width 0: none); ``scale``:
     (lo, width, {value: suffix}) for shared-memory index scaling; ``ureg``: bit that adds a
     uniform register (not supported: must be clear)."""
 
@@ -103,9 +104,11 @@ class Mem:
     off: tuple[int, int] = (40, 24)
     scale: tuple[int, int, tuple[tuple[int, str], ...]] | None = None
     signed: bool = True  # the offset field is two's complement (ISBERD's is not)
+    ur: int | None = None  # a uniform register (6 bits) added, printed '+URn' (LDGSTS, ARRIVES)
+    u32: bool = False  # a 32-bit address register prints '.U32' (LDGSTS's global source)
 
     def bits(self) -> list[tuple[int, int]]:
-        out = [(self.reg_lo, 8), self.off]
+        out = [(self.reg_lo, 8)] + ([self.off] if self.off[1] else []) + ([(self.ur, 6)] if self.ur is not None else [])
         if self.wide_bit is not None and self.wide_bit >= 0:
             out.append((self.wide_bit, 1))
         if self.scale:
@@ -131,9 +134,13 @@ class Target(operands.Target):
 @dataclass(frozen=True)
 class Attr(operands.Attr):
     """Attribute address a[0x80] (ALD/AST/IPA): ``width`` bits at ``lo``, in units of ``scale``
-    bytes."""
+    bytes; ``ur``: a uniform register (6 bits) added, printed a[UR4+0x10] (LDTRAM)."""
 
     scale: int = 1
+    ur: int | None = None
+
+    def bits(self) -> list[tuple[int, int]]:
+        return [(self.lo, self.width)] + ([(self.ur, 6)] if self.ur is not None else [])
 
 
 @dataclass(frozen=True)
@@ -198,6 +205,9 @@ class Row:
     # nvdisasm prints them as garbage ('???255'), so no text of ours could match.
     refuse: tuple[tuple[str, int], ...] = ()
     stages: tuple[str, ...] = ()  # graphics stages the instruction exists in ('' = any)
+    # Modifier value combinations nvdisasm refuses although each field could hold them: each
+    # entry ((mod, value), ...) refuses the word when all hold (LEA's .SX32 without .HI).
+    exclude: tuple[tuple[tuple[str, int], ...], ...] = ()
     known_mask: int = field(default=0, compare=False)
 
     def field_bits(self) -> list[tuple[int, int]]:

@@ -88,7 +88,7 @@ class Lower86(Lowering):
         """Lower one (unguarded part of an) instruction through ``RULES``."""
         name = self.RULES.get(inst.row.ir)
         if name is None:
-            raise TranslateError(f"{inst.text()}: not translated yet", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): not translated yet", offset=inst.addr)
         getattr(self, name)(inst)
 
     def dest(self, inst: Inst) -> Callable[[int], None]:
