@@ -392,3 +392,28 @@ OPS.update(
         )
     }
 )
+
+# --- 64-bit atomics, compare-and-store, address-space query (issue 31; shader-mem; lowered by
+# ``lower/memory.py``'s MemoryWarp) ---------------------------------------------------------------
+# - ``AtomicGlobal64`` (addr, b): ``AtomicGlobal32``'s operations IAdd, UMin, SMin, UMax, SMax,
+#   And, Or, Xor, Exchange on the u64 at the 64-bit global address (8-byte aligned), returning
+#   its old value: one atomic step on all 64 bits (the device's Int64Atomics).
+#   ``AtomicCasGlobal64`` (addr, compare, new): stores new where the old u64 equals compare.
+# - ``AtomicCastShared32`` (pointer, compare, new): SM86's ATOMS.CAST (compare and store): new
+#   stored where the shared word equals compare; 1 where it was stored, else 0.
+# - ``SpaceIs`` (addr, window): whether the generic address is in ``space`` ('shared', 'local',
+#   'global') as the generic rows route it (QSPC).
+# - ``GenericAtomicCas32`` (addr, window, compare, new): ``AtomicCasGlobal32`` at a generic
+#   address (the space it names, as ``GenericAtomic32``).
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("AtomicGlobal64", U64, (U64, U64), ("op",)),
+            OpDef("AtomicCasGlobal64", U64, (U64, U64, U64)),
+            OpDef("AtomicCastShared32", U32, (SPTR, U32, U32)),
+            OpDef("SpaceIs", B, (U64, U64), ("space",)),
+            OpDef("GenericAtomicCas32", U32, (U64, U64, U32, U32), ("inst",)),
+        )
+    }
+)

@@ -339,3 +339,15 @@ LOWER.update(
         "GenericStoreSub": lambda lw, o, a: lw.generic_sub(o.attrs["inst"], a[0], a[1], o.attrs["bytes"], False, a[2]),
     }
 )
+
+
+# --- 64-bit atomics, compare-and-store, address-space query (lower/memory.py; shader-mem) -----
+LOWER.update(
+    {
+        "AtomicGlobal64": lambda lw, o, a: lw.atomic64_global(a[0], o.attrs["op"], a[1]),
+        "AtomicCasGlobal64": lambda lw, o, a: lw.atomic64_cas_global(*a),
+        "AtomicCastShared32": lambda lw, o, a: lw.atomic_cast_shared(*a),
+        "SpaceIs": lambda lw, o, a: lw.space_is(a[0], a[1], o.attrs["space"]),
+        "GenericAtomicCas32": lambda lw, o, a: lw.generic_cas(o.attrs["inst"], *a),
+    }
+)

@@ -205,7 +205,9 @@ class MemoryWarp(LowerBase):
         sc, sm = self._scope(shared)
         return self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, new, cmp)
 
-    def _atomic_at(self, ptr: int, sc: int, sm: int, op: str, b: int) -> int:
+    def _atomic_at(self, ptr: int, sc: int, sm: int, op: str, b) -> int:
+        if op == "CAS":  # b: (compare, new)
+            return self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, b[1], b[0])
         fn = self._rmw_fn(op, b)
         if fn is not None:
             return self._atomic_loop(ptr, sc, sm, fn)
@@ -387,6 +389,57 @@ class MemoryWarp(LowerBase):
         (res,) = self.generic_access(inst, addr, window, 1, "atomic", atom=(op, b))
         return self.op("OpLoad", self.u32, res)
 
+    def generic_cas(self, inst: Inst, addr: int, window: int, cmp: int, new: int) -> int:
+        """``GenericAtomicCas32``: compare-exchange at a generic address; the old word."""
+        (res,) = self.generic_access(inst, addr, window, 1, "atomic", atom=("CAS", (cmp, new)))
+        return self.op("OpLoad", self.u32, res)
+
+    # --- 64-bit atomics, compare-and-store, the address-space query (ir/ops.py's last memory
+    # block; issue 31, shader-mem) --------------------------------------------------------------
+
+    def _int64_atomics(self) -> None:
+        if not self.__dict__.get("_int64_atomics_cap"):
+            self.m.emit("cap", "OpCapability", self.m.E("Capability", "Int64Atomics"))
+            self._int64_atomics_cap = True
+
+    def _global64(self, addr: int) -> int:
+        ptr = self.m.type("OpTypePointer", self.m.E("StorageClass", "PhysicalStorageBuffer"), self.u64)
+        return self.op("OpConvertUToPtr", ptr, addr)
+
+    def atomic64_global(self, addr: int, op: str, b: int) -> int:
+        """``AtomicGlobal64``: the old u64 (OpAtomic* on a 64-bit pointer, device scope)."""
+        if op not in ATOMIC64_OPS:
+            raise TypeError(f"IR: 64-bit atomic {op}")
+        self._int64_atomics()
+        sc, sm = self._scope(False)
+        return self.op(f"OpAtomic{op}", self.u64, self._global64(addr), sc, sm, b)
+
+    def atomic64_cas_global(self, addr: int, cmp: int, new: int) -> int:
+        self._int64_atomics()
+        sc, sm = self._scope(False)
+        return self.op("OpAtomicCompareExchange", self.u64, self._global64(addr), sc, sm, sm, new, cmp)
+
+    def atomic_cast_shared(self, ptr: int, cmp: int, new: int) -> int:
+        """``AtomicCastShared32``: stores ``new`` where the word equals ``cmp``; 1 where it did,
+        else 0."""
+        sc, sm = self._scope(True)
+        old = self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, new, cmp)
+        return self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, old, cmp), self.c(1), self.c(0))
+
+    def space_is(self, addr: int, window: int, space: str, window_size: int = 1 << 24) -> int:
+        """``SpaceIs``: whether the generic address lies in the shared window, the local window
+        below it, or neither (global), as ``_generic_paths`` routes it."""
+        u64, b_ = self.u64, self.bool
+        rel = self.op("OpISub", u64, addr, window)
+        lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
+        shared = self.op("OpULessThan", b_, rel, self.c64(window_size))
+        local = self.op("OpULessThan", b_, lrel, self.c64(window_size))
+        if space == "shared":
+            return shared
+        if space == "local":
+            return local
+        return self.op("OpLogicalNot", b_, self.op("OpLogicalOr", b_, shared, local))
+
     # --- barriers -----------------------------------------------------------------------------
     def _barrier(self) -> None:
         E = self.m.E
@@ -508,3 +561,31 @@ class MemoryWarp(LowerBase):
         self._barrier()
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
         return lid, lane, self.op("OpISub", self.u32, lid, lane)
+
+
+# --- 64-bit atomics, compare-and-store, address-space queries (issue 31; shader-mem) ---------
+# A 64-bit atomic is the device's own (SPIR-V Int64Atomics, Vulkan shaderBufferInt64Atomics:
+# lavapipe, and the desktop drivers, have it): exact by definition.  No exact emulation on the
+# 32-bit halves exists for every operation — a compare-exchange loop per half lets another
+# invocation's update land between the two halves (MIN/MAX/EXCH/CAS then mix two values), and a
+# lock needs a forward-progress guarantee Vulkan does not give — so a module with a 64-bit
+# atomic declares Int64Atomics and needs a device with that feature.
+ATOMIC64_OPS = frozenset({"IAdd", "UMin", "SMin", "UMax", "SMax", "And", "Or", "Xor", "Exchange"})
+
+
+def atomic64_op(op: int, signed: bool) -> str | None:
+    """The IR ``op`` of a 64-bit atomic's operation field (INC/DEC have no 64-bit form: None)."""
+    name = atomic_op(op, signed)
+    return name if name in ATOMIC64_OPS else None
+
+
+def pair_ir(b: Block, reg: int) -> Value:
+    """The u64 of the register pair reg, reg+1 (RZ: 0)."""
+    return b.op("Pack64", b.get_reg(reg), b.get_reg(reg + 1)) if reg != 255 else b.const_u64(0)
+
+
+def put_pair_ir(b: Block, reg: int, v: Value) -> None:
+    """Write the u64 ``v`` to the register pair reg, reg+1 (RZ discards both)."""
+    if reg != 255:
+        b.set_reg(reg, b.op("Trunc32", v))
+        b.set_reg(reg + 1, b.op("Trunc32", b.op("Shr64", v, b.const_u64(32))))

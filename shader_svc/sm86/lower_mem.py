@@ -14,12 +14,15 @@ from shader_svc.lower.base import TranslateError
 from shader_svc.lower.memory import (
     FLOAT_ATOMIC_OPS,
     SIZES,
+    atomic64_op,
     atomic_op,
     base64_ir,
     base_ir,
     generic_sized_ir,
     ldc_ir,
     local_ir,
+    pair_ir,
+    put_pair_ir,
     shared_ir,
     shfl_ir,
     vote_ir,
@@ -80,15 +83,22 @@ class Memory86(Lower86):
             self.require(inst, cache=1)
             if mods["order"] not in (0, 4):
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
-        if atom and (mods.get("type", 0) not in (0, 1, 3) or ops["p"]["pred"] != 7):
+        if atom and mods.get("type", 0) not in (0, 1, 3):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
         b = Block()
         addr = base64_ir(b, a["reg"], a["off"])
         window = b.op("Pack64", b.cbank_u32(0, 0x18, inst), b.cbank_u32(0, 0x1C, inst))
         if atom:
-            name, ty, v = self._atomic_operand(b, inst)
-            self.put_ir(b, inst, b.emit("GenericAtomic" + ty, addr, window, v, op=name, inst=inst))
+            if inst.row.ir == "ATOMG.CAS":
+                old = b.emit("GenericAtomicCas32", addr, window, self.src_ir(b, inst, "b"), self.src_ir(b, inst, "c"), inst=inst)
+            else:
+                name, ty, v = self._atomic_operand(b, inst)
+                old = b.emit("GenericAtomic" + ty, addr, window, v, op=name, inst=inst)
+            self.put_ir(b, inst, old)
+            # P: the operation was done (ptxas's -G code branches to its own shared-memory loop
+            # where it is clear); here every space is handled by the operation itself
+            b.set_pred(ops["p"]["pred"], b.const_bool(True))
         else:
             load = inst.row.mnemonic == "LD"
             generic_sized_ir(b, inst, addr, window, mods.get("size", 4), load, ops["d" if load else "b"]["reg"])
@@ -108,6 +118,9 @@ class Memory86(Lower86):
     def _atomic86(self, inst: Inst) -> None:
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
         ftype = mods.get("type", 0)
+        if ftype == 2:  # .64
+            self._atomic86_64(inst)
+            return
         if ftype not in (0, 1, 3) or (ftype == 3 and mods["op"] not in (0, 1, 2)):
             raise TranslateError(f"{inst.text()}: atomic type not translated yet", offset=inst.addr)
         a = ops["addr"]
@@ -126,6 +139,72 @@ class Memory86(Lower86):
             old = b.emit("AtomicGlobal" + ty, ptr, v, op=name)
             if ir != "RED":
                 self.put_ir(b, inst, old)
+        ir_spirv.emit(self, b)
+
+    def _atomic86_64(self, inst: Inst) -> None:
+        """ATOMG/RED/ATOMG.CAS .64 on a 64-bit global address: register pairs b (and c: CAS's
+        new value) in, the old u64 to the pair d (``AtomicGlobal64``; INC/DEC have no 64-bit
+        form)."""
+        ir, mods, ops = inst.row.ir, inst.mods, inst.ops
+        a = ops["addr"]
+        if not a["wide"] and not (ir == "ATOMG.CAS" and mods.get("E")):
+            raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
+        if ops.get("p", {}).get("pred", 7) != 7:
+            raise TranslateError(f"{inst.text()}: atomic predicate result not translated", offset=inst.addr)
+        b = Block()
+        addr = base64_ir(b, a["reg"], a["off"])
+        if ir == "ATOMG.CAS":
+            old = b.op("AtomicCasGlobal64", addr, pair_ir(b, ops["b"]["reg"]), pair_ir(b, ops["c"]["reg"]))
+        else:
+            name = atomic64_op(mods["op"], False)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            old = b.emit("AtomicGlobal64", addr, pair_ir(b, ops["b"]["reg"]), op=name)
+        if ir != "RED":
+            put_pair_ir(b, ops["d"]["reg"], old)
+        ir_spirv.emit(self, b)
+
+    def op_atoms(self, inst: Inst) -> None:
+        """ATOMS (shared memory, 32-bit): the operations of ``ATOMIC_OPS`` (.S32: signed MIN/MAX),
+        CAS (old value) and CAST (compare and store, .SPIN or not: 1 where stored, else 0 — the
+        flag ptxas's -G code tests against 1 before retrying), and ATOMS.POPC.INC (each
+        invocation adds 1; its result, the warp-combined one, is not translated: RZ only).
+        .64 forms are refused (no 64-bit shared atomics here)."""
+        mods, ops = inst.mods, inst.ops
+        if mods.get("type", 0) not in (0, 1):
+            raise TranslateError(f"{inst.text()}: 64-bit shared atomics not translated", offset=inst.addr)
+        b = Block()
+        if inst.row.ir == "ATOMS.POPC.INC":  # '[Ra+URZ]': the register alone
+            r = ops["addr"]["sym"]
+            ptr = b.op("SharedPtr", b.get_reg(r) if r != 255 else b.const_u32(0))
+        else:
+            ptr = b.op("SharedPtr", self._smem_addr_ir(b, inst))
+        if inst.row.ir == "ATOMS.CAS":
+            cmp, new = self.src_ir(b, inst, "b"), self.src_ir(b, inst, "c")
+            old = b.op("AtomicCastShared32" if mods["op"] else "AtomicCasShared32", ptr, cmp, new)
+        elif inst.row.ir == "ATOMS.POPC.INC":
+            if ops["d"]["reg"] != 255:
+                raise TranslateError(f"{inst.text()}: ATOMS.POPC.INC's result not translated", offset=inst.addr)
+            old = b.emit("AtomicShared32", ptr, b.const_u32(1), op="IAdd")
+        else:
+            name = atomic_op(mods["op"], mods.get("type") == 1)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+            old = b.emit("AtomicShared32", ptr, self.src_ir(b, inst, "b"), op=name)
+        self.put_ir(b, inst, old)
+        ir_spirv.emit(self, b)
+
+    def op_qspc(self, inst: Inst) -> None:
+        """QSPC.E.<space> P, RZ, [Ra.64]: P = whether the generic address is in the space (the
+        windows of ``_generic``); the register result is not translated (RZ only)."""
+        ops, mods = inst.ops, inst.mods
+        if not mods.get("E") or ops["d"]["reg"] != 255:
+            raise TranslateError(f"{inst.text()}: QSPC form not translated", offset=inst.addr)
+        a = ops["addr"]
+        b = Block()
+        addr = base64_ir(b, a["reg"], a["off"])
+        window = b.op("Pack64", b.cbank_u32(0, 0x18, inst), b.cbank_u32(0, 0x1C, inst))
+        b.set_pred(ops["p"]["pred"], b.emit("SpaceIs", addr, window, space=("global", "local", "shared")[mods["space"]]))
         ir_spirv.emit(self, b)
 
     # --- instructions (Compute86.RULES) -------------------------------------------------------

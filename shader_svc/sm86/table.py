@@ -1397,13 +1397,19 @@ R(
             0x38C,
             (D, SMEM, Reg("b", 32)),
             mods=(Mod("op", 87, 4, ATOM_OPS), Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64")))),
+            ir="ATOMS",  # shader-mem
             cls="mem",
         ),
         Row(
             "ATOMS",
             0x38D,
             (D, SMEM, Reg("b", 32), Reg("c", 64)),
-            mods=(Mod("op", 87, 1, ((0, ".CAS"), (1, ".CAST"))), Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64")))),
+            # bit 88: .SPIN after .CAST (nvdisasm 13.5; ignored with .CAS: held 0) -- shader-mem
+            mods=(
+                Mod("op", 87, 2, ((0, ".CAS"), (1, ".CAST"), (3, ".CAST.SPIN"))),
+                Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64"))),
+            ),
+            ir="ATOMS.CAS",
             cls="mem",
         ),
         Row(
@@ -1422,6 +1428,7 @@ R(
             0x3AA,
             (Pred("p", 81), D, Mem("addr")),
             mods=(Mod("E", 72, 1, ONOFF(".E")), Mod("space", 73, 2, ((0, ".G"), (1, ".L"), (2, ".S")))),
+            ir="QSPC",  # shader-mem
             cls="mem",
         ),
         Row(
@@ -1722,4 +1729,34 @@ R(
         ir="F2F.F16",
         cls="conv",
     )
+)
+
+
+# --- shader-mem (issue 31): memory rows the atomic kernels of the corpus need; every bit flipped
+# under nvdisasm 13.5 on nvcc's words.  Generic ATOM.CAS (-G code): as ATOMG.CAS, the address
+# printed without .64 (bit 91 refused), bit 87 .CAST.  ATOMS.POPC.INC.32 (ptxas's shared atomicAdd
+# of 1 with the result unused): the address register at 24 printed with the uniform register
+# 64..69 ('[R6+URZ]'); only URZ and offset 0 (bits 40..63) are decoded, as a symbol of the
+# register; the size 73..74 (0 = .32); the other bits as nvcc sets them.
+R(
+    [
+        Row(
+            "ATOM",
+            0x38B,
+            (Pred("p", 81), D, Mem("addr"), Reg("b", 32), Reg("c", 64)),
+            (),
+            (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 1, ((0, ".CAS"),))) + ATOM_MODS,
+            ir="ATOMG.CAS",
+            cls="mem",
+        ),
+        Row(
+            "ATOMS",
+            0xF8C,
+            (D, Sym("addr", 24, 8, tuple((r, f"[{'RZ' if r == 255 else f'R{r}'}+URZ]") for r in range(256)))),
+            mods=(FIXED("op", ".POPC.INC"), Mod("size", 73, 2, ((0, ".32"),))),
+            base=hi(0x0D00003F),  # bits 88, 90, 91 as nvcc sets them (87..90 otherwise refused)
+            ir="ATOMS.POPC.INC",
+            cls="mem",
+        ),
+    ]
 )
