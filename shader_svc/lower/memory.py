@@ -218,8 +218,18 @@ class MemoryWarp(LowerBase):
         limit, float add/min/max): a compare-exchange loop on the 32-bit word, ``fn(old) ->
         new``; returns the old value the exchange saw."""
         u32, b_ = self.u32, self.bool
-        res = self.var(f"atom{len(self.body)}", self.fn_u32)
         head, body, cont, merge = (self.label() for _ in range(4))
+        # the loop inside a selection on a condition that always holds (x != x ^ 1): at a
+        # function's top level after an early return, lavapipe 22.3 lost the invocations that
+        # left the loop in an earlier iteration than the last one (their later stores were not
+        # done: tests/shader_svc/cuda_corpus_more.py atom_incdec_wrap); inside a selection, as
+        # -G code has it, every invocation carries on after the loop
+        first = self.op("OpAtomicLoad", u32, ptr, scope, sem)
+        sel_in, sel_merge = self.label(), self.label()
+        always = self.op("OpINotEqual", b_, first, self.op("OpBitwiseXor", u32, first, self.c(1)))
+        self.do("OpSelectionMerge", sel_merge, 0)
+        self.do("OpBranchConditional", always, sel_in, sel_merge)
+        self.put_label(sel_in)
         self.do("OpBranch", head)
         self.put_label(head)
         self.do("OpLoopMerge", merge, cont, 0)
@@ -227,12 +237,16 @@ class MemoryWarp(LowerBase):
         self.put_label(body)
         old = self.op("OpAtomicLoad", u32, ptr, scope, sem)
         got = self.op("OpAtomicCompareExchange", u32, ptr, scope, sem, sem, fn(old), old)
-        self.do("OpStore", res, got)
         self.do("OpBranchConditional", self.op("OpIEqual", b_, got, old), merge, cont)
         self.put_label(cont)
         self.do("OpBranch", head)
         self.put_label(merge)
-        return self.op("OpLoad", u32, res)
+        res = self.var(f"atom{len(self.body)}", self.fn_u32)
+        self.do("OpStore", res, got)
+        self.do("OpBranch", sel_merge)
+        self.put_label(sel_merge)
+        got = self.op("OpLoad", u32, res)
+        return got
 
     def _rmw_fn(self, op: str, b: int) -> Callable[[int], int] | None:
         """The new-value function of an atomic op without a SPIR-V instruction: Inc / Dec with

@@ -10,12 +10,16 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, global_words_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.memory import (
+    FLOAT_ATOMIC_OPS,
+    atomic64_op,
     atomic_op,
     base64_ir,
     base_ir,
     generic_sized_ir,
     ldc_ir,
     local_ir,
+    pair_ir,
+    put_pair_ir,
     shared_ir,
     shfl_ir,
     vote_ir,
@@ -71,13 +75,25 @@ class Memory53(Lower53):
         ir_spirv.emit(self, b)
 
     def _atomic(self, inst: Inst) -> None:
-        """ATOMS (shared), ATOM/RED (global, 64-bit addresses): 32-bit integer operations."""
+        """ATOMS (shared), ATOM/RED (global, 64-bit addresses): 32-bit integer operations
+        (INC/DEC with PTX's wrap rules), .F32.FTZ.RN ADD/MIN/MAX, .U64 (``_atomic64``), CAS
+        (the pair b, b+1: compare, new)."""
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
-        if mods.get("type", 0) not in (0, 1):
+        ty = mods.get("type", 0)
+        if ty == 2:
+            self._atomic64(inst)
+            return
+        if ty not in (0, 1, 3) or (ty == 3 and ir == "ATOMS"):
             raise TranslateError(f"{inst.text()}: atomic type not translated yet", offset=inst.addr)
         if ir != "ATOMS" and not mods.get("E"):
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
-        name = atomic_op(mods["op"], mods.get("type") == 1, wrap=False) if ir != "ATOM_CAS" else "CAS"
+        cas = ir == "ATOM_CAS" or "cas" in mods  # ATOM.CAS, ATOMS.CAS
+        if cas:
+            name = "CAS"
+        elif ty == 3:
+            name = FLOAT_ATOMIC_OPS.get(mods["op"])
+        else:
+            name = atomic_op(mods["op"], ty == 1)
         if name is None:
             raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
         a, shared = ops["addr"], ir == "ATOMS"
@@ -87,15 +103,36 @@ class Memory53(Lower53):
         else:
             ptr = b.op("GlobalPtr", base64_ir(b, a["reg"], a["off"]))
         space = "Shared32" if shared else "Global32"
-        if ir == "ATOM_CAS":
+        if cas:
             r = ops["b"]["reg"]  # the pair (compare, new)
             cmp = b.get_reg(r)
             new = b.get_reg(r + 1) if r != 255 else b.const_u32(0)
             self.put_ir(b, inst, b.op("AtomicCas" + space, ptr, cmp, new))
         else:
-            old = b.emit("Atomic" + space, ptr, b.get_reg(ops["d" if ir == "RED" else "b"]["reg"]), op=name)
+            v = b.get_reg(ops["d" if ir == "RED" else "b"]["reg"])
+            if ty == 3:
+                old = b.emit("AtomicGlobalF32", ptr, b.op("BitcastF32", v), op=name)
+            else:
+                old = b.emit("Atomic" + space, ptr, v, op=name)
             if ir != "RED":
                 self.put_ir(b, inst, old)
+        ir_spirv.emit(self, b)
+
+    def _atomic64(self, inst: Inst) -> None:
+        """ATOM/RED .U64 on a 64-bit global address: the pair b (RED: d) in, the old u64 to the
+        pair d (``AtomicGlobal64``, the device's Int64Atomics; INC/DEC have no 64-bit form).
+        Shared-memory .U64 atomics are refused (no 64-bit shared atomics here)."""
+        ir, mods, ops = inst.row.ir, inst.mods, inst.ops
+        if ir not in ("ATOM", "RED") or not mods.get("E"):
+            raise TranslateError(f"{inst.text()}: 64-bit atomic form not translated", offset=inst.addr)
+        name = atomic64_op(mods["op"], False)
+        if name is None:
+            raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+        a = ops["addr"]
+        b = Block()
+        old = b.emit("AtomicGlobal64", base64_ir(b, a["reg"], a["off"]), pair_ir(b, ops["d" if ir == "RED" else "b"]["reg"]), op=name)
+        if ir != "RED":
+            put_pair_ir(b, ops["d"]["reg"], old)
         ir_spirv.emit(self, b)
 
     # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------

@@ -1368,3 +1368,17 @@ row(
     (field("cmp", 35, 4, FCMP), flag("H_AND", 49), flag("FTZ", 6), field("bop", 45, 2, BOP)),
     ir="HSETP2",
 )
+
+# --- shader-mem (issue 31): ATOMS.CAS on shared memory (-G code's loop for a generic atomic on a
+# shared address); every bit flipped under nvdisasm 11.8 on ptxas's words: d 0..7, address
+# register 8..15, offset 30..51 in words (signed), the pair b, b+1 at 20..27; bit 54 clear is
+# .CAST, bit 52 .64 (the pair b, b+2: not decoded), bits 28 / 29 print the second / first of the
+# pair as RZ (held 0).
+row(
+    "ATOMS",
+    op(0xEE40, 12, fixed=((28, 0), (29, 0))),
+    (D, Mem("addr", off_lo=30, off_w=22, scale=4), B(pair=True)),
+    (text("cas", ".CAS"),),
+    ir="ATOMS",
+    cls="mem",
+)

@@ -1166,3 +1166,148 @@ def _retry(x, y):
         if not ((r >> 28) != (y >> 28) and tries < 20):
             break
     return r
+
+
+# --- shader-mem (issue 31): atomics whose results depend on the operation's exact rule -------------
+# INC/DEC past their limit (PTX atom.inc: old >= b ? 0 : old + 1; atom.dec: old == 0 || old > b
+# ? b : old - 1), started above the limit; every invocation's old value counted in a histogram
+# (the multiset of old values is the same in any order, as all steps are equal); 64-bit MIN/MAX/
+# AND/OR/XOR and a CAS loop on global memory; 32-bit CAS/EXCH on shared memory.
+def define_mem(case, Inputs) -> None:
+    def wrap_seq(n, start, dec):
+        v, olds = start, []
+        for _ in range(n):
+            olds.append(v)
+            v = (6 if (v == 0 or v > 6) else v - 1) if dec else (0 if v >= 6 else v + 1)
+        return v, olds
+
+    def wrap_ref(x):
+        out = np.zeros(18, np.int64)
+        for dec, at in ((False, 0), (True, 1)):
+            out[at], olds = wrap_seq(x.n, 100, dec)
+            for o in olds:
+                out[2 + 8 * dec + min(o, 7)] += 1
+        return out.astype(np.uint32)
+
+    def wrap_inputs(r):
+        out = np.zeros(18, np.uint32)
+        out[:2] = 100
+        return Inputs(_u32(r, 320), _u32(r, 320), 300, 320, out)
+
+    case(
+        name="atom_incdec_wrap",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_incdec_wrap) {
+  int i = TID;
+  if (i < n) {
+    uint32_t p = atomicInc(&o[0], 6u); atomicAdd(&o[2 + min(p, 7u)], 1u);
+    uint32_t q = atomicDec(&o[1], 6u); atomicAdd(&o[10 + min(q, 7u)], 1u);
+  }
+}""",
+        inputs=wrap_inputs,
+        ref=wrap_ref,
+    )
+
+    def wrap_sh_ref(x):
+        out = np.zeros(18, np.int64)
+        for _blk in range(x.threads // 64):
+            for dec, at in ((False, 0), (True, 1)):
+                v, olds = wrap_seq(64, 100, dec)
+                out[at] += v
+                for o in olds:
+                    out[2 + 8 * dec + min(o, 7)] += 1
+        return out.astype(np.uint32)
+
+    case(
+        name="atom_incdec_wrap_sh",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_incdec_wrap_sh) {
+  __shared__ uint32_t c[2]; int t = threadIdx.x;
+  if (t == 0) { c[0] = 100u; c[1] = 100u; } __syncthreads();
+  uint32_t p = atomicInc(&c[0], 6u), q = atomicDec(&c[1], 6u);
+  atomicAdd(&o[2 + min(p, 7u)], 1u); atomicAdd(&o[10 + min(q, 7u)], 1u);
+  __syncthreads();
+  if (t == 0) { atomicAdd(&o[0], c[0]); atomicAdd(&o[1], c[1]); }
+}""",
+        inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 320, 320, np.zeros(18, np.uint32)),
+        ref=wrap_sh_ref,
+    )
+
+    def ops64_ref(x):
+        m = 2**64 - 1
+        a, b = x.a[: x.n].astype(object), x.b[: x.n].astype(object)
+        v = [(int(q) << 32) | int(p) for p, q in zip(a, b)]
+        s = [(w ^ (1 << 63)) - (1 << 63) for w in v]  # as signed
+        out = [0, m, m, 0, 0, 0, 0, 0]
+        for w, sw, p, q in zip(v, s, a, b):
+            out[0] = max(out[0], w)
+            out[1] = min(out[1], w)
+            if q & 3 == 0:
+                out[2] &= m ^ (1 << (int(p) & 63))
+            if p & 3 == 0:
+                out[3] |= 1 << (int(q) & 63)
+            out[4] ^= w
+            out[5] = (out[5] + w) & m
+        out[6] = max(s) & m
+        out[7] = min(s) & m
+        return np.array(out, np.uint64).view(np.uint32)
+
+    def ops64_inputs(r):
+        out = np.zeros(8, np.uint64)
+        out[1] = out[2] = 2**64 - 1
+        out[6], out[7] = 2**63, 2**63 - 1  # the signed extremes
+        return Inputs(_u32(r, 320), _u32(r, 320), 300, 320, out.view(np.uint32))
+
+    case(
+        name="atom_ops64",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_ops64) {
+  int i = TID;
+  if (i < n) {
+    unsigned long long v = ((unsigned long long)b[i] << 32) | a[i], *q = (unsigned long long *)o;
+    atomicMax(q + 0, v); atomicMin(q + 1, v);
+    if ((b[i] & 3) == 0) atomicAnd(q + 2, ~(1ull << (a[i] & 63)));
+    if ((a[i] & 3) == 0) atomicOr(q + 3, 1ull << (b[i] & 63));
+    atomicXor(q + 4, v);
+    unsigned long long old = q[5], seen;
+    do { seen = old; old = atomicCAS(q + 5, seen, seen + v); } while (old != seen);
+    atomicMax((long long *)(q + 6), (long long)v); atomicMin((long long *)(q + 7), (long long)v);
+  }
+}""",
+        inputs=ops64_inputs,
+        ref=ops64_ref,
+    )
+
+    def cas_sh_ref(x):
+        out = np.zeros(x.threads // 64 * 2, np.uint64)
+        for blk in range(x.threads // 64):
+            out[2 * blk] = int(x.a[blk * 64 : blk * 64 + 64].astype(np.uint64).sum()) % 2**32
+            out[2 * blk + 1] = 64 * 63 // 2
+        return out.astype(np.uint32)
+
+    case(
+        name="atom_cas_sh",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_cas_sh) {
+  // a CAS-loop sum and an exchange chain in shared memory: the chain's old values are a
+  // permutation of the ids taken in, so their sum is fixed
+  __shared__ uint32_t s[2]; int t = threadIdx.x;
+  if (t == 0) { s[0] = 0u; s[1] = 0u; } __syncthreads();
+  uint32_t old = s[0], seen;
+  do { seen = old; old = atomicCAS(&s[0], seen, seen + a[TID]); } while (old != seen);
+  uint32_t prev = atomicExch(&s[1], (uint32_t)t);
+  __syncthreads();
+  if (t == 0) o[2 * blockIdx.x] = s[0];
+  atomicAdd(&o[2 * blockIdx.x + 1], prev + (t == 0 ? s[1] : 0u));
+}""",
+        inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(8, np.uint32)),
+        ref=cas_sh_ref,
+    )
