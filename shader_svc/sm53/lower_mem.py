@@ -80,7 +80,7 @@ class Memory53(Lower53):
         (the pair b, b+1: compare, new)."""
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
         ty = mods.get("type", 0)
-        if ty == 2:
+        if ty in (2, 5) or "w" in mods:  # .U64, .S64, CAS.64
             self._atomic64(inst)
             return
         if ty not in (0, 1, 3) or (ty == 3 and ir == "ATOMS"):
@@ -119,18 +119,26 @@ class Memory53(Lower53):
         ir_spirv.emit(self, b)
 
     def _atomic64(self, inst: Inst) -> None:
-        """ATOM/RED .U64 on a 64-bit global address: the pair b (RED: d) in, the old u64 to the
-        pair d (``AtomicGlobal64``, the device's Int64Atomics; INC/DEC have no 64-bit form).
-        Shared-memory .U64 atomics are refused (no 64-bit shared atomics here)."""
+        """ATOM/RED .U64 (.S64: signed MIN/MAX) on a 64-bit global address: the pair b (RED: d) in, the old u64 to the
+        pair d (``AtomicGlobal64``, the device's Int64Atomics; INC/DEC have no 64-bit form);
+        ATOM.CAS.64: the pairs b, b+2 (``AtomicCasGlobal64``).  Shared-memory 64-bit atomics are
+        refused (shared memory is an array of 32-bit words here)."""
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
-        if ir not in ("ATOM", "RED") or not mods.get("E"):
-            raise TranslateError(f"{inst.text()}: 64-bit atomic form not translated", offset=inst.addr)
-        name = atomic64_op(mods["op"], False)
-        if name is None:
-            raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+        if ir == "ATOMS":
+            raise TranslateError(f"{inst.text()}: 64-bit shared-memory atomics not translated", offset=inst.addr)
+        if not mods.get("E"):
+            raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
         a = ops["addr"]
         b = Block()
-        old = b.emit("AtomicGlobal64", base64_ir(b, a["reg"], a["off"]), pair_ir(b, ops["d" if ir == "RED" else "b"]["reg"]), op=name)
+        addr = base64_ir(b, a["reg"], a["off"])
+        if ir == "ATOM_CAS":  # the pairs b (compare) and b+2 (new)
+            r = ops["b"]["reg"]
+            old = b.op("AtomicCasGlobal64", addr, pair_ir(b, r), pair_ir(b, r + 2 if r != 255 else r))
+        else:
+            name = atomic64_op(mods["op"], mods["type"] == 5)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            old = b.emit("AtomicGlobal64", addr, pair_ir(b, ops["d" if ir == "RED" else "b"]["reg"]), op=name)
         if ir != "RED":
             put_pair_ir(b, ops["d"]["reg"], old)
         ir_spirv.emit(self, b)

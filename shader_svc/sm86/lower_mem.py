@@ -118,7 +118,7 @@ class Memory86(Lower86):
     def _atomic86(self, inst: Inst) -> None:
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
         ftype = mods.get("type", 0)
-        if ftype == 2:  # .64
+        if ftype in (2, 5):  # .64, .S64
             self._atomic86_64(inst)
             return
         if ftype not in (0, 1, 3) or (ftype == 3 and mods["op"] not in (0, 1, 2)):
@@ -142,7 +142,7 @@ class Memory86(Lower86):
         ir_spirv.emit(self, b)
 
     def _atomic86_64(self, inst: Inst) -> None:
-        """ATOMG/RED/ATOMG.CAS .64 on a 64-bit global address: register pairs b (and c: CAS's
+        """ATOMG/RED/ATOMG.CAS .64 (.S64: signed MIN/MAX) on a 64-bit global address: register pairs b (and c: CAS's
         new value) in, the old u64 to the pair d (``AtomicGlobal64``; INC/DEC have no 64-bit
         form)."""
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
@@ -156,7 +156,7 @@ class Memory86(Lower86):
         if ir == "ATOMG.CAS":
             old = b.op("AtomicCasGlobal64", addr, pair_ir(b, ops["b"]["reg"]), pair_ir(b, ops["c"]["reg"]))
         else:
-            name = atomic64_op(mods["op"], False)
+            name = atomic64_op(mods["op"], mods["type"] == 5)
             if name is None:
                 raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
             old = b.emit("AtomicGlobal64", addr, pair_ir(b, ops["b"]["reg"]), op=name)

@@ -613,7 +613,7 @@ R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".
 AMEM = Mem("addr", wide_bit=91)
 ATOM_MODS = (
     CACHE,
-    Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"))),
+    Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"), (5, ".S64"))),  # .S64: shader-mem
     Mod("sem", 77, 4, ((7, ".STRONG.GPU"),)),
 )
 R(
