@@ -405,6 +405,11 @@ OPS.update(
 #   'global') as the generic rows route it (QSPC).
 # - ``GenericAtomicCas32`` (addr, window, compare, new): ``AtomicCasGlobal32`` at a generic
 #   address (the space it names, as ``GenericAtomic32``).
+# - ``LoadSub`` (addr) / ``StoreSub`` (addr, value): the ``bytes`` (1, 2) at a byte address of
+#   ``space`` ('shared', 'local': a u32 address as ``SharedPtr``/``LocalPtr`` take it;
+#   ``LoadSubGlobal``/``StoreSubGlobal``: 'global', a u64 address), loaded zero- or (``signed``) sign-extended, or the low bytes of value stored, the
+#   other bytes of the word kept also against a concurrent neighbour's store (shared, global);
+#   the address naturally aligned (low bits below the size ignored).
 OPS.update(
     {
         d.name: d
@@ -414,6 +419,10 @@ OPS.update(
             OpDef("AtomicCastShared32", U32, (SPTR, U32, U32)),
             OpDef("SpaceIs", B, (U64, U64), ("space",)),
             OpDef("GenericAtomicCas32", U32, (U64, U64, U32, U32), ("inst",)),
+            OpDef("LoadSub", U32, (U32,), ("space", "bytes", "signed")),
+            OpDef("StoreSub", None, (U32, U32), ("space", "bytes")),
+            OpDef("LoadSubGlobal", U32, (U64,), ("space", "bytes", "signed")),
+            OpDef("StoreSubGlobal", None, (U64, U32), ("space", "bytes")),
         )
     }
 )

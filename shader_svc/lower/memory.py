@@ -134,6 +134,24 @@ def generic_sized_ir(b: Block, inst: Inst, addr: Value, window: Value, size: int
     b.emit("GenericStoreSub", addr, window, val, bytes=nbytes, inst=inst)
 
 
+def sub_word_ir(b: Block, space: str, addr: Value, size: int, reg: int, load: bool) -> bool:
+    """LDS/STS/LDL/STL/LDG/STG of a sub-word size field (.U8 .S8 .U16 .S16) at ``addr`` (u32 for
+    'shared'/'local', u64 for 'global'): the low register loaded (zero- / sign-extended) or
+    stored (RZ: load discarded, zero stored).  False where ``size`` is a whole-word size."""
+    sub = SUB_WORD.get(size)
+    if sub is None:
+        return False
+    nbytes, signed = sub
+    g = "Global" if space == "global" else ""
+    if load:
+        v = b.emit("LoadSub" + g, addr, space=space, bytes=nbytes, signed=signed)
+        if reg != 255:
+            b.set_reg(reg, v)
+    else:
+        b.emit("StoreSub" + g, addr, b.get_reg(reg) if reg != 255 else b.const_u32(0), space=space, bytes=nbytes)
+    return True
+
+
 def shfl_ir(b: Block, inst: Inst, pred: str) -> None:
     """SHFL d, pred, a, b, c (``pred``: the ISA's name of the predicate result): b and c are
     registers or immediates."""
@@ -367,8 +385,7 @@ class MemoryWarp(LowerBase):
         (CUDA guarantees both land: distinct bytes are distinct locations), and an atomic
         AND-then-OR pair would let two lanes storing the same byte leave the OR of both values
         instead of one of them."""
-        u32, u64, c, E = self.u32, self.u64, self.c, self.m.E
-        bits = 8 * nbytes
+        u64 = self.u64
         res = self.var(f"gs{inst.addr}", self.fn_u32) if value is None else None
 
         def path(space: str, lo: int) -> None:
@@ -378,24 +395,45 @@ class MemoryWarp(LowerBase):
                 p = self.local_word(lo, 0)
             else:
                 p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpBitwiseAnd", u64, addr, self.c64((1 << 64) - 4)))
-            acc = (E("MemoryAccess", "Aligned"), 4) if space == "global" else ()
-            shift = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, lo, c(4 - nbytes)), c(3))
-            if value is None:
-                word = self.op("OpLoad", u32, p, *acc)
-                ext = "OpBitFieldSExtract" if signed else "OpBitFieldUExtract"
-                self.do("OpStore", res, self.op(ext, u32, word, shift, c(bits)))
-                return
-            keep = self.op("OpNot", u32, self.op("OpShiftLeftLogical", u32, c((1 << bits) - 1), shift))
-            put = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, value, c((1 << bits) - 1)), shift)
-            if space == "local":  # one invocation's own memory: no other writer
-                old = self.op("OpLoad", u32, p)
-                self.do("OpStore", p, self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
-                return
-            sc, sm = self._scope(space == "shared")
-            self._atomic_loop(p, sc, sm, lambda old: self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+            got = self.sub_word(space, p, lo, nbytes, signed, value)
+            if res is not None:
+                self.do("OpStore", res, got)
 
         self._generic_paths(addr, window, window_size, path)
-        return self.op("OpLoad", u32, res) if res is not None else None
+        return self.op("OpLoad", self.u32, res) if res is not None else None
+
+    def sub_word(self, space: str, p: int, lo: int, nbytes: int, signed: bool, value: int | None) -> int | None:
+        """The byte / half at the word ``p`` points to, its place in the word given by the low
+        bits of the byte address ``lo`` (little-endian): loaded (``value`` None; zero- or sign-
+        extended) or stored.  A store to ``space`` 'local' (one invocation's own memory) is a
+        plain read-modify-write of the word; to shared or global memory a compare-exchange
+        loop (``generic_sub``'s reasons)."""
+        u32, c, E = self.u32, self.c, self.m.E
+        bits = 8 * nbytes
+        acc = (E("MemoryAccess", "Aligned"), 4) if space == "global" else ()
+        shift = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, lo, c(4 - nbytes)), c(3))
+        if value is None:
+            word = self.op("OpLoad", u32, p, *acc)
+            return self.op("OpBitFieldSExtract" if signed else "OpBitFieldUExtract", u32, word, shift, c(bits))
+        keep = self.op("OpNot", u32, self.op("OpShiftLeftLogical", u32, c((1 << bits) - 1), shift))
+        put = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, value, c((1 << bits) - 1)), shift)
+        if space == "local":  # one invocation's own memory: no other writer
+            old = self.op("OpLoad", u32, p)
+            self.do("OpStore", p, self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+            return None
+        sc, sm = self._scope(space == "shared")
+        self._atomic_loop(p, sc, sm, lambda old: self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+        return None
+
+    def sub_at(self, space: str, addr: int, nbytes: int, signed: bool, value: int | None) -> int | None:
+        """``LoadSub``/``StoreSub``: ``sub_word`` at a shared / local byte address (u32) or a
+        global one (u64)."""
+        if space == "shared":
+            return self.sub_word(space, self.shared_word(addr), addr, nbytes, signed, value)
+        if space == "local":
+            return self.sub_word(space, self.local_word(addr, 0), addr, nbytes, signed, value)
+        p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpBitwiseAnd", self.u64, addr, self.c64((1 << 64) - 4)))
+        return self.sub_word(space, p, self.op("OpUConvert", self.u32, addr), nbytes, signed, value)
 
     def generic_atomic(self, inst: Inst, addr: int, window: int, op: str, b: int) -> int:
         if op in FLOAT_ATOMIC_OPS.values():

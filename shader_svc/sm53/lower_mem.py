@@ -22,6 +22,7 @@ from shader_svc.lower.memory import (
     put_pair_ir,
     shared_ir,
     shfl_ir,
+    sub_word_ir,
     vote_ir,
     words,
 )
@@ -36,11 +37,12 @@ class Memory53(Lower53):
         mods = inst.mods
         if not mods["E"]:
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
-        n = words(inst)
         a = inst.ops["addr"]
         b = Block()
         base = b.op("Pack64", b.get_reg(a["reg"]), b.get_reg(a["reg"] + 1)) if a["reg"] != 255 else b.const_u64(0)
-        global_words_ir(b, base, a["off"], n, inst.ops["d"]["reg"], inst.row.ir == "LDG")
+        addr = b.op("IAdd64", base, b.const_u64(a["off"]))
+        if not sub_word_ir(b, "global", addr, mods["size"], inst.ops["d"]["reg"], inst.row.ir == "LDG"):
+            global_words_ir(b, base, a["off"], words(inst), inst.ops["d"]["reg"], inst.row.ir == "LDG")
         ir_spirv.emit(self, b)
 
     def _generic53(self, inst: Inst) -> None:
@@ -59,19 +61,21 @@ class Memory53(Lower53):
         ir_spirv.emit(self, b)
 
     def _shared(self, inst: Inst) -> None:
-        n = words(inst, "shared")
-        a = inst.ops["addr"]
+        a, load, reg = inst.ops["addr"], inst.row.ir == "LDS", inst.ops["d"]["reg"]
         b = Block()
-        shared_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d"]["reg"], inst.row.ir == "LDS")
+        addr = base_ir(b, a["reg"], a["off"])
+        if not sub_word_ir(b, "shared", addr, inst.mods["size"], reg, load):
+            shared_ir(b, addr, words(inst, "shared"), reg, load)
         ir_spirv.emit(self, b)
 
     def _local(self, inst: Inst) -> None:
         """LDL/STL: the stack pointer comes from c[0x0][0x20] as the driver's local window top;
         local memory is ``LocalPtr``'s 4 KiB per invocation."""
-        n = words(inst, "local")
-        a = inst.ops["addr"]
+        a, load, reg = inst.ops["addr"], inst.row.ir == "LDL", inst.ops["d"]["reg"]
         b = Block()
-        local_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d"]["reg"], inst.row.ir == "LDL")
+        addr = base_ir(b, a["reg"], a["off"])
+        if not sub_word_ir(b, "local", addr, inst.mods["size"], reg, load):
+            local_ir(b, addr, words(inst, "local"), reg, load)
         ir_spirv.emit(self, b)
 
     def _atomic(self, inst: Inst) -> None:

@@ -622,7 +622,7 @@ row(
     "LD",
     op(0x8000, 3),
     (D, Mem("addr", off_w=32), Pred("p", 58, hide_pt=True)),
-    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CI"}), GSZ),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CI", 3: ".CV"}), GSZ),  # .CV: shader-mem (volatile)
     ir="LD",
     cls="mem",
 )
@@ -630,7 +630,7 @@ row(
     "ST",
     op(0xA000, 3),
     (Mem("addr", off_w=32), D, Pred("p", 58, hide_pt=True)),
-    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CS"}), GSZ),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CS", 3: ".WT"}), GSZ),  # .WT: shader-mem (volatile)
     ir="ST",
     cls="mem",
 )

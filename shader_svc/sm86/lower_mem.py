@@ -14,6 +14,7 @@ from shader_svc.lower.base import TranslateError
 from shader_svc.lower.memory import (
     FLOAT_ATOMIC_OPS,
     SIZES,
+    SUB_WORD,
     atomic64_op,
     atomic_op,
     base64_ir,
@@ -25,6 +26,7 @@ from shader_svc.lower.memory import (
     put_pair_ir,
     shared_ir,
     shfl_ir,
+    sub_word_ir,
     vote_ir,
     words,
 )
@@ -46,19 +48,23 @@ class Memory86(Lower86):
         return b.op("IAdd32", base, b.const_u32(a["off"]))
 
     def _lds_sts(self, inst: Inst) -> None:
-        n = words(inst, "shared")
         load = inst.row.ir == "LDS"
+        reg = inst.ops["d" if load else "b"]["reg"]
         b = Block()
-        shared_ir(b, self._smem_addr_ir(b, inst), n, inst.ops["d" if load else "b"]["reg"], load)
+        addr = self._smem_addr_ir(b, inst)
+        if not sub_word_ir(b, "shared", addr, inst.mods["size"], reg, load):
+            shared_ir(b, addr, words(inst, "shared"), reg, load)
         ir_spirv.emit(self, b)
 
     def _local86(self, inst: Inst) -> None:
         """LDL/STL: R1, the stack pointer, starts at c[0x0][0x28]; local memory is
         ``LocalPtr``'s 4 KiB per invocation."""
-        n = words(inst, "local")
         a, load = inst.ops["addr"], inst.row.ir == "LDL"
+        reg = inst.ops["d" if load else "b"]["reg"]
         b = Block()
-        local_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d" if load else "b"]["reg"], load)
+        addr = base_ir(b, a["reg"], a["off"])
+        if not sub_word_ir(b, "local", addr, inst.mods["size"], reg, load):
+            local_ir(b, addr, words(inst, "local"), reg, load)
         ir_spirv.emit(self, b)
 
     def _atomic_operand(self, b: Block, inst: Inst) -> tuple[str, str, Value]:
@@ -81,7 +87,9 @@ class Memory86(Lower86):
         atom = inst.row.mnemonic == "ATOM"
         if not atom:
             self.require(inst, cache=1)
-            if mods["order"] not in (0, 4):
+            # .STRONG.GPU/.SYS (volatile): each access is done, in program order; ordering towards
+            # other invocations is not kept (MEMBAR's gap, lower/memory.py _fence)
+            if mods["order"] not in (0, 4, 7, 10):
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
         if atom and mods.get("type", 0) not in (0, 1, 3):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
@@ -225,6 +233,15 @@ class Memory86(Lower86):
             self._generic(inst)
         elif inst.mods["size"] in (4, 5, 6):
             self._wide_global(inst)
+        elif inst.mods["size"] in SUB_WORD:  # .U8 .S8 .U16 .S16
+            self.require(inst, cache=1)
+            if inst.mods["order"] not in (0, 4):
+                raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
+            load = inst.row.ir == "LDG"
+            b = Block()
+            addr = b.op("IAdd64", self.base64_ir(b, inst), b.const_u64(inst.ops["addr"]["off"]))
+            sub_word_ir(b, "global", addr, inst.mods["size"], inst.ops["d" if load else "b"]["reg"], load)
+            ir_spirv.emit(self, b)
         else:
             if inst.row.ir == "LDG":
                 super().op_ldg(inst)

@@ -1081,7 +1081,13 @@ R(
             0x980,
             (D, GMEM),
             (),
-            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
+            # .STRONG.GPU/.SYS (volatile accesses of -G code): shader-mem, nvdisasm 13.5 values 7, 10
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                CACHE,
+                Mod("size", 73, 3, MEMSZ),
+                Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT"), (7, ".STRONG.GPU"), (10, ".STRONG.SYS"))),
+            ),
             hi(0x0C101900) | 4 << 32,
             free=((32, 6),),
             ir="LDG",
@@ -1092,7 +1098,12 @@ R(
             0x985,
             (GMEM, Reg("b", 32)),
             (),
-            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""),))),
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                CACHE,
+                Mod("size", 73, 3, MEMSZ),
+                Mod("order", 77, 4, ((0, ""), (7, ".STRONG.GPU"), (10, ".STRONG.SYS"))),  # shader-mem
+            ),
             hi(0x0C101904),
             free=((64, 6),),
             ir="STG",

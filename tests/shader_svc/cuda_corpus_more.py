@@ -1311,3 +1311,57 @@ K(atom_cas_sh) {
         inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(8, np.uint32)),
         ref=cas_sh_ref,
     )
+
+    # sub-word loads and stores in every space: bytes and halves of shared memory written by
+    # neighbouring invocations at once (the same 32-bit word), of local memory (an indexed
+    # per-thread array), and of global memory, read back signed and unsigned
+    def subword_ref(x):
+        n = x.n
+        a, b = x.a[:n], x.b[:n]
+        out = np.zeros(4 * n, np.uint32)
+        i = np.arange(n)
+        sb = (a & 0xFF).astype(np.uint8)  # shared bytes, s8[t] = a
+        sh = (b & 0xFFFF).astype(np.uint16)  # shared halves
+        # each thread reads its neighbour's byte / half (t ^ 1 within the block of 64)
+        nb = sb[i ^ 1]
+        nh = sh[i ^ 1]
+        out[0::4] = nb.astype(np.int8).astype(np.int32).astype(np.uint32) + nh.astype(np.uint32)
+        out[1::4] = nb.astype(np.uint32) + nh.astype(np.int16).astype(np.int32).astype(np.uint32)
+        # local: bytes k of a scrambled by b (index b & 7), summed signed
+        loc = np.zeros(n, np.int64)
+        for t in range(n):
+            arr = [(int(a[t]) >> (4 * k)) & 0xFF for k in range(8)]
+            arr[int(b[t]) & 7] = (arr[int(b[t]) & 7] + 0x80) & 0xFF
+            loc[t] = sum(v - 256 if v >= 128 else v for v in arr)
+        out[2::4] = (loc % 2**32).astype(np.uint32)
+        # global: the byte (a >> 8) & 0xff and the half a >> 16 stored into this thread's word
+        out[3::4] = ((a >> 16) << 16) | (((a >> 8) & 0xFF) << 8) | 0x5A
+        return out
+
+    def subword_inputs(r):
+        out = np.zeros(4 * 256, np.uint32)
+        out[3::4] = 0x5A5A5A5A
+        return Inputs(_u32(r, 256), _u32(r, 256), 256, 256, out)
+
+    case(
+        name="mem_subword",
+        style="memory",
+        group="atomic_mem",
+        src="""
+K(mem_subword) {
+  __shared__ uint8_t s8[64]; __shared__ uint16_t s16[64];
+  int t = threadIdx.x, i = TID; uint32_t x = a[i], y = b[i];
+  s8[t] = (uint8_t)x; s16[t] = (uint16_t)y; __syncthreads();
+  o[4 * i] = (uint32_t)(int32_t)(int8_t)s8[t ^ 1] + (uint32_t)s16[t ^ 1];
+  o[4 * i + 1] = (uint32_t)s8[t ^ 1] + (uint32_t)(int32_t)(int16_t)s16[t ^ 1];
+  volatile int8_t loc[8];
+  for (int k = 0; k < 8; k++) loc[k] = (int8_t)(x >> (4 * k));
+  loc[y & 7] = (int8_t)(loc[y & 7] + 0x80);
+  int s = 0; for (int k = 0; k < 8; k++) s += loc[k];
+  o[4 * i + 2] = (uint32_t)s;
+  uint8_t *ob = (uint8_t *)&o[4 * i + 3]; uint16_t *oh = (uint16_t *)&o[4 * i + 3];
+  ob[1] = (uint8_t)(x >> 8); oh[1] = (uint16_t)(x >> 16);
+}""",
+        inputs=subword_inputs,
+        ref=subword_ref,
+    )
