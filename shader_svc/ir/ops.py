@@ -405,6 +405,9 @@ OPS.update(
 #   'global') as the generic rows route it (QSPC).
 # - ``GenericAtomicCas32`` (addr, window, compare, new): ``AtomicCasGlobal32`` at a generic
 #   address (the space it names, as ``GenericAtomic32``).
+# - ``WarpReduce``: REDUX on the emulated warp (``WarpBallot``'s conditions): the argument of
+#   every lane present combined by ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM (modulo 2^32), 4 MIN, 5 MAX,
+#   ``signed`` or unsigned.
 # - ``LoadSub`` (addr) / ``StoreSub`` (addr, value): the ``bytes`` (1, 2) at a byte address of
 #   ``space`` ('shared', 'local': a u32 address as ``SharedPtr``/``LocalPtr`` take it;
 #   ``LoadSubGlobal``/``StoreSubGlobal``: 'global', a u64 address), loaded zero- or (``signed``) sign-extended, or the low bytes of value stored, the
@@ -419,6 +422,7 @@ OPS.update(
             OpDef("AtomicCastShared32", U32, (SPTR, U32, U32)),
             OpDef("SpaceIs", B, (U64, U64), ("space",)),
             OpDef("GenericAtomicCas32", U32, (U64, U64, U32, U32), ("inst",)),
+            OpDef("WarpReduce", U32, (U32,), ("op", "signed")),
             OpDef("LoadSub", U32, (U32,), ("space", "bytes", "signed")),
             OpDef("StoreSub", None, (U32, U32), ("space", "bytes")),
             OpDef("LoadSubGlobal", U32, (U64,), ("space", "bytes", "signed")),

@@ -349,6 +349,7 @@ LOWER.update(
         "AtomicCastShared32": lambda lw, o, a: lw.atomic_cast_shared(*a),
         "SpaceIs": lambda lw, o, a: lw.space_is(a[0], a[1], o.attrs["space"]),
         "GenericAtomicCas32": lambda lw, o, a: lw.generic_cas(o.attrs["inst"], *a),
+        "WarpReduce": lambda lw, o, a: lw.warp_reduce(a[0], o.attrs["op"], o.attrs["signed"]),
         "LoadSub": lambda lw, o, a: lw.sub_at(o.attrs["space"], a[0], o.attrs["bytes"], o.attrs["signed"], None),
         "StoreSub": lambda lw, o, a: lw.sub_at(o.attrs["space"], a[0], o.attrs["bytes"], False, a[1]),
         "LoadSubGlobal": lambda lw, o, a: lw.sub_at("global", a[0], o.attrs["bytes"], o.attrs["signed"], None),

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
-from shader_svc.lower.base import LOCAL_WORDS, SHARED_WORDS, LowerBase, TranslateError
+from shader_svc.lower.base import GLSL, LOCAL_WORDS, SHARED_WORDS, LowerBase, TranslateError
 
 SIZES = {4: 1, 5: 2, 6: 4}  # both ISAs' LD*/ST* size field (.32, .64, .128) -> words
 # the atomic operation field, numbered the same in both ISAs' tables -> the IR ``op``
@@ -561,6 +561,27 @@ class MemoryWarp(LowerBase):
             members = self.op("OpBitwiseOr", self.u32, members, self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
         self._warp_aux()[ballot] = ("WarpVote", members)
         return ballot
+
+    def warp_reduce(self, v: int, op: int, signed: bool) -> int:
+        """``WarpReduce`` (REDUX): every lane publishes ``v``, then combines its warp's 32 slots
+        (lanes past the workgroup's end are absent) with ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM
+        (modulo 2^32), 4 MIN, 5 MAX (``signed`` or unsigned)."""
+        u32, b_ = self.u32, self.bool
+        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+        lid, _lane, base = self._publish(v)
+        ident = (0xFFFFFFFF, 0, 0, 0, 0x7FFFFFFF if signed else 0xFFFFFFFF, 0x80000000 if signed else 0)[op]
+        glsl = ("SMin" if signed else "UMin", "SMax" if signed else "UMax")
+        acc = self.c(ident)
+        for j in range(32):
+            at = self.op("OpIAdd", u32, base, self.c(j))
+            inside = self.op("OpULessThan", b_, at, self.c(n))
+            x = self.op("OpLoad", u32, self._xchg_ptr(self.op("OpSelect", u32, inside, at, lid)))
+            x = self.op("OpSelect", u32, inside, x, self.c(ident))
+            if op < 4:
+                acc = self.op(("OpBitwiseAnd", "OpBitwiseOr", "OpBitwiseXor", "OpIAdd")[op], u32, acc, x)
+            else:
+                acc = self.op("OpExtInst", u32, self.glsl, GLSL[glsl[op - 4]], acc, x)
+        return acc
 
     def warp_vote(self, ballot: int, mode: int) -> int:
         """``WarpVote``: 0 ALL, 1 ANY, 2 EQ (all or none) of the lanes present."""

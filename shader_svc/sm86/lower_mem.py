@@ -273,6 +273,14 @@ class Memory86(Lower86):
         vote_ir(b, inst, b.get_pred(pp["pred"], pp["not"]), "p")
         ir_spirv.emit(self, b)
 
+    def op_redux(self, inst: Inst) -> None:
+        """REDUX UR, R: the warp's reduction of R into a uniform register (``WarpReduce``; ptxas
+        uses it for a warp-combined atomic: VOTEU.ANY, UFLO, REDUX.SUM, the leader's RED)."""
+        b = Block()
+        v = b.emit("WarpReduce", b.get_reg(inst.ops["a"]["reg"]), op=inst.mods["op"], signed=bool(inst.mods["S32"]))
+        self.put_ir(b, inst, v)
+        ir_spirv.emit(self, b)
+
     def op_s2r(self, inst: Inst) -> None:
         sr = inst.ops["sr"]["sr"]
         if sr not in (0x00, 0x37):

@@ -59,6 +59,7 @@ EXT = {
     "ATOMS.CAS",
     "ATOMS.POPC.INC",
     "QSPC",
+    "REDUX",
 }
 
 
@@ -113,6 +114,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86):
         "ATOMS.CAS": "op_atoms",
         "ATOMS.POPC.INC": "op_atoms",
         "QSPC": "op_qspc",
+        "REDUX": "op_redux",
     }
 
     def lowered(self, ir: str) -> bool:

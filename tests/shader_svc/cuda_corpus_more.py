@@ -1303,13 +1303,57 @@ K(atom_cas_sh) {
   if (t == 0) { s[0] = 0u; s[1] = 0u; } __syncthreads();
   uint32_t old = s[0], seen;
   do { seen = old; old = atomicCAS(&s[0], seen, seen + a[TID]); } while (old != seen);
-  uint32_t prev = atomicExch(&s[1], (uint32_t)t);
+  __shared__ uint32_t seen_prev[64];
+  seen_prev[t] = atomicExch(&s[1], (uint32_t)t);
   __syncthreads();
-  if (t == 0) o[2 * blockIdx.x] = s[0];
-  atomicAdd(&o[2 * blockIdx.x + 1], prev + (t == 0 ? s[1] : 0u));
+  if (t == 0) {
+    uint32_t sum = s[1]; for (int k = 0; k < 64; k++) sum += seen_prev[k];
+    o[2 * blockIdx.x] = s[0]; o[2 * blockIdx.x + 1] = sum;
+  }
 }""",
         inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(8, np.uint32)),
         ref=cas_sh_ref,
+    )
+
+    def redux_ref(x):
+        a = x.a[:256].reshape(8, 32).astype(np.uint64)
+        sa = x.a[:256].reshape(8, 32).view(np.int32).astype(np.int64)
+        r = [
+            a.sum(1) % 2**32,
+            a.min(1),
+            a.max(1),
+            np.bitwise_and.reduce(x.a[:256].reshape(8, 32), 1),
+            np.bitwise_or.reduce(x.a[:256].reshape(8, 32), 1),
+            np.bitwise_xor.reduce(x.a[:256].reshape(8, 32), 1),
+            sa.min(1) % 2**32,
+            sa.max(1) % 2**32,
+        ]
+        return np.stack([np.repeat(np.asarray(v, np.uint64)[:, None], 32, 1).ravel() for v in r], 1).ravel().astype(np.uint32)
+
+    case(
+        name="warp_redux",
+        style="warp",
+        group="atomic_mem",
+        src="""
+K(warp_redux) {
+  // the warp reductions (REDUX on sm_80+; SM53 builds the same from shuffles)
+  int i = TID; uint32_t v = a[i]; uint32_t *q = o + 8 * i;
+#if __CUDA_ARCH__ >= 800
+  q[0] = __reduce_add_sync(~0u, v); q[1] = __reduce_min_sync(~0u, v); q[2] = __reduce_max_sync(~0u, v);
+  q[3] = __reduce_and_sync(~0u, v); q[4] = __reduce_or_sync(~0u, v); q[5] = __reduce_xor_sync(~0u, v);
+  q[6] = (uint32_t)__reduce_min_sync(~0u, (int)v); q[7] = (uint32_t)__reduce_max_sync(~0u, (int)v);
+#else
+  uint32_t s = v, mn = v, mx = v, an = v, orr = v, x = v; int smn = (int)v, smx = (int)v;
+  for (int k = 16; k > 0; k >>= 1) {
+    s += __shfl_xor_sync(~0u, s, k); mn = min(mn, __shfl_xor_sync(~0u, mn, k)); mx = max(mx, __shfl_xor_sync(~0u, mx, k));
+    an &= __shfl_xor_sync(~0u, an, k); orr |= __shfl_xor_sync(~0u, orr, k); x ^= __shfl_xor_sync(~0u, x, k);
+    smn = min(smn, __shfl_xor_sync(~0u, smn, k)); smx = max(smx, __shfl_xor_sync(~0u, smx, k));
+  }
+  q[0] = s; q[1] = mn; q[2] = mx; q[3] = an; q[4] = orr; q[5] = x; q[6] = (uint32_t)smn; q[7] = (uint32_t)smx;
+#endif
+}""",
+        inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(8 * 256, np.uint32)),
+        ref=redux_ref,
     )
 
     # sub-word loads and stores in every space: bytes and halves of shared memory written by
