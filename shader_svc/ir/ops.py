@@ -405,6 +405,12 @@ OPS.update(
 #   'global') as the generic rows route it (QSPC).
 # - ``GenericAtomicCas32`` (addr, window, compare, new): ``AtomicCasGlobal32`` at a generic
 #   address (the space it names, as ``GenericAtomic32``).
+# - ``AtomicShared64`` (byte addr, b) / ``AtomicCasShared64`` (byte addr, compare, new) /
+#   ``AtomicCastShared64``: ``AtomicGlobal64``'s operations, the CAS and ``AtomicCastShared32`` on
+#   the 8-byte aligned u64 of shared memory at a u32 byte address (workgroup scope).  A program
+#   with one keeps its shared memory as 64-bit words; its 32-bit shared accesses and atomics
+#   (``SharedPtr``'s words) mean the same as before, on half of such a word.
+#   ``GenericAtomic64`` (addr, window, b): ``AtomicGlobal64``'s operation at a generic address.
 # - ``WarpReduce``: REDUX on the emulated warp (``WarpBallot``'s conditions): the argument of
 #   every lane present combined by ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM (modulo 2^32), 4 MIN, 5 MAX,
 #   ``signed`` or unsigned.
@@ -423,6 +429,10 @@ OPS.update(
             OpDef("SpaceIs", B, (U64, U64), ("space",)),
             OpDef("GenericAtomicCas32", U32, (U64, U64, U32, U32), ("inst",)),
             OpDef("WarpReduce", U32, (U32,), ("op", "signed")),
+            OpDef("AtomicShared64", U64, (U32, U64), ("op",)),
+            OpDef("AtomicCasShared64", U64, (U32, U64, U64)),
+            OpDef("AtomicCastShared64", U32, (U32, U64, U64)),
+            OpDef("GenericAtomic64", U64, (U64, U64, U64), ("op", "inst")),
             OpDef("LoadSub", U32, (U32,), ("space", "bytes", "signed")),
             OpDef("StoreSub", None, (U32, U32), ("space", "bytes")),
             OpDef("LoadSubGlobal", U32, (U64,), ("space", "bytes", "signed")),

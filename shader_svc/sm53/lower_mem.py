@@ -128,8 +128,9 @@ class Memory53(Lower53):
         ATOM.CAS.64: the pairs b, b+2 (``AtomicCasGlobal64``).  Shared-memory 64-bit atomics are
         refused (shared memory is an array of 32-bit words here)."""
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
-        if ir == "ATOMS":
-            raise TranslateError(f"{inst.text()}: 64-bit shared-memory atomics not translated", offset=inst.addr)
+        if ir == "ATOMS":  # the program's shared memory is then 64-bit words (lower/memory.py)
+            self._atoms64(inst)
+            return
         if not mods.get("E"):
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
         a = ops["addr"]
@@ -145,6 +146,23 @@ class Memory53(Lower53):
             old = b.emit("AtomicGlobal64", addr, pair_ir(b, ops["d" if ir == "RED" else "b"]["reg"]), op=name)
         if ir != "RED":
             put_pair_ir(b, ops["d"]["reg"], old)
+        ir_spirv.emit(self, b)
+
+    def _atoms64(self, inst: Inst) -> None:
+        """ATOMS .U64/.S64 (the pair b) and ATOMS.CAS.64 (the pairs b, b+2): the old u64 to the
+        pair d (``AtomicShared64``/``AtomicCasShared64``)."""
+        mods, ops, a = inst.mods, inst.ops, inst.ops["addr"]
+        r = ops["b"]["reg"]
+        b = Block()
+        addr = base_ir(b, a["reg"], a["off"])
+        if "cas" in mods:
+            old = b.op("AtomicCasShared64", addr, pair_ir(b, r), pair_ir(b, r + 2 if r != 255 else r))
+        else:
+            name = atomic64_op(mods["op"], mods["type"] == 5)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            old = b.emit("AtomicShared64", addr, pair_ir(b, r), op=name)
+        put_pair_ir(b, ops["d"]["reg"], old)
         ir_spirv.emit(self, b)
 
     # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------

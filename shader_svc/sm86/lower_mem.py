@@ -91,19 +91,28 @@ class Memory86(Lower86):
             # other invocations is not kept (MEMBAR's gap, lower/memory.py _fence)
             if mods["order"] not in (0, 4, 7, 10):
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
-        if atom and mods.get("type", 0) not in (0, 1, 3):
+        wide = atom and mods.get("type", 0) in (2, 5)  # .64, .S64
+        if atom and (mods.get("type", 0) not in (0, 1, 3) and not wide or wide and inst.row.ir == "ATOMG.CAS"):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
         b = Block()
         addr = base64_ir(b, a["reg"], a["off"])
         window = b.op("Pack64", b.cbank_u32(0, 0x18, inst), b.cbank_u32(0, 0x1C, inst))
         if atom:
-            if inst.row.ir == "ATOMG.CAS":
+            if wide:
+                name = atomic64_op(mods["op"], mods["type"] == 5)
+                if name is None:
+                    raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+                old = b.emit("GenericAtomic64", addr, window, pair_ir(b, ops["b"]["reg"]), op=name, inst=inst)
+            elif inst.row.ir == "ATOMG.CAS":
                 old = b.emit("GenericAtomicCas32", addr, window, self.src_ir(b, inst, "b"), self.src_ir(b, inst, "c"), inst=inst)
             else:
                 name, ty, v = self._atomic_operand(b, inst)
                 old = b.emit("GenericAtomic" + ty, addr, window, v, op=name, inst=inst)
-            self.put_ir(b, inst, old)
+            if wide:
+                put_pair_ir(b, ops["d"]["reg"], old)
+            else:
+                self.put_ir(b, inst, old)
             # P: the operation was done (ptxas's -G code branches to its own shared-memory loop
             # where it is clear); here every space is handled by the operation itself
             b.set_pred(ops["p"]["pred"], b.const_bool(True))
@@ -176,11 +185,12 @@ class Memory86(Lower86):
         """ATOMS (shared memory, 32-bit): the operations of ``ATOMIC_OPS`` (.S32: signed MIN/MAX),
         CAS (old value) and CAST (compare and store, .SPIN or not: 1 where stored, else 0 — the
         flag ptxas's -G code tests against 1 before retrying), and ATOMS.POPC.INC (each
-        invocation adds 1; its result, the warp-combined one, is not translated: RZ only).
-        .64 forms are refused (no 64-bit shared atomics here)."""
+        invocation adds 1; its result, the warp-combined one, is not translated: RZ only);
+        .64: ``_atoms64``."""
         mods, ops = inst.mods, inst.ops
-        if mods.get("type", 0) not in (0, 1):
-            raise TranslateError(f"{inst.text()}: 64-bit shared atomics not translated", offset=inst.addr)
+        if mods.get("type", 0) == 2:
+            self._atoms64(inst)
+            return
         b = Block()
         if inst.row.ir == "ATOMS.POPC.INC":  # '[Ra+URZ]': the register alone
             r = ops["addr"]["sym"]
@@ -200,6 +210,27 @@ class Memory86(Lower86):
                 raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
             old = b.emit("AtomicShared32", ptr, self.src_ir(b, inst, "b"), op=name)
         self.put_ir(b, inst, old)
+        ir_spirv.emit(self, b)
+
+    def _atoms64(self, inst: Inst) -> None:
+        """ATOMS .64 (the program's shared memory is then 64-bit words, ``lower/memory.py``):
+        the operations on the pair b (old value to the pair d), CAS / CAST(.SPIN) with the pairs
+        b (compare) and c (new); CAST's flag (1 where stored) to the pair d."""
+        mods, ops = inst.mods, inst.ops
+        b = Block()
+        addr = self._smem_addr_ir(b, inst)
+        d = ops["d"]["reg"]
+        if inst.row.ir == "ATOMS.CAS":
+            cmp, new = pair_ir(b, ops["b"]["reg"]), pair_ir(b, ops["c"]["reg"])
+            if mods["op"]:  # CAST
+                put_pair_ir(b, d, b.op("ZExt64", b.op("AtomicCastShared64", addr, cmp, new)))
+            else:
+                put_pair_ir(b, d, b.op("AtomicCasShared64", addr, cmp, new))
+        else:
+            name = atomic64_op(mods["op"], False)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            put_pair_ir(b, d, b.emit("AtomicShared64", addr, pair_ir(b, ops["b"]["reg"]), op=name))
         ir_spirv.emit(self, b)
 
     def op_qspc(self, inst: Inst) -> None:

@@ -1356,6 +1356,51 @@ K(warp_redux) {
         ref=redux_ref,
     )
 
+    def shared64_ref(x):
+        out = []
+        for blk in range(x.threads // 64):
+            a = [int(v) for v in x.a[blk * 64 : blk * 64 + 64]]
+            b = [int(v) for v in x.b[blk * 64 : blk * 64 + 64]]
+            v = [(q << 32) | p for p, q in zip(a, b)]
+            h = [0] * 8
+            for p, q, w in zip(a, b, v):
+                h[p & 3] = (h[p & 3] + w) % 2**64
+                h[4 + (q & 1)] = max(h[4 + (q & 1)], w)
+                h[6] = (h[6] + (w ^ 1)) % 2**64
+                h[7] ^= w
+            wd = [0] * 16
+            for p, q in zip(a, b):
+                wd[p & 15] = (wd[p & 15] + (q & 0xFF)) % 2**32
+            out += [c for w in h for c in (w & 0xFFFFFFFF, w >> 32)] + wd
+        return np.array(out, np.uint64).astype(np.uint32)
+
+    case(
+        name="atom_shared64",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_shared64) {
+  // 64-bit atomics on shared memory beside 32-bit ones and 32-bit stores of neighbouring words
+  __shared__ unsigned long long h[8]; __shared__ uint32_t w[16];
+  int t = threadIdx.x, i = TID; uint32_t x = a[i], y = b[i];
+  if (t < 8) h[t] = 0ull;
+  if (t < 16) w[t] = 0u;
+  __syncthreads();
+  unsigned long long v = ((unsigned long long)y << 32) | x;
+  atomicAdd(&h[x & 3], v); atomicMax(&h[4 + (y & 1)], v);
+  unsigned long long old = h[6], seen;
+  do { seen = old; old = atomicCAS(&h[6], seen, seen + (v ^ 1ull)); } while (old != seen);
+  atomicXor(&h[7], v);
+  atomicAdd(&w[x & 15], y & 0xffu);
+  __syncthreads();
+  uint32_t *q = o + 32 * blockIdx.x;
+  if (t < 8) { q[2 * t] = (uint32_t)h[t]; q[2 * t + 1] = (uint32_t)(h[t] >> 32); }
+  if (t < 16) q[16 + t] = w[t];
+}""",
+        inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(128, np.uint32)),
+        ref=shared64_ref,
+    )
+
     # sub-word loads and stores in every space: bytes and halves of shared memory written by
     # neighbouring invocations at once (the same 32-bit word), of local memory (an indexed
     # per-thread array), and of global memory, read back signed and unsigned
