@@ -1438,18 +1438,18 @@ K(atom_shared64) {
         group="atomic_mem",
         src="""
 K(mem_subword) {
-  __shared__ uint8_t s8[64]; __shared__ uint16_t s16[64];
+  __shared__ unsigned char s8[64]; __shared__ unsigned short s16[64];
   int t = threadIdx.x, i = TID; uint32_t x = a[i], y = b[i];
-  s8[t] = (uint8_t)x; s16[t] = (uint16_t)y; __syncthreads();
-  o[4 * i] = (uint32_t)(int32_t)(int8_t)s8[t ^ 1] + (uint32_t)s16[t ^ 1];
-  o[4 * i + 1] = (uint32_t)s8[t ^ 1] + (uint32_t)(int32_t)(int16_t)s16[t ^ 1];
-  volatile int8_t loc[8];
-  for (int k = 0; k < 8; k++) loc[k] = (int8_t)(x >> (4 * k));
-  loc[y & 7] = (int8_t)(loc[y & 7] + 0x80);
+  s8[t] = (unsigned char)x; s16[t] = (unsigned short)y; __syncthreads();
+  o[4 * i] = (uint32_t)(int32_t)(signed char)s8[t ^ 1] + (uint32_t)s16[t ^ 1];
+  o[4 * i + 1] = (uint32_t)s8[t ^ 1] + (uint32_t)(int32_t)(short)s16[t ^ 1];
+  volatile signed char loc[8];
+  for (int k = 0; k < 8; k++) loc[k] = (signed char)(x >> (4 * k));
+  loc[y & 7] = (signed char)(loc[y & 7] + 0x80);
   int s = 0; for (int k = 0; k < 8; k++) s += loc[k];
   o[4 * i + 2] = (uint32_t)s;
-  uint8_t *ob = (uint8_t *)&o[4 * i + 3]; uint16_t *oh = (uint16_t *)&o[4 * i + 3];
-  ob[1] = (uint8_t)(x >> 8); oh[1] = (uint16_t)(x >> 16);
+  unsigned char *ob = (unsigned char *)&o[4 * i + 3]; unsigned short *oh = (unsigned short *)&o[4 * i + 3];
+  ob[1] = (unsigned char)(x >> 8); oh[1] = (unsigned short)(x >> 16);
 }""",
         inputs=subword_inputs,
         ref=subword_ref,
