@@ -1756,7 +1756,15 @@ R(
             0x38B,
             (Pred("p", 81), D, Mem("addr"), Reg("b", 32), Reg("c", 64)),
             (),
-            (Mod("E", 72, 1, ((1, ".E"),)), Mod("op", 87, 1, ((0, ".CAS"),))) + ATOM_MODS,
+            # the CAS's types: no .F32/.F16x2 (nvdisasm: .INVALID4)
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                Mod("op", 87, 1, ((0, ".CAS"),)),
+                CACHE,
+                Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"))),
+                ATOM_MODS[2],
+            ),
+            base=hi(0x10E100),  # .E, .STRONG.GPU, the default cache policy
             ir="ATOMG.CAS",
             cls="mem",
         ),
