@@ -392,3 +392,51 @@ OPS.update(
         )
     }
 )
+
+# --- 64-bit atomics, compare-and-store, address-space query (issue 31; shader-mem; lowered by
+# ``lower/memory.py``'s MemoryWarp) ---------------------------------------------------------------
+# - ``AtomicGlobal64`` (addr, b): ``AtomicGlobal32``'s operations IAdd, UMin, SMin, UMax, SMax,
+#   And, Or, Xor, Exchange on the u64 at the 64-bit global address (8-byte aligned), returning
+#   its old value: one atomic step on all 64 bits (the device's Int64Atomics).
+#   ``AtomicCasGlobal64`` (addr, compare, new): stores new where the old u64 equals compare.
+# - ``AtomicCastShared32`` (pointer, compare, new): SM86's ATOMS.CAST (compare and store): new
+#   stored where the shared word equals compare; 1 where it was stored, else 0.
+# - ``SpaceIs`` (addr, window): whether the generic address is in ``space`` ('shared', 'local',
+#   'global') as the generic rows route it (QSPC).
+# - ``GenericAtomicCas32`` (addr, window, compare, new): ``AtomicCasGlobal32`` at a generic
+#   address (the space it names, as ``GenericAtomic32``).
+# - ``AtomicShared64`` (byte addr, b) / ``AtomicCasShared64`` (byte addr, compare, new) /
+#   ``AtomicCastShared64``: ``AtomicGlobal64``'s operations, the CAS and ``AtomicCastShared32`` on
+#   the 8-byte aligned u64 of shared memory at a u32 byte address (workgroup scope).  A program
+#   with one keeps its shared memory as 64-bit words; its 32-bit shared accesses and atomics
+#   (``SharedPtr``'s words) mean the same as before, on half of such a word.
+#   ``GenericAtomic64`` (addr, window, b): ``AtomicGlobal64``'s operation at a generic address.
+# - ``WarpReduce``: REDUX on the emulated warp (``WarpBallot``'s conditions): the argument of
+#   every lane present combined by ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM (modulo 2^32), 4 MIN, 5 MAX,
+#   ``signed`` or unsigned.
+# - ``LoadSub`` (addr) / ``StoreSub`` (addr, value): the ``bytes`` (1, 2) at a byte address of
+#   ``space`` ('shared', 'local': a u32 address as ``SharedPtr``/``LocalPtr`` take it;
+#   ``LoadSubGlobal``/``StoreSubGlobal``: 'global', a u64 address), loaded zero- or (``signed``) sign-extended, or the low bytes of value stored, the
+#   other bytes of the word kept also against a concurrent neighbour's store (shared, global);
+#   the address naturally aligned (low bits below the size ignored).
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("AtomicGlobal64", U64, (U64, U64), ("op",)),
+            OpDef("AtomicCasGlobal64", U64, (U64, U64, U64)),
+            OpDef("AtomicCastShared32", U32, (SPTR, U32, U32)),
+            OpDef("SpaceIs", B, (U64, U64), ("space",)),
+            OpDef("GenericAtomicCas32", U32, (U64, U64, U32, U32), ("inst",)),
+            OpDef("WarpReduce", U32, (U32,), ("op", "signed")),
+            OpDef("AtomicShared64", U64, (U32, U64), ("op",)),
+            OpDef("AtomicCasShared64", U64, (U32, U64, U64)),
+            OpDef("AtomicCastShared64", U32, (U32, U64, U64)),
+            OpDef("GenericAtomic64", U64, (U64, U64, U64), ("op", "inst")),
+            OpDef("LoadSub", U32, (U32,), ("space", "bytes", "signed")),
+            OpDef("StoreSub", None, (U32, U32), ("space", "bytes")),
+            OpDef("LoadSubGlobal", U32, (U64,), ("space", "bytes", "signed")),
+            OpDef("StoreSubGlobal", None, (U64, U32), ("space", "bytes")),
+        )
+    }
+)

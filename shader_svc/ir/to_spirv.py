@@ -339,3 +339,27 @@ LOWER.update(
         "GenericStoreSub": lambda lw, o, a: lw.generic_sub(o.attrs["inst"], a[0], a[1], o.attrs["bytes"], False, a[2]),
     }
 )
+
+
+# --- 64-bit atomics, compare-and-store, address-space query (lower/memory.py; shader-mem) -----
+LOWER.update(
+    {
+        "AtomicGlobal64": lambda lw, o, a: lw.atomic64_global(a[0], o.attrs["op"], a[1]),
+        "AtomicCasGlobal64": lambda lw, o, a: lw.atomic64_cas_global(*a),
+        "AtomicCastShared32": lambda lw, o, a: lw.atomic_cast_shared(*a),
+        "SpaceIs": lambda lw, o, a: lw.space_is(a[0], a[1], o.attrs["space"]),
+        "GenericAtomicCas32": lambda lw, o, a: lw.generic_cas(o.attrs["inst"], *a),
+        "WarpReduce": lambda lw, o, a: lw.warp_reduce(a[0], o.attrs["op"], o.attrs["signed"]),
+        "AtomicShared64": lambda lw, o, a: lw.atomic64_shared(a[0], o.attrs["op"], a[1]),
+        "AtomicCasShared64": lambda lw, o, a: lw.atomic64_cas_shared(*a),
+        "AtomicCastShared64": lambda lw, o, a: lw.atomic64_cast_shared(*a),
+        "GenericAtomic64": lambda lw, o, a: lw.generic_atomic64(o.attrs["inst"], a[0], a[1], o.attrs["op"], a[2]),
+        # a shared word may be half a 64-bit word (lower/memory.py "64-bit words of shared memory")
+        "LoadShared32": lambda lw, o, a: lw.shared_load32(a[0]),
+        "StoreShared32": lambda lw, o, a: lw.shared_store32(a[0], a[1]),
+        "LoadSub": lambda lw, o, a: lw.sub_at(o.attrs["space"], a[0], o.attrs["bytes"], o.attrs["signed"], None),
+        "StoreSub": lambda lw, o, a: lw.sub_at(o.attrs["space"], a[0], o.attrs["bytes"], False, a[1]),
+        "LoadSubGlobal": lambda lw, o, a: lw.sub_at("global", a[0], o.attrs["bytes"], o.attrs["signed"], None),
+        "StoreSubGlobal": lambda lw, o, a: lw.sub_at("global", a[0], o.attrs["bytes"], False, a[1]),
+    }
+)

@@ -16,11 +16,12 @@ vote.sync) is the source of the atomic wrap rules and the shuffle's clamp/segmen
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
-from shader_svc.lower.base import LOCAL_WORDS, SHARED_WORDS, LowerBase, TranslateError
+from shader_svc.lower.base import GLSL, LOCAL_WORDS, SHARED_WORDS, LowerBase, TranslateError
 
 SIZES = {4: 1, 5: 2, 6: 4}  # both ISAs' LD*/ST* size field (.32, .64, .128) -> words
 # the atomic operation field, numbered the same in both ISAs' tables -> the IR ``op``
@@ -134,6 +135,24 @@ def generic_sized_ir(b: Block, inst: Inst, addr: Value, window: Value, size: int
     b.emit("GenericStoreSub", addr, window, val, bytes=nbytes, inst=inst)
 
 
+def sub_word_ir(b: Block, space: str, addr: Value, size: int, reg: int, load: bool) -> bool:
+    """LDS/STS/LDL/STL/LDG/STG of a sub-word size field (.U8 .S8 .U16 .S16) at ``addr`` (u32 for
+    'shared'/'local', u64 for 'global'): the low register loaded (zero- / sign-extended) or
+    stored (RZ: load discarded, zero stored).  False where ``size`` is a whole-word size."""
+    sub = SUB_WORD.get(size)
+    if sub is None:
+        return False
+    nbytes, signed = sub
+    g = "Global" if space == "global" else ""
+    if load:
+        v = b.emit("LoadSub" + g, addr, space=space, bytes=nbytes, signed=signed)
+        if reg != 255:
+            b.set_reg(reg, v)
+    else:
+        b.emit("StoreSub" + g, addr, b.get_reg(reg) if reg != 255 else b.const_u32(0), space=space, bytes=nbytes)
+    return True
+
+
 def shfl_ir(b: Block, inst: Inst, pred: str) -> None:
     """SHFL d, pred, a, b, c (``pred``: the ISA's name of the predicate result): b and c are
     registers or immediates."""
@@ -157,7 +176,9 @@ class MemoryWarp(LowerBase):
     docstring); ``ir/to_spirv.py`` calls these for the IR rows."""
 
     # --- shared, local and constant memory ----------------------------------------------------
-    def shared_word(self, byte_addr: int) -> int:
+    def shared_word(self, byte_addr: int) -> "int | Half":
+        if self._wide_shared():
+            return self._shared_half(byte_addr)
         if "shared" not in self.vars_global:
             m, E = self.m, self.m.E
             wg = E("StorageClass", "Workgroup")
@@ -201,36 +222,89 @@ class MemoryWarp(LowerBase):
         sc, sm = self._scope(shared)
         return self._atomic_at(ptr, sc, sm, op, self._ftz32(b) if op in FLOAT_ATOMIC_OPS.values() else b)
 
-    def atomic_cas(self, ptr: int, shared: bool, cmp: int, new: int) -> int:
+    def atomic_cas(self, ptr: "int | Half", shared: bool, cmp: int, new: int) -> int:
         sc, sm = self._scope(shared)
+        if isinstance(ptr, Half):  # the old half back; the new one stored where it equals cmp
+            return self._atomic_loop(
+                ptr, sc, sm, lambda old: self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, old, cmp), new, old)
+            )
         return self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, new, cmp)
 
-    def _atomic_at(self, ptr: int, sc: int, sm: int, op: str, b: int) -> int:
+    def _atomic_at(self, ptr: "int | Half", sc: int, sm: int, op: str, b) -> int:
+        if op == "CAS":  # b: (compare, new)
+            if isinstance(ptr, Half):
+                return self.atomic_cas(ptr, True, b[0], b[1])
+            return self.op("OpAtomicCompareExchange", self.u32, ptr, sc, sm, sm, b[1], b[0])
         fn = self._rmw_fn(op, b)
+        if fn is None and isinstance(ptr, Half):  # an operation SPIR-V has, on half a u64 word
+            fn = self._native_fn(op, b)
         if fn is not None:
             return self._atomic_loop(ptr, sc, sm, fn)
         return self.op(f"OpAtomic{op}", self.u32, ptr, sc, sm, b)
 
-    def _atomic_loop(self, ptr: int, scope: int, sem: int, fn: Callable[[int], int]) -> int:
+    def _native_fn(self, op: str, b: int) -> Callable[[int], int]:
+        """The new value of a 32-bit atomic SPIR-V has an instruction for, as a function of the
+        old one (for the compare-exchange loop on half a 64-bit shared word)."""
+        u32 = self.u32
+        if op == "Exchange":
+            return lambda old: b
+        if op in ("UMin", "SMin", "UMax", "SMax"):
+            return lambda old: self.op("OpExtInst", u32, self.glsl, GLSL[op], old, b)
+        name = {"IAdd": "OpIAdd", "And": "OpBitwiseAnd", "Or": "OpBitwiseOr", "Xor": "OpBitwiseXor"}[op]
+        return lambda old: self.op(name, u32, old, b)
+
+    def _atomic_loop(self, ptr: "int | Half", scope: int, sem: int, fn: Callable[[int], int]) -> int:
         """An atomic read-modify-write SPIR-V has no instruction for (INC/DEC with their wrap
         limit, float add/min/max): a compare-exchange loop on the 32-bit word, ``fn(old) ->
-        new``; returns the old value the exchange saw."""
-        u32, b_ = self.u32, self.bool
-        res = self.var(f"atom{len(self.body)}", self.fn_u32)
+        new``; returns the old value the exchange saw.  On half a 64-bit shared word (``Half``)
+        the loop exchanges the whole u64, the other half kept as it was."""
+        if isinstance(ptr, Half):
+            u32, u64 = self.u32, self.u64
+            low = self.op("OpIEqual", self.bool, ptr.shift, self.c64(0))
+            keep = self.op("OpSelect", u64, low, self.c64(0xFFFFFFFF00000000), self.c64(0xFFFFFFFF))
+
+            def fn64(old64: int) -> int:
+                half = self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, old64, ptr.shift))
+                put = self.op("OpShiftLeftLogical", u64, self.op("OpUConvert", u64, fn(half)), ptr.shift)
+                return self.op("OpBitwiseOr", u64, self.op("OpBitwiseAnd", u64, old64, keep), put)
+
+            got = self._cas_loop(ptr.ptr, u64, scope, sem, fn64)
+            return self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, got, ptr.shift))
+        return self._cas_loop(ptr, self.u32, scope, sem, fn)
+
+    def _cas_loop(self, ptr: int, ty: int, scope: int, sem: int, fn: Callable[[int], int]) -> int:
+        """``_atomic_loop``'s compare-exchange loop on a word of type ``ty`` (u32, u64)."""
+        b_ = self.bool
         head, body, cont, merge = (self.label() for _ in range(4))
+        # the loop inside a selection on a condition that always holds (x != x ^ 1): at a
+        # function's top level after an early return, lavapipe 22.3 lost the invocations that
+        # left the loop in an earlier iteration than the last one (their later stores were not
+        # done: tests/shader_svc/cuda_corpus_more.py atom_incdec_wrap); inside a selection, as
+        # -G code has it, every invocation carries on after the loop
+        first = self.op("OpAtomicLoad", ty, ptr, scope, sem)
+        sel_in, sel_merge = self.label(), self.label()
+        one = self.c(1) if ty == self.u32 else self.c64(1)
+        always = self.op("OpINotEqual", b_, first, self.op("OpBitwiseXor", ty, first, one))
+        self.do("OpSelectionMerge", sel_merge, 0)
+        self.do("OpBranchConditional", always, sel_in, sel_merge)
+        self.put_label(sel_in)
         self.do("OpBranch", head)
         self.put_label(head)
         self.do("OpLoopMerge", merge, cont, 0)
         self.do("OpBranch", body)
         self.put_label(body)
-        old = self.op("OpAtomicLoad", u32, ptr, scope, sem)
-        got = self.op("OpAtomicCompareExchange", u32, ptr, scope, sem, sem, fn(old), old)
-        self.do("OpStore", res, got)
+        old = self.op("OpAtomicLoad", ty, ptr, scope, sem)
+        got = self.op("OpAtomicCompareExchange", ty, ptr, scope, sem, sem, fn(old), old)
         self.do("OpBranchConditional", self.op("OpIEqual", b_, got, old), merge, cont)
         self.put_label(cont)
         self.do("OpBranch", head)
         self.put_label(merge)
-        return self.op("OpLoad", u32, res)
+        fn_ty = self.fn_u32 if ty == self.u32 else self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), ty)
+        res = self.var(f"atom{len(self.body)}", fn_ty)
+        self.do("OpStore", res, got)
+        self.do("OpBranch", sel_merge)
+        self.put_label(sel_merge)
+        return self.op("OpLoad", ty, res)
 
     def _rmw_fn(self, op: str, b: int) -> Callable[[int], int] | None:
         """The new-value function of an atomic op without a SPIR-V instruction: Inc / Dec with
@@ -293,9 +367,12 @@ class MemoryWarp(LowerBase):
                     p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpIAdd", u64, addr, self.c64(4 * k)))
                 acc = (E("MemoryAccess", "Aligned"), 4) if space == "global" else ()
                 if mode == "load":
-                    self.do("OpStore", res[k], self.op("OpLoad", u32, p, *acc))
+                    self.do("OpStore", res[k], self.shared_load32(p) if space == "shared" else self.op("OpLoad", u32, p, *acc))
                 elif mode == "store":
-                    self.do("OpStore", p, values[k], *acc)
+                    if space == "shared":
+                        self.shared_store32(p, values[k])
+                    else:
+                        self.do("OpStore", p, values[k], *acc)
                 elif space == "local":  # PTX: atom on a local address is undefined; reads only
                     self.do("OpStore", res[k], self.op("OpLoad", u32, p))
                 else:
@@ -351,8 +428,7 @@ class MemoryWarp(LowerBase):
         (CUDA guarantees both land: distinct bytes are distinct locations), and an atomic
         AND-then-OR pair would let two lanes storing the same byte leave the OR of both values
         instead of one of them."""
-        u32, u64, c, E = self.u32, self.u64, self.c, self.m.E
-        bits = 8 * nbytes
+        u64 = self.u64
         res = self.var(f"gs{inst.addr}", self.fn_u32) if value is None else None
 
         def path(space: str, lo: int) -> None:
@@ -362,30 +438,195 @@ class MemoryWarp(LowerBase):
                 p = self.local_word(lo, 0)
             else:
                 p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpBitwiseAnd", u64, addr, self.c64((1 << 64) - 4)))
-            acc = (E("MemoryAccess", "Aligned"), 4) if space == "global" else ()
-            shift = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, lo, c(4 - nbytes)), c(3))
-            if value is None:
-                word = self.op("OpLoad", u32, p, *acc)
-                ext = "OpBitFieldSExtract" if signed else "OpBitFieldUExtract"
-                self.do("OpStore", res, self.op(ext, u32, word, shift, c(bits)))
-                return
-            keep = self.op("OpNot", u32, self.op("OpShiftLeftLogical", u32, c((1 << bits) - 1), shift))
-            put = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, value, c((1 << bits) - 1)), shift)
-            if space == "local":  # one invocation's own memory: no other writer
-                old = self.op("OpLoad", u32, p)
-                self.do("OpStore", p, self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
-                return
-            sc, sm = self._scope(space == "shared")
-            self._atomic_loop(p, sc, sm, lambda old: self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+            got = self.sub_word(space, p, lo, nbytes, signed, value)
+            if res is not None:
+                self.do("OpStore", res, got)
 
         self._generic_paths(addr, window, window_size, path)
-        return self.op("OpLoad", u32, res) if res is not None else None
+        return self.op("OpLoad", self.u32, res) if res is not None else None
+
+    def sub_word(self, space: str, p: int, lo: int, nbytes: int, signed: bool, value: int | None) -> int | None:
+        """The byte / half at the word ``p`` points to, its place in the word given by the low
+        bits of the byte address ``lo`` (little-endian): loaded (``value`` None; zero- or sign-
+        extended) or stored.  A store to ``space`` 'local' (one invocation's own memory) is a
+        plain read-modify-write of the word; to shared or global memory a compare-exchange
+        loop (``generic_sub``'s reasons)."""
+        u32, c, E = self.u32, self.c, self.m.E
+        bits = 8 * nbytes
+        acc = (E("MemoryAccess", "Aligned"), 4) if space == "global" else ()
+        shift = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, lo, c(4 - nbytes)), c(3))
+        if value is None:
+            word = self.shared_load32(p) if space == "shared" else self.op("OpLoad", u32, p, *acc)
+            return self.op("OpBitFieldSExtract" if signed else "OpBitFieldUExtract", u32, word, shift, c(bits))
+        keep = self.op("OpNot", u32, self.op("OpShiftLeftLogical", u32, c((1 << bits) - 1), shift))
+        put = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, value, c((1 << bits) - 1)), shift)
+        if space == "local":  # one invocation's own memory: no other writer
+            old = self.op("OpLoad", u32, p)
+            self.do("OpStore", p, self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+            return None
+        sc, sm = self._scope(space == "shared")
+        self._atomic_loop(p, sc, sm, lambda old: self.op("OpBitwiseOr", u32, self.op("OpBitwiseAnd", u32, old, keep), put))
+        return None
+
+    def sub_at(self, space: str, addr: int, nbytes: int, signed: bool, value: int | None) -> int | None:
+        """``LoadSub``/``StoreSub``: ``sub_word`` at a shared / local byte address (u32) or a
+        global one (u64)."""
+        if space == "shared":
+            return self.sub_word(space, self.shared_word(addr), addr, nbytes, signed, value)
+        if space == "local":
+            return self.sub_word(space, self.local_word(addr, 0), addr, nbytes, signed, value)
+        p = self.op("OpConvertUToPtr", self.psb_ptr, self.op("OpBitwiseAnd", self.u64, addr, self.c64((1 << 64) - 4)))
+        return self.sub_word(space, p, self.op("OpUConvert", self.u32, addr), nbytes, signed, value)
 
     def generic_atomic(self, inst: Inst, addr: int, window: int, op: str, b: int) -> int:
         if op in FLOAT_ATOMIC_OPS.values():
             b = self._ftz32(b)
         (res,) = self.generic_access(inst, addr, window, 1, "atomic", atom=(op, b))
         return self.op("OpLoad", self.u32, res)
+
+    def generic_cas(self, inst: Inst, addr: int, window: int, cmp: int, new: int) -> int:
+        """``GenericAtomicCas32``: compare-exchange at a generic address; the old word."""
+        (res,) = self.generic_access(inst, addr, window, 1, "atomic", atom=("CAS", (cmp, new)))
+        return self.op("OpLoad", self.u32, res)
+
+    # --- 64-bit atomics, compare-and-store, the address-space query (ir/ops.py's last memory
+    # block; issue 31, shader-mem) --------------------------------------------------------------
+
+    def _int64_atomics(self) -> None:
+        if not self.__dict__.get("_int64_atomics_cap"):
+            self.m.emit("cap", "OpCapability", self.m.E("Capability", "Int64Atomics"))
+            self._int64_atomics_cap = True
+
+    def _global64(self, addr: int) -> int:
+        ptr = self.m.type("OpTypePointer", self.m.E("StorageClass", "PhysicalStorageBuffer"), self.u64)
+        return self.op("OpConvertUToPtr", ptr, addr)
+
+    def atomic64_global(self, addr: int, op: str, b: int) -> int:
+        """``AtomicGlobal64``: the old u64 (OpAtomic* on a 64-bit pointer, device scope)."""
+        if op not in ATOMIC64_OPS:
+            raise TypeError(f"IR: 64-bit atomic {op}")
+        self._int64_atomics()
+        sc, sm = self._scope(False)
+        return self.op(f"OpAtomic{op}", self.u64, self._global64(addr), sc, sm, b)
+
+    def atomic64_cas_global(self, addr: int, cmp: int, new: int) -> int:
+        self._int64_atomics()
+        sc, sm = self._scope(False)
+        return self.op("OpAtomicCompareExchange", self.u64, self._global64(addr), sc, sm, sm, new, cmp)
+
+    def atomic_cast_shared(self, ptr: int, cmp: int, new: int) -> int:
+        """``AtomicCastShared32``: stores ``new`` where the word equals ``cmp``; 1 where it did,
+        else 0."""
+        old = self.atomic_cas(ptr, True, cmp, new)
+        return self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, old, cmp), self.c(1), self.c(0))
+
+    def generic_atomic64(self, inst: Inst, addr: int, window: int, op: str, b: int) -> int:
+        """``GenericAtomic64``: ``AtomicGlobal64``'s operation at a generic address: global or
+        shared memory (``AtomicShared64``), local memory only read (as ``generic_access``)."""
+        u64 = self.u64
+        res = self.var(f"g64_{inst.addr}", self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), u64))
+
+        def path(space: str, off: int) -> None:
+            if space == "shared":
+                v = self.atomic64_shared(off, op, b)
+            elif space == "local":
+                v = self.join64(
+                    self.op("OpLoad", self.u32, self.local_word(off, 0)), self.op("OpLoad", self.u32, self.local_word(off, 4))
+                )
+            else:
+                v = self.atomic64_global(addr, op, b)
+            self.do("OpStore", res, v)
+
+        self._generic_paths(addr, window, 1 << 24, path)
+        return self.op("OpLoad", u64, res)
+
+    def space_is(self, addr: int, window: int, space: str, window_size: int = 1 << 24) -> int:
+        """``SpaceIs``: whether the generic address lies in the shared window, the local window
+        below it, or neither (global), as ``_generic_paths`` routes it."""
+        u64, b_ = self.u64, self.bool
+        rel = self.op("OpISub", u64, addr, window)
+        lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
+        shared = self.op("OpULessThan", b_, rel, self.c64(window_size))
+        local = self.op("OpULessThan", b_, lrel, self.c64(window_size))
+        if space == "shared":
+            return shared
+        if space == "local":
+            return local
+        return self.op("OpLogicalNot", b_, self.op("OpLogicalOr", b_, shared, local))
+
+    # --- 64-bit words of shared memory (issue 31; shader-mem) ----------------------------------
+    # A program with a 64-bit shared-memory atomic declares its shared memory as 64-bit words
+    # (Vulkan has no aliasing of workgroup memory without VK_KHR_workgroup_memory_explicit_layout,
+    # which lavapipe 22.3 lacks), so that atomic is the device's own (shaderSharedInt64Atomics).
+    # Its 32-bit accesses then reach half a word (``Half``): a load reads the u64 and takes the
+    # half; a store or a 32-bit atomic is a compare-exchange loop on the u64 that replaces only
+    # that half (a neighbour's concurrent store to the other half lands too).  Programs without
+    # one keep 32-bit words.
+    def _wide_shared(self) -> bool:
+        got = self.__dict__.get("_wide_shared_v")
+        if got is None:
+            got = self._wide_shared_v = any(wide_shared_atomic(i) for i in self.insts)
+        return got
+
+    def _shared64_var(self) -> tuple[int, int]:
+        if "shared64" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            arr = m.type("OpTypeArray", self.u64, self.c(SHARED_WORDS // 2))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["shared64"] = (v, m.type("OpTypePointer", wg, self.u64))
+            self.interface.append(v)
+        return self.vars_global["shared64"]
+
+    def shared_word64(self, byte_addr: int) -> int:
+        """A pointer to the u64 of shared memory holding byte address ``byte_addr`` (modulo the
+        emulated 32 KiB)."""
+        v, ptr = self._shared64_var()
+        idx = self.op(
+            "OpBitwiseAnd",
+            self.u32,
+            self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(3)),
+            self.c(SHARED_WORDS // 2 - 1),
+        )
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    def _shared_half(self, byte_addr: int) -> "Half":
+        bit = self.op("OpShiftLeftLogical", self.u32, self.op("OpBitwiseAnd", self.u32, byte_addr, self.c(4)), self.c(3))
+        return Half(self.shared_word64(byte_addr), self.op("OpUConvert", self.u64, bit))
+
+    def shared_load32(self, p: "int | Half") -> int:
+        """``LoadShared32``: the word (or the half of a 64-bit word) ``SharedPtr`` named."""
+        if isinstance(p, Half):
+            v = self.op("OpLoad", self.u64, p.ptr)
+            return self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v, p.shift))
+        return self.op("OpLoad", self.u32, p)
+
+    def shared_store32(self, p: "int | Half", value: int) -> None:
+        """``StoreShared32``."""
+        if isinstance(p, Half):
+            sc, sm = self._scope(True)
+            self._atomic_loop(p, sc, sm, lambda old: value)
+            return
+        self.do("OpStore", p, value)
+
+    def atomic64_shared(self, byte_addr: int, op: str, b: int) -> int:
+        """``AtomicShared64``: the old u64 (OpAtomic* on the 64-bit word, workgroup scope)."""
+        if op not in ATOMIC64_OPS:
+            raise TypeError(f"IR: 64-bit atomic {op}")
+        self._int64_atomics()
+        sc, sm = self._scope(True)
+        return self.op(f"OpAtomic{op}", self.u64, self.shared_word64(byte_addr), sc, sm, b)
+
+    def atomic64_cas_shared(self, byte_addr: int, cmp: int, new: int) -> int:
+        self._int64_atomics()
+        sc, sm = self._scope(True)
+        return self.op("OpAtomicCompareExchange", self.u64, self.shared_word64(byte_addr), sc, sm, sm, new, cmp)
+
+    def atomic64_cast_shared(self, byte_addr: int, cmp: int, new: int) -> int:
+        """``AtomicCastShared64``: ``AtomicCastShared32`` on a 64-bit word."""
+        old = self.atomic64_cas_shared(byte_addr, cmp, new)
+        return self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, old, cmp), self.c(1), self.c(0))
 
     # --- barriers -----------------------------------------------------------------------------
     def _barrier(self) -> None:
@@ -457,6 +698,27 @@ class MemoryWarp(LowerBase):
         self._warp_aux()[ballot] = ("WarpVote", members)
         return ballot
 
+    def warp_reduce(self, v: int, op: int, signed: bool) -> int:
+        """``WarpReduce`` (REDUX): every lane publishes ``v``, then combines its warp's 32 slots
+        (lanes past the workgroup's end are absent) with ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM
+        (modulo 2^32), 4 MIN, 5 MAX (``signed`` or unsigned)."""
+        u32, b_ = self.u32, self.bool
+        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+        lid, _lane, base = self._publish(v)
+        ident = (0xFFFFFFFF, 0, 0, 0, 0x7FFFFFFF if signed else 0xFFFFFFFF, 0x80000000 if signed else 0)[op]
+        glsl = ("SMin" if signed else "UMin", "SMax" if signed else "UMax")
+        acc = self.c(ident)
+        for j in range(32):
+            at = self.op("OpIAdd", u32, base, self.c(j))
+            inside = self.op("OpULessThan", b_, at, self.c(n))
+            x = self.op("OpLoad", u32, self._xchg_ptr(self.op("OpSelect", u32, inside, at, lid)))
+            x = self.op("OpSelect", u32, inside, x, self.c(ident))
+            if op < 4:
+                acc = self.op(("OpBitwiseAnd", "OpBitwiseOr", "OpBitwiseXor", "OpIAdd")[op], u32, acc, x)
+            else:
+                acc = self.op("OpExtInst", u32, self.glsl, GLSL[glsl[op - 4]], acc, x)
+        return acc
+
     def warp_vote(self, ballot: int, mode: int) -> int:
         """``WarpVote``: 0 ALL, 1 ANY, 2 EQ (all or none) of the lanes present."""
         members = self.warp_second(ballot, "WarpVote")
@@ -508,3 +770,48 @@ class MemoryWarp(LowerBase):
         self._barrier()
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
         return lid, lane, self.op("OpISub", self.u32, lid, lane)
+
+
+# --- 64-bit atomics, compare-and-store, address-space queries (issue 31; shader-mem) ---------
+# A 64-bit atomic is the device's own (SPIR-V Int64Atomics, Vulkan shaderBufferInt64Atomics:
+# lavapipe, and the desktop drivers, have it): exact by definition.  No exact emulation on the
+# 32-bit halves exists for every operation — a compare-exchange loop per half lets another
+# invocation's update land between the two halves (MIN/MAX/EXCH/CAS then mix two values), and a
+# lock needs a forward-progress guarantee Vulkan does not give — so a module with a 64-bit
+# atomic declares Int64Atomics and needs a device with that feature.
+@dataclass(frozen=True)
+class Half:
+    """Half of a 64-bit shared word: ``ptr`` the u64's pointer, ``shift`` (a u64 id) 0 or 32."""
+
+    ptr: int
+    shift: int
+
+
+def wide_shared_atomic(inst: Inst) -> bool:
+    """Whether an instruction is a 64-bit atomic that may reach shared memory: ATOMS .64/.U64/
+    .S64 or a 64-bit CAS (both ISAs), or SM86's generic ATOM .64/.S64."""
+    m, mods = inst.row.mnemonic, inst.mods
+    if m != "ATOMS" and not (m == "ATOM" and inst.row.ir.startswith("ATOMG")):
+        return False
+    return mods.get("type", 0) in (2, 5) or "w" in mods
+
+
+ATOMIC64_OPS = frozenset({"IAdd", "UMin", "SMin", "UMax", "SMax", "And", "Or", "Xor", "Exchange"})
+
+
+def atomic64_op(op: int, signed: bool) -> str | None:
+    """The IR ``op`` of a 64-bit atomic's operation field (INC/DEC have no 64-bit form: None)."""
+    name = atomic_op(op, signed)
+    return name if name in ATOMIC64_OPS else None
+
+
+def pair_ir(b: Block, reg: int) -> Value:
+    """The u64 of the register pair reg, reg+1 (RZ: 0)."""
+    return b.op("Pack64", b.get_reg(reg), b.get_reg(reg + 1)) if reg != 255 else b.const_u64(0)
+
+
+def put_pair_ir(b: Block, reg: int, v: Value) -> None:
+    """Write the u64 ``v`` to the register pair reg, reg+1 (RZ discards both)."""
+    if reg != 255:
+        b.set_reg(reg, b.op("Trunc32", v))
+        b.set_reg(reg + 1, b.op("Trunc32", b.op("Shr64", v, b.const_u64(32))))

@@ -108,7 +108,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
         if o.pair:
             parts = [p.strip() for p in tok.split(",")]
             m = _REG.match(parts[0]) if len(parts) == 2 else None
-            if not m or any(m.group(i) for i in (1, 2, 3, 5, 6, 7, 8)) or parts[1] != dec._reg(_regnum(m.group(4)) + 1):
+            if not m or any(m.group(i) for i in (1, 2, 3, 5, 6, 7, 8)) or parts[1] != dec._reg(_regnum(m.group(4)) + int(o.pair)):
                 raise _Miss(tok)
             _reuse(reuse, o, bool(m.group(9)))
             return put(w, o.lo, 8, _regnum(m.group(4)))

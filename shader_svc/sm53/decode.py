@@ -241,7 +241,7 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         if o.pair:
             if v["reg"] >= RZ - 1:
                 raise DecodeError("register pair at RZ")
-            return f"{_reg(v['reg'])}{'.reuse' if reuse else ''}, {_reg(v['reg'] + 1)}"
+            return f"{_reg(v['reg'])}{'.reuse' if reuse else ''}, {_reg(v['reg'] + int(o.pair))}"  # pair=2: Rn, Rn+2
         s = _reg(v["reg"])
         if o.sel4 is not None:
             t = dict(o.sel4[1]).get(v["sel4"])

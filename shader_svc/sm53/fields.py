@@ -38,7 +38,7 @@ class Reg:
     ``inv`` ('~'), ``cc`` ('.CC' after a destination), ``h1`` ('.H1' half select),
     ``hsel`` (2-bit .H0/.H1 field), ``bsel`` (2-bit byte select .B1-.B3).  ``reuse``: which
     of the control word's reuse flags (0 = A, 1 = B, 2 = C) it prints as '.reuse'.  ``pair``:
-    printed as 'Rn, Rn+1' (CAS operands)."""
+    printed as 'Rn, Rn+1' (CAS operands; 2: 'Rn, Rn+2', the 64-bit CAS's two pairs)."""
 
     name: str
     lo: int
@@ -51,7 +51,7 @@ class Reg:
     bsel: int | None = None
     swz: int | None = None  # half instructions' 2-bit swizzle (SWZ), printed inside |x|
     reuse: int | None = None
-    pair: bool = False
+    pair: bool | int = False
     hide_rz: bool = False  # left out of the text while RZ (ALD's vertex, TEX's second source)
     # the video ops' 3-bit selector (0..3 byte 0..3, 4/5 half 0/1, 6 the word): printed '.B1'..
     # '.B3' / '.H1' after the register (its size is the mnemonic's, a modifier on the same bits)

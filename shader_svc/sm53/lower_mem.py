@@ -10,14 +10,19 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, global_words_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.memory import (
+    FLOAT_ATOMIC_OPS,
+    atomic64_op,
     atomic_op,
     base64_ir,
     base_ir,
     generic_sized_ir,
     ldc_ir,
     local_ir,
+    pair_ir,
+    put_pair_ir,
     shared_ir,
     shfl_ir,
+    sub_word_ir,
     vote_ir,
     words,
 )
@@ -32,11 +37,12 @@ class Memory53(Lower53):
         mods = inst.mods
         if not mods["E"]:
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
-        n = words(inst)
         a = inst.ops["addr"]
         b = Block()
         base = b.op("Pack64", b.get_reg(a["reg"]), b.get_reg(a["reg"] + 1)) if a["reg"] != 255 else b.const_u64(0)
-        global_words_ir(b, base, a["off"], n, inst.ops["d"]["reg"], inst.row.ir == "LDG")
+        addr = b.op("IAdd64", base, b.const_u64(a["off"]))
+        if not sub_word_ir(b, "global", addr, mods["size"], inst.ops["d"]["reg"], inst.row.ir == "LDG"):
+            global_words_ir(b, base, a["off"], words(inst), inst.ops["d"]["reg"], inst.row.ir == "LDG")
         ir_spirv.emit(self, b)
 
     def _generic53(self, inst: Inst) -> None:
@@ -55,29 +61,43 @@ class Memory53(Lower53):
         ir_spirv.emit(self, b)
 
     def _shared(self, inst: Inst) -> None:
-        n = words(inst, "shared")
-        a = inst.ops["addr"]
+        a, load, reg = inst.ops["addr"], inst.row.ir == "LDS", inst.ops["d"]["reg"]
         b = Block()
-        shared_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d"]["reg"], inst.row.ir == "LDS")
+        addr = base_ir(b, a["reg"], a["off"])
+        if not sub_word_ir(b, "shared", addr, inst.mods["size"], reg, load):
+            shared_ir(b, addr, words(inst, "shared"), reg, load)
         ir_spirv.emit(self, b)
 
     def _local(self, inst: Inst) -> None:
         """LDL/STL: the stack pointer comes from c[0x0][0x20] as the driver's local window top;
         local memory is ``LocalPtr``'s 4 KiB per invocation."""
-        n = words(inst, "local")
-        a = inst.ops["addr"]
+        a, load, reg = inst.ops["addr"], inst.row.ir == "LDL", inst.ops["d"]["reg"]
         b = Block()
-        local_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d"]["reg"], inst.row.ir == "LDL")
+        addr = base_ir(b, a["reg"], a["off"])
+        if not sub_word_ir(b, "local", addr, inst.mods["size"], reg, load):
+            local_ir(b, addr, words(inst, "local"), reg, load)
         ir_spirv.emit(self, b)
 
     def _atomic(self, inst: Inst) -> None:
-        """ATOMS (shared), ATOM/RED (global, 64-bit addresses): 32-bit integer operations."""
+        """ATOMS (shared), ATOM/RED (global, 64-bit addresses): 32-bit integer operations
+        (INC/DEC with PTX's wrap rules), .F32.FTZ.RN ADD/MIN/MAX, .U64 (``_atomic64``), CAS
+        (the pair b, b+1: compare, new)."""
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
-        if mods.get("type", 0) not in (0, 1):
+        ty = mods.get("type", 0)
+        if ty in (2, 5) or "w" in mods:  # .U64, .S64, CAS.64
+            self._atomic64(inst)
+            return
+        if ty not in (0, 1, 3) or (ty == 3 and ir == "ATOMS"):
             raise TranslateError(f"{inst.text()}: atomic type not translated yet", offset=inst.addr)
         if ir != "ATOMS" and not mods.get("E"):
             raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
-        name = atomic_op(mods["op"], mods.get("type") == 1, wrap=False) if ir != "ATOM_CAS" else "CAS"
+        cas = ir == "ATOM_CAS" or "cas" in mods  # ATOM.CAS, ATOMS.CAS
+        if cas:
+            name = "CAS"
+        elif ty == 3:
+            name = FLOAT_ATOMIC_OPS.get(mods["op"])
+        else:
+            name = atomic_op(mods["op"], ty == 1)
         if name is None:
             raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
         a, shared = ops["addr"], ir == "ATOMS"
@@ -87,15 +107,62 @@ class Memory53(Lower53):
         else:
             ptr = b.op("GlobalPtr", base64_ir(b, a["reg"], a["off"]))
         space = "Shared32" if shared else "Global32"
-        if ir == "ATOM_CAS":
+        if cas:
             r = ops["b"]["reg"]  # the pair (compare, new)
             cmp = b.get_reg(r)
             new = b.get_reg(r + 1) if r != 255 else b.const_u32(0)
             self.put_ir(b, inst, b.op("AtomicCas" + space, ptr, cmp, new))
         else:
-            old = b.emit("Atomic" + space, ptr, b.get_reg(ops["d" if ir == "RED" else "b"]["reg"]), op=name)
+            v = b.get_reg(ops["d" if ir == "RED" else "b"]["reg"])
+            if ty == 3:
+                old = b.emit("AtomicGlobalF32", ptr, b.op("BitcastF32", v), op=name)
+            else:
+                old = b.emit("Atomic" + space, ptr, v, op=name)
             if ir != "RED":
                 self.put_ir(b, inst, old)
+        ir_spirv.emit(self, b)
+
+    def _atomic64(self, inst: Inst) -> None:
+        """ATOM/RED .U64 (.S64: signed MIN/MAX) on a 64-bit global address: the pair b (RED: d) in, the old u64 to the
+        pair d (``AtomicGlobal64``, the device's Int64Atomics; INC/DEC have no 64-bit form);
+        ATOM.CAS.64: the pairs b, b+2 (``AtomicCasGlobal64``).  Shared-memory 64-bit atomics are
+        refused (shared memory is an array of 32-bit words here)."""
+        ir, mods, ops = inst.row.ir, inst.mods, inst.ops
+        if ir == "ATOMS":  # the program's shared memory is then 64-bit words (lower/memory.py)
+            self._atoms64(inst)
+            return
+        if not mods.get("E"):
+            raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
+        a = ops["addr"]
+        b = Block()
+        addr = base64_ir(b, a["reg"], a["off"])
+        if ir == "ATOM_CAS":  # the pairs b (compare) and b+2 (new)
+            r = ops["b"]["reg"]
+            old = b.op("AtomicCasGlobal64", addr, pair_ir(b, r), pair_ir(b, r + 2 if r != 255 else r))
+        else:
+            name = atomic64_op(mods["op"], mods["type"] == 5)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            old = b.emit("AtomicGlobal64", addr, pair_ir(b, ops["d" if ir == "RED" else "b"]["reg"]), op=name)
+        if ir != "RED":
+            put_pair_ir(b, ops["d"]["reg"], old)
+        ir_spirv.emit(self, b)
+
+    def _atoms64(self, inst: Inst) -> None:
+        """ATOMS .U64/.S64 (the pair b) and ATOMS.CAS.64 (the pairs b, b+2): the old u64 to the
+        pair d (``AtomicShared64``/``AtomicCasShared64``)."""
+        mods, ops, a = inst.mods, inst.ops, inst.ops["addr"]
+        r = ops["b"]["reg"]
+        b = Block()
+        addr = base_ir(b, a["reg"], a["off"])
+        if "cas" in mods:
+            old = b.op("AtomicCasShared64", addr, pair_ir(b, r), pair_ir(b, r + 2 if r != 255 else r))
+        else:
+            name = atomic64_op(mods["op"], mods["type"] == 5)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            old = b.emit("AtomicShared64", addr, pair_ir(b, r), op=name)
+        put_pair_ir(b, ops["d"]["reg"], old)
         ir_spirv.emit(self, b)
 
     # --- instructions (to_spirv.Compute53.RULES) ---------------------------------------------

@@ -111,7 +111,7 @@ SREGS = {
     0x39: "SR_LTMASK",
 }
 ATOM_OPS = {0: ".ADD", 1: ".MIN", 2: ".MAX", 3: ".INC", 4: ".DEC", 5: ".AND", 6: ".OR", 7: ".XOR", 8: ".EXCH"}
-ATOM_T = {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN"}
+ATOM_T = {0: "", 1: ".S32", 2: ".U64", 3: ".F32.FTZ.RN", 4: ".F16x2.FTZ.RN", 5: ".S64"}  # .S64: shader-mem
 MEM_SZ = {0: ".U8", 1: ".S8", 2: ".U16", 3: ".S16", 4: "", 5: ".64", 6: ".128"}
 
 # --- operand slots --------------------------------------------------------------------------
@@ -627,7 +627,7 @@ row(
     "LD",
     op(0x8000, 3),
     (D, Mem("addr", off_w=32), Pred("p", 58, hide_pt=True)),
-    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CI"}), GSZ),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CI", 3: ".CV"}), GSZ),  # .CV: shader-mem (volatile)
     ir="LD",
     cls="mem",
 )
@@ -635,7 +635,7 @@ row(
     "ST",
     op(0xA000, 3),
     (Mem("addr", off_w=32), D, Pred("p", 58, hide_pt=True)),
-    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CS"}), GSZ),
+    (flag("E", 52), field("cache", 56, 2, {0: "", 1: ".CG", 2: ".CS", 3: ".WT"}), GSZ),  # .WT: shader-mem (volatile)
     ir="ST",
     cls="mem",
 )
@@ -1572,4 +1572,38 @@ row(
     (Pred("p", 3), Pred("q", 0), HA, HB, P39),
     (field("cmp", 35, 4, FCMP), flag("H_AND", 49), flag("FTZ", 6), field("bop", 45, 2, BOP)),
     ir="HSETP2",
+)
+
+# --- shader-mem (issue 31): ATOMS.CAS on shared memory (-G code's loop for a generic atomic on a
+# shared address); every bit flipped under nvdisasm 11.8 on ptxas's words: d 0..7, address
+# register 8..15, offset 30..51 in words (signed), the pair b, b+1 at 20..27; bit 54 clear is
+# .CAST, bit 52 .64 (next row), bits 28 / 29 print the second / first of the
+# pair as RZ (held 0).
+row(
+    "ATOMS",
+    op(0xEE40, 12, fixed=((28, 0), (29, 0))),
+    (D, Mem("addr", off_lo=30, off_w=22, scale=4), B(pair=True)),
+    (text("cas", ".CAS"),),
+    ir="ATOMS",
+    cls="mem",
+)
+
+# 64-bit CAS (shader-mem): the pairs b, b+1 (compare) and b+2, b+3 (new) print 'Rb, Rb+2'; bits
+# 50 / 51 (ATOM) and 28 / 29 (ATOMS) print the second / first as RZ (held 0); ATOM's .64 is bit 49,
+# ATOMS's bit 52.
+row(
+    "ATOM",
+    op(0xEEF0, 14, fixed=((49, 1), (50, 0), (51, 0))),
+    (D, Mem("addr", off_lo=28, off_w=20), B(pair=2)),
+    (flag("E", 48), text("cas", ".CAS"), text("w", ".64")),
+    ir="ATOM_CAS",
+    cls="mem",
+)
+row(
+    "ATOMS",
+    op(0xEE50, 12, fixed=((28, 0), (29, 0))),
+    (D, Mem("addr", off_lo=30, off_w=22, scale=4), B(pair=2)),
+    (text("cas", ".CAS"), text("w", ".64")),
+    ir="ATOMS",
+    cls="mem",
 )

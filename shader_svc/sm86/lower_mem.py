@@ -14,14 +14,19 @@ from shader_svc.lower.base import TranslateError
 from shader_svc.lower.memory import (
     FLOAT_ATOMIC_OPS,
     SIZES,
+    SUB_WORD,
+    atomic64_op,
     atomic_op,
     base64_ir,
     base_ir,
     generic_sized_ir,
     ldc_ir,
     local_ir,
+    pair_ir,
+    put_pair_ir,
     shared_ir,
     shfl_ir,
+    sub_word_ir,
     vote_ir,
     words,
 )
@@ -43,19 +48,23 @@ class Memory86(Lower86):
         return b.op("IAdd32", base, b.const_u32(a["off"]))
 
     def _lds_sts(self, inst: Inst) -> None:
-        n = words(inst, "shared")
         load = inst.row.ir == "LDS"
+        reg = inst.ops["d" if load else "b"]["reg"]
         b = Block()
-        shared_ir(b, self._smem_addr_ir(b, inst), n, inst.ops["d" if load else "b"]["reg"], load)
+        addr = self._smem_addr_ir(b, inst)
+        if not sub_word_ir(b, "shared", addr, inst.mods["size"], reg, load):
+            shared_ir(b, addr, words(inst, "shared"), reg, load)
         ir_spirv.emit(self, b)
 
     def _local86(self, inst: Inst) -> None:
         """LDL/STL: R1, the stack pointer, starts at c[0x0][0x28]; local memory is
         ``LocalPtr``'s 4 KiB per invocation."""
-        n = words(inst, "local")
         a, load = inst.ops["addr"], inst.row.ir == "LDL"
+        reg = inst.ops["d" if load else "b"]["reg"]
         b = Block()
-        local_ir(b, base_ir(b, a["reg"], a["off"]), n, inst.ops["d" if load else "b"]["reg"], load)
+        addr = base_ir(b, a["reg"], a["off"])
+        if not sub_word_ir(b, "local", addr, inst.mods["size"], reg, load):
+            local_ir(b, addr, words(inst, "local"), reg, load)
         ir_spirv.emit(self, b)
 
     def _atomic_operand(self, b: Block, inst: Inst) -> tuple[str, str, Value]:
@@ -78,17 +87,35 @@ class Memory86(Lower86):
         atom = inst.row.mnemonic == "ATOM"
         if not atom:
             self.require(inst, cache=1)
-            if mods["order"] not in (0, 4):
+            # .STRONG.GPU/.SYS (volatile): each access is done, in program order; ordering towards
+            # other invocations is not kept (MEMBAR's gap, lower/memory.py _fence)
+            if mods["order"] not in (0, 4, 7, 10):
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
-        if atom and (mods.get("type", 0) not in (0, 1, 3) or ops["p"]["pred"] != 7):
+        wide = atom and mods.get("type", 0) in (2, 5)  # .64, .S64
+        if atom and (mods.get("type", 0) not in (0, 1, 3) and not wide or wide and inst.row.ir == "ATOMG.CAS"):
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
         b = Block()
         addr = base64_ir(b, a["reg"], a["off"])
         window = b.op("Pack64", b.cbank_u32(0, 0x18, inst), b.cbank_u32(0, 0x1C, inst))
         if atom:
-            name, ty, v = self._atomic_operand(b, inst)
-            self.put_ir(b, inst, b.emit("GenericAtomic" + ty, addr, window, v, op=name, inst=inst))
+            if wide:
+                name = atomic64_op(mods["op"], mods["type"] == 5)
+                if name is None:
+                    raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+                old = b.emit("GenericAtomic64", addr, window, pair_ir(b, ops["b"]["reg"]), op=name, inst=inst)
+            elif inst.row.ir == "ATOMG.CAS":
+                old = b.emit("GenericAtomicCas32", addr, window, self.src_ir(b, inst, "b"), self.src_ir(b, inst, "c"), inst=inst)
+            else:
+                name, ty, v = self._atomic_operand(b, inst)
+                old = b.emit("GenericAtomic" + ty, addr, window, v, op=name, inst=inst)
+            if wide:
+                put_pair_ir(b, ops["d"]["reg"], old)
+            else:
+                self.put_ir(b, inst, old)
+            # P: the operation was done (ptxas's -G code branches to its own shared-memory loop
+            # where it is clear); here every space is handled by the operation itself
+            b.set_pred(ops["p"]["pred"], b.const_bool(True))
         else:
             load = inst.row.mnemonic == "LD"
             generic_sized_ir(b, inst, addr, window, mods.get("size", 4), load, ops["d" if load else "b"]["reg"])
@@ -108,6 +135,9 @@ class Memory86(Lower86):
     def _atomic86(self, inst: Inst) -> None:
         ir, mods, ops = inst.row.ir, inst.mods, inst.ops
         ftype = mods.get("type", 0)
+        if ftype in (2, 5):  # .64, .S64
+            self._atomic86_64(inst)
+            return
         if ftype not in (0, 1, 3) or (ftype == 3 and mods["op"] not in (0, 1, 2)):
             raise TranslateError(f"{inst.text()}: atomic type not translated yet", offset=inst.addr)
         a = ops["addr"]
@@ -128,6 +158,94 @@ class Memory86(Lower86):
                 self.put_ir(b, inst, old)
         ir_spirv.emit(self, b)
 
+    def _atomic86_64(self, inst: Inst) -> None:
+        """ATOMG/RED/ATOMG.CAS .64 (.S64: signed MIN/MAX) on a 64-bit global address: register pairs b (and c: CAS's
+        new value) in, the old u64 to the pair d (``AtomicGlobal64``; INC/DEC have no 64-bit
+        form)."""
+        ir, mods, ops = inst.row.ir, inst.mods, inst.ops
+        a = ops["addr"]
+        if not a["wide"] and not (ir == "ATOMG.CAS" and mods.get("E")):
+            raise TranslateError(f"{inst.text()}: 32-bit global addresses not translated", offset=inst.addr)
+        if ops.get("p", {}).get("pred", 7) != 7:
+            raise TranslateError(f"{inst.text()}: atomic predicate result not translated", offset=inst.addr)
+        b = Block()
+        addr = base64_ir(b, a["reg"], a["off"])
+        if ir == "ATOMG.CAS":
+            old = b.op("AtomicCasGlobal64", addr, pair_ir(b, ops["b"]["reg"]), pair_ir(b, ops["c"]["reg"]))
+        else:
+            name = atomic64_op(mods["op"], mods["type"] == 5)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            old = b.emit("AtomicGlobal64", addr, pair_ir(b, ops["b"]["reg"]), op=name)
+        if ir != "RED":
+            put_pair_ir(b, ops["d"]["reg"], old)
+        ir_spirv.emit(self, b)
+
+    def op_atoms(self, inst: Inst) -> None:
+        """ATOMS (shared memory, 32-bit): the operations of ``ATOMIC_OPS`` (.S32: signed MIN/MAX),
+        CAS (old value) and CAST (compare and store, .SPIN or not: 1 where stored, else 0 — the
+        flag ptxas's -G code tests against 1 before retrying), and ATOMS.POPC.INC (each
+        invocation adds 1; its result, the warp-combined one, is not translated: RZ only);
+        .64: ``_atoms64``."""
+        mods, ops = inst.mods, inst.ops
+        if mods.get("type", 0) == 2:
+            self._atoms64(inst)
+            return
+        b = Block()
+        if inst.row.ir == "ATOMS.POPC.INC":  # '[Ra+URZ]': the register alone
+            r = ops["addr"]["sym"]
+            ptr = b.op("SharedPtr", b.get_reg(r) if r != 255 else b.const_u32(0))
+        else:
+            ptr = b.op("SharedPtr", self._smem_addr_ir(b, inst))
+        if inst.row.ir == "ATOMS.CAS":
+            cmp, new = self.src_ir(b, inst, "b"), self.src_ir(b, inst, "c")
+            old = b.op("AtomicCastShared32" if mods["op"] else "AtomicCasShared32", ptr, cmp, new)
+        elif inst.row.ir == "ATOMS.POPC.INC":
+            if ops["d"]["reg"] != 255:
+                raise TranslateError(f"{inst.text()}: ATOMS.POPC.INC's result not translated", offset=inst.addr)
+            old = b.emit("AtomicShared32", ptr, b.const_u32(1), op="IAdd")
+        else:
+            name = atomic_op(mods["op"], mods.get("type") == 1)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: atomic operation not translated yet", offset=inst.addr)
+            old = b.emit("AtomicShared32", ptr, self.src_ir(b, inst, "b"), op=name)
+        self.put_ir(b, inst, old)
+        ir_spirv.emit(self, b)
+
+    def _atoms64(self, inst: Inst) -> None:
+        """ATOMS .64 (the program's shared memory is then 64-bit words, ``lower/memory.py``):
+        the operations on the pair b (old value to the pair d), CAS / CAST(.SPIN) with the pairs
+        b (compare) and c (new); CAST's flag (1 where stored) to the pair d."""
+        mods, ops = inst.mods, inst.ops
+        b = Block()
+        addr = self._smem_addr_ir(b, inst)
+        d = ops["d"]["reg"]
+        if inst.row.ir == "ATOMS.CAS":
+            cmp, new = pair_ir(b, ops["b"]["reg"]), pair_ir(b, ops["c"]["reg"])
+            if mods["op"]:  # CAST
+                put_pair_ir(b, d, b.op("ZExt64", b.op("AtomicCastShared64", addr, cmp, new)))
+            else:
+                put_pair_ir(b, d, b.op("AtomicCasShared64", addr, cmp, new))
+        else:
+            name = atomic64_op(mods["op"], False)
+            if name is None:
+                raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)
+            put_pair_ir(b, d, b.emit("AtomicShared64", addr, pair_ir(b, ops["b"]["reg"]), op=name))
+        ir_spirv.emit(self, b)
+
+    def op_qspc(self, inst: Inst) -> None:
+        """QSPC.E.<space> P, RZ, [Ra.64]: P = whether the generic address is in the space (the
+        windows of ``_generic``); the register result is not translated (RZ only)."""
+        ops, mods = inst.ops, inst.mods
+        if not mods.get("E") or ops["d"]["reg"] != 255:
+            raise TranslateError(f"{inst.text()}: QSPC form not translated", offset=inst.addr)
+        a = ops["addr"]
+        b = Block()
+        addr = base64_ir(b, a["reg"], a["off"])
+        window = b.op("Pack64", b.cbank_u32(0, 0x18, inst), b.cbank_u32(0, 0x1C, inst))
+        b.set_pred(ops["p"]["pred"], b.emit("SpaceIs", addr, window, space=("global", "local", "shared")[mods["space"]]))
+        ir_spirv.emit(self, b)
+
     # --- instructions (Compute86.RULES) -------------------------------------------------------
     def op_ldc(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
@@ -146,6 +264,15 @@ class Memory86(Lower86):
             self._generic(inst)
         elif inst.mods["size"] in (4, 5, 6):
             self._wide_global(inst)
+        elif inst.mods["size"] in SUB_WORD:  # .U8 .S8 .U16 .S16
+            self.require(inst, cache=1)
+            if inst.mods["order"] not in (0, 4):
+                raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
+            load = inst.row.ir == "LDG"
+            b = Block()
+            addr = b.op("IAdd64", self.base64_ir(b, inst), b.const_u64(inst.ops["addr"]["off"]))
+            sub_word_ir(b, "global", addr, inst.mods["size"], inst.ops["d" if load else "b"]["reg"], load)
+            ir_spirv.emit(self, b)
         else:
             if inst.row.ir == "LDG":
                 super().op_ldg(inst)
@@ -175,6 +302,14 @@ class Memory86(Lower86):
         b = Block()
         pp = inst.ops["pp"]
         vote_ir(b, inst, b.get_pred(pp["pred"], pp["not"]), "p")
+        ir_spirv.emit(self, b)
+
+    def op_redux(self, inst: Inst) -> None:
+        """REDUX UR, R: the warp's reduction of R into a uniform register (``WarpReduce``; ptxas
+        uses it for a warp-combined atomic: VOTEU.ANY, UFLO, REDUX.SUM, the leader's RED)."""
+        b = Block()
+        v = b.emit("WarpReduce", b.get_reg(inst.ops["a"]["reg"]), op=inst.mods["op"], signed=bool(inst.mods["S32"]))
+        self.put_ir(b, inst, v)
         ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:

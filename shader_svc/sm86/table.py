@@ -635,7 +635,7 @@ R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".
 AMEM = Mem("addr", wide_bit=91)
 ATOM_MODS = (
     CACHE,
-    Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"))),
+    Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"), (5, ".S64"))),  # .S64: shader-mem
     Mod("sem", 77, 4, ((7, ".STRONG.GPU"),)),
 )
 R(
@@ -1441,7 +1441,13 @@ R(
             0x980,
             (D, GMEM),
             (),
-            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT")))),
+            # .STRONG.GPU/.SYS (volatile accesses of -G code): shader-mem, nvdisasm 13.5 values 7, 10
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                CACHE,
+                Mod("size", 73, 3, MEMSZ),
+                Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT"), (7, ".STRONG.GPU"), (10, ".STRONG.SYS"))),
+            ),
             hi(0x0C101900) | 4 << 32,
             free=((32, 6),),
             ir="LDG",
@@ -1452,7 +1458,12 @@ R(
             0x985,
             (GMEM, Reg("b", 32)),
             (),
-            (Mod("E", 72, 1, ((1, ".E"),)), CACHE, Mod("size", 73, 3, MEMSZ), Mod("order", 77, 4, ((0, ""),))),
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                CACHE,
+                Mod("size", 73, 3, MEMSZ),
+                Mod("order", 77, 4, ((0, ""), (7, ".STRONG.GPU"), (10, ".STRONG.SYS"))),  # shader-mem
+            ),
             hi(0x0C101904),
             free=((64, 6),),
             ir="STG",
@@ -1759,13 +1770,19 @@ R(
             0x38C,
             (D, SMEM, Reg("b", 32)),
             mods=(Mod("op", 87, 4, ATOM_OPS), Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64")))),
+            ir="ATOMS",  # shader-mem
             cls="mem",
         ),
         Row(
             "ATOMS",
             0x38D,
             (D, SMEM, Reg("b", 32), Reg("c", 64)),
-            mods=(Mod("op", 87, 1, ((0, ".CAS"), (1, ".CAST"))), Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64")))),
+            # bit 88: .SPIN after .CAST (nvdisasm 13.5; ignored with .CAS: held 0) -- shader-mem
+            mods=(
+                Mod("op", 87, 2, ((0, ".CAS"), (1, ".CAST"), (3, ".CAST.SPIN"))),
+                Mod("type", 73, 2, ((0, ""), (1, ".S32"), (2, ".64"))),
+            ),
+            ir="ATOMS.CAS",
             cls="mem",
         ),
         Row(
@@ -1784,6 +1801,7 @@ R(
             0x3AA,
             (Pred("p", 81), D, Mem("addr")),
             mods=(Mod("E", 72, 1, ONOFF(".E")), Mod("space", 73, 2, ((0, ".G"), (1, ".L"), (2, ".S")))),
+            ir="QSPC",  # shader-mem
             cls="mem",
         ),
         Row(
@@ -2086,4 +2104,42 @@ R(
         ir="F2F.F16",
         cls="conv",
     )
+)
+
+
+# --- shader-mem (issue 31): memory rows the atomic kernels of the corpus need; every bit flipped
+# under nvdisasm 13.5 on nvcc's words.  Generic ATOM.CAS (-G code): as ATOMG.CAS, the address
+# printed without .64 (bit 91 refused), bit 87 .CAST.  ATOMS.POPC.INC.32 (ptxas's shared atomicAdd
+# of 1 with the result unused): the address register at 24 printed with the uniform register
+# 64..69 ('[R6+URZ]'); only URZ and offset 0 (bits 40..63) are decoded, as a symbol of the
+# register; the size 73..74 (0 = .32); the other bits as nvcc sets them.
+R(
+    [
+        Row(
+            "ATOM",
+            0x38B,
+            (Pred("p", 81), D, Mem("addr"), Reg("b", 32), Reg("c", 64)),
+            (),
+            # the CAS's types: no .F32/.F16x2 (nvdisasm: .INVALID4)
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                Mod("op", 87, 1, ((0, ".CAS"),)),
+                CACHE,
+                Mod("type", 73, 3, ((0, ""), (1, ".S32"), (2, ".64"))),
+                ATOM_MODS[2],
+            ),
+            base=hi(0x10E100),  # .E, .STRONG.GPU, the default cache policy
+            ir="ATOMG.CAS",
+            cls="mem",
+        ),
+        Row(
+            "ATOMS",
+            0xF8C,
+            (D, Sym("addr", 24, 8, tuple((r, f"[{'RZ' if r == 255 else f'R{r}'}+URZ]") for r in range(256)))),
+            mods=(FIXED("op", ".POPC.INC"), Mod("size", 73, 2, ((0, ".32"),))),
+            base=hi(0x0D00003F),  # bits 88, 90, 91 as nvcc sets them (87..90 otherwise refused)
+            ir="ATOMS.POPC.INC",
+            cls="mem",
+        ),
+    ]
 )

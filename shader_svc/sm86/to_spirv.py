@@ -54,6 +54,12 @@ EXT = {
     "F2F",
     "CS2R",
     "BREAK",
+    # shader-mem
+    "ATOMS",
+    "ATOMS.CAS",
+    "ATOMS.POPC.INC",
+    "QSPC",
+    "REDUX",
 }
 
 
@@ -103,6 +109,12 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86):
         "STL": "op_ldl",
         **HALF_RULES,
         **EXTRA_RULES,
+        # shader-mem
+        "ATOMS": "op_atoms",
+        "ATOMS.CAS": "op_atoms",
+        "ATOMS.POPC.INC": "op_atoms",
+        "QSPC": "op_qspc",
+        "REDUX": "op_redux",
     }
 
     def lowered(self, ir: str) -> bool:

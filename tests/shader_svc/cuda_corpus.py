@@ -408,6 +408,7 @@ K(gen_elem_{_en}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i
 import cuda_corpus_more  # noqa: E402  (the rest of the corpus, registered through ``case``)
 
 cuda_corpus_more.define(case, Inputs)
+cuda_corpus_more.define_mem(case, Inputs)  # shader-mem: the atomic_mem group
 GROUPS = sorted({c.group for c in CASES})
 
 

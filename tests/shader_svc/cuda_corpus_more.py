@@ -1166,3 +1166,291 @@ def _retry(x, y):
         if not ((r >> 28) != (y >> 28) and tries < 20):
             break
     return r
+
+
+# --- shader-mem (issue 31): atomics whose results depend on the operation's exact rule -------------
+# INC/DEC past their limit (PTX atom.inc: old >= b ? 0 : old + 1; atom.dec: old == 0 || old > b
+# ? b : old - 1), started above the limit; every invocation's old value counted in a histogram
+# (the multiset of old values is the same in any order, as all steps are equal); 64-bit MIN/MAX/
+# AND/OR/XOR and a CAS loop on global memory; 32-bit CAS/EXCH on shared memory.
+def define_mem(case, Inputs) -> None:
+    def wrap_seq(n, start, dec):
+        v, olds = start, []
+        for _ in range(n):
+            olds.append(v)
+            v = (6 if (v == 0 or v > 6) else v - 1) if dec else (0 if v >= 6 else v + 1)
+        return v, olds
+
+    def wrap_ref(x):
+        out = np.zeros(18, np.int64)
+        for dec, at in ((False, 0), (True, 1)):
+            out[at], olds = wrap_seq(x.n, 100, dec)
+            for o in olds:
+                out[2 + 8 * dec + min(o, 7)] += 1
+        return out.astype(np.uint32)
+
+    def wrap_inputs(r):
+        out = np.zeros(18, np.uint32)
+        out[:2] = 100
+        return Inputs(_u32(r, 320), _u32(r, 320), 300, 320, out)
+
+    case(
+        name="atom_incdec_wrap",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_incdec_wrap) {
+  int i = TID;
+  if (i < n) {
+    uint32_t p = atomicInc(&o[0], 6u); atomicAdd(&o[2 + min(p, 7u)], 1u);
+    uint32_t q = atomicDec(&o[1], 6u); atomicAdd(&o[10 + min(q, 7u)], 1u);
+  }
+}""",
+        inputs=wrap_inputs,
+        ref=wrap_ref,
+    )
+
+    def wrap_sh_ref(x):
+        out = np.zeros(18, np.int64)
+        for _blk in range(x.threads // 64):
+            for dec, at in ((False, 0), (True, 1)):
+                v, olds = wrap_seq(64, 100, dec)
+                out[at] += v
+                for o in olds:
+                    out[2 + 8 * dec + min(o, 7)] += 1
+        return out.astype(np.uint32)
+
+    case(
+        name="atom_incdec_wrap_sh",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_incdec_wrap_sh) {
+  __shared__ uint32_t c[2]; int t = threadIdx.x;
+  if (t == 0) { c[0] = 100u; c[1] = 100u; } __syncthreads();
+  uint32_t p = atomicInc(&c[0], 6u), q = atomicDec(&c[1], 6u);
+  atomicAdd(&o[2 + min(p, 7u)], 1u); atomicAdd(&o[10 + min(q, 7u)], 1u);
+  __syncthreads();
+  if (t == 0) { atomicAdd(&o[0], c[0]); atomicAdd(&o[1], c[1]); }
+}""",
+        inputs=lambda r: Inputs(_u32(r, 320), _u32(r, 320), 320, 320, np.zeros(18, np.uint32)),
+        ref=wrap_sh_ref,
+    )
+
+    def ops64_ref(x):
+        m = 2**64 - 1
+        a, b = x.a[: x.n].astype(object), x.b[: x.n].astype(object)
+        v = [(int(q) << 32) | int(p) for p, q in zip(a, b)]
+        s = [(w ^ (1 << 63)) - (1 << 63) for w in v]  # as signed
+        out = [0, m, m, 0, 0, 0, 0, 0]
+        for w, sw, p, q in zip(v, s, a, b):
+            out[0] = max(out[0], w)
+            out[1] = min(out[1], w)
+            if q & 3 == 0:
+                out[2] &= m ^ (1 << (int(p) & 63))
+            if p & 3 == 0:
+                out[3] |= 1 << (int(q) & 63)
+            out[4] ^= w
+            out[5] = (out[5] + w) & m
+        out[6] = max(s) & m
+        out[7] = min(s) & m
+        return np.array(out, np.uint64).view(np.uint32)
+
+    def ops64_inputs(r):
+        out = np.zeros(8, np.uint64)
+        out[1] = out[2] = 2**64 - 1
+        out[6], out[7] = 2**63, 2**63 - 1  # the signed extremes
+        return Inputs(_u32(r, 320), _u32(r, 320), 300, 320, out.view(np.uint32))
+
+    case(
+        name="atom_ops64",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_ops64) {
+  int i = TID;
+  if (i < n) {
+    unsigned long long v = ((unsigned long long)b[i] << 32) | a[i], *q = (unsigned long long *)o;
+    atomicMax(q + 0, v); atomicMin(q + 1, v);
+    if ((b[i] & 3) == 0) atomicAnd(q + 2, ~(1ull << (a[i] & 63)));
+    if ((a[i] & 3) == 0) atomicOr(q + 3, 1ull << (b[i] & 63));
+    atomicXor(q + 4, v);
+    unsigned long long old = q[5], seen;
+    do { seen = old; old = atomicCAS(q + 5, seen, seen + v); } while (old != seen);
+    atomicMax((long long *)(q + 6), (long long)v); atomicMin((long long *)(q + 7), (long long)v);
+  }
+}""",
+        inputs=ops64_inputs,
+        ref=ops64_ref,
+    )
+
+    def cas_sh_ref(x):
+        out = np.zeros(x.threads // 64 * 2, np.uint64)
+        for blk in range(x.threads // 64):
+            out[2 * blk] = int(x.a[blk * 64 : blk * 64 + 64].astype(np.uint64).sum()) % 2**32
+            out[2 * blk + 1] = 64 * 63 // 2
+        return out.astype(np.uint32)
+
+    case(
+        name="atom_cas_sh",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_cas_sh) {
+  // a CAS-loop sum and an exchange chain in shared memory: the chain's old values are a
+  // permutation of the ids taken in, so their sum is fixed
+  __shared__ uint32_t s[2]; int t = threadIdx.x;
+  if (t == 0) { s[0] = 0u; s[1] = 0u; } __syncthreads();
+  uint32_t old = s[0], seen;
+  do { seen = old; old = atomicCAS(&s[0], seen, seen + a[TID]); } while (old != seen);
+  __shared__ uint32_t seen_prev[64];
+  seen_prev[t] = atomicExch(&s[1], (uint32_t)t);
+  __syncthreads();
+  if (t == 0) {
+    uint32_t sum = s[1]; for (int k = 0; k < 64; k++) sum += seen_prev[k];
+    o[2 * blockIdx.x] = s[0]; o[2 * blockIdx.x + 1] = sum;
+  }
+}""",
+        inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(8, np.uint32)),
+        ref=cas_sh_ref,
+    )
+
+    def redux_ref(x):
+        a = x.a[:256].reshape(8, 32).astype(np.uint64)
+        sa = x.a[:256].reshape(8, 32).view(np.int32).astype(np.int64)
+        r = [
+            a.sum(1) % 2**32,
+            a.min(1),
+            a.max(1),
+            np.bitwise_and.reduce(x.a[:256].reshape(8, 32), 1),
+            np.bitwise_or.reduce(x.a[:256].reshape(8, 32), 1),
+            np.bitwise_xor.reduce(x.a[:256].reshape(8, 32), 1),
+            sa.min(1) % 2**32,
+            sa.max(1) % 2**32,
+        ]
+        return np.stack([np.repeat(np.asarray(v, np.uint64)[:, None], 32, 1).ravel() for v in r], 1).ravel().astype(np.uint32)
+
+    case(
+        name="warp_redux",
+        style="warp",
+        group="atomic_mem",
+        src="""
+K(warp_redux) {
+  // the warp reductions (REDUX on sm_80+; SM53 builds the same from shuffles)
+  int i = TID; uint32_t v = a[i]; uint32_t *q = o + 8 * i;
+#if __CUDA_ARCH__ >= 800
+  q[0] = __reduce_add_sync(~0u, v); q[1] = __reduce_min_sync(~0u, v); q[2] = __reduce_max_sync(~0u, v);
+  q[3] = __reduce_and_sync(~0u, v); q[4] = __reduce_or_sync(~0u, v); q[5] = __reduce_xor_sync(~0u, v);
+  q[6] = (uint32_t)__reduce_min_sync(~0u, (int)v); q[7] = (uint32_t)__reduce_max_sync(~0u, (int)v);
+#else
+  uint32_t s = v, mn = v, mx = v, an = v, orr = v, x = v; int smn = (int)v, smx = (int)v;
+  for (int k = 16; k > 0; k >>= 1) {
+    s += __shfl_xor_sync(~0u, s, k); mn = min(mn, __shfl_xor_sync(~0u, mn, k)); mx = max(mx, __shfl_xor_sync(~0u, mx, k));
+    an &= __shfl_xor_sync(~0u, an, k); orr |= __shfl_xor_sync(~0u, orr, k); x ^= __shfl_xor_sync(~0u, x, k);
+    smn = min(smn, __shfl_xor_sync(~0u, smn, k)); smx = max(smx, __shfl_xor_sync(~0u, smx, k));
+  }
+  q[0] = s; q[1] = mn; q[2] = mx; q[3] = an; q[4] = orr; q[5] = x; q[6] = (uint32_t)smn; q[7] = (uint32_t)smx;
+#endif
+}""",
+        inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(8 * 256, np.uint32)),
+        ref=redux_ref,
+    )
+
+    def shared64_ref(x):
+        out = []
+        for blk in range(x.threads // 64):
+            a = [int(v) for v in x.a[blk * 64 : blk * 64 + 64]]
+            b = [int(v) for v in x.b[blk * 64 : blk * 64 + 64]]
+            v = [(q << 32) | p for p, q in zip(a, b)]
+            h = [0] * 8
+            for p, q, w in zip(a, b, v):
+                h[p & 3] = (h[p & 3] + w) % 2**64
+                h[4 + (q & 1)] = max(h[4 + (q & 1)], w)
+                h[6] = (h[6] + (w ^ 1)) % 2**64
+                h[7] ^= w
+            wd = [0] * 16
+            for p, q in zip(a, b):
+                wd[p & 15] = (wd[p & 15] + (q & 0xFF)) % 2**32
+            out += [c for w in h for c in (w & 0xFFFFFFFF, w >> 32)] + wd
+        return np.array(out, np.uint64).astype(np.uint32)
+
+    case(
+        name="atom_shared64",
+        style="atomics",
+        group="atomic_mem",
+        src="""
+K(atom_shared64) {
+  // 64-bit atomics on shared memory beside 32-bit ones and 32-bit stores of neighbouring words
+  __shared__ unsigned long long h[8]; __shared__ uint32_t w[16];
+  int t = threadIdx.x, i = TID; uint32_t x = a[i], y = b[i];
+  if (t < 8) h[t] = 0ull;
+  if (t < 16) w[t] = 0u;
+  __syncthreads();
+  unsigned long long v = ((unsigned long long)y << 32) | x;
+  atomicAdd(&h[x & 3], v); atomicMax(&h[4 + (y & 1)], v);
+  unsigned long long old = h[6], seen;
+  do { seen = old; old = atomicCAS(&h[6], seen, seen + (v ^ 1ull)); } while (old != seen);
+  atomicXor(&h[7], v);
+  atomicAdd(&w[x & 15], y & 0xffu);
+  __syncthreads();
+  uint32_t *q = o + 32 * blockIdx.x;
+  if (t < 8) { q[2 * t] = (uint32_t)h[t]; q[2 * t + 1] = (uint32_t)(h[t] >> 32); }
+  if (t < 16) q[16 + t] = w[t];
+}""",
+        inputs=lambda r: Inputs(_u32(r, 256), _u32(r, 256), 256, 256, np.zeros(128, np.uint32)),
+        ref=shared64_ref,
+    )
+
+    # sub-word loads and stores in every space: bytes and halves of shared memory written by
+    # neighbouring invocations at once (the same 32-bit word), of local memory (an indexed
+    # per-thread array), and of global memory, read back signed and unsigned
+    def subword_ref(x):
+        n = x.n
+        a, b = x.a[:n], x.b[:n]
+        out = np.zeros(4 * n, np.uint32)
+        i = np.arange(n)
+        sb = (a & 0xFF).astype(np.uint8)  # shared bytes, s8[t] = a
+        sh = (b & 0xFFFF).astype(np.uint16)  # shared halves
+        # each thread reads its neighbour's byte / half (t ^ 1 within the block of 64)
+        nb = sb[i ^ 1]
+        nh = sh[i ^ 1]
+        out[0::4] = nb.astype(np.int8).astype(np.int32).astype(np.uint32) + nh.astype(np.uint32)
+        out[1::4] = nb.astype(np.uint32) + nh.astype(np.int16).astype(np.int32).astype(np.uint32)
+        # local: bytes k of a scrambled by b (index b & 7), summed signed
+        loc = np.zeros(n, np.int64)
+        for t in range(n):
+            arr = [(int(a[t]) >> (4 * k)) & 0xFF for k in range(8)]
+            arr[int(b[t]) & 7] = (arr[int(b[t]) & 7] + 0x80) & 0xFF
+            loc[t] = sum(v - 256 if v >= 128 else v for v in arr)
+        out[2::4] = (loc % 2**32).astype(np.uint32)
+        # global: the byte (a >> 8) & 0xff and the half a >> 16 stored into this thread's word
+        out[3::4] = ((a >> 16) << 16) | (((a >> 8) & 0xFF) << 8) | 0x5A
+        return out
+
+    def subword_inputs(r):
+        out = np.zeros(4 * 256, np.uint32)
+        out[3::4] = 0x5A5A5A5A
+        return Inputs(_u32(r, 256), _u32(r, 256), 256, 256, out)
+
+    case(
+        name="mem_subword",
+        style="memory",
+        group="atomic_mem",
+        src="""
+K(mem_subword) {
+  __shared__ unsigned char s8[64]; __shared__ unsigned short s16[64];
+  int t = threadIdx.x, i = TID; uint32_t x = a[i], y = b[i];
+  s8[t] = (unsigned char)x; s16[t] = (unsigned short)y; __syncthreads();
+  o[4 * i] = (uint32_t)(int32_t)(signed char)s8[t ^ 1] + (uint32_t)s16[t ^ 1];
+  o[4 * i + 1] = (uint32_t)s8[t ^ 1] + (uint32_t)(int32_t)(short)s16[t ^ 1];
+  volatile signed char loc[8];
+  for (int k = 0; k < 8; k++) loc[k] = (signed char)(x >> (4 * k));
+  loc[y & 7] = (signed char)(loc[y & 7] + 0x80);
+  int s = 0; for (int k = 0; k < 8; k++) s += loc[k];
+  o[4 * i + 2] = (uint32_t)s;
+  unsigned char *ob = (unsigned char *)&o[4 * i + 3]; unsigned short *oh = (unsigned short *)&o[4 * i + 3];
+  ob[1] = (unsigned char)(x >> 8); oh[1] = (unsigned short)(x >> 16);
+}""",
+        inputs=subword_inputs,
+        ref=subword_ref,
+    )

@@ -19,6 +19,9 @@ import cuda_corpus as cc
 
 ISSUE_EIGHT = {"reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math", "double_math"}
 CI_G = {"warp_reduce", "histogram", "int64_math"}
+# shader-mem: INC/DEC wrapping, 64-bit global and shared atomics, sub-word memory; -O3 on both
+# ISAs (one more NVRTC build per ISA: the atomic_mem group)
+CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -39,7 +42,7 @@ def _params():
     for isa in (86, 53):
         for opt in ("O3", "G"):
             for c in cc.CASES:
-                ci = c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)
+                ci = c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G) or (opt == "O3" and c.name in CI_MEM)
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
                 if why is not None:

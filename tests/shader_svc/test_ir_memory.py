@@ -26,6 +26,8 @@ MEMORY_OPS = (
     "Shfl",
     "Warp",
     "SharedPtr",
+    "LoadSub",
+    "StoreSub",
 )
 
 
@@ -130,3 +132,82 @@ def test_paired_operations_refuse_a_value_of_another_operation():
         with pytest.raises(TypeError, match=f"{name} of a value that is not its operation's result"):
             lw._lower_ir()  # (rows are lowered with the whole function, after the optimiser)
     assert Type.WORDS.value == "words"
+
+
+# --- shader-mem (issue 31): 64-bit atomics, INC/DEC, sub-word accesses, 64-bit shared words ------
+SAME_MEM = [
+    ("RED.E.ADD.U64 [R2], R4", "RED.E.ADD.64.STRONG.GPU [R2.64], R4", "AtomicGlobal64", ("op", "IAdd")),
+    ("ATOM.E.MAX.S64 R0, [R2], R4", "ATOMG.E.MAX.S64.STRONG.GPU PT, R0, [R2.64], R4", "AtomicGlobal64", ("op", "SMax")),
+    ("ATOM.E.INC R0, [R2], R4", "ATOMG.E.INC.STRONG.GPU PT, R0, [R2.64], R4", "AtomicGlobal32", ("op", "Inc")),
+    ("RED.E.DEC [R2], R4", "RED.E.DEC.STRONG.GPU [R2.64], R4", "AtomicGlobal32", ("op", "Dec")),
+    ("LDS.S8 R0, [R1+0x9]", "LDS.S8 R0, [R1+0x9]", "LoadSub", ("signed", True)),
+    ("STL.U16 [R1+0x6], R0", "STL.U16 [R1+0x6], R0", "StoreSub", ("space", "local")),
+    ("STG.E.U8 [R2+0x3], R0", "STG.E.U8 [R2.64+0x3], R0", "StoreSubGlobal", ("bytes", 1)),
+]
+
+
+@pytest.mark.parametrize("t53,t86,op,attr", SAME_MEM, ids=[s[0] for s in SAME_MEM])
+def test_wide_atomics_and_sub_word_accesses_are_the_same_ir_on_both_isas(monkeypatch, t53, t86, op, attr):
+    """SM53's and SM86's encodings of a 64-bit atomic, an INC/DEC and a sub-word access become
+    the same operation with the same attributes (op, signedness, size, space)."""
+    ir53 = _ir(monkeypatch, 53, t53)
+    ir86 = _ir(monkeypatch, 86, t86)
+    ops53 = [o for blk in ir53 for o in blk if o[0] == op]
+    ops86 = [o for blk in ir86 for o in blk if o[0] == op]
+    assert ops53 and ops53 == ops86
+    assert attr in ops53[0][1]
+
+
+def _caps_and_arrays(isa: int, text: str) -> tuple[set[int], list[int]]:
+    """The capabilities of the module translating ``text`` and the element widths of its
+    workgroup arrays (spirv-val checked)."""
+    import struct
+    import subprocess
+    import tempfile
+
+    from shader_svc.sm53 import assemble as asm53
+    from shader_svc.sm53 import decode as dec53
+    from shader_svc.sm53.to_spirv import translate_compute as t53
+    from shader_svc.sm86 import decode as dec86
+    from shader_svc.sm86.assemble import assemble_program
+    from shader_svc.sm86.to_spirv import translate_compute as t86
+
+    if isa == 53:
+        spv = t53(dec53.decode_stream(asm53.assemble_program(text + "\nEXIT\n")))
+    else:
+        spv = t86(dec86.decode_stream(assemble_program(text + "\nEXIT\n")))
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(spv)
+        f.flush()
+        r = subprocess.run(["spirv-val", "--target-env", "vulkan1.2", f.name], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    words = struct.unpack(f"<{len(spv) // 4}I", spv)
+    caps, ints, arrays, ptr_wg = set(), {}, {}, []
+    i = 5
+    while i < len(words):
+        n, opc = words[i] >> 16, words[i] & 0xFFFF
+        w = words[i + 1 : i + n]
+        if opc == 17:  # OpCapability
+            caps.add(w[0])
+        elif opc == 21:  # OpTypeInt
+            ints[w[0]] = w[1]
+        elif opc == 28:  # OpTypeArray
+            arrays[w[0]] = w[1]
+        elif opc == 32 and w[1] == 4:  # OpTypePointer Workgroup
+            ptr_wg.append(w[2])
+        i += n
+    return caps, sorted(ints[arrays[p]] for p in ptr_wg if p in arrays)
+
+
+@pytest.mark.parametrize(
+    "isa,text",
+    [(86, "ATOMS.CAS.64 R0, [R2], R4, R6\nSTS [R1+0x4], R0"), (53, "ATOMS.CAS.64 R0, [R2], R4, R6\nSTS [R1+0x4], R0")],
+)
+def test_a_64_bit_shared_atomic_makes_shared_memory_64_bit_words(isa, text):
+    """With a 64-bit shared atomic the module declares Int64Atomics (capability 12) and its
+    shared memory as 64-bit words (its 32-bit store then reaches half of one); without one,
+    32-bit words and no Int64Atomics."""
+    caps, widths = _caps_and_arrays(isa, text)
+    assert 12 in caps and widths == [64]
+    caps, widths = _caps_and_arrays(isa, text.split("\n")[1])
+    assert 12 not in caps and widths == [32]

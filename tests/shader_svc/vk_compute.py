@@ -38,7 +38,15 @@ class ComputeDevice:
         fams = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.phys)
         self.qfam = next(i for i, f in enumerate(fams) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT)
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qfam, queueCount=1, pQueuePriorities=[1.0])
-        f12 = vk.VkPhysicalDeviceVulkan12Features(bufferDeviceAddress=vk.VK_TRUE)
+        # 64-bit atomics (kernels with a 64-bit atomic declare Int64Atomics): enabled where the
+        # device has them (lavapipe does)
+        have = vk.VkPhysicalDeviceVulkan12Features()
+        vk.vkGetPhysicalDeviceFeatures2(self.phys, vk.VkPhysicalDeviceFeatures2(pNext=have))
+        f12 = vk.VkPhysicalDeviceVulkan12Features(
+            bufferDeviceAddress=vk.VK_TRUE,
+            shaderBufferInt64Atomics=have.shaderBufferInt64Atomics,
+            shaderSharedInt64Atomics=have.shaderSharedInt64Atomics,
+        )
         feats = vk.VkPhysicalDeviceFeatures2(
             pNext=f12, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE)
         )
