@@ -1225,7 +1225,7 @@ row("CCTLT", op(0xEBF0, 16), (), (field("op", 0, 2, {0: ".IVALL"}),), ir="CCTLT"
 row(
     "XMAD",
     op(0x5100, 9),
-    (DCC, A(h1=53), Reg("b", 39, h1=52), CBuf("c")),
+    (DCC, A(h1=53), Reg("b", 39, h1=52, reuse=1), CBuf("c")),  # B answers to reuse flag 1 (nvdisasm 11.8; shader-alu)
     (XSIGN, XMODE2, flag("X", 54)),
     ir="XMAD.RC",
 )
