@@ -18,7 +18,32 @@ INT_RULES = {
     "XMAD.RC": "op_xmad",
     "VABSDIFF": "op_video",
     "VMNMX": "op_video",
+    "CSETP": "op_csetp",
+    "CSET": "op_cset",
+    "P2R": "op_p2r",
+    "R2P": "op_r2p",
 }
+# The condition code as this lowering keeps it: Z (CCZ), S (CCS, the result's sign) and C (CC,
+# the carry); the overflow flag O is not kept (no writer computes it), so the tests that read
+# it are refused by name.  Tests (Maxwell's 5-bit field, sm53/table.CC_TESTS) as formulas of
+# the flags (public: yuzu's shader_recompiler flow-test evaluation, envytools' cc table).
+CC_NO_O = {
+    0: lambda z, s, c, b: b.const_bool(False),  # F
+    5: lambda z, s, c, b: b.op("LNot", z),  # NE
+    7: lambda z, s, c, b: b.op("LOr", b.op("LNot", s), b.op("LNot", z)),  # NUM
+    8: lambda z, s, c, b: b.op("LAnd", s, z),  # NAN
+    10: lambda z, s, c, b: z,  # EQU
+    13: lambda z, s, c, b: b.op("LOr", s, b.op("LNot", z)),  # NEU
+    15: lambda z, s, c, b: b.const_bool(True),  # T
+    17: lambda z, s, c, b: b.op("LNot", c),  # LO
+    18: lambda z, s, c, b: b.op("LNot", s),  # SFF
+    19: lambda z, s, c, b: b.op("LOr", z, b.op("LNot", c)),  # LS
+    20: lambda z, s, c, b: b.op("LAnd", c, b.op("LNot", z)),  # HI
+    21: lambda z, s, c, b: s,  # SFT
+    22: lambda z, s, c, b: c,  # HS
+    30: lambda z, s, c, b: b.op("LOr", s, z),  # RLE
+}
+CC_FLAGS = ("CCZ", "CCS", "CC")  # P2R/R2P CC: bits 0, 1, 2 (bit 3, O: written 0, read ignored)
 
 
 class Int53(Lower53):
@@ -128,6 +153,8 @@ class Int53(Lower53):
             z = b.const_u32(0)
             x = b.op("SBitExtract32" if dsig else "UBitExtract32", x, z, b.const_u32(dw))
         self.put_ir(b, inst, x)
+        if inst.ops["d"].get("cc"):
+            self.logic_cc_ir(b, x)
         ir_spirv.emit(self, b)
 
     def _pop_pred_ir(self, b: Block, inst: Inst, r: Value) -> None:
@@ -326,6 +353,8 @@ class Int53(Lower53):
         op = inst.mods["op"]
         r = y if op == 3 else b.op(("IAnd32", "IOr32", "IXor32")[op], x, y)
         self.put_ir(b, inst, r)
+        if inst.ops["d"].get("cc"):
+            self.logic_cc_ir(b, r)
         self._pop_pred_ir(b, inst, r)
         ir_spirv.emit(self, b)
 
@@ -335,6 +364,8 @@ class Int53(Lower53):
         x, y, z = (self.val_ir(b, inst, n) for n in ("a", "b", "c"))
         r = b.emit("Lut3", x, y, z, lut=inst.ops["lut"]["imm"])
         self.put_ir(b, inst, r)
+        if inst.ops["d"].get("cc"):
+            self.logic_cc_ir(b, r)
         self._pop_pred_ir(b, inst, r)
         ir_spirv.emit(self, b)
 
@@ -523,4 +554,68 @@ class Int53(Lower53):
         elif step != 7:
             self.bad(inst, "video op step not translated yet")
         self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    # --- the condition code as a value: CSETP, CSET, P2R/R2P CC, and its logic writers --------
+    def cc_test_ir(self, b: Block, inst: Inst, test: int) -> Value:
+        """A condition-code test (``CC_NO_O``) as a boolean; a test reading O is refused."""
+        f = CC_NO_O.get(test)
+        if f is None:
+            self.bad(inst, "condition-code test reading the overflow flag not translated yet")
+        z, s, c = (b.emit("GetFlag", flag=n) for n in CC_FLAGS)
+        return f(z, s, c, b)
+
+    @staticmethod
+    def logic_cc_ir(b: Block, r: Value) -> None:
+        """.CC of a logic/conversion result (LOP, LOP3, I2I, ISET): Z and S of ``r``, C cleared."""
+        b.emit("SetFlag", b.op("IEq32", r, b.const_u32(0)), flag="CCZ")
+        b.emit("SetFlag", b.op("INe32", b.op("IShr32", r, b.const_u32(31)), b.const_u32(0)), flag="CCS")
+        b.emit("SetFlag", b.const_bool(False), flag="CC")
+
+    def op_csetp(self, inst: Inst) -> None:
+        b = Block()
+        self.setp_ir(b, inst, self.cc_test_ir(b, inst, inst.mods["test"]))
+        ir_spirv.emit(self, b)
+
+    def op_cset(self, inst: Inst) -> None:
+        if inst.ops["d"].get("cc"):
+            self.bad(inst, "CSET with the condition code not translated yet")
+        b = Block()
+        pc = inst.ops["pc"]
+        r = b.op(
+            ("LAnd", "LOr", "LXor")[inst.mods["bop"]],
+            self.cc_test_ir(b, inst, inst.mods["test"]),
+            b.get_pred(pc["pred"], pc["not"]),
+        )
+        true = b.const_u32(0x3F800000 if inst.mods["BF"] else 0xFFFFFFFF)
+        self.put_ir(b, inst, b.op("Select32", r, true, b.const_u32(0)))
+        ir_spirv.emit(self, b)
+
+    def op_p2r(self, inst: Inst) -> None:
+        """P2R Rd, CC, Ra, mask: Ra with the bits of ``mask << 8*bsel`` replaced by the flags
+        (Z 1, S 2, C 4; O 8 as 0) masked and shifted alike.  The PR form is refused."""
+        if inst.ops["pr"]["sym"] != 1:
+            self.bad(inst, "P2R PR not translated yet")
+        b = Block()
+        bits = b.const_u32(0)
+        for i, n in enumerate(CC_FLAGS):
+            bits = b.op("IOr32", bits, b.op("Select32", b.emit("GetFlag", flag=n), b.const_u32(1 << i), b.const_u32(0)))
+        sh = b.const_u32(8 * inst.mods["bsel"])
+        mask = b.op("IShl32", self.val_ir(b, inst, "b"), sh)
+        keep = b.op("IAnd32", self.val_ir(b, inst, "a"), b.op("INot32", mask))
+        self.put_ir(b, inst, b.op("IOr32", keep, b.op("IAnd32", b.op("IShl32", bits, sh), mask)))
+        ir_spirv.emit(self, b)
+
+    def op_r2p(self, inst: Inst) -> None:
+        """R2P CC, Ra, mask: each flag whose mask bit is set (Z 1, S 2, C 4) takes Ra's bit; O
+        (8) is not kept.  The PR form is refused."""
+        if inst.ops["pr"]["sym"] != 1:
+            self.bad(inst, "R2P PR not translated yet")
+        b = Block()
+        a, mask = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        for i, n in enumerate(CC_FLAGS):
+            bit = b.const_u32(1 << i)
+            on = b.op("INe32", b.op("IAnd32", mask, bit), b.const_u32(0))
+            v = b.op("INe32", b.op("IAnd32", a, bit), b.const_u32(0))
+            b.emit("SetFlag", b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), b.emit("GetFlag", flag=n))), flag=n)
         ir_spirv.emit(self, b)

@@ -1368,3 +1368,7 @@ row(
     (field("cmp", 35, 4, FCMP), flag("H_AND", 49), flag("FTZ", 6), field("bop", 45, 2, BOP)),
     ir="HSETP2",
 )
+
+# --- shader-alu (issue 31): a BRA testing the condition code ('@P0 BRA CC.NEU, 0xe0', ptxas's
+# loop on an ISET's .CC); the test 'always' (15) keeps the plain row above
+row("BRA", op(0xE240, 16), (CC_SYM, Target("t")), ir="BRA", cls="branch")
