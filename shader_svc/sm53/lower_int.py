@@ -22,6 +22,7 @@ INT_RULES = {
     "CSET": "op_cset",
     "P2R": "op_p2r",
     "R2P": "op_r2p",
+    "ISCADD32I": "op_iscadd",
 }
 # The condition code as this lowering keeps it: Z (CCZ), S (CCS, the result's sign) and C (CC,
 # the carry); the overflow flag O is not kept (no writer computes it), so the tests that read

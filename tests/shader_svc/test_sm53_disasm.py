@@ -159,10 +159,12 @@ def test_more_rows_every_bit_flipped():
     from shader_svc.sm53.lower_half import HALF_RULES
     from shader_svc.sm53.lower_int import INT_RULES
 
-    # (and the BRA testing the condition code: lower_control's handler of it)
-    cc_bra = [r for r in ROWS[MORE_FROM:] if r.ir == "BRA" and any(o.name == "cc" for o in r.operands)]
+    from shader_svc.sm53.table import ALU_FROM
+
+    # (and shader-alu's new forms of lowered instructions: BRA on the condition code, LOP3's C/I)
+    alu_forms = ROWS[ALU_FROM:]
     assert all(
-        r.ir not in keys or r.ir in EXTRA_RULES or r.ir in HALF_RULES or r.ir in INT_RULES or r in cc_bra
+        r.ir not in keys or r.ir in EXTRA_RULES or r.ir in HALF_RULES or r.ir in INT_RULES or r in alu_forms
         for r in ROWS[MORE_FROM:]
     )
 
