@@ -950,9 +950,7 @@ _DSETP_FORMS = {
         Reg(o.name, o.lo, neg=o.neg, abs=o.abs, neg_sym=o.neg_sym, reuse="c") if isinstance(o, Reg) and o.file == "R" else o
         for o in ops
     )
-    # the register form only: the immediate/constant forms are 2 and 3 (shader-alu's rows at the end;
-    # nvdisasm refuses FORMS1's 4 and 5 here)
-    for f, ops in src_forms(1, DNA, DNA, {1: "r"}, kind="f64").items()
+    for f, ops in src_forms(1, DNA, DNA, {1: "r", 2: "i", 3: "c"}, kind="f64").items()
 }
 R(
     rows_for(
@@ -1723,25 +1721,5 @@ R(
         base=hi(0x0020_0800),
         ir="F2F.F16",
         cls="conv",
-    )
-)
-
-# --- shader-alu (issue 31): new forms of instructions the lowering handles (test_sm86_disasm
-# accepts the rows from here as lowered)
-ALU_FROM = len(ROWS)
-# DSETP's immediate and constant forms.  nvdisasm 13.5 reads DSETP's
-# second source at form codes 2 (a double's top 32 bits at 32, its own sign: no -/|x| bits) and 3
-# (c[][] with - 63, |x| 62), as a two-source op's 'ri'/'rc' codes (0x42a/0x62a; it refuses
-# 0x82a/0xa2a); found flipping bits of nvcc's 'DSETP.GTU.AND P0, PT, |R4|, +INF , PT'
-R(
-    rows_for(
-        "DSETP",
-        0x02A,
-        src_forms(1, DNA, DNA, {2: "i", 3: "c"}, kind="f64"),
-        pre=(Pred("p", 81), Pred("q", 84), A(1, 1)),
-        post=(P87,),
-        mods=(Mod("cmp", 76, 4, DCMP), Mod("bop", 74, 2, BOP)),
-        ir="DSETP",
-        cls="f64",
     )
 )
