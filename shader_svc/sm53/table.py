@@ -1380,3 +1380,12 @@ row("BRA", op(0xE240, 16), (CC_SYM, Target("t")), ir="BRA", cls="branch")
 # predicate result (bits flipped under nvdisasm 11.8)
 row("LOP3.LUT", op(0x0200, 7), (DCC, A(), CBuf("b"), C(), Imm("lut", 48, 8, "u")), (flag("X", 56),), ir="LOP3")
 row("LOP3.LUT", op(0x3C00, 6), (DCC, A(), I19(), C(), Imm("lut", 48, 8, "u")), (flag("X", 57),), ir="LOP3")
+# HSET2 (register form): HSETP2's operands and comparison, .BF 49 (1.0 lanes, else all-ones),
+# .FTZ 50, pc at 39 (bits flipped under nvdisasm 11.8 on ptxas's 'HSET2.BF.GT.AND R0, R2, R4, PT')
+row(
+    "HSET2",
+    op(0x5D18, 13),
+    (D, HA, HB, P39),
+    (flag("BF", 49), field("cmp", 35, 4, FCMP), flag("FTZ", 50), field("bop", 45, 2, BOP)),
+    ir="HSET2",
+)

@@ -17,7 +17,7 @@ from shader_svc.sm53.cbank import PARAMS, cbank0
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower_control import Control53
 from shader_svc.sm53.lower_extra import EXTRA_RULES, Extra53
-from shader_svc.sm53.lower_float import Float53
+from shader_svc.sm53.lower_float import FLOAT_RULES, Float53
 from shader_svc.sm53.lower_half import HALF_RULES, Half53
 from shader_svc.sm53.lower_int import INT_RULES, Int53
 from shader_svc.sm53.lower_mem import Memory53
@@ -87,6 +87,7 @@ class Compute53(Control53, Memory53, Float53, Int53, Half53, Extra53):
         **HALF_RULES,
         **EXTRA_RULES,
         **INT_RULES,
+        **FLOAT_RULES,
     }
 
 

@@ -1623,6 +1623,7 @@ R(
                 Mod("FTZ", 80, 1, ONOFF(".FTZ")),
                 Mod("bop", 69, 2, BOP),
             ),
+            ir="HSET2",  # lowered by sm86/lower_alu.py (shader-alu)
             cls="conv",
         )
     ]

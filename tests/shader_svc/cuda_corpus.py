@@ -408,6 +408,7 @@ K(gen_elem_{_en}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i
 import cuda_corpus_more  # noqa: E402  (the rest of the corpus, registered through ``case``)
 
 cuda_corpus_more.define(case, Inputs)
+cuda_corpus_more.define_shader_alu(case, Inputs)  # shader-alu's kernels (half comparisons, NaN min/max, f32 pairs to halves)
 GROUPS = sorted({c.group for c in CASES})
 
 

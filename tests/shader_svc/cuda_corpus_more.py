@@ -1166,3 +1166,95 @@ def _retry(x, y):
         if not ((r >> 28) != (y >> 28) and tries < 20):
             break
     return r
+
+
+# --- shader-alu (issue 31): packed-half comparisons and min/max with NaN, f32 pairs packed to
+# halves (SM86 HSET2 with and without .BF, HMNMX2.NAN, F2FP.PACK_AB); references per lane in numpy
+def _h2(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The low and high halves of each word, as float16."""
+    return (v & 0xFFFF).astype(np.uint16).view(np.float16), (v >> 16).astype(np.uint16).view(np.float16)
+
+
+def _h2pack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+
+
+def _h2_inputs(r, n=200):
+    """Words of two halves: normal values, with equal lanes, NaNs and infinities mixed in."""
+    a = (r.standard_normal(2 * n) * 4).astype(np.float16)
+    b = (r.standard_normal(2 * n) * 4).astype(np.float16)
+    b[::5] = a[::5]  # equal lanes
+    a[3::17], b[7::19] = np.float16("nan"), np.float16("nan")
+    a[11::23], b[13::29] = np.float16("inf"), np.float16("-inf")
+    wa = a.view(np.uint16).astype(np.uint32).reshape(n, 2)
+    wb = b.view(np.uint16).astype(np.uint32).reshape(n, 2)
+    return wa[:, 0] | wa[:, 1] << 16, wb[:, 0] | wb[:, 1] << 16
+
+
+def _h2_set_ref(cmp, bf):
+    def ref(x):
+        (pl, ph), (ql, qh) = _h2(x.a[: x.n]), _h2(x.b[: x.n])
+        with np.errstate(invalid="ignore"):
+            t = [cmp(p, q) for p, q in ((pl, ql), (ph, qh))]
+        one = np.uint32(0x3C00 if bf else 0xFFFF)
+        return _h2pack(np.where(t[0], one, 0), np.where(t[1], one, 0))
+
+    return ref
+
+
+def _h2_bgt_ref(x):
+    (pl, ph), (ql, qh) = _h2(x.a[: x.n]), _h2(x.b[: x.n])
+    with np.errstate(invalid="ignore"):
+        return np.where((pl > ql) & (ph > qh), 7, 3).astype(np.uint32)
+
+
+def _h2_maxnan_ref(x):
+    out = []
+    for p, q in zip(_h2(x.a[: x.n]), _h2(x.b[: x.n])):
+        m = np.fmax(p, q).view(np.uint16).astype(np.uint32)
+        out.append(np.where(np.isnan(p) | np.isnan(q), 0x7FFF, m))
+    return _h2pack(out[0], out[1])
+
+
+def _f2h2_ref(x):  # (numpy warns of the overflow to infinity it is asked for)
+    with np.errstate(over="ignore"):
+        lo = x.a[: x.n].view(np.float32).astype(np.float16).view(np.uint16)
+        hi = x.b[: x.n].view(np.float32).astype(np.float16).view(np.uint16)
+    return _h2pack(lo, hi)
+
+
+def _f2h2_inputs(r, n=200):
+    a = (r.standard_normal(n) * 300).astype(np.float32)
+    b = (r.standard_normal(n) * 3).astype(np.float32)
+    a[::9] = np.float32(70000.0)  # overflows to infinity
+    b[::11] = np.float32(3e-6)  # a half denormal
+    a[::7] = np.round(a[::7] * 8) / 8 + np.float32(1 / 32)  # a tie of the rounding
+    return a.view(np.uint32), b.view(np.uint32)
+
+
+def define_shader_alu(case, Inputs) -> None:
+    h2 = "#define H2(i) (*(const __half2 *)&a[i])\n#define G2(i) (*(const __half2 *)&b[i])\n"
+    out = "{ __half2 r_ = (V); o[i] = *(uint32_t *)&r_; }"
+    ne = lambda p, q: (p != q) & ~np.isnan(p) & ~np.isnan(q)  # noqa: E731  ordered, as __hne2
+    kernels = {
+        "h2_set_gt": ("__hgt2(H2(i), G2(i))", out, _h2_set_ref(np.greater, True)),
+        "h2_set_le": ("__hle2(H2(i), G2(i))", out, _h2_set_ref(np.less_equal, True)),
+        "h2_set_ne_mask": ("__hne2_mask(H2(i), G2(i))", "o[i] = (V);", _h2_set_ref(ne, False)),
+        "h2_set_geu_mask": ("__hgeu2_mask(H2(i), G2(i))", "o[i] = (V);", _h2_set_ref(lambda p, q: ~(p < q), False)),
+        "h2_bgt": ("__hbgt2(H2(i), G2(i)) ? 7u : 3u", "o[i] = (V);", _h2_bgt_ref),
+        "h2_max_nan": ("__hmax2_nan(H2(i), G2(i))", out, _h2_maxnan_ref),
+        "h2_from_f2": ("__floats2half2_rn(__uint_as_float(a[i]), __uint_as_float(b[i]))", out, _f2h2_ref),
+    }
+    first = True
+    for name, (expr, store, ref) in kernels.items():
+        make = _f2h2_inputs if name == "h2_from_f2" else _h2_inputs
+        case(
+            name=name,
+            style="half",
+            group="half_alu",
+            src=("#include <cuda_fp16.h>\n" + h2 if first else "")
+            + f"\nK({name}) {{ int i = TID; if (i < n) {{ {store.replace('V', expr)} }} }}",
+            inputs=lambda r, make=make: Inputs(*make(r), 200, 200, np.zeros(200, np.uint32)),
+            ref=ref,
+        )
+        first = False
