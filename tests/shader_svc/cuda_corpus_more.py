@@ -1258,3 +1258,111 @@ def define_shader_alu(case, Inputs) -> None:
             ref=ref,
         )
         first = False
+
+
+# --- shader-alu (issue 31): fused multiply-adds, sums and products rounded toward zero, down or
+# up, at overflow, underflow and in between (FFMA/DFMA/DADD/DMUL .RZ/.RM/.RP); exact references
+_F64_MAX = Fraction(float(np.finfo(np.float64).max))
+_F32_MAX = Fraction(float(np.finfo(np.float32).max))
+
+
+def _round_dir(v: Fraction, mode: str, f32: bool, zero_sign: float) -> float:
+    """The exact value ``v`` rounded to f64 (or f32) in the direction ``mode``; beyond the largest
+    finite value: that value toward zero, infinity away from it (IEEE 754's directed modes)."""
+    big, ft = (_F32_MAX, np.float32) if f32 else (_F64_MAX, np.float64)
+    if v == 0:
+        return zero_sign
+    if abs(v) > big:
+        away = (mode == "ru" and v > 0) or (mode == "rd" and v < 0)
+        return float(np.copysign(np.inf, float(np.sign(v)))) if away else float(np.copysign(float(big), float(np.sign(v))))
+    f = ft(float(v)) if not f32 else np.float32(float(v))  # nearest (a tie goes either way: fixed below)
+    if abs(Fraction(float(f))) > big:  # rounded past the largest finite value
+        f = ft(np.copysign(float(big), float(np.sign(v))))
+    fv = Fraction(float(f))
+    if mode == "rz" and abs(fv) > abs(v):
+        f = np.nextafter(f, ft(0))
+    elif mode == "rd" and fv > v:
+        f = np.nextafter(f, ft(-np.inf))
+    elif mode == "ru" and fv < v:
+        f = np.nextafter(f, ft(np.inf))
+    return float(f)
+
+
+def _dir_ref(op: str, mode: str, f32: bool):
+    def ref(x):
+        ft, it = (np.float32, np.uint32) if f32 else (np.float64, np.uint64)
+        n = x.n
+        av, bv = x.a.view(ft), x.b.view(ft)
+        out = np.zeros(n, ft)
+        for i in range(n):
+            p, q, r = float(av[i]), float(bv[i]), float(av[n + i])
+            if op == "add":
+                q, r = 1.0, q  # p + q as p * 1 + q
+            elif op == "mul":
+                r = 0.0 if mode == "rd" else -0.0  # p * q + 0: the zero that keeps p*q's zero sign
+            if not all(np.isfinite([p, q, r])):
+                out[i] = ft(p) * ft(q) + ft(r)  # (the inputs are finite)
+                continue
+            prod_zero = p == 0 or q == 0
+            psign = np.copysign(1.0, p) * np.copysign(1.0, q)
+            if prod_zero and r == 0 and psign == np.copysign(1.0, r):
+                zs = r
+            else:
+                zs = -0.0 if mode == "rd" else 0.0
+            out[i] = _round_dir(Fraction(p) * Fraction(q) + Fraction(r), mode, f32, zs)
+        return out.view(it).view(np.uint32)
+
+    return ref
+
+
+def _dir_inputs(f32: bool):
+    """x (a's first n), z (a's second n), y (b): random values of every scale, and rows 0-23
+    at the edges: products past the largest finite value (+ and -), into the denormals, below
+    the smallest denormal (with a tiny addend), and sums past the largest finite value."""
+
+    def make(r, n=96):
+        ft = np.float32 if f32 else np.float64
+        e = (20, 40) if f32 else (150, 300)
+        x, y, z = ((r.standard_normal(n) * 10.0 ** r.integers(-e[0], e[0], n)).astype(ft) for _ in range(3))
+        big, tiny = np.finfo(ft).max, np.finfo(ft).tiny
+        lo = -100 if f32 else -1000  # a small exponent whose products reach the denormals
+        edges = [
+            (big / 3, 4.5, 0.0),
+            (-big / 2, 2.25, 0.0),
+            (tiny * 3, 0.3, 0.0),
+            (2.0**lo, -1.3 * 2.0 ** (-70 if not f32 else -40), 0.0),
+            (1.7 * 2.0 ** (lo - 60 if not f32 else lo - 30), 1.1 * 2.0**-20, tiny * 2.0**-50),
+            (big * 0.75, big * 0.5, big * 0.25),
+        ]
+        for k, (p, q, w) in enumerate(edges):
+            for j in range(4):  # four sign patterns of each
+                sp, sw = (1, -1)[j & 1], (1, -1)[j >> 1]
+                x[4 * k + j], y[4 * k + j], z[4 * k + j] = ft(sp * p), ft(q), ft(sw * w)
+        return np.concatenate([x, z]).view(np.uint32).copy(), y.view(np.uint32).copy()
+
+    return make
+
+
+def define_shader_alu_directed(case, Inputs) -> None:
+    ops = {
+        "fma": ("__fma_{m}(x, y, z)", "__fmaf_{m}(x, y, z)"),
+        "add": ("__dadd_{m}(x, y)", "__fadd_{m}(x, y)"),
+        "mul": ("__dmul_{m}(x, y)", "__fmul_{m}(x, y)"),
+    }
+    for f32 in (False, True):
+        t, w = ("float", 1) if f32 else ("double", 2)
+        for op, forms in ops.items():
+            for m in ("rz", "rd", "ru"):
+                name = f"{'f' if f32 else 'd'}{op}_{m}_edge"
+                expr = forms[f32].format(m=m)
+                case(
+                    name=name,
+                    style="float" if f32 else "double",
+                    group="directed_alu",
+                    src=f"""
+K({name}) {{ int i = TID; if (i < n) {{ const {t} *A = (const {t} *)a, *B = (const {t} *)b;
+  {t} x = A[i], z = A[n + i], y = B[i]; (({t} *)o)[i] = {expr}; }} }}""",
+                    inputs=lambda r, f32=f32, w=w: Inputs(*_dir_inputs(f32)(r), 96, 96, np.zeros(96 * w, np.uint32)),
+                    ref=_dir_ref(op, m, f32),
+                    kind="u32",
+                )
