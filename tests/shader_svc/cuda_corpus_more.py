@@ -1261,7 +1261,8 @@ def define_shader_alu(case, Inputs) -> None:
 
 
 # --- shader-alu (issue 31): fused multiply-adds, sums and products rounded toward zero, down or
-# up, at overflow, underflow and in between (FFMA/DFMA/DADD/DMUL .RZ/.RM/.RP); exact references
+# up (and doubles to nearest), at overflow, underflow and in between (FFMA/DFMA/DADD/DMUL
+# .RZ/.RM/.RP and the plain forms); exact references
 _F64_MAX = Fraction(float(np.finfo(np.float64).max))
 _F32_MAX = Fraction(float(np.finfo(np.float32).max))
 
@@ -1272,6 +1273,10 @@ def _round_dir(v: Fraction, mode: str, f32: bool, zero_sign: float) -> float:
     big, ft = (_F32_MAX, np.float32) if f32 else (_F64_MAX, np.float64)
     if v == 0:
         return zero_sign
+    if mode == "rn" and not f32:  # to nearest (Python's float of a Fraction), ties to even at the top
+        if abs(v) >= big + Fraction(2) ** 970:
+            return float(np.copysign(np.inf, float(np.sign(v))))
+        return float(np.copysign(float(big), float(np.sign(v)))) if abs(v) > big else float(v)
     if abs(v) > big:
         away = (mode == "ru" and v > 0) or (mode == "rd" and v < 0)
         return float(np.copysign(np.inf, float(np.sign(v)))) if away else float(np.copysign(float(big), float(np.sign(v))))
@@ -1352,7 +1357,7 @@ def define_shader_alu_directed(case, Inputs) -> None:
     for f32 in (False, True):
         t, w = ("float", 1) if f32 else ("double", 2)
         for op, forms in ops.items():
-            for m in ("rz", "rd", "ru"):
+            for m in ("rz", "rd", "ru") + (() if f32 else ("rn",)):  # (f32's nearest: elsewhere)
                 name = f"{'f' if f32 else 'd'}{op}_{m}_edge"
                 expr = forms[f32].format(m=m)
                 case(
