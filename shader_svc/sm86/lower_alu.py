@@ -35,6 +35,9 @@ ALU_RULES = {
     "HSET2": "op_hset2",
     "HMNMX2": "op_hmnmx2_nan",
     "F2FP": "op_f2fp",
+    "HADD2.I": "op_half2_imm",
+    "HMUL2.I": "op_half2_imm",
+    "HFMA2.I": "op_half2_imm",
 }
 
 
@@ -514,4 +517,19 @@ class Alu86(Lower86):
         x = b.op("BitcastF32", self.src_ir(b, inst, "a", True))
         y = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
         self.put_ir(b, inst, half_ir.pack_ab_ir(b, x, y))
+        ir_spirv.emit(self, b)
+
+    def op_half2_imm(self, inst: Inst) -> None:
+        """HADD2/HMUL2/HFMA2 with a pair of half immediates (lane 0 the low half 'bl', lane 1
+        'bh'), the other operands as lower_half reads them; the lanes' arithmetic is half_ir's."""
+        ftz, ir = bool(inst.mods["FTZ"]), inst.row.ir.split(".")[0]
+        b = Block()
+        pair = []
+        for n in ("bl", "bh"):
+            x = b.emit("UnpackF16", b.const_u32(inst.ops[n]["imm"]), lane=0)
+            pair.append(b.op("FFlushDenormF16", x) if ftz else x)
+        names = [n for n in ("a", "b", "c") if n in inst.ops]
+        srcs = [self.halves_ir(b, inst, n, ftz) for n in names]
+        srcs.insert(1 if ir != "HFMA2" or "b" not in inst.ops else 2, (pair[0], pair[1]))
+        self.put_ir(b, inst, half_ir.arith2_ir(b, ir, srcs, False, ftz, bool(inst.mods["SAT"])))
         ir_spirv.emit(self, b)

@@ -1724,3 +1724,29 @@ R(
         cls="conv",
     )
 )
+
+
+# --- shader-alu (issue 31): HADD2/HMUL2/HFMA2 with a packed pair of half immediates (bits 32..63,
+# printed high half first): HADD2 form 2, HMUL2 form 4 (2 is refused), HFMA2 form 2 (the register at
+# 64 as B, answering to reuse flag 1, the pair as C) and form 4 (the pair as B, C at 64);
+# .F32 (78) prints one immediate: refused here.  Bits flipped under nvdisasm 13.5 on nvcc's 'HADD2 R0, R2.H0_H0, 3, 3',
+# 'HMUL2 R7, R2, -2.5, -2.5' and 'HFMA2 R7, R2, R7, 0.25, 0.25'.
+_HIMM = (Imm("bh", 48, 16, "f16"), Imm("bl", 32, 16, "f16"))
+_HMODS = (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("SAT", 77, 1, ONOFF(".SAT")))
+R(
+    [
+        Row("HADD2", 0x430, (D, HA) + _HIMM, (), _HMODS, free=((74, 2),), ir="HADD2.I", cls="conv"),
+        Row("HMUL2", 0x832, (D, HA) + _HIMM, (), _HMODS, free=((74, 2),), ir="HMUL2.I", cls="conv"),
+        Row(
+            "HFMA2",
+            0x431,
+            (D, HA, _h("b", 64, 84, 83, 81, "b")) + _HIMM,
+            (),
+            _HMODS,
+            free=((74, 2), (81, 2)),
+            ir="HFMA2.I",
+            cls="conv",
+        ),
+        Row("HFMA2", 0x831, (D, HA) + _HIMM + (HC,), (), _HMODS, free=((74, 2), (81, 2)), ir="HFMA2.I", cls="conv"),
+    ]
+)

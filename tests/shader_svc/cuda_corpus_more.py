@@ -1216,6 +1216,22 @@ def _h2_maxnan_ref(x):
     return _h2pack(out[0], out[1])
 
 
+def _h2_arith_ref(fn):
+    """Per lane: fn on the halves widened to f64 (exact for a sum or product, once rounded for
+    a*b+c: harmless to nearest, see shader_svc/lower/half.py), rounded once to a half; a NaN
+    result is NVIDIA's canonical 0x7fff."""
+
+    def ref(x):
+        lanes = []
+        for p, q in zip(_h2(x.a[: x.n]), _h2(x.b[: x.n])):
+            with np.errstate(all="ignore"):
+                v = np.asarray(fn(p.astype(np.float64), q.astype(np.float64)), np.float64).astype(np.float16)
+            lanes.append(np.where(np.isnan(v), 0x7FFF, v.view(np.uint16).astype(np.uint32)))
+        return _h2pack(lanes[0], lanes[1])
+
+    return ref
+
+
 def _f2h2_ref(x):  # (numpy warns of the overflow to infinity it is asked for)
     with np.errstate(over="ignore"):
         lo = x.a[: x.n].view(np.float32).astype(np.float16).view(np.uint16)
@@ -1244,6 +1260,12 @@ def define_shader_alu(case, Inputs) -> None:
         "h2_bgt": ("__hbgt2(H2(i), G2(i)) ? 7u : 3u", "o[i] = (V);", _h2_bgt_ref),
         "h2_max_nan": ("__hmax2_nan(H2(i), G2(i))", out, _h2_maxnan_ref),
         "h2_from_f2": ("__floats2half2_rn(__uint_as_float(a[i]), __uint_as_float(b[i]))", out, _f2h2_ref),
+        # immediate pairs (SM86 HADD2/HMUL2/HFMA2 forms 2 and 4): the same constant in both lanes
+        # keeps the references lane-independent
+        "h2_add_imm": ("__hadd2(H2(i), __float2half2_rn(3.0f))", out, _h2_arith_ref(lambda p, q: p + 3.0)),
+        "h2_mul_imm": ("__hmul2(H2(i), __float2half2_rn(-2.5f))", out, _h2_arith_ref(lambda p, q: p * -2.5)),
+        "h2_fma_imm": ("__hfma2(H2(i), G2(i), __float2half2_rn(0.25f))", out, _h2_arith_ref(lambda p, q: p * q + 0.25)),
+        "h2_fma_immb": ("__hfma2(H2(i), __float2half2_rn(1.75f), G2(i))", out, _h2_arith_ref(lambda p, q: p * 1.75 + q)),
     }
     first = True
     for name, (expr, store, ref) in kernels.items():
