@@ -1343,9 +1343,10 @@ def _dir_ref(op: str, mode: str, f32: bool):
 
 
 def _dir_inputs(f32: bool):
-    """x (a's first n), z (a's second n), y (b): random values of every scale, and rows 0-23
+    """x (a's first n), z (a's second n), y (b): random values of every scale, and rows 0-27
     at the edges: products past the largest finite value (+ and -), into the denormals, below
-    the smallest denormal (with a tiny addend), and sums past the largest finite value."""
+    the smallest denormal (with a tiny addend), sums past the largest finite value, a factor
+    beyond 2^995 with a finite product."""
 
     def make(r, n=96):
         ft = np.float32 if f32 else np.float64
@@ -1360,6 +1361,8 @@ def _dir_inputs(f32: bool):
             (2.0**lo, -1.3 * 2.0 ** (-70 if not f32 else -40), 0.0),
             (1.7 * 2.0 ** (lo - 60 if not f32 else lo - 30), 1.1 * 2.0**-20, tiny * 2.0**-50),
             (big * 0.75, big * 0.5, big * 0.25),
+            # a factor beyond 2^995 with a finite product (Veltkamp's split of it overflows)
+            (1.3 * 2.0 ** (100 if f32 else 1000), 1.7 * 2.0**-40, 2.0 ** (60 if f32 else 960)),
         ]
         for k, (p, q, w) in enumerate(edges):
             for j in range(4):  # four sign patterns of each
