@@ -168,12 +168,32 @@ def dfma_directed64(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
     """DFMA (and DADD/DMUL through it) with .RM/.RP/.RZ: a*b+c = th + o with o rounded to odd
     (``Semantics._dfma_parts``), th + o rounded to nearest as s with its exact error e (TwoSum),
     s moved one place where e lies on the mode's side; an exact zero is -0 rounding down unless
-    a*b and c are both +0.  ``_dfma``'s range applies (no overflow/denormal products); an
-    infinite or NaN product takes the plain sum."""
+    a*b and c are both +0.  A tiny a*b and c are scaled up first (below); an infinite or NaN
+    product takes the plain sum; a finite a*b+c that overflows gives the largest double where the
+    mode rounds toward zero (``_overflow_directed64``)."""
     t, u64, b_, op, c64 = lw.f64t, lw.u64, lw.bool, lw.op, lw.c64
-    ph, th, o = lw._dfma_parts(a, b, c)
-    s, e = lw._two_sum(th, o)
     zero = lw.m.const(t, 0, 0)
+    # a tiny a*b and c (below 2^-900): the error-free product would underflow, so the smaller
+    # factor and c are scaled by 2^110 first; s' + e' is then the exact scaled sum, s its
+    # nearest double scaled back (rounded where it is a denormal) and e the sign-exact rest
+    # (s' - s * 2^110 is exact: the low bits s' loses on the coarser grid) + e'
+    fabs = lambda x: op("OpExtInst", t, lw.glsl, GLSL["FAbs"], x)  # noqa: E731
+    lim = _f64c(lw, 2.0**-900)
+    tiny = op(
+        "OpLogicalAnd",
+        b_,
+        op("OpFOrdLessThan", b_, fabs(lw.fop("OpFMul", t, a, b)), lim),
+        op("OpFOrdLessThan", b_, fabs(c), lim),
+    )
+    scale = op("OpSelect", t, tiny, _f64c(lw, 2.0**110), _f64c(lw, 1.0))
+    a_small = op("OpFOrdLessThan", b_, fabs(a), fabs(b))
+    a2 = op("OpSelect", t, a_small, lw.fop("OpFMul", t, a, scale), a)
+    b2 = op("OpSelect", t, a_small, b, lw.fop("OpFMul", t, b, scale))
+    ph, th, o = lw._dfma_parts(a2, b2, lw.fop("OpFMul", t, c, scale))
+    s1, e1 = lw._two_sum(th, o)
+    s = lw.fop("OpFMul", t, s1, op("OpSelect", t, tiny, _f64c(lw, 2.0**-110), _f64c(lw, 1.0)))
+    e = lw.fop("OpFAdd", t, lw.fop("OpFSub", t, s1, lw.fop("OpFMul", t, s, scale)), e1)
+    ph = op("OpSelect", t, tiny, lw.fop("OpFMul", t, a, b), ph)
     bits = op("OpBitcast", u64, s)
     neg = op("OpINotEqual", b_, op("OpShiftRightLogical", u64, bits, c64(63)), c64(0))
     if rnd == 3:  # toward zero: the error points back toward zero
@@ -196,11 +216,43 @@ def dfma_directed64(lw: Semantics, a: int, b: int, c: int, rnd: int) -> int:
             op("OpIEqual", b_, op("OpBitcast", u64, ph), c64(0)),
             op("OpIEqual", b_, op("OpBitcast", u64, c), c64(0)),
         )
-        exact_zero = op("OpFOrdEqual", b_, s, zero)
+        exact_zero = op("OpLogicalAnd", b_, op("OpFOrdEqual", b_, s, zero), op("OpFOrdEqual", b_, e, zero))
         bits = op("OpSelect", u64, exact_zero, op("OpSelect", u64, both_pos, c64(0), c64(1 << 63)), bits)
     r = op("OpBitcast", t, bits)
     finite = op("OpLogicalNot", b_, op("OpLogicalOr", b_, op("OpIsInf", b_, ph), op("OpIsNan", b_, ph)))
-    return op("OpSelect", t, finite, r, lw.fop("OpFAdd", t, ph, c))
+    r = op("OpSelect", t, finite, r, lw.fop("OpFAdd", t, ph, c))
+    return _overflow_directed64(lw, a, b, c, r, rnd)
+
+
+def _overflow_directed64(lw: Semantics, a: int, b: int, c: int, r: int, rnd: int) -> int:
+    """A finite a*b+c beyond the largest double: the nearest sum is an infinity, the directed
+    modes give the largest finite double where they round toward zero (IEEE 754 7.4: .RZ both
+    ways, .RM above, .RP below).  (Shader-alu: found by the corpus's dfma_*_edge kernels.)"""
+    u64, b_, op, c64 = lw.u64, lw.bool, lw.op, lw.c64
+    inputs_finite = op("OpLogicalAnd", b_, _finite64(lw, a), op("OpLogicalAnd", b_, _finite64(lw, b), _finite64(lw, c)))
+    # (an intermediate sum that overflowed leaves a NaN: the plain sum is the signed infinity)
+    plain = lw.fop("OpFAdd", lw.f64t, lw.fop("OpFMul", lw.f64t, a, b), c)
+    r = op("OpSelect", lw.f64t, op("OpLogicalAnd", b_, inputs_finite, op("OpIsNan", b_, r)), plain, r)
+    bits = op("OpBitcast", u64, r)
+    neg = op("OpINotEqual", b_, op("OpShiftRightLogical", u64, bits, c64(63)), c64(0))
+    over = op("OpLogicalAnd", b_, inputs_finite, op("OpIsInf", b_, r))
+    if rnd == 1:
+        over = op("OpLogicalAnd", b_, over, op("OpLogicalNot", b_, neg))
+    elif rnd == 2:
+        over = op("OpLogicalAnd", b_, over, neg)
+    big = op("OpBitwiseOr", u64, c64(0x7FEFFFFFFFFFFFFF), op("OpBitwiseAnd", u64, bits, c64(1 << 63)))
+    return op("OpBitcast", lw.f64t, op("OpSelect", u64, over, big, bits))
+
+
+def _f64c(lw: Semantics, v: float) -> int:
+    import struct
+
+    return lw.m.const(lw.f64t, *struct.unpack("<II", struct.pack("<d", v)))
+
+
+def _finite64(lw: Semantics, x: int) -> int:
+    b_, op = lw.bool, lw.op
+    return op("OpLogicalNot", b_, op("OpLogicalOr", b_, op("OpIsInf", b_, x), op("OpIsNan", b_, x)))
 
 
 def fminmax64(lw: Semantics, a: int, b: int, p: int) -> int:

@@ -133,3 +133,34 @@ def directed_f32_ir(b: Block, ir: str, rnd: int, x: Value, y: Value, z: Value | 
     if ir == "FADD":
         return b.emit("FFmaDirected32", x, b.emit("ConstF32", bits=0x3F800000), y, rnd=rnd)
     return b.emit("FFmaDirected32", x, y, b.emit("ConstF32", bits=0 if rnd == 1 else 0x80000000), rnd=rnd)
+
+
+# --- shader-alu (issue 31): HSET2, HMNMX2.NAN, F2FP.PACK_AB -----------------------------------
+HALF_ONE, HALF_TRUE, HALF_NAN = 0x3C00, 0xFFFF, 0x7FFF  # 1.0, an all-ones lane, canonical NaN
+
+
+def set2_ir(b: Block, x: tuple[Value, Value], y: tuple[Value, Value], c: Value, bop: int, cmp: int, bf: bool) -> Value:
+    """HSET2 (PTX set.f16x2 / set.u32.f16x2): lane i is 1.0 (.BF) or 0xffff where lane i's
+    comparison ``cmp`` (FSETP's numbering) combined with predicate ``c`` by ``bop`` holds, else 0."""
+    op = ("LAnd", "LOr", "LXor")[bop]
+    lanes = []
+    for i in (0, 1):
+        r = b.op(op, b.emit("FCmp32", x[i], y[i], cmp=cmp), c)
+        lanes.append(b.op("Select32", r, b.const_u32(HALF_ONE if bf else HALF_TRUE), b.const_u32(0)))
+    return pack_ir(b, lanes[0], lanes[1])
+
+
+def minmax2_nan_ir(b: Block, x: tuple[Value, Value], y: tuple[Value, Value], p: Value) -> Value:
+    """HMNMX2.NAN (PTX min.NaN / max.NaN .f16x2): HMNMX2's lane, but the canonical NaN (0x7fff)
+    where either operand of the lane is a NaN."""
+    lanes = []
+    for i in (0, 1):
+        h = b.emit("F16FromF64", b.op("CvtF64", b.op("FMinMax32", x[i], y[i], p)), rnd=0)
+        lanes.append(b.op("Select32", b.emit("FCmp32", x[i], y[i], cmp=8), b.const_u32(HALF_NAN), h))
+    return pack_ir(b, lanes[0], lanes[1])
+
+
+def pack_ab_ir(b: Block, a: Value, c: Value) -> Value:
+    """F2FP.PACK_AB (PTX cvt.rn.f16x2.f32 d, a, b): a rounded to nearest-even half in the high
+    lane, b in the low one."""
+    return pack_ir(b, b.emit("F16FromF32", c, rnd=0), b.emit("F16FromF32", a, rnd=0))

@@ -256,12 +256,28 @@ class Semantics(LowerBase):
         hi = f("OpFSub", t, c, f("OpFSub", t, c, a))
         return hi, f("OpFSub", t, a, hi)
 
+    def _unbig(self, a: int, b: int) -> tuple[int, int]:
+        """(a, b) as (a * 2^-54, b * 2^54) where |a| >= 2^995 (shader-alu): the product is the
+        same exactly, and a's Veltkamp split (a * (2^27 + 1)) no longer overflows.  Where b * 2^54
+        overflows, a * b does too (|a * b| >= 2^1965) and the caller takes the plain sum."""
+        t, f, op = self.f64t, self.fop, self.op
+        big = op(
+            "OpFOrdGreaterThanEqual",
+            self.bool,
+            op("OpExtInst", t, self.glsl, GLSL["FAbs"], a),
+            self.m.const(t, *struct.unpack("<II", struct.pack("<d", 2.0**995))),
+        )
+        down = f("OpFMul", t, a, self.m.const(t, *struct.unpack("<II", struct.pack("<d", 2.0**-54))))
+        up = f("OpFMul", t, b, self.m.const(t, *struct.unpack("<II", struct.pack("<d", 2.0**54))))
+        return op("OpSelect", t, big, down, a), op("OpSelect", t, big, up, b)
+
     def _dfma(self, a: int, b: int, c: int) -> int:
         """DFMA.RN without relying on the device's Fma being fused: the exact product as
         ph + pl (Dekker's TwoProduct), then the correctly rounded sum of ph, pl, c by Boldo and
         Melquiond's algorithm (TwoSum twice, the small parts added with rounding to odd, one
         final rounding).  Exact for products and sums away from the overflow and denormal
-        ranges (|a|, |b| < 2^996, |a*b| > 2^-969); inf/NaN inputs take the plain product."""
+        ranges (|a*b| > 2^-969; a factor of 2^995 or more is scaled by 2^-54 and the other by
+        2^54 first); inf/NaN inputs take the plain product."""
         t, f = self.f64t, self.fop
         ph, th, o = self._dfma_parts(a, b, c)
         r = f("OpFAdd", t, th, o)
@@ -278,6 +294,8 @@ class Semantics(LowerBase):
         so that any rounding of th + o is that rounding of the exact a*b+c."""
         t, f = self.f64t, self.fop
         ph = f("OpFMul", t, a, b)
+        a, b = self._unbig(a, b)  # the same exact product, both factors below Veltkamp's limit
+        b, a = self._unbig(b, a)
         ah, al = self._split(a)
         bh, bl = self._split(b)
         pl = f(

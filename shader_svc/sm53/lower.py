@@ -193,11 +193,12 @@ class Lower53(Lowering):
     @staticmethod
     def set_zero_ir(b: Block, r: Value, x: bool) -> None:
         """.CC's zero flag: the result ``r`` is 0 (with .X: and the flag was already set, so a
-        64-bit chain's flag says the whole value is 0)."""
+        64-bit chain's flag says the whole value is 0); and its sign flag (CCS): r's bit 31."""
         z = b.op("IEq32", r, b.const_u32(0))
         if x:
             z = b.op("LAnd", z, b.emit("GetFlag", flag="CCZ"))
         b.emit("SetFlag", z, flag="CCZ")
+        b.emit("SetFlag", b.op("INe32", b.op("IShr32", r, b.const_u32(31)), b.const_u32(0)), flag="CCS")
 
     def need(self, inst: Inst, **mods: int) -> None:
         for k, want in mods.items():

@@ -7,6 +7,8 @@ word resumes at the group's first instruction."""
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.lower.base import DONE, TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import BRANCHES, Lower53
@@ -146,7 +148,7 @@ class Control53(Lower53):
                     stack = stack + ((kinds[ins.row.ir], target(ins)),)
             last = blocks[i][-1]
             ir = last.row.ir
-            guarded = not (last.pred == 7 and not last.pred_not)
+            guarded = not self._unconditional(last)
             if ir in ("CAL", "JCAL"):
                 if nxt == RET:
                     raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
@@ -166,6 +168,23 @@ class Control53(Lower53):
 
         return step
 
+    # a BRA may test the condition code besides its guard ('@P0 BRA CC.NEU, t'): taken when
+    # both hold (the test: lower_int.cc_test_ir)
+    @staticmethod
+    def _cc_tested(ins: Inst) -> bool:
+        return ins.ops.get("cc", {}).get("sym", 15) != 15
+
+    def _unconditional(self, ins: Inst) -> bool:
+        return super()._unconditional(ins) and not self._cc_tested(ins)
+
+    def _branch_guard(self, ins: Inst) -> int:
+        g = self._guard(ins) if not (ins.pred == 7 and not ins.pred_not) else self.m.const_bool(True)
+        if self._cc_tested(ins):
+            b = Block()
+            t = ir_spirv.emit_value(self, b, self.cc_test_ir(b, ins, ins.ops["cc"]["sym"]))
+            g = self.op("OpLogicalAnd", self.bool, g, t)
+        return g
+
     def branch_target(self, ins: Inst) -> int:
         return _target(ins, _code_base(self.insts))
 
@@ -173,6 +192,7 @@ class Control53(Lower53):
         self.do("OpStore", self.var("sp", self.fn_u32), self.c(0))
         self.do("OpStore", self.var("CC", self.fn_bool), self.m.const_bool(False))
         self.do("OpStore", self.var("CCZ", self.fn_bool), self.m.const_bool(False))
+        self.do("OpStore", self.var("CCS", self.fn_bool), self.m.const_bool(False))
 
     def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
         """SSY/PBK push their target; BRA/CAL/EXIT/SYNC/BRK/RET pick the next block (CAL pushes
@@ -185,9 +205,9 @@ class Control53(Lower53):
             return None
         if ir in ("CAL", "JCAL"):
             self._push(self.c(i + 1 | ENTRY_KIND["CAL"] << 28))
-        if ins.pred == 7 and not ins.pred_not:
+        if self._unconditional(ins):
             return self._branch_value(ins, target)
-        p = self.pred(ins.pred, ins.pred_not)
+        p = self._branch_guard(ins)
         then, after = self.label(), self.label()
         res = self.var(f"t{ins.addr}", self.fn_u32)
         self.do("OpStore", res, nxt)

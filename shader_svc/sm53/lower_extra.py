@@ -1,10 +1,10 @@
 """SM53 lowering of issue 31's other gaps, in IR, for rows of the table's later sweep: FCHK.DIVIDE
 (``half_ir.fchk_ir``, the division slow-path test both ISAs share), DMNMX (``FMinMax64``),
 ISET / FSET / DSET (a comparison combined with pc by BOP, written as 0xffffffff or, with .BF,
-1.0f; else 0), FADD32I / FMUL32I / FFMA32I (the FP32 operations with a 32-bit immediate, .FTZ
+1.0f; else 0; .CC: the result's Z and S flags), FADD32I / FMUL32I / FFMA32I (the FP32 operations with a 32-bit immediate, .FTZ
 and .SAT as FADD/FMUL/FFMA; FFMA32I's addend is its destination register), and FADD/FMUL/FFMA
 with .RM/.RP/.RZ (``half_ir.directed_f32_ir``, exact).  ISET.X compares the high words on the
-condition code as ISETP.X.  Refused: a .CC destination, .FMZ.
+condition code as ISETP.X.  Refused: a .CC destination (but ISET/FSET/DSET's: Z and S of the result), .FMZ.
 """
 
 from __future__ import annotations
@@ -59,7 +59,6 @@ class Extra53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_set(self, inst: Inst) -> None:
-        self.no_cc(inst)
         ir, mods = inst.row.ir, inst.mods
         b = Block()
         if ir == "ISET":  # .X: the high words' compare on the condition code, as ISETP.X
@@ -76,7 +75,10 @@ class Extra53(Lower53):
         pc = inst.ops["pc"]
         r = b.op(("LAnd", "LOr", "LXor")[mods["bop"]], r, b.get_pred(pc["pred"], pc["not"]))
         true = b.const_u32(0x3F800000 if mods["BF"] else 0xFFFFFFFF)
-        self.put_ir(b, inst, b.op("Select32", r, true, b.const_u32(0)))
+        out = b.op("Select32", r, true, b.const_u32(0))
+        self.put_ir(b, inst, out)
+        if inst.ops["d"].get("cc"):  # Z and S of the result, C cleared (as LOP's; shader-alu)
+            self.logic_cc_ir(b, out)
         ir_spirv.emit(self, b)
 
     def op_f32i(self, inst: Inst) -> None:

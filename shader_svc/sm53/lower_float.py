@@ -8,6 +8,7 @@ import struct
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.lower import half_ir
 from shader_svc.lower.half_ir import directed_f64_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
@@ -23,8 +24,15 @@ FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}  # FFMA: the lowering's choice (
 MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSqrt32", 6: "Rcp64H", 7: "RSqrt64H", 8: "Sqrt32"}
 
 
+# issue 31's later float rows (shader-alu): lowering key -> handler, merged into Compute53.RULES
+FLOAT_RULES = {"HSET2": "op_hset2"}
+
+
 class Float53(Lower53):
     """Mixin of ``to_spirv.Compute53``: the floating-point handlers and their helpers."""
+
+    def lowered(self, ir: str) -> bool:
+        return ir in FLOAT_RULES or super().lowered(ir)
 
     def dval(self, inst: Inst, name: str) -> int:
         """A double operand: ``dval_ir`` lowered at once."""
@@ -54,12 +62,13 @@ class Float53(Lower53):
 
     def _i2f53(self, inst: Inst, d: int) -> None:
         """I2F from 8/16/32/64-bit integers (byte select, |x|, -x) to F32 or F64, rounded to
-        nearest or directed (.RM/.RP/.RZ: ptxas's division estimates use .RP)."""
+        nearest or directed (.RM/.RP/.RZ: ptxas's division estimates use .RP); to F16 from up to
+        32 bits (exact in f64, then rounded once)."""
         mods = inst.mods
         widths = {0: 8, 1: 16, 2: 32, 3: 64, 4: 8, 5: 16, 6: 32, 7: 64}
         w, signed = widths[mods["src"]], mods["src"] >= 4
-        if mods["dst"] not in (2, 3):
-            self.bad(inst, "F16 result not translated yet")
+        if mods["dst"] not in (1, 2, 3) or (mods["dst"] == 1 and w == 64):
+            self.bad(inst, "F16 result of a 64-bit integer not translated yet")
         v = inst.ops["b"]
         b = Block()
         raw = b.get_reg(v["reg"]) if "reg" in v else b.cbank_u32(v["bank"], v["off"], inst)
@@ -74,6 +83,10 @@ class Float53(Lower53):
             if v.get("neg"):
                 x = b.op("INeg32", x)
         wide = w == 64
+        if mods["dst"] == 1:  # F16: the integer is exact in f64, rounded once to a half (zero-extended)
+            b.set_reg(d, b.emit("F16FromF64", b.emit("I2F64", x, signed=signed), rnd=mods["rnd"]))
+            ir_spirv.emit(self, b)
+            return
         if mods["dst"] == 3:
             if mods["rnd"] and wide:
                 self.bad(inst, "directed rounding of a 64-bit integer to F64 not translated yet")
@@ -289,4 +302,15 @@ class Float53(Lower53):
         else:
             raise TranslateError(f"{inst.text()}: MUFU function not translated", offset=inst.addr)
         self.put_ir(b, inst, b.op("BitcastU32", r))
+        ir_spirv.emit(self, b)
+
+    def op_hset2(self, inst: Inst) -> None:
+        """HSET2: per lane 1.0 (.BF) or 0xffff where the comparison BOP pc holds (``half_ir``);
+        the operands as HSETP2's (``Half53.halves_ir``)."""
+        ftz = bool(inst.mods["FTZ"])
+        b = Block()
+        x, y = self.halves_ir(b, inst, "a", ftz), self.halves_ir(b, inst, "b", ftz)
+        pc = inst.ops["pc"]
+        c = b.get_pred(pc["pred"], pc["not"])
+        self.put_ir(b, inst, half_ir.set2_ir(b, x, y, c, inst.mods["bop"], inst.mods["cmp"], bool(inst.mods["BF"])))
         ir_spirv.emit(self, b)

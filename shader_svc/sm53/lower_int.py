@@ -12,8 +12,46 @@ from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
 
 
+# issue 31's later integer rows (shader-alu): lowering key -> handler, merged into
+# ``to_spirv.Compute53.RULES``
+INT_RULES = {
+    "XMAD.RC": "op_xmad",
+    "VABSDIFF": "op_video",
+    "VMNMX": "op_video",
+    "CSETP": "op_csetp",
+    "CSET": "op_cset",
+    "P2R": "op_p2r",
+    "R2P": "op_r2p",
+    "ISCADD32I": "op_iscadd",
+}
+# The condition code as this lowering keeps it: Z (CCZ), S (CCS, the result's sign) and C (CC,
+# the carry); the overflow flag O is not kept (no writer computes it), so the tests that read
+# it are refused by name.  Tests (Maxwell's 5-bit field, sm53/table.CC_TESTS) as formulas of
+# the flags (public: yuzu's shader_recompiler flow-test evaluation, envytools' cc table).
+CC_NO_O = {
+    0: lambda z, s, c, b: b.const_bool(False),  # F
+    5: lambda z, s, c, b: b.op("LNot", z),  # NE
+    7: lambda z, s, c, b: b.op("LOr", b.op("LNot", s), b.op("LNot", z)),  # NUM
+    8: lambda z, s, c, b: b.op("LAnd", s, z),  # NAN
+    10: lambda z, s, c, b: z,  # EQU
+    13: lambda z, s, c, b: b.op("LOr", s, b.op("LNot", z)),  # NEU
+    15: lambda z, s, c, b: b.const_bool(True),  # T
+    17: lambda z, s, c, b: b.op("LNot", c),  # LO
+    18: lambda z, s, c, b: b.op("LNot", s),  # SFF
+    19: lambda z, s, c, b: b.op("LOr", z, b.op("LNot", c)),  # LS
+    20: lambda z, s, c, b: b.op("LAnd", c, b.op("LNot", z)),  # HI
+    21: lambda z, s, c, b: s,  # SFT
+    22: lambda z, s, c, b: c,  # HS
+    30: lambda z, s, c, b: b.op("LOr", s, z),  # RLE
+}
+CC_FLAGS = ("CCZ", "CCS", "CC")  # P2R/R2P CC: bits 0, 1, 2 (bit 3, O: written 0, read ignored)
+
+
 class Int53(Lower53):
     """Mixin of ``to_spirv.Compute53``: the integer handlers and their helpers."""
+
+    def lowered(self, ir: str) -> bool:
+        return ir in INT_RULES or super().lowered(ir)
 
     @staticmethod
     def _isetp_x(b: Block, inst: Inst, x: Value, y: Value) -> Value:
@@ -116,6 +154,8 @@ class Int53(Lower53):
             z = b.const_u32(0)
             x = b.op("SBitExtract32" if dsig else "UBitExtract32", x, z, b.const_u32(dw))
         self.put_ir(b, inst, x)
+        if inst.ops["d"].get("cc"):
+            self.logic_cc_ir(b, x)
         ir_spirv.emit(self, b)
 
     def _pop_pred_ir(self, b: Block, inst: Inst, r: Value) -> None:
@@ -144,17 +184,18 @@ class Int53(Lower53):
 
     def _xmad(self, inst: Inst, cc: bool) -> None:
         """XMAD: 16x16-bit product (+ shift by 16 with PSL) + C adjusted by the mode, then MRG
-        puts B's low half on top (public descriptions: Ryujinx InstEmitIntegerArithmetic, NAK)."""
+        puts B's low half on top (public descriptions: Ryujinx InstEmitIntegerArithmetic, NAK).
+        .CSFU (C sign fix-up, ptxas's signed high products): C less 0x10000 for each of the two
+        selected halves that is negative as a signed 16-bit value; the RC form (B a register at
+        39, C a constant) has no PSL/MRG."""
         ops, mods = inst.ops, inst.mods
-        if mods["mode"] == 3:
-            raise TranslateError(f"{inst.text()}: XMAD.CSFU not translated", offset=inst.addr)
         b = Block()
         a_raw = b.get_reg(ops["a"]["reg"])
         b_raw = self.raw_ir(b, inst, "b")
         a16 = self._half(b, a_raw, ops["a"]["h1"], mods["sign"] in (1, 3))
         b16 = self._half(b, b_raw, inst.ops["b"].get("h1", False), mods["sign"] in (2, 3))
         p = b.op("IMul32", a16, b16)
-        if mods["PSL"]:
+        if mods.get("PSL"):
             p = b.op("IShl32", p, b.const_u32(16))
         cval = self.val_ir(b, inst, "c")
         mode = mods["mode"]
@@ -162,10 +203,14 @@ class Int53(Lower53):
             cval = b.op("IAnd32", cval, b.const_u32(0xFFFF))
         elif mode == 2:
             cval = b.op("IShr32", cval, b.const_u32(16))
+        elif mode == 3:  # .CSFU: C less 0x10000 for each negative signed half (a16, b16 < 0)
+            for h in (a16, b16):
+                fix = b.op("IShl32", b.op("IShr32", h, b.const_u32(31)), b.const_u32(16))
+                cval = b.op("ISub32", cval, fix)
         elif mode == 4:
             cval = b.op("IAdd32", cval, b.op("IShl32", b_raw, b.const_u32(16)))
         r = self.add_cc_ir(b, [p, cval], bool(mods["X"]), cc)
-        if mods["MRG"]:
+        if mods.get("MRG"):
             lo = b.op("IAnd32", r, b.const_u32(0xFFFF))
             r = b.op("IOr32", lo, b.op("IShl32", b_raw, b.const_u32(16)))
         self.put_ir(b, inst, r)
@@ -309,6 +354,8 @@ class Int53(Lower53):
         op = inst.mods["op"]
         r = y if op == 3 else b.op(("IAnd32", "IOr32", "IXor32")[op], x, y)
         self.put_ir(b, inst, r)
+        if inst.ops["d"].get("cc"):
+            self.logic_cc_ir(b, r)
         self._pop_pred_ir(b, inst, r)
         ir_spirv.emit(self, b)
 
@@ -318,6 +365,8 @@ class Int53(Lower53):
         x, y, z = (self.val_ir(b, inst, n) for n in ("a", "b", "c"))
         r = b.emit("Lut3", x, y, z, lut=inst.ops["lut"]["imm"])
         self.put_ir(b, inst, r)
+        if inst.ops["d"].get("cc"):
+            self.logic_cc_ir(b, r)
         self._pop_pred_ir(b, inst, r)
         ir_spirv.emit(self, b)
 
@@ -347,13 +396,32 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_imnmx(self, inst: Inst) -> None:
-        self.need(inst, xm=0)
+        xm = inst.mods["xm"]
+        if xm == 2:  # .XMED: the middle words of a wider compare (ptxas's 64-bit code has none)
+            self.bad(inst, "IMNMX.XMED not translated yet")
         u = inst.mods["u32"] == 0
+        cc = bool(inst.ops["d"].get("cc"))
+        if cc and xm != 3:
+            self.bad(inst, "IMNMX with the condition code not translated yet")
         b = Block()
-        lo = b.op("UMin32" if u else "SMin32", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"))
-        hi = b.op("UMax32" if u else "SMax32", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"))
+        x, y = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        lo = b.op("UMin32" if u else "SMin32", x, y)
+        hi = b.op("UMax32" if u else "SMax32", x, y)
         pc = inst.ops["pc"]
-        self.put_ir(b, inst, b.op("Select32", b.get_pred(pc["pred"], pc["not"]), lo, hi))
+        want_min = b.get_pred(pc["pred"], pc["not"])
+        r = b.op("Select32", want_min, lo, hi)
+        if xm == 3 and cc:
+            # .XHI: the high words of a 64-bit min/max decide; the condition code keeps for
+            # .XLO whether they were equal (CCZ) and whether a's was the smaller (CC)
+            b.emit("SetFlag", b.op("IEq32", x, y), flag="CCZ")
+            b.emit("SetFlag", b.emit("ICmp32", x, y, cmp=1, unsigned=u), flag="CC")
+        elif xm == 1:
+            # .XLO: equal high words -> the low words' unsigned min/max; otherwise the low
+            # word of the side the high words chose (a's when 'a smaller' equals 'minimum')
+            a_lt = b.emit("GetFlag", flag="CC")
+            take_a = b.op("LNot", b.op("LXor", a_lt, want_min))
+            r = b.op("Select32", b.emit("GetFlag", flag="CCZ"), r, b.op("Select32", take_a, x, y))
+        self.put_ir(b, inst, r)
         ir_spirv.emit(self, b)
 
     def op_sel(self, inst: Inst) -> None:
@@ -433,3 +501,122 @@ class Int53(Lower53):
 
     def op_i2i(self, inst: Inst) -> None:
         self._i2i(inst)
+
+    # --- video ops (VABSDIFF, VMNMX) ------------------------------------------------------
+    def _vsrc64(self, b: Block, inst: Inst, name: str, t: int) -> Value:
+        """A video op's source as a 64-bit integer: the byte (sel 0..3), half (4, 5) or word (6)
+        the type ``t`` selects (sel | sign << 3), extended by its sign or zeros."""
+        sel, signed = t & 7, bool(t >> 3)
+        x = self.raw_ir(b, inst, name)
+        if sel < 6:
+            off, w = (8 * sel, 8) if sel < 4 else (16 * (sel - 4), 16)
+            x = b.op("SBitExtract32" if signed else "UBitExtract32", x, b.const_u32(off), b.const_u32(w))
+        return b.op("SExt64" if signed else "ZExt64", x)
+
+    @staticmethod
+    def _lt64(b: Block, x: Value, y: Value) -> Value:
+        """x < y for 64-bit values that are 33-bit integers (extended bytes/halves/words): the
+        difference's sign."""
+        d = b.op("IAdd64", x, b.op("IMul64", y, b.const_u64(2**64 - 1)))
+        return b.op("INe64", b.op("Shr64", d, b.const_u64(63)), b.const_u64(0))
+
+    def op_video(self, inst: Inst) -> None:
+        """VABSDIFF (|a - b|) and VMNMX (min, or max with .MX, of a and b), each operand a
+        byte/half/word of its type (PTX ISA: vabsdiff / vmin / vmax, scalar forms), then the
+        second step with C: .ACC adds it, .MIN/.MAX compare with it (unsigned with .UD, or
+        without VABSDIFF's .SD), .MRG_16H/.MRG_16L write the result's low half into C's high or
+        low half; no step: the result alone.  Refused: .SAT and the .CC destination."""
+        mods = inst.mods
+        self.need(inst, SAT=0)
+        if inst.ops["d"].get("cc"):
+            self.bad(inst, "video op with the condition code not translated yet")
+        b = Block()
+        x, y = self._vsrc64(b, inst, "a", mods["ta"]), self._vsrc64(b, inst, "b", mods["tb"])
+        lt = self._lt64(b, x, y)
+        if inst.row.ir == "VABSDIFF":
+            neg1 = b.const_u64(2**64 - 1)
+            d = b.op("Select64", lt, b.op("IAdd64", y, b.op("IMul64", x, neg1)), b.op("IAdd64", x, b.op("IMul64", y, neg1)))
+            signed_d = bool(mods["SD"])
+        else:
+            d = b.op("Select64", b.op("LXor", lt, b.const_bool(bool(mods["MX"]))), x, y)
+            signed_d = mods["UD"] == 1
+        r = b.op("Trunc32", d)
+        step = mods["step"]
+        c = self.val_ir(b, inst, "c")
+        if step == 4:
+            r = b.op("IAdd32", r, c)
+        elif step in (5, 6):
+            kind = ("S" if signed_d else "U") + ("Min32" if step == 5 else "Max32")
+            r = b.op(kind, r, c)
+        elif step == 0:
+            r = b.op("IOr32", b.op("IAnd32", c, b.const_u32(0xFFFF)), b.op("IShl32", r, b.const_u32(16)))
+        elif step == 1:
+            r = b.op("IOr32", b.op("IAnd32", c, b.const_u32(0xFFFF0000)), b.op("IAnd32", r, b.const_u32(0xFFFF)))
+        elif step != 7:
+            self.bad(inst, "video op step not translated yet")
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    # --- the condition code as a value: CSETP, CSET, P2R/R2P CC, and its logic writers --------
+    def cc_test_ir(self, b: Block, inst: Inst, test: int) -> Value:
+        """A condition-code test (``CC_NO_O``) as a boolean; a test reading O is refused."""
+        f = CC_NO_O.get(test)
+        if f is None:
+            self.bad(inst, "condition-code test reading the overflow flag not translated yet")
+        z, s, c = (b.emit("GetFlag", flag=n) for n in CC_FLAGS)
+        return f(z, s, c, b)
+
+    @staticmethod
+    def logic_cc_ir(b: Block, r: Value) -> None:
+        """.CC of a logic/conversion result (LOP, LOP3, I2I, ISET): Z and S of ``r``, C cleared."""
+        b.emit("SetFlag", b.op("IEq32", r, b.const_u32(0)), flag="CCZ")
+        b.emit("SetFlag", b.op("INe32", b.op("IShr32", r, b.const_u32(31)), b.const_u32(0)), flag="CCS")
+        b.emit("SetFlag", b.const_bool(False), flag="CC")
+
+    def op_csetp(self, inst: Inst) -> None:
+        b = Block()
+        self.setp_ir(b, inst, self.cc_test_ir(b, inst, inst.mods["test"]))
+        ir_spirv.emit(self, b)
+
+    def op_cset(self, inst: Inst) -> None:
+        if inst.ops["d"].get("cc"):
+            self.bad(inst, "CSET with the condition code not translated yet")
+        b = Block()
+        pc = inst.ops["pc"]
+        r = b.op(
+            ("LAnd", "LOr", "LXor")[inst.mods["bop"]],
+            self.cc_test_ir(b, inst, inst.mods["test"]),
+            b.get_pred(pc["pred"], pc["not"]),
+        )
+        true = b.const_u32(0x3F800000 if inst.mods["BF"] else 0xFFFFFFFF)
+        self.put_ir(b, inst, b.op("Select32", r, true, b.const_u32(0)))
+        ir_spirv.emit(self, b)
+
+    def op_p2r(self, inst: Inst) -> None:
+        """P2R Rd, CC, Ra, mask: Ra with the bits of ``mask << 8*bsel`` replaced by the flags
+        (Z 1, S 2, C 4; O 8 as 0) masked and shifted alike.  The PR form is refused."""
+        if inst.ops["pr"]["sym"] != 1:
+            self.bad(inst, "P2R PR not translated yet")
+        b = Block()
+        bits = b.const_u32(0)
+        for i, n in enumerate(CC_FLAGS):
+            bits = b.op("IOr32", bits, b.op("Select32", b.emit("GetFlag", flag=n), b.const_u32(1 << i), b.const_u32(0)))
+        sh = b.const_u32(8 * inst.mods["bsel"])
+        mask = b.op("IShl32", self.val_ir(b, inst, "b"), sh)
+        keep = b.op("IAnd32", self.val_ir(b, inst, "a"), b.op("INot32", mask))
+        self.put_ir(b, inst, b.op("IOr32", keep, b.op("IAnd32", b.op("IShl32", bits, sh), mask)))
+        ir_spirv.emit(self, b)
+
+    def op_r2p(self, inst: Inst) -> None:
+        """R2P CC, Ra, mask: each flag whose mask bit is set (Z 1, S 2, C 4) takes Ra's bit; O
+        (8) is not kept.  The PR form is refused."""
+        if inst.ops["pr"]["sym"] != 1:
+            self.bad(inst, "R2P PR not translated yet")
+        b = Block()
+        a, mask = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
+        for i, n in enumerate(CC_FLAGS):
+            bit = b.const_u32(1 << i)
+            on = b.op("INe32", b.op("IAnd32", mask, bit), b.const_u32(0))
+            v = b.op("INe32", b.op("IAnd32", a, bit), b.const_u32(0))
+            b.emit("SetFlag", b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), b.emit("GetFlag", flag=n))), flag=n)
+        ir_spirv.emit(self, b)

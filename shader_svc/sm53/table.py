@@ -1237,7 +1237,7 @@ row("CCTLT", op(0xEBF0, 16), (), (field("op", 0, 2, {0: ".IVALL"}),), ir="CCTLT"
 row(
     "XMAD",
     op(0x5100, 9),
-    (DCC, A(h1=53), Reg("b", 39, h1=52), CBuf("c")),
+    (DCC, A(h1=53), Reg("b", 39, h1=52, reuse=1), CBuf("c")),  # B answers to reuse flag 1 (nvdisasm 11.8; shader-alu)
     (XSIGN, XMODE2, flag("X", 54)),
     ir="XMAD.RC",
 )
@@ -1607,3 +1607,16 @@ row(
     ir="ATOMS",
     cls="mem",
 )
+
+# --- shader-alu (issue 31): new forms of instructions the lowering handles (its handlers read
+# them by operand name; test_sm53_disasm accepts these rows as lowered)
+ALU_FROM = len(ROWS)
+# a BRA testing the condition code ('@P0 BRA CC.NEU, 0xe0', ptxas's
+# loop on an ISET's .CC); the test 'always' (15) keeps the plain row above
+row("BRA", op(0xE240, 16), (CC_SYM, Target("t")), ir="BRA", cls="branch")
+# LOP3.LUT's constant (0x02..) and immediate (0x3c..) forms (ptxas's float division/reciprocal
+# paths): the LUT at 48..55, C at 39, .CC 47, .X at 56 (C form) / 57 (I form: sign at 56); no
+# predicate result (bits flipped under nvdisasm 11.8)
+row("LOP3.LUT", op(0x0200, 7), (DCC, A(), CBuf("b"), C(), Imm("lut", 48, 8, "u")), (flag("X", 56),), ir="LOP3")
+row("LOP3.LUT", op(0x3C00, 6), (DCC, A(), I19(), C(), Imm("lut", 48, 8, "u")), (flag("X", 57),), ir="LOP3")
+# (HSET2's register form, which shader-alu's lowering reads, is shader-decode's row above)

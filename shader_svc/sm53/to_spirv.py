@@ -17,9 +17,9 @@ from shader_svc.sm53.cbank import PARAMS, cbank0
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower_control import Control53
 from shader_svc.sm53.lower_extra import EXTRA_RULES, Extra53
-from shader_svc.sm53.lower_float import Float53
+from shader_svc.sm53.lower_float import FLOAT_RULES, Float53
 from shader_svc.sm53.lower_half import HALF_RULES, Half53
-from shader_svc.sm53.lower_int import Int53
+from shader_svc.sm53.lower_int import INT_RULES, Int53
 from shader_svc.sm53.lower_mem import Memory53
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS", "Compute53"]
@@ -86,6 +86,8 @@ class Compute53(Control53, Memory53, Float53, Int53, Half53, Extra53):
         "BAR": "op_bar",
         **HALF_RULES,
         **EXTRA_RULES,
+        **INT_RULES,
+        **FLOAT_RULES,
     }
 
 

@@ -207,11 +207,19 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             if bits & 0xFFFFFFFF:
                 raise _NoMatch(text)
             v = bits >> 32
-        elif o.kind == "f16":  # F2I.F16's half immediate
+        elif o.kind == "f16d":  # F2I.F16's half immediate
             try:
                 v = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", parse_f64(text)))[0]))[0]
             except (ValueError, OverflowError, struct.error):
                 raise _NoMatch(text) from None
+        elif o.kind == "f16":  # one half of a packed pair, exactly (shader-alu)
+            fv = struct.unpack("<f", struct.pack("<I", _f32(text)))[0]
+            try:
+                v = struct.unpack("<H", struct.pack("<e", fv))[0]
+            except (OverflowError, struct.error):
+                raise _NoMatch(text) from None
+            if struct.unpack("<e", struct.pack("<H", v))[0] != fv and fv == fv:
+                raise _NoMatch(text)
         else:
             v = _f32(text) if o.kind == "f32" else _int(text)
         if o.kind in ("x4", "a4", "s4"):  # BRX/JMX's offset, JMP's/RET.ABS's address, in 4-byte units

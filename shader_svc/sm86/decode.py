@@ -273,8 +273,11 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         if o.kind == "f32":
             s = fmt_f32(v["imm"])
             return "-0.0 " if s == "-0.0" else s
-        if o.kind == "f16":  # a half (F2I.F16's immediate), printed as its double is
+        if o.kind == "f16d":  # a half (F2I.F16's immediate), printed as its double is
             s = fmt_f64(f16_to_f64_bits(v["imm"]))
+            return "-0.0 " if s == "-0.0" else s
+        if o.kind == "f16":  # one half of a packed pair (HADD2/HMUL2/HFMA2 immediates; shader-alu)
+            s = fmt_f32(struct.unpack("<I", struct.pack("<f", struct.unpack("<e", struct.pack("<H", v["imm"]))[0]))[0])
             return "-0.0 " if s == "-0.0" else s
         if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
             s = fmt_f64(v["imm"] << 32)

@@ -51,7 +51,7 @@ class Reg:
 class Imm:
     """An immediate.  ``kind``: 's' signed hex, 'u' unsigned hex, 'f32' float, 'x4' a signed
     offset in 4-byte units printed after the previous operand and left out while 0 (BRX), 'a4'
-    an absolute address in 4-byte units (JMP), 's4' a signed one (RET.ABS), 'f16' a half.  A value split
+    an absolute address in 4-byte units (JMP), 's4' a signed one (RET.ABS), 'f16' a half of a packed pair (printed as a float), 'f16d' a lone half (F2I.F16, printed as a double).  A value split
     in two places has its upper part at ``hi_lo`` (``hi_width`` bits)."""
 
     name: str

@@ -15,6 +15,7 @@ import struct
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.lower import half_ir
 from shader_svc.lower.half_ir import directed_f64_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
@@ -27,6 +28,17 @@ MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSq
 
 def _f(v: float) -> int:
     return struct.unpack("<I", struct.pack("<f", v))[0]
+
+
+# issue 31's later rows (shader-alu): lowering key -> handler, merged into Compute86.RULES
+ALU_RULES = {
+    "HSET2": "op_hset2",
+    "HMNMX2": "op_hmnmx2_nan",
+    "F2FP": "op_f2fp",
+    "HADD2.I": "op_half2_imm",
+    "HMUL2.I": "op_half2_imm",
+    "HFMA2.I": "op_half2_imm",
+}
 
 
 class Alu86(Lower86):
@@ -474,3 +486,50 @@ class Alu86(Lower86):
         ops = inst.ops
         d = ops.get("d", {}).get("reg", 255)
         self._f2f86(inst, d)
+
+    # --- half precision beyond lower_half (shader-alu) ----------------------------------------
+    def op_hset2(self, inst: Inst) -> None:
+        """HSET2: per lane 1.0 (.BF) or 0xffff where the comparison BOP pp holds (``half_ir``)."""
+        ftz = bool(inst.mods["FTZ"])
+        b = Block()
+        x, y = self.halves_ir(b, inst, "a", ftz), self.halves_ir(b, inst, "b", ftz)
+        pp = inst.ops["pp"]
+        c = b.get_pred(pp["pred"], pp["not"])
+        self.put_ir(b, inst, half_ir.set2_ir(b, x, y, c, inst.mods["bop"], inst.mods["cmp"], bool(inst.mods["BF"])))
+        ir_spirv.emit(self, b)
+
+    def op_hmnmx2_nan(self, inst: Inst) -> None:
+        """HMNMX2: .NAN here (a NaN lane gives the canonical NaN); the rest is lower_half's."""
+        if not inst.mods["NAN"]:
+            self.op_hmnmx2(inst)
+            return
+        self.require(inst, F32=0, XORSIGN=0)
+        ftz = bool(inst.mods["FTZ"])
+        b = Block()
+        x, y = self.halves_ir(b, inst, "a", ftz), self.halves_ir(b, inst, "b", ftz)
+        pp = inst.ops["pp"]
+        self.put_ir(b, inst, half_ir.minmax2_nan_ir(b, x, y, b.get_pred(pp["pred"], pp["not"])))
+        ir_spirv.emit(self, b)
+
+    def op_f2fp(self, inst: Inst) -> None:
+        """F2FP.PACK_AB: A's half (round to nearest even) on top of B's."""
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        self.put_ir(b, inst, half_ir.pack_ab_ir(b, x, y))
+        ir_spirv.emit(self, b)
+
+    def op_half2_imm(self, inst: Inst) -> None:
+        """HADD2/HMUL2/HFMA2 with a pair of half immediates (lane 0 the low half 'bl', lane 1
+        'bh'), the other operands as lower_half reads them; the lanes' arithmetic is half_ir's."""
+        ftz, ir = bool(inst.mods["FTZ"]), inst.row.ir.split(".")[0]
+        b = Block()
+        pair = []
+        for n in ("bl", "bh"):
+            x = b.emit("UnpackF16", b.const_u32(inst.ops[n]["imm"]), lane=0)
+            pair.append(b.op("FFlushDenormF16", x) if ftz else x)
+        names = [n for n in ("a", "b", "c") if n in inst.ops]
+        srcs = [self.halves_ir(b, inst, n, ftz) for n in names]
+        srcs.insert(1 if ir != "HFMA2" or "b" not in inst.ops else 2, (pair[0], pair[1]))
+        self.put_ir(b, inst, half_ir.arith2_ir(b, ir, srcs, False, ftz, bool(inst.mods["SAT"])))
+        ir_spirv.emit(self, b)

@@ -1341,13 +1341,13 @@ F2I_RND = ((0, ""), (1, ".FLOOR"), (2, ".CEIL"), (3, ".TRUNC"))
 # immediate is a float of the source's width (F16: bits 32..47), a constant read from an F16
 # 'c[0x0] [0x0]'; the register shows no reuse flag.  16-bit results and F16 sources have
 # lowering keys of their own (the translator refuses them by name).
-_F2I_SRC = {1: (".F16", "f16", " "), 2: ("", "f32", ""), 3: (".F64", "f64", "")}
+_F2I_SRC = {1: (".F16", "f16d", " "), 2: ("", "f32", ""), 3: (".F64", "f64", "")}
 for _sg in (0, 1):
     _SZ = {1: ".S16" if _sg else ".U16", 2: "" if _sg else ".U32", 3: ".S64" if _sg else ".U64"}
     for _src, _sizes, _ir in ((2, (3,), "F2I"), (3, (2, 3), "F2I"), (3, (1,), "F2I.16"), (1, (3,), "F2I.F16")):
         _name, _kind, _sep = _F2I_SRC[_src]
         _ops = no_reuse(src_forms(1, FNA, FNA, FORMS1, kind=_kind))
-        _ops[4] = (Imm("b", 32, 16, "f16"),) if _src == 1 else _ops[4]
+        _ops[4] = (Imm("b", 32, 16, "f16d"),) if _src == 1 else _ops[4]
         _ops[5] = (CBuf("b", neg=63, abs=62, sep=_sep),)
         R(
             rows_for(
@@ -2005,6 +2005,7 @@ R(
                 Mod("FTZ", 80, 1, ONOFF(".FTZ")),
                 Mod("bop", 69, 2, BOP),
             ),
+            ir="HSET2",  # lowered by sm86/lower_alu.py (shader-alu)
             cls="conv",
         )
     ]
@@ -2141,5 +2142,30 @@ R(
             ir="ATOMS.POPC.INC",
             cls="mem",
         ),
+    ]
+)
+
+# --- shader-alu (issue 31): HADD2/HMUL2/HFMA2 with a packed pair of half immediates (bits 32..63,
+# printed high half first): HADD2 form 2, HMUL2 form 4 (2 is refused), HFMA2 form 2 (the register at
+# 64 as B, answering to reuse flag 1, the pair as C) and form 4 (the pair as B, C at 64);
+# .F32 (78) prints one immediate: refused here.  Bits flipped under nvdisasm 13.5 on nvcc's 'HADD2 R0, R2.H0_H0, 3, 3',
+# 'HMUL2 R7, R2, -2.5, -2.5' and 'HFMA2 R7, R2, R7, 0.25, 0.25'.
+_HIMM = (Imm("bh", 48, 16, "f16"), Imm("bl", 32, 16, "f16"))
+_HMODS = (Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("SAT", 77, 1, ONOFF(".SAT")))
+R(
+    [
+        Row("HADD2", 0x430, (D, HA) + _HIMM, (), _HMODS, free=((74, 2),), ir="HADD2.I", cls="conv"),
+        Row("HMUL2", 0x832, (D, HA) + _HIMM, (), _HMODS, free=((74, 2),), ir="HMUL2.I", cls="conv"),
+        Row(
+            "HFMA2",
+            0x431,
+            (D, HA, _h("b", 64, 84, 83, 81, "b")) + _HIMM,
+            (),
+            _HMODS,
+            free=((74, 2), (81, 2)),
+            ir="HFMA2.I",
+            cls="conv",
+        ),
+        Row("HFMA2", 0x831, (D, HA) + _HIMM + (HC,), (), _HMODS, free=((74, 2), (81, 2)), ir="HFMA2.I", cls="conv"),
     ]
 )

@@ -8,7 +8,7 @@ the shared one (``super()``), which refuses what nothing translates.
 from __future__ import annotations
 
 from shader_svc.lower.base import ComputeSpec, TranslateError  # noqa: F401  (TranslateError: what callers catch)
-from shader_svc.sm86.lower_alu import Alu86
+from shader_svc.sm86.lower_alu import ALU_RULES, Alu86
 from shader_svc.sm86.lower_extra import EXTRA_RULES, Extra86
 from shader_svc.sm86.lower_half import HALF_RULES, Half86
 from shader_svc.sm86.lower_control import WARP, Control86  # noqa: F401  (WARP: the emulated warp's operations)
@@ -115,10 +115,11 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86):
         "ATOMS.POPC.INC": "op_atoms",
         "QSPC": "op_qspc",
         "REDUX": "op_redux",
+        **ALU_RULES,
     }
 
     def lowered(self, ir: str) -> bool:
-        return ir in LOWERED or ir in EXT or ir in HALF_RULES or ir in EXTRA_RULES
+        return ir in LOWERED or ir in EXT or ir in HALF_RULES or ir in EXTRA_RULES or ir in ALU_RULES
 
     def lower(self, inst: Inst) -> None:
         # the 64-bit integer type is declared when the first instruction is lowered, before its

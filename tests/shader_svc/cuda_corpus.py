@@ -409,6 +409,8 @@ import cuda_corpus_more  # noqa: E402  (the rest of the corpus, registered throu
 
 cuda_corpus_more.define(case, Inputs)
 cuda_corpus_more.define_mem(case, Inputs)  # shader-mem: the atomic_mem group
+cuda_corpus_more.define_shader_alu(case, Inputs)  # shader-alu's kernels (half comparisons, NaN min/max, f32 pairs to halves)
+cuda_corpus_more.define_shader_alu_directed(case, Inputs)  # shader-alu: directed rounding at the edges
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -1454,3 +1454,233 @@ K(mem_subword) {
         inputs=subword_inputs,
         ref=subword_ref,
     )
+
+
+# --- shader-alu (issue 31): packed-half comparisons and min/max with NaN, f32 pairs packed to
+# halves (SM86 HSET2 with and without .BF, HMNMX2.NAN, F2FP.PACK_AB); references per lane in numpy
+def _h2(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The low and high halves of each word, as float16."""
+    return (v & 0xFFFF).astype(np.uint16).view(np.float16), (v >> 16).astype(np.uint16).view(np.float16)
+
+
+def _h2pack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+
+
+def _h2_inputs(r, n=200):
+    """Words of two halves: normal values, with equal lanes, NaNs and infinities mixed in."""
+    a = (r.standard_normal(2 * n) * 4).astype(np.float16)
+    b = (r.standard_normal(2 * n) * 4).astype(np.float16)
+    b[::5] = a[::5]  # equal lanes
+    a[3::17], b[7::19] = np.float16("nan"), np.float16("nan")
+    a[11::23], b[13::29] = np.float16("inf"), np.float16("-inf")
+    wa = a.view(np.uint16).astype(np.uint32).reshape(n, 2)
+    wb = b.view(np.uint16).astype(np.uint32).reshape(n, 2)
+    return wa[:, 0] | wa[:, 1] << 16, wb[:, 0] | wb[:, 1] << 16
+
+
+def _h2_set_ref(cmp, bf):
+    def ref(x):
+        (pl, ph), (ql, qh) = _h2(x.a[: x.n]), _h2(x.b[: x.n])
+        with np.errstate(invalid="ignore"):
+            t = [cmp(p, q) for p, q in ((pl, ql), (ph, qh))]
+        one = np.uint32(0x3C00 if bf else 0xFFFF)
+        return _h2pack(np.where(t[0], one, 0), np.where(t[1], one, 0))
+
+    return ref
+
+
+def _h2_bgt_ref(x):
+    (pl, ph), (ql, qh) = _h2(x.a[: x.n]), _h2(x.b[: x.n])
+    with np.errstate(invalid="ignore"):
+        return np.where((pl > ql) & (ph > qh), 7, 3).astype(np.uint32)
+
+
+def _h2_maxnan_ref(x):
+    out = []
+    for p, q in zip(_h2(x.a[: x.n]), _h2(x.b[: x.n])):
+        m = np.fmax(p, q).view(np.uint16).astype(np.uint32)
+        out.append(np.where(np.isnan(p) | np.isnan(q), 0x7FFF, m))
+    return _h2pack(out[0], out[1])
+
+
+def _h2_arith_ref(fn):
+    """Per lane: fn on the halves widened to f64 (exact for a sum or product, once rounded for
+    a*b+c: harmless to nearest, see shader_svc/lower/half.py), rounded once to a half; a NaN
+    result is NVIDIA's canonical 0x7fff."""
+
+    def ref(x):
+        lanes = []
+        for p, q in zip(_h2(x.a[: x.n]), _h2(x.b[: x.n])):
+            with np.errstate(all="ignore"):
+                v = np.asarray(fn(p.astype(np.float64), q.astype(np.float64)), np.float64).astype(np.float16)
+            lanes.append(np.where(np.isnan(v), 0x7FFF, v.view(np.uint16).astype(np.uint32)))
+        return _h2pack(lanes[0], lanes[1])
+
+    return ref
+
+
+def _f2h2_ref(x):  # (numpy warns of the overflow to infinity it is asked for)
+    with np.errstate(over="ignore"):
+        lo = x.a[: x.n].view(np.float32).astype(np.float16).view(np.uint16)
+        hi = x.b[: x.n].view(np.float32).astype(np.float16).view(np.uint16)
+    return _h2pack(lo, hi)
+
+
+def _f2h2_inputs(r, n=200):
+    a = (r.standard_normal(n) * 300).astype(np.float32)
+    b = (r.standard_normal(n) * 3).astype(np.float32)
+    a[::9] = np.float32(70000.0)  # overflows to infinity
+    b[::11] = np.float32(3e-6)  # a half denormal
+    a[::7] = np.round(a[::7] * 8) / 8 + np.float32(1 / 32)  # a tie of the rounding
+    return a.view(np.uint32), b.view(np.uint32)
+
+
+def define_shader_alu(case, Inputs) -> None:
+    h2 = "#define H2(i) (*(const __half2 *)&a[i])\n#define G2(i) (*(const __half2 *)&b[i])\n"
+    out = "{ __half2 r_ = (V); o[i] = *(uint32_t *)&r_; }"
+    ne = lambda p, q: (p != q) & ~np.isnan(p) & ~np.isnan(q)  # noqa: E731  ordered, as __hne2
+    kernels = {
+        "h2_set_gt": ("__hgt2(H2(i), G2(i))", out, _h2_set_ref(np.greater, True)),
+        "h2_set_le": ("__hle2(H2(i), G2(i))", out, _h2_set_ref(np.less_equal, True)),
+        "h2_set_ne_mask": ("__hne2_mask(H2(i), G2(i))", "o[i] = (V);", _h2_set_ref(ne, False)),
+        "h2_set_geu_mask": ("__hgeu2_mask(H2(i), G2(i))", "o[i] = (V);", _h2_set_ref(lambda p, q: ~(p < q), False)),
+        "h2_bgt": ("__hbgt2(H2(i), G2(i)) ? 7u : 3u", "o[i] = (V);", _h2_bgt_ref),
+        "h2_max_nan": ("__hmax2_nan(H2(i), G2(i))", out, _h2_maxnan_ref),
+        "h2_from_f2": ("__floats2half2_rn(__uint_as_float(a[i]), __uint_as_float(b[i]))", out, _f2h2_ref),
+        # immediate pairs (SM86 HADD2/HMUL2/HFMA2 forms 2 and 4): the same constant in both lanes
+        # keeps the references lane-independent
+        "h2_add_imm": ("__hadd2(H2(i), __float2half2_rn(3.0f))", out, _h2_arith_ref(lambda p, q: p + 3.0)),
+        "h2_mul_imm": ("__hmul2(H2(i), __float2half2_rn(-2.5f))", out, _h2_arith_ref(lambda p, q: p * -2.5)),
+        "h2_fma_imm": ("__hfma2(H2(i), G2(i), __float2half2_rn(0.25f))", out, _h2_arith_ref(lambda p, q: p * q + 0.25)),
+        "h2_fma_immb": ("__hfma2(H2(i), __float2half2_rn(1.75f), G2(i))", out, _h2_arith_ref(lambda p, q: p * 1.75 + q)),
+    }
+    first = True
+    for name, (expr, store, ref) in kernels.items():
+        make = _f2h2_inputs if name == "h2_from_f2" else _h2_inputs
+        case(
+            name=name,
+            style="half",
+            group="half_alu",
+            src=("#include <cuda_fp16.h>\n" + h2 if first else "")
+            + f"\nK({name}) {{ int i = TID; if (i < n) {{ {store.replace('V', expr)} }} }}",
+            inputs=lambda r, make=make: Inputs(*make(r), 200, 200, np.zeros(200, np.uint32)),
+            ref=ref,
+        )
+        first = False
+
+
+# --- shader-alu (issue 31): fused multiply-adds, sums and products rounded toward zero, down or
+# up (and doubles to nearest), at overflow, underflow and in between (FFMA/DFMA/DADD/DMUL
+# .RZ/.RM/.RP and the plain forms); exact references
+_F64_MAX = Fraction(float(np.finfo(np.float64).max))
+_F32_MAX = Fraction(float(np.finfo(np.float32).max))
+
+
+def _round_dir(v: Fraction, mode: str, f32: bool, zero_sign: float) -> float:
+    """The exact value ``v`` rounded to f64 (or f32) in the direction ``mode``; beyond the largest
+    finite value: that value toward zero, infinity away from it (IEEE 754's directed modes)."""
+    big, ft = (_F32_MAX, np.float32) if f32 else (_F64_MAX, np.float64)
+    if v == 0:
+        return zero_sign
+    if mode == "rn" and not f32:  # to nearest (Python's float of a Fraction), ties to even at the top
+        if abs(v) >= big + Fraction(2) ** 970:
+            return float(np.copysign(np.inf, float(np.sign(v))))
+        return float(np.copysign(float(big), float(np.sign(v)))) if abs(v) > big else float(v)
+    if abs(v) > big:
+        away = (mode == "ru" and v > 0) or (mode == "rd" and v < 0)
+        return float(np.copysign(np.inf, float(np.sign(v)))) if away else float(np.copysign(float(big), float(np.sign(v))))
+    f = ft(float(v)) if not f32 else np.float32(float(v))  # nearest (a tie goes either way: fixed below)
+    if abs(Fraction(float(f))) > big:  # rounded past the largest finite value
+        f = ft(np.copysign(float(big), float(np.sign(v))))
+    fv = Fraction(float(f))
+    if mode == "rz" and abs(fv) > abs(v):
+        f = np.nextafter(f, ft(0))
+    elif mode == "rd" and fv > v:
+        f = np.nextafter(f, ft(-np.inf))
+    elif mode == "ru" and fv < v:
+        f = np.nextafter(f, ft(np.inf))
+    return float(f)
+
+
+def _dir_ref(op: str, mode: str, f32: bool):
+    def ref(x):
+        ft, it = (np.float32, np.uint32) if f32 else (np.float64, np.uint64)
+        n = x.n
+        av, bv = x.a.view(ft), x.b.view(ft)
+        out = np.zeros(n, ft)
+        for i in range(n):
+            p, q, r = float(av[i]), float(bv[i]), float(av[n + i])
+            if op == "add":
+                q, r = 1.0, q  # p + q as p * 1 + q
+            elif op == "mul":
+                r = 0.0 if mode == "rd" else -0.0  # p * q + 0: the zero that keeps p*q's zero sign
+            if not all(np.isfinite([p, q, r])):
+                out[i] = ft(p) * ft(q) + ft(r)  # (the inputs are finite)
+                continue
+            prod_zero = p == 0 or q == 0
+            psign = np.copysign(1.0, p) * np.copysign(1.0, q)
+            if prod_zero and r == 0 and psign == np.copysign(1.0, r):
+                zs = r
+            else:
+                zs = -0.0 if mode == "rd" else 0.0
+            out[i] = _round_dir(Fraction(p) * Fraction(q) + Fraction(r), mode, f32, zs)
+        return out.view(it).view(np.uint32)
+
+    return ref
+
+
+def _dir_inputs(f32: bool):
+    """x (a's first n), z (a's second n), y (b): random values of every scale, and rows 0-27
+    at the edges: products past the largest finite value (+ and -), into the denormals, below
+    the smallest denormal (with a tiny addend), sums past the largest finite value, a factor
+    beyond 2^995 with a finite product."""
+
+    def make(r, n=96):
+        ft = np.float32 if f32 else np.float64
+        e = (20, 40) if f32 else (150, 300)
+        x, y, z = ((r.standard_normal(n) * 10.0 ** r.integers(-e[0], e[0], n)).astype(ft) for _ in range(3))
+        big, tiny = np.finfo(ft).max, np.finfo(ft).tiny
+        lo = -100 if f32 else -1000  # a small exponent whose products reach the denormals
+        edges = [
+            (big / 3, 4.5, 0.0),
+            (-big / 2, 2.25, 0.0),
+            (tiny * 3, 0.3, 0.0),
+            (2.0**lo, -1.3 * 2.0 ** (-70 if not f32 else -40), 0.0),
+            (1.7 * 2.0 ** (lo - 60 if not f32 else lo - 30), 1.1 * 2.0**-20, tiny * 2.0**-50),
+            (big * 0.75, big * 0.5, big * 0.25),
+            # a factor beyond 2^995 with a finite product (Veltkamp's split of it overflows)
+            (1.3 * 2.0 ** (100 if f32 else 1000), 1.7 * 2.0**-40, 2.0 ** (60 if f32 else 960)),
+        ]
+        for k, (p, q, w) in enumerate(edges):
+            for j in range(4):  # four sign patterns of each
+                sp, sw = (1, -1)[j & 1], (1, -1)[j >> 1]
+                x[4 * k + j], y[4 * k + j], z[4 * k + j] = ft(sp * p), ft(q), ft(sw * w)
+        return np.concatenate([x, z]).view(np.uint32).copy(), y.view(np.uint32).copy()
+
+    return make
+
+
+def define_shader_alu_directed(case, Inputs) -> None:
+    ops = {
+        "fma": ("__fma_{m}(x, y, z)", "__fmaf_{m}(x, y, z)"),
+        "add": ("__dadd_{m}(x, y)", "__fadd_{m}(x, y)"),
+        "mul": ("__dmul_{m}(x, y)", "__fmul_{m}(x, y)"),
+    }
+    for f32 in (False, True):
+        t, w = ("float", 1) if f32 else ("double", 2)
+        for op, forms in ops.items():
+            for m in ("rz", "rd", "ru") + (() if f32 else ("rn",)):  # (f32's nearest: elsewhere)
+                name = f"{'f' if f32 else 'd'}{op}_{m}_edge"
+                expr = forms[f32].format(m=m)
+                case(
+                    name=name,
+                    style="float" if f32 else "double",
+                    group="directed_alu",
+                    src=f"""
+K({name}) {{ int i = TID; if (i < n) {{ const {t} *A = (const {t} *)a, *B = (const {t} *)b;
+  {t} x = A[i], z = A[n + i], y = B[i]; (({t} *)o)[i] = {expr}; }} }}""",
+                    inputs=lambda r, f32=f32, w=w: Inputs(*_dir_inputs(f32)(r), 96, 96, np.zeros(96 * w, np.uint32)),
+                    ref=_dir_ref(op, m, f32),
+                    kind="u32",
+                )
