@@ -284,3 +284,51 @@ def test_sp_travels_as_an_argument_and_a_return_stores_it_where_the_function_mov
     assert "s->sp" not in store, store
     assert "s->sp = sp;" in _return_line(code[caller])
     assert "u64 sp = asp;" in code[leaf] and "s->sp" not in _return_line(code[leaf])
+
+
+# stp d15, d14, [sp, #-160]! ; stp d13, d12 / d11, d10 / d9, d8 ; stp x29, x30 ; stp x28, x27 ...
+# x20, x19 (every callee-saved register saved, as big functions and __builtin_unwind_init do)
+_SAVE_ALL = [
+    0x6DB63BEF,
+    0x6D0133ED,
+    0x6D022BEB,
+    0x6D0323E9,
+    0xA9047BFD,
+    0xA9056FFC,
+    0xA90667FA,
+    0xA9075FF8,
+    0xA90857F6,
+    0xA9094FF4,
+]
+_WRITE_X19_X28 = [0xAA0003F3 + k for k in range(10)]  # mov x19..x28, x0
+_WRITE_D8_D14 = [0x9E670008 + k for k in range(7)]  # fmov d8..d14, x0
+_RESTORE_ALL = [
+    0xA9494FF4,
+    0xA94857F6,
+    0xA9475FF8,
+    0xA94667FA,
+    0xA9456FFC,
+    0xA9447BFD,
+    0x6D4323E9,
+    0x6D422BEB,
+    0x6D4133ED,
+    0x6CCA3BEF,
+]
+
+
+@pytest.mark.parametrize("writes_d15", [True, False])
+def test_a_function_that_saves_and_uses_every_callee_saved_register_is_no_unwinder(writes_d15):
+    # caller: mov x19, #1 ; bl f ; add x0, x0, x19 ; ret.  f saves all of X19-X28 and D8-D15,
+    # writes X19-X28 and D8-D14, and D15 too or not (fmov d15, x0), restores them and returns.
+    # Writing every one it saves, f saves them to use them (SQLite's printf, sqlite3_str_vappendf):
+    # its saves are no reads, and its callers keep X19 in their locals (before, every caller of
+    # SQLite's printf stored all eighteen at each call).  One saved and never written is what
+    # __builtin_unwind_init's prologue looks like (an unwinder reads its callers' values back from
+    # its own slots): then its saves are reads, and the caller stores X19.  (The first case failed
+    # before: every function that saves all eighteen was taken for an unwinder.)
+    caller, f = 0x400000, 0x400100
+    body = [*_SAVE_ALL, *_WRITE_X19_X28, *_WRITE_D8_D14, *([0x9E67000F] if writes_d15 else []), *_RESTORE_ALL, 0xD65F03C0]
+    prog = {caller: [0xD2800033, 0x9400003F, 0x8B130000, 0xD65F03C0], f: body}
+    code = _lift_program(prog, results_only=True)[caller]
+    store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
+    assert ("s->x[19] = x19;" in store) == (not writes_d15), (writes_d15, store)
