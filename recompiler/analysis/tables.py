@@ -79,6 +79,11 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
 
     all_leaves = E.leaves(target)
     if not all_leaves:
+        if base:
+            # the guess was the whole target, no index left: a register the function was
+            # entered with (musl's ``call``: ``br x0``) whose last write in address order is
+            # the previous function's ``adrp``/``add`` -- not a table
+            return None
         v = E.evaluate(target, {}, read)
         return Recovered([v], "constant", complete=True) if code(v) else None
     # the index: a bounded or masked sub-value holding every leaf that is not a merged constant
@@ -149,7 +154,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
     if not out:
         return None
     exact = _closed(fv, guesses) and not base  # a window-guessed base is never checked at the branch
-    rec = Recovered(_uniq(out), kind, exact=exact, complete=complete and exact)
+    rec = Recovered(_uniq(out), kind, exact=exact, complete=complete and exact and not base)
     if kind in ("masked", "loaded") and len(combos) == 1 and not base:
         rec.direct = _direct(st, target, index, combos[0], mem, bound if kind == "loaded" else None)
     return rec
