@@ -4,7 +4,11 @@ Each row names an instruction form, the class it belongs to (the unit the Unicor
 test counts), and its bit pattern, most significant bit first: ``0``/``1`` are fixed bits,
 ``x`` a don't-care bit, ``name:width`` a field, ``name=bits`` a field whose value the form fixes
 (decoded like a field, so a handler shared by sibling forms reads it, but matched like fixed bits
-and never drawn by the fuzzers).  One row per form, as the Arm ARM's instruction pages name
+and never drawn by the fuzzers); ``name=1x`` fixes some of a field's bits only (the FP forms of
+an Advanced SIMD group fix ``size<1>``, the Arm ARM's ``a`` bit, and leave ``sz``): decoded
+whole, its ``x`` bits drawn.  A trailing ``!f=v,g=w`` names field values for which the form's
+instruction page says "reserved" or "UNDEFINED" (``!size=11``, ``!size=11,Q=0``): such a word
+is not the form's, it decodes to a later row (its group's ``_unlifted`` row: refused).  One row per form, as the Arm ARM's instruction pages name
 them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
 (``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
 (``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
@@ -36,6 +40,12 @@ class Form:
     fixed: tuple[tuple[str, int, int], ...] = ()  # fields whose value the form fixes (``name=bits``)
     group: str = ""  # the class row this form was split from (its own name where not split)
     layout: tuple[tuple[str, int, int], ...] = ()  # every field, free or fixed, in pattern order
+    reserved: tuple[tuple[int, int], ...] = ()  # (mask, value): encodings the form leaves (``!``)
+
+    def matches(self, word: int) -> bool:
+        """``word`` is one of this form's encodings: its fixed bits, and none of its reserved
+        field values (the Arm ARM's "size:Q == '110' then UNDEFINED")."""
+        return word & self.mask == self.value and not any(word & m == v for m, v in self.reserved)
 
     @property
     def unlifted(self) -> bool:
@@ -52,7 +62,7 @@ class Form:
         fuzzers: a value given for a fixed field is ignored, so every word drawn is the form's)."""
         w = self.value
         for n, lsb, wid in self.fields:
-            w |= (vals.get(n, 0) & ((1 << wid) - 1)) << lsb
+            w |= ((vals.get(n, 0) & ((1 << wid) - 1)) << lsb) & ~self.mask
         return w
 
 
@@ -62,17 +72,22 @@ def _compile(name: str, cls: str, pattern: str, group: str = "") -> Form:
     fields = []
     fixed = []
     layout = []
-    for tok in pattern.split():
+    toks = pattern.split()
+    clauses = [t[1:] for t in toks if t.startswith("!")]
+    for tok in (t for t in toks if not t.startswith("!")):
         if "=" in tok:
             fname, v = tok.split("=")
             width = len(v)
             bits -= width
-            if width == 0 or set(v) - {"0", "1"}:
+            if width == 0 or set(v) - {"0", "1", "x"}:
                 raise ValueError(f"bad fixed field {tok!r} in {name}")
-            mask |= ((1 << width) - 1) << bits
-            value |= int(v, 2) << bits
-            fixed.append((fname, bits, width))
-            layout.append(fixed[-1])
+            for k, ch in enumerate(reversed(v)):
+                if ch != "x":
+                    mask |= 1 << (bits + k)
+                    value |= int(ch) << (bits + k)
+            # a field with bits left free is drawn (``fields``; ``encode`` keeps the fixed ones)
+            (fields if "x" in v else fixed).append((fname, bits, width))
+            layout.append((fname, bits, width))
         elif ":" in tok:
             fname, w = tok.split(":")
             width = int(w)
@@ -89,7 +104,21 @@ def _compile(name: str, cls: str, pattern: str, group: str = "") -> Form:
                     raise ValueError(f"bad pattern char {ch!r} in {name}")
     if bits != 0:
         raise ValueError(f"pattern of {name} has {32 - bits} bits, not 32")
-    return Form(name, cls, pattern, mask, value, tuple(fields), tuple(fixed), group or name, tuple(layout))
+    where = {n: (lsb, w) for n, lsb, w in layout}
+    reserved = []
+    for clause in clauses:  # "!size=11,Q=0": the form's encodings with these field values
+        rm = rv = 0
+        for cond in clause.split(","):
+            fname, v = cond.split("=")
+            lsb, w = where[fname]
+            if len(v) != w or set(v) - {"0", "1", "x"}:
+                raise ValueError(f"bad reserved clause {clause!r} in {name}")
+            for k, ch in enumerate(reversed(v)):
+                if ch != "x":
+                    rm |= 1 << (lsb + k)
+                    rv |= int(ch) << (lsb + k)
+        reserved.append((rm, rv))
+    return Form(name, cls, pattern, mask, value, tuple(fields), tuple(fixed), group or name, tuple(layout), tuple(reserved))
 
 
 def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") -> list[tuple[str, str, str, str]]:
@@ -365,7 +394,91 @@ _ROWS: list[tuple[str, ...]] = [
     ("SIMD_dot", "simd_dot", "0 Q:1 U:1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),  # SDOT/UDOT (vector)
     ("SIMD_rdm", "simd_rdm", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),  # SQRDMLAH/SQRDMLSH
     ("SIMD_scalar_rdm", "simd_rdm", "01 1 11110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),
-    ("SIMD_three_same", "simd_3same", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_three_same",
+        "simd_3same",
+        [
+            (name, f"0 Q:1 U={u} 01110 size{size} 1 Rm:5 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SHADD_vec", 0, ":2", "00000", "!size=11"),
+                ("SQADD_vec", 0, ":2", "00001", "!size=11,Q=0"),
+                ("SRHADD_vec", 0, ":2", "00010", "!size=11"),
+                ("AND_vec", 0, "=00", "00011", ""),
+                ("BIC_vec", 0, "=01", "00011", ""),
+                ("ORR_vec", 0, "=10", "00011", ""),
+                ("ORN_vec", 0, "=11", "00011", ""),
+                ("SHSUB_vec", 0, ":2", "00100", "!size=11"),
+                ("SQSUB_vec", 0, ":2", "00101", "!size=11,Q=0"),
+                ("CMGT_vec", 0, ":2", "00110", "!size=11,Q=0"),
+                ("CMGE_vec", 0, ":2", "00111", "!size=11,Q=0"),
+                ("SSHL_vec", 0, ":2", "01000", "!size=11,Q=0"),
+                ("SQSHL_vec", 0, ":2", "01001", "!size=11,Q=0"),
+                ("SRSHL_vec", 0, ":2", "01010", "!size=11,Q=0"),
+                ("SQRSHL_vec", 0, ":2", "01011", "!size=11,Q=0"),
+                ("SMAX_vec", 0, ":2", "01100", "!size=11"),
+                ("SMIN_vec", 0, ":2", "01101", "!size=11"),
+                ("SABD_vec", 0, ":2", "01110", "!size=11"),
+                ("SABA_vec", 0, ":2", "01111", "!size=11"),
+                ("ADD_vec", 0, ":2", "10000", "!size=11,Q=0"),
+                ("CMTST_vec", 0, ":2", "10001", "!size=11,Q=0"),
+                ("MLA_vec", 0, ":2", "10010", "!size=11"),
+                ("MUL_vec", 0, ":2", "10011", "!size=11"),
+                ("SMAXP_vec", 0, ":2", "10100", "!size=11"),
+                ("SMINP_vec", 0, ":2", "10101", "!size=11"),
+                ("SQDMULH_vec", 0, ":2", "10110", "!size=00 !size=11"),
+                ("ADDP_vec", 0, ":2", "10111", "!size=11,Q=0"),
+                ("FMAXNM_vec", 0, "=0x", "11000", "!size=x1,Q=0"),
+                ("FMLA_vec", 0, "=0x", "11001", "!size=x1,Q=0"),
+                ("FADD_vec", 0, "=0x", "11010", "!size=x1,Q=0"),
+                ("FMULX_vec", 0, "=0x", "11011", "!size=x1,Q=0"),
+                ("FCMEQ_vec", 0, "=0x", "11100", "!size=x1,Q=0"),
+                ("FMAX_vec", 0, "=0x", "11110", "!size=x1,Q=0"),
+                ("FMINNM_vec", 0, "=1x", "11000", "!size=x1,Q=0"),
+                ("FMLS_vec", 0, "=1x", "11001", "!size=x1,Q=0"),
+                ("FSUB_vec", 0, "=1x", "11010", "!size=x1,Q=0"),
+                ("FMIN_vec", 0, "=1x", "11110", "!size=x1,Q=0"),
+                ("UHADD_vec", 1, ":2", "00000", "!size=11"),
+                ("UQADD_vec", 1, ":2", "00001", "!size=11,Q=0"),
+                ("URHADD_vec", 1, ":2", "00010", "!size=11"),
+                ("EOR_vec", 1, "=00", "00011", ""),
+                ("BSL_vec", 1, "=01", "00011", ""),
+                ("BIT_vec", 1, "=10", "00011", ""),
+                ("BIF_vec", 1, "=11", "00011", ""),
+                ("UHSUB_vec", 1, ":2", "00100", "!size=11"),
+                ("UQSUB_vec", 1, ":2", "00101", "!size=11,Q=0"),
+                ("CMHI_vec", 1, ":2", "00110", "!size=11,Q=0"),
+                ("CMHS_vec", 1, ":2", "00111", "!size=11,Q=0"),
+                ("USHL_vec", 1, ":2", "01000", "!size=11,Q=0"),
+                ("UQSHL_vec", 1, ":2", "01001", "!size=11,Q=0"),
+                ("URSHL_vec", 1, ":2", "01010", "!size=11,Q=0"),
+                ("UQRSHL_vec", 1, ":2", "01011", "!size=11,Q=0"),
+                ("UMAX_vec", 1, ":2", "01100", "!size=11"),
+                ("UMIN_vec", 1, ":2", "01101", "!size=11"),
+                ("UABD_vec", 1, ":2", "01110", "!size=11"),
+                ("UABA_vec", 1, ":2", "01111", "!size=11"),
+                ("SUB_vec", 1, ":2", "10000", "!size=11,Q=0"),
+                ("CMEQ_vec", 1, ":2", "10001", "!size=11,Q=0"),
+                ("MLS_vec", 1, ":2", "10010", "!size=11"),
+                ("PMUL_vec", 1, "=00", "10011", ""),
+                ("UMAXP_vec", 1, ":2", "10100", "!size=11"),
+                ("UMINP_vec", 1, ":2", "10101", "!size=11"),
+                ("SQRDMULH_vec", 1, ":2", "10110", "!size=00 !size=11"),
+                ("FMAXNMP_vec", 1, "=0x", "11000", "!size=x1,Q=0"),
+                ("FADDP_vec", 1, "=0x", "11010", "!size=x1,Q=0"),
+                ("FMUL_vec", 1, "=0x", "11011", "!size=x1,Q=0"),
+                ("FCMGE_vec", 1, "=0x", "11100", "!size=x1,Q=0"),
+                ("FACGE_vec", 1, "=0x", "11101", "!size=x1,Q=0"),
+                ("FMAXP_vec", 1, "=0x", "11110", "!size=x1,Q=0"),
+                ("FDIV_vec", 1, "=0x", "11111", "!size=x1,Q=0"),
+                ("FMINNMP_vec", 1, "=1x", "11000", "!size=x1,Q=0"),
+                ("FABD_vec", 1, "=1x", "11010", "!size=x1,Q=0"),
+                ("FCMGT_vec", 1, "=1x", "11100", "!size=x1,Q=0"),
+                ("FACGT_vec", 1, "=1x", "11101", "!size=x1,Q=0"),
+                ("FMINP_vec", 1, "=1x", "11110", "!size=x1,Q=0"),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5",
+    ),
     ("PMULL", "crypto_pmull", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5"),
     ("SIMD_three_diff", "simd_3diff", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),
     ("SIMD_bitcount", "simd_bitcount", "0 Q:1 U:1 01110 size:2 10000 00101 10 Rn:5 Rd:5"),

@@ -21,10 +21,11 @@ the handlers' own conditions, so each encoding keeps the handler it had.)
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
-from recompiler.decode import Insn
+from recompiler.decode import Insn, decode
 from recompiler.isa import GROUPS
 from recompiler.lift import (
     control,
@@ -44,6 +45,7 @@ from recompiler.lift import (
     simd_int,
     simd_vec,
 )
+from recompiler.lift.emitter import LiftError
 
 Handler = Callable[..., "bool | None"]
 
@@ -53,6 +55,37 @@ class Row:
     form: str  # the isa.py form
     handler: Handler
     takes: Callable[[Insn], bool] | None = None  # which encodings of the form (None: the rest)
+
+
+def h_unallocated(em, insn: Insn) -> None:
+    """The row of the encodings a split group's forms leave (``<group>_unlifted``): unallocated
+    or reserved to the Arm ARM, or an extension's instruction the lifter does not implement."""
+    raise LiftError(f"unallocated encoding ({insn.group})")
+
+
+def _route(group: str, *chain: tuple[Handler, Callable[[Insn], bool] | None]) -> list[Row]:
+    """Rows for the forms of an ``isa.py`` group whose class row had a chain of handlers
+    (``chain``: (handler, takes) in order, the last taking the rest): each form gets only the
+    handlers that take some of its encodings, found by trying every value of its free fields
+    but the registers (``R*``: no predicate reads a register number), so most forms have one
+    row, and each encoding keeps the handler the class row's chain gave it."""
+    out: list[Row] = []
+    for f in GROUPS[group]:
+        if f.unlifted:  # unallocated (reserved values included), or not implemented
+            out.append(Row(f.name, h_unallocated))
+            continue
+        free = [(n, w) for n, _l, w in f.fields if not n.startswith("R")]
+        used: list[int] = []
+        for vals in itertools.product(*(range(1 << w) for _n, w in free)):
+            insn = decode(f.encode(**dict(zip((n for n, _w in free), vals))), 0)
+            if insn.form is not f:  # a row before it takes the word
+                continue
+            k = next(k for k, (_h, takes) in enumerate(chain) if takes is None or takes(insn))
+            if k not in used:
+                used.append(k)
+        used = sorted(used) or [len(chain) - 1]
+        out += [Row(f.name, chain[k][0], chain[k][1] if k != used[-1] else None) for k in used]
+    return out
 
 
 def _each(group: str, handler: Handler, takes: Callable[[Insn], bool] | None = None) -> list[Row]:
@@ -155,9 +188,12 @@ ROWS: list[Row] = [
     Row("SIMD_dot", simd_dot.h_dot),
     Row("SIMD_rdm", simd_int.h_rdm),
     Row("SIMD_scalar_rdm", simd_int.h_rdm),
-    Row("SIMD_three_same", simd_vec.h_three_same, simd_vec.takes_three_same),
-    Row("SIMD_three_same", simd_int.h_three_same, simd_int.takes_three_same),
-    Row("SIMD_three_same", fp_simd.h_three_same),
+    *_route(
+        "SIMD_three_same",
+        (simd_vec.h_three_same, simd_vec.takes_three_same),
+        (simd_int.h_three_same, simd_int.takes_three_same),
+        (fp_simd.h_three_same, None),
+    ),
     Row("PMULL", crypto.h_pmull),
     Row("SIMD_three_diff", simd_vec.h_three_diff, simd_vec.takes_three_diff),
     Row("SIMD_three_diff", simd_int.h_three_diff, simd_int.takes_three_diff),

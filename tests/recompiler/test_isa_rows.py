@@ -85,7 +85,13 @@ MNEMONICS: dict[str, set[str]] = {
     "SMOV": {"smov"},
     "UMOV": {"umov", "mov"},
     "INS_elem": {"ins", "mov"},
+    "ORR_vec": {"orr", "mov"},
 }
+# the Advanced SIMD forms whose only capstone mnemonic is their name's first part (ADD_vec: add)
+OWN = {"SIMD_three_same"}
+MNEMONICS.update(
+    {f.name: {f.name.split("_")[0].lower()} for g in OWN for f in isa.GROUPS[g] if not f.unlifted and f.name not in MNEMONICS}
+)
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}
 SPLIT = {g: fs for g, fs in isa.GROUPS.items() if len(fs) > 1 or fs[0].name != g}
@@ -111,6 +117,9 @@ def test_every_split_form_decodes_to_itself_and_capstone_agrees():
             for _ in range(200):
                 word = f.encode(**{n: rnd.getrandbits(w) for n, _l, w in f.fields})
                 insn = decode(word, 0x1000)
+                if not f.matches(word):  # a value the form reserves: the group's last row takes it
+                    assert insn.form is fs[-1] and fs[-1].unlifted, f"{word:#010x} of {f.name}"
+                    continue
                 if insn.form is not f:  # only a more specific row before it may take it (half precision)
                     assert insn.form is not None and ORDER[insn.form.name] < ORDER[f.name], f"{word:#010x} of {f.name}"
                     continue

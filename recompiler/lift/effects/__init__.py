@@ -127,7 +127,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_dot": F.v_acc,
     "SIMD_rdm": F.v_acc,
     "SIMD_scalar_rdm": F.v_acc,
-    "SIMD_three_same": F.three_same,
+    **_each("SIMD_three_same", F.three_same),
     "PMULL": F.v2,
     "SIMD_three_diff": F.three_diff,
     "SIMD_bitcount": F.v1,
