@@ -87,10 +87,16 @@ MNEMONICS: dict[str, set[str]] = {
     "INS_elem": {"ins", "mov"},
     "ORR_vec": {"orr", "mov"},
 }
-# the Advanced SIMD forms whose only capstone mnemonic is their name's first part (ADD_vec: add)
-OWN = {"SIMD_three_same"}
+# the Advanced SIMD forms whose capstone mnemonic is their name's first part (ADD_vec: add), or
+# that with "2" (the Q = 1 half of a narrowing or widening form: XTN2, SMULL2)
+OWN = {"SIMD_three_same", "SIMD_two_reg"}
 MNEMONICS.update(
-    {f.name: {f.name.split("_")[0].lower()} for g in OWN for f in isa.GROUPS[g] if not f.unlifted and f.name not in MNEMONICS}
+    {
+        f.name: {f.name.split("_")[0].lower(), f.name.split("_")[0].lower() + "2"}
+        for g in OWN
+        for f in isa.GROUPS[g]
+        if not f.unlifted and f.name not in MNEMONICS
+    }
 )
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}

@@ -132,7 +132,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_three_diff": F.three_diff,
     "SIMD_bitcount": F.v1,
     "SIMD_addlp": F.addlp,
-    "SIMD_two_reg": F.two_reg,
+    **_each("SIMD_two_reg", F.two_reg),
     "SIMD_across": F.v1,
     "SIMD_ext": F.v2,
     **_each("SIMD_tbl", F.tbl),
