@@ -195,9 +195,12 @@ ROWS: list[Row] = [
         (fp_simd.h_three_same, None),
     ),
     Row("PMULL", crypto.h_pmull),
-    Row("SIMD_three_diff", simd_vec.h_three_diff, simd_vec.takes_three_diff),
-    Row("SIMD_three_diff", simd_int.h_three_diff, simd_int.takes_three_diff),
-    Row("SIMD_three_diff", fp_simd.h_three_diff),
+    *_route(
+        "SIMD_three_diff",
+        (simd_vec.h_three_diff, simd_vec.takes_three_diff),
+        (simd_int.h_three_diff, simd_int.takes_three_diff),
+        (fp_simd.h_three_diff, None),
+    ),
     Row("SIMD_bitcount", simd_bits.h_bitcount),
     Row("SIMD_addlp", simd_bits.h_addlp),
     *_route(

@@ -129,7 +129,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_scalar_rdm": F.v_acc,
     **_each("SIMD_three_same", F.three_same),
     "PMULL": F.v2,
-    "SIMD_three_diff": F.three_diff,
+    **_each("SIMD_three_diff", F.three_diff),
     "SIMD_bitcount": F.v1,
     "SIMD_addlp": F.addlp,
     **_each("SIMD_two_reg", F.two_reg),
