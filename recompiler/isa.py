@@ -574,7 +574,23 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 size:2 10000 opcode:5 10 Rn:5 Rd:5",
     ),
-    ("SIMD_across", "simd_across", "0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_across",
+        "simd_across",
+        [
+            (name, f"0 Q:1 U={u} 01110 size{size} 11000 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SADDLV", 0, ":2", "00011", "!size=10,Q=0 !size=11"),
+                ("SMAXV", 0, ":2", "01010", "!size=10,Q=0 !size=11"),
+                ("SMINV", 0, ":2", "11010", "!size=10,Q=0 !size=11"),
+                ("ADDV", 0, ":2", "11011", "!size=10,Q=0 !size=11"),
+                ("UADDLV", 1, ":2", "00011", "!size=10,Q=0 !size=11"),
+                ("UMAXV", 1, ":2", "01010", "!size=10,Q=0 !size=11"),
+                ("UMINV", 1, ":2", "11010", "!size=10,Q=0 !size=11"),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5",
+    ),
     ("SIMD_ext", "simd_perm", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5"),
     *_split(
         "SIMD_tbl",

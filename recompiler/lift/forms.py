@@ -209,7 +209,10 @@ ROWS: list[Row] = [
         (simd_int.h_two_reg, simd_int.takes_two_reg),
         (fp_simd.h_two_reg, None),
     ),
-    Row("SIMD_across", fp_simd.h_across),
+    *_route(
+        "SIMD_across",
+        (fp_simd.h_across, None),
+    ),
     Row("SIMD_ext", simd_vec.h_ext, simd_vec.takes_ext),
     Row("SIMD_ext", fp_simd.h_ext),
     *_each("SIMD_tbl", fp_simd.h_tbl),

@@ -133,7 +133,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_bitcount": F.v1,
     "SIMD_addlp": F.addlp,
     **_each("SIMD_two_reg", F.two_reg),
-    "SIMD_across": F.v1,
+    **_each("SIMD_across", F.v1),
     "SIMD_ext": F.v2,
     **_each("SIMD_tbl", F.tbl),
     **_each("SIMD_perm", F.v2),
