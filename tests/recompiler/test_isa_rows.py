@@ -86,10 +86,12 @@ MNEMONICS: dict[str, set[str]] = {
     "UMOV": {"umov", "mov"},
     "INS_elem": {"ins", "mov"},
     "ORR_vec": {"orr", "mov"},
+    "SSHLL_vec": {"sshll", "sshll2", "sxtl", "sxtl2"},
+    "USHLL_vec": {"ushll", "ushll2", "uxtl", "uxtl2"},
 }
 # the Advanced SIMD forms whose capstone mnemonic is their name's first part (ADD_vec: add), or
 # that with "2" (the Q = 1 half of a narrowing or widening form: XTN2, SMULL2)
-OWN = {"SIMD_three_same", "SIMD_two_reg", "SIMD_three_diff", "SIMD_across"}
+OWN = {"SIMD_three_same", "SIMD_two_reg", "SIMD_three_diff", "SIMD_across", "SIMD_shift_imm"}
 MNEMONICS.update(
     {
         f.name: {f.name.split("_")[0].lower(), f.name.split("_")[0].lower() + "2"}

@@ -122,7 +122,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_movi": F.movi,
     "SIMD_shift_ins": F.shift_ins,
     "SIMD_scalar_shift_ins": F.shift_ins,
-    "SIMD_shift_imm": F.shift_imm,
+    **_each("SIMD_shift_imm", F.shift_imm),
     **_each("SIMD_copy", F.copy),
     "SIMD_dot": F.v_acc,
     "SIMD_rdm": F.v_acc,
