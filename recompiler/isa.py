@@ -655,7 +655,36 @@ _ROWS: list[tuple[str, ...]] = [
     ("SIMD_scalar_two_reg", "simd_2reg", "01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_dot_elem", "simd_dot", "0 Q:1 U:1 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),  # SDOT/UDOT (by element)
-    ("SIMD_elem", "simd_elem", "0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_elem",
+        "simd_elem",
+        [
+            (name, f"0 Q:1 U={u} 01111 size{size} L:1 M:1 Rm:4 opcode={op} H:1 0 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMLA_elem", 0, ":2", "0001", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("SMLAL_elem", 0, ":2", "0010", "!size=00 !size=11"),
+                ("SQDMLAL_elem", 0, ":2", "0011", "!size=00 !size=11"),
+                ("FMLS_elem", 0, ":2", "0101", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("SMLSL_elem", 0, ":2", "0110", "!size=00 !size=11"),
+                ("SQDMLSL_elem", 0, ":2", "0111", "!size=00 !size=11"),
+                ("MUL_elem", 0, ":2", "1000", "!size=00 !size=11"),
+                ("FMUL_elem", 0, ":2", "1001", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("SMULL_elem", 0, ":2", "1010", "!size=00 !size=11"),
+                ("SQDMULL_elem", 0, ":2", "1011", "!size=00 !size=11"),
+                ("SQDMULH_elem", 0, ":2", "1100", "!size=00 !size=11"),
+                ("SQRDMULH_elem", 0, ":2", "1101", "!size=00 !size=11"),
+                ("MLA_elem", 1, ":2", "0000", "!size=00 !size=11"),
+                ("UMLAL_elem", 1, ":2", "0010", "!size=00 !size=11"),
+                ("MLS_elem", 1, ":2", "0100", "!size=00 !size=11"),
+                ("UMLSL_elem", 1, ":2", "0110", "!size=00 !size=11"),
+                ("FMULX_elem", 1, ":2", "1001", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("UMULL_elem", 1, ":2", "1010", "!size=00 !size=11"),
+                ("SQRDMLAH_elem", 1, ":2", "1101", "!size=00 !size=11"),
+                ("SQRDMLSH_elem", 1, ":2", "1111", "!size=00 !size=11"),
+            )
+        ],
+        rest="0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5",
+    ),
     ("SIMD_scalar_elem", "simd_elem", "01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
     # ---- cryptography extension ----
     *_split(

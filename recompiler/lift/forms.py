@@ -231,8 +231,11 @@ ROWS: list[Row] = [
     Row("SIMD_scalar_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
     Row("SIMD_scalar_shift_imm", fp_simd.h_shift_imm),
     Row("SIMD_dot_elem", simd_dot.h_dot_elem),
-    Row("SIMD_elem", simd_int.h_elem, simd_int.takes_elem),
-    Row("SIMD_elem", fp_simd.h_elem),
+    *_route(
+        "SIMD_elem",
+        (simd_int.h_elem, simd_int.takes_elem),
+        (fp_simd.h_elem, None),
+    ),
     Row("SIMD_scalar_elem", simd_int.h_elem, simd_int.takes_elem),
     Row("SIMD_scalar_elem", fp_simd.h_elem),
     *_each("AES", crypto.h_aes),

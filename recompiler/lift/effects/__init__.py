@@ -144,7 +144,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_scalar_two_reg": F.scalar_two_reg,
     "SIMD_scalar_shift_imm": F.shift_imm,
     "SIMD_dot_elem": F.dot_elem,
-    "SIMD_elem": F.elem,
+    **_each("SIMD_elem", F.elem),
     "SIMD_scalar_elem": F.elem,
     **_each("AES", F.aes),
     **_each("SHA_3reg", F.v_acc),
