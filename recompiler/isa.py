@@ -649,7 +649,27 @@ _ROWS: list[tuple[str, ...]] = [
         rest="0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5",
     ),
     ("SIMD_scalar_copy", "simd_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5"),
-    ("SIMD_scalar_pair", "simd_across", "01 U:1 11110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_scalar_pair",
+        "simd_across",
+        [
+            (name, f"01 U={u} 11110 size{size} 11000 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("ADDP_scalar", 0, "=11", "11011", ""),
+                ("FMAXNMP_scalar_h", 0, "=00", "01100", ""),
+                ("FADDP_scalar_h", 0, "=00", "01101", ""),
+                ("FMAXP_scalar_h", 0, "=00", "01111", ""),
+                ("FMINNMP_scalar_h", 0, "=10", "01100", ""),
+                ("FMINP_scalar_h", 0, "=10", "01111", ""),
+                ("FMAXNMP_scalar", 1, "=0x", "01100", ""),
+                ("FADDP_scalar", 1, "=0x", "01101", ""),
+                ("FMAXP_scalar", 1, "=0x", "01111", ""),
+                ("FMINNMP_scalar", 1, "=1x", "01100", ""),
+                ("FMINP_scalar", 1, "=1x", "01111", ""),
+            )
+        ],
+        rest="01 U:1 11110 size:2 11000 opcode:5 10 Rn:5 Rd:5",
+    ),
     ("SIMD_scalar_three_same", "simd_3same", "01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_scalar_three_diff", "simd_3diff", "01 U:1 11110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),  # SQDMLAL/SQDMLSL/SQDMULL
     ("SIMD_scalar_two_reg", "simd_2reg", "01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),

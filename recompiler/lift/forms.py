@@ -222,7 +222,10 @@ ROWS: list[Row] = [
     *_each("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
     *_each("SIMD_perm", fp_simd.h_perm),
     Row("SIMD_scalar_copy", fp_simd.h_scalar_copy),
-    Row("SIMD_scalar_pair", fp_simd.h_across),
+    *_route(
+        "SIMD_scalar_pair",
+        (fp_simd.h_across, None),
+    ),
     Row("SIMD_scalar_three_same", simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
     Row("SIMD_scalar_three_same", fp_simd.h_scalar_three_same),
     Row("SIMD_scalar_three_diff", simd_int.h_scalar_three_diff),
