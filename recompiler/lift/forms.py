@@ -226,8 +226,11 @@ ROWS: list[Row] = [
         "SIMD_scalar_pair",
         (fp_simd.h_across, None),
     ),
-    Row("SIMD_scalar_three_same", simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
-    Row("SIMD_scalar_three_same", fp_simd.h_scalar_three_same),
+    *_route(
+        "SIMD_scalar_three_same",
+        (simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
+        (fp_simd.h_scalar_three_same, None),
+    ),
     Row("SIMD_scalar_three_diff", simd_int.h_scalar_three_diff),
     Row("SIMD_scalar_two_reg", simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
     Row("SIMD_scalar_two_reg", fp_simd.h_scalar_two_reg),

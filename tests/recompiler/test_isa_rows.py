@@ -91,7 +91,16 @@ MNEMONICS: dict[str, set[str]] = {
 }
 # the Advanced SIMD forms whose capstone mnemonic is their name's first part (ADD_vec: add), or
 # that with "2" (the Q = 1 half of a narrowing or widening form: XTN2, SMULL2)
-OWN = {"SIMD_three_same", "SIMD_two_reg", "SIMD_three_diff", "SIMD_across", "SIMD_shift_imm", "SIMD_elem", "SIMD_scalar_pair"}
+OWN = {
+    "SIMD_three_same",
+    "SIMD_two_reg",
+    "SIMD_three_diff",
+    "SIMD_across",
+    "SIMD_shift_imm",
+    "SIMD_elem",
+    "SIMD_scalar_pair",
+    "SIMD_scalar_three_same",
+}
 MNEMONICS.update(
     {
         f.name: {f.name.split("_")[0].lower(), f.name.split("_")[0].lower() + "2"}

@@ -139,7 +139,7 @@ EFFECTS: dict[str, Declare] = {
     **_each("SIMD_perm", F.v2),
     "SIMD_scalar_copy": F.v1,
     **_each("SIMD_scalar_pair", F.v1),
-    "SIMD_scalar_three_same": F.scalar_three_same,
+    **_each("SIMD_scalar_three_same", F.scalar_three_same),
     "SIMD_scalar_three_diff": F.scalar_three_diff,
     "SIMD_scalar_two_reg": F.scalar_two_reg,
     "SIMD_scalar_shift_imm": F.shift_imm,
