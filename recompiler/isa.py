@@ -709,7 +709,19 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_three_diff", "simd_3diff", "01 U:1 11110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),  # SQDMLAL/SQDMLSL/SQDMULL
+    *_split(
+        "SIMD_scalar_three_diff",
+        "simd_3diff",
+        [
+            (name, f"01 U={u} 11110 size{size} 1 Rm:5 opcode={op} 00 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SQDMLAL_scalar", 0, ":2", "1001", "!size=00 !size=11"),
+                ("SQDMLSL_scalar", 0, ":2", "1011", "!size=00 !size=11"),
+                ("SQDMULL_scalar", 0, ":2", "1101", "!size=00 !size=11"),
+            )
+        ],
+        rest="01 U:1 11110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5",
+    ),
     ("SIMD_scalar_two_reg", "simd_2reg", "01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
     ("SIMD_dot_elem", "simd_dot", "0 Q:1 U:1 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),  # SDOT/UDOT (by element)

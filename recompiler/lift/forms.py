@@ -231,7 +231,10 @@ ROWS: list[Row] = [
         (simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
         (fp_simd.h_scalar_three_same, None),
     ),
-    Row("SIMD_scalar_three_diff", simd_int.h_scalar_three_diff),
+    *_route(
+        "SIMD_scalar_three_diff",
+        (simd_int.h_scalar_three_diff, None),
+    ),
     Row("SIMD_scalar_two_reg", simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
     Row("SIMD_scalar_two_reg", fp_simd.h_scalar_two_reg),
     Row("SIMD_scalar_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
