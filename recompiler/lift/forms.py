@@ -235,8 +235,11 @@ ROWS: list[Row] = [
         "SIMD_scalar_three_diff",
         (simd_int.h_scalar_three_diff, None),
     ),
-    Row("SIMD_scalar_two_reg", simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
-    Row("SIMD_scalar_two_reg", fp_simd.h_scalar_two_reg),
+    *_route(
+        "SIMD_scalar_two_reg",
+        (simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
+        (fp_simd.h_scalar_two_reg, None),
+    ),
     Row("SIMD_scalar_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
     Row("SIMD_scalar_shift_imm", fp_simd.h_shift_imm),
     Row("SIMD_dot_elem", simd_dot.h_dot_elem),

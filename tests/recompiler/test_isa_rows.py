@@ -101,6 +101,7 @@ OWN = {
     "SIMD_scalar_pair",
     "SIMD_scalar_three_same",
     "SIMD_scalar_three_diff",
+    "SIMD_scalar_two_reg",
 }
 MNEMONICS.update(
     {

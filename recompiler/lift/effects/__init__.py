@@ -141,7 +141,7 @@ EFFECTS: dict[str, Declare] = {
     **_each("SIMD_scalar_pair", F.v1),
     **_each("SIMD_scalar_three_same", F.scalar_three_same),
     **_each("SIMD_scalar_three_diff", F.scalar_three_diff),
-    "SIMD_scalar_two_reg": F.scalar_two_reg,
+    **_each("SIMD_scalar_two_reg", F.scalar_two_reg),
     "SIMD_scalar_shift_imm": F.shift_imm,
     "SIMD_dot_elem": F.dot_elem,
     **_each("SIMD_elem", F.elem),
