@@ -761,7 +761,38 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_scalar_shift_imm",
+        "simd_shift",
+        [
+            (name, f"01 U={u} 111110 immh:4 immb:3 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, op, reserved in (
+                ("SSHR_scalar", 0, "00000", "!immh=0xxx"),
+                ("SSRA_scalar", 0, "00010", "!immh=0xxx"),
+                ("SRSHR_scalar", 0, "00100", "!immh=0xxx"),
+                ("SRSRA_scalar", 0, "00110", "!immh=0xxx"),
+                ("SHL_scalar", 0, "01010", "!immh=0xxx"),
+                ("SQSHL_imm_scalar", 0, "01110", "!immh=0000"),
+                ("SQSHRN_scalar", 0, "10010", "!immh=0000 !immh=1xxx"),
+                ("SQRSHRN_scalar", 0, "10011", "!immh=0000 !immh=1xxx"),
+                ("SCVTF_fix_scalar", 0, "11100", "!immh=000x"),
+                ("FCVTZS_fix_scalar", 0, "11111", "!immh=000x"),
+                ("USHR_scalar", 1, "00000", "!immh=0xxx"),
+                ("USRA_scalar", 1, "00010", "!immh=0xxx"),
+                ("URSHR_scalar", 1, "00100", "!immh=0xxx"),
+                ("URSRA_scalar", 1, "00110", "!immh=0xxx"),
+                ("SQSHLU_scalar", 1, "01100", "!immh=0000"),
+                ("UQSHL_imm_scalar", 1, "01110", "!immh=0000"),
+                ("SQSHRUN_scalar", 1, "10000", "!immh=0000 !immh=1xxx"),
+                ("SQRSHRUN_scalar", 1, "10001", "!immh=0000 !immh=1xxx"),
+                ("UQSHRN_scalar", 1, "10010", "!immh=0000 !immh=1xxx"),
+                ("UQRSHRN_scalar", 1, "10011", "!immh=0000 !immh=1xxx"),
+                ("UCVTF_fix_scalar", 1, "11100", "!immh=000x"),
+                ("FCVTZU_fix_scalar", 1, "11111", "!immh=000x"),
+            )
+        ],
+        rest="01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5",
+    ),
     ("SIMD_dot_elem", "simd_dot", "0 Q:1 U:1 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),  # SDOT/UDOT (by element)
     *_split(
         "SIMD_elem",

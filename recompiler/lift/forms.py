@@ -240,8 +240,11 @@ ROWS: list[Row] = [
         (simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
         (fp_simd.h_scalar_two_reg, None),
     ),
-    Row("SIMD_scalar_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
-    Row("SIMD_scalar_shift_imm", fp_simd.h_shift_imm),
+    *_route(
+        "SIMD_scalar_shift_imm",
+        (simd_int.h_shift_imm, simd_int.takes_shift_imm),
+        (fp_simd.h_shift_imm, None),
+    ),
     Row("SIMD_dot_elem", simd_dot.h_dot_elem),
     *_route(
         "SIMD_elem",

@@ -102,6 +102,7 @@ OWN = {
     "SIMD_scalar_three_same",
     "SIMD_scalar_three_diff",
     "SIMD_scalar_two_reg",
+    "SIMD_scalar_shift_imm",
 }
 MNEMONICS.update(
     {

@@ -142,7 +142,7 @@ EFFECTS: dict[str, Declare] = {
     **_each("SIMD_scalar_three_same", F.scalar_three_same),
     **_each("SIMD_scalar_three_diff", F.scalar_three_diff),
     **_each("SIMD_scalar_two_reg", F.scalar_two_reg),
-    "SIMD_scalar_shift_imm": F.shift_imm,
+    **_each("SIMD_scalar_shift_imm", F.shift_imm),
     "SIMD_dot_elem": F.dot_elem,
     **_each("SIMD_elem", F.elem),
     "SIMD_scalar_elem": F.elem,
