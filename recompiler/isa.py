@@ -824,7 +824,27 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_elem", "simd_elem", "01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_scalar_elem",
+        "simd_elem",
+        [
+            (name, f"01 U={u} 11111 size{size} L:1 M:1 Rm:4 opcode={op} H:1 0 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMLA_elem_scalar", 0, ":2", "0001", "!size=01 !size=11,L=1"),
+                ("SQDMLAL_elem_scalar", 0, ":2", "0011", "!size=00 !size=11"),
+                ("FMLS_elem_scalar", 0, ":2", "0101", "!size=01 !size=11,L=1"),
+                ("SQDMLSL_elem_scalar", 0, ":2", "0111", "!size=00 !size=11"),
+                ("FMUL_elem_scalar", 0, ":2", "1001", "!size=01 !size=11,L=1"),
+                ("SQDMULL_elem_scalar", 0, ":2", "1011", "!size=00 !size=11"),
+                ("SQDMULH_elem_scalar", 0, ":2", "1100", "!size=00 !size=11"),
+                ("SQRDMULH_elem_scalar", 0, ":2", "1101", "!size=00 !size=11"),
+                ("FMULX_elem_scalar", 1, ":2", "1001", "!size=01 !size=11,L=1"),
+                ("SQRDMLAH_elem_scalar", 1, ":2", "1101", "!size=00 !size=11"),
+                ("SQRDMLSH_elem_scalar", 1, ":2", "1111", "!size=00 !size=11"),
+            )
+        ],
+        rest="01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5",
+    ),
     # ---- cryptography extension ----
     *_split(
         "AES",

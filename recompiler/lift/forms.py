@@ -251,8 +251,11 @@ ROWS: list[Row] = [
         (simd_int.h_elem, simd_int.takes_elem),
         (fp_simd.h_elem, None),
     ),
-    Row("SIMD_scalar_elem", simd_int.h_elem, simd_int.takes_elem),
-    Row("SIMD_scalar_elem", fp_simd.h_elem),
+    *_route(
+        "SIMD_scalar_elem",
+        (simd_int.h_elem, simd_int.takes_elem),
+        (fp_simd.h_elem, None),
+    ),
     *_each("AES", crypto.h_aes),
     *_each("SHA_3reg", crypto.h_sha3reg),
     *_each("SHA_2reg", crypto.h_sha2reg),

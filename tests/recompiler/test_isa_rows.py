@@ -103,6 +103,7 @@ OWN = {
     "SIMD_scalar_three_diff",
     "SIMD_scalar_two_reg",
     "SIMD_scalar_shift_imm",
+    "SIMD_scalar_elem",
 }
 MNEMONICS.update(
     {

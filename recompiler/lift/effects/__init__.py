@@ -145,7 +145,7 @@ EFFECTS: dict[str, Declare] = {
     **_each("SIMD_scalar_shift_imm", F.shift_imm),
     "SIMD_dot_elem": F.dot_elem,
     **_each("SIMD_elem", F.elem),
-    "SIMD_scalar_elem": F.elem,
+    **_each("SIMD_scalar_elem", F.elem),
     **_each("AES", F.aes),
     **_each("SHA_3reg", F.v_acc),
     **_each("SHA_2reg", F.sha_2reg),
