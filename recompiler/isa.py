@@ -127,9 +127,9 @@ def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") ->
     takes (unallocated, or a later extension's instruction the lifter does not implement:
     SUBP, PACGA, CSSC's SMAX...), so that they decode, and are refused, as they were before
     the split (the analysis reads what decodes: where a function ends, which words are code).
-    The row shares its group's handler, so the lifted C stays the same even where that handler
-    took unallocated encodings (FP_CMP with opc<2:0> != 0, FMOV Wd/Vn.D[1] with sf = 0, INS
-    (general) with Q = 0, all ``.word`` to capstone): refusing those is a separate fix."""
+    The lifter refuses every encoding of the row (``lift/forms.h_unallocated``): among them
+    FP_CMP with opc<2:0> != 0, FMOV Wd/Vn.D[1] with sf = 0 and INS (general) with Q = 0, which
+    the group's handler lifted before (``.word`` to capstone, UNDEFINED to Unicorn)."""
     out = [(name, cls, pattern, group) for name, pattern in rows]
     return out + [(f"{group}_unlifted", cls, rest, group)] if rest else out
 
@@ -417,12 +417,15 @@ _ROWS: list[tuple[str, ...]] = [
         "SIMD_copy",
         "simd_copy",
         [
-            ("DUP_elem", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0000 1 Rn:5 Rd:5"),
-            ("DUP_gen", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0001 1 Rn:5 Rd:5"),
-            ("INS_gen", "0 Q=1 op=0 01110000 imm5:5 0 imm4=0011 1 Rn:5 Rd:5"),
-            ("SMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0101 1 Rn:5 Rd:5"),
-            ("UMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0111 1 Rn:5 Rd:5"),
-            ("INS_elem", "0 Q=1 op=1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
+            ("DUP_elem", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0000 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000,Q=0"),
+            ("DUP_gen", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0001 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000,Q=0"),
+            ("INS_gen", "0 Q=1 op=0 01110000 imm5:5 0 imm4=0011 1 Rn:5 Rd:5 !imm5=x0000"),
+            ("SMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0101 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000 !imm5=xx100,Q=0"),
+            (
+                "UMOV",
+                "0 Q:1 op=0 01110000 imm5:5 0 imm4=0111 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000,Q=0 !imm5=xxxx1,Q=1 !imm5=xxx10,Q=1 !imm5=xx100,Q=1",
+            ),
+            ("INS_elem", "0 Q=1 op=1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5 !imm5=x0000"),
         ],
         rest="0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5",
     ),
@@ -639,12 +642,12 @@ _ROWS: list[tuple[str, ...]] = [
         "SIMD_perm",
         "simd_perm",
         [
-            ("UZP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=001 10 Rn:5 Rd:5"),
-            ("TRN1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=010 10 Rn:5 Rd:5"),
-            ("ZIP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=011 10 Rn:5 Rd:5"),
-            ("UZP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=101 10 Rn:5 Rd:5"),
-            ("TRN2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=110 10 Rn:5 Rd:5"),
-            ("ZIP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=111 10 Rn:5 Rd:5"),
+            ("UZP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=001 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("TRN1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=010 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("ZIP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=011 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("UZP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=101 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("TRN2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=110 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("ZIP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=111 10 Rn:5 Rd:5 !size=11,Q=0"),
         ],
         rest="0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5",
     ),

@@ -91,8 +91,9 @@ def _route(group: str, *chain: tuple[Handler, Callable[[Insn], bool] | None]) ->
 def _each(group: str, handler: Handler, takes: Callable[[Insn], bool] | None = None) -> list[Row]:
     """One row per form of an ``isa.py`` group whose forms share one handler (the handler reads
     the form's fixed fields, as it read them when one row covered them all); with ``takes``, a
-    row of each form that takes some of its encodings (the rows of one form stay in order)."""
-    return [Row(f.name, handler, takes) for f in GROUPS[group]]
+    row of each form that takes some of its encodings (the rows of one form stay in order).  The
+    group's ``_unlifted`` row is refused (``h_unallocated``)."""
+    return [Row(f.name, h_unallocated) if f.unlifted else Row(f.name, handler, takes) for f in GROUPS[group]]
 
 
 ROWS: list[Row] = [
@@ -186,8 +187,7 @@ ROWS: list[Row] = [
         (simd_int.h_shift_imm, simd_int.takes_shift_imm),
         (fp_simd.h_shift_imm, None),
     ),
-    *_each("SIMD_copy", simd_vec.h_copy, simd_vec.takes_copy),
-    *_each("SIMD_copy", fp_simd.h_copy),
+    *_route("SIMD_copy", (simd_vec.h_copy, simd_vec.takes_copy), (fp_simd.h_copy, None)),
     Row("SIMD_dot", simd_dot.h_dot),
     Row("SIMD_rdm", simd_int.h_rdm),
     Row("SIMD_scalar_rdm", simd_int.h_rdm),
@@ -219,8 +219,7 @@ ROWS: list[Row] = [
     Row("SIMD_ext", simd_vec.h_ext, simd_vec.takes_ext),
     Row("SIMD_ext", fp_simd.h_ext),
     *_each("SIMD_tbl", fp_simd.h_tbl),
-    *_each("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
-    *_each("SIMD_perm", fp_simd.h_perm),
+    *_route("SIMD_perm", (simd_vec.h_perm, simd_vec.takes_perm), (fp_simd.h_perm, None)),
     Row("SIMD_scalar_copy", fp_simd.h_scalar_copy),
     *_route(
         "SIMD_scalar_pair",
