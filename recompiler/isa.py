@@ -8,16 +8,18 @@ and never drawn by the fuzzers); ``name=1x`` fixes some of a field's bits only (
 an Advanced SIMD group fix ``size<1>``, the Arm ARM's ``a`` bit, and leave ``sz``): decoded
 whole, its ``x`` bits drawn.  A trailing ``!f=v,g=w`` names field values for which the form's
 instruction page says "reserved" or "UNDEFINED" (``!size=11``, ``!size=11,Q=0``): such a word
-is not the form's, it decodes to a later row (its group's ``_unlifted`` row: refused).  One row per form, as the Arm ARM's instruction pages name
-them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
+is not the form's, it decodes to a later row (its group's ``_unlifted`` row: refused).
+
+One row per form, as the Arm ARM's instruction pages name them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
 (``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
 (``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
 fields, all read the same row.  Rows that still cover several forms (their ``group`` is their
-own name) are the part of issue 33 not yet split; the forms split from one such row keep its name
-as their ``group`` (the analysis matches some patterns by group), and the row itself stays last
-as ``<group>_unlifted`` where its forms leave encodings (unallocated, or a later extension's
-instruction the lifter does not implement): they decode and are refused as before the split, so
-the analysis, which reads what decodes, is unchanged.  A form is added in one place.  Rows are
+own name) are the part of issue 33 not yet split (the FP16 and load/store classes); the forms
+split from one such row keep its name as their ``group`` (the analysis matches some patterns by
+group), and the row itself stays last as ``<group>_unlifted`` where its forms leave encodings
+(unallocated, reserved values, or an extension's instruction the lifter does not implement):
+they decode, so the analysis, which reads what decodes, is unchanged, and the lifter refuses
+each one (``lift/forms.h_unallocated``).  A form is added in one place.  Rows are
 matched in order: put a specific form before a general one that overlaps it.
 ``tests/recompiler/lift_snapshot.py`` checks that a change to the table keeps the lifted C.
 
@@ -50,8 +52,7 @@ class Form:
     @property
     def unlifted(self) -> bool:
         """A split group's last row, for the encodings no form of it takes (``_split``): the
-        lifter refuses them (but the few unallocated ones a group's handler took before the
-        split, which it still lifts as before: see ``_split``), so the fuzzers draw none."""
+        lifter refuses every one of them, so the fuzzers draw none."""
         return self.name.endswith("_unlifted")
 
     def extract(self, word: int) -> dict[str, int]:

@@ -11,12 +11,14 @@ effects end up in a ``result.Lifted`` record (``result.py``): the exits through 
 API, the registers, NZCV and memory it reads and writes from its form's declaration
 (``effects.EFFECTS``, one function per form, shared by the form's rows).
 
-Handlers live in files named after the Arm ARM's encoding groups.  Where one form's encodings
-are split between handlers (a later, more exact or faster lowering of some of them), the form
-has several rows, each with a predicate on the instruction's fields (``takes``) but the last,
-tried in order: the first row that takes the encoding lifts it, and no handler calls another.
-(A split by field values, as the decoder's own table splits by bit patterns; the predicates are
-the handlers' own conditions, so each encoding keeps the handler it had.)
+Handlers live in files named after the Arm ARM's encoding groups.  A group whose class row had
+a chain of handlers (the vector-typed ``simd_vec``, the exact ``simd_int``, the general
+``fp_simd``) gives each of its forms only the handlers that take some of its encodings
+(``_route``): every Advanced SIMD form has one.  Where one form's encodings are still split
+between handlers (MRS/MSR's FPSR and FPCR accesses, EXT's vector-typed lowering), the form has
+several rows, each with a predicate on the instruction's fields (``takes``) but the last, tried
+in order: the first row that takes the encoding lifts it, and no handler calls another.  A split
+group's ``_unlifted`` row (``isa.py``) is refused: ``h_unallocated``.
 """
 
 from __future__ import annotations
