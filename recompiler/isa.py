@@ -371,7 +371,40 @@ _ROWS: list[tuple[str, ...]] = [
     ("SIMD_recip_step", "fp_recip", "0 Q:1 0 01110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),  # FRECPS/FRSQRTS
     ("SIMD_scalar_recip_step", "fp_recip", "01 0 11110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),
     ("SIMD_fp_across", "fp_across", "0 Q:1 U:1 01110 a:1 sz:1 11000 011 o:2 10 Rn:5 Rd:5"),  # FMAXV/FMINV(NM)V
-    ("SIMD_three_same_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_three_same_fp16",
+        "fp_half_vec",
+        [
+            (name, f"0 Q:1 U={u} 01110 a{size} 10 Rm:5 00 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMAXNM_vec_h", 0, "=0", "000", ""),
+                ("FMLA_vec_h", 0, "=0", "001", ""),
+                ("FADD_vec_h", 0, "=0", "010", ""),
+                ("FMULX_vec_h", 0, "=0", "011", ""),
+                ("FCMEQ_vec_h", 0, "=0", "100", ""),
+                ("FMAX_vec_h", 0, "=0", "110", ""),
+                ("FRECPS_vec_h", 0, "=0", "111", ""),
+                ("FMINNM_vec_h", 0, "=1", "000", ""),
+                ("FMLS_vec_h", 0, "=1", "001", ""),
+                ("FSUB_vec_h", 0, "=1", "010", ""),
+                ("FMIN_vec_h", 0, "=1", "110", ""),
+                ("FRSQRTS_vec_h", 0, "=1", "111", ""),
+                ("FMAXNMP_vec_h", 1, "=0", "000", ""),
+                ("FADDP_vec_h", 1, "=0", "010", ""),
+                ("FMUL_vec_h", 1, "=0", "011", ""),
+                ("FCMGE_vec_h", 1, "=0", "100", ""),
+                ("FACGE_vec_h", 1, "=0", "101", ""),
+                ("FMAXP_vec_h", 1, "=0", "110", ""),
+                ("FDIV_vec_h", 1, "=0", "111", ""),
+                ("FMINNMP_vec_h", 1, "=1", "000", ""),
+                ("FABD_vec_h", 1, "=1", "010", ""),
+                ("FCMGT_vec_h", 1, "=1", "100", ""),
+                ("FACGT_vec_h", 1, "=1", "101", ""),
+                ("FMINP_vec_h", 1, "=1", "110", ""),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5",
+    ),
     ("SIMD_two_reg_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_scalar_three_same_fp16", "fp_half_vec", "01 U:1 11110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
     ("SIMD_scalar_two_reg_fp16", "fp_half_vec", "01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),

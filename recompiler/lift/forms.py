@@ -176,7 +176,10 @@ ROWS: list[Row] = [
     Row("SIMD_recip_step", fp_recip.h_recip_step),
     Row("SIMD_scalar_recip_step", fp_recip.h_recip_step),
     Row("SIMD_fp_across", fp_across.h_fp_across),
-    Row("SIMD_three_same_fp16", fp_f16.h_three_same_fp16),
+    *_route(
+        "SIMD_three_same_fp16",
+        (fp_f16.h_three_same_fp16, None),
+    ),
     Row("SIMD_two_reg_fp16", fp_f16.h_two_reg_fp16),
     Row("SIMD_scalar_three_same_fp16", fp_f16.h_three_same_fp16),
     Row("SIMD_scalar_two_reg_fp16", fp_f16.h_two_reg_fp16),

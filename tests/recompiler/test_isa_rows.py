@@ -104,6 +104,7 @@ OWN = {
     "SIMD_scalar_two_reg",
     "SIMD_scalar_shift_imm",
     "SIMD_scalar_elem",
+    "SIMD_three_same_fp16",
 }
 MNEMONICS.update(
     {
