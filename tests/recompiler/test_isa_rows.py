@@ -105,6 +105,7 @@ OWN = {
     "SIMD_scalar_shift_imm",
     "SIMD_scalar_elem",
     "SIMD_three_same_fp16",
+    "SIMD_two_reg_fp16",
 }
 MNEMONICS.update(
     {

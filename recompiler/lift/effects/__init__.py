@@ -116,7 +116,7 @@ EFFECTS: dict[str, Declare] = {
     "SIMD_scalar_recip_step": F.v2,
     "SIMD_fp_across": F.v1,
     **_each("SIMD_three_same_fp16", F.three_same_fp16),
-    "SIMD_two_reg_fp16": F.v1,
+    **_each("SIMD_two_reg_fp16", F.v1),
     "SIMD_scalar_three_same_fp16": F.v2,
     "SIMD_scalar_two_reg_fp16": F.v1,
     "SIMD_movi": F.movi,
