@@ -444,7 +444,25 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 a:1 111100 opcode:5 10 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_three_same_fp16", "fp_half_vec", "01 U:1 11110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_scalar_three_same_fp16",
+        "fp_half_vec",
+        [
+            (name, f"01 U={u} 11110 a{size} 10 Rm:5 00 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMULX_scalar_h", 0, "=0", "011", ""),
+                ("FCMEQ_scalar_h", 0, "=0", "100", ""),
+                ("FRECPS_scalar_h", 0, "=0", "111", ""),
+                ("FRSQRTS_scalar_h", 0, "=1", "111", ""),
+                ("FCMGE_scalar_h", 1, "=0", "100", ""),
+                ("FACGE_scalar_h", 1, "=0", "101", ""),
+                ("FABD_scalar_h", 1, "=1", "010", ""),
+                ("FCMGT_scalar_h", 1, "=1", "100", ""),
+                ("FACGT_scalar_h", 1, "=1", "101", ""),
+            )
+        ],
+        rest="01 U:1 11110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5",
+    ),
     ("SIMD_scalar_two_reg_fp16", "fp_half_vec", "01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),
     ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
     ("SIMD_shift_ins", "simd_shift_ins", "0 Q:1 1 011110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
