@@ -188,7 +188,10 @@ ROWS: list[Row] = [
         "SIMD_scalar_three_same_fp16",
         (fp_f16.h_three_same_fp16, None),
     ),
-    Row("SIMD_scalar_two_reg_fp16", fp_f16.h_two_reg_fp16),
+    *_route(
+        "SIMD_scalar_two_reg_fp16",
+        (fp_f16.h_two_reg_fp16, None),
+    ),
     Row("SIMD_movi", fp_simd.h_movi),
     Row("SIMD_shift_ins", simd_bits.h_shift_ins),
     Row("SIMD_scalar_shift_ins", simd_bits.h_shift_ins),

@@ -107,6 +107,7 @@ OWN = {
     "SIMD_three_same_fp16",
     "SIMD_two_reg_fp16",
     "SIMD_scalar_three_same_fp16",
+    "SIMD_scalar_two_reg_fp16",
 }
 MNEMONICS.update(
     {

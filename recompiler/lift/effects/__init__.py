@@ -118,7 +118,7 @@ EFFECTS: dict[str, Declare] = {
     **_each("SIMD_three_same_fp16", F.three_same_fp16),
     **_each("SIMD_two_reg_fp16", F.v1),
     **_each("SIMD_scalar_three_same_fp16", F.v2),
-    "SIMD_scalar_two_reg_fp16": F.v1,
+    **_each("SIMD_scalar_two_reg_fp16", F.v1),
     "SIMD_movi": F.movi,
     "SIMD_shift_ins": F.shift_ins,
     "SIMD_scalar_shift_ins": F.shift_ins,
