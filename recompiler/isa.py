@@ -269,7 +269,27 @@ _ROWS: list[tuple[str, ...]] = [
     # half precision (lift/fp_f16.py): the general FP rows with ftype = 11; arithmetic in fp_half,
     # compares, selects, moves and integer conversions in fp_half_misc
     ("FP_INT_H", "fp_half_misc", "sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
-    ("FP_DP1_H", "fp_half", "0 0 0 11110 11 1 opcode:6 10000 Rn:5 Rd:5"),
+    *_split(
+        "FP_DP1_H",
+        "fp_half",
+        [
+            (name, f"0 0 0 11110 11 1 opcode={op} 10000 Rn:5 Rd:5")
+            for name, u, op, reserved in (
+                ("FMOV_reg_h", 0, "000000", ""),
+                ("FABS_h", 0, "000001", ""),
+                ("FNEG_h", 0, "000010", ""),
+                ("FSQRT_h", 0, "000011", ""),
+                ("FRINTN_h", 0, "001000", ""),
+                ("FRINTP_h", 0, "001001", ""),
+                ("FRINTM_h", 0, "001010", ""),
+                ("FRINTZ_h", 0, "001011", ""),
+                ("FRINTA_h", 0, "001100", ""),
+                ("FRINTX_h", 0, "001110", ""),
+                ("FRINTI_h", 0, "001111", ""),
+            )
+        ],
+        rest="0 0 0 11110 11 1 opcode:6 10000 Rn:5 Rd:5",
+    ),
     ("FP_CMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5"),
     ("FMOV_imm_H", "fp_half_misc", "0 0 0 11110 11 1 imm8:8 100 00000 Rd:5"),
     ("FP_CCMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),

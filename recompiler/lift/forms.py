@@ -153,7 +153,10 @@ ROWS: list[Row] = [
     Row("FCVT_from_half", fp_half.h_fcvt_from_half),
     Row("FCVT_to_half", fp_half.h_fcvt_to_half),
     Row("FP_INT_H", fp_f16.h_fp_int_h),
-    Row("FP_DP1_H", fp_f16.h_dp1_h),
+    *_route(
+        "FP_DP1_H",
+        (fp_f16.h_dp1_h, None),
+    ),
     Row("FP_CMP_H", fp_f16.h_cmp_h),
     Row("FMOV_imm_H", fp_f16.h_fmov_imm_h),
     Row("FP_CCMP_H", fp_f16.h_ccmp_h),

@@ -108,6 +108,7 @@ OWN = {
     "SIMD_two_reg_fp16",
     "SIMD_scalar_three_same_fp16",
     "SIMD_scalar_two_reg_fp16",
+    "FP_DP1_H",
 }
 MNEMONICS.update(
     {

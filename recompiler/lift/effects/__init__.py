@@ -92,7 +92,7 @@ EFFECTS: dict[str, Declare] = {
     "FCVT_from_half": F.v1,
     "FCVT_to_half": F.v1,
     "FP_INT_H": F.fp_int,
-    "FP_DP1_H": F.v1,
+    **_each("FP_DP1_H", F.v1),
     "FP_CMP_H": F.fp_cmp,
     "FMOV_imm_H": F.fmov_imm,
     "FP_CCMP_H": F.fp_ccmp,
