@@ -293,7 +293,25 @@ _ROWS: list[tuple[str, ...]] = [
     ("FP_CMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5"),
     ("FMOV_imm_H", "fp_half_misc", "0 0 0 11110 11 1 imm8:8 100 00000 Rd:5"),
     ("FP_CCMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
-    ("FP_DP2_H", "fp_half", "0 0 0 11110 11 1 Rm:5 opcode:4 10 Rn:5 Rd:5"),
+    *_split(
+        "FP_DP2_H",
+        "fp_half",
+        [
+            (name, f"0 0 0 11110 11 1 Rm:5 opcode={op} 10 Rn:5 Rd:5")
+            for name, u, op, reserved in (
+                ("FMUL_h", 0, "0000", ""),
+                ("FDIV_h", 0, "0001", ""),
+                ("FADD_h", 0, "0010", ""),
+                ("FSUB_h", 0, "0011", ""),
+                ("FMAX_h", 0, "0100", ""),
+                ("FMIN_h", 0, "0101", ""),
+                ("FMAXNM_h", 0, "0110", ""),
+                ("FMINNM_h", 0, "0111", ""),
+                ("FNMUL_h", 0, "1000", ""),
+            )
+        ],
+        rest="0 0 0 11110 11 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
+    ),
     ("FCSEL_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
     ("FP_DP3_H", "fp_half", "0 0 0 11111 11 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
     # ---- scalar floating point ----

@@ -160,7 +160,10 @@ ROWS: list[Row] = [
     Row("FP_CMP_H", fp_f16.h_cmp_h),
     Row("FMOV_imm_H", fp_f16.h_fmov_imm_h),
     Row("FP_CCMP_H", fp_f16.h_ccmp_h),
-    Row("FP_DP2_H", fp_f16.h_dp2_h),
+    *_route(
+        "FP_DP2_H",
+        (fp_f16.h_dp2_h, None),
+    ),
     Row("FCSEL_H", fp_f16.h_fcsel_h),
     Row("FP_DP3_H", fp_f16.h_dp3_h),
     *_each("FP_INT", fp_simd.h_fp_int),

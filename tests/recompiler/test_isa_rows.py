@@ -109,6 +109,7 @@ OWN = {
     "SIMD_scalar_three_same_fp16",
     "SIMD_scalar_two_reg_fp16",
     "FP_DP1_H",
+    "FP_DP2_H",
 }
 MNEMONICS.update(
     {

@@ -96,7 +96,7 @@ EFFECTS: dict[str, Declare] = {
     "FP_CMP_H": F.fp_cmp,
     "FMOV_imm_H": F.fmov_imm,
     "FP_CCMP_H": F.fp_ccmp,
-    "FP_DP2_H": F.v2,
+    **_each("FP_DP2_H", F.v2),
     "FCSEL_H": F.fcsel,
     "FP_DP3_H": F.v3,
     **_each("FP_INT", F.fp_int),
