@@ -313,7 +313,19 @@ _ROWS: list[tuple[str, ...]] = [
         rest="0 0 0 11110 11 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
     ),
     ("FCSEL_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
-    ("FP_DP3_H", "fp_half", "0 0 0 11111 11 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
+    *_split(
+        "FP_DP3_H",
+        "fp_half",
+        [
+            (name, f"0 0 0 11111 11 {op} Rm:5 {size} Ra:5 Rn:5 Rd:5")
+            for name, u, size, op, reserved in (
+                ("FMADD_h", 0, "o0=0", "o1=0", ""),
+                ("FMSUB_h", 0, "o0=1", "o1=0", ""),
+                ("FNMADD_h", 0, "o0=0", "o1=1", ""),
+                ("FNMSUB_h", 0, "o0=1", "o1=1", ""),
+            )
+        ],
+    ),
     # ---- scalar floating point ----
     *_split(
         "FP_INT",

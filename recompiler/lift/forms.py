@@ -165,7 +165,10 @@ ROWS: list[Row] = [
         (fp_f16.h_dp2_h, None),
     ),
     Row("FCSEL_H", fp_f16.h_fcsel_h),
-    Row("FP_DP3_H", fp_f16.h_dp3_h),
+    *_route(
+        "FP_DP3_H",
+        (fp_f16.h_dp3_h, None),
+    ),
     *_each("FP_INT", fp_simd.h_fp_int),
     *_each("FP_DP1", fp_simd.h_fp_dp1),
     *_each("FP_CMP", fp_simd.h_fp_cmp),

@@ -110,6 +110,7 @@ OWN = {
     "SIMD_scalar_two_reg_fp16",
     "FP_DP1_H",
     "FP_DP2_H",
+    "FP_DP3_H",
 }
 MNEMONICS.update(
     {

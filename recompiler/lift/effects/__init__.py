@@ -98,7 +98,7 @@ EFFECTS: dict[str, Declare] = {
     "FP_CCMP_H": F.fp_ccmp,
     **_each("FP_DP2_H", F.v2),
     "FCSEL_H": F.fcsel,
-    "FP_DP3_H": F.v3,
+    **_each("FP_DP3_H", F.v3),
     **_each("FP_INT", F.fp_int),
     **_each("FP_DP1", F.v1),
     **_each("FP_CMP", F.fp_cmp),
