@@ -290,7 +290,20 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 0 0 11110 11 1 opcode:6 10000 Rn:5 Rd:5",
     ),
-    ("FP_CMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5"),
+    *_split(
+        "FP_CMP_H",
+        "fp_half_misc",
+        [
+            (name, f"0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc={op}")
+            for name, u, op, reserved in (
+                ("FCMP_h", 0, "00000", ""),
+                ("FCMP_zero_h", 0, "01000", ""),
+                ("FCMPE_h", 0, "10000", ""),
+                ("FCMPE_zero_h", 0, "11000", ""),
+            )
+        ],
+        rest="0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5",
+    ),
     ("FMOV_imm_H", "fp_half_misc", "0 0 0 11110 11 1 imm8:8 100 00000 Rd:5"),
     ("FP_CCMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
     *_split(

@@ -157,7 +157,10 @@ ROWS: list[Row] = [
         "FP_DP1_H",
         (fp_f16.h_dp1_h, None),
     ),
-    Row("FP_CMP_H", fp_f16.h_cmp_h),
+    *_route(
+        "FP_CMP_H",
+        (fp_f16.h_cmp_h, None),
+    ),
     Row("FMOV_imm_H", fp_f16.h_fmov_imm_h),
     Row("FP_CCMP_H", fp_f16.h_ccmp_h),
     *_route(

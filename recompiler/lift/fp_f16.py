@@ -82,8 +82,6 @@ def h_dp3_h(em: FunctionEmitter, i: Insn) -> None:
 
 def h_cmp_h(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    if f["opc"] & 7:  # FCMP/FCMPE: opc<2:0> = 000 (Arm ARM), the rest unallocated
-        raise LiftError("unallocated encoding (FP compare)")
     b = "0" if f["opc"] & 8 else _h(f["Rm"])
     em.flags_touched()
     em.out(f"FLAGS_SET(NX_HCMP({_h(f['Rn'])}, {b}, s->fpcr));")

@@ -111,6 +111,7 @@ OWN = {
     "FP_DP1_H",
     "FP_DP2_H",
     "FP_DP3_H",
+    "FP_CMP_H",
 }
 MNEMONICS.update(
     {

@@ -93,7 +93,7 @@ EFFECTS: dict[str, Declare] = {
     "FCVT_to_half": F.v1,
     "FP_INT_H": F.fp_int,
     **_each("FP_DP1_H", F.v1),
-    "FP_CMP_H": F.fp_cmp,
+    **_each("FP_CMP_H", F.fp_cmp),
     "FMOV_imm_H": F.fmov_imm,
     "FP_CCMP_H": F.fp_ccmp,
     **_each("FP_DP2_H", F.v2),
