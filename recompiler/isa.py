@@ -305,7 +305,17 @@ _ROWS: list[tuple[str, ...]] = [
         rest="0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5",
     ),
     ("FMOV_imm_H", "fp_half_misc", "0 0 0 11110 11 1 imm8:8 100 00000 Rd:5"),
-    ("FP_CCMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
+    *_split(
+        "FP_CCMP_H",
+        "fp_half_misc",
+        [
+            (name, f"0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op={op} nzcv:4")
+            for name, u, op, reserved in (
+                ("FCCMP_h", 0, "0", ""),
+                ("FCCMPE_h", 0, "1", ""),
+            )
+        ],
+    ),
     *_split(
         "FP_DP2_H",
         "fp_half",

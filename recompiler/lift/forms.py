@@ -162,7 +162,10 @@ ROWS: list[Row] = [
         (fp_f16.h_cmp_h, None),
     ),
     Row("FMOV_imm_H", fp_f16.h_fmov_imm_h),
-    Row("FP_CCMP_H", fp_f16.h_ccmp_h),
+    *_route(
+        "FP_CCMP_H",
+        (fp_f16.h_ccmp_h, None),
+    ),
     *_route(
         "FP_DP2_H",
         (fp_f16.h_dp2_h, None),

@@ -112,6 +112,7 @@ OWN = {
     "FP_DP2_H",
     "FP_DP3_H",
     "FP_CMP_H",
+    "FP_CCMP_H",
 }
 MNEMONICS.update(
     {

@@ -95,7 +95,7 @@ EFFECTS: dict[str, Declare] = {
     **_each("FP_DP1_H", F.v1),
     **_each("FP_CMP_H", F.fp_cmp),
     "FMOV_imm_H": F.fmov_imm,
-    "FP_CCMP_H": F.fp_ccmp,
+    **_each("FP_CCMP_H", F.fp_ccmp),
     **_each("FP_DP2_H", F.v2),
     "FCSEL_H": F.fcsel,
     **_each("FP_DP3_H", F.v3),
