@@ -268,7 +268,30 @@ _ROWS: list[tuple[str, ...]] = [
     ("FCVT_to_half", "fp_narrow", "0 0 0 11110 0 sz:1 1 000111 10000 Rn:5 Rd:5"),  # FCVT Hd, Sn/Dn
     # half precision (lift/fp_f16.py): the general FP rows with ftype = 11; arithmetic in fp_half,
     # compares, selects, moves and integer conversions in fp_half_misc
-    ("FP_INT_H", "fp_half_misc", "sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
+    *_split(
+        "FP_INT_H",
+        "fp_half_misc",
+        [
+            (name, f"sf:1 0 0 11110 11 1 {size} {op} 000000 Rn:5 Rd:5")
+            for name, u, size, op, reserved in (
+                ("FCVTNS_h", 0, "rmode=00", "opcode=000", ""),
+                ("FCVTNU_h", 0, "rmode=00", "opcode=001", ""),
+                ("SCVTF_int_h", 0, "rmode=00", "opcode=010", ""),
+                ("UCVTF_int_h", 0, "rmode=00", "opcode=011", ""),
+                ("FCVTAS_h", 0, "rmode=00", "opcode=100", ""),
+                ("FCVTAU_h", 0, "rmode=00", "opcode=101", ""),
+                ("FMOV_to_gpr_h", 0, "rmode=00", "opcode=110", ""),
+                ("FMOV_from_gpr_h", 0, "rmode=00", "opcode=111", ""),
+                ("FCVTPS_h", 0, "rmode=01", "opcode=000", ""),
+                ("FCVTPU_h", 0, "rmode=01", "opcode=001", ""),
+                ("FCVTMS_h", 0, "rmode=10", "opcode=000", ""),
+                ("FCVTMU_h", 0, "rmode=10", "opcode=001", ""),
+                ("FCVTZS_int_h", 0, "rmode=11", "opcode=000", ""),
+                ("FCVTZU_int_h", 0, "rmode=11", "opcode=001", ""),
+            )
+        ],
+        rest="sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5",
+    ),
     *_split(
         "FP_DP1_H",
         "fp_half",

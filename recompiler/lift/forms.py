@@ -152,7 +152,10 @@ ROWS: list[Row] = [
     Row("FJCVTZS", fp_round.h_fjcvtzs),
     Row("FCVT_from_half", fp_half.h_fcvt_from_half),
     Row("FCVT_to_half", fp_half.h_fcvt_to_half),
-    Row("FP_INT_H", fp_f16.h_fp_int_h),
+    *_route(
+        "FP_INT_H",
+        (fp_f16.h_fp_int_h, None),
+    ),
     *_route(
         "FP_DP1_H",
         (fp_f16.h_dp1_h, None),

@@ -113,6 +113,7 @@ OWN = {
     "FP_DP3_H",
     "FP_CMP_H",
     "FP_CCMP_H",
+    "FP_INT_H",
 }
 MNEMONICS.update(
     {

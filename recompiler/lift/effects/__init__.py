@@ -91,7 +91,7 @@ EFFECTS: dict[str, Declare] = {
     "FJCVTZS": F.fjcvtzs,
     "FCVT_from_half": F.v1,
     "FCVT_to_half": F.v1,
-    "FP_INT_H": F.fp_int,
+    **_each("FP_INT_H", F.fp_int),
     **_each("FP_DP1_H", F.v1),
     **_each("FP_CMP_H", F.fp_cmp),
     "FMOV_imm_H": F.fmov_imm,
