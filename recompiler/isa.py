@@ -272,23 +272,20 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_INT_H",
         "fp_half_misc",
         [
-            (name, f"sf:1 0 0 11110 11 1 {size} {op} 000000 Rn:5 Rd:5")
-            for name, u, size, op, reserved in (
-                ("FCVTNS_h", 0, "rmode=00", "opcode=000", ""),
-                ("FCVTNU_h", 0, "rmode=00", "opcode=001", ""),
-                ("SCVTF_int_h", 0, "rmode=00", "opcode=010", ""),
-                ("UCVTF_int_h", 0, "rmode=00", "opcode=011", ""),
-                ("FCVTAS_h", 0, "rmode=00", "opcode=100", ""),
-                ("FCVTAU_h", 0, "rmode=00", "opcode=101", ""),
-                ("FMOV_to_gpr_h", 0, "rmode=00", "opcode=110", ""),
-                ("FMOV_from_gpr_h", 0, "rmode=00", "opcode=111", ""),
-                ("FCVTPS_h", 0, "rmode=01", "opcode=000", ""),
-                ("FCVTPU_h", 0, "rmode=01", "opcode=001", ""),
-                ("FCVTMS_h", 0, "rmode=10", "opcode=000", ""),
-                ("FCVTMU_h", 0, "rmode=10", "opcode=001", ""),
-                ("FCVTZS_int_h", 0, "rmode=11", "opcode=000", ""),
-                ("FCVTZU_int_h", 0, "rmode=11", "opcode=001", ""),
-            )
+            ("FCVTNS_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTNU_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=001 000000 Rn:5 Rd:5"),
+            ("SCVTF_int_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=010 000000 Rn:5 Rd:5"),
+            ("UCVTF_int_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=011 000000 Rn:5 Rd:5"),
+            ("FCVTAS_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=100 000000 Rn:5 Rd:5"),
+            ("FCVTAU_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=101 000000 Rn:5 Rd:5"),
+            ("FMOV_to_gpr_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=110 000000 Rn:5 Rd:5"),
+            ("FMOV_from_gpr_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=111 000000 Rn:5 Rd:5"),
+            ("FCVTPS_h", "sf:1 0 0 11110 11 1 rmode=01 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTPU_h", "sf:1 0 0 11110 11 1 rmode=01 opcode=001 000000 Rn:5 Rd:5"),
+            ("FCVTMS_h", "sf:1 0 0 11110 11 1 rmode=10 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTMU_h", "sf:1 0 0 11110 11 1 rmode=10 opcode=001 000000 Rn:5 Rd:5"),
+            ("FCVTZS_int_h", "sf:1 0 0 11110 11 1 rmode=11 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTZU_int_h", "sf:1 0 0 11110 11 1 rmode=11 opcode=001 000000 Rn:5 Rd:5"),
         ],
         rest="sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5",
     ),
@@ -296,20 +293,17 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_DP1_H",
         "fp_half",
         [
-            (name, f"0 0 0 11110 11 1 opcode={op} 10000 Rn:5 Rd:5")
-            for name, u, op, reserved in (
-                ("FMOV_reg_h", 0, "000000", ""),
-                ("FABS_h", 0, "000001", ""),
-                ("FNEG_h", 0, "000010", ""),
-                ("FSQRT_h", 0, "000011", ""),
-                ("FRINTN_h", 0, "001000", ""),
-                ("FRINTP_h", 0, "001001", ""),
-                ("FRINTM_h", 0, "001010", ""),
-                ("FRINTZ_h", 0, "001011", ""),
-                ("FRINTA_h", 0, "001100", ""),
-                ("FRINTX_h", 0, "001110", ""),
-                ("FRINTI_h", 0, "001111", ""),
-            )
+            ("FMOV_reg_h", "0 0 0 11110 11 1 opcode=000000 10000 Rn:5 Rd:5"),
+            ("FABS_h", "0 0 0 11110 11 1 opcode=000001 10000 Rn:5 Rd:5"),
+            ("FNEG_h", "0 0 0 11110 11 1 opcode=000010 10000 Rn:5 Rd:5"),
+            ("FSQRT_h", "0 0 0 11110 11 1 opcode=000011 10000 Rn:5 Rd:5"),
+            ("FRINTN_h", "0 0 0 11110 11 1 opcode=001000 10000 Rn:5 Rd:5"),
+            ("FRINTP_h", "0 0 0 11110 11 1 opcode=001001 10000 Rn:5 Rd:5"),
+            ("FRINTM_h", "0 0 0 11110 11 1 opcode=001010 10000 Rn:5 Rd:5"),
+            ("FRINTZ_h", "0 0 0 11110 11 1 opcode=001011 10000 Rn:5 Rd:5"),
+            ("FRINTA_h", "0 0 0 11110 11 1 opcode=001100 10000 Rn:5 Rd:5"),
+            ("FRINTX_h", "0 0 0 11110 11 1 opcode=001110 10000 Rn:5 Rd:5"),
+            ("FRINTI_h", "0 0 0 11110 11 1 opcode=001111 10000 Rn:5 Rd:5"),
         ],
         rest="0 0 0 11110 11 1 opcode:6 10000 Rn:5 Rd:5",
     ),
@@ -317,13 +311,10 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_CMP_H",
         "fp_half_misc",
         [
-            (name, f"0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc={op}")
-            for name, u, op, reserved in (
-                ("FCMP_h", 0, "00000", ""),
-                ("FCMP_zero_h", 0, "01000", ""),
-                ("FCMPE_h", 0, "10000", ""),
-                ("FCMPE_zero_h", 0, "11000", ""),
-            )
+            ("FCMP_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=00000"),
+            ("FCMP_zero_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=01000"),
+            ("FCMPE_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=10000"),
+            ("FCMPE_zero_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=11000"),
         ],
         rest="0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5",
     ),
@@ -332,29 +323,23 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_CCMP_H",
         "fp_half_misc",
         [
-            (name, f"0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op={op} nzcv:4")
-            for name, u, op, reserved in (
-                ("FCCMP_h", 0, "0", ""),
-                ("FCCMPE_h", 0, "1", ""),
-            )
+            ("FCCMP_h", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op=0 nzcv:4"),
+            ("FCCMPE_h", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op=1 nzcv:4"),
         ],
     ),
     *_split(
         "FP_DP2_H",
         "fp_half",
         [
-            (name, f"0 0 0 11110 11 1 Rm:5 opcode={op} 10 Rn:5 Rd:5")
-            for name, u, op, reserved in (
-                ("FMUL_h", 0, "0000", ""),
-                ("FDIV_h", 0, "0001", ""),
-                ("FADD_h", 0, "0010", ""),
-                ("FSUB_h", 0, "0011", ""),
-                ("FMAX_h", 0, "0100", ""),
-                ("FMIN_h", 0, "0101", ""),
-                ("FMAXNM_h", 0, "0110", ""),
-                ("FMINNM_h", 0, "0111", ""),
-                ("FNMUL_h", 0, "1000", ""),
-            )
+            ("FMUL_h", "0 0 0 11110 11 1 Rm:5 opcode=0000 10 Rn:5 Rd:5"),
+            ("FDIV_h", "0 0 0 11110 11 1 Rm:5 opcode=0001 10 Rn:5 Rd:5"),
+            ("FADD_h", "0 0 0 11110 11 1 Rm:5 opcode=0010 10 Rn:5 Rd:5"),
+            ("FSUB_h", "0 0 0 11110 11 1 Rm:5 opcode=0011 10 Rn:5 Rd:5"),
+            ("FMAX_h", "0 0 0 11110 11 1 Rm:5 opcode=0100 10 Rn:5 Rd:5"),
+            ("FMIN_h", "0 0 0 11110 11 1 Rm:5 opcode=0101 10 Rn:5 Rd:5"),
+            ("FMAXNM_h", "0 0 0 11110 11 1 Rm:5 opcode=0110 10 Rn:5 Rd:5"),
+            ("FMINNM_h", "0 0 0 11110 11 1 Rm:5 opcode=0111 10 Rn:5 Rd:5"),
+            ("FNMUL_h", "0 0 0 11110 11 1 Rm:5 opcode=1000 10 Rn:5 Rd:5"),
         ],
         rest="0 0 0 11110 11 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
     ),
@@ -363,13 +348,10 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_DP3_H",
         "fp_half",
         [
-            (name, f"0 0 0 11111 11 {op} Rm:5 {size} Ra:5 Rn:5 Rd:5")
-            for name, u, size, op, reserved in (
-                ("FMADD_h", 0, "o0=0", "o1=0", ""),
-                ("FMSUB_h", 0, "o0=1", "o1=0", ""),
-                ("FNMADD_h", 0, "o0=0", "o1=1", ""),
-                ("FNMSUB_h", 0, "o0=1", "o1=1", ""),
-            )
+            ("FMADD_h", "0 0 0 11111 11 o1=0 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("FMSUB_h", "0 0 0 11111 11 o1=0 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+            ("FNMADD_h", "0 0 0 11111 11 o1=1 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("FNMSUB_h", "0 0 0 11111 11 o1=1 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
         ],
     ),
     # ---- scalar floating point ----
