@@ -144,7 +144,7 @@ def test_every_split_form_decodes_to_itself_and_capstone_agrees():
     rnd = random.Random(33)
     for fs in SPLIT.values():
         for f in _forms(fs):
-            named = 0
+            named = own = 0
             for _ in range(200):
                 word = f.encode(**{n: rnd.getrandbits(w) for n, _l, w in f.fields})
                 insn = decode(word, 0x1000)
@@ -155,12 +155,15 @@ def test_every_split_form_decodes_to_itself_and_capstone_agrees():
                     assert insn.form is not None and ORDER[insn.form.name] < ORDER[f.name], f"{word:#010x} of {f.name}"
                     continue
                 assert all(insn.f[n] == (f.value >> lsb) & ((1 << w) - 1) for n, lsb, w in f.fixed)
+                own += 1
                 text = disasm(word, 0x1000)
                 if text.startswith(".word"):  # unallocated within the form (e.g. FP ftype 10)
                     continue
                 named += 1
                 assert text.split()[0] in MNEMONICS[f.name], f"{word:#010x} of {f.name}: capstone says {text!r}"
-            assert named >= 40, f"{f.name}: capstone decoded only {named} of 200 encodings"
+            # (a form whose encodings mostly belong to earlier rows or are unallocated still names
+            # a fair share of those it decodes to: FMOV general, whose ftype must match sf)
+            assert own >= 20 and named >= own // 5, f"{f.name}: capstone decoded only {named} of {own} encodings"
 
 
 def test_what_a_split_group_leaves_is_none_of_its_forms():
