@@ -65,18 +65,23 @@ def h_unallocated(em, insn: Insn) -> None:
     raise LiftError(f"unallocated encoding ({insn.group})")
 
 
+# fields no handler's ``takes`` reads: a shift's low bits, a by-element form's lane index
+_NOT_SELECTORS = {"immb", "L", "M", "H"}
+
+
 def _route(group: str, *chain: tuple[Handler, Callable[[Insn], bool] | None]) -> list[Row]:
     """Rows for the forms of an ``isa.py`` group whose class row had a chain of handlers
     (``chain``: (handler, takes) in order, the last taking the rest): each form gets only the
     handlers that take some of its encodings, found by trying every value of its free fields
-    but the registers (``R*``: no predicate reads a register number), so most forms have one
-    row, and each encoding keeps the handler the class row's chain gave it."""
+    but the registers and lane or shift bits (``R*``, ``_NOT_SELECTORS``: no predicate reads
+    them), so most forms have one row, and each encoding keeps the handler the class row's
+    chain gave it."""
     out: list[Row] = []
     for f in GROUPS[group]:
         if f.unlifted:  # unallocated (reserved values included), or not implemented
             out.append(Row(f.name, h_unallocated))
             continue
-        free = [(n, w) for n, _l, w in f.fields if not n.startswith("R")]
+        free = [(n, w) for n, _l, w in f.fields if not n.startswith("R") and n not in _NOT_SELECTORS]
         used: list[int] = []
         for vals in itertools.product(*(range(1 << w) for _n, w in free)):
             insn = decode(f.encode(**dict(zip((n for n, _w in free), vals))), 0)
