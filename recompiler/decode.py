@@ -50,7 +50,7 @@ _BUCKETS = _buckets()
 @lru_cache(maxsize=1 << 16)
 def match(word: int) -> Form | None:
     for f in _BUCKETS[(word >> 25) & 0xF]:
-        if word & f.mask == f.value:
+        if word & f.mask == f.value and f.matches(word):
             return f
     return None
 

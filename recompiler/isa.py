@@ -4,16 +4,22 @@ Each row names an instruction form, the class it belongs to (the unit the Unicor
 test counts), and its bit pattern, most significant bit first: ``0``/``1`` are fixed bits,
 ``x`` a don't-care bit, ``name:width`` a field, ``name=bits`` a field whose value the form fixes
 (decoded like a field, so a handler shared by sibling forms reads it, but matched like fixed bits
-and never drawn by the fuzzers).  One row per form, as the Arm ARM's instruction pages name
-them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
+and never drawn by the fuzzers); ``name=1x`` fixes some of a field's bits only (the FP forms of
+an Advanced SIMD group fix ``size<1>``, the Arm ARM's ``a`` bit, and leave ``sz``): decoded
+whole, its ``x`` bits drawn.  A trailing ``!f=v,g=w`` names field values for which the form's
+instruction page says "reserved" or "UNDEFINED" (``!size=11``, ``!size=11,Q=0``): such a word
+is not the form's, it decodes to a later row (its group's ``_unlifted`` row: refused).
+
+One row per form, as the Arm ARM's instruction pages name them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
 (``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
 (``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
 fields, all read the same row.  Rows that still cover several forms (their ``group`` is their
-own name) are the part of issue 33 not yet split; the forms split from one such row keep its name
-as their ``group`` (the analysis matches some patterns by group), and the row itself stays last
-as ``<group>_unlifted`` where its forms leave encodings (unallocated, or a later extension's
-instruction the lifter does not implement): they decode and are refused as before the split, so
-the analysis, which reads what decodes, is unchanged.  A form is added in one place.  Rows are
+own name) are the part of issue 33 not yet split (the FP16 and load/store classes); the forms
+split from one such row keep its name as their ``group`` (the analysis matches some patterns by
+group), and the row itself stays last as ``<group>_unlifted`` where its forms leave encodings
+(unallocated, reserved values, or an extension's instruction the lifter does not implement):
+they decode, so the analysis, which reads what decodes, is unchanged, and the lifter refuses
+each one (``lift/forms.h_unallocated``).  A form is added in one place.  Rows are
 matched in order: put a specific form before a general one that overlaps it.
 ``tests/recompiler/lift_snapshot.py`` checks that a change to the table keeps the lifted C.
 
@@ -36,12 +42,17 @@ class Form:
     fixed: tuple[tuple[str, int, int], ...] = ()  # fields whose value the form fixes (``name=bits``)
     group: str = ""  # the class row this form was split from (its own name where not split)
     layout: tuple[tuple[str, int, int], ...] = ()  # every field, free or fixed, in pattern order
+    reserved: tuple[tuple[int, int], ...] = ()  # (mask, value): encodings the form leaves (``!``)
+
+    def matches(self, word: int) -> bool:
+        """``word`` is one of this form's encodings: its fixed bits, and none of its reserved
+        field values (the Arm ARM's "size:Q == '110' then UNDEFINED")."""
+        return word & self.mask == self.value and not any(word & m == v for m, v in self.reserved)
 
     @property
     def unlifted(self) -> bool:
         """A split group's last row, for the encodings no form of it takes (``_split``): the
-        lifter refuses them (but the few unallocated ones a group's handler took before the
-        split, which it still lifts as before: see ``_split``), so the fuzzers draw none."""
+        lifter refuses every one of them, so the fuzzers draw none."""
         return self.name.endswith("_unlifted")
 
     def extract(self, word: int) -> dict[str, int]:
@@ -52,7 +63,7 @@ class Form:
         fuzzers: a value given for a fixed field is ignored, so every word drawn is the form's)."""
         w = self.value
         for n, lsb, wid in self.fields:
-            w |= (vals.get(n, 0) & ((1 << wid) - 1)) << lsb
+            w |= ((vals.get(n, 0) & ((1 << wid) - 1)) << lsb) & ~self.mask
         return w
 
 
@@ -62,17 +73,22 @@ def _compile(name: str, cls: str, pattern: str, group: str = "") -> Form:
     fields = []
     fixed = []
     layout = []
-    for tok in pattern.split():
+    toks = pattern.split()
+    clauses = [t[1:] for t in toks if t.startswith("!")]
+    for tok in (t for t in toks if not t.startswith("!")):
         if "=" in tok:
             fname, v = tok.split("=")
             width = len(v)
             bits -= width
-            if width == 0 or set(v) - {"0", "1"}:
+            if width == 0 or set(v) - {"0", "1", "x"}:
                 raise ValueError(f"bad fixed field {tok!r} in {name}")
-            mask |= ((1 << width) - 1) << bits
-            value |= int(v, 2) << bits
-            fixed.append((fname, bits, width))
-            layout.append(fixed[-1])
+            for k, ch in enumerate(reversed(v)):
+                if ch != "x":
+                    mask |= 1 << (bits + k)
+                    value |= int(ch) << (bits + k)
+            # a field with bits left free is drawn (``fields``; ``encode`` keeps the fixed ones)
+            (fields if "x" in v else fixed).append((fname, bits, width))
+            layout.append((fname, bits, width))
         elif ":" in tok:
             fname, w = tok.split(":")
             width = int(w)
@@ -89,7 +105,21 @@ def _compile(name: str, cls: str, pattern: str, group: str = "") -> Form:
                     raise ValueError(f"bad pattern char {ch!r} in {name}")
     if bits != 0:
         raise ValueError(f"pattern of {name} has {32 - bits} bits, not 32")
-    return Form(name, cls, pattern, mask, value, tuple(fields), tuple(fixed), group or name, tuple(layout))
+    where = {n: (lsb, w) for n, lsb, w in layout}
+    reserved = []
+    for clause in clauses:  # "!size=11,Q=0": the form's encodings with these field values
+        rm = rv = 0
+        for cond in clause.split(","):
+            fname, v = cond.split("=")
+            lsb, w = where[fname]
+            if len(v) != w or set(v) - {"0", "1", "x"}:
+                raise ValueError(f"bad reserved clause {clause!r} in {name}")
+            for k, ch in enumerate(reversed(v)):
+                if ch != "x":
+                    rm |= 1 << (lsb + k)
+                    rv |= int(ch) << (lsb + k)
+        reserved.append((rm, rv))
+    return Form(name, cls, pattern, mask, value, tuple(fields), tuple(fixed), group or name, tuple(layout), tuple(reserved))
 
 
 def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") -> list[tuple[str, str, str, str]]:
@@ -98,9 +128,9 @@ def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") ->
     takes (unallocated, or a later extension's instruction the lifter does not implement:
     SUBP, PACGA, CSSC's SMAX...), so that they decode, and are refused, as they were before
     the split (the analysis reads what decodes: where a function ends, which words are code).
-    The row shares its group's handler, so the lifted C stays the same even where that handler
-    took unallocated encodings (FP_CMP with opc<2:0> != 0, FMOV Wd/Vn.D[1] with sf = 0, INS
-    (general) with Q = 0, all ``.word`` to capstone): refusing those is a separate fix."""
+    The lifter refuses every encoding of the row (``lift/forms.h_unallocated``): among them
+    FP_CMP with opc<2:0> != 0, FMOV Wd/Vn.D[1] with sf = 0 and INS (general) with Q = 0, which
+    the group's handler lifted before (``.word`` to capstone, UNDEFINED to Unicorn)."""
     out = [(name, cls, pattern, group) for name, pattern in rows]
     return out + [(f"{group}_unlifted", cls, rest, group)] if rest else out
 
@@ -238,14 +268,92 @@ _ROWS: list[tuple[str, ...]] = [
     ("FCVT_to_half", "fp_narrow", "0 0 0 11110 0 sz:1 1 000111 10000 Rn:5 Rd:5"),  # FCVT Hd, Sn/Dn
     # half precision (lift/fp_f16.py): the general FP rows with ftype = 11; arithmetic in fp_half,
     # compares, selects, moves and integer conversions in fp_half_misc
-    ("FP_INT_H", "fp_half_misc", "sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5"),
-    ("FP_DP1_H", "fp_half", "0 0 0 11110 11 1 opcode:6 10000 Rn:5 Rd:5"),
-    ("FP_CMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5"),
+    *_split(
+        "FP_INT_H",
+        "fp_half_misc",
+        [
+            ("FCVTNS_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTNU_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=001 000000 Rn:5 Rd:5"),
+            ("SCVTF_int_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=010 000000 Rn:5 Rd:5"),
+            ("UCVTF_int_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=011 000000 Rn:5 Rd:5"),
+            ("FCVTAS_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=100 000000 Rn:5 Rd:5"),
+            ("FCVTAU_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=101 000000 Rn:5 Rd:5"),
+            ("FMOV_to_gpr_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=110 000000 Rn:5 Rd:5"),
+            ("FMOV_from_gpr_h", "sf:1 0 0 11110 11 1 rmode=00 opcode=111 000000 Rn:5 Rd:5"),
+            ("FCVTPS_h", "sf:1 0 0 11110 11 1 rmode=01 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTPU_h", "sf:1 0 0 11110 11 1 rmode=01 opcode=001 000000 Rn:5 Rd:5"),
+            ("FCVTMS_h", "sf:1 0 0 11110 11 1 rmode=10 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTMU_h", "sf:1 0 0 11110 11 1 rmode=10 opcode=001 000000 Rn:5 Rd:5"),
+            ("FCVTZS_int_h", "sf:1 0 0 11110 11 1 rmode=11 opcode=000 000000 Rn:5 Rd:5"),
+            ("FCVTZU_int_h", "sf:1 0 0 11110 11 1 rmode=11 opcode=001 000000 Rn:5 Rd:5"),
+        ],
+        rest="sf:1 0 0 11110 11 1 rmode:2 opcode:3 000000 Rn:5 Rd:5",
+    ),
+    *_split(
+        "FP_DP1_H",
+        "fp_half",
+        [
+            ("FMOV_reg_h", "0 0 0 11110 11 1 opcode=000000 10000 Rn:5 Rd:5"),
+            ("FABS_h", "0 0 0 11110 11 1 opcode=000001 10000 Rn:5 Rd:5"),
+            ("FNEG_h", "0 0 0 11110 11 1 opcode=000010 10000 Rn:5 Rd:5"),
+            ("FSQRT_h", "0 0 0 11110 11 1 opcode=000011 10000 Rn:5 Rd:5"),
+            ("FRINTN_h", "0 0 0 11110 11 1 opcode=001000 10000 Rn:5 Rd:5"),
+            ("FRINTP_h", "0 0 0 11110 11 1 opcode=001001 10000 Rn:5 Rd:5"),
+            ("FRINTM_h", "0 0 0 11110 11 1 opcode=001010 10000 Rn:5 Rd:5"),
+            ("FRINTZ_h", "0 0 0 11110 11 1 opcode=001011 10000 Rn:5 Rd:5"),
+            ("FRINTA_h", "0 0 0 11110 11 1 opcode=001100 10000 Rn:5 Rd:5"),
+            ("FRINTX_h", "0 0 0 11110 11 1 opcode=001110 10000 Rn:5 Rd:5"),
+            ("FRINTI_h", "0 0 0 11110 11 1 opcode=001111 10000 Rn:5 Rd:5"),
+        ],
+        rest="0 0 0 11110 11 1 opcode:6 10000 Rn:5 Rd:5",
+    ),
+    *_split(
+        "FP_CMP_H",
+        "fp_half_misc",
+        [
+            ("FCMP_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=00000"),
+            ("FCMP_zero_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=01000"),
+            ("FCMPE_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=10000"),
+            ("FCMPE_zero_h", "0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc=11000"),
+        ],
+        rest="0 0 0 11110 11 1 Rm:5 00 1000 Rn:5 opc:5",
+    ),
     ("FMOV_imm_H", "fp_half_misc", "0 0 0 11110 11 1 imm8:8 100 00000 Rd:5"),
-    ("FP_CCMP_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4"),
-    ("FP_DP2_H", "fp_half", "0 0 0 11110 11 1 Rm:5 opcode:4 10 Rn:5 Rd:5"),
+    *_split(
+        "FP_CCMP_H",
+        "fp_half_misc",
+        [
+            ("FCCMP_h", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op=0 nzcv:4"),
+            ("FCCMPE_h", "0 0 0 11110 11 1 Rm:5 cond:4 01 Rn:5 op=1 nzcv:4"),
+        ],
+    ),
+    *_split(
+        "FP_DP2_H",
+        "fp_half",
+        [
+            ("FMUL_h", "0 0 0 11110 11 1 Rm:5 opcode=0000 10 Rn:5 Rd:5"),
+            ("FDIV_h", "0 0 0 11110 11 1 Rm:5 opcode=0001 10 Rn:5 Rd:5"),
+            ("FADD_h", "0 0 0 11110 11 1 Rm:5 opcode=0010 10 Rn:5 Rd:5"),
+            ("FSUB_h", "0 0 0 11110 11 1 Rm:5 opcode=0011 10 Rn:5 Rd:5"),
+            ("FMAX_h", "0 0 0 11110 11 1 Rm:5 opcode=0100 10 Rn:5 Rd:5"),
+            ("FMIN_h", "0 0 0 11110 11 1 Rm:5 opcode=0101 10 Rn:5 Rd:5"),
+            ("FMAXNM_h", "0 0 0 11110 11 1 Rm:5 opcode=0110 10 Rn:5 Rd:5"),
+            ("FMINNM_h", "0 0 0 11110 11 1 Rm:5 opcode=0111 10 Rn:5 Rd:5"),
+            ("FNMUL_h", "0 0 0 11110 11 1 Rm:5 opcode=1000 10 Rn:5 Rd:5"),
+        ],
+        rest="0 0 0 11110 11 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
+    ),
     ("FCSEL_H", "fp_half_misc", "0 0 0 11110 11 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
-    ("FP_DP3_H", "fp_half", "0 0 0 11111 11 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5"),
+    *_split(
+        "FP_DP3_H",
+        "fp_half",
+        [
+            ("FMADD_h", "0 0 0 11111 11 o1=0 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("FMSUB_h", "0 0 0 11111 11 o1=0 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+            ("FNMADD_h", "0 0 0 11111 11 o1=1 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
+            ("FNMSUB_h", "0 0 0 11111 11 o1=1 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+        ],
+    ),
     # ---- scalar floating point ----
     *_split(
         "FP_INT",
@@ -341,37 +449,383 @@ _ROWS: list[tuple[str, ...]] = [
     ("SIMD_recip_step", "fp_recip", "0 Q:1 0 01110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),  # FRECPS/FRSQRTS
     ("SIMD_scalar_recip_step", "fp_recip", "01 0 11110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),
     ("SIMD_fp_across", "fp_across", "0 Q:1 U:1 01110 a:1 sz:1 11000 011 o:2 10 Rn:5 Rd:5"),  # FMAXV/FMINV(NM)V
-    ("SIMD_three_same_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
-    ("SIMD_two_reg_fp16", "fp_half_vec", "0 Q:1 U:1 01110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),
-    ("SIMD_scalar_three_same_fp16", "fp_half_vec", "01 U:1 11110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5"),
-    ("SIMD_scalar_two_reg_fp16", "fp_half_vec", "01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_three_same_fp16",
+        "fp_half_vec",
+        [
+            (name, f"0 Q:1 U={u} 01110 a{size} 10 Rm:5 00 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMAXNM_vec_h", 0, "=0", "000", ""),
+                ("FMLA_vec_h", 0, "=0", "001", ""),
+                ("FADD_vec_h", 0, "=0", "010", ""),
+                ("FMULX_vec_h", 0, "=0", "011", ""),
+                ("FCMEQ_vec_h", 0, "=0", "100", ""),
+                ("FMAX_vec_h", 0, "=0", "110", ""),
+                ("FRECPS_vec_h", 0, "=0", "111", ""),
+                ("FMINNM_vec_h", 0, "=1", "000", ""),
+                ("FMLS_vec_h", 0, "=1", "001", ""),
+                ("FSUB_vec_h", 0, "=1", "010", ""),
+                ("FMIN_vec_h", 0, "=1", "110", ""),
+                ("FRSQRTS_vec_h", 0, "=1", "111", ""),
+                ("FMAXNMP_vec_h", 1, "=0", "000", ""),
+                ("FADDP_vec_h", 1, "=0", "010", ""),
+                ("FMUL_vec_h", 1, "=0", "011", ""),
+                ("FCMGE_vec_h", 1, "=0", "100", ""),
+                ("FACGE_vec_h", 1, "=0", "101", ""),
+                ("FMAXP_vec_h", 1, "=0", "110", ""),
+                ("FDIV_vec_h", 1, "=0", "111", ""),
+                ("FMINNMP_vec_h", 1, "=1", "000", ""),
+                ("FABD_vec_h", 1, "=1", "010", ""),
+                ("FCMGT_vec_h", 1, "=1", "100", ""),
+                ("FACGT_vec_h", 1, "=1", "101", ""),
+                ("FMINP_vec_h", 1, "=1", "110", ""),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_two_reg_fp16",
+        "fp_half_vec",
+        [
+            (name, f"0 Q:1 U={u} 01110 a{size} 111100 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FRINTN_vec_h", 0, "=0", "11000", ""),
+                ("FRINTM_vec_h", 0, "=0", "11001", ""),
+                ("FCVTNS_vec_h", 0, "=0", "11010", ""),
+                ("FCVTMS_vec_h", 0, "=0", "11011", ""),
+                ("FCVTAS_vec_h", 0, "=0", "11100", ""),
+                ("SCVTF_vec_h", 0, "=0", "11101", ""),
+                ("FCMGT_zero_vec_h", 0, "=1", "01100", ""),
+                ("FCMEQ_zero_vec_h", 0, "=1", "01101", ""),
+                ("FCMLT_zero_vec_h", 0, "=1", "01110", ""),
+                ("FABS_vec_h", 0, "=1", "01111", ""),
+                ("FRINTP_vec_h", 0, "=1", "11000", ""),
+                ("FRINTZ_vec_h", 0, "=1", "11001", ""),
+                ("FCVTPS_vec_h", 0, "=1", "11010", ""),
+                ("FCVTZS_vec_h", 0, "=1", "11011", ""),
+                ("FRECPE_vec_h", 0, "=1", "11101", ""),
+                ("FRINTA_vec_h", 1, "=0", "11000", ""),
+                ("FRINTX_vec_h", 1, "=0", "11001", ""),
+                ("FCVTNU_vec_h", 1, "=0", "11010", ""),
+                ("FCVTMU_vec_h", 1, "=0", "11011", ""),
+                ("FCVTAU_vec_h", 1, "=0", "11100", ""),
+                ("UCVTF_vec_h", 1, "=0", "11101", ""),
+                ("FCMGE_zero_vec_h", 1, "=1", "01100", ""),
+                ("FCMLE_zero_vec_h", 1, "=1", "01101", ""),
+                ("FNEG_vec_h", 1, "=1", "01111", ""),
+                ("FRINTI_vec_h", 1, "=1", "11001", ""),
+                ("FCVTPU_vec_h", 1, "=1", "11010", ""),
+                ("FCVTZU_vec_h", 1, "=1", "11011", ""),
+                ("FRSQRTE_vec_h", 1, "=1", "11101", ""),
+                ("FSQRT_vec_h", 1, "=1", "11111", ""),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 a:1 111100 opcode:5 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_three_same_fp16",
+        "fp_half_vec",
+        [
+            (name, f"01 U={u} 11110 a{size} 10 Rm:5 00 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMULX_scalar_h", 0, "=0", "011", ""),
+                ("FCMEQ_scalar_h", 0, "=0", "100", ""),
+                ("FRECPS_scalar_h", 0, "=0", "111", ""),
+                ("FRSQRTS_scalar_h", 0, "=1", "111", ""),
+                ("FCMGE_scalar_h", 1, "=0", "100", ""),
+                ("FACGE_scalar_h", 1, "=0", "101", ""),
+                ("FABD_scalar_h", 1, "=1", "010", ""),
+                ("FCMGT_scalar_h", 1, "=1", "100", ""),
+                ("FACGT_scalar_h", 1, "=1", "101", ""),
+            )
+        ],
+        rest="01 U:1 11110 a:1 10 Rm:5 00 opcode:3 1 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_two_reg_fp16",
+        "fp_half_vec",
+        [
+            (name, f"01 U={u} 11110 a{size} 111100 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FCVTNS_scalar_h", 0, "=0", "11010", ""),
+                ("FCVTMS_scalar_h", 0, "=0", "11011", ""),
+                ("FCVTAS_scalar_h", 0, "=0", "11100", ""),
+                ("SCVTF_scalar_h", 0, "=0", "11101", ""),
+                ("FCMGT_zero_scalar_h", 0, "=1", "01100", ""),
+                ("FCMEQ_zero_scalar_h", 0, "=1", "01101", ""),
+                ("FCMLT_zero_scalar_h", 0, "=1", "01110", ""),
+                ("FCVTPS_scalar_h", 0, "=1", "11010", ""),
+                ("FCVTZS_scalar_h", 0, "=1", "11011", ""),
+                ("FRECPE_scalar_h", 0, "=1", "11101", ""),
+                ("FRECPX_scalar_h", 0, "=1", "11111", ""),
+                ("FCVTNU_scalar_h", 1, "=0", "11010", ""),
+                ("FCVTMU_scalar_h", 1, "=0", "11011", ""),
+                ("FCVTAU_scalar_h", 1, "=0", "11100", ""),
+                ("UCVTF_scalar_h", 1, "=0", "11101", ""),
+                ("FCMGE_zero_scalar_h", 1, "=1", "01100", ""),
+                ("FCMLE_zero_scalar_h", 1, "=1", "01101", ""),
+                ("FCVTPU_scalar_h", 1, "=1", "11010", ""),
+                ("FCVTZU_scalar_h", 1, "=1", "11011", ""),
+                ("FRSQRTE_scalar_h", 1, "=1", "11101", ""),
+            )
+        ],
+        rest="01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5",
+    ),
     ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
     ("SIMD_shift_ins", "simd_shift_ins", "0 Q:1 1 011110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
     ("SIMD_scalar_shift_ins", "simd_shift_ins", "01 1 111110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
-    ("SIMD_shift_imm", "simd_shift", "0 Q:1 U:1 011110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_shift_imm",
+        "simd_shift",
+        [
+            (name, f"0 Q:1 U={u} 011110 immh:4 immb:3 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, op, reserved in (
+                ("SSHR_vec", 0, "00000", "!immh=1xxx,Q=0"),
+                ("SSRA_vec", 0, "00010", "!immh=1xxx,Q=0"),
+                ("SRSHR_vec", 0, "00100", "!immh=1xxx,Q=0"),
+                ("SRSRA_vec", 0, "00110", "!immh=1xxx,Q=0"),
+                ("SHL_vec", 0, "01010", "!immh=1xxx,Q=0"),
+                ("SQSHL_imm_vec", 0, "01110", "!immh=1xxx,Q=0"),
+                ("SHRN_vec", 0, "10000", "!immh=1xxx"),
+                ("RSHRN_vec", 0, "10001", "!immh=1xxx"),
+                ("SQSHRN_vec", 0, "10010", "!immh=1xxx"),
+                ("SQRSHRN_vec", 0, "10011", "!immh=1xxx"),
+                ("SSHLL_vec", 0, "10100", "!immh=1xxx"),
+                ("SCVTF_fix_vec", 0, "11100", "!immh=000x !immh=1xxx,Q=0"),
+                ("FCVTZS_fix_vec", 0, "11111", "!immh=000x !immh=1xxx,Q=0"),
+                ("USHR_vec", 1, "00000", "!immh=1xxx,Q=0"),
+                ("USRA_vec", 1, "00010", "!immh=1xxx,Q=0"),
+                ("URSHR_vec", 1, "00100", "!immh=1xxx,Q=0"),
+                ("URSRA_vec", 1, "00110", "!immh=1xxx,Q=0"),
+                ("SQSHLU_vec", 1, "01100", "!immh=1xxx,Q=0"),
+                ("UQSHL_imm_vec", 1, "01110", "!immh=1xxx,Q=0"),
+                ("SQSHRUN_vec", 1, "10000", "!immh=1xxx"),
+                ("SQRSHRUN_vec", 1, "10001", "!immh=1xxx"),
+                ("UQSHRN_vec", 1, "10010", "!immh=1xxx"),
+                ("UQRSHRN_vec", 1, "10011", "!immh=1xxx"),
+                ("USHLL_vec", 1, "10100", "!immh=1xxx"),
+                ("UCVTF_fix_vec", 1, "11100", "!immh=000x !immh=1xxx,Q=0"),
+                ("FCVTZU_fix_vec", 1, "11111", "!immh=000x !immh=1xxx,Q=0"),
+            )
+        ],
+        rest="0 Q:1 U:1 011110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_copy",
         "simd_copy",
         [
-            ("DUP_elem", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0000 1 Rn:5 Rd:5"),
-            ("DUP_gen", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0001 1 Rn:5 Rd:5"),
-            ("INS_gen", "0 Q=1 op=0 01110000 imm5:5 0 imm4=0011 1 Rn:5 Rd:5"),
-            ("SMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0101 1 Rn:5 Rd:5"),
-            ("UMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0111 1 Rn:5 Rd:5"),
-            ("INS_elem", "0 Q=1 op=1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5"),
+            ("DUP_elem", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0000 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000,Q=0"),
+            ("DUP_gen", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0001 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000,Q=0"),
+            ("INS_gen", "0 Q=1 op=0 01110000 imm5:5 0 imm4=0011 1 Rn:5 Rd:5 !imm5=x0000"),
+            ("SMOV", "0 Q:1 op=0 01110000 imm5:5 0 imm4=0101 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000 !imm5=xx100,Q=0"),
+            (
+                "UMOV",
+                "0 Q:1 op=0 01110000 imm5:5 0 imm4=0111 1 Rn:5 Rd:5 !imm5=x0000 !imm5=x1000,Q=0 !imm5=xxxx1,Q=1 !imm5=xxx10,Q=1 !imm5=xx100,Q=1",
+            ),
+            ("INS_elem", "0 Q=1 op=1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5 !imm5=x0000"),
         ],
         rest="0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5",
     ),
     ("SIMD_dot", "simd_dot", "0 Q:1 U:1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),  # SDOT/UDOT (vector)
     ("SIMD_rdm", "simd_rdm", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),  # SQRDMLAH/SQRDMLSH
     ("SIMD_scalar_rdm", "simd_rdm", "01 1 11110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),
-    ("SIMD_three_same", "simd_3same", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_three_same",
+        "simd_3same",
+        [
+            (name, f"0 Q:1 U={u} 01110 size{size} 1 Rm:5 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SHADD_vec", 0, ":2", "00000", "!size=11"),
+                ("SQADD_vec", 0, ":2", "00001", "!size=11,Q=0"),
+                ("SRHADD_vec", 0, ":2", "00010", "!size=11"),
+                ("AND_vec", 0, "=00", "00011", ""),
+                ("BIC_vec", 0, "=01", "00011", ""),
+                ("ORR_vec", 0, "=10", "00011", ""),
+                ("ORN_vec", 0, "=11", "00011", ""),
+                ("SHSUB_vec", 0, ":2", "00100", "!size=11"),
+                ("SQSUB_vec", 0, ":2", "00101", "!size=11,Q=0"),
+                ("CMGT_vec", 0, ":2", "00110", "!size=11,Q=0"),
+                ("CMGE_vec", 0, ":2", "00111", "!size=11,Q=0"),
+                ("SSHL_vec", 0, ":2", "01000", "!size=11,Q=0"),
+                ("SQSHL_vec", 0, ":2", "01001", "!size=11,Q=0"),
+                ("SRSHL_vec", 0, ":2", "01010", "!size=11,Q=0"),
+                ("SQRSHL_vec", 0, ":2", "01011", "!size=11,Q=0"),
+                ("SMAX_vec", 0, ":2", "01100", "!size=11"),
+                ("SMIN_vec", 0, ":2", "01101", "!size=11"),
+                ("SABD_vec", 0, ":2", "01110", "!size=11"),
+                ("SABA_vec", 0, ":2", "01111", "!size=11"),
+                ("ADD_vec", 0, ":2", "10000", "!size=11,Q=0"),
+                ("CMTST_vec", 0, ":2", "10001", "!size=11,Q=0"),
+                ("MLA_vec", 0, ":2", "10010", "!size=11"),
+                ("MUL_vec", 0, ":2", "10011", "!size=11"),
+                ("SMAXP_vec", 0, ":2", "10100", "!size=11"),
+                ("SMINP_vec", 0, ":2", "10101", "!size=11"),
+                ("SQDMULH_vec", 0, ":2", "10110", "!size=00 !size=11"),
+                ("ADDP_vec", 0, ":2", "10111", "!size=11,Q=0"),
+                ("FMAXNM_vec", 0, "=0x", "11000", "!size=x1,Q=0"),
+                ("FMLA_vec", 0, "=0x", "11001", "!size=x1,Q=0"),
+                ("FADD_vec", 0, "=0x", "11010", "!size=x1,Q=0"),
+                ("FMULX_vec", 0, "=0x", "11011", "!size=x1,Q=0"),
+                ("FCMEQ_vec", 0, "=0x", "11100", "!size=x1,Q=0"),
+                ("FMAX_vec", 0, "=0x", "11110", "!size=x1,Q=0"),
+                ("FMINNM_vec", 0, "=1x", "11000", "!size=x1,Q=0"),
+                ("FMLS_vec", 0, "=1x", "11001", "!size=x1,Q=0"),
+                ("FSUB_vec", 0, "=1x", "11010", "!size=x1,Q=0"),
+                ("FMIN_vec", 0, "=1x", "11110", "!size=x1,Q=0"),
+                ("UHADD_vec", 1, ":2", "00000", "!size=11"),
+                ("UQADD_vec", 1, ":2", "00001", "!size=11,Q=0"),
+                ("URHADD_vec", 1, ":2", "00010", "!size=11"),
+                ("EOR_vec", 1, "=00", "00011", ""),
+                ("BSL_vec", 1, "=01", "00011", ""),
+                ("BIT_vec", 1, "=10", "00011", ""),
+                ("BIF_vec", 1, "=11", "00011", ""),
+                ("UHSUB_vec", 1, ":2", "00100", "!size=11"),
+                ("UQSUB_vec", 1, ":2", "00101", "!size=11,Q=0"),
+                ("CMHI_vec", 1, ":2", "00110", "!size=11,Q=0"),
+                ("CMHS_vec", 1, ":2", "00111", "!size=11,Q=0"),
+                ("USHL_vec", 1, ":2", "01000", "!size=11,Q=0"),
+                ("UQSHL_vec", 1, ":2", "01001", "!size=11,Q=0"),
+                ("URSHL_vec", 1, ":2", "01010", "!size=11,Q=0"),
+                ("UQRSHL_vec", 1, ":2", "01011", "!size=11,Q=0"),
+                ("UMAX_vec", 1, ":2", "01100", "!size=11"),
+                ("UMIN_vec", 1, ":2", "01101", "!size=11"),
+                ("UABD_vec", 1, ":2", "01110", "!size=11"),
+                ("UABA_vec", 1, ":2", "01111", "!size=11"),
+                ("SUB_vec", 1, ":2", "10000", "!size=11,Q=0"),
+                ("CMEQ_vec", 1, ":2", "10001", "!size=11,Q=0"),
+                ("MLS_vec", 1, ":2", "10010", "!size=11"),
+                ("PMUL_vec", 1, "=00", "10011", ""),
+                ("UMAXP_vec", 1, ":2", "10100", "!size=11"),
+                ("UMINP_vec", 1, ":2", "10101", "!size=11"),
+                ("SQRDMULH_vec", 1, ":2", "10110", "!size=00 !size=11"),
+                ("FMAXNMP_vec", 1, "=0x", "11000", "!size=x1,Q=0"),
+                ("FADDP_vec", 1, "=0x", "11010", "!size=x1,Q=0"),
+                ("FMUL_vec", 1, "=0x", "11011", "!size=x1,Q=0"),
+                ("FCMGE_vec", 1, "=0x", "11100", "!size=x1,Q=0"),
+                ("FACGE_vec", 1, "=0x", "11101", "!size=x1,Q=0"),
+                ("FMAXP_vec", 1, "=0x", "11110", "!size=x1,Q=0"),
+                ("FDIV_vec", 1, "=0x", "11111", "!size=x1,Q=0"),
+                ("FMINNMP_vec", 1, "=1x", "11000", "!size=x1,Q=0"),
+                ("FABD_vec", 1, "=1x", "11010", "!size=x1,Q=0"),
+                ("FCMGT_vec", 1, "=1x", "11100", "!size=x1,Q=0"),
+                ("FACGT_vec", 1, "=1x", "11101", "!size=x1,Q=0"),
+                ("FMINP_vec", 1, "=1x", "11110", "!size=x1,Q=0"),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5",
+    ),
     ("PMULL", "crypto_pmull", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5"),
-    ("SIMD_three_diff", "simd_3diff", "0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_three_diff",
+        "simd_3diff",
+        [
+            (name, f"0 Q:1 U={u} 01110 size{size} 1 Rm:5 opcode={op} 00 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SADDL_vec", 0, ":2", "0000", "!size=11"),
+                ("SADDW_vec", 0, ":2", "0001", "!size=11"),
+                ("SSUBL_vec", 0, ":2", "0010", "!size=11"),
+                ("SSUBW_vec", 0, ":2", "0011", "!size=11"),
+                ("ADDHN_vec", 0, ":2", "0100", "!size=11"),
+                ("SABAL_vec", 0, ":2", "0101", "!size=11"),
+                ("SUBHN_vec", 0, ":2", "0110", "!size=11"),
+                ("SABDL_vec", 0, ":2", "0111", "!size=11"),
+                ("SMLAL_vec", 0, ":2", "1000", "!size=11"),
+                ("SQDMLAL_vec", 0, ":2", "1001", "!size=00 !size=11"),
+                ("SMLSL_vec", 0, ":2", "1010", "!size=11"),
+                ("SQDMLSL_vec", 0, ":2", "1011", "!size=00 !size=11"),
+                ("SMULL_vec", 0, ":2", "1100", "!size=11"),
+                ("SQDMULL_vec", 0, ":2", "1101", "!size=00 !size=11"),
+                ("UADDL_vec", 1, ":2", "0000", "!size=11"),
+                ("UADDW_vec", 1, ":2", "0001", "!size=11"),
+                ("USUBL_vec", 1, ":2", "0010", "!size=11"),
+                ("USUBW_vec", 1, ":2", "0011", "!size=11"),
+                ("RADDHN_vec", 1, ":2", "0100", "!size=11"),
+                ("UABAL_vec", 1, ":2", "0101", "!size=11"),
+                ("RSUBHN_vec", 1, ":2", "0110", "!size=11"),
+                ("UABDL_vec", 1, ":2", "0111", "!size=11"),
+                ("UMLAL_vec", 1, ":2", "1000", "!size=11"),
+                ("UMLSL_vec", 1, ":2", "1010", "!size=11"),
+                ("UMULL_vec", 1, ":2", "1100", "!size=11"),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5",
+    ),
     ("SIMD_bitcount", "simd_bitcount", "0 Q:1 U:1 01110 size:2 10000 00101 10 Rn:5 Rd:5"),
     ("SIMD_addlp", "simd_pairlong", "0 Q:1 U:1 01110 size:2 10000 00 op:1 10 10 Rn:5 Rd:5"),
-    ("SIMD_two_reg", "simd_2reg", "0 Q:1 U:1 01110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
-    ("SIMD_across", "simd_across", "0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_two_reg",
+        "simd_2reg",
+        [
+            (name, f"0 Q:1 U={u} 01110 size{size} 10000 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("REV64_vec", 0, ":2", "00000", "!size=11"),
+                ("REV16_vec", 0, "=00", "00001", ""),
+                ("SUQADD_vec", 0, ":2", "00011", "!size=11,Q=0"),
+                ("CLS_vec", 0, ":2", "00100", "!size=11"),
+                ("SQABS_vec", 0, ":2", "00111", "!size=11,Q=0"),
+                ("CMGT_zero_vec", 0, ":2", "01000", "!size=11,Q=0"),
+                ("CMEQ_zero_vec", 0, ":2", "01001", "!size=11,Q=0"),
+                ("CMLT_zero_vec", 0, ":2", "01010", "!size=11,Q=0"),
+                ("ABS_vec", 0, ":2", "01011", "!size=11,Q=0"),
+                ("XTN_vec", 0, ":2", "10010", "!size=11"),
+                ("SQXTN_vec", 0, ":2", "10100", "!size=11"),
+                ("FRINTN_vec", 0, "=0x", "11000", "!size=x1,Q=0"),
+                ("FRINTM_vec", 0, "=0x", "11001", "!size=x1,Q=0"),
+                ("FCVTNS_vec", 0, "=0x", "11010", "!size=x1,Q=0"),
+                ("FCVTMS_vec", 0, "=0x", "11011", "!size=x1,Q=0"),
+                ("FCVTAS_vec", 0, "=0x", "11100", "!size=x1,Q=0"),
+                ("SCVTF_vec", 0, "=0x", "11101", "!size=x1,Q=0"),
+                ("FCMGT_zero_vec", 0, "=1x", "01100", "!size=x1,Q=0"),
+                ("FCMEQ_zero_vec", 0, "=1x", "01101", "!size=x1,Q=0"),
+                ("FCMLT_zero_vec", 0, "=1x", "01110", "!size=x1,Q=0"),
+                ("FABS_vec", 0, "=1x", "01111", "!size=x1,Q=0"),
+                ("FRINTP_vec", 0, "=1x", "11000", "!size=x1,Q=0"),
+                ("FRINTZ_vec", 0, "=1x", "11001", "!size=x1,Q=0"),
+                ("FCVTPS_vec", 0, "=1x", "11010", "!size=x1,Q=0"),
+                ("FCVTZS_vec", 0, "=1x", "11011", "!size=x1,Q=0"),
+                ("REV32_vec", 1, ":2", "00000", "!size=1x"),
+                ("USQADD_vec", 1, ":2", "00011", "!size=11,Q=0"),
+                ("CLZ_vec", 1, ":2", "00100", "!size=11"),
+                ("SQNEG_vec", 1, ":2", "00111", "!size=11,Q=0"),
+                ("CMGE_zero_vec", 1, ":2", "01000", "!size=11,Q=0"),
+                ("CMLE_zero_vec", 1, ":2", "01001", "!size=11,Q=0"),
+                ("NEG_vec", 1, ":2", "01011", "!size=11,Q=0"),
+                ("SQXTUN_vec", 1, ":2", "10010", "!size=11"),
+                ("UQXTN_vec", 1, ":2", "10100", "!size=11"),
+                ("FRINTA_vec", 1, "=0x", "11000", "!size=x1,Q=0"),
+                ("FRINTX_vec", 1, "=0x", "11001", "!size=x1,Q=0"),
+                ("FCVTNU_vec", 1, "=0x", "11010", "!size=x1,Q=0"),
+                ("FCVTMU_vec", 1, "=0x", "11011", "!size=x1,Q=0"),
+                ("FCVTAU_vec", 1, "=0x", "11100", "!size=x1,Q=0"),
+                ("UCVTF_vec", 1, "=0x", "11101", "!size=x1,Q=0"),
+                ("FCMGE_zero_vec", 1, "=1x", "01100", "!size=x1,Q=0"),
+                ("FCMLE_zero_vec", 1, "=1x", "01101", "!size=x1,Q=0"),
+                ("FNEG_vec", 1, "=1x", "01111", "!size=x1,Q=0"),
+                ("FRINTI_vec", 1, "=1x", "11001", "!size=x1,Q=0"),
+                ("FCVTPU_vec", 1, "=1x", "11010", "!size=x1,Q=0"),
+                ("FCVTZU_vec", 1, "=1x", "11011", "!size=x1,Q=0"),
+                ("FSQRT_vec", 1, "=1x", "11111", "!size=x1,Q=0"),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 size:2 10000 opcode:5 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_across",
+        "simd_across",
+        [
+            (name, f"0 Q:1 U={u} 01110 size{size} 11000 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SADDLV", 0, ":2", "00011", "!size=10,Q=0 !size=11"),
+                ("SMAXV", 0, ":2", "01010", "!size=10,Q=0 !size=11"),
+                ("SMINV", 0, ":2", "11010", "!size=10,Q=0 !size=11"),
+                ("ADDV", 0, ":2", "11011", "!size=10,Q=0 !size=11"),
+                ("UADDLV", 1, ":2", "00011", "!size=10,Q=0 !size=11"),
+                ("UMAXV", 1, ":2", "01010", "!size=10,Q=0 !size=11"),
+                ("UMINV", 1, ":2", "11010", "!size=10,Q=0 !size=11"),
+            )
+        ],
+        rest="0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5",
+    ),
     ("SIMD_ext", "simd_perm", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5"),
     *_split(
         "SIMD_tbl",
@@ -385,24 +839,212 @@ _ROWS: list[tuple[str, ...]] = [
         "SIMD_perm",
         "simd_perm",
         [
-            ("UZP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=001 10 Rn:5 Rd:5"),
-            ("TRN1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=010 10 Rn:5 Rd:5"),
-            ("ZIP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=011 10 Rn:5 Rd:5"),
-            ("UZP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=101 10 Rn:5 Rd:5"),
-            ("TRN2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=110 10 Rn:5 Rd:5"),
-            ("ZIP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=111 10 Rn:5 Rd:5"),
+            ("UZP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=001 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("TRN1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=010 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("ZIP1", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=011 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("UZP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=101 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("TRN2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=110 10 Rn:5 Rd:5 !size=11,Q=0"),
+            ("ZIP2", "0 Q:1 001110 size:2 0 Rm:5 0 opcode=111 10 Rn:5 Rd:5 !size=11,Q=0"),
         ],
         rest="0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5",
     ),
     ("SIMD_scalar_copy", "simd_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5"),
-    ("SIMD_scalar_pair", "simd_across", "01 U:1 11110 size:2 11000 opcode:5 10 Rn:5 Rd:5"),
-    ("SIMD_scalar_three_same", "simd_3same", "01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5"),
-    ("SIMD_scalar_three_diff", "simd_3diff", "01 U:1 11110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5"),  # SQDMLAL/SQDMLSL/SQDMULL
-    ("SIMD_scalar_two_reg", "simd_2reg", "01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5"),
-    ("SIMD_scalar_shift_imm", "simd_shift", "01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_scalar_pair",
+        "simd_across",
+        [
+            (name, f"01 U={u} 11110 size{size} 11000 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("ADDP_scalar", 0, "=11", "11011", ""),
+                ("FMAXNMP_scalar_h", 0, "=00", "01100", ""),
+                ("FADDP_scalar_h", 0, "=00", "01101", ""),
+                ("FMAXP_scalar_h", 0, "=00", "01111", ""),
+                ("FMINNMP_scalar_h", 0, "=10", "01100", ""),
+                ("FMINP_scalar_h", 0, "=10", "01111", ""),
+                ("FMAXNMP_scalar", 1, "=0x", "01100", ""),
+                ("FADDP_scalar", 1, "=0x", "01101", ""),
+                ("FMAXP_scalar", 1, "=0x", "01111", ""),
+                ("FMINNMP_scalar", 1, "=1x", "01100", ""),
+                ("FMINP_scalar", 1, "=1x", "01111", ""),
+            )
+        ],
+        rest="01 U:1 11110 size:2 11000 opcode:5 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_three_same",
+        "simd_3same",
+        [
+            (name, f"01 U={u} 11110 size{size} 1 Rm:5 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SQADD_scalar", 0, ":2", "00001", ""),
+                ("SQSUB_scalar", 0, ":2", "00101", ""),
+                ("CMGT_scalar", 0, "=11", "00110", ""),
+                ("CMGE_scalar", 0, "=11", "00111", ""),
+                ("SSHL_scalar", 0, "=11", "01000", ""),
+                ("SQSHL_scalar", 0, ":2", "01001", ""),
+                ("SRSHL_scalar", 0, "=11", "01010", ""),
+                ("SQRSHL_scalar", 0, ":2", "01011", ""),
+                ("ADD_scalar", 0, "=11", "10000", ""),
+                ("CMTST_scalar", 0, "=11", "10001", ""),
+                ("SQDMULH_scalar", 0, ":2", "10110", "!size=00 !size=11"),
+                ("FMULX_scalar", 0, "=0x", "11011", ""),
+                ("FCMEQ_scalar", 0, "=0x", "11100", ""),
+                ("UQADD_scalar", 1, ":2", "00001", ""),
+                ("UQSUB_scalar", 1, ":2", "00101", ""),
+                ("CMHI_scalar", 1, "=11", "00110", ""),
+                ("CMHS_scalar", 1, "=11", "00111", ""),
+                ("USHL_scalar", 1, "=11", "01000", ""),
+                ("UQSHL_scalar", 1, ":2", "01001", ""),
+                ("URSHL_scalar", 1, "=11", "01010", ""),
+                ("UQRSHL_scalar", 1, ":2", "01011", ""),
+                ("SUB_scalar", 1, "=11", "10000", ""),
+                ("CMEQ_scalar", 1, "=11", "10001", ""),
+                ("SQRDMULH_scalar", 1, ":2", "10110", "!size=00 !size=11"),
+                ("FCMGE_scalar", 1, "=0x", "11100", ""),
+                ("FACGE_scalar", 1, "=0x", "11101", ""),
+                ("FABD_scalar", 1, "=1x", "11010", ""),
+                ("FCMGT_scalar", 1, "=1x", "11100", ""),
+                ("FACGT_scalar", 1, "=1x", "11101", ""),
+            )
+        ],
+        rest="01 U:1 11110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_three_diff",
+        "simd_3diff",
+        [
+            (name, f"01 U={u} 11110 size{size} 1 Rm:5 opcode={op} 00 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SQDMLAL_scalar", 0, ":2", "1001", "!size=00 !size=11"),
+                ("SQDMLSL_scalar", 0, ":2", "1011", "!size=00 !size=11"),
+                ("SQDMULL_scalar", 0, ":2", "1101", "!size=00 !size=11"),
+            )
+        ],
+        rest="01 U:1 11110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_two_reg",
+        "simd_2reg",
+        [
+            (name, f"01 U={u} 11110 size{size} 10000 opcode={op} 10 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("SUQADD_scalar", 0, ":2", "00011", ""),
+                ("SQABS_scalar", 0, ":2", "00111", ""),
+                ("CMGT_zero_scalar", 0, "=11", "01000", ""),
+                ("CMEQ_zero_scalar", 0, "=11", "01001", ""),
+                ("CMLT_zero_scalar", 0, "=11", "01010", ""),
+                ("SQXTN_scalar", 0, ":2", "10100", "!size=11"),
+                ("FCVTNS_scalar", 0, "=0x", "11010", ""),
+                ("FCVTMS_scalar", 0, "=0x", "11011", ""),
+                ("FCVTAS_scalar", 0, "=0x", "11100", ""),
+                ("SCVTF_scalar", 0, "=0x", "11101", ""),
+                ("FCMGT_zero_scalar", 0, "=1x", "01100", ""),
+                ("FCMEQ_zero_scalar", 0, "=1x", "01101", ""),
+                ("FCMLT_zero_scalar", 0, "=1x", "01110", ""),
+                ("FCVTPS_scalar", 0, "=1x", "11010", ""),
+                ("FCVTZS_scalar", 0, "=1x", "11011", ""),
+                ("USQADD_scalar", 1, ":2", "00011", ""),
+                ("SQNEG_scalar", 1, ":2", "00111", ""),
+                ("CMGE_zero_scalar", 1, "=11", "01000", ""),
+                ("NEG_scalar", 1, "=11", "01011", ""),
+                ("SQXTUN_scalar", 1, ":2", "10010", "!size=11"),
+                ("UQXTN_scalar", 1, ":2", "10100", "!size=11"),
+                ("FCVTNU_scalar", 1, "=0x", "11010", ""),
+                ("FCVTMU_scalar", 1, "=0x", "11011", ""),
+                ("FCVTAU_scalar", 1, "=0x", "11100", ""),
+                ("UCVTF_scalar", 1, "=0x", "11101", ""),
+                ("FCMGE_zero_scalar", 1, "=1x", "01100", ""),
+                ("FCMLE_zero_scalar", 1, "=1x", "01101", ""),
+                ("FCVTPU_scalar", 1, "=1x", "11010", ""),
+                ("FCVTZU_scalar", 1, "=1x", "11011", ""),
+            )
+        ],
+        rest="01 U:1 11110 size:2 10000 opcode:5 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_shift_imm",
+        "simd_shift",
+        [
+            (name, f"01 U={u} 111110 immh:4 immb:3 opcode={op} 1 Rn:5 Rd:5 {reserved}")
+            for name, u, op, reserved in (
+                ("SSHR_scalar", 0, "00000", "!immh=0xxx"),
+                ("SSRA_scalar", 0, "00010", "!immh=0xxx"),
+                ("SRSHR_scalar", 0, "00100", "!immh=0xxx"),
+                ("SRSRA_scalar", 0, "00110", "!immh=0xxx"),
+                ("SHL_scalar", 0, "01010", "!immh=0xxx"),
+                ("SQSHL_imm_scalar", 0, "01110", "!immh=0000"),
+                ("SQSHRN_scalar", 0, "10010", "!immh=0000 !immh=1xxx"),
+                ("SQRSHRN_scalar", 0, "10011", "!immh=0000 !immh=1xxx"),
+                ("SCVTF_fix_scalar", 0, "11100", "!immh=000x"),
+                ("FCVTZS_fix_scalar", 0, "11111", "!immh=000x"),
+                ("USHR_scalar", 1, "00000", "!immh=0xxx"),
+                ("USRA_scalar", 1, "00010", "!immh=0xxx"),
+                ("URSHR_scalar", 1, "00100", "!immh=0xxx"),
+                ("URSRA_scalar", 1, "00110", "!immh=0xxx"),
+                ("SQSHLU_scalar", 1, "01100", "!immh=0000"),
+                ("UQSHL_imm_scalar", 1, "01110", "!immh=0000"),
+                ("SQSHRUN_scalar", 1, "10000", "!immh=0000 !immh=1xxx"),
+                ("SQRSHRUN_scalar", 1, "10001", "!immh=0000 !immh=1xxx"),
+                ("UQSHRN_scalar", 1, "10010", "!immh=0000 !immh=1xxx"),
+                ("UQRSHRN_scalar", 1, "10011", "!immh=0000 !immh=1xxx"),
+                ("UCVTF_fix_scalar", 1, "11100", "!immh=000x"),
+                ("FCVTZU_fix_scalar", 1, "11111", "!immh=000x"),
+            )
+        ],
+        rest="01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5",
+    ),
     ("SIMD_dot_elem", "simd_dot", "0 Q:1 U:1 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),  # SDOT/UDOT (by element)
-    ("SIMD_elem", "simd_elem", "0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
-    ("SIMD_scalar_elem", "simd_elem", "01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_elem",
+        "simd_elem",
+        [
+            (name, f"0 Q:1 U={u} 01111 size{size} L:1 M:1 Rm:4 opcode={op} H:1 0 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMLA_elem", 0, ":2", "0001", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("SMLAL_elem", 0, ":2", "0010", "!size=00 !size=11"),
+                ("SQDMLAL_elem", 0, ":2", "0011", "!size=00 !size=11"),
+                ("FMLS_elem", 0, ":2", "0101", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("SMLSL_elem", 0, ":2", "0110", "!size=00 !size=11"),
+                ("SQDMLSL_elem", 0, ":2", "0111", "!size=00 !size=11"),
+                ("MUL_elem", 0, ":2", "1000", "!size=00 !size=11"),
+                ("FMUL_elem", 0, ":2", "1001", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("SMULL_elem", 0, ":2", "1010", "!size=00 !size=11"),
+                ("SQDMULL_elem", 0, ":2", "1011", "!size=00 !size=11"),
+                ("SQDMULH_elem", 0, ":2", "1100", "!size=00 !size=11"),
+                ("SQRDMULH_elem", 0, ":2", "1101", "!size=00 !size=11"),
+                ("MLA_elem", 1, ":2", "0000", "!size=00 !size=11"),
+                ("UMLAL_elem", 1, ":2", "0010", "!size=00 !size=11"),
+                ("MLS_elem", 1, ":2", "0100", "!size=00 !size=11"),
+                ("UMLSL_elem", 1, ":2", "0110", "!size=00 !size=11"),
+                ("FMULX_elem", 1, ":2", "1001", "!size=01 !size=11,L=1 !size=11,Q=0"),
+                ("UMULL_elem", 1, ":2", "1010", "!size=00 !size=11"),
+                ("SQRDMLAH_elem", 1, ":2", "1101", "!size=00 !size=11"),
+                ("SQRDMLSH_elem", 1, ":2", "1111", "!size=00 !size=11"),
+            )
+        ],
+        rest="0 Q:1 U:1 01111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_elem",
+        "simd_elem",
+        [
+            (name, f"01 U={u} 11111 size{size} L:1 M:1 Rm:4 opcode={op} H:1 0 Rn:5 Rd:5 {reserved}")
+            for name, u, size, op, reserved in (
+                ("FMLA_elem_scalar", 0, ":2", "0001", "!size=01 !size=11,L=1"),
+                ("SQDMLAL_elem_scalar", 0, ":2", "0011", "!size=00 !size=11"),
+                ("FMLS_elem_scalar", 0, ":2", "0101", "!size=01 !size=11,L=1"),
+                ("SQDMLSL_elem_scalar", 0, ":2", "0111", "!size=00 !size=11"),
+                ("FMUL_elem_scalar", 0, ":2", "1001", "!size=01 !size=11,L=1"),
+                ("SQDMULL_elem_scalar", 0, ":2", "1011", "!size=00 !size=11"),
+                ("SQDMULH_elem_scalar", 0, ":2", "1100", "!size=00 !size=11"),
+                ("SQRDMULH_elem_scalar", 0, ":2", "1101", "!size=00 !size=11"),
+                ("FMULX_elem_scalar", 1, ":2", "1001", "!size=01 !size=11,L=1"),
+                ("SQRDMLAH_elem_scalar", 1, ":2", "1101", "!size=00 !size=11"),
+                ("SQRDMLSH_elem_scalar", 1, ":2", "1111", "!size=00 !size=11"),
+            )
+        ],
+        rest="01 U:1 11111 size:2 L:1 M:1 Rm:4 opcode:4 H:1 0 Rn:5 Rd:5",
+    ),
     # ---- cryptography extension ----
     *_split(
         "AES",

@@ -11,20 +11,23 @@ effects end up in a ``result.Lifted`` record (``result.py``): the exits through 
 API, the registers, NZCV and memory it reads and writes from its form's declaration
 (``effects.EFFECTS``, one function per form, shared by the form's rows).
 
-Handlers live in files named after the Arm ARM's encoding groups.  Where one form's encodings
-are split between handlers (a later, more exact or faster lowering of some of them), the form
-has several rows, each with a predicate on the instruction's fields (``takes``) but the last,
-tried in order: the first row that takes the encoding lifts it, and no handler calls another.
-(A split by field values, as the decoder's own table splits by bit patterns; the predicates are
-the handlers' own conditions, so each encoding keeps the handler it had.)
+Handlers live in files named after the Arm ARM's encoding groups.  A group whose class row had
+a chain of handlers (the vector-typed ``simd_vec``, the exact ``simd_int``, the general
+``fp_simd``) gives each of its forms only the handlers that take some of its encodings
+(``_route``): every Advanced SIMD form has one.  Where one form's encodings are still split
+between handlers (MRS/MSR's FPSR and FPCR accesses, EXT's vector-typed lowering), the form has
+several rows, each with a predicate on the instruction's fields (``takes``) but the last, tried
+in order: the first row that takes the encoding lifts it, and no handler calls another.  A split
+group's ``_unlifted`` row (``isa.py``) is refused: ``h_unallocated``.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
-from recompiler.decode import Insn
+from recompiler.decode import Insn, decode
 from recompiler.isa import GROUPS
 from recompiler.lift import (
     control,
@@ -44,6 +47,7 @@ from recompiler.lift import (
     simd_int,
     simd_vec,
 )
+from recompiler.lift.emitter import LiftError
 
 Handler = Callable[..., "bool | None"]
 
@@ -55,11 +59,48 @@ class Row:
     takes: Callable[[Insn], bool] | None = None  # which encodings of the form (None: the rest)
 
 
+def h_unallocated(em, insn: Insn) -> None:
+    """The row of the encodings a split group's forms leave (``<group>_unlifted``): unallocated
+    or reserved to the Arm ARM, or an extension's instruction the lifter does not implement."""
+    raise LiftError(f"unallocated encoding ({insn.group})")
+
+
+# fields no handler's ``takes`` reads: a shift's low bits, a by-element form's lane index
+_NOT_SELECTORS = {"immb", "L", "M", "H"}
+
+
+def _route(group: str, *chain: tuple[Handler, Callable[[Insn], bool] | None]) -> list[Row]:
+    """Rows for the forms of an ``isa.py`` group whose class row had a chain of handlers
+    (``chain``: (handler, takes) in order, the last taking the rest): each form gets only the
+    handlers that take some of its encodings, found by trying every value of its free fields
+    but the registers and lane or shift bits (``R*``, ``_NOT_SELECTORS``: no predicate reads
+    them), so most forms have one row, and each encoding keeps the handler the class row's
+    chain gave it."""
+    out: list[Row] = []
+    for f in GROUPS[group]:
+        if f.unlifted:  # unallocated (reserved values included), or not implemented
+            out.append(Row(f.name, h_unallocated))
+            continue
+        free = [(n, w) for n, _l, w in f.fields if not n.startswith("R") and n not in _NOT_SELECTORS]
+        used: list[int] = []
+        for vals in itertools.product(*(range(1 << w) for _n, w in free)):
+            insn = decode(f.encode(**dict(zip((n for n, _w in free), vals))), 0)
+            if insn.form is not f:  # a row before it takes the word
+                continue
+            k = next(k for k, (_h, takes) in enumerate(chain) if takes is None or takes(insn))
+            if k not in used:
+                used.append(k)
+        used = sorted(used) or [len(chain) - 1]
+        out += [Row(f.name, chain[k][0], chain[k][1] if k != used[-1] else None) for k in used]
+    return out
+
+
 def _each(group: str, handler: Handler, takes: Callable[[Insn], bool] | None = None) -> list[Row]:
     """One row per form of an ``isa.py`` group whose forms share one handler (the handler reads
     the form's fixed fields, as it read them when one row covered them all); with ``takes``, a
-    row of each form that takes some of its encodings (the rows of one form stay in order)."""
-    return [Row(f.name, handler, takes) for f in GROUPS[group]]
+    row of each form that takes some of its encodings (the rows of one form stay in order).  The
+    group's ``_unlifted`` row is refused (``h_unallocated``)."""
+    return [Row(f.name, h_unallocated) if f.unlifted else Row(f.name, handler, takes) for f in GROUPS[group]]
 
 
 ROWS: list[Row] = [
@@ -116,14 +157,32 @@ ROWS: list[Row] = [
     Row("FJCVTZS", fp_round.h_fjcvtzs),
     Row("FCVT_from_half", fp_half.h_fcvt_from_half),
     Row("FCVT_to_half", fp_half.h_fcvt_to_half),
-    Row("FP_INT_H", fp_f16.h_fp_int_h),
-    Row("FP_DP1_H", fp_f16.h_dp1_h),
-    Row("FP_CMP_H", fp_f16.h_cmp_h),
+    *_route(
+        "FP_INT_H",
+        (fp_f16.h_fp_int_h, None),
+    ),
+    *_route(
+        "FP_DP1_H",
+        (fp_f16.h_dp1_h, None),
+    ),
+    *_route(
+        "FP_CMP_H",
+        (fp_f16.h_cmp_h, None),
+    ),
     Row("FMOV_imm_H", fp_f16.h_fmov_imm_h),
-    Row("FP_CCMP_H", fp_f16.h_ccmp_h),
-    Row("FP_DP2_H", fp_f16.h_dp2_h),
+    *_route(
+        "FP_CCMP_H",
+        (fp_f16.h_ccmp_h, None),
+    ),
+    *_route(
+        "FP_DP2_H",
+        (fp_f16.h_dp2_h, None),
+    ),
     Row("FCSEL_H", fp_f16.h_fcsel_h),
-    Row("FP_DP3_H", fp_f16.h_dp3_h),
+    *_route(
+        "FP_DP3_H",
+        (fp_f16.h_dp3_h, None),
+    ),
     *_each("FP_INT", fp_simd.h_fp_int),
     *_each("FP_DP1", fp_simd.h_fp_dp1),
     *_each("FP_CMP", fp_simd.h_fp_cmp),
@@ -140,53 +199,99 @@ ROWS: list[Row] = [
     Row("SIMD_recip_step", fp_recip.h_recip_step),
     Row("SIMD_scalar_recip_step", fp_recip.h_recip_step),
     Row("SIMD_fp_across", fp_across.h_fp_across),
-    Row("SIMD_three_same_fp16", fp_f16.h_three_same_fp16),
-    Row("SIMD_two_reg_fp16", fp_f16.h_two_reg_fp16),
-    Row("SIMD_scalar_three_same_fp16", fp_f16.h_three_same_fp16),
-    Row("SIMD_scalar_two_reg_fp16", fp_f16.h_two_reg_fp16),
+    *_route(
+        "SIMD_three_same_fp16",
+        (fp_f16.h_three_same_fp16, None),
+    ),
+    *_route(
+        "SIMD_two_reg_fp16",
+        (fp_f16.h_two_reg_fp16, None),
+    ),
+    *_route(
+        "SIMD_scalar_three_same_fp16",
+        (fp_f16.h_three_same_fp16, None),
+    ),
+    *_route(
+        "SIMD_scalar_two_reg_fp16",
+        (fp_f16.h_two_reg_fp16, None),
+    ),
     Row("SIMD_movi", fp_simd.h_movi),
     Row("SIMD_shift_ins", simd_bits.h_shift_ins),
     Row("SIMD_scalar_shift_ins", simd_bits.h_shift_ins),
-    Row("SIMD_shift_imm", simd_vec.h_shift_imm, simd_vec.takes_shift_imm),
-    Row("SIMD_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
-    Row("SIMD_shift_imm", fp_simd.h_shift_imm),
-    *_each("SIMD_copy", simd_vec.h_copy, simd_vec.takes_copy),
-    *_each("SIMD_copy", fp_simd.h_copy),
+    *_route(
+        "SIMD_shift_imm",
+        (simd_vec.h_shift_imm, simd_vec.takes_shift_imm),
+        (simd_int.h_shift_imm, simd_int.takes_shift_imm),
+        (fp_simd.h_shift_imm, None),
+    ),
+    *_route("SIMD_copy", (simd_vec.h_copy, simd_vec.takes_copy), (fp_simd.h_copy, None)),
     Row("SIMD_dot", simd_dot.h_dot),
     Row("SIMD_rdm", simd_int.h_rdm),
     Row("SIMD_scalar_rdm", simd_int.h_rdm),
-    Row("SIMD_three_same", simd_vec.h_three_same, simd_vec.takes_three_same),
-    Row("SIMD_three_same", simd_int.h_three_same, simd_int.takes_three_same),
-    Row("SIMD_three_same", fp_simd.h_three_same),
+    *_route(
+        "SIMD_three_same",
+        (simd_vec.h_three_same, simd_vec.takes_three_same),
+        (simd_int.h_three_same, simd_int.takes_three_same),
+        (fp_simd.h_three_same, None),
+    ),
     Row("PMULL", crypto.h_pmull),
-    Row("SIMD_three_diff", simd_vec.h_three_diff, simd_vec.takes_three_diff),
-    Row("SIMD_three_diff", simd_int.h_three_diff, simd_int.takes_three_diff),
-    Row("SIMD_three_diff", fp_simd.h_three_diff),
+    *_route(
+        "SIMD_three_diff",
+        (simd_vec.h_three_diff, simd_vec.takes_three_diff),
+        (simd_int.h_three_diff, simd_int.takes_three_diff),
+        (fp_simd.h_three_diff, None),
+    ),
     Row("SIMD_bitcount", simd_bits.h_bitcount),
     Row("SIMD_addlp", simd_bits.h_addlp),
-    Row("SIMD_two_reg", simd_vec.h_two_reg, simd_vec.takes_two_reg),
-    Row("SIMD_two_reg", simd_int.h_two_reg, simd_int.takes_two_reg),
-    Row("SIMD_two_reg", fp_simd.h_two_reg),
-    Row("SIMD_across", fp_simd.h_across),
+    *_route(
+        "SIMD_two_reg",
+        (simd_vec.h_two_reg, simd_vec.takes_two_reg),
+        (simd_int.h_two_reg, simd_int.takes_two_reg),
+        (fp_simd.h_two_reg, None),
+    ),
+    *_route(
+        "SIMD_across",
+        (fp_simd.h_across, None),
+    ),
     Row("SIMD_ext", simd_vec.h_ext, simd_vec.takes_ext),
     Row("SIMD_ext", fp_simd.h_ext),
     *_each("SIMD_tbl", fp_simd.h_tbl),
-    *_each("SIMD_perm", simd_vec.h_perm, simd_vec.takes_perm),
-    *_each("SIMD_perm", fp_simd.h_perm),
+    *_route("SIMD_perm", (simd_vec.h_perm, simd_vec.takes_perm), (fp_simd.h_perm, None)),
     Row("SIMD_scalar_copy", fp_simd.h_scalar_copy),
-    Row("SIMD_scalar_pair", fp_simd.h_across),
-    Row("SIMD_scalar_three_same", simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
-    Row("SIMD_scalar_three_same", fp_simd.h_scalar_three_same),
-    Row("SIMD_scalar_three_diff", simd_int.h_scalar_three_diff),
-    Row("SIMD_scalar_two_reg", simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
-    Row("SIMD_scalar_two_reg", fp_simd.h_scalar_two_reg),
-    Row("SIMD_scalar_shift_imm", simd_int.h_shift_imm, simd_int.takes_shift_imm),
-    Row("SIMD_scalar_shift_imm", fp_simd.h_shift_imm),
+    *_route(
+        "SIMD_scalar_pair",
+        (fp_simd.h_across, None),
+    ),
+    *_route(
+        "SIMD_scalar_three_same",
+        (simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
+        (fp_simd.h_scalar_three_same, None),
+    ),
+    *_route(
+        "SIMD_scalar_three_diff",
+        (simd_int.h_scalar_three_diff, None),
+    ),
+    *_route(
+        "SIMD_scalar_two_reg",
+        (simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
+        (fp_simd.h_scalar_two_reg, None),
+    ),
+    *_route(
+        "SIMD_scalar_shift_imm",
+        (simd_int.h_shift_imm, simd_int.takes_shift_imm),
+        (fp_simd.h_shift_imm, None),
+    ),
     Row("SIMD_dot_elem", simd_dot.h_dot_elem),
-    Row("SIMD_elem", simd_int.h_elem, simd_int.takes_elem),
-    Row("SIMD_elem", fp_simd.h_elem),
-    Row("SIMD_scalar_elem", simd_int.h_elem, simd_int.takes_elem),
-    Row("SIMD_scalar_elem", fp_simd.h_elem),
+    *_route(
+        "SIMD_elem",
+        (simd_int.h_elem, simd_int.takes_elem),
+        (fp_simd.h_elem, None),
+    ),
+    *_route(
+        "SIMD_scalar_elem",
+        (simd_int.h_elem, simd_int.takes_elem),
+        (fp_simd.h_elem, None),
+    ),
     *_each("AES", crypto.h_aes),
     *_each("SHA_3reg", crypto.h_sha3reg),
     *_each("SHA_2reg", crypto.h_sha2reg),

@@ -144,7 +144,7 @@ def _hloop(em: FunctionEmitter, d: int, lanes: int, expr: str, srcs: dict[str, i
 
 def _lanes(i: Insn) -> int:
     """8 or 4 halves (vector, by Q), or 1 for the scalar forms (the rest of Vd cleared)."""
-    return 1 if "scalar" in i.name else (8 if i.f["Q"] else 4)
+    return 1 if "scalar" in i.group else (8 if i.f["Q"] else 4)
 
 
 # the scalar forms of the two groups (others there are unallocated)
@@ -184,7 +184,7 @@ def h_three_same_fp16(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     key = (f["U"], f["a"], f["opcode"])
     e = _THREE.get(key)
-    if e is None or ("scalar" in i.name and key not in _SCALAR_THREE):
+    if e is None or ("scalar" in i.group and key not in _SCALAR_THREE):
         raise LiftError("FP16 three-same form")
     half = 4 if f.get("Q") else 2
     subst = {
@@ -213,7 +213,7 @@ def h_two_reg_fp16(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, a, op = f["U"], f["a"], f["opcode"]
     A = "a.h[i]"
-    if "scalar" in i.name and not ((a, op) in _CVT or op == 29 or (U, a, op) == (0, 1, 31) or (a == 1 and (U, op) in _ZCMP)):
+    if "scalar" in i.group and not ((a, op) in _CVT or op == 29 or (U, a, op) == (0, 1, 31) or (a == 1 and (U, op) in _ZCMP)):
         raise LiftError("FP16 scalar two-register form")
     if (U, a, op) in _RINT:
         e = f"FRINT_H({A}, {_RINT[(U, a, op)]}, s->fpcr)"
@@ -229,7 +229,7 @@ def h_two_reg_fp16(em: FunctionEmitter, i: Insn) -> None:
         e = f"(u16)({A} ^ 0x8000u)" if U else f"(u16)({A} & 0x7fffu)"
     elif (U, a, op) == (1, 1, 31):
         e = f"FSQRT_H({A}, s->fpcr)"
-    elif (U, a, op) == (0, 1, 31) and "scalar" in i.name:  # FRECPX (unallocated as a vector form)
+    elif (U, a, op) == (0, 1, 31) and "scalar" in i.group:  # FRECPX (unallocated as a vector form)
         e = f"(u16)NX_FRECPX({A}, 16, s->fpcr)"
     else:
         raise LiftError("FP16 two-register form")

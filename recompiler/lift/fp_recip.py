@@ -51,7 +51,7 @@ def h_recip_step(em: FunctionEmitter, i: Insn) -> None:
     """FRECPS (o=0) / FRSQRTS (o=1), vector and scalar."""
     f = i.f
     fn = "FRSQRTS" if f["o"] else "FRECPS"
-    if i.name == "SIMD_scalar_recip_step":
+    if i.group == "SIMD_scalar_recip_step":
         T, w = ("D", "fd") if f["sz"] else ("S", "f")
         a, b = f"s->v[{f['Rn']}].{w}[0]", f"s->v[{f['Rm']}].{w}[0]"
         t = "double" if T == "D" else "float"

@@ -509,7 +509,7 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
 def h_across(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, d = f["Rn"], f["Rd"]
-    if i.name == "SIMD_scalar_pair":  # ADDP (scalar): Dd = Vn.D[0] + Vn.D[1]
+    if i.group == "SIMD_scalar_pair":  # ADDP (scalar): Dd = Vn.D[0] + Vn.D[1]
         if f["U"] == 0 and f["opcode"] == 27 and f["size"] == 3:
             em.out(f"{{ u64 _s = s->v[{n}].d[0] + s->v[{n}].d[1]; s->v[{d}].q = (u128)_s; }}")
             return
@@ -543,7 +543,7 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     immh, immb, op = f["immh"], f["immb"], f["opcode"]
-    scalar = i.name == "SIMD_scalar_shift_imm"
+    scalar = i.group == "SIMD_scalar_shift_imm"
     Q = 1 if scalar else f["Q"]
     U = f["U"]
     n, d = f["Rn"], f["Rd"]
@@ -913,7 +913,7 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
     through fp_f16's helpers in lifted_fp.h); the element is
     Vm[index] with index = H:L:M (16-bit lanes, Vm in V0-V15), H:L (32-bit) or H (64-bit)."""
     f = i.f
-    scalar = i.name == "SIMD_scalar_elem"
+    scalar = i.group == "SIMD_scalar_elem"
     U, size, op = f["U"], f["size"], f["opcode"]
     n, d = f["Rn"], f["Rd"]
     if size <= 1:

@@ -40,7 +40,7 @@ def h_addlp(em: FunctionEmitter, i: Insn) -> None:
 def h_shift_ins(em: FunctionEmitter, i: Insn) -> None:
     """SRI (op=0) / SLI (op=1): the shifted Vn lanes replace the bits of Vd they cover."""
     f = i.f
-    scalar = i.name == "SIMD_scalar_shift_ins"
+    scalar = i.group == "SIMD_scalar_shift_ins"
     immh, immb, op = f["immh"], f["immb"], f["op"]
     if immh == 0:
         raise LiftError("modified immediate in shift space")

@@ -130,7 +130,7 @@ def _rdm(size: int, sub: bool, y_index: str = "i") -> str:
 
 def h_rdm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    size, scalar = f["size"], i.name == "SIMD_scalar_rdm"
+    size, scalar = f["size"], i.group == "SIMD_scalar_rdm"
     if size not in (1, 2):
         raise LiftError("reserved SQRDMLAH size")
     _emit(
@@ -241,7 +241,7 @@ def _elem_index(f: dict) -> tuple[int, int]:
 
 def takes_elem(i: Insn) -> bool:
     f = i.f
-    scalar = i.name == "SIMD_scalar_elem"
+    scalar = i.group == "SIMD_scalar_elem"
     U, size, op = f["U"], f["size"], f["opcode"]
     return size in (1, 2) and (
         op in (13, 15)
@@ -255,7 +255,7 @@ def takes_elem(i: Insn) -> bool:
 
 def h_elem(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    scalar = i.name == "SIMD_scalar_elem"
+    scalar = i.group == "SIMD_scalar_elem"
     U, size, op = f["U"], f["size"], f["opcode"]
     if size in (1, 2):
         idx, m = _elem_index(f)
@@ -277,7 +277,7 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
 def takes_shift_imm(i: Insn) -> bool:
     f = i.f
     immh, op, U = f["immh"], f["opcode"], f["U"]
-    scalar = i.name == "SIMD_scalar_shift_imm"
+    scalar = i.group == "SIMD_scalar_shift_imm"
     return not (
         immh == 0
         or op not in (12, 14, 16, 17, 18, 19)
@@ -289,7 +289,7 @@ def takes_shift_imm(i: Insn) -> bool:
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     immh, immb, op, U = f["immh"], f["immb"], f["opcode"], f["U"]
-    scalar = i.name == "SIMD_scalar_shift_imm"
+    scalar = i.group == "SIMD_scalar_shift_imm"
     size = immh.bit_length() - 1
     Q = 1 if scalar else f["Q"]
     imm = (immh << 3) | immb

@@ -85,7 +85,44 @@ MNEMONICS: dict[str, set[str]] = {
     "SMOV": {"smov"},
     "UMOV": {"umov", "mov"},
     "INS_elem": {"ins", "mov"},
+    "ORR_vec": {"orr", "mov"},
+    "SSHLL_vec": {"sshll", "sshll2", "sxtl", "sxtl2"},
+    "USHLL_vec": {"ushll", "ushll2", "uxtl", "uxtl2"},
 }
+# the Advanced SIMD forms whose capstone mnemonic is their name's first part (ADD_vec: add), or
+# that with "2" (the Q = 1 half of a narrowing or widening form: XTN2, SMULL2)
+OWN = {
+    "SIMD_three_same",
+    "SIMD_two_reg",
+    "SIMD_three_diff",
+    "SIMD_across",
+    "SIMD_shift_imm",
+    "SIMD_elem",
+    "SIMD_scalar_pair",
+    "SIMD_scalar_three_same",
+    "SIMD_scalar_three_diff",
+    "SIMD_scalar_two_reg",
+    "SIMD_scalar_shift_imm",
+    "SIMD_scalar_elem",
+    "SIMD_three_same_fp16",
+    "SIMD_two_reg_fp16",
+    "SIMD_scalar_three_same_fp16",
+    "SIMD_scalar_two_reg_fp16",
+    "FP_DP1_H",
+    "FP_DP2_H",
+    "FP_DP3_H",
+    "FP_CMP_H",
+    "FP_CCMP_H",
+    "FP_INT_H",
+}
+MNEMONICS.update(
+    {
+        f.name: {f.name.split("_")[0].lower(), f.name.split("_")[0].lower() + "2"}
+        for g in OWN
+        for f in isa.GROUPS[g]
+        if not f.unlifted and f.name not in MNEMONICS
+    }
+)
 
 ORDER = {f.name: k for k, f in enumerate(isa.FORMS)}
 SPLIT = {g: fs for g, fs in isa.GROUPS.items() if len(fs) > 1 or fs[0].name != g}
@@ -107,20 +144,26 @@ def test_every_split_form_decodes_to_itself_and_capstone_agrees():
     rnd = random.Random(33)
     for fs in SPLIT.values():
         for f in _forms(fs):
-            named = 0
+            named = own = 0
             for _ in range(200):
                 word = f.encode(**{n: rnd.getrandbits(w) for n, _l, w in f.fields})
                 insn = decode(word, 0x1000)
+                if not f.matches(word):  # a value the form reserves: the group's last row takes it
+                    assert insn.form is fs[-1] and fs[-1].unlifted or ORDER[insn.form.name] < ORDER[f.name], f"{word:#010x}"
+                    continue
                 if insn.form is not f:  # only a more specific row before it may take it (half precision)
                     assert insn.form is not None and ORDER[insn.form.name] < ORDER[f.name], f"{word:#010x} of {f.name}"
                     continue
                 assert all(insn.f[n] == (f.value >> lsb) & ((1 << w) - 1) for n, lsb, w in f.fixed)
+                own += 1
                 text = disasm(word, 0x1000)
                 if text.startswith(".word"):  # unallocated within the form (e.g. FP ftype 10)
                     continue
                 named += 1
                 assert text.split()[0] in MNEMONICS[f.name], f"{word:#010x} of {f.name}: capstone says {text!r}"
-            assert named >= 40, f"{f.name}: capstone decoded only {named} of 200 encodings"
+            # (a form whose encodings mostly belong to earlier rows or are unallocated still names
+            # a fair share of those it decodes to: FMOV general, whose ftype must match sf)
+            assert own >= 20 and named >= own // 5, f"{f.name}: capstone decoded only {named} of {own} encodings"
 
 
 def test_what_a_split_group_leaves_is_none_of_its_forms():

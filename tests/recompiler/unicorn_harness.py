@@ -825,7 +825,7 @@ def oracle_unreliable(insn: Insn, st: State, bg: bytes, base: int) -> str:
     ``ldsmaxah w12, w30, [x25]`` with memory 0x48da and w12 = 0xcb92 stores 0xcb92).  Where the
     two operands have the same sign, signed and unsigned order agree, so those cases stay."""
     f = insn.f
-    if insn.name == "SIMD_scalar_shift_imm" and f["opcode"] == 31 and f["immh"] >> 1 == 1:
+    if insn.group == "SIMD_scalar_shift_imm" and f["opcode"] == 31 and f["immh"] >> 1 == 1:
         # FCVTZS/FCVTZU Hd, Hn, #fbits: Unicorn 2.1.4 writes the 32-bit conversion (seen here:
         # fcvtzs h15, h31, #11 of -3.656 gives 0xffffe2c0; the architecture's result is 16 bits,
         # 0xe2c0, saturated to 16 bits); only results that fit 16 bits unsigned are comparable.

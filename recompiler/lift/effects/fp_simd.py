@@ -130,7 +130,7 @@ def shift_imm(i: Insn) -> Effects:
     f = i.f
     op = f["opcode"]
     acc = op in (0b00010, 0b00110) or (f["U"] and op in (0b01000, 0b01010))  # S/USRA, S/URSRA, SRI, SLI
-    if i.name == "SIMD_shift_imm" and 0b10000 <= op <= 0b10011 and f["Q"]:  # narrowing "2"
+    if i.group == "SIMD_shift_imm" and 0b10000 <= op <= 0b10011 and f["Q"]:  # narrowing "2"
         acc = True
     return vec(i, bool(acc))
 
@@ -173,7 +173,7 @@ def elem(i: Insn) -> Effects:
         acc = op in (0b0000, 0b0100, 0b0010, 0b0110, 0b1101, 0b1111)
     else:
         acc = op in (0b0001, 0b0101, 0b0010, 0b0011, 0b0110, 0b0111)
-    if i.name == "SIMD_scalar_elem" and not U:
+    if i.group == "SIMD_scalar_elem" and not U:
         acc = op in (0b0001, 0b0101, 0b0011, 0b0111)
     return E().rv(f["Rn"], m).wv(f["Rd"], part=bool(acc)).done()
 
