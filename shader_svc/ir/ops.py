@@ -359,22 +359,6 @@ OPS.update(
     }
 )
 
-# --- attributes of the graphics stages (lowered by ``lower/graphics.py``) ----------------------
-# - ``LoadAttr``: the 32 bits of vertex-input word a[``attr``] (ALD): a generic attribute's
-#   component the header declares, or the vertex / instance index.
-# - ``StoreAttr``: the argument's 32 bits to vertex-output word a[``attr``] (AST): the position
-#   or a varying the header declares.
-# Both refuse an undeclared or untranslated word (``inst``), so they are lowered when built.
-OPS.update(
-    {
-        d.name: d
-        for d in (
-            OpDef("LoadAttr", U32, (), ("attr", "inst")),
-            OpDef("StoreAttr", None, (U32,), ("attr", "inst")),
-        )
-    }
-)
-
 # --- sub-word generic memory (lowered by ``lower/memory.py``'s ``generic_sub``) ----------------
 # - ``GenericLoadSub`` (addr, window): the ``bytes`` (1, 2) at a generic address (the shared
 #   window at ``window`` or global memory, as ``GenericLoad``), zero- or (``signed``) sign-
@@ -389,6 +373,36 @@ OPS.update(
         for d in (
             OpDef("GenericLoadSub", U32, (U64, U64), ("bytes", "signed", "inst")),
             OpDef("GenericStoreSub", None, (U64, U64, U32), ("bytes", "inst")),
+        )
+    }
+)
+
+# --- shader-ir-gfx: the graphics stages' interface -----------------------------------------------
+# Variables (``var``) are SPIR-V ids of module-level interface variables the lowering declared
+# while building (and checked against the shader program header then, so these rows never
+# refuse and are lowered with the whole function).  Lowered by ``lower/graphics.py``'s
+# interface methods and ``sm53/lower_control.py``.
+# - ``LoadInputF32``: component ``comp`` of the vec4 f32 input ``var`` (a vertex attribute, a
+#   varying as the driver interpolates it, FragCoord).  ``LoadInputIndex``: the 32 bits of the
+#   i32 input builtin ``var`` (VertexIndex, InstanceIndex).
+# - ``StoreOutputF32``: component ``comp`` of the vec4 f32 output ``var`` (Position, a varying).
+# - ``StoreColour``: the vec4 f32 colour output ``var`` from the f32 bit patterns of the
+#   arguments whose bit is set in ``mask`` (x first); the others are 0 (R, G, B) and 1 (A).
+#   ``StoreSampleMask``: SampleMask[0] (``var``) from the argument's 32 bits.
+#   ``StoreFragDepth``: FragDepth (``var``) from the f32 bit pattern.
+# - ``FClampDevice01``: GLSL NClamp(x, 0, 1): [0, 1], NaN gives 0; the sign of a zero is the
+#   device's (IPA.SAT, as the driver clamps).
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("LoadInputF32", F32, (), ("var", "comp")),
+            OpDef("LoadInputIndex", U32, (), ("var",)),
+            OpDef("StoreOutputF32", None, (F32,), ("var", "comp")),
+            OpDef("StoreColour", None, (U32, U32, U32, U32), ("var", "mask")),
+            OpDef("StoreSampleMask", None, (U32,), ("var",)),
+            OpDef("StoreFragDepth", None, (U32,), ("var",)),
+            OpDef("FClampDevice01", F32, (F32,)),
         )
     }
 )

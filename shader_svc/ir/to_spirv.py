@@ -324,12 +324,6 @@ LOWER.update(
         "TexelWord": lambda lw, o, a: lw.texel_word(a[0], o.attrs["comp"], o.attrs["float"]),
     }
 )
-LOWER.update(
-    {
-        "LoadAttr": lambda lw, o, a: lw.vertex_input(o.attrs["attr"], o.attrs["inst"]),
-        "StoreAttr": lambda lw, o, a: lw.vertex_output(o.attrs["attr"], a[0], o.attrs["inst"]),
-    }
-)
 
 
 # --- sub-word generic memory (lower/memory.py's generic_sub) -----------------------------------
@@ -337,5 +331,19 @@ LOWER.update(
     {
         "GenericLoadSub": lambda lw, o, a: lw.generic_sub(o.attrs["inst"], a[0], a[1], o.attrs["bytes"], o.attrs["signed"], None),
         "GenericStoreSub": lambda lw, o, a: lw.generic_sub(o.attrs["inst"], a[0], a[1], o.attrs["bytes"], False, a[2]),
+    }
+)
+
+
+# --- shader-ir-gfx: the graphics interface (lower/graphics.py) and SM53's run-time stack ------
+LOWER.update(
+    {
+        "LoadInputF32": lambda lw, o, a: lw.load_input(o.attrs["var"], o.attrs["comp"]),
+        "LoadInputIndex": lambda lw, o, a: lw.load_input_index(o.attrs["var"]),
+        "StoreOutputF32": lambda lw, o, a: lw.store_output(o.attrs["var"], o.attrs["comp"], a[0]),
+        "StoreColour": lambda lw, o, a: lw.store_colour(o.attrs["var"], o.attrs["mask"], a),
+        "StoreSampleMask": lambda lw, o, a: lw.store_sample_mask(o.attrs["var"], a[0]),
+        "StoreFragDepth": lambda lw, o, a: lw.store_frag_depth(o.attrs["var"], a[0]),
+        "FClampDevice01": lambda lw, o, a: lw.clamp01(a[0]),
     }
 )

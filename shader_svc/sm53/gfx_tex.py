@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.graphics import (
+    GLSL_NCLAMP,  # noqa: F401  (the tests read it here)
     GLSL_EXP2,
     LOD_MODES,
     TEX_ARGS,
@@ -22,7 +23,6 @@ from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.table import TEXS_DIM, TEXS_LOD, TLDS_DIM, TLDS_LOD
 from shader_svc.sm53.to_spirv import Compute53
 
-GLSL_NCLAMP = 43  # GLSL.std.450 NClamp
 # TEXS / TLDS target -> (SPIR-V Dim, arrayed, LOD, Ra's registers, Rb's registers), each register
 # named by its role: x/y/z (float coordinates for TEXS, integer texels for TLDS), "layer" (an
 # integer), "lod", "off" (texel offsets).  The packing is the one ptxas (12.9, sm_53) makes

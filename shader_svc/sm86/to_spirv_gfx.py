@@ -11,6 +11,8 @@ process's device).
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.graphics import (
     GLSL_EXP2,
@@ -165,8 +167,12 @@ class Gfx86(GraphicsLowering, Lower86):
             raise TranslateError(
                 f"{inst.text()}: only IPA.PASS/.CONSTANT (optionally .CENTROID) are translated", offset=inst.addr
             )
-        f, _ = self.fragment_input(ops["attr"]["attr"], mods["mode"] == 1, mods["loc"] == 1, inst)
-        self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, f))
+        var, comp, _ = self.fragment_input_ref(ops["attr"]["attr"], mods["mode"] == 1, mods["loc"] == 1, inst)
+        b = Block()
+        f = b.emit("LoadInputF32", var=var, comp=comp)
+        if ops["d"]["reg"] != 255:
+            b.set_reg(ops["d"]["reg"], b.op("BitcastU32", f))
+        ir_spirv.emit(self, b)
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":
@@ -174,7 +180,8 @@ class Gfx86(GraphicsLowering, Lower86):
         dead, after = self.label(), self.label()
         # killed when both the guard and the operand predicate hold
         pp = ins.ops["pp"]
-        p = self.op("OpLogicalAnd", self.bool, self.pred(ins.pred, ins.pred_not), self.pred(pp["pred"], pp["not"]))
+        b = Block()
+        p = ir_spirv.emit_value(self, b, b.op("LAnd", b.get_pred(ins.pred, ins.pred_not), b.get_pred(pp["pred"], pp["not"])))
         self.do("OpSelectionMerge", after, 0)
         self.do("OpBranchConditional", p, dead, after)
         self.put_label(dead)

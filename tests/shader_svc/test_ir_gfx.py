@@ -1,0 +1,117 @@
+"""The graphics stages' interface and SM53's run-time stack as IR rows (``ir/ops.py``'s
+shader-ir-gfx block): programs made only of those instructions and of instructions already in
+IR build an IR function without a single ``Raw`` item (SPIR-V written by a handler not in IR),
+so a handler that falls back to writing SPIR-V again fails here.  Covered: ALD/AST (vertex
+inputs, VertexIndex/InstanceIndex, Position, varyings), IPA in its modes (pass, multiply,
+constant, centroid, .SAT, FragCoord, SM53's 1/w idiom), KIL/KILL, the colour, sample-mask and
+depth outputs at EXIT, and SM53's run-time reconvergence stack (SSY/SYNC, PBK/BRK, CAL/RET
+through the dispatcher loop).  The stack kernels also run on lavapipe through the dispatcher
+loop and write what numpy computes (the structured tests of the same kernels are in
+``test_sm53_compute.py``); what the interface rows compute is checked against GLSL by the
+graphics tests (``test_sm53_gfx.py``, ``test_sm53_ipa_sat.py``, ``test_sm86_draw.py``,
+``test_guest_shaders.py``)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+import quad_draw
+import sm53_gfx_programs as p53
+from shader_svc import sph
+from shader_svc import translate as tr
+from shader_svc.ir.block import Raw
+from shader_svc.lower import base
+from shader_svc.sm86.assemble import assemble_program as asm86
+from spirv_checks import spirv_val
+
+
+@pytest.fixture()
+def raw_items(monkeypatch):
+    """The ``Raw`` items (their SPIR-V opnames) of every IR function built while it is used;
+    ``raw_items.stack``: those naming SM53's run-time stack array, ``raw_items.stacks``: how
+    many of the functions had one."""
+    seen = _Seen()
+    real = base.LowerBase._emit_function
+
+    def spy(self, entry, body):
+        raw = [it.ins for b in self.fn.blocks for it in b.items if type(it) is Raw]
+        seen.extend(t[0] for t in raw)
+        stack = self.vars.get("stack", (None,))[0]
+        if stack is not None:
+            seen.stacks += 1
+            seen.stack.extend(t[0] for t in raw if stack in t[1:])
+        return real(self, entry, body)
+
+    monkeypatch.setattr(base.LowerBase, "_emit_function", spy)
+    return seen
+
+
+class _Seen(list):
+    stack: list[str]
+    stacks: int
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack, self.stacks = [], 0
+
+
+FS53_HDR = dict(
+    inputs={0x70: "perspective", 0x7C: "perspective", 0x80: "perspective", 0x90: "linear", 0xA0: "constant"},
+    targets=(0xF, 0x3),
+)
+FS53 = """
+IPA.PASS R0, a[0x7c], RZ
+MUFU.RCP R1, R0
+IPA R2, a[0x80], R1
+IPA.SAT R3, a[0x80], R0
+IPA.PASS.CENTROID R4, a[0x90], RZ
+IPA.CONSTANT R5, a[0xa0], RZ
+IPA.PASS R6, a[0x70], RZ
+FADD R0, R2, R3
+@P0 KIL
+FADD R1, R4, R5
+MOV R2, R6
+EXIT
+"""
+VS = """
+ALD.64 R4, a[0x80]
+ALD R6, a[0x2fc]
+ALD R7, a[0x2f8]
+IADD R6, R6, R7
+AST.128 a[0x70], R4
+AST.64 a[0x80], R6
+AST a[0x88], RZ
+EXIT
+"""
+VS86 = VS.replace("IADD R6, R6, R7", "IADD3 R6, R6, R7, RZ")
+VS_HDR = dict(inputs={0x80, 0x84}, outputs={0x70, 0x74, 0x78, 0x7C, 0x80, 0x84, 0x88})
+FS86 = """
+IPA.PASS R0, a[0x80]
+IPA.CONSTANT.CENTROID R1, a[0x90]
+IPA.PASS R2, a[0x70]
+@P0 KILL !P1
+MOV R3, R2
+MOV R4, R1
+MOV R5, R0
+EXIT
+"""
+
+
+def test_sm53_interface_programs_build_no_raw_items(raw_items, tmp_path):
+    fs = p53.translate("fragment", p53.program("fragment", FS53, **FS53_HDR))
+    spirv_val(fs, tmp_path, "fs53")
+    vs = p53.translate("vertex", p53.program("vertex", VS, **VS_HDR))
+    spirv_val(vs, tmp_path, "vs53")
+    assert raw_items == []
+
+
+def test_sm86_interface_programs_build_no_raw_items(raw_items, tmp_path):
+    hdr = bytearray(sph.build("fragment", inputs={0x80: "perspective", 0x90: "constant", 0x70: "perspective"}, targets=(0x7,)))
+    struct.pack_into("<I", hdr, 4 * 19, struct.unpack_from("<I", hdr, 4 * 19)[0] | 0b11)  # sample mask and depth
+    fs = tr.translate(tr.make_program(86, 3, bytes(hdr) + asm86(FS86, base=len(hdr))))
+    spirv_val(fs, tmp_path, "fs86")
+    vs = quad_draw.spirv("vertex", VS86, VS_HDR)
+    spirv_val(vs, tmp_path, "vs86")
+    assert raw_items == []
