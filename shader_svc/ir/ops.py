@@ -377,7 +377,7 @@ OPS.update(
     }
 )
 
-# --- shader-ir-gfx: the graphics stages' interface -----------------------------------------------
+# --- shader-ir-gfx: the graphics stages' interface and SM53's run-time stack ------------------
 # Variables (``var``) are SPIR-V ids of module-level interface variables the lowering declared
 # while building (and checked against the shader program header then, so these rows never
 # refuse and are lowered with the whole function).  Lowered by ``lower/graphics.py``'s
@@ -392,6 +392,8 @@ OPS.update(
 #   ``StoreFragDepth``: FragDepth (``var``) from the f32 bit pattern.
 # - ``FClampDevice01``: GLSL NClamp(x, 0, 1): [0, 1], NaN gives 0; the sign of a zero is the
 #   device's (IPA.SAT, as the driver clamps).
+# - ``StackLoad`` / ``StackStore``: entry (index mod 64) of SM53's per-invocation run-time
+#   reconvergence stack (a function-local array of u32).
 OPS.update(
     {
         d.name: d
@@ -403,6 +405,8 @@ OPS.update(
             OpDef("StoreSampleMask", None, (U32,), ("var",)),
             OpDef("StoreFragDepth", None, (U32,), ("var",)),
             OpDef("FClampDevice01", F32, (F32,)),
+            OpDef("StackLoad", U32, (U32,)),
+            OpDef("StackStore", None, (U32, U32)),
         )
     }
 )

@@ -345,5 +345,7 @@ LOWER.update(
         "StoreSampleMask": lambda lw, o, a: lw.store_sample_mask(o.attrs["var"], a[0]),
         "StoreFragDepth": lambda lw, o, a: lw.store_frag_depth(o.attrs["var"], a[0]),
         "FClampDevice01": lambda lw, o, a: lw.clamp01(a[0]),
+        "StackLoad": lambda lw, o, a: lw.stack_load(a[0]),
+        "StackStore": lambda lw, o, a: lw.stack_store(a[0], a[1]),
     }
 )

@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pytest
 
 import quad_draw
 import sm53_gfx_programs as p53
+from compute_dispatch import KernelRunner
 from shader_svc import sph
 from shader_svc import translate as tr
 from shader_svc.ir.block import Raw
 from shader_svc.lower import base
+from shader_svc.lower.control import ControlFlow
+from shader_svc.sm53 import decode as dec53
+from shader_svc.sm53.to_spirv import ComputeSpec, cbank0, translate_compute
 from shader_svc.sm86.assemble import assemble_program as asm86
 from spirv_checks import spirv_val
 
@@ -115,3 +120,43 @@ def test_sm86_interface_programs_build_no_raw_items(raw_items, tmp_path):
     vs = quad_draw.spirv("vertex", VS86, VS_HDR)
     spirv_val(vs, tmp_path, "vs86")
     assert raw_items == []
+
+
+BS = 64
+
+
+@pytest.fixture()
+def dispatcher53(compute_device, corpus_sm53, monkeypatch, raw_items) -> KernelRunner:
+    """SM53 kernels translated with the structuriser refused: the dispatcher loop and the
+    run-time reconvergence stack."""
+    monkeypatch.setattr(ControlFlow, "structure_ok", lambda self: False)
+
+    def spirv(code: bytes) -> bytes:
+        return translate_compute(dec53.decode_stream(code), ComputeSpec((BS, 1, 1)))
+
+    return KernelRunner(compute_device, corpus_sm53, cbank0, spirv, BS)
+
+
+def test_sm53_run_time_stack_builds_no_raw_items_and_runs(dispatcher53, raw_items):
+    n = 2 * BS
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 21, n, dtype=np.uint32)  # SSY / SYNC around a divergent if
+    out = dispatcher53.in_out("diverge", a, n)
+    assert np.array_equal(out[:n], (np.where(a > 10, a * 2, a + 7) + np.arange(n, dtype=np.uint32)).astype(np.uint32))
+    a = rng.integers(0, 40, n, dtype=np.uint32)  # a loop left early by '@P0 SYNC'
+    out = dispatcher53.in_out("loop_break", a, n)
+    ref = []
+    for i, ai in enumerate(a):
+        k = s = 0
+        while k < ai:
+            s += k * k + i
+            if s > 1000:
+                break
+            k += 1
+        ref.append(k)
+    assert np.array_equal(out[:n], np.array(ref, np.uint32))
+    a = rng.integers(0, 2**31, n, dtype=np.uint32)  # CAL / RET
+    out = dispatcher53.in_out("call_func", a, n)
+    assert np.array_equal(out[:n], (a * np.uint32(2) + np.uint32(5)).astype(np.uint32))
+    assert raw_items.stacks >= 2  # kernels kept their stack at run time (SYNC, RET)
+    assert raw_items.stack == []  # ... in IR rows only (kernels' constant-bank reads may be raw)
