@@ -410,3 +410,27 @@ OPS.update(
         )
     }
 )
+
+# --- bindless textures (shader-ir-gfx): the handle (first argument) picks entries of the texture
+# and sampler pools (``lower/graphics.py``'s ``bindless``: a switch over the entries, or
+# descriptor indexing with FEATURE_DESCRIPTOR_INDEXING), 2D views only; a handle outside the
+# pools reads zeros.  Coordinates are f32 bit patterns (sampling) or signed texels (fetching).
+# - ``BindlessSample`` (handle, x, y, lod): ``lod`` 0 the implicit level (a fragment program's
+#   derivatives of the coordinates, taken before the pick so a quad's invocations with different
+#   handles share them; level 0 elsewhere), 1 level 0, 2 the implicit level biased by the f32
+#   argument (fragment programs only: refused when built), 3 the level the f32 argument names.
+# - ``BindlessFetch`` (handle, x, y, level): the texel at integer coordinates and level.
+# - ``BindlessGather`` (handle, x, y): component ``comp`` of the four texels around the point.
+# - ``BindlessQueryDims`` (handle, level): width, height, 1 and the level count.
+# Their components are read with ``TexelWord``.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("BindlessSample", TEXEL, (U32,) * 4, ("lod",)),
+            OpDef("BindlessFetch", TEXEL, (U32,) * 4),
+            OpDef("BindlessGather", TEXEL, (U32,) * 3, ("comp",)),
+            OpDef("BindlessQueryDims", TEXEL, (U32,) * 2),
+        )
+    }
+)

@@ -181,12 +181,15 @@ def emit(lw: Semantics, block: Block) -> None:
     """``block``'s operations join the basic block the driver is building (lowered later, with
     the whole function).  An operation that names its instruction (``inst``: its lowering may
     refuse it, e.g. a constant bank the stage does not have) is lowered now, so refusals come
-    in program order, the first one reported; its result is then a fixed id."""
+    in program order, the first one reported; its result is then a fixed id.  Unless the
+    lowering's ``check_late(op)`` says it checked the operation now (refusing it in program
+    order) and it may be lowered with the function (``lower/graphics.py``)."""
     fn = lw.fn
+    late = getattr(lw, "check_late", None)  # a lowering that checks such rows when built instead
     for o in block.ops:
         if o.op.name in _U64_OPS:
             lw.u64  # noqa: B018 -- a stage without 64-bit integers refuses it here, in program order
-        if "inst" in o.op.attr_set:
+        if "inst" in o.op.attr_set and not (late is not None and late(o)):
             r = LOWER[o.op.name](lw, o, [lw.placeholder(a) for a in o.args])
             if o.result is not None:
                 if not isinstance(r, list) and r in fn.placeholders:
@@ -347,5 +350,9 @@ LOWER.update(
         "FClampDevice01": lambda lw, o, a: lw.clamp01(a[0]),
         "StackLoad": lambda lw, o, a: lw.stack_load(a[0]),
         "StackStore": lambda lw, o, a: lw.stack_store(a[0], a[1]),
+        "BindlessSample": lambda lw, o, a: lw.bindless_sample(o.attrs["lod"], *a),
+        "BindlessFetch": lambda lw, o, a: lw.bindless_fetch(*a),
+        "BindlessGather": lambda lw, o, a: lw.bindless_gather(o.attrs["comp"], *a),
+        "BindlessQueryDims": lambda lw, o, a: lw.bindless_query_dims(*a),
     }
 )

@@ -237,12 +237,17 @@ class GraphicsLowering(Lowering):
             return one(ivec2(*self.offsets(offset_word, 6, 8, 2)))
         return one(None)
 
-    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+    def _cbank_check(self, off: int, bank: int, inst: Inst) -> int:
+        """The uniform block of c[bank][off], checked and declared on first use."""
         if off % 4 or not 0 <= off < 16 * UBO_WORDS:
             raise TranslateError(f"{inst.text()}: constant offset {off:#x} outside a 64 KiB bank", offset=inst.addr)
+        return self.ubo(bank, inst)
+
+    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+        ubo = self._cbank_check(off, bank, inst)
         E = self.m.E
         ptr = self.m.type("OpTypePointer", E("StorageClass", "Uniform"), self.u32)
-        p = self.op("OpAccessChain", ptr, self.ubo(bank, inst), self.c(0), self.c(off // 16), self.c(off // 4 % 4))
+        p = self.op("OpAccessChain", ptr, ubo, self.c(0), self.c(off // 16), self.c(off // 4 % 4))
         return self.op("OpLoad", self.u32, p)
 
     # --- attributes ----------------------------------------------------------------------------
@@ -494,10 +499,77 @@ class GraphicsLowering(Lowering):
             self.m.emit("types", "OpConstantComposite", ty, cid, z, z, z, z)
         return self.m._consts[key]
 
-    # --- textures --------------------------------------------------------------------------------
-    def _fregs(self, r: int, n: int) -> list[int]:
-        return [self.op("OpBitcast", self.f32, self.reg(r + i) if r != 255 else self.c(0)) for i in range(n)]
+    # --- the bindless rows of the IR (ir/ops.py's shader-ir-gfx block) ----------------------------
+    def bindless_ir(self, row: str, handle: int, args: tuple[int, ...], mask: int, dests: list[int], fl: bool, **attrs) -> None:
+        """The IR of a bindless instruction: the row ``row`` on the registers ``handle`` and
+        ``args`` (None: the constant 0; RZ reads 0), the components enabled in ``mask``, in
+        order, into ``dests`` (255: dropped), as 32-bit words (``fl``: of f32 components)."""
+        b = Block()
+        vals = [b.get_reg(handle)] + [b.const_u32(0) if r is None else b.get_reg(r) for r in args]
+        vec = b.emit(row, *vals, **attrs)
+        k = 0
+        for c in range(4):
+            if mask >> c & 1:
+                r = dests[k]
+                k += 1
+                if r != 255:
+                    b.set_reg(r, b.emit("TexelWord", vec, comp=c, float=fl))
+        ir_spirv.emit(self, b)
 
+    def _coord2f(self, x: int, y: int) -> int:
+        return self.op("OpCompositeConstruct", self.v2f, self.op("OpBitcast", self.f32, x), self.op("OpBitcast", self.f32, y))
+
+    def bindless_sample(self, lod: int, handle: int, x: int, y: int, lv: int) -> int:
+        """``BindlessSample``: implicit-LOD sampling (fragment programs) uses the coordinates'
+        derivatives taken before the pick (scaled by 2^bias for a bias)."""
+        E = self.m.E
+        coord = self._coord2f(x, y)
+        if lod in (0, 2) and self.header.stage == "fragment":
+            dx = self.op("OpDPdx", self.v2f, coord)
+            dy = self.op("OpDPdy", self.v2f, coord)
+            if lod == 2:  # bias: the LOD of gradients scaled by 2^bias is LOD + bias
+                scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self.op("OpBitcast", self.f32, lv))
+                dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
+                dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
+            return self.bindless(
+                handle,
+                True,
+                self.v4f,
+                lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy),
+            )
+        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else self.m.const(self.f32, 0)
+        return self.bindless(
+            handle,
+            True,
+            self.v4f,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
+        )
+
+    def bindless_fetch(self, handle: int, x: int, y: int, lv: int) -> int:
+        """``BindlessFetch``."""
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, x, y))
+        lod = self.m.E("ImageOperands", "Lod")
+        return self.bindless(handle, False, self.v4f, lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, lod, lv))
+
+    def bindless_gather(self, comp: int, handle: int, x: int, y: int) -> int:
+        """``BindlessGather``."""
+        coord, c = self._coord2f(x, y), self.c(comp)
+        return self.bindless(handle, True, self.v4f, lambda img, si: self.op("OpImageGather", self.v4f, si, coord, c))
+
+    def bindless_query_dims(self, handle: int, level: int) -> int:
+        """``BindlessQueryDims``."""
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        v4u = self.m.type("OpTypeVector", self.u32, 4)
+
+        def query(img: int, si) -> int:
+            size = self.op("OpImageQuerySizeLod", v2u, img, level)
+            w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
+            return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
+
+        return self.bindless(handle, False, v4u, query)
+
+    # --- textures --------------------------------------------------------------------------------
     def _sample_dref(self, inst: Inst, si: int, coord: int, lod: str, dref: int, lv: int | None) -> int:
         """A depth comparison against ``dref`` (the sampler's compare function), its result in
         R of the vec4 (G, B, A zero: never written, the caller allows only R)."""
@@ -520,11 +592,36 @@ class GraphicsLowering(Lowering):
     # --- the texture rows of the IR (ir/ops.py's texture block) ----------------------------------
     AXES = {"1D": 1, "2D": 2, "3D": 3, "Cube": 3}
 
-    def tex_image(self, at: dict, depth: int | None) -> int:
-        """The loaded combined image sampler a texture row reads (``at``: its attributes;
-        ``depth``: read with a depth comparison, None for a query), declared on first use and
-        leaving ``img_t`` naming its image type; each ISA's lowering says how."""
+    def tex_var(self, at: dict, depth: int | None) -> int:
+        """The combined image sampler variable a texture row reads (``at``: its attributes;
+        ``depth``: read with a depth comparison, None for a query), checked and declared on
+        first use, leaving ``img_t`` / ``sampled_t`` naming its types; each ISA's lowering says
+        how (the same answer every time it is asked)."""
         raise NotImplementedError
+
+    def tex_image(self, at: dict, depth: int | None) -> int:
+        """The loaded combined image sampler of ``tex_var``."""
+        var = self.tex_var(at, depth)
+        return self.op("OpLoad", self.sampled_t, var)
+
+    TEX_DEPTH = {"TexSample": "dc", "TexGather": "dc", "TexFetch": 0, "TexQueryDims": None}
+
+    def check_late(self, o) -> bool:
+        """``ir_spirv.emit``: a texture row or a constant-bank read checked now (its slot or
+        bank declared, a refusal raised in program order), so it is lowered with the function
+        (no SPIR-V written while building)."""
+        name, at = o.op.name, o.attrs
+        if name == "CBankU32":
+            self._cbank_check(at["offset"], at["bank"], at["inst"])
+            return True
+        if name not in self.TEX_DEPTH:
+            return False
+        if name == "TexSample" and at["lod"] == 2 and self.header.stage != "fragment":
+            inst = at["inst"]
+            raise TranslateError(f"{inst.text()}: LOD bias outside a fragment program", offset=inst.addr)
+        d = self.TEX_DEPTH[name]
+        self.tex_var(at, at[d] if isinstance(d, str) else d)
+        return True
 
     def tex_ir(
         self, inst: Inst, row: str, regs: dict[str, int], args: tuple[str, ...], fl: bool, mask: int, dests: list[int], **attrs

@@ -28,6 +28,7 @@ from shader_svc.lower import base
 from shader_svc.lower.control import ControlFlow
 from shader_svc.sm53 import decode as dec53
 from shader_svc.sm53.to_spirv import ComputeSpec, cbank0, translate_compute
+from shader_svc.sm53.assemble import assemble_program as asm53
 from shader_svc.sm86.assemble import assemble_program as asm86
 from spirv_checks import spirv_val
 
@@ -160,3 +161,59 @@ def test_sm53_run_time_stack_builds_no_raw_items_and_runs(dispatcher53, raw_item
     assert np.array_equal(out[:n], (a * np.uint32(2) + np.uint32(5)).astype(np.uint32))
     assert raw_items.stacks >= 2  # kernels kept their stack at run time (SYNC, RET)
     assert raw_items.stack == []  # ... in IR rows only (kernels' constant-bank reads may be raw)
+
+
+TEX53 = """
+MOV R0, c[0x1][0x10]
+TEX.LZ R8, R4, 0x1, 2D, 0xf
+TEXS.LZ.NODEP R6, R2, R0, R1, 0x1, 2D, RGBA
+TLD4.G R12, R4, 0x1, 2D, 0xf
+TXQ R2, RZ, TEX_HEADER_DIMENSION, 0x1, 0x3
+TLD.LZ R16, R4, 0x2, 2D, 0xf
+EXIT
+"""
+TEX86 = """
+MOV R0, c[0x1][0x10]
+TEX.LZ R10, R8, R4, 0x0, 0x1, 2D
+TLD4.G R2, R0, R4, 0x0, 0x1, 2D
+TXQ R2, R0, RZ, TEX_HEADER_DIMENSION, 0x0, 0x1, 0x3
+TLD.LZ R6, R4, R0, 0x0, 0x2, 2D
+EXIT
+"""
+
+
+def test_bound_textures_and_uniforms_build_no_raw_items(raw_items, tmp_path):
+    """Bound TEX/TEXS/TLD/TLD4/TXQ and constant-bank reads: their rows are checked when built
+    (slot and bank declared, refusals in program order) and lowered with the function."""
+    spirv_val(quad_draw.fragment53(TEX53), tmp_path, "tex53")
+    spirv_val(quad_draw.spirv("fragment", TEX86, quad_draw.FS_HDR), tmp_path, "tex86")
+    assert raw_items == []
+
+
+BINDLESS53 = """
+TEX.B.LZ R8, R4, R12, 0x0, 2D, 0xf
+TLD.B.LL R0, R4, R12, 0x0, 2D, 0x3
+TLD4.G.B R0, R0, R12, 0x0, 2D, 0xf
+TXQ.B R4, R12, TEX_HEADER_DIMENSION, 0x0, 0x3
+EXIT
+"""
+BINDLESS86 = """
+TEX.B R6, R4, R0, R12, 2D
+TLD.B.LZ R6, R4, R10, R12, 2D
+TLD4.G.B R16, R14, R0, R13, 2D
+TXQ.B RZ, R4, R12, TEX_HEADER_DIMENSION, 0x3
+EXIT
+"""
+
+
+@pytest.mark.parametrize("features", [0, 1])
+def test_bindless_textures_build_no_raw_items(raw_items, tmp_path, features):
+    """TEX.B/TLD.B/TLD4.B/TXQ.B of both ISAs: rows with the handle as an argument, the pool
+    lookup (a switch over the entries, or descriptor indexing) written when they are lowered."""
+    hdr53 = sph.build("fragment", version=3, **quad_draw.FS53_HDR)
+    fs53 = tr.translate(tr.make_program(53, 3, hdr53 + asm53(BINDLESS53, base_addr=len(hdr53)), features=features))
+    spirv_val(fs53, tmp_path, "bindless53")
+    hdr86 = sph.build("fragment", **quad_draw.FS_HDR)
+    fs86 = tr.translate(tr.make_program(86, 3, hdr86 + asm86(BINDLESS86, base=len(hdr86)), features=features))
+    spirv_val(fs86, tmp_path, "bindless86")
+    assert raw_items == []
