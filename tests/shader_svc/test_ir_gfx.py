@@ -123,6 +123,15 @@ def test_sm86_interface_programs_build_no_raw_items(raw_items, tmp_path):
     assert raw_items == []
 
 
+def test_graphics_programs_through_the_dispatcher_build_no_raw_items(raw_items, tmp_path, monkeypatch):
+    """The same programs with the structuriser refused: the dispatcher loop (its block switch
+    and exit test) adds no raw item either."""
+    monkeypatch.setattr(ControlFlow, "structure_ok", lambda self: False)
+    spirv_val(p53.translate("fragment", p53.program("fragment", FS53, **FS53_HDR)), tmp_path, "fs53d")
+    spirv_val(quad_draw.spirv("vertex", VS86, VS_HDR), tmp_path, "vs86d")
+    assert raw_items == []
+
+
 BS = 64
 
 
