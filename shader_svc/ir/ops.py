@@ -359,22 +359,6 @@ OPS.update(
     }
 )
 
-# --- attributes of the graphics stages (lowered by ``lower/graphics.py``) ----------------------
-# - ``LoadAttr``: the 32 bits of vertex-input word a[``attr``] (ALD): a generic attribute's
-#   component the header declares, or the vertex / instance index.
-# - ``StoreAttr``: the argument's 32 bits to vertex-output word a[``attr``] (AST): the position
-#   or a varying the header declares.
-# Both refuse an undeclared or untranslated word (``inst``), so they are lowered when built.
-OPS.update(
-    {
-        d.name: d
-        for d in (
-            OpDef("LoadAttr", U32, (), ("attr", "inst")),
-            OpDef("StoreAttr", None, (U32,), ("attr", "inst")),
-        )
-    }
-)
-
 # --- sub-word generic memory (lowered by ``lower/memory.py``'s ``generic_sub``) ----------------
 # - ``GenericLoadSub`` (addr, window): the ``bytes`` (1, 2) at a generic address (the shared
 #   window at ``window`` or global memory, as ``GenericLoad``), zero- or (``signed``) sign-
@@ -437,6 +421,64 @@ OPS.update(
             OpDef("StoreSub", None, (U32, U32), ("space", "bytes")),
             OpDef("LoadSubGlobal", U32, (U64,), ("space", "bytes", "signed")),
             OpDef("StoreSubGlobal", None, (U64, U32), ("space", "bytes")),
+        )
+    }
+)
+
+# --- shader-ir-gfx: the graphics stages' interface and SM53's run-time stack ------------------
+# Variables (``var``) are SPIR-V ids of module-level interface variables the lowering declared
+# while building (and checked against the shader program header then, so these rows never
+# refuse and are lowered with the whole function).  Lowered by ``lower/graphics.py``'s
+# interface methods and ``sm53/lower_control.py``.
+# - ``LoadInputF32``: component ``comp`` of the vec4 f32 input ``var`` (a vertex attribute, a
+#   varying as the driver interpolates it, FragCoord).  ``LoadInputIndex``: the 32 bits of the
+#   i32 input builtin ``var`` (VertexIndex, InstanceIndex).
+# - ``StoreOutputF32``: component ``comp`` of the vec4 f32 output ``var`` (Position, a varying).
+# - ``StoreColour``: the vec4 f32 colour output ``var`` from the f32 bit patterns of the
+#   arguments whose bit is set in ``mask`` (x first); the others are 0 (R, G, B) and 1 (A).
+#   ``StoreSampleMask``: SampleMask[0] (``var``) from the argument's 32 bits.
+#   ``StoreFragDepth``: FragDepth (``var``) from the f32 bit pattern.
+# - ``FClampDevice01``: GLSL NClamp(x, 0, 1): [0, 1], NaN gives 0; the sign of a zero is the
+#   device's (IPA.SAT, as the driver clamps).
+# - ``StackLoad`` / ``StackStore``: entry (index mod 64) of SM53's per-invocation run-time
+#   reconvergence stack (a function-local array of u32).
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("LoadInputF32", F32, (), ("var", "comp")),
+            OpDef("LoadInputIndex", U32, (), ("var",)),
+            OpDef("StoreOutputF32", None, (F32,), ("var", "comp")),
+            OpDef("StoreColour", None, (U32, U32, U32, U32), ("var", "mask")),
+            OpDef("StoreSampleMask", None, (U32,), ("var",)),
+            OpDef("StoreFragDepth", None, (U32,), ("var",)),
+            OpDef("FClampDevice01", F32, (F32,)),
+            OpDef("StackLoad", U32, (U32,)),
+            OpDef("StackStore", None, (U32, U32)),
+        )
+    }
+)
+
+# --- bindless textures (shader-ir-gfx): the handle (first argument) picks entries of the texture
+# and sampler pools (``lower/graphics.py``'s ``bindless``: a switch over the entries, or
+# descriptor indexing with FEATURE_DESCRIPTOR_INDEXING), 2D views only; a handle outside the
+# pools reads zeros.  Coordinates are f32 bit patterns (sampling) or signed texels (fetching).
+# - ``BindlessSample`` (handle, x, y, lod): ``lod`` 0 the implicit level (a fragment program's
+#   derivatives of the coordinates, taken before the pick so a quad's invocations with different
+#   handles share them; level 0 elsewhere), 1 level 0, 2 the implicit level biased by the f32
+#   argument (fragment programs only: refused when built), 3 the level the f32 argument names.
+# - ``BindlessFetch`` (handle, x, y, level): the texel at integer coordinates and level.
+# - ``BindlessGather`` (handle, x, y): component ``comp`` of the four texels around the point.
+# - ``BindlessQueryDims`` (handle, level): width, height, 1 and the level count.
+# Their components are read with ``TexelWord``.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("BindlessSample", TEXEL, (U32,) * 4, ("lod",)),
+            OpDef("BindlessFetch", TEXEL, (U32,) * 4),
+            OpDef("BindlessGather", TEXEL, (U32,) * 3, ("comp",)),
+            OpDef("BindlessQueryDims", TEXEL, (U32,) * 2),
         )
     }
 )

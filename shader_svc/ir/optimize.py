@@ -401,3 +401,6 @@ def _pure(o: Op) -> bool:
 # local array (declared on first use), ``LoadLocal32``/``Word`` loads of function variables,
 # ``TexelWord`` a component of a texel already computed
 PURE |= {"LocalPtr", "LoadLocal32", "Word", "TexelWord"}
+
+# shader-ir-gfx: loads of the graphics stages' input variables (declared and checked when built)
+PURE |= {"LoadInputF32", "LoadInputIndex", "FClampDevice01"}

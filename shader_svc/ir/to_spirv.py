@@ -181,12 +181,15 @@ def emit(lw: Semantics, block: Block) -> None:
     """``block``'s operations join the basic block the driver is building (lowered later, with
     the whole function).  An operation that names its instruction (``inst``: its lowering may
     refuse it, e.g. a constant bank the stage does not have) is lowered now, so refusals come
-    in program order, the first one reported; its result is then a fixed id."""
+    in program order, the first one reported; its result is then a fixed id.  Unless the
+    lowering's ``check_late(op)`` says it checked the operation now (refusing it in program
+    order) and it may be lowered with the function (``lower/graphics.py``)."""
     fn = lw.fn
+    late = getattr(lw, "check_late", None)  # a lowering that checks such rows when built instead
     for o in block.ops:
         if o.op.name in _U64_OPS:
             lw.u64  # noqa: B018 -- a stage without 64-bit integers refuses it here, in program order
-        if "inst" in o.op.attr_set:
+        if "inst" in o.op.attr_set and not (late is not None and late(o)):
             r = LOWER[o.op.name](lw, o, [lw.placeholder(a) for a in o.args])
             if o.result is not None:
                 if not isinstance(r, list) and r in fn.placeholders:
@@ -324,12 +327,6 @@ LOWER.update(
         "TexelWord": lambda lw, o, a: lw.texel_word(a[0], o.attrs["comp"], o.attrs["float"]),
     }
 )
-LOWER.update(
-    {
-        "LoadAttr": lambda lw, o, a: lw.vertex_input(o.attrs["attr"], o.attrs["inst"]),
-        "StoreAttr": lambda lw, o, a: lw.vertex_output(o.attrs["attr"], a[0], o.attrs["inst"]),
-    }
-)
 
 
 # --- sub-word generic memory (lower/memory.py's generic_sub) -----------------------------------
@@ -361,5 +358,25 @@ LOWER.update(
         "StoreSub": lambda lw, o, a: lw.sub_at(o.attrs["space"], a[0], o.attrs["bytes"], False, a[1]),
         "LoadSubGlobal": lambda lw, o, a: lw.sub_at("global", a[0], o.attrs["bytes"], o.attrs["signed"], None),
         "StoreSubGlobal": lambda lw, o, a: lw.sub_at("global", a[0], o.attrs["bytes"], False, a[1]),
+    }
+)
+
+
+# --- shader-ir-gfx: the graphics interface (lower/graphics.py) and SM53's run-time stack ------
+LOWER.update(
+    {
+        "LoadInputF32": lambda lw, o, a: lw.load_input(o.attrs["var"], o.attrs["comp"]),
+        "LoadInputIndex": lambda lw, o, a: lw.load_input_index(o.attrs["var"]),
+        "StoreOutputF32": lambda lw, o, a: lw.store_output(o.attrs["var"], o.attrs["comp"], a[0]),
+        "StoreColour": lambda lw, o, a: lw.store_colour(o.attrs["var"], o.attrs["mask"], a),
+        "StoreSampleMask": lambda lw, o, a: lw.store_sample_mask(o.attrs["var"], a[0]),
+        "StoreFragDepth": lambda lw, o, a: lw.store_frag_depth(o.attrs["var"], a[0]),
+        "FClampDevice01": lambda lw, o, a: lw.clamp01(a[0]),
+        "StackLoad": lambda lw, o, a: lw.stack_load(a[0]),
+        "StackStore": lambda lw, o, a: lw.stack_store(a[0], a[1]),
+        "BindlessSample": lambda lw, o, a: lw.bindless_sample(o.attrs["lod"], *a),
+        "BindlessFetch": lambda lw, o, a: lw.bindless_fetch(*a),
+        "BindlessGather": lambda lw, o, a: lw.bindless_gather(o.attrs["comp"], *a),
+        "BindlessQueryDims": lambda lw, o, a: lw.bindless_query_dims(*a),
     }
 )

@@ -15,7 +15,7 @@ import logging
 
 from shader_svc.ir import optimize as ir_opt
 from shader_svc.ir import to_spirv as ir_spirv
-from shader_svc.ir.block import Op
+from shader_svc.ir.block import Block, Op
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import DONE, LowerBase, TranslateError
 from shader_svc.spirv import structure
@@ -274,7 +274,8 @@ class ControlFlow(LowerBase):
         self.put_label(swmerge)
         self.end("OpBranch", cont)
         self.put_label(cont)
-        again = self.op("OpINotEqual", self.bool, self.op("OpLoad", self.u32, blk), self.c(DONE))
+        b = Block()
+        again = ir_spirv.emit_value(self, b, b.op("INe32", b.emit("LoadVarU32", var=blk), b.const_u32(DONE)))
         self.end("OpBranchConditional", again, header, merge)
         self.put_label(merge)
         self._epilogue()

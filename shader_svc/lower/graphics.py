@@ -27,7 +27,7 @@ texture and kill instructions and calls these.
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
-from shader_svc.ir.block import Block
+from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
@@ -80,6 +80,8 @@ TXQ_KNOWN = {
 
 
 GLSL_EXP2 = 29
+
+GLSL_NCLAMP = 43  # GLSL.std.450 NClamp
 
 # the texture rows' arguments by role (ir/ops.py's texture block; ``GraphicsLowering.tex_ir``)
 TEX_ARGS = ("layer", "x", "y", "z", "lod", "dref")
@@ -235,12 +237,17 @@ class GraphicsLowering(Lowering):
             return one(ivec2(*self.offsets(offset_word, 6, 8, 2)))
         return one(None)
 
-    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+    def _cbank_check(self, off: int, bank: int, inst: Inst) -> int:
+        """The uniform block of c[bank][off], checked and declared on first use."""
         if off % 4 or not 0 <= off < 16 * UBO_WORDS:
             raise TranslateError(f"{inst.text()}: constant offset {off:#x} outside a 64 KiB bank", offset=inst.addr)
+        return self.ubo(bank, inst)
+
+    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+        ubo = self._cbank_check(off, bank, inst)
         E = self.m.E
         ptr = self.m.type("OpTypePointer", E("StorageClass", "Uniform"), self.u32)
-        p = self.op("OpAccessChain", ptr, self.ubo(bank, inst), self.c(0), self.c(off // 16), self.c(off // 4 % 4))
+        p = self.op("OpAccessChain", ptr, ubo, self.c(0), self.c(off // 16), self.c(off // 4 % 4))
         return self.op("OpLoad", self.u32, p)
 
     # --- attributes ----------------------------------------------------------------------------
@@ -257,31 +264,36 @@ class GraphicsLowering(Lowering):
     # attribute words, shared with the SM53 lowering (whose ALD/AST/IPA encode them otherwise)
     def attr_ir(self, inst: Inst, a: int, n: int, reg: int, load: bool) -> None:
         """ALD / AST: ``n`` words from a[a] on into registers reg, reg+1... (``load``; RZ: read
-        and dropped) or from them to the outputs (RZ: zeros), as ``LoadAttr`` / ``StoreAttr``."""
+        and dropped) or from them to the outputs (RZ: zeros), one ``LoadInputF32`` /
+        ``LoadInputIndex`` / ``StoreOutputF32`` row per word (the word checked and its variable
+        declared now, so the rows never refuse)."""
         b = Block()
         for i in range(n):
             if load:
-                v = b.emit("LoadAttr", attr=a + 4 * i, inst=inst)
+                v = self.vertex_input_ir(b, a + 4 * i, inst)
                 if reg != 255:
                     b.set_reg(reg + i, v)
             else:
-                b.emit("StoreAttr", b.get_reg(reg + i) if reg != 255 else b.const_u32(0), attr=a + 4 * i, inst=inst)
+                var, comp = self.vertex_output_ref(a + 4 * i, inst)
+                val = b.get_reg(reg + i) if reg != 255 else b.const_u32(0)
+                b.emit("StoreOutputF32", b.op("BitcastF32", val), var=var, comp=comp)
         ir_spirv.emit(self, b)
 
-    def vertex_input(self, a: int, inst: Inst) -> int:
-        """The u32 value of vertex input word a[a]: a generic attribute component (declared in
-        the header) or the vertex / instance index."""
+    def vertex_input_ir(self, b: Block, a: int, inst: Inst) -> Value:
+        """The u32 value of vertex input word a[a] built in ``b``: a generic attribute component
+        (declared in the header) or the vertex / instance index."""
         if a in (VERTEX_ID, INSTANCE_ID):
             var = self.builtin("VertexIndex" if a == VERTEX_ID else "InstanceIndex", "Input", self.i32)
-            return self.op("OpBitcast", self.u32, self.op("OpLoad", self.i32, var))
+            return b.emit("LoadInputIndex", var=var)
         if GENERIC <= a < GENERIC + 0x200:
             self._need(self.header.inputs, a, "reads", inst)
             var = self.location(self.inputs, "Input", (a - GENERIC) // 16)
-            return self.op("OpBitcast", self.u32, self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input")))
+            return b.op("BitcastU32", b.emit("LoadInputF32", var=var, comp=a % 16 // 4))
         raise TranslateError(f"{inst.text()}: vertex input a[{a:#x}] not translated yet", offset=inst.addr)
 
-    def vertex_output(self, a: int, val: int, inst: Inst) -> None:
-        """Store the u32 ``val`` to vertex output word a[a] (position or a declared varying)."""
+    def vertex_output_ref(self, a: int, inst: Inst) -> tuple[int, int]:
+        """The output variable and component of vertex output word a[a] (position or a declared
+        varying), declared on first use."""
         if POSITION <= a < POSITION + 16:
             var = self.builtin("Position", "Output", self.v4f)
         elif GENERIC <= a < GENERIC + 0x200:
@@ -289,12 +301,13 @@ class GraphicsLowering(Lowering):
         else:
             raise TranslateError(f"{inst.text()}: vertex output a[{a:#x}] not translated yet", offset=inst.addr)
         self._need(self.header.outputs, a, "writes", inst)
-        self.do("OpStore", self._attr_ptr(var, a % 16 // 4, "Output"), self.op("OpBitcast", self.f32, val))
+        return var, a % 16 // 4
 
-    def fragment_input(self, a: int, constant: bool, centroid: bool, inst: Inst) -> tuple[int, str]:
-        """The f32 of fragment input word a[a] as the driver interpolates it, and how:
-        'position' (FragCoord), 'flat' (the instruction's constant mode or the header's),
-        'linear' (header screen linear: NoPerspective), 'perspective' (Smooth)."""
+    def fragment_input_ref(self, a: int, constant: bool, centroid: bool, inst: Inst) -> tuple[int, int, str]:
+        """The input variable and component of fragment input word a[a] (declared on first
+        use, with the decorations the driver's interpolation needs), and how the driver
+        interpolates it: 'position' (FragCoord), 'flat' (the instruction's constant mode or
+        the header's), 'linear' (header screen linear: NoPerspective), 'perspective' (Smooth)."""
         if POSITION <= a < POSITION + 16:
             var, how = self.builtin("FragCoord", "Input", self.v4f), "position"
         elif GENERIC <= a < GENERIC + 0x200:
@@ -314,7 +327,42 @@ class GraphicsLowering(Lowering):
             var = self.location(self.inputs, "Input", loc)
         else:
             raise TranslateError(f"{inst.text()}: fragment input a[{a:#x}] not translated yet", offset=inst.addr)
-        return self.op("OpLoad", self.f32, self._attr_ptr(var, a % 16 // 4, "Input")), how
+        return var, a % 16 // 4, how
+
+    # --- the interface rows of the IR (ir/ops.py's shader-ir-gfx block) --------------------------
+    def load_input(self, var: int, comp: int) -> int:
+        """``LoadInputF32``."""
+        return self.op("OpLoad", self.f32, self._attr_ptr(var, comp, "Input"))
+
+    def load_input_index(self, var: int) -> int:
+        """``LoadInputIndex``."""
+        return self.op("OpBitcast", self.u32, self.op("OpLoad", self.i32, var))
+
+    def store_output(self, var: int, comp: int, val: int) -> None:
+        """``StoreOutputF32``."""
+        self.do("OpStore", self._attr_ptr(var, comp, "Output"), val)
+
+    def store_colour(self, var: int, mask: int, vals: list[int]) -> None:
+        """``StoreColour``."""
+        comps = [
+            self.op("OpBitcast", self.f32, vals[c]) if mask >> c & 1 else self.m.const(self.f32, 0 if c < 3 else 0x3F800000)
+            for c in range(4)
+        ]
+        self.do("OpStore", var, self.op("OpCompositeConstruct", self.v4f, *comps))
+
+    def store_sample_mask(self, var: int, val: int) -> None:
+        """``StoreSampleMask``."""
+        ptr = self.m.type("OpTypePointer", self.m.E("StorageClass", "Output"), self.i32)
+        self.do("OpStore", self.op("OpAccessChain", ptr, var, self.c(0)), self.op("OpBitcast", self.i32, val))
+
+    def store_frag_depth(self, var: int, val: int) -> None:
+        """``StoreFragDepth``."""
+        self.do("OpStore", var, self.op("OpBitcast", self.f32, val))
+
+    def clamp01(self, val: int) -> int:
+        """``FClampDevice01``."""
+        zero, one = self.m.const(self.f32, 0), self.m.const(self.f32, 0x3F800000)
+        return self.op("OpExtInst", self.f32, self.glsl, GLSL_NCLAMP, val, zero, one)
 
     # --- bindless textures: the pools ---------------------------------------------------------------
     def pool_vars(self) -> tuple[int, int]:
@@ -451,10 +499,77 @@ class GraphicsLowering(Lowering):
             self.m.emit("types", "OpConstantComposite", ty, cid, z, z, z, z)
         return self.m._consts[key]
 
-    # --- textures --------------------------------------------------------------------------------
-    def _fregs(self, r: int, n: int) -> list[int]:
-        return [self.op("OpBitcast", self.f32, self.reg(r + i) if r != 255 else self.c(0)) for i in range(n)]
+    # --- the bindless rows of the IR (ir/ops.py's shader-ir-gfx block) ----------------------------
+    def bindless_ir(self, row: str, handle: int, args: tuple[int, ...], mask: int, dests: list[int], fl: bool, **attrs) -> None:
+        """The IR of a bindless instruction: the row ``row`` on the registers ``handle`` and
+        ``args`` (None: the constant 0; RZ reads 0), the components enabled in ``mask``, in
+        order, into ``dests`` (255: dropped), as 32-bit words (``fl``: of f32 components)."""
+        b = Block()
+        vals = [b.get_reg(handle)] + [b.const_u32(0) if r is None else b.get_reg(r) for r in args]
+        vec = b.emit(row, *vals, **attrs)
+        k = 0
+        for c in range(4):
+            if mask >> c & 1:
+                r = dests[k]
+                k += 1
+                if r != 255:
+                    b.set_reg(r, b.emit("TexelWord", vec, comp=c, float=fl))
+        ir_spirv.emit(self, b)
 
+    def _coord2f(self, x: int, y: int) -> int:
+        return self.op("OpCompositeConstruct", self.v2f, self.op("OpBitcast", self.f32, x), self.op("OpBitcast", self.f32, y))
+
+    def bindless_sample(self, lod: int, handle: int, x: int, y: int, lv: int) -> int:
+        """``BindlessSample``: implicit-LOD sampling (fragment programs) uses the coordinates'
+        derivatives taken before the pick (scaled by 2^bias for a bias)."""
+        E = self.m.E
+        coord = self._coord2f(x, y)
+        if lod in (0, 2) and self.header.stage == "fragment":
+            dx = self.op("OpDPdx", self.v2f, coord)
+            dy = self.op("OpDPdy", self.v2f, coord)
+            if lod == 2:  # bias: the LOD of gradients scaled by 2^bias is LOD + bias
+                scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self.op("OpBitcast", self.f32, lv))
+                dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
+                dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
+            return self.bindless(
+                handle,
+                True,
+                self.v4f,
+                lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy),
+            )
+        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else self.m.const(self.f32, 0)
+        return self.bindless(
+            handle,
+            True,
+            self.v4f,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
+        )
+
+    def bindless_fetch(self, handle: int, x: int, y: int, lv: int) -> int:
+        """``BindlessFetch``."""
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, x, y))
+        lod = self.m.E("ImageOperands", "Lod")
+        return self.bindless(handle, False, self.v4f, lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, lod, lv))
+
+    def bindless_gather(self, comp: int, handle: int, x: int, y: int) -> int:
+        """``BindlessGather``."""
+        coord, c = self._coord2f(x, y), self.c(comp)
+        return self.bindless(handle, True, self.v4f, lambda img, si: self.op("OpImageGather", self.v4f, si, coord, c))
+
+    def bindless_query_dims(self, handle: int, level: int) -> int:
+        """``BindlessQueryDims``."""
+        v2u = self.m.type("OpTypeVector", self.u32, 2)
+        v4u = self.m.type("OpTypeVector", self.u32, 4)
+
+        def query(img: int, si) -> int:
+            size = self.op("OpImageQuerySizeLod", v2u, img, level)
+            w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
+            return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
+
+        return self.bindless(handle, False, v4u, query)
+
+    # --- textures --------------------------------------------------------------------------------
     def _sample_dref(self, inst: Inst, si: int, coord: int, lod: str, dref: int, lv: int | None) -> int:
         """A depth comparison against ``dref`` (the sampler's compare function), its result in
         R of the vec4 (G, B, A zero: never written, the caller allows only R)."""
@@ -477,11 +592,36 @@ class GraphicsLowering(Lowering):
     # --- the texture rows of the IR (ir/ops.py's texture block) ----------------------------------
     AXES = {"1D": 1, "2D": 2, "3D": 3, "Cube": 3}
 
-    def tex_image(self, at: dict, depth: int | None) -> int:
-        """The loaded combined image sampler a texture row reads (``at``: its attributes;
-        ``depth``: read with a depth comparison, None for a query), declared on first use and
-        leaving ``img_t`` naming its image type; each ISA's lowering says how."""
+    def tex_var(self, at: dict, depth: int | None) -> int:
+        """The combined image sampler variable a texture row reads (``at``: its attributes;
+        ``depth``: read with a depth comparison, None for a query), checked and declared on
+        first use, leaving ``img_t`` / ``sampled_t`` naming its types; each ISA's lowering says
+        how (the same answer every time it is asked)."""
         raise NotImplementedError
+
+    def tex_image(self, at: dict, depth: int | None) -> int:
+        """The loaded combined image sampler of ``tex_var``."""
+        var = self.tex_var(at, depth)
+        return self.op("OpLoad", self.sampled_t, var)
+
+    TEX_DEPTH = {"TexSample": "dc", "TexGather": "dc", "TexFetch": 0, "TexQueryDims": None}
+
+    def check_late(self, o) -> bool:
+        """``ir_spirv.emit``: a texture row or a constant-bank read checked now (its slot or
+        bank declared, a refusal raised in program order), so it is lowered with the function
+        (no SPIR-V written while building)."""
+        name, at = o.op.name, o.attrs
+        if name == "CBankU32":
+            self._cbank_check(at["offset"], at["bank"], at["inst"])
+            return True
+        if name not in self.TEX_DEPTH:
+            return False
+        if name == "TexSample" and at["lod"] == 2 and self.header.stage != "fragment":
+            inst = at["inst"]
+            raise TranslateError(f"{inst.text()}: LOD bias outside a fragment program", offset=inst.addr)
+        d = self.TEX_DEPTH[name]
+        self.tex_var(at, at[d] if isinstance(d, str) else d)
+        return True
 
     def tex_ir(
         self, inst: Inst, row: str, regs: dict[str, int], args: tuple[str, ...], fl: bool, mask: int, dests: list[int], **attrs
@@ -581,28 +721,32 @@ class GraphicsLowering(Lowering):
 
     # --- entry point and outputs -------------------------------------------------------------------
     def _epilogue(self) -> None:
+        """The fragment outputs at an EXIT, as ``StoreColour`` / ``StoreSampleMask`` /
+        ``StoreFragDepth`` rows (the output variables declared once)."""
         if self.header.stage != "fragment":
             return
         E = self.m.E
+        b = Block()
         reg = 0
         for t, mask in enumerate(self.header.targets):
             if not mask:
                 continue
-            comps = []
+            vals = []
             for c in range(4):
                 if mask >> c & 1:
-                    comps.append(self.op("OpBitcast", self.f32, self.reg(reg)))
+                    vals.append(b.get_reg(reg))
                     reg += 1
                 else:
-                    comps.append(self.m.const(self.f32, 0 if c < 3 else 0x3F800000))
+                    vals.append(b.const_u32(0))  # not read: the row stores the constant 0 / 1
             if t not in self.colour_vars:  # one variable per target: the epilogue runs at every EXIT
                 self.colour_vars[t] = self._var("Output", self.v4f, [(E("Decoration", "Location"), t)])
-            self.do("OpStore", self.colour_vars[t], self.op("OpCompositeConstruct", self.v4f, *comps))
+            b.emit("StoreColour", *vals, var=self.colour_vars[t], mask=mask)
         if self.header.writes_depth or self.header.writes_sample_mask:
-            self._depth_outputs(reg)
+            self._depth_outputs(b, reg)
+        ir_spirv.emit(self, b)
 
     # the header's depth / sample-mask outputs (fragment header bits 609, 608), both architectures
-    def _depth_outputs(self, reg: int) -> None:
+    def _depth_outputs(self, b: Block, reg: int) -> None:
         """The sample mask from ``reg``, the first register after the colours', FragDepth from the
         next; the mask's register is kept whether or not the header declares the mask (Ryujinx's
         reading of Maxwell's pixel outputs; Mesa NAK's fragment outputs, SM50 up: colours, then
@@ -611,12 +755,9 @@ class GraphicsLowering(Lowering):
         drops the pixel)."""
         if self.header.writes_sample_mask:
             arr = self.m.type("OpTypeArray", self.i32, self.c(1))
-            var = self.builtin("SampleMask", "Output", arr)
-            ptr = self.m.type("OpTypePointer", self.m.E("StorageClass", "Output"), self.i32)
-            self.do("OpStore", self.op("OpAccessChain", ptr, var, self.c(0)), self.op("OpBitcast", self.i32, self.reg(reg)))
+            b.emit("StoreSampleMask", b.get_reg(reg), var=self.builtin("SampleMask", "Output", arr))
         if self.header.writes_depth:
-            var = self.builtin("FragDepth", "Output", self.f32)
-            self.do("OpStore", var, self.op("OpBitcast", self.f32, self.reg(reg + 1)))
+            b.emit("StoreFragDepth", b.get_reg(reg + 1), var=self.builtin("FragDepth", "Output", self.f32))
 
     def _entry(self, main: int) -> None:
         m, E = self.m, self.m.E

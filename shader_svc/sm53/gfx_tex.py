@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.graphics import (
-    GLSL_EXP2,
+    GLSL_NCLAMP,  # noqa: F401  (the tests read it here)
     LOD_MODES,
     TEX_ARGS,
     TEX_SLOTS,
@@ -22,7 +22,6 @@ from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.table import TEXS_DIM, TEXS_LOD, TLDS_DIM, TLDS_LOD
 from shader_svc.sm53.to_spirv import Compute53
 
-GLSL_NCLAMP = 43  # GLSL.std.450 NClamp
 # TEXS / TLDS target -> (SPIR-V Dim, arrayed, LOD, Ra's registers, Rb's registers), each register
 # named by its role: x/y/z (float coordinates for TEXS, integer texels for TLDS), "layer" (an
 # integer), "lod", "off" (texel offsets).  The packing is the one ptxas (12.9, sm_53) makes
@@ -98,33 +97,11 @@ class Tex53(GraphicsLowering, Compute53):
         except TranslateError as e:
             self.bad(inst, str(e))
 
-    def _sampled(self, inst: Inst, dim: str = "2D", arrayed: int = 0, depth: int = 0) -> int:
-        """The loaded combined image sampler of ``_slot53``."""
-        var = self._slot53(inst, dim, arrayed, depth)  # sets sampled_t
-        return self.op("OpLoad", self.sampled_t, var)
-
-    def tex_image(self, at: dict, depth: int | None) -> int:
+    def tex_var(self, at: dict, depth: int | None) -> int:
         inst = at["inst"]
         if depth is None:  # a query: the view the program samples the slot as
             depth = self._slot_dims().get(inst.ops["tid"]["imm"], ("2D", 0, 0))[2]
-        return self._sampled(inst, at["dim"], at["arrayed"], depth)
-
-    def _f(self, r: int) -> int:
-        return self.op("OpBitcast", self.f32, self.reg(r) if r != 255 else self.c(0))
-
-    def _r(self, r: int) -> int:
-        return self.reg(r) if r != 255 else self.c(0)
-
-    def _write(self, vec: int, mask: int, dests: list[int], comp_ty: int) -> None:
-        """Enabled components of ``vec`` in order into ``dests`` (255 = dropped)."""
-        k = 0
-        for c in range(4):
-            if mask >> c & 1:
-                r = dests[k]
-                k += 1
-                if r != 255:
-                    v = self.op("OpCompositeExtract", comp_ty, vec, c)
-                    self.set_reg(r, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
+        return self._slot53(inst, at["dim"], at["arrayed"], depth)  # sets sampled_t
 
     def tex_short(self, inst: Inst) -> None:
         """TEXS/TLDS/TLD4S: components 0, 1 to the pair d, 2, 3 to the pair d2."""
@@ -251,61 +228,29 @@ class Tex53(GraphicsLowering, Compute53):
     def tex_bindless53(self, inst: Inst) -> None:
         """TEX.B / TLD.B / TLD4.B: the handle in Rb (the first register of the second source tuple, as
         Ryujinx reads Maxwell's bindless forms), the level (.LL) or bias (.LB) in Rb+1,
-        coordinates in Ra, Ra+1; the pools and the switch are the SM86 lowering's (set 1)."""
+        coordinates in Ra, Ra+1; the rows and the pools are the shared lowering's (set 1)."""
         ops, mods, ir = inst.ops, inst.mods, inst.row.ir
         if ops["dim"]["sym"] != 2:
             self.bad(inst, "only 2D textures are translated yet")
         ra, rb, d = ops["a"]["reg"], ops["b"]["reg"], ops["d"]["reg"]
         if rb == 255:
             self.bad(inst, "a bindless handle of RZ")
-        handle = self.reg(rb)
-        ra1 = ra + 1 if ra != 255 else 255
+        xy = (ra, ra + 1 if ra != 255 else 255)
         dests = [d + i if d != 255 else 255 for i in range(4)]
-        E = self.m.E
+        attrs: dict = {}
         if ir == "TLD.B":
-            v2u = self.m.type("OpTypeVector", self.u32, 2)
-            coord = self.op("OpBitcast", self.v2i, self.op("OpCompositeConstruct", v2u, self._r(ra), self._r(ra1)))
-            lv = self._r(rb + 1) if mods["lod"] == 1 else self.c(0)
-            vec = self.bindless(
-                handle,
-                False,
-                self.v4f,
-                lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv),
-            )
+            row, args = "BindlessFetch", (*xy, rb + 1 if mods["lod"] == 1 else None)
         elif ir == "TLD4.B":
             # a gather reads level 0 whatever the derivatives, so .NDV changes nothing
-            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
-            comp = self.c(mods["comp"])
-            vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op("OpImageGather", self.v4f, si, coord, comp))
+            row, args, attrs = "BindlessGather", xy, {"comp": mods["comp"]}
         else:
             lod = {0: "implicit", 1: "zero", 2: "bias", 3: "level"}.get(mods["lod"])
             if lod is None or mods["NDV"]:
                 self.bad(inst, "level-of-detail mode not translated yet")
-            coord = self.op("OpCompositeConstruct", self.v2f, self._f(ra), self._f(ra1))
-            if lod in ("implicit", "bias") and self.header.stage == "fragment":
-                dx = self.op("OpDPdx", self.v2f, coord)
-                dy = self.op("OpDPdy", self.v2f, coord)
-                if lod == "bias":
-                    scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self._f(rb + 1))
-                    dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
-                    dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
-                vec = self.bindless(
-                    handle,
-                    True,
-                    self.v4f,
-                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy),
-                )
-            elif lod == "bias":
+            if lod == "bias" and self.header.stage != "fragment":
                 self.bad(inst, "LOD bias outside a fragment program")
-            else:
-                lv = self._f(rb + 1) if lod == "level" else self.m.const(self.f32, 0)
-                vec = self.bindless(
-                    handle,
-                    True,
-                    self.v4f,
-                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv),
-                )
-        self._write(vec, ops["mask"]["imm"], dests, self.f32)
+            row, args, attrs = "BindlessSample", (*xy, rb + 1 if lod in ("bias", "level") else None), {"lod": mods["lod"]}
+        self.bindless_ir(row, rb, args, ops["mask"]["imm"], dests, True, **attrs)
 
     def txq_bindless53(self, inst: Inst) -> None:
         """TXQ.B TEX_HEADER_DIMENSION: the handle in Ra, the level in Ra+1 (Ryujinx's reading of
@@ -316,21 +261,9 @@ class Tex53(GraphicsLowering, Compute53):
         ra = ops["a"]["reg"]
         if ra == 255:
             self.bad(inst, "a bindless handle of RZ")
-        level = self._r(ra + 1)
-        v2u = self.m.type("OpTypeVector", self.u32, 2)
-        v4u = self.m.type("OpTypeVector", self.u32, 4)
-
-        def query(img: int, si) -> int:
-            size = self.op("OpImageQuerySizeLod", v2u, img, level)
-            w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
-            return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
-
         d = ops["d"]["reg"]
-        self._write(
-            self.bindless(self.reg(ra), False, v4u, query),
-            ops["mask"]["imm"],
-            [d + i if d != 255 else 255 for i in range(4)],
-            self.u32,
+        self.bindless_ir(
+            "BindlessQueryDims", ra, (ra + 1,), ops["mask"]["imm"], [d + i if d != 255 else 255 for i in range(4)], False
         )
 
     def _slot_dims(self) -> dict[int, tuple[str, int, int]]:

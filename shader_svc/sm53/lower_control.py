@@ -8,7 +8,7 @@ word resumes at the group's first instruction."""
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
-from shader_svc.ir.block import Block
+from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import DONE, TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import BRANCHES, Lower53
@@ -61,14 +61,15 @@ def _blocks(insts: list[Inst]) -> list[list[Inst]]:
 class Control53(Lower53):
     """Mixin of ``to_spirv.Compute53``: blocks, the reconvergence stack, branches."""
 
-    # --- control flow -----------------------------------------------------------------------
-    def _push(self, value: int) -> None:
+    # --- control flow: the run-time stack in IR (``StackLoad`` / ``StackStore``, ir/ops.py) ---
+    def _push(self, entry: int) -> None:
+        """Push the constant ``entry`` (its kind in bits 28.., its block number below)."""
+        b = Block()
         sp_var = self.var("sp", self.fn_u32)
-        sp = self.op("OpLoad", self.u32, sp_var)
-        slot = self.var_array()
-        p = self.op("OpAccessChain", self.fn_u32, slot, self.op("OpBitwiseAnd", self.u32, sp, self.c(STACK - 1)))
-        self.do("OpStore", p, value)
-        self.do("OpStore", sp_var, self.op("OpIAdd", self.u32, sp, self.c(1)))
+        sp = b.emit("LoadVarU32", var=sp_var)
+        b.op("StackStore", sp, b.const_u32(entry))
+        b.emit("StoreVarU32", b.op("IAdd32", sp, b.const_u32(1)), var=sp_var)
+        ir_spirv.emit(self, b)
 
     def var_array(self) -> int:
         if "stack" not in self.vars:
@@ -76,34 +77,46 @@ class Control53(Lower53):
             self.vars["stack"] = (self.m.id(), self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), arr))
         return self.vars["stack"][0]
 
+    def stack_load(self, index: int) -> int:
+        """``StackLoad``: the entry at ``index`` mod STACK."""
+        p = self.op("OpAccessChain", self.fn_u32, self.var_array(), self.op("OpBitwiseAnd", self.u32, index, self.c(STACK - 1)))
+        return self.op("OpLoad", self.u32, p)
+
+    def stack_store(self, index: int, value: int) -> None:
+        """``StackStore``: ``value`` to the entry at ``index`` mod STACK."""
+        p = self.op("OpAccessChain", self.fn_u32, self.var_array(), self.op("OpBitwiseAnd", self.u32, index, self.c(STACK - 1)))
+        self.do("OpStore", p, value)
+
     def _stack_unwind(self, kind: int) -> int:
         """SYNC/BRK/RET at run time: pop entries until one of ``kind`` (its block number in the
         low 28 bits), as the machine unwinds its typed stack (a BRK out of an if inside a loop
         drops the if's SSY entry).  A loop in SPIR-V: pop, test the kind, repeat."""
         res = self.var("unwound", self.fn_u32)
-        head, body, cont, merge = (self.label() for _ in range(4))
-        self.do("OpBranch", head)
-        self.put_label(head)
-        self.do("OpLoopMerge", merge, cont, 0)
-        self.do("OpBranch", body)
-        self.put_label(body)
-        v = self._stack_pop()
-        self.do("OpStore", res, v)
-        hit = self.op("OpIEqual", self.bool, self.op("OpShiftRightLogical", self.u32, v, self.c(28)), self.c(kind))
-        sp = self.op("OpLoad", self.u32, self.var("sp", self.fn_u32))
-        empty = self.op("OpIEqual", self.bool, sp, self.c(0))  # nothing left: stop (a bad program)
-        self.do("OpBranchConditional", self.op("OpLogicalOr", self.bool, hit, empty), merge, cont)
-        self.put_label(cont)
-        self.do("OpBranch", head)
-        self.put_label(merge)
-        return self.op("OpBitwiseAnd", self.u32, self.op("OpLoad", self.u32, res), self.c((1 << 28) - 1))
-
-    def _stack_pop(self) -> int:
         sp_var = self.var("sp", self.fn_u32)
-        sp = self.op("OpISub", self.u32, self.op("OpLoad", self.u32, sp_var), self.c(1))
-        self.do("OpStore", sp_var, sp)
-        p = self.op("OpAccessChain", self.fn_u32, self.var_array(), self.op("OpBitwiseAnd", self.u32, sp, self.c(STACK - 1)))
-        return self.op("OpLoad", self.u32, p)
+        head, body, cont, merge = (self.label() for _ in range(4))
+        self.end("OpBranch", head)
+        self.put_label(head)
+        self.merge("OpLoopMerge", merge, cont, 0)
+        self.end("OpBranch", body)
+        self.put_label(body)
+        b = Block()
+        v = self._stack_pop(b)
+        b.emit("StoreVarU32", v, var=res)
+        hit = b.op("IEq32", b.op("IShr32", v, b.const_u32(28)), b.const_u32(kind))
+        empty = b.op("IEq32", b.emit("LoadVarU32", var=sp_var), b.const_u32(0))  # nothing left: stop (a bad program)
+        self.end("OpBranchConditional", ir_spirv.emit_value(self, b, b.op("LOr", hit, empty)), merge, cont)
+        self.put_label(cont)
+        self.end("OpBranch", head)
+        self.put_label(merge)
+        b = Block()
+        return ir_spirv.emit_value(self, b, b.op("IAnd32", b.emit("LoadVarU32", var=res), b.const_u32((1 << 28) - 1)))
+
+    def _stack_pop(self, b: Block) -> Value:
+        """The top entry, popped (built in ``b``)."""
+        sp_var = self.var("sp", self.fn_u32)
+        sp = b.op("ISub32", b.emit("LoadVarU32", var=sp_var), b.const_u32(1))
+        b.emit("StoreVarU32", sp, var=sp_var)
+        return b.op("StackLoad", sp)
 
     # --- control flow through the shared lowering (lower/control.py: ControlFlow.build) -------
     def build(self) -> bytes:
@@ -199,12 +212,12 @@ class Control53(Lower53):
         its return block; SYNC/BRK/RET pop, only when taken, hence a selection, not OpSelect)."""
         ir = ins.row.ir
         if ir in ("SSY", "PBK"):
-            self._push(self.c(target(ins) | ENTRY_KIND[ir] << 28))
+            self._push(target(ins) | ENTRY_KIND[ir] << 28)
             return nxt
         if ir not in BRANCHES:
             return None
         if ir in ("CAL", "JCAL"):
-            self._push(self.c(i + 1 | ENTRY_KIND["CAL"] << 28))
+            self._push(i + 1 | ENTRY_KIND["CAL"] << 28)
         if self._unconditional(ins):
             return self._branch_value(ins, target)
         p = self._branch_guard(ins)

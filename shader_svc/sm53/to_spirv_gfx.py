@@ -28,6 +28,8 @@ process's device enables neither Float64 nor Int64, so Maxwell's 64-bit helpers 
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.gfx_tex import GLSL_NCLAMP, TEX_DIMS, TEXS_FORMS, TLDS_FORMS, Tex53  # noqa: F401  (forms the tests read)
@@ -227,10 +229,6 @@ class Gfx53(Tex53):
         self._word(ops["attr"]["attr"], inst)
         self.attr_ir(inst, ops["attr"]["attr"], inst.mods["size"] + 1, ops["b"]["reg"], False)
 
-    def _frag_w(self) -> int:
-        var = self.builtin("FragCoord", "Input", self.v4f)
-        return self.op("OpLoad", self.f32, self._attr_ptr(var, 3, "Input"))
-
     def ipa53(self, inst: Inst) -> None:
         ops, mods = inst.ops, inst.mods
         if mods["mode"] == 3 or mods["loc"] == 2 or ops["p"]["pred"] != 7 or ops["p"]["not"]:
@@ -238,19 +236,23 @@ class Gfx53(Tex53):
         a = self._word(ops["attr"]["attr"], inst)
         if POSITION <= a < POSITION + 16:
             self._need(self.header.inputs, a, "interpolates", inst)
-        val, how = self.fragment_input(a, mods["mode"] == 2, mods["loc"] == 1, inst)
+        var, comp, how = self.fragment_input_ref(a, mods["mode"] == 2, mods["loc"] == 1, inst)
+        b = Block()
+        val = b.emit("LoadInputF32", var=var, comp=comp)
         multiply, rb = mods["mode"] == 1, ops["b"]["reg"]
         if how == "perspective":  # the hardware interpolates value/w
             if multiply and rb in self.rcpw_regs:
                 multiply = False  # value/w * w: the perspective-correct input itself
             else:
-                val = self.fop("OpFMul", self.f32, val, self._frag_w())
+                frag = self.builtin("FragCoord", "Input", self.v4f)
+                val = b.op("FMul32", val, b.emit("LoadInputF32", var=frag, comp=3))
         if multiply:
-            val = self.fop("OpFMul", self.f32, val, self.op("OpBitcast", self.f32, self.reg(rb)))
+            val = b.op("FMul32", val, b.op("BitcastF32", b.get_reg(rb)))
         if mods["SAT"]:  # the final value clamped to [0, 1], NaN to 0 (NClamp's NaN rule)
-            zero, one = self.m.const(self.f32, 0), self.m.const(self.f32, 0x3F800000)
-            val = self.op("OpExtInst", self.f32, self.glsl, GLSL_NCLAMP, val, zero, one)
-        self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, val))
+            val = b.op("FClampDevice01", val)
+        if ops["d"]["reg"] != 255:
+            b.set_reg(ops["d"]["reg"], b.op("BitcastU32", val))
+        ir_spirv.emit(self, b)
 
 
 def translate_graphics(insts: list[Inst], header: Header, features: int = 0) -> bytes:

@@ -11,9 +11,10 @@ process's device).
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.graphics import (
-    GLSL_EXP2,
     SAMPLER_POOL,  # noqa: F401
     TEX_ARGS,
     TEX_SLOTS,
@@ -143,10 +144,6 @@ class Gfx86(GraphicsLowering, Lower86):
         regs = [a + i if a != 255 else 255 for i in range(split)] + [b + i if b != 255 else 255 for i in range(n - split)]
         return dict(zip(roles, regs))
 
-    def sampled(self, inst: Inst) -> int:
-        var = self.image(inst)
-        return self.op("OpLoad", self.sampled_t, var)
-
     def ald(self, inst: Inst) -> None:
         ops = inst.ops
         if ops["vtx"]["reg"] != 255 or inst.mods["O"]:
@@ -165,8 +162,12 @@ class Gfx86(GraphicsLowering, Lower86):
             raise TranslateError(
                 f"{inst.text()}: only IPA.PASS/.CONSTANT (optionally .CENTROID) are translated", offset=inst.addr
             )
-        f, _ = self.fragment_input(ops["attr"]["attr"], mods["mode"] == 1, mods["loc"] == 1, inst)
-        self.set_reg(ops["d"]["reg"], self.op("OpBitcast", self.u32, f))
+        var, comp, _ = self.fragment_input_ref(ops["attr"]["attr"], mods["mode"] == 1, mods["loc"] == 1, inst)
+        b = Block()
+        f = b.emit("LoadInputF32", var=var, comp=comp)
+        if ops["d"]["reg"] != 255:
+            b.set_reg(ops["d"]["reg"], b.op("BitcastU32", f))
+        ir_spirv.emit(self, b)
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":
@@ -174,7 +175,8 @@ class Gfx86(GraphicsLowering, Lower86):
         dead, after = self.label(), self.label()
         # killed when both the guard and the operand predicate hold
         pp = ins.ops["pp"]
-        p = self.op("OpLogicalAnd", self.bool, self.pred(ins.pred, ins.pred_not), self.pred(pp["pred"], pp["not"]))
+        b = Block()
+        p = ir_spirv.emit_value(self, b, b.op("LAnd", b.get_pred(ins.pred, ins.pred_not), b.get_pred(pp["pred"], pp["not"])))
         self.do("OpSelectionMerge", after, 0)
         self.do("OpBranchConditional", p, dead, after)
         self.put_label(dead)
@@ -182,68 +184,38 @@ class Gfx86(GraphicsLowering, Lower86):
         self.put_label(after)
 
     def _bindless_check(self, inst: Inst) -> int:
-        """The handle register's value (2D only).  Source packing as Ryujinx documents it for
-        Maxwell's bindless forms, assumed for Ampere's: the handle is the first register of the
-        second source tuple (Rb), an LOD or bias follows it (Rb+1)."""
+        """The handle register (2D only).  Source packing as Ryujinx documents it for Maxwell's
+        bindless forms, assumed for Ampere's: the handle is the first register of the second
+        source tuple (Rb), an LOD or bias follows it (Rb+1)."""
         ops = inst.ops
         if ops["dim"]["sym"] != 1:
             raise TranslateError(f"{inst.text()}: only 2D textures are translated yet", offset=inst.addr)
-        return self.reg(ops["b"]["reg"])
+        return ops["b"]["reg"]
+
+    def _bindless_dests(self, inst: Inst) -> list[int]:
+        """Enabled components in order: two into the first pair, two into the second."""
+        d, d2 = inst.ops["d"]["reg"], inst.ops["d2"]["reg"]
+        return [r + i if r != 255 else 255 for r in (d, d2) for i in (0, 1)]
 
     def tex_bindless(self, inst: Inst) -> None:
         """TEX.B / TLD.B / TLD4.B: the handle in Rb picks the pool entries; coordinates in Ra, Ra+1,
-        the LOD (.LL) or bias (.LB) in Rb+1.  Implicit-LOD sampling (fragment programs) uses the
-        coordinates' derivatives taken before the switch (scaled by 2^bias for .LB), so
-        invocations of a quad with different handles still get the LOD of the whole quad."""
-        E = self.m.E
+        the LOD (.LL) or bias (.LB) in Rb+1 (rows ``BindlessFetch`` / ``BindlessGather`` /
+        ``BindlessSample``)."""
         ir = inst.row.ir
-        handle = self._bindless_check(inst)
-        b = inst.ops["b"]["reg"]
+        b = self._bindless_check(inst)
         lod = inst.mods.get("lod")
         a = inst.ops["a"]["reg"]
+        xy = (a, a + 1 if a != 255 else 255)
+        attrs: dict = {}
         if ir == "TLD.B":
-            v2u = self.m.type("OpTypeVector", self.u32, 2)
-            coord = self.op(
-                "OpBitcast",
-                self.v2i,
-                self.op("OpCompositeConstruct", v2u, self.reg(a), self.reg(a + 1) if a != 255 else self.c(0)),
-            )
-            lv = self.reg(b + 1) if lod == 3 else self.c(0)
-            vec = self.bindless(
-                handle,
-                False,
-                self.v4f,
-                lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, E("ImageOperands", "Lod"), lv),
-            )
+            row, args = "BindlessFetch", (*xy, b + 1 if lod == 3 else None)
+        elif ir == "TLD4.B":
+            row, args, attrs = "BindlessGather", xy, {"comp": inst.mods["comp"]}
+        elif lod in (0, 1, 3) or (lod == 2 and self.header.stage == "fragment"):
+            row, args, attrs = "BindlessSample", (*xy, b + 1 if lod in (2, 3) else None), {"lod": lod}
         else:
-            coord = self.op("OpCompositeConstruct", self.v2f, *self._fregs(a, 2))
-            if ir == "TLD4.B":
-                comp = self.c(inst.mods["comp"])
-                vec = self.bindless(handle, True, self.v4f, lambda img, si: self.op("OpImageGather", self.v4f, si, coord, comp))
-            elif lod in (0, 2) and self.header.stage == "fragment":
-                dx = self.op("OpDPdx", self.v2f, coord)
-                dy = self.op("OpDPdy", self.v2f, coord)
-                if lod == 2:  # bias: the LOD of gradients scaled by 2^bias is LOD + bias
-                    scale = self.op("OpExtInst", self.f32, self.glsl, GLSL_EXP2, self._fregs(b + 1, 1)[0])
-                    dx = self.op("OpVectorTimesScalar", self.v2f, dx, scale)
-                    dy = self.op("OpVectorTimesScalar", self.v2f, dy, scale)
-                vec = self.bindless(
-                    handle,
-                    True,
-                    self.v4f,
-                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Grad"), dx, dy),
-                )
-            elif lod in (0, 1, 3):
-                lv = self._fregs(b + 1, 1)[0] if lod == 3 else self.m.const(self.f32, 0)
-                vec = self.bindless(
-                    handle,
-                    True,
-                    self.v4f,
-                    lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), lv),
-                )
-            else:
-                raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
-        self._write_texel(inst, vec, self.f32)
+            raise TranslateError(f"{inst.text()}: level-of-detail mode not translated here", offset=inst.addr)
+        self.bindless_ir(row, b, args, inst.ops["mask"]["sym"], self._bindless_dests(inst), True, **attrs)
 
     def txq_bindless(self, inst: Inst) -> None:
         """TXQ.B TEX_HEADER_DIMENSION: the handle in Ra, the level in Ra+1 (Ryujinx's Maxwell
@@ -251,39 +223,15 @@ class Gfx86(GraphicsLowering, Lower86):
         if inst.ops["query"]["sym"] != 0:
             raise TranslateError(f"{inst.text()}: only TEX_HEADER_DIMENSION is translated", offset=inst.addr)
         a = inst.ops["a"]["reg"]
-        handle = self.reg(a)
-        level = self.reg(a + 1) if a != 255 else self.c(0)
-        v2u = self.m.type("OpTypeVector", self.u32, 2)
-        v4u = self.m.type("OpTypeVector", self.u32, 4)
-
-        def query(img: int, si) -> int:
-            size = self.op("OpImageQuerySizeLod", v2u, img, level)
-            w, h = (self.op("OpCompositeExtract", self.u32, size, i) for i in range(2))
-            return self.op("OpCompositeConstruct", v4u, w, h, self.c(1), self.op("OpImageQueryLevels", self.u32, img))
-
-        self._write_texel(inst, self.bindless(handle, False, v4u, query), self.u32)
-
-    def _write_texel(self, inst: Inst, vec: int, comp_ty: int) -> None:
-        """Enabled components of the mask, in order: two into the first pair, two into the second."""
-        ops = inst.ops
-        mask = ops["mask"]["sym"]
-        dst = [(ops["d"]["reg"], 0), (ops["d"]["reg"], 1), (ops["d2"]["reg"], 0), (ops["d2"]["reg"], 1)]
-        k = 0
-        for c in range(4):
-            if not mask >> c & 1:
-                continue
-            r, i = dst[k]
-            k += 1
-            v = self.op("OpCompositeExtract", comp_ty, vec, c)
-            if r != 255:
-                self.set_reg(r + i, v if comp_ty == self.u32 else self.op("OpBitcast", self.u32, v))
+        level = a + 1 if a != 255 else None
+        self.bindless_ir("BindlessQueryDims", a, (level,), inst.ops["mask"]["sym"], self._bindless_dests(inst), False)
 
     @staticmethod
     def _roles(arrayed: int, n: int, lod: bool) -> list[str]:
         return (["layer"] if arrayed else []) + ["x", "y", "z"][:n] + (["lod"] if lod else [])
 
-    def tex_image(self, at: dict, depth: int | None) -> int:
-        return self.sampled(at["inst"])  # image() reads the depth comparison from the instruction
+    def tex_var(self, at: dict, depth: int | None) -> int:
+        return self.image(at["inst"])  # image() reads the depth comparison from the instruction
 
     def _tex_ir(self, inst: Inst, row: str, regs: dict[str, int], args: tuple[str, ...], fl: bool, **attrs) -> None:
         """``tex_ir`` with the destinations of a bound instruction: the first two enabled

@@ -106,8 +106,8 @@ def test_unread_components_local_reads_and_words_are_dropped():
 
 
 def test_sm53_and_sm86_attribute_loads_and_stores_build_the_same_rows(monkeypatch):
-    """ALD.64 / AST.64 of a vertex program: one ``LoadAttr`` / ``StoreAttr`` per word, its
-    address the instruction's plus 4 per word, the registers in order."""
+    """ALD.64 / AST.64 of a vertex program: one ``LoadInputF32`` / ``StoreOutputF32`` per word,
+    its component the instruction's address's plus one per word, the registers in order."""
     import quad_draw
     import sm53_gfx_programs as p53
 
@@ -117,7 +117,7 @@ def test_sm53_and_sm86_attribute_loads_and_stores_build_the_same_rows(monkeypatc
         seen: list = []
 
         def spy(lw, block, seen=seen):
-            seen.extend((o.op.name, o.attrs["attr"], len(o.args)) for o in block.ops if o.op.name.endswith("Attr"))
+            seen.extend((o.op.name, o.attrs["comp"]) for o in block.ops if o.op.name in ("LoadInputF32", "StoreOutputF32"))
             seen.extend(("SetReg", o.attrs["reg"]) for o in block.ops if o.op.name == "SetReg")
             seen.extend(("GetReg", o.attrs["reg"]) for o in block.ops if o.op.name == "GetReg")
             return REAL_EMIT(lw, block)
@@ -132,12 +132,12 @@ def test_sm53_and_sm86_attribute_loads_and_stores_build_the_same_rows(monkeypatc
         got[53]
         == got[86]
         == [
-            ("LoadAttr", 0x90, 0),
-            ("LoadAttr", 0x94, 0),
+            ("LoadInputF32", 0),
+            ("LoadInputF32", 1),
             ("SetReg", 4),
             ("SetReg", 5),
-            ("StoreAttr", 0x80, 1),
-            ("StoreAttr", 0x84, 1),
+            ("StoreOutputF32", 0),
+            ("StoreOutputF32", 1),
             ("GetReg", 4),
             ("GetReg", 5),
         ]
