@@ -339,3 +339,13 @@ LOWER.update(
         "GenericStoreSub": lambda lw, o, a: lw.generic_sub(o.attrs["inst"], a[0], a[1], o.attrs["bytes"], False, a[2]),
     }
 )
+
+
+# --- surfaces (issue 31; shader-surf): the SPIR-V of lower/surface.py ----------------------------
+LOWER.update(
+    {
+        "SurfaceLoad32": lambda lw, o, a: lw.surface_access(o.attrs, "load", *a),
+        "SurfaceStore32": lambda lw, o, a: lw.surface_access(o.attrs, "store", *a),
+        "SurfaceAtomic32": lambda lw, o, a: lw.surface_access(o.attrs, o.attrs["op"], *a),
+    }
+)

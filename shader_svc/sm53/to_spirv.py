@@ -21,11 +21,12 @@ from shader_svc.sm53.lower_float import Float53
 from shader_svc.sm53.lower_half import HALF_RULES, Half53
 from shader_svc.sm53.lower_int import Int53
 from shader_svc.sm53.lower_mem import Memory53
+from shader_svc.lower.surface import SURFACE_RULES, Surface
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS", "Compute53"]
 
 
-class Compute53(Control53, Memory53, Float53, Int53, Half53, Extra53):
+class Compute53(Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
     RULES = {
         "NOP": "op_nop",
         "SHFL": "op_shfl",
@@ -86,6 +87,7 @@ class Compute53(Control53, Memory53, Float53, Int53, Half53, Extra53):
         "BAR": "op_bar",
         **HALF_RULES,
         **EXTRA_RULES,
+        **SURFACE_RULES,
     }
 
 
