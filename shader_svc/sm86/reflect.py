@@ -197,4 +197,5 @@ def reflect(insts: list[Inst], header=None) -> Reflection:
     gfx = _graphics(insts, header) if header is not None else {}
     if gfx:
         gfx["uniform_bindings"] = tuple(sorted({r.bank for r in ranges}))
-    return Reflection(ranges, ptrs, bool(irs & {"LDS", "STS"}), "BAR" in irs, **gfx)
+    surfaces = bool(irs & {"SULD", "SUST", "SUATOM", "SURED", "SUQUERY"})
+    return Reflection(ranges, ptrs, bool(irs & {"LDS", "STS"}), "BAR" in irs, **gfx, surface_pool=surfaces)

@@ -19,6 +19,7 @@ import cuda_corpus as cc
 
 ISSUE_EIGHT = {"reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math", "double_math"}
 CI_G = {"warp_reduce", "histogram", "int64_math"}
+CI_SURF = {"surf_bounds", "surf_red"}  # surfaces (cuda_corpus_surf.py): SULD/SUST in all three modes, SURED
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -39,7 +40,7 @@ def _params():
     for isa in (86, 53):
         for opt in ("O3", "G"):
             for c in cc.CASES:
-                ci = c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)
+                ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (c.name in CI_SURF and opt == "O3")
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
                 if why is not None:
