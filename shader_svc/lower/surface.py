@@ -6,13 +6,16 @@ Meaning (the convention of this translation, stated in shader_svc/README.md "Sur
 
 - A surface handle is a 32-bit register.  CUDA passes a surface object as a 64-bit kernel
   parameter and nvcc/ptxas give SULD/SUST its low word (``LDG`` of 32 bits, then the handle
-  register).  Its low ``HANDLE_SURFACE_BITS`` bits index the **surface pool**: descriptor set
-  ``POOL_SET`` (1, as the bindless texture pools), binding ``SURFACE_BINDING`` (2), an array of
-  ``SURFACE_POOL`` 2D storage images of format R32ui (one 32-bit unsigned texel each).  A handle
-  outside the pool reads 0 and writes nothing.
-- The address operand [Ra] is the coordinate pair Ra (x), Ra+1 (y) as PTX's ``suld.b``/
-  ``sust.b`` give it: x in bytes with ``.BA`` (PTX surface instructions always address x in
-  bytes; the texel is x / 4 for 32-bit data, the low two bits ignored), y in rows.
+  register).  Its low ``HANDLE_SURFACE_BITS`` bits index the **surface pools**: descriptor set
+  ``POOL_SET`` (1, as the bindless texture pools), one binding per dimension (``BINDINGS``: 2D
+  2, 1D 3, 1D array 4, 2D array 5, 3D 6), each an array of ``SURFACE_POOL`` storage images of
+  format R32ui (one 32-bit unsigned texel each); an instruction reads the pool of its
+  dimension (a surface descriptor knows its own).  A handle outside the pool reads 0 and
+  writes nothing.
+- The address operand [Ra] is the coordinates Ra (x), Ra+1, Ra+2 as nvcc/ptxas pack PTX's
+  ``suld.b``/``sust.b`` operands (read off their code): 1D x; 1D array x, layer; 2D x, y; 2D
+  array x, y, layer; 3D x, y, z.  x is in bytes with ``.BA`` (PTX surface instructions always
+  address x in bytes; the texel is x / 4 for 32-bit data, the low two bits ignored).
 - The out-of-range mode (both ISAs: 0 ``.IGN``, 1 printed as nothing, 2 ``.TRAP``; read off
   nvcc's code for cudaBoundaryModeZero / Clamp / Trap, PTX ``.zero``/``.clamp``/``.trap``):
   with the middle one the (signed) texel coordinates are clamped into the image (the size the
@@ -20,9 +23,9 @@ Meaning (the convention of this translation, stated in shader_svc/README.md "Sur
   and a store or atomic does nothing.  ``.TRAP`` would stop the kernel there; that trap is not
   emulated (a correct kernel does not reach it).
 
-Translated: 2D (``.2D``), 32-bit data (size field ``.32``, atomic type ``.U32``/``.S32``),
+Translated: 1D, 1D array, 2D, 2D array and 3D, 32-bit data (size field ``.32``, atomic type ``.U32``/``.S32``),
 ``.BA``, any cache and (SM86) memory-order hint, SULD/SUATOM's fault predicate absent (PT).
-Refused by name (offset, word, form): other dimensions, sizes and types, element addressing
+Refused by name (offset, word, form): .1D_BUFFER, other sizes and types, element addressing
 (no ``.BA``), a fault predicate, SUATOM.CAS, SUQUERY.
 
 The pool's entries are picked by a switch whose cases index the array with constants (valid
@@ -39,11 +42,16 @@ from shader_svc.lower.base import GLSL, LowerBase, TranslateError
 from shader_svc.lower.memory import ATOMIC_OPS
 
 POOL_SET = 1
-SURFACE_BINDING = 2  # set 1 binding 2: storage images (2D, R32ui), pool entries 0..7
+SURFACE_BINDING = 2  # set 1 binding 2: 2D storage images (R32ui), pool entries 0..7; others: BINDINGS
 SURFACE_POOL = 8
 HANDLE_SURFACE_BITS = 20
 
-DIM_2D = 3  # the dimension field's .2D, both ISAs
+# the dimension field (both ISAs) -> (SPIR-V Dim, arrayed, coordinates in Ra, Ra+1...: x first,
+# the layer last, as nvcc/ptxas pack surf1D/1DLayered/2D/2DLayered/3D's) and the pool binding;
+# .1D_BUFFER (1) is refused
+DIMS = {0: ("1D", 0, 1), 2: ("1D", 1, 2), 3: ("2D", 0, 2), 4: ("2D", 1, 3), 5: ("3D", 0, 3)}
+BINDINGS = {3: 2, 0: 3, 2: 4, 4: 5, 5: 6}
+KINDS = {0: "1D", 2: "1D_ARRAY", 3: "2D", 4: "2D_ARRAY", 5: "3D"}  # the harness's names
 SIZE_32 = 4  # the size field's .32 (printed as nothing), both ISAs
 CLAMP = 1  # the out-of-range field's clamp mode (printed as nothing), both ISAs
 
@@ -65,8 +73,8 @@ class Surface(LowerBase):
         def no(what: str) -> None:
             raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {what} not translated", offset=inst.addr)
 
-        if mods.get("dim") != DIM_2D:
-            no("a surface dimension other than .2D")
+        if mods.get("dim") not in DIMS:
+            no("a surface dimension other than .1D/.1D_ARRAY/.2D/.2D_ARRAY/.3D")
         if not mods.get("BA"):
             no("surface element addressing (no .BA)")
         if ir in ("SULD", "SUST") and mods.get("size") != SIZE_32:
@@ -93,21 +101,23 @@ class Surface(LowerBase):
         clamp = int(inst.mods.get("clamp") == CLAMP)
         b = Block()
         a = inst.ops["addr"]["reg"]
-        x, y = (b.const_u32(0), b.const_u32(0)) if a == 255 else (b.get_reg(a), b.get_reg(a + 1))
+        n = DIMS[inst.mods["dim"]][2]  # coordinates in Ra, Ra+1, Ra+2 (the rest: 0)
+        x, y, z = (b.get_reg(a + i) if a != 255 and i < n else b.const_u32(0) for i in range(3))
+        kw = {"dim": inst.mods["dim"], "ba": 1, "clamp": clamp, "inst": inst}
         hv = inst.ops["h"] if "h" in inst.ops else inst.ops["c"]
         if "imm" in hv:
             handle = b.const_u32(hv["imm"])
         else:
             handle = b.get_reg(hv["reg"]) if hv["reg"] != 255 else b.const_u32(0)
         if ir == "SULD":
-            self._surface_dest(b, inst, b.emit("SurfaceLoad32", handle, x, y, ba=1, clamp=clamp, inst=inst))
+            self._surface_dest(b, inst, b.emit("SurfaceLoad32", handle, x, y, z, **kw))
         else:
             r = inst.ops["b"]["reg"]
             val = b.get_reg(r) if r != 255 else b.const_u32(0)
             if ir == "SUST":
-                b.emit("SurfaceStore32", handle, x, y, val, ba=1, clamp=clamp, inst=inst)
+                b.emit("SurfaceStore32", handle, x, y, z, val, **kw)
             else:
-                old = b.emit("SurfaceAtomic32", handle, x, y, val, b.const_u32(0), op=op, ba=1, clamp=clamp, inst=inst)
+                old = b.emit("SurfaceAtomic32", handle, x, y, z, val, b.const_u32(0), op=op, **kw)
                 if ir == "SUATOM":
                     self._surface_dest(b, inst, old)
         ir_spirv.emit(self, b)
@@ -119,35 +129,43 @@ class Surface(LowerBase):
             b.set_reg(d, v)
 
     # --- SPIR-V -----------------------------------------------------------------------------
-    def surface_pool(self) -> int:
-        """The surface pool variable (declared on first use, with the ImageQuery capability)."""
-        if getattr(self, "_surface_pool", None) is None:
+    def surface_pool(self, dim: int) -> tuple[int, int, int]:
+        """(variable, image type, pointer type) of the pool of dimension field ``dim`` (declared
+        on first use, with the ImageQuery capability, and Image1D for 1D ones)."""
+        pools = self.__dict__.setdefault("_surface_pools", {})
+        if dim not in pools:
             m, E = self.m, self.m.E
-            img = m.type("OpTypeImage", self.u32, E("Dim", "2D"), 0, 0, 0, 2, E("ImageFormat", "R32ui"))
+            sdim, arrayed, _ = DIMS[dim]
+            if sdim == "1D" and not getattr(self, "_image1d_cap", False):
+                m.emit("cap", "OpCapability", E("Capability", "Image1D"))
+                self._image1d_cap = True
+            img = m.type("OpTypeImage", self.u32, E("Dim", sdim), 0, arrayed, 0, 2, E("ImageFormat", "R32ui"))
             arr = m.type("OpTypeArray", img, self.c(SURFACE_POOL))
             uc = E("StorageClass", "UniformConstant")
             v = m.id()
             m.emit("types", "OpVariable", m.type("OpTypePointer", uc, arr), v, uc)
             m.emit("annot", "OpDecorate", v, E("Decoration", "DescriptorSet"), POOL_SET)
-            m.emit("annot", "OpDecorate", v, E("Decoration", "Binding"), SURFACE_BINDING)
+            m.emit("annot", "OpDecorate", v, E("Decoration", "Binding"), BINDINGS[dim])
             if not getattr(self, "_image_query_cap", False):
                 m.emit("cap", "OpCapability", E("Capability", "ImageQuery"))
                 self._image_query_cap = True
             self.interface.append(v)
-            self._surface_pool = (v, img, m.type("OpTypePointer", uc, img))
-        return self._surface_pool
+            pools[dim] = (v, img, m.type("OpTypePointer", uc, img))
+        return pools[dim]
 
     def surface_access(
-        self, attrs: dict, kind: str, handle: int, x: int, y: int, value: int | None = None, cmp: int | None = None
+        self, attrs: dict, kind: str, handle: int, x: int, y: int, z: int, value: int | None = None, cmp: int | None = None
     ) -> int | None:
         """``kind`` "load", "store" or an atomic op: a switch over the pool's entries, each
-        checking (x, y) against its image's size (or clamping them into it); the loaded / old
-        value (0 where nothing was read), None for a store."""
+        checking the coordinates against its image's size (or clamping them into it); the
+        loaded / old value (0 where nothing was read), None for a store."""
         m, E, u32, b_ = self.m, self.m.E, self.u32, self.bool
-        pool, img_t, img_ptr = self.surface_pool()
-        v2 = m.type("OpTypeVector", u32, 2)
+        pool, img_t, img_ptr = self.surface_pool(attrs["dim"])
+        n = DIMS[attrs["dim"]][2]
+        vn = m.type("OpTypeVector", u32, n) if n > 1 else u32
         v4 = m.type("OpTypeVector", u32, 4)
         tx = self.op("OpShiftRightArithmetic", u32, x, self.c(2)) if attrs["ba"] else x
+        coords = (tx, y, z)[:n]
         idx = self.op("OpBitwiseAnd", u32, handle, self.c((1 << HANDLE_SURFACE_BITS) - 1))
         sel = self.op("OpSelect", u32, self.op("OpULessThan", b_, idx, self.c(SURFACE_POOL)), idx, self.c(0xFFFFFFFF))
         res = None
@@ -161,27 +179,28 @@ class Surface(LowerBase):
         for k, lab in enumerate(labels):
             self.put_label(lab)
             img = self.op("OpLoad", img_t, self.op("OpAccessChain", img_ptr, pool, self.c(k)))
-            size = self.op("OpImageQuerySize", v2, img)
-            w, h = self.op("OpCompositeExtract", u32, size, 0), self.op("OpCompositeExtract", u32, size, 1)
+            size = self.op("OpImageQuerySize", vn, img)  # (width, height, depth | layers)
+            sizes = [self.op("OpCompositeExtract", u32, size, i) for i in range(n)] if n > 1 else [size]
             if attrs["clamp"]:  # into [0, size - 1], signed (an empty image: nothing happens)
-                cx, cy = (
+                cs = [
                     self.op(
                         "OpExtInst",
                         u32,
                         self.glsl,
                         GLSL["SMax"],
-                        self.op("OpExtInst", u32, self.glsl, GLSL["SMin"], v, self.op("OpISub", u32, n, self.c(1))),
+                        self.op("OpExtInst", u32, self.glsl, GLSL["SMin"], v, self.op("OpISub", u32, sz, self.c(1))),
                         self.c(0),
                     )
-                    for v, n in ((tx, w), (y, h))
-                )
-                inside = self.op(
-                    "OpLogicalAnd", b_, self.op("OpINotEqual", b_, w, self.c(0)), self.op("OpINotEqual", b_, h, self.c(0))
-                )
+                    for v, sz in zip(coords, sizes)
+                ]
+                tests = [self.op("OpINotEqual", b_, sz, self.c(0)) for sz in sizes]
             else:
-                cx, cy = tx, y
-                inside = self.op("OpLogicalAnd", b_, self.op("OpULessThan", b_, tx, w), self.op("OpULessThan", b_, y, h))
-            coord = self.op("OpCompositeConstruct", v2, cx, cy)
+                cs = list(coords)
+                tests = [self.op("OpULessThan", b_, v, sz) for v, sz in zip(coords, sizes)]
+            inside = tests[0]
+            for t in tests[1:]:
+                inside = self.op("OpLogicalAnd", b_, inside, t)
+            coord = self.op("OpCompositeConstruct", vn, *cs) if n > 1 else cs[0]
             body, inner = self.label(), self.label()
             self.do("OpSelectionMerge", inner, 0)
             self.do("OpBranchConditional", inside, body, inner)
@@ -195,7 +214,7 @@ class Surface(LowerBase):
                 ptr = self.op(
                     "OpImageTexelPointer",
                     m.type("OpTypePointer", E("StorageClass", "Image"), u32),
-                    pool_texel(self, k),
+                    pool_texel(self, attrs["dim"], k),
                     coord,
                     self.c(0),
                 )
@@ -213,7 +232,7 @@ class Surface(LowerBase):
         return None if res is None else self.op("OpLoad", u32, res)
 
 
-def pool_texel(lw: Surface, k: int) -> int:
+def pool_texel(lw: Surface, dim: int, k: int) -> int:
     """The pointer to pool entry ``k`` (OpImageTexelPointer takes the image variable's pointer)."""
-    pool, _, img_ptr = lw.surface_pool()
+    pool, _, img_ptr = lw.surface_pool(dim)
     return lw.op("OpAccessChain", img_ptr, pool, lw.c(k))

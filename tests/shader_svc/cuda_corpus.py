@@ -48,7 +48,8 @@ class Inputs:
     n: int  # the kernel's n parameter
     threads: int  # threads launched (rounded up to blocks of 64)
     out: np.ndarray  # the output buffer's initial words
-    # surface pool entries 0, 1... (2D uint32 arrays, rows = y): bound as storage images; the
+    # surface pool entries 0, 1...: uint32 arrays (2D: rows = y) or (kind, array) with kind 1D,
+    # 1D_ARRAY, 2D_ARRAY, 3D (``vk_compute.ComputeDevice.image``), bound as storage images; the
     # kernel's result is the output words followed by every surface's words after the run
     surfaces: list = field(default_factory=list)
 
@@ -559,7 +560,7 @@ def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str
     ba, bb, bo = upload(dev, x.a), upload(dev, x.b), upload(dev, x.out)
     params = struct.pack("<QQQi", ba.address, bb.address, bo.address, x.n)
     layout = vk_compute.cbank0 if isa == 86 else cbank53
-    images = [dev.image(sf.shape[1], sf.shape[0], np.ascontiguousarray(sf, np.uint32).tobytes()) for sf in x.surfaces]
+    images = [dev.image(*(sf if isinstance(sf, tuple) else ("2D", sf))) for sf in x.surfaces]
     (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK, images if x.surfaces else None)
     got = got[: len(x.out)]
     if images:

@@ -161,3 +161,50 @@ K(surf_red) {
         inputs=red_inputs,
         ref=red_ref,
     )
+
+    # --- the other dimensions: 1D, 1D layered, 2D layered, 3D (entries 0..3 of their pools) ----
+    # thread i reads texel i of each (x fastest, the layer / z slowest), writes the xor of the
+    # four back into each at the same place; trap mode inside, zero mode for one reading past
+    # the end of each (what the bounds of a layer / depth / row mean)
+    def dims_inputs(r):
+        s = [
+            ("1D", _u32(r, 96)),
+            ("1D_ARRAY", _u32(r, 96).reshape(3, 32)),
+            ("2D_ARRAY", _u32(r, 96).reshape(3, 4, 8)),
+            ("3D", _u32(r, 96).reshape(3, 4, 8)),
+        ]
+        return Inputs(_u32(r, 96), _handles(0, 1, 2, 3), 96, 96, np.zeros(192, np.uint32), s)
+
+    def dims_ref(x):
+        flat = [sf[1].ravel() for sf in x.surfaces]
+        acc = flat[0] ^ flat[1] ^ flat[2] ^ flat[3] ^ x.a
+        out = np.zeros(192, np.uint32)
+        out[0::2] = acc  # the odd words: zero-mode reads past the end of x, the layers, y, z: 0
+        return np.concatenate([out] + [acc for _ in flat])
+
+    case(
+        name="surf_dims",
+        style="surface",
+        group=GROUP,
+        src=r"""
+K(surf_dims) {
+  int i = TID; if (i >= n) return;
+  const unsigned long long *h = (const unsigned long long *)b;
+  uint32_t v = surf1Dread<uint32_t>(h[0], i * 4);
+  v ^= surf1DLayeredread<uint32_t>(h[1], (i & 31) * 4, i >> 5);
+  v ^= surf2DLayeredread<uint32_t>(h[2], (i & 7) * 4, (i >> 3) & 3, i >> 5);
+  v ^= surf3Dread<uint32_t>(h[3], (i & 7) * 4, (i >> 3) & 3, i >> 5);
+  v ^= a[i];
+  uint32_t z = surf1Dread<uint32_t>(h[0], (i + 96) * 4, cudaBoundaryModeZero)
+             | surf1DLayeredread<uint32_t>(h[1], (i & 31) * 4, (i >> 5) + 3, cudaBoundaryModeZero)
+             | surf2DLayeredread<uint32_t>(h[2], (i & 7) * 4, ((i >> 3) & 3) + 4, i >> 5, cudaBoundaryModeZero)
+             | surf3Dread<uint32_t>(h[3], (i & 7) * 4, (i >> 3) & 3, (i >> 5) + 3, cudaBoundaryModeZero);
+  surf1Dwrite(v, h[0], i * 4);
+  surf1DLayeredwrite(v, h[1], (i & 31) * 4, i >> 5);
+  surf2DLayeredwrite(v, h[2], (i & 7) * 4, (i >> 3) & 3, i >> 5);
+  surf3Dwrite(v, h[3], (i & 7) * 4, (i >> 3) & 3, i >> 5);
+  o[2 * i] = v; o[2 * i + 1] = z;
+}""",
+        inputs=dims_inputs,
+        ref=dims_ref,
+    )

@@ -19,7 +19,7 @@ import cuda_corpus as cc
 
 ISSUE_EIGHT = {"reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math", "double_math"}
 CI_G = {"warp_reduce", "histogram", "int64_math"}
-CI_SURF = {"surf_bounds", "surf_red"}  # surfaces (cuda_corpus_surf.py): SULD/SUST in all three modes, SURED
+CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
 
 
 def gaps() -> dict[tuple[int, str, str], str]:

@@ -27,9 +27,14 @@ class Image:
     handle: object
     memory: object
     view: object
-    width: int
-    height: int
+    kind: str  # 1D, 1D_ARRAY, 2D, 2D_ARRAY, 3D
+    extent: tuple[int, int, int]  # width, height, depth
+    layers: int
     staging: "Buffer"
+
+    @property
+    def nbytes(self) -> int:
+        return self.extent[0] * self.extent[1] * self.extent[2] * self.layers * 4
 
 
 @dataclass
@@ -96,46 +101,65 @@ class ComputeDevice:
         self.buffers.append(b)
         return b
 
-    def image(self, width: int, height: int, texels: bytes = b"") -> Image:
-        """A storage image of ``width`` x ``height`` 32-bit texels, rows of ``texels`` (zeros
-        where short) uploaded at the next dispatch that binds it; ``read_image`` after it."""
+    def image(self, kind: str, texels) -> Image:
+        """A storage image of 32-bit texels of ``kind`` (its numpy array's shape: 1D (w,),
+        1D_ARRAY (layers, w), 2D (h, w), 2D_ARRAY (layers, h, w), 3D (d, h, w)), uploaded at
+        the next dispatch that binds it; ``read_image`` after it."""
+        import numpy as np
+
         d = self.device
+        t = np.ascontiguousarray(texels, np.uint32)
+        sh = t.shape
+        w, h, depth, layers = {
+            "1D": lambda: (sh[0], 1, 1, 1),
+            "1D_ARRAY": lambda: (sh[1], 1, 1, sh[0]),
+            "2D": lambda: (sh[1], sh[0], 1, 1),
+            "2D_ARRAY": lambda: (sh[2], sh[1], 1, sh[0]),
+            "3D": lambda: (sh[2], sh[1], sh[0], 1),
+        }[kind]()
+        itype = {"1D": vk.VK_IMAGE_TYPE_1D, "3D": vk.VK_IMAGE_TYPE_3D}.get(kind.split("_")[0], vk.VK_IMAGE_TYPE_2D)
+        vtype = {
+            "1D": vk.VK_IMAGE_VIEW_TYPE_1D,
+            "1D_ARRAY": vk.VK_IMAGE_VIEW_TYPE_1D_ARRAY,
+            "2D": vk.VK_IMAGE_VIEW_TYPE_2D,
+            "2D_ARRAY": vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY,
+            "3D": vk.VK_IMAGE_VIEW_TYPE_3D,
+        }[kind]
         usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
         info = vk.VkImageCreateInfo(
-            imageType=vk.VK_IMAGE_TYPE_2D,
+            imageType=itype,
             format=vk.VK_FORMAT_R32_UINT,
-            extent=vk.VkExtent3D(width, height, 1),
+            extent=vk.VkExtent3D(w, h, depth),
             mipLevels=1,
-            arrayLayers=1,
+            arrayLayers=layers,
             samples=vk.VK_SAMPLE_COUNT_1_BIT,
             tiling=vk.VK_IMAGE_TILING_OPTIMAL,
             usage=usage,
             sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
             initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
         )
-        h = vk.vkCreateImage(d, info, None)
-        req = vk.vkGetImageMemoryRequirements(d, h)
+        hd = vk.vkCreateImage(d, info, None)
+        req = vk.vkGetImageMemoryRequirements(d, hd)
         idx = next(i for i in range(self.mem_props.memoryTypeCount) if req.memoryTypeBits >> i & 1)
         mem = vk.vkAllocateMemory(d, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
-        vk.vkBindImageMemory(d, h, mem, 0)
+        vk.vkBindImageMemory(d, hd, mem, 0)
         view = vk.vkCreateImageView(
             d,
             vk.VkImageViewCreateInfo(
-                image=h,
-                viewType=vk.VK_IMAGE_VIEW_TYPE_2D,
+                image=hd,
+                viewType=vtype,
                 format=vk.VK_FORMAT_R32_UINT,
-                subresourceRange=vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1),
+                subresourceRange=vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers),
             ),
             None,
         )
-        staging = self.buffer(width * height * 4)
-        self.write(staging, texels[: width * height * 4])
-        im = Image(h, mem, view, width, height, staging)
+        im = Image(hd, mem, view, kind, (w, h, depth), layers, self.buffer(t.nbytes))
+        self.write(im.staging, t.tobytes())
         self.images.append(im)
         return im
 
     def read_image(self, im: Image) -> bytes:
-        return self.read(im.staging)[: im.width * im.height * 4]
+        return self.read(im.staging)[: im.nbytes]
 
     def write(self, b: Buffer, data: bytes) -> None:
         p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
@@ -149,8 +173,9 @@ class ComputeDevice:
         return out
 
     def dispatch(self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image] | None = None) -> None:
-        """One dispatch; with ``surfaces``, the surface pool (set 1 binding 2, its entries in
-        order, the rest a 1x1 image) is bound, uploaded before and read back after."""
+        """One dispatch; with ``surfaces``, the surface pools (set 1, one binding per kind:
+        ``shader_svc/lower/surface.py``) are bound, ``surfaces[k]`` as entry k of its kind's
+        pool (every other entry a one-texel image), uploaded before and read back after."""
         d = self.device
         mod = vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(spirv), pCode=spirv), None)
         binding = vk.VkDescriptorSetLayoutBinding(
@@ -215,17 +240,31 @@ class ComputeDevice:
         vk.vkDestroyShaderModule(d, mod, None)
 
     def _dispatch_surfaces(self, mod, dsl0, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image]) -> None:
-        from shader_svc.lower.surface import SURFACE_BINDING, SURFACE_POOL
+        import numpy as np
+
+        from shader_svc.lower.surface import BINDINGS, KINDS, SURFACE_POOL
 
         d = self.device
-        pool_imgs = list(surfaces) + [self.image(1, 1) for _ in range(SURFACE_POOL - len(surfaces))]
-        b1 = vk.VkDescriptorSetLayoutBinding(
-            binding=SURFACE_BINDING,
-            descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-            descriptorCount=SURFACE_POOL,
-            stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
-        )
-        dsl1 = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1, pBindings=[b1]), None)
+        one = {"1D": (1,), "1D_ARRAY": (1, 1), "2D": (1, 1), "2D_ARRAY": (1, 1, 1), "3D": (1, 1, 1)}
+        dummies = self.__dict__.setdefault("_dummy_images", {})  # kind -> one texel, reused
+        pools = {}  # kind -> its SURFACE_POOL images
+        for kind in KINDS.values():
+            if kind not in dummies:
+                dummies[kind] = self.image(kind, np.zeros(one[kind], np.uint32))
+            pools[kind] = [
+                surfaces[k] if k < len(surfaces) and surfaces[k].kind == kind else dummies[kind] for k in range(SURFACE_POOL)
+            ]
+        pool_imgs = list({id(im): im for ims in pools.values() for im in ims}.values())  # each image once
+        b1 = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=BINDINGS[dim],
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                descriptorCount=SURFACE_POOL,
+                stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+            )
+            for dim in KINDS
+        ]
+        dsl1 = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(b1), pBindings=b1), None)
         layout = vk.vkCreatePipelineLayout(d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[dsl0, dsl1]), None)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
         pipe = vk.vkCreateComputePipelines(d, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)[0]
@@ -236,7 +275,7 @@ class ComputeDevice:
                 poolSizeCount=2,
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1),
-                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=SURFACE_POOL),
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=SURFACE_POOL * len(KINDS)),
                 ],
             ),
             None,
@@ -245,9 +284,19 @@ class ComputeDevice:
             d, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=2, pSetLayouts=[dsl0, dsl1])
         )
         general = vk.VK_IMAGE_LAYOUT_GENERAL
+        writes = [
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=BINDINGS[dim],
+                descriptorCount=SURFACE_POOL,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=im.view, imageLayout=general) for im in pools[kind]],
+            )
+            for dim, kind in KINDS.items()
+        ]
         vk.vkUpdateDescriptorSets(
             d,
-            2,
+            1 + len(writes),
             [
                 vk.VkWriteDescriptorSet(
                     dstSet=ds0,
@@ -256,14 +305,8 @@ class ComputeDevice:
                     descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                     pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=cbank.handle, offset=0, range=cbank.size)],
                 ),
-                vk.VkWriteDescriptorSet(
-                    dstSet=ds1,
-                    dstBinding=SURFACE_BINDING,
-                    descriptorCount=SURFACE_POOL,
-                    descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                    pImageInfo=[vk.VkDescriptorImageInfo(imageView=im.view, imageLayout=general) for im in pool_imgs],
-                ),
-            ],
+            ]
+            + writes,
             0,
             None,
         )
@@ -271,7 +314,10 @@ class ComputeDevice:
         cb = vk.vkAllocateCommandBuffers(
             d, vk.VkCommandBufferAllocateInfo(commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
         )[0]
-        rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1)
+
+        def rng(im: Image):
+            return vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, im.layers)
+
         all_cmds = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
         rw = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
 
@@ -284,7 +330,7 @@ class ComputeDevice:
                 srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                 dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
                 image=im.handle,
-                subresourceRange=rng,
+                subresourceRange=rng(im),
             )
             vk.vkCmdPipelineBarrier(cb, all_cmds, all_cmds, 0, 0, None, 0, None, 1, [b])
 
@@ -293,9 +339,9 @@ class ComputeDevice:
                 bufferOffset=0,
                 bufferRowLength=0,
                 bufferImageHeight=0,
-                imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1),
+                imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, im.layers),
                 imageOffset=vk.VkOffset3D(0, 0, 0),
-                imageExtent=vk.VkExtent3D(im.width, im.height, 1),
+                imageExtent=vk.VkExtent3D(*im.extent),
             )
 
         vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
