@@ -408,14 +408,18 @@ OPS.update(
 #   ``Atomic*`` family on the texel (``lower/memory.py``'s names: "IAdd", "UMin", "SMin",
 #   "UMax", "SMax", "Inc", "Dec", "And", "Or", "Xor", "Exchange", and "Cas", which alone
 #   compares with ``compare``); the texel's old value (0 out of range).
+# The surface is seen as 32-bit texels of its rows' bytes: the access is to the element of
+# ``esize`` bytes (1, 2, 4, 8, 16) at byte x, its 32-bit word ``word`` (elements of 1 or 2 bytes:
+# the byte / halfword within its texel, loaded zero- or ``signed`` sign-extended, stored
+# without touching the texel's other bytes); bounds and clamping count x in elements.
 # Each names its instruction (``inst``): lowered when built.
 OPS.update(
     {
         d.name: d
         for d in (
-            OpDef("SurfaceLoad32", U32, (U32,) * 4, ("dim", "ba", "clamp", "inst")),
-            OpDef("SurfaceStore32", None, (U32,) * 5, ("dim", "ba", "clamp", "inst")),
-            OpDef("SurfaceAtomic32", U32, (U32,) * 6, ("op", "dim", "ba", "clamp", "inst")),
+            OpDef("SurfaceLoad32", U32, (U32,) * 4, ("dim", "ba", "clamp", "esize", "word", "signed", "inst")),
+            OpDef("SurfaceStore32", None, (U32,) * 5, ("dim", "ba", "clamp", "esize", "word", "signed", "inst")),
+            OpDef("SurfaceAtomic32", U32, (U32,) * 6, ("op", "dim", "ba", "clamp", "esize", "word", "signed", "inst")),
         )
     }
 )

@@ -23,7 +23,8 @@ Meaning (the convention of this translation, stated in shader_svc/README.md "Sur
   and a store or atomic does nothing.  ``.TRAP`` would stop the kernel there; that trap is not
   emulated (a correct kernel does not reach it).
 
-Translated: 1D, 1D array, 2D, 2D array and 3D, 32-bit data (size field ``.32``, atomic type ``.U32``/``.S32``),
+Translated: 1D, 1D array, 2D, 2D array and 3D; loads and stores of every size (``.U8`` ...
+``.128``: ``_surface_data``), atomics of ``.U32``/``.S32``,
 ``.BA``, any cache and (SM86) memory-order hint, SULD/SUATOM's fault predicate absent (PT).
 Refused by name (offset, word, form): .1D_BUFFER, other sizes and types, element addressing
 (no ``.BA``), a fault predicate, SUATOM.CAS, SUQUERY.
@@ -53,6 +54,8 @@ DIMS = {0: ("1D", 0, 1), 2: ("1D", 1, 2), 3: ("2D", 0, 2), 4: ("2D", 1, 3), 5: (
 BINDINGS = {3: 2, 0: 3, 2: 4, 4: 5, 5: 6}
 KINDS = {0: "1D", 2: "1D_ARRAY", 3: "2D", 4: "2D_ARRAY", 5: "3D"}  # the harness's names
 SIZE_32 = 4  # the size field's .32 (printed as nothing), both ISAs
+# the size field (both ISAs) -> (bytes, signed): .U8 .S8 .U16 .S16, 32 bits, .64, .128
+SIZES = {0: (1, False), 1: (1, True), 2: (2, False), 3: (2, True), 4: (4, False), 5: (8, False), 6: (16, False)}
 CLAMP = 1  # the out-of-range field's clamp mode (printed as nothing), both ISAs
 
 SURFACE_RULES = {"SULD": "op_surface", "SUST": "op_surface", "SUATOM": "op_surface", "SURED": "op_surface"}
@@ -77,8 +80,8 @@ class Surface(LowerBase):
             no("a surface dimension other than .1D/.1D_ARRAY/.2D/.2D_ARRAY/.3D")
         if not mods.get("BA"):
             no("surface element addressing (no .BA)")
-        if ir in ("SULD", "SUST") and mods.get("size") != SIZE_32:
-            no("a surface access size other than 32 bits")
+        if ir in ("SULD", "SUST") and mods.get("size") not in SIZES:
+            no("this surface access size")
         if ir in ("SUATOM", "SURED") and mods.get("type", 0) not in (0, 1):
             no("a surface atomic type other than .U32/.S32")
         p = inst.ops.get("p")
@@ -109,18 +112,33 @@ class Surface(LowerBase):
             handle = b.const_u32(hv["imm"])
         else:
             handle = b.get_reg(hv["reg"]) if hv["reg"] != 255 else b.const_u32(0)
-        if ir == "SULD":
-            self._surface_dest(b, inst, b.emit("SurfaceLoad32", handle, x, y, z, **kw))
+        if ir in ("SULD", "SUST"):
+            self._surface_data(b, inst, handle, x, y, z, kw)
         else:
             r = inst.ops["b"]["reg"]
             val = b.get_reg(r) if r != 255 else b.const_u32(0)
-            if ir == "SUST":
-                b.emit("SurfaceStore32", handle, x, y, z, val, **kw)
-            else:
-                old = b.emit("SurfaceAtomic32", handle, x, y, z, val, b.const_u32(0), op=op, **kw)
-                if ir == "SUATOM":
-                    self._surface_dest(b, inst, old)
+            old = b.emit("SurfaceAtomic32", handle, x, y, z, val, b.const_u32(0), op=op, esize=4, word=0, signed=0, **kw)
+            if ir == "SUATOM":
+                self._surface_dest(b, inst, old)
         ir_spirv.emit(self, b)
+
+    def _surface_data(self, b: Block, inst: Inst, handle: Value, x: Value, y: Value, z: Value, kw: dict) -> None:
+        """SULD/SUST of each size on the pool's 32-bit texels (the byte address x names texel
+        x / 4): 32 bits one texel; .64/.128 the 2/4 texels of the element, one register each
+        (Rd.., Rb..); .U8/.S8/.U16/.S16 the byte / halfword at x & 3 of its texel, zero- or sign-
+        extended when loaded, stored by clearing then setting its bits with two atomics (the
+        texel's other bytes may be stored by other invocations at the same time)."""
+        nbytes, signed = SIZES[inst.mods["size"]]
+        load = inst.row.ir == "SULD"
+        r = inst.ops["d" if load else "b"]["reg"]
+        for k in range(max(1, nbytes // 4)):
+            at = dict(kw, esize=nbytes, word=k, signed=int(signed))
+            if load:
+                v = b.emit("SurfaceLoad32", handle, x, y, z, **at)
+                if r != 255:
+                    b.set_reg(r + k, v)
+            else:
+                b.emit("SurfaceStore32", handle, x, y, z, b.get_reg(r + k) if r != 255 else b.const_u32(0), **at)
 
     @staticmethod
     def _surface_dest(b: Block, inst: Inst, v: Value) -> None:
@@ -156,16 +174,19 @@ class Surface(LowerBase):
     def surface_access(
         self, attrs: dict, kind: str, handle: int, x: int, y: int, z: int, value: int | None = None, cmp: int | None = None
     ) -> int | None:
-        """``kind`` "load", "store" or an atomic op: a switch over the pool's entries, each
-        checking the coordinates against its image's size (or clamping them into it); the
-        loaded / old value (0 where nothing was read), None for a store."""
+        """``kind`` "load", "store" or an atomic op on word ``word`` of the element of
+        ``esize`` bytes at byte x (module docstring): a switch over the pool's entries, each
+        checking the element's coordinates against its image's size (x in elements of the
+        texel row's bytes) or clamping them into it; the loaded (sub-words extracted) / old
+        value (0 where nothing was read), None for a store."""
         m, E, u32, b_ = self.m, self.m.E, self.u32, self.bool
         pool, img_t, img_ptr = self.surface_pool(attrs["dim"])
         n = DIMS[attrs["dim"]][2]
         vn = m.type("OpTypeVector", u32, n) if n > 1 else u32
         v4 = m.type("OpTypeVector", u32, 4)
-        tx = self.op("OpShiftRightArithmetic", u32, x, self.c(2)) if attrs["ba"] else x
-        coords = (tx, y, z)[:n]
+        es, word = attrs["esize"], attrs["word"]
+        lg = es.bit_length() - 1
+        ex = self.op("OpShiftRightArithmetic", u32, x, self.c(lg)) if attrs["ba"] else x  # element index
         idx = self.op("OpBitwiseAnd", u32, handle, self.c((1 << HANDLE_SURFACE_BITS) - 1))
         sel = self.op("OpSelect", u32, self.op("OpULessThan", b_, idx, self.c(SURFACE_POOL)), idx, self.c(0xFFFFFFFF))
         res = None
@@ -181,6 +202,9 @@ class Surface(LowerBase):
             img = self.op("OpLoad", img_t, self.op("OpAccessChain", img_ptr, pool, self.c(k)))
             size = self.op("OpImageQuerySize", vn, img)  # (width, height, depth | layers)
             sizes = [self.op("OpCompositeExtract", u32, size, i) for i in range(n)] if n > 1 else [size]
+            # x in elements: a row holds width * 4 bytes
+            sizes[0] = self.op("OpShiftRightLogical", u32, self.op("OpShiftLeftLogical", u32, sizes[0], self.c(2)), self.c(lg))
+            coords = [ex, y, z][:n]
             if attrs["clamp"]:  # into [0, size - 1], signed (an empty image: nothing happens)
                 cs = [
                     self.op(
@@ -200,26 +224,38 @@ class Surface(LowerBase):
             inside = tests[0]
             for t in tests[1:]:
                 inside = self.op("OpLogicalAnd", b_, inside, t)
+            xb = self.op("OpShiftLeftLogical", u32, cs[0], self.c(lg))  # the element's byte address
+            cs[0] = self.op("OpIAdd", u32, self.op("OpShiftRightLogical", u32, xb, self.c(2)), self.c(word))
+            shift = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, xb, self.c(3)), self.c(3))
             coord = self.op("OpCompositeConstruct", vn, *cs) if n > 1 else cs[0]
             body, inner = self.label(), self.label()
             self.do("OpSelectionMerge", inner, 0)
             self.do("OpBranchConditional", inside, body, inner)
             self.put_label(body)
+            scope = self.c(E("Scope", "Device"))
+            sem = self.c(E("MemorySemantics", "ImageMemory"))
+
+            def texel_ptr() -> int:
+                ptr_t = m.type("OpTypePointer", E("StorageClass", "Image"), u32)
+                return self.op("OpImageTexelPointer", ptr_t, pool_texel(self, attrs["dim"], k), coord, self.c(0))
+
             if kind == "load":
-                texel = self.op("OpImageRead", v4, img, coord)
-                self.do("OpStore", res, self.op("OpCompositeExtract", u32, texel, 0))
+                t = self.op("OpCompositeExtract", u32, self.op("OpImageRead", v4, img, coord), 0)
+                if es < 4:
+                    ext = "OpBitFieldSExtract" if attrs["signed"] else "OpBitFieldUExtract"
+                    t = self.op(ext, u32, t, shift, self.c(8 * es))
+                self.do("OpStore", res, t)
+            elif kind == "store" and es < 4:  # clear the bytes, then set them: two atomics
+                mask = self.c((1 << 8 * es) - 1)
+                bits = self.op("OpShiftLeftLogical", u32, self.op("OpBitwiseAnd", u32, value, mask), shift)
+                ptr = texel_ptr()
+                keep = self.op("OpNot", u32, self.op("OpShiftLeftLogical", u32, mask, shift))
+                self.op("OpAtomicAnd", u32, ptr, scope, sem, keep)
+                self.op("OpAtomicOr", u32, ptr, scope, sem, bits)
             elif kind == "store":
                 self.do("OpImageWrite", img, coord, self.op("OpCompositeConstruct", v4, value, self.c(0), self.c(0), self.c(0)))
             else:
-                ptr = self.op(
-                    "OpImageTexelPointer",
-                    m.type("OpTypePointer", E("StorageClass", "Image"), u32),
-                    pool_texel(self, attrs["dim"], k),
-                    coord,
-                    self.c(0),
-                )
-                scope = self.c(E("Scope", "Device"))
-                sem = self.c(E("MemorySemantics", "ImageMemory"))
+                ptr = texel_ptr()
                 if kind == "Cas":
                     old = self.op("OpAtomicCompareExchange", u32, ptr, scope, sem, sem, value, cmp)
                 else:

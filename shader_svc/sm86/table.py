@@ -1902,8 +1902,9 @@ R(
         # JMP: an absolute target (48 bits at 34, in 4-byte units); .U/.DIV/.INC/.DEC held 0
         Row("JMP", 0x94A, (P87H, Imm("t", 34, 47, "a4")), cls="branch"),
         # DEPBAR: bare (bit 47 clear) or .LE SBn, count (38..43) (bit 47 set); the optional
-        # set {..} (32..37) held empty
-        Row("DEPBAR", 0x91A, (), cls="mem"),
+        # set {..} (32..37) held empty.  Lowered as NOP (as SM53's; shader-surf): it waits for
+        # variable-latency results (ptxas puts it after SULD .128), complete when translated
+        Row("DEPBAR", 0x91A, (), cls="mem", ir="NOP"),
         Row(
             "DEPBAR",
             0x91A,
@@ -1911,6 +1912,7 @@ R(
             mods=(FIXED("LE", ".LE"),),
             base=1 << 47,
             cls="mem",
+            ir="NOP",
         ),
     ]
 )

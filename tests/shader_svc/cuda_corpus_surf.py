@@ -208,3 +208,45 @@ K(surf_dims) {
         inputs=dims_inputs,
         ref=dims_ref,
     )
+
+    # --- access sizes: uchar, short, uint2, uint4 surfaces (SULD/SUST .U8 .U16 .64 .128) ---------
+    # each surface is bound as 32-bit texels of its rows' bytes (64 elements a row); thread i
+    # reads element i of row 0 and writes a function of it to element i of row 1
+    def sz_inputs(r):
+        imgs = [_u32(r, 2 * w).reshape(2, w) for w in (16, 32, 128, 256)]
+        return Inputs(_u32(r, 64), _handles(0, 1, 2, 3), 64, 64, np.zeros(64, np.uint32), imgs)
+
+    def sz_ref(x):
+        i0, i1, i2, i3 = (s.copy() for s in x.surfaces)
+        c = i0.view(np.uint8).reshape(2, 64)
+        s = i1.view(np.int16).reshape(2, 64)
+        u = i2.reshape(2, 64, 2)
+        q = i3.reshape(2, 64, 4)
+        out = (c[0].astype(np.int64) + s[0].astype(np.int64) + u[0, :, 0] + q[0, :, 2]) % 2**32
+        c[1] = c[0] + np.uint8(1)
+        s[1] = s[0] - np.int16(1)
+        u[1] = u[0, :, ::-1]
+        q[1] = q[0, :, ::-1]
+        return np.concatenate([out.astype(np.uint32), i0.ravel(), i1.ravel(), i2.ravel(), i3.ravel()])
+
+    case(
+        name="surf_sizes",
+        style="surface",
+        group=GROUP,
+        src=r"""
+K(surf_sizes) {
+  int i = TID; if (i >= n) return;
+  const unsigned long long *h = (const unsigned long long *)b;
+  unsigned char c = surf2Dread<unsigned char>(h[0], i, 0);
+  short s = surf2Dread<short>(h[1], i * 2, 0);
+  uint2 u = surf2Dread<uint2>(h[2], i * 8, 0);
+  uint4 q = surf2Dread<uint4>(h[3], i * 16, 0);
+  surf2Dwrite((unsigned char)(c + 1), h[0], i, 1);
+  surf2Dwrite((short)(s - 1), h[1], i * 2, 1);
+  surf2Dwrite(make_uint2(u.y, u.x), h[2], i * 8, 1);
+  surf2Dwrite(make_uint4(q.w, q.z, q.y, q.x), h[3], i * 16, 1);
+  o[i] = c + s + u.x + q.z;
+}""",
+        inputs=sz_inputs,
+        ref=sz_ref,
+    )

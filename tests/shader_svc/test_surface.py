@@ -1,7 +1,7 @@
 """Surfaces (issue 31, ``shader_svc/lower/surface.py``): what the corpus kernels of
 ``cuda_corpus_surf.py`` do not show by running — the reflection names the surface pool, and
-the forms outside the translated ones (dimension, access size, element addressing, a fault
-predicate) are refused naming offset, word and form.  Execution against numpy is in
+the forms outside the translated ones (.1D_BUFFER, element addressing, a fault predicate,
+64-bit atomics) are refused naming offset, word and form.  Execution against numpy is in
 ``test_cuda_corpus.py`` (surf_* kernels)."""
 
 from __future__ import annotations
@@ -62,15 +62,14 @@ def _mutate(isa: int, code: bytes, ir: str, lo: int, width: int, value: int) -> 
     return bytes(buf), inst.addr
 
 
-# (isa, instruction, field lo, width, value, words of the refusal): .1D_BUFFER, .64, no .BA, a predicate
+# (isa, instruction, field lo, width, value, words of the refusal): .1D_BUFFER, no .BA, a predicate,
+# a 64-bit atomic
 REFUSED = [
     (86, "SULD", 61, 3, 1, "dimension other than"),
-    (86, "SUST", 73, 3, 5, "access size other than 32 bits"),
     (86, "SULD", 72, 1, 0, "element addressing"),
     (86, "SULD", 81, 3, 0, "fault predicate"),
     (86, "SURED", 73, 3, 2, "atomic type other than"),
     (53, "SULD", 33, 3, 1, "dimension other than"),
-    (53, "SUST", 20, 3, 5, "access size other than 32 bits"),
     (53, "SUST", 23, 1, 0, "element addressing"),
     (53, "SURED", 20, 3, 2, "atomic type other than"),
 ]
