@@ -111,3 +111,34 @@ def test_surface_pool_binding_in_module(surf_code):
     ptr = next(ln.split("=")[0].strip() for ln in lines if f"OpTypePointer UniformConstant {arr}" in ln)
     var = next(ln.split("=")[0].strip() for ln in lines if f"OpVariable {ptr} UniformConstant" in ln)
     assert f"OpDecorate {var} DescriptorSet 1" in dis and f"OpDecorate {var} Binding 2" in dis
+
+
+@pytest.mark.parametrize("op,fn", [("ADD", lambda t, a: t + a), ("EXCH", lambda t, a: a), ("XOR", lambda t, a: t ^ a)])
+def test_suatom_returns_the_old_texel(op, fn, surf_code, compute_device):
+    """SUATOM (ptxas emits it from no PTX instruction; built here from surf_rw's SM86 code by
+    nvdisasm's text, reassembled): its SULD + SUST pair becomes one SUATOM.<op> of a[i] on the
+    thread's own texel, whose destination is the register the kernel stores to o[i].  Expected:
+    o = the texels before, the surface = op(texel, a) — the same inputs as surf_rw.  (Checked
+    to fail with ADD expected as t - a.)"""
+    import numpy as np
+
+    from shader_svc.sm86 import assemble as asm
+
+    texts = [t[2] for t in cc.decode_texts(86, surf_code(86, "surf_rw"))]
+    suld = next(i for i, t in enumerate(texts) if t.startswith("SULD"))
+    sust = next(i for i, t in enumerate(texts) if t.startswith("SUST"))
+    assert texts[suld] == "SULD.D.BA.2D.STRONG.SM.TRAP R11, [R8], R2", texts[suld]  # the listing the edit assumes
+    assert texts[suld - 1] == "LDG.E.CONSTANT R4, [R4.64]", texts[suld - 1]  # a[i] in R4 before the access
+    texts[suld] = f"SUATOM.D.BA.2D.{op}.STRONG.SM.TRAP R11, [R8], R4, R2"
+    texts[sust] = "NOP"
+    code = asm.assemble_program("\n".join(texts) + "\n")
+    spv, irs = cc.translate(86, code)
+    assert "SUATOM" in irs and "SULD" not in irs and cc.spirv_val(spv) == "ok"
+    case = next(c for c in cc.CASES if c.name == "surf_rw")
+    kernel = cuda_build.build(cc.group_source("surface"), 86, "O3")["surf_rw"]
+    x = case.inputs(np.random.default_rng(1))
+    img = x.surfaces[1]
+    want = np.concatenate([img.ravel(), np.zeros(4, np.uint32), fn(img.ravel(), x.a).astype(np.uint32)])
+    case_op = type(case)(**{**vars(case), "ref": lambda _x: want})
+    ok, why = cc.run(compute_device, 86, kernel, case_op, spv)
+    assert ok, why
