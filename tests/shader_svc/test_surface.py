@@ -113,32 +113,48 @@ def test_surface_pool_binding_in_module(surf_code):
     assert f"OpDecorate {var} DescriptorSet 1" in dis and f"OpDecorate {var} Binding 2" in dis
 
 
+# per ISA: surf_rw's SULD as nvdisasm prints it, the instruction before it (a[i] loaded), the
+# SUATOM that replaces it (SM53's form takes the handle as an immediate: entry 1, surf_rw's)
+SUATOM_EDIT = {
+    86: (
+        "SULD.D.BA.2D.STRONG.SM.TRAP R11, [R8], R2",
+        "LDG.E.CONSTANT R4, [R4.64]",
+        "SUATOM.D.BA.2D.{op}.STRONG.SM.TRAP R11, [R8], R4, R2",
+    ),
+    53: ("SULD.D.BA.2D.TRAP R0, [R8], R2", "LDG.E.CI R5, [R4]", "SUATOM.D.BA.2D.{op}.TRAP R0, [R8], R5, 0x1"),
+}
+
+
+@pytest.mark.parametrize("isa", [86, 53])
 @pytest.mark.parametrize("op,fn", [("ADD", lambda t, a: t + a), ("EXCH", lambda t, a: a), ("XOR", lambda t, a: t ^ a)])
-def test_suatom_returns_the_old_texel(op, fn, surf_code, compute_device):
-    """SUATOM (ptxas emits it from no PTX instruction; built here from surf_rw's SM86 code by
+def test_suatom_returns_the_old_texel(isa, op, fn, surf_code, compute_device):
+    """SUATOM (ptxas emits it from no PTX instruction; built here from surf_rw's code by
     nvdisasm's text, reassembled): its SULD + SUST pair becomes one SUATOM.<op> of a[i] on the
     thread's own texel, whose destination is the register the kernel stores to o[i].  Expected:
     o = the texels before, the surface = op(texel, a) — the same inputs as surf_rw.  (Checked
     to fail with ADD expected as t - a.)"""
     import numpy as np
 
-    from shader_svc.sm86 import assemble as asm
-
-    texts = [t[2] for t in cc.decode_texts(86, surf_code(86, "surf_rw"))]
+    if isa == 86:
+        from shader_svc.sm86 import assemble as asm
+    else:
+        from shader_svc.sm53 import assemble as asm
+    suld_text, before, suatom = SUATOM_EDIT[isa]
+    texts = [t[2] for t in cc.decode_texts(isa, surf_code(isa, "surf_rw"))]
     suld = next(i for i, t in enumerate(texts) if t.startswith("SULD"))
     sust = next(i for i, t in enumerate(texts) if t.startswith("SUST"))
-    assert texts[suld] == "SULD.D.BA.2D.STRONG.SM.TRAP R11, [R8], R2", texts[suld]  # the listing the edit assumes
-    assert texts[suld - 1] == "LDG.E.CONSTANT R4, [R4.64]", texts[suld - 1]  # a[i] in R4 before the access
-    texts[suld] = f"SUATOM.D.BA.2D.{op}.STRONG.SM.TRAP R11, [R8], R4, R2"
+    assert texts[suld] == suld_text, texts[suld]  # the listing the edit assumes
+    assert texts[suld - 1] == before, texts[suld - 1]  # a[i] in a register before the access
+    texts[suld] = suatom.format(op=op)
     texts[sust] = "NOP"
     code = asm.assemble_program("\n".join(texts) + "\n")
-    spv, irs = cc.translate(86, code)
+    spv, irs = cc.translate(isa, code)
     assert "SUATOM" in irs and "SULD" not in irs and cc.spirv_val(spv) == "ok"
     case = next(c for c in cc.CASES if c.name == "surf_rw")
-    kernel = cuda_build.build(cc.group_source("surface"), 86, "O3")["surf_rw"]
+    kernel = cuda_build.build(cc.group_source("surface"), isa, "O3")["surf_rw"]
     x = case.inputs(np.random.default_rng(1))
     img = x.surfaces[1]
     want = np.concatenate([img.ravel(), np.zeros(4, np.uint32), fn(img.ravel(), x.a).astype(np.uint32)])
     case_op = type(case)(**{**vars(case), "ref": lambda _x: want})
-    ok, why = cc.run(compute_device, 86, kernel, case_op, spv)
+    ok, why = cc.run(compute_device, isa, kernel, case_op, spv)
     assert ok, why
