@@ -43,6 +43,9 @@ class Reflection:
     # the dimension of each bound slot, in the order of ``textures`` ("2D", "1D", "ARRAY_1D",
     # "ARRAY_2D", "3D", "CUBE"); empty = every slot 2D (SM86 and older cached reflections)
     texture_dims: tuple[str, ...] = ()
+    # surfaces (SULD/SUST/SUATOM/SURED): the surface pool, set 1 binding 2, 2D R32ui storage
+    # images (shader_svc/lower/surface.py)
+    surface_pool: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -58,6 +61,7 @@ class Reflection:
             "writes_position": self.writes_position,
             "texture_pools": self.texture_pools,
             "texture_dims": list(self.texture_dims),
+            "surface_pool": self.surface_pool,
         }
 
     @classmethod
@@ -75,4 +79,5 @@ class Reflection:
             d.get("writes_position", False),
             d.get("texture_pools", False),
             tuple(d.get("texture_dims", ())),
+            d.get("surface_pool", False),
         )

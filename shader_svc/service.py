@@ -198,6 +198,7 @@ def reflection_message(r: Reflection) -> shader_pb2.Reflection:
         writes_position=r.writes_position,
         texture_pools=r.texture_pools,
         texture_dims=list(r.texture_dims),
+        surface_pool=r.surface_pool,
     )
 
 

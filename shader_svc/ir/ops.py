@@ -482,3 +482,34 @@ OPS.update(
         )
     }
 )
+
+# --- surfaces (issue 31; shader-surf; lowered by ``lower/surface.py``) -------------------------
+# The 32-bit ``handle`` picks an entry of the surface pool of dimension ``dim`` (the dimension
+# field: 0 1D, 2 1D array, 3 2D, 4 2D array, 5 3D; storage images of 32-bit unsigned texels,
+# ``lower/surface.py``); (x, y, z) are the texel's coordinates, as many as ``dim`` has (the
+# layer last; the others ignored), x in bytes where ``ba`` is
+# 1 (SULD/SUST .BA: the texel is x / 4).  ``clamp`` 1 (PTX .clamp, printed as nothing): the
+# coordinates (signed) are clamped into the image; else (.IGN = PTX .zero, .TRAP) out of the
+# image a load reads 0 and a store or atomic does nothing (.TRAP's trap is not emulated).  Out of
+# the pool: the same.
+# - ``SurfaceLoad32`` (handle, x, y, z): the texel's 32 bits.
+# - ``SurfaceStore32`` (handle, x, y, z, value): the texel becomes ``value``.
+# - ``SurfaceAtomic32`` (handle, x, y, z, value, compare): the atomic ``op`` of ``ir.ops``'s
+#   ``Atomic*`` family on the texel (``lower/memory.py``'s names: "IAdd", "UMin", "SMin",
+#   "UMax", "SMax", "Inc", "Dec", "And", "Or", "Xor", "Exchange", and "Cas", which alone
+#   compares with ``compare``); the texel's old value (0 out of range).
+# The surface is seen as 32-bit texels of its rows' bytes: the access is to the element of
+# ``esize`` bytes (1, 2, 4, 8, 16) at byte x, its 32-bit word ``word`` (elements of 1 or 2 bytes:
+# the byte / halfword within its texel, loaded zero- or ``signed`` sign-extended, stored
+# without touching the texel's other bytes); bounds and clamping count x in elements.
+# Each names its instruction (``inst``): lowered when built.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("SurfaceLoad32", U32, (U32,) * 4, ("dim", "ba", "clamp", "esize", "word", "signed", "inst")),
+            OpDef("SurfaceStore32", None, (U32,) * 5, ("dim", "ba", "clamp", "esize", "word", "signed", "inst")),
+            OpDef("SurfaceAtomic32", U32, (U32,) * 6, ("op", "dim", "ba", "clamp", "esize", "word", "signed", "inst")),
+        )
+    }
+)

@@ -380,3 +380,13 @@ LOWER.update(
         "BindlessQueryDims": lambda lw, o, a: lw.bindless_query_dims(*a),
     }
 )
+
+
+# --- surfaces (issue 31; shader-surf): the SPIR-V of lower/surface.py ----------------------------
+LOWER.update(
+    {
+        "SurfaceLoad32": lambda lw, o, a: lw.surface_access(o.attrs, "load", *a),
+        "SurfaceStore32": lambda lw, o, a: lw.surface_access(o.attrs, "store", *a),
+        "SurfaceAtomic32": lambda lw, o, a: lw.surface_access(o.attrs, o.attrs["op"], *a),
+    }
+)

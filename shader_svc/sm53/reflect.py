@@ -60,7 +60,8 @@ def reflect(insts: list[dec.Inst]) -> Reflection:
             ranges.append(ConstRange(bank, off, 4))
     ptrs = tuple(GlobalPointer(b, o, "read" in k, "written" in k, "atomic" in k) for (b, o), k in sorted(use.items()))
     irs = {i.row.ir for i in insts}
-    return Reflection(tuple(ranges), ptrs, bool(irs & {"LDS", "STS", "ATOMS"}), "BAR" in irs)
+    surfaces = bool(irs & {"SULD", "SUST", "SUATOM", "SURED"})
+    return Reflection(tuple(ranges), ptrs, bool(irs & {"LDS", "STS", "ATOMS"}), "BAR" in irs, surface_pool=surfaces)
 
 
 def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:

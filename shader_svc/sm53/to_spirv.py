@@ -21,11 +21,12 @@ from shader_svc.sm53.lower_float import FLOAT_RULES, Float53
 from shader_svc.sm53.lower_half import HALF_RULES, Half53
 from shader_svc.sm53.lower_int import INT_RULES, Int53
 from shader_svc.sm53.lower_mem import Memory53
+from shader_svc.lower.surface import SURFACE_RULES, Surface
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS", "Compute53"]
 
 
-class Compute53(Control53, Memory53, Float53, Int53, Half53, Extra53):
+class Compute53(Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
     RULES = {
         "NOP": "op_nop",
         "SHFL": "op_shfl",
@@ -88,6 +89,7 @@ class Compute53(Control53, Memory53, Float53, Int53, Half53, Extra53):
         **EXTRA_RULES,
         **INT_RULES,
         **FLOAT_RULES,
+        **SURFACE_RULES,
     }
 
 

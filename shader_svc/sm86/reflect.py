@@ -197,4 +197,6 @@ def reflect(insts: list[Inst], header=None) -> Reflection:
     gfx = _graphics(insts, header) if header is not None else {}
     if gfx:
         gfx["uniform_bindings"] = tuple(sorted({r.bank for r in ranges}))
-    return Reflection(ranges, ptrs, bool(irs & {"LDS", "STS", "ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC"}), "BAR" in irs, **gfx)
+    surfaces = bool(irs & {"SULD", "SUST", "SUATOM", "SURED", "SUQUERY"})
+    shared = bool(irs & {"LDS", "STS", "ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC"})
+    return Reflection(ranges, ptrs, shared, "BAR" in irs, **gfx, surface_pool=surfaces)

@@ -931,6 +931,10 @@ SU_TYPE = Mod(
     ((0, ""), (1, ".S32"), (2, ".U64"), (3, ".F32.FTZ.RN"), (4, ".F16x2.RN"), (5, ".S64"), (6, ".SD32"), (7, ".SD64")),
 )
 SU_P = Pred("p", 81, hide_pt=True)
+# memory order of SULD/SUST/SURED/SUATOM (77..80; shader-surf): the values nvdisasm prints alike
+# for all four (nvcc 13 writes .STRONG.SM for surf2Dread/surf2Dwrite, .STRONG.SYS for sured);
+# the others stay refused
+SU_ORDER = Mod("order", 77, 4, ((0, ""), (5, ".STRONG.SM"), (7, ".STRONG.GPU"), (10, ".STRONG.SYS")))
 SU_ADDR = Mem("addr", off=(40, 0))
 R(
     [
@@ -939,7 +943,7 @@ R(
             0x99A,
             (SU_P, D, SU_ADDR, Reg("h", 64)),
             (),
-            (SU_BA, SU_DIM, SU_CACHE, Mod("size", 73, 3, MEMSZ), SU_CLAMP),
+            (SU_BA, SU_DIM, SU_CACHE, Mod("size", 73, 3, MEMSZ), SU_ORDER, SU_CLAMP),
             refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
             ir="SULD",
             cls="mem",
@@ -949,7 +953,7 @@ R(
             0x99E,
             (SU_ADDR, Reg("b", 32), Reg("h", 64)),
             (),
-            (SU_BA, SU_DIM, SU_CACHE, Mod("size", 73, 3, MEMSZ), SU_CLAMP),
+            (SU_BA, SU_DIM, SU_CACHE, Mod("size", 73, 3, MEMSZ), SU_ORDER, SU_CLAMP),
             refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
             ir="SUST",
             cls="mem",
@@ -959,7 +963,7 @@ R(
             0x3A0,
             (SU_ADDR, Reg("b", 32), Reg("h", 64)),
             (),
-            (SU_BA, SU_DIM, Mod("op", 87, 4, RED_OPS), SU_CACHE, SU_TYPE, SU_CLAMP),
+            (SU_BA, SU_DIM, Mod("op", 87, 4, RED_OPS), SU_CACHE, SU_TYPE, SU_ORDER, SU_CLAMP),
             refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
             ir="SURED",
             cls="mem",
@@ -969,7 +973,7 @@ R(
             0x394,
             (SU_P, D, SU_ADDR, Reg("b", 32), Reg("h", 64)),
             (),
-            (SU_BA, SU_DIM, Mod("op", 87, 4, ATOM_OPS), SU_CACHE, SU_TYPE, SU_CLAMP),
+            (SU_BA, SU_DIM, Mod("op", 87, 4, ATOM_OPS), SU_CACHE, SU_TYPE, SU_ORDER, SU_CLAMP),
             refuse=(("h", 255),),  # nvdisasm prints a handle of RZ '???255'
             ir="SUATOM",
             cls="mem",
@@ -1916,8 +1920,9 @@ R(
         # JMP: an absolute target (48 bits at 34, in 4-byte units); .U/.DIV/.INC/.DEC held 0
         Row("JMP", 0x94A, (P87H, Imm("t", 34, 47, "a4")), cls="branch"),
         # DEPBAR: bare (bit 47 clear) or .LE SBn, count (38..43) (bit 47 set); the optional
-        # set {..} (32..37) held empty
-        Row("DEPBAR", 0x91A, (), cls="mem"),
+        # set {..} (32..37) held empty.  Lowered as NOP (as SM53's; shader-surf): it waits for
+        # variable-latency results (ptxas puts it after SULD .128), complete when translated
+        Row("DEPBAR", 0x91A, (), cls="mem", ir="NOP"),
         Row(
             "DEPBAR",
             0x91A,
@@ -1925,6 +1930,7 @@ R(
             mods=(FIXED("LE", ".LE"),),
             base=1 << 47,
             cls="mem",
+            ir="NOP",
         ),
     ]
 )

@@ -15,6 +15,7 @@ from shader_svc.sm86.lower_control import WARP, Control86  # noqa: F401  (WARP: 
 from shader_svc.sm86.lower_mem import Memory86
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
+from shader_svc.lower.surface import SURFACE_RULES, Surface
 
 EXT = {
     "LEA",
@@ -63,7 +64,7 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86, Half86, Extra86):
+class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface):
     RULES = {
         **Lower86.RULES,
         "IADD3": "op_iadd3",
@@ -116,10 +117,11 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86):
         "QSPC": "op_qspc",
         "REDUX": "op_redux",
         **ALU_RULES,
+        **SURFACE_RULES,
     }
 
     def lowered(self, ir: str) -> bool:
-        return ir in LOWERED or ir in EXT or ir in HALF_RULES or ir in EXTRA_RULES or ir in ALU_RULES
+        return ir in LOWERED or ir in EXT or ir in HALF_RULES or ir in EXTRA_RULES or ir in ALU_RULES or ir in SURFACE_RULES
 
     def lower(self, inst: Inst) -> None:
         # the 64-bit integer type is declared when the first instruction is lowered, before its

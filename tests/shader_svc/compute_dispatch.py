@@ -40,14 +40,26 @@ def upload(dev, arr: np.ndarray):
 
 
 def run_spirv(
-    dev, spirv: bytes, layout: Layout, cbank0_size: int, n_threads: int, params: bytes, outputs: list, block: int = 64
+    dev,
+    spirv: bytes,
+    layout: Layout,
+    cbank0_size: int,
+    n_threads: int,
+    params: bytes,
+    outputs: list,
+    block: int = 64,
+    surfaces: list | None = None,
 ) -> list[np.ndarray]:
-    """Dispatch enough ``block``-wide groups for ``n_threads`` and read back ``outputs`` as words."""
+    """Dispatch enough ``block``-wide groups for ``n_threads`` and read back ``outputs`` as words
+    (``surfaces``: the surface pool's storage images, ``vk_compute.ComputeDevice.image``)."""
     grid = (n_threads + block - 1) // block
     image = layout(cbank0_size, (block, 1, 1), (grid, 1, 1), params)
     cb = dev.buffer(len(image))
     dev.write(cb, image)
-    dev.dispatch(spirv, cb, (grid, 1, 1))
+    if surfaces is None:
+        dev.dispatch(spirv, cb, (grid, 1, 1))
+    else:
+        dev.dispatch(spirv, cb, (grid, 1, 1), surfaces)
     return [np.frombuffer(dev.read(b), dtype=np.uint32) for b in outputs]
 
 

@@ -48,6 +48,10 @@ class Inputs:
     n: int  # the kernel's n parameter
     threads: int  # threads launched (rounded up to blocks of 64)
     out: np.ndarray  # the output buffer's initial words
+    # surface pool entries 0, 1...: uint32 arrays (2D: rows = y) or (kind, array) with kind 1D,
+    # 1D_ARRAY, 2D_ARRAY, 3D (``vk_compute.ComputeDevice.image``), bound as storage images; the
+    # kernel's result is the output words followed by every surface's words after the run
+    surfaces: list = field(default_factory=list)
 
 
 @dataclass
@@ -406,11 +410,13 @@ K(gen_elem_{_en}) {{ int i = TID; if (i < n) {{ uint32_t x = a[i], y = b[i]; o[i
 
 
 import cuda_corpus_more  # noqa: E402  (the rest of the corpus, registered through ``case``)
+import cuda_corpus_surf  # noqa: E402  (surfaces: storage images of the surface pool)
 
 cuda_corpus_more.define(case, Inputs)
 cuda_corpus_more.define_mem(case, Inputs)  # shader-mem: the atomic_mem group
 cuda_corpus_more.define_shader_alu(case, Inputs)  # shader-alu's kernels (half comparisons, NaN min/max, f32 pairs to halves)
 cuda_corpus_more.define_shader_alu_directed(case, Inputs)  # shader-alu: directed rounding at the edges
+cuda_corpus_surf.define(case, Inputs)
 GROUPS = sorted({c.group for c in CASES})
 
 
@@ -557,8 +563,11 @@ def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str
     ba, bb, bo = upload(dev, x.a), upload(dev, x.b), upload(dev, x.out)
     params = struct.pack("<QQQi", ba.address, bb.address, bo.address, x.n)
     layout = vk_compute.cbank0 if isa == 86 else cbank53
-    (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK)
+    images = [dev.image(*(sf if isinstance(sf, tuple) else ("2D", sf))) for sf in x.surfaces]
+    (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK, images if x.surfaces else None)
     got = got[: len(x.out)]
+    if images:
+        got = np.concatenate([got] + [np.frombuffer(dev.read_image(im), np.uint32) for im in images])
     if c.kind == "perm":  # the words are a permutation of 0..len-1 (atomic exchanges' old values)
         ok = sorted(got.tolist()) == list(range(len(got)))
         return ok, "" if ok else f"not a permutation of 0..{len(got) - 1}: {sorted(got.tolist())[:8]}..."

@@ -165,12 +165,15 @@ def test_more_rows_every_bit_flipped():
     mem = {"ATOMS", "ATOM_CAS"}  # shader-mem's ATOMS.CAS(.64) / ATOM.CAS.64 rows: sm53/lower_mem.py
     # (and shader-alu's new forms of lowered instructions: BRA on the condition code, LOP3's C/I)
     alu_forms = ROWS[ALU_FROM:]
+    from shader_svc.lower.surface import SURFACE_RULES  # surfaces (shader-surf)
+
     assert all(
         r.ir not in keys
         or r.ir in EXTRA_RULES
         or r.ir in HALF_RULES
         or r.ir in INT_RULES
         or r.ir in FLOAT_RULES
+        or r.ir in SURFACE_RULES
         or r.ir in mem
         or r in alu_forms
         for r in ROWS[MORE_FROM:]

@@ -20,6 +20,24 @@ MEMORY_ALLOCATE_DEVICE_ADDRESS = 0x00000002
 
 
 @dataclass
+class Image:
+    """A 2D R32_UINT storage image of the surface pool (``shader_svc/lower/surface.py``) and the
+    host-visible buffer its texels go through (uploaded before a dispatch, read back after)."""
+
+    handle: object
+    memory: object
+    view: object
+    kind: str  # 1D, 1D_ARRAY, 2D, 2D_ARRAY, 3D
+    extent: tuple[int, int, int]  # width, height, depth
+    layers: int
+    staging: "Buffer"
+
+    @property
+    def nbytes(self) -> int:
+        return self.extent[0] * self.extent[1] * self.extent[2] * self.layers * 4
+
+
+@dataclass
 class Buffer:
     handle: object
     memory: object
@@ -60,6 +78,7 @@ class ComputeDevice:
 
         self._addr = _lib.vkGetBufferDeviceAddress
         self.buffers: list[Buffer] = []
+        self.images: list[Image] = []
 
     def name(self) -> str:
         return vk.vkGetPhysicalDeviceProperties(self.phys).deviceName
@@ -90,6 +109,66 @@ class ComputeDevice:
         self.buffers.append(b)
         return b
 
+    def image(self, kind: str, texels) -> Image:
+        """A storage image of 32-bit texels of ``kind`` (its numpy array's shape: 1D (w,),
+        1D_ARRAY (layers, w), 2D (h, w), 2D_ARRAY (layers, h, w), 3D (d, h, w)), uploaded at
+        the next dispatch that binds it; ``read_image`` after it."""
+        import numpy as np
+
+        d = self.device
+        t = np.ascontiguousarray(texels, np.uint32)
+        sh = t.shape
+        w, h, depth, layers = {
+            "1D": lambda: (sh[0], 1, 1, 1),
+            "1D_ARRAY": lambda: (sh[1], 1, 1, sh[0]),
+            "2D": lambda: (sh[1], sh[0], 1, 1),
+            "2D_ARRAY": lambda: (sh[2], sh[1], 1, sh[0]),
+            "3D": lambda: (sh[2], sh[1], sh[0], 1),
+        }[kind]()
+        itype = {"1D": vk.VK_IMAGE_TYPE_1D, "3D": vk.VK_IMAGE_TYPE_3D}.get(kind.split("_")[0], vk.VK_IMAGE_TYPE_2D)
+        vtype = {
+            "1D": vk.VK_IMAGE_VIEW_TYPE_1D,
+            "1D_ARRAY": vk.VK_IMAGE_VIEW_TYPE_1D_ARRAY,
+            "2D": vk.VK_IMAGE_VIEW_TYPE_2D,
+            "2D_ARRAY": vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY,
+            "3D": vk.VK_IMAGE_VIEW_TYPE_3D,
+        }[kind]
+        usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+        info = vk.VkImageCreateInfo(
+            imageType=itype,
+            format=vk.VK_FORMAT_R32_UINT,
+            extent=vk.VkExtent3D(w, h, depth),
+            mipLevels=1,
+            arrayLayers=layers,
+            samples=vk.VK_SAMPLE_COUNT_1_BIT,
+            tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+            usage=usage,
+            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+            initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+        )
+        hd = vk.vkCreateImage(d, info, None)
+        req = vk.vkGetImageMemoryRequirements(d, hd)
+        idx = next(i for i in range(self.mem_props.memoryTypeCount) if req.memoryTypeBits >> i & 1)
+        mem = vk.vkAllocateMemory(d, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
+        vk.vkBindImageMemory(d, hd, mem, 0)
+        view = vk.vkCreateImageView(
+            d,
+            vk.VkImageViewCreateInfo(
+                image=hd,
+                viewType=vtype,
+                format=vk.VK_FORMAT_R32_UINT,
+                subresourceRange=vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers),
+            ),
+            None,
+        )
+        im = Image(hd, mem, view, kind, (w, h, depth), layers, self.buffer(t.nbytes))
+        self.write(im.staging, t.tobytes())
+        self.images.append(im)
+        return im
+
+    def read_image(self, im: Image) -> bytes:
+        return self.read(im.staging)[: im.nbytes]
+
     def write(self, b: Buffer, data: bytes) -> None:
         p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
         p[: len(data)] = data
@@ -101,7 +180,10 @@ class ComputeDevice:
         vk.vkUnmapMemory(self.device, b.memory)
         return out
 
-    def dispatch(self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int]) -> None:
+    def dispatch(self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image] | None = None) -> None:
+        """One dispatch; with ``surfaces``, the surface pools (set 1, one binding per kind:
+        ``shader_svc/lower/surface.py``) are bound, ``surfaces[k]`` as entry k of its kind's
+        pool (every other entry a one-texel image), uploaded before and read back after."""
         d = self.device
         mod = vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(spirv), pCode=spirv), None)
         binding = vk.VkDescriptorSetLayoutBinding(
@@ -111,6 +193,9 @@ class ComputeDevice:
             stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
         )
         dsl = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1, pBindings=[binding]), None)
+        if surfaces is not None:
+            self._dispatch_surfaces(mod, dsl, cbank, groups, surfaces)
+            return
         layout = vk.vkCreatePipelineLayout(d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
         pipe = vk.vkCreateComputePipelines(d, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)[0]
@@ -162,7 +247,142 @@ class ComputeDevice:
         vk.vkDestroyDescriptorSetLayout(d, dsl, None)
         vk.vkDestroyShaderModule(d, mod, None)
 
+    def _dispatch_surfaces(self, mod, dsl0, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image]) -> None:
+        import numpy as np
+
+        from shader_svc.lower.surface import BINDINGS, KINDS, SURFACE_POOL
+
+        d = self.device
+        one = {"1D": (1,), "1D_ARRAY": (1, 1), "2D": (1, 1), "2D_ARRAY": (1, 1, 1), "3D": (1, 1, 1)}
+        dummies = self.__dict__.setdefault("_dummy_images", {})  # kind -> one texel, reused
+        pools = {}  # kind -> its SURFACE_POOL images
+        for kind in KINDS.values():
+            if kind not in dummies:
+                dummies[kind] = self.image(kind, np.zeros(one[kind], np.uint32))
+            pools[kind] = [
+                surfaces[k] if k < len(surfaces) and surfaces[k].kind == kind else dummies[kind] for k in range(SURFACE_POOL)
+            ]
+        pool_imgs = list({id(im): im for ims in pools.values() for im in ims}.values())  # each image once
+        b1 = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=BINDINGS[dim],
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                descriptorCount=SURFACE_POOL,
+                stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+            )
+            for dim in KINDS
+        ]
+        dsl1 = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(b1), pBindings=b1), None)
+        layout = vk.vkCreatePipelineLayout(d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[dsl0, dsl1]), None)
+        stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
+        pipe = vk.vkCreateComputePipelines(d, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)[0]
+        pool = vk.vkCreateDescriptorPool(
+            d,
+            vk.VkDescriptorPoolCreateInfo(
+                maxSets=2,
+                poolSizeCount=2,
+                pPoolSizes=[
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1),
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=SURFACE_POOL * len(KINDS)),
+                ],
+            ),
+            None,
+        )
+        ds0, ds1 = vk.vkAllocateDescriptorSets(
+            d, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=2, pSetLayouts=[dsl0, dsl1])
+        )
+        general = vk.VK_IMAGE_LAYOUT_GENERAL
+        writes = [
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=BINDINGS[dim],
+                descriptorCount=SURFACE_POOL,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=im.view, imageLayout=general) for im in pools[kind]],
+            )
+            for dim, kind in KINDS.items()
+        ]
+        vk.vkUpdateDescriptorSets(
+            d,
+            1 + len(writes),
+            [
+                vk.VkWriteDescriptorSet(
+                    dstSet=ds0,
+                    dstBinding=0,
+                    descriptorCount=1,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                    pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=cbank.handle, offset=0, range=cbank.size)],
+                ),
+            ]
+            + writes,
+            0,
+            None,
+        )
+        cpool = vk.vkCreateCommandPool(d, vk.VkCommandPoolCreateInfo(queueFamilyIndex=self.qfam), None)
+        cb = vk.vkAllocateCommandBuffers(
+            d, vk.VkCommandBufferAllocateInfo(commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
+        )[0]
+
+        def rng(im: Image):
+            return vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, im.layers)
+
+        all_cmds = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
+        rw = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
+
+        def barrier(im: Image, old: int) -> None:
+            b = vk.VkImageMemoryBarrier(
+                srcAccessMask=rw,
+                dstAccessMask=rw,
+                oldLayout=old,
+                newLayout=general,
+                srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                image=im.handle,
+                subresourceRange=rng(im),
+            )
+            vk.vkCmdPipelineBarrier(cb, all_cmds, all_cmds, 0, 0, None, 0, None, 1, [b])
+
+        def region(im: Image):
+            return vk.VkBufferImageCopy(
+                bufferOffset=0,
+                bufferRowLength=0,
+                bufferImageHeight=0,
+                imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, im.layers),
+                imageOffset=vk.VkOffset3D(0, 0, 0),
+                imageExtent=vk.VkExtent3D(*im.extent),
+            )
+
+        vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
+        for im in pool_imgs:
+            barrier(im, vk.VK_IMAGE_LAYOUT_UNDEFINED)
+            vk.vkCmdCopyBufferToImage(cb, im.staging.handle, im.handle, general, 1, [region(im)])
+            barrier(im, general)
+        vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
+        vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 2, [ds0, ds1], 0, None)
+        vk.vkCmdDispatch(cb, *groups)
+        for im in pool_imgs:
+            barrier(im, general)
+            vk.vkCmdCopyImageToBuffer(cb, im.handle, general, im.staging.handle, 1, [region(im)])
+        mb = vk.VkMemoryBarrier(srcAccessMask=rw, dstAccessMask=vk.VK_ACCESS_HOST_READ_BIT)
+        vk.vkCmdPipelineBarrier(cb, all_cmds, vk.VK_PIPELINE_STAGE_HOST_BIT, 0, 1, [mb], 0, None, 0, None)
+        vk.vkEndCommandBuffer(cb)
+        fence = vk.vkCreateFence(d, vk.VkFenceCreateInfo(), None)
+        vk.vkQueueSubmit(self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], fence)
+        vk.vkWaitForFences(d, 1, [fence], vk.VK_TRUE, 120 * 10**9)
+        vk.vkDestroyFence(d, fence, None)
+        vk.vkDestroyCommandPool(d, cpool, None)
+        vk.vkDestroyDescriptorPool(d, pool, None)
+        vk.vkDestroyPipeline(d, pipe, None)
+        vk.vkDestroyPipelineLayout(d, layout, None)
+        vk.vkDestroyDescriptorSetLayout(d, dsl1, None)
+        vk.vkDestroyDescriptorSetLayout(d, dsl0, None)
+        vk.vkDestroyShaderModule(d, mod, None)
+
     def close(self) -> None:
+        for im in self.images:
+            vk.vkDestroyImageView(self.device, im.view, None)
+            vk.vkDestroyImage(self.device, im.handle, None)
+            vk.vkFreeMemory(self.device, im.memory, None)
         for b in self.buffers:
             vk.vkDestroyBuffer(self.device, b.handle, None)
             vk.vkFreeMemory(self.device, b.memory, None)
