@@ -56,11 +56,12 @@ def test_bank2_kernel_through_service(server, float53, compute_device):
     stub, ch = server
     case, k = float53
     assert k.cbank2 and _reads_bank2(k.code), "the kernel no longer reads ptxas's literal pool: pick another"
+    assert k.banks == ((2, k.cbank2),)  # every bank the cubin ships with the kernel but 0
     # without its bank the program cannot be translated: the refusal names the bank
     with pytest.raises(grpc.RpcError) as ei:
         stub.Translate(_prog(k.code), timeout=60)
     assert ei.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "c[0x2]" in ei.value.details(), ei.value.details()
-    a = stub.Translate(_prog(k.code, [(2, k.cbank2)]), timeout=60)
+    a = stub.Translate(_prog(k.code, k.banks), timeout=60)
     local, _ = cc.translate(53, k.code, k.cbank2)
     assert not a.cached and a.spirv == local
     assert any(r.bank == 2 for r in a.reflection.const_ranges)
