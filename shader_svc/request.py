@@ -1,5 +1,14 @@
 """A translation request as the shader service receives and stores it: the program record
-(architecture, stage, machine code, local size), its cache key and the checks of its fields.
+(architecture, stage, machine code, local size, features, the program's own constant banks),
+its cache key and the checks of its fields.
+
+Program-owned constant banks: a compiler may place data the code reads in a constant bank it
+ships with the code rather than one the application binds at run time -- ptxas for SM5x puts
+float literals in c[0x2] (the cubin's ``.nv.constant2.<kernel>`` section; CUDA binary utilities
+and the cubin's section table).  Bank 0 (kernel parameters, driver data) is always bound at run
+time, so it is never part of a program.  Sources of the limits: a constant bank address on
+Maxwell/Ampere is a 5-bit bank number and a 16-bit byte offset (nvdisasm prints ``c[0x1f][0xfffc]``
+at most), so a bank is at most 64 KiB of 32-bit words.
 Apart from translate.py so that the per-architecture front ends can name it without importing
 the dispatcher that imports them."""
 
@@ -14,6 +23,8 @@ from nxrecomp.common.errors import NxError
 ARCHS = {86: "SM86", 53: "SM53"}
 STAGES = {1: "compute", 2: "vertex", 3: "fragment"}
 MAX_CODE = 1 << 20  # 64k instructions: larger is not a shader, it is a mistake
+MAX_BANK = 31  # the bank field of a c[bank][offset] operand is 5 bits
+MAX_BANK_BYTES = 1 << 16  # ... and the byte offset 16 bits
 
 
 class ProgramError(NxError):
@@ -29,6 +40,9 @@ class Program:
     # what the device that runs the SPIR-V has (lower/graphics.py FEATURE_* bits; 0: a plain
     # Vulkan 1.3 device); graphics stages read it, and it is part of the key
     features: int = 0
+    # constant banks that are part of the program, ((bank, contents), ...) sorted by bank
+    # (compute programs; see the module docstring); part of the key
+    banks: tuple[tuple[int, bytes], ...] = ()
 
     def key(self) -> str:
         """Hex sha256 of everything that decides the translation."""
@@ -36,7 +50,13 @@ class Program:
 
     def serialize(self) -> bytes:
         """``NXSP`` arch, stage, local size, code; with features ``NXSF``, the same and the
-        features word before the code (a program without features keeps its old bytes and key)."""
+        features word before the code; with program banks ``NXSB``, as ``NXSF`` then the bank
+        count and per bank its number, byte size and bytes, then the code.  A program without
+        features or banks keeps its old bytes and key (caches and program stores stay valid)."""
+        if self.banks:
+            head = struct.pack("<4sII4II", b"NXSB", self.arch, self.stage, *self.local_size, self.features, len(self.banks))
+            table = b"".join(struct.pack("<II", n, len(d)) + d for n, d in self.banks)
+            return head + table + self.code
         if self.features:
             head = struct.pack("<4sII4I", b"NXSF", self.arch, self.stage, *self.local_size, self.features)
             return head + self.code
@@ -44,6 +64,18 @@ class Program:
 
     @classmethod
     def deserialize(cls, data: bytes, path: str = "<program>") -> "Program":
+        if len(data) >= 32 and data[:4] == b"NXSB":
+            _, arch, stage, x, y, z, features, n = struct.unpack_from("<4sII4II", data)
+            pos, banks = 32, []
+            for i in range(n):
+                if pos + 8 > len(data):
+                    raise ProgramError(f"stored program truncated in bank table entry {i}", path=path, offset=pos)
+                num, size = struct.unpack_from("<II", data, pos)
+                if pos + 8 + size > len(data):
+                    raise ProgramError(f"stored program truncated in bank c[{num:#x}] ({size} bytes)", path=path, offset=pos)
+                banks.append((num, data[pos + 8 : pos + 8 + size]))
+                pos += 8 + size
+            return cls(arch, stage, data[pos:], (x, y, z), features, tuple(banks))
         if len(data) >= 28 and data[:4] == b"NXSF":
             _, arch, stage, x, y, z, features = struct.unpack_from("<4sII4I", data)
             return cls(arch, stage, data[28:], (x, y, z), features)
@@ -66,8 +98,47 @@ def feature_bits(names) -> int:
     return sum(bit for name, bit in FEATURES.items() if name in set(names))
 
 
-def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tuple[int, ...] = (), features: int = 0) -> Program:
-    """Validate request fields (not the code: the decoder judges that) into a Program."""
+def check_banks(stage: int, banks) -> tuple[tuple[int, bytes], ...]:
+    """The program's constant banks ((bank, bytes) pairs, any order) checked and sorted by bank;
+    each refusal names the field ``banks[i]``."""
+    out: dict[int, bytes] = {}
+    for i, (num, data) in enumerate(banks):
+        where = f"banks[{i}]"
+        if not 1 <= num <= MAX_BANK:
+            why = "bank 0 (kernel parameters) is bound at run time, never part of a program" if num == 0 else "not 1..31"
+            raise ProgramError(f"constant bank number {num}: {why}", field=f"{where}.bank")
+        if num in out:
+            raise ProgramError(f"constant bank c[{num:#x}] given twice", field=f"{where}.bank")
+        if not data:
+            raise ProgramError(f"constant bank c[{num:#x}] is empty", field=f"{where}.data")
+        if len(data) % 4:
+            raise ProgramError(
+                f"constant bank c[{num:#x}]: {len(data)} bytes is not a multiple of 4 (32-bit words)", field=f"{where}.data"
+            )
+        if len(data) > MAX_BANK_BYTES:
+            raise ProgramError(
+                f"constant bank c[{num:#x}]: {len(data)} bytes is larger than {MAX_BANK_BYTES}", field=f"{where}.data"
+            )
+        out[num] = bytes(data)
+    if out and stage != 1:
+        raise ProgramError(
+            f"constant banks {sorted(out)} given for a {STAGES.get(stage, stage)} program: graphics stages read banks 0..3 "
+            "from uniform blocks bound at draw time (program banks are for compute programs)",
+            field="banks",
+        )
+    return tuple(sorted(out.items()))
+
+
+def make_program(
+    arch: int,
+    stage: int,
+    code: bytes,
+    local_size: list[int] | tuple[int, ...] = (),
+    features: int = 0,
+    banks=(),
+) -> Program:
+    """Validate request fields (not the code: the decoder judges that) into a Program.  ``banks``:
+    (bank number, bytes) pairs, the program's own constant banks (``check_banks``)."""
     if arch not in ARCHS:
         raise ProgramError(
             f"unknown architecture {arch} (known: {', '.join(f'{k}={v}' for k, v in ARCHS.items())})", field="arch"
@@ -83,4 +154,4 @@ def make_program(arch: int, stage: int, code: bytes, local_size: list[int] | tup
         raise ProgramError(f"program of {len(code)} bytes is larger than {MAX_CODE}", field="code")
     if features & ~KNOWN_FEATURES:
         raise ProgramError(f"unknown feature bits {features & ~KNOWN_FEATURES:#x} (known: {KNOWN_FEATURES:#x})", field="features")
-    return Program(arch, stage, bytes(code), ls, features)  # type: ignore[arg-type]
+    return Program(arch, stage, bytes(code), ls, features, check_banks(stage, banks))  # type: ignore[arg-type]

@@ -162,7 +162,8 @@ class Translator:
 
     def run_request(self, req: shader_pb2.Program) -> shader_pb2.Translation:
         try:
-            p = tr.make_program(req.arch, req.stage, req.code, tuple(req.local_size), req.features)
+            banks = [(b.bank, b.data) for b in req.banks]
+            p = tr.make_program(req.arch, req.stage, req.code, tuple(req.local_size), req.features, banks)
         except NxError as e:
             self._count(errors=1)
             raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None

@@ -4,6 +4,7 @@ constant bank 0 image (``.nv.constant0.<name>``).  Used for test programs built 
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 
 from elftools.common.exceptions import ELFError
@@ -12,6 +13,7 @@ from elftools.elf.elffile import ELFFile
 from nxrecomp.common.errors import NxError
 
 EM_CUDA = 190
+_BANK = re.compile(r"\.nv\.constant([1-9][0-9]*)\.(.+)")  # a kernel's own bank N > 0
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,10 @@ class Kernel:
     cbank0_size: int
     sm: int  # e.g. 86
     cbank2: bytes = b""  # SM5x: ptxas's literal pool (.nv.constant2.<name>), part of the program
+    # every constant bank the cubin ships with this kernel but bank 0 (.nv.constant<N>.<name>,
+    # N > 0; bank 0 is the parameter bank bound at launch): ((N, bytes), ...) by N, what the
+    # shader service's Program.banks carries
+    banks: tuple[tuple[int, bytes], ...] = ()
 
 
 def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
@@ -40,5 +46,6 @@ def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
             if len(code) % 16:
                 raise NxError(f"code size {len(code)} is not a multiple of 16", path=path, field=s.name)
             c2 = elf.get_section_by_name(f".nv.constant2.{name}")
-            out[name] = Kernel(name, code, cb.get(name, 0), sm, c2.data() if c2 is not None else b"")
+            own = sorted((int(m[1]), x.data()) for x in elf.iter_sections() if (m := _BANK.fullmatch(x.name)) and m[2] == name)
+            out[name] = Kernel(name, code, cb.get(name, 0), sm, c2.data() if c2 is not None else b"", tuple(own))
     return out
