@@ -363,3 +363,7 @@ LOWER.update(
         "StoreSubGlobal": lambda lw, o, a: lw.sub_at("global", a[0], o.attrs["bytes"], False, a[1]),
     }
 )
+
+
+# --- generic 64-bit compare-exchange (lower/memory.py; shader-gaps2) ---------------------------
+LOWER.update({"GenericAtomicCas64": lambda lw, o, a: lw.generic_cas64(o.attrs["inst"], *a)})
