@@ -4,10 +4,11 @@ IR; what each lane means is ``lower/half_ir.py``'s, shared with SM86.
 HSETP2 follows PTX's setp.f16x2: P = (lane 0's comparison) BOP pc, Q = (lane 1's) BOP pc.
 Refused: an operand's .F32 swizzle, the .MRG_H0/.MRG_H1 result modes, .FMZ, HSETP2.H_AND.
 The immediate forms (a pair of halves as B) and the *2_32I rows: ``op_half2_imm``.
-HFMA2's constant-bank form reads its c[][] addend as one f32 used in both lanes (no swizzle
-field; ptxas's literal pool holds __float2half2_rn(0.25f) as 0x3E800000, and yuzu's HFMA2_rc
-reads it with its F32 swizzle): a*b (exact in f32) + c is rounded once to half; .FTZ flushes
-that operand's f32 denormals.
+The constant-bank forms read the c[][] operand (HFMA2's addend C or multiplier B, HADD2's and
+HMUL2's B) as one f32 used in both lanes (no swizzle field; ptxas's literal pool holds
+__float2half2_rn(0.25f) as 0x3E800000 and __float2half2_rn(0.1f) as 0x3DCCC000 for HFMA2, and
+yuzu's HFMA2_rc/_cr, HADD2_cbuf and HMUL2_cbuf read it with their F32 swizzle): the exact sum /
+product (f64) is rounded once to half; .FTZ flushes that operand's f32 denormals.
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class Half53(Lower53):
     def halves_ir(self, b: Block, inst: Inst, name: str, ftz: bool) -> tuple[Value, Value]:
         """Operand ``name`` as the two f32 values result lanes 0 and 1 read."""
         v = inst.ops[name]
-        if "bank" in v:  # HFMA2's constant addend: an f32 in both lanes (module docstring)
+        if "bank" in v:  # HFMA2's constant operand: an f32 in both lanes (module docstring)
             x = b.op("BitcastF32", self.raw_ir(b, inst, name))
+            x = b.op("FAbs32", x) if v["abs"] else x
             x = b.op("FNeg32", x) if v["neg"] else x
             x = b.op("FFlushDenorm32", x) if ftz else x
             return x, x

@@ -1659,3 +1659,32 @@ row(
     ir="HFMA2",
     exclusive=(3 << 57,),
 )
+# HFMA2's other constant-bank form (ptxas's __hfma2(x, constant, y): the constant as B, an f32 in
+# c[0x2] as the form above reads it): B = c[][] (- 56), C = R@39 (- 51, swizzle 53..54).  HADD2's
+# and HMUL2's constant-bank forms (bit 55 of their immediate forms): B = c[][] with - 56 / 43 and
+# |x| 54; HMUL2's A has no -.  ptxas 12.9 was not seen to emit these two (a half2 kernel parameter
+# goes through LDC.U16 into a register, an f32 one through F2F); their c[][] is an f32 as HFMA2's
+# (yuzu's HADD2_cbuf/HMUL2_cbuf read it so; sm53/lower_half.py).
+row(
+    "HFMA2",
+    op(0x7000, 5, fixed=((55, 1),)),
+    (D, Reg("a", 8, reuse=0, swz=47), CBuf("b", neg=56), Reg("c", 39, reuse=2, neg=51, swz=53)),
+    HFMODS,
+    ir="HFMA2",
+    exclusive=(3 << 57,),
+)
+row(
+    "HADD2",
+    op(0x7A00, 7, fixed=((55, 1),)),
+    (D, HA, CBuf("b", neg=56, abs=54)),
+    HMODS,
+    ir="HADD2",
+)
+row(
+    "HMUL2",
+    op(0x7800, 7, fixed=((55, 1),)),
+    (D, Reg("a", 8, reuse=0, abs=44, swz=47), CBuf("b", neg=43, abs=54)),
+    (HMODE, flag("FTZ", 39), flag("FMZ", 40), flag("SAT", 52)),
+    ir="HMUL2",
+    exclusive=(3 << 39,),
+)

@@ -1,6 +1,6 @@
 """SM53's half instructions with immediate operands on lavapipe against an exact reference
 (issue 31): the *2_32I rows (a full half pair), the immediate forms HADD2/HMUL2/HFMA2 (each half
-cut to bits 6..14 and a sign) and HFMA2's constant-bank addend (an f32 in both lanes), with
+cut to bits 6..14 and a sign) and the constant-bank forms (an f32 in both lanes), with
 operand swizzles, negation and |x|, on halves drawn from every bit pattern (denormals,
 infinities, overflow, ties).  The kernel is text assembled by ``sm53/assemble.py``; every line
 printed back by nvdisasm 11.8 as written (checked when this test was written; the corpus tests
@@ -36,8 +36,8 @@ KERNEL = """
         ISCADD R4.CC, R0, c[0x0][0x148], 0x2
         IADD.X R5, R3, c[0x0][0x14c]
         LDG.E R11, [R4]
-        SHR.U32 R3, R0, 0x1b
-        ISCADD R8.CC, R0, c[0x0][0x150], 0x5
+        SHR.U32 R3, R0, 0x1a
+        ISCADD R8.CC, R0, c[0x0][0x150], 0x6
         IADD.X R9, R3, c[0x0][0x154]
         HADD2_32I R12, R10, 1.5, -0.0999755859375
         HMUL2_32I R13, R10.H1_H1, 3, -2.75
@@ -49,10 +49,17 @@ KERNEL = """
         HFMA2 R18, R10.H1_H1, R11, -c[0x0][0x15c]
         HADD2_32I R19, -R11, 0.000732421875, -65504
         STG.E.128 [R8], R12
+        HFMA2 R20, R10.H0_H0, -c[0x0][0x15c], R11.H1_H1
+        HADD2 R21, |R11.H1_H1|, -0.5, 2
+        HADD2 R22, R10.H1_H1, -|c[0x0][0x15c]|
+        HMUL2 R23, |R11|, -c[0x0][0x15c]
         STG.E.128 [R8+0x10], R16
+        STG.E.128 [R8+0x20], R20
         EXIT
 """
-ADDEND = 1.5  # c[0x0][0x15c] as an f32 (exactly a half: the reference needs no assumption)
+# c[0x0][0x15c]: an f32 in both lanes (read as a half pair, 0x3FC00000 would be 0 and 1.9375);
+# 1.5 is a half too, so no rounding of the operand to half is assumed either way
+ADDEND = 1.5
 
 F = Fraction
 
@@ -71,6 +78,10 @@ def _want(x: tuple, y: tuple) -> dict[int, list]:
         5: [_op(fma, x[0], F(-4), y[0]), _op(fma, x[1], F(0.375), y[0])],
         6: [_op(fma, x[1], y[0], F(-ADDEND)), _op(fma, x[1], y[1], F(-ADDEND))],
         7: [_op(add, -y[0], F(-65504)), _op(add, -y[1], F(0.000732421875))],
+        8: [_op(fma, x[0], F(-ADDEND), y[1]), _op(fma, x[0], F(-ADDEND), y[1])],
+        9: [_op(add, abs(y[1]), F(2)), _op(add, abs(y[1]), F(-0.5))],
+        10: [_op(add, x[1], F(-ADDEND)), _op(add, x[1], F(-ADDEND))],
+        11: [_op(mul, abs(y[0]), F(-ADDEND)), _op(mul, abs(y[1]), F(-ADDEND))],
     }
 
 
@@ -80,10 +91,10 @@ def test_half_immediates_match_the_exact_reference(compute_device):
     code = asm.assemble_program(KERNEL)
     spirv = translate_compute(dec.decode_stream(code), ComputeSpec((BS, 1, 1)))
     dev = compute_device
-    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(8 * n, np.uint32))
+    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(16 * n, np.uint32))
     params = struct.pack("<QQQIf", ba.address, bb.address, bo.address, n, ADDEND)
     (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
-    out = out[: 8 * n].reshape(n, 8)
+    out = out[: 16 * n].reshape(n, 16)
     bad = []
     for i in range(n):
         (a0, a1), (b0, b1) = _lanes(int(a[i])), _lanes(int(b[i]))
