@@ -513,3 +513,10 @@ OPS.update(
         )
     }
 )
+
+
+# --- generic 64-bit compare-exchange (issue 31; shader-gaps2; lowered by ``lower/memory.py``) ----
+# - ``GenericAtomicCas64`` (addr, window, compare, new): ``AtomicCasGlobal64`` at a generic
+#   address: global memory, the shared window (``AtomicCasShared64``) or the local window (one
+#   invocation's own memory: a plain compare-and-replace of the two words); the old u64.
+OPS.update({d.name: d for d in (OpDef("GenericAtomicCas64", U64, (U64, U64, U64, U64), ("inst",)),)})

@@ -390,3 +390,6 @@ LOWER.update(
         "SurfaceAtomic32": lambda lw, o, a: lw.surface_access(o.attrs, o.attrs["op"], *a),
     }
 )
+
+# --- generic 64-bit compare-exchange (lower/memory.py; shader-gaps2) ---------------------------
+LOWER.update({"GenericAtomicCas64": lambda lw, o, a: lw.generic_cas64(o.attrs["inst"], *a)})

@@ -59,7 +59,8 @@ def arith2_ir(b: Block, ir: str, srcs: list[tuple[Value, Value]], f32: bool, ftz
         if ir == "HADD2":
             r = b.op("FAdd64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))  # exact: <= 40 bits
         else:
-            r = b.op("CvtF64", b.op("FMul32", x[0], x[1]))  # exact: 22 significant bits
+            # exact in f64: 22 significant bits, 35 where SM53's constant-bank operand is an f32
+            r = b.op("FMul64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))
             if ir == "HFMA2":
                 r = b.op("FAdd64", r, b.op("CvtF64", x[2]))
         lanes.append(to_half_ir(b, r, ftz, sat))

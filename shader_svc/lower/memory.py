@@ -540,6 +540,29 @@ class MemoryWarp(LowerBase):
         self._generic_paths(addr, window, 1 << 24, path)
         return self.op("OpLoad", u64, res)
 
+    def generic_cas64(self, inst: Inst, addr: int, window: int, cmp: int, new: int) -> int:
+        """``GenericAtomicCas64``: the 64-bit compare-exchange at a generic address, routed as
+        ``generic_atomic64``; in local memory (no other writer) the two words are read, and
+        replaced where they equal ``cmp``."""
+        u32, u64 = self.u32, self.u64
+        res = self.var(f"gcas64_{inst.addr}", self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), u64))
+
+        def path(space: str, off: int) -> None:
+            if space == "shared":
+                v = self.atomic64_cas_shared(off, cmp, new)
+            elif space == "local":
+                lo, hi = self.local_word(off, 0), self.local_word(off, 4)
+                v = self.join64(self.op("OpLoad", u32, lo), self.op("OpLoad", u32, hi))
+                put = self.op("OpSelect", u64, self.op("OpIEqual", self.bool, v, cmp), new, v)
+                self.do("OpStore", lo, self.op("OpUConvert", u32, put))
+                self.do("OpStore", hi, self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, put, self.c64(32))))
+            else:
+                v = self.atomic64_cas_global(addr, cmp, new)
+            self.do("OpStore", res, v)
+
+        self._generic_paths(addr, window, 1 << 24, path)
+        return self.op("OpLoad", u64, res)
+
     def space_is(self, addr: int, window: int, space: str, window_size: int = 1 << 24) -> int:
         """``SpaceIs``: whether the generic address lies in the shared window, the local window
         below it, or neither (global), as ``_generic_paths`` routes it."""

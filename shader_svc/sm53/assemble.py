@@ -182,11 +182,15 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 raise _Miss(tok)
             w = put(w, o.lo, o.width, (bits >> 44) & 0x7FFFF)
             return put(w, o.sign, 1, bits >> 63)
-        if o.kind == "h16":  # a half immediate, written as the double it equals
+        if o.kind in ("h16", "h10"):  # a half immediate, written as the double it equals
             try:
                 h = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", _f64_bits(t)))[0]))[0]
             except (OverflowError, struct.error):
                 raise _Miss(tok) from None
+            if o.kind == "h10":  # bits 6..14 and the sign: the low 6 bits must be zero
+                if h & 0x3F:
+                    raise _Miss(tok)
+                return put(put(w, o.lo, o.width, (h >> 6) & 0x1FF), o.sign, 1, h >> 15)
             return put(w, o.lo, o.width, h)
         if o.kind in ("f20", "f32"):
             bits = _f32_bits(t)

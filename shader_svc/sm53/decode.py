@@ -113,6 +113,8 @@ def _operand(o, w: int, addr: int) -> dict:
             v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
         elif o.kind == "f20":
             v = (get(w, o.sign, 1) << 31) | (v << 12)
+        elif o.kind == "h10":  # a half's bits 6..14 (its low 6 bits zero), sign at ``sign``
+            v = (get(w, o.sign, 1) << 15) | (v << 6)
         elif o.kind == "d20":  # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
             v = (get(w, o.sign, 1) << 63) | (v << 44)
         elif o.kind == "x16" and get(w, 49, 1):  # XMAD's 16-bit immediate is signed with .U16.S16
@@ -285,7 +287,7 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s = fmt_f64(x)
             if s == "-0.0":  # with nvdisasm's space, as the f32 special values ('-0.0 , P0')
                 s = "-0.0 "
-        elif o.kind == "h16":  # a half, printed as the double it equals (the *2_32I immediates)
+        elif o.kind in ("h16", "h10"):  # a half, printed as the double it equals (the *2_32I immediates)
             s = fmt_f64(struct.unpack("<Q", struct.pack("<d", struct.unpack("<e", struct.pack("<H", x))[0]))[0])
             if s == "-0.0":
                 s = "-0.0 "

@@ -82,7 +82,8 @@ class Imm:
             (XMAD's 16-bit immediate: signed when bit 49, B's sign, is set), 'sa' (signed, printed after
             the previous operand with a space: BRX's offset; 'ua' unsigned: JMX's address), 'su' (signed
         with ``sign``, printed as the unsigned 20-bit field: IADD3's, as nvdisasm 11.8 prints it), 'h16'
-    (a half, printed as its double: the *2_32I immediates).  Flags:
+    (a half, printed as its double: the *2_32I immediates), 'h10' (a half's bits 6..14, its sign
+    at ``sign``, the low 6 bits zero: HADD2/HMUL2/HFMA2's immediate forms).  Flags:
             ``neg`` ('.NEG' after a float), ``abs`` ('.ABS'), ``inv`` ('.INV')."""
 
     name: str

@@ -2,7 +2,13 @@
 IR; what each lane means is ``lower/half_ir.py``'s, shared with SM86.
 
 HSETP2 follows PTX's setp.f16x2: P = (lane 0's comparison) BOP pc, Q = (lane 1's) BOP pc.
-Refused: an operand's .F32 swizzle, the .MRG_H0/.MRG_H1 result modes, HSETP2.H_AND.
+Refused: an operand's .F32 swizzle, the .MRG_H0/.MRG_H1 result modes, .FMZ, HSETP2.H_AND.
+The immediate forms (a pair of halves as B) and the *2_32I rows: ``op_half2_imm``.
+The constant-bank forms read the c[][] operand (HFMA2's addend C or multiplier B, HADD2's and
+HMUL2's B) as one f32 used in both lanes (no swizzle field; ptxas's literal pool holds
+__float2half2_rn(0.25f) as 0x3E800000 and __float2half2_rn(0.1f) as 0x3DCCC000 for HFMA2, and
+yuzu's HFMA2_rc/_cr, HADD2_cbuf and HMUL2_cbuf read it with their F32 swizzle): the exact sum /
+product (f64) is rounded once to half; .FTZ flushes that operand's f32 denormals.
 """
 
 from __future__ import annotations
@@ -13,7 +19,19 @@ from shader_svc.lower import half_ir
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
 
-HALF_RULES = {"HADD2": "op_half2", "HMUL2": "op_half2", "HFMA2": "op_half2", "HSETP2": "op_hsetp2"}
+HALF_RULES = {
+    "HADD2": "op_half2",
+    "HMUL2": "op_half2",
+    "HFMA2": "op_half2",
+    "HSETP2": "op_hsetp2",
+    # a pair of half immediates (shader-gaps2): the immediate forms and the *2_32I rows
+    "HADD2.I": "op_half2_imm",
+    "HMUL2.I": "op_half2_imm",
+    "HFMA2.I": "op_half2_imm",
+    "HADD2_32I": "op_half2_imm",
+    "HMUL2_32I": "op_half2_imm",
+    "HFMA2_32I": "op_half2_imm",
+}
 
 
 class Half53(Lower53):
@@ -25,11 +43,19 @@ class Half53(Lower53):
     def halves_ir(self, b: Block, inst: Inst, name: str, ftz: bool) -> tuple[Value, Value]:
         """Operand ``name`` as the two f32 values result lanes 0 and 1 read."""
         v = inst.ops[name]
-        if v["swz"] not in half_ir.SWZ_LANES:
+        if "bank" in v:  # HFMA2's constant operand: an f32 in both lanes (module docstring)
+            x = b.op("BitcastF32", self.raw_ir(b, inst, name))
+            x = b.op("FAbs32", x) if v["abs"] else x
+            x = b.op("FNeg32", x) if v["neg"] else x
+            x = b.op("FFlushDenorm32", x) if ftz else x
+            return x, x
+        swz = v.get("swz", 0)
+        if swz not in half_ir.SWZ_LANES:
             self.bad(inst, ".F32 operand of a half instruction not translated")
-        return half_ir.halves_ir(b, self.raw_ir(b, inst, name), v["swz"], v["neg"], v["abs"], ftz)
+        return half_ir.halves_ir(b, self.raw_ir(b, inst, name), swz, v["neg"], v.get("abs", False), ftz)
 
     def op_half2(self, inst: Inst) -> None:
+        self.need(inst, FMZ=0)
         if inst.mods["mode"] > 1:
             self.bad(inst, "result merge (.MRG_H0/.MRG_H1) not translated")
         ftz, ir = bool(inst.mods["FTZ"]), inst.row.ir
@@ -46,4 +72,26 @@ class Half53(Lower53):
         pc = inst.ops["pc"]
         c = b.get_pred(pc["pred"], pc["not"])
         half_ir.setp2_ir(b, x, y, c, inst.mods["bop"], inst.mods["cmp"], (inst.ops["p"]["pred"], inst.ops["q"]["pred"]))
+        ir_spirv.emit(self, b)
+
+    def op_half2_imm(self, inst: Inst) -> None:
+        """HADD2/HMUL2/HFMA2 with a pair of half immediates as B (lane 0 the low half 'bl', lane 1
+        'bh'; .FTZ flushes them as it flushes a register's), HFMA2's C a register (the *2_32I
+        form's C is the destination register); the lanes' arithmetic is half_ir's, as SM86's
+        ``op_half2_imm``.  .FMZ and the .MRG_H0/.MRG_H1 result modes are refused."""
+        self.need(inst, FMZ=0)
+        mode = inst.mods.get("mode", 0)
+        if mode > 1:
+            self.bad(inst, "result merge (.MRG_H0/.MRG_H1) not translated")
+        ftz, sat = bool(inst.mods["FTZ"]), bool(inst.mods.get("SAT", 0))
+        ir = inst.row.ir.split(".")[0].split("_")[0]
+        b = Block()
+        pair = []
+        for n in ("bl", "bh"):
+            x = b.emit("UnpackF16", b.const_u32(inst.ops[n]["imm"]), lane=0)
+            pair.append(b.op("FFlushDenormF16", x) if ftz else x)
+        srcs = [self.halves_ir(b, inst, "a", ftz), (pair[0], pair[1])]
+        if ir == "HFMA2":
+            srcs.append(self.halves_ir(b, inst, "c", ftz))
+        self.put_ir(b, inst, half_ir.arith2_ir(b, ir, srcs, mode == 1, ftz, sat))
         ir_spirv.emit(self, b)

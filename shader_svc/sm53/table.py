@@ -535,6 +535,7 @@ row(
     op(0xE3A0, 16),
     (Imm("code", 20, 20, "u", hide_zero=True),),
     (field("mode", 6, 3, {3: ".TRAP"}),),
+    base=3 << 6,  # the reference word .TRAP (mode 0 prints .DRAIN_ILLEGAL: refused)
     ir="BPT",
     cls="ctrl",
     guard=False,
@@ -1620,3 +1621,70 @@ row("BRA", op(0xE240, 16), (CC_SYM, Target("t")), ir="BRA", cls="branch")
 row("LOP3.LUT", op(0x0200, 7), (DCC, A(), CBuf("b"), C(), Imm("lut", 48, 8, "u")), (flag("X", 56),), ir="LOP3")
 row("LOP3.LUT", op(0x3C00, 6), (DCC, A(), I19(), C(), Imm("lut", 48, 8, "u")), (flag("X", 57),), ir="LOP3")
 # (HSET2's register form, which shader-alu's lowering reads, is shader-decode's row above)
+
+
+# --- shader-gaps2 (issue 31): the half instructions' immediate forms and HFMA2's constant-bank
+# form (ptxas's __hadd2/__hmul2/__hfma2 with a constant pair), every bit flipped under nvdisasm
+# 11.8 on ptxas's words.  The pair of halves (printed high one first): each half's bits 6..14 at
+# 30..38 (high) / 20..28 (low), signs 56 / 29; bit 55 set is the constant-bank form (HADD2/HMUL2:
+# not decoded here).  A = R@8 (-43, |x| 44, swizzle 47..48; HFMA2: no -/|x|), result mode 49..50,
+# .SAT 52; HADD2/HMUL2 .FTZ 39, HMUL2 .FMZ 40; HFMA2 .FTZ 57, .FMZ 58, its register at 39 with
+# swizzle 53..54 and - at 51 (immediate form: C) or - at 56 (constant form: B, C = c[][] with -
+# at 51).  .FTZ with .FMZ is refused (nvdisasm prints .INVALID).
+HIMM = (Imm("bh", 30, 9, "h10", sign=56), Imm("bl", 20, 9, "h10", sign=29))
+HMODS = (HMODE, flag("FTZ", 39), flag("SAT", 52))
+row("HADD2", op(0x7A00, 7, fixed=((55, 0),)), (D, HA) + HIMM, HMODS, ir="HADD2.I")
+row(
+    "HMUL2",
+    op(0x7800, 7, fixed=((55, 0),)),
+    (D, HA) + HIMM,
+    (HMODE, flag("FTZ", 39), flag("FMZ", 40), flag("SAT", 52)),
+    ir="HMUL2.I",
+    exclusive=(3 << 39,),
+)
+HFMODS = (HMODE, flag("FTZ", 57), flag("FMZ", 58), flag("SAT", 52))
+row(
+    "HFMA2",
+    op(0x7000, 5, fixed=((55, 0),)),
+    (D, Reg("a", 8, reuse=0, swz=47)) + HIMM + (Reg("c", 39, reuse=2, neg=51, swz=53),),
+    HFMODS,
+    ir="HFMA2.I",
+    exclusive=(3 << 57,),
+)
+row(
+    "HFMA2",
+    op(0x6000, 5, fixed=((55, 1),)),
+    (D, Reg("a", 8, reuse=0, swz=47), Reg("b", 39, neg=56, swz=53), CBuf("c", neg=51)),
+    HFMODS,
+    ir="HFMA2",
+    exclusive=(3 << 57,),
+)
+# HFMA2's other constant-bank form (ptxas's __hfma2(x, constant, y): the constant as B, an f32 in
+# c[0x2] as the form above reads it): B = c[][] (- 56), C = R@39 (- 51, swizzle 53..54).  HADD2's
+# and HMUL2's constant-bank forms (bit 55 of their immediate forms): B = c[][] with - 56 / 43 and
+# |x| 54; HMUL2's A has no -.  ptxas 12.9 was not seen to emit these two (a half2 kernel parameter
+# goes through LDC.U16 into a register, an f32 one through F2F); their c[][] is an f32 as HFMA2's
+# (yuzu's HADD2_cbuf/HMUL2_cbuf read it so; sm53/lower_half.py).
+row(
+    "HFMA2",
+    op(0x7000, 5, fixed=((55, 1),)),
+    (D, Reg("a", 8, reuse=0, swz=47), CBuf("b", neg=56), Reg("c", 39, reuse=2, neg=51, swz=53)),
+    HFMODS,
+    ir="HFMA2",
+    exclusive=(3 << 57,),
+)
+row(
+    "HADD2",
+    op(0x7A00, 7, fixed=((55, 1),)),
+    (D, HA, CBuf("b", neg=56, abs=54)),
+    HMODS,
+    ir="HADD2",
+)
+row(
+    "HMUL2",
+    op(0x7800, 7, fixed=((55, 1),)),
+    (D, Reg("a", 8, reuse=0, abs=44, swz=47), CBuf("b", neg=43, abs=54)),
+    (HMODE, flag("FTZ", 39), flag("FMZ", 40), flag("SAT", 52)),
+    ir="HMUL2",
+    exclusive=(3 << 39,),
+)

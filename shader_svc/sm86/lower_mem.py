@@ -92,14 +92,18 @@ class Memory86(Lower86):
             if mods["order"] not in (0, 4, 7, 10):
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
         wide = atom and mods.get("type", 0) in (2, 5)  # .64, .S64
-        if atom and (mods.get("type", 0) not in (0, 1, 3) and not wide or wide and inst.row.ir == "ATOMG.CAS"):
+        if atom and mods.get("type", 0) not in (0, 1, 3) and not wide:
             raise TranslateError(f"{inst.text()}: atomic form not translated yet", offset=inst.addr)
         a = ops["addr"]
         b = Block()
         addr = base64_ir(b, a["reg"], a["off"])
         window = b.op("Pack64", b.cbank_u32(0, 0x18, inst), b.cbank_u32(0, 0x1C, inst))
         if atom:
-            if wide:
+            if wide and inst.row.ir == "ATOMG.CAS":  # the pairs b (compare) and c (new)
+                old = b.emit(
+                    "GenericAtomicCas64", addr, window, pair_ir(b, ops["b"]["reg"]), pair_ir(b, ops["c"]["reg"]), inst=inst
+                )
+            elif wide:
                 name = atomic64_op(mods["op"], mods["type"] == 5)
                 if name is None:
                     raise TranslateError(f"{inst.text()}: 64-bit atomic operation not translated", offset=inst.addr)

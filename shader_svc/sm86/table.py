@@ -2175,3 +2175,58 @@ R(
         Row("HFMA2", 0x831, (D, HA) + _HIMM + (HC,), (), _HMODS, free=((74, 2), (81, 2)), ir="HFMA2.I", cls="conv"),
     ]
 )
+
+
+# --- shader-gaps2 (issue 31): what nvcc -G's 64-bit generic atomics and __reduce_*_sync add,
+# every bit 12..104 of nvcc's words flipped under nvdisasm 13.5 (tests/shader_svc/isa_sweep.py).
+# LD 0x980 with bit 91 clear and ST 0x385 (the emulated CAS's fallback path): the Volta-style
+# generic address '[R8]' -- no uniform register, a signed 32-bit offset at 32..63, the register
+# pair named by .E (required: 'LD.64 [R8]' is a 32-bit address, refused here), not printed
+# '.64'; bits 76, 81..83, 87..90 do not change the text (held as nvcc sets them, 0).  ST's data
+# register sits at 64 (its 0x985 form: 32).  WARPSYNC R's bit 86 prints .EXCLUSIVE (the
+# immediate form ignores it); a no-op here as WARPSYNC is.
+VMEM = Mem("addr", off=(32, 32))
+R(
+    [
+        Row(
+            "LD",
+            0x980,
+            (D, VMEM),
+            (),
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                CACHE,
+                Mod("size", 73, 3, MEMSZ),
+                Mod("order", 77, 4, ((0, ""), (4, ".CONSTANT"), (7, ".STRONG.GPU"), (10, ".STRONG.SYS"))),
+            ),
+            hi(0x00100100),
+            ir="LDG",
+            cls="mem",
+        ),
+        Row(
+            "ST",
+            0x385,
+            (VMEM, Reg("b", 64)),
+            (),
+            (
+                Mod("E", 72, 1, ((1, ".E"),)),
+                CACHE,
+                Mod("size", 73, 3, MEMSZ),
+                Mod("order", 77, 4, ((0, ""), (7, ".STRONG.GPU"), (10, ".STRONG.SYS"))),
+            ),
+            hi(0x00100100),
+            ir="STG",
+            cls="mem",
+        ),
+        Row(
+            "WARPSYNC",
+            0x348,
+            (PH87, Reg("mask", 32)),
+            (),
+            (Mod("EXCL", 86, 1, ((1, ".EXCLUSIVE"),)),),
+            base=1 << 86,
+            ir="NOP",
+            cls="ctrl",
+        ),
+    ]
+)

@@ -417,6 +417,7 @@ cuda_corpus_more.define_mem(case, Inputs)  # shader-mem: the atomic_mem group
 cuda_corpus_more.define_shader_alu(case, Inputs)  # shader-alu's kernels (half comparisons, NaN min/max, f32 pairs to halves)
 cuda_corpus_more.define_shader_alu_directed(case, Inputs)  # shader-alu: directed rounding at the edges
 cuda_corpus_surf.define(case, Inputs)
+cuda_corpus_more.define_shader_gaps2(case, Inputs)  # shader-gaps2: half constants beyond the 9-bit forms
 GROUPS = sorted({c.group for c in CASES})
 
 

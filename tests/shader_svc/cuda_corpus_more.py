@@ -1684,3 +1684,29 @@ K({name}) {{ int i = TID; if (i < n) {{ const {t} *A = (const {t} *)a, *B = (con
                     ref=_dir_ref(op, m, f32),
                     kind="u32",
                 )
+
+
+# --- shader-gaps2 (issue 31): constants ptxas cannot cut to an immediate form's 9 bits (0.1 as a
+# half is 0x2E66): SM53 HADD2_32I / HMUL2_32I, and HFMA2 with the constant as B from c[0x2] (an
+# f32 there, 0x3DCCC000); the same constant in both lanes keeps the references lane-independent
+def define_shader_gaps2(case, Inputs) -> None:
+    h2 = "#define H2(i) (*(const __half2 *)&a[i])\n#define G2(i) (*(const __half2 *)&b[i])\n"
+    out = "{ __half2 r_ = (V); o[i] = *(uint32_t *)&r_; }"
+    c1, c3 = float(np.float16(0.1)), float(np.float16(-0.3))
+    kernels = {
+        "h2_add_imm32": ("__hadd2(H2(i), __float2half2_rn(0.1f))", _h2_arith_ref(lambda p, q: p + c1)),
+        "h2_mul_imm32": ("__hmul2(H2(i), __float2half2_rn(-0.3f))", _h2_arith_ref(lambda p, q: p * c3)),
+        "h2_fma_cbufb": ("__hfma2(H2(i), __float2half2_rn(0.1f), G2(i))", _h2_arith_ref(lambda p, q: p * c1 + q)),
+    }
+    first = True
+    for name, (expr, ref) in kernels.items():
+        case(
+            name=name,
+            style="half",
+            group="half_gaps2",
+            src=("#include <cuda_fp16.h>\n" + h2 if first else "")
+            + f"\nK({name}) {{ int i = TID; if (i < n) {{ {out.replace('V', expr)} }} }}",
+            inputs=lambda r: Inputs(*_h2_inputs(r), 200, 200, np.zeros(200, np.uint32)),
+            ref=ref,
+        )
+        first = False

@@ -135,6 +135,10 @@ NEW_ROW_WORDS = {
     "RED.F32": 0x000FE2000C10E784000000090600798E,
     "ATOMG.EXCH": 0x000EA2000C1EE1C400000007020379A8,
     "DSETP.MIN": 0x148E220003900000000000020400722A,
+    # shader-gaps2: nvcc -G's 64-bit generic CAS fallback and __reduce_max_sync
+    "LD.E.64 [R8]": 0x00321E0000100B0000000000080A7980,
+    "ST.E.64 [R8]": 0x0033DE0000100B040000000008007385,
+    "WARPSYNC.EXCLUSIVE": 0x003FDE0003C000000000000500007348,
 }
 
 
@@ -193,6 +197,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
     from shader_svc.lower.surface import SURFACE_RULES  # surfaces (shader-surf); DEPBAR waits: NOP
 
     mem = {"ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC", "QSPC", "ATOMG.CAS"}  # shader-mem's rows: sm86/lower_mem.py
+    mem |= {"LDG", "STG", "NOP"}  # shader-gaps2's Volta-style LD/ST (sm86/lower_mem.py), WARPSYNC.EXCLUSIVE
     assert all(
         (r.ir or "") not in keys
         or r.ir in EXTRA_RULES
