@@ -184,7 +184,7 @@ def main() -> None:
     )
     print(f"{'workload':24} {'native':>9} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} {'qemu/ours':>10}")
     if ab:
-        print(f"(way {ab}: each line's second row; 'B/A' = ours time over {ab} time)")
+        print(f"(way {ab}: each line's second row; 'B/A' = its time over ours: above 1, ours is faster)")
     per_prog: dict[str, list[float]] = {}
     per_ab: dict[str, list[float]] = {}
     measure = cpu_ways if a.cpu else timed_ways
