@@ -3,7 +3,16 @@ aarch64 build vs the same sources built natively for x86-64 (zig's clang, -O2, s
 the same flags) vs qemu-aarch64 on the aarch64 build, in one run.
 
     .venv/bin/python bench/corpus.py [--scale 1.0] [--reps 3] [--no-qemu] [--only sqlite3,brotli,qjs]
+                                     [--cpu] [--ab-define NAME]
     .venv/bin/python bench/corpus.py --recompile-only [--only ...]
+
+``--cpu`` keeps each way's least user + system CPU seconds instead of its least wall time (on
+the shared VM, a run that waits for a core is not slower code).  ``--ab-define NAME`` builds a
+second bundle of each program with ``-DNAME`` given to the C compiler (a switch of
+cpu_host/runtime/core/lifted.h, e.g. ``NX_LQ128_WHOLE``) and runs it as one more way,
+``ours+NAME``, interleaved with the others: an A/B of a runtime-header choice in one run.  That
+bundle's objects go to a cache of their own (``<cache_dir>/ab-NAME``): the object cache's key
+holds the compiler's version, not its command line.
 
 ``--recompile-only`` times each program's recompile cold (empty object cache and empty zig
 cache, zig's libc stubs made first, untimed, as bench/busybox.py does) and prints wall and CPU
@@ -28,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -40,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.busybox import recompile, warm_zig_libc  # noqa: E402
 from bench.realprogs import timed_ways  # noqa: E402
+from nxrecomp.common import settings  # noqa: E402
 from recompiler import cc  # noqa: E402
 from tests.realprogs import corpus_cases, sources  # noqa: E402
 from tests.realprogs.test_xxhash_zstd import text_data  # noqa: E402
@@ -94,6 +105,39 @@ def microbench(ways: dict[str, list[str]], tmp: Path) -> dict[str, float]:
     return scores
 
 
+def cpu_ways(cmds: dict[str, list[str]], cwd: Path, reps: int, stdin: str | None) -> dict[str, tuple[float, bytes]]:
+    """(least user + system CPU seconds, stdout) of each command, interleaved as timed_ways."""
+    best: dict[str, float] = {k: float("inf") for k in cmds}
+    outs: dict[str, bytes] = {}
+    for _ in range(reps):
+        for k, cmd in cmds.items():
+            fin = open(cwd / stdin, "rb") if stdin else subprocess.DEVNULL
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            r = subprocess.run(cmd, cwd=cwd, stdin=fin, capture_output=True)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if stdin:
+                fin.close()
+            if r.returncode != 0:
+                raise SystemExit(f"{cmd[:5]} failed: {r.stderr.decode()[-500:]}")
+            best[k] = min(best[k], (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+            outs[k] = r.stdout
+    return {k: (best[k], outs[k]) for k in cmds}
+
+
+def recompile_bundle(prog: Path, out: Path, define: str | None = None) -> None:
+    """``nxrecomp recompile`` of ``prog`` into ``out``; with ``define``, the C compiler gets
+    ``-D<define>`` and the objects a cache folder of their own (see the module's docstring)."""
+    env = dict(os.environ)
+    if define:
+        env["NXRECOMP_RECOMPILER_CC"] = " ".join([*cc.compiler(), f"-D{define}"])
+        env["NXRECOMP_NXRECOMP_CACHE_DIR"] = str(Path(settings.get("nxrecomp", "cache_dir")) / f"ab-{define}")
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "recompile", str(prog), "-o", str(out)], capture_output=True, text=True, env=env
+    )
+    if r.returncode:
+        raise SystemExit(r.stderr[-2000:])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=1.0, help="workload size factor")
@@ -101,6 +145,8 @@ def main() -> None:
     ap.add_argument("--no-qemu", action="store_true")
     ap.add_argument("--only", default=",".join(PROGRAMS), help="programs, comma-separated")
     ap.add_argument("--recompile-only", action="store_true", help="time cold recompiles only")
+    ap.add_argument("--cpu", action="store_true", help="least user+system CPU seconds instead of wall")
+    ap.add_argument("--ab-define", metavar="NAME", help="also a bundle built with -DNAME, as the way ours+NAME")
     a = ap.parse_args()
     only = [p for p in a.only.split(",") if p]
     if a.recompile_only:
@@ -114,43 +160,51 @@ def main() -> None:
     qemu = None if a.no_qemu else shutil.which("qemu-aarch64")
     tmp = Path(tempfile.mkdtemp(prefix="nxbench-corpus-"))
     arm, nat, bundles = {}, {}, {}
+    ab = f"ours+{a.ab_define}" if a.ab_define else None
     for name in only:
         arm[name], nat[name] = sources.build(name, "aarch64"), sources.build(name, "x86_64")
         bundles[name] = tmp / f"{name}-bundle"
-        r = subprocess.run(
-            [sys.executable, "-m", "nxrecomp", "recompile", str(arm[name]), "-o", str(bundles[name])],
-            capture_output=True,
-            text=True,
-        )
-        if r.returncode:
-            raise SystemExit(r.stderr[-2000:])
+        recompile_bundle(arm[name], bundles[name])
+        if a.ab_define:
+            recompile_bundle(arm[name], tmp / f"{name}-bundle-ab", a.ab_define)
     prepare(tmp, a.scale)
 
     def ways(prog: str) -> dict[str, list[str]]:
         w = {"native": [str(nat[prog])], "ours": [str(bundles[prog] / "nxrun"), prog]}
+        if ab:
+            w[ab] = [str(tmp / f"{prog}-bundle-ab" / "nxrun"), prog]
         if qemu:
             w["qemu"] = [qemu, "-0", prog, str(arm[prog])]
         return w
 
     print(
-        f"scale {a.scale}; best of {a.reps}, the ways interleaved; cores: {os.cpu_count()}; "
+        f"scale {a.scale}; best of {a.reps} ({'CPU' if a.cpu else 'wall'} seconds), the ways interleaved; "
+        f"cores: {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}; "
         f"recompiled code compiled for {cc.march()}; native built for x86-64 baseline (same clang, -O2)"
     )
     print(f"{'workload':24} {'native':>9} {'recompiled':>11} {'qemu':>9} {'native/ours':>12} {'qemu/ours':>10}")
+    if ab:
+        print(f"(way {ab}: each line's second row; 'B/A' = its time over ours: above 1, ours is faster)")
     per_prog: dict[str, list[float]] = {}
+    per_ab: dict[str, list[float]] = {}
+    measure = cpu_ways if a.cpu else timed_ways
     for label, prog, argv, stdin in workloads(a.scale):
         if prog not in only:
             continue
-        res = timed_ways({way: [*cmd, *argv] for way, cmd in ways(prog).items()}, tmp, a.reps, stdin)
+        res = measure({way: [*cmd, *argv] for way, cmd in ways(prog).items()}, tmp, a.reps, stdin)
         t = {k: v[0] for k, v in res.items()}
-        if res["ours"][1] != res.get("qemu", res["ours"])[1]:
-            raise SystemExit(f"{label}: recompiled output differs from qemu's")
+        for way in res:
+            if way != "native" and res[way][1] != res.get("qemu", res["ours"])[1]:
+                raise SystemExit(f"{label}: {way}'s output differs from {'qemu' if qemu else 'ours'}'")
         per_prog.setdefault(prog, []).append(t["native"] / t["ours"])
         tq = t.get("qemu", float("nan"))
         print(
             f"{label:24} {t['native']:8.2f}s {t['ours']:10.2f}s {tq:8.2f}s {t['native'] / t['ours']:11.2f}x "
             f"{tq / t['ours']:9.2f}x"
         )
+        if ab:
+            per_ab.setdefault(prog, []).append(t["native"] / t[ab])
+            print(f"{'  ' + ab:24} {'':9} {t[ab]:10.2f}s {'':9} {t['native'] / t[ab]:11.2f}x   B/A {t[ab] / t['ours']:.2f}x")
     if "qjs" in only:
         s = microbench(ways("qjs"), tmp)
         per_prog["qjs"] = [s["ours"] / s["native"]]
@@ -159,11 +213,19 @@ def main() -> None:
             f"{'qjs microbench.js score':24} {s['native']:9.0f} {s['ours']:11.0f} {sq:9.0f} "
             f"{s['ours'] / s['native']:11.2f}x {s['ours'] / sq:9.2f}x   (microbench's total score; higher is faster)"
         )
-    means = {p: statistics.geometric_mean(v) for p, v in per_prog.items()}
-    print("per program (geometric mean of its workloads), native/ours: " + ", ".join(f"{p} {m:.2f}x" for p, m in means.items()))
-    if means:
+        if ab:
+            per_ab["qjs"] = [s[ab] / s["native"]]
+            print(f"{'  ' + ab:24} {'':9} {s[ab]:11.0f} {'':9} {s[ab] / s['native']:11.2f}x")
+    for name, table in (("ours", per_prog), (ab, per_ab)):
+        means = {p: statistics.geometric_mean(v) for p, v in table.items()}
+        if not means:
+            continue
         print(
-            f"geometric mean over programs: {statistics.geometric_mean(list(means.values())):.2f}x "
+            f"{name}: per program (geometric mean of its workloads), native/{name}: "
+            + ", ".join(f"{p} {m:.2f}x" for p, m in means.items())
+        )
+        print(
+            f"{name}: geometric mean over programs: {statistics.geometric_mean(list(means.values())):.2f}x "
             f"(targets: every program >= 0.8x, mean >= 1.0x)"
         )
     shutil.rmtree(tmp, ignore_errors=True)

@@ -56,7 +56,24 @@ NXI void S64(u64 a, u64 v) { memcpy((void *)a, &v, 8); }
  * copy, LDR Q / STR Q).  The lifter writes LV128/SV128 on the NxVec; the emitter turns them into
  * these (emitter._vector_writes): an NxVec passed or returned by value is a u128 to clang too. */
 typedef u64 NxV2u64u __attribute__((vector_size(16), aligned(1)));
+/* The load is two 8-byte loads joined in the vector register: x86 forwards a store to a load
+ * only when the load lies within that one store, so a 16-byte load of bytes that two 8-byte
+ * stores had just written (an STP X / two STR X, then LDR Q: QuickJS builds each 16-byte
+ * JSValue with two stores and copies it with LDR Q / STR Q) waits until both stores leave the
+ * store buffer, where each half forwards from its own store, and from a 16-byte store as well
+ * (zstd's and Brotli's 16-byte copies).  The empty asm hides that the halves are adjacent, or
+ * clang's instruction selection joins them into one 16-byte load again; the loads stay plain C,
+ * so clang still takes a value stored earlier in the same function without a load.  Costs one
+ * shuffle per Q load; -DNX_LQ128_WHOLE gives the one 16-byte load back (bench/corpus.py
+ * --ab-define NX_LQ128_WHOLE runs both). */
+#if defined(__x86_64__) && !defined(NX_LQ128_WHOLE)
+NXI NxV2u64 LQ128(u64 a) {
+    NxV2u64 lo = { L64(a), 0 }, hi = { L64(a + 8), 0 };
+    __asm__("" : "+x"(hi));
+    return __builtin_shufflevector(lo, hi, 0, 2); }
+#else   /* one 16-byte load: hosts that forward it, A/B measurements */
 NXI NxV2u64 LQ128(u64 a) { return *(const NxV2u64u *)a; }
+#endif
 NXI void SQ128(u64 a, NxV2u64 v) { *(NxV2u64u *)a = v; }
 
 /* flags: N Z C V live in four C locals of each function */
