@@ -10,7 +10,7 @@ import bisect
 from recompiler.analysis.image import Memory
 from recompiler.analysis.tables import Recovered, recover, recover_with_window_base
 from recompiler.analysis.transfer import ENDS, Transfer
-from recompiler.analysis.values import FunctionValues
+from recompiler.analysis.values import EntrySeed, FunctionValues
 from recompiler.analysis.window import WindowSearch
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
@@ -34,6 +34,11 @@ class Analyser:
         self.source: dict[int, str] = {}  # entry -> how it was found first (analysis.stats)
         self.inexact: set[int] = set()  # BRs whose table rests on a guessed base
         self.window = WindowSearch(self)  # the fallback search (window.py)
+        # label function -> the constants the functions holding its code pass to it (their
+        # value analysis at the label): where its own paths do not show a table base, which
+        # the enclosing function set up before jumping there (glibc's vfprintf spills its
+        # step tables' bases to the frame, an interpreter keeps its dispatch table in a register)
+        self.seeds: dict[int, EntrySeed] = {}
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -58,6 +63,7 @@ class Analyser:
         complete: set[int] = set()  # BRs whose every target is in their table (Recovered.complete)
         inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
         settled = False
+        fv = None
         # where a table's entries count as this function's code: a label function (a weak entry
         # inside another, entered by a jump from its parent) shares its parent's span, so an
         # interpreter handler's copy of the dispatch reads the whole table, handlers before it too
@@ -70,7 +76,7 @@ class Analyser:
                 break
             # every BR again on the grown body: a path the new code adds may change a base
             # that looked constant (a direct table must hold on the final body)
-            fv = FunctionValues(self.transfer, seen, entry, tables)
+            fv = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry))
             grew = False
             for a in brs:
                 own_code = lambda v: v in seen or self._near(home, v)  # noqa: E731
@@ -108,6 +114,8 @@ class Analyser:
         if not settled:
             direct.clear()  # the last analysis did not see the final body
             complete.clear()
+        if fv is not None:
+            self._note_seeds(entry, fv, seen)
         if inner:
             # an interpreter's computed goto: a dispatch whose table base was not found is
             # most likely the same table, so it gets the same label switch; the lifted BR
@@ -119,6 +127,15 @@ class Analyser:
         body = [seen[k] for k in sorted(seen)]
         self.table_kinds[entry] = kinds
         return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete)
+
+    def _note_seeds(self, entry: int, fv: FunctionValues, seen: dict[int, Insn]) -> None:
+        """Each label function inside this body gets what this function passes to it."""
+        for x in seen:
+            if x != entry and x in self.weak:
+                seed = fv.seed_at(x)
+                if seed is not None:
+                    old = self.seeds.get(x)
+                    self.seeds[x] = seed if old is None else old.union(seed)
 
     def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
         while work:

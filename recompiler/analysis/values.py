@@ -13,26 +13,56 @@ value of a loop's previous iteration must never meet the current one under the s
 cannot, since every block has a predecessor outside its cycle (the entry has the entry
 state), whose values never mention what the cycle defines, so the join turns such a location
 into the block's phi.  Bounds (from compares on edges) are kept where every predecessor has
-one (the largest).
+one (the largest).  Stack slots: see ``transfer`` (a frame slot written on some paths only is
+still known on those, as a merge that is never exact).
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+from dataclasses import dataclass, field
 
 from recompiler.analysis import expr as E
-from recompiler.analysis.transfer import State, Transfer, edge_refine, successors
+from recompiler.analysis.transfer import State, Transfer, edge_refine, slot_of, successors
 from recompiler.decode import Insn
+
+
+@dataclass
+class EntrySeed:
+    """The constants registers and stack slots may hold where a function is entered by a jump
+    from another that holds its code (``FunctionValues.seed_at``); slots keyed from the entry SP."""
+
+    regs: dict[int, frozenset] = field(default_factory=dict)
+    slots: dict[int, tuple[int, frozenset]] = field(default_factory=dict)
+
+    def union(self, o: EntrySeed) -> EntrySeed:
+        """Both callers' constants (a location only one of them knows keeps that one's)."""
+        regs = {r: self.regs.get(r, frozenset()) | o.regs.get(r, frozenset()) for r in {*self.regs, *o.regs}}
+        slots = {}
+        for k in {*self.slots, *o.slots}:
+            a, b = self.slots.get(k), o.slots.get(k)
+            if a is not None and b is not None and a[0] != b[0]:
+                continue
+            slots[k] = (a or b)[0], (a[1] if a else frozenset()) | (b[1] if b else frozenset())
+        return EntrySeed(regs, slots)
 
 MAX_VISITS = 1000  # per block: past it the analysis of the function gives up
 MAX_CANDIDATES = 16
 INCREMENTAL_PREDS = 8  # a block with this many predecessors joins only what changed
+# what a path that never wrote a slot of the function's frame passes to a join (an opaque leaf
+# that no instruction defines; never stored in a state: the merge becomes the block's phi)
+UNWRITTEN = ("def", -1, "unwritten")
 
 
 class FunctionValues:
     def __init__(
-        self, transfer: Transfer, insns: dict[int, Insn], entry: int, table_edges: dict[int, list[int]] | None = None
+        self,
+        transfer: Transfer,
+        insns: dict[int, Insn],
+        entry: int,
+        table_edges: dict[int, list[int]] | None = None,
+        seed: EntrySeed | None = None,
     ) -> None:
         self.t = transfer
         self.insns = insns
@@ -43,9 +73,59 @@ class FunctionValues:
         self._last: dict[tuple, tuple] = {}  # phi -> the values last merged into it
         # phi leaf -> (constants reaching it, whether something else reaches it too)
         self.cands: dict[tuple, tuple[frozenset, bool]] = {}
+        self.entry_state = State.entry()
+        if seed is not None:
+            self._seed(seed)
         self._joined: dict[int, State] = {}  # block -> its last join (the incremental ones)
         self._phi_blocks: set[int] = set()  # blocks with a phi (``phis``' blocks)
         self._solve()
+
+    def _seed(self, seed: EntrySeed) -> None:
+        """Registers and frame slots at the entry that are one of some constants: a merge at the
+        entry (``("phi", entry, loc)``) those constants reach, and something else too (the
+        seed is what one caller passes; another may pass something else)."""
+        for r, cs in seed.regs.items():
+            if len(cs) > MAX_CANDIDATES:
+                continue
+            leaf = ("phi", self.entry, r)
+            self.entry_state.regs[r] = leaf
+            self.cands[leaf] = (cs, True)
+        for off, (size, cs) in seed.slots.items():
+            if len(cs) > MAX_CANDIDATES:
+                continue
+            leaf = ("phi", self.entry, ("s", off))
+            self.entry_state.slots[off] = (size, leaf)
+            self.cands[leaf] = (cs, True)
+
+    def seed_at(self, addr: int) -> EntrySeed | None:
+        """What this function passes to code at ``addr`` that is also entered on its own (a
+        label function: a weak entry inside this body): the constants each register and frame
+        slot may hold there, with slots keyed from the stack pointer at ``addr``."""
+        st = self.before(addr)
+        if st is None:
+            return None
+        sp = slot_of(st.regs[31])
+        if sp is None:
+            return None
+        regs = {}
+        for r in range(31):
+            cs = self._consts(st.regs[r])
+            if cs:
+                regs[r] = cs
+        slots = {}
+        for off, (size, v) in st.slots.items():
+            cs = self._consts(v)
+            if cs and size <= 8:
+                slots[off - sp] = (size, cs)
+        return EntrySeed(regs, slots)
+
+    def _consts(self, v: tuple) -> frozenset:
+        c = E.cval(v)
+        if c is not None:
+            return frozenset((c,))
+        if v[0] == "phi":
+            return self.candidates(v)[0]
+        return frozenset()
 
     # ---- CFG --------------------------------------------------------------------------
     def _blocks(self, table_edges: dict[int, list[int]]) -> None:
@@ -204,6 +284,8 @@ class FunctionValues:
             vals = []
             for o in outs:
                 x = o.slots.get(off)
+                if x is None and off < 0:
+                    x = (size, UNWRITTEN)
                 if x is None or x[0] != size:
                     break
                 vals.append(x[1])
@@ -211,6 +293,14 @@ class FunctionValues:
                 loc = ("s", off)
                 vals = tuple(set(vals))
                 slots[off] = (size, cur if (b, loc) not in self.phis and vals == (cur,) else self._merge(b, loc, (cur, *vals)))
+        # a frame slot the join did not hold (no path wrote it, or the paths' sizes differed)
+        # that a changed predecessor now writes: a merge with the paths that did not
+        for off in {k for o in outs for k in o.slots if k < 0 and k not in j.slots}:
+            got = [o.slots.get(off) for o in outs]
+            sizes = {x[0] for x in got if x is not None}
+            if len(sizes) == 1:
+                vals = tuple({x[1] if x is not None else UNWRITTEN for x in got} | {UNWRITTEN})
+                slots[off] = (sizes.pop(), self._merge(b, ("s", off), vals))
         flags = j.flags if all(o.flags == j.flags for o in outs) else None
         bounds = {}
         for k, v in j.bounds.items():
@@ -227,7 +317,7 @@ class FunctionValues:
         inc = self.incoming[b]
         ins = [inc[p] for p in self.preds[b] if p in inc]
         if b == self.entry:
-            ins.append(State.entry())
+            ins.append(self.entry_state)
         if len(ins) == 1 and b != self.entry:
             return ins[0]
         regs = []
@@ -250,10 +340,17 @@ class FunctionValues:
             regs.append(self._merge(b, r, vals))
         slots = {}
         same = b not in self._phi_blocks and all(s.slots == ins[0].slots for s in ins[1:])
-        for off in () if same else set.intersection(*(set(s.slots) for s in ins)):
-            sizes = {s.slots[off][0] for s in ins}
+        # a slot of the caller's frame (offset >= 0) is kept where every path holds it; one of
+        # this function's frame where some path wrote it (the others never did: what they
+        # pass is ``UNWRITTEN``, which makes the merge reached by something else than constants)
+        for off in () if same else set().union(*(s.slots for s in ins)):
+            got = [s.slots.get(off) for s in ins]
+            if off >= 0 and None in got:
+                continue
+            sizes = {x[0] for x in got if x is not None}
             if len(sizes) == 1:
-                slots[off] = (sizes.pop(), self._merge(b, ("s", off), tuple(s.slots[off][1] for s in ins)))
+                vals = tuple(x[1] if x is not None else UNWRITTEN for x in got)
+                slots[off] = (sizes.pop(), self._merge(b, ("s", off), vals))
         if same:
             slots = dict(ins[0].slots)
         flags = ins[0].flags if all(s.flags == ins[0].flags for s in ins) else None
