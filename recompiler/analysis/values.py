@@ -47,7 +47,8 @@ class EntrySeed:
             slots[k] = (a or b)[0], (a[1] if a else frozenset()) | (b[1] if b else frozenset())
         return EntrySeed(regs, slots)
 
-MAX_VISITS = 1000  # per block: past it the analysis of the function gives up
+
+MAX_VISITS = 1000  # state changes per block (and joins per block, on average): past it the analysis gives up
 MAX_CANDIDATES = 16
 INCREMENTAL_PREDS = 8  # a block with this many predecessors joins only what changed
 # what a path that never wrote a slot of the function's frame passes to a join (an opaque leaf
@@ -63,8 +64,13 @@ class FunctionValues:
         entry: int,
         table_edges: dict[int, list[int]] | None = None,
         seed: EntrySeed | None = None,
+        partial_slots: bool = False,
     ) -> None:
+        """``partial_slots``: a frame slot written on some paths only stays known on those (a
+        join over the slots of every path, not only those all paths wrote: slower, so asked
+        for where a jump table was not found without it)."""
         self.t = transfer
+        self.partial = partial_slots
         self.insns = insns
         self.entry = entry
         self.ok = True
@@ -78,6 +84,7 @@ class FunctionValues:
             self._seed(seed)
         self._joined: dict[int, State] = {}  # block -> its last join (the incremental ones)
         self._phi_blocks: set[int] = set()  # blocks with a phi (``phis``' blocks)
+        self._mixed: set[tuple[int, int]] = set()  # (block, slot) that paths wrote with different sizes
         self._solve()
 
     def _seed(self, seed: EntrySeed) -> None:
@@ -182,16 +189,21 @@ class FunctionValues:
         work = [(order[self.entry], self.entry)] if self.entry in self.preds else []
         queued = {self.entry}
         visits: dict[int, int] = {}
+        pops = MAX_VISITS * len(self.starts)
         while work:
             _k, b = heapq.heappop(work)
             queued.discard(b)
+            pops -= 1
+            st = self._join(b)
+            if b in self.state_in and self.state_in[b] == st:
+                continue
+            # a block's state that keeps changing (each change is a location becoming a phi, a
+            # slot becoming written or a bound widening: finitely many), or a join that keeps
+            # being asked (a handler reached from every dispatch of an interpreter): give up
             visits[b] = visits.get(b, 0) + 1
-            if visits[b] > MAX_VISITS:
+            if visits[b] > MAX_VISITS or pops < 0:
                 self.ok = False
                 return
-            st = self._join(b)
-            if b in self.state_in and self.state_in[b] == st and visits[b] > 1:
-                continue
             self.state_in[b] = st
             st = st.copy()
             a = b
@@ -259,7 +271,9 @@ class FunctionValues:
         change need not be read again, which is what keeps an interpreter's handler (a block
         with hundreds of predecessors, one per dispatch) from costing its predecessor count
         at each visit.  What is only kept where every predecessor agrees (a slot, the flags, a
-        bound) is dropped or widened by a new state, never brought back (less known: sound)."""
+        bound) is dropped or widened by a new state, never brought back (less known: sound); a slot
+        some path never wrote is dropped here too (a handler's join: the frame slots of hundreds
+        of paths coming and going would make it rejoin at each change)."""
         regs = list(j.regs)
         last, cands = self._last, self.cands
         for r in range(32):
@@ -284,23 +298,20 @@ class FunctionValues:
             vals = []
             for o in outs:
                 x = o.slots.get(off)
-                if x is None and off < 0:
-                    x = (size, UNWRITTEN)
-                if x is None or x[0] != size:
+                if x is None:
                     break
+                if x[0] != size or (b, off) in self._mixed:
+                    self._mixed.add((b, off))
+                    self._phi_blocks.add(b)
+                    size = max(size, x[0])
                 vals.append(x[1])
             else:
+                if (b, off) in self._mixed:
+                    slots[off] = (size, E.TOP)
+                    continue
                 loc = ("s", off)
                 vals = tuple(set(vals))
                 slots[off] = (size, cur if (b, loc) not in self.phis and vals == (cur,) else self._merge(b, loc, (cur, *vals)))
-        # a frame slot the join did not hold (no path wrote it, or the paths' sizes differed)
-        # that a changed predecessor now writes: a merge with the paths that did not
-        for off in {k for o in outs for k in o.slots if k < 0 and k not in j.slots}:
-            got = [o.slots.get(off) for o in outs]
-            sizes = {x[0] for x in got if x is not None}
-            if len(sizes) == 1:
-                vals = tuple({x[1] if x is not None else UNWRITTEN for x in got} | {UNWRITTEN})
-                slots[off] = (sizes.pop(), self._merge(b, ("s", off), vals))
         flags = j.flags if all(o.flags == j.flags for o in outs) else None
         bounds = {}
         for k, v in j.bounds.items():
@@ -343,14 +354,14 @@ class FunctionValues:
         # a slot of the caller's frame (offset >= 0) is kept where every path holds it; one of
         # this function's frame where some path wrote it (the others never did: what they
         # pass is ``UNWRITTEN``, which makes the merge reached by something else than constants)
-        for off in () if same else set().union(*(s.slots for s in ins)):
+        offs = () if same else (set().union if self.partial else set.intersection)(*(set(s.slots) for s in ins))
+        for off in offs:
             got = [s.slots.get(off) for s in ins]
             if off >= 0 and None in got:
                 continue
-            sizes = {x[0] for x in got if x is not None}
-            if len(sizes) == 1:
-                vals = tuple(x[1] if x is not None else UNWRITTEN for x in got)
-                slots[off] = (sizes.pop(), self._merge(b, ("s", off), vals))
+            x = self._slot_join(b, off, got)
+            if x is not None:
+                slots[off] = x
         if same:
             slots = dict(ins[0].slots)
         flags = ins[0].flags if all(s.flags == ins[0].flags for s in ins) else None
@@ -358,6 +369,27 @@ class FunctionValues:
         for k in set.intersection(*(set(s.bounds) for s in ins)):
             bounds[k] = max(s.bounds[k] for s in ins)
         return State(regs, slots, flags, bounds)
+
+    def _constant(self, v: tuple) -> bool:
+        """``v`` is a constant or a merge of some."""
+        return E.cval(v) is not None or (v[0] == "phi" and bool(self.cands.get(v, ((),))[0]))
+
+    def _slot_join(self, b: int, off: int, got: list) -> tuple[int, tuple] | None:
+        """A slot's (size, value) at block ``b`` from what each path holds there (None: the
+        path never wrote it).  Paths that wrote different sizes leave it written with a value
+        not known (TOP), and at that block for good: a slot that came and went with the sizes
+        of a loop's paths would keep the fixed point from ending."""
+        if None in got and not any(x is not None and self._constant(x[1]) for x in got):
+            return None  # (a value not known on the paths that wrote it: as good as unwritten)
+        sizes = {x[0] for x in got if x is not None}
+        if len(sizes) > 1 or (b, off) in self._mixed:
+            self._mixed.add((b, off))
+            self._phi_blocks.add(b)  # (no shortcut of the join where all paths agree, from now on)
+            return max(sizes), E.TOP
+        if any(x is not None and x[1] == E.TOP for x in got):
+            return sizes.pop(), E.TOP  # (written, not known on some path: no merge to follow)
+        vals = tuple(x[1] if x is not None else UNWRITTEN for x in got)
+        return sizes.pop(), self._merge(b, ("s", off), vals)
 
     def _merge(self, b: int, loc, vals: tuple) -> tuple:
         phi = ("phi", b, loc)
