@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import bisect
 
+from recompiler.analysis import expr as E
 from recompiler.analysis.image import Memory
 from recompiler.analysis.tables import Recovered, recover, recover_with_window_base
 from recompiler.analysis.transfer import ENDS, Transfer
-from recompiler.analysis.values import FunctionValues
+from recompiler.analysis.values import EntrySeed, FunctionValues
 from recompiler.analysis.window import WindowSearch
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
@@ -34,6 +35,11 @@ class Analyser:
         self.source: dict[int, str] = {}  # entry -> how it was found first (analysis.stats)
         self.inexact: set[int] = set()  # BRs whose table rests on a guessed base
         self.window = WindowSearch(self)  # the fallback search (window.py)
+        # label function -> the constants the functions holding its code pass to it (their
+        # value analysis at the label): where its own paths do not show a table base, which
+        # the enclosing function set up before jumping there (glibc's vfprintf spills its
+        # step tables' bases to the frame, an interpreter keeps its dispatch table in a register)
+        self.seeds: dict[int, EntrySeed] = {}
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -58,6 +64,7 @@ class Analyser:
         complete: set[int] = set()  # BRs whose every target is in their table (Recovered.complete)
         inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
         settled = False
+        fv = partial = None
         # where a table's entries count as this function's code: a label function (a weak entry
         # inside another, entered by a jump from its parent) shares its parent's span, so an
         # interpreter handler's copy of the dispatch reads the whole table, handlers before it too
@@ -70,13 +77,18 @@ class Analyser:
                 break
             # every BR again on the grown body: a path the new code adds may change a base
             # that looked constant (a direct table must hold on the final body)
-            fv = FunctionValues(self.transfer, seen, entry, tables)
+            fv = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry))
             grew = False
+            partial = None
             for a in brs:
                 own_code = lambda v: v in seen or self._near(home, v)  # noqa: E731
                 rec = recover(fv, seen[a], self.mem, own_code)
                 direct.pop(a, None)
                 complete.discard(a)
+                if rec is None and _reloaded(fv, seen[a]):  # a base or index reloaded from a slot some path did not write
+                    if partial is None:
+                        partial = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry), partial_slots=True)
+                    rec = recover(partial, seen[a], self.mem, own_code)
                 if rec is None:  # the data flow's index and bound, a base found before the BR
                     rec = recover_with_window_base(fv, seen[a], self.mem, own_code, self.insn)
                 if rec is None:
@@ -108,6 +120,8 @@ class Analyser:
         if not settled:
             direct.clear()  # the last analysis did not see the final body
             complete.clear()
+        if fv is not None:  # (the analysis that kept partly written slots, where one was made)
+            self._note_seeds(entry, partial or fv, seen)
         if inner:
             # an interpreter's computed goto: a dispatch whose table base was not found is
             # most likely the same table, so it gets the same label switch; the lifted BR
@@ -119,6 +133,15 @@ class Analyser:
         body = [seen[k] for k in sorted(seen)]
         self.table_kinds[entry] = kinds
         return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete)
+
+    def _note_seeds(self, entry: int, fv: FunctionValues, seen: dict[int, Insn]) -> None:
+        """Each label function inside this body gets what this function passes to it."""
+        for x in seen:
+            if x != entry and x in self.weak:
+                seed = fv.seed_at(x)
+                if seed is not None:
+                    old = self.seeds.get(x)
+                    self.seeds[x] = seed if old is None else old.union(seed)
 
     def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
         while work:
@@ -162,3 +185,11 @@ class Analyser:
             self._strong = sorted(self.entries - self.weak)
         k = bisect.bisect_right(self._strong, entry)
         return entry <= x and (k == len(self._strong) or self._strong[k] > x)
+
+
+def _reloaded(fv: FunctionValues, br: Insn) -> bool:
+    """The ``br``'s target holds a value read back from a frame slot the analysis did not know."""
+    st = fv.before(br.addr)
+    if st is None or br.f["Rn"] == 31:
+        return False
+    return any(x[0] == "def" and x[2] == "slot" for x in E.leaves(st.regs[br.f["Rn"]]))

@@ -23,7 +23,7 @@ from recompiler.lift.integer import sext
 
 M64 = (1 << 64) - 1
 TOP = ("top",)
-MAX_SIZE = 24  # nodes: a bigger value becomes an opaque leaf (bounds the fixed point)
+MAX_SIZE = 32  # nodes: a bigger value becomes an opaque leaf (bounds the fixed point)
 CONSTS = ("const", "cslot")
 LEAVES = ("in", "phi", "def", "top", "reg")
 

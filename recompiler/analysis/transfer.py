@@ -10,7 +10,10 @@ arithmetic, moves, masks and extends, loads) and an opaque ``("def", addr, reg)`
 a call (``BL``/``BLR``) and an ``SVC`` leave X0-X18 and X30 opaque (AAPCS64: X19-X28 and SP
 survive a call).  Stack slots survive calls and stores through other pointers (the program's
 own spills and reloads are what is tracked): a constant read back from a slot is a ``cslot``,
-which a jump that skips the guest's own computation must not trust.
+which a jump that skips the guest's own computation must not trust.  A slot below the entry
+SP that the state does not hold is one no instruction on the path wrote (a store the state
+cannot keep the value of leaves the slot marked ``TOP``): the join then takes the values of
+the paths that wrote it, as a merge that something else reaches too (never exact).
 
 Encodings: the Arm Architecture Reference Manual's A64 index (fields as in ``recompiler/isa.py``).
 """
@@ -101,7 +104,7 @@ class Transfer:
         off = slot_of(addr)
         if off is not None:
             s = st.slots.get(off)
-            if s is not None and s[0] >= size:
+            if s is not None and 8 >= s[0] >= size and s[1] != E.TOP:
                 v = s[1] if s[0] == size else E.ext((0, 1, 2)[size.bit_length() - 1], s[1])
                 if signed and size < 8:
                     v = E.ext(4 + size.bit_length() - 1, v)
@@ -120,10 +123,14 @@ class Transfer:
         off = slot_of(addr)
         if off is None:
             return
+        # a slot the store overlaps keeps a mark (TOP: written, value not known), never vanishes:
+        # a missing slot is one no path wrote (``values.FunctionValues``' join)
         for k in [k for k, (n, _v) in st.slots.items() if k < off + size and off < k + n]:
-            del st.slots[k]
-        if size in (1, 2, 4, 8):
+            st.slots[k] = (st.slots[k][0], E.TOP)
+        if size in (1, 2, 4, 8) and v != E.TOP:
             st.slots[off] = (size, E.ext((0, 1, 2, 3)[size.bit_length() - 1], v))
+        else:
+            st.slots[off] = (size, E.TOP)
 
     # ---- one instruction --------------------------------------------------------------
     def step(self, st: State, i: Insn) -> None:
@@ -320,6 +327,8 @@ class Transfer:
         """A single-register load or store at ``addr``; ``wb``: the base's new value."""
         size = 1 << f["size"]
         if f["V"]:
+            if not f["opc"] & 1 and slot_of(addr) is not None:  # a vector spill: the slot is written
+                self._store(st, addr, 16 if f["opc"] & 2 else size, E.TOP)
             if wb is not None:
                 self._set(st, f["Rn"], wb, sp=True)
             return

@@ -13,28 +13,64 @@ value of a loop's previous iteration must never meet the current one under the s
 cannot, since every block has a predecessor outside its cycle (the entry has the entry
 state), whose values never mention what the cycle defines, so the join turns such a location
 into the block's phi.  Bounds (from compares on edges) are kept where every predecessor has
-one (the largest).
+one (the largest).  Stack slots: see ``transfer`` (a frame slot written on some paths only is
+still known on those, as a merge that is never exact).
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+from dataclasses import dataclass, field
 
 from recompiler.analysis import expr as E
-from recompiler.analysis.transfer import State, Transfer, edge_refine, successors
+from recompiler.analysis.transfer import State, Transfer, edge_refine, slot_of, successors
 from recompiler.decode import Insn
 
-MAX_VISITS = 1000  # per block: past it the analysis of the function gives up
+
+@dataclass
+class EntrySeed:
+    """The constants registers and stack slots may hold where a function is entered by a jump
+    from another that holds its code (``FunctionValues.seed_at``); slots keyed from the entry SP."""
+
+    regs: dict[int, frozenset] = field(default_factory=dict)
+    slots: dict[int, tuple[int, frozenset]] = field(default_factory=dict)
+
+    def union(self, o: EntrySeed) -> EntrySeed:
+        """Both callers' constants (a location only one of them knows keeps that one's)."""
+        regs = {r: self.regs.get(r, frozenset()) | o.regs.get(r, frozenset()) for r in {*self.regs, *o.regs}}
+        slots = {}
+        for k in {*self.slots, *o.slots}:
+            a, b = self.slots.get(k), o.slots.get(k)
+            if a is not None and b is not None and a[0] != b[0]:
+                continue
+            slots[k] = (a or b)[0], (a[1] if a else frozenset()) | (b[1] if b else frozenset())
+        return EntrySeed(regs, slots)
+
+
+MAX_VISITS = 1000  # state changes per block (and joins per block, on average): past it the analysis gives up
 MAX_CANDIDATES = 16
 INCREMENTAL_PREDS = 8  # a block with this many predecessors joins only what changed
+# what a path that never wrote a slot of the function's frame passes to a join (an opaque leaf
+# that no instruction defines; never stored in a state: the merge becomes the block's phi)
+UNWRITTEN = ("def", -1, "unwritten")
 
 
 class FunctionValues:
     def __init__(
-        self, transfer: Transfer, insns: dict[int, Insn], entry: int, table_edges: dict[int, list[int]] | None = None
+        self,
+        transfer: Transfer,
+        insns: dict[int, Insn],
+        entry: int,
+        table_edges: dict[int, list[int]] | None = None,
+        seed: EntrySeed | None = None,
+        partial_slots: bool = False,
     ) -> None:
+        """``partial_slots``: a frame slot written on some paths only stays known on those (a
+        join over the slots of every path, not only those all paths wrote: slower, so asked
+        for where a jump table was not found without it)."""
         self.t = transfer
+        self.partial = partial_slots
         self.insns = insns
         self.entry = entry
         self.ok = True
@@ -43,9 +79,60 @@ class FunctionValues:
         self._last: dict[tuple, tuple] = {}  # phi -> the values last merged into it
         # phi leaf -> (constants reaching it, whether something else reaches it too)
         self.cands: dict[tuple, tuple[frozenset, bool]] = {}
+        self.entry_state = State.entry()
+        if seed is not None:
+            self._seed(seed)
         self._joined: dict[int, State] = {}  # block -> its last join (the incremental ones)
         self._phi_blocks: set[int] = set()  # blocks with a phi (``phis``' blocks)
+        self._mixed: set[tuple[int, int]] = set()  # (block, slot) that paths wrote with different sizes
         self._solve()
+
+    def _seed(self, seed: EntrySeed) -> None:
+        """Registers and frame slots at the entry that are one of some constants: a merge at the
+        entry (``("phi", entry, loc)``) those constants reach, and something else too (the
+        seed is what one caller passes; another may pass something else)."""
+        for r, cs in seed.regs.items():
+            if len(cs) > MAX_CANDIDATES:
+                continue
+            leaf = ("phi", self.entry, r)
+            self.entry_state.regs[r] = leaf
+            self.cands[leaf] = (cs, True)
+        for off, (size, cs) in seed.slots.items():
+            if len(cs) > MAX_CANDIDATES:
+                continue
+            leaf = ("phi", self.entry, ("s", off))
+            self.entry_state.slots[off] = (size, leaf)
+            self.cands[leaf] = (cs, True)
+
+    def seed_at(self, addr: int) -> EntrySeed | None:
+        """What this function passes to code at ``addr`` that is also entered on its own (a
+        label function: a weak entry inside this body): the constants each register and frame
+        slot may hold there, with slots keyed from the stack pointer at ``addr``."""
+        st = self.before(addr)
+        if st is None:
+            return None
+        sp = slot_of(st.regs[31])
+        if sp is None:
+            return None
+        regs = {}
+        for r in range(31):
+            cs = self._consts(st.regs[r])
+            if cs:
+                regs[r] = cs
+        slots = {}
+        for off, (size, v) in st.slots.items():
+            cs = self._consts(v)
+            if cs and size <= 8:
+                slots[off - sp] = (size, cs)
+        return EntrySeed(regs, slots)
+
+    def _consts(self, v: tuple) -> frozenset:
+        c = E.cval(v)
+        if c is not None:
+            return frozenset((c,))
+        if v[0] == "phi":
+            return self.candidates(v)[0]
+        return frozenset()
 
     # ---- CFG --------------------------------------------------------------------------
     def _blocks(self, table_edges: dict[int, list[int]]) -> None:
@@ -102,16 +189,21 @@ class FunctionValues:
         work = [(order[self.entry], self.entry)] if self.entry in self.preds else []
         queued = {self.entry}
         visits: dict[int, int] = {}
+        pops = MAX_VISITS * len(self.starts)
         while work:
             _k, b = heapq.heappop(work)
             queued.discard(b)
+            pops -= 1
+            st = self._join(b)
+            if b in self.state_in and self.state_in[b] == st:
+                continue
+            # a block's state that keeps changing (each change is a location becoming a phi, a
+            # slot becoming written or a bound widening: finitely many), or a join that keeps
+            # being asked (a handler reached from every dispatch of an interpreter): give up
             visits[b] = visits.get(b, 0) + 1
-            if visits[b] > MAX_VISITS:
+            if visits[b] > MAX_VISITS or pops < 0:
                 self.ok = False
                 return
-            st = self._join(b)
-            if b in self.state_in and self.state_in[b] == st and visits[b] > 1:
-                continue
             self.state_in[b] = st
             st = st.copy()
             a = b
@@ -179,7 +271,9 @@ class FunctionValues:
         change need not be read again, which is what keeps an interpreter's handler (a block
         with hundreds of predecessors, one per dispatch) from costing its predecessor count
         at each visit.  What is only kept where every predecessor agrees (a slot, the flags, a
-        bound) is dropped or widened by a new state, never brought back (less known: sound)."""
+        bound) is dropped or widened by a new state, never brought back (less known: sound); a slot
+        some path never wrote is dropped here too (a handler's join: the frame slots of hundreds
+        of paths coming and going would make it rejoin at each change)."""
         regs = list(j.regs)
         last, cands = self._last, self.cands
         for r in range(32):
@@ -204,10 +298,17 @@ class FunctionValues:
             vals = []
             for o in outs:
                 x = o.slots.get(off)
-                if x is None or x[0] != size:
+                if x is None:
                     break
+                if x[0] != size or (b, off) in self._mixed:
+                    self._mixed.add((b, off))
+                    self._phi_blocks.add(b)
+                    size = max(size, x[0])
                 vals.append(x[1])
             else:
+                if (b, off) in self._mixed:
+                    slots[off] = (size, E.TOP)
+                    continue
                 loc = ("s", off)
                 vals = tuple(set(vals))
                 slots[off] = (size, cur if (b, loc) not in self.phis and vals == (cur,) else self._merge(b, loc, (cur, *vals)))
@@ -227,7 +328,7 @@ class FunctionValues:
         inc = self.incoming[b]
         ins = [inc[p] for p in self.preds[b] if p in inc]
         if b == self.entry:
-            ins.append(State.entry())
+            ins.append(self.entry_state)
         if len(ins) == 1 and b != self.entry:
             return ins[0]
         regs = []
@@ -250,10 +351,17 @@ class FunctionValues:
             regs.append(self._merge(b, r, vals))
         slots = {}
         same = b not in self._phi_blocks and all(s.slots == ins[0].slots for s in ins[1:])
-        for off in () if same else set.intersection(*(set(s.slots) for s in ins)):
-            sizes = {s.slots[off][0] for s in ins}
-            if len(sizes) == 1:
-                slots[off] = (sizes.pop(), self._merge(b, ("s", off), tuple(s.slots[off][1] for s in ins)))
+        # a slot of the caller's frame (offset >= 0) is kept where every path holds it; one of
+        # this function's frame where some path wrote it (the others never did: what they
+        # pass is ``UNWRITTEN``, which makes the merge reached by something else than constants)
+        offs = () if same else (set().union if self.partial else set.intersection)(*(set(s.slots) for s in ins))
+        for off in offs:
+            got = [s.slots.get(off) for s in ins]
+            if off >= 0 and None in got:
+                continue
+            x = self._slot_join(b, off, got)
+            if x is not None:
+                slots[off] = x
         if same:
             slots = dict(ins[0].slots)
         flags = ins[0].flags if all(s.flags == ins[0].flags for s in ins) else None
@@ -261,6 +369,27 @@ class FunctionValues:
         for k in set.intersection(*(set(s.bounds) for s in ins)):
             bounds[k] = max(s.bounds[k] for s in ins)
         return State(regs, slots, flags, bounds)
+
+    def _constant(self, v: tuple) -> bool:
+        """``v`` is a constant or a merge of some."""
+        return E.cval(v) is not None or (v[0] == "phi" and bool(self.cands.get(v, ((),))[0]))
+
+    def _slot_join(self, b: int, off: int, got: list) -> tuple[int, tuple] | None:
+        """A slot's (size, value) at block ``b`` from what each path holds there (None: the
+        path never wrote it).  Paths that wrote different sizes leave it written with a value
+        not known (TOP), and at that block for good: a slot that came and went with the sizes
+        of a loop's paths would keep the fixed point from ending."""
+        if None in got and not any(x is not None and self._constant(x[1]) for x in got):
+            return None  # (a value not known on the paths that wrote it: as good as unwritten)
+        sizes = {x[0] for x in got if x is not None}
+        if len(sizes) > 1 or (b, off) in self._mixed:
+            self._mixed.add((b, off))
+            self._phi_blocks.add(b)  # (no shortcut of the join where all paths agree, from now on)
+            return max(sizes), E.TOP
+        if any(x is not None and x[1] == E.TOP for x in got):
+            return sizes.pop(), E.TOP  # (written, not known on some path: no merge to follow)
+        vals = tuple(x[1] if x is not None else UNWRITTEN for x in got)
+        return sizes.pop(), self._merge(b, ("s", off), vals)
 
     def _merge(self, b: int, loc, vals: tuple) -> tuple:
         phi = ("phi", b, loc)
