@@ -270,7 +270,10 @@ __attribute__((constructor)) static void fixed_sizes(void) {
 /* Walk the blob's packets: calls `fn` on each with its index, op, bytes and size. */
 typedef int (*visit_fn)(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e);
 
-static int walk(const uint8_t *buf, size_t len, visit_fn fn, void *ctx, uint32_t *count, nx_error *e) {
+/* always inlined: each pass gets its own copy with its visitor called directly (often inlined),
+ * not through a pointer per packet */
+static inline __attribute__((always_inline)) int walk(const uint8_t *buf, size_t len, visit_fn fn, void *ctx, uint32_t *count,
+                                                      nx_error *e) {
     if (len < HEADER) return fail(e, -1, 0, "header", "blob of %zu bytes is shorter than its %d-byte header", len, HEADER);
     if (rd32(buf) != MAGIC) return fail(e, -1, 0, "magic", "field magic = %#x is not %#x (\"NXGB\")", rd32(buf), MAGIC);
     uint32_t ver = buf[4] | buf[5] << 8, hsize = buf[6] | buf[7] << 8;
