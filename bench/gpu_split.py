@@ -679,15 +679,12 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             staged0, chunks = split.c.status().staged_chunks, 0
             for rep, m in enumerate(ns):  # the same frames again, presented as m + 10**6
                 block, us = rec.frame(draws, m, m + 10**6)
+                chunks += len(block.chunks)
                 order = ways if rep % 2 else ways[::-1]
                 if rep % 2:  # interleaved with the in-process replay of the same blob
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
                 got = {}
-                for k, w in enumerate(order):  # the same recording copied into the ring (tag 4) / referenced (tag 5)
-                    if k:  # recorded again: each way's recording has its chunks staged afresh (a staged copy is used once)
-                        block, _ = rec.frame(draws, m, m + 10**6)
-                    if w.startswith("arena"):
-                        chunks += len(block.chunks)
+                for w in order:  # the same recording copied into the ring (tag 4) / referenced (tag 5)
                     split.c.arena = arena[0] if w.startswith("arena") else None
                     split.c._put = None if w == "arena_py" else put
                     got[w] = split.frame_block(block, m + 10**6)
