@@ -668,7 +668,10 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             arena = split.c.lend_arena() if a.arena else None
             if arena is not None and not rec.r.use_arena(*arena):
                 arena = None  # another client's arena is the recorder's (an earlier mode's)
-            ways = ["copy", "arena"] if arena is not None else ["copy"]
+            # "arena": the client's submit in C (ringput.c, gpu_host.client_native_submit on);
+            # "arena_py": the same submission written by the Python path (A/B in one run)
+            put = split.c._put
+            ways = ["copy", "arena"] + (["arena_py"] if put is not None else []) if arena is not None else ["copy"]
             bt: dict[str, list[float]] = {w: [] for w in ways}
             br: dict[str, list[float]] = {w: [] for w in ways}
             bseq: dict[str, list[int]] = {w: [] for w in ways}
@@ -682,8 +685,10 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
                 got = {}
                 for w in order:  # the same recording copied into the ring (tag 4) / referenced (tag 5)
-                    split.c.arena = arena[0] if w == "arena" else None
+                    split.c.arena = arena[0] if w.startswith("arena") else None
+                    split.c._put = None if w == "arena_py" else put
                     got[w] = split.frame_block(block, m + 10**6)
+                    split.c._put = put
                     if rep:
                         bt[w].append(got[w][0])
                         br[w].append(split.replay_ms[-1] / 1000)
@@ -702,7 +707,11 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             staged = split.c.status().staged_chunks - staged0
             for w in ways:
                 bm, brp = statistics.median(bt[w]), statistics.median(br[w])
-                how = "copied into the ring (tag 4)" if w == "copy" else "in the command arena (tag 5)"
+                how = {
+                    "copy": "copied into the ring (tag 4)",
+                    "arena": "in the command arena (tag 5)" + (", C submit" if put is not None else ""),
+                    "arena_py": "in the command arena (tag 5), Python submit",
+                }[w]
                 print(
                     f"{'':20}native recorder -> binary packets {how}: split {bm * 1000:7.1f} ms, GPU process's "
                     f"replay {brp * 1000:7.1f} ms -> transport {(bm - brp) * 1000:5.2f} ms = {(bm - brp) / bm * 100:.1f}%"

@@ -117,6 +117,13 @@ SETTINGS = [
     ),
     Setting(
         "gpu_host",
+        "client_native_submit",
+        "on",
+        "the client writes a native recording's submission into the ring in C (cpu_host/gpu_client/"
+        "ringput.c: one call, no Python per part or range): on, off (the Python writer)",
+    ),
+    Setting(
+        "gpu_host",
         "timing_log",
         "",
         "append one line per binary submission with the consumer's clock readings to this file "

@@ -112,9 +112,17 @@ class Device:
         self.descriptor_indexing = bool(
             descriptor_indexing and have.shaderSampledImageArrayDynamicIndexing and q12.shaderSampledImageArrayNonUniformIndexing
         )
+        # 64-bit atomics on storage buffers and workgroup memory (Vulkan 1.2 core features; the
+        # SPIR-V Int64Atomics capability the shader service emits for the guest's 64-bit ATOM/RED
+        # needs the matching one, and Int64 needs shaderInt64): enabled where the device has them.
+        self.int64_atomics = {name for name in ("shaderBufferInt64Atomics", "shaderSharedInt64Atomics") if getattr(q12, name)}
         f12 = (
-            vk.VkPhysicalDeviceVulkan12Features(pNext=gpl, shaderSampledImageArrayNonUniformIndexing=vk.VK_TRUE)
-            if self.descriptor_indexing
+            vk.VkPhysicalDeviceVulkan12Features(
+                pNext=gpl,
+                **({"shaderSampledImageArrayNonUniformIndexing": vk.VK_TRUE} if self.descriptor_indexing else {}),
+                **{name: vk.VK_TRUE for name in self.int64_atomics},
+            )
+            if self.descriptor_indexing or self.int64_atomics
             else gpl
         )
         f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=f12, dynamicRendering=vk.VK_TRUE)
@@ -126,8 +134,10 @@ class Device:
         self.image_features = {name for name in ("imageCubeArray", "shaderImageGatherExtended") if getattr(have, name)}
         # Different blend states per colour target (MRT) where the device has it.
         self.independent_blend = bool(have.independentBlend)
+        self.int64 = bool(have.shaderInt64)
         feats = vk.VkPhysicalDeviceFeatures(
             robustBufferAccess=vk.VK_TRUE,
+            shaderInt64=have.shaderInt64,
             independentBlend=have.independentBlend,
             shaderSampledImageArrayDynamicIndexing=vk.VK_TRUE if self.descriptor_indexing else vk.VK_FALSE,
             **{name: vk.VK_TRUE for name in self.compression | self.raster_features | self.image_features},
@@ -158,7 +168,19 @@ class Device:
 
     def features(self) -> list[str]:
         """What a shader translation may use on this device (gpu.proto AttachReply.features)."""
-        return ["descriptor_indexing"] if self.descriptor_indexing else []
+        return (["descriptor_indexing"] if self.descriptor_indexing else []) + (
+            ["int64_atomics"] if self.int64 and len(self.int64_atomics) == 2 else []
+        )
+
+    def enabled_features(self) -> set[str]:
+        """The names of the optional features this device was created with (those chosen by what
+        the physical device has), for checks and logs."""
+        out = set(self.compression | self.raster_features | self.image_features | self.int64_atomics)
+        out |= {"shaderInt64"} if self.int64 else set()
+        out |= {"independentBlend"} if self.independent_blend else set()
+        out |= {"shaderSampledImageArrayNonUniformIndexing"} if self.descriptor_indexing else set()
+        out |= {"graphicsPipelineLibrary"} if self.pipeline_library else set()
+        return out
 
     # -- memory ----------------------------------------------------------------
     def _mem_type(self, bits: int, want: int) -> int:

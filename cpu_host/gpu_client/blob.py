@@ -47,6 +47,9 @@ class Block:
     # the stage serial of each chunk (0: not staged; recorder.c stages chunks as they fill, so the
     # GPU process copies them while recording goes on: PROTOCOL.md "Staged chunks"); None: none
     stages: tuple[int, ...] | None = None
+    # (address of the recorder's chunk table, chunks, bytes) where the recorder made it: the C
+    # submit (ringput.c) reads the chunks there instead of walking ``chunks`` in Python
+    native: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,8 @@ class NativeRecorder:
         at = self.L.nxr_arena_offset(data) if self.arena is not None else -1
         if at < 0:
             return Block(tuple(out), (data, ch))
-        return Block(tuple(out), (data, ch), (self.arena, at), tuple(stages) if any(stages) else None)
+        table = (int(ffi.cast("uintptr_t", ch)), nch[0], n[0])
+        return Block(tuple(out), (data, ch), (self.arena, at), tuple(stages) if any(stages) else None, table)
 
     # -- the hot calls -----------------------------------------------------------------------
     def names(self) -> list[str]:
