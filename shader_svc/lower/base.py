@@ -72,6 +72,23 @@ SHARED_WORDS = 8192  # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48
 LOCAL_WORDS = 1024  # local memory per invocation: 4 KiB (addresses are taken modulo)
 
 
+# generic-memory rows lowered with the function (``LowerBase.check_late``)
+GENERIC_LATE = frozenset(
+    (
+        "GenericLoad",
+        "GenericStore32",
+        "GenericStore64",
+        "GenericStore128",
+        "GenericLoadSub",
+        "GenericStoreSub",
+        "GenericAtomic32",
+        "GenericAtomicF32",
+        "GenericAtomicCas32",
+        "GenericAtomic64",
+    )
+)
+
+
 class TranslateError(NxError):
     pass
 
@@ -319,12 +336,20 @@ class LowerBase:
         if n == "CBankU32":
             self.cbank_const(at["offset"], at["bank"], at["inst"])
             return True
+        if n == "CBankDynU32":  # a word of bank 0 at a run-time address (lower/memory.py)
+            if at["bank"] != 0:
+                inst = at["inst"]
+                raise TranslateError(f"{inst.text()}: constant bank {at['bank']:#x} not supported", offset=inst.addr)
+            return True
         if n in ("RoundDirectedF32", "RoundDirectedF32From64"):  # its one refusal (semantics._directed)
             if n == "RoundDirectedF32From64" and at["signed"]:
                 inst = at["inst"]
                 raise TranslateError(f"{inst.text()}: directed rounding of S64 not translated", offset=inst.addr)
             return True
-        return False
+        # generic memory (lower/memory.py): no refusal at lowering (the sizes were checked when
+        # the row was built); its selection over the address spaces opens SPIR-V blocks inside
+        # the IR block, which is never a loop header (those hold only their merge and branch)
+        return n in GENERIC_LATE
 
     def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
         k = self.cbank_const(off, bank, inst)
