@@ -1,8 +1,9 @@
 """Compute programs in IR (issue 33 part 4): kernels ptxas compiled (the CUDA corpus, NVRTC +
 ptxas from PyPI) build an IR function without a single ``Raw`` item (SPIR-V written by a
-handler not in IR): constant-bank words (``CBankU32``, checked when built by
-``LowerBase.check_late`` and lowered with the function), SM86's RET through the block table and
-the dispatcher's next-block selects (IR rows), directed-rounding conversions.  The SPIR-V passes
+handler not in IR): constant-bank words (``CBankU32``, ``CBankDynU32``), directed-rounding
+conversions and generic memory (checked when built by ``LowerBase.check_late`` and lowered with
+the function), SM86's RET through the block table and the dispatcher's next-block selects (IR
+rows).  The SPIR-V passes
 spirv-val and the kernels run on lavapipe against their NumPy references."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from shader_svc.lower import base
 from shader_svc.lower.control import ControlFlow
 
 # -O3 kernels of the CI part of the corpus (test_cuda_corpus.ISSUE_EIGHT)
+# -G: generic memory (the local stack, pointers of any space), run-time constant-bank addresses
+G = ("warp_reduce", "histogram", "int64_math")
 O3 = ("reduce_sum", "scan_incl", "histogram", "matmul_sh", "stencil3", "warp_reduce", "int64_math", "double_math")
 CASES = {c.name: c for c in cc.CASES}
 
@@ -74,6 +77,18 @@ def test_return_through_the_block_table_builds_no_raw_items_and_runs(isa, built,
     assert any(t[2].startswith("RET") for t in cc.decode_texts(isa, k.code))  # a real return
     r = _check(compute_device, isa, "O3", "int64_math", built)
     assert r.ok, r.line()
+    assert raw_items == []
+
+
+@pytest.mark.parametrize("isa", (86, 53))
+def test_debug_kernels_build_no_raw_items_and_run(isa, built, raw_items, compute_device, nv_tools, request):
+    """-G kernels (test_cuda_corpus.CI_G) keep locals on the stack and reach memory through
+    generic addresses: their accesses, lowered with the function, run against the references."""
+    if isa == 53:
+        request.getfixturevalue("nvdisasm53")
+    for name in G:
+        r = _check(compute_device, isa, "G", name, built)
+        assert r.ok, r.line()
     assert raw_items == []
 
 
