@@ -183,7 +183,7 @@ def emit(lw: Semantics, block: Block) -> None:
     refuse it, e.g. a constant bank the stage does not have) is lowered now, so refusals come
     in program order, the first one reported; its result is then a fixed id.  Unless the
     lowering's ``check_late(op)`` says it checked the operation now (refusing it in program
-    order) and it may be lowered with the function (``lower/graphics.py``)."""
+    order) and it may be lowered with the function (``lower/base.py``, ``lower/graphics.py``)."""
     fn = lw.fn
     late = getattr(lw, "check_late", None)  # a lowering that checks such rows when built instead
     for o in block.ops:

@@ -23,6 +23,7 @@ from shader_svc.ir.types import Type
 from shader_svc.isa.inst import Inst
 from shader_svc.spirv import peephole
 from shader_svc.spirv.builder import Module
+from shader_svc.spirv.ids import id_slots
 
 DONE = 0xFFFFFFFF  # the dispatcher loop's "block" value after the program's end
 GLSL = {
@@ -69,6 +70,23 @@ SHARED_WORDS = 8192  # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48
 
 
 LOCAL_WORDS = 1024  # local memory per invocation: 4 KiB (addresses are taken modulo)
+
+
+# generic-memory rows lowered with the function (``LowerBase.check_late``)
+GENERIC_LATE = frozenset(
+    (
+        "GenericLoad",
+        "GenericStore32",
+        "GenericStore64",
+        "GenericStore128",
+        "GenericLoadSub",
+        "GenericStoreSub",
+        "GenericAtomic32",
+        "GenericAtomicF32",
+        "GenericAtomicCas32",
+        "GenericAtomic64",
+    )
+)
 
 
 class TranslateError(NxError):
@@ -300,12 +318,43 @@ class LowerBase:
             return
         self.do("OpStore", self.var(f"P{p}", self.fn_bool), val)
 
-    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+    def cbank_const(self, off: int, bank: int, inst: Inst) -> int | None:
+        """A constant-bank word checked: its value where the bank is part of the program
+        (``ComputeSpec.banks``), None for a word of bank 0 (read from the buffer); any other
+        bank or an unaligned offset is refused, naming the instruction."""
         data = dict(getattr(self.spec, "banks", ())).get(bank) if bank else None
         if data is not None and off % 4 == 0 and 0 <= off <= len(data) - 4:  # a program constant
-            return self.c(int.from_bytes(data[off : off + 4], "little"))
+            return int.from_bytes(data[off : off + 4], "little")
         if bank != 0 or off % 4 or off < 0:
             raise TranslateError(f"constant bank c[{bank:#x}][{off:#x}] not supported", offset=inst.addr)
+        return None
+
+    def check_late(self, o: Op) -> bool:
+        """``ir/to_spirv.emit``: a constant-bank read is checked when built (a refusal raised in
+        program order) and lowered with the function, so no SPIR-V is written while building."""
+        n, at = o.op.name, o.attrs
+        if n == "CBankU32":
+            self.cbank_const(at["offset"], at["bank"], at["inst"])
+            return True
+        if n == "CBankDynU32":  # a word of bank 0 at a run-time address (lower/memory.py)
+            if at["bank"] != 0:
+                inst = at["inst"]
+                raise TranslateError(f"{inst.text()}: constant bank {at['bank']:#x} not supported", offset=inst.addr)
+            return True
+        if n in ("RoundDirectedF32", "RoundDirectedF32From64"):  # its one refusal (semantics._directed)
+            if n == "RoundDirectedF32From64" and at["signed"]:
+                inst = at["inst"]
+                raise TranslateError(f"{inst.text()}: directed rounding of S64 not translated", offset=inst.addr)
+            return True
+        # generic memory (lower/memory.py): no refusal at lowering (the sizes were checked when
+        # the row was built); its selection over the address spaces opens SPIR-V blocks inside
+        # the IR block, which is never a loop header (those hold only their merge and branch)
+        return n in GENERIC_LATE
+
+    def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
+        k = self.cbank_const(off, bank, inst)
+        if k is not None:
+            return self.c(k)
         p = self.op("OpAccessChain", self.cb_ptr, self.cbank, self.c(0), self.c(off // 4))
         return self.op("OpLoad", self.u32, p)
 
@@ -349,7 +398,10 @@ class LowerBase:
         if gone:  # decorations of results that are gone (NoContraction) go with them
             m.sec["annot"] = [w for w in m.sec["annot"] if len(w) < 2 or w[1] not in gone]
         named = {vid for vid, _ in self.vars.values()}
-        used = {a for t in body for a in t[1:] if a in named}
+        used = set()
+        for t in body:  # the variables the body names in id operands (a literal may equal an id)
+            pos = id_slots(t)
+            used.update(t[p] for p in (range(1, len(t)) if pos is None else pos) if t[p] in named)
         m.function = [
             ("OpFunction", void, main, 0, fnty),
             ("OpLabel", entry),

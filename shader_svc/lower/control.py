@@ -16,6 +16,7 @@ import logging
 from shader_svc.ir import optimize as ir_opt
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Op
+from shader_svc.ir.types import Type
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import DONE, LowerBase, TranslateError
 from shader_svc.spirv import structure
@@ -73,8 +74,21 @@ class ControlFlow(LowerBase):
         g = self._guard(ins)
         pp = ins.ops.get("pp")
         if pp is not None and not (pp["pred"] == 7 and not pp["not"]):
-            g = self.op("OpLogicalAnd", self.bool, g, self.pred(pp["pred"], pp["not"]))
+            b = Block()
+            g = ir_spirv.emit_value(self, b, b.op("LAnd", self.fn.fixed_value(g, Type.BOOL), b.get_pred(pp["pred"], pp["not"])))
         return g
+
+    # the dispatcher's next-block values are ids: a constant (``self.c``) or an IR value's
+    # placeholder; these helpers join them in IR rows (no SPIR-V written while building)
+    def and_ids(self, a: int, b: int) -> int:
+        """``a && b`` of two boolean ids."""
+        blk, fv = Block(), self.fn.fixed_value
+        return ir_spirv.emit_value(self, blk, blk.op("LAnd", fv(a, Type.BOOL), fv(b, Type.BOOL)))
+
+    def select_ids(self, cond: int, a: int, b: int) -> int:
+        """``cond ? a : b`` of a boolean id and two u32 ids."""
+        blk, fv = Block(), self.fn.fixed_value
+        return ir_spirv.emit_value(self, blk, blk.op("Select32", fv(cond, Type.BOOL), fv(a, Type.U32), fv(b, Type.U32)))
 
     def _control(self, ins: Inst, i: int, nxt: int, target) -> int | None:
         """A control-flow instruction of block ``i``: the next block's number (an id) after it,
@@ -86,7 +100,7 @@ class ControlFlow(LowerBase):
         tgt = self.c(DONE if ir == "EXIT" else target(ins))
         if self._unconditional(ins):
             return tgt
-        return self.op("OpSelect", self.u32, self._branch_guard(ins), tgt, nxt)
+        return self.select_ids(self._branch_guard(ins), tgt, nxt)
 
     # structured lowering: instructions that end a block with its (guarded) branch, and those
     # that only feed the static successors (SM53's SSY/PBK) and emit nothing

@@ -615,7 +615,7 @@ class GraphicsLowering(Lowering):
             self._cbank_check(at["offset"], at["bank"], at["inst"])
             return True
         if name not in self.TEX_DEPTH:
-            return False
+            return super().check_late(o)  # the compute rows' checks (lower/base.py)
         if name == "TexSample" and at["lod"] == 2 and self.header.stage != "fragment":
             inst = at["inst"]
             raise TranslateError(f"{inst.text()}: LOD bias outside a fragment program", offset=inst.addr)

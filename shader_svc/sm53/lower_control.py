@@ -195,7 +195,7 @@ class Control53(Lower53):
         if self._cc_tested(ins):
             b = Block()
             t = ir_spirv.emit_value(self, b, self.cc_test_ir(b, ins, ins.ops["cc"]["sym"]))
-            g = self.op("OpLogicalAnd", self.bool, g, t)
+            g = self.and_ids(g, t)
         return g
 
     def branch_target(self, ins: Inst) -> int:

@@ -8,6 +8,8 @@ the block table in the dispatcher loop."""
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.lower.base import DONE, TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
@@ -124,12 +126,14 @@ class Control86(Lower86):
         elif ir in ("RET", "RET.ABS"):
             # the return address (a byte offset from the code start) + the target field
             rt = ins.ops["rt"]["target"] if ir == "RET" else ins.ops["rt"]["imm"]
-            ra = self.op("OpIAdd", self.u32, self.reg(ins.ops["ra"]["reg"]), self.c(rt))
-            tgt = self.c(DONE)
-            for k, start in enumerate(self._starts):
-                tgt = self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, ra, self.c(start)), self.c(k), tgt)
+            b = Block()
+            ra = b.op("IAdd32", b.get_reg(ins.ops["ra"]["reg"]), b.const_u32(rt))  # RZ: GetReg lowers to 0
+            t = b.const_u32(DONE)
+            for k, start in enumerate(self._starts):  # the block table: the block starting there
+                t = b.op("Select32", b.op("IEq32", ra, b.const_u32(start)), b.const_u32(k), t)
+            tgt = ir_spirv.emit_value(self, b, t)
         else:
             return super()._control(ins, i, nxt, target)
         if self._unconditional(ins):
             return tgt
-        return self.op("OpSelect", self.u32, self._branch_guard(ins), tgt, nxt)
+        return self.select_ids(self._branch_guard(ins), tgt, nxt)
