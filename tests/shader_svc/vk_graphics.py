@@ -203,42 +203,17 @@ class GraphicsDevice(TextureUploads, DepthTarget):
             sets.append(self._pool_set(cb, pool, pools, writes))
         if writes:
             vk.vkUpdateDescriptorSets(d, len(writes), writes, 0, None)
-        self._barrier(
+        att = self._attachment(
             cb,
             target,
-            vk.VK_IMAGE_LAYOUT_UNDEFINED,
+            tview,
+            COLOR,
             vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
             vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-            0,
             vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+            vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))),
         )
-        att = vk.VkRenderingAttachmentInfo(
-            imageView=tview,
-            imageLayout=vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-            loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
-            storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
-            clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))),
-        )
-        zatt = None
-        if zimg is not None:
-            self._depth_barrier(
-                cb,
-                zimg[0],
-                vk.VK_IMAGE_LAYOUT_UNDEFINED,
-                vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
-                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                vk.VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT,
-                0,
-                vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
-            )
-            zatt = vk.VkRenderingAttachmentInfo(
-                imageView=zimg[1],
-                imageLayout=vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
-                loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
-                storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
-                clearValue=vk.VkClearValue(depthStencil=vk.VkClearDepthStencilValue(depth=1.0, stencil=0)),
-            )
+        zatt = None if zimg is None else self._depth_attachment(cb, *zimg)
         vk.vkCmdBeginRendering(
             cb,
             vk.VkRenderingInfo(

@@ -1,5 +1,7 @@
 """What vk_graphics.py's parts share: the colour format, the descriptor stages, and the records a
-test hands to ``GraphicsDevice.draw`` (``Texture``, ``Pools``; see vk_graphics.py's text)."""
+test hands to ``GraphicsDevice.draw`` (``Texture``, ``Pools``; see vk_graphics.py's text), and
+``VkResources``: the Vulkan steps every part takes (images, buffers, barriers, uploads, read-backs,
+attachments, samplers), written once."""
 
 from __future__ import annotations
 
@@ -222,6 +224,20 @@ class VkResources:
         region = self._region(aspect, w, h)
         vk.vkCmdCopyImageToBuffer(cb, img, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, buf.handle, 1, [region])
         return buf
+
+    def _attachment(self, cb, img, view, aspect: int, layout: int, stage: int, access: int, clear):
+        """Dynamic rendering's attachment for ``view``, cleared to ``clear`` (a VkClearValue) and
+        stored; records the image's move from UNDEFINED to ``layout`` before ``stage``/``access``."""
+        self._barrier(
+            cb, img, vk.VK_IMAGE_LAYOUT_UNDEFINED, layout, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, stage, 0, access, aspect
+        )
+        return vk.VkRenderingAttachmentInfo(
+            imageView=view,
+            imageLayout=layout,
+            loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
+            storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
+            clearValue=clear,
+        )
 
     def _sampler(self, linear: bool, compare_op: int | None = None):
         """A clamped sampler, linear or nearest, mip 0 only; with ``compare_op`` a depth-compare one."""

@@ -15,9 +15,18 @@ class DepthTarget(VkResources):
         usage = vk.VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
         return self._image(w, h, usage, vk.VK_FORMAT_D32_SFLOAT, DEPTH)
 
-    @classmethod
-    def _depth_barrier(cls, cb, img, old: int, new: int, src_stage: int, dst_stage: int, src_access: int, dst_access: int):
-        cls._barrier(cb, img, old, new, src_stage, dst_stage, src_access, dst_access, DEPTH)
+    def _depth_attachment(self, cb, img, view):
+        """The depth attachment, cleared to 1.0 (recorded: its move to the attachment layout)."""
+        return self._attachment(
+            cb,
+            img,
+            view,
+            DEPTH,
+            vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
+            vk.VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT,
+            vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
+            vk.VkClearValue(depthStencil=vk.VkClearDepthStencilValue(depth=1.0, stencil=0)),
+        )
 
     def _depth_readback(self, cb, img, w: int, h: int):
         return self._readback(
